@@ -1,0 +1,1 @@
+"""CNN architectures and their registry (models.model_config)."""

@@ -1,0 +1,332 @@
+"""Layer builder for the CNN models: every layer honours the data format and the compute dtype.
+
+Models describe their layers through one `ConvNetBuilder` (`cnn.conv(64, 3, 3)`, `cnn.mpool(2, 2)`,
+`cnn.affine(4096)`); the builder keeps the running top layer and its channel count, names the
+variables, creates them through `tf.compat.v1.get_variable` (so the variable manager's scopes and
+custom getters decide where they live), and casts them to the compute dtype.
+
+Variable naming rule: a layer's kernel is named ``weights`` and is the only kind of variable that gets
+weight decay; biases are ``biases``; batch norm uses ``gamma``, ``beta``, ``moving_mean`` and
+``moving_variance`` under a ``batchnorm`` scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+WEIGHT_DECAY_SUFFIX = '/weights'
+
+
+class ConvNetBuilder:
+    """Builds a network layer by layer on top of an input tensor.
+
+    Args:
+      input_op: images, [batch, height, width, channels] for NHWC or [batch, channels, height,
+        width] for NCHW, in `dtype`.
+      input_nchan: number of input channels.
+      phase_train: True builds the training graph (dropout on, batch norm uses batch statistics and
+        updates its moving averages), False the inference graph.
+      data_format: 'NHWC' or 'NCHW'.
+      dtype: compute dtype of activations (tf.float32, tf.float16 or tf.bfloat16).
+      variable_dtype: dtype the variables are stored in; cast to `dtype` when read.
+
+    Attributes:
+      top_layer: the output tensor of the last layer added.
+      top_size: number of channels (or features) of `top_layer`.
+      update_ops: batch-norm moving-average update ops created so far (training only).
+    """
+
+    def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
+                 variable_dtype=tf.float32):
+        if data_format not in ('NHWC', 'NCHW'):
+            raise ValueError('data_format must be NHWC or NCHW. Received: %r' % data_format)
+        self.top_layer = input_op
+        self.top_size = input_nchan
+        self.phase_train = phase_train
+        self.data_format = data_format
+        self.channel_axis = 3 if data_format == 'NHWC' else 1
+        self.dtype = dtype
+        self.variable_dtype = variable_dtype
+        self.update_ops: list = []
+        self.use_batch_norm = False
+        self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
+        self.counts: dict[str, int] = {}
+        self.aux_top_layer = None
+        self.aux_top_size = 0
+
+    # --- Helpers.
+    def _name(self, kind: str) -> str:
+        index = self.counts.get(kind, 0)
+        self.counts[kind] = index + 1
+        return '%s%d' % (kind, index)
+
+    def get_variable(self, name, shape, initializer, trainable=True):
+        """Creates (or reuses) a variable in `variable_dtype` and returns it cast to `dtype`."""
+        var = tf1.get_variable(name, shape, dtype=self.variable_dtype, initializer=initializer,
+                               trainable=trainable)
+        if self.variable_dtype != self.dtype:
+            return tf.cast(var, self.dtype)
+        return var
+
+    def _strides(self, d_height, d_width):
+        if self.data_format == 'NHWC':
+            return [1, d_height, d_width, 1]
+        return [1, 1, d_height, d_width]
+
+    def _pad_spatial(self, x, pad_beg, pad_end):
+        if self.data_format == 'NHWC':
+            paddings = [[0, 0], [pad_beg, pad_end], [pad_beg, pad_end], [0, 0]]
+        else:
+            paddings = [[0, 0], [0, 0], [pad_beg, pad_end], [pad_beg, pad_end]]
+        return tf.pad(x, paddings)
+
+    @contextlib.contextmanager
+    def switch_to_aux_top_layer(self):
+        """Builds the following layers on the auxiliary head (Inception's aux logits)."""
+        if self.aux_top_layer is None:
+            raise RuntimeError('switch_to_aux_top_layer() called before an aux top layer was set')
+        saved = (self.top_layer, self.top_size)
+        self.top_layer, self.top_size = self.aux_top_layer, self.aux_top_size
+        yield
+        self.aux_top_layer, self.aux_top_size = self.top_layer, self.top_size
+        self.top_layer, self.top_size = saved
+
+    def _activate(self, x, activation):
+        if activation == 'relu':
+            return tf.nn.relu(x)
+        if activation == 'relu6':
+            return tf.nn.relu6(x)
+        if activation == 'tanh':
+            return tf.tanh(x)
+        if activation in (None, 'linear'):
+            return x
+        raise ValueError('unknown activation %r' % activation)
+
+    # --- Layers.
+    def conv(self, num_out_channels, k_height, k_width, d_height=1, d_width=1, mode='SAME',
+             input_layer=None, num_channels_in=None, use_batch_norm=None, stddev=None,
+             activation='relu', bias=0.0, kernel_initializer=None):
+        """Adds a 2-D convolution, then batch norm or a bias, then the activation.
+
+        Args:
+          num_out_channels: output channels.
+          k_height, k_width: kernel size.
+          d_height, d_width: strides.
+          mode: 'SAME', 'VALID', or 'SAME_RESNET' (explicit symmetric padding of k-1 when the
+            stride is > 1, as in the ResNet reference implementations).
+          use_batch_norm: None follows `self.use_batch_norm`.
+          stddev: truncated-normal stddev of the kernel; None uses variance scaling
+            (fan-in, scale 1, He et al. 2015 without the factor 2).
+          bias: initial bias (ignored when batch norm is used; None means no bias).
+
+        Returns:
+          The output tensor, also stored in `top_layer`.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        c_in = self.top_size if num_channels_in is None else num_channels_in
+        if use_batch_norm is None:
+            use_batch_norm = self.use_batch_norm
+        if kernel_initializer is None:
+            kernel_initializer = (tf1.variance_scaling_initializer(distribution='truncated_normal')
+                                  if stddev is None else
+                                  tf1.truncated_normal_initializer(stddev=stddev))
+        name = self._name('conv')
+        with tf1.variable_scope(name):
+            kernel = self.get_variable('weights', [k_height, k_width, c_in, num_out_channels],
+                                       kernel_initializer)
+            strides = self._strides(d_height, d_width)
+            if mode == 'SAME_RESNET':
+                if d_height == 1 and d_width == 1:
+                    padding = 'SAME'
+                else:
+                    total = k_height - 1
+                    x = self._pad_spatial(x, total // 2, total - total // 2)
+                    padding = 'VALID'
+            else:
+                padding = mode
+            y = tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
+            if use_batch_norm:
+                y = self.batch_norm(y, **self.batch_norm_config)
+            elif bias is not None:
+                biases = self.get_variable('biases', [num_out_channels],
+                                           tf1.constant_initializer(bias))
+                y = tf.nn.bias_add(y, biases, data_format=self.data_format)
+            y = self._activate(y, activation)
+        self.top_layer, self.top_size = y, num_out_channels
+        return y
+
+    def _pool(self, kind, pool_fn, k_height, k_width, d_height, d_width, mode, input_layer,
+              num_channels_in):
+        x = self.top_layer if input_layer is None else input_layer
+        if num_channels_in is not None:
+            self.top_size = num_channels_in
+        name = self._name(kind)
+        y = pool_fn(x, ksize=self._strides(k_height, k_width),
+                    strides=self._strides(d_height, d_width), padding=mode,
+                    data_format=self.data_format, name=name)
+        self.top_layer = y
+        return y
+
+    def mpool(self, k_height, k_width, d_height=2, d_width=2, mode='VALID', input_layer=None,
+              num_channels_in=None):
+        """Adds max pooling; returns the output tensor."""
+        return self._pool('mpool', tf.nn.max_pool2d, k_height, k_width, d_height, d_width, mode,
+                          input_layer, num_channels_in)
+
+    def apool(self, k_height, k_width, d_height=2, d_width=2, mode='VALID', input_layer=None,
+              num_channels_in=None):
+        """Adds average pooling; returns the output tensor."""
+        return self._pool('apool', tf.nn.avg_pool2d, k_height, k_width, d_height, d_width, mode,
+                          input_layer, num_channels_in)
+
+    def reshape(self, shape, input_layer=None):
+        """Reshapes the top layer; the last dimension of `shape` becomes `top_size`."""
+        x = self.top_layer if input_layer is None else input_layer
+        self.top_layer = tf.reshape(x, shape)
+        self.top_size = shape[-1]
+        return self.top_layer
+
+    def flatten(self):
+        """Flattens [batch, ...] to [batch, features] in NHWC order (same weights for both
+        layouts: an NCHW top layer is transposed first)."""
+        x = self.top_layer
+        if self.data_format == 'NCHW':
+            x = tf.transpose(x, [0, 2, 3, 1])
+        features = int(np.prod(x.shape[1:]))
+        return self.reshape([-1, features], input_layer=x)
+
+    def affine(self, num_out_channels, input_layer=None, num_channels_in=None, bias=0.0,
+               stddev=None, activation='relu'):
+        """Adds a fully connected layer: [batch, in] -> [batch, num_out_channels].
+
+        The kernel is truncated-normal with stddev sqrt(1 / in) unless `stddev` is given.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        c_in = self.top_size if num_channels_in is None else num_channels_in
+        if stddev is None:
+            stddev = np.sqrt(1.0 / c_in)
+        name = self._name('affine')
+        with tf1.variable_scope(name):
+            kernel = self.get_variable('weights', [c_in, num_out_channels],
+                                       tf1.truncated_normal_initializer(stddev=stddev))
+            y = tf.matmul(x, kernel)
+            if bias is not None:
+                biases = self.get_variable('biases', [num_out_channels],
+                                           tf1.constant_initializer(bias))
+                y = tf.nn.bias_add(y, biases)
+            y = self._activate(y, activation)
+        self.top_layer, self.top_size = y, num_out_channels
+        return y
+
+    def dropout(self, keep_prob=0.5, input_layer=None):
+        """Adds dropout in training (identity at inference)."""
+        x = self.top_layer if input_layer is None else input_layer
+        self._name('dropout')
+        if self.phase_train:
+            x = tf.nn.dropout(x, rate=1.0 - keep_prob)
+        self.top_layer = x
+        return x
+
+    def spatial_mean(self, keep_dims=False):
+        """Averages over height and width: [batch, top_size] (or keeps 1x1 spatial dims)."""
+        axes = [1, 2] if self.data_format == 'NHWC' else [2, 3]
+        self.top_layer = tf.reduce_mean(self.top_layer, axes, keepdims=keep_dims)
+        return self.top_layer
+
+    def concat(self, layers, num_channels):
+        """Concatenates `layers` along the channel axis."""
+        self.top_layer = tf.concat(layers, self.channel_axis)
+        self.top_size = num_channels
+        return self.top_layer
+
+    def lrn(self, depth_radius, bias, alpha, beta):
+        """Local response normalisation across channels (Krizhevsky et al. 2012, section 3.3)."""
+        x = self.top_layer
+        self._name('lrn')
+        if self.data_format == 'NCHW':
+            x = tf.transpose(x, [0, 2, 3, 1])
+        dtype = x.dtype
+        y = tf.nn.local_response_normalization(tf.cast(x, tf.float32), depth_radius, bias, alpha,
+                                               beta)
+        y = tf.cast(y, dtype)
+        if self.data_format == 'NCHW':
+            y = tf.transpose(y, [0, 3, 1, 2])
+        self.top_layer = y
+        return y
+
+    def inception_module(self, name, cols, input_layer=None, in_size=None):
+        """Adds parallel columns of layers and concatenates their outputs on channels.
+
+        Args:
+          name: scope name of the module.
+          cols: list of columns; each column is a list of layer tuples:
+            ('conv', channels, kh, kw[, dh, dw[, mode]]), ('mpool', kh, kw, dh, dw[, mode]),
+            ('apool', kh, kw, dh, dw[, mode]), ('share',) to reuse the previous column's first
+            layer output.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        c_in = self.top_size if in_size is None else in_size
+        name += str(self.counts.get(name, 0))
+        self.counts[name] = self.counts.get(name, 0) + 1
+        outputs, sizes, col_first = [], [], {}
+        with tf1.variable_scope(name):
+            for c, column in enumerate(cols):
+                self.top_layer, self.top_size = x, c_in
+                for layer in column:
+                    kind, args = layer[0], layer[1:]
+                    if kind == 'conv':
+                        self.conv(*args)
+                    elif kind == 'mpool':
+                        self.mpool(*args)
+                    elif kind == 'apool':
+                        self.apool(*args)
+                    elif kind == 'share':
+                        self.top_layer, self.top_size = col_first[c - 1]
+                    else:
+                        raise ValueError('unknown layer kind %r in %s' % (kind, name))
+                    if layer is column[0]:
+                        col_first[c] = (self.top_layer, self.top_size)
+                outputs.append(self.top_layer)
+                sizes.append(self.top_size)
+        return self.concat(outputs, sum(sizes))
+
+    def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
+        """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
+
+        Training normalises with the batch statistics and appends moving-average update ops to
+        `update_ops`; inference uses the moving averages. Statistics and parameters are float32
+        whatever the compute dtype.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        channels = int(x.shape[self.channel_axis])
+        with tf1.variable_scope(self._name('batchnorm')):
+            beta = tf1.get_variable('beta', [channels], tf.float32, tf1.zeros_initializer())
+            if scale:
+                gamma = tf1.get_variable('gamma', [channels], tf.float32, tf1.ones_initializer())
+            else:
+                gamma = tf.ones([channels], tf.float32)
+            moving_mean = tf1.get_variable('moving_mean', [channels], tf.float32,
+                                           tf1.zeros_initializer(), trainable=False)
+            moving_var = tf1.get_variable('moving_variance', [channels], tf.float32,
+                                          tf1.ones_initializer(), trainable=False)
+            if self.phase_train:
+                y, mean, var = tf1.nn.fused_batch_norm(
+                    x, gamma, beta, epsilon=epsilon, data_format=self.data_format,
+                    is_training=True)
+                self.update_ops.append(tf1.assign_sub(
+                    moving_mean, (moving_mean - mean) * (1.0 - decay), use_locking=False))
+                self.update_ops.append(tf1.assign_sub(
+                    moving_var, (moving_var - var) * (1.0 - decay), use_locking=False))
+            else:
+                y, _, _ = tf1.nn.fused_batch_norm(
+                    x, gamma, beta, mean=tf1.convert_to_tensor(moving_mean),
+                    variance=tf1.convert_to_tensor(moving_var), epsilon=epsilon,
+                    data_format=self.data_format, is_training=False)
+        self.top_layer = y
+        self.top_size = channels
+        return y

@@ -1,0 +1,123 @@
+"""Base class of every model: defaults (image size, batch size, learning rate) and the network build.
+
+A model file holds only architecture: a subclass of `CNNModel` whose `add_inference(cnn)` adds the
+layers through a `ConvNetBuilder`. The base adds the final classifier layer and the loss.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import tensorflow as tf
+
+from models import convnet_builder
+
+tf1 = tf.compat.v1
+
+BuildNetworkResult = collections.namedtuple('BuildNetworkResult', ['logits', 'aux_logits',
+                                                                   'update_ops'])
+BuildNetworkResult.__doc__ = """Output of `CNNModel.build_network`.
+
+logits: [batch, num_classes] float32. aux_logits: [batch, num_classes] float32 or None (Inception's
+auxiliary head). update_ops: batch-norm moving-average updates of this tower (training only)."""
+
+
+class CNNModel:
+    """A convolutional network with its defaults.
+
+    Args:
+      name: registry name, e.g. 'resnet50'.
+      image_size: default input height and width in pixels.
+      batch_size: default per-device batch size.
+      learning_rate: default initial learning rate for that batch size.
+      fixed_image_size: True when the architecture only accepts `image_size` (it flattens a
+        fixed spatial map into a fully connected layer); False when any size at least
+        `min_image_size` works (global average pooling before the classifier).
+      min_image_size: the smallest input size the architecture accepts.
+      dataset: 'imagenet' or 'cifar10': the dataset the architecture is defined for.
+    """
+
+    def __init__(self, name, *, image_size, batch_size, learning_rate, fixed_image_size=False,
+                 min_image_size=32, dataset='imagenet'):
+        self.name = name
+        self.image_size = image_size
+        self.default_batch_size = batch_size
+        self.default_learning_rate = learning_rate
+        self.fixed_image_size = fixed_image_size
+        self.min_image_size = min_image_size
+        self.dataset = dataset
+
+    def add_inference(self, cnn: convnet_builder.ConvNetBuilder) -> None:
+        """Adds every layer up to (not including) the final classifier."""
+        raise NotImplementedError('%s must implement add_inference' % type(self).__name__)
+
+    def skip_final_affine_layer(self) -> bool:
+        """True when add_inference already produced [batch, num_classes] logits."""
+        return False
+
+    def uses_batch_norm(self) -> bool:
+        """Whether convolutions are followed by batch norm by default."""
+        return False
+
+    def get_learning_rate(self, global_step, batch_size):
+        """The model's own learning-rate schedule; default: constant, scaled linearly with the
+        global batch relative to the default batch (Goyal et al. 2017, section 2.1).
+
+        Args:
+          global_step: int64 scalar tensor.
+          batch_size: global batch size (all devices and workers).
+
+        Returns:
+          float32 scalar tensor.
+        """
+        del global_step
+        return tf.constant(self.default_learning_rate * batch_size / self.default_batch_size,
+                           tf.float32)
+
+    def build_network(self, images, *, phase_train, num_classes, data_format='NHWC',
+                      dtype=tf.float32, variable_dtype=tf.float32) -> BuildNetworkResult:
+        """Builds the network on `images` in the current variable scope and device.
+
+        Args:
+          images: [batch, height, width, 3] (NHWC) or [batch, 3, height, width] (NCHW) in `dtype`,
+            values in [-1, 1].
+          phase_train: True for the training graph.
+          num_classes: width of the logits (1001 for ImageNet with background, 10 for CIFAR-10).
+          data_format: 'NHWC' or 'NCHW'; `images` must already be in it.
+          dtype: compute dtype; variable_dtype: storage dtype of the variables.
+
+        Returns:
+          BuildNetworkResult with float32 logits [batch, num_classes].
+        """
+        cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train, data_format, dtype,
+                                             variable_dtype)
+        cnn.use_batch_norm = self.uses_batch_norm()
+        with tf1.variable_scope('cg'):
+            self.add_inference(cnn)
+            if not self.skip_final_affine_layer():
+                cnn.affine(num_classes, activation='linear')
+            logits = tf.cast(cnn.top_layer, tf.float32)
+            aux_logits = None
+            if cnn.aux_top_layer is not None:
+                with cnn.switch_to_aux_top_layer():
+                    cnn.affine(num_classes, activation='linear', stddev=0.001)
+                    aux_logits = tf.cast(cnn.top_layer, tf.float32)
+        return BuildNetworkResult(logits, aux_logits, list(cnn.update_ops))
+
+    def loss_function(self, logits, labels, aux_logits=None):
+        """Mean softmax cross entropy; Inception's auxiliary head adds 0.4 x its own loss
+        (Szegedy et al. 2016, section 7).
+
+        Args:
+          logits: [batch, num_classes] float32.
+          labels: [batch] int32 class ids.
+
+        Returns:
+          float32 scalar.
+        """
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+        if aux_logits is not None:
+            loss += 0.4 * tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=aux_logits))
+        return loss

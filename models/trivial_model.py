@@ -1,0 +1,21 @@
+"""The trivial model: one linear layer, for benchmarking the input pipeline and the framework.
+
+Layers (as in the original benchmark's "trivial" model): flatten the 227x227x3 image, a linear
+layer to 1 unit, a ReLU layer of 4096 units, then the classifier. The network computes almost
+nothing, so its images/sec measure everything except the model.
+"""
+
+from models import model
+
+
+class TrivialModel(model.CNNModel):
+    """Flatten -> affine(1, linear) -> affine(4096) -> classifier. Input 227x227 (fixed)."""
+
+    def __init__(self):
+        super().__init__('trivial', image_size=227, batch_size=32, learning_rate=0.005,
+                         fixed_image_size=False, min_image_size=8)
+
+    def add_inference(self, cnn):
+        cnn.flatten()
+        cnn.affine(1, activation='linear')
+        cnn.affine(4096)

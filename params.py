@@ -1,0 +1,435 @@
+"""Every command-line parameter, defined once, and the rules that tie them together.
+
+This module owns the parameter table. The table generates both the absl flags of the
+`tf_cnn_benchmarks` command and `make_params(**kwargs)` for library and test use, so the two can
+never disagree. The flow is one-directional:
+
+    table -> flags or kwargs -> Params (immutable) -> validate_params -> resolve_params -> BenchmarkCNN
+
+Library code never reads the global FLAGS object; it receives a `Params`.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from typing import Any
+
+from absl import flags
+
+
+class ParamsError(ValueError):
+    """A parameter value or a combination of parameters is invalid (a usage error, exit status 2)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: its flag name, type, default, help text and allowed values.
+
+    Attributes:
+      name: flag name without dashes, e.g. 'batch_size'.
+      kind: one of 'string', 'integer', 'float', 'boolean', 'list' (comma-separated strings).
+      default: default value (None means "unset": derived later or not used).
+      help: one-line help text shown by --help.
+      choices: allowed values for 'string' parameters, or None for any value.
+      lower: smallest allowed value for 'integer' and 'float' parameters, or None.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    choices: tuple | None = None
+    lower: float | None = None
+
+
+def _s(name, default, help, choices=None):
+    return ParamSpec(name, 'string', default, help, tuple(choices) if choices else None)
+
+
+def _i(name, default, help, lower=None):
+    return ParamSpec(name, 'integer', default, help, lower=lower)
+
+
+def _f(name, default, help, lower=None):
+    return ParamSpec(name, 'float', default, help, lower=lower)
+
+
+def _b(name, default, help):
+    return ParamSpec(name, 'boolean', default, help)
+
+
+def _l(name, default, help):
+    return ParamSpec(name, 'list', default, help)
+
+
+VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent', 'distributed_replicated',
+                    'distributed_all_reduce', 'collective_all_reduce')
+OPTIMIZERS = ('sgd', 'momentum', 'rmsprop', 'adam')
+RESIZE_METHODS = ('bilinear', 'nearest', 'bicubic', 'area', 'round_robin')
+
+# The table. Sections follow the data flow: run shape, model and optimiser, input, devices and
+# variable management, distribution, lifecycle (checkpoints, eval, logs), speed.
+SPECS: tuple[ParamSpec, ...] = (
+    # --- What to run and for how long.
+    _s('model', 'trivial', 'Name of the model to run (see --list_models).'),
+    _b('list_models', False, 'Print a table of every model (dataset, image size, parameters, '
+       'forward GFLOPs, default batch size and learning rate) and exit.'),
+    _i('batch_size', 0, 'Batch size per device (tower); 0 uses the model default.', lower=0),
+    _i('num_batches', None, 'Number of timed training steps. Default: 100 when --num_epochs is '
+       'not given either.', lower=1),
+    _f('num_epochs', None, 'Number of epochs to run; excludes --num_batches.', lower=0),
+    _i('num_warmup_batches', None, 'Untimed steps before timing starts. Default: 10 on a GPU, '
+       '5 on a CPU.', lower=0),
+    _i('display_every', 10, 'Print an images/sec line every this many timed steps.', lower=1),
+    _i('image_size', 0, 'Input image height and width in pixels; 0 uses the model default.',
+       lower=0),
+    _b('forward_only', False, 'Benchmark inference only: no gradients, no updates.'),
+    _b('freeze_when_forward_only', False, 'With --forward_only, freeze the graph (variables '
+       'become constants) before timing.'),
+    _b('eval', False, 'Evaluate a checkpoint on the validation subset instead of training.'),
+    _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
+    # --- Optimiser and learning rate.
+    _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
+    _f('momentum', 0.9, 'Momentum for the momentum and rmsprop optimizers.', lower=0),
+    _f('rmsprop_decay', 0.9, 'Decay term for RMSProp.', lower=0),
+    _f('rmsprop_momentum', 0.9, 'Momentum for RMSProp.', lower=0),
+    _f('rmsprop_epsilon', 1.0, 'Epsilon for RMSProp.', lower=0),
+    _f('adam_beta1', 0.9, 'Beta1 for Adam.', lower=0),
+    _f('adam_beta2', 0.999, 'Beta2 for Adam.', lower=0),
+    _f('adam_epsilon', 1e-8, 'Epsilon for Adam.', lower=0),
+    _f('init_learning_rate', None, 'Initial learning rate; default: the model\'s own.', lower=0),
+    _s('piecewise_learning_rate_schedule', None, 'Piecewise-constant schedule "lr0;e1;lr1;e2;lr2'
+       '..." : lr0 until epoch e1, lr1 until epoch e2, and so on. Excludes --init_learning_rate.'),
+    _f('num_epochs_per_decay', 0, 'Epochs between exponential learning-rate decays (0: none).',
+       lower=0),
+    _f('learning_rate_decay_factor', 0, 'Multiplier of each exponential decay.', lower=0),
+    _f('num_learning_rate_warmup_epochs', 0, 'Epochs of linear learning-rate warm-up from 0.',
+       lower=0),
+    _f('minimum_learning_rate', 0, 'Lower bound of the decayed learning rate.', lower=0),
+    _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
+       lower=0),
+    _f('gradient_clip', None, 'Clip each gradient to [-value, value].', lower=0),
+    _b('print_training_accuracy', False, 'Add top-1 and top-5 training accuracy to step lines.'),
+    # --- Input.
+    _s('data_dir', None, 'Directory of the dataset; without it, synthetic data is used.'),
+    _s('data_name', None, 'Dataset name: imagenet, cifar10 or synthetic; inferred from '
+       '--data_dir when unset.', ('imagenet', 'cifar10', 'synthetic')),
+    _s('data_subset', None, 'Subset to read: train or validation. Default: train, validation '
+       'with --eval.', ('train', 'validation')),
+    _b('distortions', True, 'Random crop and flip for training images (on by default).'),
+    _b('distort_color', False, 'Random brightness, saturation, hue and contrast (training).'),
+    _s('resize_method', 'bilinear', 'Image resize method.', RESIZE_METHODS),
+    _b('fuse_decode_and_crop', True, 'Decode only the cropped window of a JPEG.'),
+    _b('use_datasets', False, 'Read with a tf.data pipeline instead of RecordInput.'),
+    _i('datasets_num_private_threads', None, 'Size of a private thread pool for tf.data.',
+       lower=1),
+    _b('datasets_use_caching', False, 'Cache the decoded tf.data input in memory.'),
+    _b('datasets_repeat_cached_sample', False, 'Repeat one cached batch forever (tf.data input '
+       'benchmark of the rest of the pipeline).'),
+    _i('datasets_prefetch_buffer_size', 1, 'Batches prefetched per device by tf.data.', lower=1),
+    _i('datasets_parallel_interleave_cycle_length', None, 'Files read in parallel by tf.data.',
+       lower=1),
+    _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
+       'failing; the count of skipped records is reported.'),
+    _i('shuffle_buffer_size', 10000, 'Records held by the reader for shuffling.', lower=1),
+    # --- Devices and variable management.
+    _s('device', None, 'Device kind for the towers; default: gpu when one is visible, else cpu.',
+       ('cpu', 'gpu')),
+    _i('num_gpus', 1, 'Number of devices (towers). With --device=cpu, this many logical CPU '
+       'devices are created.', lower=1),
+    _s('data_format', None, 'Image layout: NCHW (default on GPU) or NHWC (default on CPU).',
+       ('NHWC', 'NCHW')),
+    _s('local_parameter_device', 'cpu', 'Where parameter_server keeps variables: cpu, or gpu '
+       '(spread over the devices by size).', ('cpu', 'gpu')),
+    _s('variable_update', 'parameter_server', 'How towers share variables.', VARIABLE_UPDATES),
+    _b('use_nccl', False, 'All-reduce gradients with NCCL (GPU only).'),
+    _s('all_reduce_spec', None, 'All-reduce algorithm spec, e.g. "xring", "pscpu:32k:xring" '
+       '(see allreduce.py for the grammar).'),
+    _i('gradient_repacking', 0, 'Concatenate gradients into this many packs before the '
+       'all-reduce (0: off).', lower=0),
+    _i('agg_small_grads_max_bytes', 0, 'Merge gradients smaller than this many bytes before the '
+       'all-reduce (0: off).', lower=0),
+    _i('agg_small_grads_max_group', 10, 'At most this many small gradients per merged group.',
+       lower=1),
+    _b('hierarchical_copy', False, 'Two-level gradient copy for 8-device hosts (replicated).'),
+    _b('staged_vars', False, 'Stage variable reads and updates (parameter_server): each step '
+       'uses the variables of the previous step.'),
+    _i('batch_group_size', 1, 'Number of batches staged per device between the host and the '
+       'device.', lower=1),
+    _s('variable_consistency', 'strong', 'strong: reads see the latest update; relaxed: reads '
+       'may see the previous one (faster).', ('strong', 'relaxed')),
+    # --- Distribution.
+    _s('job_name', '', 'Task role in a cluster: ps, worker or controller; empty for a local run.',
+       ('', 'ps', 'worker', 'controller')),
+    _i('task_index', 0, 'Index of this task within its job.', lower=0),
+    _l('ps_hosts', [], 'Comma-separated host:port list of parameter servers.'),
+    _l('worker_hosts', [], 'Comma-separated host:port list of workers.'),
+    _s('controller_host', None, 'host:port of the controller (distributed_all_reduce).'),
+    _s('server_protocol', 'grpc', 'Protocol of the tf.train.Server.'),
+    _b('cross_replica_sync', True, 'Synchronous SGD across workers (false: asynchronous).'),
+    _i('startup_timeout_secs', 120, 'Seconds to wait for the other tasks of a cluster.',
+       lower=1),
+    _b('print_step_breakdown', False, 'Report per step the time waiting for input, computing '
+       'and synchronising variables.'),
+    # --- Lifecycle: checkpoints, eval, summaries, traces, results.
+    _s('train_dir', None, 'Directory for checkpoints and summaries (and resume).'),
+    _i('save_model_secs', 0, 'Save a checkpoint every this many seconds (0: off).', lower=0),
+    _i('save_model_steps', None, 'Save a checkpoint every this many steps.', lower=1),
+    _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir.', lower=1),
+    _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
+       '--train_dir).'),
+    _i('num_eval_batches', None, 'Batches to evaluate (default: one pass over the subset).',
+       lower=1),
+    _f('num_eval_epochs', None, 'Epochs of the validation subset to evaluate.', lower=0),
+    _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),
+    _i('eval_interval_secs', 0, 'With --eval, re-evaluate new checkpoints every this many '
+       'seconds (0: once).', lower=0),
+    _i('eval_during_training_every_n_steps', None, 'Evaluate every n training steps.', lower=1),
+    _f('eval_during_training_every_n_epochs', None, 'Evaluate every n training epochs.',
+       lower=0),
+    _l('eval_during_training_at_specified_steps', [], 'Evaluate at these training steps.'),
+    _f('stop_at_top_1_accuracy', None, 'Stop training once eval top-1 reaches this.', lower=0),
+    _i('summary_verbosity', 0, 'TensorBoard summaries: 0 none, 1 scalars, 2 images, 3 '
+       'histograms.', lower=0),
+    _i('save_summaries_steps', 0, 'Write summaries every this many steps (0: off).', lower=0),
+    _s('trace_file', None, 'Write a Chrome trace (JSON) of one step after warm-up here.'),
+    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary).'),
+    _s('tfprof_file', None, 'Write a profile of one step after warm-up here.'),
+    _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
+    _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
+    # --- Speed.
+    _b('use_fp16', False, 'float16 activations and gradients, float32 master variables.'),
+    _b('fp16_vars', False, 'With --use_fp16, keep the variables in float16 too.'),
+    _f('fp16_loss_scale', None, 'Static loss scale for --use_fp16 (default: 128).', lower=0),
+    _b('fp16_enable_auto_loss_scale', False, 'Automatic loss scaling for --use_fp16.'),
+    _i('fp16_inc_loss_scale_every_n', 1000, 'Double the automatic loss scale after this many '
+       'finite steps.', lower=1),
+    _b('use_bf16', False, 'bfloat16 compute with float32 master variables.'),
+    _b('xla', False, 'XLA auto-clustering for the whole session.'),
+    _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
+    _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
+       'host\'s physical cores.', lower=0),
+    _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides). Default: '
+       'measured best for the host.', lower=0),
+    _i('kmp_blocktime', None, 'KMP_BLOCKTIME for oneDNN/OpenMP threads (ms).', lower=0),
+    _s('kmp_affinity', None, 'KMP_AFFINITY for oneDNN/OpenMP threads.'),
+    _b('kmp_settings', False, 'Print the OpenMP settings at start (KMP_SETTINGS=1).'),
+    _b('use_numa_affinity', False, 'Pin each tower\'s threads to one NUMA node where possible.'),
+)
+
+SPEC_BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
+assert len(SPEC_BY_NAME) == len(SPECS), 'duplicate parameter names'
+
+Params = collections.namedtuple('Params', [s.name for s in SPECS])
+Params.__doc__ = ('Immutable parameters of one run; one field per entry of params.SPECS. '
+                  'Derive a changed copy with `params._replace(name=value)`.')
+
+_DEFINERS = {
+    'string': flags.DEFINE_string,
+    'integer': flags.DEFINE_integer,
+    'float': flags.DEFINE_float,
+    'boolean': flags.DEFINE_boolean,
+    'list': flags.DEFINE_list,
+}
+
+
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """Registers one absl flag per ParamSpec in `flag_values`.
+
+    Allowed values and bounds are not enforced by absl, but by `validate_params`, so the flag path and
+    the `make_params` path report errors with the same words.
+    """
+    for spec in SPECS:
+        text = spec.help
+        if spec.choices:
+            text += ' One of: %s.' % ', '.join(c or "''" for c in spec.choices)
+        _DEFINERS[spec.kind](spec.name, spec.default, text, flag_values=flag_values)
+
+
+def make_params(**kwargs) -> Params:
+    """Returns Params with the table's defaults, overridden by `kwargs`.
+
+    Raises:
+      ParamsError: a keyword is not a parameter name.
+    """
+    unknown = sorted(set(kwargs) - set(SPEC_BY_NAME))
+    if unknown:
+        raise ParamsError('unknown parameter(s): %s' % ', '.join(unknown))
+    values = {s.name: s.default for s in SPECS}
+    values.update(kwargs)
+    return Params(**values)
+
+
+def make_params_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> Params:
+    """Returns Params holding the parsed values of the flags defined by `define_flags`."""
+    return Params(**{s.name: flag_values[s.name].value for s in SPECS})
+
+
+def _check_ranges(p: Params) -> None:
+    """Checks each value against its own spec: type, allowed values, lower bound."""
+    for spec in SPECS:
+        value = getattr(p, spec.name)
+        if value is None:
+            continue
+        if spec.choices is not None and value not in spec.choices:
+            raise ParamsError('--%s must be one of %s. Received: %s=%r' % (
+                spec.name, ', '.join(repr(c) for c in spec.choices), spec.name, value))
+        if spec.lower is not None and value < spec.lower:
+            raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
+                spec.name, spec.lower, spec.name, value))
+
+
+_HOST_PORT = re.compile(r'^[A-Za-z0-9_.\-]+:(\d{1,5})$|^\[[0-9a-fA-F:]+\]:(\d{1,5})$')
+
+
+def _check_hosts(name: str, hosts: list[str]) -> None:
+    """Checks a host:port list: no empty items, valid ports 1..65535, no duplicates."""
+    seen = set()
+    for host in hosts:
+        match = _HOST_PORT.match(host)
+        port = int(match.group(1) or match.group(2)) if match else 0
+        if not match or not 1 <= port <= 65535:
+            raise ParamsError('--%s items must be host:port with a port in 1..65535. '
+                              'Received: %s=%r' % (name, name, ','.join(hosts)))
+        if host in seen:
+            raise ParamsError('--%s lists %s twice. Received: %s=%r' % (
+                name, host, name, ','.join(hosts)))
+        seen.add(host)
+
+
+def _check_distributed(p: Params) -> None:
+    """Rules of --job_name, --task_index, --ps_hosts, --worker_hosts and the distributed modes."""
+    _check_hosts('ps_hosts', p.ps_hosts)
+    _check_hosts('worker_hosts', p.worker_hosts)
+    distributed_modes = ('distributed_replicated', 'distributed_all_reduce',
+                         'collective_all_reduce')
+    if not p.job_name:
+        if p.ps_hosts or p.worker_hosts:
+            raise ParamsError('--ps_hosts/--worker_hosts need --job_name (ps or worker) and '
+                              '--task_index for this task.')
+        if p.variable_update in distributed_modes:
+            raise ParamsError('--variable_update=%s needs a cluster: give --job_name, '
+                              '--task_index, --ps_hosts and --worker_hosts.' % p.variable_update)
+        return
+    if not p.worker_hosts:
+        raise ParamsError('--job_name=%s needs --worker_hosts.' % p.job_name)
+    needs_ps = p.variable_update in ('parameter_server', 'distributed_replicated')
+    if needs_ps and not p.ps_hosts:
+        raise ParamsError('--variable_update=%s in a cluster needs --ps_hosts.'
+                          % p.variable_update)
+    if p.variable_update in ('replicated', 'independent'):
+        raise ParamsError('--variable_update=%s is for one host; in a cluster use '
+                          'parameter_server, distributed_replicated, distributed_all_reduce or '
+                          'collective_all_reduce.' % p.variable_update)
+    jobs = {'ps': p.ps_hosts, 'worker': p.worker_hosts,
+            'controller': [p.controller_host] if p.controller_host else []}
+    count = len(jobs[p.job_name])
+    if p.task_index >= count:
+        raise ParamsError('--task_index must be < %d, the number of %s hosts. Received: '
+                          'task_index=%d' % (count, p.job_name, p.task_index))
+
+
+def validate_params(p: Params) -> None:
+    """Checks every value and every cross-parameter rule; the first violation is raised.
+
+    Raises:
+      ParamsError: with one line naming the flag(s), the received value and the fix.
+    """
+    _check_ranges(p)
+    if p.num_batches is not None and p.num_epochs is not None:
+        raise ParamsError('--num_batches and --num_epochs exclude each other; give one. '
+                          'Received: num_batches=%d, num_epochs=%g' % (p.num_batches, p.num_epochs))
+    if p.piecewise_learning_rate_schedule and p.init_learning_rate is not None:
+        raise ParamsError('--piecewise_learning_rate_schedule and --init_learning_rate exclude '
+                          'each other; the schedule gives the initial rate.')
+    if p.piecewise_learning_rate_schedule:
+        parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    if p.use_fp16 and p.use_bf16:
+        raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
+    if p.fp16_vars and not p.use_fp16:
+        raise ParamsError('--fp16_vars needs --use_fp16.')
+    if p.forward_only and p.eval:
+        raise ParamsError('--forward_only and --eval exclude each other: --eval measures '
+                          'accuracy of a checkpoint, --forward_only times inference.')
+    if p.staged_vars and p.variable_update != 'parameter_server':
+        raise ParamsError('--staged_vars works only with --variable_update=parameter_server. '
+                          'Received: variable_update=%r' % p.variable_update)
+    if p.use_nccl and p.device == 'cpu':
+        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
+                          '--all_reduce_spec=xring on CPU.')
+    if (p.use_nccl or p.all_reduce_spec) and p.variable_update not in (
+            'replicated', 'distributed_all_reduce'):
+        raise ParamsError('--use_nccl/--all_reduce_spec need --variable_update=replicated or '
+                          'distributed_all_reduce. Received: variable_update=%r'
+                          % p.variable_update)
+    if p.data_name == 'synthetic' and p.data_dir:
+        raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
+    for step in p.eval_during_training_at_specified_steps:
+        if not str(step).isdigit():
+            raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
+                              'Received: %r' % step)
+    _check_distributed(p)
+
+
+def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
+    """Parses a piecewise-constant learning-rate schedule.
+
+    Grammar: ``lr0;epoch1;lr1;epoch2;lr2;...`` with an odd number of items, increasing epochs.
+    ``"0.1;30;0.01;60;0.001"`` means 0.1 for epochs [0, 30), 0.01 for [30, 60), then 0.001.
+
+    Returns:
+      (rates, boundary_epochs): len(rates) == len(boundary_epochs) + 1.
+
+    Raises:
+      ParamsError: the text does not follow the grammar.
+    """
+    items = text.split(';')
+    try:
+        values = [float(x) for x in items]
+    except ValueError:
+        values = None
+    if values is None or len(values) % 2 == 0:
+        raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", an '
+                          'odd number of numbers. Received: %r' % text)
+    rates, epochs = values[0::2], values[1::2]
+    if any(b <= a for a, b in zip(epochs, epochs[1:])) or any(e <= 0 for e in epochs):
+        raise ParamsError('--piecewise_learning_rate_schedule epochs must be positive and '
+                          'increasing. Received: %r' % text)
+    return rates, epochs
+
+
+def resolve_params(p: Params, num_visible_gpus: int) -> Params:
+    """Fills the defaults that depend on the machine; a pure function returning new Params.
+
+    Args:
+      p: validated params.
+      num_visible_gpus: GPUs TensorFlow can see on this host.
+
+    Returns:
+      Params with `device`, `data_format`, `num_warmup_batches` and `num_batches` set.
+
+    Raises:
+      ParamsError: --device=gpu (or --local_parameter_device=gpu, or --num_gpus > 1 with
+        device gpu) asks for more GPUs than are visible.
+    """
+    device = p.device or ('gpu' if num_visible_gpus else 'cpu')
+    if device == 'gpu' and p.num_gpus > num_visible_gpus:
+        raise ParamsError('--device=gpu with --num_gpus=%d, but %d GPU(s) are visible; use '
+                          '--device=cpu or a smaller --num_gpus.' % (p.num_gpus, num_visible_gpus))
+    if p.local_parameter_device == 'gpu' and not num_visible_gpus:
+        raise ParamsError('--local_parameter_device=gpu, but no GPU is visible; use '
+                          '--local_parameter_device=cpu.')
+    if p.use_nccl and device != 'gpu':
+        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
+                          '--all_reduce_spec=xring on CPU.')
+    data_format = p.data_format or ('NCHW' if device == 'gpu' else 'NHWC')
+    warmup = p.num_warmup_batches
+    if warmup is None:
+        warmup = 10 if device == 'gpu' else 5
+    num_batches = p.num_batches
+    if num_batches is None and p.num_epochs is None:
+        num_batches = 100
+    return p._replace(device=device, data_format=data_format, num_warmup_batches=warmup,
+                      num_batches=num_batches)
