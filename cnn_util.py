@@ -1,0 +1,100 @@
+"""Small shared helpers: the error types, log output, and image-rate statistics."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+
+import numpy as np
+
+
+class BenchmarkError(Exception):
+    """A runtime problem the user can fix (missing data, unreachable peer, bad checkpoint).
+
+    The entry script prints it as one line `error: <message>` and exits with status 1.
+    """
+
+
+class DataError(BenchmarkError):
+    """The input data is missing, empty, corrupt or inconsistent with the model."""
+
+
+class ClusterError(BenchmarkError):
+    """A peer task of a cluster cannot be reached, died, or did not answer in time."""
+
+
+def log_fn(text: str) -> None:
+    """Prints one line of the benchmark's output to stdout and flushes it."""
+    print(text, flush=True)
+
+
+def warn(text: str) -> None:
+    """Prints one warning line `warning: <text>` to stderr."""
+    print('warning: %s' % text, file=sys.stderr, flush=True)
+
+
+class ImageRateStats:
+    """Statistics of per-step image rates over the timed steps.
+
+    Definitions (all rates in images/sec, global over all devices and workers):
+      mean: images processed / sum of step times, i.e. the rate of the whole timed period.
+      uncertainty: half-width of the 95% confidence interval of the mean per-step rate,
+        1.96 x std(per-step rates) / sqrt(n).
+      jitter: median absolute deviation of the per-step rates from their median (a robust
+        spread that ignores a few slow steps).
+    """
+
+    def __init__(self, images_per_step: int):
+        self.images_per_step = images_per_step
+        self.step_times: list[float] = []
+
+    def add(self, seconds: float) -> None:
+        """Records the wall time of one step, in seconds."""
+        self.step_times.append(seconds)
+
+    def rates(self) -> np.ndarray:
+        """Per-step images/sec."""
+        return self.images_per_step / np.maximum(np.asarray(self.step_times), 1e-12)
+
+    def summary(self) -> tuple[float, float, float]:
+        """Returns (mean, uncertainty, jitter) in images/sec; zeros before the first step."""
+        if not self.step_times:
+            return 0.0, 0.0, 0.0
+        rates = self.rates()
+        mean = self.images_per_step * len(self.step_times) / max(sum(self.step_times), 1e-12)
+        uncertainty = 1.96 * float(np.std(rates)) / math.sqrt(len(rates))
+        jitter = float(np.median(np.abs(rates - np.median(rates))))
+        return mean, uncertainty, jitter
+
+
+def format_step_line(step: int, stats: ImageRateStats, loss: float, extra: str = '') -> str:
+    """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)\\tLOSS[\\textra]`."""
+    mean, uncertainty, jitter = stats.summary()
+    line = '%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f' % (
+        step, mean, uncertainty, jitter, loss)
+    return line + ('\t' + extra if extra else '')
+
+
+@contextlib.contextmanager
+def captured_fd_stderr(enabled: bool = True):
+    """Sends file descriptor 2 to a temporary file inside the block.
+
+    TensorFlow's C++ start-up chatter (CUDA probes, oneDNN notices) bypasses Python's sys.stderr;
+    this keeps it off the user's terminal. Yields a function that returns what was captured.
+    """
+    if not enabled:
+        yield lambda: ''
+        return
+    import tempfile
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode='w+b') as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lambda: (sink.seek(0), sink.read().decode('utf-8', 'replace'))[1]
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
