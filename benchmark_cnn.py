@@ -1,0 +1,251 @@
+"""BenchmarkCNN: builds the training graph over the towers, sets up the session, runs the loop.
+
+    bench = BenchmarkCNN(params)   # validates, resolves machine defaults, picks model and data
+    bench.print_info()             # the header block
+    result = bench.run()           # dict: images_per_sec, losses, step_times, ...
+
+The graph of one training step, for N towers:
+
+    input pipeline --(images, labels) per device--> tower i: forward, loss, gradients
+    variable manager: aggregate gradients, apply updates (+ global step) -> train_op
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import numpy as np
+import tensorflow as tf
+
+import cnn_util
+import dataset_info
+import learning_rate
+import params as params_lib
+import preprocessing
+import tower
+import training_loop
+import variable_mgr
+from models import model_config
+
+tf1 = tf.compat.v1
+
+GraphInfo = collections.namedtuple('GraphInfo', [
+    'graph', 'train_op', 'loss', 'learning_rate', 'global_step', 'top_1', 'top_5',
+    'pipeline', 'mgr', 'init_ops'])
+
+
+def num_visible_gpus() -> int:
+    """Number of GPUs TensorFlow can use on this host."""
+    return len(tf.config.list_physical_devices('GPU'))
+
+
+def compute_dtypes(p):
+    """Returns (compute dtype, variable dtype) for the precision flags."""
+    if p.use_fp16:
+        return tf.float16, (tf.float16 if p.fp16_vars else tf.float32)
+    if p.use_bf16:
+        return tf.bfloat16, tf.float32
+    return tf.float32, tf.float32
+
+
+def make_session_config(p, num_devices: int) -> tf1.ConfigProto:
+    """Session options: logical CPU devices, thread pools, soft placement on GPU hosts."""
+    config = tf1.ConfigProto(allow_soft_placement=p.device == 'gpu')
+    if p.device == 'cpu':
+        config.device_count['CPU'] = max(1, num_devices)
+    if p.num_intra_threads is not None:
+        config.intra_op_parallelism_threads = p.num_intra_threads
+    if p.num_inter_threads is not None:
+        config.inter_op_parallelism_threads = p.num_inter_threads
+    config.gpu_options.allow_growth = True
+    return config
+
+
+class BenchmarkCNN:
+    """One benchmark run: training (or forward-only) on synthetic or real data.
+
+    Args:
+      p: Params (validated here).
+      gpus: number of visible GPUs; None asks TensorFlow.
+
+    Raises:
+      params.ParamsError: invalid flags or flag combination.
+      model_config.UnknownModelError: unknown model, or a model not defined for the dataset.
+      cnn_util.DataError: data directory missing, empty or corrupt.
+    """
+
+    def __init__(self, p, gpus=None):
+        params_lib.validate_params(p)
+        visible = num_visible_gpus() if gpus is None else gpus
+        self.params = p = params_lib.resolve_params(p, visible)
+        self.gpus_visible = visible
+        self.dataset = dataset_info.get_dataset(p)
+        self.model = model_config.get_model(p.model, self.dataset.name)
+        self.image_size = p.image_size or self.model.image_size
+        if self.image_size != self.model.image_size and self.model.fixed_image_size:
+            raise params_lib.ParamsError(
+                '--model=%s takes only %dx%d images. Received: image_size=%d' % (
+                    p.model, self.model.image_size, self.model.image_size, self.image_size))
+        if self.image_size < self.model.min_image_size:
+            raise params_lib.ParamsError('--model=%s needs --image_size >= %d. Received: %d' % (
+                p.model, self.model.min_image_size, self.image_size))
+        self.batch_size = p.batch_size or self.model.default_batch_size
+        self.devices = ['/%s:%d' % (p.device, i) for i in range(p.num_gpus)]
+        self.num_workers = 1
+        self.global_batch_size = self.batch_size * len(self.devices) * self.num_workers
+        self.examples_per_epoch = self.dataset.num_examples_per_epoch('train')
+        if p.num_epochs is not None:
+            self.num_batches = max(1, int(np.ceil(
+                p.num_epochs * self.examples_per_epoch / self.global_batch_size)))
+        else:
+            self.num_batches = p.num_batches
+        self.dtype, self.variable_dtype = compute_dtypes(p)
+
+    # --- Header.
+    def info_lines(self) -> list[str]:
+        """The header block, one string per line."""
+        p = self.params
+        device_note = ''
+        if self.params.device == 'cpu' and not self.gpus_visible:
+            device_note = '  (no GPU visible: running on the CPU)'
+        epochs = self.num_batches * self.global_batch_size / float(self.examples_per_epoch)
+        mode = 'forward-only' if p.forward_only else 'training'
+        lines = [
+            'TensorFlow:  %s' % tf.__version__,
+            'Model:       %s' % p.model,
+            'Dataset:     %s' % self.dataset.description,
+            'Mode:        %s' % mode,
+            'Batch size:  %d global' % self.global_batch_size,
+            '             %d per device' % self.batch_size,
+            'Image size:  %dx%d' % (self.image_size, self.image_size),
+            'Num batches: %d' % self.num_batches,
+            'Num epochs:  %.2f' % epochs,
+            'Devices:     %s%s' % (self.devices, device_note),
+            'Data format: %s' % p.data_format,
+            'Precision:   %s' % self.dtype.name,
+            'Optimizer:   %s' % p.optimizer,
+            'Variables:   %s' % p.variable_update,
+            '==========',
+        ]
+        return lines
+
+    def print_info(self) -> None:
+        for line in self.info_lines():
+            cnn_util.log_fn(line)
+
+    # --- Graph.
+    def build_graph(self) -> GraphInfo:
+        """Builds the whole training (or forward-only) step into a new graph."""
+        p = self.params
+        graph = tf.Graph()
+        with graph.as_default():
+            tf1.set_random_seed(p.tf_random_seed)
+            param_device = '/cpu:0'
+            with tf1.device(param_device):
+                global_step = tf1.train.get_or_create_global_step()
+            pipeline = preprocessing.make_input_pipeline(
+                p, self.dataset, batch_size=self.batch_size, image_size=self.image_size,
+                num_classes=self.dataset.num_classes, data_format=p.data_format,
+                dtype=self.dtype, train=not p.forward_only)
+            batches = pipeline.build(self.devices)
+            mgr = variable_mgr.make_variable_mgr(p, self.devices, param_device)
+            outputs = []
+            for i, (images, labels) in enumerate(batches):
+                with mgr.tower_scope(i):
+                    outputs.append(tower.build_forward(
+                        self.model, images, labels, phase_train=not p.forward_only,
+                        num_classes=self.dataset.num_classes, data_format=p.data_format,
+                        dtype=self.dtype, variable_dtype=self.variable_dtype,
+                        weight_decay=p.weight_decay))
+            with tf1.device(param_device):
+                loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
+                top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
+                top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
+                lr = learning_rate.get_learning_rate(
+                    p, global_step, model=self.model, examples_per_epoch=self.examples_per_epoch,
+                    global_batch_size=self.global_batch_size)
+            if p.forward_only:
+                train_op = tf.group(*[o.logits for o in outputs], *pipeline.step_ops)
+            else:
+                train_op = self._build_train_op(p, mgr, outputs, global_step, lr, pipeline)
+            init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
+        return GraphInfo(graph, train_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
+                         init_ops)
+
+    def _build_train_op(self, p, mgr, outputs, global_step, lr, pipeline):
+        tower_grads = []
+        for i, out in enumerate(outputs):
+            with tf1.device(self.devices[i]):
+                tower_grads.append(tower.build_gradients(
+                    out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
+                    gradient_clip=p.gradient_clip))
+        optimizer = learning_rate.make_optimizer(p, lr)
+        update_ops = outputs[0].update_ops
+        if mgr.each_tower_has_variables:
+            update_ops = [op for out in outputs for op in out.update_ops]
+        with tf.control_dependencies(update_ops):
+            apply_ops = mgr.apply_gradients(tower_grads, optimizer, global_step)
+        return tf.group(*apply_ops, *pipeline.step_ops, name='train_op')
+
+    # --- Run.
+    def run(self) -> dict:
+        """Builds the graph, initialises, warms up and runs the timed steps.
+
+        Returns:
+          A dict: images_per_sec (float, global), losses (timed steps), warmup_losses,
+          step_times (seconds), num_steps, global_batch_size, per_device_batch_size,
+          num_devices, model, image_size, elapsed_secs.
+
+        Raises:
+          training_loop.NonFiniteLossError: the loss became NaN or Inf.
+        """
+        p = self.params
+        cnn_util.log_fn('Generating %s model' % ('forward-only' if p.forward_only else
+                                                 'training'))
+        build_start = time.perf_counter()
+        info = self.build_graph()
+        build_secs = time.perf_counter() - build_start
+        config = make_session_config(p, len(self.devices))
+        with info.graph.as_default(), tf1.Session(config=config) as sess:
+            cnn_util.log_fn('Initializing graph')
+            sess.run(info.init_ops)
+            post_init = info.mgr.post_init_ops()
+            if post_init:
+                sess.run(post_init)
+            if info.pipeline.warmup_ops:
+                sess.run(info.pipeline.warmup_ops)
+            fetches = [info.train_op, info.loss]
+            if p.print_training_accuracy:
+                fetches += [info.top_1, info.top_5]
+            step = sess.make_callable(fetches)
+            show_loss = not p.forward_only
+
+            def step_fn():
+                out = step()
+                return (float(out[1]) if show_loss else None,) + tuple(out[2:])
+
+            result = training_loop.run_loop(
+                step_fn, num_warmup=p.num_warmup_batches, num_steps=self.num_batches,
+                images_per_step=self.global_batch_size, display_every=p.display_every,
+                show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
+                extra_format=_accuracy_columns if p.print_training_accuracy else None)
+        return {
+            'model': p.model,
+            'images_per_sec': result.images_per_sec,
+            'losses': result.losses,
+            'warmup_losses': result.warmup_losses,
+            'step_times': result.step_times,
+            'num_steps': result.num_steps,
+            'elapsed_secs': result.elapsed_secs,
+            'graph_build_secs': build_secs,
+            'global_batch_size': self.global_batch_size,
+            'per_device_batch_size': self.batch_size,
+            'num_devices': len(self.devices),
+            'image_size': self.image_size,
+        }
+
+
+def _accuracy_columns(extras) -> str:
+    top_1, top_5 = extras
+    return 'top_1_accuracy: %.4f\ttop_5_accuracy: %.4f' % (top_1, top_5)

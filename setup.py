@@ -1,0 +1,28 @@
+"""Installs the `tf_cnn_benchmarks` command and the `tf_cnn_benchmarks` package.
+
+All modules are installed inside the `tf_cnn_benchmarks` package (nothing generic such as
+`models`, `params` or `datasets` goes to the top of site-packages).
+"""
+
+import setuptools
+
+setuptools.setup(
+    name='tf_cnn_benchmarks',
+    version='0.1.0',
+    description='Fast, trustworthy CNN training benchmarks for TensorFlow (TF1-style graphs)',
+    long_description=open('README.md', encoding='utf-8').read(),
+    long_description_content_type='text/markdown',
+    python_requires='>=3.9',
+    package_dir={'tf_cnn_benchmarks': '.'},
+    packages=['tf_cnn_benchmarks', 'tf_cnn_benchmarks.models', 'tf_cnn_benchmarks.tools'],
+    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],
+    extras_require={
+        'test': ['pytest', 'pytest-timeout', 'Pillow', 'portpicker'],
+        'plot': ['matplotlib'],
+    },
+    entry_points={'console_scripts': [
+        'tf_cnn_benchmarks = tf_cnn_benchmarks.tf_cnn_benchmarks:run_main',
+        'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
+        'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
+    ]},
+)

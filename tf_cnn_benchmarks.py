@@ -1,0 +1,83 @@
+"""Benchmark and train CNNs with TensorFlow: `python tf_cnn_benchmarks.py --model=resnet50`.
+
+flags -> Params -> validate -> BenchmarkCNN(params).run(). Known errors become one line
+`error: ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data,
+cluster, non-finite loss), never a traceback.
+"""
+
+import os
+import sys
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+
+from absl import flags  # noqa: E402
+
+import params  # noqa: E402
+
+FLAGS = flags.FLAGS
+
+
+def _fail(message: str, status: int) -> int:
+    print('error: %s' % message, file=sys.stderr, flush=True)
+    return status
+
+
+def parse_args(argv: list[str]) -> params.Params:
+    """Parses argv (argv[0] is the program) into validated-later Params.
+
+    Raises:
+      params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
+    """
+    params.define_flags(FLAGS)
+    try:
+        rest = FLAGS(argv, known_only=False)
+    except flags.Error as e:
+        raise params.ParamsError(str(e).splitlines()[0] + ' (see --help)') from None
+    if len(rest) > 1:
+        raise params.ParamsError(
+            'unexpected positional argument %r; flags take the form --name=value (booleans: '
+            '--name, --noname or --name=false)' % rest[1])
+    return params.make_params_from_flags(FLAGS)
+
+
+def main(argv: list[str]) -> int:
+    """Runs the command; returns the exit status."""
+    try:
+        p = parse_args(argv)
+    except params.ParamsError as e:
+        return _fail(str(e), 2)
+    # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
+    import cnn_util
+    with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
+        import tensorflow as tf
+        tf.get_logger().setLevel('ERROR')
+        tf.compat.v1.disable_eager_execution()
+        import benchmark_cnn
+        from models import model_config
+        gpus = benchmark_cnn.num_visible_gpus()
+    try:
+        if p.list_models:
+            from models import model_table
+            print(model_table.format_model_table(model_table.model_rows()))
+            return 0
+        bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus)
+        bench.print_info()
+        bench.run()
+    except (params.ParamsError, model_config.UnknownModelError) as e:
+        return _fail(str(e), 2)
+    except cnn_util.BenchmarkError as e:
+        return _fail(str(e), 1)
+    except tf.errors.OpError as e:
+        return _fail('TensorFlow: %s' % str(e.message).splitlines()[0], 1)
+    except KeyboardInterrupt:
+        return _fail('interrupted', 130)
+    return 0
+
+
+def run_main() -> None:
+    """Console entry point of the `tf_cnn_benchmarks` command."""
+    sys.exit(main(sys.argv))
+
+
+if __name__ == '__main__':
+    run_main()

@@ -1,0 +1,78 @@
+"""One tower: the forward pass, the loss with weight decay, and the gradients of one device."""
+
+from __future__ import annotations
+
+import collections
+
+import tensorflow as tf
+
+from models import convnet_builder
+
+tf1 = tf.compat.v1
+
+TowerOutput = collections.namedtuple('TowerOutput', [
+    'logits', 'base_loss', 'total_loss', 'update_ops', 'top_1', 'top_5'])
+TowerOutput.__doc__ = """What one tower's forward pass produced.
+
+logits: [batch, num_classes] float32. base_loss: scalar float32 cross entropy. total_loss: base_loss
+plus the weight-decay term. update_ops: batch-norm moving-average updates. top_1, top_5: scalar
+float32 fraction of the batch whose label is in the top 1 / top 5 logits."""
+
+
+def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
+                  variable_dtype, weight_decay):
+    """Builds a tower's forward pass and loss in the current tower scope.
+
+    Args:
+      model: a CNNModel.
+      images: [batch, h, w, 3] (NHWC) or [batch, 3, h, w] (NCHW) in `dtype`, values in [-1, 1].
+      labels: [batch] int32.
+      weight_decay: factor of the L2 penalty 0.5 * sum(w^2) over the variables named 'weights'
+        (kernels; biases and batch norm are excluded).
+
+    Returns:
+      TowerOutput.
+    """
+    net = model.build_network(images, phase_train=phase_train, num_classes=num_classes,
+                              data_format=data_format, dtype=dtype, variable_dtype=variable_dtype)
+    base_loss = model.loss_function(net.logits, labels, net.aux_logits)
+    total_loss = base_loss
+    if weight_decay and phase_train:
+        scope = tf1.get_variable_scope().name
+        kernels = [v for v in tf1.trainable_variables(scope=scope + '/' if scope else None)
+                   if v.name.split(':')[0].endswith(convnet_builder.WEIGHT_DECAY_SUFFIX)]
+        if kernels:
+            l2 = tf.add_n([tf.nn.l2_loss(tf.cast(v, tf.float32)) for v in kernels])
+            total_loss = base_loss + weight_decay * l2
+    top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
+    top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
+                                   tf.float32))
+    return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5)
+
+
+def build_gradients(total_loss, variables, *, num_towers, loss_scale=1.0, gradient_clip=None):
+    """Gradients of total_loss / num_towers, so summing over towers gives the average.
+
+    Args:
+      total_loss: scalar float32.
+      variables: the trainable variables the tower reads.
+      num_towers: towers whose gradients will be summed.
+      loss_scale: the loss is multiplied by this before differentiation and the gradients
+        divided by it after (mixed-precision loss scaling; 1 disables it).
+      gradient_clip: if set, each gradient is clipped to [-gradient_clip, gradient_clip].
+
+    Returns:
+      A list of (gradient, variable) pairs, gradients float32 like the variables.
+    """
+    scaled = total_loss * (loss_scale / num_towers)
+    grads = tf1.gradients(scaled, variables, colocate_gradients_with_ops=True)
+    pairs = []
+    for grad, var in zip(grads, variables):
+        if grad is None:
+            raise ValueError('variable %s gets no gradient from the loss' % var.name)
+        if loss_scale != 1.0:
+            grad = grad * (1.0 / loss_scale)
+        if gradient_clip is not None:
+            grad = tf.clip_by_value(grad, -gradient_clip, gradient_clip)
+        pairs.append((grad, var))
+    return pairs

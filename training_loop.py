@@ -1,0 +1,138 @@
+"""The timed loop: warm-up steps, timed steps, the step lines and the final images/sec.
+
+Output follows the original tf_cnn_benchmarks so existing log parsers keep working:
+
+    Step\tImg/sec\ttotal_loss
+    1\timages/sec: 212.3 +/- 0.0 (jitter = 0.0)\t7.105
+    10\timages/sec: 210.8 +/- 1.2 (jitter = 2.0)\t7.088
+    ----------------------------------------------------------------
+    total images/sec: 210.52
+    ----------------------------------------------------------------
+
+A step line is printed after timed step 1 and every --display_every steps; its numbers are those
+of `cnn_util.ImageRateStats` over the timed steps so far. `total images/sec` is the images of all
+timed steps divided by the wall time of the whole timed loop (bookkeeping included).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Callable
+
+import cnn_util
+
+DASHES = '-' * 64
+
+
+class NonFiniteLossError(cnn_util.BenchmarkError):
+    """The loss became NaN or Inf; the run is invalid."""
+
+
+@dataclasses.dataclass
+class LoopResult:
+    """What the timed loop measured.
+
+    Attributes:
+      images_per_sec: images of the timed steps / wall seconds of the timed loop.
+      step_times: wall seconds of each timed step.
+      losses: loss of each timed step (None entries in forward-only runs).
+      warmup_losses: loss of each warm-up step.
+      extras: per timed step, the extra values the step function returned (e.g. accuracy).
+      num_steps: timed steps run (fewer than asked when stopped early).
+      elapsed_secs: wall seconds of the timed loop.
+      stopped_early: True when `should_stop` ended the loop.
+    """
+
+    images_per_sec: float = 0.0
+    step_times: list = dataclasses.field(default_factory=list)
+    losses: list = dataclasses.field(default_factory=list)
+    warmup_losses: list = dataclasses.field(default_factory=list)
+    extras: list = dataclasses.field(default_factory=list)
+    num_steps: int = 0
+    elapsed_secs: float = 0.0
+    stopped_early: bool = False
+
+
+def _check_finite(loss, step, lr_fn):
+    if loss is not None and not math.isfinite(loss):
+        lr = lr_fn() if lr_fn else None
+        raise NonFiniteLossError(
+            'the loss became %s at step %d%s; the run is invalid and no images/sec are reported. '
+            'Lower --init_learning_rate%s.' % (
+                loss, step, ' (learning rate %g)' % lr if lr is not None else '',
+                ' or use loss scaling (--fp16_enable_auto_loss_scale)'))
+
+
+def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
+             images_per_step: int, display_every: int, show_loss: bool = True,
+             learning_rate_fn: Callable[[], float] | None = None,
+             should_stop: Callable[[], bool] | None = None,
+             after_step: Callable[[int, float], None] | None = None,
+             extra_format: Callable[[tuple], str] | None = None,
+             log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
+    """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
+
+    Args:
+      step_fn: runs one step; returns (loss, *extras) with loss a Python float or None.
+      num_warmup: untimed steps run first.
+      num_steps: timed steps.
+      images_per_step: images one step processes over all devices and workers.
+      display_every: print a step line every this many timed steps (and after step 1).
+      show_loss: False prints step lines without the loss column (forward-only).
+      learning_rate_fn: returns the current learning rate, for the NaN message.
+      should_stop: checked after every timed step; True ends the loop early (signals, target
+        accuracy reached).
+      after_step: called with (timed step number, loss) after each timed step (checkpoints, eval).
+      extra_format: formats a step's extras for the step line (training accuracy columns).
+
+    Returns:
+      LoopResult.
+
+    Raises:
+      NonFiniteLossError: a loss was NaN or Inf.
+    """
+    result = LoopResult()
+    if num_warmup:
+        log('Running warm up')
+        for step in range(num_warmup):
+            out = step_fn()
+            _check_finite(out[0], -(num_warmup - step), learning_rate_fn)
+            result.warmup_losses.append(out[0])
+        log('Done warm up')
+    log('Step\tImg/sec\t' + ('total_loss' if show_loss else ''))
+    stats = cnn_util.ImageRateStats(images_per_step)
+    clock = time.perf_counter
+    loop_start = clock()
+    for step in range(1, num_steps + 1):
+        start = clock()
+        out = step_fn()
+        seconds = clock() - start
+        stats.add(seconds)
+        loss = out[0]
+        _check_finite(loss, step, learning_rate_fn)
+        result.losses.append(loss)
+        if len(out) > 1:
+            result.extras.append(out[1:])
+        result.num_steps = step
+        if step == 1 or step % display_every == 0:
+            extra = extra_format(out[1:]) if extra_format else ''
+            if show_loss:
+                log(cnn_util.format_step_line(step, stats, loss, extra))
+            else:
+                mean, unc, jit = stats.summary()
+                log('%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)' % (step, mean, unc, jit))
+        if after_step is not None:
+            after_step(step, loss)
+        if should_stop is not None and should_stop():
+            result.stopped_early = True
+            break
+    result.elapsed_secs = clock() - loop_start
+    result.step_times = stats.step_times
+    result.images_per_sec = (images_per_step * result.num_steps / result.elapsed_secs
+                             if result.num_steps else 0.0)
+    log(DASHES)
+    log('total images/sec: %.2f' % result.images_per_sec)
+    log(DASHES)
+    return result
