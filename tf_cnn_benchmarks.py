@@ -16,6 +16,12 @@ import params  # noqa: E402
 
 FLAGS = flags.FLAGS
 
+USAGE = """usage: tf_cnn_benchmarks [--flag=value ...]   (or --flagfile=FILE)
+
+Trains a CNN on synthetic data (no --data_dir) or ImageNet/CIFAR-10 files and reports images/sec.
+Example: tf_cnn_benchmarks --model=resnet50 --batch_size=32 --num_batches=100
+"""
+
 
 def _fail(message: str, status: int) -> int:
     print('error: %s' % message, file=sys.stderr, flush=True)
@@ -29,6 +35,10 @@ def parse_args(argv: list[str]) -> params.Params:
       params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
     """
     params.define_flags(FLAGS)
+    if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
+        print(USAGE)
+        print(FLAGS.module_help(params))
+        raise SystemExit(0)
     try:
         rest = FLAGS(argv, known_only=False)
     except flags.Error as e:
