@@ -1,0 +1,566 @@
+"""Gradient all-reduce across the towers of one or more hosts, as pure graph-building functions.
+
+This module owns how the `replicated` variable manager (and the multi-host all-reduce modes built
+on it) sums gradients across devices: the `--all_reduce_spec` mini-language, the algorithms, and
+the re-grouping of gradients before the all-reduce (`--gradient_repacking`,
+`--agg_small_grads_max_bytes`). It builds graph ops only; it creates no variables and no session.
+
+Algorithms
+----------
+* ``pscpu``: every tower's tensor is summed with one `add_n` on the host CPU, then each device
+  reads the total (parameter-server-style central accumulation, the "accumulate the total on a
+  single device and copy it back" scheme of the TensorFlow performance guide).
+* ``psgpu``: the same, but each tensor (or shard) is summed on one of the towers' own devices,
+  chosen least-loaded by bytes, so the summing work is spread over the devices.
+* ``xring``: ring all-reduce (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for
+  clusters of workstations", JPDC 2009; popularised for deep learning by Baidu's ring all-reduce,
+  Gibiansky 2017). Each tensor is cut into one chunk per device; n-1 reduce-scatter steps pass
+  partial sums to the next device in the ring, then n-1 all-gather steps pass the finished chunks
+  on, so each device sends and receives only to and from its neighbours.
+* ``nccl``: NVIDIA NCCL through `tensorflow.python.ops.nccl_ops.all_sum` (GPU devices only).
+* ``A/B`` (hierarchical, two levels; cf. the hierarchical all-reduce of Jia et al., "Highly
+  scalable deep learning training system with mixed-precision", 2018): the devices are split into
+  groups (one group per host task when the devices span several tasks, otherwise the first and the
+  second half of the list); algorithm A sums within each group, algorithm B sums the group totals
+  across groups, and every device reads its group's copy of the total. ``--hierarchical_copy``
+  (made for 8-GPU hosts whose NVLink topology is two fully connected groups of 4) is
+  ``psgpu/psgpu``.
+
+Spec grammar (``--all_reduce_spec``)
+------------------------------------
+::
+
+    spec   := entry (":" limit ":" entry)*
+    entry  := alg ["#" shards]
+    alg    := base | base "/" base           (nccl may only be the inner base)
+    base   := "pscpu" | "psgpu" | "xring" | "nccl"
+    shards := positive integer, default 1: each tensor is cut into this many shards that are
+              all-reduced independently (xring: odd shards run the ring in the opposite direction)
+    limit  := positive integer number of bytes with an optional k, m or g suffix (x 1024, 1024^2,
+              1024^3); limits increase strictly from left to right
+
+In ``A:L:B`` a tensor of fewer than L bytes goes to A, the others to B. Worked examples:
+
+* ``"xring"`` -> ``[AllReduceSpecTuple(alg='xring', shards=1, limit_bytes=None)]``
+* ``"xring#2"`` -> ``[('xring', 2, None)]``: two rings of opposite direction, half a tensor each.
+* ``"pscpu:32k:xring"`` -> ``[('pscpu', 1, 32768), ('xring', 1, None)]``: tensors < 32 KiB on the
+  CPU, the rest by ring.
+* ``"nccl:4m:psgpu#4:1g:xring"`` -> ``[('nccl', 1, 4194304), ('psgpu', 4, 1073741824),
+  ('xring', 1, None)]``.
+* ``"pscpu/xring#2"`` -> ``[('pscpu/xring', 2, None)]``: sum within each group on its CPU, ring
+  across the groups, in two shards.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Sequence
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+ALGORITHMS = ('pscpu', 'psgpu', 'xring', 'nccl')
+_PS_ALGORITHMS = ('pscpu', 'psgpu')
+_SIZE_RE = re.compile(r'^([0-9]+)([kmg]?)$', re.IGNORECASE)
+_SIZE_UNITS = {'': 1, 'k': 1024, 'm': 1024 ** 2, 'g': 1024 ** 3}
+
+
+class AllReduceSpecTuple(NamedTuple):
+    """One entry of a parsed all-reduce spec.
+
+    Attributes:
+      alg: 'pscpu', 'psgpu', 'xring', 'nccl' or a hierarchical 'inner/outer' pair of them.
+      shards: number of independent shards each tensor is cut into (>= 1).
+      limit_bytes: this entry takes tensors of fewer than this many bytes (and not taken by an
+        earlier entry); None for the last entry, which takes all the others.
+    """
+
+    alg: str
+    shards: int
+    limit_bytes: int | None
+
+
+class PackPlan(NamedTuple):
+    """How some gradients become the pieces that are all-reduced.
+
+    The gradients `indices` are flattened and concatenated in that order into one vector of
+    sum(piece_sizes) elements, which is split into pieces of `piece_sizes` elements. A plan with
+    one index and one piece stands for the gradient itself, all-reduced in its own shape.
+    """
+
+    indices: tuple[int, ...]
+    piece_sizes: tuple[int, ...]
+
+
+# ----------------------------------------------------------------------------------------------
+# Spec parsing.
+
+
+def _parse_size(text: str, spec: str) -> int:
+    match = _SIZE_RE.match(text.strip())
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError('all_reduce_spec %r: size limit %r is not a positive integer number of '
+                         'bytes with an optional k/m/g suffix (e.g. 32k).' % (spec, text))
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+
+
+def _parse_entry(text: str, spec: str) -> tuple[str, int]:
+    alg, sep, shards_text = text.strip().partition('#')
+    alg = alg.strip()
+    shards = 1
+    if sep:
+        if not shards_text.strip().isdigit() or int(shards_text) < 1:
+            raise ValueError('all_reduce_spec %r: shard count %r in %r is not a positive integer.'
+                             % (spec, shards_text, text))
+        shards = int(shards_text)
+    bases = alg.split('/')
+    if len(bases) > 2:
+        raise ValueError('all_reduce_spec %r: %r has more than two levels; hierarchical forms are '
+                         '"inner/outer".' % (spec, alg))
+    for base in bases:
+        if base not in ALGORITHMS:
+            raise ValueError('all_reduce_spec %r: unknown algorithm %r; valid ones are %s (or '
+                             '"inner/outer" of them).' % (spec, base, ', '.join(ALGORITHMS)))
+    if len(bases) == 2 and bases[1] == 'nccl':
+        raise ValueError('all_reduce_spec %r: nccl cannot be the outer (cross-group) algorithm in '
+                         '%r; NCCL only reduces within one host.' % (spec, alg))
+    return alg, shards
+
+
+def parse_all_reduce_spec(spec: str) -> list[AllReduceSpecTuple]:
+    """Parses an `--all_reduce_spec` string (grammar and examples in the module docstring).
+
+    Args:
+      spec: e.g. 'xring', 'pscpu:32k:xring', 'psgpu#4', 'pscpu/xring'.
+
+    Returns:
+      The entries in order; only the last has limit_bytes None.
+
+    Raises:
+      ValueError: the spec is empty, names an unknown algorithm, has a bad shard count or size,
+        misplaces nccl in a hierarchical form, or its limits do not increase strictly. The message
+        quotes the spec and the rule broken.
+    """
+    if not spec or not spec.strip():
+        raise ValueError('all_reduce_spec %r is empty; give an algorithm such as "xring".' % spec)
+    items = spec.split(':')
+    if len(items) % 2 == 0:
+        raise ValueError('all_reduce_spec %r: expected "alg[:limit:alg]...", alternating '
+                         'algorithms and size limits, starting and ending with an algorithm.'
+                         % spec)
+    limits = [_parse_size(text, spec) for text in items[1::2]]
+    for low, high in zip(limits, limits[1:], strict=False):
+        if high <= low:
+            raise ValueError('all_reduce_spec %r: size limits must increase strictly from left to '
+                             'right (%d bytes then %d bytes).' % (spec, low, high))
+    tuples = []
+    for i, text in enumerate(items[0::2]):
+        alg, shards = _parse_entry(text, spec)
+        tuples.append(AllReduceSpecTuple(alg, shards, limits[i] if i < len(limits) else None))
+    return tuples
+
+
+def select_spec(spec_tuples: Sequence[AllReduceSpecTuple], num_bytes: int) -> AllReduceSpecTuple:
+    """Returns the first entry whose limit exceeds `num_bytes` (the last entry has no limit)."""
+    for entry in spec_tuples:
+        if entry.limit_bytes is None or num_bytes < entry.limit_bytes:
+            return entry
+    return spec_tuples[-1]
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure plans: sizes, packs, small-gradient groups, ring schedule, device groups.
+
+
+def split_sizes(total: int, parts: int) -> list[int]:
+    """Splits `total` elements into `parts` near-equal sizes, the larger ones first.
+
+    Example: split_sizes(10, 3) == [4, 3, 3]; split_sizes(2, 3) == [1, 1, 0].
+    """
+    base, extra = divmod(total, parts)
+    return [base + 1] * extra + [base] * (parts - extra)
+
+
+def make_pack_plans(num_elements: Sequence[int], dtypes: Sequence, num_packs: int
+                    ) -> list[PackPlan]:
+    """Plans `--gradient_repacking`: all gradients of one dtype concatenated, cut into packs.
+
+    Args:
+      num_elements: element count of each gradient.
+      dtypes: dtype of each gradient (gradients of different dtypes never share a pack).
+      num_packs: packs per dtype (>= 1); fewer when a dtype has fewer elements than that.
+
+    Returns:
+      One plan per dtype, in order of first appearance.
+    """
+    by_dtype: dict = {}
+    for j, dtype in enumerate(dtypes):
+        by_dtype.setdefault(dtype, []).append(j)
+    plans = []
+    for indices in by_dtype.values():
+        total = sum(num_elements[j] for j in indices)
+        plans.append(PackPlan(tuple(indices),
+                              tuple(split_sizes(total, max(1, min(num_packs, total))))))
+    return plans
+
+
+def make_small_grad_plans(num_elements: Sequence[int], num_bytes: Sequence[int], dtypes: Sequence,
+                          max_bytes: int, max_group: int) -> list[PackPlan]:
+    """Plans `--agg_small_grads_max_bytes`: gradients under max_bytes merged in groups.
+
+    Gradients of fewer than `max_bytes` bytes are gathered, in order and per dtype, into groups of
+    at most `max_group`; every group becomes one concatenated piece. Other gradients stay alone.
+
+    Returns:
+      Plans ordered by their first gradient index.
+    """
+    plans, open_groups = [], {}
+    for j, dtype in enumerate(dtypes):
+        if num_bytes[j] >= max_bytes:
+            plans.append([j])
+            continue
+        group = open_groups.get(dtype)
+        if group is None or len(group) >= max_group:
+            group = open_groups[dtype] = []
+            plans.append(group)
+        group.append(j)
+    return [PackPlan(tuple(g), (sum(num_elements[j] for j in g),)) for g in plans]
+
+
+def ring_schedule(num_devices: int) -> tuple[list[list[tuple[int, int, int]]],
+                                             list[list[tuple[int, int, int]]]]:
+    """The transfers of a ring all-reduce over devices 0..n-1, each sending to the next.
+
+    The tensor is cut into n chunks. In reduce-scatter step s, device i sends its partial sum of
+    chunk (i - s) mod n to device i+1, which adds its own; after n-1 steps device i holds the full
+    sum of chunk (i + 1) mod n. In all-gather step s, device i passes chunk (i + 1 - s) mod n on.
+
+    Returns:
+      (reduce_scatter_steps, all_gather_steps): n-1 steps each, every step a list of
+      (source, destination, chunk) triples, one per device.
+    """
+    n = num_devices
+    reduce_steps = [[(i, (i + 1) % n, (i - s) % n) for i in range(n)] for s in range(n - 1)]
+    gather_steps = [[(i, (i + 1) % n, (i + 1 - s) % n) for i in range(n)] for s in range(n - 1)]
+    return reduce_steps, gather_steps
+
+
+def _task_of(device: str) -> tuple:
+    spec = tf.DeviceSpec.from_string(device)
+    return (spec.job, spec.replica, spec.task)
+
+
+def device_groups(devices: Sequence[str]) -> list[list[int]]:
+    """Groups device positions for a hierarchical all-reduce.
+
+    One group per host task (job, replica, task) when the devices span several tasks; otherwise
+    the first ceil(n/2) devices and the rest (two groups of 4 for 8 devices).
+    """
+    tasks: dict = {}
+    for i, device in enumerate(devices):
+        tasks.setdefault(_task_of(device), []).append(i)
+    if len(tasks) > 1:
+        return list(tasks.values())
+    half = (len(devices) + 1) // 2
+    return [g for g in (list(range(half)), list(range(half, len(devices)))) if g]
+
+
+def _canonical(device: str) -> str:
+    return tf.DeviceSpec.from_string(device).to_string()
+
+
+def _cpu_of(device: str) -> str:
+    """The CPU of the host task that owns `device`, e.g. '/job:w/task:1/gpu:0' -> '.../CPU:0'."""
+    return tf.DeviceSpec.from_string(device).replace(device_type='CPU', device_index=0).to_string()
+
+
+# ----------------------------------------------------------------------------------------------
+# Algorithms on one piece. Each takes one tensor per device (same shape and dtype, tensors[i] on
+# devices[i]) and returns one total per device, placed on that device.
+
+
+class _Context:
+    """State shared by one all_reduce_gradients call: the bytes summed on each device so far."""
+
+    def __init__(self):
+        self.load_bytes: dict[str, int] = {}
+
+    def least_loaded(self, devices: Sequence[str], num_bytes: int) -> str:
+        device = min(devices, key=lambda d: self.load_bytes.get(_canonical(d), 0))
+        key = _canonical(device)
+        self.load_bytes[key] = self.load_bytes.get(key, 0) + num_bytes
+        return device
+
+
+def _nbytes(tensor: tf.Tensor) -> int:
+    return tensor.shape.num_elements() * tensor.dtype.size
+
+
+def _broadcast(total: tf.Tensor, devices: Sequence[str]) -> list[tf.Tensor]:
+    """One copy of `total` per device (the tensor itself where it already lives)."""
+    outputs = []
+    for device in devices:
+        if _canonical(total.device) == _canonical(device):
+            outputs.append(total)
+        else:
+            with tf1.device(device):
+                outputs.append(tf.identity(total))
+    return outputs
+
+
+def _ps_reduce(alg: str, tensors: Sequence[tf.Tensor], devices: Sequence[str],
+               ctx: _Context) -> tf.Tensor:
+    """Sums on the CPU of devices[0] (pscpu) or on the least-loaded of `devices` (psgpu)."""
+    if alg == 'pscpu':
+        device = _cpu_of(devices[0])
+    else:
+        device = ctx.least_loaded(devices, _nbytes(tensors[0]))
+    with tf1.device(device):
+        return tf.add_n(list(tensors))
+
+
+def _ring(tensors: Sequence[tf.Tensor], devices: Sequence[str]) -> list[tf.Tensor]:
+    """Ring all-reduce (reduce-scatter then all-gather), see ring_schedule."""
+    n = len(devices)
+    if n == 1:
+        return list(tensors)
+    shape = tensors[0].shape
+    sizes = split_sizes(shape.num_elements(), n)
+    chunks = []
+    for tensor, device in zip(tensors, devices, strict=True):
+        with tf1.device(device):
+            flat = tf.reshape(tensor, [-1]) if shape.rank != 1 else tensor
+            chunks.append(tf.split(flat, sizes))
+    reduce_steps, gather_steps = ring_schedule(n)
+    for step in reduce_steps:
+        for src, dst, c in step:
+            with tf1.device(devices[dst]):
+                chunks[dst][c] = tf.add(chunks[src][c], chunks[dst][c])
+    for step in gather_steps:
+        for src, dst, c in step:
+            with tf1.device(devices[dst]):
+                chunks[dst][c] = tf.identity(chunks[src][c])
+    outputs = []
+    for i, device in enumerate(devices):
+        with tf1.device(device):
+            flat = tf.concat(chunks[i], 0)
+            outputs.append(tf.reshape(flat, shape) if shape.rank != 1 else flat)
+    return outputs
+
+
+def _check_nccl_devices(devices: Sequence[str]) -> None:
+    for device in devices:
+        if tf.DeviceSpec.from_string(device).device_type != 'GPU':
+            raise ValueError('nccl all-reduce needs GPU devices (NCCL has no CPU kernels). '
+                             'Received: device %r among %s; use pscpu, psgpu or xring instead.'
+                             % (device, list(devices)))
+
+
+def _nccl(tensors: Sequence[tf.Tensor], devices: Sequence[str]) -> list[tf.Tensor]:
+    from tensorflow.python.ops import nccl_ops  # GPU-only op library; imported when used.
+
+    _check_nccl_devices(devices)
+    placed = []
+    for tensor, device in zip(tensors, devices, strict=True):
+        with tf1.device(device):
+            placed.append(tf.identity(tensor) if _canonical(tensor.device) != _canonical(device)
+                          else tensor)
+    return nccl_ops.all_sum(placed)
+
+
+def _flat_all_reduce(alg: str, tensors, devices, ctx: _Context, shard: int) -> list[tf.Tensor]:
+    """All-reduce with one non-hierarchical algorithm; shard picks the ring direction."""
+    if alg in _PS_ALGORITHMS:
+        return _broadcast(_ps_reduce(alg, tensors, devices, ctx), devices)
+    if alg == 'nccl':
+        return _nccl(tensors, devices)
+    if shard % 2:
+        return _ring(tensors[::-1], devices[::-1])[::-1]
+    return _ring(tensors, devices)
+
+
+def _hierarchical(inner: str, outer: str, tensors, devices, ctx: _Context,
+                  shard: int) -> list[tf.Tensor]:
+    """Two-level all-reduce: `inner` within each device group, `outer` across the groups."""
+    groups = device_groups(devices)
+    group_sums = []
+    for group in groups:
+        g_tensors = [tensors[i] for i in group]
+        g_devices = [devices[i] for i in group]
+        if inner in _PS_ALGORITHMS:
+            group_sums.append(_ps_reduce(inner, g_tensors, g_devices, ctx))
+        else:
+            reduced = _flat_all_reduce(inner, g_tensors, g_devices, ctx, shard)
+            group_sums.append(reduced[shard % len(group)])
+    if outer in _PS_ALGORITHMS:
+        total = _ps_reduce(outer, group_sums, [t.device for t in group_sums], ctx)
+        return _broadcast(total, devices)
+    outputs = [None] * len(devices)
+    totals = _flat_all_reduce(outer, group_sums, [t.device for t in group_sums], ctx, shard)
+    for group, total in zip(groups, totals, strict=True):
+        for i, out in zip(group, _broadcast(total, [devices[i] for i in group]), strict=True):
+            outputs[i] = out
+    return outputs
+
+
+def _reduce_piece(entry: AllReduceSpecTuple, tensors, devices, ctx: _Context) -> list[tf.Tensor]:
+    """All-reduces one piece with one spec entry, cutting it into entry.shards shards."""
+    inner, _, outer = entry.alg.partition('/')
+    run = (lambda ts, shard: _hierarchical(inner, outer, ts, devices, ctx, shard)) if outer \
+        else (lambda ts, shard: _flat_all_reduce(inner, ts, devices, ctx, shard))
+    shape = tensors[0].shape
+    num_shards = min(entry.shards, shape.num_elements())
+    if num_shards <= 1:
+        return run(list(tensors), 0)
+    sizes = split_sizes(shape.num_elements(), num_shards)
+    shards = []
+    for tensor, device in zip(tensors, devices, strict=True):
+        with tf1.device(device):
+            shards.append(tf.split(tf.reshape(tensor, [-1]), sizes))
+    per_shard = [run([s[k] for s in shards], k) for k in range(num_shards)]
+    outputs = []
+    for i, device in enumerate(devices):
+        with tf1.device(device):
+            outputs.append(tf.reshape(tf.concat([r[i] for r in per_shard], 0), shape))
+    return outputs
+
+
+# ----------------------------------------------------------------------------------------------
+# The entry point.
+
+
+def _check_inputs(tower_grads, devices) -> list[int]:
+    """Validates the towers' gradient lists; returns the indices of non-None gradients."""
+    if not devices or len(tower_grads) != len(devices):
+        raise ValueError('all_reduce_gradients needs one gradient list per device. Received: %d '
+                         'lists for %d devices.' % (len(tower_grads), len(devices)))
+    count = len(tower_grads[0])
+    if any(len(g) != count for g in tower_grads):
+        raise ValueError('every tower must have the same number of gradients. Received: %s'
+                         % [len(g) for g in tower_grads])
+    present = []
+    for j in range(count):
+        column = [g[j] for g in tower_grads]
+        if all(t is None for t in column):
+            continue
+        if any(t is None for t in column):
+            raise ValueError('gradient %d is None on some towers only.' % j)
+        first = column[0]
+        if not first.shape.is_fully_defined():
+            raise ValueError('gradient %d (%s) needs a fully defined shape to be all-reduced. '
+                             'Received: %s' % (j, first.name, first.shape))
+        for t in column[1:]:
+            if t.shape != first.shape or t.dtype != first.dtype:
+                raise ValueError('gradient %d differs across towers: %s %s vs %s %s.'
+                                 % (j, first.shape, first.dtype.name, t.shape, t.dtype.name))
+        present.append(j)
+    return present
+
+
+def _make_plans(grads: Sequence[tf.Tensor], num_packs: int, max_bytes: int,
+                max_group: int) -> list[PackPlan]:
+    sizes = [g.shape.num_elements() for g in grads]
+    dtypes = [g.dtype for g in grads]
+    if num_packs > 0:
+        return make_pack_plans(sizes, dtypes, num_packs)
+    if max_bytes > 0:
+        return make_small_grad_plans(sizes, [_nbytes(g) for g in grads], dtypes, max_bytes,
+                                     max_group)
+    return [PackPlan((j,), (sizes[j],)) for j in range(len(grads))]
+
+
+def _pack(plan: PackPlan, grads: Sequence[tf.Tensor], device: str) -> list[tf.Tensor]:
+    """The pieces of one plan on one device (the gradient itself for a trivial plan)."""
+    if len(plan.indices) == 1 and len(plan.piece_sizes) == 1:
+        return [grads[plan.indices[0]]]
+    with tf1.device(device):
+        flat = tf.concat([tf.reshape(grads[j], [-1]) for j in plan.indices], 0)
+        return tf.split(flat, list(plan.piece_sizes)) if len(plan.piece_sizes) > 1 else [flat]
+
+
+def _unpack(plan: PackPlan, pieces: Sequence[tf.Tensor], shapes, device: str) -> list[tf.Tensor]:
+    """Inverse of _pack on one device: the plan's gradients in their shapes, in index order."""
+    if len(plan.indices) == 1 and len(plan.piece_sizes) == 1:
+        return [pieces[0]]
+    with tf1.device(device):
+        flat = tf.concat(list(pieces), 0) if len(pieces) > 1 else pieces[0]
+        sizes = [shapes[j].num_elements() for j in plan.indices]
+        parts = tf.split(flat, sizes) if len(sizes) > 1 else [flat]
+        return [tf.reshape(p, shapes[j]) for p, j in zip(parts, plan.indices, strict=True)]
+
+
+def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
+                         devices: Sequence[str],
+                         spec_tuples: Sequence[AllReduceSpecTuple] | None = None, *,
+                         num_packs: int = 0, agg_small_grads_max_bytes: int = 0,
+                         agg_small_grads_max_group: int = 10, hierarchical_copy: bool = False,
+                         use_nccl: bool = False) -> list[list[tf.Tensor | None]]:
+    """Sums each gradient over the towers, leaving one copy of every sum on every tower's device.
+
+    Args:
+      tower_grads: tower_grads[i][j] is gradient j of tower i, a dense tensor on devices[i];
+        gradient j has the same fully defined shape and dtype on every tower. A gradient may be
+        None on every tower (it stays None).
+      devices: one device string per tower, e.g. ['/gpu:0', '/gpu:1'] or ['/cpu:0', '/cpu:1'].
+      spec_tuples: parse_all_reduce_spec's result; None or empty for the default all-reduce (sum
+        on devices[0], copied back) or, with use_nccl, NCCL for every tensor.
+      num_packs: `--gradient_repacking`: if > 0, all gradients of one dtype are flattened,
+        concatenated and cut into this many packs before the all-reduce, and restored after.
+      agg_small_grads_max_bytes: if > 0, gradients smaller than this many bytes are concatenated
+        in groups of at most agg_small_grads_max_group before the all-reduce.
+      agg_small_grads_max_group: see above (>= 1).
+      hierarchical_copy: sum within two halves of the devices, then across (for the default
+        all-reduce only; equivalent to the spec 'psgpu/psgpu').
+      use_nccl: all-reduce every tensor with NCCL (GPU devices only; no spec allowed).
+
+    Returns:
+      out[i][j]: the sum over towers of gradient j, same shape and dtype, placed on devices[i]
+      (one algorithm per piece chosen by size with select_spec; pieces of the same gradient are
+      summed in the same order on every device, so the copies are bitwise identical).
+
+    Raises:
+      ValueError: mismatched towers or shapes; num_packs together with agg_small_grads_max_bytes;
+        use_nccl or hierarchical_copy together with spec_tuples; nccl with a non-GPU device.
+    """
+    present = _check_inputs(tower_grads, devices)
+    if num_packs > 0 and agg_small_grads_max_bytes > 0:
+        raise ValueError('gradient repacking (num_packs=%d) and small-gradient aggregation '
+                         '(agg_small_grads_max_bytes=%d) exclude each other; use one.'
+                         % (num_packs, agg_small_grads_max_bytes))
+    if spec_tuples and (use_nccl or hierarchical_copy):
+        raise ValueError('use_nccl and hierarchical_copy choose the default all-reduce and '
+                         'exclude an all_reduce_spec; write "nccl" or "psgpu/psgpu" in the spec '
+                         'instead.')
+    if any('nccl' in entry.alg for entry in spec_tuples or ()) or use_nccl:
+        _check_nccl_devices(devices)
+    if not spec_tuples:
+        if use_nccl:
+            spec_tuples = [AllReduceSpecTuple('nccl', 1, None)]
+        elif hierarchical_copy:
+            spec_tuples = [AllReduceSpecTuple('psgpu/psgpu', 1, None)]
+    outputs = [list(g) for g in tower_grads]
+    if len(devices) == 1 or not present:
+        return outputs
+    grads = [[g[j] for j in present] for g in tower_grads]
+    shapes = [g.shape for g in grads[0]]
+    ctx = _Context()
+    plans = _make_plans(grads[0], num_packs, agg_small_grads_max_bytes, agg_small_grads_max_group)
+    for plan in plans:
+        packed = [_pack(plan, g, d) for g, d in zip(grads, devices, strict=True)]
+        reduced = [[] for _ in devices]
+        for k in range(len(packed[0])):
+            pieces = [p[k] for p in packed]
+            if spec_tuples:
+                entry = select_spec(spec_tuples, _nbytes(pieces[0]))
+                totals = _reduce_piece(entry, pieces, devices, ctx)
+            else:
+                with tf1.device(devices[0]):
+                    totals = _broadcast(tf.add_n(pieces), devices)
+            for i, total in enumerate(totals):
+                reduced[i].append(total)
+        for i, device in enumerate(devices):
+            grads_i = _unpack(plan, reduced[i], shapes, device)
+            for j, grad in zip(plan.indices, grads_i, strict=True):
+                outputs[i][present[j]] = grad
+    return outputs
