@@ -1,0 +1,117 @@
+"""The parameter table and every validation rule (one test per rule, with the exact message)."""
+
+import pytest
+
+import params
+from params import ParamsError, make_params, validate_params
+
+
+def _error(**kwargs) -> str:
+    with pytest.raises(ParamsError) as info:
+        validate_params(make_params(**kwargs))
+    return str(info.value)
+
+
+def test_defaults_validate_and_names_are_unique():
+    validate_params(make_params())
+    assert len(params.SPEC_BY_NAME) == len(params.SPECS)
+    assert make_params().batch_size == 0 and make_params().model == 'trivial'
+
+
+def test_unknown_keyword_is_rejected():
+    with pytest.raises(ParamsError, match='unknown parameter.*bogus'):
+        make_params(bogus=1)
+
+
+def test_params_are_immutable():
+    p = make_params()
+    with pytest.raises(AttributeError):
+        p.batch_size = 3
+    assert p._replace(batch_size=3).batch_size == 3 and p.batch_size == 0
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    ({'batch_size': -1}, '--batch_size must be >= 0. Received: batch_size=-1'),
+    ({'num_gpus': 0}, '--num_gpus must be >= 1. Received: num_gpus=0'),
+    ({'optimizer': 'lbfgs'}, "--optimizer must be one of 'sgd', 'momentum', 'rmsprop', 'adam'. "
+                             "Received: optimizer='lbfgs'"),
+    ({'data_format': 'NWHC'}, "--data_format must be one of 'NHWC', 'NCHW'. "
+                              "Received: data_format='NWHC'"),
+    ({'device': 'tpu'}, "--device must be one of 'cpu', 'gpu'. Received: device='tpu'"),
+    ({'variable_update': 'foo'}, "Received: variable_update='foo'"),
+    ({'num_batches': 10, 'num_epochs': 1.0}, '--num_batches and --num_epochs exclude each other'),
+    ({'use_fp16': True, 'use_bf16': True}, '--use_fp16 and --use_bf16 exclude each other'),
+    ({'fp16_vars': True}, '--fp16_vars needs --use_fp16'),
+    ({'forward_only': True, 'eval': True}, '--forward_only and --eval exclude each other'),
+    ({'staged_vars': True, 'variable_update': 'replicated'},
+     '--staged_vars works only with --variable_update=parameter_server'),
+    ({'use_nccl': True, 'device': 'cpu', 'variable_update': 'replicated'},
+     '--use_nccl needs GPUs'),
+    ({'all_reduce_spec': 'xring'}, '--use_nccl/--all_reduce_spec need --variable_update='
+                                   'replicated'),
+    ({'piecewise_learning_rate_schedule': '0.1;10'}, 'odd number of numbers'),
+    ({'piecewise_learning_rate_schedule': '0.1;10;0.01;5;0.001'}, 'positive and increasing'),
+    ({'piecewise_learning_rate_schedule': '0.1;10;0.01', 'init_learning_rate': 0.1},
+     'exclude each other'),
+    ({'data_name': 'synthetic', 'data_dir': '/data'}, '--data_name=synthetic ignores --data_dir'),
+    ({'init_learning_rate': -0.1}, '--init_learning_rate must be >= 0'),
+])
+def test_each_rule_names_the_flag_and_value(kwargs, text):
+    assert text in _error(**kwargs)
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    ({'job_name': 'worker', 'worker_hosts': ['localhost:1234'], 'ps_hosts': ['localhost:x']},
+     '--ps_hosts items must be host:port'),
+    ({'job_name': 'worker', 'worker_hosts': ['localhost:70000'], 'ps_hosts': ['localhost:1']},
+     'port in 1..65535'),
+    ({'job_name': 'worker', 'worker_hosts': ['a:1', 'a:1'], 'ps_hosts': ['b:2']},
+     '--worker_hosts lists a:1 twice'),
+    ({'job_name': 'worker', 'worker_hosts': ['a:1', ''], 'ps_hosts': ['b:2']},
+     '--worker_hosts items must be host:port'),
+    ({'job_name': 'worker', 'task_index': 2, 'worker_hosts': ['a:1', 'a:2'], 'ps_hosts': ['b:2']},
+     '--task_index must be < 2, the number of worker hosts'),
+    ({'job_name': 'worker', 'worker_hosts': ['a:1']},
+     '--variable_update=parameter_server in a cluster needs --ps_hosts'),
+    ({'job_name': 'ps'}, '--job_name=ps needs --worker_hosts'),
+    ({'ps_hosts': ['a:1'], 'worker_hosts': ['b:1']}, 'need --job_name'),
+    ({'variable_update': 'distributed_replicated'}, 'needs a cluster'),
+    ({'job_name': 'worker', 'worker_hosts': ['a:1'], 'variable_update': 'replicated'},
+     'is for one host'),
+])
+def test_cluster_rules(kwargs, text):
+    assert text in _error(**kwargs)
+
+
+def test_valid_cluster_passes():
+    validate_params(make_params(job_name='worker', task_index=1, ps_hosts=['localhost:2222'],
+                                worker_hosts=['localhost:2223', '127.0.0.1:2224']))
+
+
+def test_piecewise_schedule_parses():
+    assert params.parse_piecewise_schedule('0.1;30;0.01;60;0.001') == (
+        [0.1, 0.01, 0.001], [30.0, 60.0])
+
+
+def test_resolve_defaults_follow_the_machine():
+    cpu = params.resolve_params(make_params(), num_visible_gpus=0)
+    assert (cpu.device, cpu.data_format, cpu.num_warmup_batches, cpu.num_batches) == (
+        'cpu', 'NHWC', 5, 100)
+    gpu = params.resolve_params(make_params(), num_visible_gpus=1)
+    assert (gpu.device, gpu.data_format, gpu.num_warmup_batches) == ('gpu', 'NCHW', 10)
+    nchw_cpu = params.resolve_params(make_params(data_format='NCHW'), num_visible_gpus=0)
+    assert nchw_cpu.data_format == 'NCHW'
+    epochs = params.resolve_params(make_params(num_epochs=2.0), num_visible_gpus=0)
+    assert epochs.num_batches is None
+
+
+@pytest.mark.parametrize('kwargs, gpus, text', [
+    ({'device': 'gpu'}, 0, '--device=gpu with --num_gpus=1, but 0 GPU(s) are visible'),
+    ({'device': 'gpu', 'num_gpus': 4}, 2, '--num_gpus=4, but 2 GPU(s) are visible'),
+    ({'local_parameter_device': 'gpu'}, 0, '--local_parameter_device=gpu, but no GPU'),
+    ({'use_nccl': True, 'variable_update': 'replicated'}, 0, '--use_nccl needs GPUs'),
+])
+def test_resolve_rejects_missing_gpus(kwargs, gpus, text):
+    with pytest.raises(ParamsError) as info:
+        params.resolve_params(make_params(**kwargs), num_visible_gpus=gpus)
+    assert text in str(info.value)
