@@ -23,6 +23,7 @@ import dataset_info
 import learning_rate
 import params as params_lib
 import preprocessing
+import run_hooks
 import tower
 import training_loop
 import variable_mgr
@@ -94,7 +95,7 @@ class BenchmarkCNN:
         self.devices = ['/%s:%d' % (p.device, i) for i in range(p.num_gpus)]
         self.num_workers = 1
         self.global_batch_size = self.batch_size * len(self.devices) * self.num_workers
-        self.examples_per_epoch = self.dataset.num_examples_per_epoch('train')
+        self.examples_per_epoch = self.dataset.num_examples('train')
         if p.num_epochs is not None:
             self.num_batches = max(1, int(np.ceil(
                 p.num_epochs * self.examples_per_epoch / self.global_batch_size)))
@@ -114,7 +115,7 @@ class BenchmarkCNN:
         lines = [
             'TensorFlow:  %s' % tf.__version__,
             'Model:       %s' % p.model,
-            'Dataset:     %s' % self.dataset.description,
+            'Dataset:     %s' % self.dataset.describe('train'),
             'Mode:        %s' % mode,
             'Batch size:  %d global' % self.global_batch_size,
             '             %d per device' % self.batch_size,
@@ -206,42 +207,72 @@ class BenchmarkCNN:
         build_start = time.perf_counter()
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
-        config = make_session_config(p, len(self.devices))
-        with info.graph.as_default(), tf1.Session(config=config) as sess:
+        with info.graph.as_default(), self.create_session(info) as sess:
             cnn_util.log_fn('Initializing graph')
-            sess.run(info.init_ops)
-            post_init = info.mgr.post_init_ops()
-            if post_init:
-                sess.run(post_init)
-            if info.pipeline.warmup_ops:
-                sess.run(info.pipeline.warmup_ops)
-            fetches = [info.train_op, info.loss]
-            if p.print_training_accuracy:
-                fetches += [info.top_1, info.top_5]
-            step = sess.make_callable(fetches)
-            show_loss = not p.forward_only
+            self.initialize(sess, info)
+            hooks = self.make_hooks(info)
+            ctx = run_hooks.RunContext(sess=sess, info=info, bench=self)
+            for hook in hooks:
+                hook.begin(ctx)
+            loop = self._timed_loop(sess, info, hooks)
+            result = self._result(loop, build_secs)
+            for hook in hooks:
+                hook.end(result)
+        return result
 
-            def step_fn():
-                out = step()
-                return (float(out[1]) if show_loss else None,) + tuple(out[2:])
+    def create_session(self, info):
+        """A session on this host's devices (a cluster run connects to its server instead)."""
+        return tf1.Session(config=make_session_config(self.params, len(self.devices)))
 
-            result = training_loop.run_loop(
-                step_fn, num_warmup=p.num_warmup_batches, num_steps=self.num_batches,
-                images_per_step=self.global_batch_size, display_every=p.display_every,
-                show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
-                extra_format=_accuracy_columns if p.print_training_accuracy else None)
+    def initialize(self, sess, info) -> None:
+        """Initialises the variables, runs the manager's post-init ops, primes the pipeline."""
+        sess.run(info.init_ops)
+        post_init = info.mgr.post_init_ops()
+        if post_init:
+            sess.run(post_init)
+        if info.pipeline.warmup_ops:
+            sess.run(info.pipeline.warmup_ops)
+
+    def make_hooks(self, info) -> list:
+        """The run hooks this run needs (see run_hooks.py), in call order."""
+        del info
+        return []
+
+    def _timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
+        p = self.params
+        fetches = [info.train_op, info.loss]
+        if p.print_training_accuracy:
+            fetches += [info.top_1, info.top_5]
+        step = sess.make_callable(fetches)
+        show_loss = not p.forward_only
+
+        def step_fn():
+            out = step()
+            return (float(out[1]) if show_loss else None,) + tuple(out[2:])
+
+        return training_loop.run_loop(
+            step_fn, num_warmup=p.num_warmup_batches, num_steps=self.num_batches,
+            images_per_step=self.global_batch_size, display_every=p.display_every,
+            show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
+            after_step=run_hooks.combine_after_step(hooks),
+            should_stop=run_hooks.combine_should_stop(hooks),
+            extra_format=_accuracy_columns if p.print_training_accuracy else None)
+
+    def _result(self, loop, build_secs) -> dict:
         return {
-            'model': p.model,
-            'images_per_sec': result.images_per_sec,
-            'losses': result.losses,
-            'warmup_losses': result.warmup_losses,
-            'step_times': result.step_times,
-            'num_steps': result.num_steps,
-            'elapsed_secs': result.elapsed_secs,
+            'model': self.params.model,
+            'images_per_sec': loop.images_per_sec,
+            'losses': loop.losses,
+            'warmup_losses': loop.warmup_losses,
+            'step_times': loop.step_times,
+            'num_steps': loop.num_steps,
+            'stopped_early': loop.stopped_early,
+            'elapsed_secs': loop.elapsed_secs,
             'graph_build_secs': build_secs,
             'global_batch_size': self.global_batch_size,
             'per_device_batch_size': self.batch_size,
             'num_devices': len(self.devices),
+            'num_workers': self.num_workers,
             'image_size': self.image_size,
         }
 

@@ -20,7 +20,7 @@ from absl import flags
 
 
 class ParamsError(ValueError):
-    """A parameter value or a combination of parameters is invalid (a usage error, exit status 2)."""
+    """A parameter value or combination of parameters is invalid (usage error, exit status 2)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,8 +238,8 @@ _DEFINERS = {
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """Registers one absl flag per ParamSpec in `flag_values`.
 
-    Allowed values and bounds are not enforced by absl, but by `validate_params`, so the flag path and
-    the `make_params` path report errors with the same words.
+    Allowed values and bounds are not enforced by absl, but by `validate_params`, so the flag path
+    and the `make_params` path report errors with the same words.
     """
     for spec in SPECS:
         text = spec.help

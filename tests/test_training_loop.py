@@ -1,0 +1,66 @@
+"""The timed loop and its statistics, with a fake step function (no TensorFlow session)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import cnn_util
+import training_loop
+
+
+def test_rate_statistics_follow_their_definitions():
+    stats = cnn_util.ImageRateStats(images_per_step=10)
+    for seconds in (0.1, 0.1, 0.2, 0.05):
+        stats.add(seconds)
+    mean, uncertainty, jitter = stats.summary()
+    rates = np.array([100.0, 100.0, 50.0, 200.0])
+    assert mean == pytest.approx(40 / 0.45)
+    assert uncertainty == pytest.approx(1.96 * np.std(rates) / 2)
+    assert jitter == pytest.approx(np.median(np.abs(rates - 100.0)))  # = 0: half the steps are 100
+
+
+def test_step_line_format():
+    stats = cnn_util.ImageRateStats(images_per_step=32)
+    stats.add(0.5)
+    assert cnn_util.format_step_line(1, stats, 6.9077) == (
+        '1\timages/sec: 64.0 +/- 0.0 (jitter = 0.0)\t6.908')
+
+
+def _fake_steps(losses):
+    it = iter(losses)
+    return lambda: (next(it),)
+
+
+def test_loop_prints_step_1_and_every_display_every():
+    lines = []
+    result = training_loop.run_loop(_fake_steps([7.0] * 2 + [6.0] * 25), num_warmup=2,
+                                    num_steps=25, images_per_step=8, display_every=10,
+                                    log=lines.append)
+    steps = [line.split('\t')[0] for line in lines if '\timages/sec:' in line]
+    assert steps == ['1', '10', '20']
+    assert lines[0] == 'Running warm up' and 'Step\tImg/sec\ttotal_loss' in lines
+    assert lines[-3] == lines[-1] == '-' * 64 and lines[-2].startswith('total images/sec: ')
+    assert result.num_steps == 25 and result.warmup_losses == [7.0, 7.0]
+    assert result.losses == [6.0] * 25 and len(result.step_times) == 25
+    assert float(lines[-2].split(': ')[1]) == pytest.approx(result.images_per_sec, rel=1e-3)
+    assert result.images_per_sec == pytest.approx(8 * 25 / result.elapsed_secs)
+
+
+def test_non_finite_loss_stops_with_step_and_hint():
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        training_loop.run_loop(_fake_steps([5.0, 5.0, math.nan, 1.0]), num_warmup=0,
+                               num_steps=4, images_per_step=1, display_every=1,
+                               learning_rate_fn=lambda: 0.5, log=lambda _: None)
+    text = str(info.value)
+    assert 'the loss became nan at step 3 (learning rate 0.5)' in text
+    assert 'Lower --init_learning_rate' in text and 'no images/sec are reported' in text
+
+
+def test_should_stop_ends_early_and_after_step_sees_every_step():
+    seen = []
+    result = training_loop.run_loop(_fake_steps([1.0] * 10), num_warmup=0, num_steps=10,
+                                    images_per_step=1, display_every=5,
+                                    after_step=lambda s, loss: seen.append(s),
+                                    should_stop=lambda: len(seen) >= 3, log=lambda _: None)
+    assert result.stopped_early and result.num_steps == 3 and seen == [1, 2, 3]
