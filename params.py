@@ -4,7 +4,8 @@ This module owns the parameter table. The table generates both the absl flags of
 `tf_cnn_benchmarks` command and `make_params(**kwargs)` for library and test use, so the two can
 never disagree. The flow is one-directional:
 
-    table -> flags or kwargs -> Params (immutable) -> validate_params -> resolve_params -> BenchmarkCNN
+    table -> flags or kwargs -> Params (immutable) -> validate_params -> resolve_params
+          -> BenchmarkCNN
 
 Library code never reads the global FLAGS object; it receives a `Params`.
 """

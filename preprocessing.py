@@ -10,15 +10,50 @@ Image value range, for synthetic and real data alike: float in [-1, 1] (a real p
 becomes p / 127.5 - 1), in the compute dtype, laid out in the run's data format:
 [batch, height, width, 3] for NHWC, [batch, 3, height, width] for NCHW. Labels are int32 class ids
 in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
+
+`make_input_pipeline` picks the pipeline of a dataset (see `dataset_info`):
+
+  - `SyntheticInput`: no files.
+  - `RecordInputPipeline` (ImageNet TFRecords, the default): stage 1 a `RecordInput` op reads the
+    shards with one thread per file (up to 64) into a shuffle buffer; stage 2 each record of the
+    batch is parsed, decoded, cropped, distorted and resized by its own ops (in parallel, see
+    `image_processing`), and `parallel_stack` writes each image into the device's batch as soon
+    as it is ready; stage 3 a `StagingArea` per device.
+  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets): stages 1-2 as one tf.data
+    pipeline (parallel interleave over shards, shuffle, parallel map, batch, prefetch); stage 3
+    the same staging areas.
+  - `Cifar10Pipeline`: the pickle batches through tf.data (CIFAR-10 has no RecordInput form,
+    --use_datasets does not apply), stage 3 the same staging areas.
+
+Staging (stage 3), the software pipelining of the performance guide: each device has a
+`StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a
+batch happens in the put, while the device computes on the previous batch. `warmup_ops` fill each
+area with --batch_group_size batches; every step then takes one batch (the get feeds the model)
+and `step_ops` put the next. To end a run with empty staging areas (every put matched by a get),
+use `step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size
+steps. Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
+record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
+`cnn_util.DataError`s.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
+import glob
+import os
+import re
+import tempfile
 
 import tensorflow as tf
+from tensorflow.python.ops import data_flow_ops
+
+import cnn_util
+import image_processing
 
 tf1 = tf.compat.v1
+
+LABEL_ERROR_MARKER = 'label_out_of_range:'
 
 
 class InputPipeline(abc.ABC):
@@ -85,13 +120,365 @@ class SyntheticInput(InputPipeline):
         low = 1 if self.num_classes > 1000 else 0
         for index, device in enumerate(devices):
             with tf1.device(device), tf1.name_scope('synthetic_input_%d' % index):
-                initial = tf1.random_uniform(self.image_shape(), -1.0, 1.0, dtype=tf.float32)
+                # Drawn in NHWC and transposed, so both layouts hold the same images.
+                nhwc = [self.batch_size, self.image_size, self.image_size, 3]
+                initial = tf1.random_uniform(nhwc, -1.0, 1.0, dtype=tf.float32)
+                if self.data_format == 'NCHW':
+                    initial = tf.transpose(initial, [0, 3, 1, 2])
                 images = tf1.Variable(
-                    tf.cast(initial, self.dtype), trainable=False, collections=[tf1.GraphKeys.LOCAL_VARIABLES],
-                    name='images')
+                    tf.cast(initial, self.dtype), trainable=False,
+                    collections=[tf1.GraphKeys.LOCAL_VARIABLES], name='images')
                 labels = tf1.Variable(
                     tf1.random_uniform([self.batch_size], low, self.num_classes, dtype=tf.int32),
                     trainable=False, collections=[tf1.GraphKeys.LOCAL_VARIABLES],
                     name='labels')
                 batches.append((tf.identity(images), tf.identity(labels)))
         return batches
+
+
+class StagedPipeline(InputPipeline):
+    """Base of the real-data pipelines: batches made on the host, staged per device.
+
+    Subclasses implement `_host_batches`; this class checks the labels, casts and lays out the
+    images, and adds the staging areas (see the module docstring).
+
+    Args:
+      params: the run's `params.Params`.
+      dataset: a `dataset_info.Dataset` with files.
+      subset: 'train' or 'validation'.
+      train: training (random) or eval (deterministic) preprocessing.
+      host_device: where reading and preprocessing run, e.g. '/cpu:0' or
+        '/job:worker/task:1/cpu:0'.
+      **kwargs: the InputPipeline arguments.
+
+    Attributes:
+      staging_depth: batches held per device after warm-up (--batch_group_size).
+      size_ops: one int32 scalar per device: batches currently in its staging area.
+      scan: the `dataset_info.SubsetScan` of the files read.
+    """
+
+    def __init__(self, *, params, dataset, subset, train, host_device='/cpu:0', **kwargs):
+        super().__init__(**kwargs)
+        self.params = params
+        self.dataset = dataset
+        self.subset = subset
+        self.train = train
+        self.host_device = host_device
+        self.staging_depth = params.batch_group_size
+        self.size_ops: list = []
+        self.scan = dataset.scan(subset)
+        self.process_kwargs = dict(
+            image_size=self.image_size, train=train, distortions=params.distortions,
+            color=params.distort_color, resize_method=params.resize_method)
+
+    @abc.abstractmethod
+    def _host_batches(self, num_devices: int, *, warmup: bool) -> list[tuple[tf.Tensor, tf.Tensor]]:
+        """Builds one batch per device on the host.
+
+        Args:
+          num_devices: number of batches to return.
+          warmup: True for the extra batches of warm-up (--batch_group_size > 1).
+
+        Returns:
+          num_devices pairs: images float32 [batch, size, size, 3] in [-1, 1], labels int32
+          [batch] as stored in the records.
+        """
+
+    def _processing_phrase(self) -> str:
+        if not self.train:
+            what = 'central crop'
+        elif self.params.distortions:
+            what = 'distortions' + (' + colour' if self.params.distort_color else '')
+        else:
+            what = 'central crop + flip'
+        return '%s, %s resize' % (what, self.params.resize_method)
+
+    def _finish(self, images, labels):
+        """Label check, dtype cast and data-format transpose, on the host."""
+        valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
+        message = '%s labels must lie in [0, %d) (the model\'s classes); %s %s holds' % (
+            LABEL_ERROR_MARKER, self.num_classes, self.dataset.data_dir, self.subset)
+        check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
+        with tf.control_dependencies([check]):
+            labels = tf.identity(labels)
+        images = tf.cast(images, self.dtype)
+        if self.data_format == 'NCHW':
+            images = tf.transpose(images, [0, 3, 1, 2])
+        images.set_shape(self.image_shape())
+        labels.set_shape([self.batch_size])
+        return images, labels
+
+    def build(self, devices):
+        if self.warmup_ops:
+            raise ValueError('build() was already called on this pipeline')
+        with tf1.device(self.host_device), tf1.name_scope('input_pipeline'):
+            waves = [self._host_batches(len(devices), warmup=False)]
+            for _ in range(1, self.staging_depth):
+                waves.append(self._host_batches(len(devices), warmup=True))
+            waves = [[self._finish(*batch) for batch in wave] for wave in waves]
+        batches = []
+        for index, device in enumerate(devices):
+            with tf1.device(device), tf1.name_scope('input_staging_%d' % index):
+                area = data_flow_ops.StagingArea(
+                    [self.dtype, tf.int32], shapes=[self.image_shape(), [self.batch_size]],
+                    name='staging_area_%d' % index)
+                puts = [area.put(list(wave[index])) for wave in waves]
+                self.step_ops.append(puts[0])
+                self.warmup_ops.extend(puts)
+                self.size_ops.append(area.size())
+                images, labels = area.get()
+                images.set_shape(self.image_shape())
+                labels.set_shape([self.batch_size])
+                batches.append((images, labels))
+        return batches
+
+    def step_ops_for(self, step: int, num_steps: int) -> list:
+        """The puts to run with step `step` (0-based) of a run of `num_steps` steps after the
+        warm-up: `step_ops`, except for the last `staging_depth` steps, so the run ends with
+        every staged batch consumed."""
+        return list(self.step_ops) if step < num_steps - self.staging_depth else []
+
+
+class RecordInputPipeline(StagedPipeline):
+    """ImageNet TFRecords read by `RecordInput`, each image processed by its own ops.
+
+    Honours --shuffle_buffer_size (records in RecordInput's buffer), --tf_random_seed (its
+    seed), --distortions, --distort_color, --resize_method, --fuse_decode_and_crop,
+    --batch_group_size; in a cluster each worker starts at a different file (shift ratio
+    task_index / workers).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._pattern = self._record_pattern()
+        self._readers = 0
+        self.parallelism = min(64, len(self.scan.files))
+        self.description = '%s; RecordInput (%d files in parallel, shuffle buffer %d), %s' % (
+            self.dataset.describe(self.subset), self.parallelism,
+            self.params.shuffle_buffer_size, self._processing_phrase())
+
+    def _record_pattern(self) -> str:
+        """A glob matching exactly the scanned, usable files (RecordInput takes one pattern)."""
+        pattern = self.dataset.file_pattern(self.subset)
+        if sorted(glob.glob(pattern)) == sorted(self.scan.files):
+            return pattern
+        # Skipped or stray files: a private folder of links to the usable shards.
+        folder = tempfile.mkdtemp(prefix='tf_cnn_shards_')
+        for path in self.scan.files:
+            os.symlink(os.path.abspath(path), os.path.join(folder, os.path.basename(path)))
+        return os.path.join(folder, '*')
+
+    def _host_batches(self, num_devices, *, warmup):
+        p = self.params
+        per_device = self.batch_size
+        total = per_device * num_devices
+        shift = 0.0
+        if p.job_name == 'worker' and p.worker_hosts:
+            shift = p.task_index / len(p.worker_hosts)
+        self._readers += 1
+        reader = data_flow_ops.RecordInput(
+            file_pattern=self._pattern, batch_size=total,
+            buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
+            parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
+            seed=p.tf_random_seed + self._readers - 1, batches=num_devices,
+            name='record_input_%d' % self._readers)
+        records = reader.get_yield_op()
+        batches = []
+        for device_records in records:
+            images, labels = [], []
+            for i, record in enumerate(device_records):
+                with tf1.name_scope('image_%d' % i):
+                    image, label = image_processing.preprocess_imagenet(
+                        record, fuse_decode_and_crop=p.fuse_decode_and_crop, index=i,
+                        **self.process_kwargs)
+                images.append(image)
+                labels.append(label)
+            batches.append((tf1.parallel_stack(images), tf.stack(labels)))
+        return batches
+
+
+class _TfDataPipeline(StagedPipeline):
+    """Shared tf.data plumbing: options, batching, one iterator for all devices."""
+
+    def _records(self) -> tf.data.Dataset:
+        raise NotImplementedError
+
+    def _map(self, index, record):
+        raise NotImplementedError
+
+    def _make_dataset(self) -> tf.data.Dataset:
+        p = self.params
+        ds = self._records()
+        if p.datasets_use_caching:
+            ds = ds.cache()
+        if self.train:
+            ds = ds.shuffle(p.shuffle_buffer_size, seed=p.tf_random_seed)
+        ds = ds.repeat().enumerate()
+        ds = ds.map(self._map, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
+        ds = ds.batch(self.batch_size, drop_remainder=True)
+        if p.datasets_repeat_cached_sample:
+            ds = ds.take(1).cache().repeat()
+        ds = ds.prefetch(p.datasets_prefetch_buffer_size)
+        if p.datasets_num_private_threads:
+            options = tf.data.Options()
+            options.threading.private_threadpool_size = p.datasets_num_private_threads
+            ds = ds.with_options(options)
+        return ds
+
+    def _host_batches(self, num_devices, *, warmup):
+        del warmup  # Every get_next yields new batches.
+        if not hasattr(self, '_iterator'):
+            self._iterator = tf1.data.make_one_shot_iterator(self._make_dataset())
+        return [self._iterator.get_next() for _ in range(num_devices)]
+
+    def _tf_data_phrase(self) -> str:
+        p = self.params
+        extras = [x for x, on in (('cached', p.datasets_use_caching),
+                                  ('one repeated batch', p.datasets_repeat_cached_sample)) if on]
+        return 'tf.data (%sprefetch %d%s)' % (
+            'shuffle buffer %d, ' % p.shuffle_buffer_size if self.train else '',
+            p.datasets_prefetch_buffer_size, ''.join(', ' + x for x in extras))
+
+
+class DatasetPipeline(_TfDataPipeline):
+    """ImageNet TFRecords read by tf.data (--use_datasets).
+
+    Honours --datasets_parallel_interleave_cycle_length (files read at once, default: all, up to
+    64), --datasets_num_private_threads, --datasets_use_caching (caches the serialized records),
+    --datasets_repeat_cached_sample, --datasets_prefetch_buffer_size (batches per device),
+    --shuffle_buffer_size and the processing flags of RecordInputPipeline.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
+                             or min(64, len(self.scan.files)))
+        self.description = '%s; %s, %d files interleaved, %s' % (
+            self.dataset.describe(self.subset), self._tf_data_phrase(), self.cycle_length,
+            self._processing_phrase())
+
+    def _records(self):
+        files = tf.data.Dataset.from_tensor_slices(list(self.scan.files))
+        if self.train:
+            files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
+        return files.interleave(tf.data.TFRecordDataset, cycle_length=self.cycle_length,
+                                num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
+
+    def _map(self, index, record):
+        return image_processing.preprocess_imagenet(
+            record, fuse_decode_and_crop=self.params.fuse_decode_and_crop, index=index,
+            **self.process_kwargs)
+
+
+class Cifar10Pipeline(_TfDataPipeline):
+    """CIFAR-10 pickle batches through tf.data (fixed-length records of a temporary file)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        import cifar10_data
+        self._record_file, count = cifar10_data.write_record_file(list(self.scan.files))
+        self._record_bytes = cifar10_data.RECORD_BYTES
+        if count != self.scan.num_examples:
+            raise cnn_util.DataError('CIFAR-10 files in %s changed while being read'
+                                     % self.dataset.data_dir)
+        if self.num_classes < cifar10_data.NUM_CLASSES:
+            raise cnn_util.DataError('CIFAR-10 labels lie in [0, 10) but the model has %d classes'
+                                     % self.num_classes)
+        self.description = '%s; %s, %s' % (self.dataset.describe(self.subset),
+                                           self._tf_data_phrase(), self._processing_phrase())
+
+    def _records(self):
+        return tf.data.FixedLengthRecordDataset(self._record_file, self._record_bytes)
+
+    def _map(self, index, record):
+        raw = tf.io.decode_raw(record, tf.uint8)
+        label = tf.cast(raw[0], tf.int32)
+        image = tf.transpose(tf.reshape(raw[1:], [3, 32, 32]), [1, 2, 0])
+        return image_processing.preprocess_cifar10(image, index=index, **self.process_kwargs), label
+
+
+def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, num_classes: int,
+                        data_format: str, dtype, train: bool, subset: str | None = None,
+                        host_device: str = '/cpu:0') -> InputPipeline:
+    """The input pipeline of a dataset.
+
+    Args:
+      params: the run's `params.Params`.
+      dataset: from `dataset_info.get_dataset(params)`.
+      batch_size: images per device per step.
+      image_size: the model's input height and width in pixels.
+      num_classes: the model's classes; real labels outside [0, num_classes) raise.
+      data_format: 'NHWC' or 'NCHW'.
+      dtype: dtype of the images (tf.float32, tf.float16, tf.bfloat16).
+      train: training (random crops, flips) or eval (central crop) preprocessing.
+      subset: 'train' or 'validation'; default --data_subset, else 'train' when training and
+        'validation' for eval.
+      host_device: where reading and preprocessing run.
+
+    Returns:
+      SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
+      --use_datasets, else RecordInputPipeline, for ImageNet TFRecords.
+
+    Raises:
+      DataError: the subset's files are missing, inconsistent or corrupt (see
+        `dataset_info.Dataset.scan`).
+    """
+    common = dict(batch_size=batch_size, image_size=image_size, num_classes=num_classes,
+                  data_format=data_format, dtype=dtype)
+    if dataset.synthetic:
+        return SyntheticInput(**common)
+    subset = subset or params.data_subset or ('train' if train else 'validation')
+    real = dict(params=params, dataset=dataset, subset=subset, train=train,
+                host_device=host_device, **common)
+    if dataset.spec.file_format == 'cifar10_pickle':
+        return Cifar10Pipeline(**real)
+    if params.use_datasets:
+        return DatasetPipeline(**real)
+    return RecordInputPipeline(**real)
+
+
+def _core_message(error: tf.errors.OpError) -> str:
+    """The informative line of a TF run-time error, without graph-construction tracebacks."""
+    lines = [x.strip() for x in error.message.splitlines()]
+    keep = [x for x in lines if x and not x.startswith(('Graph execution error', 'Detected at',
+                                                        'File "', 'Node:', '[[', 'Traceback'))
+            and not x.startswith(('sess.run', 'return ', 'self.'))]
+    text = keep[-1] if keep else lines[0] if lines else type(error).__name__
+    return re.sub(r'\s*\[\[\{\{node .*$', '', text)
+
+
+def to_data_error(error: tf.errors.OpError) -> cnn_util.DataError | None:
+    """Translates a session.run error caused by bad input data into a DataError, else None."""
+    message = error.message
+    if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
+        start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
+        detail = message[start:].split('\n')[0].split('[[')[0].strip().rstrip(']').strip()
+        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ' '))
+    if isinstance(error, tf.errors.DataLossError):
+        return cnn_util.DataError('corrupt TFRecord data: %s (the shard checks at start-up read '
+                                  'only the record headers of large subsets)'
+                                  % _core_message(error))
+    node = error.op.name if error.op is not None else ''
+    decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
+                    'Invalid PNG', 'Not a JPEG')
+    if isinstance(error, tf.errors.InvalidArgumentError) and (
+            'input_pipeline' in node or any(w in message for w in decode_words)):
+        return cnn_util.DataError('an input record could not be processed: %s'
+                                  % _core_message(error))
+    return None
+
+
+@contextlib.contextmanager
+def data_errors():
+    """Inside the block, input-data errors from session.run become one-line DataErrors.
+
+    Raises:
+      DataError: a label outside the model's classes, an undecodable image, a corrupt record.
+    """
+    try:
+        yield
+    except tf.errors.OpError as e:
+        translated = to_data_error(e)
+        if translated is None:
+            raise
+        raise translated from None

@@ -5,9 +5,10 @@ Models describe their layers through one `ConvNetBuilder` (`cnn.conv(64, 3, 3)`,
 variables, creates them through `tf.compat.v1.get_variable` (so the variable manager's scopes and
 custom getters decide where they live), and casts them to the compute dtype.
 
-Variable naming rule: a layer's kernel is named ``weights`` and is the only kind of variable that gets
-weight decay; biases are ``biases``; batch norm uses ``gamma``, ``beta``, ``moving_mean`` and
-``moving_variance`` under a ``batchnorm`` scope.
+Variable naming rule: a layer's kernel is named ``weights`` and is the only kind of variable that
+gets weight decay; biases are ``biases``; batch norm uses ``gamma``, ``beta``, ``moving_mean`` and
+``moving_variance`` under a ``batchnorm`` scope. Depthwise kernels are ``depthwise_weights`` (no
+weight decay, as MobileNet recommends).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import tensorflow as tf
 tf1 = tf.compat.v1
 
 WEIGHT_DECAY_SUFFIX = '/weights'
+# Standard deviation of a unit normal truncated to [-2, 2].
+_TRUNCATED_NORMAL_STDDEV = 0.87962566103423978
 
 
 class ConvNetBuilder:
@@ -330,3 +333,118 @@ class ConvNetBuilder:
         self.top_layer = y
         self.top_size = channels
         return y
+
+    # --- Layers added for the model zoo (MobileNet, DenseNet, pre-activation ResNet, Inception).
+    def activation(self, kind='relu', input_layer=None):
+        """Applies an activation ('relu', 'relu6', 'tanh' or None) to the top layer.
+
+        Pre-activation networks (ResNet v2, DenseNet) use it after a stand-alone `batch_norm`.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        self.top_layer = self._activate(x, kind)
+        return self.top_layer
+
+    def depthwise_conv(self, k_height, k_width, d_height=1, d_width=1, mode='SAME',
+                       depth_multiplier=1, input_layer=None, num_channels_in=None,
+                       use_batch_norm=None, stddev=None, activation='relu', bias=0.0):
+        """Adds a depthwise 2-D convolution (one k x k filter per input channel), then batch norm
+        or a bias, then the activation (Howard et al. 2017, section 3.1).
+
+        The kernel, [k_height, k_width, channels_in, depth_multiplier], is named
+        ``depthwise_weights``: it does not end in ``/weights`` and so gets no weight decay, as
+        Howard et al. 2017 (section 4) recommend for these few, small filters.
+
+        Args:
+          k_height, k_width: kernel size; d_height, d_width: strides.
+          mode: 'SAME', 'VALID' or 'SAME_RESNET' (explicit symmetric padding when strided).
+          depth_multiplier: output channels per input channel.
+          use_batch_norm: None follows `self.use_batch_norm`.
+          stddev: truncated-normal stddev of the kernel; None uses variance scaling with scale 1
+            over the true fan-in of a depthwise filter, k_height x k_width (the generic
+            initializer would wrongly count channels_in as fan-in too).
+          activation: 'relu', 'relu6', 'tanh' or None.
+          bias: initial bias without batch norm (None means no bias).
+
+        Returns:
+          The output tensor, channels_in x depth_multiplier channels; also `top_layer`.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        c_in = self.top_size if num_channels_in is None else num_channels_in
+        if use_batch_norm is None:
+            use_batch_norm = self.use_batch_norm
+        c_out = c_in * depth_multiplier
+        if stddev is None:
+            # Each output sees k_height x k_width inputs; divide by the stddev of a unit normal
+            # truncated at +-2 so the truncated draw keeps variance 1 / fan-in.
+            initializer = tf1.truncated_normal_initializer(
+                stddev=np.sqrt(1.0 / (k_height * k_width)) / _TRUNCATED_NORMAL_STDDEV)
+        else:
+            initializer = tf1.truncated_normal_initializer(stddev=stddev)
+        with tf1.variable_scope(self._name('dwconv')):
+            kernel = self.get_variable('depthwise_weights',
+                                       [k_height, k_width, c_in, depth_multiplier], initializer)
+            if mode == 'SAME_RESNET' and (d_height > 1 or d_width > 1):
+                total = k_height - 1
+                x = self._pad_spatial(x, total // 2, total - total // 2)
+                padding = 'VALID'
+            else:
+                padding = 'SAME' if mode == 'SAME_RESNET' else mode
+            y = tf.nn.depthwise_conv2d(x, kernel, self._strides(d_height, d_width), padding,
+                                       data_format=self.data_format)
+            if use_batch_norm:
+                y = self.batch_norm(y, **self.batch_norm_config)
+            elif bias is not None:
+                biases = self.get_variable('biases', [c_out], tf1.constant_initializer(bias))
+                y = tf.nn.bias_add(y, biases, data_format=self.data_format)
+            y = self._activate(y, activation)
+        self.top_layer, self.top_size = y, c_out
+        return y
+
+    def pad_channels(self, x, pad_beg, pad_end):
+        """Zero-pads the channel axis of `x` (ResNet's parameter-free shortcut, option A)."""
+        paddings = [[0, 0]] * 4
+        paddings[self.channel_axis] = [pad_beg, pad_end]
+        return tf.pad(x, paddings)
+
+    def columns(self, name, cols, input_layer=None, in_size=None):
+        """Adds parallel columns of layers and concatenates their outputs on channels.
+
+        Like `inception_module`, but ``('share',)`` at position i of a column reuses the output
+        of the previous column's layer at position i (so ``[('share',), ('share',), ('conv',
+        ...)]`` branches off after the previous column's second layer, as Inception-v3's and v4's
+        split 1x3 / 3x1 columns need). The module gets its own variable scope ``name<index>``.
+
+        Args:
+          name: scope name prefix of the module.
+          cols: list of columns; each a list of layer tuples: ('conv', channels, kh, kw[, dh,
+            dw[, mode]]), ('mpool', kh, kw[, dh, dw[, mode]]), ('apool', ...), ('share',).
+          input_layer, in_size: input tensor and its channels (default: the top layer).
+
+        Returns:
+          The concatenated output, also `top_layer`; `top_size` is the sum of the columns'.
+        """
+        x = self.top_layer if input_layer is None else input_layer
+        c_in = self.top_size if in_size is None else in_size
+        scope = self._name(name)
+        outputs, sizes, previous = [], [], []
+        with tf1.variable_scope(scope):
+            for column in cols:
+                self.top_layer, self.top_size = x, c_in
+                current = []
+                for i, layer in enumerate(column):
+                    kind, args = layer[0], layer[1:]
+                    if kind == 'conv':
+                        self.conv(*args)
+                    elif kind == 'mpool':
+                        self.mpool(*args)
+                    elif kind == 'apool':
+                        self.apool(*args)
+                    elif kind == 'share':
+                        self.top_layer, self.top_size = previous[i]
+                    else:
+                        raise ValueError('unknown layer kind %r in %s' % (kind, scope))
+                    current.append((self.top_layer, self.top_size))
+                outputs.append(self.top_layer)
+                sizes.append(self.top_size)
+                previous = current
+        return self.concat(outputs, sum(sizes))

@@ -1,4 +1,4 @@
-"""Base class of every model: defaults (image size, batch size, learning rate) and the network build.
+"""Base class of every model: defaults (image size, batch and learning rate) and the network build.
 
 A model file holds only architecture: a subclass of `CNNModel` whose `add_inference(cnn)` adds the
 layers through a `ConvNetBuilder`. The base adds the final classifier layer and the loss.
@@ -58,6 +58,11 @@ class CNNModel:
     def uses_batch_norm(self) -> bool:
         """Whether convolutions are followed by batch norm by default."""
         return False
+
+    def default_num_classes(self) -> int:
+        """Classifier width on the model's own dataset: 1001 for ImageNet (label 0 is the
+        background class of TF's ImageNet TFRecords), 10 for CIFAR-10."""
+        return 10 if self.dataset == 'cifar10' else 1001
 
     def get_learning_rate(self, global_step, batch_size):
         """The model's own learning-rate schedule; default: constant, scaled linearly with the

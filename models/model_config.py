@@ -6,8 +6,21 @@
 
 from __future__ import annotations
 
+import functools
+
+from models import (
+    alexnet_model,
+    densenet_model,
+    googlenet_model,
+    inception_model,
+    lenet_model,
+    mobilenet_model,
+    overfeat_model,
+    resnet_model,
+    trivial_model,
+    vgg_model,
+)
 from models import model as model_lib
-from models import trivial_model
 
 
 class UnknownModelError(ValueError):
@@ -23,12 +36,41 @@ def _table(entries):
     return table
 
 
+_p = functools.partial
+
 _IMAGENET_MODELS = _table([
     ('trivial', trivial_model.TrivialModel),
+    ('lenet', lenet_model.Lenet5Model),
+    ('alexnet', alexnet_model.AlexnetModel),
+    ('overfeat', overfeat_model.OverfeatModel),
+    ('googlenet', googlenet_model.GooglenetModel),
+    ('vgg11', _p(vgg_model.VggModel, 11)),
+    ('vgg16', _p(vgg_model.VggModel, 16)),
+    ('vgg19', _p(vgg_model.VggModel, 19)),
+    ('inception3', inception_model.Inceptionv3Model),
+    ('inception4', inception_model.Inceptionv4Model),
+    ('resnet50', _p(resnet_model.ResnetModel, 'resnet50', (3, 4, 6, 3), 'v1')),
+    ('resnet50_v1.5', _p(resnet_model.ResnetModel, 'resnet50_v1.5', (3, 4, 6, 3), 'v1.5')),
+    ('resnet50_v2', _p(resnet_model.ResnetModel, 'resnet50_v2', (3, 4, 6, 3), 'v2')),
+    ('resnet101', _p(resnet_model.ResnetModel, 'resnet101', (3, 4, 23, 3), 'v1')),
+    ('resnet101_v1.5', _p(resnet_model.ResnetModel, 'resnet101_v1.5', (3, 4, 23, 3), 'v1.5')),
+    ('resnet101_v2', _p(resnet_model.ResnetModel, 'resnet101_v2', (3, 4, 23, 3), 'v2')),
+    ('resnet152', _p(resnet_model.ResnetModel, 'resnet152', (3, 8, 36, 3), 'v1')),
+    ('resnet152_v1.5', _p(resnet_model.ResnetModel, 'resnet152_v1.5', (3, 8, 36, 3), 'v1.5')),
+    ('resnet152_v2', _p(resnet_model.ResnetModel, 'resnet152_v2', (3, 8, 36, 3), 'v2')),
+    ('mobilenet', mobilenet_model.MobilenetModel),
+    ('mobilenet_v2', mobilenet_model.Mobilenetv2Model),
+    ('densenet121', densenet_model.Densenet121Model),
 ])
 
 _CIFAR10_MODELS = _table([
-])
+    ('alexnet', alexnet_model.AlexnetCifar10Model),
+    ('densenet40_k12', _p(densenet_model.DensenetCifar10Model, 'densenet40_k12', 40, 12)),
+    ('densenet100_k12', _p(densenet_model.DensenetCifar10Model, 'densenet100_k12', 100, 12)),
+    ('densenet100_k24', _p(densenet_model.DensenetCifar10Model, 'densenet100_k24', 100, 24)),
+] + [('resnet%d%s' % (depth, suffix),
+      _p(resnet_model.ResnetCifar10Model, 'resnet%d%s' % (depth, suffix), depth, version))
+     for depth in (20, 32, 44, 56, 110) for suffix, version in (('', 'v1'), ('_v2', 'v2'))])
 
 _MODELS_BY_DATASET = {'imagenet': _IMAGENET_MODELS, 'cifar10': _CIFAR10_MODELS,
                       # Synthetic data imitates ImageNet.
