@@ -220,8 +220,7 @@ class StagedPipeline(InputPipeline):
         for index, device in enumerate(devices):
             with tf1.device(device), tf1.name_scope('input_staging_%d' % index):
                 area = data_flow_ops.StagingArea(
-                    [self.dtype, tf.int32], shapes=[self.image_shape(), [self.batch_size]],
-                    name='staging_area_%d' % index)
+                    [self.dtype, tf.int32], shapes=[self.image_shape(), [self.batch_size]])
                 puts = [area.put(list(wave[index])) for wave in waves]
                 self.step_ops.append(puts[0])
                 self.warmup_ops.extend(puts)
@@ -277,7 +276,7 @@ class RecordInputPipeline(StagedPipeline):
             shift = p.task_index / len(p.worker_hosts)
         self._readers += 1
         reader = data_flow_ops.RecordInput(
-            file_pattern=self._pattern, batch_size=total,
+            file_pattern=self._pattern, batch_size=per_device,
             buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
             parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
             seed=p.tf_random_seed + self._readers - 1, batches=num_devices,

@@ -1,0 +1,420 @@
+"""Dataset descriptions (ImageNet, CIFAR-10, synthetic) and the checks that keep bad data out.
+
+This module owns what is known about a dataset before any graph is built: its number of classes,
+default image size, published and real example counts, which files make up a subset, and whether
+those files are intact. The input pipelines in `preprocessing.py` read the files it returns.
+
+    dataset = dataset_info.get_dataset(params)      # name given or inferred from --data_dir
+    dataset.num_examples('train')                    # real count when cheap to know, else published
+    dataset.describe('train')                        # one phrase for the run's header
+
+ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
+`validation-00001-of-00002`. Before a shard is used its record headers are walked (each record is
+an 8-byte little-endian length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC
+of the data), which counts the records and finds truncated files and corrupt length fields; TF's
+own readers take a file cut inside a header for a normal end of file. When a subset is small
+(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import os
+import re
+import struct
+from typing import Mapping
+
+import cnn_util
+
+SUBSETS = ('train', 'validation')
+
+# Subsets whose shards hold at most this many bytes get every data CRC checked at start-up.
+VERIFY_LIMIT_BYTES = 1 << 30
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetSpec:
+    """What is published about a dataset.
+
+    Attributes:
+      name: 'imagenet', 'cifar10' or 'synthetic'.
+      num_classes: labels lie in [0, num_classes). ImageNet has 1001: 0 is background.
+      image_size: the usual model input height and width, in pixels.
+      published_examples: subset -> number of examples of the published dataset.
+      file_patterns: subset -> glob of the subset's files inside the data directory.
+      file_format: 'tfrecord', 'cifar10_pickle' or '' (synthetic).
+    """
+
+    name: str
+    num_classes: int
+    image_size: int
+    published_examples: Mapping[str, int]
+    file_patterns: Mapping[str, str]
+    file_format: str
+
+
+IMAGENET = DatasetSpec('imagenet', 1001, 224, {'train': 1281167, 'validation': 50000},
+                       {'train': 'train-*-of-*', 'validation': 'validation-*-of-*'}, 'tfrecord')
+CIFAR10 = DatasetSpec('cifar10', 10, 32, {'train': 50000, 'validation': 10000},
+                      {'train': 'data_batch_[1-5]', 'validation': 'test_batch'}, 'cifar10_pickle')
+SYNTHETIC = DatasetSpec('synthetic', 1001, 224, dict(IMAGENET.published_examples), {}, '')
+SPECS = {s.name: s for s in (IMAGENET, CIFAR10, SYNTHETIC)}
+
+CIFAR10_FILES = {'train': tuple('data_batch_%d' % i for i in range(1, 6)),
+                 'validation': ('test_batch',)}
+_SHARD_RE = re.compile(r'^(train|validation)-(\d+)-of-(\d+)$')
+_EXPECTED = ('ImageNet TFRecord shards (train-*-of-*, validation-*-of-*) or CIFAR-10 python '
+             'batches (data_batch_1..5, test_batch)')
+
+
+@dataclasses.dataclass(frozen=True)
+class SkippedShard:
+    """A shard left out by --skip_corrupt_records.
+
+    Attributes:
+      path: the shard's path.
+      reason: what is wrong with it, e.g. 'truncated: record 12 at byte 50311 needs 9000 bytes'.
+      readable_records: records before the damage; they are skipped with the shard.
+    """
+
+    path: str
+    reason: str
+    readable_records: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SubsetScan:
+    """The usable files of one subset and their real record count.
+
+    Attributes:
+      subset: 'train' or 'validation'.
+      files: paths of the usable files, sorted.
+      num_examples: records in `files`.
+      records_per_file: one count per entry of `files`.
+      skipped: shards left out (only with --skip_corrupt_records).
+      crc_checked: True when every record's data CRC was verified.
+    """
+
+    subset: str
+    files: tuple[str, ...]
+    num_examples: int
+    records_per_file: tuple[int, ...]
+    skipped: tuple[SkippedShard, ...] = ()
+    crc_checked: bool = False
+
+    @property
+    def skipped_records(self) -> int:
+        """Readable records inside skipped shards (a lower bound of the records lost)."""
+        return sum(s.readable_records for s in self.skipped)
+
+
+# --- TFRecord framing.
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The masked CRC-32C (Castagnoli) that TFRecord stores after the length and the data."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
+    """Counts the records of a TFRecord file by walking the headers, without reading the data.
+
+    Args:
+      path: a TFRecord file (uncompressed).
+
+    Returns:
+      (records, problem): the number of complete records before any damage, and None for an
+      intact file or one phrase describing a truncation or a corrupt length field.
+    """
+    size = os.path.getsize(path)
+    offset = records = 0
+    with open(path, 'rb') as f:
+        while offset < size:
+            header = f.read(12)
+            if len(header) < 12:
+                return records, ('truncated: %d stray bytes after record %d (file size %d)'
+                                 % (len(header), records, size))
+            (length,) = struct.unpack('<Q', header[:8])
+            (crc,) = struct.unpack('<I', header[8:])
+            if masked_crc32c(header[:8]) != crc:
+                return records, ('corrupt length field of record %d at byte %d'
+                                 % (records, offset))
+            end = offset + 12 + length + 4
+            if end > size:
+                return records, ('truncated: record %d at byte %d needs %d bytes, the file '
+                                 'ends at %d' % (records, offset, end - offset, size))
+            offset = end
+            records += 1
+            f.seek(offset)
+    return records, None
+
+
+def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
+    """Reads every record of `paths` with TensorFlow's reader, which checks each data CRC.
+
+    Returns:
+      path -> problem phrase, for the files with a corrupt record; intact files are absent.
+    """
+    import tensorflow as tf
+    tf1 = tf.compat.v1
+
+    @tf.autograph.experimental.do_not_convert
+    def _count(count, _):
+        return count + 1
+
+    problems = {}
+    graph = tf.Graph()
+    with graph.as_default():
+        name = tf1.placeholder(tf.string, [])
+        count = tf.data.TFRecordDataset(name).reduce(tf.constant(0, tf.int64), _count)
+    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    with tf1.Session(graph=graph, config=config) as sess:
+        for path in paths:
+            try:
+                sess.run(count, {name: path})
+            except tf.errors.OpError as e:
+                lines = [x for x in e.message.splitlines() if 'record at' in x]
+                problems[path] = 'corrupt data: %s' % (
+                    lines[-1].strip() if lines else 'the reader failed')
+    return problems
+
+
+# --- Datasets.
+
+def _listdir(data_dir: str) -> list[str]:
+    if not os.path.exists(data_dir):
+        raise cnn_util.DataError('--data_dir %s does not exist' % data_dir)
+    if not os.path.isdir(data_dir):
+        raise cnn_util.DataError('--data_dir %s is not a directory' % data_dir)
+    names = sorted(n for n in os.listdir(data_dir) if not n.startswith('.'))
+    if not names:
+        raise cnn_util.DataError('--data_dir %s is empty: expected %s' % (data_dir, _EXPECTED))
+    return names
+
+
+def infer_dataset_name(data_dir: str) -> str:
+    """Returns 'imagenet' or 'cifar10' from the names of the files in `data_dir`.
+
+    Raises:
+      DataError: the directory is missing or empty, or holds neither kind of file, or both.
+    """
+    names = _listdir(data_dir)
+    imagenet = any(_SHARD_RE.match(n) for n in names)
+    cifar = any(n in CIFAR10_FILES['train'] + CIFAR10_FILES['validation'] for n in names)
+    if imagenet and cifar:
+        raise cnn_util.DataError('--data_dir %s holds both ImageNet shards and CIFAR-10 batches; '
+                                 'give --data_name' % data_dir)
+    if not (imagenet or cifar):
+        shown = ', '.join(names[:5]) + (', ...' if len(names) > 5 else '')
+        raise cnn_util.DataError('no dataset files in --data_dir %s: expected %s; found %s'
+                                 % (data_dir, _EXPECTED, shown))
+    return 'imagenet' if imagenet else 'cifar10'
+
+
+class Dataset:
+    """One dataset, synthetic or in a directory.
+
+    Args:
+      spec: the published description.
+      data_dir: the directory of the files, or None for synthetic data of the spec's shapes.
+      inferred: True when the name was inferred from the files (said in the header).
+      skip_corrupt_records: leave out corrupt or truncated shards instead of raising.
+    """
+
+    def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
+                 skip_corrupt_records=False):
+        self.spec = spec
+        self.data_dir = data_dir
+        self.inferred = inferred
+        self.skip_corrupt_records = skip_corrupt_records
+        self._scans: dict[str, SubsetScan] = {}
+
+    name = property(lambda self: self.spec.name)
+    num_classes = property(lambda self: self.spec.num_classes)
+    image_size = property(lambda self: self.spec.image_size)
+
+    @property
+    def synthetic(self) -> bool:
+        """True when no files are read (no --data_dir, or --data_name=synthetic)."""
+        return self.data_dir is None or self.spec.file_format == ''
+
+    def file_pattern(self, subset: str) -> str:
+        """Glob of the subset's files, joined to the data directory."""
+        return os.path.join(self.data_dir or '', self.spec.file_patterns[_check_subset(subset)])
+
+    def subset_files(self, subset: str) -> list[str]:
+        """Paths of the subset's files, sorted, after checking that none is missing.
+
+        Raises:
+          DataError: the directory is missing or empty; no file matches the pattern; ImageNet
+            shards disagree on their count or do not number 0..N-1 of `-of-N`; a CIFAR-10 batch
+            file is missing.
+        """
+        names = _listdir(self.data_dir)
+        pattern = self.spec.file_patterns[_check_subset(subset)]
+        if self.spec.file_format == 'cifar10_pickle':
+            return self._cifar_files(subset, names)
+        shards = [(n, _SHARD_RE.match(n)) for n in names]
+        shards = [(n, m) for n, m in shards if m and m.group(1) == subset]
+        if not shards:
+            raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)'
+                                     % (pattern, self.data_dir, self.name, subset))
+        totals = sorted({int(m.group(3)) for _, m in shards})
+        if len(totals) > 1:
+            raise cnn_util.DataError('%s shards in %s disagree on their count (-of-%s); remove '
+                                     'the stale ones' % (subset, self.data_dir,
+                                                         ', -of-'.join(map(str, totals))))
+        indices = {int(m.group(2)) for _, m in shards}
+        missing = sorted(set(range(totals[0])) - indices)
+        extra = sorted(i for i in indices if i >= totals[0])
+        if missing or extra:
+            raise cnn_util.DataError(
+                '%s has %d %s shard(s) matching %s but their names say -of-%d (missing indices: '
+                '%s; out of range: %s)' % (self.data_dir, len(shards), subset, pattern, totals[0],
+                                           _short(missing), _short(extra)))
+        return [os.path.join(self.data_dir, n) for n, _ in shards]
+
+    def _cifar_files(self, subset, names):
+        wanted = CIFAR10_FILES[subset]
+        missing = [n for n in wanted if n not in names]
+        if len(missing) == len(wanted):
+            raise cnn_util.DataError('no files matching %s in --data_dir %s (cifar10 %s)'
+                                     % (self.spec.file_patterns[subset], self.data_dir, subset))
+        if missing:
+            raise cnn_util.DataError('--data_dir %s lacks CIFAR-10 %s file(s) %s'
+                                     % (self.data_dir, subset, ', '.join(missing)))
+        return [os.path.join(self.data_dir, n) for n in wanted]
+
+    def scan(self, subset: str) -> SubsetScan:
+        """Lists, counts and checks the subset's files (once; the result is cached).
+
+        Raises:
+          DataError: see `subset_files`; a shard is truncated or corrupt (without
+            --skip_corrupt_records); every shard is corrupt; the subset has no records; for
+            CIFAR-10, a batch file cannot be read or holds labels outside [0, 10).
+        """
+        if subset not in self._scans:
+            self._scans[subset] = self._scan(subset)
+        return self._scans[subset]
+
+    def _scan(self, subset):
+        files = self.subset_files(subset)
+        if self.spec.file_format == 'cifar10_pickle':
+            import cifar10_data
+            counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
+            return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
+        with concurrent.futures.ThreadPoolExecutor(min(8, len(files))) as pool:
+            walked = dict(zip(files, pool.map(walk_tfrecord_headers, files), strict=True))
+        problems = {p: why for p, (_, why) in walked.items() if why}
+        total_bytes = sum(os.path.getsize(f) for f in files)
+        crc_checked = total_bytes <= VERIFY_LIMIT_BYTES
+        if crc_checked:
+            problems.update(verify_tfrecord_crcs([f for f in files if f not in problems]))
+        skipped = []
+        for path in files:
+            if path not in problems:
+                continue
+            if not self.skip_corrupt_records:
+                raise cnn_util.DataError('corrupt TFRecord shard %s: %s (--skip_corrupt_records '
+                                         'skips such shards)' % (path, problems[path]))
+            skipped.append(SkippedShard(path, problems[path], walked[path][0]))
+        good = [f for f in files if f not in problems]
+        if not good:
+            raise cnn_util.DataError('every %s shard in %s is corrupt' % (subset, self.data_dir))
+        counts = tuple(walked[f][0] for f in good)
+        if not sum(counts):
+            raise cnn_util.DataError('the %s shards matching %s in %s hold no records'
+                                     % (subset, self.spec.file_patterns[subset], self.data_dir))
+        for s in skipped:
+            cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
+                          % (s.path, s.reason, s.readable_records))
+        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped), crc_checked)
+
+    def num_examples(self, subset: str) -> int:
+        """Examples per epoch: the real count of usable records, or the published size when
+        the data is synthetic."""
+        if self.synthetic:
+            return self.spec.published_examples[_check_subset(subset)]
+        return self.scan(subset).num_examples
+
+    def describe(self, subset: str) -> str:
+        """One phrase for the header: name, how it was chosen, where the example count comes
+        from, e.g. 'imagenet (inferred from the files in /data), train: 512 examples counted in
+        8 TFRecord shards, CRCs checked'."""
+        if self.synthetic:
+            return 'synthetic (%s shapes, %d classes), %s: %d examples per epoch (published %s ' \
+                   'size)' % (self.name if self.name != 'synthetic' else 'imagenet',
+                              self.num_classes, subset, self.num_examples(subset), subset)
+        how = 'inferred from the files in' if self.inferred else 'in'
+        scan = self.scan(subset)
+        kind = 'TFRecord shards' if self.spec.file_format == 'tfrecord' else 'pickle batches'
+        text = '%s (%s %s), %s: %d examples counted in %d %s' % (
+            self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
+        if self.spec.file_format == 'tfrecord':
+            text += ', CRCs checked' if scan.crc_checked else ', headers checked'
+        if scan.skipped:
+            text += ', %d corrupt shard(s) skipped with %d readable records' % (
+                len(scan.skipped), scan.skipped_records)
+        return text
+
+
+def _check_subset(subset):
+    if subset not in SUBSETS:
+        raise ValueError('subset must be train or validation. Received: %r' % (subset,))
+    return subset
+
+
+def _short(values, limit=8):
+    if not values:
+        return 'none'
+    text = ', '.join(map(str, values[:limit]))
+    return text + (', ...' if len(values) > limit else '')
+
+
+def get_dataset(params) -> Dataset:
+    """The dataset of a run, from --data_name and --data_dir.
+
+    Without --data_dir the data is synthetic (of --data_name's shapes, ImageNet's by default).
+    With --data_dir and no --data_name, the name is inferred from the files in the directory.
+
+    Args:
+      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records.
+
+    Returns:
+      A Dataset. Files are listed and checked lazily, by `scan` or `num_examples`.
+
+    Raises:
+      DataError: --data_dir is missing, empty, or holds no file of a known dataset.
+    """
+    name, data_dir = params.data_name, params.data_dir
+    if not data_dir or name == 'synthetic':
+        return Dataset(SPECS[name or 'synthetic'])
+    inferred = name is None
+    if inferred:
+        name = infer_dataset_name(data_dir)
+    else:
+        _listdir(data_dir)
+    return Dataset(SPECS[name], data_dir, inferred=inferred,
+                   skip_corrupt_records=params.skip_corrupt_records)
+
+
+def default_subset(params) -> str:
+    """--data_subset, or 'validation' with --eval and 'train' otherwise."""
+    return params.data_subset or ('validation' if params.eval else 'train')
