@@ -1,0 +1,1 @@
+"""User-facing helpers run as `python -m tools.<name>` from the checkout."""
