@@ -53,6 +53,7 @@ In ``A:L:B`` a tensor of fewer than L bytes goes to A, the others to B. Worked e
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import NamedTuple, Sequence
 
@@ -226,6 +227,33 @@ def make_small_grad_plans(num_elements: Sequence[int], num_bytes: Sequence[int],
             plans.append(group)
         group.append(j)
     return [PackPlan(tuple(g), (sum(num_elements[j] for j in g),)) for g in plans]
+
+
+def pack_segments(sizes: Sequence[int], piece_sizes: Sequence[int]
+                  ) -> list[list[tuple[int, int]]]:
+    """Where the concatenation of gradients of `sizes` elements falls in pieces of `piece_sizes`.
+
+    Returns:
+      For each piece, its (gradient position k, element count) segments in order; a gradient
+      spans consecutive pieces, and a gradient of 0 elements gets one empty segment.
+      Example: pack_segments([3, 4], [4, 3]) == [[(0, 3), (1, 1)], [(1, 3)]].
+    """
+    ends = list(itertools.accumulate(piece_sizes))
+    segments: list[list[tuple[int, int]]] = [[] for _ in piece_sizes]
+    p, start = 0, 0
+    for k, size in enumerate(sizes):
+        stop = start + size
+        while p < len(ends) - 1 and ends[p] <= start:
+            p += 1
+        if size == 0:
+            segments[p].append((k, 0))
+        while start < stop:
+            while ends[p] <= start:
+                p += 1
+            end = min(stop, ends[p])
+            segments[p].append((k, end - start))
+            start = end
+    return segments
 
 
 def ring_schedule(num_devices: int) -> tuple[list[list[tuple[int, int, int]]],
@@ -470,24 +498,49 @@ def _make_plans(grads: Sequence[tf.Tensor], num_packs: int, max_bytes: int,
     return [PackPlan((j,), (sizes[j],)) for j in range(len(grads))]
 
 
+def _flat(tensor: tf.Tensor) -> tf.Tensor:
+    return tensor if tensor.shape.rank == 1 else tf.reshape(tensor, [-1])
+
+
 def _pack(plan: PackPlan, grads: Sequence[tf.Tensor], device: str) -> list[tf.Tensor]:
-    """The pieces of one plan on one device (the gradient itself for a trivial plan)."""
+    """The pieces of one plan on one device (the gradient itself for a trivial plan).
+
+    Only the gradients that straddle a piece boundary are split; every piece is one concat.
+    """
     if len(plan.indices) == 1 and len(plan.piece_sizes) == 1:
         return [grads[plan.indices[0]]]
+    segments = pack_segments([grads[j].shape.num_elements() for j in plan.indices],
+                             plan.piece_sizes)
+    lengths: dict[int, list[int]] = {}
+    for piece in segments:
+        for k, length in piece:
+            lengths.setdefault(k, []).append(length)
     with tf1.device(device):
-        flat = tf.concat([tf.reshape(grads[j], [-1]) for j in plan.indices], 0)
-        return tf.split(flat, list(plan.piece_sizes)) if len(plan.piece_sizes) > 1 else [flat]
+        parts = {k: (tf.split(_flat(grads[plan.indices[k]]), ls) if len(ls) > 1
+                     else [_flat(grads[plan.indices[k]])]) for k, ls in lengths.items()}
+        pieces = []
+        for piece in segments:
+            tensors = [parts[k].pop(0) for k, _ in piece]
+            pieces.append(tf.concat(tensors, 0) if len(tensors) > 1 else tensors[0])
+    return pieces
 
 
 def _unpack(plan: PackPlan, pieces: Sequence[tf.Tensor], shapes, device: str) -> list[tf.Tensor]:
     """Inverse of _pack on one device: the plan's gradients in their shapes, in index order."""
     if len(plan.indices) == 1 and len(plan.piece_sizes) == 1:
         return [pieces[0]]
+    segments = pack_segments([shapes[j].num_elements() for j in plan.indices], plan.piece_sizes)
+    parts: list[list[tf.Tensor]] = [[] for _ in plan.indices]
     with tf1.device(device):
-        flat = tf.concat(list(pieces), 0) if len(pieces) > 1 else pieces[0]
-        sizes = [shapes[j].num_elements() for j in plan.indices]
-        parts = tf.split(flat, sizes) if len(sizes) > 1 else [flat]
-        return [tf.reshape(p, shapes[j]) for p, j in zip(parts, plan.indices, strict=True)]
+        for piece, segs in zip(pieces, segments, strict=True):
+            split = tf.split(piece, [n for _, n in segs]) if len(segs) > 1 else [piece]
+            for (k, _), part in zip(segs, split, strict=True):
+                parts[k].append(part)
+        grads = []
+        for k, j in enumerate(plan.indices):
+            flat = tf.concat(parts[k], 0) if len(parts[k]) > 1 else parts[k][0]
+            grads.append(flat if shapes[j].rank == 1 else tf.reshape(flat, shapes[j]))
+    return grads
 
 
 def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],

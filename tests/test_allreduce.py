@@ -88,6 +88,13 @@ def test_small_grad_plans():
     assert [p.piece_sizes for p in plans] == [(3,), (100,), (2,), (3,)]
 
 
+def test_pack_segments():
+    assert allreduce.pack_segments([3, 4], [4, 3]) == [[(0, 3), (1, 1)], [(1, 3)]]
+    assert allreduce.pack_segments([10], [4, 3, 3]) == [[(0, 4)], [(0, 3)], [(0, 3)]]
+    assert allreduce.pack_segments([2, 0, 2], [2, 2]) == [[(0, 2)], [(1, 0), (2, 2)]]
+    assert allreduce.pack_segments([0, 0], [0]) == [[(0, 0), (1, 0)]]
+
+
 @pytest.mark.parametrize('n', [2, 3, 5])
 def test_ring_schedule_reduces_then_gathers_everything(n):
     reduce_steps, gather_steps = allreduce.ring_schedule(n)
@@ -192,6 +199,18 @@ def test_sum_on_every_device(num_devices, name, spec, kwargs):
 ])
 def test_hierarchical_on_eight_devices(spec, kwargs):
     _check(8, spec, **kwargs)
+
+
+@pytest.mark.parametrize('kwargs', [{'num_packs': 2}, {'agg_small_grads_max_bytes': 64},
+                                    {'num_packs': 3}])
+def test_repacking_keeps_zero_size_and_straddling_gradients(kwargs):
+    shapes, dtypes = [(0,), (5, 3), (0, 2), (9,)], [np.float32] * 4
+    values, results, out = _reduce(2, 'xring', shapes=shapes, dtypes=dtypes, **kwargs)
+    for j, shape in enumerate(shapes):
+        for i in range(2):
+            assert results[i][j].shape == shape
+            np.testing.assert_allclose(results[i][j], values[0][j] + values[1][j], rtol=1e-6)
+            assert out[i][j].device == '/device:CPU:%d' % i
 
 
 def test_hierarchical_copy_reduces_within_groups_of_four():

@@ -1,0 +1,154 @@
+"""Benchmark of the gradient all-reduce alone (allreduce.py) on logical CPU devices.
+
+For each algorithm configuration and tensor size, every tower holds `--num_tensors` gradients of
+that size (float32, in resource variables on its device); one step all-reduces them all and waits
+for every output on every device. Reported per cell:
+
+* bandwidth: gradient bytes per tower reduced per second (num_tensors * size / median step time),
+* the median step time in milliseconds.
+
+Usage:
+    python bench/bench_allreduce.py [--devices 2] [--sizes 4k,256k,4m,25m] [--num_tensors 8]
+
+Writes bench/results/allreduce.json and bench/results/allreduce.md (a markdown table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+
+import tensorflow as tf  # noqa: E402
+from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
+
+import allreduce  # noqa: E402
+
+tf1 = tf.compat.v1
+
+# (label, spec or None for the default, keyword arguments of all_reduce_gradients)
+CONFIGS = [
+    ('default (sum on device 0)', None, {}),
+    ('pscpu', 'pscpu', {}),
+    ('psgpu', 'psgpu', {}),
+    ('xring', 'xring', {}),
+    ('xring#2', 'xring#2', {}),
+    ('pscpu:32k:xring', 'pscpu:32k:xring', {}),
+    ('pscpu, repacking=2', 'pscpu', {'num_packs': 2}),
+    ('xring, repacking=2', 'xring', {'num_packs': 2}),
+    ('xring, agg_small<64k', 'xring', {'agg_small_grads_max_bytes': 64 * 1024}),
+]
+
+
+def _parse_sizes(text: str) -> list[int]:
+    units = {'k': 1024, 'm': 1024 ** 2, 'g': 1024 ** 3}
+    sizes = []
+    for item in text.lower().split(','):
+        item = item.strip()
+        sizes.append(int(item[:-1]) * units[item[-1]] if item[-1] in units else int(item))
+    return sizes
+
+
+def _human(num_bytes: float) -> str:
+    for unit, scale in (('GiB', 1024 ** 3), ('MiB', 1024 ** 2), ('KiB', 1024)):
+        if num_bytes >= scale:
+            return '%g %s' % (round(num_bytes / scale, 1), unit)
+    return '%d B' % num_bytes
+
+
+def run_one(num_devices: int, size_bytes: int, num_tensors: int, spec: str | None, kwargs: dict,
+            min_secs: float) -> dict:
+    """Times one configuration; returns step time statistics and the bandwidth."""
+    devices = ['/cpu:%d' % i for i in range(num_devices)]
+    elements = size_bytes // 4
+    graph = tf.Graph()
+    with graph.as_default():
+        tower_grads = []
+        for i, device in enumerate(devices):
+            with tf1.device(device):
+                tower_grads.append([
+                    tf1.Variable(tf.random.uniform([elements]), name='g%d_%d' % (i, j),
+                                 use_resource=True).read_value()
+                    for j in range(num_tensors)])
+        tuples = allreduce.parse_all_reduce_spec(spec) if spec else None
+        out = allreduce.all_reduce_gradients(tower_grads, devices, tuples, **kwargs)
+        step = tf.group(*[g for grads in out for g in grads])
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto(device_count={'CPU': num_devices})
+    # Grappler's dependency optimizer turns ops that only feed control edges into no-ops, which
+    # would prune the whole all-reduce here (in training the stateful updates consume it).
+    config.graph_options.rewrite_options.dependency_optimization = (
+        rewriter_config_pb2.RewriterConfig.OFF)
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        for _ in range(2):
+            sess.run(step)
+        times = []
+        start = time.perf_counter()
+        while len(times) < 3 or time.perf_counter() - start < min_secs:
+            t0 = time.perf_counter()
+            sess.run(step)
+            times.append(time.perf_counter() - t0)
+    median = statistics.median(times)
+    return {'spec': spec, 'kwargs': kwargs, 'size_bytes': size_bytes, 'num_tensors': num_tensors,
+            'steps': len(times), 'median_step_secs': median, 'min_step_secs': min(times),
+            'bytes_per_sec': num_tensors * size_bytes / median}
+
+
+def _markdown(results: list[dict], sizes: list[int], args) -> str:
+    lines = ['All-reduce bandwidth (gradient bytes per tower per second; median step in ms) on %d '
+             'logical CPU devices, %d float32 tensors per tower, TF %s, %d cores.'
+             % (args.devices, args.num_tensors, tf.__version__, os.cpu_count()), '',
+             '| algorithm | ' + ' | '.join(_human(s) for s in sizes) + ' |',
+             '| --- |' + ' ---: |' * len(sizes)]
+    for label, _, _ in CONFIGS:
+        cells = []
+        for size in sizes:
+            r = next(r for r in results if r['label'] == label and r['size_bytes'] == size)
+            cells.append('%s/s (%.2f ms)' % (_human(r['bytes_per_sec']),
+                                             r['median_step_secs'] * 1e3))
+        lines.append('| %s | %s |' % (label, ' | '.join(cells)))
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--devices', type=int, default=2, help='logical CPU devices (towers)')
+    parser.add_argument('--sizes', default='4k,256k,4m,25m', help='tensor sizes in bytes (k/m/g)')
+    parser.add_argument('--num_tensors', type=int, default=8, help='gradients per tower')
+    parser.add_argument('--min_secs', type=float, default=1.0, help='timed seconds per cell')
+    parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    args = parser.parse_args(argv)
+    tf1.disable_eager_execution()
+    sizes = _parse_sizes(args.sizes)
+    results = []
+    for label, spec, kwargs in CONFIGS:
+        for size in sizes:
+            r = run_one(args.devices, size, args.num_tensors, spec, kwargs, args.min_secs)
+            r['label'] = label
+            results.append(r)
+            print('%-28s %9s  %10s/s  %8.2f ms' % (label, _human(size),
+                                                   _human(r['bytes_per_sec']),
+                                                   r['median_step_secs'] * 1e3), flush=True)
+    os.makedirs(args.out_dir, exist_ok=True)
+    table = _markdown(results, sizes, args)
+    with open(os.path.join(args.out_dir, 'allreduce.json'), 'w') as f:
+        json.dump({'devices': args.devices, 'num_tensors': args.num_tensors,
+                   'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
+                   'machine': platform.machine(), 'results': results}, f, indent=1)
+    with open(os.path.join(args.out_dir, 'allreduce.md'), 'w') as f:
+        f.write(table)
+    print(table)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
