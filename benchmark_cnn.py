@@ -18,6 +18,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+import allreduce
 import cnn_util
 import dataset_info
 import learning_rate
@@ -102,6 +103,11 @@ class BenchmarkCNN:
         else:
             self.num_batches = p.num_batches
         self.dtype, self.variable_dtype = compute_dtypes(p)
+        if p.all_reduce_spec:
+            try:
+                allreduce.parse_all_reduce_spec(p.all_reduce_spec)
+            except ValueError as e:
+                raise params_lib.ParamsError('--all_reduce_spec: %s' % e) from None
 
     # --- Header.
     def info_lines(self) -> list[str]:
@@ -180,14 +186,14 @@ class BenchmarkCNN:
             with tf1.device(self.devices[i]):
                 tower_grads.append(tower.build_gradients(
                     out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
-                    gradient_clip=p.gradient_clip))
+                    sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip))
         optimizer = learning_rate.make_optimizer(p, lr)
         update_ops = outputs[0].update_ops
         if mgr.each_tower_has_variables:
             update_ops = [op for out in outputs for op in out.update_ops]
         with tf.control_dependencies(update_ops):
             apply_ops = mgr.apply_gradients(tower_grads, optimizer, global_step)
-        return tf.group(*apply_ops, *pipeline.step_ops, name='train_op')
+        return tf.group(*apply_ops, *mgr.step_ops(), *pipeline.step_ops, name='train_op')
 
     # --- Run.
     def run(self) -> dict:

@@ -365,6 +365,12 @@ def validate_params(p: Params) -> None:
         raise ParamsError('--use_nccl/--all_reduce_spec need --variable_update=replicated or '
                           'distributed_all_reduce. Received: variable_update=%r'
                           % p.variable_update)
+    if p.gradient_repacking and p.agg_small_grads_max_bytes:
+        raise ParamsError('--gradient_repacking and --agg_small_grads_max_bytes exclude each '
+                          'other; use one.')
+    if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
+        raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes '
+                          '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')
     if p.data_name == 'synthetic' and p.data_dir:
         raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
     for step in p.eval_during_training_at_specified_steps:

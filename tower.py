@@ -6,8 +6,6 @@ import collections
 
 import tensorflow as tf
 
-from models import convnet_builder
-
 tf1 = tf.compat.v1
 
 TowerOutput = collections.namedtuple('TowerOutput', [
@@ -37,25 +35,24 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
                               data_format=data_format, dtype=dtype, variable_dtype=variable_dtype)
     base_loss = model.loss_function(net.logits, labels, net.aux_logits)
     total_loss = base_loss
-    if weight_decay and phase_train:
-        scope = tf1.get_variable_scope().name
-        kernels = [v for v in tf1.trainable_variables(scope=scope + '/' if scope else None)
-                   if v.name.split(':')[0].endswith(convnet_builder.WEIGHT_DECAY_SUFFIX)]
-        if kernels:
-            l2 = tf.add_n([tf.nn.l2_loss(tf.cast(v, tf.float32)) for v in kernels])
-            total_loss = base_loss + weight_decay * l2
+    if weight_decay and phase_train and net.decay_tensors:
+        l2 = tf.add_n([tf.nn.l2_loss(tf.cast(t, tf.float32)) for t in net.decay_tensors])
+        total_loss = base_loss + weight_decay * l2
     top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
                                    tf.float32))
     return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5)
 
 
-def build_gradients(total_loss, variables, *, num_towers, loss_scale=1.0, gradient_clip=None):
+def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,
+                    gradient_clip=None):
     """Gradients of total_loss / num_towers, so summing over towers gives the average.
 
     Args:
       total_loss: scalar float32.
       variables: the trainable variables the tower reads.
+      sources: the tensors the tower read for `variables` (staged copies), if not the
+        variables themselves; the loss is differentiated by these.
       num_towers: towers whose gradients will be summed.
       loss_scale: the loss is multiplied by this before differentiation and the gradients
         divided by it after (mixed-precision loss scaling; 1 disables it).
@@ -65,7 +62,8 @@ def build_gradients(total_loss, variables, *, num_towers, loss_scale=1.0, gradie
       A list of (gradient, variable) pairs, gradients float32 like the variables.
     """
     scaled = total_loss * (loss_scale / num_towers)
-    grads = tf1.gradients(scaled, variables, colocate_gradients_with_ops=True)
+    grads = tf1.gradients(scaled, variables if sources is None else sources,
+                          colocate_gradients_with_ops=True)
     pairs = []
     for grad, var in zip(grads, variables):
         if grad is None:

@@ -21,6 +21,9 @@ import contextlib
 import re
 
 import tensorflow as tf
+from tensorflow.python.ops import data_flow_ops
+
+import allreduce
 
 tf1 = tf.compat.v1
 
@@ -76,6 +79,7 @@ class VariableMgr(abc.ABC):
             yield
         if tower == 0 or self.each_tower_has_variables:
             self._tower_vars[tower] = [v for v in tf1.global_variables() if v not in before]
+            # Order as created, so the towers' lists line up one to one.
 
     def tower_variables(self, tower: int) -> list[tf.Variable]:
         """Variables (trainable and batch-norm statistics) created for `tower`; for shared-variable
@@ -84,8 +88,18 @@ class VariableMgr(abc.ABC):
 
     def trainable_variables(self, tower: int) -> list[tf.Variable]:
         """The trainable variables tower `tower` reads, in creation order."""
-        trainable = set(tf1.trainable_variables())
-        return [v for v in self.tower_variables(tower) if v in trainable]
+        trainable = {id(v) for v in tf1.trainable_variables()}
+        return [v for v in self.tower_variables(tower) if id(v) in trainable]
+
+    def gradient_sources(self, tower: int) -> list:
+        """The tensors tower `tower` read for its trainable variables, in the order of
+        `trainable_variables(tower)`: what to differentiate the loss by. Usually the variables
+        themselves; staged copies with --staged_vars."""
+        return self.trainable_variables(tower)
+
+    def step_ops(self) -> list:
+        """Ops to run with every training step besides the apply ops (e.g. staging puts)."""
+        return []
 
     @abc.abstractmethod
     def apply_gradients(self, tower_grads, optimizer, global_step):
@@ -129,6 +143,14 @@ class VariableMgrLocalParameterServer(VariableMgr):
     Every tower reads the shared copy; the towers' gradients are summed on the parameter device
     and applied once. With --local_parameter_device=gpu the variables are spread over the tower
     devices, largest first onto the least loaded device (greedy by bytes).
+
+    With --staged_vars each tower reads its trainable variables through a StagingArea on its own
+    device: every step takes the values put by the previous step and puts the current values for
+    the next, so the parameter copy overlaps with compute. The values a step reads are one update
+    old (the put of step t reads the variables before step t's update), which makes this
+    one-step-stale SGD, a different algorithm from plain SGD: with a fixed batch the losses are
+    L(w0), L(w0), L(w1), L(w2'), ... With --variable_consistency=relaxed the put and the update
+    are not ordered, so a step may see values zero or one update old.
     """
 
     name = 'parameter_server'
@@ -136,27 +158,56 @@ class VariableMgrLocalParameterServer(VariableMgr):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._load = {d: 0 for d in self.devices}
+        # Per tower: [(variable, staged tensor, put op)] in creation order.
+        self._staged: list[list[tuple]] = [[] for _ in self.devices]
+
+    def _variable_device(self, shape) -> str:
+        if self.params.local_parameter_device != 'gpu':
+            return self.param_device
+        device = min(self.devices, key=lambda d: self._load[d])
+        size = 1
+        for dim in shape or []:
+            size *= int(dim)
+        self._load[device] += size
+        return device
 
     def _custom_getter(self, tower):
-        spread = self.params.local_parameter_device == 'gpu'
-
         def getter(getter, *args, **kwargs):
-            if spread:
-                device = min(self.devices, key=lambda d: self._load[d])
-                shape = kwargs.get('shape') or []
-                size = 1
-                for dim in shape:
-                    size *= int(dim)
-                self._load[device] += size
+            if tower == 0:
+                with tf1.device(self._variable_device(kwargs.get('shape'))):
+                    var = getter(*args, **kwargs)
             else:
-                device = self.param_device
-            with tf1.device(device):
-                return getter(*args, **kwargs)
+                var = getter(*args, **kwargs)  # reuse: tower 0 created it
+            if not self.params.staged_vars or not kwargs.get('trainable', True):
+                return var
+            with tf1.device(self.devices[tower]):
+                area = data_flow_ops.StagingArea([var.dtype.base_dtype], shapes=[var.shape])
+                put = area.put([var.read_value()])
+                staged = area.get()[0]
+            self._staged[tower].append((var, staged, put))
+            return staged
         return getter
+
+    def gradient_sources(self, tower):
+        if not self.params.staged_vars:
+            return super().gradient_sources(tower)
+        by_var = {id(var): staged for var, staged, _ in self._staged[tower]}
+        return [by_var[id(v)] for v in self.trainable_variables(tower)]
+
+    def _puts(self):
+        return [put for staged in self._staged for _, _, put in staged]
+
+    def post_init_ops(self):
+        return self._puts()  # primes every staging area with the initial values
+
+    def step_ops(self):
+        return self._puts()
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
         summed = _sum_on_device(tower_grads, self.param_device)
-        with tf1.device(self.param_device):
+        strong = self.params.variable_consistency == 'strong'
+        deps = self._puts() if strong else []
+        with tf1.device(self.param_device), tf.control_dependencies(deps):
             return [optimizer.apply_gradients(summed, global_step=global_step)]
 
 
@@ -197,13 +248,13 @@ class VariableMgrReplicated(VariableMgr):
 
     def _all_reduce(self, grads_per_tower):
         """Returns, per tower, the list of summed gradients placed on that tower's device."""
-        summed = _sum_on_device([[(g, None) for g in grads] for grads in grads_per_tower],
-                                self.devices[0])
-        out = []
-        for device in self.devices:
-            with tf1.device(device):
-                out.append([tf.identity(g) for g, _ in summed])
-        return out
+        p = self.params
+        spec = allreduce.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else None
+        return allreduce.all_reduce_gradients(
+            grads_per_tower, self.devices, spec, num_packs=p.gradient_repacking,
+            agg_small_grads_max_bytes=p.agg_small_grads_max_bytes,
+            agg_small_grads_max_group=p.agg_small_grads_max_group,
+            hierarchical_copy=p.hierarchical_copy, use_nccl=p.use_nccl)
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
         grads_per_tower = [[g for g, _ in pairs] for pairs in tower_grads]

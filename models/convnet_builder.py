@@ -14,6 +14,9 @@ weight decay, as MobileNet recommends).
 from __future__ import annotations
 
 import contextlib
+import copy
+import re
+import zlib
 
 import numpy as np
 import tensorflow as tf
@@ -21,6 +24,20 @@ import tensorflow as tf
 tf1 = tf.compat.v1
 
 WEIGHT_DECAY_SUFFIX = '/weights'
+
+_TOWER_PREFIX = re.compile(r'^v\d*/')
+
+
+def _seeded(initializer, scoped_name):
+    """A copy of `initializer` whose op seed comes from the variable's name without the tower
+    prefix, so initial values do not depend on how many ops the graph built before (towers,
+    input pipeline) or on the variable manager: with the same --tf_random_seed, one tower, N
+    towers and every mode start from identical weights."""
+    if getattr(initializer, 'seed', 0) is not None:
+        return initializer
+    seeded = copy.copy(initializer)
+    seeded.seed = zlib.crc32(_TOWER_PREFIX.sub('', scoped_name).encode()) & 0x7fffffff
+    return seeded
 # Standard deviation of a unit normal truncated to [-2, 2].
 _TRUNCATED_NORMAL_STDDEV = 0.87962566103423978
 
@@ -42,6 +59,8 @@ class ConvNetBuilder:
       top_layer: the output tensor of the last layer added.
       top_size: number of channels (or features) of `top_layer`.
       update_ops: batch-norm moving-average update ops created so far (training only).
+      decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
+        penalises.
     """
 
     def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
@@ -56,6 +75,7 @@ class ConvNetBuilder:
         self.dtype = dtype
         self.variable_dtype = variable_dtype
         self.update_ops: list = []
+        self.decay_tensors: list = []
         self.use_batch_norm = False
         self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
         self.counts: dict[str, int] = {}
@@ -70,8 +90,12 @@ class ConvNetBuilder:
 
     def get_variable(self, name, shape, initializer, trainable=True):
         """Creates (or reuses) a variable in `variable_dtype` and returns it cast to `dtype`."""
+        initializer = _seeded(initializer, tf1.get_variable_scope().name + '/' + name)
         var = tf1.get_variable(name, shape, dtype=self.variable_dtype, initializer=initializer,
                                trainable=trainable)
+        if name == 'weights':
+            # What the tower reads: the variable, or its staged copy (--staged_vars).
+            self.decay_tensors.append(var)
         if self.variable_dtype != self.dtype:
             return tf.cast(var, self.dtype)
         return var

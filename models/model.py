@@ -14,12 +14,14 @@ from models import convnet_builder
 
 tf1 = tf.compat.v1
 
-BuildNetworkResult = collections.namedtuple('BuildNetworkResult', ['logits', 'aux_logits',
-                                                                   'update_ops'])
+BuildNetworkResult = collections.namedtuple(
+    'BuildNetworkResult', ['logits', 'aux_logits', 'update_ops', 'decay_tensors'],
+    defaults=((),))
 BuildNetworkResult.__doc__ = """Output of `CNNModel.build_network`.
 
 logits: [batch, num_classes] float32. aux_logits: [batch, num_classes] float32 or None (Inception's
-auxiliary head). update_ops: batch-norm moving-average updates of this tower (training only)."""
+auxiliary head). update_ops: batch-norm moving-average updates of this tower (training only).
+decay_tensors: the kernels the network read (weight decay applies to these only)."""
 
 
 class CNNModel:
@@ -107,7 +109,8 @@ class CNNModel:
                 with cnn.switch_to_aux_top_layer():
                     cnn.affine(num_classes, activation='linear', stddev=0.001)
                     aux_logits = tf.cast(cnn.top_layer, tf.float32)
-        return BuildNetworkResult(logits, aux_logits, list(cnn.update_ops))
+        return BuildNetworkResult(logits, aux_logits, list(cnn.update_ops),
+                                  list(cnn.decay_tensors))
 
     def loss_function(self, logits, labels, aux_logits=None):
         """Mean softmax cross entropy; Inception's auxiliary head adds 0.4 x its own loss

@@ -1,0 +1,138 @@
+"""Variable managers on logical CPU devices: losses and updated variables must match.
+
+The golden reference is one tower with the global batch: N towers of batch B under
+parameter_server or replicated (any all-reduce) must give the same step losses and the same
+variables as one tower of batch N*B, because gradients are averaged over towers. The trivial model
+has no batch norm, so the equality is exact up to float summation order.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import benchmark_cnn
+import preprocessing
+import variable_mgr
+from params import make_params
+
+tf1 = tf.compat.v1
+
+GLOBAL_BATCH = 4
+IMAGE = 8
+RNG = np.random.RandomState(0)
+IMAGES = RNG.uniform(-1, 1, [GLOBAL_BATCH, IMAGE, IMAGE, 3]).astype(np.float32)
+LABELS = RNG.randint(0, 1001, [GLOBAL_BATCH]).astype(np.int32)
+
+
+class FixedInput(preprocessing.InputPipeline):
+    """The same global batch every step, split over the devices in order."""
+
+    def build(self, devices):
+        batches = []
+        for i, device in enumerate(devices):
+            part = slice(i * self.batch_size, (i + 1) * self.batch_size)
+            with tf1.device(device):
+                batches.append((tf.constant(IMAGES[part]), tf.constant(LABELS[part])))
+        return batches
+
+
+@pytest.fixture(scope='module', autouse=True)
+def fixed_input():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(preprocessing, 'make_input_pipeline',
+                      lambda p, dataset, *, train, **kw: FixedInput(**kw))
+        yield
+
+
+def _train(steps=2, num_gpus=1, **kwargs):
+    """Runs `steps` steps; returns (losses, {checkpoint name: value}, [per-tower var values])."""
+    settings = dict(model='trivial', image_size=IMAGE, batch_size=GLOBAL_BATCH // num_gpus,
+                    num_gpus=num_gpus, init_learning_rate=0.02, optimizer='momentum',
+                    num_batches=steps, num_warmup_batches=0)
+    settings.update(kwargs)
+    p = make_params(**settings)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    info = bench.build_graph()
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        losses = [float(sess.run([info.train_op, info.loss])[1]) for _ in range(steps)]
+        saved = sess.run(info.mgr.savable_variables())
+        towers = [sess.run(info.mgr.trainable_variables(i)) for i in range(num_gpus)]
+    return losses, saved, towers
+
+
+@pytest.fixture(scope='module')
+def reference(fixed_input):
+    return _train()
+
+
+def _assert_matches(reference, run, atol=1e-5):
+    ref_losses, ref_vars, _ = reference
+    losses, saved, _ = run
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
+    assert sorted(saved) == sorted(ref_vars)
+    for name, value in ref_vars.items():
+        np.testing.assert_allclose(saved[name], value, atol=atol, err_msg=name)
+
+
+def test_parameter_server_two_towers_equals_one_big_tower(reference):
+    _assert_matches(reference, _train(num_gpus=2, variable_update='parameter_server'))
+
+
+@pytest.mark.parametrize('extra', [
+    {},
+    {'all_reduce_spec': 'pscpu'},
+    {'all_reduce_spec': 'xring'},
+    {'all_reduce_spec': 'pscpu:2k:xring'},
+    {'all_reduce_spec': 'xring', 'gradient_repacking': 2},
+    {'agg_small_grads_max_bytes': 64 * 1024},
+], ids=lambda e: ','.join('%s=%s' % kv for kv in e.items()) or 'default')
+def test_replicated_equals_one_big_tower(reference, extra):
+    run = _train(num_gpus=2, variable_update='replicated', **extra)
+    _assert_matches(reference, run)
+
+
+def test_replicated_copies_stay_identical():
+    _, _, towers = _train(steps=5, num_gpus=2, variable_update='replicated',
+                          all_reduce_spec='xring')
+    for a, b in zip(towers[0], towers[1]):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_independent_towers_diverge():
+    _, _, towers = _train(steps=3, num_gpus=2, variable_update='independent')
+    final_layer_0, final_layer_1 = towers[0][-2], towers[1][-2]
+    assert final_layer_0.shape == final_layer_1.shape
+    assert not np.allclose(final_layer_0, final_layer_1)
+
+
+def test_staged_vars_lag_one_step():
+    plain, _, _ = _train(steps=4, optimizer='sgd')
+    staged, _, _ = _train(steps=4, optimizer='sgd', staged_vars=True)
+    # Step 2 still sees the initial values; step 3 sees the values after one update.
+    assert staged[0] == pytest.approx(plain[0], rel=1e-6)
+    assert staged[1] == pytest.approx(plain[0], rel=1e-6)
+    assert staged[2] == pytest.approx(plain[1], rel=1e-5)
+    assert staged[3] != pytest.approx(plain[2], rel=1e-6)
+
+
+def test_checkpoint_names_do_not_depend_on_mode_or_towers(reference):
+    _, ps_vars, _ = reference
+    _, rep_vars, _ = _train(num_gpus=2, variable_update='replicated')
+    assert sorted(ps_vars) == sorted(rep_vars)
+    assert 'cg/affine0/weights' in ps_vars and 'global_step' in ps_vars
+    assert not any(name.startswith('v') and '/' in name and name.split('/')[0][1:].isdigit()
+                   for name in rep_vars)
+
+
+def test_checkpoint_name_strips_the_tower_prefix():
+    assert variable_mgr.checkpoint_name('v0/cg/conv0/weights:0') == 'cg/conv0/weights'
+    assert variable_mgr.checkpoint_name('v/cg/affine1/biases:0') == 'cg/affine1/biases'
+    assert variable_mgr.checkpoint_name('v12/cg/x:0') == 'cg/x'
+
+
+def test_unknown_mode_lists_valid_ones():
+    with pytest.raises(ValueError, match='valid on one host: independent, parameter_server, '
+                                         'replicated'):
+        variable_mgr.make_variable_mgr(make_params()._replace(variable_update='bogus'),
+                                       ['/cpu:0'])
