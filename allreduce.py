@@ -94,7 +94,6 @@ class PackPlan(NamedTuple):
     piece_sizes: tuple[int, ...]
 
 
-# ----------------------------------------------------------------------------------------------
 # Spec parsing.
 
 
@@ -115,7 +114,8 @@ def _parse_entry(text: str, spec: str) -> tuple[str, int]:
             raise ValueError('all_reduce_spec %r: shard count %r in %r is not a positive integer.'
                              % (spec, shards_text, text))
         shards = int(shards_text)
-    bases = alg.split('/')
+    bases = [base.strip() for base in alg.split('/')]
+    alg = '/'.join(bases)
     if len(bases) > 2:
         raise ValueError('all_reduce_spec %r: %r has more than two levels; hierarchical forms are '
                          '"inner/outer".' % (spec, alg))
@@ -170,7 +170,6 @@ def select_spec(spec_tuples: Sequence[AllReduceSpecTuple], num_bytes: int) -> Al
     return spec_tuples[-1]
 
 
-# ----------------------------------------------------------------------------------------------
 # Pure plans: sizes, packs, small-gradient groups, ring schedule, device groups.
 
 
@@ -303,26 +302,29 @@ def _cpu_of(device: str) -> str:
     return tf.DeviceSpec.from_string(device).replace(device_type='CPU', device_index=0).to_string()
 
 
-# ----------------------------------------------------------------------------------------------
 # Algorithms on one piece. Each takes one tensor per device (same shape and dtype, tensors[i] on
 # devices[i]) and returns one total per device, placed on that device.
 
 
 class _Context:
-    """State shared by one all_reduce_gradients call: the bytes summed on each device so far."""
+    """State of one all_reduce_gradients call: bytes summed on each device so far (psgpu)."""
 
     def __init__(self):
         self.load_bytes: dict[str, int] = {}
 
     def least_loaded(self, devices: Sequence[str], num_bytes: int) -> str:
-        device = min(devices, key=lambda d: self.load_bytes.get(_canonical(d), 0))
-        key = _canonical(device)
-        self.load_bytes[key] = self.load_bytes.get(key, 0) + num_bytes
-        return device
+        keys = [_canonical(d) for d in devices]
+        best = min(range(len(devices)), key=lambda i: self.load_bytes.get(keys[i], 0))
+        self.load_bytes[keys[best]] = self.load_bytes.get(keys[best], 0) + num_bytes
+        return devices[best]
 
 
 def _nbytes(tensor: tf.Tensor) -> int:
     return tensor.shape.num_elements() * tensor.dtype.size
+
+
+def _flat(tensor: tf.Tensor) -> tf.Tensor:
+    return tensor if tensor.shape.rank == 1 else tf.reshape(tensor, [-1])
 
 
 def _broadcast(total: tf.Tensor, devices: Sequence[str]) -> list[tf.Tensor]:
@@ -358,8 +360,7 @@ def _ring(tensors: Sequence[tf.Tensor], devices: Sequence[str]) -> list[tf.Tenso
     chunks = []
     for tensor, device in zip(tensors, devices, strict=True):
         with tf1.device(device):
-            flat = tf.reshape(tensor, [-1]) if shape.rank != 1 else tensor
-            chunks.append(tf.split(flat, sizes))
+            chunks.append(tf.split(_flat(tensor), sizes))
     reduce_steps, gather_steps = ring_schedule(n)
     for step in reduce_steps:
         for src, dst, c in step:
@@ -412,23 +413,24 @@ def _hierarchical(inner: str, outer: str, tensors, devices, ctx: _Context,
                   shard: int) -> list[tf.Tensor]:
     """Two-level all-reduce: `inner` within each device group, `outer` across the groups."""
     groups = device_groups(devices)
-    group_sums = []
+    sums, sum_devices = [], []  # one group total per group, and where it lives
     for group in groups:
         g_tensors = [tensors[i] for i in group]
         g_devices = [devices[i] for i in group]
         if inner in _PS_ALGORITHMS:
-            group_sums.append(_ps_reduce(inner, g_tensors, g_devices, ctx))
+            sums.append(_ps_reduce(inner, g_tensors, g_devices, ctx))
+            sum_devices.append(sums[-1].device)
         else:
-            reduced = _flat_all_reduce(inner, g_tensors, g_devices, ctx, shard)
-            group_sums.append(reduced[shard % len(group)])
+            leader = shard % len(group)
+            sums.append(_flat_all_reduce(inner, g_tensors, g_devices, ctx, shard)[leader])
+            sum_devices.append(g_devices[leader])
     if outer in _PS_ALGORITHMS:
-        total = _ps_reduce(outer, group_sums, [t.device for t in group_sums], ctx)
-        return _broadcast(total, devices)
+        return _broadcast(_ps_reduce(outer, sums, sum_devices, ctx), devices)
     outputs = [None] * len(devices)
-    totals = _flat_all_reduce(outer, group_sums, [t.device for t in group_sums], ctx, shard)
+    totals = _flat_all_reduce(outer, sums, sum_devices, ctx, shard)
     for group, total in zip(groups, totals, strict=True):
-        for i, out in zip(group, _broadcast(total, [devices[i] for i in group]), strict=True):
-            outputs[i] = out
+        for i in group:
+            outputs[i] = _broadcast(total, [devices[i]])[0]
     return outputs
 
 
@@ -445,16 +447,16 @@ def _reduce_piece(entry: AllReduceSpecTuple, tensors, devices, ctx: _Context) ->
     shards = []
     for tensor, device in zip(tensors, devices, strict=True):
         with tf1.device(device):
-            shards.append(tf.split(tf.reshape(tensor, [-1]), sizes))
+            shards.append(tf.split(_flat(tensor), sizes))
     per_shard = [run([s[k] for s in shards], k) for k in range(num_shards)]
     outputs = []
     for i, device in enumerate(devices):
         with tf1.device(device):
-            outputs.append(tf.reshape(tf.concat([r[i] for r in per_shard], 0), shape))
+            flat = tf.concat([r[i] for r in per_shard], 0)
+            outputs.append(flat if shape.rank == 1 else tf.reshape(flat, shape))
     return outputs
 
 
-# ----------------------------------------------------------------------------------------------
 # The entry point.
 
 
@@ -496,10 +498,6 @@ def _make_plans(grads: Sequence[tf.Tensor], num_packs: int, max_bytes: int,
         return make_small_grad_plans(sizes, [_nbytes(g) for g in grads], dtypes, max_bytes,
                                      max_group)
     return [PackPlan((j,), (sizes[j],)) for j in range(len(grads))]
-
-
-def _flat(tensor: tf.Tensor) -> tf.Tensor:
-    return tensor if tensor.shape.rank == 1 else tf.reshape(tensor, [-1])
 
 
 def _pack(plan: PackPlan, grads: Sequence[tf.Tensor], device: str) -> list[tf.Tensor]:
