@@ -54,6 +54,7 @@ def main(argv: list[str]) -> int:
     """Runs the command; returns the exit status."""
     try:
         p = parse_args(argv)
+        params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
     except params.ParamsError as e:
         return _fail(str(e), 2)
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.

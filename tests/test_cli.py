@@ -1,0 +1,85 @@
+"""The command line in a subprocess: output format, exit statuses, one-line errors."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEP_LINE = re.compile(r'^(\d+)\timages/sec: ([\d.]+) \+/- ([\d.]+) \(jitter = ([\d.]+)\)\t'
+                       r'([\d.]+)$')
+
+
+def run_cli(*args, timeout=240):
+    """Runs `python tf_cnn_benchmarks.py ARGS` from the checkout; returns the CompletedProcess."""
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)  # the command must quiet TensorFlow by itself
+    return subprocess.run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+def test_training_run_prints_the_documented_format():
+    proc = run_cli('--model=trivial', '--batch_size=4', '--image_size=32', '--num_batches=12',
+                   '--display_every=5', '--num_warmup_batches=2', '--device=cpu')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ''  # no TensorFlow start-up chatter, no warnings
+    lines = proc.stdout.splitlines()
+    header = dict(line.split(':', 1) for line in lines[:lines.index('==========')]
+                  if ':' in line and not line.startswith(' '))
+    assert header['Model'].strip() == 'trivial'
+    assert header['Mode'].strip() == 'training'
+    assert header['Batch size'].strip() == '4 global'
+    assert '             4 per device' in lines
+    assert header['Devices'].strip().startswith("['/cpu:0']")
+    assert header['Data format'].strip() == 'NHWC'
+    assert header['Num batches'].strip() == '12'
+    assert 'Step\tImg/sec\ttotal_loss' in lines
+    steps = [STEP_LINE.match(line) for line in lines if STEP_LINE.match(line)]
+    assert [int(m.group(1)) for m in steps] == [1, 5, 10]
+    assert all(float(m.group(5)) > 0 for m in steps)
+    total = [line for line in lines if line.startswith('total images/sec: ')]
+    assert len(total) == 1 and float(total[0].split(': ')[1]) > 0
+    assert lines[-1] == '-' * 64 and lines[-3] == '-' * 64
+
+
+@pytest.mark.parametrize('args, status, text', [
+    (['--model=resnet9000'], 2, "unknown --model='resnet9000'; valid models for"),
+    (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
+    (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
+    (['--device=gpu'], 2, '--device=gpu with --num_gpus=1, but 0 GPU(s) are visible'),
+    (['--num_gpus=0'], 2, '--num_gpus must be >= 1'),
+    (['--optimizer=lbfgs'], 2, '--optimizer must be one of'),
+    (['--data_format=NWHC'], 2, '--data_format must be one of'),
+    (['--bogus_flag=1'], 2, "Unknown command line flag 'bogus_flag'"),
+    (['--batch_size=abc'], 2, 'flag --batch_size=abc'),
+    (['--distortions', 'False'], 2, "unexpected positional argument 'False'"),
+    (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
+      '--num_warmup_batches=0', '--init_learning_rate=1e9'], 1, 'the loss became'),
+])
+def test_errors_are_one_line_with_exit_status(args, status, text):
+    proc = run_cli(*args)
+    assert proc.returncode == status, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    error_lines = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
+    assert len(error_lines) == 1 and text in error_lines[0], proc.stderr
+    assert 'total images/sec' not in proc.stdout
+
+
+def test_help_lists_every_flag_and_exits_0():
+    import params
+    proc = run_cli('--help')
+    assert proc.returncode == 0
+    for spec in params.SPECS:
+        name = ('--[no]%s:' if spec.kind == 'boolean' else '--%s:') % spec.name
+        assert name in proc.stdout
+
+
+def test_flagfile(tmp_path):
+    flagfile = tmp_path / 'flags.txt'
+    flagfile.write_text('--model=trivial\n--batch_size=2\n--image_size=16\n--num_batches=2\n'
+                        '--num_warmup_batches=0\n')
+    proc = run_cli('--flagfile=%s' % flagfile)
+    assert proc.returncode == 0, proc.stderr
+    assert 'Batch size:  2 global' in proc.stdout and 'total images/sec: ' in proc.stdout
