@@ -4,7 +4,9 @@ For each algorithm configuration and tensor size, every tower holds `--num_tenso
 that size (float32, in resource variables on its device); one step all-reduces them all and waits
 for every output on every device. Reported per cell:
 
-* bandwidth: gradient bytes per tower reduced per second (num_tensors * size / median step time),
+* bandwidth: gradient bytes per tower reduced per second, num_tensors * size / step time, from
+  the fastest timed step (the least disturbed by other processes on a shared machine) and from
+  the median step (in the JSON),
 * the median step time in milliseconds.
 
 Usage:
@@ -100,13 +102,15 @@ def run_one(num_devices: int, size_bytes: int, num_tensors: int, spec: str | Non
     median = statistics.median(times)
     return {'spec': spec, 'kwargs': kwargs, 'size_bytes': size_bytes, 'num_tensors': num_tensors,
             'steps': len(times), 'median_step_secs': median, 'min_step_secs': min(times),
-            'bytes_per_sec': num_tensors * size_bytes / median}
+            'bytes_per_sec': num_tensors * size_bytes / min(times),
+            'median_bytes_per_sec': num_tensors * size_bytes / median}
 
 
 def _markdown(results: list[dict], sizes: list[int], args) -> str:
-    lines = ['All-reduce bandwidth (gradient bytes per tower per second; median step in ms) on %d '
-             'logical CPU devices, %d float32 tensors per tower, TF %s, %d cores.'
-             % (args.devices, args.num_tensors, tf.__version__, os.cpu_count()), '',
+    lines = ['All-reduce bandwidth (gradient bytes per tower per second, fastest step; median step '
+             'in ms) on %d logical CPU devices, %d float32 tensors per tower, TF %s, %d cores, '
+             'load average %.1f before the run.'
+             % (args.devices, args.num_tensors, tf.__version__, os.cpu_count(), args.load), '',
              '| algorithm | ' + ' | '.join(_human(s) for s in sizes) + ' |',
              '| --- |' + ' ---: |' * len(sizes)]
     for label, _, _ in CONFIGS:
@@ -129,6 +133,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     tf1.disable_eager_execution()
     sizes = _parse_sizes(args.sizes)
+    args.load = os.getloadavg()[0]
     results = []
     for label, spec, kwargs in CONFIGS:
         for size in sizes:
@@ -143,7 +148,8 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out_dir, 'allreduce.json'), 'w') as f:
         json.dump({'devices': args.devices, 'num_tensors': args.num_tensors,
                    'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
-                   'machine': platform.machine(), 'results': results}, f, indent=1)
+                   'machine': platform.machine(), 'load_average_before': args.load,
+                   'load_average_after': os.getloadavg()[0], 'results': results}, f, indent=1)
     with open(os.path.join(args.out_dir, 'allreduce.md'), 'w') as f:
         f.write(table)
     print(table)
