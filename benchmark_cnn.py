@@ -19,9 +19,12 @@ import numpy as np
 import tensorflow as tf
 
 import allreduce
+import checkpoints
 import cnn_util
 import dataset_info
+import eval_runner
 import learning_rate
+import lifecycle
 import params as params_lib
 import preprocessing
 import run_hooks
@@ -204,10 +207,21 @@ class BenchmarkCNN:
           step_times (seconds), num_steps, global_batch_size, per_device_batch_size,
           num_devices, model, image_size, elapsed_secs.
 
+          With --eval, the evaluation's result (eval_runner.run_eval). Lifecycle keys
+          (params, environment, steps, restored_step, checkpoint_path, eval, ...): see
+          results_log.
+
         Raises:
           training_loop.NonFiniteLossError: the loss became NaN or Inf.
+          checkpoints.CheckpointError: no checkpoint for --eval, or one that does not fit.
+          signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
         """
         p = self.params
+        lifecycle.preflight(self)
+        if p.eval:
+            return eval_runner.run_eval(self)
+        if p.forward_only and p.freeze_when_forward_only:
+            return lifecycle.run_frozen(self)
         cnn_util.log_fn('Generating %s model' % ('forward-only' if p.forward_only else
                                                  'training'))
         build_start = time.perf_counter()
@@ -231,33 +245,36 @@ class BenchmarkCNN:
         return tf1.Session(config=make_session_config(self.params, len(self.devices)))
 
     def initialize(self, sess, info) -> None:
-        """Initialises the variables, runs the manager's post-init ops, primes the pipeline."""
-        sess.run(info.init_ops)
-        post_init = info.mgr.post_init_ops()
-        if post_init:
-            sess.run(post_init)
+        """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest
+        checkpoint in --train_dir, else --checkpoint_path), runs the manager's post-init ops,
+        primes the pipeline. Sets `self.restored_step` (None when nothing was restored)."""
+        self.restored_step = checkpoints.restore_or_initialize(sess, info, self)
         if info.pipeline.warmup_ops:
             sess.run(info.pipeline.warmup_ops)
 
     def make_hooks(self, info) -> list:
         """The run hooks this run needs (see run_hooks.py), in call order."""
-        del info
-        return []
+        return lifecycle.make_hooks(self, info)
 
-    def _timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
-        p = self.params
+    def make_step_fn(self, sess, info):
+        """Returns a function running one step: () -> (loss or None, *accuracy values)."""
         fetches = [info.train_op, info.loss]
-        if p.print_training_accuracy:
+        if self.params.print_training_accuracy:
             fetches += [info.top_1, info.top_5]
         step = sess.make_callable(fetches)
-        show_loss = not p.forward_only
+        show_loss = not self.params.forward_only
 
         def step_fn():
             out = step()
             return (float(out[1]) if show_loss else None,) + tuple(out[2:])
+        return step_fn
 
+    def _timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
+        p = self.params
+        show_loss = not p.forward_only
         return training_loop.run_loop(
-            step_fn, num_warmup=p.num_warmup_batches, num_steps=self.num_batches,
+            self.make_step_fn(sess, info), num_warmup=p.num_warmup_batches,
+            num_steps=self.num_batches,
             images_per_step=self.global_batch_size, display_every=p.display_every,
             show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
             after_step=run_hooks.combine_after_step(hooks),
@@ -265,7 +282,7 @@ class BenchmarkCNN:
             extra_format=_accuracy_columns if p.print_training_accuracy else None)
 
     def _result(self, loop, build_secs) -> dict:
-        return {
+        result = {
             'model': self.params.model,
             'images_per_sec': loop.images_per_sec,
             'losses': loop.losses,
@@ -281,6 +298,8 @@ class BenchmarkCNN:
             'num_workers': self.num_workers,
             'image_size': self.image_size,
         }
+        result.update(lifecycle.result_extras(self, loop))
+        return result
 
 
 def _accuracy_columns(extras) -> str:
