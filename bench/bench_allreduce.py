@@ -66,44 +66,55 @@ def _human(num_bytes: float) -> str:
     return '%d B' % num_bytes
 
 
-def run_one(num_devices: int, size_bytes: int, num_tensors: int, spec: str | None, kwargs: dict,
-            min_secs: float) -> dict:
-    """Times one configuration; returns step time statistics and the bandwidth."""
+def run_size(num_devices: int, size_bytes: int, num_tensors: int, min_secs: float) -> list[dict]:
+    """Times every configuration at one tensor size; returns one result per CONFIGS entry.
+
+    All configurations share one graph, one session and the same input variables, and their steps
+    run in round-robin order, so that load from other processes affects them alike.
+    """
     devices = ['/cpu:%d' % i for i in range(num_devices)]
-    elements = size_bytes // 4
     graph = tf.Graph()
     with graph.as_default():
         tower_grads = []
         for i, device in enumerate(devices):
             with tf1.device(device):
                 tower_grads.append([
-                    tf1.Variable(tf.random.uniform([elements]), name='g%d_%d' % (i, j),
+                    tf1.Variable(tf.random.uniform([size_bytes // 4]), name='g%d_%d' % (i, j),
                                  use_resource=True).read_value()
                     for j in range(num_tensors)])
-        tuples = allreduce.parse_all_reduce_spec(spec) if spec else None
-        out = allreduce.all_reduce_gradients(tower_grads, devices, tuples, **kwargs)
-        step = tf.group(*[g for grads in out for g in grads])
+        steps = []
+        for c, (_, spec, kwargs) in enumerate(CONFIGS):
+            with tf.name_scope('config%d' % c):
+                tuples = allreduce.parse_all_reduce_spec(spec) if spec else None
+                out = allreduce.all_reduce_gradients(tower_grads, devices, tuples, **kwargs)
+                steps.append(tf.group(*[g for grads in out for g in grads]))
         init = tf1.global_variables_initializer()
     config = tf1.ConfigProto(device_count={'CPU': num_devices})
     # Grappler's dependency optimizer turns ops that only feed control edges into no-ops, which
     # would prune the whole all-reduce here (in training the stateful updates consume it).
     config.graph_options.rewrite_options.dependency_optimization = (
         rewriter_config_pb2.RewriterConfig.OFF)
+    times = [[] for _ in CONFIGS]
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)
-        for _ in range(2):
+        for step in steps * 2:
             sess.run(step)
-        times = []
         start = time.perf_counter()
-        while len(times) < 3 or time.perf_counter() - start < min_secs:
-            t0 = time.perf_counter()
-            sess.run(step)
-            times.append(time.perf_counter() - t0)
-    median = statistics.median(times)
-    return {'spec': spec, 'kwargs': kwargs, 'size_bytes': size_bytes, 'num_tensors': num_tensors,
-            'steps': len(times), 'median_step_secs': median, 'min_step_secs': min(times),
-            'bytes_per_sec': num_tensors * size_bytes / min(times),
-            'median_bytes_per_sec': num_tensors * size_bytes / median}
+        while len(times[0]) < 5 or time.perf_counter() - start < min_secs * len(CONFIGS):
+            for step, config_times in zip(steps, times, strict=True):
+                t0 = time.perf_counter()
+                sess.run(step)
+                config_times.append(time.perf_counter() - t0)
+    results = []
+    for (label, spec, kwargs), config_times in zip(CONFIGS, times, strict=True):
+        median = statistics.median(config_times)
+        results.append({
+            'label': label, 'spec': spec, 'kwargs': kwargs, 'size_bytes': size_bytes,
+            'num_tensors': num_tensors, 'steps': len(config_times), 'median_step_secs': median,
+            'min_step_secs': min(config_times),
+            'bytes_per_sec': num_tensors * size_bytes / min(config_times),
+            'median_bytes_per_sec': num_tensors * size_bytes / median})
+    return results
 
 
 def _markdown(results: list[dict], sizes: list[int], args) -> str:
@@ -135,12 +146,10 @@ def main(argv=None) -> int:
     sizes = _parse_sizes(args.sizes)
     args.load = os.getloadavg()[0]
     results = []
-    for label, spec, kwargs in CONFIGS:
-        for size in sizes:
-            r = run_one(args.devices, size, args.num_tensors, spec, kwargs, args.min_secs)
-            r['label'] = label
+    for size in sizes:
+        for r in run_size(args.devices, size, args.num_tensors, args.min_secs):
             results.append(r)
-            print('%-28s %9s  %10s/s  %8.2f ms' % (label, _human(size),
+            print('%-28s %9s  %10s/s  %8.2f ms' % (r['label'], _human(size),
                                                    _human(r['bytes_per_sec']),
                                                    r['median_step_secs'] * 1e3), flush=True)
     os.makedirs(args.out_dir, exist_ok=True)
