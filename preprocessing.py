@@ -44,6 +44,7 @@ import glob
 import os
 import re
 import tempfile
+import warnings
 
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
@@ -170,6 +171,9 @@ class StagedPipeline(InputPipeline):
         self.process_kwargs = dict(
             image_size=self.image_size, train=train, distortions=params.distortions,
             color=params.distort_color, resize_method=params.resize_method)
+        if params.resize_method not in image_processing.RESIZE_METHODS:
+            raise ValueError('resize_method must be one of %s. Received: %r'
+                             % (image_processing.RESIZE_METHODS, params.resize_method))
 
     @abc.abstractmethod
     def _host_batches(self, num_devices: int, *, warmup: bool) -> list[tuple[tf.Tensor, tf.Tensor]]:
@@ -276,24 +280,14 @@ class RecordInputPipeline(StagedPipeline):
             shift = p.task_index / len(p.worker_hosts)
         self._readers += 1
         reader = data_flow_ops.RecordInput(
-            file_pattern=self._pattern, batch_size=per_device,
+            file_pattern=self._pattern, batch_size=total,
             buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
             parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
-            seed=p.tf_random_seed + self._readers - 1, batches=num_devices,
-            name='record_input_%d' % self._readers)
-        records = reader.get_yield_op()
-        batches = []
-        for device_records in records:
-            images, labels = [], []
-            for i, record in enumerate(device_records):
-                with tf1.name_scope('image_%d' % i):
-                    image, label = image_processing.preprocess_imagenet(
-                        record, fuse_decode_and_crop=p.fuse_decode_and_crop, index=i,
-                        **self.process_kwargs)
-                images.append(image)
-                labels.append(label)
-            batches.append((tf1.parallel_stack(images), tf.stack(labels)))
-        return batches
+            seed=p.tf_random_seed + self._readers - 1, name='record_input_%d' % self._readers)
+        records = tf.split(reader.get_yield_op(), num_devices)
+        return [image_processing.preprocess_imagenet_batch(
+            device_records, per_device, fuse_decode_and_crop=p.fuse_decode_and_crop,
+            **self.process_kwargs) for device_records in records]
 
 
 class _TfDataPipeline(StagedPipeline):
@@ -303,7 +297,12 @@ class _TfDataPipeline(StagedPipeline):
         raise NotImplementedError
 
     def _map(self, index, record):
+        """(index int64, record) -> (image float32 [s, s, 3] in [0, 255], label int32)."""
         raise NotImplementedError
+
+    def _finish_batch(self, images, labels):
+        return image_processing.finish_batch(
+            images, train=self.train, color=self.params.distort_color), labels
 
     def _make_dataset(self) -> tf.data.Dataset:
         p = self.params
@@ -313,8 +312,13 @@ class _TfDataPipeline(StagedPipeline):
         if self.train:
             ds = ds.shuffle(p.shuffle_buffer_size, seed=p.tf_random_seed)
         ds = ds.repeat().enumerate()
-        ds = ds.map(self._map, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
-        ds = ds.batch(self.batch_size, drop_remainder=True)
+        with warnings.catch_warnings():
+            # Random ops in the map functions take their seeds from the graph seed, as intended.
+            warnings.filterwarnings('ignore', message='Seed .* from outer graph')
+            ds = ds.map(self._map, num_parallel_calls=tf.data.AUTOTUNE,
+                        deterministic=not self.train)
+            ds = ds.batch(self.batch_size, drop_remainder=True)
+            ds = ds.map(self._finish_batch)
         if p.datasets_repeat_cached_sample:
             ds = ds.take(1).cache().repeat()
         ds = ds.prefetch(p.datasets_prefetch_buffer_size)
@@ -364,9 +368,12 @@ class DatasetPipeline(_TfDataPipeline):
                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
 
     def _map(self, index, record):
-        return image_processing.preprocess_imagenet(
-            record, fuse_decode_and_crop=self.params.fuse_decode_and_crop, index=index,
-            **self.process_kwargs)
+        p = self.params
+        images, labels = image_processing.decode_crop_resize(
+            record[tf.newaxis], 1, image_size=self.image_size,
+            random_crop=self.train and p.distortions, resize_method=p.resize_method,
+            fuse_decode_and_crop=p.fuse_decode_and_crop, first_index=index)
+        return images[0], labels[0]
 
 
 class Cifar10Pipeline(_TfDataPipeline):
@@ -392,8 +399,11 @@ class Cifar10Pipeline(_TfDataPipeline):
     def _map(self, index, record):
         raw = tf.io.decode_raw(record, tf.uint8)
         label = tf.cast(raw[0], tf.int32)
-        image = tf.transpose(tf.reshape(raw[1:], [3, 32, 32]), [1, 2, 0])
-        return image_processing.preprocess_cifar10(image, index=index, **self.process_kwargs), label
+        del index
+        return tf.transpose(tf.reshape(raw[1:], [3, 32, 32]), [1, 2, 0]), label
+
+    def _finish_batch(self, images, labels):
+        return image_processing.preprocess_cifar10_batch(images, **self.process_kwargs), labels
 
 
 def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, num_classes: int,

@@ -1,0 +1,138 @@
+"""Shared helpers of the input-pipeline tests: images made with Pillow, records, shards, runs."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+
+import numpy as np
+import tensorflow as tf
+from PIL import Image
+
+import dataset_info
+import params
+import preprocessing
+
+tf1 = tf.compat.v1
+
+# Solid class colours, far apart, so a preprocessed image tells its class (labels 1..3).
+CLASS_COLOURS = {1: (220, 20, 20), 2: (20, 220, 20), 3: (20, 20, 220)}
+
+
+def image_bytes(width, height, *, mode='RGB', fmt='JPEG', colour=(200, 30, 90), pixels=None,
+                **save_kwargs) -> bytes:
+    """An encoded image: solid `colour`, or `pixels` (uint8 [h, w, 3]), converted to `mode`."""
+    if pixels is not None:
+        image = Image.fromarray(np.asarray(pixels, np.uint8), 'RGB')
+    else:
+        image = Image.new('RGB', (width, height), colour)
+    if mode != 'RGB':
+        image = image.convert(mode)
+    out = io.BytesIO()
+    image.save(out, fmt, **save_kwargs)
+    return out.getvalue()
+
+
+def example(encoded: bytes, label: int, boxes=None, *, height=None, width=None) -> bytes:
+    """A serialized ImageNet-format Example. boxes: list of (ymin, xmin, ymax, xmax), or None
+    to leave the bbox keys out."""
+    def b(v):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[v]))
+
+    def i(v):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[v]))
+
+    feature = {'image/encoded': b(encoded), 'image/class/label': i(label),
+               'image/format': b(b'JPEG')}
+    if height is not None:
+        feature['image/height'] = i(height)
+        feature['image/width'] = i(width)
+    if boxes is not None:
+        for k, key in enumerate(('ymin', 'xmin', 'ymax', 'xmax')):
+            feature['image/object/bbox/' + key] = tf.train.Feature(
+                float_list=tf.train.FloatList(value=[box[k] for box in boxes]))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_shards(folder, subset, shards) -> list[str]:
+    """Writes `subset-0000i-of-0000N` files, one per list of serialized records in `shards`."""
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for index, records in enumerate(shards):
+        path = os.path.join(folder, '%s-%05d-of-%05d' % (subset, index, len(shards)))
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in records:
+                writer.write(record)
+        paths.append(path)
+    return paths
+
+
+def solid_shards(folder, subset='train', num_shards=2, per_shard=6, size=(24, 20)):
+    """Shards of solid-colour JPEGs whose colour is CLASS_COLOURS[label]; labels cycle 1..3."""
+    shards, n = [], 0
+    for _ in range(num_shards):
+        records = []
+        for _ in range(per_shard):
+            label = n % 3 + 1
+            records.append(example(image_bytes(*size, colour=CLASS_COLOURS[label]), label,
+                                   [(0.1, 0.1, 0.9, 0.9)]))
+            n += 1
+        shards.append(records)
+    return write_shards(folder, subset, shards)
+
+
+def class_of(image_hwc: np.ndarray) -> int:
+    """The CLASS_COLOURS label nearest to an image's mean colour (image in [-1, 1])."""
+    mean = (image_hwc.reshape(-1, 3).mean(0) + 1.0) * 127.5
+    return min(CLASS_COLOURS, key=lambda k: np.abs(mean - CLASS_COLOURS[k]).sum())
+
+
+def write_cifar(folder, counts=(4, 4, 4, 4, 4), test_count=3, label_fn=None):
+    """Writes CIFAR-10 pickle batches; image i of a batch is solid grey (label * 20), label
+    label_fn(i) (default i % 10). Returns the folder."""
+    os.makedirs(folder, exist_ok=True)
+    label_fn = label_fn or (lambda i: i % 10)
+    names = ['data_batch_%d' % (k + 1) for k in range(len(counts))] + ['test_batch']
+    for name, n in zip(names, list(counts) + [test_count], strict=True):
+        labels = [label_fn(i) for i in range(n)]
+        data = np.stack([np.full(3072, min(255, max(0, 20 * lab)), np.uint8) for lab in labels]) \
+            if n else np.zeros([0, 3072], np.uint8)
+        with open(os.path.join(folder, name), 'wb') as f:
+            pickle.dump({b'data': data, b'labels': labels, b'batch_label': name.encode()}, f)
+    return folder
+
+
+def make_params(**kwargs):
+    defaults = dict(shuffle_buffer_size=64)
+    defaults.update(kwargs)
+    return params.make_params(**defaults)
+
+
+def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32,
+                 num_classes=1001, data_format='NHWC', dtype=tf.float32, train=True,
+                 subset=None):
+    """Builds the pipeline of `p` in a new graph, warms up and fetches `steps` batches.
+
+    Returns:
+      (pipeline, [[(images, labels) per device] per step] as numpy arrays, final staging sizes).
+    """
+    dataset = dataset_info.get_dataset(p)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(p.tf_random_seed)
+        pipeline = preprocessing.make_input_pipeline(
+            p, dataset, batch_size=batch_size, image_size=image_size, num_classes=num_classes,
+            data_format=data_format, dtype=dtype, train=train, subset=subset)
+        batches = pipeline.build(list(devices))
+        config = tf1.ConfigProto(device_count={'CPU': len(devices)})
+        outputs = []
+        with tf1.Session(config=config) as sess, preprocessing.data_errors():
+            sess.run(tf1.local_variables_initializer())
+            sess.run(pipeline.warmup_ops)
+            for step in range(steps):
+                extra = getattr(pipeline, 'step_ops_for', lambda s, n: pipeline.step_ops)
+                out = sess.run([batches, extra(step, steps)])[0]
+                outputs.append([(np.asarray(i, np.float32), np.asarray(lab)) for i, lab in out])
+            sizes = sess.run(getattr(pipeline, 'size_ops', []))
+    return pipeline, outputs, sizes

@@ -1,0 +1,186 @@
+"""Dataset descriptions, name inference, shard checks (truncation, corruption, counts), CIFAR-10."""
+
+import os
+import pickle
+import struct
+
+import pytest
+
+import cnn_util
+import dataset_info
+from tests import input_helpers as h
+
+
+def _dataset(folder, **kwargs):
+    return dataset_info.get_dataset(h.make_params(data_dir=str(folder), **kwargs))
+
+
+def test_published_descriptions():
+    assert dataset_info.IMAGENET.num_classes == 1001
+    assert dataset_info.IMAGENET.published_examples == {'train': 1281167, 'validation': 50000}
+    assert dataset_info.CIFAR10.num_classes == 10 and dataset_info.CIFAR10.image_size == 32
+    assert dataset_info.CIFAR10.published_examples == {'train': 50000, 'validation': 10000}
+
+
+def test_synthetic_without_data_dir():
+    ds = dataset_info.get_dataset(h.make_params())
+    assert ds.synthetic and ds.name == 'synthetic' and ds.num_examples('train') == 1281167
+    assert 'published' in ds.describe('train')
+    cifar = dataset_info.get_dataset(h.make_params(data_name='cifar10'))
+    assert cifar.synthetic and cifar.num_classes == 10 and cifar.num_examples('validation') == 10000
+
+
+def test_masked_crc_matches_tensorflow_writer(tmp_path):
+    (path,) = h.write_shards(tmp_path, 'train', [[b'hello']])
+    raw = open(path, 'rb').read()
+    assert struct.unpack('<I', raw[8:12])[0] == dataset_info.masked_crc32c(raw[:8])
+    assert struct.unpack('<I', raw[-4:])[0] == dataset_info.masked_crc32c(b'hello')
+
+
+def test_infers_imagenet_and_counts_records(tmp_path):
+    h.write_shards(tmp_path, 'train', [[b'a', b'b'], [b'c']])
+    h.write_shards(tmp_path, 'validation', [[b'd']])
+    ds = _dataset(tmp_path)
+    assert ds.name == 'imagenet' and ds.inferred and not ds.synthetic
+    assert ds.num_examples('train') == 3 and ds.num_examples('validation') == 1
+    text = ds.describe('train')
+    assert 'inferred' in text and '3 examples counted in 2 TFRecord shards' in text
+    assert 'CRCs checked' in text
+
+
+def test_real_shards(imagenet_dir):
+    ds = dataset_info.get_dataset(h.make_params(data_dir=imagenet_dir))
+    assert ds.name == 'imagenet'
+    assert ds.num_examples('train') == 512 and ds.num_examples('validation') == 128
+    assert len(ds.scan('train').files) == 8
+
+
+@pytest.mark.parametrize('setup, words', [
+    ('missing', ['does not exist']),
+    ('empty', ['is empty', 'train-*-of-*']),
+    ('unrelated', ['no dataset files', 'notes.txt', 'train-*-of-*']),
+])
+def test_directory_errors_name_directory_and_pattern(tmp_path, setup, words):
+    folder = tmp_path / 'data'
+    if setup != 'missing':
+        folder.mkdir()
+    if setup == 'unrelated':
+        (folder / 'notes.txt').write_text('x')
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(folder)
+    message = str(info.value)
+    assert str(folder) in message and '\n' not in message
+    for word in words:
+        assert word in message
+
+
+def test_named_dataset_without_matching_files(tmp_path):
+    h.write_cifar(tmp_path)
+    with pytest.raises(cnn_util.DataError, match=r'no files matching train-\*-of-\* in'):
+        _dataset(tmp_path, data_name='imagenet').scan('train')
+    h.write_shards(tmp_path / 'only_train', 'train', [[b'a']])
+    with pytest.raises(cnn_util.DataError, match=r'validation-\*-of-\*'):
+        _dataset(tmp_path / 'only_train').num_examples('validation')
+
+
+def test_missing_shard_and_mixed_counts(tmp_path):
+    paths = h.write_shards(tmp_path, 'train', [[b'a'], [b'b'], [b'c']])
+    os.remove(paths[1])
+    with pytest.raises(cnn_util.DataError, match='missing indices: 1') as info:
+        _dataset(tmp_path).scan('train')
+    assert '-of-3' in str(info.value) and str(tmp_path) in str(info.value)
+    h.write_shards(tmp_path, 'train', [[b'a'], [b'b']])
+    with pytest.raises(cnn_util.DataError, match='disagree on their count'):
+        _dataset(tmp_path).scan('train')
+
+
+def _damage(path, how):
+    raw = bytearray(open(path, 'rb').read())
+    if how == 'truncated_data':
+        raw = raw[:-7]
+    elif how == 'truncated_header':
+        raw = raw + raw[:5]
+    elif how == 'bad_length':
+        raw[3] ^= 0x40
+    elif how == 'bad_data_crc':
+        raw[14] ^= 0xFF
+    open(path, 'wb').write(bytes(raw))
+
+
+@pytest.mark.parametrize('how, words', [
+    ('truncated_data', 'truncated: record 1'),
+    ('truncated_header', 'stray bytes after record 2'),
+    ('bad_length', 'corrupt length field of record 0'),
+    ('bad_data_crc', 'corrupt data'),
+])
+def test_corrupt_shard_is_an_error_naming_the_file(tmp_path, how, words):
+    paths = h.write_shards(tmp_path, 'train', [[b'a' * 20, b'b' * 20], [b'c' * 20]])
+    _damage(paths[0], how)
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path).scan('train')
+    message = str(info.value)
+    assert paths[0] in message and words in message and '--skip_corrupt_records' in message
+
+
+def test_skip_corrupt_records_skips_and_reports(tmp_path, capsys):
+    paths = h.write_shards(tmp_path, 'train', [[b'a' * 20, b'b' * 20, b'c' * 20], [b'd', b'e']])
+    _damage(paths[0], 'truncated_data')
+    ds = _dataset(tmp_path, skip_corrupt_records=True)
+    scan = ds.scan('train')
+    assert scan.files == (paths[1],) and scan.num_examples == 2
+    assert scan.skipped_records == 2 and scan.skipped[0].path == paths[0]
+    assert ds.num_examples('train') == 2
+    assert '1 corrupt shard(s) skipped with 2 readable records' in ds.describe('train')
+    assert 'skipped corrupt shard %s' % paths[0] in capsys.readouterr().err
+
+
+def test_all_shards_corrupt_or_empty(tmp_path):
+    paths = h.write_shards(tmp_path / 'bad', 'train', [[b'a' * 20]])
+    _damage(paths[0], 'truncated_data')
+    with pytest.raises(cnn_util.DataError, match='every train shard'):
+        _dataset(tmp_path / 'bad', skip_corrupt_records=True).scan('train')
+    h.write_shards(tmp_path / 'empty', 'train', [[]])
+    with pytest.raises(cnn_util.DataError, match='hold no records'):
+        _dataset(tmp_path / 'empty').scan('train')
+
+
+def test_cifar10_inferred_and_counted(tmp_path):
+    h.write_cifar(tmp_path, counts=(2, 3, 1, 1, 1), test_count=4)
+    ds = _dataset(tmp_path)
+    assert ds.name == 'cifar10' and ds.num_classes == 10
+    assert ds.num_examples('train') == 8 and ds.num_examples('validation') == 4
+    assert '8 examples counted in 5 pickle batches' in ds.describe('train')
+
+
+def test_cifar10_errors(tmp_path):
+    h.write_cifar(tmp_path / 'missing')
+    os.remove(tmp_path / 'missing' / 'data_batch_3')
+    with pytest.raises(cnn_util.DataError, match='lacks CIFAR-10 train file.*data_batch_3'):
+        _dataset(tmp_path / 'missing').scan('train')
+    h.write_cifar(tmp_path / 'labels', label_fn=lambda i: 12)
+    with pytest.raises(cnn_util.DataError, match=r'label 12 of image 0 is outside \[0, 10\)'):
+        _dataset(tmp_path / 'labels').scan('train')
+    h.write_cifar(tmp_path / 'cut')
+    path = tmp_path / 'cut' / 'data_batch_2'
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(cnn_util.DataError, match='cannot read CIFAR-10 batch .*data_batch_2'):
+        _dataset(tmp_path / 'cut').scan('train')
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ('echo pwned',))
+
+
+def test_cifar10_refuses_code_in_pickles(tmp_path):
+    h.write_cifar(tmp_path)
+    with open(tmp_path / 'test_batch', 'wb') as f:
+        pickle.dump({b'data': _Evil(), b'labels': []}, f)
+    with pytest.raises(cnn_util.DataError, match='refusing to unpickle'):
+        _dataset(tmp_path).scan('validation')
+
+
+def test_default_subset():
+    assert dataset_info.default_subset(h.make_params()) == 'train'
+    assert dataset_info.default_subset(h.make_params(eval=True)) == 'validation'
+    assert dataset_info.default_subset(h.make_params(data_subset='validation')) == 'validation'
