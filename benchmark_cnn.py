@@ -176,7 +176,7 @@ class BenchmarkCNN:
                     p, global_step, model=self.model, examples_per_epoch=self.examples_per_epoch,
                     global_batch_size=self.global_batch_size)
             if p.forward_only:
-                train_op = tf.group(*[o.logits for o in outputs], *pipeline.step_ops)
+                train_op = tf.group(*[o.logits for o in outputs])
             else:
                 train_op = self._build_train_op(p, mgr, outputs, global_step, lr, pipeline)
             init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
@@ -196,7 +196,7 @@ class BenchmarkCNN:
             update_ops = [op for out in outputs for op in out.update_ops]
         with tf.control_dependencies(update_ops):
             apply_ops = mgr.apply_gradients(tower_grads, optimizer, global_step)
-        return tf.group(*apply_ops, *mgr.step_ops(), *pipeline.step_ops, name='train_op')
+        return tf.group(*apply_ops, *mgr.step_ops(), name='train_op')
 
     # --- Run.
     def run(self) -> dict:
@@ -227,7 +227,8 @@ class BenchmarkCNN:
         build_start = time.perf_counter()
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
-        with info.graph.as_default(), self.create_session(info) as sess:
+        with info.graph.as_default(), self.create_session(info) as sess, \
+                preprocessing.data_errors():
             cnn_util.log_fn('Initializing graph')
             self.initialize(sess, info)
             hooks = self.make_hooks(info)
@@ -256,16 +257,28 @@ class BenchmarkCNN:
         """The run hooks this run needs (see run_hooks.py), in call order."""
         return lifecycle.make_hooks(self, info)
 
-    def make_step_fn(self, sess, info):
-        """Returns a function running one step: () -> (loss or None, *accuracy values)."""
+    def make_step_fn(self, sess, info, total_steps=None):
+        """Returns a function running one step: () -> (loss or None, *accuracy values).
+
+        Each step also stages the next input batch (the pipeline's puts), except the last
+        `staging_depth` of `total_steps` steps, so a run that completes leaves every staging
+        area empty. total_steps=None stages at every step.
+        """
         fetches = [info.train_op, info.loss]
         if self.params.print_training_accuracy:
             fetches += [info.top_1, info.top_5]
-        step = sess.make_callable(fetches)
+        puts = list(info.pipeline.step_ops)
+        with_puts = sess.make_callable(fetches + puts)
+        without_puts = sess.make_callable(fetches) if puts else with_puts
+        depth = getattr(info.pipeline, 'staging_depth', 1) if puts else 0
+        last_put = None if total_steps is None else total_steps - depth
         show_loss = not self.params.forward_only
+        count = [0]
 
         def step_fn():
-            out = step()
+            run = with_puts if last_put is None or count[0] < last_put else without_puts
+            count[0] += 1
+            out = run()[:len(fetches)]
             return (float(out[1]) if show_loss else None,) + tuple(out[2:])
         return step_fn
 
@@ -273,7 +286,8 @@ class BenchmarkCNN:
         p = self.params
         show_loss = not p.forward_only
         return training_loop.run_loop(
-            self.make_step_fn(sess, info), num_warmup=p.num_warmup_batches,
+            self.make_step_fn(sess, info, p.num_warmup_batches + self.num_batches),
+            num_warmup=p.num_warmup_batches,
             num_steps=self.num_batches,
             images_per_step=self.global_batch_size, display_every=p.display_every,
             show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),

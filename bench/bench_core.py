@@ -55,13 +55,14 @@ def measure(model, batch_size, steps, warmup, repeats):
     ours, bare = [], []
     with info.graph.as_default(), bench.create_session(info) as sess:
         bench.initialize(sess, info)
+        bare_step = sess.make_callable([info.train_op] + list(info.pipeline.step_ops))
         for _ in range(warmup):
-            sess.run(info.train_op)
+            bare_step()
         step_fn = bench.make_step_fn(sess, info)
         for _ in range(repeats):
             start = time.perf_counter()
             for _ in range(steps):
-                sess.run(info.train_op)
+                bare_step()
             bare.append(batch_size * steps / (time.perf_counter() - start))
             with contextlib.redirect_stdout(io.StringIO()):
                 result = training_loop.run_loop(step_fn, num_warmup=0, num_steps=steps,

@@ -71,3 +71,20 @@ def test_nchw_and_nhwc_give_the_same_first_loss():
     nhwc = _run(num_batches=1, data_format='NHWC')['losses'][0]
     nchw = _run(num_batches=1, data_format='NCHW')['losses'][0]
     assert np.isclose(nhwc, nchw, rtol=1e-4)
+
+
+def test_real_data_run_ends_with_empty_staging_areas(imagenet_dir):
+    p = make_params(model='trivial', data_dir=imagenet_dir, batch_size=4, image_size=32,
+                    num_gpus=2, batch_group_size=2, num_batches=3, num_warmup_batches=1)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    info = bench.build_graph()
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        assert sess.run(info.pipeline.size_ops) == [2, 2]  # primed with batch_group_size
+        step = bench.make_step_fn(sess, info, total_steps=4)
+        sizes = []
+        for _ in range(4):
+            step()
+            sizes.append(sess.run(info.pipeline.size_ops))
+    # Each step takes one batch and stages one, except the last two: nothing dangles.
+    assert sizes == [[2, 2], [2, 2], [1, 1], [0, 0]]
