@@ -1,0 +1,343 @@
+"""Checkpoints: what is saved, where a run restores from, and the hook that saves during training.
+
+What a checkpoint holds (names never depend on --variable_update or the number of towers):
+  - the model's variables and the global step: `VariableMgr.savable_variables()`, tower 0's copy,
+    named without the tower prefix ('cg/conv0/weights', 'global_step');
+  - the optimizer's state of those variables (momentum, RMSProp and Adam slots, Adam's
+    beta powers), named the same way ('cg/conv0/weights/Momentum'). It is optional on restore:
+    a checkpoint written with another --optimizer restores the model and the step, and the
+    missing slots keep their initial values (one warning line says so).
+
+Where a run restores from (`find_checkpoint`):
+  - training: the latest checkpoint in --train_dir (resume); when --train_dir has none,
+    --checkpoint_path (a warm start); otherwise the variables are initialised;
+  - eval and forward-only: --checkpoint_path when given, else the latest in --train_dir.
+--checkpoint_path is a checkpoint prefix ('dir/model.ckpt-300') or a directory (its latest).
+
+Saving is crash-safe: TensorFlow writes the checkpoint's files under temporary names, renames them
+when complete and only then updates the `checkpoint` state file (itself written atomically), so a
+process killed at any moment (SIGKILL) leaves the state file pointing at the last complete
+checkpoint, which is what the next run restores.
+
+`CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
+once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
+never after a non-finite loss, which ends the run before the hooks' `end`). It keeps
+--max_ckpts_to_keep checkpoints, counting those of earlier runs in the same directory.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import weakref
+
+import numpy as np
+import tensorflow as tf
+
+import cnn_util
+import run_hooks
+import variable_mgr
+
+tf1 = tf.compat.v1
+
+CHECKPOINT_BASENAME = 'model.ckpt'
+_SAVER_COLLECTION = 'tf_cnn_benchmarks_checkpoint_saver'
+
+
+class CheckpointError(cnn_util.BenchmarkError):
+    """No checkpoint where one is needed, or a checkpoint that does not fit the model."""
+
+
+def savable_state(mgr) -> tuple[dict, dict]:
+    """Splits what a checkpoint holds into required and optional parts.
+
+    Args:
+      mgr: the run's VariableMgr, after the graph was built.
+
+    Returns:
+      (required, optional): {checkpoint name: variable}. required is
+      `mgr.savable_variables()` (model variables and the global step); optional is the
+      optimizer's state of those variables, tower 0's copy, named like them.
+    """
+    required = mgr.savable_variables()
+    taken = {id(v) for v in required.values()}
+    optional = {}
+    # Tower 0's (or the shared) copies first, so they are the ones saved.
+    rest = sorted((v for v in tf1.global_variables() if id(v) not in taken),
+                  key=lambda v: not _is_first_copy(v.op.name))
+    for var in rest:
+        name = variable_mgr.checkpoint_name(var.op.name)
+        if name not in required and name not in optional:
+            optional[name] = var
+    return required, optional
+
+
+def _is_first_copy(op_name: str) -> bool:
+    head = op_name.split('/')[0]
+    return not (head.startswith('v') and head[1:].isdigit() and head != 'v0')
+
+
+def mirror_ops(saved: dict) -> list:
+    """Ops copying each saved variable into its other towers' copies (same checkpoint name).
+
+    Needed after a restore in modes where every tower owns its variables (replicated,
+    independent), for the optimizer's slots that `VariableMgr.post_init_ops` does not cover.
+    """
+    ops = []
+    for var in tf1.global_variables():
+        source = saved.get(variable_mgr.checkpoint_name(var.op.name))
+        if source is not None and source is not var:
+            with tf1.device(var.device):
+                ops.append(var.assign(source.read_value()))
+    return ops
+
+
+def get_saver(graph, mgr, max_to_keep: int = 5) -> tf1.train.Saver:
+    """The saver of the graph's checkpoints (created once per graph, then reused).
+
+    Args:
+      graph: the tf.Graph holding the run's variables (made the default here).
+      mgr: the run's VariableMgr.
+      max_to_keep: checkpoints kept on disk by this saver.
+    """
+    with graph.as_default():
+        existing = tf1.get_collection(_SAVER_COLLECTION)
+        if existing:
+            return existing[0]
+        required, optional = savable_state(mgr)
+        saver = tf1.train.Saver(var_list={**required, **optional}, max_to_keep=max_to_keep,
+                                save_relative_paths=True, name='checkpoint_saver')
+        tf1.add_to_collection(_SAVER_COLLECTION, saver)
+        return saver
+
+
+def latest_checkpoint(directory: str | None) -> str | None:
+    """The newest complete checkpoint recorded in `directory`, or None."""
+    if not directory or not os.path.isdir(directory):
+        return None
+    return tf1.train.latest_checkpoint(directory)
+
+
+def resolve_checkpoint_path(path: str) -> str:
+    """--checkpoint_path as a checkpoint prefix: itself, or the latest in a directory.
+
+    Raises:
+      CheckpointError: nothing there is a checkpoint.
+    """
+    if os.path.isdir(path):
+        found = latest_checkpoint(path)
+        if found is None:
+            raise CheckpointError('--checkpoint_path %s is a directory without a checkpoint; give '
+                                  'a train_dir that holds one or a prefix such as '
+                                  '%s/model.ckpt-100' % (path, path))
+        return found
+    if not os.path.exists(path + '.index'):
+        raise CheckpointError('--checkpoint_path %s is not a checkpoint (no %s.index); give a '
+                              'prefix such as train_dir/model.ckpt-100 or a directory'
+                              % (path, path))
+    return path
+
+
+def find_checkpoint(p) -> str | None:
+    """The checkpoint a run restores from (see the module docstring), or None.
+
+    Raises:
+      CheckpointError: --checkpoint_path is given but is not a checkpoint.
+    """
+    if p.eval or p.forward_only:
+        if p.checkpoint_path:
+            return resolve_checkpoint_path(p.checkpoint_path)
+        return latest_checkpoint(p.train_dir)
+    found = latest_checkpoint(p.train_dir)
+    if found is None and p.checkpoint_path:
+        found = resolve_checkpoint_path(p.checkpoint_path)
+    return found
+
+
+def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> dict:
+    """Checks names and shapes; returns the variables to restore from `path`.
+
+    Raises:
+      CheckpointError: a model variable is missing or has another shape.
+    """
+    try:
+        shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError('cannot read checkpoint %s: %s' % (
+            path, str(getattr(e, 'message', e)).splitlines()[0])) from None
+    missing = sorted(n for n in required if n not in shapes)
+    if missing:
+        raise CheckpointError(
+            'checkpoint %s does not fit --model=%s: it lacks %d of the model\'s %d variables '
+            '(e.g. %s); use the --model it was written with or another --train_dir'
+            % (path, model_name, len(missing), len(required), missing[0]))
+    for name, var in sorted(required.items()):
+        want = var.shape.as_list()
+        if list(shapes[name]) != want:
+            raise CheckpointError(
+                'checkpoint %s does not fit this run: %s has shape %s there and %s here '
+                '(another --model, --image_size or dataset?); use another --train_dir'
+                % (path, name, list(shapes[name]), want))
+    present = {n: v for n, v in optional.items()
+               if n in shapes and list(shapes[n]) == v.shape.as_list()}
+    absent = sorted(set(optional) - set(present))
+    if absent:
+        cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
+                      'written with another --optimizer?): they start from their initial values'
+                      % (path, len(absent), absent[0]))
+    return {**required, **present}
+
+
+def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
+    """Restores `path` into the graph's variables and syncs the towers' copies.
+
+    Args:
+      sess: a session of `graph`, variables already initialised.
+      graph: the tf.Graph of the variables.
+      mgr: the VariableMgr whose `savable_variables()` names the checkpoint's contents.
+      path: a checkpoint prefix.
+      model_name: for error messages.
+
+    Returns:
+      The restored global step.
+
+    Raises:
+      CheckpointError: the checkpoint is unreadable or does not fit the model.
+    """
+    with graph.as_default():
+        required, optional = savable_state(mgr)
+        var_list = _check_fits(path, required, optional, model_name)
+        saver = _restorer(graph, var_list)
+        try:
+            saver.restore(sess, path)
+        except tf.errors.OpError as e:
+            raise CheckpointError('cannot restore checkpoint %s: %s' % (
+                path, e.message.splitlines()[0])) from None
+        mirrors = mirror_ops(var_list)
+        if mirrors:
+            sess.run(mirrors)
+        return int(sess.run(required['global_step']))
+
+
+_RESTORERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _restorer(graph, var_list: dict) -> tf1.train.Saver:
+    """A saver restoring exactly `var_list`, built once per graph and name set (an eval loop
+    restores many checkpoints into one graph)."""
+    cache = _RESTORERS.setdefault(graph, {})
+    key = tuple(sorted(var_list))
+    if key not in cache:
+        cache[key] = tf1.train.Saver(var_list=var_list, name='checkpoint_restorer')
+    return cache[key]
+
+
+def restore_or_initialize(sess, info, bench) -> int | None:
+    """Initialises the run's variables, then restores the checkpoint the run should start from.
+
+    Self-contained for use by any process that owns the variables (the chief of a cluster): runs
+    `info.init_ops`, restores (see `find_checkpoint`), then `info.mgr.post_init_ops()` exactly
+    once, so replicated copies match and staged variables are primed with the restored values.
+    It does not prime the input pipeline.
+
+    Args:
+      sess: a session of `info.graph`.
+      info: the benchmark_cnn.GraphInfo of the run.
+      bench: the BenchmarkCNN (params and model name).
+
+    Returns:
+      The restored global step, or None when nothing was restored.
+
+    Raises:
+      CheckpointError: --checkpoint_path is not a checkpoint, or the checkpoint does not fit.
+    """
+    p = bench.params
+    sess.run(info.init_ops)
+    path = find_checkpoint(p)
+    step = None
+    if path is not None:
+        step = restore(sess, info.graph, info.mgr, path, p.model)
+        what = 'weights for forward-only' if p.forward_only else 'training state'
+        cnn_util.log_fn('Restored from step %d: %s from %s' % (step, what, path))
+    elif p.forward_only and p.train_dir:
+        cnn_util.log_fn('Forward-only: no checkpoint in --train_dir %s; timing randomly '
+                        'initialised weights' % p.train_dir)
+    post_init = info.mgr.post_init_ops()
+    if post_init:
+        sess.run(post_init)
+    return step
+
+
+class CheckpointHook(run_hooks.RunHook):
+    """Saves checkpoints into --train_dir during and at the end of a training run.
+
+    Args:
+      p: Params (train_dir, save_model_steps, save_model_secs, max_ckpts_to_keep,
+        num_warmup_batches).
+      clock: seconds, monotonic (tests inject a fake one).
+
+    The global step after timed step k is the start step + warm-up steps + k (one update per
+    step); saving happens when it is a multiple of --save_model_steps, or when --save_model_secs
+    passed since the last save.
+    """
+
+    def __init__(self, p, clock=time.monotonic):
+        self.p = p
+        self.clock = clock
+        self.saver = None
+        self.paths: list[str] = []
+        self._ctx = None
+        self._start_step = 0
+        self._saved_step = None
+        self._last_time = 0.0
+        self._prefix = os.path.join(p.train_dir, CHECKPOINT_BASENAME)
+
+    def begin(self, ctx):
+        self._ctx = ctx
+        os.makedirs(self.p.train_dir, exist_ok=True)
+        self.saver = get_saver(ctx.info.graph, ctx.info.mgr, self.p.max_ckpts_to_keep)
+        state = tf1.train.get_checkpoint_state(self.p.train_dir)
+        if state is not None:
+            # Counts the checkpoints of earlier runs against --max_ckpts_to_keep.
+            self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
+        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self._last_time = self.clock()
+
+    def global_step(self, step: int) -> int:
+        """The global step after timed step `step` of this run."""
+        return self._start_step + self.p.num_warmup_batches + step
+
+    def after_step(self, step, loss):
+        del loss
+        global_step = self.global_step(step)
+        due = bool(self.p.save_model_steps) and global_step % self.p.save_model_steps == 0
+        due = due or (self.p.save_model_secs > 0
+                      and self.clock() - self._last_time >= self.p.save_model_secs)
+        if due:
+            self.save()
+
+    def save(self) -> str:
+        """Saves now; returns the checkpoint prefix."""
+        sess = self._ctx.sess
+        global_step = int(sess.run(self._ctx.info.global_step))
+        if global_step == self._saved_step and self.paths:
+            return self.paths[-1]
+        path = self.saver.save(sess, self._prefix, global_step=global_step,
+                               write_meta_graph=False)
+        self.paths.append(path)
+        self._saved_step = global_step
+        self._last_time = self.clock()
+        return path
+
+    def end(self, result):
+        path = self.save()
+        cnn_util.log_fn('Saved checkpoint %s (global step %d)' % (path, self._saved_step))
+        result['checkpoint_path'] = path
+        result['checkpoints'] = list(self.paths)
+        result['global_step'] = self._saved_step
+
+
+def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
+    """{checkpoint name: value} of every tensor in a checkpoint (tests, tools)."""
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}

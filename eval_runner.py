@@ -1,0 +1,367 @@
+"""Evaluation: top-1 and top-5 accuracy of a model's weights on the validation subset.
+
+Three ways in, one evaluator:
+
+  - `run_eval(bench)` (--eval): restores the checkpoint (--checkpoint_path, else the latest in
+    --train_dir; none is a CheckpointError) and evaluates it once; with --eval_interval_secs it
+    then waits and evaluates every new checkpoint until SIGINT (exit 0) or SIGTERM (exit 143),
+    waiting for a first checkpoint if there is none yet.
+  - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
+    multiple of --eval_during_training_every_n_steps, crosses a multiple of
+    --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
+    devices x workers), or is listed in --eval_during_training_at_specified_steps. The current
+    weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
+    training stops once an evaluation reaches it.
+
+The evaluator has its own graph: the same input pipeline code with eval preprocessing (central
+crop, no randomness), the towers built with phase_train=False inside the same variable-manager
+scopes as training, so the checkpoint names match (a checkpoint written by any --variable_update
+and any number of devices evaluates on any number of devices). Batches: --num_eval_batches, else
+--num_eval_epochs of the subset, else one pass (floor(examples / global eval batch), so no image
+counts twice); synthetic data uses --num_batches. The subset is --data_subset with --eval, else
+validation. Per-device batch: --eval_batch_size, else the training batch.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+
+import checkpoints
+import cnn_util
+import preprocessing
+import results_log
+import run_hooks
+import signals
+import tower
+import variable_mgr
+
+tf1 = tf.compat.v1
+
+
+def eval_subset(p) -> str:
+    """The subset evaluated: --data_subset with --eval, else 'validation'."""
+    return (p.data_subset if p.eval and p.data_subset else None) or 'validation'
+
+
+def num_eval_batches(p, dataset, subset: str, global_batch: int) -> int:
+    """Batches per evaluation (see the module docstring)."""
+    if p.num_eval_batches:
+        return p.num_eval_batches
+    if dataset.synthetic:
+        return p.num_batches or 100
+    examples = dataset.num_examples(subset)
+    if p.num_eval_epochs:
+        return max(1, int(math.ceil(p.num_eval_epochs * examples / global_batch)))
+    return max(1, examples // global_batch)
+
+
+def _manager_params(p):
+    """Params for the eval graph's variable manager: one-host modes only, no staged variables.
+    Modes where each tower owns copies evaluate as replicated (its post-init op broadcasts the
+    restored tower-0 values)."""
+    mode = 'replicated' if p.variable_update in ('replicated', 'independent') else \
+        'parameter_server'
+    return p._replace(variable_update=mode, staged_vars=False, job_name='', ps_hosts=[],
+                      worker_hosts=[])
+
+
+class Evaluator:
+    """The eval graph of a run; each `evaluate` call opens a fresh session on it.
+
+    Args:
+      bench: the BenchmarkCNN (params, model, dataset, devices, image size, dtype).
+
+    Attributes:
+      batch_size: per device. num_batches: per evaluation. subset: 'train' or 'validation'.
+    """
+
+    def __init__(self, bench):
+        p = bench.params
+        self.bench = bench
+        self.p = p
+        self.subset = eval_subset(p)
+        self.batch_size = p.eval_batch_size or bench.batch_size
+        self.devices = list(bench.devices)
+        self.global_batch = self.batch_size * len(self.devices)
+        self.num_batches = num_eval_batches(p, bench.dataset, self.subset, self.global_batch)
+        self._loaders = None
+        start = time.perf_counter()
+        self._build()
+        self.build_secs = time.perf_counter() - start
+
+    def _build(self):
+        bench, p = self.bench, self.p
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            tf1.set_random_seed(p.tf_random_seed)
+            with tf1.device('/cpu:0'):
+                tf1.train.get_or_create_global_step()
+            self.pipeline = preprocessing.make_input_pipeline(
+                p, bench.dataset, batch_size=self.batch_size, image_size=bench.image_size,
+                num_classes=bench.dataset.num_classes, data_format=p.data_format,
+                dtype=bench.dtype, train=False, subset=self.subset)
+            batches = self.pipeline.build(self.devices)
+            self.mgr = variable_mgr.make_variable_mgr(_manager_params(p), self.devices)
+            correct_1, correct_5 = [], []
+            for i, (images, labels) in enumerate(batches):
+                with self.mgr.tower_scope(i):
+                    out = tower.build_forward(
+                        bench.model, images, labels, phase_train=False,
+                        num_classes=bench.dataset.num_classes, data_format=p.data_format,
+                        dtype=bench.dtype, variable_dtype=bench.variable_dtype,
+                        weight_decay=p.weight_decay)
+                correct_1.append(out.top_1 * self.batch_size)
+                correct_5.append(out.top_5 * self.batch_size)
+            with tf1.device('/cpu:0'):
+                self.correct = [tf.add_n(correct_1), tf.add_n(correct_5)]
+            self.init_ops = [tf1.global_variables_initializer(),
+                             tf1.local_variables_initializer()]
+            self.post_init = self.mgr.post_init_ops()
+            self.savable = self.mgr.savable_variables()
+
+    def _load_values(self, sess, values: dict) -> None:
+        if self._loaders is None:
+            with self.graph.as_default(), tf1.name_scope('load_values'):
+                self._loaders = {}
+                for name, var in self.savable.items():
+                    feed = tf1.placeholder(var.dtype.base_dtype, var.shape)
+                    self._loaders[name] = (feed, var.assign(feed))
+        sess.run([op for _, op in self._loaders.values()],
+                 {feed: values[name] for name, (feed, _) in self._loaders.items()})
+
+    def _step_ops(self, index: int) -> list:
+        if hasattr(self.pipeline, 'step_ops_for'):
+            return self.pipeline.step_ops_for(index, self.num_batches)
+        return list(self.pipeline.step_ops)
+
+    def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None) -> dict:
+        """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}.
+
+        Returns:
+          {'top_1', 'top_5': fractions in [0, 1], 'images_per_sec': float, 'num_examples',
+           'num_batches', 'global_step', 'checkpoint_path' (or None), 'subset',
+           'elapsed_secs', 'batch_times': seconds per batch}.
+
+        Raises:
+          CheckpointError: the checkpoint does not fit the model.
+          DataError: bad input records.
+        """
+        import benchmark_cnn  # Not at the top: benchmark_cnn imports this module.
+        config = benchmark_cnn.make_session_config(self.p, len(self.devices))
+        with tf1.Session(graph=self.graph, config=config) as sess:
+            sess.run(self.init_ops)
+            if checkpoint_path is not None:
+                step = checkpoints.restore(sess, self.graph, self.mgr, checkpoint_path,
+                                           self.p.model)
+            else:
+                self._load_values(sess, values)
+                step = int(values['global_step'])
+            if self.post_init:
+                sess.run(self.post_init)
+            totals = np.zeros(2)
+            batch_times = []
+            with preprocessing.data_errors():
+                if self.pipeline.warmup_ops:
+                    sess.run(self.pipeline.warmup_ops)
+                start = time.perf_counter()
+                for index in range(self.num_batches):
+                    batch_start = time.perf_counter()
+                    out = sess.run([self.correct, self._step_ops(index)])
+                    batch_times.append(time.perf_counter() - batch_start)
+                    totals += np.asarray(out[0], dtype=np.float64)
+                elapsed = time.perf_counter() - start
+        examples = self.num_batches * self.global_batch
+        return {
+            'top_1': float(round(totals[0]) / examples),
+            'top_5': float(round(totals[1]) / examples),
+            'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
+            'num_examples': examples, 'num_batches': self.num_batches, 'global_step': step,
+            'checkpoint_path': checkpoint_path, 'subset': self.subset, 'elapsed_secs': elapsed,
+            'batch_times': batch_times,
+        }
+
+
+def log_eval(r: dict) -> None:
+    """Prints the accuracy lines of one evaluation."""
+    cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples, global step %d]'
+                    % (r['top_1'], r['top_5'], r['num_examples'], r['global_step']))
+    cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
+
+
+class EvalSummaryWriter:
+    """Eval scalars for TensorBoard in <train_dir>/eval (with --summary_verbosity >= 1)."""
+
+    def __init__(self, p):
+        self.writer = None
+        if p.train_dir and p.summary_verbosity >= 1:
+            self.writer = tf1.summary.FileWriter(os.path.join(p.train_dir, 'eval'))
+
+    def write(self, r: dict) -> None:
+        if self.writer is None:
+            return
+        values = [tf1.Summary.Value(tag='eval/' + k, simple_value=r[k])
+                  for k in ('top_1', 'top_5', 'images_per_sec')]
+        self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
+        self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _missing_checkpoint_error(p) -> checkpoints.CheckpointError:
+    if not p.train_dir:
+        return checkpoints.CheckpointError('--eval needs a checkpoint: give --train_dir (a '
+                                           'training run\'s directory) or --checkpoint_path')
+    return checkpoints.CheckpointError(
+        'no checkpoint to evaluate in --train_dir %s; train first with --train_dir=%s (it '
+        'saves at the end of the run), or give --checkpoint_path' % (p.train_dir, p.train_dir))
+
+
+def _wait(seconds: float, catcher) -> None:
+    deadline = time.monotonic() + seconds
+    while catcher.received is None and time.monotonic() < deadline:
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def run_eval(bench) -> dict:
+    """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs).
+
+    Returns:
+      The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
+      evaluation, see Evaluator.evaluate), 'evals' (all of them), 'restored_step',
+      'checkpoint_path', and images_per_sec / num_steps / step_times of the last evaluation.
+
+    Raises:
+      CheckpointError: no checkpoint (without --eval_interval_secs), or one that does not fit.
+      signals.Terminated: SIGTERM stopped the loop (after the results were written).
+    """
+    p = bench.params
+    if not p.eval_interval_secs:
+        path = checkpoints.find_checkpoint(p)
+        if path is None:
+            raise _missing_checkpoint_error(p)
+    cnn_util.log_fn('Generating eval model')
+    evaluator = Evaluator(bench)
+    cnn_util.log_fn('Eval: %d batches of %d images (%d per device x %d devices) from %s' % (
+        evaluator.num_batches, evaluator.global_batch, evaluator.batch_size,
+        len(evaluator.devices), evaluator.pipeline.description or evaluator.subset))
+    summaries = EvalSummaryWriter(p)
+    evals, last, waiting = [], None, False
+    with signals.SignalCatcher('the current evaluation') as catcher:
+        while True:
+            path = checkpoints.find_checkpoint(p)
+            if path is not None and path != last:
+                cnn_util.log_fn('Evaluating checkpoint %s' % path)
+                r = evaluator.evaluate(checkpoint_path=path)
+                log_eval(r)
+                summaries.write(r)
+                evals.append(r)
+                last, waiting = path, False
+            elif path is None and not waiting:
+                cnn_util.log_fn('Waiting for a checkpoint in %s' % (p.checkpoint_path
+                                                                   or p.train_dir))
+                waiting = True
+            if not p.eval_interval_secs or catcher.received is not None:
+                break
+            _wait(p.eval_interval_secs, catcher)
+            if catcher.received is not None:
+                break
+    summaries.close()
+    result = _eval_result(bench, evaluator, evals, catcher.name)
+    if p.benchmark_log_dir:
+        result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
+    catcher.exit_if_terminated()
+    return result
+
+
+def _eval_result(bench, evaluator, evals, signal_name) -> dict:
+    last = evals[-1] if evals else None
+    result = results_log.common_fields(bench)
+    result.update({
+        'mode': 'eval', 'eval': last, 'evals': evals,
+        'restored_step': last['global_step'] if last else None,
+        'checkpoint_path': last['checkpoint_path'] if last else None,
+        'images_per_sec': last['images_per_sec'] if last else 0.0,
+        'num_steps': last['num_batches'] if last else 0,
+        'step_times': last['batch_times'] if last else [],
+        'elapsed_secs': last['elapsed_secs'] if last else 0.0,
+        'losses': [], 'warmup_losses': [], 'steps': [], 'stopped_early': False,
+        'graph_build_secs': evaluator.build_secs,
+        'global_batch_size': evaluator.global_batch,
+        'per_device_batch_size': evaluator.batch_size,
+        'stopped_by_signal': signal_name,
+    })
+    return result
+
+
+class EvalDuringTrainingHook(run_hooks.RunHook):
+    """Evaluates the training weights at chosen global steps (see the module docstring).
+
+    Args:
+      bench: the BenchmarkCNN of the training run.
+    """
+
+    def __init__(self, bench):
+        p = bench.params
+        self.bench = bench
+        self.p = p
+        self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
+        self.every_steps = p.eval_during_training_every_n_steps or 0
+        epochs = p.eval_during_training_every_n_epochs or 0
+        self.every_epoch_steps = (epochs * bench.examples_per_epoch / bench.global_batch_size
+                                  if epochs else 0.0)
+        self.evals: list[dict] = []
+        self.reached = False
+        self.evaluator = None
+        self._ctx = None
+        self._start_step = 0
+        self._summaries = None
+
+    def begin(self, ctx):
+        self._ctx = ctx
+        self.evaluator = Evaluator(self.bench)
+        self._savable = ctx.info.mgr.savable_variables()
+        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self._summaries = EvalSummaryWriter(self.p)
+
+    def due(self, global_step: int) -> bool:
+        """Whether to evaluate after the step that reached `global_step`."""
+        if global_step in self.at_steps:
+            return True
+        if self.every_steps and global_step % self.every_steps == 0:
+            return True
+        if self.every_epoch_steps:
+            return (math.floor(global_step / self.every_epoch_steps)
+                    > math.floor((global_step - 1) / self.every_epoch_steps))
+        return False
+
+    def after_step(self, step, loss):
+        del loss
+        global_step = self._start_step + self.p.num_warmup_batches + step
+        if not self.due(global_step):
+            return
+        values = self._ctx.sess.run(self._savable)
+        r = self.evaluator.evaluate(values=values)
+        log_eval(r)
+        self._summaries.write(r)
+        self.evals.append(r)
+        target = self.p.stop_at_top_1_accuracy
+        if target is not None and r['top_1'] >= target:
+            self.reached = True
+            cnn_util.log_fn('Stopping: eval top-1 accuracy %.4f reached --stop_at_top_1_accuracy='
+                            '%g at global step %d' % (r['top_1'], target, global_step))
+
+    def should_stop(self):
+        return self.reached
+
+    def end(self, result):
+        self._summaries.close()
+        result['evals'] = self.evals
+        result['eval'] = self.evals[-1] if self.evals else None
+        result['stopped_at_top_1_accuracy'] = self.reached

@@ -1,0 +1,120 @@
+"""Profiling outputs: --graph_file, --trace_file (Chrome trace) and --tfprof_file.
+
+--graph_file: the run's graph as a GraphDef, text when the name ends in .pbtxt, else binary;
+  written once the session is set up (so it includes the checkpoint and summary ops).
+--trace_file: a Chrome trace (JSON with "traceEvents"; open in chrome://tracing or Perfetto) of
+  one step after the warm-up and the timed steps, run with RunOptions(trace_level=FULL_TRACE)
+  and converted by tensorflow.python.client.timeline. That step runs after the timed loop, so
+  tracing overhead never touches the reported images/sec; in training it is a real step (the
+  global step advances by one more, and the final checkpoint includes it).
+--tfprof_file: the same step as a tfprof ProfileProto (tf.compat.v1.profiler.Profiler,
+  `serialize_to_string`), readable with the tfprof tools; the ops that took the most time are
+  printed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+from tensorflow.python.client import timeline
+
+import cnn_util
+import preprocessing
+import run_hooks
+
+tf1 = tf.compat.v1
+
+
+def write_graph(graph, path: str) -> str:
+    """Writes `graph` to `path`: text format for '.pbtxt', binary otherwise. Returns the path."""
+    directory, name = os.path.split(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tf.io.write_graph(graph.as_graph_def(), directory, name, as_text=path.endswith('.pbtxt'))
+    cnn_util.log_fn('Graph written to %s' % path)
+    return path
+
+
+def stage_if_empty(sess, pipeline) -> None:
+    """Puts one batch into each staging area that is empty (a run that completed leaves them
+    empty), so one more step can run without blocking."""
+    sizes = list(getattr(pipeline, 'size_ops', None) or [])
+    if pipeline.step_ops and sizes and min(sess.run(sizes)) == 0:
+        with preprocessing.data_errors():
+            sess.run(pipeline.step_ops)
+
+
+def traced_step(sess, fetches, pipeline=None):
+    """Runs `fetches` once with a full trace (staging a batch first if needed); returns the
+    RunMetadata."""
+    if pipeline is not None:
+        stage_if_empty(sess, pipeline)
+    options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+    metadata = tf1.RunMetadata()
+    with preprocessing.data_errors():
+        sess.run(fetches, options=options, run_metadata=metadata)
+    return metadata
+
+
+def write_chrome_trace(metadata, path: str) -> str:
+    """Writes the step stats of `metadata` as Chrome trace JSON."""
+    trace = timeline.Timeline(metadata.step_stats).generate_chrome_trace_format(show_memory=True)
+    _write(path, trace.encode('utf-8'))
+    cnn_util.log_fn('Chrome trace written to %s' % path)
+    return path
+
+
+def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str:
+    """Writes a tfprof profile of one traced step and prints the `top` slowest ops."""
+    profiler = tf1.profiler.Profiler(graph)
+    profiler.add_step(step, metadata)
+    _write(path, profiler.serialize_to_string())
+    builder = tf1.profiler.ProfileOptionBuilder
+    options = (builder(builder.time_and_memory()).with_max_depth(100).order_by('micros')
+               .with_empty_output().build())
+    profile = profiler.profile_operations(options)
+    ops = sorted(profile.children, key=lambda node: -node.total_exec_micros)[:top]
+    cnn_util.log_fn('tfprof profile written to %s; slowest ops: %s' % (path, ', '.join(
+        '%s %.2f ms' % (node.name, node.total_exec_micros / 1000.0) for node in ops)))
+    return path
+
+
+def _write(path: str, data: bytes) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'wb') as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+class ProfilingHook(run_hooks.RunHook):
+    """Writes --graph_file at begin; --trace_file and --tfprof_file from one step at the end.
+
+    Args:
+      p: Params (graph_file, trace_file, tfprof_file).
+    """
+
+    def __init__(self, p):
+        self.p = p
+        self._ctx = None
+
+    def begin(self, ctx):
+        self._ctx = ctx
+        if self.p.graph_file:
+            write_graph(ctx.info.graph, self.p.graph_file)
+
+    def end(self, result):
+        p = self.p
+        if self.p.graph_file:
+            result['graph_file'] = p.graph_file
+        if not (p.trace_file or p.tfprof_file):
+            return
+        sess, info = self._ctx.sess, self._ctx.info
+        metadata = traced_step(sess, [info.train_op, info.loss], info.pipeline)
+        if not p.forward_only and result.get('global_step') is not None:
+            result['global_step'] += 1
+        if p.trace_file:
+            result['trace_file'] = write_chrome_trace(metadata, p.trace_file)
+        if p.tfprof_file:
+            result['tfprof_file'] = write_tfprof(info.graph, metadata, p.tfprof_file)

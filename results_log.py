@@ -1,0 +1,190 @@
+"""Results for machines and people: the JSON record (--benchmark_log_dir), the plot (--plot_file).
+
+`run()` returns a dict and --benchmark_log_dir writes that same dict as JSON, so a script gets
+the same structure either way. Keys (all runs):
+
+    model, mode ('training', 'forward-only' or 'eval'), params {flag: value},
+    environment {tf_version, python_version, platform, hostname, cpu_model, cpu_cores,
+                 gpus [names]},
+    images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
+    losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
+    global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
+    restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
+    eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches, global_step,
+          checkpoint_path, subset, elapsed_secs, batch_times}), evals [same],
+    stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
+
+A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+import tempfile
+
+import numpy as np
+
+import cnn_util
+import run_hooks
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor()."""
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+            for line in f:
+                if line.lower().startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass  # Not Linux: fall back below.
+    return platform.processor() or platform.machine()
+
+
+def gpu_names() -> list[str]:
+    """Names of the GPUs TensorFlow sees, e.g. ['NVIDIA A100-SXM4-40GB']; [] without GPUs."""
+    import tensorflow as tf
+    names = []
+    for gpu in tf.config.list_physical_devices('GPU'):
+        details = tf.config.experimental.get_device_details(gpu)
+        names.append(details.get('device_name', gpu.name))
+    return names
+
+
+def environment() -> dict:
+    """Where the run happened: TF and Python versions, host, CPU model and cores, GPU names."""
+    import tensorflow as tf
+    return {
+        'tf_version': tf.__version__,
+        'python_version': sys.version.split()[0],
+        'platform': platform.platform(),
+        'hostname': socket.gethostname(),
+        'cpu_model': cpu_model(),
+        'cpu_cores': os.cpu_count(),
+        'gpus': gpu_names(),
+    }
+
+
+def common_fields(bench) -> dict:
+    """The keys every result has, from the BenchmarkCNN before anything ran."""
+    p = bench.params
+    mode = 'eval' if p.eval else 'forward-only' if p.forward_only else 'training'
+    return {
+        'model': p.model,
+        'mode': mode,
+        'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
+                   for k, v in p._asdict().items()},
+        'environment': environment(),
+        'global_batch_size': bench.global_batch_size,
+        'per_device_batch_size': bench.batch_size,
+        'num_devices': len(bench.devices),
+        'num_workers': bench.num_workers,
+        'image_size': bench.image_size,
+    }
+
+
+def step_records(step_times, losses, images_per_step: int) -> list[dict]:
+    """Per timed step: {'step' (1-based), 'images_per_sec', 'loss', 'step_time_secs'}."""
+    records = []
+    for i, seconds in enumerate(step_times):
+        loss = losses[i] if i < len(losses) else None
+        records.append({'step': i + 1, 'step_time_secs': seconds,
+                        'images_per_sec': images_per_step / seconds if seconds > 0 else None,
+                        'loss': loss})
+    return records
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError('not JSON serializable: %r' % type(value).__name__)
+
+
+def write_json(result: dict, directory: str) -> str:
+    """Writes `result` as `<directory>/tf_cnn_benchmarks_<model>_<UTC time>.json` atomically.
+
+    Returns:
+      The file's path (also stored in result['results_file'] before writing).
+    """
+    os.makedirs(directory, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
+    path = os.path.join(directory, 'tf_cnn_benchmarks_%s_%s.json' % (result['model'], stamp))
+    result['results_file'] = path
+    text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        f.write(text + '\n')
+    os.replace(tmp, path)
+    cnn_util.log_fn('Results written to %s' % path)
+    return path
+
+
+def check_plot_available() -> None:
+    """Raises cnn_util.BenchmarkError when matplotlib (needed by --plot_file) is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise cnn_util.BenchmarkError(
+            '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
+            'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file') from None
+
+
+def write_plot(result: dict, path: str) -> str:
+    """Writes a PNG of images/sec (and the loss, when there is one) per timed step.
+
+    Raises:
+      cnn_util.BenchmarkError: matplotlib is missing.
+    """
+    check_plot_available()
+    import matplotlib
+    matplotlib.use('Agg', force=True)
+    from matplotlib import pyplot as plt
+    steps = result.get('steps') or []
+    xs = [s['step'] for s in steps]
+    rates = [s['images_per_sec'] for s in steps]
+    losses = [s['loss'] for s in steps]
+    has_loss = any(x is not None for x in losses)
+    fig, axes = plt.subplots(2 if has_loss else 1, 1, sharex=True, figsize=(8, 6 if has_loss
+                                                                            else 3.5))
+    axes = np.atleast_1d(axes)
+    axes[0].plot(xs, rates, color='tab:blue')
+    axes[0].set_ylabel('images/sec')
+    axes[0].set_title('%s, %s: %.1f images/sec' % (result['model'], result.get('mode', ''),
+                                                   result.get('images_per_sec', 0.0)))
+    if has_loss:
+        axes[1].plot(xs, losses, color='tab:red')
+        axes[1].set_ylabel('total loss')
+    axes[-1].set_xlabel('timed step')
+    fig.tight_layout()
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fig.savefig(path, format='png', dpi=80)
+    plt.close(fig)
+    cnn_util.log_fn('Plot written to %s' % path)
+    return path
+
+
+class ResultsLogHook(run_hooks.RunHook):
+    """Writes the result dict as JSON into --benchmark_log_dir at the end of the run."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def end(self, result):
+        write_json(result, self.directory)
+
+
+class PlotHook(run_hooks.RunHook):
+    """Writes --plot_file at the end of the run."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def end(self, result):
+        result['plot_file'] = write_plot(result, self.path)

@@ -1,0 +1,142 @@
+"""TensorBoard summaries of a training (or forward-only) run, written to --train_dir.
+
+--summary_verbosity (with --train_dir):
+  1: the graph, and every --save_summaries_steps global steps the scalars `total_loss` (the
+     step's loss), `learning_rate` and `images_per_sec` (over the steps since the last summary,
+     hook bookkeeping included);
+  2: also `input_images`: three images of a training batch, as the model receives them;
+  3: also histograms of every trainable variable (`weights/<name>`) and of its gradient
+     (`gradients/<name>`).
+Eval accuracy goes to <train_dir>/eval (see eval_runner). Forward-only runs count summary steps
+in timed steps (their global step does not move) and have no loss or gradients.
+
+The timed step's own tensors cannot be fetched by a hook without consuming an extra batch from
+the staging areas, so the level-2/3 summaries come from a small input pipeline of their own
+(the same code and preprocessing, a separate reader) and a forward/backward pass of tower 0's
+variables on that batch, run only on summary steps. The gradients are therefore those of one
+batch at the current weights, not exactly the ones the step applied.
+"""
+
+from __future__ import annotations
+
+import time
+
+import tensorflow as tf
+
+import cnn_util
+import preprocessing
+import run_hooks
+import tower
+import variable_mgr
+
+tf1 = tf.compat.v1
+
+
+def scalar_summary(values: dict) -> tf1.Summary:
+    """A Summary proto of {tag: float}."""
+    return tf1.Summary(value=[tf1.Summary.Value(tag=tag, simple_value=float(value))
+                              for tag, value in values.items()])
+
+
+class SummaryHook(run_hooks.RunHook):
+    """Writes the event file (see the module docstring).
+
+    Args:
+      bench: the BenchmarkCNN (params, model, dataset, devices, batch sizes).
+    """
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.p = bench.params
+        self.writer = None
+        self._ctx = None
+        self._summary_op = None
+        self._summary_step_ops: list = []
+        self._start_step = 0
+        self._last = (0, 0.0)  # (step, time) of the last summary.
+
+    def begin(self, ctx):
+        self._ctx = ctx
+        p = self.p
+        if p.summary_verbosity >= 2:
+            self._build_graph_summaries(ctx)
+        self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
+        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self._last = (0, time.perf_counter())
+
+    def _build_graph_summaries(self, ctx):
+        bench, p, info = self.bench, self.p, ctx.info
+        training = not p.forward_only
+        with info.graph.as_default(), tf1.name_scope('summaries'):
+            before = set(tf1.local_variables()) | set(tf1.global_variables())
+            small = p._replace(shuffle_buffer_size=min(p.shuffle_buffer_size, 256),
+                               batch_group_size=1)
+            pipeline = preprocessing.make_input_pipeline(
+                small, bench.dataset, batch_size=bench.batch_size, image_size=bench.image_size,
+                num_classes=bench.dataset.num_classes, data_format=p.data_format,
+                dtype=bench.dtype, train=training)
+            [(images, labels)] = pipeline.build([bench.devices[0]])
+            nhwc = images if p.data_format == 'NHWC' else tf.transpose(images, [0, 2, 3, 1])
+            shown = tf.cast(tf.clip_by_value((tf.cast(nhwc[:3], tf.float32) + 1.0) * 127.5,
+                                             0.0, 255.0), tf.uint8)
+            ops = [tf1.summary.image('input_images', shown, max_outputs=3)]
+            if p.summary_verbosity >= 3:
+                ops += self._histograms(info.mgr, images, labels, training)
+            self._summary_op = tf1.summary.merge(ops)
+            new = [v for v in tf1.local_variables() + tf1.global_variables() if v not in before]
+            if new:
+                ctx.sess.run(tf1.variables_initializer(new))
+        self._summary_step_ops = list(pipeline.step_ops)
+        if pipeline.warmup_ops:
+            with preprocessing.data_errors():
+                ctx.sess.run(pipeline.warmup_ops)
+
+    def _histograms(self, mgr, images, labels, training):
+        bench, p = self.bench, self.p
+        variables = mgr.trainable_variables(0) if mgr is not None else []  # None: frozen.
+        ops = [tf1.summary.histogram('weights/' + variable_mgr.checkpoint_name(v.op.name), v)
+               for v in variables]
+        if not training or not variables:
+            return ops
+        scope = variables[0].op.name.split('/')[0]
+        with tf1.variable_scope(scope, reuse=True), tf1.device(bench.devices[0]):
+            out = tower.build_forward(
+                bench.model, images, labels, phase_train=True,
+                num_classes=bench.dataset.num_classes, data_format=p.data_format,
+                dtype=bench.dtype, variable_dtype=bench.variable_dtype,
+                weight_decay=p.weight_decay)
+        grads = tf1.gradients(out.total_loss, variables)
+        ops += [tf1.summary.histogram('gradients/' + variable_mgr.checkpoint_name(v.op.name), g)
+                for v, g in zip(variables, grads) if g is not None]
+        return ops
+
+    def _summary_step(self, step: int) -> int:
+        if self.p.forward_only:
+            return step
+        return self._start_step + self.p.num_warmup_batches + step
+
+    def after_step(self, step, loss):
+        every = self.p.save_summaries_steps
+        global_step = self._summary_step(step)
+        if not every or global_step % every:
+            return
+        sess, info = self._ctx.sess, self._ctx.info
+        now = time.perf_counter()
+        last_step, last_time = self._last
+        values = {'images_per_sec': self.bench.global_batch_size * (step - last_step)
+                  / max(now - last_time, 1e-9)}
+        if loss is not None:
+            values['total_loss'] = loss
+        if not self.p.forward_only:
+            values['learning_rate'] = sess.run(info.learning_rate)
+        self.writer.add_summary(scalar_summary(values), global_step)
+        if self._summary_op is not None:
+            with preprocessing.data_errors():
+                serialized = sess.run([self._summary_op] + self._summary_step_ops)[0]
+            self.writer.add_summary(serialized, global_step)
+        self._last = (step, time.perf_counter())
+
+    def end(self, result):
+        self.writer.close()
+        result['summary_dir'] = self.p.train_dir
+        cnn_util.log_fn('TensorBoard summaries in %s' % self.p.train_dir)

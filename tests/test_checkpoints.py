@@ -1,0 +1,164 @@
+"""Checkpoints in process: resume, cadence, names across modes, restore errors, forward-only."""
+
+import os
+
+import numpy as np
+import pytest
+
+import benchmark_cnn
+import checkpoints
+from params import make_params
+
+# Momentum (slots must be restored) and a schedule that changes at global step 3 (the step
+# counter must continue): int(1e-5 epochs x 1,281,167 images / 4 per step) = 3.
+SCHEDULE = dict(optimizer='momentum', piecewise_learning_rate_schedule='0.0005;1e-5;0.0002')
+
+
+def _params(**kwargs):
+    defaults = dict(model='trivial', batch_size=4, image_size=16, num_batches=3,
+                    num_warmup_batches=0, display_every=100)
+    defaults.update(kwargs)
+    return make_params(**defaults)
+
+
+def _run(**kwargs):
+    return benchmark_cnn.BenchmarkCNN(_params(**kwargs), gpus=0).run()
+
+
+def test_resume_continues_step_schedule_and_weights(tmp_path):
+    whole = _run(num_batches=6, **SCHEDULE)['losses']
+    train_dir = str(tmp_path / 'run')
+    first = _run(train_dir=train_dir, **SCHEDULE)
+    assert first['restored_step'] is None and first['global_step'] == 3
+    assert first['checkpoint_path'].endswith('model.ckpt-3')
+    second = _run(train_dir=train_dir, **SCHEDULE)
+    assert second['restored_step'] == 3 and second['global_step'] == 6
+    # The same losses as one uninterrupted run: weights, momentum slots and the step-dependent
+    # learning rate all continued; a fresh start would repeat whole[:3].
+    np.testing.assert_allclose(first['losses'] + second['losses'], whole, rtol=1e-5)
+    assert abs(second['losses'][0] - whole[0]) > 1e-3
+
+
+def test_warmup_steps_count_in_the_global_step(tmp_path):
+    result = _run(train_dir=str(tmp_path), num_warmup_batches=2, num_batches=3)
+    assert result['global_step'] == 5
+    assert checkpoints.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-5')
+
+
+def test_saves_every_n_steps_and_keeps_the_newest(tmp_path):
+    result = _run(train_dir=str(tmp_path), num_batches=6, save_model_steps=2, max_ckpts_to_keep=2)
+    assert [os.path.basename(p) for p in result['checkpoints']] == [
+        'model.ckpt-2', 'model.ckpt-4', 'model.ckpt-6']
+    kept = sorted(n for n in os.listdir(tmp_path) if n.endswith('.index'))
+    assert kept == ['model.ckpt-4.index', 'model.ckpt-6.index']
+    # A second run counts the first run's checkpoints against --max_ckpts_to_keep.
+    _run(train_dir=str(tmp_path), num_batches=2, max_ckpts_to_keep=2)
+    kept = sorted(n for n in os.listdir(tmp_path) if n.endswith('.index'))
+    assert kept == ['model.ckpt-6.index', 'model.ckpt-8.index']
+
+
+def test_save_model_secs_uses_the_clock():
+    hook = checkpoints.CheckpointHook(_params(train_dir='/unused', save_model_secs=10),
+                                      clock=lambda: now[0])
+    saved = []
+
+    def save():
+        saved.append(now[0])
+        hook._last_time = now[0]
+    hook.save = save
+    now = [0.0]
+    hook._last_time = 0.0
+    for t in (3.0, 9.9, 10.0, 15.0, 20.5):
+        now[0] = t
+        hook.after_step(1, 1.0)
+    assert saved == [10.0, 20.5]  # 15.0 is only 5 s after the save at 10.0
+
+
+def test_checkpoint_names_do_not_depend_on_mode_or_towers(tmp_path):
+    names = []
+    for mode, towers in (('parameter_server', 1), ('replicated', 2), ('independent', 2)):
+        train_dir = str(tmp_path / mode)
+        _run(train_dir=train_dir, num_batches=1, device='cpu', num_gpus=towers,
+             variable_update=mode, optimizer='momentum', init_learning_rate=1e-4)
+        values = checkpoints.read_checkpoint_values(checkpoints.latest_checkpoint(train_dir))
+        names.append(sorted(values))
+    assert names[0] == names[1] == names[2]
+    assert 'global_step' in names[0] and 'cg/affine0/weights' in names[0]
+    assert 'cg/affine0/weights/Momentum' in names[0]
+    assert not any(n.startswith('v') for n in names[0])
+
+
+def test_replicated_resume_restores_every_tower(tmp_path):
+    kwargs = dict(device='cpu', num_gpus=2, variable_update='replicated', **SCHEDULE)
+    whole = _run(num_batches=4, **kwargs)['losses']
+    train_dir = str(tmp_path)
+    first = _run(train_dir=train_dir, num_batches=2, **kwargs)
+    second = _run(train_dir=train_dir, num_batches=2, **kwargs)
+    # Tower 1's weights and momentum slots come from tower 0's saved copy.
+    np.testing.assert_allclose(first['losses'] + second['losses'], whole, rtol=1e-5)
+
+
+def test_replicated_checkpoint_restores_into_parameter_server_and_eval(tmp_path):
+    train_dir = str(tmp_path)
+    replicated = _run(train_dir=train_dir, num_batches=3, device='cpu', num_gpus=2,
+                      variable_update='replicated', init_learning_rate=0.002)
+    saved = checkpoints.read_checkpoint_values(replicated['checkpoint_path'])
+    ps = _run(train_dir=train_dir, num_batches=2, variable_update='parameter_server',
+              init_learning_rate=0.002)
+    assert ps['restored_step'] == 3 and ps['global_step'] == 5
+    fresh = _run(num_batches=1, init_learning_rate=0.002)
+    assert ps['losses'][0] < fresh['losses'][0] - 0.1
+    evaluated = _run(train_dir=train_dir, eval=True, checkpoint_path=replicated['checkpoint_path'],
+                     num_eval_batches=2)
+    assert evaluated['eval']['global_step'] == 3 == int(saved['global_step'])
+
+
+def test_checkpoint_of_another_shape_is_a_clear_error(tmp_path):
+    _run(train_dir=str(tmp_path), num_batches=1)
+    with pytest.raises(checkpoints.CheckpointError, match=r'cg/affine0/weights has shape '
+                       r'\[768, 1\] there and \[1728, 1\] here'):
+        _run(train_dir=str(tmp_path), num_batches=1, image_size=24)
+
+
+def test_checkpoint_path_must_be_a_checkpoint(tmp_path):
+    with pytest.raises(checkpoints.CheckpointError, match='is not a checkpoint'):
+        _run(forward_only=True, checkpoint_path=str(tmp_path / 'nothing'))
+    with pytest.raises(checkpoints.CheckpointError, match='directory without a checkpoint'):
+        _run(forward_only=True, checkpoint_path=str(tmp_path))
+
+
+def test_warm_start_from_checkpoint_path_and_optimizer_change(tmp_path, capsys):
+    source = _run(train_dir=str(tmp_path / 'a'), num_batches=2, init_learning_rate=0.002)
+    result = _run(train_dir=str(tmp_path / 'b'), checkpoint_path=str(tmp_path / 'a'),
+                  num_batches=1, optimizer='momentum', init_learning_rate=0.002)
+    assert result['restored_step'] == 2 == source['global_step']
+    err = capsys.readouterr().err
+    assert 'has no optimizer state for 6 variable(s)' in err
+    # Training resumes from its own train_dir first, not from --checkpoint_path again.
+    again = _run(train_dir=str(tmp_path / 'b'), checkpoint_path=str(tmp_path / 'a'),
+                 num_batches=1, optimizer='momentum', init_learning_rate=0.002)
+    assert again['restored_step'] == 3
+
+
+def test_forward_only_restores_when_a_checkpoint_exists(tmp_path, capsys):
+    train_dir = str(tmp_path)
+    fresh = _run(forward_only=True, train_dir=train_dir, num_batches=2)
+    assert fresh['restored_step'] is None and fresh['checkpoint_path'] is None
+    assert 'no checkpoint in --train_dir' in capsys.readouterr().out
+    assert not os.listdir(train_dir)  # forward-only never saves
+    _run(train_dir=train_dir, num_batches=2, init_learning_rate=0.002)
+    restored = _run(forward_only=True, train_dir=train_dir, num_batches=2,
+                    print_training_accuracy=True)
+    assert restored['restored_step'] == 2 and restored['global_step'] == 2
+    assert 'Restored from step 2: weights for forward-only' in capsys.readouterr().out
+    assert restored['losses'] == [None, None]
+
+
+def test_freeze_when_forward_only(tmp_path, capsys):
+    train_dir = str(tmp_path)
+    _run(train_dir=train_dir, num_batches=2, init_learning_rate=0.002)
+    result = _run(forward_only=True, freeze_when_forward_only=True, train_dir=train_dir,
+                  num_batches=3, num_warmup_batches=1)
+    out = capsys.readouterr().out
+    assert result['frozen'] and result['num_steps'] == 3 and result['restored_step'] == 2
+    assert 'Froze the variables into constants' in out and 'total images/sec' in out
