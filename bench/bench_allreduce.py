@@ -12,7 +12,12 @@ for every output on every device. Reported per cell:
 Usage:
     python bench/bench_allreduce.py [--devices 2] [--sizes 4k,256k,4m,25m] [--num_tensors 8]
 
-Writes bench/results/allreduce.json and bench/results/allreduce.md (a markdown table).
+Writes bench/results/allreduce.json and bench/results/allreduce.md (a markdown table); with
+--tag T, allreduce_T.json and allreduce_T.md.
+
+The CPU allocator matters for the repacking rows: TensorFlow's default CPU allocator hands large
+buffers back to the OS, so every step page-faults fresh concat outputs in again; compare a run with
+TF_CPU_ALLOCATOR_USE_BFC=true in the environment (recorded in the results).
 """
 
 from __future__ import annotations
@@ -120,8 +125,9 @@ def run_size(num_devices: int, size_bytes: int, num_tensors: int, min_secs: floa
 def _markdown(results: list[dict], sizes: list[int], args) -> str:
     lines = ['All-reduce bandwidth (gradient bytes per tower per second, fastest step; median step '
              'in ms) on %d logical CPU devices, %d float32 tensors per tower, TF %s, %d cores, '
-             'load average %.1f before the run.'
-             % (args.devices, args.num_tensors, tf.__version__, os.cpu_count(), args.load), '',
+             'load average %.1f before the run, TF_CPU_ALLOCATOR_USE_BFC=%s.'
+             % (args.devices, args.num_tensors, tf.__version__, os.cpu_count(), args.load,
+                os.environ.get('TF_CPU_ALLOCATOR_USE_BFC', 'unset')), '',
              '| algorithm | ' + ' | '.join(_human(s) for s in sizes) + ' |',
              '| --- |' + ' ---: |' * len(sizes)]
     for label, _, _ in CONFIGS:
@@ -141,6 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument('--num_tensors', type=int, default=8, help='gradients per tower')
     parser.add_argument('--min_secs', type=float, default=1.0, help='timed seconds per cell')
     parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    parser.add_argument('--tag', default='', help='suffix of the result file names')
     args = parser.parse_args(argv)
     tf1.disable_eager_execution()
     sizes = _parse_sizes(args.sizes)
@@ -154,12 +161,14 @@ def main(argv=None) -> int:
                                                    r['median_step_secs'] * 1e3), flush=True)
     os.makedirs(args.out_dir, exist_ok=True)
     table = _markdown(results, sizes, args)
-    with open(os.path.join(args.out_dir, 'allreduce.json'), 'w') as f:
+    stem = os.path.join(args.out_dir, 'allreduce' + ('_' + args.tag if args.tag else ''))
+    with open(stem + '.json', 'w') as f:
         json.dump({'devices': args.devices, 'num_tensors': args.num_tensors,
                    'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
                    'machine': platform.machine(), 'load_average_before': args.load,
+                   'tf_cpu_allocator_use_bfc': os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'),
                    'load_average_after': os.getloadavg()[0], 'results': results}, f, indent=1)
-    with open(os.path.join(args.out_dir, 'allreduce.md'), 'w') as f:
+    with open(stem + '.md', 'w') as f:
         f.write(table)
     print(table)
     return 0
