@@ -83,8 +83,11 @@ def sanitize_boxes(boxes: tf.Tensor) -> tf.Tensor:
       boxes: float32 [n, m, 4] (ymin, xmin, ymax, xmax), m >= 0, NaN for missing.
 
     Returns:
-      float32 [n, m + 1, 4], every box with 0 <= ymin < ymax <= 1 and 0 <= xmin < xmax <= 1.
+      float32 [n, m + 2, 4], every box with 0 <= ymin < ymax <= 1 and 0 <= xmin < xmax <= 1.
     """
+    # One extra missing (NaN) slot keeps the box axis non-empty for argmax.
+    nan_slot = tf.fill(tf.stack([tf.shape(boxes)[0], 1, 4]), float('nan'))
+    boxes = tf.concat([boxes, nan_slot], axis=1)
     finite = tf.reduce_all(tf.math.is_finite(boxes), axis=2)
     b = tf.clip_by_value(tf.where(tf.math.is_finite(boxes), boxes, 0.0), 0.0, 1.0)
     low = tf.minimum(b[..., :2], b[..., 2:])

@@ -1,0 +1,176 @@
+"""tools.build_imagenet_tfrecords: shards, labels, fields, split, errors and exit status."""
+
+import collections
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from PIL import Image
+
+import dataset_info
+from tests import input_helpers as h
+from tools import build_imagenet_tfrecords as convert_tool
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Class folders in unsorted creation order; labels follow the sorted names.
+CLASSES = {'zebra': ('PNG', 'RGBA'), 'ant': ('JPEG', 'RGB'), 'moth': ('JPEG', 'CMYK'),
+           'bee': ('GIF', 'P')}
+PER_CLASS = 5
+
+
+def _make_folders(root):
+    for index, (name, (fmt, mode)) in enumerate(CLASSES.items()):
+        folder = root / name
+        folder.mkdir(parents=True)
+        for i in range(PER_CLASS):
+            suffix = {'JPEG': 'jpg'}.get(fmt, fmt.lower())
+            (folder / ('img%d.%s' % (i, suffix))).write_bytes(
+                h.image_bytes(12 + i, 10 + index, fmt=fmt, mode=mode, colour=(40 * index, 90, 30)))
+    return root
+
+
+def _records(paths):
+    out = []
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        name = tf.compat.v1.placeholder(tf.string, [])
+        batch = tf.data.TFRecordDataset(name).batch(1000)
+        get = tf.compat.v1.data.make_initializable_iterator(batch)
+        for path in paths:
+            sess.run(get.initializer, {name: path})
+            for record in sess.run(get.get_next()):
+                out.append(tf.train.Example.FromString(record).features.feature)
+    return out
+
+
+@pytest.fixture(scope='module')
+def converted(tmp_path_factory):
+    root = tmp_path_factory.mktemp('conv')
+    _make_folders(root / 'in')
+    (root / 'texts.txt').write_text('ant small insect\nbee buzzing insect\n')
+    result = convert_tool.convert(str(root / 'in'), str(root / 'out'), num_train_shards=3,
+                                  num_validation_shards=2, validation_fraction=0.4, seed=5,
+                                  class_text_file=str(root / 'texts.txt'), num_threads=2,
+                                  progress=False)
+    return root, result
+
+
+def test_shards_labels_and_fields(converted):
+    root, result = converted
+    out = root / 'out'
+    names = sorted(n for n in os.listdir(out) if n != 'labels.txt')
+    assert names == ['train-00000-of-00003', 'train-00001-of-00003', 'train-00002-of-00003',
+                     'validation-00000-of-00002', 'validation-00001-of-00002']
+    assert result['num_train'] == 12 and result['num_validation'] == 8  # round(0.4 * 5) = 2
+    labels = {'ant': 1, 'bee': 2, 'moth': 3, 'zebra': 4}  # sorted folder order, 0 = background
+    assert (out / 'labels.txt').read_text().splitlines() == [
+        '1 ant small insect', '2 bee buzzing insect', '3 moth moth', '4 zebra zebra']
+    train = _records(result['train'])
+    validation = _records(result['validation'])
+    assert len(train) == 12 and len(validation) == 8
+    for f in train + validation:
+        synset = f['image/class/synset'].bytes_list.value[0].decode()
+        assert f['image/class/label'].int64_list.value == [labels[synset]]
+        assert f['image/object/bbox/label'].int64_list.value == [labels[synset]]
+        for key, value in (('xmin', 0.0), ('ymin', 0.0), ('xmax', 1.0), ('ymax', 1.0)):
+            assert f['image/object/bbox/' + key].float_list.value == [value]
+        assert f['image/format'].bytes_list.value == [b'JPEG']
+        assert f['image/colorspace'].bytes_list.value == [b'RGB']
+        encoded = f['image/encoded'].bytes_list.value[0]
+        assert encoded[:3] == b'\xff\xd8\xff'  # everything stored as JPEG
+        index = list(CLASSES).index(synset)
+        assert f['image/height'].int64_list.value == [10 + index]
+    per_class = collections.Counter(f['image/class/synset'].bytes_list.value[0]
+                                    for f in validation)
+    assert set(per_class.values()) == {2}
+    text = {f['image/class/synset'].bytes_list.value[0]: f['image/class/text'].bytes_list.value[0]
+            for f in train}
+    assert text[b'ant'] == b'small insect' and text[b'zebra'] == b'zebra'
+
+
+def test_converted_dataset_trains_with_its_labels(converted):
+    root, _ = converted
+    p = h.make_params(data_dir=str(root / 'out'))
+    ds = dataset_info.get_dataset(p)
+    assert ds.name == 'imagenet' and ds.num_examples('train') == 12
+    _, outputs, _ = h.run_pipeline(p, steps=2, batch_size=4, image_size=16, num_classes=5)
+    for images, labels in outputs[-1]:
+        assert images.shape == (4, 16, 16, 3) and set(labels.tolist()) <= {1, 2, 3, 4}
+
+
+def test_split_is_seeded(tmp_path):
+    _make_folders(tmp_path / 'in')
+
+    def split(seed):
+        classes = convert_tool.list_classes(str(tmp_path / 'in'))
+        _, validation = convert_tool.split_examples(classes, 0.4, seed)
+        return sorted(p for p, _, _ in validation)
+
+    assert split(1) == split(1)
+    assert any(split(1) != split(s) for s in range(2, 6))
+
+
+def test_rgb_jpeg_kept_byte_for_byte(tmp_path):
+    data = h.image_bytes(9, 7, pixels=np.random.RandomState(0).randint(0, 256, (7, 9, 3)))
+    path = tmp_path / 'a.jpg'
+    path.write_bytes(data)
+    assert convert_tool.encode_image(str(path)) == (data, 7, 9)
+
+
+@pytest.mark.parametrize('setup, words', [
+    ('missing', 'is not a directory'),
+    ('no_classes', 'has no class sub-folders'),
+    ('empty_class', 'has no images'),
+    ('not_an_image', 'cannot read image'),
+    ('too_many_shards', '--num_train_shards=50 is more than'),
+    ('existing', 'already holds shards'),
+])
+def test_errors(tmp_path, setup, words):
+    src, out = tmp_path / 'in', tmp_path / 'out'
+    shards = 50 if setup == 'too_many_shards' else 2
+    if setup != 'missing':
+        src.mkdir()
+    if setup in ('empty_class', 'not_an_image', 'too_many_shards', 'existing'):
+        (src / 'cls').mkdir()
+        if setup != 'empty_class':
+            Image.new('RGB', (4, 4)).save(src / 'cls' / 'a.png')
+            Image.new('RGB', (4, 4)).save(src / 'cls' / 'b.png')
+    if setup == 'not_an_image':
+        (src / 'cls' / 'notes.txt').write_text('hello')
+    if setup == 'existing':
+        out.mkdir()
+        (out / 'train-00000-of-00001').write_bytes(b'')
+    with pytest.raises(convert_tool.ConvertError, match=words):
+        convert_tool.convert(str(src), str(out), num_train_shards=shards,
+                             num_validation_shards=1, validation_fraction=0.0, seed=0,
+                             progress=False)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, '-m', 'tools.build_imagenet_tfrecords', *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_error_exit_is_one_line(tmp_path):
+    run = _cli('--input_dir=%s' % (tmp_path / 'nope'), '--output_dir=%s' % (tmp_path / 'o'))
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        'error: --input_dir %s is not a directory' % (tmp_path / 'nope')]
+    run = _cli('--output_dir=x')
+    assert run.returncode == 2 and 'error: --input_dir is required' in run.stderr
+
+
+def test_cli_success_with_progress_bar(tmp_path):
+    (tmp_path / 'in' / 'cls').mkdir(parents=True)
+    for i in range(3):
+        Image.new('RGB', (5, 5), (i, 0, 0)).save(tmp_path / 'in' / 'cls' / ('%d.png' % i))
+    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
+               '--num_train_shards=1', '--num_validation_shards=1',
+               '--validation_fraction=0.34', '--seed=2')
+    assert run.returncode == 0, run.stderr
+    assert '3/3 images' in run.stderr and 'Traceback' not in run.stderr
+    assert 'wrote 2 train images in 1 shards and 1 validation images' in run.stdout
+    assert sorted(os.listdir(tmp_path / 'out')) == [
+        'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
