@@ -472,3 +472,19 @@ class ConvNetBuilder:
                 sizes.append(self.top_size)
                 previous = current
         return self.concat(outputs, sum(sizes))
+
+    @contextlib.contextmanager
+    def variable_initializers(self, overrides):
+        """Within the block, variables whose name ends in a key of `overrides` use that
+        initializer instead (e.g. ``{'/gamma': zeros}`` for the zero-initialised last batch norm
+        of a residual unit, Goyal et al. 2017, section 5.1). Names and op names are unchanged."""
+
+        def getter(getter, name, *args, **kwargs):  # TF passes these two by keyword.
+            for suffix, initializer in overrides.items():
+                if name.endswith(suffix):
+                    kwargs['initializer'] = initializer
+            return getter(name, *args, **kwargs)
+
+        with tf1.variable_scope(tf1.get_variable_scope(), custom_getter=getter,
+                                auxiliary_name_scope=False):
+            yield
