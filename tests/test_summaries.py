@@ -1,0 +1,144 @@
+"""TensorBoard event files read back, trace/graph/tfprof files, the JSON results and the plot."""
+
+import glob
+import json
+import os
+import sys
+
+import pytest
+import tensorflow as tf
+
+import benchmark_cnn
+import cnn_util
+import results_log
+from params import make_params
+
+tf1 = tf.compat.v1
+
+SCALARS = {'total_loss', 'learning_rate', 'images_per_sec'}
+
+
+def _run(**kwargs):
+    defaults = dict(model='trivial', batch_size=4, image_size=16, num_batches=4,
+                    num_warmup_batches=1, display_every=100, init_learning_rate=0.002)
+    defaults.update(kwargs)
+    return benchmark_cnn.BenchmarkCNN(make_params(**defaults), gpus=0).run()
+
+
+def read_events(folder):
+    """{tag: [global steps]} of the summaries in folder's event files, and whether a graph is
+    there."""
+    tags, graph = {}, False
+    for path in sorted(glob.glob(os.path.join(folder, 'events.out.tfevents.*'))):
+        for event in tf1.train.summary_iterator(path):
+            graph = graph or bool(event.graph_def)
+            for value in event.summary.value:
+                tags.setdefault(value.tag, []).append(event.step)
+    return tags, graph
+
+
+@pytest.mark.parametrize('verbosity', [1, 2, 3])
+def test_event_files_hold_the_tags_of_each_verbosity(tmp_path, verbosity):
+    _run(train_dir=str(tmp_path), summary_verbosity=verbosity, save_summaries_steps=2)
+    tags, graph = read_events(str(tmp_path))
+    assert graph
+    # Warm-up step 1, timed steps 1-4 = global steps 2-5: summaries at 2 and 4.
+    for tag in SCALARS:
+        assert tags[tag] == [2, 4]
+    images = {t for t in tags if 'input_images/image/' in t}
+    weights = {t for t in tags if '/weights/cg/' in t}
+    gradients = {t for t in tags if '/gradients/cg/' in t}
+    assert bool(images) == (verbosity >= 2)
+    assert len(weights) == len(gradients) == (6 if verbosity >= 3 else 0)
+    if verbosity >= 3:
+        assert any(t.endswith('gradients/cg/affine0/weights') for t in gradients)
+
+
+def test_scalar_values_are_the_run_s(tmp_path):
+    result = _run(train_dir=str(tmp_path), summary_verbosity=1, save_summaries_steps=1,
+                  num_warmup_batches=0)
+    values = {}
+    for path in glob.glob(str(tmp_path / 'events.out.tfevents.*')):
+        for event in tf1.train.summary_iterator(path):
+            for value in event.summary.value:
+                values.setdefault(value.tag, {})[event.step] = value.simple_value
+    assert [values['total_loss'][s] for s in (1, 2, 3, 4)] == pytest.approx(result['losses'])
+    assert values['learning_rate'][1] == pytest.approx(0.002)
+
+
+def test_eval_accuracy_goes_to_the_eval_folder(tmp_path):
+    _run(train_dir=str(tmp_path), summary_verbosity=1, eval_during_training_every_n_steps=5,
+         num_eval_batches=1)
+    tags, _ = read_events(str(tmp_path / 'eval'))
+    assert tags['eval/top_1'] == tags['eval/top_5'] == [5]
+
+
+def test_trace_graph_tfprof_json_and_plot_files(tmp_path):
+    from tensorflow.core.profiler import tfprof_log_pb2
+    pytest.importorskip('matplotlib', reason='--plot_file needs matplotlib (the test extra)')
+    files = dict(trace_file=str(tmp_path / 'trace.json'), graph_file=str(tmp_path / 'g.pbtxt'),
+                 tfprof_file=str(tmp_path / 'profile'), plot_file=str(tmp_path / 'plot.png'),
+                 benchmark_log_dir=str(tmp_path / 'log'))
+    result = _run(train_dir=str(tmp_path / 'train'), **files)
+    with open(files['trace_file']) as f:
+        trace = json.load(f)
+    names = {e.get('name') for e in trace['traceEvents']}
+    assert 'MatMul' in names and len(trace['traceEvents']) > 20
+    graph_def = tf1.GraphDef()
+    from google.protobuf import text_format
+    with open(files['graph_file']) as f:
+        text_format.Parse(f.read(), graph_def)
+    assert any(n.name == 'train_op' for n in graph_def.node)
+    profile = tfprof_log_pb2.ProfileProto()
+    with open(files['tfprof_file'], 'rb') as f:
+        profile.ParseFromString(f.read())
+    assert len(profile.nodes) > 10 and list(profile.steps) == [0]
+    with open(files['plot_file'], 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    # The traced step runs after the timed loop: one more global step (1 + 4 + 1).
+    assert result['global_step'] == 6 and result['checkpoint_path'].endswith('model.ckpt-6')
+    assert result['trace_file'] == files['trace_file'] and result['plot_file']
+
+
+def test_binary_graph_file(tmp_path):
+    _run(num_batches=1, graph_file=str(tmp_path / 'graph.pb'))
+    graph_def = tf1.GraphDef()
+    with open(tmp_path / 'graph.pb', 'rb') as f:
+        graph_def.ParseFromString(f.read())
+    assert any(n.name == 'train_op' for n in graph_def.node)
+
+
+def test_json_results_are_what_run_returns(tmp_path):
+    result = _run(benchmark_log_dir=str(tmp_path), num_batches=3)
+    [path] = glob.glob(str(tmp_path / 'tf_cnn_benchmarks_trivial_*.json'))
+    assert result['results_file'] == path
+    with open(path) as f:
+        logged = json.load(f)
+    assert logged == json.loads(json.dumps(result))
+    env = logged['environment']
+    assert env['tf_version'] == tf.__version__ and env['cpu_cores'] >= 1
+    assert isinstance(env['cpu_model'], str) and env['gpus'] == []
+    assert logged['params']['model'] == 'trivial' and logged['params']['batch_size'] == 4
+    assert logged['mode'] == 'training' and logged['num_steps'] == 3
+    assert [s['step'] for s in logged['steps']] == [1, 2, 3]
+    for step, loss, seconds in zip(logged['steps'], result['losses'], result['step_times']):
+        assert step['loss'] == loss and step['step_time_secs'] == seconds
+        assert step['images_per_sec'] == pytest.approx(4 / seconds)
+    for key in ('images_per_sec', 'global_batch_size', 'restored_step', 'checkpoint_path',
+                'eval', 'stopped_by_signal', 'global_step'):
+        assert key in logged
+
+
+def test_plot_without_matplotlib_fails_before_training(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, 'matplotlib', None)  # import matplotlib -> ImportError
+    with pytest.raises(cnn_util.BenchmarkError, match='--plot_file needs matplotlib, which is '
+                       'not installed: pip install matplotlib'):
+        _run(plot_file='/nonexistent/plot.png')
+    assert 'Generating training model' not in capsys.readouterr().out
+
+
+def test_step_records_of_forward_only():
+    records = results_log.step_records([0.5, 0.25], [None, None], 8)
+    assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0, 'loss': None},
+                       {'step': 2, 'step_time_secs': 0.25, 'images_per_sec': 32.0,
+                        'loss': None}]
