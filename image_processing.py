@@ -156,16 +156,14 @@ def random_windows(shapes: list[tf.Tensor], boxes: tf.Tensor) -> tf.Tensor:
     return tf.concat([tf.stack(begins)[:, :2], tf.stack(sizes)[:, :2]], axis=1)
 
 
-def _resize_one(image, size_const, method):
-    """[h, w, 3] -> float32 [1, s, s, 3]; method a ROUND_ROBIN name or an int32 tensor index."""
+def _resize_one(image, size_const, method: str):
+    """uint8 [h, w, 3] -> float32 [1, s, s, 3] in [0, 255]."""
     image = tf.expand_dims(image, 0)
-    if not isinstance(method, str):
-        branches = [lambda m=m: _resize_one(image[0], size_const, m) for m in ROUND_ROBIN]
-        return tf.switch_case(method, branches)
     if method == 'bilinear':
         return tf.raw_ops.ResizeBilinear(images=image, size=size_const, half_pixel_centers=True)
-    if method == 'bicubic':
-        return tf.raw_ops.ResizeBicubic(images=image, size=size_const, half_pixel_centers=True)
+    if method == 'bicubic':  # overshoots: clip
+        return tf.clip_by_value(tf.raw_ops.ResizeBicubic(
+            images=image, size=size_const, half_pixel_centers=True), 0.0, 255.0)
     if method == 'area':
         return tf.raw_ops.ResizeArea(images=image, size=size_const)
     if method == 'nearest':
@@ -174,20 +172,20 @@ def _resize_one(image, size_const, method):
     raise ValueError('resize method must be one of %s. Received: %r' % (RESIZE_METHODS, method))
 
 
-def resize_method_for(name: str, index) -> str | tf.Tensor:
-    """The resize method of image number `index`: `name`, or for 'round_robin' the method
-    ROUND_ROBIN[index % 4] (a string for a Python int, an int32 tensor for a tensor index)."""
-    if name != 'round_robin':
-        return name
-    if isinstance(index, int):
-        return ROUND_ROBIN[index % len(ROUND_ROBIN)]
-    return tf.cast(index % len(ROUND_ROBIN), tf.int32)
+def resize_method_for(name: str, index: int) -> str:
+    """The resize method of image number `index` of a batch: `name`, or for 'round_robin'
+    ROUND_ROBIN[index % 4]."""
+    return ROUND_ROBIN[index % len(ROUND_ROBIN)] if name == 'round_robin' else name
 
 
 def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_crop: bool,
-                       resize_method: str = 'bilinear', fuse_decode_and_crop: bool = True,
-                       first_index=0) -> tuple[tf.Tensor, tf.Tensor]:
-    """Parses, decodes the crop window of and resizes `num` images.
+                       flip: bool, resize_method: str = 'bilinear',
+                       fuse_decode_and_crop: bool = True) -> tuple[tf.Tensor, tf.Tensor]:
+    """Parses `num` Examples; per image decodes the crop window, resizes, flips, normalises.
+
+    Per image the chain is: JPEG header -> window -> decode (the window only when fused) ->
+    resize -> (random left-right flip) -> p / 127.5 - 1; the chains are independent and
+    `parallel_stack` assembles the batch.
 
     Args:
       records: string [num], serialized Examples.
@@ -195,18 +193,17 @@ def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_
       image_size: output height and width in pixels.
       random_crop: a random window around the boxes (training distortions), else the central
         87.5% of each side.
+      flip: flip each image left-right with probability 1/2.
       resize_method: one of RESIZE_METHODS.
       fuse_decode_and_crop: decode only the window (`decode_and_crop_jpeg`).
-      first_index: position of the first image (int, or int tensor), for round_robin.
 
     Returns:
-      images float32 [num, image_size, image_size, 3] in [0, 255]; labels int32 [num].
+      images float32 [num, image_size, image_size, 3] in [-1, 1]; labels int32 [num].
     """
     encoded, labels, boxes = parse_batch(records)
     images = tf.unstack(ensure_jpeg(encoded), num=num)
     shapes = [tf.image.extract_jpeg_shape(e) for e in images]
     windows = random_windows(shapes, boxes) if random_crop else central_windows(tf.stack(shapes))
-    size_const = tf.constant([image_size, image_size], tf.int32)
     if fuse_decode_and_crop:
         decoded = [tf.io.decode_and_crop_jpeg(e, w, channels=3)
                    for e, w in zip(images, tf.unstack(windows, num=num), strict=True)]
@@ -215,60 +212,41 @@ def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_
         sizes = tf.unstack(tf.pad(windows[:, 2:], [[0, 0], [0, 1]], constant_values=3), num=num)
         decoded = [tf.slice(tf.io.decode_jpeg(e, channels=3), b, s)
                    for e, b, s in zip(images, begins, sizes, strict=True)]
-    resized = [_resize_one(image, size_const, resize_method_for(resize_method, first_index + i))
-               for i, image in enumerate(decoded)]
-    stacked = tf1.parallel_stack(resized) if num > 1 else resized[0][tf.newaxis]
-    batch = tf.reshape(stacked, [num, image_size, image_size, 3])
-    return tf.clip_by_value(batch, 0.0, 255.0), labels  # bicubic overshoots
-
-
-def random_flip(images: tf.Tensor) -> tf.Tensor:
-    """Flips each image of float [n, h, w, c] left-right with probability 1/2."""
-    flip = tf1.random_uniform([tf.shape(images)[0], 1, 1, 1]) < 0.5
-    return tf.where(flip, tf.reverse(images, axis=[2]), images)
+    size_const = tf.constant([image_size, image_size], tf.int32)
+    if flip:
+        # Per image, the axes to reverse: [2] (width) or [] (no flip).
+        coins = tf.cast(tf1.random_uniform([num]) < 0.5, tf.int32)
+        width_axis = tf.constant([2])
+        flip_axes = [tf.slice(width_axis, [0], c[tf.newaxis]) for c in tf.unstack(coins)]
+    scale, offset = tf.constant(1.0 / 127.5), tf.constant(-1.0)
+    out = []
+    for i, image in enumerate(decoded):
+        image = _resize_one(image, size_const, resize_method_for(resize_method, i))
+        if flip:
+            image = tf.reverse(image, flip_axes[i])
+        out.append(image * scale + offset)
+    stacked = tf1.parallel_stack(out) if num > 1 else out[0][tf.newaxis]
+    return tf.reshape(stacked, [num, image_size, image_size, 3]), labels
 
 
 def distort_color(images: tf.Tensor) -> tf.Tensor:
     """Random brightness, saturation, hue and contrast, drawn per image.
 
     Args:
-      images: float32 [n, h, w, 3] in [0, 255].
+      images: float32 [n, h, w, 3] in [-1, 1].
 
     Returns:
-      float32 [n, h, w, 3] in [0, 255].
+      float32 [n, h, w, 3] in [-1, 1].
     """
     n = tf.shape(images)[0]
-    x = images / 255.0 + tf1.random_uniform([n, 1, 1, 1], -32.0 / 255.0, 32.0 / 255.0)
+    x = (images + 1.0) * 0.5 + tf1.random_uniform([n, 1, 1, 1], -32.0 / 255.0, 32.0 / 255.0)
     hsv = tf.image.rgb_to_hsv(tf.clip_by_value(x, 0.0, 1.0))
     hue = tf.math.floormod(hsv[..., 0] + tf1.random_uniform([n, 1, 1], -0.2, 0.2), 1.0)
     saturation = tf.clip_by_value(hsv[..., 1] * tf1.random_uniform([n, 1, 1], 0.5, 1.5), 0, 1)
     x = tf.image.hsv_to_rgb(tf.stack([hue, saturation, hsv[..., 2]], axis=-1))
     mean = tf.reduce_mean(x, axis=[1, 2], keepdims=True)
     x = (x - mean) * tf1.random_uniform([n, 1, 1, 1], 0.5, 1.5) + mean
-    return tf.clip_by_value(x, 0.0, 1.0) * 255.0
-
-
-def normalize(images: tf.Tensor) -> tf.Tensor:
-    """Maps [0, 255] to [-1, 1] (p / 127.5 - 1), float32."""
-    return tf.clip_by_value(tf.cast(images, tf.float32) / 127.5 - 1.0, -1.0, 1.0)
-
-
-def finish_batch(images: tf.Tensor, *, train: bool, color: bool = False) -> tf.Tensor:
-    """Training flips and colour distortion (per image), then normalisation.
-
-    Args:
-      images: float32 [n, h, w, 3] in [0, 255].
-      train: apply the random flip (and colour distortion when `color`).
-      color: random colour distortion (training only).
-
-    Returns:
-      float32 [n, h, w, 3] in [-1, 1].
-    """
-    if train:
-        images = random_flip(images)
-        if color:
-            images = distort_color(images)
-    return normalize(images)
+    return tf.clip_by_value(x, 0.0, 1.0) * 2.0 - 1.0
 
 
 def preprocess_imagenet_batch(records: tf.Tensor, num: int, *, image_size: int, train: bool,
@@ -296,9 +274,11 @@ def preprocess_imagenet_batch(records: tf.Tensor, num: int, *, image_size: int, 
       images float32 [num, image_size, image_size, 3] in [-1, 1]; labels int32 [num] as stored.
     """
     images, labels = decode_crop_resize(
-        records, num, image_size=image_size, random_crop=train and distortions,
+        records, num, image_size=image_size, random_crop=train and distortions, flip=train,
         resize_method=resize_method, fuse_decode_and_crop=fuse_decode_and_crop)
-    return finish_batch(images, train=train, color=color), labels
+    if train and color:
+        images = distort_color(images)
+    return images, labels
 
 
 def preprocess_imagenet(serialized: tf.Tensor, **kwargs) -> tuple[tf.Tensor, tf.Tensor]:
@@ -341,6 +321,10 @@ def preprocess_cifar10_batch(images: tf.Tensor, *, image_size: int, train: bool,
         method = 'bilinear' if resize_method == 'round_robin' else resize_method
         images = tf.clip_by_value(tf.image.resize(images, [image_size, image_size], method),
                                   0.0, 255.0)
-    images = finish_batch(images, train=train, color=color)
+    if train:
+        images = tf.image.random_flip_left_right(images)
+    images = images * (1.0 / 127.5) - 1.0
+    if train and color:
+        images = distort_color(images)
     images.set_shape([None, image_size, image_size, 3])
     return images
