@@ -1,0 +1,89 @@
+"""The `--list_models` table: rows measured from the built graphs, and its text format parsed."""
+
+import pytest
+
+from models import model_config, model_table
+
+try:  # The sibling module holds the expected parameter counts.
+    import test_model_params as params_test
+except ImportError:  # pytest --import-mode=importlib
+    from tests import test_model_params as params_test
+
+HEADER = ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch', 'learning_rate']
+
+
+@pytest.fixture(scope='module')
+def all_rows():
+    return model_table.model_rows()
+
+
+def parse(text):
+    """Parses the table: {(model, dataset): {column: string}}, after checking its frame."""
+    lines = text.split('\n')
+    assert lines[0].split() == HEADER
+    assert set(lines[1].replace(' ', '')) == {'-'}
+    # Fixed width: each column starts where its run of dashes starts.
+    dashes = lines[1]
+    starts = [i for i, ch in enumerate(dashes) if ch == '-' and (i == 0 or dashes[i - 1] == ' ')]
+    assert len(starts) == len(HEADER)
+    table = {}
+    for line in lines[2:]:
+        cells = line.split()
+        assert len(cells) == len(HEADER), line
+        # The text columns (model, dataset) are left-aligned at their start.
+        assert line[starts[0]:].startswith(cells[0]) and line[starts[1]:].startswith(cells[1])
+        table[(cells[0], cells[1])] = dict(zip(HEADER, cells, strict=True))
+    return table
+
+
+def test_every_model_once_with_its_exact_parameters(all_rows):
+    assert [(r.name, r.dataset) for r in all_rows] == model_config.list_models()
+    for row in all_rows:
+        assert row.parameters == params_test.EXPECTED_PARAMS[(row.name, row.dataset)], row.name
+        assert row.gflops > 0
+
+
+def test_formatted_values(all_rows):
+    table = parse(model_table.format_model_table(all_rows))
+    assert len(table) == len(model_config.list_models())
+    resnet50 = table[('resnet50', 'imagenet')]
+    assert resnet50 == {'model': 'resnet50', 'dataset': 'imagenet', 'image': '224',
+                        'parameters': '25,559,081', 'GFLOPs': '7.716', 'batch': '64',
+                        'learning_rate': '0.032'}
+    alexnet = table[('alexnet', 'imagenet')]
+    assert (alexnet['image'], alexnet['parameters'], alexnet['batch']) == ('227', '61,842,345',
+                                                                         '512')
+    cifar = table[('alexnet', 'cifar10')]
+    assert (cifar['image'], cifar['parameters'], cifar['learning_rate']) == ('32', '1,756,426',
+                                                                           '0.1')
+    assert table[('inception3', 'imagenet')]['image'] == '299'
+    # LeNet by hand: 28,069,888 FLOPs (tests/test_flops.py).
+    assert table[('lenet', 'imagenet')]['GFLOPs'] == '0.028'
+
+
+def test_columns_are_aligned(all_rows):
+    lines = model_table.format_model_table(all_rows).split('\n')
+    dashes = lines[1]
+    # Right-aligned numeric columns end at the same position on every line.
+    ends = [i + 1 for i, ch in enumerate(dashes) if ch == '-' and (i + 1 == len(dashes)
+                                                                    or dashes[i + 1] == ' ')]
+    for line in lines[2:]:
+        for end in ends[2:]:
+            assert line[end - 1] != ' ', line
+
+
+def test_subset_in_the_given_order():
+    rows = model_table.model_rows([('resnet20', 'cifar10'), ('lenet', 'imagenet')])
+    assert [(r.name, r.dataset, r.image_size, r.batch_size) for r in rows] == [
+        ('resnet20', 'cifar10', 32, 128), ('lenet', 'imagenet', 28, 32)]
+    assert rows[1].gflops == pytest.approx(28_069_888 / 1e9)
+
+
+def test_unknown_model_is_an_error():
+    with pytest.raises(model_config.UnknownModelError):
+        model_table.model_rows([('resnet51', 'imagenet')])
+
+
+def test_empty_table_has_a_header():
+    text = model_table.format_model_table([])
+    assert text.split('\n')[0].split() == HEADER
