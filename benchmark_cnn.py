@@ -20,8 +20,10 @@ import tensorflow as tf
 
 import allreduce
 import checkpoints
+import cluster_hooks
 import cnn_util
 import dataset_info
+import distributed
 import eval_runner
 import learning_rate
 import lifecycle
@@ -98,7 +100,12 @@ class BenchmarkCNN:
         self.batch_size = p.batch_size or self.model.default_batch_size
         self.devices = ['/%s:%d' % (p.device, i) for i in range(p.num_gpus)]
         self.num_workers = 1
-        self.global_batch_size = self.batch_size * len(self.devices) * self.num_workers
+        self.cluster = distributed.Cluster(p) if p.job_name else None
+        if self.cluster is not None:  # a cluster task: its towers' devices, the worker count
+            self.params = p = self.cluster.task_params(p)
+            self.devices = self.cluster.tower_devices(p.num_gpus, p.device)
+            self.num_workers = self.cluster.num_workers
+        self.global_batch_size = self.batch_size * p.num_gpus * self.num_workers
         self.examples_per_epoch = self.dataset.num_examples('train')
         if p.num_epochs is not None:
             self.num_batches = max(1, int(np.ceil(
@@ -151,7 +158,7 @@ class BenchmarkCNN:
         graph = tf.Graph()
         with graph.as_default():
             tf1.set_random_seed(p.tf_random_seed)
-            param_device = '/cpu:0'
+            param_device = self.cluster.param_device if self.cluster else '/cpu:0'
             with tf1.device(param_device):
                 global_step = tf1.train.get_or_create_global_step()
             pipeline = preprocessing.make_input_pipeline(
@@ -168,7 +175,7 @@ class BenchmarkCNN:
                         num_classes=self.dataset.num_classes, data_format=p.data_format,
                         dtype=self.dtype, variable_dtype=self.variable_dtype,
                         weight_decay=p.weight_decay))
-            with tf1.device(param_device):
+            with tf1.device(self.cluster.local_cpu if self.cluster else param_device):
                 loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
                 top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
@@ -217,6 +224,10 @@ class BenchmarkCNN:
           signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
         """
         p = self.params
+        if self.cluster is not None:
+            self.cluster.start_server(make_session_config(p, p.num_gpus))
+            if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
+                return self.cluster.serve()
         lifecycle.preflight(self)
         if p.eval:
             return eval_runner.run_eval(self)
@@ -243,19 +254,27 @@ class BenchmarkCNN:
 
     def create_session(self, info):
         """A session on this host's devices (a cluster run connects to its server instead)."""
-        return tf1.Session(config=make_session_config(self.params, len(self.devices)))
+        config = make_session_config(self.params, len(self.devices))
+        if self.cluster is not None or self.params.print_step_breakdown:
+            return cluster_hooks.create_session(self, info, config)
+        return tf1.Session(config=config)
 
     def initialize(self, sess, info) -> None:
         """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest
         checkpoint in --train_dir, else --checkpoint_path), runs the manager's post-init ops,
         primes the pipeline. Sets `self.restored_step` (None when nothing was restored)."""
+        if self.cluster is not None:  # chief initialises or restores, the others wait for it
+            return self.cluster.initialize(sess, info, self)
         self.restored_step = checkpoints.restore_or_initialize(sess, info, self)
         if info.pipeline.warmup_ops:
             sess.run(info.pipeline.warmup_ops)
 
     def make_hooks(self, info) -> list:
         """The run hooks this run needs (see run_hooks.py), in call order."""
-        return lifecycle.make_hooks(self, info)
+        hooks = lifecycle.make_hooks(self, info)
+        if self.cluster is not None or self.params.print_step_breakdown:
+            hooks = cluster_hooks.add_hooks(hooks, self, info)
+        return hooks
 
     def make_step_fn(self, sess, info, total_steps=None):
         """Returns a function running one step: () -> (loss or None, *accuracy values).
@@ -289,7 +308,7 @@ class BenchmarkCNN:
             self.make_step_fn(sess, info, p.num_warmup_batches + self.num_batches),
             num_warmup=p.num_warmup_batches,
             num_steps=self.num_batches,
-            images_per_step=self.global_batch_size, display_every=p.display_every,
+            images_per_step=self.batch_size * len(self.devices), display_every=p.display_every,
             show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
             after_step=run_hooks.combine_after_step(hooks),
             should_stop=run_hooks.combine_should_stop(hooks),

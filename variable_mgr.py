@@ -288,6 +288,9 @@ def make_variable_mgr(params, devices, param_device='/cpu:0') -> VariableMgr:
     Raises:
       ValueError: the mode is unknown or needs a cluster; the message lists the valid names.
     """
+    if params.job_name:  # a cluster task: variable_mgr_distributed.py
+        import variable_mgr_distributed
+        return variable_mgr_distributed.make_cluster_variable_mgr(params, devices, param_device)
     cls = _MANAGERS.get(params.variable_update)
     if cls is None:
         raise ValueError('--variable_update=%r is not available here; valid on one host: %s'

@@ -1,0 +1,186 @@
+"""Coordination of a cluster run's tasks through shared queues, and the end-of-run hook.
+
+See distributed.py's module docstring for the protocol (ready, stats, release and done queues)
+and who reads and writes each queue. This module builds the queue ops into a graph
+(`Coordination`, `done_queue`), runs the end of a worker's or the controller's run
+(`ClusterEndHook`: images/sec accounting, done tokens) and adds the cluster's hooks to a run
+(`add_hooks`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import tensorflow as tf
+
+import cnn_util
+import run_hooks
+from distributed import Cluster, task_device
+
+tf1 = tf.compat.v1
+
+
+def done_queue(task: tuple[str, int], capacity: int) -> tf1.FIFOQueue:
+    """The done queue of serving task `task`: elements (signaler index int32, status int32)."""
+    job, index = task
+    with tf1.device(task_device(job, index) + '/device:CPU:0'):
+        return tf1.FIFOQueue(capacity, [tf.int32, tf.int32], shapes=[[], []],
+                             shared_name='tfcnn_done_%s_%d' % (job, index),
+                             name='done_queue_%s_%d' % (job, index))
+
+
+class Coordination:
+    """The coordination queues of a worker's or the controller's graph (see module docstring).
+
+    Built into `graph` once the session exists (the ops are added to the graph then; nothing
+    here changes the model's op ids or random seeds).
+    """
+
+    def __init__(self, cluster: Cluster, graph):
+        self.cluster = c = cluster
+        self._done_sent = False
+        n = c.num_workers
+        me = c.task_index
+        with graph.as_default(), tf1.name_scope('cluster_coordination'):
+            with tf1.device(task_device(*c.coordinator) + '/device:CPU:0'):
+                ready = tf1.FIFOQueue(n, [tf.int32], shapes=[[]], shared_name='tfcnn_ready',
+                                      name='ready_queue')
+                self.ready_signal = ready.enqueue_many([tf.zeros([max(n - 1, 0)], tf.int32)])
+                self.ready_wait = ready.dequeue()
+                stats = tf1.FIFOQueue(n, [tf.int32, tf.float64, tf.int64, tf.float64],
+                                      shapes=[[]] * 4, shared_name='tfcnn_stats',
+                                      name='stats_queue')
+                self.stats_in = [tf1.placeholder(tf.float64, []),
+                                 tf1.placeholder(tf.int64, []),
+                                 tf1.placeholder(tf.float64, [])]
+                self.stats_put = stats.enqueue([tf.constant(me, tf.int32)] + self.stats_in)
+                self.stats_take = stats.dequeue_many(n)
+            self.has_release = c.coordinator == ('worker', 0) and n > 1
+            if self.has_release:
+                with tf1.device(task_device('worker', 0) + '/device:CPU:0'):
+                    release = tf1.FIFOQueue(n, [tf.int32], shapes=[[]],
+                                            shared_name='tfcnn_release', name='release_queue')
+                    self.release_signal = release.enqueue_many([tf.zeros([n - 1], tf.int32)])
+                    self.release_wait = release.dequeue()
+                    self.release_size = release.size()
+            self.status = tf1.placeholder(tf.int32, [])
+            self.done_puts = []
+            for task in c.serving_tasks():
+                capacity = len(c.signalers())
+                queue = done_queue(task, capacity)
+                self.done_puts.append(queue.enqueue([tf.constant(me, tf.int32), self.status]))
+
+    def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
+        """Sends this task's done token (status 0: success) to every serving task, once.
+
+        A failure status is sent best effort: an error is logged, not raised.
+        """
+        if self._done_sent or not self.done_puts:
+            return
+        self._done_sent = True
+        options = None
+        if timeout_secs is not None:
+            options = tf1.RunOptions(timeout_in_ms=int(timeout_secs * 1000))
+        try:
+            session.run_unchecked(self.done_puts, feed_dict={self.status: status},
+                                  options=options)
+        except tf.errors.OpError as e:
+            if status == 0:
+                raise
+            cnn_util.warn('could not tell the serving tasks about the failure: %s'
+                          % str(e.message).splitlines()[0])
+
+
+class ClusterEndHook(run_hooks.RunHook):
+    """End of a worker's (or the controller's) run: images/sec accounting and done tokens.
+
+    Every worker puts (task, images/sec, timed steps, seconds) into the stats queue; the chief
+    takes all of them and prints one line per worker and the cluster total: the sum of the
+    workers' own images/sec (with --cross_replica_sync the workers' timed steps are the same
+    global steps). Adds to the result: 'worker_images_per_sec' (chief: list by task index),
+    'cluster_images_per_sec' (chief), 'task' ('worker 1'). Then sends the done tokens.
+    """
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self._sess = None
+        self._mgr = None
+
+    def begin(self, ctx):
+        self._sess = ctx.sess
+        self._mgr = ctx.info.mgr
+
+    def end(self, result):
+        import cluster_testing
+        c, sess = self.cluster, self._sess
+        coord = c.coordination
+        result['task'] = '%s %d' % (c.job_name, c.task_index)
+        if c.job_name == 'controller':
+            result['cluster_images_per_sec'] = result['images_per_sec']
+            cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
+                result['images_per_sec'], c.num_workers))
+        else:
+            sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
+                float(result['images_per_sec']), int(result['num_steps']),
+                float(result['elapsed_secs'])))))
+            if c.is_chief:
+                self._report(sess.run(coord.stats_take), result)
+                if coord.has_release:
+                    sess.run(coord.release_signal)
+                    self._wait_released(sess, coord)
+            elif coord.has_release:
+                sess.run(coord.release_wait)
+        cluster_testing.dump_result(sess, self._mgr, self.cluster, result)
+        coord.signal_done(sess, status=0)
+
+    def _report(self, stats, result):
+        tasks, rates, steps, secs = stats
+        order = sorted(range(len(tasks)), key=lambda i: int(tasks[i]))
+        per_worker = [float(rates[i]) for i in order]
+        for i in order:
+            cnn_util.log_fn('worker %d images/sec: %.2f (%d steps in %.2f s)' % (
+                tasks[i], rates[i], steps[i], secs[i]))
+        total = sum(per_worker)
+        how = 'same global steps' if self.cluster.sync else 'asynchronous: each its own steps'
+        cnn_util.log_fn('cluster total images/sec: %.2f (sum of %d workers, %s)' % (
+            total, len(per_worker), how))
+        result['worker_images_per_sec'] = per_worker
+        result['cluster_images_per_sec'] = total
+
+    def _wait_released(self, sess, coord) -> None:
+        """Keeps worker 0 (which hosts the release queue) up until every worker took its token."""
+        deadline = time.monotonic() + self.cluster.timeout_secs
+        while int(sess.run(coord.release_size)) > 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+
+
+def add_hooks(hooks: list, bench, info) -> list:
+    """Adds the cluster's end hook (workers, controller) and the --print_step_breakdown hook to
+    the lifecycle's hooks, before a final signals.SignalHook (whose end may raise)."""
+    import signals
+    import step_breakdown
+    extra = []
+    cluster = bench.cluster
+    if bench.params.print_step_breakdown:
+        if cluster is None:
+            is_local = lambda device: True
+        elif cluster.job_name == 'controller':
+            is_local = lambda device: '/job:worker/' in device
+        else:
+            is_local = lambda device: cluster.owns(device)
+        extra.append(step_breakdown.StepBreakdownHook(is_local))
+    if cluster is not None:
+        extra.append(ClusterEndHook(cluster))
+    position = len(hooks)
+    if hooks and isinstance(hooks[-1], signals.SignalHook):
+        position -= 1
+    return hooks[:position] + extra + hooks[position:]
+
+
+def create_session(bench, info, base_config):
+    """The session of a cluster task or of a --print_step_breakdown run."""
+    import step_breakdown
+    if bench.cluster is not None:
+        return bench.cluster.create_session(info.graph, base_config)
+    return step_breakdown.TracedSession(graph=info.graph, config=base_config)

@@ -1,0 +1,310 @@
+"""Where a step's time goes (--print_step_breakdown), and the session class of cluster runs.
+
+Method. A sampled step (timed step 1, then every --display_every-th timed step) runs with
+`RunOptions.FULL_TRACE` (SOFTWARE_TRACE returns no step stats for gRPC sessions in TF 2.21). The
+trace gives, for every op of every device of every task that took part, its start and end
+(microseconds), plus one 'RecvTensor' record per transfer between tasks ('[15.6MB] ... from
+<device> to <device>'). This task's ops (a controller: every worker's) are each one of:
+
+  input    ops of the input pipeline (name scopes synthetic_input_*, input_pipeline,
+           input_staging_*);
+  sync     transfers and barriers: _Send/_Recv, RecvTensor, queue enqueue/dequeue (the sync
+           tokens), collective ops;
+  compute  everything else (forward, backward, gradient sums, optimizer updates on this task).
+
+Ops run in parallel, so times are unions of intervals. With S the span of the step in the trace
+(first op start to last op end, over all tasks) and W its wall time around session.run:
+
+  compute  = time during which at least one of this task's compute ops ran
+  input    = time one of its input ops ran and no compute op did
+  sync     = S - compute - input: this task's devices had nothing to compute and were waiting
+             for transfers, barrier tokens, or updates running on other tasks (a ps applying
+             gradients), i.e. variable synchronisation
+  overhead = W - S: client, session and RPC dispatch before the first op and after the last
+
+On one host (no cluster) sync is the time the step waits on intra-host copies and gaps between
+ops. The traced step's cross-task transfers are summed into `transfer_bytes` (from the
+RecvTensor records; the sizes are printed with 3 significant digits). Tracing slows the sampled
+steps a little; the other steps are not traced.
+
+`TracedSession` is the tf.compat.v1.Session of cluster runs and of runs with
+--print_step_breakdown: every run gets a deadline (cluster runs), failed cluster runs become
+cnn_util.ClusterError, sampled calls of the step callable are traced, and `close()` never hangs
+(closing a session whose ps died blocks forever in TF 2.21; it is given a few seconds).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Callable
+
+import tensorflow as tf
+
+import cnn_util
+import run_hooks
+
+tf1 = tf.compat.v1
+
+INPUT_SCOPES = ('synthetic_input', 'input_pipeline', 'input_staging')
+SYNC_OP_PREFIXES = ('_Send', '_Recv', '_HostSend', '_HostRecv', 'QueueEnqueue', 'QueueDequeue',
+                    'Collective', 'NcclAllReduce')
+CLOSE_TIMEOUT_SECS = 10.0
+_CLUSTER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                   tf.errors.AbortedError, tf.errors.CancelledError)
+
+
+def classify(node_name: str, op_type: str) -> str:
+    """'input', 'sync' or 'compute' for one traced op (see the module docstring)."""
+    if node_name == 'RecvTensor' or op_type.startswith(SYNC_OP_PREFIXES):
+        return 'sync'
+    head = node_name.split('/', 1)[0]
+    if head.startswith(INPUT_SCOPES):
+        return 'input'
+    return 'compute'
+
+
+def _op_type(label: str) -> str:
+    """'foo = MatMul(a, b)' -> 'MatMul'."""
+    _, _, rest = label.partition(' = ')
+    return rest.split('(', 1)[0].strip()
+
+
+_RECV_LABEL = re.compile(r'^\[([0-9.]+)([KMGT]?i?B)\].* from (\S+) to (\S+)')
+_UNITS = {'B': 1, 'KB': 1e3, 'MB': 1e6, 'GB': 1e9, 'TB': 1e12,
+          'KiB': 2 ** 10, 'MiB': 2 ** 20, 'GiB': 2 ** 30, 'TiB': 2 ** 40}
+
+
+def _task(device: str) -> str:
+    return device.split('/device:', 1)[0]
+
+
+def transfer_bytes(label: str) -> int:
+    """Bytes of a RecvTensor record between two tasks ('[15.6MB] ... from A to B'); 0 for
+    transfers within one task or unparsable labels."""
+    match = _RECV_LABEL.match(label)
+    if not match or _task(match.group(3)) == _task(match.group(4)):
+        return 0
+    return int(float(match.group(1)) * _UNITS.get(match.group(2), 1))
+
+
+def _union_length(intervals) -> int:
+    total, end = 0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def breakdown(step_stats, wall_secs: float, is_local: Callable[[str], bool]) -> dict:
+    """Splits one traced step's wall time into input, compute, sync and overhead.
+
+    Args:
+      step_stats: RunMetadata.step_stats of a FULL_TRACE run.
+      wall_secs: wall seconds of that run, measured by the caller.
+      is_local: device name -> True for the devices whose ops count as this task's.
+
+    Returns:
+      {'wall_ms', 'input_ms', 'compute_ms', 'sync_ms', 'overhead_ms'} (milliseconds; the four
+      parts add up to wall_ms) and 'transfer_bytes' (int, bytes moved between tasks).
+    """
+    spans = {'input': [], 'compute': [], 'sync': []}
+    first, last, moved = None, None, 0
+    for dev in step_stats.dev_stats:
+        local = is_local(dev.device)
+        for node in dev.node_stats:
+            if node.node_name in ('_SOURCE', '_SINK'):
+                continue
+            start = node.all_start_micros
+            end = start + max(node.all_end_rel_micros, 0)
+            first = start if first is None else min(first, start)
+            last = end if last is None else max(last, end)
+            if node.node_name == 'RecvTensor':
+                moved += transfer_bytes(node.timeline_label)
+            if local:
+                kind = classify(node.node_name, _op_type(node.timeline_label))
+                spans[kind].append((start, end))
+    wall_ms = wall_secs * 1e3
+    span_ms = min(wall_ms, (last - first) / 1e3) if first is not None else 0.0
+    compute_ms = _union_length(spans['compute']) / 1e3
+    input_ms = _union_length(spans['compute'] + spans['input']) / 1e3 - compute_ms
+    busy = compute_ms + input_ms
+    if busy > span_ms > 0:  # clock skew between tasks: keep the parts within the span
+        compute_ms, input_ms = compute_ms * span_ms / busy, input_ms * span_ms / busy
+        busy = span_ms
+    return {'wall_ms': wall_ms, 'input_ms': input_ms, 'compute_ms': compute_ms,
+            'sync_ms': max(0.0, span_ms - busy), 'overhead_ms': max(0.0, wall_ms - span_ms),
+            'transfer_bytes': moved}
+
+
+def format_breakdown(what: str, parts: dict) -> str:
+    """'Step breakdown<TAB><what><TAB>wall W ms = input I + compute C + sync S + overhead O
+    <TAB>moved M MB'."""
+    return ('Step breakdown\t%s\twall %.1f ms = input %.1f + compute %.1f + sync %.1f + '
+            'overhead %.1f\tmoved %.2f MB between tasks' % (
+                what, parts['wall_ms'], parts['input_ms'], parts['compute_ms'],
+                parts['sync_ms'], parts['overhead_ms'], parts['transfer_bytes'] / 1e6))
+
+
+class TracedSession(tf1.Session):
+    """A tf.compat.v1.Session with a per-run deadline, error translation, sampled tracing of the
+    training step, and a bounded close.
+
+    Args:
+      target, graph, config: as for tf.compat.v1.Session.
+      timeout_secs: deadline of every run (None: no deadline).
+      error_hook: (tf.errors.OpError, session) -> Exception to raise instead, for cluster
+        errors (Unavailable, DeadlineExceeded, Aborted, Cancelled); None re-raises them.
+    """
+
+    def __init__(self, target='', graph=None, config=None, *, timeout_secs=None,
+                 error_hook=None):
+        super().__init__(target, graph=graph, config=config)
+        self._timeout_ms = int(timeout_secs * 1000) if timeout_secs else 0
+        self._error_hook = error_hook
+        self._watched = None
+        self._should_trace = None
+        self._on_trace = None
+        self._calls = 0
+        self._close_started = False
+
+    def watch(self, op, should_trace: Callable[[int], bool],
+              on_trace: Callable[[int, float, object], None]) -> None:
+        """Traces calls of callables that fetch `op`: call k (1-based, over all such callables)
+        is traced when should_trace(k); on_trace(k, wall_secs, step_stats) then receives it."""
+        self._watched = op
+        self._should_trace = should_trace
+        self._on_trace = on_trace
+
+    def _options(self, options, trace=False):
+        if not self._timeout_ms and not trace:
+            return options
+        merged = tf1.RunOptions()
+        if options is not None:
+            merged.CopyFrom(options)
+        if self._timeout_ms and not merged.timeout_in_ms:
+            merged.timeout_in_ms = self._timeout_ms
+        if trace:
+            merged.trace_level = tf1.RunOptions.FULL_TRACE
+        return merged
+
+    def _translate(self, error):
+        if self._error_hook is None or not isinstance(error, _CLUSTER_ERRORS):
+            return None
+        return self._error_hook(error, self)
+
+    def run_unchecked(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """session.run with the deadline but without error translation."""
+        return super().run(fetches, feed_dict, self._options(options), run_metadata)
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        try:
+            return self.run_unchecked(fetches, feed_dict, options, run_metadata)
+        except tf.errors.OpError as e:
+            replacement = self._translate(e)
+            if replacement is None:
+                raise
+            raise replacement from e
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        inner = super().make_callable(fetches, feed_list, accept_options=True)
+        flat = tf.nest.flatten(fetches)
+        watched = self._watched is not None and any(f is self._watched for f in flat)
+
+        def call(*args, options=None, run_metadata=None):
+            trace = False
+            if watched:
+                self._calls += 1
+                trace = self._should_trace(self._calls)
+            metadata = tf1.RunMetadata() if trace and run_metadata is None else run_metadata
+            start = time.perf_counter()
+            try:
+                out = inner(*args, options=self._options(options, trace),
+                            run_metadata=metadata)
+            except tf.errors.OpError as e:
+                replacement = self._translate(e)
+                if replacement is None:
+                    raise
+                raise replacement from e
+            if trace:
+                self._on_trace(self._calls, time.perf_counter() - start, metadata.step_stats)
+            return out
+        return call
+
+    def close(self):
+        """Closes in a helper thread, waiting at most CLOSE_TIMEOUT_SECS (a session whose peer
+        died cannot be closed in TF 2.21: the close blocks forever)."""
+        if self._close_started:
+            return
+        self._close_started = True
+        errors = []
+
+        def close():
+            try:
+                tf1.Session.close(self)
+            except Exception as e:  # reported below, in the caller's thread
+                errors.append(e)
+        thread = threading.Thread(target=close, daemon=True, name='session-close')
+        thread.start()
+        thread.join(CLOSE_TIMEOUT_SECS)
+        if thread.is_alive():
+            cnn_util.warn('the session did not close within %g s (a peer task is gone); '
+                          'leaving it open' % CLOSE_TIMEOUT_SECS)
+        elif errors:
+            raise errors[0]
+
+
+class StepBreakdownHook(run_hooks.RunHook):
+    """--print_step_breakdown: traces timed step 1 and every --display_every-th timed step,
+    prints one 'Step breakdown' line per traced step and their mean at the end, and adds
+    result['step_breakdown'] = {'steps': [per traced step: step, wall_ms, input_ms,
+    compute_ms, sync_ms, overhead_ms, transfer_bytes], 'mean': the same averaged,
+    'method': one line}.
+
+    Args:
+      is_local: device name -> True for the devices whose ops count as this task's.
+    """
+
+    KEYS = ('wall_ms', 'input_ms', 'compute_ms', 'sync_ms', 'overhead_ms', 'transfer_bytes')
+
+    def __init__(self, is_local: Callable[[str], bool]):
+        self.is_local = is_local
+        self.records: list[dict] = []
+        self._warmup = 0
+        self._every = 1
+
+    def begin(self, ctx):
+        p = ctx.bench.params
+        self._warmup = p.num_warmup_batches
+        self._every = p.display_every
+        if not isinstance(ctx.sess, TracedSession):
+            raise cnn_util.BenchmarkError('--print_step_breakdown needs a '
+                                          'step_breakdown.TracedSession')
+        ctx.sess.watch(ctx.info.train_op, self._should_trace, self._record)
+
+    def _should_trace(self, call: int) -> bool:
+        step = call - self._warmup
+        return step == 1 or (step > 0 and step % self._every == 0)
+
+    def _record(self, call, wall_secs, step_stats):
+        parts = breakdown(step_stats, wall_secs, self.is_local)
+        parts['step'] = call - self._warmup
+        self.records.append(parts)
+        cnn_util.log_fn(format_breakdown('step %d (traced)' % parts['step'], parts))
+
+    def end(self, result):
+        mean = {}
+        if self.records:
+            mean = {k: sum(r[k] for r in self.records) / len(self.records) for k in self.KEYS}
+            cnn_util.log_fn(format_breakdown('mean of %d traced steps' % len(self.records),
+                                             mean))
+        result['step_breakdown'] = {
+            'steps': list(self.records), 'mean': mean,
+            'method': 'FULL_TRACE of timed step 1 and every --display_every-th; compute and '
+                      'input: unions of this task\'s op intervals; sync: rest of the traced '
+                      'span; overhead: wall - span (see step_breakdown.py)'}

@@ -1,0 +1,307 @@
+"""Starts a ps/worker cluster of tf_cnn_benchmarks tasks on this machine and waits for it.
+
+    python -m tools.launch_cluster --num_ps=1 --num_workers=2 -- \\
+        --model=resnet50 --batch_size=32 --variable_update=parameter_server
+
+    tf_cnn_cluster --num_workers=2 -- --variable_update=collective_all_reduce --num_batches=50
+
+Every flag after `--` (or any flag this launcher does not know) is passed to every task; the
+launcher adds --job_name, --task_index, --ps_hosts, --worker_hosts and, for
+--variable_update=distributed_all_reduce, --controller_host with a controller task. Without host
+lists, each task gets a free port on --host (127.0.0.1: loopback only). With --ps_hosts /
+--worker_hosts / --controller_host the tasks use those addresses, still as processes on this
+machine (for several machines, run the shell recipe of the README on each one).
+
+Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ', '[worker1] ',
+'[controller] '), also written to <role>.log in --log_dir when given. At the end the launcher
+prints each worker's images/sec and the cluster total. When a task exits with a non-zero status,
+or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped (SIGTERM, then
+SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the task: the task's
+status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+PS_MODES = ('parameter_server', 'distributed_replicated')
+RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
+_TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
+_CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
+ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            'tf_cnn_benchmarks.py')
+
+
+class LaunchError(Exception):
+    """Bad launcher flags (exit status 2)."""
+
+
+def free_port(host: str) -> int:
+    """A TCP port free on `host` right now (portpicker when installed)."""
+    try:
+        import portpicker
+    except ImportError:
+        portpicker = None
+    if portpicker is not None and host in ('127.0.0.1', 'localhost', ''):
+        return portpicker.pick_unused_port()
+    with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _format_host(host: str, port: int) -> str:
+    return '[%s]:%d' % (host, port) if ':' in host else '%s:%d' % (host, port)
+
+
+def passthrough_value(args: list[str], name: str) -> str | None:
+    """The value of --name in a tf_cnn_benchmarks argument list (last one wins), or None."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg.startswith('--%s=' % name):
+            value = arg.split('=', 1)[1]
+        elif arg == '--%s' % name and i + 1 < len(args):
+            value = args[i + 1]
+    return value
+
+
+def _split_hosts(text: str | None) -> list[str]:
+    return [h.strip() for h in text.split(',')] if text else []
+
+
+def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
+    """The tasks to start: [{'role': 'ps0', 'job': 'ps', 'index': 0, 'args': [...]}, ...].
+
+    Raises:
+      LaunchError: a reserved flag among the passed-through ones, or inconsistent counts.
+    """
+    for name in RESERVED_FLAGS:
+        if passthrough_value(passthrough, name) is not None:
+            raise LaunchError('--%s is set by the launcher; give --num_ps/--num_workers or the '
+                              'launcher\'s own --ps_hosts/--worker_hosts instead' % name)
+    mode = passthrough_value(passthrough, 'variable_update') or 'parameter_server'
+    ps_hosts = _split_hosts(opts.ps_hosts)
+    worker_hosts = _split_hosts(opts.worker_hosts)
+    num_ps = len(ps_hosts) if ps_hosts else opts.num_ps
+    if num_ps is None:
+        num_ps = 1 if mode in PS_MODES else 0
+    num_workers = len(worker_hosts) if worker_hosts else opts.num_workers
+    if num_workers < 1:
+        raise LaunchError('--num_workers must be >= 1. Received: %d' % num_workers)
+    if mode in PS_MODES and num_ps < 1:
+        raise LaunchError('--variable_update=%s needs at least one ps (--num_ps >= 1)' % mode)
+    ps_hosts = ps_hosts or [_format_host(opts.host, free_port(opts.host)) for _ in range(num_ps)]
+    worker_hosts = worker_hosts or [_format_host(opts.host, free_port(opts.host))
+                                    for _ in range(num_workers)]
+    cluster = ['--worker_hosts=' + ','.join(worker_hosts)]
+    if ps_hosts:
+        cluster.append('--ps_hosts=' + ','.join(ps_hosts))
+    jobs = [('ps', i) for i in range(len(ps_hosts))] + [
+        ('worker', i) for i in range(len(worker_hosts))]
+    if mode == 'distributed_all_reduce':
+        controller = opts.controller_host or _format_host(opts.host, free_port(opts.host))
+        cluster.append('--controller_host=' + controller)
+        jobs.append(('controller', 0))
+    tasks = []
+    for job, index in jobs:
+        role = 'controller' if job == 'controller' else '%s%d' % (job, index)
+        args = ['--job_name=%s' % job, '--task_index=%d' % index] + cluster + list(passthrough)
+        tasks.append({'role': role, 'job': job, 'index': index, 'args': args})
+    return tasks
+
+
+class Task:
+    """One running task: its process, a thread copying its output with a role prefix."""
+
+    def __init__(self, spec: dict, command: list[str], out, lock, log_dir: str | None):
+        self.role = spec['role']
+        self.job = spec['job']
+        self.images_per_sec = None
+        self.cluster_images_per_sec = None
+        self._out, self._lock = out, lock
+        self._log = open(os.path.join(log_dir, self.role + '.log'), 'w') if log_dir else None
+        env = dict(os.environ, PYTHONUNBUFFERED='1')
+        self.proc = subprocess.Popen(command + spec['args'], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env, start_new_session=True)
+        self._thread = threading.Thread(target=self._copy, daemon=True, name=self.role)
+        self._thread.start()
+
+    def _copy(self) -> None:
+        for raw in self.proc.stdout:
+            line = raw.decode('utf-8', 'replace').rstrip('\n')
+            match = _TOTAL.match(line)
+            if match:
+                self.images_per_sec = float(match.group(1))
+            match = _CLUSTER_TOTAL.match(line)
+            if match:
+                self.cluster_images_per_sec = float(match.group(1))
+            with self._lock:
+                self._out.write('[%s] %s\n' % (self.role, line))
+                self._out.flush()
+            if self._log:
+                self._log.write(line + '\n')
+                self._log.flush()
+
+    def finish_output(self, timeout: float = 5.0) -> None:
+        self._thread.join(timeout)
+        if self._log:
+            self._log.close()
+
+    def signal(self, signum: int) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signum)
+            except ProcessLookupError:
+                pass  # exited between poll() and killpg()
+
+
+class Launcher:
+    """Starts the tasks, relays their output, waits, and tears everything down on failure."""
+
+    def __init__(self, opts, tasks: list[dict], out=sys.stdout):
+        self.opts = opts
+        self.specs = tasks
+        self.out = out
+        self.lock = threading.Lock()
+        self.tasks: list[Task] = []
+
+    def say(self, text: str) -> None:
+        with self.lock:
+            self.out.write('[launcher] %s\n' % text)
+            self.out.flush()
+
+    def start(self) -> None:
+        command = [self.opts.python, ENTRY_SCRIPT]
+        if self.opts.log_dir:
+            os.makedirs(self.opts.log_dir, exist_ok=True)
+        for spec in self.specs:
+            task = Task(spec, command, self.out, self.lock, self.opts.log_dir)
+            self.tasks.append(task)
+            self.say('started %s (pid %d): %s' % (task.role, task.proc.pid,
+                                                  ' '.join(spec['args'][:2])))
+
+    def stop_all(self) -> None:
+        """SIGTERM to every running task, SIGKILL to those still running after the grace."""
+        for task in self.tasks:
+            task.signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.opts.kill_grace_secs
+        while time.monotonic() < deadline and any(t.proc.poll() is None for t in self.tasks):
+            time.sleep(0.05)
+        for task in self.tasks:
+            if task.proc.poll() is None:
+                self.say('%s did not stop within %g s; killing it' % (
+                    task.role, self.opts.kill_grace_secs))
+                task.signal(signal.SIGKILL)
+        for task in self.tasks:
+            task.proc.wait()
+            task.finish_output()
+
+    def wait(self) -> int:
+        """Waits for every task; returns the launcher's exit status."""
+        deadline = (time.monotonic() + self.opts.timeout_secs) if self.opts.timeout_secs else None
+        while True:
+            failed = [t for t in self.tasks if t.proc.poll() not in (None, 0)]
+            if failed:
+                first = failed[0]
+                self.say('error: %s exited with status %d; stopping the other tasks' % (
+                    first.role, first.proc.returncode))
+                self.stop_all()
+                return first.proc.returncode if first.proc.returncode > 0 else 1
+            if all(t.proc.poll() == 0 for t in self.tasks):
+                for task in self.tasks:
+                    task.finish_output()
+                self.summary()
+                return 0
+            if deadline is not None and time.monotonic() > deadline:
+                running = [t.role for t in self.tasks if t.proc.poll() is None]
+                self.say('error: timeout after %g s (--timeout_secs); still running: %s; '
+                         'stopping them' % (self.opts.timeout_secs, ', '.join(running)))
+                self.stop_all()
+                return 124
+            time.sleep(0.1)
+
+    def summary(self) -> None:
+        total = 0.0
+        for task in self.tasks:
+            if task.job == 'worker' and task.images_per_sec is not None:
+                self.say('%s images/sec: %.2f' % (task.role, task.images_per_sec))
+                total += task.images_per_sec
+        reported = [t.cluster_images_per_sec for t in self.tasks
+                    if t.cluster_images_per_sec is not None]
+        if reported:
+            self.say('cluster total images/sec: %.2f' % reported[0])
+        elif total:
+            self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
+
+
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(
+        prog='tf_cnn_cluster', description=__doc__.split('\n\n')[0],
+        epilog='Flags after -- (and unknown flags) go to every tf_cnn_benchmarks task.')
+    parser.add_argument('--num_ps', type=int, default=None,
+                        help='ps tasks (default: 1 for parameter_server and '
+                             'distributed_replicated, else 0)')
+    parser.add_argument('--num_workers', type=int, default=2, help='worker tasks (default 2)')
+    parser.add_argument('--host', default='127.0.0.1',
+                        help='address to pick free ports on (default 127.0.0.1: loopback)')
+    parser.add_argument('--ps_hosts', help='host:port list of the ps tasks (instead of '
+                                           '--num_ps and free ports)')
+    parser.add_argument('--worker_hosts', help='host:port list of the workers')
+    parser.add_argument('--controller_host', help='host:port of the controller '
+                                                  '(distributed_all_reduce)')
+    parser.add_argument('--log_dir', help='also write each task\'s output to <log_dir>/'
+                                          '<role>.log')
+    parser.add_argument('--timeout_secs', type=float, default=0,
+                        help='stop everything after this many seconds (0: no limit)')
+    parser.add_argument('--kill_grace_secs', type=float, default=5.0,
+                        help='seconds between SIGTERM and SIGKILL when stopping tasks')
+    parser.add_argument('--python', default=sys.executable, help='Python interpreter of the '
+                                                                 'tasks')
+    if '--' in argv:
+        cut = argv.index('--')
+        opts, unknown = parser.parse_known_args(argv[:cut])
+        return opts, unknown + argv[cut + 1:]
+    return parser.parse_known_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    """Runs the launcher; returns its exit status."""
+    try:
+        opts, passthrough = parse_args(argv)
+        tasks = plan_tasks(opts, passthrough)
+    except LaunchError as e:
+        print('error: %s' % e, file=sys.stderr, flush=True)
+        return 2
+    launcher = Launcher(opts, tasks)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        launcher.start()
+        return launcher.wait()
+    except KeyboardInterrupt:
+        launcher.say('interrupted; stopping every task')
+        launcher.stop_all()
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum, frame):
+    del signum, frame
+    raise KeyboardInterrupt
+
+
+def run_main() -> None:
+    """Console entry point of the `tf_cnn_cluster` command."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == '__main__':
+    run_main()
