@@ -40,10 +40,12 @@ record) surface as tf.errors.OpError from session.run; `data_errors()` turns the
 from __future__ import annotations
 
 import abc
+import atexit
 import contextlib
 import glob
 import os
 import re
+import shutil
 import tempfile
 import warnings
 
@@ -268,6 +270,7 @@ class RecordInputPipeline(StagedPipeline):
             return pattern
         # Skipped or stray files: a private folder of links to the usable shards.
         folder = tempfile.mkdtemp(prefix='tf_cnn_shards_')
+        atexit.register(shutil.rmtree, folder, True)
         for path in self.scan.files:
             os.symlink(os.path.abspath(path), os.path.join(folder, os.path.basename(path)))
         return os.path.join(folder, '*')
