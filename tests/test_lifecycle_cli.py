@@ -1,0 +1,218 @@
+"""The lifecycle from the command line: signals, SIGKILL and resume, the NaN guard, eval errors
+and the eval loop (subprocesses under timeouts), and the ineffective-flag warnings."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import benchmark_cnn
+import checkpoints
+import lifecycle
+from params import make_params
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_warmup_batches=1',
+        '--init_learning_rate=0.002']
+WAIT_SECS = 180
+
+
+class Cli:
+    """`python tf_cnn_benchmarks.py ARGS` in the repo root, output in files under `folder`."""
+
+    def __init__(self, folder, name, args):
+        self.out_path = os.path.join(folder, name + '.out')
+        self.err_path = os.path.join(folder, name + '.err')
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+        with open(self.out_path, 'w') as out, open(self.err_path, 'w') as err:
+            self.proc = subprocess.Popen([sys.executable, 'tf_cnn_benchmarks.py'] + args,
+                                         cwd=REPO, env=env, stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL)
+
+    @property
+    def out(self):
+        with open(self.out_path) as f:
+            return f.read()
+
+    @property
+    def err(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def wait_for(self, predicate, what):
+        deadline = time.monotonic() + WAIT_SECS
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.kill()
+        pytest.fail('%s did not happen (exit %s)\nstdout:\n%s\nstderr:\n%s'
+                    % (what, self.proc.returncode, self.out[-3000:], self.err[-3000:]))
+
+    def wait(self):
+        try:
+            return self.proc.wait(WAIT_SECS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail('timed out\nstdout:\n%s\nstderr:\n%s' % (self.out[-3000:],
+                                                                 self.err[-3000:]))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _timed_steps(text):
+    """Numbers of the step lines printed so far."""
+    return [int(line.split('\t')[0]) for line in text.splitlines()
+            if line[:1].isdigit() and '\timages/sec:' in line]
+
+
+def _checkpoint_step(train_dir):
+    path = checkpoints.latest_checkpoint(train_dir)
+    return int(path.rsplit('-', 1)[1]) if path else 0
+
+
+@pytest.mark.timeout(600)
+def test_sigint_sigterm_save_and_sigkill_resumes_from_a_complete_checkpoint(tmp_path):
+    dirs = {name: str(tmp_path / name) for name in ('int', 'term', 'kill')}
+    common = TINY + ['--num_batches=100000', '--display_every=1']
+    runs = {
+        'int': Cli(str(tmp_path), 'int', common + ['--train_dir=' + dirs['int']]),
+        'term': Cli(str(tmp_path), 'term', common + ['--train_dir=' + dirs['term']]),
+        # A checkpoint after every step: most of the time is spent saving, so the kill most
+        # likely lands inside a save.
+        'kill': Cli(str(tmp_path), 'kill', common + ['--train_dir=' + dirs['kill'],
+                                                     '--save_model_steps=1',
+                                                     '--max_ckpts_to_keep=2']),
+    }
+    try:
+        for name in ('int', 'term'):
+            runs[name].wait_for(lambda r=runs[name]: len(_timed_steps(r.out)) >= 3,
+                                name + ' run reaching timed step 3')
+        runs['int'].proc.send_signal(signal.SIGINT)
+        runs['term'].proc.send_signal(signal.SIGTERM)
+        runs['kill'].wait_for(lambda: _checkpoint_step(dirs['kill']) >= 6,
+                              'the checkpoint of global step 6')
+        runs['kill'].proc.send_signal(signal.SIGKILL)
+        assert runs['kill'].wait() == -signal.SIGKILL
+        for name, status in (('int', 0), ('term', 143)):
+            run = runs[name]
+            assert run.wait() == status, run.err
+            signal_name = 'SIG' + name.upper()
+            steps = _timed_steps(run.out)
+            assert 'received %s: stopping after the current step' % signal_name in run.err
+            assert 'total images/sec: ' in run.out
+            assert 'Stopped by %s after %d timed steps' % (signal_name, steps[-1]) in run.out
+            # The final checkpoint holds every step run: 1 warm-up + the timed steps.
+            assert _checkpoint_step(dirs[name]) == 1 + steps[-1]
+    finally:
+        for run in runs.values():
+            run.kill()
+    # Resume after SIGKILL: from the newest checkpoint the state file names, complete on disk.
+    latest = checkpoints.latest_checkpoint(dirs['kill'])
+    assert os.path.exists(latest + '.index')
+    assert os.path.exists(latest + '.data-00000-of-00001')
+    killed_at = _checkpoint_step(dirs['kill'])
+    params = dict(model='trivial', batch_size=4, image_size=16, num_batches=2,
+                  num_warmup_batches=0, init_learning_rate=0.002, display_every=100)
+    resumed = benchmark_cnn.BenchmarkCNN(make_params(train_dir=dirs['kill'], **params),
+                                         gpus=0).run()
+    assert resumed['restored_step'] == killed_at
+    assert resumed['global_step'] == killed_at + 2
+    fresh = benchmark_cnn.BenchmarkCNN(make_params(**params), gpus=0).run()
+    assert resumed['losses'][0] < fresh['losses'][0] - 0.1  # trained weights, not a new start
+
+
+@pytest.mark.timeout(300)
+def test_nan_guard_and_eval_without_checkpoint_exit_1(tmp_path):
+    nan_dir = str(tmp_path / 'nan')
+    nan = Cli(str(tmp_path), 'nan', TINY[:-1] + ['--init_learning_rate=1e6', '--num_batches=30',
+                                                 '--train_dir=' + nan_dir])
+    no_ckpt = Cli(str(tmp_path), 'eval', ['--model=trivial', '--eval',
+                                          '--train_dir=' + str(tmp_path / 'empty')])
+    try:
+        assert nan.wait() == 1, nan.err
+        assert no_ckpt.wait() == 1, no_ckpt.err
+    finally:
+        nan.kill()
+        no_ckpt.kill()
+    assert 'error: the loss became' in nan.err and 'Lower --init_learning_rate' in nan.err
+    assert 'learning rate 1e+06' in nan.err
+    assert 'total images/sec' not in nan.out  # no rate is reported as if the run were valid
+    assert 'Traceback' not in nan.err
+    assert not os.path.exists(os.path.join(nan_dir, 'checkpoint'))  # nothing saved
+    assert ('error: no checkpoint to evaluate in --train_dir %s' % (tmp_path / 'empty')
+            in no_ckpt.err)
+    assert 'Traceback' not in no_ckpt.err
+
+
+@pytest.mark.timeout(400)
+def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    loop = Cli(str(tmp_path), 'loop', ['--model=trivial', '--batch_size=4', '--image_size=16',
+                                       '--eval', '--eval_interval_secs=1',
+                                       '--num_eval_batches=1', '--train_dir=' + train_dir])
+    params = dict(model='trivial', batch_size=4, image_size=16, num_batches=1,
+                  num_warmup_batches=0, init_learning_rate=0.002, display_every=100,
+                  train_dir=train_dir)
+    try:
+        loop.wait_for(lambda: 'Waiting for a checkpoint in ' + train_dir in loop.out,
+                      'the eval loop waiting')
+        for step in (1, 2):
+            benchmark_cnn.BenchmarkCNN(make_params(**params), gpus=0).run()
+            loop.wait_for(lambda s=step: '[4 examples, global step %d]' % s in loop.out,
+                          'the evaluation of step %d' % step)
+        loop.proc.send_signal(signal.SIGINT)
+        assert loop.wait() == 0, loop.err
+    finally:
+        loop.kill()
+    assert loop.out.count('Accuracy @ 1 = ') == 2
+    assert 'received SIGINT: stopping after the current evaluation' in loop.err
+
+
+def test_ignored_flag_warnings():
+    def warnings(**kwargs):
+        return lifecycle.ignored_flags(make_params(**kwargs))
+
+    assert warnings() == []
+    assert warnings(forward_only=True, momentum=0.5, save_model_steps=3) == [
+        '--momentum has no effect with --forward_only (no gradients, no updates)',
+        '--save_model_steps has no effect with --forward_only (no gradients, no updates)']
+    assert warnings(eval=True, print_training_accuracy=True, optimizer='adam') == [
+        '--optimizer has no effect with --eval (nothing is trained)',
+        '--print_training_accuracy has no effect with --eval (eval prints top-1/top-5 itself)']
+    assert warnings(summary_verbosity=2, save_summaries_steps=5) == [
+        '--summary_verbosity has no effect without --train_dir (summaries are written there)',
+        '--save_summaries_steps has no effect without --train_dir (summaries are written '
+        'there)']
+    assert warnings(train_dir='/t', summary_verbosity=1) == [
+        '--summary_verbosity=1 writes only the graph without --save_summaries_steps']
+    assert warnings(save_model_secs=60) == [
+        '--save_model_secs has no effect without --train_dir (checkpoints are written there)']
+    assert warnings(stop_at_top_1_accuracy=0.7, num_eval_batches=3) == [
+        '--num_eval_batches has no effect without --eval or --eval_during_training_*',
+        '--stop_at_top_1_accuracy has no effect without --eval_during_training_* (no '
+        'evaluation runs during training)']
+    assert warnings(eval_interval_secs=10, freeze_when_forward_only=True) == [
+        '--eval_interval_secs has no effect without --eval',
+        '--freeze_when_forward_only has no effect without --forward_only']
+    assert warnings(eval_during_training_every_n_steps=5, num_eval_batches=3,
+                    stop_at_top_1_accuracy=0.7) == []
+
+
+def test_warnings_are_printed_once_each_at_the_start(capsys):
+    benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=2, image_size=16, num_batches=1, num_warmup_batches=0,
+        forward_only=True, optimizer='momentum', weight_decay=1e-4), gpus=0).run()
+    err = capsys.readouterr().err.splitlines()
+    assert err.count('warning: --optimizer has no effect with --forward_only (no gradients, '
+                     'no updates)') == 1
+    assert err.count('warning: --weight_decay has no effect with --forward_only (no '
+                     'gradients, no updates)') == 1
