@@ -203,8 +203,9 @@ class StagedPipeline(InputPipeline):
     def _finish(self, images, labels):
         """Label check, dtype cast and data-format transpose, on the host."""
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
-        message = '%s labels must lie in [0, %d) (the model\'s classes); %s %s holds' % (
-            LABEL_ERROR_MARKER, self.num_classes, self.dataset.data_dir, self.subset)
+        message = '%s labels must lie in [0, %d), the classes of the model; a batch of %s %s ' \
+                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, self.dataset.data_dir,
+                             self.subset)
         check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
         with tf.control_dependencies([check]):
             labels = tf.identity(labels)
@@ -451,30 +452,39 @@ def _core_message(error: tf.errors.OpError) -> str:
     return re.sub(r'\s*\[\[\{\{node .*$', '', text)
 
 
-def to_data_error(error: tf.errors.OpError) -> cnn_util.DataError | None:
-    """Translates a session.run error caused by bad input data into a DataError, else None."""
+def to_data_error(error: tf.errors.OpError, where: str = '') -> cnn_util.DataError | None:
+    """Translates a session.run error caused by bad input data into a DataError, else None.
+
+    Args:
+      error: the error raised by session.run.
+      where: the data directory (or any phrase) to name in the message.
+    """
     message = error.message
+    suffix = ' (data: %s)' % where if where else ''
     if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
         start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
-        detail = message[start:].split('\n')[0].split('[[')[0].strip().rstrip(']').strip()
-        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ' '))
+        detail = message[start:].split('\n')[0].split('[[')[0].strip()
+        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
     if isinstance(error, tf.errors.DataLossError):
-        return cnn_util.DataError('corrupt TFRecord data: %s (the shard checks at start-up read '
-                                  'only the record headers of large subsets)'
-                                  % _core_message(error))
+        return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
+                                  'verify every CRC only for subsets up to 1 GiB)'
+                                  % (_core_message(error), suffix))
     node = error.op.name if error.op is not None else ''
     decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
                     'Invalid PNG', 'Not a JPEG')
     if isinstance(error, tf.errors.InvalidArgumentError) and (
             'input_pipeline' in node or any(w in message for w in decode_words)):
-        return cnn_util.DataError('an input record could not be processed: %s'
-                                  % _core_message(error))
+        return cnn_util.DataError('an input record could not be processed: %s%s'
+                                  % (_core_message(error), suffix))
     return None
 
 
 @contextlib.contextmanager
-def data_errors():
+def data_errors(where: str = ''):
     """Inside the block, input-data errors from session.run become one-line DataErrors.
+
+    Args:
+      where: the data directory (or any phrase) to name in the messages.
 
     Raises:
       DataError: a label outside the model's classes, an undecodable image, a corrupt record.
@@ -482,7 +492,7 @@ def data_errors():
     try:
         yield
     except tf.errors.OpError as e:
-        translated = to_data_error(e)
+        translated = to_data_error(e, where)
         if translated is None:
             raise
         raise translated from None

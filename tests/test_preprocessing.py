@@ -111,14 +111,17 @@ def test_label_out_of_range_is_a_data_error(solid_dir):
         h.run_pipeline(p, steps=1, batch_size=4, image_size=16, num_classes=2)
     message = str(info.value)
     assert message.startswith('label out of range') and '[0, 2)' in message
+    assert 'holds: [' in message
     assert solid_dir in message and '\n' not in message
 
 
 def test_undecodable_image_is_a_data_error(tmp_path):
     h.write_shards(tmp_path, 'train', [[h.example(b'not an image', 1)] * 4])
-    with pytest.raises(cnn_util.DataError, match='could not be processed'):
+    with pytest.raises(cnn_util.DataError, match='could not be processed') as info:
         h.run_pipeline(h.make_params(data_dir=str(tmp_path)), steps=1, batch_size=2,
                        image_size=16)
+    assert 'Unknown image file format' in str(info.value) and str(tmp_path) in str(info.value)
+    assert '\n' not in str(info.value)
 
 
 def test_real_shards_record_input_and_tf_data(imagenet_dir):

@@ -221,6 +221,19 @@ def _prepare_output(output_dir: str, overwrite: bool) -> None:
         os.remove(os.path.join(output_dir, name))
 
 
+def _import_tensorflow_quietly() -> None:
+    """Imports TensorFlow with its C++ start-up chatter kept off stderr."""
+    if 'tensorflow' in sys.modules:
+        return
+    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if repo not in sys.path:  # run as a script rather than with -m from the checkout
+        sys.path.insert(0, repo)
+    import cnn_util
+    with cnn_util.captured_fd_stderr():
+        import tensorflow  # noqa: F401
+
+
 def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_validation_shards: int,
             validation_fraction: float, seed: int, class_text_file: str | None = None,
             num_threads: int = 1, overwrite: bool = False, progress: bool = True) -> dict:
@@ -246,6 +259,7 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
             raise ConvertError('--num_%s_shards=%d is more than the %d %s images; use fewer '
                                'shards' % (name, shards, len(examples), name))
     _prepare_output(output_dir, overwrite)
+    _import_tensorflow_quietly()
     bar = Progress(len(train) + len(validation), progress)
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
@@ -276,11 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     except flags.Error as e:
         print('error: %s' % e, file=sys.stderr)
         return 2
-    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
     try:
-        import cnn_util
-        with cnn_util.captured_fd_stderr():  # TensorFlow's C++ start-up chatter
-            import tensorflow  # noqa: F401
         result = convert(fv.input_dir, fv.output_dir, num_train_shards=fv.num_train_shards,
                          num_validation_shards=fv.num_validation_shards,
                          validation_fraction=fv.validation_fraction, seed=fv.seed,
