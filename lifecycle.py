@@ -105,7 +105,8 @@ def preflight(bench) -> None:
 def make_hooks(bench, info) -> list[run_hooks.RunHook]:
     """The hooks of a training or forward-only run, in call order."""
     p = bench.params
-    chief = p.task_index == 0
+    cluster = getattr(bench, 'cluster', None)
+    chief = cluster.is_chief if cluster is not None else True  # saves and writes summaries
     training = not p.forward_only
     hooks = []
     if p.train_dir and p.summary_verbosity >= 1 and chief:

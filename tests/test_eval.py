@@ -1,0 +1,179 @@
+"""Eval in process: accuracy against a numpy computation, devices and modes, missing
+checkpoints, evaluation during training and --stop_at_top_1_accuracy."""
+
+import io
+import os
+import types
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import benchmark_cnn
+import checkpoints
+import eval_runner
+from params import make_params
+
+tf1 = tf.compat.v1
+SIZE = 32  # stored images; eval's central crop keeps round(0.875 x 32) = 28 from offset 2
+CROP = 28
+
+
+def _jpeg(pixels) -> bytes:
+    """RGB JPEG without chroma subsampling (the pipeline passes JPEG bytes through as stored)."""
+    from PIL import Image
+    out = io.BytesIO()
+    Image.fromarray(pixels, 'RGB').save(out, 'JPEG', quality=95, subsampling=0)
+    return out.getvalue()
+
+
+def decode_with_tf(encoded: list[bytes]) -> list[np.ndarray]:
+    """uint8 [h, w, 3] pixels of JPEG bytes, by TensorFlow's decoder (the pipeline's)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        feed = tf1.placeholder(tf.string, [])
+        image = tf.io.decode_jpeg(feed, channels=3)
+    with tf1.Session(graph=graph) as sess:
+        return [sess.run(image, {feed: data}) for data in encoded]
+
+
+def _example(encoded: bytes, label: int) -> bytes:
+    feature = {
+        'image/encoded': tf.train.Feature(bytes_list=tf.train.BytesList(value=[encoded])),
+        'image/format': tf.train.Feature(bytes_list=tf.train.BytesList(value=[b'JPEG'])),
+        'image/class/label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_dataset(folder, *, per_subset=48, num_shards=2, seed=0):
+    """ImageNet-format shards of 32x32 JPEG noise images whose mean colour depends on the label
+    (1..10). Returns {subset: [(JPEG bytes, label)]}."""
+    rng = np.random.RandomState(seed)
+    os.makedirs(folder, exist_ok=True)
+    written = {}
+    for subset in ('train', 'validation'):
+        items = []
+        for i in range(per_subset):
+            label = i % 10 + 1
+            base = np.array([label * 23, 255 - label * 23, (label * 71) % 256], np.float64)
+            pixels = np.clip(base + rng.normal(0, 40, [SIZE, SIZE, 3]), 0, 255).astype(np.uint8)
+            items.append((_jpeg(pixels), label))
+        for shard in range(num_shards):
+            path = os.path.join(folder, '%s-%05d-of-%05d' % (subset, shard, num_shards))
+            with tf.io.TFRecordWriter(path) as writer:
+                for encoded, label in items[shard::num_shards]:
+                    writer.write(_example(encoded, label))
+        written[subset] = items
+    return written
+
+
+def numpy_trivial_accuracy(values: dict, items) -> tuple[float, float]:
+    """Top-1/top-5 of the trivial model (flatten -> linear 1 -> relu 4096 -> linear classes)
+    computed in numpy from checkpoint values, on the images decoded and then preprocessed as eval
+    does: the central 28x28 of 32x32 (no resize needed), p / 127.5 - 1."""
+    correct_1 = correct_5 = 0
+    decoded = decode_with_tf([encoded for encoded, _ in items])
+    for pixels, (_, label) in zip(decoded, items):
+        crop = pixels[2:2 + CROP, 2:2 + CROP].astype(np.float32) / 127.5 - 1.0
+        x = crop.reshape(1, -1)  # NHWC flatten, as ConvNetBuilder.flatten
+        h = x @ values['cg/affine0/weights'] + values['cg/affine0/biases']
+        h = np.maximum(h @ values['cg/affine1/weights'] + values['cg/affine1/biases'], 0)
+        logits = (h @ values['cg/affine2/weights'] + values['cg/affine2/biases'])[0]
+        higher = int(np.sum(logits > logits[label]))  # tf.nn.in_top_k: fewer than k higher
+        correct_1 += higher < 1
+        correct_5 += higher < 5
+    return correct_1 / len(items), correct_5 / len(items)
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    """A dataset and a trivial model trained on its train subset for 12 steps."""
+    root = tmp_path_factory.mktemp('eval')
+    data_dir = str(root / 'data')
+    items = write_dataset(data_dir)
+    train_dir = str(root / 'train')
+    benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', data_dir=data_dir, image_size=CROP, batch_size=8, num_batches=12,
+        num_warmup_batches=0, init_learning_rate=0.003, train_dir=train_dir,
+        display_every=100, shuffle_buffer_size=64), gpus=0).run()
+    return types.SimpleNamespace(data_dir=data_dir, train_dir=train_dir, items=items)
+
+
+def _eval(trained, **kwargs):
+    defaults = dict(model='trivial', data_dir=trained.data_dir, image_size=CROP, batch_size=8,
+                    eval=True, train_dir=trained.train_dir, use_datasets=True)
+    defaults.update(kwargs)
+    return benchmark_cnn.BenchmarkCNN(make_params(**defaults), gpus=0).run()
+
+
+def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
+    result = _eval(trained)
+    r = result['eval']
+    assert r['num_examples'] == 48 and r['num_batches'] == 6 and r['global_step'] == 12
+    assert result['restored_step'] == 12 and result['checkpoint_path'].endswith('model.ckpt-12')
+    values = checkpoints.read_checkpoint_values(result['checkpoint_path'])
+    top_1, top_5 = numpy_trivial_accuracy(values, trained.items['validation'])
+    assert (r['top_1'], r['top_5']) == (top_1, top_5)
+    assert 0 < top_5 < 1  # the check is not vacuous
+    out = capsys.readouterr().out
+    assert 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [48 examples' % (top_1, top_5) in out
+    assert 'eval images/sec: ' in out and r['images_per_sec'] > 0
+
+
+def test_eval_on_two_replicated_devices_matches_one(trained):
+    one = _eval(trained)['eval']
+    two = _eval(trained, device='cpu', num_gpus=2, variable_update='replicated', batch_size=4)
+    assert two['eval']['num_examples'] == 48 and two['num_devices'] == 2
+    assert (two['eval']['top_1'], two['eval']['top_5']) == (one['top_1'], one['top_5'])
+
+
+def test_eval_batches_from_flags(trained):
+    assert _eval(trained, num_eval_batches=2)['eval']['num_examples'] == 16
+    # 1.5 epochs of 48 images in batches of 8 = 9 batches.
+    assert _eval(trained, num_eval_epochs=1.5)['eval']['num_batches'] == 9
+    assert _eval(trained, eval_batch_size=16)['eval']['num_examples'] == 48
+
+
+def test_eval_without_a_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(checkpoints.CheckpointError, match=r'no checkpoint to evaluate in '
+                       r'--train_dir .*; train first with --train_dir='):
+        benchmark_cnn.BenchmarkCNN(make_params(eval=True, train_dir=str(tmp_path)),
+                                   gpus=0).run()
+    with pytest.raises(checkpoints.CheckpointError, match='--eval needs a checkpoint: give '
+                       '--train_dir'):
+        benchmark_cnn.BenchmarkCNN(make_params(eval=True), gpus=0).run()
+
+
+def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys):
+    result = benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=4, image_size=16, num_batches=10, num_warmup_batches=1,
+        display_every=100, train_dir=str(tmp_path), eval_during_training_every_n_steps=3,
+        num_eval_batches=2, stop_at_top_1_accuracy=0.0), gpus=0).run()
+    # Global steps 2, 3, ...: the first evaluation is at 3 (after timed step 2) and 0.0 is
+    # reached at once, so training stops there and saves.
+    assert [e['global_step'] for e in result['evals']] == [3]
+    assert result['stopped_at_top_1_accuracy'] and result['stopped_early']
+    assert result['num_steps'] == 2 and result['global_step'] == 3
+    assert result['eval']['num_examples'] == 8
+    out = capsys.readouterr().out
+    assert 'Stopping: eval top-1 accuracy' in out
+    assert checkpoints.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-3')
+
+
+def test_eval_during_training_at_steps_without_train_dir():
+    result = benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=4, image_size=16, num_batches=4, num_warmup_batches=0,
+        display_every=100, eval_during_training_at_specified_steps=['1', '4'],
+        num_eval_batches=1), gpus=0).run()
+    assert [e['global_step'] for e in result['evals']] == [1, 4]
+    assert result['checkpoint_path'] is None and not result['stopped_early']
+
+
+def test_every_n_epochs_uses_the_global_batch():
+    bench = types.SimpleNamespace(
+        params=make_params(eval_during_training_every_n_epochs=0.5, num_warmup_batches=0),
+        examples_per_epoch=100, global_batch_size=8)
+    hook = eval_runner.EvalDuringTrainingHook(bench)
+    # Half an epoch = 50 images = 6.25 global batches of 8: evaluate at steps 7, 13, 19, 25.
+    assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]
