@@ -126,7 +126,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('use_datasets', False, 'Read with a tf.data pipeline instead of RecordInput.'),
     _i('datasets_num_private_threads', None, 'Size of a private thread pool for tf.data.',
        lower=1),
-    _b('datasets_use_caching', False, 'Cache the decoded tf.data input in memory.'),
+    _b('datasets_use_caching', False, 'Cache the serialized records of the tf.data input in '
+       'memory.'),
     _b('datasets_repeat_cached_sample', False, 'Repeat one cached batch forever (tf.data input '
        'benchmark of the rest of the pipeline).'),
     _i('datasets_prefetch_buffer_size', 1, 'Batches prefetched per device by tf.data.', lower=1),

@@ -1,0 +1,90 @@
+"""Real data through the command line: end-to-end runs and every data error as one line."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import input_helpers
+import pytest
+from PIL import Image
+from test_cli import REPO, run_cli
+
+SMALL = ['--model=trivial', '--batch_size=4', '--image_size=32', '--num_batches=3',
+         '--num_warmup_batches=1', '--display_every=1']
+
+
+def test_end_to_end_on_the_shared_imagenet_shards(imagenet_dir):
+    proc = run_cli(*SMALL, '--data_dir=%s' % imagenet_dir, '--num_gpus=2', '--device=cpu',
+                   '--variable_update=replicated')
+    assert proc.returncode == 0, proc.stderr
+    assert 'imagenet (inferred from the files in %s), train: 512 examples counted in 8 ' \
+           'TFRecord shards' % imagenet_dir in proc.stdout
+    assert 'total images/sec: ' in proc.stdout
+
+
+def test_end_to_end_on_a_converter_dataset(tmp_path):
+    for k, colour in enumerate([(250, 10, 10), (10, 250, 10)]):
+        folder = tmp_path / 'photos' / ('class_%d' % k)
+        folder.mkdir(parents=True)
+        for i in range(6):
+            Image.new('RGB', (20 + i, 30), colour).save(folder / ('%d.png' % i))
+    out = tmp_path / 'shards'
+    convert = subprocess.run(
+        [sys.executable, '-m', 'tools.build_imagenet_tfrecords', '--input_dir=%s' %
+         (tmp_path / 'photos'), '--output_dir=%s' % out, '--num_train_shards=2',
+         '--num_validation_shards=1', '--validation_fraction=0.25', '--seed=3'],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert convert.returncode == 0, convert.stderr
+    proc = run_cli(*SMALL, '--data_dir=%s' % out, '--nodistortions')
+    assert proc.returncode == 0, proc.stderr
+    assert 'train: 8 examples counted in 2 TFRecord shards' in proc.stdout
+
+
+def _corrupt_copy(imagenet_dir, tmp_path):
+    data = tmp_path / 'data'
+    shutil.copytree(imagenet_dir, data)
+    victim = data / 'train-00003-of-00008'
+    os.chmod(victim, 0o644)
+    victim.write_bytes(victim.read_bytes()[:5000])  # cut off inside a record
+    return data, victim
+
+
+@pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label'])
+def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):
+    expect = {
+        'missing': 'does not exist',
+        'empty': 'is empty',
+        'no_match': 'train-*-of-*',
+        'truncated': 'train-00003-of-00008',
+        'label': 'labels must lie in [0, 1001)',
+    }[case]
+    args = list(SMALL)
+    if case == 'missing':
+        args.append('--data_dir=%s' % (tmp_path / 'nowhere'))
+    elif case == 'empty':
+        args.append('--data_dir=%s' % tmp_path)
+    elif case == 'no_match':
+        (tmp_path / 'readme.txt').write_text('not data')
+        args += ['--data_dir=%s' % tmp_path, '--data_name=imagenet']
+    elif case == 'truncated':
+        data, _ = _corrupt_copy(imagenet_dir, tmp_path)
+        args.append('--data_dir=%s' % data)
+    else:  # a label beyond ImageNet's 1001 classes
+        folder = tmp_path / 'labels'
+        input_helpers.write_shards(str(folder), 'train', [[
+            input_helpers.example(input_helpers.image_bytes(16, 16), 2000)] * 8])
+        args.append('--data_dir=%s' % folder)
+    proc = run_cli(*args)
+    assert proc.returncode == 1, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
+    assert len(errors) == 1 and expect in errors[0], proc.stderr
+    assert 'total images/sec' not in proc.stdout
+
+
+def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
+    data, _ = _corrupt_copy(imagenet_dir, tmp_path)
+    proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
+    assert proc.returncode == 0, proc.stderr
+    assert '1 corrupt shard(s) skipped' in proc.stdout + proc.stderr
