@@ -307,5 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == '__main__':
+def run_main() -> None:
+    """Console entry point of `tf_cnn_build_tfrecords`."""
     sys.exit(main())
+
+
+if __name__ == '__main__':
+    run_main()
