@@ -246,6 +246,13 @@ def smallest_size(model):
     return model.image_size if model.fixed_image_size else model.min_image_size
 
 
+def sweep_size(model):
+    """The image size of the sweep: the smallest one, except for the trivial model, whose
+    parameter count depends on the image size it is built for (it flattens the image but does
+    not declare a fixed size)."""
+    return model.image_size if model.name == 'trivial' else smallest_size(model)
+
+
 @functools.lru_cache(maxsize=None)
 def built_model(name, dataset):
     """Builds the training graph (NHWC, batch 2, smallest image size, real variables), runs it
@@ -256,7 +263,7 @@ def built_model(name, dataset):
       the trainable variables.
     """
     model = model_config.get_model(name, dataset)
-    size = smallest_size(model)
+    size = sweep_size(model)
     graph = tf.Graph()
     with graph.as_default():
         tf1.set_random_seed(1234)
