@@ -128,11 +128,26 @@ def test_eval_on_two_replicated_devices_matches_one(trained):
     assert (two['eval']['top_1'], two['eval']['top_5']) == (one['top_1'], one['top_5'])
 
 
-def test_eval_batches_from_flags(trained):
-    assert _eval(trained, num_eval_batches=2)['eval']['num_examples'] == 16
-    # 1.5 epochs of 48 images in batches of 8 = 9 batches.
-    assert _eval(trained, num_eval_epochs=1.5)['eval']['num_batches'] == 9
-    assert _eval(trained, eval_batch_size=16)['eval']['num_examples'] == 48
+def test_eval_batch_size_flag(trained):
+    result = _eval(trained, eval_batch_size=16)
+    assert result['eval']['num_examples'] == 48 and result['per_device_batch_size'] == 16
+
+
+@pytest.mark.parametrize('flags, expected', [
+    ({}, 6),  # one pass: floor(50 / 8), no image twice
+    ({'num_eval_batches': 2}, 2),
+    ({'num_eval_epochs': 1.5}, 10),  # ceil(75 / 8)
+])
+def test_number_of_eval_batches(flags, expected):
+    dataset = types.SimpleNamespace(synthetic=False, num_examples=lambda subset: 50)
+    assert eval_runner.num_eval_batches(make_params(**flags), dataset, 'validation', 8) \
+        == expected
+
+
+def test_synthetic_eval_uses_num_batches():
+    dataset = types.SimpleNamespace(synthetic=True)
+    assert eval_runner.num_eval_batches(make_params(num_batches=7), dataset, 'validation',
+                                        8) == 7
 
 
 def test_eval_without_a_checkpoint_is_a_clear_error(tmp_path):
@@ -177,3 +192,20 @@ def test_every_n_epochs_uses_the_global_batch():
     hook = eval_runner.EvalDuringTrainingHook(bench)
     # Half an epoch = 50 images = 6.25 global batches of 8: evaluate at steps 7, 13, 19, 25.
     assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]
+
+
+def test_train_resume_eval_and_forward_only_on_the_shared_shards(imagenet_dir, tmp_path):
+    def run(**kwargs):
+        return benchmark_cnn.BenchmarkCNN(make_params(
+            model='trivial', data_dir=imagenet_dir, image_size=32, batch_size=8,
+            num_warmup_batches=0, init_learning_rate=0.001, display_every=100,
+            train_dir=str(tmp_path), **kwargs), gpus=0).run()
+
+    assert run(num_batches=3)['global_step'] == 3
+    resumed = run(num_batches=2)
+    assert resumed['restored_step'] == 3 and resumed['global_step'] == 5
+    evaluated = run(eval=True, num_eval_batches=4)['eval']
+    assert evaluated['global_step'] == 5 and evaluated['num_examples'] == 32
+    assert evaluated['subset'] == 'validation' and 0 <= evaluated['top_1'] <= 1
+    inference = run(forward_only=True, num_batches=2)
+    assert inference['restored_step'] == 5 and inference['num_steps'] == 2
