@@ -3,10 +3,10 @@
 What a checkpoint holds (names never depend on --variable_update or the number of towers):
   - the model's variables and the global step: `VariableMgr.savable_variables()`, tower 0's copy,
     named without the tower prefix ('cg/conv0/weights', 'global_step');
-  - the optimizer's state of those variables (momentum, RMSProp and Adam slots, Adam's
-    beta powers), named the same way ('cg/conv0/weights/Momentum'). It is optional on restore:
-    a checkpoint written with another --optimizer restores the model and the step, and the
-    missing slots keep their initial values (one warning line says so).
+  - the rest of the training state: the optimizer's slots (momentum, RMSProp, Adam), Adam's
+    beta powers, the automatic loss scale, named the same way ('cg/conv0/weights/Momentum').
+    It is optional on restore: a checkpoint written with another --optimizer restores the model
+    and the step, and the missing state keeps its initial values (one warning line says so).
 
 Where a run restores from (`find_checkpoint`):
   - training: the latest checkpoint in --train_dir (resume); when --train_dir has none,
@@ -56,8 +56,9 @@ def savable_state(mgr) -> tuple[dict, dict]:
 
     Returns:
       (required, optional): {checkpoint name: variable}. required is
-      `mgr.savable_variables()` (model variables and the global step); optional is the
-      optimizer's state of those variables, tower 0's copy, named like them.
+      `mgr.savable_variables()` (model variables and the global step); optional is every other
+      global variable (optimizer slots, Adam's beta powers, the loss scale), tower 0's copy
+      when towers have copies, named without the tower prefix.
     """
     required = mgr.savable_variables()
     taken = {id(v) for v in required.values()}

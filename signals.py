@@ -11,9 +11,10 @@ results JSON, plot), and then:
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
 A second signal of either kind aborts at once (KeyboardInterrupt for SIGINT, exit 143 for
-SIGTERM), without saving. Signals arriving before the loop starts (graph building, warm-up of the
-session) keep their default effect. Handlers can only be installed from the main thread; in other
-threads the hook does nothing.
+SIGTERM), without saving. Signals arriving before the hooks begin (graph building, session set-up,
+restore) keep their default effect; one arriving during the warm-up steps stops the run after the
+first timed step. Handlers can only be installed from the main thread; in other threads the hook
+does nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ class Terminated(SystemExit):
 
 
 class SignalCatcher:
-    """Turns SIGINT/SIGTERM into a flag while active (a context manager).
+    """Turns SIGINT/SIGTERM into a flag while installed (also a context manager).
+
+    Args:
+      what: what finishes before stopping, for the message ('the current step').
+      is_stale: optional () -> bool; True makes the handlers act as the previous ones (the run
+        that installed them is gone).
 
     Attributes:
       received: the first signal number received, or None.
@@ -53,12 +59,14 @@ class SignalCatcher:
         return signal.Signals(self.received).name if self.received is not None else None
 
     def install(self) -> None:
+        """Installs the handlers (main thread only; elsewhere does nothing)."""
         if threading.current_thread() is not threading.main_thread():
             return
         for signum in SIGNALS:
             self._previous[signum] = signal.signal(signum, self._handle)
 
     def uninstall(self) -> None:
+        """Restores the handlers that were there before `install`."""
         for signum, previous in self._previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous = {}
