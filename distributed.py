@@ -39,7 +39,9 @@ serving task exits with status 1 when a signaler reports a failure, or stays unr
 
 Security: gRPC servers have no authentication; anyone who reaches a port can run graph ops on
 that host (including reading and writing files). A run whose hosts are not loopback prints one
-warning line saying so.
+warning line saying so. TensorFlow binds every server to all interfaces ('*:port', measured in
+TF 2.21) whatever host the address names, so even a loopback cluster's ports need a firewall on
+a shared network.
 """
 
 from __future__ import annotations
@@ -88,6 +90,27 @@ def can_connect(address: str, timeout_secs: float = 1.0) -> bool:
             return True
     except OSError:
         return False
+
+
+def tf_error_summary(error) -> str:
+    """The informative line of a TensorFlow error message (skips 'Graph execution error:' and
+    'From /job:...:' lines), e.g. 'Socket closed'."""
+    for line in str(getattr(error, 'message', '') or error).splitlines():
+        line = line.strip()
+        if line and not line.startswith(('Graph execution error', 'From /job:')):
+            return line
+    return type(error).__name__
+
+
+def security_warning(hosts: list[str]) -> str | None:
+    """The one-line warning of a cluster with non-loopback addresses, or None."""
+    foreign = [h for h in hosts if not is_loopback(h)]
+    if not foreign:
+        return None
+    return ('this cluster uses non-loopback addresses (%s): TensorFlow gRPC servers are '
+            'unauthenticated, anyone who can reach their ports can run graph ops (read and write '
+            'files) on these hosts; use a trusted network and firewall the ports'
+            % ','.join(foreign))
 
 
 def validate_cluster_params(p) -> None:
@@ -274,12 +297,9 @@ class Cluster:
         Raises:
           cnn_util.ClusterError: the server cannot listen on its address (port in use?).
         """
-        hosts = [h for hs in self.hosts.values() for h in hs]
-        if not all(is_loopback(h) for h in hosts):
-            cnn_util.warn('this cluster uses non-loopback addresses (%s): TensorFlow gRPC servers '
-                          'are unauthenticated, anyone who can reach these ports can run graph '
-                          'ops (read and write files) on the hosts; use a trusted network and '
-                          'firewall the ports' % ','.join(h for h in hosts if not is_loopback(h)))
+        warning = security_warning([h for hs in self.hosts.values() for h in hs])
+        if warning:
+            cnn_util.warn(warning)
         config = tf1.ConfigProto()
         config.CopyFrom(base_config)
         try:
@@ -348,9 +368,11 @@ class Cluster:
     def step_error(self, error, session) -> cnn_util.ClusterError:
         """Turns a failed cluster session.run into a ClusterError naming unreachable peers; tells
         the serving tasks this task failed (best effort)."""
-        down = self.unreachable(self.session_peers())
+        me = (self.job_name, self.task_index)
+        down = self.unreachable([(job, i) for job, hosts in self.hosts.items()
+                                 for i in range(len(hosts)) if (job, i) != me])
         names = ', '.join(self.describe(*t) for t in down)
-        first = str(error.message).splitlines()[0] if error.message else type(error).__name__
+        first = tf_error_summary(error)
         if isinstance(error, tf.errors.DeadlineExceededError):
             text = ('%s waited more than %g s (--startup_timeout_secs) for its peers; %s' % (
                 self.describe(self.job_name, self.task_index), self.timeout_secs,

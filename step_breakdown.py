@@ -51,6 +51,7 @@ INPUT_SCOPES = ('synthetic_input', 'input_pipeline', 'input_staging')
 SYNC_OP_PREFIXES = ('_Send', '_Recv', '_HostSend', '_HostRecv', 'QueueEnqueue', 'QueueDequeue',
                     'Collective', 'NcclAllReduce')
 CLOSE_TIMEOUT_SECS = 10.0
+FAILED_CLOSE_TIMEOUT_SECS = 2.0
 _CLUSTER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                    tf.errors.AbortedError, tf.errors.CancelledError)
 
@@ -172,6 +173,7 @@ class TracedSession(tf1.Session):
         self._on_trace = None
         self._calls = 0
         self._close_started = False
+        self._failed = False  # a cluster error happened: a peer is likely gone
 
     def watch(self, op, should_trace: Callable[[int], bool],
               on_trace: Callable[[int, float, object], None]) -> None:
@@ -196,6 +198,7 @@ class TracedSession(tf1.Session):
     def _translate(self, error):
         if self._error_hook is None or not isinstance(error, _CLUSTER_ERRORS):
             return None
+        self._failed = True
         return self._error_hook(error, self)
 
     def run_unchecked(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -251,10 +254,11 @@ class TracedSession(tf1.Session):
                 errors.append(e)
         thread = threading.Thread(target=close, daemon=True, name='session-close')
         thread.start()
-        thread.join(CLOSE_TIMEOUT_SECS)
+        timeout = FAILED_CLOSE_TIMEOUT_SECS if self._failed else CLOSE_TIMEOUT_SECS
+        thread.join(timeout)
         if thread.is_alive():
             cnn_util.warn('the session did not close within %g s (a peer task is gone); '
-                          'leaving it open' % CLOSE_TIMEOUT_SECS)
+                          'leaving it open' % timeout)
         elif errors:
             raise errors[0]
 

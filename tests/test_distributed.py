@@ -1,0 +1,407 @@
+"""Cluster runs: every task a tf_cnn_benchmarks process on a free loopback port, under a timeout,
+its output in a log file (tmp_path_factory); plus the pure helpers in process.
+
+Start-up dominates the cost (importing TensorFlow takes ~7 CPU seconds per process), so the
+scenarios of one wave start together in a module fixture and the tests then wait for their own
+processes: wave 1 runs one cluster per --variable_update (parameter_server and
+distributed_replicated also check the numbers against a local replicated run); wave 2 runs the
+faults (missing ps, ps killed mid-run, worker killed in sync mode, bad host lists).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import portpicker
+import pytest
+import tensorflow as tf
+
+import benchmark_cnn
+import cluster_testing
+import distributed
+import params as params_lib
+import step_breakdown
+import variable_mgr_distributed
+
+tf1 = tf.compat.v1
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
+MODEL_FLAGS = ['--model=trivial', '--image_size=16', '--batch_size=2', '--display_every=1']
+# Generous for processes that should succeed (the first steps wait for slow starters).
+STARTUP_OK_SECS = 240
+PROCESS_TIMEOUT_SECS = 420
+
+
+def hosts(n: int) -> list[str]:
+    return ['localhost:%d' % portpicker.pick_unused_port() for _ in range(n)]
+
+
+class Proc:
+    """A task process with its log file; `finish()` waits under a timeout, killing on expiry."""
+
+    def __init__(self, name: str, args: list[str], log_dir, env=None):
+        self.name = name
+        self.log_path = os.path.join(str(log_dir), name + '.log')
+        self._log = open(self.log_path, 'w')
+        full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+        full_env.update(env or {})
+        self.proc = subprocess.Popen([sys.executable, ENTRY] + args, stdout=self._log,
+                                     stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+        self.started = time.monotonic()
+
+    def log(self) -> str:
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait_for(self, pattern: str, timeout: float = PROCESS_TIMEOUT_SECS) -> None:
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.log(), re.M):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError('%s: no %r in its log (exit %s):\n%s' % (
+                    self.name, pattern, self.proc.poll(), self.log()[-3000:]))
+            time.sleep(0.2)
+
+    def finish(self, timeout: float = PROCESS_TIMEOUT_SECS) -> int:
+        try:
+            code = self.proc.wait(timeout=max(1.0, self.started + timeout - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError('%s did not exit within %g s:\n%s' % (
+                self.name, timeout, self.log()[-3000:])) from None
+        self._log.close()
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+
+
+def cluster_args(job, index, ps, workers, controller=None, mode='parameter_server',
+                 timeout=STARTUP_OK_SECS, extra=()):
+    args = ['--job_name=%s' % job, '--task_index=%d' % index, '--worker_hosts=' + ','.join(workers),
+            '--variable_update=%s' % mode, '--startup_timeout_secs=%d' % timeout]
+    if ps:
+        args.append('--ps_hosts=' + ','.join(ps))
+    if controller:
+        args.append('--controller_host=' + controller)
+    return args + MODEL_FLAGS + list(extra)
+
+
+def expect_ok(proc: Proc) -> str:
+    code = proc.finish()
+    log = proc.log()
+    assert code == 0, '%s exited %d:\n%s' % (proc.name, code, log[-3000:])
+    return log
+
+
+# ------------------------------------------------------------------------------------------
+# The local reference run: replicated on 2 logical CPUs, momentum, 2 steps.
+
+EQUIV_FLAGS = dict(model='trivial', image_size=16, batch_size=2, optimizer='momentum',
+                   init_learning_rate=0.01, num_batches=2, num_warmup_batches=0,
+                   tf_random_seed=5)
+
+
+def local_reference(path) -> dict:
+    """Runs local replicated on 2 devices; writes the cluster's test inputs to `path` (npz)."""
+    p = params_lib.make_params(num_gpus=2, device='cpu', variable_update='replicated',
+                               **EQUIV_FLAGS)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    info = bench.build_graph()
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        names = {k: v for k, v in info.mgr.savable_variables().items() if k != 'global_step'}
+        initial = sess.run(names)
+        inputs = sess.run({'input/%d/%s' % key: v
+                           for key, v in cluster_testing.input_variables(info.graph).items()})
+        step = bench.make_step_fn(sess, info, 2)
+        losses = [step()[0] for _ in range(2)]
+        final = sess.run(names)
+    assert sorted(inputs) == ['input/0/images', 'input/0/labels', 'input/1/images',
+                              'input/1/labels']
+    np.savez(path, **{'var/' + k: v for k, v in initial.items()}, **inputs)
+    return {'losses': losses, 'final': final, 'initial': initial}
+
+
+# ------------------------------------------------------------------------------------------
+# Wave 1: one cluster per mode.
+
+
+@pytest.fixture(scope='module')
+def wave1(tmp_path_factory):
+    logs = tmp_path_factory.mktemp('wave1')
+    init_path = str(logs / 'init.npz')
+    reference = local_reference(init_path)
+    runs = {}
+    equiv = ['--optimizer=momentum', '--init_learning_rate=0.01', '--num_batches=2',
+             '--num_warmup_batches=0', '--tf_random_seed=5']
+    for mode in ('parameter_server', 'distributed_replicated'):
+        ps, workers = hosts(1), hosts(2)
+        dump = str(logs / ('dump_' + mode))
+        env = {cluster_testing.ENV_INIT: init_path, cluster_testing.ENV_DUMP: dump}
+        procs = [Proc('%s_worker%d' % (mode, i),
+                      cluster_args('worker', i, ps, workers, mode=mode, extra=equiv), logs, env)
+                 for i in range(2)]
+        if mode == 'parameter_server':  # start order: the workers first, the ps later
+            procs[0].wait_for('^Waiting up to')
+        procs.insert(0, Proc(mode + '_ps0', cluster_args('ps', 0, ps, workers, mode=mode,
+                                                           extra=equiv), logs, env))
+        runs[mode] = {'procs': procs, 'dump': dump}
+    workers = hosts(2)
+    runs['collective_all_reduce'] = {'procs': [
+        Proc('collective_worker%d' % i, cluster_args(
+            'worker', i, [], workers, mode='collective_all_reduce',
+            extra=['--num_batches=3', '--print_step_breakdown']), logs) for i in range(2)]}
+    workers, controller = hosts(2), hosts(1)[0]
+    args = dict(controller=controller, mode='distributed_all_reduce',
+                extra=['--num_batches=3', '--all_reduce_spec=pscpu'])
+    runs['distributed_all_reduce'] = {'procs': [
+        Proc('dar_worker%d' % i, cluster_args('worker', i, [], workers, **args), logs)
+        for i in range(2)] + [
+        Proc('dar_controller', cluster_args('controller', 0, [], workers, **args), logs)]}
+    yield {'reference': reference, 'runs': runs}
+    for run in runs.values():
+        for proc in run['procs']:
+            proc.kill()
+
+
+@pytest.mark.parametrize('mode', ['parameter_server', 'distributed_replicated'])
+def test_sync_cluster_equals_local_replicated(wave1, mode):
+    """2 workers x 1 device, sync, momentum: the same losses and variables after 2 steps as
+    local replicated on 2 devices with the same initial values and batches."""
+    run = wave1['runs'][mode]
+    logs = [expect_ok(p) for p in run['procs']]
+    ps_log, chief_log = logs[0], logs[1]
+    assert 'every task is done' in ps_log
+    assert re.search(r'^cluster total images/sec: [0-9.]+ \(sum of 2 workers', chief_log, re.M)
+    assert re.search(r'^worker 1 images/sec: [0-9.]+', chief_log, re.M)
+    ref = wave1['reference']
+    dumps = [np.load(os.path.join(run['dump'], 'worker%d.npz' % i)) for i in range(2)]
+    worker_mean = (dumps[0]['losses'] + dumps[1]['losses']) / 2
+    np.testing.assert_allclose(worker_mean, ref['losses'], rtol=1e-5)
+    for name, value in ref['final'].items():
+        assert not np.allclose(value, ref['initial'][name]) or name.endswith('biases')
+        for dump in dumps:
+            np.testing.assert_allclose(dump['var/' + name], value, rtol=1e-5, atol=1e-7,
+                                       err_msg=name)
+
+
+def test_worker_started_before_ps_waited_for_it(wave1):
+    chief = wave1['runs']['parameter_server']['procs'][1]
+    expect_ok(chief)
+    assert re.search(r'^Waiting up to %d s for ps 0 \(localhost:\d+\)$' % STARTUP_OK_SECS,
+                     chief.log(), re.M)
+
+
+def test_collective_all_reduce_without_ps(wave1):
+    procs = wave1['runs']['collective_all_reduce']['procs']
+    logs = [expect_ok(p) for p in procs]
+    assert re.search(r'^cluster total images/sec: [0-9.]+ \(sum of 2 workers', logs[0], re.M)
+    # --print_step_breakdown: one line per traced step and the mean.
+    assert re.search(r'^Step breakdown\tstep 1 \(traced\)\twall [0-9.]+ ms = input [0-9.]+ '
+                     r'\+ compute [0-9.]+ \+ sync [0-9.]+ \+ overhead [0-9.]+\tmoved',
+                     logs[0], re.M)
+    assert 'Step breakdown\tmean of 3 traced steps' in logs[1]
+
+
+def test_distributed_all_reduce_controller(wave1):
+    procs = wave1['runs']['distributed_all_reduce']['procs']
+    logs = [expect_ok(p) for p in procs]
+    assert re.search(r'^cluster total images/sec: [0-9.]+ \(2 workers, one graph\)', logs[2],
+                     re.M)
+    assert 'Batch size:  4 global' in logs[2]
+    for log in logs[:2]:
+        assert 'controller 0 (localhost' in log and 'every task is done' in log
+
+
+# ------------------------------------------------------------------------------------------
+# Wave 2: faults. Short startup timeouts: each scenario ends by a timeout or a lost peer.
+
+FAULT_TIMEOUT = 45
+
+
+@pytest.fixture(scope='module')
+def wave2(tmp_path_factory):
+    logs = tmp_path_factory.mktemp('wave2')
+    long_run = ['--num_batches=100000', '--display_every=20', '--num_warmup_batches=1']
+    runs = {}
+    ps, workers = hosts(1), hosts(1)
+    runs['missing_ps'] = Proc('missing_ps_worker0', cluster_args(
+        'worker', 0, ps, workers, timeout=5, extra=['--num_batches=2']), logs)
+    ps, workers = hosts(1), hosts(1)
+    runs['ps_killed'] = [Proc('ps_killed_' + name, cluster_args(
+        job, 0, ps, workers, extra=long_run), logs)
+        for job, name in (('ps', 'ps0'), ('worker', 'worker0'))]
+    ps, workers = hosts(1), hosts(2)
+    runs['bad_hosts'] = Proc('bad_hosts', ['--job_name=worker', '--task_index=2',
+                                           '--ps_hosts=' + ps[0],
+                                           '--worker_hosts=' + ','.join(workers)], logs)
+    # The workers' first steps wait for each other with their (short) deadline too: start them
+    # once the ps serves, so that they come up together. The ps keeps the long timeout: it
+    # hears of the failure from worker 0.
+    ps, workers = hosts(1), hosts(2)
+    killed = [Proc('worker_killed_ps0', cluster_args('ps', 0, ps, workers, extra=long_run), logs)]
+    killed[0].wait_for('^Serving')
+    killed += [Proc('worker_killed_worker%d' % i, cluster_args(
+        'worker', i, ps, workers, timeout=FAULT_TIMEOUT, extra=long_run), logs) for i in range(2)]
+    runs['worker_killed'] = killed
+    yield runs
+    for value in runs.values():
+        for proc in value if isinstance(value, list) else [value]:
+            proc.kill()
+
+
+def test_missing_ps_times_out_naming_it(wave2):
+    proc = wave2['missing_ps']
+    assert proc.finish() == 1
+    last = proc.log().strip().splitlines()[-1]
+    assert re.match(r'error: cannot create the session: ps 0 \(localhost:\d+\) unreachable '
+                    r'after 5 s \(--startup_timeout_secs\)', last), last
+
+
+def test_ps_killed_mid_run_fails_the_worker_within_the_timeout(wave2):
+    ps, worker = wave2['ps_killed']
+    worker.wait_for(r'^20\timages/sec')
+    ps.kill()
+    killed = time.monotonic()
+    assert worker.finish() == 1
+    assert time.monotonic() - killed < 30  # a lost ps is noticed at once (Unavailable)
+    last = worker.log().strip().splitlines()[-1]
+    assert re.match(r'error: lost the cluster: unreachable now: ps 0 \(localhost:\d+\)', last), \
+        last
+
+
+def test_worker_killed_in_sync_mode_fails_the_others_cleanly(wave2):
+    ps, chief, victim = wave2['worker_killed']
+    victim.wait_for(r'^20\timages/sec')
+    victim.kill()
+    killed = time.monotonic()
+    assert chief.finish() == 1
+    assert ps.finish() == 1
+    assert time.monotonic() - killed < 2 * FAULT_TIMEOUT + 15
+    chief_last = chief.log().strip().splitlines()[-1]
+    assert re.match(r'error: worker 0 \(localhost:\d+\) waited more than 45 s '
+                    r'\(--startup_timeout_secs\) for its peers; unreachable now: worker 1 '
+                    r'\(localhost:\d+\)', chief_last), chief_last
+    ps_last = ps.log().strip().splitlines()[-1]
+    assert re.match(r'error: (worker 0 .* reported a failure|worker 1 .* was unreachable)',
+                    ps_last), ps_last
+
+
+def test_bad_host_list_is_a_flag_error(wave2):
+    proc = wave2['bad_hosts']
+    assert proc.finish() == 2
+    assert proc.log().strip().splitlines()[-1] == (
+        'error: --task_index must be < 2, the number of worker hosts. Received: task_index=2')
+
+
+# ------------------------------------------------------------------------------------------
+# In process: flag rules, placement, graph structure, step breakdown arithmetic.
+
+
+def _cluster_params(**kwargs):
+    values = dict(job_name='worker', task_index=0, ps_hosts=['localhost:2222'],
+                  worker_hosts=['localhost:2223', 'localhost:2224'], model='trivial',
+                  image_size=16, batch_size=2)
+    values.update(kwargs)
+    return params_lib.make_params(**values)
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(ps_hosts=['localhost:2222', '']), 'ps_hosts items must be host:port'),
+    (dict(worker_hosts=['localhost:99999']), 'port in 1..65535'),
+    (dict(worker_hosts=['localhost:2223', 'localhost:2223']), 'lists localhost:2223 twice'),
+    (dict(worker_hosts=['nohostport']), 'worker_hosts items must be host:port'),
+    (dict(task_index=5), '--task_index must be < 2'),
+    (dict(job_name='ps', ps_hosts=[]), 'needs --ps_hosts'),
+    (dict(worker_hosts=['localhost:2222', 'localhost:2224']), 'in both --ps_hosts and'),
+    (dict(variable_update='distributed_all_reduce'), 'needs --controller_host'),
+    (dict(variable_update='collective_all_reduce', cross_replica_sync=False),
+     'always synchronous'),
+    (dict(job_name='controller', controller_host='localhost:2225'), 'only for'),
+    (dict(staged_vars=True), '--staged_vars runs on one host only'),
+    (dict(server_protocol='rdma'), '--server_protocol must be grpc'),
+])
+def test_bad_cluster_flags_are_params_errors(kwargs, message):
+    p = _cluster_params(**kwargs)
+    with pytest.raises(params_lib.ParamsError, match=re.escape(message)):
+        params_lib.validate_params(p)
+        distributed.validate_cluster_params(p)
+
+
+def test_loopback_detection():
+    assert all(distributed.is_loopback(h) for h in (
+        'localhost:1', '127.0.0.1:2', '127.1.2.3:3', '[::1]:4'))
+    assert not any(distributed.is_loopback(h) for h in ('10.0.0.1:1', 'example.com:2'))
+
+
+def test_non_loopback_hosts_get_one_warning_line():
+    assert distributed.security_warning(['localhost:1', '127.0.0.1:2']) is None
+    text = distributed.security_warning(['localhost:1', '10.0.0.1:2222'])
+    assert '\n' not in text and 'unauthenticated' in text and '10.0.0.1:2222' in text
+    assert 'localhost:1' not in text
+
+
+def test_ps_placer_is_greedy_by_bytes():
+    placer = variable_mgr_distributed.PsPlacer(2)
+    devices = [placer.place(shape, tf.float32) for shape in ([1000], [10], [10], [2000], [5])]
+    tasks = [int(re.search(r'task:(\d)', d).group(1)) for d in devices]
+    # 1000 -> ps0; 10 -> ps1 (0 < 4000); 10 -> ps1 (40 < 4000); 2000 -> ps1 (80); 5 -> ps0.
+    assert tasks == [0, 1, 1, 1, 0]
+    assert placer.load == [4000 + 20, 80 + 8000]
+
+
+def test_worker_graph_places_variables_and_tokens():
+    p = _cluster_params(ps_hosts=['localhost:2222', 'localhost:2225'], task_index=1,
+                        variable_update='parameter_server')
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    assert bench.global_batch_size == 4 and bench.devices == [
+        '/job:worker/replica:0/task:1/device:CPU:0']
+    assert bench.params.tf_random_seed == p.tf_random_seed + 1
+    info = bench.build_graph()
+    with info.graph.as_default():
+        tasks = {v.op.name: int(re.search(r'/job:ps/replica:0/task:(\d)/', v.device).group(1))
+                 for v in info.mgr.trainable_variables(0)}
+    # Greedy by bytes in creation order: affine0/weights 3072 B -> ps0, biases 4 B -> ps1,
+    # affine1/weights 16384 B -> ps1 (4 < 3072), biases 16384 B -> ps0 (3072 < 16388),
+    # affine2/weights 16.4 MB -> ps1 (16388 < 19456), biases -> ps0.
+    assert [tasks['v/cg/affine%d/%s' % (i, kind)] for i in range(3)
+            for kind in ('weights', 'biases')] == [0, 1, 1, 0, 1, 0]
+    ops = {op.type for op in info.graph.get_operations()}
+    assert {'QueueEnqueueV2', 'QueueDequeueV2'} <= ops  # non-chief: ready token, go token
+    assert info.global_step.device.startswith('/job:ps/replica:0/task:0')
+
+
+def test_breakdown_arithmetic():
+    stats = tf1.RunMetadata().step_stats
+    local = stats.dev_stats.add(device='/job:worker/replica:0/task:0/device:CPU:0')
+    remote = stats.dev_stats.add(device='/job:ps/replica:0/task:0/device:CPU:0')
+
+    def node(dev, name, label, start, length):
+        n = dev.node_stats.add(node_name=name, timeline_label=label)
+        n.all_start_micros, n.all_end_rel_micros = start, length
+
+    node(local, 'synthetic_input_0/images', 'x = Identity(y)', 0, 1000)
+    node(local, 'v/tower_0/MatMul', 'm = MatMul(a, b)', 500, 3000)     # compute 500..3500
+    node(local, 'v/tower_0/Relu', 'r = Relu(m)', 3000, 1000)           # compute ..4000
+    node(local, 'RecvTensor', '[1.5MB] [1Gb/s] edge_1 from /job:ps/replica:0/task:0/device:'
+         'CPU:0 to /job:worker/replica:0/task:0/device:CPU:0', 4000, 2000)
+    node(remote, 'GradientDescent/update', 'u = ResourceApplyGradientDescent(v)', 6000, 4000)
+    parts = step_breakdown.breakdown(stats, 0.012, lambda d: '/job:worker/' in d)
+    assert parts['compute_ms'] == pytest.approx(3.5)
+    assert parts['input_ms'] == pytest.approx(0.5)
+    assert parts['sync_ms'] == pytest.approx(10.0 - 4.0)
+    assert parts['overhead_ms'] == pytest.approx(2.0)
+    assert parts['transfer_bytes'] == 1_500_000
+    assert step_breakdown.transfer_bytes('[16384B] [1Mb/s] e from /job:w/replica:0/task:0/'
+                                         'device:CPU:0 to /job:w/replica:0/task:0/device:'
+                                         'CPU:1') == 0
