@@ -74,7 +74,9 @@ class ResnetModel(model.CNNModel):
     BN-ReLU before the pool, and no batch norm on the stem convolution or the projections; the
     stride is on the 3x3 convolution as in the authors' released pre-activation code and
     TensorFlow's official ResNet v2. (The original benchmark's v2 keeps batch norm on the stem and
-    strides the first 1x1 convolution; we follow the paper's released design.)
+    strides the first 1x1 convolution; we follow the paper's released design.) In v1 and v1.5 the
+    batch norm closing each residual branch starts with scale 0 (Goyal et al. 2017, section 5.1),
+    so that deep networks start with a loss near ln(classes).
 
     Args:
       name: registry name.
@@ -150,8 +152,10 @@ class ResnetCifar10Model(model.CNNModel):
     unit of stages 2 and 3 with stride 2) -> global average pool -> classifier. Shortcuts are
     parameter-free (option A: subsample, zero-pad the new channels), as in the paper's CIFAR
     experiments, so the counts match its 0.27M, 0.46M, 0.66M, 0.85M and 1.7M. v1 follows Figure
-    2 (conv-BN-ReLU, conv-BN, add, ReLU; the stem is conv-BN-ReLU). v2 follows Identity Mappings
-    Figure 4(e): BN-ReLU before each convolution, the stem convolution alone, a final BN-ReLU.
+    2 (conv-BN-ReLU, conv-BN, add, ReLU; the stem is conv-BN-ReLU; the closing batch norm starts
+    with scale 0 as in ResnetModel). v2 follows Identity Mappings Figure 4(e): BN-ReLU before each
+    convolution, the stem convolution alone, a final BN-ReLU. (The original benchmark's v1 stem
+    omits the ReLU and its v2 stem adds a batch norm, 32 more parameters; we follow the papers.)
 
     Args:
       name: registry name.

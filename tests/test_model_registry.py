@@ -139,9 +139,9 @@ _NCHW_SCRIPT = textwrap.dedent('''
 def test_nchw_gives_the_same_logits_as_nhwc():
     """Same variables, same images in both layouts (inference graph): same logits."""
     # Channel padding (resnet20), flatten and LRN (alexnet), depthwise convolutions
-    # (mobilenet_v2), shared columns and concatenation (inception3).
+    # (mobilenet_v2), parallel columns and concatenation (googlenet).
     models = [('resnet20', 'cifar10', 8), ('alexnet', 'cifar10', 32),
-              ('mobilenet_v2', 'imagenet', 32), ('inception3', 'imagenet', 75)]
+              ('mobilenet_v2', 'imagenet', 32), ('googlenet', 'imagenet', 32)]
     env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS='1', TF_CPP_MIN_LOG_LEVEL='3',
                PYTHONPATH=REPO)
     proc = subprocess.run([sys.executable, '-c', _NCHW_SCRIPT, json.dumps(models)], env=env,
