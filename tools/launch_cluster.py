@@ -15,7 +15,8 @@ machine (for several machines, run the shell recipe of the README on each one).
 Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ', '[worker1] ',
 '[controller] '), also written to <role>.log in --log_dir when given. At the end the launcher
 prints each worker's images/sec and the cluster total. When a task exits with a non-zero status,
-or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped (SIGTERM, then
+or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped (workers and
+controller first, so a chief can save while the ps still serves, then the ps tasks: SIGTERM, then
 SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the task: the task's
 status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags.
 """
@@ -189,17 +190,22 @@ class Launcher:
                                                   ' '.join(spec['args'][:2])))
 
     def stop_all(self) -> None:
-        """SIGTERM to every running task, SIGKILL to those still running after the grace."""
-        for task in self.tasks:
-            task.signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.opts.kill_grace_secs
-        while time.monotonic() < deadline and any(t.proc.poll() is None for t in self.tasks):
-            time.sleep(0.05)
-        for task in self.tasks:
-            if task.proc.poll() is None:
-                self.say('%s did not stop within %g s; killing it' % (
-                    task.role, self.opts.kill_grace_secs))
-                task.signal(signal.SIGKILL)
+        """Stops every running task: workers and controller first (SIGTERM lets a chief finish
+        its step and save its checkpoint while the ps still serves), then the ps tasks; each
+        group gets SIGKILL when still running after --kill_grace_secs."""
+        groups = [[t for t in self.tasks if t.job != 'ps'],
+                  [t for t in self.tasks if t.job == 'ps']]
+        for group in groups:
+            for task in group:
+                task.signal(signal.SIGTERM)
+            deadline = time.monotonic() + self.opts.kill_grace_secs
+            while time.monotonic() < deadline and any(t.proc.poll() is None for t in group):
+                time.sleep(0.05)
+            for task in group:
+                if task.proc.poll() is None:
+                    self.say('%s did not stop within %g s; killing it' % (
+                        task.role, self.opts.kill_grace_secs))
+                    task.signal(signal.SIGKILL)
         for task in self.tasks:
             task.proc.wait()
             task.finish_output()

@@ -1,0 +1,165 @@
+"""tools/launch_cluster.py: task planning in process, and three launches as processes (each under
+a timeout, output in a file): a run that succeeds, a run whose chief fails (the launcher stops
+the other tasks and names the failed one), and a run stopped by Ctrl-C (SIGINT).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tools import launch_cluster
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASK_FLAGS = ['--model=trivial', '--image_size=16', '--batch_size=2', '--num_warmup_batches=1',
+              '--startup_timeout_secs=240']
+TIMEOUT_SECS = 420
+
+
+def _opts(*argv):
+    return launch_cluster.parse_args(list(argv))
+
+
+def test_plan_for_parameter_server_picks_free_loopback_ports():
+    opts, rest = _opts('--num_workers=2', '--', '--model=trivial')
+    tasks = launch_cluster.plan_tasks(opts, rest)
+    assert [t['role'] for t in tasks] == ['ps0', 'worker0', 'worker1']
+    worker1 = tasks[2]['args']
+    assert worker1[:2] == ['--job_name=worker', '--task_index=1']
+    hosts = [a.split('=', 1)[1] for a in worker1 if a.startswith(('--ps_hosts', '--worker_hosts'))]
+    assert all(re.fullmatch(r'127\.0\.0\.1:\d+', h) for hs in hosts for h in hs.split(','))
+    assert worker1[-1] == '--model=trivial'
+
+
+def test_plan_defaults_per_mode():
+    opts, rest = _opts('--variable_update=collective_all_reduce')  # unknown: passed through
+    assert [t['role'] for t in launch_cluster.plan_tasks(opts, rest)] == ['worker0', 'worker1']
+    opts, rest = _opts('--num_workers=3', '--', '--variable_update=distributed_all_reduce')
+    roles = [t['role'] for t in launch_cluster.plan_tasks(opts, rest)]
+    assert roles == ['worker0', 'worker1', 'worker2', 'controller']
+    opts, rest = _opts('--ps_hosts=localhost:5000,localhost:5001', '--worker_hosts=localhost:5002')
+    tasks = launch_cluster.plan_tasks(opts, rest)
+    assert [t['role'] for t in tasks] == ['ps0', 'ps1', 'worker0']
+    assert '--ps_hosts=localhost:5000,localhost:5001' in tasks[0]['args']
+
+
+def test_reserved_or_inconsistent_flags_exit_2(capsys):
+    assert launch_cluster.main(['--', '--task_index=1']) == 2
+    assert 'error: --task_index is set by the launcher' in capsys.readouterr().err
+    assert launch_cluster.main(['--num_ps=0', '--', '--variable_update=parameter_server']) == 2
+    assert 'needs at least one ps' in capsys.readouterr().err
+
+
+class Launch:
+    """A launcher process; output in a file."""
+
+    def __init__(self, name, args, log_dir):
+        self.path = os.path.join(str(log_dir), name + '.log')
+        self._out = open(self.path, 'w')
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+        self.proc = subprocess.Popen([sys.executable, '-m', 'tools.launch_cluster'] + args,
+                                     stdout=self._out, stderr=subprocess.STDOUT, cwd=REPO,
+                                     env=env)
+        self.started = time.monotonic()
+
+    def output(self) -> str:
+        with open(self.path) as f:
+            return f.read()
+
+    def wait_for(self, pattern):
+        while not re.search(pattern, self.output(), re.M):
+            if self.proc.poll() is not None or time.monotonic() - self.started > TIMEOUT_SECS:
+                raise AssertionError('no %r:\n%s' % (pattern, self.output()[-3000:]))
+            time.sleep(0.2)
+
+    def finish(self) -> int:
+        try:
+            code = self.proc.wait(timeout=max(1, self.started + TIMEOUT_SECS - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError('the launcher did not exit:\n' + self.output()[-3000:]) from None
+        self._out.close()
+        return code
+
+    def child_pids(self) -> dict:
+        return {role: int(pid) for role, pid in re.findall(
+            r'^\[launcher\] started (\S+) \(pid (\d+)\)', self.output(), re.M)}
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture(scope='module')
+def launches(tmp_path_factory):
+    logs = tmp_path_factory.mktemp('launcher')
+    runs = {
+        'ok': Launch('ok', ['--num_workers=2', '--log_dir=%s' % (logs / 'task_logs'), '--'] +
+                     TASK_FLAGS + ['--num_batches=3', '--nocross_replica_sync'], logs),
+        # The chief cannot restore a missing checkpoint: it exits 1; ps0 and worker1 would wait.
+        'fail': Launch('fail', ['--num_workers=2', '--'] + TASK_FLAGS + [
+            '--num_batches=3', '--checkpoint_path=%s' % (logs / 'no_such_checkpoint')], logs),
+        'interrupt': Launch('interrupt', ['--num_workers=1', '--'] + TASK_FLAGS + [
+            '--num_batches=100000', '--display_every=10'], logs),
+    }
+    yield runs
+    for run in runs.values():
+        run.kill()
+
+
+def test_launcher_prefixes_output_and_sums_the_workers(launches):
+    run = launches['ok']
+    code = run.finish()
+    out = run.output()
+    assert code == 0, out[-3000:]
+    for role in ('ps0', 'worker0', 'worker1'):
+        assert re.search(r'^\[%s\] Started server grpc://127\.0\.0\.1:\d+ as ' % role, out, re.M)
+    rates = [float(x) for x in re.findall(r'^\[launcher\] worker[01] images/sec: ([0-9.]+)$',
+                                          out, re.M)]
+    total = re.search(r'^\[launcher\] cluster total images/sec: ([0-9.]+)$', out, re.M)
+    assert len(rates) == 2 and total
+    assert float(total.group(1)) == pytest.approx(sum(rates), abs=0.02)
+    assert '[ps0] ps 0 (127.0.0.1' in out and 'every task is done' in out
+    log_dir = os.path.join(os.path.dirname(run.path), 'task_logs')
+    assert sorted(os.listdir(log_dir)) == ['ps0.log', 'worker0.log', 'worker1.log']
+
+
+def test_launcher_stops_everything_when_a_task_fails(launches):
+    run = launches['fail']
+    code = run.finish()
+    out = run.output()
+    assert code == 1, out[-3000:]
+    assert re.search(r'^\[worker0\] error: --checkpoint_path .* is not a checkpoint', out, re.M)
+    assert re.search(r'^\[launcher\] error: worker0 exited with status 1; stopping the other '
+                     r'tasks$', out, re.M)
+    pids = run.child_pids()
+    assert sorted(pids) == ['ps0', 'worker0', 'worker1']
+    assert all(_gone(pid) for pid in pids.values())
+
+
+def test_launcher_ctrl_c_tears_down_every_task(launches):
+    run = launches['interrupt']
+    run.wait_for(r'^\[worker0\] 10\timages/sec')
+    run.proc.send_signal(signal.SIGINT)
+    code = run.finish()
+    out = run.output()
+    assert code == 130, out[-3000:]
+    assert '[launcher] interrupted; stopping every task' in out
+    pids = run.child_pids()
+    assert sorted(pids) == ['ps0', 'worker0']
+    assert all(_gone(pid) for pid in pids.values())
