@@ -17,7 +17,8 @@ setuptools.setup(
     packages=['tf_cnn_benchmarks', 'tf_cnn_benchmarks.models', 'tf_cnn_benchmarks.tools'],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],
     extras_require={
-        'test': ['pytest', 'pytest-timeout', 'Pillow', 'portpicker', 'scikit-learn', 'matplotlib'],
+        'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
+                 'matplotlib'],
         'plot': ['matplotlib'],
     },
     entry_points={'console_scripts': [
