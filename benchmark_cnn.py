@@ -22,17 +22,20 @@ import allreduce
 import checkpoints
 import cluster_hooks
 import cnn_util
+import cpu_tuning
 import dataset_info
 import distributed
 import eval_runner
 import learning_rate
 import lifecycle
 import params as params_lib
+import precision
 import preprocessing
 import run_hooks
 import tower
 import training_loop
 import variable_mgr
+import xla_jit
 from models import model_config
 
 tf1 = tf.compat.v1
@@ -48,23 +51,18 @@ def num_visible_gpus() -> int:
 
 
 def compute_dtypes(p):
-    """Returns (compute dtype, variable dtype) for the precision flags."""
-    if p.use_fp16:
-        return tf.float16, (tf.float16 if p.fp16_vars else tf.float32)
-    if p.use_bf16:
-        return tf.bfloat16, tf.float32
-    return tf.float32, tf.float32
+    """Returns (compute dtype, variable dtype) for the precision flags (precision.py)."""
+    return precision.compute_dtypes(p)
 
 
 def make_session_config(p, num_devices: int) -> tf1.ConfigProto:
-    """Session options: logical CPU devices, thread pools, soft placement on GPU hosts."""
+    """Session options: logical CPU devices, thread pools and NUMA (cpu_tuning.py), XLA
+    (xla_jit.py), soft placement on GPU hosts."""
     config = tf1.ConfigProto(allow_soft_placement=p.device == 'gpu')
     if p.device == 'cpu':
         config.device_count['CPU'] = max(1, num_devices)
-    if p.num_intra_threads is not None:
-        config.intra_op_parallelism_threads = p.num_intra_threads
-    if p.num_inter_threads is not None:
-        config.inter_op_parallelism_threads = p.num_inter_threads
+    cpu_tuning.configure_session(config, p)
+    xla_jit.configure_session(config, p, num_devices)
     config.gpu_options.allow_growth = True
     return config
 
@@ -113,6 +111,7 @@ class BenchmarkCNN:
         else:
             self.num_batches = p.num_batches
         self.dtype, self.variable_dtype = compute_dtypes(p)
+        self.speed_notes = _speed_setup(p, self.dtype)
         if p.all_reduce_spec:
             try:
                 allreduce.parse_all_reduce_spec(p.all_reduce_spec)
@@ -140,7 +139,9 @@ class BenchmarkCNN:
             'Num epochs:  %.2f' % epochs,
             'Devices:     %s%s' % (self.devices, device_note),
             'Data format: %s' % p.data_format,
-            'Precision:   %s' % self.dtype.name,
+            *self.speed_notes['precision_lines'],
+            'XLA:         %s' % self.speed_notes['xla'],
+            'Threads:     %s' % cpu_tuning.describe(p),
             'Optimizer:   %s' % p.optimizer,
             'Variables:   %s' % p.variable_update,
             '==========',
@@ -169,7 +170,7 @@ class BenchmarkCNN:
             mgr = variable_mgr.make_variable_mgr(p, self.devices, param_device)
             outputs = []
             for i, (images, labels) in enumerate(batches):
-                with mgr.tower_scope(i):
+                with mgr.tower_scope(i), xla_jit.tower_scope(p, i):
                     outputs.append(tower.build_forward(
                         self.model, images, labels, phase_train=not p.forward_only,
                         num_classes=self.dataset.num_classes, data_format=p.data_format,
@@ -191,18 +192,23 @@ class BenchmarkCNN:
                          init_ops)
 
     def _build_train_op(self, p, mgr, outputs, global_step, lr, pipeline):
+        scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
         tower_grads = []
         for i, out in enumerate(outputs):
-            with tf1.device(self.devices[i]):
+            with tf1.device(self.devices[i]), xla_jit.tower_scope(p, i):
                 tower_grads.append(tower.build_gradients(
                     out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
-                    sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip))
+                    sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip,
+                    loss_scale=scaler.loss_scale if scaler else 1.0,
+                    keep_non_finite=bool(scaler and scaler.dynamic)))
         optimizer = learning_rate.make_optimizer(p, lr)
         update_ops = outputs[0].update_ops
         if mgr.each_tower_has_variables:
             update_ops = [op for out in outputs for op in out.update_ops]
         with tf.control_dependencies(update_ops):
-            apply_ops = mgr.apply_gradients(tower_grads, optimizer, global_step)
+            apply_fn = lambda grads: mgr.apply_gradients(grads, optimizer, global_step)
+            apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler
+                         else apply_fn(tower_grads))
         return tf.group(*apply_ops, *mgr.step_ops(), name='train_op')
 
     # --- Run.
@@ -333,6 +339,23 @@ class BenchmarkCNN:
         }
         result.update(lifecycle.result_extras(self, loop))
         return result
+
+
+def _speed_setup(p, dtype) -> dict:
+    """Precision and XLA checks of a run (before its first session); the header's texts.
+
+    Warns (one line) when the device has no native `dtype` arithmetic or NUMA affinity does not
+    apply. Raises params.ParamsError for XLA combinations that cannot work.
+    """
+    lines = ['Precision:   %s' % precision.describe(p, dtype, compute_dtypes(p)[1])]
+    if dtype != tf.float32:
+        native, support = precision.native_support(dtype, p.device)
+        lines.append('             %s' % support)
+        if not native:
+            cnn_util.warn('--use_%s: %s; expect it slower than float32'
+                          % ('bf16' if dtype == tf.bfloat16 else 'fp16', support))
+    cpu_tuning.check_numa(p)
+    return {'precision_lines': lines, 'xla': xla_jit.prepare(p)}
 
 
 def _accuracy_columns(extras) -> str:

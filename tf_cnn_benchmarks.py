@@ -57,6 +57,9 @@ def main(argv: list[str]) -> int:
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
     except params.ParamsError as e:
         return _fail(str(e), 2)
+    # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them first.
+    import cpu_tuning
+    cpu_tuning.configure_environment(p)
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
     import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):

@@ -6,6 +6,8 @@ import collections
 
 import tensorflow as tf
 
+import precision
+
 tf1 = tf.compat.v1
 
 TowerOutput = collections.namedtuple('TowerOutput', [
@@ -45,7 +47,7 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,
-                    gradient_clip=None):
+                    gradient_clip=None, keep_non_finite=False):
     """Gradients of total_loss / num_towers, so summing over towers gives the average.
 
     Args:
@@ -55,8 +57,11 @@ def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_sca
         variables themselves; the loss is differentiated by these.
       num_towers: towers whose gradients will be summed.
       loss_scale: the loss is multiplied by this before differentiation and the gradients
-        divided by it after (mixed-precision loss scaling; 1 disables it).
+        divided by it after (mixed-precision loss scaling; 1 disables it). A Python float
+        or a float32 scalar tensor (the automatic scale of precision.LossScaler).
       gradient_clip: if set, each gradient is clipped to [-gradient_clip, gradient_clip].
+      keep_non_finite: clipping leaves Inf and NaN elements as they are, so that a later
+        overflow check (automatic loss scaling) still sees them.
 
     Returns:
       A list of (gradient, variable) pairs, gradients float32 like the variables.
@@ -68,9 +73,10 @@ def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_sca
     for grad, var in zip(grads, variables):
         if grad is None:
             raise ValueError('variable %s gets no gradient from the loss' % var.name)
-        if loss_scale != 1.0:
-            grad = grad * (1.0 / loss_scale)
+        if not precision.is_unit_scale(loss_scale):
+            grad = precision.unscale(grad, loss_scale)
         if gradient_clip is not None:
-            grad = tf.clip_by_value(grad, -gradient_clip, gradient_clip)
+            clipped = tf.clip_by_value(grad, -gradient_clip, gradient_clip)
+            grad = tf.where(tf.math.is_finite(grad), clipped, grad) if keep_non_finite else clipped
         pairs.append((grad, var))
     return pairs

@@ -1,0 +1,195 @@
+"""CPU tuning: TensorFlow's thread pools, the OpenMP (KMP_*) environment, NUMA affinity.
+
+This module owns
+  * the default thread-pool sizes (`default_thread_counts`), a rule measured on the development
+    hosts (see `default_thread_counts` for the table);
+  * the environment variables of --kmp_blocktime, --kmp_affinity, --kmp_settings (and
+    OMP_NUM_THREADS) and of --xla's CPU auto-clustering, which must be set before TensorFlow
+    starts: the entry script calls `configure_environment` right after parsing the flags and
+    before `import tensorflow`;
+  * --use_numa_affinity (`configure_session`, `numa_nodes`).
+
+It does not import TensorFlow at module level, so the entry script can use it before TensorFlow
+loads.
+
+KMP_* variables are read by Intel's OpenMP runtime (libiomp5), used by oneDNN in Intel-optimised
+TensorFlow builds (Intel, "Maximize TensorFlow Performance on CPU: Considerations and
+Recommendations for Inference Workloads", 2019). The stock TensorFlow 2.21 wheel runs oneDNN on
+its own Eigen thread pool and loads no OpenMP runtime (checked with ldd and /proc/self/maps), so
+there the variables are set but have no effect; `describe` says so in the header.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+import cnn_util
+
+XLA_CPU_GLOBAL_JIT_FLAG = '--tf_xla_cpu_global_jit'
+_OPENMP_LIBRARIES = ('libiomp5', 'libgomp', 'libomp.so')
+_MANAGED_VARIABLES = ('KMP_BLOCKTIME', 'KMP_AFFINITY', 'KMP_SETTINGS', 'OMP_NUM_THREADS')
+
+
+def physical_cores(cpuinfo_path: str = '/proc/cpuinfo') -> int:
+    """Number of physical cores this process may run on (hyper-threads counted once).
+
+    Reads the (physical id, core id) pairs of /proc/cpuinfo for the CPUs in the process's
+    affinity mask; falls back to the logical CPU count where that is not available.
+    """
+    try:
+        allowed = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        allowed = set(range(os.cpu_count() or 1))
+    cores, processor, package = set(), None, '0'
+    try:
+        with open(cpuinfo_path) as f:
+            for line in f:
+                key, _, value = line.partition(':')
+                key, value = key.strip(), value.strip()
+                if key == 'processor':
+                    processor, package = int(value), '0'
+                elif key == 'physical id':
+                    package = value
+                elif key == 'core id' and processor in allowed:
+                    cores.add((package, value))
+    except (OSError, ValueError):
+        cores = set()
+    return len(cores) or len(allowed) or 1
+
+
+def default_thread_counts(num_cores: int | None = None) -> tuple[int, int]:
+    """The measured best (intra-op, inter-op) thread-pool sizes for a CPU run.
+
+    Rule: intra-op = physical cores, inter-op = 1. The inter-op pool runs independent ops at the
+    same time; on CPU each big op already uses every core through the intra-op pool, and more
+    inter-op threads only oversubscribe the cores.
+
+    Measured on the 2-core development host (AMD EPYC, TF 2.21, synthetic data, training,
+    images/sec, median of interleaved repeats; bench/bench_precision.py --threads):
+    see the README's "CPU thread settings" table.
+
+    Args:
+      num_cores: physical cores; default `physical_cores()`.
+    """
+    cores = num_cores or physical_cores()
+    return cores, 1
+
+
+def thread_counts(p) -> tuple[int, int]:
+    """(intra-op, inter-op) threads of the run: the flags where given, else the defaults.
+
+    0 means "TensorFlow decides" (its default: one thread per logical CPU in each pool).
+    """
+    intra, inter = default_thread_counts()
+    return (intra if p.num_intra_threads is None else p.num_intra_threads,
+            inter if p.num_inter_threads is None else p.num_inter_threads)
+
+
+def environment_updates(p, environ=None) -> dict[str, str]:
+    """The environment variables `p` asks for, as {name: value}.
+
+    KMP_BLOCKTIME (--kmp_blocktime, ms), KMP_AFFINITY (--kmp_affinity), KMP_SETTINGS=1
+    (--kmp_settings); OMP_NUM_THREADS = the intra-op thread count when any of those or
+    --num_intra_threads is given and OMP_NUM_THREADS is not already set; TF_XLA_FLAGS plus
+    --tf_xla_cpu_global_jit with --xla (CPU auto-clustering, see xla_jit.py).
+
+    Args:
+      p: Params.
+      environ: the current environment (default os.environ), to keep a user's OMP_NUM_THREADS
+        and extend TF_XLA_FLAGS.
+    """
+    environ = os.environ if environ is None else environ
+    updates = {}
+    if p.kmp_blocktime is not None:
+        updates['KMP_BLOCKTIME'] = str(p.kmp_blocktime)
+    if p.kmp_affinity:
+        updates['KMP_AFFINITY'] = p.kmp_affinity
+    if p.kmp_settings:
+        updates['KMP_SETTINGS'] = '1'
+    if (updates or p.num_intra_threads) and 'OMP_NUM_THREADS' not in environ:
+        intra, _ = thread_counts(p)
+        if intra > 0:
+            updates['OMP_NUM_THREADS'] = str(intra)
+    if p.xla:
+        flags = with_cpu_global_jit(environ.get('TF_XLA_FLAGS'))
+        if flags != environ.get('TF_XLA_FLAGS'):
+            updates['TF_XLA_FLAGS'] = flags
+    return updates
+
+
+def with_cpu_global_jit(xla_flags: str | None) -> str:
+    """The TF_XLA_FLAGS value `xla_flags` with --tf_xla_cpu_global_jit added (once)."""
+    parts = (xla_flags or '').split()
+    if XLA_CPU_GLOBAL_JIT_FLAG not in parts:
+        parts.append(XLA_CPU_GLOBAL_JIT_FLAG)
+    return ' '.join(parts)
+
+
+def configure_environment(p, environ=None) -> dict[str, str]:
+    """Sets `environment_updates(p)` in the environment; call before importing TensorFlow.
+
+    Warns (one line) when TensorFlow is already imported and KMP/OMP variables are set: an
+    OpenMP runtime reads them once, when it loads.
+
+    Returns:
+      The variables set, {name: value}.
+    """
+    environ = os.environ if environ is None else environ
+    updates = environment_updates(p, environ)
+    environ.update(updates)
+    late = sorted(k for k in updates if k.startswith(('KMP_', 'OMP_')))
+    if late and 'tensorflow' in sys.modules:
+        cnn_util.warn('%s set after TensorFlow was imported: an OpenMP runtime already loaded '
+                      'keeps its settings' % ', '.join(late))
+    return updates
+
+
+def numa_nodes(root: str = '/sys/devices/system/node') -> list[str]:
+    """The NUMA node directories of this host (e.g. ['node0']); empty where sysfs lacks them."""
+    return sorted(os.path.basename(d) for d in glob.glob(os.path.join(root, 'node[0-9]*')))
+
+
+def numa_applies(p) -> bool:
+    """Whether --use_numa_affinity does anything here: asked for, and more than one node."""
+    return bool(p.use_numa_affinity) and len(numa_nodes()) > 1
+
+
+def check_numa(p) -> None:
+    """Warns (one line) when --use_numa_affinity is given on a host with one NUMA node."""
+    if p.use_numa_affinity and not numa_applies(p):
+        cnn_util.warn('--use_numa_affinity has no effect: this host has %d NUMA node(s); '
+                      'continuing without it' % len(numa_nodes()))
+
+
+def configure_session(config, p) -> None:
+    """Thread pools and NUMA affinity of a CPU-side session config (a tf1.ConfigProto)."""
+    intra, inter = thread_counts(p)
+    config.intra_op_parallelism_threads = intra
+    config.inter_op_parallelism_threads = inter
+    if numa_applies(p):
+        # One CPU device per NUMA node, its threads pinned to the node (TF's ConfigProto option).
+        config.experimental.use_numa_affinity = True
+
+
+def openmp_runtime_loaded(maps_path: str = '/proc/self/maps') -> bool | None:
+    """Whether an OpenMP runtime is mapped into this process; None where that cannot be read."""
+    try:
+        with open(maps_path) as f:
+            return any(lib in line for line in f for lib in _OPENMP_LIBRARIES)
+    except OSError:
+        return None
+
+
+def describe(p) -> str:
+    """The header's thread text, e.g. 'intra-op 2, inter-op 1 (2 physical cores)'."""
+    intra, inter = thread_counts(p)
+    text = 'intra-op %s, inter-op %s (%d physical cores)' % (
+        intra or 'auto', inter or 'auto', physical_cores())
+    kmp = {k: os.environ[k] for k in _MANAGED_VARIABLES if k in os.environ}
+    if kmp:
+        text += '; %s' % ' '.join('%s=%s' % kv for kv in sorted(kmp.items()))
+        if openmp_runtime_loaded() is False:
+            text += ' (no OpenMP runtime loaded: no effect)'
+    return text

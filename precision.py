@@ -1,0 +1,289 @@
+"""Reduced precision: compute dtypes, loss scaling for float16, native bfloat16/float16 support.
+
+This module owns
+  * the dtypes of a run (`compute_dtypes`): float16 (--use_fp16) or bfloat16 (--use_bf16)
+    activations and gradients, float32 master variables unless --fp16_vars;
+  * loss scaling for float16 (Micikevicius et al. 2018, "Mixed Precision Training", ICLR,
+    section 3.2): the loss is multiplied by a scale S before differentiation so that small
+    gradients do not flush to zero in float16, and the gradients are divided by S afterwards.
+    Static (--fp16_loss_scale, default 128) or automatic (--fp16_enable_auto_loss_scale): a step
+    whose gradients hold an Inf or NaN is skipped and S is halved; after
+    --fp16_inc_loss_scale_every_n finite steps in a row S is doubled (the dynamic scheme of the
+    paper's section 3.2 and of NVIDIA's "Training with Mixed Precision" guide);
+  * the header lines saying whether the hardware computes in the chosen dtype natively.
+
+bfloat16 has float32's exponent range, so it needs no loss scaling (Kalamkar et al. 2019, "A Study
+of BFLOAT16 for Deep Learning Training", section 2).
+
+The arithmetic of the automatic scale is a pure function, `next_loss_scale`, mirrored in graph ops
+by `LossScaler.update_op`; the tests check one against the other.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+DEFAULT_FP16_LOSS_SCALE = 128.0
+#: Bounds of the automatic loss scale. Below 1 scaling would shrink gradients instead; above
+#: 2**24 every float16 gradient of a loss near 1 overflows anyway, and an unbounded scale could
+#: reach float32 Inf, from which halving never recovers.
+MIN_LOSS_SCALE = 1.0
+MAX_LOSS_SCALE = 2.0 ** 24
+
+# /proc/cpuinfo flags of native bfloat16 and float16 arithmetic on x86 CPUs.
+_CPU_BF16_FLAGS = ('avx512_bf16', 'amx_bf16')
+_CPU_FP16_FLAGS = ('avx512_fp16', 'amx_fp16')
+
+
+def compute_dtypes(p) -> tuple[tf.DType, tf.DType]:
+    """Returns (compute dtype, variable dtype) of a run.
+
+    --use_fp16: (float16, float32), or (float16, float16) with --fp16_vars. --use_bf16:
+    (bfloat16, float32). Otherwise (float32, float32). Batch norm parameters and statistics,
+    logits, softmax and the loss stay float32 whatever the compute dtype (models/).
+    """
+    if p.use_fp16:
+        return tf.float16, (tf.float16 if p.fp16_vars else tf.float32)
+    if p.use_bf16:
+        return tf.bfloat16, tf.float32
+    return tf.float32, tf.float32
+
+
+# --- Loss scaling.
+
+def initial_loss_scale(p) -> float:
+    """The loss scale of the first step: --fp16_loss_scale, else 128 (1 without --use_fp16)."""
+    if not p.use_fp16:
+        return 1.0
+    return float(p.fp16_loss_scale) if p.fp16_loss_scale is not None else DEFAULT_FP16_LOSS_SCALE
+
+
+def next_loss_scale(scale: float, good_steps: int, finite: bool, inc_every_n: int
+                    ) -> tuple[float, int]:
+    """One step of the automatic loss scale (pure Python; `LossScaler.update_op` in graph ops).
+
+    Args:
+      scale: the loss scale used by this step, >= MIN_LOSS_SCALE.
+      good_steps: finite steps in a row before this one since the scale last changed.
+      finite: whether every gradient of this step was finite.
+      inc_every_n: double the scale after this many finite steps in a row (>= 1).
+
+    Returns:
+      (scale, good_steps) for the next step: non-finite halves the scale (not below
+      MIN_LOSS_SCALE) and resets the count; the inc_every_n-th finite step in a row doubles it
+      (not above MAX_LOSS_SCALE) and resets the count; any other finite step counts one more.
+
+    Example: with inc_every_n=2 from (128, 0): finite -> (128, 1), finite -> (256, 0),
+    Inf -> (128, 0).
+    """
+    if not finite:
+        return max(scale / 2.0, MIN_LOSS_SCALE), 0
+    if good_steps + 1 >= inc_every_n:
+        return min(scale * 2.0, MAX_LOSS_SCALE), 0
+    return scale, good_steps + 1
+
+
+def all_finite(tensors) -> tf.Tensor:
+    """Scalar bool tensor: True when no element of any of `tensors` is Inf or NaN.
+
+    Each tensor is reduced on its own device, the results combined where this is
+    called.
+    """
+    checks = []
+    for t in tensors:
+        with tf1.device(t.device):
+            checks.append(tf.reduce_all(tf.math.is_finite(t)))
+    return tf.reduce_all(tf.stack(checks))
+
+
+class LossScaler:
+    """The loss scale of a float16 run, and the skipping of non-finite updates.
+
+    Use (benchmark_cnn._build_train_op):
+        scaler = LossScaler.from_params(p, device=param_device)   # before the gradients
+        grads = tower.build_gradients(..., loss_scale=scaler.loss_scale,
+                                      keep_non_finite=scaler.dynamic)
+        train_ops = scaler.apply(tower_grads, apply_fn, global_step)
+
+    Args:
+      initial_scale: loss scale of the first step (float > 0).
+      dynamic: automatic scaling: skip non-finite steps, halve and grow the scale.
+      inc_every_n: with `dynamic`, double the scale after this many finite steps in a row.
+      device: where the scale's variables live (the parameter device).
+
+    Attributes:
+      loss_scale: what the loss is multiplied by: a Python float when static, a float32 scalar
+        tensor reading the `loss_scale/scale` variable when dynamic.
+      dynamic: as given.
+      scale_var, good_steps_var: the dynamic scale's state (float32 and int32 scalars, not
+        trainable, saved in checkpoints as optional state); None when static.
+    """
+
+    def __init__(self, *, initial_scale: float, dynamic: bool, inc_every_n: int = 1000,
+                 device: str = '/cpu:0'):
+        if initial_scale <= 0:
+            raise ValueError('loss scale must be > 0. Received: %r' % initial_scale)
+        self.dynamic = dynamic
+        self.inc_every_n = int(inc_every_n)
+        self.device = device
+        self.scale_var = self.good_steps_var = None
+        self.loss_scale = float(initial_scale)
+        if dynamic:
+            with tf1.device(device), tf1.variable_scope('loss_scale'):
+                self.scale_var = tf1.get_variable(
+                    'scale', [], tf.float32, tf1.constant_initializer(float(initial_scale)),
+                    trainable=False)
+                self.good_steps_var = tf1.get_variable(
+                    'good_steps', [], tf.int32, tf1.zeros_initializer(), trainable=False)
+                self.loss_scale = tf.identity(self.scale_var.read_value(), name='value')
+
+    @classmethod
+    def from_params(cls, p, device: str = '/cpu:0') -> LossScaler | None:
+        """The scaler of a --use_fp16 run; None without --use_fp16 (no loss scaling)."""
+        if not p.use_fp16:
+            return None
+        return cls(initial_scale=initial_loss_scale(p), dynamic=p.fp16_enable_auto_loss_scale,
+                   inc_every_n=p.fp16_inc_loss_scale_every_n, device=device)
+
+    def update_op(self, finite) -> tf.Operation:
+        """The graph version of `next_loss_scale`: assigns the next scale and count.
+
+        Args:
+          finite: scalar bool tensor, this step's gradients were all finite.
+        """
+        scale, good = self.scale_var, self.good_steps_var
+        with tf1.device(self.device), tf1.name_scope('loss_scale_update'):
+            scale_now, good_now = scale.read_value(), good.read_value()
+            grow = tf.logical_and(finite, good_now + 1 >= self.inc_every_n)
+            new_scale = tf.where(
+                finite,
+                tf.where(grow, tf.minimum(scale_now * 2.0, MAX_LOSS_SCALE), scale_now),
+                tf.maximum(scale_now / 2.0, MIN_LOSS_SCALE))
+            new_good = tf.where(tf.logical_and(finite, tf.logical_not(grow)), good_now + 1, 0)
+            return tf.group(scale.assign(new_scale), good.assign(new_good))
+
+    def apply(self, tower_grads, apply_fn, global_step) -> list:
+        """Returns the ops of one training step, skipping the update when gradients overflowed.
+
+        Static scaling returns `apply_fn(tower_grads)` unchanged. Dynamic scaling checks every
+        gradient of every tower (one decision for all towers, so replicated copies stay equal)
+        and runs `apply_fn`'s ops only when all are finite (`tf.cond`); otherwise only the
+        global step is incremented, so step numbers and learning-rate schedules count skipped
+        steps too. Then the scale is updated (`update_op`).
+
+        Args:
+          tower_grads: per tower, a list of (gradient, variable) pairs.
+          apply_fn: tower_grads -> list of ops applying them and incrementing `global_step`
+            (a VariableMgr's `apply_gradients` with its optimizer).
+          global_step: the int64 global step variable.
+
+        Returns:
+          A list of ops to group into the train op.
+        """
+        if not self.dynamic:
+            return list(apply_fn(tower_grads))
+        grads = [g for pairs in tower_grads for g, _ in pairs]
+        with tf1.device(self.device):
+            finite = tf.identity(all_finite(grads), name='gradients_finite')
+
+        def apply_branch():
+            with tf.control_dependencies(apply_fn(tower_grads)):
+                return tf.constant(True)
+
+        def skip_branch():
+            with tf.control_dependencies([tf1.assign_add(global_step, 1)]):
+                return tf.constant(False)
+
+        with tf1.device(self.device):
+            applied = tf.cond(finite, apply_branch, skip_branch, name='apply_if_finite')
+            with tf.control_dependencies([applied]):
+                update = self.update_op(finite)
+        return [applied.op, update]
+
+
+def unscale(grad, loss_scale):
+    """grad / loss_scale in the gradient's dtype (loss_scale: Python float or float32 tensor)."""
+    if isinstance(loss_scale, (int, float)):
+        return grad * (1.0 / loss_scale)
+    return grad * tf.cast(1.0 / loss_scale, grad.dtype)
+
+
+def is_unit_scale(loss_scale) -> bool:
+    """True when `loss_scale` is the Python number 1 (no scaling to do)."""
+    return isinstance(loss_scale, (int, float)) and loss_scale == 1.0
+
+
+# --- Native support of the compute dtype.
+
+def cpu_flags(cpuinfo_path: str = '/proc/cpuinfo') -> set[str]:
+    """The feature flags of the first CPU in /proc/cpuinfo; empty where the file is absent."""
+    try:
+        with open(cpuinfo_path) as f:
+            for line in f:
+                if line.startswith('flags'):
+                    return set(line.split(':', 1)[1].split())
+    except OSError:
+        return set()
+    return set()
+
+
+def gpu_compute_capabilities() -> list[tuple[int, int]]:
+    """(major, minor) compute capability of each visible GPU."""
+    out = []
+    for gpu in tf.config.list_physical_devices('GPU'):
+        details = tf.config.experimental.get_device_details(gpu)
+        if 'compute_capability' in details:
+            out.append(tuple(details['compute_capability']))
+    return out
+
+
+def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
+                   capabilities: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
+    """Whether `device` computes in `dtype` natively, with the evidence.
+
+    CPU: bfloat16 needs AVX512_BF16 or AMX_BF16, float16 AVX512_FP16 or AMX_FP16 (without them
+    TensorFlow converts to float32 around each op: correct, usually slower than float32). GPU:
+    bfloat16 needs compute capability >= 8.0 (Ampere), float16 tensor cores >= 7.0 (Volta).
+
+    Args:
+      dtype: tf.bfloat16, tf.float16 or tf.float32.
+      device: 'cpu' or 'gpu'.
+      flags: CPU flags (default: `cpu_flags()`); capabilities: GPU compute capabilities
+        (default: `gpu_compute_capabilities()`).
+
+    Returns:
+      (native, text), e.g. (False, 'CPU has no avx512_bf16/amx_bf16: bfloat16 is emulated').
+    """
+    if dtype == tf.float32:
+        return True, '%s float32' % device.upper()
+    name = dtype.name
+    if device == 'gpu':
+        caps = gpu_compute_capabilities() if capabilities is None else capabilities
+        need = (8, 0) if dtype == tf.bfloat16 else (7, 0)
+        if caps and all(c >= need for c in caps):
+            return True, 'GPU compute capability %s >= %d.%d: native %s' % (
+                '/'.join('%d.%d' % c for c in caps), need[0], need[1], name)
+        return False, 'GPU compute capability %s < %d.%d: no native %s' % (
+            '/'.join('%d.%d' % c for c in caps) or 'unknown', need[0], need[1], name)
+    flags = cpu_flags() if flags is None else flags
+    wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
+    found = [f for f in wanted if f in flags]
+    if found:
+        return True, 'CPU has %s: native %s' % ('/'.join(found), name)
+    return False, 'CPU has no %s: %s is emulated (converted to float32 around each op)' % (
+        '/'.join(wanted), name)
+
+
+def describe(p, dtype: tf.DType, variable_dtype: tf.DType) -> str:
+    """The header's precision text, e.g. 'float16 compute, float32 variables, loss scale 128'."""
+    text = '%s compute, %s variables' % (dtype.name, variable_dtype.name)
+    if p.use_fp16:
+        scale = initial_loss_scale(p)
+        if p.fp16_enable_auto_loss_scale:
+            text += ', automatic loss scale from %g (x2 every %d finite steps)' % (
+                scale, p.fp16_inc_loss_scale_every_n)
+        else:
+            text += ', loss scale %g' % scale
+    return text
