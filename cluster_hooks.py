@@ -3,8 +3,8 @@
 See distributed.py's module docstring for the protocol (ready, stats, release and done queues)
 and who reads and writes each queue. This module builds the queue ops into a graph
 (`Coordination`, `done_queue`), runs the end of a worker's or the controller's run
-(`ClusterEndHook`: images/sec accounting, done tokens) and adds the cluster's hooks to a run
-(`add_hooks`).
+(`ClusterStatsHook`: images/sec accounting; `ClusterDoneHook`: done tokens) and adds the
+cluster's hooks to a run (`add_hooks`).
 """
 
 from __future__ import annotations
@@ -91,27 +91,25 @@ class Coordination:
                           % str(e.message).splitlines()[0])
 
 
-class ClusterEndHook(run_hooks.RunHook):
-    """End of a worker's (or the controller's) run: images/sec accounting and done tokens.
+class ClusterStatsHook(run_hooks.RunHook):
+    """Images/sec accounting at the end of a worker's (or the controller's) run; first among the
+    hooks' `end`, so the results JSON and plot see its keys.
 
     Every worker puts (task, images/sec, timed steps, seconds) into the stats queue; the chief
     takes all of them and prints one line per worker and the cluster total: the sum of the
     workers' own images/sec (with --cross_replica_sync the workers' timed steps are the same
     global steps). Adds to the result: 'worker_images_per_sec' (chief: list by task index),
-    'cluster_images_per_sec' (chief), 'task' ('worker 1'). Then sends the done tokens.
+    'cluster_images_per_sec' (chief), 'task' ('worker 1').
     """
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self._sess = None
-        self._mgr = None
 
     def begin(self, ctx):
         self._sess = ctx.sess
-        self._mgr = ctx.info.mgr
 
     def end(self, result):
-        import cluster_testing
         c, sess = self.cluster, self._sess
         coord = c.coordination
         result['task'] = '%s %d' % (c.job_name, c.task_index)
@@ -119,19 +117,17 @@ class ClusterEndHook(run_hooks.RunHook):
             result['cluster_images_per_sec'] = result['images_per_sec']
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
-        else:
-            sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
-                float(result['images_per_sec']), int(result['num_steps']),
-                float(result['elapsed_secs'])))))
-            if c.is_chief:
-                self._report(sess.run(coord.stats_take), result)
-                if coord.has_release:
-                    sess.run(coord.release_signal)
-                    self._wait_released(sess, coord)
-            elif coord.has_release:
-                sess.run(coord.release_wait)
-        cluster_testing.dump_result(sess, self._mgr, self.cluster, result)
-        coord.signal_done(sess, status=0)
+            return
+        sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
+            float(result['images_per_sec']), int(result['num_steps']),
+            float(result['elapsed_secs'])))))
+        if c.is_chief:
+            self._report(sess.run(coord.stats_take), result)
+            if coord.has_release:
+                sess.run(coord.release_signal)
+                self._wait_released(sess, coord)
+        elif coord.has_release:
+            sess.run(coord.release_wait)
 
     def _report(self, stats, result):
         tasks, rates, steps, secs = stats
@@ -155,12 +151,33 @@ class ClusterEndHook(run_hooks.RunHook):
         time.sleep(0.2)
 
 
+class ClusterDoneHook(run_hooks.RunHook):
+    """The last `end` before signals.SignalHook's: (test-only dump, then) the done tokens that
+    let the serving tasks exit. After the other hooks, so a chief's final checkpoint is saved
+    while the ps tasks still serve."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self._sess = None
+        self._mgr = None
+
+    def begin(self, ctx):
+        self._sess = ctx.sess
+        self._mgr = ctx.info.mgr
+
+    def end(self, result):
+        import cluster_testing
+        cluster_testing.dump_result(self._sess, self._mgr, self.cluster, result)
+        self.cluster.coordination.signal_done(self._sess, status=0)
+
+
 def add_hooks(hooks: list, bench, info) -> list:
-    """Adds the cluster's end hook (workers, controller) and the --print_step_breakdown hook to
-    the lifecycle's hooks, before a final signals.SignalHook (whose end may raise)."""
+    """Adds the cluster's hooks (workers, controller) and the --print_step_breakdown hook to the
+    lifecycle's hooks: breakdown and stats first (their keys reach the results JSON), the done
+    tokens last before a final signals.SignalHook (whose end may raise)."""
     import signals
     import step_breakdown
-    extra = []
+    first, last = [], []
     cluster = bench.cluster
     if bench.params.print_step_breakdown:
         if cluster is None:
@@ -169,13 +186,14 @@ def add_hooks(hooks: list, bench, info) -> list:
             is_local = lambda device: '/job:worker/' in device
         else:
             is_local = lambda device: cluster.owns(device)
-        extra.append(step_breakdown.StepBreakdownHook(is_local))
+        first.append(step_breakdown.StepBreakdownHook(is_local))
     if cluster is not None:
-        extra.append(ClusterEndHook(cluster))
+        first.append(ClusterStatsHook(cluster))
+        last.append(ClusterDoneHook(cluster))
     position = len(hooks)
     if hooks and isinstance(hooks[-1], signals.SignalHook):
         position -= 1
-    return hooks[:position] + extra + hooks[position:]
+    return first + hooks[:position] + last + hooks[position:]
 
 
 def create_session(bench, info, base_config):

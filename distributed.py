@@ -13,8 +13,8 @@ module owns everything a task does besides building the model:
   * start-up: a task waits for the peers its session needs (TCP probes, bounded by
     --startup_timeout_secs; the error names each unreachable task), the chief (worker 0)
     initialises or restores, the other workers wait for its "ready" token;
-  * the end of a run (`ClusterEndHook`): per-worker images/sec gathered by the chief, which prints
-    the cluster total, then the "done" tokens that let the serving tasks exit.
+  * the end of a run (cluster_hooks.py): per-worker images/sec gathered by the chief, which
+    prints the cluster total, then the "done" tokens that let the serving tasks exit.
 
 Start order does not matter: a task that starts first waits for its peers. TensorFlow itself
 waits forever in CreateSession for a peer that is down (measured in TF 2.21: neither

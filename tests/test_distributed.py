@@ -144,17 +144,19 @@ def wave1(tmp_path_factory):
     runs = {}
     equiv = ['--optimizer=momentum', '--init_learning_rate=0.01', '--num_batches=2',
              '--num_warmup_batches=0', '--tf_random_seed=5']
+    train_dir = str(tmp_path_factory.getbasetemp() / 'cluster_train_dir')
     for mode in ('parameter_server', 'distributed_replicated'):
         ps, workers = hosts(1), hosts(2)
         dump = str(logs / ('dump_' + mode))
         env = {cluster_testing.ENV_INIT: init_path, cluster_testing.ENV_DUMP: dump}
+        extra = equiv + (['--train_dir=' + train_dir] if mode == 'parameter_server' else [])
         procs = [Proc('%s_worker%d' % (mode, i),
-                      cluster_args('worker', i, ps, workers, mode=mode, extra=equiv), logs, env)
+                      cluster_args('worker', i, ps, workers, mode=mode, extra=extra), logs, env)
                  for i in range(2)]
         if mode == 'parameter_server':  # start order: the workers first, the ps later
             procs[0].wait_for('^Waiting up to')
         procs.insert(0, Proc(mode + '_ps0', cluster_args('ps', 0, ps, workers, mode=mode,
-                                                           extra=equiv), logs, env))
+                                                           extra=extra), logs, env))
         runs[mode] = {'procs': procs, 'dump': dump}
     workers = hosts(2)
     runs['collective_all_reduce'] = {'procs': [
@@ -168,7 +170,7 @@ def wave1(tmp_path_factory):
         Proc('dar_worker%d' % i, cluster_args('worker', i, [], workers, **args), logs)
         for i in range(2)] + [
         Proc('dar_controller', cluster_args('controller', 0, [], workers, **args), logs)]}
-    yield {'reference': reference, 'runs': runs}
+    yield {'reference': reference, 'runs': runs, 'train_dir': train_dir}
     for run in runs.values():
         for proc in run['procs']:
             proc.kill()
@@ -226,14 +228,21 @@ def test_distributed_all_reduce_controller(wave1):
 # ------------------------------------------------------------------------------------------
 # Wave 2: faults. Short startup timeouts: each scenario ends by a timeout or a lost peer.
 
-FAULT_TIMEOUT = 45
+FAULT_TIMEOUT = 30
 
 
 @pytest.fixture(scope='module')
-def wave2(tmp_path_factory):
+def wave2(tmp_path_factory, wave1):
     logs = tmp_path_factory.mktemp('wave2')
     long_run = ['--num_batches=100000', '--display_every=20', '--num_warmup_batches=1']
     runs = {}
+    for proc in wave1['runs']['parameter_server']['procs']:  # it wrote the checkpoint
+        expect_ok(proc)
+    ps, workers = hosts(1), hosts(1)
+    resume = ['--train_dir=' + wave1['train_dir'], '--optimizer=momentum', '--num_batches=1',
+              '--num_warmup_batches=0']
+    runs['resume'] = [Proc('resume_' + name, cluster_args(job, 0, ps, workers, extra=resume),
+                           logs) for job, name in (('ps', 'ps0'), ('worker', 'worker0'))]
     ps, workers = hosts(1), hosts(1)
     runs['missing_ps'] = Proc('missing_ps_worker0', cluster_args(
         'worker', 0, ps, workers, timeout=5, extra=['--num_batches=2']), logs)
@@ -258,6 +267,16 @@ def wave2(tmp_path_factory):
     for value in runs.values():
         for proc in value if isinstance(value, list) else [value]:
             proc.kill()
+
+
+def test_restarted_cluster_resumes_from_the_train_dir(wave2):
+    """A new cluster (1 ps + 1 worker) with the train_dir of wave 1's 2-step run restores
+    global step 2 and saves step 3."""
+    ps, chief = wave2['resume']
+    log = expect_ok(chief)
+    expect_ok(ps)
+    assert re.search(r'^Restored from step 2: training state from .*model\.ckpt-2$', log, re.M)
+    assert re.search(r'^Saved checkpoint .*model\.ckpt-3 \(global step 3\)$', log, re.M)
 
 
 def test_missing_ps_times_out_naming_it(wave2):
@@ -289,7 +308,7 @@ def test_worker_killed_in_sync_mode_fails_the_others_cleanly(wave2):
     assert ps.finish() == 1
     assert time.monotonic() - killed < 2 * FAULT_TIMEOUT + 15
     chief_last = chief.log().strip().splitlines()[-1]
-    assert re.match(r'error: worker 0 \(localhost:\d+\) waited more than 45 s '
+    assert re.match(r'error: worker 0 \(localhost:\d+\) waited more than 30 s '
                     r'\(--startup_timeout_secs\) for its peers; unreachable now: worker 1 '
                     r'\(localhost:\d+\)', chief_last), chief_last
     ps_last = ps.log().strip().splitlines()[-1]

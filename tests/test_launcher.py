@@ -111,8 +111,8 @@ def launches(tmp_path_factory):
     runs = {
         'ok': Launch('ok', ['--num_workers=2', '--log_dir=%s' % (logs / 'task_logs'), '--'] +
                      TASK_FLAGS + ['--num_batches=3', '--nocross_replica_sync'], logs),
-        # The chief cannot restore a missing checkpoint: it exits 1; ps0 and worker1 would wait.
-        'fail': Launch('fail', ['--num_workers=2', '--'] + TASK_FLAGS + [
+        # The chief cannot restore a missing checkpoint: it exits 1; ps0 would wait for it.
+        'fail': Launch('fail', ['--num_workers=1', '--'] + TASK_FLAGS + [
             '--num_batches=3', '--checkpoint_path=%s' % (logs / 'no_such_checkpoint')], logs),
         'interrupt': Launch('interrupt', ['--num_workers=1', '--'] + TASK_FLAGS + [
             '--num_batches=100000', '--display_every=10'], logs),
@@ -148,7 +148,7 @@ def test_launcher_stops_everything_when_a_task_fails(launches):
     assert re.search(r'^\[launcher\] error: worker0 exited with status 1; stopping the other '
                      r'tasks$', out, re.M)
     pids = run.child_pids()
-    assert sorted(pids) == ['ps0', 'worker0', 'worker1']
+    assert sorted(pids) == ['ps0', 'worker0']
     assert all(_gone(pid) for pid in pids.values())
 
 

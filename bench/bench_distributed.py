@@ -1,0 +1,229 @@
+"""Benchmark of multi-host training on loopback: what the cluster runtime costs per step.
+
+For each model (default: trivial and resnet50 at a small batch, synthetic data, 1 device per
+task) it runs, as separate tf_cnn_benchmarks processes on free loopback ports:
+
+  local            one process, no cluster (--variable_update=parameter_server on one host);
+                   run first and again last, to show how the machine's load drifted
+  <mode> x1, x2    1 and 2 workers, for parameter_server and distributed_replicated (+ 1 ps),
+                   collective_all_reduce (no ps) and distributed_all_reduce (+ a controller)
+
+Every task writes its result JSON (--benchmark_log_dir) and runs with --print_step_breakdown
+(--display_every = --num_batches, so only timed step 1 and the last step are traced). Reported:
+
+  images/sec       per worker: its images per step / mean time of its untraced timed steps;
+                   cluster: the sum over workers (distributed_all_reduce: the controller's)
+  step ms          the chief's (controller's) mean untraced step time
+  sync ms          step ms - step ms of the local run: the per-step cost of the cluster
+  ratio            images/sec of the first worker / local images/sec (x1 rows: the
+                   "1 ps + 1 worker vs local" figure; target >= 0.9 for resnet50)
+  MB/step          bytes moved between tasks in the last traced step (RecvTensor records of the
+                   trace: what this worker's step sent and received; a controller: all workers)
+  breakdown        input / compute / sync / overhead ms of the last traced step (see
+                   step_breakdown.py)
+
+On a 2-core machine the x2 rows share the cores between two workers, so their absolute scaling
+means little; the x1 rows and sync ms are the figures to read.
+
+Usage:
+    python bench/bench_distributed.py [--models trivial,resnet50] [--batch_sizes 8,4]
+        [--num_batches 20,8] [--modes parameter_server,...] [--workers 1,2]
+
+Writes bench/results/distributed.json and bench/results/distributed.md (with --tag T:
+distributed_T.*). Loopback addresses only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
+MODES = ('parameter_server', 'distributed_replicated', 'collective_all_reduce',
+         'distributed_all_reduce')
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _start(args: list[str], log_path: str) -> subprocess.Popen:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+    with open(log_path, 'w') as log:
+        return subprocess.Popen([sys.executable, ENTRY] + args, stdout=log,
+                                stderr=subprocess.STDOUT, env=env, cwd=REPO)
+
+
+def run_config(model: str, batch: int, steps: int, mode: str | None, workers: int,
+               work_dir: str, timeout: float) -> dict:
+    """Runs one configuration; returns the chief's and every worker's result JSON.
+
+    Raises:
+      RuntimeError: a task failed or timed out (its log tail in the message).
+    """
+    common = ['--model=%s' % model, '--batch_size=%d' % batch, '--num_batches=%d' % steps,
+              '--num_warmup_batches=3', '--display_every=%d' % steps, '--print_step_breakdown',
+              '--startup_timeout_secs=300']
+    tasks = []  # (name, args, reports)
+    if mode is None:
+        tasks.append(('local', common, True))
+    else:
+        worker_hosts = ['127.0.0.1:%d' % free_port() for _ in range(workers)]
+        cluster = ['--variable_update=%s' % mode, '--worker_hosts=' + ','.join(worker_hosts)]
+        if mode in ('parameter_server', 'distributed_replicated'):
+            cluster.append('--ps_hosts=127.0.0.1:%d' % free_port())
+            tasks.append(('ps0', ['--job_name=ps', '--task_index=0'], False))
+        reports = mode != 'distributed_all_reduce'
+        tasks += [('worker%d' % i, ['--job_name=worker', '--task_index=%d' % i], reports)
+                  for i in range(workers)]
+        if mode == 'distributed_all_reduce':
+            cluster.append('--controller_host=127.0.0.1:%d' % free_port())
+            tasks.append(('controller', ['--job_name=controller', '--task_index=0'], True))
+        tasks = [(name, args + cluster + common, reports) for name, args, reports in tasks]
+    procs = []
+    for name, args, reports in tasks:
+        out_dir = os.path.join(work_dir, name)
+        os.makedirs(out_dir, exist_ok=True)
+        if reports:
+            args = args + ['--benchmark_log_dir=%s' % out_dir]
+        procs.append((name, _start(args, os.path.join(out_dir, 'log.txt')), out_dir, reports))
+    deadline = time.monotonic() + timeout
+    failed = None
+    for name, proc, out_dir, _ in procs:
+        try:
+            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            code = 'timeout'
+        if code != 0 and failed is None:
+            failed = (name, code, out_dir)
+            for _, other, _, _ in procs:
+                if other.poll() is None:
+                    other.kill()
+    if failed:
+        name, code, out_dir = failed
+        with open(os.path.join(out_dir, 'log.txt')) as f:
+            tail = f.read()[-2000:]
+        raise RuntimeError('%s %s x%d: %s exited %s\n%s' % (model, mode, workers, name, code, tail))
+    results = {}
+    for name, _, out_dir, reports in procs:
+        if reports:
+            files = glob.glob(os.path.join(out_dir, '*.json'))
+            with open(files[0]) as f:
+                results[name] = json.load(f)
+    return results
+
+
+def untraced_rate(result: dict, steps: int) -> tuple[float, float]:
+    """(images/sec of this task, mean step seconds) over its timed steps that were not traced
+    (timed step 1 and step `steps` are)."""
+    times = [t for i, t in enumerate(result['step_times'], 1) if i not in (1, steps)]
+    times = times or result['step_times']
+    mean = sum(times) / len(times)
+    return result['per_device_batch_size'] * result['num_devices'] / mean, mean
+
+
+def summarise(model, mode, workers, results, steps, local) -> dict:
+    chief_name = 'controller' if 'controller' in results else (
+        'local' if 'local' in results else 'worker0')
+    chief = results[chief_name]
+    rates = {n: untraced_rate(r, steps)[0] for n, r in results.items()}
+    step_secs = untraced_rate(chief, steps)[1]
+    cluster = rates[chief_name] if chief_name != 'worker0' else sum(rates.values())
+    last = chief['step_breakdown']['steps'][-1]
+    row = {
+        'model': model, 'config': 'local' if mode is None else '%s x%d' % (mode, workers),
+        'mode': mode, 'workers': workers, 'images_per_sec': rates,
+        'cluster_images_per_sec': cluster, 'step_ms': step_secs * 1e3,
+        'transfer_mb_per_step': last['transfer_bytes'] / 1e6,
+        'breakdown_last_traced_step': last,
+        'batch_size': chief['per_device_batch_size'], 'image_size': chief['image_size'],
+    }
+    if local is not None and mode is not None:
+        row['sync_overhead_ms'] = row['step_ms'] - local['step_ms']
+        first = rates[chief_name] if chief_name == 'controller' else rates['worker0']
+        row['ratio_vs_local'] = first / local['cluster_images_per_sec']
+    return row
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ['| model | config | images/sec per worker | cluster images/sec | step ms | '
+             'sync ms | ratio vs local | MB/step | breakdown: input / compute / sync / '
+             'overhead ms |', '|' + '---|' * 9]
+    for r in rows:
+        b = r['breakdown_last_traced_step']
+        per_worker = ', '.join('%.2f' % v for k, v in sorted(r['images_per_sec'].items())
+                               if k.startswith('worker')) or '-'
+        lines.append('| %s | %s | %s | %.2f | %.0f | %s | %s | %.1f | %.0f / %.0f / %.0f / %.0f |'
+                     % (r['model'], r['config'], per_worker, r['cluster_images_per_sec'],
+                        r['step_ms'], '%.0f' % r['sync_overhead_ms'] if 'sync_overhead_ms' in r
+                        else '-', '%.2f' % r['ratio_vs_local'] if 'ratio_vs_local' in r else '-',
+                        r['transfer_mb_per_step'], b['input_ms'], b['compute_ms'], b['sync_ms'],
+                        b['overhead_ms']))
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--models', default='trivial,resnet50')
+    parser.add_argument('--batch_sizes', default='8,4', help='per model, per device')
+    parser.add_argument('--num_batches', default='20,8', help='timed steps, per model')
+    parser.add_argument('--modes', default=','.join(MODES))
+    parser.add_argument('--workers', default='1,2')
+    parser.add_argument('--timeout_secs', type=float, default=1800, help='per configuration')
+    parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    parser.add_argument('--tag', default='')
+    args = parser.parse_args(argv)
+    models = args.models.split(',')
+    batches = [int(x) for x in args.batch_sizes.split(',')]
+    steps = [int(x) for x in args.num_batches.split(',')]
+    rows = []
+    work = tempfile.mkdtemp(prefix='bench_distributed_')
+    for model, batch, n in zip(models, batches, steps):
+        # The local run first and last: their difference shows how much the machine's load
+        # drifted during the model's runs; the cluster rows compare with the first.
+        configs = [(None, 1)] + [(m, w) for m in args.modes.split(',')
+                                 for w in (int(x) for x in args.workers.split(','))] + [(None, 1)]
+        local = None
+        for index, (mode, workers) in enumerate(configs):
+            name = '%s_%d_%s_%d' % (model, index, mode or 'local', workers)
+            start = time.monotonic()
+            results = run_config(model, batch, n, mode, workers, os.path.join(work, name),
+                                 args.timeout_secs)
+            row = summarise(model, mode, workers, results, n, local)
+            if mode is None:
+                if local is None:
+                    local = row
+                else:
+                    row['config'] = 'local (again, last)'
+            rows.append(row)
+            print('%-45s %8.2f images/sec (cluster)  %7.0f ms/step  [%.0f s]' % (
+                row['config'] + ' ' + model, row['cluster_images_per_sec'], row['step_ms'],
+                time.monotonic() - start), flush=True)
+    os.makedirs(args.out_dir, exist_ok=True)
+    stem = os.path.join(args.out_dir, 'distributed' + ('_' + args.tag if args.tag else ''))
+    table = markdown(rows)
+    with open(stem + '.md', 'w') as f:
+        f.write('# Cluster on loopback (bench/bench_distributed.py)\n\n' + table)
+        f.write('\nHost: %s, %d CPUs, load average after: %.1f\n' % (
+            platform.processor() or platform.machine(), os.cpu_count(), os.getloadavg()[0]))
+    with open(stem + '.json', 'w') as f:
+        json.dump({'rows': rows, 'cpu_count': os.cpu_count(),
+                   'load_average_after': os.getloadavg()[0], 'work_dir': work}, f, indent=1)
+    print(table)
+    print('wrote %s.json and %s.md' % (stem, stem))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
