@@ -13,7 +13,11 @@ The graph of one training step, for N towers:
 from __future__ import annotations
 
 import collections
+import os
 import time
+
+# oneDNN gives the CPU its NCHW kernels; TensorFlow reads this once, when first imported.
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
 import numpy as np
 import tensorflow as tf
@@ -111,6 +115,11 @@ class BenchmarkCNN:
         else:
             self.num_batches = p.num_batches
         self.dtype, self.variable_dtype = compute_dtypes(p)
+        if (p.device == 'cpu' and p.data_format == 'NCHW'
+                and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
+            raise params_lib.ParamsError(
+                '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
+                'off; unset it or use --data_format=NHWC.')
         self.speed_notes = _speed_setup(p, self.dtype)
         if p.all_reduce_spec:
             try:

@@ -9,10 +9,13 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+# oneDNN kernels give the CPU its NCHW convolutions and pooling (the stock kernels are NHWC
+# only); TensorFlow reads this once, at import.
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
-from absl import flags  # noqa: E402
+from absl import flags
 
-import params  # noqa: E402
+import params
 
 FLAGS = flags.FLAGS
 

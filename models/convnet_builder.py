@@ -286,42 +286,6 @@ class ConvNetBuilder:
         self.top_layer = y
         return y
 
-    def inception_module(self, name, cols, input_layer=None, in_size=None):
-        """Adds parallel columns of layers and concatenates their outputs on channels.
-
-        Args:
-          name: scope name of the module.
-          cols: list of columns; each column is a list of layer tuples:
-            ('conv', channels, kh, kw[, dh, dw[, mode]]), ('mpool', kh, kw, dh, dw[, mode]),
-            ('apool', kh, kw, dh, dw[, mode]), ('share',) to reuse the previous column's first
-            layer output.
-        """
-        x = self.top_layer if input_layer is None else input_layer
-        c_in = self.top_size if in_size is None else in_size
-        name += str(self.counts.get(name, 0))
-        self.counts[name] = self.counts.get(name, 0) + 1
-        outputs, sizes, col_first = [], [], {}
-        with tf1.variable_scope(name):
-            for c, column in enumerate(cols):
-                self.top_layer, self.top_size = x, c_in
-                for layer in column:
-                    kind, args = layer[0], layer[1:]
-                    if kind == 'conv':
-                        self.conv(*args)
-                    elif kind == 'mpool':
-                        self.mpool(*args)
-                    elif kind == 'apool':
-                        self.apool(*args)
-                    elif kind == 'share':
-                        self.top_layer, self.top_size = col_first[c - 1]
-                    else:
-                        raise ValueError('unknown layer kind %r in %s' % (kind, name))
-                    if layer is column[0]:
-                        col_first[c] = (self.top_layer, self.top_size)
-                outputs.append(self.top_layer)
-                sizes.append(self.top_size)
-        return self.concat(outputs, sum(sizes))
-
     def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
         """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
 

@@ -1,4 +1,4 @@
-"""Test set-up: the checkout on sys.path, TensorFlow quiet and in graph mode, paths to shared data."""
+"""Test set-up: the checkout on sys.path, TensorFlow quiet and in graph mode, shared data paths."""
 
 import os
 import sys
@@ -9,6 +9,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')  # as the command sets it: NCHW on CPU
 
 import tensorflow as tf  # noqa: E402
 
