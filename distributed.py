@@ -149,17 +149,24 @@ def validate_cluster_params(p) -> None:
     if not p.server_protocol.startswith('grpc'):
         raise params_lib.ParamsError('--server_protocol must be grpc (TensorFlow 2.21 has no '
                                      'other). Received: server_protocol=%r' % p.server_protocol)
-    unsupported = [('staged_vars', p.staged_vars), ('eval', p.eval),
-                   ('freeze_when_forward_only', p.freeze_when_forward_only),
-                   ('eval_during_training_every_n_steps', p.eval_during_training_every_n_steps),
-                   ('eval_during_training_every_n_epochs', p.eval_during_training_every_n_epochs),
-                   ('eval_during_training_at_specified_steps',
-                    p.eval_during_training_at_specified_steps)]
-    for flag, value in unsupported:
+    evaluate = 'evaluate the checkpoints of --train_dir with a local --eval run instead'
+    unsupported = [
+        ('staged_vars', p.staged_vars, 'use --variable_update=distributed_replicated for local '
+         'copies of the variables'),
+        ('eval', p.eval, evaluate),
+        ('freeze_when_forward_only', p.freeze_when_forward_only, 'time a frozen graph locally'),
+        ('eval_during_training_every_n_steps', p.eval_during_training_every_n_steps, evaluate),
+        ('eval_during_training_every_n_epochs', p.eval_during_training_every_n_epochs, evaluate),
+        ('eval_during_training_at_specified_steps', p.eval_during_training_at_specified_steps,
+         evaluate),
+        ('fp16_enable_auto_loss_scale', p.fp16_enable_auto_loss_scale, 'each worker would skip '
+         'overflowing steps on its own and break the lockstep of the workers; use a static '
+         '--fp16_loss_scale'),
+    ]
+    for flag, value, instead in unsupported:
         if value:
             raise params_lib.ParamsError('--%s runs on one host only; drop it from cluster runs '
-                                         '(evaluate the checkpoints of --train_dir with a local '
-                                         '--eval run instead).' % flag)
+                                         '(%s).' % (flag, instead))
 
 
 def task_device(job: str, index: int) -> str:

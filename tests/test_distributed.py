@@ -348,6 +348,9 @@ def _cluster_params(**kwargs):
      'always synchronous'),
     (dict(job_name='controller', controller_host='localhost:2225'), 'only for'),
     (dict(staged_vars=True), '--staged_vars runs on one host only'),
+    (dict(use_fp16=True, fp16_enable_auto_loss_scale=True),
+     '--fp16_enable_auto_loss_scale runs on one host only'),
+    (dict(eval=True), '--eval runs on one host only'),
     (dict(server_protocol='rdma'), '--server_protocol must be grpc'),
 ])
 def test_bad_cluster_flags_are_params_errors(kwargs, message):
