@@ -135,11 +135,11 @@ class BenchmarkCNN:
         if self.params.device == 'cpu' and not self.gpus_visible:
             device_note = '  (no GPU visible: running on the CPU)'
         epochs = self.num_batches * self.global_batch_size / float(self.examples_per_epoch)
-        mode = 'forward-only' if p.forward_only else 'training'
+        mode = 'evaluation' if p.eval else 'forward-only' if p.forward_only else 'training'
         lines = [
             'TensorFlow:  %s' % tf.__version__,
             'Model:       %s' % p.model,
-            'Dataset:     %s' % self.dataset.describe('train'),
+            'Dataset:     %s' % self.dataset.describe(dataset_info.default_subset(p)),
             'Mode:        %s' % mode,
             'Batch size:  %d global' % self.global_batch_size,
             '             %d per device' % self.batch_size,
@@ -261,7 +261,12 @@ class BenchmarkCNN:
             ctx = run_hooks.RunContext(sess=sess, info=info, bench=self)
             for hook in hooks:
                 hook.begin(ctx)
-            loop = self._timed_loop(sess, info, hooks)
+            try:
+                loop = self._timed_loop(sess, info, hooks)
+            except BaseException:
+                for hook in hooks:
+                    hook.abort()
+                raise
             result = self._result(loop, build_secs)
             for hook in hooks:
                 hook.end(result)
@@ -351,10 +356,10 @@ class BenchmarkCNN:
 
 
 def _speed_setup(p, dtype) -> dict:
-    """Precision and XLA checks of a run (before its first session); the header's texts.
+    """Precision, XLA and NUMA set-up of a run (before its first session); the header's texts.
 
-    Warns (one line) when the device has no native `dtype` arithmetic or NUMA affinity does not
-    apply. Raises params.ParamsError for XLA combinations that cannot work.
+    Warns (one line each) when the device has no native `dtype` arithmetic, when --xla cannot
+    auto-cluster on the CPU in this process, or when NUMA affinity does not apply.
     """
     lines = ['Precision:   %s' % precision.describe(p, dtype, compute_dtypes(p)[1])]
     if dtype != tf.float32:

@@ -212,6 +212,8 @@ def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_
         sizes = tf.unstack(tf.pad(windows[:, 2:], [[0, 0], [0, 1]], constant_values=3), num=num)
         decoded = [tf.slice(tf.io.decode_jpeg(e, channels=3), b, s)
                    for e, b, s in zip(images, begins, sizes, strict=True)]
+        for image in decoded:
+            image.set_shape([None, None, 3])  # the slice loses the static channel count
     if flip:
         # Flip the uint8 crop before resizing: fewer bytes than the float output. Per image the
         # axes to reverse are [1] (width) or [] (keep).

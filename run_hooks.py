@@ -9,6 +9,8 @@ the ones a run needs. Call order for every hook:
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
     should_stop()           after each timed step; any True ends the loop early
     end(result)             after the loop; may add keys to the result dict
+    abort()                 instead of end, when the loop raised (non-finite loss, data error):
+                            release what begin took (signal handlers, files), save nothing
 
 A hook that raises `cnn_util.BenchmarkError` ends the run with that message.
 """
@@ -44,6 +46,9 @@ class RunHook:
 
     def end(self, result: dict) -> None:
         """Called once after the loop with the run's result dict (may add keys)."""
+
+    def abort(self) -> None:
+        """Called instead of `end` when the run fails; must not raise."""
 
 
 def combine_after_step(hooks):

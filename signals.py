@@ -125,6 +125,9 @@ class SignalHook(run_hooks.RunHook):
     def should_stop(self):
         return self.catcher.received is not None
 
+    def abort(self):
+        self.catcher.uninstall()
+
     def end(self, result):
         self.catcher.uninstall()
         result['stopped_by_signal'] = self.catcher.name

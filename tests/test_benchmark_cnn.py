@@ -88,3 +88,10 @@ def test_real_data_run_ends_with_empty_staging_areas(imagenet_dir):
             sizes.append(sess.run(info.pipeline.size_ops))
     # Each step takes one batch and stages one, except the last two: nothing dangles.
     assert sizes == [[2, 2], [2, 2], [1, 1], [0, 0]]
+
+
+@pytest.mark.parametrize('use_datasets', [False, True])
+def test_real_data_without_fused_decode(imagenet_dir, use_datasets):
+    result = _run(data_dir=imagenet_dir, use_datasets=use_datasets, fuse_decode_and_crop=False,
+                  num_batches=2)
+    assert len(result['losses']) == 2 and all(math.isfinite(x) for x in result['losses'])
