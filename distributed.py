@@ -34,8 +34,9 @@ The coordinator is ps 0 when there are ps tasks, else worker 0.
 Faults: every session.run of a cluster task has a deadline of --startup_timeout_secs, so a step
 that waits for a dead peer (a sync barrier, a lost ps) fails instead of hanging; the error
 (cnn_util.ClusterError, exit status 1) names the peers that are unreachable at that moment. A
-serving task exits with status 1 when a signaler reports a failure, or stays unreachable for
---startup_timeout_secs before reporting done (it never started, or it died).
+serving task exits with status 1 when a signaler reports a failure, goes away (it was up, then
+its port stays closed for GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs
+before reporting done (it never started).
 
 Security: gRPC servers have no authentication; anyone who reaches a port can run graph ops on
 that host (including reading and writing files). A run whose hosts are not loopback prints one
@@ -63,6 +64,8 @@ ALL_REDUCE_MODES = ('distributed_all_reduce', 'collective_all_reduce')
 EXIT_GRACE_SECS = 10.0
 #: Seconds between liveness probes of the signalers of a serving task.
 PROBE_INTERVAL_SECS = 1.0
+#: A signaler seen up, then unreachable this long before reporting done, is gone.
+GONE_AFTER_SECS = 5.0
 
 
 def split_host_port(address: str) -> tuple[str, int]:
@@ -416,6 +419,7 @@ class Cluster:
         config = tf1.ConfigProto(device_filters=[self.local_device])
         pending = set(signalers)
         down_since: dict = {}
+        seen_up: set = set()
         last_probe = 0.0
         with tf1.Session(self.server.target, graph=graph, config=config) as sess:
             while pending:
@@ -436,26 +440,33 @@ class Cluster:
                     continue
                 if time.monotonic() - last_probe >= PROBE_INTERVAL_SECS:
                     last_probe = time.monotonic()
-                    self._check_alive(pending, down_since)
+                    self._check_alive(pending, down_since, seen_up)
         self._wait_for_exit(signalers)
         secs = time.monotonic() - start
         cnn_util.log_fn('%s: every task is done after %.1f s; exiting' % (self.describe(*me), secs))
         return {'role': self.job_name, 'task_index': self.task_index, 'served_secs': secs}
 
-    def _check_alive(self, pending, down_since) -> None:
+    def _check_alive(self, pending, down_since, seen_up) -> None:
+        """Raises when a pending signaler is gone: unreachable for GONE_AFTER_SECS after it was
+        seen up (its process exited), or for --startup_timeout_secs if never seen up."""
         now = time.monotonic()
         down = set(self.unreachable(sorted(pending)))
+        me = self.describe(self.job_name, self.task_index)
         for task in pending:
             if task not in down:
                 down_since.pop(task, None)
+                seen_up.add(task)
                 continue
             since = down_since.setdefault(task, now)
+            if task in seen_up and now - since >= GONE_AFTER_SECS:
+                raise cnn_util.ClusterError(
+                    '%s went away before reporting done (its process exited: see its log); %s '
+                    'stops' % (self.describe(*task), me))
             if now - since >= self.timeout_secs:
                 raise cnn_util.ClusterError(
                     '%s was unreachable for %g s (--startup_timeout_secs) before reporting done '
                     '(it never started or it died); %s stops' % (
-                        self.describe(*task), self.timeout_secs,
-                        self.describe(self.job_name, self.task_index)))
+                        self.describe(*task), self.timeout_secs, me))
 
     def _wait_for_exit(self, tasks) -> None:
         """Lets done signalers close their sessions (which talk to this task) before it exits."""

@@ -73,6 +73,13 @@ class PsPlacer:
         return distributed.task_device('ps', k) + '/device:CPU:0'
 
 
+def _shape_and_dtype(args, kwargs) -> tuple:
+    """(shape, dtype) of a variable getter call (name, shape=None, dtype=None, ...)."""
+    shape = kwargs['shape'] if 'shape' in kwargs else (args[0] if args else None)
+    dtype = kwargs['dtype'] if 'dtype' in kwargs else (args[1] if len(args) > 1 else None)
+    return shape, dtype
+
+
 def sum_towers(tower_grads, device) -> list:
     """[(sum over towers of gradient j, tower 0's variable j)], sums on `device`."""
     out = []
@@ -172,14 +179,14 @@ class VariableMgrClusterParameterServer(_ClusterMgr):
     name = 'parameter_server'
 
     def _custom_getter(self, tower):
-        def getter(getter, *args, **kwargs):
+        def getter(getter, name, *args, **kwargs):
             if tower > 0:
-                return getter(*args, **kwargs)  # reuse: tower 0 created it
+                return getter(name, *args, **kwargs)  # reuse: tower 0 created it
             # One read per variable and step onto this worker's CPU, shared by every use
             # (forward, weight decay) and tower; without it each use is a separate transfer.
             kwargs['caching_device'] = self.worker_cpu
-            with tf1.device(self.placer.place(kwargs.get('shape'), kwargs.get('dtype'))):
-                return getter(*args, **kwargs)
+            with tf1.device(self.placer.place(*_shape_and_dtype(args, kwargs))):
+                return getter(name, *args, **kwargs)
         return getter
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
@@ -202,15 +209,16 @@ class VariableMgrDistributedReplicated(_ClusterMgr):
         self._master_ids: set[int] = set()
 
     def _custom_getter(self, tower):
-        def getter(getter, *args, **kwargs):
-            local = getter(*args, **kwargs)
+        # Getters of the model (convnet_builder's initializer overrides) may pass `name`, and
+        # in principle shape and dtype, by position.
+        def getter(getter, name, *args, **kwargs):
+            local = getter(name, *args, **kwargs)
             if tower == 0 and kwargs.get('trainable') is not False:
-                master_kwargs = dict(kwargs, name='v/' + checkpoint_name(kwargs['name']),
-                                     trainable=False,
+                master_kwargs = dict(kwargs, trainable=False,
                                      collections=[tf1.GraphKeys.GLOBAL_VARIABLES])
-                with tf1.device(self.placer.place(kwargs.get('shape'), kwargs.get('dtype'))), \
+                with tf1.device(self.placer.place(*_shape_and_dtype(args, kwargs))), \
                         tf.control_dependencies(None):
-                    master = getter(*args, **master_kwargs)
+                    master = getter('v/' + checkpoint_name(name), *args, **master_kwargs)
                 self._masters[id(local)] = master
                 self._master_ids.add(id(master))
             return local

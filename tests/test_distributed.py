@@ -238,18 +238,16 @@ def wave2(tmp_path_factory, wave1):
     runs = {}
     for proc in wave1['runs']['parameter_server']['procs']:  # it wrote the checkpoint
         expect_ok(proc)
+    # A new cluster (1 ps + 1 worker) on the train_dir of wave 1's 2-step run: it resumes from
+    # step 2; later its ps is killed in the middle of the run.
     ps, workers = hosts(1), hosts(1)
-    resume = ['--train_dir=' + wave1['train_dir'], '--optimizer=momentum', '--num_batches=1',
-              '--num_warmup_batches=0']
-    runs['resume'] = [Proc('resume_' + name, cluster_args(job, 0, ps, workers, extra=resume),
-                           logs) for job, name in (('ps', 'ps0'), ('worker', 'worker0'))]
+    resume = ['--train_dir=' + wave1['train_dir'], '--optimizer=momentum'] + long_run
+    runs['ps_killed'] = [Proc('ps_killed_' + name, cluster_args(job, 0, ps, workers,
+                                                                extra=resume), logs)
+                         for job, name in (('ps', 'ps0'), ('worker', 'worker0'))]
     ps, workers = hosts(1), hosts(1)
     runs['missing_ps'] = Proc('missing_ps_worker0', cluster_args(
         'worker', 0, ps, workers, timeout=5, extra=['--num_batches=2']), logs)
-    ps, workers = hosts(1), hosts(1)
-    runs['ps_killed'] = [Proc('ps_killed_' + name, cluster_args(
-        job, 0, ps, workers, extra=long_run), logs)
-        for job, name in (('ps', 'ps0'), ('worker', 'worker0'))]
     ps, workers = hosts(1), hosts(2)
     runs['bad_hosts'] = Proc('bad_hosts', ['--job_name=worker', '--task_index=2',
                                            '--ps_hosts=' + ps[0],
@@ -270,13 +268,9 @@ def wave2(tmp_path_factory, wave1):
 
 
 def test_restarted_cluster_resumes_from_the_train_dir(wave2):
-    """A new cluster (1 ps + 1 worker) with the train_dir of wave 1's 2-step run restores
-    global step 2 and saves step 3."""
-    ps, chief = wave2['resume']
-    log = expect_ok(chief)
-    expect_ok(ps)
-    assert re.search(r'^Restored from step 2: training state from .*model\.ckpt-2$', log, re.M)
-    assert re.search(r'^Saved checkpoint .*model\.ckpt-3 \(global step 3\)$', log, re.M)
+    """The cluster restarted on the train_dir of wave 1's 2-step run restores global step 2."""
+    worker = wave2['ps_killed'][1]
+    worker.wait_for(r'^Restored from step 2: training state from .*model\.ckpt-2$')
 
 
 def test_missing_ps_times_out_naming_it(wave2):
@@ -307,13 +301,14 @@ def test_worker_killed_in_sync_mode_fails_the_others_cleanly(wave2):
     assert chief.finish() == 1
     assert ps.finish() == 1
     assert time.monotonic() - killed < 2 * FAULT_TIMEOUT + 15
+    # The ps sees worker 1 go away (its port closed) and stops; worker 0 fails on the lost ps
+    # or on its step deadline, whichever comes first; both name worker 1.
     chief_last = chief.log().strip().splitlines()[-1]
-    assert re.match(r'error: worker 0 \(localhost:\d+\) waited more than 30 s '
-                    r'\(--startup_timeout_secs\) for its peers; unreachable now: worker 1 '
+    assert re.match(r'error: .*unreachable now: (ps 0 \(localhost:\d+\), )?worker 1 '
                     r'\(localhost:\d+\)', chief_last), chief_last
     ps_last = ps.log().strip().splitlines()[-1]
-    assert re.match(r'error: (worker 0 .* reported a failure|worker 1 .* was unreachable)',
-                    ps_last), ps_last
+    assert re.match(r'error: (worker 1 \(localhost:\d+\) went away before reporting done|'
+                    r'worker 0 .* reported a failure)', ps_last), ps_last
 
 
 def test_bad_host_list_is_a_flag_error(wave2):
