@@ -333,6 +333,19 @@ def _check_distributed(p: Params) -> None:
                           'task_index=%d' % (count, p.job_name, p.task_index))
 
 
+def _check_loss_scale(p: Params) -> None:
+    """Rules of the float16 loss-scaling flags (bfloat16 and float32 need no loss scaling)."""
+    if p.fp16_loss_scale is not None and not p.use_fp16:
+        raise ParamsError('--fp16_loss_scale needs --use_fp16 (bfloat16 and float32 need no loss '
+                          'scaling). Received: fp16_loss_scale=%g' % p.fp16_loss_scale)
+    if p.fp16_loss_scale is not None and p.fp16_loss_scale <= 0:
+        raise ParamsError('--fp16_loss_scale must be > 0. Received: fp16_loss_scale=%g'
+                          % p.fp16_loss_scale)
+    if p.fp16_enable_auto_loss_scale and not p.use_fp16:
+        raise ParamsError('--fp16_enable_auto_loss_scale needs --use_fp16 (bfloat16 and float32 '
+                          'need no loss scaling).')
+
+
 def validate_params(p: Params) -> None:
     """Checks every value and every cross-parameter rule; the first violation is raised.
 
@@ -352,6 +365,7 @@ def validate_params(p: Params) -> None:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
     if p.fp16_vars and not p.use_fp16:
         raise ParamsError('--fp16_vars needs --use_fp16.')
+    _check_loss_scale(p)
     if p.forward_only and p.eval:
         raise ParamsError('--forward_only and --eval exclude each other: --eval measures '
                           'accuracy of a checkpoint, --forward_only times inference.')

@@ -1,0 +1,148 @@
+"""CPU tuning: thread-pool defaults and flags, the KMP/OMP/XLA environment (set before TensorFlow
+starts), NUMA affinity, the header line."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import benchmark_cnn
+import cpu_tuning
+from params import make_params
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_physical_cores_counts_each_core_once(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / 'cpuinfo'
+    # Two packages x two cores x two hyper-threads: 8 logical CPUs, 4 cores.
+    cpuinfo.write_text('\n'.join(
+        'processor\t: %d\nphysical id\t: %d\ncore id\t\t: %d\n' % (cpu, cpu // 4, (cpu // 2) % 2)
+        for cpu in range(8)))
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: set(range(8)))
+    assert cpu_tuning.physical_cores(str(cpuinfo)) == 4
+    # The process may run on the first package only: its two cores.
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {0, 1, 2, 3})
+    assert cpu_tuning.physical_cores(str(cpuinfo)) == 2
+    assert cpu_tuning.physical_cores(str(tmp_path / 'absent')) == 4
+
+
+def test_default_threads_rule_and_flags():
+    assert cpu_tuning.default_thread_counts(8) == (8, 1)
+    cores = cpu_tuning.physical_cores()
+    assert cpu_tuning.thread_counts(make_params()) == cpu_tuning.default_thread_counts(cores)
+    assert cpu_tuning.thread_counts(make_params(num_intra_threads=3, num_inter_threads=0)) == (
+        3, 0)
+
+
+def test_session_config_gets_the_thread_counts():
+    config = benchmark_cnn.make_session_config(
+        make_params(device='cpu', num_intra_threads=1, num_inter_threads=2), 1)
+    assert (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads) == (1, 2)
+    default = benchmark_cnn.make_session_config(make_params(device='cpu'), 1)
+    assert (default.intra_op_parallelism_threads, default.inter_op_parallelism_threads) == (
+        cpu_tuning.default_thread_counts())
+
+
+def test_kmp_flags_become_environment_variables():
+    environ = {}
+    updates = cpu_tuning.configure_environment(
+        make_params(kmp_blocktime=0, kmp_affinity='granularity=fine,compact,1,0',
+                    kmp_settings=True, num_intra_threads=2), environ)
+    assert environ == updates == {
+        'KMP_BLOCKTIME': '0', 'KMP_AFFINITY': 'granularity=fine,compact,1,0',
+        'KMP_SETTINGS': '1', 'OMP_NUM_THREADS': '2'}
+
+
+def test_users_omp_num_threads_is_kept_and_nothing_set_by_default():
+    environ = {'OMP_NUM_THREADS': '7'}
+    cpu_tuning.configure_environment(make_params(kmp_blocktime=1), environ)
+    assert environ == {'OMP_NUM_THREADS': '7', 'KMP_BLOCKTIME': '1'}
+    assert cpu_tuning.environment_updates(make_params(), {}) == {}
+
+
+def test_xla_adds_the_cpu_jit_flag_once():
+    environ = {'TF_XLA_FLAGS': '--tf_xla_min_cluster_size=2'}
+    cpu_tuning.configure_environment(make_params(xla=True), environ)
+    assert environ['TF_XLA_FLAGS'] == '--tf_xla_min_cluster_size=2 --tf_xla_cpu_global_jit'
+    assert cpu_tuning.environment_updates(make_params(xla=True), environ) == {}
+
+
+def test_setting_kmp_after_tensorflow_loaded_warns(capsys):
+    # TensorFlow is imported in the test process (conftest).
+    cpu_tuning.configure_environment(make_params(kmp_blocktime=1), {})
+    assert 'warning: KMP_BLOCKTIME, OMP_NUM_THREADS set after TensorFlow was imported' in (
+        capsys.readouterr().err)
+
+
+_ENTRY_SCRIPT = textwrap.dedent('''
+    import os, sys
+    sys.path.insert(0, {repo!r})
+    import cpu_tuning, tf_cnn_benchmarks
+    seen = {{}}
+    original = cpu_tuning.configure_environment
+    def spy(p, environ=None):
+        seen['tensorflow_loaded'] = 'tensorflow' in sys.modules
+        return original(p, environ)
+    cpu_tuning.configure_environment = spy
+    status = tf_cnn_benchmarks.main(['tf_cnn_benchmarks', '--model=no_such', '--kmp_blocktime=3',
+                                     '--kmp_affinity=compact', '--kmp_settings', '--xla'])
+    print('STATUS', status, seen['tensorflow_loaded'],
+          *[os.environ.get(k) for k in ('KMP_BLOCKTIME', 'KMP_AFFINITY', 'KMP_SETTINGS',
+                                        'OMP_NUM_THREADS', 'TF_XLA_FLAGS')])
+''')
+
+
+def test_entry_script_sets_the_environment_before_importing_tensorflow():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('OMP_NUM_THREADS', 'TF_XLA_FLAGS') and not k.startswith('KMP_')}
+    proc = subprocess.run([sys.executable, '-c', _ENTRY_SCRIPT.format(repo=REPO)],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    line = [x for x in proc.stdout.splitlines() if x.startswith('STATUS')]
+    assert line, proc.stdout[-2000:] + proc.stderr[-2000:]
+    intra, _ = cpu_tuning.default_thread_counts()
+    assert line[0].split() == ['STATUS', '2', 'False', '3', 'compact', '1', str(intra),
+                               '--tf_xla_cpu_global_jit']
+
+
+def test_header_shows_threads_and_kmp_settings(monkeypatch):
+    monkeypatch.setenv('KMP_BLOCKTIME', '0')
+    monkeypatch.setattr(cpu_tuning, 'openmp_runtime_loaded', lambda maps_path=None: False)
+    line = next(x for x in benchmark_cnn.BenchmarkCNN(
+        make_params(num_intra_threads=1, num_inter_threads=2), gpus=0).info_lines()
+        if x.startswith('Threads:'))
+    assert line.startswith('Threads:     intra-op 1, inter-op 2 (')
+    assert line.endswith('KMP_BLOCKTIME=0 (no OpenMP runtime loaded: no effect)')
+
+
+def test_openmp_runtime_detection(tmp_path):
+    maps = tmp_path / 'maps'
+    maps.write_text('7f00-7f01 r-xp 0 0:0 0 /usr/lib/libiomp5.so\n')
+    assert cpu_tuning.openmp_runtime_loaded(str(maps)) is True
+    maps.write_text('7f00-7f01 r-xp 0 0:0 0 /usr/lib/libc.so.6\n')
+    assert cpu_tuning.openmp_runtime_loaded(str(maps)) is False
+    assert cpu_tuning.openmp_runtime_loaded(str(tmp_path / 'absent')) is None
+
+
+def test_numa_affinity_warns_on_one_node_and_applies_on_two(monkeypatch, capsys, tmp_path):
+    for node in ('node0', 'node1'):
+        (tmp_path / node).mkdir()
+    assert cpu_tuning.numa_nodes(str(tmp_path)) == ['node0', 'node1']
+    p = make_params(use_numa_affinity=True, device='cpu')
+    monkeypatch.setattr(cpu_tuning, 'numa_nodes', lambda root=None: ['node0'])
+    benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    assert capsys.readouterr().err.count(
+        'warning: --use_numa_affinity has no effect: this host has 1 NUMA node(s)') == 1
+    assert not benchmark_cnn.make_session_config(p, 1).experimental.use_numa_affinity
+    monkeypatch.setattr(cpu_tuning, 'numa_nodes', lambda root=None: ['node0', 'node1'])
+    assert benchmark_cnn.make_session_config(p, 1).experimental.use_numa_affinity
+
+
+@pytest.mark.parametrize('flag', ['--kmp_blocktime=-1', '--num_intra_threads=-2'])
+def test_negative_values_are_usage_errors(flag):
+    proc = subprocess.run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), flag],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 2 and proc.stderr.startswith('error: --')
+    assert len(proc.stderr.strip().splitlines()) == 1

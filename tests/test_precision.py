@@ -1,0 +1,272 @@
+"""Reduced precision: loss-scale arithmetic, skipped updates, fp16/bf16 training against fp32,
+variable dtypes, every model in bf16 and fp16, bf16 checkpoints in fp32 eval, flag rules."""
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import benchmark_cnn
+import checkpoints
+import precision
+import tower
+from models import model_config
+from params import ParamsError, make_params, validate_params
+
+tf1 = tf.compat.v1
+
+# Overflows float16 on the first step: the logits' gradient of a batch of 2 is ~0.5, times 2**20
+# is ~5e5 > 65504 (float16's largest value); four halvings later (2**16) it fits.
+OVERFLOWING_SCALE = 2.0 ** 20
+
+
+def _params(**kwargs):
+    defaults = dict(model='trivial', batch_size=2, image_size=16, num_batches=3,
+                    num_warmup_batches=0, display_every=100)
+    defaults.update(kwargs)
+    return make_params(**defaults)
+
+
+def _run(**kwargs):
+    return benchmark_cnn.BenchmarkCNN(_params(**kwargs), gpus=0).run()
+
+
+# --- Pure arithmetic.
+
+def test_scale_halves_on_non_finite_and_resets_the_count():
+    assert precision.next_loss_scale(128.0, 5, False, 1000) == (64.0, 0)
+    assert precision.next_loss_scale(1.0, 0, False, 1000) == (precision.MIN_LOSS_SCALE, 0)
+
+
+def test_scale_doubles_after_n_finite_steps():
+    scale, good = 128.0, 0
+    history = []
+    for _ in range(7):
+        scale, good = precision.next_loss_scale(scale, good, True, 3)
+        history.append(scale)
+    # Doubles on the 3rd and 6th finite step.
+    assert history == [128, 128, 256, 256, 256, 512, 512]
+    assert precision.next_loss_scale(precision.MAX_LOSS_SCALE, 0, True, 1) == (
+        precision.MAX_LOSS_SCALE, 0)
+
+
+def test_graph_update_matches_the_pure_function():
+    finite_steps = [True, True, False, True, True, True, False, False, True]
+    graph = tf.Graph()
+    with graph.as_default():
+        scaler = precision.LossScaler(initial_scale=64.0, dynamic=True, inc_every_n=2)
+        finite = tf1.placeholder(tf.bool, [])
+        update = scaler.update_op(finite)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            expected = (64.0, 0)
+            for value in finite_steps:
+                sess.run(update, {finite: value})
+                expected = precision.next_loss_scale(*expected, value, 2)
+                got = sess.run([scaler.scale_var, scaler.good_steps_var])
+                assert (float(got[0]), int(got[1])) == expected
+
+
+def test_all_finite_sees_inf_and_nan():
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        ok = precision.all_finite([tf.ones([3]), tf.zeros([2, 2])])
+        inf = precision.all_finite([tf.ones([3]), tf.constant([1.0, np.inf])])
+        nan = precision.all_finite([tf.constant([np.nan], tf.float16)])
+        assert sess.run([ok, inf, nan]) == [True, False, False]
+
+
+def test_clipping_keeps_non_finite_gradients_for_the_overflow_check():
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        w = tf1.get_variable('w', initializer=tf.constant([1.0, 2.0]))
+        loss = tf.reduce_sum(w * tf.constant([np.inf, 3.0]))
+        kept = tower.build_gradients(loss, [w], num_towers=1, gradient_clip=1.0,
+                                     keep_non_finite=True)[0][0]
+        clipped = tower.build_gradients(loss, [w], num_towers=1, gradient_clip=1.0)[0][0]
+        sess.run(tf1.global_variables_initializer())
+        assert sess.run(kept).tolist() == [np.inf, 1.0]
+        assert sess.run(clipped).tolist() == [1.0, 1.0]
+
+
+def test_default_static_loss_scale_is_128():
+    assert precision.initial_loss_scale(make_params(use_fp16=True)) == 128.0
+    assert precision.initial_loss_scale(make_params(use_fp16=True, fp16_loss_scale=8.0)) == 8.0
+    assert precision.initial_loss_scale(make_params(use_bf16=True)) == 1.0
+    assert precision.LossScaler.from_params(make_params(use_bf16=True)) is None
+
+
+# --- Skipping non-finite updates in the training graph.
+
+def _trace_steps(num_steps, **kwargs):
+    """Per step: (loss scale used, variables changed by the step, global step after it)."""
+    bench = benchmark_cnn.BenchmarkCNN(_params(
+        use_fp16=True, fp16_enable_auto_loss_scale=True, fp16_loss_scale=OVERFLOWING_SCALE,
+        fp16_inc_loss_scale_every_n=2, **kwargs), gpus=0)
+    info = bench.build_graph()
+    trace = []
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        scale = [v for v in tf1.global_variables() if v.op.name == 'loss_scale/scale'][0]
+        state = tf1.trainable_variables() + [v for v in tf1.global_variables()
+                                             if 'Momentum' in v.op.name]
+        for _ in range(num_steps):
+            before, used = sess.run(state), float(sess.run(scale))
+            sess.run(info.train_op)
+            changed = any(not np.array_equal(a, b) for a, b in zip(before, sess.run(state)))
+            trace.append((used, changed, int(sess.run(info.global_step))))
+    return trace
+
+
+@pytest.mark.parametrize('kwargs', [
+    dict(),
+    dict(variable_update='replicated', num_gpus=2, optimizer='momentum'),
+    dict(variable_update='independent', num_gpus=2),
+], ids=['parameter_server', 'replicated', 'independent'])
+def test_overflowing_steps_are_skipped_and_the_scale_halves(kwargs):
+    trace = _trace_steps(8, **kwargs)
+    scales = [s for s, _, _ in trace]
+    changed = [c for _, c, _ in trace]
+    # 2**20 .. 2**18 overflow (skipped, variables and momentum untouched); the first scale
+    # that fits applies; after 2 good steps in a row the scale doubles.
+    first_good = changed.index(True)
+    assert scales[:first_good + 1] == [OVERFLOWING_SCALE / 2 ** i for i in range(first_good + 1)]
+    assert 2 <= first_good <= 4 and not any(changed[:first_good])
+    assert changed[first_good + 1] and scales[first_good + 1] == scales[first_good]
+    assert scales[first_good + 2] == 2 * scales[first_good]
+    # The global step counts skipped steps too.
+    assert [g for _, _, g in trace] == list(range(1, 9))
+
+
+# --- Reduced precision against float32.
+
+@pytest.mark.parametrize('kwargs', [
+    dict(use_bf16=True),
+    dict(use_fp16=True),
+    dict(use_fp16=True, fp16_enable_auto_loss_scale=True),
+    dict(use_fp16=True, fp16_vars=True),
+], ids=['bf16', 'fp16', 'fp16_auto', 'fp16_vars'])
+def test_reduced_precision_losses_track_float32(kwargs):
+    # The trivial model on synthetic data (one fixed batch), learning fast enough that the
+    # three losses differ.
+    common = dict(num_batches=3, init_learning_rate=0.002, image_size=32)
+    fp32 = _run(**common)['losses']
+    low = _run(**common, **kwargs)['losses']
+    assert fp32[2] < fp32[0] - 0.05
+    np.testing.assert_allclose(low, fp32, rtol=1e-2)
+
+
+@pytest.mark.parametrize('kwargs, dtype', [
+    (dict(), tf.float32), (dict(use_bf16=True), tf.float32), (dict(use_fp16=True), tf.float32),
+    (dict(use_fp16=True, fp16_vars=True), tf.float16),
+])
+def test_variables_stay_float32_unless_fp16_vars(kwargs, dtype):
+    bench = benchmark_cnn.BenchmarkCNN(_params(model='resnet20', data_name='cifar10', **kwargs),
+                                       gpus=0)
+    info = bench.build_graph()
+    with info.graph.as_default():
+        variables = tf1.global_variables()
+    kernels = [v for v in variables if v.op.name.endswith(('/weights', '/biases'))]
+    batch_norm = [v for v in variables if '/batchnorm' in v.op.name]
+    assert kernels and batch_norm
+    assert {v.dtype.base_dtype for v in kernels} == {dtype}
+    # Batch norm parameters and statistics, the loss and the logits stay float32.
+    assert {v.dtype.base_dtype for v in batch_norm} == {tf.float32}
+    assert info.loss.dtype == tf.float32
+
+
+# --- Every model, one step in bf16 and fp16 at its smallest image size.
+
+def _model_cases():
+    cases = []
+    for name, dataset in model_config.list_models():
+        model = model_config.get_model(name, dataset)
+        size = model.image_size if model.fixed_image_size else model.min_image_size
+        cases.append((name, dataset, size))
+    return cases
+
+
+# A representative subset runs by default (LRN, depthwise convolutions, inception columns with
+# dropout, batch norm with residuals, plain conv/pool/affine: every layer kind of the builder);
+# `pytest -m slow` sweeps all 36 registered models (~10 minutes on 2 cores: VGG at 224x224
+# dominates), too long for CI.
+FAST_MODELS = {('alexnet', 'cifar10'), ('lenet', 'imagenet'), ('mobilenet', 'imagenet'),
+               ('googlenet', 'imagenet'), ('resnet20', 'cifar10')}
+
+
+def _sweep_params():
+    out = []
+    for name, dataset, size in _model_cases():
+        marks = () if (name, dataset) in FAST_MODELS else (pytest.mark.slow,)
+        for precision_flag in ('use_bf16', 'use_fp16'):
+            out.append(pytest.param(name, dataset, size, precision_flag, marks=marks,
+                                    id='%s-%s-%s' % (name, dataset, precision_flag[4:])))
+    return out
+
+
+@pytest.mark.parametrize('name, dataset, size, precision_flag', _sweep_params())
+def test_every_model_trains_one_step(name, dataset, size, precision_flag):
+    result = _run(model=name, data_name=dataset if dataset == 'cifar10' else None,
+                  image_size=size, num_batches=1, **{precision_flag: True})
+    assert len(result['losses']) == 1 and math.isfinite(result['losses'][0])
+
+
+# --- Checkpoints.
+
+def test_bf16_checkpoint_restores_in_float32_eval(tmp_path):
+    train_dir = str(tmp_path)
+    trained = _run(train_dir=train_dir, use_bf16=True, num_batches=2)
+    saved = checkpoints.read_checkpoint_values(trained['checkpoint_path'])
+    weights = {k: v for k, v in saved.items() if k.startswith('cg/')}
+    assert weights and {v.dtype for v in weights.values()} == {np.dtype(np.float32)}
+    evaluated = _run(train_dir=train_dir, eval=True, num_eval_batches=1)
+    assert evaluated['eval']['global_step'] == 2
+
+
+# --- Header and flag rules.
+
+def test_header_states_precision_and_native_support():
+    lines = benchmark_cnn.BenchmarkCNN(_params(use_fp16=True, fp16_enable_auto_loss_scale=True),
+                                       gpus=0).info_lines()
+    text = '\n'.join(lines)
+    assert ('Precision:   float16 compute, float32 variables, automatic loss scale from 128 '
+            '(x2 every 1000 finite steps)') in text
+    assert 'float16' in lines[lines.index(next(x for x in lines if x.startswith('Precision')))
+                              + 1]
+
+
+def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
+    cpuinfo = tmp_path / 'cpuinfo'
+    cpuinfo.write_text('processor\t: 0\nflags\t\t: fpu avx2 avx512_bf16\n')
+    flags = precision.cpu_flags(str(cpuinfo))
+    assert 'avx512_bf16' in flags
+    assert precision.native_support(tf.bfloat16, 'cpu', flags=flags)[0]
+    native, text = precision.native_support(tf.bfloat16, 'cpu', flags={'avx2'})
+    assert not native and 'avx512_bf16/amx_bf16' in text
+    assert not precision.native_support(tf.float16, 'cpu', flags=flags)[0]
+    assert precision.native_support(tf.bfloat16, 'gpu', capabilities=[(8, 0)])[0]
+    assert not precision.native_support(tf.bfloat16, 'gpu', capabilities=[(7, 0)])[0]
+    assert precision.native_support(tf.float16, 'gpu', capabilities=[(7, 0)])[0]
+    assert precision.cpu_flags(str(tmp_path / 'absent')) == set()
+
+
+def test_missing_native_bf16_warns_once(capsys, monkeypatch):
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx2'})
+    benchmark_cnn.BenchmarkCNN(_params(use_bf16=True), gpus=0)
+    err = capsys.readouterr().err
+    assert err.count('warning: --use_bf16: CPU has no avx512_bf16/amx_bf16') == 1
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    (dict(fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
+    (dict(use_bf16=True, fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
+    (dict(use_fp16=True, fp16_loss_scale=0.0), '--fp16_loss_scale must be > 0'),
+    (dict(fp16_enable_auto_loss_scale=True), '--fp16_enable_auto_loss_scale needs --use_fp16'),
+    (dict(use_fp16=True, use_bf16=True), '--use_fp16 and --use_bf16 exclude each other'),
+    (dict(fp16_vars=True, use_bf16=True), '--fp16_vars needs --use_fp16'),
+])
+def test_refused_precision_flags_give_one_line(kwargs, text):
+    with pytest.raises(ParamsError, match=text) as info:
+        validate_params(make_params(**kwargs))
+    assert '\n' not in str(info.value)
