@@ -108,7 +108,7 @@ class BenchmarkCNN:
             self.devices = self.cluster.tower_devices(p.num_gpus, p.device)
             self.num_workers = self.cluster.num_workers
         self.global_batch_size = self.batch_size * p.num_gpus * self.num_workers
-        self.examples_per_epoch = self.dataset.num_examples('train')
+        self.examples_per_epoch = self.dataset.num_examples(dataset_info.default_subset(p))
         if p.num_epochs is not None:
             self.num_batches = max(1, int(np.ceil(
                 p.num_epochs * self.examples_per_epoch / self.global_batch_size)))
@@ -123,9 +123,13 @@ class BenchmarkCNN:
         self.speed_notes = _speed_setup(p, self.dtype)
         if p.all_reduce_spec:
             try:
-                allreduce.parse_all_reduce_spec(p.all_reduce_spec)
+                spec = allreduce.parse_all_reduce_spec(p.all_reduce_spec)
             except ValueError as e:
                 raise params_lib.ParamsError('--all_reduce_spec: %s' % e) from None
+            if p.device != 'gpu' and any('nccl' in entry.alg for entry in spec):
+                raise params_lib.ParamsError(
+                    '--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu or '
+                    'xring.' % p.all_reduce_spec)
 
     # --- Header.
     def info_lines(self) -> list[str]:
@@ -179,7 +183,8 @@ class BenchmarkCNN:
             mgr = variable_mgr.make_variable_mgr(p, self.devices, param_device)
             outputs = []
             for i, (images, labels) in enumerate(batches):
-                with mgr.tower_scope(i), xla_jit.tower_scope(p, i):
+                with (mgr.tower_scope(i), xla_jit.tower_scope(p, i),
+                      precision.gradient_scope(self.dtype, p.device)):
                     outputs.append(tower.build_forward(
                         self.model, images, labels, phase_train=not p.forward_only,
                         num_classes=self.dataset.num_classes, data_format=p.data_format,

@@ -97,6 +97,51 @@ def test_default_static_loss_scale_is_128():
     assert precision.LossScaler.from_params(make_params(use_bf16=True)) is None
 
 
+@pytest.mark.parametrize('transpose_a, transpose_b', [(False, False), (False, True),
+                                                      (True, False), (True, True)])
+def test_float32_gradients_of_emulated_ops_match_float32_math(transpose_a, transpose_b):
+    rng = np.random.RandomState(0)
+    a_val = rng.randn(3, 4).astype(np.float32)
+    b_val = rng.randn(4, 5).astype(np.float32)
+    a_val, b_val = (a_val.T if transpose_a else a_val), (b_val.T if transpose_b else b_val)
+    values = [a_val, b_val, rng.randn(2, 6, 6, 3), rng.randn(3, 3, 3, 4)]
+    results = []
+    for dtype in (tf.float32, tf.bfloat16):  # the float32 reference, then the override
+        graph = tf.Graph()
+        with graph.as_default(), tf1.Session() as sess:
+            # The same (bfloat16-representable) values in both runs.
+            inputs = [tf.cast(tf.constant(v, tf.bfloat16), dtype) for v in values]
+            with graph.gradient_override_map({'Conv2D': precision.FLOAT32_CONV_GRADIENT,
+                                              'MatMul': precision.FLOAT32_MATMUL_GRADIENT}
+                                             if dtype == tf.bfloat16 else {}):
+                c = tf.matmul(inputs[0], inputs[1], transpose_a=transpose_a,
+                              transpose_b=transpose_b)
+                y = tf.nn.conv2d(inputs[2], inputs[3], [1, 2, 2, 1], 'SAME')
+            loss = (tf.reduce_sum(tf.cast(c, tf.float32) ** 2) +
+                    tf.reduce_sum(tf.cast(y, tf.float32) ** 2))
+            grads = tf1.gradients(loss, inputs)
+            assert [g.dtype for g in grads] == [dtype] * 4
+            results.append(sess.run([tf.cast(g, tf.float32) for g in grads]))
+    for reference, float32 in zip(*results):
+        # Only the forward outputs and the returned gradients are rounded to bfloat16.
+        np.testing.assert_allclose(float32, reference, rtol=0.03,
+                                   atol=0.03 * np.abs(reference).max())
+
+
+def test_gradient_scope_applies_only_where_the_dtype_is_emulated(monkeypatch):
+    graph = tf.Graph()
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx2'})
+    with graph.as_default():
+        with precision.gradient_scope(tf.bfloat16, 'cpu'):
+            emulated = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))
+        monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'amx_bf16'})
+        with precision.gradient_scope(tf.bfloat16, 'cpu'):
+            native = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))
+    assert emulated.op.get_attr('_gradient_op_type') == precision.FLOAT32_MATMUL_GRADIENT.encode()
+    assert '_gradient_op_type' not in native.op.node_def.attr
+    assert not precision.emulated(tf.float32, 'cpu')
+
+
 # --- Skipping non-finite updates in the training graph.
 
 def _trace_steps(num_steps, **kwargs):
