@@ -36,8 +36,11 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, global_batch
     if p.piecewise_learning_rate_schedule:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
         boundaries = [int(e * steps_per_epoch) for e in epochs]
-        lr = tf1.train.piecewise_constant(global_step, [tf.cast(b, tf.int64) for b in boundaries],
-                                          [float(r) for r in rates])
+        if boundaries:
+            lr = tf1.train.piecewise_constant(
+                global_step, [tf.cast(b, tf.int64) for b in boundaries], [float(r) for r in rates])
+        else:  # one rate, no boundaries: a constant
+            lr = tf.constant(rates[0], tf.float32)
     elif p.init_learning_rate is not None:
         lr = tf.constant(p.init_learning_rate, tf.float32)
         if p.num_epochs_per_decay > 0 and p.learning_rate_decay_factor > 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import re
 from typing import Any
 
@@ -416,6 +417,9 @@ def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
         raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", an '
                           'odd number of numbers. Received: %r' % text)
     rates, epochs = values[0::2], values[1::2]
+    if any(not math.isfinite(r) or r < 0 for r in rates):
+        raise ParamsError('--piecewise_learning_rate_schedule rates must be finite and >= 0. '
+                          'Received: %r' % text)
     if any(b <= a for a, b in zip(epochs, epochs[1:])) or any(e <= 0 for e in epochs):
         raise ParamsError('--piecewise_learning_rate_schedule epochs must be positive and '
                           'increasing. Received: %r' % text)

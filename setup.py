@@ -12,7 +12,7 @@ setuptools.setup(
     description='Fast, trustworthy CNN training benchmarks for TensorFlow (TF1-style graphs)',
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',
-    python_requires='>=3.9',
+    python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks', 'tf_cnn_benchmarks.models', 'tf_cnn_benchmarks.tools'],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],

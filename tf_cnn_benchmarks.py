@@ -64,6 +64,13 @@ def main(argv: list[str]) -> int:
     import cpu_tuning
     cpu_tuning.configure_environment(p)
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
+    try:
+        return _run(p)
+    except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
+        return _fail('interrupted', 130)
+
+
+def _run(p: params.Params) -> int:
     import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         import tensorflow as tf

@@ -57,3 +57,7 @@ def test_optimizer_factory(name, slot):
         var = tf1.get_variable('w', [2], initializer=tf1.ones_initializer())
         opt.minimize(tf.reduce_sum(var * var), var_list=[var])
         assert (slot in opt.get_slot_names()) if slot else opt.get_slot_names() == []
+
+
+def test_single_rate_schedule_is_a_constant():
+    assert _rates([0, 50], piecewise_learning_rate_schedule='0.3') == pytest.approx([0.3, 0.3])

@@ -51,6 +51,8 @@ def test_params_are_immutable():
                                    'replicated'),
     ({'piecewise_learning_rate_schedule': '0.1;10'}, 'odd number of numbers'),
     ({'piecewise_learning_rate_schedule': '0.1;10;0.01;5;0.001'}, 'positive and increasing'),
+    ({'piecewise_learning_rate_schedule': 'nan;1;0.1'}, 'rates must be finite and >= 0'),
+    ({'piecewise_learning_rate_schedule': '-0.1;1;0.01'}, 'rates must be finite and >= 0'),
     ({'piecewise_learning_rate_schedule': '0.1;10;0.01', 'init_learning_rate': 0.1},
      'exclude each other'),
     ({'data_name': 'synthetic', 'data_dir': '/data'}, '--data_name=synthetic ignores --data_dir'),
