@@ -81,12 +81,13 @@ class Coordination:
         options = None
         if timeout_secs is not None:
             options = tf1.RunOptions(timeout_in_ms=int(timeout_secs * 1000))
+        if status == 0:  # errors become ClusterError naming the unreachable tasks
+            session.run(self.done_puts, feed_dict={self.status: status}, options=options)
+            return
         try:
             session.run_unchecked(self.done_puts, feed_dict={self.status: status},
                                   options=options)
         except tf.errors.OpError as e:
-            if status == 0:
-                raise
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
                           % str(e.message).splitlines()[0])
 
@@ -99,20 +100,29 @@ class ClusterStatsHook(run_hooks.RunHook):
     takes all of them and prints one line per worker and the cluster total: the sum of the
     workers' own images/sec (with --cross_replica_sync the workers' timed steps are the same
     global steps). Adds to the result: 'worker_images_per_sec' (chief: list by task index),
-    'cluster_images_per_sec' (chief), 'task' ('worker 1').
+    'cluster_images_per_sec' (chief), 'task' ('worker 1'), 'traffic_bytes_estimate'
+    ({'sent', 'received'}: bytes per step and worker, from the variables' sizes; see the
+    managers' `traffic_bytes`).
     """
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self._sess = None
+        self._traffic = None
 
     def begin(self, ctx):
         self._sess = ctx.sess
+        with ctx.info.graph.as_default():
+            self._traffic = ctx.info.mgr.traffic_bytes()
 
     def end(self, result):
         c, sess = self.cluster, self._sess
         coord = c.coordination
         result['task'] = '%s %d' % (c.job_name, c.task_index)
+        result['traffic_bytes_estimate'] = self._traffic
+        cnn_util.log_fn('Network per step and worker (estimate from the variables\' sizes): '
+                        '%.2f MB sent, %.2f MB received' % (self._traffic['sent'] / 1e6,
+                                                           self._traffic['received'] / 1e6))
         if c.job_name == 'controller':
             result['cluster_images_per_sec'] = result['images_per_sec']
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
@@ -154,7 +164,7 @@ class ClusterStatsHook(run_hooks.RunHook):
 class ClusterDoneHook(run_hooks.RunHook):
     """The last `end` before signals.SignalHook's: (test-only dump, then) the done tokens that
     let the serving tasks exit. After the other hooks, so a chief's final checkpoint is saved
-    while the ps tasks still serve."""
+    while the ps tasks still serve. On `abort`, a failure token instead."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
@@ -169,6 +179,11 @@ class ClusterDoneHook(run_hooks.RunHook):
         import cluster_testing
         cluster_testing.dump_result(self._sess, self._mgr, self.cluster, result)
         self.cluster.coordination.signal_done(self._sess, status=0)
+
+    def abort(self):
+        """The loop failed (non-finite loss, data error): tell the serving tasks at once (best
+        effort), so they stop instead of waiting for this task to go away."""
+        self.cluster.coordination.signal_done(self._sess, status=1, timeout_secs=5.0)
 
 
 def add_hooks(hooks: list, bench, info) -> list:

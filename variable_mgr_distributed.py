@@ -154,12 +154,20 @@ class _ClusterMgr(variable_mgr.VariableMgr):
                 adds.append(acc.assign_add(grad * scale, read_value=False))
 
         def chief_update():
+            # Reads, updates and zeroing all on the variables' ps: nothing crosses the network.
             with tf1.name_scope('sync_apply'):
-                read = [(acc.read_value(), var) for acc, (_, var) in zip(accumulators, pairs)]
+                read = []
+                for acc, (_, var) in zip(accumulators, pairs):
+                    with tf1.device(var.device):
+                        read.append((acc.read_value(), var))
                 apply = optimizer.apply_gradients(read, global_step=global_step)
+                resets = []
                 with tf.control_dependencies([apply]):
-                    return [acc.assign(tf.zeros_like(acc), read_value=False)
-                            for acc in accumulators]
+                    for acc in accumulators:
+                        with tf1.device(acc.device):
+                            resets.append(acc.assign(tf.zeros(acc.shape, acc.dtype.base_dtype),
+                                                     read_value=False))
+                return resets
         point = SyncPoint(c.num_workers, c.task_index,
                           distributed.task_device(*c.coordinator) + '/device:CPU:0')
         return point.build(adds, chief_update)
@@ -169,7 +177,8 @@ class _ClusterMgr(variable_mgr.VariableMgr):
         return sum(num_bytes(v.shape, v.dtype.base_dtype) for v in self.trainable_variables(0))
 
     def traffic_bytes(self) -> dict:
-        """Estimated bytes this task sends and receives per step (from variable sizes)."""
+        """{'sent', 'received'}: estimated bytes a worker sends and receives per step, from
+        the variables' sizes (sync tokens and scalars left out)."""
         raise NotImplementedError
 
 
@@ -351,7 +360,11 @@ class VariableMgrCollectiveAllReduce(_ClusterMgr):
 
 
 class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
-    """`distributed_all_reduce`, built by the controller over every worker's devices."""
+    """`distributed_all_reduce`, built by the controller over every worker's devices.
+
+    `traffic_bytes` estimates a bandwidth-optimal all-reduce (2 (n-1)/n x model per worker);
+    the default 'pscpu/pscpu' gathers on one worker's CPU instead, which moves more to and from
+    that worker."""
 
     name = 'distributed_all_reduce'
 

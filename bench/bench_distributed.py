@@ -17,8 +17,10 @@ Every task writes its result JSON (--benchmark_log_dir) and runs with --print_st
   sync ms          step ms - step ms of the local run: the per-step cost of the cluster
   ratio            images/sec of the first worker / local images/sec (x1 rows: the
                    "1 ps + 1 worker vs local" figure; target >= 0.9 for resnet50)
-  MB/step          bytes moved between tasks in the last traced step (RecvTensor records of the
-                   trace: what this worker's step sent and received; a controller: all workers)
+  MB/step          traced: bytes moved between tasks in the chief's last traced step (the
+                   trace's RecvTensor records: what its step sent and received; a controller:
+                   all workers; collective ops do not appear there); estimate: sent + received
+                   per worker from the variables' sizes (result['traffic_bytes_estimate'])
   breakdown        input / compute / sync / overhead ms of the last traced step (see
                    step_breakdown.py)
 
@@ -124,11 +126,15 @@ def run_config(model: str, batch: int, steps: int, mode: str | None, workers: in
     return results
 
 
-def untraced_rate(result: dict, steps: int) -> tuple[float, float]:
-    """(images/sec of this task, mean step seconds) over its timed steps that were not traced
-    (timed step 1 and step `steps` are)."""
+def untraced_times(result: dict, steps: int) -> list[float]:
+    """Seconds of the timed steps that were not traced (timed step 1 and step `steps` are)."""
     times = [t for i, t in enumerate(result['step_times'], 1) if i not in (1, steps)]
-    times = times or result['step_times']
+    return times or result['step_times']
+
+
+def untraced_rate(result: dict, steps: int) -> tuple[float, float]:
+    """(images/sec of this task, mean step seconds) over its untraced timed steps."""
+    times = untraced_times(result, steps)
     mean = sum(times) / len(times)
     return result['per_device_batch_size'] * result['num_devices'] / mean, mean
 
@@ -139,13 +145,16 @@ def summarise(model, mode, workers, results, steps, local) -> dict:
     chief = results[chief_name]
     rates = {n: untraced_rate(r, steps)[0] for n, r in results.items()}
     step_secs = untraced_rate(chief, steps)[1]
+    fastest = min(untraced_times(chief, steps))
     cluster = rates[chief_name] if chief_name != 'worker0' else sum(rates.values())
     last = chief['step_breakdown']['steps'][-1]
     row = {
         'model': model, 'config': 'local' if mode is None else '%s x%d' % (mode, workers),
         'mode': mode, 'workers': workers, 'images_per_sec': rates,
         'cluster_images_per_sec': cluster, 'step_ms': step_secs * 1e3,
+        'fastest_step_ms': fastest * 1e3,
         'transfer_mb_per_step': last['transfer_bytes'] / 1e6,
+        'estimated_mb_per_step': sum((chief.get('traffic_bytes_estimate') or {}).values()) / 1e6,
         'breakdown_last_traced_step': last,
         'batch_size': chief['per_device_batch_size'], 'image_size': chief['image_size'],
     }
@@ -153,23 +162,32 @@ def summarise(model, mode, workers, results, steps, local) -> dict:
         row['sync_overhead_ms'] = row['step_ms'] - local['step_ms']
         first = rates[chief_name] if chief_name == 'controller' else rates['worker0']
         row['ratio_vs_local'] = first / local['cluster_images_per_sec']
+        # From the fastest untraced steps: the least disturbed by other load on the machine.
+        row['fastest_sync_overhead_ms'] = row['fastest_step_ms'] - local['fastest_step_ms']
+        row['fastest_ratio_vs_local'] = local['fastest_step_ms'] / row['fastest_step_ms']
     return row
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ['| model | config | images/sec per worker | cluster images/sec | step ms | '
-             'sync ms | ratio vs local | MB/step | breakdown: input / compute / sync / '
-             'overhead ms |', '|' + '---|' * 9]
+    lines = ['| model | config | images/sec per worker | cluster images/sec | step ms (mean / '
+             'fastest) | sync ms (mean / fastest) | ratio vs local (mean / fastest) | MB/step '
+             '(traced / estimate) | '
+             'breakdown: input / compute / sync / overhead ms |', '|' + '---|' * 9]
     for r in rows:
         b = r['breakdown_last_traced_step']
         per_worker = ', '.join('%.2f' % v for k, v in sorted(r['images_per_sec'].items())
                                if k.startswith('worker')) or '-'
-        lines.append('| %s | %s | %s | %.2f | %.0f | %s | %s | %.1f | %.0f / %.0f / %.0f / %.0f |'
-                     % (r['model'], r['config'], per_worker, r['cluster_images_per_sec'],
-                        r['step_ms'], '%.0f' % r['sync_overhead_ms'] if 'sync_overhead_ms' in r
-                        else '-', '%.2f' % r['ratio_vs_local'] if 'ratio_vs_local' in r else '-',
-                        r['transfer_mb_per_step'], b['input_ms'], b['compute_ms'], b['sync_ms'],
-                        b['overhead_ms']))
+        sync = ratio = '-'
+        if 'sync_overhead_ms' in r:
+            sync = '%.0f / %.0f' % (r['sync_overhead_ms'], r['fastest_sync_overhead_ms'])
+            ratio = '%.2f / %.2f' % (r['ratio_vs_local'], r['fastest_ratio_vs_local'])
+        lines.append('| %s | %s | %s | %.2f | %.0f / %.0f | %s | %s | %.1f / %.1f | %.0f / %.0f /'
+                     ' %.0f / %.0f |' % (r['model'], r['config'], per_worker,
+                                         r['cluster_images_per_sec'], r['step_ms'],
+                                         r['fastest_step_ms'], sync, ratio,
+                                         r['transfer_mb_per_step'], r['estimated_mb_per_step'],
+                                         b['input_ms'], b['compute_ms'], b['sync_ms'],
+                                         b['overhead_ms']))
     return '\n'.join(lines) + '\n'
 
 
@@ -183,7 +201,11 @@ def main(argv=None) -> int:
     parser.add_argument('--timeout_secs', type=float, default=1800, help='per configuration')
     parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
     parser.add_argument('--tag', default='')
+    parser.add_argument('--rescan', help='rebuild the table from the task results in this work '
+                                         'directory of an earlier run (no new runs)')
     args = parser.parse_args(argv)
+    if args.rescan:
+        return write_outputs(rescan(args.rescan), args, args.rescan)
     models = args.models.split(',')
     batches = [int(x) for x in args.batch_sizes.split(',')]
     steps = [int(x) for x in args.num_batches.split(',')]
@@ -210,6 +232,38 @@ def main(argv=None) -> int:
             print('%-45s %8.2f images/sec (cluster)  %7.0f ms/step  [%.0f s]' % (
                 row['config'] + ' ' + model, row['cluster_images_per_sec'], row['step_ms'],
                 time.monotonic() - start), flush=True)
+    return write_outputs(rows, args, work)
+
+
+def rescan(work: str) -> list[dict]:
+    """The rows of an earlier run, from its work directory ('<model>_<i>_<mode>_<workers>'
+    sub-directories with one sub-directory per task holding its result JSON)."""
+    rows, local = [], {}
+    names = sorted(os.listdir(work), key=lambda n: (n.split('_')[0], int(n.split('_')[1])))
+    for name in names:
+        model, _, rest = name.partition('_')
+        _, _, rest = rest.partition('_')
+        mode, _, workers = rest.rpartition('_')
+        results = {}
+        for task in sorted(os.listdir(os.path.join(work, name))):
+            files = glob.glob(os.path.join(work, name, task, '*.json'))
+            if files:
+                with open(files[0]) as f:
+                    results[task] = json.load(f)
+        steps = next(iter(results.values()))['num_steps']
+        mode = None if mode == 'local' else mode
+        row = summarise(model, mode, int(workers), results, steps, local.get(model))
+        if mode is None:
+            if model in local:
+                row['config'] = 'local (again, last)'
+            else:
+                local[model] = row
+        rows.append(row)
+    return rows
+
+
+def write_outputs(rows: list[dict], args, work: str) -> int:
+    """Writes the JSON and markdown results; prints the table."""
     os.makedirs(args.out_dir, exist_ok=True)
     stem = os.path.join(args.out_dir, 'distributed' + ('_' + args.tag if args.tag else ''))
     table = markdown(rows)
