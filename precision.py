@@ -121,6 +121,9 @@ class LossScaler:
       dynamic: as given.
       scale_var, good_steps_var: the dynamic scale's state (float32 and int32 scalars, not
         trainable, saved in checkpoints as optional state); None when static.
+
+    Raises:
+      ValueError: initial_scale <= 0 (params.validate_params refuses it first).
     """
 
     def __init__(self, *, initial_scale: float, dynamic: bool, inc_every_n: int = 1000,
@@ -274,7 +277,7 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     found = [f for f in wanted if f in flags]
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
-    return False, 'CPU has no %s: %s is emulated (converted to float32 around each op)' % (
+    return False, 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
         '/'.join(wanted), name)
 
 

@@ -46,8 +46,11 @@ flags.DEFINE_integer('warmup', 2, 'Untimed steps first (XLA compiles in these).'
 flags.DEFINE_integer('rounds', 1, 'Round-robin repetitions of every configuration.')
 flags.DEFINE_boolean('threads', False, 'Measure thread-pool sizes instead of precisions.')
 flags.DEFINE_list('thread_models', ['trivial', 'resnet50'], 'Models of the thread table.')
-flags.DEFINE_list('thread_settings', ['1:1', '2:1', '2:2', '0:0', '1:2', '4:1'],
-                  'intra:inter pairs of the thread table (0: TensorFlow decides).')
+flags.DEFINE_list('thread_settings', ['1:1', '2:1', '2:2', '0:0', '1:2', '4:1', '2:1:onednn'],
+                  'intra:inter[:onednn] settings of the thread table (0: TensorFlow decides; '
+                  'onednn: with TF_ENABLE_ONEDNN_OPTS=1).')
+flags.DEFINE_integer('trivial_steps', 200, 'Timed steps of the trivial model (milliseconds '
+                     'each), per configuration and round.')
 flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
 flags.DEFINE_string('worker', None, 'Internal: run one configuration (JSON) and print it.')
 FLAGS = flags.FLAGS
@@ -223,10 +226,15 @@ def thread_table(models, settings, batch_size, steps, warmup, rounds):
     for _ in range(rounds):
         for model in models:
             for setting in settings:
-                intra, inter = (int(x) for x in setting.split(':'))
+                parts = setting.split(':')
+                intra, inter = int(parts[0]), int(parts[1])
                 spec = {'kind': 'train', 'model': model, 'batch_size': batch_size,
-                        'steps': steps, 'warmup': warmup,
-                        'flags': {'num_intra_threads': intra, 'num_inter_threads': inter}}
+                        'steps': FLAGS.trivial_steps if model == 'trivial' else steps,
+                        'warmup': warmup,
+                        'flags': {'num_intra_threads': intra, 'num_inter_threads': inter},
+                        # 'onednn': TensorFlow's oneDNN kernels, off by default on CPUs
+                        # without AVX512-VNNI/BF16/AMX.
+                        'env': {'TF_ENABLE_ONEDNN_OPTS': '1'} if parts[2:] == ['onednn'] else {}}
                 result = run_spec(spec)
                 runs.setdefault((model, setting), []).append(result)
                 print('%-10s %-5s %s' % (model, setting, _fmt(result)), flush=True)
