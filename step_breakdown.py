@@ -73,7 +73,8 @@ def _op_type(label: str) -> str:
 
 
 _RECV_LABEL = re.compile(r'^\[([0-9.]+)([KMGT]?i?B)\].* from (\S+) to (\S+)')
-_UNITS = {'B': 1, 'KB': 1e3, 'MB': 1e6, 'GB': 1e9, 'TB': 1e12,
+# TensorFlow prints binary multiples with these names: '[15.6MB]' is 4096 x 1001 floats.
+_UNITS = {'B': 1, 'KB': 2 ** 10, 'MB': 2 ** 20, 'GB': 2 ** 30, 'TB': 2 ** 40,
           'KiB': 2 ** 10, 'MiB': 2 ** 20, 'GiB': 2 ** 30, 'TiB': 2 ** 40}
 
 

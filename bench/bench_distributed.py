@@ -15,8 +15,9 @@ Every task writes its result JSON (--benchmark_log_dir) and runs with --print_st
                    cluster: the sum over workers (distributed_all_reduce: the controller's)
   step ms          the chief's (controller's) mean untraced step time
   sync ms          step ms - step ms of the local run: the per-step cost of the cluster
-  ratio            images/sec of the first worker / local images/sec (x1 rows: the
-                   "1 ps + 1 worker vs local" figure; target >= 0.9 for resnet50)
+  ratio            images/sec of the first worker (distributed_all_reduce: the controller's /
+                   workers) / local images/sec (x1 rows: the "1 ps + 1 worker vs local"
+                   figure; target >= 0.9 for resnet50)
   MB/step          traced: bytes moved between tasks in the chief's last traced step (the
                    trace's RecvTensor records: what its step sent and received; a controller:
                    all workers; collective ops do not appear there); estimate: sent + received
@@ -68,7 +69,7 @@ def _start(args: list[str], log_path: str) -> subprocess.Popen:
 
 
 def run_config(model: str, batch: int, steps: int, mode: str | None, workers: int,
-               work_dir: str, timeout: float) -> dict:
+               work_dir: str, timeout: float, extra_flags=()) -> dict:
     """Runs one configuration; returns the chief's and every worker's result JSON.
 
     Raises:
@@ -76,7 +77,7 @@ def run_config(model: str, batch: int, steps: int, mode: str | None, workers: in
     """
     common = ['--model=%s' % model, '--batch_size=%d' % batch, '--num_batches=%d' % steps,
               '--num_warmup_batches=3', '--display_every=%d' % steps, '--print_step_breakdown',
-              '--startup_timeout_secs=300']
+              '--startup_timeout_secs=300'] + list(extra_flags)
     tasks = []  # (name, args, reports)
     if mode is None:
         tasks.append(('local', common, True))
@@ -160,7 +161,7 @@ def summarise(model, mode, workers, results, steps, local) -> dict:
     }
     if local is not None and mode is not None:
         row['sync_overhead_ms'] = row['step_ms'] - local['step_ms']
-        first = rates[chief_name] if chief_name == 'controller' else rates['worker0']
+        first = rates['controller'] / workers if chief_name == 'controller' else rates['worker0']
         row['ratio_vs_local'] = first / local['cluster_images_per_sec']
         # From the fastest untraced steps: the least disturbed by other load on the machine.
         row['fastest_sync_overhead_ms'] = row['fastest_step_ms'] - local['fastest_step_ms']
@@ -201,6 +202,8 @@ def main(argv=None) -> int:
     parser.add_argument('--timeout_secs', type=float, default=1800, help='per configuration')
     parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
     parser.add_argument('--tag', default='')
+    parser.add_argument('--extra_flags', default='', help='more tf_cnn_benchmarks flags for '
+                                                          'every task (space-separated)')
     parser.add_argument('--rescan', help='rebuild the table from the task results in this work '
                                          'directory of an earlier run (no new runs)')
     args = parser.parse_args(argv)
@@ -221,7 +224,7 @@ def main(argv=None) -> int:
             name = '%s_%d_%s_%d' % (model, index, mode or 'local', workers)
             start = time.monotonic()
             results = run_config(model, batch, n, mode, workers, os.path.join(work, name),
-                                 args.timeout_secs)
+                                 args.timeout_secs, args.extra_flags.split())
             row = summarise(model, mode, workers, results, n, local)
             if mode is None:
                 if local is None:

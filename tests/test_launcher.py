@@ -1,10 +1,14 @@
 """tools/launch_cluster.py: task planning in process, and three launches as processes (each under
 a timeout, output in a file): a run that succeeds, a run whose chief fails (the launcher stops
-the other tasks and names the failed one), and a run stopped by Ctrl-C (SIGINT).
+the other tasks and names the failed one), and a run stopped by Ctrl-C (SIGINT). The launches
+run together, once per test session even under pytest-xdist (a file lock and a JSON result in
+the directory the xdist workers share); the tests assert on the result.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 import signal
@@ -78,7 +82,8 @@ class Launch:
                 raise AssertionError('no %r:\n%s' % (pattern, self.output()[-3000:]))
             time.sleep(0.2)
 
-    def finish(self) -> int:
+    def finish(self) -> dict:
+        """Waits for the exit; returns {'code', 'output', 'pids_gone': {role: bool}}."""
         try:
             code = self.proc.wait(timeout=max(1, self.started + TIMEOUT_SECS - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -86,11 +91,11 @@ class Launch:
             self.proc.wait()
             raise AssertionError('the launcher did not exit:\n' + self.output()[-3000:]) from None
         self._out.close()
-        return code
-
-    def child_pids(self) -> dict:
-        return {role: int(pid) for role, pid in re.findall(
-            r'^\[launcher\] started (\S+) \(pid (\d+)\)', self.output(), re.M)}
+        out = self.output()
+        pids = {role: int(pid) for role, pid in re.findall(
+            r'^\[launcher\] started (\S+) \(pid (\d+)\)', out, re.M)}
+        return {'code': code, 'output': out,
+                'pids_gone': {role: _gone(pid) for role, pid in pids.items()}}
 
     def kill(self):
         if self.proc.poll() is None:
@@ -105,28 +110,46 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def produce_launches(logs) -> dict:
+    runs = {}
+    try:
+        runs['ok'] = Launch('ok', ['--num_workers=2', '--log_dir=%s' % (logs / 'task_logs'),
+                                   '--'] + TASK_FLAGS + ['--num_batches=3',
+                                                         '--nocross_replica_sync'], logs)
+        # The chief cannot restore a missing checkpoint: it exits 1; ps0 would wait for it.
+        runs['fail'] = Launch('fail', ['--num_workers=1', '--'] + TASK_FLAGS + [
+            '--num_batches=3', '--checkpoint_path=%s' % (logs / 'no_such_checkpoint')], logs)
+        runs['interrupt'] = Launch('interrupt', ['--num_workers=1', '--'] + TASK_FLAGS + [
+            '--num_batches=100000', '--display_every=10'], logs)
+        runs['interrupt'].wait_for(r'^\[worker0\] 10\timages/sec')
+        runs['interrupt'].proc.send_signal(signal.SIGINT)
+        results = {name: run.finish() for name, run in runs.items()}
+    finally:
+        for run in runs.values():
+            run.kill()
+    results['task_logs'] = sorted(os.listdir(logs / 'task_logs'))
+    return results
+
+
 @pytest.fixture(scope='module')
 def launches(tmp_path_factory):
-    logs = tmp_path_factory.mktemp('launcher')
-    runs = {
-        'ok': Launch('ok', ['--num_workers=2', '--log_dir=%s' % (logs / 'task_logs'), '--'] +
-                     TASK_FLAGS + ['--num_batches=3', '--nocross_replica_sync'], logs),
-        # The chief cannot restore a missing checkpoint: it exits 1; ps0 would wait for it.
-        'fail': Launch('fail', ['--num_workers=1', '--'] + TASK_FLAGS + [
-            '--num_batches=3', '--checkpoint_path=%s' % (logs / 'no_such_checkpoint')], logs),
-        'interrupt': Launch('interrupt', ['--num_workers=1', '--'] + TASK_FLAGS + [
-            '--num_batches=100000', '--display_every=10'], logs),
-    }
-    yield runs
-    for run in runs.values():
-        run.kill()
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        base = base.parent
+    result_path = base / 'launcher_runs.json'
+    with open(base / 'launcher_runs.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result_path.exists():
+            directory = base / 'launcher_runs'
+            directory.mkdir(exist_ok=True)
+            result_path.write_text(json.dumps(produce_launches(directory)))
+    return json.loads(result_path.read_text())
 
 
 def test_launcher_prefixes_output_and_sums_the_workers(launches):
     run = launches['ok']
-    code = run.finish()
-    out = run.output()
-    assert code == 0, out[-3000:]
+    out = run['output']
+    assert run['code'] == 0, out[-3000:]
     for role in ('ps0', 'worker0', 'worker1'):
         assert re.search(r'^\[%s\] Started server grpc://127\.0\.0\.1:\d+ as ' % role, out, re.M)
     rates = [float(x) for x in re.findall(r'^\[launcher\] worker[01] images/sec: ([0-9.]+)$',
@@ -135,31 +158,22 @@ def test_launcher_prefixes_output_and_sums_the_workers(launches):
     assert len(rates) == 2 and total
     assert float(total.group(1)) == pytest.approx(sum(rates), abs=0.02)
     assert '[ps0] ps 0 (127.0.0.1' in out and 'every task is done' in out
-    log_dir = os.path.join(os.path.dirname(run.path), 'task_logs')
-    assert sorted(os.listdir(log_dir)) == ['ps0.log', 'worker0.log', 'worker1.log']
+    assert launches['task_logs'] == ['ps0.log', 'worker0.log', 'worker1.log']
 
 
 def test_launcher_stops_everything_when_a_task_fails(launches):
     run = launches['fail']
-    code = run.finish()
-    out = run.output()
-    assert code == 1, out[-3000:]
+    out = run['output']
+    assert run['code'] == 1, out[-3000:]
     assert re.search(r'^\[worker0\] error: --checkpoint_path .* is not a checkpoint', out, re.M)
     assert re.search(r'^\[launcher\] error: worker0 exited with status 1; stopping the other '
                      r'tasks$', out, re.M)
-    pids = run.child_pids()
-    assert sorted(pids) == ['ps0', 'worker0']
-    assert all(_gone(pid) for pid in pids.values())
+    assert run['pids_gone'] == {'ps0': True, 'worker0': True}
 
 
 def test_launcher_ctrl_c_tears_down_every_task(launches):
     run = launches['interrupt']
-    run.wait_for(r'^\[worker0\] 10\timages/sec')
-    run.proc.send_signal(signal.SIGINT)
-    code = run.finish()
-    out = run.output()
-    assert code == 130, out[-3000:]
+    out = run['output']
+    assert run['code'] == 130, out[-3000:]
     assert '[launcher] interrupted; stopping every task' in out
-    pids = run.child_pids()
-    assert sorted(pids) == ['ps0', 'worker0']
-    assert all(_gone(pid) for pid in pids.values())
+    assert run['pids_gone'] == {'ps0': True, 'worker0': True}
