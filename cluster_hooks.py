@@ -148,8 +148,8 @@ class ClusterStatsHook(run_hooks.RunHook):
                 tasks[i], rates[i], steps[i], secs[i]))
         total = sum(per_worker)
         how = 'same global steps' if self.cluster.sync else 'asynchronous: each its own steps'
-        cnn_util.log_fn('cluster total images/sec: %.2f (sum of %d workers, %s)' % (
-            total, len(per_worker), how))
+        cnn_util.log_fn('cluster total images/sec: %.2f (sum of %d worker%s, %s)' % (
+            total, len(per_worker), 's' if len(per_worker) > 1 else '', how))
         result['worker_images_per_sec'] = per_worker
         result['cluster_images_per_sec'] = total
 
