@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import os
 import re
 from typing import Any
 
@@ -354,6 +355,9 @@ def validate_params(p: Params) -> None:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
     _check_ranges(p)
+    if p.num_epochs is not None and not p.num_epochs > 0:
+        raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
+                          'Received: num_epochs=%g' % p.num_epochs)
     if p.num_batches is not None and p.num_epochs is not None:
         raise ParamsError('--num_batches and --num_epochs exclude each other; give one. '
                           'Received: num_batches=%d, num_epochs=%g' % (p.num_batches, p.num_epochs))
@@ -394,6 +398,49 @@ def validate_params(p: Params) -> None:
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
                               'Received: %r' % step)
     _check_distributed(p)
+
+
+_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
+_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
+
+
+def _creatable_dir_problem(path: str) -> str | None:
+    """Why directory `path` cannot exist or be made by this process, or None if it can."""
+    if os.path.isdir(path):
+        return None if os.access(path, os.W_OK) else 'it is not writable'
+    parent = os.path.abspath(path)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return '%s is a file, not a directory' % parent
+    if not os.access(parent, os.W_OK):
+        return '%s is not writable' % parent
+    return None
+
+
+def check_output_paths(p: Params) -> None:
+    """Checks up front that every output directory and file of the run can be written.
+
+    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their nearest existing
+    ancestor must be a writable directory. Files (--trace_file, --graph_file, --tfprof_file,
+    --plot_file) must not be directories and their directory must be creatable. Reads the file
+    system; writes nothing.
+
+    Raises:
+      ParamsError: naming the flag, the path and what is wrong with it.
+    """
+    checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
+    checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
+    for name, path, is_file in checks:
+        if not path:
+            continue
+        if is_file and os.path.isdir(path):
+            problem = 'it is a directory; give a file name'
+        else:
+            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
+        if problem:
+            raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
+                              % (name, path, problem))
 
 
 def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:

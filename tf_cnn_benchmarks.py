@@ -45,7 +45,10 @@ def parse_args(argv: list[str]) -> params.Params:
     try:
         rest = FLAGS(argv, known_only=False)
     except flags.Error as e:
-        raise params.ParamsError(str(e).splitlines()[0] + ' (see --help)') from None
+        message = str(e).splitlines()[0]
+        if message.startswith('ERROR:'):  # absl's own prefix ('ERROR:: Unable to open ...')
+            message = message.split(':', 1)[1].lstrip(': ')
+        raise params.ParamsError(message + ' (see --help)') from None
     if len(rest) > 1:
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '
@@ -58,6 +61,7 @@ def main(argv: list[str]) -> int:
     try:
         p = parse_args(argv)
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
+        params.check_output_paths(p)  # not after a long run
     except params.ParamsError as e:
         return _fail(str(e), 2)
     # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them first.

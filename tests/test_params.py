@@ -57,6 +57,8 @@ def test_params_are_immutable():
      'exclude each other'),
     ({'data_name': 'synthetic', 'data_dir': '/data'}, '--data_name=synthetic ignores --data_dir'),
     ({'init_learning_rate': -0.1}, '--init_learning_rate must be >= 0'),
+    ({'num_epochs': 0}, '--num_epochs must be > 0 (a fraction such as 0.01 is fine). Received: '
+     'num_epochs=0'),
 ])
 def test_each_rule_names_the_flag_and_value(kwargs, text):
     assert text in _error(**kwargs)
@@ -117,3 +119,28 @@ def test_resolve_rejects_missing_gpus(kwargs, gpus, text):
     with pytest.raises(ParamsError) as info:
         params.resolve_params(make_params(**kwargs), num_visible_gpus=gpus)
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize('flag, relative, text', [
+    ('train_dir', 'afile/ckpts', 'afile is a file, not a directory'),
+    ('benchmark_log_dir', 'afile', 'afile is a file, not a directory'),
+    ('trace_file', 'afile/trace.json', 'afile is a file, not a directory'),
+    ('plot_file', 'adir', 'it is a directory; give a file name'),
+    ('graph_file', 'afile/deeper/g.pbtxt', 'afile is a file, not a directory'),
+])
+def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, text):
+    (tmp_path / 'afile').write_text('x')
+    (tmp_path / 'adir').mkdir()
+    path = str(tmp_path / relative)
+    with pytest.raises(ParamsError) as info:
+        params.check_output_paths(make_params(**{flag: path}))
+    if text.startswith('afile'):
+        text = str(tmp_path / text)
+    assert str(info.value) == '--%s=%s cannot be written: %s. Choose another path.' % (
+        flag, path, text)
+
+
+def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
+    params.check_output_paths(make_params(
+        train_dir=str(tmp_path / 'a' / 'b'), benchmark_log_dir=str(tmp_path),
+        trace_file=str(tmp_path / 'new' / 't.json'), plot_file='relative.png'))
