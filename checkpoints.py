@@ -113,10 +113,21 @@ def get_saver(graph, mgr, max_to_keep: int = 5) -> tf1.train.Saver:
 
 
 def latest_checkpoint(directory: str | None) -> str | None:
-    """The newest complete checkpoint recorded in `directory`, or None."""
+    """The newest complete checkpoint recorded in `directory`, or None when it records none.
+
+    Raises:
+      CheckpointError: `directory` has a `checkpoint` state file that is unreadable or names
+        checkpoint files that are gone (TensorFlow would ignore it and the run would silently
+        start from scratch).
+    """
     if not directory or not os.path.isdir(directory):
         return None
-    return tf1.train.latest_checkpoint(directory)
+    found = tf1.train.latest_checkpoint(directory)
+    state_file = os.path.join(directory, 'checkpoint')
+    if found is None and os.path.exists(state_file):
+        raise CheckpointError('%s is corrupt or names checkpoint files that are gone; delete it '
+                              'to start from scratch, or give --checkpoint_path' % state_file)
+    return found
 
 
 def resolve_checkpoint_path(path: str) -> str:

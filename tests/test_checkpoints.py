@@ -127,6 +127,17 @@ def test_checkpoint_path_must_be_a_checkpoint(tmp_path):
         _run(forward_only=True, checkpoint_path=str(tmp_path))
 
 
+@pytest.mark.parametrize('state', ['garbage !!! {', 'model_checkpoint_path: "model.ckpt-7"'])
+def test_unreadable_checkpoint_state_is_an_error_not_a_fresh_start(tmp_path, state):
+    # TensorFlow's latest_checkpoint ignores such a file; a resume would silently start over.
+    (tmp_path / 'checkpoint').write_text(state)
+    with pytest.raises(checkpoints.CheckpointError) as info:
+        _run(train_dir=str(tmp_path), num_batches=1)
+    assert str(info.value) == ('%s is corrupt or names checkpoint files that are gone; delete '
+                               'it to start from scratch, or give --checkpoint_path'
+                               % (tmp_path / 'checkpoint'))
+
+
 def test_warm_start_from_checkpoint_path_and_optimizer_change(tmp_path, capsys):
     source = _run(train_dir=str(tmp_path / 'a'), num_batches=2, init_learning_rate=0.002)
     result = _run(train_dir=str(tmp_path / 'b'), checkpoint_path=str(tmp_path / 'a'),
