@@ -64,6 +64,7 @@ _IMAGENET_MODELS = _table([
 ])
 
 _CIFAR10_MODELS = _table([
+    ('trivial', trivial_model.TrivialCifar10Model),
     ('alexnet', alexnet_model.AlexnetCifar10Model),
     ('densenet40_k12', _p(densenet_model.DensenetCifar10Model, 'densenet40_k12', 40, 12)),
     ('densenet100_k12', _p(densenet_model.DensenetCifar10Model, 'densenet100_k12', 100, 12)),
@@ -100,6 +101,10 @@ def get_model(name: str, dataset: str = 'imagenet') -> model_lib.CNNModel:
     valid = ', '.join(sorted(table))
     others = [d for d in ('imagenet', 'cifar10') if name in _MODELS_BY_DATASET[d]]
     if others:
-        raise UnknownModelError('--model=%s is a %s model and does not run on %s; models for %s: '
-                                '%s' % (name, others[0], dataset, dataset, valid))
+        fix = ''
+        if dataset == 'synthetic':
+            fix = ' (for synthetic %s images add --data_name=%s)' % (others[0], others[0])
+        raise UnknownModelError('--model=%s is %s %s model and does not run on %s data%s; models '
+                                'for %s: %s' % (name, 'an' if others[0][0] in 'aeiou' else 'a',
+                                                others[0], dataset, fix, dataset, valid))
     raise UnknownModelError('unknown --model=%r; valid models for %s: %s' % (name, dataset, valid))

@@ -8,6 +8,10 @@ Default learning rate 1e-4 (batch 32): the 1-unit bottleneck sees all 227*227*3 
 so one SGD step moves it by lr x |x|^2 (about 5e4 for inputs uniform in [-1, 1]) times its
 downstream gradient; at the original's 0.005 this diverges within a dozen steps. At 1e-4 the loss
 falls steadily from ln(1001) for 100+ steps.
+
+The CIFAR-10 variant (the original offers `trivial` for both datasets) is the same network on
+32x32x3 images (3,072 inputs) with 10 classes; with 32x fewer inputs per bottleneck unit it takes
+the original's rate 0.005.
 """
 
 from models import model
@@ -19,6 +23,19 @@ class TrivialModel(model.CNNModel):
     def __init__(self):
         super().__init__('trivial', image_size=227, batch_size=32, learning_rate=1e-4,
                          fixed_image_size=False, min_image_size=8)
+
+    def add_inference(self, cnn):
+        cnn.flatten()
+        cnn.affine(1, activation='linear')
+        cnn.affine(4096)
+
+
+class TrivialCifar10Model(model.CNNModel):
+    """TrivialModel's layers on CIFAR-10: input 32x32x3, 10 classes."""
+
+    def __init__(self):
+        super().__init__('trivial', image_size=32, batch_size=32, learning_rate=0.005,
+                         fixed_image_size=False, min_image_size=8, dataset='cifar10')
 
     def add_inference(self, cnn):
         cnn.flatten()

@@ -146,6 +146,9 @@ EXPECTED_PARAMS = {
     # Lead's trivial model: fc(227*227*3 -> 1) + fc(1 -> 4096) + fc(4096 -> 1001)
     #   = 154,588 + 8,192 + 4,101,097.
     ('trivial', 'imagenet'): 4_263_877,
+    # The same on CIFAR-10: fc(32*32*3 -> 1) + fc(1 -> 4096) + fc(4096 -> 10)
+    #   = 3,073 + 8,192 + 40,970.
+    ('trivial', 'cifar10'): 52_235,
     # Original benchmark's LeNet (TF MNIST tutorial shapes, RGB 28x28, 'SAME' 5x5 convs):
     #   conv 5*5*3*32+32 = 2,432; conv 5*5*32*64+64 = 51,264; fc 7*7*64*512+512 = 1,606,144;
     #   fc 512*1001+1001 = 513,513.

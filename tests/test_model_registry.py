@@ -90,6 +90,17 @@ def test_cifar10_model_on_imagenet_names_its_dataset():
         model_config.get_model('densenet40_k12', 'imagenet')
 
 
+def test_cifar10_model_on_synthetic_data_suggests_data_name():
+    with pytest.raises(model_config.UnknownModelError) as info:
+        model_config.get_model('resnet20', 'synthetic')
+    assert str(info.value).startswith(
+        '--model=resnet20 is a cifar10 model and does not run on synthetic data (for synthetic '
+        'cifar10 images add --data_name=cifar10); models for synthetic: alexnet, densenet121,')
+    with pytest.raises(model_config.UnknownModelError, match='is an imagenet model and does '
+                       'not run on cifar10 data; models for cifar10: alexnet, densenet100_k12'):
+        model_config.get_model('vgg16', 'cifar10')
+
+
 def test_synthetic_uses_the_imagenet_models():
     assert model_config.get_model('resnet50', 'synthetic').default_num_classes() == 1001
 
