@@ -259,7 +259,7 @@ class BenchmarkCNN:
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
         with info.graph.as_default(), self.create_session(info) as sess, \
-                preprocessing.data_errors():
+                preprocessing.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
             self.initialize(sess, info)
             hooks = self.make_hooks(info)
@@ -335,9 +335,13 @@ class BenchmarkCNN:
             num_steps=self.num_batches,
             images_per_step=self.batch_size * len(self.devices), display_every=p.display_every,
             show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
+            nan_hint=(' or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
+                      if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''),
             after_step=run_hooks.combine_after_step(hooks),
             should_stop=run_hooks.combine_should_stop(hooks),
-            extra_format=_accuracy_columns if p.print_training_accuracy else None)
+            extra_format=_accuracy_columns if p.print_training_accuracy else None,
+            extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
+                           else ()))
 
     def _result(self, loop, build_secs) -> dict:
         result = {
@@ -379,4 +383,4 @@ def _speed_setup(p, dtype) -> dict:
 
 def _accuracy_columns(extras) -> str:
     top_1, top_5 = extras
-    return 'top_1_accuracy: %.4f\ttop_5_accuracy: %.4f' % (top_1, top_5)
+    return '%.3f\t%.3f' % (top_1, top_5)

@@ -165,7 +165,7 @@ class Evaluator:
                 sess.run(self.post_init)
             totals = np.zeros(2)
             batch_times = []
-            with preprocessing.data_errors():
+            with preprocessing.data_errors(files=self.pipeline.record_files):
                 if self.pipeline.warmup_ops:
                     sess.run(self.pipeline.warmup_ops)
                 start = time.perf_counter()

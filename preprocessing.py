@@ -74,6 +74,8 @@ class InputPipeline(abc.ABC):
       warmup_ops: ops to run once before the first step (fill the staging areas).
       step_ops: ops to run with every step (stage the next batch).
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
+      record_files: the TFRecord shards read (ImageNet format), () otherwise: where
+        `data_errors` looks for an image that does not decode.
     """
 
     def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype):
@@ -85,6 +87,7 @@ class InputPipeline(abc.ABC):
         self.warmup_ops: list = []
         self.step_ops: list = []
         self.description = ''
+        self.record_files: tuple[str, ...] = ()
 
     def image_shape(self) -> list[int]:
         """Shape of one device's image batch in the data format."""
@@ -171,6 +174,8 @@ class StagedPipeline(InputPipeline):
         self.staging_depth = params.batch_group_size
         self.size_ops: list = []
         self.scan = dataset.scan(subset)
+        if dataset.spec.file_format == 'tfrecord':
+            self.record_files = tuple(self.scan.files)
         self.process_kwargs = dict(
             image_size=self.image_size, train=train, distortions=params.distortions,
             color=params.distort_color, resize_method=params.resize_method)
@@ -452,12 +457,15 @@ def _core_message(error: tf.errors.OpError) -> str:
     return re.sub(r'\s*\[\[\{\{node .*$', '', text)
 
 
-def to_data_error(error: tf.errors.OpError, where: str = '') -> cnn_util.DataError | None:
+def to_data_error(error: tf.errors.OpError, where: str = '',
+                  files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
     """Translates a session.run error caused by bad input data into a DataError, else None.
 
     Args:
       error: the error raised by session.run.
       where: the data directory (or any phrase) to name in the message.
+      files: the TFRecord shards being read; an undecodable image is then located in them
+        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record.
     """
     message = error.message
     suffix = ' (data: %s)' % where if where else ''
@@ -474,17 +482,22 @@ def to_data_error(error: tf.errors.OpError, where: str = '') -> cnn_util.DataErr
                     'Invalid PNG', 'Not a JPEG')
     if isinstance(error, tf.errors.InvalidArgumentError) and (
             'input_pipeline' in node or any(w in message for w in decode_words)):
-        return cnn_util.DataError('an input record could not be processed: %s%s'
-                                  % (_core_message(error), suffix))
+        located = ''
+        if files:
+            import bad_images
+            located = ' (%s)' % bad_images.locate_undecodable_image(list(files))
+        return cnn_util.DataError('an input record could not be processed%s: %s%s'
+                                  % (located, _core_message(error), suffix))
     return None
 
 
 @contextlib.contextmanager
-def data_errors(where: str = ''):
+def data_errors(where: str = '', files: tuple[str, ...] = ()):
     """Inside the block, input-data errors from session.run become one-line DataErrors.
 
     Args:
       where: the data directory (or any phrase) to name in the messages.
+      files: the TFRecord shards being read (see to_data_error), or ().
 
     Raises:
       DataError: a label outside the model's classes, an undecodable image, a corrupt record.
@@ -492,7 +505,7 @@ def data_errors(where: str = ''):
     try:
         yield
     except tf.errors.OpError as e:
-        translated = to_data_error(e, where)
+        translated = to_data_error(e, where, files)
         if translated is None:
             raise
         raise translated from None

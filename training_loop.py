@@ -55,22 +55,23 @@ class LoopResult:
     stopped_early: bool = False
 
 
-def _check_finite(loss, step, lr_fn):
+def _check_finite(loss, step, lr_fn, hint):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
         raise NonFiniteLossError(
-            'the loss became %s at step %d%s; the run is invalid and no images/sec are reported. '
+            'the loss became %s at %s%s; the run is invalid and no images/sec are reported. '
             'Lower --init_learning_rate%s.' % (
-                loss, step, ' (learning rate %g)' % lr if lr is not None else '',
-                ' or use loss scaling (--fp16_enable_auto_loss_scale)'))
+                loss, step, ' (learning rate %g)' % lr if lr is not None else '', hint))
 
 
 def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
              images_per_step: int, display_every: int, show_loss: bool = True,
              learning_rate_fn: Callable[[], float] | None = None,
+             nan_hint: str = '',
              should_stop: Callable[[], bool] | None = None,
              after_step: Callable[[int, float], None] | None = None,
              extra_format: Callable[[tuple], str] | None = None,
+             extra_columns: tuple[str, ...] = (),
              log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
     """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
 
@@ -82,10 +83,12 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       display_every: print a step line every this many timed steps (and after step 1).
       show_loss: False prints step lines without the loss column (forward-only).
       learning_rate_fn: returns the current learning rate, for the NaN message.
+      nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
       should_stop: checked after every timed step; True ends the loop early (signals, target
         accuracy reached).
       after_step: called with (timed step number, loss) after each timed step (checkpoints, eval).
       extra_format: formats a step's extras for the step line (training accuracy columns).
+      extra_columns: header names of those columns, e.g. ('top_1_accuracy', 'top_5_accuracy').
 
     Returns:
       LoopResult.
@@ -98,10 +101,10 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
         log('Running warm up')
         for step in range(num_warmup):
             out = step_fn()
-            _check_finite(out[0], -(num_warmup - step), learning_rate_fn)
+            _check_finite(out[0], 'warm-up step %d' % (step + 1), learning_rate_fn, nan_hint)
             result.warmup_losses.append(out[0])
         log('Done warm up')
-    log('Step\tImg/sec\t' + ('total_loss' if show_loss else ''))
+    log('\t'.join(('Step', 'Img/sec') + (('total_loss',) if show_loss else ()) + extra_columns))
     stats = cnn_util.ImageRateStats(images_per_step)
     clock = time.perf_counter
     loop_start = clock()
@@ -111,7 +114,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, step, learning_rate_fn)
+        _check_finite(loss, 'step %d' % step, learning_rate_fn, nan_hint)
         result.losses.append(loss)
         if len(out) > 1:
             result.extras.append(out[1:])

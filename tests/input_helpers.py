@@ -34,7 +34,8 @@ def image_bytes(width, height, *, mode='RGB', fmt='JPEG', colour=(200, 30, 90), 
     return out.getvalue()
 
 
-def example(encoded: bytes, label: int, boxes=None, *, height=None, width=None) -> bytes:
+def example(encoded: bytes, label: int, boxes=None, *, height=None, width=None,
+            filename=None) -> bytes:
     """A serialized ImageNet-format Example. boxes: list of (ymin, xmin, ymax, xmax), or None
     to leave the bbox keys out."""
     def b(v):
@@ -45,6 +46,8 @@ def example(encoded: bytes, label: int, boxes=None, *, height=None, width=None) 
 
     feature = {'image/encoded': b(encoded), 'image/class/label': i(label),
                'image/format': b(b'JPEG')}
+    if filename is not None:
+        feature['image/filename'] = b(filename.encode())
     if height is not None:
         feature['image/height'] = i(height)
         feature['image/width'] = i(width)

@@ -50,7 +50,8 @@ def _corrupt_copy(imagenet_dir, tmp_path):
     return data, victim
 
 
-@pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label'])
+@pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
+                                  'undecodable'])
 def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):
     expect = {
         'missing': 'does not exist',
@@ -58,6 +59,9 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         'no_match': 'train-*-of-*',
         'truncated': 'train-00003-of-00008',
         'label': 'labels must lie in [0, 1001)',
+        'undecodable': "an input record could not be processed (record 2 of %s (image/filename "
+                       "'bad.jpg')): Unknown image file format" % (
+                           tmp_path / 'bad' / 'train-00001-of-00002'),
     }[case]
     args = list(SMALL)
     if case == 'missing':
@@ -70,6 +74,12 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
     elif case == 'truncated':
         data, _ = _corrupt_copy(imagenet_dir, tmp_path)
         args.append('--data_dir=%s' % data)
+    elif case == 'undecodable':
+        good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
+        bad = input_helpers.example(b'not an image', 3, filename='bad.jpg')
+        input_helpers.write_shards(str(tmp_path / 'bad'), 'train', [[good] * 4,
+                                                                    [good, good, bad, good]])
+        args.append('--data_dir=%s' % (tmp_path / 'bad'))
     else:  # a label beyond ImageNet's 1001 classes
         folder = tmp_path / 'labels'
         input_helpers.write_shards(str(folder), 'train', [[

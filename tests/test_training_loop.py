@@ -47,6 +47,25 @@ def test_loop_prints_step_1_and_every_display_every():
     assert result.images_per_sec == pytest.approx(8 * 25 / result.elapsed_secs)
 
 
+def test_forward_only_lines_have_no_loss_column():
+    lines = []
+    training_loop.run_loop(lambda: (None,), num_warmup=0, num_steps=2, images_per_step=4,
+                           display_every=1, show_loss=False, log=lines.append)
+    assert lines[0] == 'Step\tImg/sec'
+    assert all(not line.endswith('\t') for line in lines)
+    assert [line.count('\t') for line in lines[1:3]] == [1, 1]
+
+
+def test_accuracy_columns_follow_the_loss_column():
+    lines = []
+    training_loop.run_loop(lambda: (2.5, 0.25, 0.75), num_warmup=0, num_steps=1,
+                           images_per_step=4, display_every=1, log=lines.append,
+                           extra_format=lambda e: '%.3f\t%.3f' % e,
+                           extra_columns=('top_1_accuracy', 'top_5_accuracy'))
+    assert lines[0] == 'Step\tImg/sec\ttotal_loss\ttop_1_accuracy\ttop_5_accuracy'
+    assert lines[1].split('\t')[2:] == ['2.500', '0.250', '0.750']
+
+
 def test_non_finite_loss_stops_with_step_and_hint():
     with pytest.raises(training_loop.NonFiniteLossError) as info:
         training_loop.run_loop(_fake_steps([5.0, 5.0, math.nan, 1.0]), num_warmup=0,
@@ -54,7 +73,13 @@ def test_non_finite_loss_stops_with_step_and_hint():
                                learning_rate_fn=lambda: 0.5, log=lambda _: None)
     text = str(info.value)
     assert 'the loss became nan at step 3 (learning rate 0.5)' in text
-    assert 'Lower --init_learning_rate' in text and 'no images/sec are reported' in text
+    assert text.endswith('no images/sec are reported. Lower --init_learning_rate.')
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        training_loop.run_loop(_fake_steps([math.inf]), num_warmup=1, num_steps=1,
+                               images_per_step=1, display_every=1, nan_hint=' or X',
+                               log=lambda _: None)
+    assert str(info.value).startswith('the loss became inf at warm-up step 1; ')
+    assert str(info.value).endswith('Lower --init_learning_rate or X.')
 
 
 def test_should_stop_ends_early_and_after_step_sees_every_step():
