@@ -174,3 +174,33 @@ def test_cli_success_with_progress_bar(tmp_path):
     assert 'wrote 2 train images in 1 shards and 1 validation images' in run.stdout
     assert sorted(os.listdir(tmp_path / 'out')) == [
         'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
+
+
+def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
+    src, out = tmp_path / 'in', tmp_path / 'out'
+    (src / 'cls').mkdir(parents=True)
+    for name in ('a.png', 'b.png'):
+        Image.new('RGB', (4, 4)).save(src / 'cls' / name)
+    (src / 'cls' / 'notes.txt').write_text('hello')
+    with pytest.raises(convert_tool.ConvertError) as info:
+        convert_tool.convert(str(src), str(out), num_train_shards=1, num_validation_shards=1,
+                             validation_fraction=0.0, seed=0, progress=False)
+    assert str(info.value) == ('cannot read image %s: not an image format Pillow knows (remove '
+                               'the file or convert it)' % (src / 'cls' / 'notes.txt'))
+    assert os.listdir(out) == []
+    (out / 'train-00000-of-00001.tmp').write_bytes(b'partial shard of a killed run')
+    (src / 'cls' / 'notes.txt').unlink()
+    result = convert_tool.convert(str(src), str(out), num_train_shards=1,
+                                  num_validation_shards=1, validation_fraction=0.0, seed=0,
+                                  progress=False)
+    assert result['num_train'] == 2
+    assert sorted(os.listdir(out)) == ['labels.txt', 'train-00000-of-00001']
+
+
+def test_cli_help_lists_the_flags_and_exits_0():
+    run = _cli('--help')
+    assert run.returncode == 0 and run.stderr == ''
+    assert run.stdout.startswith('Converts a folder of class sub-folders of images')
+    assert 'usage: tf_cnn_build_tfrecords --input_dir=photos' in run.stdout
+    for name in ('input_dir', 'output_dir', 'num_train_shards', 'validation_fraction', 'overwrite'):
+        assert '  --%s: ' % name in run.stdout

@@ -124,7 +124,7 @@ def encode_image(path: str) -> tuple[bytes, int, int]:
     Raises:
       ConvertError: Pillow cannot read the file.
     """
-    from PIL import Image
+    from PIL import Image, UnidentifiedImageError
     try:
         with open(path, 'rb') as f:
             data = f.read()
@@ -141,6 +141,9 @@ def encode_image(path: str) -> tuple[bytes, int, int]:
             out = io.BytesIO()
             image.convert('RGB').save(out, 'JPEG', quality=95)
             return out.getvalue(), height, width
+    except UnidentifiedImageError:
+        raise ConvertError('cannot read image %s: not an image format Pillow knows (remove the '
+                           'file or convert it)' % path) from None
     except (OSError, ValueError, SyntaxError) as e:
         raise ConvertError('cannot read image %s: %s' % (path, e)) from None
 
@@ -201,11 +204,16 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
         path = os.path.join(output_dir, '%s-%05d-of-%05d' % (name, shard, num_shards))
         part = examples[shard::num_shards]
         encoded = pool.map(encode_image, [p for p, _, _ in part])
-        with tf.io.TFRecordWriter(path + '.tmp') as writer:
-            for (src, label, synset), (data, height, width) in zip(part, encoded, strict=True):
-                writer.write(make_example(data, height, width, label, synset,
-                                          texts.get(synset, synset), os.path.basename(src)))
-                progress.update()
+        try:
+            with tf.io.TFRecordWriter(path + '.tmp') as writer:
+                for (src, label, synset), (data, height, width) in zip(part, encoded,
+                                                                      strict=True):
+                    writer.write(make_example(data, height, width, label, synset,
+                                              texts.get(synset, synset), os.path.basename(src)))
+                    progress.update()
+        except BaseException:
+            os.remove(path + '.tmp')  # no partial shard left behind
+            raise
         os.replace(path + '.tmp', path)
         paths.append(path)
     return paths
@@ -213,6 +221,9 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
 
 def _prepare_output(output_dir: str, overwrite: bool) -> None:
     os.makedirs(output_dir, exist_ok=True)
+    for name in os.listdir(output_dir):  # partial shards of a killed run: never data
+        if name.startswith(_SHARD_PREFIXES) and name.endswith('.tmp'):
+            os.remove(os.path.join(output_dir, name))
     old = [n for n in os.listdir(output_dir) if n.startswith(_SHARD_PREFIXES)]
     if old and not overwrite:
         raise ConvertError('--output_dir %s already holds shards (%s); pass --overwrite to '
@@ -280,6 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     fv = flags.FlagValues()
     define_flags(fv)
+    if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
+        print(__doc__.split('\n\n')[0] + '\n')
+        print(__doc__.split('\n\n')[1].replace('    python -m tools.build_imagenet_tfrecords',
+                                                'usage: tf_cnn_build_tfrecords'))
+        print('\nflags:')
+        for name in sorted(fv):
+            flag = fv[name]
+            print('  --%s: %s (default: %s)' % (name, flag.help, flag.default_as_str))
+        return 0
     try:
         rest = fv(argv)
         if len(rest) > 1:
