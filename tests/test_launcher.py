@@ -8,6 +8,7 @@ the directory the xdist workers share); the tests assert on the result.
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import re
@@ -177,3 +178,13 @@ def test_launcher_ctrl_c_tears_down_every_task(launches):
     assert run['code'] == 130, out[-3000:]
     assert '[launcher] interrupted; stopping every task' in out
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
+
+
+def test_error_lines_go_to_stderr_the_rest_to_stdout():
+    out, err = io.StringIO(), io.StringIO()
+    launcher = launch_cluster.Launcher(None, [], out=out, err=err)
+    launcher.say('worker0 images/sec: 1.00')
+    launcher.say('error: worker0 exited with status 1; stopping the other tasks')
+    assert out.getvalue() == '[launcher] worker0 images/sec: 1.00\n'
+    assert err.getvalue() == ('[launcher] error: worker0 exited with status 1; stopping the '
+                              'other tasks\n')

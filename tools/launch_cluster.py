@@ -13,7 +13,8 @@ lists, each task gets a free port on --host (127.0.0.1: loopback only). With --p
 machine (for several machines, run the shell recipe of the README on each one).
 
 Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ', '[worker1] ',
-'[controller] '), also written to <role>.log in --log_dir when given. At the end the launcher
+'[controller] '), also written to <role>.log in --log_dir when given; 'error: ...' lines (the
+tasks' and the launcher's own) go to stderr, the rest to stdout. At the end the launcher
 prints each worker's images/sec and the cluster total. When a task exits with a non-zero status,
 or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped (workers and
 controller first, so a chief can save while the ps still serves, then the ps tasks: SIGTERM, then
@@ -121,12 +122,13 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
 class Task:
     """One running task: its process, a thread copying its output with a role prefix."""
 
-    def __init__(self, spec: dict, command: list[str], out, lock, log_dir: str | None):
+    def __init__(self, spec: dict, command: list[str], out, lock, log_dir: str | None,
+                 err=None):
         self.role = spec['role']
         self.job = spec['job']
         self.images_per_sec = None
         self.cluster_images_per_sec = None
-        self._out, self._lock = out, lock
+        self._out, self._err, self._lock = out, err or out, lock
         self._log = open(os.path.join(log_dir, self.role + '.log'), 'w') if log_dir else None
         env = dict(os.environ, PYTHONUNBUFFERED='1')
         self.proc = subprocess.Popen(command + spec['args'], stdout=subprocess.PIPE,
@@ -144,9 +146,10 @@ class Task:
             match = _CLUSTER_TOTAL.match(line)
             if match:
                 self.cluster_images_per_sec = float(match.group(1))
+            stream = self._err if line.startswith('error: ') else self._out
             with self._lock:
-                self._out.write('[%s] %s\n' % (self.role, line))
-                self._out.flush()
+                stream.write('[%s] %s\n' % (self.role, line))
+                stream.flush()
             if self._log:
                 self._log.write(line + '\n')
                 self._log.flush()
@@ -167,24 +170,26 @@ class Task:
 class Launcher:
     """Starts the tasks, relays their output, waits, and tears everything down on failure."""
 
-    def __init__(self, opts, tasks: list[dict], out=sys.stdout):
+    def __init__(self, opts, tasks: list[dict], out=sys.stdout, err=sys.stderr):
         self.opts = opts
         self.specs = tasks
-        self.out = out
+        self.out, self.err = out, err
         self.lock = threading.Lock()
         self.tasks: list[Task] = []
 
     def say(self, text: str) -> None:
+        """Prints `[launcher] text`: on stderr when text is an 'error: ...' line."""
+        stream = self.err if text.startswith('error: ') else self.out
         with self.lock:
-            self.out.write('[launcher] %s\n' % text)
-            self.out.flush()
+            stream.write('[launcher] %s\n' % text)
+            stream.flush()
 
     def start(self) -> None:
         command = [self.opts.python, ENTRY_SCRIPT]
         if self.opts.log_dir:
             os.makedirs(self.opts.log_dir, exist_ok=True)
         for spec in self.specs:
-            task = Task(spec, command, self.out, self.lock, self.opts.log_dir)
+            task = Task(spec, command, self.out, self.lock, self.opts.log_dir, self.err)
             self.tasks.append(task)
             self.say('started %s (pid %d): %s' % (task.role, task.proc.pid,
                                                   ' '.join(spec['args'][:2])))
