@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')  # as the command sets it
 
 from absl import app, flags  # noqa: E402
 
@@ -46,9 +47,10 @@ flags.DEFINE_integer('warmup', 2, 'Untimed steps first (XLA compiles in these).'
 flags.DEFINE_integer('rounds', 1, 'Round-robin repetitions of every configuration.')
 flags.DEFINE_boolean('threads', False, 'Measure thread-pool sizes instead of precisions.')
 flags.DEFINE_list('thread_models', ['trivial', 'resnet50'], 'Models of the thread table.')
-flags.DEFINE_list('thread_settings', ['1:1', '2:1', '2:2', '0:0', '1:2', '4:1', '2:1:onednn'],
-                  'intra:inter[:onednn] settings of the thread table (0: TensorFlow decides; '
-                  'onednn: with TF_ENABLE_ONEDNN_OPTS=1).')
+flags.DEFINE_list('thread_settings', ['1:1', '2:1', '2:2', '0:0', '1:2', '2:1:noonednn'],
+                  'intra:inter[:noonednn] settings of the thread table (0: TensorFlow decides; '
+                  'noonednn: with TF_ENABLE_ONEDNN_OPTS=0, TensorFlow\'s stock kernels; the '
+                  'others run with oneDNN, as the command does).')
 flags.DEFINE_integer('trivial_steps', 200, 'Timed steps of the trivial model (milliseconds '
                      'each), per configuration and round.')
 flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
@@ -232,9 +234,11 @@ def thread_table(models, settings, batch_size, steps, warmup, rounds):
                         'steps': FLAGS.trivial_steps if model == 'trivial' else steps,
                         'warmup': warmup,
                         'flags': {'num_intra_threads': intra, 'num_inter_threads': inter},
-                        # 'onednn': TensorFlow's oneDNN kernels, off by default on CPUs
-                        # without AVX512-VNNI/BF16/AMX.
-                        'env': {'TF_ENABLE_ONEDNN_OPTS': '1'} if parts[2:] == ['onednn'] else {}}
+                        # 'noonednn': TensorFlow's stock (Eigen) kernels instead of oneDNN's,
+                        # which the command turns on (TensorFlow's default is off on CPUs
+                        # without AVX512-VNNI/BF16/AMX).
+                        'env': {'TF_ENABLE_ONEDNN_OPTS': '0' if parts[2:] == ['noonednn']
+                                else '1'}}
                 result = run_spec(spec)
                 runs.setdefault((model, setting), []).append(result)
                 print('%-10s %-5s %s' % (model, setting, _fmt(result)), flush=True)
