@@ -13,6 +13,8 @@ import time
 
 import tensorflow as tf
 
+import cnn_util
+
 tf1 = tf.compat.v1
 
 _BATCH = 256
@@ -68,11 +70,11 @@ def locate_undecodable_image(files: list[str], budget_secs: float = 30.0) -> str
       budget_secs: wall seconds after which the search gives up.
 
     Returns:
-      'record N of PATH (image/filename NAME)' (records counted from 0), or a phrase saying
-      that no bad record was found, or how many records were searched when the budget ran out.
+      'record N of PATH (image/filename NAME)' (records counted from 0), or 'none, ...' saying
+      that none was found or how many records were searched when the budget ran out.
     """
     if not files:
-        return 'no shards to search'
+        return 'none, no shards to search'
     deadline = time.monotonic() + budget_secs
     graph = tf.Graph()
     with graph.as_default():
@@ -83,9 +85,9 @@ def locate_undecodable_image(files: list[str], budget_secs: float = 30.0) -> str
             try:
                 file_indices, record_indices, oks = sess.run(get)
             except tf.errors.OutOfRangeError:
-                return 'every record of the %d shard(s) decodes' % len(files)
+                return 'none, every record of the %d shard(s) decodes' % len(files)
             except tf.errors.OpError as e:  # e.g. a truncated shard
-                return 'the search stopped at a corrupt shard: %s' % e.message.splitlines()[0]
+                return 'the search stopped at a corrupt shard: %s' % cnn_util.error_summary(e)
             for f, r, ok in zip(file_indices.tolist(), record_indices.tolist(), oks.tolist()):
                 # A good record must be the expected one; a file's sentinel carries its record
                 # count, which the expected index must have reached. Otherwise `expected` failed.
@@ -95,4 +97,4 @@ def locate_undecodable_image(files: list[str], budget_secs: float = 30.0) -> str
                                                   " (image/filename '%s')" % name if name else '')
                 expected = (f, r + 1) if ok else (f + 1, 0)
                 searched += ok
-    return 'no bad record among the first %d searched (%.0f s budget)' % (searched, budget_secs)
+    return 'none among the first %d records searched (%.0f s budget)' % (searched, budget_secs)

@@ -122,8 +122,16 @@ def latest_checkpoint(directory: str | None) -> str | None:
     """
     if not directory or not os.path.isdir(directory):
         return None
-    found = tf1.train.latest_checkpoint(directory)
     state_file = os.path.join(directory, 'checkpoint')
+    logger = tf.get_logger()
+    level = logger.level
+    logger.setLevel('FATAL')  # TensorFlow logs its own take on a bad state file; ours follows
+    try:
+        found = tf1.train.latest_checkpoint(directory)
+    except (ValueError, UnicodeDecodeError, tf.errors.OpError):  # empty or binary state file
+        found = None
+    finally:
+        logger.setLevel(level)
     if found is None and os.path.exists(state_file):
         raise CheckpointError('%s is corrupt or names checkpoint files that are gone; delete it '
                               'to start from scratch, or give --checkpoint_path' % state_file)
@@ -176,7 +184,7 @@ def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> d
         shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError('cannot read checkpoint %s: %s' % (
-            path, str(getattr(e, 'message', e)).splitlines()[0])) from None
+            path, cnn_util.error_summary(e))) from None
     missing = sorted(n for n in required if n not in shapes)
     if missing:
         raise CheckpointError(
@@ -223,8 +231,9 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
         try:
             saver.restore(sess, path)
         except tf.errors.OpError as e:
-            raise CheckpointError('cannot restore checkpoint %s: %s' % (
-                path, e.message.splitlines()[0])) from None
+            raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
+                                  'file? delete this checkpoint to fall back to an older one)'
+                                  % (path, cnn_util.error_summary(e))) from None
         mirrors = mirror_ops(var_list)
         if mirrors:
             sess.run(mirrors)

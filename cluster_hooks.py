@@ -89,7 +89,7 @@ class Coordination:
                                   options=options)
         except tf.errors.OpError as e:
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
-                          % str(e.message).splitlines()[0])
+                          % cnn_util.error_summary(e))
 
 
 class ClusterStatsHook(run_hooks.RunHook):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -23,6 +24,27 @@ class DataError(BenchmarkError):
 
 class ClusterError(BenchmarkError):
     """A peer task of a cluster cannot be reached, died, or did not answer in time."""
+
+
+def error_summary(error: BaseException) -> str:
+    """The informative line of an error, for a one-line message.
+
+    TensorFlow's run-time errors (tf.errors.OpError) carry a multi-line `message`: 'Graph
+    execution error:', 'From /job:...:', the Python stack of the op's creation ending in
+    "Node: 'name'", separator rows, '[[{{node ...}}]]'. This returns the first line that says
+    what went wrong (after the "Node:" line when there is one), e.g. 'Socket closed'; other
+    exceptions give their first line.
+    """
+    lines = [x.strip() for x in str(getattr(error, 'message', None) or error).splitlines()]
+    nodes = [i for i, x in enumerate(lines) if x.startswith('Node:')]
+    if nodes:
+        lines = lines[nodes[-1] + 1:]
+    for line in lines:
+        if re.search(r'[A-Za-z0-9]', line) and not line.startswith((
+                'Graph execution error', 'From /job:', 'Detected at', 'File "', '[[',
+                'Traceback')):
+            return re.sub(r'\s*\[\[\{\{node .*$', '', line)
+    return type(error).__name__
 
 
 def log_fn(text: str) -> None:

@@ -95,16 +95,6 @@ def can_connect(address: str, timeout_secs: float = 1.0) -> bool:
         return False
 
 
-def tf_error_summary(error) -> str:
-    """The informative line of a TensorFlow error message (skips 'Graph execution error:' and
-    'From /job:...:' lines), e.g. 'Socket closed'."""
-    for line in str(getattr(error, 'message', '') or error).splitlines():
-        line = line.strip()
-        if line and not line.startswith(('Graph execution error', 'From /job:')):
-            return line
-    return type(error).__name__
-
-
 def security_warning(hosts: list[str]) -> str | None:
     """The one-line warning of a cluster with non-loopback addresses, or None."""
     foreign = [h for h in hosts if not is_loopback(h)]
@@ -318,9 +308,11 @@ class Cluster:
                 protocol=self.params.server_protocol, config=self._with_collective_leader(config),
                 start=True)
         except (tf.errors.OpError, ValueError) as e:
+            summary = cnn_util.error_summary(e)
+            if 'Could not start gRPC server' in summary:
+                summary += ' (is the port already in use by another process?)'
             raise cnn_util.ClusterError('cannot start the server of %s: %s' % (
-                self.describe(self.job_name, self.task_index),
-                str(getattr(e, 'message', e)).splitlines()[0])) from None
+                self.describe(self.job_name, self.task_index), summary)) from None
         cnn_util.log_fn('Started server %s as %s' % (
             self.server.target, self.describe(self.job_name, self.task_index)))
 
@@ -382,7 +374,7 @@ class Cluster:
         down = self.unreachable([(job, i) for job, hosts in self.hosts.items()
                                  for i in range(len(hosts)) if (job, i) != me])
         names = ', '.join(self.describe(*t) for t in down)
-        first = tf_error_summary(error)
+        first = cnn_util.error_summary(error)
         if isinstance(error, tf.errors.DeadlineExceededError):
             text = ('%s waited more than %g s (--startup_timeout_secs) for its peers; %s' % (
                 self.describe(self.job_name, self.task_index), self.timeout_secs,

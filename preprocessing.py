@@ -44,7 +44,6 @@ import atexit
 import contextlib
 import glob
 import os
-import re
 import shutil
 import tempfile
 import warnings
@@ -447,16 +446,6 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     return RecordInputPipeline(**real)
 
 
-def _core_message(error: tf.errors.OpError) -> str:
-    """The informative line of a TF run-time error, without graph-construction tracebacks."""
-    lines = [x.strip() for x in error.message.splitlines()]
-    keep = [x for x in lines if x and not x.startswith(('Graph execution error', 'Detected at',
-                                                        'File "', 'Node:', '[[', 'Traceback'))
-            and not x.startswith(('sess.run', 'return ', 'self.'))]
-    text = keep[-1] if keep else lines[0] if lines else type(error).__name__
-    return re.sub(r'\s*\[\[\{\{node .*$', '', text)
-
-
 def to_data_error(error: tf.errors.OpError, where: str = '',
                   files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
     """Translates a session.run error caused by bad input data into a DataError, else None.
@@ -476,7 +465,7 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
     if isinstance(error, tf.errors.DataLossError):
         return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
                                   'verify every CRC only for subsets up to 1 GiB)'
-                                  % (_core_message(error), suffix))
+                                  % (cnn_util.error_summary(error), suffix))
     node = error.op.name if error.op is not None else ''
     decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
                     'Invalid PNG', 'Not a JPEG')
@@ -485,9 +474,10 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         located = ''
         if files:
             import bad_images
-            located = ' (%s)' % bad_images.locate_undecodable_image(list(files))
-        return cnn_util.DataError('an input record could not be processed%s: %s%s'
-                                  % (located, _core_message(error), suffix))
+            located = '; first undecodable record in the shards: %s' % (
+                bad_images.locate_undecodable_image(list(files)))
+        return cnn_util.DataError('an input record could not be processed: %s%s%s'
+                                  % (cnn_util.error_summary(error), suffix, located))
     return None
 
 

@@ -96,7 +96,7 @@ def _run(p: params.Params) -> int:
     except cnn_util.BenchmarkError as e:
         return _fail(str(e), 1)
     except tf.errors.OpError as e:
-        return _fail('TensorFlow: %s' % str(e.message).splitlines()[0], 1)
+        return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)
     except KeyboardInterrupt:
         return _fail('interrupted', 130)
     return 0

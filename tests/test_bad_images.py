@@ -26,7 +26,8 @@ def test_a_bad_last_record_and_a_record_without_filename(tmp_path):
 
 def test_clean_shards_and_the_time_budget(tmp_path):
     files = input_helpers.write_shards(str(tmp_path), 'train', [[GOOD] * 3, [GOOD] * 2])
-    assert bad_images.locate_undecodable_image(files) == 'every record of the 2 shard(s) decodes'
+    assert bad_images.locate_undecodable_image(files) == (
+        'none, every record of the 2 shard(s) decodes')
     assert bad_images.locate_undecodable_image(files, budget_secs=0) == (
-        'no bad record among the first 0 searched (0 s budget)')
-    assert bad_images.locate_undecodable_image([]) == 'no shards to search'
+        'none among the first 0 records searched (0 s budget)')
+    assert bad_images.locate_undecodable_image([]) == 'none, no shards to search'

@@ -127,15 +127,32 @@ def test_checkpoint_path_must_be_a_checkpoint(tmp_path):
         _run(forward_only=True, checkpoint_path=str(tmp_path))
 
 
-@pytest.mark.parametrize('state', ['garbage !!! {', 'model_checkpoint_path: "model.ckpt-7"'])
+@pytest.mark.parametrize('state', ['garbage !!! {', 'model_checkpoint_path: "model.ckpt-7"', '',
+                                   b'\xb6\x00\xff binary'])
 def test_unreadable_checkpoint_state_is_an_error_not_a_fresh_start(tmp_path, state):
     # TensorFlow's latest_checkpoint ignores such a file; a resume would silently start over.
-    (tmp_path / 'checkpoint').write_text(state)
+    if isinstance(state, bytes):
+        (tmp_path / 'checkpoint').write_bytes(state)
+    else:
+        (tmp_path / 'checkpoint').write_text(state)
     with pytest.raises(checkpoints.CheckpointError) as info:
         _run(train_dir=str(tmp_path), num_batches=1)
     assert str(info.value) == ('%s is corrupt or names checkpoint files that are gone; delete '
                                'it to start from scratch, or give --checkpoint_path'
                                % (tmp_path / 'checkpoint'))
+
+
+def test_truncated_checkpoint_data_names_the_problem(tmp_path):
+    _run(train_dir=str(tmp_path), num_batches=1)
+    data = [f for f in os.listdir(tmp_path) if '.data-' in f]
+    os.truncate(tmp_path / data[0], 100)
+    with pytest.raises(checkpoints.CheckpointError) as info:
+        _run(train_dir=str(tmp_path), num_batches=1)
+    message = str(info.value)
+    assert message.startswith('cannot restore checkpoint %s: ' % (tmp_path / 'model.ckpt-1'))
+    assert 'Graph execution error' not in message and len(message.splitlines()) == 1
+    assert message.endswith('(a truncated or damaged file? delete this checkpoint to fall back '
+                            'to an older one)')
 
 
 def test_warm_start_from_checkpoint_path_and_optimizer_change(tmp_path, capsys):

@@ -59,9 +59,8 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         'no_match': 'train-*-of-*',
         'truncated': 'train-00003-of-00008',
         'label': 'labels must lie in [0, 1001)',
-        'undecodable': "an input record could not be processed (record 2 of %s (image/filename "
-                       "'bad.jpg')): Unknown image file format" % (
-                           tmp_path / 'bad' / 'train-00001-of-00002'),
+        'undecodable': "; first undecodable record in the shards: record 2 of %s "
+                       "(image/filename 'bad.jpg')" % (tmp_path / 'bad' / 'train-00001-of-00002'),
     }[case]
     args = list(SMALL)
     if case == 'missing':

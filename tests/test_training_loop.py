@@ -1,6 +1,8 @@
 """The timed loop and its statistics, with a fake step function (no TensorFlow session)."""
 
 import math
+import re
+import time
 
 import numpy as np
 import pytest
@@ -66,6 +68,18 @@ def test_accuracy_columns_follow_the_loss_column():
     assert lines[1].split('\t')[2:] == ['2.500', '0.250', '0.750']
 
 
+def test_time_in_hooks_is_reported_and_left_out_of_the_total():
+    lines = []
+    result = training_loop.run_loop(lambda: (1.0,), num_warmup=0, num_steps=3,
+                                    images_per_step=4, display_every=1, log=lines.append,
+                                    after_step=lambda step, loss: time.sleep(0.1))
+    assert result.hook_secs == pytest.approx(0.3, abs=0.1)
+    assert result.elapsed_secs < 0.1
+    assert result.images_per_sec == pytest.approx(12 / result.elapsed_secs)
+    assert re.fullmatch(r'0\.[34] s between steps went to checkpoints, summaries and '
+                        r'evaluations \(not counted in total images/sec\)', lines[-4])
+
+
 def test_non_finite_loss_stops_with_step_and_hint():
     with pytest.raises(training_loop.NonFiniteLossError) as info:
         training_loop.run_loop(_fake_steps([5.0, 5.0, math.nan, 1.0]), num_warmup=0,
@@ -89,3 +103,17 @@ def test_should_stop_ends_early_and_after_step_sees_every_step():
                                     after_step=lambda s, loss: seen.append(s),
                                     should_stop=lambda: len(seen) >= 3, log=lambda _: None)
     assert result.stopped_early and result.num_steps == 3 and seen == [1, 2, 3]
+
+
+@pytest.mark.parametrize('message, summary', [
+    ("Graph execution error:\n\nDetected at node 'decode' defined at (most recent call last):\n"
+     '  File "x.py", line 3, in <module>\n    sess.run(op)\nNode: \'decode\'\n'
+     'Invalid JPEG data, size 22\n\t [[{{node decode}}]]', 'Invalid JPEG data, size 22'),
+    ('Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\nSocket closed\n'
+     '=====================\nAdditional GRPC error information', 'Socket closed'),
+    ('=====================\nRead less bytes than requested [[{{node save/RestoreV2}}]]',
+     'Read less bytes than requested'),
+    ('', 'Exception'),
+])
+def test_error_summary_keeps_the_informative_line(message, summary):
+    assert cnn_util.error_summary(Exception(message)) == summary
