@@ -182,9 +182,14 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     for name in ('a.png', 'b.png'):
         Image.new('RGB', (4, 4)).save(src / 'cls' / name)
     (src / 'cls' / 'notes.txt').write_text('hello')
+    for name in ('c.png', 'd.png'):
+        Image.new('RGB', (4, 4)).save(src / 'cls' / name)
+    # One image per shard, the bad one not first: finished shards exist when it fails.
+    seed = next(s for s in range(100) if not convert_tool.split_examples(
+        convert_tool.list_classes(str(src)), 0.0, s)[0][0][0].endswith('notes.txt'))
     with pytest.raises(convert_tool.ConvertError) as info:
-        convert_tool.convert(str(src), str(out), num_train_shards=1, num_validation_shards=1,
-                             validation_fraction=0.0, seed=0, progress=False)
+        convert_tool.convert(str(src), str(out), num_train_shards=5, num_validation_shards=1,
+                             validation_fraction=0.0, seed=seed, progress=False)
     assert str(info.value) == ('cannot read image %s: not an image format Pillow knows (remove '
                                'the file or convert it)' % (src / 'cls' / 'notes.txt'))
     assert os.listdir(out) == []
@@ -193,8 +198,24 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     result = convert_tool.convert(str(src), str(out), num_train_shards=1,
                                   num_validation_shards=1, validation_fraction=0.0, seed=0,
                                   progress=False)
-    assert result['num_train'] == 2
+    assert result['num_train'] == 4
     assert sorted(os.listdir(out)) == ['labels.txt', 'train-00000-of-00001']
+
+
+def test_cli_error_after_a_partial_progress_bar_starts_its_own_line(tmp_path):
+    (tmp_path / 'in' / 'cls').mkdir(parents=True)
+    for i in range(3):
+        Image.new('RGB', (5, 5)).save(tmp_path / 'in' / 'cls' / ('%d.png' % i))
+    (tmp_path / 'in' / 'cls' / 'z.txt').write_text('not an image')
+    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
+               '--num_train_shards=4', '--validation_fraction=0', '--seed=1', '--num_threads=1')
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1].startswith('error: cannot read image ')
+    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=/dev/null/out',
+               '--num_train_shards=1', '--num_validation_shards=1')
+    assert run.returncode == 1 and run.stderr.splitlines()[-1] == (
+        'error: --output_dir /dev/null/out cannot be created: Not a directory; choose another '
+        'folder')
 
 
 def test_cli_help_lists_the_flags_and_exits_0():

@@ -16,8 +16,8 @@ Output: `train-00000-of-0000N` ... and `validation-00000-of-0000M` with the stan
 full-image box `image/object/bbox/{xmin,ymin,xmax,ymax}` = 0, 0, 1, 1 with
 `image/object/bbox/label`), plus `labels.txt` (`<label> <synset> <text>` per class). Shards are
 written under a temporary name and renamed when complete, so an interrupted run leaves no
-truncated shard under a final name. Errors print one line `error: ...` and exit with status 1
-(2 for bad flags).
+truncated shard under a final name, and a run that fails removes the shards it wrote. Errors
+print one line `error: ...` and exit with status 1 (2 for bad flags).
 """
 
 from __future__ import annotations
@@ -182,6 +182,12 @@ class Progress:
         self.total, self.enabled, self.width, self.done = total, enabled, width, 0
         self._last = 0.0
 
+    def interrupt(self) -> None:
+        """Ends a partly drawn bar with a newline, so that an error line starts on its own."""
+        if self.enabled and 0 < self.done < self.total:
+            sys.stderr.write('\n')
+            sys.stderr.flush()
+
     def update(self, count: int = 1) -> None:
         self.done += count
         now = time.monotonic()
@@ -220,11 +226,15 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
 
 
 def _prepare_output(output_dir: str, overwrite: bool) -> None:
-    os.makedirs(output_dir, exist_ok=True)
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+    except OSError as e:
+        raise ConvertError('--output_dir %s cannot be created: %s; choose another folder'
+                           % (output_dir, e.strerror)) from None
     for name in os.listdir(output_dir):  # partial shards of a killed run: never data
         if name.startswith(_SHARD_PREFIXES) and name.endswith('.tmp'):
             os.remove(os.path.join(output_dir, name))
-    old = [n for n in os.listdir(output_dir) if n.startswith(_SHARD_PREFIXES)]
+    old = sorted(n for n in os.listdir(output_dir) if n.startswith(_SHARD_PREFIXES))
     if old and not overwrite:
         raise ConvertError('--output_dir %s already holds shards (%s); pass --overwrite to '
                            'replace them' % (output_dir, old[0]))
@@ -275,11 +285,20 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
               'classes': [(i, s, texts.get(s, s)) for i, (s, _) in enumerate(classes, start=1)]}
-    with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
-        for name, examples, shards in (('train', train, num_train_shards),
-                                       ('validation', validation, num_validation_shards)):
-            if examples:
-                result[name] = write_split(name, examples, shards, output_dir, texts, pool, bar)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
+            for name, examples, shards in (('train', train, num_train_shards),
+                                           ('validation', validation, num_validation_shards)):
+                if examples:
+                    result[name] = write_split(name, examples, shards, output_dir, texts, pool,
+                                               bar)
+    except BaseException:
+        bar.interrupt()
+        # An incomplete set of shards is no dataset: leave the folder as it was found.
+        for stale in os.listdir(output_dir):
+            if stale.startswith(_SHARD_PREFIXES):
+                os.remove(os.path.join(output_dir, stale))
+        raise
     with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8') as f:
         for label, synset, text in result['classes']:
             f.write('%d %s %s\n' % (label, synset, text))
