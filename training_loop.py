@@ -11,7 +11,9 @@ Output follows the original tf_cnn_benchmarks so existing log parsers keep worki
 
 A step line is printed after timed step 1 and every --display_every steps; its numbers are those
 of `cnn_util.ImageRateStats` over the timed steps so far. `total images/sec` is the images of all
-timed steps divided by the wall time of the whole timed loop (bookkeeping included).
+timed steps divided by the wall time of the whole timed loop (bookkeeping included), less the
+time the run hooks spend between steps on checkpoints, summaries and evaluations during training
+(a line before the total says how much, when it is more than 1%).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ class LoopResult:
       warmup_losses: loss of each warm-up step.
       extras: per timed step, the extra values the step function returned (e.g. accuracy).
       num_steps: timed steps run (fewer than asked when stopped early).
-      elapsed_secs: wall seconds of the timed loop.
+      elapsed_secs: wall seconds of the timed loop, without hook_secs.
+      hook_secs: wall seconds spent in `after_step` and `should_stop` between timed steps
+        (checkpoints, summaries, evaluations during training).
       stopped_early: True when `should_stop` ended the loop.
     """
 
@@ -52,6 +56,7 @@ class LoopResult:
     extras: list = dataclasses.field(default_factory=list)
     num_steps: int = 0
     elapsed_secs: float = 0.0
+    hook_secs: float = 0.0
     stopped_early: bool = False
 
 
@@ -126,15 +131,21 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
             else:
                 mean, unc, jit = stats.summary()
                 log('%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)' % (step, mean, unc, jit))
+        hooks_start = clock()
         if after_step is not None:
             after_step(step, loss)
-        if should_stop is not None and should_stop():
+        stop = should_stop is not None and should_stop()
+        result.hook_secs += clock() - hooks_start
+        if stop:
             result.stopped_early = True
             break
-    result.elapsed_secs = clock() - loop_start
+    result.elapsed_secs = clock() - loop_start - result.hook_secs
     result.step_times = stats.step_times
     result.images_per_sec = (images_per_step * result.num_steps / result.elapsed_secs
                              if result.num_steps else 0.0)
+    if result.hook_secs > 0.01 * result.elapsed_secs and result.hook_secs > 0.1:
+        log('%.1f s between steps went to checkpoints, summaries and evaluations (not counted '
+            'in total images/sec)' % result.hook_secs)
     log(DASHES)
     log('total images/sec: %.2f' % result.images_per_sec)
     log(DASHES)
