@@ -46,8 +46,9 @@ def _read_batch(path: str) -> tuple[np.ndarray, np.ndarray]:
             batch = _SafeUnpickler(f, encoding='bytes').load()
     except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError,
             IndexError, KeyError) as e:
-        raise cnn_util.DataError('cannot read CIFAR-10 batch %s: %s' % (
-            path, str(e) or type(e).__name__)) from None
+        raise cnn_util.DataError('cannot read CIFAR-10 batch %s: %s (a damaged download? '
+                                 'replace it with the file from cifar-10-python.tar.gz)' % (
+                                     path, str(e) or type(e).__name__)) from None
     if not isinstance(batch, dict):
         raise cnn_util.DataError('CIFAR-10 batch %s is not a pickled dict' % path)
     batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}

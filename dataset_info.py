@@ -209,6 +209,18 @@ def _listdir(data_dir: str) -> list[str]:
     return names
 
 
+def _other_dataset_hint(data_dir: str, asked: str) -> str:
+    """'; it holds X files: drop --data_name ...' when data_dir holds another dataset, else ''."""
+    try:
+        found = infer_dataset_name(data_dir)
+    except cnn_util.DataError:
+        return ''
+    if found == asked:
+        return ''
+    return '; it holds %s files: drop --data_name (it is inferred) or give --data_name=%s' % (
+        found, found)
+
+
 def infer_dataset_name(data_dir: str) -> str:
     """Returns 'imagenet' or 'cifar10' from the names of the files in `data_dir`.
 
@@ -274,8 +286,9 @@ class Dataset:
         shards = [(n, _SHARD_RE.match(n)) for n in names]
         shards = [(n, m) for n, m in shards if m and m.group(1) == subset]
         if not shards:
-            raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)'
-                                     % (pattern, self.data_dir, self.name, subset))
+            raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)%s'
+                                     % (pattern, self.data_dir, self.name, subset,
+                                        _other_dataset_hint(self.data_dir, self.name)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
             raise cnn_util.DataError('%s shards in %s disagree on their count (-of-%s); remove '
@@ -295,8 +308,9 @@ class Dataset:
         wanted = CIFAR10_FILES[subset]
         missing = [n for n in wanted if n not in names]
         if len(missing) == len(wanted):
-            raise cnn_util.DataError('no files matching %s in --data_dir %s (cifar10 %s)'
-                                     % (self.spec.file_patterns[subset], self.data_dir, subset))
+            raise cnn_util.DataError('no files matching %s in --data_dir %s (cifar10 %s)%s'
+                                     % (self.spec.file_patterns[subset], self.data_dir, subset,
+                                        _other_dataset_hint(self.data_dir, 'cifar10')))
         if missing:
             raise cnn_util.DataError('--data_dir %s lacks CIFAR-10 %s file(s) %s'
                                      % (self.data_dir, subset, ', '.join(missing)))

@@ -436,6 +436,8 @@ def check_output_paths(p: Params) -> None:
             continue
         if is_file and os.path.isdir(path):
             problem = 'it is a directory; give a file name'
+        elif name == 'plot_file' and not path.lower().endswith('.png'):
+            problem = 'the plot is a PNG image; give a name ending in .png'
         else:
             problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
         if problem:
@@ -488,6 +490,9 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
         device gpu) asks for more GPUs than are visible.
     """
     device = p.device or ('gpu' if num_visible_gpus else 'cpu')
+    if device == 'gpu' and not num_visible_gpus:
+        raise ParamsError('--device=gpu, but no GPU is visible; use --device=cpu (with '
+                          '--num_gpus=N for N logical CPU devices).')
     if device == 'gpu' and p.num_gpus > num_visible_gpus:
         raise ParamsError('--device=gpu with --num_gpus=%d, but %d GPU(s) are visible; use '
                           '--device=cpu or a smaller --num_gpus.' % (p.num_gpus, num_visible_gpus))

@@ -120,6 +120,9 @@ def write_json(result: dict, directory: str) -> str:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
     with os.fdopen(fd, 'w', encoding='utf-8') as f:
         f.write(text + '\n')
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() would give, like other outputs
     os.replace(tmp, path)
     cnn_util.log_fn('Results written to %s' % path)
     return path

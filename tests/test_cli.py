@@ -48,7 +48,7 @@ def test_training_run_prints_the_documented_format():
     (['--model=resnet9000'], 2, "unknown --model='resnet9000'; valid models for"),
     (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
-    (['--device=gpu'], 2, '--device=gpu with --num_gpus=1, but 0 GPU(s) are visible'),
+    (['--device=gpu'], 2, '--device=gpu, but no GPU is visible; use --device=cpu'),
     (['--num_gpus=0'], 2, '--num_gpus must be >= 1'),
     (['--optimizer=lbfgs'], 2, '--optimizer must be one of'),
     (['--data_format=NWHC'], 2, '--data_format must be one of'),

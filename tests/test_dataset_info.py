@@ -83,6 +83,16 @@ def test_named_dataset_without_matching_files(tmp_path):
         _dataset(tmp_path / 'only_train').num_examples('validation')
 
 
+def test_data_name_of_another_dataset_says_what_the_folder_holds(tmp_path, imagenet_dir):
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(imagenet_dir, data_name='cifar10').subset_files('train')
+    assert str(info.value).endswith('(cifar10 train); it holds imagenet files: drop --data_name '
+                                    '(it is inferred) or give --data_name=imagenet')
+    h.write_cifar(str(tmp_path))
+    with pytest.raises(cnn_util.DataError, match='it holds cifar10 files: drop --data_name'):
+        _dataset(tmp_path, data_name='imagenet').subset_files('train')
+
+
 def test_missing_shard_and_mixed_counts(tmp_path):
     paths = h.write_shards(tmp_path, 'train', [[b'a'], [b'b'], [b'c']])
     os.remove(paths[1])

@@ -110,7 +110,7 @@ def test_resolve_defaults_follow_the_machine():
 
 
 @pytest.mark.parametrize('kwargs, gpus, text', [
-    ({'device': 'gpu'}, 0, '--device=gpu with --num_gpus=1, but 0 GPU(s) are visible'),
+    ({'device': 'gpu'}, 0, '--device=gpu, but no GPU is visible; use --device=cpu'),
     ({'device': 'gpu', 'num_gpus': 4}, 2, '--num_gpus=4, but 2 GPU(s) are visible'),
     ({'local_parameter_device': 'gpu'}, 0, '--local_parameter_device=gpu, but no GPU'),
     ({'use_nccl': True, 'variable_update': 'replicated'}, 0, '--use_nccl needs GPUs'),
@@ -126,6 +126,7 @@ def test_resolve_rejects_missing_gpus(kwargs, gpus, text):
     ('benchmark_log_dir', 'afile', 'afile is a file, not a directory'),
     ('trace_file', 'afile/trace.json', 'afile is a file, not a directory'),
     ('plot_file', 'adir', 'it is a directory; give a file name'),
+    ('plot_file', 'plot.txt', 'the plot is a PNG image; give a name ending in .png'),
     ('graph_file', 'afile/deeper/g.pbtxt', 'afile is a file, not a directory'),
 ])
 def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, text):

@@ -114,6 +114,9 @@ def test_json_results_are_what_run_returns(tmp_path):
     result = _run(benchmark_log_dir=str(tmp_path), num_batches=3)
     [path] = glob.glob(str(tmp_path / 'tf_cnn_benchmarks_trivial_*.json'))
     assert result['results_file'] == path
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600
     with open(path) as f:
         logged = json.load(f)
     assert logged == json.loads(json.dumps(result))
