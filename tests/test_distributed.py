@@ -351,7 +351,9 @@ def test_missing_ps_times_out_naming_it(wave2):
 def test_ps_killed_mid_run_fails_the_worker_within_the_timeout(wave2):
     worker = wave2['ps_killed'][1]
     assert worker['code'] == 1
-    assert worker['secs_after_kill'] < 30  # a lost ps is noticed at once (Unavailable)
+    # A lost ps is noticed at once (Unavailable), long before the 240 s startup timeout; the
+    # bound leaves room for a loaded 2-core machine.
+    assert worker['secs_after_kill'] < 60
     assert re.match(r'error: lost the cluster: unreachable now: ps 0 \(localhost:\d+\)',
                     last_line(worker)), last_line(worker)
 
