@@ -16,8 +16,9 @@ import collections
 import os
 import time
 
-# oneDNN gives the CPU its NCHW kernels; TensorFlow reads this once, when first imported.
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
+import runtime_env  # noqa: E402
+
+runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import numpy as np
 import tensorflow as tf

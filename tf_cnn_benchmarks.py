@@ -9,9 +9,9 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-# oneDNN kernels give the CPU its NCHW convolutions and pooling (the stock kernels are NHWC
-# only); TensorFlow reads this once, at import.
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
+import runtime_env  # noqa: E402
+
+runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 

@@ -16,7 +16,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')  # as the command sets it
+import runtime_env  # noqa: E402
+
+runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import app, flags  # noqa: E402
 

@@ -34,7 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')  # as the command sets it
+import runtime_env  # noqa: E402
+
+runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import app, flags  # noqa: E402
 

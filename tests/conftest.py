@@ -9,7 +9,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')  # as the command sets it: NCHW on CPU
+import runtime_env  # noqa: E402
+
+runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 
