@@ -62,19 +62,27 @@ def physical_cores(cpuinfo_path: str = '/proc/cpuinfo') -> int:
 def default_thread_counts(num_cores: int | None = None) -> tuple[int, int]:
     """The measured best (intra-op, inter-op) thread-pool sizes for a CPU run.
 
-    Rule: intra-op = physical cores, inter-op = 1. The inter-op pool runs independent ops at the
-    same time; on CPU each big op already uses every core through the intra-op pool, and more
-    inter-op threads only oversubscribe the cores.
+    Rule: intra-op = physical cores, inter-op = 2 (1 on a one-core host). Each big op already
+    spreads over every core through the intra-op pool; a second inter-op thread lets the small
+    ops (loss, weight decay, the optimizer's updates, staging) run beside it. More inter-op
+    threads than that only oversubscribe the cores.
 
-    Measured on the 2-core development host (AMD EPYC, TF 2.21, synthetic data, training,
-    images/sec, median of interleaved repeats; bench/bench_precision.py --threads):
-    see the README's "CPU thread settings" table.
+    Measured on the 2-core development host (AMD EPYC, TF 2.21, oneDNN and the BFC allocator on,
+    synthetic data, training at batch 8, images/sec, median of 2 interleaved rounds of fresh
+    processes; bench/bench_precision.py --threads):
+
+        intra:inter     trivial   resnet50
+        1:1              412.8     2.40
+        2:1              607.9     3.76
+        2:2              752.5     3.79
+        0:0 (TF: 2:2)    816.9     3.84
+        2:1, no oneDNN   553.1     3.06
 
     Args:
       num_cores: physical cores; default `physical_cores()`.
     """
     cores = num_cores or physical_cores()
-    return cores, 1
+    return cores, min(2, cores)
 
 
 def thread_counts(p) -> tuple[int, int]:

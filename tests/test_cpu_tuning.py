@@ -30,7 +30,8 @@ def test_physical_cores_counts_each_core_once(tmp_path, monkeypatch):
 
 
 def test_default_threads_rule_and_flags():
-    assert cpu_tuning.default_thread_counts(8) == (8, 1)
+    assert cpu_tuning.default_thread_counts(8) == (8, 2)
+    assert cpu_tuning.default_thread_counts(1) == (1, 1)
     cores = cpu_tuning.physical_cores()
     assert cpu_tuning.thread_counts(make_params()) == cpu_tuning.default_thread_counts(cores)
     assert cpu_tuning.thread_counts(make_params(num_intra_threads=3, num_inter_threads=0)) == (
