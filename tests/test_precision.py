@@ -1,6 +1,7 @@
 """Reduced precision: loss-scale arithmetic, skipped updates, fp16/bf16 training against fp32,
 variable dtypes, every model in bf16 and fp16, bf16 checkpoints in fp32 eval, flag rules."""
 
+import functools
 import math
 
 import numpy as np
@@ -186,6 +187,14 @@ def test_overflowing_steps_are_skipped_and_the_scale_halves(kwargs):
 
 # --- Reduced precision against float32.
 
+GOLDEN = dict(num_batches=3, init_learning_rate=0.002, image_size=32)
+
+
+@functools.lru_cache(maxsize=1)
+def _float32_losses():
+    return tuple(_run(**GOLDEN)['losses'])
+
+
 @pytest.mark.parametrize('kwargs', [
     dict(use_bf16=True),
     dict(use_fp16=True),
@@ -195,9 +204,8 @@ def test_overflowing_steps_are_skipped_and_the_scale_halves(kwargs):
 def test_reduced_precision_losses_track_float32(kwargs):
     # The trivial model on synthetic data (one fixed batch), learning fast enough that the
     # three losses differ.
-    common = dict(num_batches=3, init_learning_rate=0.002, image_size=32)
-    fp32 = _run(**common)['losses']
-    low = _run(**common, **kwargs)['losses']
+    fp32 = _float32_losses()
+    low = _run(**GOLDEN, **kwargs)['losses']
     assert fp32[2] < fp32[0] - 0.05
     np.testing.assert_allclose(low, fp32, rtol=1e-2)
 
