@@ -280,6 +280,9 @@ def _check_ranges(p: Params) -> None:
         if spec.choices is not None and value not in spec.choices:
             raise ParamsError('--%s must be one of %s. Received: %s=%r' % (
                 spec.name, ', '.join(repr(c) for c in spec.choices), spec.name, value))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ParamsError('--%s must be a finite number. Received: %s=%r' % (
+                spec.name, spec.name, value))
         if spec.lower is not None and value < spec.lower:
             raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
                 spec.name, spec.lower, spec.name, value))

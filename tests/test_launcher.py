@@ -54,6 +54,19 @@ def test_plan_defaults_per_mode():
     assert '--ps_hosts=localhost:5000,localhost:5001' in tasks[0]['args']
 
 
+@pytest.mark.parametrize('args, text', [
+    (['--timeout_secs=-5'], 'error: --timeout_secs must be >= 0. Received: timeout_secs=-5'),
+    (['--kill_grace_secs=nan'], 'error: --kill_grace_secs must be >= 0.'),
+    (['--log_dir=/dev/null'], 'error: --log_dir /dev/null is not a directory; choose another'),
+    (['--python=/nonexistent/python'], 'error: --python /nonexistent/python is not an '
+     'executable file'),
+])
+def test_bad_launcher_values_exit_2_before_starting_anything(capsys, args, text):
+    assert launch_cluster.main(args + ['--', '--model=trivial']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(text) and len(err.splitlines()) == 1
+
+
 def test_reserved_or_inconsistent_flags_exit_2(capsys):
     assert launch_cluster.main(['--', '--task_index=1']) == 2
     assert 'error: --task_index is set by the launcher' in capsys.readouterr().err

@@ -57,6 +57,8 @@ def test_params_are_immutable():
      'exclude each other'),
     ({'data_name': 'synthetic', 'data_dir': '/data'}, '--data_name=synthetic ignores --data_dir'),
     ({'init_learning_rate': -0.1}, '--init_learning_rate must be >= 0'),
+    ({'init_learning_rate': float('nan')}, '--init_learning_rate must be a finite number. '
+     'Received: init_learning_rate=nan'),
     ({'num_epochs': 0}, '--num_epochs must be > 0 (a fraction such as 0.01 is fine). Received: '
      'num_epochs=0'),
 ])

@@ -279,8 +279,19 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     if '--' in argv:
         cut = argv.index('--')
         opts, unknown = parser.parse_known_args(argv[:cut])
-        return opts, unknown + argv[cut + 1:]
-    return parser.parse_known_args(argv)
+        unknown += argv[cut + 1:]
+    else:
+        opts, unknown = parser.parse_known_args(argv)
+    for name in ('timeout_secs', 'kill_grace_secs'):
+        value = getattr(opts, name)
+        if not value >= 0:  # also refuses nan
+            raise LaunchError('--%s must be >= 0. Received: %s=%g' % (name, name, value))
+    if opts.log_dir and os.path.exists(opts.log_dir) and not os.path.isdir(opts.log_dir):
+        raise LaunchError('--log_dir %s is not a directory; choose another path' % opts.log_dir)
+    if not (os.path.isfile(opts.python) and os.access(opts.python, os.X_OK)):
+        raise LaunchError('--python %s is not an executable file; give a Python interpreter '
+                          'path' % opts.python)
+    return opts, unknown
 
 
 def main(argv: list[str]) -> int:
@@ -296,6 +307,10 @@ def main(argv: list[str]) -> int:
     try:
         launcher.start()
         return launcher.wait()
+    except OSError as e:  # a log file or a task that cannot be created
+        launcher.say('error: cannot start the tasks: %s; stopping them' % e)
+        launcher.stop_all()
+        return 1
     except KeyboardInterrupt:
         launcher.say('interrupted; stopping every task')
         launcher.stop_all()
