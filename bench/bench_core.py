@@ -18,7 +18,6 @@ Writes bench/results/core.json and bench/results/core.md.
 
 import contextlib
 import io
-import json
 import os
 import statistics
 import sys
@@ -31,6 +30,7 @@ import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
+import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 flags.DEFINE_list('models', ['trivial', 'alexnet', 'resnet50'], 'Models to run.')
@@ -88,13 +88,11 @@ def measure(model, batch_size, steps, warmup, repeats):
 
 
 def markdown(rows):
-    lines = ['| model | batch | images/sec | bare images/sec | overhead ratio | GFLOP/s |',
-             '| --- | ---: | ---: | ---: | ---: | ---: |']
-    for r in rows:
-        lines.append('| %s | %d | %.1f | %.1f | %.3f | %.1f |' % (
-            r['model'], r['batch_size'], r['images_per_sec'], r['bare_images_per_sec'],
-            r['overhead_ratio'], r['achieved_gflops_per_sec']))
-    return '\n'.join(lines)
+    return bench_report.markdown_table(
+        ['model', 'batch', 'images/sec', 'bare images/sec', 'overhead ratio', 'GFLOP/s'], 'lrrrrr',
+        [[r['model'], '%d' % r['batch_size'], '%.1f' % r['images_per_sec'],
+          '%.1f' % r['bare_images_per_sec'], '%.3f' % r['overhead_ratio'],
+          '%.1f' % r['achieved_gflops_per_sec']] for r in rows])
 
 
 def main(argv):
@@ -108,14 +106,7 @@ def main(argv):
                 model, row['batch_size'], row['images_per_sec'], row['bare_images_per_sec'],
                 row['overhead_ratio']), flush=True)
             rows.append(row)
-    os.makedirs(FLAGS.out, exist_ok=True)
-    with open(os.path.join(FLAGS.out, 'core.json'), 'w') as f:
-        json.dump(rows, f, indent=2)
-    table = markdown(rows)
-    with open(os.path.join(FLAGS.out, 'core.md'), 'w') as f:
-        f.write(table + '\n')
-    print(table)
-
+    bench_report.write_results(FLAGS.out, 'core', rows, markdown(rows))
 
 if __name__ == '__main__':
     app.run(main)

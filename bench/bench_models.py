@@ -8,7 +8,6 @@ after one warm-up step. Target: graph build well under the time of the timed ste
 largest model. Writes bench/results/models.json and models.md.
 """
 
-import json
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
+import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 flags.DEFINE_list('models', [], 'Models to run (default: every registered model).')
@@ -70,18 +70,12 @@ def main(argv):
         print('%-16s %-8s build %5.1f s  %8.2f images/sec' % (
             name, dataset, row['build_secs'], row['images_per_sec']), flush=True)
         rows.append(row)
-    os.makedirs(FLAGS.out, exist_ok=True)
-    with open(os.path.join(FLAGS.out, 'models.json'), 'w') as f:
-        json.dump(rows, f, indent=2)
-    lines = ['| model | dataset | image | build s | timed s | images/sec | fwd GFLOPs/image |',
-             '| --- | --- | ---: | ---: | ---: | ---: | ---: |']
-    lines += ['| %s | %s | %d | %.1f | %.1f | %.2f | %.2f |' % (
-        r['model'], r['dataset'], r['image_size'], r['build_secs'], r['timed_secs'],
-        r['images_per_sec'], r['forward_gflops_per_image']) for r in rows]
-    with open(os.path.join(FLAGS.out, 'models.md'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
-    print('\n'.join(lines))
-
+    table = bench_report.markdown_table(
+        ['model', 'dataset', 'image', 'build s', 'timed s', 'images/sec', 'fwd GFLOPs/image'],
+        'llrrrrr', [[r['model'], r['dataset'], '%d' % r['image_size'], '%.1f' % r['build_secs'],
+                     '%.1f' % r['timed_secs'], '%.2f' % r['images_per_sec'],
+                     '%.2f' % r['forward_gflops_per_image']] for r in rows])
+    bench_report.write_results(FLAGS.out, 'models', rows, table)
 
 if __name__ == '__main__':
     app.run(main)

@@ -16,7 +16,6 @@ bench/results/modes.json and modes.md.
 """
 
 import contextlib
-import json
 import os
 import statistics
 import sys
@@ -29,6 +28,7 @@ import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
+import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 flags.DEFINE_list('models', ['trivial', 'alexnet', 'resnet50'], 'Models to run.')
@@ -94,22 +94,16 @@ def main(argv):
                              'ratio': rate / base})
                 print('%-9s %d device(s) %-24s %8.2f images/sec (fastest step %.2f) ratio %.3f'
                       % (model, devices, label, rate, best, rate / base), flush=True)
-    os.makedirs(FLAGS.out, exist_ok=True)
-    with open(os.path.join(FLAGS.out, 'modes.json'), 'w') as f:
-        json.dump({'load_average_after': os.getloadavg(), 'rows': rows}, f, indent=2)
-    lines = ['Batch %d per device, %d rounds x %d steps per mode (round-robin), median step; '
-             'load average after: %.1f' % (FLAGS.batch_size, FLAGS.rounds, FLAGS.steps,
-                                           os.getloadavg()[0]), '',
-             '| model | devices | mode | images/sec | fastest step | ratio (1 device: vs '
-             'parameter_server; 2: vs independent) |',
-             '| --- | ---: | --- | ---: | ---: | ---: |']
-    lines += ['| %s | %d | %s | %.2f | %.2f | %.3f |' % (
-        r['model'], r['devices'], r['mode'], r['images_per_sec'],
-        r['best_step_images_per_sec'], r['ratio']) for r in rows]
-    with open(os.path.join(FLAGS.out, 'modes.md'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
-    print('\n'.join(lines))
-
+    load = os.getloadavg()[0]
+    title = ('Batch %d per device, %d rounds x %d steps per mode (round-robin), median step; '
+             'load average after: %.1f' % (FLAGS.batch_size, FLAGS.rounds, FLAGS.steps, load))
+    table = bench_report.markdown_table(
+        ['model', 'devices', 'mode', 'images/sec', 'fastest step',
+         'ratio (1 device: vs parameter_server; 2: vs independent)'], 'lrlrrr',
+        [[r['model'], '%d' % r['devices'], r['mode'], '%.2f' % r['images_per_sec'],
+          '%.2f' % r['best_step_images_per_sec'], '%.3f' % r['ratio']] for r in rows])
+    bench_report.write_results(FLAGS.out, 'modes', {'load_average_after': load, 'rows': rows},
+                               title + '\n\n' + table)
 
 if __name__ == '__main__':
     app.run(main)
