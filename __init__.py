@@ -1,15 +1,87 @@
-"""tf_cnn_benchmarks as an installed package.
+"""tf_cnn_benchmarks: CNN training benchmarks for TensorFlow in the TF1 graph-and-session style.
 
-The modules of this project import each other by their plain names (`import params`), exactly as
-when `python tf_cnn_benchmarks.py` runs from a checkout. When the project is installed, its modules
-live inside this package (nothing generic such as `models` or `params` is placed at the top of
-site-packages); importing the package puts the package folder on sys.path so those plain imports
-resolve to the project's own modules.
+The library API (the `tf_cnn_benchmarks` command is `cli.py`):
+
+    import tf_cnn_benchmarks as tfcnn
+
+    p = tfcnn.make_params(model='resnet50', batch_size=16, num_batches=10, device='cpu')
+    result = tfcnn.run(p)   # dict: images_per_sec, losses, step_times, params, environment...
+    tfcnn.list_models()     # ['alexnet', 'densenet100_k12', ...]
+
+Errors: `ParamsError` (an invalid parameter or combination: a usage error), `UnknownModelError`
+(a model name the registry does not know, or not defined for the dataset), `BenchmarkError`
+(a runtime problem the user can fix) and its kinds `DataError`, `ClusterError`,
+`CheckpointError`, `NonFiniteLossError`.
+
+Importing the package loads neither TensorFlow nor any model: `run`, `list_models`,
+`BenchmarkCNN`, `UnknownModelError`, `CheckpointError` and `NonFiniteLossError` load them on
+first use (TensorFlow reads its environment, which `run` prepares, when it is imported).
+
+Layout, by concern (README "Development" says more):
+
+    tf_cnn_benchmarks.py, cli.py   the command        params.py, run_plan.py   flags -> plan
+    benchmark_cnn.py               graph and run      tower.py, learning_rate.py
+    preprocessing.py               input pipelines    variable_mgr.py, allreduce*.py
+    models/                        the networks       input_data/   datasets, image ops
+    lifecycle/   loop, hooks, checkpoints, eval, summaries, profiles, signals, results
+    cluster/     topology, servers, coordination, cluster variable managers
+    speed/       runtime environment, CPU threads, XLA, precision, session options
+    tools/       converter, cluster launcher          bench/, tests/
 """
 
-import os as _os
-import sys as _sys
+from .cnn_util import BenchmarkError, ClusterError, DataError
+from .params import Params, ParamsError, make_params
 
-_HERE = _os.path.dirname(_os.path.abspath(__file__))
-if _HERE not in _sys.path:
-    _sys.path.insert(0, _HERE)
+__all__ = ['BenchmarkCNN', 'BenchmarkError', 'CheckpointError', 'ClusterError', 'DataError',
+           'NonFiniteLossError', 'Params', 'ParamsError', 'UnknownModelError', 'list_models',
+           'make_params', 'run']
+
+__version__ = '0.2.0'
+
+
+def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:
+    """Runs one benchmark in this process, as the command does, and returns its result.
+
+    Args:
+      params: from `make_params(**flags)`; validated and resolved here.
+      hooks: extra `lifecycle.run_hooks.RunHook`s (called after the run's own, phase by phase).
+      print_header: print the header block (TensorFlow version, model, batch sizes, ...).
+
+    Returns:
+      The result dict of `BenchmarkCNN.run` (images_per_sec in images/sec, losses, step_times
+      in seconds, params, environment, ...; `lifecycle/results_log.py` lists every key).
+
+    Raises:
+      ParamsError, UnknownModelError: invalid parameters.
+      BenchmarkError: data, checkpoint, cluster or non-finite-loss problems.
+    """
+    from . import benchmark_cnn  # prepares TensorFlow's environment, then imports it
+
+    bench = benchmark_cnn.BenchmarkCNN(params, hooks=hooks)
+    if print_header:
+        bench.print_info()
+    return bench.run()
+
+
+def list_models(dataset: str = 'imagenet') -> list[str]:
+    """The model names defined for `dataset` ('imagenet' or 'cifar10'), sorted."""
+    from .models import model_config
+
+    return sorted({name for name, _ in model_config.list_models(dataset)})
+
+
+def __getattr__(name: str):
+    """The names that need TensorFlow, loaded on first use."""
+    if name == 'BenchmarkCNN':
+        from .benchmark_cnn import BenchmarkCNN
+        return BenchmarkCNN
+    if name == 'UnknownModelError':
+        from .models.model_config import UnknownModelError
+        return UnknownModelError
+    if name == 'CheckpointError':
+        from .lifecycle.checkpoints import CheckpointError
+        return CheckpointError
+    if name == 'NonFiniteLossError':
+        from .lifecycle.training_loop import NonFiniteLossError
+        return NonFiniteLossError
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))

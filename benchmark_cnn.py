@@ -1,6 +1,6 @@
 """BenchmarkCNN: builds the training graph over the towers, sets up the session, runs the loop.
 
-    bench = BenchmarkCNN(params)   # validates, resolves machine defaults, picks model and data
+    bench = BenchmarkCNN(params)   # validates, resolves the run plan, picks model and data
     bench.print_info()             # the header block
     result = bench.run()           # dict: images_per_sec, losses, step_times, ...
 
@@ -8,6 +8,11 @@ The graph of one training step, for N towers:
 
     input pipeline --(images, labels) per device--> tower i: forward, loss, gradients
     variable manager: aggregate gradients, apply updates (+ global step) -> train_op
+
+Collaborators receive the run plan (run_plan.RunPlan) and the objects they use, never this
+object: the input pipeline (preprocessing.py), the towers (tower.py), the variable manager
+(variable_mgr.py, cluster/variable_mgrs.py), the hooks (lifecycle/), the cluster task's server
+(cluster/server.py).
 """
 
 from __future__ import annotations
@@ -16,32 +21,36 @@ import collections
 import os
 import time
 
-import runtime_env  # noqa: E402
+from .speed import runtime_env
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
-import numpy as np
-import tensorflow as tf
+import tensorflow as tf  # noqa: E402
 
-import allreduce
-import checkpoints
-import cluster_hooks
-import cnn_util
-import cpu_tuning
-import dataset_info
-import distributed
-import eval_runner
-import learning_rate
-import lifecycle
-import params as params_lib
-import precision
-import preprocessing
-import run_hooks
-import tower
-import training_loop
-import variable_mgr
-import xla_jit
-from models import model_config
+from . import (  # noqa: E402
+    cnn_util,
+    learning_rate,
+    preprocessing,
+    run_plan,
+    tower,
+    variable_mgr,
+)
+from . import params as params_lib  # noqa: E402
+from .cluster import coordination, topology, variable_mgrs  # noqa: E402
+from .cluster import server as cluster_server  # noqa: E402
+from .input_data import dataset_info  # noqa: E402
+from .lifecycle import (  # noqa: E402
+    checkpoints,
+    eval_runner,
+    frozen,
+    run_hooks,
+    signals,
+    traced_session,
+    training_loop,
+    wiring,
+)
+from .models import model_config  # noqa: E402
+from .speed import cpu_tuning, precision, session_config, xla_jit  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -49,35 +58,23 @@ GraphInfo = collections.namedtuple('GraphInfo', [
     'graph', 'train_op', 'loss', 'learning_rate', 'global_step', 'top_1', 'top_5',
     'pipeline', 'mgr', 'init_ops'])
 
-
-def num_visible_gpus() -> int:
-    """Number of GPUs TensorFlow can use on this host."""
-    return len(tf.config.list_physical_devices('GPU'))
-
-
-def compute_dtypes(p):
-    """Returns (compute dtype, variable dtype) for the precision flags (precision.py)."""
-    return precision.compute_dtypes(p)
-
-
-def make_session_config(p, num_devices: int) -> tf1.ConfigProto:
-    """Session options: logical CPU devices, thread pools and NUMA (cpu_tuning.py), XLA
-    (xla_jit.py), soft placement on GPU hosts."""
-    config = tf1.ConfigProto(allow_soft_placement=p.device == 'gpu')
-    if p.device == 'cpu':
-        config.device_count['CPU'] = max(1, num_devices)
-    cpu_tuning.configure_session(config, p)
-    xla_jit.configure_session(config, p, num_devices)
-    config.gpu_options.allow_growth = True
-    return config
+num_visible_gpus = session_config.num_visible_gpus
+make_session_config = session_config.make_session_config
 
 
 class BenchmarkCNN:
     """One benchmark run: training (or forward-only) on synthetic or real data.
 
     Args:
-      p: Params (validated here).
+      p: Params (validated and resolved here).
       gpus: number of visible GPUs; None asks TensorFlow.
+      hooks: extra lifecycle.run_hooks.RunHook objects (test seams, library users), called
+        with the run's own in every phase.
+
+    Attributes:
+      plan: the run_plan.RunPlan; params: its resolved Params; model: the CNNModel;
+      dataset: the input_data.dataset_info.Dataset; cluster: the cluster.topology.Cluster of a
+      cluster task, else None.
 
     Raises:
       params.ParamsError: invalid flags or flag combination.
@@ -85,73 +82,45 @@ class BenchmarkCNN:
       cnn_util.DataError: data directory missing, empty or corrupt.
     """
 
-    def __init__(self, p, gpus=None):
+    def __init__(self, p, gpus=None, hooks=()):
         params_lib.validate_params(p)
         visible = num_visible_gpus() if gpus is None else gpus
-        self.params = p = params_lib.resolve_params(p, visible)
-        self.gpus_visible = visible
+        p = params_lib.resolve_params(p, visible)
         self.dataset = dataset_info.get_dataset(p)
         self.model = model_config.get_model(p.model, self.dataset.name)
-        self.image_size = p.image_size or self.model.image_size
-        if self.image_size != self.model.image_size and self.model.fixed_image_size:
-            raise params_lib.ParamsError(
-                '--model=%s takes only %dx%d images. Received: image_size=%d' % (
-                    p.model, self.model.image_size, self.model.image_size, self.image_size))
-        if self.image_size < self.model.min_image_size:
-            raise params_lib.ParamsError('--model=%s needs --image_size >= %d. Received: %d' % (
-                p.model, self.model.min_image_size, self.image_size))
-        self.batch_size = p.batch_size or self.model.default_batch_size
-        self.devices = ['/%s:%d' % (p.device, i) for i in range(p.num_gpus)]
-        self.num_workers = 1
-        self.cluster = distributed.Cluster(p) if p.job_name else None
-        if self.cluster is not None:  # a cluster task: its towers' devices, the worker count
-            self.params = p = self.cluster.task_params(p)
-            self.devices = self.cluster.tower_devices(p.num_gpus, p.device)
-            self.num_workers = self.cluster.num_workers
-        self.global_batch_size = self.batch_size * p.num_gpus * self.num_workers
-        self.examples_per_epoch = self.dataset.num_examples(dataset_info.default_subset(p))
-        if p.num_epochs is not None:
-            self.num_batches = max(1, int(np.ceil(
-                p.num_epochs * self.examples_per_epoch / self.global_batch_size)))
-        else:
-            self.num_batches = p.num_batches
-        self.dtype, self.variable_dtype = compute_dtypes(p)
+        self.cluster = topology.Cluster(p) if p.job_name else None
+        self.plan = run_plan.make_plan(
+            p, model=self.model, dataset=self.dataset, visible_gpus=visible,
+            cluster=self.cluster, subset=dataset_info.default_subset(p),
+            dtypes=precision.compute_dtypes(p))
+        self.params = p = self.plan.params
+        self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
+        self.extra_hooks = list(hooks)
         if (p.device == 'cpu' and p.data_format == 'NCHW'
                 and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
             raise params_lib.ParamsError(
                 '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
                 'off; unset it or use --data_format=NHWC.')
-        self.speed_notes = _speed_setup(p, self.dtype)
-        if p.all_reduce_spec:
-            try:
-                spec = allreduce.parse_all_reduce_spec(p.all_reduce_spec)
-            except ValueError as e:
-                raise params_lib.ParamsError('--all_reduce_spec: %s' % e) from None
-            if p.device != 'gpu' and any('nccl' in entry.alg for entry in spec):
-                raise params_lib.ParamsError(
-                    '--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu or '
-                    'xring.' % p.all_reduce_spec)
+        self.speed_notes = _speed_setup(p, self.plan.compute_dtype)
 
     # --- Header.
     def info_lines(self) -> list[str]:
         """The header block, one string per line."""
-        p = self.params
+        p, plan = self.params, self.plan
         device_note = ''
-        if self.params.device == 'cpu' and not self.gpus_visible:
+        if p.device == 'cpu' and not plan.visible_gpus:
             device_note = '  (no GPU visible: running on the CPU)'
-        epochs = self.num_batches * self.global_batch_size / float(self.examples_per_epoch)
-        mode = 'evaluation' if p.eval else 'forward-only' if p.forward_only else 'training'
-        lines = [
+        return [
             'TensorFlow:  %s' % tf.__version__,
             'Model:       %s' % p.model,
-            'Dataset:     %s' % self.dataset.describe(dataset_info.default_subset(p)),
-            'Mode:        %s' % mode,
-            'Batch size:  %d global' % self.global_batch_size,
-            '             %d per device' % self.batch_size,
-            'Image size:  %dx%d' % (self.image_size, self.image_size),
-            'Num batches: %d' % self.num_batches,
-            'Num epochs:  %.2f' % epochs,
-            'Devices:     %s%s' % (self.devices, device_note),
+            'Dataset:     %s' % self.dataset.describe(plan.subset),
+            'Mode:        %s' % plan.mode,
+            'Batch size:  %d global' % plan.global_batch_size,
+            '             %d per device' % plan.per_device_batch_size,
+            'Image size:  %dx%d' % (plan.image_size, plan.image_size),
+            'Num batches: %d' % plan.num_batches,
+            'Num epochs:  %.2f' % plan.epochs,
+            'Devices:     %s%s' % (list(plan.devices), device_note),
             'Data format: %s' % p.data_format,
             *self.speed_notes['precision_lines'],
             'XLA:         %s' % self.speed_notes['xla'],
@@ -160,48 +129,48 @@ class BenchmarkCNN:
             'Variables:   %s' % p.variable_update,
             '==========',
         ]
-        return lines
 
     def print_info(self) -> None:
         for line in self.info_lines():
             cnn_util.log_fn(line)
 
     # --- Graph.
+    def make_variable_mgr(self) -> variable_mgr.VariableMgr:
+        """The manager of --variable_update (a cluster task's: cluster/variable_mgrs.py)."""
+        plan = self.plan
+        if self.cluster is not None:
+            return variable_mgrs.make_cluster_variable_mgr(
+                self.params, plan.devices, plan.param_device, self.cluster)
+        return variable_mgr.make_variable_mgr(self.params, plan.devices, plan.param_device)
+
     def build_graph(self) -> GraphInfo:
         """Builds the whole training (or forward-only) step into a new graph."""
-        p = self.params
+        p, plan = self.params, self.plan
         graph = tf.Graph()
         with graph.as_default():
             tf1.set_random_seed(p.tf_random_seed)
-            param_device = self.cluster.param_device if self.cluster else '/cpu:0'
-            with tf1.device(param_device):
+            with tf1.device(plan.param_device):
                 global_step = tf1.train.get_or_create_global_step()
-            pipeline = preprocessing.make_input_pipeline(
-                p, self.dataset, batch_size=self.batch_size, image_size=self.image_size,
-                num_classes=self.dataset.num_classes, data_format=p.data_format,
-                dtype=self.dtype, train=not p.forward_only)
-            batches = pipeline.build(self.devices)
-            mgr = variable_mgr.make_variable_mgr(p, self.devices, param_device)
+            pipeline = preprocessing.pipeline_for(plan, self.dataset, train=plan.training)
+            batches = pipeline.build(list(plan.devices))
+            mgr = self.make_variable_mgr()
             outputs = []
             for i, (images, labels) in enumerate(batches):
                 with (mgr.tower_scope(i), xla_jit.tower_scope(p, i),
-                      precision.gradient_scope(self.dtype, p.device)):
-                    outputs.append(tower.build_forward(
-                        self.model, images, labels, phase_train=not p.forward_only,
-                        num_classes=self.dataset.num_classes, data_format=p.data_format,
-                        dtype=self.dtype, variable_dtype=self.variable_dtype,
-                        weight_decay=p.weight_decay))
-            with tf1.device(self.cluster.local_cpu if self.cluster else param_device):
+                      precision.gradient_scope(plan.compute_dtype, p.device)):
+                    outputs.append(tower.forward(plan, self.model, images, labels,
+                                                 phase_train=plan.training))
+            with tf1.device(self.cluster.local_cpu if self.cluster else plan.param_device):
                 loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
                 top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
                 lr = learning_rate.get_learning_rate(
-                    p, global_step, model=self.model, examples_per_epoch=self.examples_per_epoch,
-                    global_batch_size=self.global_batch_size)
-            if p.forward_only:
-                train_op = tf.group(*[o.logits for o in outputs])
-            else:
+                    p, global_step, model=self.model, examples_per_epoch=plan.examples_per_epoch,
+                    global_batch_size=plan.global_batch_size)
+            if plan.training:
                 train_op = self._build_train_op(p, mgr, outputs, global_step, lr, pipeline)
+            else:
+                train_op = tf.group(*[o.logits for o in outputs])
             init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
         return GraphInfo(graph, train_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
                          init_ops)
@@ -210,7 +179,7 @@ class BenchmarkCNN:
         scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
         tower_grads = []
         for i, out in enumerate(outputs):
-            with tf1.device(self.devices[i]), xla_jit.tower_scope(p, i):
+            with tf1.device(self.plan.devices[i]), xla_jit.tower_scope(p, i):
                 tower_grads.append(tower.build_gradients(
                     out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
                     sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip,
@@ -236,8 +205,8 @@ class BenchmarkCNN:
           num_devices, model, image_size, elapsed_secs.
 
           With --eval, the evaluation's result (eval_runner.run_eval). Lifecycle keys
-          (params, environment, steps, restored_step, checkpoint_path, eval, ...): see
-          results_log.
+          (params, plan, environment, steps, restored_step, checkpoint_path, eval, ...): see
+          results_log. A ps task's serve loop returns {'role', 'task_index', 'served_secs'}.
 
         Raises:
           training_loop.NonFiniteLossError: the loss became NaN or Inf.
@@ -245,62 +214,102 @@ class BenchmarkCNN:
           signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
         """
         p = self.params
-        if self.cluster is not None:
-            self.cluster.start_server(make_session_config(p, p.num_gpus))
+        if self.server is not None:
+            self.server.start(make_session_config(p, p.num_gpus))
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
-                return self.cluster.serve()
-        lifecycle.preflight(self)
+                return self.server.serve()
+        wiring.preflight(self.plan)
         if p.eval:
-            return eval_runner.run_eval(self)
+            return eval_runner.run_eval(self.plan, self.model, self.dataset)
+        hooks = self.make_hooks()
         if p.forward_only and p.freeze_when_forward_only:
-            return lifecycle.run_frozen(self)
-        cnn_util.log_fn('Generating %s model' % ('forward-only' if p.forward_only else
-                                                 'training'))
+            return self._run_frozen(hooks)
+        cnn_util.log_fn('Generating %s model' % ('training' if self.plan.training else
+                                                 'forward-only'))
         build_start = time.perf_counter()
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
         with info.graph.as_default(), self.create_session(info) as sess, \
                 preprocessing.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
-            self.initialize(sess, info)
-            hooks = self.make_hooks(info)
-            ctx = run_hooks.RunContext(sess=sess, info=info, bench=self)
-            for hook in hooks:
-                hook.begin(ctx)
-            try:
-                loop = self._timed_loop(sess, info, hooks)
-            except BaseException:
-                for hook in hooks:
-                    hook.abort()
-                raise
-            result = self._result(loop, build_secs)
-            for hook in hooks:
-                hook.end(result)
+            restored_step = self.initialize(sess, info, hooks)
+            return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
+
+    def _run_frozen(self, hooks) -> dict:
+        """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
+        were turned into constants (after restoring a checkpoint, when there is one)."""
+        cnn_util.log_fn('Generating forward-only model (frozen)')
+        start = time.perf_counter()
+        info = self.build_graph()
+        with info.graph.as_default(), self.create_session(info) as sess:
+            restored_step = checkpoints.restore_or_initialize(sess, info, self.params)
+            frozen_info, num_nodes = frozen.freeze(sess, info, restored_step or 0)
+        build_secs = time.perf_counter() - start
+        cnn_util.log_fn('Froze the variables into constants (%d graph nodes)' % num_nodes)
+        pipeline = frozen_info.pipeline
+        with frozen_info.graph.as_default(), self.create_session(frozen_info) as sess, \
+                preprocessing.data_errors(files=pipeline.record_files):
+            if pipeline.warmup_ops:
+                sess.run(pipeline.warmup_ops)
+            return self._run_hooks_and_loop(sess, frozen_info, hooks, build_secs, restored_step,
+                                            extra={'frozen': True})
+
+    def _run_hooks_and_loop(self, sess, info, hooks, build_secs, restored_step,
+                            extra=None) -> dict:
+        """begin, the timed loop, then the phases after it (run_hooks.finish), or abort."""
+        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
+        for hook in hooks:
+            hook.begin(ctx)
+        try:
+            loop = self.timed_loop(sess, info, hooks)
+        except BaseException:
+            run_hooks.abort(hooks)
+            raise
+        result = self.make_result(loop, build_secs, restored_step)
+        result.update(extra or {})
+        run_hooks.finish(hooks, result)
+        if result.get('stopped_by_signal') == 'SIGTERM':
+            raise signals.Terminated()  # after everything was saved and reported
         return result
 
     def create_session(self, info):
-        """A session on this host's devices (a cluster run connects to its server instead)."""
-        config = make_session_config(self.params, len(self.devices))
-        if self.cluster is not None or self.params.print_step_breakdown:
-            return cluster_hooks.create_session(self, info, config)
+        """A session on this host's devices (a cluster run connects to its server instead; a
+        --print_step_breakdown run traces sampled steps)."""
+        config = make_session_config(self.params, len(self.plan.devices))
+        if self.server is not None:
+            return self.server.create_session(info.graph, config)
+        if self.params.print_step_breakdown:
+            return traced_session.TracedSession(graph=info.graph, config=config)
         return tf1.Session(config=config)
 
-    def initialize(self, sess, info) -> None:
+    def initialize(self, sess, info, hooks=()) -> int | None:
         """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest
-        checkpoint in --train_dir, else --checkpoint_path), runs the manager's post-init ops,
-        primes the pipeline. Sets `self.restored_step` (None when nothing was restored)."""
-        if self.cluster is not None:  # chief initialises or restores, the others wait for it
-            return self.cluster.initialize(sess, info, self)
-        self.restored_step = checkpoints.restore_or_initialize(sess, info, self)
+        checkpoint in --train_dir, else --checkpoint_path; a cluster's chief does it for the
+        cluster), runs the hooks' after_initialize phase, the manager's post-init ops, and primes
+        the pipeline.
+
+        Returns:
+          The restored global step, or None when nothing was restored.
+        """
+        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
+        after_initialize = lambda: run_hooks.after_initialize(hooks, ctx)
+        if self.server is not None:
+            return self.server.initialize(sess, info, self.params, after_initialize)
+        restored_step = checkpoints.restore_or_initialize(sess, info, self.params,
+                                                          before_post_init=after_initialize)
         if info.pipeline.warmup_ops:
             sess.run(info.pipeline.warmup_ops)
+        return restored_step
 
-    def make_hooks(self, info) -> list:
-        """The run hooks this run needs (see run_hooks.py), in call order."""
-        hooks = lifecycle.make_hooks(self, info)
-        if self.cluster is not None or self.params.print_step_breakdown:
-            hooks = cluster_hooks.add_hooks(hooks, self, info)
-        return hooks
+    def make_hooks(self) -> list[run_hooks.RunHook]:
+        """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
+        cluster/coordination.py), then the extra hooks given to the constructor."""
+        is_local = (coordination.local_device_predicate(self.cluster)
+                    if self.cluster is not None else None)
+        hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local)
+        if self.server is not None:
+            hooks += coordination.cluster_hooks(self.server)
+        return hooks + self.extra_hooks
 
     def make_step_fn(self, sess, info, total_steps=None):
         """Returns a function running one step: () -> (loss or None, *accuracy values).
@@ -315,9 +324,9 @@ class BenchmarkCNN:
         puts = list(info.pipeline.step_ops)
         with_puts = sess.make_callable(fetches + puts)
         without_puts = sess.make_callable(fetches) if puts else with_puts
-        depth = getattr(info.pipeline, 'staging_depth', 1) if puts else 0
+        depth = info.pipeline.staging_depth if puts else 0
         last_put = None if total_steps is None else total_steps - depth
-        show_loss = not self.params.forward_only
+        show_loss = self.plan.training
         count = [0]
 
         def step_fn():
@@ -327,15 +336,15 @@ class BenchmarkCNN:
             return (float(out[1]) if show_loss else None,) + tuple(out[2:])
         return step_fn
 
-    def _timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
-        p = self.params
-        show_loss = not p.forward_only
+    def timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
+        """The warm-up and timed steps (training_loop.run_loop) with the hooks' per-step calls."""
+        p, plan = self.params, self.plan
         return training_loop.run_loop(
-            self.make_step_fn(sess, info, p.num_warmup_batches + self.num_batches),
-            num_warmup=p.num_warmup_batches,
-            num_steps=self.num_batches,
-            images_per_step=self.batch_size * len(self.devices), display_every=p.display_every,
-            show_loss=show_loss, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
+            self.make_step_fn(sess, info, plan.num_warmup_batches + plan.num_batches),
+            num_warmup=plan.num_warmup_batches,
+            num_steps=plan.num_batches,
+            images_per_step=plan.images_per_step, display_every=p.display_every,
+            show_loss=plan.training, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
             nan_hint=(' or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                       if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''),
             after_step=run_hooks.combine_after_step(hooks),
@@ -344,9 +353,11 @@ class BenchmarkCNN:
             extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
                            else ()))
 
-    def _result(self, loop, build_secs) -> dict:
+    def make_result(self, loop, build_secs, restored_step) -> dict:
+        """The result dict of a training or forward-only run (before the hooks add theirs)."""
+        plan = self.plan
         result = {
-            'model': self.params.model,
+            'model': plan.model,
             'images_per_sec': loop.images_per_sec,
             'losses': loop.losses,
             'warmup_losses': loop.warmup_losses,
@@ -355,13 +366,13 @@ class BenchmarkCNN:
             'stopped_early': loop.stopped_early,
             'elapsed_secs': loop.elapsed_secs,
             'graph_build_secs': build_secs,
-            'global_batch_size': self.global_batch_size,
-            'per_device_batch_size': self.batch_size,
-            'num_devices': len(self.devices),
-            'num_workers': self.num_workers,
-            'image_size': self.image_size,
+            'global_batch_size': plan.global_batch_size,
+            'per_device_batch_size': plan.per_device_batch_size,
+            'num_devices': len(plan.devices),
+            'num_workers': plan.num_workers,
+            'image_size': plan.image_size,
         }
-        result.update(lifecycle.result_extras(self, loop))
+        result.update(wiring.result_extras(plan, loop, restored_step))
         return result
 
 
@@ -371,7 +382,7 @@ def _speed_setup(p, dtype) -> dict:
     Warns (one line each) when the device has no native `dtype` arithmetic, when --xla cannot
     auto-cluster on the CPU in this process, or when NUMA affinity does not apply.
     """
-    lines = ['Precision:   %s' % precision.describe(p, dtype, compute_dtypes(p)[1])]
+    lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
     if dtype != tf.float32:
         native, support = precision.native_support(dtype, p.device)
         lines.append('             %s' % support)

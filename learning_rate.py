@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-import params as params_lib
+from . import params as params_lib
 
 tf1 = tf.compat.v1
 

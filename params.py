@@ -21,6 +21,8 @@ from typing import Any
 
 from absl import flags
 
+from . import allreduce_spec
+
 
 class ParamsError(ValueError):
     """A parameter value or combination of parameters is invalid (usage error, exit status 2)."""
@@ -336,6 +338,58 @@ def _check_distributed(p: Params) -> None:
     if p.task_index >= count:
         raise ParamsError('--task_index must be < %d, the number of %s hosts. Received: '
                           'task_index=%d' % (count, p.job_name, p.task_index))
+    _check_cluster_modes(p)
+
+
+def _check_cluster_modes(p: Params) -> None:
+    """Rules of a cluster task's modes: the controller, synchrony, distinct addresses, and the
+    one-host-only features."""
+    mode = p.variable_update
+    if mode == 'distributed_all_reduce' and not p.controller_host:
+        raise ParamsError(
+            '--variable_update=distributed_all_reduce needs --controller_host: the controller '
+            'task builds the one graph of every worker.')
+    if p.job_name == 'controller' and mode != 'distributed_all_reduce':
+        raise ParamsError('--job_name=controller is only for '
+                          '--variable_update=distributed_all_reduce. Received: '
+                          'variable_update=%r' % mode)
+    if p.controller_host and mode != 'distributed_all_reduce':
+        raise ParamsError('--controller_host is only used by '
+                          '--variable_update=distributed_all_reduce; drop it.')
+    if not p.cross_replica_sync and mode in ('distributed_all_reduce', 'collective_all_reduce'):
+        raise ParamsError('--variable_update=%s is always synchronous; drop '
+                          '--nocross_replica_sync (asynchronous training: '
+                          'parameter_server or distributed_replicated).' % mode)
+    jobs = {'ps_hosts': p.ps_hosts, 'worker_hosts': p.worker_hosts,
+            'controller_host': [p.controller_host] if p.controller_host else []}
+    seen: dict[str, str] = {}
+    for flag, hosts in jobs.items():
+        for host in hosts:
+            if host in seen and seen[host] != flag:
+                raise ParamsError('%s is in both --%s and --%s; every task needs its '
+                                             'own host:port.' % (host, seen[host], flag))
+            seen[host] = flag
+    if not p.server_protocol.startswith('grpc'):
+        raise ParamsError('--server_protocol must be grpc (TensorFlow 2.21 has no '
+                          'other). Received: server_protocol=%r' % p.server_protocol)
+    evaluate = 'evaluate the checkpoints of --train_dir with a local --eval run instead'
+    unsupported = [
+        ('staged_vars', p.staged_vars, 'use --variable_update=distributed_replicated for local '
+         'copies of the variables'),
+        ('eval', p.eval, evaluate),
+        ('freeze_when_forward_only', p.freeze_when_forward_only, 'time a frozen graph locally'),
+        ('eval_during_training_every_n_steps', p.eval_during_training_every_n_steps, evaluate),
+        ('eval_during_training_every_n_epochs', p.eval_during_training_every_n_epochs, evaluate),
+        ('eval_during_training_at_specified_steps', p.eval_during_training_at_specified_steps,
+         evaluate),
+        ('fp16_enable_auto_loss_scale', p.fp16_enable_auto_loss_scale, 'each worker would skip '
+         'overflowing steps on its own and break the lockstep of the workers; use a static '
+         '--fp16_loss_scale'),
+    ]
+    for flag, value, instead in unsupported:
+        if value:
+            raise ParamsError('--%s runs on one host only; drop it from cluster runs '
+                              '(%s).' % (flag, instead))
 
 
 def _check_loss_scale(p: Params) -> None:
@@ -391,6 +445,11 @@ def validate_params(p: Params) -> None:
     if p.gradient_repacking and p.agg_small_grads_max_bytes:
         raise ParamsError('--gradient_repacking and --agg_small_grads_max_bytes exclude each '
                           'other; use one.')
+    if p.all_reduce_spec:
+        try:
+            allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec)
+        except ValueError as e:
+            raise ParamsError('--all_reduce_spec: %s' % e) from None
     if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
         raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes '
                           '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')
@@ -490,7 +549,7 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
 
     Raises:
       ParamsError: --device=gpu (or --local_parameter_device=gpu, or --num_gpus > 1 with
-        device gpu) asks for more GPUs than are visible.
+        device gpu) asks for more GPUs than are visible; NCCL on the CPU.
     """
     device = p.device or ('gpu' if num_visible_gpus else 'cpu')
     if device == 'gpu' and not num_visible_gpus:
@@ -505,6 +564,10 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
     if p.use_nccl and device != 'gpu':
         raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
                           '--all_reduce_spec=xring on CPU.')
+    spec = allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else []
+    if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
+        raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
+                          'or xring.' % p.all_reduce_spec)
     data_format = p.data_format or ('NCHW' if device == 'gpu' else 'NHWC')
     warmup = p.num_warmup_batches
     if warmup is None:

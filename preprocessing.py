@@ -51,8 +51,8 @@ import warnings
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
-import cnn_util
-import image_processing
+from . import cnn_util
+from .input_data import image_processing
 
 tf1 = tf.compat.v1
 
@@ -69,9 +69,12 @@ class InputPipeline(abc.ABC):
       data_format: 'NHWC' or 'NCHW'.
       dtype: dtype of the images (tf.float32, tf.float16 or tf.bfloat16).
 
-    Attributes:
+    Attributes (everything callers use; every pipeline has each of them):
       warmup_ops: ops to run once before the first step (fill the staging areas).
       step_ops: ops to run with every step (stage the next batch).
+      staging_depth: batches each device holds after warm-up (--batch_group_size for staged
+        pipelines, 0 for synthetic input, which stages nothing).
+      size_ops: one int32 scalar per device: batches now in its staging area ([] if none).
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
         `data_errors` looks for an image that does not decode.
@@ -85,6 +88,8 @@ class InputPipeline(abc.ABC):
         self.dtype = dtype
         self.warmup_ops: list = []
         self.step_ops: list = []
+        self.staging_depth = 0
+        self.size_ops: list = []
         self.description = ''
         self.record_files: tuple[str, ...] = ()
 
@@ -105,6 +110,41 @@ class InputPipeline(abc.ABC):
           One (images, labels) pair per device, each placed on its device: images as described in
           the module docstring, labels [batch] int32.
         """
+
+    def step_ops_for(self, step: int, num_steps: int) -> list:
+        """The puts to run with step `step` (0-based) of a run of `num_steps` steps after the
+        warm-up: `step_ops`, except for the last `staging_depth` steps, so the run ends with
+        every staged batch consumed."""
+        return list(self.step_ops) if step < num_steps - self.staging_depth else []
+
+    def op_names(self) -> list[str]:
+        """Names of every op the pipeline's callers run (kept when a graph is frozen)."""
+        return ([op.name for op in self.warmup_ops + self.step_ops]
+                + [t.op.name for t in self.size_ops])
+
+    def imported_into(self, graph) -> InputPipeline:
+        """This built pipeline as seen in `graph`, a copy of its graph (a frozen graph made by
+        import_graph_def): the same attributes, each op and tensor looked up by name."""
+        return ImportedPipeline(self, graph)
+
+
+class ImportedPipeline(InputPipeline):
+    """A built pipeline's ops in another graph (see InputPipeline.imported_into); `build` is
+    not available: the batches already exist there."""
+
+    def __init__(self, source: InputPipeline, graph):
+        super().__init__(batch_size=source.batch_size, image_size=source.image_size,
+                         num_classes=source.num_classes, data_format=source.data_format,
+                         dtype=source.dtype)
+        self.warmup_ops = [graph.get_operation_by_name(op.name) for op in source.warmup_ops]
+        self.step_ops = [graph.get_operation_by_name(op.name) for op in source.step_ops]
+        self.size_ops = [graph.get_tensor_by_name(t.name) for t in source.size_ops]
+        self.staging_depth = source.staging_depth
+        self.description = source.description
+        self.record_files = source.record_files
+
+    def build(self, devices):
+        raise ValueError('an imported pipeline is already built')
 
 
 class SyntheticInput(InputPipeline):
@@ -158,8 +198,6 @@ class StagedPipeline(InputPipeline):
       **kwargs: the InputPipeline arguments.
 
     Attributes:
-      staging_depth: batches held per device after warm-up (--batch_group_size).
-      size_ops: one int32 scalar per device: batches currently in its staging area.
       scan: the `dataset_info.SubsetScan` of the files read.
     """
 
@@ -171,7 +209,6 @@ class StagedPipeline(InputPipeline):
         self.train = train
         self.host_device = host_device
         self.staging_depth = params.batch_group_size
-        self.size_ops: list = []
         self.scan = dataset.scan(subset)
         if dataset.spec.file_format == 'tfrecord':
             self.record_files = tuple(self.scan.files)
@@ -242,12 +279,6 @@ class StagedPipeline(InputPipeline):
                 labels.set_shape([self.batch_size])
                 batches.append((images, labels))
         return batches
-
-    def step_ops_for(self, step: int, num_steps: int) -> list:
-        """The puts to run with step `step` (0-based) of a run of `num_steps` steps after the
-        warm-up: `step_ops`, except for the last `staging_depth` steps, so the run ends with
-        every staged batch consumed."""
-        return list(self.step_ops) if step < num_steps - self.staging_depth else []
 
 
 class RecordInputPipeline(StagedPipeline):
@@ -384,7 +415,7 @@ class Cifar10Pipeline(_TfDataPipeline):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        import cifar10_data
+        from .input_data import cifar10_data
         self._record_file, count = cifar10_data.write_record_file(list(self.scan.files))
         self._record_bytes = cifar10_data.RECORD_BYTES
         if count != self.scan.num_examples:
@@ -446,6 +477,24 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     return RecordInputPipeline(**real)
 
 
+def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
+                 batch_size: int | None = None, params=None) -> InputPipeline:
+    """`make_input_pipeline` with the run plan's values: per-device batch, image size, classes,
+    data format and compute dtype.
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      dataset: the run's dataset (input_data.dataset_info.Dataset).
+      train, subset: as for `make_input_pipeline`.
+      batch_size: images per device, when not the plan's (an eval batch).
+      params: Params to read input options from, when not the plan's (smaller buffers).
+    """
+    return make_input_pipeline(
+        params or plan.params, dataset, batch_size=batch_size or plan.per_device_batch_size,
+        image_size=plan.image_size, num_classes=plan.num_classes, data_format=plan.data_format,
+        dtype=plan.compute_dtype, train=train, subset=subset)
+
+
 def to_data_error(error: tf.errors.OpError, where: str = '',
                   files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
     """Translates a session.run error caused by bad input data into a DataError, else None.
@@ -473,7 +522,7 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
             'input_pipeline' in node or any(w in message for w in decode_words)):
         located = ''
         if files:
-            import bad_images
+            from .input_data import bad_images
             located = '; first undecodable record in the shards: %s' % (
                 bad_images.locate_undecodable_image(list(files)))
         return cnn_util.DataError('an input record could not be processed: %s%s%s'

@@ -8,13 +8,14 @@ import setuptools
 
 setuptools.setup(
     name='tf_cnn_benchmarks',
-    version='0.1.0',
+    version='0.2.0',
     description='Fast, trustworthy CNN training benchmarks for TensorFlow (TF1-style graphs)',
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',
     python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
-    packages=['tf_cnn_benchmarks', 'tf_cnn_benchmarks.models', 'tf_cnn_benchmarks.tools'],
+    packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
+        'cluster', 'input_data', 'lifecycle', 'models', 'speed', 'tools')],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
@@ -22,7 +23,7 @@ setuptools.setup(
         'plot': ['matplotlib'],
     },
     entry_points={'console_scripts': [
-        'tf_cnn_benchmarks = tf_cnn_benchmarks.tf_cnn_benchmarks:run_main',
+        'tf_cnn_benchmarks = tf_cnn_benchmarks.cli:run_main',
         'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
         'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
     ]},

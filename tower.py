@@ -6,7 +6,7 @@ import collections
 
 import tensorflow as tf
 
-import precision
+from .speed import precision
 
 tf1 = tf.compat.v1
 
@@ -44,6 +44,20 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
                                    tf.float32))
     return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5)
+
+
+def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
+    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay).
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      model: the run's CNNModel.
+      images, labels, phase_train: as for `build_forward`.
+    """
+    return build_forward(model, images, labels, phase_train=phase_train,
+                         num_classes=plan.num_classes, data_format=plan.data_format,
+                         dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
+                         weight_decay=plan.params.weight_decay)
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,

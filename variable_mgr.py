@@ -23,7 +23,7 @@ import re
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
-import allreduce
+from . import allreduce
 
 tf1 = tf.compat.v1
 
@@ -283,14 +283,12 @@ _MANAGERS = {cls.name: cls for cls in (VariableMgrLocalParameterServer, Variable
 
 
 def make_variable_mgr(params, devices, param_device='/cpu:0') -> VariableMgr:
-    """Returns the manager of `params.variable_update` for a single-host run.
+    """Returns the manager of `params.variable_update` for a single-host run (a cluster task's
+    comes from cluster/variable_mgrs.py's `make_cluster_variable_mgr`).
 
     Raises:
       ValueError: the mode is unknown or needs a cluster; the message lists the valid names.
     """
-    if params.job_name:  # a cluster task: variable_mgr_distributed.py
-        import variable_mgr_distributed
-        return variable_mgr_distributed.make_cluster_variable_mgr(params, devices, param_device)
     cls = _MANAGERS.get(params.variable_update)
     if cls is None:
         raise ValueError('--variable_update=%r is not available here; valid on one host: %s'

@@ -33,14 +33,14 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
-import allreduce  # noqa: E402
+from tf_cnn_benchmarks import allreduce  # noqa: E402
 
 tf1 = tf.compat.v1
 

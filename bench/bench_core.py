@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -46,10 +46,10 @@ def measure(model, batch_size, steps, warmup, repeats):
     """Returns a dict of images/sec (ours, bare), their ratio and GFLOP/s for one config."""
     import tensorflow as tf
 
-    import benchmark_cnn
-    import training_loop
-    from models import flops
-    from params import make_params
+    from tf_cnn_benchmarks import benchmark_cnn
+    from tf_cnn_benchmarks.lifecycle import training_loop
+    from tf_cnn_benchmarks.models import flops
+    from tf_cnn_benchmarks.params import make_params
 
     tf.compat.v1.disable_eager_execution()
     bench = benchmark_cnn.BenchmarkCNN(make_params(
@@ -75,7 +75,7 @@ def measure(model, batch_size, steps, warmup, repeats):
                 result = training_loop.run_loop(step_fn, num_warmup=0, num_steps=steps,
                                                 images_per_step=batch_size, display_every=10)
             ours.append(result.images_per_sec)
-    forward = flops.forward_flops_per_image(bench.model, bench.image_size)
+    forward = flops.forward_flops_per_image(bench.model, bench.plan.image_size)
     ours_median, bare_median = statistics.median(ours), statistics.median(bare)
     return {
         'model': model, 'batch_size': batch_size, 'steps': steps, 'repeats': repeats,

@@ -41,15 +41,15 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 
-import dataset_info  # noqa: E402
-import params as params_lib  # noqa: E402
-import preprocessing  # noqa: E402
+from tf_cnn_benchmarks import params as params_lib  # noqa: E402
+from tf_cnn_benchmarks import preprocessing  # noqa: E402
+from tf_cnn_benchmarks.input_data import dataset_info  # noqa: E402
 
 tf1 = tf.compat.v1
 tf1.disable_eager_execution()
@@ -131,7 +131,7 @@ def ceiling(args) -> dict:
 def with_model(args, model: str, *, data_dir, use_datasets=False, distortions=True,
                batch_size=None, steps=None) -> dict | None:
     try:
-        import benchmark_cnn
+        from tf_cnn_benchmarks import benchmark_cnn
     except ImportError:
         return None
     if not hasattr(benchmark_cnn, 'BenchmarkCNN'):

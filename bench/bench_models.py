@@ -15,7 +15,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -31,10 +31,10 @@ FLAGS = flags.FLAGS
 
 def measure(name, dataset, batch_size, steps):
     """Returns build seconds, forward GFLOPs per image and images/sec of one model."""
-    import benchmark_cnn
-    import training_loop
-    from models import flops
-    from params import make_params
+    from tf_cnn_benchmarks import benchmark_cnn
+    from tf_cnn_benchmarks.lifecycle import training_loop
+    from tf_cnn_benchmarks.models import flops
+    from tf_cnn_benchmarks.params import make_params
 
     data_name = 'cifar10' if dataset == 'cifar10' else None
     bench = benchmark_cnn.BenchmarkCNN(make_params(
@@ -48,18 +48,18 @@ def measure(name, dataset, batch_size, steps):
         result = training_loop.run_loop(bench.make_step_fn(sess, info), num_warmup=1,
                                         num_steps=steps, images_per_step=batch_size,
                                         display_every=10 ** 6, log=lambda _: None)
-    return {'model': name, 'dataset': dataset, 'image_size': bench.image_size,
+    return {'model': name, 'dataset': dataset, 'image_size': bench.plan.image_size,
             'batch_size': batch_size, 'build_secs': build_secs,
             'timed_secs': result.elapsed_secs, 'images_per_sec': result.images_per_sec,
             'forward_gflops_per_image': flops.forward_flops_per_image(
-                bench.model, bench.image_size) / 1e9}
+                bench.model, bench.plan.image_size) / 1e9}
 
 
 def main(argv):
     del argv
     import tensorflow as tf
 
-    from models import model_config
+    from tf_cnn_benchmarks.models import model_config
     tf.compat.v1.disable_eager_execution()
     wanted = set(FLAGS.models)
     rows = []

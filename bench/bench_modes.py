@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -44,8 +44,8 @@ MODES = [('parameter_server', {}), ('replicated', {}),
 
 def open_mode(stack, model, num_devices, mode, extra, batch_size):
     """Builds and initialises one mode; returns (step function, global batch)."""
-    from benchmark_cnn import BenchmarkCNN
-    from params import make_params
+    from tf_cnn_benchmarks.benchmark_cnn import BenchmarkCNN
+    from tf_cnn_benchmarks.params import make_params
 
     bench = BenchmarkCNN(make_params(model=model, batch_size=batch_size, device='cpu',
                                      num_gpus=num_devices, variable_update=mode,
@@ -57,7 +57,7 @@ def open_mode(stack, model, num_devices, mode, extra, batch_size):
         step = bench.make_step_fn(sess, info)
         for _ in range(2):  # warm-up
             step()
-    return step, bench.global_batch_size
+    return step, bench.plan.global_batch_size
 
 
 def measure_round_robin(model, devices):

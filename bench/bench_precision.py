@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -68,17 +68,17 @@ DTYPES = {'fp32': 'float32', 'bf16': 'bfloat16', 'fp16': 'float16'}
 
 def _train_worker(spec):
     """Times `spec['steps']` training steps after `spec['warmup']`; returns a result dict."""
-    import cpu_tuning
-    from params import make_params
+    from tf_cnn_benchmarks.params import make_params
+    from tf_cnn_benchmarks.speed import cpu_tuning
     p = make_params(model=spec['model'], batch_size=spec['batch_size'], device='cpu',
                     num_batches=spec['steps'], num_warmup_batches=spec['warmup'],
                     **spec['flags'])
     cpu_tuning.configure_environment(p)  # as the entry script: before TensorFlow loads
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
-    import benchmark_cnn
-    import xla_jit
-    from models import flops
+    from tf_cnn_benchmarks import benchmark_cnn
+    from tf_cnn_benchmarks.models import flops
+    from tf_cnn_benchmarks.speed import xla_jit
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
     build_start = time.perf_counter()
     info = bench.build_graph()
@@ -99,8 +99,9 @@ def _train_worker(spec):
         'step_secs': times, 'losses': losses,
         'finite': all(math.isfinite(x) for x in losses),
         'build_secs': build_secs, 'warmup_secs': warmup_secs,
-        'forward_flops_per_image': flops.forward_flops_per_image(bench.model, bench.image_size),
-        'image_size': bench.image_size,
+        'forward_flops_per_image': flops.forward_flops_per_image(bench.model,
+                                                                 bench.plan.image_size),
+        'image_size': bench.plan.image_size,
         'xla_auto_active': xla_jit.auto_clustering_active() if p.xla else None,
     }
 
@@ -109,8 +110,8 @@ def _ceiling_worker(spec):
     """Best GFLOP/s of a large matmul and a large convolution in `spec['dtype']`."""
     import tensorflow as tf
 
-    import cpu_tuning
-    from params import make_params
+    from tf_cnn_benchmarks.params import make_params
+    from tf_cnn_benchmarks.speed import cpu_tuning
     tf1 = tf.compat.v1
     tf1.disable_eager_execution()
     dtype = tf.as_dtype(spec['dtype'])

@@ -1,6 +1,6 @@
 """AlexNet for ImageNet (one-tower variant) and the CIFAR-10 tutorial network named 'alexnet'."""
 
-from models import model
+from . import model
 
 
 class AlexnetModel(model.CNNModel):

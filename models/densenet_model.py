@@ -5,7 +5,7 @@ All layers are pre-activation composites BN -> ReLU -> convolution (Huang et al.
 batch norm before any nonlinearity.
 """
 
-from models import model
+from . import model
 
 
 def _composite(cnn, channels, kernel, config):

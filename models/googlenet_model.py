@@ -1,6 +1,6 @@
 """GoogLeNet (Inception v1)."""
 
-from models import model
+from . import model
 
 # Inception modules of Szegedy et al. 2014, Table 1: (#1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5,
 # pool proj). A None entry is a 3x3/2 max pool between stages.

@@ -5,7 +5,7 @@ lists of tuples for `ConvNetBuilder.columns`; ('share',) at position i reuses th
 column's layer i.
 """
 
-from models import model
+from . import model
 
 
 class Inceptionv3Model(model.CNNModel):

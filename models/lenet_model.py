@@ -1,6 +1,6 @@
 """LeNet as the original benchmark defines it: the TensorFlow MNIST-tutorial network, RGB input."""
 
-from models import model
+from . import model
 
 
 class Lenet5Model(model.CNNModel):

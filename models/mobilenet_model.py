@@ -4,7 +4,7 @@ Every convolution is followed by batch norm (no biases) and ReLU6, except Mobile
 projections. Depthwise kernels are named ``depthwise_weights`` and get no weight decay.
 """
 
-from models import model
+from . import model
 
 # MobileNet v1 body, Howard et al. 2017, Table 1: (pointwise output channels, depthwise stride)
 # for each depthwise separable layer. (Table 1 prints the second-to-last depthwise layer as "s2";

@@ -10,7 +10,7 @@ import collections
 
 import tensorflow as tf
 
-from models import convnet_builder
+from . import convnet_builder
 
 tf1 = tf.compat.v1
 

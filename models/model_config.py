@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from models import (
+from . import (
     alexnet_model,
     densenet_model,
     googlenet_model,
@@ -20,7 +20,7 @@ from models import (
     trivial_model,
     vgg_model,
 )
-from models import model as model_lib
+from . import model as model_lib
 
 
 class UnknownModelError(ValueError):

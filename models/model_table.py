@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 
-from models import flops, model_config
+from . import flops, model_config
 
 ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
                                                'gflops', 'batch_size', 'learning_rate'])

@@ -1,6 +1,6 @@
 """OverFeat, the "fast" model."""
 
-from models import model
+from . import model
 
 
 class OverfeatModel(model.CNNModel):

@@ -12,7 +12,7 @@ Versions:
 
 import tensorflow as tf
 
-from models import model
+from . import model
 
 # The batch norm closing a v1 residual branch starts with scale 0, so every unit starts as the
 # identity (Goyal et al. 2017, section 5.1): without it the output variance grows with depth and

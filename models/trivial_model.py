@@ -14,7 +14,7 @@ The CIFAR-10 variant (the original offers `trivial` for both datasets) is the sa
 the original's rate 0.005.
 """
 
-from models import model
+from . import model
 
 
 class TrivialModel(model.CNNModel):

@@ -1,6 +1,6 @@
 """VGG networks A (vgg11), D (vgg16) and E (vgg19)."""
 
-from models import model
+from . import model
 
 # Convolutions per stage (all 3x3, 'SAME', stride 1) for each configuration of Simonyan &
 # Zisserman 2015, Table 1; every stage ends with a 2x2 max pool.

@@ -1,21 +1,24 @@
-"""Test set-up: the checkout on sys.path, TensorFlow quiet and in graph mode, shared data paths."""
+"""Test set-up: the checkout as the package under test, TensorFlow quiet and in graph mode,
+shared data paths."""
 
 import os
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+import checkout
+
+REPO = checkout.REPO
+checkout.load()
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 
 tf.compat.v1.disable_eager_execution()
+
+import helpers  # noqa: E402  (imports the package under test)
 
 SHARED_DATA = os.path.join(os.path.dirname(REPO), 'shared', 'data')
 IMAGENET_TFRECORDS = os.path.join(SHARED_DATA, 'imagenet_tfrecords')
@@ -28,3 +31,9 @@ def imagenet_dir():
         pytest.skip('../shared/data/imagenet_tfrecords is absent (needs the shared folder beside '
                     'the checkout)')
     return IMAGENET_TFRECORDS
+
+
+@pytest.fixture
+def tiny_run():
+    """helpers.tiny_run: runs the trivial model on tiny inputs in process; kwargs override."""
+    return helpers.tiny_run

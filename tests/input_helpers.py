@@ -10,9 +10,8 @@ import numpy as np
 import tensorflow as tf
 from PIL import Image
 
-import dataset_info
-import params
-import preprocessing
+from tf_cnn_benchmarks import params, preprocessing
+from tf_cnn_benchmarks.input_data import dataset_info
 
 tf1 = tf.compat.v1
 
@@ -134,8 +133,7 @@ def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32
             sess.run(tf1.local_variables_initializer())
             sess.run(pipeline.warmup_ops)
             for step in range(steps):
-                extra = getattr(pipeline, 'step_ops_for', lambda s, n: pipeline.step_ops)
-                out = sess.run([batches, extra(step, steps)])[0]
+                out = sess.run([batches, pipeline.step_ops_for(step, steps)])[0]
                 outputs.append([(np.asarray(i, np.float32), np.asarray(lab)) for i, lab in out])
-            sizes = sess.run(getattr(pipeline, 'size_ops', []))
+            sizes = sess.run(pipeline.size_ops)
     return pipeline, outputs, sizes

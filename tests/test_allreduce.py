@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import allreduce
-from allreduce import AllReduceSpecTuple as T
+from tf_cnn_benchmarks import allreduce
+from tf_cnn_benchmarks.allreduce import AllReduceSpecTuple as T
 
 tf1 = tf.compat.v1
 NUM_CPUS = 8

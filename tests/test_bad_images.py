@@ -1,8 +1,8 @@
 """Locating the record whose image does not decode (bad_images.py)."""
 
-import input_helpers
+from tf_cnn_benchmarks.input_data import bad_images
 
-import bad_images
+import input_helpers
 
 GOOD = input_helpers.example(input_helpers.image_bytes(8, 8), 1)
 

@@ -1,20 +1,18 @@
 """End-to-end training runs in process (synthetic data, tiny batches and images)."""
 
+import functools
 import math
 
 import numpy as np
 import pytest
 
-import benchmark_cnn
-import training_loop
-from params import ParamsError, make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import training_loop
+from tf_cnn_benchmarks.params import ParamsError, make_params
 
+import helpers
 
-def _run(**kwargs):
-    defaults = dict(model='trivial', batch_size=4, image_size=32, num_batches=5,
-                    num_warmup_batches=0, display_every=100)
-    defaults.update(kwargs)
-    return benchmark_cnn.BenchmarkCNN(make_params(**defaults), gpus=0).run()
+_run = functools.partial(helpers.tiny_run, image_size=32, num_batches=5)
 
 
 def test_trivial_loss_goes_down_on_a_fixed_batch():
@@ -49,7 +47,7 @@ def test_result_accounts_for_devices_and_steps():
 def test_num_epochs_sets_the_step_count():
     bench = benchmark_cnn.BenchmarkCNN(make_params(num_epochs=1e-5, batch_size=4), gpus=0)
     # ImageNet's 1,281,167 training images x 1e-5 epochs / 4 images per step = 3.2 -> 4 steps.
-    assert bench.num_batches == 4
+    assert bench.plan.num_batches == 4
 
 
 def test_absurd_learning_rate_stops_with_non_finite_error():
@@ -58,7 +56,7 @@ def test_absurd_learning_rate_stops_with_non_finite_error():
 
 
 def test_fixed_size_model_rejects_other_image_size():
-    from models import model_config
+    from tf_cnn_benchmarks.models import model_config
     fixed = [n for n, _ in model_config.list_models('imagenet')
              if model_config.get_model(n).fixed_image_size]
     if not fixed:

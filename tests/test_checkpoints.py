@@ -1,28 +1,23 @@
 """Checkpoints in process: resume, cadence, names across modes, restore errors, forward-only."""
 
+
 import os
 
 import numpy as np
 import pytest
 
-import benchmark_cnn
-import checkpoints
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import checkpoints
+
+import helpers
 
 # Momentum (slots must be restored) and a schedule that changes at global step 3 (the step
 # counter must continue): int(1e-5 epochs x 1,281,167 images / 4 per step) = 3.
 SCHEDULE = dict(optimizer='momentum', piecewise_learning_rate_schedule='0.0005;1e-5;0.0002')
 
 
-def _params(**kwargs):
-    defaults = dict(model='trivial', batch_size=4, image_size=16, num_batches=3,
-                    num_warmup_batches=0, display_every=100)
-    defaults.update(kwargs)
-    return make_params(**defaults)
-
-
-def _run(**kwargs):
-    return benchmark_cnn.BenchmarkCNN(_params(**kwargs), gpus=0).run()
+_params = helpers.tiny_params
+_run = helpers.tiny_run
 
 
 def test_resume_continues_step_schedule_and_weights(tmp_path):
@@ -58,8 +53,9 @@ def test_saves_every_n_steps_and_keeps_the_newest(tmp_path):
 
 
 def test_save_model_secs_uses_the_clock():
-    hook = checkpoints.CheckpointHook(_params(train_dir='/unused', save_model_secs=10),
-                                      clock=lambda: now[0])
+    plan = benchmark_cnn.BenchmarkCNN(_params(train_dir='/unused', save_model_secs=10),
+                                      gpus=0).plan
+    hook = checkpoints.CheckpointHook(plan, clock=lambda: now[0])
     saved = []
 
     def save():

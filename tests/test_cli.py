@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.cli
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP_LINE = re.compile(r'^(\d+)\timages/sec: ([\d.]+) \+/- ([\d.]+) \(jitter = ([\d.]+)\)\t'
                        r'([\d.]+)$')
@@ -71,7 +73,7 @@ def test_errors_are_one_line_with_exit_status(args, status, text):
 
 
 def test_help_lists_every_flag_and_exits_0():
-    import params
+    from tf_cnn_benchmarks import params
     proc = run_cli('--help')
     assert proc.returncode == 0
     for spec in params.SPECS:

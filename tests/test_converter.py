@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-import dataset_info
 from tests import input_helpers as h
-from tools import build_imagenet_tfrecords as convert_tool
+from tf_cnn_benchmarks.input_data import dataset_info
+from tf_cnn_benchmarks.tools import build_imagenet_tfrecords as convert_tool
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Class folders in unsorted creation order; labels follow the sorted names.
@@ -153,6 +153,7 @@ def _cli(*args):
                           cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.cli
 def test_cli_error_exit_is_one_line(tmp_path):
     run = _cli('--input_dir=%s' % (tmp_path / 'nope'), '--output_dir=%s' % (tmp_path / 'o'))
     assert run.returncode == 1
@@ -162,6 +163,7 @@ def test_cli_error_exit_is_one_line(tmp_path):
     assert run.returncode == 2 and 'error: --input_dir is required' in run.stderr
 
 
+@pytest.mark.cli
 def test_cli_success_with_progress_bar(tmp_path):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)
     for i in range(3):
@@ -202,6 +204,7 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     assert sorted(os.listdir(out)) == ['labels.txt', 'train-00000-of-00001']
 
 
+@pytest.mark.cli
 def test_cli_error_after_a_partial_progress_bar_starts_its_own_line(tmp_path):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)
     for i in range(3):

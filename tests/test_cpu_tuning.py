@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-import benchmark_cnn
-import cpu_tuning
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.params import make_params
+from tf_cnn_benchmarks.speed import cpu_tuning
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,15 +80,18 @@ def test_setting_kmp_after_tensorflow_loaded_warns(capsys):
 
 _ENTRY_SCRIPT = textwrap.dedent('''
     import os, sys
-    sys.path.insert(0, {repo!r})
-    import cpu_tuning, tf_cnn_benchmarks
+    sys.path.insert(0, os.path.join({repo!r}, 'tests'))
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import cli
+    from tf_cnn_benchmarks.speed import cpu_tuning
     seen = {{}}
     original = cpu_tuning.configure_environment
     def spy(p, environ=None):
         seen['tensorflow_loaded'] = 'tensorflow' in sys.modules
         return original(p, environ)
     cpu_tuning.configure_environment = spy
-    status = tf_cnn_benchmarks.main(['tf_cnn_benchmarks', '--model=no_such', '--kmp_blocktime=3',
+    status = cli.main(['tf_cnn_benchmarks', '--model=no_such', '--kmp_blocktime=3',
                                      '--kmp_affinity=compact', '--kmp_settings', '--xla'])
     print('STATUS', status, seen['tensorflow_loaded'],
           *[os.environ.get(k) for k in ('KMP_BLOCKTIME', 'KMP_AFFINITY', 'KMP_SETTINGS',

@@ -5,10 +5,13 @@ import shutil
 import subprocess
 import sys
 
-import input_helpers
 import pytest
 from PIL import Image
+
+import input_helpers
 from test_cli import REPO, run_cli
+
+pytestmark = pytest.mark.cli
 
 SMALL = ['--model=trivial', '--batch_size=4', '--image_size=32', '--num_batches=3',
          '--num_warmup_batches=1', '--display_every=1']

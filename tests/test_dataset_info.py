@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-import cnn_util
-import dataset_info
 from tests import input_helpers as h
+from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.input_data import dataset_info
 
 
 def _dataset(folder, **kwargs):

@@ -26,18 +26,21 @@ import portpicker
 import pytest
 import tensorflow as tf
 
-import benchmark_cnn
-import cluster_testing
-import distributed
-import params as params_lib
-import step_breakdown
-import variable_mgr_distributed
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks import params as params_lib
+from tf_cnn_benchmarks.cluster import topology, variable_mgrs
+from tf_cnn_benchmarks.lifecycle import step_breakdown
+
+import cluster_seams
+
+pytestmark = pytest.mark.cluster
 
 tf1 = tf.compat.v1
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
+SEAM_ENTRY = os.path.join(REPO, 'tests', 'cluster_seams.py')
 MODEL_FLAGS = ['--model=trivial', '--image_size=16', '--batch_size=2', '--display_every=1']
 # Generous for processes that should succeed (the first steps wait for slow starters).
 STARTUP_OK_SECS = 240
@@ -69,13 +72,13 @@ def hosts(n: int) -> list[str]:
 class Proc:
     """A task process with its log file; `finish()` waits under a timeout, killing on expiry."""
 
-    def __init__(self, name: str, args: list[str], log_dir, env=None):
+    def __init__(self, name: str, args: list[str], log_dir, env=None, entry=ENTRY):
         self.name = name
         self.log_path = os.path.join(str(log_dir), name + '.log')
         self._log = open(self.log_path, 'w')
         full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
         full_env.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, ENTRY] + args, stdout=self._log,
+        self.proc = subprocess.Popen([sys.executable, entry] + args, stdout=self._log,
                                      stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
         self.started = time.monotonic()
         self.killed_at = None
@@ -164,7 +167,7 @@ def local_reference(init_path, reference_path) -> None:
         names = {k: v for k, v in info.mgr.savable_variables().items() if k != 'global_step'}
         initial = sess.run(names)
         inputs = sess.run({'input/%d/%s' % key: v
-                           for key, v in cluster_testing.input_variables(info.graph).items()})
+                           for key, v in cluster_seams.input_variables(info.graph).items()})
         step = bench.make_step_fn(sess, info, 2)
         losses = [step()[0] for _ in range(2)]
         final = sess.run(names)
@@ -191,14 +194,15 @@ def produce_wave1(d) -> dict:
         for mode in ('parameter_server', 'distributed_replicated'):
             ps, workers = hosts(1), hosts(2)
             dumps[mode] = str(d / ('dump_' + mode))
-            env = {cluster_testing.ENV_INIT: init_path, cluster_testing.ENV_DUMP: dumps[mode]}
+            seams = ['--seam_init=' + init_path, '--seam_dump=' + dumps[mode]]
             extra = equiv + (['--train_dir=' + train_dir] if mode == 'parameter_server' else [])
-            procs = [Proc('%s_worker%d' % (mode, i), cluster_args(
-                'worker', i, ps, workers, mode=mode, extra=extra), d, env) for i in range(2)]
+            procs = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
+                'worker', i, ps, workers, mode=mode, extra=extra), d, entry=SEAM_ENTRY)
+                for i in range(2)]
             if mode == 'parameter_server':  # start order: the workers first, the ps later
                 procs[0].wait_for('^Waiting up to')
             procs.insert(0, Proc(mode + '_ps0', cluster_args('ps', 0, ps, workers, mode=mode,
-                                                               extra=extra), d, env))
+                                                               extra=extra), d))
             runs[mode] = procs
         workers = hosts(2)
         runs['collective_all_reduce'] = [Proc('collective_worker%d' % i, cluster_args(
@@ -411,24 +415,23 @@ def test_bad_cluster_flags_are_params_errors(kwargs, message):
     p = _cluster_params(**kwargs)
     with pytest.raises(params_lib.ParamsError, match=re.escape(message)):
         params_lib.validate_params(p)
-        distributed.validate_cluster_params(p)
 
 
 def test_loopback_detection():
-    assert all(distributed.is_loopback(h) for h in (
+    assert all(topology.is_loopback(h) for h in (
         'localhost:1', '127.0.0.1:2', '127.1.2.3:3', '[::1]:4'))
-    assert not any(distributed.is_loopback(h) for h in ('10.0.0.1:1', 'example.com:2'))
+    assert not any(topology.is_loopback(h) for h in ('10.0.0.1:1', 'example.com:2'))
 
 
 def test_non_loopback_hosts_get_one_warning_line():
-    assert distributed.security_warning(['localhost:1', '127.0.0.1:2']) is None
-    text = distributed.security_warning(['localhost:1', '10.0.0.1:2222'])
+    assert topology.security_warning(['localhost:1', '127.0.0.1:2']) is None
+    text = topology.security_warning(['localhost:1', '10.0.0.1:2222'])
     assert '\n' not in text and 'unauthenticated' in text and '10.0.0.1:2222' in text
     assert 'localhost:1' not in text
 
 
 def test_ps_placer_is_greedy_by_bytes():
-    placer = variable_mgr_distributed.PsPlacer(2)
+    placer = variable_mgrs.PsPlacer(2)
     devices = [placer.place(shape, tf.float32) for shape in ([1000], [10], [10], [2000], [5])]
     tasks = [int(re.search(r'task:(\d)', d).group(1)) for d in devices]
     # 1000 -> ps0; 10 -> ps1 (0 < 4000); 10 -> ps1 (40 < 4000); 2000 -> ps1 (80); 5 -> ps0.
@@ -440,8 +443,8 @@ def test_worker_graph_places_variables_and_tokens():
     p = _cluster_params(ps_hosts=['localhost:2222', 'localhost:2225'], task_index=1,
                         variable_update='parameter_server')
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
-    assert bench.global_batch_size == 4 and bench.devices == [
-        '/job:worker/replica:0/task:1/device:CPU:0']
+    assert bench.plan.global_batch_size == 4 and bench.plan.devices == (
+        '/job:worker/replica:0/task:1/device:CPU:0',)
     assert bench.params.tf_random_seed == p.tf_random_seed + 1
     info = bench.build_graph()
     with info.graph.as_default():

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import benchmark_cnn
-import checkpoints
-import eval_runner
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner
+from tf_cnn_benchmarks.params import make_params
 
 tf1 = tf.compat.v1
 SIZE = 32  # stored images; eval's central crop keeps round(0.875 x 32) = 28 from offset 2
@@ -186,10 +185,10 @@ def test_eval_during_training_at_steps_without_train_dir():
 
 
 def test_every_n_epochs_uses_the_global_batch():
-    bench = types.SimpleNamespace(
+    plan = types.SimpleNamespace(
         params=make_params(eval_during_training_every_n_epochs=0.5, num_warmup_batches=0),
         examples_per_epoch=100, global_batch_size=8)
-    hook = eval_runner.EvalDuringTrainingHook(bench)
+    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
     # Half an epoch = 50 images = 6.25 global batches of 8: evaluate at steps 7, 13, 19, 25.
     assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]
 

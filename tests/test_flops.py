@@ -4,7 +4,7 @@ hand arithmetic for tiny networks and the published figures of the classic ones.
 import pytest
 import tensorflow as tf
 
-from models import flops, model, model_config
+from tf_cnn_benchmarks.models import flops, model, model_config
 
 tf1 = tf.compat.v1
 

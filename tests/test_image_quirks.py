@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-import image_processing
 from tests import input_helpers as h
+from tf_cnn_benchmarks.input_data import image_processing
 
 tf1 = tf.compat.v1
 SIZE = 24

@@ -19,7 +19,9 @@ import time
 
 import pytest
 
-from tools import launch_cluster
+from tf_cnn_benchmarks.tools import launch_cluster
+
+pytestmark = pytest.mark.cluster
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK_FLAGS = ['--model=trivial', '--image_size=16', '--batch_size=2', '--num_warmup_batches=1',

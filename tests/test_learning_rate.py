@@ -3,9 +3,9 @@
 import pytest
 import tensorflow as tf
 
-import learning_rate
-from models import model_config
-from params import make_params
+from tf_cnn_benchmarks import learning_rate
+from tf_cnn_benchmarks.models import model_config
+from tf_cnn_benchmarks.params import make_params
 
 tf1 = tf.compat.v1
 

@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-import benchmark_cnn
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.params import make_params
 
 TARGET_TOP_1 = 0.90
 
@@ -38,7 +38,7 @@ def write_digit_folders(root: str) -> dict:
 
 @pytest.mark.timeout(300)
 def test_lenet_learns_digits_to_90_percent(tmp_path):
-    from tools import build_imagenet_tfrecords
+    from tf_cnn_benchmarks.tools import build_imagenet_tfrecords
     start = time.perf_counter()
     counts = write_digit_folders(str(tmp_path / 'images'))
     assert sum(counts.values()) == 1797 and len(counts) == 10

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-import benchmark_cnn
-import checkpoints
-import lifecycle
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import checkpoints, wiring
+from tf_cnn_benchmarks.params import make_params
+
+pytestmark = pytest.mark.cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_warmup_batches=1',
@@ -179,7 +180,7 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
 
 def test_ignored_flag_warnings():
     def warnings(**kwargs):
-        return lifecycle.ignored_flags(make_params(**kwargs))
+        return wiring.ignored_flags(make_params(**kwargs))
 
     assert warnings() == []
     assert warnings(forward_only=True, momentum=0.5, save_model_steps=3) == [

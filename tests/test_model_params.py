@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models import model_config
+from tf_cnn_benchmarks.models import model_config
 
 tf1 = tf.compat.v1
 

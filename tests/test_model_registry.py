@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models import flops, model_config
+from tf_cnn_benchmarks.models import flops, model_config
 
 try:  # The sibling module shares its per-session build cache.
     import test_model_params as params_test
@@ -125,7 +125,9 @@ _NCHW_SCRIPT = textwrap.dedent('''
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
     tf1 = tf.compat.v1
-    from models import model_config
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks.models import model_config
     out = {}
     for name, dataset, size in json.loads(sys.argv[1]):
         model = model_config.get_model(name, dataset)
@@ -154,7 +156,7 @@ def test_nchw_gives_the_same_logits_as_nhwc():
     models = [('resnet20', 'cifar10', 8), ('alexnet', 'cifar10', 32),
               ('mobilenet_v2', 'imagenet', 32), ('googlenet', 'imagenet', 32)]
     env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS='1', TF_CPP_MIN_LOG_LEVEL='3',
-               PYTHONPATH=REPO)
+               PYTHONPATH=os.path.join(REPO, 'tests'))
     proc = subprocess.run([sys.executable, '-c', _NCHW_SCRIPT, json.dumps(models)], env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from models import model_config, model_table
+from tf_cnn_benchmarks.models import model_config, model_table
 
 try:  # The sibling module holds the expected parameter counts.
     import test_model_params as params_test

@@ -2,8 +2,8 @@
 
 import pytest
 
-import params
-from params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
 
 
 def _error(**kwargs) -> str:

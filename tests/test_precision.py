@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import benchmark_cnn
-import checkpoints
-import precision
-import tower
-from models import model_config
-from params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks import benchmark_cnn, tower
+from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.models import model_config
+from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks.speed import precision
+
+import helpers
 
 tf1 = tf.compat.v1
 
@@ -22,15 +23,8 @@ tf1 = tf.compat.v1
 OVERFLOWING_SCALE = 2.0 ** 20
 
 
-def _params(**kwargs):
-    defaults = dict(model='trivial', batch_size=2, image_size=16, num_batches=3,
-                    num_warmup_batches=0, display_every=100)
-    defaults.update(kwargs)
-    return make_params(**defaults)
-
-
-def _run(**kwargs):
-    return benchmark_cnn.BenchmarkCNN(_params(**kwargs), gpus=0).run()
+_params = functools.partial(helpers.tiny_params, batch_size=2)
+_run = functools.partial(helpers.tiny_run, batch_size=2)
 
 
 # --- Pure arithmetic.

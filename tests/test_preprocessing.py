@@ -4,11 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import cnn_util
-import dataset_info
-import image_processing
-import preprocessing
 from tests import input_helpers as h
+from tf_cnn_benchmarks import cnn_util, preprocessing
+from tf_cnn_benchmarks.input_data import dataset_info, image_processing
 
 tf1 = tf.compat.v1
 

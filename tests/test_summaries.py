@@ -1,5 +1,6 @@
 """TensorBoard event files read back, trace/graph/tfprof files, the JSON results and the plot."""
 
+import functools
 import glob
 import json
 import os
@@ -8,21 +9,18 @@ import sys
 import pytest
 import tensorflow as tf
 
-import benchmark_cnn
-import cnn_util
-import results_log
-from params import make_params
+from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.lifecycle import results_log
+
+import helpers
 
 tf1 = tf.compat.v1
 
 SCALARS = {'total_loss', 'learning_rate', 'images_per_sec'}
 
 
-def _run(**kwargs):
-    defaults = dict(model='trivial', batch_size=4, image_size=16, num_batches=4,
-                    num_warmup_batches=1, display_every=100, init_learning_rate=0.002)
-    defaults.update(kwargs)
-    return benchmark_cnn.BenchmarkCNN(make_params(**defaults), gpus=0).run()
+_run = functools.partial(helpers.tiny_run, num_batches=4, num_warmup_batches=1,
+                         init_learning_rate=0.002)
 
 
 def read_events(folder):

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-import cnn_util
-import training_loop
+from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.lifecycle import training_loop
 
 
 def test_rate_statistics_follow_their_definitions():

@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import benchmark_cnn
-import preprocessing
-import variable_mgr
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn, preprocessing, variable_mgr
+from tf_cnn_benchmarks.params import make_params
 
 tf1 = tf.compat.v1
 
@@ -40,7 +38,7 @@ class FixedInput(preprocessing.InputPipeline):
 def fixed_input():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(preprocessing, 'make_input_pipeline',
-                      lambda p, dataset, *, train, **kw: FixedInput(**kw))
+                      lambda p, dataset, *, train, subset=None, **kw: FixedInput(**kw))
         yield
 
 

@@ -1,6 +1,7 @@
 """XLA: --xla_compile and --xla compile the towers and reproduce the non-XLA losses under every
 local variable manager; the session options; what the compile scope leaves out."""
 
+import functools
 import json
 import os
 import subprocess
@@ -12,19 +13,16 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-import benchmark_cnn
-import xla_jit
-from params import make_params
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.speed import xla_jit
+
+import helpers
 
 tf1 = tf.compat.v1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _params(**kwargs):
-    defaults = dict(model='trivial', batch_size=2, image_size=16, num_batches=3,
-                    num_warmup_batches=0, display_every=100, init_learning_rate=0.002)
-    defaults.update(kwargs)
-    return make_params(**defaults)
+_params = functools.partial(helpers.tiny_params, batch_size=2, init_learning_rate=0.002)
 
 
 def _losses_and_clusters(p, steps=2):
@@ -70,11 +68,13 @@ def test_xla_compile_matches_non_xla_losses(kwargs, max_clusters):
 
 _AUTO_SCRIPT = textwrap.dedent('''
     import json, os, sys
-    sys.path.insert(0, {repo!r})
     sys.path.insert(0, os.path.join({repo!r}, 'tests'))
+    import checkout
+    checkout.load()
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
-    import test_xla, xla_jit
+    import test_xla
+    from tf_cnn_benchmarks.speed import xla_jit
     out = []
     for kwargs in {cases!r}:
         # --xla first: CPU auto-clustering must be enabled before the process's first session.

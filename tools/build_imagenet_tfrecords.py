@@ -250,7 +250,7 @@ def _import_tensorflow_quietly() -> None:
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if repo not in sys.path:  # run as a script rather than with -m from the checkout
         sys.path.insert(0, repo)
-    import cnn_util
+    from tf_cnn_benchmarks import cnn_util
     with cnn_util.captured_fd_stderr():
         import tensorflow  # noqa: F401
 

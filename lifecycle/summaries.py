@@ -23,11 +23,8 @@ import time
 
 import tensorflow as tf
 
-import cnn_util
-import preprocessing
-import run_hooks
-import tower
-import variable_mgr
+from .. import cnn_util, preprocessing, tower, variable_mgr
+from . import run_hooks
 
 tf1 = tf.compat.v1
 
@@ -42,12 +39,16 @@ class SummaryHook(run_hooks.RunHook):
     """Writes the event file (see the module docstring).
 
     Args:
-      bench: the BenchmarkCNN (params, model, dataset, devices, batch sizes).
+      plan: the run's run_plan.RunPlan.
+      model: the run's CNNModel (gradient histograms rebuild a tower).
+      dataset: the run's dataset (input_images reads a batch of its own).
     """
 
-    def __init__(self, bench):
-        self.bench = bench
-        self.p = bench.params
+    def __init__(self, plan, model, dataset):
+        self.plan = plan
+        self.model = model
+        self.dataset = dataset
+        self.p = plan.params
         self.writer = None
         self._ctx = None
         self._summary_op = None
@@ -65,17 +66,15 @@ class SummaryHook(run_hooks.RunHook):
         self._last = (0, time.perf_counter())
 
     def _build_graph_summaries(self, ctx):
-        bench, p, info = self.bench, self.p, ctx.info
-        training = not p.forward_only
+        plan, p, info = self.plan, self.p, ctx.info
+        training = plan.training
         with info.graph.as_default(), tf1.name_scope('summaries'):
             before = set(tf1.local_variables()) | set(tf1.global_variables())
             small = p._replace(shuffle_buffer_size=min(p.shuffle_buffer_size, 256),
                                batch_group_size=1)
-            pipeline = preprocessing.make_input_pipeline(
-                small, bench.dataset, batch_size=bench.batch_size, image_size=bench.image_size,
-                num_classes=bench.dataset.num_classes, data_format=p.data_format,
-                dtype=bench.dtype, train=training)
-            [(images, labels)] = pipeline.build([bench.devices[0]])
+            pipeline = preprocessing.pipeline_for(plan, self.dataset, train=training,
+                                                  params=small)
+            [(images, labels)] = pipeline.build([plan.devices[0]])
             nhwc = images if p.data_format == 'NHWC' else tf.transpose(images, [0, 2, 3, 1])
             shown = tf.cast(tf.clip_by_value((tf.cast(nhwc[:3], tf.float32) + 1.0) * 127.5,
                                              0.0, 255.0), tf.uint8)
@@ -92,28 +91,22 @@ class SummaryHook(run_hooks.RunHook):
                 ctx.sess.run(pipeline.warmup_ops)
 
     def _histograms(self, mgr, images, labels, training):
-        bench, p = self.bench, self.p
+        plan = self.plan
         variables = mgr.trainable_variables(0) if mgr is not None else []  # None: frozen.
         ops = [tf1.summary.histogram('weights/' + variable_mgr.checkpoint_name(v.op.name), v)
                for v in variables]
         if not training or not variables:
             return ops
         scope = variables[0].op.name.split('/')[0]
-        with tf1.variable_scope(scope, reuse=True), tf1.device(bench.devices[0]):
-            out = tower.build_forward(
-                bench.model, images, labels, phase_train=True,
-                num_classes=bench.dataset.num_classes, data_format=p.data_format,
-                dtype=bench.dtype, variable_dtype=bench.variable_dtype,
-                weight_decay=p.weight_decay)
+        with tf1.variable_scope(scope, reuse=True), tf1.device(plan.devices[0]):
+            out = tower.forward(plan, self.model, images, labels, phase_train=True)
         grads = tf1.gradients(out.total_loss, variables)
         ops += [tf1.summary.histogram('gradients/' + variable_mgr.checkpoint_name(v.op.name), g)
                 for v, g in zip(variables, grads) if g is not None]
         return ops
 
     def _summary_step(self, step: int) -> int:
-        if self.p.forward_only:
-            return step
-        return self._start_step + self.p.num_warmup_batches + step
+        return self.plan.global_step_after(self._start_step, step)
 
     def after_step(self, step, loss):
         every = self.p.save_summaries_steps
@@ -123,7 +116,7 @@ class SummaryHook(run_hooks.RunHook):
         sess, info = self._ctx.sess, self._ctx.info
         now = time.perf_counter()
         last_step, last_time = self._last
-        values = {'images_per_sec': self.bench.global_batch_size * (step - last_step)
+        values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
                   / max(now - last_time, 1e-9)}
         if loss is not None:
             values['total_loss'] = loss

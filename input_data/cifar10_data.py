@@ -21,7 +21,7 @@ import tempfile
 
 import numpy as np
 
-import cnn_util
+from .. import cnn_util
 
 IMAGE_BYTES = 32 * 32 * 3
 RECORD_BYTES = 1 + IMAGE_BYTES

@@ -25,7 +25,7 @@ import re
 import struct
 from typing import Mapping
 
-import cnn_util
+from .. import cnn_util
 
 SUBSETS = ('train', 'validation')
 
@@ -331,7 +331,7 @@ class Dataset:
     def _scan(self, subset):
         files = self.subset_files(subset)
         if self.spec.file_format == 'cifar10_pickle':
-            import cifar10_data
+            from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
         with concurrent.futures.ThreadPoolExecutor(min(8, len(files))) as pool:

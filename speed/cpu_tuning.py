@@ -25,7 +25,7 @@ import glob
 import os
 import sys
 
-import cnn_util
+from .. import cnn_util
 
 XLA_CPU_GLOBAL_JIT_FLAG = '--tf_xla_cpu_global_jit'
 _OPENMP_LIBRARIES = ('libiomp5', 'libgomp', 'libomp.so')

@@ -23,7 +23,7 @@ import math
 import time
 from typing import Callable
 
-import cnn_util
+from .. import cnn_util
 
 DASHES = '-' * 64
 

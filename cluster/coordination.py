@@ -1,10 +1,18 @@
-"""Coordination of a cluster run's tasks through shared queues, and the end-of-run hook.
+"""Coordination of a cluster run's tasks through shared queues, and the hooks of a worker's run.
 
-See distributed.py's module docstring for the protocol (ready, stats, release and done queues)
-and who reads and writes each queue. This module builds the queue ops into a graph
-(`Coordination`, `done_queue`), runs the end of a worker's or the controller's run
-(`ClusterStatsHook`: images/sec accounting; `ClusterDoneHook`: done tokens) and adds the
-cluster's hooks to a run (`add_hooks`).
+Coordination queues (FIFOQueues with shared names, so every task's graph refers to the same one):
+
+  name                 lives on            written by -> read by
+  tfcnn_ready          coordinator         chief -> other workers: variables initialised/restored
+  tfcnn_stats          coordinator         each worker -> chief: (task, images/sec, steps, secs)
+  tfcnn_release        worker 0 (no ps)    chief -> other workers: stats gathered, you may exit
+  tfcnn_done_<job>_<i> each serving task   each signaler -> serving task: (task, status)
+
+The coordinator is ps 0 when there are ps tasks, else worker 0. This module builds the queue ops
+into a graph (`Coordination`, `done_queue`) and gives a worker's or the controller's run its
+hooks (`cluster_hooks`): `ClusterStatsHook` (per-worker images/sec gathered by the chief, which
+prints the cluster total) and `ClusterDoneHook` (the done tokens that let the serving tasks
+exit; cluster/server.py's serve loop waits for them).
 """
 
 from __future__ import annotations
@@ -13,9 +21,9 @@ import time
 
 import tensorflow as tf
 
-import cnn_util
-import run_hooks
-from distributed import Cluster, task_device
+from .. import cnn_util
+from ..lifecycle import run_hooks
+from .topology import Cluster, task_device
 
 tf1 = tf.compat.v1
 
@@ -93,8 +101,7 @@ class Coordination:
 
 
 class ClusterStatsHook(run_hooks.RunHook):
-    """Images/sec accounting at the end of a worker's (or the controller's) run; first among the
-    hooks' `end`, so the results JSON and plot see its keys.
+    """Images/sec accounting at the end of a worker's (or the controller's) run (phase `end`).
 
     Every worker puts (task, images/sec, timed steps, seconds) into the stats queue; the chief
     takes all of them and prints one line per worker and the cluster total: the sum of the
@@ -105,8 +112,9 @@ class ClusterStatsHook(run_hooks.RunHook):
     managers' `traffic_bytes`).
     """
 
-    def __init__(self, cluster: Cluster):
-        self.cluster = cluster
+    def __init__(self, server):
+        self.server = server
+        self.cluster = server.cluster
         self._sess = None
         self._traffic = None
 
@@ -117,7 +125,7 @@ class ClusterStatsHook(run_hooks.RunHook):
 
     def end(self, result):
         c, sess = self.cluster, self._sess
-        coord = c.coordination
+        coord = self.server.coordination
         result['task'] = '%s %d' % (c.job_name, c.task_index)
         result['traffic_bytes_estimate'] = self._traffic
         cnn_util.log_fn('Network per step and worker (estimate from the variables\' sizes): '
@@ -162,58 +170,39 @@ class ClusterStatsHook(run_hooks.RunHook):
 
 
 class ClusterDoneHook(run_hooks.RunHook):
-    """The last `end` before signals.SignalHook's: (test-only dump, then) the done tokens that
-    let the serving tasks exit. After the other hooks, so a chief's final checkpoint is saved
-    while the ps tasks still serve. On `abort`, a failure token instead."""
+    """The done tokens that let the serving tasks exit (phase `release`: after every hook's
+    `end`, so a chief's final checkpoint is saved while the ps tasks still serve). On `abort`,
+    a failure token instead."""
 
-    def __init__(self, cluster: Cluster):
-        self.cluster = cluster
+    def __init__(self, server):
+        self.server = server
         self._sess = None
-        self._mgr = None
 
     def begin(self, ctx):
         self._sess = ctx.sess
-        self._mgr = ctx.info.mgr
 
-    def end(self, result):
-        import cluster_testing
-        cluster_testing.dump_result(self._sess, self._mgr, self.cluster, result)
-        self.cluster.coordination.signal_done(self._sess, status=0)
+    def release(self):
+        self.server.coordination.signal_done(self._sess, status=0)
 
     def abort(self):
         """The loop failed (non-finite loss, data error): tell the serving tasks at once (best
         effort), so they stop instead of waiting for this task to go away."""
-        self.cluster.coordination.signal_done(self._sess, status=1, timeout_secs=5.0)
+        self.server.coordination.signal_done(self._sess, status=1, timeout_secs=5.0)
 
 
-def add_hooks(hooks: list, bench, info) -> list:
-    """Adds the cluster's hooks (workers, controller) and the --print_step_breakdown hook to the
-    lifecycle's hooks: breakdown and stats first (their keys reach the results JSON), the done
-    tokens last before a final signals.SignalHook (whose end may raise)."""
-    import signals
-    import step_breakdown
-    first, last = [], []
-    cluster = bench.cluster
-    if bench.params.print_step_breakdown:
-        if cluster is None:
-            is_local = lambda device: True
-        elif cluster.job_name == 'controller':
-            is_local = lambda device: '/job:worker/' in device
-        else:
-            is_local = lambda device: cluster.owns(device)
-        first.append(step_breakdown.StepBreakdownHook(is_local))
-    if cluster is not None:
-        first.append(ClusterStatsHook(cluster))
-        last.append(ClusterDoneHook(cluster))
-    position = len(hooks)
-    if hooks and isinstance(hooks[-1], signals.SignalHook):
-        position -= 1
-    return first + hooks[:position] + last + hooks[position:]
+def cluster_hooks(server) -> list[run_hooks.RunHook]:
+    """The hooks of a worker's (or the controller's) run: images/sec accounting and done tokens.
+
+    Args:
+      server: this task's cluster.server.TaskServer (its cluster and, once initialised, its
+        coordination queues).
+    """
+    return [ClusterStatsHook(server), ClusterDoneHook(server)]
 
 
-def create_session(bench, info, base_config):
-    """The session of a cluster task or of a --print_step_breakdown run."""
-    import step_breakdown
-    if bench.cluster is not None:
-        return bench.cluster.create_session(info.graph, base_config)
-    return step_breakdown.TracedSession(graph=info.graph, config=base_config)
+def local_device_predicate(cluster: Cluster):
+    """device name -> True for the devices whose ops are this task's work (the controller's:
+    every worker's), for --print_step_breakdown."""
+    if cluster.job_name == 'controller':
+        return lambda device: '/job:worker/' in device
+    return cluster.owns

@@ -2,8 +2,8 @@
 
 While a training run's timed loop (or an eval loop) runs, the first SIGINT (Ctrl-C) or SIGTERM
 only sets a flag: the current step finishes, the loop ends as if it had reached its last step
-(the `total images/sec` line covers the steps run), the hooks' `end` runs (final checkpoint,
-results JSON, plot), and then:
+(the `total images/sec` line covers the steps run), the hooks' phases after the loop run (final
+checkpoint, results JSON with 'stopped_by_signal', plot), and then:
 
   - SIGINT: `run()` returns normally (result['stopped_by_signal'] == 'SIGINT'); the command
     exits with status 0;
@@ -22,8 +22,8 @@ from __future__ import annotations
 import signal
 import threading
 
-import cnn_util
-import run_hooks
+from .. import cnn_util
+from . import run_hooks
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -105,11 +105,12 @@ def _default_action(signum):
 
 
 class SignalHook(run_hooks.RunHook):
-    """Stops the timed loop on SIGINT/SIGTERM; list it LAST in the hooks, since its `end` raises
-    `Terminated` for SIGTERM after the other hooks have saved.
+    """Stops the timed loop on SIGINT/SIGTERM and records which (phase `end`:
+    result['stopped_by_signal'] = 'SIGINT', 'SIGTERM' or None). The run raises `Terminated` for
+    SIGTERM once every phase has run (benchmark_cnn), so saving and reporting come first.
 
-    If the run dies before `end` (a non-finite loss), the handlers stay installed but act as the
-    defaults once the run's session is closed.
+    If the run dies before `release` (a non-finite loss), the handlers stay installed but act as
+    the defaults once the run's session is closed.
     """
 
     def __init__(self):
@@ -129,9 +130,10 @@ class SignalHook(run_hooks.RunHook):
         self.catcher.uninstall()
 
     def end(self, result):
-        self.catcher.uninstall()
         result['stopped_by_signal'] = self.catcher.name
         if self.catcher.received is not None:
             cnn_util.log_fn('Stopped by %s after %d timed steps' % (self.catcher.name,
                                                                      result.get('num_steps', 0)))
-        self.catcher.exit_if_terminated()
+
+    def release(self):
+        self.catcher.uninstall()

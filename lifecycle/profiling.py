@@ -19,9 +19,8 @@ import os
 import tensorflow as tf
 from tensorflow.python.client import timeline
 
-import cnn_util
-import preprocessing
-import run_hooks
+from .. import cnn_util, preprocessing
+from . import run_hooks
 
 tf1 = tf.compat.v1
 
@@ -38,8 +37,7 @@ def write_graph(graph, path: str) -> str:
 def stage_if_empty(sess, pipeline) -> None:
     """Puts one batch into each staging area that is empty (a run that completed leaves them
     empty), so one more step can run without blocking."""
-    sizes = list(getattr(pipeline, 'size_ops', None) or [])
-    if pipeline.step_ops and sizes and min(sess.run(sizes)) == 0:
+    if pipeline.step_ops and pipeline.size_ops and min(sess.run(pipeline.size_ops)) == 0:
         with preprocessing.data_errors():
             sess.run(pipeline.step_ops)
 
@@ -89,7 +87,8 @@ def _write(path: str, data: bytes) -> None:
 
 
 class ProfilingHook(run_hooks.RunHook):
-    """Writes --graph_file at begin; --trace_file and --tfprof_file from one step at the end.
+    """Writes --graph_file at begin; --trace_file and --tfprof_file from one more step run after
+    the timed loop (phase `after_loop`, so a final checkpoint includes that step).
 
     Args:
       p: Params (graph_file, trace_file, tfprof_file).
@@ -104,7 +103,7 @@ class ProfilingHook(run_hooks.RunHook):
         if self.p.graph_file:
             write_graph(ctx.info.graph, self.p.graph_file)
 
-    def end(self, result):
+    def after_loop(self, result):
         p = self.p
         if self.p.graph_file:
             result['graph_file'] = p.graph_file

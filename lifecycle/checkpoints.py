@@ -34,9 +34,8 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
-import cnn_util
-import run_hooks
-import variable_mgr
+from .. import cnn_util, variable_mgr
+from . import run_hooks
 
 tf1 = tf.compat.v1
 
@@ -253,18 +252,20 @@ def _restorer(graph, var_list: dict) -> tf1.train.Saver:
     return cache[key]
 
 
-def restore_or_initialize(sess, info, bench) -> int | None:
+def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     """Initialises the run's variables, then restores the checkpoint the run should start from.
 
     Self-contained for use by any process that owns the variables (the chief of a cluster): runs
-    `info.init_ops`, restores (see `find_checkpoint`), then `info.mgr.post_init_ops()` exactly
-    once, so replicated copies match and staged variables are primed with the restored values.
-    It does not prime the input pipeline.
+    `info.init_ops`, restores (see `find_checkpoint`), calls `before_post_init()`, then runs
+    `info.mgr.post_init_ops()` exactly once, so replicated copies match and staged variables are
+    primed with the restored values. It does not prime the input pipeline.
 
     Args:
       sess: a session of `info.graph`.
       info: the benchmark_cnn.GraphInfo of the run.
-      bench: the BenchmarkCNN (params and model name).
+      p: the run's Params (train_dir, checkpoint_path, model, forward_only).
+      before_post_init: optional () -> None, run once the variables hold their initial or
+        restored values (the hooks' after_initialize phase).
 
     Returns:
       The restored global step, or None when nothing was restored.
@@ -272,7 +273,6 @@ def restore_or_initialize(sess, info, bench) -> int | None:
     Raises:
       CheckpointError: --checkpoint_path is not a checkpoint, or the checkpoint does not fit.
     """
-    p = bench.params
     sess.run(info.init_ops)
     path = find_checkpoint(p)
     step = None
@@ -283,6 +283,8 @@ def restore_or_initialize(sess, info, bench) -> int | None:
     elif p.forward_only and p.train_dir:
         cnn_util.log_fn('Forward-only: no checkpoint in --train_dir %s; timing randomly '
                         'initialised weights' % p.train_dir)
+    if before_post_init is not None:
+        before_post_init()
     post_init = info.mgr.post_init_ops()
     if post_init:
         sess.run(post_init)
@@ -293,17 +295,17 @@ class CheckpointHook(run_hooks.RunHook):
     """Saves checkpoints into --train_dir during and at the end of a training run.
 
     Args:
-      p: Params (train_dir, save_model_steps, save_model_secs, max_ckpts_to_keep,
-        num_warmup_batches).
+      plan: the run's run_plan.RunPlan (train_dir, save_model_steps, save_model_secs,
+        max_ckpts_to_keep in its params; the global step after each timed step).
       clock: seconds, monotonic (tests inject a fake one).
 
-    The global step after timed step k is the start step + warm-up steps + k (one update per
-    step); saving happens when it is a multiple of --save_model_steps, or when --save_model_secs
-    passed since the last save.
+    Saving happens after a timed step whose global step (RunPlan.global_step_after) is a
+    multiple of --save_model_steps, or when --save_model_secs passed since the last save.
     """
 
-    def __init__(self, p, clock=time.monotonic):
-        self.p = p
+    def __init__(self, plan, clock=time.monotonic):
+        self.plan = plan
+        self.p = p = plan.params
         self.clock = clock
         self.saver = None
         self.paths: list[str] = []
@@ -326,7 +328,7 @@ class CheckpointHook(run_hooks.RunHook):
 
     def global_step(self, step: int) -> int:
         """The global step after timed step `step` of this run."""
-        return self._start_step + self.p.num_warmup_batches + step
+        return self.plan.global_step_after(self._start_step, step)
 
     def after_step(self, step, loss):
         del loss

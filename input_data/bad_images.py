@@ -13,7 +13,7 @@ import time
 
 import tensorflow as tf
 
-import cnn_util
+from .. import cnn_util
 
 tf1 = tf.compat.v1
 

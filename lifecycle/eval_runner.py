@@ -2,10 +2,10 @@
 
 Three ways in, one evaluator:
 
-  - `run_eval(bench)` (--eval): restores the checkpoint (--checkpoint_path, else the latest in
-    --train_dir; none is a CheckpointError) and evaluates it once; with --eval_interval_secs it
-    then waits and evaluates every new checkpoint until SIGINT (exit 0) or SIGTERM (exit 143),
-    waiting for a first checkpoint if there is none yet.
+  - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
+    else the latest in --train_dir; none is a CheckpointError) and evaluates it once; with
+    --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 0)
+    or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet.
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
@@ -31,14 +31,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-import checkpoints
-import cnn_util
-import preprocessing
-import results_log
-import run_hooks
-import signals
-import tower
-import variable_mgr
+from .. import cnn_util, preprocessing, tower, variable_mgr
+from ..speed import session_config
+from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
 
@@ -74,47 +69,45 @@ class Evaluator:
     """The eval graph of a run; each `evaluate` call opens a fresh session on it.
 
     Args:
-      bench: the BenchmarkCNN (params, model, dataset, devices, image size, dtype).
+      plan: the run's run_plan.RunPlan (devices, image size, dtypes, training batch).
+      model: the run's CNNModel.
+      dataset: the run's dataset (input_data.dataset_info.Dataset).
 
     Attributes:
       batch_size: per device. num_batches: per evaluation. subset: 'train' or 'validation'.
     """
 
-    def __init__(self, bench):
-        p = bench.params
-        self.bench = bench
+    def __init__(self, plan, model, dataset):
+        p = plan.params
+        self.plan = plan
+        self.model = model
+        self.dataset = dataset
         self.p = p
         self.subset = eval_subset(p)
-        self.batch_size = p.eval_batch_size or bench.batch_size
-        self.devices = list(bench.devices)
+        self.batch_size = p.eval_batch_size or plan.per_device_batch_size
+        self.devices = list(plan.devices)
         self.global_batch = self.batch_size * len(self.devices)
-        self.num_batches = num_eval_batches(p, bench.dataset, self.subset, self.global_batch)
+        self.num_batches = num_eval_batches(p, dataset, self.subset, self.global_batch)
         self._loaders = None
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start
 
     def _build(self):
-        bench, p = self.bench, self.p
+        plan, p = self.plan, self.p
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf1.set_random_seed(p.tf_random_seed)
             with tf1.device('/cpu:0'):
                 tf1.train.get_or_create_global_step()
-            self.pipeline = preprocessing.make_input_pipeline(
-                p, bench.dataset, batch_size=self.batch_size, image_size=bench.image_size,
-                num_classes=bench.dataset.num_classes, data_format=p.data_format,
-                dtype=bench.dtype, train=False, subset=self.subset)
+            self.pipeline = preprocessing.pipeline_for(
+                plan, self.dataset, train=False, subset=self.subset, batch_size=self.batch_size)
             batches = self.pipeline.build(self.devices)
             self.mgr = variable_mgr.make_variable_mgr(_manager_params(p), self.devices)
             correct_1, correct_5 = [], []
             for i, (images, labels) in enumerate(batches):
                 with self.mgr.tower_scope(i):
-                    out = tower.build_forward(
-                        bench.model, images, labels, phase_train=False,
-                        num_classes=bench.dataset.num_classes, data_format=p.data_format,
-                        dtype=bench.dtype, variable_dtype=bench.variable_dtype,
-                        weight_decay=p.weight_decay)
+                    out = tower.forward(plan, self.model, images, labels, phase_train=False)
                 correct_1.append(out.top_1 * self.batch_size)
                 correct_5.append(out.top_5 * self.batch_size)
             with tf1.device('/cpu:0'):
@@ -134,11 +127,6 @@ class Evaluator:
         sess.run([op for _, op in self._loaders.values()],
                  {feed: values[name] for name, (feed, _) in self._loaders.items()})
 
-    def _step_ops(self, index: int) -> list:
-        if hasattr(self.pipeline, 'step_ops_for'):
-            return self.pipeline.step_ops_for(index, self.num_batches)
-        return list(self.pipeline.step_ops)
-
     def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None) -> dict:
         """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}.
 
@@ -151,8 +139,7 @@ class Evaluator:
           CheckpointError: the checkpoint does not fit the model.
           DataError: bad input records.
         """
-        import benchmark_cnn  # Not at the top: benchmark_cnn imports this module.
-        config = benchmark_cnn.make_session_config(self.p, len(self.devices))
+        config = session_config.make_session_config(self.p, len(self.devices))
         with tf1.Session(graph=self.graph, config=config) as sess:
             sess.run(self.init_ops)
             if checkpoint_path is not None:
@@ -171,7 +158,8 @@ class Evaluator:
                 start = time.perf_counter()
                 for index in range(self.num_batches):
                     batch_start = time.perf_counter()
-                    out = sess.run([self.correct, self._step_ops(index)])
+                    out = sess.run([self.correct,
+                                    self.pipeline.step_ops_for(index, self.num_batches)])
                     batch_times.append(time.perf_counter() - batch_start)
                     totals += np.asarray(out[0], dtype=np.float64)
                 elapsed = time.perf_counter() - start
@@ -229,7 +217,7 @@ def _wait(seconds: float, catcher) -> None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def run_eval(bench) -> dict:
+def run_eval(plan, model, dataset) -> dict:
     """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs).
 
     Returns:
@@ -241,13 +229,13 @@ def run_eval(bench) -> dict:
       CheckpointError: no checkpoint (without --eval_interval_secs), or one that does not fit.
       signals.Terminated: SIGTERM stopped the loop (after the results were written).
     """
-    p = bench.params
+    p = plan.params
     if not p.eval_interval_secs:
         path = checkpoints.find_checkpoint(p)
         if path is None:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
-    evaluator = Evaluator(bench)
+    evaluator = Evaluator(plan, model, dataset)
     cnn_util.log_fn('Eval: %d batches of %d images (%d per device x %d devices) from %s' % (
         evaluator.num_batches, evaluator.global_batch, evaluator.batch_size,
         len(evaluator.devices), evaluator.pipeline.description or evaluator.subset))
@@ -273,16 +261,16 @@ def run_eval(bench) -> dict:
             if catcher.received is not None:
                 break
     summaries.close()
-    result = _eval_result(bench, evaluator, evals, catcher.name)
+    result = _eval_result(plan, evaluator, evals, catcher.name)
     if p.benchmark_log_dir:
         result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
     catcher.exit_if_terminated()
     return result
 
 
-def _eval_result(bench, evaluator, evals, signal_name) -> dict:
+def _eval_result(plan, evaluator, evals, signal_name) -> dict:
     last = evals[-1] if evals else None
-    result = results_log.common_fields(bench)
+    result = results_log.common_fields(plan)
     result.update({
         'mode': 'eval', 'eval': last, 'evals': evals,
         'restored_step': last['global_step'] if last else None,
@@ -304,17 +292,19 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
     """Evaluates the training weights at chosen global steps (see the module docstring).
 
     Args:
-      bench: the BenchmarkCNN of the training run.
+      plan: the training run's run_plan.RunPlan.
+      model, dataset: the run's CNNModel and dataset (the evaluator builds its own graph).
     """
 
-    def __init__(self, bench):
-        p = bench.params
-        self.bench = bench
+    def __init__(self, plan, model, dataset):
+        p = plan.params
+        self.plan = plan
+        self._model_and_dataset = (model, dataset)
         self.p = p
         self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
         self.every_steps = p.eval_during_training_every_n_steps or 0
         epochs = p.eval_during_training_every_n_epochs or 0
-        self.every_epoch_steps = (epochs * bench.examples_per_epoch / bench.global_batch_size
+        self.every_epoch_steps = (epochs * plan.examples_per_epoch / plan.global_batch_size
                                   if epochs else 0.0)
         self.evals: list[dict] = []
         self.reached = False
@@ -325,7 +315,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
 
     def begin(self, ctx):
         self._ctx = ctx
-        self.evaluator = Evaluator(self.bench)
+        self.evaluator = Evaluator(self.plan, *self._model_and_dataset)
         self._savable = ctx.info.mgr.savable_variables()
         self._start_step = int(ctx.sess.run(ctx.info.global_step))
         self._summaries = EvalSummaryWriter(self.p)
@@ -343,7 +333,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
 
     def after_step(self, step, loss):
         del loss
-        global_step = self._start_step + self.p.num_warmup_batches + step
+        global_step = self.plan.global_step_after(self._start_step, step)
         if not self.due(global_step):
             return
         values = self._ctx.sess.run(self._savable)

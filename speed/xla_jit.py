@@ -33,8 +33,8 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-import cnn_util
-import cpu_tuning
+from .. import cnn_util
+from . import cpu_tuning
 
 tf1 = tf.compat.v1
 

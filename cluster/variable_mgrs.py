@@ -1,6 +1,7 @@
 """Variable managers of cluster runs (--job_name set): one per cluster --variable_update.
 
-`variable_mgr.make_variable_mgr` hands over to `make_cluster_variable_mgr` when --job_name is set.
+`benchmark_cnn` calls `make_cluster_variable_mgr` instead of variable_mgr.make_variable_mgr when
+--job_name is set, with the task's one `cluster.topology.Cluster`.
 The hooks run in the order documented in variable_mgr.py. Modes (the first two follow the
 TensorFlow performance guide's "Variable Distribution and Gradient Aggregation",
 ../shared/seeds/000):
@@ -40,9 +41,9 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.ops import collective_ops
 
-import distributed
-import variable_mgr
-from variable_mgr import checkpoint_name
+from .. import variable_mgr
+from ..variable_mgr import checkpoint_name
+from . import topology
 
 tf1 = tf.compat.v1
 
@@ -70,7 +71,7 @@ class PsPlacer:
     def place(self, shape, dtype) -> str:
         k = min(range(len(self.load)), key=lambda i: (self.load[i], i))
         self.load[k] += num_bytes(shape, dtype)
-        return distributed.task_device('ps', k) + '/device:CPU:0'
+        return topology.task_device('ps', k) + '/device:CPU:0'
 
 
 def _shape_and_dtype(args, kwargs) -> tuple:
@@ -128,11 +129,15 @@ class SyncPoint:
 
 
 class _ClusterMgr(variable_mgr.VariableMgr):
-    """Shared parts of the ps-based cluster managers: placement and the update protocol."""
+    """Shared parts of the ps-based cluster managers: placement and the update protocol.
 
-    def __init__(self, **kwargs):
+    Args:
+      cluster: this task's cluster.topology.Cluster; the other keywords as VariableMgr's.
+    """
+
+    def __init__(self, *, cluster, **kwargs):
         super().__init__(**kwargs)
-        self.cluster = distributed.Cluster(self.params)
+        self.cluster = cluster
         self.worker_cpu = self.cluster.local_cpu
         self.placer = PsPlacer(max(self.cluster.num_ps, 1))
 
@@ -169,7 +174,7 @@ class _ClusterMgr(variable_mgr.VariableMgr):
                                                      read_value=False))
                 return resets
         point = SyncPoint(c.num_workers, c.task_index,
-                          distributed.task_device(*c.coordinator) + '/device:CPU:0')
+                          topology.task_device(*c.coordinator) + '/device:CPU:0')
         return point.build(adds, chief_update)
 
     def model_bytes(self) -> int:
@@ -368,8 +373,9 @@ class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
 
     name = 'distributed_all_reduce'
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, cluster, **kwargs):
         super().__init__(**kwargs)
+        self.cluster = cluster
         p = self.params
         if not (p.all_reduce_spec or p.use_nccl or p.hierarchical_copy):
             self.params = p._replace(all_reduce_spec=DEFAULT_ALL_REDUCE_SPEC)
@@ -386,8 +392,12 @@ _CLUSTER_MANAGERS = {cls.name: cls for cls in (
     VariableMgrCollectiveAllReduce, VariableMgrDistributedAllReduce)}
 
 
-def make_cluster_variable_mgr(params, devices, param_device) -> variable_mgr.VariableMgr:
+def make_cluster_variable_mgr(params, devices, param_device, cluster) -> variable_mgr.VariableMgr:
     """The manager of a worker's (or the controller's) graph in a cluster run.
+
+    Args:
+      params: the run's Params; devices: the towers' devices; param_device: the global step's
+        device; cluster: this task's cluster.topology.Cluster.
 
     Raises:
       ValueError: the mode cannot run in a cluster, or this task builds no graph in it.
@@ -400,4 +410,4 @@ def make_cluster_variable_mgr(params, devices, param_device) -> variable_mgr.Var
         raise ValueError('with --variable_update=distributed_all_reduce only the controller '
                          'builds a graph (and only in that mode). Received: job_name=%r'
                          % params.job_name)
-    return cls(devices=devices, param_device=param_device, params=params)
+    return cls(devices=devices, param_device=param_device, params=params, cluster=cluster)

@@ -29,8 +29,8 @@ import tempfile
 
 import numpy as np
 
-import cnn_util
-import run_hooks
+from .. import cnn_util
+from . import run_hooks
 
 
 def cpu_model() -> str:
@@ -69,21 +69,24 @@ def environment() -> dict:
     }
 
 
-def common_fields(bench) -> dict:
-    """The keys every result has, from the BenchmarkCNN before anything ran."""
-    p = bench.params
+def common_fields(plan) -> dict:
+    """The keys every result has, from the run's run_plan.RunPlan: 'params' are the resolved
+    ones (the per-device batch and image size the run used, never 0), 'plan' the other resolved
+    values (devices, dtypes, steps, examples per epoch, ...)."""
+    p = plan.params
     mode = 'eval' if p.eval else 'forward-only' if p.forward_only else 'training'
     return {
         'model': p.model,
         'mode': mode,
         'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
                    for k, v in p._asdict().items()},
+        'plan': plan.summary(),
         'environment': environment(),
-        'global_batch_size': bench.global_batch_size,
-        'per_device_batch_size': bench.batch_size,
-        'num_devices': len(bench.devices),
-        'num_workers': bench.num_workers,
-        'image_size': bench.image_size,
+        'global_batch_size': plan.global_batch_size,
+        'per_device_batch_size': plan.per_device_batch_size,
+        'num_devices': len(plan.devices),
+        'num_workers': plan.num_workers,
+        'image_size': plan.image_size,
     }
 
 
@@ -174,20 +177,24 @@ def write_plot(result: dict, path: str) -> str:
 
 
 class ResultsLogHook(run_hooks.RunHook):
-    """Writes the result dict as JSON into --benchmark_log_dir at the end of the run."""
+    """Writes the result dict as JSON into --benchmark_log_dir (phase `report`: every hook's
+    keys are in it)."""
 
     def __init__(self, directory: str):
         self.directory = directory
 
-    def end(self, result):
+    def report(self, result):
         write_json(result, self.directory)
 
 
 class PlotHook(run_hooks.RunHook):
-    """Writes --plot_file at the end of the run."""
+    """Writes --plot_file (phase `report`; its name is in the result from phase `end`)."""
 
     def __init__(self, path: str):
         self.path = path
 
     def end(self, result):
-        result['plot_file'] = write_plot(result, self.path)
+        result['plot_file'] = self.path
+
+    def report(self, result):
+        write_plot(result, self.path)

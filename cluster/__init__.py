@@ -1,0 +1,6 @@
+"""Clusters of ps and worker tasks on TensorFlow's gRPC runtime.
+
+topology.py (the cluster's shape), server.py (this task's server, sessions, start-up, serve loop,
+initialisation), coordination.py (queues between tasks, a worker's hooks), variable_mgrs.py (the
+cluster variable managers). The flag rules are in params.validate_params.
+"""

@@ -1,0 +1,310 @@
+"""This task's gRPC server: start-up, sessions with deadlines, the serve loop, initialisation.
+
+`TaskServer` is what a cluster task does with the network (cluster/topology.py's `Cluster` says
+what the cluster looks like):
+
+  * `start`: this task's `tf.compat.v1.train.Server`;
+  * `create_session`: a session on that server once every peer it needs accepts TCP
+    connections (bounded by --startup_timeout_secs; the error names each unreachable task).
+    TensorFlow itself waits forever in CreateSession for a peer that is down (measured in TF
+    2.21: neither ConfigProto.operation_timeout_in_ms nor RunOptions.timeout_in_ms bounds it);
+  * `serve`: ps tasks (and the workers of distributed_all_reduce, whose graph the controller
+    builds) serve until every task that uses them reported done, then exit 0 by themselves;
+  * `initialize`: the chief (worker 0, or the controller) initialises or restores, the other
+    workers wait for its "ready" token (cluster/coordination.py has the queues).
+
+Start order does not matter: a task that starts first waits for its peers.
+
+Faults: every session.run of a cluster task has a deadline of --startup_timeout_secs, so a step
+that waits for a dead peer (a sync barrier, a lost ps) fails instead of hanging; the error
+(cnn_util.ClusterError, exit status 1) names the peers that are unreachable at that moment. A
+serving task exits with status 1 when a signaler reports a failure, goes away (it was up, then
+its port stays closed for GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs
+before reporting done (it never started).
+"""
+
+from __future__ import annotations
+
+import time
+
+import tensorflow as tf
+
+from .. import cnn_util
+from ..lifecycle import checkpoints, traced_session
+from . import coordination
+from .topology import Cluster, can_connect, security_warning, task_device
+
+tf1 = tf.compat.v1
+
+#: Seconds a serving task waits, after the last done token, for its signalers to exit.
+EXIT_GRACE_SECS = 10.0
+#: Seconds between liveness probes of the signalers of a serving task.
+PROBE_INTERVAL_SECS = 1.0
+#: A signaler seen up, then unreachable this long before reporting done, is gone.
+GONE_AFTER_SECS = 5.0
+#: After a lost connection, seconds to probe for the peer that went away before blaming none.
+PEER_GONE_PROBE_SECS = 2.0
+
+
+class TaskServer:
+    """This task's server and the sessions, waits and serve loop that use it.
+
+    Args:
+      cluster: this task's Cluster.
+
+    Attributes:
+      server: the tf.compat.v1.train.Server, once `start` ran.
+      coordination: the coordination.Coordination of the run's graph, once `initialize` ran.
+    """
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.server = None
+        self.coordination = None
+
+    @property
+    def name(self) -> str:
+        """This task, for messages: 'worker 1 (localhost:2223)'."""
+        return self.cluster.describe(self.cluster.job_name, self.cluster.task_index)
+
+    def _with_collective_leader(self, config: tf1.ConfigProto) -> tf1.ConfigProto:
+        if self.cluster.mode == 'collective_all_reduce':
+            config.experimental.collective_group_leader = task_device('worker', 0)
+        return config
+
+    def start(self, base_config: tf1.ConfigProto) -> None:
+        """Starts this task's gRPC server (devices as in `base_config`).
+
+        Raises:
+          cnn_util.ClusterError: the server cannot listen on its address (port in use?).
+        """
+        warning = security_warning([h for hs in self.cluster.hosts.values() for h in hs])
+        if warning:
+            cnn_util.warn(warning)
+        config = tf1.ConfigProto()
+        config.CopyFrom(base_config)
+        try:
+            c = self.cluster
+            self.server = tf1.train.Server(
+                c.spec, job_name=c.job_name, task_index=c.task_index,
+                protocol=c.params.server_protocol, config=self._with_collective_leader(config),
+                start=True)
+        except (tf.errors.OpError, ValueError) as e:
+            summary = cnn_util.error_summary(e)
+            if 'Could not start gRPC server' in summary:
+                summary += ' (is the port already in use by another process?)'
+            raise cnn_util.ClusterError('cannot start the server of %s: %s' % (
+                self.name, summary)) from None
+        cnn_util.log_fn('Started server %s as %s' % (
+            self.server.target, self.name))
+
+    def session_config(self, base_config: tf1.ConfigProto) -> tf1.ConfigProto:
+        """`base_config` plus device filters (only this task and its peers are contacted)."""
+        config = tf1.ConfigProto()
+        config.CopyFrom(base_config)
+        del config.device_filters[:]
+        config.device_filters.append(self.cluster.local_device)
+        for job, index in self.cluster.session_peers():
+            config.device_filters.append(task_device(job, index))
+        return self._with_collective_leader(config)
+
+    def unreachable(self, tasks) -> list[tuple[str, int]]:
+        """The tasks among `tasks` whose address does not accept a TCP connection now."""
+        return [t for t in tasks if not can_connect(self.cluster.address(*t))]
+
+    def wait_for_tasks(self, tasks, what: str) -> None:
+        """Waits until every task in `tasks` accepts TCP connections.
+
+        Raises:
+          cnn_util.ClusterError: some did not within --startup_timeout_secs; names them.
+        """
+        deadline = time.monotonic() + self.cluster.timeout_secs
+        pending = list(tasks)
+        logged = False
+        while True:
+            pending = self.unreachable(pending)
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise cnn_util.ClusterError(
+                    '%s: %s unreachable after %g s (--startup_timeout_secs); start %s, or check '
+                    '--ps_hosts/--worker_hosts' % (
+                        what, ', '.join(self.cluster.describe(*t) for t in pending),
+                        self.cluster.timeout_secs, 'it' if len(pending) == 1 else 'them'))
+            if not logged:
+                cnn_util.log_fn('Waiting up to %g s for %s' % (
+                    self.cluster.timeout_secs,
+                    ', '.join(self.cluster.describe(*t) for t in pending)))
+                logged = True
+            time.sleep(0.25)
+
+    def create_session(self, graph, base_config):
+        """A session on this task's server, once its peers are up.
+
+        Raises:
+          cnn_util.ClusterError: a peer is unreachable after --startup_timeout_secs.
+        """
+        self.wait_for_tasks(self.cluster.session_peers(), 'cannot create the session')
+        return traced_session.TracedSession(
+            self.server.target, graph=graph, config=self.session_config(base_config),
+            timeout_secs=self.cluster.timeout_secs, error_hook=self.step_error)
+
+    def step_error(self, error, session) -> cnn_util.ClusterError:
+        """Turns a failed cluster session.run into a ClusterError naming unreachable peers; tells
+        the serving tasks this task failed (best effort)."""
+        me = (self.cluster.job_name, self.cluster.task_index)
+        peers = [(job, i) for job, hosts in self.cluster.hosts.items()
+                 for i in range(len(hosts)) if (job, i) != me]
+        down = self.unreachable(peers)
+        deadline = time.monotonic() + PEER_GONE_PROBE_SECS
+        while not down and not isinstance(error, tf.errors.DeadlineExceededError) \
+                and time.monotonic() < deadline:  # a peer that reset the connection may be
+            time.sleep(0.1)                        # still closing its port
+            down = self.unreachable(peers)
+        names = ', '.join(self.cluster.describe(*t) for t in down)
+        first = cnn_util.error_summary(error)
+        if isinstance(error, tf.errors.DeadlineExceededError):
+            text = ('%s waited more than %g s (--startup_timeout_secs) for its peers; %s' % (
+                self.name, self.cluster.timeout_secs,
+                ('unreachable now: %s' % names) if down else
+                'all peers still accept connections: one of them is stuck, stopped early or '
+                'runs a different number of steps'))
+        else:
+            text = 'lost the cluster: %s (TensorFlow: %s)' % (
+                ('unreachable now: %s' % names) if down else 'a peer failed', first)
+        if self.coordination is not None and ('ps', 0) not in down:
+            self.coordination.signal_done(session, status=1, timeout_secs=5.0)
+        return cnn_util.ClusterError(text)
+
+    # --- Serving tasks.
+    def serve(self) -> dict:
+        """Serves this task's graph ops until every signaler is done, then returns.
+
+        Returns:
+          {'role': job name, 'task_index': ..., 'served_secs': seconds}.
+
+        Raises:
+          cnn_util.ClusterError: a signaler reported a failure, or was unreachable for
+            --startup_timeout_secs before reporting done.
+        """
+        start = time.monotonic()
+        signalers = self.cluster.signalers()
+        me = (self.cluster.job_name, self.cluster.task_index)
+        cnn_util.log_fn('Serving %s until %d task(s) report done: %s' % (
+            self.cluster.describe(*me), len(signalers), ', '.join('%s %d' % t for t in signalers)))
+        graph = tf.Graph()
+        with graph.as_default():
+            dequeue = coordination.done_queue(me, len(signalers)).dequeue()
+        config = tf1.ConfigProto(device_filters=[self.cluster.local_device])
+        pending = set(signalers)
+        down_since: dict = {}
+        seen_up: set = set()
+        last_probe = 0.0
+        with tf1.Session(self.server.target, graph=graph, config=config) as sess:
+            while pending:
+                try:
+                    index, status = sess.run(dequeue, options=tf1.RunOptions(
+                        timeout_in_ms=int(PROBE_INTERVAL_SECS * 1000)))
+                except tf.errors.DeadlineExceededError:
+                    index = None
+                if index is not None:
+                    task = (signalers[0][0], int(index))
+                    pending.discard(task)
+                    if status != 0:
+                        raise cnn_util.ClusterError('%s reported a failure; %s stops (see that '
+                                                    'task\'s log)' % (self.cluster.describe(*task),
+                                                                      self.cluster.describe(*me)))
+                    cnn_util.log_fn('%s is done (%d to go)' % (self.cluster.describe(*task),
+                                                              len(pending)))
+                    continue
+                if time.monotonic() - last_probe >= PROBE_INTERVAL_SECS:
+                    last_probe = time.monotonic()
+                    self._check_alive(pending, down_since, seen_up)
+        self._wait_for_exit(signalers)
+        secs = time.monotonic() - start
+        cnn_util.log_fn('%s: every task is done after %.1f s; exiting' % (self.name, secs))
+        return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
+                'served_secs': secs}
+
+    def _check_alive(self, pending, down_since, seen_up) -> None:
+        """Raises when a pending signaler is gone: unreachable for GONE_AFTER_SECS after it was
+        seen up (its process exited), or for --startup_timeout_secs if never seen up."""
+        now = time.monotonic()
+        down = set(self.unreachable(sorted(pending)))
+        me = self.name
+        for task in pending:
+            if task not in down:
+                down_since.pop(task, None)
+                seen_up.add(task)
+                continue
+            since = down_since.setdefault(task, now)
+            if task in seen_up and now - since >= GONE_AFTER_SECS:
+                raise cnn_util.ClusterError(
+                    '%s went away before reporting done (its process exited: see its log); %s '
+                    'stops' % (self.cluster.describe(*task), me))
+            if now - since >= self.cluster.timeout_secs:
+                raise cnn_util.ClusterError(
+                    '%s was unreachable for %g s (--startup_timeout_secs) before reporting done '
+                    '(it never started or it died); %s stops' % (
+                        self.cluster.describe(*task), self.cluster.timeout_secs, me))
+
+    def _wait_for_exit(self, tasks) -> None:
+        """Lets done signalers close their sessions (which talk to this task) before it exits."""
+        deadline = time.monotonic() + EXIT_GRACE_SECS
+        up = list(tasks)
+        while up and time.monotonic() < deadline:
+            up = [t for t in up if can_connect(self.cluster.address(*t), 0.5)]
+            if up:
+                time.sleep(0.1)
+
+    # --- Initialisation of a worker (or the controller).
+    def initialize(self, sess, info, p, after_initialize) -> int | None:
+        """Chief: initialise or restore, then tell the others; others: wait for the chief, then
+        initialise what lives on their own task. Then `after_initialize()` (the hooks' phase of
+        that name), the manager's post-init ops (copies from the master variables, broadcasts)
+        and the input pipeline's warm-up.
+
+        Args:
+          sess: this task's session; info: the run's benchmark_cnn.GraphInfo; p: its Params;
+          after_initialize: () -> None, run once the variables hold their initial values.
+
+        Returns:
+          The restored global step (the chief, when it restored a checkpoint), else None.
+
+        Raises:
+          cnn_util.ClusterError: the chief did not signal ready within --startup_timeout_secs.
+          checkpoints.CheckpointError: the checkpoint to restore does not fit the model.
+        """
+        c = self.cluster
+        self.coordination = coord = coordination.Coordination(c, info.graph)
+        restored = None
+        if c.is_chief:
+            # The controller's and collective mode's variables are all this process's own; in
+            # collective mode the post-init ops broadcast the chief's values (a collective that
+            # waits for every worker).
+            restored = checkpoints.restore_or_initialize(sess, info, p,
+                                                         before_post_init=after_initialize)
+            if c.job_name != 'controller' and c.mode != 'collective_all_reduce' \
+                    and c.num_workers > 1:
+                sess.run(coord.ready_signal)
+        else:
+            if c.mode == 'collective_all_reduce':
+                sess.run(info.init_ops)
+            else:
+                cnn_util.log_fn('Waiting for the chief (%s) to initialise the variables' %
+                                c.describe('worker', 0))
+                try:
+                    sess.run(coord.ready_wait)
+                except cnn_util.ClusterError as e:
+                    raise cnn_util.ClusterError('the chief did not initialise the variables: %s'
+                                                % e) from None
+                own = [v for v in tf1.global_variables() + tf1.local_variables()
+                       if c.owns(v.device)]
+                sess.run(tf1.variables_initializer(own))
+            after_initialize()
+            post_init = info.mgr.post_init_ops()
+            if post_init:
+                sess.run(post_init)
+        if info.pipeline.warmup_ops:
+            sess.run(info.pipeline.warmup_ops)
+        return restored

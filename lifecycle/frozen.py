@@ -1,0 +1,40 @@
+"""--forward_only --freeze_when_forward_only: the run's graph with its variables as constants.
+
+`freeze(sess, info)` turns a built forward-only graph (benchmark_cnn.GraphInfo), whose variables
+hold their restored or initial values in `sess`, into a new graph where every variable is a
+constant (tf.compat.v1.graph_util.convert_variables_to_constants), keeping the ops the timed loop
+and the hooks run: the step op, loss, accuracies, learning rate and the input pipeline's ops.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+
+def freeze(sess, info, global_step: int):
+    """Returns (frozen GraphInfo, number of graph nodes).
+
+    Args:
+      sess: a session of `info.graph` with the variables initialised or restored.
+      info: the forward-only benchmark_cnn.GraphInfo.
+      global_step: the step the weights come from (a constant of the frozen graph).
+
+    The frozen GraphInfo has no variable manager (mgr=None) and no init ops; its pipeline is
+    `info.pipeline.imported_into(graph)`.
+    """
+    tensors = [info.loss, info.top_1, info.top_5, info.learning_rate]
+    keep = [info.train_op.name] + [t.op.name for t in tensors] + info.pipeline.op_names()
+    frozen = tf1.graph_util.convert_variables_to_constants(
+        sess, info.graph.as_graph_def(), keep)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(frozen, name='')
+        step = tf.constant(global_step, tf.int64, name='frozen_global_step')
+        loss, top_1, top_5, lr = [graph.get_tensor_by_name(t.name) for t in tensors]
+        frozen_info = info._replace(
+            graph=graph, train_op=graph.get_operation_by_name(info.train_op.name), loss=loss,
+            top_1=top_1, top_5=top_5, learning_rate=lr, global_step=step, mgr=None, init_ops=[],
+            pipeline=info.pipeline.imported_into(graph))
+    return frozen_info, len(frozen.node)

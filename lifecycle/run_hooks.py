@@ -1,0 +1,118 @@
+"""Extension points of a run: features that act around the timed loop are hooks.
+
+Checkpoints, summaries, traces, eval during training, signal handling, results logs and cluster
+synchronisation each live in their own module as a `RunHook`; `lifecycle/wiring.py` and
+`cluster/coordination.py` choose the ones a run needs. A run calls the hooks phase by phase;
+within a phase the order of the hooks carries no meaning:
+
+    after_initialize(ctx)   the variables were just initialised or restored; the variable
+                            manager's post-init ops (broadcasts, copies) and the input
+                            pipeline's warm-up come next. On a cluster's chief this is before
+                            the other workers may start; on the others, after the chief's
+                            "ready". (Test seams set values here.)
+    begin(ctx)              before the warm-up steps
+    after_step(step, loss)  after each timed step (step counts from 1 in this run)
+    should_stop()           after each timed step; any True ends the loop early
+    after_loop(result)      more work on the session after the timed steps (a traced step)
+    end(result)             finish: save, gather, close; add keys to the result dict
+    report(result)          write what reports on the run (results JSON, plot): the result
+                            is complete, every hook's `end` has run
+    release()               give back what the run holds (cluster done tokens, signal
+                            handlers); nothing may use the session's peers after this
+    abort()                 instead of after_loop..release, when the loop raised (non-finite
+                            loss, data error): release what begin took, save nothing
+
+A hook that raises `cnn_util.BenchmarkError` ends the run with that message. The run, not a
+hook, turns a SIGTERM recorded in result['stopped_by_signal'] into exit status 143 once every
+phase has run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass
+class RunContext:
+    """What a hook may use: the session, the built graph (benchmark_cnn.GraphInfo) and the
+    run's plan (run_plan.RunPlan: resolved batch sizes, devices, steps, modes)."""
+
+    sess: Any
+    info: Any
+    plan: Any
+
+
+class RunHook:
+    """Base hook: every method does nothing (see the module docstring for the phases)."""
+
+    def after_initialize(self, ctx: RunContext) -> None:
+        """Called once the variables are initialised or restored, before post-init ops."""
+
+    def begin(self, ctx: RunContext) -> None:
+        """Called once before the warm-up steps."""
+
+    def after_step(self, step: int, loss: float | None) -> None:
+        """Called after timed step `step` (1-based) with its loss (None when forward-only)."""
+
+    def should_stop(self) -> bool:
+        """Return True to end the timed loop after the current step."""
+        return False
+
+    def after_loop(self, result: dict) -> None:
+        """Called once after the timed loop, before any hook's `end`."""
+
+    def end(self, result: dict) -> None:
+        """Called once after every `after_loop`; may add keys to the result dict."""
+
+    def report(self, result: dict) -> None:
+        """Called once after every `end`, with the complete result."""
+
+    def release(self) -> None:
+        """Called once after every `report`."""
+
+    def abort(self) -> None:
+        """Called instead of the phases after the loop when the run fails; must not raise."""
+
+
+def combine_after_step(hooks):
+    """One after_step callback calling every hook in order; None when there are no hooks."""
+    if not hooks:
+        return None
+
+    def after_step(step, loss):
+        for hook in hooks:
+            hook.after_step(step, loss)
+    return after_step
+
+
+def combine_should_stop(hooks):
+    """One should_stop callback, True when any hook says so; None when there are no hooks."""
+    if not hooks:
+        return None
+    return lambda: any([hook.should_stop() for hook in hooks])
+
+
+def after_initialize(hooks, ctx: RunContext) -> None:
+    """Runs the after_initialize phase of every hook."""
+    for hook in hooks:
+        hook.after_initialize(ctx)
+
+
+def finish(hooks, result: dict) -> None:
+    """Runs the phases after a successful loop: after_loop, end, report, release (each phase
+    for every hook before the next phase starts)."""
+    for hook in hooks:
+        hook.after_loop(result)
+    for hook in hooks:
+        hook.end(result)
+    for hook in hooks:
+        hook.report(result)
+    for hook in hooks:
+        hook.release()
+
+
+def abort(hooks) -> None:
+    """Runs every hook's abort (the loop raised)."""
+    for hook in hooks:
+        hook.abort()

@@ -1,0 +1,137 @@
+"""The session of cluster runs and of --print_step_breakdown runs.
+
+`TracedSession` is a tf.compat.v1.Session with a deadline on every run (cluster runs), failed
+cluster runs turned into the caller's error (cnn_util.ClusterError naming the unreachable
+peers), sampled calls of the step callable traced (lifecycle/step_breakdown.py reads the
+traces), and a `close()` that never hangs (closing a session whose ps died blocks forever in TF
+2.21; it is given a few seconds).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import tensorflow as tf
+
+from .. import cnn_util
+
+tf1 = tf.compat.v1
+
+#: Seconds a close may take; after a cluster error (a peer likely gone), FAILED_....
+CLOSE_TIMEOUT_SECS = 10.0
+FAILED_CLOSE_TIMEOUT_SECS = 2.0
+_CLUSTER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                   tf.errors.AbortedError, tf.errors.CancelledError)
+
+
+class TracedSession(tf1.Session):
+    """A tf.compat.v1.Session with a per-run deadline, error translation, sampled tracing of the
+    training step, and a bounded close.
+
+    Args:
+      target, graph, config: as for tf.compat.v1.Session.
+      timeout_secs: deadline of every run (None: no deadline).
+      error_hook: (tf.errors.OpError, session) -> Exception to raise instead, for cluster
+        errors (Unavailable, DeadlineExceeded, Aborted, Cancelled); None re-raises them.
+    """
+
+    def __init__(self, target='', graph=None, config=None, *, timeout_secs=None,
+                 error_hook=None):
+        super().__init__(target, graph=graph, config=config)
+        self._timeout_ms = int(timeout_secs * 1000) if timeout_secs else 0
+        self._error_hook = error_hook
+        self._watched = None
+        self._should_trace = None
+        self._on_trace = None
+        self._calls = 0
+        self._close_started = False
+        self._failed = False  # a cluster error happened: a peer is likely gone
+
+    def watch(self, op, should_trace: Callable[[int], bool],
+              on_trace: Callable[[int, float, object], None]) -> None:
+        """Traces calls of callables that fetch `op`: call k (1-based, over all such callables)
+        is traced when should_trace(k); on_trace(k, wall_secs, step_stats) then receives it."""
+        self._watched = op
+        self._should_trace = should_trace
+        self._on_trace = on_trace
+
+    def _options(self, options, trace=False):
+        if not self._timeout_ms and not trace:
+            return options
+        merged = tf1.RunOptions()
+        if options is not None:
+            merged.CopyFrom(options)
+        if self._timeout_ms and not merged.timeout_in_ms:
+            merged.timeout_in_ms = self._timeout_ms
+        if trace:
+            merged.trace_level = tf1.RunOptions.FULL_TRACE
+        return merged
+
+    def _translate(self, error):
+        if self._error_hook is None or not isinstance(error, _CLUSTER_ERRORS):
+            return None
+        self._failed = True
+        return self._error_hook(error, self)
+
+    def run_unchecked(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """session.run with the deadline but without error translation."""
+        return super().run(fetches, feed_dict, self._options(options), run_metadata)
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        try:
+            return self.run_unchecked(fetches, feed_dict, options, run_metadata)
+        except tf.errors.OpError as e:
+            replacement = self._translate(e)
+            if replacement is None:
+                raise
+            raise replacement from e
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        inner = super().make_callable(fetches, feed_list, accept_options=True)
+        flat = tf.nest.flatten(fetches)
+        watched = self._watched is not None and any(f is self._watched for f in flat)
+
+        def call(*args, options=None, run_metadata=None):
+            trace = False
+            if watched:
+                self._calls += 1
+                trace = self._should_trace(self._calls)
+            metadata = tf1.RunMetadata() if trace and run_metadata is None else run_metadata
+            start = time.perf_counter()
+            try:
+                out = inner(*args, options=self._options(options, trace),
+                            run_metadata=metadata)
+            except tf.errors.OpError as e:
+                replacement = self._translate(e)
+                if replacement is None:
+                    raise
+                raise replacement from e
+            if trace:
+                self._on_trace(self._calls, time.perf_counter() - start, metadata.step_stats)
+            return out
+        return call
+
+    def close(self):
+        """Closes in a helper thread, waiting at most CLOSE_TIMEOUT_SECS (a session whose peer
+        died cannot be closed in TF 2.21: the close blocks forever)."""
+        if self._close_started:
+            return
+        self._close_started = True
+        errors = []
+
+        def close():
+            try:
+                tf1.Session.close(self)
+            except Exception as e:  # reported below, in the caller's thread
+                errors.append(e)
+        thread = threading.Thread(target=close, daemon=True, name='session-close')
+        thread.start()
+        timeout = FAILED_CLOSE_TIMEOUT_SECS if self._failed else CLOSE_TIMEOUT_SECS
+        thread.join(timeout)
+        if thread.is_alive():
+            cnn_util.warn('the session did not close within %g s (a peer task is gone); '
+                          'leaving it open' % timeout)
+        elif errors:
+            raise errors[0]

@@ -1,0 +1,151 @@
+"""Which lifecycle features a run has: its hooks, flags that have no effect, common result keys.
+
+`BenchmarkCNN` calls:
+  `preflight(plan)` at the start of `run()`: one warning line per flag that has no effect in the
+    chosen mode, and an early error for --plot_file without matplotlib;
+  `make_hooks(plan, model, dataset, ...)`: the run hooks (run_hooks.py says in which phases
+    they are called; their order in the list carries no meaning);
+  `result_extras(plan, loop, restored_step)`: the keys every training/forward-only result gets
+    besides the loop's figures (see results_log for the full schema).
+"""
+
+from __future__ import annotations
+
+from .. import cnn_util
+from .. import params as params_lib
+from . import (
+    checkpoints,
+    eval_runner,
+    profiling,
+    results_log,
+    run_hooks,
+    signals,
+    step_breakdown,
+    summaries,
+)
+
+OPTIMIZER_FLAGS = (
+    'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
+    'adam_beta1', 'adam_beta2', 'adam_epsilon', 'init_learning_rate',
+    'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
+    'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip')
+TRAINING_ONLY_FLAGS = (
+    'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
+    'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
+    'stop_at_top_1_accuracy')
+EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size')
+EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:5]
+
+
+def _is_set(p, name: str) -> bool:
+    """True when flag `name` differs from its default (an explicitly chosen value)."""
+    return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
+
+
+def ignored_flags(p) -> list[str]:
+    """One message per flag that has no effect in the run `p` describes (validated Params).
+
+    Returns:
+      Messages such as '--momentum has no effect with --forward_only (no gradients, no
+      updates)', in parameter-table order within each rule.
+    """
+    out = []
+
+    def rule(names, why):
+        out.extend('--%s has no effect %s' % (n, why) for n in names if _is_set(p, n))
+
+    if p.forward_only:
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
+             'updates)')
+    if p.eval:
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --eval (nothing is trained)')
+        rule(('print_training_accuracy',), 'with --eval (eval prints top-1/top-5 itself)')
+        rule(('trace_file', 'tfprof_file', 'save_summaries_steps', 'freeze_when_forward_only',
+              'max_ckpts_to_keep'), 'with --eval')
+    else:
+        rule(('eval_interval_secs',), 'without --eval')
+        if not any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS) and not p.forward_only:
+            rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
+            rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
+                 'evaluation runs during training)')
+    if p.forward_only:
+        rule(EVAL_FLAGS, 'with --forward_only')
+    elif not p.eval:
+        rule(('freeze_when_forward_only',), 'without --forward_only')
+    if not p.train_dir:
+        rule(('summary_verbosity', 'save_summaries_steps'), 'without --train_dir (summaries '
+             'are written there)')
+        if not p.eval and not p.forward_only:
+            rule(('save_model_secs', 'save_model_steps', 'max_ckpts_to_keep'),
+                 'without --train_dir (checkpoints are written there)')
+    elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
+        out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
+                   % p.summary_verbosity)
+    return list(dict.fromkeys(out))
+
+
+def preflight(plan) -> None:
+    """Warnings for ineffective flags; fails early on --plot_file without matplotlib.
+
+    Raises:
+      cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
+    """
+    for message in ignored_flags(plan.params):
+        cnn_util.warn(message)
+    if plan.params.plot_file:
+        results_log.check_plot_available()
+
+
+def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.RunHook]:
+    """The lifecycle hooks of a training or forward-only run.
+
+    Args:
+      plan: the run's run_plan.RunPlan (only the chief saves and writes summaries).
+      model, dataset: the run's CNNModel and dataset (summaries and evaluation build their own
+        towers and input).
+      is_local_device: device name -> True for this task's devices (cluster runs), for
+        --print_step_breakdown; None: every device is local.
+    """
+    p = plan.params
+    hooks = []
+    if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
+        hooks.append(summaries.SummaryHook(plan, model, dataset))
+    if plan.training and any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
+        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset))
+    if p.graph_file or p.trace_file or p.tfprof_file:
+        hooks.append(profiling.ProfilingHook(p))
+    if plan.training and p.train_dir and plan.is_chief:
+        hooks.append(checkpoints.CheckpointHook(plan))
+    if p.print_step_breakdown:
+        hooks.append(step_breakdown.StepBreakdownHook(is_local_device or (lambda device: True)))
+    if p.plot_file:
+        hooks.append(results_log.PlotHook(p.plot_file))
+    if p.benchmark_log_dir:
+        hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
+    hooks.append(signals.SignalHook())
+    return hooks
+
+
+def result_extras(plan, loop, restored_step: int | None) -> dict:
+    """Keys added to the loop's result: the common fields, per-step records, and defaults for
+    the keys that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...).
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      loop: the training_loop.LoopResult.
+      restored_step: the global step restored from a checkpoint, or None.
+    """
+    global_step = (restored_step or 0) + (loop.num_steps + plan.num_warmup_batches
+                                          if plan.training else 0)
+    extras = results_log.common_fields(plan)
+    extras.update({
+        'steps': results_log.step_records(loop.step_times, loop.losses, plan.global_batch_size),
+        'restored_step': restored_step,
+        'global_step': global_step,
+        'checkpoint_path': None,
+        'eval': None,
+        'evals': [],
+        'stopped_by_signal': None,
+        'results_file': None,
+    })
+    return extras

@@ -1,0 +1,183 @@
+"""The run plan: every value a run derives from its flags, resolved once.
+
+    Params (flags) --validate_params--> --make_plan(params, model, dataset, ...)--> RunPlan
+
+`make_plan` is a pure function of its arguments: the validated Params, the model (its default
+batch and image sizes), the dataset (classes, examples per epoch), the number of visible GPUs and,
+for a cluster task, the cluster's shape. Every collaborator of a run (graph builder, input
+pipeline, hooks, evaluator, results log) reads the plan instead of working the values out again,
+so a per-device batch of 0 ("the model's default"), the image size, the devices and the global
+step after a timed step each have exactly one definition, here.
+
+The plan's `params` are the resolved ones (device, data format, warm-up and batch counts, the
+per-device batch and the image size filled in), so the results JSON records what ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from . import params as params_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """The resolved shape of one run (immutable).
+
+    Attributes:
+      params: the resolved Params (batch_size, image_size, device, data_format,
+        num_warmup_batches, num_batches never unset).
+      mode: 'training', 'forward-only' or 'evaluation'.
+      model: the model's registry name, e.g. 'resnet50'.
+      dataset: the dataset's name: 'imagenet', 'cifar10' or 'synthetic'.
+      subset: the subset the run reads: 'train' or 'validation'.
+      num_classes: classes of the model's output layer (ImageNet: 1001, 0 = background).
+      examples_per_epoch: examples in `subset` (counted in the files, or the published size).
+      image_size: height = width of the model's input, pixels.
+      per_device_batch_size: images per tower and step.
+      devices: this task's tower devices, e.g. ('/cpu:0', '/cpu:1'); a cluster's controller
+        lists every worker's.
+      num_workers: worker tasks (1 on one host).
+      global_batch_size: images per step over every tower of every worker
+        (per_device_batch_size x devices x workers, or x devices for the controller whose
+        devices span the workers).
+      num_warmup_batches: untimed steps before the timed ones.
+      num_batches: timed steps (from --num_epochs when given).
+      compute_dtype, variable_dtype: tf.DType of activations/gradients and of variables.
+      data_format: 'NHWC' or 'NCHW'.
+      param_device: device of the global step and of shared bookkeeping.
+      is_chief: True for the task that initialises, saves and reports (always on one host).
+      visible_gpus: GPUs TensorFlow could see when the plan was made.
+      cluster_role: 'worker 0', 'ps 1', ... for a cluster task; '' on one host.
+    """
+
+    params: params_lib.Params
+    mode: str
+    model: str
+    dataset: str
+    subset: str
+    num_classes: int
+    examples_per_epoch: int
+    image_size: int
+    per_device_batch_size: int
+    devices: tuple[str, ...]
+    num_workers: int
+    global_batch_size: int
+    num_warmup_batches: int
+    num_batches: int
+    compute_dtype: object
+    variable_dtype: object
+    data_format: str
+    param_device: str
+    is_chief: bool
+    visible_gpus: int
+    cluster_role: str = ''
+
+    @property
+    def training(self) -> bool:
+        """True when the run updates the weights."""
+        return self.mode == 'training'
+
+    @property
+    def images_per_step(self) -> int:
+        """Images one step of this task's towers processes (the step line's rate counts these)."""
+        return self.per_device_batch_size * len(self.devices)
+
+    @property
+    def epochs(self) -> float:
+        """Epochs of `subset` the timed steps cover."""
+        return self.num_batches * self.global_batch_size / float(self.examples_per_epoch)
+
+    def global_step_after(self, start_step: int, timed_step: int) -> int:
+        """The global step after timed step `timed_step` (1-based) of this run, which began at
+        global step `start_step`: each warm-up and timed training step adds one. Forward-only
+        runs do not step: their count is the timed step itself."""
+        if not self.training:
+            return timed_step
+        return start_step + self.num_warmup_batches + timed_step
+
+    def summary(self) -> dict:
+        """The plan as JSON-ready values (the results JSON's 'plan')."""
+        out = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == 'params':
+                continue
+            if field.name in ('compute_dtype', 'variable_dtype'):
+                value = getattr(value, 'name', str(value))
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[field.name] = value
+        return out
+
+
+def run_mode(p) -> str:
+    """'evaluation', 'forward-only' or 'training'."""
+    return 'evaluation' if p.eval else 'forward-only' if p.forward_only else 'training'
+
+
+def resolve_image_size(p, model) -> int:
+    """--image_size, or the model's own; checked against the model's limits.
+
+    Raises:
+      params.ParamsError: the model takes only its own size, or the size is below its minimum.
+    """
+    size = p.image_size or model.image_size
+    if size != model.image_size and model.fixed_image_size:
+        raise params_lib.ParamsError(
+            '--model=%s takes only %dx%d images. Received: image_size=%d' % (
+                p.model, model.image_size, model.image_size, size))
+    if size < model.min_image_size:
+        raise params_lib.ParamsError('--model=%s needs --image_size >= %d. Received: %d' % (
+            p.model, model.min_image_size, size))
+    return size
+
+
+def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
+              dtypes: tuple) -> RunPlan:
+    """Resolves a run's values (see the module docstring).
+
+    Args:
+      p: Params after params.validate_params and params.resolve_params.
+      model: the models.model.CNNModel of --model.
+      dataset: the input_data.dataset_info.Dataset of the run.
+      visible_gpus: GPUs TensorFlow can see.
+      cluster: cluster.topology.Cluster of a cluster task, else None.
+      subset: the subset the run reads (dataset_info.default_subset).
+      dtypes: (compute dtype, variable dtype) (speed.precision.compute_dtypes).
+
+    Returns:
+      The RunPlan.
+
+    Raises:
+      params.ParamsError: the image size does not suit the model.
+    """
+    image_size = resolve_image_size(p, model)
+    batch_size = p.batch_size or model.default_batch_size
+    if cluster is not None:
+        p = cluster.task_params(p)
+        devices = tuple(cluster.tower_devices(p.num_gpus, p.device))
+        num_workers = cluster.num_workers
+        # The controller's towers already span every worker.
+        replicas = len(devices) if cluster.job_name == 'controller' else len(devices) * num_workers
+        param_device, is_chief = cluster.param_device, cluster.is_chief
+        role = '%s %d' % (cluster.job_name, cluster.task_index)
+    else:
+        devices = tuple('/%s:%d' % (p.device, i) for i in range(p.num_gpus))
+        num_workers, replicas = 1, len(devices)
+        param_device, is_chief, role = '/cpu:0', True, ''
+    global_batch = batch_size * replicas
+    examples = dataset.num_examples(subset)
+    num_batches = p.num_batches
+    if p.num_epochs is not None:
+        num_batches = max(1, int(math.ceil(p.num_epochs * examples / global_batch)))
+    p = p._replace(batch_size=batch_size, image_size=image_size, num_batches=num_batches)
+    return RunPlan(
+        params=p, mode=run_mode(p), model=p.model, dataset=dataset.name, subset=subset,
+        num_classes=dataset.num_classes, examples_per_epoch=examples, image_size=image_size,
+        per_device_batch_size=batch_size, devices=devices, num_workers=num_workers,
+        global_batch_size=global_batch, num_warmup_batches=p.num_warmup_batches,
+        num_batches=num_batches, compute_dtype=dtypes[0], variable_dtype=dtypes[1],
+        data_format=p.data_format, param_device=param_device, is_chief=is_chief,
+        visible_gpus=visible_gpus, cluster_role=role)

@@ -1,0 +1,27 @@
+"""Loads the checkout under test as the package `tf_cnn_benchmarks` (tests and their subprocesses).
+
+The checkout's folder is the package (setup.py maps it), so it is loaded from its path rather
+than found on `sys.path`: an installed copy elsewhere, or the entry script `tf_cnn_benchmarks.py`
+beside it, can then never stand in for it. A subprocess script does
+`sys.path.insert(0, TESTS); import checkout; checkout.load()`.
+"""
+
+import importlib.util
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(folder: str = REPO):
+    """Registers `folder` as `tf_cnn_benchmarks` in sys.modules (once) and returns the package."""
+    loaded = sys.modules.get('tf_cnn_benchmarks')
+    if loaded is not None and list(getattr(loaded, '__path__', [])) == [folder]:
+        return loaded
+    spec = importlib.util.spec_from_file_location(
+        'tf_cnn_benchmarks', os.path.join(folder, '__init__.py'),
+        submodule_search_locations=[folder])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules['tf_cnn_benchmarks'] = package
+    spec.loader.exec_module(package)
+    return package

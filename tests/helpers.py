@@ -1,0 +1,32 @@
+"""Shared test helpers: tiny in-process runs (the trivial model, small images, no warm-up).
+
+    tiny_params(batch_size=2)           # Params with the tiny defaults, overridden
+    tiny_bench(num_gpus=2, ...)         # a BenchmarkCNN of them (no GPU asked)
+    tiny_run(num_batches=5, ...)        # its run() result dict
+
+A test file that needs other defaults binds them once:
+`_run = functools.partial(helpers.tiny_run, image_size=32)`. The `tiny_run` fixture of
+conftest.py is `tiny_run` itself.
+"""
+
+from __future__ import annotations
+
+from tf_cnn_benchmarks import benchmark_cnn, params
+
+TINY = dict(model='trivial', batch_size=4, image_size=16, num_batches=3, num_warmup_batches=0,
+            display_every=100)
+
+
+def tiny_params(**overrides) -> params.Params:
+    """Params of a tiny run: TINY updated with `overrides`."""
+    return params.make_params(**{**TINY, **overrides})
+
+
+def tiny_bench(**overrides) -> benchmark_cnn.BenchmarkCNN:
+    """A BenchmarkCNN of tiny_params(**overrides), on the CPU whatever GPUs are visible."""
+    return benchmark_cnn.BenchmarkCNN(tiny_params(**overrides), gpus=0)
+
+
+def tiny_run(**overrides) -> dict:
+    """The result of tiny_bench(**overrides).run()."""
+    return tiny_bench(**overrides).run()

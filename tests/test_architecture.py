@@ -1,0 +1,179 @@
+"""The package's shape: no import cycles, nothing shadowed, each module loaded once, the layout
+the README describes."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, 'tests')
+NOT_PACKAGE = ('tests', 'bench', 'build', 'examples', '.git')
+
+
+def _package_modules() -> dict[str, str]:
+    """{dotted module name inside the package ('' for __init__): file path}."""
+    modules = {}
+    for folder, dirs, files in os.walk(REPO):
+        rel = os.path.relpath(folder, REPO)
+        if rel != '.' and rel.split(os.sep)[0] in NOT_PACKAGE:
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d not in NOT_PACKAGE and not d.startswith('.')
+                   and os.path.exists(os.path.join(folder, d, '__init__.py'))]
+        package = '' if rel == '.' else rel.replace(os.sep, '.')
+        for name in files:
+            if not name.endswith('.py') or name == 'setup.py':
+                continue
+            stem = name[:-3]
+            if stem == '__init__':
+                modules[package] = os.path.join(folder, name)
+            else:
+                modules[(package + '.' if package else '') + stem] = os.path.join(folder, name)
+    return modules
+
+
+def _imports(module: str, path: str, known: set[str]) -> set[str]:
+    """The package modules `module` imports anywhere in its file (function-local imports
+    included), as dotted names inside the package."""
+    is_package = os.path.basename(path) == '__init__.py'
+    package = module if is_package else module.rpartition('.')[0]
+    found = set()
+    for node in ast.walk(ast.parse(open(path, encoding='utf-8').read())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split('.') if package else []
+                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                prefix = '.'.join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.split('.')[0] == 'tf_cnn_benchmarks':
+                prefix = node.module[len('tf_cnn_benchmarks'):].lstrip('.')
+            else:
+                continue
+            for alias in node.names:
+                candidate = (prefix + '.' if prefix else '') + alias.name
+                found.add(candidate if candidate in known else prefix)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split('.')[0] == 'tf_cnn_benchmarks':
+                    found.add(alias.name[len('tf_cnn_benchmarks'):].lstrip('.'))
+    return {m for m in found if m in known and m != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_the_module_import_graph_has_no_cycles():
+    modules = _package_modules()
+    known = set(modules)
+    graph = {m: _imports(m, path, known) for m, path in modules.items()}
+    # The walk sees the project: the layers import each other as the README says.
+    assert {'run_plan', 'benchmark_cnn'} <= graph['cli'] | graph['benchmark_cnn'] | {
+        'benchmark_cnn'}
+    assert 'cluster.topology' in graph['benchmark_cnn']
+    assert 'lifecycle.checkpoints' in graph['cluster.server']
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
+
+
+def test_the_layout_has_one_package_per_concern():
+    packages = sorted(d for d in os.listdir(REPO)
+                      if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
+    assert packages == ['cluster', 'input_data', 'lifecycle', 'models', 'speed', 'tools']
+    top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
+    assert top == ['__init__', 'allreduce', 'allreduce_plans', 'allreduce_spec', 'benchmark_cnn',
+                   'cli', 'cnn_util', 'learning_rate', 'params', 'preprocessing', 'run_plan',
+                   'setup', 'tf_cnn_benchmarks', 'tower', 'variable_mgr']
+    readme = open(os.path.join(REPO, 'README.md'), encoding='utf-8').read()
+    for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
+        assert '`%s' % name in readme, '%s is not in the README layout section' % name
+
+
+_SHADOW_SCRIPT = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    import tf_cnn_benchmarks as tfcnn
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.lifecycle import signals as our_signals
+    result = tfcnn.run(tfcnn.make_params(model='trivial', batch_size=2, image_size=16,
+                                         num_batches=1, num_warmup_batches=0),
+                       print_header=False)
+    import distributed, signals
+    import importlib
+    print('RESULT ' + json.dumps({{
+        'users_modules': [distributed.MARK, signals.MARK],
+        'ours_distinct': our_signals is not signals,
+        'generic_names': sorted(n for n in ('params', 'models', 'tools', 'cnn_util', 'tower',
+                                           'preprocessing', 'checkpoints', 'topology')
+                                if n in sys.modules),
+        'same_params': importlib.import_module('tf_cnn_benchmarks.params') is params,
+        'same_error': tfcnn.ParamsError is params.ParamsError,
+        'steps': result['num_steps'],
+        'path_unchanged': [p for p in sys.path if p.rstrip('/') == {repo!r}],
+    }}))
+''')
+
+
+def test_the_package_shadows_nothing_and_loads_each_module_once(tmp_path):
+    for name in ('distributed', 'signals'):
+        (tmp_path / (name + '.py')).write_text('MARK = "users %s"\n' % name)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONPATH=str(tmp_path))
+    proc = subprocess.run([sys.executable, '-c', _SHADOW_SCRIPT.format(tests=TESTS, repo=REPO)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith('RESULT ')]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    import json
+    out = json.loads(lines[0][len('RESULT '):])
+    assert out == {'users_modules': ['users distributed', 'users signals'], 'ours_distinct': True,
+                   'generic_names': [], 'same_params': True, 'same_error': True, 'steps': 1,
+                   'path_unchanged': []}
+
+
+@pytest.mark.cli
+def test_import_from_a_checkout_gives_the_package():
+    """In the checkout, `import tf_cnn_benchmarks` finds the entry script first; it hands over
+    to the package, so the library API is there and nothing generic is importable by it."""
+    script = ('import sys, tf_cnn_benchmarks as t; '
+              'print(t.__name__, list(t.__path__), callable(t.run), '
+              '"tf_cnn_benchmarks.params" in sys.modules, "params" in sys.modules)')
+    proc = subprocess.run([sys.executable, '-c', script], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ['tf_cnn_benchmarks', '[%r]' % REPO, 'True', 'True', 'False']
