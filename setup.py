@@ -15,7 +15,7 @@ setuptools.setup(
     python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks', 'tf_cnn_benchmarks.models', 'tf_cnn_benchmarks.tools'],
-    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],
+    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
                  'matplotlib'],
@@ -25,5 +25,6 @@ setuptools.setup(
         'tf_cnn_benchmarks = tf_cnn_benchmarks.tf_cnn_benchmarks:run_main',
         'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
         'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
+        'tf_cnn_sweep = tf_cnn_benchmarks.tools.sweep:run_main',
     ]},
 )
