@@ -216,6 +216,13 @@ def test_an_interrupted_sweep_resumes_without_rerunning_finished_runs(tmp_path, 
                             'lenet-bs2-gpus1-fp32-parameter_server-r1',
                             'lenet-bs4-gpus1-fp32-parameter_server-r1']
     assert 'resuming: 2 of 8 runs already done' in capsys.readouterr().err
+    # A second sweep in the same folder while one runs: refused.
+    holder = sweep._lock(str(tmp_path))
+    try:
+        with pytest.raises(sweep.SweepError, match='another tf_cnn_sweep is running'):
+            sweep.run_sweep(plan, progress=False, runner=FakeRunner())
+    finally:
+        holder.close()
     # Other flags for every run would mix incomparable runs in one folder: refused.
     with pytest.raises(sweep.SweepError, match='holds runs made with other flags'):
         sweep.run_sweep(dict(plan, extra_flags=['--device=cpu', '--num_batches=5']),
@@ -307,12 +314,12 @@ def test_compare_prints_ratios_verdicts_and_one_sided_configurations(tmp_path, c
     rows = [line for line in out.splitlines() if line.startswith('| ') and '---' not in line]
     assert rows[1:] == [
         '| lenet | 8 | 1 | fp32 | parameter_server | 50.0 (1 run) | 60.0 (1 run) | 1.200 | ? |',
+        '| trivial | 8 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 200.0 ±5.0% (n=3) '
+        '| 2.000 | faster |',
         '| trivial | 16 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 105.0 ±9.5% (n=3) '
         '| 1.050 | same |',
         '| trivial | 32 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 50.0 ±10.0% (n=3) '
-        '| 0.500 | slower |',
-        '| trivial | 8 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 200.0 ±5.0% (n=3) '
-        '| 2.000 | faster |']
+        '| 0.500 | slower |']
     assert 'only in A (1): lenet bs=8 gpus=2 fp32 parameter_server' in out
     assert 'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server' in out
     assert sweep.main(['tf_cnn_sweep', 'compare', a, str(tmp_path / 'missing')]) == 2

@@ -217,7 +217,7 @@ def run_dir_name(config: dict) -> str:
         config['variable_update'], config['repeat'])
 
 
-def _prepare_output(output_dir: str, extra_flags: list[str]) -> list[dict]:
+def _prepare_output(output_dir: str) -> None:
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise SweepError('--output_dir %s is not a directory; choose another path' % output_dir)
     try:
@@ -225,10 +225,26 @@ def _prepare_output(output_dir: str, extra_flags: list[str]) -> list[dict]:
     except OSError as e:
         raise SweepError('--output_dir %s cannot be created: %s' % (output_dir, e.strerror)) \
             from None
-    records, bad = sweep_results.load_records(sweep_results.results_path(output_dir))
+
+
+def _lock(output_dir: str):
+    """Holds <output_dir>/.lock (flock) so that two sweeps never share a folder (or the CPU)."""
+    import fcntl
+    handle = open(os.path.join(output_dir, '.lock'), 'w')
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise SweepError('another tf_cnn_sweep is running in --output_dir %s; wait for it or '
+                         'choose another folder' % output_dir) from None
+    return handle
+
+
+def _load_previous(output_dir: str, extra_flags: list[str]) -> list[dict]:
+    path = sweep_results.results_path(output_dir)
+    records, bad = sweep_results.load_records(path)
     if bad:
-        print('warning: skipped %d unreadable line(s) of %s' % (
-            bad, sweep_results.results_path(output_dir)), file=sys.stderr)
+        print('warning: skipped %d unreadable line(s) of %s' % (bad, path), file=sys.stderr)
     for record in records:
         if record.get('extra_flags', []) != extra_flags:
             raise SweepError(
@@ -243,22 +259,46 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
     """Runs the configurations not done yet; writes the report; returns the exit status.
 
     Args:
+      plan: from `build_plan`.
+      retry_failed: also rerun the configurations recorded as failed.
+      timeout_secs: per-run wall-time limit in seconds (0: none).
+      progress: print the progress lines on stderr.
       runner: (args, run_dir, interrupts, timeout_secs) -> outcome; default
         sweep_runner.run_configuration (tests pass a fake).
+
+    Raises:
+      SweepError: the output folder is unusable, in use, or holds runs with other flags.
     """
-    runner = runner or sweep_runner.run_configuration
+    out_dir = plan['output_dir']
+    _prepare_output(out_dir)
+    with _lock(out_dir):
+        records = _load_previous(out_dir, plan['extra_flags'])
+        runs = configurations(plan['axes'], plan['repeats'])
+        done = sweep_results.done_keys(records, retry_failed)
+        todo = [c for c in runs if sweep_results.config_key(c) not in done]
+        if len(todo) < len(runs):
+            print('resuming: %d of %d runs already done in %s are skipped' % (
+                len(runs) - len(todo), len(runs), sweep_results.results_path(out_dir)),
+                file=sys.stderr)
+        bar = sweep_runner.Progress(len(runs), len(runs) - len(todo), len(todo),
+                                    enabled=progress)
+        interrupted = _run_all(plan, todo, bar, runner or sweep_runner.run_configuration,
+                               timeout_secs)
+        records, _ = sweep_results.load_records(sweep_results.results_path(out_dir))
+        print(sweep_report.write_report(out_dir, records))
+    if interrupted is not None:
+        print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
+        return 128 + interrupted
+    planned = {sweep_results.config_key(c) for c in runs}
+    failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
+    return 1 if failed else 0
+
+
+def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> int | None:
+    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any."""
     out_dir, extra = plan['output_dir'], plan['extra_flags']
-    records = _prepare_output(out_dir, extra)
     results_file = sweep_results.results_path(out_dir)
-    done = sweep_results.done_keys(records, retry_failed)
-    runs = configurations(plan['axes'], plan['repeats'])
-    todo = [c for c in runs if sweep_results.config_key(c) not in done]
-    if len(todo) < len(runs):
-        print('resuming: %d of %d runs already done in %s are skipped' % (
-            len(runs) - len(todo), len(runs), results_file), file=sys.stderr)
-    bar = sweep_runner.Progress(len(runs), len(runs) - len(todo), len(todo), enabled=progress)
     environment = sweep_runner.local_environment()
-    interrupted = None
     with sweep_runner.Interrupts() as interrupts:
         for config in todo:
             if interrupts.signum is not None:
@@ -268,22 +308,13 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
                 config['repeat'] + 1, plan['repeats'])
             bar.begin(label)
             rel_dir = os.path.join('runs', run_dir_name(config))
-            run_dir = os.path.join(out_dir, rel_dir)
-            args = sweep_runner.command_for(config, extra, run_dir)
-            outcome = runner(args, run_dir, interrupts, timeout_secs)
+            args = sweep_runner.command_for(config, extra, os.path.join(out_dir, rel_dir))
+            outcome = runner(args, os.path.join(out_dir, rel_dir), interrupts, timeout_secs)
             record = sweep_runner.make_record(config, extra, args, outcome, rel_dir, environment)
             sweep_results.append_record(results_file, record)
             bar.end()
             _say_outcome(label, record)
-        interrupted = interrupts.signum
-    records, _ = sweep_results.load_records(results_file)
-    print(sweep_report.write_report(out_dir, records))
-    if interrupted is not None:
-        print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
-        return 128 + interrupted
-    planned = {sweep_results.config_key(c) for c in runs}
-    failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
-    return 1 if failed else 0
+        return interrupts.signum
 
 
 def _say_outcome(label: str, record: dict) -> None:
@@ -306,11 +337,15 @@ def _print_help(fv: flags.FlagValues) -> None:
 
 
 def _report_main(argv: list[str]) -> int:
-    if not argv or argv[0] in ('-h', '--help') or len(argv) != 1:
-        print('usage: tf_cnn_sweep report OUTPUT_DIR\n\nRewrites OUTPUT_DIR/report.md and the '
-              'plots from OUTPUT_DIR/results.jsonl and prints the report.',
-              file=sys.stdout if argv else sys.stderr)
-        return 0 if argv and argv[0] in ('-h', '--help') else 2
+    usage = 'usage: tf_cnn_sweep report OUTPUT_DIR'
+    if argv and argv[0] in ('-h', '--help'):
+        print('%s\n\nRewrites OUTPUT_DIR/report.md and the plots from OUTPUT_DIR/results.jsonl '
+              'and prints the report.' % usage)
+        return 0
+    if len(argv) != 1:
+        print('error: report takes one sweep output directory. Received %d argument(s). %s'
+              % (len(argv), usage), file=sys.stderr)
+        return 2
     path = sweep_results.results_path(argv[0])
     if not os.path.isfile(path):
         print('error: no results file at %s' % path, file=sys.stderr)

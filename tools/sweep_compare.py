@@ -68,12 +68,13 @@ def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str
     a_stats = sweep_results.config_stats(a_records)
     b_stats = sweep_results.config_stats(b_records)
     rows = []
-    for config in sorted(set(a_stats) & set(b_stats), key=lambda c: tuple(map(str, c))):
+    for config in sorted(set(a_stats) & set(b_stats), key=sweep_results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
         rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, verdict(a, b)])
-    only_a = [sweep_results.describe(c) for c in sorted(set(a_stats) - set(b_stats), key=str)]
-    only_b = [sweep_results.describe(c) for c in sorted(set(b_stats) - set(a_stats), key=str)]
+    key = sweep_results.sort_key
+    only_a = [sweep_results.describe(c) for c in sorted(set(a_stats) - set(b_stats), key=key)]
+    only_b = [sweep_results.describe(c) for c in sorted(set(b_stats) - set(a_stats), key=key)]
     return rows, only_a, only_b
 
 

@@ -44,7 +44,7 @@ def model_table(model: str, records: list[dict]) -> str:
     column of images/sec per device count, then a scaling-efficiency column per count > 1."""
     mine = [r for r in records if r['config']['model'] == model]
     stats = sweep_results.config_stats(mine)
-    configs = sorted({sweep_results.config_of(r) for r in mine}, key=_sort_key)
+    configs = sorted({sweep_results.config_of(r) for r in mine}, key=sweep_results.sort_key)
     failed = {sweep_results.config_of(r) for r in mine if r['status'] == 'failed'}
     repeats = max((s.n for s in stats.values()), default=0)
     devices = sorted({c[2] for c in configs})
@@ -54,7 +54,7 @@ def model_table(model: str, records: list[dict]) -> str:
     head += ['%d device%s' % (n, '' if n == 1 else 's') for n in devices]
     head += ['efficiency %d' % n for n in devices if n > 1 and 1 in devices]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + ' ---: |' * len(head)]
-    rows = sorted({(c[3], c[4], c[1]) for c in configs}, key=_sort_key)
+    rows = sorted({(c[3], c[4], c[1]) for c in configs}, key=sweep_results.sort_key)
     for precision, update, batch in rows:
         cells = [str(batch)] + ([precision] if show_precision else []) + (
             [update] if show_update else [])
@@ -78,10 +78,6 @@ def model_table(model: str, records: list[dict]) -> str:
         ', median of %d repeats ± half their range' % repeats if repeats > 1 else '',
         ', '.join(fixed) or 'all variants')
     return '## %s\n\n%s.\n\n%s\n' % (model, intro, '\n'.join(lines))
-
-
-def _sort_key(item):
-    return tuple((0, v, '') if isinstance(v, int) else (1, 0, str(v)) for v in item)
 
 
 def _distinct(records: list[dict], name: str) -> str:
@@ -186,13 +182,13 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
         machine += ', ' + gpus
     paths = []
     for model in sorted({c[0] for c in stats}):
-        configs = sorted((c for c in stats if c[0] == model), key=_sort_key)
+        configs = sorted((c for c in stats if c[0] == model), key=sweep_results.sort_key)
         show_precision, show_update = _variants(configs)
         fixed = [configs[0][3] if not show_precision else '',
                  configs[0][4] if not show_update else '']
         subtitle = ', '.join([p for p in fixed if p] + [machine])
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
-        lines = sorted({(c[2], c[3], c[4]) for c in configs}, key=_sort_key)
+        lines = sorted({(c[2], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
         for n, precision, update in lines:
             points = [c for c in configs if (c[2], c[3], c[4]) == (n, precision, update)]
             xs = [c[1] for c in points]
@@ -220,7 +216,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
 
 
 def _scaling_plot(plt, model, configs, stats, machine, show_precision, show_update):
-    series = sorted({(c[1], c[3], c[4]) for c in configs}, key=_sort_key)
+    series = sorted({(c[1], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     devices, highest = set(), 0.0
     for batch, precision, update in series:
@@ -247,8 +243,8 @@ def _scaling_plot(plt, model, configs, stats, machine, show_precision, show_upda
     ax.set_ylim(0, max(110, highest * 1.1))
     ax.set_xlabel('devices')
     ax.set_ylabel('scaling efficiency (%)')
-    ax.set_title('%s: images/sec on N devices / (N x on 1 device)\n%s' % (model, machine),
-                 fontsize=11)
+    ax.set_title('%s: scaling efficiency = images/sec on N devices / (N x on 1)\n%s'
+                 % (model, machine), fontsize=11)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=9)
     return fig

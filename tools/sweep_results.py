@@ -98,6 +98,11 @@ def done_keys(records: list[dict], retry_failed: bool = False) -> set[str]:
     return {r['key'] for r in records if r.get('status') in statuses}
 
 
+def sort_key(values: tuple) -> tuple:
+    """Orders configurations with numbers as numbers (batch 8 before 16) and text as text."""
+    return tuple((0, v, '') if isinstance(v, int) else (1, 0, str(v)) for v in values)
+
+
 class Stats:
     """The images/sec of a configuration's successful repeats.
 
