@@ -103,10 +103,21 @@ def test_sweep_file_gives_axes_and_flags_and_the_command_line_wins(tmp_path, cap
     assert plan['repeats'] == 2 and plan['output_dir'] == str(tmp_path)
     assert plan['extra_flags'] == ['--device=cpu', '--num_batches=2', '--distortions=false',
                                    '--image_size=16']
-    path.write_text('models: [trivial]\nbatch_size: [8]\n')
-    assert sweep.main(['tf_cnn_sweep', '--sweep_file=%s' % path]) == 2
-    assert capsys.readouterr().err.startswith(
-        "error: --sweep_file %s: unknown key 'batch_size'; valid keys: models, " % path)
+    path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
+                    'flags: ["--device=cpu", "--nodistortions"]\n')
+    plan = sweep.build_plan(_parsed(['--sweep_file=%s' % path]), [])
+    assert plan['axes']['model'] == ['trivial'] and plan['axes']['batch_size'] == [8]
+    assert plan['extra_flags'] == ['--device=cpu', '--nodistortions']
+    for text, error in (('models: [trivial]\nbatch_size: [8]\n',
+                         "unknown key 'batch_size'; valid keys: models, "),
+                        ('models: [trivial\n', 'is not valid YAML: '),
+                        ('- trivial\n', 'must hold a mapping of keys'),
+                        ('models: [trivial]\nflags: 3\n', 'flags must be a mapping')):
+        path.write_text(text)
+        assert sweep.main(['tf_cnn_sweep', '--sweep_file=%s' % path]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith('error: --sweep_file %s' % path) and error in err, err
+        assert err.count('\n') == 1
 
 
 def _parsed(argv):

@@ -18,6 +18,10 @@ exits 130 (143 for SIGTERM). Running the same command again resumes: configurati
 record says ok or failed are skipped (--retry_failed reruns the failed ones). At the end
 <output_dir>/report.md and the PNG plots are written and the report is printed.
 
+compare prints B/A per configuration present in both sweeps with each side's noise (± half the
+range of its repeats); the verdict is "same" when the min..max ranges of the repeats of A and B
+overlap, "faster"/"slower" when they do not, "?" when a side has a single run.
+
 Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_updates
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
 of '--name=value'); flags given on the command line win over the file.
@@ -33,15 +37,13 @@ import sys
 
 from absl import flags
 
-from . import sweep_compare, sweep_report, sweep_results, sweep_runner
+from . import sweep_compare, sweep_file, sweep_report, sweep_results, sweep_runner
 
 PRECISIONS = tuple(sweep_runner.PRECISION_FLAGS)
 # tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
 RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--num_gpus',
             'variable_update': '--variable_updates', 'use_fp16': '--precisions',
             'use_bf16': '--precisions', 'benchmark_log_dir': '--output_dir'}
-FILE_KEYS = ('models', 'batch_sizes', 'num_gpus', 'precisions', 'variable_updates', 'repeats',
-             'output_dir', 'flags')
 
 
 class SweepError(Exception):
@@ -91,63 +93,6 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
     return None
 
 
-def _file_flags(value, path: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, dict):
-        out = []
-        for name, v in value.items():
-            if isinstance(v, bool):
-                v = 'true' if v else 'false'
-            elif isinstance(v, (list, tuple)):
-                v = ','.join(str(x) for x in v)
-            out.append('--%s=%s' % (name, v))
-        return out
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise SweepError('%s: flags must be a mapping {name: value} or a list of "--name=value". '
-                     'Received: %r' % (path, value))
-
-
-def read_sweep_file(path: str) -> dict:
-    """Reads a YAML sweep file; returns {key: value} with list axes as lists of strings.
-
-    Raises:
-      SweepError: unreadable file, invalid YAML, an unknown key or a malformed value.
-    """
-    try:
-        import yaml
-    except ImportError:
-        raise SweepError('--sweep_file needs PyYAML: pip install pyyaml') from None
-    try:
-        with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f)
-    except OSError as e:
-        raise SweepError('cannot read --sweep_file %s: %s' % (path, e.strerror)) from None
-    except yaml.YAMLError as e:
-        raise SweepError('--sweep_file %s is not valid YAML: %s' % (
-            path, ' '.join(str(e).split()))) from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise SweepError('--sweep_file %s must hold a mapping of keys (%s)' % (
-            path, ', '.join(FILE_KEYS)))
-    unknown = sorted(set(data) - set(FILE_KEYS))
-    if unknown:
-        raise SweepError('--sweep_file %s: unknown key %r; valid keys: %s' % (
-            path, unknown[0], ', '.join(FILE_KEYS)))
-    out = {}
-    for key, value in data.items():
-        if key == 'flags':
-            out[key] = _file_flags(value, path)
-        elif key in ('repeats', 'output_dir'):
-            out[key] = str(value)
-        else:
-            values = value if isinstance(value, list) else [value]
-            out[key] = [str(v) for v in values]
-    return out
-
-
 def _positive_ints(name: str, values: list[str]) -> list[int]:
     try:
         ints = [int(v) for v in values]
@@ -166,7 +111,10 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     Raises:
       SweepError: a missing or invalid axis, or a reserved flag among the flags for every run.
     """
-    file_values = read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
+    try:
+        file_values = sweep_file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
+    except sweep_file.SweepFileError as e:
+        raise SweepError(str(e)) from None
 
     def pick(name):
         if fv[name].present or name not in file_values:
