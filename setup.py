@@ -16,7 +16,7 @@ setuptools.setup(
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
         'cluster', 'input_data', 'lifecycle', 'models', 'speed', 'tools')],
-    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy'],
+    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
                  'matplotlib'],
@@ -26,5 +26,6 @@ setuptools.setup(
         'tf_cnn_benchmarks = tf_cnn_benchmarks.cli:run_main',
         'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
         'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
+        'tf_cnn_sweep = tf_cnn_benchmarks.tools.sweep:run_main',
     ]},
 )

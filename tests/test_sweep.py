@@ -1,0 +1,419 @@
+"""tools/sweep*.py (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
+failure handling with a fake runner, the table's arithmetic, the plots, compare; and one real
+sweep as a subprocess (a failing model, Ctrl-C, resume), three tf_cnn_benchmarks runs in all.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tools import sweep, sweep_report, sweep_results, sweep_runner
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _record(model, batch, gpus, rate, repeat=0, status='ok', precision='fp32',
+            update='parameter_server', env=None):
+    config = {'model': model, 'batch_size': batch, 'num_gpus': gpus, 'precision': precision,
+              'variable_update': update, 'repeat': repeat}
+    return {'key': sweep_results.config_key(config), 'config': config,
+            'extra_flags': ['--device=cpu'], 'argv': [], 'status': status,
+            'exit_status': 0 if status == 'ok' else 1,
+            'error': None if status == 'ok' else 'error: boom', 'images_per_sec': rate,
+            'environment': env or {'tf_version': '2.21.0', 'cpu_model': 'Test CPU',
+                                   'cpu_cores': 2, 'gpus': [], 'onednn': 'on'},
+            'started_utc': '2026-01-01T00:00:0%d+00:00' % repeat, 'run_dir': 'runs/x'}
+
+
+def _records(model, batch, gpus, rates, **kwargs):
+    """One record per repeat; a rate of None is a failed repeat."""
+    return [_record(model, batch, gpus, r, repeat=i, status='ok' if r is not None else 'failed',
+                    **kwargs) for i, r in enumerate(rates)]
+
+
+def _write(path, records):
+    os.makedirs(path, exist_ok=True)
+    for record in records:
+        sweep_results.append_record(os.path.join(path, 'results.jsonl'), record)
+    return path
+
+
+# --- Planning, flags, sweep file.
+
+def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
+    axes = {'model': ['trivial', 'lenet'], 'batch_size': [8, 16], 'num_gpus': [1, 2],
+            'precision': ['fp32'], 'variable_update': ['parameter_server']}
+    runs = sweep.configurations(axes, repeats=2)
+    assert len(runs) == 16
+    assert [r['repeat'] for r in runs] == [0] * 8 + [1] * 8
+    assert [(r['model'], r['num_gpus'], r['batch_size']) for r in runs[:4]] == [
+        ('trivial', 1, 8), ('trivial', 1, 16), ('trivial', 2, 8), ('trivial', 2, 16)]
+    keys = [sweep_results.config_key(r) for r in runs]
+    assert len(set(keys)) == 16
+    assert keys[0] == ('model=trivial|batch_size=8|num_gpus=1|precision=fp32|'
+                       'variable_update=parameter_server|repeat=0')
+    config = dict(runs[-1], precision='bf16')
+    assert sweep.run_dir_name(config) == 'lenet-bs16-gpus2-bf16-parameter_server-r1'
+    assert sweep_runner.command_for(config, ['--device=cpu'], 'out/r') == [
+        '--model=lenet', '--batch_size=16', '--num_gpus=2', '--variable_update=parameter_server',
+        '--use_bf16', '--device=cpu', '--benchmark_log_dir=out/r']
+
+
+@pytest.mark.parametrize('args, text', [
+    (['--models=trivial', '--batch_sizes=8', '--', '--batch_size=16'],
+     'error: --batch_size is set by the sweep for each run; use --batch_sizes instead. '
+     'Received: --batch_size=16'),
+    (['--models=trivial', '--batch_sizes=8', '--nouse_fp16'],
+     'error: --use_fp16 is set by the sweep for each run; use --precisions instead.'),
+    (['--models=trivial', '--batch_sizes=8', '--precisions=fp32,fp8'],
+     "error: --precisions takes fp32, fp16, bf16. Received: 'fp8'"),
+    (['--models=trivial', '--batch_sizes=8,0'],
+     'error: --batch_sizes must be a comma-separated list of positive integers. Received: '
+     'batch_sizes=8,0'),
+    (['--batch_sizes=8'], 'error: --models is required (on the command line or in '
+                          '--sweep_file)'),
+    (['--models=trivial', '--batch_sizes=8', '--repeats=x'], 'error: flag --repeats=x: '),
+    (['--models=trivial', '--batch_sizes=8', '--output_dir=/dev/null'],
+     'error: --output_dir /dev/null is not a directory; choose another path'),
+])
+def test_bad_flags_exit_2_with_one_error_line(args, text, tmp_path, capsys):
+    if not any(a.startswith('--output_dir') for a in args):
+        args = ['--output_dir=%s' % tmp_path] + args
+    assert sweep.main(['tf_cnn_sweep'] + args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(text), err
+    assert err.count('\n') == 1 and 'Traceback' not in err
+
+
+def test_sweep_file_gives_axes_and_flags_and_the_command_line_wins(tmp_path, capsys):
+    path = tmp_path / 'sweep.yaml'
+    path.write_text('models: [trivial, lenet]\nbatch_sizes: [8, 16]\nnum_gpus: 2\n'
+                    'repeats: 2\noutput_dir: %s\n'
+                    'flags: {device: cpu, num_batches: 2, distortions: false}\n' % tmp_path)
+    fv = _parsed(['--sweep_file=%s' % path, '--models=alexnet'])
+    plan = sweep.build_plan(fv, ['--image_size=16'])
+    assert plan['axes'] == {'model': ['alexnet'], 'batch_size': [8, 16], 'num_gpus': [2],
+                            'precision': ['fp32'], 'variable_update': ['parameter_server']}
+    assert plan['repeats'] == 2 and plan['output_dir'] == str(tmp_path)
+    assert plan['extra_flags'] == ['--device=cpu', '--num_batches=2', '--distortions=false',
+                                   '--image_size=16']
+    path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
+                    'flags: ["--device=cpu", "--nodistortions"]\n')
+    plan = sweep.build_plan(_parsed(['--sweep_file=%s' % path]), [])
+    assert plan['axes']['model'] == ['trivial'] and plan['axes']['batch_size'] == [8]
+    assert plan['extra_flags'] == ['--device=cpu', '--nodistortions']
+    for text, error in (('models: [trivial]\nbatch_size: [8]\n',
+                         "unknown key 'batch_size'; valid keys: models, "),
+                        ('models: [trivial\n', 'is not valid YAML: '),
+                        ('- trivial\n', 'must hold a mapping of keys'),
+                        ('models: [trivial]\nflags: 3\n', 'flags must be a mapping')):
+        path.write_text(text)
+        assert sweep.main(['tf_cnn_sweep', '--sweep_file=%s' % path]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith('error: --sweep_file %s' % path) and error in err, err
+        assert err.count('\n') == 1
+
+
+def _parsed(argv):
+    fv = sweep.flags.FlagValues()
+    sweep.define_flags(fv)
+    fv(['tf_cnn_sweep'] + argv)
+    return fv
+
+
+# --- Results file, failures, resume (a fake runner instead of processes).
+
+def test_results_file_keeps_the_last_record_per_key_and_skips_a_torn_line(tmp_path):
+    path = str(tmp_path / 'results.jsonl')
+    first = _record('trivial', 8, 1, None, status='interrupted')
+    sweep_results.append_record(path, first)
+    sweep_results.append_record(path, _record('lenet', 8, 1, 50.0))
+    sweep_results.append_record(path, _record('trivial', 8, 1, 100.0))
+    with open(path, 'a') as f:
+        f.write('{"key": "model=lenet|batch_si')  # a sweep killed in the middle of a write
+    records, bad = sweep_results.load_records(path)
+    assert bad == 1
+    assert [(r['config']['model'], r['status']) for r in records] == [('lenet', 'ok'),
+                                                                      ('trivial', 'ok')]
+    assert sweep_results.done_keys([first]) == set()  # interrupted: a resume reruns it
+
+
+class FakeRunner:
+    """Stands in for sweep_runner.run_configuration: fails model 'bad', can simulate Ctrl-C."""
+
+    def __init__(self, interrupt_at=None):
+        self.calls = []
+        self.interrupt_at = interrupt_at
+
+    def __call__(self, args, run_dir, interrupts, timeout_secs):
+        model = args[0].split('=', 1)[1]
+        batch = int(args[1].split('=', 1)[1])
+        self.calls.append(run_dir.split(os.sep)[-1])
+        outcome = {'exit_status': 0, 'error': None, 'wall_secs': 0.01,
+                   'started_utc': '2026-01-01T00:00:00+00:00',
+                   'result': {'images_per_sec': 10.0 * batch, 'step_times': [0.1, 0.3, 0.2],
+                              'params': {'model': model}, 'global_batch_size': batch,
+                              'environment': {'tf_version': '9.9'}}}
+        if len(self.calls) == self.interrupt_at:
+            interrupts.signum = signal.SIGINT  # what the handler records on Ctrl-C
+            outcome.update(status='interrupted', error='interrupted by SIGINT')
+        elif model == 'bad':
+            outcome.update(status='failed', exit_status=2, error='error: unknown --model',
+                           result=None)
+        else:
+            outcome['status'] = 'ok'
+        return outcome
+
+
+def _plan(out, models, repeats=1):
+    return {'axes': {'model': models, 'batch_size': [2, 4], 'num_gpus': [1],
+                     'precision': ['fp32'], 'variable_update': ['parameter_server']},
+            'repeats': repeats, 'output_dir': str(out), 'extra_flags': ['--device=cpu']}
+
+
+def test_a_failed_configuration_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
+    runner = FakeRunner()
+    status = sweep.run_sweep(_plan(tmp_path, ['bad', 'trivial']), progress=False, runner=runner)
+    assert status == 1
+    assert runner.calls == ['bad-bs2-gpus1-fp32-parameter_server-r0',
+                            'bad-bs4-gpus1-fp32-parameter_server-r0',
+                            'trivial-bs2-gpus1-fp32-parameter_server-r0',
+                            'trivial-bs4-gpus1-fp32-parameter_server-r0']
+    records, _ = sweep_results.load_records(str(tmp_path / 'results.jsonl'))
+    assert [(r['config']['model'], r['status'], r['exit_status'], r['images_per_sec'])
+            for r in records] == [('bad', 'failed', 2, None), ('bad', 'failed', 2, None),
+                                  ('trivial', 'ok', 0, 20.0), ('trivial', 'ok', 0, 40.0)]
+    ok = records[2]
+    assert ok['step_time_secs'] == pytest.approx({'median': 0.2, 'min': 0.1, 'max': 0.3,
+                                                  'mean': 0.2, 'stdev': 0.0816497, 'count': 3})
+    assert ok['environment']['tf_version'] == '9.9'  # the run's own, over the sweep's guess
+    assert ok['environment']['onednn'] in ('on', 'off') and ok['params'] == {'model': 'trivial'}
+    assert records[0]['error'] == 'error: unknown --model' and records[0]['params'] is None
+    out = capsys.readouterr()
+    assert 'bad bs=2 gpus=1 fp32 parameter_server repeat 1/1: failed (exit status 2): ' \
+           'error: unknown --model' in out.err
+    assert '| 2 | 20.0 |' in out.out and '| 2 | failed |' in out.out
+    # Rerun: failed configurations are final unless --retry_failed.
+    again = FakeRunner()
+    assert sweep.run_sweep(_plan(tmp_path, ['bad', 'trivial']), progress=False,
+                           runner=again) == 1
+    assert again.calls == []
+    assert sweep.run_sweep(_plan(tmp_path, ['bad', 'trivial']), retry_failed=True,
+                           progress=False, runner=again) == 1
+    assert again.calls == ['bad-bs2-gpus1-fp32-parameter_server-r0',
+                           'bad-bs4-gpus1-fp32-parameter_server-r0']
+
+
+def test_an_interrupted_sweep_resumes_without_rerunning_finished_runs(tmp_path, capsys):
+    plan = _plan(tmp_path, ['trivial', 'lenet'], repeats=2)  # 8 runs
+    first = FakeRunner(interrupt_at=3)
+    assert sweep.run_sweep(plan, progress=False, runner=first) == 128 + signal.SIGINT
+    assert len(first.calls) == 3  # stopped after the interrupted run
+    records, _ = sweep_results.load_records(str(tmp_path / 'results.jsonl'))
+    assert [r['status'] for r in records] == ['ok', 'ok', 'interrupted']
+    assert os.path.isfile(tmp_path / 'report.md')  # the report covers what exists
+    second = FakeRunner()
+    assert sweep.run_sweep(plan, progress=False, runner=second) == 0
+    assert second.calls == ['lenet-bs2-gpus1-fp32-parameter_server-r0',  # the interrupted one
+                            'lenet-bs4-gpus1-fp32-parameter_server-r0',
+                            'trivial-bs2-gpus1-fp32-parameter_server-r1',
+                            'trivial-bs4-gpus1-fp32-parameter_server-r1',
+                            'lenet-bs2-gpus1-fp32-parameter_server-r1',
+                            'lenet-bs4-gpus1-fp32-parameter_server-r1']
+    assert 'resuming: 2 of 8 runs already done' in capsys.readouterr().err
+    # A second sweep in the same folder while one runs: refused.
+    holder = sweep._lock(str(tmp_path))
+    try:
+        with pytest.raises(sweep.SweepError, match='another tf_cnn_sweep is running'):
+            sweep.run_sweep(plan, progress=False, runner=FakeRunner())
+    finally:
+        holder.close()
+    # Other flags for every run would mix incomparable runs in one folder: refused.
+    with pytest.raises(sweep.SweepError, match='holds runs made with other flags'):
+        sweep.run_sweep(dict(plan, extra_flags=['--device=cpu', '--num_batches=5']),
+                        progress=False, runner=FakeRunner())
+
+
+def test_last_error_line_prefers_error_lines():
+    assert sweep_runner.last_error_line('warning: x\nerror: first\nerror: second\ntrace\n') == \
+        'error: second'
+    assert sweep_runner.last_error_line('Traceback ...\nValueError: bad\n\n') == 'ValueError: bad'
+    assert sweep_runner.last_error_line('') is None
+
+
+# --- Report: arithmetic and plots.
+
+def _report_records():
+    return (_records('trivial', 8, 1, [100.0, 110.0, 90.0])
+            + _records('trivial', 8, 2, [150.0, 180.0, 160.0])
+            + _records('trivial', 8, 4, [200.0, 200.0, 200.0])
+            + _records('trivial', 16, 1, [200.0, 210.0, 200.0])
+            + _records('trivial', 16, 2, [360.0, None, 380.0])
+            + _records('lenet', 8, 1, [1000.0, 1200.0]))
+
+
+def test_report_table_medians_spread_and_scaling_efficiency():
+    records = _report_records()
+    stats = sweep_results.config_stats(records)
+    assert stats[('trivial', 8, 2, 'fp32', 'parameter_server')].median == 160.0
+    assert sweep_results.Stats([1.0, 2.0, 3.0, 4.0]).median == 2.5
+    assert sweep_results.scaling_efficiency(
+        stats, ('trivial', 8, 4, 'fp32', 'parameter_server')) == pytest.approx(0.5)
+    table = sweep_report.model_table('trivial', records)
+    assert ('| batch/device | 1 device | 2 devices | 4 devices | efficiency 2 | efficiency 4 |'
+            in table)
+    # bs 8: medians 100, 160 (= 2 x 100 x 80%), 200 (= 4 x 100 x 50%); ± = (max - min) / 2.
+    assert '| 8 | 100.0 ±10.0% | 160.0 ±9.4% | 200.0 ±0.0% | 80.0% | 50.0% |' in table
+    # bs 16: two of three repeats on 2 devices succeeded: median 370 of 360 and 380.
+    assert '| 16 | 200.0 ±2.5% | 370.0 ±2.7% (n=2) (some failed) | - | 92.5% | - |' in table
+    assert 'median of 3 repeats ± half their range; precision fp32, ' \
+           'variable_update parameter_server' in table
+    lenet = sweep_report.model_table('lenet', records)
+    assert '| 8 | 1100.0 ±9.1% |' in lenet and 'efficiency' not in lenet
+
+
+def test_report_and_plots_are_written(tmp_path):
+    text = sweep_report.write_report(str(tmp_path), _report_records())
+    assert (tmp_path / 'report.md').read_text() == text
+    assert '17 runs: 16 ok, 1 failed, 0 interrupted. Flags for every run: `--device=cpu`.' in text
+    assert 'TensorFlow 2.21.0; CPU Test CPU (2 cores); GPUs: none; oneDNN on.' in text
+    assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 1: failed, exit status 1: ' \
+           'error: boom' in text
+    names = sorted(os.listdir(tmp_path / 'plots'))
+    assert names == ['lenet_images_per_sec.png', 'trivial_images_per_sec.png',
+                     'trivial_scaling.png']  # lenet ran on 1 device only: no scaling plot
+    from matplotlib import image
+    for name in names:
+        assert (tmp_path / 'plots' / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+        assert image.imread(str(tmp_path / 'plots' / name)).shape[:2] == (480, 750)
+    assert '![trivial_scaling.png](plots/trivial_scaling.png)' in text
+
+
+def test_report_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, 'matplotlib', None)  # import matplotlib -> ImportError
+    text = sweep_report.write_report(str(tmp_path), _report_records())
+    assert 'Plots not drawn: matplotlib is not installed: pip install matplotlib' in text
+    assert '| 8 | 100.0 ±10.0% |' in text
+    assert capsys.readouterr().err.startswith('warning: no plots: matplotlib is not installed')
+
+
+# --- Compare.
+
+def test_compare_prints_ratios_verdicts_and_one_sided_configurations(tmp_path, capsys):
+    a = _write(str(tmp_path / 'a'), _records('trivial', 8, 1, [100.0, 110.0, 90.0])
+               + _records('trivial', 16, 1, [100.0, 110.0, 90.0])
+               + _records('trivial', 32, 1, [100.0, 110.0, 90.0])
+               + _records('lenet', 8, 1, [50.0])
+               + _records('lenet', 8, 2, [70.0, 80.0]))
+    b_env = {'tf_version': '2.22.0', 'cpu_model': 'Other CPU', 'gpus': ['GPU X'],
+             'onednn': 'off'}
+    _write(str(tmp_path / 'b'), _records('trivial', 8, 1, [200.0, 210.0, 190.0], env=b_env)
+               + _records('trivial', 16, 1, [105.0, 115.0, 95.0], env=b_env)
+               + _records('trivial', 32, 1, [50.0, 55.0, 45.0], env=b_env)
+               + _records('lenet', 8, 1, [60.0], env=b_env)
+               + _records('alexnet', 8, 1, [5.0, 6.0], env=b_env))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, str(tmp_path / 'b' / 'results.jsonl')]) == 0
+    out = capsys.readouterr().out
+    assert 'A: %s (TF 2.21.0, Test CPU, no GPU, oneDNN on, 12 runs)' % a in out
+    assert '(TF 2.22.0, Other CPU, GPU X, oneDNN off, 12 runs)' in out
+    rows = [line for line in out.splitlines() if line.startswith('| ') and '---' not in line]
+    assert rows[1:] == [
+        '| lenet | 8 | 1 | fp32 | parameter_server | 50.0 (1 run) | 60.0 (1 run) | 1.200 | ? |',
+        '| trivial | 8 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 200.0 ±5.0% (n=3) '
+        '| 2.000 | faster |',
+        '| trivial | 16 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 105.0 ±9.5% (n=3) '
+        '| 1.050 | same |',
+        '| trivial | 32 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 50.0 ±10.0% (n=3) '
+        '| 0.500 | slower |']
+    assert 'only in A (1): lenet bs=8 gpus=2 fp32 parameter_server' in out
+    assert 'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server' in out
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, str(tmp_path / 'missing')]) == 2
+    assert capsys.readouterr().err.startswith('error: no results file at ')
+
+
+# --- The real thing: `python -m tools.sweep` with tf_cnn_benchmarks processes.
+
+RUN_FLAGS = ['--device=cpu', '--image_size=16', '--num_warmup_batches=1', '--display_every=100',
+             '--num_batches=800']
+
+
+def _sweep_cmd(out):
+    return [sys.executable, '-m', 'tools.sweep', '--output_dir=%s' % out,
+            '--models=nosuchmodel,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
+
+
+def _wait_for(predicate, timeout, proc):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
+    """nosuchmodel fails (recorded, the sweep goes on); Ctrl-C during trivial's timed steps
+    stops it (exit 130, recorded as interrupted, report written); the same command resumes with
+    trivial only; a third run has nothing left to do."""
+    out = tmp_path / 'sweep'
+    results = out / 'results.jsonl'
+    trivial_log = out / 'runs' / 'trivial-bs2-gpus1-fp32-parameter_server-r0' / 'stdout.log'
+    with open(tmp_path / 'first.out', 'w') as fo, open(tmp_path / 'first.err', 'w') as fe:
+        proc = subprocess.Popen(_sweep_cmd(out), cwd=REPO, stdout=fo, stderr=fe)
+        try:
+            started = _wait_for(lambda: trivial_log.exists()
+                                and 'Done warm up' in trivial_log.read_text(), 240, proc)
+            assert started, (tmp_path / 'first.err').read_text()
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=120) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    err = (tmp_path / 'first.err').read_text()
+    assert '] 1/2 nosuchmodel bs=2 gpus=1 fp32 parameter_server repeat 1/1 | elapsed ' in err
+    assert "failed (exit status 2): error: unknown --model='nosuchmodel'" in err
+    assert 'sweep: interrupted; rerun the same command to resume' in err
+    records, _ = sweep_results.load_records(str(results))
+    assert [(r['config']['model'], r['status'], r['error'][:36]) for r in records] == [
+        ('nosuchmodel', 'failed', "error: unknown --model='nosuchmodel'"),
+        ('trivial', 'interrupted', 'interrupted by SIGINT')]
+    assert (out / 'report.md').exists()
+
+    second = subprocess.run(_sweep_cmd(out), cwd=REPO, capture_output=True, text=True,
+                            timeout=300)
+    assert second.returncode == 1, second.stderr  # nosuchmodel stays failed
+    assert 'resuming: 1 of 2 runs already done' in second.stderr
+    assert 'nosuchmodel' not in second.stderr.split('resuming')[1].split('\n', 1)[1].split(
+        '# tf_cnn_sweep report')[0]
+    records, _ = sweep_results.load_records(str(results))
+    with open(results) as f:
+        assert len(f.readlines()) == 3  # failed, interrupted, then the rerun: nothing lost
+    ok = records[-1]
+    assert ok['status'] == 'ok' and ok['images_per_sec'] > 0
+    assert ok['params']['model'] == 'trivial' and ok['params']['num_batches'] == 800
+    assert ok['step_time_secs']['count'] == 800
+    import tensorflow as tf
+    assert ok['environment']['tf_version'] == tf.__version__
+    assert ok['environment']['onednn'] == 'on' and ok['environment']['gpus'] == []
+    assert 'trivial bs=2 gpus=1 fp32 parameter_server repeat 1/1: ' in second.stdout
+    assert '| 2 | %.1f |' % ok['images_per_sec'] in (out / 'report.md').read_text()
+    assert (out / 'plots' / 'trivial_images_per_sec.png').exists()
+
+    before = results.read_text()
+    third = subprocess.run(_sweep_cmd(out), cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
+    assert third.returncode == 1 and 'resuming: 2 of 2 runs already done' in third.stderr
+    assert results.read_text() == before
+
+
+def test_help_runs_as_a_module():
+    proc = subprocess.run([sys.executable, '-m', 'tools.sweep', '--help'], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and '--batch_sizes' in proc.stdout
+    assert 'tf_cnn_sweep compare runs/a runs/b' in proc.stdout

@@ -1,0 +1,348 @@
+"""A benchmark campaign in one command: tf_cnn_benchmarks over models, batch sizes, devices,
+precisions and variable updates, with a results file, a markdown report, plots and comparisons.
+
+    tf_cnn_sweep --output_dir=runs/a --models=resnet50,alexnet --batch_sizes=16,32 \\
+        --num_gpus=1,2 --precisions=fp32,bf16 --repeats=3 -- --num_batches=50
+    tf_cnn_sweep --sweep_file=sweep.yaml          # the same axes in a YAML file
+    tf_cnn_sweep report runs/a                    # rewrite report.md and the plots
+    tf_cnn_sweep compare runs/a runs/b            # B/A per configuration, with the noise
+
+(`python -m tools.sweep ...` from a checkout.) Flags after `--`, and flags this command does not
+know, are passed to every run. Each configuration (and each repeat) runs as a fresh
+tf_cnn_benchmarks process; the order is repeat 0 of every configuration, then repeat 1, ...
+(drift spreads over the configurations, and an early stop leaves a full table). Each run's
+record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
+stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
+Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
+exits 130 (143 for SIGTERM). Running the same command again resumes: configurations whose
+record says ok or failed are skipped (--retry_failed reruns the failed ones). At the end
+<output_dir>/report.md and the PNG plots are written and the report is printed.
+
+compare prints B/A per configuration present in both sweeps with each side's noise (± half the
+range of its repeats); the verdict is "same" when the min..max ranges of the repeats of A and B
+overlap, "faster"/"slower" when they do not, "?" when a side has a single run.
+
+Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_updates
+(lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
+of '--name=value'); flags given on the command line win over the file.
+
+Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags or a bad
+sweep file, 130/143 when interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from absl import flags
+
+from . import sweep_compare, sweep_file, sweep_report, sweep_results, sweep_runner
+
+PRECISIONS = tuple(sweep_runner.PRECISION_FLAGS)
+# tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
+RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--num_gpus',
+            'variable_update': '--variable_updates', 'use_fp16': '--precisions',
+            'use_bf16': '--precisions', 'benchmark_log_dir': '--output_dir'}
+
+
+class SweepError(Exception):
+    """Bad flags or sweep file: one `error:` line, exit status 2."""
+
+
+def define_flags(fv: flags.FlagValues) -> None:
+    def d_list(name, default, text):
+        flags.DEFINE_list(name, default, text, flag_values=fv)
+
+    d_list('models', None, 'Models to run, e.g. resnet50,alexnet (required here or in the file).')
+    d_list('batch_sizes', None, 'Batch sizes per device, e.g. 16,32 (required here or in the '
+                                'file).')
+    d_list('num_gpus', ['1'], 'Device counts (towers), e.g. 1,2,4,8; with --device=cpu these are '
+                              'logical CPU devices.')
+    d_list('precisions', ['fp32'], 'Precisions: fp32, fp16 (--use_fp16), bf16 (--use_bf16).')
+    d_list('variable_updates', ['parameter_server'], 'Values of --variable_update.')
+    flags.DEFINE_integer('repeats', 3, 'Runs of each configuration (>= 2 gives a noise '
+                                       'estimate).', flag_values=fv)
+    flags.DEFINE_string('output_dir', None, 'Folder of results.jsonl, runs/, report.md and the '
+                                            'plots (required here or in the file).', flag_values=fv)
+    flags.DEFINE_string('sweep_file', None, 'YAML file with the axes (see above).', flag_values=fv)
+    flags.DEFINE_boolean('retry_failed', False, 'On resume, also rerun configurations that '
+                                                'failed.', flag_values=fv)
+    flags.DEFINE_float('run_timeout_secs', 0.0, 'Stop a run after this many seconds and record '
+                                                'it as failed (0: no limit).', flag_values=fv)
+    flags.DEFINE_boolean('progress', True, 'Show the progress lines on stderr.', flag_values=fv)
+
+
+def _flag_name(arg: str) -> str | None:
+    if not arg.startswith('-'):
+        return None
+    name = arg.lstrip('-').split('=', 1)[0]
+    return name
+
+
+def reserved_flag(extra_flags: list[str]) -> str | None:
+    """An error message when the flags for every run set a flag the sweep sets, else None."""
+    for arg in extra_flags:
+        name = _flag_name(arg)
+        if name is None:
+            continue
+        base = name[2:] if name.startswith('no') and name[2:] in RESERVED else name
+        if base in RESERVED:
+            return ('%s is set by the sweep for each run; use %s instead. Received: %s'
+                    % ('--' + base, RESERVED[base], arg))
+    return None
+
+
+def _positive_ints(name: str, values: list[str]) -> list[int]:
+    try:
+        ints = [int(v) for v in values]
+    except ValueError:
+        ints = []
+    if not ints or any(i < 1 for i in ints):
+        raise SweepError('--%s must be a comma-separated list of positive integers. Received: '
+                         '%s=%s' % (name, name, ','.join(values)))
+    return ints
+
+
+def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
+    """Merges the flags and the sweep file into {'axes', 'repeats', 'output_dir',
+    'extra_flags'}; flags given on the command line win.
+
+    Raises:
+      SweepError: a missing or invalid axis, or a reserved flag among the flags for every run.
+    """
+    try:
+        file_values = sweep_file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
+    except sweep_file.SweepFileError as e:
+        raise SweepError(str(e)) from None
+
+    def pick(name):
+        if fv[name].present or name not in file_values:
+            return fv[name].value
+        return file_values[name]
+
+    extra = file_values.get('flags', []) + list(extra_flags)
+    problem = reserved_flag(extra)
+    if problem:
+        raise SweepError(problem)
+    for name in ('models', 'batch_sizes', 'output_dir'):
+        if not pick(name):
+            raise SweepError('--%s is required (on the command line or in --sweep_file)' % name)
+    precisions = pick('precisions')
+    for p in precisions:
+        if p not in PRECISIONS:
+            raise SweepError('--precisions takes %s. Received: %r' % (', '.join(PRECISIONS), p))
+    repeats = _positive_ints('repeats', [str(pick('repeats'))])[0]
+    axes = {'model': list(pick('models')),
+            'batch_size': _positive_ints('batch_sizes', pick('batch_sizes')),
+            'num_gpus': _positive_ints('num_gpus', pick('num_gpus')),
+            'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
+    if not (fv.run_timeout_secs >= 0):
+        raise SweepError('--run_timeout_secs must be >= 0. Received: %g' % fv.run_timeout_secs)
+    return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),
+            'extra_flags': extra}
+
+
+def configurations(axes: dict, repeats: int) -> list[dict]:
+    """Every run: repeat-major, then model, precision, variable_update, num_gpus, batch_size."""
+    runs = []
+    for repeat in range(repeats):
+        for model in axes['model']:
+            for precision in axes['precision']:
+                for update in axes['variable_update']:
+                    for gpus in axes['num_gpus']:
+                        for batch in axes['batch_size']:
+                            runs.append({'model': model, 'batch_size': batch, 'num_gpus': gpus,
+                                         'precision': precision, 'variable_update': update,
+                                         'repeat': repeat})
+    return runs
+
+
+def run_dir_name(config: dict) -> str:
+    """'trivial-bs16-gpus2-fp32-parameter_server-r0' (a folder name under runs/)."""
+    return '%s-bs%d-gpus%d-%s-%s-r%d' % (
+        config['model'], config['batch_size'], config['num_gpus'], config['precision'],
+        config['variable_update'], config['repeat'])
+
+
+def _prepare_output(output_dir: str) -> None:
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise SweepError('--output_dir %s is not a directory; choose another path' % output_dir)
+    try:
+        os.makedirs(os.path.join(output_dir, 'runs'), exist_ok=True)
+    except OSError as e:
+        raise SweepError('--output_dir %s cannot be created: %s' % (output_dir, e.strerror)) \
+            from None
+
+
+def _lock(output_dir: str):
+    """Holds <output_dir>/.lock (flock) so that two sweeps never share a folder (or the CPU)."""
+    import fcntl
+    handle = open(os.path.join(output_dir, '.lock'), 'w')
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise SweepError('another tf_cnn_sweep is running in --output_dir %s; wait for it or '
+                         'choose another folder' % output_dir) from None
+    return handle
+
+
+def _load_previous(output_dir: str, extra_flags: list[str]) -> list[dict]:
+    path = sweep_results.results_path(output_dir)
+    records, bad = sweep_results.load_records(path)
+    if bad:
+        print('warning: skipped %d unreadable line(s) of %s' % (bad, path), file=sys.stderr)
+    for record in records:
+        if record.get('extra_flags', []) != extra_flags:
+            raise SweepError(
+                '--output_dir %s holds runs made with other flags for every run (%s, now %s); '
+                'use another --output_dir' % (output_dir, ' '.join(record.get('extra_flags', []))
+                                              or 'none', ' '.join(extra_flags) or 'none'))
+    return records
+
+
+def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
+              progress: bool = True, runner=None) -> int:
+    """Runs the configurations not done yet; writes the report; returns the exit status.
+
+    Args:
+      plan: from `build_plan`.
+      retry_failed: also rerun the configurations recorded as failed.
+      timeout_secs: per-run wall-time limit in seconds (0: none).
+      progress: print the progress lines on stderr.
+      runner: (args, run_dir, interrupts, timeout_secs) -> outcome; default
+        sweep_runner.run_configuration (tests pass a fake).
+
+    Raises:
+      SweepError: the output folder is unusable, in use, or holds runs with other flags.
+    """
+    out_dir = plan['output_dir']
+    _prepare_output(out_dir)
+    with _lock(out_dir):
+        records = _load_previous(out_dir, plan['extra_flags'])
+        runs = configurations(plan['axes'], plan['repeats'])
+        done = sweep_results.done_keys(records, retry_failed)
+        todo = [c for c in runs if sweep_results.config_key(c) not in done]
+        if len(todo) < len(runs):
+            print('resuming: %d of %d runs already done in %s are skipped' % (
+                len(runs) - len(todo), len(runs), sweep_results.results_path(out_dir)),
+                file=sys.stderr)
+        bar = sweep_runner.Progress(len(runs), len(runs) - len(todo), len(todo),
+                                    enabled=progress)
+        interrupted = _run_all(plan, todo, bar, runner or sweep_runner.run_configuration,
+                               timeout_secs)
+        records, _ = sweep_results.load_records(sweep_results.results_path(out_dir))
+        print(sweep_report.write_report(out_dir, records))
+    if interrupted is not None:
+        print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
+        return 128 + interrupted
+    planned = {sweep_results.config_key(c) for c in runs}
+    failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
+    return 1 if failed else 0
+
+
+def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> int | None:
+    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any."""
+    out_dir, extra = plan['output_dir'], plan['extra_flags']
+    results_file = sweep_results.results_path(out_dir)
+    environment = sweep_runner.local_environment()
+    with sweep_runner.Interrupts() as interrupts:
+        for config in todo:
+            if interrupts.signum is not None:
+                break
+            label = '%s repeat %d/%d' % (
+                sweep_results.describe(tuple(config[a] for a in sweep_results.AXES)),
+                config['repeat'] + 1, plan['repeats'])
+            bar.begin(label)
+            rel_dir = os.path.join('runs', run_dir_name(config))
+            args = sweep_runner.command_for(config, extra, os.path.join(out_dir, rel_dir))
+            outcome = runner(args, os.path.join(out_dir, rel_dir), interrupts, timeout_secs)
+            record = sweep_runner.make_record(config, extra, args, outcome, rel_dir, environment)
+            sweep_results.append_record(results_file, record)
+            bar.end()
+            _say_outcome(label, record)
+        return interrupts.signum
+
+
+def _say_outcome(label: str, record: dict) -> None:
+    if record['status'] == 'ok':
+        print('%s: %.2f images/sec' % (label, record['images_per_sec']), flush=True)
+    else:
+        print('%s: %s (exit status %s): %s' % (label, record['status'], record['exit_status'],
+                                               sweep_report.short(record['error'])),
+              file=sys.stderr, flush=True)
+
+
+def _print_help(fv: flags.FlagValues) -> None:
+    print(__doc__)
+    print('flags:')
+    for name in sorted(fv):
+        flag = fv[name]
+        print('  --%s: %s (default: %s)' % (name, flag.help, flag.default_as_str))
+    print('\n`tf_cnn_sweep compare --help` and `tf_cnn_sweep report --help` describe the '
+          'subcommands.')
+
+
+def _report_main(argv: list[str]) -> int:
+    usage = 'usage: tf_cnn_sweep report OUTPUT_DIR'
+    if argv and argv[0] in ('-h', '--help'):
+        print('%s\n\nRewrites OUTPUT_DIR/report.md and the plots from OUTPUT_DIR/results.jsonl '
+              'and prints the report.' % usage)
+        return 0
+    if len(argv) != 1:
+        print('error: report takes one sweep output directory. Received %d argument(s). %s'
+              % (len(argv), usage), file=sys.stderr)
+        return 2
+    path = sweep_results.results_path(argv[0])
+    if not os.path.isfile(path):
+        print('error: no results file at %s' % path, file=sys.stderr)
+        return 2
+    records, _ = sweep_results.load_records(path)
+    print(sweep_report.write_report(os.path.dirname(path) or '.', records))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry (argv[0] is the program); returns the exit status."""
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) > 1 and argv[1] == 'compare':
+        return sweep_compare.main(argv[2:])
+    if len(argv) > 1 and argv[1] == 'report':
+        return _report_main(argv[2:])
+    fv = flags.FlagValues()
+    define_flags(fv)
+    if '--' in argv:
+        cut = argv.index('--')
+        argv, extra = argv[:cut], argv[cut + 1:]
+    else:
+        extra = []
+    if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
+        _print_help(fv)
+        return 0
+    try:
+        rest = fv(argv, known_only=True)
+        plan = build_plan(fv, rest[1:] + extra)
+    except (flags.Error, SweepError) as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 2
+    try:
+        return run_sweep(plan, fv.retry_failed, fv.run_timeout_secs, fv.progress)
+    except SweepError as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 2
+    except OSError as e:  # the results file or a run folder cannot be written
+        print('error: %s' % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C outside a run (the handlers cover the runs)
+        print('error: interrupted; rerun the same command to resume', file=sys.stderr)
+        return 130
+
+
+def run_main() -> None:
+    """Console entry point of `tf_cnn_sweep`."""
+    sys.exit(main())
+
+
+if __name__ == '__main__':
+    run_main()

@@ -1,0 +1,127 @@
+"""`tf_cnn_sweep compare A B`: B/A images/sec per configuration of two sweeps, with the noise.
+
+A and B are sweep output directories (or their results.jsonl files), e.g. the same sweep on two
+machines, two TensorFlow versions or two commits. Configurations (model, batch size per
+device, devices, precision, variable_update) are matched between the sides; for each one in
+both, the table gives each side's median images/sec over its successful repeats and its noise
+(±: half the range of the repeats, (max - min) / 2, as a percentage of the median), the ratio
+B/A of the medians, and a verdict:
+
+  same     the ranges [min, max] of the repeats of A and B overlap: the difference is no
+           larger than the run-to-run variation measured on either side
+  faster   every repeat of B is faster than every repeat of A (B's min > A's max)
+  slower   every repeat of B is slower than every repeat of A (B's max < A's min)
+  ?        a side has a single successful run: no noise estimate (sweep with --repeats >= 2)
+
+Configurations found on only one side (or without a successful run on one side) are listed
+after the table. Exit status 0, or 2 when a side has no results file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import sweep_results
+
+USAGE = 'usage: tf_cnn_sweep compare A B   (sweep output directories or results.jsonl files)'
+
+
+def verdict(a: sweep_results.Stats, b: sweep_results.Stats) -> str:
+    """'same', 'faster', 'slower' (B against A) or '?' when a side has one run."""
+    if a.n < 2 or b.n < 2:
+        return '?'
+    if b.low > a.high:
+        return 'faster'
+    if b.high < a.low:
+        return 'slower'
+    return 'same'
+
+
+def _cell(stats: sweep_results.Stats) -> str:
+    if stats.n < 2:
+        return '%.1f (1 run)' % stats.median
+    return '%.1f ±%.1f%% (n=%d)' % (stats.median, 100 * stats.noise, stats.n)
+
+
+def _side(records: list[dict]) -> str:
+    env = {}
+    for name in ('tf_version', 'cpu_model', 'gpus', 'onednn'):
+        values = []
+        for r in records:
+            v = (r.get('environment') or {}).get(name)
+            v = (', '.join(v) or 'no GPU') if isinstance(v, list) else v
+            if v is not None and v not in values:
+                values.append(v)
+        env[name] = ' / '.join(str(v) for v in values) or '?'
+    return 'TF %s, %s, %s, oneDNN %s, %d runs' % (env['tf_version'], env['cpu_model'],
+                                                  env['gpus'], env['onednn'], len(records))
+
+
+def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str]], list[str],
+                                                                     list[str]]:
+    """Returns (rows, only in A, only in B).
+
+    Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
+    with 3 decimals, verdict]; the 'only' lists hold configuration labels.
+    """
+    a_stats = sweep_results.config_stats(a_records)
+    b_stats = sweep_results.config_stats(b_records)
+    rows = []
+    for config in sorted(set(a_stats) & set(b_stats), key=sweep_results.sort_key):
+        a, b = a_stats[config], b_stats[config]
+        ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
+        rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, verdict(a, b)])
+    key = sweep_results.sort_key
+    only_a = [sweep_results.describe(c) for c in sorted(set(a_stats) - set(b_stats), key=key)]
+    only_b = [sweep_results.describe(c) for c in sorted(set(b_stats) - set(a_stats), key=key)]
+    return rows, only_a, only_b
+
+
+def format_comparison(a_name: str, b_name: str, a_records: list[dict],
+                      b_records: list[dict]) -> str:
+    """The text `compare` prints: the sides, a markdown table, the one-sided configurations."""
+    rows, only_a, only_b = compare(a_records, b_records)
+    head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
+            'B images/sec', 'B/A', 'verdict']
+    lines = ['A: %s (%s)' % (a_name, _side(a_records)),
+             'B: %s (%s)' % (b_name, _side(b_records)), '']
+    flags_a = {' '.join(r.get('extra_flags', [])) for r in a_records}
+    flags_b = {' '.join(r.get('extra_flags', [])) for r in b_records}
+    if flags_a != flags_b:
+        lines += ['note: the flags for every run differ: A: %s; B: %s' % (
+            ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none'), '']
+    if rows:
+        lines.append('| ' + ' | '.join(head) + ' |')
+        lines.append('| ' + ' | '.join('---' if i < 5 or i == 8 else '---:'
+                                       for i in range(len(head))) + ' |')
+        lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
+        lines += ['', 'noise: ± half the range of the repeats as % of the median; same: the '
+                      'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).']
+    else:
+        lines.append('no configuration has successful runs in both A and B.')
+    for name, only in (('A', only_a), ('B', only_b)):
+        if only:
+            lines += ['', 'only in %s (%d): %s' % (name, len(only), '; '.join(only))]
+    return '\n'.join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """`compare A B`; returns the exit status."""
+    if argv and argv[0] in ('-h', '--help'):
+        print(USAGE + '\n\n' + __doc__)
+        return 0
+    if len(argv) != 2:
+        print('error: compare takes two sweeps. Received %d argument(s). %s' % (
+            len(argv), USAGE), file=sys.stderr)
+        return 2
+    sides = []
+    for path in argv:
+        results = sweep_results.results_path(path)
+        if not os.path.isfile(results):
+            print('error: no results file at %s (give a sweep output directory or its '
+                  'results.jsonl)' % results, file=sys.stderr)
+            return 2
+        sides.append(sweep_results.load_records(results)[0])
+    print(format_comparison(argv[0], argv[1], sides[0], sides[1]))
+    return 0

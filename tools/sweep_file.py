@@ -1,0 +1,79 @@
+"""The sweep file of `tf_cnn_sweep --sweep_file=FILE`: the axes and flags as YAML (PyYAML).
+
+    models: [resnet50, alexnet]        # lists, or a single value
+    batch_sizes: [32, 64]              # per device
+    num_gpus: [1, 2, 4, 8]
+    precisions: [fp32, fp16]           # fp32, fp16, bf16
+    variable_updates: [replicated]
+    repeats: 3
+    output_dir: runs/a100
+    flags: {num_batches: 100, device: gpu}   # for every run; or ['--num_batches=100', ...]
+
+Booleans in `flags` become true/false, lists comma-separated values.
+"""
+
+from __future__ import annotations
+
+FILE_KEYS = ('models', 'batch_sizes', 'num_gpus', 'precisions', 'variable_updates', 'repeats',
+             'output_dir', 'flags')
+
+
+class SweepFileError(ValueError):
+    """The file cannot be read or holds an unknown key or a malformed value."""
+
+
+def _file_flags(value, path: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        out = []
+        for name, v in value.items():
+            if isinstance(v, bool):
+                v = 'true' if v else 'false'
+            elif isinstance(v, (list, tuple)):
+                v = ','.join(str(x) for x in v)
+            out.append('--%s=%s' % (name, v))
+        return out
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise SweepFileError('--sweep_file %s: flags must be a mapping {name: value} or a list of '
+                         '"--name=value". Received: %r' % (path, value))
+
+
+def read_sweep_file(path: str) -> dict:
+    """Reads a YAML sweep file; returns {key: value} with list axes as lists of strings.
+
+    Raises:
+      SweepFileError: unreadable file, invalid YAML, an unknown key or a malformed value.
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise SweepFileError('--sweep_file needs PyYAML: pip install pyyaml') from None
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except OSError as e:
+        raise SweepFileError('cannot read --sweep_file %s: %s' % (path, e.strerror)) from None
+    except yaml.YAMLError as e:
+        raise SweepFileError('--sweep_file %s is not valid YAML: %s' % (
+            path, ' '.join(str(e).split()))) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SweepFileError('--sweep_file %s must hold a mapping of keys (%s)' % (
+            path, ', '.join(FILE_KEYS)))
+    unknown = sorted(set(data) - set(FILE_KEYS))
+    if unknown:
+        raise SweepFileError('--sweep_file %s: unknown key %r; valid keys: %s' % (
+            path, unknown[0], ', '.join(FILE_KEYS)))
+    out = {}
+    for key, value in data.items():
+        if key == 'flags':
+            out[key] = _file_flags(value, path)
+        elif key in ('repeats', 'output_dir'):
+            out[key] = str(value)
+        else:
+            values = value if isinstance(value, list) else [value]
+            out[key] = [str(v) for v in values]
+    return out

@@ -1,0 +1,257 @@
+"""The report of a sweep: `report.md` (a table per model) and PNG plots, from the results file.
+
+Table cells are total images/sec over all devices: the median of the configuration's successful
+repeats, then `±x%`, half the range of the repeats ((max - min) / 2) as a percentage of the
+median (shown from 2 repeats on). Scaling efficiency on N devices = images/sec on N devices /
+(N x images/sec on 1 device), same model, per-device batch size, precision and variable_update
+(the medians). Plots, in <output_dir>/plots/: `<model>_images_per_sec.png` (images/sec against
+the per-device batch size, one line per device count and variant, bars from the lowest to the
+highest repeat) and, with runs on 1 device and on more, `<model>_scaling.png` (scaling
+efficiency in % against the device count, one line per batch size and variant, 100% = linear).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import sweep_results
+
+MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
+                   '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
+
+
+def format_rate(stats: sweep_results.Stats | None, repeats: int = 0) -> str:
+    """'160.0 ±9.4%' (median ± half-range), '160.0' for one repeat; '(n=2)' when fewer
+    repeats than `repeats` succeeded; '-' without stats."""
+    if stats is None:
+        return '-'
+    text = '%.1f' % stats.median
+    if stats.n >= 2:
+        text += ' ±%.1f%%' % (100 * stats.noise)
+    if stats.n < repeats:
+        text += ' (n=%d)' % stats.n
+    return text
+
+
+def _variants(configs: list[tuple]) -> tuple[bool, bool]:
+    """Whether precision and variable_update vary among the configurations."""
+    return len({c[3] for c in configs}) > 1, len({c[4] for c in configs}) > 1
+
+
+def model_table(model: str, records: list[dict]) -> str:
+    """The markdown table of one model: a row per (precision, variable_update, batch size), a
+    column of images/sec per device count, then a scaling-efficiency column per count > 1."""
+    mine = [r for r in records if r['config']['model'] == model]
+    stats = sweep_results.config_stats(mine)
+    configs = sorted({sweep_results.config_of(r) for r in mine}, key=sweep_results.sort_key)
+    failed = {sweep_results.config_of(r) for r in mine if r['status'] == 'failed'}
+    repeats = max((s.n for s in stats.values()), default=0)
+    devices = sorted({c[2] for c in configs})
+    show_precision, show_update = _variants(configs)
+    head = ['batch/device'] + (['precision'] if show_precision else []) + (
+        ['variable_update'] if show_update else [])
+    head += ['%d device%s' % (n, '' if n == 1 else 's') for n in devices]
+    head += ['efficiency %d' % n for n in devices if n > 1 and 1 in devices]
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + ' ---: |' * len(head)]
+    rows = sorted({(c[3], c[4], c[1]) for c in configs}, key=sweep_results.sort_key)
+    for precision, update, batch in rows:
+        cells = [str(batch)] + ([precision] if show_precision else []) + (
+            [update] if show_update else [])
+        for n in devices:
+            config = (model, batch, n, precision, update)
+            text = format_rate(stats.get(config), repeats)
+            if config in failed:
+                text = 'failed' if text == '-' else text + ' (some failed)'
+            cells.append(text)
+        for n in devices:
+            if n > 1 and 1 in devices:
+                eff = sweep_results.scaling_efficiency(stats, (model, batch, n, precision, update))
+                cells.append('-' if eff is None else '%.1f%%' % (100 * eff))
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    fixed = []
+    if not show_precision and configs:
+        fixed.append('precision %s' % configs[0][3])
+    if not show_update and configs:
+        fixed.append('variable_update %s' % configs[0][4])
+    intro = 'images/sec (all devices)%s; %s' % (
+        ', median of %d repeats ± half their range' % repeats if repeats > 1 else '',
+        ', '.join(fixed) or 'all variants')
+    return '## %s\n\n%s.\n\n%s\n' % (model, intro, '\n'.join(lines))
+
+
+def _distinct(records: list[dict], name: str) -> str:
+    values = []
+    for r in records:
+        value = (r.get('environment') or {}).get(name)
+        if isinstance(value, list):
+            value = ', '.join(value) or 'none'
+        if value is not None and str(value) not in values:
+            values.append(str(value))
+    return ' / '.join(values) or 'unknown'
+
+
+def header(records: list[dict]) -> str:
+    """Counts, the flags of every run, the machine(s) and the dates of the runs."""
+    counts = {s: sum(1 for r in records if r['status'] == s)
+              for s in ('ok', 'failed', 'interrupted')}
+    extra = ' '.join(records[0].get('extra_flags', [])) if records else ''
+    dates = sorted(r['started_utc'] for r in records if r.get('started_utc'))
+    return ('# tf_cnn_sweep report\n\n'
+            '%d runs: %d ok, %d failed, %d interrupted. Flags for every run: %s.\n'
+            'TensorFlow %s; CPU %s (%s cores); GPUs: %s; oneDNN %s.%s\n\n'
+            'Scaling efficiency on N devices = images/sec on N devices / (N x images/sec on 1 '
+            'device) at the same batch size per device.\n' % (
+                len(records), counts['ok'], counts['failed'], counts['interrupted'],
+                '`%s`' % extra if extra else 'none', _distinct(records, 'tf_version'),
+                _distinct(records, 'cpu_model'), _distinct(records, 'cpu_cores'),
+                _distinct(records, 'gpus'), _distinct(records, 'onednn'),
+                ' Runs from %s to %s (UTC).' % (dates[0], dates[-1]) if dates else ''))
+
+
+def failures(records: list[dict]) -> str:
+    """A list of the runs whose last record is not ok, with their exit status and error."""
+    bad = [r for r in records if r['status'] != 'ok']
+    if not bad:
+        return ''
+    lines = ['## Runs not done\n']
+    for r in bad:
+        lines.append('- %s repeat %d: %s, exit status %s: %s (logs: %s)' % (
+            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'],
+            r['status'], r['exit_status'], short(r.get('error')), r.get('run_dir', '-')))
+    return '\n'.join(lines) + '\n'
+
+
+def write_report(output_dir: str, records: list[dict]) -> str:
+    """Writes output_dir/report.md and the plots; returns the markdown text.
+
+    Without matplotlib the report says how to install it (and a warning goes to stderr).
+    """
+    models = []
+    for r in records:
+        if r['config']['model'] not in models:
+            models.append(r['config']['model'])
+    try:
+        plots = write_plots(os.path.join(output_dir, 'plots'), records)
+        plot_text = '\n'.join('![%s](%s)' % (os.path.basename(p), os.path.relpath(p, output_dir))
+                              for p in plots)
+    except ImportError:
+        print('warning: no plots: %s' % MATPLOTLIB_HINT, file=sys.stderr)
+        plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
+    parts = [header(records)] + [model_table(m, records) for m in models]
+    parts += [failures(records), '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n']
+    text = '\n'.join(p for p in parts if p)
+    path = os.path.join(output_dir, 'report.md')
+    with open(path + '.tmp', 'w', encoding='utf-8') as f:
+        f.write(text)
+    os.replace(path + '.tmp', path)
+    return text
+
+
+def short(text: str | None, limit: int = 160) -> str:
+    """`text` cut to `limit` characters with '...' (error lines can list every model)."""
+    text = text or '-'
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+def _mode(records: list[dict]) -> str:
+    forward = {bool((r.get('params') or {}).get('forward_only')) for r in records
+               if r['status'] == 'ok'}
+    return {frozenset([True]): 'inference', frozenset([False]): 'training'}.get(
+        frozenset(forward), 'training and inference')
+
+
+def _label(parts: list[str]) -> str:
+    return ', '.join(p for p in parts if p) or 'all runs'
+
+
+def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
+    """Draws the PNGs of every model with successful runs; returns their paths.
+
+    Raises:
+      ImportError: matplotlib is missing.
+    """
+    import matplotlib
+    matplotlib.use('Agg', force=True)
+    from matplotlib import pyplot as plt
+    stats = sweep_results.config_stats(records)
+    os.makedirs(plot_dir, exist_ok=True)
+    machine = 'TF %s, %s' % (_distinct(records, 'tf_version'), _distinct(records, 'cpu_model'))
+    gpus = _distinct(records, 'gpus')
+    if gpus not in ('none', 'unknown'):
+        machine += ', ' + gpus
+    paths = []
+    for model in sorted({c[0] for c in stats}):
+        configs = sorted((c for c in stats if c[0] == model), key=sweep_results.sort_key)
+        show_precision, show_update = _variants(configs)
+        fixed = [configs[0][3] if not show_precision else '',
+                 configs[0][4] if not show_update else '']
+        subtitle = ', '.join([p for p in fixed if p] + [machine])
+        fig, ax = plt.subplots(figsize=(7.5, 4.8))
+        lines = sorted({(c[2], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
+        for n, precision, update in lines:
+            points = [c for c in configs if (c[2], c[3], c[4]) == (n, precision, update)]
+            xs = [c[1] for c in points]
+            ys = [stats[c].median for c in points]
+            err = [[stats[c].median - stats[c].low for c in points],
+                   [stats[c].high - stats[c].median for c in points]]
+            label = _label(['%d device%s' % (n, '' if n == 1 else 's'),
+                            precision if show_precision else '', update if show_update else ''])
+            ax.errorbar(xs, ys, yerr=err, marker='o', capsize=4, label=label)
+        batches = sorted({c[1] for c in configs})
+        ax.set_xscale('log', base=2)
+        ax.set_xticks(batches, [str(b) for b in batches])
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel('batch size per device (images)')
+        ax.set_ylabel('images/sec (all devices)')
+        ax.set_title('%s: %s throughput\n%s' % (model, _mode(records), subtitle), fontsize=11)
+        ax.grid(True, alpha=0.3)
+        ax.legend(title='median of repeats; bars: min-max', fontsize=9, title_fontsize=9)
+        paths.append(_save(fig, plt, os.path.join(plot_dir, '%s_images_per_sec.png' % model)))
+        scaling = _scaling_plot(plt, model, configs, stats, subtitle, show_precision, show_update)
+        if scaling is not None:
+            paths.append(_save(scaling, plt, os.path.join(plot_dir, '%s_scaling.png' % model)))
+    return paths
+
+
+def _scaling_plot(plt, model, configs, stats, machine, show_precision, show_update):
+    series = sorted({(c[1], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    devices, highest = set(), 0.0
+    for batch, precision, update in series:
+        points = []
+        for c in configs:
+            if (c[1], c[3], c[4]) == (batch, precision, update):
+                eff = sweep_results.scaling_efficiency(stats, c)
+                if eff is not None:
+                    points.append((c[2], 100 * eff))
+        if len(points) < 2:
+            continue
+        devices.update(n for n, _ in points)
+        highest = max([highest] + [e for _, e in points])
+        label = _label(['batch %d/device' % batch, precision if show_precision else '',
+                        update if show_update else ''])
+        ax.plot([n for n, _ in points], [e for _, e in points], marker='o', label=label)
+    if not devices:
+        plt.close(fig)
+        return None
+    ticks = sorted(devices)
+    ax.axhline(100, color='gray', linestyle='--', linewidth=1, label='linear scaling (100%)')
+    ax.set_xticks(ticks, [str(n) for n in ticks])
+    ax.set_xlim(min(ticks) - 0.3, max(ticks) + 0.3)
+    ax.set_ylim(0, max(110, highest * 1.1))
+    ax.set_xlabel('devices')
+    ax.set_ylabel('scaling efficiency (%)')
+    ax.set_title('%s: scaling efficiency = images/sec on N devices / (N x on 1)\n%s'
+                 % (model, machine), fontsize=11)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=9)
+    return fig
+
+
+def _save(fig, plt, path: str) -> str:
+    fig.tight_layout()
+    fig.savefig(path, format='png', dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,157 @@
+"""The results file of a sweep (JSON Lines) and the statistics the report and compare share.
+
+`<output_dir>/results.jsonl` holds one JSON object per line, one per finished run, appended
+(flushed and fsync'ed) as soon as the run ends. Fields of a record:
+
+    key            'model=trivial|batch_size=16|num_gpus=2|precision=fp32|
+                    variable_update=parameter_server|repeat=0' (configuration + repeat index)
+    config         {model, batch_size (per device), num_gpus (devices), precision (fp32, fp16
+                    or bf16), variable_update, repeat (0-based)}
+    extra_flags    the flags passed to every run of the sweep, e.g. ['--device=cpu']
+    argv           the run's full tf_cnn_benchmarks argument list
+    status         'ok', 'failed' (non-zero exit, timeout, or no results JSON) or
+                   'interrupted' (stopped by Ctrl-C/SIGTERM: not done, a resume reruns it)
+    exit_status    the process's exit status (negative: killed by that signal)
+    error          the run's last `error:` line (None when it succeeded)
+    images_per_sec total images/sec of the run (all devices), None when it failed
+    global_batch_size  images per step over all devices
+    step_time_secs {median, min, max, mean, stdev, count} over the timed steps, in seconds
+    params         every resolved flag of the run (from its results JSON; None when it failed)
+    environment    {tf_version, python_version, cpu_model, cpu_cores, gpus [names] (None when
+                    unknown), onednn ('on'/'off'), hostname, platform}
+    started_utc    ISO 8601 start time; wall_secs: the process's wall time in seconds
+    run_dir        folder of the run's stdout.log, stderr.log and results JSON (relative to the
+                   output directory)
+
+A line that is not valid JSON (a sweep killed in the middle of a write) is skipped on reading;
+for a key written several times (a rerun), the last record wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+
+AXES = ('model', 'batch_size', 'num_gpus', 'precision', 'variable_update')
+FINAL_STATUSES = ('ok', 'failed')
+RESULTS_NAME = 'results.jsonl'
+
+
+def config_key(config: dict) -> str:
+    """The record key of one run: the axes' values and the repeat index, '|'-separated."""
+    return '|'.join('%s=%s' % (name, config[name]) for name in AXES + ('repeat',))
+
+
+def config_of(record: dict) -> tuple:
+    """The configuration of a record without its repeat: a tuple in AXES order."""
+    return tuple(record['config'][name] for name in AXES)
+
+
+def describe(config: tuple) -> str:
+    """A short label: 'trivial bs=16 gpus=2 fp32 parameter_server'."""
+    model, batch, gpus, precision, update = config
+    return '%s bs=%s gpus=%s %s %s' % (model, batch, gpus, precision, update)
+
+
+def results_path(path: str) -> str:
+    """The results file of an output directory (or `path` itself when it is a file)."""
+    return path if os.path.isfile(path) else os.path.join(path, RESULTS_NAME)
+
+
+def append_record(path: str, record: dict) -> None:
+    """Appends one record as a line and forces it to disk (a crash afterwards keeps it)."""
+    line = json.dumps(record, sort_keys=True, allow_nan=True)
+    with open(path, 'a', encoding='utf-8') as f:
+        f.write(line + '\n')
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def load_records(path: str) -> tuple[list[dict], int]:
+    """Reads a results file; returns (the last record of each key in file order, bad lines).
+
+    A missing file gives ([], 0).
+    """
+    latest: dict[str, dict] = {}
+    bad = 0
+    if not os.path.exists(path):
+        return [], 0
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record['key']
+            except (ValueError, KeyError, TypeError):
+                bad += 1
+                continue
+            latest.pop(key, None)  # re-insert: a rerun moves to the end
+            latest[key] = record
+    return list(latest.values()), bad
+
+
+def done_keys(records: list[dict], retry_failed: bool = False) -> set[str]:
+    """Keys a resumed sweep skips: status 'ok', and 'failed' unless retry_failed."""
+    statuses = ('ok',) if retry_failed else FINAL_STATUSES
+    return {r['key'] for r in records if r.get('status') in statuses}
+
+
+def sort_key(values: tuple) -> tuple:
+    """Orders configurations with numbers as numbers (batch 8 before 16) and text as text."""
+    return tuple((0, v, '') if isinstance(v, int) else (1, 0, str(v)) for v in values)
+
+
+class Stats:
+    """The images/sec of a configuration's successful repeats.
+
+    Attributes:
+      values: images/sec of each repeat, in run order.
+      median, low, high: median, minimum and maximum of the values (images/sec).
+      noise: (high - low) / 2 / median, the half-range as a fraction of the median (0.0 for
+        one repeat: no estimate, see `n`).
+      n: number of repeats.
+    """
+
+    def __init__(self, values: list[float]):
+        if not values:
+            raise ValueError('Stats needs at least one value')
+        self.values = list(values)
+        self.n = len(values)
+        self.median = statistics.median(values)
+        self.low, self.high = min(values), max(values)
+        self.noise = (self.high - self.low) / 2 / self.median if self.median else 0.0
+
+    def __repr__(self):
+        return 'Stats(%r)' % (self.values,)
+
+
+def config_stats(records: list[dict]) -> dict[tuple, Stats]:
+    """{configuration: Stats} over the records with status 'ok'."""
+    values: dict[tuple, list[float]] = {}
+    for record in records:
+        if record.get('status') == 'ok' and record.get('images_per_sec') is not None:
+            values.setdefault(config_of(record), []).append(float(record['images_per_sec']))
+    return {config: Stats(v) for config, v in values.items()}
+
+
+def scaling_efficiency(stats: dict[tuple, Stats], config: tuple) -> float | None:
+    """images/sec on N devices / (N x images/sec on 1 device), same model, per-device batch,
+    precision and variable_update (medians of the repeats); None without both figures."""
+    model, batch, gpus, precision, update = config
+    one = stats.get((model, batch, 1, precision, update))
+    this = stats.get(config)
+    if one is None or this is None or not one.median:
+        return None
+    return this.median / (int(gpus) * one.median)
+
+
+def step_time_summary(step_times: list[float]) -> dict | None:
+    """{median, min, max, mean, stdev (population), count} of step times in seconds."""
+    times = [float(t) for t in step_times or [] if t is not None]
+    if not times:
+        return None
+    return {'median': statistics.median(times), 'min': min(times), 'max': max(times),
+            'mean': statistics.fmean(times), 'stdev': statistics.pstdev(times),
+            'count': len(times)}

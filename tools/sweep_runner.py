@@ -1,0 +1,256 @@
+"""Runs one configuration of a sweep as a fresh `tf_cnn_benchmarks` process and describes it.
+
+The process gets its own session (a terminal's Ctrl-C reaches only the sweep, which forwards it
+with `Interrupts`), writes its output to `<run_dir>/stdout.log` and `<run_dir>/stderr.log` and
+its results JSON into `<run_dir>` (--benchmark_log_dir). `run_configuration` returns the
+outcome; `make_record` turns it into a results-file record (see sweep_results).
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from . import sweep_results
+
+# The package folder holds the entry script, both in a checkout and when installed.
+ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            'tf_cnn_benchmarks.py')
+PRECISION_FLAGS = {'fp32': [], 'fp16': ['--use_fp16'], 'bf16': ['--use_bf16']}
+KILL_GRACE_SECS = 10.0
+
+
+class Interrupts:
+    """SIGINT/SIGTERM handlers for the sweep (a context manager).
+
+    The first signal is recorded (`signum`) and forwarded to the running child, which finishes
+    its step, saves and exits; a second is forwarded too (the child then aborts at once); a
+    third kills the child (SIGKILL).
+    """
+
+    def __init__(self):
+        self.signum: int | None = None
+        self.proc: subprocess.Popen | None = None
+        self._count = 0
+        self._previous: dict = {}
+
+    def __enter__(self):
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        return False
+
+    def _handle(self, signum, frame):
+        del frame
+        self._count += 1
+        if self.signum is None:
+            self.signum = signum
+        # os.write: a handler must not re-enter the buffered sys.stderr.
+        os.write(2, ('\nsweep: received %s: stopping the current run (again to abort it at '
+                     'once); results so far are kept\n' % signal.Signals(signum).name).encode())
+        self.forward()
+
+    def forward(self) -> None:
+        """Sends the received signal to the running child (SIGKILL from the third on)."""
+        proc = self.proc
+        if self.signum is None or proc is None or proc.poll() is not None:
+            return
+        try:
+            proc.send_signal(self.signum if self._count < 3 else signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # exited between poll() and send_signal()
+
+
+def command_for(config: dict, extra_flags: list[str], run_dir: str) -> list[str]:
+    """The tf_cnn_benchmarks argument list of one configuration (without the interpreter)."""
+    return (['--model=%s' % config['model'], '--batch_size=%d' % config['batch_size'],
+             '--num_gpus=%d' % config['num_gpus'],
+             '--variable_update=%s' % config['variable_update']]
+            + PRECISION_FLAGS[config['precision']] + list(extra_flags)
+            + ['--benchmark_log_dir=%s' % run_dir])
+
+
+def last_error_line(stderr_text: str) -> str | None:
+    """The last `error: ...` line of a run's stderr, else its last non-empty line, else None."""
+    lines = [line.strip() for line in stderr_text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith('error:')]
+    if errors:
+        return errors[-1]
+    return lines[-1] if lines else None
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            return f.read()
+    except OSError:
+        return ''
+
+
+def _read_result(run_dir: str) -> dict | None:
+    paths = sorted(glob.glob(os.path.join(run_dir, 'tf_cnn_benchmarks_*.json')))
+    if not paths:
+        return None
+    try:
+        with open(paths[-1], encoding='utf-8') as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
+                      timeout_secs: float = 0.0) -> dict:
+    """Runs `python tf_cnn_benchmarks.py ARGS` and waits for it.
+
+    Args:
+      args: the benchmark's arguments (see `command_for`).
+      run_dir: folder for the logs and the results JSON; emptied first.
+      interrupts: the sweep's signal handlers; the child is registered there while it runs.
+      timeout_secs: stop the run (SIGTERM, then SIGKILL after 10 s) after this many seconds of
+        wall time; 0 = no limit.
+
+    Returns:
+      {'status', 'exit_status', 'error', 'result' (the results JSON or None), 'wall_secs',
+       'started_utc'}.
+    """
+    shutil.rmtree(run_dir, ignore_errors=True)  # a previous attempt that left no record
+    os.makedirs(run_dir)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+    start = time.monotonic()
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    timed_out = False
+    with open(os.path.join(run_dir, 'stdout.log'), 'wb') as out, \
+            open(os.path.join(run_dir, 'stderr.log'), 'wb') as err:
+        proc = subprocess.Popen([sys.executable, ENTRY_SCRIPT] + args, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        interrupts.proc = proc
+        interrupts.forward()  # a signal that arrived while the process was starting
+        try:
+            proc.wait(timeout=timeout_secs or None)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.terminate()
+            try:
+                proc.wait(timeout=KILL_GRACE_SECS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        finally:
+            interrupts.proc = None
+    result = _read_result(run_dir)
+    error = last_error_line(_read_text(os.path.join(run_dir, 'stderr.log')))
+    if interrupts.signum is not None or (result or {}).get('stopped_by_signal'):
+        status = 'interrupted'
+        name = (signal.Signals(interrupts.signum).name if interrupts.signum is not None
+                else result['stopped_by_signal'])
+        error = 'interrupted by %s' % name
+    elif timed_out:
+        status, error = 'failed', 'error: timed out after %g s (--run_timeout_secs)' % timeout_secs
+    elif proc.returncode == 0 and result is not None:
+        status, error = 'ok', None
+    else:
+        status = 'failed'
+        if proc.returncode == 0:
+            error = 'error: exit status 0 but no results JSON in %s' % run_dir
+        error = error or 'error: exit status %d and no output on stderr' % proc.returncode
+    return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
+            'wall_secs': time.monotonic() - start, 'started_utc': started}
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor()."""
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+            for line in f:
+                if line.lower().startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass  # not Linux
+    return platform.processor() or platform.machine()
+
+
+def local_environment() -> dict:
+    """This machine as the child sees it, without importing TensorFlow (gpus: None = unknown).
+
+    oneDNN: tf_cnn_benchmarks turns it on unless TF_ENABLE_ONEDNN_OPTS is set to 0/false.
+    """
+    try:
+        tf_version = importlib.metadata.version('tensorflow')
+    except importlib.metadata.PackageNotFoundError:
+        tf_version = None
+    onednn = os.environ.get('TF_ENABLE_ONEDNN_OPTS', '1').strip().lower()
+    return {'tf_version': tf_version, 'python_version': sys.version.split()[0],
+            'platform': platform.platform(), 'hostname': socket.gethostname(),
+            'cpu_model': cpu_model(), 'cpu_cores': os.cpu_count(), 'gpus': None,
+            'onednn': 'off' if onednn in ('0', 'false', 'off', 'no') else 'on'}
+
+
+def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: dict,
+                run_dir: str, environment: dict) -> dict:
+    """The results-file record of one finished run (fields: see sweep_results)."""
+    result = outcome['result'] if outcome['status'] != 'failed' else None
+    env = dict(environment)
+    if result:
+        env.update({k: v for k, v in result.get('environment', {}).items() if k in env})
+    return {
+        'key': sweep_results.config_key(config), 'config': dict(config),
+        'extra_flags': list(extra_flags), 'argv': list(args), 'status': outcome['status'],
+        'exit_status': outcome['exit_status'], 'error': outcome['error'],
+        'images_per_sec': result.get('images_per_sec') if result else None,
+        'global_batch_size': result.get('global_batch_size') if result else None,
+        'step_time_secs': sweep_results.step_time_summary(result.get('step_times'))
+        if result else None,
+        'params': result.get('params') if result else None,
+        'environment': env, 'started_utc': outcome['started_utc'],
+        'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
+    }
+
+
+def _clock(secs: float) -> str:
+    secs = int(round(secs))
+    return '%d:%02d:%02d' % (secs // 3600, secs // 60 % 60, secs % 60)
+
+
+class Progress:
+    """One stderr line per configuration: bar, i of N, elapsed and estimated time left.
+
+    The estimate is the mean wall time of the runs of this invocation times the runs left.
+    """
+
+    def __init__(self, total: int, already_done: int, to_run: int, enabled: bool = True,
+                 stream=None, width: int = 20):
+        self.total, self.position, self.left = total, already_done, to_run
+        self.enabled, self.width = enabled, width
+        self.stream = stream or sys.stderr
+        self.start = time.monotonic()
+        self.finished = 0
+
+    def begin(self, label: str) -> None:
+        self.position += 1
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.start
+        eta = (_clock(elapsed / self.finished * self.left) if self.finished else '?')
+        filled = self.width * (self.position - 1) // max(self.total, 1)
+        self.stream.write('[%s%s] %d/%d %s | elapsed %s | ETA %s\n' % (
+            '#' * filled, '.' * (self.width - filled), self.position, self.total, label,
+            _clock(elapsed), eta))
+        self.stream.flush()
+
+    def end(self) -> None:
+        self.finished += 1
+        self.left -= 1
