@@ -57,15 +57,23 @@ def warn(text: str) -> None:
     print('warning: %s' % text, file=sys.stderr, flush=True)
 
 
-class ImageRateStats:
-    """Statistics of per-step image rates over the timed steps.
+# Scales a median absolute deviation to the standard deviation of a normal distribution
+# (1 / the 75th percentile of the standard normal); the original prints jitter with it.
+MAD_TO_STD = 1.4826
 
-    Definitions (all rates in images/sec, global over all devices and workers):
-      mean: images processed / sum of step times, i.e. the rate of the whole timed period.
-      uncertainty: half-width of the 95% confidence interval of the mean per-step rate,
-        1.96 x std(per-step rates) / sqrt(n).
-      jitter: median absolute deviation of the per-step rates from their median (a robust
-        spread that ignores a few slow steps).
+
+class ImageRateStats:
+    """Statistics of per-step image rates over the timed steps (warm-up steps excluded).
+
+    The definitions are those of the original tf_cnn_benchmarks, so step lines compare with
+    published runs. With n timed steps so far, step times t_i (seconds) and per-step rates
+    r_i = images_per_step / t_i (images/sec, global over all devices and workers):
+      mean: n x images_per_step / sum(t_i), i.e. images_per_step / mean(t_i): the rate of the
+        whole timed period.
+      uncertainty (`+/-`): standard error of the per-step rates, std(r) / sqrt(n), with the
+        population standard deviation (divide by n, numpy's default ddof=0).
+      jitter: 1.4826 x median(|r_i - median(r)|), the median absolute deviation scaled to
+        estimate a standard deviation while ignoring a few slow steps.
     """
 
     def __init__(self, images_per_step: int):
@@ -73,7 +81,7 @@ class ImageRateStats:
         self.step_times: list[float] = []
 
     def add(self, seconds: float) -> None:
-        """Records the wall time of one step, in seconds."""
+        """Records the wall time of one timed step, in seconds."""
         self.step_times.append(seconds)
 
     def rates(self) -> np.ndarray:
@@ -86,16 +94,25 @@ class ImageRateStats:
             return 0.0, 0.0, 0.0
         rates = self.rates()
         mean = self.images_per_step * len(self.step_times) / max(sum(self.step_times), 1e-12)
-        uncertainty = 1.96 * float(np.std(rates)) / math.sqrt(len(rates))
-        jitter = float(np.median(np.abs(rates - np.median(rates))))
+        uncertainty = float(np.std(rates)) / math.sqrt(len(rates))
+        jitter = MAD_TO_STD * float(np.median(np.abs(rates - np.median(rates))))
         return mean, uncertainty, jitter
 
 
-def format_step_line(step: int, stats: ImageRateStats, loss: float, extra: str = '') -> str:
-    """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)\\tLOSS[\\textra]`."""
-    mean, uncertainty, jitter = stats.summary()
-    line = '%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f' % (
-        step, mean, uncertainty, jitter, loss)
+def format_rate(stats: ImageRateStats) -> str:
+    """The original's rate column: `images/sec: X +/- Y (jitter = Z)`, one decimal each."""
+    return 'images/sec: %.1f +/- %.1f (jitter = %.1f)' % stats.summary()
+
+
+def format_step_line(step: int, stats: ImageRateStats, loss: float | None,
+                     extra: str = '') -> str:
+    """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)[\\tLOSS][\\textra]`.
+
+    A loss of None (forward-only runs) leaves out the loss column.
+    """
+    line = '%i\t%s' % (step, format_rate(stats))
+    if loss is not None:
+        line += '\t%.3f' % loss
     return line + ('\t' + extra if extra else '')
 
 

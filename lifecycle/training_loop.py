@@ -126,11 +126,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
         result.num_steps = step
         if step == 1 or step % display_every == 0:
             extra = extra_format(out[1:]) if extra_format else ''
-            if show_loss:
-                log(cnn_util.format_step_line(step, stats, loss, extra))
-            else:
-                mean, unc, jit = stats.summary()
-                log('%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)' % (step, mean, unc, jit))
+            log(cnn_util.format_step_line(step, stats, loss if show_loss else None, extra))
         hooks_start = clock()
         if after_step is not None:
             after_step(step, loss)

@@ -1,6 +1,7 @@
 """tools.build_imagenet_tfrecords: shards, labels, fields, split, errors and exit status."""
 
 import collections
+import hashlib
 import os
 import subprocess
 import sys
@@ -49,18 +50,23 @@ def _records(paths):
 def converted(tmp_path_factory):
     root = tmp_path_factory.mktemp('conv')
     _make_folders(root / 'in')
-    (root / 'texts.txt').write_text('ant small insect\nbee buzzing insect\n')
-    result = convert_tool.convert(str(root / 'in'), str(root / 'out'), num_train_shards=3,
-                                  num_validation_shards=2, validation_fraction=0.4, seed=5,
+    # ImageNet-style extra synsets without a folder are fine; moth and zebra get no text.
+    (root / 'texts.txt').write_text('ant small insect\nbee buzzing insect\nn01440764 tench\n')
+    warnings = []
+    result = convert_tool.convert(str(root / 'in'), str(root / 'out'), **CONVERTED_FLAGS,
                                   class_text_file=str(root / 'texts.txt'), num_threads=2,
-                                  progress=False)
-    return root, result
+                                  progress=False, warn=warnings.append)
+    return root, result, warnings
+
+
+CONVERTED_FLAGS = dict(num_train_shards=3, num_validation_shards=2, validation_fraction=0.4,
+                       seed=5)
 
 
 def test_shards_labels_and_fields(converted):
-    root, result = converted
+    root, result, _ = converted
     out = root / 'out'
-    names = sorted(n for n in os.listdir(out) if n != 'labels.txt')
+    names = sorted(n for n in os.listdir(out) if n not in ('labels.txt', 'class_counts.txt'))
     assert names == ['train-00000-of-00003', 'train-00001-of-00003', 'train-00002-of-00003',
                      'validation-00000-of-00002', 'validation-00001-of-00002']
     assert result['num_train'] == 12 and result['num_validation'] == 8  # round(0.4 * 5) = 2
@@ -91,7 +97,7 @@ def test_shards_labels_and_fields(converted):
 
 
 def test_converted_dataset_trains_with_its_labels(converted):
-    root, _ = converted
+    root, _, _ = converted
     p = h.make_params(data_dir=str(root / 'out'))
     ds = dataset_info.get_dataset(p)
     assert ds.name == 'imagenet' and ds.num_examples('train') == 12
@@ -175,7 +181,7 @@ def test_cli_success_with_progress_bar(tmp_path):
     assert '3/3 images' in run.stderr and 'Traceback' not in run.stderr
     assert 'wrote 2 train images in 1 shards and 1 validation images' in run.stdout
     assert sorted(os.listdir(tmp_path / 'out')) == [
-        'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
+        'class_counts.txt', 'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
 
 
 def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
@@ -201,7 +207,7 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
                                   num_validation_shards=1, validation_fraction=0.0, seed=0,
                                   progress=False)
     assert result['num_train'] == 4
-    assert sorted(os.listdir(out)) == ['labels.txt', 'train-00000-of-00001']
+    assert sorted(os.listdir(out)) == ['class_counts.txt', 'labels.txt', 'train-00000-of-00001']
 
 
 @pytest.mark.cli
@@ -228,3 +234,124 @@ def test_cli_help_lists_the_flags_and_exits_0():
     assert 'usage: tf_cnn_build_tfrecords --input_dir=photos' in run.stdout
     for name in ('input_dir', 'output_dir', 'num_train_shards', 'validation_fraction', 'overwrite'):
         assert '  --%s: ' % name in run.stdout
+
+
+def _digests(folder):
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            for name in sorted(os.listdir(folder))}
+
+
+def test_same_input_gives_identical_bytes_in_another_process(converted):
+    """The fixture converted in this process; the CLI converts again in a new one.
+
+    Protobuf map order differs from process to process: without deterministic serialization
+    every shard's digest differed from run to run.
+    """
+    root, _, _ = converted
+    run = _cli('--input_dir=%s' % (root / 'in'), '--output_dir=%s' % (root / 'again'),
+               '--class_text_file=%s' % (root / 'texts.txt'), '--num_threads=2', '--noprogress',
+               *('--%s=%s' % item for item in CONVERTED_FLAGS.items()))
+    assert run.returncode == 0, run.stderr
+    digests = _digests(root / 'out')
+    assert len(digests) == 7  # 5 shards, labels.txt, class_counts.txt
+    assert _digests(root / 'again') == digests
+    # The per-class table, at the end of stdout: round(0.4 x 5) = 2 validation images each.
+    assert run.stdout.splitlines()[:6] == [
+        'label  synset    train  validation',
+        '    1  ant           3           2',
+        '    2  bee           3           2',
+        '    3  moth          3           2',
+        '    4  zebra         3           2',
+        'total               12           8']
+    assert run.stderr.splitlines() == [
+        'warning: --class_text_file %s has no text for 2 of 4 classes (moth, zebra); their '
+        'image/class/text is the folder name' % (root / 'texts.txt')]
+
+
+def test_missing_class_texts_warn(converted):
+    root, result, warnings = converted
+    assert warnings == [
+        '--class_text_file %s has no text for 2 of 4 classes (moth, zebra); their '
+        'image/class/text is the folder name' % (root / 'texts.txt')]
+    assert [text for _, _, text in result['classes']] == [
+        'small insect', 'buzzing insect', 'moth', 'zebra']
+
+
+def _small_folders(root, sizes):
+    for name, count in sizes.items():
+        (root / name).mkdir(parents=True)
+        for i in range(count):
+            Image.new('RGB', (4, 3), (i, 0, 0)).save(root / name / ('%d.png' % i))
+    return root
+
+
+def test_per_class_counts_and_classes_missing_from_a_split(tmp_path):
+    # round(0.5 x n): 1 -> 0 (Python rounds half to even), 2 -> 1, 4 -> 2, 3 -> 2.
+    src = _small_folders(tmp_path / 'in', {'c1': 1, 'c2': 2, 'c4': 4, 'c3': 3})
+    warnings = []
+    result = convert_tool.convert(str(src), str(tmp_path / 'out'), num_train_shards=2,
+                                  num_validation_shards=1, validation_fraction=0.5, seed=3,
+                                  progress=False, warn=warnings.append)
+    assert result['class_counts'] == [(1, 'c1', 1, 0), (2, 'c2', 1, 1), (3, 'c3', 1, 2),
+                                      (4, 'c4', 2, 2)]
+    assert (tmp_path / 'out' / 'class_counts.txt').read_text().splitlines() == [
+        '# label synset train validation', '1 c1 1 0', '2 c2 1 1', '3 c3 1 2', '4 c4 2 2']
+    per_label = collections.Counter(
+        (split, f['image/class/label'].int64_list.value[0])
+        for split in ('train', 'validation') for f in _records(result[split]))
+    assert per_label == {('train', 1): 1, ('train', 2): 1, ('train', 3): 1, ('train', 4): 2,
+                         ('validation', 2): 1, ('validation', 3): 2, ('validation', 4): 2}
+    assert warnings == ['1 of 4 classes have no validation images (c1); raise '
+                        '--validation_fraction or add images']
+    assert convert_tool.format_class_counts(result['class_counts']) == [
+        'label  synset    train  validation',
+        '    1  c1            1           0',
+        '    2  c2            1           1',
+        '    3  c3            1           2',
+        '    4  c4            2           2',
+        'total                5           5']
+
+
+@pytest.mark.parametrize('fraction, warning', [
+    (0.0, 'the validation split is empty (--validation_fraction=0 of 3 images): no validation '
+          'shards are written (--eval needs them); raise --validation_fraction'),
+    (1.0, 'the train split is empty (--validation_fraction=1 of 3 images): no train shards are '
+          'written; lower --validation_fraction'),
+])
+def test_an_empty_split_warns(tmp_path, fraction, warning):
+    src = _small_folders(tmp_path / 'in', {'a': 1, 'b': 2})
+    warnings = []
+    result = convert_tool.convert(str(src), str(tmp_path / 'out'), num_train_shards=1,
+                                  num_validation_shards=1, validation_fraction=fraction, seed=0,
+                                  progress=False, warn=warnings.append)
+    assert warnings == [warning]
+    assert result['num_train'] + result['num_validation'] == 3
+
+
+@pytest.mark.parametrize('text, words', [
+    ('a x\nb y\n\na z\n', "lists synset 'a' twice (lines 1 and 4); keep one line per synset"),
+    ('n01 tench\nn02 goldfish\n', 'names none of the 2 class folders (file: n01, n02; folders: '
+                                   'a, b); its synsets must be the folder names'),
+    ('\n\n', 'has no "<synset> <text>" lines; give one line per class folder'),
+])
+def test_bad_class_text_file_is_one_error_line_exit_2(tmp_path, text, words):
+    src = _small_folders(tmp_path / 'in', {'a': 1, 'b': 1})
+    path = tmp_path / 'texts.txt'
+    path.write_text(text)
+    with pytest.raises(convert_tool.FlagValueError) as info:
+        convert_tool.convert(str(src), str(tmp_path / 'out'), num_train_shards=1,
+                             num_validation_shards=1, validation_fraction=0.0, seed=0,
+                             class_text_file=str(path), progress=False, warn=pytest.fail)
+    assert str(info.value) == '--class_text_file %s %s' % (path, words)
+    assert not (tmp_path / 'out').exists()  # checked before anything is written
+
+
+def test_cli_bad_class_text_file_exit_2(tmp_path):
+    src = _small_folders(tmp_path / 'in', {'a': 1})
+    (tmp_path / 'texts.txt').write_text('a x\na y\n')
+    run = _cli('--input_dir=%s' % src, '--output_dir=%s' % (tmp_path / 'out'),
+               '--class_text_file=%s' % (tmp_path / 'texts.txt'))
+    assert run.returncode == 2 and run.stdout == ''
+    assert run.stderr.splitlines() == [
+        "error: --class_text_file %s lists synset 'a' twice (lines 1 and 2); keep one line "
+        'per synset' % (tmp_path / 'texts.txt')]

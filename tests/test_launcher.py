@@ -203,3 +203,52 @@ def test_error_lines_go_to_stderr_the_rest_to_stdout():
     assert out.getvalue() == '[launcher] worker0 images/sec: 1.00\n'
     assert err.getvalue() == ('[launcher] error: worker0 exited with status 1; stopping the '
                               'other tasks\n')
+
+
+FAKE_TASK = """#!%s
+import sys, time
+if '--job_name=ps' in sys.argv and %r:
+    time.sleep(60)  # a ps waiting for its workers
+print('starting', flush=True)
+print("error: unknown --model='nosuchmodel'; valid models for synthetic: trivial", flush=True)
+sys.exit(2)
+"""
+
+
+def _fake_launch(tmp_path, monkeypatch, *, ps_waits, collapse_secs):
+    """Runs the launcher in process on fake tasks (no TensorFlow): each prints the same error
+    line and exits 2, except a ps that waits when ps_waits. Returns (status, stdout, stderr)."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(FAKE_TASK % (sys.executable, ps_waits))
+    fake.chmod(0o755)
+    monkeypatch.setattr(launch_cluster, 'COLLAPSE_SECS', collapse_secs)
+    opts, rest = _opts('--num_ps=1', '--num_workers=2', '--kill_grace_secs=5',
+                       '--python=%s' % fake, '--', '--model=nosuchmodel')
+    out, err = io.StringIO(), io.StringIO()
+    launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
+                                       err=err)
+    launcher.start()
+    status = launcher.wait()
+    return status, out.getvalue(), err.getvalue()
+
+
+MODEL_ERROR = "error: unknown --model='nosuchmodel'; valid models for synthetic: trivial"
+
+
+def test_the_same_task_error_is_printed_once_naming_the_tasks(tmp_path, monkeypatch):
+    # Every task exits at once: a long window costs nothing (the wait ends when all exited).
+    status, out, err = _fake_launch(tmp_path, monkeypatch, ps_waits=False, collapse_secs=30)
+    assert status == 2
+    assert err.splitlines() == [
+        '[ps0,worker0,worker1] ' + MODEL_ERROR,
+        '[launcher] error: ps0, worker0, worker1 exited with status 2']
+    assert sorted(line for line in out.splitlines() if not line.startswith('[launcher] ')) == [
+        '[ps0] starting', '[worker0] starting', '[worker1] starting']
+
+
+def test_failed_workers_error_once_and_the_waiting_ps_is_stopped(tmp_path, monkeypatch):
+    status, _, err = _fake_launch(tmp_path, monkeypatch, ps_waits=True, collapse_secs=2)
+    assert status == 2
+    assert err.splitlines() == [
+        '[worker0,worker1] ' + MODEL_ERROR,
+        '[launcher] error: worker0, worker1 exited with status 2; stopping the other tasks']

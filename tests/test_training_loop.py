@@ -4,22 +4,38 @@ import math
 import re
 import time
 
-import numpy as np
 import pytest
 
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.lifecycle import training_loop
 
+# Step times (s) of 5 timed steps of 10 images: rates 100, 100, 50, 200, 80 images/sec.
+KNOWN_TIMES = (0.1, 0.1, 0.2, 0.05, 0.125)
 
-def test_rate_statistics_follow_their_definitions():
+
+def test_rate_statistics_are_the_originals():
     stats = cnn_util.ImageRateStats(images_per_step=10)
-    for seconds in (0.1, 0.1, 0.2, 0.05):
+    for seconds in KNOWN_TIMES:
         stats.add(seconds)
     mean, uncertainty, jitter = stats.summary()
-    rates = np.array([100.0, 100.0, 50.0, 200.0])
-    assert mean == pytest.approx(40 / 0.45)
-    assert uncertainty == pytest.approx(1.96 * np.std(rates) / 2)
-    assert jitter == pytest.approx(np.median(np.abs(rates - 100.0)))  # = 0: half the steps are 100
+    # mean: 50 images / 0.575 s.
+    assert mean == pytest.approx(86.9565, abs=1e-4)
+    # Standard error with the population std: mean rate 106, squared deviations
+    # 36 + 36 + 3136 + 8836 + 676 = 12720; sqrt(12720 / 5) / sqrt(5) = 22.5565
+    # (1.96x that = 44.2 was the old 95% interval; the sample std would give 25.2).
+    assert uncertainty == pytest.approx(22.5565, abs=1e-4)
+    # Jitter: median 100, absolute deviations 0, 0, 50, 100, 20 -> median 20; x 1.4826.
+    assert jitter == pytest.approx(29.652, abs=1e-9)
+
+
+def test_step_line_prints_the_originals_numbers():
+    stats = cnn_util.ImageRateStats(images_per_step=10)
+    for seconds in KNOWN_TIMES:
+        stats.add(seconds)
+    assert cnn_util.format_step_line(5, stats, 6.9077) == (
+        '5\timages/sec: 87.0 +/- 22.6 (jitter = 29.7)\t6.908')
+    assert cnn_util.format_step_line(5, stats, None) == (
+        '5\timages/sec: 87.0 +/- 22.6 (jitter = 29.7)')
 
 
 def test_step_line_format():
@@ -27,6 +43,25 @@ def test_step_line_format():
     stats.add(0.5)
     assert cnn_util.format_step_line(1, stats, 6.9077) == (
         '1\timages/sec: 64.0 +/- 0.0 (jitter = 0.0)\t6.908')
+
+
+def test_loop_step_lines_use_timed_steps_only(monkeypatch):
+    """A fake clock: warm-up steps take 10 s each, timed steps KNOWN_TIMES; hooks take no time."""
+    now = [0.0]
+    durations = iter((10.0, 10.0) + KNOWN_TIMES)
+
+    def step_fn():
+        now[0] += next(durations)
+        return (6.9077,)
+    monkeypatch.setattr(training_loop.time, 'perf_counter', lambda: now[0])
+    lines = []
+    result = training_loop.run_loop(step_fn, num_warmup=2, num_steps=5, images_per_step=10,
+                                    display_every=5, log=lines.append)
+    step_lines = [line for line in lines if '\timages/sec:' in line]
+    assert step_lines == ['1\timages/sec: 100.0 +/- 0.0 (jitter = 0.0)\t6.908',
+                          '5\timages/sec: 87.0 +/- 22.6 (jitter = 29.7)\t6.908']
+    assert result.step_times == pytest.approx(KNOWN_TIMES)
+    assert 'total images/sec: 86.96' in lines
 
 
 def _fake_steps(losses):

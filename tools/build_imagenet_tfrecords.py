@@ -6,18 +6,23 @@
 Input: `input_dir/<class>/<image>` for any image format Pillow reads. Classes get labels 1..K in
 sorted folder-name order (0 stays the background class, as in ImageNet's 1001 classes); the
 folder name is the synset, and the text is the folder name unless --class_text_file gives lines
-`<synset> <text>`. Each class's images are split with --seed: round(fraction x count) go to
-validation. Images in RGB JPEG are stored byte for byte; anything else (PNG, CMYK or grayscale
+`<synset> <text>` (a file that names none of the folders, or names a synset twice, is an
+error; classes it gives no text get a warning). Each class's images are split with --seed:
+round(fraction x count) go to validation; an empty split, or a class absent from a split, gets
+a warning. Images in RGB JPEG are stored byte for byte; anything else (PNG, CMYK or grayscale
 JPEG, GIF, ...) is converted to RGB and stored as JPEG (quality 95).
 
 Output: `train-00000-of-0000N` ... and `validation-00000-of-0000M` with the standard keys
 (`image/encoded`, `image/class/label`, `image/class/synset`, `image/class/text`, `image/height`,
 `image/width`, `image/colorspace`, `image/channels`, `image/format`, `image/filename`, and one
 full-image box `image/object/bbox/{xmin,ymin,xmax,ymax}` = 0, 0, 1, 1 with
-`image/object/bbox/label`), plus `labels.txt` (`<label> <synset> <text>` per class). Shards are
+`image/object/bbox/label`), plus `labels.txt` (`<label> <synset> <text>` per class) and
+`class_counts.txt` (`<label> <synset> <train images> <validation images>` per class, also
+printed at the end). The same input, flags and seed give byte-identical shards. Shards are
 written under a temporary name and renamed when complete, so an interrupted run leaves no
 truncated shard under a final name, and a run that fails removes the shards it wrote. Errors
-print one line `error: ...` and exit with status 1 (2 for bad flags).
+print one line `error: ...` and exit with status 1 (2 for bad flags, including a bad
+--class_text_file).
 """
 
 from __future__ import annotations
@@ -35,7 +40,25 @@ _SHARD_PREFIXES = ('train-', 'validation-')
 
 
 class ConvertError(Exception):
-    """A problem with the input or output folder; printed as one line."""
+    """A problem with the input or output folder; printed as one line, exit status 1."""
+
+    exit_status = 1
+
+
+class FlagValueError(ConvertError):
+    """A flag's value is unusable (e.g. a bad --class_text_file); exit status 2."""
+
+    exit_status = 2
+
+
+def _warn(text: str) -> None:
+    print('warning: %s' % text, file=sys.stderr, flush=True)
+
+
+def _some(names: list[str], limit: int = 5) -> str:
+    """'a, b, c' or 'a, b, c, d, e and 7 more'."""
+    shown = ', '.join(names[:limit])
+    return shown + (' and %d more' % (len(names) - limit) if len(names) > limit else '')
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -83,20 +106,114 @@ def list_classes(input_dir: str) -> list[tuple[str, list[str]]]:
     return classes
 
 
-def read_class_texts(path: str | None) -> dict[str, str]:
-    """Parses `<synset> <text>` lines; an empty dict without a file."""
+def read_class_texts(path: str | None) -> dict[str, str | None]:
+    """Parses `<synset> <text>` lines (blank lines skipped); an empty dict without a file.
+
+    Returns:
+      {synset: text}, text None for a line holding only a synset.
+
+    Raises:
+      FlagValueError: the file cannot be read, or lists a synset twice.
+    """
     if not path:
         return {}
-    texts = {}
+    texts, line_of = {}, {}
     try:
         with open(path, encoding='utf-8') as f:
-            for line in f:
+            for number, line in enumerate(f, start=1):
                 parts = line.strip().split(None, 1)
-                if parts:
-                    texts[parts[0]] = parts[1] if len(parts) > 1 else parts[0]
-    except OSError as e:
-        raise ConvertError('cannot read --class_text_file %s: %s' % (path, e.strerror)) from None
+                if not parts:
+                    continue
+                if parts[0] in texts:
+                    raise FlagValueError(
+                        '--class_text_file %s lists synset %r twice (lines %d and %d); keep '
+                        'one line per synset' % (path, parts[0], line_of[parts[0]], number))
+                texts[parts[0]] = parts[1] if len(parts) > 1 else None
+                line_of[parts[0]] = number
+    except (OSError, UnicodeDecodeError) as e:
+        raise FlagValueError('cannot read --class_text_file %s: %s; check the path and that it '
+                             'is UTF-8 text' % (path, getattr(e, 'strerror', None) or e)) from None
     return texts
+
+
+def check_class_texts(texts: dict[str, str | None], synsets: list[str], path: str | None,
+                      warn=_warn) -> dict[str, str]:
+    """Matches --class_text_file entries to the class folders.
+
+    Synsets of the file without a folder are allowed (e.g. ImageNet's list of all synsets for a
+    subset of its classes); a file that names none of the folders is a wrong file.
+
+    Args:
+      texts: read_class_texts' result.
+      synsets: the class folder names.
+      path: the file's name, for messages; None when no file was given (nothing to check).
+      warn: called with one line when some classes get no text.
+
+    Returns:
+      {synset: text} for every class; the folder name where the file gives no text.
+
+    Raises:
+      FlagValueError: the file names none of the class folders.
+    """
+    if path is not None:
+        if not texts:
+            raise FlagValueError('--class_text_file %s has no "<synset> <text>" lines; give one '
+                                 'line per class folder' % path)
+        if not set(texts) & set(synsets):
+            raise FlagValueError(
+                '--class_text_file %s names none of the %d class folders (file: %s; folders: '
+                '%s); its synsets must be the folder names' % (
+                    path, len(synsets), _some(list(texts), 3), _some(synsets, 3)))
+        missing = [s for s in synsets if not texts.get(s)]
+        if missing:
+            warn('--class_text_file %s has no text for %d of %d classes (%s); their '
+                 'image/class/text is the folder name' % (path, len(missing), len(synsets),
+                                                          _some(missing)))
+    return {s: texts.get(s) or s for s in synsets}
+
+
+def warn_empty_splits(classes, train, validation, fraction: float, warn=_warn) -> None:
+    """Warns about an empty split, or else about the classes a split has no images of.
+
+    Args:
+      classes: list_classes' result.
+      train, validation: split_examples' result.
+      fraction: --validation_fraction.
+      warn: called with each warning line.
+    """
+    total = len(train) + len(validation)
+    for name, examples, fix in (('train', train, 'lower'), ('validation', validation, 'raise')):
+        if not examples:
+            warn('the %s split is empty (--validation_fraction=%g of %d images): no %s shards '
+                 'are written%s; %s --validation_fraction' % (
+                     name, fraction, total, name,
+                     ' (--eval needs them)' if name == 'validation' else '', fix))
+            continue
+        present = {synset for _, _, synset in examples}
+        absent = [synset for synset, _ in classes if synset not in present]
+        if absent:
+            warn('%d of %d classes have no %s images (%s); %s --validation_fraction or add '
+                 'images' % (len(absent), len(classes), name, _some(absent), fix))
+
+
+def class_counts(classes, train, validation) -> list[tuple[int, str, int, int]]:
+    """[(label, synset, train images, validation images)] per class, labels 1..K."""
+    counts = {synset: [0, 0] for synset, _ in classes}
+    for column, examples in enumerate((train, validation)):
+        for _, _, synset in examples:
+            counts[synset][column] += 1
+    return [(label, synset, *counts[synset])
+            for label, (synset, _) in enumerate(classes, start=1)]
+
+
+def format_class_counts(counts) -> list[str]:
+    """The per-class count table printed at the end: a header, one row per class, the total."""
+    width = max([len('synset')] + [len(synset) for _, synset, _, _ in counts])
+    row = '%5s  %-' + str(width) + 's  %7s  %10s'
+    lines = [row % ('label', 'synset', 'train', 'validation')]
+    lines += [row % (label, synset, n_train, n_val) for label, synset, n_train, n_val in counts]
+    lines.append(row % ('total', '', sum(c[2] for c in counts), sum(c[3] for c in counts)))
+    return lines
 
 
 def split_examples(classes, fraction: float, seed: int):
@@ -172,7 +289,10 @@ def make_example(encoded: bytes, height: int, width: int, label: int, synset: st
         'image/object/bbox/xmax': f(1.0), 'image/object/bbox/ymax': f(1.0),
         'image/object/bbox/label': i(label),
     }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    # Deterministic: the feature map's order otherwise changes from process to process, and so
+    # would the shards' bytes.
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(
+        deterministic=True)
 
 
 class Progress:
@@ -203,7 +323,10 @@ class Progress:
 
 def write_split(name: str, examples, num_shards: int, output_dir: str, texts, pool,
                 progress: Progress) -> list[str]:
-    """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths."""
+    """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths.
+
+    Records are written in the examples' order whatever order the threads finish in.
+    """
     import tensorflow as tf
     paths = []
     for shard in range(num_shards):
@@ -257,14 +380,21 @@ def _import_tensorflow_quietly() -> None:
 
 def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_validation_shards: int,
             validation_fraction: float, seed: int, class_text_file: str | None = None,
-            num_threads: int = 1, overwrite: bool = False, progress: bool = True) -> dict:
+            num_threads: int = 1, overwrite: bool = False, progress: bool = True,
+            warn=_warn) -> dict:
     """Runs the conversion (see the module docstring).
+
+    Args:
+      warn: called with each warning line (classes without text, empty splits) before any
+        shard is written; the default prints `warning: <line>` to stderr.
 
     Returns:
       {'train': [paths], 'validation': [paths], 'classes': [(label, synset, text)],
+       'class_counts': [(label, synset, train images, validation images)],
        'num_train': int, 'num_validation': int}. A split with no images writes no shards.
 
     Raises:
+      FlagValueError: a bad --class_text_file (unreadable, a synset twice, no folder named).
       ConvertError: bad input folder, unreadable image, more shards than images, existing
         shards without overwrite.
     """
@@ -272,19 +402,22 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
         raise ConvertError('--output_dir %s is inside --input_dir; its shards would become a '
                            'class next time' % output_dir)
     classes = list_classes(input_dir)
-    texts = read_class_texts(class_text_file)
+    texts = check_class_texts(read_class_texts(class_text_file), [s for s, _ in classes],
+                              class_text_file, warn)
     train, validation = split_examples(classes, validation_fraction, seed)
     for name, examples, shards in (('train', train, num_train_shards),
                                    ('validation', validation, num_validation_shards)):
         if examples and shards > len(examples):
             raise ConvertError('--num_%s_shards=%d is more than the %d %s images; use fewer '
                                'shards' % (name, shards, len(examples), name))
+    warn_empty_splits(classes, train, validation, validation_fraction, warn)
     _prepare_output(output_dir, overwrite)
     _import_tensorflow_quietly()
     bar = Progress(len(train) + len(validation), progress)
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
-              'classes': [(i, s, texts.get(s, s)) for i, (s, _) in enumerate(classes, start=1)]}
+              'classes': [(i, s, texts[s]) for i, (s, _) in enumerate(classes, start=1)],
+              'class_counts': class_counts(classes, train, validation)}
     try:
         with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
             for name, examples, shards in (('train', train, num_train_shards),
@@ -302,6 +435,10 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8') as f:
         for label, synset, text in result['classes']:
             f.write('%d %s %s\n' % (label, synset, text))
+    with open(os.path.join(output_dir, 'class_counts.txt'), 'w', encoding='utf-8') as f:
+        f.write('# label synset train validation\n')
+        for row in result['class_counts']:
+            f.write('%d %s %d %d\n' % row)
     return result
 
 
@@ -337,9 +474,10 @@ def main(argv: list[str] | None = None) -> int:
                          overwrite=fv.overwrite, progress=fv.progress)
     except (ConvertError, OSError) as e:
         print('error: %s' % e, file=sys.stderr)
-        return 1
+        return getattr(e, 'exit_status', 1)
+    print('\n'.join(format_class_counts(result['class_counts'])))
     print('wrote %d train images in %d shards and %d validation images in %d shards of %d '
-          'classes (labels 1..%d) to %s' % (
+          'classes (labels 1..%d) to %s (per-class counts in class_counts.txt)' % (
               result['num_train'], len(result['train']), result['num_validation'],
               len(result['validation']), len(result['classes']), len(result['classes']),
               fv.output_dir))

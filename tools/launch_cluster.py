@@ -14,12 +14,14 @@ machine (for several machines, run the shell recipe of the README on each one).
 
 Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ', '[worker1] ',
 '[controller] '), also written to <role>.log in --log_dir when given; 'error: ...' lines (the
-tasks' and the launcher's own) go to stderr, the rest to stdout. At the end the launcher
-prints each worker's images/sec and the cluster total. When a task exits with a non-zero status,
-or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped (workers and
-controller first, so a chief can save while the ps still serves, then the ps tasks: SIGTERM, then
-SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the task: the task's
-status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags.
+tasks' and the launcher's own) go to stderr, the rest to stdout. The same error line from
+several tasks (a bad flag makes every task fail alike) is printed once, naming them all:
+'[ps0,worker0,worker1] error: ...' (task error lines wait up to COLLAPSE_SECS for this). At the
+end the launcher prints each worker's images/sec and the cluster total. When a task exits with
+a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped
+(workers and controller first, so a chief can save while the ps still serves, then the ps
+tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
+task: the task's status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
 _CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
+# Seconds a task's error line waits for the same line from other tasks before it is printed.
+COLLAPSE_SECS = 1.0
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             'tf_cnn_benchmarks.py')
 
@@ -123,8 +127,20 @@ class Task:
     """One running task: its process, a thread copying its output with a role prefix."""
 
     def __init__(self, spec: dict, command: list[str], out, lock, log_dir: str | None,
-                 err=None):
+                 err=None, on_error=None):
+        """Starts the task.
+
+        Args:
+          spec: a plan_tasks entry.
+          command: the interpreter and script; spec['args'] are appended.
+          out, err: streams for the task's lines and for its 'error: ...' lines.
+          lock: serialises writes to out and err.
+          log_dir: folder of <role>.log, or None.
+          on_error: called with (role, line) for each 'error: ...' line instead of writing it
+            to err (the launcher collapses identical lines of several tasks).
+        """
         self.role = spec['role']
+        self._on_error = on_error
         self.job = spec['job']
         self.images_per_sec = None
         self.cluster_images_per_sec = None
@@ -146,10 +162,13 @@ class Task:
             match = _CLUSTER_TOTAL.match(line)
             if match:
                 self.cluster_images_per_sec = float(match.group(1))
-            stream = self._err if line.startswith('error: ') else self._out
-            with self._lock:
-                stream.write('[%s] %s\n' % (self.role, line))
-                stream.flush()
+            if line.startswith('error: ') and self._on_error is not None:
+                self._on_error(self.role, line)
+            else:
+                stream = self._err if line.startswith('error: ') else self._out
+                with self._lock:
+                    stream.write('[%s] %s\n' % (self.role, line))
+                    stream.flush()
             if self._log:
                 self._log.write(line + '\n')
                 self._log.flush()
@@ -176,6 +195,48 @@ class Launcher:
         self.out, self.err = out, err
         self.lock = threading.Lock()
         self.tasks: list[Task] = []
+        # Task error lines not printed yet: line -> [first arrival (monotonic s), roles].
+        self._pending_errors: dict[str, list] = {}
+        self._shown_errors: set[str] = set()
+
+    def task_error(self, role: str, line: str) -> None:
+        """Holds a task's 'error: ...' line back to collapse it with the same line of others.
+
+        A line already printed for another task is not printed again.
+        """
+        with self.lock:
+            if line in self._shown_errors:
+                return
+            self._pending_errors.setdefault(line, [time.monotonic(), []])[1].append(role)
+
+    def flush_errors(self, min_age_secs: float = 0.0) -> None:
+        """Prints the held error lines at least min_age_secs old, once each, to stderr:
+        `[ps0,worker0,worker1] error: ...` (the tasks that printed it, in task order)."""
+        order = {spec['role']: i for i, spec in enumerate(self.specs)}
+        with self.lock:
+            now = time.monotonic()
+            for line, (since, roles) in list(self._pending_errors.items()):
+                if now - since >= min_age_secs:
+                    roles = sorted(set(roles), key=lambda role: order.get(role, len(order)))
+                    self.err.write('[%s] %s\n' % (','.join(roles), line))
+                    self._shown_errors.add(line)
+                    del self._pending_errors[line]
+            self.err.flush()
+
+    def _await_same_errors(self, failed: Task) -> None:
+        """After a task failed: lets its output drain and gives the other tasks up to
+        COLLAPSE_SECS after its first held error line to report the same error."""
+        failed.finish_output()
+        with self.lock:
+            oldest = min((since for since, _ in self._pending_errors.values()), default=None)
+        if oldest is None:
+            return
+        while (time.monotonic() < oldest + COLLAPSE_SECS
+               and any(t.proc.poll() is None for t in self.tasks)):
+            time.sleep(0.05)
+        for task in self.tasks:
+            if task.proc.poll() is not None:
+                task.finish_output(timeout=1.0)
 
     def say(self, text: str) -> None:
         """Prints `[launcher] text`: on stderr when text is an 'error: ...' line."""
@@ -189,7 +250,8 @@ class Launcher:
         if self.opts.log_dir:
             os.makedirs(self.opts.log_dir, exist_ok=True)
         for spec in self.specs:
-            task = Task(spec, command, self.out, self.lock, self.opts.log_dir, self.err)
+            task = Task(spec, command, self.out, self.lock, self.opts.log_dir, self.err,
+                        on_error=self.task_error)
             self.tasks.append(task)
             self.say('started %s (pid %d): %s' % (task.role, task.proc.pid,
                                                   ' '.join(spec['args'][:2])))
@@ -214,21 +276,25 @@ class Launcher:
         for task in self.tasks:
             task.proc.wait()
             task.finish_output()
+        self.flush_errors()
 
     def wait(self) -> int:
         """Waits for every task; returns the launcher's exit status."""
         deadline = (time.monotonic() + self.opts.timeout_secs) if self.opts.timeout_secs else None
         while True:
+            self.flush_errors(COLLAPSE_SECS)
             failed = [t for t in self.tasks if t.proc.poll() not in (None, 0)]
             if failed:
                 first = failed[0]
-                self.say('error: %s exited with status %d; stopping the other tasks' % (
-                    first.role, first.proc.returncode))
+                self._await_same_errors(first)
+                self.flush_errors()
+                self.say('error: %s' % self._failures())
                 self.stop_all()
                 return first.proc.returncode if first.proc.returncode > 0 else 1
             if all(t.proc.poll() == 0 for t in self.tasks):
                 for task in self.tasks:
                     task.finish_output()
+                self.flush_errors()
                 self.summary()
                 return 0
             if deadline is not None and time.monotonic() > deadline:
@@ -238,6 +304,18 @@ class Launcher:
                 self.stop_all()
                 return 124
             time.sleep(0.1)
+
+    def _failures(self) -> str:
+        """'worker0 exited with status 1; stopping the other tasks', one clause per status."""
+        by_status: dict[int, list[str]] = {}
+        for task in self.tasks:
+            if task.proc.poll() not in (None, 0):
+                by_status.setdefault(task.proc.returncode, []).append(task.role)
+        text = '; '.join('%s exited with status %d' % (', '.join(roles), status)
+                         for status, roles in by_status.items())
+        if any(task.proc.poll() is None for task in self.tasks):
+            text += '; stopping the other tasks'
+        return text
 
     def summary(self) -> None:
         total = 0.0
