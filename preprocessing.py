@@ -30,9 +30,10 @@ Staging (stage 3), the software pipelining of the performance guide: each device
 `StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a
 batch happens in the put, while the device computes on the previous batch. `warmup_ops` fill each
 area with --batch_group_size batches; every step then takes one batch (the get feeds the model)
-and `step_ops` put the next. To end a run with empty staging areas (every put matched by a get),
+and `step_ops` put the next. To end a run with empty staging areas, run `drain_ops` after the last
+step (the training loop: every step runs the same fetches, so one executor serves them all), or
 use `step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size
-steps. Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
+steps (evaluation: every put matched by a get). Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
 record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
 `cnn_util.DataError`s.
 """
@@ -72,6 +73,7 @@ class InputPipeline(abc.ABC):
     Attributes:
       warmup_ops: ops to run once before the first step (fill the staging areas).
       step_ops: ops to run with every step (stage the next batch).
+      drain_ops: ops that empty the staging areas, to run once after the last step.
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
         `data_errors` looks for an image that does not decode.
@@ -85,6 +87,7 @@ class InputPipeline(abc.ABC):
         self.dtype = dtype
         self.warmup_ops: list = []
         self.step_ops: list = []
+        self.drain_ops: list = []
         self.description = ''
         self.record_files: tuple[str, ...] = ()
 
@@ -237,6 +240,7 @@ class StagedPipeline(InputPipeline):
                 self.step_ops.append(puts[0])
                 self.warmup_ops.extend(puts)
                 self.size_ops.append(area.size())
+                self.drain_ops.append(area.clear())
                 images, labels = area.get()
                 images.set_shape(self.image_shape())
                 labels.set_shape([self.batch_size])
