@@ -16,9 +16,9 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
   - `SyntheticInput`: no files.
   - `RecordInputPipeline` (ImageNet TFRecords, the default): stage 1 a `RecordInput` op reads the
     shards with one thread per file (up to 64) into a shuffle buffer; stage 2 the batch's records
-    are parsed together, then each image has its own chain of ops (crop window, decode, resize,
-    flip, normalise) running in parallel with the others, and `parallel_stack` writes each image
-    into the device's batch as soon as it is ready (see `image_processing`); stage 3 a
+    are parsed together, then each image has its own chain of ops (crop window, decode, flip,
+    resize) running in parallel with the others, and one concat assembles the device's batch,
+    normalised in one pass (see `image_processing`); stage 3 a
     `StagingArea` per device.
   - `DatasetPipeline` (ImageNet TFRecords with --use_datasets): stage 1 tf.data (parallel
     interleave over the shards, shuffle, batch of records), stage 2 the same batch processing as
@@ -27,15 +27,15 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
     --use_datasets does not apply), stage 3 the same staging areas.
 
 Staging (stage 3), the software pipelining of the performance guide: each device has a
-`StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a
-batch happens in the put, while the device computes on the previous batch. `warmup_ops` fill each
-area with --batch_group_size batches; every step then takes one batch (the get feeds the model)
-and `step_ops` put the next. To end a run with empty staging areas, run `drain_ops` after the last
-step (the training loop: every step runs the same fetches, so one executor serves them all), or
-use `step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size
-steps (evaluation: every put matched by a get). Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
-record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
-`cnn_util.DataError`s.
+`StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a batch
+happens in the put, while the device computes on the previous batch. `warmup_ops` fill each area
+with --batch_group_size batches; every step then takes one batch (the get feeds the model) and
+`step_ops` put the next. To end a run with empty staging areas, run `drain_ops` after the last step
+(the training loop: every step runs the same fetches, so one executor serves them all), or use
+`step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size steps
+(evaluation: every put matched by a get). Run-time data errors (a label outside the model's classes,
+an undecodable image, a corrupt record) surface as tf.errors.OpError from session.run;
+`data_errors()` turns them into one-line `cnn_util.DataError`s.
 """
 
 from __future__ import annotations
