@@ -53,19 +53,26 @@ CONFIGS['trivial_b32_real'] = ('trivial', 32, True, 60)
 CONFIGS['resnet50_b16_real'] = ('resnet50', 16, True, 8)
 
 
-def run_once(python: str, cwd: str, flags: list[str], timeout: float) -> float | None:
-    """Runs one fresh process; returns its `total images/sec`, or None (printing why)."""
+FAILURES: dict[str, str] = {}  # program -> last failure line, for the table
+
+
+def run_once(python: str, cwd: str, flags: list[str], timeout: float,
+             who: str = '') -> float | None:
+    """Runs one fresh process; returns its `total images/sec`, or None (printing why and
+    keeping the last error line in FAILURES[who])."""
     env = dict(os.environ, **ENV)
     try:
         done = subprocess.run([python, 'tf_cnn_benchmarks.py'] + flags, cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         print('  timed out after %.0f s: %s' % (timeout, ' '.join(flags)), flush=True)
+        FAILURES[who] = 'timed out after %.0f s' % timeout
         return None
     match = TOTAL.search(done.stdout)
     if done.returncode or not match:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         print('  failed (exit %d): %s' % (done.returncode, ' | '.join(tail)), flush=True)
+        FAILURES[who] = tail[-1].strip() if tail else 'exit %d' % done.returncode
         return None
     return float(match.group(1))
 
@@ -92,10 +99,11 @@ def measure(name, args) -> dict:
     programs = {'ours': (sys.executable, REPO),
                 'original': (args.original_python, args.original_dir)}
     runs = {'ours': [], 'original': []}
+    FAILURES.clear()
     for repeat in range(args.repeats):
         order = ['ours', 'original'] if repeat % 2 == 0 else ['original', 'ours']
         for who in order:
-            rate = run_once(*programs[who], flags, args.timeout)
+            rate = run_once(*programs[who], flags, args.timeout, who)
             if rate is not None:
                 runs[who].append(rate)
             print('  %-20s %-8s %s' % (name, who, rate), flush=True)
@@ -105,7 +113,8 @@ def measure(name, args) -> dict:
             'ours': ours, 'original': orig, 'ratio': ours / orig if orig else None,
             'ours_runs': runs['ours'], 'original_runs': runs['original'],
             'ours_spread_pct': spread(runs['ours']) if runs['ours'] else None,
-            'original_spread_pct': spread(runs['original']) if runs['original'] else None}
+            'original_spread_pct': spread(runs['original']) if runs['original'] else None,
+            'failures': dict(FAILURES)}
 
 
 def distortions_row(args) -> dict:
@@ -148,7 +157,9 @@ def markdown(rows, extra, meta) -> str:
         ['model', 'batch', 'data', 'ours images/sec', 'original images/sec', 'ratio',
          'spread ours / original'], 'lrlrrrr',
         [[r['model'], '%d' % r['batch_size'], r['data'], '%.2f' % r['ours'],
-          '%.2f' % r['original'], '%.2f' % r['ratio'] if r['ratio'] else 'n/a',
+          '%.2f' % r['original'] if r['original'] else 'fails: %s' % r['failures'].get(
+              'original', '?')[:60].replace('|', '/'),
+          '%.2f' % r['ratio'] if r['ratio'] else 'n/a',
           '%s / %s' % tuple('%.0f%%' % s if s is not None else '-' for s in (
               r['ours_spread_pct'], r['original_spread_pct']))] for r in rows]))
     if extra:
