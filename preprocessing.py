@@ -16,9 +16,9 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
   - `SyntheticInput`: no files.
   - `RecordInputPipeline` (ImageNet TFRecords, the default): stage 1 a `RecordInput` op reads the
     shards with one thread per file (up to 64) into a shuffle buffer; stage 2 the batch's records
-    are parsed together, then each image has its own chain of ops (crop window, decode, resize,
-    flip, normalise) running in parallel with the others, and `parallel_stack` writes each image
-    into the device's batch as soon as it is ready (see `image_processing`); stage 3 a
+    are parsed together, then each image has its own chain of ops (crop window, decode, flip,
+    resize) running in parallel with the others, and one concat assembles the device's batch,
+    normalised in one pass (see `image_processing`); stage 3 a
     `StagingArea` per device.
   - `DatasetPipeline` (ImageNet TFRecords with --use_datasets): stage 1 tf.data (parallel
     interleave over the shards, shuffle, batch of records), stage 2 the same batch processing as
@@ -27,14 +27,15 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
     --use_datasets does not apply), stage 3 the same staging areas.
 
 Staging (stage 3), the software pipelining of the performance guide: each device has a
-`StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a
-batch happens in the put, while the device computes on the previous batch. `warmup_ops` fill each
-area with --batch_group_size batches; every step then takes one batch (the get feeds the model)
-and `step_ops` put the next. To end a run with empty staging areas (every put matched by a get),
-use `step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size
-steps. Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
-record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
-`cnn_util.DataError`s.
+`StagingArea`, created with its put and get ops on the device, so the host-to-device copy of a batch
+happens in the put, while the device computes on the previous batch. `warmup_ops` fill each area
+with --batch_group_size batches; every step then takes one batch (the get feeds the model) and
+`step_ops` put the next. To end a run with empty staging areas, run `drain_ops` after the last step
+(the training loop: every step runs the same fetches, so one executor serves them all), or use
+`step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size steps
+(evaluation: every put matched by a get). Run-time data errors (a label outside the model's classes,
+an undecodable image, a corrupt record) surface as tf.errors.OpError from session.run;
+`data_errors()` turns them into one-line `cnn_util.DataError`s.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class InputPipeline(abc.ABC):
       staging_depth: batches each device holds after warm-up (--batch_group_size for staged
         pipelines, 0 for synthetic input, which stages nothing).
       size_ops: one int32 scalar per device: batches now in its staging area ([] if none).
+      drain_ops: ops that empty the staging areas, to run once after the last step.
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
         `data_errors` looks for an image that does not decode.
@@ -90,6 +92,7 @@ class InputPipeline(abc.ABC):
         self.step_ops: list = []
         self.staging_depth = 0
         self.size_ops: list = []
+        self.drain_ops: list = []
         self.description = ''
         self.record_files: tuple[str, ...] = ()
 
@@ -119,7 +122,7 @@ class InputPipeline(abc.ABC):
 
     def op_names(self) -> list[str]:
         """Names of every op the pipeline's callers run (kept when a graph is frozen)."""
-        return ([op.name for op in self.warmup_ops + self.step_ops]
+        return ([op.name for op in self.warmup_ops + self.step_ops + self.drain_ops]
                 + [t.op.name for t in self.size_ops])
 
     def imported_into(self, graph) -> InputPipeline:
@@ -139,6 +142,7 @@ class ImportedPipeline(InputPipeline):
         self.warmup_ops = [graph.get_operation_by_name(op.name) for op in source.warmup_ops]
         self.step_ops = [graph.get_operation_by_name(op.name) for op in source.step_ops]
         self.size_ops = [graph.get_tensor_by_name(t.name) for t in source.size_ops]
+        self.drain_ops = [graph.get_operation_by_name(op.name) for op in source.drain_ops]
         self.staging_depth = source.staging_depth
         self.description = source.description
         self.record_files = source.record_files
@@ -274,6 +278,7 @@ class StagedPipeline(InputPipeline):
                 self.step_ops.append(puts[0])
                 self.warmup_ops.extend(puts)
                 self.size_ops.append(area.size())
+                self.drain_ops.append(area.clear())
                 images, labels = area.get()
                 images.set_shape(self.image_shape())
                 labels.set_shape([self.batch_size])

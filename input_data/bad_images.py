@@ -18,6 +18,8 @@ from .. import cnn_util
 tf1 = tf.compat.v1
 
 _BATCH = 256
+# Own thread pools, so these sessions never size TensorFlow's process-wide ones.
+_PRIVATE_THREADS = tf1.ConfigProto(use_per_session_threads=True)
 
 
 def _checked_records(files: list[str]) -> tf.data.Dataset:
@@ -54,7 +56,7 @@ def _record_filename(path: str, record_index: int) -> str:
                 'image/filename'])
         name = name.apply(tf.data.experimental.ignore_errors(log_warning=False))
         get = tf1.data.make_one_shot_iterator(name).get_next()
-        with tf1.Session(graph=graph) as sess:
+        with tf1.Session(graph=graph, config=_PRIVATE_THREADS) as sess:
             try:
                 return sess.run(get).decode('utf-8', 'replace')
             except tf.errors.OutOfRangeError:
@@ -80,7 +82,7 @@ def locate_undecodable_image(files: list[str], budget_secs: float = 30.0) -> str
     with graph.as_default():
         get = tf1.data.make_one_shot_iterator(_checked_records(list(files))).get_next()
     searched, expected = 0, (0, 0)  # the next (file index, record index) a good record has
-    with tf1.Session(graph=graph) as sess:
+    with tf1.Session(graph=graph, config=_PRIVATE_THREADS) as sess:
         while time.monotonic() < deadline:
             try:
                 file_indices, record_indices, oks = sess.run(get)

@@ -184,7 +184,11 @@ def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
     with graph.as_default():
         name = tf1.placeholder(tf.string, [])
         count = tf.data.TFRecordDataset(name).reduce(tf.constant(0, tf.int64), _count)
-    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    # Private pools (use_per_session_threads): without them this first session of the process
+    # would create TensorFlow's process-wide thread pools with one thread each, and every later
+    # session (the benchmark's own) would run its ops on one intra-op and one inter-op thread.
+    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1,
+                             use_per_session_threads=True)
     with tf1.Session(graph=graph, config=config) as sess:
         for path in paths:
             try:

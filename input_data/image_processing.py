@@ -2,11 +2,11 @@
 
 The work is split by what must be done per image. Per image, as independent op chains that run
 in parallel (the performance guide's stage 2): read the JPEG header, sample a crop window, decode
-only that window (fused decode-and-crop), resize; the results are assembled with
-`parallel_stack`, which writes each image into the batch as soon as it is ready. Everything else
-(parsing, box clean-up, window arithmetic, flips, colour distortion, normalisation) is one set of
-ops over the whole batch. This keeps the graph small: about 6 ops per image, so a 256-image batch
-builds in a couple of seconds instead of a minute.
+only that window (fused decode-and-crop), flip, resize; one concat assembles the batch (cheaper
+than `parallel_stack`'s per-image updates on the CPU, and the batch is staged for the next step
+either way). Everything else (parsing, box clean-up, window arithmetic, the flip coins, colour
+distortion, normalisation) is one set of ops over the whole batch. This keeps the graph small:
+about a dozen ops per image, so a 256-image batch builds in seconds instead of a minute.
 
 Outputs are float32 [n, size, size, 3] (NHWC) in [-1, 1]: a pixel value p in 0..255 becomes
 p / 127.5 - 1.
@@ -157,7 +157,16 @@ def random_windows(shapes: list[tf.Tensor], boxes: tf.Tensor) -> tf.Tensor:
 
 
 def _resize_one(image, size_const, method: str):
-    """uint8 [h, w, 3] -> float32 [1, s, s, 3] in [0, 255]."""
+    """uint8 [h, w, 3] -> float32 [1, s, s, 3] in [0, 255].
+
+    The interpolating methods get the image cast to float32 first: the same values bit for bit
+    (their kernels compute in float32 either way), but the float32 kernels are much faster:
+    32 images of 50-300 pixels resized to 227x227 took 10.6 CPU-ms from uint8 and 4.4 cast to
+    float32 (bilinear; bicubic 12.6 -> 8.1, area 10.4 -> 7.7; images of 300-600 pixels:
+    bilinear 10.3 -> 8.6).
+    """
+    if method != 'nearest':
+        image = tf.cast(image, tf.float32)
     image = tf.expand_dims(image, 0)
     if method == 'bilinear':
         return tf.raw_ops.ResizeBilinear(images=image, size=size_const, half_pixel_centers=True)
@@ -184,7 +193,7 @@ def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_
     """Parses `num` Examples; per image decodes the crop window, resizes, flips, normalises.
 
     Per image the chain is: JPEG header -> window -> decode (the window only when fused) ->
-    resize (and random left-right flip); the chains are independent and `parallel_stack`
+    resize (and random left-right flip); the chains are independent and one concat
     assembles the batch, which is then normalised (p / 127.5 - 1) in one pass.
 
     Args:
@@ -215,16 +224,22 @@ def decode_crop_resize(records: tf.Tensor, num: int, *, image_size: int, random_
         for image in decoded:
             image.set_shape([None, None, 3])  # the slice loses the static channel count
     if flip:
-        # Flip the uint8 crop before resizing: fewer bytes than the float output. Per image the
-        # axes to reverse are [1] (width) or [] (keep).
-        coins = tf.cast(tf1.random_uniform([num]) < 0.5, tf.int32)
-        width_axis = tf.constant([1])
-        decoded = [tf.reverse(image, tf.slice(width_axis, [0], c[tf.newaxis]))
-                   for image, c in zip(decoded, tf.unstack(coins, num=num), strict=True)]
+        # Flip the uint8 crop before resizing: fewer bytes than the float output. A cond per
+        # image with a constant axis: the images that keep their orientation are not touched,
+        # and a reverse along a constant axis is cheaper than along a run-time axis list
+        # (measured: 32 images resized with flips, 9.1 CPU-ms this way, 12.2 with
+        # tf.reverse(image, axes) and axes [1] or []).
+        coins = tf.unstack(tf1.random_uniform([num]) < 0.5, num=num)
+        decoded = [tf.cond(coin, lambda im=image: tf.reverse(im, [1]), lambda im=image: im)
+                   for image, coin in zip(decoded, coins, strict=True)]
     size_const = tf.constant([image_size, image_size], tf.int32)
     resized = [_resize_one(image, size_const, resize_method_for(resize_method, i))
                for i, image in enumerate(decoded)]
-    stacked = tf1.parallel_stack(resized) if num > 1 else resized[0][tf.newaxis]
+    # One concat copies the resized images into the batch: 2.9 CPU-ms less per batch of 32
+    # than parallel_stack's per-image updates (bench: pipeline of 32 227x227 images, 19.5 ->
+    # 16.6 CPU-ms). The batch is staged for the next step either way, so assembling it at
+    # once delays nothing.
+    stacked = tf.concat(resized, axis=0) if num > 1 else resized[0]
     # Normalise once for the batch: two memory-bound passes beat 2 * num small ops.
     stacked = stacked * (1.0 / 127.5) - 1.0
     return tf.reshape(stacked, [num, image_size, image_size, 3]), labels

@@ -67,7 +67,9 @@ def auto_clustering_active() -> bool:
             for _ in range(4):
                 y = tf.nn.relu(tf.matmul(y, x) + 1.0)
             y = tf.reduce_sum(y)
-        config = tf1.ConfigProto()
+        # Private thread pools: a first session with shared ones would fix TensorFlow's
+        # process-wide pools at its sizes, ignoring --num_intra_threads/--num_inter_threads.
+        config = tf1.ConfigProto(use_per_session_threads=True)
         config.graph_options.optimizer_options.global_jit_level = tf1.OptimizerOptions.ON_1
         metadata = tf1.RunMetadata()
         with tf1.Session(graph=graph, config=config) as sess:

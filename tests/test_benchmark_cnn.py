@@ -79,13 +79,15 @@ def test_real_data_run_ends_with_empty_staging_areas(imagenet_dir):
     with info.graph.as_default(), bench.create_session(info) as sess:
         bench.initialize(sess, info)
         assert sess.run(info.pipeline.size_ops) == [2, 2]  # primed with batch_group_size
-        step = bench.make_step_fn(sess, info, total_steps=4)
+        step = bench.make_step_fn(sess, info)
         sizes = []
         for _ in range(4):
             step()
             sizes.append(sess.run(info.pipeline.size_ops))
-    # Each step takes one batch and stages one, except the last two: nothing dangles.
-    assert sizes == [[2, 2], [2, 2], [1, 1], [0, 0]]
+        bench.drain_pipeline(sess, info)
+        sizes.append(sess.run(info.pipeline.size_ops))
+    # Each step takes one batch and stages one; the drain after the last leaves nothing.
+    assert sizes == [[2, 2], [2, 2], [2, 2], [2, 2], [0, 0]]
 
 
 @pytest.mark.parametrize('use_datasets', [False, True])

@@ -168,7 +168,7 @@ def local_reference(init_path, reference_path) -> None:
         initial = sess.run(names)
         inputs = sess.run({'input/%d/%s' % key: v
                            for key, v in cluster_seams.input_variables(info.graph).items()})
-        step = bench.make_step_fn(sess, info, 2)
+        step = bench.make_step_fn(sess, info)
         losses = [step()[0] for _ in range(2)]
         final = sess.run(names)
     assert sorted(inputs) == ['input/0/images', 'input/0/labels', 'input/1/images',

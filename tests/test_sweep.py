@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tools import sweep, sweep_report, sweep_results, sweep_runner
+from tf_cnn_benchmarks.tools import sweep, sweep_report, sweep_results, sweep_runner
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
