@@ -282,7 +282,7 @@ def make_params_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> Param
     return Params(**{s.name: flag_values[s.name].value for s in SPECS})
 
 
-def _check_ranges(p: Params) -> None:
+def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound."""
     for spec in SPECS:
         value = getattr(p, spec.name)
@@ -420,7 +420,7 @@ def validate_params(p: Params) -> None:
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
-    _check_ranges(p)
+    check_ranges(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
                           'Received: num_epochs=%g' % p.num_epochs)

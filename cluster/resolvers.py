@@ -51,7 +51,6 @@ SOURCES = ('auto', 'flags', 'tf_config', 'slurm')
 EVALUATOR_INTERVAL_SECS = 60
 PS_MODES = ('parameter_server', 'distributed_replicated')
 ONE_HOST_MODES = ('parameter_server', 'replicated', 'independent')
-_NAMES = {'tf_config': 'TF_CONFIG', 'slurm': 'Slurm', 'flags': 'flags'}
 _ADDRESS = re.compile(r'^([A-Za-z0-9_.\-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$')
 _TF_CONFIG_SHAPE = ('{"cluster": {"chief": ["host:port"], "worker": [...], "ps": [...]}, '
                     '"task": {"type": "worker", "index": 0}}')
@@ -124,11 +123,13 @@ def resolve(p) -> Resolution:
     """Resolves this task's cluster (see the module docstring); reads os.environ.
 
     Raises:
-      params.ParamsError: a malformed TF_CONFIG, a Slurm step TensorFlow's resolver cannot read,
+      params.ParamsError: a value outside its flag's choices or bounds (as validate_params says
+        it), a malformed TF_CONFIG, a Slurm step TensorFlow's resolver cannot read,
         a task type this project does not run, host flags that contradict the source, or a
         --variable_update the cluster cannot run (no ps for a ps mode; distributed_all_reduce,
         whose controller only the host flags describe).
     """
+    params_lib.check_ranges(p)  # each value against its own spec (choices, lower bounds)
     source = choose_source(p)
     if source == 'flags':
         if p.cluster_resolver == 'auto':

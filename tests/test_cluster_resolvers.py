@@ -78,6 +78,16 @@ def test_auto_prefers_host_flags_then_tf_config_then_slurm(kwargs, environ, sour
     assert resolvers.choose_source(_params(**kwargs), environ) == source
 
 
+def test_values_are_checked_before_choosing_a_source():
+    with pytest.raises(params_lib.ParamsError) as raised:
+        resolvers.resolve(_params(cluster_resolver='kubernetes'))
+    assert str(raised.value) == ("--cluster_resolver must be one of 'auto', 'flags', 'tf_config', "
+                                 "'slurm'. Received: cluster_resolver='kubernetes'")
+    with pytest.raises(params_lib.ParamsError, match=r'^--num_ps must be >= 0\. Received: '
+                       r'num_ps=-1$'):
+        resolvers.resolve(_params(cluster_resolver='slurm', num_ps=-1))
+
+
 def test_a_local_run_resolves_to_the_flags_without_a_cluster_line():
     resolution = resolvers.resolve(_params())
     assert (resolution.source, resolution.description, resolution.environment) == (
