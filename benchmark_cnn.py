@@ -36,7 +36,7 @@ from . import (  # noqa: E402
     variable_mgr,
 )
 from . import params as params_lib  # noqa: E402
-from .cluster import coordination, topology, variable_mgrs  # noqa: E402
+from .cluster import coordination, resolvers, topology, variable_mgrs  # noqa: E402
 from .cluster import server as cluster_server  # noqa: E402
 from .input_data import dataset_info  # noqa: E402
 from .lifecycle import (  # noqa: E402
@@ -70,6 +70,8 @@ class BenchmarkCNN:
       gpus: number of visible GPUs; None asks TensorFlow.
       hooks: extra lifecycle.run_hooks.RunHook objects (test seams, library users), called
         with the run's own in every phase.
+      cluster_source: the header's 'Cluster:' text when the caller resolved the cluster
+        (cluster/resolvers.py; '' for a local run); None resolves it here (--cluster_resolver).
 
     Attributes:
       plan: the run_plan.RunPlan; params: its resolved Params; model: the CNNModel;
@@ -77,12 +79,16 @@ class BenchmarkCNN:
       cluster task, else None.
 
     Raises:
-      params.ParamsError: invalid flags or flag combination.
+      params.ParamsError: invalid flags or flag combination, or a cluster that does not
+        resolve (cluster/resolvers.py).
       model_config.UnknownModelError: unknown model, or a model not defined for the dataset.
       cnn_util.DataError: data directory missing, empty or corrupt.
     """
 
-    def __init__(self, p, gpus=None, hooks=()):
+    def __init__(self, p, gpus=None, hooks=(), cluster_source=None):
+        if cluster_source is None:
+            resolution = resolvers.resolve(p)
+            p, cluster_source = resolution.params, resolution.description
         params_lib.validate_params(p)
         visible = num_visible_gpus() if gpus is None else gpus
         p = params_lib.resolve_params(p, visible)
@@ -92,7 +98,7 @@ class BenchmarkCNN:
         self.plan = run_plan.make_plan(
             p, model=self.model, dataset=self.dataset, visible_gpus=visible,
             cluster=self.cluster, subset=dataset_info.default_subset(p),
-            dtypes=precision.compute_dtypes(p))
+            dtypes=precision.compute_dtypes(p), cluster_source=cluster_source)
         self.params = p = self.plan.params
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
@@ -127,6 +133,7 @@ class BenchmarkCNN:
             'Threads:     %s' % cpu_tuning.describe(p),
             'Optimizer:   %s' % p.optimizer,
             'Variables:   %s' % p.variable_update,
+            *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
             '==========',
         ]
 

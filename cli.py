@@ -1,9 +1,10 @@
-"""The `tf_cnn_benchmarks` command: flags -> Params -> validate -> BenchmarkCNN(params).run().
+"""The `tf_cnn_benchmarks` command: flags -> Params -> cluster -> validate -> BenchmarkCNN.run().
 
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss), never a traceback. Usage errors are found before TensorFlow loads.
+non-finite loss), never a traceback. Usage errors are found before TensorFlow loads (the
+TF_CONFIG and Slurm cluster resolvers, cluster/resolvers.py, load it when they are used).
 """
 
 import os
@@ -17,6 +18,8 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import params
+from .cluster import resolvers
+from .speed import cpu_tuning
 
 FLAGS = flags.FLAGS
 
@@ -66,21 +69,25 @@ def main(argv: list[str], hooks=()) -> int:
     """
     try:
         p = parse_args(argv)
+        # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them
+        # before anything imports it (the TF_CONFIG and Slurm resolvers do).
+        cpu_tuning.configure_environment(p)
+        resolution = (resolvers.Resolution(p, p.cluster_resolver) if p.list_models
+                      else resolvers.resolve(p))  # the cluster's fields, before their rules
+        p = resolution.params
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
         params.check_output_paths(p)  # not after a long run
     except params.ParamsError as e:
         return _fail(str(e), 2)
-    # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them first.
-    from .speed import cpu_tuning
-    cpu_tuning.configure_environment(p)
+    resolvers.apply_environment(resolution)  # Slurm's GPUs: before TensorFlow looks for GPUs
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
     try:
-        return _run(p, hooks)
+        return _run(p, hooks, resolution.description)
     except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
         return _fail('interrupted', 130)
 
 
-def _run(p: params.Params, hooks) -> int:
+def _run(p: params.Params, hooks, cluster_source: str) -> int:
     from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         import tensorflow as tf
@@ -94,7 +101,8 @@ def _run(p: params.Params, hooks) -> int:
             from .models import model_table
             print(model_table.format_model_table(model_table.model_rows()))
             return 0
-        bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks)
+        bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks,
+                                           cluster_source=cluster_source)
         bench.print_info()
         bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:

@@ -167,6 +167,15 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('variable_consistency', 'strong', 'strong: reads see the latest update; relaxed: reads '
        'may see the previous one (faster).', ('strong', 'relaxed')),
     # --- Distribution.
+    _s('cluster_resolver', 'auto', 'Where a cluster task learns its role and peers: flags (the '
+       'host flags below), tf_config (TF_CONFIG, e.g. Kubeflow TFJob), slurm (the srun step), or '
+       'auto: the host flags when given, else TF_CONFIG when set, else Slurm in a step of more '
+       'than one task, else a local run.', ('auto', 'flags', 'tf_config', 'slurm')),
+    _i('num_ps', None, 'Slurm: how many of the step\'s tasks (the first ranks) are ps. Default: '
+       '1 for parameter_server and distributed_replicated, else 0. Elsewhere it must match.',
+       lower=0),
+    _i('slurm_port_base', 8888, 'Slurm: the first task on each node listens on this port, the '
+       'next ones on the following ports.', lower=1),
     _s('job_name', '', 'Task role in a cluster: ps, worker or controller; empty for a local run.',
        ('', 'ps', 'worker', 'controller')),
     _i('task_index', 0, 'Index of this task within its job.', lower=0),
@@ -273,7 +282,7 @@ def make_params_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> Param
     return Params(**{s.name: flag_values[s.name].value for s in SPECS})
 
 
-def _check_ranges(p: Params) -> None:
+def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound."""
     for spec in SPECS:
         value = getattr(p, spec.name)
@@ -411,7 +420,7 @@ def validate_params(p: Params) -> None:
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
-    _check_ranges(p)
+    check_ranges(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
                           'Received: num_epochs=%g' % p.num_epochs)
@@ -549,8 +558,13 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
 
     Raises:
       ParamsError: --device=gpu (or --local_parameter_device=gpu, or --num_gpus > 1 with
-        device gpu) asks for more GPUs than are visible; NCCL on the CPU.
+        device gpu) asks for more GPUs than are visible; NCCL on the CPU. (A ps task on a
+        host without GPUs runs on the CPU whatever --device says.)
     """
+    if p.job_name == 'ps' and not num_visible_gpus:
+        # A ps builds no towers: the workers' GPU flags, often given to every task alike (one
+        # TFJob or srun command line), do not apply to it.
+        p = p._replace(device='cpu', local_parameter_device='cpu')
     device = p.device or ('gpu' if num_visible_gpus else 'cpu')
     if device == 'gpu' and not num_visible_gpus:
         raise ParamsError('--device=gpu, but no GPU is visible; use --device=cpu (with '

@@ -50,6 +50,9 @@ class RunPlan:
       is_chief: True for the task that initialises, saves and reports (always on one host).
       visible_gpus: GPUs TensorFlow could see when the plan was made.
       cluster_role: 'worker 0', 'ps 1', ... for a cluster task; '' on one host.
+      cluster_source: where the cluster came from, as the header's 'Cluster:' line says, e.g.
+        'TF_CONFIG (task worker 0: worker 1 of 2, 1 ps)' (cluster/resolvers.py); '' on one
+        host.
     """
 
     params: params_lib.Params
@@ -73,6 +76,7 @@ class RunPlan:
     is_chief: bool
     visible_gpus: int
     cluster_role: str = ''
+    cluster_source: str = ''
 
     @property
     def training(self) -> bool:
@@ -135,7 +139,7 @@ def resolve_image_size(p, model) -> int:
 
 
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
-              dtypes: tuple) -> RunPlan:
+              dtypes: tuple, cluster_source: str = '') -> RunPlan:
     """Resolves a run's values (see the module docstring).
 
     Args:
@@ -146,6 +150,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
       cluster: cluster.topology.Cluster of a cluster task, else None.
       subset: the subset the run reads (dataset_info.default_subset).
       dtypes: (compute dtype, variable dtype) (speed.precision.compute_dtypes).
+      cluster_source: where the cluster came from (cluster.resolvers.Resolution.description).
 
     Returns:
       The RunPlan.
@@ -180,4 +185,4 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
         global_batch_size=global_batch, num_warmup_batches=p.num_warmup_batches,
         num_batches=num_batches, compute_dtype=dtypes[0], variable_dtype=dtypes[1],
         data_format=p.data_format, param_device=param_device, is_chief=is_chief,
-        visible_gpus=visible_gpus, cluster_role=role)
+        visible_gpus=visible_gpus, cluster_role=role, cluster_source=cluster_source)

@@ -10,6 +10,10 @@ import checkout
 REPO = checkout.REPO
 checkout.load()
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+# A run with the default --cluster_resolver=auto takes its cluster from TF_CONFIG or a Slurm step:
+# the tests and their subprocesses run without them unless a test sets them.
+for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')]:
+    del os.environ[_name]
 from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
