@@ -485,19 +485,22 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
                  batch_size: int | None = None, params=None) -> InputPipeline:
     """`make_input_pipeline` with the run plan's values: per-device batch, image size, classes,
-    data format and compute dtype.
+    data format, compute dtype and subset.
 
     Args:
       plan: the run's run_plan.RunPlan.
       dataset: the run's dataset (input_data.dataset_info.Dataset).
-      train, subset: as for `make_input_pipeline`.
+      train: training (random) or eval (deterministic) preprocessing.
+      subset: the subset to read, when not the plan's (`plan.subset`, the one the header
+        names: --data_subset, else 'validation' with --eval and 'train' otherwise, forward-only
+        runs included).
       batch_size: images per device, when not the plan's (an eval batch).
       params: Params to read input options from, when not the plan's (smaller buffers).
     """
     return make_input_pipeline(
         params or plan.params, dataset, batch_size=batch_size or plan.per_device_batch_size,
         image_size=plan.image_size, num_classes=plan.num_classes, data_format=plan.data_format,
-        dtype=plan.compute_dtype, train=train, subset=subset)
+        dtype=plan.compute_dtype, train=train, subset=subset or plan.subset)
 
 
 def to_data_error(error: tf.errors.OpError, where: str = '',
