@@ -114,6 +114,7 @@ class BenchmarkCNN:
             'TensorFlow:  %s' % tf.__version__,
             'Model:       %s' % p.model,
             'Dataset:     %s' % self.dataset.describe(plan.subset),
+            'Classes:     %s' % self.dataset.describe_classes(),
             'Mode:        %s' % plan.mode,
             'Batch size:  %d global' % plan.global_batch_size,
             '             %d per device' % plan.per_device_batch_size,

@@ -123,6 +123,9 @@ SPECS: tuple[ParamSpec, ...] = (
        '--data_dir when unset.', ('imagenet', 'cifar10', 'synthetic')),
     _s('data_subset', None, 'Subset to read: train or validation. Default: train, validation '
        'with --eval.', ('train', 'validation')),
+    _i('num_classes', None, 'Classes of the model\'s output layer. Default: from labels.txt in '
+       '--data_dir (the converter\'s labels 1..K, plus background 0: K + 1), else the '
+       'dataset\'s (ImageNet 1001, CIFAR-10 10).', lower=2),
     _b('distortions', True, 'Random crop and flip for training images (on by default).'),
     _b('distort_color', False, 'Random brightness, saturation, hue and contrast (training).'),
     _s('resize_method', 'bilinear', 'Image resize method.', RESIZE_METHODS),

@@ -248,8 +248,11 @@ class StagedPipeline(InputPipeline):
     def _finish(self, images, labels):
         """Label check, dtype cast and data-format transpose, on the host."""
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
-        message = '%s labels must lie in [0, %d), the classes of the model; a batch of %s %s ' \
-                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, self.dataset.data_dir,
+        source = ''
+        if self.num_classes == self.dataset.num_classes:
+            source = ' (%s; --num_classes sets them)' % self.dataset.classes_source
+        message = '%s labels must lie in [0, %d), the classes of the model%s; a batch of %s %s ' \
+                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
                              self.subset)
         check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
         with tf.control_dependencies([check]):

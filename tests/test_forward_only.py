@@ -38,3 +38,16 @@ def test_forward_only_pipeline_and_header_agree(subset, expected, imagenet_dir):
                       'counted in %d TFRecord shards, CRCs checked'
                       % (imagenet_dir, expected, examples, examples // 64)]
     assert pipeline.description.startswith(header[0][len('Dataset:     '):] + ';')
+
+
+def test_forward_only_accuracy_columns_print_values(tiny_run, capsys):
+    # 2 classes: every label is in the top 5 (top 2), so the top-5 column is exactly 1.000.
+    tiny_run(forward_only=True, print_training_accuracy=True, num_classes=2, num_batches=2,
+             display_every=1)
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index('Step\tImg/sec\ttop_1_accuracy\ttop_5_accuracy')
+    for step, line in zip((1, 2), lines[start + 1:start + 3]):
+        fields = line.split('\t')
+        assert fields[0] == str(step) and fields[1].startswith('images/sec: ')
+        assert len(fields) == 4 and fields[3] == '1.000'
+        assert fields[2] in ('0.000', '0.250', '0.500', '0.750', '1.000')  # 4 images a batch
