@@ -189,9 +189,10 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir.', lower=1),
     _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
        '--train_dir).'),
-    _i('num_eval_batches', None, 'Batches to evaluate (default: one pass over the subset).',
-       lower=1),
-    _f('num_eval_epochs', None, 'Epochs of the validation subset to evaluate.', lower=0),
+    _i('num_eval_batches', None, 'Full batches to evaluate (default: every record of the subset '
+       'once, the last batch padded).', lower=1),
+    _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score: ceil(epochs x '
+       'records) examples.', lower=0),
     _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),
     _i('eval_interval_secs', 0, 'With --eval, re-evaluate new checkpoints every this many '
        'seconds (0: once).', lower=0),

@@ -245,8 +245,9 @@ class StagedPipeline(InputPipeline):
             what = 'central crop + flip'
         return '%s, %s resize' % (what, self.params.resize_method)
 
-    def _finish(self, images, labels):
-        """Label check, dtype cast and data-format transpose, on the host."""
+    def _finish(self, images, labels, *extra):
+        """Label check, dtype cast and data-format transpose, on the host; `extra` per-example
+        tensors (an evaluation's validity mask) pass through."""
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
         source = ''
         if self.num_classes == self.dataset.num_classes:
@@ -262,7 +263,12 @@ class StagedPipeline(InputPipeline):
             images = tf.transpose(images, [0, 3, 1, 2])
         images.set_shape(self.image_shape())
         labels.set_shape([self.batch_size])
-        return images, labels
+        return (images, labels, *extra)
+
+    def _staged_dtypes(self) -> list:
+        """Dtypes of one staged batch: images and labels (subclasses may add per-example
+        tensors of shape [batch] after them)."""
+        return [self.dtype, tf.int32]
 
     def build(self, devices):
         if self.warmup_ops:
@@ -275,17 +281,18 @@ class StagedPipeline(InputPipeline):
         batches = []
         for index, device in enumerate(devices):
             with tf1.device(device), tf1.name_scope('input_staging_%d' % index):
-                area = data_flow_ops.StagingArea(
-                    [self.dtype, tf.int32], shapes=[self.image_shape(), [self.batch_size]])
+                dtypes = self._staged_dtypes()
+                shapes = [self.image_shape()] + [[self.batch_size]] * (len(dtypes) - 1)
+                area = data_flow_ops.StagingArea(dtypes, shapes=shapes)
                 puts = [area.put(list(wave[index])) for wave in waves]
                 self.step_ops.append(puts[0])
                 self.warmup_ops.extend(puts)
                 self.size_ops.append(area.size())
                 self.drain_ops.append(area.clear())
-                images, labels = area.get()
-                images.set_shape(self.image_shape())
-                labels.set_shape([self.batch_size])
-                batches.append((images, labels))
+                staged = area.get()
+                for tensor, shape in zip(staged, shapes, strict=True):
+                    tensor.set_shape(shape)
+                batches.append(tuple(staged))
         return batches
 
 
