@@ -131,3 +131,32 @@ def test_a_label_beyond_labels_txt_names_where_the_classes_come_from(tmp_path):
         'label out of range: labels must lie in [0, 3), the classes of the model (labels.txt in '
         '%s: 2 classes, labels 1..2, + background 0; --num_classes sets them); a batch of %s '
         'train holds' % (data_dir, data_dir))
+
+
+# --- Through the command: the Classes line, and each classes error as one line.
+
+@pytest.mark.cli
+@pytest.mark.parametrize('case, status, expected', [
+    ('runs', 0, 'Classes:     4 (labels.txt in {d}: 3 classes, labels 1..3, + background 0)'),
+    ('flag', 0, 'Classes:     9 (--num_classes; labels.txt in {d}: 3 classes, labels 1..3, + '
+                'background 0)'),
+    ('too_small', 2, 'error: --num_classes=3 is too small for {d}/labels.txt (3 classes, '
+                     'labels 1..3, + background 0): give --num_classes >= 4, or drop it to '
+                     'use 4'),
+    ('bad_file', 1, 'error: {d}/labels.txt line 2 is not "<label> <synset> <text>" with a '
+                    "label >= 0: 'two bee'; fix the file, or remove it and give --num_classes"),
+])
+def test_classes_through_the_command(tmp_path, case, status, expected):
+    from test_cli import run_cli
+    text = '1 one ant\ntwo bee\n' if case == 'bad_file' else CONVERTER_LABELS
+    data_dir = _labelled_dir(tmp_path, text)
+    flag = {'flag': ['--num_classes=9'], 'too_small': ['--num_classes=3']}.get(case, [])
+    proc = run_cli('--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=1',
+                   '--num_warmup_batches=0', '--data_dir=%s' % data_dir, *flag)
+    assert proc.returncode == status, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    expected = expected.format(d=data_dir)
+    if status:
+        assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [expected]
+    else:
+        assert expected in proc.stdout.splitlines()
