@@ -120,12 +120,9 @@ class BenchmarkCNN:
             'TensorFlow:  %s' % tf.__version__,
             'Model:       %s' % p.model,
             'Dataset:     %s' % self.dataset.describe(plan.subset),
+            'Classes:     %s' % self.dataset.describe_classes(),
             'Mode:        %s' % plan.mode,
-            'Batch size:  %d global' % plan.global_batch_size,
-            '             %d per device' % plan.per_device_batch_size,
-            'Image size:  %dx%d' % (plan.image_size, plan.image_size),
-            'Num batches: %d' % plan.num_batches,
-            'Num epochs:  %.2f' % plan.epochs,
+            *_batch_lines(plan),
             'Devices:     %s%s' % (list(plan.devices), device_note),
             'Data format: %s' % p.data_format,
             *self.speed_notes['precision_lines'],
@@ -404,6 +401,26 @@ def _speed_setup(p, dtype) -> dict:
                           % ('bf16' if dtype == tf.bfloat16 else 'fp16', support))
     cpu_tuning.check_numa(p)
     return {'precision_lines': lines, 'xla': xla_jit.prepare(p)}
+
+
+def _batch_lines(plan) -> list[str]:
+    """The header's batch, image size, batches and epochs lines: an evaluation's (its EvalPlan)
+    with --eval, else the timed steps', then an 'Eval:' line when the training evaluates."""
+    image = 'Image size:  %dx%d' % (plan.image_size, plan.image_size)
+    ev = plan.eval
+    if plan.mode == 'evaluation':
+        return ['Batch size:  %d global (eval)' % ev.global_batch_size,
+                '             %d per device' % ev.per_device_batch_size, image,
+                'Num batches: %d per evaluation' % ev.num_batches,
+                'Num epochs:  %.2f per evaluation' % ev.epochs,
+                'Eval:        %s' % ev.describe()]
+    lines = ['Batch size:  %d global' % plan.global_batch_size,
+             '             %d per device' % plan.per_device_batch_size, image,
+             'Num batches: %d' % plan.num_batches,
+             'Num epochs:  %.2f' % plan.epochs]
+    if ev is not None:
+        lines.append('Eval:        %s, per evaluation during training' % ev.describe())
+    return lines
 
 
 def _accuracy_columns(extras) -> str:

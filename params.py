@@ -123,6 +123,9 @@ SPECS: tuple[ParamSpec, ...] = (
        '--data_dir when unset.', ('imagenet', 'cifar10', 'synthetic')),
     _s('data_subset', None, 'Subset to read: train or validation. Default: train, validation '
        'with --eval.', ('train', 'validation')),
+    _i('num_classes', None, 'Classes of the model\'s output layer. Default: from labels.txt in '
+       '--data_dir (the converter\'s labels 1..K, plus background 0: K + 1), else the '
+       'dataset\'s (ImageNet 1001, CIFAR-10 10).', lower=2),
     _b('distortions', True, 'Random crop and flip for training images (on by default).'),
     _b('distort_color', False, 'Random brightness, saturation, hue and contrast (training).'),
     _s('resize_method', 'bilinear', 'Image resize method.', RESIZE_METHODS),
@@ -195,9 +198,10 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir.', lower=1),
     _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
        '--train_dir).'),
-    _i('num_eval_batches', None, 'Batches to evaluate (default: one pass over the subset).',
-       lower=1),
-    _f('num_eval_epochs', None, 'Epochs of the validation subset to evaluate.', lower=0),
+    _i('num_eval_batches', None, 'Full batches to evaluate (default: every record of the subset '
+       'once, the last batch padded).', lower=1),
+    _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score: ceil(epochs x '
+       'records) examples.', lower=0),
     _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),
     _i('eval_interval_secs', 0, 'With --eval, re-evaluate new checkpoints every this many '
        'seconds (0: once).', lower=0),

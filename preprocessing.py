@@ -245,11 +245,15 @@ class StagedPipeline(InputPipeline):
             what = 'central crop + flip'
         return '%s, %s resize' % (what, self.params.resize_method)
 
-    def _finish(self, images, labels):
-        """Label check, dtype cast and data-format transpose, on the host."""
+    def _finish(self, images, labels, *extra):
+        """Label check, dtype cast and data-format transpose, on the host; `extra` per-example
+        tensors (an evaluation's validity mask) pass through."""
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
-        message = '%s labels must lie in [0, %d), the classes of the model; a batch of %s %s ' \
-                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, self.dataset.data_dir,
+        source = ''
+        if self.num_classes == self.dataset.num_classes:
+            source = ' (%s; --num_classes sets them)' % self.dataset.classes_source
+        message = '%s labels must lie in [0, %d), the classes of the model%s; a batch of %s %s ' \
+                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
                              self.subset)
         check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
         with tf.control_dependencies([check]):
@@ -259,7 +263,12 @@ class StagedPipeline(InputPipeline):
             images = tf.transpose(images, [0, 3, 1, 2])
         images.set_shape(self.image_shape())
         labels.set_shape([self.batch_size])
-        return images, labels
+        return (images, labels, *extra)
+
+    def _staged_dtypes(self) -> list:
+        """Dtypes of one staged batch: images and labels (subclasses may add per-example
+        tensors of shape [batch] after them)."""
+        return [self.dtype, tf.int32]
 
     def build(self, devices):
         if self.warmup_ops:
@@ -272,17 +281,18 @@ class StagedPipeline(InputPipeline):
         batches = []
         for index, device in enumerate(devices):
             with tf1.device(device), tf1.name_scope('input_staging_%d' % index):
-                area = data_flow_ops.StagingArea(
-                    [self.dtype, tf.int32], shapes=[self.image_shape(), [self.batch_size]])
+                dtypes = self._staged_dtypes()
+                shapes = [self.image_shape()] + [[self.batch_size]] * (len(dtypes) - 1)
+                area = data_flow_ops.StagingArea(dtypes, shapes=shapes)
                 puts = [area.put(list(wave[index])) for wave in waves]
                 self.step_ops.append(puts[0])
                 self.warmup_ops.extend(puts)
                 self.size_ops.append(area.size())
                 self.drain_ops.append(area.clear())
-                images, labels = area.get()
-                images.set_shape(self.image_shape())
-                labels.set_shape([self.batch_size])
-                batches.append((images, labels))
+                staged = area.get()
+                for tensor, shape in zip(staged, shapes, strict=True):
+                    tensor.set_shape(shape)
+                batches.append(tuple(staged))
         return batches
 
 
@@ -485,19 +495,22 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
                  batch_size: int | None = None, params=None) -> InputPipeline:
     """`make_input_pipeline` with the run plan's values: per-device batch, image size, classes,
-    data format and compute dtype.
+    data format, compute dtype and subset.
 
     Args:
       plan: the run's run_plan.RunPlan.
       dataset: the run's dataset (input_data.dataset_info.Dataset).
-      train, subset: as for `make_input_pipeline`.
+      train: training (random) or eval (deterministic) preprocessing.
+      subset: the subset to read, when not the plan's (`plan.subset`, the one the header
+        names: --data_subset, else 'validation' with --eval and 'train' otherwise, forward-only
+        runs included).
       batch_size: images per device, when not the plan's (an eval batch).
       params: Params to read input options from, when not the plan's (smaller buffers).
     """
     return make_input_pipeline(
         params or plan.params, dataset, batch_size=batch_size or plan.per_device_batch_size,
         image_size=plan.image_size, num_classes=plan.num_classes, data_format=plan.data_format,
-        dtype=plan.compute_dtype, train=train, subset=subset)
+        dtype=plan.compute_dtype, train=train, subset=subset or plan.subset)
 
 
 def to_data_error(error: tf.errors.OpError, where: str = '',

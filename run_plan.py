@@ -11,6 +11,9 @@ step after a timed step each have exactly one definition, here.
 
 The plan's `params` are the resolved ones (device, data format, warm-up and batch counts, the
 per-device batch and the image size filled in), so the results JSON records what ran.
+
+A run that evaluates (--eval, or --eval_during_training_* in training) also has an `EvalPlan`:
+the subset, batches and examples one evaluation scores (`make_eval_plan`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,71 @@ import dataclasses
 import math
 
 from . import params as params_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalPlan:
+    """What one evaluation scores (immutable).
+
+    Real data is read in a fixed order, without shuffling: the scored examples are the
+    subset's records one after the other, from the first, each once (`num_examples` <= the subset's
+    size), or going round again for --num_eval_batches/--num_eval_epochs beyond one pass. The
+    last batch is filled up with padding slots that are not scored. Synthetic data scores
+    every slot of --num_eval_batches (default --num_batches) batches.
+
+    Attributes:
+      subset: 'validation' (or --data_subset with --eval).
+      per_device_batch_size: --eval_batch_size, else the training batch.
+      global_batch_size: per_device_batch_size x devices.
+      num_batches: steps of one evaluation.
+      num_examples: examples scored by one evaluation.
+      examples_per_epoch: records in `subset` (published size for synthetic data).
+      synthetic: True when no records are read.
+    """
+
+    subset: str
+    per_device_batch_size: int
+    global_batch_size: int
+    num_batches: int
+    num_examples: int
+    examples_per_epoch: int
+    synthetic: bool = False
+
+    @property
+    def padding(self) -> int:
+        """Slots of the last batch beyond `num_examples` (padding, not scored)."""
+        return self.num_batches * self.global_batch_size - self.num_examples
+
+    @property
+    def epochs(self) -> float:
+        """Passes over the subset one evaluation makes (scored examples / records)."""
+        return self.num_examples / float(self.examples_per_epoch)
+
+    def describe(self) -> str:
+        """One phrase: what is scored, e.g. '5 examples (every validation record once) in 3
+        batches of 2 (2 per device x 1 device); the last batch holds 1 example and 1 padding
+        slot, not scored'."""
+        devices = self.global_batch_size // self.per_device_batch_size
+        batches = '%d batch%s of %d (%d per device x %d device%s)' % (
+            self.num_batches, '' if self.num_batches == 1 else 'es', self.global_batch_size,
+            self.per_device_batch_size, devices, '' if devices == 1 else 's')
+        if self.synthetic:
+            return '%d synthetic examples in %s' % (self.num_examples, batches)
+        if self.num_examples == self.examples_per_epoch:
+            what = 'every %s record once' % self.subset
+        elif self.num_examples < self.examples_per_epoch:
+            what = 'the first %d of the %d %s records in a fixed order, each once' % (
+                self.num_examples, self.examples_per_epoch, self.subset)
+        else:
+            what = '%.2f passes over the %d %s records in a fixed order' % (
+                self.epochs, self.examples_per_epoch, self.subset)
+        text = '%d examples (%s) in %s' % (self.num_examples, what, batches)
+        if self.padding:
+            last = self.global_batch_size - self.padding
+            text += '; the %sbatch holds %d example%s and %d padding slot%s, not scored' % (
+                '' if self.num_batches == 1 else 'last ', last, '' if last == 1 else 's',
+                self.padding, '' if self.padding == 1 else 's')
+        return text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +121,7 @@ class RunPlan:
       cluster_source: where the cluster came from, as the header's 'Cluster:' line says, e.g.
         'TF_CONFIG (task worker 0: worker 1 of 2, 1 ps)' (cluster/resolvers.py); '' on one
         host.
+      eval: the EvalPlan of a run that evaluates (--eval, --eval_during_training_*), else None.
     """
 
     params: params_lib.Params
@@ -77,6 +146,7 @@ class RunPlan:
     visible_gpus: int
     cluster_role: str = ''
     cluster_source: str = ''
+    eval: EvalPlan | None = None
 
     @property
     def training(self) -> bool:
@@ -110,6 +180,8 @@ class RunPlan:
                 continue
             if field.name in ('compute_dtype', 'variable_dtype'):
                 value = getattr(value, 'name', str(value))
+            elif field.name == 'eval' and value is not None:
+                value = dataclasses.asdict(value)
             elif isinstance(value, tuple):
                 value = list(value)
             out[field.name] = value
@@ -119,6 +191,55 @@ class RunPlan:
 def run_mode(p) -> str:
     """'evaluation', 'forward-only' or 'training'."""
     return 'evaluation' if p.eval else 'forward-only' if p.forward_only else 'training'
+
+
+def eval_subset(p) -> str:
+    """The subset evaluated: --data_subset with --eval, else 'validation'."""
+    return (p.data_subset if p.eval and p.data_subset else None) or 'validation'
+
+
+def evaluates(p) -> bool:
+    """True when the run evaluates: --eval, or a training run with --eval_during_training_*."""
+    return bool(p.eval or (run_mode(p) == 'training' and (
+        p.eval_during_training_every_n_steps or p.eval_during_training_every_n_epochs
+        or p.eval_during_training_at_specified_steps)))
+
+
+def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
+                   num_batches: int) -> EvalPlan:
+    """What one evaluation scores.
+
+    Real data: --num_eval_batches N scores N full batches (N x global batch examples, going
+    round the subset again when that exceeds it); --num_eval_epochs E scores ceil(E x records)
+    examples in ceil(E x records / global batch) batches; neither scores every record once.
+    Synthetic data: --num_eval_batches, else `num_batches` (the run's), full batches.
+
+    Args:
+      p: the run's resolved Params.
+      dataset: the run's input_data.dataset_info.Dataset.
+      num_devices: towers the evaluation runs on.
+      per_device_batch_size: the training batch (used without --eval_batch_size).
+      num_batches: the run's timed steps (synthetic evaluations).
+
+    Raises:
+      DataError: the subset's files are missing or corrupt (dataset_info.Dataset.scan).
+    """
+    subset = eval_subset(p)
+    batch = p.eval_batch_size or per_device_batch_size
+    global_batch = batch * num_devices
+    records = dataset.num_examples(subset)
+    if dataset.synthetic:
+        batches = p.num_eval_batches or num_batches
+        return EvalPlan(subset, batch, global_batch, batches, batches * global_batch, records,
+                        synthetic=True)
+    if p.num_eval_batches:
+        examples = p.num_eval_batches * global_batch
+    elif p.num_eval_epochs:
+        # round() first: 0.1 x 30 is 3.0000000000000004 in floating point, 3 examples.
+        examples = max(1, int(math.ceil(round(p.num_eval_epochs * records, 6))))
+    else:
+        examples = records
+    return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records)
 
 
 def resolve_image_size(p, model) -> int:
@@ -157,6 +278,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
 
     Raises:
       params.ParamsError: the image size does not suit the model.
+      DataError: the subset read (or evaluated) is missing or corrupt.
     """
     image_size = resolve_image_size(p, model)
     batch_size = p.batch_size or model.default_batch_size
@@ -178,6 +300,10 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     if p.num_epochs is not None:
         num_batches = max(1, int(math.ceil(p.num_epochs * examples / global_batch)))
     p = p._replace(batch_size=batch_size, image_size=image_size, num_batches=num_batches)
+    eval_plan = None
+    if evaluates(p):
+        eval_plan = make_eval_plan(p, dataset, num_devices=len(devices),
+                                   per_device_batch_size=batch_size, num_batches=num_batches)
     return RunPlan(
         params=p, mode=run_mode(p), model=p.model, dataset=dataset.name, subset=subset,
         num_classes=dataset.num_classes, examples_per_epoch=examples, image_size=image_size,
@@ -185,4 +311,5 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
         global_batch_size=global_batch, num_warmup_batches=p.num_warmup_batches,
         num_batches=num_batches, compute_dtype=dtypes[0], variable_dtype=dtypes[1],
         data_format=p.data_format, param_device=param_device, is_chief=is_chief,
-        visible_gpus=visible_gpus, cluster_role=role, cluster_source=cluster_source)
+        visible_gpus=visible_gpus, cluster_role=role, cluster_source=cluster_source,
+        eval=eval_plan)

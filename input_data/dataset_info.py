@@ -7,6 +7,7 @@ those files are intact. The input pipelines in `preprocessing.py` read the files
     dataset = dataset_info.get_dataset(params)      # name given or inferred from --data_dir
     dataset.num_examples('train')                    # real count when cheap to know, else published
     dataset.describe('train')                        # one phrase for the run's header
+    dataset.num_classes                              # --num_classes, labels.txt, or published
 
 ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
 `validation-00001-of-00002`. Before a shard is used its record headers are walked (each record is
@@ -26,6 +27,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
+from . import class_labels
 
 SUBSETS = ('train', 'validation')
 
@@ -255,15 +257,17 @@ class Dataset:
     """
 
     def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
-                 skip_corrupt_records=False):
+                 skip_corrupt_records=False, num_classes: int | None = None,
+                 classes_source: str = ''):
         self.spec = spec
         self.data_dir = data_dir
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
+        self.num_classes = num_classes or spec.num_classes
+        self.classes_source = classes_source or class_labels.published_classes(spec)
         self._scans: dict[str, SubsetScan] = {}
 
     name = property(lambda self: self.spec.name)
-    num_classes = property(lambda self: self.spec.num_classes)
     image_size = property(lambda self: self.spec.image_size)
 
     @property
@@ -372,6 +376,11 @@ class Dataset:
             return self.spec.published_examples[_check_subset(subset)]
         return self.scan(subset).num_examples
 
+    def describe_classes(self) -> str:
+        """The header's phrase for the classes, e.g. '4 (labels.txt in /data: 3 classes,
+        labels 1..3, + background 0)' or '1001 (imagenet's: 1000 classes + background 0)'."""
+        return '%d (%s)' % (self.num_classes, self.classes_source)
+
     def describe(self, subset: str) -> str:
         """One phrase for the header: name, how it was chosen, where the example count comes
         from, e.g. 'imagenet (inferred from the files in /data), train: 512 examples counted in
@@ -412,25 +421,35 @@ def get_dataset(params) -> Dataset:
     Without --data_dir the data is synthetic (of --data_name's shapes, ImageNet's by default).
     With --data_dir and no --data_name, the name is inferred from the files in the directory.
 
+    The number of classes is --num_classes, else the converter's labels.txt in an ImageNet-format
+    --data_dir (see `class_labels.resolve_num_classes`), else the published one.
+
     Args:
-      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records.
+      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records, num_classes.
 
     Returns:
       A Dataset. Files are listed and checked lazily, by `scan` or `num_examples`.
 
     Raises:
-      DataError: --data_dir is missing, empty, or holds no file of a known dataset.
+      DataError: --data_dir is missing, empty, or holds no file of a known dataset; its
+        labels.txt cannot be read (see `class_labels.read_labels_file`).
+      params.ParamsError: --num_classes is too small for the dataset's labels.
     """
     name, data_dir = params.data_name, params.data_dir
     if not data_dir or name == 'synthetic':
-        return Dataset(SPECS[name or 'synthetic'])
+        spec = SPECS[name or 'synthetic']
+        return Dataset(spec, num_classes=params.num_classes,
+                       classes_source='--num_classes' if params.num_classes else '')
     inferred = name is None
     if inferred:
         name = infer_dataset_name(data_dir)
     else:
         _listdir(data_dir)
+    num_classes, source = class_labels.resolve_num_classes(SPECS[name], data_dir,
+                                                           params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,
-                   skip_corrupt_records=params.skip_corrupt_records)
+                   skip_corrupt_records=params.skip_corrupt_records, num_classes=num_classes,
+                   classes_source=source)
 
 
 def default_subset(params) -> str:

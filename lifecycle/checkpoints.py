@@ -195,7 +195,8 @@ def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> d
         if list(shapes[name]) != want:
             raise CheckpointError(
                 'checkpoint %s does not fit this run: %s has shape %s there and %s here '
-                '(another --model, --image_size or dataset?); use another --train_dir'
+                '(another --model, --image_size, dataset or --num_classes?); use another '
+                '--train_dir'
                 % (path, name, list(shapes[name]), want))
     present = {n: v for n, v in optional.items()
                if n in shapes and list(shapes[n]) == v.shape.as_list()}

@@ -13,13 +13,17 @@ Three ways in, one evaluator:
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
-The evaluator has its own graph: the same input pipeline code with eval preprocessing (central
-crop, no randomness), the towers built with phase_train=False inside the same variable-manager
-scopes as training, so the checkpoint names match (a checkpoint written by any --variable_update
-and any number of devices evaluates on any number of devices). Batches: --num_eval_batches, else
---num_eval_epochs of the subset, else one pass (floor(examples / global eval batch), so no image
-counts twice); synthetic data uses --num_batches. The subset is --data_subset with --eval, else
-validation. Per-device batch: --eval_batch_size, else the training batch.
+The evaluator has its own graph: the input of `eval_input` (real data in a fixed order, no
+shuffling, eval preprocessing: central crop, no randomness), the towers built with
+phase_train=False inside the same variable-manager scopes as training, so the checkpoint names
+match (a checkpoint written by any --variable_update and any number of devices evaluates on any
+number of devices). What one evaluation scores is the run plan's `EvalPlan`
+(run_plan.make_eval_plan): by default every record of the subset exactly once, whatever the batch
+size and the number of devices (the last batch is padded; padding is not scored); else
+--num_eval_batches full batches, or --num_eval_epochs of the subset; synthetic data uses
+--num_batches. The subset is --data_subset with --eval, else validation. Per-device batch:
+--eval_batch_size, else the training batch. Accuracy is hits / examples scored, both counted in
+the graph.
 """
 
 from __future__ import annotations
@@ -33,26 +37,9 @@ import tensorflow as tf
 
 from .. import cnn_util, preprocessing, tower, variable_mgr
 from ..speed import session_config
-from . import checkpoints, results_log, run_hooks, signals
+from . import checkpoints, eval_input, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
-
-
-def eval_subset(p) -> str:
-    """The subset evaluated: --data_subset with --eval, else 'validation'."""
-    return (p.data_subset if p.eval and p.data_subset else None) or 'validation'
-
-
-def num_eval_batches(p, dataset, subset: str, global_batch: int) -> int:
-    """Batches per evaluation (see the module docstring)."""
-    if p.num_eval_batches:
-        return p.num_eval_batches
-    if dataset.synthetic:
-        return p.num_batches or 100
-    examples = dataset.num_examples(subset)
-    if p.num_eval_epochs:
-        return max(1, int(math.ceil(p.num_eval_epochs * examples / global_batch)))
-    return max(1, examples // global_batch)
 
 
 def _manager_params(p):
@@ -74,7 +61,9 @@ class Evaluator:
       dataset: the run's dataset (input_data.dataset_info.Dataset).
 
     Attributes:
-      batch_size: per device. num_batches: per evaluation. subset: 'train' or 'validation'.
+      eval_plan: the run_plan.EvalPlan (what one evaluation scores). batch_size: per device.
+      global_batch: over the devices. num_batches: per evaluation. subset: 'train' or
+      'validation'.
     """
 
     def __init__(self, plan, model, dataset):
@@ -83,11 +72,12 @@ class Evaluator:
         self.model = model
         self.dataset = dataset
         self.p = p
-        self.subset = eval_subset(p)
-        self.batch_size = p.eval_batch_size or plan.per_device_batch_size
+        self.eval_plan = plan.eval
+        self.subset = plan.eval.subset
+        self.batch_size = plan.eval.per_device_batch_size
         self.devices = list(plan.devices)
-        self.global_batch = self.batch_size * len(self.devices)
-        self.num_batches = num_eval_batches(p, dataset, self.subset, self.global_batch)
+        self.global_batch = plan.eval.global_batch_size
+        self.num_batches = plan.eval.num_batches
         self._loaders = None
         start = time.perf_counter()
         self._build()
@@ -100,18 +90,19 @@ class Evaluator:
             tf1.set_random_seed(p.tf_random_seed)
             with tf1.device('/cpu:0'):
                 tf1.train.get_or_create_global_step()
-            self.pipeline = preprocessing.pipeline_for(
-                plan, self.dataset, train=False, subset=self.subset, batch_size=self.batch_size)
+            self.pipeline = eval_input.make_eval_input(plan, self.dataset)
             batches = self.pipeline.build(self.devices)
             self.mgr = variable_mgr.make_variable_mgr(_manager_params(p), self.devices)
-            correct_1, correct_5 = [], []
-            for i, (images, labels) in enumerate(batches):
+            counts = []
+            for i, batch in enumerate(batches):
+                images, labels = batch[:2]
                 with self.mgr.tower_scope(i):
                     out = tower.forward(plan, self.model, images, labels, phase_train=False)
-                correct_1.append(out.top_1 * self.batch_size)
-                correct_5.append(out.top_5 * self.batch_size)
+                    counts.append(eval_input.count_correct(
+                        out.logits, labels, batch[2] if len(batch) > 2 else None,
+                        plan.num_classes))
             with tf1.device('/cpu:0'):
-                self.correct = [tf.add_n(correct_1), tf.add_n(correct_5)]
+                self.counts = tf.add_n(counts)  # int64 [3]: top-1, top-5 hits, examples
             self.init_ops = [tf1.global_variables_initializer(),
                              tf1.local_variables_initializer()]
             self.post_init = self.mgr.post_init_ops()
@@ -131,9 +122,10 @@ class Evaluator:
         """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}.
 
         Returns:
-          {'top_1', 'top_5': fractions in [0, 1], 'images_per_sec': float, 'num_examples',
-           'num_batches', 'global_step', 'checkpoint_path' (or None), 'subset',
-           'elapsed_secs', 'batch_times': seconds per batch}.
+          {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
+           examples scored per second, 'num_examples': examples scored (counted in the graph;
+           padding slots excluded), 'num_batches', 'global_step', 'checkpoint_path' (or None),
+           'subset', 'elapsed_secs', 'batch_times': seconds per batch}.
 
         Raises:
           CheckpointError: the checkpoint does not fit the model.
@@ -150,7 +142,7 @@ class Evaluator:
                 step = int(values['global_step'])
             if self.post_init:
                 sess.run(self.post_init)
-            totals = np.zeros(2)
+            totals = np.zeros(3, np.int64)
             batch_times = []
             with preprocessing.data_errors(files=self.pipeline.record_files):
                 if self.pipeline.warmup_ops:
@@ -158,15 +150,15 @@ class Evaluator:
                 start = time.perf_counter()
                 for index in range(self.num_batches):
                     batch_start = time.perf_counter()
-                    out = sess.run([self.correct,
+                    out = sess.run([self.counts,
                                     self.pipeline.step_ops_for(index, self.num_batches)])
                     batch_times.append(time.perf_counter() - batch_start)
-                    totals += np.asarray(out[0], dtype=np.float64)
+                    totals += np.asarray(out[0], dtype=np.int64)
                 elapsed = time.perf_counter() - start
-        examples = self.num_batches * self.global_batch
+        hits_1, hits_5, examples = (int(x) for x in totals)
         return {
-            'top_1': float(round(totals[0]) / examples),
-            'top_5': float(round(totals[1]) / examples),
+            'top_1': hits_1 / examples,
+            'top_5': hits_5 / examples,
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
             'num_examples': examples, 'num_batches': self.num_batches, 'global_step': step,
             'checkpoint_path': checkpoint_path, 'subset': self.subset, 'elapsed_secs': elapsed,
@@ -179,6 +171,16 @@ def log_eval(r: dict) -> None:
     cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples, global step %d]'
                     % (r['top_1'], r['top_5'], r['num_examples'], r['global_step']))
     cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
+
+
+def log_eval_plan(evaluator) -> None:
+    """The 'Eval:' line: what one evaluation scores, on which devices, read how."""
+    cnn_util.log_fn('Eval: %s; from %s' % (evaluator.eval_plan.describe(),
+                                            evaluator.pipeline.description or evaluator.subset))
+    classes = evaluator.plan.num_classes
+    if classes <= 5:
+        cnn_util.log_fn('Accuracy @ 5 is 1 by definition here: the model has %d classes, all '
+                        'of them in its top 5' % classes)
 
 
 class EvalSummaryWriter:
@@ -236,9 +238,7 @@ def run_eval(plan, model, dataset) -> dict:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
     evaluator = Evaluator(plan, model, dataset)
-    cnn_util.log_fn('Eval: %d batches of %d images (%d per device x %d devices) from %s' % (
-        evaluator.num_batches, evaluator.global_batch, evaluator.batch_size,
-        len(evaluator.devices), evaluator.pipeline.description or evaluator.subset))
+    log_eval_plan(evaluator)
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False
     with signals.SignalCatcher('the current evaluation') as catcher:

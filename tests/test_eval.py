@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks import benchmark_cnn, run_plan
 from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner
 from tf_cnn_benchmarks.params import make_params
 
@@ -133,20 +133,22 @@ def test_eval_batch_size_flag(trained):
 
 
 @pytest.mark.parametrize('flags, expected', [
-    ({}, 6),  # one pass: floor(50 / 8), no image twice
-    ({'num_eval_batches': 2}, 2),
-    ({'num_eval_epochs': 1.5}, 10),  # ceil(75 / 8)
+    ({}, (7, 50)),  # one pass: every record once, the last batch 2 examples + 6 padding slots
+    ({'num_eval_batches': 2}, (2, 16)),
+    ({'num_eval_epochs': 1.5}, (10, 75)),  # ceil(75 / 8) batches
 ])
 def test_number_of_eval_batches(flags, expected):
     dataset = types.SimpleNamespace(synthetic=False, num_examples=lambda subset: 50)
-    assert eval_runner.num_eval_batches(make_params(**flags), dataset, 'validation', 8) \
-        == expected
+    plan = run_plan.make_eval_plan(make_params(**flags), dataset, num_devices=1,
+                                   per_device_batch_size=8, num_batches=100)
+    assert (plan.num_batches, plan.num_examples) == expected
 
 
 def test_synthetic_eval_uses_num_batches():
-    dataset = types.SimpleNamespace(synthetic=True)
-    assert eval_runner.num_eval_batches(make_params(num_batches=7), dataset, 'validation',
-                                        8) == 7
+    dataset = types.SimpleNamespace(synthetic=True, num_examples=lambda subset: 50000)
+    plan = run_plan.make_eval_plan(make_params(), dataset, num_devices=1,
+                                   per_device_batch_size=8, num_batches=7)
+    assert (plan.num_batches, plan.num_examples) == (7, 56)
 
 
 def test_eval_without_a_checkpoint_is_a_clear_error(tmp_path):

@@ -54,6 +54,7 @@ def test_lenet_learns_digits_to_90_percent(tmp_path):
         num_batches=200, num_warmup_batches=0, optimizer='momentum',
         piecewise_learning_rate_schedule='0.02;3;0.002', **common), gpus=0).run()
     assert trained['global_step'] == 200
+    assert trained['plan']['num_classes'] == 11  # labels.txt: digits 1..10 + background 0
     assert np.mean(trained['losses'][-20:]) < 0.5
     evaluated = benchmark_cnn.BenchmarkCNN(make_params(eval=True, **common), gpus=0).run()
     top_1 = evaluated['eval']['top_1']
@@ -61,5 +62,6 @@ def test_lenet_learns_digits_to_90_percent(tmp_path):
     print('digits: eval top-1 %.4f top-5 %.4f on %d held-out images; %.1f s in all' % (
         top_1, evaluated['eval']['top_5'], evaluated['eval']['num_examples'], elapsed))
     assert evaluated['eval']['subset'] == 'validation'
-    assert evaluated['eval']['num_examples'] == 352  # 11 batches of 32 of the 359
+    # Every held-out image once: 11 full batches of 32 and a last one of 7 (+ 25 padding).
+    assert (evaluated['eval']['num_examples'], evaluated['eval']['num_batches']) == (359, 12)
     assert top_1 >= TARGET_TOP_1

@@ -1,0 +1,256 @@
+"""An evaluation scores every record exactly once, whatever the batch size and the devices.
+
+The checkpoint here is written by hand so that the right accuracy is known without running the
+model: the trivial model (flatten -> linear 1 -> relu 4096 -> linear 10) with weights that make
+the bottleneck the mean pixel value, so a bright image is called class 2 and a dark one class 1,
+with classes 3, 4, 5 next in the ranking (top-5 = {1, 2, 3, 4, 5}). The five validation records:
+
+    record   image    label   top-1 hit   top-5 hit
+    1        bright   2       yes         yes
+    2        dark     1       yes         yes
+    3        bright   2       yes         yes
+    4        dark     2       no          yes
+    5        bright   7       no          no
+
+so top-1 = 3/5 = 0.6 and top-5 = 4/5 = 0.8 over the whole set; the first four give 0.75 and 1.0.
+"""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import run_plan
+from tf_cnn_benchmarks.lifecycle import eval_runner
+
+import input_helpers as h
+from helpers import tiny_bench, tiny_params
+
+tf1 = tf.compat.v1
+BRIGHT, DARK = (220, 220, 220), (30, 30, 30)
+RECORDS = [(BRIGHT, 2), (DARK, 1), (BRIGHT, 2), (DARK, 2), (BRIGHT, 7)]
+CROP = 28  # eval's central crop of the 32x32 images: no resize
+STEP = 7
+
+
+def crafted_values(num_classes=10) -> dict:
+    """Checkpoint values of the trivial model described in the module docstring."""
+    inputs = CROP * CROP * 3
+    w1 = np.zeros([1, 4096], np.float32)
+    b1 = np.zeros([4096], np.float32)
+    w1[0, 0], b1[0] = 1.0, 1.0  # unit 0 = relu(mean pixel + 1): 1.73 bright, 0.24 dark
+    w2 = np.zeros([4096, num_classes], np.float32)
+    w2[0, 2] = 1.0  # logit 2 = unit 0
+    b2 = -100.0 - np.arange(num_classes, dtype=np.float32)  # then classes 3, 4, 5, ...
+    b2[1], b2[2] = 1.0, 0.0  # logit 1 = 1: class 2 wins on bright images only
+    return {'cg/affine0/weights': np.full([inputs, 1], 1.0 / inputs, np.float32),
+            'cg/affine0/biases': np.zeros([1], np.float32),
+            'cg/affine1/weights': w1, 'cg/affine1/biases': b1,
+            'cg/affine2/weights': w2, 'cg/affine2/biases': b2,
+            'global_step': np.int64(STEP)}
+
+
+def write_checkpoint(train_dir, values) -> str:
+    """A TensorFlow checkpoint of `values` at step values['global_step'] in `train_dir`."""
+    with tf.Graph().as_default():
+        variables = {name: tf1.Variable(value, name=name.replace('/', '_'))
+                     for name, value in values.items()}
+        saver = tf1.train.Saver(variables)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            return saver.save(sess, os.path.join(train_dir, 'model.ckpt'),
+                              global_step=int(values['global_step']))
+
+
+def write_records(folder, records, num_shards=2):
+    """Train and validation shards of solid 32x32 JPEGs; validation record i goes to shard
+    i % num_shards, which the deterministic interleave reads back in the original order."""
+    made = [h.example(h.image_bytes(32, 32, colour=colour), label) for colour, label in records]
+    for subset in ('train', 'validation'):
+        h.write_shards(folder, subset, [made[k::num_shards] for k in range(num_shards)])
+    return str(folder)
+
+
+@pytest.fixture(scope='module')
+def crafted(tmp_path_factory):
+    root = tmp_path_factory.mktemp('eval_pass')
+    train_dir = str(root / 'train')
+    write_checkpoint(train_dir, crafted_values())
+    return {'five': write_records(root / 'five', RECORDS),
+            'four': write_records(root / 'four', RECORDS[:4], num_shards=1),
+            'train_dir': train_dir}
+
+
+def _eval(crafted, data='five', **kwargs):
+    settings = dict(data_dir=crafted[data], train_dir=crafted['train_dir'], eval=True,
+                    image_size=CROP, num_classes=10)
+    settings.update(kwargs)
+    return tiny_bench(**settings).run()['eval']
+
+
+@pytest.mark.parametrize('eval_batch_size, batches', [(1, 5), (2, 3), (3, 2), (5, 1), (8, 1)])
+def test_every_record_once_whatever_the_batch(crafted, eval_batch_size, batches, capsys):
+    # Before: batch 2 scored 4 examples (top-1 0.75), batch 8 scored 8 (records twice).
+    r = _eval(crafted, eval_batch_size=eval_batch_size)
+    assert (r['num_examples'], r['num_batches']) == (5, batches)
+    assert (r['top_1'], r['top_5']) == (0.6, 0.8)
+    assert 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples, global step 7]' \
+        in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('update, devices, batch, batches', [
+    ('replicated', 2, 2, 2),        # 4 slots a step: 4 + 1 + 3 padding
+    ('parameter_server', 3, 1, 2),  # 3 slots a step: 3 + 2 + 1 padding
+    ('independent', 2, 4, 1),       # 8 slots: 5 + 3 padding
+])
+def test_every_record_once_on_several_devices(crafted, update, devices, batch, batches):
+    r = _eval(crafted, device='cpu', num_gpus=devices, variable_update=update,
+              eval_batch_size=batch)
+    assert (r['num_examples'], r['num_batches'], r['top_1'], r['top_5']) == (5, batches, 0.6,
+                                                                            0.8)
+
+
+def test_a_set_smaller_than_the_default_batch(crafted):
+    # Before: a 4-record set under the batch of 32 scored 32 examples.
+    r = _eval(crafted, data='four', batch_size=32)
+    assert (r['num_examples'], r['num_batches'], r['top_1'], r['top_5']) == (4, 1, 0.75, 1.0)
+
+
+@pytest.mark.parametrize('flags, eval_batch, examples, batches, top_1, top_5', [
+    ({'num_eval_batches': 2}, 2, 4, 2, 0.75, 1.0),        # 2 full batches: records 1-4
+    ({'num_eval_batches': 4}, 3, 12, 4, 8 / 12, 10 / 12),  # records 1-5, 1-5, 1-2
+    ({'num_eval_epochs': 2.0}, 3, 10, 4, 0.6, 0.8),       # each record twice; 2 padding slots
+    ({'num_eval_epochs': 0.4}, 3, 2, 1, 1.0, 1.0),        # records 1 and 2; 1 padding slot
+])
+def test_num_eval_batches_and_epochs_keep_their_meaning(crafted, flags, eval_batch, examples,
+                                                        batches, top_1, top_5):
+    r = _eval(crafted, eval_batch_size=eval_batch, **flags)
+    assert (r['num_examples'], r['num_batches']) == (examples, batches)
+    assert (r['top_1'], r['top_5']) == (top_1, top_5)
+
+
+def test_each_evaluation_starts_again_from_the_first_record(crafted):
+    # The --eval_interval_secs loop and evaluation during training reuse one evaluator.
+    bench = tiny_bench(data_dir=crafted['five'], eval=True, image_size=CROP, num_classes=10,
+                       eval_batch_size=2)
+    evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset)
+    values = crafted_values()
+    for _ in range(3):
+        r = evaluator.evaluate(values=values)
+        assert (r['num_examples'], r['top_1'], r['top_5'], r['global_step']) == (5, 0.6, 0.8,
+                                                                                 STEP)
+
+
+def test_header_and_eval_line_describe_the_evaluation(crafted, capsys):
+    bench = tiny_bench(data_dir=crafted['five'], train_dir=crafted['train_dir'], eval=True,
+                       image_size=CROP, num_classes=10, eval_batch_size=2, num_batches=100)
+    lines = bench.info_lines()
+    start = lines.index('Mode:        evaluation')
+    described = ('5 examples (every validation record once) in 3 batches of 2 (2 per device x 1 '
+                 'device); the last batch holds 1 example and 1 padding slot, not scored')
+    assert lines[start + 1:start + 7] == [
+        'Batch size:  2 global (eval)', '             2 per device', 'Image size:  28x28',
+        'Num batches: 3 per evaluation', 'Num epochs:  1.00 per evaluation',
+        'Eval:        ' + described]
+    bench.run()
+    out = capsys.readouterr().out
+    assert ('Eval: %s; from imagenet (inferred from the files in %s), validation: 5 examples '
+            'counted in 2 TFRecord shards, CRCs checked; tf.data without shuffling, each record '
+            'once, central crop, bilinear resize' % (described, crafted['five'])) in out
+
+
+def test_eval_during_training_scores_the_whole_validation_set(crafted):
+    result = tiny_bench(data_dir=crafted['five'], image_size=CROP, num_classes=10,
+                        num_batches=2, eval_batch_size=2,
+                        eval_during_training_at_specified_steps=['2']).run()
+    [r] = result['evals']
+    assert (r['num_examples'], r['num_batches'], r['global_step']) == (5, 3, 2)
+    assert result['plan']['eval']['num_examples'] == 5
+
+
+def test_cifar10_evaluation_scores_each_test_image_once(tmp_path):
+    data_dir = h.write_cifar(str(tmp_path / 'cifar'), test_count=3)
+    train_dir = str(tmp_path / 'train')
+    tiny_bench(data_dir=data_dir, train_dir=train_dir, image_size=0, num_batches=1).run()
+    bench = tiny_bench(data_dir=data_dir, train_dir=train_dir, image_size=0, eval=True,
+                       eval_batch_size=2)
+    r = bench.run()['eval']
+    assert (r['num_examples'], r['num_batches']) == (3, 2)
+    assert r['top_1'] in (0.0, 1 / 3, 2 / 3, 1.0)
+
+
+def test_synthetic_evaluation_scores_full_batches(tmp_path):
+    train_dir = str(tmp_path)
+    write_checkpoint(train_dir, crafted_values(num_classes=1001))
+    r = tiny_bench(eval=True, train_dir=train_dir, image_size=CROP, num_batches=3,
+                   eval_batch_size=2).run()['eval']
+    assert (r['num_examples'], r['num_batches']) == (6, 3)
+
+
+# --- The plan of an evaluation (pure arithmetic).
+
+class _Data:
+    synthetic = False
+
+    def __init__(self, records):
+        self.records = records
+
+    def num_examples(self, subset):
+        return self.records
+
+
+@pytest.mark.parametrize('flags, records, devices, expected', [
+    ({}, 50, 1, (7, 50, 6)),                        # every record once: 6 full + 2 of 8
+    ({}, 48, 1, (6, 48, 0)),
+    ({}, 5, 2, (1, 5, 11)),                         # global batch 16
+    ({'num_eval_batches': 2}, 50, 1, (2, 16, 0)),
+    ({'num_eval_epochs': 1.5}, 50, 1, (10, 75, 5)),  # ceil(75 / 8) batches, as before
+    ({'num_eval_epochs': 0.1}, 30, 1, (1, 3, 5)),    # 0.1 x 30 = 3 (not 3.0000000000000004)
+    ({'num_eval_epochs': 0.001}, 30, 1, (1, 1, 7)),  # at least one example
+])
+def test_make_eval_plan(flags, records, devices, expected):
+    plan = run_plan.make_eval_plan(tiny_params(**flags), _Data(records), num_devices=devices,
+                                   per_device_batch_size=8, num_batches=100)
+    assert (plan.num_batches, plan.num_examples, plan.padding) == expected
+    assert plan.global_batch_size == 8 * devices and plan.subset == 'validation'
+
+
+def test_make_eval_plan_synthetic_and_subset():
+    synthetic = type('Synthetic', (), {'synthetic': True, 'num_examples': lambda s, x: 50000})()
+    plan = run_plan.make_eval_plan(tiny_params(eval=True, data_subset='train', eval_batch_size=3),
+                                   synthetic, num_devices=2, per_device_batch_size=8,
+                                   num_batches=7)
+    assert (plan.subset, plan.per_device_batch_size, plan.num_batches, plan.num_examples) == (
+        'train', 3, 7, 42)
+    assert plan.describe() == '42 synthetic examples in 7 batches of 6 (3 per device x 2 devices)'
+
+
+@pytest.mark.parametrize('examples, batches, expected', [
+    (12, 3, '12 examples (1.20 passes over the 10 validation records in a fixed order) in 3 '
+            'batches of 4 (4 per device x 1 device)'),
+    (6, 2, '6 examples (the first 6 of the 10 validation records in a fixed order, each once) '
+           'in 2 batches of 4 (4 per device x 1 device); the last batch holds 2 examples and 2 '
+           'padding slots, not scored'),
+])
+def test_eval_plan_describe(examples, batches, expected):
+    plan = run_plan.EvalPlan('validation', 4, 4, batches, examples, 10)
+    assert plan.describe() == expected
+
+
+@pytest.mark.cli
+@pytest.mark.timeout(300)
+def test_eval_interval_loop_on_real_data(crafted, tmp_path):
+    from test_lifecycle_cli import Cli
+    loop = Cli(str(tmp_path), 'loop', [
+        '--model=trivial', '--image_size=28', '--num_classes=10', '--eval',
+        '--eval_interval_secs=1', '--eval_batch_size=2', '--data_dir=' + crafted['five'],
+        '--train_dir=' + crafted['train_dir']])
+    try:
+        loop.wait_for(lambda: '[5 examples, global step 7]' in loop.out, 'the evaluation')
+        loop.proc.send_signal(signal.SIGINT)
+        assert loop.wait() == 0, loop.err
+    finally:
+        loop.kill()
+    assert 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples, global step 7]' in loop.out

@@ -1,0 +1,53 @@
+"""Forward-only runs: the subset they read is the one the header names, and the accuracy
+columns of --print_training_accuracy carry values."""
+
+import pytest
+
+import input_helpers as h
+from helpers import tiny_bench
+
+
+@pytest.fixture(scope='module')
+def train_only_dir(tmp_path_factory):
+    """A data directory with train shards only (2 x 6 solid images), no validation split."""
+    folder = str(tmp_path_factory.mktemp('train_only'))
+    h.solid_shards(folder, 'train')
+    return folder
+
+
+def test_forward_only_reads_train_like_the_header_says(train_only_dir):
+    # Before: the pipeline read validation while the header said train, so a train-only
+    # directory failed with "no files matching validation-*-of-*".
+    bench = tiny_bench(data_dir=train_only_dir, forward_only=True, num_batches=2)
+    assert 'Dataset:     imagenet (inferred from the files in %s), train: 12 examples counted ' \
+           'in 2 TFRecord shards, CRCs checked' % train_only_dir in bench.info_lines()
+    result = bench.run()
+    assert result['num_steps'] == 2 and result['plan']['subset'] == 'train'
+    assert result['plan']['examples_per_epoch'] == 12
+
+
+@pytest.mark.parametrize('subset, expected', [(None, 'train'), ('train', 'train'),
+                                              ('validation', 'validation')])
+def test_forward_only_pipeline_and_header_agree(subset, expected, imagenet_dir):
+    bench = tiny_bench(data_dir=imagenet_dir, forward_only=True, data_subset=subset)
+    pipeline = bench.build_graph().pipeline
+    assert bench.plan.subset == pipeline.subset == expected
+    examples = {'train': 512, 'validation': 128}[expected]
+    header = [x for x in bench.info_lines() if x.startswith('Dataset:')]
+    assert header == ['Dataset:     imagenet (inferred from the files in %s), %s: %d examples '
+                      'counted in %d TFRecord shards, CRCs checked'
+                      % (imagenet_dir, expected, examples, examples // 64)]
+    assert pipeline.description.startswith(header[0][len('Dataset:     '):] + ';')
+
+
+def test_forward_only_accuracy_columns_print_values(tiny_run, capsys):
+    # 2 classes: every label is in the top 5 (top 2), so the top-5 column is exactly 1.000.
+    tiny_run(forward_only=True, print_training_accuracy=True, num_classes=2, num_batches=2,
+             display_every=1)
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index('Step\tImg/sec\ttop_1_accuracy\ttop_5_accuracy')
+    for step, line in zip((1, 2), lines[start + 1:start + 3]):
+        fields = line.split('\t')
+        assert fields[0] == str(step) and fields[1].startswith('images/sec: ')
+        assert len(fields) == 4 and fields[3] == '1.000'
+        assert fields[2] in ('0.000', '0.250', '0.500', '0.750', '1.000')  # 4 images a batch
