@@ -23,7 +23,9 @@ import time
 
 from .speed import runtime_env
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+# oneDNN kernels, BFC allocator, log level: set before TensorFlow loads, and its start-up lines
+# kept off stderr.
+runtime_env.import_tensorflow()
 
 import tensorflow as tf  # noqa: E402
 
@@ -166,7 +168,7 @@ class BenchmarkCNN:
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
                 lr = learning_rate.get_learning_rate(
                     p, global_step, model=self.model, examples_per_epoch=plan.examples_per_epoch,
-                    global_batch_size=plan.global_batch_size)
+                    images_per_step=plan.images_per_global_step)
             if plan.training:
                 train_op = self._build_train_op(p, mgr, outputs, global_step, lr, pipeline)
             else:
@@ -233,6 +235,11 @@ class BenchmarkCNN:
                 preprocessing.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
             restored_step = self.initialize(sess, info, hooks)
+            if self.plan.training and self.plan.is_chief:
+                for message in learning_rate.unreached_changes(
+                        p, self.plan.steps_per_epoch,
+                        self.plan.last_update_step(restored_step or 0)):
+                    cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
 
     def _run_frozen(self, hooks) -> dict:

@@ -83,7 +83,7 @@ def main(argv: list[str], hooks=()) -> int:
 def _run(p: params.Params, hooks) -> int:
     from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
-        import tensorflow as tf
+        tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')
         tf.compat.v1.disable_eager_execution()
         from . import benchmark_cnn

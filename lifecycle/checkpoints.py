@@ -299,8 +299,10 @@ class CheckpointHook(run_hooks.RunHook):
         max_ckpts_to_keep in its params; the global step after each timed step).
       clock: seconds, monotonic (tests inject a fake one).
 
-    Saving happens after a timed step whose global step (RunPlan.global_step_after) is a
-    multiple of --save_model_steps, or when --save_model_secs passed since the last save.
+    Saving happens after a timed step that took the global step to or past a multiple of
+    --save_model_steps (run_hooks.GlobalStepCounter: a multiple reached during the warm-up
+    steps is saved after the first timed step; in an asynchronous cluster the shared global
+    step is read from the session), or when --save_model_secs passed since the last save.
     """
 
     def __init__(self, plan, clock=time.monotonic):
@@ -310,7 +312,7 @@ class CheckpointHook(run_hooks.RunHook):
         self.saver = None
         self.paths: list[str] = []
         self._ctx = None
-        self._start_step = 0
+        self.counter = run_hooks.GlobalStepCounter(plan)
         self._saved_step = None
         self._last_time = 0.0
         self._prefix = os.path.join(p.train_dir, CHECKPOINT_BASENAME)
@@ -323,17 +325,13 @@ class CheckpointHook(run_hooks.RunHook):
         if state is not None:
             # Counts the checkpoints of earlier runs against --max_ckpts_to_keep.
             self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
-        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self.counter.begin(ctx)
         self._last_time = self.clock()
-
-    def global_step(self, step: int) -> int:
-        """The global step after timed step `step` of this run."""
-        return self.plan.global_step_after(self._start_step, step)
 
     def after_step(self, step, loss):
         del loss
-        global_step = self.global_step(step)
-        due = bool(self.p.save_model_steps) and global_step % self.p.save_model_steps == 0
+        before, global_step = self.counter.advance(step)
+        due = run_hooks.crossed(before, global_step, self.p.save_model_steps)
         due = due or (self.p.save_model_secs > 0
                       and self.clock() - self._last_time >= self.p.save_model_secs)
         if due:

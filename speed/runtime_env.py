@@ -9,16 +9,90 @@
   operating system, so every step page-faults its big tensors in again: concatenations of
   gradient packs ran 6-9x slower, and alexnet/resnet50 training steps 0-14% slower (same host,
   bench/bench_core.py, alternating runs with and without).
+* TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
-A value the user already set is kept. Call `apply()` before the first TensorFlow import.
+A value the user already set is kept. Call `apply()` before the first TensorFlow import, or
+`import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
+writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
+messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
+whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off). `import_tensorflow`
+captures descriptor 2 during the import and writes back every line that TF_CPP_MIN_LOG_LEVEL
+lets through (1 drops INFO lines, 2 also WARNING, 3 also ERROR); anything else (a Python
+warning, an import error) is written back unchanged.
 """
 
 import os
+import re
+import sys
 
-DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true'}
+DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
+            'TF_CPP_MIN_LOG_LEVEL': '2'}
+
+# absl/TensorFlow C++ log lines: 'I0000 00:00:1796093307.742795    8660 port.cc:153] ...'.
+_LOG_LINE = re.compile(r'^([IWEF])\d{4} \d\d:\d\d:[\d.]+\s+\d+ [^ \]]+:\d+\] ')
+_ABSL_PREAMBLE = 'WARNING: All log messages before absl::InitializeLog() is called'
+_SEVERITY = {'I': 0, 'W': 1, 'E': 2, 'F': 3}
 
 
 def apply() -> None:
     """Sets every variable of DEFAULTS that is not set yet (idempotent)."""
     for name, value in DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+
+def min_log_level() -> int:
+    """TF_CPP_MIN_LOG_LEVEL as an int (0 when unset or not a number)."""
+    value = os.environ.get('TF_CPP_MIN_LOG_LEVEL', '0').strip()
+    return int(value) if value.isdigit() else 0
+
+
+def shown_lines(text: str, level: int) -> str:
+    """The lines of TensorFlow's import-time stderr `text` that log level `level` shows.
+
+    C++ log lines below `level` (0 INFO, 1 WARNING, 2 ERROR, 3 FATAL) are dropped, and absl's
+    preamble line with any level >= 1; every other line is kept, in order.
+    """
+    kept = []
+    for line in text.splitlines(keepends=True):
+        match = _LOG_LINE.match(line)
+        if match and _SEVERITY[match.group(1)] < level:
+            continue
+        if level >= 1 and line.startswith(_ABSL_PREAMBLE):
+            continue
+        kept.append(line)
+    return ''.join(kept)
+
+
+def import_tensorflow():
+    """Applies DEFAULTS and imports TensorFlow without its start-up chatter (module docstring).
+
+    Returns:
+      The tensorflow module (the one already loaded, if any: then nothing is captured).
+
+    Raises:
+      ImportError: TensorFlow is not installed (its own message).
+    """
+    if 'tensorflow' in sys.modules:
+        return sys.modules['tensorflow']
+    apply()
+    level = min_log_level()
+    if level < 1:
+        import tensorflow
+        return tensorflow
+    import tempfile
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode='w+b') as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            import tensorflow
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            rest = shown_lines(sink.read().decode('utf-8', 'replace'), level)
+            if rest:
+                sys.stderr.write(rest)
+                sys.stderr.flush()
+    return tensorflow
