@@ -173,14 +173,23 @@ def find_checkpoint(p) -> str | None:
     return found
 
 
-def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> dict:
-    """Checks names and shapes; returns the variables to restore from `path`.
+def _check_fits(path: str, required: dict, optional: dict,
+                model_name: str) -> tuple[dict, dict]:
+    """Checks names, shapes and dtypes; returns what to restore from `path`.
+
+    Returns:
+      (var_list, cast): every variable to restore, {checkpoint name: variable}, and the subset
+      stored with another floating-point dtype (float16 <-> float32: a checkpoint written
+      with or without --fp16_vars), restored by casting.
 
     Raises:
-      CheckpointError: a model variable is missing or has another shape.
+      CheckpointError: a model variable is missing, has another shape, or another dtype that
+        is not a floating-point one.
     """
     try:
-        shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+        reader = tf.train.load_checkpoint(path)
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError('cannot read checkpoint %s: %s' % (
             path, cnn_util.error_summary(e))) from None
@@ -204,7 +213,34 @@ def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> d
         cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
                       'written with another --optimizer?): they start from their initial values'
                       % (path, len(absent), absent[0]))
-    return {**required, **present}
+    var_list = {**required, **present}
+    cast = {}
+    for name, var in sorted(var_list.items()):
+        have, want = dtypes[name], var.dtype.base_dtype
+        if have == want:
+            continue
+        if not (have.is_floating and want.is_floating):
+            raise CheckpointError(
+                'checkpoint %s does not fit this run: %s is %s there and %s here; use another '
+                '--train_dir' % (path, name, have.name, want.name))
+        cast[name] = var
+    return var_list, cast
+
+
+def _restore_cast(sess, path: str, cast: dict) -> None:
+    """Restores the variables of `cast` ({checkpoint name: variable}) from `path`, each value
+    cast to its variable's dtype (fed to the variable's initializer: no new graph ops), and
+    logs one line saying so."""
+    reader = tf.train.load_checkpoint(path)
+    stored = reader.get_variable_to_dtype_map()
+    for name, var in sorted(cast.items()):
+        value = reader.get_tensor(name).astype(var.dtype.base_dtype.as_numpy_dtype)
+        sess.run(var.initializer, {var.initializer.inputs[1]: value})
+    kinds = sorted({(stored[n].name, v.dtype.base_dtype.name) for n, v in cast.items()})
+    written = ('with --fp16_vars' if kinds[0][0] == 'float16' else
+               'without --fp16_vars' if kinds[0][1] == 'float16' else 'in another precision')
+    cnn_util.log_fn('Cast %d variable(s) of %s from %s (written %s)' % (
+        len(cast), path, ', '.join('%s to %s' % k for k in kinds), written))
 
 
 def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
@@ -217,6 +253,10 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
       path: a checkpoint prefix.
       model_name: for error messages.
 
+    Variables stored as float16 restore into float32 ones and back (a checkpoint written with
+    --fp16_vars, restored without it, or the other way round): their values are cast, and one
+    line says so.
+
     Returns:
       The restored global step.
 
@@ -225,10 +265,12 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
-        var_list = _check_fits(path, required, optional, model_name)
-        saver = _restorer(graph, var_list)
+        var_list, cast = _check_fits(path, required, optional, model_name)
+        saver = _restorer(graph, {n: v for n, v in var_list.items() if n not in cast})
         try:
             saver.restore(sess, path)
+            if cast:
+                _restore_cast(sess, path, cast)
         except tf.errors.OpError as e:
             raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
                                   'file? delete this checkpoint to fall back to an older one)'
