@@ -15,15 +15,19 @@ A value the user already set is kept. Call `apply()` before the first TensorFlow
 `import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
 writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
 messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
-whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off). `import_tensorflow`
-captures descriptor 2 during the import and writes back every line that TF_CPP_MIN_LOG_LEVEL
-lets through (1 drops INFO lines, 2 also WARNING, 3 also ERROR); anything else (a Python
+whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off), and its first
+device probe an ERROR line "failed call to cuInit" on hosts without a GPU driver.
+`import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
+descriptor 2 meanwhile and write back every line that TF_CPP_MIN_LOG_LEVEL lets through (1
+drops INFO lines, 2 also WARNING, 3 also ERROR; `shown_lines`); anything else (a Python
 warning, an import error) is written back unchanged.
 """
 
+import contextlib
 import os
 import re
 import sys
+import tempfile
 
 DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
             'TF_CPP_MIN_LOG_LEVEL': '2'}
@@ -32,6 +36,7 @@ DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
 _LOG_LINE = re.compile(r'^([IWEF])\d{4} \d\d:\d\d:[\d.]+\s+\d+ [^ \]]+:\d+\] ')
 _ABSL_PREAMBLE = 'WARNING: All log messages before absl::InitializeLog() is called'
 _SEVERITY = {'I': 0, 'W': 1, 'E': 2, 'F': 3}
+_CUDA_PROBE = 'failed call to cuInit'
 
 
 def apply() -> None:
@@ -49,13 +54,15 @@ def min_log_level() -> int:
 def shown_lines(text: str, level: int) -> str:
     """The lines of TensorFlow's import-time stderr `text` that log level `level` shows.
 
-    C++ log lines below `level` (0 INFO, 1 WARNING, 2 ERROR, 3 FATAL) are dropped, and absl's
-    preamble line with any level >= 1; every other line is kept, in order.
+    C++ log lines below `level` (0 INFO, 1 WARNING, 2 ERROR, 3 FATAL) are dropped, and with
+    any level >= 1 also absl's preamble line and the CUDA driver probe's "failed call to
+    cuInit" (an ERROR line on every host without a GPU driver, where running on the CPU is
+    what is meant); every other line is kept, in order.
     """
     kept = []
     for line in text.splitlines(keepends=True):
         match = _LOG_LINE.match(line)
-        if match and _SEVERITY[match.group(1)] < level:
+        if match and (_SEVERITY[match.group(1)] < level or (level and _CUDA_PROBE in line)):
             continue
         if level >= 1 and line.startswith(_ABSL_PREAMBLE):
             continue
@@ -75,17 +82,27 @@ def import_tensorflow():
     if 'tensorflow' in sys.modules:
         return sys.modules['tensorflow']
     apply()
+    with quiet_stderr():
+        import tensorflow
+    return tensorflow
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Inside the block, file descriptor 2 goes to a temporary file; at its end the lines that
+    TF_CPP_MIN_LOG_LEVEL shows (`shown_lines`) are written to stderr. For TensorFlow's import
+    and its first device probe (session_config.num_visible_gpus). Does nothing when
+    TF_CPP_MIN_LOG_LEVEL is 0."""
     level = min_log_level()
     if level < 1:
-        import tensorflow
-        return tensorflow
-    import tempfile
+        yield
+        return
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile(mode='w+b') as sink:
         os.dup2(sink.fileno(), 2)
         try:
-            import tensorflow
+            yield
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -95,4 +112,3 @@ def import_tensorflow():
             if rest:
                 sys.stderr.write(rest)
                 sys.stderr.flush()
-    return tensorflow

@@ -15,18 +15,20 @@ from tf_cnn_benchmarks.speed import runtime_env
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, 'tests')
 CHATTER = ('oneDNN custom operations', 'cudart_stub', 'Could not find cuda drivers',
-           'absl::InitializeLog')
+           'absl::InitializeLog', 'cuInit')
 
 ONEDNN = ('I0000 00:00:1796093307.742795    8660 port.cc:153] oneDNN custom operations are on. '
           'You may see slightly different numerical results.\n')
 PREAMBLE = ('WARNING: All log messages before absl::InitializeLog() is called are written to '
             'STDERR\n')
 WARN = 'W0000 00:00:1796093307.743140    8660 cpu_feature_guard.cc:10] some warning\n'
-ERROR = 'E0000 00:00:1796093307.743140    8660 cuda_executor.cc:1] failed call to cuInit\n'
+ERROR = 'E0000 00:00:1796093307.743140    8660 cuda_executor.cc:1] some error\n'
+CUINIT = ('E0000 00:00:1796094356.012584   27609 cuda_platform.cc:52] failed call to cuInit: '
+          'INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\n')
 
 
 def test_shown_lines_follow_the_log_level():
-    text = PREAMBLE + ONEDNN + 'a Python warning\n' + WARN + ERROR
+    text = PREAMBLE + ONEDNN + 'a Python warning\n' + WARN + CUINIT + ERROR
     assert runtime_env.shown_lines(text, 0) == text
     assert runtime_env.shown_lines(text, 1) == 'a Python warning\n' + WARN + ERROR
     assert runtime_env.shown_lines(text, 2) == 'a Python warning\n' + ERROR
