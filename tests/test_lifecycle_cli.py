@@ -206,6 +206,22 @@ def test_ignored_flag_warnings():
         '--freeze_when_forward_only has no effect without --forward_only']
     assert warnings(eval_during_training_every_n_steps=5, num_eval_batches=3,
                     stop_at_top_1_accuracy=0.7) == []
+    synthetic = 'on synthetic data (no --data_dir: nothing is read or preprocessed)'
+    assert warnings(distort_color=True, use_datasets=True, distortions=False) == [
+        '--distortions has no effect ' + synthetic, '--distort_color has no effect ' + synthetic,
+        '--use_datasets has no effect ' + synthetic]
+    real = dict(data_dir='/data', data_name='imagenet')
+    assert warnings(distort_color=True, datasets_use_caching=True, **real) == [
+        '--datasets_use_caching has no effect without --use_datasets (RecordInput reads the '
+        'files)']
+    assert warnings(use_datasets=True, datasets_use_caching=True, **real) == []
+    full_pass = ('(it evaluates --num_eval_batches, else --num_eval_epochs, else one pass over '
+                 'the subset)')
+    assert warnings(eval=True, num_batches=5, **real) == [
+        '--num_batches has no effect with --eval on real data ' + full_pass]
+    assert warnings(eval=True, num_batches=5) == []  # synthetic eval runs --num_batches
+    assert warnings(eval=True, num_batches=5, num_eval_batches=2) == [
+        '--num_batches has no effect with --eval and --num_eval_batches ' + full_pass]
 
 
 def test_warnings_are_printed_once_each_at_the_start(capsys):
