@@ -13,9 +13,9 @@ Errors: `ParamsError` (an invalid parameter or combination: a usage error), `Unk
 (a runtime problem the user can fix) and its kinds `DataError`, `ClusterError`,
 `CheckpointError`, `NonFiniteLossError`.
 
-Importing the package loads neither TensorFlow nor any model: `run`, `list_models`,
-`BenchmarkCNN`, `UnknownModelError`, `CheckpointError` and `NonFiniteLossError` load them on
-first use (TensorFlow reads its environment, which they prepare, when it is imported: oneDNN,
+Importing the package loads neither TensorFlow nor any model (nor do `list_models` and
+`UnknownModelError`): `run`, `BenchmarkCNN`, `CheckpointError` and `NonFiniteLossError` load them
+on first use (TensorFlow reads its environment, which they prepare, when it is imported: oneDNN,
 the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; speed/runtime_env.py says more).
 
 Layout, by concern (README "Development" says more):
@@ -66,25 +66,22 @@ def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:
 
 def list_models(dataset: str = 'imagenet') -> list[str]:
     """The model names defined for `dataset` ('imagenet' or 'cifar10'), sorted."""
-    from .speed import runtime_env
+    from .models import model_catalog  # plain data: no TensorFlow
 
-    runtime_env.import_tensorflow()  # the models import TensorFlow
-    from .models import model_config
-
-    return sorted({name for name, _ in model_config.list_models(dataset)})
+    return model_catalog.names(dataset)
 
 
 def __getattr__(name: str):
     """The names that need TensorFlow, loaded on first use (TensorFlow's environment set and
     its start-up lines kept off stderr: speed/runtime_env.py)."""
-    if name in ('BenchmarkCNN', 'UnknownModelError', 'CheckpointError', 'NonFiniteLossError'):
+    if name in ('BenchmarkCNN', 'CheckpointError', 'NonFiniteLossError'):
         from .speed import runtime_env
         runtime_env.import_tensorflow()
     if name == 'BenchmarkCNN':
         from .benchmark_cnn import BenchmarkCNN
         return BenchmarkCNN
-    if name == 'UnknownModelError':
-        from .models.model_config import UnknownModelError
+    if name == 'UnknownModelError':  # no TensorFlow
+        from .models.model_catalog import UnknownModelError
         return UnknownModelError
     if name == 'CheckpointError':
         from .lifecycle.checkpoints import CheckpointError

@@ -3,7 +3,10 @@
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss), never a traceback. Usage errors are found before TensorFlow loads.
+non-finite loss), never a traceback. Usage errors (an unknown --model included) are found, and
+--help, --version and --list_models answered, before TensorFlow loads. When the reader of the
+output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
+status 141, as a Unix tool killed by SIGPIPE does.
 """
 
 import os
@@ -21,10 +24,29 @@ from . import params
 FLAGS = flags.FLAGS
 
 USAGE = """usage: tf_cnn_benchmarks [--flag=value ...]   (or --flagfile=FILE)
+       tf_cnn_benchmarks --list_models | --version | --help
 
 Trains a CNN on synthetic data (no --data_dir) or ImageNet/CIFAR-10 files and reports images/sec.
 Example: tf_cnn_benchmarks --model=resnet50 --batch_size=32 --num_batches=100
 """
+
+SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
+
+
+def version_line() -> str:
+    """'tf_cnn_benchmarks 0.2.0 (TensorFlow 2.21.0)': the package's version and the installed
+    TensorFlow's, read from its package metadata (TensorFlow is not imported)."""
+    from importlib import metadata
+
+    from . import __version__
+    tf_version = 'not installed'
+    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
+        try:
+            tf_version = metadata.version(dist)
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    return 'tf_cnn_benchmarks %s (TensorFlow %s)' % (__version__, tf_version)
 
 
 def _fail(message: str, status: int) -> int:
@@ -42,6 +64,9 @@ def parse_args(argv: list[str]) -> params.Params:
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
         print(USAGE)
         print(FLAGS.module_help(params))
+        raise SystemExit(0)
+    if '--version' in argv[1:]:
+        print(version_line())
         raise SystemExit(0)
     try:
         rest = FLAGS(argv, known_only=False)
@@ -64,11 +89,16 @@ def main(argv: list[str], hooks=()) -> int:
       argv: the program name, then the flags.
       hooks: extra lifecycle.run_hooks.RunHook objects for the run (test seams).
     """
+    from .models import model_catalog  # plain data: no TensorFlow
     try:
         p = parse_args(argv)
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
         params.check_output_paths(p)  # not after a long run
-    except params.ParamsError as e:
+        if p.list_models:
+            print(model_catalog.format_model_table(model_catalog.rows()))
+            return 0
+        check_model(p)
+    except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them first.
     from .speed import cpu_tuning
@@ -90,10 +120,6 @@ def _run(p: params.Params, hooks) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     try:
-        if p.list_models:
-            from .models import model_table
-            print(model_table.format_model_table(model_table.model_rows()))
-            return 0
         bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks)
         bench.print_info()
         bench.run()
@@ -108,7 +134,40 @@ def _run(p: params.Params, hooks) -> int:
     return 0
 
 
+def check_model(p: params.Params) -> None:
+    """Refuses an unknown --model before TensorFlow loads (models/model_catalog.py).
+
+    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
+    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
+    data problem).
+
+    Raises:
+      model_catalog.UnknownModelError: naming the closest models and the valid ones.
+    """
+    from . import cnn_util
+    from .input_data import dataset_info
+    from .models import model_catalog
+    dataset = p.data_name or (None if p.data_dir else 'synthetic')
+    if dataset is None:
+        try:
+            dataset = dataset_info.infer_dataset_name(p.data_dir)
+        except cnn_util.DataError:
+            return
+    model_catalog.check_model(p.model, dataset)
+
+
 def run_main() -> None:
     """Console entry point of the `tf_cnn_benchmarks` command."""
-    sys.exit(main(sys.argv))
+    try:
+        try:
+            status = main(sys.argv)
+        except SystemExit as e:  # --help, --version
+            status = e.code
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can reach the reader; keep Python's exit-time flush from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = SIGPIPE_STATUS
+    sys.exit(status)
 

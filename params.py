@@ -17,6 +17,7 @@ import dataclasses
 import math
 import os
 import re
+import tempfile
 from typing import Any
 
 from absl import flags
@@ -475,16 +476,34 @@ _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
 
 
 def _creatable_dir_problem(path: str) -> str | None:
-    """Why directory `path` cannot exist or be made by this process, or None if it can."""
-    if os.path.isdir(path):
-        return None if os.access(path, os.W_OK) else 'it is not writable'
-    parent = os.path.abspath(path)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
+    """Why directory `path` cannot exist or be made by this process, or None if it can.
+
+    Tried for real: the missing directories are made and a file is created in `path`, then
+    everything made is removed again (permissions, read-only or special file systems such as
+    /proc, over-long names: what would stop the run is met here, not after the graph is built).
+    """
+    missing = [os.path.abspath(path)]
+    while not os.path.exists(missing[-1]):
+        missing.append(os.path.dirname(missing[-1]))
+    parent, missing = missing[-1], missing[-2::-1]  # outermost missing directory first
     if not os.path.isdir(parent):
         return '%s is a file, not a directory' % parent
-    if not os.access(parent, os.W_OK):
-        return '%s is not writable' % parent
+    made = []
+    try:
+        for folder in missing:
+            step = 'cannot create %s' % folder
+            os.mkdir(folder)
+            made.append(folder)
+        step = 'cannot create a file in %s' % os.path.abspath(path)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as e:
+        return '%s: %s' % (step, e.strerror or e)
+    finally:
+        for folder in reversed(made):
+            try:
+                os.rmdir(folder)
+            except OSError:  # another process put files there meanwhile: theirs
+                pass
     return None
 
 
@@ -493,8 +512,8 @@ def check_output_paths(p: Params) -> None:
 
     Directories (--train_dir, --benchmark_log_dir) may not exist yet: their nearest existing
     ancestor must be a writable directory. Files (--trace_file, --graph_file, --tfprof_file,
-    --plot_file) must not be directories and their directory must be creatable. Reads the file
-    system; writes nothing.
+    --plot_file) must not be directories and their directory must be creatable. Each directory
+    is tried for real (made, a file created in it, then removed again): nothing is left behind.
 
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
