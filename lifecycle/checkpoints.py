@@ -17,7 +17,13 @@ Where a run restores from (`find_checkpoint`):
 Saving is crash-safe: TensorFlow writes the checkpoint's files under temporary names, renames them
 when complete and only then updates the `checkpoint` state file (itself written atomically), so a
 process killed at any moment (SIGKILL) leaves the state file pointing at the last complete
-checkpoint, which is what the next run restores.
+checkpoint, which is what the next run restores. Such a kill leaves TensorFlow's temporaries
+behind (`model.ckpt-N.index.tempstate<digits>` and `model.ckpt-N.data-*.tempstate<digits>` of a
+save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoint.tmp<hex>` of
+the state file being replaced): `CheckpointHook` removes them when it starts
+(`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
+training runs must not share one --train_dir at the same time (they would also overwrite each
+other's checkpoints).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
@@ -28,6 +34,8 @@ never after a non-finite loss, which ends the run before the hooks' `end`). It k
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 import weakref
 
@@ -40,6 +48,8 @@ from . import run_hooks
 tf1 = tf.compat.v1
 
 CHECKPOINT_BASENAME = 'model.ckpt'
+_STALE = re.compile(r'^(%s-\d+(_temp|\.(index|data-\d+-of-\d+)\.tempstate\d+)'
+                    r'|checkpoint\.tmp[0-9a-f]{32})$' % re.escape(CHECKPOINT_BASENAME))
 _SAVER_COLLECTION = 'tf_cnn_benchmarks_checkpoint_saver'
 
 
@@ -333,6 +343,38 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     return step
 
 
+def clean_stale_temporaries(train_dir: str) -> list[str]:
+    """Removes what a save killed midway (SIGKILL, power loss) left in `train_dir`.
+
+    Those are TensorFlow's temporaries, renamed into place only when complete: files
+    `model.ckpt-<step>.index.tempstate<digits>` and `model.ckpt-<step>.data-<i>-of-<n>.tempstate
+    <digits>` (a checkpoint being written), directories `model.ckpt-<step>_temp` (the same for a
+    sharded save) and files `checkpoint.tmp<32 hex digits>` (the state file being replaced).
+    No complete checkpoint and nothing else is touched. Logs one line naming what was
+    removed, if anything.
+
+    Returns:
+      The names removed, sorted (empty when there were none or `train_dir` does not exist).
+    """
+    try:
+        names = sorted(n for n in os.listdir(train_dir) if _STALE.match(n))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        path = os.path.join(train_dir, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+    if names:
+        cnn_util.log_fn('Removed %d temporary file(s) of an interrupted checkpoint save from %s: '
+                        '%s' % (len(names), train_dir, ', '.join(names)))
+    return names
+
+
 class CheckpointHook(run_hooks.RunHook):
     """Saves checkpoints into --train_dir during and at the end of a training run.
 
@@ -345,6 +387,8 @@ class CheckpointHook(run_hooks.RunHook):
     --save_model_steps (run_hooks.GlobalStepCounter: a multiple reached during the warm-up
     steps is saved after the first timed step; in an asynchronous cluster the shared global
     step is read from the session), or when --save_model_secs passed since the last save.
+    At `begin` it removes the temporaries of a save that was killed midway
+    (`clean_stale_temporaries`).
     """
 
     def __init__(self, plan, clock=time.monotonic):
@@ -362,6 +406,7 @@ class CheckpointHook(run_hooks.RunHook):
     def begin(self, ctx):
         self._ctx = ctx
         os.makedirs(self.p.train_dir, exist_ok=True)
+        clean_stale_temporaries(self.p.train_dir)
         self.saver = get_saver(ctx.info.graph, ctx.info.mgr, self.p.max_ckpts_to_keep)
         state = tf1.train.get_checkpoint_state(self.p.train_dir)
         if state is not None:

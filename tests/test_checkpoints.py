@@ -218,3 +218,28 @@ def test_restores_across_fp16_vars(tmp_path, capsys, first, second):
     out = capsys.readouterr().out
     kind = 'float16 to float32 (written with' if first else 'float32 to float16 (written without'
     assert 'Cast 12 variable(s) of %s from %s --fp16_vars)' % (saved, kind) in out
+
+
+def test_a_save_killed_midway_leaves_no_temporaries_behind(tmp_path, capsys):
+    # What TensorFlow 2.21 leaves when a save is killed (SIGKILL) before its renames: the
+    # files of the checkpoint being written, a sharded save's directory, the state file's copy.
+    train_dir = tmp_path / 'run'
+    first = _run(train_dir=str(train_dir))
+    assert first['global_step'] == 3
+    stale = ['checkpoint.tmp' + 'ab' * 16, 'model.ckpt-6.data-00000-of-00001.tempstate6362',
+             'model.ckpt-6.index.tempstate1499', 'model.ckpt-6_temp']
+    for name in stale[:3]:
+        (train_dir / name).write_bytes(b'partial')
+    (train_dir / stale[3]).mkdir()
+    (train_dir / stale[3] / 'part-00000-of-00001.index').write_bytes(b'partial')
+    (train_dir / 'notes_temp').write_text('mine')  # not TensorFlow's: kept
+    kept = sorted(os.listdir(train_dir))
+    capsys.readouterr()
+    second = _run(train_dir=str(train_dir))
+    assert second['restored_step'] == 3 and second['global_step'] == 6
+    assert ('Removed 4 temporary file(s) of an interrupted checkpoint save from %s: %s\n'
+            % (train_dir, ', '.join(stale))) in capsys.readouterr().out
+    assert sorted(os.listdir(train_dir)) == sorted(
+        set(kept) - set(stale) | {'model.ckpt-6.index', 'model.ckpt-6.data-00000-of-00001'})
+    assert checkpoints.clean_stale_temporaries(str(train_dir)) == []
+    assert checkpoints.clean_stale_temporaries(str(tmp_path / 'missing')) == []
