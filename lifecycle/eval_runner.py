@@ -217,6 +217,16 @@ def _wait(seconds: float, catcher) -> None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
+def _waiting_line(p, last: str | None) -> str:
+    """What an --eval_interval_secs loop waits for, and how often it looks (logged once per
+    wait)."""
+    where = p.checkpoint_path or p.train_dir
+    what = ('a checkpoint newer than %s' % os.path.basename(last) if last
+            else 'a first checkpoint')
+    return ('Waiting for %s in %s: looking every %d s (--eval_interval_secs); SIGINT (Ctrl-C) '
+            'stops' % (what, where, p.eval_interval_secs))
+
+
 def run_eval(plan, model, dataset) -> dict:
     """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs).
 
@@ -251,12 +261,11 @@ def run_eval(plan, model, dataset) -> dict:
                 summaries.write(r)
                 evals.append(r)
                 last, waiting = path, False
-            elif path is None and not waiting:
-                cnn_util.log_fn('Waiting for a checkpoint in %s' % (p.checkpoint_path
-                                                                   or p.train_dir))
-                waiting = True
             if not p.eval_interval_secs or catcher.received is not None:
                 break
+            if not waiting:
+                cnn_util.log_fn(_waiting_line(p, last))
+                waiting = True
             _wait(p.eval_interval_secs, catcher)
             if catcher.received is not None:
                 break

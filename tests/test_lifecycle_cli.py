@@ -164,8 +164,9 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
                   num_warmup_batches=0, init_learning_rate=0.002, display_every=100,
                   train_dir=train_dir)
     try:
-        loop.wait_for(lambda: 'Waiting for a checkpoint in ' + train_dir in loop.out,
-                      'the eval loop waiting')
+        first = ('Waiting for a first checkpoint in %s: looking every 1 s '
+                 '(--eval_interval_secs); SIGINT (Ctrl-C) stops\n' % train_dir)
+        loop.wait_for(lambda: first in loop.out, 'the eval loop waiting')
         for step in (1, 2):
             benchmark_cnn.BenchmarkCNN(make_params(**params), gpus=0).run()
             loop.wait_for(lambda s=step: '[4 examples, global step %d]' % s in loop.out,
@@ -175,6 +176,11 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
     finally:
         loop.kill()
     assert loop.out.count('Accuracy @ 1 = ') == 2
+    # One line per wait: what it waits for, where and how often it looks.
+    assert [line for line in loop.out.splitlines() if line.startswith('Waiting for')] == [
+        first.rstrip('\n')] + ['Waiting for a checkpoint newer than model.ckpt-%d in %s: '
+                                'looking every 1 s (--eval_interval_secs); SIGINT (Ctrl-C) '
+                                'stops' % (step, train_dir) for step in (1, 2)]
     assert 'received SIGINT: stopping after the current evaluation' in loop.err
 
 
