@@ -117,8 +117,7 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
        lower=0),
     _f('gradient_clip', None, 'Clip each gradient element to [-value, value]; must be > 0 (0 '
-       'would zero every gradient and freeze training: it is refused). Default: no clipping.',
-       lower=0),
+       'would zero every gradient and freeze training: it is refused). Default: no clipping.'),
     _b('print_training_accuracy', False, 'Add top-1 and top-5 training accuracy to step lines.'),
     # --- Input.
     _s('data_dir', None, 'Directory of the dataset; without it, synthetic data is used.'),
@@ -429,8 +428,9 @@ def validate_params(p: Params) -> None:
         parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
     if p.gradient_clip is not None and not p.gradient_clip > 0:
         raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
-                          '[-value, value], so 0 would zero every gradient and freeze training; '
-                          'drop the flag for no clipping. Received: gradient_clip=%g'
+                          '[-value, value], so 0 would zero every gradient and freeze training '
+                          '(and a negative value is no range); drop the flag for no clipping. '
+                          'Received: gradient_clip=%g'
                           % p.gradient_clip)
     if p.use_fp16 and p.use_bf16:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')

@@ -62,9 +62,11 @@ def test_params_are_immutable():
     ({'num_epochs': 0}, '--num_epochs must be > 0 (a fraction such as 0.01 is fine). Received: '
      'num_epochs=0'),
     ({'gradient_clip': 0.0}, '--gradient_clip must be > 0: it clips every gradient element to '
-     '[-value, value], so 0 would zero every gradient and freeze training; drop the flag for no '
-     'clipping. Received: gradient_clip=0'),
-    ({'gradient_clip': -1.0}, '--gradient_clip must be >= 0. Received: gradient_clip=-1'),
+     '[-value, value], so 0 would zero every gradient and freeze training (and a negative value '
+     'is no range); drop the flag for no clipping. Received: gradient_clip=0'),
+    ({'gradient_clip': -1.0}, '--gradient_clip must be > 0: it clips every gradient element to '
+     '[-value, value], so 0 would zero every gradient and freeze training (and a negative value '
+     'is no range); drop the flag for no clipping. Received: gradient_clip=-1'),
 ])
 def test_each_rule_names_the_flag_and_value(kwargs, text):
     assert text in _error(**kwargs)
