@@ -13,9 +13,10 @@ Errors: `ParamsError` (an invalid parameter or combination: a usage error), `Unk
 (a runtime problem the user can fix) and its kinds `DataError`, `ClusterError`,
 `CheckpointError`, `NonFiniteLossError`.
 
-Importing the package loads neither TensorFlow nor any model: `run`, `list_models`,
-`BenchmarkCNN`, `UnknownModelError`, `CheckpointError` and `NonFiniteLossError` load them on
-first use (TensorFlow reads its environment, which `run` prepares, when it is imported).
+Importing the package loads neither TensorFlow nor any model (nor do `list_models` and
+`UnknownModelError`): `run`, `BenchmarkCNN`, `CheckpointError` and `NonFiniteLossError` load them
+on first use (TensorFlow reads its environment, which they prepare, when it is imported: oneDNN,
+the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; speed/runtime_env.py says more).
 
 Layout, by concern (README "Development" says more):
 
@@ -55,7 +56,7 @@ def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:
       ParamsError, UnknownModelError: invalid parameters.
       BenchmarkError: data, checkpoint, cluster or non-finite-loss problems.
     """
-    from . import benchmark_cnn  # prepares TensorFlow's environment, then imports it
+    from . import benchmark_cnn  # prepares TensorFlow's environment, then imports it quietly
 
     bench = benchmark_cnn.BenchmarkCNN(params, hooks=hooks)
     if print_header:
@@ -65,18 +66,22 @@ def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:
 
 def list_models(dataset: str = 'imagenet') -> list[str]:
     """The model names defined for `dataset` ('imagenet' or 'cifar10'), sorted."""
-    from .models import model_config
+    from .models import model_catalog  # plain data: no TensorFlow
 
-    return sorted({name for name, _ in model_config.list_models(dataset)})
+    return model_catalog.names(dataset)
 
 
 def __getattr__(name: str):
-    """The names that need TensorFlow, loaded on first use."""
+    """The names that need TensorFlow, loaded on first use (TensorFlow's environment set and
+    its start-up lines kept off stderr: speed/runtime_env.py)."""
+    if name in ('BenchmarkCNN', 'CheckpointError', 'NonFiniteLossError'):
+        from .speed import runtime_env
+        runtime_env.import_tensorflow()
     if name == 'BenchmarkCNN':
         from .benchmark_cnn import BenchmarkCNN
         return BenchmarkCNN
-    if name == 'UnknownModelError':
-        from .models.model_config import UnknownModelError
+    if name == 'UnknownModelError':  # no TensorFlow
+        from .models.model_catalog import UnknownModelError
         return UnknownModelError
     if name == 'CheckpointError':
         from .lifecycle.checkpoints import CheckpointError

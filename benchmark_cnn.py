@@ -23,7 +23,9 @@ import time
 
 from .speed import runtime_env
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+# oneDNN kernels, BFC allocator, log level: set before TensorFlow loads, and its start-up lines
+# kept off stderr.
+runtime_env.import_tensorflow()
 
 import tensorflow as tf  # noqa: E402
 
@@ -90,6 +92,7 @@ class BenchmarkCNN:
             resolution = resolvers.resolve(p)
             p, cluster_source = resolution.params, resolution.description
         params_lib.validate_params(p)
+        self.given_params = p  # before the defaults are filled in (wiring.ignored_flags)
         visible = num_visible_gpus() if gpus is None else gpus
         p = params_lib.resolve_params(p, visible)
         self.dataset = dataset_info.get_dataset(p)
@@ -170,7 +173,7 @@ class BenchmarkCNN:
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
                 lr = learning_rate.get_learning_rate(
                     p, global_step, model=self.model, examples_per_epoch=plan.examples_per_epoch,
-                    global_batch_size=plan.global_batch_size)
+                    images_per_step=plan.images_per_global_step)
             if plan.training:
                 train_op = self._build_train_op(p, mgr, outputs, global_step, lr, pipeline)
             else:
@@ -222,7 +225,7 @@ class BenchmarkCNN:
             self.server.start(make_session_config(p, p.num_gpus))
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
-        wiring.preflight(self.plan)
+        wiring.preflight(self.plan, self.given_params)
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()
@@ -237,6 +240,11 @@ class BenchmarkCNN:
                 preprocessing.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
             restored_step = self.initialize(sess, info, hooks)
+            if self.plan.training and self.plan.is_chief:
+                for message in learning_rate.unreached_changes(
+                        p, self.plan.steps_per_epoch,
+                        self.plan.last_update_step(restored_step or 0)):
+                    cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
 
     def _run_frozen(self, hooks) -> dict:
@@ -390,8 +398,13 @@ def _speed_setup(p, dtype) -> dict:
     """Precision, XLA and NUMA set-up of a run (before its first session); the header's texts.
 
     Warns (one line each) when the device has no native `dtype` arithmetic, when --xla cannot
-    auto-cluster on the CPU in this process, or when NUMA affinity does not apply.
+    auto-cluster on the CPU in this process, when NUMA affinity does not apply, or when the
+    CPU runs NCHW (slower than NHWC).
     """
+    if p.device == 'cpu' and p.data_format == 'NCHW':
+        cnn_util.warn('--data_format=NCHW on the CPU: oneDNN converts the layout around its '
+                      'ops, and training ran 30-45% slower than NHWC on the development host; '
+                      'NHWC is the CPU default (drop --data_format)')
     lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
     if dtype != tf.float32:
         native, support = precision.native_support(dtype, p.device)

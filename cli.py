@@ -3,8 +3,12 @@
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss), never a traceback. Usage errors are found before TensorFlow loads (the
-TF_CONFIG and Slurm cluster resolvers, cluster/resolvers.py, load it when they are used).
+non-finite loss), never a traceback. Usage errors (an unknown --model included) are found, and
+--help, --version and --list_models answered, before TensorFlow loads. When the reader of the
+output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
+status 141, as a Unix tool killed by SIGPIPE does.
+The TF_CONFIG and Slurm cluster resolvers (cluster/resolvers.py) load TensorFlow when they
+are used.
 """
 
 import os
@@ -19,15 +23,35 @@ from absl import flags
 
 from . import params
 from .cluster import resolvers
+from .lifecycle import output_paths
 from .speed import cpu_tuning
 
 FLAGS = flags.FLAGS
 
 USAGE = """usage: tf_cnn_benchmarks [--flag=value ...]   (or --flagfile=FILE)
+       tf_cnn_benchmarks --list_models | --version | --help
 
 Trains a CNN on synthetic data (no --data_dir) or ImageNet/CIFAR-10 files and reports images/sec.
 Example: tf_cnn_benchmarks --model=resnet50 --batch_size=32 --num_batches=100
 """
+
+SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
+
+
+def version_line() -> str:
+    """'tf_cnn_benchmarks 0.2.0 (TensorFlow 2.21.0)': the package's version and the installed
+    TensorFlow's, read from its package metadata (TensorFlow is not imported)."""
+    from importlib import metadata
+
+    from . import __version__
+    tf_version = 'not installed'
+    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
+        try:
+            tf_version = metadata.version(dist)
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    return 'tf_cnn_benchmarks %s (TensorFlow %s)' % (__version__, tf_version)
 
 
 def _fail(message: str, status: int) -> int:
@@ -45,6 +69,9 @@ def parse_args(argv: list[str]) -> params.Params:
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
         print(USAGE)
         print(FLAGS.module_help(params))
+        raise SystemExit(0)
+    if '--version' in argv[1:]:
+        print(version_line())
         raise SystemExit(0)
     try:
         rest = FLAGS(argv, known_only=False)
@@ -67,6 +94,7 @@ def main(argv: list[str], hooks=()) -> int:
       argv: the program name, then the flags.
       hooks: extra lifecycle.run_hooks.RunHook objects for the run (test seams).
     """
+    from .models import model_catalog  # plain data: no TensorFlow
     try:
         p = parse_args(argv)
         # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them
@@ -76,8 +104,12 @@ def main(argv: list[str], hooks=()) -> int:
                       else resolvers.resolve(p))  # the cluster's fields, before their rules
         p = resolution.params
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
-        params.check_output_paths(p)  # not after a long run
-    except params.ParamsError as e:
+        output_paths.check_output_paths(p)  # not after a long run
+        if p.list_models:
+            print(model_catalog.format_model_table(model_catalog.rows()))
+            return 0
+        check_model(p)
+    except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     resolvers.apply_environment(resolution)  # Slurm's GPUs: before TensorFlow looks for GPUs
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
@@ -90,17 +122,13 @@ def main(argv: list[str], hooks=()) -> int:
 def _run(p: params.Params, hooks, cluster_source: str) -> int:
     from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
-        import tensorflow as tf
+        tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')
         tf.compat.v1.disable_eager_execution()
         from . import benchmark_cnn
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     try:
-        if p.list_models:
-            from .models import model_table
-            print(model_table.format_model_table(model_table.model_rows()))
-            return 0
         bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks,
                                            cluster_source=cluster_source)
         bench.print_info()
@@ -116,7 +144,40 @@ def _run(p: params.Params, hooks, cluster_source: str) -> int:
     return 0
 
 
+def check_model(p: params.Params) -> None:
+    """Refuses an unknown --model before TensorFlow loads (models/model_catalog.py).
+
+    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
+    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
+    data problem).
+
+    Raises:
+      model_catalog.UnknownModelError: naming the closest models and the valid ones.
+    """
+    from . import cnn_util
+    from .input_data import dataset_info
+    from .models import model_catalog
+    dataset = p.data_name or (None if p.data_dir else 'synthetic')
+    if dataset is None:
+        try:
+            dataset = dataset_info.infer_dataset_name(p.data_dir)
+        except cnn_util.DataError:
+            return
+    model_catalog.check_model(p.model, dataset)
+
+
 def run_main() -> None:
     """Console entry point of the `tf_cnn_benchmarks` command."""
-    sys.exit(main(sys.argv))
+    try:
+        try:
+            status = main(sys.argv)
+        except SystemExit as e:  # --help, --version
+            status = e.code
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can reach the reader; keep Python's exit-time flush from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = SIGPIPE_STATUS
+    sys.exit(status)
 

@@ -1,7 +1,9 @@
 """Learning-rate schedules and optimizers.
 
-Every epoch-based quantity uses the global batch: per-device batch x devices x workers, so
-`steps_per_epoch = examples_per_epoch / global_batch`.
+Every epoch-based quantity converts epochs to global steps with the images one global step
+applies (RunPlan.images_per_global_step: the global batch, per-device batch x devices x workers;
+in an asynchronous cluster one worker's batch, since each worker's update is a global step):
+`steps_per_epoch = examples_per_epoch / images_per_step`.
 
 Precedence of the schedule flags:
   1. --piecewise_learning_rate_schedule "lr0;e1;lr1;...": lr0 until epoch e1, lr1 until e2, ...
@@ -10,6 +12,14 @@ Precedence of the schedule flags:
   3. otherwise the model's own schedule (`CNNModel.get_learning_rate`).
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
+
+Every change happens at the global step `boundary_step(epoch)` = int(epoch x steps_per_epoch):
+the update that global step `boundary_step(e)` applies (the step taking the global step from
+there to one more) already uses the new rate. Piecewise epoch e, the k-th exponential decay
+(epoch k x --num_epochs_per_decay) and the end of the warm-up all follow this rule, so a
+piecewise schedule "0.4;1;0.2;2;0.1" and a decay by 0.5 every epoch give the same rate at every
+step. Example: 1,000 examples, 96 images per step (10.4 steps per epoch): epoch 1 starts at
+global step 10, epoch 2 at 20, epoch 3 at 31.
 """
 
 from __future__ import annotations
@@ -21,41 +31,90 @@ from . import params as params_lib
 tf1 = tf.compat.v1
 
 
-def get_learning_rate(p, global_step, *, model, examples_per_epoch, global_batch_size):
+def boundary_step(epoch: float, steps_per_epoch: float) -> int:
+    """The global step at which a schedule change due at `epoch` takes effect: int(epoch x
+    steps_per_epoch) (see the module docstring)."""
+    return int(epoch * steps_per_epoch)
+
+
+def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_step):
     """Builds the learning rate as a float32 scalar tensor of `global_step`.
 
     Args:
       p: Params.
-      global_step: int64 scalar tensor.
+      global_step: int64 scalar tensor: updates applied so far (the rate is the one the next
+        update uses).
       model: the CNNModel (its schedule is the default).
       examples_per_epoch: examples in one epoch of the training subset.
-      global_batch_size: images per step over all devices and workers.
+      images_per_step: images one global step applies (RunPlan.images_per_global_step); the
+        model's default rate scales with it.
     """
-    steps_per_epoch = examples_per_epoch / float(global_batch_size)
-    step = tf.cast(global_step, tf.float32)
+    steps_per_epoch = examples_per_epoch / float(images_per_step)
+    step = tf.cast(global_step, tf.float64)
     if p.piecewise_learning_rate_schedule:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
-        boundaries = [int(e * steps_per_epoch) for e in epochs]
-        if boundaries:
-            lr = tf1.train.piecewise_constant(
-                global_step, [tf.cast(b, tf.int64) for b in boundaries], [float(r) for r in rates])
-        else:  # one rate, no boundaries: a constant
-            lr = tf.constant(rates[0], tf.float32)
+        lr = tf.constant(rates[0], tf.float32)
+        for epoch, rate in zip(epochs, rates[1:]):
+            lr = tf1.where(global_step >= boundary_step(epoch, steps_per_epoch),
+                           tf.constant(rate, tf.float32), lr)
     elif p.init_learning_rate is not None:
         lr = tf.constant(p.init_learning_rate, tf.float32)
         if p.num_epochs_per_decay > 0 and p.learning_rate_decay_factor > 0:
-            decay_steps = max(1, int(p.num_epochs_per_decay * steps_per_epoch))
-            exponent = tf.floor(step / decay_steps)
-            lr = lr * tf.pow(tf.constant(p.learning_rate_decay_factor, tf.float32), exponent)
+            # Decays so far: the k >= 1 with int(k x period) <= step, i.e. k x period < step + 1.
+            period = p.num_epochs_per_decay * steps_per_epoch
+            exponent = tf.math.ceil((step + 1.0) / period) - 1.0
+            lr = lr * tf.pow(tf.constant(p.learning_rate_decay_factor, tf.float32),
+                             tf.cast(exponent, tf.float32))
     else:
-        lr = model.get_learning_rate(global_step, global_batch_size)
+        lr = model.get_learning_rate(global_step, images_per_step)
     lr = tf.cast(lr, tf.float32)
-    if p.num_learning_rate_warmup_epochs > 0:
-        warmup_steps = max(1, int(p.num_learning_rate_warmup_epochs * steps_per_epoch))
-        lr = tf1.where(step < warmup_steps, lr * step / warmup_steps, lr)
+    warmup_steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
+    if warmup_steps > 0:  # less than one step of warm-up is none
+        ramp = tf.cast(step / warmup_steps, tf.float32)
+        lr = tf1.where(global_step < warmup_steps, lr * ramp, lr)
     if p.minimum_learning_rate > 0:
         lr = tf.maximum(lr, p.minimum_learning_rate)
     return tf.identity(lr, name='learning_rate')
+
+
+def unreached_changes(p, steps_per_epoch: float, last_step: int) -> list[str]:
+    """The schedule changes that no update of a run ending at `last_step` uses.
+
+    Args:
+      p: Params of a training run.
+      steps_per_epoch: global steps per epoch (examples / images per global step).
+      last_step: the global step the run's last update starts from (its final global step
+        minus one).
+
+    Returns:
+      One message per piecewise boundary, first exponential decay or warm-up end at a global
+      step beyond `last_step`, e.g. '--piecewise_learning_rate_schedule: epoch 30 (global step
+      300) is beyond this run (its last update is at global step 104); the rate stays 0.1'.
+    """
+    out = []
+    reach = 'is beyond this run (its last update is at global step %d)' % last_step
+    if p.piecewise_learning_rate_schedule:
+        rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+        for i, epoch in enumerate(epochs):
+            at = boundary_step(epoch, steps_per_epoch)
+            if at > last_step:
+                kept = rates[i]
+                out.append('--piecewise_learning_rate_schedule: epoch %g (global step %d) %s; '
+                           'the rate stays %g' % (epoch, at, reach, kept))
+                break  # the later boundaries are further away still
+    elif (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
+          and p.learning_rate_decay_factor > 0):
+        at = boundary_step(p.num_epochs_per_decay, steps_per_epoch)
+        if at > last_step:
+            out.append('--num_epochs_per_decay=%g: the first decay (global step %d) %s; the rate '
+                       'stays %g' % (p.num_epochs_per_decay, at, reach, p.init_learning_rate))
+    if p.num_learning_rate_warmup_epochs > 0:
+        at = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
+        if at > last_step:
+            out.append('--num_learning_rate_warmup_epochs=%g: the warm-up ends at global step %d, '
+                       'which %s; the rate never reaches its scheduled value'
+                       % (p.num_learning_rate_warmup_epochs, at, reach))
+    return out
 
 
 def make_optimizer(p, learning_rate):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-import os
 import re
 from typing import Any
 
@@ -115,7 +114,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('minimum_learning_rate', 0, 'Lower bound of the decayed learning rate.', lower=0),
     _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
        lower=0),
-    _f('gradient_clip', None, 'Clip each gradient to [-value, value].', lower=0),
+    _f('gradient_clip', None, 'Clip each gradient element to [-value, value]; must be > 0 (0 '
+       'would zero every gradient and freeze training: it is refused). Default: no clipping.'),
     _b('print_training_accuracy', False, 'Add top-1 and top-5 training accuracy to step lines.'),
     # --- Input.
     _s('data_dir', None, 'Directory of the dataset; without it, synthetic data is used.'),
@@ -215,7 +215,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('save_summaries_steps', 0, 'Write summaries every this many steps (0: off).', lower=0),
     _s('trace_file', None, 'Write a Chrome trace (JSON) of one step after warm-up here.'),
     _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary).'),
-    _s('tfprof_file', None, 'Write a profile of one step after warm-up here.'),
+    _s('tfprof_file', None, 'Write a tfprof profile of one step after the timed steps here: '
+       '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
     # --- Speed.
@@ -436,6 +437,12 @@ def validate_params(p: Params) -> None:
                           'each other; the schedule gives the initial rate.')
     if p.piecewise_learning_rate_schedule:
         parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    if p.gradient_clip is not None and not p.gradient_clip > 0:
+        raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
+                          '[-value, value], so 0 would zero every gradient and freeze training '
+                          '(and a negative value is no range); drop the flag for no clipping. '
+                          'Received: gradient_clip=%g'
+                          % p.gradient_clip)
     if p.use_fp16 and p.use_bf16:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
     if p.fp16_vars and not p.use_fp16:
@@ -473,51 +480,6 @@ def validate_params(p: Params) -> None:
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
                               'Received: %r' % step)
     _check_distributed(p)
-
-
-_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
-_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
-
-
-def _creatable_dir_problem(path: str) -> str | None:
-    """Why directory `path` cannot exist or be made by this process, or None if it can."""
-    if os.path.isdir(path):
-        return None if os.access(path, os.W_OK) else 'it is not writable'
-    parent = os.path.abspath(path)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        return '%s is a file, not a directory' % parent
-    if not os.access(parent, os.W_OK):
-        return '%s is not writable' % parent
-    return None
-
-
-def check_output_paths(p: Params) -> None:
-    """Checks up front that every output directory and file of the run can be written.
-
-    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their nearest existing
-    ancestor must be a writable directory. Files (--trace_file, --graph_file, --tfprof_file,
-    --plot_file) must not be directories and their directory must be creatable. Reads the file
-    system; writes nothing.
-
-    Raises:
-      ParamsError: naming the flag, the path and what is wrong with it.
-    """
-    checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
-    checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
-    for name, path, is_file in checks:
-        if not path:
-            continue
-        if is_file and os.path.isdir(path):
-            problem = 'it is a directory; give a file name'
-        elif name == 'plot_file' and not path.lower().endswith('.png'):
-            problem = 'the plot is a PNG image; give a name ending in .png'
-        else:
-            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
-        if problem:
-            raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
-                              % (name, path, problem))
 
 
 def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:

@@ -23,6 +23,9 @@ import math
 
 from . import params as params_lib
 
+# Cluster modes that train asynchronously with --nocross_replica_sync (the others are always
+# synchronous; params.validate_params refuses --nocross_replica_sync with them).
+ASYNC_MODES = ('parameter_server', 'distributed_replicated')
 
 @dataclasses.dataclass(frozen=True)
 class EvalPlan:
@@ -110,6 +113,11 @@ class RunPlan:
       global_batch_size: images per step over every tower of every worker
         (per_device_batch_size x devices x workers, or x devices for the controller whose
         devices span the workers).
+      images_per_global_step: images one increment of the global step applies: the global
+        batch, except in an asynchronous cluster (--nocross_replica_sync with several
+        workers), where every worker's update adds one to the shared global step and applies
+        one worker's batch (per_device_batch_size x devices). Epoch-based schedules (learning
+        rate, eval every n epochs) convert epochs to global steps with it.
       num_warmup_batches: untimed steps before the timed ones.
       num_batches: timed steps (from --num_epochs when given).
       compute_dtype, variable_dtype: tf.DType of activations/gradients and of variables.
@@ -147,6 +155,23 @@ class RunPlan:
     cluster_role: str = ''
     cluster_source: str = ''
     eval: EvalPlan | None = None
+    images_per_global_step: int = 0
+
+    def __post_init__(self):
+        if not self.images_per_global_step:
+            object.__setattr__(self, 'images_per_global_step', self.global_batch_size)
+
+    @property
+    def asynchronous(self) -> bool:
+        """True in an asynchronous cluster run: several workers each add their own updates
+        to the shared global step, so it grows about `num_workers` times per timed step of one
+        worker, and the chief's own step count is not the global step."""
+        return self.images_per_global_step != self.global_batch_size
+
+    @property
+    def steps_per_epoch(self) -> float:
+        """Global steps per epoch of `subset` (examples / images_per_global_step)."""
+        return self.examples_per_epoch / float(self.images_per_global_step)
 
     @property
     def training(self) -> bool:
@@ -166,10 +191,19 @@ class RunPlan:
     def global_step_after(self, start_step: int, timed_step: int) -> int:
         """The global step after timed step `timed_step` (1-based) of this run, which began at
         global step `start_step`: each warm-up and timed training step adds one. Forward-only
-        runs do not step: their count is the timed step itself."""
+        runs do not step: their count is the timed step itself. Exact on one host and in
+        synchronous clusters; in an asynchronous cluster (`asynchronous`) it is this task's
+        own count, and the global step must be read from the session
+        (run_hooks.GlobalStepCounter does)."""
         if not self.training:
             return timed_step
         return start_step + self.num_warmup_batches + timed_step
+
+    def last_update_step(self, start_step: int) -> int:
+        """The global step the last update of this run starts from, for a run that began at
+        `start_step` (an asynchronous cluster's: about, counting every worker's updates)."""
+        updates = self.num_warmup_batches + self.num_batches
+        return start_step + updates * (self.num_workers if self.asynchronous else 1) - 1
 
     def summary(self) -> dict:
         """The plan as JSON-ready values (the results JSON's 'plan')."""
@@ -295,6 +329,10 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
         num_workers, replicas = 1, len(devices)
         param_device, is_chief, role = '/cpu:0', True, ''
     global_batch = batch_size * replicas
+    per_update = global_batch
+    if cluster is not None and cluster.job_name != 'controller' and not p.cross_replica_sync \
+            and num_workers > 1 and p.variable_update in ASYNC_MODES:
+        per_update = batch_size * len(devices)  # each worker's update is one global step
     examples = dataset.num_examples(subset)
     num_batches = p.num_batches
     if p.num_epochs is not None:
@@ -312,4 +350,5 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
         num_batches=num_batches, compute_dtype=dtypes[0], variable_dtype=dtypes[1],
         data_format=p.data_format, param_device=param_device, is_chief=is_chief,
         visible_gpus=visible_gpus, cluster_role=role, cluster_source=cluster_source,
-        eval=eval_plan)
+        eval=eval_plan,
+        images_per_global_step=per_update)

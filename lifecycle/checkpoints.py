@@ -17,7 +17,13 @@ Where a run restores from (`find_checkpoint`):
 Saving is crash-safe: TensorFlow writes the checkpoint's files under temporary names, renames them
 when complete and only then updates the `checkpoint` state file (itself written atomically), so a
 process killed at any moment (SIGKILL) leaves the state file pointing at the last complete
-checkpoint, which is what the next run restores.
+checkpoint, which is what the next run restores. Such a kill leaves TensorFlow's temporaries
+behind (`model.ckpt-N.index.tempstate<digits>` and `model.ckpt-N.data-*.tempstate<digits>` of a
+save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoint.tmp<hex>` of
+the state file being replaced): `CheckpointHook` removes them when it starts
+(`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
+training runs must not share one --train_dir at the same time (they would also overwrite each
+other's checkpoints).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
@@ -28,6 +34,8 @@ never after a non-finite loss, which ends the run before the hooks' `end`). It k
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 import weakref
 
@@ -40,6 +48,8 @@ from . import run_hooks
 tf1 = tf.compat.v1
 
 CHECKPOINT_BASENAME = 'model.ckpt'
+_STALE = re.compile(r'^(%s-\d+(_temp|\.(index|data-\d+-of-\d+)\.tempstate\d+)'
+                    r'|checkpoint\.tmp[0-9a-f]{32})$' % re.escape(CHECKPOINT_BASENAME))
 _SAVER_COLLECTION = 'tf_cnn_benchmarks_checkpoint_saver'
 
 
@@ -173,14 +183,23 @@ def find_checkpoint(p) -> str | None:
     return found
 
 
-def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> dict:
-    """Checks names and shapes; returns the variables to restore from `path`.
+def _check_fits(path: str, required: dict, optional: dict,
+                model_name: str) -> tuple[dict, dict]:
+    """Checks names, shapes and dtypes; returns what to restore from `path`.
+
+    Returns:
+      (var_list, cast): every variable to restore, {checkpoint name: variable}, and the subset
+      stored with another floating-point dtype (float16 <-> float32: a checkpoint written
+      with or without --fp16_vars), restored by casting.
 
     Raises:
-      CheckpointError: a model variable is missing or has another shape.
+      CheckpointError: a model variable is missing, has another shape, or another dtype that
+        is not a floating-point one.
     """
     try:
-        shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+        reader = tf.train.load_checkpoint(path)
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError('cannot read checkpoint %s: %s' % (
             path, cnn_util.error_summary(e))) from None
@@ -205,7 +224,34 @@ def _check_fits(path: str, required: dict, optional: dict, model_name: str) -> d
         cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
                       'written with another --optimizer?): they start from their initial values'
                       % (path, len(absent), absent[0]))
-    return {**required, **present}
+    var_list = {**required, **present}
+    cast = {}
+    for name, var in sorted(var_list.items()):
+        have, want = dtypes[name], var.dtype.base_dtype
+        if have == want:
+            continue
+        if not (have.is_floating and want.is_floating):
+            raise CheckpointError(
+                'checkpoint %s does not fit this run: %s is %s there and %s here; use another '
+                '--train_dir' % (path, name, have.name, want.name))
+        cast[name] = var
+    return var_list, cast
+
+
+def _restore_cast(sess, path: str, cast: dict) -> None:
+    """Restores the variables of `cast` ({checkpoint name: variable}) from `path`, each value
+    cast to its variable's dtype (fed to the variable's initializer: no new graph ops), and
+    logs one line saying so."""
+    reader = tf.train.load_checkpoint(path)
+    stored = reader.get_variable_to_dtype_map()
+    for name, var in sorted(cast.items()):
+        value = reader.get_tensor(name).astype(var.dtype.base_dtype.as_numpy_dtype)
+        sess.run(var.initializer, {var.initializer.inputs[1]: value})
+    kinds = sorted({(stored[n].name, v.dtype.base_dtype.name) for n, v in cast.items()})
+    written = ('with --fp16_vars' if kinds[0][0] == 'float16' else
+               'without --fp16_vars' if kinds[0][1] == 'float16' else 'in another precision')
+    cnn_util.log_fn('Cast %d variable(s) of %s from %s (written %s)' % (
+        len(cast), path, ', '.join('%s to %s' % k for k in kinds), written))
 
 
 def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
@@ -218,6 +264,10 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
       path: a checkpoint prefix.
       model_name: for error messages.
 
+    Variables stored as float16 restore into float32 ones and back (a checkpoint written with
+    --fp16_vars, restored without it, or the other way round): their values are cast, and one
+    line says so.
+
     Returns:
       The restored global step.
 
@@ -226,10 +276,12 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
-        var_list = _check_fits(path, required, optional, model_name)
-        saver = _restorer(graph, var_list)
+        var_list, cast = _check_fits(path, required, optional, model_name)
+        saver = _restorer(graph, {n: v for n, v in var_list.items() if n not in cast})
         try:
             saver.restore(sess, path)
+            if cast:
+                _restore_cast(sess, path, cast)
         except tf.errors.OpError as e:
             raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
                                   'file? delete this checkpoint to fall back to an older one)'
@@ -292,6 +344,38 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     return step
 
 
+def clean_stale_temporaries(train_dir: str) -> list[str]:
+    """Removes what a save killed midway (SIGKILL, power loss) left in `train_dir`.
+
+    Those are TensorFlow's temporaries, renamed into place only when complete: files
+    `model.ckpt-<step>.index.tempstate<digits>` and `model.ckpt-<step>.data-<i>-of-<n>.tempstate
+    <digits>` (a checkpoint being written), directories `model.ckpt-<step>_temp` (the same for a
+    sharded save) and files `checkpoint.tmp<32 hex digits>` (the state file being replaced).
+    No complete checkpoint and nothing else is touched. Logs one line naming what was
+    removed, if anything.
+
+    Returns:
+      The names removed, sorted (empty when there were none or `train_dir` does not exist).
+    """
+    try:
+        names = sorted(n for n in os.listdir(train_dir) if _STALE.match(n))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        path = os.path.join(train_dir, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+    if names:
+        cnn_util.log_fn('Removed %d temporary file(s) of an interrupted checkpoint save from %s: '
+                        '%s' % (len(names), train_dir, ', '.join(names)))
+    return names
+
+
 class CheckpointHook(run_hooks.RunHook):
     """Saves checkpoints into --train_dir during and at the end of a training run.
 
@@ -300,8 +384,12 @@ class CheckpointHook(run_hooks.RunHook):
         max_ckpts_to_keep in its params; the global step after each timed step).
       clock: seconds, monotonic (tests inject a fake one).
 
-    Saving happens after a timed step whose global step (RunPlan.global_step_after) is a
-    multiple of --save_model_steps, or when --save_model_secs passed since the last save.
+    Saving happens after a timed step that took the global step to or past a multiple of
+    --save_model_steps (run_hooks.GlobalStepCounter: a multiple reached during the warm-up
+    steps is saved after the first timed step; in an asynchronous cluster the shared global
+    step is read from the session), or when --save_model_secs passed since the last save.
+    At `begin` it removes the temporaries of a save that was killed midway
+    (`clean_stale_temporaries`).
     """
 
     def __init__(self, plan, clock=time.monotonic):
@@ -311,7 +399,7 @@ class CheckpointHook(run_hooks.RunHook):
         self.saver = None
         self.paths: list[str] = []
         self._ctx = None
-        self._start_step = 0
+        self.counter = run_hooks.GlobalStepCounter(plan)
         self._saved_step = None
         self._last_time = 0.0
         self._prefix = os.path.join(p.train_dir, CHECKPOINT_BASENAME)
@@ -319,22 +407,19 @@ class CheckpointHook(run_hooks.RunHook):
     def begin(self, ctx):
         self._ctx = ctx
         os.makedirs(self.p.train_dir, exist_ok=True)
+        clean_stale_temporaries(self.p.train_dir)
         self.saver = get_saver(ctx.info.graph, ctx.info.mgr, self.p.max_ckpts_to_keep)
         state = tf1.train.get_checkpoint_state(self.p.train_dir)
         if state is not None:
             # Counts the checkpoints of earlier runs against --max_ckpts_to_keep.
             self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
-        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self.counter.begin(ctx)
         self._last_time = self.clock()
-
-    def global_step(self, step: int) -> int:
-        """The global step after timed step `step` of this run."""
-        return self.plan.global_step_after(self._start_step, step)
 
     def after_step(self, step, loss):
         del loss
-        global_step = self.global_step(step)
-        due = bool(self.p.save_model_steps) and global_step % self.p.save_model_steps == 0
+        before, global_step = self.counter.advance(step)
+        due = run_hooks.crossed(before, global_step, self.p.save_model_steps)
         due = due or (self.p.save_model_secs > 0
                       and self.clock() - self._last_time >= self.p.save_model_secs)
         if due:

@@ -219,6 +219,16 @@ def _wait(seconds: float, catcher) -> None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
+def _waiting_line(p, last: str | None) -> str:
+    """What an --eval_interval_secs loop waits for, and how often it looks (logged once per
+    wait)."""
+    where = p.checkpoint_path or p.train_dir
+    what = ('a checkpoint newer than %s' % os.path.basename(last) if last
+            else 'a first checkpoint')
+    return ('Waiting for %s in %s: looking every %d s (--eval_interval_secs); SIGINT (Ctrl-C) '
+            'stops' % (what, where, p.eval_interval_secs))
+
+
 def run_eval(plan, model, dataset) -> dict:
     """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs).
 
@@ -251,12 +261,11 @@ def run_eval(plan, model, dataset) -> dict:
                 summaries.write(r)
                 evals.append(r)
                 last, waiting = path, False
-            elif path is None and not waiting:
-                cnn_util.log_fn('Waiting for a checkpoint in %s' % (p.checkpoint_path
-                                                                   or p.train_dir))
-                waiting = True
             if not p.eval_interval_secs or catcher.received is not None:
                 break
+            if not waiting:
+                cnn_util.log_fn(_waiting_line(p, last))
+                waiting = True
             _wait(p.eval_interval_secs, catcher)
             if catcher.received is not None:
                 break
@@ -304,37 +313,39 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
         self.every_steps = p.eval_during_training_every_n_steps or 0
         epochs = p.eval_during_training_every_n_epochs or 0
-        self.every_epoch_steps = (epochs * plan.examples_per_epoch / plan.global_batch_size
-                                  if epochs else 0.0)
+        self.every_epoch_steps = epochs * plan.steps_per_epoch if epochs else 0.0
         self.evals: list[dict] = []
         self.reached = False
         self.evaluator = None
         self._ctx = None
-        self._start_step = 0
+        self.counter = run_hooks.GlobalStepCounter(plan)
         self._summaries = None
 
     def begin(self, ctx):
         self._ctx = ctx
         self.evaluator = Evaluator(self.plan, *self._model_and_dataset)
         self._savable = ctx.info.mgr.savable_variables()
-        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self.counter.begin(ctx)
         self._summaries = EvalSummaryWriter(self.p)
 
-    def due(self, global_step: int) -> bool:
-        """Whether to evaluate after the step that reached `global_step`."""
-        if global_step in self.at_steps:
+    def due(self, global_step: int, before: int | None = None) -> bool:
+        """Whether to evaluate after the step that took the global step from `before` (default:
+        global_step - 1) to `global_step`: an evaluation due at any global step in between (the
+        warm-up steps' included) runs now."""
+        before = global_step - 1 if before is None else before
+        if any(before < s <= global_step for s in self.at_steps):
             return True
-        if self.every_steps and global_step % self.every_steps == 0:
+        if run_hooks.crossed(before, global_step, self.every_steps):
             return True
         if self.every_epoch_steps:
             return (math.floor(global_step / self.every_epoch_steps)
-                    > math.floor((global_step - 1) / self.every_epoch_steps))
+                    > math.floor(before / self.every_epoch_steps))
         return False
 
     def after_step(self, step, loss):
         del loss
-        global_step = self.plan.global_step_after(self._start_step, step)
-        if not self.due(global_step):
+        before, global_step = self.counter.advance(step)
+        if not self.due(global_step, before):
             return
         values = self._ctx.sess.run(self._savable)
         r = self.evaluator.evaluate(values=values)

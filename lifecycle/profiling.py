@@ -7,9 +7,11 @@
   and converted by tensorflow.python.client.timeline. That step runs after the timed loop, so
   tracing overhead never touches the reported images/sec; in training it is a real step (the
   global step advances by one more, and the final checkpoint includes it).
---tfprof_file: the same step as a tfprof ProfileProto (tf.compat.v1.profiler.Profiler,
-  `serialize_to_string`), readable with the tfprof tools; the ops that took the most time are
-  printed.
+--tfprof_file: a tfprof profile of the same step (tf.compat.v1.profiler.Profiler), in the
+  form its name asks for: `.txt` a text report (tfprof's op view: every op type with its time
+  and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
+  name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The ops that
+  took the most time are printed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import os
 
 import tensorflow as tf
+from google.protobuf import text_format
+from tensorflow.core.profiler import tfprof_log_pb2
 from tensorflow.python.client import timeline
 
 from .. import cnn_util, preprocessing
@@ -62,17 +66,32 @@ def write_chrome_trace(metadata, path: str) -> str:
     return path
 
 
+def tfprof_format(path: str) -> str:
+    """'text' for a name ending in .txt, 'pbtxt' for .pbtxt, else 'binary' (module docstring)."""
+    lower = path.lower()
+    return 'text' if lower.endswith('.txt') else 'pbtxt' if lower.endswith('.pbtxt') else 'binary'
+
+
 def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str:
-    """Writes a tfprof profile of one traced step and prints the `top` slowest ops."""
+    """Writes a tfprof profile of one traced step in the format of `path` (`tfprof_format`)
+    and prints the `top` slowest ops."""
     profiler = tf1.profiler.Profiler(graph)
     profiler.add_step(step, metadata)
-    _write(path, profiler.serialize_to_string())
+    kind = tfprof_format(path)
     builder = tf1.profiler.ProfileOptionBuilder
-    options = (builder(builder.time_and_memory()).with_max_depth(100).order_by('micros')
-               .with_empty_output().build())
-    profile = profiler.profile_operations(options)
+    options = builder(builder.time_and_memory()).with_max_depth(100).order_by('micros')
+    if kind == 'text':
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        profiler.profile_operations(options.with_file_output(path + '.tmp').build())
+        os.replace(path + '.tmp', path)
+    elif kind == 'pbtxt':
+        proto = tfprof_log_pb2.ProfileProto.FromString(profiler.serialize_to_string())
+        _write(path, text_format.MessageToString(proto).encode('utf-8'))
+    else:
+        _write(path, profiler.serialize_to_string())
+    profile = profiler.profile_operations(options.with_empty_output().build())
     ops = sorted(profile.children, key=lambda node: -node.total_exec_micros)[:top]
-    cnn_util.log_fn('tfprof profile written to %s; slowest ops: %s' % (path, ', '.join(
+    cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s' % (kind, path, ', '.join(
         '%s %.2f ms' % (node.name, node.total_exec_micros / 1000.0) for node in ops)))
     return path
 

@@ -75,6 +75,51 @@ class RunHook:
         """Called instead of the phases after the loop when the run fails; must not raise."""
 
 
+class GlobalStepCounter:
+    """The global step around each timed step, for hooks that act every N global steps.
+
+    `begin(ctx)` reads the global step before the warm-up steps; `advance(step)` after timed
+    step `step` returns (before, now): the global step after the previous timed step (for the
+    first timed step: before the warm-up steps) and after this one. A hook due at every
+    multiple of N uses `crossed(before, now, N)`, so a multiple reached during the warm-up
+    steps is acted on after the first timed step, and one passed over by an asynchronous
+    cluster's shared global step (it grows by about the number of workers per timed step of
+    the chief) is not missed.
+
+    On one host and in synchronous clusters `now` is `plan.global_step_after(start, step)`;
+    in an asynchronous cluster (`plan.asynchronous`) it is read from the session (one scalar
+    read per timed step).
+    """
+
+    def __init__(self, plan):
+        self.plan = plan
+        self._ctx = None
+        self.start = 0
+        self._last = 0
+
+    def begin(self, ctx: RunContext) -> int:
+        """Reads the global step before the warm-up steps; returns it. (Forward-only runs
+        count timed steps instead: they start from 0.)"""
+        self._ctx = ctx
+        self.start = int(ctx.sess.run(ctx.info.global_step))
+        self._last = self.start if self.plan.training else 0
+        return self.start
+
+    def advance(self, step: int) -> tuple[int, int]:
+        """(global step after the previous timed step, global step after timed step `step`)."""
+        if self.plan.asynchronous:
+            now = int(self._ctx.sess.run(self._ctx.info.global_step))
+        else:
+            now = self.plan.global_step_after(self.start, step)
+        before, self._last = self._last, now
+        return before, now
+
+
+def crossed(before: int, now: int, every: int | None) -> bool:
+    """True when a multiple of `every` lies in (before, now]; False when `every` is 0/None."""
+    return bool(every) and now // every > before // every
+
+
 def combine_after_step(hooks):
     """One after_step callback calling every hook in order; None when there are no hooks."""
     if not hooks:

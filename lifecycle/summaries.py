@@ -2,13 +2,19 @@
 
 --summary_verbosity (with --train_dir):
   1: the graph, and every --save_summaries_steps global steps the scalars `total_loss` (the
-     step's loss), `learning_rate` and `images_per_sec` (over the steps since the last summary,
-     hook bookkeeping included);
+     step's loss), `learning_rate` and `images_per_sec` (over the steps since the last
+     summary, the warm-up steps included in the first one, hook bookkeeping included);
   2: also `input_images`: three images of a training batch, as the model receives them;
   3: also histograms of every trainable variable (`weights/<name>`) and of its gradient
      (`gradients/<name>`).
 Eval accuracy goes to <train_dir>/eval (see eval_runner). Forward-only runs count summary steps
 in timed steps (their global step does not move) and have no loss or gradients.
+
+Summaries are labelled with the global step after the timed step that wrote them
+(run_hooks.GlobalStepCounter: in an asynchronous cluster the shared global step read from the
+session, which counts every worker's updates). They are written after the first timed step
+whose global step reached the next multiple of --save_summaries_steps (a multiple reached
+during the warm-up steps, or passed over by an asynchronous cluster, is written then).
 
 The timed step's own tensors cannot be fetched by a hook without consuming an extra batch from
 the staging areas, so the level-2/3 summaries come from a small input pipeline of their own
@@ -53,7 +59,7 @@ class SummaryHook(run_hooks.RunHook):
         self._ctx = None
         self._summary_op = None
         self._summary_step_ops: list = []
-        self._start_step = 0
+        self.counter = run_hooks.GlobalStepCounter(plan)
         self._last = (0, 0.0)  # (step, time) of the last summary.
 
     def begin(self, ctx):
@@ -62,7 +68,7 @@ class SummaryHook(run_hooks.RunHook):
         if p.summary_verbosity >= 2:
             self._build_graph_summaries(ctx)
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
-        self._start_step = int(ctx.sess.run(ctx.info.global_step))
+        self.counter.begin(ctx)
         self._last = (0, time.perf_counter())
 
     def _build_graph_summaries(self, ctx):
@@ -105,18 +111,15 @@ class SummaryHook(run_hooks.RunHook):
                 for v, g in zip(variables, grads) if g is not None]
         return ops
 
-    def _summary_step(self, step: int) -> int:
-        return self.plan.global_step_after(self._start_step, step)
-
     def after_step(self, step, loss):
-        every = self.p.save_summaries_steps
-        global_step = self._summary_step(step)
-        if not every or global_step % every:
+        before, global_step = self.counter.advance(step)
+        if not run_hooks.crossed(before, global_step, self.p.save_summaries_steps):
             return
         sess, info = self._ctx.sess, self._ctx.info
         now = time.perf_counter()
         last_step, last_time = self._last
-        values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
+        steps = step - last_step + (self.plan.num_warmup_batches if last_step == 0 else 0)
+        values = {'images_per_sec': self.plan.global_batch_size * steps
                   / max(now - last_time, 1e-9)}
         if loss is not None:
             values['total_loss'] = loss

@@ -34,6 +34,11 @@ TRAINING_ONLY_FLAGS = (
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
     'stop_at_top_1_accuracy')
 EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size')
+TF_DATA_FLAGS = (
+    'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
+    'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')
+INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
+               'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
 EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:5]
 
 
@@ -42,8 +47,14 @@ def _is_set(p, name: str) -> bool:
     return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
 
 
-def ignored_flags(p) -> list[str]:
-    """One message per flag that has no effect in the run `p` describes (validated Params).
+def ignored_flags(p, dataset: str | None = None) -> list[str]:
+    """One message per flag that has no effect in the run `p` describes.
+
+    Args:
+      p: the validated Params as given (before params.resolve_params fills in defaults, so
+        that a value counts as chosen only when it differs from the table's default).
+      dataset: the dataset's name ('imagenet', 'cifar10', 'synthetic'), for the rules of real
+        data; None: judged from --data_name alone.
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
@@ -68,6 +79,15 @@ def ignored_flags(p) -> list[str]:
             rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
             rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
                  'evaluation runs during training)')
+    synthetic = not p.data_dir or p.data_name == 'synthetic'
+    if synthetic:
+        rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
+    elif (dataset or p.data_name) == 'imagenet' and not p.use_datasets:
+        rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')
+    if p.eval and (not synthetic or p.num_eval_batches):
+        rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '
+             'else --num_eval_epochs, else one pass over the subset)'
+             % ('on real data' if not synthetic else 'and --num_eval_batches'))
     if p.forward_only:
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:
@@ -84,13 +104,17 @@ def ignored_flags(p) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def preflight(plan) -> None:
+def preflight(plan, given=None) -> None:
     """Warnings for ineffective flags; fails early on --plot_file without matplotlib.
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      given: the Params as given (see ignored_flags); default: the plan's resolved ones.
 
     Raises:
       cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
     """
-    for message in ignored_flags(plan.params):
+    for message in ignored_flags(given or plan.params, plan.dataset):
         cnn_util.warn(message)
     if plan.params.plot_file:
         results_log.check_plot_available()

@@ -1,7 +1,8 @@
 """The model registry: one explicit table from name to factory, per dataset.
 
-`get_model(name, dataset)` builds a model; `list_models()` drives the parametrised tests and
-`--list_models`. Depth variants are `functools.partial` entries.
+`get_model(name, dataset)` builds a model; `list_models()` drives the parametrised tests. Depth
+variants are `functools.partial` entries. The names and their `--list_models` figures are also
+in model_catalog.py as plain data (no TensorFlow), checked against this registry by the tests.
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ from . import (
     inception_model,
     lenet_model,
     mobilenet_model,
+    model_catalog,
     overfeat_model,
     resnet_model,
     trivial_model,
     vgg_model,
 )
 from . import model as model_lib
-
-
-class UnknownModelError(ValueError):
-    """The model name is not registered for the dataset."""
+from .model_catalog import UnknownModelError  # noqa: F401  (raised by get_model)
 
 
 def _table(entries):
@@ -93,18 +92,12 @@ def get_model(name: str, dataset: str = 'imagenet') -> model_lib.CNNModel:
 
     Raises:
       UnknownModelError: `name` is not registered for `dataset`; the message lists the valid names
-        (and says which dataset the name belongs to, if any).
+        (and says which dataset the name belongs to, if any, or the closest names:
+        model_catalog.check_model).
     """
     table = _MODELS_BY_DATASET[dataset]
     if name in table:
         return table[name]()
-    valid = ', '.join(sorted(table))
-    others = [d for d in ('imagenet', 'cifar10') if name in _MODELS_BY_DATASET[d]]
-    if others:
-        fix = ''
-        if dataset == 'synthetic':
-            fix = ' (for synthetic %s images add --data_name=%s)' % (others[0], others[0])
-        raise UnknownModelError('--model=%s is %s %s model and does not run on %s data%s; models '
-                                'for %s: %s' % (name, 'an' if others[0][0] in 'aeiou' else 'a',
-                                                others[0], dataset, fix, dataset, valid))
-    raise UnknownModelError('unknown --model=%r; valid models for %s: %s' % (name, dataset, valid))
+    model_catalog.check_model(name, dataset)  # raises, naming the valid models
+    raise UnknownModelError('--model=%s is missing from the registry of %s; valid: %s' % (
+        name, dataset, ', '.join(sorted(table))))

@@ -1,34 +1,16 @@
-"""The `--list_models` table: every registered model with its size, cost and defaults.
+"""The `--list_models` figures measured: every registered model with its size, cost and defaults.
 
-Nothing is cached: each call builds every model's inference graph once, at batch 1, with its
-variables recorded rather than created (`flops.VariableRecorder`), which takes well under a
-minute for the whole zoo.
+`--list_models` prints model_catalog's stored copy (no TensorFlow, instant); this module
+measures the models, to check and regenerate that copy (`python -m
+tf_cnn_benchmarks.models.model_table` prints model_catalog.ROWS). Nothing is cached: each call
+builds every model's inference graph once, at batch 1, with its variables recorded rather than
+created (`flops.VariableRecorder`), which takes well under a minute for the whole zoo.
 """
 
 from __future__ import annotations
 
-import collections
-
 from . import flops, model_config
-
-ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
-                                               'gflops', 'batch_size', 'learning_rate'])
-ModelRow.__doc__ = """One model of the table.
-
-name, dataset: registry key. image_size: default input height and width in pixels. parameters:
-trainable parameters (classifier of the dataset's width: 1001 ImageNet, 10 CIFAR-10). gflops:
-forward GFLOPs per image at image_size (multiply-add = 2 FLOPs, see models/flops.py).
-batch_size, learning_rate: the model's per-device defaults."""
-
-_COLUMNS = (  # (header, attribute, format, left-aligned)
-    ('model', 'name', '{}', True),
-    ('dataset', 'dataset', '{}', True),
-    ('image', 'image_size', '{:d}', False),
-    ('parameters', 'parameters', '{:,d}', False),
-    ('GFLOPs', 'gflops', '{:.3f}', False),
-    ('batch', 'batch_size', '{:d}', False),
-    ('learning_rate', 'learning_rate', '{:g}', False),
-)
+from .model_catalog import ModelRow, format_model_table  # noqa: F401  (the table's format)
 
 
 def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
@@ -52,22 +34,12 @@ def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
     return rows
 
 
-def format_model_table(rows: list[ModelRow]) -> str:
-    """Formats rows as a fixed-width text table: a header line, a dashed line, one line per row.
+def catalog_source(rows: list[ModelRow]) -> str:
+    """The body of model_catalog.ROWS for measured `rows` (one tuple a line, FLOPs as integers)."""
+    return '\n'.join('    (%r, %r, %d, %d, %d, %d, %r),' % (
+        r.name, r.dataset, r.image_size, r.parameters, round(r.gflops * 1e9), r.batch_size,
+        r.learning_rate) for r in rows)
 
-    Columns (two spaces apart): model, dataset, image, parameters (with thousands separators),
-    GFLOPs (forward, per image, 3 decimals), batch, learning_rate. Text columns are left-aligned,
-    numbers right-aligned. No trailing newline.
-    """
-    cells = [[fmt.format(getattr(row, attr)) for _, attr, fmt, _ in _COLUMNS] for row in rows]
-    widths = [max([len(header)] + [len(line[i]) for line in cells])
-              for i, (header, _, _, _) in enumerate(_COLUMNS)]
 
-    def line(values):
-        parts = [v.ljust(w) if left else v.rjust(w)
-                 for v, w, (_, _, _, left) in zip(values, widths, _COLUMNS, strict=True)]
-        return '  '.join(parts).rstrip()
-
-    out = [line([header for header, _, _, _ in _COLUMNS]), '  '.join('-' * w for w in widths)]
-    out.extend(line(values) for values in cells)
-    return '\n'.join(out)
+if __name__ == '__main__':  # python -m tf_cnn_benchmarks.models.model_table
+    print(catalog_source(model_rows()))

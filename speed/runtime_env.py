@@ -9,16 +9,106 @@
   operating system, so every step page-faults its big tensors in again: concatenations of
   gradient packs ran 6-9x slower, and alexnet/resnet50 training steps 0-14% slower (same host,
   bench/bench_core.py, alternating runs with and without).
+* TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
-A value the user already set is kept. Call `apply()` before the first TensorFlow import.
+A value the user already set is kept. Call `apply()` before the first TensorFlow import, or
+`import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
+writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
+messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
+whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off), and its first
+device probe an ERROR line "failed call to cuInit" on hosts without a GPU driver.
+`import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
+descriptor 2 meanwhile and write back every line that TF_CPP_MIN_LOG_LEVEL lets through (1
+drops INFO lines, 2 also WARNING, 3 also ERROR; `shown_lines`); anything else (a Python
+warning, an import error) is written back unchanged.
 """
 
+import contextlib
 import os
+import re
+import sys
+import tempfile
 
-DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true'}
+DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
+            'TF_CPP_MIN_LOG_LEVEL': '2'}
+
+# absl/TensorFlow C++ log lines: 'I0000 00:00:1796093307.742795    8660 port.cc:153] ...'.
+_LOG_LINE = re.compile(r'^([IWEF])\d{4} \d\d:\d\d:[\d.]+\s+\d+ [^ \]]+:\d+\] ')
+_ABSL_PREAMBLE = 'WARNING: All log messages before absl::InitializeLog() is called'
+_SEVERITY = {'I': 0, 'W': 1, 'E': 2, 'F': 3}
+_CUDA_PROBE = 'failed call to cuInit'
 
 
 def apply() -> None:
     """Sets every variable of DEFAULTS that is not set yet (idempotent)."""
     for name, value in DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+
+def min_log_level() -> int:
+    """TF_CPP_MIN_LOG_LEVEL as an int (0 when unset or not a number)."""
+    value = os.environ.get('TF_CPP_MIN_LOG_LEVEL', '0').strip()
+    return int(value) if value.isdigit() else 0
+
+
+def shown_lines(text: str, level: int) -> str:
+    """The lines of TensorFlow's import-time stderr `text` that log level `level` shows.
+
+    C++ log lines below `level` (0 INFO, 1 WARNING, 2 ERROR, 3 FATAL) are dropped, and with
+    any level >= 1 also absl's preamble line and the CUDA driver probe's "failed call to
+    cuInit" (an ERROR line on every host without a GPU driver, where running on the CPU is
+    what is meant); every other line is kept, in order.
+    """
+    kept = []
+    for line in text.splitlines(keepends=True):
+        match = _LOG_LINE.match(line)
+        if match and (_SEVERITY[match.group(1)] < level or (level and _CUDA_PROBE in line)):
+            continue
+        if level >= 1 and line.startswith(_ABSL_PREAMBLE):
+            continue
+        kept.append(line)
+    return ''.join(kept)
+
+
+def import_tensorflow():
+    """Applies DEFAULTS and imports TensorFlow without its start-up chatter (module docstring).
+
+    Returns:
+      The tensorflow module (the one already loaded, if any: then nothing is captured).
+
+    Raises:
+      ImportError: TensorFlow is not installed (its own message).
+    """
+    if 'tensorflow' in sys.modules:
+        return sys.modules['tensorflow']
+    apply()
+    with quiet_stderr():
+        import tensorflow
+    return tensorflow
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Inside the block, file descriptor 2 goes to a temporary file; at its end the lines that
+    TF_CPP_MIN_LOG_LEVEL shows (`shown_lines`) are written to stderr. For TensorFlow's import
+    and its first device probe (session_config.num_visible_gpus). Does nothing when
+    TF_CPP_MIN_LOG_LEVEL is 0."""
+    level = min_log_level()
+    if level < 1:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode='w+b') as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            rest = shown_lines(sink.read().decode('utf-8', 'replace'), level)
+            if rest:
+                sys.stderr.write(rest)
+                sys.stderr.flush()

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from . import cpu_tuning, xla_jit
+from . import cpu_tuning, runtime_env, xla_jit
 
 tf1 = tf.compat.v1
 
 
 def num_visible_gpus() -> int:
-    """Number of GPUs TensorFlow can use on this host."""
-    return len(tf.config.list_physical_devices('GPU'))
+    """Number of GPUs TensorFlow can use on this host (the first call probes the CUDA driver
+    with its log lines kept off stderr: runtime_env.quiet_stderr)."""
+    with runtime_env.quiet_stderr():
+        return len(tf.config.list_physical_devices('GPU'))
 
 
 def make_session_config(p, num_devices: int) -> tf1.ConfigProto:

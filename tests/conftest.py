@@ -1,5 +1,10 @@
 """Test set-up: the checkout as the package under test, TensorFlow quiet and in graph mode,
-shared data paths."""
+shared data paths.
+
+TensorFlow loads in the processes that run tests (pytest-xdist's workers, or pytest itself
+without -n), through speed/runtime_env.import_tensorflow, which keeps its start-up lines off
+stderr; xdist's controller runs no test and never loads it.
+"""
 
 import os
 
@@ -16,13 +21,13 @@ for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')
     del os.environ[_name]
 from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
-import tensorflow as tf  # noqa: E402
-
-tf.compat.v1.disable_eager_execution()
-
-import helpers  # noqa: E402  (imports the package under test)
+def pytest_configure(config):
+    """Loads TensorFlow in graph mode, except in pytest-xdist's controller."""
+    if getattr(config, 'workerinput', None) is None and getattr(config.option, 'numprocesses',
+                                                                None):
+        return
+    runtime_env.import_tensorflow().compat.v1.disable_eager_execution()
 
 SHARED_DATA = os.path.join(os.path.dirname(REPO), 'shared', 'data')
 IMAGENET_TFRECORDS = os.path.join(SHARED_DATA, 'imagenet_tfrecords')
@@ -40,4 +45,5 @@ def imagenet_dir():
 @pytest.fixture
 def tiny_run():
     """helpers.tiny_run: runs the trivial model on tiny inputs in process; kwargs override."""
+    import helpers
     return helpers.tiny_run

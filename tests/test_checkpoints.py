@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks
 
 import helpers
 
@@ -186,3 +186,60 @@ def test_freeze_when_forward_only(tmp_path, capsys):
     out = capsys.readouterr().out
     assert result['frozen'] and result['num_steps'] == 3 and result['restored_step'] == 2
     assert 'Froze the variables into constants' in out and 'total images/sec' in out
+
+
+class _ValuesAtBegin(run_hooks.RunHook):
+    """Records every savable variable's value (by checkpoint name) once restored."""
+
+    def __init__(self):
+        self.values = {}
+
+    def begin(self, ctx):
+        self.values = ctx.sess.run(ctx.info.mgr.savable_variables())
+
+
+@pytest.mark.parametrize('first, second', [(True, False), (False, True)])
+def test_restores_across_fp16_vars(tmp_path, capsys, first, second):
+    """A checkpoint written with --fp16_vars restores into float32 variables and back: the
+    values are cast, and one line says so."""
+    kwargs = dict(train_dir=str(tmp_path), use_fp16=True, optimizer='momentum',
+                  fp16_loss_scale=1.0)
+    saved = _run(fp16_vars=first, **kwargs)['checkpoint_path']
+    stored = checkpoints.read_checkpoint_values(saved)
+    capsys.readouterr()
+    recorder = _ValuesAtBegin()
+    result = benchmark_cnn.BenchmarkCNN(_params(fp16_vars=second, **kwargs), gpus=0,
+                                        hooks=[recorder]).run()
+    assert result['restored_step'] == 3
+    weights = recorder.values['cg/affine0/weights']
+    assert weights.dtype == (np.float16 if second else np.float32)
+    np.testing.assert_array_equal(weights, stored['cg/affine0/weights'].astype(weights.dtype))
+    # 6 weights and biases and their 6 momentum slots.
+    out = capsys.readouterr().out
+    kind = 'float16 to float32 (written with' if first else 'float32 to float16 (written without'
+    assert 'Cast 12 variable(s) of %s from %s --fp16_vars)' % (saved, kind) in out
+
+
+def test_a_save_killed_midway_leaves_no_temporaries_behind(tmp_path, capsys):
+    # What TensorFlow 2.21 leaves when a save is killed (SIGKILL) before its renames: the
+    # files of the checkpoint being written, a sharded save's directory, the state file's copy.
+    train_dir = tmp_path / 'run'
+    first = _run(train_dir=str(train_dir))
+    assert first['global_step'] == 3
+    stale = ['checkpoint.tmp' + 'ab' * 16, 'model.ckpt-6.data-00000-of-00001.tempstate6362',
+             'model.ckpt-6.index.tempstate1499', 'model.ckpt-6_temp']
+    for name in stale[:3]:
+        (train_dir / name).write_bytes(b'partial')
+    (train_dir / stale[3]).mkdir()
+    (train_dir / stale[3] / 'part-00000-of-00001.index').write_bytes(b'partial')
+    (train_dir / 'notes_temp').write_text('mine')  # not TensorFlow's: kept
+    kept = sorted(os.listdir(train_dir))
+    capsys.readouterr()
+    second = _run(train_dir=str(train_dir))
+    assert second['restored_step'] == 3 and second['global_step'] == 6
+    assert ('Removed 4 temporary file(s) of an interrupted checkpoint save from %s: %s\n'
+            % (train_dir, ', '.join(stale))) in capsys.readouterr().out
+    assert sorted(os.listdir(train_dir)) == sorted(
+        set(kept) - set(stale) | {'model.ckpt-6.index', 'model.ckpt-6.data-00000-of-00001'})
+    assert checkpoints.clean_stale_temporaries(str(train_dir)) == []
+    assert checkpoints.clean_stale_temporaries(str(tmp_path / 'missing')) == []

@@ -47,7 +47,8 @@ def test_training_run_prints_the_documented_format():
 
 
 @pytest.mark.parametrize('args, status, text', [
-    (['--model=resnet9000'], 2, "unknown --model='resnet9000'; valid models for"),
+    (['--model=resnet9000'], 2, "unknown --model='resnet9000'; did you mean resnet50, resnet20 "
+     'or resnet110? valid models for'),
     (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
     (['--device=gpu'], 2, '--device=gpu, but no GPU is visible; use --device=cpu'),
@@ -60,6 +61,7 @@ def test_training_run_prints_the_documented_format():
     (['--model=trivial', '--train_dir=/dev/null/ckpt'], 2,
      'error: --train_dir=/dev/null/ckpt cannot be written: /dev/null is a file, not a directory.'),
     (['--distortions', 'False'], 2, "unexpected positional argument 'False'"),
+    (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--init_learning_rate=1e9'], 1, 'the loss became'),
 ])

@@ -186,13 +186,15 @@ def test_eval_during_training_at_steps_without_train_dir():
     assert result['checkpoint_path'] is None and not result['stopped_early']
 
 
-def test_every_n_epochs_uses_the_global_batch():
+def test_every_n_epochs_uses_the_images_per_global_step():
     plan = types.SimpleNamespace(
         params=make_params(eval_during_training_every_n_epochs=0.5, num_warmup_batches=0),
-        examples_per_epoch=100, global_batch_size=8)
+        steps_per_epoch=100 / 8)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
-    # Half an epoch = 50 images = 6.25 global batches of 8: evaluate at steps 7, 13, 19, 25.
+    # Half an epoch = 50 images = 6.25 global steps of 8: evaluate at steps 7, 13, 19, 25.
     assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]
+    # After a step that passed several due points at once (warm-up): once.
+    assert hook.due(8, before=0) and not hook.due(12, before=7)
 
 
 def test_train_resume_eval_and_forward_only_on_the_shared_shards(imagenet_dir, tmp_path):

@@ -10,22 +10,23 @@ from tf_cnn_benchmarks.params import make_params
 tf1 = tf.compat.v1
 
 
-def _rates(steps, *, examples_per_epoch=1000, global_batch_size=100, **kwargs):
+def _rates(steps, *, examples_per_epoch=1000, images_per_step=100, **kwargs):
     """The learning rate at each of `steps` (10 steps per epoch by default)."""
     graph = tf.Graph()
     with graph.as_default():
         step = tf1.placeholder(tf.int64, [])
         lr = learning_rate.get_learning_rate(
             make_params(**kwargs), step, model=model_config.get_model('trivial'),
-            examples_per_epoch=examples_per_epoch, global_batch_size=global_batch_size)
+            examples_per_epoch=examples_per_epoch, images_per_step=images_per_step)
         with tf1.Session() as sess:
             return [float(sess.run(lr, {step: s})) for s in steps]
 
 
 def test_piecewise_schedule_switches_at_epoch_boundaries():
+    # 10 steps per epoch: the update from global step 10 (the first of epoch 1) uses 0.01.
     rates = _rates([0, 9, 10, 29, 30, 100],
                    piecewise_learning_rate_schedule='0.1;1;0.01;3;0.001')
-    assert rates == pytest.approx([0.1, 0.1, 0.1, 0.01, 0.01, 0.001])
+    assert rates == pytest.approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
 
 
 def test_exponential_decay_is_a_staircase():
@@ -44,7 +45,7 @@ def test_warmup_ramps_linearly_then_minimum_bounds():
 
 def test_model_default_scales_with_global_batch():
     trivial = model_config.get_model('trivial')
-    rate = _rates([0], global_batch_size=2 * trivial.default_batch_size)[0]
+    rate = _rates([0], images_per_step=2 * trivial.default_batch_size)[0]
     assert rate == pytest.approx(2 * trivial.default_learning_rate)
 
 
@@ -61,3 +62,49 @@ def test_optimizer_factory(name, slot):
 
 def test_single_rate_schedule_is_a_constant():
     assert _rates([0, 50], piecewise_learning_rate_schedule='0.3') == pytest.approx([0.3, 0.3])
+
+
+def test_piecewise_equals_the_exponential_decay_path_at_every_step():
+    # 1,000 examples at 96 images per step: 10.42 steps per epoch, so epochs 1, 2, 3 start at
+    # global steps int(10.42)=10, int(20.83)=20 and int(31.25)=31 (not 30: no drift).
+    steps = list(range(0, 45))
+    piecewise = _rates(steps, images_per_step=96,
+                       piecewise_learning_rate_schedule='0.4;1;0.2;2;0.1;3;0.05;4;0.025')
+    decay = _rates(steps, images_per_step=96, init_learning_rate=0.4, num_epochs_per_decay=1,
+                   learning_rate_decay_factor=0.5)
+    assert piecewise == pytest.approx(decay)
+    expected = [0.4] * 10 + [0.2] * 10 + [0.1] * 11 + [0.05] * 10 + [0.025] * 4
+    assert piecewise == pytest.approx(expected)
+    assert [learning_rate.boundary_step(e, 1000 / 96) for e in (1, 2, 3, 4)] == [10, 20, 31, 41]
+
+
+def test_warmup_hands_over_to_the_schedule_without_a_step_back():
+    # Warm-up over epoch 0 (10 steps), then the schedule's second rate from step 10 on: the
+    # rate never goes back to the first rate after the ramp.
+    rates = _rates([0, 5, 9, 10, 11, 30], num_learning_rate_warmup_epochs=1,
+                   piecewise_learning_rate_schedule='0.0004;1;0.0001')
+    assert rates == pytest.approx([0.0, 0.0002, 0.00036, 0.0001, 0.0001, 0.0001])
+
+
+def test_less_than_one_step_of_warmup_is_none():
+    assert _rates([0, 1], init_learning_rate=0.2,
+                  num_learning_rate_warmup_epochs=0.05) == pytest.approx([0.2, 0.2])
+
+
+def test_changes_beyond_the_run_are_named():
+    p = make_params(piecewise_learning_rate_schedule='0.1;1;0.01;30;0.001',
+                    num_learning_rate_warmup_epochs=2)
+    # 10 steps per epoch; the last update of the run starts from global step 14.
+    assert learning_rate.unreached_changes(p, 10.0, 14) == [
+        '--piecewise_learning_rate_schedule: epoch 30 (global step 300) is beyond this run (its '
+        'last update is at global step 14); the rate stays 0.01',
+        '--num_learning_rate_warmup_epochs=2: the warm-up ends at global step 20, which is '
+        'beyond this run (its last update is at global step 14); the rate never reaches its '
+        'scheduled value']
+    assert learning_rate.unreached_changes(p, 10.0, 300) == []
+    decay = make_params(init_learning_rate=0.4, num_epochs_per_decay=2,
+                        learning_rate_decay_factor=0.5)
+    assert learning_rate.unreached_changes(decay, 10.0, 19) == [
+        '--num_epochs_per_decay=2: the first decay (global step 20) is beyond this run (its last '
+        'update is at global step 19); the rate stays 0.4']
+    assert learning_rate.unreached_changes(decay, 10.0, 20) == []

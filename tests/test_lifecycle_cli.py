@@ -164,8 +164,9 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
                   num_warmup_batches=0, init_learning_rate=0.002, display_every=100,
                   train_dir=train_dir)
     try:
-        loop.wait_for(lambda: 'Waiting for a checkpoint in ' + train_dir in loop.out,
-                      'the eval loop waiting')
+        first = ('Waiting for a first checkpoint in %s: looking every 1 s '
+                 '(--eval_interval_secs); SIGINT (Ctrl-C) stops\n' % train_dir)
+        loop.wait_for(lambda: first in loop.out, 'the eval loop waiting')
         for step in (1, 2):
             benchmark_cnn.BenchmarkCNN(make_params(**params), gpus=0).run()
             loop.wait_for(lambda s=step: '[4 examples, global step %d]' % s in loop.out,
@@ -175,6 +176,11 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
     finally:
         loop.kill()
     assert loop.out.count('Accuracy @ 1 = ') == 2
+    # One line per wait: what it waits for, where and how often it looks.
+    assert [line for line in loop.out.splitlines() if line.startswith('Waiting for')] == [
+        first.rstrip('\n')] + ['Waiting for a checkpoint newer than model.ckpt-%d in %s: '
+                                'looking every 1 s (--eval_interval_secs); SIGINT (Ctrl-C) '
+                                'stops' % (step, train_dir) for step in (1, 2)]
     assert 'received SIGINT: stopping after the current evaluation' in loop.err
 
 
@@ -206,6 +212,22 @@ def test_ignored_flag_warnings():
         '--freeze_when_forward_only has no effect without --forward_only']
     assert warnings(eval_during_training_every_n_steps=5, num_eval_batches=3,
                     stop_at_top_1_accuracy=0.7) == []
+    synthetic = 'on synthetic data (no --data_dir: nothing is read or preprocessed)'
+    assert warnings(distort_color=True, use_datasets=True, distortions=False) == [
+        '--distortions has no effect ' + synthetic, '--distort_color has no effect ' + synthetic,
+        '--use_datasets has no effect ' + synthetic]
+    real = dict(data_dir='/data', data_name='imagenet')
+    assert warnings(distort_color=True, datasets_use_caching=True, **real) == [
+        '--datasets_use_caching has no effect without --use_datasets (RecordInput reads the '
+        'files)']
+    assert warnings(use_datasets=True, datasets_use_caching=True, **real) == []
+    full_pass = ('(it evaluates --num_eval_batches, else --num_eval_epochs, else one pass over '
+                 'the subset)')
+    assert warnings(eval=True, num_batches=5, **real) == [
+        '--num_batches has no effect with --eval on real data ' + full_pass]
+    assert warnings(eval=True, num_batches=5) == []  # synthetic eval runs --num_batches
+    assert warnings(eval=True, num_batches=5, num_eval_batches=2) == [
+        '--num_batches has no effect with --eval and --num_eval_batches ' + full_pass]
 
 
 def test_warnings_are_printed_once_each_at_the_start(capsys):

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tf_cnn_benchmarks.models import model_config, model_table
+import tf_cnn_benchmarks as tfcnn
+from tf_cnn_benchmarks.models import model_catalog, model_config, model_table
 
 try:  # The sibling module holds the expected parameter counts.
     import test_model_params as params_test
@@ -41,6 +42,20 @@ def test_every_model_once_with_its_exact_parameters(all_rows):
     for row in all_rows:
         assert row.parameters == params_test.EXPECTED_PARAMS[(row.name, row.dataset)], row.name
         assert row.gflops > 0
+
+
+def test_the_catalog_is_the_measured_table(all_rows):
+    """model_catalog.ROWS (what --list_models prints, without TensorFlow) is exactly what the
+    built models measure; regenerate it with `python -m tf_cnn_benchmarks.models.model_table`
+    after changing a model."""
+    assert model_catalog.rows() == all_rows
+    assert model_table.catalog_source(all_rows) == '\n'.join(
+        '    %r,' % (row,) for row in model_catalog.ROWS)
+    for dataset in ('imagenet', 'cifar10'):
+        assert model_catalog.names(dataset) == sorted(
+            name for name, _ in model_config.list_models(dataset))
+    assert model_catalog.list_models() == model_config.list_models()
+    assert tfcnn.list_models('cifar10') == model_catalog.names('cifar10')
 
 
 def test_formatted_values(all_rows):

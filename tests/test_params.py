@@ -3,6 +3,7 @@
 import pytest
 
 from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.lifecycle import output_paths
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
 
 
@@ -61,6 +62,12 @@ def test_params_are_immutable():
      'Received: init_learning_rate=nan'),
     ({'num_epochs': 0}, '--num_epochs must be > 0 (a fraction such as 0.01 is fine). Received: '
      'num_epochs=0'),
+    ({'gradient_clip': 0.0}, '--gradient_clip must be > 0: it clips every gradient element to '
+     '[-value, value], so 0 would zero every gradient and freeze training (and a negative value '
+     'is no range); drop the flag for no clipping. Received: gradient_clip=0'),
+    ({'gradient_clip': -1.0}, '--gradient_clip must be > 0: it clips every gradient element to '
+     '[-value, value], so 0 would zero every gradient and freeze training (and a negative value '
+     'is no range); drop the flag for no clipping. Received: gradient_clip=-1'),
 ])
 def test_each_rule_names_the_flag_and_value(kwargs, text):
     assert text in _error(**kwargs)
@@ -136,7 +143,7 @@ def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, 
     (tmp_path / 'adir').mkdir()
     path = str(tmp_path / relative)
     with pytest.raises(ParamsError) as info:
-        params.check_output_paths(make_params(**{flag: path}))
+        output_paths.check_output_paths(make_params(**{flag: path}))
     if text.startswith('afile'):
         text = str(tmp_path / text)
     assert str(info.value) == '--%s=%s cannot be written: %s. Choose another path.' % (
@@ -144,6 +151,6 @@ def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, 
 
 
 def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
-    params.check_output_paths(make_params(
+    output_paths.check_output_paths(make_params(
         train_dir=str(tmp_path / 'a' / 'b'), benchmark_log_dir=str(tmp_path),
         trace_file=str(tmp_path / 'new' / 't.json'), plot_file='relative.png'))

@@ -100,6 +100,29 @@ def test_trace_graph_tfprof_json_and_plot_files(tmp_path):
     assert result['trace_file'] == files['trace_file'] and result['plot_file']
 
 
+def test_tfprof_file_format_follows_its_name(tmp_path):
+    from google.protobuf import text_format
+    from tensorflow.core.profiler import tfprof_log_pb2
+
+    from tf_cnn_benchmarks.lifecycle import profiling
+    assert [profiling.tfprof_format(n) for n in ('p.txt', 'P.TXT', 'p.pbtxt', 'p', 'p.pb')] == [
+        'text', 'text', 'pbtxt', 'binary', 'binary']
+    _run(num_batches=1, tfprof_file=str(tmp_path / 'profile.txt'))
+    report = (tmp_path / 'profile.txt').read_text()
+    assert 'node name | requested bytes | total execution time' in report
+    assert '\nMatMul ' in report or '_MklMatMul' in report
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        out = tf.reduce_sum(tf.matmul(tf.ones([4, 4]), tf.ones([4, 4])))
+        metadata = tf1.RunMetadata()
+        sess.run(out, options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    profiling.write_tfprof(graph, metadata, str(tmp_path / 'profile.pbtxt'), step=7)
+    proto = text_format.Parse((tmp_path / 'profile.pbtxt').read_text(),
+                              tfprof_log_pb2.ProfileProto())
+    assert list(proto.steps) == [7] and len(proto.nodes) >= 4
+
+
 def test_binary_graph_file(tmp_path):
     _run(num_batches=1, graph_file=str(tmp_path / 'graph.pb'))
     graph_def = tf1.GraphDef()

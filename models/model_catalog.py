@@ -1,0 +1,161 @@
+"""Every model's name and figures as plain data: `--model` checks and `--list_models` without
+TensorFlow.
+
+The registry (model_config.py) builds the models, and importing it loads TensorFlow and every
+model module (seconds). This module holds the same names and their `--list_models` figures, so
+the command refuses an unknown `--model` (with a "did you mean") and prints `--list_models`
+before TensorFlow loads. It imports nothing of TensorFlow or the models.
+
+ROWS is generated from the built models (`python -m tf_cnn_benchmarks.models.model_table`
+prints it) and tests/test_model_table.py checks it against them, row by row: the registry's
+names, default image sizes, exact trainable parameters, forward FLOPs, default batch sizes and
+learning rates. Registering or changing a model means regenerating ROWS.
+"""
+
+from __future__ import annotations
+
+import collections
+import difflib
+
+DATASETS = ('imagenet', 'cifar10')
+
+ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
+                                               'gflops', 'batch_size', 'learning_rate'])
+ModelRow.__doc__ = """One model of the table.
+
+name, dataset: registry key. image_size: default input height and width in pixels. parameters:
+trainable parameters (classifier of the dataset's width: 1001 ImageNet, 10 CIFAR-10). gflops:
+forward GFLOPs per image at image_size (multiply-add = 2 FLOPs, see models/flops.py).
+batch_size, learning_rate: the model's per-device defaults."""
+
+# (name, dataset, image size, trainable parameters, forward FLOPs per image, default batch,
+# default learning rate), sorted by name then dataset. Generated: see the module docstring.
+ROWS = (
+    ('alexnet', 'cifar10', 32, 1756426, 65556224, 128, 0.1),
+    ('alexnet', 'imagenet', 227, 61842345, 1677585792, 512, 0.005),
+    ('densenet100_k12', 'cifar10', 32, 6979642, 3539032896, 64, 0.1),
+    ('densenet100_k24', 'cifar10', 32, 27249082, 13778695488, 64, 0.1),
+    ('densenet121', 'imagenet', 224, 7979881, 5668325376, 32, 0.0125),
+    ('densenet40_k12', 'cifar10', 32, 1019722, 529625856, 64, 0.1),
+    ('googlenet', 'imagenet', 224, 6999577, 3165345792, 32, 0.005),
+    ('inception3', 'imagenet', 299, 23836617, 11426436288, 32, 0.005),
+    ('inception4', 'imagenet', 299, 42681353, 24507952320, 32, 0.005),
+    ('lenet', 'imagenet', 28, 2173353, 28069888, 32, 0.005),
+    ('mobilenet', 'imagenet', 224, 4233001, 1137482752, 32, 0.005),
+    ('mobilenet_v2', 'imagenet', 224, 3506153, 601551104, 32, 0.005),
+    ('overfeat', 'imagenet', 231, 145924969, 5602816000, 32, 0.005),
+    ('resnet101', 'imagenet', 224, 44551209, 15140392960, 32, 0.016),
+    ('resnet101_v1.5', 'imagenet', 224, 44551209, 15602814976, 32, 0.016),
+    ('resnet101_v2', 'imagenet', 224, 44543529, 15602814976, 32, 0.016),
+    ('resnet110', 'cifar10', 32, 1727962, 505775360, 128, 0.1),
+    ('resnet110_v2', 'cifar10', 32, 1727962, 505775360, 128, 0.1),
+    ('resnet152', 'imagenet', 224, 60194857, 22564835328, 32, 0.016),
+    ('resnet152_v1.5', 'imagenet', 224, 60194857, 23027257344, 32, 0.016),
+    ('resnet152_v2', 'imagenet', 224, 60187177, 23027257344, 32, 0.016),
+    ('resnet20', 'cifar10', 32, 269722, 81102080, 128, 0.1),
+    ('resnet20_v2', 'cifar10', 32, 269722, 81102080, 128, 0.1),
+    ('resnet32', 'cifar10', 32, 464154, 137725184, 128, 0.1),
+    ('resnet32_v2', 'cifar10', 32, 464154, 137725184, 128, 0.1),
+    ('resnet44', 'cifar10', 32, 658586, 194348288, 128, 0.1),
+    ('resnet44_v2', 'cifar10', 32, 658586, 194348288, 128, 0.1),
+    ('resnet50', 'imagenet', 224, 25559081, 7715950592, 64, 0.032),
+    ('resnet50_v1.5', 'imagenet', 224, 25559081, 8178372608, 64, 0.032),
+    ('resnet50_v2', 'imagenet', 224, 25551401, 8178372608, 64, 0.032),
+    ('resnet56', 'cifar10', 32, 853018, 250971392, 128, 0.1),
+    ('resnet56_v2', 'cifar10', 32, 853018, 250971392, 128, 0.1),
+    ('trivial', 'cifar10', 32, 52235, 96256, 32, 0.005),
+    ('trivial', 'imagenet', 227, 4263877, 8517558, 32, 0.0001),
+    ('vgg11', 'imagenet', 224, 132867433, 15218188288, 64, 0.005),
+    ('vgg16', 'imagenet', 224, 138361641, 30940536832, 64, 0.005),
+    ('vgg19', 'imagenet', 224, 143671337, 39264133120, 64, 0.005),
+)
+
+
+class UnknownModelError(ValueError):
+    """The model name is not registered for the dataset (a usage error, exit status 2)."""
+
+
+def rows() -> list[ModelRow]:
+    """Every model's ModelRow, sorted by name then dataset (gflops = FLOPs / 1e9)."""
+    return [ModelRow(name, dataset, size, params, flops / 1e9, batch, lr)
+            for name, dataset, size, params, flops, batch, lr in ROWS]
+
+
+def names(dataset: str) -> list[str]:
+    """The sorted model names of 'imagenet', 'cifar10' or 'synthetic' (ImageNet's models)."""
+    dataset = 'imagenet' if dataset == 'synthetic' else dataset
+    return sorted(row[0] for row in ROWS if row[1] == dataset)
+
+
+def list_models(dataset: str | None = None) -> list[tuple[str, str]]:
+    """Sorted (name, dataset) pairs of every model, or of one dataset's."""
+    return sorted((row[0], row[1]) for row in ROWS if dataset in (None, row[1]))
+
+
+def check_model(name: str, dataset: str) -> None:
+    """Refuses a model name that `dataset` has no model of.
+
+    Args:
+      name: the --model value.
+      dataset: 'imagenet', 'cifar10' or 'synthetic' (ImageNet's models).
+
+    Raises:
+      UnknownModelError: one line: for a name of the other dataset, which one and the flag
+        that selects it; for an unknown name, the closest names ("did you mean") and the valid
+        names of both datasets.
+    """
+    table = names(dataset)
+    if name in table:
+        return
+    others = [d for d in DATASETS if name in names(d)]
+    if others:
+        fix = ''
+        if dataset == 'synthetic':
+            fix = ' (for synthetic %s images add --data_name=%s)' % (others[0], others[0])
+        raise UnknownModelError('--model=%s is %s %s model and does not run on %s data%s; models '
+                                'for %s: %s' % (name, 'an' if others[0][0] in 'aeiou' else 'a',
+                                                others[0], dataset, fix, dataset,
+                                                ', '.join(table)))
+    every = sorted({row[0] for row in ROWS})
+    close = difflib.get_close_matches(name.lower(), every, n=3, cutoff=0.6)
+    guess = ''
+    if close:
+        guess = 'did you mean %s? ' % (close[0] if len(close) == 1 else '%s or %s' % (
+            ', '.join(close[:-1]), close[-1]))
+    raise UnknownModelError(
+        'unknown --model=%r; %svalid models for imagenet (and synthetic data): %s; for cifar10 '
+        '(--data_name=cifar10): %s' % (name, guess, ', '.join(names('imagenet')),
+                                       ', '.join(names('cifar10'))))
+
+
+_COLUMNS = (  # (header, attribute, format, left-aligned)
+    ('model', 'name', '{}', True),
+    ('dataset', 'dataset', '{}', True),
+    ('image', 'image_size', '{:d}', False),
+    ('parameters', 'parameters', '{:,d}', False),
+    ('GFLOPs', 'gflops', '{:.3f}', False),
+    ('batch', 'batch_size', '{:d}', False),
+    ('learning_rate', 'learning_rate', '{:g}', False),
+)
+
+
+def format_model_table(table_rows: list[ModelRow]) -> str:
+    """Formats rows as a fixed-width text table: a header line, a dashed line, one line per row.
+
+    Columns (two spaces apart): model, dataset, image, parameters (with thousands separators),
+    GFLOPs (forward, per image, 3 decimals), batch, learning_rate. Text columns are left-aligned,
+    numbers right-aligned. No trailing newline.
+    """
+    cells = [[fmt.format(getattr(row, attr)) for _, attr, fmt, _ in _COLUMNS]
+             for row in table_rows]
+    widths = [max([len(header)] + [len(line[i]) for line in cells])
+              for i, (header, _, _, _) in enumerate(_COLUMNS)]
+
+    def line(values):
+        parts = [v.ljust(w) if left else v.rjust(w)
+                 for v, w, (_, _, _, left) in zip(values, widths, _COLUMNS, strict=True)]
+        return '  '.join(parts).rstrip()
+
+    out = [line([header for header, _, _, _ in _COLUMNS]), '  '.join('-' * w for w in widths)]
+    out.extend(line(values) for values in cells)
+    return '\n'.join(out)

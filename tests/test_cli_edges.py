@@ -1,0 +1,125 @@
+"""The command's edges: answers that need no TensorFlow (usage errors, unknown models, --help,
+--version, --list_models) come without loading it, output into a closed pipe ends quietly, and
+flags that cannot work in a run say so."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_cnn_benchmarks import __version__
+from tf_cnn_benchmarks.models import model_catalog
+
+import helpers
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, 'tests')
+
+_MAIN = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import cli
+    try:
+        status = cli.main(['tf_cnn_benchmarks'] + {args!r})
+    except SystemExit as e:
+        status = e.code
+    sys.stdout.flush()
+    print('\\nSTATUS ' + json.dumps([status, 'tensorflow' in sys.modules]))
+''')
+
+
+def run_main(*args):
+    """cli.main(args) in a fresh process: (exit status, stdout, stderr, TensorFlow loaded)."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    proc = subprocess.run([sys.executable, '-c', _MAIN.format(tests=TESTS, args=list(args))],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    out, _, last = proc.stdout.rpartition('\nSTATUS ')
+    assert last, proc.stdout[-2000:] + proc.stderr[-2000:]
+    status, loaded = json.loads(last)
+    return status, out, proc.stderr, loaded
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet56 or "
+     'resnet20? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
+    (['--model=densenet40_k12'], 'error: --model=densenet40_k12 is a cifar10 model and does not '
+     'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10)'),
+    (['--job_name=worker', '--ps_hosts=localhost:2222', '--worker_hosts=localhost:2222'],
+     'error: localhost:2222 is in both --ps_hosts and --worker_hosts; every task needs its own '
+     'host:port.'),
+    (['--train_dir=/proc/no_such_dir/run'], 'error: --train_dir=/proc/no_such_dir/run cannot be '
+     'written: cannot create /proc/no_such_dir: No such file or directory. Choose another path.'),
+])
+def test_usage_errors_come_before_tensorflow_loads(args, message):
+    status, out, err, loaded = run_main(*args)
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err.startswith(message) and err.count('\n') == 1, err
+
+
+def test_unknown_model_lists_both_datasets():
+    with pytest.raises(model_catalog.UnknownModelError) as info:
+        model_catalog.check_model('resnet9000', 'imagenet')
+    message = str(info.value)
+    assert message.startswith("unknown --model='resnet9000'; did you mean resnet50, resnet20 or "
+                              'resnet110? valid models for imagenet')
+    imagenet, cifar10 = message.split('; for cifar10 (--data_name=cifar10): ')
+    assert imagenet.endswith(', '.join(model_catalog.names('imagenet')))
+    assert cifar10 == ', '.join(model_catalog.names('cifar10'))
+    assert 'resnet56_v2' in cifar10 and 'densenet40_k12' in cifar10
+    with pytest.raises(model_catalog.UnknownModelError, match='; valid models for imagenet'):
+        model_catalog.check_model('zzz', 'cifar10')  # nothing close: no "did you mean"
+
+
+def test_version_and_list_models_need_no_tensorflow():
+    status, out, err, loaded = run_main('--version')
+    assert (status, loaded, err) == (0, False, '')
+    assert out == 'tf_cnn_benchmarks %s (TensorFlow %s)\n' % (
+        __version__, importlib.metadata.version('tensorflow'))
+    status, out, err, loaded = run_main('--list_models')
+    assert (status, loaded, err) == (0, False, '')
+    lines = out.rstrip('\n').split('\n')
+    assert len(lines) == 2 + len(model_catalog.ROWS)
+    assert lines[0].split() == ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch',
+                                'learning_rate']
+    resnet50 = [line.split() for line in lines if line.startswith('resnet50 ')]
+    assert resnet50 == [['resnet50', 'imagenet', '224', '25,559,081', '7.716', '64', '0.032']]
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('args', [['--help'], ['--list_models'], ['--version']])
+def test_a_closed_pipe_ends_the_command_quietly(args):
+    """`tf_cnn_benchmarks --help | head -1`: the reader went away; exit 141, no traceback."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    proc.stdout.close()  # before the command writes anything
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err.decode()) == (141, '')
+
+
+def test_nchw_on_the_cpu_warns_once(capsys):
+    helpers.tiny_run(num_batches=1, data_format='NCHW', num_gpus=2, device='cpu')
+    err = capsys.readouterr().err
+    assert err.count('warning: --data_format=NCHW on the CPU: oneDNN converts the layout around '
+                     'its ops, and training ran 30-45% slower than NHWC on the development '
+                     'host; NHWC is the CPU default (drop --data_format)\n') == 1
+    assert 'warning' not in err.replace('warning: --data_format=NCHW', '')
+
+
+def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp_path, capsys):
+    helpers.tiny_run(data_dir=imagenet_dir, train_dir=str(tmp_path), num_batches=1)
+    capsys.readouterr()
+    helpers.tiny_run(data_dir=imagenet_dir, train_dir=str(tmp_path), eval=True, num_batches=7,
+                     num_eval_batches=1, distort_color=True)
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        'warning: --num_batches has no effect with --eval on real data (it evaluates '
+        '--num_eval_batches, else --num_eval_epochs, else one pass over the subset)']
