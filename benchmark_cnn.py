@@ -18,7 +18,6 @@ object: the input pipeline (preprocessing.py), the towers (tower.py), the variab
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import time
 
@@ -50,7 +49,6 @@ from .lifecycle import (  # noqa: E402
     training_loop,
     wiring,
 )
-from .lifecycle import stager as stager_lib  # noqa: E402
 from .models import model_config  # noqa: E402
 from .speed import cpu_tuning, precision, session_config, xla_jit  # noqa: E402
 
@@ -313,28 +311,23 @@ class BenchmarkCNN:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks
 
-    def make_step_fn(self, sess, info, stager=None):
+    def make_step_fn(self, sess, info):
         """Returns a function running one step: () -> (loss or None, *accuracy values).
 
-        Every step runs the same fetches, so TensorFlow prepares one executor for them during
-        warm-up. (A different fetch list for the last steps cost a new executor, with Grappler
-        and oneDNN primitive set-up, inside the timed loop: 0.5-1 s, a third of a 60-step
-        trivial run.) The next input batches are staged by `stager` (lifecycle/stager.py), a
-        thread running the pipeline's puts ahead of the steps: each step first takes one staged
-        wave. Without a stager, every step also runs the puts itself. Either way
-        `drain_pipeline` empties the staging areas afterwards.
+        Every step also stages the next input batch (the pipeline's puts): all steps, the last
+        ones included, run the same fetches, so TensorFlow prepares one executor for them
+        during warm-up. (A different fetch list for the last steps cost a new executor, with
+        Grappler and oneDNN primitive set-up, inside the timed loop: 0.5-1 s, a third of a
+        60-step trivial run.) `drain_pipeline` empties the staging areas afterwards.
         """
         fetches = [info.train_op, info.loss]
         if self.params.print_training_accuracy:
             fetches += [info.top_1, info.top_5]
-        puts = [] if stager is not None else list(info.pipeline.step_ops)
-        run = sess.make_callable(fetches + puts)
+        run = sess.make_callable(fetches + list(info.pipeline.step_ops))
         show_loss = self.plan.training
         count = len(fetches)
-        take = stager.take if stager is not None else (lambda: None)
 
         def step_fn():
-            take()
             out = run()[:count]
             return (float(out[1]) if show_loss else None,) + tuple(out[2:])
         return step_fn
@@ -348,28 +341,21 @@ class BenchmarkCNN:
 
     def timed_loop(self, sess, info, hooks) -> training_loop.LoopResult:
         """The warm-up and timed steps (training_loop.run_loop) with the hooks' per-step calls,
-        the input staged by a background stager (real data), then the staging areas drained."""
+        then the staging areas drained."""
         p, plan = self.params, self.plan
-        stager = None
-        if info.pipeline.step_ops:
-            depth = info.pipeline.staging_depth
-            stager = stager_lib.BackgroundStager(sess, info.pipeline.step_ops,
-                                                 capacity=depth + 1, already_staged=depth)
-        with stager or contextlib.nullcontext():
-            loop = training_loop.run_loop(
-                self.make_step_fn(sess, info, stager),
-                num_warmup=plan.num_warmup_batches,
-                num_steps=plan.num_batches,
-                images_per_step=plan.images_per_step, display_every=p.display_every,
-                show_loss=plan.training,
-                learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
-                nan_hint=(' or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
-                          if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''),
-                after_step=run_hooks.combine_after_step(hooks),
-                should_stop=run_hooks.combine_should_stop(hooks),
-                extra_format=_accuracy_columns if p.print_training_accuracy else None,
-                extra_columns=(('top_1_accuracy', 'top_5_accuracy')
-                               if p.print_training_accuracy else ()))
+        loop = training_loop.run_loop(
+            self.make_step_fn(sess, info),
+            num_warmup=plan.num_warmup_batches,
+            num_steps=plan.num_batches,
+            images_per_step=plan.images_per_step, display_every=p.display_every,
+            show_loss=plan.training, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
+            nan_hint=(' or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
+                      if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''),
+            after_step=run_hooks.combine_after_step(hooks),
+            should_stop=run_hooks.combine_should_stop(hooks),
+            extra_format=_accuracy_columns if p.print_training_accuracy else None,
+            extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
+                           else ()))
         self.drain_pipeline(sess, info)
         return loop
 
