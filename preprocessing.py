@@ -31,11 +31,13 @@ Staging (stage 3), the software pipelining of the performance guide: each device
 happens in the put, while the device computes on the previous batch. `warmup_ops` fill each area
 with --batch_group_size batches; every step then takes one batch (the get feeds the model) and
 `step_ops` put the next. To end a run with empty staging areas, run `drain_ops` after the last step
-(the training loop: every step runs the same fetches, so one executor serves them all), or use
+(training: every step runs the same fetches, so one executor serves them all), or use
 `step_ops_for(step, num_steps)`, which leaves out the puts of the last --batch_group_size steps
-(evaluation: every put matched by a get). Run-time data errors (a label outside the model's classes,
-an undecodable image, a corrupt record) surface as tf.errors.OpError from session.run;
-`data_errors()` turns them into one-line `cnn_util.DataError`s.
+(evaluation, whose tf.data stream ends after its batches: every put matched by a get; both fetch
+lists are made callables before the timer, so the second executor is not built in the loop).
+Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
+record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
+`cnn_util.DataError`s.
 """
 
 from __future__ import annotations
