@@ -381,7 +381,10 @@ def main(argv: list[str]) -> int:
         print('error: %s' % e, file=sys.stderr, flush=True)
         return 2
     launcher = Launcher(opts, tasks)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
+    # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
+    previous = {signum: signal.signal(signum, _raise_interrupt)
+                for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         launcher.start()
         return launcher.wait()
@@ -394,7 +397,8 @@ def main(argv: list[str]) -> int:
         launcher.stop_all()
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _raise_interrupt(signum, frame):
