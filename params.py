@@ -307,19 +307,35 @@ def check_ranges(p: Params) -> None:
 _HOST_PORT = re.compile(r'^[A-Za-z0-9_.\-]+:(\d{1,5})$|^\[[0-9a-fA-F:]+\]:(\d{1,5})$')
 
 
+_LOOPBACK = ('localhost', '127.0.0.1', '[::1]', 'ip6-localhost')
+
+
+def address_key(host_port: str) -> str:
+    """'host:port' with one spelling per address, to find an address given twice: the loopback
+    names of this host are one host (a gRPC server listens on every interface, so
+    localhost:5000 and 127.0.0.1:5000 collide)."""
+    host, _, port = host_port.rpartition(':')
+    host = host.lower()
+    return '%s:%s' % ('localhost' if host in _LOOPBACK else host, port)
+
+
 def _check_hosts(name: str, hosts: list[str]) -> None:
-    """Checks a host:port list: no empty items, valid ports 1..65535, no duplicates."""
-    seen = set()
+    """Checks a host:port list: no empty items, valid ports 1..65535, no duplicates (loopback
+    names count as one host)."""
+    seen: dict[str, str] = {}
     for host in hosts:
         match = _HOST_PORT.match(host)
         port = int(match.group(1) or match.group(2)) if match else 0
         if not match or not 1 <= port <= 65535:
             raise ParamsError('--%s items must be host:port with a port in 1..65535. '
                               'Received: %s=%r' % (name, name, ','.join(hosts)))
-        if host in seen:
-            raise ParamsError('--%s lists %s twice. Received: %s=%r' % (
-                name, host, name, ','.join(hosts)))
-        seen.add(host)
+        key = address_key(host)
+        if key in seen:
+            twice = ('%s twice' % host if seen[key] == host
+                     else '%s and %s, the same address' % (seen[key], host))
+            raise ParamsError('--%s lists %s. Received: %s=%r' % (
+                name, twice, name, ','.join(hosts)))
+        seen[key] = host
 
 
 def _check_distributed(p: Params) -> None:
@@ -333,8 +349,12 @@ def _check_distributed(p: Params) -> None:
             raise ParamsError('--ps_hosts/--worker_hosts need --job_name (ps or worker) and '
                               '--task_index for this task.')
         if p.variable_update in distributed_modes:
+            hosts = {'distributed_replicated': '--ps_hosts and --worker_hosts',
+                     'distributed_all_reduce': '--worker_hosts and --controller_host',
+                     'collective_all_reduce': '--worker_hosts'}[p.variable_update]
             raise ParamsError('--variable_update=%s needs a cluster: give --job_name, '
-                              '--task_index, --ps_hosts and --worker_hosts.' % p.variable_update)
+                              '--task_index, %s, or run where TF_CONFIG or a Slurm step '
+                              'of several tasks describes one.' % (p.variable_update, hosts))
         return
     if not p.worker_hosts:
         raise ParamsError('--job_name=%s needs --worker_hosts.' % p.job_name)
@@ -376,13 +396,17 @@ def _check_cluster_modes(p: Params) -> None:
                           'parameter_server or distributed_replicated).' % mode)
     jobs = {'ps_hosts': p.ps_hosts, 'worker_hosts': p.worker_hosts,
             'controller_host': [p.controller_host] if p.controller_host else []}
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, str]] = {}  # address key -> (flag, spelling)
     for flag, hosts in jobs.items():
         for host in hosts:
-            if host in seen and seen[host] != flag:
-                raise ParamsError('%s is in both --%s and --%s; every task needs its '
-                                             'own host:port.' % (host, seen[host], flag))
-            seen[host] = flag
+            key = address_key(host)
+            if key in seen and seen[key][0] != flag:
+                first_flag, first = seen[key]
+                where = ('%s is in both --%s and --%s' % (host, first_flag, flag)
+                         if first == host else '%s (--%s) and %s (--%s) are the same address'
+                         % (first, first_flag, host, flag))
+                raise ParamsError('%s; every task needs its own host:port.' % where)
+            seen[key] = (flag, host)
     if not p.server_protocol.startswith('grpc'):
         raise ParamsError('--server_protocol must be grpc (TensorFlow 2.21 has no '
                           'other). Received: server_protocol=%r' % p.server_protocol)
@@ -482,6 +506,14 @@ def validate_params(p: Params) -> None:
     _check_distributed(p)
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
     """Parses a piecewise-constant learning-rate schedule.
 
@@ -495,11 +527,12 @@ def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
       ParamsError: the text does not follow the grammar.
     """
     items = text.split(';')
-    try:
-        values = [float(x) for x in items]
-    except ValueError:
-        values = None
-    if values is None or len(values) % 2 == 0:
+    bad = [x for x in items if not _is_number(x)]
+    if bad:
+        raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", '
+                          'numbers only: %r is not a number. Received: %r' % (bad[0], text))
+    values = [float(x) for x in items]
+    if len(values) % 2 == 0:
         raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", an '
                           'odd number of numbers. Received: %r' % text)
     rates, epochs = values[0::2], values[1::2]

@@ -253,10 +253,14 @@ class StagedPipeline(InputPipeline):
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
         source = ''
         if self.num_classes == self.dataset.num_classes:
-            source = ' (%s; --num_classes sets them)' % self.dataset.classes_source
-        message = '%s labels must lie in [0, %d), the classes of the model%s; a batch of %s %s ' \
-                  'holds' % (LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
-                             self.subset)
+            source = self.dataset.classes_source
+            if '--num_classes' not in source:
+                source += '; --num_classes sets them'
+            source = ' (%s)' % source
+        message = '%s labels must lie in [0, %d), the classes of the model%s (-1: a record ' \
+                  'without image/class/label); a batch of %s %s holds' % (
+                      LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
+                      self.subset)
         check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
         with tf.control_dependencies([check]):
             labels = tf.identity(labels)
@@ -529,12 +533,22 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
     suffix = ' (data: %s)' % where if where else ''
     if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
         start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
-        detail = message[start:].split('\n')[0].split('[[')[0].strip()
+        detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")
         return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
     if isinstance(error, tf.errors.DataLossError):
         return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
                                   'verify every CRC only for subsets up to 1 GiB)'
                                   % (cnn_util.error_summary(error), suffix))
+    if isinstance(error, tf.errors.InvalidArgumentError) and (
+            'Could not parse example input' in message):
+        located = ''
+        if files:
+            from .input_data import bad_images
+            located = '; first such record: %s' % bad_images.locate_undecodable_image(list(files))
+        return cnn_util.DataError(
+            'a TFRecord record is not a tf.train.Example%s%s; write the shards with '
+            'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of the README)'
+            % (suffix, located))
     node = error.op.name if error.op is not None else ''
     decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
                     'Invalid PNG', 'Not a JPEG')
@@ -545,8 +559,11 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
             from .input_data import bad_images
             located = '; first undecodable record in the shards: %s' % (
                 bad_images.locate_undecodable_image(list(files)))
-        return cnn_util.DataError('an input record could not be processed: %s%s%s'
-                                  % (cnn_util.error_summary(error), suffix, located))
+        hint = (' (a record without image/encoded: not an ImageNet-format tf.train.Example? '
+                'write the shards with tf_cnn_build_tfrecords)'
+                if 'Input is empty' in message else '')
+        return cnn_util.DataError('an input record could not be processed: %s%s%s%s'
+                                  % (cnn_util.error_summary(error), hint, suffix, located))
     return None
 
 

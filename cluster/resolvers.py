@@ -315,6 +315,14 @@ def tf_config_cluster(spec: dict, task_type: str | None, task_id: int | None):
         raise ParamsError('TF_CONFIG task %s %d is not in its cluster, which has %d %s task(s); '
                           'fix "task" or "cluster".' % (task_type, task_id, len(tasks), task_type))
     workers = chiefs + spec.get('worker', [])
+    seen: dict[str, str] = {}
+    for job in ('chief', 'master', 'worker', 'ps'):
+        for address in spec.get(job, []):
+            key = params_lib.address_key(str(address))
+            if key in seen:
+                raise _tf_config_error('gives %s to both %s and %s; every task needs its own '
+                                       'host:port' % (address, seen[key], job))
+            seen[key] = job
     if task_type == 'ps':
         return 'ps', task_id, spec.get('ps', []), workers
     if task_type == 'worker':

@@ -1,4 +1,4 @@
-"""Finds the record behind an "image could not be decoded" error of the input pipeline.
+"""Finds the record behind an "image could not be decoded" (or "not a tf.train.Example") error.
 
 TensorFlow's decode error ("Unknown image file format", "Invalid JPEG data") names neither the
 shard nor the record. After such an error, `locate_undecodable_image` reads the shards again in

@@ -89,8 +89,8 @@ def resolve_num_classes(spec, data_dir: str, requested: int | None
     """
     path = os.path.join(data_dir, LABELS_FILE)
     labels = None
-    if spec.file_format == 'tfrecord' and os.path.isfile(path):
-        labels = read_labels_file(path)
+    if spec.file_format == 'tfrecord' and os.path.exists(path):
+        labels = read_labels_file(path)  # a directory of that name is an error, not ignored
     if spec.file_format == 'cifar10_pickle' and requested and requested < spec.num_classes:
         raise params_lib.ParamsError('--num_classes=%d is too small for CIFAR-10\'s labels 0..9: '
                                      'give --num_classes >= 10 or drop it' % requested)

@@ -391,7 +391,8 @@ class Dataset:
                               self.num_classes, subset, self.num_examples(subset), subset)
         how = 'inferred from the files in' if self.inferred else 'in'
         scan = self.scan(subset)
-        kind = 'TFRecord shards' if self.spec.file_format == 'tfrecord' else 'pickle batches'
+        kind = 'TFRecord shard' if self.spec.file_format == 'tfrecord' else 'pickle batch'
+        kind += '' if len(scan.files) == 1 else ('es' if kind.endswith('batch') else 's')
         text = '%s (%s %s), %s: %d examples counted in %d %s' % (
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':

@@ -82,7 +82,14 @@ def rows() -> list[ModelRow]:
 
 
 def names(dataset: str) -> list[str]:
-    """The sorted model names of 'imagenet', 'cifar10' or 'synthetic' (ImageNet's models)."""
+    """The sorted model names of 'imagenet', 'cifar10' or 'synthetic' (ImageNet's models).
+
+    Raises:
+      ValueError: another dataset name (an empty list would read as "no models").
+    """
+    if dataset not in DATASETS + ('synthetic',):
+        raise ValueError('unknown dataset %r; give one of %s' % (
+            dataset, ', '.join(DATASETS + ('synthetic',))))
     dataset = 'imagenet' if dataset == 'synthetic' else dataset
     return sorted(row[0] for row in ROWS if row[1] == dataset)
 
@@ -116,8 +123,10 @@ def check_model(name: str, dataset: str) -> None:
                                 'for %s: %s' % (name, 'an' if others[0][0] in 'aeiou' else 'a',
                                                 others[0], dataset, fix, dataset,
                                                 ', '.join(table)))
-    every = sorted({row[0] for row in ROWS})
-    close = difflib.get_close_matches(name.lower(), every, n=3, cutoff=0.6)
+    # The run's dataset first: --model=resnet5 on ImageNet means resnet50, not CIFAR's resnet56.
+    close = (difflib.get_close_matches(name.lower(), table, n=3, cutoff=0.6)
+             or difflib.get_close_matches(name.lower(), sorted({row[0] for row in ROWS}),
+                                          n=3, cutoff=0.6))
     guess = ''
     if close:
         guess = 'did you mean %s? ' % (close[0] if len(close) == 1 else '%s or %s' % (

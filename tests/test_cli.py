@@ -47,8 +47,8 @@ def test_training_run_prints_the_documented_format():
 
 
 @pytest.mark.parametrize('args, status, text', [
-    (['--model=resnet9000'], 2, "unknown --model='resnet9000'; did you mean resnet50, resnet20 "
-     'or resnet110? valid models for'),
+    (['--model=resnet9000'], 2, "unknown --model='resnet9000'; did you mean resnet50, resnet101 "
+     'or resnet50_v2? valid models for'),
     (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
     (['--device=gpu'], 2, '--device=gpu, but no GPU is visible; use --device=cpu'),

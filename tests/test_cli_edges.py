@@ -48,13 +48,16 @@ def run_main(*args):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet56 or "
-     'resnet20? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
+    (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet50_v2 "
+     'or resnet152? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
     (['--model=densenet40_k12'], 'error: --model=densenet40_k12 is a cifar10 model and does not '
      'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10)'),
     (['--job_name=worker', '--ps_hosts=localhost:2222', '--worker_hosts=localhost:2222'],
      'error: localhost:2222 is in both --ps_hosts and --worker_hosts; every task needs its own '
      'host:port.'),
+    (['--job_name=worker', '--ps_hosts=127.0.0.1:2222', '--worker_hosts=localhost:2222'],
+     'error: 127.0.0.1:2222 (--ps_hosts) and localhost:2222 (--worker_hosts) are the same '
+     'address; every task needs its own host:port.'),
     (['--train_dir=/proc/no_such_dir/run'], 'error: --train_dir=/proc/no_such_dir/run cannot be '
      'written: cannot create /proc/no_such_dir: No such file or directory. Choose another path.'),
 ])
@@ -68,8 +71,18 @@ def test_unknown_model_lists_both_datasets():
     with pytest.raises(model_catalog.UnknownModelError) as info:
         model_catalog.check_model('resnet9000', 'imagenet')
     message = str(info.value)
-    assert message.startswith("unknown --model='resnet9000'; did you mean resnet50, resnet20 or "
-                              'resnet110? valid models for imagenet')
+    assert message.startswith("unknown --model='resnet9000'; did you mean resnet50, resnet101 or "
+                              'resnet50_v2? valid models for imagenet')
+    # The run's dataset comes first: on ImageNet, resnet5 means resnet50, not CIFAR's resnet56.
+    with pytest.raises(model_catalog.UnknownModelError, match='did you mean resnet50, '
+                       'resnet152 or resnet50_v2[?]'):
+        model_catalog.check_model('resnet5', 'imagenet')
+    with pytest.raises(model_catalog.UnknownModelError, match='did you mean resnet56, '
+                       'resnet44 or resnet32[?]'):
+        model_catalog.check_model('resnet5', 'cifar10')
+    with pytest.raises(ValueError, match="unknown dataset 'mnist'; give one of imagenet, "
+                       'cifar10, synthetic'):
+        model_catalog.names('mnist')
     imagenet, cifar10 = message.split('; for cifar10 (--data_name=cifar10): ')
     assert imagenet.endswith(', '.join(model_catalog.names('imagenet')))
     assert cifar10 == ', '.join(model_catalog.names('cifar10'))

@@ -163,6 +163,12 @@ SHAPE = resolvers._TF_CONFIG_SHAPE
      "runs chief, worker, ps and evaluator); it must look like %s." % SHAPE),
     ('{"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief", "index": 0}}',
      'TF_CONFIG has 2 chief/master tasks (a:1,b:1); give one; it must look like %s.' % SHAPE),
+    ('{"cluster": {"worker": ["localhost:5000", "127.0.0.1:5000"]}, "task": {"type": "worker", '
+     '"index": 0}}', 'TF_CONFIG gives 127.0.0.1:5000 to both worker and worker; every task '
+     'needs its own host:port; it must look like %s.' % SHAPE),
+    ('{"cluster": {"chief": ["h:1"], "ps": ["h:1"]}, "task": {"type": "chief", "index": 0}}',
+     'TF_CONFIG gives h:1 to both chief and ps; every task needs its own host:port; it must look '
+     'like %s.' % SHAPE),
 ])
 def test_bad_tf_config_is_one_error_line(monkeypatch, text, message):
     monkeypatch.setenv('TF_CONFIG', text)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import tensorflow as tf
 from PIL import Image
 
 import input_helpers
@@ -54,14 +55,21 @@ def _corrupt_copy(imagenet_dir, tmp_path):
 
 
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
-                                  'undecodable'])
+                                  'undecodable', 'no_image', 'no_label'])
 def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):
     expect = {
         'missing': 'does not exist',
         'empty': 'is empty',
         'no_match': 'train-*-of-*',
         'truncated': 'train-00003-of-00008',
-        'label': 'labels must lie in [0, 1001)',
+        'label': "labels must lie in [0, 1001), the classes of the model (imagenet's: 1000 "
+                 'classes + background 0; --num_classes sets them) (-1: a record without '
+                 'image/class/label); a batch of',
+        'no_image': 'Input is empty. (a record without image/encoded: not an ImageNet-format '
+                       'tf.train.Example? write the shards with tf_cnn_build_tfrecords); first '
+                       'undecodable record in the shards: record 2 of %s'
+                       % (tmp_path / 'junk' / 'train-00001-of-00002'),
+        'no_label': '(-1: a record without image/class/label); a batch of',
         'undecodable': "; first undecodable record in the shards: record 2 of %s "
                        "(image/filename 'bad.jpg')" % (tmp_path / 'bad' / 'train-00001-of-00002'),
     }[case]
@@ -82,6 +90,20 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         input_helpers.write_shards(str(tmp_path / 'bad'), 'train', [[good] * 4,
                                                                     [good, good, bad, good]])
         args.append('--data_dir=%s' % (tmp_path / 'bad'))
+    elif case == 'no_image':  # an Example of another format: a label, no image/encoded
+        good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
+        imageless = tf.train.Example.FromString(good)
+        del imageless.features.feature['image/encoded']
+        input_helpers.write_shards(str(tmp_path / 'junk'), 'train', [
+            [good] * 4, [good, good, imageless.SerializeToString(), good]])
+        args.append('--data_dir=%s' % (tmp_path / 'junk'))
+    elif case == 'no_label':
+        unlabelled = tf.train.Example.FromString(
+            input_helpers.example(input_helpers.image_bytes(16, 16), 3))
+        del unlabelled.features.feature['image/class/label']
+        input_helpers.write_shards(str(tmp_path / 'nolabel'), 'train', [
+            [unlabelled.SerializeToString()] * 8])
+        args.append('--data_dir=%s' % (tmp_path / 'nolabel'))
     else:  # a label beyond ImageNet's 1001 classes
         folder = tmp_path / 'labels'
         input_helpers.write_shards(str(folder), 'train', [[
@@ -100,3 +122,18 @@ def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
     proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
     assert '1 corrupt shard(s) skipped' in proc.stdout + proc.stderr
+
+
+def test_a_record_that_is_not_an_example_is_named(tmp_path):
+    """RecordInput's batched parse fails on bytes that are no Example at all; the error names
+    the first such record (bytes that parse as an empty Example fail later, at the decode)."""
+    from tf_cnn_benchmarks import preprocessing
+    good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
+    shards = input_helpers.write_shards(str(tmp_path), 'train', [[good, b'junkjunkjunk']])
+    error = tf.errors.InvalidArgumentError(
+        None, None, "Could not parse example input, value: 'junkjunkjunk'")
+    translated = preprocessing.to_data_error(error, str(tmp_path), tuple(shards))
+    assert str(translated) == (
+        'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
+        'of %s; write the shards with tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format '
+        'of the README)' % (tmp_path, shards[0]))

@@ -252,3 +252,37 @@ def test_failed_workers_error_once_and_the_waiting_ps_is_stopped(tmp_path, monke
     assert err.splitlines() == [
         '[worker0,worker1] ' + MODEL_ERROR,
         '[launcher] error: worker0, worker1 exited with status 2; stopping the other tasks']
+
+
+def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
+    """A launcher started from a background job (`tf_cnn_cluster ... &` in a script) inherits
+    SIGINT ignored; it must still tear its tasks down on SIGINT (exit 130)."""
+    stopped = []
+
+    class FakeLauncher:
+        def __init__(self, opts, tasks):
+            self.tasks = tasks
+
+        def start(self):
+            pass
+
+        def wait(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler interrupts this
+            return 0
+
+        def say(self, line):
+            stopped.append(line)
+
+        def stop_all(self):
+            stopped.append('stop_all')
+
+    monkeypatch.setattr(launch_cluster, 'Launcher', FakeLauncher)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        status = launch_cluster.main(['--num_workers=1', '--', '--model=trivial'])
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # restored afterwards
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert status == 130
+    assert stopped == ['interrupted; stopping every task', 'stop_all']

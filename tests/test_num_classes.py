@@ -129,8 +129,8 @@ def test_a_label_beyond_labels_txt_names_where_the_classes_come_from(tmp_path):
         tiny_bench(data_dir=data_dir, batch_size=6, num_batches=1, distortions=False).run()
     assert str(raised.value).startswith(
         'label out of range: labels must lie in [0, 3), the classes of the model (labels.txt in '
-        '%s: 2 classes, labels 1..2, + background 0; --num_classes sets them); a batch of %s '
-        'train holds' % (data_dir, data_dir))
+        '%s: 2 classes, labels 1..2, + background 0; --num_classes sets them) (-1: a record '
+        'without image/class/label); a batch of %s train holds' % (data_dir, data_dir))
 
 
 # --- Through the command: the Classes line, and each classes error as one line.
@@ -160,3 +160,13 @@ def test_classes_through_the_command(tmp_path, case, status, expected):
         assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [expected]
     else:
         assert expected in proc.stdout.splitlines()
+
+
+def test_a_labels_txt_directory_is_an_error_not_ignored(tmp_path):
+    data_dir = _labelled_dir(tmp_path, None)
+    os.mkdir(os.path.join(data_dir, 'labels.txt'))
+    with pytest.raises(cnn_util.DataError) as raised:
+        dataset_info.get_dataset(tiny_params(data_dir=data_dir))
+    assert str(raised.value) == (
+        "cannot read %s/labels.txt: [Errno 21] Is a directory: '%s/labels.txt'; fix the file, "
+        'or remove it and give --num_classes' % (data_dir, data_dir))

@@ -51,6 +51,7 @@ def test_params_are_immutable():
     ({'all_reduce_spec': 'xring'}, '--use_nccl/--all_reduce_spec need --variable_update='
                                    'replicated'),
     ({'piecewise_learning_rate_schedule': '0.1;10'}, 'odd number of numbers'),
+    ({'piecewise_learning_rate_schedule': '0.1;x;0.01'}, "numbers only: 'x' is not a number"),
     ({'piecewise_learning_rate_schedule': '0.1;10;0.01;5;0.001'}, 'positive and increasing'),
     ({'piecewise_learning_rate_schedule': 'nan;1;0.1'}, 'rates must be finite and >= 0'),
     ({'piecewise_learning_rate_schedule': '-0.1;1;0.01'}, 'rates must be finite and >= 0'),
@@ -88,7 +89,10 @@ def test_each_rule_names_the_flag_and_value(kwargs, text):
      '--variable_update=parameter_server in a cluster needs --ps_hosts'),
     ({'job_name': 'ps'}, '--job_name=ps needs --worker_hosts'),
     ({'ps_hosts': ['a:1'], 'worker_hosts': ['b:1']}, 'need --job_name'),
-    ({'variable_update': 'distributed_replicated'}, 'needs a cluster'),
+    ({'variable_update': 'distributed_replicated'}, 'needs a cluster: give --job_name, '
+     '--task_index, --ps_hosts and --worker_hosts, or run where TF_CONFIG or a Slurm step'),
+    ({'variable_update': 'collective_all_reduce'}, 'needs a cluster: give --job_name, '
+     '--task_index, --worker_hosts, or run where TF_CONFIG'),
     ({'job_name': 'worker', 'worker_hosts': ['a:1'], 'variable_update': 'replicated'},
      'is for one host'),
 ])
