@@ -93,6 +93,29 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
     return None
 
 
+def unknown_model(models: list[str]) -> str | None:
+    """An error message naming the first of `models` that is no model of any dataset, with the
+    catalog's "did you mean" and the valid names (and the other unknown ones), else None.
+
+    Uses models/model_catalog.py (no TensorFlow). Whether a model suits the run's dataset is
+    left to each run (the flags for every run choose the data).
+    """
+    # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package, where
+    # `from ..models` fails; `tf_cnn_benchmarks` is then the checkout's entry script, which loads
+    # the checkout as the package.
+    from tf_cnn_benchmarks.models import model_catalog
+    known = {name for name, _ in model_catalog.list_models()}
+    unknown = [m for m in models if m not in known]
+    if not unknown:
+        return None
+    try:
+        model_catalog.check_model(unknown[0], 'imagenet')
+    except model_catalog.UnknownModelError as e:
+        text = '--models: %s' % e
+    others = [m for m in dict.fromkeys(unknown[1:]) if m != unknown[0]]
+    return text + (' (also unknown: %s)' % ', '.join(others) if others else '')
+
+
 def _positive_ints(name: str, values: list[str]) -> list[int]:
     try:
         ints = [int(v) for v in values]
@@ -109,7 +132,8 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     'extra_flags'}; flags given on the command line win.
 
     Raises:
-      SweepError: a missing or invalid axis, or a reserved flag among the flags for every run.
+      SweepError: a missing or invalid axis (an unknown model included), or a reserved flag
+        among the flags for every run.
     """
     try:
         file_values = sweep_file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
@@ -128,6 +152,9 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     for name in ('models', 'batch_sizes', 'output_dir'):
         if not pick(name):
             raise SweepError('--%s is required (on the command line or in --sweep_file)' % name)
+    problem = unknown_model(list(pick('models')))
+    if problem:
+        raise SweepError(problem)
     precisions = pick('precisions')
     for p in precisions:
         if p not in PRECISIONS:
