@@ -217,6 +217,10 @@ def test_a_failed_configuration_is_recorded_and_the_sweep_goes_on(tmp_path, caps
     out = capsys.readouterr()
     assert 'bad bs=2 gpus=1 fp32 parameter_server repeat 1/1: failed (exit status 2): ' \
            'error: unknown --model' in out.err
+    # The same run in report.md: numbered from 1 as on screen (stored as repeat 0, folder -r0).
+    assert '- bad bs=2 gpus=1 fp32 parameter_server repeat 1: failed, exit status 2: error: ' \
+           'unknown --model (logs: runs/bad-bs2-gpus1-fp32-parameter_server-r0)' in out.out
+    assert (tmp_path / 'report.md').read_text().count(' repeat 1: failed') == 2
     assert '| 2 | 20.0 |' in out.out and '| 2 | failed |' in out.out
     # Rerun: failed configurations are final unless --retry_failed.
     again = FakeRunner()
@@ -302,8 +306,9 @@ def test_report_and_plots_are_written(tmp_path):
     assert (tmp_path / 'report.md').read_text() == text
     assert '17 runs: 16 ok, 1 failed, 0 interrupted. Flags for every run: `--device=cpu`.' in text
     assert 'TensorFlow 2.21.0; CPU Test CPU (2 cores); GPUs: none; oneDNN on.' in text
-    assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 1: failed, exit status 1: ' \
-           'error: boom' in text
+    # The failed run is config['repeat'] 1 (0-based, as stored): the second, 'repeat 2'.
+    assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 2: failed, exit status 1: ' \
+           'error: boom (logs: runs/x)' in text
     names = sorted(os.listdir(tmp_path / 'plots'))
     assert names == ['lenet_images_per_sec.png', 'trivial_images_per_sec.png',
                      'trivial_scaling.png']  # lenet ran on 1 device only: no scaling plot

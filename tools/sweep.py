@@ -9,8 +9,10 @@ precisions and variable updates, with a results file, a markdown report, plots a
 
 (`python -m tools.sweep ...` from a checkout.) Flags after `--`, and flags this command does not
 know, are passed to every run. Each configuration (and each repeat) runs as a fresh
-tf_cnn_benchmarks process; the order is repeat 0 of every configuration, then repeat 1, ...
-(drift spreads over the configurations, and an early stop leaves a full table). Each run's
+tf_cnn_benchmarks process; the order is repeat 1 of every configuration, then repeat 2, ...
+(drift spreads over the configurations, and an early stop leaves a full table). Repeats are
+numbered from 1 on screen and in report.md; the results file's `repeat` and the run folders'
+`-rN` count from 0 (-r0 is repeat 1). Each run's
 record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
 stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
 Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
@@ -186,7 +188,8 @@ def configurations(axes: dict, repeats: int) -> list[dict]:
 
 
 def run_dir_name(config: dict) -> str:
-    """'trivial-bs16-gpus2-fp32-parameter_server-r0' (a folder name under runs/)."""
+    """'trivial-bs16-gpus2-fp32-parameter_server-r0' (a folder name under runs/; -rN is the
+    0-based config['repeat'] of the results file, so -r0 holds repeat 1)."""
     return '%s-bs%d-gpus%d-%s-%s-r%d' % (
         config['model'], config['batch_size'], config['num_gpus'], config['precision'],
         config['variable_update'], config['repeat'])
