@@ -361,6 +361,26 @@ def test_compare_prints_ratios_verdicts_and_one_sided_configurations(tmp_path, c
     assert capsys.readouterr().err.startswith('error: no results file at ')
 
 
+def test_compare_lists_configurations_that_failed_on_one_side_as_failed_not_missing(
+        tmp_path, capsys):
+    a = _write(str(tmp_path / 'a'), _records('trivial', 8, 1, [100.0, 110.0])
+               + _records('trivial', 16, 1, [None, None])  # ran in A, every run failed
+               + _records('lenet', 8, 1, [None]))
+    b = _write(str(tmp_path / 'b'), _records('trivial', 8, 1, [100.0, 110.0])
+               + _records('trivial', 16, 1, [200.0, 210.0])
+               + _records('lenet', 8, 1, [None])  # failed on both sides
+               + _records('alexnet', 8, 1, [None]))  # B only (and failed there)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).\n\n'
+        'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server\n\n'
+        'failed in A (2): lenet bs=8 gpus=1 fp32 parameter_server; '
+        'trivial bs=16 gpus=1 fp32 parameter_server\n\n'
+        'failed in B (1): lenet bs=8 gpus=1 fp32 parameter_server\n'), out
+    assert 'only in A' not in out and 'trivial bs=16' not in out.split('failed in A')[0]
+
+
 # --- The real thing: `python -m tools.sweep` with tf_cnn_benchmarks processes.
 
 RUN_FLAGS = ['--device=cpu', '--image_size=16', '--num_warmup_batches=1', '--display_every=100',
