@@ -28,8 +28,9 @@ Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
 of '--name=value'); flags given on the command line win over the file.
 
-Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags or a bad
-sweep file, 130/143 when interrupted.
+Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags (a
+model name the model catalog does not know included: checked before any run) or a bad sweep
+file, 130/143 when interrupted.
 """
 
 from __future__ import annotations
