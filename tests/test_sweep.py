@@ -1,6 +1,7 @@
 """tools/sweep*.py (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
 failure handling with a fake runner, the table's arithmetic, the plots, compare; and one real
-sweep as a subprocess (a failing model, Ctrl-C, resume), three tf_cnn_benchmarks runs in all.
+sweep as a subprocess (a model that fails on the run's data, Ctrl-C, resume), three
+tf_cnn_benchmarks runs in all.
 """
 
 from __future__ import annotations
@@ -89,6 +90,24 @@ def test_bad_flags_exit_2_with_one_error_line(args, text, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(text), err
     assert err.count('\n') == 1 and 'Traceback' not in err
+
+
+def test_unknown_models_are_refused_before_any_run(tmp_path, capsys, monkeypatch):
+    from tf_cnn_benchmarks.models import model_catalog
+    calls = []
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: calls.append(a))
+    out = tmp_path / 'out'
+    status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, '--batch_sizes=8',
+                         '--models=trivial,trivail,resnet5O,trivail', '--', '--device=cpu'])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        "error: --models: unknown --model='trivail'; did you mean trivial? valid models for "
+        'imagenet (and synthetic data): %s; for cifar10 (--data_name=cifar10): %s '
+        '(also unknown: resnet5O)\n' % (', '.join(model_catalog.names('imagenet')),
+                                        ', '.join(model_catalog.names('cifar10'))))
+    assert calls == [] and not out.exists()  # no run, no results file, no folder
+    # cifar10's models pass (the flags for every run choose the dataset).
+    assert sweep.unknown_model(['trivial', 'resnet20', 'resnet50_v1.5']) is None
 
 
 def test_sweep_file_gives_axes_and_flags_and_the_command_line_wins(tmp_path, capsys):
@@ -198,6 +217,10 @@ def test_a_failed_configuration_is_recorded_and_the_sweep_goes_on(tmp_path, caps
     out = capsys.readouterr()
     assert 'bad bs=2 gpus=1 fp32 parameter_server repeat 1/1: failed (exit status 2): ' \
            'error: unknown --model' in out.err
+    # The same run in report.md: numbered from 1 as on screen (stored as repeat 0, folder -r0).
+    assert '- bad bs=2 gpus=1 fp32 parameter_server repeat 1: failed, exit status 2: error: ' \
+           'unknown --model (logs: runs/bad-bs2-gpus1-fp32-parameter_server-r0)' in out.out
+    assert (tmp_path / 'report.md').read_text().count(' repeat 1: failed') == 2
     assert '| 2 | 20.0 |' in out.out and '| 2 | failed |' in out.out
     # Rerun: failed configurations are final unless --retry_failed.
     again = FakeRunner()
@@ -283,8 +306,9 @@ def test_report_and_plots_are_written(tmp_path):
     assert (tmp_path / 'report.md').read_text() == text
     assert '17 runs: 16 ok, 1 failed, 0 interrupted. Flags for every run: `--device=cpu`.' in text
     assert 'TensorFlow 2.21.0; CPU Test CPU (2 cores); GPUs: none; oneDNN on.' in text
-    assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 1: failed, exit status 1: ' \
-           'error: boom' in text
+    # The failed run is config['repeat'] 1 (0-based, as stored): the second, 'repeat 2'.
+    assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 2: failed, exit status 1: ' \
+           'error: boom (logs: runs/x)' in text
     names = sorted(os.listdir(tmp_path / 'plots'))
     assert names == ['lenet_images_per_sec.png', 'trivial_images_per_sec.png',
                      'trivial_scaling.png']  # lenet ran on 1 device only: no scaling plot
@@ -337,6 +361,26 @@ def test_compare_prints_ratios_verdicts_and_one_sided_configurations(tmp_path, c
     assert capsys.readouterr().err.startswith('error: no results file at ')
 
 
+def test_compare_lists_configurations_that_failed_on_one_side_as_failed_not_missing(
+        tmp_path, capsys):
+    a = _write(str(tmp_path / 'a'), _records('trivial', 8, 1, [100.0, 110.0])
+               + _records('trivial', 16, 1, [None, None])  # ran in A, every run failed
+               + _records('lenet', 8, 1, [None]))
+    b = _write(str(tmp_path / 'b'), _records('trivial', 8, 1, [100.0, 110.0])
+               + _records('trivial', 16, 1, [200.0, 210.0])
+               + _records('lenet', 8, 1, [None])  # failed on both sides
+               + _records('alexnet', 8, 1, [None]))  # B only (and failed there)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).\n\n'
+        'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server\n\n'
+        'failed in A (2): lenet bs=8 gpus=1 fp32 parameter_server; '
+        'trivial bs=16 gpus=1 fp32 parameter_server\n\n'
+        'failed in B (1): lenet bs=8 gpus=1 fp32 parameter_server\n'), out
+    assert 'only in A' not in out and 'trivial bs=16' not in out.split('failed in A')[0]
+
+
 # --- The real thing: `python -m tools.sweep` with tf_cnn_benchmarks processes.
 
 RUN_FLAGS = ['--device=cpu', '--image_size=16', '--num_warmup_batches=1', '--display_every=100',
@@ -345,7 +389,7 @@ RUN_FLAGS = ['--device=cpu', '--image_size=16', '--num_warmup_batches=1', '--dis
 
 def _sweep_cmd(out):
     return [sys.executable, '-m', 'tools.sweep', '--output_dir=%s' % out,
-            '--models=nosuchmodel,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
+            '--models=resnet20,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
 
 
 def _wait_for(predicate, timeout, proc):
@@ -358,7 +402,8 @@ def _wait_for(predicate, timeout, proc):
 
 
 def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
-    """nosuchmodel fails (recorded, the sweep goes on); Ctrl-C during trivial's timed steps
+    """resnet20 fails (a cifar10 model on synthetic ImageNet data: it passes the sweep's catalog
+    check, its run refuses it; recorded, the sweep goes on); Ctrl-C during trivial's timed steps
     stops it (exit 130, recorded as interrupted, report written); the same command resumes with
     trivial only; a third run has nothing left to do."""
     out = tmp_path / 'sweep'
@@ -376,20 +421,20 @@ def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
             if proc.poll() is None:
                 proc.kill()
     err = (tmp_path / 'first.err').read_text()
-    assert '] 1/2 nosuchmodel bs=2 gpus=1 fp32 parameter_server repeat 1/1 | elapsed ' in err
-    assert "failed (exit status 2): error: unknown --model='nosuchmodel'" in err
+    assert '] 1/2 resnet20 bs=2 gpus=1 fp32 parameter_server repeat 1/1 | elapsed ' in err
+    assert 'failed (exit status 2): error: --model=resnet20 is a cifar10 model' in err
     assert 'sweep: interrupted; rerun the same command to resume' in err
     records, _ = sweep_results.load_records(str(results))
     assert [(r['config']['model'], r['status'], r['error'][:36]) for r in records] == [
-        ('nosuchmodel', 'failed', "error: unknown --model='nosuchmodel'"),
+        ('resnet20', 'failed', 'error: --model=resnet20 is a cifar10'),
         ('trivial', 'interrupted', 'interrupted by SIGINT')]
     assert (out / 'report.md').exists()
 
     second = subprocess.run(_sweep_cmd(out), cwd=REPO, capture_output=True, text=True,
                             timeout=300)
-    assert second.returncode == 1, second.stderr  # nosuchmodel stays failed
+    assert second.returncode == 1, second.stderr  # resnet20 stays failed
     assert 'resuming: 1 of 2 runs already done' in second.stderr
-    assert 'nosuchmodel' not in second.stderr.split('resuming')[1].split('\n', 1)[1].split(
+    assert 'resnet20' not in second.stderr.split('resuming')[1].split('\n', 1)[1].split(
         '# tf_cnn_sweep report')[0]
     records, _ = sweep_results.load_records(str(results))
     with open(results) as f:

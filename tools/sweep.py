@@ -9,8 +9,10 @@ precisions and variable updates, with a results file, a markdown report, plots a
 
 (`python -m tools.sweep ...` from a checkout.) Flags after `--`, and flags this command does not
 know, are passed to every run. Each configuration (and each repeat) runs as a fresh
-tf_cnn_benchmarks process; the order is repeat 0 of every configuration, then repeat 1, ...
-(drift spreads over the configurations, and an early stop leaves a full table). Each run's
+tf_cnn_benchmarks process; the order is repeat 1 of every configuration, then repeat 2, ...
+(drift spreads over the configurations, and an early stop leaves a full table). Repeats are
+numbered from 1 on screen and in report.md; the results file's `repeat` and the run folders'
+`-rN` count from 0 (-r0 is repeat 1). Each run's
 record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
 stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
 Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
@@ -26,8 +28,9 @@ Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
 of '--name=value'); flags given on the command line win over the file.
 
-Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags or a bad
-sweep file, 130/143 when interrupted.
+Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags (a
+model name the model catalog does not know included: checked before any run) or a bad sweep
+file, 130/143 when interrupted.
 """
 
 from __future__ import annotations
@@ -93,6 +96,29 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
     return None
 
 
+def unknown_model(models: list[str]) -> str | None:
+    """An error message naming the first of `models` that is no model of any dataset, with the
+    catalog's "did you mean" and the valid names (and the other unknown ones), else None.
+
+    Uses models/model_catalog.py (no TensorFlow). Whether a model suits the run's dataset is
+    left to each run (the flags for every run choose the data).
+    """
+    # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package, where
+    # `from ..models` fails; `tf_cnn_benchmarks` is then the checkout's entry script, which loads
+    # the checkout as the package.
+    from tf_cnn_benchmarks.models import model_catalog
+    known = {name for name, _ in model_catalog.list_models()}
+    unknown = [m for m in models if m not in known]
+    if not unknown:
+        return None
+    try:
+        model_catalog.check_model(unknown[0], 'imagenet')
+    except model_catalog.UnknownModelError as e:
+        text = '--models: %s' % e
+    others = [m for m in dict.fromkeys(unknown[1:]) if m != unknown[0]]
+    return text + (' (also unknown: %s)' % ', '.join(others) if others else '')
+
+
 def _positive_ints(name: str, values: list[str]) -> list[int]:
     try:
         ints = [int(v) for v in values]
@@ -109,7 +135,8 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     'extra_flags'}; flags given on the command line win.
 
     Raises:
-      SweepError: a missing or invalid axis, or a reserved flag among the flags for every run.
+      SweepError: a missing or invalid axis (an unknown model included), or a reserved flag
+        among the flags for every run.
     """
     try:
         file_values = sweep_file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
@@ -128,6 +155,9 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     for name in ('models', 'batch_sizes', 'output_dir'):
         if not pick(name):
             raise SweepError('--%s is required (on the command line or in --sweep_file)' % name)
+    problem = unknown_model(list(pick('models')))
+    if problem:
+        raise SweepError(problem)
     precisions = pick('precisions')
     for p in precisions:
         if p not in PRECISIONS:
@@ -159,7 +189,8 @@ def configurations(axes: dict, repeats: int) -> list[dict]:
 
 
 def run_dir_name(config: dict) -> str:
-    """'trivial-bs16-gpus2-fp32-parameter_server-r0' (a folder name under runs/)."""
+    """'trivial-bs16-gpus2-fp32-parameter_server-r0' (a folder name under runs/; -rN is the
+    0-based config['repeat'] of the results file, so -r0 holds repeat 1)."""
     return '%s-bs%d-gpus%d-%s-%s-r%d' % (
         config['model'], config['batch_size'], config['num_gpus'], config['precision'],
         config['variable_update'], config['repeat'])

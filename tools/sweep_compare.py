@@ -13,8 +13,9 @@ B/A of the medians, and a verdict:
   slower   every repeat of B is slower than every repeat of A (B's max < A's min)
   ?        a side has a single successful run: no noise estimate (sweep with --repeats >= 2)
 
-Configurations found on only one side (or without a successful run on one side) are listed
-after the table. Exit status 0, or 2 when a side has no results file.
+Listed after the table: configurations found on only one side ("only in A"), and those both
+sides ran but one side without a successful run ("failed in A": every run of it there failed or
+was interrupted). Exit status 0, or 2 when a side has no results file.
 """
 
 from __future__ import annotations
@@ -59,11 +60,14 @@ def _side(records: list[dict]) -> str:
 
 
 def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str]], list[str],
+                                                                     list[str], list[str],
                                                                      list[str]]:
-    """Returns (rows, only in A, only in B).
+    """Returns (rows, only in A, only in B, failed in A, failed in B).
 
     Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
-    with 3 decimals, verdict]; the 'only' lists hold configuration labels.
+    with 3 decimals, verdict]. The lists hold configuration labels: 'only in' a side that has
+    records of it (any status) while the other has none; 'failed in' a side without a
+    successful run of a configuration both sides have records of.
     """
     a_stats = sweep_results.config_stats(a_records)
     b_stats = sweep_results.config_stats(b_records)
@@ -72,16 +76,21 @@ def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
         rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, verdict(a, b)])
-    key = sweep_results.sort_key
-    only_a = [sweep_results.describe(c) for c in sorted(set(a_stats) - set(b_stats), key=key)]
-    only_b = [sweep_results.describe(c) for c in sorted(set(b_stats) - set(a_stats), key=key)]
-    return rows, only_a, only_b
+    a_ran = {sweep_results.config_of(r) for r in a_records}
+    b_ran = {sweep_results.config_of(r) for r in b_records}
+
+    def labels(configs):
+        return [sweep_results.describe(c) for c in sorted(configs, key=sweep_results.sort_key)]
+
+    return (rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
+            labels((a_ran & b_ran) - set(a_stats)), labels((a_ran & b_ran) - set(b_stats)))
 
 
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       b_records: list[dict]) -> str:
-    """The text `compare` prints: the sides, a markdown table, the one-sided configurations."""
-    rows, only_a, only_b = compare(a_records, b_records)
+    """The text `compare` prints: the sides, a markdown table, the configurations only in one
+    side, then those without a successful run in one side."""
+    rows, only_a, only_b, failed_a, failed_b = compare(a_records, b_records)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'verdict']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
@@ -100,9 +109,10 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).']
     else:
         lines.append('no configuration has successful runs in both A and B.')
-    for name, only in (('A', only_a), ('B', only_b)):
-        if only:
-            lines += ['', 'only in %s (%d): %s' % (name, len(only), '; '.join(only))]
+    for title, configs in (('only in A', only_a), ('only in B', only_b),
+                           ('failed in A', failed_a), ('failed in B', failed_b)):
+        if configs:
+            lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
     return '\n'.join(lines)
 
 

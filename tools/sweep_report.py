@@ -110,14 +110,17 @@ def header(records: list[dict]) -> str:
 
 
 def failures(records: list[dict]) -> str:
-    """A list of the runs whose last record is not ok, with their exit status and error."""
+    """A list of the runs whose last record is not ok, with their exit status and error.
+
+    Repeats are numbered from 1 as in the progress lines ('repeat 1' is config['repeat'] 0).
+    """
     bad = [r for r in records if r['status'] != 'ok']
     if not bad:
         return ''
     lines = ['## Runs not done\n']
     for r in bad:
         lines.append('- %s repeat %d: %s, exit status %s: %s (logs: %s)' % (
-            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'],
+            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'] + 1,
             r['status'], r['exit_status'], short(r.get('error')), r.get('run_dir', '-')))
     return '\n'.join(lines) + '\n'
 

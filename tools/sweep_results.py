@@ -6,7 +6,8 @@
     key            'model=trivial|batch_size=16|num_gpus=2|precision=fp32|
                     variable_update=parameter_server|repeat=0' (configuration + repeat index)
     config         {model, batch_size (per device), num_gpus (devices), precision (fp32, fp16
-                    or bf16), variable_update, repeat (0-based)}
+                    or bf16), variable_update, repeat (0-based index: repeat 1 on
+                    screen and in report.md is 0 here, and in the run folder's -r0)}
     extra_flags    the flags passed to every run of the sweep, e.g. ['--device=cpu']
     argv           the run's full tf_cnn_benchmarks argument list
     status         'ok', 'failed' (non-zero exit, timeout, or no results JSON) or
