@@ -379,6 +379,12 @@ class _TfDataPipeline(StagedPipeline):
                         deterministic=not self.train)
         if p.datasets_repeat_cached_sample:
             ds = ds.take(1).cache().repeat()
+        return self._prefetched(ds)
+
+    def _prefetched(self, ds: tf.data.Dataset) -> tf.data.Dataset:
+        """`ds` with --datasets_prefetch_buffer_size batches prefetched, on a private thread
+        pool of --datasets_num_private_threads threads when that is set."""
+        p = self.params
         ds = ds.prefetch(p.datasets_prefetch_buffer_size)
         if p.datasets_num_private_threads:
             options = tf.data.Options()

@@ -61,12 +61,7 @@ class _FullPass:
         ds = scored.concatenate(padding).batch(self.batch_size, drop_remainder=True)
         ds = ds.map(self._process_marked, num_parallel_calls=tf.data.AUTOTUNE,
                     deterministic=True)
-        ds = ds.prefetch(p.datasets_prefetch_buffer_size)
-        if p.datasets_num_private_threads:
-            options = tf.data.Options()
-            options.threading.private_threadpool_size = p.datasets_num_private_threads
-            ds = ds.with_options(options)
-        return ds
+        return self._prefetched(ds)
 
     def _process_marked(self, records, valid):
         images, labels = self._process_batch(records)

@@ -27,7 +27,6 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 
 DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
             'TF_CPP_MIN_LOG_LEVEL': '2'}
@@ -97,18 +96,16 @@ def quiet_stderr():
     if level < 1:
         yield
         return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode='w+b') as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
+    from .. import cnn_util  # numpy: loaded only when TensorFlow is about to be
+    text = ''
+    try:
+        with cnn_util.captured_fd_stderr() as captured:
+            try:
+                yield
+            finally:
+                text = captured()
+    finally:
+        rest = shown_lines(text, level)
+        if rest:
+            sys.stderr.write(rest)
             sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            rest = shown_lines(sink.read().decode('utf-8', 'replace'), level)
-            if rest:
-                sys.stderr.write(rest)
-                sys.stderr.flush()
