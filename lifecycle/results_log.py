@@ -30,19 +30,8 @@ import tempfile
 import numpy as np
 
 from .. import cnn_util
+from ..speed import runtime_env
 from . import run_hooks
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor()."""
-    try:
-        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
-            for line in f:
-                if line.lower().startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass  # Not Linux: fall back below.
-    return platform.processor() or platform.machine()
 
 
 def gpu_names() -> list[str]:
@@ -63,7 +52,7 @@ def environment() -> dict:
         'python_version': sys.version.split()[0],
         'platform': platform.platform(),
         'hostname': socket.gethostname(),
-        'cpu_model': cpu_model(),
+        'cpu_model': runtime_env.cpu_model(),
         'cpu_cores': os.cpu_count(),
         'gpus': gpu_names(),
     }

@@ -18,10 +18,9 @@ def load(folder: str = REPO):
     loaded = sys.modules.get('tf_cnn_benchmarks')
     if loaded is not None and list(getattr(loaded, '__path__', [])) == [folder]:
         return loaded
+    # The entry script of the checkout loads it as the package (load_checkout_package) when it
+    # is imported as a file; the tests thereby use the very loader users' checkouts use.
     spec = importlib.util.spec_from_file_location(
-        'tf_cnn_benchmarks', os.path.join(folder, '__init__.py'),
-        submodule_search_locations=[folder])
-    package = importlib.util.module_from_spec(spec)
-    sys.modules['tf_cnn_benchmarks'] = package
-    spec.loader.exec_module(package)
-    return package
+        '_tf_cnn_benchmarks_entry', os.path.join(folder, 'tf_cnn_benchmarks.py'))
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    return sys.modules['tf_cnn_benchmarks']

@@ -171,23 +171,13 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
             'wall_secs': time.monotonic() - start, 'started_utc': started}
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor()."""
-    try:
-        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
-            for line in f:
-                if line.lower().startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass  # not Linux
-    return platform.processor() or platform.machine()
-
-
 def local_environment() -> dict:
     """This machine as the child sees it, without importing TensorFlow (gpus: None = unknown).
 
     oneDNN: tf_cnn_benchmarks turns it on unless TF_ENABLE_ONEDNN_OPTS is set to 0/false.
     """
+    # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
+    from tf_cnn_benchmarks.speed import runtime_env
     try:
         tf_version = importlib.metadata.version('tensorflow')
     except importlib.metadata.PackageNotFoundError:
@@ -195,7 +185,7 @@ def local_environment() -> dict:
     onednn = os.environ.get('TF_ENABLE_ONEDNN_OPTS', '1').strip().lower()
     return {'tf_version': tf_version, 'python_version': sys.version.split()[0],
             'platform': platform.platform(), 'hostname': socket.gethostname(),
-            'cpu_model': cpu_model(), 'cpu_cores': os.cpu_count(), 'gpus': None,
+            'cpu_model': runtime_env.cpu_model(), 'cpu_cores': os.cpu_count(), 'gpus': None,
             'onednn': 'off' if onednn in ('0', 'false', 'off', 'no') else 'on'}
 
 
