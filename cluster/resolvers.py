@@ -315,14 +315,15 @@ def tf_config_cluster(spec: dict, task_type: str | None, task_id: int | None):
         raise ParamsError('TF_CONFIG task %s %d is not in its cluster, which has %d %s task(s); '
                           'fix "task" or "cluster".' % (task_type, task_id, len(tasks), task_type))
     workers = chiefs + spec.get('worker', [])
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # address key -> 'worker 0 (localhost:5000)'
     for job in ('chief', 'master', 'worker', 'ps'):
-        for address in spec.get(job, []):
+        for index, address in enumerate(spec.get(job, [])):
             key = params_lib.address_key(str(address))
+            task = '%s %d (%s)' % (job, index, address)
             if key in seen:
-                raise _tf_config_error('gives %s to both %s and %s; every task needs its own '
-                                       'host:port' % (address, seen[key], job))
-            seen[key] = job
+                raise ParamsError('TF_CONFIG gives %s and %s the same address; every task needs '
+                                  'its own host:port.' % (seen[key], task))
+            seen[key] = task
     if task_type == 'ps':
         return 'ps', task_id, spec.get('ps', []), workers
     if task_type == 'worker':

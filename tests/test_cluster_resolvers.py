@@ -164,11 +164,11 @@ SHAPE = resolvers._TF_CONFIG_SHAPE
     ('{"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief", "index": 0}}',
      'TF_CONFIG has 2 chief/master tasks (a:1,b:1); give one; it must look like %s.' % SHAPE),
     ('{"cluster": {"worker": ["localhost:5000", "127.0.0.1:5000"]}, "task": {"type": "worker", '
-     '"index": 0}}', 'TF_CONFIG gives 127.0.0.1:5000 to both worker and worker; every task '
-     'needs its own host:port; it must look like %s.' % SHAPE),
+     '"index": 0}}', 'TF_CONFIG gives worker 0 (localhost:5000) and worker 1 (127.0.0.1:5000) '
+     'the same address; every task needs its own host:port.'),
     ('{"cluster": {"chief": ["h:1"], "ps": ["h:1"]}, "task": {"type": "chief", "index": 0}}',
-     'TF_CONFIG gives h:1 to both chief and ps; every task needs its own host:port; it must look '
-     'like %s.' % SHAPE),
+     'TF_CONFIG gives chief 0 (h:1) and ps 0 (h:1) the same address; every task needs its own '
+     'host:port.'),
 ])
 def test_bad_tf_config_is_one_error_line(monkeypatch, text, message):
     monkeypatch.setenv('TF_CONFIG', text)
