@@ -32,8 +32,14 @@ def test_physical_cores_counts_each_core_once(tmp_path, monkeypatch):
 def test_default_threads_rule_and_flags():
     assert cpu_tuning.default_thread_counts(8) == (8, 2)
     assert cpu_tuning.default_thread_counts(1) == (1, 1)
+    # Real data: one more inter-op thread for the input pipeline's ops in the step.
+    assert cpu_tuning.default_thread_counts(8, real_data=True) == (8, 3)
+    assert cpu_tuning.default_thread_counts(1, real_data=True) == (1, 2)
     cores = cpu_tuning.physical_cores()
     assert cpu_tuning.thread_counts(make_params()) == cpu_tuning.default_thread_counts(cores)
+    assert cpu_tuning.thread_counts(make_params(data_dir='/data')) == (cores, min(2, cores) + 1)
+    assert cpu_tuning.thread_counts(make_params(data_dir='/data', num_inter_threads=2)) == (
+        cores, 2)
     assert cpu_tuning.thread_counts(make_params(num_intra_threads=3, num_inter_threads=0)) == (
         3, 0)
 
