@@ -52,7 +52,7 @@ from .lifecycle import (  # noqa: E402
     wiring,
 )
 from .models import model_config  # noqa: E402
-from .speed import cpu_tuning, precision, session_config, xla_jit  # noqa: E402
+from .speed import cpu_tuning, fused_decay, precision, session_config, xla_jit  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -184,18 +184,27 @@ class BenchmarkCNN:
 
     def _build_train_op(self, p, mgr, outputs, global_step, lr, pipeline):
         scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
+        # With the fold, the towers differentiate the cross entropy and each kernel's update
+        # adds weight_decay * w (speed/fused_decay.py); the reported loss keeps the decay term.
+        fold = fused_decay.applies(p, self.plan.devices) and all(
+            fused_decay.count_decayed(mgr.trainable_variables(i)) == out.num_decayed
+            for i, out in enumerate(outputs))
         tower_grads = []
         for i, out in enumerate(outputs):
             with tf1.device(self.plan.devices[i]), xla_jit.tower_scope(p, i):
                 tower_grads.append(tower.build_gradients(
-                    out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
+                    out.base_loss if fold else out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
                     sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip,
                     loss_scale=scaler.loss_scale if scaler else 1.0,
                     keep_non_finite=bool(scaler and scaler.dynamic)))
-        optimizer = learning_rate.make_optimizer(p, lr)
+        optimizer = learning_rate.make_optimizer(p, lr, fold_weight_decay=fold)
         update_ops = outputs[0].update_ops
         if mgr.each_tower_has_variables:
             update_ops = [op for out in outputs for op in out.update_ops]
+        if fold:
+            # The decay term of the reported loss reads the kernels outside the gradients; the
+            # updates must wait for it or the loss could see updated kernels.
+            update_ops = list(update_ops) + [out.total_loss for out in outputs]
         with tf.control_dependencies(update_ops):
             apply_fn = lambda grads: mgr.apply_gradients(grads, optimizer, global_step)
             apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler

@@ -27,6 +27,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from . import params as params_lib
+from .speed import fused_decay
 
 tf1 = tf.compat.v1
 
@@ -117,24 +118,29 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int) -> list[str]:
     return out
 
 
-def make_optimizer(p, learning_rate):
+def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):
     """Returns the tf.compat.v1.train optimizer named by --optimizer.
 
     sgd: plain gradient descent. momentum: heavy-ball momentum with Nesterov's correction
     (Sutskever et al. 2013). rmsprop: Tieleman & Hinton 2012. adam: Kingma & Ba 2015.
+    With `fold_weight_decay`, each kernel's update adds --weight_decay * w to its gradient
+    (speed/fused_decay.py): for gradients taken of the loss without the weight-decay term.
 
     Raises:
       ValueError: unknown optimizer name (validate_params normally catches it first).
     """
-    if p.optimizer == 'sgd':
-        return tf1.train.GradientDescentOptimizer(learning_rate)
-    if p.optimizer == 'momentum':
-        return tf1.train.MomentumOptimizer(learning_rate, p.momentum, use_nesterov=True)
-    if p.optimizer == 'rmsprop':
-        return tf1.train.RMSPropOptimizer(learning_rate, decay=p.rmsprop_decay,
-                                          momentum=p.rmsprop_momentum, epsilon=p.rmsprop_epsilon)
-    if p.optimizer == 'adam':
-        return tf1.train.AdamOptimizer(learning_rate, beta1=p.adam_beta1, beta2=p.adam_beta2,
-                                       epsilon=p.adam_epsilon)
+    choices = {
+        'sgd': (tf1.train.GradientDescentOptimizer, {}),
+        'momentum': (tf1.train.MomentumOptimizer, dict(momentum=p.momentum, use_nesterov=True)),
+        'rmsprop': (tf1.train.RMSPropOptimizer, dict(
+            decay=p.rmsprop_decay, momentum=p.rmsprop_momentum, epsilon=p.rmsprop_epsilon)),
+        'adam': (tf1.train.AdamOptimizer, dict(beta1=p.adam_beta1, beta2=p.adam_beta2,
+                                               epsilon=p.adam_epsilon)),
+    }
+    if p.optimizer in choices:
+        cls, kwargs = choices[p.optimizer]
+        if fold_weight_decay:
+            cls = fused_decay.with_folded_decay(cls, p.weight_decay)
+        return cls(learning_rate, **kwargs)
     raise ValueError('unknown --optimizer=%r; valid: %s' % (p.optimizer,
                                                             ', '.join(params_lib.OPTIMIZERS)))

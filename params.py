@@ -114,6 +114,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('minimum_learning_rate', 0, 'Lower bound of the decayed learning rate.', lower=0),
     _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
        lower=0),
+    _b('fused_weight_decay', True, 'Add weight decay to each kernel\'s gradient inside its '
+       'update, fused by XLA (same values, fewer passes); CPU, float32 variables, no clipping.'),
     _f('gradient_clip', None, 'Clip each gradient element to [-value, value]; must be > 0 (0 '
        'would zero every gradient and freeze training: it is refused). Default: no clipping.'),
     _b('print_training_accuracy', False, 'Add top-1 and top-5 training accuracy to step lines.'),

@@ -11,12 +11,13 @@ from .speed import precision
 tf1 = tf.compat.v1
 
 TowerOutput = collections.namedtuple('TowerOutput', [
-    'logits', 'base_loss', 'total_loss', 'update_ops', 'top_1', 'top_5'])
+    'logits', 'base_loss', 'total_loss', 'update_ops', 'top_1', 'top_5', 'num_decayed'])
 TowerOutput.__doc__ = """What one tower's forward pass produced.
 
 logits: [batch, num_classes] float32. base_loss: scalar float32 cross entropy. total_loss: base_loss
 plus the weight-decay term. update_ops: batch-norm moving-average updates. top_1, top_5: scalar
-float32 fraction of the batch whose label is in the top 1 / top 5 logits."""
+float32 fraction of the batch whose label is in the top 1 / top 5 logits. num_decayed: how many
+kernels the weight-decay term of total_loss covers."""
 
 
 def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
@@ -43,7 +44,8 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
     top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
                                    tf.float32))
-    return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5)
+    return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5,
+                       len(net.decay_tensors))
 
 
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:

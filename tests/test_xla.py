@@ -22,7 +22,10 @@ tf1 = tf.compat.v1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-_params = functools.partial(helpers.tiny_params, batch_size=2, init_learning_rate=0.002)
+# The cluster counts here are those of --xla/--xla_compile: without the weight-decay update
+# clusters of --fused_weight_decay (tests/test_fused_decay.py runs the two together).
+_params = functools.partial(helpers.tiny_params, batch_size=2, init_learning_rate=0.002,
+                            fused_weight_decay=False)
 
 
 def _losses_and_clusters(p, steps=2):
