@@ -13,7 +13,8 @@ alternating ours and the original and swapping which goes first in every repeat,
 of a shared machine hits both alike. The figure of a process is its `total images/sec` line.
 
 Per configuration the table gives the best run of each program (the least disturbed by other
-processes), ratio = best ours / best original, and the spread of each program's runs,
+processes), ratio = best ours / best original, median ratio = median ours / median original
+(less moved by one lucky run), and the spread of each program's runs,
 (max - min) / max in percent. The original's copy stays outside the project; its interpreter
 (`--original_python`) must have tf-keras installed.
 
@@ -30,6 +31,7 @@ import argparse
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -108,7 +110,9 @@ def measure(name, args) -> dict:
                 runs[who].append(rate)
             print('  %-20s %-8s %s' % (name, who, rate), flush=True)
     ours, orig = max(runs['ours'], default=0.0), max(runs['original'], default=0.0)
-    return {'config': name, 'model': model, 'batch_size': batch,
+    med = {who: statistics.median(v) if v else 0.0 for who, v in runs.items()}
+    return {'median_ratio': med['ours'] / med['original'] if med['original'] else None,
+            'config': name, 'model': model, 'batch_size': batch,
             'data': 'real, no distortions' if real else 'synthetic', 'steps': steps,
             'ours': ours, 'original': orig, 'ratio': ours / orig if orig else None,
             'ours_runs': runs['ours'], 'original_runs': runs['original'],
@@ -155,11 +159,12 @@ def markdown(rows, extra, meta) -> str:
                  meta['repeats'], meta['load_before'], meta['load_after']), '']
     lines.append(bench_report.markdown_table(
         ['model', 'batch', 'data', 'ours images/sec', 'original images/sec', 'ratio',
-         'spread ours / original'], 'lrlrrrr',
+         'median ratio', 'spread ours / original'], 'lrlrrrrr',
         [[r['model'], '%d' % r['batch_size'], r['data'], '%.2f' % r['ours'],
           '%.2f' % r['original'] if r['original'] else 'fails: %s' % r['failures'].get(
               'original', '?')[:60].replace('|', '/'),
           '%.2f' % r['ratio'] if r['ratio'] else 'n/a',
+          '%.2f' % r['median_ratio'] if r.get('median_ratio') else 'n/a',
           '%s / %s' % tuple('%.0f%%' % s if s is not None else '-' for s in (
               r['ours_spread_pct'], r['original_spread_pct']))] for r in rows]))
     if extra:
