@@ -193,7 +193,8 @@ class BenchmarkCNN:
         for i, out in enumerate(outputs):
             with tf1.device(self.plan.devices[i]), xla_jit.tower_scope(p, i):
                 tower_grads.append(tower.build_gradients(
-                    out.base_loss if fold else out.total_loss, mgr.trainable_variables(i), num_towers=len(outputs),
+                    out.base_loss if fold else out.total_loss, mgr.trainable_variables(i),
+                    num_towers=len(outputs),
                     sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip,
                     loss_scale=scaler.loss_scale if scaler else 1.0,
                     keep_non_finite=bool(scaler and scaler.dynamic)))

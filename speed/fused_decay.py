@@ -18,10 +18,10 @@ loss, 3212 folded and fused (+7%); folded without XLA (same three kernels in ano
 apply and 1.73 ms fused.
 
 Applies (`applies`) where the fold is exactly the original's update and was measured: training
-on the CPU with sgd, momentum or rmsprop, float32 variables, weight decay > 0, no --gradient_clip (the original clips
-g + wd * w per tower), no --staged_vars (the tower reads a staged copy of w, not w), not a
-cluster task (the update runs on a parameter server). Elsewhere the decay goes through the
-loss as in the original.
+on the CPU with sgd, momentum or rmsprop, float32 variables, weight decay > 0, no
+--gradient_clip (the original clips g + wd * w per tower), no --staged_vars (the tower reads a
+staged copy of w, not w), not a cluster task (the update runs on a parameter server).
+Elsewhere the decay goes through the loss as in the original.
 """
 
 from __future__ import annotations
