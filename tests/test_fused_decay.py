@@ -71,3 +71,9 @@ def test_the_kernels_are_what_the_tower_decays():
         # The trivial model's three kernels, each tower its own copies.
         assert [n.split('/', 1)[1] for n in names] == [
             'cg/affine0/weights', 'cg/affine1/weights', 'cg/affine2/weights']
+
+
+def test_the_header_says_where_the_decay_goes():
+    assert 'Optimizer:   sgd, weight decay 0.5 inside the updates (fused)' in helpers.tiny_bench(
+        **DECAY).info_lines()
+    assert 'Optimizer:   sgd' in helpers.tiny_bench(**DECAY, fused_weight_decay=False).info_lines()
