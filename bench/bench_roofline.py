@@ -1,0 +1,294 @@
+"""Hardware limit of a training step: every convolution and matmul at its standalone speed.
+
+    python bench/bench_roofline.py [--model=resnet50] [--batch_size=16] [--image_size=0] \
+        [--reps=10] [--steps=5] [--warmup=2] [--original_dir=/tmp/orig/scripts/tf_cnn_benchmarks \
+        --original_python=/tmp/origenv/bin/python]
+
+1. Builds the project's training graph (synthetic data, NHWC, one CPU tower) and collects the
+   Conv2D, Conv2DBackpropInput/Filter, DepthwiseConv2dNative(+Backprop*), MatMul and
+   BatchMatMul ops the train op needs (a backwards walk over inputs and control inputs: the
+   first layer's input gradient, which tf.gradients builds but nothing uses, is left out).
+2. Times each distinct (type, input shapes, attributes) op standalone, `--reps` runs after
+   `--warmup`, median: its own graph, random-valued variables as inputs (nothing to fold), the
+   output assigned to a variable (a stateful target Grappler cannot prune), a session of
+   intra-op = physical cores, inter-op = 1. The median of an empty session call (a no-op,
+   same session) is subtracted: the call is framework, which the limit counts as free.
+3. limit = sum over distinct ops of count per step x standalone time: the step time if every
+   other op (batch norm, ReLU, pooling, optimizer, ...) and all scheduling were free and the
+   big ops ran one after another at their standalone speed. images/sec limit = batch / limit.
+4. Times the project's own step (BenchmarkCNN.make_step_fn, median of `--steps` after
+   `--warmup`) and, with `--original_dir`, the original tf_cnn_benchmarks as a fresh process
+   (bench_vs_original.run_once, its `total images/sec`).
+
+Verdict: ours / limit (images/sec over the limit's) is the fraction of the hardware limit the
+step reaches; 1 - that is what everything but the big ops costs (elementwise ops, memory
+traffic, framework). Near 1: only faster kernels help; well below 1: the graph and runtime do.
+A figure above 1 means the step overlaps big ops (inter-op threads) or the standalone runs
+were disturbed: look at the load averages. Writes bench/results/roofline_<model>_b<batch>
+[_i<image size>].json and .md with the CPU model and load averages before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import math
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+if 'tf_cnn_benchmarks' not in sys.modules:  # a test has loaded the checkout already
+    sys.path.insert(0, REPO)
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from tf_cnn_benchmarks.speed import cpu_tuning, runtime_env  # noqa: E402
+
+tf = runtime_env.import_tensorflow()  # oneDNN kernels, BFC allocator: set before it loads
+tf1 = tf.compat.v1
+import bench_report  # noqa: E402
+
+CONV_TYPES = ('Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter', 'DepthwiseConv2dNative',
+              'DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter')
+MATMUL_TYPES = ('MatMul', 'BatchMatMul', 'BatchMatMulV2', 'BatchMatMulV3')
+
+# One distinct op: inputs are (arg name, shape, dtype name, value or None); a value is kept for
+# the integer size inputs of the backprops (input_sizes, filter_sizes), the rest are data.
+OpSpec = collections.namedtuple('OpSpec', ['type', 'inputs', 'attrs', 'out_shape'])
+
+
+def needed_ops(train_op) -> set:
+    """The ops `train_op` depends on (through data and control inputs), itself included."""
+    seen, todo = set(), [train_op]
+    while todo:
+        op = todo.pop()
+        if op not in seen:
+            seen.add(op)
+            todo.extend(t.op for t in op.inputs)
+            todo.extend(op.control_inputs)
+    return seen
+
+
+def _plain(value):
+    """An attribute value as a hashable, JSON-friendly Python value."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, tf.DType):
+        return value.name
+    return value
+
+
+def op_spec(op) -> OpSpec:
+    """The OpSpec of a graph op: what makes two ops the same standalone computation."""
+    inferred = {a.type_attr for a in op.op_def.input_arg}
+    inputs = []
+    for arg, t in zip(op.op_def.input_arg, op.inputs):
+        value = None
+        if t.dtype.is_integer:  # a size argument: its value, else the output's shape
+            value = tf.get_static_value(t)
+            value = tuple(int(v) for v in (value if value is not None else op.outputs[0].shape))
+        inputs.append((arg.name, tuple(t.shape.as_list()), t.dtype.name, value))
+    attrs = tuple(sorted((a.name, _plain(op.get_attr(a.name))) for a in op.op_def.attr
+                         if a.name not in inferred))
+    return OpSpec(op.type, tuple(inputs), attrs, tuple(op.outputs[0].shape.as_list()))
+
+
+def collect(graph, train_op) -> collections.Counter:
+    """Counter OpSpec -> occurrences among the convolutions and matmuls `train_op` needs."""
+    needed = needed_ops(train_op)
+    return collections.Counter(op_spec(op) for op in graph.get_operations()
+                               if op.type in CONV_TYPES + MATMUL_TYPES and op in needed)
+
+
+def _dims(shape) -> str:
+    return 'x'.join(str(d) for d in shape)
+
+
+def flops(spec: OpSpec) -> int:
+    """Multiply-adds x 2 of one op (layout-free: counts of the big tensor's elements)."""
+    shapes = {name: shape for name, shape, _, _ in spec.inputs}
+    attrs = dict(spec.attrs)
+    if spec.type in MATMUL_TYPES:
+        a = shapes.get('a') or shapes['x']
+        trans = attrs.get('transpose_a', attrs.get('adj_x', False))
+        return 2 * math.prod(spec.out_shape) * a[-2 if trans else -1]
+    kernel = shapes.get('filter') or dict((n, v) for n, _, _, v in spec.inputs)['filter_sizes']
+    big = shapes.get('out_backprop') or spec.out_shape  # the conv's output (or its gradient)
+    per_output = kernel[0] * kernel[1] * (1 if 'Depthwise' in spec.type else kernel[2])
+    return 2 * math.prod(big) * per_output
+
+
+def standalone_secs(spec: OpSpec, reps: int, warmup: int) -> dict:
+    """Median seconds of one standalone run of `spec` (net of an empty call) and that call."""
+    graph = tf.Graph()
+    with graph.as_default():
+        kwargs = dict(spec.attrs)
+        for name, shape, dtype, value in spec.inputs:
+            if value is not None:
+                kwargs[name] = tf.constant(value, dtype=dtype)
+            else:
+                kwargs[name] = tf1.Variable(tf1.random_normal(shape, dtype=dtype), name=name)
+        out = getattr(tf.raw_ops, spec.type)(**kwargs)
+        sink = tf1.Variable(tf.zeros(spec.out_shape, out.dtype), name='sink')
+        run_op = tf1.assign(sink, out).op
+        init = tf1.global_variables_initializer()
+        empty = tf.no_op()
+    config = tf1.ConfigProto(intra_op_parallelism_threads=cpu_tuning.physical_cores(),
+                             inter_op_parallelism_threads=1)
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        medians = {}
+        for key, target in (('call', empty), ('op', run_op)):
+            run = sess.make_callable(target)
+            for _ in range(warmup):
+                run()
+            times = []
+            for _ in range(reps):
+                start = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - start)
+            medians[key] = statistics.median(times)
+    return {'secs': max(0.0, medians['op'] - medians['call']), 'call_secs': medians['call']}
+
+
+def limit(counts: dict, secs: dict) -> dict:
+    """The step's limit from counts (OpSpec -> ops per step) and secs (OpSpec -> seconds).
+
+    Returns:
+      {'secs': sum of count x secs, 'by_type': {type: {'secs', 'ops', 'distinct', 'flops'}}}.
+    """
+    by_type = {}
+    for spec, count in counts.items():
+        row = by_type.setdefault(spec.type, {'secs': 0.0, 'ops': 0, 'distinct': 0, 'flops': 0})
+        row['secs'] += count * secs[spec]
+        row['ops'] += count
+        row['distinct'] += 1
+        row['flops'] += count * flops(spec)
+    return {'secs': sum(row['secs'] for row in by_type.values()), 'by_type': by_type}
+
+
+def build(model: str, batch_size: int, image_size: int):
+    """The project's BenchmarkCNN of the configuration and its built training graph."""
+    from tf_cnn_benchmarks import benchmark_cnn, params
+    bench = benchmark_cnn.BenchmarkCNN(params.make_params(
+        model=model, batch_size=batch_size, image_size=image_size, device='cpu',
+        data_format='NHWC', num_batches=1, num_warmup_batches=0), gpus=0)
+    return bench, bench.build_graph()
+
+
+def real_step_secs(bench, info, steps: int, warmup: int) -> float:
+    """Median seconds of the project's training step (BenchmarkCNN.make_step_fn)."""
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        step = bench.make_step_fn(sess, info)
+        for _ in range(warmup):
+            step()
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def original_rate(args) -> float | None:
+    """images/sec of the original tf_cnn_benchmarks (a fresh process), or None if it failed."""
+    import bench_vs_original
+    flags = ['--device=cpu', '--data_format=NHWC', '--model=%s' % args.model,
+             '--batch_size=%d' % args.batch_size, '--num_batches=%d' % args.steps,
+             '--num_warmup_batches=%d' % args.warmup]
+    return bench_vs_original.run_once(args.original_python, args.original_dir, flags,
+                                      args.timeout, 'original')
+
+
+def markdown(result: dict) -> str:
+    meta, lim = result['meta'], result['limit']
+    lines = ['Hardware limit of a training step: %s, batch %d, %dx%d, NHWC, %s, %d cores, TF %s; '
+             'standalone ops median of %d runs; load average %.2f before, %.2f after' % (
+                 meta['model'], meta['batch_size'], meta['image_size'], meta['image_size'],
+                 meta['cpu'], meta['cores'], meta['tensorflow'], meta['reps'],
+                 meta['load_before'], meta['load_after']), '']
+    rows = [[kind, '%d' % r['ops'], '%d' % r['distinct'], '%.2f' % (1e3 * r['secs']),
+             '%.0f%%' % (100 * r['secs'] / lim['secs'] if lim['secs'] else 0),
+             '%.1f' % (r['flops'] / r['secs'] / 1e9 if r['secs'] else 0)]
+            for kind, r in sorted(lim['by_type'].items(), key=lambda kv: -kv[1]['secs'])]
+    lines.append(bench_report.markdown_table(
+        ['op type', 'ops per step', 'distinct', 'ms per step', 'share', 'GFLOP/s'], 'lrrrrr',
+        rows))
+    batch = meta['batch_size']
+    rows = [['limit (standalone big ops only)', '%.2f' % (1e3 * lim['secs']),
+             '%.2f' % (batch / lim['secs']) if lim['secs'] else 'inf', '1.00']]
+    for who in ('ours', 'original'):
+        secs = result.get(who + '_step_secs')
+        if secs:
+            rows.append([who, '%.2f' % (1e3 * secs), '%.2f' % (batch / secs),
+                         '%.2f' % (lim['secs'] / secs)])
+        elif who in result:
+            rows.append([who, 'failed', '-', '-'])
+    lines += ['', bench_report.markdown_table(
+        ['step', 'ms/step', 'images/sec', 'fraction of limit'], 'lrrr', rows)]
+    note = ('An empty session call (median %.3f ms) was subtracted from each standalone op.'
+            % (1e3 * statistics.median(result['call_secs'])))
+    if 'original' in result:
+        note += ' The original is its `total images/sec` (timed loop, not a median step).'
+    lines += ['', note]
+    return '\n'.join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--model', default='resnet50')
+    parser.add_argument('--batch_size', type=int, default=16)
+    parser.add_argument('--image_size', type=int, default=0, help='0: the model default')
+    parser.add_argument('--reps', type=int, default=10, help='timed runs per standalone op')
+    parser.add_argument('--steps', type=int, default=5, help='timed training steps')
+    parser.add_argument('--warmup', type=int, default=2, help='untimed runs (ops and steps)')
+    parser.add_argument('--original_dir', help='folder of the original tf_cnn_benchmarks.py')
+    parser.add_argument('--original_python', default=sys.executable)
+    parser.add_argument('--timeout', type=float, default=1800.0, help='seconds, original run')
+    parser.add_argument('--out', default=os.path.join(HERE, 'results'))
+    args = parser.parse_args(argv)
+    if min(args.batch_size, args.reps, args.steps) < 1 or args.warmup < 0:
+        parser.error('--batch_size, --reps and --steps must be >= 1, --warmup >= 0')
+    if args.original_dir and args.image_size:
+        parser.error('--original_dir: the original has no --image_size; drop --image_size=%d'
+                     % args.image_size)
+    tf1.disable_eager_execution()
+    load_before, start = os.getloadavg()[0], time.time()
+    bench, info = build(args.model, args.batch_size, args.image_size)
+    counts = collect(info.graph, info.train_op)
+    print('%d convolution/matmul ops per step, %d distinct' % (sum(counts.values()),
+                                                                len(counts)), flush=True)
+    ours = real_step_secs(bench, info, args.steps, args.warmup)
+    timed = {spec: standalone_secs(spec, args.reps, args.warmup) for spec in counts}
+    lim = limit(counts, {spec: t['secs'] for spec, t in timed.items()})
+    result = {'limit': lim, 'ours_step_secs': ours,
+              'call_secs': [t['call_secs'] for t in timed.values()],
+              'ops': [{'type': s.type, 'count': n, 'secs': timed[s]['secs'], 'flops': flops(s),
+                       'inputs': {name: _dims(value if value is not None else shape)
+                                  for name, shape, _, value in s.inputs},
+                       'out_shape': _dims(s.out_shape), 'attrs': dict(s.attrs)}
+                      for s, n in counts.most_common()]}
+    if args.original_dir:
+        rate = original_rate(args)
+        result['original'] = rate
+        result['original_step_secs'] = args.batch_size / rate if rate else None
+    result['meta'] = {
+        'model': args.model, 'batch_size': args.batch_size,
+        'image_size': bench.plan.image_size, 'reps': args.reps, 'steps': args.steps,
+        'warmup': args.warmup, 'cpu': runtime_env.cpu_model(), 'cores': os.cpu_count(),
+        'physical_cores': cpu_tuning.physical_cores(), 'tensorflow': tf.__version__,
+        'load_before': load_before, 'load_after': os.getloadavg()[0],
+        'elapsed_secs': time.time() - start, 'original_dir': args.original_dir}
+    name = 'roofline_%s_b%d' % (args.model, args.batch_size)
+    if args.image_size:
+        name += '_i%d' % args.image_size
+    bench_report.write_results(args.out, name, result, markdown(result))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""bench/bench_roofline.py: which ops a training step needs, and the limit's arithmetic."""
+
+import collections
+import os
+import sys
+
+import pytest
+
+import checkout
+import helpers
+
+sys.path.insert(0, os.path.join(checkout.REPO, 'bench'))
+import bench_roofline  # noqa: E402
+
+
+def _collected(**overrides):
+    """(Counter of the needed ops' types, Counter of every such op in the graph) of a tiny
+    training graph, batch 2."""
+    info = helpers.tiny_bench(batch_size=2, **overrides).build_graph()
+    needed = bench_roofline.collect(info.graph, info.train_op)
+    types = collections.Counter()
+    for spec, count in needed.items():
+        types[spec.type] += count
+    built = collections.Counter(op.type for op in info.graph.get_operations()
+                                if op.type in bench_roofline.CONV_TYPES
+                                + bench_roofline.MATMUL_TYPES)
+    return needed, types, built
+
+
+def test_trivial_counts_only_the_matmuls_the_step_needs():
+    # trivial: flatten -> affine(1) -> affine(4096) -> classifier(1001): 3 forward MatMuls,
+    # 3 weight gradients (x^T dy) and the input gradients (dy W^T) of the classifier and of
+    # affine(4096). affine(1)'s input gradient flows to the images, which nothing trains:
+    # tf.gradients builds it (9 MatMuls in the graph) but the train op does not need it.
+    needed, types, built = _collected()
+    assert types == {'MatMul': 8}
+    assert built == {'MatMul': 9}
+    out_shapes = {spec.out_shape for spec in needed}
+    assert (2, 16 * 16 * 3) not in out_shapes  # the images' gradient
+    assert (16 * 16 * 3, 1) in out_shapes  # affine(1)'s weight gradient
+
+
+def test_lenet_first_conv_has_no_input_gradient():
+    # lenet: conv(32) -> pool -> conv(64) -> pool -> affine(512) -> classifier, 28x28x3 images.
+    needed, types, built = _collected(model='lenet', image_size=28)
+    assert types == {'Conv2D': 2, 'Conv2DBackpropFilter': 2, 'Conv2DBackpropInput': 1,
+                     'MatMul': 6}
+    assert built['Conv2DBackpropInput'] == 2  # the first conv's exists, unused
+    (grad_input,) = [s for s in needed if s.type == 'Conv2DBackpropInput']
+    assert grad_input.out_shape == (2, 14, 14, 32)  # the second conv's input
+    name, _, _, value = grad_input.inputs[0]
+    assert (name, value) == ('input_sizes', (2, 14, 14, 32))  # a size: kept as its value
+    # 2 x output elements x (5 x 5 x input channels) for the forward convolutions
+    forward = sorted(bench_roofline.flops(s) for s in needed if s.type == 'Conv2D')
+    assert forward == [2 * 2 * 28 * 28 * 32 * 25 * 3, 2 * 2 * 14 * 14 * 64 * 25 * 32]
+
+
+def test_limit_is_the_sum_of_count_times_seconds():
+    spec = lambda kind, n: bench_roofline.OpSpec(
+        kind, (('a', (n, 4), 'float32', None), ('b', (4, 3), 'float32', None)),
+        (('transpose_a', False),), (n, 3))
+    a, b, c = spec('MatMul', 2), spec('MatMul', 5), spec('BatchMatMulV2', 7)
+    result = bench_roofline.limit({a: 3, b: 1, c: 2}, {a: 0.5, b: 0.25, c: 1.0})
+    assert result['secs'] == pytest.approx(3 * 0.5 + 0.25 + 2 * 1.0)
+    assert result['by_type']['MatMul'] == {'secs': pytest.approx(1.75), 'ops': 4,
+                                           'distinct': 2, 'flops': 3 * 48 + 120}
+    assert result['by_type']['BatchMatMulV2']['ops'] == 2
+
+
+def test_standalone_timing_runs_every_needed_op():
+    needed, _, _ = _collected()
+    secs = {spec: bench_roofline.standalone_secs(spec, reps=1, warmup=1)['secs']
+            for spec in needed}
+    result = bench_roofline.limit(needed, secs)
+    assert result['secs'] > 0
+    assert all(t >= 0 for t in secs.values())
