@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import numbers
 import re
 from typing import Any
 
@@ -114,8 +115,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('minimum_learning_rate', 0, 'Lower bound of the decayed learning rate.', lower=0),
     _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
        lower=0),
-    _b('fused_weight_decay', True, 'Add weight decay to each kernel\'s gradient inside its '
-       'update, fused by XLA (same values, fewer passes); CPU, float32 variables, no clipping.'),
+    _b('fused_weight_decay', True, 'CPU: weight decay inside each kernel\'s update (XLA for 4M+ '
+       'elements); same values. Off with clipping, staged/fp16 vars, adam, clusters.'),
     _f('gradient_clip', None, 'Clip each gradient element to [-value, value]; must be > 0 (0 '
        'would zero every gradient and freeze training: it is refused). Default: no clipping.'),
     _b('print_training_accuracy', False, 'Add top-1 and top-5 training accuracy to step lines.'),
@@ -289,12 +290,20 @@ def make_params_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> Param
     return Params(**{s.name: flag_values[s.name].value for s in SPECS})
 
 
+_TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string=str,
+              list=(list, tuple))
+
+
 def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound."""
     for spec in SPECS:
         value = getattr(p, spec.name)
         if value is None:
             continue
+        if not isinstance(value, _TYPES[spec.kind]) or (
+                spec.kind != 'boolean' and isinstance(value, bool)):
+            raise ParamsError('--%s takes %s %s. Received: %s=%r' % (
+                spec.name, 'an' if spec.kind[0] in 'aeiou' else 'a', spec.kind, spec.name, value))
         if spec.choices is not None and value not in spec.choices:
             raise ParamsError('--%s must be one of %s. Received: %s=%r' % (
                 spec.name, ', '.join(repr(c) for c in spec.choices), spec.name, value))

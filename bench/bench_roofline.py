@@ -170,12 +170,18 @@ def limit(counts: dict, secs: dict) -> dict:
     return {'secs': sum(row['secs'] for row in by_type.values()), 'by_type': by_type}
 
 
-def build(model: str, batch_size: int, image_size: int):
-    """The project's BenchmarkCNN of the configuration and its built training graph."""
+def build(model: str, batch_size: int, image_size: int, data_name: str | None = None):
+    """The project's BenchmarkCNN of the configuration and its built training graph.
+
+    Raises:
+      ValueError: unknown model, or a model of another dataset (give `data_name`).
+    """
     from tf_cnn_benchmarks import benchmark_cnn, params
-    bench = benchmark_cnn.BenchmarkCNN(params.make_params(
-        model=model, batch_size=batch_size, image_size=image_size, device='cpu',
-        data_format='NHWC', num_batches=1, num_warmup_batches=0), gpus=0)
+    p = params.make_params(model=model, batch_size=batch_size, image_size=image_size,
+                           device='cpu', data_format='NHWC', num_batches=1,
+                           num_warmup_batches=0, data_name=data_name)
+    params.validate_params(p)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
     return bench, bench.build_graph()
 
 
@@ -246,6 +252,8 @@ def main(argv=None) -> int:
     parser.add_argument('--reps', type=int, default=10, help='timed runs per standalone op')
     parser.add_argument('--steps', type=int, default=5, help='timed training steps')
     parser.add_argument('--warmup', type=int, default=2, help='untimed runs (ops and steps)')
+    parser.add_argument('--data_name', choices=('imagenet', 'cifar10'),
+                        help='dataset of the model (cifar10 for resnet20, ...); synthetic images')
     parser.add_argument('--original_dir', help='folder of the original tf_cnn_benchmarks.py')
     parser.add_argument('--original_python', default=sys.executable)
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds, original run')
@@ -256,9 +264,17 @@ def main(argv=None) -> int:
     if args.original_dir and args.image_size:
         parser.error('--original_dir: the original has no --image_size; drop --image_size=%d'
                      % args.image_size)
+    if args.original_dir and not os.path.isfile(
+            os.path.join(args.original_dir, 'tf_cnn_benchmarks.py')):
+        parser.error('no tf_cnn_benchmarks.py in --original_dir=%s' % args.original_dir)
+    if args.original_dir and not os.access(args.original_python, os.X_OK):
+        parser.error('--original_python=%s is not an executable' % args.original_python)
     tf1.disable_eager_execution()
     load_before, start = os.getloadavg()[0], time.time()
-    bench, info = build(args.model, args.batch_size, args.image_size)
+    try:
+        bench, info = build(args.model, args.batch_size, args.image_size, args.data_name)
+    except ValueError as e:  # unknown model, wrong dataset: the library's one-line message
+        parser.error(str(e).replace('--data_name', 'this script\'s --data_name'))
     counts = collect(info.graph, info.train_op)
     print('%d convolution/matmul ops per step, %d distinct' % (sum(counts.values()),
                                                                 len(counts)), flush=True)

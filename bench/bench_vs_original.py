@@ -160,7 +160,9 @@ def markdown(rows, extra, meta) -> str:
     lines.append(bench_report.markdown_table(
         ['model', 'batch', 'data', 'ours images/sec', 'original images/sec', 'ratio',
          'median ratio', 'spread ours / original'], 'lrlrrrrr',
-        [[r['model'], '%d' % r['batch_size'], r['data'], '%.2f' % r['ours'],
+        [[r['model'], '%d' % r['batch_size'], r['data'],
+          '%.2f' % r['ours'] if r['ours'] else 'fails: %s' % r['failures'].get(
+              'ours', '?')[:60].replace('|', '/'),
           '%.2f' % r['original'] if r['original'] else 'fails: %s' % r['failures'].get(
               'original', '?')[:60].replace('|', '/'),
           '%.2f' % r['ratio'] if r['ratio'] else 'n/a',
@@ -191,14 +193,24 @@ def main(argv=None) -> int:
     parser.add_argument('--no_distortions_row', action='store_true')
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds per process')
     parser.add_argument('--tag', default='')
-    parser.add_argument('--out', default=os.path.join(HERE, 'results'))
+    parser.add_argument('--out', default=os.path.join(HERE, 'results'),
+                        help='folder for vs_original[_TAG].json and .md')
     args = parser.parse_args(argv)
     if not os.path.isfile(os.path.join(args.original_dir, 'tf_cnn_benchmarks.py')):
         parser.error('no tf_cnn_benchmarks.py in --original_dir=%s' % args.original_dir)
+    if not os.access(args.original_python, os.X_OK):
+        parser.error('--original_python=%s is not an executable' % args.original_python)
+    if args.repeats < 1:
+        parser.error('--repeats must be >= 1')
     names = [n for n in args.configs.split(',') if n]
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         parser.error('unknown --configs %s; valid: %s' % (unknown, ', '.join(CONFIGS)))
+    needs_data = any(CONFIGS[n][2] for n in names) or not args.no_distortions_row
+    if needs_data and not os.path.isdir(args.data_dir):
+        parser.error('no --data_dir=%s for the real-data rows; give the ImageNet TFRecords '
+                     'folder, or drop those --configs and add --no_distortions_row'
+                     % args.data_dir)
     load_before, start = os.getloadavg()[0], time.time()
     rows = []
     for name in names:

@@ -28,7 +28,8 @@ OPTIMIZER_FLAGS = (
     'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
     'adam_beta1', 'adam_beta2', 'adam_epsilon', 'init_learning_rate',
     'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
-    'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip')
+    'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip',
+    'fused_weight_decay')
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',

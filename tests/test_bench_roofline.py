@@ -74,3 +74,15 @@ def test_standalone_timing_runs_every_needed_op():
     result = bench_roofline.limit(needed, secs)
     assert result['secs'] > 0
     assert all(t >= 0 for t in secs.values())
+
+
+@pytest.mark.parametrize('argv,text', [
+    (['--model=nosuch'], "unknown --model='nosuch'"),
+    (['--model=resnet20'], "this script's --data_name=cifar10"),
+    (['--original_dir=/nonexistent'], 'no tf_cnn_benchmarks.py in --original_dir=/nonexistent'),
+])
+def test_bad_arguments_are_one_usage_line(argv, text, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_roofline.main(argv)
+    assert e.value.code == 2
+    assert text in capsys.readouterr().err

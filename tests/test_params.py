@@ -158,3 +158,17 @@ def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
     output_paths.check_output_paths(make_params(
         train_dir=str(tmp_path / 'a' / 'b'), benchmark_log_dir=str(tmp_path),
         trace_file=str(tmp_path / 'new' / 't.json'), plot_file='relative.png'))
+
+
+@pytest.mark.parametrize('kwargs,text', [
+    (dict(fused_weight_decay='false'), "--fused_weight_decay takes a boolean. Received: "
+                                       "fused_weight_decay='false'"),
+    (dict(batch_size=2.5), '--batch_size takes an integer. Received: batch_size=2.5'),
+    (dict(weight_decay=True), '--weight_decay takes a float. Received: weight_decay=True'),
+])
+def test_library_values_of_the_wrong_type_are_refused(kwargs, text):
+    # The command line parses types; the library API gets whatever Python value it is given.
+    with pytest.raises(ParamsError) as e:
+        validate_params(make_params(**kwargs))
+    assert str(e.value) == text
+    validate_params(make_params(weight_decay=1, batch_size=2))  # an int is a float too
