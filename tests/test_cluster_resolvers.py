@@ -462,12 +462,15 @@ COMMON = MODEL_FLAGS + EQUIV + ['--variable_update=parameter_server',
                                 '--startup_timeout_secs=%d' % STARTUP_OK_SECS]
 
 
-def consecutive_free_ports(count: int) -> int:
-    """A port p with p .. p + count - 1 all free now (a Slurm node's tasks use consecutive ones)."""
+def consecutive_free_ports(count: int, taken=()) -> int:
+    """A port p with p .. p + count - 1 all free now (a Slurm node's tasks use consecutive ones)
+    and none of them in `taken` (ports handed out already but not yet bound by their task:
+    two clusters on one port would reach each other's tasks)."""
     for _ in range(200):
         base = portpicker.pick_unused_port()
-        if base + count < 65536 and all(portpicker.is_port_free(base + k)
-                                        for k in range(1, count)):
+        span = range(base, base + count)
+        if base + count < 65536 and not set(span) & set(taken) and all(
+                portpicker.is_port_free(port) for port in span[1:]):
             return base
     raise AssertionError('no %d consecutive free ports' % count)
 
@@ -502,7 +505,8 @@ def produce_resolver_wave(d) -> dict:
                  env=tf_config('worker'), entry=SEAM_ENTRY)]
         evaluator = Proc('tf_config_evaluator0', COMMON + train_dir + ['--eval_interval_secs=1'],
                          d, env=tf_config('evaluator'))
-        base = consecutive_free_ports(3)
+        base = consecutive_free_ports(
+            3, taken=[int(h.rsplit(':', 1)[1]) for h in (chief, worker, ps)])
         port = ['--slurm_port_base=%d' % base]
         runs['slurm'] = [Proc('slurm_rank%d' % rank, (seams('slurm') if rank else []) + COMMON +
                               port, d, env=slurm_env(rank), entry=SEAM_ENTRY if rank else ENTRY)
