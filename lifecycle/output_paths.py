@@ -32,7 +32,12 @@ def _creatable_dir_problem(path: str) -> str | None:
     try:
         for folder in missing:
             step = 'cannot create %s' % folder
-            os.mkdir(folder)
+            try:
+                os.mkdir(folder)
+            except FileExistsError:  # another task of the cluster made it meanwhile
+                if os.path.isdir(folder):
+                    continue
+                raise
             made.append(folder)
         step = 'cannot create a file in %s' % os.path.abspath(path)
         tempfile.TemporaryFile(dir=path).close()

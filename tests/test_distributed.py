@@ -61,8 +61,16 @@ def run_once(tmp_path_factory, name: str, produce):
         if not result_path.exists():
             directory = base / name
             directory.mkdir(exist_ok=True)
-            result_path.write_text(json.dumps(produce(directory)))
-    return json.loads(result_path.read_text())
+            try:
+                result = produce(directory)
+            except BaseException as e:  # the other workers report it too, without a rerun
+                result_path.write_text(json.dumps({'failed': '%s: %s' % (name, e)}))
+                raise
+            result_path.write_text(json.dumps(result))
+    result = json.loads(result_path.read_text())
+    if 'failed' in result:
+        raise AssertionError(result['failed'])
+    return result
 
 
 def hosts(n: int) -> list[str]:

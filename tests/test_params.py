@@ -1,5 +1,7 @@
 """The parameter table and every validation rule (one test per rule, with the exact message)."""
 
+import os
+
 import pytest
 
 from tf_cnn_benchmarks import params
@@ -158,6 +160,22 @@ def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
     output_paths.check_output_paths(make_params(
         train_dir=str(tmp_path / 'a' / 'b'), benchmark_log_dir=str(tmp_path),
         trace_file=str(tmp_path / 'new' / 't.json'), plot_file='relative.png'))
+    assert sorted(os.listdir(tmp_path)) == []  # the check leaves nothing behind
+
+
+def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch):
+    # Two workers of one cluster sharing --train_dir check it at the same moment: the other
+    # worker's mkdir lands between this one's exists() and mkdir() (seen in CI).
+    real_mkdir = os.mkdir
+
+    def mkdir_after_the_other_task(path, *args):
+        real_mkdir(path, *args)
+        raise FileExistsError(17, 'File exists', path)
+
+    monkeypatch.setattr(output_paths.os, 'mkdir', mkdir_after_the_other_task)
+    output_paths.check_output_paths(make_params(train_dir=str(tmp_path / 'shared' / 'ckpt')))
+    monkeypatch.undo()
+    assert os.path.isdir(tmp_path / 'shared' / 'ckpt')  # the other task's folders stay
 
 
 @pytest.mark.parametrize('kwargs,text', [
