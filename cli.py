@@ -21,7 +21,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 
-from . import params
+from . import flag_parsing, params
 from .cluster import resolvers
 from .lifecycle import output_paths
 from .speed import cpu_tuning
@@ -65,7 +65,8 @@ def parse_args(argv: list[str]) -> params.Params:
     Raises:
       params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
     """
-    params.define_flags(FLAGS)
+    if 'model' not in FLAGS:
+        params.define_flags(FLAGS)
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
         print(USAGE)
         print(FLAGS.module_help(params))
@@ -73,18 +74,7 @@ def parse_args(argv: list[str]) -> params.Params:
     if '--version' in argv[1:]:
         print(version_line())
         raise SystemExit(0)
-    try:
-        rest = FLAGS(argv, known_only=False)
-    except flags.Error as e:
-        message = str(e).splitlines()[0]
-        if message.startswith('ERROR:'):  # absl's own prefix ('ERROR:: Unable to open ...')
-            message = message.split(':', 1)[1].lstrip(': ')
-        raise params.ParamsError(message + ' (see --help)') from None
-    if len(rest) > 1:
-        raise params.ParamsError(
-            'unexpected positional argument %r; flags take the form --name=value (booleans: '
-            '--name, --noname or --name=false)' % rest[1])
-    return params.make_params_from_flags(FLAGS)
+    return flag_parsing.parse_flags(argv, FLAGS)
 
 
 def main(argv: list[str], hooks=()) -> int:

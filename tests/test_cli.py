@@ -61,6 +61,8 @@ def test_training_run_prints_the_documented_format():
     (['--model=trivial', '--train_dir=/dev/null/ckpt'], 2,
      'error: --train_dir=/dev/null/ckpt cannot be written: /dev/null is a file, not a directory.'),
     (['--distortions', 'False'], 2, "unexpected positional argument 'False'"),
+    (['--distortions=maybe'], 2, 'error: --distortions=maybe: a boolean flag takes true or '
+                                 'false (also --distortions, --nodistortions) (see --help)'),
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--init_learning_rate=1e9'], 1, 'the loss became'),

@@ -80,6 +80,14 @@ def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
     (['--batch_sizes=8'], 'error: --models is required (on the command line or in '
                           '--sweep_file)'),
     (['--models=trivial', '--batch_sizes=8', '--repeats=x'], 'error: flag --repeats=x: '),
+    (['--models=trivial', '--batch_sizes=8', '--', '--num_batchs=5'],
+     "error: the flags for every run: Unknown command line flag 'num_batchs'. Did you mean: "
+     'num_batches ?'),
+    (['--models=trivial', '--batch_sizes=8', '--', '--distortions=maybe'],
+     'error: the flags for every run: --distortions=maybe: a boolean flag takes true or false '
+     '(also --distortions, --nodistortions) (see --help)'),
+    (['--models=trivial', '--batch_sizes=8', '--', '--num_batches=5', 'stray'],
+     "error: the flags for every run: unexpected positional argument 'stray'"),
     (['--models=trivial', '--batch_sizes=8', '--output_dir=/dev/null'],
      'error: --output_dir /dev/null is not a directory; choose another path'),
 ])

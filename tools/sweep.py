@@ -96,6 +96,19 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
     return None
 
 
+def unparsable_run_flag(extra_flags: list[str]) -> str | None:
+    """An error message when the flags for every run do not parse as the benchmark's flags
+    (an unknown flag, a malformed value, a stray word), else None: found before the first run
+    instead of in every run's log. Their values are checked by each run (they may depend on the
+    configuration)."""
+    from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
+    try:
+        flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+    except params.ParamsError as e:
+        return 'the flags for every run: %s' % e
+    return None
+
+
 def unknown_model(models: list[str]) -> str | None:
     """An error message naming the first of `models` that is no model of any dataset, with the
     catalog's "did you mean" and the valid names (and the other unknown ones), else None.
@@ -149,7 +162,7 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         return file_values[name]
 
     extra = file_values.get('flags', []) + list(extra_flags)
-    problem = reserved_flag(extra)
+    problem = reserved_flag(extra) or unparsable_run_flag(extra)
     if problem:
         raise SweepError(problem)
     for name in ('models', 'batch_sizes', 'output_dir'):

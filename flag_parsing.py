@@ -1,0 +1,58 @@
+"""Command-line flags -> Params, with absl's parse errors turned into one readable line.
+
+Shared by the `tf_cnn_benchmarks` command (cli.py) and the sweep (tools/sweep.py), which checks
+the flags it passes to every run before the first run starts. Loads no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import re
+
+from absl import flags
+
+from . import params
+
+# absl reports a bad boolean with its exception's argument tuple:
+# "flag --distortions=maybe: ('Non-boolean argument to boolean flag', 'maybe')".
+_BOOLEAN_ERROR = re.compile(
+    r"^flag --(?P<name>\w+)=(?P<value>.*): \('Non-boolean argument to boolean flag'")
+
+
+def describe_flag_error(error: flags.Error) -> str:
+    """The first line of an absl parse error, without absl's prefixes and tuples, ending in
+    '(see --help)'."""
+    message = str(error).splitlines()[0]
+    if message.startswith('ERROR:'):  # absl's own prefix ('ERROR:: Unable to open ...')
+        message = message.split(':', 1)[1].lstrip(': ')
+    boolean = _BOOLEAN_ERROR.match(message)
+    if boolean:
+        name = boolean['name']
+        message = ('--%s=%s: a boolean flag takes true or false (also --%s, --no%s)'
+                   % (name, boolean['value'], name, name))
+    return message + ' (see --help)'
+
+
+def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) -> params.Params:
+    """Parses argv (argv[0] is the program) into Params (not yet validated).
+
+    Args:
+      argv: the program name, then the flags (`--name=value`, `--flagfile=FILE`).
+      flag_values: where the flags are defined and parsed: a fresh FlagValues by default (the
+        command passes absl's global FLAGS).
+
+    Raises:
+      params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
+    """
+    if flag_values is None:
+        flag_values = flags.FlagValues()
+    if 'model' not in flag_values:
+        params.define_flags(flag_values)
+    try:
+        rest = flag_values(argv, known_only=False)
+    except flags.Error as e:
+        raise params.ParamsError(describe_flag_error(e)) from None
+    if len(rest) > 1:
+        raise params.ParamsError(
+            'unexpected positional argument %r; flags take the form --name=value (booleans: '
+            '--name, --noname or --name=false)' % rest[1])
+    return params.make_params_from_flags(flag_values)
