@@ -32,6 +32,19 @@ def describe_flag_error(error: flags.Error) -> str:
     return message + ' (see --help)'
 
 
+_NEGATED_WITH_VALUE = re.compile(r'^--no(?P<name>\w+)=(?P<value>.*) does not take an argument')
+
+
+def describe_value_error(error: ValueError) -> str:
+    """absl's ValueError for a negated boolean given a value, in one line with the fix."""
+    negated = _NEGATED_WITH_VALUE.match(str(error))
+    if negated:
+        name = negated['name']
+        return ('--no%s=%s: --no%s takes no value; write --no%s or --%s=false'
+                % (name, negated['value'], name, name, name))
+    return '%s (see --help)' % str(error).splitlines()[0]
+
+
 def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) -> params.Params:
     """Parses argv (argv[0] is the program) into Params (not yet validated).
 
@@ -51,6 +64,12 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
         rest = flag_values(argv, known_only=False)
     except flags.Error as e:
         raise params.ParamsError(describe_flag_error(e)) from None
+    except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding
+        raise params.ParamsError(
+            'a --flagfile is not UTF-8 text (byte %#04x at position %d); save it as UTF-8'
+            % (e.object[e.start], e.start)) from None
+    except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
+        raise params.ParamsError(describe_value_error(e)) from None
     if len(rest) > 1:
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '

@@ -310,6 +310,9 @@ def check_ranges(p: Params) -> None:
         if isinstance(value, float) and not math.isfinite(value):
             raise ParamsError('--%s must be a finite number. Received: %s=%r' % (
                 spec.name, spec.name, value))
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            raise ParamsError('--%s must fit in 64 bits. Received: %s=%r' % (
+                spec.name, spec.name, value))
         if spec.lower is not None and value < spec.lower:
             raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
                 spec.name, spec.lower, spec.name, value))

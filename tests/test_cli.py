@@ -61,6 +61,9 @@ def test_training_run_prints_the_documented_format():
     (['--model=trivial', '--train_dir=/dev/null/ckpt'], 2,
      'error: --train_dir=/dev/null/ckpt cannot be written: /dev/null is a file, not a directory.'),
     (['--distortions', 'False'], 2, "unexpected positional argument 'False'"),
+    (['--nodistortions=true'], 2, 'error: --nodistortions=true: --nodistortions takes no value; '
+                                  'write --nodistortions or --distortions=false'),
+    (['--batch_size=99999999999999999999999'], 2, 'error: --batch_size must fit in 64 bits.'),
     (['--distortions=maybe'], 2, 'error: --distortions=maybe: a boolean flag takes true or '
                                  'false (also --distortions, --nodistortions) (see --help)'),
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
@@ -83,6 +86,15 @@ def test_help_lists_every_flag_and_exits_0():
     for spec in params.SPECS:
         name = ('--[no]%s:' if spec.kind == 'boolean' else '--%s:') % spec.name
         assert name in proc.stdout
+
+
+def test_a_flagfile_that_is_not_utf8_is_one_error_line(tmp_path):
+    flagfile = tmp_path / 'flags.txt'
+    flagfile.write_bytes('--model=trivial\n'.encode('utf-16'))  # a BOM, then UTF-16
+    proc = run_cli('--flagfile=%s' % flagfile)
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr
+    assert proc.stderr.strip() == ('error: a --flagfile is not UTF-8 text (byte 0xff at '
+                                   'position 0); save it as UTF-8')
 
 
 def test_flagfile(tmp_path):

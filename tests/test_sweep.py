@@ -88,6 +88,27 @@ def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
      '(also --distortions, --nodistortions) (see --help)'),
     (['--models=trivial', '--batch_sizes=8', '--', '--num_batches=5', 'stray'],
      "error: the flags for every run: unexpected positional argument 'stray'"),
+    (['--models=trivial', '--batch_sizes=8', '--', '--nodistortions=true'],
+     'error: the flags for every run: --nodistortions=true: --nodistortions takes no value'),
+    (['--models=trivial', '--batch_sizes=8', '--', '--optimizer=foo'],
+     "error: the flags for every run: --optimizer must be one of 'sgd', 'momentum'"),
+    (['--models=trivial', '--batch_sizes=8', '--', '--train_dir=/proc/nope'],
+     'error: the flags for every run: --train_dir=/proc/nope cannot be written'),
+    (['--models=trivial', '--batch_sizes=8', '--variable_updates=parameter_server,replicated',
+      '--', '--staged_vars'], 'error: the run --model=trivial --batch_size=8 --num_gpus=1 '
+     '--variable_update=replicated: --staged_vars works only with '
+     '--variable_update=parameter_server.'),
+    (['--models=trivial', '--batch_sizes=8', '--variable_updates=replicated', '--',
+      '--all_reduce_spec=nccl', '--optimizer=foo'],
+     "error: the flags for every run: --optimizer must be one of 'sgd', 'momentum'"),
+    (['--models=trivial', '--batch_sizes=8', '--noprogress=true'],
+     'error: --noprogress=true: --noprogress takes no value; write --noprogress or '
+     '--progress=false'),
+    (['--models=trivial', '--batch_sizes=8', '--progress=maybe'],
+     'error: --progress=maybe: a boolean flag takes true or false (also --progress, '
+     '--noprogress) (see --help)'),
+    (['--models=trivial', '--batch_sizes=8', '--repeats=0'],
+     'error: --repeats must be a positive integer. Received: repeats=0'),
     (['--models=trivial', '--batch_sizes=8', '--output_dir=/dev/null'],
      'error: --output_dir /dev/null is not a directory; choose another path'),
 ])

@@ -98,15 +98,43 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
 
 def unparsable_run_flag(extra_flags: list[str]) -> str | None:
     """An error message when the flags for every run do not parse as the benchmark's flags
-    (an unknown flag, a malformed value, a stray word), else None: found before the first run
-    instead of in every run's log. Their values are checked by each run (they may depend on the
-    configuration)."""
+    (an unknown flag, a malformed value, a stray word) or an output path they name cannot be
+    written, else None: found before the first run instead of in every run's log. Their flag
+    rules are checked with each configuration (`invalid_configuration`)."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
+    from tf_cnn_benchmarks.lifecycle import output_paths
     try:
-        flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+        output_paths.check_output_paths(p)
     except params.ParamsError as e:
         return 'the flags for every run: %s' % e
     return None
+
+
+def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
+    """An error message when a configuration's run flags break a flag rule
+    (params.validate_params), else None: "the flags for every run: ..." when every
+    configuration breaks it the same way, else "the run --model=...: ..." for the first one
+    (--staged_vars with --variable_updates=parameter_server,replicated, say)."""
+    from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
+    problems = []
+    for config in configurations(axes, 1):
+        args = sweep_runner.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags))
+        if p.cluster_resolver in ('tf_config', 'slurm') or (p.cluster_resolver == 'auto' and (
+                'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
+            return None  # a resolver fills the cluster's fields in each run first
+        try:
+            params.validate_params(p)
+            problems.append(None)
+        except params.ParamsError as e:
+            problems.append((' '.join(args), str(e)))
+    failed = [problem for problem in problems if problem]
+    if not failed:
+        return None
+    if len(failed) == len(problems) and len({text for _, text in failed}) == 1:
+        return 'the flags for every run: %s' % failed[0][1]
+    return 'the run %s: %s' % failed[0]
 
 
 def unknown_model(models: list[str]) -> str | None:
@@ -175,13 +203,22 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     for p in precisions:
         if p not in PRECISIONS:
             raise SweepError('--precisions takes %s. Received: %r' % (', '.join(PRECISIONS), p))
-    repeats = _positive_ints('repeats', [str(pick('repeats'))])[0]
+    try:
+        repeats = int(str(pick('repeats')))
+    except ValueError:
+        repeats = 0
+    if repeats < 1:
+        raise SweepError('--repeats must be a positive integer. Received: repeats=%s'
+                         % pick('repeats'))
     axes = {'model': list(pick('models')),
             'batch_size': _positive_ints('batch_sizes', pick('batch_sizes')),
             'num_gpus': _positive_ints('num_gpus', pick('num_gpus')),
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
     if not (fv.run_timeout_secs >= 0):
         raise SweepError('--run_timeout_secs must be >= 0. Received: %g' % fv.run_timeout_secs)
+    problem = invalid_configuration(axes, extra)
+    if problem:
+        raise SweepError(problem)
     return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),
             'extra_flags': extra}
 
@@ -364,11 +401,18 @@ def main(argv: list[str] | None = None) -> int:
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
         _print_help(fv)
         return 0
+    from tf_cnn_benchmarks import flag_parsing  # absolute: see unknown_model
     try:
         rest = fv(argv, known_only=True)
         plan = build_plan(fv, rest[1:] + extra)
-    except (flags.Error, SweepError) as e:
+    except SweepError as e:
         print('error: %s' % e, file=sys.stderr)
+        return 2
+    except flags.Error as e:
+        print('error: %s' % flag_parsing.describe_flag_error(e), file=sys.stderr)
+        return 2
+    except ValueError as e:  # absl: "--noprogress=true does not take an argument"
+        print('error: %s' % flag_parsing.describe_value_error(e), file=sys.stderr)
         return 2
     try:
         return run_sweep(plan, fv.retry_failed, fv.run_timeout_secs, fv.progress)
