@@ -17,6 +17,11 @@ from . import params
 _BOOLEAN_ERROR = re.compile(
     r"^flag --(?P<name>\w+)=(?P<value>.*): \('Non-boolean argument to boolean flag'")
 
+# ... and a malformed number with Python's own words:
+# "flag --batch_size=abc: invalid literal for int() with base 10: 'abc'".
+_NUMBER_ERROR = re.compile(r"^flag --(?P<name>\w+)=(?P<value>.*): (?P<kind>invalid literal for "
+                           r"int\(\)|could not convert string to float)")
+
 
 def describe_flag_error(error: flags.Error) -> str:
     """The first line of an absl parse error, without absl's prefixes and tuples, ending in
@@ -24,6 +29,11 @@ def describe_flag_error(error: flags.Error) -> str:
     message = str(error).splitlines()[0]
     if message.startswith('ERROR:'):  # absl's own prefix ('ERROR:: Unable to open ...')
         message = message.split(':', 1)[1].lstrip(': ')
+    number = _NUMBER_ERROR.match(message)
+    if number:
+        message = '--%s=%s: takes %s' % (
+            number['name'], number['value'],
+            'an integer' if number['kind'].startswith('invalid literal for int') else 'a number')
     boolean = _BOOLEAN_ERROR.match(message)
     if boolean:
         name = boolean['name']

@@ -79,7 +79,8 @@ def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
      'batch_sizes=8,0'),
     (['--batch_sizes=8'], 'error: --models is required (on the command line or in '
                           '--sweep_file)'),
-    (['--models=trivial', '--batch_sizes=8', '--repeats=x'], 'error: flag --repeats=x: '),
+    (['--models=trivial', '--batch_sizes=8', '--repeats=x'],
+     'error: --repeats=x: takes an integer (see --help)'),
     (['--models=trivial', '--batch_sizes=8', '--', '--num_batchs=5'],
      "error: the flags for every run: Unknown command line flag 'num_batchs'. Did you mean: "
      'num_batches ?'),
