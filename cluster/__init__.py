@@ -2,5 +2,6 @@
 
 topology.py (the cluster's shape), server.py (this task's server, sessions, start-up, serve loop,
 initialisation), coordination.py (queues between tasks, a worker's hooks), variable_mgrs.py (the
-cluster variable managers). The flag rules are in params.validate_params.
+cluster variable managers), flag_rules.py (the cluster's flag rules, which
+params.validate_params applies).
 """

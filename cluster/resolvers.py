@@ -45,6 +45,7 @@ import re
 
 from .. import cnn_util
 from .. import params as params_lib
+from . import flag_rules
 
 SOURCES = ('auto', 'flags', 'tf_config', 'slurm')
 #: Seconds between evaluations of a TF_CONFIG evaluator when --eval_interval_secs is 0.
@@ -318,7 +319,7 @@ def tf_config_cluster(spec: dict, task_type: str | None, task_id: int | None):
     seen: dict[str, str] = {}  # address key -> 'worker 0 (localhost:5000)'
     for job in ('chief', 'master', 'worker', 'ps'):
         for index, address in enumerate(spec.get(job, [])):
-            key = params_lib.address_key(str(address))
+            key = flag_rules.address_key(str(address))
             task = '%s %d (%s)' % (job, index, address)
             if key in seen:
                 raise ParamsError('TF_CONFIG gives %s and %s the same address; every task needs '

@@ -1,0 +1,140 @@
+"""Flag rules of a cluster task: --job_name, --task_index, the host lists, the distributed
+variable-update modes, and the one-host-only features refused in a cluster.
+
+Each rule gives the message of the first broken rule, or None; params.validate_params raises it
+as a ParamsError (this module does not import params, so params can call it: no import cycle).
+Loads no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HOST_PORT = re.compile(r'^[A-Za-z0-9_.\-]+:(\d{1,5})$|^\[[0-9a-fA-F:]+\]:(\d{1,5})$')
+
+
+_LOOPBACK = ('localhost', '127.0.0.1', '[::1]', 'ip6-localhost')
+
+
+def address_key(host_port: str) -> str:
+    """'host:port' with one spelling per address, to find an address given twice: the loopback
+    names of this host are one host (a gRPC server listens on every interface, so
+    localhost:5000 and 127.0.0.1:5000 collide)."""
+    host, _, port = host_port.rpartition(':')
+    host = host.lower()
+    return '%s:%s' % ('localhost' if host in _LOOPBACK else host, port)
+
+
+def hosts_problem(name: str, hosts: list[str]) -> str | None:
+    """The problem of a host:port list (an empty item, a port outside 1..65535, an address
+    given twice: loopback names count as one host), or None."""
+    seen: dict[str, str] = {}
+    for host in hosts:
+        match = _HOST_PORT.match(host)
+        port = int(match.group(1) or match.group(2)) if match else 0
+        if not match or not 1 <= port <= 65535:
+            return ('--%s items must be host:port with a port in 1..65535. '
+                    'Received: %s=%r' % (name, name, ','.join(hosts)))
+        key = address_key(host)
+        if key in seen:
+            twice = ('%s twice' % host if seen[key] == host
+                     else '%s and %s, the same address' % (seen[key], host))
+            return ('--%s lists %s. Received: %s=%r' % (
+      name, twice, name, ','.join(hosts)))
+        seen[key] = host
+    return None
+
+
+def distributed_problem(p) -> str | None:
+    """The first broken rule of --job_name, --task_index, --ps_hosts, --worker_hosts and the
+    distributed modes (p: params.Params), or None."""
+    problem = (hosts_problem('ps_hosts', p.ps_hosts)
+               or hosts_problem('worker_hosts', p.worker_hosts))
+    if problem:
+        return problem
+    distributed_modes = ('distributed_replicated', 'distributed_all_reduce',
+                         'collective_all_reduce')
+    if not p.job_name:
+        if p.ps_hosts or p.worker_hosts:
+            return ('--ps_hosts/--worker_hosts need --job_name (ps or worker) and '
+                    '--task_index for this task.')
+        if p.variable_update in distributed_modes:
+            hosts = {'distributed_replicated': '--ps_hosts and --worker_hosts',
+                     'distributed_all_reduce': '--worker_hosts and --controller_host',
+                     'collective_all_reduce': '--worker_hosts'}[p.variable_update]
+            return ('--variable_update=%s needs a cluster: give --job_name, '
+                    '--task_index, %s, or run where TF_CONFIG or a Slurm step '
+                    'of several tasks describes one.' % (p.variable_update, hosts))
+        return None
+    if not p.worker_hosts:
+        return ('--job_name=%s needs --worker_hosts.' % p.job_name)
+    needs_ps = p.variable_update in ('parameter_server', 'distributed_replicated')
+    if needs_ps and not p.ps_hosts:
+        return ('--variable_update=%s in a cluster needs --ps_hosts.'
+                % p.variable_update)
+    if p.variable_update in ('replicated', 'independent'):
+        return ('--variable_update=%s is for one host; in a cluster use '
+                'parameter_server, distributed_replicated, distributed_all_reduce or '
+                'collective_all_reduce.' % p.variable_update)
+    jobs = {'ps': p.ps_hosts, 'worker': p.worker_hosts,
+            'controller': [p.controller_host] if p.controller_host else []}
+    count = len(jobs[p.job_name])
+    if p.task_index >= count:
+        return ('--task_index must be < %d, the number of %s hosts. Received: '
+                'task_index=%d' % (count, p.job_name, p.task_index))
+    return _cluster_modes_problem(p)
+
+
+def _cluster_modes_problem(p) -> str | None:
+    """The first broken rule of a cluster task's modes (the controller, synchrony, distinct
+    addresses, the one-host-only features), or None."""
+    mode = p.variable_update
+    if mode == 'distributed_all_reduce' and not p.controller_host:
+        return ('--variable_update=distributed_all_reduce needs --controller_host: the '
+                'controller task builds the one graph of every worker.')
+    if p.job_name == 'controller' and mode != 'distributed_all_reduce':
+        return ('--job_name=controller is only for '
+                '--variable_update=distributed_all_reduce. Received: '
+                'variable_update=%r' % mode)
+    if p.controller_host and mode != 'distributed_all_reduce':
+        return ('--controller_host is only used by '
+                '--variable_update=distributed_all_reduce; drop it.')
+    if not p.cross_replica_sync and mode in ('distributed_all_reduce', 'collective_all_reduce'):
+        return ('--variable_update=%s is always synchronous; drop '
+                '--nocross_replica_sync (asynchronous training: '
+                'parameter_server or distributed_replicated).' % mode)
+    jobs = {'ps_hosts': p.ps_hosts, 'worker_hosts': p.worker_hosts,
+            'controller_host': [p.controller_host] if p.controller_host else []}
+    seen: dict[str, tuple[str, str]] = {}  # address key -> (flag, spelling)
+    for flag, hosts in jobs.items():
+        for host in hosts:
+            key = address_key(host)
+            if key in seen and seen[key][0] != flag:
+                first_flag, first = seen[key]
+                where = ('%s is in both --%s and --%s' % (host, first_flag, flag)
+                         if first == host else '%s (--%s) and %s (--%s) are the same address'
+                         % (first, first_flag, host, flag))
+                return ('%s; every task needs its own host:port.' % where)
+            seen[key] = (flag, host)
+    if not p.server_protocol.startswith('grpc'):
+        return ('--server_protocol must be grpc (TensorFlow 2.21 has no '
+                'other). Received: server_protocol=%r' % p.server_protocol)
+    evaluate = 'evaluate the checkpoints of --train_dir with a local --eval run instead'
+    unsupported = [
+        ('staged_vars', p.staged_vars, 'use --variable_update=distributed_replicated for local '
+         'copies of the variables'),
+        ('eval', p.eval, evaluate),
+        ('freeze_when_forward_only', p.freeze_when_forward_only, 'time a frozen graph locally'),
+        ('eval_during_training_every_n_steps', p.eval_during_training_every_n_steps, evaluate),
+        ('eval_during_training_every_n_epochs', p.eval_during_training_every_n_epochs, evaluate),
+        ('eval_during_training_at_specified_steps', p.eval_during_training_at_specified_steps,
+         evaluate),
+        ('fp16_enable_auto_loss_scale', p.fp16_enable_auto_loss_scale, 'each worker would skip '
+         'overflowing steps on its own and break the lockstep of the workers; use a static '
+         '--fp16_loss_scale'),
+    ]
+    for flag, value, instead in unsupported:
+        if value:
+            return ('--%s runs on one host only; drop it from cluster runs '
+                    '(%s).' % (flag, instead))
+    return None
