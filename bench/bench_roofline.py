@@ -121,6 +121,18 @@ def flops(spec: OpSpec) -> int:
     return 2 * math.prod(big) * per_output
 
 
+def median_secs(run, reps: int, warmup: int) -> float:
+    """Median wall seconds of `run()` over `reps` calls, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def standalone_secs(spec: OpSpec, reps: int, warmup: int) -> dict:
     """Median seconds of one standalone run of `spec` (net of an empty call) and that call."""
     graph = tf.Graph()
@@ -142,15 +154,7 @@ def standalone_secs(spec: OpSpec, reps: int, warmup: int) -> dict:
         sess.run(init)
         medians = {}
         for key, target in (('call', empty), ('op', run_op)):
-            run = sess.make_callable(target)
-            for _ in range(warmup):
-                run()
-            times = []
-            for _ in range(reps):
-                start = time.perf_counter()
-                run()
-                times.append(time.perf_counter() - start)
-            medians[key] = statistics.median(times)
+            medians[key] = median_secs(sess.make_callable(target), reps, warmup)
     return {'secs': max(0.0, medians['op'] - medians['call']), 'call_secs': medians['call']}
 
 
@@ -189,15 +193,7 @@ def real_step_secs(bench, info, steps: int, warmup: int) -> float:
     """Median seconds of the project's training step (BenchmarkCNN.make_step_fn)."""
     with info.graph.as_default(), bench.create_session(info) as sess:
         bench.initialize(sess, info)
-        step = bench.make_step_fn(sess, info)
-        for _ in range(warmup):
-            step()
-        times = []
-        for _ in range(steps):
-            start = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        return median_secs(bench.make_step_fn(sess, info), steps, warmup)
 
 
 def original_rate(args) -> float | None:

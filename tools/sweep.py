@@ -96,7 +96,7 @@ def reserved_flag(extra_flags: list[str]) -> str | None:
     return None
 
 
-def unparsable_run_flag(extra_flags: list[str]) -> str | None:
+def run_flags_problem(extra_flags: list[str]) -> str | None:
     """An error message when the flags for every run do not parse as the benchmark's flags
     (an unknown flag, a malformed value, a stray word) or an output path they name cannot be
     written, else None: found before the first run instead of in every run's log. Their flag
@@ -190,7 +190,7 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         return file_values[name]
 
     extra = file_values.get('flags', []) + list(extra_flags)
-    problem = reserved_flag(extra) or unparsable_run_flag(extra)
+    problem = reserved_flag(extra) or run_flags_problem(extra)
     if problem:
         raise SweepError(problem)
     for name in ('models', 'batch_sizes', 'output_dir'):
