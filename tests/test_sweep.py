@@ -108,6 +108,12 @@ def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
     (['--models=trivial', '--batch_sizes=8', '--progress=maybe'],
      'error: --progress=maybe: a boolean flag takes true or false (also --progress, '
      '--noprogress) (see --help)'),
+    (['--models=trivial', '--batch_sizes=8', '--', '--variable_updates=replicated'],
+     'error: --variable_updates is a flag of the sweep, not of every run: put it before --. '
+     'Received: --variable_updates=replicated'),
+    (['--models=trivial', '--batch_sizes=8', '--variable_updates=replicatd'],
+     "error: --variable_updates takes parameter_server, replicated, independent, "
+     "distributed_replicated, "),
     (['--models=trivial', '--batch_sizes=8', '--repeats=0'],
      'error: --repeats must be a positive integer. Received: repeats=0'),
     (['--models=trivial', '--batch_sizes=8', '--output_dir=/dev/null'],

@@ -103,6 +103,14 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
     rules are checked with each configuration (`invalid_configuration`)."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
     from tf_cnn_benchmarks.lifecycle import output_paths
+    sweep_flags = flags.FlagValues()
+    define_flags(sweep_flags)
+    for arg in extra_flags:
+        name = _flag_name(arg) or ''
+        base = name[2:] if name.startswith('no') and name[2:] in sweep_flags else name
+        if base in sweep_flags and base not in params.SPEC_BY_NAME:
+            return ('--%s is a flag of the sweep, not of every run: put it before --. '
+                    'Received: %s' % (base, arg))
     try:
         p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
         output_paths.check_output_paths(p)
@@ -203,6 +211,11 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     for p in precisions:
         if p not in PRECISIONS:
             raise SweepError('--precisions takes %s. Received: %r' % (', '.join(PRECISIONS), p))
+    from tf_cnn_benchmarks import params  # absolute: see unknown_model
+    for update in pick('variable_updates'):
+        if update not in params.VARIABLE_UPDATES:
+            raise SweepError('--variable_updates takes %s. Received: %r' % (
+                ', '.join(params.VARIABLE_UPDATES), update))
     try:
         repeats = int(str(pick('repeats')))
     except ValueError:
