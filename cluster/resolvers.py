@@ -45,7 +45,7 @@ import re
 
 from .. import cnn_util
 from .. import params as params_lib
-from . import flag_rules
+from ..params import cluster_rules as flag_rules
 
 SOURCES = ('auto', 'flags', 'tf_config', 'slurm')
 #: Seconds between evaluations of a TF_CONFIG evaluator when --eval_interval_secs is 0.

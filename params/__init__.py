@@ -21,7 +21,7 @@ from typing import Any
 from absl import flags
 
 from . import allreduce_spec
-from .cluster import flag_rules
+from . import cluster_rules as flag_rules
 
 
 class ParamsError(ValueError):
