@@ -104,12 +104,12 @@ def main(argv: list[str], hooks=()) -> int:
     resolvers.apply_environment(resolution)  # Slurm's GPUs: before TensorFlow looks for GPUs
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
     try:
-        return _run(p, hooks, resolution.description)
+        return _run(resolution, hooks)
     except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
         return _fail('interrupted', 130)
 
 
-def _run(p: params.Params, hooks, cluster_source: str) -> int:
+def _run(resolution: resolvers.Resolution, hooks) -> int:
     from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
@@ -119,8 +119,8 @@ def _run(p: params.Params, hooks, cluster_source: str) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     try:
-        bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks,
-                                           cluster_source=cluster_source)
+        bench = benchmark_cnn.BenchmarkCNN(resolution.params, gpus=gpus, hooks=hooks,
+                                           resolution=resolution)
         bench.print_info()
         bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:

@@ -36,34 +36,51 @@ with --batch_group_size batches; every step then takes one batch (the get feeds 
 (evaluation, whose tf.data stream ends after its batches: every put matched by a get; both fetch
 lists are made callables before the timer, so the second executor is not built in the loop).
 Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
-record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
-`cnn_util.DataError`s.
+record) surface as tf.errors.OpError from session.run; input_data/data_errors.py turns them into
+one-line `cnn_util.DataError`s.
 """
 
 from __future__ import annotations
 
 import abc
 import atexit
-import contextlib
 import glob
 import os
 import shutil
 import tempfile
 import warnings
+from typing import NamedTuple
 
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
 from . import cnn_util
 from .input_data import image_processing
+from .input_data.data_errors import LABEL_ERROR_MARKER
 
 tf1 = tf.compat.v1
 
-LABEL_ERROR_MARKER = 'label_out_of_range:'
+# Where reading and preprocessing run (the host's CPU, also in a cluster task).
+HOST_DEVICE = '/cpu:0'
+
+class Batch(NamedTuple):
+    """One device's batch of a step: images as in the module docstring, labels int32 [batch]."""
+
+    images: tf.Tensor
+    labels: tf.Tensor
+
+
+class ScoredBatch(NamedTuple):
+    """One device's batch of an evaluation's full pass (`full_pass`): images and labels as in
+    Batch; valid bool [batch], False for the padding slots that are not scored."""
+
+    images: tf.Tensor
+    labels: tf.Tensor
+    valid: tf.Tensor
 
 
 class InputPipeline(abc.ABC):
-    """Produces per-device batches of (images, labels).
+    """Produces per-device batches (Batch, or ScoredBatch in the full-pass mode).
 
     Args:
       batch_size: images per device per step.
@@ -71,6 +88,9 @@ class InputPipeline(abc.ABC):
       num_classes: labels lie in [0, num_classes).
       data_format: 'NHWC' or 'NCHW'.
       dtype: dtype of the images (tf.float32, tf.float16 or tf.bfloat16).
+      full_pass: None, or the run_plan.EvalPlan of an evaluation: the pipeline's mode that
+        reads its records in a fixed order, each scored once (see `make_input_pipeline`), and
+        yields ScoredBatch.
 
     Attributes (everything callers use; every pipeline has each of them):
       warmup_ops: ops to run once before the first step (fill the staging areas).
@@ -81,10 +101,12 @@ class InputPipeline(abc.ABC):
       drain_ops: ops that empty the staging areas, to run once after the last step.
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
-        `data_errors` looks for an image that does not decode.
+        `input_data.data_errors` looks for an image that does not decode.
     """
 
-    def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype):
+    def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
+                 full_pass=None):
+        self.full_pass = full_pass
         self.batch_size = batch_size
         self.image_size = image_size
         self.num_classes = num_classes
@@ -105,15 +127,14 @@ class InputPipeline(abc.ABC):
         return [self.batch_size, 3, self.image_size, self.image_size]
 
     @abc.abstractmethod
-    def build(self, devices: list[str]) -> list[tuple[tf.Tensor, tf.Tensor]]:
+    def build(self, devices: list[str]) -> list[Batch] | list[ScoredBatch]:
         """Builds the pipeline into the default graph.
 
         Args:
           devices: device strings of the towers, e.g. ['/cpu:0', '/cpu:1'].
 
         Returns:
-          One (images, labels) pair per device, each placed on its device: images as described in
-          the module docstring, labels [batch] int32.
+          One Batch per device (a ScoredBatch in the full-pass mode), each placed on its device.
         """
 
     def step_ops_for(self, step: int, num_steps: int) -> list:
@@ -184,7 +205,10 @@ class SyntheticInput(InputPipeline):
                     tf1.random_uniform([self.batch_size], low, self.num_classes, dtype=tf.int32),
                     trainable=False, collections=[tf1.GraphKeys.LOCAL_VARIABLES],
                     name='labels')
-                batches.append((tf.identity(images), tf.identity(labels)))
+                batch = Batch(tf.identity(images), tf.identity(labels))
+                if self.full_pass is not None:  # every slot of a synthetic evaluation scores
+                    batch = ScoredBatch(*batch, tf.ones([self.batch_size], tf.bool))
+                batches.append(batch)
         return batches
 
 
@@ -199,22 +223,22 @@ class StagedPipeline(InputPipeline):
       dataset: a `dataset_info.Dataset` with files.
       subset: 'train' or 'validation'.
       train: training (random) or eval (deterministic) preprocessing.
-      host_device: where reading and preprocessing run, e.g. '/cpu:0' or
-        '/job:worker/task:1/cpu:0'.
       **kwargs: the InputPipeline arguments.
 
     Attributes:
       scan: the `dataset_info.SubsetScan` of the files read.
     """
 
-    def __init__(self, *, params, dataset, subset, train, host_device='/cpu:0', **kwargs):
+    def __init__(self, *, params, dataset, subset, train, **kwargs):
         super().__init__(**kwargs)
         self.params = params
         self.dataset = dataset
         self.subset = subset
         self.train = train
-        self.host_device = host_device
         self.staging_depth = params.batch_group_size
+        if self.full_pass is not None:
+            # One evaluation's stream ends after its batches: never stage more than it reads.
+            self.staging_depth = max(1, min(self.staging_depth, self.full_pass.num_batches))
         self.scan = dataset.scan(subset)
         if dataset.spec.file_format == 'tfrecord':
             self.record_files = tuple(self.scan.files)
@@ -249,7 +273,7 @@ class StagedPipeline(InputPipeline):
 
     def _finish(self, images, labels, *extra):
         """Label check, dtype cast and data-format transpose, on the host; `extra` per-example
-        tensors (an evaluation's validity mask) pass through."""
+        tensors (the full pass's validity mask) pass through."""
         valid = tf.reduce_all((labels >= 0) & (labels < self.num_classes))
         source = ''
         if self.num_classes == self.dataset.num_classes:
@@ -272,14 +296,24 @@ class StagedPipeline(InputPipeline):
         return (images, labels, *extra)
 
     def _staged_dtypes(self) -> list:
-        """Dtypes of one staged batch: images and labels (subclasses may add per-example
-        tensors of shape [batch] after them)."""
-        return [self.dtype, tf.int32]
+        """Dtypes of one staged batch: images and labels (and the full pass's validity mask,
+        bool [batch])."""
+        return [self.dtype, tf.int32] + ([tf.bool] if self.full_pass is not None else [])
+
+    def _describe(self, reading: str) -> str:
+        """The header phrase of the pipeline: the subset, how it is read, how processed."""
+        if self.full_pass is not None:
+            plan = self.full_pass
+            reading = 'tf.data without shuffling, %s' % (
+                'each record once' if plan.num_examples <= plan.examples_per_epoch
+                else 'records in a fixed order, round again')
+        return '%s; %s, %s' % (self.dataset.describe(self.subset), reading,
+                               self._processing_phrase())
 
     def build(self, devices):
         if self.warmup_ops:
             raise ValueError('build() was already called on this pipeline')
-        with tf1.device(self.host_device), tf1.name_scope('input_pipeline'):
+        with tf1.device(HOST_DEVICE), tf1.name_scope('input_pipeline'):
             waves = [self._host_batches(len(devices), warmup=False)]
             for _ in range(1, self.staging_depth):
                 waves.append(self._host_batches(len(devices), warmup=True))
@@ -298,7 +332,7 @@ class StagedPipeline(InputPipeline):
                 staged = area.get()
                 for tensor, shape in zip(staged, shapes, strict=True):
                     tensor.set_shape(shape)
-                batches.append(tuple(staged))
+                batches.append(Batch(*staged) if self.full_pass is None else ScoredBatch(*staged))
         return batches
 
 
@@ -316,9 +350,8 @@ class RecordInputPipeline(StagedPipeline):
         self._pattern = self._record_pattern()
         self._readers = 0
         self.parallelism = min(64, len(self.scan.files))
-        self.description = '%s; RecordInput (%d files in parallel, shuffle buffer %d), %s' % (
-            self.dataset.describe(self.subset), self.parallelism,
-            self.params.shuffle_buffer_size, self._processing_phrase())
+        self.description = self._describe('RecordInput (%d files in parallel, shuffle buffer %d)'
+                                          % (self.parallelism, self.params.shuffle_buffer_size))
 
     def _record_pattern(self) -> str:
         """A glob matching exactly the scanned, usable files (RecordInput takes one pattern)."""
@@ -362,6 +395,8 @@ class _TfDataPipeline(StagedPipeline):
         raise NotImplementedError
 
     def _make_dataset(self) -> tf.data.Dataset:
+        if self.full_pass is not None:
+            return self._full_pass_dataset()
         p = self.params
         ds = self._records()
         if p.datasets_use_caching:
@@ -379,6 +414,22 @@ class _TfDataPipeline(StagedPipeline):
                         deterministic=not self.train)
         if p.datasets_repeat_cached_sample:
             ds = ds.take(1).cache().repeat()
+        return self._prefetched(ds)
+
+    def _full_pass_dataset(self) -> tf.data.Dataset:
+        """The stream of an evaluation (`full_pass`, see `make_input_pipeline`): batches of
+        (images, labels, valid)."""
+        plan = self.full_pass
+        records = self._records()
+        if self.params.datasets_use_caching:
+            records = records.cache()
+        slots = plan.num_batches * plan.global_batch_size
+        scored = records.repeat().take(plan.num_examples).map(lambda r: (r, tf.constant(True)))
+        padding = records.take(1).repeat(slots - plan.num_examples).map(
+            lambda r: (r, tf.constant(False)))
+        ds = scored.concatenate(padding).batch(self.batch_size, drop_remainder=True)
+        ds = ds.map(lambda records, valid: (*self._process_batch(records), valid),
+                    num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         return self._prefetched(ds)
 
     def _prefetched(self, ds: tf.data.Dataset) -> tf.data.Dataset:
@@ -420,9 +471,8 @@ class DatasetPipeline(_TfDataPipeline):
         super().__init__(**kwargs)
         self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
                              or min(64, len(self.scan.files)))
-        self.description = '%s; %s, %d files interleaved, %s' % (
-            self.dataset.describe(self.subset), self._tf_data_phrase(), self.cycle_length,
-            self._processing_phrase())
+        self.description = self._describe('%s, %d files interleaved' % (
+            self._tf_data_phrase(), self.cycle_length))
 
     def _records(self):
         files = tf.data.Dataset.from_tensor_slices(list(self.scan.files))
@@ -451,8 +501,7 @@ class Cifar10Pipeline(_TfDataPipeline):
         if self.num_classes < cifar10_data.NUM_CLASSES:
             raise cnn_util.DataError('CIFAR-10 labels lie in [0, 10) but the model has %d classes'
                                      % self.num_classes)
-        self.description = '%s; %s, %s' % (self.dataset.describe(self.subset),
-                                           self._tf_data_phrase(), self._processing_phrase())
+        self.description = self._describe(self._tf_data_phrase())
 
     def _records(self):
         return tf.data.FixedLengthRecordDataset(self._record_file, self._record_bytes)
@@ -466,7 +515,7 @@ class Cifar10Pipeline(_TfDataPipeline):
 
 def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, num_classes: int,
                         data_format: str, dtype, train: bool, subset: str | None = None,
-                        host_device: str = '/cpu:0') -> InputPipeline:
+                        full_pass=None) -> InputPipeline:
     """The input pipeline of a dataset.
 
     Args:
@@ -480,26 +529,33 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
       train: training (random crops, flips) or eval (central crop) preprocessing.
       subset: 'train' or 'validation'; default --data_subset, else 'train' when training and
         'validation' for eval.
-      host_device: where reading and preprocessing run.
+      full_pass: the run_plan.EvalPlan of an evaluation, for the full-pass mode (eval
+        preprocessing whatever `train` says): its records read in a fixed order without
+        shuffling, `full_pass.num_examples` of them marked valid, then padding slots (the
+        first record again, marked not valid) up to num_batches x global batch, so that every
+        batch is full and the devices together read each slot once. ImageNet-format shards
+        are then read as --use_datasets does (also when training uses RecordInput), CIFAR-10
+        as its training pipeline does; --batch_group_size is capped at the evaluation's
+        batches; --datasets_repeat_cached_sample and --shuffle_buffer_size do not apply.
 
     Returns:
       SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
-      --use_datasets, else RecordInputPipeline, for ImageNet TFRecords.
+      --use_datasets or a full pass, else RecordInputPipeline, for ImageNet TFRecords.
 
     Raises:
       DataError: the subset's files are missing, inconsistent or corrupt (see
         `dataset_info.Dataset.scan`).
     """
     common = dict(batch_size=batch_size, image_size=image_size, num_classes=num_classes,
-                  data_format=data_format, dtype=dtype)
+                  data_format=data_format, dtype=dtype, full_pass=full_pass)
     if dataset.synthetic:
         return SyntheticInput(**common)
+    train = train and full_pass is None
     subset = subset or params.data_subset or ('train' if train else 'validation')
-    real = dict(params=params, dataset=dataset, subset=subset, train=train,
-                host_device=host_device, **common)
+    real = dict(params=params, dataset=dataset, subset=subset, train=train, **common)
     if dataset.spec.file_format == 'cifar10_pickle':
         return Cifar10Pipeline(**real)
-    if params.use_datasets:
+    if params.use_datasets or full_pass is not None:
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
 
@@ -525,69 +581,16 @@ def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
         dtype=plan.compute_dtype, train=train, subset=subset or plan.subset)
 
 
-def to_data_error(error: tf.errors.OpError, where: str = '',
-                  files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
-    """Translates a session.run error caused by bad input data into a DataError, else None.
-
-    Args:
-      error: the error raised by session.run.
-      where: the data directory (or any phrase) to name in the message.
-      files: the TFRecord shards being read; an undecodable image is then located in them
-        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record.
-    """
-    message = error.message
-    suffix = ' (data: %s)' % where if where else ''
-    if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
-        start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
-        detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")
-        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
-    if isinstance(error, tf.errors.DataLossError):
-        return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
-                                  'verify every CRC only for subsets up to 1 GiB)'
-                                  % (cnn_util.error_summary(error), suffix))
-    if isinstance(error, tf.errors.InvalidArgumentError) and (
-            'Could not parse example input' in message):
-        located = ''
-        if files:
-            from .input_data import bad_images
-            located = '; first such record: %s' % bad_images.locate_undecodable_image(list(files))
-        return cnn_util.DataError(
-            'a TFRecord record is not a tf.train.Example%s%s; write the shards with '
-            'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of the README)'
-            % (suffix, located))
-    node = error.op.name if error.op is not None else ''
-    decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
-                    'Invalid PNG', 'Not a JPEG')
-    if isinstance(error, tf.errors.InvalidArgumentError) and (
-            'input_pipeline' in node or any(w in message for w in decode_words)):
-        located = ''
-        if files:
-            from .input_data import bad_images
-            located = '; first undecodable record in the shards: %s' % (
-                bad_images.locate_undecodable_image(list(files)))
-        hint = (' (a record without image/encoded: not an ImageNet-format tf.train.Example? '
-                'write the shards with tf_cnn_build_tfrecords)'
-                if 'Input is empty' in message else '')
-        return cnn_util.DataError('an input record could not be processed: %s%s%s%s'
-                                  % (cnn_util.error_summary(error), hint, suffix, located))
-    return None
-
-
-@contextlib.contextmanager
-def data_errors(where: str = '', files: tuple[str, ...] = ()):
-    """Inside the block, input-data errors from session.run become one-line DataErrors.
-
-    Args:
-      where: the data directory (or any phrase) to name in the messages.
-      files: the TFRecord shards being read (see to_data_error), or ().
+def eval_pipeline_for(plan, dataset) -> InputPipeline:
+    """The input of one evaluation of the run: `pipeline_for` in the full-pass mode of the
+    plan's EvalPlan (`plan.eval`: its subset and per-device batch); its `build` returns one
+    ScoredBatch per device.
 
     Raises:
-      DataError: a label outside the model's classes, an undecodable image, a corrupt record.
+      DataError: the subset's files are missing or corrupt.
     """
-    try:
-        yield
-    except tf.errors.OpError as e:
-        translated = to_data_error(e, where, files)
-        if translated is None:
-            raise
-        raise translated from None
+    ev = plan.eval
+    return make_input_pipeline(
+        plan.params, dataset, batch_size=ev.per_device_batch_size, image_size=plan.image_size,
+        num_classes=plan.num_classes, data_format=plan.data_format, dtype=plan.compute_dtype,
+        train=False, subset=ev.subset, full_pass=ev)

@@ -15,7 +15,7 @@ setuptools.setup(
     python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
-        'cluster', 'input_data', 'lifecycle', 'models', 'params', 'speed', 'tools')],
+        'cluster', 'graph', 'input_data', 'lifecycle', 'models', 'params', 'speed', 'tools')],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',

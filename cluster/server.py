@@ -265,7 +265,7 @@ class TaskServer:
         and the input pipeline's warm-up.
 
         Args:
-          sess: this task's session; info: the run's benchmark_cnn.GraphInfo; p: its Params;
+          sess: this task's session; info: the run's graph.graph_info.GraphInfo; p: its Params;
           after_initialize: () -> None, run once the variables hold their initial values.
 
         Returns:

@@ -315,7 +315,7 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
 
     Args:
       sess: a session of `info.graph`.
-      info: the benchmark_cnn.GraphInfo of the run.
+      info: the graph.graph_info.GraphInfo of the run.
       p: the run's Params (train_dir, checkpoint_path, model, forward_only).
       before_post_init: optional () -> None, run once the variables hold their initial or
         restored values (the hooks' after_initialize phase).

@@ -13,11 +13,12 @@ Three ways in, one evaluator:
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
-The evaluator has its own graph: the input of `eval_input` (real data in a fixed order, no
-shuffling, eval preprocessing: central crop, no randomness), the towers built with
-phase_train=False inside the same variable-manager scopes as training, so the checkpoint names
-match (a checkpoint written by any --variable_update and any number of devices evaluates on any
-number of devices). What one evaluation scores is the run plan's `EvalPlan`
+The evaluator has its own graph (graph/eval_graph.py): the input pipeline's full-pass mode
+(preprocessing.eval_pipeline_for: real data in a fixed order, no shuffling, eval
+preprocessing: central crop, no randomness), the towers of training built with
+phase_train=False inside the same variable-manager scopes, so the checkpoint names match (a
+checkpoint written by any --variable_update and any number of devices evaluates on any number
+of devices). What one evaluation scores is the run plan's `EvalPlan`
 (run_plan.make_eval_plan): by default every record of the subset exactly once, whatever the batch
 size and the number of devices (the last batch is padded; padding is not scored); else
 --num_eval_batches full batches, or --num_eval_epochs of the subset; synthetic data uses
@@ -35,21 +36,13 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from .. import cnn_util, preprocessing, tower, variable_mgr
+from .. import cnn_util
+from ..graph import eval_graph
+from ..input_data import data_errors
 from ..speed import session_config
-from . import checkpoints, eval_input, results_log, run_hooks, signals
+from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
-
-
-def _manager_params(p):
-    """Params for the eval graph's variable manager: one-host modes only, no staged variables.
-    Modes where each tower owns copies evaluate as replicated (its post-init op broadcasts the
-    restored tower-0 values)."""
-    mode = 'replicated' if p.variable_update in ('replicated', 'independent') else \
-        'parameter_server'
-    return p._replace(variable_update=mode, staged_vars=False, job_name='', ps_hosts=[],
-                      worker_hosts=[])
 
 
 class Evaluator:
@@ -84,29 +77,10 @@ class Evaluator:
         self.build_secs = time.perf_counter() - start
 
     def _build(self):
-        plan, p = self.plan, self.p
-        self.graph = tf.Graph()
-        with self.graph.as_default():
-            tf1.set_random_seed(p.tf_random_seed)
-            with tf1.device('/cpu:0'):
-                tf1.train.get_or_create_global_step()
-            self.pipeline = eval_input.make_eval_input(plan, self.dataset)
-            batches = self.pipeline.build(self.devices)
-            self.mgr = variable_mgr.make_variable_mgr(_manager_params(p), self.devices)
-            counts = []
-            for i, batch in enumerate(batches):
-                images, labels = batch[:2]
-                with self.mgr.tower_scope(i):
-                    out = tower.forward(plan, self.model, images, labels, phase_train=False)
-                    counts.append(eval_input.count_correct(
-                        out.logits, labels, batch[2] if len(batch) > 2 else None,
-                        plan.num_classes))
-            with tf1.device('/cpu:0'):
-                self.counts = tf.add_n(counts)  # int64 [3]: top-1, top-5 hits, examples
-            self.init_ops = [tf1.global_variables_initializer(),
-                             tf1.local_variables_initializer()]
-            self.post_init = self.mgr.post_init_ops()
-            self.savable = self.mgr.savable_variables()
+        built = eval_graph.build_eval_graph(self.plan, self.model, self.dataset)
+        self.graph, self.pipeline, self.mgr = built.graph, built.pipeline, built.mgr
+        self.counts, self.init_ops = built.counts, built.init_ops  # counts: int64 [3]
+        self.post_init, self.savable = built.post_init, built.savable
 
     def _load_values(self, sess, values: dict) -> None:
         if self._loaders is None:
@@ -144,7 +118,7 @@ class Evaluator:
                 sess.run(self.post_init)
             totals = np.zeros(3, np.int64)
             batch_times = []
-            with preprocessing.data_errors(files=self.pipeline.record_files):
+            with data_errors.data_errors(files=self.pipeline.record_files):
                 if self.pipeline.warmup_ops:
                     sess.run(self.pipeline.warmup_ops)
                 # Both fetch lists (with the puts, and without them for the last

@@ -1,6 +1,6 @@
 """--forward_only --freeze_when_forward_only: the run's graph with its variables as constants.
 
-`freeze(sess, info)` turns a built forward-only graph (benchmark_cnn.GraphInfo), whose variables
+`freeze(sess, info)` turns a built forward-only graph (graph.graph_info.GraphInfo), whose variables
 hold their restored or initial values in `sess`, into a new graph where every variable is a
 constant (tf.compat.v1.graph_util.convert_variables_to_constants), keeping the ops the timed loop
 and the hooks run: the step op, loss, accuracies, learning rate and the input pipeline's ops.
@@ -18,7 +18,7 @@ def freeze(sess, info, global_step: int):
 
     Args:
       sess: a session of `info.graph` with the variables initialised or restored.
-      info: the forward-only benchmark_cnn.GraphInfo.
+      info: the forward-only graph.graph_info.GraphInfo.
       global_step: the step the weights come from (a constant of the frozen graph).
 
     The frozen GraphInfo has no variable manager (mgr=None) and no init ops; its pipeline is

@@ -23,7 +23,8 @@ from google.protobuf import text_format
 from tensorflow.core.profiler import tfprof_log_pb2
 from tensorflow.python.client import timeline
 
-from .. import cnn_util, preprocessing
+from .. import cnn_util
+from ..input_data import data_errors
 from . import run_hooks
 
 tf1 = tf.compat.v1
@@ -42,7 +43,7 @@ def stage_if_empty(sess, pipeline) -> None:
     """Puts one batch into each staging area that is empty (a run that completed leaves them
     empty), so one more step can run without blocking."""
     if pipeline.step_ops and pipeline.size_ops and min(sess.run(pipeline.size_ops)) == 0:
-        with preprocessing.data_errors():
+        with data_errors.data_errors():
             sess.run(pipeline.step_ops)
 
 
@@ -53,7 +54,7 @@ def traced_step(sess, fetches, pipeline=None):
         stage_if_empty(sess, pipeline)
     options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
     metadata = tf1.RunMetadata()
-    with preprocessing.data_errors():
+    with data_errors.data_errors():
         sess.run(fetches, options=options, run_metadata=metadata)
     return metadata
 

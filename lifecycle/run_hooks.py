@@ -30,17 +30,24 @@ phase has run.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # types only: this module loads no TensorFlow
+    import tensorflow as tf
+
+    from ..graph.graph_info import GraphInfo
+    from ..run_plan import RunPlan
 
 
 @dataclasses.dataclass
 class RunContext:
-    """What a hook may use: the session, the built graph (benchmark_cnn.GraphInfo) and the
-    run's plan (run_plan.RunPlan: resolved batch sizes, devices, steps, modes)."""
+    """What a hook may use: the session (a tf.compat.v1.Session, or the cluster's or the
+    traced session), the built graph (graph.graph_info.GraphInfo) and the run's plan
+    (run_plan.RunPlan: resolved batch sizes, devices, steps, modes)."""
 
-    sess: Any
-    info: Any
-    plan: Any
+    sess: tf.compat.v1.Session
+    info: GraphInfo
+    plan: RunPlan
 
 
 class RunHook:

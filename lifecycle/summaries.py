@@ -29,7 +29,9 @@ import time
 
 import tensorflow as tf
 
-from .. import cnn_util, preprocessing, tower, variable_mgr
+from .. import cnn_util, preprocessing, variable_mgr
+from ..graph import towers
+from ..input_data import data_errors
 from . import run_hooks
 
 tf1 = tf.compat.v1
@@ -80,32 +82,32 @@ class SummaryHook(run_hooks.RunHook):
                                batch_group_size=1)
             pipeline = preprocessing.pipeline_for(plan, self.dataset, train=training,
                                                   params=small)
-            [(images, labels)] = pipeline.build([plan.devices[0]])
+            [batch] = pipeline.build([plan.devices[0]])
+            images = batch.images
             nhwc = images if p.data_format == 'NHWC' else tf.transpose(images, [0, 2, 3, 1])
             shown = tf.cast(tf.clip_by_value((tf.cast(nhwc[:3], tf.float32) + 1.0) * 127.5,
                                              0.0, 255.0), tf.uint8)
             ops = [tf1.summary.image('input_images', shown, max_outputs=3)]
             if p.summary_verbosity >= 3:
-                ops += self._histograms(info.mgr, images, labels, training)
+                ops += self._histograms(info.mgr, batch, training)
             self._summary_op = tf1.summary.merge(ops)
             new = [v for v in tf1.local_variables() + tf1.global_variables() if v not in before]
             if new:
                 ctx.sess.run(tf1.variables_initializer(new))
         self._summary_step_ops = list(pipeline.step_ops)
         if pipeline.warmup_ops:
-            with preprocessing.data_errors():
+            with data_errors.data_errors():
                 ctx.sess.run(pipeline.warmup_ops)
 
-    def _histograms(self, mgr, images, labels, training):
+    def _histograms(self, mgr, batch, training):
         plan = self.plan
         variables = mgr.trainable_variables(0) if mgr is not None else []  # None: frozen.
         ops = [tf1.summary.histogram('weights/' + variable_mgr.checkpoint_name(v.op.name), v)
                for v in variables]
         if not training or not variables:
             return ops
-        scope = variables[0].op.name.split('/')[0]
-        with tf1.variable_scope(scope, reuse=True), tf1.device(plan.devices[0]):
-            out = tower.forward(plan, self.model, images, labels, phase_train=True)
+        reuse = towers.ReuseTower(variables[0].op.name.split('/')[0], plan.devices[0])
+        [out] = towers.build_towers(plan, self.model, [batch], reuse, phase_train=True, jit=False)
         grads = tf1.gradients(out.total_loss, variables)
         ops += [tf1.summary.histogram('gradients/' + variable_mgr.checkpoint_name(v.op.name), g)
                 for v, g in zip(variables, grads) if g is not None]
@@ -127,7 +129,7 @@ class SummaryHook(run_hooks.RunHook):
             values['learning_rate'] = sess.run(info.learning_rate)
         self.writer.add_summary(scalar_summary(values), global_step)
         if self._summary_op is not None:
-            with preprocessing.data_errors():
+            with data_errors.data_errors():
                 serialized = sess.run([self._summary_op] + self._summary_step_ops)[0]
             self.writer.add_summary(serialized, global_step)
         self._last = (step, time.perf_counter())

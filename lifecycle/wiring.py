@@ -1,12 +1,11 @@
-"""Which lifecycle features a run has: its hooks, flags that have no effect, common result keys.
+"""Which lifecycle features a run has: its hooks and the flags that have no effect.
 
 `BenchmarkCNN` calls:
   `preflight(plan)` at the start of `run()`: one warning line per flag that has no effect in the
     chosen mode, and an early error for --plot_file without matplotlib;
   `make_hooks(plan, model, dataset, ...)`: the run hooks (run_hooks.py says in which phases
-    they are called; their order in the list carries no meaning);
-  `result_extras(plan, loop, restored_step)`: the keys every training/forward-only result gets
-    besides the loop's figures (see results_log for the full schema).
+    they are called; their order in the list carries no meaning).
+The result dict of a run is made by timed_run.loop_result.
 """
 
 from __future__ import annotations
@@ -150,27 +149,3 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
     hooks.append(signals.SignalHook())
     return hooks
 
-
-def result_extras(plan, loop, restored_step: int | None) -> dict:
-    """Keys added to the loop's result: the common fields, per-step records, and defaults for
-    the keys that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...).
-
-    Args:
-      plan: the run's run_plan.RunPlan.
-      loop: the training_loop.LoopResult.
-      restored_step: the global step restored from a checkpoint, or None.
-    """
-    global_step = (restored_step or 0) + (loop.num_steps + plan.num_warmup_batches
-                                          if plan.training else 0)
-    extras = results_log.common_fields(plan)
-    extras.update({
-        'steps': results_log.step_records(loop.step_times, loop.losses, plan.global_batch_size),
-        'restored_step': restored_step,
-        'global_step': global_step,
-        'checkpoint_path': None,
-        'eval': None,
-        'evals': [],
-        'stopped_by_signal': None,
-        'results_file': None,
-    })
-    return extras

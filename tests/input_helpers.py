@@ -11,7 +11,7 @@ import tensorflow as tf
 from PIL import Image
 
 from tf_cnn_benchmarks import params, preprocessing
-from tf_cnn_benchmarks.input_data import dataset_info
+from tf_cnn_benchmarks.input_data import data_errors, dataset_info
 
 tf1 = tf.compat.v1
 
@@ -129,7 +129,7 @@ def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32
         batches = pipeline.build(list(devices))
         config = tf1.ConfigProto(device_count={'CPU': len(devices)})
         outputs = []
-        with tf1.Session(config=config) as sess, preprocessing.data_errors(p.data_dir or ''):
+        with tf1.Session(config=config) as sess, data_errors.data_errors(p.data_dir or ''):
             sess.run(tf1.local_variables_initializer())
             sess.run(pipeline.warmup_ops)
             for step in range(steps):

@@ -111,10 +111,72 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
 
 
+# The README's layers, top to bottom: a module may import its own layer and those below it,
+# never one above (function-local imports included). A module is placed by the longest entry
+# that names it or its package.
+LAYERS = [
+    ('entry', ['tf_cnn_benchmarks', '', 'cli', 'flag_parsing', 'usage', 'tools']),
+    ('orchestration', ['benchmark_cnn']),
+    ('cluster', ['cluster']),
+    ('lifecycle', ['lifecycle']),
+    ('graph', ['graph']),
+    ('blocks', ['preprocessing', 'tower', 'learning_rate', 'variable_mgr', 'allreduce',
+                'allreduce_plans', 'models', 'input_data']),
+    ('speed', ['speed']),
+    ('plan', ['run_plan']),
+    ('params', ['params']),
+    ('util', ['cnn_util']),
+]
+
+
+def _layer_of(module: str, layers=LAYERS) -> int | None:
+    """Index in `layers` of the longest entry naming `module` or a package above it."""
+    best, best_len = None, -1
+    for index, (_, names) in enumerate(layers):
+        for name in names:
+            if (module == name or (name and module.startswith(name + '.'))) \
+                    and len(name) > best_len:
+                best, best_len = index, len(name)
+    return best
+
+
+def _upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """'a -> b (layer x imports layer y above it)' for each import that points up."""
+    out = []
+    for module in sorted(graph):
+        here = _layer_of(module, layers)
+        for other in sorted(graph[module]):
+            there = _layer_of(other, layers)
+            if here is not None and there is not None and there < here:
+                out.append('%s -> %s (%s imports %s above it)'
+                           % (module, other, layers[here][0], layers[there][0]))
+    return out
+
+
+def test_every_import_points_down_the_layers():
+    modules = _package_modules()
+    graph = {m: _imports(m, path, set(modules)) for m, path in modules.items()}
+    unplaced = sorted(m for m in modules if _layer_of(m) is None)
+    assert unplaced == [], 'modules in no layer of LAYERS: %s' % unplaced
+    assert _upward_imports(graph) == []
+
+
+def test_the_layer_check_finds_an_upward_import_inside_a_function(tmp_path):
+    low = tmp_path / 'low.py'
+    low.write_text('import os\n\n\ndef f():\n    from .high import g\n    return g\n')
+    found = _imports('low', str(low), {'low', 'high'})
+    assert found == {'high'}
+    layers = [('top', ['high']), ('bottom', ['low'])]
+    assert _upward_imports({'low': found, 'high': set()}, layers) == [
+        'low -> high (bottom imports top above it)']
+    assert _upward_imports({'high': {'low'}, 'low': set()}, layers) == []
+
+
 def test_the_layout_has_one_package_per_concern():
     packages = sorted(d for d in os.listdir(REPO)
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
-    assert packages == ['cluster', 'input_data', 'lifecycle', 'models', 'params', 'speed', 'tools']
+    assert packages == ['cluster', 'graph', 'input_data', 'lifecycle', 'models', 'params', 'speed',
+                        'tools']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'learning_rate', 'preprocessing',

@@ -127,12 +127,12 @@ def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
 def test_a_record_that_is_not_an_example_is_named(tmp_path):
     """RecordInput's batched parse fails on bytes that are no Example at all; the error names
     the first such record (bytes that parse as an empty Example fail later, at the decode)."""
-    from tf_cnn_benchmarks import preprocessing
+    from tf_cnn_benchmarks.input_data import data_errors
     good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
     shards = input_helpers.write_shards(str(tmp_path), 'train', [[good, b'junkjunkjunk']])
     error = tf.errors.InvalidArgumentError(
         None, None, "Could not parse example input, value: 'junkjunkjunk'")
-    translated = preprocessing.to_data_error(error, str(tmp_path), tuple(shards))
+    translated = data_errors.to_data_error(error, str(tmp_path), tuple(shards))
     assert str(translated) == (
         'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
         'of %s; write the shards with tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format '

@@ -70,16 +70,21 @@ class FixedInput(preprocessing.InputPipeline):
         for i, device in enumerate(devices):
             part = slice(i * self.batch_size, (i + 1) * self.batch_size)
             with tf1.device(device):
-                batches.append((tf.cast(tf.constant(images[part]), self.dtype),
-                                tf.constant(labels[part])))
+                batches.append(preprocessing.Batch(tf.cast(tf.constant(images[part]), self.dtype),
+                                                   tf.constant(labels[part])))
         return batches
 
 
+def fixed_input(plan, dataset, *, train):
+    """The BenchmarkCNN pipeline factory of these tests: FixedInput in the plan's shapes."""
+    del dataset, train
+    return FixedInput(batch_size=plan.per_device_batch_size, image_size=plan.image_size,
+                      num_classes=plan.num_classes, data_format=plan.data_format,
+                      dtype=plan.compute_dtype)
+
+
 @pytest.fixture(autouse=True)
-def fixed_input(monkeypatch):
-    keys = ('batch_size', 'image_size', 'num_classes', 'data_format', 'dtype')
-    monkeypatch.setattr(preprocessing, 'make_input_pipeline',
-                        lambda p, dataset, **kw: FixedInput(**{k: kw[k] for k in keys}))
+def exact_float32():
     tf.config.experimental.enable_tensor_float_32_execution(False)
 
 
@@ -111,7 +116,8 @@ def traced_run(steps: int = 2, gpus: int | None = None, **kwargs) -> Trace:
                     init_learning_rate=0.02, num_batches=steps, num_warmup_batches=0)
     settings.update(kwargs)
     settings.setdefault('batch_size', GLOBAL_BATCH // settings.get('num_gpus', 1))
-    bench = benchmark_cnn.BenchmarkCNN(make_params(**settings), gpus=gpus)
+    bench = benchmark_cnn.BenchmarkCNN(make_params(**settings), gpus=gpus,
+                                       pipeline_factory=fixed_input)
     info = bench.build_graph()
     config = session_config.make_session_config(bench.params, len(bench.plan.devices))
     config.allow_soft_placement = False  # no silent fallback to the CPU

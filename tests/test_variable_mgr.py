@@ -30,16 +30,17 @@ class FixedInput(preprocessing.InputPipeline):
         for i, device in enumerate(devices):
             part = slice(i * self.batch_size, (i + 1) * self.batch_size)
             with tf1.device(device):
-                batches.append((tf.constant(IMAGES[part]), tf.constant(LABELS[part])))
+                batches.append(preprocessing.Batch(tf.constant(IMAGES[part]),
+                                                   tf.constant(LABELS[part])))
         return batches
 
 
-@pytest.fixture(scope='module', autouse=True)
-def fixed_input():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(preprocessing, 'make_input_pipeline',
-                      lambda p, dataset, *, train, subset=None, **kw: FixedInput(**kw))
-        yield
+def fixed_input(plan, dataset, *, train):
+    """The BenchmarkCNN pipeline factory of these tests: FixedInput in the plan's shapes."""
+    del dataset, train
+    return FixedInput(batch_size=plan.per_device_batch_size, image_size=plan.image_size,
+                      num_classes=plan.num_classes, data_format=plan.data_format,
+                      dtype=plan.compute_dtype)
 
 
 def _train(steps=2, num_gpus=1, **kwargs):
@@ -49,7 +50,7 @@ def _train(steps=2, num_gpus=1, **kwargs):
                     num_batches=steps, num_warmup_batches=0)
     settings.update(kwargs)
     p = make_params(**settings)
-    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=0, pipeline_factory=fixed_input)
     info = bench.build_graph()
     with info.graph.as_default(), bench.create_session(info) as sess:
         bench.initialize(sess, info)
@@ -60,7 +61,7 @@ def _train(steps=2, num_gpus=1, **kwargs):
 
 
 @pytest.fixture(scope='module')
-def reference(fixed_input):
+def reference():
     return _train()
 
 

@@ -1,0 +1,61 @@
+"""The whole training (or forward-only) step of a run, built into a new graph:
+
+    input pipeline --Batch per device--> build_towers (forward, loss)
+      --> the towers' mean loss and accuracy, the learning rate
+      --> build_train_op (gradients, aggregation, apply; training only) --> GraphInfo
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from .. import learning_rate, preprocessing
+from . import towers, train_op
+from .graph_info import GraphInfo
+
+tf1 = tf.compat.v1
+
+
+def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
+                summary_device: str | None = None) -> GraphInfo:
+    """Builds the step of `plan` into a new graph.
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      model: the run's CNNModel.
+      dataset: the run's input_data.dataset_info.Dataset.
+      make_mgr: () -> the variable manager of the run (variable_mgr.make_variable_mgr, or a
+        cluster task's), called inside the new graph after the input is built.
+      pipeline_factory: (plan, dataset, train=bool) -> preprocessing.InputPipeline; default
+        preprocessing.pipeline_for (a seam for tests and tools).
+      summary_device: where the towers' mean loss, accuracy and the learning rate are
+        computed; default the parameter device (a cluster task: its local CPU).
+
+    Returns:
+      GraphInfo.
+    """
+    p = plan.params
+    pipeline_factory = pipeline_factory or preprocessing.pipeline_for
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(p.tf_random_seed)
+        with tf1.device(plan.param_device):
+            global_step = tf1.train.get_or_create_global_step()
+        pipeline = pipeline_factory(plan, dataset, train=plan.training)
+        batches = pipeline.build(list(plan.devices))
+        mgr = make_mgr()
+        outputs = towers.build_towers(plan, model, batches, mgr, phase_train=plan.training)
+        with tf1.device(summary_device or plan.param_device):
+            loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
+            top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
+            top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
+            lr = learning_rate.get_learning_rate(
+                p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
+                images_per_step=plan.images_per_global_step)
+        if plan.training:
+            step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr)
+        else:
+            step_op = tf.group(*[o.logits for o in outputs])
+        init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
+    return GraphInfo(graph, step_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
+                     init_ops)

@@ -1,0 +1,34 @@
+"""GraphInfo: the handles of a built training or forward-only graph, typed."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import tensorflow as tf
+
+
+class GraphInfo(NamedTuple):
+    """What builder.build_graph made; what the session, the loop and the hooks use.
+
+    Attributes:
+      graph: the tf.Graph of the step.
+      train_op: the op of one step (the applied updates; forward-only: the logits, grouped).
+      loss: scalar float32, the towers' mean total loss (cross entropy + weight decay).
+      learning_rate: scalar float32 of the global step.
+      global_step: the int64 global-step variable (a constant in a frozen graph).
+      top_1, top_5: scalar float32, the towers' mean fraction of the batch in the top 1 / 5.
+      pipeline: the preprocessing.InputPipeline feeding the towers.
+      mgr: the variable_mgr.VariableMgr (None in a frozen graph).
+      init_ops: the variable initialisers ([] in a frozen graph).
+    """
+
+    graph: tf.Graph
+    train_op: tf.Operation
+    loss: tf.Tensor
+    learning_rate: tf.Tensor
+    global_step: Any
+    top_1: tf.Tensor
+    top_5: tf.Tensor
+    pipeline: Any
+    mgr: Any
+    init_ops: list

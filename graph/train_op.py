@@ -1,0 +1,70 @@
+"""The train op of one step, in one readable sequence:
+
+    towers' losses --gradients (loss scale, clip)--> per-tower (gradient, variable) pairs
+      --variable manager: aggregate, apply with the optimizer (decay folded in or in the loss)
+      --> + the global step, the manager's step ops (staged variables) --> train_op
+
+The loss scaler (speed/precision.py) wraps the apply: automatic loss scaling skips the update
+of a step whose gradients overflowed and adjusts the scale.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from .. import learning_rate, tower
+from ..speed import fused_decay, precision, xla_jit
+
+tf1 = tf.compat.v1
+
+
+def build_train_op(plan, mgr, outputs, global_step, lr) -> tf.Operation:
+    """Builds the gradients, their aggregation and the updates of the towers `outputs`.
+
+    Args:
+      plan: the run's run_plan.RunPlan (devices, params: optimizer, loss scaling, clipping,
+        weight decay, XLA).
+      mgr: the variable manager the towers were built with.
+      outputs: the towers' tower.TowerOutput, one per device of `plan.devices`.
+      global_step: the global-step variable (incremented by the apply).
+      lr: scalar float32 learning rate.
+
+    Returns:
+      The grouped op named 'train_op'.
+
+    Raises:
+      ValueError: a trainable variable gets no gradient from the loss.
+    """
+    p, devices = plan.params, plan.devices
+    scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
+    # With the fold, the towers differentiate the cross entropy and each kernel's update
+    # adds weight_decay * w (speed/fused_decay.py); the reported loss keeps the decay term.
+    fold = fused_decay.applies(p, devices) and all(
+        fused_decay.count_decayed(mgr.trainable_variables(i)) == out.num_decayed
+        for i, out in enumerate(outputs))
+    # 1. Gradients of each tower's loss, scaled by 1/towers (their sum is the mean).
+    tower_grads = []
+    for i, out in enumerate(outputs):
+        with tf1.device(devices[i]), xla_jit.tower_scope(p, i):
+            tower_grads.append(tower.build_gradients(
+                out.base_loss if fold else out.total_loss, mgr.trainable_variables(i),
+                num_towers=len(outputs),
+                sources=mgr.gradient_sources(i), gradient_clip=p.gradient_clip,
+                loss_scale=scaler.loss_scale if scaler else 1.0,
+                keep_non_finite=bool(scaler and scaler.dynamic)))
+    # 2. The optimizer, with the decay folded into its updates or not.
+    optimizer = learning_rate.make_optimizer(p, lr, fold_weight_decay=fold)
+    # 3. Batch-norm statistics updates (each tower's own, where towers own variables).
+    update_ops = outputs[0].update_ops
+    if mgr.each_tower_has_variables:
+        update_ops = [op for out in outputs for op in out.update_ops]
+    if fold:
+        # The decay term of the reported loss reads the kernels outside the gradients; the
+        # updates must wait for it or the loss could see updated kernels.
+        update_ops = list(update_ops) + [out.total_loss for out in outputs]
+    # 4. Aggregation and apply by the manager, inside the loss scaler's check.
+    with tf.control_dependencies(update_ops):
+        apply_fn = lambda grads: mgr.apply_gradients(grads, optimizer, global_step)
+        apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler
+                     else apply_fn(tower_grads))
+    return tf.group(*apply_ops, *mgr.step_ops(), name='train_op')

@@ -1,0 +1,85 @@
+"""Input-data errors: a session.run error caused by bad input records, as one-line DataError.
+
+Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
+record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
+`cnn_util.DataError`s. The label check of the pipelines (preprocessing.py) puts
+LABEL_ERROR_MARKER in its message so that it is recognised here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import tensorflow as tf
+
+from .. import cnn_util
+
+LABEL_ERROR_MARKER = 'label_out_of_range:'
+
+
+def to_data_error(error: tf.errors.OpError, where: str = '',
+                  files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
+    """Translates a session.run error caused by bad input data into a DataError, else None.
+
+    Args:
+      error: the error raised by session.run.
+      where: the data directory (or any phrase) to name in the message.
+      files: the TFRecord shards being read; an undecodable image is then located in them
+        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record.
+    """
+    message = error.message
+    suffix = ' (data: %s)' % where if where else ''
+    if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
+        start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
+        detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")
+        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
+    if isinstance(error, tf.errors.DataLossError):
+        return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
+                                  'verify every CRC only for subsets up to 1 GiB)'
+                                  % (cnn_util.error_summary(error), suffix))
+    if isinstance(error, tf.errors.InvalidArgumentError) and (
+            'Could not parse example input' in message):
+        located = ''
+        if files:
+            from . import bad_images
+            located = '; first such record: %s' % bad_images.locate_undecodable_image(list(files))
+        return cnn_util.DataError(
+            'a TFRecord record is not a tf.train.Example%s%s; write the shards with '
+            'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of the README)'
+            % (suffix, located))
+    node = error.op.name if error.op is not None else ''
+    decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
+                    'Invalid PNG', 'Not a JPEG')
+    if isinstance(error, tf.errors.InvalidArgumentError) and (
+            'input_pipeline' in node or any(w in message for w in decode_words)):
+        located = ''
+        if files:
+            from . import bad_images
+            located = '; first undecodable record in the shards: %s' % (
+                bad_images.locate_undecodable_image(list(files)))
+        hint = (' (a record without image/encoded: not an ImageNet-format tf.train.Example? '
+                'write the shards with tf_cnn_build_tfrecords)'
+                if 'Input is empty' in message else '')
+        return cnn_util.DataError('an input record could not be processed: %s%s%s%s'
+                                  % (cnn_util.error_summary(error), hint, suffix, located))
+    return None
+
+
+@contextlib.contextmanager
+def data_errors(where: str = '', files: tuple[str, ...] = ()):
+    """Inside the block, input-data errors from session.run become one-line DataErrors.
+
+    Args:
+      where: the data directory (or any phrase) to name in the messages.
+      files: the TFRecord shards being read (see to_data_error), or ().
+
+    Raises:
+      DataError: a label outside the model's classes, an undecodable image, a corrupt record.
+    """
+    try:
+        yield
+    except tf.errors.OpError as e:
+        translated = to_data_error(e, where, files)
+        if translated is None:
+            raise
+        raise translated from None
