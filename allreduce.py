@@ -89,8 +89,13 @@ class _Context:
         return devices[best]
 
 
-def _nbytes(tensor: tf.Tensor) -> int:
-    return tensor.shape.num_elements() * tensor.dtype.size
+def num_bytes(shape, dtype=None) -> int:
+    """Bytes of a dense tensor of `shape` (list or TensorShape, fully defined) and `dtype`
+    (default float32)."""
+    size = 1
+    for dim in tf.TensorShape(shape).as_list():
+        size *= int(dim)
+    return size * tf.as_dtype(dtype or tf.float32).size
 
 
 def _flat(tensor: tf.Tensor) -> tf.Tensor:
@@ -115,7 +120,7 @@ def _ps_reduce(alg: str, tensors: Sequence[tf.Tensor], devices: Sequence[str],
     if alg == 'pscpu':
         device = _cpu_of(devices[0])
     else:
-        device = ctx.least_loaded(devices, _nbytes(tensors[0]))
+        device = ctx.least_loaded(devices, num_bytes(tensors[0].shape, tensors[0].dtype))
     with tf1.device(device):
         return tf.add_n(list(tensors))
 
@@ -265,8 +270,8 @@ def _make_plans(grads: Sequence[tf.Tensor], num_packs: int, max_bytes: int,
     if num_packs > 0:
         return make_pack_plans(sizes, dtypes, num_packs)
     if max_bytes > 0:
-        return make_small_grad_plans(sizes, [_nbytes(g) for g in grads], dtypes, max_bytes,
-                                     max_group)
+        grad_bytes = [num_bytes(g.shape, g.dtype) for g in grads]
+        return make_small_grad_plans(sizes, grad_bytes, dtypes, max_bytes, max_group)
     return [PackPlan((j,), (sizes[j],)) for j in range(len(grads))]
 
 
@@ -373,7 +378,7 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
         for k in range(len(packed[0])):
             pieces = [p[k] for p in packed]
             if spec_tuples:
-                entry = select_spec(spec_tuples, _nbytes(pieces[0]))
+                entry = select_spec(spec_tuples, num_bytes(pieces[0].shape, pieces[0].dtype))
                 totals = _reduce_piece(entry, pieces, devices, ctx)
             else:
                 with tf1.device(devices[0]):

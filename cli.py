@@ -21,9 +21,8 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 
-from . import flag_parsing, params
+from . import flag_parsing, params, usage
 from .cluster import resolvers
-from .lifecycle import output_paths
 from .speed import cpu_tuning
 
 FLAGS = flags.FLAGS
@@ -90,15 +89,12 @@ def main(argv: list[str], hooks=()) -> int:
         # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them
         # before anything imports it (the TF_CONFIG and Slurm resolvers do).
         cpu_tuning.configure_environment(p)
-        resolution = (resolvers.Resolution(p, p.cluster_resolver) if p.list_models
-                      else resolvers.resolve(p))  # the cluster's fields, before their rules
-        p = resolution.params
-        params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
-        output_paths.check_output_paths(p)  # not after a long run
+        # Before importing TensorFlow, so usage errors stay fast; output paths not after a
+        # long run; the cluster's fields before their rules.
+        resolution = usage.check_usage(p, resolve=not p.list_models, model=not p.list_models)
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
-        check_model(p)
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     resolvers.apply_environment(resolution)  # Slurm's GPUs: before TensorFlow looks for GPUs
@@ -132,28 +128,6 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
     except KeyboardInterrupt:
         return _fail('interrupted', 130)
     return 0
-
-
-def check_model(p: params.Params) -> None:
-    """Refuses an unknown --model before TensorFlow loads (models/model_catalog.py).
-
-    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
-    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
-    data problem).
-
-    Raises:
-      model_catalog.UnknownModelError: naming the closest models and the valid ones.
-    """
-    from . import cnn_util
-    from .input_data import dataset_info
-    from .models import model_catalog
-    dataset = p.data_name or (None if p.data_dir else 'synthetic')
-    if dataset is None:
-        try:
-            dataset = dataset_info.infer_dataset_name(p.data_dir)
-        except cnn_util.DataError:
-            return
-    model_catalog.check_model(p.model, dataset)
 
 
 def run_main() -> None:

@@ -18,21 +18,18 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import re
 
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
 from . import allreduce
+from .models import convnet_builder
 
 tf1 = tf.compat.v1
 
-_TOWER_PREFIX = re.compile(r'^v\d*/')
-
-
 def checkpoint_name(variable_name: str) -> str:
     """'v0/cg/conv0/weights:0' -> 'cg/conv0/weights': the name used in checkpoints."""
-    return _TOWER_PREFIX.sub('', variable_name.split(':')[0])
+    return convnet_builder.without_tower_prefix(variable_name.split(':')[0])
 
 
 class VariableMgr(abc.ABC):
@@ -127,7 +124,7 @@ class VariableMgr(abc.ABC):
         return names
 
 
-def _sum_on_device(grads_and_vars_per_tower, device):
+def sum_towers(grads_and_vars_per_tower, device) -> list:
     """Sums gradient j over towers on `device`; returns [(sum_j, tower-0 variable j)]."""
     summed = []
     with tf1.device(device):
@@ -204,7 +201,7 @@ class VariableMgrLocalParameterServer(VariableMgr):
         return self._puts()
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
-        summed = _sum_on_device(tower_grads, self.param_device)
+        summed = sum_towers(tower_grads, self.param_device)
         strong = self.params.variable_consistency == 'strong'
         deps = self._puts() if strong else []
         with tf1.device(self.param_device), tf.control_dependencies(deps):

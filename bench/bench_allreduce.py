@@ -10,7 +10,7 @@ for every output on every device. Reported per cell:
 * the median step time in milliseconds.
 
 Usage:
-    python bench/bench_allreduce.py [--devices 2] [--sizes 4k,256k,4m,25m] [--num_tensors 8]
+    python -m bench.bench_allreduce [--devices 2] [--sizes 4k,256k,4m,25m] [--num_tensors 8]
 
 Writes bench/results/allreduce.json and bench/results/allreduce.md (a markdown table); with
 --tag T, allreduce_T.json and allreduce_T.md.
@@ -30,12 +30,9 @@ import statistics
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
@@ -149,7 +146,7 @@ def main(argv=None) -> int:
     parser.add_argument('--sizes', default='4k,256k,4m,25m', help='tensor sizes in bytes (k/m/g)')
     parser.add_argument('--num_tensors', type=int, default=8, help='gradients per tower')
     parser.add_argument('--min_secs', type=float, default=1.0, help='timed seconds per cell')
-    parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    parser.add_argument('--out_dir', default=RESULTS)
     parser.add_argument('--tag', default='', help='suffix of the result file names')
     args = parser.parse_args(argv)
     tf1.disable_eager_execution()

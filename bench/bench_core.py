@@ -1,6 +1,6 @@
 """Core benchmark: images/sec per model and batch size, and the framework overhead ratio.
 
-    python bench/bench_core.py [--models=trivial,alexnet,resnet50] [--batch_sizes=16,32]
+    python -m bench.bench_core [--models=trivial,alexnet,resnet50] [--batch_sizes=16,32]
 
 For each configuration (synthetic data, CPU, one tower) one graph and one session serve two
 loops, interleaved `--repeats` times so drifts of the machine hit both alike:
@@ -18,27 +18,23 @@ Writes bench/results/core.json and bench/results/core.md.
 
 import contextlib
 import io
-import os
 import statistics
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
-import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
+
+from . import bench_report  # noqa: E402
 
 flags.DEFINE_list('models', ['trivial', 'alexnet', 'resnet50'], 'Models to run.')
 flags.DEFINE_list('batch_sizes', ['16', '32'], 'Per-device batch sizes.')
 flags.DEFINE_integer('steps', 10, 'Timed steps per loop.')
 flags.DEFINE_integer('warmup', 3, 'Untimed steps before the loops.')
 flags.DEFINE_integer('repeats', 3, 'Interleaved repetitions of both loops.')
-flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
+flags.DEFINE_string('out', RESULTS, 'Output directory.')
 FLAGS = flags.FLAGS
 
 

@@ -29,7 +29,7 @@ On a 2-core machine the x2 rows share the cores between two workers, so their ab
 means little; the x1 rows and sync ms are the figures to read.
 
 Usage:
-    python bench/bench_distributed.py [--models trivial,resnet50] [--batch_sizes 8,4]
+    python -m bench.bench_distributed [--models trivial,resnet50] [--batch_sizes 8,4]
         [--num_batches 20,8] [--modes parameter_server,...] [--workers 1,2]
 
 Writes bench/results/distributed.json and bench/results/distributed.md (with --tag T:
@@ -48,7 +48,8 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .preamble import REPO, RESULTS  # noqa: E402
+
 ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
 MODES = ('parameter_server', 'distributed_replicated', 'collective_all_reduce',
          'distributed_all_reduce')
@@ -200,7 +201,7 @@ def main(argv=None) -> int:
     parser.add_argument('--modes', default=','.join(MODES))
     parser.add_argument('--workers', default='1,2')
     parser.add_argument('--timeout_secs', type=float, default=1800, help='per configuration')
-    parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    parser.add_argument('--out_dir', default=RESULTS)
     parser.add_argument('--tag', default='')
     parser.add_argument('--extra_flags', default='', help='more tf_cnn_benchmarks flags for '
                                                           'every task (space-separated)')

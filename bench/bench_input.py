@@ -20,7 +20,7 @@ machine disturb much less than wall time (for the model rows it includes graph b
 warm-up, so it is a lower bound). "vs ceiling" compares with the mean of the two ceiling rows.
 
 Usage:
-    python bench/bench_input.py [--data_dir ../shared/data/imagenet_tfrecords] [--steps 40]
+    python -m bench.bench_input [--data_dir ../shared/data/imagenet_tfrecords] [--steps 40]
         [--batch_size 32] [--image_size 224] [--resnet50] [--tag T]
 
 Writes bench/results/input[_T].json and bench/results/input[_T].md.
@@ -38,12 +38,9 @@ import statistics
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import REPO, RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 
@@ -188,7 +185,7 @@ def main(argv=None) -> int:
     parser.add_argument('--image_size', type=int, default=224)
     parser.add_argument('--resnet50', action='store_true')
     parser.add_argument('--tag', default='')
-    parser.add_argument('--out_dir', default=os.path.join(REPO, 'bench', 'results'))
+    parser.add_argument('--out_dir', default=RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     rows = [ceiling(args)]

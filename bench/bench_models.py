@@ -1,6 +1,6 @@
 """Model smoke-speed table: graph build time and images/sec of every registered model on CPU.
 
-    python bench/bench_models.py [--models=resnet50,vgg16] [--batch_size=8] [--steps=3]
+    python -m bench.bench_models [--models=resnet50,vgg16] [--batch_size=8] [--steps=3]
 
 For each model (synthetic data, one CPU tower, the model's default image size): the seconds to
 build the training graph, forward GFLOPs per image, and the images/sec of `--steps` timed steps
@@ -8,24 +8,20 @@ after one warm-up step. Target: graph build well under the time of the timed ste
 largest model. Writes bench/results/models.json and models.md.
 """
 
-import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
-import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
+
+from . import bench_report  # noqa: E402
 
 flags.DEFINE_list('models', [], 'Models to run (default: every registered model).')
 flags.DEFINE_integer('batch_size', 8, 'Per-device batch size.')
 flags.DEFINE_integer('steps', 3, 'Timed steps per model.')
-flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
+flags.DEFINE_string('out', RESULTS, 'Output directory.')
 FLAGS = flags.FLAGS
 
 

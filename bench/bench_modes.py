@@ -1,6 +1,6 @@
 """Variable-manager benchmark: images/sec per --variable_update with 1 and 2 logical CPU devices.
 
-    python bench/bench_modes.py [--models=trivial,alexnet,resnet50] [--batch_size=8]
+    python -m bench.bench_modes [--models=trivial,alexnet,resnet50] [--batch_size=8]
         [--steps=4] [--rounds=3]
 
 For each model and device count, every mode (parameter_server, replicated with the default
@@ -18,24 +18,21 @@ bench/results/modes.json and modes.md.
 import contextlib
 import os
 import statistics
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
-import bench_report  # noqa: E402
 from absl import app, flags  # noqa: E402
+
+from . import bench_report  # noqa: E402
 
 flags.DEFINE_list('models', ['trivial', 'alexnet', 'resnet50'], 'Models to run.')
 flags.DEFINE_integer('batch_size', 8, 'Per-device batch size.')
 flags.DEFINE_integer('steps', 4, 'Timed steps per mode and round.')
 flags.DEFINE_integer('rounds', 3, 'Round-robin rounds over the modes.')
-flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
+flags.DEFINE_string('out', RESULTS, 'Output directory.')
 FLAGS = flags.FLAGS
 
 MODES = [('parameter_server', {}), ('replicated', {}),

@@ -1,7 +1,7 @@
 """Precision and XLA benchmark on CPU: images/sec and achieved GFLOP/s against a measured ceiling.
 
-    python bench/bench_precision.py [--models=resnet50,inception3,alexnet,vgg16] [--batch_size=8]
-    python bench/bench_precision.py --threads     # the thread-pool table instead
+    python -m bench.bench_precision [--models=resnet50,inception3,alexnet,vgg16] [--batch_size=8]
+    python -m bench.bench_precision --threads     # the thread-pool table instead
 
 Precision mode: for each model (synthetic data, one tower, training) every configuration of
 {fp32, bf16, fp16 (static loss scale 128)} x {no XLA, --xla, --xla_compile} runs in its own
@@ -30,13 +30,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from .preamble import REPO, RESULTS, start  # noqa: E402
 
-runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
+start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import app, flags  # noqa: E402
 
@@ -55,7 +51,7 @@ flags.DEFINE_list('thread_settings', ['1:1', '2:1', '2:2', '0:0', '1:2', '2:1:no
                   'others run with oneDNN, as the command does).')
 flags.DEFINE_integer('trivial_steps', 200, 'Timed steps of the trivial model (milliseconds '
                      'each), per configuration and round.')
-flags.DEFINE_string('out', os.path.join(HERE, 'results'), 'Output directory.')
+flags.DEFINE_string('out', RESULTS, 'Output directory.')
 flags.DEFINE_string('worker', None, 'Internal: run one configuration (JSON) and print it.')
 FLAGS = flags.FLAGS
 
@@ -159,7 +155,7 @@ def run_spec(spec, timeout=3600):
     load_before = os.getloadavg()[0]
     env = dict(os.environ)
     env.update(spec.get('env', {}))
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), '--worker',
+    proc = subprocess.run([sys.executable, '-m', 'bench.bench_precision', '--worker',
                            json.dumps(spec)], capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=REPO)
     lines = [x for x in proc.stdout.splitlines() if x.startswith('RESULT ')]

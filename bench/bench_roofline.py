@@ -1,6 +1,6 @@
 """Hardware limit of a training step: every convolution and matmul at its standalone speed.
 
-    python bench/bench_roofline.py [--model=resnet50] [--batch_size=16] [--image_size=0] \
+    python -m bench.bench_roofline [--model=resnet50] [--batch_size=16] [--image_size=0] \
         [--reps=10] [--steps=5] [--warmup=2] [--original_dir=/tmp/orig/scripts/tf_cnn_benchmarks \
         --original_python=/tmp/origenv/bin/python]
 
@@ -38,16 +38,13 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-if 'tf_cnn_benchmarks' not in sys.modules:  # a test has loaded the checkout already
-    sys.path.insert(0, REPO)
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from .preamble import RESULTS, start_tensorflow  # noqa: E402
+
+tf = start_tensorflow()  # oneDNN kernels, BFC allocator: set before it loads
 from tf_cnn_benchmarks.speed import cpu_tuning, runtime_env  # noqa: E402
 
-tf = runtime_env.import_tensorflow()  # oneDNN kernels, BFC allocator: set before it loads
 tf1 = tf.compat.v1
-import bench_report  # noqa: E402
+from . import bench_report  # noqa: E402
 
 CONV_TYPES = ('Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter', 'DepthwiseConv2dNative',
               'DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter')
@@ -253,7 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument('--original_dir', help='folder of the original tf_cnn_benchmarks.py')
     parser.add_argument('--original_python', default=sys.executable)
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds, original run')
-    parser.add_argument('--out', default=os.path.join(HERE, 'results'))
+    parser.add_argument('--out', default=RESULTS)
     args = parser.parse_args(argv)
     if min(args.batch_size, args.reps, args.steps) < 1 or args.warmup < 0:
         parser.error('--batch_size, --reps and --steps must be >= 1, --warmup >= 0')

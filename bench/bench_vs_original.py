@@ -1,6 +1,6 @@
 """Side by side with the original tf_cnn_benchmarks: images/sec of both on the same runtime.
 
-    python bench/bench_vs_original.py --original_dir=/tmp/orig/scripts/tf_cnn_benchmarks \
+    python -m bench.bench_vs_original --original_dir=/tmp/orig/scripts/tf_cnn_benchmarks \
         [--original_python=/tmp/origenv/bin/python] [--repeats=2] [--configs=NAME,...] \
         [--data_dir=../shared/data/imagenet_tfrecords] [--tag=T]
 
@@ -36,10 +36,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import bench_report  # noqa: E402
+from . import bench_report  # noqa: E402
+from .preamble import REPO, RESULTS  # noqa: E402
 
 ENV = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
        'TF_USE_LEGACY_KERAS': '1', 'TF_CPP_MIN_LOG_LEVEL': '2'}
@@ -193,7 +191,7 @@ def main(argv=None) -> int:
     parser.add_argument('--no_distortions_row', action='store_true')
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds per process')
     parser.add_argument('--tag', default='')
-    parser.add_argument('--out', default=os.path.join(HERE, 'results'),
+    parser.add_argument('--out', default=RESULTS,
                         help='folder for vs_original[_TAG].json and .md')
     args = parser.parse_args(argv)
     if not os.path.isfile(os.path.join(args.original_dir, 'tf_cnn_benchmarks.py')):

@@ -42,7 +42,8 @@ import tensorflow as tf
 from tensorflow.python.ops import collective_ops
 
 from .. import variable_mgr
-from ..variable_mgr import checkpoint_name
+from ..allreduce import num_bytes
+from ..variable_mgr import checkpoint_name, sum_towers
 from . import topology
 
 tf1 = tf.compat.v1
@@ -50,14 +51,6 @@ tf1 = tf.compat.v1
 COLLECTIVE_GROUP_KEY = 1
 _BROADCAST_KEY_BASE = 1_000_000
 DEFAULT_ALL_REDUCE_SPEC = 'pscpu/pscpu'
-
-
-def num_bytes(shape, dtype) -> int:
-    """Bytes of a dense tensor of `shape` (list or TensorShape) and `dtype` (default float32)."""
-    size = 1
-    for dim in tf.TensorShape(shape).as_list():
-        size *= int(dim)
-    return size * tf.as_dtype(dtype or tf.float32).size
 
 
 class PsPlacer:
@@ -81,14 +74,16 @@ def _shape_and_dtype(args, kwargs) -> tuple:
     return shape, dtype
 
 
-def sum_towers(tower_grads, device) -> list:
-    """[(sum over towers of gradient j, tower 0's variable j)], sums on `device`."""
-    out = []
-    with tf1.device(device):
-        for pairs in zip(*tower_grads):
-            grads = [g for g, _ in pairs]
-            out.append((tf.add_n(grads) if len(grads) > 1 else grads[0], pairs[0][1]))
-    return out
+def model_bytes(variables) -> int:
+    """Bytes of `variables` (one copy of the model: tower 0's trainable variables)."""
+    return sum(num_bytes(v.shape, v.dtype.base_dtype) for v in variables)
+
+
+def all_reduce_traffic(num_workers: int, size: int) -> dict:
+    """{'sent', 'received'} bytes per worker and step of a bandwidth-optimal all-reduce of
+    `size` bytes over `num_workers` workers: 2 (n - 1) / n x size each way."""
+    per_worker = int(2 * (num_workers - 1) / num_workers * size) if num_workers > 1 else 0
+    return {'sent': per_worker, 'received': per_worker}
 
 
 class SyncPoint:
@@ -179,12 +174,14 @@ class _ClusterMgr(variable_mgr.VariableMgr):
 
     def model_bytes(self) -> int:
         """Bytes of tower 0's trainable variables (one copy of the model)."""
-        return sum(num_bytes(v.shape, v.dtype.base_dtype) for v in self.trainable_variables(0))
+        return model_bytes(self.trainable_variables(0))
 
     def traffic_bytes(self) -> dict:
         """{'sent', 'received'}: estimated bytes a worker sends and receives per step, from
-        the variables' sizes (sync tokens and scalars left out)."""
-        raise NotImplementedError
+        the variables' sizes (sync tokens and scalars left out): by default the model each
+        way (the gradients to the ps, the updated variables back)."""
+        size = self.model_bytes()
+        return {'sent': size, 'received': size}
 
 
 class VariableMgrClusterParameterServer(_ClusterMgr):
@@ -205,10 +202,6 @@ class VariableMgrClusterParameterServer(_ClusterMgr):
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
         return self._update(sum_towers(tower_grads, self.worker_cpu), optimizer, global_step)
-
-    def traffic_bytes(self):
-        size = self.model_bytes()
-        return {'sent': size, 'received': size}
 
 
 class VariableMgrDistributedReplicated(_ClusterMgr):
@@ -281,10 +274,6 @@ class VariableMgrDistributedReplicated(_ClusterMgr):
             names[checkpoint_name(saved.name)] = saved
         names['global_step'] = tf1.train.get_global_step()
         return names
-
-    def traffic_bytes(self):
-        size = self.model_bytes()
-        return {'sent': size, 'received': size}
 
 
 class VariableMgrCollectiveAllReduce(_ClusterMgr):
@@ -359,9 +348,7 @@ class VariableMgrCollectiveAllReduce(_ClusterMgr):
         return ops
 
     def traffic_bytes(self):
-        n = self.cluster.num_workers
-        size = int(2 * (n - 1) / n * self.model_bytes()) if n > 1 else 0
-        return {'sent': size, 'received': size}
+        return all_reduce_traffic(self.cluster.num_workers, self.model_bytes())
 
 
 class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
@@ -381,10 +368,8 @@ class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
             self.params = p._replace(all_reduce_spec=DEFAULT_ALL_REDUCE_SPEC)
 
     def traffic_bytes(self):
-        n = len(self.params.worker_hosts)
-        size = sum(num_bytes(v.shape, v.dtype.base_dtype) for v in self.trainable_variables(0))
-        per_worker = int(2 * (n - 1) / n * size) if n > 1 else 0
-        return {'sent': per_worker, 'received': per_worker}
+        return all_reduce_traffic(len(self.params.worker_hosts),
+                                  model_bytes(self.trainable_variables(0)))
 
 
 _CLUSTER_MANAGERS = {cls.name: cls for cls in (

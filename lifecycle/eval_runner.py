@@ -260,7 +260,7 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
     last = evals[-1] if evals else None
     result = results_log.common_fields(plan)
     result.update({
-        'mode': 'eval', 'eval': last, 'evals': evals,
+        'eval': last, 'evals': evals,
         'restored_step': last['global_step'] if last else None,
         'checkpoint_path': last['checkpoint_path'] if last else None,
         'images_per_sec': last['images_per_sec'] if last else 0.0,

@@ -63,10 +63,9 @@ def common_fields(plan) -> dict:
     ones (the per-device batch and image size the run used, never 0), 'plan' the other resolved
     values (devices, dtypes, steps, examples per epoch, ...)."""
     p = plan.params
-    mode = 'eval' if p.eval else 'forward-only' if p.forward_only else 'training'
     return {
         'model': p.model,
-        'mode': mode,
+        'mode': plan.mode,  # 'training', 'forward-only' or 'evaluation', as the header says
         'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
                    for k, v in p._asdict().items()},
         'plan': plan.summary(),

@@ -28,6 +28,12 @@ WEIGHT_DECAY_SUFFIX = '/weights'
 _TOWER_PREFIX = re.compile(r'^v\d*/')
 
 
+def without_tower_prefix(name: str) -> str:
+    """'v0/cg/conv0/weights' -> 'cg/conv0/weights': a variable's name without the variable
+    manager's tower scope ('v/' or 'v<i>/'), the same whatever the mode and the towers."""
+    return _TOWER_PREFIX.sub('', name)
+
+
 def _seeded(initializer, scoped_name):
     """A copy of `initializer` whose op seed comes from the variable's name without the tower
     prefix, so initial values do not depend on how many ops the graph built before (towers,
@@ -36,7 +42,7 @@ def _seeded(initializer, scoped_name):
     if getattr(initializer, 'seed', 0) is not None:
         return initializer
     seeded = copy.copy(initializer)
-    seeded.seed = zlib.crc32(_TOWER_PREFIX.sub('', scoped_name).encode()) & 0x7fffffff
+    seeded.seed = zlib.crc32(without_tower_prefix(scoped_name).encode()) & 0x7fffffff
     return seeded
 # Standard deviation of a unit normal truncated to [-2, 2].
 _TRUNCATED_NORMAL_STDDEV = 0.87962566103423978

@@ -6,6 +6,8 @@ beside it, can then never stand in for it. A subprocess script does
 `sys.path.insert(0, TESTS); import checkout; checkout.load()`.
 """
 
+import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -24,3 +26,16 @@ def load(folder: str = REPO):
         '_tf_cnn_benchmarks_entry', os.path.join(folder, 'tf_cnn_benchmarks.py'))
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     return sys.modules['tf_cnn_benchmarks']
+
+
+def load_bench(name: str):
+    """Imports bench/<name>.py as `bench.<name>`, as `python -m bench.<name>` in the checkout
+    does (bench/ is a namespace package of scripts, not part of tf_cnn_benchmarks), after
+    loading the checkout as the package."""
+    load()
+    if 'bench' not in sys.modules:
+        spec = importlib.machinery.ModuleSpec('bench', None, is_package=True)
+        package = importlib.util.module_from_spec(spec)
+        package.__path__ = [os.path.join(REPO, 'bench')]
+        sys.modules['bench'] = package
+    return importlib.import_module('bench.' + name)

@@ -180,7 +180,7 @@ def test_the_layout_has_one_package_per_concern():
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'learning_rate', 'preprocessing',
-                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'tower', 'variable_mgr']
+                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'tower', 'usage', 'variable_mgr']
     readme = open(os.path.join(REPO, 'README.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
         assert '`%s' % name in readme, '%s is not in the README layout section' % name

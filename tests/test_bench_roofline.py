@@ -2,6 +2,7 @@
 
 import collections
 import os
+import subprocess
 import sys
 
 import pytest
@@ -9,8 +10,7 @@ import pytest
 import checkout
 import helpers
 
-sys.path.insert(0, os.path.join(checkout.REPO, 'bench'))
-import bench_roofline  # noqa: E402
+bench_roofline = checkout.load_bench('bench_roofline')
 
 
 def _collected(**overrides):
@@ -86,3 +86,20 @@ def test_bad_arguments_are_one_usage_line(argv, text, capsys):
         bench_roofline.main(argv)
     assert e.value.code == 2
     assert text in capsys.readouterr().err
+
+
+def test_no_bench_script_or_tool_touches_sys_path():
+    folders = [os.path.join(checkout.REPO, d) for d in ('bench', 'tools')]
+    touching = [os.path.join(folder, name) for folder in folders for name in os.listdir(folder)
+                if name.endswith('.py')
+                and 'sys.path' in open(os.path.join(folder, name), encoding='utf-8').read()]
+    assert touching == []
+
+
+@pytest.mark.cli
+def test_a_bench_script_runs_as_a_module_of_the_checkout():
+    proc = subprocess.run([sys.executable, '-m', 'bench.bench_roofline', '--help'],
+                          cwd=checkout.REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith('usage: ') and 'bench_roofline' in first, proc.stdout[:500]

@@ -370,9 +370,8 @@ def _import_tensorflow_quietly() -> None:
     if 'tensorflow' in sys.modules:
         return
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if repo not in sys.path:  # run as a script rather than with -m from the checkout
-        sys.path.insert(0, repo)
+    # The installed package, or the checkout when run with -m from its top folder (its entry
+    # script loads it as the package).
     from tf_cnn_benchmarks import cnn_util
     with cnn_util.captured_fd_stderr():
         import tensorflow  # noqa: F401

@@ -120,11 +120,12 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
 
 
 def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
-    """An error message when a configuration's run flags break a flag rule
-    (params.validate_params), else None: "the flags for every run: ..." when every
-    configuration breaks it the same way, else "the run --model=...: ..." for the first one
-    (--staged_vars with --variable_updates=parameter_server,replicated, say)."""
-    from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
+    """An error message when a configuration's run flags break a flag rule (usage.check_usage,
+    the command's check less the cluster's fields, the model and the output paths, which the
+    sweep checks once), else None: "the flags for every run: ..." when every configuration
+    breaks it the same way, else "the run --model=...: ..." for the first one (--staged_vars
+    with --variable_updates=parameter_server,replicated, say)."""
+    from tf_cnn_benchmarks import flag_parsing, params, usage  # absolute: see unknown_model
     problems = []
     for config in configurations(axes, 1):
         args = sweep_runner.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
@@ -133,7 +134,7 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
                 'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
             return None  # a resolver fills the cluster's fields in each run first
         try:
-            params.validate_params(p)
+            usage.check_usage(p, resolve=False, paths=False, model=False)
             problems.append(None)
         except params.ParamsError as e:
             problems.append((' '.join(args), str(e)))

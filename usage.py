@@ -1,0 +1,63 @@
+"""The usage check of a run's flags, before TensorFlow loads: one function for the command
+(cli.py) and the sweep's check of each configuration (tools/sweep.py).
+
+    Params --resolve the cluster's fields--> --flag rules--> --output paths--> --model--> ok
+
+Loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are used).
+"""
+
+from __future__ import annotations
+
+from . import cnn_util, params
+from .cluster import resolvers
+from .input_data import dataset_info
+from .lifecycle import output_paths
+from .models import model_catalog
+
+
+def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
+                model: bool = True) -> resolvers.Resolution:
+    """Every check of the flags that needs no TensorFlow, in order.
+
+    Args:
+      p: the Params as parsed.
+      resolve: fill in the cluster's fields first (--cluster_resolver: host flags, TF_CONFIG,
+        Slurm; cluster/resolvers.py); else the Params are checked as given.
+      paths: check that every output path can be written (lifecycle/output_paths.py).
+      model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
+
+    Returns:
+      The cluster/resolvers.Resolution: its params are the ones to run with (`p` itself, with
+      no cluster source, when `resolve` is False).
+
+    Raises:
+      params.ParamsError: a flag rule is broken (params.validate_params), an output path cannot
+        be written, or the cluster does not resolve.
+      model_catalog.UnknownModelError: naming the closest models and the valid ones.
+    """
+    resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
+    params.validate_params(resolution.params)
+    if paths:
+        output_paths.check_output_paths(resolution.params)
+    if model:
+        check_model(resolution.params)
+    return resolution
+
+
+def check_model(p: params.Params) -> None:
+    """Refuses an unknown --model before TensorFlow loads (models/model_catalog.py).
+
+    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
+    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
+    data problem).
+
+    Raises:
+      model_catalog.UnknownModelError: naming the closest models and the valid ones.
+    """
+    dataset = p.data_name or (None if p.data_dir else 'synthetic')
+    if dataset is None:
+        try:
+            dataset = dataset_info.infer_dataset_name(p.data_dir)
+        except cnn_util.DataError:
+            return
+    model_catalog.check_model(p.model, dataset)
