@@ -245,9 +245,6 @@ class StagedPipeline(InputPipeline):
         self.process_kwargs = dict(
             image_size=self.image_size, train=train, distortions=params.distortions,
             color=params.distort_color, resize_method=params.resize_method)
-        if params.resize_method not in image_processing.RESIZE_METHODS:
-            raise ValueError('resize_method must be one of %s. Received: %r'
-                             % (image_processing.RESIZE_METHODS, params.resize_method))
 
     @abc.abstractmethod
     def _host_batches(self, num_devices: int, *, warmup: bool) -> list[tuple[tf.Tensor, tf.Tensor]]:

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from ..params import RESIZE_METHODS  # --resize_method's values
+
 tf1 = tf.compat.v1
 
-ROUND_ROBIN = ('bilinear', 'nearest', 'bicubic', 'area')
-RESIZE_METHODS = ROUND_ROBIN + ('round_robin',)
+ROUND_ROBIN = tuple(m for m in RESIZE_METHODS if m != 'round_robin')  # cycled per image
 
 # The crop of eval (and of training without distortions): the central 87.5% of each side.
 CENTRAL_FRACTION = 0.875
