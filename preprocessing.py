@@ -106,13 +106,13 @@ class InputPipeline(abc.ABC):
 
     def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
                  full_pass=None):
-        self.full_pass = full_pass
         self.batch_size = batch_size
         self.image_size = image_size
         self.num_classes = num_classes
         self.data_format = data_format
         self.dtype = dtype
         self.warmup_ops: list = []
+        self.full_pass = full_pass
         self.step_ops: list = []
         self.staging_depth = 0
         self.size_ops: list = []

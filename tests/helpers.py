@@ -30,3 +30,14 @@ def tiny_bench(**overrides) -> benchmark_cnn.BenchmarkCNN:
 def tiny_run(**overrides) -> dict:
     """The result of tiny_bench(**overrides).run()."""
     return tiny_bench(**overrides).run()
+
+
+def pipeline_of(pipeline_class):
+    """A BenchmarkCNN `pipeline_factory` making `pipeline_class` (an InputPipeline of a test)
+    in the run plan's shapes: per-device batch, image size, classes, data format, dtype."""
+    def factory(plan, dataset, *, train):
+        del dataset, train
+        return pipeline_class(batch_size=plan.per_device_batch_size, image_size=plan.image_size,
+                              num_classes=plan.num_classes, data_format=plan.data_format,
+                              dtype=plan.compute_dtype)
+    return factory

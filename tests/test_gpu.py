@@ -29,6 +29,8 @@ from tf_cnn_benchmarks import benchmark_cnn, preprocessing
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.speed import session_config
 
+import helpers
+
 tf1 = tf.compat.v1
 
 NUM_GPUS = len(tf.config.list_physical_devices('GPU'))
@@ -75,12 +77,7 @@ class FixedInput(preprocessing.InputPipeline):
         return batches
 
 
-def fixed_input(plan, dataset, *, train):
-    """The BenchmarkCNN pipeline factory of these tests: FixedInput in the plan's shapes."""
-    del dataset, train
-    return FixedInput(batch_size=plan.per_device_batch_size, image_size=plan.image_size,
-                      num_classes=plan.num_classes, data_format=plan.data_format,
-                      dtype=plan.compute_dtype)
+fixed_input = helpers.pipeline_of(FixedInput)  # these tests' BenchmarkCNN pipeline factory
 
 
 @pytest.fixture(autouse=True)

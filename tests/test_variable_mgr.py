@@ -13,6 +13,8 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn, preprocessing, variable_mgr
 from tf_cnn_benchmarks.params import make_params
 
+import helpers
+
 tf1 = tf.compat.v1
 
 GLOBAL_BATCH = 4
@@ -35,12 +37,7 @@ class FixedInput(preprocessing.InputPipeline):
         return batches
 
 
-def fixed_input(plan, dataset, *, train):
-    """The BenchmarkCNN pipeline factory of these tests: FixedInput in the plan's shapes."""
-    del dataset, train
-    return FixedInput(batch_size=plan.per_device_batch_size, image_size=plan.image_size,
-                      num_classes=plan.num_classes, data_format=plan.data_format,
-                      dtype=plan.compute_dtype)
+fixed_input = helpers.pipeline_of(FixedInput)  # these tests' BenchmarkCNN pipeline factory
 
 
 def _train(steps=2, num_gpus=1, **kwargs):
