@@ -2,6 +2,11 @@
 
 A --train_dir that cannot be created used to fail after the graph was built, minutes into a run;
 the command calls `check_output_paths` right after `params.validate_params`.
+
+A run creates only what the user named, inside folders that exist: a directory flag's own
+folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
+(`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
+at the root.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
 
 
-def _creatable_dir_problem(path: str) -> str | None:
+def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     """Why directory `path` cannot exist or be made by this process, or None if it can.
+
+    Only `path` itself may be missing (and only when `may_create`): its parent must exist.
 
     Tried for real: the missing directories are made and a file is created in `path`, then
     everything made is removed again (permissions, read-only or special file systems such as
@@ -28,6 +35,9 @@ def _creatable_dir_problem(path: str) -> str | None:
     parent, missing = missing[-1], missing[-2::-1]  # outermost missing directory first
     if not os.path.isdir(parent):
         return '%s is a file, not a directory' % parent
+    if len(missing) > 1 or (missing and not may_create):
+        return ('the folder %s does not exist (create it first: only the last folder of a '
+                'directory flag is made)' % missing[0])
     made = []
     try:
         for folder in missing:
@@ -55,10 +65,11 @@ def _creatable_dir_problem(path: str) -> str | None:
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
-    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their nearest existing
-    ancestor must be a writable directory. Files (--trace_file, --graph_file, --tfprof_file,
-    --plot_file) must not be directories and their directory must be creatable. Each directory
-    is tried for real (made, a file created in it, then removed again): nothing is left behind.
+    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their parent must be a
+    writable directory that exists. Files (--trace_file, --graph_file, --tfprof_file,
+    --plot_file) must not be directories and their folder must exist and be writable. Each
+    directory is tried for real (made, a file created in it, then removed again): nothing is
+    left behind.
 
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
@@ -73,7 +84,8 @@ def check_output_paths(p: Params) -> None:
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
         else:
-            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
+            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path,
+                                             may_create=not is_file)
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
