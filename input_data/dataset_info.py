@@ -171,8 +171,14 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
 def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
     """Reads every record of `paths` with TensorFlow's reader, which checks each data CRC.
 
+    Paths go to TensorFlow as the file system's bytes (`os.fsencode`), so names that are not
+    ASCII work under any locale.
+
     Returns:
       path -> problem phrase, for the files with a corrupt record; intact files are absent.
+
+    Raises:
+      DataError: TensorFlow cannot open a file (not a data problem: named as such).
     """
     import tensorflow as tf
     tf1 = tf.compat.v1
@@ -194,11 +200,14 @@ def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
     with tf1.Session(graph=graph, config=config) as sess:
         for path in paths:
             try:
-                sess.run(count, {name: path})
-            except tf.errors.OpError as e:
+                sess.run(count, {name: os.fsencode(path)})
+            except tf.errors.DataLossError as e:
                 lines = [x for x in e.message.splitlines() if 'record at' in x]
                 problems[path] = 'corrupt data: %s' % (
                     lines[-1].strip() if lines else 'the reader failed')
+            except tf.errors.OpError as e:
+                raise cnn_util.DataError('TensorFlow cannot open the TFRecord shard %s (%s); the '
+                                         'file itself was readable' % (path, e.message)) from None
     return problems
 
 

@@ -12,12 +12,31 @@ at the root.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 from ..params import Params, ParamsError
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
+# Paths TensorFlow itself opens by name (checkpoints, summaries, the graph file): it takes them
+# as UTF-8, so a name the file system encoding could only escape cannot reach it.
+_TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path')
+
+
+def encoding_problem(path: str) -> str | None:
+    """Why TensorFlow cannot be given `path` by name, or None.
+
+    Under an ASCII file system encoding (the C locale) Python reads a non-ASCII name as
+    surrogate escapes, which TensorFlow's string conversion refuses.
+    """
+    try:
+        path.encode('utf-8')
+    except UnicodeEncodeError:
+        return ('its name is not ASCII and this process reads names as %s (the locale), so '
+                'TensorFlow cannot be given it; run under a UTF-8 locale (LC_ALL=C.UTF-8) or '
+                'with PYTHONUTF8=1' % sys.getfilesystemencoding())
+    return None
 
 
 def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
@@ -71,9 +90,17 @@ def check_output_paths(p: Params) -> None:
     directory is tried for real (made, a file created in it, then removed again): nothing is
     left behind.
 
+    Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
+    encodable as UTF-8 (see `encoding_problem`).
+
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
     """
+    for name in _TENSORFLOW_PATHS:
+        path = getattr(p, name)
+        problem = path and encoding_problem(path)
+        if problem:
+            raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
     checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:

@@ -265,6 +265,12 @@ def encode_image(path: str) -> tuple[bytes, int, int]:
         raise ConvertError('cannot read image %s: %s' % (path, e)) from None
 
 
+def _utf8(name: str) -> bytes:
+    """A name's bytes: UTF-8, and a file or folder name's bytes as on disk even when the
+    process's file system encoding is ASCII (names read with surrogate escapes)."""
+    return name.encode('utf-8', 'surrogateescape')
+
+
 def make_example(encoded: bytes, height: int, width: int, label: int, synset: str, text: str,
                  filename: str) -> bytes:
     """A serialized ImageNet-format tf.train.Example with one full-image box."""
@@ -283,8 +289,8 @@ def make_example(encoded: bytes, height: int, width: int, label: int, synset: st
         'image/encoded': b(encoded), 'image/format': b(b'JPEG'),
         'image/colorspace': b(b'RGB'), 'image/channels': i(3),
         'image/height': i(height), 'image/width': i(width),
-        'image/class/label': i(label), 'image/class/synset': b(synset.encode()),
-        'image/class/text': b(text.encode()), 'image/filename': b(filename.encode()),
+        'image/class/label': i(label), 'image/class/synset': b(_utf8(synset)),
+        'image/class/text': b(_utf8(text)), 'image/filename': b(_utf8(filename)),
         'image/object/bbox/xmin': f(0.0), 'image/object/bbox/ymin': f(0.0),
         'image/object/bbox/xmax': f(1.0), 'image/object/bbox/ymax': f(1.0),
         'image/object/bbox/label': i(label),
@@ -334,14 +340,15 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
         part = examples[shard::num_shards]
         encoded = pool.map(encode_image, [p for p, _, _ in part])
         try:
-            with tf.io.TFRecordWriter(path + '.tmp') as writer:
+            with tf.io.TFRecordWriter(os.fsencode(path + '.tmp')) as writer:
                 for (src, label, synset), (data, height, width) in zip(part, encoded,
                                                                       strict=True):
                     writer.write(make_example(data, height, width, label, synset,
                                               texts.get(synset, synset), os.path.basename(src)))
                     progress.update()
         except BaseException:
-            os.remove(path + '.tmp')  # no partial shard left behind
+            if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
+                os.remove(path + '.tmp')  # no partial shard left behind
             raise
         os.replace(path + '.tmp', path)
         paths.append(path)
@@ -432,10 +439,12 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
             if stale.startswith(_SHARD_PREFIXES):
                 os.remove(os.path.join(output_dir, stale))
         raise
-    with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8') as f:
+    with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8',
+              errors='surrogateescape') as f:
         for label, synset, text in result['classes']:
             f.write('%d %s %s\n' % (label, synset, text))
-    with open(os.path.join(output_dir, 'class_counts.txt'), 'w', encoding='utf-8') as f:
+    with open(os.path.join(output_dir, 'class_counts.txt'), 'w', encoding='utf-8',
+              errors='surrogateescape') as f:
         f.write('# label synset train validation\n')
         for row in result['class_counts']:
             f.write('%d %s %d %d\n' % row)
