@@ -82,24 +82,48 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_boolean('progress', True, 'Show a progress bar on stderr.', flag_values=fv)
 
 
-def list_classes(input_dir: str) -> list[tuple[str, list[str]]]:
+def _is_image(path: str) -> bool:
+    """True for a name with an image extension Pillow knows (not opened: a broken image is an
+    error when it is encoded), else whether Pillow recognises the file's first bytes."""
+    from PIL import Image, UnidentifiedImageError
+    if os.path.splitext(path)[1].lower() in Image.registered_extensions():
+        return True
+    try:
+        with Image.open(path):
+            return True
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return False
+
+
+def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
     """Returns [(synset, [image paths sorted])] for the sub-folders of input_dir, sorted.
 
+    Files that are not images (`notes.txt`, `Thumbs.db`: neither an image extension nor bytes
+    Pillow recognises) are skipped, with one warning naming them all.
+
     Raises:
-      ConvertError: the folder is missing, has no sub-folders, or a sub-folder has no files.
+      ConvertError: the folder is missing, has no sub-folders, or a sub-folder has no images.
     """
     if not os.path.isdir(input_dir):
         raise ConvertError('--input_dir %s is not a directory' % input_dir)
-    classes = []
+    classes, stray = [], []
     for name in sorted(os.listdir(input_dir)):
         folder = os.path.join(input_dir, name)
         if name.startswith('.') or not os.path.isdir(folder):
             continue
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
                        if not f.startswith('.') and os.path.isfile(os.path.join(folder, f)))
-        if not files:
-            raise ConvertError('class folder %s has no images' % folder)
-        classes.append((name, files))
+        images = [f for f in files if _is_image(f)]
+        stray += [f for f in files if f not in set(images)]
+        if not images:
+            raise ConvertError('class folder %s has no images%s' % (
+                folder, ' (only files that are not images: %s)' % _some(
+                    [os.path.basename(f) for f in files]) if files else ''))
+        classes.append((name, images))
+    if stray:
+        warn('skipped %d file%s that %s not images: %s' % (
+            len(stray), 's' if len(stray) > 1 else '', 'are' if len(stray) > 1 else 'is',
+            ', '.join(stray)))
     if not classes:
         raise ConvertError('--input_dir %s has no class sub-folders (expected '
                            'input_dir/<class>/<image>)' % input_dir)
@@ -408,7 +432,7 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     if os.path.abspath(output_dir).startswith(os.path.abspath(input_dir) + os.sep):
         raise ConvertError('--output_dir %s is inside --input_dir; its shards would become a '
                            'class next time' % output_dir)
-    classes = list_classes(input_dir)
+    classes = list_classes(input_dir, warn)
     texts = check_class_texts(read_class_texts(class_text_file), [s for s, _ in classes],
                               class_text_file, warn)
     train, validation = split_examples(classes, validation_fraction, seed)
