@@ -263,15 +263,18 @@ class Dataset:
       data_dir: the directory of the files, or None for synthetic data of the spec's shapes.
       inferred: True when the name was inferred from the files (said in the header).
       skip_corrupt_records: leave out corrupt or truncated shards instead of raising.
+      allow_shard_subset: accept shards whose indices do not cover 0..N-1 of `-of-N`.
     """
 
     def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
                  skip_corrupt_records=False, num_classes: int | None = None,
-                 classes_source: str = ''):
+                 classes_source: str = '', allow_shard_subset=False):
         self.spec = spec
         self.data_dir = data_dir
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
+        self.allow_shard_subset = allow_shard_subset
+        self._subset_of: dict[str, int] = {}  # subset -> N of -of-N when only some are there
         self.num_classes = num_classes or spec.num_classes
         self.classes_source = classes_source or class_labels.published_classes(spec)
         self._scans: dict[str, SubsetScan] = {}
@@ -293,8 +296,8 @@ class Dataset:
 
         Raises:
           DataError: the directory is missing or empty; no file matches the pattern; ImageNet
-            shards disagree on their count or do not number 0..N-1 of `-of-N`; a CIFAR-10 batch
-            file is missing.
+            shards disagree on their count or do not number 0..N-1 of `-of-N` (missing indices
+            are accepted with allow_shard_subset); a CIFAR-10 batch file is missing.
         """
         names = _listdir(self.data_dir)
         pattern = self.spec.file_patterns[_check_subset(subset)]
@@ -314,11 +317,17 @@ class Dataset:
         indices = {int(m.group(2)) for _, m in shards}
         missing = sorted(set(range(totals[0])) - indices)
         extra = sorted(i for i in indices if i >= totals[0])
-        if missing or extra:
+        if missing and not extra and self.allow_shard_subset:
+            self._subset_of[subset] = totals[0]
+        elif missing or extra:
+            fix = ('; give each shard a name of its own index' if extra else
+                   '; copy the missing shards, renumber the ones there (%s-00000-of-%05d ...), '
+                   'or pass --allow_shard_subset to use this subset deliberately'
+                   % (subset, len(shards)))
             raise cnn_util.DataError(
                 '%s has %d %s shard(s) matching %s but their names say -of-%d (missing indices: '
-                '%s; out of range: %s)' % (self.data_dir, len(shards), subset, pattern, totals[0],
-                                           _short(missing), _short(extra)))
+                '%s; out of range: %s)%s' % (self.data_dir, len(shards), subset, pattern,
+                                             totals[0], _short(missing), _short(extra), fix))
         return [os.path.join(self.data_dir, n) for n, _ in shards]
 
     def _cifar_files(self, subset, names):
@@ -406,6 +415,8 @@ class Dataset:
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
             text += ', CRCs checked' if scan.crc_checked else ', headers checked'
+        if subset in self._subset_of:
+            text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
         if scan.skipped:
             text += ', %d corrupt shard(s) skipped with %d readable records' % (
                 len(scan.skipped), scan.skipped_records)
@@ -435,7 +446,8 @@ def get_dataset(params) -> Dataset:
     --data_dir (see `class_labels.resolve_num_classes`), else the published one.
 
     Args:
-      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records, num_classes.
+      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records,
+        allow_shard_subset, num_classes.
 
     Returns:
       A Dataset. Files are listed and checked lazily, by `scan` or `num_examples`.
@@ -459,7 +471,7 @@ def get_dataset(params) -> Dataset:
                                                            params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,
                    skip_corrupt_records=params.skip_corrupt_records, num_classes=num_classes,
-                   classes_source=source)
+                   classes_source=source, allow_shard_subset=params.allow_shard_subset)
 
 
 def default_subset(params) -> str:
