@@ -19,7 +19,6 @@ own readers take a file cut inside a header for a normal end of file. When a sub
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import os
 import re
@@ -27,7 +26,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
-from . import class_labels
+from . import class_labels, shard_scan
 
 SUBSETS = ('train', 'validation')
 
@@ -274,6 +273,7 @@ class Dataset:
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
         self.allow_shard_subset = allow_shard_subset
+        self.use_scan_cache = True  # shard_scan.ScanCache: shards seen before are not walked
         self._subset_of: dict[str, int] = {}  # subset -> N of -of-N when only some are there
         self.num_classes = num_classes or spec.num_classes
         self.classes_source = classes_source or class_labels.published_classes(spec)
@@ -360,13 +360,10 @@ class Dataset:
             from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
-        with concurrent.futures.ThreadPoolExecutor(min(8, len(files))) as pool:
-            walked = dict(zip(files, pool.map(walk_tfrecord_headers, files), strict=True))
-        problems = {p: why for p, (_, why) in walked.items() if why}
-        total_bytes = sum(os.path.getsize(f) for f in files)
-        crc_checked = total_bytes <= VERIFY_LIMIT_BYTES
-        if crc_checked:
-            problems.update(verify_tfrecord_crcs([f for f in files if f not in problems]))
+        cache = shard_scan.ScanCache() if self.use_scan_cache else None
+        counts, problems, crc_checked = shard_scan.scan_files(
+            files, verify_limit_bytes=VERIFY_LIMIT_BYTES, verify_crcs=verify_tfrecord_crcs,
+            locate_problem=walk_tfrecord_headers, cache=cache)
         skipped = []
         for path in files:
             if path not in problems:
@@ -374,11 +371,11 @@ class Dataset:
             if not self.skip_corrupt_records:
                 raise cnn_util.DataError('corrupt TFRecord shard %s: %s (--skip_corrupt_records '
                                          'skips such shards)' % (path, problems[path]))
-            skipped.append(SkippedShard(path, problems[path], walked[path][0]))
+            skipped.append(SkippedShard(path, problems[path], counts[path]))
         good = [f for f in files if f not in problems]
         if not good:
             raise cnn_util.DataError('every %s shard in %s is corrupt' % (subset, self.data_dir))
-        counts = tuple(walked[f][0] for f in good)
+        counts = tuple(counts[f] for f in good)
         if not sum(counts):
             raise cnn_util.DataError('the %s shards matching %s in %s hold no records'
                                      % (subset, self.spec.file_patterns[subset], self.data_dir))
