@@ -95,6 +95,7 @@ def main(argv: list[str], hooks=()) -> int:
         p = resolution.params
         params.validate_params(p)  # before importing TensorFlow: usage errors stay fast
         output_paths.check_output_paths(p)  # not after a long run
+        _check_command_rules(p)
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
@@ -107,6 +108,18 @@ def main(argv: list[str], hooks=()) -> int:
         return _run(p, hooks, resolution.description)
     except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
         return _fail('interrupted', 130)
+
+
+def _check_command_rules(p: params.Params) -> None:
+    """Rules of a command-line run that library callers may break (tests build an eval graph
+    without a checkpoint).
+
+    Raises:
+      params.ParamsError: --eval without --train_dir or --checkpoint_path.
+    """
+    if p.eval and not (p.train_dir or p.checkpoint_path):
+        raise params.ParamsError('--eval needs a checkpoint: give --train_dir (a training run\'s '
+                                 'directory) or --checkpoint_path')
 
 
 def _run(p: params.Params, hooks, cluster_source: str) -> int:
