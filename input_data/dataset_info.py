@@ -95,6 +95,8 @@ class SubsetScan:
       records_per_file: one count per entry of `files`.
       skipped: shards left out (only with --skip_corrupt_records).
       crc_checked: True when every record's data CRC was verified.
+      crc_checked_files: files of `files` whose data CRCs were all verified (this run or one
+        the scan cache remembers; the CRC pass has a time budget, see shard_scan).
     """
 
     subset: str
@@ -103,6 +105,7 @@ class SubsetScan:
     records_per_file: tuple[int, ...]
     skipped: tuple[SkippedShard, ...] = ()
     crc_checked: bool = False
+    crc_checked_files: int = 0
 
     @property
     def skipped_records(self) -> int:
@@ -167,47 +170,8 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
     return records, None
 
 
-def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
-    """Reads every record of `paths` with TensorFlow's reader, which checks each data CRC.
-
-    Paths go to TensorFlow as the file system's bytes (`os.fsencode`), so names that are not
-    ASCII work under any locale.
-
-    Returns:
-      path -> problem phrase, for the files with a corrupt record; intact files are absent.
-
-    Raises:
-      DataError: TensorFlow cannot open a file (not a data problem: named as such).
-    """
-    import tensorflow as tf
-    tf1 = tf.compat.v1
-
-    @tf.autograph.experimental.do_not_convert
-    def _count(count, _):
-        return count + 1
-
-    problems = {}
-    graph = tf.Graph()
-    with graph.as_default():
-        name = tf1.placeholder(tf.string, [])
-        count = tf.data.TFRecordDataset(name).reduce(tf.constant(0, tf.int64), _count)
-    # Private pools (use_per_session_threads): without them this first session of the process
-    # would create TensorFlow's process-wide thread pools with one thread each, and every later
-    # session (the benchmark's own) would run its ops on one intra-op and one inter-op thread.
-    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1,
-                             use_per_session_threads=True)
-    with tf1.Session(graph=graph, config=config) as sess:
-        for path in paths:
-            try:
-                sess.run(count, {name: os.fsencode(path)})
-            except tf.errors.DataLossError as e:
-                lines = [x for x in e.message.splitlines() if 'record at' in x]
-                problems[path] = 'corrupt data: %s' % (
-                    lines[-1].strip() if lines else 'the reader failed')
-            except tf.errors.OpError as e:
-                raise cnn_util.DataError('TensorFlow cannot open the TFRecord shard %s (%s); the '
-                                         'file itself was readable' % (path, e.message)) from None
-    return problems
+# Reads every record's data and checks its CRC, within a time budget (see shard_scan).
+verify_tfrecord_crcs = shard_scan.verify_crcs
 
 
 # --- Datasets.
@@ -361,7 +325,7 @@ class Dataset:
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
         cache = shard_scan.ScanCache() if self.use_scan_cache else None
-        counts, problems, crc_checked = shard_scan.scan_files(
+        counts, problems, crc_files = shard_scan.scan_files(
             files, verify_limit_bytes=VERIFY_LIMIT_BYTES, verify_crcs=verify_tfrecord_crcs,
             locate_problem=walk_tfrecord_headers, cache=cache)
         skipped = []
@@ -382,7 +346,8 @@ class Dataset:
         for s in skipped:
             cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
                           % (s.path, s.reason, s.readable_records))
-        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped), crc_checked)
+        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped),
+                          crc_files == len(good), crc_files)
 
     def num_examples(self, subset: str) -> int:
         """Examples per epoch: the real count of usable records, or the published size when
@@ -412,6 +377,9 @@ class Dataset:
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
             text += ', CRCs checked' if scan.crc_checked else ', headers checked'
+            if 0 < scan.crc_checked_files < len(scan.files):
+                text += ' (data CRCs of %d shards so far: each run checks more)' % (
+                    scan.crc_checked_files)
         if subset in self._subset_of:
             text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
         if scan.skipped:

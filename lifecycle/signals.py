@@ -62,6 +62,8 @@ class SignalCatcher:
         self._is_stale = is_stale
         self._previous: dict = {}
         self._watcher: _Watcher | None = None
+        self._lock = threading.Lock()
+        self._seen = 0  # signals the watcher thread saw
 
     @property
     def name(self) -> str | None:
@@ -107,20 +109,24 @@ class SignalCatcher:
             else:
                 _default_action(signum)
             return
-        if self._watcher is None:  # no watcher thread: the handler counts
-            self._first(signum)
+        self._first(signum)  # at once when the main thread runs Python; the watcher counts
 
     def _watched(self, signum: int) -> None:
         """Called by the watcher thread as soon as a signal arrives."""
         if self._stale():
             return  # the Python-level handler acts as the previous one
-        if self.received is None:
+        self._seen += 1
+        if self._seen == 1:
             self._first(signum)
         else:
             _abort(signum)
 
     def _first(self, signum: int) -> None:
-        self.received = signum
+        """Records the first signal (seen by the handler, the watcher or both) and says so once."""
+        with self._lock:
+            if self.received is not None:
+                return
+            self.received = signum
         then = 'then saving and summarising' if self.saves else 'then summarising'
         cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'
                       % (signal.Signals(signum).name, self.what, then))

@@ -108,3 +108,19 @@ def test_a_corrupt_cache_file_is_ignored_with_one_line(tmp_path, cache_file, rea
     reads['walked'].clear()
     assert _dataset(tmp_path / 'd').scan('train').num_examples == 3  # rewritten, used
     assert reads['walked'] == [] and capsys.readouterr().err == ''
+
+
+def test_the_crc_pass_has_a_time_budget_and_later_runs_go_on(tmp_path, cache_file, reads,
+                                                             monkeypatch):
+    paths = h.write_shards(tmp_path / 'd', 'train', [[b'a'] * 3, [b'b'] * 4])
+    _age(paths)
+    monkeypatch.setattr(shard_scan, 'VERIFY_BUDGET_SECS', 0.0)
+    first = _dataset(tmp_path / 'd')
+    assert (first.scan('train').crc_checked, first.scan('train').crc_checked_files) == (False, 0)
+    assert first.describe('train').endswith('7 examples counted in 2 TFRecord shards, headers '
+                                            'checked')
+    monkeypatch.setattr(shard_scan, 'VERIFY_BUDGET_SECS', 60.0)
+    reads['walked'].clear()
+    second = _dataset(tmp_path / 'd').scan('train')  # headers from the cache, CRCs now
+    assert (second.crc_checked, reads['walked']) == (True, [])
+    assert reads['verified'] == ['train-00000-of-00002', 'train-00001-of-00002'] * 2
