@@ -14,7 +14,8 @@ ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008`
 an 8-byte little-endian length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC
 of the data), which counts the records and finds truncated files and corrupt length fields; TF's
 own readers take a file cut inside a header for a normal end of file. When a subset is small
-(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader.
+(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader, within a time
+budget. The walk, the CRC pass and the cache of shards seen before are in `shard_scan`.
 """
 
 from __future__ import annotations
