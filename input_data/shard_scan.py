@@ -38,6 +38,7 @@ VERIFY_BUDGET_SECS = 10.0  # the data CRC pass of a run starts no new shard afte
 SMALL_RECORD_BYTES = 16 << 10  # smaller records are walked a block at a time
 RACY_SECS = 2.0
 CACHE_VERSION = 1
+MAX_CACHE_ENTRIES = 200000  # the newest scans are kept (about 30 MB of JSON)
 
 
 # --- The header walk.
@@ -232,6 +233,9 @@ class ScanCache:
         written only costs the next run its speed, so problems are ignored."""
         if not self._dirty:
             return
+        if len(self._entries) > MAX_CACHE_ENTRIES:
+            newest = sorted(self._entries.items(), key=lambda kv: kv[1].get('scanned_ns', 0))
+            self._entries = dict(newest[-MAX_CACHE_ENTRIES:])
         folder = os.path.dirname(self.path)
         try:
             os.makedirs(folder, exist_ok=True)

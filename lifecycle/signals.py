@@ -157,6 +157,7 @@ class _Watcher:
         self._on_signal = on_signal
         self._reader, self._writer = reader, writer
         self._previous_fd = previous_fd
+        self._stopped = False
         self._thread = threading.Thread(target=self._run, name='signal-watcher', daemon=True)
 
     @classmethod
@@ -176,7 +177,11 @@ class _Watcher:
 
     def stop(self) -> None:
         """Gives the wakeup fd back and ends the thread (it sees end of file)."""
-        signal.set_wakeup_fd(self._previous_fd)
+        self._stopped = True
+        try:
+            signal.set_wakeup_fd(self._previous_fd)
+        except ValueError:  # not the main thread: the fd stays set (and read, unheeded)
+            return
         self._writer.close()
 
     def _run(self):
@@ -186,7 +191,7 @@ class _Watcher:
                 if not data:
                     return
                 for signum in data:
-                    if signum in SIGNALS:
+                    if signum in SIGNALS and not self._stopped:
                         self._on_signal(signum)
         finally:
             self._reader.close()
