@@ -252,7 +252,7 @@ class ScanCache:
 # --- A subset's scan.
 
 def scan_files(files: list[str], *, verify_limit_bytes: int, verify_crcs, locate_problem,
-               cache: ScanCache | None) -> tuple[dict, dict, bool]:
+               cache: ScanCache | None) -> tuple[dict, dict, int]:
     """Counts and checks TFRecord shards, from the cache where it knows them.
 
     Args:
