@@ -282,6 +282,7 @@ class StagedPipeline(InputPipeline):
                   'without image/class/label); a batch of %s %s holds' % (
                       LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
                       self.subset)
+        message = message.encode('utf-8', 'surrogateescape')  # a non-ASCII --data_dir, any locale
         check = tf1.Assert(valid, [message, labels], summarize=self.batch_size)
         with tf.control_dependencies([check]):
             labels = tf.identity(labels)
@@ -371,7 +372,7 @@ class RecordInputPipeline(StagedPipeline):
             shift = p.task_index / len(p.worker_hosts)
         self._readers += 1
         reader = data_flow_ops.RecordInput(
-            file_pattern=self._pattern, batch_size=total,
+            file_pattern=os.fsencode(self._pattern), batch_size=total,
             buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
             parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
             seed=p.tf_random_seed + self._readers - 1, name='record_input_%d' % self._readers)
@@ -472,7 +473,7 @@ class DatasetPipeline(_TfDataPipeline):
             self._tf_data_phrase(), self.cycle_length))
 
     def _records(self):
-        files = tf.data.Dataset.from_tensor_slices(list(self.scan.files))
+        files = tf.data.Dataset.from_tensor_slices([os.fsencode(f) for f in self.scan.files])
         if self.train:
             files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
         return files.interleave(tf.data.TFRecordDataset, cycle_length=self.cycle_length,

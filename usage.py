@@ -31,17 +31,30 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       no cluster source, when `resolve` is False).
 
     Raises:
-      params.ParamsError: a flag rule is broken (params.validate_params), an output path cannot
-        be written, or the cluster does not resolve.
+      params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules),
+        an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     params.validate_params(resolution.params)
+    check_command_rules(resolution.params)
     if paths:
         output_paths.check_output_paths(resolution.params)
     if model:
         check_model(resolution.params)
     return resolution
+
+
+def check_command_rules(p: params.Params) -> None:
+    """Rules of a command-line run that library callers may break (tests build an eval graph
+    without a checkpoint).
+
+    Raises:
+      params.ParamsError: --eval without --train_dir or --checkpoint_path.
+    """
+    if p.eval and not (p.train_dir or p.checkpoint_path):
+        raise params.ParamsError('--eval needs a checkpoint: give --train_dir (a training run\'s '
+                                 'directory) or --checkpoint_path')
 
 
 def check_model(p: params.Params) -> None:

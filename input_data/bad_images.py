@@ -9,6 +9,7 @@ re-encode it. It stops after a time budget (full ImageNet would take many minute
 
 from __future__ import annotations
 
+import os
 import time
 
 import tensorflow as tf
@@ -42,7 +43,7 @@ def _checked_records(files: list[str]) -> tf.data.Dataset:
         return checked.concatenate(sentinel)
 
     index = tf.data.Dataset.from_tensor_slices(
-        (tf.range(len(files), dtype=tf.int64), tf.constant(files)))
+        (tf.range(len(files), dtype=tf.int64), tf.constant([os.fsencode(f) for f in files])))
     return index.flat_map(per_file).batch(_BATCH)
 
 
@@ -50,7 +51,7 @@ def _record_filename(path: str, record_index: int) -> str:
     """The `image/filename` feature of one record, or '' when it has none or does not parse."""
     graph = tf.Graph()
     with graph.as_default():
-        record = tf.data.TFRecordDataset(path).skip(record_index).take(1)
+        record = tf.data.TFRecordDataset(os.fsencode(path)).skip(record_index).take(1)
         name = record.map(lambda r: tf.io.parse_single_example(r, {
             'image/filename': tf.io.FixedLenFeature([], tf.string, default_value='')})[
                 'image/filename'])

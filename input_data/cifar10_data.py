@@ -7,8 +7,10 @@ temporary file of fixed-length records (1 label byte + 3072 image bytes, the lay
 CIFAR-10 binary release) that a `tf.data.FixedLengthRecordDataset` streams; this keeps the
 images out of the graph.
 
-Unpickling runs code named by the file; the loader accepts only the numpy array classes that
-CIFAR-10 batches use and rejects anything else.
+Unpickling runs code named by the file; the loader accepts only what numpy arrays and bytes
+need under pickle protocols 2 to 5 (the original batches are Python 2 pickles; re-pickled by
+Python 3 they use `_codecs.encode(text, 'latin1')` for bytes at protocol 2 and numpy's
+`_frombuffer` for arrays at protocol 5) and rejects anything else.
 """
 
 from __future__ import annotations
@@ -30,11 +32,26 @@ NUM_CLASSES = 10
 _ALLOWED = {('numpy.core.multiarray', '_reconstruct'), ('numpy._core.multiarray', '_reconstruct'),
             ('numpy', 'ndarray'), ('numpy', 'dtype'), ('numpy.core.multiarray', 'scalar'),
             ('numpy._core.multiarray', 'scalar'), ('copyreg', '_reconstructor'),
-            ('builtins', 'object')}
+            ('builtins', 'object'),
+            # Protocol 5 (Python 3.8+): an array is numpy's _frombuffer(buffer, dtype, shape,
+            # order), which only wraps bytes as an array.
+            ('numpy.core.numeric', '_frombuffer'), ('numpy._core.numeric', '_frombuffer')}
+
+
+def _latin1_encode(text, encoding):
+    """Stands in for `_codecs.encode`, which protocol 2 uses to store bytes under Python 3
+    (`_codecs.encode(text, 'latin1')`); any other codec is refused."""
+    if encoding not in ('latin1', 'latin-1') or not isinstance(text, str):
+        raise pickle.UnpicklingError('refusing _codecs.encode with encoding %r' % (encoding,))
+    return text.encode('latin1')
 
 
 class _SafeUnpickler(pickle.Unpickler):
+    """Allows exactly the globals that numpy arrays and bytes of pickle protocols 2-5 need."""
+
     def find_class(self, module, name):
+        if (module, name) == ('_codecs', 'encode'):
+            return _latin1_encode
         if (module, name) not in _ALLOWED:
             raise pickle.UnpicklingError('refusing to unpickle %s.%s' % (module, name))
         return super().find_class(module, name)

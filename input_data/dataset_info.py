@@ -14,12 +14,12 @@ ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008`
 an 8-byte little-endian length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC
 of the data), which counts the records and finds truncated files and corrupt length fields; TF's
 own readers take a file cut inside a header for a normal end of file. When a subset is small
-(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader.
+(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader, within a time
+budget. The walk, the CRC pass and the cache of shards seen before are in `shard_scan`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import os
 import re
@@ -27,7 +27,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
-from . import class_labels
+from . import class_labels, shard_scan
 
 SUBSETS = ('train', 'validation')
 
@@ -96,6 +96,8 @@ class SubsetScan:
       records_per_file: one count per entry of `files`.
       skipped: shards left out (only with --skip_corrupt_records).
       crc_checked: True when every record's data CRC was verified.
+      crc_checked_files: files of `files` whose data CRCs were all verified (this run or one
+        the scan cache remembers; the CRC pass has a time budget, see shard_scan).
     """
 
     subset: str
@@ -104,6 +106,7 @@ class SubsetScan:
     records_per_file: tuple[int, ...]
     skipped: tuple[SkippedShard, ...] = ()
     crc_checked: bool = False
+    crc_checked_files: int = 0
 
     @property
     def skipped_records(self) -> int:
@@ -168,38 +171,8 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
     return records, None
 
 
-def verify_tfrecord_crcs(paths: list[str]) -> dict[str, str]:
-    """Reads every record of `paths` with TensorFlow's reader, which checks each data CRC.
-
-    Returns:
-      path -> problem phrase, for the files with a corrupt record; intact files are absent.
-    """
-    import tensorflow as tf
-    tf1 = tf.compat.v1
-
-    @tf.autograph.experimental.do_not_convert
-    def _count(count, _):
-        return count + 1
-
-    problems = {}
-    graph = tf.Graph()
-    with graph.as_default():
-        name = tf1.placeholder(tf.string, [])
-        count = tf.data.TFRecordDataset(name).reduce(tf.constant(0, tf.int64), _count)
-    # Private pools (use_per_session_threads): without them this first session of the process
-    # would create TensorFlow's process-wide thread pools with one thread each, and every later
-    # session (the benchmark's own) would run its ops on one intra-op and one inter-op thread.
-    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1,
-                             use_per_session_threads=True)
-    with tf1.Session(graph=graph, config=config) as sess:
-        for path in paths:
-            try:
-                sess.run(count, {name: path})
-            except tf.errors.OpError as e:
-                lines = [x for x in e.message.splitlines() if 'record at' in x]
-                problems[path] = 'corrupt data: %s' % (
-                    lines[-1].strip() if lines else 'the reader failed')
-    return problems
+# Reads every record's data and checks its CRC, within a time budget (see shard_scan).
+verify_tfrecord_crcs = shard_scan.verify_crcs
 
 
 # --- Datasets.
@@ -254,15 +227,19 @@ class Dataset:
       data_dir: the directory of the files, or None for synthetic data of the spec's shapes.
       inferred: True when the name was inferred from the files (said in the header).
       skip_corrupt_records: leave out corrupt or truncated shards instead of raising.
+      allow_shard_subset: accept shards whose indices do not cover 0..N-1 of `-of-N`.
     """
 
     def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
                  skip_corrupt_records=False, num_classes: int | None = None,
-                 classes_source: str = ''):
+                 classes_source: str = '', allow_shard_subset=False):
         self.spec = spec
         self.data_dir = data_dir
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
+        self.allow_shard_subset = allow_shard_subset
+        self.use_scan_cache = True  # shard_scan.ScanCache: shards seen before are not walked
+        self._subset_of: dict[str, int] = {}  # subset -> N of -of-N when only some are there
         self.num_classes = num_classes or spec.num_classes
         self.classes_source = classes_source or class_labels.published_classes(spec)
         self._scans: dict[str, SubsetScan] = {}
@@ -284,8 +261,8 @@ class Dataset:
 
         Raises:
           DataError: the directory is missing or empty; no file matches the pattern; ImageNet
-            shards disagree on their count or do not number 0..N-1 of `-of-N`; a CIFAR-10 batch
-            file is missing.
+            shards disagree on their count or do not number 0..N-1 of `-of-N` (missing indices
+            are accepted with allow_shard_subset); a CIFAR-10 batch file is missing.
         """
         names = _listdir(self.data_dir)
         pattern = self.spec.file_patterns[_check_subset(subset)]
@@ -305,11 +282,17 @@ class Dataset:
         indices = {int(m.group(2)) for _, m in shards}
         missing = sorted(set(range(totals[0])) - indices)
         extra = sorted(i for i in indices if i >= totals[0])
-        if missing or extra:
+        if missing and not extra and self.allow_shard_subset:
+            self._subset_of[subset] = totals[0]
+        elif missing or extra:
+            fix = ('; give each shard a name of its own index' if extra else
+                   '; copy the missing shards, renumber the ones there (%s-00000-of-%05d ...), '
+                   'or pass --allow_shard_subset to use this subset deliberately'
+                   % (subset, len(shards)))
             raise cnn_util.DataError(
                 '%s has %d %s shard(s) matching %s but their names say -of-%d (missing indices: '
-                '%s; out of range: %s)' % (self.data_dir, len(shards), subset, pattern, totals[0],
-                                           _short(missing), _short(extra)))
+                '%s; out of range: %s)%s' % (self.data_dir, len(shards), subset, pattern,
+                                             totals[0], _short(missing), _short(extra), fix))
         return [os.path.join(self.data_dir, n) for n, _ in shards]
 
     def _cifar_files(self, subset, names):
@@ -342,13 +325,10 @@ class Dataset:
             from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
-        with concurrent.futures.ThreadPoolExecutor(min(8, len(files))) as pool:
-            walked = dict(zip(files, pool.map(walk_tfrecord_headers, files), strict=True))
-        problems = {p: why for p, (_, why) in walked.items() if why}
-        total_bytes = sum(os.path.getsize(f) for f in files)
-        crc_checked = total_bytes <= VERIFY_LIMIT_BYTES
-        if crc_checked:
-            problems.update(verify_tfrecord_crcs([f for f in files if f not in problems]))
+        cache = shard_scan.ScanCache() if self.use_scan_cache else None
+        counts, problems, crc_files = shard_scan.scan_files(
+            files, verify_limit_bytes=VERIFY_LIMIT_BYTES, verify_crcs=verify_tfrecord_crcs,
+            locate_problem=walk_tfrecord_headers, cache=cache)
         skipped = []
         for path in files:
             if path not in problems:
@@ -356,18 +336,19 @@ class Dataset:
             if not self.skip_corrupt_records:
                 raise cnn_util.DataError('corrupt TFRecord shard %s: %s (--skip_corrupt_records '
                                          'skips such shards)' % (path, problems[path]))
-            skipped.append(SkippedShard(path, problems[path], walked[path][0]))
+            skipped.append(SkippedShard(path, problems[path], counts[path]))
         good = [f for f in files if f not in problems]
         if not good:
             raise cnn_util.DataError('every %s shard in %s is corrupt' % (subset, self.data_dir))
-        counts = tuple(walked[f][0] for f in good)
+        counts = tuple(counts[f] for f in good)
         if not sum(counts):
             raise cnn_util.DataError('the %s shards matching %s in %s hold no records'
                                      % (subset, self.spec.file_patterns[subset], self.data_dir))
         for s in skipped:
             cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
                           % (s.path, s.reason, s.readable_records))
-        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped), crc_checked)
+        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped),
+                          crc_files == len(good), crc_files)
 
     def num_examples(self, subset: str) -> int:
         """Examples per epoch: the real count of usable records, or the published size when
@@ -397,6 +378,11 @@ class Dataset:
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
             text += ', CRCs checked' if scan.crc_checked else ', headers checked'
+            if 0 < scan.crc_checked_files < len(scan.files):
+                text += ' (data CRCs of %d shards so far: each run checks more)' % (
+                    scan.crc_checked_files)
+        if subset in self._subset_of:
+            text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
         if scan.skipped:
             text += ', %d corrupt shard(s) skipped with %d readable records' % (
                 len(scan.skipped), scan.skipped_records)
@@ -426,7 +412,8 @@ def get_dataset(params) -> Dataset:
     --data_dir (see `class_labels.resolve_num_classes`), else the published one.
 
     Args:
-      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records, num_classes.
+      params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records,
+        allow_shard_subset, num_classes.
 
     Returns:
       A Dataset. Files are listed and checked lazily, by `scan` or `num_examples`.
@@ -450,7 +437,7 @@ def get_dataset(params) -> Dataset:
                                                            params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,
                    skip_corrupt_records=params.skip_corrupt_records, num_classes=num_classes,
-                   classes_source=source)
+                   classes_source=source, allow_shard_subset=params.allow_shard_subset)
 
 
 def default_subset(params) -> str:

@@ -336,6 +336,9 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     elif p.forward_only and p.train_dir:
         cnn_util.log_fn('Forward-only: no checkpoint in --train_dir %s; timing randomly '
                         'initialised weights' % p.train_dir)
+    elif p.forward_only:
+        cnn_util.log_fn('Forward-only: no --train_dir or --checkpoint_path; timing randomly '
+                        'initialised weights')
     if before_post_init is not None:
         before_post_init()
     post_init = info.mgr.post_init_ops()

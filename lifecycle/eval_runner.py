@@ -230,7 +230,7 @@ def run_eval(plan, model, dataset) -> dict:
     log_eval_plan(evaluator)
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False
-    with signals.SignalCatcher('the current evaluation') as catcher:
+    with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
         while True:
             path = checkpoints.find_checkpoint(p)
             if path is not None and path != last:

@@ -38,9 +38,10 @@ def header_lines(plan, dataset, speed_notes: dict) -> list[str]:
         *speed_notes['precision_lines'],
         'XLA:         %s' % speed_notes['xla'],
         'Threads:     %s' % cpu_tuning.describe(p),
-        'Optimizer:   %s%s' % (p.optimizer, ', weight decay %g inside the updates (fused)'
-                               % p.weight_decay if fused_decay.applies(p, plan.devices)
-                               and plan.training else ''),
+        *(['Optimizer:   %s%s' % (p.optimizer, ', weight decay %g inside the updates (fused)'
+                                 % p.weight_decay if fused_decay.applies(p, plan.devices)
+                                 else '')]
+          if plan.training else []),  # forward-only and eval apply no updates
         'Variables:   %s' % p.variable_update,
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',

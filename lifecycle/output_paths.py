@@ -2,21 +2,47 @@
 
 A --train_dir that cannot be created used to fail after the graph was built, minutes into a run;
 the command calls `check_output_paths` right after `params.validate_params`.
+
+A run creates only what the user named, inside folders that exist: a directory flag's own
+folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
+(`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
+at the root.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 from ..params import Params, ParamsError
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
+# Paths TensorFlow itself opens by name (checkpoints, summaries, the graph file): it takes them
+# as UTF-8, so a name the file system encoding could only escape cannot reach it.
+_TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path')
 
 
-def _creatable_dir_problem(path: str) -> str | None:
+def encoding_problem(path: str) -> str | None:
+    """Why TensorFlow cannot be given `path` by name, or None.
+
+    Under an ASCII file system encoding (the C locale) Python reads a non-ASCII name as
+    surrogate escapes, which TensorFlow's string conversion refuses.
+    """
+    try:
+        path.encode('utf-8')
+    except UnicodeEncodeError:
+        return ('its name is not ASCII and this process reads names as %s (the locale), so '
+                'TensorFlow cannot be given it; run under a UTF-8 locale (LC_ALL=C.UTF-8) or '
+                'with PYTHONUTF8=1' % sys.getfilesystemencoding())
+    return None
+
+
+def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     """Why directory `path` cannot exist or be made by this process, or None if it can.
+
+    Only `path` itself may be missing (and only when `may_create`): its parent must exist.
 
     Tried for real: the missing directories are made and a file is created in `path`, then
     everything made is removed again (permissions, read-only or special file systems such as
@@ -28,6 +54,9 @@ def _creatable_dir_problem(path: str) -> str | None:
     parent, missing = missing[-1], missing[-2::-1]  # outermost missing directory first
     if not os.path.isdir(parent):
         return '%s is a file, not a directory' % parent
+    if len(missing) > 1 or (missing and not may_create):
+        return ('the folder %s does not exist (create it first: only the last folder of a '
+                'directory flag is made)' % missing[0])
     made = []
     try:
         for folder in missing:
@@ -55,14 +84,23 @@ def _creatable_dir_problem(path: str) -> str | None:
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
-    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their nearest existing
-    ancestor must be a writable directory. Files (--trace_file, --graph_file, --tfprof_file,
-    --plot_file) must not be directories and their directory must be creatable. Each directory
-    is tried for real (made, a file created in it, then removed again): nothing is left behind.
+    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their parent must be a
+    writable directory that exists. Files (--trace_file, --graph_file, --tfprof_file,
+    --plot_file) must not be directories and their folder must exist and be writable. Each
+    directory is tried for real (made, a file created in it, then removed again): nothing is
+    left behind.
+
+    Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
+    encodable as UTF-8 (see `encoding_problem`).
 
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
     """
+    for name in _TENSORFLOW_PATHS:
+        path = getattr(p, name)
+        problem = path and encoding_problem(path)
+        if problem:
+            raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
     checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:
@@ -73,7 +111,8 @@ def check_output_paths(p: Params) -> None:
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
         else:
-            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
+            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path,
+                                             may_create=not is_file)
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))

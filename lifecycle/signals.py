@@ -10,8 +10,13 @@ checkpoint, results JSON with 'stopped_by_signal', plot), and then:
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
-A second signal of either kind aborts at once (KeyboardInterrupt for SIGINT, exit 143 for
-SIGTERM), without saving. Signals arriving before the hooks begin (graph building, session set-up,
+A second signal of either kind aborts at once, without saving, even in the middle of a long step
+(exit status 130 for SIGINT, 143 for SIGTERM, after one `error:` line). Python runs a signal
+handler only between bytecodes of the main thread, so not while a step runs inside TensorFlow:
+the catcher therefore also watches the signals from a thread (`signal.set_wakeup_fd`), which says
+at once that the first one was received and ends the process (`os._exit`) on the second.
+
+Signals arriving before the hooks begin (graph building, session set-up,
 restore) keep their default effect; one arriving during the warm-up steps stops the run after the
 first timed step. Handlers can only be installed from the main thread; in other threads the hook
 does nothing.
@@ -19,7 +24,10 @@ does nothing.
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
+import sys
 import threading
 
 from .. import cnn_util
@@ -47,11 +55,15 @@ class SignalCatcher:
       received: the first signal number received, or None.
     """
 
-    def __init__(self, what: str = 'the current step', is_stale=None):
+    def __init__(self, what: str = 'the current step', is_stale=None, saves: bool = True):
         self.what = what
+        self.saves = saves
         self.received: int | None = None
         self._is_stale = is_stale
         self._previous: dict = {}
+        self._watcher: _Watcher | None = None
+        self._lock = threading.Lock()
+        self._seen = 0  # signals the watcher thread saw
 
     @property
     def name(self) -> str | None:
@@ -64,9 +76,14 @@ class SignalCatcher:
             return
         for signum in SIGNALS:
             self._previous[signum] = signal.signal(signum, self._handle)
+        if self._watcher is None:
+            self._watcher = _Watcher.start(self._watched)
 
     def uninstall(self) -> None:
         """Restores the handlers that were there before `install`."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
         for signum, previous in self._previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous = {}
@@ -79,8 +96,12 @@ class SignalCatcher:
         self.uninstall()
         return False
 
+    def _stale(self) -> bool:
+        return self._is_stale is not None and self._is_stale()
+
     def _handle(self, signum, frame):
-        if self.received is not None or (self._is_stale is not None and self._is_stale()):
+        """The Python-level handler (main thread, between bytecodes)."""
+        if self._stale() or (self.received is not None and self._watcher is None):
             previous = self._previous.get(signum)
             self.uninstall()
             if callable(previous):
@@ -88,14 +109,92 @@ class SignalCatcher:
             else:
                 _default_action(signum)
             return
-        self.received = signum
-        cnn_util.warn('received %s: stopping after %s, then saving and summarising (send it '
-                      'again to abort at once)' % (signal.Signals(signum).name, self.what))
+        self._first(signum)  # at once when the main thread runs Python; the watcher counts
+
+    def _watched(self, signum: int) -> None:
+        """Called by the watcher thread as soon as a signal arrives."""
+        if self._stale():
+            return  # the Python-level handler acts as the previous one
+        self._seen += 1
+        if self._seen == 1:
+            self._first(signum)
+        else:
+            _abort(signum)
+
+    def _first(self, signum: int) -> None:
+        """Records the first signal (seen by the handler, the watcher or both) and says so once."""
+        with self._lock:
+            if self.received is not None:
+                return
+            self.received = signum
+        then = 'then saving and summarising' if self.saves else 'then summarising'
+        cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'
+                      % (signal.Signals(signum).name, self.what, then))
 
     def exit_if_terminated(self) -> None:
         """Raises Terminated when the signal received was SIGTERM."""
         if self.received == signal.SIGTERM:
             raise Terminated()
+
+
+def _abort(signum: int) -> None:
+    """Ends the process now: one error line, exit status 128 + signum (130, 143)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - nothing may stop the abort
+        pass
+    os.write(2, ('error: received %s again: aborting at once, without saving\n'
+                 % signal.Signals(signum).name).encode())
+    os._exit(128 + signum)
+
+
+class _Watcher:
+    """A daemon thread that reads the signal numbers Python's C-level handler writes to the
+    wakeup fd, so SIGINT/SIGTERM are seen while the main thread is inside TensorFlow."""
+
+    def __init__(self, on_signal, reader, writer, previous_fd):
+        self._on_signal = on_signal
+        self._reader, self._writer = reader, writer
+        self._previous_fd = previous_fd
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name='signal-watcher', daemon=True)
+
+    @classmethod
+    def start(cls, on_signal):
+        """Returns a running watcher, or None where the wakeup fd cannot be set."""
+        reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        try:
+            previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            reader.close()
+            writer.close()
+            return None
+        watcher = cls(on_signal, reader, writer, previous_fd)
+        watcher._thread.start()
+        return watcher
+
+    def stop(self) -> None:
+        """Gives the wakeup fd back and ends the thread (it sees end of file)."""
+        self._stopped = True
+        try:
+            signal.set_wakeup_fd(self._previous_fd)
+        except ValueError:  # not the main thread: the fd stays set (and read, unheeded)
+            return
+        self._writer.close()
+
+    def _run(self):
+        try:
+            while True:
+                data = self._reader.recv(64)
+                if not data:
+                    return
+                for signum in data:
+                    if signum in SIGNALS and not self._stopped:
+                        self._on_signal(signum)
+        finally:
+            self._reader.close()
 
 
 def _default_action(signum):

@@ -116,6 +116,9 @@ def preflight(plan, given=None) -> None:
     """
     for message in ignored_flags(given or plan.params, plan.dataset):
         cnn_util.warn(message)
+    if plan.params.hierarchical_copy and len(plan.devices) * plan.num_workers == 1:
+        cnn_util.warn('--hierarchical_copy has no effect on one device (it splits the '
+                      'all-reduce of several devices into two levels)')
     if plan.params.plot_file:
         results_log.check_plot_available()
 

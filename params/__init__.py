@@ -145,6 +145,8 @@ SPECS: tuple[ParamSpec, ...] = (
        lower=1),
     _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
        'failing; the count of skipped records is reported.'),
+    _b('allow_shard_subset', False, 'Accept a deliberate subset of the TFRecord shards (e.g. 3 '
+       'of train-*-of-00008) instead of refusing the missing indices.'),
     _i('shuffle_buffer_size', 10000, 'Records held by the reader for shuffling.', lower=1),
     # --- Devices and variable management.
     _s('device', None, 'Device kind for the towers; default: gpu when one is visible, else cpu.',

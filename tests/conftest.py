@@ -6,7 +6,10 @@ without -n), through speed/runtime_env.import_tensorflow, which keeps its start-
 stderr; xdist's controller runs no test and never loads it.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -19,6 +22,10 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 # the tests and their subprocesses run without them unless a test sets them.
 for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')]:
     del os.environ[_name]
+# The shard scan cache (input_data/shard_scan.py) of the tests and their subprocesses stays out
+# of the user's cache directory.
+os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
+atexit.register(shutil.rmtree, os.environ['XDG_CACHE_HOME'], True)
 from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
 
 

@@ -58,7 +58,7 @@ def run_main(*args):
     (['--job_name=worker', '--ps_hosts=127.0.0.1:2222', '--worker_hosts=localhost:2222'],
      'error: 127.0.0.1:2222 (--ps_hosts) and localhost:2222 (--worker_hosts) are the same '
      'address; every task needs its own host:port.'),
-    (['--train_dir=/proc/no_such_dir/run'], 'error: --train_dir=/proc/no_such_dir/run cannot be '
+    (['--train_dir=/proc/no_such_dir'], 'error: --train_dir=/proc/no_such_dir cannot be '
      'written: cannot create /proc/no_such_dir: No such file or directory. Choose another path.'),
 ])
 def test_usage_errors_come_before_tensorflow_loads(args, message):

@@ -147,8 +147,8 @@ def test_errors(tmp_path, setup, words):
         if setup != 'empty_class':
             Image.new('RGB', (4, 4)).save(src / 'cls' / 'a.png')
             Image.new('RGB', (4, 4)).save(src / 'cls' / 'b.png')
-    if setup == 'not_an_image':
-        (src / 'cls' / 'notes.txt').write_text('hello')
+    if setup == 'not_an_image':  # an image's name, not an image's bytes
+        (src / 'cls' / 'broken.jpg').write_text('hello')
     if setup == 'existing':
         out.mkdir()
         (out / 'train-00000-of-00001').write_bytes(b'')
@@ -193,20 +193,20 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     (src / 'cls').mkdir(parents=True)
     for name in ('a.png', 'b.png'):
         Image.new('RGB', (4, 4)).save(src / 'cls' / name)
-    (src / 'cls' / 'notes.txt').write_text('hello')
+    (src / 'cls' / 'broken.jpg').write_text('hello')
     for name in ('c.png', 'd.png'):
         Image.new('RGB', (4, 4)).save(src / 'cls' / name)
     # One image per shard, the bad one not first: finished shards exist when it fails.
     seed = next(s for s in range(100) if not convert_tool.split_examples(
-        convert_tool.list_classes(str(src)), 0.0, s)[0][0][0].endswith('notes.txt'))
+        convert_tool.list_classes(str(src)), 0.0, s)[0][0][0].endswith('broken.jpg'))
     with pytest.raises(convert_tool.ConvertError) as info:
         convert_tool.convert(str(src), str(out), num_train_shards=5, num_validation_shards=1,
                              validation_fraction=0.0, seed=seed, progress=False)
     assert str(info.value) == ('cannot read image %s: not an image format Pillow knows (remove '
-                               'the file or convert it)' % (src / 'cls' / 'notes.txt'))
+                               'the file or convert it)' % (src / 'cls' / 'broken.jpg'))
     assert os.listdir(out) == []
     (out / 'train-00000-of-00001.tmp').write_bytes(b'partial shard of a killed run')
-    (src / 'cls' / 'notes.txt').unlink()
+    (src / 'cls' / 'broken.jpg').unlink()
     result = convert_tool.convert(str(src), str(out), num_train_shards=1,
                                   num_validation_shards=1, validation_fraction=0.0, seed=0,
                                   progress=False)
@@ -219,7 +219,7 @@ def test_cli_error_after_a_partial_progress_bar_starts_its_own_line(tmp_path):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)
     for i in range(3):
         Image.new('RGB', (5, 5)).save(tmp_path / 'in' / 'cls' / ('%d.png' % i))
-    (tmp_path / 'in' / 'cls' / 'z.txt').write_text('not an image')
+    (tmp_path / 'in' / 'cls' / 'z.jpg').write_text('not an image')
     run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
                '--num_train_shards=4', '--validation_fraction=0', '--seed=1', '--num_threads=1')
     assert run.returncode == 1
@@ -359,3 +359,22 @@ def test_cli_bad_class_text_file_exit_2(tmp_path):
     assert run.stderr.splitlines() == [
         "error: --class_text_file %s lists synset 'a' twice (lines 1 and 2); keep one line "
         'per synset' % (tmp_path / 'texts.txt')]
+
+
+def test_stray_files_are_skipped_with_one_warning_naming_them_all(tmp_path):
+    src, out = tmp_path / 'in', tmp_path / 'out'
+    for cls in ('a', 'b'):
+        (src / cls).mkdir(parents=True)
+        for i in range(2):
+            Image.new('RGB', (4, 4)).save(src / cls / ('%d.png' % i))
+    (src / 'a' / 'notes.txt').write_text('hello')
+    (src / 'b' / 'Thumbs.db').write_bytes(b'\x00' * 20)
+    Image.new('RGB', (4, 4)).save(src / 'b' / 'no_extension', 'PNG')  # an image all the same
+    warnings = []
+    result = convert_tool.convert(str(src), str(out), num_train_shards=1,
+                                  num_validation_shards=1, validation_fraction=0.0, seed=0,
+                                  progress=False, warn=warnings.append)
+    assert result['num_train'] == 5
+    assert warnings[0] == 'skipped 2 files that are not images: %s, %s' % (
+        src / 'a' / 'notes.txt', src / 'b' / 'Thumbs.db')
+    assert not any('notes.txt' in w for w in warnings[1:])  # one warning

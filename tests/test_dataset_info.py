@@ -104,6 +104,24 @@ def test_missing_shard_and_mixed_counts(tmp_path):
         _dataset(tmp_path).scan('train')
 
 
+def test_a_subset_of_the_shards_says_how_to_run_it(tmp_path):
+    paths = h.write_shards(tmp_path, 'train', [[b'r%d' % i] for i in range(8)])
+    for path in paths[3:]:
+        os.remove(path)
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path).scan('train')
+    assert str(info.value) == (
+        '%s has 3 train shard(s) matching train-*-of-* but their names say -of-8 (missing '
+        'indices: 3, 4, 5, 6, 7; out of range: none); copy the missing shards, renumber the ones '
+        'there (train-00000-of-00003 ...), or pass --allow_shard_subset to use this subset '
+        'deliberately' % tmp_path)
+    dataset = _dataset(tmp_path, allow_shard_subset=True)
+    assert dataset.scan('train').files == tuple(paths[:3]) and dataset.num_examples('train') == 3
+    assert dataset.describe('train').endswith(
+        'examples counted in 3 TFRecord shards, CRCs checked, a subset of -of-8 '
+        '(--allow_shard_subset)')
+
+
 def _damage(path, how):
     raw = bytearray(open(path, 'rb').read())
     if how == 'truncated_data':

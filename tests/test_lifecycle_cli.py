@@ -181,7 +181,9 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
         first.rstrip('\n')] + ['Waiting for a checkpoint newer than model.ckpt-%d in %s: '
                                 'looking every 1 s (--eval_interval_secs); SIGINT (Ctrl-C) '
                                 'stops' % (step, train_dir) for step in (1, 2)]
-    assert 'received SIGINT: stopping after the current evaluation' in loop.err
+    assert ('received SIGINT: stopping after the current evaluation, then summarising (send it '
+            'again to abort at once)') in loop.err
+    assert 'saving' not in loop.err  # an eval-only run saves nothing
 
 
 def test_ignored_flag_warnings():

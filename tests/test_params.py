@@ -158,9 +158,27 @@ def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, 
 
 def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
     output_paths.check_output_paths(make_params(
-        train_dir=str(tmp_path / 'a' / 'b'), benchmark_log_dir=str(tmp_path),
-        trace_file=str(tmp_path / 'new' / 't.json'), plot_file='relative.png'))
+        train_dir=str(tmp_path / 'a'), benchmark_log_dir=str(tmp_path / 'logs'),
+        trace_file=str(tmp_path / 't.json'), plot_file='relative.png'))
     assert sorted(os.listdir(tmp_path)) == []  # the check leaves nothing behind
+
+
+@pytest.mark.parametrize('flag, relative, missing', [
+    ('trace_file', 'nonexistent_dir/t.json', 'nonexistent_dir'),
+    ('graph_file', 'new/g.pbtxt', 'new'),
+    ('train_dir', 'a/b', 'a'),
+    ('benchmark_log_dir', 'a/b/c', 'a'),
+])
+def test_output_paths_create_only_what_was_named_inside_folders_that_exist(tmp_path, flag,
+                                                                           relative, missing):
+    path = str(tmp_path / relative)
+    with pytest.raises(ParamsError) as info:
+        output_paths.check_output_paths(make_params(**{flag: path}))
+    assert str(info.value) == (
+        '--%s=%s cannot be written: the folder %s does not exist (create it first: only the last '
+        'folder of a directory flag is made). Choose another path.' % (flag, path,
+                                                                      tmp_path / missing))
+    assert os.listdir(tmp_path) == []  # nothing was created
 
 
 def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch):
@@ -173,9 +191,9 @@ def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch
         raise FileExistsError(17, 'File exists', path)
 
     monkeypatch.setattr(output_paths.os, 'mkdir', mkdir_after_the_other_task)
-    output_paths.check_output_paths(make_params(train_dir=str(tmp_path / 'shared' / 'ckpt')))
+    output_paths.check_output_paths(make_params(train_dir=str(tmp_path / 'ckpt')))
     monkeypatch.undo()
-    assert os.path.isdir(tmp_path / 'shared' / 'ckpt')  # the other task's folders stay
+    assert os.path.isdir(tmp_path / 'ckpt')  # the other task's folder stays
 
 
 @pytest.mark.parametrize('kwargs,text', [

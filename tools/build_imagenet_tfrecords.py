@@ -82,24 +82,48 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_boolean('progress', True, 'Show a progress bar on stderr.', flag_values=fv)
 
 
-def list_classes(input_dir: str) -> list[tuple[str, list[str]]]:
+def _is_image(path: str) -> bool:
+    """True for a name with an image extension Pillow knows (not opened: a broken image is an
+    error when it is encoded), else whether Pillow recognises the file's first bytes."""
+    from PIL import Image, UnidentifiedImageError
+    if os.path.splitext(path)[1].lower() in Image.registered_extensions():
+        return True
+    try:
+        with Image.open(path):
+            return True
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return False
+
+
+def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
     """Returns [(synset, [image paths sorted])] for the sub-folders of input_dir, sorted.
 
+    Files that are not images (`notes.txt`, `Thumbs.db`: neither an image extension nor bytes
+    Pillow recognises) are skipped, with one warning naming them all.
+
     Raises:
-      ConvertError: the folder is missing, has no sub-folders, or a sub-folder has no files.
+      ConvertError: the folder is missing, has no sub-folders, or a sub-folder has no images.
     """
     if not os.path.isdir(input_dir):
         raise ConvertError('--input_dir %s is not a directory' % input_dir)
-    classes = []
+    classes, stray = [], []
     for name in sorted(os.listdir(input_dir)):
         folder = os.path.join(input_dir, name)
         if name.startswith('.') or not os.path.isdir(folder):
             continue
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
                        if not f.startswith('.') and os.path.isfile(os.path.join(folder, f)))
-        if not files:
-            raise ConvertError('class folder %s has no images' % folder)
-        classes.append((name, files))
+        images = [f for f in files if _is_image(f)]
+        stray += [f for f in files if f not in set(images)]
+        if not images:
+            raise ConvertError('class folder %s has no images%s' % (
+                folder, ' (only files that are not images: %s)' % _some(
+                    [os.path.basename(f) for f in files]) if files else ''))
+        classes.append((name, images))
+    if stray:
+        warn('skipped %d file%s that %s not images: %s' % (
+            len(stray), 's' if len(stray) > 1 else '', 'are' if len(stray) > 1 else 'is',
+            ', '.join(stray)))
     if not classes:
         raise ConvertError('--input_dir %s has no class sub-folders (expected '
                            'input_dir/<class>/<image>)' % input_dir)
@@ -265,6 +289,12 @@ def encode_image(path: str) -> tuple[bytes, int, int]:
         raise ConvertError('cannot read image %s: %s' % (path, e)) from None
 
 
+def _utf8(name: str) -> bytes:
+    """A name's bytes: UTF-8, and a file or folder name's bytes as on disk even when the
+    process's file system encoding is ASCII (names read with surrogate escapes)."""
+    return name.encode('utf-8', 'surrogateescape')
+
+
 def make_example(encoded: bytes, height: int, width: int, label: int, synset: str, text: str,
                  filename: str) -> bytes:
     """A serialized ImageNet-format tf.train.Example with one full-image box."""
@@ -283,8 +313,8 @@ def make_example(encoded: bytes, height: int, width: int, label: int, synset: st
         'image/encoded': b(encoded), 'image/format': b(b'JPEG'),
         'image/colorspace': b(b'RGB'), 'image/channels': i(3),
         'image/height': i(height), 'image/width': i(width),
-        'image/class/label': i(label), 'image/class/synset': b(synset.encode()),
-        'image/class/text': b(text.encode()), 'image/filename': b(filename.encode()),
+        'image/class/label': i(label), 'image/class/synset': b(_utf8(synset)),
+        'image/class/text': b(_utf8(text)), 'image/filename': b(_utf8(filename)),
         'image/object/bbox/xmin': f(0.0), 'image/object/bbox/ymin': f(0.0),
         'image/object/bbox/xmax': f(1.0), 'image/object/bbox/ymax': f(1.0),
         'image/object/bbox/label': i(label),
@@ -334,14 +364,15 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
         part = examples[shard::num_shards]
         encoded = pool.map(encode_image, [p for p, _, _ in part])
         try:
-            with tf.io.TFRecordWriter(path + '.tmp') as writer:
+            with tf.io.TFRecordWriter(os.fsencode(path + '.tmp')) as writer:
                 for (src, label, synset), (data, height, width) in zip(part, encoded,
                                                                       strict=True):
                     writer.write(make_example(data, height, width, label, synset,
                                               texts.get(synset, synset), os.path.basename(src)))
                     progress.update()
         except BaseException:
-            os.remove(path + '.tmp')  # no partial shard left behind
+            if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
+                os.remove(path + '.tmp')  # no partial shard left behind
             raise
         os.replace(path + '.tmp', path)
         paths.append(path)
@@ -400,7 +431,7 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     if os.path.abspath(output_dir).startswith(os.path.abspath(input_dir) + os.sep):
         raise ConvertError('--output_dir %s is inside --input_dir; its shards would become a '
                            'class next time' % output_dir)
-    classes = list_classes(input_dir)
+    classes = list_classes(input_dir, warn)
     texts = check_class_texts(read_class_texts(class_text_file), [s for s, _ in classes],
                               class_text_file, warn)
     train, validation = split_examples(classes, validation_fraction, seed)
@@ -431,10 +462,12 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
             if stale.startswith(_SHARD_PREFIXES):
                 os.remove(os.path.join(output_dir, stale))
         raise
-    with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8') as f:
+    with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8',
+              errors='surrogateescape') as f:
         for label, synset, text in result['classes']:
             f.write('%d %s %s\n' % (label, synset, text))
-    with open(os.path.join(output_dir, 'class_counts.txt'), 'w', encoding='utf-8') as f:
+    with open(os.path.join(output_dir, 'class_counts.txt'), 'w', encoding='utf-8',
+              errors='surrogateescape') as f:
         f.write('# label synset train validation\n')
         for row in result['class_counts']:
             f.write('%d %s %d %d\n' % row)

@@ -1,0 +1,38 @@
+"""Edges of the eval and forward-only modes: a usage error up front, what the header and the
+run say about weights and optimizers, and flags without effect on one device."""
+
+import pytest
+
+from tests.test_cli_edges import run_main
+from tf_cnn_benchmarks.lifecycle import wiring
+
+import helpers
+
+
+@pytest.mark.cli
+def test_eval_without_a_checkpoint_source_is_a_usage_error_before_tensorflow():
+    status, out, err, loaded = run_main('--model=trivial', '--eval')
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == ("error: --eval needs a checkpoint: give --train_dir (a training run's "
+                   "directory) or --checkpoint_path\n")
+
+
+def test_forward_only_without_a_checkpoint_says_it_times_random_weights(capsys):
+    helpers.tiny_run(forward_only=True, num_batches=1, num_warmup_batches=0)
+    assert ('Forward-only: no --train_dir or --checkpoint_path; timing randomly initialised '
+            'weights\n') in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('mode, shown', [({}, True), ({'forward_only': True}, False),
+                                         ({'eval': True}, False)])
+def test_only_training_headers_print_an_optimizer(mode, shown):
+    lines = helpers.tiny_bench(**mode).info_lines()
+    assert any(line.startswith('Optimizer:') for line in lines) == shown, lines
+
+
+def test_hierarchical_copy_on_one_device_warns(capsys):
+    wiring.preflight(helpers.tiny_bench(hierarchical_copy=True,
+                                        variable_update='replicated').plan)
+    assert capsys.readouterr().err == (
+        'warning: --hierarchical_copy has no effect on one device (it splits the all-reduce of '
+        'several devices into two levels)\n')

@@ -1,0 +1,75 @@
+"""A second SIGINT/SIGTERM aborts at once, even while the main thread is inside a long
+TensorFlow step (Python runs its own handlers only between bytecodes)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.cli
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TESTS)
+
+# One session.run of about a minute (a while loop of matmuls): the "long step".
+LONG_STEP = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, %r)
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks.lifecycle import signals
+    from tf_cnn_benchmarks.speed import runtime_env
+    tf = runtime_env.import_tensorflow()
+    tf.compat.v1.disable_eager_execution()
+    x = tf.random.normal([600, 600])
+    _, y = tf.while_loop(lambda i, y: i < 200000,
+                         lambda i, y: (i + 1, tf.tanh(tf.matmul(y, x) * 1e-3)), [0, x])
+    with tf.compat.v1.Session() as sess, signals.SignalCatcher() as catcher:
+        print('step started', flush=True)
+        sess.run(tf.reduce_sum(y))
+        print('step finished', catcher.name, flush=True)
+''') % TESTS
+
+
+def _wait_for(proc, path, text, secs):
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open(path) as f:
+            if text in f.read():
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
+def test_second_signal_during_a_long_step_aborts_at_once(tmp_path, signum):
+    name = signal.Signals(signum).name
+    out, err = tmp_path / 'out', tmp_path / 'err'
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    with open(out, 'w') as o, open(err, 'w') as e:
+        proc = subprocess.Popen([sys.executable, '-c', LONG_STEP], stdout=o, stderr=e,
+                                stdin=subprocess.DEVNULL, cwd=REPO, env=env)
+    try:
+        assert _wait_for(proc, out, 'step started', 180), err.read_text()
+        time.sleep(1.0)
+        proc.send_signal(signum)
+        # Said at once, not when the step ends.
+        assert _wait_for(proc, err, 'received %s: stopping after the current step' % name, 5), (
+            err.read_text())
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        status = proc.wait(timeout=30)
+        assert time.monotonic() - sent < 5
+        assert status == 128 + signum
+        assert 'error: received %s again: aborting at once, without saving' % name in (
+            err.read_text())
+        assert 'step finished' not in out.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
