@@ -20,7 +20,7 @@ from typing import Any
 
 from absl import flags
 
-from . import allreduce_spec
+from . import allreduce_spec, original_flags
 from .cluster import flag_rules
 
 
@@ -240,7 +240,7 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('kmp_affinity', None, 'KMP_AFFINITY for oneDNN/OpenMP threads.'),
     _b('kmp_settings', False, 'Print the OpenMP settings at start (KMP_SETTINGS=1).'),
     _b('use_numa_affinity', False, 'Pin each tower\'s threads to one NUMA node where possible.'),
-)
+) + original_flags.specs(ParamSpec)  # the rest of the original's flags (original_flags.py)
 
 SPEC_BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 assert len(SPEC_BY_NAME) == len(SPECS), 'duplicate parameter names'
@@ -337,6 +337,9 @@ def validate_params(p: Params) -> None:
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
+    problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
+    if problem:
+        raise ParamsError(problem)
     check_ranges(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '

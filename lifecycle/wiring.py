@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from .. import cnn_util
+from .. import cnn_util, original_flags
 from .. import params as params_lib
 from . import (
     checkpoints,
@@ -102,6 +102,7 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
     return list(dict.fromkeys(out))
 
 

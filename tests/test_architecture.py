@@ -117,7 +117,8 @@ def test_the_layout_has_one_package_per_concern():
     assert packages == ['cluster', 'input_data', 'lifecycle', 'models', 'speed', 'tools']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'allreduce_spec', 'benchmark_cnn',
-                   'cli', 'cnn_util', 'flag_parsing', 'learning_rate', 'params', 'preprocessing',
+                   'cli', 'cnn_util', 'flag_parsing', 'learning_rate', 'original_flags', 'params',
+                   'preprocessing',
                    'run_plan', 'setup', 'tf_cnn_benchmarks', 'tower', 'variable_mgr']
     readme = open(os.path.join(REPO, 'README.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
