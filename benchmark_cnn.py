@@ -170,9 +170,12 @@ class BenchmarkCNN:
                     outputs.append(tower.forward(plan, self.model, images, labels,
                                                  phase_train=plan.training))
             with tf1.device(self.cluster.local_cpu if self.cluster else plan.param_device):
-                loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
+                # --loss_type_to_report: TowerOutput's total_loss or base_loss.
+                loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)
                 top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
+            with tf1.device(self.cluster.local_cpu if self.cluster else
+                            '/cpu:0' if p.compute_lr_on_cpu else plan.param_device):
                 lr = learning_rate.get_learning_rate(
                     p, global_step, model=self.model, examples_per_epoch=plan.examples_per_epoch,
                     images_per_step=plan.images_per_global_step)
@@ -379,7 +382,8 @@ class BenchmarkCNN:
             should_stop=run_hooks.combine_should_stop(hooks),
             extra_format=_accuracy_columns if p.print_training_accuracy else None,
             extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
-                           else ()))
+                           else ()),
+            loss_name=p.loss_type_to_report, ewma_alpha=p.display_perf_ewma)
         self.drain_pipeline(sess, info)
         return loop
 

@@ -19,7 +19,8 @@ TRT_MODES = ('', 'FP32', 'FP16', 'INT8')
 
 HOROVOD_MESSAGE = (
     '--variable_update=horovod is not available: Horovod\'s last release (0.28.1) does not build '
-    'against TensorFlow 2.21 (its build stops on a TensorFlow header the wheel does not ship). '
+    'against TensorFlow 2.21 (its build stops on highwayhash/arch_specific.h, a header the '
+    'TensorFlow wheel does not ship). '
     'For the same all-reduce of gradients between workers use --variable_update='
     'collective_all_reduce, with the cluster from TF_CONFIG, a Slurm step, the host flags '
     '(--worker_hosts, --job_name, --task_index) or tf_cnn_cluster on one machine.')

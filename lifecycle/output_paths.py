@@ -11,7 +11,7 @@ import tempfile
 
 from ..params import Params, ParamsError
 
-_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
+_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
 
 

@@ -16,6 +16,7 @@ from .. import params as params_lib
 from . import (
     checkpoints,
     eval_runner,
+    mlperf_log,
     profiling,
     results_log,
     run_hooks,
@@ -33,6 +34,7 @@ OPTIMIZER_FLAGS = (
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
+    'eval_during_training_at_specified_epochs',
     'stop_at_top_1_accuracy')
 EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size')
 TF_DATA_FLAGS = (
@@ -40,7 +42,7 @@ TF_DATA_FLAGS = (
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')
 INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
                'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
-EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:5]
+EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:6]
 
 
 def _is_set(p, name: str) -> bool:
@@ -148,6 +150,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
+    if original_flags.ml_perf_wanted(p) and plan.is_chief:
+        hooks.extend(h for h in [mlperf_log.make_hook(plan)] if h is not None)
     hooks.append(signals.SignalHook())
     return hooks
 
