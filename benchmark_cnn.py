@@ -174,8 +174,6 @@ class BenchmarkCNN:
                 loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)
                 top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
                 top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
-            with tf1.device(self.cluster.local_cpu if self.cluster else
-                            '/cpu:0' if p.compute_lr_on_cpu else plan.param_device):
                 lr = learning_rate.get_learning_rate(
                     p, global_step, model=self.model, examples_per_epoch=plan.examples_per_epoch,
                     images_per_step=plan.images_per_global_step)

@@ -69,7 +69,6 @@ _ROWS = (
      LOSS_TYPES),
     ('list', 'eval_during_training_at_specified_epochs', [], 'Evaluate after these training '
      'epochs (each taken at global step int(epoch x steps per epoch)).', None),
-    ('boolean', 'compute_lr_on_cpu', False, 'Compute the learning rate on the CPU.', None),
     ('boolean', 'single_l2_loss_op', False, 'Weight decay as one L2 loss over all weights '
      'concatenated, instead of one per variable.', None),
     ('float', 'display_perf_ewma', None, 'If set (0..1), step lines show images/sec as an '
@@ -81,6 +80,8 @@ _ROWS = (
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
      'lines.', None),
     # --- Accepted, with one warning line when set (see _NO_EFFECT).
+    ('boolean', 'compute_lr_on_cpu', False, 'No effect here: the learning rate is always '
+     'computed on the CPU.', None),
     ('boolean', 'collect_eval_results_async', False, 'SSD only in the original; no effect here.',
      None),
     ('string', 'input_preprocessor', 'default', 'The original\'s preprocessor registry; here the '
@@ -119,6 +120,8 @@ _ROWS = (
 
 # Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text).
 _NO_EFFECT = {
+    'compute_lr_on_cpu': 'here: the learning rate is always computed on the CPU, beside the '
+    'global step (also with GPU towers); nothing to use instead',
     'collect_eval_results_async': 'on TensorFlow 2.21 here: the original used it for its SSD '
     'detection model only, which this project does not have; classification eval results are '
     'collected in the run itself; nothing to use instead',

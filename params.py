@@ -296,6 +296,9 @@ _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string
 
 def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound."""
+    problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
+    if problem:
+        raise ParamsError(problem)
     for spec in SPECS:
         value = getattr(p, spec.name)
         if value is None:
@@ -337,9 +340,6 @@ def validate_params(p: Params) -> None:
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
-    problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
-    if problem:
-        raise ParamsError(problem)
     check_ranges(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '

@@ -35,8 +35,8 @@ TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
     'eval_during_training_at_specified_epochs',
-    'stop_at_top_1_accuracy')
-EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size')
+    'stop_at_top_1_accuracy', 'loss_type_to_report', 'single_l2_loss_op')
+EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')

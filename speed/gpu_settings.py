@@ -33,6 +33,11 @@ def gpu_run_likely(p) -> bool:
     return bool(glob.glob('/dev/nvidia[0-9]*'))
 
 
+def _given_flags(p) -> set[str]:
+    return {n for n in ('gpu_thread_mode', 'per_gpu_thread_count')
+            if getattr(p, n) != params_lib.SPEC_BY_NAME[n].default}
+
+
 def environment_updates(p, environ=None) -> dict[str, str]:
     """The environment variables the GPU flags of `p` ask for, as {name: value}.
 
@@ -67,8 +72,9 @@ def environment_updates(p, environ=None) -> dict[str, str]:
             updates[name] = value  # given: wins over the environment
         elif gpu_run and name not in environ and name != 'TF_SYNC_ON_FINISH':
             updates[name] = value  # the original's default, on a GPU run
-    if p.gpu_thread_mode != 'global' and 'TF_GPU_THREAD_MODE' in updates:
-        updates.setdefault('TF_GPU_THREAD_COUNT', wanted['TF_GPU_THREAD_COUNT'][1])
+    if 'TF_GPU_THREAD_MODE' not in updates and 'TF_GPU_THREAD_MODE' in environ and (
+            'per_gpu_thread_count' not in _given_flags(p)):
+        updates.pop('TF_GPU_THREAD_COUNT', None)  # the user's own thread mode: theirs to size
     return {k: v for k, v in updates.items() if environ.get(k) != v}
 
 
