@@ -12,6 +12,8 @@ Loads no TensorFlow: the rules run before the command imports it.
 
 from __future__ import annotations
 
+import re
+
 GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
 LOSS_TYPES = ('base_loss', 'total_loss')
 NETWORK_TOPOLOGIES = ('dgx1', 'gcp_v100')
@@ -75,6 +77,8 @@ _ROWS = (
      'exponentially weighted moving average with this weight for the newest step.', 0),
     ('string', 'benchmark_test_id', None, 'A test ID for the run, stored in the results JSON '
      '(for people; no effect on the run).', None),
+    ('float', 'resnet_base_lr', None, 'ImageNet ResNets (resnet50, ..._v1.5, ..._v2): their '
+     'default learning rate per 256 images (default 0.128), scaled with the global batch.', 0),
     ('boolean', 'ml_perf', False, 'Print MLPerf-format log lines (mlperf-logging package: '
      'pip install -e \'.[mlperf]\').', None),
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
@@ -93,7 +97,6 @@ _ROWS = (
     ('boolean', 'use_chrome_trace_format', True, 'No effect here: --trace_file is always a '
      'Chrome trace.', None),
     ('string', 'partitioned_graph_file_prefix', None, 'No effect here (see --graph_file).', None),
-    ('float', 'resnet_base_lr', None, 'No effect here (see --init_learning_rate).', 0),
     ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),
     ('string', 'debugger', None, 'No effect here: tfdbg is gone from TensorFlow 2.', None),
     ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
@@ -135,8 +138,6 @@ _NO_EFFECT = {
     'raw step statistics use --tfprof_file=F.pbtxt',
     'partitioned_graph_file_prefix': 'here: partition graphs are not written; use --graph_file '
     'for the graph (and --trace_file for where each op ran)',
-    'resnet_base_lr': 'here: the model\'s default learning rate is fixed per model and scaled '
-    'with the global batch; use --init_learning_rate or --piecewise_learning_rate_schedule',
     'use_tf_layers': 'on TensorFlow 2.21: tf.layers is gone with Keras 3; every layer is built '
     'from tf.nn ops, which gives the same values; nothing to use instead',
     'debugger': 'on TensorFlow 2.21: tfdbg\'s session wrappers (CLI and TensorBoard debugger) '
@@ -175,6 +176,10 @@ _NO_EFFECT = {
     'trt_max_workspace_size_bytes': 'here: TensorRT conversion is not implemented; use '
     '--forward_only --freeze_when_forward_only (see --trt_mode)',
 }
+
+
+# The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
+IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
 
 
 def specs(make_spec) -> tuple:
@@ -248,8 +253,18 @@ def ineffective(p) -> list[str]:
       Messages '--NAME has no effect ...: why; what to use instead', in this module's order
       (wiring.ignored_flags adds them to its own).
     """
-    return ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
-            if getattr(p, name) != DEFAULTS[name]]
+    out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
+           if getattr(p, name) != DEFAULTS[name]]
+    if p.resnet_base_lr is not None:
+        if not IMAGENET_RESNET.match(p.model):
+            out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '
+                       'learning rate of the ImageNet ResNets (resnet50, resnet101, resnet152 '
+                       'and their _v1.5/_v2); use --init_learning_rate' % p.model)
+        elif p.init_learning_rate is not None or p.piecewise_learning_rate_schedule:
+            out.append('--resnet_base_lr has no effect with --init_learning_rate or '
+                       '--piecewise_learning_rate_schedule (they replace the model\'s default '
+                       'rate); use one of them')
+    return out
 
 
 def ml_perf_wanted(p) -> bool:

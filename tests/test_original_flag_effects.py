@@ -12,8 +12,9 @@ import types
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import benchmark_cnn, cnn_util, params
-from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log
+from tf_cnn_benchmarks import benchmark_cnn, cnn_util, learning_rate, original_flags, params
+from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, wiring
+from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.speed import gpu_settings, session_config
 from tf_cnn_benchmarks.tools import sweep
 
@@ -123,6 +124,33 @@ def test_the_learning_rate_is_on_the_cpu_with_gpu_towers_so_compute_lr_on_cpu_is
     info = bench.build_graph()
     assert 'CPU' in info.learning_rate.device.upper()
     assert any('GPU' in op.device.upper() for op in info.graph.get_operations())
+
+
+def _first_rate(model, images_per_step, **flags):
+    with tf.Graph().as_default():
+        lr = learning_rate.get_learning_rate(
+            params.make_params(model=model, **flags), tf1.train.get_or_create_global_step(),
+            model=model_config.get_model(model), examples_per_epoch=1000,
+            images_per_step=images_per_step)
+        with tf1.Session() as sess:
+            return float(sess.run(lr))
+
+
+def test_resnet_base_lr_is_the_imagenet_resnets_rate_per_256_images():
+    assert _first_rate('resnet50', 64) == pytest.approx(0.128 * 64 / 256)
+    assert _first_rate('resnet50', 64, resnet_base_lr=0.2) == pytest.approx(0.2 * 64 / 256)
+    assert _first_rate('resnet101_v2', 512, resnet_base_lr=0.1) == pytest.approx(0.2)
+    # Another model, or an explicit rate: the flag does nothing, and says so.
+    assert _first_rate('trivial', 32, resnet_base_lr=0.2) == _first_rate('trivial', 32)
+    assert original_flags.IMAGENET_RESNET.match('resnet50_v1.5')
+    assert not original_flags.IMAGENET_RESNET.match('resnet56')
+    [line] = [m for m in wiring.ignored_flags(params.make_params(model='resnet56',
+                                                                 resnet_base_lr=0.2))]
+    assert line.startswith('--resnet_base_lr has no effect with --model=resnet56')
+    [line] = wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2,
+                                                     init_learning_rate=0.1))
+    assert line.startswith('--resnet_base_lr has no effect with --init_learning_rate')
+    assert wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2)) == []
 
 
 def test_specified_epochs_become_global_steps():
