@@ -203,28 +203,6 @@ def test_the_sweep_accepts_the_originals_flags():
 
 
 @pytest.mark.cli
-def test_ml_perf_lines_and_one_warning_from_the_command():
-    pytest.importorskip('mlperf_logging')
-    from test_cli import run_cli
-    proc = run_cli('--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=2',
-                   '--num_warmup_batches=0', '--device=cpu', '--ml_perf', '--mkl',
-                   '--use_python32_barrier')
-    assert proc.returncode == 0, proc.stderr
-    events = [json.loads(line[len(':::MLLOG '):]) for line in proc.stdout.splitlines()
-              if line.startswith(':::MLLOG ')]
-    keys = [e['key'] for e in events]
-    assert keys == ['submission_benchmark', 'global_batch_size', 'seed', 'opt_name',
-                    'opt_base_learning_rate', 'train_samples', 'init_stop', 'run_start',
-                    'run_stop']
-    assert events[0]['value'] == 'trivial' and events[1]['value'] == 2
-    assert events[-1]['metadata']['status'] == 'success'
-    warnings = proc.stderr.splitlines()
-    assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
-    assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')
-    assert warnings[1].startswith('warning: --mkl has no effect on TensorFlow 2.21')
-
-
-@pytest.mark.cli
 def test_horovod_from_the_command_is_one_line_and_exit_status_2():
     from test_cli import run_cli
     proc = run_cli('--variable_update=horovod', '--horovod_device=gpu')
@@ -234,3 +212,32 @@ def test_horovod_from_the_command_is_one_line_and_exit_status_2():
     assert len(lines) == 1 and lines[0].startswith('error: --variable_update=horovod is not '
                                                    'available: Horovod')
     assert 'collective_all_reduce' in lines[0]
+
+
+@pytest.mark.cli
+def test_the_originals_first_documented_command_runs_in_miniature_with_ml_perf_lines():
+    pytest.importorskip('mlperf_logging')
+    from test_original_flags import DOCUMENTED
+
+    from test_cli import run_cli
+    # The original README's first command, then small sizes (later flags win) for a CPU, two
+    # flags without effect and the MLPerf lines.
+    proc = run_cli(*DOCUMENTED[0].split(), '--batch_size=2', '--image_size=32',
+                   '--num_batches=1', '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
+                   '--mkl', '--use_python32_barrier')
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert 'Model:       resnet50' in lines and 'Variables:   parameter_server' in lines
+    assert any(line.startswith('total images/sec: ') for line in lines)
+    events = [json.loads(line[len(':::MLLOG '):]) for line in lines
+              if line.startswith(':::MLLOG ')]
+    assert [e['key'] for e in events] == [
+        'submission_benchmark', 'global_batch_size', 'seed', 'opt_name',
+        'opt_base_learning_rate', 'train_samples', 'init_stop', 'run_start', 'run_stop']
+    assert events[0]['value'] == 'resnet50' and events[1]['value'] == 2
+    assert events[4]['value'] == pytest.approx(0.128 * 2 / 256)
+    assert events[-1]['metadata']['status'] == 'success'
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
+    assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')
+    assert warnings[1].startswith('warning: --mkl has no effect on TensorFlow 2.21')
