@@ -162,6 +162,15 @@ def test_specified_epochs_become_global_steps():
     assert [s for s in range(1, 20) if hook.due(s)] == [1, 6, 12]
 
 
+def test_eval_at_specified_epochs_runs_on_one_host_only():
+    p = params.make_params(job_name='worker', task_index=0, ps_hosts=['localhost:2222'],
+                           worker_hosts=['localhost:2223'],
+                           eval_during_training_at_specified_epochs=['1'])
+    with pytest.raises(params.ParamsError, match='--eval_during_training_at_specified_epochs '
+                       'runs on one host only'):
+        params.validate_params(p)
+
+
 def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir, tmp_path):
     # 512 training records in batches of 4: 128 steps per epoch; epochs 0.01 and 0.03 are
     # global steps 1 and 3.
