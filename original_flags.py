@@ -178,6 +178,13 @@ _NO_EFFECT = {
 }
 
 
+# Flags that act on GPUs only (speed/gpu_settings.py).
+GPU_ONLY_FLAGS = (
+    'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
+    'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
+    'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
+    'batchnorm_persistent', 'autotune_threshold')
+
 # The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
 IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
 
@@ -255,6 +262,10 @@ def ineffective(p) -> list[str]:
     """
     out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
            if getattr(p, name) != DEFAULTS[name]]
+    if p.device == 'cpu':
+        out.extend('--%s has no effect with --device=cpu (it sets GPU options); use '
+                   '--num_intra_threads/--num_inter_threads for the CPU' % name
+                   for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name])
     if p.resnet_base_lr is not None:
         if not IMAGENET_RESNET.match(p.model):
             out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '

@@ -295,7 +295,9 @@ _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string
 
 
 def check_ranges(p: Params) -> None:
-    """Checks each value against its own spec: type, allowed values, lower bound."""
+    """Checks each value against its own spec: type, allowed values, lower bound; first the
+    rules of the original's other flags (original_flags.problem: --variable_update=horovod,
+    ...)."""
     problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
     if problem:
         raise ParamsError(problem)

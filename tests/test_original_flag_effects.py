@@ -82,6 +82,15 @@ def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
                                             {}) == {'TF_SYNC_ON_FINISH': '1'}
 
 
+def test_gpu_flags_warn_with_device_cpu():
+    lines = wiring.ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
+                                             allow_growth=False))
+    assert lines == ['--%s has no effect with --device=cpu (it sets GPU options); use '
+                     '--num_intra_threads/--num_inter_threads for the CPU' % name
+                     for name in ('gpu_thread_mode', 'allow_growth')]
+    assert wiring.ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
+
+
 def test_loss_type_to_report_base_loss_leaves_out_the_weight_decay(capsys):
     total = tiny_run(num_batches=3, weight_decay=0.01)
     capsys.readouterr()
