@@ -262,6 +262,10 @@ def ineffective(p) -> list[str]:
     """
     out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
            if getattr(p, name) != DEFAULTS[name]]
+    if ml_perf_wanted(p) and p.eval:
+        out.append('--ml_perf has no effect with --eval: the MLPerf lines cover training and '
+                   'forward-only runs; use --eval_during_training_* in a training run for '
+                   'eval_accuracy lines')
     if p.device == 'cpu':
         out.extend('--%s has no effect with --device=cpu (it sets GPU options); use '
                    '--num_intra_threads/--num_inter_threads for the CPU' % name

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import cnn_util, original_flags
 from .. import params as params_lib
+from ..speed import gpu_settings
 from . import (
     checkpoints,
     eval_runner,
@@ -117,9 +118,12 @@ def preflight(plan, given=None) -> None:
 
     Raises:
       cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
+      params.ParamsError: --rewriter_config is not a RewriterConfig in text format.
     """
     for message in ignored_flags(given or plan.params, plan.dataset):
         cnn_util.warn(message)
+    if plan.params.rewriter_config:  # a usage error before the graph is built, not after
+        gpu_settings.parse_rewriter_config(plan.params.rewriter_config)
     if plan.params.plot_file:
         results_log.check_plot_available()
 

@@ -57,7 +57,11 @@ def test_rewriter_config_and_enable_optimizations_reach_the_graph_options():
     assert config.graph_options.optimizer_options.opt_level == tf1.OptimizerOptions.L0
 
 
-def test_a_malformed_rewriter_config_is_a_usage_error():
+def test_a_malformed_rewriter_config_is_a_usage_error_before_the_graph_is_built(monkeypatch):
+    bench = tiny_bench(rewriter_config='constant_folding: 7x')
+    monkeypatch.setattr(bench, 'build_graph', lambda: pytest.fail('graph built'))
+    with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
+        bench.run()
     with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
         session_config.make_session_config(tiny_params(rewriter_config='constant_folding: 7x'), 1)
 
@@ -80,6 +84,11 @@ def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
     assert gpu_settings.environment_updates(tiny_params(device='cpu'), {}) == {}
     assert gpu_settings.environment_updates(tiny_params(device='cpu', sync_on_finish=True),
                                             {}) == {'TF_SYNC_ON_FINISH': '1'}
+
+
+def test_ml_perf_with_eval_warns():
+    [line] = wiring.ignored_flags(params.make_params(eval=True, train_dir='x', ml_perf=True))
+    assert line.startswith('--ml_perf has no effect with --eval')
 
 
 def test_gpu_flags_warn_with_device_cpu():
