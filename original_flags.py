@@ -79,6 +79,11 @@ _ROWS = (
      '(for people; no effect on the run).', None),
     ('float', 'resnet_base_lr', None, 'ImageNet ResNets (resnet50, ..._v1.5, ..._v2): their '
      'default learning rate per 256 images (default 0.128), scaled with the global batch.', 0),
+    ('boolean', 'use_chrome_trace_format', True, 'false: --trace_file holds the traced step\'s '
+     'StepStats in protobuf text format instead of a Chrome trace.', None),
+    ('string', 'partitioned_graph_file_prefix', None, 'Write each device\'s partition graph of '
+     'the traced step (after Grappler) to PREFIX with the device name inserted before the '
+     'extension; text when it ends in txt.', None),
     ('boolean', 'ml_perf', False, 'Print MLPerf-format log lines (mlperf-logging package: '
      'pip install -e \'.[mlperf]\').', None),
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
@@ -94,9 +99,6 @@ _ROWS = (
      'effect here.', NETWORK_TOPOLOGIES),
     ('boolean', 'compact_gradient_transfer', True, 'No effect here (see --gradient_repacking).',
      None),
-    ('boolean', 'use_chrome_trace_format', True, 'No effect here: --trace_file is always a '
-     'Chrome trace.', None),
-    ('string', 'partitioned_graph_file_prefix', None, 'No effect here (see --graph_file).', None),
     ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),
     ('string', 'debugger', None, 'No effect here: tfdbg is gone from TensorFlow 2.', None),
     ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
@@ -134,10 +136,6 @@ _NO_EFFECT = {
     'hierarchy use --all_reduce_spec (e.g. psgpu/psgpu, pscpu/xring)',
     'compact_gradient_transfer': 'here: gradients are transferred as computed; use '
     '--gradient_repacking=N or --agg_small_grads_max_bytes to pack them',
-    'use_chrome_trace_format': 'here: --trace_file is always a Chrome/Perfetto trace; for the '
-    'raw step statistics use --tfprof_file=F.pbtxt',
-    'partitioned_graph_file_prefix': 'here: partition graphs are not written; use --graph_file '
-    'for the graph (and --trace_file for where each op ran)',
     'use_tf_layers': 'on TensorFlow 2.21: tf.layers is gone with Keras 3; every layer is built '
     'from tf.nn ops, which gives the same values; nothing to use instead',
     'debugger': 'on TensorFlow 2.21: tfdbg\'s session wrappers (CLI and TensorBoard debugger) '

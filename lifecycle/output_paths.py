@@ -12,7 +12,8 @@ import tempfile
 from ..params import Params, ParamsError
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
-_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
+_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file',
+                 'partitioned_graph_file_prefix')
 
 
 def _creatable_dir_problem(path: str) -> str | None:

@@ -144,7 +144,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
         hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset))
-    if p.graph_file or p.trace_file or p.tfprof_file:
+    if p.graph_file or p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix:
         hooks.append(profiling.ProfilingHook(p))
     if plan.training and p.train_dir and plan.is_chief:
         hooks.append(checkpoints.CheckpointHook(plan))

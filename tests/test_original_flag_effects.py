@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import types
 
 import pytest
@@ -203,6 +204,25 @@ def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir,
             for v in e.summary.value if v.tag == 'eval/top_1']
     assert [s for s, _ in tops] == [1, 3]
     assert [v for _, v in tops] == pytest.approx([e['top_1'] for e in result['evals']])
+
+
+def test_step_stats_trace_and_partition_graphs_of_the_traced_step(tmp_path):
+    from google.protobuf import text_format
+    from tensorflow.core.framework import graph_pb2, step_stats_pb2
+    trace = tmp_path / 'step.pbtxt'
+    result = tiny_run(num_gpus=2, device='cpu', trace_file=str(trace),
+                      use_chrome_trace_format=False,
+                      partitioned_graph_file_prefix=str(tmp_path / 'part.pbtxt'))
+    stats = text_format.Parse(trace.read_text(), step_stats_pb2.StepStats())
+    assert {d.device for d in stats.dev_stats} >= {
+        '/job:localhost/replica:0/task:0/device:CPU:0',
+        '/job:localhost/replica:0/task:0/device:CPU:1'}
+    files = result['partition_graph_files']
+    assert sorted(os.path.basename(f) for f in files) == [
+        'part_job_localhost_replica_0_task_0_device_CPU_0.pbtxt',
+        'part_job_localhost_replica_0_task_0_device_CPU_1.pbtxt']
+    graph = text_format.Parse(open(files[1]).read(), graph_pb2.GraphDef())
+    assert graph.node and all(n.device.endswith('CPU:1') for n in graph.node)
 
 
 def test_benchmark_test_id_is_in_the_results_json(tmp_path):
