@@ -172,6 +172,26 @@ def test_resnet_base_lr_is_the_imagenet_resnets_rate_per_256_images():
     assert wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2)) == []
 
 
+def test_variables_are_resource_variables_so_use_resource_vars_is_a_no_op():
+    types_ = {op.type for op in tiny_bench().build_graph().graph.get_operations()}
+    assert 'VarHandleOp' in types_ and not types_ & {'VariableV2', 'Variable'}
+
+
+def test_the_sweep_gives_horovod_its_own_line():
+    problem = sweep.invalid_configuration(
+        {'model': ['trivial'], 'batch_size': [2], 'num_gpus': [1], 'precision': ['fp32'],
+         'variable_update': ['horovod']}, [])
+    assert problem is not None and 'Horovod\'s last release (0.28.1)' in problem
+
+
+def test_the_sweeps_horovod_axis_is_one_line_and_exit_status_2(tmp_path, capsys):
+    assert sweep.main(['tf_cnn_sweep', '--output_dir=%s' % tmp_path, '--models=trivial',
+                       '--batch_sizes=8', '--variable_updates=horovod']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: --variable_updates: --variable_update=horovod is not '
+                          'available: Horovod') and err.count('\n') == 1
+
+
 def test_specified_epochs_become_global_steps():
     plan = types.SimpleNamespace(params=tiny_params(
         eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8)
