@@ -74,10 +74,14 @@ class ImageRateStats:
         population standard deviation (divide by n, numpy's default ddof=0).
       jitter: 1.4826 x median(|r_i - median(r)|), the median absolute deviation scaled to
         estimate a standard deviation while ignoring a few slow steps.
+    With `ewma_alpha` (--display_perf_ewma, 0..1), the mean uses an exponentially weighted
+    mean step time instead, the newest step weighing 1 and each older one (1 - alpha) times the
+    next newer: images_per_step / (sum(w_i t_i) / sum(w_i)), w_i = (1 - alpha)^(n - i).
     """
 
-    def __init__(self, images_per_step: int):
+    def __init__(self, images_per_step: int, ewma_alpha: float | None = None):
         self.images_per_step = images_per_step
+        self.ewma_alpha = ewma_alpha
         self.step_times: list[float] = []
 
     def add(self, seconds: float) -> None:
@@ -94,6 +98,10 @@ class ImageRateStats:
             return 0.0, 0.0, 0.0
         rates = self.rates()
         mean = self.images_per_step * len(self.step_times) / max(sum(self.step_times), 1e-12)
+        if self.ewma_alpha:
+            weights = (1.0 - self.ewma_alpha) ** np.arange(len(rates) - 1, -1, -1)
+            mean_time = float(np.average(self.step_times, weights=weights))
+            mean = self.images_per_step / max(mean_time, 1e-12)
         uncertainty = float(np.std(rates)) / math.sqrt(len(rates))
         jitter = MAD_TO_STD * float(np.median(np.abs(rates - np.median(rates))))
         return mean, uncertainty, jitter

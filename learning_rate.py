@@ -9,7 +9,8 @@ Precedence of the schedule flags:
   1. --piecewise_learning_rate_schedule "lr0;e1;lr1;...": lr0 until epoch e1, lr1 until e2, ...
   2. --init_learning_rate, decayed by --learning_rate_decay_factor every --num_epochs_per_decay
      epochs (staircase) when both are > 0.
-  3. otherwise the model's own schedule (`CNNModel.get_learning_rate`).
+  3. otherwise the model's own schedule (`CNNModel.get_learning_rate`); for the ImageNet
+     ResNets with --resnet_base_lr, that rate per 256 images, scaled linearly with the batch.
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
 
@@ -66,6 +67,10 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
             exponent = tf.math.ceil((step + 1.0) / period) - 1.0
             lr = lr * tf.pow(tf.constant(p.learning_rate_decay_factor, tf.float32),
                              tf.cast(exponent, tf.float32))
+    elif p.resnet_base_lr is not None and getattr(model, 'base_lr_batch_size', None):
+        # The ImageNet ResNets' default rate with the base rate given per 256 images.
+        lr = tf.constant(p.resnet_base_lr * images_per_step / model.base_lr_batch_size,
+                         tf.float32)
     else:
         lr = model.get_learning_rate(global_step, images_per_step)
     lr = tf.cast(lr, tf.float32)

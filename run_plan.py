@@ -236,7 +236,8 @@ def evaluates(p) -> bool:
     """True when the run evaluates: --eval, or a training run with --eval_during_training_*."""
     return bool(p.eval or (run_mode(p) == 'training' and (
         p.eval_during_training_every_n_steps or p.eval_during_training_every_n_epochs
-        or p.eval_during_training_at_specified_steps)))
+        or p.eval_during_training_at_specified_steps
+        or p.eval_during_training_at_specified_epochs)))
 
 
 def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,

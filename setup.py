@@ -19,8 +19,9 @@ setuptools.setup(
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
-                 'matplotlib'],
+                 'matplotlib', 'mlperf-logging'],
         'plot': ['matplotlib'],
+        'mlperf': ['mlperf-logging'],  # --ml_perf: MLPerf-format log lines
     },
     entry_points={'console_scripts': [
         'tf_cnn_benchmarks = tf_cnn_benchmarks.cli:run_main',

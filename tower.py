@@ -21,7 +21,7 @@ kernels the weight-decay term of total_loss covers."""
 
 
 def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
-                  variable_dtype, weight_decay):
+                  variable_dtype, weight_decay, single_l2_loss_op=False):
     """Builds a tower's forward pass and loss in the current tower scope.
 
     Args:
@@ -30,6 +30,8 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
       labels: [batch] int32.
       weight_decay: factor of the L2 penalty 0.5 * sum(w^2) over the variables named 'weights'
         (kernels; biases and batch norm are excluded).
+      single_l2_loss_op: compute that penalty as one L2 loss over all kernels concatenated
+        (--single_l2_loss_op) instead of one per kernel; the same value up to rounding.
 
     Returns:
       TowerOutput.
@@ -39,7 +41,11 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
     base_loss = model.loss_function(net.logits, labels, net.aux_logits)
     total_loss = base_loss
     if weight_decay and phase_train and net.decay_tensors:
-        l2 = tf.add_n([tf.nn.l2_loss(tf.cast(t, tf.float32)) for t in net.decay_tensors])
+        decayed = [tf.cast(t, tf.float32) for t in net.decay_tensors]
+        if single_l2_loss_op:  # one L2 loss over every kernel, concatenated
+            l2 = tf.nn.l2_loss(tf.concat([tf.reshape(t, [-1]) for t in decayed], 0))
+        else:
+            l2 = tf.add_n([tf.nn.l2_loss(t) for t in decayed])
         total_loss = base_loss + weight_decay * l2
     top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
@@ -59,7 +65,8 @@ def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     return build_forward(model, images, labels, phase_train=phase_train,
                          num_classes=plan.num_classes, data_format=plan.data_format,
                          dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
-                         weight_decay=plan.params.weight_decay)
+                         weight_decay=plan.params.weight_decay,
+                         single_l2_loss_op=plan.params.single_l2_loss_op)
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,

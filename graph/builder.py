@@ -46,7 +46,8 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
         mgr = make_mgr()
         outputs = towers.build_towers(plan, model, batches, mgr, phase_train=plan.training)
         with tf1.device(summary_device or plan.param_device):
-            loss = tf.add_n([o.total_loss for o in outputs]) / len(outputs)
+            # --loss_type_to_report: TowerOutput's total_loss or base_loss.
+            loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)
             top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
             top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
             lr = learning_rate.get_learning_rate(

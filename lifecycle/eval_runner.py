@@ -9,7 +9,8 @@ Three ways in, one evaluator:
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
-    devices x workers), or is listed in --eval_during_training_at_specified_steps. The current
+    devices x workers), or is listed in --eval_during_training_at_specified_steps (or
+    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)). The current
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
@@ -39,6 +40,7 @@ import tensorflow as tf
 from .. import cnn_util
 from ..graph import eval_graph
 from ..input_data import data_errors
+from ..params import original_flags
 from ..speed import session_config
 from . import checkpoints, results_log, run_hooks, signals
 
@@ -163,11 +165,14 @@ def log_eval_plan(evaluator) -> None:
 
 
 class EvalSummaryWriter:
-    """Eval scalars for TensorBoard in <train_dir>/eval (with --summary_verbosity >= 1)."""
+    """Eval scalars for TensorBoard: in --eval_dir when given, else in <train_dir>/eval with
+    --summary_verbosity >= 1."""
 
     def __init__(self, p):
         self.writer = None
-        if p.train_dir and p.summary_verbosity >= 1:
+        if p.eval_dir:
+            self.writer = tf1.summary.FileWriter(p.eval_dir)
+        elif p.train_dir and p.summary_verbosity >= 1:
             self.writer = tf1.summary.FileWriter(os.path.join(p.train_dir, 'eval'))
 
     def write(self, r: dict) -> None:
@@ -290,6 +295,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self._model_and_dataset = (model, dataset)
         self.p = p
         self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
+        self.at_steps.update(original_flags.specified_epoch_steps(  # --..._specified_epochs
+            p.eval_during_training_at_specified_epochs, plan.steps_per_epoch))
         self.every_steps = p.eval_during_training_every_n_steps or 0
         epochs = p.eval_during_training_every_n_epochs or 0
         self.every_epoch_steps = epochs * plan.steps_per_epoch if epochs else 0.0

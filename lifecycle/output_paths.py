@@ -17,11 +17,12 @@ import tempfile
 
 from ..params import Params, ParamsError
 
-_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir')
-_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file')
+_OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
+_OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file',
+                 'partitioned_graph_file_prefix')
 # Paths TensorFlow itself opens by name (checkpoints, summaries, the graph file): it takes them
 # as UTF-8, so a name the file system encoding could only escape cannot reach it.
-_TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path')
+_TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path', 'eval_dir')
 
 
 def encoding_problem(path: str) -> str | None:

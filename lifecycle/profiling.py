@@ -12,6 +12,8 @@
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
   name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The ops that
   took the most time are printed.
+--nouse_chrome_trace_format and --partitioned_graph_file_prefix: the same step's StepStats and
+  partition graphs (lifecycle/trace_extras.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tensorflow.python.client import timeline
 
 from .. import cnn_util
 from ..input_data import data_errors
-from . import run_hooks
+from . import run_hooks, trace_extras
 
 tf1 = tf.compat.v1
 
@@ -47,12 +49,13 @@ def stage_if_empty(sess, pipeline) -> None:
             sess.run(pipeline.step_ops)
 
 
-def traced_step(sess, fetches, pipeline=None):
+def traced_step(sess, fetches, pipeline=None, partition_graphs=False):
     """Runs `fetches` once with a full trace (staging a batch first if needed); returns the
-    RunMetadata."""
+    RunMetadata (with the partition graphs too when `partition_graphs`)."""
     if pipeline is not None:
         stage_if_empty(sess, pipeline)
-    options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+    options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE,
+                             output_partition_graphs=partition_graphs)
     metadata = tf1.RunMetadata()
     with data_errors.data_errors():
         sess.run(fetches, options=options, run_metadata=metadata)
@@ -127,13 +130,25 @@ class ProfilingHook(run_hooks.RunHook):
         p = self.p
         if self.p.graph_file:
             result['graph_file'] = p.graph_file
-        if not (p.trace_file or p.tfprof_file):
+        prefix = p.partitioned_graph_file_prefix
+        if not (p.trace_file or p.tfprof_file or prefix):
             return
         sess, info = self._ctx.sess, self._ctx.info
-        metadata = traced_step(sess, [info.train_op, info.loss], info.pipeline)
+        metadata = traced_step(sess, [info.train_op, info.loss], info.pipeline,
+                               partition_graphs=bool(prefix))
         if not p.forward_only and result.get('global_step') is not None:
             result['global_step'] += 1
-        if p.trace_file:
+        if p.trace_file and p.use_chrome_trace_format:
             result['trace_file'] = write_chrome_trace(metadata, p.trace_file)
+        elif p.trace_file:  # --nouse_chrome_trace_format
+            _write(p.trace_file, trace_extras.step_stats_text(metadata))
+            cnn_util.log_fn('StepStats (protobuf text) written to %s' % p.trace_file)
+            result['trace_file'] = p.trace_file
+        if prefix:
+            files = trace_extras.partition_graph_files(metadata, prefix)
+            for path, data in files:
+                _write(path, data)
+            cnn_util.log_fn('Partition graphs written: %s' % ', '.join(f for f, _ in files))
+            result['partition_graph_files'] = [f for f, _ in files]
         if p.tfprof_file:
             result['tfprof_file'] = write_tfprof(info.graph, metadata, p.tfprof_file)

@@ -66,6 +66,7 @@ def common_fields(plan) -> dict:
     return {
         'model': p.model,
         'mode': plan.mode,  # 'training', 'forward-only' or 'evaluation', as the header says
+        'benchmark_test_id': p.benchmark_test_id,  # the user's label, or None
         'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
                    for k, v in p._asdict().items()},
         'plan': plan.summary(),

@@ -124,7 +124,7 @@ class SummaryHook(run_hooks.RunHook):
         values = {'images_per_sec': self.plan.global_batch_size * steps
                   / max(now - last_time, 1e-9)}
         if loss is not None:
-            values['total_loss'] = loss
+            values[self.p.loss_type_to_report] = loss  # total_loss or base_loss
         if not self.p.forward_only:
             values['learning_rate'] = sess.run(info.learning_rate)
         self.writer.add_summary(scalar_summary(values), global_step)

@@ -66,7 +66,8 @@ def timed_loop(sess, info, plan, hooks) -> training_loop.LoopResult:
         should_stop=run_hooks.combine_should_stop(hooks),
         extra_format=_accuracy_columns if p.print_training_accuracy else None,
         extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
-                       else ()))
+                       else ()),
+        loss_name=p.loss_type_to_report, ewma_alpha=p.display_perf_ewma)
     drain_pipeline(sess, info)
     return loop
 

@@ -77,6 +77,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
              after_step: Callable[[int, float], None] | None = None,
              extra_format: Callable[[tuple], str] | None = None,
              extra_columns: tuple[str, ...] = (),
+             loss_name: str = 'total_loss', ewma_alpha: float | None = None,
              log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
     """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
 
@@ -94,6 +95,9 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       after_step: called with (timed step number, loss) after each timed step (checkpoints, eval).
       extra_format: formats a step's extras for the step line (training accuracy columns).
       extra_columns: header names of those columns, e.g. ('top_1_accuracy', 'top_5_accuracy').
+      loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
+      ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
+        weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
 
     Returns:
       LoopResult.
@@ -109,8 +113,8 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
             _check_finite(out[0], 'warm-up step %d' % (step + 1), learning_rate_fn, nan_hint)
             result.warmup_losses.append(out[0])
         log('Done warm up')
-    log('\t'.join(('Step', 'Img/sec') + (('total_loss',) if show_loss else ()) + extra_columns))
-    stats = cnn_util.ImageRateStats(images_per_step)
+    log('\t'.join(('Step', 'Img/sec') + ((loss_name,) if show_loss else ()) + extra_columns))
+    stats = cnn_util.ImageRateStats(images_per_step, ewma_alpha)
     clock = time.perf_counter
     loop_start = clock()
     for step in range(1, num_steps + 1):

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..params import original_flags
+from ..speed import gpu_settings
 from . import (
     checkpoints,
     eval_runner,
+    mlperf_log,
     profiling,
     results_log,
     run_hooks,
@@ -32,14 +35,15 @@ OPTIMIZER_FLAGS = (
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
-    'stop_at_top_1_accuracy')
-EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size')
+    'eval_during_training_at_specified_epochs',
+    'stop_at_top_1_accuracy', 'loss_type_to_report', 'single_l2_loss_op')
+EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')
 INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
                'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
-EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:5]
+EVAL_DURING_TRAINING_FLAGS = TRAINING_ONLY_FLAGS[2:6]
 
 
 def _is_set(p, name: str) -> bool:
@@ -101,6 +105,7 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
     return list(dict.fromkeys(out))
 
 
@@ -113,12 +118,15 @@ def preflight(plan, given=None) -> None:
 
     Raises:
       cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
+      params.ParamsError: --rewriter_config is not a RewriterConfig in text format.
     """
     for message in ignored_flags(given or plan.params, plan.dataset):
         cnn_util.warn(message)
     if plan.params.hierarchical_copy and len(plan.devices) * plan.num_workers == 1:
         cnn_util.warn('--hierarchical_copy has no effect on one device (it splits the '
                       'all-reduce of several devices into two levels)')
+    if plan.params.rewriter_config:  # a usage error before the graph is built, not after
+        gpu_settings.parse_rewriter_config(plan.params.rewriter_config)
     if plan.params.plot_file:
         results_log.check_plot_available()
 
@@ -139,7 +147,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
         hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset))
-    if p.graph_file or p.trace_file or p.tfprof_file:
+    if p.graph_file or p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix:
         hooks.append(profiling.ProfilingHook(p))
     if plan.training and p.train_dir and plan.is_chief:
         hooks.append(checkpoints.CheckpointHook(plan))
@@ -149,6 +157,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
+    if original_flags.ml_perf_wanted(p) and plan.is_chief:
+        hooks.extend(h for h in [mlperf_log.make_hook(plan)] if h is not None)
     hooks.append(signals.SignalHook())
     return hooks
 

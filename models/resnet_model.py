@@ -87,6 +87,8 @@ class ResnetModel(model.CNNModel):
     output logits [batch, num_classes].
     """
 
+    base_lr_batch_size = 256  # --resnet_base_lr is the default rate at this global batch
+
     def __init__(self, name, layer_counts, version):
         if version not in ('v1', 'v1.5', 'v2'):
             raise ValueError("version must be 'v1', 'v1.5' or 'v2'. Received: %r" % version)

@@ -20,7 +20,7 @@ from typing import Any
 
 from absl import flags
 
-from . import allreduce_spec
+from . import allreduce_spec, original_flags
 from . import cluster_rules as flag_rules
 
 
@@ -242,7 +242,7 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('kmp_affinity', None, 'KMP_AFFINITY for oneDNN/OpenMP threads.'),
     _b('kmp_settings', False, 'Print the OpenMP settings at start (KMP_SETTINGS=1).'),
     _b('use_numa_affinity', False, 'Pin each tower\'s threads to one NUMA node where possible.'),
-)
+) + original_flags.specs(ParamSpec)  # the rest of the original's flags (original_flags.py)
 
 SPEC_BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 assert len(SPEC_BY_NAME) == len(SPECS), 'duplicate parameter names'
@@ -297,7 +297,12 @@ _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string
 
 
 def check_ranges(p: Params) -> None:
-    """Checks each value against its own spec: type, allowed values, lower bound."""
+    """Checks each value against its own spec: type, allowed values, lower bound; first the
+    rules of the original's other flags (original_flags.problem: --variable_update=horovod,
+    ...)."""
+    problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
+    if problem:
+        raise ParamsError(problem)
     for spec in SPECS:
         value = getattr(p, spec.name)
         if value is None:

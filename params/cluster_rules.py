@@ -129,6 +129,8 @@ def _cluster_modes_problem(p) -> str | None:
         ('eval_during_training_every_n_epochs', p.eval_during_training_every_n_epochs, evaluate),
         ('eval_during_training_at_specified_steps', p.eval_during_training_at_specified_steps,
          evaluate),
+        ('eval_during_training_at_specified_epochs', p.eval_during_training_at_specified_epochs,
+         evaluate),
         ('fp16_enable_auto_loss_scale', p.fp16_enable_auto_loss_scale, 'each worker would skip '
          'overflowing steps on its own and break the lockstep of the workers; use a static '
          '--fp16_loss_scale'),

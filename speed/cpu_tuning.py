@@ -26,6 +26,7 @@ import os
 import sys
 
 from .. import cnn_util
+from . import gpu_settings
 
 XLA_CPU_GLOBAL_JIT_FLAG = '--tf_xla_cpu_global_jit'
 _OPENMP_LIBRARIES = ('libiomp5', 'libgomp', 'libomp.so')
@@ -135,6 +136,7 @@ def environment_updates(p, environ=None) -> dict[str, str]:
         flags = with_cpu_global_jit(environ.get('TF_XLA_FLAGS'))
         if flags != environ.get('TF_XLA_FLAGS'):
             updates['TF_XLA_FLAGS'] = flags
+    updates.update(gpu_settings.environment_updates(p, environ))  # GPU threads, cuDNN
     return updates
 
 

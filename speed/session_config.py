@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from . import cpu_tuning, runtime_env, xla_jit
+from . import cpu_tuning, gpu_settings, runtime_env, xla_jit
 
 tf1 = tf.compat.v1
 
@@ -24,13 +24,17 @@ def make_session_config(p, num_devices: int) -> tf1.ConfigProto:
     """Session options for a run of `num_devices` towers.
 
     Logical CPU devices (`--device=cpu --num_gpus=N` gives /cpu:0 ... /cpu:N-1), thread pools and
-    NUMA (speed/cpu_tuning.py), XLA (speed/xla_jit.py), GPU memory growth, and soft placement on
-    GPU hosts only (on the CPU every op must be where the graph says).
+    NUMA (speed/cpu_tuning.py), XLA (speed/xla_jit.py), the GPU and graph-rewriter options
+    (speed/gpu_settings.py: GPU memory growth by default), and soft placement on GPU hosts only
+    (on the CPU every op must be where the graph says).
+
+    Raises:
+      params.ParamsError: --rewriter_config does not parse.
     """
     config = tf1.ConfigProto(allow_soft_placement=p.device == 'gpu')
     if p.device == 'cpu':
         config.device_count['CPU'] = max(1, num_devices)
     cpu_tuning.configure_session(config, p)
     xla_jit.configure_session(config, p, num_devices)
-    config.gpu_options.allow_growth = True
+    gpu_settings.configure_session(config, p)
     return config

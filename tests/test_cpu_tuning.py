@@ -57,7 +57,7 @@ def test_kmp_flags_become_environment_variables():
     environ = {}
     updates = cpu_tuning.configure_environment(
         make_params(kmp_blocktime=0, kmp_affinity='granularity=fine,compact,1,0',
-                    kmp_settings=True, num_intra_threads=2), environ)
+                    kmp_settings=True, num_intra_threads=2, device='cpu'), environ)
     assert environ == updates == {
         'KMP_BLOCKTIME': '0', 'KMP_AFFINITY': 'granularity=fine,compact,1,0',
         'KMP_SETTINGS': '1', 'OMP_NUM_THREADS': '2'}
@@ -65,16 +65,17 @@ def test_kmp_flags_become_environment_variables():
 
 def test_users_omp_num_threads_is_kept_and_nothing_set_by_default():
     environ = {'OMP_NUM_THREADS': '7'}
-    cpu_tuning.configure_environment(make_params(kmp_blocktime=1), environ)
+    # --device=cpu: on a GPU host the defaults also set the GPU variables (gpu_settings.py).
+    cpu_tuning.configure_environment(make_params(kmp_blocktime=1, device='cpu'), environ)
     assert environ == {'OMP_NUM_THREADS': '7', 'KMP_BLOCKTIME': '1'}
-    assert cpu_tuning.environment_updates(make_params(), {}) == {}
+    assert cpu_tuning.environment_updates(make_params(device='cpu'), {}) == {}
 
 
 def test_xla_adds_the_cpu_jit_flag_once():
     environ = {'TF_XLA_FLAGS': '--tf_xla_min_cluster_size=2'}
-    cpu_tuning.configure_environment(make_params(xla=True), environ)
+    cpu_tuning.configure_environment(make_params(xla=True, device='cpu'), environ)
     assert environ['TF_XLA_FLAGS'] == '--tf_xla_min_cluster_size=2 --tf_xla_cpu_global_jit'
-    assert cpu_tuning.environment_updates(make_params(xla=True), environ) == {}
+    assert cpu_tuning.environment_updates(make_params(xla=True, device='cpu'), environ) == {}
 
 
 def test_setting_kmp_after_tensorflow_loaded_warns(capsys):

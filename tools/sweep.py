@@ -213,7 +213,10 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         if p not in PRECISIONS:
             raise SweepError('--precisions takes %s. Received: %r' % (', '.join(PRECISIONS), p))
     from tf_cnn_benchmarks import params  # absolute: see unknown_model
+    from tf_cnn_benchmarks.params import original_flags
     for update in pick('variable_updates'):
+        if update == 'horovod':
+            raise SweepError('--variable_updates: %s' % original_flags.HOROVOD_MESSAGE)
         if update not in params.VARIABLE_UPDATES:
             raise SweepError('--variable_updates takes %s. Received: %r' % (
                 ', '.join(params.VARIABLE_UPDATES), update))

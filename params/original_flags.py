@@ -1,0 +1,299 @@
+"""The original tf_cnn_benchmarks' flags that the main table (params.py) does not hold.
+
+Every flag of the original command is a flag here (tests/data/original_flags.json lists them;
+tests/test_original_flags.py walks that list). Those of this module either work (the GPU thread
+pools and memory options, graph-rewriter settings, --eval_dir, --loss_type_to_report, ...; the
+code that uses each names it), or are accepted with one `warning:` line (`ineffective`) saying
+why the flag has no effect with TensorFlow 2.21 in this project and what to use instead.
+`--variable_update=horovod` is refused with its own line (`HOROVOD_MESSAGE`).
+
+Loads no TensorFlow: the rules run before the command imports it.
+"""
+
+from __future__ import annotations
+
+import re
+
+GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
+LOSS_TYPES = ('base_loss', 'total_loss')
+NETWORK_TOPOLOGIES = ('dgx1', 'gcp_v100')
+TRT_MODES = ('', 'FP32', 'FP16', 'INT8')
+
+HOROVOD_MESSAGE = (
+    '--variable_update=horovod is not available: Horovod\'s last release (0.28.1) does not build '
+    'against TensorFlow 2.21 (its build stops on highwayhash/arch_specific.h, a header the '
+    'TensorFlow wheel does not ship). '
+    'For the same all-reduce of gradients between workers use --variable_update='
+    'collective_all_reduce, with the cluster from TF_CONFIG, a Slurm step, the host flags '
+    '(--worker_hosts, --job_name, --task_index) or tf_cnn_cluster on one machine.')
+
+# (kind, name, default, help, choices or lower bound). Kinds as params.ParamSpec.
+_ROWS = (
+    # --- Work here.
+    ('string', 'gpu_thread_mode', 'gpu_private', 'GPU host threads: global (shared with the CPU '
+     'work), gpu_private (a pool per GPU) or gpu_shared (one pool for all GPUs); sets '
+     'TF_GPU_THREAD_MODE before TensorFlow loads.', GPU_THREAD_MODES),
+    ('integer', 'per_gpu_thread_count', 0, 'Threads per GPU pool with gpu_private/gpu_shared '
+     '(0: 2); sets TF_GPU_THREAD_COUNT.', 0),
+    ('boolean', 'allow_growth', None, 'GPU memory grows as needed (GPUOptions.allow_growth). '
+     'Default here: on.', None),
+    ('float', 'gpu_memory_frac_for_testing', 0.0, 'If > 0, the fraction of each GPU\'s memory a '
+     'process takes (above 1 with --use_unified_memory oversubscribes).', 0),
+    ('boolean', 'use_unified_memory', None, 'Allocate GPU memory as CUDA unified memory.', None),
+    ('boolean', 'force_gpu_compatible', False, 'GPUOptions.force_gpu_compatible: pinned host '
+     'memory for tensors copied to GPUs.', None),
+    ('boolean', 'timestamped_allocator', False, 'Mark freed GPU allocator chunks with their '
+     'free time (GPUOptions.experimental.timestamped_allocator).', None),
+    ('integer', 'gpu_kt_max_interval', 0, 'If > 0, GPU ops queued in a row before a tracking '
+     'event (GPU kernel tracker).', 0),
+    ('integer', 'gpu_kt_max_bytes', 0, 'If > 0, GPU bytes allocated by ops in a row before a '
+     'tracking event.', 0),
+    ('integer', 'gpu_kt_max_pending', 0, 'If > 0, at most this many GPU tracking events '
+     'outstanding.', 0),
+    ('string', 'gpu_indices', '', 'GPU indices in ring order for collective all-reduce '
+     '(GPUOptions.experimental.collective_ring_order), e.g. "0,1,3,2".', None),
+    ('boolean', 'winograd_nonfused', True, 'cuDNN\'s non-fused Winograd convolutions '
+     '(TF_ENABLE_WINOGRAD_NONFUSED).', None),
+    ('boolean', 'batchnorm_persistent', True, 'cuDNN\'s persistent spatial batch norm '
+     '(TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT).', None),
+    ('integer', 'autotune_threshold', None, 'Autotuning threshold of the cuDNN kernels '
+     '(TF_AUTOTUNE_THRESHOLD).', 1),
+    ('boolean', 'sync_on_finish', False, 'Wait for each device\'s work at the end of every '
+     'session.run (TF_SYNC_ON_FINISH).', None),
+    ('boolean', 'enable_optimizations', True, 'Grappler and graph optimizations; false turns them '
+     'off (opt level L0, no meta optimizer).', None),
+    ('string', 'rewriter_config', None, 'Grappler settings as a RewriterConfig protobuf in text '
+     'format, e.g. "constant_folding: OFF layout_optimizer: OFF".', None),
+    ('string', 'eval_dir', None, 'Write each evaluation\'s accuracy as TensorBoard summaries into '
+     'this directory (default here: none written).', None),
+    ('string', 'loss_type_to_report', 'total_loss', 'Loss of the step lines, results and '
+     'summaries: total_loss (with the weight-decay term) or base_loss (cross entropy only).',
+     LOSS_TYPES),
+    ('list', 'eval_during_training_at_specified_epochs', [], 'Evaluate after these training '
+     'epochs (each taken at global step int(epoch x steps per epoch)).', None),
+    ('boolean', 'single_l2_loss_op', False, 'Weight decay as one L2 loss over all weights '
+     'concatenated, instead of one per variable.', None),
+    ('float', 'display_perf_ewma', None, 'If set (0..1), step lines show images/sec as an '
+     'exponentially weighted moving average with this weight for the newest step.', 0),
+    ('string', 'benchmark_test_id', None, 'A test ID for the run, stored in the results JSON '
+     '(for people; no effect on the run).', None),
+    ('float', 'resnet_base_lr', None, 'ImageNet ResNets (resnet50, ..._v1.5, ..._v2): their '
+     'default learning rate per 256 images (default 0.128), scaled with the global batch.', 0),
+    ('boolean', 'use_chrome_trace_format', True, 'false: --trace_file holds the traced step\'s '
+     'StepStats in protobuf text format instead of a Chrome trace.', None),
+    ('string', 'partitioned_graph_file_prefix', None, 'Write each device\'s partition graph of '
+     'the traced step (after Grappler) to PREFIX with the device name inserted before the '
+     'extension; text when it ends in txt.', None),
+    ('boolean', 'ml_perf', False, 'Print MLPerf-format log lines (mlperf-logging package: '
+     'pip install -e \'.[mlperf]\').', None),
+    ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
+     'lines.', None),
+    # --- Accepted, with one warning line when set (see _NO_EFFECT).
+    ('boolean', 'compute_lr_on_cpu', False, 'No effect here: the learning rate is always '
+     'computed on the CPU.', None),
+    ('boolean', 'collect_eval_results_async', False, 'SSD only in the original; no effect here.',
+     None),
+    ('string', 'input_preprocessor', 'default', 'The original\'s preprocessor registry; here the '
+     'dataset chooses the pipeline.', None),
+    ('string', 'network_topology', 'dgx1', 'The original\'s topology for --hierarchical_copy; no '
+     'effect here.', NETWORK_TOPOLOGIES),
+    ('boolean', 'compact_gradient_transfer', True, 'No effect here (see --gradient_repacking).',
+     None),
+    ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),
+    ('string', 'debugger', None, 'No effect here: tfdbg is gone from TensorFlow 2.', None),
+    ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
+    ('boolean', 'datasets_use_prefetch', True, 'No effect here: tf.data input always prefetches.',
+     None),
+    ('boolean', 'datasets_sloppy_parallel_interleave', False, 'No effect here.', None),
+    ('integer', 'datasets_parallel_interleave_prefetch', None, 'No effect here.', None),
+    ('integer', 'multi_device_iterator_max_buffer_size', 1, 'No effect here (see '
+     '--batch_group_size).', None),
+    ('boolean', 'distort_color_in_yiq', True, 'No effect here (see --distort_color).', None),
+    ('boolean', 'use_resource_vars', False, 'No effect here: variables are resource variables.',
+     None),
+    ('boolean', 'sparse_to_dense_grads', False, 'No effect here: no model has sparse gradients.',
+     None),
+    ('boolean', 'mkl', False, 'No effect here: oneDNN is on by default (TF_ENABLE_ONEDNN_OPTS).',
+     None),
+    ('integer', 'allreduce_merge_scope', 1, 'No effect here.', None),
+    ('string', 'horovod_device', '', 'No effect here: Horovod is not available.', None),
+    ('string', 'backbone_model_path', None, 'No effect here (SSD only; see --checkpoint_path).',
+     None),
+    ('string', 'trt_mode', '', 'No effect here: no TensorRT.', TRT_MODES),
+    ('integer', 'trt_max_workspace_size_bytes', 4 << 30, 'No effect here: no TensorRT.', 0),
+)
+
+# Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text).
+_NO_EFFECT = {
+    'compute_lr_on_cpu': 'here: the learning rate is always computed on the CPU, beside the '
+    'global step (also with GPU towers); nothing to use instead',
+    'collect_eval_results_async': 'on TensorFlow 2.21 here: the original used it for its SSD '
+    'detection model only, which this project does not have; classification eval results are '
+    'collected in the run itself; nothing to use instead',
+    'input_preprocessor': 'here: the input pipeline follows the data (--data_dir, --data_name) '
+    'and --use_datasets; use --data_name and --use_datasets to choose it',
+    'network_topology': 'here: --hierarchical_copy groups the devices itself; to choose the '
+    'hierarchy use --all_reduce_spec (e.g. psgpu/psgpu, pscpu/xring)',
+    'compact_gradient_transfer': 'here: gradients are transferred as computed; use '
+    '--gradient_repacking=N or --agg_small_grads_max_bytes to pack them',
+    'use_tf_layers': 'on TensorFlow 2.21: tf.layers is gone with Keras 3; every layer is built '
+    'from tf.nn ops, which gives the same values; nothing to use instead',
+    'debugger': 'on TensorFlow 2.21: tfdbg\'s session wrappers (CLI and TensorBoard debugger) '
+    'are gone; use --trace_file, --tfprof_file or tf.debugging.experimental.'
+    'enable_dump_debug_info in your own script',
+    'use_python32_barrier': 'here: this project runs on Python 3.10+, where threading.Barrier '
+    'is the only barrier; nothing to use instead',
+    'datasets_use_prefetch': 'here: the tf.data input always prefetches; use '
+    '--datasets_prefetch_buffer_size to size it',
+    'datasets_sloppy_parallel_interleave': 'on TensorFlow 2.21: the contrib parallel_interleave '
+    'it configured is gone and the tf.data input reads in a fixed order; use '
+    '--datasets_parallel_interleave_cycle_length to tune the reads',
+    'datasets_parallel_interleave_prefetch': 'on TensorFlow 2.21: the contrib parallel_interleave '
+    'it configured is gone; use --datasets_prefetch_buffer_size',
+    'multi_device_iterator_max_buffer_size': 'here: there is no MultiDeviceIterator; each '
+    'device\'s batches go through its StagingArea; use --batch_group_size to size it',
+    'distort_color_in_yiq': 'here: --distort_color adjusts brightness, saturation, hue and '
+    'contrast with tf.image (the YIQ ops were in tf.contrib, gone from TensorFlow 2); use '
+    '--distort_color',
+    'use_resource_vars': 'on TensorFlow 2.21: every variable is a resource variable already; '
+    'nothing to use instead',
+    'sparse_to_dense_grads': 'here: no model of this project has sparse gradients (the '
+    'original\'s NCF model had them); nothing to use instead',
+    'mkl': 'on TensorFlow 2.21: oneDNN (formerly MKL-DNN) is built into the standard wheel and '
+    'the command turns it on (TF_ENABLE_ONEDNN_OPTS=1); use TF_ENABLE_ONEDNN_OPTS=0 to turn it '
+    'off, and --kmp_blocktime, --kmp_affinity, --kmp_settings for the OpenMP settings',
+    'allreduce_merge_scope': 'here: the all-reduce ops are built without merge scopes; use '
+    '--gradient_repacking=N to merge gradients into N packs',
+    'horovod_device': 'here: Horovod is not available (see --variable_update=horovod); use '
+    '--variable_update=collective_all_reduce',
+    'backbone_model_path': 'here: the original used it for its SSD model only; use '
+    '--checkpoint_path to start from a checkpoint',
+    'trt_mode': 'here: TensorRT conversion is not implemented (TF-TRT also needs the TensorRT '
+    'libraries and a GPU); use --forward_only --freeze_when_forward_only, with --xla for '
+    'compiled inference',
+    'trt_max_workspace_size_bytes': 'here: TensorRT conversion is not implemented; use '
+    '--forward_only --freeze_when_forward_only (see --trt_mode)',
+}
+
+
+# Flags that act on GPUs only (speed/gpu_settings.py).
+GPU_ONLY_FLAGS = (
+    'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
+    'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
+    'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
+    'batchnorm_persistent', 'autotune_threshold')
+
+# The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
+IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
+
+
+def specs(make_spec) -> tuple:
+    """This module's flags as the parameter table's entries.
+
+    Args:
+      make_spec: params.ParamSpec (passed in, so that params.py can import this module).
+
+    Returns:
+      A tuple of ParamSpec, in this module's order.
+    """
+    out = []
+    for kind, name, default, text, extra in _ROWS:
+        if kind == 'string':
+            out.append(make_spec(name, kind, default, text,
+                                 tuple(extra) if extra else None))
+        elif kind in ('integer', 'float'):
+            out.append(make_spec(name, kind, default, text, lower=extra))
+        else:
+            out.append(make_spec(name, kind, default, text))
+    return tuple(out)
+
+
+DEFAULTS = {row[1]: row[2] for row in _ROWS}
+NO_EFFECT_FLAGS = tuple(_NO_EFFECT)
+
+
+def _is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def problem(p) -> str | None:
+    """The first usage problem of this module's flags (and --variable_update=horovod), or None.
+
+    Checked before the table's own checks (params.validate_params), so that horovod gets its
+    own line instead of the list of choices.
+
+    Returns:
+      One line naming the flag, the received value and the fix; None when all is well.
+    """
+    if p.variable_update == 'horovod':
+        return HOROVOD_MESSAGE
+    if p.display_perf_ewma is not None and not 0 <= p.display_perf_ewma <= 1:
+        return ('--display_perf_ewma is the weight of the newest step, between 0 and 1. '
+                'Received: display_perf_ewma=%r' % p.display_perf_ewma)
+    if p.per_gpu_thread_count and p.gpu_thread_mode == 'global':
+        return ('--per_gpu_thread_count needs --gpu_thread_mode=gpu_private or gpu_shared (global '
+                'shares the CPU\'s threads). Received: per_gpu_thread_count=%d'
+                % p.per_gpu_thread_count)
+    if p.gpu_indices:
+        items = p.gpu_indices.split(',')
+        if not all(i.strip().isdigit() for i in items) or len(set(items)) != len(items):
+            return ('--gpu_indices takes distinct GPU indices separated by commas, e.g. '
+                    '"0,1,3,2". Received: gpu_indices=%r' % p.gpu_indices)
+    epochs = p.eval_during_training_at_specified_epochs
+    bad = [e for e in epochs if not _is_number(e) or not 0 <= float(e) < float('inf')]
+    if bad:
+        return ('--eval_during_training_at_specified_epochs takes epoch numbers >= 0, e.g. '
+                '"1,2.5,10". Received: %r' % bad[0])
+    return None
+
+
+def ineffective(p) -> list[str]:
+    """One message per flag of `_NO_EFFECT` set to a value other than its default.
+
+    Returns:
+      Messages '--NAME has no effect ...: why; what to use instead', in this module's order
+      (wiring.ignored_flags adds them to its own).
+    """
+    out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
+           if getattr(p, name) != DEFAULTS[name]]
+    if ml_perf_wanted(p) and p.eval:
+        out.append('--ml_perf has no effect with --eval: the MLPerf lines cover training and '
+                   'forward-only runs; use --eval_during_training_* in a training run for '
+                   'eval_accuracy lines')
+    if p.device == 'cpu':
+        out.extend('--%s has no effect with --device=cpu (it sets GPU options); use '
+                   '--num_intra_threads/--num_inter_threads for the CPU' % name
+                   for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name])
+    if p.resnet_base_lr is not None:
+        if not IMAGENET_RESNET.match(p.model):
+            out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '
+                       'learning rate of the ImageNet ResNets (resnet50, resnet101, resnet152 '
+                       'and their _v1.5/_v2); use --init_learning_rate' % p.model)
+        elif p.init_learning_rate is not None or p.piecewise_learning_rate_schedule:
+            out.append('--resnet_base_lr has no effect with --init_learning_rate or '
+                       '--piecewise_learning_rate_schedule (they replace the model\'s default '
+                       'rate); use one of them')
+    return out
+
+
+def ml_perf_wanted(p) -> bool:
+    """Whether the run prints MLPerf log lines (--ml_perf or --ml_perf_compliance_logging)."""
+    return bool(p.ml_perf or p.ml_perf_compliance_logging)
+
+
+def specified_epoch_steps(epochs, steps_per_epoch: float) -> list[int]:
+    """Global steps of --eval_during_training_at_specified_epochs.
+
+    Args:
+      epochs: epoch numbers (strings or numbers, >= 0).
+      steps_per_epoch: global steps per epoch (examples per epoch / global batch).
+
+    Returns:
+      Sorted distinct steps int(epoch x steps_per_epoch) (the README's rule for epochs), each
+      at least 1.
+    """
+    return sorted({max(1, int(float(e) * steps_per_epoch)) for e in epochs})

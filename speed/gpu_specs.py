@@ -1,0 +1,150 @@
+"""The GPUs a run can be planned for: memory, peak arithmetic rates, bandwidth, kept as data.
+
+One table, used by `--dry_run --gpu_model=NAME` (memory a graph must fit in) and by the
+utilisation figures of a run (model FLOP/s as a fraction of the device's peak). No TensorFlow:
+the command checks `--gpu_model` before TensorFlow loads.
+
+The figures are the vendors' data sheets (NVIDIA product briefs and architecture whitepapers),
+dense arithmetic (no structured-sparsity doubling), boost clocks:
+
+  * `fp32_tflops`: plain float32 FMA throughput (CUDA cores; TF32 tensor cores are not used by
+    TensorFlow's float32 convolutions unless TF32 is enabled, and are not counted here);
+  * `fp16_tflops`, `bf16_tflops`: tensor-core rates with float32 accumulation, which is what
+    TensorFlow's mixed precision asks cuDNN for (GeForce cards run it at half the rate of
+    float16 accumulation; their data sheets give both, and the float32-accumulate one is taken).
+    A GPU without tensor cores has its plain float16 rate (P100: 2x float32; GTX 1080: 1/64).
+    `bf16_tflops` is None where the GPU has no bfloat16 arithmetic (before Ampere);
+  * `memory_bytes`: the memory of one device as TensorFlow sees it (`K80` is one of the board's
+    two GK210 GPUs, 12 GiB; vendors' "GB" of GPU memory are GiB);
+  * `bandwidth_gbs`: memory bandwidth of one device, GB/s (10^9 bytes/s);
+  * `compute_capability`: CUDA compute capability (major.minor).
+
+Names are looked up as users type them: case, spaces, '-', '_' and the words NVIDIA, Tesla and
+GeForce are ignored ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU); a name without its
+memory ('V100', 'A100') means the smaller model. The name TensorFlow reports for a visible GPU
+('Tesla V100-SXM2-16GB', 'NVIDIA A100-SXM4-80GB') is matched by `from_device_name`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+GIB = 1 << 30
+
+
+class GpuSpec(NamedTuple):
+    """One GPU model (see the module docstring for each field's source and unit)."""
+    name: str
+    memory_bytes: int
+    fp32_tflops: float
+    fp16_tflops: float
+    bf16_tflops: float | None
+    bandwidth_gbs: float
+    compute_capability: str
+    aliases: tuple[str, ...] = ()
+
+    def peak_tflops(self, dtype: str) -> float | None:
+        """Peak TFLOP/s for 'float32', 'float16' or 'bfloat16' (None: no such arithmetic).
+
+        Raises:
+          ValueError: another dtype name.
+        """
+        try:
+            return {'float32': self.fp32_tflops, 'float16': self.fp16_tflops,
+                    'bfloat16': self.bf16_tflops}[dtype]
+        except KeyError:
+            raise ValueError('peak_tflops takes float32, float16 or bfloat16. Received: %r'
+                             % (dtype,)) from None
+
+
+def _gpu(name, memory_gib, fp32, fp16, bf16, bandwidth, cc, *aliases):
+    return GpuSpec(name, int(memory_gib * GIB), fp32, fp16, bf16, bandwidth, cc, aliases)
+
+
+#: name, memory (GiB), fp32, fp16, bf16 (TFLOP/s), bandwidth (GB/s), compute capability, aliases.
+GPUS: tuple[GpuSpec, ...] = (
+    _gpu('K80', 12, 4.37, 4.37, None, 240, '3.7', 'GK210'),  # one of two GPUs of a board
+    _gpu('P100', 16, 9.3, 18.7, None, 732, '6.0', 'P100 PCIe 16GB', 'P100 16GB'),
+    _gpu('V100 16GB', 16, 15.7, 125.0, None, 900, '7.0', 'V100', 'V100 SXM2 16GB'),
+    _gpu('V100 32GB', 32, 15.7, 125.0, None, 900, '7.0', 'V100 SXM2 32GB', 'V100S'),
+    _gpu('T4', 16, 8.1, 65.0, None, 320, '7.5'),
+    _gpu('A10', 24, 31.2, 125.0, 125.0, 600, '8.6', 'A10 24GB'),
+    _gpu('A100 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100', 'A100 SXM4 40GB',
+         'A100 PCIe 40GB'),
+    _gpu('A100 80GB', 80, 19.5, 312.0, 312.0, 2039, '8.0', 'A100 SXM4 80GB', 'A100 PCIe 80GB'),
+    _gpu('L4', 24, 30.3, 121.0, 121.0, 300, '8.9'),
+    _gpu('L40S', 48, 91.6, 362.0, 362.0, 864, '8.9'),
+    _gpu('H100 80GB', 80, 67.0, 989.0, 989.0, 3350, '9.0', 'H100', 'H100 SXM', 'H100 SXM5 80GB',
+         'H100 80GB HBM3'),
+    _gpu('H200', 141, 67.0, 989.0, 989.0, 4800, '9.0', 'H200 141GB'),
+    _gpu('GTX 1080', 8, 8.87, 0.139, None, 320, '6.1', '1080'),
+    _gpu('RTX 2080 Ti', 11, 13.45, 53.8, None, 616, '7.5', '2080 Ti'),
+    _gpu('RTX 3090', 24, 35.6, 71.0, 71.0, 936, '8.6', '3090'),
+    _gpu('RTX 4090', 24, 82.6, 165.2, 165.2, 1008, '8.9', '4090'),
+)
+
+
+class UnknownGpuError(ValueError):
+    """A GPU name that is not in the table; the message lists the known names."""
+
+
+def _key(name: str) -> str:
+    """'NVIDIA Tesla V100-SXM2-16GB' -> 'v100sxm216gb'."""
+    text = re.sub(r'\b(nvidia|tesla|geforce)\b', ' ', name.lower())
+    return re.sub(r'[\s_\-]+', '', text)
+
+
+def _index() -> dict[str, GpuSpec]:
+    index = {}
+    for spec in GPUS:
+        for alias in (spec.name,) + spec.aliases:
+            key = _key(alias)
+            if key in index and index[key] is not spec:
+                raise AssertionError('GPU alias %r names two GPUs' % alias)
+            index[key] = spec
+    return index
+
+
+_INDEX = _index()
+
+
+def known_names() -> list[str]:
+    """The table's GPU names, in table order."""
+    return [spec.name for spec in GPUS]
+
+
+def lookup(name: str) -> GpuSpec:
+    """The GPU named `name` as a user types it (see the module docstring).
+
+    Raises:
+      UnknownGpuError: no GPU of the table has that name; the message lists the known ones.
+    """
+    spec = _INDEX.get(_key(name))
+    if spec is None:
+        raise UnknownGpuError('unknown GPU model %r; known: %s' % (name, ', '.join(known_names())))
+    return spec
+
+
+def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSpec | None:
+    """The table's GPU for the name TensorFlow or nvidia-smi reports, or None.
+
+    The longest table name found inside the reported name wins ('A100-SXM4-80GB' is the
+    A100 80GB, not the A100); with `memory_bytes` (the device's memory, which TensorFlow
+    reports a little below the data sheet's), the model of that family nearest in memory wins
+    ('Tesla V100-PCIE-32GB' with 31 GiB is the V100 32GB).
+    """
+    key = _key(device_name)
+    exact = _INDEX.get(key)
+    if exact is not None:
+        return exact
+    found = sorted(((len(alias), spec) for alias, spec in _INDEX.items() if alias in key),
+                   key=lambda item: -item[0])
+    if not found:
+        return None
+    best = found[0][1]
+    if not memory_bytes:
+        return best
+    # The same GPU in several memory sizes ('V100-PCIE-32GB' names only the family 'V100').
+    family = [spec for spec in GPUS if spec.name.split()[0] == best.name.split()[0]]
+    return min(family, key=lambda spec: abs(spec.memory_bytes - memory_bytes))

@@ -1,0 +1,62 @@
+"""The GPU table (speed/gpu_specs.py): names as users type them, the data sheets' figures."""
+
+import pytest
+
+from checkout import load
+
+
+@pytest.fixture(scope='module')
+def specs():
+    import importlib
+    load()
+    return importlib.import_module('tf_cnn_benchmarks.speed.gpu_specs')
+
+
+REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', 'A100 80GB', 'L4',
+            'L40S', 'H100 80GB', 'H200', 'GTX 1080', 'RTX 2080 Ti', 'RTX 3090', 'RTX 4090']
+
+
+def test_the_table_has_every_gpu_the_issue_names(specs):
+    assert specs.known_names() == REQUIRED
+
+
+@pytest.mark.parametrize('typed, name', [
+    ('a100-80gb', 'A100 80GB'), ('A100 80GB', 'A100 80GB'), ('nvidia a100_80gb', 'A100 80GB'),
+    ('a100', 'A100 40GB'), ('V100', 'V100 16GB'), ('v100-32gb', 'V100 32GB'),
+    ('Tesla K80', 'K80'), ('rtx2080ti', 'RTX 2080 Ti'), ('GeForce GTX 1080', 'GTX 1080'),
+    ('h100', 'H100 80GB'), ('L40s', 'L40S'), ('4090', 'RTX 4090')])
+def test_names_are_forgiven_case_and_separators(specs, typed, name):
+    assert specs.lookup(typed).name == name
+
+
+def test_an_unknown_name_lists_the_known_ones(specs):
+    with pytest.raises(specs.UnknownGpuError) as err:
+        specs.lookup('B200')
+    assert str(err.value).startswith("unknown GPU model 'B200'; known: K80, P100, V100 16GB")
+    assert 'RTX 4090' in str(err.value)
+
+
+def test_data_sheet_figures(specs):
+    a100 = specs.lookup('A100 80GB')
+    assert a100.memory_bytes == 80 * 2 ** 30
+    assert (a100.fp32_tflops, a100.peak_tflops('bfloat16'), a100.bandwidth_gbs) == (
+        19.5, 312.0, 2039)
+    v100 = specs.lookup('V100')
+    assert v100.peak_tflops('float16') == 125.0 and v100.peak_tflops('bfloat16') is None
+    assert specs.lookup('K80').memory_bytes == 12 * 2 ** 30  # one GK210, as TensorFlow sees it
+    with pytest.raises(ValueError, match="float32, float16 or bfloat16. Received: 'int8'"):
+        v100.peak_tflops('int8')
+
+
+@pytest.mark.parametrize('reported, memory_gib, name', [
+    ('Tesla V100-SXM2-16GB', None, 'V100 16GB'), ('NVIDIA A100-SXM4-80GB', None, 'A100 80GB'),
+    ('Tesla V100-PCIE-32GB', 31.1, 'V100 32GB'), ('NVIDIA A100-PCIE-40GB', 39.4, 'A100 40GB'),
+    ('NVIDIA GeForce RTX 3090', 23.7, 'RTX 3090'), ('Tesla T4', 14.7, 'T4'),
+    ('NVIDIA H100 80GB HBM3', 79.1, 'H100 80GB')])
+def test_visible_gpu_names_match(specs, reported, memory_gib, name):
+    memory = int(memory_gib * 2 ** 30) if memory_gib else None
+    assert specs.from_device_name(reported, memory).name == name
+
+
+def test_an_unlisted_visible_gpu_is_none(specs):
+    assert specs.from_device_name('NVIDIA B200') is None

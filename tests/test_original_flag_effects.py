@@ -1,0 +1,311 @@
+"""The original's flags that work here do what they say: GPU options in the session config and
+the environment, the reported loss, the images/sec average, one L2 loss, the learning rate on
+the CPU, evaluations at epochs and their summaries in --eval_dir, the test ID in the results,
+MLPerf lines."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import types
+
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import benchmark_cnn, cnn_util, learning_rate, params
+from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, wiring
+from tf_cnn_benchmarks.models import model_config
+from tf_cnn_benchmarks.params import original_flags
+from tf_cnn_benchmarks.speed import gpu_settings, session_config
+from tf_cnn_benchmarks.tools import sweep
+
+from helpers import tiny_bench, tiny_params, tiny_run
+
+tf1 = tf.compat.v1
+
+
+def test_gpu_options_land_in_the_session_config():
+    config = session_config.make_session_config(tiny_params(
+        device='cpu', allow_growth=False, gpu_memory_frac_for_testing=0.4,
+        use_unified_memory=True, force_gpu_compatible=True, timestamped_allocator=True,
+        gpu_kt_max_interval=3, gpu_kt_max_bytes=4096, gpu_kt_max_pending=5, gpu_indices='1,0'),
+        1)
+    gpu = config.gpu_options
+    assert gpu.allow_growth is False
+    assert gpu.per_process_gpu_memory_fraction == pytest.approx(0.4)
+    assert gpu.force_gpu_compatible
+    assert gpu.experimental.use_unified_memory and gpu.experimental.timestamped_allocator
+    assert (gpu.experimental.kernel_tracker_max_interval, gpu.experimental.kernel_tracker_max_bytes,
+            gpu.experimental.kernel_tracker_max_pending) == (3, 4096, 5)
+    assert gpu.experimental.collective_ring_order == '1,0'
+    default = session_config.make_session_config(tiny_params(device='cpu'), 1).gpu_options
+    assert default.allow_growth and default.per_process_gpu_memory_fraction == 0
+    assert not default.force_gpu_compatible and default.experimental.collective_ring_order == ''
+
+
+def test_rewriter_config_and_enable_optimizations_reach_the_graph_options():
+    config = session_config.make_session_config(tiny_params(
+        device='cpu', rewriter_config='constant_folding: OFF layout_optimizer: OFF'), 1)
+    rewrite = config.graph_options.rewrite_options
+    off = rewrite.OFF
+    assert rewrite.constant_folding == off and rewrite.layout_optimizer == off
+    plain = session_config.make_session_config(tiny_params(device='cpu'), 1)
+    assert plain.graph_options.rewrite_options.constant_folding != off
+    assert not plain.graph_options.rewrite_options.disable_meta_optimizer
+    config = session_config.make_session_config(
+        tiny_params(device='cpu', enable_optimizations=False), 1)
+    assert config.graph_options.rewrite_options.disable_meta_optimizer
+    assert config.graph_options.optimizer_options.opt_level == tf1.OptimizerOptions.L0
+
+
+def test_a_malformed_rewriter_config_is_a_usage_error_before_the_graph_is_built(monkeypatch):
+    bench = tiny_bench(rewriter_config='constant_folding: 7x')
+    monkeypatch.setattr(bench, 'build_graph', lambda: pytest.fail('graph built'))
+    with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
+        bench.run()
+    with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
+        session_config.make_session_config(tiny_params(rewriter_config='constant_folding: 7x'), 1)
+
+
+def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
+    p = tiny_params(device='gpu', gpu_thread_mode='gpu_shared', per_gpu_thread_count=3,
+                    num_gpus=2, winograd_nonfused=False, autotune_threshold=4)
+    assert gpu_settings.environment_updates(p, {}) == {
+        'TF_GPU_THREAD_MODE': 'gpu_shared', 'TF_GPU_THREAD_COUNT': '6',
+        'TF_ENABLE_WINOGRAD_NONFUSED': '0', 'TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT': '1',
+        'TF_AUTOTUNE_THRESHOLD': '4'}
+    # Defaults on a GPU run are the original's, and keep what the user exported.
+    updates = gpu_settings.environment_updates(tiny_params(device='gpu'),
+                                               {'TF_GPU_THREAD_MODE': 'global'})
+    assert 'TF_GPU_THREAD_MODE' not in updates and 'TF_GPU_THREAD_COUNT' not in updates
+    assert updates['TF_ENABLE_WINOGRAD_NONFUSED'] == '1'
+    assert gpu_settings.environment_updates(tiny_params(device='gpu'), {})[
+        'TF_GPU_THREAD_COUNT'] == '2'
+    # A CPU run gets none of them; a given flag still sets its variable.
+    assert gpu_settings.environment_updates(tiny_params(device='cpu'), {}) == {}
+    assert gpu_settings.environment_updates(tiny_params(device='cpu', sync_on_finish=True),
+                                            {}) == {'TF_SYNC_ON_FINISH': '1'}
+
+
+def test_ml_perf_with_eval_warns():
+    [line] = wiring.ignored_flags(params.make_params(eval=True, train_dir='x', ml_perf=True))
+    assert line.startswith('--ml_perf has no effect with --eval')
+
+
+def test_gpu_flags_warn_with_device_cpu():
+    lines = wiring.ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
+                                             allow_growth=False))
+    assert lines == ['--%s has no effect with --device=cpu (it sets GPU options); use '
+                     '--num_intra_threads/--num_inter_threads for the CPU' % name
+                     for name in ('gpu_thread_mode', 'allow_growth')]
+    assert wiring.ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
+
+
+def test_loss_type_to_report_base_loss_leaves_out_the_weight_decay(capsys):
+    total = tiny_run(num_batches=3, weight_decay=0.01)
+    capsys.readouterr()
+    base = tiny_run(num_batches=3, weight_decay=0.01, loss_type_to_report='base_loss')
+    assert 'Step\tImg/sec\tbase_loss' in capsys.readouterr().out.splitlines()
+    # The same training (the gradients always include the decay); only the report differs.
+    assert all(b < t for b, t in zip(base['losses'], total['losses']))
+    same = tiny_run(num_batches=3, weight_decay=0.0, loss_type_to_report='base_loss')
+    assert same['losses'] == pytest.approx(tiny_run(num_batches=3, weight_decay=0.0)['losses'])
+
+
+def test_display_perf_ewma_weights_the_newest_steps():
+    stats = cnn_util.ImageRateStats(10, ewma_alpha=0.5)
+    plain = cnn_util.ImageRateStats(10)
+    for seconds in (1.0, 1.0, 2.0):
+        stats.add(seconds)
+        plain.add(seconds)
+    # Weights 0.25, 0.5, 1 (newest): mean step time 2.75 / 1.75 s.
+    assert stats.summary()[0] == pytest.approx(10 / (2.75 / 1.75))
+    assert plain.summary()[0] == pytest.approx(30 / 4.0)
+    assert stats.summary()[1:] == plain.summary()[1:]
+
+
+def _l2_ops(bench) -> int:
+    graph = bench.build_graph().graph
+    return sum(op.type == 'L2Loss' for op in graph.get_operations())
+
+
+def test_single_l2_loss_op_builds_one_l2_loss_with_the_same_value():
+    assert _l2_ops(tiny_bench(model='lenet', image_size=28)) == 4  # 2 conv + 2 dense kernels
+    assert _l2_ops(tiny_bench(model='lenet', image_size=28, single_l2_loss_op=True)) == 1
+    a = tiny_run(model='lenet', image_size=28, num_batches=2)
+    b = tiny_run(model='lenet', image_size=28, num_batches=2, single_l2_loss_op=True)
+    assert b['losses'] == pytest.approx(a['losses'], rel=1e-5)
+
+
+def test_the_learning_rate_is_on_the_cpu_with_gpu_towers_so_compute_lr_on_cpu_is_a_no_op():
+    bench = benchmark_cnn.BenchmarkCNN(tiny_params(device='gpu', local_parameter_device='gpu'),
+                                       gpus=1)
+    info = bench.build_graph()
+    assert 'CPU' in info.learning_rate.device.upper()
+    assert any('GPU' in op.device.upper() for op in info.graph.get_operations())
+
+
+def _first_rate(model, images_per_step, **flags):
+    with tf.Graph().as_default():
+        lr = learning_rate.get_learning_rate(
+            params.make_params(model=model, **flags), tf1.train.get_or_create_global_step(),
+            model=model_config.get_model(model), examples_per_epoch=1000,
+            images_per_step=images_per_step)
+        with tf1.Session() as sess:
+            return float(sess.run(lr))
+
+
+def test_resnet_base_lr_is_the_imagenet_resnets_rate_per_256_images():
+    assert _first_rate('resnet50', 64) == pytest.approx(0.128 * 64 / 256)
+    assert _first_rate('resnet50', 64, resnet_base_lr=0.2) == pytest.approx(0.2 * 64 / 256)
+    assert _first_rate('resnet101_v2', 512, resnet_base_lr=0.1) == pytest.approx(0.2)
+    # Another model, or an explicit rate: the flag does nothing, and says so.
+    assert _first_rate('trivial', 32, resnet_base_lr=0.2) == _first_rate('trivial', 32)
+    assert original_flags.IMAGENET_RESNET.match('resnet50_v1.5')
+    assert not original_flags.IMAGENET_RESNET.match('resnet56')
+    [line] = [m for m in wiring.ignored_flags(params.make_params(model='resnet56',
+                                                                 resnet_base_lr=0.2))]
+    assert line.startswith('--resnet_base_lr has no effect with --model=resnet56')
+    [line] = wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2,
+                                                     init_learning_rate=0.1))
+    assert line.startswith('--resnet_base_lr has no effect with --init_learning_rate')
+    assert wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2)) == []
+
+
+def test_variables_are_resource_variables_so_use_resource_vars_is_a_no_op():
+    types_ = {op.type for op in tiny_bench().build_graph().graph.get_operations()}
+    assert 'VarHandleOp' in types_ and not types_ & {'VariableV2', 'Variable'}
+
+
+def test_the_sweep_gives_horovod_its_own_line():
+    problem = sweep.invalid_configuration(
+        {'model': ['trivial'], 'batch_size': [2], 'num_gpus': [1], 'precision': ['fp32'],
+         'variable_update': ['horovod']}, [])
+    assert problem is not None and 'Horovod\'s last release (0.28.1)' in problem
+
+
+def test_the_sweeps_horovod_axis_is_one_line_and_exit_status_2(tmp_path, capsys):
+    assert sweep.main(['tf_cnn_sweep', '--output_dir=%s' % tmp_path, '--models=trivial',
+                       '--batch_sizes=8', '--variable_updates=horovod']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: --variable_updates: --variable_update=horovod is not '
+                          'available: Horovod') and err.count('\n') == 1
+
+
+def test_specified_epochs_become_global_steps():
+    plan = types.SimpleNamespace(params=tiny_params(
+        eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8)
+    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    # int(epoch x 12.5): 6, 12; a tiny epoch still evaluates after the first step.
+    assert hook.at_steps == {1, 6, 12}
+    assert [s for s in range(1, 20) if hook.due(s)] == [1, 6, 12]
+
+
+def test_eval_at_specified_epochs_runs_on_one_host_only():
+    p = params.make_params(job_name='worker', task_index=0, ps_hosts=['localhost:2222'],
+                           worker_hosts=['localhost:2223'],
+                           eval_during_training_at_specified_epochs=['1'])
+    with pytest.raises(params.ParamsError, match='--eval_during_training_at_specified_epochs '
+                       'runs on one host only'):
+        params.validate_params(p)
+
+
+def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir, tmp_path):
+    # 512 training records in batches of 4: 128 steps per epoch; epochs 0.01 and 0.03 are
+    # global steps 1 and 3.
+    eval_dir = tmp_path / 'evals'
+    result = tiny_run(data_dir=imagenet_dir, num_batches=4, image_size=32,
+                      eval_during_training_at_specified_epochs=['0.01', '0.03'],
+                      num_eval_batches=1, eval_dir=str(eval_dir))
+    assert [e['global_step'] for e in result['evals']] == [1, 3]
+    events = glob.glob(str(eval_dir / 'events.out.tfevents.*'))
+    assert len(events) == 1
+    tops = [(e.step, v.simple_value) for e in tf1.train.summary_iterator(events[0])
+            for v in e.summary.value if v.tag == 'eval/top_1']
+    assert [s for s, _ in tops] == [1, 3]
+    assert [v for _, v in tops] == pytest.approx([e['top_1'] for e in result['evals']])
+
+
+def test_step_stats_trace_and_partition_graphs_of_the_traced_step(tmp_path):
+    from google.protobuf import text_format
+    from tensorflow.core.framework import graph_pb2, step_stats_pb2
+    trace = tmp_path / 'step.pbtxt'
+    result = tiny_run(num_gpus=2, device='cpu', trace_file=str(trace),
+                      use_chrome_trace_format=False,
+                      partitioned_graph_file_prefix=str(tmp_path / 'part.pbtxt'))
+    stats = text_format.Parse(trace.read_text(), step_stats_pb2.StepStats())
+    assert {d.device for d in stats.dev_stats} >= {
+        '/job:localhost/replica:0/task:0/device:CPU:0',
+        '/job:localhost/replica:0/task:0/device:CPU:1'}
+    files = result['partition_graph_files']
+    assert sorted(os.path.basename(f) for f in files) == [
+        'part_job_localhost_replica_0_task_0_device_CPU_0.pbtxt',
+        'part_job_localhost_replica_0_task_0_device_CPU_1.pbtxt']
+    graph = text_format.Parse(open(files[1]).read(), graph_pb2.GraphDef())
+    assert graph.node and all(n.device.endswith('CPU:1') for n in graph.node)
+
+
+def test_benchmark_test_id_is_in_the_results_json(tmp_path):
+    result = tiny_run(benchmark_test_id='resnet-8gpu-a', benchmark_log_dir=str(tmp_path))
+    saved = json.load(open(result['results_file'], encoding='utf-8'))
+    assert saved['benchmark_test_id'] == 'resnet-8gpu-a'
+    assert tiny_run()['benchmark_test_id'] is None
+
+
+def test_ml_perf_without_the_package_warns_once(monkeypatch, capsys):
+    monkeypatch.setattr(mlperf_log, 'load_mllog', lambda: None)
+    result = tiny_run(ml_perf=True)
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if 'mlperf' in line] == [
+        'warning: --ml_perf prints no MLPerf lines: the mlperf-logging package is not '
+        'installed; ' + mlperf_log.INSTALL_HINT]
+    assert result['num_steps'] == 3
+
+
+def test_the_sweep_accepts_the_originals_flags():
+    assert sweep.run_flags_problem(['--mkl', '--gpu_thread_mode=gpu_shared',
+                                    '--loss_type_to_report=base_loss', '--nowinograd_nonfused',
+                                    '--trt_mode=FP16']) is None
+    assert 'Unknown command line flag' in sweep.run_flags_problem(['--no_such_flag'])
+
+
+@pytest.mark.cli
+def test_horovod_from_the_command_is_one_line_and_exit_status_2():
+    from test_cli import run_cli
+    proc = run_cli('--variable_update=horovod', '--horovod_device=gpu')
+    assert proc.returncode == 2
+    assert proc.stdout == ''
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith('error: --variable_update=horovod is not '
+                                                   'available: Horovod')
+    assert 'collective_all_reduce' in lines[0]
+
+
+@pytest.mark.cli
+def test_the_originals_first_documented_command_runs_in_miniature_with_ml_perf_lines():
+    pytest.importorskip('mlperf_logging')
+    from test_original_flags import DOCUMENTED
+
+    from test_cli import run_cli
+    # The original README's first command, then small sizes (later flags win) for a CPU, two
+    # flags without effect and the MLPerf lines.
+    proc = run_cli(*DOCUMENTED[0].split(), '--batch_size=2', '--image_size=32',
+                   '--num_batches=1', '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
+                   '--mkl', '--use_python32_barrier')
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert 'Model:       resnet50' in lines and 'Variables:   parameter_server' in lines
+    assert any(line.startswith('total images/sec: ') for line in lines)
+    events = [json.loads(line[len(':::MLLOG '):]) for line in lines
+              if line.startswith(':::MLLOG ')]
+    assert [e['key'] for e in events] == [
+        'submission_benchmark', 'global_batch_size', 'seed', 'opt_name',
+        'opt_base_learning_rate', 'train_samples', 'init_stop', 'run_start', 'run_stop']
+    assert events[0]['value'] == 'resnet50' and events[1]['value'] == 2
+    assert events[4]['value'] == pytest.approx(0.128 * 2 / 256)
+    assert events[-1]['metadata']['status'] == 'success'
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
+    assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')
+    assert warnings[1].startswith('warning: --mkl has no effect on TensorFlow 2.21')
