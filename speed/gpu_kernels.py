@@ -77,7 +77,7 @@ def short_device(device: str) -> str:
         return '(none)'
     spec = tf.DeviceSpec.from_string(device)
     prefix = ''
-    if spec.job:
+    if spec.job and spec.job != 'localhost':
         prefix = '/job:%s/task:%d' % (spec.job, spec.task or 0)
     return '%s/%s:%d' % (prefix, kind[0], kind[1])
 
