@@ -188,32 +188,41 @@ def _placed_device(op, graph, memo) -> str:
     return device
 
 
+def placed_devices(graph: tf.Graph) -> dict[str, str]:
+    """{op name: the short device it runs on ('/GPU:0', '/job:ps/task:0/CPU:0')} for every op:
+    its own device, else its colocation group's or resource input's, else where TensorFlow's
+    placer prefers (the first GPU when a GPU kernel accepts its dtypes and the graph uses a GPU,
+    else the CPU)."""
+    ops = graph.get_operations()
+    uses_gpu = any((device_kind_index(op.device) or ('',))[0] == 'GPU' for op in ops)
+    memo, out = {}, {}
+    for op in ops:
+        device = _placed_device(op, graph, memo)
+        if device_kind_index(device) is None:
+            device = '/GPU:0' if uses_gpu and has_kernel(op, 'GPU') else '/CPU:0'
+        out[op.name] = short_device(device)
+    return out
+
+
 def check_placement(graph: tf.Graph) -> PlacementReport:
     """The placement report of every op in `graph` (see the module docstring).
 
-    An op without a device goes where its colocation group or resource input is, else where
-    TensorFlow's placer prefers: the first GPU when a GPU kernel accepts its dtypes and the
-    graph uses a GPU, else the CPU. Ops that end up on a GPU are checked against the GPU
-    kernels either way.
+    Ops without a device are counted where `placed_devices` puts them; ops that end up on a
+    GPU are checked against the GPU kernels either way.
     """
-    ops = graph.get_operations()
-    uses_gpu = any((device_kind_index(op.device) or ('',))[0] == 'GPU' for op in ops)
+    placed = placed_devices(graph)
     per_device = collections.Counter()
     misplaced, unplaced, examples = [], collections.Counter(), []
-    memo = {}
-    for op in ops:
-        device = _placed_device(op, graph, memo)
+    for op in graph.get_operations():
+        device = placed[op.name]
         if not op.device:
-            if device_kind_index(device) is None:
-                device = '/GPU:0' if uses_gpu and has_kernel(op, 'GPU') else '/CPU:0'
-            unplaced[short_device(device)] += 1
+            unplaced[device] += 1
             per_device['(none)'] += 1
             if len(examples) < 5:
                 examples.append((op.type, op.name, origin(op)))
         else:
-            per_device[short_device(device)] += 1
-        kind = device_kind_index(device)
-        if kind is not None and kind[0] == 'GPU' and not has_kernel(op, 'GPU'):
+            per_device[device] += 1
+        if device_kind_index(device)[0] == 'GPU' and not has_kernel(op, 'GPU'):
             misplaced.append(MisplacedOp(op.type, describe_dtypes(op), op.name, device,
                                          origin(op)))
     return PlacementReport(dict(per_device), misplaced, dict(unplaced), examples)
