@@ -119,6 +119,10 @@ def _run(p: params.Params, hooks, cluster_source: str) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     try:
+        if p.dry_run:
+            from .lifecycle import dry_run
+            return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
+                q, gpus=n, hooks=hooks, cluster_source=cluster_source), p, gpus)
         bench = benchmark_cnn.BenchmarkCNN(p, gpus=gpus, hooks=hooks,
                                            cluster_source=cluster_source)
         bench.print_info()

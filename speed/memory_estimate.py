@@ -35,6 +35,9 @@ tf1 = tf.compat.v1
 #: Fraction of a GPU's memory a TensorFlow process gets for tensors (the BFC allocator's
 #: region after the CUDA context, cuBLAS/cuDNN handles and workspaces).
 USABLE_GPU_FRACTION = 0.90
+#: Memory the virtual devices are given: Grappler refuses a graph larger than its device, and
+#: the estimate is compared with the real memory afterwards.
+_VIRTUAL_MEMORY = 1 << 44
 #: Host memory a TensorFlow process holds besides the graph's tensors (the runtime, the
 #: kernels' code, thread stacks, oneDNN caches), measured as the peak RSS of a trivial run.
 HOST_BASELINE_BYTES = 700 << 20
@@ -65,7 +68,7 @@ def gpu_properties(spec) -> device_properties_pb2.DeviceProperties:
         environment={'architecture': major, 'cuda': '12050', 'cudnn': '9000',
                      'compute_capability': '%s.%s' % (major, minor)},
         num_registers=65536, l1_cache_size=128 << 10, l2_cache_size=6 << 20,
-        shared_memory_size_per_multiprocessor=96 << 10, memory_size=spec.memory_bytes,
+        shared_memory_size_per_multiprocessor=96 << 10, memory_size=_VIRTUAL_MEMORY,
         bandwidth=int(spec.bandwidth_gbs * 1e6))  # KB/s
 
 
@@ -74,7 +77,7 @@ def cpu_properties(memory_bytes: int) -> device_properties_pb2.DeviceProperties:
     return device_properties_pb2.DeviceProperties(
         type='CPU', vendor='GenuineIntel', frequency=2500, num_cores=2,
         l1_cache_size=32 << 10, l2_cache_size=1 << 20, l3_cache_size=32 << 20,
-        memory_size=memory_bytes, bandwidth=20000000)
+        memory_size=_VIRTUAL_MEMORY, bandwidth=20000000)
 
 
 def _meminfo_available() -> int | None:
