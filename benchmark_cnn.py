@@ -45,6 +45,7 @@ from .lifecycle import (  # noqa: E402
     checkpoints,
     eval_runner,
     frozen,
+    memory_check,
     run_hooks,
     signals,
     traced_session,
@@ -105,6 +106,7 @@ class BenchmarkCNN:
         self.params = p = self.plan.params
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
+        self.memory = None  # lifecycle.memory_check.MemoryVerdict of the built step
         if (p.device == 'cpu' and p.data_format == 'NCHW'
                 and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
             raise params_lib.ParamsError(
@@ -248,6 +250,8 @@ class BenchmarkCNN:
         build_start = time.perf_counter()
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
+        self.memory = memory_check.check_before_run(  # stops a run that would not fit
+            self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
         with info.graph.as_default(), self.create_session(info) as sess, \
                 preprocessing.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
@@ -258,6 +262,13 @@ class BenchmarkCNN:
                         self.plan.last_update_step(restored_step or 0)):
                     cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
+
+    def _estimate_at(self, batch_size: int) -> int:
+        """Estimated peak bytes of the tightest device with another per-device batch."""
+        other = BenchmarkCNN(self.given_params._replace(batch_size=batch_size),
+                             gpus=self.plan.visible_gpus, cluster_source='')
+        info = other.build_graph()
+        return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
 
     def _run_frozen(self, hooks) -> dict:
         """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
@@ -404,6 +415,11 @@ class BenchmarkCNN:
         }
         result.update(wiring.result_extras(plan, loop, restored_step))
         return result
+
+
+def _step_fetches(info) -> list:
+    """What one step runs: the train op, the loss and the input pipeline's step ops."""
+    return [info.train_op, info.loss, *info.pipeline.step_ops]
 
 
 def _speed_setup(p, dtype) -> dict:

@@ -118,6 +118,7 @@ def _run(p: params.Params, hooks, cluster_source: str) -> int:
         from . import benchmark_cnn
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
+    bench = None
     try:
         if p.dry_run:
             from .lifecycle import dry_run
@@ -131,6 +132,9 @@ def _run(p: params.Params, hooks, cluster_source: str) -> int:
         return _fail(str(e), 2)
     except cnn_util.BenchmarkError as e:
         return _fail(str(e), 1)
+    except tf.errors.ResourceExhaustedError as e:
+        from .lifecycle import memory_check
+        return _fail(memory_check.exhausted_message(e, getattr(bench, 'memory', None)), 1)
     except tf.errors.OpError as e:
         return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)
     except KeyboardInterrupt:

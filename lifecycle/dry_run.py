@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from .. import cnn_util
 from ..speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
-from . import eval_runner
+from . import eval_runner, memory_check
 
 fmt = memory_estimate.format_bytes
 
@@ -44,15 +44,6 @@ class Built(NamedTuple):
     fetches: list
     model_bytes: int
     batch_bytes: int
-
-
-def visible_gpu_spec() -> gpu_specs.GpuSpec | None:
-    """The table's entry for the first visible GPU (None: no GPU, or one the table lacks)."""
-    gpus = tf.config.list_physical_devices('GPU')
-    if not gpus:
-        return None
-    details = tf.config.experimental.get_device_details(gpus[0])
-    return gpu_specs.from_device_name(details.get('device_name', ''))
 
 
 def build(bench) -> Built:
@@ -232,7 +223,7 @@ def plan_device(p, visible_gpus: int) -> tuple:
     """
     named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
     if visible_gpus and p.device != 'cpu':
-        spec = visible_gpu_spec() or named
+        spec = memory_check.visible_gpu_spec() or named
         if spec is None:
             raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
                                '(known: %s)' % ', '.join(gpu_specs.known_names()))
