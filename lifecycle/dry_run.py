@@ -78,7 +78,8 @@ def traffic_budget(p, num_towers: int, built: Built) -> dict:
                or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
     return step_traffic.budget(num_towers=num_towers, model_bytes=built.model_bytes,
                                batch_bytes=built.batch_bytes, real_data=bool(p.data_dir),
-                               variables_on_host=on_host, gpu_reduction=on_gpus)
+                               variables_on_host=on_host, gpu_reduction=on_gpus,
+                               cluster_task=bool(p.job_name))
 
 
 def device_fits(peaks: dict, gpu) -> dict:

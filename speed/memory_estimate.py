@@ -9,9 +9,9 @@ largest sum of live tensors per device. Resource variables are not tensors of th
 their bytes (and the optimizer's slots) are added per device from the variables' shapes.
 
 The device's memory is what a run may use: for a GPU, USABLE_GPU_FRACTION of the data sheet's
-memory (the CUDA context and cuDNN workspaces take the rest); for the host,
-`host_available_bytes()` (MemAvailable of /proc/meminfo, and the address-space limit RLIMIT_AS
-less what the process already maps, whichever is smaller).
+memory (the CUDA context and cuDNN workspaces take the rest); for the host, USABLE_HOST_FRACTION
+of `host_available_bytes()` (MemAvailable of /proc/meminfo, and the address-space limit RLIMIT_AS
+less what the process already maps, whichever is smaller) less HOST_OVERHEAD_BYTES.
 
 A batch that fits is extrapolated linearly: the step's live tensors grow with the batch, the
 variables do not (`batch_that_fits`).
@@ -38,9 +38,13 @@ USABLE_GPU_FRACTION = 0.90
 #: Memory the virtual devices are given: Grappler refuses a graph larger than its device, and
 #: the estimate is compared with the real memory afterwards.
 _VIRTUAL_MEMORY = 1 << 44
-#: Host memory a TensorFlow process holds besides the graph's tensors (the runtime, the
-#: kernels' code, thread stacks, oneDNN caches), measured as the peak RSS of a trivial run.
-HOST_BASELINE_BYTES = 700 << 20
+#: Fraction of the host's free memory a run may plan for (the rest: allocator fragmentation and
+#: the runtime's own growth while it runs; calibrated against peak RSS in the README).
+USABLE_HOST_FRACTION = 0.90
+#: Memory the process still grows by outside the graph's tensors once it runs: thread stacks,
+#: oneDNN caches (MemAvailable); with an address-space limit, also glibc's per-thread malloc
+#: arenas, which reserve address space they may never touch (RLIMIT_AS).
+HOST_OVERHEAD_BYTES = {'MemAvailable': 256 << 20, 'RLIMIT_AS': 1 << 30}
 
 
 class DevicePeak(NamedTuple):
@@ -196,10 +200,12 @@ def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
 
 def device_memory(device: str, gpu=None) -> int:
     """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
-    or the host's available memory less HOST_BASELINE_BYTES for a CPU."""
+    or USABLE_HOST_FRACTION of the host's available memory less HOST_OVERHEAD_BYTES."""
     if ':GPU:' in device or device.startswith('/GPU'):
         return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
-    return max(0, host_available_bytes()[0] - HOST_BASELINE_BYTES)
+    available, limit = host_available_bytes()
+    overhead = HOST_OVERHEAD_BYTES.get(limit, 1 << 30)
+    return max(0, int((available - overhead) * USABLE_HOST_FRACTION))
 
 
 def batch_that_fits(batch_size: int, peak: DevicePeak, memory: int) -> int:

@@ -8,6 +8,10 @@ cluster tasks); a CPU device counts as the host. Tensors of at most SCALAR_BYTES
 loss, step counters, int32 shapes that GPU kernels keep in host memory) are counted apart, as
 `scalars`, and left out of the byte totals and of the budgets.
 
+A functional conditional (`tf.cond`: an If op) is no copy point: the session lowers it to Switch
+nodes colocated with each input, and its branches' ops keep their own devices, so its inputs are
+not counted at the If op's device.
+
 `budget(...)` is what the design allows per step (see its docstring); `over_budget` compares.
 """
 
@@ -21,6 +25,8 @@ import tensorflow as tf
 from . import gpu_kernels
 
 SCALAR_BYTES = 64
+#: Ops whose inputs stay where they are made (lowered to Switch nodes colocated with them).
+_LOWERED_CONDITIONALS = frozenset({'If', 'StatelessIf', 'Case', 'StatelessCase'})
 
 
 class Transfer(NamedTuple):
@@ -85,6 +91,8 @@ def step_traffic(graph: tf.Graph, fetches) -> StepTraffic:
     transfers, scalars = [], 0
     totals, counts = collections.Counter(), collections.Counter()
     for op in step_ops(fetches):
+        if op.type in _LOWERED_CONDITIONALS:
+            continue
         destination = placed[op.name]
         for tensor in op.inputs:
             source = placed[tensor.op.name]
@@ -110,7 +118,7 @@ def step_traffic(graph: tf.Graph, fetches) -> StepTraffic:
 
 
 def budget(*, num_towers: int, model_bytes: int, batch_bytes: int, real_data: bool,
-           variables_on_host: bool, gpu_reduction: bool) -> dict:
+           variables_on_host: bool, gpu_reduction: bool, cluster_task: bool = False) -> dict:
     """Bytes per step the design allows in each direction, for towers on GPUs.
 
     Args:
@@ -123,18 +131,21 @@ def budget(*, num_towers: int, model_bytes: int, batch_bytes: int, real_data: bo
         its gradients up.
       gpu_reduction: variables or gradients move between GPUs (parameter_server on the GPUs,
         replicated all-reduce over GPUs): at most two copies of the model per tower.
+      cluster_task: a cluster worker: the variables come from the ps tasks and the summed
+        gradients go back, one model each way between the hosts.
 
     Returns:
       {direction: bytes}: host->GPU one batch per tower (real data) plus the variables per
       tower (variables_on_host); GPU->host the gradients per tower (variables_on_host);
-      GPU->GPU two models per tower (gpu_reduction); host->host 0.
+      GPU->GPU two models per tower (gpu_reduction); host->host two models (cluster_task),
+      else 0.
     """
     down = num_towers * model_bytes if variables_on_host else 0
     return {
         'host->GPU': (num_towers * batch_bytes if real_data else 0) + down,
         'GPU->host': down,
         'GPU->GPU': 2 * num_towers * model_bytes if gpu_reduction else 0,
-        'host->host': 0,
+        'host->host': 2 * model_bytes if cluster_task else 0,
     }
 
 
