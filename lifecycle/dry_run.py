@@ -35,6 +35,8 @@ fmt = memory_estimate.format_bytes
 #: Bounds of the batch search: graph builds and seconds.
 MAX_SEARCH_BUILDS = 8
 MAX_SEARCH_SECS = 60.0
+#: The search tries no batch above this many times the run's.
+SEARCH_LIMIT_FACTOR = 16
 
 
 class Built(NamedTuple):
@@ -106,8 +108,8 @@ def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
     return device, candidates[device][0] / max(1, candidates[device][1])
 
 
-def search_batch(probe, batch: int, ratio: float,
-                 deadline: float) -> tuple[int | None, int | None, int]:
+def search_batch(probe, batch: int, ratio: float, deadline: float,
+                 limit: int | None = None) -> tuple[int | None, int | None, int]:
     """The largest per-device batch whose estimate fits, by graph builds.
 
     The first guess is extrapolated from `ratio` (estimate / memory at `batch`); then doubling
@@ -116,6 +118,8 @@ def search_batch(probe, batch: int, ratio: float,
 
     Args:
       probe: batch -> True when the graph built at that batch fits.
+      limit: no batch above this is tried (real-data graphs grow with the batch: their
+        per-image ops); when `limit` fits, the answer is (limit, None).
 
     Returns:
       (largest batch found to fit or None, smallest found not to fit or None, builds).
@@ -123,7 +127,10 @@ def search_batch(probe, batch: int, ratio: float,
     lo, hi = (batch, None) if ratio <= 1 else (None, batch)
     guess = max(1, int(batch / ratio)) if ratio > 0 else 2 * batch
     builds = 0
-    while builds < MAX_SEARCH_BUILDS and time.monotonic() < deadline:
+    last = 0.0
+    while builds < MAX_SEARCH_BUILDS and time.monotonic() + last < deadline:
+        if limit is not None and lo is not None and lo >= limit:
+            break
         if lo is not None and hi is not None:
             if hi - lo <= max(1, lo // 32):
                 break
@@ -135,7 +142,11 @@ def search_batch(probe, batch: int, ratio: float,
             if hi == 1:
                 break
             guess = max(1, hi // 2) if guess >= hi else guess
+        if limit is not None:
+            guess = min(guess, limit)
+        start = time.monotonic()
         fits = probe(guess)
+        last = time.monotonic() - start  # the next probe is not started if it cannot finish
         builds += 1
         if fits:
             lo = guess
@@ -287,7 +298,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 
     start = time.perf_counter()
-    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS)
+    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS,
+                                  limit=SEARCH_LIMIT_FACTOR * batch)
     best = ('none (not even %d)' % hi if lo is None else
             '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
     cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (

@@ -147,6 +147,8 @@ def test_the_batch_search_brackets_the_largest_batch_that_fits():
     calls.clear()
     lo, hi, builds = dry_run.search_batch(probe, 400, 30.0, time.monotonic() + 60)
     assert lo <= 100 < hi and builds == len(calls) <= dry_run.MAX_SEARCH_BUILDS
+    lo, hi, _ = dry_run.search_batch(probe, 2, 0.01, time.monotonic() + 60, limit=32)
+    assert (lo, hi) == (32, None) and max(calls) <= 400
 
 
 def test_host_memory_counts_the_address_space_limit(monkeypatch):
