@@ -38,6 +38,7 @@ from .lifecycle import (  # noqa: E402
     eval_runner,
     frozen,
     header,
+    memory_check,
     run_hooks,
     signals,
     timed_run,
@@ -97,6 +98,7 @@ class BenchmarkCNN:
         self.params = p = self.plan.params
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
+        self.memory = None  # lifecycle.memory_check.MemoryVerdict of the built step
         if (p.device == 'cpu' and p.data_format == 'NCHW'
                 and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
             raise params_lib.ParamsError(
@@ -163,6 +165,8 @@ class BenchmarkCNN:
         build_start = time.perf_counter()
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
+        self.memory = memory_check.check_before_run(  # stops a run that would not fit
+            self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
         with info.graph.as_default(), self.create_session(info) as sess, \
                 data_errors.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
@@ -173,6 +177,14 @@ class BenchmarkCNN:
                         self.plan.last_update_step(restored_step or 0)):
                     cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
+
+    def _estimate_at(self, batch_size: int) -> int:
+        """Estimated peak bytes of the tightest device with another per-device batch."""
+        q = self.given_params._replace(batch_size=batch_size)
+        other = BenchmarkCNN(q, gpus=self.plan.visible_gpus,
+                             resolution=resolvers.Resolution(q, q.cluster_resolver))
+        info = other.build_graph()
+        return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
 
     def _run_frozen(self, hooks) -> dict:
         """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
@@ -258,3 +270,8 @@ class BenchmarkCNN:
     def drain_pipeline(sess, info) -> None:
         """Empties the staging areas after the last step (lifecycle/timed_run.py)."""
         timed_run.drain_pipeline(sess, info)
+
+
+def _step_fetches(info) -> list:
+    """What one step runs: the train op, the loss and the input pipeline's step ops."""
+    return [info.train_op, info.loss, *info.pipeline.step_ops]

@@ -114,7 +114,14 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
         from . import benchmark_cnn
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
+    bench = None
     try:
+        if resolution.params.dry_run:
+            from .lifecycle import dry_run
+            return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
+                q, gpus=n, hooks=hooks,
+                resolution=resolvers.Resolution(q, resolution.source, resolution.description)),
+                resolution.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(resolution.params, gpus=gpus, hooks=hooks,
                                            resolution=resolution)
         bench.print_info()
@@ -123,6 +130,9 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
         return _fail(str(e), 2)
     except cnn_util.BenchmarkError as e:
         return _fail(str(e), 1)
+    except tf.errors.ResourceExhaustedError as e:
+        from .lifecycle import memory_check
+        return _fail(memory_check.exhausted_message(e, getattr(bench, 'memory', None)), 1)
     except tf.errors.OpError as e:
         return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)
     except KeyboardInterrupt:

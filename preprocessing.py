@@ -201,11 +201,13 @@ class SyntheticInput(InputPipeline):
                 images = tf1.Variable(
                     tf.cast(initial, self.dtype), trainable=False,
                     collections=[tf1.GraphKeys.LOCAL_VARIABLES], name='images')
+                # Kept as int64: TensorFlow has no GPU kernel for an int32 resource variable.
                 labels = tf1.Variable(
-                    tf1.random_uniform([self.batch_size], low, self.num_classes, dtype=tf.int32),
+                    tf.cast(tf1.random_uniform([self.batch_size], low, self.num_classes,
+                                               dtype=tf.int32), tf.int64),
                     trainable=False, collections=[tf1.GraphKeys.LOCAL_VARIABLES],
                     name='labels')
-                batch = Batch(tf.identity(images), tf.identity(labels))
+                batch = Batch(tf.identity(images), tf.cast(labels, tf.int32))
                 if self.full_pass is not None:  # every slot of a synthetic evaluation scores
                     batch = ScoredBatch(*batch, tf.ones([self.batch_size], tf.bool))
                 batches.append(batch)

@@ -125,11 +125,13 @@ class VariableMgr(abc.ABC):
 
 
 def sum_towers(grads_and_vars_per_tower, device) -> list:
-    """Sums gradient j over towers on `device`; returns [(sum_j, tower-0 variable j)]."""
+    """Sums gradient j over towers on `device` (None: on variable j's own device, so that
+    variables spread over GPUs are not summed through the host); returns
+    [(sum_j, tower-0 variable j)]."""
     summed = []
-    with tf1.device(device):
-        for pairs in zip(*grads_and_vars_per_tower):
-            grads = [g for g, _ in pairs]
+    for pairs in zip(*grads_and_vars_per_tower):
+        grads = [g for g, _ in pairs]
+        with tf1.device(device or pairs[0][1].device):
             summed.append((tf.add_n(grads) if len(grads) > 1 else grads[0], pairs[0][1]))
     return summed
 
@@ -201,7 +203,8 @@ class VariableMgrLocalParameterServer(VariableMgr):
         return self._puts()
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
-        summed = sum_towers(tower_grads, self.param_device)
+        on_gpus = self.params.local_parameter_device == 'gpu'
+        summed = sum_towers(tower_grads, None if on_gpus else self.param_device)
         strong = self.params.variable_consistency == 'strong'
         deps = self._puts() if strong else []
         with tf1.device(self.param_device), tf.control_dependencies(deps):

@@ -122,6 +122,10 @@ class ConvNetBuilder:
         initializer = _seeded(initializer, tf1.get_variable_scope().name + '/' + name)
         var = tf1.get_variable(name, shape, dtype=self.variable_dtype, initializer=initializer,
                                trainable=trainable)
+        if trainable and isinstance(var, tf.Variable):
+            # One read per step, shared by the layer and the weight-decay term: each read of
+            # a variable on another device (parameter_server) is a copy.
+            var = var.value()
         if name == 'weights':
             # What the tower reads: the variable, or its staged copy (--staged_vars).
             self.decay_tensors.append(var)

@@ -94,6 +94,10 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('freeze_when_forward_only', False, 'With --forward_only, freeze the graph (variables '
        'become constants) before timing.'),
     _b('eval', False, 'Evaluate a checkpoint on the validation subset instead of training.'),
+    _b('dry_run', False, 'Build what the run would build, run no step, and report placement, '
+       'cross-device traffic and peak memory per device (exit status 1: it would not work).'),
+    _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run), e.g. V100, '
+       'A100 80GB, T4; a visible GPU is used as it is.'),
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
@@ -401,6 +405,19 @@ def validate_params(p: Params) -> None:
     problem = flag_rules.distributed_problem(p)
     if problem:
         raise ParamsError(problem)
+    if p.gpu_model is not None:
+        _check_gpu_model(p)
+
+
+def _check_gpu_model(p: Params) -> None:
+    """--gpu_model names a GPU of speed/gpu_specs.py and is asked for a GPU run."""
+    from .speed import gpu_specs  # plain data: no TensorFlow
+    try:
+        gpu_specs.lookup(p.gpu_model)
+    except gpu_specs.UnknownGpuError as e:
+        raise ParamsError('--gpu_model: %s' % e) from None
+    if p.device == 'cpu':
+        raise ParamsError('--gpu_model plans a GPU run; drop it or --device=cpu.')
 
 
 def _is_number(text: str) -> bool:

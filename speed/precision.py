@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 
 import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
 
 tf1 = tf.compat.v1
 
@@ -90,12 +91,13 @@ def next_loss_scale(scale: float, good_steps: int, finite: bool, inc_every_n: in
 def all_finite(tensors) -> tf.Tensor:
     """Scalar bool tensor: True when no element of any of `tensors` is Inf or NaN.
 
-    Each tensor is reduced on its own device, the results combined where this is
-    called.
+    Each tensor is reduced on its own device (colocated with it: a gradient without a device
+    string of its own stays on its tower's device, not the device this is called under), the
+    boolean results combined where this is called.
     """
     checks = []
     for t in tensors:
-        with tf1.device(t.device):
+        with tf_ops.colocate_with(t):
             checks.append(tf.reduce_all(tf.math.is_finite(t)))
     return tf.reduce_all(tf.stack(checks))
 

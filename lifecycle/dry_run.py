@@ -1,0 +1,313 @@
+"""`--dry_run`: build what the run would build, run no step, and say whether it would work.
+
+    status = dry_run.run(params, cluster_source='')   # prints the report; 0 works, 1 not
+
+The report (one block on stdout, after the usual header):
+
+  * ops per device, ops without a device and where TensorFlow's placer puts them;
+  * every op on a GPU without a GPU kernel for its dtypes, with the project function that built
+    it (speed/gpu_kernels.py);
+  * the tensors one step copies between devices, by direction, against the design's budget
+    (speed/step_traffic.py);
+  * the estimated peak memory of each device against its memory, and the largest per-device
+    batch that fits, found by building the graph at other batch sizes (speed/memory_estimate.py).
+
+The GPU planned for: the visible GPU (its name looked up in speed/gpu_specs.py), else
+`--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
+1, with one `error:` line, when an op would leave its device or a device's memory would not
+hold the step.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from .. import cnn_util
+from ..speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
+from . import eval_runner, memory_check
+
+fmt = memory_estimate.format_bytes
+
+#: Bounds of the batch search: graph builds and seconds.
+MAX_SEARCH_BUILDS = 8
+MAX_SEARCH_SECS = 60.0
+#: The search tries no batch above this many times the run's.
+SEARCH_LIMIT_FACTOR = 16
+
+
+class Built(NamedTuple):
+    """One graph build of a dry run: the graph, the fetches of one step, the savable
+    variables (one copy of the model) and the per-device input batch bytes."""
+    graph: tf.Graph
+    fetches: list
+    model_bytes: int
+    batch_bytes: int
+
+
+def build(bench) -> Built:
+    """Builds the graph `bench` (a benchmark_cnn.BenchmarkCNN) would run: the eval graph with
+    --eval, else the training or forward-only step (a frozen forward-only graph is planned as
+    the unfrozen one: it holds the same tensors)."""
+    plan = bench.plan
+    if plan.params.eval:
+        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset)
+        graph, fetches = evaluator.graph, [evaluator.counts] + list(evaluator.pipeline.step_ops)
+        savable, batch = evaluator.savable, plan.eval.per_device_batch_size
+    else:
+        info = bench.build_graph()
+        graph = info.graph
+        fetches = [info.train_op, info.loss] + list(info.pipeline.step_ops)
+        savable, batch = info.mgr.savable_variables(), plan.per_device_batch_size
+    model_bytes = sum(v.shape.num_elements() * v.dtype.base_dtype.size
+                      for v in savable.values() if v is not None and v.shape.is_fully_defined())
+    channels_pixels = 3 * plan.image_size * plan.image_size
+    batch_bytes = batch * (channels_pixels * plan.compute_dtype.size + 4)
+    return Built(graph, fetches, model_bytes, batch_bytes)
+
+
+def traffic_budget(p, num_towers: int, built: Built) -> dict:
+    """step_traffic.budget for this run's variable manager and data (towers on GPUs)."""
+    spec = p.all_reduce_spec or ''
+    on_host = ((p.variable_update == 'parameter_server' and p.local_parameter_device == 'cpu')
+               or p.variable_update in ('distributed_replicated', 'distributed_all_reduce')
+               or bool(p.job_name) or 'pscpu' in spec)
+    on_gpus = (p.variable_update in ('replicated', 'distributed_replicated',
+                                     'distributed_all_reduce')
+               or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
+    return step_traffic.budget(num_towers=num_towers, model_bytes=built.model_bytes,
+                               batch_bytes=built.batch_bytes, real_data=bool(p.data_dir),
+                               variables_on_host=on_host, gpu_reduction=on_gpus,
+                               cluster_task=bool(p.job_name))
+
+
+def device_fits(peaks: dict, gpu) -> dict:
+    """{device or 'host': (estimate bytes, memory bytes)}: each GPU on its own, the CPUs of
+    this host together (logical CPU devices share the host's memory); a cluster's other tasks
+    are left out."""
+    out = {}
+    host = 0
+    for device, peak in peaks.items():
+        if device.startswith('/job:') and not device.startswith('/job:worker'):
+            continue  # a ps task's memory is its own host's
+        if ':GPU:' in device or device.startswith('/GPU'):
+            out[device] = (peak.total, memory_estimate.device_memory(device, gpu))
+        else:
+            host += peak.total
+    out['host'] = (host, memory_estimate.device_memory('/CPU:0'))
+    return out
+
+
+def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
+    """The device the batch search follows (the GPU, or the host, nearest its limit)."""
+    candidates = {d: v for d, v in fits.items() if (d != 'host') == on_gpu} or fits
+    device = max(candidates, key=lambda d: candidates[d][0] / max(1, candidates[d][1]))
+    return device, candidates[device][0] / max(1, candidates[device][1])
+
+
+def search_batch(probe, batch: int, ratio: float, deadline: float,
+                 limit: int | None = None) -> tuple[int | None, int | None, int]:
+    """The largest per-device batch whose estimate fits, by graph builds.
+
+    The first guess is extrapolated from `ratio` (estimate / memory at `batch`); then doubling
+    or halving until the answer is bracketed, then bisection to 1/32 of the batch; at most
+    MAX_SEARCH_BUILDS builds, until `deadline` (time.monotonic()).
+
+    Args:
+      probe: batch -> True when the graph built at that batch fits.
+      limit: no batch above this is tried (real-data graphs grow with the batch: their
+        per-image ops); when `limit` fits, the answer is (limit, None).
+
+    Returns:
+      (largest batch found to fit or None, smallest found not to fit or None, builds).
+    """
+    lo, hi = (batch, None) if ratio <= 1 else (None, batch)
+    guess = max(1, int(batch / ratio)) if ratio > 0 else 2 * batch
+    builds = 0
+    last = 0.0
+    while builds < MAX_SEARCH_BUILDS and time.monotonic() + last < deadline:
+        if limit is not None and lo is not None and lo >= limit:
+            break
+        if lo is not None and hi is not None:
+            if hi - lo <= max(1, lo // 32):
+                break
+            if not lo < guess < hi:
+                guess = (lo + hi) // 2
+        elif hi is None:
+            guess = max(guess, 2 * lo) if guess <= lo else guess
+        else:
+            if hi == 1:
+                break
+            guess = max(1, hi // 2) if guess >= hi else guess
+        if limit is not None:
+            guess = min(guess, limit)
+        start = time.monotonic()
+        fits = probe(guess)
+        last = time.monotonic() - start  # the next probe is not started if it cannot finish
+        builds += 1
+        if fits:
+            lo = guess
+            guess = 2 * guess if hi is None else (lo + hi) // 2
+        else:
+            hi = guess
+            guess = max(1, guess // 2) if lo is None else (lo + hi) // 2
+    return lo, hi, builds
+
+
+def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], list[str], dict]:
+    """The report, the problems (each a reason the run would not work) and `device_fits`."""
+    p, plan = bench.params, bench.plan
+    lines, problems = [], []
+    placement = gpu_kernels.check_placement(built.graph)
+    per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
+                           if kv[0] != '(none)')
+    lines.append('Ops per device:   %s' % per_device)
+    if placement.unplaced:
+        lines.append('Ops without a device: %d, placed by TensorFlow on %s' % (
+            sum(placement.unplaced.values()),
+            ', '.join('%s %d' % kv for kv in sorted(placement.unplaced.items()))))
+    if not placement.misplaced:
+        lines.append('Ops on a GPU without a GPU kernel: none')
+    else:
+        grouped = collections.Counter((m.op_type, m.dtypes, m.origin) for m in placement.misplaced)
+        lines.append('Ops on a GPU without a GPU kernel for their dtypes: %d' %
+                     len(placement.misplaced))
+        for (op_type, dtypes, where), count in grouped.most_common():
+            example = next(m.name for m in placement.misplaced
+                           if (m.op_type, m.dtypes, m.origin) == (op_type, dtypes, where))
+            lines.append('  %3d x %s (%s) e.g. %s, made by %s' % (
+                count, op_type, dtypes, example, where or '(outside the project)'))
+        first = placement.misplaced[0]
+        problems.append('%d op(s) on a GPU have no GPU kernel for their dtypes (first: %s %s '
+                        '%s, made by %s); soft placement would copy them to the CPU every step'
+                        % (len(placement.misplaced), first.op_type, first.dtypes, first.name,
+                           first.origin or 'TensorFlow'))
+    traffic = step_traffic.step_traffic(built.graph, built.fetches)
+    towers = sum(1 for d in plan.devices if 'gpu' in d.lower())
+    allowed = traffic_budget(p, towers, built) if on_gpu else None
+    lines.append('Copies per step (tensors over %d bytes; %d scalars besides):' % (
+        step_traffic.SCALAR_BYTES, traffic.scalars))
+    for way in ('host->GPU', 'GPU->host', 'GPU->GPU', 'host->host'):
+        if way in traffic.totals or (allowed and allowed.get(way)):
+            lines.append('  %-10s %10s in %4d tensors%s' % (
+                way, fmt(traffic.totals.get(way, 0)), traffic.counts.get(way, 0),
+                '  (the design allows %s)' % fmt(allowed[way]) if allowed else ''))
+    if not traffic.totals:
+        lines.append('  none')
+    if allowed:
+        for line in step_traffic.over_budget(traffic, allowed):
+            lines.append('  over budget: %s' % line)
+    start = time.perf_counter()
+    peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
+    secs = time.perf_counter() - start
+    lines.append('Peak memory per device (Grappler, %.1f s):' % secs)
+    fits = device_fits(peaks, gpu)
+    for device, (estimate, memory) in sorted(fits.items()):
+        ok = estimate <= memory
+        what = ('of %s usable (%.0f%% of %s)' % (fmt(memory), 100 *
+                memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
+                if device != 'host' else 'of %s available (%s)' % (
+                    fmt(memory), memory_estimate.host_available_bytes()[1]))
+        lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
+                                           'fits' if ok else 'DOES NOT FIT'))
+        if not ok:
+            problems.append('%s needs about %s, more than its %s' % (
+                device, fmt(estimate), fmt(memory)))
+    return lines, problems, fits
+
+
+class DryRunFailed(cnn_util.BenchmarkError):
+    """The run would not work as built; the message says why and what fits."""
+
+
+def plan_device(p, visible_gpus: int) -> tuple:
+    """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
+
+    A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
+    else --gpu_model plans --num_gpus GPUs of that model; else the CPU.
+
+    Raises:
+      DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
+        the visible GPU is not in the table and --gpu_model is not given.
+    """
+    named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
+    if visible_gpus and p.device != 'cpu':
+        spec = memory_check.visible_gpu_spec() or named
+        if spec is None:
+            raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
+                               '(known: %s)' % ', '.join(gpu_specs.known_names()))
+        return p, visible_gpus, spec
+    device = p.device or ('gpu' if named else 'cpu')
+    if device == 'gpu' and named is None:
+        raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
+                           '(known: %s)' % ', '.join(gpu_specs.known_names()))
+    if device == 'cpu':
+        return p._replace(device='cpu'), 0, None
+    return p._replace(device='gpu'), p.num_gpus, named
+
+
+def run(make_bench, p, visible_gpus: int) -> int:
+    """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
+
+    Args:
+      make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
+      p: the run's Params (--dry_run set).
+      visible_gpus: GPUs TensorFlow sees on this host.
+
+    Raises:
+      DryRunFailed: the run would not work as built (an op without a kernel on its device, or
+        a device's memory too small); the message names the first problem and a batch that
+        fits.
+    """
+    p, gpus, gpu = plan_device(p, visible_gpus)
+    on_gpu = gpu is not None
+    bench = make_bench(p, gpus)
+    bench.print_info()
+    if bench.cluster is not None and bench.cluster.serves:
+        cnn_util.log_fn('Dry run: this task (%s) serves variables and builds no step of its own; '
+                        'dry-run a worker.' % bench.cluster.job_name)
+        return 0
+    target = ('%s (%s, compute capability %s)' % (gpu.name, fmt(gpu.memory_bytes),
+                                                   gpu.compute_capability)
+              if on_gpu else 'the CPU')
+    cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
+    start = time.perf_counter()
+    built = build(bench)
+    cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
+        len(built.graph.get_operations()), time.perf_counter() - start))
+    lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
+    for line in lines:
+        cnn_util.log_fn(line)
+    batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
+    batch = (bench.plan.eval.per_device_batch_size if p.eval
+             else bench.plan.per_device_batch_size)
+    device, ratio = _worst(fits, on_gpu)
+
+    # Every tower holds the same step: the search builds one tower (half the time for two).
+    # (Not on the CPU, whose towers share the host's memory, nor with the variables spread over
+    # the GPUs, nor in a cluster task.)
+    spread = p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'
+    one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
+
+    def probe(b):
+        trial = build(make_bench(p._replace(**{batch_flag: b}, **one), 1 if one else gpus))
+        peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
+        return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
+
+    start = time.perf_counter()
+    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS,
+                                  limit=SEARCH_LIMIT_FACTOR * batch)
+    best = ('none (not even %d)' % hi if lo is None else
+            '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
+    cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (
+        device, best, builds, ' of one tower' if one and len(bench.plan.devices) > 1 else '',
+        time.perf_counter() - start))
+    if problems:
+        advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
+        raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))
+    cnn_util.log_fn('Dry run: the run would work as built (every op has a kernel on its '
+                    'device, and every device holds the step).')
+    return 0

@@ -1,0 +1,163 @@
+"""Memory before it runs out: a run whose step would not fit stops before its first step.
+
+`check_before_run(plan, graph, fetches)` estimates the peak memory of one step on each device
+(speed/memory_estimate.py: Grappler's virtual cluster, about 0.2 s for resnet50 at batch 64 on
+the 2-core development host) and raises `OutOfMemoryError` naming the estimate, the memory and a
+batch that fits when a device (a GPU of the table, or the host) would not hold it. An
+out-of-memory error during a run is reported with the same advice (`exhausted_message`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from .. import cnn_util
+from ..speed import gpu_specs, memory_estimate
+
+fmt = memory_estimate.format_bytes
+
+
+class OutOfMemoryError(cnn_util.BenchmarkError):
+    """The step would need more memory than a device has (the message says how much, and a
+    batch that fits)."""
+
+
+class MemoryVerdict(NamedTuple):
+    """The tightest device of a run: name ('/GPU:0' or 'host'), estimate and memory (bytes),
+    the run's per-device batch and the largest batch estimated to fit (linear in the batch)."""
+    device: str
+    estimate: int
+    memory: int
+    batch_size: int
+    batch_that_fits: int
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate <= self.memory
+
+    def advice(self) -> str:
+        """'the estimated peak is 31.49 GiB on host, which has 5.12 GiB; --batch_size=48 fits'."""
+        fit = ('--batch_size=%d should fit' % self.batch_that_fits if self.batch_that_fits
+               else 'not even one image per device fits')
+        return 'the estimated peak is %s on %s, which has %s; %s' % (
+            fmt(self.estimate), self.device, fmt(self.memory), fit)
+
+
+def visible_gpu_spec() -> gpu_specs.GpuSpec | None:
+    """The table's entry for the first visible GPU (None: no GPU, or one the table lacks)."""
+    gpus = tf.config.list_physical_devices('GPU')
+    if not gpus:
+        return None
+    details = tf.config.experimental.get_device_details(gpus[0])
+    return gpu_specs.from_device_name(details.get('device_name', ''))
+
+
+def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
+    """The run's tightest device: each GPU on its own, this host's CPU devices together.
+
+    Args:
+      plan: the run_plan.RunPlan (per-device batch, devices).
+      graph, fetches: the built step.
+      gpu: the GpuSpec of the GPUs (None: the visible GPU's table entry; GPUs the table lacks
+        are not checked).
+
+    Returns:
+      A MemoryVerdict, or None when nothing could be checked.
+    """
+    on_gpu = plan.params.device == 'gpu'
+    gpu = gpu or (visible_gpu_spec() if on_gpu else None)
+    if on_gpu and gpu is None:
+        return None
+    peaks = memory_estimate.estimate_peaks(graph, fetches, gpu=gpu)
+    batch = plan.per_device_batch_size
+    candidates = []
+    host = memory_estimate.DevicePeak(0, 0, 0)
+    for device, peak in peaks.items():
+        if device.startswith('/job:') and not device.startswith('/job:worker'):
+            continue  # another task's host (a ps)
+        if ':GPU:' in device or device.startswith('/GPU'):
+            memory = memory_estimate.device_memory(device, gpu)
+            candidates.append((device, peak, memory))
+        else:
+            host = memory_estimate.DevicePeak(*(a + b for a, b in zip(host, peak)))
+    if not on_gpu:
+        # The logical CPU devices' batches all live in the host's memory.
+        memory = memory_estimate.device_memory('/CPU:0')
+        towers = max(1, len(plan.devices))
+        per_image = host.activations / max(1, batch * towers)
+        fit = (int((memory - host.variables) // (per_image * towers)) if per_image
+               else batch)
+        return MemoryVerdict('host', host.total, memory, batch, max(0, fit))
+    device, peak, memory = max(candidates, key=lambda c: c[1].total / max(1, c[2]))
+    return MemoryVerdict(device, peak.total, memory, batch,
+                         memory_estimate.batch_that_fits(batch, peak, memory))
+
+
+def refine_batch(found: MemoryVerdict, estimate_at, builds: int = 3) -> MemoryVerdict:
+    """A better batch that fits than `found`'s one-point extrapolation: secant steps on
+    (batch, estimate) through graph builds at other batches (the gradients and the optimizer's
+    temporaries do not grow with the batch, so one point overestimates the per-image cost).
+
+    Args:
+      found: the verdict at the run's batch.
+      estimate_at: batch -> the estimate (bytes) of the tightest device at that batch.
+      builds: at most this many graph builds.
+
+    Returns:
+      `found` with batch_that_fits the largest batch tried whose estimate fits (0 if none).
+    """
+    points = [(found.batch_size, found.estimate)]
+    best = 0
+    guess = found.batch_that_fits
+    for _ in range(builds):
+        if guess < 1 or any(b == guess for b, _ in points):
+            break
+        estimate = estimate_at(guess)
+        points.append((guess, estimate))
+        if estimate <= found.memory:
+            best = max(best, guess)
+        (b0, e0), (b1, e1) = sorted(points[-2:])
+        slope = (e1 - e0) / max(1, b1 - b0)
+        if slope <= 0:
+            break
+        guess = int(b1 + (found.memory - e1) / slope)
+        if best and guess <= best:
+            break
+    return found._replace(batch_that_fits=best)
+
+
+def check_before_run(plan, graph, fetches, estimate_at=None) -> MemoryVerdict | None:
+    """`verdict`, raising when the step would not fit.
+
+    Args:
+      estimate_at: batch -> bytes of the tightest device (a graph build at that batch); when
+        given, the advice's batch comes from `refine_batch`.
+
+    Raises:
+      OutOfMemoryError: a device's estimate exceeds its memory.
+    """
+    found = verdict(plan, graph, fetches)
+    if found is not None and not found.fits:
+        if estimate_at is not None:
+            found = refine_batch(found, estimate_at)
+        raise OutOfMemoryError('not enough memory for this run: %s (check with --dry_run)'
+                               % found.advice())
+    return found
+
+
+def estimate_for(plan, graph, fetches) -> int:
+    """The estimate (bytes) of the tightest device of a built step (see `verdict`)."""
+    found = verdict(plan, graph, fetches)
+    return found.estimate if found is not None else 0
+
+
+def exhausted_message(error: tf.errors.ResourceExhaustedError,
+                      found: MemoryVerdict | None) -> str:
+    """The one line for an out-of-memory error during a run, with the estimate's advice."""
+    first = (error.message or str(error)).strip().splitlines()[0][:200]
+    if found is None:
+        return ('out of memory during the run (%s); use a smaller --batch_size (--dry_run '
+                'estimates one that fits)' % first)
+    return 'out of memory during the run (%s); %s' % (first, found.advice())

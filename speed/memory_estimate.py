@@ -1,0 +1,226 @@
+"""Peak memory of a built graph on each device, before any session: Grappler's virtual cluster.
+
+    peaks = estimate_peaks(graph, fetches, gpu=gpu_specs.lookup('V100'))
+    # {'/GPU:0': DevicePeak(activations=..., variables=..., total=...), '/CPU:0': ...}
+
+Grappler (`tensorflow.python.grappler.cluster.Cluster` with `DeviceProperties` of each device,
+`DeterminePeakMemoryUsage`) simulates one step on devices that need not exist and reports the
+largest sum of live tensors per device. Resource variables are not tensors of the step, so
+their bytes (and the optimizer's slots) are added per device from the variables' shapes.
+
+The device's memory is what a run may use: for a GPU, USABLE_GPU_FRACTION of the data sheet's
+memory (the CUDA context and cuDNN workspaces take the rest); for the host, USABLE_HOST_FRACTION
+of `host_available_bytes()` (MemAvailable of /proc/meminfo, and the address-space limit RLIMIT_AS
+less what the process already maps, whichever is smaller) less HOST_OVERHEAD_BYTES.
+
+A batch that fits is extrapolated linearly: the step's live tensors grow with the batch, the
+variables do not (`batch_that_fits`).
+"""
+
+from __future__ import annotations
+
+import collections
+import resource
+from typing import NamedTuple
+
+import tensorflow as tf
+from tensorflow.core.protobuf import device_properties_pb2, meta_graph_pb2
+from tensorflow.python.grappler import cluster as grappler_cluster
+from tensorflow.python.grappler import item as grappler_item
+
+from . import gpu_kernels
+
+tf1 = tf.compat.v1
+
+#: Fraction of a GPU's memory a TensorFlow process gets for tensors (the BFC allocator's
+#: region after the CUDA context, cuBLAS/cuDNN handles and workspaces).
+USABLE_GPU_FRACTION = 0.90
+#: Memory the virtual devices are given: Grappler refuses a graph larger than its device, and
+#: the estimate is compared with the real memory afterwards.
+_VIRTUAL_MEMORY = 1 << 44
+#: Fraction of the host's free memory a run may plan for (the rest: allocator fragmentation and
+#: the runtime's own growth while it runs; calibrated against peak RSS in the README).
+USABLE_HOST_FRACTION = 0.90
+#: Memory the process still grows by outside the graph's tensors once it runs: thread stacks,
+#: oneDNN caches (MemAvailable); with an address-space limit, also glibc's per-thread malloc
+#: arenas, which reserve address space they may never touch (RLIMIT_AS).
+HOST_OVERHEAD_BYTES = {'MemAvailable': 256 << 20, 'RLIMIT_AS': 1 << 30}
+
+
+class DevicePeak(NamedTuple):
+    """Estimated memory of one device, bytes: activations (the step's live tensors at their
+    peak, Grappler), variables (resource variables and optimizer slots), total (their sum)."""
+    activations: int
+    variables: int
+    total: int
+
+
+def _full_name(device: str) -> str:
+    """'/device:GPU:0' -> '/job:localhost/replica:0/task:0/device:GPU:0' (a cluster task's
+    job and task kept)."""
+    spec = tf.DeviceSpec.from_string(device)
+    kind, index = gpu_kernels.device_kind_index(device)
+    return '/job:%s/replica:%d/task:%d/device:%s:%d' % (
+        spec.job or 'localhost', spec.replica or 0, spec.task or 0, kind, index)
+
+
+def gpu_properties(spec) -> device_properties_pb2.DeviceProperties:
+    """DeviceProperties of a gpu_specs.GpuSpec (memory, bandwidth, compute capability)."""
+    major, minor = spec.compute_capability.split('.')
+    return device_properties_pb2.DeviceProperties(
+        type='GPU', vendor='NVIDIA', model=spec.name, frequency=1500, num_cores=80,
+        environment={'architecture': major, 'cuda': '12050', 'cudnn': '9000',
+                     'compute_capability': '%s.%s' % (major, minor)},
+        num_registers=65536, l1_cache_size=128 << 10, l2_cache_size=6 << 20,
+        shared_memory_size_per_multiprocessor=96 << 10, memory_size=_VIRTUAL_MEMORY,
+        bandwidth=int(spec.bandwidth_gbs * 1e6))  # KB/s
+
+
+def cpu_properties(memory_bytes: int) -> device_properties_pb2.DeviceProperties:
+    """DeviceProperties of the host CPU with `memory_bytes` of memory."""
+    return device_properties_pb2.DeviceProperties(
+        type='CPU', vendor='GenuineIntel', frequency=2500, num_cores=2,
+        l1_cache_size=32 << 10, l2_cache_size=1 << 20, l3_cache_size=32 << 20,
+        memory_size=_VIRTUAL_MEMORY, bandwidth=20000000)
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _mapped_bytes() -> int:
+    """The address space this process maps now (VmSize), bytes (0 where unknown)."""
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmSize:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def host_available_bytes() -> tuple[int, str]:
+    """(bytes this process can still allocate, what limits it: 'MemAvailable' or 'RLIMIT_AS').
+
+    The smaller of /proc/meminfo's MemAvailable and the soft address-space limit (`ulimit -v`,
+    `prlimit --as`) less the address space already mapped; 64 GiB where neither is known.
+    """
+    candidates = []
+    available = _meminfo_available()
+    if available is not None:
+        candidates.append((available, 'MemAvailable'))
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        candidates.append((max(0, soft - _mapped_bytes()), 'RLIMIT_AS'))
+    if not candidates:
+        return 64 << 30, 'unknown (assumed 64 GiB)'
+    return min(candidates)
+
+
+def variable_bytes_per_device(graph: tf.Graph) -> dict[str, int]:
+    """{short device ('/GPU:0'): bytes of the resource variables placed there} (global and local
+    variables, optimizer slots included; shapes must be fully defined, others count 0)."""
+    out = collections.Counter()
+    for op in graph.get_operations():
+        if op.type not in ('VarHandleOp', 'VariableV2'):
+            continue
+        dtype = tf.dtypes.as_dtype(op.get_attr('dtype'))
+        shape = tf.TensorShape(op.get_attr('shape'))
+        if not shape.is_fully_defined():
+            continue
+        out[gpu_kernels.short_device(op.device or '/cpu:0')] += (
+            shape.num_elements() * dtype.size)
+    return dict(out)
+
+
+def graph_devices(graph: tf.Graph) -> list[str]:
+    """The distinct devices ops of `graph` ask for, full names, sorted; '/CPU:0' always."""
+    names = {_full_name('/cpu:0')}
+    for op in graph.get_operations():
+        if gpu_kernels.device_kind_index(op.device) is not None:
+            names.add(_full_name(op.device))
+    return sorted(names)
+
+
+def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
+                   host_memory: int | None = None) -> dict[str, DevicePeak]:
+    """Peak memory of one step of `graph` on each device it uses.
+
+    Args:
+      graph: a built tf.Graph (no session needed).
+      fetches: ops or tensors one step runs (train op, loss, input step ops).
+      gpu: gpu_specs.GpuSpec of every GPU of the graph (None: the graph has no GPU ops).
+      host_memory: bytes of the host's memory for the CPU devices (default: available now).
+
+    Returns:
+      {short device name ('/GPU:0', '/job:ps/task:0/CPU:0'): DevicePeak}.
+
+    Raises:
+      ValueError: the graph has GPU ops and `gpu` is None.
+    """
+    host_memory = host_memory or host_available_bytes()[0]
+    named = []
+    for name in graph_devices(graph):
+        if ':GPU:' in name:
+            if gpu is None:
+                raise ValueError('the graph places ops on %s: give the GPU model' % name)
+            props = gpu_properties(gpu)
+        else:
+            props = cpu_properties(host_memory)
+        named.append(device_properties_pb2.NamedDevice(name=name, properties=props))
+    meta = meta_graph_pb2.MetaGraphDef(graph_def=graph.as_graph_def())
+    fetch_names = []
+    for fetch in fetches:
+        op = fetch if isinstance(fetch, tf.Operation) else fetch.op
+        fetch_names.append(op.name)
+    meta.collection_def['train_op'].node_list.value.extend(fetch_names)
+    item = grappler_item.Item(meta, ignore_colocation=False)
+    cluster = grappler_cluster.Cluster(devices=named)
+    try:
+        peaks = cluster.DeterminePeakMemoryUsage(item)
+    finally:
+        cluster.Shutdown()
+    variables = variable_bytes_per_device(graph)
+    out = {}
+    for device in {gpu_kernels.short_device(d) for d in peaks} | set(variables):
+        full = [d for d in peaks if gpu_kernels.short_device(d) == device]
+        activations = int(peaks[full[0]][0]) if full else 0
+        var = variables.get(device, 0)
+        out[device] = DevicePeak(activations, var, activations + var)
+    return out
+
+
+def device_memory(device: str, gpu=None) -> int:
+    """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
+    or USABLE_HOST_FRACTION of the host's available memory less HOST_OVERHEAD_BYTES."""
+    if ':GPU:' in device or device.startswith('/GPU'):
+        return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
+    available, limit = host_available_bytes()
+    overhead = HOST_OVERHEAD_BYTES.get(limit, 1 << 30)
+    return max(0, int((available - overhead) * USABLE_HOST_FRACTION))
+
+
+def batch_that_fits(batch_size: int, peak: DevicePeak, memory: int) -> int:
+    """The largest per-device batch whose estimate fits `memory`, extrapolated linearly from
+    one estimate at `batch_size` (activations grow with the batch, variables do not); 0 when
+    not even the variables fit."""
+    if peak.activations <= 0:
+        return batch_size
+    per_image = peak.activations / batch_size
+    return max(0, int((memory - peak.variables) // per_image))
+
+
+def format_bytes(n: float) -> str:
+    """1536 -> '1.5 KiB', 3 << 30 -> '3.00 GiB'."""
+    for unit, shift in (('GiB', 30), ('MiB', 20), ('KiB', 10)):
+        if abs(n) >= 1 << shift:
+            return '%.*f %s' % (2 if unit == 'GiB' else 1, n / (1 << shift), unit)
+    return '%d B' % n

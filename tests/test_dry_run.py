@@ -1,0 +1,211 @@
+"""The GPU path without a GPU: placement, kernels, copies per step and memory, from graph builds.
+
+Every configuration the README and tests/test_gpu.py document is built here with `--device=gpu`
+on a host without GPUs (only a session needs the device) and checked statically:
+
+  * no op placed on a GPU lacks a GPU kernel for its dtypes (speed/gpu_kernels.py);
+  * the copies one step makes between devices stay within the design's budget
+    (speed/step_traffic.py): none from the host with synthetic data, one batch per device with
+    real data, the variables down and the gradients up with parameter_server on the CPU;
+  * Grappler's peak memory estimate grows with the batch (speed/memory_estimate.py).
+
+A representative matrix of models x variable managers x precisions x data is used rather than
+the full product (each build is a second or more on 2 cores). Small images keep it fast.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import dry_run, memory_check
+from tf_cnn_benchmarks.params import make_params
+from tf_cnn_benchmarks.speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
+
+tf1 = tf.compat.v1
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+K80 = gpu_specs.lookup('K80')
+
+FP16 = dict(use_fp16=True, fp16_enable_auto_loss_scale=True)
+BF16 = dict(use_bf16=True)
+WORKER = dict(variable_update='distributed_replicated', job_name='worker', task_index=0,
+              ps_hosts=['localhost:2222'], worker_hosts=['localhost:2223', 'localhost:2224'])
+
+# (model, image size, GPUs, flags, real data)
+MATRIX = [
+    ('trivial', 16, 2, dict(variable_update='parameter_server'), False),
+    ('trivial', 16, 2, dict(variable_update='parameter_server', local_parameter_device='gpu',
+                            **BF16), True),
+    ('alexnet', 227, 2, dict(variable_update='parameter_server', local_parameter_device='gpu',
+                            **FP16), False),
+    ('resnet50', 32, 1, dict(variable_update='parameter_server', staged_vars=True, **BF16),
+     False),
+    ('resnet50', 32, 2, dict(variable_update='replicated', use_nccl=True, **FP16), False),
+    ('inception3', 75, 1, dict(variable_update='parameter_server'), True),
+    ('vgg16', 224, 2, dict(variable_update='replicated', all_reduce_spec='xring'), True),
+    ('mobilenet', 32, 2, dict(variable_update='replicated', all_reduce_spec='pscpu', **FP16),
+     False),
+    ('trivial', 16, 2, dict(variable_update='independent', **BF16), True),
+    ('resnet50', 32, 2, dict(WORKER), False),
+    ('trivial', 16, 1, dict(forward_only=True), True),
+]
+
+
+def _ids(case):
+    model, _, gpus, flags, real = case
+    what = ','.join('%s=%s' % kv for kv in flags.items() if kv[0] not in (
+        'ps_hosts', 'worker_hosts', 'task_index', 'fp16_enable_auto_loss_scale'))
+    return '%s-%dgpu-%s-%s' % (model, gpus, what, 'real' if real else 'synthetic')
+
+
+def gpu_bench(model='trivial', image_size=16, gpus=1, data_dir=None, **flags):
+    """A BenchmarkCNN of a GPU run with `gpus` GPUs, built on this GPU-less host."""
+    p = make_params(model=model, image_size=image_size, batch_size=2, device='gpu',
+                    num_gpus=gpus, data_dir=data_dir, **flags)
+    return benchmark_cnn.BenchmarkCNN(p, gpus=gpus, cluster_source='')
+
+
+@pytest.mark.parametrize('case', MATRIX, ids=[_ids(c) for c in MATRIX])
+def test_every_documented_gpu_configuration_has_kernels_and_keeps_its_traffic(case, request):
+    model, size, gpus, flags, real = case
+    data_dir = request.getfixturevalue('imagenet_dir') if real else None
+    bench = gpu_bench(model, size, gpus, data_dir, **flags)
+    built = dry_run.build(bench)
+    placement = gpu_kernels.check_placement(built.graph)
+    assert placement.misplaced == [], placement.misplaced[:5]
+    assert any(d.endswith('GPU:%d' % (gpus - 1)) for d in placement.ops_per_device)
+    traffic = step_traffic.step_traffic(built.graph, built.fetches)
+    allowed = dry_run.traffic_budget(bench.params, gpus, built)
+    assert step_traffic.over_budget(traffic, allowed) == []
+    if not real:
+        assert not any(t.destination.endswith(('GPU:0', 'GPU:1')) and t.source.endswith('CPU:0')
+                       and 'input' in t.tensor for t in traffic.transfers)
+    else:  # one batch per device from the host
+        images = [t for t in traffic.transfers if t.tensor.startswith('input_pipeline')
+                  and t.shape and len(t.shape) == 4]
+        assert len(images) == gpus
+        assert all(t.shape[0] == 2 for t in images)
+    if flags.get('variable_update') == 'parameter_server' and 'local_parameter_device' not in flags:
+        # Variables down and gradients up, about the model's size per tower.
+        if not flags.get('forward_only'):
+            assert traffic.totals['GPU->host'] >= 0.9 * gpus * built.model_bytes
+
+
+def test_synthetic_single_gpu_run_copies_nothing_but_variables_and_gradients():
+    built = dry_run.build(gpu_bench('trivial', variable_update='replicated'))
+    traffic = step_traffic.step_traffic(built.graph, built.fetches)
+    assert traffic.totals == {}  # one GPU, replicated: everything on the GPU
+
+
+def test_an_op_without_a_gpu_kernel_is_found_and_attributed():
+    graph = tf.Graph()
+    with graph.as_default(), tf1.device('/gpu:0'):
+        tf1.Variable(tf.zeros([3], tf.int32), name='counts')  # no int32 GPU variable kernel
+        tf1.Variable(tf.zeros([3], tf.float32), name='ok')
+    report = gpu_kernels.check_placement(graph)
+    names = {m.name for m in report.misplaced}
+    assert 'counts' in names and 'ok' not in names
+    found = next(m for m in report.misplaced if m.name == 'counts')
+    assert found.op_type == 'VarHandleOp' and 'int32' in found.dtypes
+
+
+def test_the_origin_of_an_op_is_the_project_function_that_made_it():
+    built = dry_run.build(gpu_bench('trivial'))
+    conv = next(op for op in built.graph.get_operations() if op.type == 'MatMul')
+    assert 'convnet_builder.py' in gpu_kernels.origin(conv)
+
+
+def test_the_memory_estimate_grows_with_the_batch():
+    peaks = []
+    for batch in (2, 16):
+        bench = benchmark_cnn.BenchmarkCNN(make_params(
+            model='resnet50', image_size=32, batch_size=batch, device='gpu'), gpus=1)
+        built = dry_run.build(bench)
+        peaks.append(memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=K80))
+    small, large = (p['/GPU:0'] for p in peaks)
+    # Each image adds its activations (resnet50 at 32x32: more than 1 MiB per image).
+    assert large.activations - small.activations > 14 * (1 << 20)
+    assert small.total > 90 * (1 << 20)  # resnet50's 25.6M float32 gradients and more
+    # Four times the memory holds about four times the batch (the variables do not grow).
+    assert memory_estimate.batch_that_fits(16, large, 4 * large.total) >= 4 * 16 - 1
+    assert memory_check.MemoryVerdict('/GPU:0', large.total, 4 * large.total, 16, 63).fits
+    assert not memory_check.MemoryVerdict('/GPU:0', large.total, small.total, 16, 1).fits
+
+
+def test_the_batch_search_brackets_the_largest_batch_that_fits():
+    calls = []
+
+    def probe(batch):
+        calls.append(batch)
+        return batch <= 100
+    # A first guess from a ratio that overestimates the cost per image (fixed costs).
+    lo, hi, builds = dry_run.search_batch(probe, 10, 0.12, time.monotonic() + 60)
+    assert lo <= 100 < hi and hi - lo <= max(1, lo // 32) and builds == len(calls) <= 8
+    calls.clear()
+    lo, hi, builds = dry_run.search_batch(probe, 400, 30.0, time.monotonic() + 60)
+    assert lo <= 100 < hi and builds == len(calls) <= dry_run.MAX_SEARCH_BUILDS
+    lo, hi, _ = dry_run.search_batch(probe, 2, 0.01, time.monotonic() + 60, limit=32)
+    assert (lo, hi) == (32, None) and max(calls) <= 400
+
+
+def test_host_memory_counts_the_address_space_limit(monkeypatch):
+    monkeypatch.setattr(memory_estimate.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
+    monkeypatch.setattr(memory_estimate, '_mapped_bytes', lambda: 2 << 30)
+    monkeypatch.setattr(memory_estimate, '_meminfo_available', lambda: 20 << 30)
+    assert memory_estimate.host_available_bytes() == (4 << 30, 'RLIMIT_AS')
+
+
+def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
+    monkeypatch.setattr(memory_estimate, 'host_available_bytes', lambda: (4 << 30, 'MemAvailable'))
+    bench = benchmark_cnn.BenchmarkCNN(make_params(
+        model='vgg16', batch_size=64, num_batches=1, num_warmup_batches=0),
+        gpus=0)
+    steps = []
+    monkeypatch.setattr(bench, 'timed_loop', lambda *a: steps.append(1))
+    with pytest.raises(memory_check.OutOfMemoryError) as e:
+        bench.run()
+    assert steps == []
+    message = str(e.value)
+    assert 'estimated peak' in message and '--batch_size=' in message
+    fits = int(message.split('--batch_size=')[1].split()[0])
+    assert 1 <= fits < 64
+
+
+def run_cli(*args, timeout=240):
+    return subprocess.run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.cli
+def test_dry_run_reports_and_exits_0_for_a_run_that_fits():
+    out = run_cli('--dry_run', '--gpu_model=V100', '--model=trivial', '--num_gpus=2',
+                  '--variable_update=replicated', '--image_size=32')
+    assert out.returncode == 0, out.stderr
+    for text in ('planned for V100 16GB', 'Ops on a GPU without a GPU kernel: none',
+                 'GPU->GPU', '/GPU:1', 'fits', 'Largest batch per device that fits'):
+        assert text in out.stdout, text
+
+
+@pytest.mark.cli
+def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1():
+    out = run_cli('--dry_run', '--gpu_model=GTX 1080', '--model=vgg16', '--batch_size=512')
+    assert out.returncode == 1
+    errors = [line for line in out.stderr.splitlines() if line.startswith('error:')]
+    assert len(errors) == 1 and 'DOES NOT FIT' in out.stdout
+    assert '/GPU:0 needs about' in errors[0] and '--batch_size=' in errors[0]
+
+
+@pytest.mark.cli
+def test_an_unknown_gpu_model_is_a_usage_error_before_tensorflow_loads():
+    start = time.perf_counter()
+    out = run_cli('--dry_run', '--gpu_model=Voodoo5')
+    assert out.returncode == 2
+    assert out.stderr.startswith('error: --gpu_model: unknown GPU model')
+    assert 'A100 80GB' in out.stderr
+    assert time.perf_counter() - start < 5  # TensorFlow alone takes longer to load
