@@ -13,6 +13,7 @@ from .cluster import resolvers
 from .input_data import dataset_info
 from .lifecycle import output_paths
 from .models import model_catalog
+from .speed import gpu_specs  # plain data: no TensorFlow
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
@@ -31,13 +32,15 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       no cluster source, when `resolve` is False).
 
     Raises:
-      params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules),
+      params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
+        check_gpu_model),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     params.validate_params(resolution.params)
     check_command_rules(resolution.params)
+    check_gpu_model(resolution.params)
     if paths:
         output_paths.check_output_paths(resolution.params)
     if model:
@@ -55,6 +58,23 @@ def check_command_rules(p: params.Params) -> None:
     if p.eval and not (p.train_dir or p.checkpoint_path):
         raise params.ParamsError('--eval needs a checkpoint: give --train_dir (a training run\'s '
                                  'directory) or --checkpoint_path')
+
+
+def check_gpu_model(p: params.Params) -> None:
+    """--gpu_model names a GPU of speed/gpu_specs.py and is asked for a GPU run.
+
+    Raises:
+      params.ParamsError: an unknown GPU name (the message lists the known ones), or
+        --gpu_model with --device=cpu.
+    """
+    if p.gpu_model is None:
+        return
+    try:
+        gpu_specs.lookup(p.gpu_model)
+    except gpu_specs.UnknownGpuError as e:
+        raise params.ParamsError('--gpu_model: %s' % e) from None
+    if p.device == 'cpu':
+        raise params.ParamsError('--gpu_model plans a GPU run; drop it or --device=cpu.')
 
 
 def check_model(p: params.Params) -> None:

@@ -1,6 +1,6 @@
 """`--dry_run`: build what the run would build, run no step, and say whether it would work.
 
-    status = dry_run.run(params, cluster_source='')   # prints the report; 0 works, 1 not
+    status = dry_run.run(make_bench, params, visible_gpus)   # prints the report; 0 works, 1 not
 
 The report (one block on stdout, after the usual header):
 

@@ -405,19 +405,6 @@ def validate_params(p: Params) -> None:
     problem = flag_rules.distributed_problem(p)
     if problem:
         raise ParamsError(problem)
-    if p.gpu_model is not None:
-        _check_gpu_model(p)
-
-
-def _check_gpu_model(p: Params) -> None:
-    """--gpu_model names a GPU of speed/gpu_specs.py and is asked for a GPU run."""
-    from .speed import gpu_specs  # plain data: no TensorFlow
-    try:
-        gpu_specs.lookup(p.gpu_model)
-    except gpu_specs.UnknownGpuError as e:
-        raise ParamsError('--gpu_model: %s' % e) from None
-    if p.device == 'cpu':
-        raise ParamsError('--gpu_model plans a GPU run; drop it or --device=cpu.')
 
 
 def _is_number(text: str) -> bool:

@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import dry_run, memory_check
+from tf_cnn_benchmarks.lifecycle import dry_run, memory_check, timed_run
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
 
@@ -68,7 +68,7 @@ def gpu_bench(model='trivial', image_size=16, gpus=1, data_dir=None, **flags):
     """A BenchmarkCNN of a GPU run with `gpus` GPUs, built on this GPU-less host."""
     p = make_params(model=model, image_size=image_size, batch_size=2, device='gpu',
                     num_gpus=gpus, data_dir=data_dir, **flags)
-    return benchmark_cnn.BenchmarkCNN(p, gpus=gpus, cluster_source='')
+    return benchmark_cnn.BenchmarkCNN(p, gpus=gpus)
 
 
 @pytest.mark.parametrize('case', MATRIX, ids=[_ids(c) for c in MATRIX])
@@ -167,7 +167,7 @@ def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
         model='vgg16', batch_size=64, num_batches=1, num_warmup_batches=0),
         gpus=0)
     steps = []
-    monkeypatch.setattr(bench, 'timed_loop', lambda *a: steps.append(1))
+    monkeypatch.setattr(timed_run, 'timed_loop', lambda *a: steps.append(1))
     with pytest.raises(memory_check.OutOfMemoryError) as e:
         bench.run()
     assert steps == []
