@@ -49,6 +49,7 @@ from .lifecycle import (  # noqa: E402
     signals,
     traced_session,
     training_loop,
+    utilisation,
     wiring,
 )
 from .models import model_config  # noqa: E402
@@ -105,6 +106,7 @@ class BenchmarkCNN:
         self.params = p = self.plan.params
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
+        self.metrics = None
         if (p.device == 'cpu' and p.data_format == 'NCHW'
                 and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
             raise params_lib.ParamsError(
@@ -238,6 +240,7 @@ class BenchmarkCNN:
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
         wiring.preflight(self.plan, self.given_params)
+        self.metrics = utilisation.RunMetrics.for_run(self.plan, self._is_local())  # --baseline
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()
@@ -294,6 +297,7 @@ class BenchmarkCNN:
         run_hooks.finish(hooks, result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
+        utilisation.raise_if_slower(result)  # --baseline, after the results were written
         return result
 
     def create_session(self, info):
@@ -328,15 +332,26 @@ class BenchmarkCNN:
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
         cluster/coordination.py), then the extra hooks given to the constructor."""
-        is_local = (coordination.local_device_predicate(self.cluster)
-                    if self.cluster is not None else None)
-        hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local)
+        hooks = wiring.make_hooks(self.plan, self.model, self.dataset,
+                                  is_local_device=self._is_local())
         if self.server is not None:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks
 
+    def run_metrics(self) -> utilisation.RunMetrics:
+        """The figures of the total block (lifecycle/utilisation.py), made once per object."""
+        if self.metrics is None:
+            self.metrics = utilisation.RunMetrics.for_run(self.plan, self._is_local())
+        return self.metrics
+
+    def _is_local(self):
+        """device name -> True for this task's devices (cluster runs); None on one host."""
+        return (coordination.local_device_predicate(self.cluster)
+                if self.cluster is not None else None)
+
     def make_step_fn(self, sess, info):
-        """Returns a function running one step: () -> (loss or None, *accuracy values).
+        """Returns a function running one step: (run_metadata=None) -> (loss or None,
+        *accuracy values); with a RunMetadata the step runs with a full trace into it.
 
         Every step also stages the next input batch (the pipeline's puts): all steps, the last
         ones included, run the same fetches, so TensorFlow prepares one executor for them
@@ -347,12 +362,13 @@ class BenchmarkCNN:
         fetches = [info.train_op, info.loss]
         if self.params.print_training_accuracy:
             fetches += [info.top_1, info.top_5]
-        run = sess.make_callable(fetches + list(info.pipeline.step_ops))
+        run = sess.make_callable(fetches + list(info.pipeline.step_ops), accept_options=True)
         show_loss = self.plan.training
         count = len(fetches)
 
-        def step_fn():
-            out = run()[:count]
+        def step_fn(run_metadata=None):
+            out = (run() if run_metadata is None else run(
+                options=utilisation.FULL_TRACE, run_metadata=run_metadata))[:count]
             return (float(out[1]) if show_loss else None,) + tuple(out[2:])
         return step_fn
 
@@ -367,8 +383,10 @@ class BenchmarkCNN:
         """The warm-up and timed steps (training_loop.run_loop) with the hooks' per-step calls,
         then the staging areas drained."""
         p, plan = self.params, self.plan
+        step_fn = self.make_step_fn(sess, info)
+        metrics = self.run_metrics()
         loop = training_loop.run_loop(
-            self.make_step_fn(sess, info),
+            step_fn,
             num_warmup=plan.num_warmup_batches,
             num_steps=plan.num_batches,
             images_per_step=plan.images_per_step, display_every=p.display_every,
@@ -379,7 +397,8 @@ class BenchmarkCNN:
             should_stop=run_hooks.combine_should_stop(hooks),
             extra_format=_accuracy_columns if p.print_training_accuracy else None,
             extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
-                           else ()))
+                           else ()),
+            **metrics.loop_callbacks(step_fn))
         self.drain_pipeline(sess, info)
         return loop
 
@@ -403,6 +422,7 @@ class BenchmarkCNN:
             'image_size': plan.image_size,
         }
         result.update(wiring.result_extras(plan, loop, restored_step))
+        result.update(self.run_metrics().result_keys())
         return result
 
 

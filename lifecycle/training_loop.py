@@ -77,6 +77,8 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
              after_step: Callable[[int, float], None] | None = None,
              extra_format: Callable[[tuple], str] | None = None,
              extra_columns: tuple[str, ...] = (),
+             sample_step: Callable[[], tuple] | None = None,
+             total_lines: Callable[[LoopResult], list[str]] | None = None,
              log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
     """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
 
@@ -94,6 +96,9 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       after_step: called with (timed step number, loss) after each timed step (checkpoints, eval).
       extra_format: formats a step's extras for the step line (training accuracy columns).
       extra_columns: header names of those columns, e.g. ('top_1_accuracy', 'top_5_accuracy').
+      sample_step: runs the last warm-up step instead of `step_fn` (a traced step: see
+        lifecycle/utilisation.py); never a timed one.
+      total_lines: lines printed after `total images/sec` inside the total block.
 
     Returns:
       LoopResult.
@@ -105,7 +110,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
     if num_warmup:
         log('Running warm up')
         for step in range(num_warmup):
-            out = step_fn()
+            out = (sample_step if sample_step and step == num_warmup - 1 else step_fn)()
             _check_finite(out[0], 'warm-up step %d' % (step + 1), learning_rate_fn, nan_hint)
             result.warmup_losses.append(out[0])
         log('Done warm up')
@@ -144,5 +149,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
             'in total images/sec)' % result.hook_secs)
     log(DASHES)
     log('total images/sec: %.2f' % result.images_per_sec)
+    for line in (total_lines(result) if total_lines else ()):
+        log(line)
     log(DASHES)
     return result

@@ -1,4 +1,4 @@
-"""This host's measured arithmetic peak on the CPU, cached per CPU model, TF version, dtype, threads.
+"""This host's measured CPU peak FLOP/s, cached per CPU model, TF version, dtype and threads.
 
 A CPU has no data-sheet peak that TensorFlow reaches (clocks, vector units and oneDNN's kernels
 decide), so the utilisation of a CPU run is measured against the best rate of standalone dense
