@@ -37,7 +37,7 @@ import tensorflow as tf
 
 from .. import cnn_util, preprocessing, tower, variable_mgr
 from ..speed import session_config
-from . import checkpoints, eval_input, results_log, run_hooks, signals
+from . import checkpoints, eval_input, results_log, run_hooks, signals, utilisation
 
 tf1 = tf.compat.v1
 
@@ -276,6 +276,7 @@ def run_eval(plan, model, dataset) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
+    result.update(utilisation.eval_figures(plan, result['eval']))
     if p.benchmark_log_dir:
         result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
     catcher.exit_if_terminated()

@@ -41,6 +41,7 @@ import time
 
 import tensorflow as tf
 
+from .. import cnn_util
 from ..speed import cpu_peak, gpu_specs, runtime_env
 from . import baseline as baseline_lib
 from . import latency as latency_lib
@@ -382,6 +383,42 @@ class RunMetrics:
     def result_keys(self) -> dict:
         """The keys total_lines computed ({} before it ran)."""
         return dict(self.keys)
+
+
+def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None) -> dict:
+    """--eval: prints the model FLOP/s, utilisation, peak memory and latency lines of the last
+    evaluation (after its `eval images/sec`); returns the result's keys ('utilisation',
+    'input' (not measured: an evaluation has no warm-up step to trace), 'memory',
+    'latency_ms'). {} without an evaluation."""
+    if not evaluation:
+        return {}
+    rate = evaluation['images_per_sec']
+    lines = ['compute images/sec: not measured (an evaluation has no warm-up step to trace)']
+    forward, why = forward_flops(plan)
+    util = {'dtype': dtype_name(plan)}
+    if forward is not None:
+        util.update(model_flops(forward, False, rate))
+        lines.append(format_flops(util, rate))
+        util.update(device_peak(plan, gpu_names=gpu_names,
+                                refresh=bool(getattr(plan.params, 'refresh_peak', False)),
+                                cpu_peak_fn=cpu_peak_fn))
+        peak = util.get('peak_flops_per_sec')
+        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
+    else:
+        util.update({'peak_source': why, 'fraction_of_peak': None})
+        lines.append('model FLOP/s: %s' % why)
+    lines.append(format_utilisation(util))
+    mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
+    lines.append(format_memory(mem))
+    lat = latency_lib.latency_ms(evaluation.get('batch_times'), plan.eval.global_batch_size)
+    if lat:
+        lines.append(latency_lib.format_latency(lat))
+    for line in lines:
+        cnn_util.log_fn(line)
+    return {'utilisation': util, 'memory': mem, 'latency_ms': lat,
+            'input': {'input_share': None, 'sync_share': None, 'compute_images_per_sec': None,
+                      'input_bound': None, 'breakdown': None,
+                      'method': 'not measured in --eval (no warm-up step to trace)'}}
 
 
 def raise_if_slower(result: dict) -> None:
