@@ -14,7 +14,8 @@ The exact test's smallest possible p-value for n_a and n_b samples is 1 / C(n_a 
 with 2 repeats on each side it is 1/6 = 0.17, so no verdict can be reached (`?`); 3 repeats on
 each side reach 1/20 = 0.05.
 
-No TensorFlow here (the sweep imports it).
+No TensorFlow and no imports from outside tools/ (the sweep runs as `python -m tools.sweep` in a
+checkout); lifecycle/baseline.py uses it for --baseline.
 """
 
 from __future__ import annotations
