@@ -154,3 +154,30 @@ def test_baseline_gate_on_per_step_rates(tmp_path):
     assert same['verdict'] == 'same' and not same['failed']
     baseline.raise_if_failed({'baseline': same})  # no error
     assert baseline.format_line(same).endswith('over 5 and 5 steps): same')
+
+
+# --- The sweep's figures.
+
+def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
+    from tf_cnn_benchmarks.tools import sweep_figures
+    result = {'utilisation': {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
+                              'peak_source': 'CPU peak'},
+              'input': {'input_share': 0.2, 'compute_images_per_sec': 125.0,
+                        'input_bound': True},
+              'memory': {'process_peak_rss_bytes': 1 << 30}, 'latency_ms': None}
+    figures = sweep_figures.record_figures(result)
+    assert figures == {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
+                       'peak_source': 'CPU peak', 'input_share': 0.2,
+                       'compute_images_per_sec': 125.0, 'input_bound': True,
+                       'peak_rss_bytes': 1 << 30, 'latency_p50_ms': None,
+                       'latency_p99_ms': None}
+    config = {'model': 'trivial', 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
+              'variable_update': 'parameter_server'}
+    slower = dict(figures, model_flops_per_sec=1e10, fraction_of_peak=0.15, input_share=0.0)
+    records = [{'config': dict(config, repeat=i), 'status': 'ok', 'figures': f}
+               for i, f in enumerate([figures, slower, figures])]
+    table = sweep_figures.figures_table(records)
+    assert ('| trivial bs=8 gpus=1 fp32 parameter_server | 20.0 | 25.0% | 20.0% input-bound '
+            '| 125.0 | 1.00 | - |') in table
+    assert table.rstrip().endswith('Peaks: CPU peak.')
+    assert sweep_figures.figures_table([dict(records[0], status='failed')]) == ''
