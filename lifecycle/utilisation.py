@@ -126,9 +126,14 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
                     count, spec.name, dtype, tflops)}
     from ..speed import cpu_tuning
     threads = cpu_tuning.thread_counts(plan.params)[0] or 0
-    peak = (cpu_peak_fn or cpu_peak.cpu_peak)(
-        dtype, threads, cpu_model=runtime_env.cpu_model(), tf_version=tf.__version__,
-        refresh=refresh)
+    try:
+        peak = (cpu_peak_fn or cpu_peak.cpu_peak)(
+            dtype, threads, cpu_model=runtime_env.cpu_model(), tf_version=tf.__version__,
+            refresh=refresh)
+    except (tf.errors.OpError, ValueError, TypeError) as e:  # no such kernel for the dtype
+        return {'peak_flops_per_sec': None, 'measured_now': False,
+                'peak_source': 'the CPU peak could not be measured in %s: %s' % (
+                    dtype, (str(e).splitlines() or [type(e).__name__])[0][:120])}
     when = ('measured now in %.1f s' % peak.measure_secs if peak.measured_now
             else 'measured %s, cached' % peak.measured_utc)
     source = 'CPU peak, %s, %s threads: %s' % (dtype, threads or 'default', when)
