@@ -240,7 +240,7 @@ class BenchmarkCNN:
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
         wiring.preflight(self.plan, self.given_params)
-        self.metrics = utilisation.RunMetrics.for_run(self.plan, self._is_local())  # --baseline
+        self.run_metrics()  # reads and checks --baseline before anything is built
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()
@@ -332,8 +332,9 @@ class BenchmarkCNN:
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
         cluster/coordination.py), then the extra hooks given to the constructor."""
-        hooks = wiring.make_hooks(self.plan, self.model, self.dataset,
-                                  is_local_device=self._is_local())
+        is_local = (coordination.local_device_predicate(self.cluster)
+                    if self.cluster is not None else None)
+        hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local)
         if self.server is not None:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks
@@ -341,13 +342,9 @@ class BenchmarkCNN:
     def run_metrics(self) -> utilisation.RunMetrics:
         """The figures of the total block (lifecycle/utilisation.py), made once per object."""
         if self.metrics is None:
-            self.metrics = utilisation.RunMetrics.for_run(self.plan, self._is_local())
+            self.metrics = utilisation.RunMetrics.for_run(self.plan, (
+                coordination.local_device_predicate(self.cluster) if self.cluster else None))
         return self.metrics
-
-    def _is_local(self):
-        """device name -> True for this task's devices (cluster runs); None on one host."""
-        return (coordination.local_device_predicate(self.cluster)
-                if self.cluster is not None else None)
 
     def make_step_fn(self, sess, info):
         """Returns a function running one step: (run_metadata=None) -> (loss or None,
@@ -384,7 +381,6 @@ class BenchmarkCNN:
         then the staging areas drained."""
         p, plan = self.params, self.plan
         step_fn = self.make_step_fn(sess, info)
-        metrics = self.run_metrics()
         loop = training_loop.run_loop(
             step_fn,
             num_warmup=plan.num_warmup_batches,
@@ -398,7 +394,7 @@ class BenchmarkCNN:
             extra_format=_accuracy_columns if p.print_training_accuracy else None,
             extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
                            else ()),
-            **metrics.loop_callbacks(step_fn))
+            **self.run_metrics().loop_callbacks(step_fn))
         self.drain_pipeline(sess, info)
         return loop
 
