@@ -270,3 +270,22 @@ def test_a_real_forward_only_run_prints_every_figure(tmp_path):
     assert result['memory']['process_peak_rss_bytes'] > 0
     assert result['latency_ms']['count'] == 5
     assert os.path.exists(tmp_path / 'cache' / 'tf_cnn_benchmarks' / 'cpu_peak.json')
+
+
+def test_eval_reports_flops_utilisation_memory_and_latency_of_the_last_evaluation(capsys):
+    plan = _plan(training=False)
+    plan.eval = types.SimpleNamespace(global_batch_size=4)
+    keys = utilisation.eval_figures(
+        plan, {'images_per_sec': 100.0, 'batch_times': [0.01, 0.02, 0.03]},
+        cpu_peak_fn=lambda *a, **k: cpu_peak.CpuPeak(8.20992e9, 'matmul', 'k', 'T', False, 0))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'compute images/sec: not measured (an evaluation has no warm-up step to trace)'
+    # 8,209,920 FLOPs per image (see above) x 100 images/sec = 821 MFLOP/s = 10% of the peak.
+    assert out[1] == ('model FLOP/s: 821.0 MFLOP/s = 8.21 MFLOPs/image (1 x forward 8.21 MFLOPs) '
+                      'x 100.00 images/sec')
+    assert out[2].startswith('utilisation: 10.0% of 8.2 GFLOP/s (CPU peak, float32, 2 threads')
+    assert out[3].startswith('peak memory: process RSS ')
+    assert out[4] == ('latency per batch of 4 (ms): p50 20.00, p90 28.00, p99 29.80 over 3 '
+                      'batches')
+    assert keys['utilisation']['fraction_of_peak'] == pytest.approx(0.1)
+    assert utilisation.eval_figures(plan, None) == {}
