@@ -284,6 +284,34 @@ def format_utilisation(u: dict) -> str:
                                                _si(u['peak_flops_per_sec']), u['peak_source'])
 
 
+def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list[str], *,
+                        gpu_names=None, cpu_peak_fn=None) -> dict:
+    """The result's 'utilisation' dict; appends the `model FLOP/s` and `utilisation` lines.
+
+    Args:
+      plan: the run_plan.RunPlan.
+      images_per_sec: the run's total images/sec.
+      training: training (3 x forward FLOPs) or inference (1 x).
+      lines: the total block's lines so far.
+      gpu_names, cpu_peak_fn: see device_peak.
+    """
+    forward, why = forward_flops(plan)
+    util = {'dtype': dtype_name(plan)}
+    if forward is not None:
+        util.update(model_flops(forward, training, images_per_sec))
+        lines.append(format_flops(util, images_per_sec))
+        util.update(device_peak(plan, gpu_names=gpu_names,
+                                refresh=bool(getattr(plan.params, 'refresh_peak', False)),
+                                cpu_peak_fn=cpu_peak_fn))
+        peak = util.get('peak_flops_per_sec')
+        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
+    else:
+        util.update({'peak_source': why, 'fraction_of_peak': None})
+        lines.append('model FLOP/s: %s' % why)
+    lines.append(format_utilisation(util))
+    return util
+
+
 class RunMetrics:
     """Collects a training or forward-only run's figures and prints them in the total block.
 
@@ -351,20 +379,8 @@ class RunMetrics:
         lines.append(format_input(inp, rate, real_or_cluster,
                                   'traced warm-up step' if self.parts else
                                   'no warm-up step to trace: --num_warmup_batches >= 1'))
-        forward, why = forward_flops(plan)
-        util = {'dtype': dtype_name(plan)}
-        if forward is not None:
-            util.update(model_flops(forward, plan.training, rate))
-            lines.append(format_flops(util, rate))
-            util.update(device_peak(plan, gpu_names=self.gpu_names,
-                                    refresh=bool(getattr(plan.params, 'refresh_peak', False)),
-                                    cpu_peak_fn=self.cpu_peak_fn))
-            peak = util.get('peak_flops_per_sec')
-            util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
-        else:
-            util.update({'peak_source': why, 'fraction_of_peak': None})
-            lines.append('model FLOP/s: %s' % why)
-        lines.append(format_utilisation(util))
+        util = utilisation_figures(plan, rate, plan.training, lines, gpu_names=self.gpu_names,
+                                   cpu_peak_fn=self.cpu_peak_fn)
         gpus = len(plan.devices) if plan.params.device == 'gpu' else 0
         mem = memory_figures(self.step_stats, gpus)
         lines.append(format_memory(mem))
@@ -373,7 +389,6 @@ class RunMetrics:
             lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step)
             if lat:
                 lines.append(latency_lib.format_latency(lat))
-        inp = {k: v for k, v in inp.items()}
         inp['method'] = ('FULL_TRACE of the last warm-up step; input share = input / wall '
                          '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
         self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat}
@@ -399,20 +414,8 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
         return {}
     rate = evaluation['images_per_sec']
     lines = ['compute images/sec: not measured (an evaluation has no warm-up step to trace)']
-    forward, why = forward_flops(plan)
-    util = {'dtype': dtype_name(plan)}
-    if forward is not None:
-        util.update(model_flops(forward, False, rate))
-        lines.append(format_flops(util, rate))
-        util.update(device_peak(plan, gpu_names=gpu_names,
-                                refresh=bool(getattr(plan.params, 'refresh_peak', False)),
-                                cpu_peak_fn=cpu_peak_fn))
-        peak = util.get('peak_flops_per_sec')
-        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
-    else:
-        util.update({'peak_source': why, 'fraction_of_peak': None})
-        lines.append('model FLOP/s: %s' % why)
-    lines.append(format_utilisation(util))
+    util = utilisation_figures(plan, rate, False, lines, gpu_names=gpu_names,
+                               cpu_peak_fn=cpu_peak_fn)
     mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
     lines.append(format_memory(mem))
     lat = latency_lib.latency_ms(evaluation.get('batch_times'), plan.eval.global_batch_size)
