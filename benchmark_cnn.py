@@ -43,6 +43,7 @@ from .lifecycle import (  # noqa: E402
     signals,
     timed_run,
     traced_session,
+    utilisation,
     wiring,
 )
 from .models import model_config  # noqa: E402
@@ -99,6 +100,7 @@ class BenchmarkCNN:
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
         self.memory = None  # lifecycle.memory_check.MemoryVerdict of the built step
+        self.metrics = None  # lifecycle.utilisation.RunMetrics (run_metrics)
         if (p.device == 'cpu' and p.data_format == 'NCHW'
                 and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
             raise params_lib.ParamsError(
@@ -155,6 +157,7 @@ class BenchmarkCNN:
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
         wiring.preflight(self.plan, self.given_params)
+        self.run_metrics()  # reads and checks --baseline before anything is built
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()
@@ -212,15 +215,17 @@ class BenchmarkCNN:
         for hook in hooks:
             hook.begin(ctx)
         try:
-            loop = timed_run.timed_loop(sess, info, self.plan, hooks)
+            loop = timed_run.timed_loop(sess, info, self.plan, hooks, self.run_metrics())
         except BaseException:
             run_hooks.abort(hooks)
             raise
-        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
+        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step,
+                                       self.run_metrics())
         result.update(extra or {})
         run_hooks.finish(hooks, result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
+        utilisation.raise_if_slower(result)  # --baseline, after the results were written
         return result
 
     def create_session(self, info):
@@ -261,6 +266,13 @@ class BenchmarkCNN:
         if self.server is not None:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks
+
+    def run_metrics(self) -> utilisation.RunMetrics:
+        """The figures of the total block (lifecycle/utilisation.py), made once per object."""
+        if self.metrics is None:
+            self.metrics = utilisation.RunMetrics.for_run(self.plan, (
+                coordination.local_device_predicate(self.cluster) if self.cluster else None))
+        return self.metrics
 
     def make_step_fn(self, sess, info):
         """One step: () -> (loss or None, *accuracy values) (lifecycle/timed_run.py)."""

@@ -16,7 +16,7 @@ setuptools.setup(
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
         'cluster', 'graph', 'input_data', 'lifecycle', 'models', 'params', 'speed', 'tools')],
-    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML'],
+    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
                  'matplotlib', 'mlperf-logging'],

@@ -42,7 +42,7 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..params import original_flags
 from ..speed import session_config
-from . import checkpoints, results_log, run_hooks, signals
+from . import checkpoints, results_log, run_hooks, signals, utilisation
 
 tf1 = tf.compat.v1
 
@@ -255,6 +255,7 @@ def run_eval(plan, model, dataset) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
+    result.update(utilisation.eval_figures(plan, result['eval']))
     if p.benchmark_log_dir:
         result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
     catcher.exit_if_terminated()

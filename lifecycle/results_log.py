@@ -14,6 +14,20 @@ the same structure either way. Keys (all runs):
           checkpoint_path, subset, elapsed_secs, batch_times}), evals [same],
     stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
 
+and the figures of the total block (lifecycle/utilisation.py):
+
+    utilisation {dtype, forward_flops_per_image, flops_multiplier (3 training, 1 inference),
+                 flops_per_image, model_flops_per_sec, peak_flops_per_sec (null: unknown),
+                 peak_source, measured_now, fraction_of_peak (null: unknown)},
+    input {input_share, sync_share (fractions of the traced step's wall time),
+           compute_images_per_sec, input_bound, breakdown {wall_ms, input_ms, compute_ms,
+           sync_ms, overhead_ms, transfer_bytes}, method} (figures null when nothing was traced),
+    memory {allocators {name: bytes} (traced step), gpu_peak_bytes {GPU:i: bytes},
+            process_peak_rss_bytes},
+    latency_ms (null in training) {p50, p90, p99, mean, count, batch_size},
+    baseline (with --baseline) {file, baseline_images_per_sec, images_per_sec, ratio, p_slower,
+             p_faster, verdict, reason, fail_on_slower_pct, failed, num_steps}
+
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """
 

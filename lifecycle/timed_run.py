@@ -9,11 +9,13 @@ areas, and the run's result dict.
 
 from __future__ import annotations
 
-from . import results_log, run_hooks, training_loop
+from . import results_log, run_hooks, training_loop, utilisation
 
 
 def make_step_fn(sess, info, plan):
-    """Returns a function running one step: () -> (loss or None, *accuracy values).
+    """Returns a function running one step: (run_metadata=None) -> (loss or None, *accuracy
+    values); with a RunMetadata the step runs with a full trace into it (lifecycle/utilisation.py
+    traces the last warm-up step so).
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
     ones included, run the same fetches, so TensorFlow prepares one executor for them
@@ -29,12 +31,13 @@ def make_step_fn(sess, info, plan):
     fetches = [info.train_op, info.loss]
     if plan.params.print_training_accuracy:
         fetches += [info.top_1, info.top_5]
-    run = sess.make_callable(fetches + list(info.pipeline.step_ops))
+    run = sess.make_callable(fetches + list(info.pipeline.step_ops), accept_options=True)
     show_loss = plan.training
     count = len(fetches)
 
-    def step_fn():
-        out = run()[:count]
+    def step_fn(run_metadata=None):
+        out = (run() if run_metadata is None else run(
+            options=utilisation.FULL_TRACE, run_metadata=run_metadata))[:count]
         return (float(out[1]) if show_loss else None,) + tuple(out[2:])
     return step_fn
 
@@ -46,16 +49,18 @@ def drain_pipeline(sess, info) -> None:
         sess.run(info.pipeline.drain_ops)
 
 
-def timed_loop(sess, info, plan, hooks) -> training_loop.LoopResult:
+def timed_loop(sess, info, plan, hooks, metrics=None) -> training_loop.LoopResult:
     """The warm-up and timed steps (training_loop.run_loop) with the hooks' per-step calls,
-    then the staging areas drained.
+    then the staging areas drained. With `metrics` (a utilisation.RunMetrics), the last warm-up
+    step is traced and the total block gets its lines.
 
     Raises:
       training_loop.NonFiniteLossError: the loss became NaN or Inf.
     """
     p = plan.params
+    step_fn = make_step_fn(sess, info, plan)
     loop = training_loop.run_loop(
-        make_step_fn(sess, info, plan),
+        step_fn,
         num_warmup=plan.num_warmup_batches,
         num_steps=plan.num_batches,
         images_per_step=plan.images_per_step, display_every=p.display_every,
@@ -67,12 +72,14 @@ def timed_loop(sess, info, plan, hooks) -> training_loop.LoopResult:
         extra_format=_accuracy_columns if p.print_training_accuracy else None,
         extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
                        else ()),
-        loss_name=p.loss_type_to_report, ewma_alpha=p.display_perf_ewma)
+        loss_name=p.loss_type_to_report, ewma_alpha=p.display_perf_ewma,
+        **(metrics.loop_callbacks(step_fn) if metrics is not None else {}))
     drain_pipeline(sess, info)
     return loop
 
 
-def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dict:
+def loop_result(plan, loop, build_secs: float, restored_step: int | None,
+                metrics=None) -> dict:
     """The result dict of a training or forward-only run (before the hooks add theirs): the
     loop's measurements, the common fields (results_log.common_fields), per-step records, and
     defaults for the keys that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...).
@@ -82,6 +89,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
       loop: the training_loop.LoopResult.
       build_secs: seconds the graph took to build.
       restored_step: the global step restored from a checkpoint, or None.
+      metrics: the run's utilisation.RunMetrics (its result keys), or None.
     """
     global_step = (restored_step or 0) + (loop.num_steps + plan.num_warmup_batches
                                           if plan.training else 0)
@@ -106,6 +114,8 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'stopped_by_signal': None,
         'results_file': None,
     })
+    if metrics is not None:
+        result.update(metrics.result_keys())
     return result
 
 

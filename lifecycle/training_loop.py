@@ -78,6 +78,8 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
              extra_format: Callable[[tuple], str] | None = None,
              extra_columns: tuple[str, ...] = (),
              loss_name: str = 'total_loss', ewma_alpha: float | None = None,
+             sample_step: Callable[[], tuple] | None = None,
+             total_lines: Callable[[LoopResult], list[str]] | None = None,
              log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
     """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
 
@@ -98,6 +100,9 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
       ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
         weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
+      sample_step: runs the last warm-up step instead of `step_fn` (a traced step: see
+        lifecycle/utilisation.py); never a timed one.
+      total_lines: lines printed after `total images/sec` inside the total block.
 
     Returns:
       LoopResult.
@@ -109,7 +114,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
     if num_warmup:
         log('Running warm up')
         for step in range(num_warmup):
-            out = step_fn()
+            out = (sample_step if sample_step and step == num_warmup - 1 else step_fn)()
             _check_finite(out[0], 'warm-up step %d' % (step + 1), learning_rate_fn, nan_hint)
             result.warmup_losses.append(out[0])
         log('Done warm up')
@@ -148,5 +153,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
             'in total images/sec)' % result.hook_secs)
     log(DASHES)
     log('total images/sec: %.2f' % result.images_per_sec)
+    for line in (total_lines(result) if total_lines else ()):
+        log(line)
     log(DASHES)
     return result

@@ -74,6 +74,8 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
              'updates)')
     if p.eval:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --eval (nothing is trained)')
+        rule(('baseline', 'fail_on_slower'), 'with --eval (the baseline gate compares training '
+             'or forward-only runs)')
         rule(('print_training_accuracy',), 'with --eval (eval prints top-1/top-5 itself)')
         rule(('trace_file', 'tfprof_file', 'save_summaries_steps', 'freeze_when_forward_only',
               'max_ckpts_to_keep'), 'with --eval')
@@ -96,6 +98,8 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:
         rule(('freeze_when_forward_only',), 'without --forward_only')
+    if not p.baseline:
+        rule(('fail_on_slower',), 'without --baseline')
     if not p.train_dir:
         rule(('summary_verbosity', 'save_summaries_steps'), 'without --train_dir (summaries '
              'are written there)')

@@ -228,6 +228,12 @@ SPECS: tuple[ParamSpec, ...] = (
        '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
+    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s again (for the utilisation line) '
+       'instead of using the cached figure.'),
+    _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
+       'slower beyond the noise and by more than --fail_on_slower percent.'),
+    _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',
+       lower=0),
     # --- Speed.
     _b('use_fp16', False, 'float16 activations and gradients, float32 master variables.'),
     _b('fp16_vars', False, 'With --use_fp16, keep the variables in float16 too.'),

@@ -43,7 +43,11 @@ def test_training_run_prints_the_documented_format():
     assert all(float(m.group(5)) > 0 for m in steps)
     total = [line for line in lines if line.startswith('total images/sec: ')]
     assert len(total) == 1 and float(total[0].split(': ')[1]) > 0
-    assert lines[-1] == '-' * 64 and lines[-3] == '-' * 64
+    # The total block: the total line as the original prints it, then the figures behind it.
+    at = lines.index(total[0])
+    assert lines[-1] == '-' * 64 and lines[at - 1] == '-' * 64
+    assert [line.split(':')[0] for line in lines[at + 1:-1]] == [
+        'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory']
 
 
 @pytest.mark.parametrize('args, status, text', [

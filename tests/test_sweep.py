@@ -383,14 +383,16 @@ def test_compare_prints_ratios_verdicts_and_one_sided_configurations(tmp_path, c
     assert 'A: %s (TF 2.21.0, Test CPU, no GPU, oneDNN on, 12 runs)' % a in out
     assert '(TF 2.22.0, Other CPU, GPU X, oneDNN off, 12 runs)' in out
     rows = [line for line in out.splitlines() if line.startswith('| ') and '---' not in line]
+    # p: one-sided Mann-Whitney, exact: 3 repeats each side all beyond the other's: 1/20.
     assert rows[1:] == [
-        '| lenet | 8 | 1 | fp32 | parameter_server | 50.0 (1 run) | 60.0 (1 run) | 1.200 | ? |',
+        '| lenet | 8 | 1 | fp32 | parameter_server | 50.0 (1 run) | 60.0 (1 run) | 1.200 | - | ? '
+        '| n=1+1: the Mann-Whitney test cannot reach p<=0.05 with fewer than 3 repeats per side |',
         '| trivial | 8 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 200.0 ±5.0% (n=3) '
-        '| 2.000 | faster |',
+        '| 2.000 | 0.05 | faster | |',
         '| trivial | 16 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 105.0 ±9.5% (n=3) '
-        '| 1.050 | same |',
+        '| 1.050 | 0.35 | same | |',
         '| trivial | 32 | 1 | fp32 | parameter_server | 100.0 ±10.0% (n=3) | 50.0 ±10.0% (n=3) '
-        '| 0.500 | slower |']
+        '| 0.500 | 0.05 | slower | |']
     assert 'only in A (1): lenet bs=8 gpus=2 fp32 parameter_server' in out
     assert 'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server' in out
     assert sweep.main(['tf_cnn_sweep', 'compare', a, str(tmp_path / 'missing')]) == 2
@@ -408,8 +410,11 @@ def test_compare_lists_configurations_that_failed_on_one_side_as_failed_not_miss
                + _records('alexnet', 8, 1, [None]))  # B only (and failed there)
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0
     out = capsys.readouterr().out
+    # 2 repeats a side (issue 25): no verdict, and the notes say why.
+    assert '| 1.000 | - | ? | n=2+2: the Mann-Whitney test cannot reach p<=0.05 with fewer ' \
+           'than 3 repeats per side |' in out
     assert out.endswith(
-        'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).\n\n'
+        '?: too few repeats for the test (3 per side needed).\n\n'
         'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server\n\n'
         'failed in A (2): lenet bs=8 gpus=1 fp32 parameter_server; '
         'trivial bs=16 gpus=1 fp32 parameter_server\n\n'

@@ -6,6 +6,7 @@ precisions and variable updates, with a results file, a markdown report, plots a
     tf_cnn_sweep --sweep_file=sweep.yaml          # the same axes in a YAML file
     tf_cnn_sweep report runs/a                    # rewrite report.md and the plots
     tf_cnn_sweep compare runs/a runs/b            # B/A per configuration, with the noise
+    tf_cnn_sweep compare runs/a runs/b --fail_on_slower=10   # the same as a CI gate
 
 (`python -m tools.sweep ...` from a checkout.) Flags after `--`, and flags this command does not
 know, are passed to every run. Each configuration (and each repeat) runs as a fresh
@@ -21,8 +22,10 @@ record says ok or failed are skipped (--retry_failed reruns the failed ones). At
 <output_dir>/report.md and the PNG plots are written and the report is printed.
 
 compare prints B/A per configuration present in both sweeps with each side's noise (± half the
-range of its repeats); the verdict is "same" when the min..max ranges of the repeats of A and B
-overlap, "faster"/"slower" when they do not, "?" when a side has a single run.
+range of its repeats) and a one-sided Mann-Whitney test over the repeats: "slower"/"faster" at
+p <= 0.05, "same" otherwise, "?" with the reason when there are too few repeats for the test
+(3 per side needed). `compare A B --fail_on_slower=PCT` is a regression gate: exit 1 when a
+configuration is slower by the test and by more than PCT percent (tools/sweep_gate.py).
 
 Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_updates
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
@@ -65,7 +68,7 @@ def define_flags(fv: flags.FlagValues) -> None:
     d_list('precisions', ['fp32'], 'Precisions: fp32, fp16 (--use_fp16), bf16 (--use_bf16).')
     d_list('variable_updates', ['parameter_server'], 'Values of --variable_update.')
     flags.DEFINE_integer('repeats', 3, 'Runs of each configuration (>= 2 gives a noise '
-                                       'estimate).', flag_values=fv)
+                                       'estimate, >= 3 a compare verdict).', flag_values=fv)
     flags.DEFINE_string('output_dir', None, 'Folder of results.jsonl, runs/, report.md and the '
                                             'plots (required here or in the file).', flag_values=fv)
     flags.DEFINE_string('sweep_file', None, 'YAML file with the axes (see above).', flag_values=fv)

@@ -5,17 +5,16 @@ machines, two TensorFlow versions or two commits. Configurations (model, batch s
 device, devices, precision, variable_update) are matched between the sides; for each one in
 both, the table gives each side's median images/sec over its successful repeats and its noise
 (±: half the range of the repeats, (max - min) / 2, as a percentage of the median), the ratio
-B/A of the medians, and a verdict:
-
-  same     the ranges [min, max] of the repeats of A and B overlap: the difference is no
-           larger than the run-to-run variation measured on either side
-  faster   every repeat of B is faster than every repeat of A (B's min > A's max)
-  slower   every repeat of B is slower than every repeat of A (B's max < A's min)
-  ?        a side has a single successful run: no noise estimate (sweep with --repeats >= 2)
+B/A of the medians, the p-value of a one-sided Mann-Whitney test over the repeats and a verdict
+(tools/sweep_gate.py: slower, faster, same, or ? with the reason in the notes column when there
+are too few repeats for the test; 3 per side are needed). `--fail_on_slower=PCT` makes it a
+regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
+percent, with the failed configurations listed.
 
 Listed after the table: configurations found on only one side ("only in A"), and those both
 sides ran but one side without a successful run ("failed in A": every run of it there failed or
-was interrupted). Exit status 0, or 2 when a side has no results file.
+was interrupted). Exit status 0 (1: the gate failed), or 2 when a side has no results file or
+an argument is bad.
 """
 
 from __future__ import annotations
@@ -23,20 +22,16 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_results
+from . import sweep_gate, sweep_results
 
-USAGE = 'usage: tf_cnn_sweep compare A B   (sweep output directories or results.jsonl files)'
+USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT]   (sweep output directories or '
+         'results.jsonl files)')
 
 
 def verdict(a: sweep_results.Stats, b: sweep_results.Stats) -> str:
-    """'same', 'faster', 'slower' (B against A) or '?' when a side has one run."""
-    if a.n < 2 or b.n < 2:
-        return '?'
-    if b.low > a.high:
-        return 'faster'
-    if b.high < a.low:
-        return 'slower'
-    return 'same'
+    """'same', 'faster', 'slower' (B against A) or '?' when there are too few repeats for
+    the test (tools/sweep_gate.py)."""
+    return sweep_gate.judge(a, b).verdict
 
 
 def _cell(stats: sweep_results.Stats) -> str:
@@ -59,23 +54,27 @@ def _side(records: list[dict]) -> str:
                                                   env['gpus'], env['onednn'], len(records))
 
 
-def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str]], list[str],
-                                                                     list[str], list[str],
-                                                                     list[str]]:
-    """Returns (rows, only in A, only in B, failed in A, failed in B).
+def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None = None
+            ) -> tuple[list[list[str]], list[str], list[str], list[str], list[str], list[str]]:
+    """Returns (rows, only in A, only in B, failed in A, failed in B, gate failures).
 
     Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
-    with 3 decimals, verdict]. The lists hold configuration labels: 'only in' a side that has
-    records of it (any status) while the other has none; 'failed in' a side without a
-    successful run of a configuration both sides have records of.
+    with 3 decimals, p, verdict, notes]; gate failures: the labels of the configurations that
+    fail `fail_pct` (tools/sweep_gate.py; [] without it). The lists hold configuration labels:
+    'only in' a side that has records of it (any status) while the other has none; 'failed in'
+    a side without a successful run of a configuration both sides have records of.
     """
     a_stats = sweep_results.config_stats(a_records)
     b_stats = sweep_results.config_stats(b_records)
-    rows = []
+    rows, gate_failed = [], []
     for config in sorted(set(a_stats) & set(b_stats), key=sweep_results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
-        rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, verdict(a, b)])
+        j = sweep_gate.judge(a, b, fail_pct)
+        rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, sweep_gate.p_cell(j),
+                                                j.verdict, sweep_gate.notes(j, fail_pct)])
+        if j.failed:
+            gate_failed.append(sweep_results.describe(config))
     a_ran = {sweep_results.config_of(r) for r in a_records}
     b_ran = {sweep_results.config_of(r) for r in b_records}
 
@@ -83,16 +82,19 @@ def compare(a_records: list[dict], b_records: list[dict]) -> tuple[list[list[str
         return [sweep_results.describe(c) for c in sorted(configs, key=sweep_results.sort_key)]
 
     return (rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
-            labels((a_ran & b_ran) - set(a_stats)), labels((a_ran & b_ran) - set(b_stats)))
+            labels((a_ran & b_ran) - set(a_stats)), labels((a_ran & b_ran) - set(b_stats)),
+            gate_failed)
 
 
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
-                      b_records: list[dict]) -> str:
+                      b_records: list[dict], fail_pct: float | None = None) -> tuple[str, bool]:
     """The text `compare` prints: the sides, a markdown table, the configurations only in one
-    side, then those without a successful run in one side."""
-    rows, only_a, only_b, failed_a, failed_b = compare(a_records, b_records)
+    side, those without a successful run in one side, and with `fail_pct` the gate's line;
+    and whether the gate failed."""
+    rows, only_a, only_b, failed_a, failed_b, gate_failed = compare(a_records, b_records,
+                                                                    fail_pct)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
-            'B images/sec', 'B/A', 'verdict']
+            'B images/sec', 'B/A', 'p', 'verdict', 'notes']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
              'B: %s (%s)' % (b_name, _side(b_records)), '']
     flags_a = {' '.join(r.get('extra_flags', [])) for r in a_records}
@@ -102,18 +104,23 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
             ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none'), '']
     if rows:
         lines.append('| ' + ' | '.join(head) + ' |')
-        lines.append('| ' + ' | '.join('---' if i < 5 or i == 8 else '---:'
+        lines.append('| ' + ' | '.join('---' if i < 5 or i > 8 else '---:'
                                        for i in range(len(head))) + ' |')
-        lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
-        lines += ['', 'noise: ± half the range of the repeats as % of the median; same: the '
-                      'ranges of A and B overlap; ?: a side has 1 run (no noise estimate).']
+        lines += ['| ' + ' | '.join(row).rstrip() + ' |' for row in rows]
+        lines += ['', 'noise: ± half the range of the repeats as %% of the median; p: one-sided '
+                      'Mann-Whitney U over the repeats (B slower, or faster, than A); slower/'
+                      'faster: p <= %g; same: neither; ?: too few repeats for the test (%d per '
+                      'side needed).' % (sweep_gate.regression.ALPHA,
+                                         sweep_gate.regression.min_repeats())]
     else:
         lines.append('no configuration has successful runs in both A and B.')
     for title, configs in (('only in A', only_a), ('only in B', only_b),
                            ('failed in A', failed_a), ('failed in B', failed_b)):
         if configs:
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
-    return '\n'.join(lines)
+    if fail_pct is not None:
+        lines += [''] + sweep_gate.gate_lines(gate_failed, fail_pct, len(rows))
+    return '\n'.join(lines), bool(gate_failed)
 
 
 def main(argv: list[str]) -> int:
@@ -121,17 +128,23 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in ('-h', '--help'):
         print(USAGE + '\n\n' + __doc__)
         return 0
-    if len(argv) != 2:
+    try:
+        paths, fail_pct = sweep_gate.parse_args(argv)
+    except sweep_gate.UsageError as e:
+        print('error: %s. %s' % (e, USAGE), file=sys.stderr)
+        return 2
+    if len(paths) != 2:
         print('error: compare takes two sweeps. Received %d argument(s). %s' % (
-            len(argv), USAGE), file=sys.stderr)
+            len(paths), USAGE), file=sys.stderr)
         return 2
     sides = []
-    for path in argv:
+    for path in paths:
         results = sweep_results.results_path(path)
         if not os.path.isfile(results):
             print('error: no results file at %s (give a sweep output directory or its '
                   'results.jsonl)' % results, file=sys.stderr)
             return 2
         sides.append(sweep_results.load_records(results)[0])
-    print(format_comparison(argv[0], argv[1], sides[0], sides[1]))
-    return 0
+    text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct)
+    print(text)
+    return 1 if gate_failed else 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_results
+from . import sweep_figures, sweep_results
 
 MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
                    '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
@@ -142,6 +142,7 @@ def write_report(output_dir: str, records: list[dict]) -> str:
         print('warning: no plots: %s' % MATPLOTLIB_HINT, file=sys.stderr)
         plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
     parts = [header(records)] + [model_table(m, records) for m in models]
+    parts.append(sweep_figures.figures_table(records))
     parts += [failures(records), '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n']
     text = '\n'.join(p for p in parts if p)
     path = os.path.join(output_dir, 'report.md')

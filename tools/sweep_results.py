@@ -18,6 +18,10 @@
     global_batch_size  images per step over all devices
     step_time_secs {median, min, max, mean, stdev, count} over the timed steps, in seconds
     params         every resolved flag of the run (from its results JSON; None when it failed)
+    figures        {model_flops_per_sec, fraction_of_peak, peak_source, input_share,
+                    compute_images_per_sec, input_bound, peak_rss_bytes, latency_p50_ms,
+                    latency_p99_ms} from the run's results JSON (tools/sweep_figures.py;
+                    None when it failed, a figure None when the run did not measure it)
     environment    {tf_version, python_version, cpu_model, cpu_cores, gpus [names] (None when
                     unknown), onednn ('on'/'off'), hostname, platform}
     started_utc    ISO 8601 start time; wall_secs: the process's wall time in seconds

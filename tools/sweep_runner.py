@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from . import sweep_results
+from . import sweep_figures, sweep_results
 
 # The package folder holds the entry script, both in a checkout and when installed.
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -205,6 +205,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'step_time_secs': sweep_results.step_time_summary(result.get('step_times'))
         if result else None,
         'params': result.get('params') if result else None,
+        'figures': sweep_figures.record_figures(result) if result else None,
         'environment': env, 'started_utc': outcome['started_utc'],
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
     }

@@ -1,0 +1,150 @@
+"""--baseline=RESULTS.json: this run against a stored results JSON of the same configuration.
+
+The samples are the per-step images/sec of the stored run (its 'steps') and of this run; the
+test and the rule are tools/significance.py's: the run fails (exit status 1, after its results
+are written) when it is slower by the one-sided Mann-Whitney test (p <= 0.05) and its total
+images/sec is more than --fail_on_slower percent below the baseline's. A JSON of another
+configuration is refused before the run starts, with one line naming the parameters that
+differ; the parameters below never count (outputs, reporting, run length).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import cnn_util
+from .. import params as params_lib
+from . import significance as regression
+
+#: Parameters that may differ between a run and its baseline.
+IGNORED_PARAMS = frozenset((
+    'baseline', 'fail_on_slower', 'refresh_peak', 'benchmark_log_dir', 'plot_file',
+    'train_dir', 'trace_file', 'graph_file', 'tfprof_file', 'display_every', 'num_batches',
+    'num_epochs', 'num_warmup_batches', 'print_step_breakdown', 'save_model_secs',
+    'save_model_steps', 'max_ckpts_to_keep', 'summary_verbosity', 'save_summaries_steps',
+    'flagfile', 'list_models', 'version'))
+
+
+class BaselineError(params_lib.ParamsError):
+    """The baseline file is unreadable or of another configuration (a usage error: exit 2)."""
+
+
+class RegressionError(cnn_util.BenchmarkError):
+    """The run is slower than its baseline beyond the noise and the tolerance."""
+
+
+def load(path: str) -> dict:
+    """The stored result.
+
+    Raises:
+      BaselineError: missing, not JSON, or without 'params' and 'steps'.
+    """
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = json.load(f)
+    except OSError as e:
+        raise BaselineError('--baseline=%s: cannot read it (%s); give a results JSON written '
+                            'by --benchmark_log_dir' % (path, e.strerror or e)) from None
+    except ValueError:
+        raise BaselineError('--baseline=%s: not a JSON file; give a results JSON written by '
+                            '--benchmark_log_dir' % path) from None
+    if not isinstance(data, dict) or not isinstance(data.get('params'), dict) or not data.get(
+            'steps'):
+        raise BaselineError('--baseline=%s: not a results JSON of a training or forward-only '
+                            'run (no params or no steps); give one written by '
+                            '--benchmark_log_dir' % path)
+    return data
+
+
+def _norm(value):
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def differing_params(stored: dict, params: dict) -> list[str]:
+    """'name: A in the baseline, B here' for each parameter that differs (IGNORED_PARAMS
+    excepted), in `params` order; a parameter missing on one side counts as differing."""
+    out = []
+    for name in list(params) + [n for n in stored if n not in params]:
+        if name in IGNORED_PARAMS:
+            continue
+        a, b = _norm(stored.get(name, '(absent)')), _norm(params.get(name, '(absent)'))
+        if a != b:
+            out.append('%s: %r in the baseline, %r here' % (name, a, b))
+    return out
+
+
+def check(path: str, params) -> dict:
+    """Loads the baseline and refuses one of another configuration.
+
+    Args:
+      path: --baseline.
+      params: the run's resolved Params.
+
+    Returns:
+      The stored result.
+
+    Raises:
+      BaselineError: see `load`, or a configuration that differs (one line naming the
+        parameters).
+    """
+    stored = load(path)
+    diff = differing_params(stored['params'], {k: _norm(v) for k, v in params._asdict().items()})
+    if diff:
+        raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
+                            'results JSON of the same flags' % (path, '; '.join(diff)))
+    stored['results_file'] = path
+    return stored
+
+
+def step_rates(result: dict) -> list[float]:
+    """The per-step images/sec of a result ('steps' records)."""
+    return [float(s['images_per_sec']) for s in result.get('steps') or []
+            if s.get('images_per_sec')]
+
+
+def compare(stored: dict, rates: list[float], images_per_sec: float,
+            fail_pct: float) -> dict:
+    """This run (B) against the stored one (A).
+
+    Returns:
+      {'file', 'baseline_images_per_sec', 'images_per_sec', 'ratio', 'p_slower', 'p_faster',
+       'verdict', 'reason', 'fail_on_slower_pct', 'failed', 'num_steps': [A's, B's]}.
+    """
+    a = step_rates(stored)
+    a_total = float(stored.get('images_per_sec') or 0.0)
+    ratio = images_per_sec / a_total if a_total else float('inf')
+    j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
+    return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
+            'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
+            'p_faster': j.p_faster, 'verdict': j.verdict, 'reason': j.reason,
+            'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'num_steps': [len(a),
+                                                                             len(rates)]}
+
+
+def format_line(c: dict) -> str:
+    """'baseline: 4.25 images/sec, this run 3.61 (-15.1%, Mann-Whitney p=1.2e-05 over 20 and
+    20 steps): slower, more than the 5% allowed: FAILED'."""
+    change = (c['ratio'] - 1.0) * 100
+    if c['verdict'] == '?':
+        test = c['reason']
+    else:
+        test = 'Mann-Whitney p=%.2g over %d and %d steps' % (
+            c['p_slower'] if c['ratio'] <= 1 else c['p_faster'], *c['num_steps'])
+    tail = c['verdict']
+    if c['failed']:
+        tail += ', more than the %g%% allowed: FAILED' % c['fail_on_slower_pct']
+    elif c['verdict'] == 'slower':
+        tail += ', within the %g%% allowed' % c['fail_on_slower_pct']
+    return 'baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): %s' % (
+        c['baseline_images_per_sec'], c['images_per_sec'], change, test, tail)
+
+
+def raise_if_failed(result: dict) -> None:
+    """Raises RegressionError when result['baseline'] says the gate failed."""
+    c = result.get('baseline')
+    if c and c.get('failed'):
+        raise RegressionError('slower than the baseline %s: %.2f images/sec against %.2f '
+                              '(%+.1f%%, more than --fail_on_slower=%g%% and beyond the noise)'
+                              % (c.get('file') or '', c['images_per_sec'],
+                                 c['baseline_images_per_sec'], (c['ratio'] - 1) * 100,
+                                 c['fail_on_slower_pct']))

@@ -1,0 +1,39 @@
+"""Per-batch latency percentiles of inference runs (--forward_only and --eval).
+
+Each timed step of a forward-only run (each batch of an evaluation) is one latency sample: the
+wall time of its session.run, in milliseconds. The percentiles are numpy's default (linear
+interpolation between the closest ranks), over the timed steps only (warm-up excluded). With
+--batch_size=1 they are the usual per-image latency.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PERCENTILES = (50, 90, 99)
+
+
+def latency_ms(step_times, batch_size: int) -> dict | None:
+    """Percentiles of per-batch latency.
+
+    Args:
+      step_times: wall seconds of each timed step (batch).
+      batch_size: images per step over all devices (the batch the latency is of).
+
+    Returns:
+      {'p50', 'p90', 'p99' (milliseconds), 'mean' (ms), 'count' (steps), 'batch_size'}, or None
+      without steps.
+    """
+    times = np.asarray([t for t in step_times or [] if t is not None], dtype=np.float64) * 1e3
+    if times.size == 0:
+        return None
+    out = {'p%d' % q: float(np.percentile(times, q)) for q in PERCENTILES}
+    out.update({'mean': float(times.mean()), 'count': int(times.size),
+                'batch_size': int(batch_size)})
+    return out
+
+
+def format_latency(lat: dict) -> str:
+    """'latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 100 batches'."""
+    return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batches' % (
+        lat['batch_size'], lat['p50'], lat['p90'], lat['p99'], lat['count'])

@@ -1,0 +1,110 @@
+"""Is B slower than A beyond the noise? The statistics of the regression gates.
+
+Used by `tf_cnn_sweep compare A B --fail_on_slower=PCT` (samples: the images/sec of each
+configuration's repeats) and by `tf_cnn_benchmarks --baseline=RESULTS.json` (samples: the
+per-step images/sec of the stored run and of this one).
+
+The test is scipy's one-sided Mann-Whitney U (`scipy.stats.mannwhitneyu`, exact for small
+samples without ties, else the normal approximation): B is called slower when the test of "B's
+rates tend to be lower than A's" gives p <= ALPHA (0.05), faster when the opposite test does,
+else the same. A gate fails when B is slower by that test *and* the ratio of the medians
+(the totals, for --baseline) is below 1 - PCT/100.
+
+The exact test's smallest possible p-value for n_a and n_b samples is 1 / C(n_a + n_b, n_a):
+with 2 repeats on each side it is 1/6 = 0.17, so no verdict can be reached (`?`); 3 repeats on
+each side reach 1/20 = 0.05.
+
+No TensorFlow and no project imports: tools/sweep_gate.py (the sweep's gate) and
+lifecycle/baseline.py (--baseline) share it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import NamedTuple
+
+ALPHA = 0.05
+
+
+class Judgement(NamedTuple):
+    """B against A.
+
+    Attributes:
+      ratio: median(B) / median(A) (or the given ratio), e.g. 0.85 for 15% slower.
+      p_slower: one-sided Mann-Whitney p-value of "B lower than A" (None: too few samples).
+      p_faster: the same for "B higher than A".
+      verdict: 'slower', 'faster', 'same' or '?'.
+      reason: why the verdict is '?' ('' otherwise).
+      failed: True when a gate with `fail_pct` fails (slower by the test and by more than
+        fail_pct percent).
+    """
+    ratio: float
+    p_slower: float | None
+    p_faster: float | None
+    verdict: str
+    reason: str
+    failed: bool
+
+
+def min_p_value(n_a: int, n_b: int) -> float:
+    """The smallest one-sided p-value the exact Mann-Whitney test can give: 1 / C(n_a+n_b, n_a)."""
+    if n_a < 1 or n_b < 1:
+        return 1.0
+    return 1.0 / math.comb(n_a + n_b, n_a)
+
+
+def min_repeats(alpha: float = ALPHA) -> int:
+    """The fewest samples per side (equal sides) for which p <= alpha is possible."""
+    n = 1
+    while min_p_value(n, n) > alpha:
+        n += 1
+    return n
+
+
+def judge(a_values, b_values, fail_pct: float | None = None, *, ratio: float | None = None,
+          alpha: float = ALPHA) -> Judgement:
+    """Compares the samples of B with those of A (see the module docstring).
+
+    Args:
+      a_values, b_values: rates (images/sec; higher is better) of A and of B.
+      fail_pct: the gate's tolerance in percent (None: no gate, `failed` is False).
+      ratio: B/A to judge the tolerance by (default: the ratio of the medians).
+      alpha: the significance level.
+
+    Returns:
+      Judgement.
+
+    Raises:
+      ValueError: a side has no samples.
+    """
+    a = [float(v) for v in a_values]
+    b = [float(v) for v in b_values]
+    if not a or not b:
+        raise ValueError('judge needs samples on both sides. Received: %d and %d' % (len(a),
+                                                                                   len(b)))
+    if ratio is None:
+        median_a = statistics.median(a)
+        ratio = statistics.median(b) / median_a if median_a else math.inf
+    if min_p_value(len(a), len(b)) > alpha:
+        reason = ('n=%d+%d: the Mann-Whitney test cannot reach p<=%g with fewer than %d '
+                  'repeats per side' % (len(a), len(b), alpha, min_repeats(alpha)))
+        return Judgement(ratio, None, None, '?', reason, False)
+    from scipy import stats
+    if len(set(a + b)) == 1:  # all equal: no difference to test
+        p_slower = p_faster = 1.0
+    else:
+        p_slower = float(stats.mannwhitneyu(b, a, alternative='less').pvalue)
+        p_faster = float(stats.mannwhitneyu(b, a, alternative='greater').pvalue)
+    verdict = ('slower' if p_slower <= alpha else 'faster' if p_faster <= alpha else 'same')
+    failed = (fail_pct is not None and verdict == 'slower'
+              and ratio < 1.0 - fail_pct / 100.0)
+    return Judgement(ratio, p_slower, p_faster, verdict, '', failed)
+
+
+def describe(j: Judgement) -> str:
+    """'B/A 0.850, Mann-Whitney p=0.012 (slower)' or 'B/A 1.290, ? (n=2+2: ...)'."""
+    if j.verdict == '?':
+        return 'B/A %.3f, ? (%s)' % (j.ratio, j.reason)
+    p = j.p_slower if j.ratio <= 1 else j.p_faster
+    return 'B/A %.3f, Mann-Whitney p=%.3g (%s)' % (j.ratio, p, j.verdict)

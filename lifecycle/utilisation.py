@@ -1,0 +1,434 @@
+"""The figures that explain a run's images/sec, printed in the total block and kept in the result.
+
+After `total images/sec: X` (which stays as it is) a run prints:
+
+    compute images/sec: 4.21 (input wait 0.7% of the step, sync 2.1%; traced warm-up step)
+    model FLOP/s: 97.1 GFLOP/s = 23.15 GFLOPs/image (3 x forward 7.72) x 4.19 images/sec
+    utilisation: 42.4% of 229.0 GFLOP/s (CPU peak, float32, 2 threads: measured now in 2.6 s)
+    peak memory: CPU allocator 1.71 GiB (traced step), process RSS 2.37 GiB
+    latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 10 batches
+
+Method.
+  * FLOPs: models/flops.py counts the forward pass of one image (multiply-add = 2 FLOPs,
+    convolutions and matrix products only); a training step counts 3 x forward (forward, and
+    the gradients with respect to activations and to weights), --forward_only and --eval 1 x.
+    Model FLOP/s = FLOPs per image x total images/sec.
+  * Peak: a GPU's from the data-sheet table (speed/gpu_specs.py) for the compute dtype, times
+    the devices of the run; a CPU's measured on this host (speed/cpu_peak.py, cached). With
+    several workers the peak is that of one task times the workers (one task per host assumed).
+  * Input wait, sync, peak allocator bytes: one traced step, the last warm-up step (never a timed
+    one), run with RunOptions.FULL_TRACE; lifecycle/step_breakdown.py splits its wall time into
+    input, compute, sync and overhead. Input share = input / wall; compute images/sec = total
+    images/sec / (1 - input share): what the step would do if the input were free. A run is
+    called input-bound when the input share exceeds INPUT_BOUND_SHARE (a tenth). The sync share
+    is printed on real data and in clusters (always in the result). Without warm-up steps
+    nothing is traced, and these figures are reported as not measured.
+  * Peak memory: per allocator, the largest `allocator_bytes_in_use` the traced step's ops
+    recorded (GPU allocators per GPU; the CPU allocator, shared by all CPU devices), for GPUs
+    also tf.config.experimental.get_memory_info's 'peak' where TensorFlow gives it, and the
+    process's peak resident set size (getrusage ru_maxrss).
+  * Latency: lifecycle/latency.py, forward-only runs (eval: lifecycle/eval_runner.py).
+
+`--baseline` compares the run with a stored result (lifecycle/baseline.py); its line comes last.
+"""
+
+from __future__ import annotations
+
+import functools
+import resource
+import sys
+import time
+
+import tensorflow as tf
+
+from .. import cnn_util
+from ..speed import cpu_peak, gpu_specs, runtime_env
+from . import baseline as baseline_lib
+from . import latency as latency_lib
+
+INPUT_BOUND_SHARE = 0.10
+GIB = float(1 << 30)
+FULL_TRACE = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+
+
+def flops_multiplier(training: bool) -> int:
+    """3 for a training step (forward + two backward products), 1 for inference."""
+    return 3 if training else 1
+
+
+@functools.lru_cache(maxsize=32)
+def _forward_flops(model_name: str, dataset_name: str, image_size: int, num_classes: int) -> int:
+    from ..models import flops, model_config
+    model = model_config.get_model(model_name, dataset_name)
+    recorder = flops.VariableRecorder()
+    graph, _, _ = flops.build_graph(model, image_size=image_size, batch_size=1,
+                                    num_classes=num_classes, recorder=recorder)
+    return flops.count_flops(graph)
+
+
+def forward_flops(plan) -> tuple[int | None, str]:
+    """(forward FLOPs per image of the run's model at its image size, '' or why not counted).
+
+    Counted on a placeholder build at batch 1 (about 0.3 s for resnet50 at 224), cached per
+    model, dataset, image size and classes for the process.
+    """
+    try:
+        return _forward_flops(plan.model, plan.dataset, plan.image_size, plan.num_classes), ''
+    except Exception as e:  # a model the fast build cannot count: report, do not fail the run
+        return None, 'not counted (%s)' % (str(e).splitlines() or [type(e).__name__])[0]
+
+
+def model_flops(forward_per_image: int, training: bool, images_per_sec: float) -> dict:
+    """{'forward_flops_per_image', 'flops_multiplier', 'flops_per_image', 'model_flops_per_sec'}:
+    FLOPs per image x images/sec (FLOP/s)."""
+    mult = flops_multiplier(training)
+    return {'forward_flops_per_image': int(forward_per_image), 'flops_multiplier': mult,
+            'flops_per_image': int(forward_per_image) * mult,
+            'model_flops_per_sec': int(forward_per_image) * mult * float(images_per_sec)}
+
+
+def dtype_name(plan) -> str:
+    """'float32', 'float16' or 'bfloat16': the run's compute dtype."""
+    dtype = plan.compute_dtype
+    return getattr(dtype, 'name', str(dtype))
+
+
+def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None) -> dict:
+    """The peak FLOP/s of the run's devices for its dtype.
+
+    Args:
+      plan: the run_plan.RunPlan.
+      gpu_names: names of the visible GPUs (default: results_log.gpu_names()).
+      refresh: measure the CPU peak again (--refresh_peak).
+      cpu_peak_fn: stands in for speed.cpu_peak.cpu_peak (tests).
+
+    Returns:
+      {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)}.
+    """
+    dtype = dtype_name(plan)
+    workers = max(1, plan.num_workers)
+    if plan.params.device == 'gpu':
+        if gpu_names is None:
+            from . import results_log
+            gpu_names = results_log.gpu_names()
+        if not gpu_names:
+            return {'peak_flops_per_sec': None, 'peak_source': 'no GPU visible: no peak',
+                    'measured_now': False}
+        spec = gpu_specs.from_device_name(gpu_names[0])
+        tflops = spec.peak_tflops(dtype) if spec else None
+        if tflops is None:
+            why = ('GPU %r is not in the peak table' % gpu_names[0] if spec is None
+                   else '%s has no %s peak' % (spec.name, dtype))
+            return {'peak_flops_per_sec': None, 'peak_source': why, 'measured_now': False}
+        count = len(plan.devices) * workers
+        return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
+                'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
+                    count, spec.name, dtype, tflops)}
+    from ..speed import cpu_tuning
+    threads = cpu_tuning.thread_counts(plan.params)[0] or 0
+    try:
+        peak = (cpu_peak_fn or cpu_peak.cpu_peak)(
+            dtype, threads, cpu_model=runtime_env.cpu_model(), tf_version=tf.__version__,
+            refresh=refresh)
+    except (tf.errors.OpError, ValueError, TypeError) as e:  # no such kernel for the dtype
+        return {'peak_flops_per_sec': None, 'measured_now': False,
+                'peak_source': 'the CPU peak could not be measured in %s: %s' % (
+                    dtype, (str(e).splitlines() or [type(e).__name__])[0][:120])}
+    when = ('measured now in %.1f s' % peak.measure_secs if peak.measured_now
+            else 'measured %s, cached' % peak.measured_utc)
+    source = 'CPU peak, %s, %s threads: %s' % (dtype, threads or 'default', when)
+    if workers > 1:
+        source = '%d workers x %s' % (workers, source)
+    return {'peak_flops_per_sec': peak.flops_per_sec * workers, 'peak_source': source,
+            'measured_now': peak.measured_now, 'peak_kernel': peak.kernel}
+
+
+def input_figures(parts: dict | None, images_per_sec: float) -> dict:
+    """Input wait and sync shares of a traced step's breakdown, and compute images/sec.
+
+    Args:
+      parts: step_breakdown.breakdown's dict (milliseconds), or None (nothing traced).
+      images_per_sec: the run's total images/sec.
+
+    Returns:
+      {'input_share', 'sync_share' (fractions of the step's wall time), 'compute_images_per_sec',
+       'input_bound' (input_share > INPUT_BOUND_SHARE), 'breakdown'}; the figures None when
+       `parts` is None.
+    """
+    if not parts or parts.get('wall_ms', 0) <= 0:
+        return {'input_share': None, 'sync_share': None, 'compute_images_per_sec': None,
+                'input_bound': None, 'breakdown': parts}
+    share = min(1.0, parts['input_ms'] / parts['wall_ms'])
+    compute = images_per_sec / (1.0 - share) if share < 1.0 else float('inf')
+    return {'input_share': share, 'sync_share': min(1.0, parts['sync_ms'] / parts['wall_ms']),
+            'compute_images_per_sec': compute, 'input_bound': share > INPUT_BOUND_SHARE,
+            'breakdown': parts}
+
+
+def _device_label(device: str) -> str:
+    """'/job:localhost/replica:0/task:0/device:GPU:1' -> 'GPU:1'."""
+    return device.rsplit('/device:', 1)[-1]
+
+
+def allocator_peaks(step_stats) -> dict[str, int]:
+    """{allocator name: the largest allocator_bytes_in_use any op of the step recorded}.
+
+    GPU allocators are named per GPU ('GPU_0_bfc'); the CPU's ('cpu', 'mklcpu') serve every
+    CPU device.
+    """
+    peaks: dict[str, int] = {}
+    for dev in step_stats.dev_stats:
+        for node in dev.node_stats:
+            for mem in node.memory:
+                used = max(mem.allocator_bytes_in_use, mem.peak_bytes)
+                if used > peaks.get(mem.allocator_name, -1):
+                    peaks[mem.allocator_name] = int(used)
+    return peaks
+
+
+def peak_rss_bytes() -> int:
+    """The process's peak resident set size in bytes (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == 'darwin' else rss * 1024)
+
+
+def gpu_memory_peaks(num_gpus: int) -> dict[str, int]:
+    """{'GPU:i': tf.config.experimental.get_memory_info('GPU:i')['peak']} where TensorFlow
+    reports it (the process-wide allocator the sessions share); {} otherwise."""
+    out = {}
+    if not num_gpus:
+        return out
+    import tensorflow as tf
+    for i in range(num_gpus):
+        try:
+            out['GPU:%d' % i] = int(tf.config.experimental.get_memory_info('GPU:%d' % i)['peak'])
+        except Exception:  # no eager context device, or an allocator without stats
+            pass
+    return out
+
+
+def memory_figures(step_stats, num_gpus: int = 0) -> dict:
+    """{'allocators' {name: bytes} of the traced step (None without one), 'gpu_peak_bytes'
+    {GPU:i: bytes}, 'process_peak_rss_bytes'}."""
+    return {'allocators': allocator_peaks(step_stats) if step_stats is not None else None,
+            'gpu_peak_bytes': gpu_memory_peaks(num_gpus),
+            'process_peak_rss_bytes': peak_rss_bytes()}
+
+
+def allocator_label(name: str) -> str:
+    """'GPU_1_bfc' -> 'GPU:1'; every other allocator (cpu, mklcpu, the CUDA build's
+    bfc_cpu_allocator_for_gpu, pinned host memory) -> 'CPU'."""
+    head = name.split('_')
+    if len(head) >= 2 and head[0] == 'GPU' and head[1].isdigit():
+        return 'GPU:%s' % head[1]
+    return 'CPU'
+
+
+def format_memory(mem: dict) -> str:
+    """'peak memory: GPU:0 10.21 GiB (allocator peak), CPU allocator 1.71 GiB (traced step),
+    process RSS 2.37 GiB' (per label the largest allocator's bytes)."""
+    parts = []
+    for name, value in sorted((mem.get('gpu_peak_bytes') or {}).items()):
+        parts.append('%s %.2f GiB (allocator peak)' % (name, value / GIB))
+    by_label: dict[str, int] = {}
+    for name, value in (mem.get('allocators') or {}).items():
+        label = allocator_label(name)
+        by_label[label] = max(by_label.get(label, 0), value)
+    if by_label:
+        parts.append(', '.join('%s allocator %.2f GiB' % (label, value / GIB)
+                               for label, value in sorted(by_label.items())) + ' (traced step)')
+    parts.append('process RSS %.2f GiB' % (mem['process_peak_rss_bytes'] / GIB))
+    return 'peak memory: ' + ', '.join(parts)
+
+
+def format_input(inp: dict, images_per_sec: float, show_sync: bool, how: str) -> str:
+    """'compute images/sec: 4.21 (input wait 0.7% of the step, sync 2.1%; <how>)', with
+    ': input-bound' when the share exceeds a tenth."""
+    if inp['input_share'] is None:
+        return 'compute images/sec: not measured (%s)' % how
+    text = 'compute images/sec: %.2f (input wait %.1f%% of the step' % (
+        inp['compute_images_per_sec'], 100 * inp['input_share'])
+    if show_sync:
+        text += ', sync %.1f%%' % (100 * inp['sync_share'])
+    text += '; %s)' % how
+    if inp['input_bound']:
+        text += ': input-bound'
+    return text
+
+
+def _si(value: float) -> str:
+    for unit, scale in (('PFLOP/s', 1e15), ('TFLOP/s', 1e12), ('GFLOP/s', 1e9)):
+        if value >= scale:
+            return '%.1f %s' % (value / scale, unit)
+    return '%.1f MFLOP/s' % (value / 1e6)
+
+
+def _count(flops: float) -> str:
+    """7.72e9 -> '7.72 GFLOPs', 8.5e6 -> '8.50 MFLOPs'."""
+    return ('%.2f GFLOPs' % (flops / 1e9) if flops >= 1e8 else '%.2f MFLOPs' % (flops / 1e6))
+
+
+def format_flops(u: dict, images_per_sec: float) -> str:
+    """'model FLOP/s: 97.1 GFLOP/s = 23.15 GFLOPs/image (3 x forward 7.72 GFLOPs) x 4.19
+    images/sec'."""
+    return 'model FLOP/s: %s = %s/image (%d x forward %s) x %.2f images/sec' % (
+        _si(u['model_flops_per_sec']), _count(u['flops_per_image']), u['flops_multiplier'],
+        _count(u['forward_flops_per_image']), images_per_sec)
+
+
+def format_utilisation(u: dict) -> str:
+    """'utilisation: 42.4% of 229.0 GFLOP/s (<peak source>)' or '... not known (<why>)'."""
+    if u.get('fraction_of_peak') is None:
+        return 'utilisation: not known (%s)' % u.get('peak_source', 'no peak')
+    return 'utilisation: %.1f%% of %s (%s)' % (100 * u['fraction_of_peak'],
+                                               _si(u['peak_flops_per_sec']), u['peak_source'])
+
+
+def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list[str], *,
+                        gpu_names=None, cpu_peak_fn=None) -> dict:
+    """The result's 'utilisation' dict; appends the `model FLOP/s` and `utilisation` lines.
+
+    Args:
+      plan: the run_plan.RunPlan.
+      images_per_sec: the run's total images/sec.
+      training: training (3 x forward FLOPs) or inference (1 x).
+      lines: the total block's lines so far.
+      gpu_names, cpu_peak_fn: see device_peak.
+    """
+    forward, why = forward_flops(plan)
+    util = {'dtype': dtype_name(plan)}
+    if forward is not None:
+        util.update(model_flops(forward, training, images_per_sec))
+        lines.append(format_flops(util, images_per_sec))
+        util.update(device_peak(plan, gpu_names=gpu_names,
+                                refresh=bool(getattr(plan.params, 'refresh_peak', False)),
+                                cpu_peak_fn=cpu_peak_fn))
+        peak = util.get('peak_flops_per_sec')
+        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
+    else:
+        util.update({'peak_source': why, 'fraction_of_peak': None})
+        lines.append('model FLOP/s: %s' % why)
+    lines.append(format_utilisation(util))
+    return util
+
+
+class RunMetrics:
+    """Collects a training or forward-only run's figures and prints them in the total block.
+
+    Use: `traced(step_fn)` gives the callable run_loop uses for the last warm-up step;
+    `total_lines(loop)` (run_loop's total-block callback) computes and formats every figure;
+    `result_keys()` the result's 'utilisation', 'input', 'memory', 'latency_ms', 'baseline'.
+
+    Args:
+      plan: the run_plan.RunPlan.
+      is_local: device name -> True for this task's devices (step_breakdown.breakdown).
+      stored_baseline: the --baseline result (lifecycle/baseline.check), or None.
+      gpu_names, cpu_peak_fn: test seams (see device_peak).
+    """
+
+    def __init__(self, plan, *, is_local=None, stored_baseline=None, gpu_names=None,
+                 cpu_peak_fn=None):
+        self.plan = plan
+        self.is_local = is_local or (lambda device: True)
+        self.stored_baseline = stored_baseline
+        self.gpu_names = gpu_names
+        self.cpu_peak_fn = cpu_peak_fn
+        self.step_stats = None
+        self.parts = None
+        self.keys: dict = {}
+
+    @classmethod
+    def for_run(cls, plan, is_local=None) -> RunMetrics:
+        """The run's collector; loads and checks --baseline first.
+
+        Raises:
+          baseline.BaselineError: the baseline is unreadable or of another configuration.
+        """
+        p = plan.params
+        stored = (baseline_lib.check(p.baseline, p)
+                  if getattr(p, 'baseline', None) and not p.eval else None)
+        return cls(plan, is_local=is_local, stored_baseline=stored)
+
+    def loop_callbacks(self, step_fn) -> dict:
+        """training_loop.run_loop's `sample_step` and `total_lines` for `step_fn`."""
+        return {'sample_step': self.traced(step_fn), 'total_lines': self.total_lines}
+
+    def traced(self, step_fn):
+        """Wraps `step_fn(run_metadata=...)` (one step with FULL_TRACE) to keep its trace."""
+        def traced_step():
+            metadata = tf.compat.v1.RunMetadata()
+            start = time.perf_counter()
+            out = step_fn(run_metadata=metadata)
+            self.record(metadata.step_stats, time.perf_counter() - start)
+            return out
+        return traced_step
+
+    def record(self, step_stats, wall_secs: float) -> None:
+        """Keeps one traced step's stats and its breakdown."""
+        from . import step_breakdown
+        self.step_stats = step_stats
+        self.parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
+
+    def total_lines(self, loop) -> list[str]:
+        """The lines after `total images/sec` (see the module docstring); fills result_keys."""
+        plan, rate = self.plan, loop.images_per_sec
+        lines = []
+        inp = input_figures(self.parts, rate)
+        real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
+            plan.cluster_role)
+        lines.append(format_input(inp, rate, real_or_cluster,
+                                  'traced warm-up step' if self.parts else
+                                  'no warm-up step to trace: --num_warmup_batches >= 1'))
+        util = utilisation_figures(plan, rate, plan.training, lines, gpu_names=self.gpu_names,
+                                   cpu_peak_fn=self.cpu_peak_fn)
+        gpus = len(plan.devices) if plan.params.device == 'gpu' else 0
+        mem = memory_figures(self.step_stats, gpus)
+        lines.append(format_memory(mem))
+        lat = None
+        if not plan.training:
+            lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step)
+            if lat:
+                lines.append(latency_lib.format_latency(lat))
+        inp['method'] = ('FULL_TRACE of the last warm-up step; input share = input / wall '
+                         '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
+        self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat}
+        if self.stored_baseline is not None:
+            rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
+            c = baseline_lib.compare(self.stored_baseline, rates, rate,
+                                     plan.params.fail_on_slower)
+            self.keys['baseline'] = c
+            lines.append(baseline_lib.format_line(c))
+        return lines
+
+    def result_keys(self) -> dict:
+        """The keys total_lines computed ({} before it ran)."""
+        return dict(self.keys)
+
+
+def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None) -> dict:
+    """--eval: prints the model FLOP/s, utilisation, peak memory and latency lines of the last
+    evaluation (after its `eval images/sec`); returns the result's keys ('utilisation',
+    'input' (not measured: an evaluation has no warm-up step to trace), 'memory',
+    'latency_ms'). {} without an evaluation."""
+    if not evaluation:
+        return {}
+    rate = evaluation['images_per_sec']
+    lines = ['compute images/sec: not measured (an evaluation has no warm-up step to trace)']
+    util = utilisation_figures(plan, rate, False, lines, gpu_names=gpu_names,
+                               cpu_peak_fn=cpu_peak_fn)
+    mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
+    lines.append(format_memory(mem))
+    lat = latency_lib.latency_ms(evaluation.get('batch_times'), plan.eval.global_batch_size)
+    if lat:
+        lines.append(latency_lib.format_latency(lat))
+    for line in lines:
+        cnn_util.log_fn(line)
+    return {'utilisation': util, 'memory': mem, 'latency_ms': lat,
+            'input': {'input_share': None, 'sync_share': None, 'compute_images_per_sec': None,
+                      'input_bound': None, 'breakdown': None,
+                      'method': 'not measured in --eval (no warm-up step to trace)'}}
+
+
+def raise_if_slower(result: dict) -> None:
+    """--baseline: raises baseline.RegressionError when the run failed its gate."""
+    baseline_lib.raise_if_failed(result)

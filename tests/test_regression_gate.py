@@ -1,0 +1,183 @@
+"""The regression gates: the statistics on synthetic repeat sets, `compare --fail_on_slower`,
+and `--baseline` against a stored results JSON."""
+
+import json
+import os
+
+import pytest
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.lifecycle import baseline, significance
+from tf_cnn_benchmarks.tools import sweep, sweep_results
+
+A = [100.0, 101.0, 99.0, 100.5, 99.5]
+
+
+def test_the_smallest_p_value_decides_how_many_repeats_a_verdict_needs():
+    assert significance.min_p_value(2, 2) == pytest.approx(1 / 6)
+    assert significance.min_p_value(3, 3) == pytest.approx(1 / 20)
+    assert significance.min_repeats() == 3
+
+
+def test_clearly_slower_beyond_the_tolerance_fails():
+    j = significance.judge(A, [80.0, 81.0, 79.0, 80.5, 79.5], fail_pct=5)
+    # Every B below every A: exact p = 1 / C(10, 5) = 1/252.
+    assert j.verdict == 'slower' and j.p_slower == pytest.approx(1 / 252)
+    assert j.ratio == pytest.approx(0.8) and j.failed
+
+
+def test_noise_of_the_same_size_does_not_fail():
+    j = significance.judge(A, [99.8, 100.7, 99.2, 100.2, 101.2], fail_pct=5)
+    assert j.verdict == 'same' and not j.failed and j.p_slower > 0.05
+
+
+def test_slower_by_the_test_but_within_the_tolerance_passes():
+    j = significance.judge(A, [97.0, 98.0, 96.0, 97.5, 96.5], fail_pct=5)
+    assert j.verdict == 'slower' and not j.failed
+
+
+def test_a_large_ratio_with_too_few_repeats_has_no_verdict():
+    # Issue 25: B/A 1.29 from 2 repeats each is not 'faster'.
+    j = significance.judge([100.0, 101.0], [129.0, 130.0], fail_pct=5)
+    assert j.verdict == '?' and not j.failed and j.p_slower is None
+    assert j.reason == ('n=2+2: the Mann-Whitney test cannot reach p<=0.05 with fewer than 3 '
+                        'repeats per side')
+    assert significance.judge([100.0, 101.0, 99.0], [129.0, 130.0, 128.0]).verdict == 'faster'
+
+
+def test_identical_samples_are_the_same():
+    j = significance.judge([5.0] * 4, [5.0] * 4, fail_pct=0)
+    assert j.verdict == 'same' and j.p_slower == 1.0 and not j.failed
+
+
+def _write(directory, rates_by_batch):
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, 'results.jsonl')
+    for batch, rates in rates_by_batch.items():
+        for i, rate in enumerate(rates):
+            config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1,
+                      'precision': 'fp32', 'variable_update': 'parameter_server', 'repeat': i}
+            sweep_results.append_record(path, {
+                'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
+                'images_per_sec': rate, 'extra_flags': [], 'environment': {}})
+    return directory
+
+
+def test_compare_gate_fails_on_a_slower_configuration_and_names_it(tmp_path, capsys):
+    a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0], 16: [200.0, 202.0, 198.0]})
+    b = _write(str(tmp_path / 'b'), {8: [70.0, 71.0, 69.0], 16: [201.0, 199.0, 203.0]})
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 1
+    out = capsys.readouterr().out
+    assert '| 0.700 | 0.05 | slower | FAILED: 30.0% slower (> 10%) |' in out
+    assert out.rstrip().endswith(
+        'gate: FAILED: 1 of 2 configuration(s) slower than A by more than 10% beyond the '
+        'noise: trivial bs=8 gpus=1 fp32 parameter_server')
+    # Within the tolerance: passes, and the table says by how much it was slower.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=40']) == 0
+    out = capsys.readouterr().out
+    assert '| slower | 30.0% slower, within 40% |' in out
+    assert 'gate: passed: no configuration of 2 slower than A by more than 40%' in out
+    # Without the option, compare never fails.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0
+    assert 'gate:' not in capsys.readouterr().out
+
+
+def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
+    a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
+    b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]})
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 0
+    assert '| same |' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('arg, message', [
+    ('--fail_on_slower=abc', 'error: --fail_on_slower=abc: takes a number (percent)'),
+    ('--fail_on_slower=-1', 'error: --fail_on_slower=-1: must be >= 0'),
+    ('--fail_slower=5', 'error: unknown option --fail_slower=5 (compare takes '
+                        '--fail_on_slower=PCT)'),
+])
+def test_compare_refuses_bad_options(tmp_path, capsys, arg, message):
+    a = _write(str(tmp_path / 'a'), {8: [100.0]})
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, a, arg]) == 2
+    assert capsys.readouterr().err.startswith(message)
+
+
+# --- --baseline.
+
+def _stored(tmp_path, rates, **param_overrides):
+    p = params.make_params(model='trivial', batch_size=8, **param_overrides)
+    data = {'params': {k: (list(v) if isinstance(v, tuple) else v)
+                       for k, v in p._asdict().items()},
+            'images_per_sec': sum(rates) / len(rates),
+            'steps': [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(rates)]}
+    path = tmp_path / 'baseline.json'
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_baseline_of_another_configuration_is_refused_naming_the_params(tmp_path):
+    path = _stored(tmp_path, A, num_intra_threads=1)
+    here = params.make_params(model='trivial', batch_size=16, num_batches=7,
+                              benchmark_log_dir='/x')
+    with pytest.raises(params.ParamsError) as e:
+        baseline.check(path, here)
+    assert str(e.value) == (
+        "--baseline=%s is a run of another configuration (batch_size: 8 in the baseline, 16 "
+        "here; num_intra_threads: 1 in the baseline, None here); give a results JSON of the "
+        "same flags" % path)
+    # num_batches and output flags do not count.
+    same = params.make_params(model='trivial', batch_size=8, num_intra_threads=1,
+                              num_batches=7, benchmark_log_dir='/x')
+    assert baseline.check(path, same)['results_file'] == path
+
+
+def test_baseline_that_is_not_a_results_json_is_refused(tmp_path):
+    bad = tmp_path / 'bad.json'
+    bad.write_text('[1, 2]')
+    with pytest.raises(params.ParamsError, match='not a results JSON of a training'):
+        baseline.load(str(bad))
+    with pytest.raises(params.ParamsError, match='cannot read it'):
+        baseline.load(str(tmp_path / 'missing.json'))
+
+
+def test_baseline_gate_on_per_step_rates(tmp_path):
+    stored = baseline.load(_stored(tmp_path, A))
+    slow = baseline.compare(stored, [80.0, 81.0, 79.0, 80.5, 79.5], 80.0, 5.0)
+    assert slow['verdict'] == 'slower' and slow['failed']
+    assert slow['ratio'] == pytest.approx(0.8)
+    assert baseline.format_line(slow) == (
+        'baseline: 100.00 images/sec, this run 80.00 (-20.0%, Mann-Whitney p=0.004 over 5 and '
+        '5 steps): slower, more than the 5% allowed: FAILED')
+    with pytest.raises(baseline.RegressionError, match=r'80.00 images/sec against 100.00 '
+                                                       r'\(-20.0%, more than --fail_on_slower=5%'):
+        baseline.raise_if_failed({'baseline': slow})
+    same = baseline.compare(stored, [99.8, 100.7, 99.2, 100.2, 101.2], 100.2, 5.0)
+    assert same['verdict'] == 'same' and not same['failed']
+    baseline.raise_if_failed({'baseline': same})  # no error
+    assert baseline.format_line(same).endswith('over 5 and 5 steps): same')
+
+
+# --- The sweep's figures.
+
+def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
+    from tf_cnn_benchmarks.tools import sweep_figures
+    result = {'utilisation': {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
+                              'peak_source': 'CPU peak'},
+              'input': {'input_share': 0.2, 'compute_images_per_sec': 125.0,
+                        'input_bound': True},
+              'memory': {'process_peak_rss_bytes': 1 << 30}, 'latency_ms': None}
+    figures = sweep_figures.record_figures(result)
+    assert figures == {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
+                       'peak_source': 'CPU peak', 'input_share': 0.2,
+                       'compute_images_per_sec': 125.0, 'input_bound': True,
+                       'peak_rss_bytes': 1 << 30, 'latency_p50_ms': None,
+                       'latency_p99_ms': None}
+    config = {'model': 'trivial', 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
+              'variable_update': 'parameter_server'}
+    slower = dict(figures, model_flops_per_sec=1e10, fraction_of_peak=0.15, input_share=0.0)
+    records = [{'config': dict(config, repeat=i), 'status': 'ok', 'figures': f}
+               for i, f in enumerate([figures, slower, figures])]
+    table = sweep_figures.figures_table(records)
+    assert ('| trivial bs=8 gpus=1 fp32 parameter_server | 20.0 | 25.0% | 20.0% input-bound '
+            '| 125.0 | 1.00 | - |') in table
+    assert table.rstrip().endswith('Peaks: CPU peak.')
+    assert sweep_figures.figures_table([dict(records[0], status='failed')]) == ''

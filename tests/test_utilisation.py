@@ -1,0 +1,291 @@
+"""The figures after `total images/sec`: their arithmetic on known inputs, then one real run."""
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+import tensorflow as tf
+from tensorflow.core.framework import step_stats_pb2
+
+from tf_cnn_benchmarks.lifecycle import latency, step_breakdown, training_loop, utilisation
+from tf_cnn_benchmarks.speed import cpu_peak
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- FLOPs x rate.
+
+def test_model_flops_are_forward_times_three_for_training_and_one_for_inference():
+    train = utilisation.model_flops(4_000_000_000, True, 10.0)
+    assert train == {'forward_flops_per_image': 4_000_000_000, 'flops_multiplier': 3,
+                     'flops_per_image': 12_000_000_000, 'model_flops_per_sec': 1.2e11}
+    infer = utilisation.model_flops(4_000_000_000, False, 10.0)
+    assert infer['flops_multiplier'] == 1 and infer['model_flops_per_sec'] == 4e10
+
+
+def _plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, training=True,
+          model='trivial', image_size=16, **params):
+    p = types.SimpleNamespace(device=device, refresh_peak=False, data_dir=None,
+                              num_intra_threads=2, num_inter_threads=1, **params)
+    return types.SimpleNamespace(params=p, devices=devices, num_workers=workers,
+                                 compute_dtype=dtype, training=training, model=model,
+                                 dataset='imagenet', image_size=image_size, num_classes=1001,
+                                 cluster_role='', images_per_step=4 * len(devices),
+                                 global_batch_size=4 * len(devices))
+
+
+def test_forward_flops_of_the_trivial_model_are_its_one_affine_layer():
+    # trivial: [16, 16, 3] flattened -> affine 1 -> affine 4096 -> 1001 classes:
+    # 2 x (768 x 1 + 1 x 4096 + 4096 x 1001) = 8,209,920.
+    flops, why = utilisation.forward_flops(_plan())
+    assert why == '' and flops == 2 * (16 * 16 * 3 + 4096 + 4096 * 1001) == 8_209_920
+
+
+def test_gpu_peak_is_the_tables_for_the_dtype_times_the_devices():
+    peak = utilisation.device_peak(_plan('gpu', ('/gpu:0', '/gpu:1'), dtype=tf.float16),
+                                   gpu_names=['Tesla V100-SXM2-16GB'])
+    assert peak['peak_flops_per_sec'] == pytest.approx(2 * 125e12)
+    assert peak['peak_source'] == '2 x V100 16GB float16 data-sheet peak 125.0 TFLOP/s'
+    none = utilisation.device_peak(_plan('gpu', ('/gpu:0',), dtype=tf.bfloat16),
+                                   gpu_names=['Tesla V100-SXM2-16GB'])
+    assert none['peak_flops_per_sec'] is None and 'no bfloat16 peak' in none['peak_source']
+    unknown = utilisation.device_peak(_plan('gpu', ('/gpu:0',)), gpu_names=['Mystery 9000'])
+    assert unknown['peak_source'] == "GPU 'Mystery 9000' is not in the peak table"
+    assert utilisation.device_peak(_plan('gpu', ('/gpu:0',)), gpu_names=[])[
+        'peak_source'] == 'no GPU visible: no peak'
+
+
+def test_cpu_peak_is_the_measured_one_times_the_workers():
+    calls = []
+
+    def fake(dtype, threads, **kwargs):
+        calls.append((dtype, threads, kwargs['refresh']))
+        return cpu_peak.CpuPeak(1e11, 'matmul', 'k', '2026-01-01T00:00:00Z', False, 0.0)
+    peak = utilisation.device_peak(_plan(workers=2, dtype=tf.bfloat16), cpu_peak_fn=fake)
+    assert calls == [('bfloat16', 2, False)]
+    assert peak['peak_flops_per_sec'] == 2e11
+    assert peak['peak_source'] == ('2 workers x CPU peak, bfloat16, 2 threads: measured '
+                                   '2026-01-01T00:00:00Z, cached')
+
+
+# --- The CPU peak cache and its key.
+
+def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path):
+    path = str(tmp_path / 'cache' / 'cpu_peak.json')
+    measured = []
+
+    def fake_measure(dtype, threads):
+        measured.append((dtype, threads))
+        return 1e9 * (len(measured)), 'conv3x3'
+    kw = dict(cpu_model='Test CPU', tf_version='2.21.0', cache_path=path,
+              measure_fn=fake_measure)
+    first = cpu_peak.cpu_peak('float32', 2, **kw)
+    assert first.measured_now and first.flops_per_sec == 1e9
+    assert first.key == 'Test CPU|tf 2.21.0|float32|2 threads'
+    again = cpu_peak.cpu_peak('float32', 2, **kw)
+    assert not again.measured_now and again.flops_per_sec == 1e9 and again.measure_secs == 0.0
+    assert again.measured_utc == first.measured_utc
+    other = cpu_peak.cpu_peak('float32', 1, **kw)  # another thread count: another key
+    assert other.measured_now and other.flops_per_sec == 2e9
+    refreshed = cpu_peak.cpu_peak('float32', 2, refresh=True, **kw)
+    assert refreshed.measured_now and refreshed.flops_per_sec == 3e9
+    stored = json.load(open(path))
+    assert sorted(stored) == ['Test CPU|tf 2.21.0|float32|1 threads',
+                              'Test CPU|tf 2.21.0|float32|2 threads']
+    assert stored['Test CPU|tf 2.21.0|float32|2 threads']['flops_per_sec'] == 3e9
+    assert measured == [('float32', 2), ('float32', 1), ('float32', 2)]
+
+
+def test_cache_dir_follows_xdg_cache_home():
+    assert cpu_peak.cache_dir({'XDG_CACHE_HOME': '/x/cache'}) == '/x/cache/tf_cnn_benchmarks'
+    assert cpu_peak.cache_dir({}) == os.path.join(os.path.expanduser('~'), '.cache',
+                                                  'tf_cnn_benchmarks')
+
+
+def test_a_corrupt_cache_is_measured_again(tmp_path):
+    path = tmp_path / 'cpu_peak.json'
+    path.write_text('{not json')
+    peak = cpu_peak.cpu_peak('float32', 2, cpu_model='c', tf_version='v', cache_path=str(path),
+                             measure_fn=lambda d, t: (5e9, 'matmul'))
+    assert peak.measured_now and json.loads(path.read_text())['c|tf v|float32|2 threads'][
+        'kernel'] == 'matmul'
+
+
+def test_the_real_measurement_keeps_to_its_budget():
+    import time
+    start = time.perf_counter()
+    rate, kernel = cpu_peak.measure('float32', 1, budget_secs=0.2)
+    assert time.perf_counter() - start < 5.0
+    assert kernel in ('matmul', 'conv3x3') and 1e8 < rate < 1e14
+
+
+# --- Latency percentiles.
+
+def test_latency_percentiles_interpolate_between_ranks():
+    lat = latency.latency_ms([i / 1000 for i in range(1, 101)], batch_size=1)  # 1..100 ms
+    assert lat['p50'] == pytest.approx(50.5) and lat['p90'] == pytest.approx(90.1)
+    assert lat['p99'] == pytest.approx(99.01) and lat['count'] == 100
+    assert latency.format_latency(lat) == ('latency per batch of 1 (ms): p50 50.50, p90 90.10, '
+                                           'p99 99.01 over 100 batches')
+    assert latency.latency_ms([], 4) is None
+
+
+# --- Input share from fixed step timings.
+
+def _node(stats, name, op, start, duration, allocator=None, in_use=0):
+    node = stats.node_stats.add()
+    node.node_name = name
+    node.timeline_label = '%s = %s()' % (name, op)
+    node.all_start_micros = start
+    node.all_end_rel_micros = duration
+    if allocator:
+        mem = node.memory.add()
+        mem.allocator_name = allocator
+        mem.allocator_bytes_in_use = in_use
+    return node
+
+
+def _step_stats():
+    """One CPU device: input ops 0-30 us alone, compute 30-90 us, input overlapping 40-60 us,
+    then nothing until 100 us (sync)."""
+    step = step_stats_pb2.StepStats()
+    dev = step.dev_stats.add()
+    dev.device = '/job:localhost/replica:0/task:0/device:CPU:0'
+    _node(dev, 'input_pipeline/decode', 'DecodeJpeg', 0, 30, 'cpu', 1000)
+    _node(dev, 'tower_0/conv', 'Conv2D', 30, 60, 'cpu', 5000)
+    _node(dev, 'input_pipeline/resize', 'ResizeBilinear', 40, 20, 'cpu', 3000)
+    _node(dev, 'train_op', 'NoOp', 99, 1)
+    return step
+
+
+def test_input_share_from_a_fixed_trace():
+    parts = step_breakdown.breakdown(_step_stats(), 0.0002, lambda d: True)  # wall 200 us
+    # compute 60 + 1 us, input alone 30 us, sync 100 - 91 = 9 us, overhead 100 us.
+    assert parts['input_ms'] == pytest.approx(0.030) and parts['wall_ms'] == pytest.approx(0.2)
+    figures = utilisation.input_figures(parts, 100.0)
+    assert figures['input_share'] == pytest.approx(0.15)
+    assert figures['sync_share'] == pytest.approx(0.045)
+    assert figures['compute_images_per_sec'] == pytest.approx(100.0 / 0.85)
+    assert figures['input_bound'] is True
+    line = utilisation.format_input(figures, 100.0, True, 'traced warm-up step')
+    assert line == ('compute images/sec: 117.65 (input wait 15.0% of the step, sync 4.5%; '
+                    'traced warm-up step): input-bound')
+
+
+def test_a_tenth_or_less_is_not_input_bound_and_no_trace_is_not_measured():
+    parts = {'wall_ms': 100.0, 'input_ms': 10.0, 'sync_ms': 0.0}
+    figures = utilisation.input_figures(parts, 90.0)
+    assert figures['input_bound'] is False and figures['compute_images_per_sec'] == 100.0
+    assert utilisation.format_input(figures, 90.0, False, 'x') == (
+        'compute images/sec: 100.00 (input wait 10.0% of the step; x)')
+    none = utilisation.input_figures(None, 90.0)
+    assert none['input_share'] is None
+    assert utilisation.format_input(none, 90.0, False, 'no warm-up step') == (
+        'compute images/sec: not measured (no warm-up step)')
+
+
+# --- Peak memory.
+
+def test_allocator_peaks_take_the_largest_bytes_in_use_per_allocator():
+    step = _step_stats()
+    gpu = step.dev_stats.add()
+    gpu.device = '/job:localhost/replica:0/task:0/device:GPU:1'
+    _node(gpu, 'tower_1/conv', 'Conv2D', 0, 10, 'GPU_1_bfc', 7 << 30)
+    peaks = utilisation.allocator_peaks(step)
+    assert peaks == {'cpu': 5000, 'GPU_1_bfc': 7 << 30}
+    assert utilisation.allocator_label('GPU_1_bfc') == 'GPU:1'
+    assert utilisation.allocator_label('bfc_cpu_allocator_for_gpu') == 'CPU'
+    text = utilisation.format_memory({'allocators': {'GPU_1_bfc': 7 << 30, 'cpu': 1 << 30},
+                                      'gpu_peak_bytes': {}, 'process_peak_rss_bytes': 3 << 29})
+    assert text == ('peak memory: CPU allocator 1.00 GiB, GPU:1 allocator 7.00 GiB (traced '
+                    'step), process RSS 1.50 GiB')
+
+
+def test_peak_rss_is_in_bytes():
+    import resource
+    assert utilisation.peak_rss_bytes() == (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == 'darwin'
+                                                              else 1024))
+    assert utilisation.peak_rss_bytes() > 50 << 20  # TensorFlow is loaded
+
+
+# --- The total block, from fake steps.
+
+def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_traced_one():
+    lines, calls = [], []
+    metrics = utilisation.RunMetrics(
+        _plan(training=False), cpu_peak_fn=lambda *a, **k: cpu_peak.CpuPeak(
+            1e10, 'matmul', 'k', 'T', True, 1.5))
+
+    def step_fn(run_metadata=None):
+        calls.append(run_metadata is not None)
+        if run_metadata is not None:
+            run_metadata.step_stats.CopyFrom(_step_stats())
+        return (None,)
+    loop = training_loop.run_loop(step_fn, num_warmup=2, num_steps=3, images_per_step=4,
+                                  display_every=10, show_loss=False, log=lines.append,
+                                  **metrics.loop_callbacks(step_fn))
+    assert calls == [False, True, False, False, False]
+    total = lines.index('total images/sec: %.2f' % loop.images_per_sec)
+    block = lines[total + 1:-1]
+    assert lines[-1] == training_loop.DASHES
+    assert [line.split(':')[0] for line in block] == [
+        'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory',
+        'latency per batch of 4 (ms)']
+    assert block[2].endswith('(CPU peak, float32, 2 threads: measured now in 1.5 s)')
+    keys = metrics.result_keys()
+    assert keys['utilisation']['fraction_of_peak'] == pytest.approx(
+        keys['utilisation']['model_flops_per_sec'] / 1e10)
+    assert keys['memory']['allocators'] == {'cpu': 5000}
+    assert keys['latency_ms']['count'] == 3
+
+
+# --- One real run that prints every line.
+
+@pytest.mark.cli
+def test_a_real_forward_only_run_prints_every_figure(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    proc = subprocess.run(
+        [sys.executable, 'tf_cnn_benchmarks.py', '--model=trivial', '--batch_size=2',
+         '--image_size=32', '--num_batches=5', '--num_warmup_batches=1', '--forward_only',
+         '--benchmark_log_dir=%s' % tmp_path], cwd=REPO, env=env, capture_output=True,
+        text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    total = [i for i, line in enumerate(out) if line.startswith('total images/sec: ')][0]
+    block = out[total + 1:total + 6]
+    assert block[0].startswith('compute images/sec: ') and 'traced warm-up step' in block[0]
+    assert block[1].startswith('model FLOP/s: ') and '(1 x forward ' in block[1]
+    assert block[2].startswith('utilisation: ') and 'measured now in' in block[2]
+    assert block[3].startswith('peak memory: CPU allocator ') and 'process RSS' in block[3]
+    assert block[4].startswith('latency per batch of 2 (ms): p50 ')
+    assert out[total + 6] == '-' * 64
+    result = json.load(open([os.path.join(tmp_path, n) for n in os.listdir(tmp_path)
+                             if n.endswith('.json')][0]))
+    assert 0 < result['utilisation']['fraction_of_peak'] < 1
+    assert result['input']['input_share'] is not None
+    assert result['memory']['process_peak_rss_bytes'] > 0
+    assert result['latency_ms']['count'] == 5
+    assert os.path.exists(tmp_path / 'cache' / 'tf_cnn_benchmarks' / 'cpu_peak.json')
+
+
+def test_eval_reports_flops_utilisation_memory_and_latency_of_the_last_evaluation(capsys):
+    plan = _plan(training=False)
+    plan.eval = types.SimpleNamespace(global_batch_size=4)
+    keys = utilisation.eval_figures(
+        plan, {'images_per_sec': 100.0, 'batch_times': [0.01, 0.02, 0.03]},
+        cpu_peak_fn=lambda *a, **k: cpu_peak.CpuPeak(8.20992e9, 'matmul', 'k', 'T', False, 0))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'compute images/sec: not measured (an evaluation has no warm-up step to trace)'
+    # 8,209,920 FLOPs per image (see above) x 100 images/sec = 821 MFLOP/s = 10% of the peak.
+    assert out[1] == ('model FLOP/s: 821.0 MFLOP/s = 8.21 MFLOPs/image (1 x forward 8.21 MFLOPs) '
+                      'x 100.00 images/sec')
+    assert out[2].startswith('utilisation: 10.0% of 8.2 GFLOP/s (CPU peak, float32, 2 threads')
+    assert out[3].startswith('peak memory: process RSS ')
+    assert out[4] == ('latency per batch of 4 (ms): p50 20.00, p90 28.00, p99 29.80 over 3 '
+                      'batches')
+    assert keys['utilisation']['fraction_of_peak'] == pytest.approx(0.1)
+    assert utilisation.eval_figures(plan, None) == {}

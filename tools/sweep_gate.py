@@ -1,0 +1,88 @@
+"""The statistics of `tf_cnn_sweep compare` and its regression gate (`--fail_on_slower=PCT`).
+
+For each configuration in both sweeps, the images/sec of A's repeats and of B's are compared by
+a one-sided Mann-Whitney U test (tools/significance.py, scipy.stats.mannwhitneyu):
+
+  slower   B's repeats are lower than A's with p <= 0.05
+  faster   B's repeats are higher than A's with p <= 0.05
+  same     neither test reaches p <= 0.05: the difference is within the noise
+  ?        too few repeats for the test ever to reach p <= 0.05 (2 + 2 repeats: the smallest
+           possible p is 1/6): the notes column says so; sweep with --repeats >= 3
+
+With `--fail_on_slower=PCT`, compare exits 1 when a configuration is `slower` and its B/A ratio
+of the medians is below 1 - PCT/100, and prints which configurations failed; 0 otherwise.
+A CI job keeps a baseline sweep as an artifact and runs the same sweep, then the compare, as
+its gate (README: "A regression gate in CI").
+"""
+
+from __future__ import annotations
+
+# Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package (see
+# sweep.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
+from tf_cnn_benchmarks.lifecycle import significance as regression
+
+from . import sweep_results
+
+OPTION = '--fail_on_slower'
+
+
+class UsageError(ValueError):
+    """A bad `compare` argument; the message is the `error:` line's text."""
+
+
+def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
+    """(the sweep paths, the --fail_on_slower percent or None).
+
+    Raises:
+      UsageError: a malformed or negative --fail_on_slower, or another option.
+    """
+    paths, pct = [], None
+    for arg in argv:
+        if arg == OPTION or arg.startswith(OPTION + '='):
+            text = arg.partition('=')[2]
+            try:
+                pct = float(text)
+            except ValueError:
+                raise UsageError('%s=%s: takes a number (percent), e.g. %s=5'
+                                 % (OPTION, text, OPTION)) from None
+            if not pct >= 0:
+                raise UsageError('%s=%s: must be >= 0 (percent slower allowed)' % (OPTION, text))
+        elif arg.startswith('--'):
+            raise UsageError('unknown option %s (compare takes %s=PCT)' % (arg, OPTION))
+        else:
+            paths.append(arg)
+    return paths, pct
+
+
+def judge(a: sweep_results.Stats, b: sweep_results.Stats,
+          fail_pct: float | None = None) -> regression.Judgement:
+    """B against A over the repeats' images/sec (see the module docstring)."""
+    return regression.judge(a.values, b.values, fail_pct)
+
+
+def p_cell(j: regression.Judgement) -> str:
+    """The p-value of the test in the direction of the ratio, '-' for `?`."""
+    if j.verdict == '?':
+        return '-'
+    return '%.3g' % (j.p_slower if j.ratio <= 1 else j.p_faster)
+
+
+def notes(j: regression.Judgement, fail_pct: float | None) -> str:
+    """Why a verdict is `?`; for a gate, 'FAILED: 50.0% slower (> 5%)' or, for a slower
+    configuration within the tolerance, 'within 5%'."""
+    if j.verdict == '?':
+        return j.reason
+    if j.failed:
+        return 'FAILED: %.1f%% slower (> %g%%)' % (100 * (1 - j.ratio), fail_pct)
+    if fail_pct is not None and j.verdict == 'slower':
+        return '%.1f%% slower, within %g%%' % (100 * (1 - j.ratio), fail_pct)
+    return ''
+
+
+def gate_lines(failed: list[str], fail_pct: float, compared: int) -> list[str]:
+    """The gate's summary after the table."""
+    if failed:
+        return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
+                'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
+    return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
+            'noise' % (compared, fail_pct)]
