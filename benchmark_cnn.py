@@ -52,7 +52,7 @@ from .lifecycle import (  # noqa: E402
     wiring,
 )
 from .models import model_config  # noqa: E402
-from .speed import cpu_tuning, fused_decay, precision, session_config, xla_jit  # noqa: E402
+from .speed import cpu_tuning, fused_decay, kernel_speed, precision, session_config, xla_jit  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -166,7 +166,8 @@ class BenchmarkCNN:
             outputs = []
             for i, (images, labels) in enumerate(batches):
                 with (mgr.tower_scope(i), xla_jit.tower_scope(p, i),
-                      precision.gradient_scope(plan.compute_dtype, p.device)):
+                      precision.gradient_scope(plan.compute_dtype, p.device,
+                                               cpu_tuning.thread_counts(p))):
                     outputs.append(tower.forward(plan, self.model, images, labels,
                                                  phase_train=plan.training))
             with tf1.device(self.cluster.local_cpu if self.cluster else plan.param_device):
@@ -419,11 +420,17 @@ def _speed_setup(p, dtype) -> dict:
                       'NHWC is the CPU default (drop --data_format)')
     lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
     if dtype != tf.float32:
-        native, support = precision.native_support(dtype, p.device)
+        flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
+        measured = None
+        if p.device == 'cpu' and not precision.emulated(dtype, p.device):
+            measured = kernel_speed.factors(dtype, cpu_tuning.thread_counts(p))
+        native, support = precision.native_support(dtype, p.device, measured=measured)
         lines.append('             %s' % support)
-        if not native:
-            cnn_util.warn('--use_%s: %s; expect it slower than float32'
-                          % ('bf16' if dtype == tf.bfloat16 else 'fp16', support))
+        slow = measured and kernel_speed.far_slower_warning(flag, dtype, measured)
+        if slow:
+            cnn_util.warn(slow)
+        elif not native:
+            cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
     cpu_tuning.check_numa(p)
     return {'precision_lines': lines, 'xla': xla_jit.prepare(p)}
 
