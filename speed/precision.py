@@ -348,6 +348,19 @@ def _matmul_grad_in_float32(op, grad):
     return tf.cast(da, a.dtype), tf.cast(db, b.dtype)
 
 
+def folds_batch_norm(dtype, device, phase_train) -> bool:
+    """Whether an inference graph folds batch norm into the convolutions (ConvNetBuilder).
+
+    True for bfloat16/float16 inference on the CPU. There Grappler's remapper fuses a float32
+    convolution with the batch norm (and ReLU) after it into one oneDNN convolution, but not a
+    bfloat16 one: resnet50 --forward_only --use_bf16 ran 52 Conv2D, 53 batch norms, 56 casts
+    and the residual adds and ReLUs as separate ops. Folded (a convolution and a bias add),
+    the remapper fuses bias, ReLU and residual add into the convolution in every dtype.
+    float32 keeps the graph it had (its fusion already happens), GPUs too (cuDNN's own).
+    """
+    return (not phase_train) and device == 'cpu' and dtype != tf.float32
+
+
 def emulated(dtype, device) -> bool:
     """True for float16/bfloat16 on a CPU without the CPU flags of native arithmetic in it."""
     return (dtype != tf.float32 and device == 'cpu'

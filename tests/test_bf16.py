@@ -42,7 +42,10 @@ def test_bf16_losses_follow_float32_within_bf16_rounding():
     (dict(use_fp16=True), dict(use_bf16=True)),
 ], ids=['fp32->bf16', 'bf16->fp16', 'fp16->bf16'])
 def test_checkpoints_evaluate_and_continue_across_precisions(tmp_path, train_flags, eval_flags):
-    run = functools.partial(helpers.tiny_run, train_dir=str(tmp_path), batch_size=2)
+    # resnet20: batch norm, which bfloat16 and float16 inference fold into the convolutions
+    # (the same variables: the checkpoint restores into either graph).
+    run = functools.partial(helpers.tiny_run, train_dir=str(tmp_path), batch_size=2,
+                            model='resnet20', data_name='cifar10', image_size=32)
     trained = run(num_batches=2, **train_flags)
     saved = checkpoints.read_checkpoint_values(trained['checkpoint_path'])
     assert {v.dtype for k, v in saved.items() if k.startswith('cg/')} == {np.dtype('float32')}
@@ -51,3 +54,16 @@ def test_checkpoints_evaluate_and_continue_across_precisions(tmp_path, train_fla
     assert 0.0 <= evaluated['eval']['top_1'] <= 1.0
     continued = run(num_batches=2, **eval_flags)  # resumes from step 2 in the other precision
     assert continued['global_step'] == 4
+
+
+@pytest.mark.parametrize('flags, folded', [
+    (dict(use_bf16=True, forward_only=True), True),
+    (dict(use_fp16=True, forward_only=True), True),
+    (dict(forward_only=True), False),  # float32: Grappler fuses conv + batch norm already
+    (dict(use_bf16=True), False),  # training normalises with the batch's statistics
+])
+def test_reduced_precision_inference_folds_batch_norm_on_the_cpu(flags, folded):
+    graph = helpers.tiny_bench(model='resnet20', data_name='cifar10', image_size=32,
+                               batch_size=2, **flags).build_graph().graph
+    types = {op.type for op in graph.get_operations()}
+    assert ('FusedBatchNormV3' not in types) == folded
