@@ -410,7 +410,8 @@ class BenchmarkCNN:
 def _speed_setup(p, dtype) -> dict:
     """Precision, XLA and NUMA set-up of a run (before its first session); the header's texts.
 
-    Warns (one line each) when the device has no native `dtype` arithmetic, when --xla cannot
+    Warns (one line each) when the device has no native `dtype` arithmetic or its kernels
+    measured far slower than float32 (speed/kernel_speed.py), when --xla cannot
     auto-cluster on the CPU in this process, when NUMA affinity does not apply, or when the
     CPU runs NCHW (slower than NHWC).
     """
@@ -422,7 +423,7 @@ def _speed_setup(p, dtype) -> dict:
     if dtype != tf.float32:
         flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
         measured = None
-        if p.device == 'cpu' and not precision.emulated(dtype, p.device):
+        if p.device == 'cpu':
             measured = kernel_speed.factors(dtype, cpu_tuning.thread_counts(p))
         native, support = precision.native_support(dtype, p.device, measured=measured)
         lines.append('             %s' % support)

@@ -289,8 +289,12 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
                                                                                    measured))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
-    return False, 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
+    text = 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
         '/'.join(wanted), name)
+    if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
+        text += '; %s; gradients in float32' % kernel_speed.describe(dtype, measured).split(
+            '; gradients')[0]
+    return False, text
 
 
 def describe(p, dtype: tf.DType, variable_dtype: tf.DType) -> str:
