@@ -139,12 +139,17 @@ def float32_gradient_kinds(measured: dict[str, float]) -> tuple[str, ...]:
                  if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR)
 
 
+def _factor(value: float) -> str:
+    """'0.59x', '1.20x', '145x'."""
+    return '%.2fx' % value if value < 10 else '%.0fx' % value
+
+
 def describe(dtype: tf.DType, measured: dict[str, float]) -> str:
-    """The header's text, e.g. 'float16 kernels measured here (time vs float32): conv 1.9x,
-    conv gradients 40x, matmul 4x, matmul gradients 145x; gradients of conv, matmul in
+    """The header's text, e.g. 'float16 kernels measured here (time vs float32): conv 1.90x,
+    conv gradients 40x, matmul 4.00x, matmul gradients 145x; gradients of conv, matmul in
     float32'."""
     text = '%s kernels measured here (time vs float32): %s' % (dtype.name, ', '.join(
-        '%s %.3gx' % (kind.replace('_', ' '), measured[kind]) for kind in KINDS))
+        '%s %s' % (kind.replace('_', ' '), _factor(measured[kind])) for kind in KINDS))
     kinds = float32_gradient_kinds(measured)
     if kinds:
         text += '; gradients of %s in float32' % ', '.join(kinds)
