@@ -36,16 +36,19 @@ def test_bf16_losses_follow_float32_within_bf16_rounding():
     assert np.any(bf16 != fp32)  # the bfloat16 graph is not float32's
 
 
-@pytest.mark.parametrize('train_flags, eval_flags', [
-    (dict(), dict(use_bf16=True)),
-    (dict(use_bf16=True), dict(use_fp16=True)),
-    (dict(use_fp16=True), dict(use_bf16=True)),
+RESNET20 = dict(model='resnet20', data_name='cifar10', image_size=32)
+
+
+@pytest.mark.parametrize('train_flags, eval_flags, model', [
+    (dict(), dict(use_bf16=True), RESNET20),
+    (dict(use_bf16=True), dict(use_fp16=True), {}),
+    (dict(use_fp16=True), dict(use_bf16=True), {}),
 ], ids=['fp32->bf16', 'bf16->fp16', 'fp16->bf16'])
-def test_checkpoints_evaluate_and_continue_across_precisions(tmp_path, train_flags, eval_flags):
-    # resnet20: batch norm, which bfloat16 and float16 inference fold into the convolutions
-    # (the same variables: the checkpoint restores into either graph).
-    run = functools.partial(helpers.tiny_run, train_dir=str(tmp_path), batch_size=2,
-                            model='resnet20', data_name='cifar10', image_size=32)
+def test_checkpoints_evaluate_and_continue_across_precisions(tmp_path, train_flags, eval_flags,
+                                                             model):
+    # resnet20 has batch norm, which bfloat16 inference folds into the convolutions (the same
+    # variables: a float32 checkpoint restores into the folded graph); trivial elsewhere.
+    run = functools.partial(helpers.tiny_run, train_dir=str(tmp_path), batch_size=2, **model)
     trained = run(num_batches=2, **train_flags)
     saved = checkpoints.read_checkpoint_values(trained['checkpoint_path'])
     assert {v.dtype for k, v in saved.items() if k.startswith('cg/')} == {np.dtype('float32')}
