@@ -6,6 +6,7 @@ import collections
 
 import tensorflow as tf
 
+from .models import convnet_builder
 from .speed import precision
 
 tf1 = tf.compat.v1
@@ -55,18 +56,21 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
 
 
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
-    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay).
+    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay),
+    batch norm folded into the convolutions where precision.folds_batch_norm says so.
 
     Args:
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel.
       images, labels, phase_train: as for `build_forward`.
     """
-    return build_forward(model, images, labels, phase_train=phase_train,
-                         num_classes=plan.num_classes, data_format=plan.data_format,
-                         dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
-                         weight_decay=plan.params.weight_decay,
-                         single_l2_loss_op=plan.params.single_l2_loss_op)
+    with convnet_builder.folded_batch_norm(precision.folds_batch_norm(
+            plan.compute_dtype, plan.params.device, phase_train)):
+        return build_forward(model, images, labels, phase_train=phase_train,
+                             num_classes=plan.num_classes, data_format=plan.data_format,
+                             dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
+                             weight_decay=plan.params.weight_decay,
+                             single_l2_loss_op=plan.params.single_l2_loss_op)
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,

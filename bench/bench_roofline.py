@@ -1,14 +1,17 @@
-"""Hardware limit of a training step: every convolution and matmul at its standalone speed.
+"""Hardware limit of a step: every convolution and matmul at its standalone speed, any precision.
 
     python -m bench.bench_roofline [--model=resnet50] [--batch_size=16] [--image_size=0] \
-        [--reps=10] [--steps=5] [--warmup=2] [--original_dir=/tmp/orig/scripts/tf_cnn_benchmarks \
-        --original_python=/tmp/origenv/bin/python]
+        [--use_bf16 | --use_fp16] [--forward_only] [--reps=10] [--steps=5] [--warmup=2] \
+        [--original_dir=DIR_OF_THE_ORIGINAL --original_python=PYTHON_WITH_TF_KERAS]
 
-1. Builds the project's training graph (synthetic data, NHWC, one CPU tower) and collects the
+1. Builds the project's graph (synthetic data, NHWC, one CPU tower; a training step, or with
+   --forward_only the inference forward pass) in the run's dtype (--use_bf16: bfloat16,
+   --use_fp16: float16 with static loss scale 128, else float32) and collects the
    Conv2D, Conv2DBackpropInput/Filter, DepthwiseConv2dNative(+Backprop*), MatMul and
    BatchMatMul ops the train op needs (a backwards walk over inputs and control inputs: the
    first layer's input gradient, which tf.gradients builds but nothing uses, is left out).
-2. Times each distinct (type, input shapes, attributes) op standalone, `--reps` runs after
+2. Times each distinct (type, input shapes, dtypes, attributes) op standalone in its own dtype
+   (a bfloat16 run's convolutions in bfloat16: the limit is that precision's), `--reps` runs after
    `--warmup`, median: its own graph, random-valued variables as inputs (nothing to fold), the
    output assigned to a variable (a stateful target Grappler cannot prune), a session of
    intra-op = physical cores, inter-op = 1. The median of an empty session call (a no-op,
@@ -17,15 +20,19 @@
    other op (batch norm, ReLU, pooling, optimizer, ...) and all scheduling were free and the
    big ops ran one after another at their standalone speed. images/sec limit = batch / limit.
 4. Times the project's own step (BenchmarkCNN.make_step_fn, median of `--steps` after
-   `--warmup`) and, with `--original_dir`, the original tf_cnn_benchmarks as a fresh process
-   (bench_vs_original.run_once, its `total images/sec`).
+   `--warmup`; half of the steps before the standalone ops, half after, in one session, so a
+   drift of the machine's load hits both; `--stat=min` takes the least run of each instead of
+   the median, for a busy machine) and, with `--original_dir`, the original tf_cnn_benchmarks
+   as a fresh process (bench_vs_original.run_once, its `total images/sec`) with the same
+   --use_fp16 and --forward_only; the original has no bfloat16: a --use_bf16 run has no
+   original row.
 
 Verdict: ours / limit (images/sec over the limit's) is the fraction of the hardware limit the
 step reaches; 1 - that is what everything but the big ops costs (elementwise ops, memory
 traffic, framework). Near 1: only faster kernels help; well below 1: the graph and runtime do.
 A figure above 1 means the step overlaps big ops (inter-op threads) or the standalone runs
 were disturbed: look at the load averages. Writes bench/results/roofline_<model>_b<batch>
-[_i<image size>].json and .md with the CPU model and load averages before and after.
+[_i<image size>][_bf16|_fp16][_fwd].json and .md with the CPU model and load averages.
 """
 
 from __future__ import annotations
@@ -118,8 +125,15 @@ def flops(spec: OpSpec) -> int:
     return 2 * math.prod(big) * per_output
 
 
+#: How the timed calls of one thing become one figure: 'median' (the default), or 'min' on a
+#: busy machine (other work only ever slows a call down, so the least is nearest the quiet
+#: machine's time, for the step and its standalone ops alike). main() sets it (--stat).
+STAT = {'fn': statistics.median}
+
+
 def median_secs(run, reps: int, warmup: int) -> float:
-    """Median wall seconds of `run()` over `reps` calls, after `warmup` untimed calls."""
+    """Median (or with --stat=min the least) wall seconds of `run()` over `reps` calls, after
+    `warmup` untimed calls."""
     for _ in range(warmup):
         run()
     times = []
@@ -127,7 +141,7 @@ def median_secs(run, reps: int, warmup: int) -> float:
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return STAT['fn'](times)
 
 
 def standalone_secs(spec: OpSpec, reps: int, warmup: int) -> dict:
@@ -171,8 +185,21 @@ def limit(counts: dict, secs: dict) -> dict:
     return {'secs': sum(row['secs'] for row in by_type.values()), 'by_type': by_type}
 
 
-def build(model: str, batch_size: int, image_size: int, data_name: str | None = None):
-    """The project's BenchmarkCNN of the configuration and its built training graph.
+PRECISION_FLAGS = {'fp32': {}, 'bf16': {'use_bf16': True}, 'fp16': {'use_fp16': True}}
+
+
+def precision_name(use_bf16: bool = False, use_fp16: bool = False) -> str:
+    """'bf16', 'fp16' or 'fp32'."""
+    return 'bf16' if use_bf16 else 'fp16' if use_fp16 else 'fp32'
+
+
+def build(model: str, batch_size: int, image_size: int, data_name: str | None = None, *,
+          precision: str = 'fp32', forward_only: bool = False):
+    """The project's BenchmarkCNN of the configuration and its built graph.
+
+    Args:
+      precision: 'fp32', 'bf16' (--use_bf16) or 'fp16' (--use_fp16, static loss scale).
+      forward_only: the inference graph (--forward_only) instead of a training step.
 
     Raises:
       ValueError: unknown model, or a model of another dataset (give `data_name`).
@@ -180,17 +207,40 @@ def build(model: str, batch_size: int, image_size: int, data_name: str | None = 
     from tf_cnn_benchmarks import benchmark_cnn, params
     p = params.make_params(model=model, batch_size=batch_size, image_size=image_size,
                            device='cpu', data_format='NHWC', num_batches=1,
-                           num_warmup_batches=0, data_name=data_name)
+                           num_warmup_batches=0, data_name=data_name,
+                           forward_only=forward_only, **PRECISION_FLAGS[precision])
     params.validate_params(p)
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
     return bench, bench.build_graph()
 
 
-def real_step_secs(bench, info, steps: int, warmup: int) -> float:
-    """Median seconds of the project's training step (BenchmarkCNN.make_step_fn)."""
+def real_step_secs(bench, info, steps: int, warmup: int, between=None) -> float:
+    """Median seconds of the project's step (BenchmarkCNN.make_step_fn).
+
+    With `between` (a function), the steps are timed in two halves, `between()` runs in the
+    middle (the standalone ops), and the figure is over both halves: a drift of the machine's
+    load hits the step and the standalone ops alike. Returns (seconds, between's result).
+    """
     with info.graph.as_default(), bench.create_session(info) as sess:
         bench.initialize(sess, info)
-        return median_secs(bench.make_step_fn(sess, info), steps, warmup)
+        step = bench.make_step_fn(sess, info)
+        if between is None:
+            return median_secs(step, steps, warmup)
+        first = _timed(step, (steps + 1) // 2, warmup)
+        middle = between()
+        second = _timed(step, steps // 2, 0)
+        return STAT['fn'](first + second), middle
+
+
+def _timed(run, reps: int, warmup: int) -> list:
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def original_rate(args) -> float | None:
@@ -199,16 +249,21 @@ def original_rate(args) -> float | None:
     flags = ['--device=cpu', '--data_format=NHWC', '--model=%s' % args.model,
              '--batch_size=%d' % args.batch_size, '--num_batches=%d' % args.steps,
              '--num_warmup_batches=%d' % args.warmup]
+    flags += ['--use_fp16'] if args.use_fp16 else []
+    flags += ['--forward_only'] if args.forward_only else []
     return bench_vs_original.run_once(args.original_python, args.original_dir, flags,
                                       args.timeout, 'original')
 
 
 def markdown(result: dict) -> str:
     meta, lim = result['meta'], result['limit']
-    lines = ['Hardware limit of a training step: %s, batch %d, %dx%d, NHWC, %s, %d cores, TF %s; '
-             'standalone ops median of %d runs; load average %.2f before, %.2f after' % (
+    lines = ['Hardware limit of a %s step in %s: %s, batch %d, %dx%d, NHWC, %s, %d cores, TF %s; '
+             'standalone ops %s of %d runs; load average %.2f before, %.2f after' % (
+                 'forward-only' if meta.get('forward_only') else 'training',
+                 meta.get('dtype', 'float32'),
                  meta['model'], meta['batch_size'], meta['image_size'], meta['image_size'],
-                 meta['cpu'], meta['cores'], meta['tensorflow'], meta['reps'],
+                 meta['cpu'], meta['cores'], meta['tensorflow'], meta.get('stat', 'median'),
+                 meta['reps'],
                  meta['load_before'], meta['load_after']), '']
     rows = [[kind, '%d' % r['ops'], '%d' % r['distinct'], '%.2f' % (1e3 * r['secs']),
              '%.0f%%' % (100 * r['secs'] / lim['secs'] if lim['secs'] else 0),
@@ -247,6 +302,12 @@ def main(argv=None) -> int:
     parser.add_argument('--warmup', type=int, default=2, help='untimed runs (ops and steps)')
     parser.add_argument('--data_name', choices=('imagenet', 'cifar10'),
                         help='dataset of the model (cifar10 for resnet20, ...); synthetic images')
+    parser.add_argument('--stat', choices=('median', 'min'), default='median',
+                        help='figure of the timed runs: min on a busy machine')
+    parser.add_argument('--use_bf16', action='store_true', help='bfloat16 compute (the original '
+                        'has no bfloat16: no original row)')
+    parser.add_argument('--use_fp16', action='store_true', help='float16 compute, loss scale 128')
+    parser.add_argument('--forward_only', action='store_true', help='inference forward pass')
     parser.add_argument('--original_dir', help='folder of the original tf_cnn_benchmarks.py')
     parser.add_argument('--original_python', default=sys.executable)
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds, original run')
@@ -254,6 +315,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if min(args.batch_size, args.reps, args.steps) < 1 or args.warmup < 0:
         parser.error('--batch_size, --reps and --steps must be >= 1, --warmup >= 0')
+    if args.use_bf16 and args.use_fp16:
+        parser.error('--use_bf16 and --use_fp16 exclude each other; give one')
+    if args.original_dir and args.use_bf16:
+        parser.error('--original_dir: the original has no bfloat16; drop --original_dir or '
+                     '--use_bf16')
     if args.original_dir and args.image_size:
         parser.error('--original_dir: the original has no --image_size; drop --image_size=%d'
                      % args.image_size)
@@ -262,17 +328,21 @@ def main(argv=None) -> int:
         parser.error('no tf_cnn_benchmarks.py in --original_dir=%s' % args.original_dir)
     if args.original_dir and not os.access(args.original_python, os.X_OK):
         parser.error('--original_python=%s is not an executable' % args.original_python)
+    precision = precision_name(args.use_bf16, args.use_fp16)
     tf1.disable_eager_execution()
     load_before, start = os.getloadavg()[0], time.time()
     try:
-        bench, info = build(args.model, args.batch_size, args.image_size, args.data_name)
+        bench, info = build(args.model, args.batch_size, args.image_size, args.data_name,
+                            precision=precision, forward_only=args.forward_only)
     except ValueError as e:  # unknown model, wrong dataset: the library's one-line message
         parser.error(str(e).replace('--data_name', 'this script\'s --data_name'))
     counts = collect(info.graph, info.train_op)
     print('%d convolution/matmul ops per step, %d distinct' % (sum(counts.values()),
                                                                 len(counts)), flush=True)
-    ours = real_step_secs(bench, info, args.steps, args.warmup)
-    timed = {spec: standalone_secs(spec, args.reps, args.warmup) for spec in counts}
+    STAT['fn'] = min if args.stat == 'min' else statistics.median
+    ours, timed = real_step_secs(
+        bench, info, args.steps, args.warmup,
+        between=lambda: {spec: standalone_secs(spec, args.reps, args.warmup) for spec in counts})
     lim = limit(counts, {spec: t['secs'] for spec, t in timed.items()})
     result = {'limit': lim, 'ours_step_secs': ours,
               'call_secs': [t['call_secs'] for t in timed.values()],
@@ -288,13 +358,17 @@ def main(argv=None) -> int:
     result['meta'] = {
         'model': args.model, 'batch_size': args.batch_size,
         'image_size': bench.plan.image_size, 'reps': args.reps, 'steps': args.steps,
-        'warmup': args.warmup, 'cpu': runtime_env.cpu_model(), 'cores': os.cpu_count(),
+        'warmup': args.warmup, 'stat': args.stat, 'precision': precision,
+        'dtype': bench.plan.compute_dtype.name, 'forward_only': args.forward_only,
+        'cpu': runtime_env.cpu_model(), 'cores': os.cpu_count(),
         'physical_cores': cpu_tuning.physical_cores(), 'tensorflow': tf.__version__,
         'load_before': load_before, 'load_after': os.getloadavg()[0],
         'elapsed_secs': time.time() - start, 'original_dir': args.original_dir}
     name = 'roofline_%s_b%d' % (args.model, args.batch_size)
     if args.image_size:
         name += '_i%d' % args.image_size
+    name += '' if precision == 'fp32' else '_' + precision
+    name += '_fwd' if args.forward_only else ''
     bench_report.write_results(args.out, name, result, markdown(result))
     return 0
 

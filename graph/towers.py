@@ -17,7 +17,7 @@ import contextlib
 import tensorflow as tf
 
 from .. import tower
-from ..speed import precision, xla_jit
+from ..speed import cpu_tuning, precision, xla_jit
 
 tf1 = tf.compat.v1
 
@@ -42,7 +42,8 @@ def build_towers(plan, model, batches, mgr, *, phase_train: bool,
     for i, batch in enumerate(batches):
         with (mgr.tower_scope(i),
               xla_jit.tower_scope(plan.params, i) if jit else contextlib.nullcontext(),
-              precision.gradient_scope(plan.compute_dtype, plan.params.device)):
+              precision.gradient_scope(plan.compute_dtype, plan.params.device,
+                                       cpu_tuning.thread_counts(plan.params))):
             outputs.append(tower.forward(plan, model, batch.images, batch.labels,
                                          phase_train=phase_train))
     return outputs

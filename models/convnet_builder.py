@@ -14,6 +14,7 @@ weight decay, as MobileNet recommends).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import re
 import zlib
@@ -48,6 +49,13 @@ def _seeded(initializer, scoped_name):
 _TRUNCATED_NORMAL_STDDEV = 0.87962566103423978
 
 _DENSE_GRADIENT = 'DenseMatMulKernelFirst'
+_DENSE_GRADIENT_FLOAT32 = 'DenseMatMulKernelFirstInFloat32'
+
+
+def _dense_products(x, w, grad):
+    dx = tf.transpose(tf.matmul(w, grad, transpose_b=True))
+    dw = tf.matmul(x, grad, transpose_a=True)
+    return dx, dw
 
 
 @tf.RegisterGradient(_DENSE_GRADIENT)
@@ -59,16 +67,41 @@ def _dense_matmul_grad(op, grad):
     layer's dx took 64 ms as grad @ w^T and 18 ms this way (4096x1001: 3.8 -> 2.1 ms; the
     transpose of a [in, batch] result is small).
     """
+    return _dense_products(op.inputs[0], op.inputs[1], grad)
+
+
+@tf.RegisterGradient(_DENSE_GRADIENT_FLOAT32)
+def _dense_matmul_grad_in_float32(op, grad):
+    """`_dense_matmul_grad` computed in float32, returned in the op's dtype: where the reduced
+    dtype's matmul kernels are slow (speed/precision.py, float32_gradient_kinds)."""
     x, w = op.inputs
-    dx = tf.transpose(tf.matmul(w, grad, transpose_b=True))
-    dw = tf.matmul(x, grad, transpose_a=True)
-    return dx, dw
+    dx, dw = _dense_products(*(tf.cast(t, tf.float32) for t in (x, w, grad)))
+    return tf.cast(dx, x.dtype), tf.cast(dw, w.dtype)
 
 
 def dense_matmul(x, kernel):
-    """x @ kernel ([batch, in] x [in, out] -> [batch, out]) with `_dense_matmul_grad`."""
-    with tf1.get_default_graph().gradient_override_map({'MatMul': _DENSE_GRADIENT}):
+    """x @ kernel ([batch, in] x [in, out] -> [batch, out]) with `_dense_matmul_grad`, in
+    float32 where an enclosing precision.gradient_scope asks MatMul gradients in float32."""
+    graph = tf1.get_default_graph()
+    # The enclosing gradient_override_map (TF keeps it in this attribute): this inner one
+    # would otherwise hide a float32 request for MatMul.
+    outer = getattr(graph, '_gradient_override_map', {}).get('MatMul')
+    name = (_DENSE_GRADIENT_FLOAT32 if outer and 'InFloat32' in outer else _DENSE_GRADIENT)
+    with graph.gradient_override_map({'MatMul': name}):
         return tf.matmul(x, kernel)
+
+
+_FOLD_BATCH_NORM = contextvars.ContextVar('fold_batch_norm', default=False)
+
+
+@contextlib.contextmanager
+def folded_batch_norm(fold: bool = True):
+    """Builders made inside fold inference batch norm into the convolutions (`conv`)."""
+    token = _FOLD_BATCH_NORM.set(bool(fold))
+    try:
+        yield
+    finally:
+        _FOLD_BATCH_NORM.reset(token)
 
 
 class ConvNetBuilder:
@@ -88,6 +121,9 @@ class ConvNetBuilder:
       top_layer: the output tensor of the last layer added.
       top_size: number of channels (or features) of `top_layer`.
       update_ops: batch-norm moving-average update ops created so far (training only).
+      fold_batch_norm: inference only: a convolution followed by batch norm is built as one
+        convolution with the normalisation folded into its kernel and a bias (`conv`); set
+        from the enclosing `folded_batch_norm` scope.
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
     """
@@ -106,6 +142,7 @@ class ConvNetBuilder:
         self.update_ops: list = []
         self.decay_tensors: list = []
         self.use_batch_norm = False
+        self.fold_batch_norm = _FOLD_BATCH_NORM.get() and not phase_train
         self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
@@ -209,10 +246,15 @@ class ConvNetBuilder:
                     padding = 'VALID'
             else:
                 padding = mode
-            y = tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
-            if use_batch_norm:
+            if use_batch_norm and self.fold_batch_norm:
+                # The stored kernel (not its cast): the folded one is rounded only once.
+                y = self._conv_folded(x, self.decay_tensors[-1], strides, padding,
+                                      num_out_channels)
+            else:
+                y = tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
+            if use_batch_norm and not self.fold_batch_norm:
                 y = self.batch_norm(y, **self.batch_norm_config)
-            elif bias is not None:
+            elif not use_batch_norm and bias is not None:
                 biases = self.get_variable('biases', [num_out_channels],
                                            tf1.constant_initializer(bias))
                 y = tf.nn.bias_add(y, biases, data_format=self.data_format)
@@ -319,6 +361,43 @@ class ConvNetBuilder:
         self.top_layer = y
         return y
 
+    def _batch_norm_variables(self, channels, scale):
+        """(gamma, beta, moving_mean, moving_variance) of one batch norm, float32 [channels]
+        (gamma a constant 1 without `scale`), in the current variable scope."""
+        beta = tf1.get_variable('beta', [channels], tf.float32, tf1.zeros_initializer())
+        if scale:
+            gamma = tf1.get_variable('gamma', [channels], tf.float32, tf1.ones_initializer())
+        else:
+            gamma = tf.ones([channels], tf.float32)
+        moving_mean = tf1.get_variable('moving_mean', [channels], tf.float32,
+                                       tf1.zeros_initializer(), trainable=False)
+        moving_var = tf1.get_variable('moving_variance', [channels], tf.float32,
+                                      tf1.ones_initializer(), trainable=False)
+        return gamma, beta, moving_mean, moving_var
+
+    def _conv_folded(self, x, kernel, strides, padding, channels):
+        """conv2d then inference batch norm, as one convolution and a bias add.
+
+        With s = gamma / sqrt(moving_variance + epsilon), batch norm of y = x * w is
+        s (y - moving_mean) + beta = x * (w s) + (beta - s moving_mean): the kernel [kh, kw,
+        in, channels] is scaled per output channel in float32 (the variables' dtype) and cast
+        once to the compute dtype, and the bias add (plus the activation and a residual add
+        after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
+        where a bfloat16 convolution followed by a batch norm is not fused. The variables and
+        their names are those of `batch_norm`: checkpoints are the same.
+        """
+        config = self.batch_norm_config
+        with tf1.variable_scope(self._name('batchnorm')):
+            gamma, beta, mean, var = self._batch_norm_variables(channels, config['scale'])
+            factor = gamma * tf1.rsqrt(tf1.convert_to_tensor(var) + config['epsilon'])
+            bias = beta - factor * mean
+        w = tf.cast(kernel, tf.float32) * factor  # broadcasts over the last axis (channels)
+        w = w if self.dtype == tf.float32 else tf.cast(w, self.dtype)
+        y = tf.nn.conv2d(x, w, strides, padding,
+                         data_format=self.data_format)
+        bias = bias if self.dtype == tf.float32 else tf.cast(bias, self.dtype)
+        return tf.nn.bias_add(y, bias, data_format=self.data_format)
+
     def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
         """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
 
@@ -329,15 +408,7 @@ class ConvNetBuilder:
         x = self.top_layer if input_layer is None else input_layer
         channels = int(x.shape[self.channel_axis])
         with tf1.variable_scope(self._name('batchnorm')):
-            beta = tf1.get_variable('beta', [channels], tf.float32, tf1.zeros_initializer())
-            if scale:
-                gamma = tf1.get_variable('gamma', [channels], tf.float32, tf1.ones_initializer())
-            else:
-                gamma = tf.ones([channels], tf.float32)
-            moving_mean = tf1.get_variable('moving_mean', [channels], tf.float32,
-                                           tf1.zeros_initializer(), trainable=False)
-            moving_var = tf1.get_variable('moving_variance', [channels], tf.float32,
-                                          tf1.ones_initializer(), trainable=False)
+            gamma, beta, moving_mean, moving_var = self._batch_norm_variables(channels, scale)
             if self.phase_train:
                 y, mean, var = tf1.nn.fused_batch_norm(
                     x, gamma, beta, epsilon=epsilon, data_format=self.data_format,

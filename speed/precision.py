@@ -26,6 +26,8 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
+from . import kernel_speed
+
 tf1 = tf.compat.v1
 
 DEFAULT_FP16_LOSS_SCALE = 128.0
@@ -247,18 +249,24 @@ def gpu_compute_capabilities() -> list[tuple[int, int]]:
 
 
 def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
-                   capabilities: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
+                   capabilities: list[tuple[int, int]] | None = None,
+                   measured: dict[str, float] | None = None) -> tuple[bool, str]:
     """Whether `device` computes in `dtype` natively, with the evidence.
 
     CPU: bfloat16 needs AVX512_BF16 or AMX_BF16, float16 AVX512_FP16 or AMX_FP16 (without them
-    TensorFlow converts to float32 around each op: correct, usually slower than float32). GPU:
-    bfloat16 needs compute capability >= 8.0 (Ampere), float16 tensor cores >= 7.0 (Volta).
+    TensorFlow converts to float32 around each op: correct, usually slower than float32). A
+    flag says what the hardware can do, not what TensorFlow's kernels do with it: with
+    `measured` (kernel_speed.factors) the text says what they did here, and a CPU whose
+    forward kernels in `dtype` are far slower than float32's (kernel_speed.FAR_SLOWER_FACTOR)
+    is not native whatever its flags. GPU: bfloat16 needs compute capability >= 8.0 (Ampere),
+    float16 tensor cores >= 7.0 (Volta).
 
     Args:
       dtype: tf.bfloat16, tf.float16 or tf.float32.
       device: 'cpu' or 'gpu'.
       flags: CPU flags (default: `cpu_flags()`); capabilities: GPU compute capabilities
         (default: `gpu_compute_capabilities()`).
+      measured: CPU only, {kind: seconds in dtype / in float32} of kernel_speed.KINDS.
 
     Returns:
       (native, text), e.g. (False, 'CPU has no avx512_bf16/amx_bf16: bfloat16 is emulated').
@@ -277,10 +285,18 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     flags = cpu_flags() if flags is None else flags
     wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
     found = [f for f in wanted if f in flags]
+    if found and measured is not None:
+        slow = kernel_speed.far_slower_warning('', dtype, measured) is not None
+        return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(dtype,
+                                                                                   measured))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
-    return False, 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
+    text = 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
         '/'.join(wanted), name)
+    if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
+        text += '; %s; gradients in float32' % kernel_speed.describe(dtype, measured).split(
+            '; gradients')[0]
+    return False, text
 
 
 def describe(p, dtype: tf.DType, variable_dtype: tf.DType) -> str:
@@ -338,14 +354,43 @@ def _matmul_grad_in_float32(op, grad):
     return tf.cast(da, a.dtype), tf.cast(db, b.dtype)
 
 
+def folds_batch_norm(dtype, device, phase_train) -> bool:
+    """Whether an inference graph folds batch norm into the convolutions (ConvNetBuilder).
+
+    True for bfloat16/float16 inference on the CPU. There Grappler's remapper fuses a float32
+    convolution with the batch norm (and ReLU) after it into one oneDNN convolution, but not a
+    bfloat16 one: resnet50 --forward_only --use_bf16 ran 52 Conv2D, 53 batch norms, 56 casts
+    and the residual adds and ReLUs as separate ops. Folded (a convolution and a bias add),
+    the remapper fuses bias, ReLU and residual add into the convolution in every dtype.
+    float32 keeps the graph it had (its fusion already happens), GPUs too (cuDNN's own).
+    """
+    return (not phase_train) and device == 'cpu' and dtype != tf.float32
+
+
 def emulated(dtype, device) -> bool:
-    """True for float16/bfloat16 on a CPU without native arithmetic in that dtype."""
-    return dtype != tf.float32 and device == 'cpu' and not native_support(dtype, device)[0]
+    """True for float16/bfloat16 on a CPU without the CPU flags of native arithmetic in it."""
+    return (dtype != tf.float32 and device == 'cpu'
+            and not native_support(dtype, device, flags=cpu_flags())[0])
 
 
-def gradient_scope(dtype, device):
-    """The scope to build a tower's forward pass in: where `dtype` is emulated (`emulated`), the
-    Conv2D and MatMul ops built inside get their gradients computed in float32.
+def float32_gradient_kinds(dtype, device, threads=(0, 0)) -> tuple[str, ...]:
+    """The op kinds ('conv', 'matmul') whose gradients a tower computes in float32.
+
+    Both where `dtype` is `emulated`; on a CPU with the flags, those whose gradient kernels
+    were measured slower than float32's (kernel_speed.float32_gradient_kinds); none on a GPU
+    or in float32. `threads`: the run's (intra-op, inter-op) counts, for the measurement.
+    """
+    if dtype == tf.float32 or device != 'cpu':
+        return ()
+    if emulated(dtype, device):
+        return ('conv', 'matmul')
+    return kernel_speed.float32_gradient_kinds(kernel_speed.factors(dtype, threads))
+
+
+def gradient_scope(dtype, device, threads=(0, 0)):
+    """The scope to build a tower's forward pass in: the Conv2D and MatMul ops built inside
+    get their gradients computed in float32 where `float32_gradient_kinds` says so (an
+    emulated dtype: both).
 
     Measured on TF 2.21, AMD EPYC without AVX512_BF16/FP16, training step profiles: the bfloat16
     Conv2DBackpropInput/Filter kernels are 3-8x slower than float32 (resnet50, mobilenet), the
@@ -354,7 +399,10 @@ def gradient_scope(dtype, device):
     in the compute dtype. Gradients come back in the op's dtype, so everything downstream (loss
     scaling, the variables' float32 gradients) is unchanged; they are as accurate or better.
     """
-    if emulated(dtype, device):
-        return tf1.get_default_graph().gradient_override_map(
-            {'Conv2D': FLOAT32_CONV_GRADIENT, 'MatMul': FLOAT32_MATMUL_GRADIENT})
+    kinds = float32_gradient_kinds(dtype, device, threads)
+    overrides = {op: name for kind, op, name in (('conv', 'Conv2D', FLOAT32_CONV_GRADIENT),
+                                                 ('matmul', 'MatMul', FLOAT32_MATMUL_GRADIENT))
+                 if kind in kinds}
+    if overrides:
+        return tf1.get_default_graph().gradient_override_map(overrides)
     return contextlib.nullcontext()

@@ -6,13 +6,14 @@ from __future__ import annotations
 import tensorflow as tf
 
 from .. import cnn_util
-from . import cpu_tuning, precision, xla_jit
+from . import cpu_tuning, kernel_speed, precision, xla_jit
 
 
 def prepare(p, dtype) -> dict:
     """Precision, XLA and NUMA set-up of a run (before its first session); the header's texts.
 
-    Warns (one line each) when the device has no native `dtype` arithmetic, when --xla cannot
+    Warns (one line each) when the device has no native `dtype` arithmetic or its kernels
+    measured far slower than float32 (speed/kernel_speed.py), when --xla cannot
     auto-cluster on the CPU in this process, when NUMA affinity does not apply, or when the
     CPU runs NCHW (slower than NHWC).
 
@@ -29,10 +30,16 @@ def prepare(p, dtype) -> dict:
                       'NHWC is the CPU default (drop --data_format)')
     lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
     if dtype != tf.float32:
-        native, support = precision.native_support(dtype, p.device)
+        flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
+        measured = None
+        if p.device == 'cpu':
+            measured = kernel_speed.factors(dtype, cpu_tuning.thread_counts(p))
+        native, support = precision.native_support(dtype, p.device, measured=measured)
         lines.append('             %s' % support)
-        if not native:
-            cnn_util.warn('--use_%s: %s; expect it slower than float32'
-                          % ('bf16' if dtype == tf.bfloat16 else 'fp16', support))
+        slow = measured and kernel_speed.far_slower_warning(flag, dtype, measured)
+        if slow:
+            cnn_util.warn(slow)
+        elif not native:
+            cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
     cpu_tuning.check_numa(p)
     return {'precision_lines': lines, 'xla': xla_jit.prepare(p)}

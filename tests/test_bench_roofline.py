@@ -103,3 +103,24 @@ def test_a_bench_script_runs_as_a_module_of_the_checkout():
     assert proc.returncode == 0, proc.stderr[-2000:]
     first = proc.stdout.splitlines()[0]
     assert first.startswith('usage: ') and 'bench_roofline' in first, proc.stdout[:500]
+
+
+def test_bf16_forward_only_collects_forward_ops_in_bfloat16():
+    # lenet forward only: 2 Conv2D and 2 MatMuls (affine(512), classifier), no gradients; every
+    # standalone op is timed in the run's dtype, so the limit is bfloat16's.
+    info = helpers.tiny_bench(model='lenet', image_size=28, batch_size=2, use_bf16=True,
+                              forward_only=True).build_graph()
+    needed = bench_roofline.collect(info.graph, info.train_op)
+    types = collections.Counter()
+    for spec, count in needed.items():
+        types[spec.type] += count
+    assert types == {'Conv2D': 2, 'MatMul': 2}
+    dtypes = {dtype for spec in needed for _, _, dtype, value in spec.inputs if value is None}
+    assert dtypes == {'bfloat16'}
+
+
+def test_bf16_has_no_original_row(capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_roofline.main(['--use_bf16', '--original_dir=/tmp'])
+    assert e.value.code == 2
+    assert 'the original has no bfloat16' in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""ConvNetBuilder's dense layer: its custom input gradient equals TensorFlow's."""
+"""ConvNetBuilder: its dense layer's custom input gradient equals TensorFlow's; batch norm
+folded into the convolutions (inference) is the same function with the same variables."""
 
 import numpy as np
 import tensorflow as tf
@@ -20,3 +21,47 @@ def test_dense_matmul_gradients_match_matmul():
             ours, reference = sess.run([ours, reference])
     for a, b in zip(ours, reference):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def _conv_bn_relu(dtype, fold, stats):
+    """[2, 6, 6, 8] float32 output of conv(5, 3x3) + inference batch norm + ReLU, and the
+    variable names, with gamma/beta/moving statistics set to `stats`."""
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf.constant(np.random.RandomState(0).uniform(-1, 1, (2, 6, 6, 3)), tf.float32)
+        with convnet_builder.folded_batch_norm(fold):
+            cnn = convnet_builder.ConvNetBuilder(tf.cast(images, dtype), 3, phase_train=False,
+                                                 dtype=dtype)
+        cnn.use_batch_norm = True
+        with tf1.variable_scope('cg'):
+            out = tf.cast(cnn.conv(5, 3, 3), tf.float32)
+        names = sorted(v.op.name for v in tf1.global_variables())
+        assigns = [v.assign(stats[v.op.name.split('/')[-1]]) for v in tf1.global_variables()
+                   if v.op.name.split('/')[-1] in stats]
+        types = {op.type for op in graph.get_operations()}
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            sess.run(assigns)
+            return sess.run(out), names, types
+
+
+def test_folded_batch_norm_is_the_same_function_with_the_same_variables():
+    rng = np.random.RandomState(1)
+    stats = {'gamma': rng.uniform(0.5, 2, 5), 'beta': rng.uniform(-1, 1, 5),
+             'moving_mean': rng.uniform(-0.5, 0.5, 5), 'moving_variance': rng.uniform(0.2, 3, 5)}
+    plain, names, plain_types = _conv_bn_relu(tf.float32, False, stats)
+    folded, folded_names, folded_types = _conv_bn_relu(tf.float32, True, stats)
+    assert folded_names == names  # checkpoints do not change
+    assert 'FusedBatchNormV3' in plain_types and 'FusedBatchNormV3' not in folded_types
+    assert (plain > 0).mean() > 0.2  # ReLU leaves enough of the output to compare
+    np.testing.assert_allclose(folded, plain, rtol=1e-5, atol=1e-5)
+    # bfloat16: kernel and bias rounded once after folding, activations in bfloat16; 8 bits
+    # of significand: a few ulps (2**-8 each) of the output's scale.
+    bf16, _, _ = _conv_bn_relu(tf.bfloat16, True, stats)
+    np.testing.assert_allclose(bf16, plain, atol=4 * 2.0 ** -8 * np.abs(plain).max())
+
+
+def test_training_never_folds():
+    with tf.Graph().as_default(), convnet_builder.folded_batch_norm():
+        cnn = convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True)
+        assert not cnn.fold_batch_norm

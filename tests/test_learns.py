@@ -4,7 +4,8 @@ The data is scikit-learn's bundled handwritten digits (1,797 8x8 grey images of 
 writers, shipped inside the wheel: no download). Each image is upscaled to a 32x32 PNG in a class
 folder, the folders become ImageNet-format shards with tools/build_imagenet_tfrecords.py (20% of
 each class held out for validation), LeNet trains on the train shards through the RecordInput
-pipeline on the CPU, and --eval on the held-out shard must reach >= 90% top-1.
+pipeline on the CPU, and --eval on the held-out shard must reach >= 90% top-1, in float32 and
+in bfloat16 (--use_bf16 for training and evaluation).
 """
 
 import os
@@ -37,7 +38,8 @@ def write_digit_folders(root: str) -> dict:
 
 
 @pytest.mark.timeout(300)
-def test_lenet_learns_digits_to_90_percent(tmp_path):
+@pytest.mark.parametrize('precision', [{}, {'use_bf16': True}], ids=['fp32', 'bf16'])
+def test_lenet_learns_digits_to_90_percent(tmp_path, precision):
     from tf_cnn_benchmarks.tools import build_imagenet_tfrecords
     start = time.perf_counter()
     counts = write_digit_folders(str(tmp_path / 'images'))
@@ -48,7 +50,7 @@ def test_lenet_learns_digits_to_90_percent(tmp_path):
         validation_fraction=0.2, seed=1, num_threads=2, progress=False)
     assert converted['num_validation'] == 359
     common = dict(model='lenet', data_dir=data_dir, batch_size=32, distortions=False,
-                  train_dir=str(tmp_path / 'train'), display_every=50)
+                  train_dir=str(tmp_path / 'train'), display_every=50, **precision)
     # 200 steps of 32 = 4.5 epochs of the 1,438 training images; the rate drops 10x after 3.
     trained = benchmark_cnn.BenchmarkCNN(make_params(
         num_batches=200, num_warmup_batches=0, optimizer='momentum',

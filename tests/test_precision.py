@@ -12,7 +12,7 @@ from tf_cnn_benchmarks import benchmark_cnn, tower
 from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
-from tf_cnn_benchmarks.speed import precision
+from tf_cnn_benchmarks.speed import kernel_speed, precision
 
 import helpers
 
@@ -130,6 +130,8 @@ def test_gradient_scope_applies_only_where_the_dtype_is_emulated(monkeypatch):
         with precision.gradient_scope(tf.bfloat16, 'cpu'):
             emulated = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'amx_bf16'})
+        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0): {
+            'conv': 0.5, 'conv_gradients': 0.5, 'matmul': 0.5, 'matmul_gradients': 0.5})
         with precision.gradient_scope(tf.bfloat16, 'cpu'):
             native = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))
     assert emulated.op.get_attr('_gradient_op_type') == precision.FLOAT32_MATMUL_GRADIENT.encode()
