@@ -2,9 +2,11 @@
 
     Params (flags) --validate_params--> --make_plan(params, model, dataset, ...)--> RunPlan
 
-`make_plan` is a pure function of its arguments: the validated Params, the model (its default
+`make_plan` is a function of its arguments alone: the validated Params, the model (its default
 batch and image sizes), the dataset (classes, examples per epoch), the number of visible GPUs and,
-for a cluster task, the cluster's shape. Every collaborator of a run (graph builder, input
+for a cluster task, the cluster's shape. Its one I/O is behind the dataset: the first count of a
+real subset's records (`Dataset.num_examples`) scans its shards (input_data/shard_scan.py,
+cached per shard file, so a data set seen before costs no record reads). Every collaborator of a run (graph builder, input
 pipeline, hooks, evaluator, results log) reads the plan instead of working the values out again,
 so a per-device batch of 0 ("the model's default"), the image size, the devices and the global
 step after a timed step each have exactly one definition, here.

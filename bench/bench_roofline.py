@@ -134,14 +134,7 @@ STAT = {'fn': statistics.median}
 def median_secs(run, reps: int, warmup: int) -> float:
     """Median (or with --stat=min the least) wall seconds of `run()` over `reps` calls, after
     `warmup` untimed calls."""
-    for _ in range(warmup):
-        run()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return STAT['fn'](times)
+    return STAT['fn'](_timed(run, reps, warmup))
 
 
 def standalone_secs(spec: OpSpec, reps: int, warmup: int) -> dict:
@@ -233,6 +226,7 @@ def real_step_secs(bench, info, steps: int, warmup: int, between=None) -> float:
 
 
 def _timed(run, reps: int, warmup: int) -> list:
+    """Wall seconds of each of `reps` calls of `run()`, after `warmup` untimed calls."""
     for _ in range(warmup):
         run()
     times = []

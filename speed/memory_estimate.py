@@ -84,27 +84,26 @@ def cpu_properties(memory_bytes: int) -> device_properties_pb2.DeviceProperties:
         memory_size=_VIRTUAL_MEMORY, bandwidth=20000000)
 
 
-def _meminfo_available() -> int | None:
+def _proc_bytes(path: str, key: str) -> int | None:
+    """The `key:` line of a /proc file given in kB ('MemAvailable:   123 kB'), as bytes; None
+    where the file or the line is missing."""
     try:
-        with open('/proc/meminfo') as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith('MemAvailable:'):
+                if line.startswith(key + ':'):
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
     return None
 
 
+def _meminfo_available() -> int | None:
+    return _proc_bytes('/proc/meminfo', 'MemAvailable')
+
+
 def _mapped_bytes() -> int:
     """The address space this process maps now (VmSize), bytes (0 where unknown)."""
-    try:
-        with open('/proc/self/status') as f:
-            for line in f:
-                if line.startswith('VmSize:'):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_bytes('/proc/self/status', 'VmSize') or 0
 
 
 def host_available_bytes() -> tuple[int, str]:

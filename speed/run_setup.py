@@ -6,7 +6,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from .. import cnn_util
-from . import cpu_tuning, kernel_speed, precision, xla_jit
+from . import cpu_tuning, gpu_specs, kernel_speed, precision, xla_jit
 
 
 def prepare(p, dtype) -> dict:
@@ -34,7 +34,14 @@ def prepare(p, dtype) -> dict:
         measured = None
         if p.device == 'cpu':
             measured = kernel_speed.factors(dtype, cpu_tuning.thread_counts(p))
-        native, support = precision.native_support(dtype, p.device, measured=measured)
+        capabilities, planned = None, ''
+        if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
+            spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
+            capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
+            planned = ' (--gpu_model=%s)' % spec.name
+        native, support = precision.native_support(dtype, p.device, measured=measured,
+                                                   capabilities=capabilities)
+        support += planned
         lines.append('             %s' % support)
         slow = measured and kernel_speed.far_slower_warning(flag, dtype, measured)
         if slow:
