@@ -6,10 +6,12 @@
 batch and image sizes), the dataset (classes, examples per epoch), the number of visible GPUs and,
 for a cluster task, the cluster's shape. Its one I/O is behind the dataset: the first count of a
 real subset's records (`Dataset.num_examples`) scans its shards (input_data/shard_scan.py,
-cached per shard file, so a data set seen before costs no record reads). Every collaborator of a run (graph builder, input
-pipeline, hooks, evaluator, results log) reads the plan instead of working the values out again,
-so a per-device batch of 0 ("the model's default"), the image size, the devices and the global
-step after a timed step each have exactly one definition, here.
+cached per shard file, so a data set seen before costs no record reads).
+
+Every collaborator of a run (graph builder, input pipeline, hooks, evaluator, results log) reads
+the plan instead of working the values out again, so a per-device batch of 0 ("the model's
+default"), the image size, the devices and the global step after a timed step each have exactly
+one definition, here.
 
 The plan's `params` are the resolved ones (device, data format, warm-up and batch counts, the
 per-device batch and the image size filled in), so the results JSON records what ran.

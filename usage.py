@@ -74,7 +74,7 @@ def check_gpu_model(p: params.Params) -> None:
     except gpu_specs.UnknownGpuError as e:
         raise params.ParamsError('--gpu_model: %s' % e) from None
     if p.device == 'cpu':
-        raise params.ParamsError('--gpu_model plans a GPU run; drop it or --device=cpu.')
+        raise params.ParamsError('--gpu_model plans a GPU run; drop it or drop --device=cpu.')
 
 
 def check_model(p: params.Params) -> None:

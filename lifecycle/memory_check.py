@@ -155,8 +155,14 @@ def estimate_for(plan, graph, fetches) -> int:
 
 def exhausted_message(error: tf.errors.ResourceExhaustedError,
                       found: MemoryVerdict | None) -> str:
-    """The one line for an out-of-memory error during a run, with the estimate's advice."""
-    first = (error.message or str(error)).strip().splitlines()[0][:200]
+    """The one line for an out-of-memory error during a run, with the estimate's advice (or, for
+    a full disk, which TensorFlow also reports as ResourceExhaustedError, that)."""
+    text = (error.message or str(error)).strip()
+    first = text.splitlines()[0][:200]
+    if 'No space left on device' in text:  # ENOSPC is RESOURCE_EXHAUSTED too: a disk, not memory
+        where = [line for line in text.splitlines() if 'No space left' in line][0][:200]
+        return ('no space left on device while writing an output (%s); free space or choose '
+                'another path (--train_dir, --graph_file, --benchmark_log_dir, ...)' % where)
     if found is None:
         return ('out of memory during the run (%s); use a smaller --batch_size (--dry_run '
                 'estimates one that fits)' % first)

@@ -109,6 +109,10 @@ def check_output_paths(p: Params) -> None:
             continue
         if is_file and os.path.isdir(path):
             problem = 'it is a directory; give a file name'
+        elif is_file and os.path.exists(path) and not os.path.isfile(path):
+            # A device or pipe: written under a temporary name and renamed over, it would be
+            # replaced by a regular file (/dev/full, /dev/null).
+            problem = 'it is not a regular file (a device or a pipe); give a file name'
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
         else:

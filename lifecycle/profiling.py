@@ -101,12 +101,31 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
 
 
 def _write(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
+    """Writes `data` to `path` under a temporary name, then renames it (atomic).
+
+    Raises:
+      cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); nothing is left
+        behind.
+    """
     tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, 'wb') as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        write_failed(path, e, tmp)
+
+
+def write_failed(path: str, error: OSError, tmp: str | None = None):
+    """Removes `tmp` (if any) and raises the one-line error of an output that cannot be written.
+
+    Raises:
+      cnn_util.BenchmarkError: always, naming the file and the reason.
+    """
+    if tmp and os.path.exists(tmp):
+        os.remove(tmp)
+    raise cnn_util.BenchmarkError('cannot write %s: %s' % (
+        path, error.strerror or error)) from None
 
 
 class ProfilingHook(run_hooks.RunHook):

@@ -117,6 +117,10 @@ def write_json(result: dict, directory: str) -> str:
 
     Returns:
       The file's path (also stored in result['results_file'] before writing).
+
+    Raises:
+      cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); no partial file is
+        left behind.
     """
     os.makedirs(directory, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
@@ -124,12 +128,17 @@ def write_json(result: dict, directory: str) -> str:
     result['results_file'] = path
     text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
-    with os.fdopen(fd, 'w', encoding='utf-8') as f:
-        f.write(text + '\n')
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() would give, like other outputs
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text + '\n')
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() gives, like other outputs
+        os.replace(tmp, path)
+    except OSError as e:  # a full disk: one error line, no partial file left
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise cnn_util.BenchmarkError('cannot write %s: %s' % (path, e.strerror or e)) from None
     cnn_util.log_fn('Results written to %s' % path)
     return path
 

@@ -14,8 +14,8 @@ Method.
     the gradients with respect to activations and to weights), --forward_only and --eval 1 x.
     Model FLOP/s = FLOPs per image x total images/sec.
   * Peak: a GPU's from the data-sheet table (speed/gpu_specs.py) for the compute dtype, times
-    the devices of the run; a CPU's measured on this host (speed/cpu_peak.py, cached). With
-    several workers the peak is that of one task times the workers (one task per host assumed).
+    the task's devices; a CPU's measured on this host (speed/cpu_peak.py, cached). In a cluster
+    each task reports its own images/sec, so its utilisation is against its own devices' peak.
   * Input wait, sync, peak allocator bytes: one traced step, the last warm-up step (never a timed
     one), run with RunOptions.FULL_TRACE; lifecycle/step_breakdown.py splits its wall time into
     input, compute, sync and overhead. Input share = input / wall; compute images/sec = total
@@ -106,7 +106,6 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
       {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)}.
     """
     dtype = dtype_name(plan)
-    workers = max(1, plan.num_workers)
     if plan.params.device == 'gpu':
         if gpu_names is None:
             from . import results_log
@@ -120,7 +119,7 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
             why = ('GPU %r is not in the peak table' % gpu_names[0] if spec is None
                    else '%s has no %s peak' % (spec.name, dtype))
             return {'peak_flops_per_sec': None, 'peak_source': why, 'measured_now': False}
-        count = len(plan.devices) * workers
+        count = len(plan.devices)
         return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
@@ -137,9 +136,7 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
     when = ('measured now in %.1f s' % peak.measure_secs if peak.measured_now
             else 'measured %s, cached' % peak.measured_utc)
     source = 'CPU peak, %s, %s threads: %s' % (dtype, threads or 'default', when)
-    if workers > 1:
-        source = '%d workers x %s' % (workers, source)
-    return {'peak_flops_per_sec': peak.flops_per_sec * workers, 'peak_source': source,
+    return {'peak_flops_per_sec': peak.flops_per_sec, 'peak_source': source,
             'measured_now': peak.measured_now, 'peak_kernel': peak.kernel}
 
 

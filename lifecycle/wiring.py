@@ -100,6 +100,9 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
         rule(('freeze_when_forward_only',), 'without --forward_only')
     if not p.baseline:
         rule(('fail_on_slower',), 'without --baseline')
+    if not p.dry_run:
+        rule(('gpu_model',), 'without --dry_run (a run uses the GPUs it sees; --gpu_model plans '
+             'a GPU that is not here: add --dry_run)')
     if not p.train_dir:
         rule(('summary_verbosity', 'save_summaries_steps'), 'without --train_dir (summaries '
              'are written there)')
@@ -124,8 +127,12 @@ def preflight(plan, given=None) -> None:
       cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
       params.ParamsError: --rewriter_config is not a RewriterConfig in text format.
     """
-    for message in ignored_flags(given or plan.params, plan.dataset):
+    given = given or plan.params
+    for message in ignored_flags(given, plan.dataset):
         cnn_util.warn(message)
+    if plan.params.device == 'cpu' and given.device != 'cpu':  # no GPU visible: on the CPU
+        for message in original_flags.gpu_only_on_cpu(given):
+            cnn_util.warn(message)
     if plan.params.hierarchical_copy and len(plan.devices) * plan.num_workers == 1:
         cnn_util.warn('--hierarchical_copy has no effect on one device (it splits the '
                       'all-reduce of several devices into two levels)')

@@ -251,6 +251,14 @@ def problem(p) -> str | None:
     return None
 
 
+def gpu_only_on_cpu(p) -> list[str]:
+    """One message per GPU-only flag set to a value other than its default, for a run on the
+    CPU (--device=cpu, or no GPU visible)."""
+    return ['--%s has no effect with --device=cpu (it sets GPU options); use '
+            '--num_intra_threads/--num_inter_threads for the CPU' % name
+            for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name]]
+
+
 def ineffective(p) -> list[str]:
     """One message per flag of `_NO_EFFECT` set to a value other than its default.
 
@@ -265,9 +273,7 @@ def ineffective(p) -> list[str]:
                    'forward-only runs; use --eval_during_training_* in a training run for '
                    'eval_accuracy lines')
     if p.device == 'cpu':
-        out.extend('--%s has no effect with --device=cpu (it sets GPU options); use '
-                   '--num_intra_threads/--num_inter_threads for the CPU' % name
-                   for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name])
+        out.extend(gpu_only_on_cpu(p))
     if p.resnet_base_lr is not None:
         if not IMAGENET_RESNET.match(p.model):
             out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '

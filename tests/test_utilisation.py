@@ -58,7 +58,8 @@ def test_gpu_peak_is_the_tables_for_the_dtype_times_the_devices():
         'peak_source'] == 'no GPU visible: no peak'
 
 
-def test_cpu_peak_is_the_measured_one_times_the_workers():
+def test_a_cluster_tasks_cpu_peak_is_its_own_measured_one():
+    # Each worker reports its own images/sec, so its peak is one task's, not the workers' sum.
     calls = []
 
     def fake(dtype, threads, **kwargs):
@@ -66,8 +67,8 @@ def test_cpu_peak_is_the_measured_one_times_the_workers():
         return cpu_peak.CpuPeak(1e11, 'matmul', 'k', '2026-01-01T00:00:00Z', False, 0.0)
     peak = utilisation.device_peak(_plan(workers=2, dtype=tf.bfloat16), cpu_peak_fn=fake)
     assert calls == [('bfloat16', 2, False)]
-    assert peak['peak_flops_per_sec'] == 2e11
-    assert peak['peak_source'] == ('2 workers x CPU peak, bfloat16, 2 threads: measured '
+    assert peak['peak_flops_per_sec'] == 1e11
+    assert peak['peak_source'] == ('CPU peak, bfloat16, 2 threads: measured '
                                    '2026-01-01T00:00:00Z, cached')
 
 
