@@ -8,10 +8,12 @@ Loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are use
 
 from __future__ import annotations
 
+import importlib.util
+
 from . import cnn_util, params
 from .cluster import resolvers
 from .input_data import dataset_info
-from .lifecycle import output_paths
+from .lifecycle import baseline, output_paths
 from .models import model_catalog
 from .speed import gpu_specs  # plain data: no TensorFlow
 
@@ -33,7 +35,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
-        check_gpu_model),
+        check_gpu_model, check_extras),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
@@ -41,6 +43,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     params.validate_params(resolution.params)
     check_command_rules(resolution.params)
     check_gpu_model(resolution.params)
+    check_extras(resolution.params)
     if paths:
         output_paths.check_output_paths(resolution.params)
     if model:
@@ -58,6 +61,22 @@ def check_command_rules(p: params.Params) -> None:
     if p.eval and not (p.train_dir or p.checkpoint_path):
         raise params.ParamsError('--eval needs a checkpoint: give --train_dir (a training run\'s '
                                  'directory) or --checkpoint_path')
+
+
+def check_extras(p: params.Params) -> None:
+    """What optional outputs and inputs need: matplotlib for --plot_file, a readable results
+    JSON for --baseline (its configuration is compared once the run's is resolved).
+
+    Raises:
+      params.ParamsError: matplotlib is missing, or the --baseline file is unreadable
+        (lifecycle/baseline.py's BaselineError).
+    """
+    if p.plot_file and importlib.util.find_spec('matplotlib') is None:
+        raise params.ParamsError(
+            '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
+            'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file')
+    if p.baseline:
+        baseline.load(p.baseline)
 
 
 def check_gpu_model(p: params.Params) -> None:

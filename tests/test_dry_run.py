@@ -233,3 +233,26 @@ def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(m
     wiring.preflight(bench.plan, bench.given_params)
     assert ('--winograd_nonfused has no effect with --device=cpu (it sets GPU options); use '
             '--num_intra_threads/--num_inter_threads for the CPU') in warned
+
+
+def test_a_full_disk_is_not_called_out_of_memory():
+    error = tf.errors.ResourceExhaustedError(
+        None, None, '/tmp/full/td/model.ckpt-7.data-00000-of-00001.tempstate; No space left on '
+        'device')
+    message = memory_check.exhausted_message(error, None)
+    assert message.startswith('no space left on device while writing an output (/tmp/full/td/')
+    assert 'batch' not in message
+
+
+def test_an_output_that_cannot_be_written_is_one_error_and_leaves_nothing(tmp_path, monkeypatch):
+    from tf_cnn_benchmarks import cnn_util
+    from tf_cnn_benchmarks.lifecycle import profiling, results_log
+
+    def full(*args):
+        raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(os, 'replace', full)
+    with pytest.raises(cnn_util.BenchmarkError, match=r'^cannot write .*t\.json: No space left'):
+        profiling._write(str(tmp_path / 't.json'), b'{}')
+    with pytest.raises(cnn_util.BenchmarkError, match=r'^cannot write .*\.json: No space left'):
+        results_log.write_json({'model': 'trivial'}, str(tmp_path))
+    assert os.listdir(tmp_path) == []  # no temporary file left behind

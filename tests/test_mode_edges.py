@@ -36,3 +36,12 @@ def test_hierarchical_copy_on_one_device_warns(capsys):
     assert capsys.readouterr().err == (
         'warning: --hierarchical_copy has no effect on one device (it splits the all-reduce of '
         'several devices into two levels)\n')
+
+
+def test_an_unreadable_baseline_and_a_plot_without_matplotlib_are_usage_errors(monkeypatch):
+    from tf_cnn_benchmarks import params, usage
+    with pytest.raises(params.ParamsError, match='--baseline=/nonexistent.json: cannot read it'):
+        usage.check_extras(params.make_params(baseline='/nonexistent.json'))
+    monkeypatch.setattr(usage.importlib.util, 'find_spec', lambda name: None)
+    with pytest.raises(params.ParamsError, match='--plot_file needs matplotlib'):
+        usage.check_extras(params.make_params(plot_file='/tmp/p.png'))

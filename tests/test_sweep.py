@@ -503,3 +503,10 @@ def test_help_runs_as_a_module():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and '--batch_sizes' in proc.stdout
     assert 'tf_cnn_sweep compare runs/a runs/b' in proc.stdout
+
+
+def test_an_output_dir_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path):
+    missing = tmp_path / 'no' / 'such'
+    with pytest.raises(sweep.SweepError, match='the folder .*no/such does not exist'):
+        sweep._prepare_output(str(missing / 'runs_a'))
+    assert list(tmp_path.iterdir()) == []
