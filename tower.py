@@ -57,15 +57,18 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
 
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay),
-    batch norm folded into the convolutions where precision.folds_batch_norm says so.
+    batch norm folded into the convolutions where precision.folds_batch_norm says so, batch
+    norm and pooling in float32 where precision.float32_norm_and_pool says so.
 
     Args:
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel.
       images, labels, phase_train: as for `build_forward`.
     """
+    dtype, device = plan.compute_dtype, plan.params.device
     with convnet_builder.folded_batch_norm(precision.folds_batch_norm(
-            plan.compute_dtype, plan.params.device, phase_train)):
+            dtype, device, phase_train)), convnet_builder.float32_norm_and_pool(
+                precision.float32_norm_and_pool(dtype, device)):
         return build_forward(model, images, labels, phase_train=phase_train,
                              num_classes=plan.num_classes, data_format=plan.data_format,
                              dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,

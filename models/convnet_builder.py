@@ -92,6 +92,7 @@ def dense_matmul(x, kernel):
 
 
 _FOLD_BATCH_NORM = contextvars.ContextVar('fold_batch_norm', default=False)
+_FLOAT32_NORM_AND_POOL = contextvars.ContextVar('float32_norm_and_pool', default=False)
 
 
 @contextlib.contextmanager
@@ -102,6 +103,18 @@ def folded_batch_norm(fold: bool = True):
         yield
     finally:
         _FOLD_BATCH_NORM.reset(token)
+
+
+@contextlib.contextmanager
+def float32_norm_and_pool(on: bool = True):
+    """Builders made inside compute batch norm (with the activation after it) and pooling in
+    float32 when their compute dtype is not float32, cast back after: where the reduced dtype's
+    kernels for them are slow (speed/precision.py, float32_norm_and_pool)."""
+    token = _FLOAT32_NORM_AND_POOL.set(bool(on))
+    try:
+        yield
+    finally:
+        _FLOAT32_NORM_AND_POOL.reset(token)
 
 
 class ConvNetBuilder:
@@ -124,6 +137,9 @@ class ConvNetBuilder:
       fold_batch_norm: inference only: a convolution followed by batch norm is built as one
         convolution with the normalisation folded into its kernel and a bias (`conv`); set
         from the enclosing `folded_batch_norm` scope.
+      float32_norm_and_pool: batch norm (and the activation after it) and pooling run in
+        float32, cast from and back to `dtype`; set from the enclosing `float32_norm_and_pool`
+        scope when `dtype` is not float32.
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
     """
@@ -143,6 +159,7 @@ class ConvNetBuilder:
         self.decay_tensors: list = []
         self.use_batch_norm = False
         self.fold_batch_norm = _FOLD_BATCH_NORM.get() and not phase_train
+        self.float32_norm_and_pool = _FLOAT32_NORM_AND_POOL.get() and dtype != tf.float32
         self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
@@ -253,12 +270,13 @@ class ConvNetBuilder:
             else:
                 y = tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
             if use_batch_norm and not self.fold_batch_norm:
-                y = self.batch_norm(y, **self.batch_norm_config)
-            elif not use_batch_norm and bias is not None:
-                biases = self.get_variable('biases', [num_out_channels],
-                                           tf1.constant_initializer(bias))
-                y = tf.nn.bias_add(y, biases, data_format=self.data_format)
-            y = self._activate(y, activation)
+                y = self._normalise_and_activate(y, activation)
+            else:
+                if not use_batch_norm and bias is not None:
+                    biases = self.get_variable('biases', [num_out_channels],
+                                               tf1.constant_initializer(bias))
+                    y = tf.nn.bias_add(y, biases, data_format=self.data_format)
+                y = self._activate(y, activation)
         self.top_layer, self.top_size = y, num_out_channels
         return y
 
@@ -268,9 +286,14 @@ class ConvNetBuilder:
         if num_channels_in is not None:
             self.top_size = num_channels_in
         name = self._name(kind)
+        dtype = x.dtype
+        if self.float32_norm_and_pool:
+            x = tf.cast(x, tf.float32)
         y = pool_fn(x, ksize=self._strides(k_height, k_width),
                     strides=self._strides(d_height, d_width), padding=mode,
                     data_format=self.data_format, name=name)
+        if y.dtype != dtype:
+            y = tf.cast(y, dtype)
         self.top_layer = y
         return y
 
@@ -398,14 +421,30 @@ class ConvNetBuilder:
         bias = bias if self.dtype == tf.float32 else tf.cast(bias, self.dtype)
         return tf.nn.bias_add(y, bias, data_format=self.data_format)
 
+    def _normalise_and_activate(self, y, activation):
+        """batch_norm then the activation; both in float32 with `float32_norm_and_pool` (the
+        activation inside, where Grappler fuses a ReLU into oneDNN's batch norm)."""
+        if not self.float32_norm_and_pool or y.dtype == tf.float32:
+            return self._activate(self.batch_norm(y, **self.batch_norm_config), activation)
+        y32 = self._batch_norm(tf.cast(y, tf.float32), **self.batch_norm_config)
+        return tf.cast(self._activate(y32, activation), y.dtype)
+
     def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
         """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
 
         Training normalises with the batch statistics and appends moving-average update ops to
         `update_ops`; inference uses the moving averages. Statistics and parameters are float32
-        whatever the compute dtype.
+        whatever the compute dtype; the output has the input's dtype (computed in float32 with
+        `float32_norm_and_pool`).
         """
         x = self.top_layer if input_layer is None else input_layer
+        if self.float32_norm_and_pool and x.dtype != tf.float32:
+            y = tf.cast(self._batch_norm(tf.cast(x, tf.float32), decay, scale, epsilon), x.dtype)
+            self.top_layer = y
+            return y
+        return self._batch_norm(x, decay, scale, epsilon)
+
+    def _batch_norm(self, x, decay=0.997, scale=True, epsilon=1e-5):
         channels = int(x.shape[self.channel_axis])
         with tf1.variable_scope(self._name('batchnorm')):
             gamma, beta, moving_mean, moving_var = self._batch_norm_variables(channels, scale)
@@ -484,11 +523,12 @@ class ConvNetBuilder:
             y = tf.nn.depthwise_conv2d(x, kernel, self._strides(d_height, d_width), padding,
                                        data_format=self.data_format)
             if use_batch_norm:
-                y = self.batch_norm(y, **self.batch_norm_config)
-            elif bias is not None:
-                biases = self.get_variable('biases', [c_out], tf1.constant_initializer(bias))
-                y = tf.nn.bias_add(y, biases, data_format=self.data_format)
-            y = self._activate(y, activation)
+                y = self._normalise_and_activate(y, activation)
+            else:
+                if bias is not None:
+                    biases = self.get_variable('biases', [c_out], tf1.constant_initializer(bias))
+                    y = tf.nn.bias_add(y, biases, data_format=self.data_format)
+                y = self._activate(y, activation)
         self.top_layer, self.top_size = y, c_out
         return y
 

@@ -367,6 +367,21 @@ def folds_batch_norm(dtype, device, phase_train) -> bool:
     return (not phase_train) and device == 'cpu' and dtype != tf.float32
 
 
+def float32_norm_and_pool(dtype, device) -> bool:
+    """Whether a tower computes batch norm (with the ReLU after it) and pooling in float32,
+    cast around (ConvNetBuilder.float32_norm_and_pool): float16 on a CPU without float16
+    arithmetic.
+
+    There TensorFlow's oneDNN rewrite leaves float16 batch norm and pooling to its generic
+    kernels: a resnet50 float16 training step (AMD EPYC without AVX512_FP16, batch 16, TF
+    2.21, ops run one at a time) spent 415 ms in FusedBatchNormV3 and its gradient and 83 ms
+    in MaxPoolGrad, where the float32 oneDNN kernels take about a third and 1 ms. bfloat16
+    keeps its own: on a CPU with AVX512_BF16 its oneDNN batch norm is faster than float32's;
+    GPUs keep the graph they had.
+    """
+    return dtype == tf.float16 and emulated(dtype, device)
+
+
 def emulated(dtype, device) -> bool:
     """True for float16/bfloat16 on a CPU without the CPU flags of native arithmetic in it."""
     return (dtype != tf.float32 and device == 'cpu'

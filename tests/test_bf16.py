@@ -5,8 +5,10 @@ import functools
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.speed import precision
 
 import helpers
 
@@ -70,3 +72,21 @@ def test_reduced_precision_inference_folds_batch_norm_on_the_cpu(flags, folded):
                                batch_size=2, **flags).build_graph().graph
     types = {op.type for op in graph.get_operations()}
     assert ('FusedBatchNormV3' not in types) == folded
+
+
+@pytest.mark.skipif(precision.native_support(tf.float16, 'cpu', flags=precision.cpu_flags())[0],
+                    reason='this CPU has float16 arithmetic: float16 batch norm stays float16')
+@pytest.mark.parametrize('flags, norm_dtype', [
+    (dict(use_fp16=True), 'float32'),  # no float16 arithmetic: batch norm and pools in float32
+    (dict(use_bf16=True), 'bfloat16'),  # oneDNN's bfloat16 batch norm is kept
+    (dict(), 'float32'),
+])
+def test_training_batch_norm_dtype_on_the_cpu(flags, norm_dtype):
+    graph = helpers.tiny_bench(model='resnet20', data_name='cifar10', image_size=32,
+                               batch_size=2, **flags).build_graph().graph
+    norms = {op.get_attr('T').name for op in graph.get_operations()
+             if op.type in ('FusedBatchNormV3', 'FusedBatchNormGradV3')}
+    assert norms == {norm_dtype}
+    convs = {op.get_attr('T').name for op in graph.get_operations() if op.type == 'Conv2D'}
+    assert convs == {dict(use_fp16='float16', use_bf16='bfloat16').get(next(iter(flags), ''),
+                                                                      'float32')}

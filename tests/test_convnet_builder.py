@@ -65,3 +65,57 @@ def test_training_never_folds():
     with tf.Graph().as_default(), convnet_builder.folded_batch_norm():
         cnn = convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True)
         assert not cnn.fold_batch_norm
+
+
+def _float16_block(float32_norm_and_pool):
+    """conv + training batch norm + ReLU, max pool, stand-alone batch norm, in float16: the
+    float32 output, the input gradient, the variable names and {op type: dtypes}."""
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf.constant(np.random.RandomState(2).uniform(-1, 1, (2, 8, 8, 3)), tf.float32)
+        x = tf.cast(images, tf.float16)
+        with convnet_builder.float32_norm_and_pool(float32_norm_and_pool):
+            cnn = convnet_builder.ConvNetBuilder(x, 3, phase_train=True, dtype=tf.float16)
+        cnn.use_batch_norm = True
+        with tf1.variable_scope('cg'):
+            cnn.conv(6, 3, 3)
+            cnn.mpool(2, 2)
+            top = cnn.batch_norm()
+        assert top.dtype == tf.float16 and cnn.top_layer is top
+        out = tf.cast(top, tf.float32)
+        # A fixed random projection: sum(out ** 2) of a normalised output is constant.
+        weights = tf.constant(np.random.RandomState(3).uniform(-1, 1, (2, 4, 4, 6)), tf.float32)
+        grad = tf1.gradients(tf.reduce_sum(out * weights), x)[0]
+        names = sorted(v.op.name for v in tf1.global_variables())
+        dtypes = {}
+        for op in graph.get_operations():
+            if op.type in ('FusedBatchNormV3', 'FusedBatchNormGradV3', 'MaxPool', 'MaxPoolGrad',
+                           'Conv2D'):
+                dtypes.setdefault(op.type, set()).add(op.get_attr('T'))
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            return sess.run([out, grad]) + [names, dtypes]
+
+
+def test_float32_norm_and_pool_keeps_the_function_and_the_variables():
+    out16, grad16, names16, dtypes16 = _float16_block(False)
+    out32, grad32, names32, dtypes32 = _float16_block(True)
+    assert names32 == names16  # checkpoints do not change
+    assert dtypes16 == {k: {tf.float16} for k in dtypes16}
+    assert dtypes32['Conv2D'] == {tf.float16}  # the convolution keeps the compute dtype
+    for kind in ('FusedBatchNormV3', 'FusedBatchNormGradV3', 'MaxPool', 'MaxPoolGrad'):
+        assert dtypes32[kind] == {tf.float32}, kind
+    # The same function: float16 keeps 11 bits, 2**-11 relative per rounding; the outputs
+    # (normalised: |y| up to about 3) and input gradients agree to a few roundings.
+    np.testing.assert_allclose(out32, out16, atol=8 * 2.0 ** -11 * np.abs(out16).max())
+    np.testing.assert_allclose(grad32, grad16, atol=8 * 2.0 ** -11 * np.abs(grad16).max())
+    assert np.abs(grad16).max() > 0.1
+
+
+def test_float32_norm_and_pool_leaves_float32_builders_alone():
+    with tf.Graph().as_default(), convnet_builder.float32_norm_and_pool():
+        assert not convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3,
+                                                  phase_train=True).float32_norm_and_pool
+        assert convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3], tf.float16), 3,
+                                              phase_train=True,
+                                              dtype=tf.float16).float32_norm_and_pool

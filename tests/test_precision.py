@@ -123,6 +123,16 @@ def test_float32_gradients_of_emulated_ops_match_float32_math(transpose_a, trans
                                    atol=0.03 * np.abs(reference).max())
 
 
+def test_float32_norm_and_pool_only_for_float16_without_float16_arithmetic(monkeypatch):
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx512_bf16'})
+    assert precision.float32_norm_and_pool(tf.float16, 'cpu')
+    assert not precision.float32_norm_and_pool(tf.float16, 'gpu')  # GPU graphs unchanged
+    assert not precision.float32_norm_and_pool(tf.bfloat16, 'cpu')  # its oneDNN kernels
+    assert not precision.float32_norm_and_pool(tf.float32, 'cpu')
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx512_fp16'})
+    assert not precision.float32_norm_and_pool(tf.float16, 'cpu')
+
+
 def test_gradient_scope_applies_only_where_the_dtype_is_emulated(monkeypatch):
     graph = tf.Graph()
     monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx2'})
