@@ -294,8 +294,9 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     text = 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
         '/'.join(wanted), name)
     if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
-        text += '; %s; gradients in float32' % kernel_speed.describe(dtype, measured).split(
-            '; gradients')[0]
+        text += '; %s; %s in float32' % (
+            kernel_speed.describe(dtype, measured).split('; gradients')[0],
+            'gradients, batch norm and pooling' if dtype == tf.float16 else 'gradients')
     return False, text
 
 

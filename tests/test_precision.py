@@ -329,3 +329,13 @@ def test_refused_precision_flags_give_one_line(kwargs, text):
     with pytest.raises(ParamsError, match=text) as info:
         validate_params(make_params(**kwargs))
     assert '\n' not in str(info.value)
+
+
+def test_emulated_header_names_what_runs_in_float32():
+    measured = {'conv': 1.2, 'conv_gradients': 1.0, 'matmul': 1.6, 'matmul_gradients': 0.5}
+    native, fp16 = precision.native_support(tf.float16, 'cpu', flags=set(), measured=measured)
+    assert not native
+    assert fp16.endswith('conv 1.20x, conv gradients 1.00x, matmul 1.60x, matmul gradients '
+                         '0.50x; gradients, batch norm and pooling in float32')
+    _, bf16 = precision.native_support(tf.bfloat16, 'cpu', flags=set(), measured=measured)
+    assert bf16.endswith('matmul gradients 0.50x; gradients in float32')
