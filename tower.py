@@ -57,7 +57,8 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
 
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay),
-    batch norm folded into the convolutions where precision.folds_batch_norm says so, batch
+    batch norm folded into the convolutions where precision.folds_batch_norm says so (each
+    folded kernel computed once per session, except in a frozen graph), batch
     norm and pooling in float32 where precision.float32_norm_and_pool says so.
 
     Args:
@@ -66,8 +67,11 @@ def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
       images, labels, phase_train: as for `build_forward`.
     """
     dtype, device = plan.compute_dtype, plan.params.device
+    # A frozen graph (--freeze_when_forward_only) has its kernels as constants, which
+    # Grappler folds once; the per-session cache's variables would become constants too.
+    once = not plan.params.freeze_when_forward_only
     with convnet_builder.folded_batch_norm(precision.folds_batch_norm(
-            dtype, device, phase_train)), convnet_builder.float32_norm_and_pool(
+            dtype, device, phase_train), once), convnet_builder.float32_norm_and_pool(
                 precision.float32_norm_and_pool(dtype, device)):
         return build_forward(model, images, labels, phase_train=phase_train,
                              num_classes=plan.num_classes, data_format=plan.data_format,

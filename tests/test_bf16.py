@@ -90,3 +90,28 @@ def test_training_batch_norm_dtype_on_the_cpu(flags, norm_dtype):
     convs = {op.get_attr('T').name for op in graph.get_operations() if op.type == 'Conv2D'}
     assert convs == {dict(use_fp16='float16', use_bf16='bfloat16').get(next(iter(flags), ''),
                                                                       'float32')}
+
+
+def _forward_only_losses(**flags):
+    """The loss of the forward-only bfloat16 resnet20 graph, three runs of one session."""
+    bench = helpers.tiny_bench(model='resnet20', data_name='cifar10', image_size=32,
+                               batch_size=4, forward_only=True, use_bf16=True, tf_random_seed=5,
+                               **flags)
+    info = bench.build_graph()
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        bench.initialize(sess, info)
+        return np.array([sess.run(info.loss) for _ in range(3)]), info.graph
+
+
+def test_forward_only_folds_kernels_once_per_session_with_the_same_losses():
+    # --freeze_when_forward_only builds the per-step fold (its kernels become constants when
+    # frozen); the default stores each folded kernel at a session's first step: the same
+    # numbers, computed once. Synthetic data repeats one batch: every run has the same loss.
+    cached, graph = _forward_only_losses()
+    per_step, per_step_graph = _forward_only_losses(freeze_when_forward_only=True)
+    np.testing.assert_array_equal(cached, cached[0])
+    np.testing.assert_array_equal(cached, per_step)
+    assert np.isfinite(cached).all() and cached[0] > 1.0  # ln(10) for random weights, not 0
+    locals_of = lambda g: len(g.get_collection('local_variables'))  # noqa: E731
+    # resnet20: 19 convolutions with batch norm (the first, 3 stages x 3 units x 2)
+    assert locals_of(graph) - locals_of(per_step_graph) == 2 * 19

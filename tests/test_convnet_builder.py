@@ -119,3 +119,41 @@ def test_float32_norm_and_pool_leaves_float32_builders_alone():
         assert convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3], tf.float16), 3,
                                               phase_train=True,
                                               dtype=tf.float16).float32_norm_and_pool
+
+
+def test_folded_kernels_once_per_session_are_computed_by_the_first_step_only():
+    rng = np.random.RandomState(4)
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf.constant(rng.uniform(-1, 1, (2, 6, 6, 3)), tf.bfloat16)
+        with convnet_builder.folded_batch_norm(once_per_session=True):
+            cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train=False, dtype=tf.bfloat16)
+        with convnet_builder.folded_batch_norm(once_per_session=False):
+            per_step = convnet_builder.ConvNetBuilder(images, 3, phase_train=False,
+                                                      dtype=tf.bfloat16)
+        cnn.use_batch_norm = per_step.use_batch_norm = True
+        with tf1.variable_scope('cg'):
+            cached = tf.cast(cnn.conv(5, 3, 3), tf.float32)
+        with tf1.variable_scope('cg', reuse=True):
+            computed = tf.cast(per_step.conv(5, 3, 3), tf.float32)
+        # The cache is two local variables per kernel: checkpoints hold what they held.
+        assert sorted(v.op.name for v in tf1.global_variables()) == [
+            'cg/conv0/batchnorm0/beta', 'cg/conv0/batchnorm0/gamma',
+            'cg/conv0/batchnorm0/moving_mean', 'cg/conv0/batchnorm0/moving_variance',
+            'cg/conv0/weights']
+        assert len(tf1.local_variables()) == 2
+        gamma = [v for v in tf1.global_variables() if v.op.name.endswith('gamma')][0]
+        set_gamma = gamma.assign(tf.constant(rng.uniform(0.5, 2, 5), tf.float32))
+        init = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
+    with tf1.Session(graph=graph) as sess:
+        sess.run(init)
+        first, reference = sess.run([cached, computed])
+        np.testing.assert_array_equal(first, reference)
+        assert (first > 0).mean() > 0.2
+        sess.run(set_gamma)  # within a session the stored kernel is kept
+        second, changed = sess.run([cached, computed])
+        np.testing.assert_array_equal(second, first)
+        assert np.abs(changed - first).max() > 0.05
+        sess.run(init[1])  # a new session's initialisation: the next step folds again
+        third, changed = sess.run([cached, computed])
+        np.testing.assert_array_equal(third, changed)
