@@ -6,7 +6,7 @@ import collections
 
 import tensorflow as tf
 
-from .models import convnet_builder
+from .models import fast_paths
 from .speed import precision
 
 tf1 = tf.compat.v1
@@ -70,8 +70,8 @@ def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     # A frozen graph (--freeze_when_forward_only) has its kernels as constants, which
     # Grappler folds once; the per-session cache's variables would become constants too.
     once = not plan.params.freeze_when_forward_only
-    with convnet_builder.folded_batch_norm(precision.folds_batch_norm(
-            dtype, device, phase_train), once), convnet_builder.float32_norm_and_pool(
+    with fast_paths.folded_batch_norm(precision.folds_batch_norm(
+            dtype, device, phase_train), once), fast_paths.float32_norm_and_pool(
                 precision.float32_norm_and_pool(dtype, device)):
         return build_forward(model, images, labels, phase_train=phase_train,
                              num_classes=plan.num_classes, data_format=plan.data_format,

@@ -4,7 +4,7 @@ folded into the convolutions (inference) is the same function with the same vari
 import numpy as np
 import tensorflow as tf
 
-from tf_cnn_benchmarks.models import convnet_builder
+from tf_cnn_benchmarks.models import convnet_builder, fast_paths
 
 tf1 = tf.compat.v1
 
@@ -15,7 +15,7 @@ def test_dense_matmul_gradients_match_matmul():
         x = tf.constant(rng.standard_normal((5, 7)), tf.float32)
         w = tf.constant(rng.standard_normal((7, 3)), tf.float32)
         up = tf.constant(rng.standard_normal((5, 3)), tf.float32)
-        ours = tf1.gradients(tf.reduce_sum(convnet_builder.dense_matmul(x, w) * up), [x, w])
+        ours = tf1.gradients(tf.reduce_sum(fast_paths.dense_matmul(x, w) * up), [x, w])
         reference = tf1.gradients(tf.reduce_sum(tf.matmul(x, w) * up), [x, w])
         with tf1.Session() as sess:
             ours, reference = sess.run([ours, reference])
@@ -29,7 +29,7 @@ def _conv_bn_relu(dtype, fold, stats):
     graph = tf.Graph()
     with graph.as_default():
         images = tf.constant(np.random.RandomState(0).uniform(-1, 1, (2, 6, 6, 3)), tf.float32)
-        with convnet_builder.folded_batch_norm(fold):
+        with fast_paths.folded_batch_norm(fold):
             cnn = convnet_builder.ConvNetBuilder(tf.cast(images, dtype), 3, phase_train=False,
                                                  dtype=dtype)
         cnn.use_batch_norm = True
@@ -62,7 +62,7 @@ def test_folded_batch_norm_is_the_same_function_with_the_same_variables():
 
 
 def test_training_never_folds():
-    with tf.Graph().as_default(), convnet_builder.folded_batch_norm():
+    with tf.Graph().as_default(), fast_paths.folded_batch_norm():
         cnn = convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True)
         assert not cnn.fold_batch_norm
 
@@ -74,7 +74,7 @@ def _float16_block(float32_norm_and_pool):
     with graph.as_default():
         images = tf.constant(np.random.RandomState(2).uniform(-1, 1, (2, 8, 8, 3)), tf.float32)
         x = tf.cast(images, tf.float16)
-        with convnet_builder.float32_norm_and_pool(float32_norm_and_pool):
+        with fast_paths.float32_norm_and_pool(float32_norm_and_pool):
             cnn = convnet_builder.ConvNetBuilder(x, 3, phase_train=True, dtype=tf.float16)
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
@@ -113,7 +113,7 @@ def test_float32_norm_and_pool_keeps_the_function_and_the_variables():
 
 
 def test_float32_norm_and_pool_leaves_float32_builders_alone():
-    with tf.Graph().as_default(), convnet_builder.float32_norm_and_pool():
+    with tf.Graph().as_default(), fast_paths.float32_norm_and_pool():
         assert not convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3,
                                                   phase_train=True).float32_norm_and_pool
         assert convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3], tf.float16), 3,
@@ -126,9 +126,9 @@ def test_folded_kernels_once_per_session_are_computed_by_the_first_step_only():
     graph = tf.Graph()
     with graph.as_default():
         images = tf.constant(rng.uniform(-1, 1, (2, 6, 6, 3)), tf.bfloat16)
-        with convnet_builder.folded_batch_norm(once_per_session=True):
+        with fast_paths.folded_batch_norm(once_per_session=True):
             cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train=False, dtype=tf.bfloat16)
-        with convnet_builder.folded_batch_norm(once_per_session=False):
+        with fast_paths.folded_batch_norm(once_per_session=False):
             per_step = convnet_builder.ConvNetBuilder(images, 3, phase_train=False,
                                                       dtype=tf.bfloat16)
         cnn.use_batch_norm = per_step.use_batch_norm = True
