@@ -139,9 +139,14 @@ def describe_dtypes(op) -> str:
     return ', '.join(parts)
 
 
+# Modules whose functions make ops on a layer's behalf (models/fast_paths.py: the dense
+# layer's matmul, the folded kernels): the origin named is the layer that called them.
+_HELPER_MODULES = (os.path.join('models', 'fast_paths.py'),)
+
+
 def origin(op) -> str:
     """'variable_mgr.py:120 apply_gradients': the innermost frame of the project in the op's
-    creation traceback ('' when there is none)."""
+    creation traceback, helpers of _HELPER_MODULES skipped ('' when there is none)."""
     try:
         frames = op.traceback
     except Exception:  # noqa: BLE001 - imported graphs have no traceback
@@ -149,8 +154,9 @@ def origin(op) -> str:
     for frame in reversed(list(frames or ())):
         filename = os.path.abspath(frame.filename)
         if filename.startswith(_PACKAGE_DIR + os.sep) and '/tests/' not in filename:
-            return '%s:%d %s' % (os.path.relpath(filename, _PACKAGE_DIR), frame.lineno,
-                                 frame.name)
+            relative = os.path.relpath(filename, _PACKAGE_DIR)
+            if relative not in _HELPER_MODULES:
+                return '%s:%d %s' % (relative, frame.lineno, frame.name)
     return ''
 
 
