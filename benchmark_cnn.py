@@ -203,6 +203,8 @@ class BenchmarkCNN:
         pipeline = frozen_info.pipeline
         with frozen_info.graph.as_default(), self.create_session(frozen_info) as sess, \
                 data_errors.data_errors(files=pipeline.record_files):
+            if frozen_info.init_ops:  # the local variables: the synthetic input
+                sess.run(frozen_info.init_ops)
             if pipeline.warmup_ops:
                 sess.run(pipeline.warmup_ops)
             return self._run_hooks_and_loop(sess, frozen_info, hooks, build_secs, restored_step,

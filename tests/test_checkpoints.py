@@ -5,11 +5,14 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks
+from tf_cnn_benchmarks.lifecycle import checkpoints, frozen, run_hooks
 
 import helpers
+
+tf1 = tf.compat.v1
 
 # Momentum (slots must be restored) and a schedule that changes at global step 3 (the step
 # counter must continue): int(1e-5 epochs x 1,281,167 images / 4 per step) = 3.
@@ -186,6 +189,28 @@ def test_freeze_when_forward_only(tmp_path, capsys):
     out = capsys.readouterr().out
     assert result['frozen'] and result['num_steps'] == 3 and result['restored_step'] == 2
     assert 'Froze the variables into constants' in out and 'total images/sec' in out
+
+
+def test_a_frozen_graph_keeps_the_synthetic_input_a_variable():
+    """Weights become constants, the synthetic images do not: as constants, Grappler folded the
+    whole forward pass of the trivial model, and the step timed no model at all."""
+    bench = helpers.tiny_bench(model='trivial', batch_size=2, image_size=8, forward_only=True,
+                               freeze_when_forward_only=True, use_bf16=True)
+    info = bench.build_graph()
+    with info.graph.as_default(), bench.create_session(info) as sess:
+        checkpoints.restore_or_initialize(sess, info, bench.params)
+        frozen_info, _ = frozen.freeze(sess, info, 0)
+    graph_def = frozen_info.graph.as_graph_def()
+    variables = sorted(n.name for n in graph_def.node if n.op in ('VarHandleOp', 'VariableV2'))
+    assert variables == ['synthetic_input_0/images', 'synthetic_input_0/labels']
+    with frozen_info.graph.as_default(), bench.create_session(frozen_info) as sess:
+        sess.run(frozen_info.init_ops)
+        metadata = tf1.RunMetadata()
+        sess.run(benchmark_cnn._step_fetches(frozen_info),
+                 options=tf1.RunOptions(trace_level=3), run_metadata=metadata)
+    ran = {node.node_name.split('/')[-1] for dev in metadata.step_stats.dev_stats
+           for node in dev.node_stats}
+    assert any('MatMul' in name for name in ran), sorted(ran)  # the layer ran, not a constant
 
 
 class _ValuesAtBegin(run_hooks.RunHook):
