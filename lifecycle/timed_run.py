@@ -9,6 +9,7 @@ areas, and the run's result dict.
 
 from __future__ import annotations
 
+from ..speed import precision
 from . import results_log, run_hooks, training_loop, utilisation
 
 
@@ -65,7 +66,9 @@ def timed_loop(sess, info, plan, hooks, metrics=None) -> training_loop.LoopResul
         num_steps=plan.num_batches,
         images_per_step=plan.images_per_step, display_every=p.display_every,
         show_loss=plan.training, learning_rate_fn=lambda: float(sess.run(info.learning_rate)),
-        nan_hint=(' or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
+        nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
+                  '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
+                  % precision.initial_loss_scale(p)
                   if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''),
         after_step=run_hooks.combine_after_step(hooks),
         should_stop=run_hooks.combine_should_stop(hooks),

@@ -237,7 +237,8 @@ SPECS: tuple[ParamSpec, ...] = (
     # --- Speed.
     _b('use_fp16', False, 'float16 activations and gradients, float32 master variables.'),
     _b('fp16_vars', False, 'With --use_fp16, keep the variables in float16 too.'),
-    _f('fp16_loss_scale', None, 'Static loss scale for --use_fp16 (default: 128).', lower=0),
+    _f('fp16_loss_scale', None, 'Static loss scale for --use_fp16 (default: 128); > 0 and at '
+       'most 2**24.'),
     _b('fp16_enable_auto_loss_scale', False, 'Automatic loss scaling for --use_fp16.'),
     _i('fp16_inc_loss_scale_every_n', 1000, 'Double the automatic loss scale after this many '
        'finite steps.', lower=1),
@@ -340,9 +341,10 @@ def _check_loss_scale(p: Params) -> None:
     if p.fp16_loss_scale is not None and not p.use_fp16:
         raise ParamsError('--fp16_loss_scale needs --use_fp16 (bfloat16 and float32 need no loss '
                           'scaling). Received: fp16_loss_scale=%g' % p.fp16_loss_scale)
-    if p.fp16_loss_scale is not None and p.fp16_loss_scale <= 0:
-        raise ParamsError('--fp16_loss_scale must be > 0. Received: fp16_loss_scale=%g'
-                          % p.fp16_loss_scale)
+    if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
+        raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (above it '
+                          'the first float16 gradients overflow; the default is 128). Received: '
+                          'fp16_loss_scale=%g' % p.fp16_loss_scale)
     if p.fp16_enable_auto_loss_scale and not p.use_fp16:
         raise ParamsError('--fp16_enable_auto_loss_scale needs --use_fp16 (bfloat16 and float32 '
                           'need no loss scaling).')

@@ -301,9 +301,10 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
 
 
 def describe(p, dtype: tf.DType, variable_dtype: tf.DType) -> str:
-    """The header's precision text, e.g. 'float16 compute, float32 variables, loss scale 128'."""
+    """The header's precision text, e.g. 'float16 compute, float32 variables, loss scale 128'
+    (the loss scale only where there is a backward pass: not --forward_only, not --eval)."""
     text = '%s compute, %s variables' % (dtype.name, variable_dtype.name)
-    if p.use_fp16:
+    if p.use_fp16 and not p.forward_only and not p.eval:
         scale = initial_loss_scale(p)
         if p.fp16_enable_auto_loss_scale:
             text += ', automatic loss scale from %g (x2 every %d finite steps)' % (

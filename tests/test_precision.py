@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, tower
-from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.lifecycle import checkpoints, training_loop
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
 from tf_cnn_benchmarks.speed import kernel_speed, precision
@@ -295,6 +295,14 @@ def test_header_states_precision_and_native_support():
                               + 1]
 
 
+@pytest.mark.parametrize('mode', [dict(forward_only=True), dict(eval=True)])
+def test_no_loss_scale_in_the_header_without_a_backward_pass(mode):
+    p = make_params(use_fp16=True, fp16_loss_scale=64.0, **mode)
+    assert precision.describe(p, tf.float16, tf.float32) == 'float16 compute, float32 variables'
+    training = make_params(use_fp16=True, fp16_loss_scale=64.0)
+    assert precision.describe(training, tf.float16, tf.float32).endswith(', loss scale 64')
+
+
 def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
     cpuinfo = tmp_path / 'cpuinfo'
     cpuinfo.write_text('processor\t: 0\nflags\t\t: fpu avx2 avx512_bf16\n')
@@ -320,7 +328,9 @@ def test_missing_native_bf16_warns_once(capsys, monkeypatch):
 @pytest.mark.parametrize('kwargs, text', [
     (dict(fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
     (dict(use_bf16=True, fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
-    (dict(use_fp16=True, fp16_loss_scale=0.0), '--fp16_loss_scale must be > 0'),
+    (dict(use_fp16=True, fp16_loss_scale=0.0), '--fp16_loss_scale must be > 0 and at most 2'),
+    (dict(use_fp16=True, fp16_loss_scale=-1.0), '--fp16_loss_scale must be > 0 and at most 2'),
+    (dict(use_fp16=True, fp16_loss_scale=1e30), 'above it the first float16 gradients overflow'),
     (dict(fp16_enable_auto_loss_scale=True), '--fp16_enable_auto_loss_scale needs --use_fp16'),
     (dict(use_fp16=True, use_bf16=True), '--use_fp16 and --use_bf16 exclude each other'),
     (dict(fp16_vars=True, use_bf16=True), '--fp16_vars needs --use_fp16'),
@@ -339,3 +349,12 @@ def test_emulated_header_names_what_runs_in_float32():
                          '0.50x; gradients, batch norm and pooling in float32')
     _, bf16 = precision.native_support(tf.bfloat16, 'cpu', flags=set(), measured=measured)
     assert bf16.endswith('matmul gradients 0.50x; gradients in float32')
+
+
+def test_a_float16_nan_names_the_loss_scale():
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        helpers.tiny_run(model='trivial', use_fp16=True, init_learning_rate=1e9, num_batches=4,
+                         batch_size=2, image_size=8)
+    assert str(info.value).endswith(
+        'Lower --init_learning_rate, lower the loss scale (--fp16_loss_scale=128 now; float16 '
+        'overflows above 65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale).')
