@@ -22,7 +22,6 @@ TF_CPU_ALLOCATOR_USE_BFC=true in the environment (recorded in the results).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,7 +29,7 @@ import statistics
 import sys
 import time
 
-from .preamble import RESULTS, start  # noqa: E402
+from .preamble import RESULTS, ArgumentParser, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -141,7 +140,7 @@ def _markdown(results: list[dict], sizes: list[int], args) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--devices', type=int, default=2, help='logical CPU devices (towers)')
     parser.add_argument('--sizes', default='4k,256k,4m,25m', help='tensor sizes in bytes (k/m/g)')
     parser.add_argument('--num_tensors', type=int, default=8, help='gradients per tower')

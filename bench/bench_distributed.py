@@ -38,7 +38,6 @@ distributed_T.*). Loopback addresses only.
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -48,7 +47,7 @@ import sys
 import tempfile
 import time
 
-from .preamble import REPO, RESULTS  # noqa: E402
+from .preamble import REPO, RESULTS, ArgumentParser  # noqa: E402
 
 ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
 MODES = ('parameter_server', 'distributed_replicated', 'collective_all_reduce',
@@ -194,7 +193,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--models', default='trivial,resnet50')
     parser.add_argument('--batch_sizes', default='8,4', help='per model, per device')
     parser.add_argument('--num_batches', default='20,8', help='timed steps, per model')

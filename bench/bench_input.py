@@ -28,7 +28,6 @@ Writes bench/results/input[_T].json and bench/results/input[_T].md.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -38,7 +37,7 @@ import statistics
 import sys
 import time
 
-from .preamble import REPO, RESULTS, start  # noqa: E402
+from .preamble import REPO, RESULTS, ArgumentParser, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -176,7 +175,7 @@ def _markdown(rows: list[dict], args) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--data_dir', default=os.path.join(
         os.path.dirname(REPO), 'shared', 'data', 'imagenet_tfrecords'))
     parser.add_argument('--steps', type=int, default=40)

@@ -37,7 +37,6 @@ were disturbed: look at the load averages. Writes bench/results/roofline_<model>
 
 from __future__ import annotations
 
-import argparse
 import collections
 import math
 import os
@@ -45,7 +44,7 @@ import statistics
 import sys
 import time
 
-from .preamble import RESULTS, start_tensorflow  # noqa: E402
+from .preamble import RESULTS, ArgumentParser, start_tensorflow  # noqa: E402
 
 tf = start_tensorflow()  # oneDNN kernels, BFC allocator: set before it loads
 from tf_cnn_benchmarks.speed import cpu_tuning, runtime_env  # noqa: E402
@@ -287,7 +286,7 @@ def markdown(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--model', default='resnet50')
     parser.add_argument('--batch_size', type=int, default=16)
     parser.add_argument('--image_size', type=int, default=0, help='0: the model default')

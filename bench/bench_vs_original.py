@@ -27,7 +27,6 @@ before and after.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import re
@@ -37,7 +36,7 @@ import sys
 import time
 
 from . import bench_report  # noqa: E402
-from .preamble import REPO, RESULTS  # noqa: E402
+from .preamble import REPO, RESULTS, ArgumentParser  # noqa: E402
 
 ENV = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
        'TF_USE_LEGACY_KERAS': '1', 'TF_CPP_MIN_LOG_LEVEL': '2'}
@@ -175,7 +174,7 @@ def markdown(rows, extra, meta) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--original_dir', required=True,
                         help='folder holding the original tf_cnn_benchmarks.py')
     parser.add_argument('--original_python', default=sys.executable,

@@ -6,6 +6,7 @@ Run the scripts as modules from the checkout's top folder, e.g. `python -m bench
 the package, and nothing is added to the module search path.
 """
 
+import argparse
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))  # bench/
@@ -26,3 +27,11 @@ def start_tensorflow():
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
     from tf_cnn_benchmarks.speed import runtime_env
     return runtime_env.import_tensorflow()
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, `<script>: error: <what>; see --help`,
+    exit 2 (argparse prints its whole usage block first)."""
+
+    def error(self, message):
+        self.exit(2, '%s: error: %s; see --help\n' % (self.prog, message))

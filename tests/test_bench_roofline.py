@@ -80,12 +80,17 @@ def test_standalone_timing_runs_every_needed_op():
     (['--model=nosuch'], "unknown --model='nosuch'"),
     (['--model=resnet20'], "this script's --data_name=cifar10"),
     (['--original_dir=/nonexistent'], 'no tf_cnn_benchmarks.py in --original_dir=/nonexistent'),
+    (['--use_bf16', '--use_fp16'], '--use_bf16 and --use_fp16 exclude each other'),
+    (['--batch_size=0'], '--batch_size, --reps and --steps must be >= 1'),
+    (['--bogus'], 'unrecognized arguments: --bogus'),
 ])
 def test_bad_arguments_are_one_usage_line(argv, text, capsys):
     with pytest.raises(SystemExit) as e:
         bench_roofline.main(argv)
     assert e.value.code == 2
-    assert text in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert text in err
+    assert err.count('\n') == 1 and err.endswith('; see --help\n')  # no usage block
 
 
 def test_no_bench_script_or_tool_touches_sys_path():
