@@ -201,8 +201,9 @@ def _check_fits(path: str, required: dict, optional: dict,
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
     except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError('cannot read checkpoint %s: %s' % (
-            path, cnn_util.error_summary(e))) from None
+        raise CheckpointError('cannot read checkpoint %s: %s (a damaged index or data file? '
+                              'delete this checkpoint to fall back to an older one)' % (
+                                  path, cnn_util.error_summary(e))) from None
     missing = sorted(n for n in required if n not in shapes)
     if missing:
         raise CheckpointError(

@@ -154,6 +154,18 @@ def test_truncated_checkpoint_data_names_the_problem(tmp_path):
                             'to an older one)')
 
 
+def test_a_damaged_checkpoint_index_says_what_to_do(tmp_path):
+    _run(train_dir=str(tmp_path), num_batches=1)
+    (tmp_path / 'model.ckpt-1.index').write_bytes(b'\x00not an index at all' * 8)
+    with pytest.raises(checkpoints.CheckpointError) as info:
+        _run(train_dir=str(tmp_path), num_batches=1)
+    message = str(info.value)
+    assert message.startswith('cannot read checkpoint %s: ' % (tmp_path / 'model.ckpt-1'))
+    assert len(message.splitlines()) == 1
+    assert message.endswith('(a damaged index or data file? delete this checkpoint to fall '
+                            'back to an older one)')
+
+
 def test_warm_start_from_checkpoint_path_and_optimizer_change(tmp_path, capsys):
     source = _run(train_dir=str(tmp_path / 'a'), num_batches=2, init_learning_rate=0.002)
     result = _run(train_dir=str(tmp_path / 'b'), checkpoint_path=str(tmp_path / 'a'),
