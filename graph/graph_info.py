@@ -19,7 +19,7 @@ class GraphInfo(NamedTuple):
       top_1, top_5: scalar float32, the towers' mean fraction of the batch in the top 1 / 5.
       pipeline: the preprocessing.InputPipeline feeding the towers.
       mgr: the variable_mgr.VariableMgr (None in a frozen graph).
-      init_ops: the variable initialisers ([] in a frozen graph).
+      init_ops: the variable initialisers (in a frozen graph: its local variables' only).
     """
 
     graph: tf.Graph
