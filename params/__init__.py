@@ -228,8 +228,9 @@ SPECS: tuple[ParamSpec, ...] = (
        '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
-    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s again (for the utilisation line) '
-       'instead of using the cached figure.'),
+    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line) and '
+       'its reduced-precision kernel factors (--use_bf16/--use_fp16) again instead of using '
+       'the cached figures.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
        'slower beyond the noise and by more than --fail_on_slower percent.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',

@@ -250,7 +250,8 @@ def gpu_compute_capabilities() -> list[tuple[int, int]]:
 
 def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
                    capabilities: list[tuple[int, int]] | None = None,
-                   measured: dict[str, float] | None = None) -> tuple[bool, str]:
+                   measured: dict[str, float] | None = None, when: str = 'measured here',
+                   gradients: bool = True) -> tuple[bool, str]:
     """Whether `device` computes in `dtype` natively, with the evidence.
 
     CPU: bfloat16 needs AVX512_BF16 or AMX_BF16, float16 AVX512_FP16 or AMX_FP16 (without them
@@ -267,6 +268,10 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
       flags: CPU flags (default: `cpu_flags()`); capabilities: GPU compute capabilities
         (default: `gpu_compute_capabilities()`).
       measured: CPU only, {kind: seconds in dtype / in float32} of kernel_speed.KINDS.
+      when: how `measured` was got (kernel_speed.when): 'measured here' or 'measured <UTC
+        time>, cached'.
+      gradients: False for a run without gradients (--forward_only, --eval): the text leaves
+        out the gradient kernels and what runs in float32 for them.
 
     Returns:
       (native, text), e.g. (False, 'CPU has no avx512_bf16/amx_bf16: bfloat16 is emulated').
@@ -287,16 +292,20 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     found = [f for f in wanted if f in flags]
     if found and measured is not None:
         slow = kernel_speed.far_slower_warning('', dtype, measured) is not None
-        return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(dtype,
-                                                                                   measured))
+        return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(
+            dtype, measured, when=when, gradients=gradients))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
     text = 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
         '/'.join(wanted), name)
     if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
-        text += '; %s; %s in float32' % (
-            kernel_speed.describe(dtype, measured).split('; gradients')[0],
-            'gradients, batch norm and pooling' if dtype == tf.float16 else 'gradients')
+        text += '; ' + kernel_speed.describe(dtype, measured, when=when,
+                                             gradients=gradients).split('; gradients')[0]
+        in_float32 = [part for part, wanted in (('gradients', gradients),
+                                                ('batch norm and pooling', dtype == tf.float16))
+                      if wanted]
+        if in_float32:
+            text += '; %s in float32' % ', '.join(in_float32)
     return False, text
 
 

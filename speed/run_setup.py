@@ -31,19 +31,23 @@ def prepare(p, dtype) -> dict:
     lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
     if dtype != tf.float32:
         flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
-        measured = None
+        measured, when = None, 'measured here'
         if p.device == 'cpu':
-            measured = kernel_speed.factors(dtype, cpu_tuning.thread_counts(p))
+            speed = kernel_speed.probe(dtype, cpu_tuning.thread_counts(p),
+                                       refresh=bool(p.refresh_peak))
+            measured, when = speed.factors, kernel_speed.when(speed)
         capabilities, planned = None, ''
         if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
             spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
             capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
             planned = ' (--gpu_model=%s)' % spec.name
-        native, support = precision.native_support(dtype, p.device, measured=measured,
-                                                   capabilities=capabilities)
+        native, support = precision.native_support(
+            dtype, p.device, measured=measured, capabilities=capabilities, when=when,
+            gradients=not (p.forward_only or p.eval))
         support += planned
         lines.append('             %s' % support)
-        slow = measured and kernel_speed.far_slower_warning(flag, dtype, measured)
+        slow = measured and kernel_speed.far_slower_warning(
+            flag, dtype, measured, 'measured now' if when == 'measured here' else when)
         if slow:
             cnn_util.warn(slow)
         elif not native:

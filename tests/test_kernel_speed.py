@@ -1,6 +1,8 @@
 """speed/kernel_speed.py: what the reduced-precision kernels do here decides the header, the
 up-front warning and which gradients run in float32 (CPU flags alone do not)."""
 
+import json
+
 import pytest
 import tensorflow as tf
 
@@ -16,10 +18,12 @@ FAST = {'conv': 0.6, 'conv_gradients': 0.9, 'matmul': 0.9, 'matmul_gradients': 1
 
 @pytest.fixture
 def cpu(monkeypatch):
-    """cpu(flags, measured): this process's CPU has `flags` and its kernels measure so."""
-    def set_cpu(flags, measured):
+    """cpu(flags, measured, measured_now=True): this process's CPU has `flags` and its kernels
+    measure so (now, or cached at 2026-01-01T00:00:00Z)."""
+    def set_cpu(flags, measured, measured_now=True):
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
-        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0): measured)
+        monkeypatch.setattr(kernel_speed, 'probe', lambda dtype, threads=(0, 0), **kw: (
+            kernel_speed.KernelSpeed(measured, 'k', '2026-01-01T00:00:00Z', measured_now, 0.1)))
     return set_cpu
 
 
@@ -63,8 +67,100 @@ def test_emulated_dtype_computes_affine_gradients_in_float32(cpu):
     assert _gradient_matmul_dtypes(graph) == {tf.float32}
 
 
-def test_the_probe_measures_every_kind():
-    measured = kernel_speed.factors(tf.bfloat16, (1, 1))
+def test_the_probe_measures_every_kind_within_its_budget():
+    import time
+    start = time.perf_counter()
+    measured = kernel_speed.measure('bfloat16', 1, 1, budget_secs=0.4)
+    assert time.perf_counter() - start < 10.0  # graph, session and warm-ups are outside it
     assert set(measured) == set(kernel_speed.KINDS)
     assert all(0 < v < 1000 for v in measured.values())
     assert kernel_speed.float32_gradient_kinds({**FAST, 'conv_gradients': 3.0}) == ('conv',)
+
+
+def test_repetitions_stop_at_the_deadline_after_the_minimum():
+    calls = []
+    best = kernel_speed._min_secs([lambda: calls.append('a'), lambda: calls.append('b')],
+                                  reps=9, deadline=0.0)  # long past: the minimum only
+    assert calls == ['a', 'b'] * (1 + kernel_speed.MIN_REPS)  # one warm-up each first
+    assert len(best) == 2 and all(v >= 0 for v in best)
+    calls.clear()
+    kernel_speed._min_secs([lambda: calls.append('a')], reps=9)
+    assert len(calls) == 1 + 9
+
+
+# --- The factors are cached per host, like the CPU peak.
+
+@pytest.fixture
+def probe_cache(tmp_path, monkeypatch):
+    """(probe(dtype, threads, **kw) on a cache file in tmp_path with a counting fake measure,
+    the calls it measured); a fresh process's memo."""
+    monkeypatch.setattr(kernel_speed, '_MEMO', {})
+    calls = []
+
+    def fake_measure(dtype_name, intra, inter):
+        calls.append((dtype_name, intra, inter))
+        return dict(FAST, conv=0.5 + len(calls))
+
+    def probe(dtype, threads=(2, 1), **kw):
+        return kernel_speed.probe(dtype, threads, cache_path=str(tmp_path / 'kernel_speed.json'),
+                                  measure_fn=fake_measure, cpu_model='Test CPU',
+                                  tf_version='2.21.0', **kw)
+    return probe, calls
+
+
+def test_the_factors_are_measured_once_and_read_from_the_cache_by_a_later_run(
+        probe_cache, tmp_path):
+    probe, calls = probe_cache
+    first = probe(tf.bfloat16)
+    assert first.measured_now and first.factors['conv'] == 1.5 and calls == [('bfloat16', 2, 1)]
+    assert first.key == 'Test CPU|tf 2.21.0|bfloat16|2 intra, 1 inter threads'
+    assert kernel_speed.when(first) == 'measured here'
+    kernel_speed._MEMO.clear()  # a later process
+    again = probe(tf.bfloat16)
+    assert calls == [('bfloat16', 2, 1)]
+    assert not again.measured_now and again.factors == first.factors
+    assert kernel_speed.when(again) == 'measured %s, cached' % first.measured_utc
+    stored = json.load(open(tmp_path / 'kernel_speed.json'))
+    assert stored[first.key]['factors'] == first.factors
+
+
+def test_the_cache_key_has_the_dtype_and_both_thread_counts(probe_cache, tmp_path):
+    probe, calls = probe_cache
+    probe(tf.bfloat16)
+    probe(tf.float16)
+    probe(tf.bfloat16, (1, 1))
+    probe(tf.bfloat16, (2, 2))
+    probe(tf.bfloat16)  # this process's, again
+    assert calls == [('bfloat16', 2, 1), ('float16', 2, 1), ('bfloat16', 1, 1),
+                     ('bfloat16', 2, 2)]
+    assert len(json.load(open(tmp_path / 'kernel_speed.json'))) == 4
+
+
+def test_refresh_measures_again_once_per_process(probe_cache):
+    probe, calls = probe_cache
+    probe(tf.bfloat16)
+    kernel_speed._MEMO.clear()  # a later process with --refresh_peak
+    refreshed = probe(tf.bfloat16, refresh=True)
+    assert refreshed.measured_now and refreshed.factors['conv'] == 2.5 and len(calls) == 2
+    assert probe(tf.bfloat16, refresh=True) is refreshed  # the gradient scopes' later calls
+    assert probe(tf.bfloat16).factors['conv'] == 2.5 and len(calls) == 2
+
+
+def test_a_cached_header_says_when_and_a_forward_only_one_has_no_gradient_text(cpu, capsys):
+    cpu({'avx512_fp16'}, SLOW_MATMUL, measured_now=False)
+    text = '\n'.join(benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True),
+                                                gpus=0).info_lines())
+    assert ('float16 kernels measured 2026-01-01T00:00:00Z, cached (time vs float32): conv '
+            '1.20x, conv gradients 1.00x, matmul 145x, matmul gradients 140x; gradients of '
+            'matmul in float32') in text
+    assert '(measured 2026-01-01T00:00:00Z, cached); the faster choice' in capsys.readouterr().err
+    for mode in (dict(forward_only=True), dict(eval=True)):
+        text = '\n'.join(benchmark_cnn.BenchmarkCNN(
+            helpers.tiny_params(use_fp16=True, **mode), gpus=0).info_lines())
+        assert 'float16 kernels measured 2026-01-01T00:00:00Z, cached (time vs float32): ' \
+               'conv 1.20x, matmul 145x' in text
+        assert 'gradients' not in text, mode
+    _, emulated = precision.native_support(tf.bfloat16, 'cpu', flags=set(), measured=FAST,
+                                           gradients=False)
+    assert emulated.endswith('bfloat16 kernels measured here (time vs float32): conv 0.60x, '
+                             'matmul 0.90x')

@@ -72,6 +72,49 @@ def test_a_cluster_tasks_cpu_peak_is_its_own_measured_one():
                                    '2026-01-01T00:00:00Z, cached')
 
 
+def test_a_cached_peak_below_the_runs_rate_is_measured_again_once(tmp_path):
+    # 241.7 GFLOP/s measured on a loaded host, cached; this run does 270 GFLOP/s.
+    path = str(tmp_path / 'cpu_peak.json')
+    cpu_peak.store(path, 'c|tf v|float32|2 threads', {
+        'flops_per_sec': 241.7e9, 'kernel': 'matmul', 'measured_utc': '2026-01-01T00:00:00Z'})
+    measured = []
+
+    def fake_measure(dtype, threads):
+        measured.append((dtype, threads))
+        return 300e9, 'conv3x3'
+
+    def peak_fn(dtype, threads, **kw):
+        return cpu_peak.cpu_peak(dtype, threads, cache_path=path, measure_fn=fake_measure,
+                                 **dict(kw, cpu_model='c', tf_version='v'))
+    util = utilisation.utilisation_figures(_plan(training=False), 270e9 / 8_209_920, False,
+                                           [], cpu_peak_fn=peak_fn)
+    assert measured == [('float32', 2)]
+    assert util['peak_flops_per_sec'] == 300e9 and util['measured_now']
+    assert util['fraction_of_peak'] == pytest.approx(0.9)
+    assert util['peak_source'].startswith('CPU peak, float32, 2 threads: measured now in ')
+    assert util['peak_source'].endswith(
+        " s (the cached 241.7 GFLOP/s was below this run's rate)")
+    assert json.load(open(path))['c|tf v|float32|2 threads']['flops_per_sec'] == 300e9
+
+
+def test_a_fresh_peak_below_the_runs_rate_is_kept_and_said_so():
+    calls = []
+
+    def fake(dtype, threads, **kwargs):
+        calls.append(kwargs['refresh'])
+        return cpu_peak.CpuPeak(1e11, 'matmul', 'k', 'T', True, 2.1)
+    peak = utilisation.device_peak(_plan(), cpu_peak_fn=fake, achieved_flops_per_sec=1.2e11)
+    assert calls == [False]
+    assert peak['peak_flops_per_sec'] == 1e11
+    assert peak['peak_source'] == ("CPU peak, float32, 2 threads: measured now in 2.1 s; this "
+                                   "run's rate is above the measured peak")
+    cached = utilisation.device_peak(_plan(), achieved_flops_per_sec=0.9e11, cpu_peak_fn=(
+        lambda *a, **k: calls.append(k['refresh']) or cpu_peak.CpuPeak(
+            1e11, 'matmul', 'k', 'T', False, 0.0)))
+    assert calls == [False, False]  # a cached peak above the rate is not measured again
+    assert cached['peak_source'] == 'CPU peak, float32, 2 threads: measured T, cached'
+
+
 # --- The CPU peak cache and its key.
 
 def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path):
@@ -219,7 +262,7 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
     lines, calls = [], []
     metrics = utilisation.RunMetrics(
         _plan(training=False), cpu_peak_fn=lambda *a, **k: cpu_peak.CpuPeak(
-            1e10, 'matmul', 'k', 'T', True, 1.5))
+            1e15, 'matmul', 'k', 'T', True, 1.5))  # above the fake steps' rate
 
     def step_fn(run_metadata=None):
         calls.append(run_metadata is not None)
@@ -239,7 +282,7 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
     assert block[2].endswith('(CPU peak, float32, 2 threads: measured now in 1.5 s)')
     keys = metrics.result_keys()
     assert keys['utilisation']['fraction_of_peak'] == pytest.approx(
-        keys['utilisation']['model_flops_per_sec'] / 1e10)
+        keys['utilisation']['model_flops_per_sec'] / 1e15)
     assert keys['memory']['allocators'] == {'cpu': 5000}
     assert keys['latency_ms']['count'] == 3
 
