@@ -16,18 +16,22 @@ Errors: `ParamsError` (an invalid parameter or combination: a usage error), `Unk
 Importing the package loads neither TensorFlow nor any model (nor do `list_models` and
 `UnknownModelError`): `run`, `BenchmarkCNN`, `CheckpointError` and `NonFiniteLossError` load them
 on first use (TensorFlow reads its environment, which they prepare, when it is imported: oneDNN,
-the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; speed/runtime_env.py says more).
+the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; runtime/runtime_env.py says more).
 
 Layout, by concern (README "Development" says more):
 
-    tf_cnn_benchmarks.py, cli.py   the command        params.py, run_plan.py   flags -> plan
-    benchmark_cnn.py               graph and run      tower.py, learning_rate.py
+    tf_cnn_benchmarks.py, cli.py   the command        params/, run_plan.py    flags -> plan
+    usage.py                       the usage check    benchmark_cnn.py        one run
     preprocessing.py               input pipelines    variable_mgr.py, allreduce*.py
     models/                        the networks       input_data/   datasets, image ops
-    lifecycle/   loop, hooks, checkpoints, eval, summaries, profiles, signals, results
+    graph/       every op of the step: towers, train op, learning rate, precision choices
+    lifecycle/   the loop, its phases and hooks: checkpoints, eval, summaries, signals, results
+    metrics/     every reported figure and gate: utilisation, latency, baseline, significance
+    preflight/   will it run: dry run, memory check, output paths, kernels, traffic, memory
+    runtime/     TensorFlow's environment, threads, GPU and session options, XLA
+    hardware/    what the machine is: CPU and GPUs, GPU table, measured peaks and kernels
     cluster/     topology, servers, coordination, cluster variable managers
-    speed/       runtime environment, CPU threads, XLA, precision, session options
-    tools/       converter, cluster launcher          bench/, tests/
+    tools/       converter, cluster launcher, sweep  bench/, tests/
 """
 
 from .cnn_util import BenchmarkError, ClusterError, DataError
@@ -73,9 +77,9 @@ def list_models(dataset: str = 'imagenet') -> list[str]:
 
 def __getattr__(name: str):
     """The names that need TensorFlow, loaded on first use (TensorFlow's environment set and
-    its start-up lines kept off stderr: speed/runtime_env.py)."""
+    its start-up lines kept off stderr: runtime/runtime_env.py)."""
     if name in ('BenchmarkCNN', 'CheckpointError', 'NonFiniteLossError'):
-        from .speed import runtime_env
+        from .runtime import runtime_env
         runtime_env.import_tensorflow()
     if name == 'BenchmarkCNN':
         from .benchmark_cnn import BenchmarkCNN

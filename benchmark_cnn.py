@@ -18,36 +18,29 @@ from __future__ import annotations
 import os
 import time
 
-from .speed import runtime_env
+from .runtime import runtime_env
 
 # oneDNN kernels, BFC allocator, log level: set before TensorFlow loads, and its start-up lines
 # kept off stderr.
 runtime_env.import_tensorflow()
 
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
-from . import cnn_util, learning_rate, run_plan, variable_mgr  # noqa: E402
-from . import params as params_lib  # noqa: E402
-from .cluster import coordination, resolvers, topology, variable_mgrs  # noqa: E402
-from .cluster import server as cluster_server  # noqa: E402
-from .graph import builder  # noqa: E402
-from .graph.graph_info import GraphInfo  # noqa: E402
-from .input_data import data_errors, dataset_info  # noqa: E402
-from .lifecycle import (  # noqa: E402
-    checkpoints,
-    eval_runner,
-    frozen,
-    header,
-    memory_check,
-    run_hooks,
-    signals,
-    timed_run,
+from . import cnn_util, run_plan, variable_mgr
+from . import params as params_lib
+from .cluster import coordination, resolvers, topology, variable_mgrs
+from .cluster import server as cluster_server
+from .graph import builder, frozen, learning_rate, precision
+from .graph.graph_info import GraphInfo
+from .input_data import data_errors, dataset_info
+from .lifecycle import checkpoints, eval_runner, header, run_hooks, signals, timed_run, wiring
+from .metrics import utilisation
+from .models import model_config
+from .preflight import memory_check
+from .runtime import (
+    session_config,
     traced_session,
-    utilisation,
-    wiring,
 )
-from .models import model_config  # noqa: E402
-from .speed import precision, run_setup, session_config  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -106,7 +99,7 @@ class BenchmarkCNN:
             raise params_lib.ParamsError(
                 '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
                 'off; unset it or use --data_format=NHWC.')
-        self.speed_notes = run_setup.prepare(p, self.plan.compute_dtype)
+        self.speed_notes = header.speed_notes(p, self.plan.compute_dtype)
 
     # --- Header.
     def info_lines(self) -> list[str]:
@@ -270,7 +263,7 @@ class BenchmarkCNN:
         return hooks + self.extra_hooks
 
     def run_metrics(self) -> utilisation.RunMetrics:
-        """The figures of the total block (lifecycle/utilisation.py), made once per object."""
+        """The figures of the total block (metrics/utilisation.py), made once per object."""
         if self.metrics is None:
             self.metrics = utilisation.RunMetrics.for_run(self.plan, (
                 coordination.local_device_predicate(self.cluster) if self.cluster else None))

@@ -15,7 +15,7 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-from .speed import runtime_env  # noqa: E402
+from .runtime import runtime_env  # noqa: E402
 
 runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
@@ -23,7 +23,7 @@ from absl import flags
 
 from . import flag_parsing, params, usage
 from .cluster import resolvers
-from .speed import cpu_tuning
+from .runtime import cpu_tuning
 
 FLAGS = flags.FLAGS
 
@@ -117,7 +117,7 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
     bench = None
     try:
         if resolution.params.dry_run:
-            from .lifecycle import dry_run
+            from .preflight import dry_run
             return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
                 q, gpus=n, hooks=hooks,
                 resolution=resolvers.Resolution(q, resolution.source, resolution.description)),
@@ -131,7 +131,7 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
     except cnn_util.BenchmarkError as e:
         return _fail(str(e), 1)
     except tf.errors.ResourceExhaustedError as e:
-        from .lifecycle import memory_check
+        from .preflight import memory_check
         return _fail(memory_check.exhausted_message(e, getattr(bench, 'memory', None)), 1)
     except tf.errors.OpError as e:
         return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)

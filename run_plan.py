@@ -309,7 +309,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
       visible_gpus: GPUs TensorFlow can see.
       cluster: cluster.topology.Cluster of a cluster task, else None.
       subset: the subset the run reads (dataset_info.default_subset).
-      dtypes: (compute dtype, variable dtype) (speed.precision.compute_dtypes).
+      dtypes: (compute dtype, variable dtype) (graph.precision.compute_dtypes).
       cluster_source: where the cluster came from (cluster.resolvers.Resolution.description).
 
     Returns:

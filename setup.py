@@ -15,7 +15,8 @@ setuptools.setup(
     python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
-        'cluster', 'graph', 'input_data', 'lifecycle', 'models', 'params', 'speed', 'tools')],
+        'cluster', 'graph', 'hardware', 'input_data', 'lifecycle', 'metrics', 'models', 'params',
+        'preflight', 'runtime', 'tools')],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',

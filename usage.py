@@ -12,10 +12,11 @@ import importlib.util
 
 from . import cnn_util, params
 from .cluster import resolvers
+from .hardware import gpu_specs
 from .input_data import dataset_info
-from .lifecycle import baseline, output_paths
+from .metrics import baseline
 from .models import model_catalog
-from .speed import gpu_specs  # plain data: no TensorFlow
+from .preflight import output_paths
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
@@ -26,7 +27,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       p: the Params as parsed.
       resolve: fill in the cluster's fields first (--cluster_resolver: host flags, TF_CONFIG,
         Slurm; cluster/resolvers.py); else the Params are checked as given.
-      paths: check that every output path can be written (lifecycle/output_paths.py).
+      paths: check that every output path can be written (preflight/output_paths.py).
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
 
     Returns:
@@ -69,7 +70,7 @@ def check_extras(p: params.Params) -> None:
 
     Raises:
       params.ParamsError: matplotlib is missing, or the --baseline file is unreadable
-        (lifecycle/baseline.py's BaselineError).
+        (metrics/baseline.py's BaselineError).
     """
     if p.plot_file and importlib.util.find_spec('matplotlib') is None:
         raise params.ParamsError(
@@ -80,7 +81,7 @@ def check_extras(p: params.Params) -> None:
 
 
 def check_gpu_model(p: params.Params) -> None:
-    """--gpu_model names a GPU of speed/gpu_specs.py and is asked for a GPU run.
+    """--gpu_model names a GPU of hardware/gpu_specs.py and is asked for a GPU run.
 
     Raises:
       params.ParamsError: an unknown GPU name (the message lists the known ones), or

@@ -65,7 +65,7 @@ DTYPES = {'fp32': 'float32', 'bf16': 'bfloat16', 'fp16': 'float16'}
 def _train_worker(spec):
     """Times `spec['steps']` training steps after `spec['warmup']`; returns a result dict."""
     from tf_cnn_benchmarks.params import make_params
-    from tf_cnn_benchmarks.speed import cpu_tuning
+    from tf_cnn_benchmarks.runtime import cpu_tuning
     p = make_params(model=spec['model'], batch_size=spec['batch_size'], device='cpu',
                     num_batches=spec['steps'], num_warmup_batches=spec['warmup'],
                     **spec['flags'])
@@ -74,7 +74,7 @@ def _train_worker(spec):
     tf.compat.v1.disable_eager_execution()
     from tf_cnn_benchmarks import benchmark_cnn
     from tf_cnn_benchmarks.models import flops
-    from tf_cnn_benchmarks.speed import xla_jit
+    from tf_cnn_benchmarks.runtime import xla_jit
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
     build_start = time.perf_counter()
     info = bench.build_graph()
@@ -107,7 +107,7 @@ def _ceiling_worker(spec):
     import tensorflow as tf
 
     from tf_cnn_benchmarks.params import make_params
-    from tf_cnn_benchmarks.speed import cpu_tuning
+    from tf_cnn_benchmarks.runtime import cpu_tuning
     tf1 = tf.compat.v1
     tf1.disable_eager_execution()
     dtype = tf.as_dtype(spec['dtype'])

@@ -47,7 +47,8 @@ import time
 from .preamble import RESULTS, ArgumentParser, start_tensorflow  # noqa: E402
 
 tf = start_tensorflow()  # oneDNN kernels, BFC allocator: set before it loads
-from tf_cnn_benchmarks.speed import cpu_tuning, runtime_env  # noqa: E402
+from tf_cnn_benchmarks.hardware import machine  # noqa: E402
+from tf_cnn_benchmarks.runtime import cpu_tuning  # noqa: E402
 
 tf1 = tf.compat.v1
 from . import bench_report  # noqa: E402
@@ -353,7 +354,7 @@ def main(argv=None) -> int:
         'image_size': bench.plan.image_size, 'reps': args.reps, 'steps': args.steps,
         'warmup': args.warmup, 'stat': args.stat, 'precision': precision,
         'dtype': bench.plan.compute_dtype.name, 'forward_only': args.forward_only,
-        'cpu': runtime_env.cpu_model(), 'cores': os.cpu_count(),
+        'cpu': machine.cpu_model(), 'cores': os.cpu_count(),
         'physical_cores': cpu_tuning.physical_cores(), 'tensorflow': tf.__version__,
         'load_before': load_before, 'load_after': os.getloadavg()[0],
         'elapsed_secs': time.time() - start, 'original_dir': args.original_dir}

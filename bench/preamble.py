@@ -18,14 +18,14 @@ def start() -> None:
     """Sets the runtime environment (oneDNN kernels, BFC allocator, quiet C++ log) before
     TensorFlow loads."""
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-    from tf_cnn_benchmarks.speed import runtime_env
+    from tf_cnn_benchmarks.runtime import runtime_env
     runtime_env.apply()
 
 
 def start_tensorflow():
     """`start`, then imports TensorFlow with its start-up lines kept off stderr; returns it."""
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-    from tf_cnn_benchmarks.speed import runtime_env
+    from tf_cnn_benchmarks.runtime import runtime_env
     return runtime_env.import_tensorflow()
 
 

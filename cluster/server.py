@@ -30,7 +30,8 @@ import time
 import tensorflow as tf
 
 from .. import cnn_util
-from ..lifecycle import checkpoints, traced_session
+from ..lifecycle import checkpoints
+from ..runtime import traced_session
 from . import coordination
 from .topology import Cluster, can_connect, security_warning, task_device
 

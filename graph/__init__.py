@@ -1,9 +1,11 @@
-"""The graph of a run, built in one place for training, forward-only runs, evaluation and
-summaries: the typed handles (graph_info.py), the towers (towers.py: the one tower loop), the
-train op (train_op.py), the whole training or forward-only step (builder.py) and the
-evaluation's graph (eval_graph.py).
+"""Everything that builds ops of a run's step, in one place for training, forward-only runs,
+evaluation and summaries: the typed handles (graph_info.py), the towers (towers.py: the one
+tower loop), one tower's forward pass, loss and gradients (tower.py), the train op
+(train_op.py), learning rates and optimizers (learning_rate.py), the precision choices
+(precision.py), weight decay inside the updates (fused_decay.py), the whole training or
+forward-only step (builder.py), the evaluation's graph (eval_graph.py) and a frozen
+forward-only graph (frozen.py).
 
-Below the lifecycle (which runs these graphs) and the cluster (which supplies its variable
-manager); above the input pipeline, the tower, the variable managers, the models and the speed
-settings, which it assembles.
+Below the lifecycle (which runs these graphs); above the input pipeline, the variable managers
+and the models, which it assembles, and the runtime settings and hardware facts it reads.
 """

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .. import learning_rate, preprocessing
-from . import towers, train_op
+from .. import preprocessing
+from . import learning_rate, towers, train_op
 from .graph_info import GraphInfo
 
 tf1 = tf.compat.v1

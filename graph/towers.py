@@ -16,8 +16,8 @@ import contextlib
 
 import tensorflow as tf
 
-from .. import tower
-from ..speed import cpu_tuning, precision, xla_jit
+from ..runtime import cpu_tuning, xla_jit
+from . import precision, tower
 
 tf1 = tf.compat.v1
 

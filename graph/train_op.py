@@ -4,7 +4,7 @@
       --variable manager: aggregate, apply with the optimizer (decay folded in or in the loss)
       --> + the global step, the manager's step ops (staged variables) --> train_op
 
-The loss scaler (speed/precision.py) wraps the apply: automatic loss scaling skips the update
+The loss scaler (graph/precision.py) wraps the apply: automatic loss scaling skips the update
 of a step whose gradients overflowed and adjusts the scale.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .. import learning_rate, tower
-from ..speed import fused_decay, precision, xla_jit
+from ..runtime import xla_jit
+from . import fused_decay, learning_rate, precision, tower
 
 tf1 = tf.compat.v1
 
@@ -38,7 +38,7 @@ def build_train_op(plan, mgr, outputs, global_step, lr) -> tf.Operation:
     p, devices = plan.params, plan.devices
     scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
     # With the fold, the towers differentiate the cross entropy and each kernel's update
-    # adds weight_decay * w (speed/fused_decay.py); the reported loss keeps the decay term.
+    # adds weight_decay * w (graph/fused_decay.py); the reported loss keeps the decay term.
     fold = fused_decay.applies(p, devices) and all(
         fused_decay.count_decayed(mgr.trainable_variables(i)) == out.num_decayed
         for i, out in enumerate(outputs))

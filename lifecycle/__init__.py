@@ -1,4 +1,12 @@
-"""The training lifecycle around the graph: the timed loop (training_loop.py), run hooks and their
-phases (run_hooks.py), which hooks a run has (wiring.py), checkpoints, evaluation, summaries,
-profiles, the step breakdown, signals, results logs, frozen graphs and the traced session.
+"""The training lifecycle: the loop, its phases and its hooks.
+
+The loop and its phases: the timed loop (training_loop.py), the timed part of a run and its
+result (timed_run.py), the hooks' phases (run_hooks.py), which hooks a run has and which flags
+have no effect in it (wiring.py), the header block (header.py). The hooks: checkpoints
+(checkpoints.py), evaluation (eval_runner.py), summaries (summaries.py), profiles and traces
+(profiling.py, trace_extras.py), the figures' hooks (figure_hooks.py), signals (signals.py),
+results JSON and plot (results_log.py), MLPerf lines (mlperf_log.py).
+
+Below the cluster and the preflight checks; above the figures (metrics/), which it reports,
+and the graph, which it runs.
 """

@@ -40,9 +40,10 @@ import tensorflow as tf
 from .. import cnn_util
 from ..graph import eval_graph
 from ..input_data import data_errors
+from ..metrics import utilisation
 from ..params import original_flags
-from ..speed import session_config
-from . import checkpoints, results_log, run_hooks, signals, utilisation
+from ..runtime import session_config
+from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
 

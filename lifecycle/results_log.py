@@ -4,8 +4,8 @@
 the same structure either way. Keys (all runs):
 
     model, mode ('training', 'forward-only' or 'eval'), params {flag: value},
-    environment {tf_version, python_version, platform, hostname, cpu_model, cpu_cores,
-                 gpus [names]},
+    environment {tf_version, python_version, platform, hostname, cpu_model, cpu_flags,
+                 cpu_cores, gpus [names], onednn} (hardware/machine.py),
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
     losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
@@ -14,7 +14,7 @@ the same structure either way. Keys (all runs):
           checkpoint_path, subset, elapsed_secs, batch_times}), evals [same],
     stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
 
-and the figures of the total block (lifecycle/utilisation.py):
+and the figures of the total block (metrics/utilisation.py):
 
     utilisation {dtype, forward_flops_per_image, flops_multiplier (3 training, 1 inference),
                  flops_per_image, model_flops_per_sec, peak_flops_per_sec (null: unknown),
@@ -36,40 +36,13 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
-import socket
-import sys
 import tempfile
 
 import numpy as np
 
 from .. import cnn_util
-from ..speed import runtime_env
+from ..hardware import machine
 from . import run_hooks
-
-
-def gpu_names() -> list[str]:
-    """Names of the GPUs TensorFlow sees, e.g. ['NVIDIA A100-SXM4-40GB']; [] without GPUs."""
-    import tensorflow as tf
-    names = []
-    for gpu in tf.config.list_physical_devices('GPU'):
-        details = tf.config.experimental.get_device_details(gpu)
-        names.append(details.get('device_name', gpu.name))
-    return names
-
-
-def environment() -> dict:
-    """Where the run happened: TF and Python versions, host, CPU model and cores, GPU names."""
-    import tensorflow as tf
-    return {
-        'tf_version': tf.__version__,
-        'python_version': sys.version.split()[0],
-        'platform': platform.platform(),
-        'hostname': socket.gethostname(),
-        'cpu_model': runtime_env.cpu_model(),
-        'cpu_cores': os.cpu_count(),
-        'gpus': gpu_names(),
-    }
 
 
 def common_fields(plan) -> dict:
@@ -84,7 +57,7 @@ def common_fields(plan) -> dict:
         'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
                    for k, v in p._asdict().items()},
         'plan': plan.summary(),
-        'environment': environment(),
+        'environment': machine.environment(),
         'global_batch_size': plan.global_batch_size,
         'per_device_batch_size': plan.per_device_batch_size,
         'num_devices': len(plan.devices),

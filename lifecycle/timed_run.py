@@ -9,13 +9,14 @@ areas, and the run's result dict.
 
 from __future__ import annotations
 
-from ..speed import precision
-from . import results_log, run_hooks, training_loop, utilisation
+from ..graph import precision
+from ..metrics import utilisation
+from . import results_log, run_hooks, training_loop
 
 
 def make_step_fn(sess, info, plan):
     """Returns a function running one step: (run_metadata=None) -> (loss or None, *accuracy
-    values); with a RunMetadata the step runs with a full trace into it (lifecycle/utilisation.py
+    values); with a RunMetadata the step runs with a full trace into it (metrics/utilisation.py
     traces the last warm-up step so).
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last

@@ -101,7 +101,7 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
         weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
       sample_step: runs the last warm-up step instead of `step_fn` (a traced step: see
-        lifecycle/utilisation.py); never a timed one.
+        metrics/utilisation.py); never a timed one.
       total_lines: lines printed after `total images/sec` inside the total block.
 
     Returns:

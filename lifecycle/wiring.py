@@ -13,16 +13,16 @@ from __future__ import annotations
 from .. import cnn_util
 from .. import params as params_lib
 from ..params import original_flags
-from ..speed import gpu_settings
+from ..runtime import gpu_settings
 from . import (
     checkpoints,
     eval_runner,
+    figure_hooks,
     mlperf_log,
     profiling,
     results_log,
     run_hooks,
     signals,
-    step_breakdown,
     summaries,
 )
 
@@ -163,7 +163,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
     if plan.training and p.train_dir and plan.is_chief:
         hooks.append(checkpoints.CheckpointHook(plan))
     if p.print_step_breakdown:
-        hooks.append(step_breakdown.StepBreakdownHook(is_local_device or (lambda device: True)))
+        hooks.append(figure_hooks.StepBreakdownHook(is_local_device or (lambda device: True)))
     if p.plot_file:
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:

@@ -1,12 +1,12 @@
 """Graph choices made for the kernels' speed, used by ConvNetBuilder's layers.
 
   * `dense_matmul`: a fully connected layer whose input gradient is computed in the layout
-    oneDNN's CPU matmul runs fastest (and in float32 where speed/precision.py asks);
+    oneDNN's CPU matmul runs fastest (and in float32 where graph/precision.py asks);
   * `folded_batch_norm`: inference batch norm folded into the convolutions (reduced precision
-    on the CPU, speed/precision.py folds_batch_norm), each folded kernel optionally computed
+    on the CPU, graph/precision.py folds_batch_norm), each folded kernel optionally computed
     once per session (`once_per_session`);
   * `float32_norm_and_pool`: batch norm and pooling in float32 inside a reduced-precision graph
-    (float16 on a CPU without float16 arithmetic, speed/precision.py float32_norm_and_pool).
+    (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool).
 
 The scopes are context variables read when a ConvNetBuilder is made (`fold_settings`,
 `norm_and_pool_in_float32`).
@@ -46,7 +46,7 @@ def _dense_matmul_grad(op, grad):
 @tf.RegisterGradient(_DENSE_GRADIENT_FLOAT32)
 def _dense_matmul_grad_in_float32(op, grad):
     """`_dense_matmul_grad` computed in float32, returned in the op's dtype: where the reduced
-    dtype's matmul kernels are slow (speed/precision.py, float32_gradient_kinds)."""
+    dtype's matmul kernels are slow (graph/precision.py, float32_gradient_kinds)."""
     x, w = op.inputs
     dx, dw = _dense_products(*(tf.cast(t, tf.float32) for t in (x, w, grad)))
     return tf.cast(dx, x.dtype), tf.cast(dw, w.dtype)
@@ -116,7 +116,7 @@ def once_per_session(compute, shape, dtype, name):
 def float32_norm_and_pool(on: bool = True):
     """Builders made inside compute batch norm (with the activation after it) and pooling in
     float32 when their compute dtype is not float32, cast back after: where the reduced dtype's
-    kernels for them are slow (speed/precision.py, float32_norm_and_pool)."""
+    kernels for them are slow (graph/precision.py, float32_norm_and_pool)."""
     token = _FLOAT32_NORM_AND_POOL.set(bool(on))
     try:
         yield

@@ -176,7 +176,7 @@ _NO_EFFECT = {
 }
 
 
-# Flags that act on GPUs only (speed/gpu_settings.py).
+# Flags that act on GPUs only (runtime/gpu_settings.py).
 GPU_ONLY_FLAGS = (
     'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
     'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',

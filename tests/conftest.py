@@ -2,7 +2,7 @@
 shared data paths.
 
 TensorFlow loads in the processes that run tests (pytest-xdist's workers, or pytest itself
-without -n), through speed/runtime_env.import_tensorflow, which keeps its start-up lines off
+without -n), through runtime/runtime_env.import_tensorflow, which keeps its start-up lines off
 stderr; xdist's controller runs no test and never loads it.
 """
 
@@ -26,7 +26,7 @@ for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')
 # of the user's cache directory.
 os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
 atexit.register(shutil.rmtree, os.environ['XDG_CACHE_HOME'], True)
-from tf_cnn_benchmarks.speed import runtime_env  # noqa: E402
+from tf_cnn_benchmarks.runtime import runtime_env  # noqa: E402
 
 
 def pytest_configure(config):

@@ -118,11 +118,14 @@ LAYERS = [
     ('entry', ['tf_cnn_benchmarks', '', 'cli', 'flag_parsing', 'usage', 'tools']),
     ('orchestration', ['benchmark_cnn']),
     ('cluster', ['cluster']),
+    ('preflight', ['preflight']),
     ('lifecycle', ['lifecycle']),
+    ('metrics', ['metrics']),
     ('graph', ['graph']),
-    ('blocks', ['preprocessing', 'tower', 'learning_rate', 'variable_mgr', 'allreduce',
-                'allreduce_plans', 'models', 'input_data']),
-    ('speed', ['speed']),
+    ('blocks', ['preprocessing', 'variable_mgr', 'allreduce', 'allreduce_plans', 'models',
+                'input_data']),
+    ('runtime', ['runtime']),
+    ('hardware', ['hardware']),
     ('plan', ['run_plan']),
     ('params', ['params']),
     ('util', ['cnn_util']),
@@ -175,12 +178,12 @@ def test_the_layer_check_finds_an_upward_import_inside_a_function(tmp_path):
 def test_the_layout_has_one_package_per_concern():
     packages = sorted(d for d in os.listdir(REPO)
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
-    assert packages == ['cluster', 'graph', 'input_data', 'lifecycle', 'models', 'params', 'speed',
-                        'tools']
+    assert packages == ['cluster', 'graph', 'hardware', 'input_data', 'lifecycle', 'metrics',
+                        'models', 'params', 'preflight', 'runtime', 'tools']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
-                   'cli', 'cnn_util', 'flag_parsing', 'learning_rate', 'preprocessing',
-                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'tower', 'usage', 'variable_mgr']
+                   'cli', 'cnn_util', 'flag_parsing', 'preprocessing',
+                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'usage', 'variable_mgr']
     readme = open(os.path.join(REPO, 'README.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
         assert '`%s' % name in readme, '%s is not in the README layout section' % name

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tf_cnn_benchmarks.graph import precision
 from tf_cnn_benchmarks.lifecycle import checkpoints
-from tf_cnn_benchmarks.speed import precision
 
 import helpers
 

@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import checkpoints, frozen, run_hooks
+from tf_cnn_benchmarks.graph import frozen
+from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks
 
 import helpers
 

@@ -10,7 +10,7 @@ import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.params import make_params
-from tf_cnn_benchmarks.speed import cpu_tuning
+from tf_cnn_benchmarks.runtime import cpu_tuning
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

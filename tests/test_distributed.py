@@ -29,7 +29,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import topology, variable_mgrs
-from tf_cnn_benchmarks.lifecycle import step_breakdown
+from tf_cnn_benchmarks.metrics import step_breakdown
 
 import cluster_seams
 

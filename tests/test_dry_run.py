@@ -3,11 +3,11 @@
 Every configuration the README and tests/test_gpu.py document is built here with `--device=gpu`
 on a host without GPUs (only a session needs the device) and checked statically:
 
-  * no op placed on a GPU lacks a GPU kernel for its dtypes (speed/gpu_kernels.py);
+  * no op placed on a GPU lacks a GPU kernel for its dtypes (preflight/gpu_kernels.py);
   * the copies one step makes between devices stay within the design's budget
-    (speed/step_traffic.py): none from the host with synthetic data, one batch per device with
+    (preflight/step_traffic.py): none from the host with synthetic data, one batch per device with
     real data, the variables down and the gradients up with parameter_server on the CPU;
-  * Grappler's peak memory estimate grows with the batch (speed/memory_estimate.py).
+  * Grappler's peak memory estimate grows with the batch (preflight/memory_estimate.py).
 
 A representative matrix of models x variable managers x precisions x data is used rather than
 the full product (each build is a second or more on 2 cores). Small images keep it fast.
@@ -24,9 +24,16 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import dry_run, memory_check, timed_run
+from tf_cnn_benchmarks.hardware import gpu_specs
+from tf_cnn_benchmarks.lifecycle import timed_run
 from tf_cnn_benchmarks.params import make_params
-from tf_cnn_benchmarks.speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
+from tf_cnn_benchmarks.preflight import (
+    dry_run,
+    gpu_kernels,
+    memory_check,
+    memory_estimate,
+    step_traffic,
+)
 
 tf1 = tf.compat.v1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

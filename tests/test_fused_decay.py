@@ -4,7 +4,7 @@ really has the decay in the update clusters instead of the loss's gradient."""
 
 import pytest
 
-from tf_cnn_benchmarks.speed import fused_decay
+from tf_cnn_benchmarks.graph import fused_decay
 
 import helpers
 

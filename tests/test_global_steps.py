@@ -12,13 +12,13 @@ import types
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import benchmark_cnn, learning_rate, run_plan
+from tf_cnn_benchmarks import benchmark_cnn, run_plan
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import topology
+from tf_cnn_benchmarks.graph import learning_rate, precision
 from tf_cnn_benchmarks.input_data import dataset_info
 from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks, summaries
 from tf_cnn_benchmarks.models import model_config
-from tf_cnn_benchmarks.speed import precision
 
 import helpers
 

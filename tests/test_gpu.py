@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, preprocessing
 from tf_cnn_benchmarks.params import make_params
-from tf_cnn_benchmarks.speed import session_config
+from tf_cnn_benchmarks.runtime import session_config
 
 import helpers
 

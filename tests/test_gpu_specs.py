@@ -1,4 +1,4 @@
-"""The GPU table (speed/gpu_specs.py): names as users type them, the data sheets' figures."""
+"""The GPU table (hardware/gpu_specs.py): names as users type them, the data sheets' figures."""
 
 import pytest
 
@@ -9,7 +9,7 @@ from checkout import load
 def specs():
     import importlib
     load()
-    return importlib.import_module('tf_cnn_benchmarks.speed.gpu_specs')
+    return importlib.import_module('tf_cnn_benchmarks.hardware.gpu_specs')
 
 
 REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', 'A100 80GB', 'L4',

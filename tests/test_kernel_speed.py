@@ -1,4 +1,4 @@
-"""speed/kernel_speed.py: what the reduced-precision kernels do here decides the header, the
+"""hardware/kernel_speed.py: what the reduced-precision kernels do here decides the header, the
 up-front warning and which gradients run in float32 (CPU flags alone do not)."""
 
 import json
@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.speed import kernel_speed, precision
+from tf_cnn_benchmarks.graph import precision
+from tf_cnn_benchmarks.hardware import kernel_speed
 
 import helpers
 

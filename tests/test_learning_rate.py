@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import learning_rate
+from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
 

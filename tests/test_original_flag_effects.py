@@ -13,11 +13,12 @@ import types
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import benchmark_cnn, cnn_util, learning_rate, params
+from tf_cnn_benchmarks import benchmark_cnn, cnn_util, params
+from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, wiring
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import original_flags
-from tf_cnn_benchmarks.speed import gpu_settings, session_config
+from tf_cnn_benchmarks.runtime import gpu_settings, session_config
 from tf_cnn_benchmarks.tools import sweep
 
 from helpers import tiny_bench, tiny_params, tiny_run

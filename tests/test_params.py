@@ -5,8 +5,8 @@ import os
 import pytest
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.lifecycle import output_paths
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks.preflight import output_paths
 
 
 def _error(**kwargs) -> str:

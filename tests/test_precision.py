@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import benchmark_cnn, tower
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.graph import precision, tower
+from tf_cnn_benchmarks.hardware import kernel_speed
 from tf_cnn_benchmarks.lifecycle import checkpoints, training_loop
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
-from tf_cnn_benchmarks.speed import kernel_speed, precision
 
 import helpers
 

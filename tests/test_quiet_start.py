@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from tf_cnn_benchmarks.speed import runtime_env
+from tf_cnn_benchmarks.runtime import runtime_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, 'tests')

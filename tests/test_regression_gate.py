@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.lifecycle import baseline, significance
+from tf_cnn_benchmarks.metrics import baseline, significance
 from tf_cnn_benchmarks.tools import sweep, sweep_results
 
 A = [100.0, 101.0, 99.0, 100.5, 99.5]

@@ -10,8 +10,9 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.framework import step_stats_pb2
 
-from tf_cnn_benchmarks.lifecycle import latency, step_breakdown, training_loop, utilisation
-from tf_cnn_benchmarks.speed import cpu_peak
+from tf_cnn_benchmarks.hardware import cpu_peak
+from tf_cnn_benchmarks.lifecycle import training_loop
+from tf_cnn_benchmarks.metrics import latency, step_breakdown, utilisation
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

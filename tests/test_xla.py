@@ -14,7 +14,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.speed import xla_jit
+from tf_cnn_benchmarks.runtime import xla_jit
 
 import helpers
 

@@ -105,7 +105,7 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
     written, else None: found before the first run instead of in every run's log. Their flag
     rules are checked with each configuration (`invalid_configuration`)."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see unknown_model
-    from tf_cnn_benchmarks.lifecycle import output_paths
+    from tf_cnn_benchmarks.preflight import output_paths
     sweep_flags = flags.FlagValues()
     define_flags(sweep_flags)
     for arg in extra_flags:

@@ -1,6 +1,6 @@
 """The figures behind a sweep's images/sec: utilisation, input wait, memory, latency.
 
-Each run's results JSON has them (lifecycle/utilisation.py); `record_figures` keeps the few
+Each run's results JSON has them (metrics/utilisation.py); `record_figures` keeps the few
 a sweep record carries, and `figures_table` is the report's "Utilisation and input" section:
 per configuration the medians over its successful repeats of model FLOP/s, the fraction of the
 device's peak, the share of the step spent waiting for input, compute images/sec (what the step

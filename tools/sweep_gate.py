@@ -19,7 +19,7 @@ from __future__ import annotations
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package (see
 # sweep.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
-from tf_cnn_benchmarks.lifecycle import significance as regression
+from tf_cnn_benchmarks.metrics import significance as regression
 
 from . import sweep_results
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import datetime
 import glob
-import importlib.metadata
 import json
 import os
-import platform
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -177,16 +174,8 @@ def local_environment() -> dict:
     oneDNN: tf_cnn_benchmarks turns it on unless TF_ENABLE_ONEDNN_OPTS is set to 0/false.
     """
     # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
-    from tf_cnn_benchmarks.speed import runtime_env
-    try:
-        tf_version = importlib.metadata.version('tensorflow')
-    except importlib.metadata.PackageNotFoundError:
-        tf_version = None
-    onednn = os.environ.get('TF_ENABLE_ONEDNN_OPTS', '1').strip().lower()
-    return {'tf_version': tf_version, 'python_version': sys.version.split()[0],
-            'platform': platform.platform(), 'hostname': socket.gethostname(),
-            'cpu_model': runtime_env.cpu_model(), 'cpu_cores': os.cpu_count(), 'gpus': None,
-            'onednn': 'off' if onednn in ('0', 'false', 'off', 'no') else 'on'}
+    from tf_cnn_benchmarks.hardware import machine
+    return machine.environment(tensorflow=False)
 
 
 def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: dict,

@@ -25,7 +25,7 @@ float16 2-4x.
 
 A single probe on a loaded machine is noisy (conv gradients 0.17x-1.44x across runs of one
 command), and it decides the graph; so its factors are measured once per host and cached like
-the CPU peak (speed/cpu_peak.py), in `$XDG_CACHE_HOME/tf_cnn_benchmarks/kernel_speed.json`,
+the CPU peak (hardware/cpu_peak.py), in `$XDG_CACHE_HOME/tf_cnn_benchmarks/kernel_speed.json`,
 one entry per '<cpu model>|tf <version>|<dtype>|<intra> intra, <inter> inter threads';
 `refresh=True` (--refresh_peak) measures again, once per process.
 """
@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from . import cpu_peak, runtime_env
+from . import cpu_peak, machine
 
 tf1 = tf.compat.v1
 
@@ -201,14 +201,14 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
       refresh: measure again even when cached (--refresh_peak).
       cache_path: the cache file (default: cpu_peak.cache_dir()/kernel_speed.json).
       measure_fn: (dtype name, intra, inter) -> {kind: factor}; default `measure` (a test seam).
-      cpu_model, tf_version: the key's (default: runtime_env.cpu_model(), tf.__version__).
+      cpu_model, tf_version: the key's (default: machine.cpu_model(), tf.__version__).
 
     Returns:
       KernelSpeed.
     """
     path = cache_path or os.path.join(cpu_peak.cache_dir(), CACHE_NAME)
     intra, inter = int(threads[0]), int(threads[1])
-    key = cache_key(cpu_model or runtime_env.cpu_model(), tf_version or tf.__version__,
+    key = cache_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
                     dtype.name, intra, inter)
     known = _MEMO.get((path, key))
     if known is not None and (known.measured_now or not refresh):

@@ -1,7 +1,7 @@
 """Memory before it runs out: a run whose step would not fit stops before its first step.
 
 `check_before_run(plan, graph, fetches)` estimates the peak memory of one step on each device
-(speed/memory_estimate.py: Grappler's virtual cluster, about 0.2 s for resnet50 at batch 64 on
+(preflight/memory_estimate.py: Grappler's virtual cluster, about 0.2 s for resnet50 at batch 64 on
 the 2-core development host) and raises `OutOfMemoryError` naming the estimate, the memory and a
 batch that fits when a device (a GPU of the table, or the host) would not hold it. An
 out-of-memory error during a run is reported with the same advice (`exhausted_message`).
@@ -14,7 +14,8 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util
-from ..speed import gpu_specs, memory_estimate
+from ..hardware import gpu_specs
+from . import memory_estimate
 
 fmt = memory_estimate.format_bytes
 

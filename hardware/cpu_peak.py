@@ -151,7 +151,7 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
     Args:
       dtype: 'float32', 'float16' or 'bfloat16'.
       threads: the run's intra-op threads (0: TensorFlow's default).
-      cpu_model: the CPU's model name (speed.runtime_env.cpu_model()).
+      cpu_model: the CPU's model name (machine.cpu_model()).
       tf_version: tf.__version__.
       refresh: measure again even when cached (--refresh_peak).
       cache_path: the cache file (default: cache_dir()/cpu_peak.json).

@@ -2,7 +2,7 @@
 
 `TracedSession` is a tf.compat.v1.Session with a deadline on every run (cluster runs), failed
 cluster runs turned into the caller's error (cnn_util.ClusterError naming the unreachable
-peers), sampled calls of the step callable traced (lifecycle/step_breakdown.py reads the
+peers), sampled calls of the step callable traced (metrics/step_breakdown.py reads the
 traces), and a `close()` that never hangs (closing a session whose ps died blocks forever in TF
 2.21; it is given a few seconds).
 """

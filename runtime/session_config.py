@@ -24,8 +24,8 @@ def make_session_config(p, num_devices: int) -> tf1.ConfigProto:
     """Session options for a run of `num_devices` towers.
 
     Logical CPU devices (`--device=cpu --num_gpus=N` gives /cpu:0 ... /cpu:N-1), thread pools and
-    NUMA (speed/cpu_tuning.py), XLA (speed/xla_jit.py), the GPU and graph-rewriter options
-    (speed/gpu_settings.py: GPU memory growth by default), and soft placement on GPU hosts only
+    NUMA (runtime/cpu_tuning.py), XLA (runtime/xla_jit.py), the GPU and graph-rewriter options
+    (runtime/gpu_settings.py: GPU memory growth by default), and soft placement on GPU hosts only
     (on the CPU every op must be where the graph says).
 
     Raises:

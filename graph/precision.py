@@ -26,7 +26,7 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
-from . import kernel_speed
+from ..hardware import kernel_speed
 
 tf1 = tf.compat.v1
 

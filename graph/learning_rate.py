@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from . import params as params_lib
-from .speed import fused_decay
+from .. import params as params_lib
+from . import fused_decay
 
 tf1 = tf.compat.v1
 
@@ -129,7 +129,7 @@ def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):
     sgd: plain gradient descent. momentum: heavy-ball momentum with Nesterov's correction
     (Sutskever et al. 2013). rmsprop: Tieleman & Hinton 2012. adam: Kingma & Ba 2015.
     With `fold_weight_decay`, each kernel's update adds --weight_decay * w to its gradient
-    (speed/fused_decay.py): for gradients taken of the loss without the weight-decay term.
+    (graph/fused_decay.py): for gradients taken of the loss without the weight-decay term.
 
     Raises:
       ValueError: unknown optimizer name (validate_params normally catches it first).

@@ -15,7 +15,7 @@ with 2 repeats on each side it is 1/6 = 0.17, so no verdict can be reached (`?`)
 each side reach 1/20 = 0.05.
 
 No TensorFlow and no project imports: tools/sweep_gate.py (the sweep's gate) and
-lifecycle/baseline.py (--baseline) share it.
+metrics/baseline.py (--baseline) share it.
 """
 
 from __future__ import annotations

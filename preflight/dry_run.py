@@ -6,13 +6,14 @@ The report (one block on stdout, after the usual header):
 
   * ops per device, ops without a device and where TensorFlow's placer puts them;
   * every op on a GPU without a GPU kernel for its dtypes, with the project function that built
-    it (speed/gpu_kernels.py);
+    it (preflight/gpu_kernels.py);
   * the tensors one step copies between devices, by direction, against the design's budget
-    (speed/step_traffic.py);
+    (preflight/step_traffic.py);
   * the estimated peak memory of each device against its memory, and the largest per-device
-    batch that fits, found by building the graph at other batch sizes (speed/memory_estimate.py).
+    batch that fits, found by building the graph at other batch sizes
+    (preflight/memory_estimate.py).
 
-The GPU planned for: the visible GPU (its name looked up in speed/gpu_specs.py), else
+The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else
 `--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
 1, with one `error:` line, when an op would leave its device or a device's memory would not
 hold the step.
@@ -27,8 +28,9 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util
-from ..speed import gpu_kernels, gpu_specs, memory_estimate, step_traffic
-from . import eval_runner, memory_check
+from ..hardware import gpu_specs
+from ..lifecycle import eval_runner
+from . import gpu_kernels, memory_check, memory_estimate, step_traffic
 
 fmt = memory_estimate.format_bytes
 

@@ -13,12 +13,12 @@ Method.
     convolutions and matrix products only); a training step counts 3 x forward (forward, and
     the gradients with respect to activations and to weights), --forward_only and --eval 1 x.
     Model FLOP/s = FLOPs per image x total images/sec.
-  * Peak: a GPU's from the data-sheet table (speed/gpu_specs.py) for the compute dtype, times
-    the task's devices; a CPU's measured on this host (speed/cpu_peak.py, cached; a cached
+  * Peak: a GPU's from the data-sheet table (hardware/gpu_specs.py) for the compute dtype, times
+    the task's devices; a CPU's measured on this host (hardware/cpu_peak.py, cached; a cached
     peak below the run's rate is measured again, once). In a cluster each task reports its own
     images/sec, so its utilisation is against its own devices' peak.
   * Input wait, sync, peak allocator bytes: one traced step, the last warm-up step (never a timed
-    one), run with RunOptions.FULL_TRACE; lifecycle/step_breakdown.py splits its wall time into
+    one), run with RunOptions.FULL_TRACE; metrics/step_breakdown.py splits its wall time into
     input, compute, sync and overhead. Input share = input / wall; compute images/sec = total
     images/sec / (1 - input share): what the step would do if the input were free. A run is
     called input-bound when the input share exceeds INPUT_BOUND_SHARE (a tenth). The sync share
@@ -28,9 +28,9 @@ Method.
     recorded (GPU allocators per GPU; the CPU allocator, shared by all CPU devices), for GPUs
     also tf.config.experimental.get_memory_info's 'peak' where TensorFlow gives it, and the
     process's peak resident set size (getrusage ru_maxrss).
-  * Latency: lifecycle/latency.py, forward-only runs (eval: lifecycle/eval_runner.py).
+  * Latency: metrics/latency.py, forward-only runs (eval: lifecycle/eval_runner.py).
 
-`--baseline` compares the run with a stored result (lifecycle/baseline.py); its line comes last.
+`--baseline` compares the run with a stored result (metrics/baseline.py); its line comes last.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import time
 import tensorflow as tf
 
 from .. import cnn_util
-from ..speed import cpu_peak, gpu_specs, runtime_env
+from ..hardware import cpu_peak, gpu_specs, machine
 from . import baseline as baseline_lib
 from . import latency as latency_lib
 
@@ -105,9 +105,9 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
 
     Args:
       plan: the run_plan.RunPlan.
-      gpu_names: names of the visible GPUs (default: results_log.gpu_names()).
+      gpu_names: names of the visible GPUs (default: hardware.machine.gpu_names()).
       refresh: measure the CPU peak again (--refresh_peak).
-      cpu_peak_fn: stands in for speed.cpu_peak.cpu_peak (tests).
+      cpu_peak_fn: stands in for hardware.cpu_peak.cpu_peak (tests).
       achieved_flops_per_sec: the run's model FLOP/s (None: no check against the peak).
 
     Returns:
@@ -116,8 +116,7 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
     dtype = dtype_name(plan)
     if plan.params.device == 'gpu':
         if gpu_names is None:
-            from . import results_log
-            gpu_names = results_log.gpu_names()
+            gpu_names = machine.gpu_names()
         if not gpu_names:
             return {'peak_flops_per_sec': None, 'peak_source': 'no GPU visible: no peak',
                     'measured_now': False}
@@ -131,10 +130,10 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
         return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
-    from ..speed import cpu_tuning
+    from ..runtime import cpu_tuning
     threads = cpu_tuning.thread_counts(plan.params)[0] or 0
     measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, dtype, threads,
-                                cpu_model=runtime_env.cpu_model(), tf_version=tf.__version__)
+                                cpu_model=machine.cpu_model(), tf_version=tf.__version__)
     stale = None
     try:
         peak = measure(refresh=refresh)
@@ -335,7 +334,7 @@ class RunMetrics:
     Args:
       plan: the run_plan.RunPlan.
       is_local: device name -> True for this task's devices (step_breakdown.breakdown).
-      stored_baseline: the --baseline result (lifecycle/baseline.check), or None.
+      stored_baseline: the --baseline result (metrics/baseline.check), or None.
       gpu_names, cpu_peak_fn: test seams (see device_peak).
     """
 

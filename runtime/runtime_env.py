@@ -25,7 +25,6 @@ warning, an import error) is written back unchanged.
 
 import contextlib
 import os
-import platform
 import re
 import sys
 
@@ -37,19 +36,6 @@ _LOG_LINE = re.compile(r'^([IWEF])\d{4} \d\d:\d\d:[\d.]+\s+\d+ [^ \]]+:\d+\] ')
 _ABSL_PREAMBLE = 'WARNING: All log messages before absl::InitializeLog() is called'
 _SEVERITY = {'I': 0, 'W': 1, 'E': 2, 'F': 3}
 _CUDA_PROBE = 'failed call to cuInit'
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor(); for the
-    results JSON and the sweep records (figures are only comparable on one CPU model)."""
-    try:
-        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
-            for line in f:
-                if line.lower().startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass  # not Linux: fall back below
-    return platform.processor() or platform.machine()
 
 
 def apply() -> None:

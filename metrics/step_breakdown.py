@@ -27,8 +27,9 @@ ops. The traced step's cross-task transfers are summed into `transfer_bytes` (fr
 RecvTensor records; the sizes are printed with 3 significant digits). Tracing slows the sampled
 steps a little; the other steps are not traced.
 
-The sampled steps are traced by lifecycle/traced_session.py's `TracedSession` (the session of
-cluster runs and of runs with --print_step_breakdown).
+The sampled steps are traced by runtime/traced_session.py's `TracedSession` (the session of
+cluster runs and of runs with --print_step_breakdown); lifecycle/figure_hooks.py's
+`StepBreakdownHook` prints the lines.
 """
 
 from __future__ import annotations
@@ -37,9 +38,6 @@ import re
 from typing import Callable
 
 import tensorflow as tf
-
-from .. import cnn_util
-from . import run_hooks, traced_session
 
 tf1 = tf.compat.v1
 
@@ -142,53 +140,3 @@ def format_breakdown(what: str, parts: dict) -> str:
             'overhead %.1f\tmoved %.2f MB between tasks' % (
                 what, parts['wall_ms'], parts['input_ms'], parts['compute_ms'],
                 parts['sync_ms'], parts['overhead_ms'], parts['transfer_bytes'] / 1e6))
-
-
-class StepBreakdownHook(run_hooks.RunHook):
-    """--print_step_breakdown: traces timed step 1 and every --display_every-th timed step,
-    prints one 'Step breakdown' line per traced step and their mean at the end, and adds
-    result['step_breakdown'] = {'steps': [per traced step: step, wall_ms, input_ms,
-    compute_ms, sync_ms, overhead_ms, transfer_bytes], 'mean': the same averaged,
-    'method': one line}.
-
-    Args:
-      is_local: device name -> True for the devices whose ops count as this task's.
-    """
-
-    KEYS = ('wall_ms', 'input_ms', 'compute_ms', 'sync_ms', 'overhead_ms', 'transfer_bytes')
-
-    def __init__(self, is_local: Callable[[str], bool]):
-        self.is_local = is_local
-        self.records: list[dict] = []
-        self._warmup = 0
-        self._every = 1
-
-    def begin(self, ctx):
-        self._warmup = ctx.plan.num_warmup_batches
-        self._every = ctx.plan.params.display_every
-        if not isinstance(ctx.sess, traced_session.TracedSession):
-            raise cnn_util.BenchmarkError('--print_step_breakdown needs a '
-                                          'traced_session.TracedSession')
-        ctx.sess.watch(ctx.info.train_op, self._should_trace, self._record)
-
-    def _should_trace(self, call: int) -> bool:
-        step = call - self._warmup
-        return step == 1 or (step > 0 and step % self._every == 0)
-
-    def _record(self, call, wall_secs, step_stats):
-        parts = breakdown(step_stats, wall_secs, self.is_local)
-        parts['step'] = call - self._warmup
-        self.records.append(parts)
-        cnn_util.log_fn(format_breakdown('step %d (traced)' % parts['step'], parts))
-
-    def end(self, result):
-        mean = {}
-        if self.records:
-            mean = {k: sum(r[k] for r in self.records) / len(self.records) for k in self.KEYS}
-            cnn_util.log_fn(format_breakdown('mean of %d traced steps' % len(self.records),
-                                             mean))
-        result['step_breakdown'] = {
-            'steps': list(self.records), 'mean': mean,
-            'method': 'FULL_TRACE of timed step 1 and every --display_every-th; compute and '
-                      'input: unions of this task\'s op intervals; sync: rest of the traced '
-                      'span; overhead: wall - span (see step_breakdown.py)'}

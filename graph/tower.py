@@ -6,8 +6,8 @@ import collections
 
 import tensorflow as tf
 
-from .models import fast_paths
-from .speed import precision
+from ..models import fast_paths
+from . import precision
 
 tf1 = tf.compat.v1
 

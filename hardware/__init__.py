@@ -1,0 +1,5 @@
+"""What the machine is and can do: its CPU, GPUs and software (machine.py), the GPU table of
+data-sheet memory and peaks (gpu_specs.py), this CPU's measured peak (cpu_peak.py) and its
+reduced-precision kernels timed against float32 (kernel_speed.py), the measured facts cached
+per CPU model and TensorFlow version.
+"""

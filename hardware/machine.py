@@ -1,0 +1,101 @@
+"""What this machine is: CPU model and flags, cores, visible GPUs, software versions.
+
+One description of the machine for every record that names where a figure came from (a run's
+results JSON, a sweep's records, the bench scripts' result files): figures are comparable only
+on one CPU or GPU model, TensorFlow version and oneDNN setting. Loads no TensorFlow unless
+asked for the GPUs (`gpu_names`) or `environment(tensorflow=True)`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+import sys
+
+# The CPU flags that decide which kernels a figure ran on (the reduced-precision and vector
+# units), in this order in `cpu_flags()`.
+NOTABLE_CPU_FLAGS = ('avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16',
+                     'amx_tile', 'amx_bf16', 'amx_int8')
+
+
+def _cpuinfo_field(name: str) -> str | None:
+    """The first value of `name` in /proc/cpuinfo (Linux), None elsewhere."""
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+            for line in f:
+                if line.lower().startswith(name):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass  # not Linux
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor()."""
+    return _cpuinfo_field('model name') or platform.processor() or platform.machine()
+
+
+def cpu_flags() -> list[str]:
+    """The NOTABLE_CPU_FLAGS this CPU has (/proc/cpuinfo 'flags'), e.g. ['avx2', 'fma',
+    'avx512f', 'avx512_bf16']; [] where /proc/cpuinfo is missing."""
+    have = set((_cpuinfo_field('flags') or '').split())
+    return [flag for flag in NOTABLE_CPU_FLAGS if flag in have]
+
+
+def onednn() -> str:
+    """'on' or 'off': TensorFlow's oneDNN CPU kernels as TF_ENABLE_ONEDNN_OPTS sets them (the
+    project turns them on unless it says 0/false: runtime/runtime_env.py)."""
+    value = os.environ.get('TF_ENABLE_ONEDNN_OPTS', '1').strip().lower()
+    return 'off' if value in ('0', 'false', 'off', 'no') else 'on'
+
+
+def tf_version_installed() -> str | None:
+    """The installed TensorFlow's version from its package metadata (no import); None."""
+    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def gpu_names() -> list[str]:
+    """Names of the GPUs TensorFlow sees, e.g. ['NVIDIA A100-SXM4-40GB']; [] without GPUs.
+    Imports TensorFlow."""
+    import tensorflow as tf
+    names = []
+    for gpu in tf.config.list_physical_devices('GPU'):
+        details = tf.config.experimental.get_device_details(gpu)
+        names.append(details.get('device_name', gpu.name))
+    return names
+
+
+def environment(tensorflow: bool = True) -> dict:
+    """Where a figure was measured.
+
+    Args:
+      tensorflow: ask TensorFlow (imported) for its version and the visible GPUs; False reads
+        the version from the package metadata and leaves 'gpus' None (unknown).
+
+    Returns:
+      {'tf_version', 'python_version', 'platform', 'hostname', 'cpu_model', 'cpu_flags' (list),
+       'cpu_cores', 'gpus' (names, or None), 'onednn' ('on'/'off')}.
+    """
+    if tensorflow:
+        import tensorflow as tf
+        tf_version, gpus = tf.__version__, gpu_names()
+    else:
+        tf_version, gpus = tf_version_installed(), None
+    return {
+        'tf_version': tf_version,
+        'python_version': sys.version.split()[0],
+        'platform': platform.platform(),
+        'hostname': socket.gethostname(),
+        'cpu_model': cpu_model(),
+        'cpu_flags': cpu_flags(),
+        'cpu_cores': os.cpu_count(),
+        'gpus': gpus,
+        'onednn': onednn(),
+    }

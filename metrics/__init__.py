@@ -1,0 +1,7 @@
+"""Every figure a run reports and every gate on it, for the command and the sweep alike:
+FLOP/s, peak and utilisation, input wait, memory (utilisation.py), latency (latency.py), where
+a step's time goes (step_breakdown.py), the --baseline gate (baseline.py) and the statistical
+test both regression gates share (significance.py).
+
+Pure computations on what a run measured; lifecycle/figure_hooks.py reports them in a run.
+"""
