@@ -21,13 +21,13 @@ the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; runtime/runtime_env.py 
 Layout, by concern (README "Development" says more):
 
     tf_cnn_benchmarks.py, cli.py   the command        params/, run_plan.py    flags -> plan
-    usage.py                       the usage check    benchmark_cnn.py        one run
+    benchmark_cnn.py               one run
     preprocessing.py               input pipelines    variable_mgr.py, allreduce*.py
     models/                        the networks       input_data/   datasets, image ops
     graph/       every op of the step: towers, train op, learning rate, precision choices
     lifecycle/   the loop, its phases and hooks: checkpoints, eval, summaries, signals, results
     metrics/     every reported figure and gate: utilisation, latency, baseline, significance
-    preflight/   will it run: dry run, memory check, output paths, kernels, traffic, memory
+    preflight/   will it run: usage check, dry run, memory check, output paths, kernels, traffic
     runtime/     TensorFlow's environment, threads, GPU and session options, XLA
     hardware/    what the machine is: CPU and GPUs, GPU table, measured peaks and kernels
     cluster/     topology, servers, coordination, cluster variable managers

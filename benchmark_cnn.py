@@ -15,7 +15,6 @@ object.
 
 from __future__ import annotations
 
-import os
 import time
 
 from .runtime import runtime_env
@@ -33,13 +32,21 @@ from .cluster import server as cluster_server
 from .graph import builder, frozen, learning_rate, precision
 from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
-from .lifecycle import checkpoints, eval_runner, header, run_hooks, signals, timed_run, wiring
-from .metrics import utilisation
+from .lifecycle import (
+    checkpoints,
+    eval_runner,
+    figure_hooks,
+    header,
+    run_hooks,
+    signals,
+    timed_run,
+    wiring,
+)
+from .metrics import baseline
 from .models import model_config
-from .preflight import memory_check
+from .preflight import memory_check, usage
 from .runtime import (
     session_config,
-    traced_session,
 )
 
 tf1 = tf.compat.v1
@@ -52,13 +59,14 @@ class BenchmarkCNN:
     """One benchmark run: training (or forward-only) on synthetic or real data.
 
     Args:
-      p: Params (validated and resolved here).
+      p: Params (checked here unless `checked` is given, and resolved here).
       gpus: number of visible GPUs; None asks TensorFlow.
       hooks: extra lifecycle.run_hooks.RunHook objects (test seams, library users), called
         with the run's own in every phase.
-      resolution: the cluster/resolvers.Resolution when the caller resolved the cluster (its
-        params replace `p`; its description is the header's 'Cluster:' text, '' for a local
-        run); None resolves it here (--cluster_resolver).
+      checked: the preflight/usage.CheckedRun of the command (its params replace `p`; its
+        resolution's description is the header's 'Cluster:' text, '' for a local run): nothing
+        is checked again. None (a library caller): the command's checks run here
+        (usage.check_usage without the command-line rules, usage.check_with_tensorflow).
       pipeline_factory: (plan, dataset, train=bool) -> the input pipeline of the training or
         forward-only graph; default preprocessing.pipeline_for.
 
@@ -69,18 +77,19 @@ class BenchmarkCNN:
 
     Raises:
       params.ParamsError: invalid flags or flag combination, or a cluster that does not
-        resolve (cluster/resolvers.py).
+        resolve (cluster/resolvers.py); a --baseline of another configuration.
       model_config.UnknownModelError: unknown model, or a model not defined for the dataset.
       cnn_util.DataError: data directory missing, empty or corrupt.
     """
 
-    def __init__(self, p, gpus=None, hooks=(), resolution=None, pipeline_factory=None):
-        resolution = resolution or resolvers.resolve(p)
-        p, cluster_source = resolution.params, resolution.description
-        self.pipeline_factory = pipeline_factory
-        params_lib.validate_params(p)
-        self.given_params = p  # before the defaults are filled in (wiring.ignored_flags)
+    def __init__(self, p, gpus=None, hooks=(), checked=None, pipeline_factory=None):
         visible = num_visible_gpus() if gpus is None else gpus
+        if checked is None:  # a library caller: the command's checks, once, here
+            checked = usage.check_usage(p, command=False)
+            usage.check_with_tensorflow(checked.params, visible)
+        p = checked.params
+        self.pipeline_factory = pipeline_factory
+        self.given_params = p  # before the defaults are filled in (wiring.ignored_flags)
         p = params_lib.resolve_params(p, visible)
         self.dataset = dataset_info.get_dataset(p)
         self.model = model_config.get_model(p.model, self.dataset.name)
@@ -88,23 +97,27 @@ class BenchmarkCNN:
         self.plan = run_plan.make_plan(
             p, model=self.model, dataset=self.dataset, visible_gpus=visible,
             cluster=self.cluster, subset=dataset_info.default_subset(p),
-            dtypes=precision.compute_dtypes(p), cluster_source=cluster_source)
+            dtypes=precision.compute_dtypes(p),
+            cluster_source=checked.resolution.description)
         self.params = p = self.plan.params
+        self.stored_baseline = (baseline.check_config(checked.baseline, p.baseline, p)
+                                if checked.baseline is not None else None)
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
-        self.memory = None  # lifecycle.memory_check.MemoryVerdict of the built step
-        self.metrics = None  # lifecycle.utilisation.RunMetrics (run_metrics)
-        if (p.device == 'cpu' and p.data_format == 'NCHW'
-                and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
-            raise params_lib.ParamsError(
-                '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
-                'off; unset it or use --data_format=NHWC.')
-        self.speed_notes = header.speed_notes(p, self.plan.compute_dtype)
+        self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
+        self._speed_notes = None
 
     # --- Header.
+    def speed_notes(self) -> dict:
+        """The header's precision and XLA texts, made once (lifecycle/header.py speed_notes:
+        on a CPU with reduced precision this measures its kernels, or reads them cached)."""
+        if self._speed_notes is None:
+            self._speed_notes = header.speed_notes(self.params, self.plan.compute_dtype)
+        return self._speed_notes
+
     def info_lines(self) -> list[str]:
         """The header block, one string per line (lifecycle/header.py)."""
-        return header.header_lines(self.plan, self.dataset, self.speed_notes)
+        return header.header_lines(self.plan, self.dataset, self.speed_notes())
 
     def print_info(self) -> None:
         for line in self.info_lines():
@@ -149,8 +162,8 @@ class BenchmarkCNN:
             self.server.start(make_session_config(p, p.num_gpus))
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
-        wiring.preflight(self.plan, self.given_params)
-        self.run_metrics()  # reads and checks --baseline before anything is built
+        self.speed_notes()  # its warnings, when the header was not printed
+        wiring.warn_ineffective_flags(self.plan, self.given_params)
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()
@@ -177,8 +190,8 @@ class BenchmarkCNN:
     def _estimate_at(self, batch_size: int) -> int:
         """Estimated peak bytes of the tightest device with another per-device batch."""
         q = self.given_params._replace(batch_size=batch_size)
-        other = BenchmarkCNN(q, gpus=self.plan.visible_gpus,
-                             resolution=resolvers.Resolution(q, q.cluster_resolver))
+        other = BenchmarkCNN(q, gpus=self.plan.visible_gpus, checked=usage.CheckedRun(
+            resolvers.Resolution(q, q.cluster_resolver)))
         info = other.build_graph()
         return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
 
@@ -210,27 +223,23 @@ class BenchmarkCNN:
         for hook in hooks:
             hook.begin(ctx)
         try:
-            loop = timed_run.timed_loop(sess, info, self.plan, hooks, self.run_metrics())
+            loop = timed_run.timed_loop(sess, info, self.plan, hooks)
         except BaseException:
             run_hooks.abort(hooks)
             raise
-        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step,
-                                       self.run_metrics())
+        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
         result.update(extra or {})
         run_hooks.finish(hooks, result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
-        utilisation.raise_if_slower(result)  # --baseline, after the results were written
+        figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
         return result
 
     def create_session(self, info):
-        """A session on this host's devices (a cluster run connects to its server instead; a
-        --print_step_breakdown run traces sampled steps)."""
+        """A session on this host's devices (a cluster run connects to its server instead)."""
         config = make_session_config(self.params, len(self.plan.devices))
         if self.server is not None:
             return self.server.create_session(info.graph, config)
-        if self.params.print_step_breakdown:
-            return traced_session.TracedSession(graph=info.graph, config=config)
         return tf1.Session(config=config)
 
     def initialize(self, sess, info, hooks=()) -> int | None:
@@ -257,21 +266,15 @@ class BenchmarkCNN:
         cluster/coordination.py), then the extra hooks given to the constructor."""
         is_local = (coordination.local_device_predicate(self.cluster)
                     if self.cluster is not None else None)
-        hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local)
+        hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local,
+                                  stored_baseline=self.stored_baseline)
         if self.server is not None:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks
 
-    def run_metrics(self) -> utilisation.RunMetrics:
-        """The figures of the total block (metrics/utilisation.py), made once per object."""
-        if self.metrics is None:
-            self.metrics = utilisation.RunMetrics.for_run(self.plan, (
-                coordination.local_device_predicate(self.cluster) if self.cluster else None))
-        return self.metrics
-
-    def make_step_fn(self, sess, info):
+    def make_step_fn(self, sess, info) -> timed_run.Step:
         """One step: () -> (loss or None, *accuracy values) (lifecycle/timed_run.py)."""
-        return timed_run.make_step_fn(sess, info, self.plan)
+        return timed_run.Step(sess, info, self.plan)
 
     @staticmethod
     def drain_pipeline(sess, info) -> None:

@@ -21,8 +21,9 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 
-from . import flag_parsing, params, usage
+from . import flag_parsing, params
 from .cluster import resolvers
+from .preflight import usage
 from .runtime import cpu_tuning
 
 FLAGS = flags.FLAGS
@@ -91,21 +92,21 @@ def main(argv: list[str], hooks=()) -> int:
         cpu_tuning.configure_environment(p)
         # Before importing TensorFlow, so usage errors stay fast; output paths not after a
         # long run; the cluster's fields before their rules.
-        resolution = usage.check_usage(p, resolve=not p.list_models, model=not p.list_models)
+        checked = usage.check_usage(p, resolve=not p.list_models, model=not p.list_models)
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
-    resolvers.apply_environment(resolution)  # Slurm's GPUs: before TensorFlow looks for GPUs
+    resolvers.apply_environment(checked.resolution)  # Slurm's GPUs: before TF looks for GPUs
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
     try:
-        return _run(resolution, hooks)
+        return _run(checked, hooks)
     except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
         return _fail('interrupted', 130)
 
 
-def _run(resolution: resolvers.Resolution, hooks) -> int:
+def _run(checked: usage.CheckedRun, hooks) -> int:
     from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
@@ -115,15 +116,17 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
+    resolution = checked.resolution
     try:
-        if resolution.params.dry_run:
+        usage.check_with_tensorflow(checked.params, gpus)
+        if checked.params.dry_run:
             from .preflight import dry_run
             return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
-                q, gpus=n, hooks=hooks,
-                resolution=resolvers.Resolution(q, resolution.source, resolution.description)),
-                resolution.params, gpus)
-        bench = benchmark_cnn.BenchmarkCNN(resolution.params, gpus=gpus, hooks=hooks,
-                                           resolution=resolution)
+                q, gpus=n, hooks=hooks, checked=usage.CheckedRun(
+                    resolvers.Resolution(q, resolution.source, resolution.description))),
+                checked.params, gpus)
+        bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
+                                           checked=checked)
         bench.print_info()
         bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:

@@ -1,6 +1,12 @@
 """The hooks that report a run's figures (the computations are metrics/'s).
 
+    FiguresHook         the total block after `total images/sec`: compute images/sec and
+                        input wait, model FLOP/s and utilisation, peak memory, latency, the
+                        --baseline gate (metrics/utilisation.py says how each is measured)
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
+
+Both get their traces from the loop (RunHook.wants_trace / traced): no timed step is traced
+for the total block (its traced step is the last warm-up step).
 """
 
 from __future__ import annotations
@@ -8,9 +14,84 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import cnn_util
-from ..metrics import step_breakdown
-from ..runtime import traced_session
+from ..metrics import baseline as baseline_lib
+from ..metrics import latency as latency_lib
+from ..metrics import step_breakdown, utilisation
 from . import run_hooks
+
+
+class FiguresHook(run_hooks.RunHook):
+    """The figures that explain a training or forward-only run's images/sec (the total block).
+
+    It traces the last warm-up step (never a timed one; nothing without warm-up steps), prints
+    its lines after `total images/sec`, adds result['utilisation'], ['input'], ['memory'],
+    ['latency_ms'] and, with --baseline, ['baseline'] (results_log.py lists their fields), and
+    `raise_if_slower` applies the --baseline gate once the results are written.
+
+    Args:
+      plan: the run_plan.RunPlan.
+      is_local: device name -> True for this task's devices (step_breakdown.breakdown).
+      stored_baseline: the --baseline result, its configuration already checked
+        (metrics/baseline.py check_config), or None.
+      gpu_names, cpu_peak_fn: test seams (see metrics/utilisation.py device_peak).
+    """
+
+    def __init__(self, plan, *, is_local=None, stored_baseline=None, gpu_names=None,
+                 cpu_peak_fn=None):
+        self.plan = plan
+        self.is_local = is_local or (lambda device: True)
+        self.stored_baseline = stored_baseline
+        self.gpu_names = gpu_names
+        self.cpu_peak_fn = cpu_peak_fn
+        self.step_stats = None
+        self.parts = None
+        self.keys: dict = {}
+
+    def wants_trace(self, call: int) -> bool:
+        return call == self.plan.num_warmup_batches
+
+    def traced(self, call, wall_secs, step_stats):
+        self.step_stats = step_stats
+        self.parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
+
+    def total_lines(self, loop) -> list[str]:
+        plan, rate = self.plan, loop.images_per_sec
+        lines = []
+        inp = utilisation.input_figures(self.parts, rate)
+        real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
+            plan.cluster_role)
+        lines.append(utilisation.format_input(
+            inp, rate, real_or_cluster, 'traced warm-up step' if self.parts else
+            'no warm-up step to trace: --num_warmup_batches >= 1'))
+        util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
+                                               gpu_names=self.gpu_names,
+                                               cpu_peak_fn=self.cpu_peak_fn)
+        gpus = len(plan.devices) if plan.params.device == 'gpu' else 0
+        mem = utilisation.memory_figures(self.step_stats, gpus)
+        lines.append(utilisation.format_memory(mem))
+        lat = None
+        if not plan.training:
+            lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step)
+            if lat:
+                lines.append(latency_lib.format_latency(lat))
+        inp['method'] = utilisation.INPUT_METHOD
+        self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat}
+        if self.stored_baseline is not None:
+            rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
+            c = baseline_lib.compare(self.stored_baseline, rates, rate,
+                                     plan.params.fail_on_slower)
+            self.keys['baseline'] = c
+            lines.append(baseline_lib.format_line(c))
+        return lines
+
+    def end(self, result):
+        result.update(self.keys)
+
+
+def raise_if_slower(result: dict) -> None:
+    """--baseline: raises metrics.baseline.RegressionError when the run failed its gate (after
+    its results were written)."""
+    baseline_lib.raise_if_failed(result)
 
 
 class StepBreakdownHook(run_hooks.RunHook):
@@ -26,25 +107,17 @@ class StepBreakdownHook(run_hooks.RunHook):
 
     KEYS = ('wall_ms', 'input_ms', 'compute_ms', 'sync_ms', 'overhead_ms', 'transfer_bytes')
 
-    def __init__(self, is_local: Callable[[str], bool]):
+    def __init__(self, plan, is_local: Callable[[str], bool]):
         self.is_local = is_local
         self.records: list[dict] = []
-        self._warmup = 0
-        self._every = 1
+        self._warmup = plan.num_warmup_batches
+        self._every = plan.params.display_every
 
-    def begin(self, ctx):
-        self._warmup = ctx.plan.num_warmup_batches
-        self._every = ctx.plan.params.display_every
-        if not isinstance(ctx.sess, traced_session.TracedSession):
-            raise cnn_util.BenchmarkError('--print_step_breakdown needs a '
-                                          'traced_session.TracedSession')
-        ctx.sess.watch(ctx.info.train_op, self._should_trace, self._record)
-
-    def _should_trace(self, call: int) -> bool:
+    def wants_trace(self, call: int) -> bool:
         step = call - self._warmup
         return step == 1 or (step > 0 and step % self._every == 0)
 
-    def _record(self, call, wall_secs, step_stats):
+    def traced(self, call, wall_secs, step_stats):
         parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
         parts['step'] = call - self._warmup
         self.records.append(parts)

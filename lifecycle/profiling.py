@@ -27,6 +27,7 @@ from tensorflow.python.client import timeline
 
 from .. import cnn_util
 from ..input_data import data_errors
+from ..runtime import traced_session
 from . import run_hooks, trace_extras
 
 tf1 = tf.compat.v1
@@ -54,9 +55,8 @@ def traced_step(sess, fetches, pipeline=None, partition_graphs=False):
     RunMetadata (with the partition graphs too when `partition_graphs`)."""
     if pipeline is not None:
         stage_if_empty(sess, pipeline)
-    options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE,
-                             output_partition_graphs=partition_graphs)
-    metadata = tf1.RunMetadata()
+    options = traced_session.trace_options(partition_graphs=partition_graphs)
+    metadata = traced_session.run_metadata()
     with data_errors.data_errors():
         sess.run(fetches, options=options, run_metadata=metadata)
     return metadata

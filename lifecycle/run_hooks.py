@@ -11,8 +11,13 @@ within a phase the order of the hooks carries no meaning:
                             the other workers may start; on the others, after the chief's
                             "ready". (Test seams set values here.)
     begin(ctx)              before the warm-up steps
+    wants_trace(call)       before each step (call counts warm-up and timed steps from 1):
+                            True runs it with a full trace, then
+    traced(call, wall_secs, step_stats)  hands the trace to each hook that asked
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
     should_stop()           after each timed step; any True ends the loop early
+    total_lines(loop)       the lines each hook adds to the total block after `total
+                            images/sec` (in the hooks' order: the one phase where it counts)
     after_loop(result)      more work on the session after the timed steps (a traced step)
     end(result)             finish: save, gather, close; add keys to the result dict
     report(result)          write what reports on the run (results JSON, plot): the result
@@ -59,12 +64,24 @@ class RunHook:
     def begin(self, ctx: RunContext) -> None:
         """Called once before the warm-up steps."""
 
+    def wants_trace(self, call: int) -> bool:
+        """True to run step `call` (1-based over warm-up and timed steps) with a full trace."""
+        return False
+
+    def traced(self, call: int, wall_secs: float, step_stats) -> None:
+        """The trace of step `call` this hook asked for: its wall seconds (tracing included) and
+        its RunMetadata.step_stats."""
+
     def after_step(self, step: int, loss: float | None) -> None:
         """Called after timed step `step` (1-based) with its loss (None when forward-only)."""
 
     def should_stop(self) -> bool:
         """Return True to end the timed loop after the current step."""
         return False
+
+    def total_lines(self, loop) -> list[str]:
+        """Lines for the total block, after `total images/sec` (loop: the LoopResult)."""
+        return []
 
     def after_loop(self, result: dict) -> None:
         """Called once after the timed loop, before any hook's `end`."""
@@ -125,24 +142,6 @@ class GlobalStepCounter:
 def crossed(before: int, now: int, every: int | None) -> bool:
     """True when a multiple of `every` lies in (before, now]; False when `every` is 0/None."""
     return bool(every) and now // every > before // every
-
-
-def combine_after_step(hooks):
-    """One after_step callback calling every hook in order; None when there are no hooks."""
-    if not hooks:
-        return None
-
-    def after_step(step, loss):
-        for hook in hooks:
-            hook.after_step(step, loss)
-    return after_step
-
-
-def combine_should_stop(hooks):
-    """One should_stop callback, True when any hook says so; None when there are no hooks."""
-    if not hooks:
-        return None
-    return lambda: any([hook.should_stop() for hook in hooks])
 
 
 def after_initialize(hooks, ctx: RunContext) -> None:

@@ -60,6 +60,35 @@ class LoopResult:
     stopped_early: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class LoopSpec:
+    """What the timed loop runs and shows (made from a run plan by timed_run.loop_spec).
+
+    Attributes:
+      num_warmup: untimed steps run first.
+      num_steps: timed steps.
+      images_per_step: images one step processes over all devices and workers.
+      display_every: a step line every this many timed steps (and after step 1).
+      show_loss: False prints step lines without the loss column (forward-only).
+      loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
+      extra_columns: header names of the columns of a step's extra values, e.g.
+        ('top_1_accuracy', 'top_5_accuracy'); each printed as %.3f.
+      ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
+        weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
+      nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
+    """
+
+    num_warmup: int
+    num_steps: int
+    images_per_step: int
+    display_every: int
+    show_loss: bool = True
+    loss_name: str = 'total_loss'
+    extra_columns: tuple[str, ...] = ()
+    ewma_alpha: float | None = None
+    nan_hint: str = ''
+
+
 def _check_finite(loss, step, lr_fn, hint):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
@@ -69,40 +98,69 @@ def _check_finite(loss, step, lr_fn, hint):
                 loss, step, ' (learning rate %g)' % lr if lr is not None else '', hint))
 
 
-def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
-             images_per_step: int, display_every: int, show_loss: bool = True,
-             learning_rate_fn: Callable[[], float] | None = None,
-             nan_hint: str = '',
-             should_stop: Callable[[], bool] | None = None,
-             after_step: Callable[[int, float], None] | None = None,
-             extra_format: Callable[[tuple], str] | None = None,
-             extra_columns: tuple[str, ...] = (),
-             loss_name: str = 'total_loss', ewma_alpha: float | None = None,
-             sample_step: Callable[[], tuple] | None = None,
-             total_lines: Callable[[LoopResult], list[str]] | None = None,
+def format_duration(seconds: float) -> str:
+    """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'."""
+    if seconds < 60:
+        return '%.1f s' % seconds if seconds < 10 else '%d s' % round(seconds)
+    if seconds < 3600:
+        return '%d min %d s' % divmod(int(round(seconds)), 60)
+    return '%d h %d min' % divmod(int(round(seconds / 60)), 60)
+
+
+def timed_part_line(steps: int, step_secs: float) -> str:
+    """'Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up)': what the
+    timed loop will take, its steps x the measured step time (hooks' work not counted)."""
+    return 'Timed part: %d step%s, about %s (%.2f s a step in the warm-up)' % (
+        steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
+
+
+def _run_step(step_fn, call: int, hooks) -> tuple:
+    """Runs step `call` (1-based over warm-up and timed steps); traced, with the trace handed to
+    the hooks that asked for it, when one asks (RunHook.wants_trace)."""
+    tracers = [h for h in hooks if h.wants_trace(call)]
+    if not tracers:
+        return step_fn()
+    start = time.perf_counter()
+    out, step_stats = step_fn.traced()
+    wall = time.perf_counter() - start
+    for hook in tracers:
+        hook.traced(call, wall, step_stats)
+    return out
+
+
+def _warmup(spec: LoopSpec, step_fn, hooks, lr_fn, log, result: LoopResult) -> float:
+    """The warm-up steps; returns the step time to expect of the timed ones (the least warm-up
+    step after the first, which sets up the executor; the first when it is the only one)."""
+    times = []
+    log('Running warm up')
+    for call in range(1, spec.num_warmup + 1):
+        start = time.perf_counter()
+        out = _run_step(step_fn, call, hooks)
+        times.append(time.perf_counter() - start)
+        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint)
+        result.warmup_losses.append(out[0])
+    log('Done warm up')
+    return min(times[1:]) if len(times) > 1 else times[0]
+
+
+def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
              log: Callable[[str], None] = cnn_util.log_fn) -> LoopResult:
-    """Runs warm-up steps, then times `num_steps` steps and prints the step lines.
+    """Runs the warm-up steps, then times `spec.num_steps` steps and prints the step lines and
+    the total block.
+
+    Per step the hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
+    then `traced` with the trace); after each timed step they get `after_step` and
+    `should_stop`; in the total block each adds its `total_lines` after `total images/sec`, in
+    the hooks' order. After the warm-up (or the first timed step, without one) a line says how
+    long the timed part will take.
 
     Args:
-      step_fn: runs one step; returns (loss, *extras) with loss a Python float or None.
-      num_warmup: untimed steps run first.
-      num_steps: timed steps.
-      images_per_step: images one step processes over all devices and workers.
-      display_every: print a step line every this many timed steps (and after step 1).
-      show_loss: False prints step lines without the loss column (forward-only).
-      learning_rate_fn: returns the current learning rate, for the NaN message.
-      nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
-      should_stop: checked after every timed step; True ends the loop early (signals, target
-        accuracy reached).
-      after_step: called with (timed step number, loss) after each timed step (checkpoints, eval).
-      extra_format: formats a step's extras for the step line (training accuracy columns).
-      extra_columns: header names of those columns, e.g. ('top_1_accuracy', 'top_5_accuracy').
-      loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
-      ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
-        weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
-      sample_step: runs the last warm-up step instead of `step_fn` (a traced step: see
-        metrics/utilisation.py); never a timed one.
-      total_lines: lines printed after `total images/sec` inside the total block.
+      spec: the LoopSpec.
+      step_fn: runs one step: () -> (loss or None, *extra values); with a trace,
+        `step_fn.traced()` -> ((loss, *extras), step_stats). Its `learning_rate()`, when it has
+        one, gives the NaN message's learning rate.
+      hooks: RunHooks.
+      log: where the lines go.
 
     Returns:
       LoopResult.
@@ -111,49 +169,51 @@ def run_loop(step_fn: Callable[[], tuple], *, num_warmup: int, num_steps: int,
       NonFiniteLossError: a loss was NaN or Inf.
     """
     result = LoopResult()
-    if num_warmup:
-        log('Running warm up')
-        for step in range(num_warmup):
-            out = (sample_step if sample_step and step == num_warmup - 1 else step_fn)()
-            _check_finite(out[0], 'warm-up step %d' % (step + 1), learning_rate_fn, nan_hint)
-            result.warmup_losses.append(out[0])
-        log('Done warm up')
-    log('\t'.join(('Step', 'Img/sec') + ((loss_name,) if show_loss else ()) + extra_columns))
-    stats = cnn_util.ImageRateStats(images_per_step, ewma_alpha)
+    lr_fn = getattr(step_fn, 'learning_rate', None)
+    if spec.num_warmup:
+        log(timed_part_line(spec.num_steps, _warmup(spec, step_fn, hooks, lr_fn, log, result)))
+    log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
+                  + spec.extra_columns))
+    stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
     clock = time.perf_counter
     loop_start = clock()
-    for step in range(1, num_steps + 1):
+    for step in range(1, spec.num_steps + 1):
         start = clock()
-        out = step_fn()
+        out = _run_step(step_fn, spec.num_warmup + step, hooks)
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, 'step %d' % step, learning_rate_fn, nan_hint)
+        _check_finite(loss, 'step %d' % step, lr_fn, spec.nan_hint)
         result.losses.append(loss)
         if len(out) > 1:
             result.extras.append(out[1:])
         result.num_steps = step
-        if step == 1 or step % display_every == 0:
-            extra = extra_format(out[1:]) if extra_format else ''
-            log(cnn_util.format_step_line(step, stats, loss if show_loss else None, extra))
+        if step == 1 or step % spec.display_every == 0:
+            extra = '\t'.join('%.3f' % v for v in out[1:]) if spec.extra_columns else ''
+            log(cnn_util.format_step_line(step, stats, loss if spec.show_loss else None, extra))
         hooks_start = clock()
-        if after_step is not None:
-            after_step(step, loss)
-        stop = should_stop is not None and should_stop()
+        for hook in hooks:
+            hook.after_step(step, loss)
+        stop = any([hook.should_stop() for hook in hooks])
         result.hook_secs += clock() - hooks_start
         if stop:
             result.stopped_early = True
             break
     result.elapsed_secs = clock() - loop_start - result.hook_secs
     result.step_times = stats.step_times
-    result.images_per_sec = (images_per_step * result.num_steps / result.elapsed_secs
+    result.images_per_sec = (spec.images_per_step * result.num_steps / result.elapsed_secs
                              if result.num_steps else 0.0)
+    _total_block(result, hooks, log)
+    return result
+
+
+def _total_block(result: LoopResult, hooks, log) -> None:
     if result.hook_secs > 0.01 * result.elapsed_secs and result.hook_secs > 0.1:
         log('%.1f s between steps went to checkpoints, summaries and evaluations (not counted '
             'in total images/sec)' % result.hook_secs)
     log(DASHES)
     log('total images/sec: %.2f' % result.images_per_sec)
-    for line in (total_lines(result) if total_lines else ()):
-        log(line)
+    for hook in hooks:
+        for line in hook.total_lines(result):
+            log(line)
     log(DASHES)
-    return result

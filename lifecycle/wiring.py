@@ -1,10 +1,11 @@
 """Which lifecycle features a run has: its hooks and the flags that have no effect.
 
 `BenchmarkCNN` calls:
-  `preflight(plan)` at the start of `run()`: one warning line per flag that has no effect in the
-    chosen mode, and an early error for --plot_file without matplotlib;
+  `warn_ineffective_flags(plan)` at the start of `run()`: one warning line per flag that has no
+    effect in the chosen mode (the flags' errors are preflight/usage.py's);
   `make_hooks(plan, model, dataset, ...)`: the run hooks (run_hooks.py says in which phases
-    they are called; their order in the list carries no meaning).
+    they are called; their order in the list carries no meaning, except for the total
+    block's lines: the figures come first).
 The result dict of a run is made by timed_run.loop_result.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 from .. import cnn_util
 from .. import params as params_lib
 from ..params import original_flags
-from ..runtime import gpu_settings
 from . import (
     checkpoints,
     eval_runner,
@@ -116,16 +116,12 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def preflight(plan, given=None) -> None:
-    """Warnings for ineffective flags; fails early on --plot_file without matplotlib.
+def warn_ineffective_flags(plan, given=None) -> None:
+    """One warning line per flag that has no effect in the run `plan` describes.
 
     Args:
       plan: the run's run_plan.RunPlan.
       given: the Params as given (see ignored_flags); default: the plan's resolved ones.
-
-    Raises:
-      cnn_util.BenchmarkError: --plot_file is given and matplotlib is missing.
-      params.ParamsError: --rewriter_config is not a RewriterConfig in text format.
     """
     given = given or plan.params
     for message in ignored_flags(given, plan.dataset):
@@ -136,24 +132,23 @@ def preflight(plan, given=None) -> None:
     if plan.params.hierarchical_copy and len(plan.devices) * plan.num_workers == 1:
         cnn_util.warn('--hierarchical_copy has no effect on one device (it splits the '
                       'all-reduce of several devices into two levels)')
-    if plan.params.rewriter_config:  # a usage error before the graph is built, not after
-        gpu_settings.parse_rewriter_config(plan.params.rewriter_config)
-    if plan.params.plot_file:
-        results_log.check_plot_available()
 
 
-def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.RunHook]:
+def make_hooks(plan, model, dataset, *, is_local_device=None,
+               stored_baseline=None) -> list[run_hooks.RunHook]:
     """The lifecycle hooks of a training or forward-only run.
 
     Args:
       plan: the run's run_plan.RunPlan (only the chief saves and writes summaries).
       model, dataset: the run's CNNModel and dataset (summaries and evaluation build their own
         towers and input).
-      is_local_device: device name -> True for this task's devices (cluster runs), for
-        --print_step_breakdown; None: every device is local.
+      is_local_device: device name -> True for this task's devices (cluster runs), for the
+        traced steps' breakdowns; None: every device is local.
+      stored_baseline: the --baseline result, its configuration checked, or None.
     """
     p = plan.params
-    hooks = []
+    is_local = is_local_device or (lambda device: True)
+    hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline)]
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
@@ -163,7 +158,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None) -> list[run_hooks.
     if plan.training and p.train_dir and plan.is_chief:
         hooks.append(checkpoints.CheckpointHook(plan))
     if p.print_step_breakdown:
-        hooks.append(figure_hooks.StepBreakdownHook(is_local_device or (lambda device: True)))
+        hooks.append(figure_hooks.StepBreakdownHook(plan, is_local))
     if p.plot_file:
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:

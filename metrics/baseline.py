@@ -73,21 +73,20 @@ def differing_params(stored: dict, params: dict) -> list[str]:
     return out
 
 
-def check(path: str, params) -> dict:
-    """Loads the baseline and refuses one of another configuration.
+def check_config(stored: dict, path: str, params) -> dict:
+    """Refuses a loaded baseline (`load`) of another configuration.
 
     Args:
-      path: --baseline.
+      stored: the loaded results JSON.
+      path: --baseline (for the messages).
       params: the run's resolved Params.
 
     Returns:
-      The stored result.
+      The stored result, with 'results_file' set to `path`.
 
     Raises:
-      BaselineError: see `load`, or a configuration that differs (one line naming the
-        parameters).
+      BaselineError: a configuration that differs (one line naming the parameters).
     """
-    stored = load(path)
     diff = differing_params(stored['params'], {k: _norm(v) for k, v in params._asdict().items()})
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '

@@ -38,18 +38,15 @@ from __future__ import annotations
 import functools
 import resource
 import sys
-import time
 
 import tensorflow as tf
 
 from .. import cnn_util
 from ..hardware import cpu_peak, gpu_specs, machine
-from . import baseline as baseline_lib
 from . import latency as latency_lib
 
 INPUT_BOUND_SHARE = 0.10
 GIB = float(1 << 30)
-FULL_TRACE = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
 
 
 def flops_multiplier(training: bool) -> int:
@@ -324,97 +321,8 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
     return util
 
 
-class RunMetrics:
-    """Collects a training or forward-only run's figures and prints them in the total block.
-
-    Use: `traced(step_fn)` gives the callable run_loop uses for the last warm-up step;
-    `total_lines(loop)` (run_loop's total-block callback) computes and formats every figure;
-    `result_keys()` the result's 'utilisation', 'input', 'memory', 'latency_ms', 'baseline'.
-
-    Args:
-      plan: the run_plan.RunPlan.
-      is_local: device name -> True for this task's devices (step_breakdown.breakdown).
-      stored_baseline: the --baseline result (metrics/baseline.check), or None.
-      gpu_names, cpu_peak_fn: test seams (see device_peak).
-    """
-
-    def __init__(self, plan, *, is_local=None, stored_baseline=None, gpu_names=None,
-                 cpu_peak_fn=None):
-        self.plan = plan
-        self.is_local = is_local or (lambda device: True)
-        self.stored_baseline = stored_baseline
-        self.gpu_names = gpu_names
-        self.cpu_peak_fn = cpu_peak_fn
-        self.step_stats = None
-        self.parts = None
-        self.keys: dict = {}
-
-    @classmethod
-    def for_run(cls, plan, is_local=None) -> RunMetrics:
-        """The run's collector; loads and checks --baseline first.
-
-        Raises:
-          baseline.BaselineError: the baseline is unreadable or of another configuration.
-        """
-        p = plan.params
-        stored = (baseline_lib.check(p.baseline, p)
-                  if getattr(p, 'baseline', None) and not p.eval else None)
-        return cls(plan, is_local=is_local, stored_baseline=stored)
-
-    def loop_callbacks(self, step_fn) -> dict:
-        """training_loop.run_loop's `sample_step` and `total_lines` for `step_fn`."""
-        return {'sample_step': self.traced(step_fn), 'total_lines': self.total_lines}
-
-    def traced(self, step_fn):
-        """Wraps `step_fn(run_metadata=...)` (one step with FULL_TRACE) to keep its trace."""
-        def traced_step():
-            metadata = tf.compat.v1.RunMetadata()
-            start = time.perf_counter()
-            out = step_fn(run_metadata=metadata)
-            self.record(metadata.step_stats, time.perf_counter() - start)
-            return out
-        return traced_step
-
-    def record(self, step_stats, wall_secs: float) -> None:
-        """Keeps one traced step's stats and its breakdown."""
-        from . import step_breakdown
-        self.step_stats = step_stats
-        self.parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
-
-    def total_lines(self, loop) -> list[str]:
-        """The lines after `total images/sec` (see the module docstring); fills result_keys."""
-        plan, rate = self.plan, loop.images_per_sec
-        lines = []
-        inp = input_figures(self.parts, rate)
-        real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
-            plan.cluster_role)
-        lines.append(format_input(inp, rate, real_or_cluster,
-                                  'traced warm-up step' if self.parts else
-                                  'no warm-up step to trace: --num_warmup_batches >= 1'))
-        util = utilisation_figures(plan, rate, plan.training, lines, gpu_names=self.gpu_names,
-                                   cpu_peak_fn=self.cpu_peak_fn)
-        gpus = len(plan.devices) if plan.params.device == 'gpu' else 0
-        mem = memory_figures(self.step_stats, gpus)
-        lines.append(format_memory(mem))
-        lat = None
-        if not plan.training:
-            lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step)
-            if lat:
-                lines.append(latency_lib.format_latency(lat))
-        inp['method'] = ('FULL_TRACE of the last warm-up step; input share = input / wall '
-                         '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
-        self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat}
-        if self.stored_baseline is not None:
-            rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
-            c = baseline_lib.compare(self.stored_baseline, rates, rate,
-                                     plan.params.fail_on_slower)
-            self.keys['baseline'] = c
-            lines.append(baseline_lib.format_line(c))
-        return lines
-
-    def result_keys(self) -> dict:
-        """The keys total_lines computed ({} before it ran)."""
-        return dict(self.keys)
+INPUT_METHOD = ('FULL_TRACE of the last warm-up step; input share = input / wall '
+                '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
 
 
 def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None) -> dict:
@@ -439,8 +347,3 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
             'input': {'input_share': None, 'sync_share': None, 'compute_images_per_sec': None,
                       'input_bound': None, 'breakdown': None,
                       'method': 'not measured in --eval (no warm-up step to trace)'}}
-
-
-def raise_if_slower(result: dict) -> None:
-    """--baseline: raises baseline.RegressionError when the run failed its gate."""
-    baseline_lib.raise_if_failed(result)

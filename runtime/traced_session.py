@@ -1,17 +1,18 @@
-"""The session of cluster runs and of --print_step_breakdown runs.
+"""Traced steps and the session of cluster runs.
+
+`trace_options()` makes the RunOptions of every traced step (the total block's traced warm-up
+step, the --print_step_breakdown steps, the --trace_file/--tfprof_file step): FULL_TRACE,
+since SOFTWARE_TRACE returns no step stats for gRPC sessions in TF 2.21.
 
 `TracedSession` is a tf.compat.v1.Session with a deadline on every run (cluster runs), failed
 cluster runs turned into the caller's error (cnn_util.ClusterError naming the unreachable
-peers), sampled calls of the step callable traced (metrics/step_breakdown.py reads the
-traces), and a `close()` that never hangs (closing a session whose ps died blocks forever in TF
+peers), and a `close()` that never hangs (closing a session whose ps died blocks forever in TF
 2.21; it is given a few seconds).
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from typing import Callable
 
 import tensorflow as tf
 
@@ -26,9 +27,29 @@ _CLUSTER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                    tf.errors.AbortedError, tf.errors.CancelledError)
 
 
+def trace_options(partition_graphs: bool = False, timeout_ms: int = 0,
+                  base: tf1.RunOptions | None = None) -> tf1.RunOptions:
+    """RunOptions with a full trace (and the partition graphs, and a deadline, when asked),
+    merged over `base` when given."""
+    options = tf1.RunOptions()
+    if base is not None:
+        options.CopyFrom(base)
+    options.trace_level = tf1.RunOptions.FULL_TRACE
+    if partition_graphs:
+        options.output_partition_graphs = True
+    if timeout_ms and not options.timeout_in_ms:
+        options.timeout_in_ms = timeout_ms
+    return options
+
+
+def run_metadata() -> tf1.RunMetadata:
+    """An empty RunMetadata for a traced run to fill."""
+    return tf1.RunMetadata()
+
+
 class TracedSession(tf1.Session):
-    """A tf.compat.v1.Session with a per-run deadline, error translation, sampled tracing of the
-    training step, and a bounded close.
+    """A tf.compat.v1.Session with a per-run deadline, error translation and a bounded close
+    (the session of cluster tasks).
 
     Args:
       target, graph, config: as for tf.compat.v1.Session.
@@ -42,31 +63,17 @@ class TracedSession(tf1.Session):
         super().__init__(target, graph=graph, config=config)
         self._timeout_ms = int(timeout_secs * 1000) if timeout_secs else 0
         self._error_hook = error_hook
-        self._watched = None
-        self._should_trace = None
-        self._on_trace = None
-        self._calls = 0
         self._close_started = False
         self._failed = False  # a cluster error happened: a peer is likely gone
 
-    def watch(self, op, should_trace: Callable[[int], bool],
-              on_trace: Callable[[int, float, object], None]) -> None:
-        """Traces calls of callables that fetch `op`: call k (1-based, over all such callables)
-        is traced when should_trace(k); on_trace(k, wall_secs, step_stats) then receives it."""
-        self._watched = op
-        self._should_trace = should_trace
-        self._on_trace = on_trace
-
-    def _options(self, options, trace=False):
-        if not self._timeout_ms and not trace:
+    def _options(self, options):
+        if not self._timeout_ms:
             return options
         merged = tf1.RunOptions()
         if options is not None:
             merged.CopyFrom(options)
-        if self._timeout_ms and not merged.timeout_in_ms:
+        if not merged.timeout_in_ms:
             merged.timeout_in_ms = self._timeout_ms
-        if trace:
-            merged.trace_level = tf1.RunOptions.FULL_TRACE
         return merged
 
     def _translate(self, error):
@@ -90,27 +97,15 @@ class TracedSession(tf1.Session):
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         inner = super().make_callable(fetches, feed_list, accept_options=True)
-        flat = tf.nest.flatten(fetches)
-        watched = self._watched is not None and any(f is self._watched for f in flat)
 
         def call(*args, options=None, run_metadata=None):
-            trace = False
-            if watched:
-                self._calls += 1
-                trace = self._should_trace(self._calls)
-            metadata = tf1.RunMetadata() if trace and run_metadata is None else run_metadata
-            start = time.perf_counter()
             try:
-                out = inner(*args, options=self._options(options, trace),
-                            run_metadata=metadata)
+                return inner(*args, options=self._options(options), run_metadata=run_metadata)
             except tf.errors.OpError as e:
                 replacement = self._translate(e)
                 if replacement is None:
                     raise
                 raise replacement from e
-            if trace:
-                self._on_trace(self._calls, time.perf_counter() - start, metadata.step_stats)
-            return out
         return call
 
     def close(self):

@@ -115,10 +115,10 @@ def test_the_cycle_finder_finds_a_cycle():
 # never one above (function-local imports included). A module is placed by the longest entry
 # that names it or its package.
 LAYERS = [
-    ('entry', ['tf_cnn_benchmarks', '', 'cli', 'flag_parsing', 'usage', 'tools']),
+    ('entry', ['tf_cnn_benchmarks', '', 'cli', 'flag_parsing', 'tools']),
     ('orchestration', ['benchmark_cnn']),
-    ('cluster', ['cluster']),
     ('preflight', ['preflight']),
+    ('cluster', ['cluster']),
     ('lifecycle', ['lifecycle']),
     ('metrics', ['metrics']),
     ('graph', ['graph']),
@@ -183,7 +183,7 @@ def test_the_layout_has_one_package_per_concern():
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'preprocessing',
-                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'usage', 'variable_mgr']
+                   'run_plan', 'setup', 'tf_cnn_benchmarks', 'variable_mgr']
     readme = open(os.path.join(REPO, 'README.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
         assert '`%s' % name in readme, '%s is not in the README layout section' % name

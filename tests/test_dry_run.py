@@ -239,7 +239,7 @@ def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(m
     bench = benchmark_cnn.BenchmarkCNN(given, gpus=0)  # no GPU visible: the run is on the CPU
     warned = []
     monkeypatch.setattr(wiring.cnn_util, 'warn', warned.append)
-    wiring.preflight(bench.plan, bench.given_params)
+    wiring.warn_ineffective_flags(bench.plan, bench.given_params)
     assert ('--winograd_nonfused has no effect with --device=cpu (it sets GPU options); use '
             '--num_intra_threads/--num_inter_threads for the CPU') in warned
 

@@ -31,7 +31,7 @@ def test_only_training_headers_print_an_optimizer(mode, shown):
 
 
 def test_hierarchical_copy_on_one_device_warns(capsys):
-    wiring.preflight(helpers.tiny_bench(hierarchical_copy=True,
+    wiring.warn_ineffective_flags(helpers.tiny_bench(hierarchical_copy=True,
                                         variable_update='replicated').plan)
     assert capsys.readouterr().err == (
         'warning: --hierarchical_copy has no effect on one device (it splits the all-reduce of '
@@ -39,7 +39,8 @@ def test_hierarchical_copy_on_one_device_warns(capsys):
 
 
 def test_an_unreadable_baseline_and_a_plot_without_matplotlib_are_usage_errors(monkeypatch):
-    from tf_cnn_benchmarks import params, usage
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.preflight import usage
     with pytest.raises(params.ParamsError, match='--baseline=/nonexistent.json: cannot read it'):
         usage.check_extras(params.make_params(baseline='/nonexistent.json'))
     monkeypatch.setattr(usage.importlib.util, 'find_spec', lambda name: None)

@@ -119,7 +119,7 @@ def test_baseline_of_another_configuration_is_refused_naming_the_params(tmp_path
     here = params.make_params(model='trivial', batch_size=16, num_batches=7,
                               benchmark_log_dir='/x')
     with pytest.raises(params.ParamsError) as e:
-        baseline.check(path, here)
+        baseline.check_config(baseline.load(path), path, here)
     assert str(e.value) == (
         "--baseline=%s is a run of another configuration (batch_size: 8 in the baseline, 16 "
         "here; num_intra_threads: 1 in the baseline, None here); give a results JSON of the "
@@ -127,7 +127,7 @@ def test_baseline_of_another_configuration_is_refused_naming_the_params(tmp_path
     # num_batches and output flags do not count.
     same = params.make_params(model='trivial', batch_size=8, num_intra_threads=1,
                               num_batches=7, benchmark_log_dir='/x')
-    assert baseline.check(path, same)['results_file'] == path
+    assert baseline.check_config(baseline.load(path), path, same)['results_file'] == path
 
 
 def test_baseline_that_is_not_a_results_json_is_refused(tmp_path):

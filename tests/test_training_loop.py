@@ -7,7 +7,7 @@ import time
 import pytest
 
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.lifecycle import training_loop
+from tf_cnn_benchmarks.lifecycle import run_hooks, training_loop
 
 # Step times (s) of 5 timed steps of 10 images: rates 100, 100, 50, 200, 80 images/sec.
 KNOWN_TIMES = (0.1, 0.1, 0.2, 0.05, 0.125)
@@ -55,8 +55,8 @@ def test_loop_step_lines_use_timed_steps_only(monkeypatch):
         return (6.9077,)
     monkeypatch.setattr(training_loop.time, 'perf_counter', lambda: now[0])
     lines = []
-    result = training_loop.run_loop(step_fn, num_warmup=2, num_steps=5, images_per_step=10,
-                                    display_every=5, log=lines.append)
+    result = training_loop.run_loop(Spec(num_warmup=2, num_steps=5, images_per_step=10,
+                                         display_every=5), step_fn, log=lines.append)
     step_lines = [line for line in lines if '\timages/sec:' in line]
     assert step_lines == ['1\timages/sec: 100.0 +/- 0.0 (jitter = 0.0)\t6.908',
                           '5\timages/sec: 87.0 +/- 22.6 (jitter = 29.7)\t6.908']
@@ -64,16 +64,33 @@ def test_loop_step_lines_use_timed_steps_only(monkeypatch):
     assert 'total images/sec: 86.96' in lines
 
 
+Spec = training_loop.LoopSpec
+
+
 def _fake_steps(losses):
     it = iter(losses)
     return lambda: (next(it),)
 
 
+class _Hooks(run_hooks.RunHook):
+    """after_step and should_stop as functions (None: the base's)."""
+
+    def __init__(self, after_step=None, should_stop=None):
+        self._after, self._stop = after_step, should_stop
+
+    def after_step(self, step, loss):
+        if self._after:
+            self._after(step, loss)
+
+    def should_stop(self):
+        return bool(self._stop and self._stop())
+
+
 def test_loop_prints_step_1_and_every_display_every():
     lines = []
-    result = training_loop.run_loop(_fake_steps([7.0] * 2 + [6.0] * 25), num_warmup=2,
-                                    num_steps=25, images_per_step=8, display_every=10,
-                                    log=lines.append)
+    result = training_loop.run_loop(Spec(num_warmup=2, num_steps=25, images_per_step=8,
+                                         display_every=10),
+                                    _fake_steps([7.0] * 2 + [6.0] * 25), log=lines.append)
     steps = [line.split('\t')[0] for line in lines if '\timages/sec:' in line]
     assert steps == ['1', '10', '20']
     assert lines[0] == 'Running warm up' and 'Step\tImg/sec\ttotal_loss' in lines
@@ -86,28 +103,28 @@ def test_loop_prints_step_1_and_every_display_every():
 
 def test_forward_only_lines_have_no_loss_column():
     lines = []
-    training_loop.run_loop(lambda: (None,), num_warmup=0, num_steps=2, images_per_step=4,
-                           display_every=1, show_loss=False, log=lines.append)
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=2, images_per_step=4, display_every=1,
+                                show_loss=False), lambda: (None,), log=lines.append)
     assert lines[0] == 'Step\tImg/sec'
     assert all(not line.endswith('\t') for line in lines)
-    assert [line.count('\t') for line in lines[1:3]] == [1, 1]
+    step_lines = [line for line in lines if '\timages/sec:' in line]
+    assert [line.count('\t') for line in step_lines] == [1, 1]
 
 
 def test_accuracy_columns_follow_the_loss_column():
     lines = []
-    training_loop.run_loop(lambda: (2.5, 0.25, 0.75), num_warmup=0, num_steps=1,
-                           images_per_step=4, display_every=1, log=lines.append,
-                           extra_format=lambda e: '%.3f\t%.3f' % e,
-                           extra_columns=('top_1_accuracy', 'top_5_accuracy'))
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=1, images_per_step=4, display_every=1,
+                                extra_columns=('top_1_accuracy', 'top_5_accuracy')),
+                           lambda: (2.5, 0.25, 0.75), log=lines.append)
     assert lines[0] == 'Step\tImg/sec\ttotal_loss\ttop_1_accuracy\ttop_5_accuracy'
     assert lines[1].split('\t')[2:] == ['2.500', '0.250', '0.750']
 
 
 def test_time_in_hooks_is_reported_and_left_out_of_the_total():
     lines = []
-    result = training_loop.run_loop(lambda: (1.0,), num_warmup=0, num_steps=3,
-                                    images_per_step=4, display_every=1, log=lines.append,
-                                    after_step=lambda step, loss: time.sleep(0.1))
+    result = training_loop.run_loop(
+        Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), lambda: (1.0,),
+        [_Hooks(after_step=lambda step, loss: time.sleep(0.1))], log=lines.append)
     assert result.hook_secs == pytest.approx(0.3, abs=0.1)
     assert result.elapsed_secs < 0.1
     assert result.images_per_sec == pytest.approx(12 / result.elapsed_secs)
@@ -116,28 +133,107 @@ def test_time_in_hooks_is_reported_and_left_out_of_the_total():
 
 
 def test_non_finite_loss_stops_with_step_and_hint():
+    step = _fake_steps([5.0, 5.0, math.nan, 1.0])
+
+    class WithRate:
+        __call__ = staticmethod(step)
+        learning_rate = staticmethod(lambda: 0.5)
     with pytest.raises(training_loop.NonFiniteLossError) as info:
-        training_loop.run_loop(_fake_steps([5.0, 5.0, math.nan, 1.0]), num_warmup=0,
-                               num_steps=4, images_per_step=1, display_every=1,
-                               learning_rate_fn=lambda: 0.5, log=lambda _: None)
+        training_loop.run_loop(Spec(num_warmup=0, num_steps=4, images_per_step=1,
+                                    display_every=1), WithRate(), log=lambda _: None)
     text = str(info.value)
     assert 'the loss became nan at step 3 (learning rate 0.5)' in text
     assert text.endswith('no images/sec are reported. Lower --init_learning_rate.')
     with pytest.raises(training_loop.NonFiniteLossError) as info:
-        training_loop.run_loop(_fake_steps([math.inf]), num_warmup=1, num_steps=1,
-                               images_per_step=1, display_every=1, nan_hint=' or X',
-                               log=lambda _: None)
+        training_loop.run_loop(Spec(num_warmup=1, num_steps=1, images_per_step=1,
+                                    display_every=1, nan_hint=' or X'),
+                               _fake_steps([math.inf]), log=lambda _: None)
     assert str(info.value).startswith('the loss became inf at warm-up step 1; ')
     assert str(info.value).endswith('Lower --init_learning_rate or X.')
 
 
 def test_should_stop_ends_early_and_after_step_sees_every_step():
     seen = []
-    result = training_loop.run_loop(_fake_steps([1.0] * 10), num_warmup=0, num_steps=10,
-                                    images_per_step=1, display_every=5,
-                                    after_step=lambda s, loss: seen.append(s),
-                                    should_stop=lambda: len(seen) >= 3, log=lambda _: None)
+    result = training_loop.run_loop(
+        Spec(num_warmup=0, num_steps=10, images_per_step=1, display_every=5),
+        _fake_steps([1.0] * 10), [_Hooks(after_step=lambda s, loss: seen.append(s),
+                                         should_stop=lambda: len(seen) >= 3)],
+        log=lambda _: None)
     assert result.stopped_early and result.num_steps == 3 and seen == [1, 2, 3]
+
+
+class _Clocked:
+    """A step function on a fake clock: each call takes the next of `durations` seconds."""
+
+    def __init__(self, monkeypatch, durations, loss=1.0):
+        self.now = [0.0]
+        self.durations = iter(durations)
+        self.loss = loss
+        self.traced_calls = 0
+        monkeypatch.setattr(training_loop.time, 'perf_counter', lambda: self.now[0])
+
+    def __call__(self):
+        self.now[0] += next(self.durations)
+        return (self.loss,)
+
+    def traced(self):
+        self.traced_calls += 1
+        return self(), 'stats %d' % self.traced_calls
+
+
+def test_after_the_warm_up_a_line_says_how_long_the_timed_part_takes(monkeypatch):
+    # The first warm-up step (the executor's set-up) does not count: the least of the others.
+    step = _Clocked(monkeypatch, [10.0, 2.5, 2.0] + [2.0] * 100)
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=3, num_steps=100, images_per_step=4,
+                                display_every=50), step, log=lines.append)
+    assert lines[:3] == ['Running warm up', 'Done warm up',
+                         'Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up)']
+    assert lines[3] == 'Step\tImg/sec\ttotal_loss'
+
+
+def test_without_warm_up_steps_there_is_no_estimate_between_the_step_lines(monkeypatch):
+    step = _Clocked(monkeypatch, [0.25] * 11)
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=11, images_per_step=4,
+                                display_every=100), step, log=lines.append)
+    assert not [line for line in lines if line.startswith('Timed part')]
+    assert lines[1].startswith('1\timages/sec: 16.0')
+
+
+def test_durations_read_as_a_person_would_say_them():
+    assert [training_loop.format_duration(s) for s in (0.04, 9.94, 59.4, 75, 3600, 4000)] == [
+        '0.0 s', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
+
+
+class _Tracer(run_hooks.RunHook):
+    def __init__(self, calls, lines=()):
+        self.calls, self.lines, self.got = set(calls), list(lines), []
+
+    def wants_trace(self, call):
+        return call in self.calls
+
+    def traced(self, call, wall_secs, step_stats):
+        self.got.append((call, wall_secs, step_stats))
+
+    def total_lines(self, loop):
+        return self.lines
+
+
+def test_hooks_get_the_traces_they_ask_for_and_add_their_total_lines_in_order(monkeypatch):
+    step = _Clocked(monkeypatch, [1.0] * 6)
+    a = _Tracer({2, 4}, ['a: %s' % 'first'])   # the last warm-up step and timed step 2
+    b = _Tracer({4, 6}, ['b: second'])
+    lines = []
+    result = training_loop.run_loop(Spec(num_warmup=2, num_steps=4, images_per_step=1,
+                                         display_every=10), step, [a, b], log=lines.append)
+    # One trace serves every hook that asked for that step; the others run untraced.
+    assert step.traced_calls == 3
+    assert a.got == [(2, 1.0, 'stats 1'), (4, 1.0, 'stats 2')]
+    assert b.got == [(4, 1.0, 'stats 2'), (6, 1.0, 'stats 3')]
+    assert result.step_times == [1.0] * 4
+    total = lines.index('total images/sec: 1.00')
+    assert lines[total + 1:] == ['a: first', 'b: second', training_loop.DASHES]
 
 
 @pytest.mark.parametrize('message, summary', [

@@ -11,7 +11,7 @@ import tensorflow as tf
 from tensorflow.core.framework import step_stats_pb2
 
 from tf_cnn_benchmarks.hardware import cpu_peak
-from tf_cnn_benchmarks.lifecycle import training_loop
+from tf_cnn_benchmarks.lifecycle import figure_hooks, training_loop
 from tf_cnn_benchmarks.metrics import latency, step_breakdown, utilisation
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -261,18 +261,21 @@ def test_peak_rss_is_in_bytes():
 
 def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_traced_one():
     lines, calls = [], []
-    metrics = utilisation.RunMetrics(
+    hook = figure_hooks.FiguresHook(
         _plan(training=False), cpu_peak_fn=lambda *a, **k: cpu_peak.CpuPeak(
             1e15, 'matmul', 'k', 'T', True, 1.5))  # above the fake steps' rate
 
-    def step_fn(run_metadata=None):
-        calls.append(run_metadata is not None)
-        if run_metadata is not None:
-            run_metadata.step_stats.CopyFrom(_step_stats())
-        return (None,)
-    loop = training_loop.run_loop(step_fn, num_warmup=2, num_steps=3, images_per_step=4,
-                                  display_every=10, show_loss=False, log=lines.append,
-                                  **metrics.loop_callbacks(step_fn))
+    class Step:
+        def __call__(self):
+            calls.append(False)
+            return (None,)
+
+        def traced(self):
+            calls.append(True)
+            return (None,), _step_stats()
+    spec = training_loop.LoopSpec(num_warmup=2, num_steps=3, images_per_step=4,
+                                  display_every=10, show_loss=False)
+    loop = training_loop.run_loop(spec, Step(), [hook], log=lines.append)
     assert calls == [False, True, False, False, False]
     total = lines.index('total images/sec: %.2f' % loop.images_per_sec)
     block = lines[total + 1:-1]
@@ -281,7 +284,9 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
         'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory',
         'latency per batch of 4 (ms)']
     assert block[2].endswith('(CPU peak, float32, 2 threads: measured now in 1.5 s)')
-    keys = metrics.result_keys()
+    keys = {}
+    hook.end(keys)
+    assert set(keys) == {'utilisation', 'input', 'memory', 'latency_ms'}
     assert keys['utilisation']['fraction_of_peak'] == pytest.approx(
         keys['utilisation']['model_flops_per_sec'] / 1e15)
     assert keys['memory']['allocators'] == {'cpu': 5000}

@@ -128,7 +128,8 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
     sweep checks once), else None: "the flags for every run: ..." when every configuration
     breaks it the same way, else "the run --model=...: ..." for the first one (--staged_vars
     with --variable_updates=parameter_server,replicated, say)."""
-    from tf_cnn_benchmarks import flag_parsing, params, usage  # absolute: see unknown_model
+    from tf_cnn_benchmarks import flag_parsing, params
+    from tf_cnn_benchmarks.preflight import usage
     problems = []
     for config in configurations(axes, 1):
         args = sweep_runner.command_for(config, [], '')[:-1]  # without --benchmark_log_dir

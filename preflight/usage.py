@@ -1,26 +1,49 @@
-"""The usage check of a run's flags, before TensorFlow loads: one function for the command
-(cli.py) and the sweep's check of each configuration (tools/sweep.py).
+"""The usage check of a run's flags, in one place: the command (cli.py), the library
+(BenchmarkCNN without a checked run) and the sweep's check of each configuration
+(tools/sweep.py).
 
-    Params --resolve the cluster's fields--> --flag rules--> --output paths--> --model--> ok
+    check_usage(p)             before TensorFlow loads:
+        Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
+        --baseline (loaded once)--> --output paths--> --model--> CheckedRun
+    check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU
 
-Loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are used).
+`check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
+used). A BenchmarkCNN handed the CheckedRun validates nothing again.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+from typing import NamedTuple
 
-from . import cnn_util, params
-from .cluster import resolvers
-from .hardware import gpu_specs
-from .input_data import dataset_info
-from .metrics import baseline
-from .models import model_catalog
-from .preflight import output_paths
+from .. import cnn_util, params
+from ..cluster import resolvers
+from ..hardware import gpu_specs
+from ..input_data import dataset_info
+from ..metrics import baseline
+from ..models import model_catalog
+from . import output_paths
+
+
+class CheckedRun(NamedTuple):
+    """A run's flags after `check_usage`.
+
+    Attributes:
+      resolution: the cluster/resolvers.Resolution (its params are the ones to run with).
+      baseline: the --baseline results JSON, loaded (its configuration is compared with the
+        run's once that is resolved: metrics/baseline.py check_config), or None.
+    """
+    resolution: resolvers.Resolution
+    baseline: dict | None = None
+
+    @property
+    def params(self) -> params.Params:
+        return self.resolution.params
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
-                model: bool = True) -> resolvers.Resolution:
+                model: bool = True, command: bool = True) -> CheckedRun:
     """Every check of the flags that needs no TensorFlow, in order.
 
     Args:
@@ -29,10 +52,12 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         Slurm; cluster/resolvers.py); else the Params are checked as given.
       paths: check that every output path can be written (preflight/output_paths.py).
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
+      command: apply the rules of a command-line run (`check_command_rules`); library
+        callers may build an eval graph without a checkpoint.
 
     Returns:
-      The cluster/resolvers.Resolution: its params are the ones to run with (`p` itself, with
-      no cluster source, when `resolve` is False).
+      The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
+      source, when `resolve` is False).
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
@@ -41,15 +66,40 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
-    params.validate_params(resolution.params)
-    check_command_rules(resolution.params)
-    check_gpu_model(resolution.params)
-    check_extras(resolution.params)
+    q = resolution.params
+    params.validate_params(q)
+    if command:
+        check_command_rules(q)
+    check_gpu_model(q)
+    stored = check_extras(q)
     if paths:
-        output_paths.check_output_paths(resolution.params)
+        output_paths.check_output_paths(q)
     if model:
-        check_model(resolution.params)
-    return resolution
+        check_model(q)
+    return CheckedRun(resolution, stored)
+
+
+def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
+    """The checks that need TensorFlow, right after it loads: --rewriter_config parses as a
+    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN.
+
+    Args:
+      p: the checked Params (CheckedRun.params).
+      visible_gpus: GPUs TensorFlow sees (the device a run without --device gets).
+
+    Raises:
+      params.ParamsError: a malformed --rewriter_config, or --data_format=NCHW on the CPU with
+        TF_ENABLE_ONEDNN_OPTS=0.
+    """
+    from ..runtime import gpu_settings  # loads TensorFlow's protos
+    if p.rewriter_config:
+        gpu_settings.parse_rewriter_config(p.rewriter_config)
+    device = p.device or ('gpu' if visible_gpus else 'cpu')
+    if (device == 'cpu' and p.data_format == 'NCHW'
+            and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
+        raise params.ParamsError(
+            '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
+            'off; unset it or use --data_format=NHWC.')
 
 
 def check_command_rules(p: params.Params) -> None:
@@ -64,9 +114,13 @@ def check_command_rules(p: params.Params) -> None:
                                  'directory) or --checkpoint_path')
 
 
-def check_extras(p: params.Params) -> None:
+def check_extras(p: params.Params) -> dict | None:
     """What optional outputs and inputs need: matplotlib for --plot_file, a readable results
     JSON for --baseline (its configuration is compared once the run's is resolved).
+
+    Returns:
+      The loaded --baseline results JSON, or None without --baseline or with --eval (which
+      has no baseline gate).
 
     Raises:
       params.ParamsError: matplotlib is missing, or the --baseline file is unreadable
@@ -77,7 +131,9 @@ def check_extras(p: params.Params) -> None:
             '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
             'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file')
     if p.baseline:
-        baseline.load(p.baseline)
+        stored = baseline.load(p.baseline)
+        return None if p.eval else stored
+    return None
 
 
 def check_gpu_model(p: params.Params) -> None:
