@@ -91,7 +91,7 @@ _ENTRY_SCRIPT = textwrap.dedent('''
     import checkout
     checkout.load()
     from tf_cnn_benchmarks import cli
-    from tf_cnn_benchmarks.speed import cpu_tuning
+    from tf_cnn_benchmarks.runtime import cpu_tuning
     seen = {{}}
     original = cpu_tuning.configure_environment
     def spy(p, environ=None):

@@ -22,7 +22,7 @@ LONG_STEP = textwrap.dedent('''
     import checkout
     checkout.load()
     from tf_cnn_benchmarks.lifecycle import signals
-    from tf_cnn_benchmarks.speed import runtime_env
+    from tf_cnn_benchmarks.runtime import runtime_env
     tf = runtime_env.import_tensorflow()
     tf.compat.v1.disable_eager_execution()
     x = tf.random.normal([600, 600])

@@ -77,7 +77,7 @@ _AUTO_SCRIPT = textwrap.dedent('''
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
     import test_xla
-    from tf_cnn_benchmarks.speed import xla_jit
+    from tf_cnn_benchmarks.runtime import xla_jit
     out = []
     for kwargs in {cases!r}:
         # --xla first: CPU auto-clustering must be enabled before the process's first session.
