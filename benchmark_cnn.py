@@ -89,7 +89,7 @@ class BenchmarkCNN:
             usage.check_with_tensorflow(checked.params, visible)
         p = checked.params
         self.pipeline_factory = pipeline_factory
-        self.given_params = p  # before the defaults are filled in (wiring.ignored_flags)
+        self.given_params = p  # before the defaults are filled in
         p = params_lib.resolve_params(p, visible)
         self.dataset = dataset_info.get_dataset(p)
         self.model = model_config.get_model(p.model, self.dataset.name)
@@ -105,19 +105,21 @@ class BenchmarkCNN:
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
-        self._speed_notes = None
+        self.xla_note = header.runtime_notes(p)  # XLA's flags: before the first session
+        self._precision_lines = None
 
     # --- Header.
-    def speed_notes(self) -> dict:
-        """The header's precision and XLA texts, made once (lifecycle/header.py speed_notes:
-        on a CPU with reduced precision this measures its kernels, or reads them cached)."""
-        if self._speed_notes is None:
-            self._speed_notes = header.speed_notes(self.params, self.plan.compute_dtype)
-        return self._speed_notes
+    def precision_lines(self) -> list[str]:
+        """The header's precision lines, made once (lifecycle/header.py precision_lines: on a
+        CPU with reduced precision this measures its kernels, or reads them cached)."""
+        if self._precision_lines is None:
+            self._precision_lines = header.precision_lines(self.params, self.plan.compute_dtype)
+        return self._precision_lines
 
     def info_lines(self) -> list[str]:
         """The header block, one string per line (lifecycle/header.py)."""
-        return header.header_lines(self.plan, self.dataset, self.speed_notes())
+        return header.header_lines(self.plan, self.dataset, self.precision_lines(),
+                                   self.xla_note)
 
     def print_info(self) -> None:
         for line in self.info_lines():
@@ -162,8 +164,7 @@ class BenchmarkCNN:
             self.server.start(make_session_config(p, p.num_gpus))
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
-        self.speed_notes()  # its warnings, when the header was not printed
-        wiring.warn_ineffective_flags(self.plan, self.given_params)
+        self.precision_lines()  # its warnings, when the header was not printed
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset)
         hooks = self.make_hooks()

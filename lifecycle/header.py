@@ -1,5 +1,6 @@
-"""The header block a run prints before it starts (README "Output"), and the speed set-up of
-a run before its first session (precision, XLA and NUMA checks) that gives its texts:
+"""The header block a run prints before it starts (README "Output"), and the set-up that gives
+its texts: the run-time set-up before the first session (`runtime_notes`: XLA, NUMA) and the
+precision lines (`precision_lines`: the reduced-precision kernel probe):
 
     TensorFlow:  2.21.0
     Model:       resnet50
@@ -18,13 +19,14 @@ from ..hardware import gpu_specs, kernel_speed
 from ..runtime import cpu_tuning, xla_jit
 
 
-def header_lines(plan, dataset, speed_notes: dict) -> list[str]:
+def header_lines(plan, dataset, precision: list[str], xla: str) -> list[str]:
     """The header block, one string per line.
 
     Args:
       plan: the run's run_plan.RunPlan.
       dataset: the run's input_data.dataset_info.Dataset.
-      speed_notes: `speed_notes`' texts (precision lines, XLA).
+      precision: `precision_lines`' lines.
+      xla: `runtime_notes`' text.
     """
     p = plan.params
     device_note = ''
@@ -39,8 +41,8 @@ def header_lines(plan, dataset, speed_notes: dict) -> list[str]:
         *batch_lines(plan),
         'Devices:     %s%s' % (list(plan.devices), device_note),
         'Data format: %s' % p.data_format,
-        *speed_notes['precision_lines'],
-        'XLA:         %s' % speed_notes['xla'],
+        *precision,
+        'XLA:         %s' % xla,
         'Threads:     %s' % cpu_tuning.describe(p),
         *(['Optimizer:   %s%s' % (p.optimizer, ', weight decay %g inside the updates (fused)'
                                  % p.weight_decay if fused_decay.applies(p, plan.devices)
@@ -72,48 +74,56 @@ def batch_lines(plan) -> list[str]:
     return lines
 
 
-def speed_notes(p, dtype) -> dict:
-    """Precision, XLA and NUMA set-up of a run (before its first session); the header's texts.
-
-    Warns (one line each) when the device has no native `dtype` arithmetic or its kernels
-    measured far slower than float32 (hardware/kernel_speed.py), when --xla cannot
-    auto-cluster on the CPU in this process, when NUMA affinity does not apply, or when the
-    CPU runs NCHW (slower than NHWC).
+def runtime_notes(p) -> str:
+    """The run-time set-up before a run's first session: XLA's flags (runtime/xla_jit.py), the
+    NUMA check, the NCHW-on-CPU warning; returns the header's 'XLA:' text. Measures nothing.
 
     Args:
       p: the run's resolved Params.
-      dtype: the compute dtype (tf.float32, tf.float16 or tf.bfloat16).
-
-    Returns:
-      {'precision_lines': the header's 'Precision:' line(s), 'xla': the 'XLA:' text}.
     """
     if p.device == 'cpu' and p.data_format == 'NCHW':
         cnn_util.warn('--data_format=NCHW on the CPU: oneDNN converts the layout around its '
                       'ops, and training ran 30-45% slower than NHWC on the development host; '
                       'NHWC is the CPU default (drop --data_format)')
-    lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
-    if dtype != tf.float32:
-        flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
-        measured, when = None, 'measured here'
-        if p.device == 'cpu':
-            speed = kernel_speed.probe(dtype, cpu_tuning.thread_counts(p),
-                                       refresh=bool(p.refresh_peak))
-            measured, when = speed.factors, kernel_speed.when(speed)
-        capabilities, planned = None, ''
-        if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
-            spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
-            capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
-            planned = ' (--gpu_model=%s)' % spec.name
-        native, support = precision.native_support(
-            dtype, p.device, measured=measured, capabilities=capabilities, when=when,
-            gradients=not (p.forward_only or p.eval))
-        support += planned
-        lines.append('             %s' % support)
-        slow = measured and kernel_speed.far_slower_warning(
-            flag, dtype, measured, 'measured now' if when == 'measured here' else when)
-        if slow:
-            cnn_util.warn(slow)
-        elif not native:
-            cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
     cpu_tuning.check_numa(p)
-    return {'precision_lines': lines, 'xla': xla_jit.prepare(p)}
+    return xla_jit.prepare(p)
+
+
+def precision_lines(p, dtype) -> list[str]:
+    """The header's 'Precision:' line(s). On a CPU with reduced precision this measures its
+    kernels against float32 (hardware/kernel_speed.py, cached per CPU model, TF version,
+    dtype and threads).
+
+    Warns (one line) when the device has no native `dtype` arithmetic or its kernels measured
+    far slower than float32.
+
+    Args:
+      p: the run's resolved Params.
+      dtype: the compute dtype (tf.float32, tf.float16 or tf.bfloat16).
+    """
+    lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
+    if dtype == tf.float32:
+        return lines
+    flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
+    measured, when = None, 'measured here'
+    if p.device == 'cpu':
+        speed = kernel_speed.probe(dtype, cpu_tuning.thread_counts(p),
+                                   refresh=bool(p.refresh_peak))
+        measured, when = speed.factors, kernel_speed.when(speed)
+    capabilities, planned = None, ''
+    if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
+        spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
+        capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
+        planned = ' (--gpu_model=%s)' % spec.name
+    native, support = precision.native_support(
+        dtype, p.device, measured=measured, capabilities=capabilities, when=when,
+        gradients=not (p.forward_only or p.eval))
+    support += planned
+    lines.append('             %s' % support)
+    slow = measured and kernel_speed.far_slower_warning(
+        flag, dtype, measured, 'measured now' if when == 'measured here' else when)
+    if slow:
+        cnn_util.warn(slow)
+    elif not native:
+        cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
+    return lines

@@ -351,6 +351,12 @@ def _check_loss_scale(p: Params) -> None:
                           'need no loss scaling).')
 
 
+# The flags that make a training run evaluate as it goes (lifecycle's EvalDuringTrainingHook).
+EVAL_DURING_TRAINING_FLAGS = (
+    'eval_during_training_every_n_steps', 'eval_during_training_every_n_epochs',
+    'eval_during_training_at_specified_steps', 'eval_during_training_at_specified_epochs')
+
+
 def validate_params(p: Params) -> None:
     """Checks every value and every cross-parameter rule; the first violation is raised.
 

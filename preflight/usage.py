@@ -23,7 +23,7 @@ from ..hardware import gpu_specs
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
-from . import output_paths
+from . import ineffective_flags, output_paths
 
 
 class CheckedRun(NamedTuple):
@@ -81,7 +81,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     """The checks that need TensorFlow, right after it loads: --rewriter_config parses as a
-    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN.
+    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN; then one
+    `warning:` line per flag that has no effect in this run on this host
+    (preflight/ineffective_flags.py).
 
     Args:
       p: the checked Params (CheckedRun.params).
@@ -100,6 +102,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
         raise params.ParamsError(
             '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
             'off; unset it or use --data_format=NHWC.')
+    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p)):
+        cnn_util.warn(message)
 
 
 def check_command_rules(p: params.Params) -> None:
@@ -163,10 +167,17 @@ def check_model(p: params.Params) -> None:
     Raises:
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
-    dataset = p.data_name or (None if p.data_dir else 'synthetic')
-    if dataset is None:
-        try:
-            dataset = dataset_info.infer_dataset_name(p.data_dir)
-        except cnn_util.DataError:
-            return
-    model_catalog.check_model(p.model, dataset)
+    dataset = dataset_name(p)
+    if dataset is not None:
+        model_catalog.check_model(p.model, dataset)
+
+
+def dataset_name(p: params.Params) -> str | None:
+    """--data_name, 'synthetic' without --data_dir, else the name inferred from the files in
+    --data_dir ('imagenet', 'cifar10'); None when that fails (the run reports the data)."""
+    if p.data_name or not p.data_dir:
+        return p.data_name or 'synthetic'
+    try:
+        return dataset_info.infer_dataset_name(p.data_dir)
+    except cnn_util.DataError:
+        return None

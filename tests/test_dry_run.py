@@ -231,15 +231,14 @@ def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):
-    from tf_cnn_benchmarks.lifecycle import wiring
+    from tf_cnn_benchmarks.preflight import ineffective_flags, usage
     given = make_params(model='trivial', gpu_model='V100', winograd_nonfused=False)
     assert ('--gpu_model has no effect without --dry_run (a run uses the GPUs it sees; '
-            '--gpu_model plans a GPU that is not here: add --dry_run)') in wiring.ignored_flags(
-                given)
-    bench = benchmark_cnn.BenchmarkCNN(given, gpus=0)  # no GPU visible: the run is on the CPU
+            '--gpu_model plans a GPU that is not here: add --dry_run)') in (
+                ineffective_flags.ignored_flags(given))
     warned = []
-    monkeypatch.setattr(wiring.cnn_util, 'warn', warned.append)
-    wiring.warn_ineffective_flags(bench.plan, bench.given_params)
+    monkeypatch.setattr(usage.cnn_util, 'warn', warned.append)
+    benchmark_cnn.BenchmarkCNN(given, gpus=0)  # no GPU visible: the run is on the CPU
     assert ('--winograd_nonfused has no effect with --device=cpu (it sets GPU options); use '
             '--num_intra_threads/--num_inter_threads for the CPU') in warned
 

@@ -10,8 +10,9 @@ import time
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import checkpoints, wiring
+from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.params import make_params
+from tf_cnn_benchmarks.preflight import ineffective_flags
 
 pytestmark = pytest.mark.cli
 
@@ -188,7 +189,7 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
 
 def test_ignored_flag_warnings():
     def warnings(**kwargs):
-        return wiring.ignored_flags(make_params(**kwargs))
+        return ineffective_flags.ignored_flags(make_params(**kwargs))
 
     assert warnings() == []
     assert warnings(forward_only=True, momentum=0.5, save_model_steps=3) == [

@@ -15,9 +15,10 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, cnn_util, params
 from tf_cnn_benchmarks.graph import learning_rate
-from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, wiring
+from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import original_flags
+from tf_cnn_benchmarks.preflight.ineffective_flags import ignored_flags
 from tf_cnn_benchmarks.runtime import gpu_settings, session_config
 from tf_cnn_benchmarks.tools import sweep
 
@@ -61,10 +62,9 @@ def test_rewriter_config_and_enable_optimizations_reach_the_graph_options():
 
 
 def test_a_malformed_rewriter_config_is_a_usage_error_before_the_graph_is_built(monkeypatch):
-    bench = tiny_bench(rewriter_config='constant_folding: 7x')
-    monkeypatch.setattr(bench, 'build_graph', lambda: pytest.fail('graph built'))
+    # Right after TensorFlow loads: the BenchmarkCNN (and so the graph) is never made.
     with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
-        bench.run()
+        tiny_bench(rewriter_config='constant_folding: 7x')
     with pytest.raises(params.ParamsError, match='--rewriter_config is not a RewriterConfig'):
         session_config.make_session_config(tiny_params(rewriter_config='constant_folding: 7x'), 1)
 
@@ -90,17 +90,17 @@ def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
 
 
 def test_ml_perf_with_eval_warns():
-    [line] = wiring.ignored_flags(params.make_params(eval=True, train_dir='x', ml_perf=True))
+    [line] = ignored_flags(params.make_params(eval=True, train_dir='x', ml_perf=True))
     assert line.startswith('--ml_perf has no effect with --eval')
 
 
 def test_gpu_flags_warn_with_device_cpu():
-    lines = wiring.ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
+    lines = ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
                                              allow_growth=False))
     assert lines == ['--%s has no effect with --device=cpu (it sets GPU options); use '
                      '--num_intra_threads/--num_inter_threads for the CPU' % name
                      for name in ('gpu_thread_mode', 'allow_growth')]
-    assert wiring.ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
+    assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
 
 
 def test_loss_type_to_report_base_loss_leaves_out_the_weight_decay(capsys):
@@ -165,13 +165,13 @@ def test_resnet_base_lr_is_the_imagenet_resnets_rate_per_256_images():
     assert _first_rate('trivial', 32, resnet_base_lr=0.2) == _first_rate('trivial', 32)
     assert original_flags.IMAGENET_RESNET.match('resnet50_v1.5')
     assert not original_flags.IMAGENET_RESNET.match('resnet56')
-    [line] = [m for m in wiring.ignored_flags(params.make_params(model='resnet56',
+    [line] = [m for m in ignored_flags(params.make_params(model='resnet56',
                                                                  resnet_base_lr=0.2))]
     assert line.startswith('--resnet_base_lr has no effect with --model=resnet56')
-    [line] = wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2,
+    [line] = ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2,
                                                      init_learning_rate=0.1))
     assert line.startswith('--resnet_base_lr has no effect with --init_learning_rate')
-    assert wiring.ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2)) == []
+    assert ignored_flags(params.make_params(model='resnet50', resnet_base_lr=0.2)) == []
 
 
 def test_variables_are_resource_variables_so_use_resource_vars_is_a_no_op():

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.lifecycle import wiring
 from tf_cnn_benchmarks.params import original_flags
+from tf_cnn_benchmarks.preflight import ineffective_flags
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'original_flags.json')
 ORIGINAL = json.load(open(DATA, encoding='utf-8'))['flags']
@@ -111,12 +111,12 @@ def test_a_flag_without_effect_warns_once_naming_it_and_what_to_use(name):
              'string': spec.choices[-1] if spec.choices else 'x'}[spec.kind]
     p = params.make_params(**{name: value})
     params.validate_params(p)
-    mine = [m for m in wiring.ignored_flags(p) if m.startswith('--%s ' % name)]
+    mine = [m for m in ineffective_flags.ignored_flags(p) if m.startswith('--%s ' % name)]
     assert len(mine) == 1
     assert mine[0].startswith('--%s has no effect ' % name)
     assert '\n' not in mine[0]
     assert re.search(r'\buse (--|TF_|tf\.)|; nothing to use instead$', mine[0]), mine[0]
-    assert wiring.ignored_flags(params.make_params()) == []  # defaults: silent
+    assert ineffective_flags.ignored_flags(params.make_params()) == []  # defaults: silent
 
 
 @pytest.mark.parametrize('args, text', [

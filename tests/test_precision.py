@@ -321,7 +321,7 @@ def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
 
 def test_missing_native_bf16_warns_once(capsys, monkeypatch):
     monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx2'})
-    benchmark_cnn.BenchmarkCNN(_params(use_bf16=True), gpus=0)
+    benchmark_cnn.BenchmarkCNN(_params(use_bf16=True), gpus=0).info_lines()  # the header
     err = capsys.readouterr().err
     assert err.count('warning: --use_bf16: CPU has no avx512_bf16/amx_bf16') == 1
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.lifecycle import results_log
 
 import helpers
@@ -157,7 +157,7 @@ def test_json_results_are_what_run_returns(tmp_path):
 
 def test_plot_without_matplotlib_fails_before_training(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, 'matplotlib', None)  # import matplotlib -> ImportError
-    with pytest.raises(cnn_util.BenchmarkError, match='--plot_file needs matplotlib, which is '
+    with pytest.raises(params.ParamsError, match='--plot_file needs matplotlib, which is '
                        'not installed: pip install matplotlib'):
         _run(plot_file='/nonexistent/plot.png')
     assert 'Generating training model' not in capsys.readouterr().out

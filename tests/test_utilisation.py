@@ -32,6 +32,7 @@ def _plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, traini
     p = types.SimpleNamespace(device=device, refresh_peak=False, data_dir=None,
                               num_intra_threads=2, num_inter_threads=1, **params)
     return types.SimpleNamespace(params=p, devices=devices, num_workers=workers,
+                                 num_warmup_batches=2,
                                  compute_dtype=dtype, training=training, model=model,
                                  dataset='imagenet', image_size=image_size, num_classes=1001,
                                  cluster_role='', images_per_step=4 * len(devices),

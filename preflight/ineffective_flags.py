@@ -1,0 +1,124 @@
+"""The flags that have no effect in a run: one `warning:` line each, before the run starts
+(preflight/usage.py check_with_tensorflow prints them), so that a flag the user typed is never
+silently ignored.
+
+    ignored_flags(p, dataset)          the rules of the modes (forward-only, eval, synthetic
+                                       data, ...) and the original's flags that do nothing here
+    messages(p, visible_gpus, dataset) those, and the host's (GPU flags on a CPU run, ...)
+"""
+
+from __future__ import annotations
+
+from .. import params as params_lib
+from ..params import original_flags
+
+OPTIMIZER_FLAGS = (
+    'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
+    'adam_beta1', 'adam_beta2', 'adam_epsilon', 'init_learning_rate',
+    'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
+    'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip',
+    'fused_weight_decay')
+TRAINING_ONLY_FLAGS = (
+    'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
+    'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
+    'eval_during_training_at_specified_epochs',
+    'stop_at_top_1_accuracy', 'loss_type_to_report', 'single_l2_loss_op')
+EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
+TF_DATA_FLAGS = (
+    'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
+    'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')
+INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
+               'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
+EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
+
+
+def _is_set(p, name: str) -> bool:
+    """True when flag `name` differs from its default (an explicitly chosen value)."""
+    return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
+
+
+def ignored_flags(p, dataset: str | None = None) -> list[str]:
+    """One message per flag that has no effect in the run `p` describes.
+
+    Args:
+      p: the validated Params as given (before params.resolve_params fills in defaults, so
+        that a value counts as chosen only when it differs from the table's default).
+      dataset: the dataset's name ('imagenet', 'cifar10', 'synthetic'), for the rules of real
+        data; None: judged from --data_name alone.
+
+    Returns:
+      Messages such as '--momentum has no effect with --forward_only (no gradients, no
+      updates)', in parameter-table order within each rule.
+    """
+    out = []
+
+    def rule(names, why):
+        out.extend('--%s has no effect %s' % (n, why) for n in names if _is_set(p, n))
+
+    if p.forward_only:
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
+             'updates)')
+    if p.eval:
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --eval (nothing is trained)')
+        rule(('baseline', 'fail_on_slower'), 'with --eval (the baseline gate compares training '
+             'or forward-only runs)')
+        rule(('print_training_accuracy',), 'with --eval (eval prints top-1/top-5 itself)')
+        rule(('trace_file', 'tfprof_file', 'save_summaries_steps', 'freeze_when_forward_only',
+              'max_ckpts_to_keep'), 'with --eval')
+    else:
+        rule(('eval_interval_secs',), 'without --eval')
+        if not any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS) and not p.forward_only:
+            rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
+            rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
+                 'evaluation runs during training)')
+    synthetic = not p.data_dir or p.data_name == 'synthetic'
+    if synthetic:
+        rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
+    elif (dataset or p.data_name) == 'imagenet' and not p.use_datasets:
+        rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')
+    if p.eval and (not synthetic or p.num_eval_batches):
+        rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '
+             'else --num_eval_epochs, else one pass over the subset)'
+             % ('on real data' if not synthetic else 'and --num_eval_batches'))
+    if p.forward_only:
+        rule(EVAL_FLAGS, 'with --forward_only')
+    elif not p.eval:
+        rule(('freeze_when_forward_only',), 'without --forward_only')
+    if not p.baseline:
+        rule(('fail_on_slower',), 'without --baseline')
+    if not p.dry_run:
+        rule(('gpu_model',), 'without --dry_run (a run uses the GPUs it sees; --gpu_model plans '
+             'a GPU that is not here: add --dry_run)')
+    if not p.train_dir:
+        rule(('summary_verbosity', 'save_summaries_steps'), 'without --train_dir (summaries '
+             'are written there)')
+        if not p.eval and not p.forward_only:
+            rule(('save_model_secs', 'save_model_steps', 'max_ckpts_to_keep'),
+                 'without --train_dir (checkpoints are written there)')
+    elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
+        out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
+                   % p.summary_verbosity)
+    out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
+    return list(dict.fromkeys(out))
+
+
+def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:
+    """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
+    the GPU-only flags of a run that lands on the CPU (no GPU visible), and
+    --hierarchical_copy on one device.
+
+    Args:
+      p: the checked Params as given (not resolved: see ignored_flags).
+      visible_gpus: GPUs TensorFlow sees.
+      dataset: as for ignored_flags.
+    """
+    out = ignored_flags(p, dataset)
+    if p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
+        out += original_flags.gpu_only_on_cpu(p)
+    workers = len([h for h in (p.worker_hosts or '').split(',') if h]) if p.job_name else 1
+    if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1:
+        out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
+                   'of several devices into two levels)')
+    return list(dict.fromkeys(out))
+
+
