@@ -12,8 +12,12 @@ the one-sided exact test can reach p <= 0.05, metrics/significance.py) whose med
 more than --min_change percent. Least squares locates the change among them (the split that
 best fits two levels to log images/sec), and `significance.judge(before,
 after)`, the one-sided Mann-Whitney U test, decides whether it is one: slower (or faster) at
-the corrected level below. Then both parts are searched again. Steps up are found too (a
-fixed regression must not hide a later one), but only steps down are reported.
+the corrected level below. When no split counts, a stretch is looked for the same way: runs
+in the middle of the segment that differ from those around them (a regression fixed later,
+which no single split shows: the runs after the fix dilute every split's after part), located
+by the best fit of one level inside and one outside and tested inside against outside. Then
+the parts are searched again. Steps up are found too (a fixed regression must not hide a
+later one), but only steps down are reported.
 
 A segment has many splits, so the search could pick one by chance: the level the test is
 held to is corrected for their number by Tarone's modified Bonferroni method for discrete
@@ -21,8 +25,9 @@ tests (R. E. Tarone, "A modified Bonferroni method for discrete data", Biometric
 1990). With K the smallest number such that at most K of the splits could reach p <= alpha /
 K at all (their smallest possible p-value, significance.min_p_value), the test is held to
 alpha / K and the other splits cannot count; a Bonferroni bound holds for whichever split is
-picked. So a flat series is flagged with probability at most about alpha in each direction,
-whatever its length (tests/test_results_regressions.py measures it).
+picked. The split search and the stretch search are two such families, each at alpha: a flat
+series is flagged slower with probability at most about 2 alpha, whatever its length, and
+measured far below (tests/test_results_regressions.py measures it).
 
 Sources: L. Y. Vostrikova, "Detecting 'disorder' in multidimensional random processes",
 Soviet Math. Doklady 24, 1981 (binary segmentation); D. V. Hinkley, "Inference about the
@@ -32,6 +37,9 @@ change point).
 
 from __future__ import annotations
 
+import bisect
+import collections
+import itertools
 import math
 import statistics
 from typing import NamedTuple
@@ -64,25 +72,34 @@ class Step(NamedTuple):
 
 def corrected_level(sizes: list[tuple[int, int]], alpha: float = significance.ALPHA) -> float:
     """Tarone's level for a family of exact Mann-Whitney tests of (n_before, n_after) samples:
-    alpha / K for the smallest K with at most K tests able to reach alpha / K."""
-    smallest = [significance.min_p_value(a, b) for a, b in sizes]
-    for k in range(1, len(sizes) + 1):
-        if sum(1 for p in smallest if p <= alpha / k) <= k:
-            return alpha / k
-    return alpha / max(len(sizes), 1)
+    alpha / K for the smallest K with at most K tests able to reach alpha / K at all."""
+    if not sizes:
+        return alpha
+    counts = collections.Counter(sizes)
+    smallest = sorted((significance.min_p_value(a, b), c) for (a, b), c in counts.items())
+    values = [p for p, _ in smallest]
+    reach = list(itertools.accumulate(c for _, c in smallest))
+
+    def able(k):  # how many tests can reach alpha / k
+        i = bisect.bisect_right(values, alpha / k)
+        return reach[i - 1] if i else 0
+
+    low, high = 1, len(sizes)  # able(k) - k falls as k grows: the first k where able(k) <= k
+    while low < high:
+        middle = (low + high) // 2
+        if able(middle) <= middle:
+            high = middle
+        else:
+            low = middle + 1
+    return alpha / low
 
 
 def _located(values: list[float], start: int, end: int, splits: list[int]) -> int:
     """The split of values[start:end] (among `splits`) that least-squares puts the change at:
     the one maximising n_before n_after / n (mean log before - mean log after)^2, i.e. the
     best fit of two constant levels to log images/sec (Hinkley 1970)."""
-    logs = [math.log(v) if v > 0 else -math.inf for v in values[start:end]]
-    if any(math.isinf(x) for x in logs):
-        logs = [float(v) for v in values[start:end]]
-    sums = [0.0]
-    for x in logs:
-        sums.append(sums[-1] + x)
-    n = len(logs)
+    sums = _log_sums(values[start:end])
+    n = end - start
 
     def fit(k):
         a = k - start
@@ -120,6 +137,58 @@ def _best_split(values: list[float], start: int, end: int, min_change: float,
     return None
 
 
+def _log_sums(values: list[float]) -> list[float]:
+    """Prefix sums of log images/sec (of the values themselves when one is not positive)."""
+    logs = [math.log(v) for v in values] if all(v > 0 for v in values) else list(values)
+    sums = [0.0]
+    for x in logs:
+        sums.append(sums[-1] + x)
+    return sums
+
+
+def _best_stretch(values: list[float], start: int, end: int, min_change: float,
+                  min_segment: int, alpha: float) -> list[Step]:
+    """A stretch inside values[start:end] that differs from the runs around it (a regression
+    later fixed, which no single split of the segment shows): [its down step, its up step]
+    (or up, then down), else [].
+
+    Least squares locates the stretch (the best fit of one level inside and one outside,
+    runs before and after it both at least `min_segment` long); the Mann-Whitney test of
+    the stretch against the runs around it, at Tarone's level over every such stretch, and
+    the move of its median by more than `min_change` decide it.
+    """
+    n, m = end - start, min_segment
+    pairs = [(a, b) for a in range(m, n - 2 * m + 1) for b in range(a + m, n - m + 1)]
+    level = corrected_level([(n - (b - a), b - a) for a, b in pairs], alpha)
+    reachable = {c for c in range(m, n - 2 * m + 1)
+                 if significance.min_p_value(n - c, c) <= level}
+    pairs = [(a, b) for a, b in pairs if b - a in reachable]
+    if not pairs:
+        return []
+    sums = _log_sums(values[start:end])
+
+    def fit(pair):
+        a, b = pair
+        inside, count = sums[b] - sums[a], b - a
+        gap = inside / count - (sums[n] - inside) / (n - count)
+        return count * (n - count) / n * gap * gap
+
+    a, b = max(pairs, key=fit)
+    a, b = start + a, start + b
+    j = significance.judge(values[start:a] + values[b:end], values[a:b], alpha=level)
+    if j.verdict == 'slower' and j.ratio < 1.0 - min_change:
+        down, up = a, b
+        back = j._replace(ratio=1.0 / j.ratio, p_slower=j.p_faster, p_faster=j.p_slower,
+                          verdict='faster')
+        return [Step(down, 'slower', j, level, start, b), Step(up, 'faster', back, level, a,
+                                                                end)]
+    if j.verdict == 'faster' and j.ratio > 1.0 + min_change:
+        back = j._replace(ratio=1.0 / j.ratio, p_slower=j.p_faster, p_faster=j.p_slower,
+                          verdict='slower')
+        return [Step(a, 'faster', j, level, start, b), Step(b, 'slower', back, level, a, end)]
+    return []
+
+
 def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
                alpha: float = significance.ALPHA, min_segment: int | None = None
                ) -> list[Step]:
@@ -141,9 +210,12 @@ def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_P
     while todo:
         start, end = todo.pop()
         step = _best_split(values, start, end, min_change_pct / 100.0, min_segment, alpha)
-        if step is not None:
-            steps.append(step)
-            todo += [(start, step.index), (step.index, end)]
+        found = [step] if step is not None else _best_stretch(
+            values, start, end, min_change_pct / 100.0, min_segment, alpha)
+        bounds = [start] + [s.index for s in found] + [end]
+        steps += found
+        if found:
+            todo += list(zip(bounds, bounds[1:]))
     return sorted(steps, key=lambda s: s.index)
 
 

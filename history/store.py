@@ -216,10 +216,13 @@ def open_store(path: str, *, create: bool = True,
 
 @contextlib.contextmanager
 def opened(path: str, **kwargs):
-    """`open_store` as a context manager that closes the connection."""
+    """`open_store` as a context manager that closes the connection; an SQLite error inside
+    (a damaged page met by a query) becomes StoreError."""
     conn = open_store(path, **kwargs)
     try:
         yield conn
+    except sqlite3.Error as e:
+        raise _problem(path, e) from None
     finally:
         conn.close()
 

@@ -38,7 +38,8 @@ def unrecorded_dir(database: str) -> str:
 
 
 def record(database: str | None, result: dict) -> int | None:
-    """Records `result` into `database` (None: recording is off) and says so on stdout.
+    """Records `result` into `database` (None: recording is off), quietly: the run's output
+    ends with its total block, as documented.
 
     Returns:
       The run's id in the database; None when recording is off, the run was there already,
@@ -60,10 +61,6 @@ def record(database: str | None, result: dict) -> int | None:
         cnn_util.warn('the run was not recorded in the results database: %s. Its results are '
                       'in %s: `tf_cnn_results ingest %s` records them' % (e, path, kept))
         return None
-    if run_id is None:
-        cnn_util.log_fn('Already in the results database %s' % database)
-    else:
-        cnn_util.log_fn('Recorded in the results database %s (run %d)' % (database, run_id))
     return run_id
 
 
