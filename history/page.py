@@ -96,7 +96,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
              '<title>%s</title><style>%s</style></head><body>' % (
                  _e(title or 'tf_cnn_benchmarks results'), STYLE),
              '<h1>%s</h1>' % _e(title or 'tf_cnn_benchmarks results'),
-             '<p class="note">%d runs of %d configurations on %d host(s) (%s), %s; database %s.'
+             '<p class="note">%d run(s) of %d configuration(s) on %d host(s) (%s), %s; database %s.'
              '</p>' % (
                  len(rows), len(by_config), len(hosts), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
@@ -106,7 +106,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                                                      _e(precision)))
         for key in sorted(groups[(model, precision)]):
             runs = by_config[key]
-            png = plots.history_png(runs, steps_of.get(key, ()))
+            png = plots.history_png(runs, steps_of.get(key, ()), dpi=100)
             parts.append('<h3>%s</h3><p class="note">%s</p>' % (
                 _e(records.describe_config(runs[0])), _e(key)))
             parts.append('<img alt="images/sec per run of %s" src="data:image/png;base64,%s">'

@@ -329,3 +329,14 @@ def test_only_a_clusters_chief_records():
     worker = dataclasses.replace(plan, is_chief=False)
     assert not any(isinstance(h, results_db.RecordHook)
                    for h in wiring.make_hooks(worker, None, None))
+
+
+def test_an_evaluation_is_recorded_as_its_own_mode(tiny_run, tmp_path):
+    db, train_dir = str(tmp_path / 'r.sqlite'), str(tmp_path / 'train')
+    tiny_run(train_dir=train_dir, num_batches=2, results_db=db)
+    evaluated = tiny_run(eval=True, train_dir=train_dir, num_batches=2, results_db=db)
+    with store.opened(db) as conn:
+        rows = store.select_runs(conn)
+    assert [r['mode'] for r in rows] == ['training', 'evaluation']
+    assert rows[1]['images_per_sec'] == evaluated['images_per_sec'] > 0
+    assert rows[1]['run_utc'] == evaluated['finished_utc']
