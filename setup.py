@@ -15,8 +15,8 @@ setuptools.setup(
     python_requires='>=3.10',
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
-        'cluster', 'graph', 'hardware', 'input_data', 'lifecycle', 'metrics', 'models', 'params',
-        'preflight', 'runtime', 'tools')],
+        'cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle', 'metrics', 'models',
+        'params', 'preflight', 'runtime', 'tools')],
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
@@ -29,5 +29,6 @@ setuptools.setup(
         'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
         'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
         'tf_cnn_sweep = tf_cnn_benchmarks.tools.sweep:run_main',
+        'tf_cnn_results = tf_cnn_benchmarks.tools.results_cli:run_main',
     ]},
 )

@@ -43,7 +43,7 @@ from ..input_data import data_errors
 from ..metrics import utilisation
 from ..params import original_flags
 from ..runtime import session_config
-from . import checkpoints, results_log, run_hooks, signals
+from . import checkpoints, results_db, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
 
@@ -257,8 +257,11 @@ def run_eval(plan, model, dataset) -> dict:
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
     result.update(utilisation.eval_figures(plan, result['eval']))
+    result['finished_utc'] = results_db.now_utc()
     if p.benchmark_log_dir:
         result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
+    if evals:
+        results_db.record(results_db.database_of(p), result)
     catcher.exit_if_terminated()
     return result
 

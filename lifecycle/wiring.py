@@ -15,6 +15,7 @@ from . import (
     figure_hooks,
     mlperf_log,
     profiling,
+    results_db,
     results_log,
     run_hooks,
     signals,
@@ -56,6 +57,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
+    if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
+        hooks.append(results_db.RecordHook(results_db.database_of(p)))
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
         hooks.extend(h for h in [mlperf_log.make_hook(plan)] if h is not None)
     hooks.append(signals.SignalHook())

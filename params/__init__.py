@@ -20,7 +20,7 @@ from typing import Any
 
 from absl import flags
 
-from . import allreduce_spec, original_flags
+from . import allreduce_spec, original_flags, path_switch
 from . import cluster_rules as flag_rules
 
 
@@ -34,7 +34,8 @@ class ParamSpec:
 
     Attributes:
       name: flag name without dashes, e.g. 'batch_size'.
-      kind: one of 'string', 'integer', 'float', 'boolean', 'list' (comma-separated strings).
+      kind: one of 'string', 'integer', 'float', 'boolean', 'list' (comma-separated strings),
+        'path_or_off' (a path, None for the default place, False for none: path_switch.py).
       default: default value (None means "unset": derived later or not used).
       help: one-line help text shown by --help.
       choices: allowed values for 'string' parameters, or None for any value.
@@ -67,6 +68,10 @@ def _b(name, default, help):
 
 def _l(name, default, help):
     return ParamSpec(name, 'list', default, help)
+
+
+def _p(name, default, help):
+    return ParamSpec(name, 'path_or_off', default, help)
 
 
 VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent', 'distributed_replicated',
@@ -228,6 +233,11 @@ SPECS: tuple[ParamSpec, ...] = (
        '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
+    _p('results_db', None, 'Record the run in the results database (tf_cnn_results reads it): '
+       '--results_db=PATH for that SQLite file, --noresults_db for none; default '
+       '$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite ($XDG_DATA_HOME: ~/.local/share).'),
+    _s('label', None, 'A label kept with the run in the results database (an image tag, a '
+       'driver version, a commit), shown where its images/sec stepped.'),
     _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line) and '
        'its reduced-precision kernel factors (--use_bf16/--use_fp16) again instead of using '
        'the cached figures.'),
@@ -269,6 +279,7 @@ _DEFINERS = {
     'float': flags.DEFINE_float,
     'boolean': flags.DEFINE_boolean,
     'list': flags.DEFINE_list,
+    'path_or_off': path_switch.define,
 }
 
 
@@ -305,7 +316,7 @@ def make_params_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> Param
 
 
 _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string=str,
-              list=(list, tuple))
+              list=(list, tuple), path_or_off=(str, bool))
 
 
 def check_ranges(p: Params) -> None:
@@ -320,7 +331,7 @@ def check_ranges(p: Params) -> None:
         if value is None:
             continue
         if not isinstance(value, _TYPES[spec.kind]) or (
-                spec.kind != 'boolean' and isinstance(value, bool)):
+                spec.kind not in ('boolean', 'path_or_off') and isinstance(value, bool)):
             raise ParamsError('--%s takes %s %s. Received: %s=%r' % (
                 spec.name, 'an' if spec.kind[0] in 'aeiou' else 'a', spec.kind, spec.name, value))
         if spec.choices is not None and value not in spec.choices:

@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 
+from ..history import store
 from ..params import Params, ParamsError
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
@@ -94,6 +95,9 @@ def check_output_paths(p: Params) -> None:
     Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
     encodable as UTF-8 (see `encoding_problem`).
 
+    The results database (--results_db, or its default place) must be one this program can
+    record into, or a file that can be made (history/store.py check_file: read only).
+
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
     """
@@ -121,3 +125,7 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
+    database = store.resolve_path(p.results_db)
+    problem = database and store.check_file(database)
+    if problem:
+        raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)

@@ -26,6 +26,10 @@ for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')
 # of the user's cache directory.
 os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
 atexit.register(shutil.rmtree, os.environ['XDG_CACHE_HOME'], True)
+# So does the results database every finished run records into (history/store.py): the tests
+# never write into the user's own.
+os.environ['XDG_DATA_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_data_')
+atexit.register(shutil.rmtree, os.environ['XDG_DATA_HOME'], True)
 from tf_cnn_benchmarks.runtime import runtime_env  # noqa: E402
 
 

@@ -120,6 +120,7 @@ LAYERS = [
     ('preflight', ['preflight']),
     ('cluster', ['cluster']),
     ('lifecycle', ['lifecycle']),
+    ('history', ['history']),
     ('metrics', ['metrics']),
     ('graph', ['graph']),
     ('blocks', ['preprocessing', 'variable_mgr', 'allreduce', 'allreduce_plans', 'models',
@@ -178,8 +179,8 @@ def test_the_layer_check_finds_an_upward_import_inside_a_function(tmp_path):
 def test_the_layout_has_one_package_per_concern():
     packages = sorted(d for d in os.listdir(REPO)
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
-    assert packages == ['cluster', 'graph', 'hardware', 'input_data', 'lifecycle', 'metrics',
-                        'models', 'params', 'preflight', 'runtime', 'tools']
+    assert packages == ['cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle',
+                        'metrics', 'models', 'params', 'preflight', 'runtime', 'tools']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'preprocessing',

@@ -89,7 +89,7 @@ def test_help_lists_every_flag_and_exits_0():
     proc = run_cli('--help')
     assert proc.returncode == 0
     for spec in params.SPECS:
-        name = ('--[no]%s:' if spec.kind == 'boolean' else '--%s:') % spec.name
+        name = ('--[no]%s:' if spec.kind in ('boolean', 'path_or_off') else '--%s:') % spec.name
         assert name in proc.stdout
 
 

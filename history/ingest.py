@@ -1,0 +1,174 @@
+"""`tf_cnn_results ingest PATH...`: existing sweep folders and run JSONs into the database.
+
+A PATH is a folder (searched through, every level) or a file: a sweep's `results.jsonl`
+(tools/sweep_results.py) or a run's results JSON `tf_cnn_benchmarks_*.json`
+(--benchmark_log_dir, lifecycle/results_log.py). A successful sweep record is read from its
+run's JSON when that is still in the record's run_dir (all its figures), else from the record
+itself. Runs already in the database (the same content_key, history/records.py) add nothing:
+ingesting a folder twice, or runs the runs recorded themselves, changes nothing, so folders
+copied from many hosts merge into one database.
+
+Nothing is skipped silently: failed sweep runs, unreadable lines and files that are no results
+are counted and named in the summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import glob
+import json
+import os
+
+from . import records, store
+
+SWEEP_FILE = 'results.jsonl'
+RUN_JSON = 'tf_cnn_benchmarks_*.json'
+
+
+@dataclasses.dataclass
+class Summary:
+    """What an ingest did.
+
+    Attributes:
+      added: runs new to the database.
+      present: runs it had already (the same content_key).
+      failed_runs: sweep records of runs that did not succeed (nothing to record).
+      in_sweeps: run JSONs found again inside an ingested sweep's folder (counted once).
+      problems: 'PATH: why' for each file or line that is no result.
+    """
+    added: int = 0
+    present: int = 0
+    failed_runs: int = 0
+    in_sweeps: int = 0
+    problems: list = dataclasses.field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The summary as printed: one line, then one 'skipped:' line per problem."""
+        head = ('ingested: %d new run(s), %d already in the database, %d failed sweep run(s) '
+                'not recorded, %d file(s) or line(s) skipped' % (
+                    self.added, self.present, self.failed_runs, len(self.problems)))
+        if self.in_sweeps:
+            head += ' (%d run JSON(s) were read as their sweep\'s runs)' % self.in_sweeps
+        return [head] + ['skipped: %s' % p for p in self.problems]
+
+
+def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(sweep results files, run JSONs) under `paths`, each sorted, none twice.
+
+    Raises:
+      FileNotFoundError: a path does not exist (named in the message).
+    """
+    sweeps, runs = set(), set()
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError('%s does not exist' % path)
+        if os.path.isfile(path):
+            (sweeps if os.path.basename(path).endswith('.jsonl') else runs).add(
+                os.path.abspath(path))
+            continue
+        for folder, dirs, files in os.walk(path):
+            dirs.sort()
+            for name in files:
+                full = os.path.abspath(os.path.join(folder, name))
+                if name == SWEEP_FILE:
+                    sweeps.add(full)
+                elif fnmatch.fnmatch(name, RUN_JSON):
+                    runs.add(full)
+    return sorted(sweeps), sorted(runs)
+
+
+def _read_json(path: str):
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def _run_json_of(sweep_dir: str, record: dict) -> dict | None:
+    """The last results JSON in the record's run folder, None when there is none."""
+    found = sorted(glob.glob(os.path.join(sweep_dir, record.get('run_dir') or '', RUN_JSON)))
+    for path in reversed(found):
+        try:
+            result = _read_json(path)
+        except (OSError, ValueError):
+            continue
+        if isinstance(result, dict):
+            return result
+    return None
+
+
+def sweep_rows(path: str, summary: Summary, label: str | None = None) -> list[dict]:
+    """The rows of a sweep's results file (the last record of each key, as the sweep reads
+    it); counts failed runs and bad lines in `summary`."""
+    sweep_dir = os.path.dirname(path)
+    source = 'sweep %s' % sweep_dir
+    latest = {}
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                latest[record['key']] = (number, record)
+            except (ValueError, KeyError, TypeError):
+                summary.problems.append('%s line %d: not a sweep record' % (path, number))
+    rows = []
+    for number, record in latest.values():
+        if record.get('status') != 'ok':
+            summary.failed_runs += 1
+            continue
+        result = _run_json_of(sweep_dir, record)
+        try:
+            if result is not None:
+                rows.append(records.from_result(result, source=source, label=label))
+            else:
+                rows.append(records.from_sweep_record(record, source=source, label=label))
+        except (records.RecordError, ValueError, KeyError, TypeError) as e:
+            summary.problems.append('%s line %d: %s' % (path, number, e))
+    return rows
+
+
+def json_row(path: str, summary: Summary, label: str | None = None) -> dict | None:
+    """The row of one run JSON, or None (the problem counted in `summary`)."""
+    try:
+        result = _read_json(path)
+        if not isinstance(result, dict):
+            raise records.RecordError('not a JSON object')
+        return records.from_result(result, source='json %s' % path, label=label)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        summary.problems.append('%s: %s' % (path, getattr(e, 'strerror', None) or e))
+        return None
+
+
+def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
+    """Loads every sweep folder and run JSON under `paths` into the database at `db_path`.
+
+    Args:
+      db_path: the results database (made when missing).
+      paths: folders and files (see the module docstring).
+      label: the label of runs that have none of their own (--label).
+
+    Returns:
+      Summary.
+
+    Raises:
+      FileNotFoundError: a path does not exist.
+      store.StoreError: the database cannot be used.
+    """
+    sweeps, runs = find_files(paths)
+    summary = Summary()
+    rows = []
+    for path in sweeps:
+        rows += sweep_rows(path, summary, label)
+    seen = {row['content_key'] for row in rows}
+    for path in runs:
+        row = json_row(path, summary, label)
+        if row is not None and row['content_key'] in seen:
+            summary.in_sweeps += 1
+        elif row is not None:
+            seen.add(row['content_key'])
+            rows.append(row)
+    with store.opened(db_path) as conn:
+        ids = store.insert_rows(conn, rows, db_path)
+    summary.added = sum(1 for i in ids if i is not None)
+    summary.present = len(ids) - summary.added
+    return summary

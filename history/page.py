@@ -1,0 +1,133 @@
+"""`tf_cnn_results html OUT_DIR`: one static page of the database, readable offline.
+
+OUT_DIR/index.html holds everything: the steps down found (history/regressions.py), then per
+model and precision one history plot per configuration (history/plots.py, embedded as PNG
+data), each with the latest batch of repeats of every host. No server, no script, no file
+beside it: the page can be mailed, archived as a CI artifact or opened from disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import statistics
+
+from . import plots, records, regressions
+
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em; color: #222; background: #fff; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1em; margin-bottom: 0.3em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; }
+.regression { color: #b00; } .ok { color: #060; } .note { color: #555; font-size: 0.85em; }
+img { max-width: 100%; }
+"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _table(head: list[str], rows: list[list[str]], numeric=()) -> str:
+    out = ['<table><tr>%s</tr>' % ''.join('<th>%s</th>' % _e(h) for h in head)]
+    for row in rows:
+        out.append('<tr>%s</tr>' % ''.join(
+            '<td%s>%s</td>' % (' class="num"' if i in numeric else '', _e(cell))
+            for i, cell in enumerate(row)))
+    out.append('</table>')
+    return '\n'.join(out)
+
+
+def _regressions_section(found: list[regressions.Regression], searched: int, short: int,
+                         min_change_pct: float) -> str:
+    note = ('%d series (configuration x host) searched, %d too short for the test (fewer than '
+            '%d runs); a step counts when the one-sided Mann-Whitney test says slower and the '
+            'median moved by more than %g%%.' % (searched, short, regressions.min_runs(),
+                                                  min_change_pct))
+    if not found:
+        return ('<h2>Regressions</h2><p class="ok">No step down found.</p>'
+                '<p class="note">%s</p>' % _e(note))
+    fields = [regressions.summary(r) for r in found]
+    head = list(fields[0])
+    return ('<h2>Regressions</h2><p class="regression">%d step(s) down found.</p>%s'
+            '<p class="note">%s</p>' % (len(found), _table(head, [list(f.values())
+                                                                 for f in fields]), _e(note)))
+
+
+def _latest_table(runs: list[dict]) -> str:
+    rows = []
+    for host in sorted({r['hostname'] or '?' for r in runs}):
+        mine = [r for r in runs if (r['hostname'] or '?') == host]
+        batch = [mine[i] for i in plots.repeat_batches(mine)[-1]]
+        rates = [r['images_per_sec'] for r in batch]
+        spread = (max(rates) - min(rates)) / 2 / statistics.median(rates) if len(rates) > 1 \
+            else 0.0
+        rows.append([host, batch[-1]['run_utc'][:19].replace('T', ' '), batch[-1]['label'] or '-',
+                     '%.1f' % statistics.median(rates), '±%.1f%%' % (100 * spread),
+                     str(len(rates)), str(len(mine)), batch[-1]['tf_version'] or '?'])
+    return _table(['host', 'latest run (UTC)', 'label', 'images/sec (latest batch)', 'spread',
+                   'repeats', 'runs', 'TensorFlow'], rows, numeric=(3, 4, 5, 6))
+
+
+def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '') -> str:
+    """The page's HTML for `rows` (store.select_runs dicts, oldest first).
+
+    Raises:
+      plots.PlotError: matplotlib is missing.
+    """
+    found, searched, short = regressions.find_regressions(rows, min_change_pct)
+    steps_of: dict[str, list] = {}
+    for r in found:
+        steps_of.setdefault(r.config_key, []).append((r.first_slower['id'],
+                                                      r.step.judgement.ratio - 1.0))
+    by_config: dict[str, list[dict]] = {}
+    for row in rows:
+        by_config.setdefault(row['config_key'], []).append(row)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for key, runs in by_config.items():
+        groups.setdefault((runs[0]['model'], runs[0]['precision']), []).append(key)
+    hosts = sorted({r['hostname'] or '?' for r in rows})
+    span = ('%s to %s' % (rows[0]['run_utc'][:10], rows[-1]['run_utc'][:10]) if rows
+            else 'no runs')
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+             '<title>%s</title><style>%s</style></head><body>' % (
+                 _e(title or 'tf_cnn_benchmarks results'), STYLE),
+             '<h1>%s</h1>' % _e(title or 'tf_cnn_benchmarks results'),
+             '<p class="note">%d run(s) of %d configuration(s) on %d host(s) (%s), %s; database %s.'
+             '</p>' % (
+                 len(rows), len(by_config), len(hosts), _e(', '.join(hosts)), _e(span),
+                 _e(db_path)),
+             _regressions_section(found, searched, short, min_change_pct)]
+    for (model, precision) in sorted(groups):
+        parts.append('<h2 id="%s-%s">%s %s</h2>' % (_e(model), _e(precision), _e(model),
+                                                     _e(precision)))
+        for key in sorted(groups[(model, precision)]):
+            runs = by_config[key]
+            png = plots.history_png(runs, steps_of.get(key, ()), dpi=100)
+            parts.append('<h3>%s</h3><p class="note">%s</p>' % (
+                _e(records.describe_config(runs[0])), _e(key)))
+            parts.append('<img alt="images/sec per run of %s" src="data:image/png;base64,%s">'
+                         % (_e(records.describe_config(runs[0])),
+                            base64.b64encode(png).decode('ascii')))
+            parts.append(_latest_table(runs))
+    parts.append('</body></html>')
+    return '\n'.join(parts)
+
+
+def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: float) -> str:
+    """Writes OUT_DIR/index.html (the folder is made when missing); returns its path.
+
+    Raises:
+      OSError: the folder or file cannot be written; plots.PlotError: no matplotlib.
+    """
+    text = build_page(rows, db_path, min_change_pct)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, 'index.html')
+    tmp = path + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,115 @@
+"""The history plot of one configuration: images/sec per run, one line per host, the spread
+of each batch of repeats, and the steps down found (a PNG made with matplotlib).
+
+The x axis counts the configuration's runs in the order they finished (all hosts together), so
+every run shows however the runs bunch in time; tick labels give the runs' dates. A batch of
+repeats is a stretch of one host's consecutive runs with the same label, flags and
+environment (a sweep's repeats, a night's runs): its spread is a band from its slowest to its
+fastest run in the host's colour. A step down is a red dashed line before its first slower
+run, labelled with the change.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+
+from . import records
+
+# Host colours (matplotlib's tab10 without its red and orange, which mark steps down).
+HOST_COLOURS = ('#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22',
+                '#7f7f7f')
+STEP_COLOUR = '#d62728'
+
+
+class PlotError(RuntimeError):
+    """matplotlib is missing; the message names the fix."""
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotError('the history plots need matplotlib, which is not installed: pip '
+                        'install matplotlib (or pip install "tf_cnn_benchmarks[plot]")') from None
+    matplotlib.use('Agg', force=True)
+    from matplotlib import pyplot
+    return pyplot
+
+
+def host_colour(hosts: list[str], host: str) -> str:
+    """The colour of `host` among the sorted `hosts` of a plot (cycling past 8 hosts)."""
+    return HOST_COLOURS[sorted(hosts).index(host) % len(HOST_COLOURS)]
+
+
+def repeat_batches(runs: list[dict]) -> list[list[int]]:
+    """Positions in `runs` (one host's, oldest first) of each batch of repeats: consecutive
+    runs with the same label, flags and environment."""
+    batches: list[list[int]] = []
+    previous = None
+    for i, run in enumerate(runs):
+        same = previous is not None and run.get('label') == previous.get('label') \
+            and not records.changes(previous, run)
+        if same:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+        previous = run
+    return batches
+
+
+def _ticks(rows: list[dict], most: int = 8) -> tuple[list[int], list[str]]:
+    step = max(1, -(-len(rows) // most))
+    positions = list(range(0, len(rows), step))
+    return positions, [rows[i]['run_utc'][5:16].replace('T', ' ') for i in positions]
+
+
+def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80) -> bytes:
+    """The PNG (bytes) of one configuration's runs.
+
+    Args:
+      rows: the configuration's runs (store.select_runs dicts), oldest first.
+      steps: (first slower run's id, change as a fraction, e.g. -0.12) of each step down.
+      title: the plot's title (default: the configuration, records.describe_config).
+      dpi: dots per inch of the 9 x 3.6 inch figure.
+
+    Raises:
+      PlotError: matplotlib is missing.
+    """
+    plt = _pyplot()
+    position = {row['id']: i for i, row in enumerate(rows)}
+    hosts = sorted({row['hostname'] or '?' for row in rows})
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for host in hosts:
+        runs = [row for row in rows if (row['hostname'] or '?') == host]
+        xs = [position[row['id']] for row in runs]
+        ys = [row['images_per_sec'] for row in runs]
+        colour = host_colour(hosts, host)
+        for batch in repeat_batches(runs):
+            if len(batch) > 1:
+                bx = [xs[i] for i in batch]
+                by = [ys[i] for i in batch]
+                ax.fill_between([bx[0] - 0.3, bx[-1] + 0.3], min(by), max(by), color=colour,
+                                alpha=0.18, linewidth=0)
+                ax.plot([bx[0] - 0.3, bx[-1] + 0.3], [statistics.median(by)] * 2, color=colour,
+                        linewidth=1, alpha=0.6)
+        ax.plot(xs, ys, color=colour, linewidth=2, marker='o', markersize=4, label=host)
+    for run_id, change in steps:
+        if run_id in position:
+            x = position[run_id] - 0.5
+            ax.axvline(x, color=STEP_COLOUR, linestyle='--', linewidth=2)
+            ax.annotate('%+.1f%%' % (100 * change), (x, 1.0), xycoords=('data', 'axes fraction'),
+                        xytext=(3, -12), textcoords='offset points', color=STEP_COLOUR)
+    ticks, labels = _ticks(rows)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_xlabel('run (oldest first; UTC month-day time)')
+    ax.set_ylabel('images/sec')
+    ax.set_title(title or records.describe_config(rows[0]), fontsize=10)
+    ax.grid(True, axis='y', alpha=0.3)
+    ax.legend(fontsize=8, loc='best')
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format='png', dpi=dpi)
+    plt.close(fig)
+    return out.getvalue()

@@ -1,0 +1,297 @@
+"""What the results database keeps of one run: a row made from a run's result dict (a run's
+own record, or its results JSON) or from a sweep's results.jsonl record.
+
+A row's fields (the columns of the `runs` table, history/store.py):
+
+    content_key   sha256 of what the run measured (`content_key`): the same run reached
+                  twice (recorded by the run, then its JSON or sweep folder ingested) is one row
+    run_utc       when the run finished, 'YYYY-MM-DDTHH:MM:SS.ffffffZ' (orders a series)
+    source        'run' (recorded by the run), 'sweep DIR' or 'json FILE' (ingested)
+    label         the run's --label, else the ingest's --label, else None
+    config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...'
+    model, mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
+    num_workers, variable_update, device ('cpu'/'gpu'), data ('synthetic', 'imagenet',
+    'cifar10'), image_size: the configuration's parts
+    hostname, tf_version, cpu_model, cpu_flags (space-separated), gpus (comma-separated, ''
+    none, None unknown), onednn: the environment's parts most filtered on
+    images_per_sec   the run's total (a cluster's chief: the cluster's total)
+    global_batch_size, num_steps
+    step_time_median, step_time_min, step_time_max, step_time_mean, step_time_stdev (seconds)
+    model_flops_per_sec, fraction_of_peak, input_share, peak_rss_bytes, latency_p50_ms,
+    latency_p99_ms: the total block's headline figures (None: not measured)
+    params_json       every resolved flag, {name: value}
+    environment_json  the whole environment (hardware/machine.py environment())
+    figures_json      the total block: {'utilisation', 'input', 'memory', 'latency_ms'} of a
+                      result dict, or a sweep record's flat 'figures' when its JSON is gone
+
+No TensorFlow and nothing above this package: plain dicts in, plain dicts out.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+import re
+import statistics
+
+# The configuration: what a series of runs holds fixed. Everything else (threads, layouts,
+# the environment) may change along a series and is named when images/sec stepped.
+CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
+                 'variable_update', 'device', 'data', 'image_size')
+ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
+                      'cpu_cores', 'gpus', 'onednn', 'hostname')
+FIGURE_BLOCKS = ('utilisation', 'input', 'memory', 'latency_ms')
+# Flags that say where a run wrote, not how it ran: left out of "what changed".
+OUTPUT_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'label',
+                'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
+                'partitioned_graph_file_prefix', 'benchmark_test_id', 'checkpoint_path')
+ROW_FIELDS = (
+    'content_key', 'run_utc', 'source', 'label', 'config_key') + CONFIG_FIELDS + (
+    'hostname', 'tf_version', 'cpu_model', 'cpu_flags', 'gpus', 'onednn',
+    'images_per_sec', 'global_batch_size', 'num_steps',
+    'step_time_median', 'step_time_min', 'step_time_max', 'step_time_mean', 'step_time_stdev',
+    'model_flops_per_sec', 'fraction_of_peak', 'input_share', 'peak_rss_bytes',
+    'latency_p50_ms', 'latency_p99_ms',
+    'params_json', 'environment_json', 'figures_json')
+TIME_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ'
+_JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
+
+
+class RecordError(ValueError):
+    """A result or sweep record lacks what a row needs; the message says what."""
+
+
+def utc_text(moment: datetime.datetime | None = None) -> str:
+    """`moment` (default: now) as 'YYYY-MM-DDTHH:MM:SS.ffffffZ' in UTC (sorts as text)."""
+    moment = moment or datetime.datetime.now(datetime.timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc).strftime(TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime.datetime:
+    """An ISO 8601 time ('2026-01-02', '2026-01-02T03:04:05+01:00', '...Z') as an aware UTC
+    datetime (no zone: UTC).
+
+    Raises:
+      ValueError: not an ISO 8601 date or time.
+    """
+    moment = datetime.datetime.fromisoformat(text.strip())
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc)
+
+
+def precision_of(params: dict) -> str:
+    """'fp16', 'bf16' or 'fp32' from --use_fp16/--use_bf16 (the sweep's names)."""
+    return 'fp16' if params.get('use_fp16') else 'bf16' if params.get('use_bf16') else 'fp32'
+
+
+def mode_of(params: dict) -> str:
+    """'evaluation', 'forward-only' or 'training' (run_plan.run_mode's words)."""
+    return ('evaluation' if params.get('eval') else 'forward-only' if params.get('forward_only')
+            else 'training')
+
+
+def data_of(params: dict, plan: dict | None = None) -> str:
+    """The dataset: the run plan's name when known, else 'synthetic' without --data_dir, else
+    --data_name ('imagenet' when unset)."""
+    if plan and plan.get('dataset'):
+        return str(plan['dataset'])
+    if not params.get('data_dir') or params.get('data_name') == 'synthetic':
+        return 'synthetic'
+    return params.get('data_name') or 'imagenet'
+
+
+def config_key(config: dict) -> str:
+    """'model=trivial|mode=training|precision=fp32|batch_size=32|num_devices=1|num_workers=1|
+    variable_update=parameter_server|device=cpu|data=synthetic|image_size=32' (one line)."""
+    return '|'.join('%s=%s' % (name, config[name]) for name in CONFIG_FIELDS)
+
+
+def describe_config(row: dict) -> str:
+    """A short label: 'trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px'
+    (x: devices; 'x2 x4w' with 4 workers)."""
+    workers = ' x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
+    return '%s %s %s bs=%s x%s%s %s %s %s %spx' % (
+        row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
+        workers, row['variable_update'], row['device'], row['data'], row['image_size'])
+
+
+def content_key(hostname, model, mode, images_per_sec, step_times_min, step_times_max,
+                num_steps) -> str:
+    """sha256 (hex) of what a run measured: host, model, mode, its images/sec (exact, as
+    repr), its fastest and slowest step (seconds) and its number of timed steps.
+
+    Every source of a run has these, bit for bit (a float survives JSON unchanged): its own
+    result dict, its results JSON and its sweep record (which keeps the step times' min, max
+    and count). Two different runs agree on all of them only by an accident of the 17th digit.
+    """
+    text = json.dumps([hostname, model, mode, repr(float(images_per_sec)),
+                       None if step_times_min is None else repr(float(step_times_min)),
+                       None if step_times_max is None else repr(float(step_times_max)),
+                       int(num_steps or 0)])
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def step_time_summary(step_times) -> dict | None:
+    """{median, min, max, mean, stdev (population), count} of step times in seconds (the
+    sweep record's `step_time_secs`), None without any."""
+    times = [float(t) for t in step_times or [] if t is not None]
+    if not times:
+        return None
+    return {'median': statistics.median(times), 'min': min(times), 'max': max(times),
+            'mean': statistics.fmean(times), 'stdev': statistics.pstdev(times),
+            'count': len(times)}
+
+
+def _number(value):
+    """A finite int/float, else None (JSON's NaN, booleans and text are no figures)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _json(value) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=True, default=str)
+
+
+def _base_row(params: dict, environment: dict, plan: dict | None, source: str,
+              label: str | None) -> dict:
+    """The configuration and environment columns of a row."""
+    config = {'model': params.get('model'), 'mode': mode_of(params),
+              'precision': precision_of(params), 'batch_size': params.get('batch_size'),
+              'num_devices': params.get('num_gpus'), 'num_workers': 1,
+              'variable_update': params.get('variable_update'), 'device': params.get('device'),
+              'data': data_of(params, plan), 'image_size': params.get('image_size')}
+    gpus = environment.get('gpus')
+    row = dict(config, config_key=config_key(config), source=source,
+               label=params.get('label') or label,
+               hostname=environment.get('hostname'), tf_version=environment.get('tf_version'),
+               cpu_model=environment.get('cpu_model'),
+               cpu_flags=' '.join(environment.get('cpu_flags') or []),
+               gpus=None if gpus is None else ', '.join(gpus), onednn=environment.get('onednn'),
+               params_json=_json(params), environment_json=_json(environment))
+    return row
+
+
+def _with_steps(row: dict, summary: dict | None) -> dict:
+    summary = summary or {}
+    for name in ('median', 'min', 'max', 'mean', 'stdev'):
+        row['step_time_' + name] = _number(summary.get(name))
+    return row
+
+
+def from_result(result: dict, source: str = 'run', label: str | None = None,
+                run_utc: str | None = None) -> dict:
+    """The row of a run's result dict (run() / --benchmark_log_dir JSON, results_log.py).
+
+    Args:
+      result: the result dict.
+      source: where it came from ('run', 'json FILE', 'sweep DIR').
+      label: the label when the run's --label is unset.
+      run_utc: when it finished; default: the result's 'finished_utc', else the time in its
+        results file's name, else now.
+
+    Raises:
+      RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks).
+    """
+    params, environment = result.get('params'), result.get('environment')
+    rate = _number(result.get('images_per_sec'))
+    if not isinstance(params, dict) or not isinstance(environment, dict) or rate is None:
+        raise RecordError('not a tf_cnn_benchmarks result (no params, environment or '
+                          'images_per_sec)')
+    params = dict(params, model=result.get('model') or params.get('model'))
+    plan = result.get('plan') if isinstance(result.get('plan'), dict) else None
+    row = _base_row(params, environment, plan, source, label)
+    row['num_devices'] = result.get('num_devices') or row['num_devices']
+    row['num_workers'] = result.get('num_workers') or 1
+    row['batch_size'] = result.get('per_device_batch_size') or row['batch_size']
+    row['image_size'] = result.get('image_size') or row['image_size']
+    row['config_key'] = config_key(row)
+    summary = step_time_summary(result.get('step_times'))
+    total = _number(result.get('cluster_images_per_sec'))
+    row.update(
+        run_utc=run_utc or _result_time(result), images_per_sec=total or rate,
+        global_batch_size=result.get('global_batch_size'),
+        num_steps=result.get('num_steps') or (summary or {}).get('count'),
+        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+                                (summary or {}).get('min'), (summary or {}).get('max'),
+                                (summary or {}).get('count')),
+        figures_json=_json({k: result.get(k) for k in FIGURE_BLOCKS}))
+    util, inp = result.get('utilisation') or {}, result.get('input') or {}
+    mem, lat = result.get('memory') or {}, result.get('latency_ms') or {}
+    row.update(model_flops_per_sec=_number(util.get('model_flops_per_sec')),
+               fraction_of_peak=_number(util.get('fraction_of_peak')),
+               input_share=_number(inp.get('input_share')),
+               peak_rss_bytes=_number(mem.get('process_peak_rss_bytes')),
+               latency_p50_ms=_number(lat.get('p50')), latency_p99_ms=_number(lat.get('p99')))
+    return _with_steps(row, summary)
+
+
+def _result_time(result: dict) -> str:
+    if result.get('finished_utc'):
+        return utc_text(parse_time(result['finished_utc']))
+    stamp = _JSON_STAMP.search(str(result.get('results_file') or ''))
+    if stamp:
+        return utc_text(datetime.datetime.strptime(stamp.group(1), '%Y%m%dT%H%M%S.%f'))
+    return utc_text()
+
+
+def from_sweep_record(record: dict, source: str, label: str | None = None) -> dict:
+    """The row of a successful sweep record (tools/sweep_results.py) whose run JSON is gone.
+
+    Raises:
+      RecordError: the record is not a successful run's, or lacks params or images/sec.
+    """
+    if record.get('status') != 'ok':
+        raise RecordError('the run did not succeed (status %r)' % record.get('status'))
+    params, rate = record.get('params'), _number(record.get('images_per_sec'))
+    if not isinstance(params, dict) or rate is None:
+        raise RecordError('no params or images_per_sec in the sweep record')
+    environment = record.get('environment') or {}
+    row = _base_row(params, environment, None, source, label)
+    summary = record.get('step_time_secs') or {}
+    finished = parse_time(record['started_utc']) + datetime.timedelta(
+        seconds=float(record.get('wall_secs') or 0.0))
+    figures = record.get('figures') or {}
+    row.update(
+        run_utc=utc_text(finished), images_per_sec=rate,
+        global_batch_size=record.get('global_batch_size'), num_steps=summary.get('count'),
+        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+                                summary.get('min'), summary.get('max'), summary.get('count')),
+        figures_json=_json({'sweep_figures': figures}),
+        model_flops_per_sec=_number(figures.get('model_flops_per_sec')),
+        fraction_of_peak=_number(figures.get('fraction_of_peak')),
+        input_share=_number(figures.get('input_share')),
+        peak_rss_bytes=_number(figures.get('peak_rss_bytes')),
+        latency_p50_ms=_number(figures.get('latency_p50_ms')),
+        latency_p99_ms=_number(figures.get('latency_p99_ms')))
+    return _with_steps(row, summary)
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    """What differs between two rows' environments and flags: ['tf_version 2.20.0 -> 2.21.0',
+    '--num_intra_threads 0 -> 1', ...] (environment first; output paths and labels left out).
+    """
+    out = []
+    env_a = json.loads(before.get('environment_json') or '{}')
+    env_b = json.loads(after.get('environment_json') or '{}')
+    for name in ENVIRONMENT_FIELDS:
+        if name != 'hostname' and env_a.get(name) != env_b.get(name):
+            out.append('%s %s -> %s' % (name, _show(env_a.get(name)), _show(env_b.get(name))))
+    flags_a = json.loads(before.get('params_json') or '{}')
+    flags_b = json.loads(after.get('params_json') or '{}')
+    for name in sorted(set(flags_a) | set(flags_b)):
+        if name not in OUTPUT_FLAGS and flags_a.get(name) != flags_b.get(name):
+            out.append('--%s %s -> %s' % (name, _show(flags_a.get(name)),
+                                          _show(flags_b.get(name))))
+    return out
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return ','.join(str(v) for v in value) or '[]'
+    return str(value)

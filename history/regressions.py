@@ -1,0 +1,316 @@
+"""Where a configuration's images/sec stepped down beyond the noise: a change-point search over
+each series of runs, tested with the Mann-Whitney test of `tf_cnn_sweep compare`.
+
+A series is the runs of one configuration (history/records.py CONFIG_FIELDS) on one host, in
+the order they finished. Its values are the runs' images/sec: one run is one sample, as one
+repeat is in `compare` (the steps of a run are not independent samples of the run-to-run
+noise).
+
+The search is binary segmentation: a segment's candidate splits divide it
+into a before and an after part of at least `min_segment` runs each (3: the fewest with which
+the one-sided exact test can reach p <= 0.05, metrics/significance.py) whose medians differ by
+more than --min_change percent. Least squares locates the change among them (the split that
+best fits two levels to log images/sec), and `significance.judge(before,
+after)`, the one-sided Mann-Whitney U test, decides whether it is one: slower (or faster) at
+the corrected level below. When no split counts, a stretch is looked for the same way: runs
+in the middle of the segment that differ from those around them (a regression fixed later,
+which no single split shows: the runs after the fix dilute every split's after part), located
+by the best fit of one level inside and one outside and tested inside against outside. Then
+the parts are searched again. Steps up are found too (a fixed regression must not hide a
+later one), but only steps down are reported.
+
+A segment has many splits, so the search could pick one by chance: the level the test is
+held to is corrected for their number by Tarone's modified Bonferroni method for discrete
+tests (R. E. Tarone, "A modified Bonferroni method for discrete data", Biometrics 46(2),
+1990). With K the smallest number such that at most K of the splits could reach p <= alpha /
+K at all (their smallest possible p-value, significance.min_p_value), the test is held to
+alpha / K and the other splits cannot count; a Bonferroni bound holds for whichever split is
+picked. The split search and the stretch search are two such families, each at alpha: a flat
+series is flagged slower with probability at most about 2 alpha, whatever its length, and
+measured far below (tests/test_results_regressions.py measures it).
+
+Sources: L. Y. Vostrikova, "Detecting 'disorder' in multidimensional random processes",
+Soviet Math. Doklady 24, 1981 (binary segmentation); D. V. Hinkley, "Inference about the
+change-point in a sequence of random variables", Biometrika 57(1), 1970 (the least-squares
+change point).
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import itertools
+import math
+import statistics
+from typing import NamedTuple
+
+from ..metrics import significance
+from . import records
+
+DEFAULT_MIN_CHANGE_PCT = 5.0
+
+
+class Step(NamedTuple):
+    """A change in one series.
+
+    Attributes:
+      index: position in the series of the first run after the change.
+      direction: 'slower' or 'faster'.
+      judgement: significance.Judgement of the after part against the before part (ratio:
+        median after / median before).
+      level: the corrected significance level the split was tested at.
+      start, end: the segment that was split: values[start:index] against
+        values[index:end].
+    """
+    index: int
+    direction: str
+    judgement: significance.Judgement
+    level: float
+    start: int
+    end: int
+
+
+def corrected_level(sizes: list[tuple[int, int]], alpha: float = significance.ALPHA) -> float:
+    """Tarone's level for a family of exact Mann-Whitney tests of (n_before, n_after) samples:
+    alpha / K for the smallest K with at most K tests able to reach alpha / K at all."""
+    if not sizes:
+        return alpha
+    counts = collections.Counter(sizes)
+    smallest = sorted((significance.min_p_value(a, b), c) for (a, b), c in counts.items())
+    values = [p for p, _ in smallest]
+    reach = list(itertools.accumulate(c for _, c in smallest))
+
+    def able(k):  # how many tests can reach alpha / k
+        i = bisect.bisect_right(values, alpha / k)
+        return reach[i - 1] if i else 0
+
+    low, high = 1, len(sizes)  # able(k) - k falls as k grows: the first k where able(k) <= k
+    while low < high:
+        middle = (low + high) // 2
+        if able(middle) <= middle:
+            high = middle
+        else:
+            low = middle + 1
+    return alpha / low
+
+
+def _located(values: list[float], start: int, end: int, splits: list[int]) -> int:
+    """The split of values[start:end] (among `splits`) that least-squares puts the change at:
+    the one maximising n_before n_after / n (mean log before - mean log after)^2, i.e. the
+    best fit of two constant levels to log images/sec (Hinkley 1970)."""
+    sums = _log_sums(values[start:end])
+    n = end - start
+
+    def fit(k):
+        a = k - start
+        gap = sums[a] / a - (sums[n] - sums[a]) / (n - a)
+        return a * (n - a) / n * gap * gap
+
+    return max(splits, key=fit)
+
+
+def _best_split(values: list[float], start: int, end: int, min_change: float,
+                min_segment: int, alpha: float) -> Step | None:
+    """The step in values[start:end], or None: among the splits whose medians moved by more
+    than `min_change` (a fraction) and whose test could reach the corrected level, the one
+    least squares locates (`_located`), when the Mann-Whitney test says it moved."""
+    splits = list(range(start + min_segment, end - min_segment + 1))
+    if not splits:
+        return None
+    level = corrected_level([(k - start, end - k) for k in splits], alpha)
+    moved = []
+    for k in splits:
+        if significance.min_p_value(k - start, end - k) > level:
+            continue
+        before = statistics.median(values[start:k])
+        ratio = statistics.median(values[k:end]) / before if before else math.inf
+        if abs(ratio - 1.0) > min_change:
+            moved.append(k)
+    if not moved:
+        return None
+    k = _located(values, start, end, moved)
+    j = significance.judge(values[start:k], values[k:end], alpha=level)
+    if j.verdict == 'slower' and j.ratio < 1.0 - min_change:
+        return Step(k, 'slower', j, level, start, end)
+    if j.verdict == 'faster' and j.ratio > 1.0 + min_change:
+        return Step(k, 'faster', j, level, start, end)
+    return None
+
+
+def _log_sums(values: list[float]) -> list[float]:
+    """Prefix sums of log images/sec (of the values themselves when one is not positive)."""
+    logs = [math.log(v) for v in values] if all(v > 0 for v in values) else list(values)
+    sums = [0.0]
+    for x in logs:
+        sums.append(sums[-1] + x)
+    return sums
+
+
+def _best_stretch(values: list[float], start: int, end: int, min_change: float,
+                  min_segment: int, alpha: float) -> list[Step]:
+    """A stretch inside values[start:end] that differs from the runs around it (a regression
+    later fixed, which no single split of the segment shows): [its down step, its up step]
+    (or up, then down), else [].
+
+    Least squares locates the stretch (the best fit of one level inside and one outside,
+    runs before and after it both at least `min_segment` long); the Mann-Whitney test of
+    the stretch against the runs around it, at Tarone's level over every such stretch, and
+    the move of its median by more than `min_change` decide it.
+    """
+    n, m = end - start, min_segment
+    pairs = [(a, b) for a in range(m, n - 2 * m + 1) for b in range(a + m, n - m + 1)]
+    level = corrected_level([(n - (b - a), b - a) for a, b in pairs], alpha)
+    reachable = {c for c in range(m, n - 2 * m + 1)
+                 if significance.min_p_value(n - c, c) <= level}
+    pairs = [(a, b) for a, b in pairs if b - a in reachable]
+    if not pairs:
+        return []
+    sums = _log_sums(values[start:end])
+
+    def fit(pair):
+        a, b = pair
+        inside, count = sums[b] - sums[a], b - a
+        gap = inside / count - (sums[n] - inside) / (n - count)
+        return count * (n - count) / n * gap * gap
+
+    a, b = max(pairs, key=fit)
+    a, b = start + a, start + b
+    j = significance.judge(values[start:a] + values[b:end], values[a:b], alpha=level)
+    if j.verdict == 'slower' and j.ratio < 1.0 - min_change:
+        down, up = a, b
+        back = j._replace(ratio=1.0 / j.ratio, p_slower=j.p_faster, p_faster=j.p_slower,
+                          verdict='faster')
+        return [Step(down, 'slower', j, level, start, b), Step(up, 'faster', back, level, a,
+                                                                end)]
+    if j.verdict == 'faster' and j.ratio > 1.0 + min_change:
+        back = j._replace(ratio=1.0 / j.ratio, p_slower=j.p_faster, p_faster=j.p_slower,
+                          verdict='slower')
+        return [Step(a, 'faster', j, level, start, b), Step(b, 'slower', back, level, a, end)]
+    return []
+
+
+def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+               alpha: float = significance.ALPHA, min_segment: int | None = None
+               ) -> list[Step]:
+    """Every step of a series (see the module docstring), in series order.
+
+    Args:
+      values: images/sec of each run, oldest first.
+      min_change_pct: the smallest change in percent of the before part's median that counts.
+      alpha: the family-wise significance level of each segment's search.
+      min_segment: the fewest runs on each side of a step; default: the fewest with which the
+        test can reach `alpha` (significance.min_repeats: 3 at 0.05).
+
+    Returns:
+      Steps ordered by index.
+    """
+    values = [float(v) for v in values]
+    min_segment = min_segment or significance.min_repeats(alpha)
+    steps, todo = [], [(0, len(values))]
+    while todo:
+        start, end = todo.pop()
+        step = _best_split(values, start, end, min_change_pct / 100.0, min_segment, alpha)
+        found = [step] if step is not None else _best_stretch(
+            values, start, end, min_change_pct / 100.0, min_segment, alpha)
+        bounds = [start] + [s.index for s in found] + [end]
+        steps += found
+        if found:
+            todo += list(zip(bounds, bounds[1:]))
+    return sorted(steps, key=lambda s: s.index)
+
+
+class Regression(NamedTuple):
+    """A step down found in a series.
+
+    Attributes:
+      config_key, hostname: the series.
+      step: the Step (direction 'slower').
+      before, after: the runs (row dicts) of the split segment before and after the step.
+      first_slower: the first run after the step (after[0]); last_before: before[-1].
+      changes: what differs between last_before and first_slower (records.changes).
+      still_slower: the series' latest run lies in a stretch that is still slower than the
+        runs before the step by more than --min_change (no later step has recovered it).
+    """
+    config_key: str
+    hostname: str
+    step: Step
+    before: list
+    after: list
+    first_slower: dict
+    last_before: dict
+    changes: list
+    still_slower: bool
+
+
+def min_runs(alpha: float = significance.ALPHA) -> int:
+    """The fewest runs a series needs for any step to be found: 2 x min_segment (6 at 0.05)."""
+    return 2 * significance.min_repeats(alpha)
+
+
+def series_of(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """{(config_key, hostname): runs oldest first} of rows (store.select_runs order kept)."""
+    out: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        out.setdefault((row['config_key'], row['hostname']), []).append(row)
+    return out
+
+
+def _still_slower(values: list[float], steps: list[Step], step: Step,
+                  min_change: float) -> bool:
+    """The latest stretch (after the last step) is slower than the stretch before `step`."""
+    bounds = [0] + [s.index for s in steps] + [len(values)]
+    position = bounds.index(step.index)
+    before = values[bounds[position - 1]:step.index]
+    latest = values[bounds[-2]:]
+    return statistics.median(latest) < (1.0 - min_change) * statistics.median(before)
+
+
+def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+                     alpha: float = significance.ALPHA) -> tuple[list[Regression], int, int]:
+    """The steps down of every series in `rows`.
+
+    Returns:
+      (regressions ordered by series and run, the number of series searched, the number of
+      series too short for any step: fewer than 2 x min_segment runs).
+    """
+    found, short = [], 0
+    groups = series_of(rows)
+    need = min_runs(alpha)
+    for (key, host), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or '')):
+        if len(runs) < need:
+            short += 1
+            continue
+        values = [r['images_per_sec'] for r in runs]
+        steps = find_steps(values, min_change_pct, alpha)
+        for step in steps:
+            if step.direction != 'slower':
+                continue
+            before, after = runs[step.start:step.index], runs[step.index:step.end]
+            found.append(Regression(
+                key, host, step, before, after, after[0], before[-1],
+                records.changes(before[-1], after[0]),
+                _still_slower(values, steps, step, min_change_pct / 100.0)))
+    return found, len(groups), short
+
+
+def summary(regression: Regression) -> dict[str, str]:
+    """The fields the command and the page show of a regression, as text, in order:
+    configuration, host, first slower run, label, images/sec, change, p, still slower, what
+    changed."""
+    j = regression.step.judgement
+    first = regression.first_slower
+    before = statistics.median(r['images_per_sec'] for r in regression.before)
+    after = statistics.median(r['images_per_sec'] for r in regression.after)
+    return {
+        'configuration': records.describe_config(first),
+        'host': regression.hostname or '?',
+        'first slower run': '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
+        'label': first.get('label') or '-',
+        'images/sec': '%.1f (%d runs) -> %.1f (%d runs)' % (
+            before, len(regression.before), after, len(regression.after)),
+        'change': '%+.1f%%' % (100.0 * (j.ratio - 1.0)),
+        'p': '%.2g (level %.2g)' % (j.p_slower, regression.step.level),
+        'still slower': 'yes' if regression.still_slower else 'no (recovered later)',
+        'what changed': '; '.join(regression.changes) or 'nothing recorded (the same flags '
+                                                          'and environment)',
+    }

@@ -1,0 +1,369 @@
+"""The results database: one SQLite file (the standard library's sqlite3), its schema and
+migrations, writes and queries.
+
+Where: --results_db=PATH, else `$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (XDG's
+default: `~/.local/share`), `default_path()`. The file is ours when its SQLite header's
+application_id is APPLICATION_ID ('tcnb'); its user_version is the schema version.
+
+Several runs on one host may write at once: the file is in WAL mode (readers never wait for
+a writer), every write is one transaction (`BEGIN IMMEDIATE`: writers queue), and a writer
+waits up to BUSY_TIMEOUT_SECS for the lock before giving up. A row's content_key is unique,
+so writing a run that is already there adds nothing (ingest is idempotent). WAL needs the
+file on a local disk (not NFS): copy results between hosts as sweep folders or run JSONs
+and ingest them.
+
+A file that is not a results database of this program (another program's SQLite file, any
+other file, a damaged database, a newer schema) is never written to: `StoreError` says what
+it is and how to go on, and the file stays as it was.
+
+Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
+  1  meta (key, value), runs (every records.ROW_FIELDS column but config_key), the unique
+     index on content_key
+  2  runs.config_key (filled in from each row's configuration columns), the index of a
+     series (config_key, hostname, run_utc)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+
+from ..cnn_util import BenchmarkError
+from . import records
+
+APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_SECS = 60.0
+FILE_NAME = 'results.sqlite'
+_TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
+         'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
+         'cpu_model', 'cpu_flags', 'gpus', 'onednn', 'params_json', 'environment_json',
+         'figures_json'}
+_INTEGER = {'batch_size', 'num_devices', 'num_workers', 'image_size', 'global_batch_size',
+            'num_steps'}
+
+
+class StoreError(BenchmarkError):
+    """The results database cannot be used (not ours, damaged, newer, locked, unwritable);
+    the message is one line naming the file and the way out (exit status 1)."""
+
+
+def default_path(environ=None) -> str:
+    """`$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite`, else under `~/.local/share`."""
+    environ = os.environ if environ is None else environ
+    base = environ.get('XDG_DATA_HOME') or os.path.join(os.path.expanduser('~'), '.local',
+                                                        'share')
+    return os.path.join(base, 'tf_cnn_benchmarks', FILE_NAME)
+
+
+def resolve_path(value) -> str | None:
+    """The file a --results_db value names: None (or True) -> `default_path()`, False -> None
+    (off), a path -> itself."""
+    if value is False:
+        return None
+    return default_path() if value is None or value is True else str(value)
+
+
+def _column_type(name: str) -> str:
+    return 'TEXT' if name in _TEXT else 'INTEGER' if name in _INTEGER else 'REAL'
+
+
+def _create_v1(conn: sqlite3.Connection) -> None:
+    columns = ',\n  '.join('%s %s' % (name, _column_type(name)) for name in records.ROW_FIELDS
+                           if name != 'config_key')
+    conn.execute('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)')
+    conn.execute('CREATE TABLE runs (\n  id INTEGER PRIMARY KEY,\n  recorded_utc TEXT NOT '
+                 'NULL,\n  %s)' % columns)
+    conn.execute('CREATE UNIQUE INDEX runs_content_key ON runs (content_key)')
+    conn.execute("INSERT INTO meta VALUES ('created_utc', ?)", (records.utc_text(),))
+    conn.execute("INSERT INTO meta VALUES ('format', 'tf_cnn_benchmarks results database')")
+
+
+def _add_config_key(conn: sqlite3.Connection) -> None:
+    conn.execute('ALTER TABLE runs ADD COLUMN config_key TEXT')
+    names = ', '.join(records.CONFIG_FIELDS)
+    for row in conn.execute('SELECT id, %s FROM runs' % names).fetchall():
+        key = records.config_key(dict(zip(records.CONFIG_FIELDS, row[1:])))
+        conn.execute('UPDATE runs SET config_key = ? WHERE id = ?', (key, row[0]))
+    conn.execute('CREATE INDEX runs_series ON runs (config_key, hostname, run_utc)')
+
+
+MIGRATIONS = {1: _create_v1, 2: _add_config_key}
+
+
+def _problem(path: str, error: sqlite3.Error) -> StoreError:
+    text = str(error)
+    if isinstance(error, sqlite3.OperationalError) and 'locked' in text:
+        return StoreError('the results database %s stayed locked by another process for %g s '
+                          '(%s); try again, or give this run --results_db=OTHER_PATH'
+                          % (path, BUSY_TIMEOUT_SECS, text))
+    if isinstance(error, sqlite3.DatabaseError) and ('not a database' in text
+                                                     or 'malformed' in text):
+        what = ('is not an SQLite database' if 'not a database' in text
+                else 'is a damaged SQLite database')
+        return StoreError('%s %s (%s); it was left untouched: move it away (a new database '
+                          'is made in its place) or choose another --results_db=PATH'
+                          % (path, what, text))
+    return StoreError('the results database %s cannot be used: %s' % (path, text))
+
+
+def _check_identity(conn: sqlite3.Connection, path: str) -> int:
+    """The file's schema version (0: a new, empty file).
+
+    Raises:
+      StoreError: another program's database, or a newer schema than this one knows.
+    """
+    app_id = conn.execute('PRAGMA application_id').fetchone()[0]
+    version = conn.execute('PRAGMA user_version').fetchone()[0]
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    if app_id == 0 and not tables:
+        return 0
+    if app_id != APPLICATION_ID:
+        raise StoreError('%s is an SQLite database of another program (application_id %#x, '
+                         'tables: %s), not a tf_cnn_benchmarks results database; it was left '
+                         'untouched: choose another --results_db=PATH'
+                         % (path, app_id, ', '.join(tables) or 'none'))
+    if version > SCHEMA_VERSION:
+        raise StoreError('%s has schema version %d, newer than this tf_cnn_benchmarks knows '
+                         '(%d); it was left untouched: upgrade tf_cnn_benchmarks, or choose '
+                         'another --results_db=PATH' % (path, version, SCHEMA_VERSION))
+    return version
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Switches the file to WAL (kept in the file); retries while another opener holds it."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECS
+    while True:
+        try:
+            conn.execute('PRAGMA journal_mode=WAL').fetchone()
+            return
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _migrate(conn: sqlite3.Connection, target: int) -> None:
+    """Brings the schema to `target` in one transaction (a concurrent opener waits, then
+    finds it done)."""
+    conn.execute('BEGIN IMMEDIATE')
+    try:
+        version = conn.execute('PRAGMA user_version').fetchone()[0]
+        for step in range(version + 1, target + 1):
+            MIGRATIONS[step](conn)
+        if version < target:
+            conn.execute('PRAGMA application_id = %d' % APPLICATION_ID)
+            conn.execute('PRAGMA user_version = %d' % target)
+        conn.execute('COMMIT')
+    except BaseException:
+        conn.execute('ROLLBACK')
+        raise
+
+
+def open_store(path: str, *, create: bool = True,
+               schema_version: int = SCHEMA_VERSION) -> sqlite3.Connection:
+    """Opens (creating or migrating it when needed) the results database at `path`.
+
+    Args:
+      path: the file.
+      create: make a new file when there is none (False: StoreError instead).
+      schema_version: the layout to bring a new or older file to (tests make older files).
+
+    Returns:
+      An sqlite3 connection in autocommit mode (writes use `transaction`), rows as
+      sqlite3.Row.
+
+    Raises:
+      StoreError: no file (with create=False), a folder that cannot be made, a file that is
+        not a results database of this program, damaged or newer, or a lock held too long.
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise StoreError('the results database %s is not a regular file (a folder or a '
+                         'device); choose another --results_db=PATH' % path)
+    if not os.path.exists(path):
+        if not create:
+            raise StoreError('no results database at %s (runs record there unless '
+                             '--noresults_db; `tf_cnn_results ingest DIR` loads sweep folders '
+                             'and run JSONs)' % path)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        except OSError as e:
+            raise StoreError('the results database %s cannot be created: %s'
+                             % (path, e.strerror or e)) from None
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
+    except sqlite3.Error as e:
+        raise _problem(path, e) from None
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute('PRAGMA busy_timeout = %d' % int(BUSY_TIMEOUT_SECS * 1000))
+        version = _check_identity(conn, path)
+        _wal(conn)
+        if version < schema_version:
+            _migrate(conn, schema_version)
+            _check_identity(conn, path)
+    except sqlite3.Error as e:
+        conn.close()
+        raise _problem(path, e) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def opened(path: str, **kwargs):
+    """`open_store` as a context manager that closes the connection; an SQLite error inside
+    (a damaged page met by a query) becomes StoreError."""
+    conn = open_store(path, **kwargs)
+    try:
+        yield conn
+    except sqlite3.Error as e:
+        raise _problem(path, e) from None
+    finally:
+        conn.close()
+
+
+def check_file(path: str) -> str | None:
+    """Why a run could not record into `path`, or None: read-only (nothing is created).
+
+    A missing file is fine when its folder exists or can be made; an existing one must be a
+    results database of this program with a schema this one knows (or an empty file).
+    """
+    if not os.path.exists(path):
+        folder = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            return 'the results database %s cannot be made: %s is a file, not a folder' % (
+                path, folder)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return 'the results database %s cannot be made: the folder %s is not writable' % (
+                path, folder)
+        return None
+    if not os.path.isfile(path):
+        return 'the results database %s is not a regular file (a folder or a device)' % path
+    try:
+        conn = sqlite3.connect('file:%s?mode=ro' % _uri_path(path), uri=True,
+                               timeout=BUSY_TIMEOUT_SECS)
+    except sqlite3.Error as e:
+        return str(_problem(path, e))
+    try:
+        _check_identity(conn, path)
+    except StoreError as e:
+        return str(e)
+    except sqlite3.Error as e:
+        return str(_problem(path, e))
+    finally:
+        conn.close()
+    return None
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+    return quote(os.path.abspath(path))
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
+    """One write transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any error).
+
+    Raises:
+      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed.
+    """
+    try:
+        conn.execute('BEGIN IMMEDIATE')
+    except sqlite3.Error as e:
+        raise _problem(path, e) from None
+    try:
+        yield conn
+        conn.execute('COMMIT')
+    except sqlite3.Error as e:
+        conn.execute('ROLLBACK')
+        raise _problem(path, e) from None
+    except BaseException:
+        conn.execute('ROLLBACK')
+        raise
+
+
+def insert_rows(conn: sqlite3.Connection, rows: list[dict], path: str = '') -> list[int | None]:
+    """Adds rows (records.ROW_FIELDS) in one transaction; a row whose content_key is there
+    already adds nothing.
+
+    Returns:
+      Per row: the new run's id, or None when it was there already.
+    """
+    names = list(records.ROW_FIELDS)
+    sql = ('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s) ON CONFLICT (content_key) DO '
+           'NOTHING' % (', '.join(names), ', '.join('?' * len(names))))
+    ids = []
+    with transaction(conn, path or 'the results database'):
+        now = records.utc_text()
+        for row in rows:
+            cursor = conn.execute(sql, [now] + [row.get(name) for name in names])
+            ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
+    return ids
+
+
+def record_result(path: str, result: dict, source: str = 'run') -> int | None:
+    """Records one run's result dict (records.from_result) into the database at `path`.
+
+    Returns:
+      The run's id, or None when it was recorded already.
+
+    Raises:
+      StoreError: see `open_store`; records.RecordError: not a result of tf_cnn_benchmarks.
+    """
+    row = records.from_result(result, source=source)
+    with opened(path) as conn:
+        return insert_rows(conn, [row], path)[0]
+
+
+FILTERS = {'model': 'model', 'precision': 'precision', 'mode': 'mode',
+           'batch_size': 'batch_size', 'num_devices': 'num_devices',
+           'variable_update': 'variable_update', 'config': 'config_key'}
+GLOB_FILTERS = {'host': 'hostname', 'label': 'label'}
+
+
+def select_runs(conn: sqlite3.Connection, *, since: str | None = None,
+                ids: list[int] | None = None, **filters) -> list[dict]:
+    """The runs matching every filter given, oldest first (run_utc, then id), as dicts.
+
+    Args:
+      since: only runs with run_utc >= this ('YYYY-MM-DDTHH:MM:SS.ffffffZ').
+      ids: only these run ids.
+      **filters: FILTERS (equal) and GLOB_FILTERS (a shell pattern: 'gpu-node-*'); None
+        values are ignored.
+
+    Raises:
+      ValueError: an unknown filter name.
+    """
+    unknown = set(filters) - set(FILTERS) - set(GLOB_FILTERS)
+    if unknown:
+        raise ValueError('unknown filter(s): %s' % ', '.join(sorted(unknown)))
+    where, args = [], []
+    for name, value in sorted(filters.items()):
+        if value is None:
+            continue
+        if name in GLOB_FILTERS:
+            where.append('%s GLOB ?' % GLOB_FILTERS[name])
+        else:
+            where.append('%s = ?' % FILTERS[name])
+        args.append(value)
+    if since:
+        where.append('run_utc >= ?')
+        args.append(since)
+    if ids:
+        where.append('id IN (%s)' % ', '.join('?' * len(ids)))
+        args.extend(int(i) for i in ids)
+    sql = 'SELECT * FROM runs%s ORDER BY run_utc, id' % (
+        ' WHERE ' + ' AND '.join(where) if where else '')
+    return [dict(row) for row in conn.execute(sql, args)]
+
+
+def count_runs(conn: sqlite3.Connection) -> int:
+    """The number of runs in the database."""
+    return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]

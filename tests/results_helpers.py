@@ -1,0 +1,62 @@
+"""Result dicts and databases for the results-database tests (history/, tools/results_cli.py),
+made without running a model: the keys are those of lifecycle/results_log.py.
+
+    result(1000.0, host='node-a')                  # one run's result dict
+    fill(db_path, [result(...), ...])              # recorded as the run hook does
+    series(rates, start=..., host=..., **params)   # results one hour apart
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from tf_cnn_benchmarks.history import store
+
+T0 = datetime.datetime(2026, 1, 5, tzinfo=datetime.timezone.utc)
+ENVIRONMENT = {'tf_version': '2.21.0', 'python_version': '3.11.2', 'platform': 'Linux-test',
+               'hostname': 'node-a', 'cpu_model': 'Test CPU', 'cpu_flags': ['avx2', 'fma'],
+               'cpu_cores': 2, 'gpus': [], 'onednn': 'on'}
+PARAMS = {'model': 'trivial', 'batch_size': 32, 'num_gpus': 1, 'variable_update':
+          'parameter_server', 'device': 'cpu', 'image_size': 32, 'use_fp16': False,
+          'use_bf16': False, 'forward_only': False, 'eval': False, 'data_dir': None,
+          'data_name': None, 'num_intra_threads': 0, 'label': None,
+          'benchmark_log_dir': None}
+
+
+def result(rate: float, *, host: str = 'node-a', finished: datetime.datetime | None = None,
+           env: dict | None = None, steps: int = 4, **params) -> dict:
+    """A training run's result dict at `rate` images/sec (its step times spread ±1%)."""
+    p = dict(PARAMS, **params)
+    batch = p['batch_size'] * p['num_gpus']
+    step = batch / rate
+    times = [step * (1 + 0.01 * ((i % 3) - 1)) for i in range(steps)]
+    return {
+        'model': p['model'], 'mode': 'training', 'params': p, 'plan': {'dataset': 'synthetic'},
+        'environment': dict(ENVIRONMENT, hostname=host, **(env or {})),
+        'images_per_sec': rate, 'num_steps': steps, 'step_times': times,
+        'global_batch_size': batch, 'per_device_batch_size': p['batch_size'],
+        'num_devices': p['num_gpus'], 'num_workers': 1, 'image_size': p['image_size'],
+        'utilisation': {'model_flops_per_sec': 2.0e9, 'fraction_of_peak': 0.25},
+        'input': {'input_share': 0.01}, 'memory': {'process_peak_rss_bytes': 2 ** 30},
+        'latency_ms': None,
+        'finished_utc': (finished or T0).isoformat(),
+    }
+
+
+def series(rates, *, start: datetime.datetime = T0, host: str = 'node-a', env=None,
+           change_at: int | None = None, changed: dict | None = None, **params) -> list[dict]:
+    """One result per rate, an hour apart; from index `change_at` on, `changed` overrides
+    params (e.g. {'num_intra_threads': 1})."""
+    out = []
+    for i, rate in enumerate(rates):
+        extra = dict(params)
+        if change_at is not None and i >= change_at:
+            extra.update(changed or {})
+        out.append(result(rate, host=host, env=env,
+                          finished=start + datetime.timedelta(hours=i), **extra))
+    return out
+
+
+def fill(db_path: str, results: list[dict]) -> list[int | None]:
+    """Records the results into the database at `db_path` (as the run hook does)."""
+    return [store.record_result(db_path, r) for r in results]

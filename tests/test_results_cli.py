@@ -1,0 +1,225 @@
+"""tf_cnn_results (tools/results_cli.py), in process through main(argv), and one real sweep
+recording its runs: list, show, history with its PNG, regressions and the CI gate, html,
+ingest; usage errors and a database that is not there."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tf_cnn_benchmarks.history import store
+from tf_cnn_benchmarks.tools import results_cli
+
+import results_helpers as rh
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Node a: 6 runs, then 3 runs 30% slower with --num_intra_threads=1 (labelled slow-build);
+# node b: the same configuration, flat; and a bfloat16 configuration with 2 runs.
+SLOW_AT = 6
+
+
+def _main(capsys, *args):
+    status = results_cli.main(['tf_cnn_results'] + list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = str(tmp_path / 'results.sqlite')
+    a = rh.series([1000, 1010, 990, 1005, 995, 1002, 700, 705, 698], host='node-a',
+                  change_at=SLOW_AT, changed={'num_intra_threads': 1, 'label': 'slow-build'})
+    b = rh.series([800, 805, 795, 802, 798, 801, 799, 803, 797], host='node-b')
+    bf16 = rh.series([1500, 1490], use_bf16=True, host='node-a')
+    rh.fill(path, [r for pair in zip(a, b) for r in pair] + bf16)
+    return path
+
+
+def test_list_filters_by_model_precision_host_label_and_since(db, capsys):
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--host=node-a',
+                           '--precision=fp32')
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == ('| run | finished (UTC) | host | label | configuration | '
+                                        'images/sec | step ms (median) |')
+    # The median step: (0.99 + 1) / 2 x 32 ms.
+    assert lines[2] == ('| 1 | 2026-01-05 00:00:00 | node-a | - | trivial fp32 training bs=32 '
+                        'x1 parameter_server cpu synthetic 32px | 1000.00 | 31.84 |')
+    assert lines[-1] == '9 run(s), 1 configuration(s).'
+    _, out, _ = _main(capsys, '--results_db=%s' % db, 'list', '--label=slow-*')
+    assert out.splitlines()[-1] == '3 run(s), 1 configuration(s).'
+    _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--since=2026-01-05T07:00')
+    assert out.splitlines()[-1] == '4 run(s), 1 configuration(s).'  # 07:00 and 08:00 of a, b
+    _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--model=resnet50')
+    assert out == 'no runs match.\n'
+
+
+def test_since_takes_a_date_a_time_or_an_age():
+    now = datetime.datetime(2026, 2, 1, 12, tzinfo=datetime.timezone.utc)
+    assert results_cli.since_time('7d', now) == '2026-01-25T12:00:00.000000Z'
+    assert results_cli.since_time('12h', now) == '2026-02-01T00:00:00.000000Z'
+    assert results_cli.since_time('2026-01-31') == '2026-01-31T00:00:00.000000Z'
+    assert results_cli.since_time('2026-01-31T12:00+01:00') == '2026-01-31T11:00:00.000000Z'
+    with pytest.raises(results_cli.UsageError, match='--since=yesterday: give a date'):
+        results_cli.since_time('yesterday')
+
+
+def test_show_prints_a_run_in_full(db, capsys):
+    status, out, _ = _main(capsys, 'show', '13', '--results_db=%s' % db)
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == 'run #13'
+    assert '  label: slow-build' in lines
+    assert ('  images/sec: 700.00 (global batch 32, 4 timed steps)') in lines
+    assert ('  figures: model 2.0 GFLOP/s, 25.0% of peak, input wait 1.0%, peak RSS 1.00 GiB'
+            in lines)
+    assert any(x.startswith('  environment: host node-a; TensorFlow 2.21.0; Python 3.11.2; '
+                            'Test CPU (2 cores; avx2 fma); GPUs none; oneDNN on')
+               for x in lines)
+    assert '--num_intra_threads=1' in [x for x in lines if x.startswith('  flags:')][0]
+    status, _, err = _main(capsys, 'show', '99', '--results_db=%s' % db)
+    assert status == 1 and err == 'error: no run #99 in %s\n' % db
+    status, _, err = _main(capsys, 'show', '--results_db=%s' % db)
+    assert status == 2 and err.startswith('error: show takes run ids')
+
+
+def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db,
+                           '--fail_on_regression')
+    lines = out.splitlines()
+    assert status == 1
+    assert lines[:5] == [
+        'REGRESSION: trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px on '
+        'node-a',
+        '  first slower run: #13 2026-01-05 06:00:00 (label: slow-build)',
+        '  images/sec: 1001.0 (6 runs) -> 700.0 (3 runs), -30.1%, Mann-Whitney p=0.012 '
+        '(level 0.013)',  # 1/C(9,3) at Tarone's 0.05/4
+        '  still slower: yes',
+        '  what changed: --num_intra_threads 0 -> 1']
+    assert lines[-2:] == ['regressions: 1 step(s) down in 1 series, 1 still slower (3 series '
+                          'searched; 1 with fewer than 6 runs, too few for the test).',
+                          'gate: FAILED: 1 regression(s) still slower by more than 5%']
+    # Only node b, or a step larger than the one found: nothing, and the gate passes.
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--host=node-b',
+                           '--fail_on_regression')
+    assert status == 0 and out.splitlines() == [
+        'regressions: none (1 series searched; 0 with fewer than 6 runs, too few for the '
+        'test).', 'gate: passed']
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--min_change=35')
+    assert status == 0 and out.startswith('regressions: none')
+
+
+def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):
+    png = str(tmp_path / 'h.png')
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--precision=fp32',
+                             '--png=%s' % png)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith('trivial fp32 training bs=32 x1 parameter_server cpu synthetic '
+                               '32px (model=trivial|mode=training|precision=fp32|')
+    row = [x for x in lines if x.startswith('| 13 |')][0]
+    # Step times 32/700 s x (0.99, 1, 1.01, 0.99): median 45.49 ms, stdev 0.38 ms.
+    assert row == ('| 13 | 2026-01-05 06:00:00 | node-a | slow-build | 700.00 | 45.49 | 0.38 | '
+                   'step down -30.1% | --num_intra_threads 0 -> 1 |')
+    assert 'node-a: 9 run(s); latest batch of repeats: 700.00 images/sec median of 3' in lines
+    assert lines[-1] == 'plot written to %s' % png
+    from PIL import Image
+    image = Image.open(png).convert('RGB')
+    assert image.size == (720, 288)
+    colours = {image.getpixel((x, y)) for x in range(image.width) for y in range(image.height)}
+    assert (0x1f, 0x77, 0xb4) in colours and (0xd6, 0x27, 0x28) in colours  # a host, the step
+
+
+def test_history_wants_one_configuration(db, capsys):
+    status, _, err = _main(capsys, 'history', '--results_db=%s' % db)
+    assert status == 2 and err.startswith('error: history shows one configuration; 2 match '
+                                          'the filters (model=trivial|mode=training|'
+                                          'precision=fp32|')
+    status, _, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=vgg16')
+    assert status == 1 and err == 'error: no runs match the filters\n'
+
+
+def test_html_writes_one_page(db, capsys, tmp_path):
+    status, out, _ = _main(capsys, 'html', str(tmp_path / 'site'), '--results_db=%s' % db)
+    path = str(tmp_path / 'site' / 'index.html')
+    assert status == 0 and out == 'page written to %s\n' % path
+    text = open(path, encoding='utf-8').read()
+    assert '<script' not in text and 'http' not in text.replace('http-equiv', '')
+    assert text.count('<img ') == 2 and text.count('src="data:image/png;base64,') == 2
+    assert '<td>#13 2026-01-05 06:00:00</td><td>slow-build</td>' in text
+
+
+@pytest.mark.parametrize('args, status, text', [
+    (['list', '--min_change=3'], 2, 'error: unrecognized arguments: --min_change=3 (see '
+                                    'tf_cnn_results --help)'),
+    (['regressions', '--min_change=-1'], 2, 'error: argument --min_change: must be >= 0'),
+    (['list', '--since=soon'], 2, 'error: --since=soon: give a date or time'),
+    (['frobnicate'], 2, "error: argument COMMAND: invalid choice: 'frobnicate'"),
+    ([], 2, 'error: the following arguments are required: COMMAND'),
+])
+def test_usage_errors_are_one_line_and_exit_2(db, capsys, args, status, text):
+    got, out, err = _main(capsys, *(args + ['--results_db=%s' % db] if args else args))
+    assert (got, out) == (status, '')
+    assert err.startswith(text) and err.count('\n') == 1
+
+
+def test_a_missing_or_foreign_database_is_one_error(capsys, tmp_path):
+    missing = str(tmp_path / 'none.sqlite')
+    status, _, err = _main(capsys, 'list', '--results_db=%s' % missing)
+    assert status == 1 and err.startswith('error: no results database at %s (runs record '
+                                          'there unless --noresults_db;' % missing)
+    assert not os.path.exists(missing)
+    text = tmp_path / 'notes.txt'
+    text.write_text('mine\n' * 200)
+    status, _, err = _main(capsys, 'regressions', '--results_db=%s' % text)
+    assert status == 1 and err.startswith('error: %s is not an SQLite database' % text)
+    assert text.read_text() == 'mine\n' * 200
+
+
+def test_ingest_prints_what_it_added(capsys, tmp_path):
+    from tf_cnn_benchmarks.lifecycle import results_log
+    logs = str(tmp_path / 'logs')
+    for r in rh.series([10.0, 11.0]):
+        results_log.write_json(r, logs)
+    (tmp_path / 'logs' / 'tf_cnn_benchmarks_x_1.json').write_text('{"not": "a result"}')
+    capsys.readouterr()
+    db = str(tmp_path / 'db.sqlite')
+    status, out, _ = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == ('ingested: 2 new run(s), 0 already in the database, 0 '
+                                        'failed sweep run(s) not recorded, 1 file(s) or '
+                                        'line(s) skipped')
+    assert lines[1].startswith('skipped: %s/tf_cnn_benchmarks_x_1.json: not a tf_cnn_benchmarks '
+                               'result' % logs)
+    assert lines[2] == 'database: %s' % db
+    with store.opened(db) as conn:
+        assert {r['label'] for r in store.select_runs(conn)} == {'copied'}
+    status, _, err = _main(capsys, 'ingest', str(tmp_path / 'gone'), '--results_db=%s' % db)
+    assert status == 2 and err == 'error: ingest: %s does not exist\n' % (tmp_path / 'gone')
+
+
+@pytest.mark.cli
+def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_path):
+    db, out = str(tmp_path / 'db.sqlite'), str(tmp_path / 'sweep')
+    proc = subprocess.run(
+        [sys.executable, '-m', 'tools.sweep', '--output_dir=%s' % out, '--models=trivial',
+         '--batch_sizes=4', '--repeats=2', '--noprogress', '--', '--device=cpu',
+         '--num_batches=3', '--num_warmup_batches=0', '--image_size=16',
+         '--results_db=%s' % db, '--label=nightly-1'],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with store.opened(db) as conn:
+        rows = store.select_runs(conn)
+    assert [r['label'] for r in rows] == ['nightly-1', 'nightly-1']
+    assert {r['config_key'] for r in rows} == {
+        'model=trivial|mode=training|precision=fp32|batch_size=4|num_devices=1|num_workers=1|'
+        'variable_update=parameter_server|device=cpu|data=synthetic|image_size=16'}
+    again = subprocess.run([sys.executable, '-m', 'tools.results_cli', 'ingest', out,
+                            '--results_db=%s' % db], cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith('ingested: 0 new run(s), 2 already in the database, 0 '
+                                   'failed sweep run(s) not recorded, 0 file(s) or line(s) '
+                                   'skipped (2 run JSON(s) were read as their sweep\'s runs)')

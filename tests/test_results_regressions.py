@@ -1,0 +1,121 @@
+"""The change-point search (history/regressions.py): Tarone's level, a planted 10% step found
+at its run, flat noisy series not flagged (the false-positive rate measured over many series
+at p 0.05), the detection power for a 10% step, steps up and recoveries, one series per host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tf_cnn_benchmarks.history import records, regressions
+from tf_cnn_benchmarks.metrics import significance
+
+import results_helpers as rh
+
+
+def _noisy(n, noise, rng, level=1000.0):
+    return list(level * (1.0 + noise * rng.standard_normal(n)))
+
+
+def _stepped(n, at, change, noise, rng):
+    return [v * (1.0 + change if i >= at else 1.0) for i, v in enumerate(_noisy(n, noise, rng))]
+
+
+def _downs(values, min_change_pct=regressions.DEFAULT_MIN_CHANGE_PCT):
+    return [s for s in regressions.find_steps(values, min_change_pct) if s.direction == 'slower']
+
+
+def test_tarones_level_counts_only_the_splits_that_can_reach_it():
+    # 6 runs: one split 3|3, smallest p 1/20: the plain level.
+    assert regressions.corrected_level([(3, 3)]) == 0.05
+    # 7 runs: 3|4 and 4|3 (smallest p 1/35 each): 0.05 / 2, which neither can reach.
+    assert regressions.corrected_level([(3, 4), (4, 3)]) == 0.025
+    # 12 runs: 7 splits, all able to reach 0.05/7 (3|9: 1/220): 0.05 / 7.
+    sizes = [(k, 12 - k) for k in range(3, 10)]
+    assert regressions.corrected_level(sizes) == pytest.approx(0.05 / 7)
+    assert significance.min_p_value(3, 9) == pytest.approx(1 / 220)
+
+
+def test_a_planted_10_percent_step_is_found_at_its_run():
+    values = _stepped(20, 12, -0.10, 0.02, np.random.default_rng(7))
+    steps = regressions.find_steps(values)
+    assert [(s.index, s.direction) for s in steps] == [(12, 'slower')]
+    j = steps[0].judgement
+    assert j.ratio == pytest.approx(0.9, abs=0.03)
+    assert j.p_slower <= steps[0].level == pytest.approx(0.05 / 15)
+    assert (steps[0].start, steps[0].end) == (0, 20)
+
+
+def test_a_noisy_flat_series_is_not_flagged():
+    values = _noisy(30, 0.03, np.random.default_rng(11))
+    assert max(values) / min(values) > 1.10  # noisy: the runs spread over 10%
+    assert regressions.find_steps(values) == []
+
+
+@pytest.mark.parametrize('min_change_pct, most', [(0.0, 0.05), (5.0, 0.01)])
+def test_the_false_positive_rate_on_flat_series_stays_below_p(min_change_pct, most):
+    """400 flat series of 20 runs with 3% noise: how many are flagged slower at p 0.05."""
+    rng = np.random.default_rng(2026)
+    flagged = sum(bool(_downs(_noisy(20, 0.03, rng), min_change_pct)) for _ in range(400))
+    rate = flagged / 400
+    print('false-positive rate, min_change %g%%: %.4f' % (min_change_pct, rate))
+    assert rate <= most
+
+
+def test_a_10_percent_step_is_found_nearly_always_and_at_its_run():
+    """300 series of 20 runs with 2% noise and a 10% step down at a random run."""
+    rng = np.random.default_rng(99)
+    found = at_run = 0
+    for _ in range(300):
+        at = int(rng.integers(3, 18))
+        downs = _downs(_stepped(20, at, -0.10, 0.02, rng))
+        found += bool(downs)
+        at_run += any(s.index == at for s in downs)
+    print('10%% step: power %.3f, at the right run %.3f' % (found / 300, at_run / 300))
+    assert found / 300 >= 0.97 and at_run / 300 >= 0.9
+
+
+def test_a_step_below_min_change_does_not_count():
+    values = _stepped(20, 10, -0.04, 0.002, np.random.default_rng(3))
+    assert _downs(values, 5.0) == []
+    assert [s.index for s in _downs(values, 2.0)] == [10]
+
+
+def test_a_regression_and_its_fix_are_two_steps_and_it_is_not_still_slower():
+    rng = np.random.default_rng(5)
+    rates = [v * (0.8 if 8 <= i < 16 else 1.0) for i, v in enumerate(_noisy(24, 0.01, rng))]
+    steps = regressions.find_steps(rates)
+    assert [(s.index, s.direction) for s in steps] == [(8, 'slower'), (16, 'faster')]
+    found, searched, short = regressions.find_regressions(
+        [dict(records.from_result(r), id=i + 1) for i, r in enumerate(rh.series(rates))])
+    assert (len(found), searched, short) == (1, 1, 0)
+    assert found[0].first_slower['id'] == 9 and not found[0].still_slower
+
+
+def test_each_host_is_its_own_series_and_the_change_is_named():
+    rng = np.random.default_rng(8)
+    fast = rh.series(_noisy(9, 0.01, rng, 1000.0), host='node-a')
+    slow_host = rh.series(_noisy(9, 0.01, rng, 700.0), host='node-b')  # slower, not slowed
+    slowed = rh.series([v * (0.85 if i >= 6 else 1) for i, v in enumerate(
+        _noisy(9, 0.01, rng, 900.0))], host='node-c', change_at=6,
+        changed={'num_intra_threads': 1})
+    rows = [dict(records.from_result(r), id=i + 1)
+            for i, r in enumerate(sorted(fast + slow_host + slowed,
+                                         key=lambda r: (r['finished_utc'],
+                                                        r['environment']['hostname'])))]
+    found, searched, short = regressions.find_regressions(rows)
+    assert (searched, short) == (3, 0)
+    assert [(r.hostname, r.first_slower['hostname'], r.changes, r.still_slower)
+            for r in found] == [('node-c', 'node-c', ['--num_intra_threads 0 -> 1'], True)]
+    assert found[0].first_slower['run_utc'] == '2026-01-05T06:00:00.000000Z'
+    fields = regressions.summary(found[0])
+    assert fields['what changed'] == '--num_intra_threads 0 -> 1'
+    assert fields['change'].startswith('-1') and fields['still slower'] == 'yes'
+
+
+def test_series_shorter_than_two_segments_are_counted_not_searched():
+    rows = [dict(records.from_result(r), id=i + 1)
+            for i, r in enumerate(rh.series([1000.0, 500.0, 400.0, 300.0, 200.0]))]
+    assert regressions.find_regressions(rows) == ([], 1, 1)
+    assert regressions.min_runs() == 6

@@ -1,0 +1,264 @@
+"""`tf_cnn_results`: the results database of every run, over time.
+
+    tf_cnn_results list --model=resnet50 --precision=bf16 --since=7d
+    tf_cnn_results show 42
+    tf_cnn_results history --model=trivial --batch_size=32 --png=trivial.png
+    tf_cnn_results regressions --min_change=5 --fail_on_regression
+    tf_cnn_results html site/
+    tf_cnn_results ingest runs/nightly-* other-host/logs
+
+(`python -m tools.results_cli ...` from a checkout.) Every finished run of tf_cnn_benchmarks
+and of tf_cnn_sweep records itself into the database (`--results_db=PATH`, default
+$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e. ~/.local/share/...; `--noresults_db`
+records nothing); `ingest` loads sweep folders and run JSONs made elsewhere.
+
+Commands:
+  list         the runs matching the filters, oldest first
+  show         runs in full (environment, figures, every flag): by id, or by the filters
+  history      one configuration over time: a table, and a PNG (--png=PATH) with one line
+               per host and the spread of each batch of repeats
+  regressions  where a configuration's images/sec stepped down beyond the noise on a host
+               (history/regressions.py): the first slower run, its label, what changed;
+               --fail_on_regression: exit 1 when one is still slower (a CI gate)
+  html         OUT_DIR/index.html: the regressions and every configuration's plot, one
+               static page (no server, no script)
+  ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
+               database; the same run twice is one row
+
+Filters (list, show, history, regressions, html): --model, --precision (fp32, fp16, bf16),
+--mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
+--variable_update, --host and --label (shell patterns: 'node-*'), --since (2026-01-31,
+2026-01-31T12:00, or an age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
+
+Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
+cannot be used (one `error:` line); 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import sys
+
+from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
+
+from . import results_format
+
+FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
+                'host', 'label', 'config')
+_AGE = re.compile(r'^(\d+(?:\.\d+)?)([hdw])$')
+
+
+class UsageError(Exception):
+    """A bad argument: one `error:` line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError('%s (see %s --help)' % (message, self.prog))
+
+
+def since_time(text: str, now: datetime.datetime | None = None) -> str:
+    """--since as a run_utc bound: an ISO date or time (UTC unless it says otherwise), or an
+    age '12h', '7d', '2w' before `now`.
+
+    Raises:
+      UsageError: neither.
+    """
+    age = _AGE.match(text.strip())
+    if age:
+        hours = float(age.group(1)) * {'h': 1, 'd': 24, 'w': 168}[age.group(2)]
+        now = now or datetime.datetime.now(datetime.timezone.utc)
+        return records.utc_text(now - datetime.timedelta(hours=hours))
+    try:
+        return records.utc_text(records.parse_time(text))
+    except ValueError:
+        raise UsageError('--since=%s: give a date or time (2026-01-31, 2026-01-31T12:00) or an '
+                         'age (12h, 7d, 2w)' % text) from None
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('takes a number (percent), e.g. 5') from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError('must be >= 0 (percent)')
+    return value
+
+
+def _make_parser() -> _Parser:
+    common = _Parser(add_help=False)
+    common.add_argument('--results_db', default=argparse.SUPPRESS, metavar='PATH',
+                        help='the database (default: %s)' % store.default_path())
+    filters = _Parser(add_help=False)
+    for name in FILTER_FLAGS:
+        filters.add_argument('--' + name, type=int if name in ('batch_size', 'num_devices')
+                             else str)
+    filters.add_argument('--since', help='2026-01-31, 2026-01-31T12:00, or an age: 12h, 7d, 2w')
+    change = _Parser(add_help=False)
+    change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
+                        metavar='PCT', help='the smallest step that counts, in percent of the '
+                        'median before it (default %(default)g)')
+    parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
+                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
+    sub.required = True
+    p = sub.add_parser('list', parents=[common, filters], allow_abbrev=False, help='runs')
+    p.add_argument('--json', action='store_true', help='print the runs as JSON lines')
+    p = sub.add_parser('show', parents=[common, filters], allow_abbrev=False, help='runs in full')
+    p.add_argument('ids', nargs='*', type=int, metavar='RUN_ID')
+    p.add_argument('--json', action='store_true', help='print the runs as JSON lines')
+    p = sub.add_parser('history', parents=[common, filters, change], allow_abbrev=False,
+                       help='one configuration over time')
+    p.add_argument('--png', metavar='PATH', help='the plot (default: history-<configuration>'
+                   '.png in the current folder)')
+    p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
+                       help='steps down beyond the noise')
+    p.add_argument('--fail_on_regression', action='store_true',
+                   help='exit 1 when a step down is still slower')
+    p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
+                       help='a static page')
+    p.add_argument('out_dir', metavar='OUT_DIR')
+    p = sub.add_parser('ingest', parents=[common], allow_abbrev=False,
+                       help='sweep folders and run JSONs into the database')
+    p.add_argument('paths', nargs='+', metavar='PATH')
+    p.add_argument('--label', help='the label of runs that have none')
+    return parser
+
+
+def _rows(conn, args, ids=None) -> list[dict]:
+    filters = {name: getattr(args, name) for name in FILTER_FLAGS}
+    since = since_time(args.since) if args.since else None
+    return store.select_runs(conn, since=since, ids=ids, **filters)
+
+
+def _json_line(row: dict) -> str:
+    out = dict(row)
+    for name in ('params_json', 'environment_json', 'figures_json'):
+        out[name[:-5]] = json.loads(out.pop(name) or 'null')
+    return json.dumps(out, sort_keys=True)
+
+
+def _slug(row: dict) -> str:
+    return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s-%s' % (
+        row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
+        row['variable_update']))
+
+
+def _history(conn, args) -> int:
+    rows = _rows(conn, args)
+    keys = list(dict.fromkeys(r['config_key'] for r in rows))
+    if not keys:
+        print('error: no runs match the filters', file=sys.stderr)
+        return 1
+    if len(keys) > 1:
+        shown = '; '.join(keys[:5]) + ('; ...' if len(keys) > 5 else '')
+        raise UsageError('history shows one configuration; %d match the filters (%s): narrow '
+                         'them (--batch_size, --num_devices, --variable_update, --mode, ...) '
+                         'or give --config=KEY' % (len(keys), shown))
+    found, _, _ = regressions.find_regressions(rows, args.min_change)
+    print('\n'.join(results_format.history_lines(rows, found)))
+    path = args.png or 'history-%s.png' % _slug(rows[0])
+    png = plots.history_png(rows, [(r.first_slower['id'], r.step.judgement.ratio - 1.0)
+                                   for r in found])
+    with open(path, 'wb') as f:
+        f.write(png)
+    print('plot written to %s' % path)
+    return 0
+
+
+def _regressions(conn, args) -> int:
+    rows = _rows(conn, args)
+    found, searched, short = regressions.find_regressions(rows, args.min_change)
+    print('\n'.join(results_format.regression_lines(found, (searched, short))))
+    still = [r for r in found if r.still_slower]
+    if args.fail_on_regression:
+        if still:
+            print('gate: FAILED: %d regression(s) still slower by more than %g%%'
+                  % (len(still), args.min_change))
+            return 1
+        print('gate: passed')
+    return 0
+
+
+def _read_command(conn, args) -> int:
+    if args.command == 'list':
+        rows = _rows(conn, args)
+        print('\n'.join(_json_line(r) for r in rows) if args.json
+              else '\n'.join(results_format.list_lines(rows)))
+        return 0
+    if args.command == 'show':
+        filtered = args.ids or any(getattr(args, n) is not None for n in FILTER_FLAGS + (
+            'since',))
+        if not filtered:
+            raise UsageError('show takes run ids (as `list` prints them) or filters')
+        rows = _rows(conn, args, ids=args.ids)
+        missing = sorted(set(args.ids) - {r['id'] for r in rows})
+        if missing:
+            print('error: no run %s in %s' % (', '.join('#%d' % i for i in missing),
+                                               args.db_path), file=sys.stderr)
+            return 1
+        for row in rows:
+            print(_json_line(row) if args.json else '\n'.join(results_format.show_lines(row)))
+        return 0
+    if args.command == 'history':
+        return _history(conn, args)
+    if args.command == 'regressions':
+        return _regressions(conn, args)
+    path = page.write_page(args.out_dir, _rows(conn, args), args.db_path, args.min_change)
+    print('page written to %s' % path)
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    """The command without the program name; returns the exit status.
+
+    Raises:
+      UsageError, store.StoreError, plots.PlotError, OSError.
+    """
+    parser = _make_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help
+        return int(e.code or 0)
+    args.db_path = store.resolve_path(getattr(args, 'results_db', None))
+    if args.command == 'ingest':
+        try:
+            summary = ingest.ingest(args.db_path, args.paths, args.label)
+        except FileNotFoundError as e:
+            raise UsageError('ingest: %s' % e) from None
+        print('\n'.join(summary.lines()))
+        print('database: %s' % args.db_path)
+        return 0
+    with store.opened(args.db_path, create=False) as conn:
+        return _read_command(conn, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry (argv[0] is the program); returns the exit status."""
+    argv = list(sys.argv if argv is None else argv)
+    try:
+        return run(argv[1:])
+    except UsageError as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 2
+    except (store.StoreError, plots.PlotError) as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`)
+        return 141
+    except OSError as e:  # the plot or the page cannot be written
+        print('error: %s: %s' % (e.filename or 'output', e.strerror or e), file=sys.stderr)
+        return 1
+
+
+def run_main() -> None:
+    """Console entry point of `tf_cnn_results`."""
+    sys.exit(main())
+
+
+if __name__ == '__main__':
+    run_main()

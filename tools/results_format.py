@@ -1,0 +1,143 @@
+"""The text `tf_cnn_results` prints: run tables, one run in full, a history, regressions.
+
+Tables are markdown (as `tf_cnn_sweep report` and `compare` print them), so they read in a
+terminal, in a CI log and pasted into an issue.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from tf_cnn_benchmarks.history import plots, records, regressions
+
+
+def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
+    """A markdown table; columns whose index is in `numeric` are right-aligned."""
+    lines = ['| ' + ' | '.join(head) + ' |',
+             '| ' + ' | '.join('---:' if i in numeric else '---' for i in range(len(head)))
+             + ' |']
+    return lines + ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+
+
+def when(row: dict) -> str:
+    """'2026-01-02 03:04:05' (UTC) of a run."""
+    return row['run_utc'][:19].replace('T', ' ')
+
+
+def _ms(seconds) -> str:
+    return '-' if seconds is None else '%.2f' % (1000.0 * seconds)
+
+
+def list_lines(rows: list[dict]) -> list[str]:
+    """`list`: one table row per run."""
+    if not rows:
+        return ['no runs match.']
+    body = [['%d' % r['id'], when(r), r['hostname'] or '?', r['label'] or '-',
+             records.describe_config(r), '%.2f' % r['images_per_sec'],
+             _ms(r['step_time_median'])] for r in rows]
+    return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
+                  'step ms (median)'], body, numeric=(0, 5, 6)) + [
+        '', '%d run(s), %d configuration(s).' % (len(rows), len({r['config_key'] for r in rows}))]
+
+
+def _figures(row: dict) -> str:
+    parts = []
+    if row['model_flops_per_sec'] is not None:
+        parts.append('model %.1f GFLOP/s' % (row['model_flops_per_sec'] / 1e9))
+    if row['fraction_of_peak'] is not None:
+        parts.append('%.1f%% of peak' % (100 * row['fraction_of_peak']))
+    if row['input_share'] is not None:
+        parts.append('input wait %.1f%%' % (100 * row['input_share']))
+    if row['peak_rss_bytes'] is not None:
+        parts.append('peak RSS %.2f GiB' % (row['peak_rss_bytes'] / 2.0 ** 30))
+    if row['latency_p50_ms'] is not None:
+        parts.append('latency p50 %.2f ms, p99 %s ms' % (
+            row['latency_p50_ms'], '-' if row['latency_p99_ms'] is None
+            else '%.2f' % row['latency_p99_ms']))
+    return ', '.join(parts) or 'none recorded'
+
+
+def show_lines(row: dict) -> list[str]:
+    """`show`: one run in full."""
+    env = json.loads(row['environment_json'] or '{}')
+    params = json.loads(row['params_json'] or '{}')
+    flags = ' '.join('--%s=%s' % (k, ','.join(map(str, v)) if isinstance(v, list) else v)
+                     for k, v in sorted(params.items()))
+    return [
+        'run #%d' % row['id'],
+        '  finished (UTC): %s; recorded %s from %s' % (when(row), row['recorded_utc'][:19]
+                                                       .replace('T', ' '), row['source']),
+        '  label: %s' % (row['label'] or '-'),
+        '  configuration: %s' % records.describe_config(row),
+        '  config key: %s' % row['config_key'],
+        '  images/sec: %.2f (global batch %s, %s timed steps)' % (
+            row['images_per_sec'], row['global_batch_size'], row['num_steps']),
+        '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
+            _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
+        '  figures: %s' % _figures(row),
+        '  environment: host %s; TensorFlow %s; Python %s; %s (%s cores; %s); GPUs %s; '
+        'oneDNN %s; %s' % (
+            env.get('hostname'), env.get('tf_version'), env.get('python_version'),
+            env.get('cpu_model'), env.get('cpu_cores'), ' '.join(env.get('cpu_flags') or [])
+            or 'no notable flags', 'unknown' if env.get('gpus') is None
+            else ', '.join(env['gpus']) or 'none', env.get('onednn'), env.get('platform')),
+        '  flags: %s' % flags,
+        '  content key: %s' % row['content_key'],
+    ]
+
+
+def history_lines(rows: list[dict], found: list[regressions.Regression]) -> list[str]:
+    """`history`: the configuration, one table row per run, then the steps down found."""
+    slower = {r.first_slower['id']: r for r in found}
+    body, previous = [], {}
+    for row in rows:
+        host = row['hostname'] or '?'
+        before = previous.get(host)
+        changed = '; '.join(records.changes(before, row)) if before else ''
+        mark = ('step down %s' % regressions.summary(slower[row['id']])['change']
+                if row['id'] in slower else '')
+        body.append(['%d' % row['id'], when(row), host, row['label'] or '-',
+                     '%.2f' % row['images_per_sec'], _ms(row['step_time_median']),
+                     _ms(row['step_time_stdev']), mark, changed or '-'])
+        previous[host] = row
+    lines = ['%s (%s)' % (records.describe_config(rows[0]), rows[0]['config_key']), '']
+    lines += table(['run', 'finished (UTC)', 'host', 'label', 'images/sec', 'step ms',
+                    'step ms stdev', 'step', 'changed since the host\'s previous run'], body,
+                   numeric=(0, 4, 5, 6))
+    for host in sorted({r['hostname'] or '?' for r in rows}):
+        mine = [r for r in rows if (r['hostname'] or '?') == host]
+        batch = [mine[i]['images_per_sec'] for i in plots.repeat_batches(mine)[-1]]
+        lines.append('')
+        lines.append('%s: %d run(s); latest batch of repeats: %.2f images/sec median of %d' % (
+            host, len(mine), statistics.median(batch), len(batch)))
+    return lines + [''] + regression_lines(found, None)
+
+
+def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
+                     ) -> list[str]:
+    """`regressions`: a block per step down, then one summary line (with `counts`: the
+    series searched and those too short)."""
+    lines = []
+    for r in found:
+        fields = regressions.summary(r)
+        lines += ['REGRESSION: %s on %s' % (fields['configuration'], fields['host']),
+                  '  first slower run: %s (label: %s)' % (fields['first slower run'],
+                                                          fields['label']),
+                  '  images/sec: %s, %s, Mann-Whitney p=%s' % (
+                      fields['images/sec'], fields['change'], fields['p']),
+                  '  still slower: %s' % fields['still slower'],
+                  '  what changed: %s' % fields['what changed'], '']
+    still = sum(1 for r in found if r.still_slower)
+    if counts is None:
+        text = ('%d step(s) down found, %d still slower' % (len(found), still) if found
+                else 'no step down found')
+        return lines + [text + '.']
+    searched, short = counts
+    if found:
+        head = 'regressions: %d step(s) down in %d series, %d still slower' % (
+            len(found), len({(r.config_key, r.hostname) for r in found}), still)
+    else:
+        head = 'regressions: none'
+    return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '
+                    'test).' % (head, searched, short, regressions.min_runs())]
