@@ -87,25 +87,25 @@ def traffic_budget(p, num_towers: int, built: Built) -> dict:
 
 
 def device_fits(peaks: dict, gpu) -> dict:
-    """{device or 'host': (estimate bytes, memory bytes)}: each GPU on its own, the CPUs of
-    this host together (logical CPU devices share the host's memory); a cluster's other tasks
-    are left out."""
-    out = {}
-    host = 0
-    for device, peak in peaks.items():
-        if device.startswith('/job:') and not device.startswith('/job:worker'):
-            continue  # a ps task's memory is its own host's
-        if ':GPU:' in device or device.startswith('/GPU'):
-            out[device] = (peak.total, memory_estimate.device_memory(device, gpu))
-        else:
-            host += peak.total
-    out['host'] = (host, memory_estimate.device_memory('/CPU:0'))
+    """{row: (estimate bytes, memory bytes)}: each GPU on its own against the planned GPU's
+    usable memory (a cluster worker's '/job:worker/task:0/GPU:0' too), 'host' for the CPU
+    devices of this task together (logical CPU devices share the host's memory), and one row
+    per ps task ('/job:ps/task:0': the variables it holds, their optimizer slots and sync
+    accumulators) against a host like this one."""
+    groups = memory_estimate.group_devices(peaks)
+    out = {device: (peak.total, memory_estimate.device_memory(device, gpu))
+           for device, peak in groups.gpus.items()}
+    out['host'] = (groups.host.total, memory_estimate.device_memory('/CPU:0'))
+    for task, peak in groups.ps.items():
+        out[task] = (peak.total, memory_estimate.device_memory('/CPU:0'))
     return out
 
 
 def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
-    """The device the batch search follows (the GPU, or the host, nearest its limit)."""
-    candidates = {d: v for d, v in fits.items() if (d != 'host') == on_gpu} or fits
+    """The device the batch search follows: the GPU (planned for a GPU), else this host,
+    nearest its limit (a ps task's share does not grow with the batch)."""
+    candidates = {d: v for d, v in fits.items()
+                  if (memory_estimate.is_gpu(d) if on_gpu else d == 'host')} or fits
     device = max(candidates, key=lambda d: candidates[d][0] / max(1, candidates[d][1]))
     return device, candidates[device][0] / max(1, candidates[device][1])
 
@@ -209,10 +209,13 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     fits = device_fits(peaks, gpu)
     for device, (estimate, memory) in sorted(fits.items()):
         ok = estimate <= memory
-        what = ('of %s usable (%.0f%% of %s)' % (fmt(memory), 100 *
-                memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
-                if device != 'host' else 'of %s available (%s)' % (
-                    fmt(memory), memory_estimate.host_available_bytes()[1]))
+        if memory_estimate.is_gpu(device):
+            what = 'of %s usable (%.0f%% of %s)' % (
+                fmt(memory), 100 * memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
+        else:
+            what = 'of %s available (%s%s)' % (
+                fmt(memory), memory_estimate.host_available_bytes()[1],
+                '' if device == 'host' else ' of this host: its host planned alike')
         lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
                                            'fits' if ok else 'DOES NOT FIT'))
         if not ok:
@@ -251,6 +254,33 @@ def plan_device(p, visible_gpus: int) -> tuple:
     return p._replace(device='gpu'), p.num_gpus, named
 
 
+def ps_task(make_bench, p, gpus: int, gpu) -> int:
+    """The dry run of a ps task: worker 0's step is built (a ps builds none of its own) and
+    this task's share of it (the variables it holds, their slots and accumulators) is checked
+    against this host's memory.
+
+    Raises:
+      DryRunFailed: this ps task's share does not fit this host.
+    """
+    row = '/job:ps/task:%d' % p.task_index
+    cnn_util.log_fn('Dry run:          ps %d serves variables: planned from worker 0\'s step'
+                    % p.task_index)
+    built = build(make_bench(p._replace(job_name='worker', task_index=0), gpus))
+    peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
+    estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
+        '/CPU:0')))
+    ok = estimate <= memory
+    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s available (%s): %s' % (
+        row, fmt(estimate), fmt(memory), memory_estimate.host_available_bytes()[1],
+        'fits' if ok else 'DOES NOT FIT'))
+    if not ok:
+        raise DryRunFailed('the run would not work as built: %s needs about %s, more than its '
+                           '%s; add ps tasks (--ps_hosts) to share the variables'
+                           % (row, fmt(estimate), fmt(memory)))
+    cnn_util.log_fn('Dry run: this ps task holds its share of the variables.')
+    return 0
+
+
 def run(make_bench, p, visible_gpus: int) -> int:
     """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
 
@@ -269,6 +299,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
     bench = make_bench(p, gpus)
     bench.print_info()
     if bench.cluster is not None and bench.cluster.serves:
+        if bench.cluster.job_name == 'ps':
+            return ps_task(make_bench, p, gpus, gpu)
         cnn_util.log_fn('Dry run: this task (%s) serves variables and builds no step of its own; '
                         'dry-run a worker.' % bench.cluster.job_name)
         return 0
