@@ -23,6 +23,7 @@ from absl import flags
 
 from . import flag_parsing, params, usage
 from .cluster import resolvers
+from .hardware import links
 from .runtime import cpu_tuning
 
 FLAGS = flags.FLAGS
@@ -92,6 +93,7 @@ def main(argv: list[str], hooks=()) -> int:
         # Before importing TensorFlow, so usage errors stay fast; output paths not after a
         # long run; the cluster's fields before their rules.
         resolution = usage.check_usage(p, resolve=not p.list_models, model=not p.list_models)
+        links.check_plan_flags(p)  # --interconnect_gbps, --gpu_interconnect: known names
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
@@ -116,6 +118,10 @@ def _run(resolution: resolvers.Resolution, hooks) -> int:
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
     try:
+        if resolution.params.plan_scaling:
+            from .preflight import scaling_plan
+            return scaling_plan.run(lambda q, n: benchmark_cnn.BenchmarkCNN(q, gpus=n),
+                                    resolution.params, gpus)
         if resolution.params.dry_run:
             from .preflight import dry_run
             return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(

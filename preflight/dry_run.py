@@ -11,7 +11,10 @@ The report (one block on stdout, after the usual header):
     (preflight/step_traffic.py);
   * the estimated peak memory of each device against its memory, and the largest per-device
     batch that fits, found by building the graph at other batch sizes
-    (preflight/memory_estimate.py).
+    (preflight/memory_estimate.py);
+  * the predicted step: compute and the communication that does not overlap it, images/sec
+    and the bound (preflight/step_time.py, fed as --plan_scaling is: preflight/
+    scaling_plan.py).
 
 The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else
 `--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
@@ -23,14 +26,10 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import NamedTuple
-
-import tensorflow as tf
 
 from .. import cnn_util
-from ..hardware import gpu_specs
-from ..lifecycle import eval_runner
-from . import gpu_kernels, memory_check, memory_estimate, step_traffic
+from . import gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from .planned_step import Built, DryRunFailed, build, plan_device  # noqa: F401 (dry_run API)
 
 fmt = memory_estimate.format_bytes
 
@@ -39,36 +38,6 @@ MAX_SEARCH_BUILDS = 8
 MAX_SEARCH_SECS = 60.0
 #: The search tries no batch above this many times the run's.
 SEARCH_LIMIT_FACTOR = 16
-
-
-class Built(NamedTuple):
-    """One graph build of a dry run: the graph, the fetches of one step, the savable
-    variables (one copy of the model) and the per-device input batch bytes."""
-    graph: tf.Graph
-    fetches: list
-    model_bytes: int
-    batch_bytes: int
-
-
-def build(bench) -> Built:
-    """Builds the graph `bench` (a benchmark_cnn.BenchmarkCNN) would run: the eval graph with
-    --eval, else the training or forward-only step (a frozen forward-only graph is planned as
-    the unfrozen one: it holds the same tensors)."""
-    plan = bench.plan
-    if plan.params.eval:
-        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset)
-        graph, fetches = evaluator.graph, [evaluator.counts] + list(evaluator.pipeline.step_ops)
-        savable, batch = evaluator.savable, plan.eval.per_device_batch_size
-    else:
-        info = bench.build_graph()
-        graph = info.graph
-        fetches = [info.train_op, info.loss] + list(info.pipeline.step_ops)
-        savable, batch = info.mgr.savable_variables(), plan.per_device_batch_size
-    model_bytes = sum(v.shape.num_elements() * v.dtype.base_dtype.size
-                      for v in savable.values() if v is not None and v.shape.is_fully_defined())
-    channels_pixels = 3 * plan.image_size * plan.image_size
-    batch_bytes = batch * (channels_pixels * plan.compute_dtype.size + 4)
-    return Built(graph, fetches, model_bytes, batch_bytes)
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
@@ -224,36 +193,6 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     return lines, problems, fits
 
 
-class DryRunFailed(cnn_util.BenchmarkError):
-    """The run would not work as built; the message says why and what fits."""
-
-
-def plan_device(p, visible_gpus: int) -> tuple:
-    """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
-
-    A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
-    else --gpu_model plans --num_gpus GPUs of that model; else the CPU.
-
-    Raises:
-      DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
-        the visible GPU is not in the table and --gpu_model is not given.
-    """
-    named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
-    if visible_gpus and p.device != 'cpu':
-        spec = memory_check.visible_gpu_spec() or named
-        if spec is None:
-            raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
-                               '(known: %s)' % ', '.join(gpu_specs.known_names()))
-        return p, visible_gpus, spec
-    device = p.device or ('gpu' if named else 'cpu')
-    if device == 'gpu' and named is None:
-        raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
-                           '(known: %s)' % ', '.join(gpu_specs.known_names()))
-    if device == 'cpu':
-        return p._replace(device='cpu'), 0, None
-    return p._replace(device='gpu'), p.num_gpus, named
-
-
 def ps_task(make_bench, p, gpus: int, gpu) -> int:
     """The dry run of a ps task: worker 0's step is built (a ps builds none of its own) and
     this task's share of it (the variables it holds, their slots and accumulators) is checked
@@ -313,6 +252,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
     cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
         len(built.graph.get_operations()), time.perf_counter() - start))
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
+    lines += scaling_plan.dry_run_lines(p, bench, gpu)
     for line in lines:
         cnn_util.log_fn(line)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
