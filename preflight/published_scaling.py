@@ -164,6 +164,11 @@ def mean_abs_error(rows: list[Compared]) -> float:
     return sum(errors) / len(errors) if errors else 0.0
 
 
+def _percent(error: float) -> float:
+    """100 x error, with the sign of a rounding residue dropped ('+0.0%', not '-0.0%')."""
+    return 0.0 if abs(error) < 5e-4 else 100 * error
+
+
 def markdown() -> list[str]:
     """The comparison tables of docs/scaling.md (GPU peaks from hardware/gpu_specs.py are not
     used: every case has its measured one-GPU figure)."""
@@ -177,17 +182,17 @@ def markdown() -> list[str]:
                 case.name, case.batch_size, case.variable_update,
                 ' (%s)' % case.all_reduce if case.all_reduce else
                 (' (variables on the GPUs)' if case.local_parameter_device == 'gpu' else ''),
-                r.gpus, r.published, r.predicted, 100 * r.error,
+                r.gpus, r.published, r.predicted, _percent(r.error),
                 'input (the one-GPU figure)' if r.gpus == case.figures[0][0] else r.bound))
         summary.append('| %s | %.1f%% | %+.1f%% |' % (
-            case.name, 100 * mean_abs_error(rows), 100 * rows[-1].error))
+            case.name, 100 * mean_abs_error(rows), _percent(rows[-1].error)))
     lines += ['', '| case | mean abs. error of the multi-GPU rows | error at the most GPUs |',
               '|---|---:|---:|'] + summary
     lines += ['', '| network | batch | predicted images/sec (published: %g on one GPU, %g '
               'distributed) | error | bound |' % ISSUE_FIGURES, '|---|---:|---:|---:|---|']
     for name, batch, predicted, bound in issue_case():
         lines.append('| %s | %d | %.1f | %+.1f%% | %s |' % (
-            links_lib.LABELS[name], batch, predicted, 100 * (predicted / ISSUE_FIGURES[1] - 1),
+            links_lib.LABELS[name], batch, predicted, _percent(predicted / ISSUE_FIGURES[1] - 1),
             bound))
     return lines
 

@@ -243,7 +243,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.log_fn(line)
     if p.plan_scaling_png:
         try:
-            path = scaling_report.write_png(inputs, rows, p.plan_scaling_png)
+            path = scaling_report.write_png(inputs, rows, p.plan_scaling_png,
+                                            scaling_report.alternatives(inputs))
         except OSError as e:
             raise cnn_util.BenchmarkError('cannot write --plan_scaling_png %s: %s' % (
                 p.plan_scaling_png, e.strerror or e)) from None

@@ -195,8 +195,8 @@ def best_knob(inputs: PlanInputs, topo, found) -> Knob | None:
     return best
 
 
-def plan_rows(inputs: PlanInputs) -> list[Row]:
-    """The rows of the plan (see the module docstring).
+def plan_rows(inputs: PlanInputs, with_knobs: bool = True) -> list[Row]:
+    """The rows of the plan (see the module docstring); without knobs when not `with_knobs`.
 
     Raises:
       traffic_patterns.UnplannableError: the configuration cannot be planned.
@@ -210,8 +210,28 @@ def plan_rows(inputs: PlanInputs) -> list[Row]:
         topo = topology(inputs, hosts, gpus)
         found = predict_topology(inputs, topo)
         rows.append(Row(hosts, gpus, found, found.images_per_sec / (topo.devices * per_device),
-                        best_knob(inputs, topo, found)))
+                        best_knob(inputs, topo, found) if with_knobs else None))
     return rows
+
+
+def alternatives(inputs: PlanInputs) -> dict:
+    """{'--variable_update=X': rows} for each other manager of the multi-host rows (the
+    figure's dashed lines): one host in X's single-host form (parameter_server, else
+    replicated), then the hosts in X."""
+    out = {}
+    current = traffic_patterns.CLUSTER_FORM.get(inputs.variable_update, inputs.variable_update)
+    for other in traffic_patterns.CLUSTER_MODES:
+        if other == current:
+            continue
+        mine = inputs._replace(variable_update=other, all_reduce='')
+        if inputs.on_one_host:
+            out['--variable_update=%s' % other] = plan_rows(mine, with_knobs=False)
+            continue
+        single = 'parameter_server' if other == 'parameter_server' else 'replicated'
+        one_host = plan_rows(mine._replace(variable_update=single, hosts=()), with_knobs=False)
+        hosts = plan_rows(mine._replace(one_host_gpus=()), with_knobs=False)
+        out['--variable_update=%s' % other] = one_host + hosts
+    return out
 
 
 def resource_name(resource: str, links) -> str:
@@ -283,8 +303,10 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
     return lines
 
 
-def write_png(inputs: PlanInputs, rows: list[Row], path: str) -> str:
-    """Writes efficiency against GPUs (log scale) to `path` (PNG, matplotlib); returns path.
+def write_png(inputs: PlanInputs, rows: list[Row], path: str, others: dict | None = None
+              ) -> str:
+    """Writes efficiency against GPUs (log scale) to `path` (PNG, matplotlib), with `others`
+    ({label: rows}, `alternatives`) as dashed lines; returns path.
 
     Raises:
       OSError: the file cannot be written.
@@ -295,13 +317,18 @@ def write_png(inputs: PlanInputs, rows: list[Row], path: str) -> str:
     from matplotlib import pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     xs = [row.prediction.devices for row in rows]
-    ax.plot(xs, [100 * row.efficiency for row in rows], marker='o',
-            label=inputs.variable_update)
+    ax.plot(xs, [100 * row.efficiency for row in rows], marker='o', linewidth=2,
+            label='%s (planned)' % inputs.variable_update)
+    for label, other in sorted((others or {}).items()):
+        ax.plot([r.prediction.devices for r in other], [100 * r.efficiency for r in other],
+                linestyle='--', linewidth=1, label=label)
     for row in rows:
         if row.prediction.bound != 'compute':
             ax.annotate(row.prediction.bound, (row.prediction.devices, 100 * row.efficiency),
                         fontsize=7, textcoords='offset points', xytext=(0, -10), ha='center')
     ax.set_xscale('log', base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs], fontsize=7)
     ax.set_xlabel('GPUs (1 host up to %d; then hosts of %d)' % (
         max(inputs.one_host_gpus), inputs.gpus_per_host))
     ax.set_ylabel('scaling efficiency (%)')

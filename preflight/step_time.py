@@ -111,7 +111,7 @@ def busy_secs(phases) -> dict:
         down[stage.resource] = down.get(stage.resource, 0.0) + stage.secs
     for stage in phases.grad:
         up[stage.resource] = up.get(stage.resource, 0.0) + stage.secs
-    return {r: max(down.get(r, 0.0), up.get(r, 0.0)) for r in set(down) | set(up)}
+    return {r: max(down.get(r, 0.0), up.get(r, 0.0)) for r in sorted(set(down) | set(up))}
 
 
 def step_secs(compute_secs: float, profile, phases, forward_only: bool = False) -> float:

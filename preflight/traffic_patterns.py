@@ -188,7 +188,7 @@ def _replicated(topo, links, layer_bytes, g) -> Phases:
         across = _intra_host_all_reduce(outer, g, 2 if topo.gpus_per_host > 1 else 1,
                                         layer_bytes, links, topo)
         total = {k: inner.get(k, 0) + across.get(k, 0) + (g if k == 'gpu_link' else 0)
-                 for k in set(inner) | set(across)}
+                 for k in sorted(set(inner) | set(across))}
     else:
         total = _intra_host_all_reduce(alg, g, topo.gpus_per_host, layer_bytes, links, topo)
     stages = _stages(links, **total)
@@ -277,7 +277,8 @@ def _distributed_all_reduce(topo, links, layer_bytes, g) -> Phases:
             across = {'network': 2 * (h - 1) / h * g if h > 1 else 0}
         else:
             across = {'network': (h - 1) * g}
-        total = {k: max(within.get(k, 0), across.get(k, 0)) for k in set(within) | set(across)}
+        total = {k: max(within.get(k, 0), across.get(k, 0))
+                 for k in sorted(set(within) | set(across))}
         stages = _stages(links, **total)
     if topo.gradient_repacking:
         return Phases((), (), (stages,) if stages else (), ())
