@@ -245,6 +245,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
         try:
             path = scaling_report.write_png(inputs, rows, p.plan_scaling_png,
                                             scaling_report.alternatives(inputs))
+        except ImportError:
+            raise cnn_util.BenchmarkError('--plan_scaling_png needs matplotlib (pip install '
+                                          'matplotlib); the plan above is complete without it'
+                                          ) from None
         except OSError as e:
             raise cnn_util.BenchmarkError('cannot write --plan_scaling_png %s: %s' % (
                 p.plan_scaling_png, e.strerror or e)) from None

@@ -272,9 +272,15 @@ def header_lines(inputs: PlanInputs) -> list[str]:
         parts.append('tasks of one host %s' % lk.intra_host.describe())
     lines.append('Links:            %s' % '; '.join(parts))
     lines.extend(inputs.counted)
-    ps = ('one ps task per worker host, on it' if not inputs.num_ps
-          else '%d ps tasks on hosts of their own' % inputs.num_ps)
-    lines.append('Parameter servers: %s (ps modes)' % ps)
+    if inputs.on_one_host:
+        ps = ('%d ps task(s), each a process of its own; every task on this host, sharing its '
+              '%d cores (%d intra-op thread(s) per worker)' % (
+                  inputs.num_ps or 1, inputs.host_cores, inputs.threads))
+    elif not inputs.num_ps:
+        ps = 'one ps task per worker host, on it'
+    else:
+        ps = '%d ps tasks on hosts of their own' % inputs.num_ps
+    lines.append('Parameter servers: %s' % ps)
     return lines
 
 
@@ -282,7 +288,9 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
     """The report: header lines, the table, and the knobs of the rows not bound by compute."""
     lines = header_lines(inputs)
     lines.append('%-9s %5s  %-24s %12s %7s %9s %9s  %s' % (
-        'hosts', 'GPUs', 'variable update', 'images/sec', 'eff.', 'step ms', 'exposed', 'bound'))
+        'workers' if inputs.on_one_host else 'hosts',
+        'CPUs' if inputs.on_one_host else 'GPUs', 'variable update', 'images/sec', 'eff.',
+        'step ms', 'exposed', 'bound'))
     for row in rows:
         p = row.prediction
         lines.append('%-9s %5d  %-24s %12.1f %6.1f%% %9.1f %9.1f  %s' % (

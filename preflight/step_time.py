@@ -188,7 +188,14 @@ def bounding_resource(compute: float, profile, phases, busy: dict, step: float,
                       + list(rest.values()))
         gains[resource] = step - shorter
     best = max(gains, key=gains.get)
-    return best if gains[best] > 1e-12 else floor
+    if gains[best] > 1e-12:
+        return best
+    # Links tied in one stage (a ps's link and a worker's carrying the same bytes): neither
+    # alone shortens the step; the busiest link of the timeline is named.
+    moving = {s.resource for s in phases.read + phases.grad + phases.background}
+    moving |= {s.resource for block in phases.after for s in block}
+    links = {r: v for r, v in busy.items() if r in moving}
+    return max(links, key=links.get) if links else floor
 
 
 def compute_from_single_device(images_per_sec: float, batch_size: int, profile, topo_one,
