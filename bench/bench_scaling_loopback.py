@@ -89,7 +89,7 @@ def plan(model: str, batch: int, one_worker: float, rate, threads: int, cores: i
 def compare(model='trivial', batch=32, workers=(2, 3, 4), num_batches=30, threads=1,
             image_size=None, log_root=None) -> dict:
     """Measures and predicts (see the module docstring); returns the result dict."""
-    from tf_cnn_benchmarks.hardware import loopback
+    from tf_cnn_benchmarks.hardware import loopback, machine
     from tf_cnn_benchmarks.runtime import cpu_tuning
     flags = ['--model=%s' % model, '--batch_size=%d' % batch, '--num_batches=%d' % num_batches,
              '--num_warmup_batches=5', '--device=cpu', '--num_intra_threads=%d' % threads,
@@ -117,18 +117,7 @@ def compare(model='trivial', batch=32, workers=(2, 3, 4), num_batches=30, thread
             'loopback_cpu_secs_per_byte': rate.cpu_secs_per_byte,
             'load_at_rate': load_rate, 'one_worker': first['total'],
             'one_worker_again': last['total'], 'one_worker_load': first['load_before'],
-            'rows': rows, 'cpu': _cpu_model()}
-
-
-def _cpu_model() -> str:
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return 'unknown'
+            'rows': rows, 'cpu': machine.cpu_model()}
 
 
 def format_result(result: dict) -> list[str]:
