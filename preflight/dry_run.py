@@ -176,6 +176,13 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     secs = time.perf_counter() - start
     lines.append('Peak memory per device (Grappler, %.1f s):' % secs)
     fits = device_fits(peaks, gpu)
+    lines += memory_lines(fits, gpu, problems)
+    return lines, problems, fits
+
+
+def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
+    """One line per row of `fits` (device_fits); a row that does not fit adds a problem."""
+    lines = []
     for device, (estimate, memory) in sorted(fits.items()):
         ok = estimate <= memory
         if memory_estimate.is_gpu(device):
@@ -190,7 +197,7 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
         if not ok:
             problems.append('%s needs about %s, more than its %s' % (
                 device, fmt(estimate), fmt(memory)))
-    return lines, problems, fits
+    return lines
 
 
 def ps_task(make_bench, p, gpus: int, gpu) -> int:
@@ -218,6 +225,37 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
                            % (row, fmt(estimate), fmt(memory)))
     cnn_util.log_fn('Dry run: this ps task holds its share of the variables.')
     return 0
+
+
+def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | None:
+    """Prints and returns the largest per-device batch found to fit (search_batch over graph
+    builds of the run at other batches), None when not even the smallest tried fits."""
+    on_gpu = gpu is not None
+    batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
+    batch = (bench.plan.eval.per_device_batch_size if p.eval
+             else bench.plan.per_device_batch_size)
+    device, ratio = _worst(fits, on_gpu)
+
+    # Every tower holds the same step: the search builds one tower (half the time for two).
+    # (Not on the CPU, whose towers share the host's memory, nor with the variables spread over
+    # the GPUs, nor in a cluster task.)
+    spread = p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'
+    one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
+
+    def probe(b):
+        trial = build(make_bench(p._replace(**{batch_flag: b}, **one), 1 if one else gpus))
+        peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
+        return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
+
+    start = time.perf_counter()
+    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS,
+                                  limit=SEARCH_LIMIT_FACTOR * batch)
+    best = ('none (not even %d)' % hi if lo is None else
+            '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
+    cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (
+        device, best, builds, ' of one tower' if one and len(bench.plan.devices) > 1 else '',
+        time.perf_counter() - start))
+    return lo
 
 
 def run(make_bench, p, visible_gpus: int) -> int:
@@ -256,29 +294,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
     for line in lines:
         cnn_util.log_fn(line)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
-    batch = (bench.plan.eval.per_device_batch_size if p.eval
-             else bench.plan.per_device_batch_size)
-    device, ratio = _worst(fits, on_gpu)
-
-    # Every tower holds the same step: the search builds one tower (half the time for two).
-    # (Not on the CPU, whose towers share the host's memory, nor with the variables spread over
-    # the GPUs, nor in a cluster task.)
-    spread = p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'
-    one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
-
-    def probe(b):
-        trial = build(make_bench(p._replace(**{batch_flag: b}, **one), 1 if one else gpus))
-        peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
-        return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
-
-    start = time.perf_counter()
-    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS,
-                                  limit=SEARCH_LIMIT_FACTOR * batch)
-    best = ('none (not even %d)' % hi if lo is None else
-            '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
-    cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (
-        device, best, builds, ' of one tower' if one and len(bench.plan.devices) > 1 else '',
-        time.perf_counter() - start))
+    lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))
