@@ -119,12 +119,15 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
     resolution = checked.resolution
     try:
         usage.check_with_tensorflow(checked.params, gpus)
+        build = lambda q, n: benchmark_cnn.BenchmarkCNN(  # noqa: E731
+            q, gpus=n, hooks=hooks, checked=usage.CheckedRun(
+                resolvers.Resolution(q, resolution.source, resolution.description)))
+        if checked.params.plan_scaling:
+            from .preflight import scaling_plan
+            return scaling_plan.run(build, checked.params, gpus)
         if checked.params.dry_run:
             from .preflight import dry_run
-            return dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
-                q, gpus=n, hooks=hooks, checked=usage.CheckedRun(
-                    resolvers.Resolution(q, resolution.source, resolution.description))),
-                checked.params, gpus)
+            return dry_run.run(build, checked.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()

@@ -103,6 +103,22 @@ SPECS: tuple[ParamSpec, ...] = (
        'cross-device traffic and peak memory per device (exit status 1: it would not work).'),
     _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run), e.g. V100, '
        'A100 80GB, T4; a visible GPU is used as it is.'),
+    _b('plan_scaling', False, 'Print the predicted images/sec, scaling efficiency and bound of '
+       'this configuration on 1-8 GPUs of one host and 2-128 hosts; runs no step '
+       '(docs/scaling.md).'),
+    _s('plan_scaling_png', None, 'With --plan_scaling, also write efficiency against GPUs to '
+       'this PNG file.'),
+    _f('single_device_images_per_sec', None, 'Measured images/sec of this configuration on one '
+       'device, for --plan_scaling and --dry_run. Default: the GPU table\'s peak at an assumed '
+       'utilisation.', lower=0),
+    _s('interconnect_gbps', None, 'Network between hosts for --plan_scaling and --dry_run: '
+       'Gbit/s (10, 25, 100: Ethernet) or 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, '
+       'ib_ndr, loopback (measured now; every task on this host). Default: 10.'),
+    _s('gpu_interconnect', None, 'GPU <-> GPU link for --plan_scaling and --dry_run: pcie3, '
+       'pcie4, pcie5, nvlink1-nvlink4, or a host: dgx1_p100, dgx1_v100, ec2_p2.8xlarge, '
+       'ec2_p2.16xlarge, ec2_p3.16xlarge, dgx_a100, dgx_h100. Default: the GPU\'s PCIe.'),
+    _i('plan_num_ps', 0, 'ps tasks of the --plan_scaling rows: 0 puts one on each worker host '
+       '(as the original\'s published EC2 runs); N plans N on hosts of their own.', lower=0),
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
@@ -428,9 +444,31 @@ def validate_params(p: Params) -> None:
         if not str(step).isdigit():
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
                               'Received: %r' % step)
+    _check_plan_flags(p)
     problem = flag_rules.distributed_problem(p)
     if problem:
         raise ParamsError(problem)
+
+
+def _check_plan_flags(p: Params) -> None:
+    """Rules of the step-time model's flags (the values of --interconnect_gbps and
+    --gpu_interconnect are looked up in hardware/links.py: `links.check_plan_flags`)."""
+    if p.plan_scaling and (p.dry_run or p.eval):
+        raise ParamsError('--plan_scaling excludes --%s: it plans a training or forward-only run '
+                          'without building its step; run them one after the other.'
+                          % ('dry_run' if p.dry_run else 'eval'))
+    for name in ('plan_scaling_png', 'plan_num_ps'):
+        if getattr(p, name) and not p.plan_scaling:
+            raise ParamsError('--%s needs --plan_scaling.' % name)
+    planning = [n for n in ('single_device_images_per_sec', 'interconnect_gbps',
+                            'gpu_interconnect') if getattr(p, n) is not None]
+    if planning and not (p.plan_scaling or p.dry_run):
+        raise ParamsError('--%s feeds the step-time model of --plan_scaling and --dry_run; add '
+                          'one of them or drop the flag.' % planning[0])
+    if p.single_device_images_per_sec is not None and not p.single_device_images_per_sec > 0:
+        raise ParamsError('--single_device_images_per_sec must be > 0 (images/sec of one device). '
+                          'Received: single_device_images_per_sec=%g'
+                          % p.single_device_images_per_sec)
 
 
 def _is_number(text: str) -> bool:

@@ -11,7 +11,10 @@ The report (one block on stdout, after the usual header):
     (preflight/step_traffic.py);
   * the estimated peak memory of each device against its memory, and the largest per-device
     batch that fits, found by building the graph at other batch sizes
-    (preflight/memory_estimate.py).
+    (preflight/memory_estimate.py);
+  * the predicted step: compute and the communication that does not overlap it, images/sec
+    and the bound (preflight/step_time.py, fed as --plan_scaling is: preflight/
+    scaling_plan.py).
 
 The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else
 `--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
@@ -23,14 +26,10 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import NamedTuple
-
-import tensorflow as tf
 
 from .. import cnn_util
-from ..hardware import gpu_specs
-from ..lifecycle import eval_runner
-from . import gpu_kernels, memory_check, memory_estimate, step_traffic
+from . import gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from .planned_step import Built, DryRunFailed, build, plan_device  # noqa: F401 (dry_run API)
 
 fmt = memory_estimate.format_bytes
 
@@ -39,36 +38,6 @@ MAX_SEARCH_BUILDS = 8
 MAX_SEARCH_SECS = 60.0
 #: The search tries no batch above this many times the run's.
 SEARCH_LIMIT_FACTOR = 16
-
-
-class Built(NamedTuple):
-    """One graph build of a dry run: the graph, the fetches of one step, the savable
-    variables (one copy of the model) and the per-device input batch bytes."""
-    graph: tf.Graph
-    fetches: list
-    model_bytes: int
-    batch_bytes: int
-
-
-def build(bench) -> Built:
-    """Builds the graph `bench` (a benchmark_cnn.BenchmarkCNN) would run: the eval graph with
-    --eval, else the training or forward-only step (a frozen forward-only graph is planned as
-    the unfrozen one: it holds the same tensors)."""
-    plan = bench.plan
-    if plan.params.eval:
-        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset)
-        graph, fetches = evaluator.graph, [evaluator.counts] + list(evaluator.pipeline.step_ops)
-        savable, batch = evaluator.savable, plan.eval.per_device_batch_size
-    else:
-        info = bench.build_graph()
-        graph = info.graph
-        fetches = [info.train_op, info.loss] + list(info.pipeline.step_ops)
-        savable, batch = info.mgr.savable_variables(), plan.per_device_batch_size
-    model_bytes = sum(v.shape.num_elements() * v.dtype.base_dtype.size
-                      for v in savable.values() if v is not None and v.shape.is_fully_defined())
-    channels_pixels = 3 * plan.image_size * plan.image_size
-    batch_bytes = batch * (channels_pixels * plan.compute_dtype.size + 4)
-    return Built(graph, fetches, model_bytes, batch_bytes)
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
@@ -87,25 +56,25 @@ def traffic_budget(p, num_towers: int, built: Built) -> dict:
 
 
 def device_fits(peaks: dict, gpu) -> dict:
-    """{device or 'host': (estimate bytes, memory bytes)}: each GPU on its own, the CPUs of
-    this host together (logical CPU devices share the host's memory); a cluster's other tasks
-    are left out."""
-    out = {}
-    host = 0
-    for device, peak in peaks.items():
-        if device.startswith('/job:') and not device.startswith('/job:worker'):
-            continue  # a ps task's memory is its own host's
-        if ':GPU:' in device or device.startswith('/GPU'):
-            out[device] = (peak.total, memory_estimate.device_memory(device, gpu))
-        else:
-            host += peak.total
-    out['host'] = (host, memory_estimate.device_memory('/CPU:0'))
+    """{row: (estimate bytes, memory bytes)}: each GPU on its own against the planned GPU's
+    usable memory (a cluster worker's '/job:worker/task:0/GPU:0' too), 'host' for the CPU
+    devices of this task together (logical CPU devices share the host's memory), and one row
+    per ps task ('/job:ps/task:0': the variables it holds, their optimizer slots and sync
+    accumulators) against a host like this one."""
+    groups = memory_estimate.group_devices(peaks)
+    out = {device: (peak.total, memory_estimate.device_memory(device, gpu))
+           for device, peak in groups.gpus.items()}
+    out['host'] = (groups.host.total, memory_estimate.device_memory('/CPU:0'))
+    for task, peak in groups.ps.items():
+        out[task] = (peak.total, memory_estimate.device_memory('/CPU:0'))
     return out
 
 
 def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
-    """The device the batch search follows (the GPU, or the host, nearest its limit)."""
-    candidates = {d: v for d, v in fits.items() if (d != 'host') == on_gpu} or fits
+    """The device the batch search follows: the GPU (planned for a GPU), else this host,
+    nearest its limit (a ps task's share does not grow with the batch)."""
+    candidates = {d: v for d, v in fits.items()
+                  if (memory_estimate.is_gpu(d) if on_gpu else d == 'host')} or fits
     device = max(candidates, key=lambda d: candidates[d][0] / max(1, candidates[d][1]))
     return device, candidates[device][0] / max(1, candidates[device][1])
 
@@ -207,82 +176,61 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     secs = time.perf_counter() - start
     lines.append('Peak memory per device (Grappler, %.1f s):' % secs)
     fits = device_fits(peaks, gpu)
+    lines += memory_lines(fits, gpu, problems)
+    return lines, problems, fits
+
+
+def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
+    """One line per row of `fits` (device_fits); a row that does not fit adds a problem."""
+    lines = []
     for device, (estimate, memory) in sorted(fits.items()):
         ok = estimate <= memory
-        what = ('of %s usable (%.0f%% of %s)' % (fmt(memory), 100 *
-                memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
-                if device != 'host' else 'of %s available (%s)' % (
-                    fmt(memory), memory_estimate.host_available_bytes()[1]))
+        if memory_estimate.is_gpu(device):
+            what = 'of %s usable (%.0f%% of %s)' % (
+                fmt(memory), 100 * memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
+        else:
+            what = 'of %s available (%s%s)' % (
+                fmt(memory), memory_estimate.host_available_bytes()[1],
+                '' if device == 'host' else ' of this host: its host planned alike')
         lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
                                            'fits' if ok else 'DOES NOT FIT'))
         if not ok:
             problems.append('%s needs about %s, more than its %s' % (
                 device, fmt(estimate), fmt(memory)))
-    return lines, problems, fits
+    return lines
 
 
-class DryRunFailed(cnn_util.BenchmarkError):
-    """The run would not work as built; the message says why and what fits."""
-
-
-def plan_device(p, visible_gpus: int) -> tuple:
-    """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
-
-    A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
-    else --gpu_model plans --num_gpus GPUs of that model; else the CPU.
+def ps_task(make_bench, p, gpus: int, gpu) -> int:
+    """The dry run of a ps task: worker 0's step is built (a ps builds none of its own) and
+    this task's share of it (the variables it holds, their slots and accumulators) is checked
+    against this host's memory.
 
     Raises:
-      DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
-        the visible GPU is not in the table and --gpu_model is not given.
+      DryRunFailed: this ps task's share does not fit this host.
     """
-    named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
-    if visible_gpus and p.device != 'cpu':
-        spec = memory_check.visible_gpu_spec() or named
-        if spec is None:
-            raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
-                               '(known: %s)' % ', '.join(gpu_specs.known_names()))
-        return p, visible_gpus, spec
-    device = p.device or ('gpu' if named else 'cpu')
-    if device == 'gpu' and named is None:
-        raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
-                           '(known: %s)' % ', '.join(gpu_specs.known_names()))
-    if device == 'cpu':
-        return p._replace(device='cpu'), 0, None
-    return p._replace(device='gpu'), p.num_gpus, named
+    row = '/job:ps/task:%d' % p.task_index
+    cnn_util.log_fn('Dry run:          ps %d serves variables: planned from worker 0\'s step'
+                    % p.task_index)
+    built = build(make_bench(p._replace(job_name='worker', task_index=0), gpus))
+    peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
+    estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
+        '/CPU:0')))
+    ok = estimate <= memory
+    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s available (%s): %s' % (
+        row, fmt(estimate), fmt(memory), memory_estimate.host_available_bytes()[1],
+        'fits' if ok else 'DOES NOT FIT'))
+    if not ok:
+        raise DryRunFailed('the run would not work as built: %s needs about %s, more than its '
+                           '%s; add ps tasks (--ps_hosts) to share the variables'
+                           % (row, fmt(estimate), fmt(memory)))
+    cnn_util.log_fn('Dry run: this ps task holds its share of the variables.')
+    return 0
 
 
-def run(make_bench, p, visible_gpus: int) -> int:
-    """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
-
-    Args:
-      make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
-      p: the run's Params (--dry_run set).
-      visible_gpus: GPUs TensorFlow sees on this host.
-
-    Raises:
-      DryRunFailed: the run would not work as built (an op without a kernel on its device, or
-        a device's memory too small); the message names the first problem and a batch that
-        fits.
-    """
-    p, gpus, gpu = plan_device(p, visible_gpus)
+def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | None:
+    """Prints and returns the largest per-device batch found to fit (search_batch over graph
+    builds of the run at other batches), None when not even the smallest tried fits."""
     on_gpu = gpu is not None
-    bench = make_bench(p, gpus)
-    bench.print_info()
-    if bench.cluster is not None and bench.cluster.serves:
-        cnn_util.log_fn('Dry run: this task (%s) serves variables and builds no step of its own; '
-                        'dry-run a worker.' % bench.cluster.job_name)
-        return 0
-    target = ('%s (%s, compute capability %s)' % (gpu.name, fmt(gpu.memory_bytes),
-                                                   gpu.compute_capability)
-              if on_gpu else 'the CPU')
-    cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
-    start = time.perf_counter()
-    built = build(bench)
-    cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
-        len(built.graph.get_operations()), time.perf_counter() - start))
-    lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
-    for line in lines:
-        cnn_util.log_fn(line)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     batch = (bench.plan.eval.per_device_batch_size if p.eval
              else bench.plan.per_device_batch_size)
@@ -307,6 +255,46 @@ def run(make_bench, p, visible_gpus: int) -> int:
     cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (
         device, best, builds, ' of one tower' if one and len(bench.plan.devices) > 1 else '',
         time.perf_counter() - start))
+    return lo
+
+
+def run(make_bench, p, visible_gpus: int) -> int:
+    """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
+
+    Args:
+      make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
+      p: the run's Params (--dry_run set).
+      visible_gpus: GPUs TensorFlow sees on this host.
+
+    Raises:
+      DryRunFailed: the run would not work as built (an op without a kernel on its device, or
+        a device's memory too small); the message names the first problem and a batch that
+        fits.
+    """
+    p, gpus, gpu = plan_device(p, visible_gpus)
+    on_gpu = gpu is not None
+    bench = make_bench(p, gpus)
+    bench.print_info()
+    if bench.cluster is not None and bench.cluster.serves:
+        if bench.cluster.job_name == 'ps':
+            return ps_task(make_bench, p, gpus, gpu)
+        cnn_util.log_fn('Dry run: this task (%s) serves variables and builds no step of its own; '
+                        'dry-run a worker.' % bench.cluster.job_name)
+        return 0
+    target = ('%s (%s, compute capability %s)' % (gpu.name, fmt(gpu.memory_bytes),
+                                                   gpu.compute_capability)
+              if on_gpu else 'the CPU')
+    cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
+    start = time.perf_counter()
+    built = build(bench)
+    cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
+        len(built.graph.get_operations()), time.perf_counter() - start))
+    lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
+    lines += scaling_plan.dry_run_lines(p, bench, gpu)
+    for line in lines:
+        cnn_util.log_fn(line)
+    batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
+    lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))

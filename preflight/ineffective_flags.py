@@ -86,7 +86,7 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
         rule(('freeze_when_forward_only',), 'without --forward_only')
     if not p.baseline:
         rule(('fail_on_slower',), 'without --baseline')
-    if not p.dry_run:
+    if not p.dry_run and not p.plan_scaling:
         rule(('gpu_model',), 'without --dry_run (a run uses the GPUs it sees; --gpu_model plans '
              'a GPU that is not here: add --dry_run)')
     if not p.train_dir:

@@ -73,16 +73,9 @@ def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
         return None
     peaks = memory_estimate.estimate_peaks(graph, fetches, gpu=gpu)
     batch = plan.per_device_batch_size
-    candidates = []
-    host = memory_estimate.DevicePeak(0, 0, 0)
-    for device, peak in peaks.items():
-        if device.startswith('/job:') and not device.startswith('/job:worker'):
-            continue  # another task's host (a ps)
-        if ':GPU:' in device or device.startswith('/GPU'):
-            memory = memory_estimate.device_memory(device, gpu)
-            candidates.append((device, peak, memory))
-        else:
-            host = memory_estimate.DevicePeak(*(a + b for a, b in zip(host, peak)))
+    # A ps task's memory is another host's: the ps holds what it holds (dry-run the worker).
+    groups = memory_estimate.group_devices(peaks)
+    host = groups.host
     if not on_gpu:
         # The logical CPU devices' batches all live in the host's memory.
         memory = memory_estimate.device_memory('/CPU:0')
@@ -91,7 +84,10 @@ def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
         fit = (int((memory - host.variables) // (per_image * towers)) if per_image
                else batch)
         return MemoryVerdict('host', host.total, memory, batch, max(0, fit))
-    device, peak, memory = max(candidates, key=lambda c: c[1].total / max(1, c[2]))
+    if not groups.gpus:
+        return None
+    memory = memory_estimate.device_memory('/GPU:0', gpu)
+    device, peak = max(groups.gpus.items(), key=lambda item: item[1].total)
     return MemoryVerdict(device, peak.total, memory, batch,
                          memory_estimate.batch_that_fits(batch, peak, memory))
 

@@ -197,10 +197,60 @@ def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
     return out
 
 
+def is_gpu(device: str) -> bool:
+    """True for a GPU's short name: '/GPU:0', '/job:worker/task:1/GPU:0' (a cluster task's);
+    False for other devices and for row names that are no device ('host')."""
+    if not device.startswith('/'):
+        return False
+    kind = gpu_kernels.device_kind_index(device)
+    return kind is not None and kind[0] == 'GPU'
+
+
+def task_of(device: str) -> tuple[str, int] | None:
+    """('ps', 1) for '/job:ps/task:1/CPU:0'; None for a device of this process ('/GPU:0')."""
+    spec = tf.DeviceSpec.from_string(device)
+    if not spec.job or spec.job == 'localhost':
+        return None
+    return spec.job, spec.task or 0
+
+
+class DeviceGroups(NamedTuple):
+    """The devices of a step's peaks grouped by the memory they live in.
+
+    gpus: {short GPU name: DevicePeak}, each GPU on its own (this task's, a cluster worker's
+    '/job:worker/task:0/GPU:1' included); host: the CPU devices of this task summed (they share
+    the host's memory); ps: {'/job:ps/task:k': DevicePeak} each ps task's CPU (another host's
+    memory: the variables it holds, their optimizer slots and accumulators)."""
+    gpus: dict
+    host: DevicePeak
+    ps: dict
+
+
+def _add(a: DevicePeak, b: DevicePeak) -> DevicePeak:
+    return DevicePeak(*(x + y for x, y in zip(a, b)))
+
+
+def group_devices(peaks: dict) -> DeviceGroups:
+    """`peaks` (estimate_peaks) grouped into this task's GPUs, its host and the ps tasks."""
+    gpus, ps = {}, {}
+    host = DevicePeak(0, 0, 0)
+    for device, peak in sorted(peaks.items()):
+        task = task_of(device)
+        if is_gpu(device):
+            gpus[device] = peak
+        elif task is not None and task[0] == 'ps':
+            name = '/job:ps/task:%d' % task[1]
+            ps[name] = _add(ps.get(name, DevicePeak(0, 0, 0)), peak)
+        else:
+            host = _add(host, peak)
+    return DeviceGroups(gpus, host, ps)
+
+
 def device_memory(device: str, gpu=None) -> int:
     """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
-    or USABLE_HOST_FRACTION of the host's available memory less HOST_OVERHEAD_BYTES."""
-    if ':GPU:' in device or device.startswith('/GPU'):
+    or USABLE_HOST_FRACTION of the host's available memory less HOST_OVERHEAD_BYTES (for a ps
+    task, this host's: the plan assumes the ps hosts are alike)."""
+    if is_gpu(device):
         return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
     available, limit = host_available_bytes()
     overhead = HOST_OVERHEAD_BYTES.get(limit, 1 << 30)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import cnn_util, params
 from ..cluster import resolvers
-from ..hardware import gpu_specs
+from ..hardware import gpu_specs, links
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
@@ -71,6 +71,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if command:
         check_command_rules(q)
     check_gpu_model(q)
+    links.check_plan_flags(q)  # --interconnect_gbps, --gpu_interconnect: known names
     stored = check_extras(q)
     if paths:
         output_paths.check_output_paths(q)

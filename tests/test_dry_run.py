@@ -264,3 +264,57 @@ def test_an_output_that_cannot_be_written_is_one_error_and_leaves_nothing(tmp_pa
     with pytest.raises(cnn_util.BenchmarkError, match=r'^cannot write .*\.json: No space left'):
         results_log.write_json({'model': 'trivial'}, str(tmp_path))
     assert os.listdir(tmp_path) == []  # no temporary file left behind
+
+
+V100 = gpu_specs.lookup('V100')
+PS_WORKER = dict(variable_update='parameter_server', job_name='worker', task_index=0,
+                 ps_hosts=['localhost:2222'], worker_hosts=['localhost:2223'])
+
+
+def _make_bench(q, gpus):
+    return benchmark_cnn.BenchmarkCNN(q, gpus=gpus)
+
+
+def test_a_cluster_workers_gpus_are_checked_against_the_planned_gpu_and_its_ps_alone():
+    # Issue 33.1: a worker's '/job:worker/task:0/GPU:0' was summed into "host".
+    bench = gpu_bench('resnet20', 32, 2, data_name='cifar10', **PS_WORKER)
+    built = dry_run.build(bench)
+    peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=V100)
+    fits = dry_run.device_fits(peaks, V100)
+    assert sorted(fits) == ['/job:ps/task:0', '/job:worker/task:0/GPU:0',
+                            '/job:worker/task:0/GPU:1', 'host']
+    usable = int(V100.memory_bytes * memory_estimate.USABLE_GPU_FRACTION)
+    assert fits['/job:worker/task:0/GPU:0'][1] == fits['/job:worker/task:0/GPU:1'][1] == usable
+    host_memory = memory_estimate.device_memory('/CPU:0')
+    assert fits['/job:ps/task:0'][1] == fits['host'][1] == host_memory
+    # The ps holds the variables (and their momentum-free sgd state): at least one model.
+    assert fits['/job:ps/task:0'][0] >= built.model_bytes
+    found = memory_check.verdict(bench.plan, built.graph, built.fetches, gpu=V100)
+    assert found.device.startswith('/job:worker/task:0/GPU:') and found.memory == usable
+
+
+def test_a_cluster_workers_dry_run_that_does_not_fit_its_gpu_fails(capsys):
+    # resnet20 at batch 10000 needs about 16 GiB per GPU: more than a V100's 14.4 usable.
+    p = make_params(model='resnet20', data_name='cifar10', batch_size=10000, dry_run=True,
+                    gpu_model='V100', **PS_WORKER)
+    with pytest.raises(dry_run.DryRunFailed) as e:
+        dry_run.run(_make_bench, p, 0)
+    out = capsys.readouterr().out
+    assert '/job:worker/task:0/GPU:0' in out and 'DOES NOT FIT' in out
+    assert 'usable (90% of 16.00 GiB)' in out
+    assert str(e.value).startswith('the run would not work as built: /job:worker/task:0/GPU:0 '
+                                   'needs about ')
+    fits = int(str(e.value).split('--batch_size=')[1])
+    assert 5000 < fits < 10000
+
+
+def test_a_ps_tasks_dry_run_checks_the_variables_it_holds(capsys, monkeypatch):
+    p = make_params(model='resnet20', data_name='cifar10', batch_size=8, dry_run=True,
+                    **dict(PS_WORKER, job_name='ps'))
+    assert dry_run.run(_make_bench, p, 0) == 0
+    out = capsys.readouterr().out
+    assert "ps 0 serves variables: planned from worker 0's step" in out
+    assert '/job:ps/task:0' in out and ': fits' in out
+    monkeypatch.setattr(memory_estimate, 'host_available_bytes', lambda: (1 << 20, 'RLIMIT_AS'))
+    with pytest.raises(dry_run.DryRunFailed, match=r'/job:ps/task:0 needs about .* add ps '):
+        dry_run.run(_make_bench, p, 0)

@@ -1,0 +1,208 @@
+"""The links a training step's bytes cross, kept as data with their source: PCIe and NVLink
+inside a host, Ethernet and InfiniBand between hosts, and hosts as vendors ship them.
+
+Rates are per direction (every link here is full duplex), in GB/s (10^9 bytes/s), at the
+standard's or data sheet's signalling rate after line coding: what a link carries at best.
+Protocol overheads (TCP/IP and gRPC framing, PCIe packet headers, NCCL's protocol) are not taken
+off: a prediction from these rates is an upper bound on throughput, and docs/scaling.md says
+how far the measured runs fall short of it. No rate here was tuned to a published result.
+
+    links.link('pcie3')                  # Link('pcie3', 15.75 GB/s, ...)
+    links.network('25')                  # 25 Gbit/s Ethernet: Link('25gbe', 3.125 GB/s, ...)
+    links.network('ib_hdr')              # 200 Gbit/s InfiniBand HDR
+    links.host_preset('dgx1_p100')       # 8 P100s on NVLink 1, two GPUs per PCIe switch
+
+No TensorFlow: the command's flag checks use it before TensorFlow loads.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+GBIT = 1e9 / 8  # bytes/s in one Gbit/s
+
+
+class Link(NamedTuple):
+    """One kind of link: `name`, `gbytes_per_sec` per direction (10^9 bytes/s), `kind`
+    ('pcie', 'nvlink', 'network', 'loopback') and `source` (where the rate comes from)."""
+    name: str
+    gbytes_per_sec: float
+    kind: str
+    source: str
+
+    @property
+    def bytes_per_sec(self) -> float:
+        return self.gbytes_per_sec * 1e9
+
+    def describe(self) -> str:
+        """'PCIe 3.0 x16 (15.75 GB/s)', '25 Gbit/s Ethernet (3.12 GB/s)'."""
+        return '%s (%.3g GB/s)' % (LABELS.get(self.name, self.name), self.gbytes_per_sec)
+
+
+_PCIE = ('PCI-SIG PCI Express Base Specification: %s GT/s per lane, %s line code, 16 lanes, '
+         'per direction')
+_NVLINK = ('NVIDIA %s whitepaper: %d NVLink %s links of %d GB/s per direction per GPU')
+_IEEE = 'IEEE 802.3 %s: MAC data rate %s Gbit/s per direction'
+_IBTA = 'InfiniBand Trade Association roadmap: %s 4x link, %d Gbit/s data rate per direction'
+
+LINKS: dict[str, Link] = {link.name: link for link in (
+    Link('pcie2', 16 * 5 * 0.8 / 8, 'pcie', _PCIE % ('5', '8b/10b')),
+    Link('pcie3', 16 * 8 * 128 / 130 / 8, 'pcie', _PCIE % ('8', '128b/130b')),
+    Link('pcie4', 16 * 16 * 128 / 130 / 8, 'pcie', _PCIE % ('16', '128b/130b')),
+    Link('pcie5', 16 * 32 * 128 / 130 / 8, 'pcie', _PCIE % ('32', '128b/130b')),
+    # Per GPU: the sum over its NVLink links (an all-reduce ring set over them: NCCL's best).
+    Link('nvlink1', 4 * 20, 'nvlink', _NVLINK % ('Tesla P100 (2016)', 4, '1.0', 20)),
+    Link('nvlink2', 6 * 25, 'nvlink', _NVLINK % ('Tesla V100 (2017)', 6, '2.0', 25)),
+    Link('nvlink3', 12 * 25, 'nvlink', _NVLINK % ('A100 Tensor Core GPU (2020)', 12, '3.0',
+                                                  25)),
+    Link('nvlink4', 18 * 25, 'nvlink', _NVLINK % ('H100 Tensor Core GPU (2022)', 18, '4.0',
+                                                  25)),
+    Link('1gbe', 1 * GBIT / 1e9, 'network', _IEEE % ('1000BASE-T', '1')),
+    Link('10gbe', 10 * GBIT / 1e9, 'network', _IEEE % ('10GBASE-R', '10')),
+    Link('25gbe', 25 * GBIT / 1e9, 'network', _IEEE % ('25GBASE-R (802.3by)', '25')),
+    Link('40gbe', 40 * GBIT / 1e9, 'network', _IEEE % ('40GBASE-R (802.3ba)', '40')),
+    Link('100gbe', 100 * GBIT / 1e9, 'network', _IEEE % ('100GBASE-R (802.3ba)', '100')),
+    Link('ib_edr', 100 * GBIT / 1e9, 'network', _IBTA % ('EDR', 100)),
+    Link('ib_hdr', 200 * GBIT / 1e9, 'network', _IBTA % ('HDR', 200)),
+    Link('ib_ndr', 400 * GBIT / 1e9, 'network', _IBTA % ('NDR', 400)),
+)}
+
+LABELS = {
+    'pcie2': 'PCIe 2.0 x16', 'pcie3': 'PCIe 3.0 x16', 'pcie4': 'PCIe 4.0 x16',
+    'pcie5': 'PCIe 5.0 x16', 'nvlink1': 'NVLink 1.0 (4 links)', 'nvlink2': 'NVLink 2.0 (6 links)',
+    'nvlink3': 'NVLink 3.0 (12 links)', 'nvlink4': 'NVLink 4.0 (18 links)',
+    '1gbe': '1 Gbit/s Ethernet', '10gbe': '10 Gbit/s Ethernet', '25gbe': '25 Gbit/s Ethernet',
+    '40gbe': '40 Gbit/s Ethernet', '100gbe': '100 Gbit/s Ethernet',
+    'ib_edr': '100 Gbit/s InfiniBand EDR', 'ib_hdr': '200 Gbit/s InfiniBand HDR',
+    'ib_ndr': '400 Gbit/s InfiniBand NDR', 'loopback': 'loopback (measured)',
+}
+#: --interconnect_gbps numbers that name an Ethernet preset.
+ETHERNET_GBPS = {1: '1gbe', 10: '10gbe', 25: '25gbe', 40: '40gbe', 100: '100gbe'}
+#: The network planned when --interconnect_gbps is not given.
+DEFAULT_NETWORK = '10gbe'
+#: Each GPU's host interface (its data sheet's PCIe generation, x16), by gpu_specs name; the
+#: GPU-to-GPU link too when --gpu_interconnect is not given (peer-to-peer over PCIe).
+PCIE_OF_GPU = {
+    'K80': 'pcie3', 'P100': 'pcie3', 'V100 16GB': 'pcie3', 'V100 32GB': 'pcie3', 'T4': 'pcie3',
+    'A10': 'pcie4', 'A100 40GB': 'pcie4', 'A100 80GB': 'pcie4', 'L4': 'pcie4', 'L40S': 'pcie4',
+    'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
+    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4',
+}
+#: GPUs behind one PCIe x16 uplink, by gpu_specs name (NVIDIA Tesla K80 board brief: two GK210
+#: GPUs behind one on-board PCIe switch); others: one.
+GPUS_PER_UPLINK_OF_GPU = {'K80': 2}
+
+
+class UnknownLinkError(ValueError):
+    """A link or host preset name that is not in the table (the message lists the known ones)."""
+
+
+def link(name: str) -> Link:
+    """The link named `name` ('pcie3', 'nvlink2', '25gbe', 'ib_hdr').
+
+    Raises:
+      UnknownLinkError: no such link.
+    """
+    try:
+        return LINKS[name.strip().lower()]
+    except KeyError:
+        raise UnknownLinkError('unknown link %r; known: %s' % (name, ', '.join(LINKS))) from None
+
+
+def network(value: str | float) -> Link:
+    """The network of --interconnect_gbps: a preset name ('25gbe', 'ib_hdr', '100gbe') or a
+    rate in Gbit/s ('25': the Ethernet preset of that rate; '56': a link of 56 Gbit/s).
+
+    Raises:
+      UnknownLinkError: a name that is no network preset, or a rate that is not > 0.
+    """
+    text = str(value).strip().lower()
+    try:
+        gbps = float(text)
+    except ValueError:
+        found = link(text)
+        if found.kind != 'network':
+            raise UnknownLinkError('%r is no network link; known networks: %s' % (
+                value, ', '.join(n for n, x in LINKS.items() if x.kind == 'network'))) from None
+        return found
+    if not gbps > 0:
+        raise UnknownLinkError('--interconnect_gbps must be > 0. Received: %r' % (value,))
+    if gbps in ETHERNET_GBPS:
+        return LINKS[ETHERNET_GBPS[int(gbps)]]
+    return Link('%g Gbit/s' % gbps, gbps * GBIT / 1e9, 'network', 'given: --interconnect_gbps')
+
+
+def measured_link(name: str, bytes_per_sec: float, how: str) -> Link:
+    """A link whose rate was measured on this machine (hardware/loopback.py)."""
+    return Link(name, bytes_per_sec / 1e9, 'loopback', how)
+
+
+class HostPreset(NamedTuple):
+    """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs, GPU-to-GPU link, host-to-GPU
+    link, GPUs behind one PCIe uplink to the CPUs, network, and the source of the figures."""
+    name: str
+    gpu: str
+    gpus: int
+    gpu_link: str
+    pcie: str
+    gpus_per_pcie_uplink: int
+    network: str
+    source: str
+
+
+HOSTS: dict[str, HostPreset] = {h.name: h for h in (
+    HostPreset('dgx1_p100', 'P100', 8, 'nvlink1', 'pcie3', 2, 'ib_edr',
+               'NVIDIA DGX-1 system architecture whitepaper (2017): 8 Tesla P100 SXM2 in a '
+               'hybrid cube-mesh of NVLink 1.0, four PCIe switches with two GPUs each, four '
+               '100 Gbit/s InfiniBand EDR ports'),
+    HostPreset('dgx1_v100', 'V100', 8, 'nvlink2', 'pcie3', 2, 'ib_edr',
+               'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (2017)'),
+    HostPreset('ec2_p2.8xlarge', 'K80', 8, 'pcie3', 'pcie3', 2, '10gbe',
+               'Amazon EC2 P2 instance page: 8 K80 GPUs (4 boards of two GK210 behind one '
+               'PCIe switch each), 10 Gbit/s network'),
+    HostPreset('ec2_p2.16xlarge', 'K80', 16, 'pcie3', 'pcie3', 2, '25gbe',
+               'Amazon EC2 P2 instance page: 16 K80 GPUs, 25 Gbit/s network'),
+    HostPreset('ec2_p3.16xlarge', 'V100', 8, 'nvlink2', 'pcie3', 2, '25gbe',
+               'Amazon EC2 P3 instance page: 8 V100 SXM2 on NVLink, 25 Gbit/s network'),
+    HostPreset('dgx_a100', 'A100 40GB', 8, 'nvlink3', 'pcie4', 2, 'ib_hdr',
+               'NVIDIA DGX A100 user guide: 8 A100 SXM4 on NVLink 3.0 / NVSwitch, eight '
+               '200 Gbit/s InfiniBand HDR ports for the cluster'),
+    HostPreset('dgx_h100', 'H100 80GB', 8, 'nvlink4', 'pcie5', 1, 'ib_ndr',
+               'NVIDIA DGX H100 user guide: 8 H100 SXM5 on NVLink 4.0 / NVSwitch, 400 Gbit/s '
+               'InfiniBand NDR per GPU'),
+)}
+
+
+def host_preset(name: str) -> HostPreset:
+    """The host preset named `name`.
+
+    Raises:
+      UnknownLinkError: no such preset (the message lists them).
+    """
+    try:
+        return HOSTS[name.strip().lower()]
+    except KeyError:
+        raise UnknownLinkError('unknown host %r; known: %s' % (name, ', '.join(HOSTS))) from None
+
+
+def check_plan_flags(p) -> None:
+    """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads).
+
+    Raises:
+      params.ParamsError: an unknown name or a rate not > 0, naming the flag and the known ones.
+    """
+    from ..params import ParamsError
+    try:
+        if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
+            network(p.interconnect_gbps)
+        if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS:
+            found = link(p.gpu_interconnect)
+            if found.kind not in ('pcie', 'nvlink'):
+                raise UnknownLinkError('%r is no GPU link; known: %s, or a host: %s' % (
+                    p.gpu_interconnect, ', '.join(n for n, x in LINKS.items()
+                                                  if x.kind in ('pcie', 'nvlink')),
+                    ', '.join(HOSTS)))
+    except UnknownLinkError as e:
+        flag = ('--gpu_interconnect' if p.gpu_interconnect is not None
+                and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
+        raise ParamsError('%s: %s' % (flag, e)) from None

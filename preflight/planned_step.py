@@ -1,0 +1,77 @@
+"""The step a run would build, built without running it: the graph, its fetches and sizes,
+for the GPU it is planned for (shared by --dry_run and --plan_scaling).
+
+    p, gpus, gpu = planned_step.plan_device(params, visible_gpus)
+    built = planned_step.build(make_bench(p, gpus))    # Built(graph, fetches, ...)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from .. import cnn_util
+from ..hardware import gpu_specs
+from ..lifecycle import eval_runner
+from . import memory_check
+
+
+class Built(NamedTuple):
+    """One graph build of a dry run: the graph, the fetches of one step, the savable
+    variables (one copy of the model) and the per-device input batch bytes."""
+    graph: tf.Graph
+    fetches: list
+    model_bytes: int
+    batch_bytes: int
+
+
+def build(bench) -> Built:
+    """Builds the graph `bench` (a benchmark_cnn.BenchmarkCNN) would run: the eval graph with
+    --eval, else the training or forward-only step (a frozen forward-only graph is planned as
+    the unfrozen one: it holds the same tensors)."""
+    plan = bench.plan
+    if plan.params.eval:
+        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset)
+        graph, fetches = evaluator.graph, [evaluator.counts] + list(evaluator.pipeline.step_ops)
+        savable, batch = evaluator.savable, plan.eval.per_device_batch_size
+    else:
+        info = bench.build_graph()
+        graph = info.graph
+        fetches = [info.train_op, info.loss] + list(info.pipeline.step_ops)
+        savable, batch = info.mgr.savable_variables(), plan.per_device_batch_size
+    model_bytes = sum(v.shape.num_elements() * v.dtype.base_dtype.size
+                      for v in savable.values() if v is not None and v.shape.is_fully_defined())
+    channels_pixels = 3 * plan.image_size * plan.image_size
+    batch_bytes = batch * (channels_pixels * plan.compute_dtype.size + 4)
+    return Built(graph, fetches, model_bytes, batch_bytes)
+
+
+class DryRunFailed(cnn_util.BenchmarkError):
+    """The run would not work as built; the message says why and what fits."""
+
+
+def plan_device(p, visible_gpus: int) -> tuple:
+    """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
+
+    A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
+    else --gpu_model plans --num_gpus GPUs of that model; else the CPU.
+
+    Raises:
+      DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
+        the visible GPU is not in the table and --gpu_model is not given.
+    """
+    named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
+    if visible_gpus and p.device != 'cpu':
+        spec = memory_check.visible_gpu_spec() or named
+        if spec is None:
+            raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
+                               '(known: %s)' % ', '.join(gpu_specs.known_names()))
+        return p, visible_gpus, spec
+    device = p.device or ('gpu' if named else 'cpu')
+    if device == 'gpu' and named is None:
+        raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
+                           '(known: %s)' % ', '.join(gpu_specs.known_names()))
+    if device == 'cpu':
+        return p._replace(device='cpu'), 0, None
+    return p._replace(device='gpu'), p.num_gpus, named

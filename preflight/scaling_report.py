@@ -1,0 +1,351 @@
+"""The scaling plan a person reads: images/sec, efficiency and the bound of 1 to 1,024 GPUs.
+
+    inputs = scaling_report.PlanInputs(...)       # preflight/scaling_plan.py makes them
+    rows = scaling_report.plan_rows(inputs)
+    print('\\n'.join(scaling_report.format_report(inputs, rows)))
+    scaling_report.write_png(inputs, rows, 'scaling.png')
+
+Rows: 1, 2, 4, 8 GPUs on one host (up to the GPUs per host), then 2 to 128 hosts of that many
+GPUs (the single-host variable managers in their cluster form beyond one host:
+traffic_patterns.CLUSTER_FORM). Each row: images/sec, scaling efficiency, step and exposed
+(not overlapped) communication per step, the resource that bounds it, and the knob that moves
+that bound with its predicted images/sec (more ps tasks, another --variable_update, a larger
+batch, float16 variables, a faster network): each knob is planned with the same model, and the
+best one is named when it gains more than KNOB_GAIN.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..hardware import links as links_lib
+from . import step_time, traffic_patterns
+
+ONE_HOST_GPUS = (1, 2, 4, 8)
+HOSTS = (2, 4, 8, 16, 32, 64, 128)
+#: A knob is named when it predicts at least this much more images/sec.
+KNOB_GAIN = 0.05
+RESOURCE_NAMES = {
+    'compute': 'compute',
+    'pcie': 'PCIe (host <-> GPU)',
+    'gpu_link': 'GPU <-> GPU link',
+    'network': "a worker host's network link",
+    'ps_link': "a ps host's network link",
+    'intra_host': 'tasks of one host',
+    'host_cpu': "the host's cores (every task on one host)",
+}
+
+
+class PlanInputs(NamedTuple):
+    """What a plan needs (preflight/scaling_plan.py builds it from the flags).
+
+    profile: layer_profile.LayerProfile; batch_size: per device; links:
+    traffic_patterns.Links; compute: step_time.Compute of one device; variable_update,
+    all_reduce, local_parameter_device, gradient_repacking, forward_only: as the flags;
+    gpus_per_host: the multi-host rows' GPUs per host; num_ps: 0 for one ps task per worker host
+    (on it), else this many ps tasks on hosts of their own; device: a label ('V100 16GB', 'CPU');
+    gradient_ratio, batch_bytes: see traffic_patterns.phases; on_one_host: every worker and
+    ps task runs on this one host (a loopback cluster of CPU towers): the workers are one task
+    per row's "host", the ps tasks have endpoints of their own (num_ps, default 1), and the
+    tasks share the host's `host_cores` (each worker `threads` intra-op threads; gRPC costs
+    `cpu_secs_per_byte` of the host's CPU per byte moved, hardware/loopback.py); counted:
+    lines on the bytes the dry run counted."""
+    profile: object
+    batch_size: int
+    links: object
+    compute: object
+    variable_update: str
+    gpus_per_host: int
+    device: str
+    all_reduce: str = ''
+    local_parameter_device: str = 'cpu'
+    gradient_repacking: bool = False
+    forward_only: bool = False
+    num_ps: int = 0
+    gradient_ratio: float = 1.0
+    batch_bytes: int = 0
+    on_one_host: bool = False
+    host_cores: int = 1
+    threads: int = 1
+    cpu_secs_per_byte: float = 0.0
+    counted: tuple = ()
+    one_host_gpus: tuple = ONE_HOST_GPUS
+    hosts: tuple = HOSTS
+
+
+class Knob(NamedTuple):
+    """A change and its plan: `change` (flags or hardware, in words) and its Prediction."""
+    change: str
+    prediction: object
+
+
+class Row(NamedTuple):
+    """One row of the plan: hosts, GPUs per host, the Prediction, efficiency (0-1) and the
+    best Knob (None: none gains KNOB_GAIN)."""
+    hosts: int
+    gpus_per_host: int
+    prediction: object
+    efficiency: float
+    knob: object
+
+
+def topology(inputs: PlanInputs, hosts: int, gpus: int, mode: str | None = None,
+             num_ps: int | None = None) -> traffic_patterns.Topology:
+    """The Topology of `hosts` x `gpus` for the inputs' variable manager (its cluster form on
+    several hosts; a cluster-only manager runs one worker on one host with its ps there)."""
+    mode = mode or inputs.variable_update
+    if hosts > 1 or inputs.on_one_host:
+        mode = traffic_patterns.CLUSTER_FORM.get(mode, mode)
+    if inputs.on_one_host and mode in ('parameter_server', 'distributed_replicated'):
+        return traffic_patterns.Topology(
+            mode, gpus, hosts, num_ps or inputs.num_ps or 1, ps_on_workers=False,
+            forward_only=inputs.forward_only)
+    cluster = mode in traffic_patterns.CLUSTER_MODES and not (
+        hosts == 1 and mode == 'parameter_server')
+    ps_modes = ('parameter_server', 'distributed_replicated')
+    given = inputs.num_ps if num_ps is None else num_ps
+    ps = (given or hosts) if cluster and mode in ps_modes else 0
+    return traffic_patterns.Topology(
+        mode, gpus, hosts, ps, ps_on_workers=not given, all_reduce=inputs.all_reduce,
+        local_parameter_device=inputs.local_parameter_device,
+        gradient_repacking=inputs.gradient_repacking, forward_only=inputs.forward_only)
+
+
+def predict_topology(inputs: PlanInputs, topo, *, profile=None, batch_size=None, links=None):
+    """step_time.predict of `topo` with the inputs (profile, batch or links replaced when
+    given; the compute scales with the batch)."""
+    profile = profile or inputs.profile
+    batch = batch_size or inputs.batch_size
+    compute = inputs.compute.secs * batch / inputs.batch_size
+    share, extra = 1.0, {}
+    if inputs.on_one_host:
+        share = topo.hosts * inputs.threads / max(1, inputs.host_cores)
+        extra = {'host_cpu': host_cpu_secs(inputs, topo, compute, profile)}
+    return step_time.predict(profile, topo, links or inputs.links, batch_size=batch,
+                             compute_secs=compute, gradient_ratio=inputs.gradient_ratio,
+                             batch_bytes=inputs.batch_bytes * batch // inputs.batch_size,
+                             core_share=share, extra_busy=extra)
+
+
+def host_cpu_secs(inputs: PlanInputs, topo, compute_secs: float, profile) -> float:
+    """Seconds per step the cores of a host running every task are busy: the workers'
+    compute (each on min(threads, cores) cores) and the gRPC bytes every worker moves to and
+    from the ps tasks (reads and gradients) at cpu_secs_per_byte, over the cores."""
+    cores = max(1, inputs.host_cores)
+    moved = topo.hosts * profile.model_bytes * (1 + (0 if topo.forward_only
+                                                     else inputs.gradient_ratio))
+    work = (topo.hosts * compute_secs * min(inputs.threads, cores)
+            + moved * inputs.cpu_secs_per_byte)
+    return work / cores
+
+
+def _faster_network(current):
+    """The next network preset faster than `current`, or None."""
+    faster = sorted((link for link in links_lib.LINKS.values()
+                     if link.kind == 'network' and link.gbytes_per_sec > current.gbytes_per_sec),
+                    key=lambda link: link.gbytes_per_sec)
+    return faster[0] if faster else None
+
+
+def knobs(inputs: PlanInputs, topo, found) -> list[Knob]:
+    """Every change that may move the bound of `found` (the Prediction of `topo`), planned."""
+    out = []
+    mode = topo.variable_update
+    if topo.num_ps and topo.hosts > 1:
+        more = topo.num_ps * 2
+        out.append(Knob('%d ps tasks instead of %d (--ps_hosts)' % (more, topo.num_ps),
+                        predict_topology(inputs, topo._replace(num_ps=more, ps_on_workers=False))))
+    if topo.hosts > 1:
+        for other in traffic_patterns.CLUSTER_MODES:
+            if other != mode:
+                ps = max(1, topo.num_ps or topo.hosts) if other in (
+                    'parameter_server', 'distributed_replicated') else 0
+                out.append(Knob('--variable_update=%s' % other, predict_topology(
+                    inputs, topo._replace(variable_update=other, num_ps=ps, all_reduce=''))))
+    elif topo.gpus_per_host > 1:
+        for other, spec in (('replicated', 'nccl'), ('replicated', 'xring'),
+                            ('parameter_server', '')):
+            if (other, spec) != (mode, topo.all_reduce):
+                flag = '--variable_update=%s%s' % (other, ' --all_reduce_spec=%s' % spec
+                                                   if spec else '')
+                out.append(Knob(flag, predict_topology(inputs, topo._replace(
+                    variable_update=other, all_reduce=spec, num_ps=0))))
+    out.append(Knob('--batch_size=%d (if it fits: --dry_run)' % (2 * inputs.batch_size),
+                    predict_topology(inputs, topo, batch_size=2 * inputs.batch_size)))
+    half = inputs.profile.scaled(0.5)
+    out.append(Knob('float16 variables and gradients (--use_fp16 --fp16_vars; compute as '
+                    'measured)', predict_topology(inputs, topo, profile=half)))
+    faster = _faster_network(inputs.links.network)
+    if topo.hosts > 1 and faster is not None and found.bound in ('network', 'ps_link'):
+        faster_links = inputs.links._replace(network=faster)
+        out.append(Knob('a faster network: %s' % faster.describe(),
+                        predict_topology(inputs, topo, links=faster_links)))
+    return out
+
+
+def best_knob(inputs: PlanInputs, topo, found) -> Knob | None:
+    """The knob of `knobs` with the most images/sec, if it gains KNOB_GAIN; None for a
+    compute-bound row."""
+    if found.bound == 'compute':
+        return None
+    candidates = knobs(inputs, topo, found)
+    best = max(candidates, key=lambda k: k.prediction.images_per_sec, default=None)
+    if best is None or best.prediction.images_per_sec < (1 + KNOB_GAIN) * found.images_per_sec:
+        return None
+    return best
+
+
+def plan_rows(inputs: PlanInputs, with_knobs: bool = True) -> list[Row]:
+    """The rows of the plan (see the module docstring); without knobs when not `with_knobs`.
+
+    Raises:
+      traffic_patterns.UnplannableError: the configuration cannot be planned.
+    """
+    shapes = [(1, g) for g in inputs.one_host_gpus if g <= max(inputs.gpus_per_host, 1)]
+    shapes += [(h, inputs.gpus_per_host) for h in inputs.hosts]
+    one = predict_topology(inputs, topology(inputs, 1, 1))
+    per_device = one.images_per_sec
+    rows = []
+    for hosts, gpus in shapes:
+        topo = topology(inputs, hosts, gpus)
+        found = predict_topology(inputs, topo)
+        rows.append(Row(hosts, gpus, found, found.images_per_sec / (topo.devices * per_device),
+                        best_knob(inputs, topo, found) if with_knobs else None))
+    return rows
+
+
+def alternatives(inputs: PlanInputs) -> dict:
+    """{'--variable_update=X': rows} for each other manager of the multi-host rows (the
+    figure's dashed lines): one host in X's single-host form (parameter_server, else
+    replicated), then the hosts in X."""
+    out = {}
+    current = traffic_patterns.CLUSTER_FORM.get(inputs.variable_update, inputs.variable_update)
+    for other in traffic_patterns.CLUSTER_MODES:
+        if other == current:
+            continue
+        mine = inputs._replace(variable_update=other, all_reduce='')
+        if inputs.on_one_host:
+            out['--variable_update=%s' % other] = plan_rows(mine, with_knobs=False)
+            continue
+        single = 'parameter_server' if other == 'parameter_server' else 'replicated'
+        one_host = plan_rows(mine._replace(variable_update=single, hosts=()), with_knobs=False)
+        hosts = plan_rows(mine._replace(one_host_gpus=()), with_knobs=False)
+        out['--variable_update=%s' % other] = one_host + hosts
+    return out
+
+
+def resource_name(resource: str, links) -> str:
+    """A resource for people: 'NVLink 2.0 (6 links)' for a GPU link on NVLink."""
+    if resource == 'gpu_link':
+        link = links.gpu_link or links.pcie
+        return 'GPU <-> GPU (%s)' % links_lib.LABELS.get(link.name, link.name)
+    return RESOURCE_NAMES.get(resource, resource)
+
+
+def _mib(n: float) -> str:
+    return '%.1f MiB' % (n / (1 << 20))
+
+
+def header_lines(inputs: PlanInputs) -> list[str]:
+    """The plan's inputs in words: model, batch, device, compute, links, bytes."""
+    lk = inputs.links
+    lines = [
+        'Scaling plan:     %s, batch %d per device, --variable_update=%s%s' % (
+            inputs.profile.model, inputs.batch_size, inputs.variable_update,
+            ' --all_reduce_spec=%s' % inputs.all_reduce if inputs.all_reduce else ''),
+        'Device:           %s; compute %.1f ms per step (%s)' % (
+            inputs.device, 1e3 * inputs.compute.secs, inputs.compute.source),
+        'Bytes per step:   %s of variables read and %s of gradients sent per device '
+        '(%d variables; %s)' % (_mib(inputs.profile.model_bytes),
+                                _mib(0 if inputs.forward_only else
+                                     inputs.profile.model_bytes * inputs.gradient_ratio),
+                                len(inputs.profile.layers), inputs.profile.source),
+    ]
+    parts = []
+    if lk.pcie is not None:
+        parts.append('host <-> GPU %s, %d GPU(s) per uplink' % (lk.pcie.describe(),
+                                                                lk.gpus_per_pcie_uplink))
+    if lk.gpu_link is not None:
+        parts.append('GPU <-> GPU %s' % lk.gpu_link.describe())
+    parts.append('hosts %s' % lk.network.describe())
+    if lk.intra_host is not None:
+        parts.append('tasks of one host %s' % lk.intra_host.describe())
+    lines.append('Links:            %s' % '; '.join(parts))
+    lines.extend(inputs.counted)
+    if inputs.on_one_host:
+        ps = ('%d ps task(s), each a process of its own; every task on this host, sharing its '
+              '%d cores (%d intra-op thread(s) per worker)' % (
+                  inputs.num_ps or 1, inputs.host_cores, inputs.threads))
+    elif not inputs.num_ps:
+        ps = 'one ps task per worker host, on it'
+    else:
+        ps = '%d ps tasks on hosts of their own' % inputs.num_ps
+    lines.append('Parameter servers: %s' % ps)
+    return lines
+
+
+def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
+    """The report: header lines, the table, and the knobs of the rows not bound by compute."""
+    lines = header_lines(inputs)
+    lines.append('%-9s %5s  %-24s %12s %7s %9s %9s  %s' % (
+        'workers' if inputs.on_one_host else 'hosts',
+        'CPUs' if inputs.on_one_host else 'GPUs', 'variable update', 'images/sec', 'eff.',
+        'step ms', 'exposed', 'bound'))
+    for row in rows:
+        p = row.prediction
+        lines.append('%-9s %5d  %-24s %12.1f %6.1f%% %9.1f %9.1f  %s' % (
+            '%d x %d' % (row.hosts, row.gpus_per_host), p.devices, p.topology.variable_update,
+            p.images_per_sec, 100 * row.efficiency, 1e3 * p.step_secs, 1e3 * p.exposed_secs,
+            resource_name(p.bound, inputs.links)))
+    knobbed = [row for row in rows if row.knob is not None]
+    if knobbed:
+        lines.append('Knobs (planned with the same model):')
+    for row in knobbed:
+        lines.append('  %d x %d: bound by %s; %s: %.1f images/sec (%.0f%% more)' % (
+            row.hosts, row.gpus_per_host, resource_name(row.prediction.bound, inputs.links),
+            row.knob.change, row.knob.prediction.images_per_sec,
+            100 * (row.knob.prediction.images_per_sec / row.prediction.images_per_sec - 1)))
+    if not knobbed:
+        lines.append('Knobs: none needed: every row is bound by compute or no change gains '
+                     '%.0f%%.' % (100 * KNOB_GAIN))
+    return lines
+
+
+def write_png(inputs: PlanInputs, rows: list[Row], path: str, others: dict | None = None
+              ) -> str:
+    """Writes efficiency against GPUs (log scale) to `path` (PNG, matplotlib), with `others`
+    ({label: rows}, `alternatives`) as dashed lines; returns path.
+
+    Raises:
+      OSError: the file cannot be written.
+      ImportError: matplotlib is not installed (pip install matplotlib).
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    xs = [row.prediction.devices for row in rows]
+    ax.plot(xs, [100 * row.efficiency for row in rows], marker='o', linewidth=2,
+            label='%s (planned)' % inputs.variable_update)
+    for label, other in sorted((others or {}).items()):
+        ax.plot([r.prediction.devices for r in other], [100 * r.efficiency for r in other],
+                linestyle='--', linewidth=1, label=label)
+    for row in rows:
+        if row.prediction.bound != 'compute':
+            ax.annotate(row.prediction.bound, (row.prediction.devices, 100 * row.efficiency),
+                        fontsize=7, textcoords='offset points', xytext=(0, -10), ha='center')
+    ax.set_xscale('log', base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs], fontsize=7)
+    ax.set_xlabel('GPUs (1 host up to %d; then hosts of %d)' % (
+        max(inputs.one_host_gpus), inputs.gpus_per_host))
+    ax.set_ylabel('scaling efficiency (%)')
+    ax.set_ylim(0, 105)
+    ax.grid(True, alpha=0.3)
+    ax.set_title('%s, batch %d, %s: predicted efficiency' % (
+        inputs.profile.model, inputs.batch_size, inputs.device), fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,393 @@
+"""The step-time model and the scaling plan: links, traffic patterns, the layer-by-layer overlap,
+the report, the flags, the published comparisons and a measured loopback cluster.
+
+The patterns are checked against the copies the dry run counts in built graphs (one build per
+variable manager, trivial model at 16x16); the overlap against hand-worked timelines; the sweep
+plans every model under every variable manager (placeholder builds, no session).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tf_cnn_benchmarks import benchmark_cnn, params
+from tf_cnn_benchmarks.cluster import variable_mgrs
+from tf_cnn_benchmarks.hardware import gpu_specs, links
+from tf_cnn_benchmarks.models import model_catalog
+from tf_cnn_benchmarks.preflight import (
+    dry_run,
+    layer_profile,
+    published_scaling,
+    scaling_plan,
+    scaling_report,
+    step_time,
+    step_traffic,
+)
+from tf_cnn_benchmarks.preflight import traffic_patterns as patterns
+
+import checkout
+
+REPO = checkout.REPO
+V100 = gpu_specs.lookup('V100')
+GB = links.Link('1 GB/s', 1.0, 'network', 'test')  # 1e9 bytes/s
+TEST_LINKS = patterns.Links(GB, 1, GB, GB)
+
+
+# --- Links.
+
+def test_link_rates_come_from_the_standards():
+    assert links.link('pcie3').gbytes_per_sec == pytest.approx(15.754, abs=1e-3)  # 8 GT/s x 16
+    assert links.link('pcie4').gbytes_per_sec == pytest.approx(31.508, abs=1e-3)
+    assert links.link('nvlink2').gbytes_per_sec == 150  # 6 links x 25 GB/s
+    assert links.network('25').name == '25gbe'
+    assert links.network('25gbe').gbytes_per_sec == 3.125
+    assert links.network('ib_hdr').gbytes_per_sec == 25.0  # 200 Gbit/s
+    assert links.network('56').gbytes_per_sec == 7.0
+    assert all(link.source for link in links.LINKS.values())
+    assert all(h.source and gpu_specs.lookup(h.gpu) for h in links.HOSTS.values())
+
+
+def test_unknown_links_are_one_usage_line_naming_the_flag():
+    with pytest.raises(params.ParamsError, match=r"^--interconnect_gbps: unknown link '11gbe'; "
+                                                 r'known: pcie2, pcie3'):
+        links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps='11gbe'))
+    with pytest.raises(params.ParamsError, match=r'^--interconnect_gbps: .* must be > 0'):
+        links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps='0'))
+    with pytest.raises(params.ParamsError, match=r"^--gpu_interconnect: '25gbe' is no GPU "
+                                                 r'link; known: pcie2, .*dgx1_p100'):
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='25gbe'))
+    links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='dgx1_p100',
+                                              interconnect_gbps='loopback'))
+
+
+@pytest.mark.parametrize('flags,message', [
+    (dict(interconnect_gbps='25'), '--interconnect_gbps feeds the step-time model of '
+                                   '--plan_scaling and --dry_run'),
+    (dict(plan_scaling_png='x.png'), '--plan_scaling_png needs --plan_scaling.'),
+    (dict(plan_num_ps=4), '--plan_num_ps needs --plan_scaling.'),
+    (dict(plan_scaling=True, dry_run=True), '--plan_scaling excludes --dry_run'),
+    (dict(dry_run=True, single_device_images_per_sec=0.0),
+     '--single_device_images_per_sec must be > 0'),
+])
+def test_the_planning_flags_rules(flags, message):
+    with pytest.raises(params.ParamsError) as e:
+        params.validate_params(params.make_params(**flags))
+    assert str(e.value).startswith(message)
+
+
+# --- Traffic patterns.
+
+def test_shard_loads_place_as_the_cluster_ps_placer_does():
+    profile = layer_profile.from_model('alexnet')
+    sizes = [layer.bytes for layer in profile.layers]
+    placer = variable_mgrs.PsPlacer(4)
+    for size in sizes:
+        placer.place([size // 4], 'float32')
+    assert patterns.shard_loads(sizes, 4) == placer.load
+    # AlexNet's fc6 (9216 x 4096 float32 = 151 MB) makes one ps hold most of the model.
+    assert max(placer.load) >= 0.6 * sum(sizes)
+
+
+def test_ring_and_parameter_server_patterns_by_formula():
+    m = 8e8
+    ring = patterns.phases(patterns.Topology('replicated', 8, all_reduce='xring'), TEST_LINKS,
+                           [m])
+    assert [(s.resource, s.bytes) for s in ring.grad] == [('gpu_link', 2 * 7 / 8 * m)]
+    central = patterns.phases(patterns.Topology('replicated', 8), TEST_LINKS, [m])
+    assert central.grad[0].bytes == 7 * m  # GPU 0 receives 7 gradients and sends 7 totals
+    four = [m / 4] * 4
+    colocated = patterns.phases(patterns.Topology('parameter_server', 2, 4, 4), TEST_LINKS, four)
+    got = {s.resource: s.bytes for s in colocated.read}
+    # A host's worker reads 3/4 of the model from the others; its ps serves 3 workers a quarter.
+    assert got == {'pcie': m, 'network': 0.75 * m, 'ps_link': 0.75 * m}
+    apart = patterns.phases(patterns.Topology('parameter_server', 2, 4, 4, ps_on_workers=False),
+                            TEST_LINKS, four)
+    # One GPU per PCIe uplink: each GPU's link carries its own copy of the model.
+    assert {s.resource: s.bytes for s in apart.grad} == {'pcie': m, 'network': m,
+                                                         'ps_link': m}
+    collective = patterns.phases(patterns.Topology('collective_all_reduce', 1, 4), TEST_LINKS,
+                                 [m])
+    assert collective.grad[0].bytes == m and collective.after[0][0].bytes == 2 * 3 / 4 * m
+    repl = patterns.phases(patterns.Topology('distributed_replicated', 1, 2, 1), TEST_LINKS, [m])
+    assert repl.read == () and repl.after and repl.grad
+    assert patterns.phases(patterns.Topology('independent', 8), TEST_LINKS, [m]) == \
+        patterns.Phases((), (), (), ())
+    with pytest.raises(patterns.UnplannableError, match='horovod'):
+        patterns.phases(patterns.Topology('horovod', 2), TEST_LINKS, [m])
+
+
+SMALL = dict(model='trivial', image_size=16, batch_size=2, device='gpu', gpu_model='V100')
+CLUSTER = dict(task_index=0, ps_hosts=['h0:1'], worker_hosts=['h0:2', 'h1:2'])
+COUNTED = [
+    dict(variable_update='parameter_server'),
+    dict(variable_update='parameter_server', local_parameter_device='gpu'),
+    dict(variable_update='replicated'),
+    dict(variable_update='replicated', all_reduce_spec='xring'),
+    dict(variable_update='replicated', all_reduce_spec='pscpu'),
+    dict(variable_update='replicated', all_reduce_spec='psgpu'),
+    dict(variable_update='independent'),
+    dict(variable_update='parameter_server', job_name='worker', **CLUSTER),
+    dict(variable_update='distributed_replicated', job_name='worker', **CLUSTER),
+    dict(variable_update='collective_all_reduce', job_name='worker',
+         **dict(CLUSTER, ps_hosts=[])),
+    dict(variable_update='distributed_all_reduce', job_name='controller',
+         controller_host='h0:3', **dict(CLUSTER, ps_hosts=[])),
+]
+
+
+@pytest.mark.parametrize('flags', COUNTED, ids=lambda f: '-'.join(
+    str(v) for k, v in f.items() if k in ('variable_update', 'local_parameter_device',
+                                          'all_reduce_spec', 'job_name')))
+def test_each_pattern_gives_the_bytes_the_dry_run_counts(flags):
+    p = params.make_params(num_gpus=2, **SMALL, **flags)
+    built = dry_run.build(benchmark_cnn.BenchmarkCNN(p, gpus=2))
+    counted = step_traffic.step_traffic(built.graph, built.fetches).totals
+    m = layer_profile.from_model('trivial', 'imagenet', 16).model_bytes
+    hosts = 2 if p.job_name else 1
+    topo = patterns.Topology(p.variable_update, 2, hosts, len(p.ps_hosts),
+                             all_reduce=scaling_plan.all_reduce_of(p),
+                             local_parameter_device=p.local_parameter_device)
+    expected = patterns.expected_counts(topo, m, m)
+    assert sorted(counted) == sorted(expected)
+    for way, size in expected.items():
+        assert counted[way] == pytest.approx(size, rel=0.02), way
+
+
+# --- The overlap of the step.
+
+def _plan(topo, layers, compute):
+    profile = layer_profile.LayerProfile('test', tuple(layers), 'test')
+    return step_time.predict(profile, topo, TEST_LINKS, batch_size=1, compute_secs=compute)
+
+
+def test_one_layer_cannot_overlap_its_own_reads_and_gradients():
+    # 0.1 s to read, 0.3 s to compute, 0.1 s to send: nothing overlaps with one layer.
+    found = _plan(patterns.Topology('parameter_server', 1), [layer_profile.Layer('w', 10**8, 1)],
+                  0.3)
+    assert found.step_secs == pytest.approx(0.5)
+    assert found.exposed_secs == pytest.approx(0.2) and found.bound == 'pcie'
+
+
+def test_two_layers_overlap_as_worked_by_hand():
+    # Per layer: read 0.05, forward 0.05, backward 0.1, send 0.05. Forward: layer 1 waits for
+    # its read (0.05) and ends at 0.1; layer 2's read arrived at 0.1, ends at 0.15. Backward:
+    # layer 2 ends at 0.25, its gradient is sent by 0.30; layer 1 ends at 0.35, sent by 0.40.
+    half = layer_profile.Layer('w', 5 * 10**7, 1)
+    found = _plan(patterns.Topology('parameter_server', 1), [half, half], 0.3)
+    assert found.step_secs == pytest.approx(0.40)
+    # distributed_replicated (one worker, its ps on another host) sends layer 1's gradient by
+    # 0.35 and then reads both masters after the update: 0.1 more.
+    after = _plan(patterns.Topology('distributed_replicated', 1, 1, 1, ps_on_workers=False),
+                  [half, half], 0.3)
+    assert after.step_secs == pytest.approx(0.35 + 0.1)
+
+
+def test_a_link_is_never_busier_than_the_step():
+    # 8 workers' gradients through one ps: 8 x 0.1 s on the ps's link per direction.
+    layers = [layer_profile.Layer('w%d' % i, 10**7, 1) for i in range(10)]
+    found = _plan(patterns.Topology('parameter_server', 1, 8, 1, ps_on_workers=False), layers,
+                  0.3)
+    assert found.busy['ps_link'] == pytest.approx(0.8)
+    assert found.step_secs >= 0.8 and found.bound == 'ps_link'
+
+
+def test_the_single_device_figure_is_what_the_one_device_plan_predicts():
+    profile = layer_profile.from_model('resnet50')
+    one = patterns.Topology('parameter_server', 1)
+    lk = patterns.Links(links.link('pcie3'), 1, links.link('pcie3'), links.link('10gbe'))
+    compute = step_time.compute_from_single_device(219.0, 64, profile, one, lk)
+    found = step_time.predict(profile, one, lk, batch_size=64, compute_secs=compute.secs)
+    assert found.images_per_sec == pytest.approx(219.0, rel=1e-6)
+    assert compute.secs < 64 / 219.0  # what the PCIe traffic that shows is taken off
+
+
+def test_the_peak_figure_is_the_stated_arithmetic():
+    # V100 float32 15.7 TFLOP/s at 50%: resnet50's 7.716 GFLOPs x 3 x 64 images.
+    compute = step_time.compute_from_peak(V100, 'float32', 7715950592, 64)
+    assert compute.secs == pytest.approx(64 * 3 * 7715950592 / (0.5 * 15.7e12))
+    with pytest.raises(ValueError, match='V100 16GB has no bfloat16 arithmetic'):
+        step_time.compute_from_peak(V100, 'bfloat16', 1e9, 64)
+
+
+# --- The report.
+
+def _inputs(model='alexnet', mode='parameter_server', batch=512, figure=684.0, **kw):
+    profile = layer_profile.from_model(model)
+    lk = patterns.Links(links.link('pcie3'), 2, links.link('pcie3'), links.link('10gbe'))
+    base = scaling_report.PlanInputs(profile, batch, lk, None, mode, 8, 'K80', **kw)
+    compute = step_time.compute_from_single_device(
+        figure, batch, profile, scaling_report.topology(base, 1, 1), lk)
+    return base._replace(compute=compute)
+
+
+def test_the_plan_has_one_host_rows_then_2_to_128_hosts_with_bounds_and_knobs(tmp_path):
+    inputs = _inputs()
+    rows = scaling_report.plan_rows(inputs)
+    assert [(r.hosts, r.prediction.devices) for r in rows] == [
+        (1, 1), (1, 2), (1, 4), (1, 8), (2, 16), (4, 32), (8, 64), (16, 128), (32, 256),
+        (64, 512), (128, 1024)]
+    assert rows[0].efficiency == pytest.approx(1.0)
+    assert rows[0].prediction.images_per_sec == pytest.approx(684.0)
+    assert [r.prediction.topology.variable_update for r in rows] == ['parameter_server'] * 11
+    last = rows[-1]
+    # fc6 on one ps: that ps's link bounds 128 hosts; an all-reduce moves the bound.
+    assert last.prediction.bound == 'ps_link' and last.efficiency < 0.1
+    assert last.knob.change == '--variable_update=collective_all_reduce'
+    assert last.knob.prediction.images_per_sec > 5 * last.prediction.images_per_sec
+    lines = scaling_report.format_report(inputs, rows)
+    assert lines[0] == ('Scaling plan:     alexnet, batch 512 per device, '
+                        '--variable_update=parameter_server')
+    assert any(line.startswith('128 x 8    1024  parameter_server') and
+               line.endswith("a ps host's network link") for line in lines)
+    assert any(line.startswith('  128 x 8: bound by a ps host\'s network link; '
+                               '--variable_update=collective_all_reduce: ') for line in lines)
+    path = scaling_report.write_png(inputs, rows, str(tmp_path / 'plan.png'))
+    with open(path, 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+MODES = [('parameter_server', 'cpu', ''), ('parameter_server', 'gpu', ''),
+         ('replicated', 'cpu', ''), ('replicated', 'cpu', 'nccl'),
+         ('replicated', 'cpu', 'pscpu/xring'), ('independent', 'cpu', ''),
+         ('distributed_replicated', 'cpu', ''), ('collective_all_reduce', 'cpu', ''),
+         ('distributed_all_reduce', 'cpu', ''), ('distributed_all_reduce', 'cpu', 'xring')]
+
+
+def _sweep(profile_of) -> int:
+    """Plans every model of the catalog under every variable manager of MODES; returns the
+    plans made."""
+    lk = patterns.Links(links.link('pcie3'), 1, links.link('nvlink2'), links.link('25gbe'))
+    planned = 0
+    for row in model_catalog.rows():
+        profile = profile_of(row)
+        compute = step_time.compute_from_peak(V100, 'float32', profile.forward_flops,
+                                              row.batch_size)
+        for mode, device, spec in MODES:
+            inputs = scaling_report.PlanInputs(
+                profile, row.batch_size, lk, compute, mode, 8, 'V100 16GB', all_reduce=spec,
+                local_parameter_device=device)
+            rows = scaling_report.plan_rows(inputs)
+            assert len(rows) == 11 and rows[-1].prediction.devices == 1024
+            assert rows[0].efficiency == pytest.approx(1.0)
+            for r in rows:
+                ips = r.prediction.images_per_sec
+                assert math.isfinite(ips) and ips > 0, (row.name, mode, r)
+                assert 0 < r.efficiency <= 1 + 1e-9, (row.name, mode, r)
+                assert r.prediction.bound in scaling_report.RESOURCE_NAMES
+            if mode == 'independent':
+                assert all(r.efficiency == pytest.approx(1.0) for r in rows)
+            planned += 1
+    return planned
+
+
+def test_every_model_under_every_variable_manager_is_planned_from_its_totals():
+    # The catalog's exact parameters and FLOPs, spread over 8 equal layers (no graph build).
+    planned = _sweep(lambda row: layer_profile.uniform(
+        row.name, 4 * row.parameters, int(row.gflops * 1e9), layers=8))
+    assert planned == len(model_catalog.rows()) * len(MODES)
+
+
+@pytest.mark.slow
+def test_every_model_under_every_variable_manager_is_planned_layer_by_layer():
+    # Each model's own variables and the FLOPs of their layers (placeholder builds, ~30 s).
+    assert _sweep(lambda row: layer_profile.from_model(row.name, row.dataset)) == \
+        len(model_catalog.rows()) * len(MODES)
+
+
+def test_a_stored_run_feeds_the_compute_through_the_database_seam(monkeypatch):
+    p = params.make_params(model='resnet50', batch_size=64, gpu_model='V100', device='gpu',
+                           plan_scaling=True)
+    bench = benchmark_cnn.BenchmarkCNN(scaling_plan.buildable(p), gpus=1)
+    asked = []
+
+    def stored(q, device):
+        asked.append((q.model, device))
+        return 250.0, 'results database: run 7'
+    monkeypatch.setattr(scaling_plan, 'find_single_device_run', stored)
+    inputs = scaling_plan.plan_inputs(p, bench, V100)
+    assert asked == [('resnet50', 'V100 16GB')]
+    assert inputs.compute.source == 'results database: run 7: 250 images/sec on one device'
+    one = scaling_report.predict_topology(inputs, scaling_report.topology(inputs, 1, 1))
+    assert one.images_per_sec == pytest.approx(250.0, rel=1e-6)
+    monkeypatch.setattr(scaling_plan, 'find_single_device_run', lambda q, d: None)
+    with pytest.raises(scaling_plan.PlanError, match='needs --single_device_images_per_sec'):
+        scaling_plan.plan_inputs(p._replace(device='cpu', gpu_model=None), bench, None)
+
+
+def test_the_dry_run_prints_the_predicted_step(capsys):
+    p = params.make_params(model='resnet20', data_name='cifar10', batch_size=32, num_gpus=2,
+                           gpu_model='V100', dry_run=True, variable_update='replicated',
+                           single_device_images_per_sec=4000.0, interconnect_gbps='25')
+    assert dry_run.run(lambda q, n: benchmark_cnn.BenchmarkCNN(q, gpus=n), p, 0) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith('Predicted step:'))
+    assert '(--single_device_images_per_sec: 4000 images/sec on one device)' in line
+    assert 'images/sec on 2 device(s)' in out and 'bound by ' in out
+
+
+@pytest.mark.cli
+def test_plan_scaling_on_the_command_line(tmp_path):
+    png = tmp_path / 'vgg16.png'
+    out = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--plan_scaling',
+         '--model=vgg16', '--gpu_interconnect=dgx1_v100', '--variable_update=replicated',
+         '--use_nccl', '--single_device_images_per_sec=400', '--interconnect_gbps=ib_edr',
+         '--plan_scaling_png=%s' % png], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert any(x.startswith('Device:           V100 16GB; compute ') for x in lines)
+    assert any(x.startswith('1 x 8         8  replicated') for x in lines)
+    assert any(x.startswith('128 x 8    1024  distributed_replicated') for x in lines)
+    assert any(x.startswith('Counted copies:   1 host x 2 GPUs (replicated, dry run)')
+               for x in lines)
+    assert png.read_bytes()[:4] == b'\x89PNG'
+    bad = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--plan_scaling',
+         '--interconnect_gbps=11gbe'], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: --interconnect_gbps: unknown link '11gbe'")
+
+
+# --- The published results.
+
+def test_the_published_comparisons_are_the_tables_of_the_docs():
+    with open(os.path.join(REPO, 'docs', 'scaling.md'), encoding='utf-8') as f:
+        doc = f.read()
+    for line in published_scaling.markdown():
+        assert line in doc, line
+
+
+def test_each_published_case_is_predicted_from_its_one_gpu_figure():
+    for case in published_scaling.CASES:
+        rows = published_scaling.compare(case)
+        assert rows[0].error == pytest.approx(0.0, abs=1e-6), case.name
+        assert [r.gpus for r in rows] == [g for g, _ in case.figures]
+        # The rates are line rates, the overheads of a real run are not modelled: the
+        # predictions are upper bounds, within the stated 35% of every published figure.
+        for r in rows:
+            assert -0.05 <= r.error <= 0.35, (case.name, r.gpus, r.error)
+
+
+# --- A measured cluster on this machine.
+
+LOOPBACK_TOLERANCE = 0.30
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_loopback_cluster_runs_as_predicted():
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    if load > 0.5 * cores:
+        pytest.skip('the host is loaded (load average %.1f on %d cores): a measured cluster '
+                    'says nothing about the model here' % (load, cores))
+    bench = checkout.load_bench('bench_scaling_loopback')
+    result = bench.compare(workers=(2,), num_batches=20)
+    row = result['rows'][0]
+    print('\n'.join(bench.format_result(result)))
+    assert abs(row['ratio'] - 1) <= LOOPBACK_TOLERANCE, row
