@@ -28,15 +28,13 @@ import collections
 import time
 
 from .. import cnn_util
-from . import gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from . import batch_search, gpu_kernels, memory_estimate, scaling_plan, step_traffic
 from .planned_step import Built, DryRunFailed, build, plan_device  # noqa: F401 (dry_run API)
 
 fmt = memory_estimate.format_bytes
 
-#: Bounds of the batch search: graph builds and seconds.
-MAX_SEARCH_BUILDS = 8
+#: Bounds of the dry run's batch search: seconds, and no batch above this many times the run's.
 MAX_SEARCH_SECS = 60.0
-#: The search tries no batch above this many times the run's.
 SEARCH_LIMIT_FACTOR = 16
 
 
@@ -77,55 +75,6 @@ def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
                   if (memory_estimate.is_gpu(d) if on_gpu else d == 'host')} or fits
     device = max(candidates, key=lambda d: candidates[d][0] / max(1, candidates[d][1]))
     return device, candidates[device][0] / max(1, candidates[device][1])
-
-
-def search_batch(probe, batch: int, ratio: float, deadline: float,
-                 limit: int | None = None) -> tuple[int | None, int | None, int]:
-    """The largest per-device batch whose estimate fits, by graph builds.
-
-    The first guess is extrapolated from `ratio` (estimate / memory at `batch`); then doubling
-    or halving until the answer is bracketed, then bisection to 1/32 of the batch; at most
-    MAX_SEARCH_BUILDS builds, until `deadline` (time.monotonic()).
-
-    Args:
-      probe: batch -> True when the graph built at that batch fits.
-      limit: no batch above this is tried (real-data graphs grow with the batch: their
-        per-image ops); when `limit` fits, the answer is (limit, None).
-
-    Returns:
-      (largest batch found to fit or None, smallest found not to fit or None, builds).
-    """
-    lo, hi = (batch, None) if ratio <= 1 else (None, batch)
-    guess = max(1, int(batch / ratio)) if ratio > 0 else 2 * batch
-    builds = 0
-    last = 0.0
-    while builds < MAX_SEARCH_BUILDS and time.monotonic() + last < deadline:
-        if limit is not None and lo is not None and lo >= limit:
-            break
-        if lo is not None and hi is not None:
-            if hi - lo <= max(1, lo // 32):
-                break
-            if not lo < guess < hi:
-                guess = (lo + hi) // 2
-        elif hi is None:
-            guess = max(guess, 2 * lo) if guess <= lo else guess
-        else:
-            if hi == 1:
-                break
-            guess = max(1, hi // 2) if guess >= hi else guess
-        if limit is not None:
-            guess = min(guess, limit)
-        start = time.monotonic()
-        fits = probe(guess)
-        last = time.monotonic() - start  # the next probe is not started if it cannot finish
-        builds += 1
-        if fits:
-            lo = guess
-            guess = 2 * guess if hi is None else (lo + hi) // 2
-        else:
-            hi = guess
-            guess = max(1, guess // 2) if lo is None else (lo + hi) // 2
-    return lo, hi, builds
 
 
 def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], list[str], dict]:
@@ -228,7 +177,7 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
 
 
 def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | None:
-    """Prints and returns the largest per-device batch found to fit (search_batch over graph
+    """Prints and returns the largest per-device batch found to fit (batch_search over graph
     builds of the run at other batches), None when not even the smallest tried fits."""
     on_gpu = gpu is not None
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
@@ -248,8 +197,9 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 
     start = time.perf_counter()
-    lo, hi, builds = search_batch(probe, batch, ratio, time.monotonic() + MAX_SEARCH_SECS,
-                                  limit=SEARCH_LIMIT_FACTOR * batch)
+    lo, hi, builds = batch_search.search_batch(probe, batch, ratio,
+                                               time.monotonic() + MAX_SEARCH_SECS,
+                                               limit=SEARCH_LIMIT_FACTOR * batch)
     best = ('none (not even %d)' % hi if lo is None else
             '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
     cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (

@@ -9,13 +9,14 @@ out-of-memory error during a run is reported with the same advice (`exhausted_me
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import tensorflow as tf
 
 from .. import cnn_util
 from ..hardware import gpu_specs
-from . import memory_estimate
+from . import batch_search, memory_estimate
 
 fmt = memory_estimate.format_bytes
 
@@ -92,37 +93,28 @@ def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
                          memory_estimate.batch_that_fits(batch, peak, memory))
 
 
-def refine_batch(found: MemoryVerdict, estimate_at, builds: int = 3) -> MemoryVerdict:
-    """A better batch that fits than `found`'s one-point extrapolation: secant steps on
-    (batch, estimate) through graph builds at other batches (the gradients and the optimizer's
-    temporaries do not grow with the batch, so one point overestimates the per-image cost).
+#: Graph builds the memory check's advice may cost before a run stops (it is a failure path).
+ADVICE_BUILDS = 3
+ADVICE_SECS = 30.0
+
+
+def batch_advice(found: MemoryVerdict, estimate_at) -> MemoryVerdict:
+    """`found` with batch_that_fits from graph builds at other batches (batch_search: the
+    gradients and the optimizer's temporaries do not grow with the batch, so `found`'s
+    one-point extrapolation overestimates the per-image cost).
 
     Args:
-      found: the verdict at the run's batch.
+      found: the verdict at the run's batch (it does not fit).
       estimate_at: batch -> the estimate (bytes) of the tightest device at that batch.
-      builds: at most this many graph builds.
 
     Returns:
-      `found` with batch_that_fits the largest batch tried whose estimate fits (0 if none).
+      `found` with batch_that_fits the largest batch found to fit (0 if none).
     """
-    points = [(found.batch_size, found.estimate)]
-    best = 0
-    guess = found.batch_that_fits
-    for _ in range(builds):
-        if guess < 1 or any(b == guess for b, _ in points):
-            break
-        estimate = estimate_at(guess)
-        points.append((guess, estimate))
-        if estimate <= found.memory:
-            best = max(best, guess)
-        (b0, e0), (b1, e1) = sorted(points[-2:])
-        slope = (e1 - e0) / max(1, b1 - b0)
-        if slope <= 0:
-            break
-        guess = int(b1 + (found.memory - e1) / slope)
-        if best and guess <= best:
-            break
-    return found._replace(batch_that_fits=best)
+    lo, _, _ = batch_search.search_batch(
+        lambda b: estimate_at(b) <= found.memory, found.batch_size,
+        found.estimate / max(1, found.memory), time.monotonic() + ADVICE_SECS,
+        max_builds=ADVICE_BUILDS)
+    return found._replace(batch_that_fits=lo or 0)
 
 
 def check_before_run(plan, graph, fetches, estimate_at=None) -> MemoryVerdict | None:
@@ -130,7 +122,7 @@ def check_before_run(plan, graph, fetches, estimate_at=None) -> MemoryVerdict | 
 
     Args:
       estimate_at: batch -> bytes of the tightest device (a graph build at that batch); when
-        given, the advice's batch comes from `refine_batch`.
+        given, the advice's batch comes from `batch_advice`.
 
     Raises:
       OutOfMemoryError: a device's estimate exceeds its memory.
@@ -138,7 +130,7 @@ def check_before_run(plan, graph, fetches, estimate_at=None) -> MemoryVerdict | 
     found = verdict(plan, graph, fetches)
     if found is not None and not found.fits:
         if estimate_at is not None:
-            found = refine_batch(found, estimate_at)
+            found = batch_advice(found, estimate_at)
         raise OutOfMemoryError('not enough memory for this run: %s (check with --dry_run)'
                                % found.advice())
     return found

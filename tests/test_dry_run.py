@@ -28,6 +28,7 @@ from tf_cnn_benchmarks.hardware import gpu_specs
 from tf_cnn_benchmarks.lifecycle import timed_run
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.preflight import (
+    batch_search,
     dry_run,
     gpu_kernels,
     memory_check,
@@ -154,12 +155,12 @@ def test_the_batch_search_brackets_the_largest_batch_that_fits():
         calls.append(batch)
         return batch <= 100
     # A first guess from a ratio that overestimates the cost per image (fixed costs).
-    lo, hi, builds = dry_run.search_batch(probe, 10, 0.12, time.monotonic() + 60)
+    lo, hi, builds = batch_search.search_batch(probe, 10, 0.12, time.monotonic() + 60)
     assert lo <= 100 < hi and hi - lo <= max(1, lo // 32) and builds == len(calls) <= 8
     calls.clear()
-    lo, hi, builds = dry_run.search_batch(probe, 400, 30.0, time.monotonic() + 60)
-    assert lo <= 100 < hi and builds == len(calls) <= dry_run.MAX_SEARCH_BUILDS
-    lo, hi, _ = dry_run.search_batch(probe, 2, 0.01, time.monotonic() + 60, limit=32)
+    lo, hi, builds = batch_search.search_batch(probe, 400, 30.0, time.monotonic() + 60)
+    assert lo <= 100 < hi and builds == len(calls) <= batch_search.MAX_BUILDS
+    lo, hi, _ = batch_search.search_batch(probe, 2, 0.01, time.monotonic() + 60, limit=32)
     assert (lo, hi) == (32, None) and max(calls) <= 400
 
 
@@ -318,3 +319,17 @@ def test_a_ps_tasks_dry_run_checks_the_variables_it_holds(capsys, monkeypatch):
     monkeypatch.setattr(memory_estimate, 'host_available_bytes', lambda: (1 << 20, 'RLIMIT_AS'))
     with pytest.raises(dry_run.DryRunFailed, match=r'/job:ps/task:0 needs about .* add ps '):
         dry_run.run(_make_bench, p, 0)
+
+
+def test_the_memory_checks_advice_uses_the_same_search_within_three_builds():
+    calls = []
+
+    def estimate_at(batch):  # a fixed 1000 bytes (variables, gradients) + 10 bytes an image
+        calls.append(batch)
+        return 1000 + 10 * batch
+    found = memory_check.MemoryVerdict('/GPU:0', estimate_at(200), 2000, 200, 66)
+    calls.clear()
+    advised = memory_check.batch_advice(found, estimate_at)
+    # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), bisect to 99.
+    assert calls == [133, 66, 99] and advised.batch_that_fits == 99
+    assert advised._replace(batch_that_fits=66) == found
