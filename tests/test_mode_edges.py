@@ -44,3 +44,13 @@ def test_an_unreadable_baseline_and_a_plot_without_matplotlib_are_usage_errors(m
     monkeypatch.setattr(usage.importlib.util, 'find_spec', lambda name: None)
     with pytest.raises(params.ParamsError, match='--plot_file needs matplotlib'):
         usage.check_extras(params.make_params(plot_file='/tmp/p.png'))
+
+
+@pytest.mark.parametrize('workers, warned', [(['h:1'], True), (['h:1', 'h:2'], False)])
+def test_hierarchical_copy_counts_a_clusters_workers_from_the_host_list(workers, warned):
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    p = params.make_params(hierarchical_copy=True, job_name='worker', worker_hosts=workers,
+                           ps_hosts=['h:3'], variable_update='distributed_replicated')
+    said = any('--hierarchical_copy' in m for m in ineffective_flags.messages(p, 0))
+    assert said == warned
