@@ -11,6 +11,7 @@ import re
 from absl import flags
 
 from . import params
+from .params import configs
 
 # absl reports a bad boolean with its exception's argument tuple:
 # "flag --distortions=maybe: ('Non-boolean argument to boolean flag', 'maybe')".
@@ -70,6 +71,7 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
+    argv = configs.expand(argv)
     try:
         rest = flag_values(argv, known_only=False)
     except flags.Error as e:

@@ -17,6 +17,7 @@ setuptools.setup(
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
         'cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle', 'metrics', 'models',
         'params', 'preflight', 'runtime', 'tools')],
+    package_data={'tf_cnn_benchmarks': ['configs/*.flags']},
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',

@@ -84,6 +84,8 @@ RESIZE_METHODS = ('bilinear', 'nearest', 'bicubic', 'area', 'round_robin')
 SPECS: tuple[ParamSpec, ...] = (
     # --- What to run and for how long.
     _s('model', 'trivial', 'Name of the model to run (see --list_models).'),
+    _s('config', None, 'A named configuration from configs/ (resnet50_cpu, '
+       'resnet50_8gpu_replicated_nccl, ...): its flags first, then the command line\'s.'),
     _b('list_models', False, 'Print a table of every model (dataset, image size, parameters, '
        'forward GFLOPs, default batch size and learning rate) and exit.'),
     _i('batch_size', 0, 'Batch size per device (tower); 0 uses the model default.', lower=0),

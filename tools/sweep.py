@@ -49,7 +49,11 @@ PRECISIONS = tuple(sweep_runner.PRECISION_FLAGS)
 # tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
 RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--num_gpus',
             'variable_update': '--variable_updates', 'use_fp16': '--precisions',
-            'use_bf16': '--precisions', 'benchmark_log_dir': '--output_dir'}
+            'use_bf16': '--precisions', 'benchmark_log_dir': '--output_dir',
+            'config': '--config before -- (its model, batch and precision become the axes)'}
+# A configuration's flags (configs/NAME.flags) that give a sweep axis its default.
+CONFIG_AXES = {'model': 'models', 'batch_size': 'batch_sizes', 'num_gpus': 'num_gpus',
+               'variable_update': 'variable_updates'}
 
 
 class SweepError(Exception):
@@ -72,6 +76,10 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_string('output_dir', None, 'Folder of results.jsonl, runs/, report.md and the '
                                             'plots (required here or in the file).', flag_values=fv)
     flags.DEFINE_string('sweep_file', None, 'YAML file with the axes (see above).', flag_values=fv)
+    flags.DEFINE_string('config', None, 'A named configuration (configs/NAME.flags, as '
+                        'tf_cnn_benchmarks --config): its model, batch size, GPUs, variable '
+                        'update and precision are the axes\' defaults, its other flags go to '
+                        'every run.', flag_values=fv)
     flags.DEFINE_boolean('retry_failed', False, 'On resume, also rerun configurations that '
                                                 'failed.', flag_values=fv)
     flags.DEFINE_float('run_timeout_secs', 0.0, 'Stop a run after this many seconds and record '
@@ -184,6 +192,34 @@ def _positive_ints(name: str, values: list[str]) -> list[int]:
     return ints
 
 
+def config_plan(name: str) -> tuple[dict, list[str]]:
+    """({sweep axis: [value]}, other flags) of configuration `name` (params/configs.py):
+    --model=resnet50 becomes {'models': ['resnet50']}, --use_bf16 {'precisions': ['bf16']}.
+
+    Raises:
+      SweepError: an unknown configuration.
+    """
+    from tf_cnn_benchmarks import params  # absolute: see unknown_model
+    from tf_cnn_benchmarks.params import configs
+    try:
+        lines = configs.read_flags(name)
+    except params.ParamsError as e:
+        raise SweepError(str(e)) from None
+    axes, rest = {}, []
+    for arg in lines:
+        name_, _, value = arg.lstrip('-').partition('=')
+        if name_ in CONFIG_AXES:
+            axes[CONFIG_AXES[name_]] = [value]
+        elif name_ in ('use_bf16', 'use_fp16'):
+            if value.lower() not in ('false', '0'):
+                axes['precisions'] = [name_[4:]]
+        elif name_ in ('nouse_bf16', 'nouse_fp16'):
+            pass
+        else:
+            rest.append(arg)
+    return axes, rest
+
+
 def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     """Merges the flags and the sweep file into {'axes', 'repeats', 'output_dir',
     'extra_flags'}; flags given on the command line win.
@@ -197,12 +233,17 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     except sweep_file.SweepFileError as e:
         raise SweepError(str(e)) from None
 
-    def pick(name):
-        if fv[name].present or name not in file_values:
-            return fv[name].value
-        return file_values[name]
+    config = fv.config if fv['config'].present else file_values.get('config')
+    config_axes, config_flags = config_plan(config) if config else ({}, [])
 
-    extra = file_values.get('flags', []) + list(extra_flags)
+    def pick(name):
+        if fv[name].present:
+            return fv[name].value
+        if name in file_values:
+            return file_values[name]
+        return config_axes.get(name, fv[name].value)
+
+    extra = config_flags + file_values.get('flags', []) + list(extra_flags)
     problem = reserved_flag(extra) or run_flags_problem(extra)
     if problem:
         raise SweepError(problem)

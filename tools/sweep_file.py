@@ -8,6 +8,7 @@
     repeats: 3
     output_dir: runs/a100
     flags: {num_batches: 100, device: gpu}   # for every run; or ['--num_batches=100', ...]
+    config: resnet50_8gpu_replicated_nccl    # optional: configs/NAME.flags gives the defaults
 
 Booleans in `flags` become true/false, lists comma-separated values.
 """
@@ -15,7 +16,7 @@ Booleans in `flags` become true/false, lists comma-separated values.
 from __future__ import annotations
 
 FILE_KEYS = ('models', 'batch_sizes', 'num_gpus', 'precisions', 'variable_updates', 'repeats',
-             'output_dir', 'flags')
+             'output_dir', 'flags', 'config')
 
 
 class SweepFileError(ValueError):
@@ -71,7 +72,7 @@ def read_sweep_file(path: str) -> dict:
     for key, value in data.items():
         if key == 'flags':
             out[key] = _file_flags(value, path)
-        elif key in ('repeats', 'output_dir'):
+        elif key in ('repeats', 'output_dir', 'config'):
             out[key] = str(value)
         else:
             values = value if isinstance(value, list) else [value]
