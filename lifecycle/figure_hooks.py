@@ -3,6 +3,8 @@
     FiguresHook         the total block after `total images/sec`: compute images/sec and
                         input wait, model FLOP/s and utilisation, peak memory, latency, the
                         --baseline gate (metrics/utilisation.py says how each is measured)
+    HostLoadHook        the total block's last line: what else used the CPUs during the
+                        timed part (metrics/host_load.py), a warning when that was a lot
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
 
 Both get their traces from the loop (RunHook.wants_trace / traced): no timed step is traced
@@ -15,8 +17,10 @@ from typing import Callable
 
 from .. import cnn_util
 from ..metrics import baseline as baseline_lib
+from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
 from ..metrics import step_breakdown, utilisation
+from ..runtime import cpu_tuning
 from . import run_hooks
 
 
@@ -92,6 +96,51 @@ def raise_if_slower(result: dict) -> None:
     """--baseline: raises metrics.baseline.RegressionError when the run failed its gate (after
     its results were written)."""
     baseline_lib.raise_if_failed(result)
+
+
+class HostLoadHook(run_hooks.RunHook):
+    """What else used the CPUs while the run was timed (metrics/host_load.py says how).
+
+    Samples /proc in `before_timed` and `after_timed`; its total-block line is 'Host load:
+    other processes used 1.42 of 2 cores (71%), load average 3.1 before, 3.4 after, steal
+    0.0%', with one `warning:` line on stderr when the host was too busy for the figure to be
+    representative; `end` adds result['host_load'] (host_load.measure lists its fields).
+
+    Args:
+      plan: the run_plan.RunPlan (its intra-op threads give the run's cores).
+      reader: a host_load.ProcReader (a test feeds a fake /proc); default the real one.
+      warn: where the warning goes (text without 'warning: '); default cnn_util.warn, unless
+        TF_CNN_BUSY_HOST_WARNING=0.
+    """
+
+    def __init__(self, plan, *, reader=None, warn=None):
+        self.reader = reader or host_load_lib.ProcReader()
+        self.cores = host_load_lib.run_cores(cpu_tuning.thread_counts(plan.params)[0],
+                                             self.reader.cpus)
+        self.warn = warn
+        self.start = self.stop = None
+        self.load = None
+
+    def before_timed(self):
+        self.start = self.reader.sample()
+
+    def after_timed(self):
+        self.stop = self.reader.sample()
+
+    def total_lines(self, loop) -> list[str]:
+        if self.start is None or self.stop is None:
+            return []
+        self.load = host_load_lib.measure(self.start, self.stop, self.cores,
+                                          len(self.reader.cpus), self.reader.ticks_per_sec)
+        if self.load['warning']:
+            if self.warn is not None:
+                self.warn(self.load['warning'])
+            elif host_load_lib.warning_enabled():
+                cnn_util.warn(self.load['warning'])
+        return [host_load_lib.format_line(self.load)]
+
+    def end(self, result):
+        result['host_load'] = self.load
 
 
 class StepBreakdownHook(run_hooks.RunHook):
