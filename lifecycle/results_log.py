@@ -30,7 +30,7 @@ and the figures of the total block (metrics/utilisation.py):
     host_load (null when the timed part did not run) {cores, cpus_allowed, wall_secs,
              load_average_before, load_average_after, others_cpu_secs, others_cores,
              others_fraction, steal_secs, steal_fraction, representative, reasons, warning,
-             error, method} (metrics/host_load.py)
+             error, others_limit, steal_limit, method} (metrics/host_load.py)
 
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """

@@ -195,7 +195,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
       {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
        others_cpu_secs, others_cores, others_fraction, steal_secs, steal_fraction,
        representative (None when not measured), reasons [text], warning (text or None),
-       error ('' or why a figure is None), method}. Seconds are wall or CPU seconds;
+       error ('' or why a figure is None), others_limit, steal_limit (the warning's
+       thresholds, fractions), method}. Seconds are wall or CPU seconds;
        fractions 0..1 (others_fraction may pass 1 when others use more CPUs than the run).
     """
     wall = end.wall_secs - start.wall_secs
@@ -203,7 +204,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
            'load_average_before': start.load_average, 'load_average_after': end.load_average,
            'others_cpu_secs': None, 'others_cores': None, 'others_fraction': None,
            'steal_secs': None, 'steal_fraction': None, 'representative': None, 'reasons': [],
-           'warning': None, 'error': start.error or end.error, 'method': METHOD}
+           'warning': None, 'error': start.error or end.error,
+           'others_limit': OTHERS_LIMIT, 'steal_limit': STEAL_LIMIT, 'method': METHOD}
     if wall <= 0:
         out['error'] = out['error'] or 'no time between the samples'
         return out

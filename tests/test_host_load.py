@@ -107,7 +107,8 @@ def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
     assert set(load) == {
         'cores', 'cpus_allowed', 'wall_secs', 'load_average_before', 'load_average_after',
         'others_cpu_secs', 'others_cores', 'others_fraction', 'steal_secs', 'steal_fraction',
-        'representative', 'reasons', 'warning', 'error', 'method'}
+        'representative', 'reasons', 'warning', 'error', 'others_limit', 'steal_limit',
+        'method'}
 
 
 def test_a_quiet_host_has_no_warning_and_steal_above_5_percent_has_one():
@@ -252,3 +253,64 @@ def test_a_real_run_beside_a_busy_loop_sees_the_others_cpu_time():
     # The child spins a core for the whole timed part (less its share on a loaded host).
     assert load['others_cores'] > 0.2, load
     assert load['error'] == '' and load['cpus_allowed'] == len(cpus)
+
+
+# --- The sweep: records keep it, the report lists it per run, compare per side.
+
+def _sweep_record(batch, rate, repeat, others, steal=0.0):
+    from tf_cnn_benchmarks.tools import sweep_results
+    config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1, 'precision': 'fp32',
+              'variable_update': 'parameter_server', 'repeat': repeat}
+    load = None
+    if others is not None:
+        load = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                                 host_load.Sample(10.0, 3.42, int(others * 2000),
+                                                  int(steal * 2000), 0), 2, 2, 100)
+    from tf_cnn_benchmarks.tools import sweep_host_load
+    return {'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
+            'images_per_sec': rate, 'extra_flags': [], 'exit_status': 0, 'error': None,
+            'host_load': sweep_host_load.record_host_load({'host_load': load}) if load
+            else None}
+
+
+def test_sweep_report_lists_each_runs_host_load_and_marks_busy_runs(tmp_path):
+    from tf_cnn_benchmarks.tools import sweep_host_load, sweep_report
+    assert sweep_host_load.record_host_load({'images_per_sec': 1.0}) is None
+    records = [_sweep_record(8, 100.0, 0, 0.05), _sweep_record(8, 30.0, 1, 0.71),
+               _sweep_record(16, 90.0, 0, 0.0, steal=0.075), _sweep_record(16, 95.0, 1, None)]
+    assert set(records[0]['host_load']) == set(sweep_host_load.FIELDS)
+    text = sweep_report.write_report(str(tmp_path), records)
+    section = text[text.index('## Host load'):]
+    assert ('| run | images/sec | others\' CPU | load average | steal | host |\n'
+            '| --- | ---: | ---: | ---: | ---: | --- |\n'
+            '| trivial bs=8 gpus=1 fp32 parameter_server repeat 1 | 100.0 | 0.10 of 2 (5%) '
+            '| 3.1 → 3.4 | 0.0% | quiet |\n'
+            '| trivial bs=8 gpus=1 fp32 parameter_server repeat 2 | 30.0 | 1.42 of 2 (71%) '
+            '| 3.1 → 3.4 | 0.0% | busy |\n'
+            '| trivial bs=16 gpus=1 fp32 parameter_server repeat 1 | 90.0 | 0.00 of 2 (0%) '
+            '| 3.1 → 3.4 | 7.5% | busy |\n'
+            '| trivial bs=16 gpus=1 fp32 parameter_server repeat 2 | 95.0 | - | - | - | - |\n'
+            '\n2 of 4 runs on a busy host.\n') in section
+    assert 'busy: others above 25% of the run\'s cores or steal above 5%' in section
+    # A sweep recorded before runs measured their host load has no such section.
+    old = [dict(r, host_load=None) for r in records]
+    assert '## Host load' not in sweep_report.write_report(str(tmp_path), old)
+
+
+def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
+    from tf_cnn_benchmarks.tools import sweep_compare
+    a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
+    b = [_sweep_record(8, r, i, o) for i, (r, o) in enumerate(
+        [(50.0, 0.71), (52.0, 0.6), (51.0, 0.1)])]
+    text, failed = sweep_compare.format_comparison('a', 'b', a, b)
+    assert not failed
+    lines = text.splitlines()
+    head = [line for line in lines if line.startswith('| model')][0]
+    assert head.endswith('| verdict | A host load | B host load | notes |')
+    row = [line for line in lines if line.startswith('| trivial')][0]
+    assert row.endswith('| 0.510 | 0.05 | slower | 5% | 71% (2/3 busy) | busy host in B |')
+    assert 'host load: the highest share of a run\'s cores' in text
+    # Without host loads on either side, the table is what it was.
+    plain, _ = sweep_compare.format_comparison(
+        'a', 'b', [dict(r, host_load=None) for r in a], [dict(r, host_load=None) for r in b])
+    assert '| verdict | notes |' in plain and 'host load' not in plain
