@@ -104,43 +104,45 @@ class HostLoadHook(run_hooks.RunHook):
     Samples /proc in `before_timed` and `after_timed`; its total-block line is 'Host load:
     other processes used 1.42 of 2 cores (71%), load average 3.1 before, 3.4 after, steal
     0.0%', with one `warning:` line on stderr when the host was too busy for the figure to be
-    representative; `end` adds result['host_load'] (host_load.measure lists its fields).
+    representative (host_load_lines); `end` adds result['host_load'] (host_load.measure lists
+    its fields; None when the timed part did not run).
 
     Args:
       plan: the run_plan.RunPlan (its intra-op threads give the run's cores).
       reader: a host_load.ProcReader (a test feeds a fake /proc); default the real one.
-      warn: where the warning goes (text without 'warning: '); default cnn_util.warn, unless
-        TF_CNN_BUSY_HOST_WARNING=0.
+      warn: where the warning goes (host_load_lines).
     """
 
     def __init__(self, plan, *, reader=None, warn=None):
-        self.reader = reader or host_load_lib.ProcReader()
-        self.cores = host_load_lib.run_cores(cpu_tuning.thread_counts(plan.params)[0],
-                                             self.reader.cpus)
+        self.meter = host_load_lib.Meter(cpu_tuning.thread_counts(plan.params)[0], reader)
         self.warn = warn
-        self.start = self.stop = None
         self.load = None
 
     def before_timed(self):
-        self.start = self.reader.sample()
+        self.meter.start()
 
     def after_timed(self):
-        self.stop = self.reader.sample()
+        self.load = self.meter.stop()
 
     def total_lines(self, loop) -> list[str]:
-        if self.start is None or self.stop is None:
-            return []
-        self.load = host_load_lib.measure(self.start, self.stop, self.cores,
-                                          len(self.reader.cpus), self.reader.ticks_per_sec)
-        if self.load['warning']:
-            if self.warn is not None:
-                self.warn(self.load['warning'])
-            elif host_load_lib.warning_enabled():
-                cnn_util.warn(self.load['warning'])
-        return [host_load_lib.format_line(self.load)]
+        return host_load_lines(self.load, self.warn)
 
     def end(self, result):
         result['host_load'] = self.load
+
+
+def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None) -> list[str]:
+    """The 'Host load: ...' line of a host_load.measure dict ([] for None), after its
+    warning: to `warn` (text without 'warning: ') when given, else one `warning:` line on
+    stderr unless TF_CNN_BUSY_HOST_WARNING=0 (host_load.warning_enabled)."""
+    if load is None:
+        return []
+    if load['warning']:
+        if warn is not None:
+            warn(load['warning'])
+        elif host_load_lib.warning_enabled():
+            cnn_util.warn(load['warning'])
+    return [host_load_lib.format_line(load)]
 
 
 class StepBreakdownHook(run_hooks.RunHook):

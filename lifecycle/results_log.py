@@ -11,7 +11,7 @@ the same structure either way. Keys (all runs):
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
     restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
     eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches, global_step,
-          checkpoint_path, subset, elapsed_secs, batch_times}), evals [same],
+          checkpoint_path, subset, elapsed_secs, batch_times, host_load}), evals [same],
     stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
 
 and the figures of the total block (metrics/utilisation.py):

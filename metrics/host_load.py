@@ -233,6 +233,33 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     return out
 
 
+class Meter:
+    """The host load over one timed part: `start()` before it, `stop()` after it.
+
+    Args:
+      intra_threads: the run's intra-op threads (0 or None: TensorFlow's choice), for
+        run_cores.
+      reader: a ProcReader (a test's fake /proc); default the real one.
+    """
+
+    def __init__(self, intra_threads: int | None, reader: ProcReader | None = None):
+        self.reader = reader or ProcReader()
+        self.cores = run_cores(intra_threads, self.reader.cpus)
+        self._start = None
+
+    def start(self) -> None:
+        """Takes the first sample."""
+        self._start = self.reader.sample()
+
+    def stop(self) -> dict | None:
+        """Takes the second sample; returns `measure`'s dict (None without a `start`)."""
+        if self._start is None:
+            return None
+        start, self._start = self._start, None
+        return measure(start, self.reader.sample(), self.cores, len(self.reader.cpus),
+                       self.reader.ticks_per_sec)
+
+
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:
     return '?' if value is None else pattern % (value * scale)
 
