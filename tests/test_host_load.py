@@ -227,6 +227,34 @@ def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_b
     assert capsys.readouterr().err == '' and off.load['warning'] is not None
 
 
+class _Phases(run_hooks.RunHook):
+    def __init__(self):
+        self.log = []
+
+    def wants_trace(self, call):
+        self.log.append('step %d' % call)
+        return False
+
+    def before_timed(self):
+        self.log.append('before_timed')
+
+    def after_timed(self):
+        self.log.append('after_timed')
+
+    def total_lines(self, loop):
+        self.log.append('total_lines')
+        return []
+
+
+def test_before_and_after_timed_bracket_the_timed_steps_only():
+    phases = _Phases()
+    spec = training_loop.LoopSpec(num_warmup=2, num_steps=2, images_per_step=4,
+                                  display_every=10)
+    training_loop.run_loop(spec, _Step(), [phases], log=lambda line: None)
+    assert phases.log == ['step 1', 'step 2', 'before_timed', 'step 3', 'step 4', 'after_timed',
+                          'total_lines']
+
+
 # --- A real run beside a busy loop.
 
 class _Slow(run_hooks.RunHook):
