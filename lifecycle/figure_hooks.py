@@ -7,8 +7,9 @@
                         timed part (metrics/host_load.py), a warning when that was a lot
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
 
-Both get their traces from the loop (RunHook.wants_trace / traced): no timed step is traced
-for the total block (its traced step is the last warm-up step).
+FiguresHook and StepBreakdownHook get their traces from the loop (RunHook.wants_trace /
+traced): no timed step is traced for the total block (its traced step is the last warm-up
+step). HostLoadHook samples /proc in the before_timed and after_timed phases.
 """
 
 from __future__ import annotations
