@@ -40,10 +40,10 @@ import tensorflow as tf
 from .. import cnn_util
 from ..graph import eval_graph
 from ..input_data import data_errors
-from ..metrics import utilisation
+from ..metrics import host_load, utilisation
 from ..params import original_flags
-from ..runtime import session_config
-from . import checkpoints, results_db, results_log, run_hooks, signals
+from ..runtime import cpu_tuning, session_config
+from . import checkpoints, figure_hooks, results_db, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
 
@@ -75,6 +75,7 @@ class Evaluator:
         self.global_batch = plan.eval.global_batch_size
         self.num_batches = plan.eval.num_batches
         self._loaders = None
+        self.host_meter = host_load.Meter(cpu_tuning.thread_counts(p)[0])
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start
@@ -102,7 +103,8 @@ class Evaluator:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
            examples scored per second, 'num_examples': examples scored (counted in the graph;
            padding slots excluded), 'num_batches', 'global_step', 'checkpoint_path' (or None),
-           'subset', 'elapsed_secs', 'batch_times': seconds per batch}.
+           'subset', 'elapsed_secs', 'batch_times': seconds per batch, 'host_load': what else
+           used the CPUs over the timed batches (metrics/host_load.py measure)}.
 
         Raises:
           CheckpointError: the checkpoint does not fit the model.
@@ -129,6 +131,7 @@ class Evaluator:
                 # here: their executors are built before the timer, not inside the timed loop.
                 run_with_puts = sess.make_callable([self.counts] + list(self.pipeline.step_ops))
                 run_last = sess.make_callable([self.counts])
+                self.host_meter.start()
                 start = time.perf_counter()
                 for index in range(self.num_batches):
                     batch_start = time.perf_counter()
@@ -137,6 +140,7 @@ class Evaluator:
                     batch_times.append(time.perf_counter() - batch_start)
                     totals += np.asarray(out[0], dtype=np.int64)
                 elapsed = time.perf_counter() - start
+                load = self.host_meter.stop()
         hits_1, hits_5, examples = (int(x) for x in totals)
         return {
             'top_1': hits_1 / examples,
@@ -144,7 +148,7 @@ class Evaluator:
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
             'num_examples': examples, 'num_batches': self.num_batches, 'global_step': step,
             'checkpoint_path': checkpoint_path, 'subset': self.subset, 'elapsed_secs': elapsed,
-            'batch_times': batch_times,
+            'batch_times': batch_times, 'host_load': load,
         }
 
 
@@ -257,6 +261,9 @@ def run_eval(plan, model, dataset) -> dict:
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
     result.update(utilisation.eval_figures(plan, result['eval']))
+    result['host_load'] = (result['eval'] or {}).get('host_load')
+    for line in figure_hooks.host_load_lines(result['host_load']):
+        cnn_util.log_fn(line)
     result['finished_utc'] = results_db.now_utc()
     if p.benchmark_log_dir:
         result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)

@@ -3,10 +3,13 @@
     FiguresHook         the total block after `total images/sec`: compute images/sec and
                         input wait, model FLOP/s and utilisation, peak memory, latency, the
                         --baseline gate (metrics/utilisation.py says how each is measured)
+    HostLoadHook        the total block's last line: what else used the CPUs during the
+                        timed part (metrics/host_load.py), a warning when that was a lot
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
 
-Both get their traces from the loop (RunHook.wants_trace / traced): no timed step is traced
-for the total block (its traced step is the last warm-up step).
+FiguresHook and StepBreakdownHook get their traces from the loop (RunHook.wants_trace /
+traced): no timed step is traced for the total block (its traced step is the last warm-up
+step). HostLoadHook samples /proc in the before_timed and after_timed phases.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from typing import Callable
 
 from .. import cnn_util
 from ..metrics import baseline as baseline_lib
+from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
 from ..metrics import step_breakdown, utilisation
+from ..runtime import cpu_tuning
 from . import run_hooks
 
 
@@ -92,6 +97,53 @@ def raise_if_slower(result: dict) -> None:
     """--baseline: raises metrics.baseline.RegressionError when the run failed its gate (after
     its results were written)."""
     baseline_lib.raise_if_failed(result)
+
+
+class HostLoadHook(run_hooks.RunHook):
+    """What else used the CPUs while the run was timed (metrics/host_load.py says how).
+
+    Samples /proc in `before_timed` and `after_timed`; its total-block line is 'Host load:
+    other processes used 1.42 of 2 cores (71%), load average 3.1 before, 3.4 after, steal
+    0.0%', with one `warning:` line on stderr when the host was too busy for the figure to be
+    representative (host_load_lines); `end` adds result['host_load'] (host_load.measure lists
+    its fields; None when the timed part did not run).
+
+    Args:
+      plan: the run_plan.RunPlan (its intra-op threads give the run's cores).
+      reader: a host_load.ProcReader (a test feeds a fake /proc); default the real one.
+      warn: where the warning goes (host_load_lines).
+    """
+
+    def __init__(self, plan, *, reader=None, warn=None):
+        self.meter = host_load_lib.Meter(cpu_tuning.thread_counts(plan.params)[0], reader)
+        self.warn = warn
+        self.load = None
+
+    def before_timed(self):
+        self.meter.start()
+
+    def after_timed(self):
+        self.load = self.meter.stop()
+
+    def total_lines(self, loop) -> list[str]:
+        return host_load_lines(self.load, self.warn)
+
+    def end(self, result):
+        result['host_load'] = self.load
+
+
+def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None) -> list[str]:
+    """The 'Host load: ...' line of a host_load.measure dict ([] for None), after its
+    warning: to `warn` (text without 'warning: ') when given, else one `warning:` line on
+    stderr unless TF_CNN_BUSY_HOST_WARNING=0 (host_load.warning_enabled)."""
+    if load is None:
+        return []
+    if load['warning']:
+        if warn is not None:
+            warn(load['warning'])
+        elif host_load_lib.warning_enabled():
+            cnn_util.warn(load['warning'])
+    return [host_load_lib.format_line(load)]
 
 
 class StepBreakdownHook(run_hooks.RunHook):

@@ -11,7 +11,7 @@ the same structure either way. Keys (all runs):
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
     restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
     eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches, global_step,
-          checkpoint_path, subset, elapsed_secs, batch_times}), evals [same],
+          checkpoint_path, subset, elapsed_secs, batch_times, host_load}), evals [same],
     stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
 
 and the figures of the total block (metrics/utilisation.py):
@@ -27,6 +27,10 @@ and the figures of the total block (metrics/utilisation.py):
     latency_ms (null in training) {p50, p90, p99, mean, count, batch_size},
     baseline (with --baseline) {file, baseline_images_per_sec, images_per_sec, ratio, p_slower,
              p_faster, verdict, reason, fail_on_slower_pct, failed, num_steps}
+    host_load (null when the timed part did not run) {cores, cpus_allowed, wall_secs,
+             load_average_before, load_average_after, others_cpu_secs, others_cores,
+             others_fraction, steal_secs, steal_fraction, representative, reasons, warning,
+             error, others_limit, steal_limit, method} (metrics/host_load.py)
 
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """

@@ -14,8 +14,10 @@ within a phase the order of the hooks carries no meaning:
     wants_trace(call)       before each step (call counts warm-up and timed steps from 1):
                             True runs it with a full trace, then
     traced(call, wall_secs, step_stats)  hands the trace to each hook that asked
+    before_timed()          right before the first timed step (after the warm-up)
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
     should_stop()           after each timed step; any True ends the loop early
+    after_timed()           right after the last timed step, before the total block
     total_lines(loop)       the lines each hook adds to the total block after `total
                             images/sec` (in the hooks' order: the one phase where it counts)
     after_loop(result)      more work on the session after the timed steps (a traced step)
@@ -72,12 +74,19 @@ class RunHook:
         """The trace of step `call` this hook asked for: its wall seconds (tracing included) and
         its RunMetadata.step_stats."""
 
+    def before_timed(self) -> None:
+        """Called right before the first timed step."""
+
     def after_step(self, step: int, loss: float | None) -> None:
         """Called after timed step `step` (1-based) with its loss (None when forward-only)."""
 
     def should_stop(self) -> bool:
         """Return True to end the timed loop after the current step."""
         return False
+
+    def after_timed(self) -> None:
+        """Called right after the last timed step (also when stopped early), before the total
+        block."""
 
     def total_lines(self, loop) -> list[str]:
         """Lines for the total block, after `total images/sec` (loop: the LoopResult)."""

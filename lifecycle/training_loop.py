@@ -150,9 +150,10 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
 
     Per step the hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
     then `traced` with the trace); after each timed step they get `after_step` and
-    `should_stop`; in the total block each adds its `total_lines` after `total images/sec`, in
-    the hooks' order. After the warm-up (or the first timed step, without one) a line says how
-    long the timed part will take.
+    `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
+    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
+    the warm-up (or the first timed step, without one) a line says how long the timed part
+    will take.
 
     Args:
       spec: the LoopSpec.
@@ -176,6 +177,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
                   + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
     clock = time.perf_counter
+    for hook in hooks:
+        hook.before_timed()
     loop_start = clock()
     for step in range(1, spec.num_steps + 1):
         start = clock()
@@ -200,6 +203,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
             result.stopped_early = True
             break
     result.elapsed_secs = clock() - loop_start - result.hook_secs
+    for hook in hooks:
+        hook.after_timed()
     result.step_times = stats.step_times
     result.images_per_sec = (spec.images_per_step * result.num_steps / result.elapsed_secs
                              if result.num_steps else 0.0)

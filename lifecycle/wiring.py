@@ -1,8 +1,8 @@
 """Which lifecycle features a run has: `make_hooks(plan, model, dataset, ...)` gives the run
 hooks (run_hooks.py says in which phases they are called; their order in the list carries no
-meaning, except for the total block's lines: the figures come first). The flags that have no
-effect in a run are preflight/ineffective_flags.py's; the result dict of a run is made by
-timed_run.loop_result.
+meaning, except for the total block's lines: the figures come first, the host load last). The
+flags that have no effect in a run are preflight/ineffective_flags.py's; the result dict of a
+run is made by timed_run.loop_result.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
     """
     p = plan.params
     is_local = is_local_device or (lambda device: True)
-    hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline)]
+    hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline),
+             figure_hooks.HostLoadHook(plan)]
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in params_lib.EVAL_DURING_TRAINING_FLAGS):

@@ -1,7 +1,9 @@
 """Every figure a run reports and every gate on it, for the command and the sweep alike:
 FLOP/s, peak and utilisation, input wait, memory (utilisation.py), latency (latency.py), where
-a step's time goes (step_breakdown.py), the --baseline gate (baseline.py) and the statistical
-test both regression gates share (significance.py).
+a step's time goes (step_breakdown.py), what else used the CPUs while a run was timed
+(host_load.py), the --baseline gate (baseline.py) and the statistical test both regression
+gates share (significance.py).
 
-Pure computations on what a run measured; lifecycle/figure_hooks.py reports them in a run.
+Pure computations on what a run measured (host_load.py also takes its /proc samples, through
+readers a test replaces); lifecycle/figure_hooks.py reports them in a run.
 """

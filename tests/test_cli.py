@@ -47,7 +47,7 @@ def test_training_run_prints_the_documented_format():
     at = lines.index(total[0])
     assert lines[-1] == '-' * 64 and lines[at - 1] == '-' * 64
     assert [line.split(':')[0] for line in lines[at + 1:-1]] == [
-        'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory']
+        'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory', 'Host load']
 
 
 @pytest.mark.parametrize('args, status, text', [

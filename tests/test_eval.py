@@ -118,6 +118,10 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     out = capsys.readouterr().out
     assert 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [48 examples' % (top_1, top_5) in out
     assert 'eval images/sec: ' in out and r['images_per_sec'] > 0
+    # What else used the CPUs over the timed batches (metrics/host_load.py), as in training.
+    assert [line for line in out.splitlines() if line.startswith('Host load: ')][0].startswith(
+        'Host load: other processes used ')
+    assert result['host_load'] is r['host_load'] and r['host_load']['wall_secs'] > 0
 
 
 def test_eval_on_two_replicated_devices_matches_one(trained):

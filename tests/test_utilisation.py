@@ -313,13 +313,15 @@ def test_a_real_forward_only_run_prints_every_figure(tmp_path):
     assert block[2].startswith('utilisation: ') and 'measured now in' in block[2]
     assert block[3].startswith('peak memory: CPU allocator ') and 'process RSS' in block[3]
     assert block[4].startswith('latency per batch of 2 (ms): p50 ')
-    assert out[total + 6] == '-' * 64
+    assert out[total + 6].startswith('Host load: other processes used ')  # metrics/host_load
+    assert out[total + 7] == '-' * 64
     result = json.load(open([os.path.join(tmp_path, n) for n in os.listdir(tmp_path)
                              if n.endswith('.json')][0]))
     assert 0 < result['utilisation']['fraction_of_peak'] < 1
     assert result['input']['input_share'] is not None
     assert result['memory']['process_peak_rss_bytes'] > 0
     assert result['latency_ms']['count'] == 5
+    assert result['host_load']['wall_secs'] > 0 and result['host_load']['cores'] >= 1
     assert os.path.exists(tmp_path / 'cache' / 'tf_cnn_benchmarks' / 'cpu_peak.json')
 
 

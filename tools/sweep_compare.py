@@ -7,7 +7,9 @@ both, the table gives each side's median images/sec over its successful repeats 
 (±: half the range of the repeats, (max - min) / 2, as a percentage of the median), the ratio
 B/A of the medians, the p-value of a one-sided Mann-Whitney test over the repeats and a verdict
 (tools/sweep_gate.py: slower, faster, same, or ? with the reason in the notes column when there
-are too few repeats for the test; 3 per side are needed). `--fail_on_slower=PCT` makes it a
+are too few repeats for the test; 3 per side are needed), and when the runs measured it, each
+side's host load (tools/sweep_host_load.py: the busiest run's share of its cores that other
+processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` makes it a
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
 percent, with the failed configurations listed.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_gate, sweep_results
+from . import sweep_gate, sweep_host_load, sweep_results
 
 USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT]   (sweep output directories or '
          'results.jsonl files)')
@@ -54,25 +56,44 @@ def _side(records: list[dict]) -> str:
                                                   env['gpus'], env['onednn'], len(records))
 
 
+def _host_cells(config, a_records, b_records, notes: str) -> list[str]:
+    """[A host load, B host load, notes with 'busy host in A/B' added] of a configuration."""
+    cells, busy = [], []
+    for side, records in (('A', a_records), ('B', b_records)):
+        mine = [r for r in records if sweep_results.config_of(r) == config]
+        cells.append(sweep_host_load.compare_cell(mine))
+        if any(sweep_host_load.is_busy(r) for r in mine if r.get('status') == 'ok'):
+            busy.append(side)
+    if busy:
+        notes = '; '.join(n for n in (notes, 'busy host in %s' % ' and '.join(busy)) if n)
+    return cells + [notes]
+
+
 def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None = None
             ) -> tuple[list[list[str]], list[str], list[str], list[str], list[str], list[str]]:
     """Returns (rows, only in A, only in B, failed in A, failed in B, gate failures).
 
     Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
-    with 3 decimals, p, verdict, notes]; gate failures: the labels of the configurations that
+    with 3 decimals, p, verdict, notes]; when a record of either side has a host load
+    (tools/sweep_host_load.py), [A host load, B host load] come before the notes, which then
+    name a side with a run on a busy host; gate failures: the labels of the configurations that
     fail `fail_pct` (tools/sweep_gate.py; [] without it). The lists hold configuration labels:
     'only in' a side that has records of it (any status) while the other has none; 'failed in'
     a side without a successful run of a configuration both sides have records of.
     """
     a_stats = sweep_results.config_stats(a_records)
     b_stats = sweep_results.config_stats(b_records)
+    hosts = sweep_host_load.any_measured(a_records + b_records)
     rows, gate_failed = [], []
     for config in sorted(set(a_stats) & set(b_stats), key=sweep_results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
         j = sweep_gate.judge(a, b, fail_pct)
-        rows.append([str(v) for v in config] + [_cell(a), _cell(b), ratio, sweep_gate.p_cell(j),
-                                                j.verdict, sweep_gate.notes(j, fail_pct)])
+        row = [str(v) for v in config] + [_cell(a), _cell(b), ratio, sweep_gate.p_cell(j),
+                                          j.verdict, sweep_gate.notes(j, fail_pct)]
+        if hosts:
+            row[-1:] = _host_cells(config, a_records, b_records, row[-1])
+        rows.append(row)
         if j.failed:
             gate_failed.append(sweep_results.describe(config))
     a_ran = {sweep_results.config_of(r) for r in a_records}
@@ -95,6 +116,9 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                                                                     fail_pct)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'p', 'verdict', 'notes']
+    hosts = sweep_host_load.any_measured(a_records + b_records)
+    if hosts:
+        head[-1:] = ['A host load', 'B host load', 'notes']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
              'B: %s (%s)' % (b_name, _side(b_records)), '']
     flags_a = {' '.join(r.get('extra_flags', [])) for r in a_records}
@@ -112,6 +136,11 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       'faster: p <= %g; same: neither; ?: too few repeats for the test (%d per '
                       'side needed).' % (sweep_gate.regression.ALPHA,
                                          sweep_gate.regression.min_repeats())]
+        if hosts:
+            lines += ['', 'host load: the highest share of a run\'s cores that other processes '
+                          'used during its timed part, over the side\'s runs (busy: runs above '
+                          'the limit, whose images/sec is not representative; '
+                          'metrics/host_load.py).']
     else:
         lines.append('no configuration has successful runs in both A and B.')
     for title, configs in (('only in A', only_a), ('only in B', only_b),

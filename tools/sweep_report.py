@@ -8,6 +8,8 @@ median (shown from 2 repeats on). Scaling efficiency on N devices = images/sec o
 the per-device batch size, one line per device count and variant, bars from the lowest to the
 highest repeat) and, with runs on 1 device and on more, `<model>_scaling.png` (scaling
 efficiency in % against the device count, one line per batch size and variant, 100% = linear).
+After the utilisation section, "Host load" lists each run with what else used its CPUs
+(tools/sweep_host_load.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_figures, sweep_results
+from . import sweep_figures, sweep_host_load, sweep_results
 
 MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
                    '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
@@ -143,6 +145,7 @@ def write_report(output_dir: str, records: list[dict]) -> str:
         plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
     parts = [header(records)] + [model_table(m, records) for m in models]
     parts.append(sweep_figures.figures_table(records))
+    parts.append(sweep_host_load.host_table(records))
     parts += [failures(records), '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n']
     text = '\n'.join(p for p in parts if p)
     path = os.path.join(output_dir, 'report.md')

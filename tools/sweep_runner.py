@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from . import sweep_figures, sweep_results
+from . import sweep_figures, sweep_host_load, sweep_results
 
 # The package folder holds the entry script, both in a checkout and when installed.
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -195,6 +195,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         if result else None,
         'params': result.get('params') if result else None,
         'figures': sweep_figures.record_figures(result) if result else None,
+        'host_load': sweep_host_load.record_host_load(result) if result else None,
         'environment': env, 'started_utc': outcome['started_utc'],
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
     }

@@ -1,0 +1,296 @@
+"""What else used the CPUs while a run was timed: load average, other processes' CPU time, steal.
+
+The same command gave 171.46 images/sec on a quiet host and 29.46 while another job ran
+(issue 33.6); this module measures the difference so the total block can say which was which.
+Two samples of /proc, at the start and at the end of the timed part (lifecycle/figure_hooks.py
+HostLoadHook takes them), give:
+
+    load average     the 1-minute load average of /proc/loadavg (its first field) at each end.
+                     It counts this run's own threads too, so it is reported beside the run's
+                     cores but the warning does not use it.
+    others' CPU      the busy CPU time of the CPUs this process may run on, minus this
+                     process's own CPU time and that of its waited-for children, over the
+                     timed part:
+                       busy = user + nice + system + irq + softirq of the `cpuN` lines of
+                              /proc/stat for the N in os.sched_getaffinity (guest time is
+                              already inside user and nice; idle, iowait and steal are not busy)
+                       self = utime + stime + cutime + cstime of /proc/self/stat
+                       others_cpu_secs = max(0, d(busy) - d(self)) / ticks_per_sec
+                     It is the whole host's CPU time less this process's (the /proc/stat
+                     method, not a sum of /proc/[pid]/stat over the other processes), restricted
+                     to the CPUs this process may use: kernel threads and interrupts count, and
+                     children still running at the end count as others.
+                       others_cores = others_cpu_secs / wall_secs   (core-equivalents)
+                       others_fraction = others_cores / cores        (of the run's cores)
+    steal            the `steal` column of the same /proc/stat lines: time a hypervisor gave
+                     the virtual CPUs to other machines (0 on bare metal).
+                       steal_fraction = steal_secs / (allowed CPUs x wall_secs)
+
+`cores` (the cores the run uses) = min(intra-op threads, CPUs in the affinity mask); intra-op
+0 ("TensorFlow decides") counts as the whole mask. /proc/stat and /proc/self/stat count in
+clock ticks (USER_HZ, os.sysconf('SC_CLK_TCK'), usually 100 a second), so a figure is good to
+about 2 ticks per CPU over the timed part (0.02 s at 100 Hz).
+
+The run is called not representative when others_fraction > OTHERS_LIMIT (25% of the run's
+cores) or steal_fraction > STEAL_LIMIT (5%): `warning_text` says why in one line. Setting the
+environment variable TF_CNN_BUSY_HOST_WARNING=0 keeps that line off stderr (the test suite
+does, since its workers share the cores); the figures and result['host_load']['warning']
+are unchanged.
+
+Where /proc cannot be read (not Linux), the figures are None and the line says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Callable
+
+OTHERS_LIMIT = 0.25
+STEAL_LIMIT = 0.05
+WARNING_ENV = 'TF_CNN_BUSY_HOST_WARNING'
+METHOD = ('/proc samples at the start and end of the timed part: others = busy ticks '
+          '(user+nice+system+irq+softirq) of the affinity CPUs in /proc/stat - this '
+          'process\'s utime+stime+cutime+cstime (/proc/self/stat); steal from /proc/stat; '
+          'load average: /proc/loadavg 1-minute (counts this run too)')
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One reading of /proc.
+
+    Attributes:
+      wall_secs: a monotonic clock, seconds.
+      load_average: 1-minute load average, or None when /proc/loadavg is unreadable.
+      busy_ticks: user+nice+system+irq+softirq summed over the allowed CPUs (clock ticks),
+        or None when /proc/stat is unreadable.
+      steal_ticks: steal summed over the allowed CPUs (clock ticks), or None.
+      self_ticks: utime+stime+cutime+cstime of this process (clock ticks), or None.
+      error: why a reading is None ('' when all were read).
+    """
+
+    wall_secs: float
+    load_average: float | None
+    busy_ticks: int | None
+    steal_ticks: int | None
+    self_ticks: int | None
+    error: str = ''
+
+
+def _read(path: str) -> str:
+    with open(path, encoding='ascii', errors='replace') as f:
+        return f.read()
+
+
+class ProcReader:
+    """Reads the samples from a /proc tree; every source injectable for tests.
+
+    Args:
+      root: the /proc folder (a test passes a folder holding `loadavg`, `stat` and
+        `self/stat` files).
+      cpus: the CPU numbers whose `cpuN` lines count; default os.sched_getaffinity(0).
+      clock: () -> seconds, monotonic; default time.monotonic.
+      ticks_per_sec: clock ticks a second of /proc's counters; default SC_CLK_TCK.
+      read: path -> text; default reads the file.
+    """
+
+    def __init__(self, root: str = '/proc', *, cpus=None, clock: Callable[[], float] = None,
+                 ticks_per_sec: int | None = None, read: Callable[[str], str] = _read):
+        self.root = root
+        self.cpus = frozenset(allowed_cpus() if cpus is None else cpus)
+        self.clock = clock or time.monotonic
+        self.ticks_per_sec = ticks_per_sec or _clock_ticks()
+        self.read = read
+
+    def sample(self) -> Sample:
+        """Reads load average, the allowed CPUs' busy and steal ticks and this process's
+        ticks; a source that cannot be read gives None and its reason in `error`."""
+        errors = []
+        load = busy = steal = own = None
+        try:
+            load = float(self.read(os.path.join(self.root, 'loadavg')).split()[0])
+        except (OSError, ValueError, IndexError) as e:
+            errors.append('%s/loadavg: %s' % (self.root, _why(e)))
+        try:
+            busy, steal = parse_stat(self.read(os.path.join(self.root, 'stat')), self.cpus)
+        except (OSError, ValueError) as e:
+            errors.append('%s/stat: %s' % (self.root, _why(e)))
+        try:
+            own = parse_self_stat(self.read(os.path.join(self.root, 'self', 'stat')))
+        except (OSError, ValueError, IndexError) as e:
+            errors.append('%s/self/stat: %s' % (self.root, _why(e)))
+        return Sample(self.clock(), load, busy, steal, own, '; '.join(errors))
+
+
+def _why(error: BaseException) -> str:
+    return getattr(error, 'strerror', None) or str(error) or type(error).__name__
+
+
+def _clock_ticks() -> int:
+    try:
+        return int(os.sysconf('SC_CLK_TCK')) or 100
+    except (AttributeError, ValueError, OSError):
+        return 100
+
+
+def allowed_cpus() -> frozenset:
+    """The CPU numbers this process may run on (os.sched_getaffinity; all of them where the
+    call does not exist)."""
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return frozenset(range(os.cpu_count() or 1))
+
+
+def parse_stat(text: str, cpus) -> tuple[int, int]:
+    """(busy ticks, steal ticks) summed over the `cpuN` lines of /proc/stat with N in `cpus`.
+
+    A line reads `cpuN user nice system idle iowait irq softirq steal guest guest_nice`
+    (proc(5)); busy = user + nice + system + irq + softirq, steal = the 8th value (0 where
+    the kernel has no such column).
+
+    Raises:
+      ValueError: no `cpuN` line of `cpus` is in the text.
+    """
+    busy = steal = found = 0
+    for line in text.splitlines():
+        name, _, rest = line.partition(' ')
+        if not name.startswith('cpu') or name == 'cpu' or int(name[3:]) not in cpus:
+            continue
+        values = [int(v) for v in rest.split()]
+        busy += values[0] + values[1] + values[2] + sum(values[5:7])
+        steal += values[7] if len(values) > 7 else 0
+        found += 1
+    if not found:
+        raise ValueError('no cpuN line for CPUs %s' % sorted(cpus))
+    return busy, steal
+
+
+def parse_self_stat(text: str) -> int:
+    """utime + stime + cutime + cstime (clock ticks) of a /proc/[pid]/stat line: fields 14-17
+    of proc(5), counted after the parenthesised command name (which may hold spaces)."""
+    fields = text.rpartition(')')[2].split()  # fields[0] is field 3 (state)
+    return sum(int(v) for v in fields[11:15])
+
+
+def run_cores(intra_threads: int | None, cpus) -> int:
+    """The cores a run uses: min(intra-op threads, allowed CPUs); 0 or None threads: all the
+    allowed CPUs (TensorFlow then sizes its pool by them)."""
+    allowed = max(1, len(cpus))
+    return min(intra_threads, allowed) if intra_threads and intra_threads > 0 else allowed
+
+
+def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
+            ticks_per_sec: int) -> dict:
+    """The result dict's 'host_load' from two samples.
+
+    Args:
+      start, end: the Samples at the start and end of the timed part.
+      cores: the cores the run uses (run_cores).
+      num_cpus: CPUs in the affinity mask (steal's denominator).
+      ticks_per_sec: clock ticks a second of the counters.
+
+    Returns:
+      {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
+       others_cpu_secs, others_cores, others_fraction, steal_secs, steal_fraction,
+       representative (None when not measured), reasons [text], warning (text or None),
+       error ('' or why a figure is None), others_limit, steal_limit (the warning's
+       thresholds, fractions), method}. Seconds are wall or CPU seconds;
+       fractions 0..1 (others_fraction may pass 1 when others use more CPUs than the run).
+    """
+    wall = end.wall_secs - start.wall_secs
+    out = {'cores': cores, 'cpus_allowed': num_cpus, 'wall_secs': wall,
+           'load_average_before': start.load_average, 'load_average_after': end.load_average,
+           'others_cpu_secs': None, 'others_cores': None, 'others_fraction': None,
+           'steal_secs': None, 'steal_fraction': None, 'representative': None, 'reasons': [],
+           'warning': None, 'error': start.error or end.error,
+           'others_limit': OTHERS_LIMIT, 'steal_limit': STEAL_LIMIT, 'method': METHOD}
+    if wall <= 0:
+        out['error'] = out['error'] or 'no time between the samples'
+        return out
+    if None not in (start.busy_ticks, end.busy_ticks, start.self_ticks, end.self_ticks):
+        ticks = (end.busy_ticks - start.busy_ticks) - (end.self_ticks - start.self_ticks)
+        out['others_cpu_secs'] = max(0, ticks) / ticks_per_sec
+        out['others_cores'] = out['others_cpu_secs'] / wall
+        out['others_fraction'] = out['others_cores'] / cores
+    if None not in (start.steal_ticks, end.steal_ticks):
+        out['steal_secs'] = max(0, end.steal_ticks - start.steal_ticks) / ticks_per_sec
+        out['steal_fraction'] = out['steal_secs'] / (max(1, num_cpus) * wall)
+    if out['others_fraction'] is None and out['steal_fraction'] is None:
+        return out
+    if out['others_fraction'] is not None and out['others_fraction'] > OTHERS_LIMIT:
+        out['reasons'].append(
+            'other processes used %.2f of the run\'s %d core%s (%.0f%%, more than %.0f%%)' % (
+                out['others_cores'], cores, '' if cores == 1 else 's',
+                100 * out['others_fraction'], 100 * OTHERS_LIMIT))
+    if out['steal_fraction'] is not None and out['steal_fraction'] > STEAL_LIMIT:
+        out['reasons'].append(
+            'the hypervisor took %.1f%% of the CPUs\' time for other machines (steal, more '
+            'than %.0f%%)' % (100 * out['steal_fraction'], 100 * STEAL_LIMIT))
+    out['representative'] = not out['reasons']
+    out['warning'] = warning_text(out)
+    return out
+
+
+class Meter:
+    """The host load over one timed part: `start()` before it, `stop()` after it.
+
+    Args:
+      intra_threads: the run's intra-op threads (0 or None: TensorFlow's choice), for
+        run_cores.
+      reader: a ProcReader (a test's fake /proc); default the real one.
+    """
+
+    def __init__(self, intra_threads: int | None, reader: ProcReader | None = None):
+        self.reader = reader or ProcReader()
+        self.cores = run_cores(intra_threads, self.reader.cpus)
+        self._start = None
+
+    def start(self) -> None:
+        """Takes the first sample."""
+        self._start = self.reader.sample()
+
+    def stop(self) -> dict | None:
+        """Takes the second sample; returns `measure`'s dict (None without a `start`)."""
+        if self._start is None:
+            return None
+        start, self._start = self._start, None
+        return measure(start, self.reader.sample(), self.cores, len(self.reader.cpus),
+                       self.reader.ticks_per_sec)
+
+
+def _fmt(value, pattern: str, scale: float = 1.0) -> str:
+    return '?' if value is None else pattern % (value * scale)
+
+
+def format_line(load: dict) -> str:
+    """The total block's line, e.g. 'Host load: other processes used 1.42 of 2 cores (71%),
+    load average 3.1 before, 3.4 after, steal 0.0%'; 'Host load: not measured (why)' when
+    neither CPU figure could be read."""
+    if load['others_fraction'] is None and load['steal_fraction'] is None:
+        return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
+    cores = load['cores']
+    return ('Host load: other processes used %s of %d core%s (%s), load average %s before, '
+            '%s after, steal %s' % (
+                _fmt(load['others_cores'], '%.2f'), cores, '' if cores == 1 else 's',
+                _fmt(load['others_fraction'], '%.0f%%', 100),
+                _fmt(load['load_average_before'], '%.1f'),
+                _fmt(load['load_average_after'], '%.1f'),
+                _fmt(load['steal_fraction'], '%.1f%%', 100)))
+
+
+def warning_text(load: dict) -> str | None:
+    """The warning (without 'warning: ') when the host was busy, else None: e.g. 'total
+    images/sec is not representative of this host: other processes used 1.42 of the run's 2
+    cores (71%, more than 25%) during the timed part; rerun when the host is quiet'."""
+    if not load['reasons']:
+        return None
+    return ('total images/sec is not representative of this host: %s during the timed part; '
+            'rerun when the host is quiet' % '; '.join(load['reasons']))
+
+
+def warning_enabled(environ=None) -> bool:
+    """False when TF_CNN_BUSY_HOST_WARNING is '0' (or 'off', 'false', 'no')."""
+    value = (os.environ if environ is None else environ).get(WARNING_ENV, '1')
+    return value.strip().lower() not in ('0', 'off', 'false', 'no')

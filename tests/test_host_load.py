@@ -1,0 +1,344 @@
+"""metrics/host_load.py and its hook (issue 33.6, "a busy host is invisible"): fake /proc
+readings give exact lines, result keys and the warning; one real run beside a busy-loop child
+sees the child's CPU time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import figure_hooks, run_hooks, training_loop
+from tf_cnn_benchmarks.metrics import host_load
+
+import helpers
+
+# /proc/stat lines: cpuN user nice system idle iowait irq softirq steal guest guest_nice.
+STAT = ('cpu  {t} 0 0 0 0 0 0 {s2} 0 0\n'
+        'cpu0 {u0} 5 {y0} 900 7 {i0} {q0} {s0} 3 0\n'
+        'cpu1 {u1} 0 {y1} 800 0 0 0 {s1} 0 0\n'
+        'cpu2 5000 0 5000 0 0 0 0 0 0 0\n'
+        'intr 1 2 3\nctxt 99\n')
+SELF_STAT = ('4242 (python (x) y) R 1 4242 4242 0 -1 4194560 100 0 0 0 '
+             '{ut} {st} {cut} {cst} 20 0 9 0 30087 3133440 393\n')
+
+
+class FakeProc:
+    """A /proc whose files the test sets between samples (ProcReader's `read` seam)."""
+
+    def __init__(self):
+        self.files = {}
+        self.now = 100.0
+
+    def set(self, load, user=(0, 0), system=(0, 0), irq=0, softirq=0, steal=(0, 0),
+            own=(0, 0, 0, 0)):
+        self.files['/fake/loadavg'] = '%s 1.00 0.50 3/150 999\n' % load
+        self.files['/fake/stat'] = STAT.format(
+            t=sum(user), s2=sum(steal), u0=user[0], y0=system[0], i0=irq, q0=softirq,
+            s0=steal[0], u1=user[1], y1=system[1], s1=steal[1])
+        self.files['/fake/self/stat'] = SELF_STAT.format(ut=own[0], st=own[1], cut=own[2],
+                                                         cst=own[3])
+
+    def read(self, path):
+        if path not in self.files:
+            raise FileNotFoundError(2, 'No such file or directory')
+        return self.files[path]
+
+    def reader(self, cpus=(0, 1)):
+        return host_load.ProcReader('/fake', cpus=cpus, clock=lambda: self.now,
+                                    ticks_per_sec=100, read=self.read)
+
+
+def _busy_samples(proc, steal=(0, 0)):
+    """10 s on 2 CPUs: 2,020 busy ticks, 600 of them this process's -> others 14.2 s."""
+    reader = proc.reader()
+    proc.set('3.10', user=(1000, 1000), system=(100, 100), own=(500, 50, 10, 0))
+    start = reader.sample()
+    proc.now += 10.0
+    # +900 +700 user, +100 +200 system, +60 irq, +60 softirq = 2,020; own +500 +80 +20 = 600.
+    proc.set('3.42', user=(1900, 1700), system=(200, 300), irq=60, softirq=60,
+             own=(1000, 130, 30, 0), steal=steal)
+    return start, reader.sample()
+
+
+def test_parse_stat_sums_the_busy_columns_of_the_allowed_cpus_only():
+    text = STAT.format(t=0, s2=0, u0=10, y0=20, i0=3, q0=4, s0=7, u1=100, y1=200, s1=9)
+    # cpu0: 10 + 5 (nice) + 20 + 3 + 4 = 42 (idle 900, iowait 7 and guest 3 are not busy);
+    # cpu1: 300; cpu2 is outside the mask.
+    assert host_load.parse_stat(text, {0, 1}) == (342, 16)
+    assert host_load.parse_stat(text, {1}) == (300, 9)
+    with pytest.raises(ValueError, match=r'no cpuN line for CPUs \[7\]'):
+        host_load.parse_stat(text, {7})
+
+
+def test_parse_self_stat_counts_utime_stime_and_the_childrens_after_the_command_name():
+    assert host_load.parse_self_stat(SELF_STAT.format(ut=11, st=22, cut=33, cst=44)) == 110
+
+
+def test_run_cores_are_the_intra_op_threads_within_the_affinity_mask():
+    assert host_load.run_cores(2, {0, 1, 2, 3}) == 2
+    assert host_load.run_cores(8, {0, 1}) == 2
+    assert host_load.run_cores(0, {0, 1, 2}) == 3
+    assert host_load.run_cores(None, set()) == 1
+
+
+def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
+    start, end = _busy_samples(FakeProc())
+    load = host_load.measure(start, end, cores=2, num_cpus=2, ticks_per_sec=100)
+    assert host_load.format_line(load) == (
+        'Host load: other processes used 1.42 of 2 cores (71%), load average 3.1 before, '
+        '3.4 after, steal 0.0%')
+    assert load['others_cpu_secs'] == pytest.approx(14.2)
+    assert load['others_cores'] == pytest.approx(1.42)
+    assert load['others_fraction'] == pytest.approx(0.71)
+    assert (load['steal_secs'], load['steal_fraction']) == (0.0, 0.0)
+    assert (load['load_average_before'], load['load_average_after']) == (3.1, 3.42)
+    assert (load['cores'], load['cpus_allowed'], load['wall_secs']) == (2, 2, 10.0)
+    assert load['representative'] is False and load['error'] == ''
+    assert load['warning'] == (
+        "total images/sec is not representative of this host: other processes used 1.42 of "
+        "the run's 2 cores (71%, more than 25%) during the timed part; rerun when the host is "
+        "quiet")
+    assert set(load) == {
+        'cores', 'cpus_allowed', 'wall_secs', 'load_average_before', 'load_average_after',
+        'others_cpu_secs', 'others_cores', 'others_fraction', 'steal_secs', 'steal_fraction',
+        'representative', 'reasons', 'warning', 'error', 'others_limit', 'steal_limit',
+        'method'}
+
+
+def test_a_quiet_host_has_no_warning_and_steal_above_5_percent_has_one():
+    proc = FakeProc()
+    reader = proc.reader()
+    proc.set('0.20', user=(100, 100), own=(0, 0, 0, 0))
+    start = reader.sample()
+    proc.now += 4.0
+    # 2 x 4 s of CPU, 740 ticks busy, 700 of them ours: others 0.4 s = 0.10 core = 5%.
+    proc.set('1.94', user=(470, 470), own=(650, 50, 0, 0))
+    quiet = host_load.measure(start, reader.sample(), 2, 2, 100)
+    assert host_load.format_line(quiet) == (
+        'Host load: other processes used 0.10 of 2 cores (5%), load average 0.2 before, '
+        '1.9 after, steal 0.0%')
+    assert quiet['representative'] is True and quiet['warning'] is None
+
+    # 150 steal ticks over 2 CPUs x 10 s = 7.5% (the others stay at 71%).
+    start, end = _busy_samples(FakeProc(), steal=(100, 50))
+    stolen = host_load.measure(start, end, 2, 2, 100)
+    assert host_load.format_line(stolen).endswith(', steal 7.5%')
+    assert stolen['reasons'][1] == ("the hypervisor took 7.5% of the CPUs' time for other "
+                                    "machines (steal, more than 5%)")
+    assert stolen['warning'].count('; ') == 2  # two reasons and the advice: still one line
+
+
+def test_others_never_go_below_zero_and_one_core_is_singular():
+    proc = FakeProc()
+    reader = proc.reader(cpus=(0,))
+    proc.set('1.00', user=(100, 0), own=(0, 0, 0, 0))
+    start = reader.sample()
+    proc.now += 1.0
+    proc.set('1.00', user=(200, 0), own=(103, 0, 0, 0))  # tick rounding: ours > the CPU's
+    load = host_load.measure(start, reader.sample(), 1, 1, 100)
+    assert host_load.format_line(load) == (
+        'Host load: other processes used 0.00 of 1 core (0%), load average 1.0 before, 1.0 '
+        'after, steal 0.0%')
+
+
+def test_an_unreadable_proc_says_not_measured_and_why():
+    proc = FakeProc()
+    reader = proc.reader()
+    start = reader.sample()
+    proc.now += 1.0
+    load = host_load.measure(start, reader.sample(), 2, 2, 100)
+    assert host_load.format_line(load) == (
+        'Host load: not measured (/fake/loadavg: No such file or directory; /fake/stat: No such '
+        'file or directory; /fake/self/stat: No such file or directory)')
+    assert load['others_fraction'] is None and load['representative'] is None
+    assert load['warning'] is None
+
+
+def test_the_warning_can_be_kept_off_stderr_by_the_environment():
+    assert host_load.warning_enabled({}) is True
+    assert host_load.warning_enabled({'TF_CNN_BUSY_HOST_WARNING': '1'}) is True
+    assert host_load.warning_enabled({'TF_CNN_BUSY_HOST_WARNING': '0'}) is False
+    assert host_load.warning_enabled({'TF_CNN_BUSY_HOST_WARNING': 'off'}) is False
+
+
+# --- The hook in the timed loop.
+
+class _Step:
+    def __call__(self):
+        return (1.0,)
+
+
+def _plan(intra=2):
+    return types.SimpleNamespace(params=types.SimpleNamespace(
+        num_intra_threads=intra, num_inter_threads=1, data_dir=None))
+
+
+class _Load(run_hooks.RunHook):
+    """Moves the fake /proc on by the busy samples' second reading during the timed steps."""
+
+    def __init__(self, proc):
+        self.proc = proc
+
+    def after_step(self, step, loss):
+        if step == 2:
+            self.proc.now += 10.0
+            self.proc.set('3.42', user=(1900, 1700), system=(200, 300), irq=60, softirq=60,
+                          own=(1000, 130, 30, 0))
+
+
+def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_block(
+        capsys, monkeypatch):
+    proc = FakeProc()
+    proc.set('3.10', user=(1000, 1000), system=(100, 100), own=(500, 50, 10, 0))
+    warnings = []
+    hook = figure_hooks.HostLoadHook(_plan(), reader=proc.reader(), warn=warnings.append)
+    lines = []
+    spec = training_loop.LoopSpec(num_warmup=1, num_steps=2, images_per_step=4,
+                                  display_every=10)
+    training_loop.run_loop(spec, _Step(), [_Load(proc), hook], log=lines.append)
+    assert lines[-2:] == [
+        'Host load: other processes used 1.42 of 2 cores (71%), load average 3.1 before, '
+        '3.4 after, steal 0.0%', training_loop.DASHES]
+    assert lines[-3].startswith('total images/sec: ')
+    assert warnings == [host_load.warning_text(hook.load)]
+    result = {}
+    hook.end(result)
+    assert result['host_load']['others_fraction'] == pytest.approx(0.71)
+
+    # Without a `warn` seam the warning is one stderr line, unless the environment says no.
+    monkeypatch.setenv('TF_CNN_BUSY_HOST_WARNING', '1')
+    proc.set('3.10', user=(1000, 1000), system=(100, 100), own=(500, 50, 10, 0))
+    real = figure_hooks.HostLoadHook(_plan(intra=0), reader=proc.reader())
+    training_loop.run_loop(spec, _Step(), [_Load(proc), real], log=lines.append)
+    err = capsys.readouterr().err
+    assert err == ("warning: total images/sec is not representative of this host: other "
+                   "processes used 1.42 of the run's 2 cores (71%, more than 25%) during the "
+                   "timed part; rerun when the host is quiet\n")
+    monkeypatch.setenv('TF_CNN_BUSY_HOST_WARNING', '0')
+    proc.set('3.10', user=(1000, 1000), system=(100, 100), own=(500, 50, 10, 0))
+    off = figure_hooks.HostLoadHook(_plan(), reader=proc.reader())
+    training_loop.run_loop(spec, _Step(), [_Load(proc), off], log=lines.append)
+    assert capsys.readouterr().err == '' and off.load['warning'] is not None
+
+
+class _Phases(run_hooks.RunHook):
+    def __init__(self):
+        self.log = []
+
+    def wants_trace(self, call):
+        self.log.append('step %d' % call)
+        return False
+
+    def before_timed(self):
+        self.log.append('before_timed')
+
+    def after_timed(self):
+        self.log.append('after_timed')
+
+    def total_lines(self, loop):
+        self.log.append('total_lines')
+        return []
+
+
+def test_before_and_after_timed_bracket_the_timed_steps_only():
+    phases = _Phases()
+    spec = training_loop.LoopSpec(num_warmup=2, num_steps=2, images_per_step=4,
+                                  display_every=10)
+    training_loop.run_loop(spec, _Step(), [phases], log=lambda line: None)
+    assert phases.log == ['step 1', 'step 2', 'before_timed', 'step 3', 'step 4', 'after_timed',
+                          'total_lines']
+
+
+# --- A real run beside a busy loop.
+
+class _Slow(run_hooks.RunHook):
+    """Stretches the timed part to about 1.5 s, so the busy child's share is well measured."""
+
+    def after_step(self, step, loss):
+        time.sleep(0.15)
+
+
+def test_a_real_run_beside_a_busy_loop_sees_the_others_cpu_time():
+    cpus = sorted(os.sched_getaffinity(0))
+    child = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    try:
+        os.sched_setaffinity(child.pid, {cpus[0]})  # pinned to one of the run's CPUs
+        time.sleep(0.2)  # the interpreter is up and spinning
+        result = benchmark_cnn.BenchmarkCNN(
+            helpers.tiny_params(num_batches=10, batch_size=2, image_size=8), gpus=0,
+            hooks=[_Slow()]).run()
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    load = result['host_load']
+    assert load['wall_secs'] >= 1.4
+    # The child spins a core for the whole timed part (less its share on a loaded host).
+    assert load['others_cores'] > 0.2, load
+    assert load['error'] == '' and load['cpus_allowed'] == len(cpus)
+
+
+# --- The sweep: records keep it, the report lists it per run, compare per side.
+
+def _sweep_record(batch, rate, repeat, others, steal=0.0):
+    from tf_cnn_benchmarks.tools import sweep_results
+    config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1, 'precision': 'fp32',
+              'variable_update': 'parameter_server', 'repeat': repeat}
+    load = None
+    if others is not None:
+        load = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                                 host_load.Sample(10.0, 3.42, int(others * 2000),
+                                                  int(steal * 2000), 0), 2, 2, 100)
+    from tf_cnn_benchmarks.tools import sweep_host_load
+    return {'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
+            'images_per_sec': rate, 'extra_flags': [], 'exit_status': 0, 'error': None,
+            'host_load': sweep_host_load.record_host_load({'host_load': load}) if load
+            else None}
+
+
+def test_sweep_report_lists_each_runs_host_load_and_marks_busy_runs(tmp_path):
+    from tf_cnn_benchmarks.tools import sweep_host_load, sweep_report
+    assert sweep_host_load.record_host_load({'images_per_sec': 1.0}) is None
+    records = [_sweep_record(8, 100.0, 0, 0.05), _sweep_record(8, 30.0, 1, 0.71),
+               _sweep_record(16, 90.0, 0, 0.0, steal=0.075), _sweep_record(16, 95.0, 1, None)]
+    assert set(records[0]['host_load']) == set(sweep_host_load.FIELDS)
+    text = sweep_report.write_report(str(tmp_path), records)
+    section = text[text.index('## Host load'):]
+    assert ('| run | images/sec | others\' CPU | load average | steal | host |\n'
+            '| --- | ---: | ---: | ---: | ---: | --- |\n'
+            '| trivial bs=8 gpus=1 fp32 parameter_server repeat 1 | 100.0 | 0.10 of 2 (5%) '
+            '| 3.1 → 3.4 | 0.0% | quiet |\n'
+            '| trivial bs=8 gpus=1 fp32 parameter_server repeat 2 | 30.0 | 1.42 of 2 (71%) '
+            '| 3.1 → 3.4 | 0.0% | busy |\n'
+            '| trivial bs=16 gpus=1 fp32 parameter_server repeat 1 | 90.0 | 0.00 of 2 (0%) '
+            '| 3.1 → 3.4 | 7.5% | busy |\n'
+            '| trivial bs=16 gpus=1 fp32 parameter_server repeat 2 | 95.0 | - | - | - | - |\n'
+            '\n2 of 4 runs on a busy host.\n') in section
+    assert 'busy: others above 25% of the run\'s cores or steal above 5%' in section
+    # A sweep recorded before runs measured their host load has no such section.
+    old = [dict(r, host_load=None) for r in records]
+    assert '## Host load' not in sweep_report.write_report(str(tmp_path), old)
+
+
+def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
+    from tf_cnn_benchmarks.tools import sweep_compare
+    a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
+    b = [_sweep_record(8, r, i, o) for i, (r, o) in enumerate(
+        [(50.0, 0.71), (52.0, 0.6), (51.0, 0.1)])]
+    text, failed = sweep_compare.format_comparison('a', 'b', a, b)
+    assert not failed
+    lines = text.splitlines()
+    head = [line for line in lines if line.startswith('| model')][0]
+    assert head.endswith('| verdict | A host load | B host load | notes |')
+    row = [line for line in lines if line.startswith('| trivial')][0]
+    assert row.endswith('| 0.510 | 0.05 | slower | 5% | 71% (2/3 busy) | busy host in B |')
+    assert 'host load: the highest share of a run\'s cores' in text
+    # Without host loads on either side, the table is what it was.
+    plain, _ = sweep_compare.format_comparison(
+        'a', 'b', [dict(r, host_load=None) for r in a], [dict(r, host_load=None) for r in b])
+    assert '| verdict | notes |' in plain and 'host load' not in plain

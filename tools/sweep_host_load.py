@@ -1,0 +1,99 @@
+"""How busy the host was during each run of a sweep: the report's "Host load" section and
+compare's host columns.
+
+Each run's results JSON has result['host_load'] (metrics/host_load.py: other processes' CPU
+time on the run's CPUs over the timed part, the load average before and after, steal time);
+`record_host_load` keeps the fields a sweep record carries, and:
+
+    host_table(records)   the report section: one row per run (configuration and repeat),
+                          its images/sec, others' CPU, load average, steal and whether the run
+                          was on a busy host (its images/sec then not representative)
+    compare_cell(records) a compare cell for one side's runs of a configuration: the busiest
+                          run's others' share, and how many runs were busy
+
+Records without the field (sweeps recorded before it, failed runs) show '-'; a report or compare
+without any record that has it shows nothing of it (the output stays what it was).
+"""
+
+from __future__ import annotations
+
+from . import sweep_results
+
+FIELDS = ('cores', 'others_cores', 'others_fraction', 'steal_fraction', 'load_average_before',
+          'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit')
+
+
+def record_host_load(result: dict) -> dict | None:
+    """The sweep record's 'host_load' from a run's result dict (None when it has none)."""
+    load = result.get('host_load')
+    if not isinstance(load, dict):
+        return None
+    return {name: load.get(name) for name in FIELDS}
+
+
+def _load(record: dict) -> dict | None:
+    load = record.get('host_load')
+    return load if isinstance(load, dict) and load.get('others_fraction') is not None else None
+
+
+def any_measured(records: list[dict]) -> bool:
+    """True when a record has a measured host load."""
+    return any(_load(r) for r in records)
+
+
+def _pct(value, digits: int = 0) -> str:
+    return '-' if value is None else '%.*f%%' % (digits, 100 * value)
+
+
+def _num(value, pattern: str) -> str:
+    return '-' if value is None else pattern % value
+
+
+def is_busy(record: dict) -> bool:
+    """True when the run's host load made its images/sec not representative."""
+    load = _load(record)
+    return bool(load) and load.get('representative') is False
+
+
+def host_table(records: list[dict]) -> str:
+    """The report section (markdown), one row per run in file order; '' when no record has a
+    measured host load."""
+    if not any_measured(records):
+        return ''
+    rows = [r for r in records if r.get('status') == 'ok']
+    limits = next(_load(r) for r in records if _load(r))
+    lines = ['## Host load\n',
+             'Per run, over its timed part (metrics/host_load.py): CPU time other processes '
+             'used on the run\'s CPUs, in cores and as a share of the run\'s cores; the '
+             '1-minute load average before and after (it counts the run itself); steal: the '
+             'CPUs\' time a hypervisor gave to other machines. busy: others above %s of the '
+             'run\'s cores or steal above %s; that run\'s images/sec is not representative.\n'
+             % (_pct(limits.get('others_limit')), _pct(limits.get('steal_limit'))),
+             '| run | images/sec | others\' CPU | load average | steal | host |',
+             '| --- | ---: | ---: | ---: | ---: | --- |']
+    for r in rows:
+        load = _load(r) or {}
+        others = '-' if not load else '%.2f of %s (%s)' % (
+            load['others_cores'], load.get('cores'), _pct(load['others_fraction']))
+        average = '-' if not load else '%s → %s' % (
+            _num(load.get('load_average_before'), '%.1f'),
+            _num(load.get('load_average_after'), '%.1f'))
+        lines.append('| %s repeat %d | %s | %s | %s | %s | %s |' % (
+            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'] + 1,
+            _num(r.get('images_per_sec'), '%.1f'), others, average,
+            _pct(load.get('steal_fraction'), 1) if load else '-',
+            ('busy' if is_busy(r) else 'quiet') if load else '-'))
+    busy = sum(1 for r in rows if is_busy(r))
+    lines += ['', '%d of %d runs on a busy host.' % (busy, len(rows))]
+    return '\n'.join(lines) + '\n'
+
+
+def compare_cell(records: list[dict]) -> str:
+    """One side's runs of a configuration: '71% (2/3 busy)' (the highest others' share and
+    the busy runs among those measured), '5%' when none was busy, '-' when none measured."""
+    loads = [r for r in records if r.get('status') == 'ok' and _load(r)]
+    if not loads:
+        return '-'
+    highest = max(_load(r)['others_fraction'] for r in loads)
+    busy = sum(1 for r in loads if is_busy(r))
+    return _pct(highest) + (' (%d/%d busy)' % (busy, len(loads)) if busy else '')
