@@ -11,9 +11,9 @@ What comes from where:
   * the copies of a step, counted by the dry run on the graph this configuration builds on
     one host (two GPUs, or worker 0 of a two-host cluster), printed beside the pattern's
     bytes for the same shape (preflight/traffic_patterns.expected_counts);
-  * one device's compute: --single_device_images_per_sec, else a run of the results
-    database (`find_single_device_run`, the seam for it), else the GPU table's peak at
-    step_time.ASSUMED_UTILISATION;
+  * one device's compute: --single_device_images_per_sec, else the newest matching
+    one-device run of the results database (`find_single_device_run`), else the GPU table's
+    peak at step_time.ASSUMED_UTILISATION;
   * the links: --gpu_interconnect (a link, or a host preset of hardware/links.py that also
     names the GPU, its PCIe sharing and network), --interconnect_gbps (Gbit/s or a preset;
     'loopback' measures this host's gRPC rate now: hardware/loopback.py, and plans every task
@@ -27,8 +27,9 @@ from __future__ import annotations
 import os
 
 from .. import cnn_util
-from ..hardware import gpu_specs
+from ..hardware import gpu_specs, machine
 from ..hardware import links as links_lib
+from ..history import records, store
 from ..runtime import cpu_tuning
 from . import layer_profile, memory_estimate, planned_step, scaling_report, step_time, step_traffic
 from . import traffic_patterns as patterns
@@ -41,15 +42,40 @@ class PlanError(cnn_util.BenchmarkError):
 
 
 def find_single_device_run(p, device: str) -> tuple[float, str] | None:
-    """The seam of the results database: a stored run's images/sec of this configuration on
-    one device, and where it comes from ('results database: run 42, 2025-01-01'), or None.
+    """A stored run's images/sec of this configuration on one device, and where it comes from
+    ('results database: run 42 of 2025-01-01T10:00:00Z'), or None.
 
-    The database (another module) answers for the model, per-device batch, precision
-    (--use_fp16/--use_bf16, --fp16_vars), --forward_only and the device (`device`: a GPU table
-    name such as 'V100 16GB', or 'CPU'), one device and one worker; it returns the newest
-    matching run's total images/sec. Until it is connected, no run is found.
+    The results database (--results_db, history/store.py; never created here) answers for the
+    model, per-device batch, precision (--use_fp16/--use_bf16), mode (--forward_only) and the
+    device (`device`: a GPU table name such as 'V100 16GB', matched against the GPUs the
+    stored run's host reported, or 'CPU': a CPU run on this host's CPU model), on one device
+    and one worker; the newest matching run's total images/sec wins.
     """
-    del p, device
+    path = store.resolve_path(p.results_db)
+    if path is None or not os.path.isfile(path):
+        return None
+    config = {'model': p.model, 'precision': records.precision_of(p._asdict()),
+              'mode': records.mode_of(p._asdict()), 'batch_size': p.batch_size,
+              'num_devices': 1}
+    try:
+        with store.opened(path, create=False) as conn:
+            rows = store.select_runs(conn, **config)
+    except store.StoreError:
+        return None  # a database that cannot be read plans nothing (the run's record says so)
+    this_cpu = machine.cpu_model()
+    for row in reversed(rows):  # newest first
+        if (row.get('num_workers') or 1) != 1 or not row.get('images_per_sec'):
+            continue
+        if device == 'CPU':
+            found = row.get('device') == 'cpu' and row.get('cpu_model') == this_cpu
+        else:
+            names = [n.strip() for n in (row.get('gpus') or '').split(',') if n.strip()]
+            specs = [gpu_specs.from_device_name(n) for n in names]
+            found = row.get('device') == 'gpu' and any(s is not None and s.name == device
+                                                        for s in specs)
+        if found:
+            return float(row['images_per_sec']), 'results database: run %s of %s' % (
+                row['id'], row['run_utc'][:19] + 'Z')
     return None
 
 

@@ -319,6 +319,41 @@ def test_a_stored_run_feeds_the_compute_through_the_database_seam(monkeypatch):
         scaling_plan.plan_inputs(p._replace(device='cpu', gpu_model=None), bench, None)
 
 
+def _stored_result(model, rate, gpus, device='gpu', batch=64, **params_):
+    return {'model': model, 'images_per_sec': rate, 'num_devices': 1, 'num_workers': 1,
+            'per_device_batch_size': batch, 'step_times': [0.1, 0.1, 0.1],
+            'finished_utc': params_.pop('when', '2026-12-01T10:00:00.000000Z'),
+            'params': dict({'model': model, 'batch_size': batch, 'num_gpus': 1,
+                            'device': device, 'variable_update': 'parameter_server'}, **params_),
+            'environment': {'hostname': 'gpu-node-1', 'gpus': gpus, 'cpu_model': 'some CPU',
+                            'tf_version': '2.21.0'}}
+
+
+def test_the_newest_matching_one_device_run_of_the_results_database_feeds_the_plan(tmp_path):
+    from tf_cnn_benchmarks.history import store
+    db = str(tmp_path / 'results.sqlite')
+    p = params.make_params(model='resnet50', batch_size=64, gpu_model='V100', device='gpu',
+                           plan_scaling=True, results_db=db)
+    assert scaling_plan.find_single_device_run(p, 'V100 16GB') is None  # no database yet
+    assert not os.path.exists(db)  # and none made
+    v100 = ['Tesla V100-SXM2-16GB']
+    for result in (_stored_result('resnet50', 300.0, v100, when='2026-11-01T10:00:00.000000Z'),
+                   _stored_result('resnet50', 310.0, v100),  # the newest V100 one
+                   _stored_result('resnet50', 900.0, ['NVIDIA A100-SXM4-80GB'],
+                                  when='2026-12-02T10:00:00.000000Z'),
+                   _stored_result('resnet50', 150.0, v100, use_fp16=True,
+                                  when='2026-12-02T11:00:00.000000Z'),
+                   _stored_result('resnet50', 100.0, v100, batch=32,
+                                  when='2026-12-02T12:00:00.000000Z')):
+        store.record_result(db, result)
+    rate, source = scaling_plan.find_single_device_run(p, 'V100 16GB')
+    assert rate == 310.0 and source == 'results database: run 2 of 2026-12-01T10:00:00Z'
+    assert scaling_plan.find_single_device_run(p, 'A100 80GB')[0] == 900.0
+    assert scaling_plan.find_single_device_run(p._replace(use_fp16=True), 'V100 16GB')[0] == 150.0
+    assert scaling_plan.find_single_device_run(p, 'CPU') is None
+    assert scaling_plan.find_single_device_run(p._replace(results_db=False), 'V100 16GB') is None
+
+
 def test_the_dry_run_prints_the_predicted_step(capsys):
     p = params.make_params(model='resnet20', data_name='cifar10', batch_size=32, num_gpus=2,
                            gpu_model='V100', dry_run=True, variable_update='replicated',
