@@ -166,7 +166,8 @@ class BenchmarkCNN:
                 return self.server.serve()
         self.precision_lines()  # its warnings, when the header was not printed
         if p.eval:
-            return eval_runner.run_eval(self.plan, self.model, self.dataset)
+            return eval_runner.run_eval(self.plan, self.model, self.dataset,
+                                        wiring.eval_hooks(self.plan))
         hooks = self.make_hooks()
         if p.forward_only and p.freeze_when_forward_only:
             return self._run_frozen(hooks)

@@ -40,10 +40,10 @@ import tensorflow as tf
 from .. import cnn_util
 from ..graph import eval_graph
 from ..input_data import data_errors
-from ..metrics import host_load, utilisation
+from ..metrics import host_load
 from ..params import original_flags
 from ..runtime import cpu_tuning, session_config
-from . import checkpoints, figure_hooks, results_db, results_log, run_hooks, signals
+from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
 
@@ -218,8 +218,10 @@ def _waiting_line(p, last: str | None) -> str:
             'stops' % (what, where, p.eval_interval_secs))
 
 
-def run_eval(plan, model, dataset) -> dict:
-    """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs).
+def run_eval(plan, model, dataset, hooks=()) -> dict:
+    """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs), then
+    runs the phases after a run for `hooks` (wiring.eval_hooks: the figures, the results JSON
+    and the results database), as a training run's end does.
 
     Returns:
       The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
@@ -260,15 +262,7 @@ def run_eval(plan, model, dataset) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
-    result.update(utilisation.eval_figures(plan, result['eval']))
-    result['host_load'] = (result['eval'] or {}).get('host_load')
-    for line in figure_hooks.host_load_lines(result['host_load']):
-        cnn_util.log_fn(line)
-    result['finished_utc'] = results_db.now_utc()
-    if p.benchmark_log_dir:
-        result['results_file'] = results_log.write_json(result, p.benchmark_log_dir)
-    if evals:
-        results_db.record(results_db.database_of(p), result)
+    run_hooks.finish(hooks, result)
     catcher.exit_if_terminated()
     return result
 

@@ -132,6 +132,21 @@ class HostLoadHook(run_hooks.RunHook):
         result['host_load'] = self.load
 
 
+class EvalFiguresHook(run_hooks.RunHook):
+    """The figures of an --eval run (phase `end`): utilisation.eval_figures of the last
+    evaluation, and its host load (result['host_load'], its line printed as the total block's
+    is)."""
+
+    def __init__(self, plan):
+        self.plan = plan
+
+    def end(self, result):
+        result.update(utilisation.eval_figures(self.plan, result['eval']))
+        result['host_load'] = (result['eval'] or {}).get('host_load')
+        for line in host_load_lines(result['host_load']):
+            cnn_util.log_fn(line)
+
+
 def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None) -> list[str]:
     """The 'Host load: ...' line of a host_load.measure dict ([] for None), after its
     warning: to `warn` (text without 'warning: ') when given, else one `warning:` line on

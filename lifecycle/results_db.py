@@ -70,13 +70,17 @@ class RecordHook(run_hooks.RunHook):
     Args:
       database: the database file (store.resolve_path of --results_db), or None when
         --noresults_db: then only the finish time is stamped.
+      eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
     """
 
-    def __init__(self, database: str | None):
+    def __init__(self, database: str | None, eval_run: bool = False):
         self.database = database
+        self.eval_run = eval_run
 
     def end(self, result):
         result['finished_utc'] = now_utc()
 
     def report(self, result):
+        if self.eval_run and not result.get('evals'):  # no checkpoint was evaluated
+            return
         record(self.database, result)

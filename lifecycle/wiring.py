@@ -65,3 +65,14 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
     hooks.append(signals.SignalHook())
     return hooks
 
+
+
+def eval_hooks(plan) -> list[run_hooks.RunHook]:
+    """The hooks of an --eval run's end (eval_runner.run_eval): its figures, --benchmark_log_dir's
+    JSON and the results database (which records nothing when no checkpoint was evaluated)."""
+    p = plan.params
+    hooks = [figure_hooks.EvalFiguresHook(plan)]
+    if p.benchmark_log_dir:
+        hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
+    hooks.append(results_db.RecordHook(results_db.database_of(p), eval_run=True))
+    return hooks
