@@ -11,8 +11,7 @@ import re
 from absl import flags
 
 from . import params
-from .params import configs
-from .params import flagfile_lines
+from .params import configs, flagfile_lines
 
 # absl reports a bad boolean with its exception's argument tuple:
 # "flag --distortions=maybe: ('Non-boolean argument to boolean flag', 'maybe')".
