@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from . import cnn_util, run_plan, variable_mgr
 from . import params as params_lib
-from .cluster import coordination, resolvers, topology, variable_mgrs
+from .cluster import coordination, resolvers, run_flags, topology, variable_mgrs
 from .cluster import server as cluster_server
 from .graph import builder, frozen, learning_rate, precision
 from .graph.graph_info import GraphInfo
@@ -256,7 +256,8 @@ class BenchmarkCNN:
         ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
         after_initialize = lambda: run_hooks.after_initialize(hooks, ctx)
         if self.server is not None:
-            return self.server.initialize(sess, info, self.params, after_initialize)
+            return self.server.initialize(sess, info, self.params, after_initialize,
+                                          run_flags.run_flag_values(self.plan))
         restored_step = checkpoints.restore_or_initialize(sess, info, self.params,
                                                           before_post_init=after_initialize)
         if info.pipeline.warmup_ops:

@@ -11,7 +11,7 @@ import re
 from absl import flags
 
 from . import params
-from .params import configs
+from .params import configs, flagfile_lines
 
 # absl reports a bad boolean with its exception's argument tuple:
 # "flag --distortions=maybe: ('Non-boolean argument to boolean flag', 'maybe')".
@@ -65,13 +65,18 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
         command passes absl's global FLAGS).
 
     Raises:
-      params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
+      params.ParamsError: an unknown flag, a malformed value, a stray positional argument, or
+        a flagfile line absl would misread (flagfile_lines.py).
     """
     if flag_values is None:
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
     argv = configs.expand(argv)
+    try:
+        flagfile_lines.check_flagfiles(list(argv[1:]))
+    except flagfile_lines.FlagfileError as e:
+        raise params.ParamsError(str(e)) from None
     try:
         rest = flag_values(argv, known_only=False)
     except flags.Error as e:

@@ -2,6 +2,7 @@
 
 topology.py (the cluster's shape), server.py (this task's server, sessions, start-up, serve loop,
 initialisation), coordination.py (queues between tasks, a worker's hooks), variable_mgrs.py (the
-cluster variable managers), resolvers.py (where a task's cluster comes from). The cluster's
+cluster variable managers), resolvers.py (where a task's cluster comes from), run_flags.py (the
+run-defining flags every task shares, checked at start-up). The cluster's
 flag rules are in params/cluster_rules.py, beside the other flag rules.
 """

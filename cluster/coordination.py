@@ -3,6 +3,9 @@
 Coordination queues (FIFOQueues with shared names, so every task's graph refers to the same one):
 
   name                 lives on            written by -> read by
+  tfcnn_flags          coordinator         chief -> other workers: its run-defining flags
+  tfcnn_flags_ack      coordinator         each other worker -> chief: (task, its flags)
+  tfcnn_flags_verdict  coordinator         chief -> other workers: 0 go on, 1 a task disagreed
   tfcnn_ready          coordinator         chief -> other workers: variables initialised/restored
   tfcnn_stats          coordinator         each worker -> chief: (task, images/sec, steps, secs)
   tfcnn_release        worker 0 (no ps)    chief -> other workers: stats gathered, you may exit
@@ -63,6 +66,9 @@ class Coordination:
                                  tf1.placeholder(tf.float64, [])]
                 self.stats_put = stats.enqueue([tf.constant(me, tf.int32)] + self.stats_in)
                 self.stats_take = stats.dequeue_many(n)
+            self.checks_flags = c.job_name != 'controller' and n > 1
+            if self.checks_flags:
+                self._build_flags_queues(c, n, me)
             self.has_release = c.coordinator == ('worker', 0) and n > 1
             if self.has_release:
                 with tf1.device(task_device('worker', 0) + '/device:CPU:0'):
@@ -77,6 +83,25 @@ class Coordination:
                 capacity = len(c.signalers())
                 queue = done_queue(task, capacity)
                 self.done_puts.append(queue.enqueue([tf.constant(me, tf.int32), self.status]))
+
+    def _build_flags_queues(self, c: Cluster, n: int, me: int) -> None:
+        """The start-up check of the run-defining flags (cluster/run_flags.py): the chief puts
+        its flags for each other worker, each answers with its own, the chief puts a verdict."""
+        with tf1.device(task_device(*c.coordinator) + '/device:CPU:0'):
+            self.flags_in = tf1.placeholder(tf.string, [])
+            flags = tf1.FIFOQueue(n, [tf.string], shapes=[[]], shared_name='tfcnn_flags',
+                                  name='flags_queue')
+            self.flags_send = flags.enqueue_many([tf.fill([n - 1], self.flags_in)])
+            self.flags_take = flags.dequeue()
+            acks = tf1.FIFOQueue(n, [tf.int32, tf.string], shapes=[[], []],
+                                 shared_name='tfcnn_flags_ack', name='flags_ack_queue')
+            self.ack_put = acks.enqueue([tf.constant(me, tf.int32), self.flags_in])
+            self.acks_take = acks.dequeue_many(n - 1)
+            self.verdict_in = tf1.placeholder(tf.int32, [])
+            verdict = tf1.FIFOQueue(n, [tf.int32], shapes=[[]], shared_name='tfcnn_flags_verdict',
+                                    name='flags_verdict_queue')
+            self.verdict_send = verdict.enqueue_many([tf.fill([n - 1], self.verdict_in)])
+            self.verdict_take = verdict.dequeue()
 
     def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
         """Sends this task's done token (status 0: success) to every serving task, once.

@@ -10,8 +10,10 @@ what the cluster looks like):
     2.21: neither ConfigProto.operation_timeout_in_ms nor RunOptions.timeout_in_ms bounds it);
   * `serve`: ps tasks (and the workers of distributed_all_reduce, whose graph the controller
     builds) serve until every task that uses them reported done, then exit 0 by themselves;
-  * `initialize`: the chief (worker 0, or the controller) initialises or restores, the other
-    workers wait for its "ready" token (cluster/coordination.py has the queues).
+  * `initialize`: first the workers check that their run-defining flags are the chief's
+    (cluster/run_flags.py); then the chief (worker 0, or the controller) initialises or
+    restores, the other workers wait for its "ready" token (cluster/coordination.py has the
+    queues).
 
 Start order does not matter: a task that starts first waits for its peers.
 
@@ -32,7 +34,7 @@ import tensorflow as tf
 from .. import cnn_util
 from ..lifecycle import checkpoints
 from ..runtime import traced_session
-from . import coordination
+from . import coordination, run_flags
 from .topology import Cluster, can_connect, security_warning, task_device
 
 tf1 = tf.compat.v1
@@ -259,25 +261,73 @@ class TaskServer:
                 time.sleep(0.1)
 
     # --- Initialisation of a worker (or the controller).
-    def initialize(self, sess, info, p, after_initialize) -> int | None:
-        """Chief: initialise or restore, then tell the others; others: wait for the chief, then
-        initialise what lives on their own task. Then `after_initialize()` (the hooks' phase of
-        that name), the manager's post-init ops (copies from the master variables, broadcasts)
-        and the input pipeline's warm-up.
+    def check_run_flags(self, sess, values: dict[str, str]) -> None:
+        """Checks at start-up that every worker runs the chief's run-defining flags.
+
+        The chief sends its values to each other worker and takes their answers (their own
+        values); a worker that differs says so and stops; the chief names every worker that
+        differs, tells the serving tasks it failed and the other workers to stop, and stops.
+
+        Args:
+          sess: this task's session (its runs have the --startup_timeout_secs deadline).
+          values: this task's run_flags.run_flag_values.
+
+        Raises:
+          cnn_util.ClusterError: one line: the task, the flags and both values
+            (run_flags.mismatch_line); on a worker whose flags match, that the chief stopped.
+        """
+        c, coord = self.cluster, self.coordination
+        chief = c.describe('worker', 0)
+        mine = run_flags.encode(values)
+        if c.is_chief:
+            sess.run(coord.flags_send, feed_dict={coord.flags_in: mine})
+            tasks, answers = sess.run(coord.acks_take)
+            bad = sorted((int(t), run_flags.differences(run_flags.decode(a), values))
+                         for t, a in zip(tasks, answers))
+            bad = [(t, d) for t, d in bad if d]
+            sess.run(coord.verdict_send, feed_dict={coord.verdict_in: int(bool(bad))})
+            if bad:
+                coord.signal_done(sess, status=1, timeout_secs=5.0)
+                raise cnn_util.ClusterError('; '.join(
+                    run_flags.mismatch_line(c.describe('worker', t), chief, d) for t, d in bad))
+            return
+        try:
+            chiefs = run_flags.decode(sess.run(coord.flags_take))
+            sess.run(coord.ack_put, feed_dict={coord.flags_in: mine})
+        except cnn_util.ClusterError as e:
+            raise cnn_util.ClusterError('the chief did not send its flags: %s' % e) from None
+        diffs = run_flags.differences(values, chiefs)
+        if diffs:
+            raise cnn_util.ClusterError(run_flags.mismatch_line(self.name, chief, diffs))
+        if sess.run(coord.verdict_take):
+            raise cnn_util.ClusterError(
+                'the chief, %s, stopped the cluster at start-up: another worker was started '
+                'with other run-defining flags (the chief\'s log names it)' % chief)
+
+    def initialize(self, sess, info, p, after_initialize, flag_values=None) -> int | None:
+        """The start-up check of the run-defining flags (`check_run_flags`, with
+        `flag_values`); then, chief: initialise or restore, then tell the others; others: wait
+        for the chief, then initialise what lives on their own task. Then `after_initialize()`
+        (the hooks' phase of that name), the manager's post-init ops (copies from the master
+        variables, broadcasts) and the input pipeline's warm-up.
 
         Args:
           sess: this task's session; info: the run's graph.graph_info.GraphInfo; p: its Params;
           after_initialize: () -> None, run once the variables hold their initial values.
+          flag_values: this task's run_flags.run_flag_values; None skips the check.
 
         Returns:
           The restored global step (the chief, when it restored a checkpoint), else None.
 
         Raises:
-          cnn_util.ClusterError: the chief did not signal ready within --startup_timeout_secs.
+          cnn_util.ClusterError: the chief did not signal ready within --startup_timeout_secs;
+            run-defining flags differ from the chief's (check_run_flags).
           checkpoints.CheckpointError: the checkpoint to restore does not fit the model.
         """
         c = self.cluster
         self.coordination = coord = coordination.Coordination(c, info.graph)
+        if coord.checks_flags and flag_values is not None:
+            self.check_run_flags(sess, flag_values)
         restored = None
         if c.is_chief:
             # The controller's and collective mode's variables are all this process's own; in

@@ -48,6 +48,8 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
         with tf1.device(summary_device or plan.param_device):
             # --loss_type_to_report: TowerOutput's total_loss or base_loss.
             loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)
+            loss_parts = tf.stack([tf.add_n([o.base_loss for o in outputs]),
+                                   tf.add_n([o.decay_loss for o in outputs])]) / len(outputs)
             top_1 = tf.add_n([o.top_1 for o in outputs]) / len(outputs)
             top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
             lr = learning_rate.get_learning_rate(
@@ -59,4 +61,4 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
             step_op = tf.group(*[o.logits for o in outputs])
         init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
     return GraphInfo(graph, step_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
-                     init_ops)
+                     init_ops, loss_parts)

@@ -46,5 +46,5 @@ def freeze(sess, info, global_step: int):
             graph=graph, train_op=graph.get_operation_by_name(info.train_op.name), loss=loss,
             top_1=top_1, top_5=top_5, learning_rate=lr, global_step=step, mgr=None,
             init_ops=[graph.get_operation_by_name(name) for name in initializers],
-            pipeline=info.pipeline.imported_into(graph))
+            pipeline=info.pipeline.imported_into(graph), loss_parts=None)
     return frozen_info, len(frozen.node)

@@ -20,6 +20,8 @@ class GraphInfo(NamedTuple):
       pipeline: the preprocessing.InputPipeline feeding the towers.
       mgr: the variable_mgr.VariableMgr (None in a frozen graph).
       init_ops: the variable initialisers (in a frozen graph: its local variables' only).
+      loss_parts: [2] float32, the towers' mean cross entropy and mean weight-decay term of
+        the total loss (for the NaN message: training_loop.decay_advice); None when not built.
     """
 
     graph: tf.Graph
@@ -32,3 +34,4 @@ class GraphInfo(NamedTuple):
     pipeline: Any
     mgr: Any
     init_ops: list
+    loss_parts: Any = None

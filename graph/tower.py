@@ -12,13 +12,15 @@ from . import precision
 tf1 = tf.compat.v1
 
 TowerOutput = collections.namedtuple('TowerOutput', [
-    'logits', 'base_loss', 'total_loss', 'update_ops', 'top_1', 'top_5', 'num_decayed'])
+    'logits', 'base_loss', 'total_loss', 'update_ops', 'top_1', 'top_5', 'num_decayed',
+    'decay_loss'])
 TowerOutput.__doc__ = """What one tower's forward pass produced.
 
 logits: [batch, num_classes] float32. base_loss: scalar float32 cross entropy. total_loss: base_loss
 plus the weight-decay term. update_ops: batch-norm moving-average updates. top_1, top_5: scalar
 float32 fraction of the batch whose label is in the top 1 / top 5 logits. num_decayed: how many
-kernels the weight-decay term of total_loss covers."""
+kernels the weight-decay term of total_loss covers. decay_loss: scalar float32, that term
+(total_loss - base_loss; 0 without decay)."""
 
 
 def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
@@ -40,19 +42,20 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
     net = model.build_network(images, phase_train=phase_train, num_classes=num_classes,
                               data_format=data_format, dtype=dtype, variable_dtype=variable_dtype)
     base_loss = model.loss_function(net.logits, labels, net.aux_logits)
-    total_loss = base_loss
+    total_loss, decay_loss = base_loss, tf.constant(0.0)
     if weight_decay and phase_train and net.decay_tensors:
         decayed = [tf.cast(t, tf.float32) for t in net.decay_tensors]
         if single_l2_loss_op:  # one L2 loss over every kernel, concatenated
             l2 = tf.nn.l2_loss(tf.concat([tf.reshape(t, [-1]) for t in decayed], 0))
         else:
             l2 = tf.add_n([tf.nn.l2_loss(t) for t in decayed])
-        total_loss = base_loss + weight_decay * l2
+        decay_loss = weight_decay * l2
+        total_loss = base_loss + decay_loss
     top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
                                    tf.float32))
     return TowerOutput(net.logits, base_loss, total_loss, net.update_ops, top_1, top_5,
-                       len(net.decay_tensors))
+                       len(net.decay_tensors), decay_loss)
 
 
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:

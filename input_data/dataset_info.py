@@ -27,7 +27,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
-from . import class_labels, shard_scan
+from . import class_labels, image_folders, shard_scan
 
 SUBSETS = ('train', 'validation')
 
@@ -204,7 +204,8 @@ def infer_dataset_name(data_dir: str) -> str:
     """Returns 'imagenet' or 'cifar10' from the names of the files in `data_dir`.
 
     Raises:
-      DataError: the directory is missing or empty, or holds neither kind of file, or both.
+      DataError: the directory is missing or empty, or holds neither kind of file (naming the
+        converter when it holds images: image_folders.converter_hint), or both.
     """
     names = _listdir(data_dir)
     imagenet = any(_SHARD_RE.match(n) for n in names)
@@ -214,8 +215,9 @@ def infer_dataset_name(data_dir: str) -> str:
                                  'give --data_name' % data_dir)
     if not (imagenet or cifar):
         shown = ', '.join(names[:5]) + (', ...' if len(names) > 5 else '')
-        raise cnn_util.DataError('no dataset files in --data_dir %s: expected %s; found %s'
-                                 % (data_dir, _EXPECTED, shown))
+        raise cnn_util.DataError('no dataset files in --data_dir %s: expected %s; found %s%s'
+                                 % (data_dir, _EXPECTED, shown,
+                                    image_folders.converter_hint(data_dir)))
     return 'imagenet' if imagenet else 'cifar10'
 
 
@@ -273,7 +275,8 @@ class Dataset:
         if not shards:
             raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)%s'
                                      % (pattern, self.data_dir, self.name, subset,
-                                        _other_dataset_hint(self.data_dir, self.name)))
+                                        _other_dataset_hint(self.data_dir, self.name)
+                                        or image_folders.converter_hint(self.data_dir)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
             raise cnn_util.DataError('%s shards in %s disagree on their count (-of-%s); remove '

@@ -15,7 +15,8 @@ from . import results_log, training_loop
 
 class Step:
     """One step of a built graph: `step()` -> (loss or None, *accuracy values); `traced()` ->
-    (the same, RunMetadata.step_stats) with a full trace; `learning_rate()` for messages.
+    (the same, RunMetadata.step_stats) with a full trace; `learning_rate()` and `loss_parts()`
+    for the NaN message.
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
     ones included, run the same fetches, so TensorFlow prepares one executor for them
@@ -33,15 +34,29 @@ class Step:
         fetches = [info.train_op, info.loss]
         if plan.params.print_training_accuracy:
             fetches += [info.top_1, info.top_5]
-        self._run = sess.make_callable(fetches + list(info.pipeline.step_ops),
-                                       accept_options=True)
+        # With weight decay, the cross entropy and the decay term of each step (a scalar pair
+        # the loss is made of: no extra computation), kept for the NaN message.
+        self._parts = (plan.training and bool(plan.params.weight_decay)
+                       and info.loss_parts is not None)
+        self._count = len(fetches)
+        self._run = sess.make_callable(
+            fetches + ([info.loss_parts] if self._parts else []) + list(info.pipeline.step_ops),
+            accept_options=True)
         self._sess, self._info = sess, info
         self._show_loss = plan.training
-        self._count = len(fetches)
+        self._recent_parts = []
 
     def _values(self, out) -> tuple:
+        if self._parts:
+            self._recent_parts = (self._recent_parts + [tuple(float(v) for v in
+                                                              out[self._count])])[-2:]
         out = out[:self._count]
         return (float(out[1]) if self._show_loss else None,) + tuple(out[2:])
+
+    def loss_parts(self) -> list[tuple[float, float]]:
+        """(cross entropy, weight-decay term) of the last two steps run, oldest first; empty
+        without weight decay. Towers' means, like the loss."""
+        return list(self._recent_parts)
 
     def __call__(self) -> tuple:
         return self._values(self._run())
@@ -72,7 +87,7 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         show_loss=plan.training, loss_name=p.loss_type_to_report,
         extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
                        else ()),
-        ewma_alpha=p.display_perf_ewma,
+        ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                   % precision.initial_loss_scale(p)

@@ -76,6 +76,8 @@ class LoopSpec:
       ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
         weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
       nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
+      weight_decay: --weight_decay of a training run (0: none), named by the NaN message when
+        its term dominates the loss (decay_advice).
     """
 
     num_warmup: int
@@ -87,15 +89,55 @@ class LoopSpec:
     extra_columns: tuple[str, ...] = ()
     ewma_alpha: float | None = None
     nan_hint: str = ''
+    weight_decay: float = 0.0
 
 
-def _check_finite(loss, step, lr_fn, hint):
+def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
+                 learning_rate: float | None = None) -> str | None:
+    """The NaN message's advice when the weight-decay term dominates the loss, else None.
+
+    The decay term is weight_decay * 0.5 * sum(w^2) over the kernels (graph/tower.py); plain
+    SGD's update multiplies each kernel by (1 - learning_rate * weight_decay) besides the
+    gradient's step, so past learning_rate * weight_decay = 2 the kernels grow every step
+    whatever the data, and the loss with them.
+
+    Args:
+      parts: (cross entropy, weight-decay term) of the last steps, oldest first, the failing
+        step last (Step.loss_parts).
+      weight_decay: --weight_decay.
+      learning_rate: the learning rate at the failing step, if known.
+
+    Returns:
+      'The weight-decay term dominates the loss (...): lower --weight_decay (...)' when, at the
+      failing step, the term is not finite while the cross entropy is, or it is larger than the
+      cross entropy there or at the step before; None otherwise.
+    """
+    if not weight_decay or not parts:
+        return None
+    base, decay = parts[-1]
+    if math.isfinite(base) and not math.isfinite(decay):
+        where = '%s against a cross entropy of %.4g' % (decay, base)
+    else:
+        finite = [(b, d) for b, d in parts if math.isfinite(b) and math.isfinite(d)]
+        if not finite or finite[-1][1] <= abs(finite[-1][0]):
+            return None
+        base, decay = finite[-1]
+        where = '%.4g against a cross entropy of %.4g%s' % (
+            decay, base, ' the step before' if finite[-1] != parts[-1] else '')
+    product = ('; here %.4g' % (weight_decay * learning_rate)) if learning_rate else ''
+    return ('The weight-decay term dominates the loss (%s): lower --weight_decay (%g now; an SGD '
+            'update takes --weight_decay x the learning rate of each kernel off it, and past 2 '
+            'the kernels grow every step%s).' % (where, weight_decay, product))
+
+
+def _check_finite(loss, step, lr_fn, hint, parts_fn=None, weight_decay=0.0):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
+        advice = decay_advice(parts_fn() if parts_fn else [], weight_decay, lr)
         raise NonFiniteLossError(
-            'the loss became %s at %s%s; the run is invalid and no images/sec are reported. '
-            'Lower --init_learning_rate%s.' % (
-                loss, step, ' (learning rate %g)' % lr if lr is not None else '', hint))
+            'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
+            % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',
+               advice or 'Lower --init_learning_rate%s.' % hint))
 
 
 def format_duration(seconds: float) -> str:
@@ -137,7 +179,8 @@ def _warmup(spec: LoopSpec, step_fn, hooks, lr_fn, log, result: LoopResult) -> f
         start = time.perf_counter()
         out = _run_step(step_fn, call, hooks)
         times.append(time.perf_counter() - start)
-        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint)
+        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint,
+                      getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.warmup_losses.append(out[0])
     log('Done warm up')
     return min(times[1:]) if len(times) > 1 else times[0]
@@ -159,7 +202,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
       spec: the LoopSpec.
       step_fn: runs one step: () -> (loss or None, *extra values); with a trace,
         `step_fn.traced()` -> ((loss, *extras), step_stats). Its `learning_rate()`, when it has
-        one, gives the NaN message's learning rate.
+        one, gives the NaN message's learning rate; its `loss_parts()`, when it has one, the
+        (cross entropy, weight-decay term) of the last steps (decay_advice).
       hooks: RunHooks.
       log: where the lines go.
 
@@ -186,7 +230,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, 'step %d' % step, lr_fn, spec.nan_hint)
+        _check_finite(loss, 'step %d' % step, lr_fn, spec.nan_hint,
+                      getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.losses.append(loss)
         if len(out) > 1:
             result.extras.append(out[1:])

@@ -74,6 +74,9 @@ def test_training_run_prints_the_documented_format():
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--init_learning_rate=1e9'], 1, 'the loss became'),
+    (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
+      '--num_warmup_batches=0', '--weight_decay=1e8'], 1,
+     'The weight-decay term dominates the loss ('),
 ])
 def test_errors_are_one_line_with_exit_status(args, status, text):
     proc = run_cli(*args)

@@ -74,6 +74,36 @@ def test_directory_errors_name_directory_and_pattern(tmp_path, setup, words):
         assert word in message
 
 
+@pytest.mark.parametrize('layout, example, input_dir, output_dir', [
+    ('train/n01440764/a.JPEG', 'train/n01440764/a.JPEG', 'data/train', 'data_tfrecords'),
+    ('n01440764/a.JPEG', 'n01440764/a.JPEG', 'data', 'data_tfrecords'),
+])
+def test_jpeg_class_folders_name_the_converter(tmp_path, layout, example, input_dir, output_dir):
+    folder = tmp_path / 'data'
+    (folder / layout).parent.mkdir(parents=True)
+    (folder / layout).write_bytes(b'\xff\xd8\xff')
+    (folder / 'val').mkdir()  # ImageNet's validation images, loose
+    (folder / 'val' / 'ILSVRC2012_val_00000001.JPEG').write_bytes(b'\xff\xd8\xff')
+    hint = ('it holds images in class folders (%s), not TFRecord shards: convert them with '
+            '`tf_cnn_build_tfrecords --input_dir=%s --output_dir=%s`, then give --data_dir=%s; '
+            'the converter splits --validation_fraction of each class off for validation'
+            % (example, tmp_path / input_dir, tmp_path / output_dir, tmp_path / output_dir))
+    for kwargs in ({}, {'data_name': 'imagenet'}):  # inferred, and named
+        with pytest.raises(cnn_util.DataError) as info:
+            _dataset(folder, **kwargs).subset_files('train')
+        assert str(info.value).endswith('; ' + hint), str(info.value)
+
+
+def test_loose_images_say_the_converter_needs_class_folders(tmp_path):
+    (tmp_path / 'a.jpg').write_bytes(b'\xff\xd8\xff')
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path)
+    assert str(info.value).endswith(
+        '; it holds image files (a.jpg), not TFRecord shards: put them in one sub-folder per '
+        'class and convert them with `tf_cnn_build_tfrecords --input_dir=%s --output_dir=%s'
+        '_tfrecords`, then give --data_dir=%s_tfrecords' % (tmp_path, tmp_path, tmp_path))
+
+
 def test_named_dataset_without_matching_files(tmp_path):
     h.write_cifar(tmp_path)
     with pytest.raises(cnn_util.DataError, match=r'no files matching train-\*-of-\* in'):

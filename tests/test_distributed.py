@@ -7,7 +7,8 @@ session even under pytest-xdist (`run_once`: a file lock and a JSON result in th
 xdist workers share); the tests assert on its result. Wave 1 runs one cluster per
 --variable_update (parameter_server and distributed_replicated also check the numbers against a
 local replicated run); wave 2 runs the restart and the faults (missing ps, ps killed mid-run,
-worker killed in sync mode, bad host list).
+worker killed in sync mode, bad host list). One small cluster of its own checks the start-up
+check of the run-defining flags (a worker started with another --batch_size).
 """
 
 from __future__ import annotations
@@ -387,6 +388,43 @@ def test_bad_host_list_is_a_flag_error(wave2):
     assert result['code'] == 2
     assert last_line(result) == (
         'error: --task_index must be < 2, the number of worker hosts. Received: task_index=2')
+
+
+def test_a_worker_started_with_another_batch_size_is_named_at_start_up(tmp_path):
+    """Worker 1 gets --batch_size=4, the chief 2: both stop at start-up with one line naming the
+    flag and both values (they used to fail later: 'Could not find variable ...' on the worker,
+    'lost the cluster: unreachable now: ps 0' on the chief)."""
+    ps, workers = hosts(1), hosts(2)
+    args = lambda job, i, extra=(): cluster_args(job, i, ps, workers, timeout=60,  # noqa: E731
+                                                 extra=['--num_batches=2', *extra])
+    procs = [Proc('ps0', args('ps', 0), tmp_path), Proc('worker0', args('worker', 0), tmp_path),
+             Proc('worker1', args('worker', 1, ['--batch_size=4']), tmp_path)]
+    ps0, chief, worker1 = finish_all(procs)
+    line = ('error: worker 1 (%s) was started with --batch_size=4, the chief, worker 0 (%s), '
+            'with --batch_size=2: every task of a cluster takes the same --model, '
+            '--num_classes, --image_size, --use_fp16, --use_bf16, --variable_update, '
+            "--batch_size; start it with the chief's" % (workers[1], workers[0]))
+    for result in (worker1, chief):
+        assert (result['code'], last_line(result)) == (1, line), result['log'][-3000:]
+        assert 'Traceback' not in result['log'] and 'Could not find variable' not in result['log']
+    assert ps0['code'] == 1 and last_line(ps0).startswith(
+        'error: worker 0 (%s) reported a failure; ps 0' % workers[0]), ps0['log'][-3000:]
+
+
+def test_run_flag_differences_name_each_flag_and_both_values():
+    from tf_cnn_benchmarks.cluster import run_flags
+    p = _cluster_params(task_index=1)
+    values = run_flags.run_flag_values(benchmark_cnn.BenchmarkCNN(p, gpus=0).plan)
+    assert values == {'model': 'trivial', 'num_classes': '1001', 'image_size': '16',
+                      'use_fp16': 'false', 'use_bf16': 'false',
+                      'variable_update': 'parameter_server', 'batch_size': '2'}
+    chiefs = run_flags.decode(run_flags.encode(dict(values, model='resnet50', use_fp16='true')))
+    diffs = run_flags.differences(values, chiefs)
+    assert diffs == [('model', 'trivial', 'resnet50'), ('use_fp16', 'false', 'true')]
+    assert run_flags.mismatch_line('worker 1 (h:2)', 'worker 0 (h:1)', diffs).startswith(
+        'worker 1 (h:2) was started with --model=trivial and --use_fp16=false, the chief, '
+        'worker 0 (h:1), with --model=resnet50 and --use_fp16=true: every task of a cluster ')
+    assert run_flags.differences(values, values) == []
 
 
 # ------------------------------------------------------------------------------------------

@@ -152,6 +152,31 @@ def test_non_finite_loss_stops_with_step_and_hint():
     assert str(info.value).endswith('Lower --init_learning_rate or X.')
 
 
+def test_a_dominating_weight_decay_is_named_instead_of_the_learning_rate():
+    parts = [(6.9, 1e28), (math.nan, math.inf)]
+
+    class DecaySteps:
+        __call__ = staticmethod(_fake_steps([7.0, math.nan]))
+        learning_rate = staticmethod(lambda: 6.25e-06)
+        loss_parts = staticmethod(lambda: parts)
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        training_loop.run_loop(Spec(num_warmup=0, num_steps=2, images_per_step=1,
+                                    display_every=1, weight_decay=1e8), DecaySteps(),
+                               log=lambda _: None)
+    assert str(info.value) == (
+        'the loss became nan at step 2 (learning rate 6.25e-06); the run is invalid and no '
+        'images/sec are reported. The weight-decay term dominates the loss (1e+28 against a '
+        'cross entropy of 6.9 the step before): lower --weight_decay (1e+08 now; an SGD update '
+        'takes --weight_decay x the learning rate of each kernel off it, and past 2 the kernels '
+        'grow every step; here 625).')
+    # An infinite term beside a finite cross entropy, at the failing step itself.
+    assert training_loop.decay_advice([(7.0, math.inf)], 1.0).startswith(
+        'The weight-decay term dominates the loss (inf against a cross entropy of 7): ')
+    # A small term, or no decay: the learning rate's advice stays.
+    assert training_loop.decay_advice([(7.0, 0.01), (math.nan, 0.02)], 1e-4) is None
+    assert training_loop.decay_advice([(7.0, math.inf)], 0.0) is None
+
+
 def test_should_stop_ends_early_and_after_step_sees_every_step():
     seen = []
     result = training_loop.run_loop(

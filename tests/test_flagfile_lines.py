@@ -1,0 +1,78 @@
+"""Flagfile lines absl would misread are one usage error naming the file, the line and the fix
+(params/flagfile_lines.py): quoted values, two flags a line, `--name value`, a nested flagfile
+looked for in the working directory."""
+
+from __future__ import annotations
+
+import pytest
+import test_cli_edges
+
+from tf_cnn_benchmarks import flag_parsing, params
+
+
+def _error(tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(params.ParamsError) as e:
+        flag_parsing.parse_flags(['prog'] + argv)
+    return str(e.value)
+
+
+@pytest.mark.parametrize('text, message', [
+    ('--model=trivial\n--data_dir="/data/x"\n',
+     'flags.txt line 2 reads --data_dir="/data/x": a flagfile holds one flag a line, unquoted '
+     '(absl keeps the quotes in the value); write --data_dir=/data/x'),
+    ("# two flags\n--model='trivial --batch_size=4'\n",
+     "flags.txt line 2 reads --model='trivial --batch_size=4': a flagfile holds one flag a line, "
+     'unquoted (absl takes the whole line as one argument); put --batch_size=4 on a line of its '
+     'own'),
+    ('--model=trivial --batch_size=4 --use_fp16\n',
+     'flags.txt line 1 reads --model=trivial --batch_size=4 --use_fp16: a flagfile holds one '
+     'flag a line, unquoted (absl takes the whole line as one argument); put --batch_size=4 and '
+     '--use_fp16 on a line of its own'),
+    ('--data_dir /data/x\n',
+     "flags.txt line 1 reads --data_dir /data/x: a flagfile holds one flag a line, as "
+     "--name=value (absl takes '--data_dir /data/x' as the name of a flag); write "
+     '--data_dir=/data/x'),
+    ('model=trivial\n',
+     "flags.txt line 1 reads 'model=trivial': a flagfile holds one flag a line, unquoted, each "
+     'line starting with --name (absl would take this line as a positional argument)'),
+])
+def test_a_misread_line_is_one_error_naming_file_and_line(tmp_path, monkeypatch, text, message):
+    (tmp_path / 'flags.txt').write_text(text)
+    assert _error(tmp_path, monkeypatch, ['--flagfile=flags.txt']) == message
+
+
+def test_good_lines_still_parse(tmp_path, monkeypatch):
+    (tmp_path / 'flags.txt').write_text(
+        '// a comment\n\n--model=trivial\n  --batch_size=4  \n--label=two words\n--use_fp16\n')
+    monkeypatch.chdir(tmp_path)
+    p = flag_parsing.parse_flags(['prog', '--flagfile', 'flags.txt'])
+    assert (p.model, p.batch_size, p.label, p.use_fp16) == ('trivial', 4, 'two words', True)
+
+
+def test_a_nested_flagfile_not_found_names_the_folder_it_was_looked_for_in(tmp_path, monkeypatch):
+    sub = tmp_path / 'sub'
+    sub.mkdir()
+    (sub / 'outer.txt').write_text('--model=trivial\n--flagfile=common.txt\n')
+    (sub / 'common.txt').write_text('--batch_size=2\n')
+    assert _error(tmp_path, monkeypatch, ['--flagfile=sub/outer.txt']) == (
+        'sub/outer.txt line 2 reads --flagfile=common.txt: no such file in %s (absl opens a '
+        'nested flagfile from the working directory, not from the folder of the file naming it); '
+        'it is beside outer.txt: write --flagfile=%s' % (tmp_path, sub / 'common.txt'))
+
+
+def test_a_nested_flagfile_is_checked_too(tmp_path, monkeypatch):
+    (tmp_path / 'outer.txt').write_text('--flagfile=inner.txt\n')
+    (tmp_path / 'inner.txt').write_text('--model=trivial\n--train_dir="/tmp/x"\n')
+    assert _error(tmp_path, monkeypatch, ['--flagfile=outer.txt']).startswith(
+        'inner.txt line 2 reads --train_dir="/tmp/x": a flagfile holds one flag a line')
+
+
+def test_the_command_says_it_in_one_line_with_status_2(tmp_path):
+    flagfile = tmp_path / 'flags.txt'
+    flagfile.write_text('--data_dir="/data/x"\n')
+    status, out, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == ('error: %s line 1 reads --data_dir="/data/x": a flagfile holds one flag a '
+                   'line, unquoted (absl keeps the quotes in the value); write '
+                   '--data_dir=/data/x\n' % flagfile), err
