@@ -22,6 +22,7 @@ setuptools.setup(
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
                  'matplotlib', 'mlperf-logging'],
         'plot': ['matplotlib'],
+        'docs': ['mkdocs>=1.6'],  # mkdocs build --strict: the manual in docs/ as a site
         'mlperf': ['mlperf-logging'],  # --ml_perf: MLPerf-format log lines
     },
     entry_points={'console_scripts': [
