@@ -67,18 +67,19 @@ def images_per_sec(stdout: str) -> float | None:
 
 def time_command(command: str, timeout_secs: float) -> dict:
     """Runs one quick command; returns {'command', 'wall_secs', 'images_per_sec',
-    'exit_status', 'load_before'}."""
+    'exit_status', 'error' (the first `error:` line, None), 'load_before'}."""
     with tempfile.TemporaryDirectory(prefix='quick_runs_') as work:
         load = os.getloadavg()[0]
         start = time.perf_counter()
         proc = subprocess.run(checkout_argv(command, work), cwd=REPO, capture_output=True,
                               text=True, timeout=timeout_secs)
         wall = time.perf_counter() - start
+    errors = [line for line in (proc.stdout + proc.stderr).splitlines() if 'error:' in line]
     if proc.returncode:
-        print(proc.stderr[-2000:], file=sys.stderr)
+        print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
     return {'command': command, 'wall_secs': round(wall, 1),
             'images_per_sec': images_per_sec(proc.stdout), 'exit_status': proc.returncode,
-            'load_before': round(load, 2)}
+            'error': errors[0] if errors else None, 'load_before': round(load, 2)}
 
 
 def markdown(rows: list[dict]) -> str:

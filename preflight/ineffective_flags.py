@@ -115,7 +115,7 @@ def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:
     out = ignored_flags(p, dataset)
     if p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
         out += original_flags.gpu_only_on_cpu(p)
-    workers = len([h for h in (p.worker_hosts or '').split(',') if h]) if p.job_name else 1
+    workers = len([h for h in p.worker_hosts or [] if h]) if p.job_name else 1  # a list flag
     if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1:
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
