@@ -122,7 +122,8 @@ def quick_rows(results) -> tuple[list[list[str]], str | None]:
         return [], None
     stem, doc = quick[-1]
     return [['`%s`' % r['command'], '%.0f s' % r['wall_secs'],
-             '-' if r['images_per_sec'] is None else '%.2f' % r['images_per_sec']]
+             '-' if r['images_per_sec'] is None else '%.2f' % r['images_per_sec'],
+             '%.1f' % r['load_before']]
             for r in doc['data']['rows']], stem
 
 
@@ -154,9 +155,11 @@ def headline_rows(results) -> list[list[str]]:
 
 def readme_blocks(results) -> dict[str, str]:
     """The text between the README's generated-block markers, by block name."""
-    quick, _ = quick_rows(results)
+    quick, stem = quick_rows(results)
     head = ['figure', 'value', 'CPU / GPU, TensorFlow', 'date', 'from']
-    return {'quick-runs': (_table(['command', 'wall time', 'images/sec'], quick, 'lrr') if quick
+    return {'quick-runs': (_table(['command', 'wall time', 'images/sec', 'load average'], quick,
+                                  'lrrr') + '\n\nFrom [results/%s.md](results/%s.md).'
+                           % (stem, stem) if quick
                            else 'No quick-runs file yet: `python -m bench.bench_quick_runs`.'),
             'headline': (_table(head, headline_rows(results), 'lrlll')
                          if headline_rows(results) else 'No result files yet.')}
@@ -234,10 +237,20 @@ def sweep_section(results) -> list[str]:
     rows = sweep_rows(results)
     if not rows:
         return []
-    return ['## Sweeps', '', 'Median images/sec of each configuration\'s repeats '
-            '(`tf_cnn_sweep --publish`; every run a fresh process, repeats alternating).', '',
+    rates = {(r[0], r[1], r[2], r[3], r[4], r[7]): float(r[5]) for r in rows}
+    ratios = [[m, b, d, u, '%.2fx' % (rate / rates[(m, b, d, 'fp32', u, f)]), f]
+              for (m, b, d, p, u, f), rate in rates.items()
+              if p == 'bf16' and (m, b, d, 'fp32', u, f) in rates]
+    text = ['## Sweeps', '', 'Median images/sec of each configuration\'s repeats '
+            '(published with `tf_cnn_sweep`\'s `--publish`; every run a fresh process, repeats '
+            'alternating).', '',
             _table(['model', 'batch', 'devices', 'precision', 'variables', 'images/sec',
                     'runs', 'from'], rows, 'lrrllrrl'), '']
+    if ratios:
+        text += ['bfloat16 against float32 in the same sweep (median over median):', '',
+                 _table(['model', 'batch', 'devices', 'variables', 'bf16/fp32', 'from'], ratios,
+                        'lrrlrl'), '']
+    return text
 
 
 def original_section(results) -> list[str]:
