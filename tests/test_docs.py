@@ -302,6 +302,16 @@ def test_the_readme_is_short_and_starts_with_the_two_set_up_commands():
     assert 'python -m pytest -q -n 2 tests' in _read(os.path.join(REPO, '.ci', 'run'))
 
 
+def test_the_site_builds_strictly_with_no_warning(tmp_path):
+    # mkdocs is in the test extra; the site goes to a temporary folder, never the checkout.
+    proc = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--strict', '--site-dir',
+                           str(tmp_path / 'site')], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if not line.startswith('INFO')] == []
+    assert os.path.isfile(tmp_path / 'site' / 'performance' / 'index.html')
+
+
 def test_every_docs_page_is_in_the_site_nav():
     nav = _read(os.path.join(REPO, 'mkdocs.yml'))
     pages = [os.path.basename(p) for p in glob.glob(os.path.join(REPO, 'docs', '*.md'))]
