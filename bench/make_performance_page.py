@@ -148,7 +148,8 @@ def headline_rows(results) -> list[list[str]]:
         stem, doc = quick[-1]
         for r in doc['data']['rows']:
             if 'resnet50' in r['command'] and r['command'].startswith('tf_cnn_benchmarks'):
-                add('the quick-start command, whole run', '%.0f s' % r['wall_secs'],
+                add('the quick-start command, whole run (load average %.1f)' % r['load_before'],
+                    '%.0f s' % r['wall_secs'],
                     doc['provenance'], stem)
     return rows
 
