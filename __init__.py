@@ -18,7 +18,7 @@ Importing the package loads neither TensorFlow nor any model (nor do `list_model
 on first use (TensorFlow reads its environment, which they prepare, when it is imported: oneDNN,
 the BFC allocator and TF_CPP_MIN_LOG_LEVEL=2 unless set; runtime/runtime_env.py says more).
 
-Layout, by concern (README "Development" says more):
+Layout, by concern (docs/CONTRIBUTING.md says more):
 
     tf_cnn_benchmarks.py, cli.py   the command        params/, run_plan.py    flags -> plan
     benchmark_cnn.py               one run

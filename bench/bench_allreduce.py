@@ -12,7 +12,7 @@ for every output on every device. Reported per cell:
 Usage:
     python -m bench.bench_allreduce [--devices 2] [--sizes 4k,256k,4m,25m] [--num_tensors 8]
 
-Writes bench/results/allreduce.json and bench/results/allreduce.md (a markdown table); with
+Writes results/*-allreduce.json and results/*-allreduce.md (a markdown table); with
 --tag T, allreduce_T.json and allreduce_T.md.
 
 The CPU allocator matters for the repacking rows: TensorFlow's default CPU allocator hands large
@@ -22,13 +22,13 @@ TF_CPU_ALLOCATOR_USE_BFC=true in the environment (recorded in the results).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
 import sys
 import time
 
+from . import bench_report  # noqa: E402
 from .preamble import RESULTS, ArgumentParser, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
@@ -158,18 +158,14 @@ def main(argv=None) -> int:
             print('%-28s %9s  %10s/s  %8.2f ms' % (r['label'], _human(size),
                                                    _human(r['bytes_per_sec']),
                                                    r['median_step_secs'] * 1e3), flush=True)
-    os.makedirs(args.out_dir, exist_ok=True)
     table = _markdown(results, sizes, args)
-    stem = os.path.join(args.out_dir, 'allreduce' + ('_' + args.tag if args.tag else ''))
-    with open(stem + '.json', 'w') as f:
-        json.dump({'devices': args.devices, 'num_tensors': args.num_tensors,
+    bench_report.write_results(
+        args.out_dir, 'allreduce' + ('_' + args.tag if args.tag else ''),
+        {'devices': args.devices, 'num_tensors': args.num_tensors,
                    'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
                    'machine': platform.machine(), 'load_average_before': args.load,
                    'tf_cpu_allocator_use_bfc': os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'),
-                   'load_average_after': os.getloadavg()[0], 'results': results}, f, indent=1)
-    with open(stem + '.md', 'w') as f:
-        f.write(table)
-    print(table)
+                   'load_average_after': os.getloadavg()[0], 'results': results}, table)
     return 0
 
 

@@ -13,7 +13,7 @@ loops, interleaved `--repeats` times so drifts of the machine hit both alike:
 overhead ratio = median(ours images/sec) / median(bare images/sec); target >= 0.98.
 Also reports achieved GFLOP/s = 3 x forward FLOPs per image (counted from the graph by
 models/flops.py; training is about forward + 2x for the backward pass) x images/sec.
-Writes bench/results/core.json and bench/results/core.md.
+Writes results/*-core.json and results/*-core.md.
 """
 
 import contextlib

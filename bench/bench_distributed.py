@@ -32,7 +32,7 @@ Usage:
     python -m bench.bench_distributed [--models trivial,resnet50] [--batch_sizes 8,4]
         [--num_batches 20,8] [--modes parameter_server,...] [--workers 1,2]
 
-Writes bench/results/distributed.json and bench/results/distributed.md (with --tag T:
+Writes results/*-distributed.json and results/*-distributed.md (with --tag T:
 distributed_T.*). Loopback addresses only.
 """
 
@@ -41,12 +41,12 @@ from __future__ import annotations
 import glob
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
+from . import bench_report  # noqa: E402
 from .preamble import REPO, RESULTS, ArgumentParser  # noqa: E402
 
 ENTRY = os.path.join(REPO, 'tf_cnn_benchmarks.py')
@@ -267,18 +267,10 @@ def rescan(work: str) -> list[dict]:
 
 def write_outputs(rows: list[dict], args, work: str) -> int:
     """Writes the JSON and markdown results; prints the table."""
-    os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, 'distributed' + ('_' + args.tag if args.tag else ''))
-    table = markdown(rows)
-    with open(stem + '.md', 'w') as f:
-        f.write('# Cluster on loopback (bench/bench_distributed.py)\n\n' + table)
-        f.write('\nHost: %s, %d CPUs, load average after: %.1f\n' % (
-            platform.processor() or platform.machine(), os.cpu_count(), os.getloadavg()[0]))
-    with open(stem + '.json', 'w') as f:
-        json.dump({'rows': rows, 'cpu_count': os.cpu_count(),
-                   'load_average_after': os.getloadavg()[0], 'work_dir': work}, f, indent=1)
-    print(table)
-    print('wrote %s.json and %s.md' % (stem, stem))
+    bench_report.write_results(
+        args.out_dir, 'distributed' + ('_' + args.tag if args.tag else ''),
+        {'rows': rows, 'cpu_count': os.cpu_count(), 'work_dir': work},
+        '## Cluster on loopback (bench/bench_distributed.py)\n\n' + markdown(rows))
     return 0
 
 

@@ -23,20 +23,20 @@ Usage:
     python -m bench.bench_input [--data_dir ../shared/data/imagenet_tfrecords] [--steps 40]
         [--batch_size 32] [--image_size 224] [--resnet50] [--tag T]
 
-Writes bench/results/input[_T].json and bench/results/input[_T].md.
+Writes results/*-input[_T].json and results/*-input[_T].md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import platform
 import statistics
 import sys
 import time
 
+from . import bench_report  # noqa: E402
 from .preamble import REPO, RESULTS, ArgumentParser, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
@@ -207,16 +207,12 @@ def main(argv=None) -> int:
             row = with_model(args, 'resnet50', data_dir=data_dir, batch_size=8, steps=10)
             if row:
                 rows.append(row)
-    os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, 'input' + ('_' + args.tag if args.tag else ''))
     table = _markdown(rows, args)
-    with open(stem + '.md', 'w') as f:
-        f.write(table)
-    with open(stem + '.json', 'w') as f:
-        json.dump({'args': vars(args), 'tensorflow': tf.__version__, 'cores': CORES,
+    bench_report.write_results(
+        args.out_dir, 'input' + ('_' + args.tag if args.tag else ''),
+        {'args': vars(args), 'tensorflow': tf.__version__, 'cores': CORES,
                    'machine': platform.machine(), 'load_average_before': load_before,
-                   'load_average_after': os.getloadavg()[0], 'results': rows}, f, indent=1)
-    print(table)
+                   'load_average_after': os.getloadavg()[0], 'results': rows}, table)
     return 0
 
 

@@ -5,7 +5,7 @@
 For each model (synthetic data, one CPU tower, the model's default image size): the seconds to
 build the training graph, forward GFLOPs per image, and the images/sec of `--steps` timed steps
 after one warm-up step. Target: graph build well under the time of the timed steps, < 10 s for the
-largest model. Writes bench/results/models.json and models.md.
+largest model. Writes results/*-models.json and models.md.
 """
 
 import time

@@ -12,7 +12,7 @@ median step time over all rounds, and from the fastest step (the least disturbed
 The ratio column compares each mode with the plain single-tower parameter_server run (1 device)
 and with independent (2 devices), the targets of issue 4: with 1 device every mode within 3% of
 the plain run; with 2 devices replicated within 5% of independent for resnet50. Writes
-bench/results/modes.json and modes.md.
+results/*-modes.json and modes.md.
 """
 
 import contextlib

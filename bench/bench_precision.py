@@ -18,7 +18,7 @@ several timed runs.
 Thread mode (--threads): trivial and resnet50 at a small batch under several (intra-op, inter-op)
 thread-pool sizes, in round-robin order: the measurement behind cpu_tuning.default_thread_counts.
 
-Writes bench/results/precision.{json,md} or bench/results/threads.{json,md}, with the load average
+Writes results/*-precision.{json,md} or results/*-threads.{json,md}, with the load average
 (`os.getloadavg`) before and after each configuration: other work on the machine shows there.
 """
 
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 
+from . import bench_report  # noqa: E402
 from .preamble import REPO, RESULTS, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
@@ -304,12 +305,7 @@ def threads_markdown(rows):
 
 
 def _write(name, data, table):
-    os.makedirs(FLAGS.out, exist_ok=True)
-    with open(os.path.join(FLAGS.out, name + '.json'), 'w') as f:
-        json.dump(data, f, indent=2)
-    with open(os.path.join(FLAGS.out, name + '.md'), 'w') as f:
-        f.write(table + '\n')
-    print(table)
+    bench_report.write_results(FLAGS.out, name, data, table)
 
 
 def main(argv):

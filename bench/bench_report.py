@@ -1,7 +1,31 @@
-"""Writing a benchmark's results: `<name>.json` and a markdown table `<name>.md`."""
+"""Writing a benchmark's results as committed data: `results/<date>-<cpu|gpu>-tf<X.Y>-<what>`.
 
-import json
+Every bench script ends in `write_results`, which writes two files into `results/` (the
+checkout's top folder; `--out`/`--out_dir` of a script chooses another folder):
+
+* `<stem>.json`: `{"what": ..., "provenance": {...}, "data": <the script's own result>}`;
+* `<stem>.md`: the provenance as a short list, then the script's markdown table.
+
+`stem` is `<UTC date>-<cpu or gpu>-tf<major.minor>-<what>`, e.g.
+`2026-12-02-cpu-tf2.21-precision`: the format, naming and provenance (command, CPU and its
+flags, load averages, TensorFlow version, git commit) are history/result_files.py's, shared
+with `tf_cnn_sweep --publish`. `docs/performance.md` is generated from these files
+(`python -m bench.make_performance_page`).
+"""
+
+from __future__ import annotations
+
 import os
+import shlex
+import sys
+
+from tf_cnn_benchmarks.history import result_files
+
+HERE = os.path.dirname(os.path.abspath(__file__))  # bench/
+REPO = os.path.dirname(HERE)  # the checkout
+RESULTS = os.path.join(REPO, 'results')
+# The load average when the script started (bench/preamble.py imports this module first).
+LOAD_AT_START = os.getloadavg()[0]
 
 
 def markdown_table(header: list[str], align: str, rows: list[list[str]]) -> str:
@@ -12,11 +36,44 @@ def markdown_table(header: list[str], align: str, rows: list[list[str]]) -> str:
     return '\n'.join(lines)
 
 
-def write_results(out_dir: str, name: str, data, markdown: str) -> None:
-    """Writes out_dir/name.json (data) and out_dir/name.md (markdown), and prints the table."""
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, name + '.json'), 'w') as f:
-        json.dump(data, f, indent=2)
-    with open(os.path.join(out_dir, name + '.md'), 'w') as f:
-        f.write(markdown + '\n')
+def command_line(argv: list[str] | None = None) -> str:
+    """The command that runs this script again: 'python -m bench.<script> <args>' for a bench
+    script (sys.argv[0] is its file under `python -m`), else argv as given."""
+    argv = list(sys.argv if argv is None else argv)
+    script = os.path.abspath(argv[0]) if argv else ''
+    if os.path.dirname(script) == HERE and script.endswith('.py'):
+        head = ['python', '-m', 'bench.' + os.path.basename(script)[:-3]]
+    else:
+        head = argv[:1]
+    return shlex.join(head + argv[1:])
+
+
+def _device() -> str:
+    """'gpu' when TensorFlow (already imported by the script) sees a GPU, else 'cpu'."""
+    tf = sys.modules.get('tensorflow')
+    if tf is None:
+        return 'cpu'
+    return 'gpu' if tf.config.list_physical_devices('GPU') else 'cpu'
+
+
+def provenance(argv: list[str] | None = None) -> dict:
+    """history/result_files.provenance for this script's command, device and checkout."""
+    return result_files.provenance(command_line(argv), _device(), REPO, LOAD_AT_START)
+
+
+def write_results(out_dir: str, what: str, data, markdown: str,
+                  argv: list[str] | None = None) -> str:
+    """Writes out_dir/<stem>.json and out_dir/<stem>.md (see the module docstring), prints the
+    table and the paths; returns the stem's path (without extension).
+
+    Args:
+      out_dir: the folder (created when missing); normally RESULTS.
+      what: what was measured, e.g. 'precision', 'roofline_resnet50_b16_bf16'.
+      data: the script's result (anything json.dump writes).
+      markdown: the script's table(s).
+      argv: the command line to record (default sys.argv).
+    """
+    stem = result_files.write(out_dir, what, data, markdown, provenance(argv))
     print(markdown)
+    print('wrote %s.json and %s.md' % (stem, stem))
+    return stem

@@ -31,7 +31,7 @@ Verdict: ours / limit (images/sec over the limit's) is the fraction of the hardw
 step reaches; 1 - that is what everything but the big ops costs (elementwise ops, memory
 traffic, framework). Near 1: only faster kernels help; well below 1: the graph and runtime do.
 A figure above 1 means the step overlaps big ops (inter-op threads) or the standalone runs
-were disturbed: look at the load averages. Writes bench/results/roofline_<model>_b<batch>
+were disturbed: look at the load averages. Writes results/*-roofline_<model>_b<batch>
 [_i<image size>][_bf16|_fp16][_fwd].json and .md with the CPU model and load averages.
 """
 

@@ -17,12 +17,11 @@ Usage (from the checkout's top folder):
     python -m bench.bench_scaling_loopback [--model trivial] [--batch_size 32]
         [--workers 2,3,4] [--num_batches 30] [--threads 1]
 
-Writes bench/results/scaling_loopback.json. Loopback addresses only.
+Writes results/*-scaling_loopback.json. Loopback addresses only.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -30,6 +29,7 @@ import sys
 import tempfile
 import time
 
+from . import bench_report
 from .preamble import REPO, RESULTS, ArgumentParser, start
 
 _TOTAL = re.compile(r'^\[launcher\] cluster total images/sec: ([0-9.]+)', re.M)
@@ -150,10 +150,8 @@ def main(argv=None) -> int:
     start()
     result = compare(args.model, args.batch_size, tuple(int(w) for w in args.workers.split(',')),
                      args.num_batches, args.threads, args.image_size or None)
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, 'scaling_loopback.json'), 'w') as f:
-        json.dump(result, f, indent=1)
-    print('\n'.join(format_result(result)))
+    bench_report.write_results(RESULTS, 'scaling_loopback', result,
+                               '\n'.join(format_result(result)))
     return 0
 
 

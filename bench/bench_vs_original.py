@@ -21,7 +21,7 @@ processes), ratio = best ours / best original, median ratio = median ours / medi
 Also measured (extra rows, ours only, not against the original): resnet50 with --distortions on
 real data as a fraction of resnet50 on synthetic data.
 
-Writes bench/results/vs_original[_T].json and .md, with the CPU model and the load averages
+Writes results/*-vs_original[_T].json and .md, with the CPU model and the load averages
 before and after.
 """
 

@@ -11,7 +11,7 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))  # bench/
 REPO = os.path.dirname(HERE)  # the checkout
-RESULTS = os.path.join(HERE, 'results')
+RESULTS = os.path.join(REPO, 'results')  # committed data: bench/bench_report.py
 
 
 def start() -> None:

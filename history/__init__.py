@@ -4,8 +4,9 @@ where it got slower.
 The database (store.py: the SQLite file, its schema and migrations, writes and queries), what
 it keeps of a run (records.py: a row from a result dict or a sweep record, the configuration
 and content keys), loading sweep folders and run JSONs (ingest.py), the change-point search
-over each configuration's series (regressions.py), the history plot (plots.py) and the static
-page (page.py).
+over each configuration's series (regressions.py), the history plot (plots.py), the static
+page (page.py), and the committed result files of the bench scripts and `tf_cnn_sweep
+--publish` (result_files.py: `results/<date>-<cpu|gpu>-tf<X.Y>-<what>.json` with provenance).
 
 Below the lifecycle, whose hook records each run (lifecycle/results_db.py), and above the
 figures (metrics/significance.py: the test the search shares with `tf_cnn_sweep compare`);

@@ -45,7 +45,7 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
             located = '; first such record: %s' % bad_images.locate_undecodable_image(list(files))
         return cnn_util.DataError(
             'a TFRecord record is not a tf.train.Example%s%s; write the shards with '
-            'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of the README)'
+            'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of docs/real-data.md)'
             % (suffix, located))
     node = error.op.name if error.op is not None else ''
     decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',

@@ -58,7 +58,8 @@ def distributed_problem(p) -> str | None:
         if p.ps_hosts or p.worker_hosts:
             return ('--ps_hosts/--worker_hosts need --job_name (ps or worker) and '
                     '--task_index for this task.')
-        if p.variable_update in distributed_modes:
+        # A --plan_scaling run plans the cluster's rows on paper: it starts no task.
+        if p.variable_update in distributed_modes and not p.plan_scaling:
             hosts = {'distributed_replicated': '--ps_hosts and --worker_hosts',
                      'distributed_all_reduce': '--worker_hosts and --controller_host',
                      'collective_all_reduce': '--worker_hosts'}[p.variable_update]

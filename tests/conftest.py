@@ -47,13 +47,24 @@ SHARED_DATA = os.path.join(os.path.dirname(REPO), 'shared', 'data')
 IMAGENET_TFRECORDS = os.path.join(SHARED_DATA, 'imagenet_tfrecords')
 
 
+@pytest.fixture(scope='session')
+def sample_imagenet_dir(tmp_path_factory):
+    """ImageNet-format shards shaped like the shared ones (512 train records in 8 shards, 128
+    validation in 2, labels within ImageNet's 1001 classes), built once per test process with
+    the project's converter over generated images (input_helpers.build_sample_imagenet)."""
+    import input_helpers
+    return input_helpers.build_sample_imagenet(str(tmp_path_factory.mktemp('sample_data')))
+
+
 @pytest.fixture
-def imagenet_dir():
-    """The real ImageNet-format shards in ../shared/data; skips where ../shared is absent."""
-    if not os.path.isdir(IMAGENET_TFRECORDS):
-        pytest.skip('../shared/data/imagenet_tfrecords is absent (needs the shared folder beside '
-                    'the checkout)')
-    return IMAGENET_TFRECORDS
+def imagenet_dir(request):
+    """The real ImageNet-format shards in ../shared/data; where that folder is absent (a clone
+    of the project alone), the generated sample_imagenet_dir of the same shape."""
+    # TF_CNN_TESTS_SAMPLE_DATA=1 uses the generated set even where the shared one is present
+    # (to check that a clone of the project alone passes).
+    if os.path.isdir(IMAGENET_TFRECORDS) and not os.environ.get('TF_CNN_TESTS_SAMPLE_DATA'):
+        return IMAGENET_TFRECORDS
+    return request.getfixturevalue('sample_imagenet_dir')
 
 
 @pytest.fixture

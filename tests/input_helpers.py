@@ -137,3 +137,36 @@ def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32
                 outputs.append([(np.asarray(i, np.float32), np.asarray(lab)) for i, lab in out])
             sizes = sess.run(pipeline.size_ops)
     return pipeline, outputs, sizes
+
+
+def build_sample_imagenet(folder: str, *, classes: int = 8, per_class: int = 80,
+                          seed: int = 0) -> str:
+    """A small ImageNet-format set shaped like ../shared/data/imagenet_tfrecords, made with the
+    project's converter over generated JPEGs: train-0000[0-7]-of-00008 (512 records, 64 a shard)
+    and validation-0000[01]-of-00002 (128), images of 32 to 96 pixels a side with noise, labels
+    1..`classes`, and no labels.txt (so the model keeps ImageNet's 1001 classes, as on the
+    shared set). Files and folder read-only, as the shared folder is. Returns the shards' folder.
+
+    8 classes x 80 images with --validation_fraction=0.2 put round(0.2 x 80) = 16 images of each
+    class into validation: 128 validation, 512 train records.
+    """
+    from tf_cnn_benchmarks.tools import build_imagenet_tfrecords
+    rng = np.random.default_rng(seed)
+    photos = os.path.join(folder, 'photos')
+    for c in range(classes):
+        os.makedirs(os.path.join(photos, 'n%08d' % c))
+        for i in range(per_class):
+            h, w = (int(x) for x in rng.integers(32, 97, size=2))
+            pixels = rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(os.path.join(photos, 'n%08d' % c, '%03d.jpg' % i),
+                                         quality=90)
+    out = os.path.join(folder, 'imagenet_tfrecords')
+    build_imagenet_tfrecords.convert(photos, out, num_train_shards=8, num_validation_shards=2,
+                                     validation_fraction=0.2, seed=seed, progress=False,
+                                     warn=lambda line: None)
+    for extra in ('labels.txt', 'class_counts.txt'):
+        os.remove(os.path.join(out, extra))
+    for name in os.listdir(out):
+        os.chmod(os.path.join(out, name), 0o444)
+    os.chmod(out, 0o555)
+    return out

@@ -136,4 +136,4 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path):
     assert str(translated) == (
         'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
         'of %s; write the shards with tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format '
-        'of the README)' % (tmp_path, shards[0]))
+        'of docs/real-data.md)' % (tmp_path, shards[0]))

@@ -55,6 +55,18 @@ def test_real_shards(imagenet_dir):
     assert len(ds.scan('train').files) == 8
 
 
+def test_the_generated_sample_set_has_the_shared_sets_shape(sample_imagenet_dir):
+    # What the real-data tests get on a clone without ../shared/data (tests/conftest.py).
+    assert sorted(os.listdir(sample_imagenet_dir)) == (
+        ['train-%05d-of-00008' % i for i in range(8)]
+        + ['validation-%05d-of-00002' % i for i in range(2)])
+    ds = dataset_info.get_dataset(h.make_params(data_dir=sample_imagenet_dir))
+    assert ds.name == 'imagenet' and ds.num_classes == 1001
+    assert ds.num_examples('train') == 512 and ds.num_examples('validation') == 128
+    assert [len(list(h.tf.compat.v1.io.tf_record_iterator(f))) for f in ds.scan('train').files] \
+        == [64] * 8
+
+
 @pytest.mark.parametrize('setup, words', [
     ('missing', ['does not exist']),
     ('empty', ['is empty', 'train-*-of-*']),

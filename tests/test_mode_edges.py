@@ -36,6 +36,22 @@ def test_hierarchical_copy_on_one_device_warns(capsys):
         'several devices into two levels)\n')
 
 
+def test_a_cluster_tasks_flags_are_checked_with_its_worker_list():
+    # --worker_hosts is a list flag: a worker task of the README's quick tf_cnn_cluster run
+    # failed here with "'list' object has no attribute 'split'" before any step.
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    task = params.make_params(job_name='worker', task_index=1, ps_hosts=['127.0.0.1:1'],
+                              worker_hosts=['127.0.0.1:2', '127.0.0.1:3'], device='cpu')
+    assert ineffective_flags.messages(task, 0, None) == []
+    one = params.make_params(job_name='worker', task_index=0, ps_hosts=['127.0.0.1:1'],
+                             worker_hosts=['127.0.0.1:2'], device='cpu', hierarchical_copy=True,
+                             variable_update='distributed_replicated')
+    assert ineffective_flags.messages(one, 0, None) == [
+        '--hierarchical_copy has no effect on one device (it splits the all-reduce of '
+        'several devices into two levels)']
+
+
 def test_an_unreadable_baseline_and_a_plot_without_matplotlib_are_usage_errors(monkeypatch):
     from tf_cnn_benchmarks import params
     from tf_cnn_benchmarks.preflight import usage

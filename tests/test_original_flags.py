@@ -18,7 +18,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'origina
 ORIGINAL = json.load(open(DATA, encoding='utf-8'))['flags']
 BY_NAME = {f['name']: f for f in ORIGINAL}
 
-# Flags whose default or type differs here on purpose (the README's flag table says why).
+# Flags whose default or type differs here on purpose (docs/usage-and-flags.md says why).
 DEVIATIONS = {
     'distortions': 'on by default here (the original: off)',
     'use_datasets': 'RecordInput by default here (faster on the CPU)',

@@ -505,8 +505,14 @@ def test_help_runs_as_a_module():
     assert 'tf_cnn_sweep compare runs/a runs/b' in proc.stdout
 
 
-def test_an_output_dir_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path):
-    missing = tmp_path / 'no' / 'such'
-    with pytest.raises(sweep.SweepError, match='the folder .*no/such does not exist'):
-        sweep._prepare_output(str(missing / 'runs_a'))
-    assert list(tmp_path.iterdir()) == []
+def test_an_output_dir_in_missing_folders_is_created_with_its_parents(tmp_path):
+    # The README's `--output_dir=runs/a` on a fresh checkout, where runs/ does not exist yet.
+    out = tmp_path / 'no' / 'such' / 'runs_a'
+    sweep._prepare_output(str(out))
+    assert sorted(p.name for p in out.iterdir()) == ['runs']
+
+
+def test_an_output_dir_under_a_file_is_one_error(tmp_path):
+    (tmp_path / 'plain').write_text('x')
+    with pytest.raises(sweep.SweepError, match=r'^--output_dir .*plain/a cannot be created: '):
+        sweep._prepare_output(str(tmp_path / 'plain' / 'a'))

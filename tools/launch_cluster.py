@@ -10,7 +10,7 @@ launcher adds --job_name, --task_index, --ps_hosts, --worker_hosts and, for
 --variable_update=distributed_all_reduce, --controller_host with a controller task. Without host
 lists, each task gets a free port on --host (127.0.0.1: loopback only). With --ps_hosts /
 --worker_hosts / --controller_host the tasks use those addresses, still as processes on this
-machine (for several machines, run the shell recipe of the README on each one).
+machine (for several machines, run the shell recipe of docs/clusters.md on each one).
 
 Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ', '[worker1] ',
 '[controller] '), also written to <role>.log in --log_dir when given; 'error: ...' lines (the

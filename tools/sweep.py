@@ -43,7 +43,7 @@ import sys
 
 from absl import flags
 
-from . import sweep_compare, sweep_file, sweep_report, sweep_results, sweep_runner
+from . import sweep_compare, sweep_file, sweep_publish, sweep_report, sweep_results, sweep_runner
 
 PRECISIONS = tuple(sweep_runner.PRECISION_FLAGS)
 # tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
@@ -85,6 +85,11 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_float('run_timeout_secs', 0.0, 'Stop a run after this many seconds and record '
                                                 'it as failed (0: no limit).', flag_values=fv)
     flags.DEFINE_boolean('progress', True, 'Show the progress lines on stderr.', flag_values=fv)
+    flags.DEFINE_string('publish', None, 'After the sweep, also write its records and report as '
+                        'the result file <publish_dir>/<date>-<cpu|gpu>-tf<X.Y>-<PUBLISH>.json '
+                        'and .md, with the command, the host and the commit.', flag_values=fv)
+    flags.DEFINE_string('publish_dir', 'results', 'Folder of --publish\'s result files.',
+                        flag_values=fv)
 
 
 def _flag_name(arg: str) -> str | None:
@@ -309,12 +314,10 @@ def run_dir_name(config: dict) -> str:
 
 
 def _prepare_output(output_dir: str) -> None:
+    """Creates output_dir and its runs/ folder, missing parents included (`--output_dir=runs/a`
+    on a fresh checkout); raises SweepError naming the path when something else is in the way."""
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise SweepError('--output_dir %s is not a directory; choose another path' % output_dir)
-    parent = os.path.dirname(os.path.abspath(output_dir))
-    if not os.path.isdir(parent):  # the benchmark's rule: only the folder named is created
-        raise SweepError('--output_dir %s: the folder %s does not exist (create it first, or '
-                         'choose another path)' % (output_dir, parent))
     try:
         os.makedirs(os.path.join(output_dir, 'runs'), exist_ok=True)
     except OSError as e:
@@ -459,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         return _report_main(argv[2:])
     fv = flags.FlagValues()
     define_flags(fv)
+    command = list(argv)  # as given, for --publish
     if '--' in argv:
         cut = argv.index('--')
         argv, extra = argv[:cut], argv[cut + 1:]
@@ -480,8 +484,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:  # absl: "--noprogress=true does not take an argument"
         print('error: %s' % flag_parsing.describe_value_error(e), file=sys.stderr)
         return 2
+    problem = sweep_publish.what_problem(fv.publish)
+    if problem:
+        print('error: %s' % problem, file=sys.stderr)
+        return 2
+    load_before = os.getloadavg()[0]
     try:
-        return run_sweep(plan, fv.retry_failed, fv.run_timeout_secs, fv.progress)
+        status = run_sweep(plan, fv.retry_failed, fv.run_timeout_secs, fv.progress)
+        if fv.publish and status in (0, 1):
+            stem = sweep_publish.publish(plan['output_dir'], fv.publish, fv.publish_dir,
+                                         command, load_before)
+            print('published %s.json and %s.md' % (stem, stem))
+        return status
     except SweepError as e:
         print('error: %s' % e, file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ a one-sided Mann-Whitney U test (tools/significance.py, scipy.stats.mannwhitneyu
 With `--fail_on_slower=PCT`, compare exits 1 when a configuration is `slower` and its B/A ratio
 of the medians is below 1 - PCT/100, and prints which configurations failed; 0 otherwise.
 A CI job keeps a baseline sweep as an artifact and runs the same sweep, then the compare, as
-its gate (README: "A regression gate in CI").
+its gate (docs/campaigns.md: "A regression gate in CI").
 """
 
 from __future__ import annotations

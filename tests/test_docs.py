@@ -1,0 +1,322 @@
+"""Docs that cannot rot: README.md and docs/ against today's code.
+
+* every `tf_cnn_benchmarks`, `tf_cnn_sweep` and `tf_cnn_cluster` command line in README.md and
+  docs/*.md (code blocks and inline code) parses with today's flags and passes the usage check
+  (no TensorFlow, no run);
+* the README's quick runs are bench/bench_quick_runs.py's, and each runs as written, made tiny
+  by flags appended after it (later flags win);
+* every link between pages (README, docs/, results/README.md) resolves, anchors included;
+* docs/performance.md, results/README.md and the README's generated tables are what
+  `python -m bench.make_performance_page` writes from results/;
+* the README stays short and keeps the two set-up commands .ci/run relies on.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+from absl import flags
+
+from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks.preflight import usage
+from tf_cnn_benchmarks.tools import launch_cluster, sweep, sweep_gate
+
+import checkout
+
+REPO = checkout.REPO
+PAGES = [os.path.join(REPO, 'README.md')] + sorted(glob.glob(os.path.join(REPO, 'docs', '*.md')))
+COMMANDS = ('tf_cnn_benchmarks', 'tf_cnn_sweep', 'tf_cnn_cluster')
+_COMMAND = re.compile(r'(?:^|[\s;&(`])((?:%s) +[^`|;&#\s][^`|;&#]*)' % '|'.join(COMMANDS))
+_FENCE = re.compile(r'^```')
+_INLINE = re.compile(r'`([^`\n]+)`')
+
+
+def _read(path: str) -> str:
+    with open(path, encoding='utf-8') as f:
+        return f.read()
+
+
+def _logical_lines(block: list[str]) -> list[str]:
+    """A code block's lines with backslash continuations joined."""
+    out, pending = [], ''
+    for line in block:
+        if line.rstrip().endswith('\\'):
+            pending += line.rstrip()[:-1] + ' '
+            continue
+        out.append(pending + line)
+        pending = ''
+    return out + ([pending] if pending else [])
+
+
+def commands_in(text: str) -> list[str]:
+    """Every command line of the three commands in a markdown text: in fenced code blocks (a
+    line's command up to a comment, pipe or `;`, continuations joined) and in inline code
+    spans that start with the command. Lines with placeholders ('...') are left out."""
+    found, block, fenced = [], [], False
+    prose = []
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            if fenced:
+                for logical in _logical_lines(block):
+                    found += [m.strip() for m in _COMMAND.findall(logical.split(' # ')[0])]
+                block = []
+            fenced = not fenced
+            continue
+        (block if fenced else prose).append(line)
+    for span in _INLINE.findall('\n'.join(prose)):
+        words = span.split()
+        # A command, not a name in a sentence (`tf_cnn_sweep compare` names the subcommand).
+        if words[0] in COMMANDS and (len(words) > 2 or any(w.startswith('-') for w in words)):
+            found.append(re.split(r' [|;&]', span)[0].strip())
+    return [c for c in found if '...' not in c and '<' not in c]
+
+
+def all_commands() -> list[tuple[str, str]]:
+    return [(os.path.relpath(p, REPO), c) for p in PAGES for c in commands_in(_read(p))]
+
+
+def test_the_extraction_finds_block_and_inline_commands():
+    text = ('Run `tf_cnn_benchmarks --model=trivial | head -1` or `tf_cnn_sweep ... x`.\n'
+            '```sh\n$ tf_cnn_benchmarks --model=a \\\n    --batch_size=2   # note\n'
+            'srun -N2 tf_cnn_cluster --num_workers=2 -- --model=b\nnot tf_cnn_benchmarks.py\n'
+            '```\n')
+    assert commands_in(text) == ['tf_cnn_benchmarks --model=a      --batch_size=2',
+                                 'tf_cnn_cluster --num_workers=2 -- --model=b',
+                                 'tf_cnn_benchmarks --model=trivial']
+
+
+def test_the_pages_hold_many_commands_of_each_kind():
+    kinds = [c.split()[0] for _, c in all_commands()]
+    assert kinds.count('tf_cnn_benchmarks') >= 30
+    assert kinds.count('tf_cnn_sweep') >= 8 and kinds.count('tf_cnn_cluster') >= 2
+
+
+def _check_benchmark_args(args: list[str]) -> None:
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args)
+    usage.check_usage(p, resolve=False, paths=False)
+
+
+def check_command(command: str, work_dir: str) -> None:
+    """Raises (a ParamsError, SweepError, ...) when `command` does not parse or breaks a flag
+    rule today."""
+    # Shell values ($(date +%F), "$DB") stand for one word each.
+    words = shlex.split(re.sub(r'\$\([^)]*\)|\$\w+', 'X', command))
+    program, args = words[0], words[1:]
+    if set(args) & {'--help', '--helpfull', '-h', '--version'}:
+        return  # answered before any flag is parsed (cli.py, tools/sweep.py)
+    if program == 'tf_cnn_benchmarks':
+        _check_benchmark_args(args)
+    elif program == 'tf_cnn_cluster':
+        opts, passthrough = launch_cluster.parse_args(args)
+        tasks = launch_cluster.plan_tasks(opts, passthrough)
+        assert tasks, command
+        for task in tasks:  # each task's command line as the launcher starts it
+            _check_benchmark_args(task['args'])
+    elif args[:1] == ['compare']:
+        paths, _ = sweep_gate.parse_args(args[1:])
+        assert len(paths) == 2, command
+    elif args[:1] == ['report']:
+        assert len(args) == 2, command
+    else:
+        fv = flags.FlagValues()
+        sweep.define_flags(fv)
+        extra = []
+        if '--' in args:
+            extra = args[args.index('--') + 1:]
+            args = args[:args.index('--')]
+        rest = fv(['tf_cnn_sweep'] + args, known_only=True)
+        if fv.sweep_file:  # the docs' example file, as the page describes it
+            with open(os.path.join(work_dir, fv.sweep_file), 'w') as f:
+                f.write('models: [resnet50, alexnet]\nbatch_sizes: [32, 64]\n'
+                        'output_dir: runs/yaml\nflags: {num_batches: 100}\n')
+        sweep.build_plan(fv, rest[1:] + extra)
+
+
+@pytest.mark.parametrize('page,command', all_commands())
+def test_every_documented_command_parses_with_todays_flags(page, command, tmp_path,
+                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        check_command(command, str(tmp_path))
+    except (params.ParamsError, sweep.SweepError, launch_cluster.LaunchError,
+            sweep_gate.UsageError, flags.Error) as e:
+        pytest.fail('%s: `%s`: %s' % (page, command, e))
+
+
+def test_a_scaling_plan_of_a_cluster_mode_needs_no_cluster(tmp_path):
+    # docs/scaling.md's first example: a plan starts no task, so no cluster flags are needed.
+    check_command('tf_cnn_benchmarks --plan_scaling --model=resnet50 --gpu_model=V100 '
+                  '--variable_update=distributed_replicated', str(tmp_path))
+    with pytest.raises(params.ParamsError, match='distributed_replicated needs a cluster'):
+        check_command('tf_cnn_benchmarks --model=resnet50 '
+                      '--variable_update=distributed_replicated', str(tmp_path))
+
+
+def test_a_command_with_a_flag_of_no_such_name_is_caught(tmp_path):
+    with pytest.raises(params.ParamsError, match="Unknown command line flag 'no_such_flag'"):
+        check_command('tf_cnn_benchmarks --model=trivial --no_such_flag=1', str(tmp_path))
+    with pytest.raises(sweep.SweepError):
+        check_command('tf_cnn_sweep --output_dir=a --models=nosuchnet --batch_sizes=2',
+                      str(tmp_path))
+
+
+# ------------------------------------------------------------------------ the quick runs
+
+_QUICK_BLOCK = re.compile(r'<!-- quick-runs:start[^>]*-->\n(.*?)<!-- quick-runs:end -->', re.S)
+bench_quick_runs = checkout.load_bench('bench_quick_runs')
+TINY = ['--batch_size=2', '--num_batches=2', '--num_warmup_batches=1', '--image_size=32',
+        '--noresults_db']
+
+
+def readme_quick_runs() -> list[str]:
+    block = _QUICK_BLOCK.search(_read(os.path.join(REPO, 'README.md'))).group(1)
+    return re.findall(r'^\| `([^`]+)` \|', block, re.M)
+
+
+def test_the_readme_quick_runs_are_the_ones_bench_quick_runs_times():
+    assert readme_quick_runs() == list(bench_quick_runs.QUICK_RUNS)
+
+
+def _tiny(command: str, work_dir: str) -> list[str]:
+    argv = bench_quick_runs.checkout_argv(command, work_dir)
+    if 'tools.sweep' in argv:  # the sweep sets --batch_size itself: the rest after its --
+        return argv + ['--image_size=16', '--num_batches=2', '--num_warmup_batches=1']
+    return argv + TINY
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('command', bench_quick_runs.QUICK_RUNS)
+def test_each_quick_run_runs_as_written(command, tmp_path):
+    argv = _tiny(command, str(tmp_path))
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if command.startswith('tf_cnn_sweep'):
+        # runs/ did not exist in the work folder: the sweep made the parents of --output_dir.
+        assert os.path.isfile(tmp_path / 'runs' / 'quick' / 'report.md')
+        assert "1 of 1" in proc.stderr or 'ok' in proc.stdout
+    else:
+        assert re.search(r'^(\[\w+\] )?Timed part: 2 steps, about ', proc.stdout, re.M), \
+            proc.stdout[-3000:]
+        assert bench_quick_runs.images_per_sec(proc.stdout) > 0
+
+
+# ------------------------------------------------------------------------ links
+
+_LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')
+
+
+def slug(heading: str) -> str:
+    """The anchor mkdocs' toc (and GitHub) give a heading: lower case, markup and punctuation
+    dropped, spaces to dashes."""
+    text = re.sub(r'[`*_]', '', heading.strip().lower())
+    text = re.sub(r'[^\w\- ]', '', text)
+    return re.sub(r'[\s]+', '-', text).strip('-')
+
+
+def anchors(path: str) -> set[str]:
+    text, fenced, found = _read(path), False, set()
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and re.match(r'^#{1,6} ', line):
+            found.add(slug(line.lstrip('#')))
+    return found
+
+
+def broken_links(path: str) -> list[str]:
+    problems = []
+    text = re.sub(r'```.*?```', '', _read(path), flags=re.S)
+    for target in _LINK.findall(text):
+        if re.match(r'^[a-z]+:', target):
+            continue  # http(s), mailto: outside the project
+        file_part, _, anchor = target.partition('#')
+        goal = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part \
+            else path
+        if not os.path.exists(goal):
+            problems.append('%s -> %s: no such file' % (os.path.relpath(path, REPO), target))
+        elif anchor and goal.endswith('.md') and anchor not in anchors(goal):
+            problems.append('%s -> %s: no heading with that anchor' % (
+                os.path.relpath(path, REPO), target))
+    return problems
+
+
+def test_every_link_between_pages_resolves():
+    pages = PAGES + [os.path.join(REPO, 'results', 'README.md')]
+    assert [p for page in pages for p in broken_links(page)] == []
+
+
+def test_a_broken_link_or_anchor_is_found(tmp_path):
+    (tmp_path / 'a.md').write_text('# Top part\n[x](b.md) [y](a.md#top-part) [z](a.md#nowhere) '
+                                   '[w](https://example.com/none)\n')
+    assert broken_links(str(tmp_path / 'a.md')) == [
+        '%s -> b.md: no such file' % os.path.relpath(tmp_path / 'a.md', REPO),
+        '%s -> a.md#nowhere: no heading with that anchor' % os.path.relpath(tmp_path / 'a.md',
+                                                                          REPO)]
+    assert slug("The original's other flags") == 'the-originals-other-flags'
+
+
+# ------------------------------------------------------------------------ generated pages
+
+make_page = checkout.load_bench('make_performance_page')
+
+
+def test_the_performance_page_and_figure_tables_are_what_the_generator_writes():
+    for path, text in make_page.outputs(make_page.load_results()).items():
+        assert _read(path) == text, ('%s is stale: run python -m bench.make_performance_page'
+                                     % os.path.relpath(path, REPO))
+
+
+def test_every_headline_figure_names_its_results_file():
+    rows = make_page.headline_rows(make_page.load_results())
+    assert rows, 'no headline figures'
+    for row in rows:
+        assert re.search(r'\]\(results/[0-9-]+-(cpu|gpu)-tf[0-9.]+-[a-z0-9-]+\.md\)', row[-1])
+
+
+def test_the_results_files_are_named_by_what_they_measured():
+    names = [os.path.basename(p) for p in glob.glob(os.path.join(REPO, 'results', '*.json'))]
+    assert names
+    bad = [n for n in names if not re.match(
+        r'^\d{4}-\d{2}-\d{2}-(cpu|gpu)-tf\d+\.\d+-[a-z0-9][a-z0-9.-]*\.json$', n)]
+    assert bad == []
+    for name in names:
+        assert os.path.isfile(os.path.join(REPO, 'results', name[:-5] + '.md')), name
+
+
+# ------------------------------------------------------------------------ the front door
+
+def test_the_readme_is_short_and_starts_with_the_two_set_up_commands():
+    text = _read(os.path.join(REPO, 'README.md'))
+    assert len(text.splitlines()) <= 250
+    first = text.split('\n## ')[1]
+    assert first.startswith('Quick start')
+    assert ('pip install -e . && tf_cnn_benchmarks --model=resnet50 --batch_size=16 '
+            '--num_batches=10') in first
+    assert "pip install -e '.[test]' && python -m pytest -q -n 2 tests" in first
+    assert 'python -m pytest -q -n 2 tests' in _read(os.path.join(REPO, '.ci', 'run'))
+
+
+def test_the_site_builds_strictly_with_no_warning(tmp_path):
+    # mkdocs is in the test extra; the site goes to a temporary folder, never the checkout.
+    proc = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--strict', '--site-dir',
+                           str(tmp_path / 'site')], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if not line.startswith('INFO')] == []
+    assert os.path.isfile(tmp_path / 'site' / 'performance' / 'index.html')
+
+
+def test_every_docs_page_is_in_the_site_nav():
+    nav = _read(os.path.join(REPO, 'mkdocs.yml'))
+    pages = [os.path.basename(p) for p in glob.glob(os.path.join(REPO, 'docs', '*.md'))]
+    assert [p for p in pages if ': %s' % p not in nav] == []
+
+
+if __name__ == '__main__':
+    sys.exit(pytest.main([__file__]))
