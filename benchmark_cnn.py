@@ -34,6 +34,7 @@ from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
     checkpoints,
+    dir_hold,
     eval_runner,
     figure_hooks,
     header,
@@ -158,7 +159,13 @@ class BenchmarkCNN:
           training_loop.NonFiniteLossError: the loss became NaN or Inf.
           checkpoints.CheckpointError: no checkpoint for --eval, or one that does not fit.
           signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
+          dir_hold.HeldError: --train_dir or --eval_dir is held by another run.
         """
+        # The command holds them already (cli.py); a library caller's run takes them here.
+        with dir_hold.hold_run_dirs(self.params):
+            return self._run()
+
+    def _run(self) -> dict:
         p = self.params
         if self.server is not None:
             self.server.start(make_session_config(p, p.num_gpus))
