@@ -14,13 +14,19 @@ Precedence of the schedule flags:
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
 
-Every change happens at the global step `boundary_step(epoch)` = int(epoch x steps_per_epoch):
+Epochs count from the images seen (graph/images_seen.py, checkpointed), not from the global
+step: with I images seen before an update of B images, the change due at epoch e is used once
+I + B > e x examples. A run that kept its global batch has I = global step x B, and then every
+change happens at the global step `boundary_step(epoch)` = int(epoch x steps_per_epoch):
 the update that global step `boundary_step(e)` applies (the step taking the global step from
 there to one more) already uses the new rate. Piecewise epoch e, the k-th exponential decay
 (epoch k x --num_epochs_per_decay) and the end of the warm-up all follow this rule, so a
 piecewise schedule "0.4;1;0.2;2;0.1" and a decay by 0.5 every epoch give the same rate at every
 step. Example: 1,000 examples, 96 images per step (10.4 steps per epoch): epoch 1 starts at
-global step 10, epoch 2 at 20, epoch 3 at 31.
+global step 10, epoch 2 at 20, epoch 3 at 31. A run resumed with another global batch goes
+on from the images its checkpoint saw (`change_step`): trained at 8 images a step to step 20 on
+200 examples (160 images, 0.8 epoch), resumed at 16, epoch 1 comes at global step 22 (the
+update from image 192 reaches image 200), not at once (20 x 16 = 1.6 epochs).
 """
 
 from __future__ import annotations
