@@ -87,7 +87,13 @@ def _now_utc() -> str:
     return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
 
 
-def _pid_alive(pid: int) -> bool:
+def _pid_alive(pid) -> bool:
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if pid <= 0:  # os.kill(0, ...) would signal our own process group
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -247,7 +253,7 @@ def _acquire(flag, directory, path, made_dir, argv) -> DirHold:
         os.close(fd)
         raise HeldError(_held_message(flag, directory, path, previous, live=False))
     if previous is not None:
-        gone = ('that process is gone' if not _pid_alive(int(previous.get('pid', 0)))
+        gone = ('that process is gone' if not _pid_alive(previous.get('pid'))
                 else 'that pid no longer holds the lock: its process is gone and the pid '
                      'was reused')
         cnn_util.warn('%s %s: took over the stale hold of %s (%s; killed, or its host '
