@@ -98,6 +98,7 @@ def test_in_a_cluster_only_the_chief_holds_the_train_dir():
 
 
 # --- Two runs, stale holds, release.
+@pytest.mark.cli
 @pytest.mark.timeout(300)
 def test_a_second_run_stops_with_the_holder_line_and_no_traceback(tmp_path):
     train_dir = str(tmp_path / 'train')
@@ -121,6 +122,7 @@ def test_a_second_run_stops_with_the_holder_line_and_no_traceback(tmp_path):
     assert _cli(TINY + ['--num_batches=1', '--train_dir=' + train_dir]).returncode == 0
 
 
+@pytest.mark.cli
 @pytest.mark.timeout(400)
 def test_two_command_runs_on_one_train_dir_and_sigterm_releases(tmp_path):
     train_dir = str(tmp_path / 'train')
