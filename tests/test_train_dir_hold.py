@@ -201,6 +201,31 @@ def test_a_folder_made_for_the_hold_alone_is_removed_again(tmp_path):
     assert not os.path.exists(folder)
 
 
+SIGNALLED = """
+import os, signal, sys
+sys.path.insert(0, %r)
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.lifecycle import dir_hold, signals
+holds = dir_hold.RunHolds([('--train_dir', sys.argv[1])]).__enter__()
+assert os.path.exists(os.path.join(sys.argv[1], dir_hold.HOLD_FILE))
+if sys.argv[2] == 'sigterm':  # while the graph is built: the default action, hold released
+    os.kill(os.getpid(), signal.SIGTERM)
+else:  # the second signal's immediate abort
+    signals._abort(signal.SIGINT)
+""" % TESTS
+
+
+@pytest.mark.parametrize('how, status', [('sigterm', -signal.SIGTERM), ('abort', 130)])
+def test_an_early_sigterm_and_the_second_signal_release_the_hold(tmp_path, how, status):
+    train_dir = str(tmp_path / 'train')
+    os.makedirs(train_dir)
+    proc = subprocess.run([sys.executable, '-c', SIGNALLED, train_dir, how], timeout=60,
+                          capture_output=True, text=True)
+    assert proc.returncode == status, proc.stderr
+    assert os.listdir(train_dir) == []
+
+
 # --- Eval beside training.
 @pytest.mark.timeout(300)
 def test_eval_runs_beside_the_training_run_holding_the_train_dir(tmp_path):
