@@ -34,6 +34,7 @@ from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
     checkpoints,
+    dir_hold,
     eval_runner,
     figure_hooks,
     header,
@@ -118,8 +119,11 @@ class BenchmarkCNN:
 
     def info_lines(self) -> list[str]:
         """The header block, one string per line (lifecycle/header.py)."""
+        resume = None
+        if self.plan.training and self.plan.is_chief:
+            resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
         return header.header_lines(self.plan, self.dataset, self.precision_lines(),
-                                   self.xla_note)
+                                   self.xla_note, resume)
 
     def print_info(self) -> None:
         for line in self.info_lines():
@@ -158,7 +162,13 @@ class BenchmarkCNN:
           training_loop.NonFiniteLossError: the loss became NaN or Inf.
           checkpoints.CheckpointError: no checkpoint for --eval, or one that does not fit.
           signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
+          dir_hold.HeldError: --train_dir or --eval_dir is held by another run.
         """
+        # The command holds them already (cli.py); a library caller's run takes them here.
+        with dir_hold.hold_run_dirs(self.params):
+            return self._run()
+
+    def _run(self) -> dict:
         p = self.params
         if self.server is not None:
             self.server.start(make_session_config(p, p.num_gpus))
@@ -183,9 +193,13 @@ class BenchmarkCNN:
             cnn_util.log_fn('Initializing graph')
             restored_step = self.initialize(sess, info, hooks)
             if self.plan.training and self.plan.is_chief:
+                start = None
+                if restored_step is not None and info.images_seen is not None:
+                    start = (self.plan.examples_per_epoch, self.plan.images_per_global_step,
+                             restored_step, int(sess.run(info.images_seen.variable)))
                 for message in learning_rate.unreached_changes(
                         p, self.plan.steps_per_epoch,
-                        self.plan.last_update_step(restored_step or 0)):
+                        self.plan.last_update_step(restored_step or 0), start=start):
                     cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
 

@@ -3,7 +3,8 @@
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss), never a traceback. Usage errors (an unknown --model included) are found, and
+non-finite loss, a --train_dir held by another run: lifecycle/dir_hold.py), never a
+traceback. Usage errors (an unknown --model included) are found, and
 --help, --version and --list_models answered, before TensorFlow loads. When the reader of the
 output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
 status 141, as a Unix tool killed by SIGPIPE does.
@@ -21,8 +22,9 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 
-from . import flag_parsing, params
+from . import cnn_util, flag_parsing, params
 from .cluster import resolvers
+from .lifecycle import dir_hold
 from .preflight import usage
 from .runtime import cpu_tuning
 
@@ -99,15 +101,22 @@ def main(argv: list[str], hooks=()) -> int:
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     resolvers.apply_environment(checked.resolution)  # Slurm's GPUs: before TF looks for GPUs
+    # A --train_dir or --eval_dir held by another run stops this one before anything loads.
+    holds = dir_hold.hold_run_dirs(checked.params, argv)
+    try:
+        holds.__enter__()
+    except cnn_util.BenchmarkError as e:
+        return _fail(str(e), 1)
     # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
     try:
         return _run(checked, hooks)
     except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
         return _fail('interrupted', 130)
+    finally:
+        holds.__exit__(None, None, None)
 
 
 def _run(checked: usage.CheckedRun, hooks) -> int:
-    from . import cnn_util
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')

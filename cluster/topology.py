@@ -28,6 +28,8 @@ import socket
 
 import tensorflow as tf
 
+from ..params import cluster_rules
+
 tf1 = tf.compat.v1
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
@@ -120,9 +122,7 @@ class Cluster:
     @property
     def is_chief(self) -> bool:
         """The task that initialises, restores, saves and reports the cluster's totals."""
-        if self.mode == 'distributed_all_reduce':
-            return self.job_name == 'controller'
-        return self.job_name == 'worker' and self.task_index == 0
+        return cluster_rules.is_chief_task(self.job_name, self.task_index, self.mode)
 
     @property
     def serves(self) -> bool:

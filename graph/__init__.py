@@ -1,7 +1,8 @@
 """Everything that builds ops of a run's step, in one place for training, forward-only runs,
 evaluation and summaries: the typed handles (graph_info.py), the towers (towers.py: the one
 tower loop), one tower's forward pass, loss and gradients (tower.py), the train op
-(train_op.py), learning rates and optimizers (learning_rate.py), the precision choices
+(train_op.py), the count of images seen that epoch-based schedules use (images_seen.py),
+learning rates and optimizers (learning_rate.py), the precision choices
 (precision.py), weight decay inside the updates (fused_decay.py), the whole training or
 forward-only step (builder.py), the evaluation's graph (eval_graph.py) and a frozen
 forward-only graph (frozen.py).

@@ -1,8 +1,9 @@
 """The whole training (or forward-only) step of a run, built into a new graph:
 
     input pipeline --Batch per device--> build_towers (forward, loss)
-      --> the towers' mean loss and accuracy, the learning rate
-      --> build_train_op (gradients, aggregation, apply; training only) --> GraphInfo
+      --> the towers' mean loss and accuracy, the learning rate (of the images seen)
+      --> build_train_op (gradients, aggregation, apply; training only), then the images
+          seen counted (graph/images_seen.py) --> GraphInfo
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from .. import preprocessing
-from . import learning_rate, towers, train_op
+from . import images_seen, learning_rate, towers, train_op
 from .graph_info import GraphInfo
 
 tf1 = tf.compat.v1
@@ -41,6 +42,7 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
         tf1.set_random_seed(p.tf_random_seed)
         with tf1.device(plan.param_device):
             global_step = tf1.train.get_or_create_global_step()
+            seen = images_seen.make_variable() if plan.training else None
         pipeline = pipeline_factory(plan, dataset, train=plan.training)
         batches = pipeline.build(list(plan.devices))
         mgr = make_mgr()
@@ -54,11 +56,14 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
             top_5 = tf.add_n([o.top_5 for o in outputs]) / len(outputs)
             lr = learning_rate.get_learning_rate(
                 p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
-                images_per_step=plan.images_per_global_step)
+                images_per_step=plan.images_per_global_step, images_seen=seen)
         if plan.training:
-            step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr)
+            step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr,
+                                              images_seen=seen)
         else:
             step_op = tf.group(*[o.logits for o in outputs])
         init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
     return GraphInfo(graph, step_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
-                     init_ops, loss_parts)
+                     init_ops, loss_parts,
+                     images_seen.ImagesSeen(seen, plan.images_per_global_step)
+                     if seen is not None else None)

@@ -22,6 +22,8 @@ class GraphInfo(NamedTuple):
       init_ops: the variable initialisers (in a frozen graph: its local variables' only).
       loss_parts: [2] float32, the towers' mean cross entropy and mean weight-decay term of
         the total loss (for the NaN message: training_loop.decay_advice); None when not built.
+      images_seen: the graph.images_seen.ImagesSeen of a training graph (the checkpointed
+        count of training images the updates applied), else None.
     """
 
     graph: tf.Graph
@@ -35,3 +37,4 @@ class GraphInfo(NamedTuple):
     mgr: Any
     init_ops: list
     loss_parts: Any = None
+    images_seen: Any = None

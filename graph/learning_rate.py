@@ -14,16 +14,24 @@ Precedence of the schedule flags:
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
 
-Every change happens at the global step `boundary_step(epoch)` = int(epoch x steps_per_epoch):
+Epochs count from the images seen (graph/images_seen.py, checkpointed), not from the global
+step: with I images seen before an update of B images, the change due at epoch e is used once
+I + B > e x examples. A run that kept its global batch has I = global step x B, and then every
+change happens at the global step `boundary_step(epoch)` = int(epoch x steps_per_epoch):
 the update that global step `boundary_step(e)` applies (the step taking the global step from
 there to one more) already uses the new rate. Piecewise epoch e, the k-th exponential decay
 (epoch k x --num_epochs_per_decay) and the end of the warm-up all follow this rule, so a
 piecewise schedule "0.4;1;0.2;2;0.1" and a decay by 0.5 every epoch give the same rate at every
 step. Example: 1,000 examples, 96 images per step (10.4 steps per epoch): epoch 1 starts at
-global step 10, epoch 2 at 20, epoch 3 at 31.
+global step 10, epoch 2 at 20, epoch 3 at 31. A run resumed with another global batch goes
+on from the images its checkpoint saw (`change_step`): trained at 8 images a step to step 20 on
+200 examples (160 images, 0.8 epoch), resumed at 16, epoch 1 comes at global step 22 (the
+update from image 192 reaches image 200), not at once (20 x 16 = 1.6 epochs).
 """
 
 from __future__ import annotations
+
+import math
 
 import tensorflow as tf
 
@@ -39,8 +47,9 @@ def boundary_step(epoch: float, steps_per_epoch: float) -> int:
     return int(epoch * steps_per_epoch)
 
 
-def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_step):
-    """Builds the learning rate as a float32 scalar tensor of `global_step`.
+def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_step,
+                      images_seen=None):
+    """Builds the learning rate as a float32 scalar tensor of the images seen.
 
     Args:
       p: Params.
@@ -50,21 +59,33 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
       examples_per_epoch: examples in one epoch of the training subset.
       images_per_step: images one global step applies (RunPlan.images_per_global_step); the
         model's default rate scales with it.
+      images_seen: int64 scalar tensor, the training images the updates so far applied
+        (graph/images_seen.py); None counts global_step x images_per_step (a run that never
+        changed its global batch).
+
+    With I images seen before an update of B images and E examples per epoch, the update uses
+    the change due at epoch e once I + B > e x E: the update during which epoch e is reached
+    uses the new rate. When I = global step x B this is the module docstring's
+    `global step >= boundary_step(e)`, whatever B is from run to run.
     """
     steps_per_epoch = examples_per_epoch / float(images_per_step)
     step = tf.cast(global_step, tf.float64)
+    seen = (step * float(images_per_step) if images_seen is None
+            else tf.cast(images_seen, tf.float64))
+    # Images seen once this update is applied, and the position in steps of this batch.
+    after = seen + float(images_per_step)
+    position = seen / float(images_per_step)
     if p.piecewise_learning_rate_schedule:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
         lr = tf.constant(rates[0], tf.float32)
         for epoch, rate in zip(epochs, rates[1:]):
-            lr = tf1.where(global_step >= boundary_step(epoch, steps_per_epoch),
-                           tf.constant(rate, tf.float32), lr)
+            lr = tf1.where(after > epoch * examples_per_epoch, tf.constant(rate, tf.float32), lr)
     elif p.init_learning_rate is not None:
         lr = tf.constant(p.init_learning_rate, tf.float32)
         if p.num_epochs_per_decay > 0 and p.learning_rate_decay_factor > 0:
-            # Decays so far: the k >= 1 with int(k x period) <= step, i.e. k x period < step + 1.
-            period = p.num_epochs_per_decay * steps_per_epoch
-            exponent = tf.math.ceil((step + 1.0) / period) - 1.0
+            # Decays so far: the k >= 1 with k x period x examples < images after the update.
+            period_images = p.num_epochs_per_decay * examples_per_epoch
+            exponent = tf.math.ceil(after / period_images) - 1.0
             lr = lr * tf.pow(tf.constant(p.learning_rate_decay_factor, tf.float32),
                              tf.cast(exponent, tf.float32))
     elif p.resnet_base_lr is not None and getattr(model, 'base_lr_batch_size', None):
@@ -76,14 +97,70 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
     lr = tf.cast(lr, tf.float32)
     warmup_steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
     if warmup_steps > 0:  # less than one step of warm-up is none
-        ramp = tf.cast(step / warmup_steps, tf.float32)
-        lr = tf1.where(global_step < warmup_steps, lr * ramp, lr)
+        ramp = tf.cast(tf.minimum(position / warmup_steps, 1.0), tf.float32)
+        in_warmup = after <= p.num_learning_rate_warmup_epochs * examples_per_epoch
+        lr = tf1.where(in_warmup, lr * ramp, lr)
     if p.minimum_learning_rate > 0:
         lr = tf.maximum(lr, p.minimum_learning_rate)
     return tf.identity(lr, name='learning_rate')
 
 
-def unreached_changes(p, steps_per_epoch: float, last_step: int) -> list[str]:
+def change_step(epoch: float, examples_per_epoch: int, images_per_step: int,
+                start_step: int = 0, start_images: int | None = None) -> int | None:
+    """The global step whose update first uses a change due at `epoch`, for a run that starts
+    at global step `start_step` with `start_images` images seen (default start_step x
+    images_per_step) and applies `images_per_step` images a step; None when an update before
+    `start_step` used it already (start_images > epoch x examples).
+
+    The smallest k >= 0 with start_images + (k + 1) x images_per_step > epoch x examples is
+    floor((epoch x examples - start_images) / images_per_step); the step is start_step + k.
+    Example: 200 examples, trained at 8 a step to step 20 (160 images seen), resumed at 16:
+    epoch 1 at global step 20 + floor(40 / 16) = 22; from the start at 8: step 25.
+    """
+    if start_images is None:
+        start_images = start_step * images_per_step
+    threshold = epoch * examples_per_epoch
+    if start_images > threshold:
+        return None
+    return start_step + int(math.floor((threshold - start_images) / images_per_step))
+
+
+def next_changes(p, examples_per_epoch: int, images_per_step: int, start_step: int,
+                 start_images: int | None = None) -> list[tuple[str, float, int]]:
+    """The schedule's changes still ahead of a run starting at `start_step` (see
+    `change_step`), as (what, epoch, global step), e.g. ('rate 0.01', 1.0, 22).
+
+    Covers the boundaries of --piecewise_learning_rate_schedule, the next decay of
+    --num_epochs_per_decay and the end of --num_learning_rate_warmup_epochs.
+    """
+    out = []
+
+    def add(what, epoch):
+        at = change_step(epoch, examples_per_epoch, images_per_step, start_step, start_images)
+        if at is not None:
+            out.append((what, epoch, at))
+
+    if p.num_learning_rate_warmup_epochs > 0 and boundary_step(
+            p.num_learning_rate_warmup_epochs, examples_per_epoch / images_per_step) > 0:
+        add('end of the warm-up', p.num_learning_rate_warmup_epochs)
+    if p.piecewise_learning_rate_schedule:
+        rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+        for epoch, rate in zip(epochs, rates[1:]):
+            add('rate %g' % rate, epoch)
+    elif (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
+          and p.learning_rate_decay_factor > 0):
+        seen = start_images if start_images is not None else start_step * images_per_step
+        period = p.num_epochs_per_decay
+        k = max(1, int(math.floor(seen / (period * examples_per_epoch))) + 1)
+        while change_step(k * period, examples_per_epoch, images_per_step, start_step,
+                          start_images) is None:
+            k += 1
+        add('rate %g' % (p.init_learning_rate * p.learning_rate_decay_factor ** k), k * period)
+    return out
+
+
+def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
+                      start: tuple | None = None) -> list[str]:
     """The schedule changes that no update of a run ending at `last_step` uses.
 
     Args:
@@ -91,35 +168,44 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int) -> list[str]:
       steps_per_epoch: global steps per epoch (examples / images per global step).
       last_step: the global step the run's last update starts from (its final global step
         minus one).
+      start: for a resumed run, (examples_per_epoch, images_per_step, start_step,
+        start_images): the changes' steps are `change_step`'s from there (the images seen
+        decide, not the global step), and changes used before `start_step` are not named;
+        None: `boundary_step`'s, from global step 0.
 
     Returns:
       One message per piecewise boundary, first exponential decay or warm-up end at a global
       step beyond `last_step`, e.g. '--piecewise_learning_rate_schedule: epoch 30 (global step
       300) is beyond this run (its last update is at global step 104); the rate stays 0.1'.
     """
+    def at(epoch):
+        if start is None:
+            return boundary_step(epoch, steps_per_epoch)
+        return change_step(epoch, start[0], start[1], start[2], start[3])
+
     out = []
     reach = 'is beyond this run (its last update is at global step %d)' % last_step
     if p.piecewise_learning_rate_schedule:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
         for i, epoch in enumerate(epochs):
-            at = boundary_step(epoch, steps_per_epoch)
-            if at > last_step:
+            step = at(epoch)
+            if step is not None and step > last_step:
                 kept = rates[i]
                 out.append('--piecewise_learning_rate_schedule: epoch %g (global step %d) %s; '
-                           'the rate stays %g' % (epoch, at, reach, kept))
+                           'the rate stays %g' % (epoch, step, reach, kept))
                 break  # the later boundaries are further away still
     elif (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
           and p.learning_rate_decay_factor > 0):
-        at = boundary_step(p.num_epochs_per_decay, steps_per_epoch)
-        if at > last_step:
+        step = at(p.num_epochs_per_decay)
+        if step is not None and step > last_step:
             out.append('--num_epochs_per_decay=%g: the first decay (global step %d) %s; the rate '
-                       'stays %g' % (p.num_epochs_per_decay, at, reach, p.init_learning_rate))
+                       'stays %g' % (p.num_epochs_per_decay, step, reach, p.init_learning_rate))
     if p.num_learning_rate_warmup_epochs > 0:
-        at = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
-        if at > last_step:
+        step = at(p.num_learning_rate_warmup_epochs)
+        if step is not None and step > last_step:
             out.append('--num_learning_rate_warmup_epochs=%g: the warm-up ends at global step %d, '
                        'which %s; the rate never reaches its scheduled value'
-                       % (p.num_learning_rate_warmup_epochs, at, reach))
+                       % (p.num_learning_rate_warmup_epochs, step, reach))
     return out
 
 

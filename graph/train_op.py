@@ -2,7 +2,8 @@
 
     towers' losses --gradients (loss scale, clip)--> per-tower (gradient, variable) pairs
       --variable manager: aggregate, apply with the optimizer (decay folded in or in the loss)
-      --> + the global step, the manager's step ops (staged variables) --> train_op
+      --> + the global step, the images seen, the manager's step ops (staged variables)
+      --> train_op
 
 The loss scaler (graph/precision.py) wraps the apply: automatic loss scaling skips the update
 of a step whose gradients overflowed and adjusts the scale.
@@ -18,7 +19,7 @@ from . import fused_decay, learning_rate, precision, tower
 tf1 = tf.compat.v1
 
 
-def build_train_op(plan, mgr, outputs, global_step, lr) -> tf.Operation:
+def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.Operation:
     """Builds the gradients, their aggregation and the updates of the towers `outputs`.
 
     Args:
@@ -28,6 +29,10 @@ def build_train_op(plan, mgr, outputs, global_step, lr) -> tf.Operation:
       outputs: the towers' tower.TowerOutput, one per device of `plan.devices`.
       global_step: the global-step variable (incremented by the apply).
       lr: scalar float32 learning rate.
+      images_seen: the int64 images-seen variable (graph/images_seen.py), or None: each step
+        adds the images one global step applies to it, after the update (which read the rate
+        of the images seen before it); a step whose update automatic loss scaling skipped
+        counts too, as the global step does.
 
     Returns:
       The grouped op named 'train_op'.
@@ -67,4 +72,8 @@ def build_train_op(plan, mgr, outputs, global_step, lr) -> tf.Operation:
         apply_fn = lambda grads: mgr.apply_gradients(grads, optimizer, global_step)
         apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler
                      else apply_fn(tower_grads))
-    return tf.group(*apply_ops, *mgr.step_ops(), name='train_op')
+    counted = []
+    if images_seen is not None:
+        with tf1.device(images_seen.device), tf.control_dependencies(apply_ops):
+            counted.append(tf1.assign_add(images_seen, plan.images_per_global_step).op)
+    return tf.group(*apply_ops, *counted, *mgr.step_ops(), name='train_op')

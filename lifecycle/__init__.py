@@ -2,7 +2,8 @@
 
 The loop and its phases: the timed loop (training_loop.py), the timed part of a run and its
 result (timed_run.py), the hooks' phases (run_hooks.py), which hooks a run has and which flags
-have no effect in it (wiring.py), the header block (header.py). The hooks: checkpoints
+have no effect in it (wiring.py), the header block (header.py), the hold of the folders a run
+writes, one run at a time (dir_hold.py). The hooks: checkpoints
 (checkpoints.py), evaluation (eval_runner.py), summaries (summaries.py), profiles and traces
 (profiling.py, trace_extras.py), the figures' hooks (figure_hooks.py), signals (signals.py),
 results JSON and plot (results_log.py), MLPerf lines (mlperf_log.py).

@@ -3,6 +3,9 @@
 What a checkpoint holds (names never depend on --variable_update or the number of towers):
   - the model's variables and the global step: `VariableMgr.savable_variables()`, tower 0's copy,
     named without the tower prefix ('cg/conv0/weights', 'global_step');
+  - the training images the updates applied, 'images_seen' (graph/images_seen.py): epoch-based
+    schedules count from it, so a resume with another global batch keeps its epoch; a
+    checkpoint without it (an earlier version's) restores with global step x batch (one line);
   - the rest of the training state: the optimizer's slots (momentum, RMSProp, Adam), Adam's
     beta powers, the automatic loss scale, named the same way ('cg/conv0/weights/Momentum').
     It is optional on restore: a checkpoint written with another --optimizer restores the model
@@ -23,7 +26,7 @@ save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoi
 the state file being replaced): `CheckpointHook` removes them when it starts
 (`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
 training runs must not share one --train_dir at the same time (they would also overwrite each
-other's checkpoints).
+other's checkpoints): a run holds it (lifecycle/dir_hold.py).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
@@ -38,11 +41,13 @@ import re
 import shutil
 import time
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
 from .. import cnn_util, variable_mgr
+from ..graph import images_seen
 from . import run_hooks
 
 tf1 = tf.compat.v1
@@ -147,6 +152,43 @@ def latest_checkpoint(directory: str | None) -> str | None:
     return found
 
 
+class ResumePoint(NamedTuple):
+    """Where a training run resumes (read from the checkpoint's files, before any graph).
+
+    Attributes:
+      path: the checkpoint prefix.
+      global_step: its global step.
+      images_seen: its count of training images (graph/images_seen.py), or None when it was
+        written before the images were counted.
+    """
+
+    path: str
+    global_step: int
+    images_seen: int | None
+
+
+def resume_point(p) -> ResumePoint | None:
+    """The checkpoint a training run resumes from (`find_checkpoint`) and its counts, or None
+    (no checkpoint, or one without a global step).
+
+    Raises:
+      CheckpointError: --checkpoint_path is not a checkpoint, or the state file is corrupt.
+    """
+    path = find_checkpoint(p)
+    if path is None:
+        return None
+    try:
+        reader = tf.train.load_checkpoint(path)
+        names = reader.get_variable_to_shape_map()
+        if 'global_step' not in names:
+            return None
+        seen = (int(reader.get_tensor(images_seen.CHECKPOINT_NAME))
+                if images_seen.CHECKPOINT_NAME in names else None)
+        return ResumePoint(path, int(reader.get_tensor('global_step')), seen)
+    except (tf.errors.OpError, ValueError):
+        return None  # the restore names what is wrong with it
+
+
 def resolve_checkpoint_path(path: str) -> str:
     """--checkpoint_path as a checkpoint prefix: itself, or the latest in a directory.
 
@@ -220,7 +262,8 @@ def _check_fits(path: str, required: dict, optional: dict,
                 % (path, name, list(shapes[name]), want))
     present = {n: v for n, v in optional.items()
                if n in shapes and list(shapes[n]) == v.shape.as_list()}
-    absent = sorted(set(optional) - set(present))
+    # A checkpoint from before the images were counted: restore() fills the count in.
+    absent = sorted(set(optional) - set(present) - {images_seen.CHECKPOINT_NAME})
     if absent:
         cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
                       'written with another --optimizer?): they start from their initial values'
@@ -255,7 +298,8 @@ def _restore_cast(sess, path: str, cast: dict) -> None:
         len(cast), path, ', '.join('%s to %s' % k for k in kinds), written))
 
 
-def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
+def restore(sess, graph, mgr, path: str, model_name: str = '',
+            images_per_step: int | None = None) -> int:
     """Restores `path` into the graph's variables and syncs the towers' copies.
 
     Args:
@@ -264,6 +308,9 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
       mgr: the VariableMgr whose `savable_variables()` names the checkpoint's contents.
       path: a checkpoint prefix.
       model_name: for error messages.
+      images_per_step: images one global step of this run applies: a checkpoint without
+        'images_seen' (written before the images were counted, graph/images_seen.py) gets
+        the restored global step x this, with one line saying so.
 
     Variables stored as float16 restore into float32 ones and back (a checkpoint written with
     --fp16_vars, restored without it, or the other way round): their values are cast, and one
@@ -290,7 +337,17 @@ def restore(sess, graph, mgr, path: str, model_name: str = '') -> int:
         mirrors = mirror_ops(var_list)
         if mirrors:
             sess.run(mirrors)
-        return int(sess.run(required['global_step']))
+        step = int(sess.run(required['global_step']))
+        counter = optional.get(images_seen.CHECKPOINT_NAME)
+        if counter is not None and images_seen.CHECKPOINT_NAME not in var_list:
+            per_step = images_per_step or 0
+            sess.run(counter.initializer, {counter.initializer.inputs[1]: step * per_step})
+            cnn_util.log_fn(
+                'Note: checkpoint %s does not count the images it saw (written by an earlier '
+                'version): taking global step %d x %d images a step = %d images seen; epoch-based '
+                'schedules assume this run\'s global batch throughout' % (
+                    path, step, per_step, step * per_step))
+        return step
 
 
 _RESTORERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -331,7 +388,8 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     path = find_checkpoint(p)
     step = None
     if path is not None:
-        step = restore(sess, info.graph, info.mgr, path, p.model)
+        step = restore(sess, info.graph, info.mgr, path, p.model,
+                       images_per_step=getattr(info.images_seen, 'per_step', None))
         what = 'weights for forward-only' if p.forward_only else 'training state'
         cnn_util.log_fn('Restored from step %d: %s from %s' % (step, what, path))
     elif p.forward_only and p.train_dir:

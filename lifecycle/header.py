@@ -11,15 +11,17 @@ precision lines (`precision_lines`: the reduced-precision kernel probe):
 
 from __future__ import annotations
 
+import os
+
 import tensorflow as tf
 
 from .. import cnn_util
-from ..graph import fused_decay, precision
+from ..graph import fused_decay, learning_rate, precision
 from ..hardware import gpu_specs, kernel_speed
 from ..runtime import cpu_tuning, xla_jit
 
 
-def header_lines(plan, dataset, precision: list[str], xla: str) -> list[str]:
+def header_lines(plan, dataset, precision: list[str], xla: str, resume=None) -> list[str]:
     """The header block, one string per line.
 
     Args:
@@ -27,6 +29,8 @@ def header_lines(plan, dataset, precision: list[str], xla: str) -> list[str]:
       dataset: the run's input_data.dataset_info.Dataset.
       precision: `precision_lines`' lines.
       xla: `runtime_notes`' text.
+      resume: the checkpoints.ResumePoint a training run resumes from, or None
+        (`resume_lines`).
     """
     p = plan.params
     device_note = ''
@@ -39,6 +43,7 @@ def header_lines(plan, dataset, precision: list[str], xla: str) -> list[str]:
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % plan.mode,
         *batch_lines(plan),
+        *(resume_lines(plan, resume) if resume is not None and plan.training else []),
         'Devices:     %s%s' % (list(plan.devices), device_note),
         'Data format: %s' % p.data_format,
         *precision,
@@ -72,6 +77,59 @@ def batch_lines(plan) -> list[str]:
     if ev is not None:
         lines.append('Eval:        %s, per evaluation during training' % ev.describe())
     return lines
+
+
+def resume_lines(plan, resume) -> list[str]:
+    """The header's 'Resume:' lines of a training run resuming from a checkpoint.
+
+    Says the global step and the images seen (in epochs); when they are not the global step x
+    this run's images per global step (the global batch changed: --batch_size, --num_gpus, the
+    workers), says so, that epochs count from the images seen, and at which global step each
+    change of the learning-rate schedule still ahead comes (learning_rate.next_changes), e.g.
+
+        Resume:      global step 20 of model.ckpt-20: 160 images seen, 0.80 epochs
+                     the global batch changed: 8 images a global step so far (mean), 16 now;
+                     epochs count from the images seen, not 20 steps x 16 (1.60 epochs)
+                     --piecewise_learning_rate_schedule: rate 0.01 from global step 22
+                     (epoch 1), rate 0.001 from global step 35 (epoch 2)
+
+    Args:
+      plan: the run's run_plan.RunPlan.
+      resume: the checkpoints.ResumePoint.
+    """
+    examples, per_step = plan.examples_per_epoch, plan.images_per_global_step
+    step, seen = resume.global_step, resume.images_seen
+    where = 'global step %d of %s' % (step, os.path.basename(resume.path))
+    if seen is None:
+        return ['Resume:      %s, which does not count its images (an earlier version): epochs '
+                'count as %d steps x %d images' % (where, step, per_step)]
+    lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]
+    if seen == step * per_step:
+        return lines
+    before = '%g images a global step so far (mean)' % (seen / step) if step else 'none so far'
+    lines.append('             the global batch changed: %s, %d now; epochs count from the '
+                 'images seen, not %d steps x %d (%.2f epochs)'
+                 % (before, per_step, step, per_step, step * per_step / examples))
+    changes = learning_rate.next_changes(plan.params, examples, per_step, step, seen)
+    flag = _schedule_flag(plan.params)
+    if flag and changes:
+        lines.append('             %s: %s' % (flag, ', '.join(
+            '%s from global step %d (epoch %g)' % (what, at, epoch)
+            for what, epoch, at in changes)))
+    elif flag:
+        lines.append('             %s: no change ahead' % flag)
+    return lines
+
+
+def _schedule_flag(p) -> str:
+    if p.piecewise_learning_rate_schedule:
+        return '--piecewise_learning_rate_schedule'
+    if (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
+            and p.learning_rate_decay_factor > 0):
+        return '--num_epochs_per_decay'
+    if p.num_learning_rate_warmup_epochs > 0:
+        return '--num_learning_rate_warmup_epochs'
+    return ''
 
 
 def runtime_notes(p) -> str:

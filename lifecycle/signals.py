@@ -31,7 +31,7 @@ import sys
 import threading
 
 from .. import cnn_util
-from . import run_hooks
+from . import dir_hold, run_hooks
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -146,6 +146,7 @@ def _abort(signum: int) -> None:
         pass
     os.write(2, ('error: received %s again: aborting at once, without saving\n'
                  % signal.Signals(signum).name).encode())
+    dir_hold.release_all()  # the --train_dir is free for the next run
     os._exit(128 + signum)
 
 

@@ -16,6 +16,17 @@ _HOST_PORT = re.compile(r'^[A-Za-z0-9_.\-]+:(\d{1,5})$|^\[[0-9a-fA-F:]+\]:(\d{1,
 _LOOPBACK = ('localhost', '127.0.0.1', '[::1]', 'ip6-localhost')
 
 
+def is_chief_task(job_name: str | None, task_index: int, variable_update: str) -> bool:
+    """True for the task that initialises, restores, saves and reports a run's totals (and so
+    holds its --train_dir): the one task of a run on one host (no --job_name), the controller
+    with distributed_all_reduce, else worker 0. cluster/topology.Cluster.is_chief is this."""
+    if not job_name:
+        return True
+    if variable_update == 'distributed_all_reduce':
+        return job_name == 'controller'
+    return job_name == 'worker' and task_index == 0
+
+
 def address_key(host_port: str) -> str:
     """'host:port' with one spelling per address, to find an address given twice: the loopback
     names of this host are one host (a gRPC server listens on every interface, so

@@ -1,0 +1,43 @@
+"""The count of training images the updates applied so far: the variable `images_seen`.
+
+Epoch-based schedules count epochs from it (graph/learning_rate.py), not from the global step
+times the batch: a run resumed with another --batch_size, --num_gpus or number of workers
+(another global batch) goes on at the epoch its checkpoint reached (issue 33.3). Each
+training step adds the images one global step applies (RunPlan.images_per_global_step: the
+global batch; one worker's batch in an asynchronous cluster, where each worker's update is a
+global step) after its update; it is saved with the checkpoint as 'images_seen'.
+
+A checkpoint written before the count existed has no 'images_seen': the restore then sets it to
+the restored global step x this run's images per global step (what the schedule assumed
+before), and one line says so (lifecycle/checkpoints.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+CHECKPOINT_NAME = 'images_seen'
+
+
+class ImagesSeen(NamedTuple):
+    """The count of a training graph.
+
+    Attributes:
+      variable: the int64 scalar variable 'images_seen' (non-trainable, global: saved).
+      per_step: images one global step adds to it (RunPlan.images_per_global_step).
+    """
+
+    variable: Any
+    per_step: int
+
+
+def make_variable():
+    """The int64 scalar variable 'images_seen', 0 at initialisation, in the current device scope
+    (the global step's)."""
+    return tf1.get_variable(CHECKPOINT_NAME, shape=[], dtype=tf.int64,
+                            initializer=tf1.zeros_initializer(), trainable=False,
+                            collections=[tf1.GraphKeys.GLOBAL_VARIABLES])

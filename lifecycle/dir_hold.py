@@ -1,0 +1,353 @@
+"""One run at a time per output folder: the hold of a --train_dir (and an --eval_dir).
+
+Two training runs writing one --train_dir interleave their checkpoints and flip its
+`checkpoint` state file between them, so a crash there resumes from the other run's weights
+(issue 33.2). A run therefore holds each folder it writes into for as long as it runs:
+
+  - --train_dir: held by a training run (checkpoints, summaries) and by a forward-only run
+    that writes summaries there (--summary_verbosity >= 1); in a cluster only by the chief
+    (worker 0; the controller with distributed_all_reduce), the one task that writes there.
+    An --eval run only reads --train_dir: it never holds it, so it can evaluate the
+    checkpoints of the training run holding it.
+  - the folder of the eval summaries: --eval_dir, else <train_dir>/eval with
+    --summary_verbosity >= 1 (lifecycle/eval_runner.EvalSummaryWriter), held by an --eval run
+    and by a training run that evaluates during training.
+  - dry runs (--dry_run, --plan_scaling) write nothing and hold nothing.
+
+The hold is the file `tf_cnn_benchmarks.hold` in the folder, one JSON line of the holder's pid,
+host name, start time (UTC) and command line, under an exclusive `flock` on the file (atomic:
+exactly one process gets it; the kernel drops it when the process ends however it ends). It is
+taken before TensorFlow loads (cli.py) and again, re-entrantly, by `BenchmarkCNN.run` for
+library callers. It is released (the file removed) when the run ends: normally, by an error,
+by SIGINT/SIGTERM (signals.py), also by SIGTERM before the run's own handlers are installed
+and by the second signal's immediate abort (`release_all`).
+
+A second run finds the lock taken and stops with one line (`HeldError`) naming the holder and
+the fix; nothing is built. A hold file without its lock is stale (the holder was killed with
+SIGKILL or its host rebooted): when it names this host, its process is gone (or its pid was
+reused by another program, which does not hold the lock) and the run takes it over with one
+`warning:` line. A stale file naming another host is refused like a live hold: the lock does
+not say whether a process elsewhere is alive (NFS mounted with `nolock` keeps locks per
+host), so the user deletes the file once that run is known to be gone.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+from .. import cnn_util, run_plan
+from ..params import cluster_rules
+
+HOLD_FILE = 'tf_cnn_benchmarks.hold'
+_READ_TRIES = 20  # a holder writes its line right after it takes the lock: wait 1 s at most
+
+
+class HeldError(cnn_util.BenchmarkError):
+    """The folder is held by another run (or by a stale hold of another host)."""
+
+
+class HoldFileError(cnn_util.BenchmarkError):
+    """The folder or its hold file cannot be made."""
+
+
+def held_dirs(p) -> list[tuple[str, str]]:
+    """The folders a run holds, as (flag as the messages name it, path), in that order.
+
+    Args:
+      p: the run's Params (after the cluster was resolved: job_name, task_index set).
+
+    Returns:
+      [('--train_dir', path), ('--eval_dir', path)] or a part of it (see the module docstring);
+      [] for dry runs, ps tasks and the workers that are not the chief.
+    """
+    if p.dry_run or p.plan_scaling or p.list_models:
+        return []
+    if not cluster_rules.is_chief_task(p.job_name, p.task_index, p.variable_update):
+        return []
+    out = []
+    if p.train_dir and not p.eval and (not p.forward_only or p.summary_verbosity >= 1):
+        out.append(('--train_dir', p.train_dir))
+    if run_plan.evaluates(p):
+        if p.eval_dir:
+            out.append(('--eval_dir', p.eval_dir))
+        elif p.train_dir and p.summary_verbosity >= 1 and (out or os.path.isdir(p.train_dir)):
+            out.append(('--eval_dir', os.path.join(p.train_dir, 'eval')))
+    return out
+
+
+def _now_utc() -> str:
+    return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
+
+
+def _pid_alive(pid) -> bool:
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if pid <= 0:  # os.kill(0, ...) would signal our own process group
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _read_fd(fd: int) -> dict | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    data = b''
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        holder = json.loads(data.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return holder if isinstance(holder, dict) and 'pid' in holder else None
+
+
+def describe_holder(holder: dict | None) -> str:
+    """'pid 4242 on host gpu7, started 2026-12-02 15:40:01 UTC' (or what is known of it)."""
+    if not holder:
+        return 'a process that has not written its hold file yet'
+    return 'pid %s on host %s, started %s' % (holder.get('pid', '?'), holder.get('host', '?'),
+                                              holder.get('started', '?'))
+
+
+class DirHold:
+    """The hold of one folder by this process (made by `acquire`; `release` gives it back).
+
+    Attributes:
+      flag: '--train_dir' or '--eval_dir'.
+      directory: the folder, as given.
+      path: the hold file.
+      took_over: the stale holder's record when this hold replaced one, else None.
+    """
+
+    def __init__(self, flag: str, directory: str, fd: int, made_dir: bool,
+                 took_over: dict | None):
+        self.flag, self.directory = flag, directory
+        self.path = os.path.join(directory, HOLD_FILE)
+        self._fd = fd
+        self._made_dir = made_dir
+        self.took_over = took_over
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Removes the hold file and drops the lock (idempotent). A folder the hold made and
+        nothing else was written into is removed too."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.unlink(self.path)  # before the lock goes: a waiter re-checks the file it locked
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+        if self._made_dir:
+            try:
+                os.rmdir(self.directory)
+            except OSError:  # checkpoints or summaries were written there: they stay
+                pass
+
+
+def _record(argv: list[str] | None) -> bytes:
+    return (json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': _now_utc(),
+                        'command': ' '.join(argv if argv is not None else sys.argv)})
+            + '\n').encode('utf-8')
+
+
+def _held_message(flag: str, directory: str, path: str, holder: dict | None,
+                  live: bool) -> str:
+    what = describe_holder(holder)
+    if live:
+        return ('%s %s is held by another run (%s; hold file %s): two runs in one folder '
+                'interleave their checkpoints. Wait for it to end, stop it, or give another %s'
+                % (flag, directory, what, path, flag))
+    return ('%s %s is held by a run on another host (%s; hold file %s) whose lock this host '
+            'cannot see. If that run is gone, delete %s; else wait for it or give another %s'
+            % (flag, directory, what, path, path, flag))
+
+
+def acquire(flag: str, directory: str, argv: list[str] | None = None) -> DirHold:
+    """Takes the hold of `directory` (made when missing; its parent must exist).
+
+    Args:
+      flag: the flag naming the folder, for messages ('--train_dir').
+      directory: the folder.
+      argv: the command line recorded in the hold file (default sys.argv).
+
+    Returns:
+      The DirHold. A stale hold of this host is taken over with one `warning:` line.
+
+    Raises:
+      HeldError: another process holds the folder, or a stale hold names another host.
+      HoldFileError: the folder or the hold file cannot be made (preflight/output_paths.py
+        checks the folders first).
+    """
+    path = os.path.join(directory, HOLD_FILE)
+    try:
+        made_dir = _make_dir(directory)
+        return _acquire(flag, directory, path, made_dir, argv)
+    except OSError as e:
+        raise HoldFileError('%s %s: cannot make its hold file %s: %s' % (
+            flag, directory, path, e.strerror or e)) from None
+
+
+def _make_dir(directory: str) -> bool:
+    if os.path.isdir(directory):
+        return False
+    try:
+        os.mkdir(directory)
+    except FileExistsError:  # another task made it meanwhile
+        return False
+    return True
+
+
+def _acquire(flag, directory, path, made_dir, argv) -> DirHold:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            holder = None
+            for _ in range(_READ_TRIES):
+                holder = _read_fd(fd)
+                if holder is not None:
+                    break
+                time.sleep(0.05)
+            os.close(fd)
+            raise HeldError(_held_message(flag, directory, path, holder, live=True)) from None
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        mine = os.fstat(fd)
+        if now is None or (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+            os.close(fd)  # the holder released it between our open and our lock: again
+            continue
+        break
+    previous = _read_fd(fd)
+    if previous is None and os.fstat(fd).st_size:
+        cnn_util.warn('%s %s: took over a hold file that names no holder (%s, unreadable)'
+                      % (flag, directory, path))
+    if previous is not None and previous.get('host') != socket.gethostname():
+        os.close(fd)
+        raise HeldError(_held_message(flag, directory, path, previous, live=False))
+    if previous is not None:
+        gone = ('that process is gone' if not _pid_alive(previous.get('pid'))
+                else 'that pid no longer holds the lock: its process is gone and the pid '
+                     'was reused')
+        cnn_util.warn('%s %s: took over the stale hold of %s (%s; killed, or its host '
+                      'restarted?). Check the latest checkpoint before trusting it'
+                      % (flag, directory, describe_holder(previous), gone))
+    record = _record(argv)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, record, 0)
+    os.fsync(fd)
+    return DirHold(flag, directory, fd, made_dir, previous)
+
+
+_ACTIVE: dict[str, DirHold] = {}
+_LOCK = threading.Lock()
+_PREVIOUS_SIGTERM: list = []
+
+
+def release_all() -> None:
+    """Releases every hold of this process (before an immediate exit: signals.py)."""
+    locked = _LOCK.acquire(timeout=1.0)  # called from the signal watcher thread too
+    try:
+        holds = list(_ACTIVE.values())
+        _ACTIVE.clear()
+    finally:
+        if locked:
+            _LOCK.release()
+    for hold in holds:
+        hold.release()
+
+
+def _on_sigterm(signum, frame):
+    """SIGTERM while the default action holds (graph building, before the run's handlers):
+    release, then die of the signal as the default would."""
+    del frame
+    release_all()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+class RunHolds:
+    """The holds of one run (a context manager): `with hold_run_dirs(p): ...`.
+
+    Re-entrant within a process: a folder this process holds already is not taken again (the
+    command holds before TensorFlow loads, then BenchmarkCNN.run asks again); only the
+    outermost RunHolds releases it.
+    """
+
+    def __init__(self, wanted: list[tuple[str, str]], argv: list[str] | None = None):
+        self._wanted = wanted
+        self._argv = argv
+        self.holds: list[DirHold] = []
+        self._sigterm_installed = False
+
+    def __enter__(self):
+        try:
+            for flag, directory in self._wanted:
+                key = os.path.realpath(directory)
+                with _LOCK:
+                    if key in _ACTIVE and _ACTIVE[key].held:
+                        continue
+                hold = acquire(flag, directory, self._argv)
+                with _LOCK:
+                    _ACTIVE[key] = hold
+                self.holds.append(hold)
+        except BaseException:
+            self._release()
+            raise
+        if (self.holds and threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            signal.signal(signal.SIGTERM, _on_sigterm)
+            self._sigterm_installed = True
+        return self
+
+    def _release(self) -> None:
+        with _LOCK:
+            for hold in self.holds:
+                key = os.path.realpath(hold.directory)
+                if _ACTIVE.get(key) is hold:
+                    del _ACTIVE[key]
+        for hold in self.holds:
+            hold.release()
+        self.holds = []
+
+    def __exit__(self, *exc):
+        if self._sigterm_installed and signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        self._release()
+        return False
+
+
+def hold_run_dirs(p, argv: list[str] | None = None) -> RunHolds:
+    """The holds of the folders `held_dirs(p)` names; take them with `with`.
+
+    Raises (on entering):
+      HeldError: a folder is held by another run (see `acquire`).
+    """
+    return RunHolds(held_dirs(p), argv)

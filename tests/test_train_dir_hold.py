@@ -1,0 +1,252 @@
+"""One run at a time per --train_dir / --eval_dir (lifecycle/dir_hold.py, issue 33.2): the
+second run's line, stale holds, release after a run, eval beside training, cluster tasks."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.lifecycle import dir_hold, training_loop
+from tf_cnn_benchmarks.params import make_params
+
+import helpers
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, 'tests')
+HOST = socket.gethostname()
+TINY = ['--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=0',
+        '--init_learning_rate=0.002']
+HOLDER = """
+import sys
+sys.path.insert(0, %r)
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.lifecycle import dir_hold, training_loop
+hold = dir_hold.acquire(sys.argv[1], sys.argv[2], argv=['holder'])
+print('HELD', flush=True)
+sys.stdin.readline()
+hold.release()
+""" % TESTS
+
+
+class Holder:
+    """A separate process holding `directory` until `release()` (the other run)."""
+
+    def __init__(self, flag, directory):
+        self.proc = subprocess.Popen([sys.executable, '-c', HOLDER, flag, directory],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == 'HELD'
+
+    def release(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(30)
+
+
+def _cli(args, timeout=240):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    return subprocess.run([sys.executable, 'tf_cnn_benchmarks.py'] + args, cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, '-c', 'pass'])
+    proc.wait()
+    return proc.pid
+
+
+def _write_hold(directory, pid, host=HOST, started='2026-01-02 03:04:05 UTC'):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, dir_hold.HOLD_FILE), 'w') as f:
+        f.write(json.dumps({'pid': pid, 'host': host, 'started': started, 'command': 'x'}))
+
+
+# --- Which folders a run holds.
+def _held(**kw):
+    return dir_hold.held_dirs(make_params(model='trivial', **kw))
+
+
+def test_training_holds_the_train_dir_and_eval_reads_it_without_holding(tmp_path):
+    d = str(tmp_path / 't')
+    assert _held(train_dir=d) == [('--train_dir', d)]
+    assert _held(train_dir=d, eval=True) == []
+    assert _held(train_dir=d, eval=True, eval_dir='/e') == [('--eval_dir', '/e')]
+    os.makedirs(d)  # eval summaries in <train_dir>/eval once it exists
+    assert _held(train_dir=d, eval=True, summary_verbosity=1) == [
+        ('--eval_dir', os.path.join(d, 'eval'))]
+    assert _held(train_dir=d, forward_only=True) == []  # reads its checkpoint only
+    assert _held(train_dir=d, forward_only=True, summary_verbosity=1) == [('--train_dir', d)]
+    assert _held(train_dir=d, eval_during_training_every_n_steps=2, eval_dir='/e') == [
+        ('--train_dir', d), ('--eval_dir', '/e')]
+    assert _held(train_dir=d, dry_run=True) == []
+
+
+def test_in_a_cluster_only_the_chief_holds_the_train_dir():
+    hosts = dict(ps_hosts=['localhost:1'], worker_hosts=['localhost:2', 'localhost:3'])
+    assert _held(train_dir='/t', job_name='worker', task_index=0, **hosts) == [
+        ('--train_dir', '/t')]
+    assert _held(train_dir='/t', job_name='worker', task_index=1, **hosts) == []
+    assert _held(train_dir='/t', job_name='ps', task_index=0, **hosts) == []
+
+
+# --- Two runs, stale holds, release.
+@pytest.mark.cli
+@pytest.mark.timeout(300)
+def test_a_second_run_stops_with_the_holder_line_and_no_traceback(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    holder = Holder('--train_dir', train_dir)
+    try:
+        out = _cli(TINY + ['--num_batches=2', '--train_dir=' + train_dir])
+        hold = json.load(open(os.path.join(train_dir, dir_hold.HOLD_FILE)))
+    finally:
+        holder.release()
+    assert out.returncode == 1
+    assert hold['pid'] == holder.proc.pid and hold['host'] == HOST
+    assert out.stderr.strip().splitlines() == [
+        'error: --train_dir %s is held by another run (pid %d on host %s, started %s; hold '
+        'file %s): two runs in one folder interleave their checkpoints. Wait for it to end, '
+        'stop it, or give another --train_dir'
+        % (train_dir, holder.proc.pid, HOST, hold['started'],
+           os.path.join(train_dir, dir_hold.HOLD_FILE))]
+    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC', hold['started'])
+    assert 'Step' not in out.stdout  # nothing was built or run
+    assert not os.path.exists(train_dir)  # the holder made it and removed it: nothing written
+    assert _cli(TINY + ['--num_batches=1', '--train_dir=' + train_dir]).returncode == 0
+
+
+@pytest.mark.cli
+@pytest.mark.timeout(400)
+def test_two_command_runs_on_one_train_dir_and_sigterm_releases(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+    out_path = str(tmp_path / 'a.out')
+    with open(out_path, 'w') as out:
+        first = subprocess.Popen(
+            [sys.executable, 'tf_cnn_benchmarks.py'] + TINY
+            + ['--num_batches=100000', '--display_every=1', '--train_dir=' + train_dir],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 200
+        while '\timages/sec:' not in open(out_path).read():
+            assert first.poll() is None and time.monotonic() < deadline, open(out_path).read()
+            time.sleep(0.2)
+        second = _cli(TINY + ['--num_batches=2', '--train_dir=' + train_dir])
+        assert second.returncode == 1
+        assert ('error: --train_dir %s is held by another run (pid %d on host %s, started '
+                % (train_dir, first.pid, HOST)) in second.stderr
+        assert 'Traceback' not in second.stderr
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(120) == 143
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert not os.path.exists(os.path.join(train_dir, dir_hold.HOLD_FILE))
+    assert os.path.exists(os.path.join(train_dir, 'checkpoint'))
+
+
+def test_a_stale_hold_of_this_host_is_taken_over_with_a_warning(tmp_path, capsys):
+    train_dir = str(tmp_path / 'train')
+    pid = _dead_pid()
+    _write_hold(train_dir, pid)
+    result = helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    assert result['global_step'] == 1
+    err = capsys.readouterr().err
+    assert ('warning: --train_dir %s: took over the stale hold of pid %d on host %s, started '
+            '2026-01-02 03:04:05 UTC (that process is gone; killed, or its host restarted?). '
+            'Check the latest checkpoint before trusting it' % (train_dir, pid, HOST)) in err
+    # Released after the run: the next one starts without a word about holds.
+    assert not os.path.exists(os.path.join(train_dir, dir_hold.HOLD_FILE))
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    assert 'hold' not in capsys.readouterr().err
+
+
+def test_a_hold_file_of_another_host_is_refused_with_the_fix(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    _write_hold(train_dir, 4242, host='other-host')
+    path = os.path.join(train_dir, dir_hold.HOLD_FILE)
+    with pytest.raises(dir_hold.HeldError) as e:
+        helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    assert str(e.value) == (
+        '--train_dir %s is held by a run on another host (pid 4242 on host other-host, '
+        'started 2026-01-02 03:04:05 UTC; hold file %s) whose lock this host cannot see. If '
+        'that run is gone, delete %s; else wait for it or give another --train_dir'
+        % (train_dir, path, path))
+    assert os.path.exists(path)  # not ours to remove
+
+
+def test_the_hold_is_released_after_an_error(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    with pytest.raises(training_loop.NonFiniteLossError):
+        helpers.tiny_run(train_dir=train_dir, num_batches=30, init_learning_rate=1e9)
+    assert not os.path.exists(os.path.join(train_dir, dir_hold.HOLD_FILE))
+
+
+def test_a_folder_made_for_the_hold_alone_is_removed_again(tmp_path):
+    folder = str(tmp_path / 'new')
+    with dir_hold.RunHolds([('--train_dir', folder)]) as holds:
+        assert os.path.exists(os.path.join(folder, dir_hold.HOLD_FILE))
+        # Re-entrant: the library's run inside the command's holds takes nothing again.
+        with dir_hold.RunHolds([('--train_dir', folder)]) as inner:
+            assert inner.holds == []
+        assert os.path.exists(os.path.join(folder, dir_hold.HOLD_FILE))
+        assert len(holds.holds) == 1
+    assert not os.path.exists(folder)
+
+
+SIGNALLED = """
+import os, signal, sys
+sys.path.insert(0, %r)
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.lifecycle import dir_hold, signals
+holds = dir_hold.RunHolds([('--train_dir', sys.argv[1])]).__enter__()
+assert os.path.exists(os.path.join(sys.argv[1], dir_hold.HOLD_FILE))
+if sys.argv[2] == 'sigterm':  # while the graph is built: the default action, hold released
+    os.kill(os.getpid(), signal.SIGTERM)
+else:  # the second signal's immediate abort
+    signals._abort(signal.SIGINT)
+""" % TESTS
+
+
+@pytest.mark.parametrize('how, status', [('sigterm', -signal.SIGTERM), ('abort', 130)])
+def test_an_early_sigterm_and_the_second_signal_release_the_hold(tmp_path, how, status):
+    train_dir = str(tmp_path / 'train')
+    os.makedirs(train_dir)
+    proc = subprocess.run([sys.executable, '-c', SIGNALLED, train_dir, how], timeout=60,
+                          capture_output=True, text=True)
+    assert proc.returncode == status, proc.stderr
+    assert os.listdir(train_dir) == []
+
+
+# --- Eval beside training.
+@pytest.mark.timeout(300)
+def test_eval_runs_beside_the_training_run_holding_the_train_dir(tmp_path):
+    train_dir, eval_dir = str(tmp_path / 'train'), str(tmp_path / 'eval')
+    helpers.tiny_run(train_dir=train_dir, num_batches=2)
+    training = Holder('--train_dir', train_dir)  # a training run still going
+    try:
+        result = benchmark_cnn.BenchmarkCNN(helpers.tiny_params(
+            train_dir=train_dir, eval=True, num_eval_batches=1, eval_dir=eval_dir),
+            gpus=0).run()
+        assert result['eval']['global_step'] == 2
+        assert not os.path.exists(os.path.join(eval_dir, dir_hold.HOLD_FILE))
+        other_eval = Holder('--eval_dir', eval_dir)  # another evaluator writing eval_dir
+        try:
+            with pytest.raises(dir_hold.HeldError, match=r'^--eval_dir %s is held by another '
+                               r'run \(pid %d on host ' % (re.escape(eval_dir),
+                                                          other_eval.proc.pid)):
+                benchmark_cnn.BenchmarkCNN(helpers.tiny_params(
+                    train_dir=train_dir, eval=True, num_eval_batches=1, eval_dir=eval_dir),
+                    gpus=0).run()
+        finally:
+            other_eval.release()
+    finally:
+        training.release()
