@@ -29,7 +29,7 @@ from . import cnn_util, run_plan, variable_mgr
 from . import params as params_lib
 from .cluster import coordination, resolvers, run_flags, topology, variable_mgrs
 from .cluster import server as cluster_server
-from .graph import builder, frozen, learning_rate, precision
+from .graph import builder, frozen, precision
 from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
@@ -192,15 +192,6 @@ class BenchmarkCNN:
                 data_errors.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
             restored_step = self.initialize(sess, info, hooks)
-            if self.plan.training and self.plan.is_chief:
-                start = None
-                if restored_step is not None and info.images_seen is not None:
-                    start = (self.plan.examples_per_epoch, self.plan.images_per_global_step,
-                             restored_step, int(sess.run(info.images_seen.variable)))
-                for message in learning_rate.unreached_changes(
-                        p, self.plan.steps_per_epoch,
-                        self.plan.last_update_step(restored_step or 0), start=start):
-                    cnn_util.warn(message)
             return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
 
     def _estimate_at(self, batch_size: int) -> int:

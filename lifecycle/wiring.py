@@ -18,6 +18,7 @@ from . import (
     results_db,
     results_log,
     run_hooks,
+    schedule_warnings,
     signals,
     summaries,
 )
@@ -44,6 +45,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
     is_local = is_local_device or (lambda device: True)
     hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline),
              figure_hooks.HostLoadHook(plan)]
+    if plan.training and plan.is_chief:
+        hooks.insert(0, schedule_warnings.ScheduleWarningsHook(plan))
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in params_lib.EVAL_DURING_TRAINING_FLAGS):
