@@ -20,9 +20,11 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
     resize) running in parallel with the others, and one concat assembles the device's batch,
     normalised in one pass (see `image_processing`); stage 3 a
     `StagingArea` per device.
-  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets): stage 1 tf.data (parallel
-    interleave over the shards, shuffle, batch of records), stage 2 the same batch processing as
-    a parallel map over batches, then prefetch; stage 3 the same staging areas.
+  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets or --skip_corrupt_records): stage 1
+    tf.data (parallel interleave over the shards, shuffle, batch of records), stage 2 the same
+    batch processing as a parallel map over batches, then prefetch; stage 3 the same staging
+    areas. With --skip_corrupt_records a shard is read up to its first bad record and the rest
+    is counted and reported (input_data/skipped_records.py).
   - `Cifar10Pipeline`: the pickle batches through tf.data (CIFAR-10 has no RecordInput form,
     --use_datasets does not apply), stage 3 the same staging areas.
 
@@ -471,15 +473,32 @@ class DatasetPipeline(_TfDataPipeline):
         super().__init__(**kwargs)
         self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
                              or min(64, len(self.scan.files)))
-        self.description = self._describe('%s, %d files interleaved' % (
-            self._tf_data_phrase(), self.cycle_length))
+        self.skipped = None
+        why = ''
+        if self.params.skip_corrupt_records:
+            from .input_data import skipped_records
+            self.skipped = skipped_records.SkippedRecords()
+            if not self.params.use_datasets and self.full_pass is None:
+                why = ' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
+        self.description = self._describe('%s, %d files interleaved%s' % (
+            self._tf_data_phrase(), self.cycle_length, why))
 
     def _records(self):
-        files = tf.data.Dataset.from_tensor_slices([os.fsencode(f) for f in self.scan.files])
+        files = tf.data.Dataset.from_tensor_slices((
+            [os.fsencode(f) for f in self.scan.files],
+            tf.constant(self.scan.records_per_file, tf.int64)))
         if self.train:
             files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
-        return files.interleave(tf.data.TFRecordDataset, cycle_length=self.cycle_length,
+        return files.interleave(self._read_shard, cycle_length=self.cycle_length,
                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
+
+    def _read_shard(self, path, expected):
+        """One shard's records: TensorFlow's reader checks each record's CRCs as it reads it;
+        with --skip_corrupt_records a shard ends at its first bad record, and what is skipped
+        is counted and reported (input_data/skipped_records.py)."""
+        if self.skipped is not None:
+            return self.skipped.read_shard(path, expected)
+        return tf.data.TFRecordDataset(path)
 
     def _process_batch(self, records):
         return image_processing.preprocess_imagenet_batch(
@@ -540,7 +559,8 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 
     Returns:
       SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
-      --use_datasets or a full pass, else RecordInputPipeline, for ImageNet TFRecords.
+      --use_datasets, a full pass or --skip_corrupt_records (RecordInput's reader stops the run
+      at a bad record), else RecordInputPipeline, for ImageNet TFRecords.
 
     Raises:
       DataError: the subset's files are missing, inconsistent or corrupt (see
@@ -555,7 +575,7 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     real = dict(params=params, dataset=dataset, subset=subset, train=train, **common)
     if dataset.spec.file_format == 'cifar10_pickle':
         return Cifar10Pipeline(**real)
-    if params.use_datasets or full_pass is not None:
+    if params.use_datasets or full_pass is not None or params.skip_corrupt_records:
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
 

@@ -129,7 +129,8 @@ def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32
         batches = pipeline.build(list(devices))
         config = tf1.ConfigProto(device_count={'CPU': len(devices)})
         outputs = []
-        with tf1.Session(config=config) as sess, data_errors.data_errors(p.data_dir or ''):
+        with tf1.Session(config=config) as sess, data_errors.data_errors(
+                p.data_dir or "", files=pipeline.record_files):
             sess.run(tf1.local_variables_initializer())
             sess.run(pipeline.warmup_ops)
             for step in range(steps):
