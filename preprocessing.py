@@ -377,6 +377,7 @@ class RecordInputPipeline(StagedPipeline):
         self._readers += 1
         reader = data_flow_ops.RecordInput(
             file_pattern=os.fsencode(self._pattern), batch_size=total,
+            compression_type=self.scan.compression[0] or None,
             buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
             parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
             seed=p.tf_random_seed + self._readers - 1, name='record_input_%d' % self._readers)
@@ -478,27 +479,31 @@ class DatasetPipeline(_TfDataPipeline):
         if self.params.skip_corrupt_records:
             from .input_data import skipped_records
             self.skipped = skipped_records.SkippedRecords()
-            if not self.params.use_datasets and self.full_pass is None:
-                why = ' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
+        if not self.params.use_datasets and self.full_pass is None:
+            why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
+                   if self.skipped is not None else
+                   ' (shards of mixed compression: RecordInput takes one)')
         self.description = self._describe('%s, %d files interleaved%s' % (
             self._tf_data_phrase(), self.cycle_length, why))
 
     def _records(self):
         files = tf.data.Dataset.from_tensor_slices((
             [os.fsencode(f) for f in self.scan.files],
-            tf.constant(self.scan.records_per_file, tf.int64)))
+            tf.constant(self.scan.records_per_file, tf.int64),
+            tf.constant(list(self.scan.compression), tf.string)))
         if self.train:
             files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
         return files.interleave(self._read_shard, cycle_length=self.cycle_length,
                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
 
-    def _read_shard(self, path, expected):
-        """One shard's records: TensorFlow's reader checks each record's CRCs as it reads it;
-        with --skip_corrupt_records a shard ends at its first bad record, and what is skipped
-        is counted and reported (input_data/skipped_records.py)."""
+    def _read_shard(self, path, expected, compression):
+        """One shard's records, read with its compression ('', 'GZIP' or 'ZLIB'):
+        TensorFlow's reader checks each record's CRCs as it reads it; with
+        --skip_corrupt_records a shard ends at its first bad record, and what is skipped is
+        counted and reported (input_data/skipped_records.py)."""
         if self.skipped is not None:
-            return self.skipped.read_shard(path, expected)
-        return tf.data.TFRecordDataset(path)
+            return self.skipped.read_shard(path, expected, compression)
+        return tf.data.TFRecordDataset(path, compression_type=compression)
 
     def _process_batch(self, records):
         return image_processing.preprocess_imagenet_batch(
@@ -559,8 +564,9 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 
     Returns:
       SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
-      --use_datasets, a full pass or --skip_corrupt_records (RecordInput's reader stops the run
-      at a bad record), else RecordInputPipeline, for ImageNet TFRecords.
+      --use_datasets, a full pass, --skip_corrupt_records (RecordInput's reader stops the run
+      at a bad record) or shards of mixed compression (RecordInput reads one kind), else
+      RecordInputPipeline, for ImageNet TFRecords.
 
     Raises:
       DataError: the subset's files are missing, inconsistent or corrupt (see
@@ -575,7 +581,9 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     real = dict(params=params, dataset=dataset, subset=subset, train=train, **common)
     if dataset.spec.file_format == 'cifar10_pickle':
         return Cifar10Pipeline(**real)
-    if params.use_datasets or full_pass is not None or params.skip_corrupt_records:
+    kinds = set(dataset.scan(subset).compression)
+    if params.use_datasets or full_pass is not None or params.skip_corrupt_records or \
+            len(kinds) > 1:
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
 

@@ -7,7 +7,7 @@ start-up, see `shard_scan`). The error is a DataLossError whose message says onl
 its header (its length CRC failed), counted in the shard's uncompressed stream, and neither the
 shard nor the record index is named. `locate` finds them: in each shard, the record that starts
 at N - 12 or N (a walk of the headers up to N, one read per record, data skipped) whose CRC
-does not match.
+does not match (for a compressed shard, in its decompressed stream).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import re
 import struct
 
-from . import dataset_info
+from . import compression, dataset_info
 
 OFFSET_RE = re.compile(r'corrupted record at (\d+)')
 _HEADER = 12  # 8-byte length + 4-byte masked CRC of the length
@@ -40,6 +40,24 @@ def _data_ok(path: str, start: int) -> bool:
         return False
 
 
+def _compressed_record_at(path: str, kind: str, offset: int) -> tuple[int, int, str] | None:
+    """`_record_at` for a compressed shard: offsets count in its decompressed stream."""
+    try:
+        for index, (start, length, crc, data) in enumerate(
+                compression.frames(path, kind, with_data=True)):
+            if start > offset:
+                return None
+            if start == offset and dataset_info.masked_crc32c(struct.pack('<Q', length)) != crc:
+                return index, start, 'its length field fails its CRC'
+            if start + _HEADER == offset:
+                stored = struct.unpack('<I', data[-4:])[0]
+                return (index, start, 'its data fails its CRC') \
+                    if dataset_info.masked_crc32c(data[:-4]) != stored else None
+    except ValueError:
+        return None
+    return None
+
+
 def _record_at(path: str, offset: int) -> tuple[int, int, str] | None:
     """(record index, start byte, what fails) of the bad record of `path` that TensorFlow
     reports at `offset`, or None when `path` has none there.
@@ -47,6 +65,9 @@ def _record_at(path: str, offset: int) -> tuple[int, int, str] | None:
     Raises:
       OSError: the file cannot be read.
     """
+    kind = compression.detect(path)
+    if kind:
+        return _compressed_record_at(path, kind, offset)
     with open(path, 'rb') as f:
         size = os.fstat(f.fileno()).st_size
         start = index = 0
@@ -80,13 +101,16 @@ def locate(files: tuple[str, ...] | list[str], message: str) -> str:
     for offset in offsets_in(message):
         for path in files:
             try:
-                if os.path.getsize(path) <= offset:
+                kind = compression.detect(path)
+                if not kind and os.path.getsize(path) <= offset:
                     continue
                 hit = _record_at(path, offset)
             except OSError:
                 continue
             if hit:
-                found.append('record %d (byte %d) of %s: %s' % (hit[0], hit[1], path, hit[2]))
+                found.append('record %d (byte %d%s) of %s: %s' % (
+                    hit[0], hit[1], ' of the %s stream uncompressed' % kind if kind else '',
+                    path, hit[2]))
     if not found:
         return ('no shard of the %d read holds a bad record there now (did the files change '
                 'during the run?)' % len(files))

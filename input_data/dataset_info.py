@@ -10,14 +10,13 @@ those files are intact. The input pipelines in `preprocessing.py` read the files
     dataset.num_classes                              # --num_classes, labels.txt, or published
 
 ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
-`validation-00001-of-00002`. Before a shard is used its record headers are walked (each record is
-an 8-byte little-endian length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC
-of the data), which counts the records and finds truncated files and corrupt length fields; TF's
-own readers take a file cut inside a header for a normal end of file. The records' data CRCs
-are checked by TF's reader as it reads them during the run (a bad one fails the step, and
-`corrupt_records` names its shard and record). The walk and the cache of shards seen before
-are in `shard_scan`.
-"""
+`validation-00001-of-00002`, each uncompressed, GZIP- or ZLIB-compressed (detected per shard).
+Before a shard is used its record headers are walked (each record is an 8-byte little-endian
+length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC of the data), which
+counts the records and finds truncated files and corrupt length fields; TF's own readers take a
+file cut inside a header for a normal end of file. The records' data CRCs are checked by TF's
+reader as it reads them during the run (a bad one fails the step, and `corrupt_records` names
+its shard and record). The walk and the cache of shards seen before are in `shard_scan`. """
 
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
-from . import class_labels, shard_scan
+from . import class_labels, compression, shard_scan
 
 SUBSETS = ('train', 'validation')
 
@@ -93,6 +92,8 @@ class SubsetScan:
       num_examples: records in `files`.
       records_per_file: one count per entry of `files`.
       skipped: shards left out at start-up (only with --skip_corrupt_records).
+      compression: one per entry of `files`: '' (uncompressed), 'GZIP' or 'ZLIB', detected
+        from each file (input_data/compression.py); () for CIFAR-10.
     """
 
     subset: str
@@ -100,6 +101,7 @@ class SubsetScan:
     num_examples: int
     records_per_file: tuple[int, ...]
     skipped: tuple[SkippedShard, ...] = ()
+    compression: tuple[str, ...] = ()
 
     @property
     def skipped_records(self) -> int:
@@ -315,8 +317,8 @@ class Dataset:
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), ())
         cache = shard_scan.ScanCache() if self.use_scan_cache else None
-        counts, problems = shard_scan.scan_files(files, locate_problem=walk_tfrecord_headers,
-                                                 cache=cache)
+        counts, problems, kinds = shard_scan.scan_files(
+            files, locate_problem=walk_tfrecord_headers, cache=cache)
         skipped = []
         for path in files:
             if path not in problems:
@@ -335,7 +337,8 @@ class Dataset:
         for s in skipped:
             cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
                           % (s.path, s.reason, s.readable_records))
-        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped))
+        return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped),
+                          tuple(kinds[f] for f in good))
 
     def num_examples(self, subset: str) -> int:
         """Examples per epoch: the real count of usable records, or the published size when
@@ -364,6 +367,7 @@ class Dataset:
         text = '%s (%s %s), %s: %d examples counted in %d %s' % (
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
+            text += compression.describe(scan.compression)
             text += ', headers checked (record CRCs as read)'
         if subset in self._subset_of:
             text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]

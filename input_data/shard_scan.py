@@ -1,11 +1,12 @@
 """Start-up scans of TFRecord shards: a fast header walk and a cache of shards seen before.
 
 Before a run uses a shard, its records are counted and its framing checked (each record is an
-8-byte little-endian length, a 4-byte masked CRC-32C of the length, the data and a 4-byte CRC
-of the data): TensorFlow's own readers take a file cut off inside a record for a normal end of
-file, so truncation is only noticed here. The data CRCs are not read up front: TensorFlow's
-record reader checks each record's CRCs as it reads it, and a mismatch fails the step, where
-`corrupt_records.locate` names the shard and the record.
+8-byte little-endian length, a 4-byte masked CRC-32C of the length, the data and a 4-byte CRC of
+the data): TensorFlow's own readers take a file cut off inside a record for a normal end of
+file, so truncation is only noticed here. A GZIP- or ZLIB-compressed shard (detected per shard,
+`compression`) is decompressed once and walked the same way. The data CRCs are not read up
+front: TensorFlow's record reader checks each record's CRCs as it reads it, and a mismatch fails
+the step, where `corrupt_records.locate` names the shard and the record.
 
 Costs, for a data set never seen (measured figures are in the README):
   - `walk_headers`: reads each shard in blocks of `BLOCK_BYTES` (small records: many headers
@@ -33,6 +34,8 @@ import time
 import numpy as np
 
 from .. import cnn_util
+from . import compression
+from .record_crc import masked_crc32c_of_lengths
 
 BLOCK_BYTES = 1 << 20
 SMALL_RECORD_BYTES = 16 << 10  # smaller records are walked a block at a time
@@ -42,36 +45,6 @@ MAX_CACHE_ENTRIES = 200000  # the newest scans are kept (about 30 MB of JSON)
 
 
 # --- The header walk.
-
-def _crc32c_table() -> np.ndarray:
-    table = np.zeros(256, np.uint32)
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table[n] = c
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def masked_crc32c_of_lengths(lengths: np.ndarray) -> np.ndarray:
-    """The masked CRC-32C of each 8-byte little-endian length, vectorized.
-
-    Args:
-      lengths: uint64 [n], the records' length fields.
-
-    Returns:
-      uint32 [n], the CRC TFRecord stores after each length.
-    """
-    data = lengths.astype('<u8').view(np.uint8).reshape(-1, 8)
-    crc = np.full(len(data), 0xFFFFFFFF, np.uint32)
-    for k in range(8):
-        crc = _CRC_TABLE[(crc ^ data[:, k]) & 0xFF] ^ (crc >> np.uint32(8))
-    crc ^= np.uint32(0xFFFFFFFF)
-    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(0xA282EAD8)
-
 
 def walk_headers(path: str) -> tuple[int, bool]:
     """Counts the records of a TFRecord file by walking the headers, without reading the data
@@ -160,22 +133,25 @@ class ScanCache:
                        'file rewritten' % (self.path, e))
 
     def get(self, path: str, stat: os.stat_result) -> dict | None:
-        """The cached {'records': int} of `path`, or None when it is absent, stale (size or
-        modification time changed) or racy."""
+        """The cached {'records': int, 'compression': str} of `path`, or None when it is
+        absent, stale (size or modification time changed) or racy. Entries written before
+        compressed shards were read have no compression: they were uncompressed ('')."""
         entry = self._entries.get(_key(path))
         try:
             if (entry is None or entry['size'] != stat.st_size
                     or entry['mtime_ns'] != stat.st_mtime_ns
                     or entry['scanned_ns'] - stat.st_mtime_ns < RACY_SECS * 1e9):
                 return None
-            return {'records': int(entry['records'])}
+            return {'records': int(entry['records']),
+                    'compression': str(entry.get('compression', ''))}
         except (KeyError, TypeError, ValueError):
             return None
 
-    def put(self, path: str, stat: os.stat_result, records: int) -> None:
-        """Records the scan of an intact shard."""
+    def put(self, path: str, stat: os.stat_result, records: int, compression: str = '') -> None:
+        """Records the scan of an intact shard ('', 'GZIP' or 'ZLIB', see `compression`)."""
         self._entries[_key(path)] = {'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns,
-                                     'scanned_ns': time.time_ns(), 'records': records}
+                                     'scanned_ns': time.time_ns(), 'records': records,
+                                     'compression': compression}
         self._dirty = True
 
     def save(self) -> None:
@@ -201,35 +177,50 @@ class ScanCache:
 
 # --- A subset's scan.
 
+def _walk(path: str, locate_problem) -> tuple[str, int, str | None]:
+    """(compression, records, problem or None) of one shard."""
+    kind = compression.detect(path)
+    if kind:
+        return (kind, *compression.walk(path, kind))
+    count, intact = walk_headers(path)
+    return ('', count, None) if intact else ('', *locate_problem(path))
+
+
 def scan_files(files: list[str], *, locate_problem, cache: ScanCache | None
-               ) -> tuple[dict, dict]:
+               ) -> tuple[dict, dict, dict]:
     """Counts TFRecord shards and checks their framing, from the cache where it knows them.
+
+    Each shard's compression is detected (`compression.detect`); a compressed shard is
+    decompressed once to be walked (its stream's own check covers every byte).
 
     Args:
       files: the shards.
-      locate_problem: path -> (records, problem phrase) for a damaged file
+      locate_problem: path -> (records, problem phrase) for a damaged uncompressed file
         (`dataset_info.walk_tfrecord_headers`).
       cache: a ScanCache, or None to walk every shard.
 
     Returns:
-      (records, problems): {path: records before any damage} and {path: problem} for the
-      damaged files. Data CRCs are not checked here (see the module docstring).
+      (records, problems, kinds): {path: records before any damage}, {path: problem} for the
+      damaged files and {path: '', 'GZIP' or 'ZLIB'}. Data CRCs of uncompressed shards are not
+      checked here (see the module docstring).
     """
     import concurrent.futures
     stats = {f: os.stat(f) for f in files}
     known = {f: cache.get(f, stats[f]) for f in files} if cache is not None else {}
     todo = [f for f in files if not known.get(f)]
     records = {f: known[f]['records'] for f in files if known.get(f)}
+    kinds = {f: known[f]['compression'] for f in files if known.get(f)}
     problems = {}
     if todo:
         with concurrent.futures.ThreadPoolExecutor(min(32, len(todo))) as pool:
-            for path, (count, intact) in zip(todo, pool.map(walk_headers, todo), strict=True):
-                if not intact:
-                    count, problems[path] = locate_problem(path)
-                records[path] = count
+            walked = pool.map(lambda f: _walk(f, locate_problem), todo)
+            for path, (kind, count, problem) in zip(todo, walked, strict=True):
+                records[path], kinds[path] = count, kind
+                if problem:
+                    problems[path] = problem
     if cache is not None:
         for f in todo:
             if f not in problems:
-                cache.put(f, stats[f], records[f])
+                cache.put(f, stats[f], records[f], kinds[f])
         cache.save()
-    return records, problems
+    return records, problems, kinds

@@ -152,6 +152,19 @@ def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, ima
             'so far): record 5 cannot be read' % victim) in proc.stderr
 
 
+@pytest.mark.parametrize('flag', [None, '--skip_corrupt_records'])
+def test_gzip_compressed_shards_train(tmp_path, imagenet_dir, flag):
+    """Before: 'corrupt TFRecord shard ...', and with --skip_corrupt_records 'every train
+    shard ... is corrupt' (issue 33.4)."""
+    from test_compressed_records import copy_shards
+    copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
+    proc = run_cli(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
+    assert proc.returncode == 0, proc.stderr
+    assert 'train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed), headers ' \
+           'checked (record CRCs as read)' in proc.stdout
+    assert 'total images/sec' in proc.stdout and 'warning' not in proc.stderr
+
+
 def test_a_record_that_is_not_an_example_is_named(tmp_path):
     """RecordInput's batched parse fails on bytes that are no Example at all; the error names
     the first such record (bytes that parse as an empty Example fail later, at the decode)."""
