@@ -11,23 +11,7 @@ import tensorflow as tf
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.input_data import bad_images, compression, dataset_info
-
-
-def copy_shards(source_dir, folder, kinds):
-    """Writes the train shards of `source_dir` into `folder` again, shard i compressed with
-    kinds[i] ('', 'GZIP' or 'ZLIB') by TensorFlow's writer; returns the paths."""
-    names = sorted(n for n in os.listdir(source_dir) if n.startswith('train-'))
-    os.makedirs(folder, exist_ok=True)
-    paths = []
-    for name, kind in zip(names, kinds, strict=True):
-        path = os.path.join(folder, name)
-        options = tf.io.TFRecordOptions(compression_type=kind)
-        with tf.io.TFRecordWriter(path, options=options) as writer:
-            for record in tf.compat.v1.io.tf_record_iterator(os.path.join(source_dir, name)):
-                writer.write(record)
-        paths.append(path)
-    return paths
+from tf_cnn_benchmarks.input_data import bad_images, dataset_info
 
 
 @pytest.fixture
@@ -47,6 +31,7 @@ def _images(data_dir, **kwargs):
 
 
 def test_detect(tmp_path):
+    from tf_cnn_benchmarks.input_data import compression
     kinds = {}
     for kind in ('', 'GZIP', 'ZLIB'):
         path = str(tmp_path / ('f_' + (kind or 'none')))
@@ -67,7 +52,7 @@ def test_detect(tmp_path):
 @pytest.mark.parametrize('kinds', [['GZIP'] * 4, ['ZLIB'] * 4, ['GZIP', '', 'ZLIB', '']],
                          ids=['gzip', 'zlib', 'mixed'])
 def test_compressed_shards_give_the_same_images(plain, tmp_path, kinds):
-    copy_shards(plain, str(tmp_path / 'c'), kinds)
+    h.copy_shards(plain, str(tmp_path / 'c'), kinds)
     dataset = dataset_info.get_dataset(h.make_params(data_dir=str(tmp_path / 'c')))
     scan = dataset.scan('train')
     assert scan.num_examples == 24 and scan.compression == tuple(kinds)
@@ -84,13 +69,13 @@ def test_compressed_shards_give_the_same_images(plain, tmp_path, kinds):
 
 
 def test_record_input_reads_gzip_shards_and_mixed_ones_go_to_tf_data(plain, tmp_path):
-    copy_shards(plain, str(tmp_path / 'g'), ['GZIP'] * 4)
+    h.copy_shards(plain, str(tmp_path / 'g'), ['GZIP'] * 4)
     p = h.make_params(data_dir=str(tmp_path / 'g'))
     pipeline, outputs, _ = h.run_pipeline(p, steps=6)  # 24 records: each once
     assert 'RecordInput' in pipeline.description
     labels = [int(x) for step in outputs for _, lab in step for x in lab]
     assert {k: labels.count(k) for k in (1, 2, 3)} == {1: 8, 2: 8, 3: 8}
-    copy_shards(plain, str(tmp_path / 'm'), ['GZIP', '', '', ''])
+    h.copy_shards(plain, str(tmp_path / 'm'), ['GZIP', '', '', ''])
     pipeline, _, _ = h.run_pipeline(h.make_params(data_dir=str(tmp_path / 'm')), steps=1)
     assert 'tf.data' in pipeline.description and \
         '(shards of mixed compression: RecordInput takes one)' in pipeline.description
@@ -103,7 +88,7 @@ def test_record_input_reads_gzip_shards_and_mixed_ones_go_to_tf_data(plain, tmp_
     ('extra', 'GZIP-compressed: bytes after the end of the GZIP stream after record 6'),
 ])
 def test_a_damaged_gzip_shard_is_named_at_start_up(plain, tmp_path, how, words, capsys):
-    paths = copy_shards(plain, str(tmp_path / 'g'), ['GZIP'] * 4)
+    paths = h.copy_shards(plain, str(tmp_path / 'g'), ['GZIP'] * 4)
     raw = bytearray(open(paths[2], 'rb').read())
     raw = {'truncated': raw[:len(raw) // 2], 'extra': raw + b'\0\0'}.get(how, raw)
     if how == 'flipped':
@@ -121,8 +106,9 @@ def test_a_damaged_gzip_shard_is_named_at_start_up(plain, tmp_path, how, words, 
 
 
 def test_the_scan_cache_keeps_the_compression(plain, tmp_path, monkeypatch):
+    from tf_cnn_benchmarks.input_data import compression
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
-    paths = copy_shards(plain, str(tmp_path / 'g'), ['GZIP', '', 'ZLIB', ''])
+    paths = h.copy_shards(plain, str(tmp_path / 'g'), ['GZIP', '', 'ZLIB', ''])
     then = 1700000000
     for path in paths:
         os.utime(path, (then, then))
@@ -135,16 +121,15 @@ def test_the_scan_cache_keeps_the_compression(plain, tmp_path, monkeypatch):
 
 
 def test_undecodable_images_and_bad_crcs_are_located_in_gzip_shards(tmp_path):
-    from tests.test_corrupt_records import damage_record
     from tf_cnn_benchmarks.input_data import corrupt_records
     good = h.example(h.image_bytes(8, 8), 1)
     bad = h.example(b'not an image', 1, filename='bad.jpg')
     source = h.write_shards(str(tmp_path / 'p'), 'train', [[good] * 3, [good, good, bad]])
-    paths = copy_shards(str(tmp_path / 'p'), str(tmp_path / 'g'), ['GZIP', 'GZIP'])
+    paths = h.copy_shards(str(tmp_path / 'p'), str(tmp_path / 'g'), ['GZIP', 'GZIP'])
     assert bad_images.locate_undecodable_image(paths) == (
         "record 2 of %s (image/filename 'bad.jpg')" % paths[1])
     # A record written with a bad data CRC, then compressed (the stream's own check passes).
-    start = damage_record(source[0], 1)
+    start = h.damage_record(source[0], 1)
     open(paths[0], 'wb').write(gzip.compress(open(source[0], 'rb').read()))
     assert dataset_info.get_dataset(h.make_params(data_dir=str(tmp_path / 'g'))).scan(
         'train').num_examples == 6

@@ -2,37 +2,23 @@
 start-up, issue 29.6): the error names the shard, the record and --skip_corrupt_records, which
 reads such a shard up to that record and counts and reports what it skips."""
 
-import struct
-
 import pytest
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.input_data import corrupt_records, data_errors, dataset_info
-
-
-def damage_record(path, index, *, where='data'):
-    """Flips a byte of record `index`'s data (its data CRC then fails) or of its length field
-    (its length CRC fails); returns the record's start byte."""
-    raw = bytearray(open(path, 'rb').read())
-    start = 0
-    for _ in range(index):
-        (length,) = struct.unpack('<Q', raw[start:start + 8])
-        start += 16 + length
-    raw[start + (12 + 5 if where == 'data' else 1)] ^= 0xFF
-    open(path, 'wb').write(bytes(raw))
-    return start
+from tf_cnn_benchmarks.input_data import data_errors, dataset_info
 
 
 @pytest.fixture
 def shards(tmp_path):
     """Two shards of 6 solid-colour records; record 2 of the second has a bad data CRC."""
     paths = h.solid_shards(str(tmp_path), per_shard=6)
-    start = damage_record(paths[1], 2)
+    start = h.damage_record(paths[1], 2)
     return paths, start
 
 
 def test_locate_names_the_shard_and_the_record(shards):
+    from tf_cnn_benchmarks.input_data import corrupt_records
     paths, start = shards
     message = 'Graph execution error:\n\ncorrupted record at %d\n\t [[{{node x}}]]' % (
         start + 12)
@@ -44,8 +30,9 @@ def test_locate_names_the_shard_and_the_record(shards):
 
 
 def test_a_bad_length_crc_is_located_at_its_header(tmp_path):
+    from tf_cnn_benchmarks.input_data import corrupt_records
     paths = h.write_shards(str(tmp_path), 'train', [[b'a' * 30] * 4])
-    start = damage_record(paths[0], 3, where='length')
+    start = h.damage_record(paths[0], 3, where='length')
     assert corrupt_records.locate(paths, 'corrupted record at %d' % start) == (
         'record 3 (byte %d) of %s: its length field fails its CRC' % (start, paths[0]))
 

@@ -56,12 +56,11 @@ def _corrupt_copy(imagenet_dir, tmp_path):
 
 def _bad_crc_copy(imagenet_dir, tmp_path):
     """A copy of the shared shards whose train-00003 has a bad data CRC at record 5."""
-    from test_corrupt_records import damage_record
     data = tmp_path / 'crc'
     shutil.copytree(imagenet_dir, data)
     victim = data / 'train-00003-of-00008'
     os.chmod(victim, 0o644)
-    return data, victim, damage_record(str(victim), 5)
+    return data, victim, input_helpers.damage_record(str(victim), 5)
 
 
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
@@ -156,8 +155,7 @@ def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, ima
 def test_gzip_compressed_shards_train(tmp_path, imagenet_dir, flag):
     """Before: 'corrupt TFRecord shard ...', and with --skip_corrupt_records 'every train
     shard ... is corrupt' (issue 33.4)."""
-    from test_compressed_records import copy_shards
-    copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
+    input_helpers.copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
     proc = run_cli(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
     assert proc.returncode == 0, proc.stderr
     assert 'train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed), headers ' \
