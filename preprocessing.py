@@ -104,6 +104,8 @@ class InputPipeline(abc.ABC):
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
         `input_data.data_errors` looks for an image that does not decode.
+      skipped: the input_data.skipped_records.SkippedRecords of a pipeline that skips bad
+        records (--skip_corrupt_records), else None.
     """
 
     def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
@@ -121,6 +123,7 @@ class InputPipeline(abc.ABC):
         self.drain_ops: list = []
         self.description = ''
         self.record_files: tuple[str, ...] = ()
+        self.skipped = None
 
     def image_shape(self) -> list[int]:
         """Shape of one device's image batch in the data format."""
@@ -171,6 +174,7 @@ class ImportedPipeline(InputPipeline):
         self.staging_depth = source.staging_depth
         self.description = source.description
         self.record_files = source.record_files
+        self.skipped = source.skipped
 
     def build(self, devices):
         raise ValueError('an imported pipeline is already built')
@@ -474,7 +478,6 @@ class DatasetPipeline(_TfDataPipeline):
         super().__init__(**kwargs)
         self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
                              or min(64, len(self.scan.files)))
-        self.skipped = None
         why = ''
         if self.params.skip_corrupt_records:
             from .input_data import skipped_records

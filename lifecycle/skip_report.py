@@ -17,7 +17,7 @@ class SkipReportHook(run_hooks.RunHook):
         self._skipped = None
 
     def begin(self, ctx: run_hooks.RunContext) -> None:
-        self._skipped = getattr(ctx.info.pipeline, 'skipped', None)
+        self._skipped = ctx.info.pipeline.skipped
 
     def total_lines(self, loop) -> list[str]:
         if self._skipped is None:

@@ -92,3 +92,16 @@ def test_skipped_records_in_the_total_block():
     result = {}
     hook.end(result)
     assert result == {'skipped_records': 64}
+
+
+@pytest.mark.parametrize('frozen', [False, True])
+def test_a_run_reports_the_skipped_records(shards, frozen, capsys):
+    """The count reaches the total block and the result, also through a frozen graph (whose
+    pipeline is an imported copy)."""
+    from tests import helpers
+    paths, _ = shards
+    result = helpers.tiny_run(data_dir=str(paths[0].rsplit('/', 1)[0]), skip_corrupt_records=True,
+                              num_batches=6, forward_only=frozen, freeze_when_forward_only=frozen)
+    assert result['skipped_records'] == 4
+    assert 'skipped records: 4 an epoch, the ends of 1 shard(s) from their first bad record ' \
+           '(--skip_corrupt_records)' in capsys.readouterr().out.splitlines()
