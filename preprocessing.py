@@ -20,11 +20,9 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
     resize) running in parallel with the others, and one concat assembles the device's batch,
     normalised in one pass (see `image_processing`); stage 3 a
     `StagingArea` per device.
-  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets or --skip_corrupt_records): stage 1
-    tf.data (parallel interleave over the shards, shuffle, batch of records), stage 2 the same
-    batch processing as a parallel map over batches, then prefetch; stage 3 the same staging
-    areas. With --skip_corrupt_records a shard is read up to its first bad record and the rest
-    is counted and reported (input_data/skipped_records.py).
+  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets, --skip_corrupt_records or mixed
+    compression): stage 1 tf.data (input_data/shard_reader.py), stage 2 the same batch
+    processing as a parallel map over batches, then prefetch; stage 3 the same staging areas.
   - `Cifar10Pipeline`: the pickle batches through tf.data (CIFAR-10 has no RecordInput form,
     --use_datasets does not apply), stage 3 the same staging areas.
 
@@ -57,7 +55,7 @@ import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
 from . import cnn_util
-from .input_data import image_processing
+from .input_data import image_processing, shard_reader
 from .input_data.data_errors import LABEL_ERROR_MARKER
 
 tf1 = tf.compat.v1
@@ -490,23 +488,9 @@ class DatasetPipeline(_TfDataPipeline):
             self._tf_data_phrase(), self.cycle_length, why))
 
     def _records(self):
-        files = tf.data.Dataset.from_tensor_slices((
-            [os.fsencode(f) for f in self.scan.files],
-            tf.constant(self.scan.records_per_file, tf.int64),
-            tf.constant(list(self.scan.compression), tf.string)))
-        if self.train:
-            files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
-        return files.interleave(self._read_shard, cycle_length=self.cycle_length,
-                                num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
-
-    def _read_shard(self, path, expected, compression):
-        """One shard's records, read with its compression ('', 'GZIP' or 'ZLIB'):
-        TensorFlow's reader checks each record's CRCs as it reads it; with
-        --skip_corrupt_records a shard ends at its first bad record, and what is skipped is
-        counted and reported (input_data/skipped_records.py)."""
-        if self.skipped is not None:
-            return self.skipped.read_shard(path, expected, compression)
-        return tf.data.TFRecordDataset(path, compression_type=compression)
+        return shard_reader.interleaved_records(
+            self.scan, cycle_length=self.cycle_length, skipped=self.skipped,
+            shuffle_seed=self.params.tf_random_seed if self.train else None)
 
     def _process_batch(self, records):
         return image_processing.preprocess_imagenet_batch(
