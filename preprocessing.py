@@ -20,9 +20,9 @@ in [0, num_classes); synthetic labels avoid 0, ImageNet's background class.
     resize) running in parallel with the others, and one concat assembles the device's batch,
     normalised in one pass (see `image_processing`); stage 3 a
     `StagingArea` per device.
-  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets): stage 1 tf.data (parallel
-    interleave over the shards, shuffle, batch of records), stage 2 the same batch processing as
-    a parallel map over batches, then prefetch; stage 3 the same staging areas.
+  - `DatasetPipeline` (ImageNet TFRecords with --use_datasets, --skip_corrupt_records or mixed
+    compression): stage 1 tf.data (input_data/shard_reader.py), stage 2 the same batch
+    processing as a parallel map over batches, then prefetch; stage 3 the same staging areas.
   - `Cifar10Pipeline`: the pickle batches through tf.data (CIFAR-10 has no RecordInput form,
     --use_datasets does not apply), stage 3 the same staging areas.
 
@@ -55,7 +55,7 @@ import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
 from . import cnn_util
-from .input_data import image_processing
+from .input_data import image_processing, shard_reader
 from .input_data.data_errors import LABEL_ERROR_MARKER
 
 tf1 = tf.compat.v1
@@ -102,6 +102,8 @@ class InputPipeline(abc.ABC):
       description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
       record_files: the TFRecord shards read (ImageNet format), () otherwise: where
         `input_data.data_errors` looks for an image that does not decode.
+      skipped: the input_data.skipped_records.SkippedRecords of a pipeline that skips bad
+        records (--skip_corrupt_records), else None.
     """
 
     def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
@@ -119,6 +121,7 @@ class InputPipeline(abc.ABC):
         self.drain_ops: list = []
         self.description = ''
         self.record_files: tuple[str, ...] = ()
+        self.skipped = None
 
     def image_shape(self) -> list[int]:
         """Shape of one device's image batch in the data format."""
@@ -169,6 +172,7 @@ class ImportedPipeline(InputPipeline):
         self.staging_depth = source.staging_depth
         self.description = source.description
         self.record_files = source.record_files
+        self.skipped = source.skipped
 
     def build(self, devices):
         raise ValueError('an imported pipeline is already built')
@@ -375,6 +379,7 @@ class RecordInputPipeline(StagedPipeline):
         self._readers += 1
         reader = data_flow_ops.RecordInput(
             file_pattern=os.fsencode(self._pattern), batch_size=total,
+            compression_type=self.scan.compression[0] or None,
             buffer_size=2 * total if warmup else max(p.shuffle_buffer_size, total),
             parallelism=1 if warmup else self.parallelism, shift_ratio=shift,
             seed=p.tf_random_seed + self._readers - 1, name='record_input_%d' % self._readers)
@@ -471,15 +476,21 @@ class DatasetPipeline(_TfDataPipeline):
         super().__init__(**kwargs)
         self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
                              or min(64, len(self.scan.files)))
-        self.description = self._describe('%s, %d files interleaved' % (
-            self._tf_data_phrase(), self.cycle_length))
+        why = ''
+        if self.params.skip_corrupt_records:
+            from .input_data import skipped_records
+            self.skipped = skipped_records.SkippedRecords()
+        if not self.params.use_datasets and self.full_pass is None:
+            why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
+                   if self.skipped is not None else
+                   ' (shards of mixed compression: RecordInput takes one)')
+        self.description = self._describe('%s, %d files interleaved%s' % (
+            self._tf_data_phrase(), self.cycle_length, why))
 
     def _records(self):
-        files = tf.data.Dataset.from_tensor_slices([os.fsencode(f) for f in self.scan.files])
-        if self.train:
-            files = files.shuffle(len(self.scan.files), seed=self.params.tf_random_seed)
-        return files.interleave(tf.data.TFRecordDataset, cycle_length=self.cycle_length,
-                                num_parallel_calls=tf.data.AUTOTUNE, deterministic=not self.train)
+        return shard_reader.interleaved_records(
+            self.scan, cycle_length=self.cycle_length, skipped=self.skipped,
+            shuffle_seed=self.params.tf_random_seed if self.train else None)
 
     def _process_batch(self, records):
         return image_processing.preprocess_imagenet_batch(
@@ -540,7 +551,9 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 
     Returns:
       SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
-      --use_datasets or a full pass, else RecordInputPipeline, for ImageNet TFRecords.
+      --use_datasets, a full pass, --skip_corrupt_records (RecordInput's reader stops the run
+      at a bad record) or shards of mixed compression (RecordInput reads one kind), else
+      RecordInputPipeline, for ImageNet TFRecords.
 
     Raises:
       DataError: the subset's files are missing, inconsistent or corrupt (see
@@ -555,7 +568,9 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     real = dict(params=params, dataset=dataset, subset=subset, train=train, **common)
     if dataset.spec.file_format == 'cifar10_pickle':
         return Cifar10Pipeline(**real)
-    if params.use_datasets or full_pass is not None:
+    kinds = set(dataset.scan(subset).compression)
+    if params.use_datasets or full_pass is not None or params.skip_corrupt_records or \
+            len(kinds) > 1:
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
 

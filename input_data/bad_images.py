@@ -15,6 +15,7 @@ import time
 import tensorflow as tf
 
 from .. import cnn_util
+from . import compression
 
 tf1 = tf.compat.v1
 
@@ -23,9 +24,10 @@ _BATCH = 256
 _PRIVATE_THREADS = tf1.ConfigProto(use_per_session_threads=True)
 
 
-def _checked_records(files: list[str]) -> tf.data.Dataset:
+def _checked_records(files: list[str], kinds: list[str]) -> tf.data.Dataset:
     """(file index, record index, ok) for every record that parses and decodes, then per file a
-    sentinel (file index, record count, False); records that fail are dropped by ignore_errors."""
+    sentinel (file index, record count, False); records that fail are dropped by ignore_errors.
+    kinds: each file's compression ('', 'GZIP' or 'ZLIB')."""
     features = {'image/encoded': tf.io.FixedLenFeature([], tf.string)}
 
     def decode(file_index, record_index, record):
@@ -33,17 +35,19 @@ def _checked_records(files: list[str]) -> tf.data.Dataset:
         image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
         return file_index, record_index, tf.size(image) >= 0  # always True, after decoding
 
-    def per_file(file_index, path):
-        records = tf.data.TFRecordDataset(path).enumerate()
+    def per_file(file_index, path, kind):
+        records = tf.data.TFRecordDataset(path, compression_type=kind).enumerate()
         checked = records.map(lambda i, r: decode(file_index, i, r),
                               num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         checked = checked.apply(tf.data.experimental.ignore_errors(log_warning=False))
-        count = tf.data.TFRecordDataset(path).reduce(tf.constant(0, tf.int64), lambda c, _: c + 1)
+        count = tf.data.TFRecordDataset(path, compression_type=kind).reduce(
+            tf.constant(0, tf.int64), lambda c, _: c + 1)
         sentinel = tf.data.Dataset.from_tensors((file_index, count, tf.constant(False)))
         return checked.concatenate(sentinel)
 
     index = tf.data.Dataset.from_tensor_slices(
-        (tf.range(len(files), dtype=tf.int64), tf.constant([os.fsencode(f) for f in files])))
+        (tf.range(len(files), dtype=tf.int64), tf.constant([os.fsencode(f) for f in files]),
+         tf.constant(kinds, tf.string)))
     return index.flat_map(per_file).batch(_BATCH)
 
 
@@ -51,7 +55,9 @@ def _record_filename(path: str, record_index: int) -> str:
     """The `image/filename` feature of one record, or '' when it has none or does not parse."""
     graph = tf.Graph()
     with graph.as_default():
-        record = tf.data.TFRecordDataset(os.fsencode(path)).skip(record_index).take(1)
+        record = tf.data.TFRecordDataset(os.fsencode(path),
+                                         compression_type=compression.detect(path))
+        record = record.skip(record_index).take(1)
         name = record.map(lambda r: tf.io.parse_single_example(r, {
             'image/filename': tf.io.FixedLenFeature([], tf.string, default_value='')})[
                 'image/filename'])
@@ -81,7 +87,8 @@ def locate_undecodable_image(files: list[str], budget_secs: float = 30.0) -> str
     deadline = time.monotonic() + budget_secs
     graph = tf.Graph()
     with graph.as_default():
-        get = tf1.data.make_one_shot_iterator(_checked_records(list(files))).get_next()
+        kinds = [compression.detect(f) for f in files]
+        get = tf1.data.make_one_shot_iterator(_checked_records(list(files), kinds)).get_next()
     searched, expected = 0, (0, 0)  # the next (file index, record index) a good record has
     with tf1.Session(graph=graph, config=_PRIVATE_THREADS) as sess:
         while time.monotonic() < deadline:

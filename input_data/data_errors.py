@@ -25,7 +25,8 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
       error: the error raised by session.run.
       where: the data directory (or any phrase) to name in the message.
       files: the TFRecord shards being read; an undecodable image is then located in them
-        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record.
+        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record;
+        so is a record whose CRC fails (corrupt_records.locate).
     """
     message = error.message
     suffix = ' (data: %s)' % where if where else ''
@@ -34,9 +35,14 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")
         return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
     if isinstance(error, tf.errors.DataLossError):
-        return cnn_util.DataError('corrupt TFRecord data: %s%s (the shard checks at start-up '
-                                  'verify every CRC only for subsets up to 1 GiB)'
-                                  % (cnn_util.error_summary(error), suffix))
+        from . import corrupt_records
+        if files and corrupt_records.offsets_in(message):
+            where_bad = corrupt_records.locate(files, message)
+        else:
+            where_bad = 'in one of the shards read (%s)' % cnn_util.error_summary(error)
+        return cnn_util.DataError(
+            'corrupt TFRecord record: %s%s; --skip_corrupt_records skips the rest of a shard '
+            'from its first bad record (and counts what it skips)' % (where_bad, suffix))
     if isinstance(error, tf.errors.InvalidArgumentError) and (
             'Could not parse example input' in message):
         located = ''

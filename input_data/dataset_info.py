@@ -10,13 +10,13 @@ those files are intact. The input pipelines in `preprocessing.py` read the files
     dataset.num_classes                              # --num_classes, labels.txt, or published
 
 ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
-`validation-00001-of-00002`. Before a shard is used its record headers are walked (each record is
-an 8-byte little-endian length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC
-of the data), which counts the records and finds truncated files and corrupt length fields; TF's
-own readers take a file cut inside a header for a normal end of file. When a subset is small
-(<= `VERIFY_LIMIT_BYTES`), every record's data CRC is checked too, by TF's reader, within a time
-budget. The walk, the CRC pass and the cache of shards seen before are in `shard_scan`.
-"""
+`validation-00001-of-00002`, each uncompressed, GZIP- or ZLIB-compressed (detected per shard).
+Before a shard is used its record headers are walked (each record is an 8-byte little-endian
+length, a 4-byte masked CRC-32C of that length, the data and a 4-byte CRC of the data), which
+counts the records and finds truncated files and corrupt length fields; TF's own readers take a
+file cut inside a header for a normal end of file. The records' data CRCs are checked by TF's
+reader as it reads them during the run (a bad one fails the step, and `corrupt_records` names
+its shard and record). The walk and the cache of shards seen before are in `shard_scan`. """
 
 from __future__ import annotations
 
@@ -27,12 +27,9 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
-from . import class_labels, image_folders, shard_scan
+from . import class_labels, compression, image_folders, shard_scan
 
 SUBSETS = ('train', 'validation')
-
-# Subsets whose shards hold at most this many bytes get every data CRC checked at start-up.
-VERIFY_LIMIT_BYTES = 1 << 30
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,10 +91,9 @@ class SubsetScan:
       files: paths of the usable files, sorted.
       num_examples: records in `files`.
       records_per_file: one count per entry of `files`.
-      skipped: shards left out (only with --skip_corrupt_records).
-      crc_checked: True when every record's data CRC was verified.
-      crc_checked_files: files of `files` whose data CRCs were all verified (this run or one
-        the scan cache remembers; the CRC pass has a time budget, see shard_scan).
+      skipped: shards left out at start-up (only with --skip_corrupt_records).
+      compression: one per entry of `files`: '' (uncompressed), 'GZIP' or 'ZLIB', detected
+        from each file (input_data/compression.py); () for CIFAR-10.
     """
 
     subset: str
@@ -105,8 +101,7 @@ class SubsetScan:
     num_examples: int
     records_per_file: tuple[int, ...]
     skipped: tuple[SkippedShard, ...] = ()
-    crc_checked: bool = False
-    crc_checked_files: int = 0
+    compression: tuple[str, ...] = ()
 
     @property
     def skipped_records(self) -> int:
@@ -169,10 +164,6 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
             records += 1
             f.seek(offset)
     return records, None
-
-
-# Reads every record's data and checks its CRC, within a time budget (see shard_scan).
-verify_tfrecord_crcs = shard_scan.verify_crcs
 
 
 # --- Datasets.
@@ -327,11 +318,10 @@ class Dataset:
         if self.spec.file_format == 'cifar10_pickle':
             from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
-            return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), (), True)
+            return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), ())
         cache = shard_scan.ScanCache() if self.use_scan_cache else None
-        counts, problems, crc_files = shard_scan.scan_files(
-            files, verify_limit_bytes=VERIFY_LIMIT_BYTES, verify_crcs=verify_tfrecord_crcs,
-            locate_problem=walk_tfrecord_headers, cache=cache)
+        counts, problems, kinds = shard_scan.scan_files(
+            files, locate_problem=walk_tfrecord_headers, cache=cache)
         skipped = []
         for path in files:
             if path not in problems:
@@ -351,7 +341,7 @@ class Dataset:
             cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
                           % (s.path, s.reason, s.readable_records))
         return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped),
-                          crc_files == len(good), crc_files)
+                          tuple(kinds[f] for f in good))
 
     def num_examples(self, subset: str) -> int:
         """Examples per epoch: the real count of usable records, or the published size when
@@ -368,7 +358,7 @@ class Dataset:
     def describe(self, subset: str) -> str:
         """One phrase for the header: name, how it was chosen, where the example count comes
         from, e.g. 'imagenet (inferred from the files in /data), train: 512 examples counted in
-        8 TFRecord shards, CRCs checked'."""
+        8 TFRecord shards, headers checked (record CRCs as read)'."""
         if self.synthetic:
             return 'synthetic (%s shapes, %d classes), %s: %d examples per epoch (published %s ' \
                    'size)' % (self.name if self.name != 'synthetic' else 'imagenet',
@@ -380,10 +370,8 @@ class Dataset:
         text = '%s (%s %s), %s: %d examples counted in %d %s' % (
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
-            text += ', CRCs checked' if scan.crc_checked else ', headers checked'
-            if 0 < scan.crc_checked_files < len(scan.files):
-                text += ' (data CRCs of %d shards so far: each run checks more)' % (
-                    scan.crc_checked_files)
+            text += compression.describe(scan.compression)
+            text += ', headers checked (record CRCs as read)'
         if subset in self._subset_of:
             text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
         if scan.skipped:

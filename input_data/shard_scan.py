@@ -1,9 +1,12 @@
 """Start-up scans of TFRecord shards: a fast header walk and a cache of shards seen before.
 
 Before a run uses a shard, its records are counted and its framing checked (each record is an
-8-byte little-endian length, a 4-byte masked CRC-32C of the length, the data and a 4-byte CRC
-of the data): TensorFlow's own readers take a file cut off inside a record for a normal end of
-file, so truncation is only noticed here.
+8-byte little-endian length, a 4-byte masked CRC-32C of the length, the data and a 4-byte CRC of
+the data): TensorFlow's own readers take a file cut off inside a record for a normal end of
+file, so truncation is only noticed here. A GZIP- or ZLIB-compressed shard (detected per shard,
+`compression`) is decompressed once and walked the same way. The data CRCs are not read up
+front: TensorFlow's record reader checks each record's CRCs as it reads it, and a mismatch fails
+the step, where `corrupt_records.locate` names the shard and the record.
 
 Costs, for a data set never seen (measured figures are in the README):
   - `walk_headers`: reads each shard in blocks of `BLOCK_BYTES` (small records: many headers
@@ -13,8 +16,7 @@ Costs, for a data set never seen (measured figures are in the README):
   - For a data set seen before, `ScanCache` answers from a file in the user's cache directory
     (`$XDG_CACHE_HOME/tf_cnn_benchmarks/shard_scans.json`, else `~/.cache/...`), keyed by each
     shard's absolute path, size and modification time (ns): one `stat` per shard, whatever the
-    number of records. An entry also says whether every data CRC was checked, so the CRC pass
-    is not repeated either. A shard whose size or modification time changed is walked again. An
+    number of records. A shard whose size or modification time changed is walked again. An
     entry written less than `RACY_SECS` after the shard's last modification is not trusted (file
     system timestamps are coarse: a write in the same tick would keep the time; git's "racy
     clean" rule). Only intact shards are cached; a damaged one is reported on every run.
@@ -32,9 +34,10 @@ import time
 import numpy as np
 
 from .. import cnn_util
+from . import compression
+from .record_crc import masked_crc32c_of_lengths
 
 BLOCK_BYTES = 1 << 20
-VERIFY_BUDGET_SECS = 10.0  # the data CRC pass of a run starts no new shard after this
 SMALL_RECORD_BYTES = 16 << 10  # smaller records are walked a block at a time
 RACY_SECS = 2.0
 CACHE_VERSION = 1
@@ -42,36 +45,6 @@ MAX_CACHE_ENTRIES = 200000  # the newest scans are kept (about 30 MB of JSON)
 
 
 # --- The header walk.
-
-def _crc32c_table() -> np.ndarray:
-    table = np.zeros(256, np.uint32)
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table[n] = c
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def masked_crc32c_of_lengths(lengths: np.ndarray) -> np.ndarray:
-    """The masked CRC-32C of each 8-byte little-endian length, vectorized.
-
-    Args:
-      lengths: uint64 [n], the records' length fields.
-
-    Returns:
-      uint32 [n], the CRC TFRecord stores after each length.
-    """
-    data = lengths.astype('<u8').view(np.uint8).reshape(-1, 8)
-    crc = np.full(len(data), 0xFFFFFFFF, np.uint32)
-    for k in range(8):
-        crc = _CRC_TABLE[(crc ^ data[:, k]) & 0xFF] ^ (crc >> np.uint32(8))
-    crc ^= np.uint32(0xFFFFFFFF)
-    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(0xA282EAD8)
-
 
 def walk_headers(path: str) -> tuple[int, bool]:
     """Counts the records of a TFRecord file by walking the headers, without reading the data
@@ -117,55 +90,6 @@ def walk_headers(path: str) -> tuple[int, bool]:
     return len(lengths), True
 
 
-# --- The data CRC pass.
-
-def verify_crcs(paths: list[str], budget_secs: float | None = None
-                ) -> tuple[dict[str, str], list[str]]:
-    """Reads every record of `paths` with TensorFlow's record reader, which checks each CRC.
-
-    The reader is TensorFlow's C++ one behind `tf.compat.v1.io.tf_record_iterator` (used
-    without that function's deprecation notice): about 1 us of CPU a record, against 8 for a
-    tf.data reduce in a session. Shards are read in parallel threads (up to the CPU count). No
-    shard is started once `budget_secs` (default `VERIFY_BUDGET_SECS`; math.inf: no limit) have
-    passed: the ones left are checked by later runs (the cache keeps which are done). Paths go
-    to TensorFlow as the file system's bytes (`os.fsencode`), so names that are not ASCII work
-    under any locale.
-
-    Returns:
-      (problems, checked): path -> problem phrase for the files with a corrupt record, and the
-      paths checked (intact or not), in the order of `paths`.
-
-    Raises:
-      DataError: TensorFlow cannot open a file (not a data problem: named as such).
-    """
-    import concurrent.futures
-
-    import tensorflow as tf
-    from tensorflow.python.lib.io import _pywrap_record_io
-
-    deadline = time.monotonic() + (VERIFY_BUDGET_SECS if budget_secs is None else budget_secs)
-
-    def check(path):
-        if time.monotonic() >= deadline:
-            return None
-        try:
-            for _ in _pywrap_record_io.RecordIterator(os.fsencode(path), ''):
-                pass
-            return ''
-        except tf.errors.DataLossError as e:
-            lines = [x for x in e.message.splitlines() if 'record at' in x]
-            return 'corrupt data: %s' % (lines[-1].strip() if lines else 'the reader failed')
-        except (tf.errors.OpError, OSError) as e:
-            raise cnn_util.DataError('TensorFlow cannot open the TFRecord shard %s (%s); the '
-                                     'file itself was readable' % (
-                                         path, getattr(e, 'message', None) or e)) from None
-
-    threads = max(1, min(8, os.cpu_count() or 1, len(paths)))
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        outcomes = list(pool.map(check, paths))
-    problems = {p: why for p, why in zip(paths, outcomes, strict=True) if why}
-    return problems, [p for p, why in zip(paths, outcomes, strict=True) if why is not None]
-
 # --- The cache.
 
 def cache_path() -> str:
@@ -209,23 +133,25 @@ class ScanCache:
                        'file rewritten' % (self.path, e))
 
     def get(self, path: str, stat: os.stat_result) -> dict | None:
-        """The cached {'records': int, 'crc_checked': bool} of `path`, or None when it is
-        absent, stale (size or modification time changed) or racy."""
+        """The cached {'records': int, 'compression': str} of `path`, or None when it is
+        absent, stale (size or modification time changed) or racy. Entries written before
+        compressed shards were read have no compression: they were uncompressed ('')."""
         entry = self._entries.get(_key(path))
         try:
             if (entry is None or entry['size'] != stat.st_size
                     or entry['mtime_ns'] != stat.st_mtime_ns
                     or entry['scanned_ns'] - stat.st_mtime_ns < RACY_SECS * 1e9):
                 return None
-            return {'records': int(entry['records']), 'crc_checked': bool(entry['crc_checked'])}
+            return {'records': int(entry['records']),
+                    'compression': str(entry.get('compression', ''))}
         except (KeyError, TypeError, ValueError):
             return None
 
-    def put(self, path: str, stat: os.stat_result, records: int, crc_checked: bool) -> None:
-        """Records the scan of an intact shard."""
+    def put(self, path: str, stat: os.stat_result, records: int, compression: str = '') -> None:
+        """Records the scan of an intact shard ('', 'GZIP' or 'ZLIB', see `compression`)."""
         self._entries[_key(path)] = {'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns,
                                      'scanned_ns': time.time_ns(), 'records': records,
-                                     'crc_checked': crc_checked}
+                                     'compression': compression}
         self._dirty = True
 
     def save(self) -> None:
@@ -251,48 +177,50 @@ class ScanCache:
 
 # --- A subset's scan.
 
-def scan_files(files: list[str], *, verify_limit_bytes: int, verify_crcs, locate_problem,
-               cache: ScanCache | None) -> tuple[dict, dict, int]:
-    """Counts and checks TFRecord shards, from the cache where it knows them.
+def _walk(path: str, locate_problem) -> tuple[str, int, str | None]:
+    """(compression, records, problem or None) of one shard."""
+    kind = compression.detect(path)
+    if kind:
+        return (kind, *compression.walk(path, kind))
+    count, intact = walk_headers(path)
+    return ('', count, None) if intact else ('', *locate_problem(path))
+
+
+def scan_files(files: list[str], *, locate_problem, cache: ScanCache | None
+               ) -> tuple[dict, dict, dict]:
+    """Counts TFRecord shards and checks their framing, from the cache where it knows them.
+
+    Each shard's compression is detected (`compression.detect`); a compressed shard is
+    decompressed once to be walked (its stream's own check covers every byte).
 
     Args:
       files: the shards.
-      verify_limit_bytes: every data CRC is checked when the shards hold at most this much.
-      verify_crcs: paths -> ({path: problem} for the files with a corrupt record, the paths
-        checked within its time budget) (`verify_crcs`).
-      locate_problem: path -> (records, problem phrase) for a damaged file
+      locate_problem: path -> (records, problem phrase) for a damaged uncompressed file
         (`dataset_info.walk_tfrecord_headers`).
       cache: a ScanCache, or None to walk every shard.
 
     Returns:
-      (records, problems, crc_files): {path: records before any damage}, {path: problem} for
-      the damaged files, and how many of the intact files had every data CRC checked (now or
-      on a run that cached them).
+      (records, problems, kinds): {path: records before any damage}, {path: problem} for the
+      damaged files and {path: '', 'GZIP' or 'ZLIB'}. Data CRCs of uncompressed shards are not
+      checked here (see the module docstring).
     """
     import concurrent.futures
     stats = {f: os.stat(f) for f in files}
     known = {f: cache.get(f, stats[f]) for f in files} if cache is not None else {}
     todo = [f for f in files if not known.get(f)]
     records = {f: known[f]['records'] for f in files if known.get(f)}
+    kinds = {f: known[f]['compression'] for f in files if known.get(f)}
     problems = {}
     if todo:
         with concurrent.futures.ThreadPoolExecutor(min(32, len(todo))) as pool:
-            for path, (count, intact) in zip(todo, pool.map(walk_headers, todo), strict=True):
-                if not intact:
-                    count, problems[path] = locate_problem(path)
-                records[path] = count
-    total_bytes = sum(s.st_size for s in stats.values())
-    verified = {f for f in files if known.get(f) and known[f]['crc_checked']}
-    if total_bytes <= verify_limit_bytes:
-        unverified = [f for f in files if f not in problems and f not in verified]
-        new_problems, checked = verify_crcs(unverified) if unverified else ({}, [])
-        problems.update(new_problems)
-        verified.update(f for f in checked if f not in new_problems)
-    crc_files = sum(1 for f in files if f in verified and f not in problems)
+            walked = pool.map(lambda f: _walk(f, locate_problem), todo)
+            for path, (kind, count, problem) in zip(todo, walked, strict=True):
+                records[path], kinds[path] = count, kind
+                if problem:
+                    problems[path] = problem
     if cache is not None:
-        for f in files:
-            entry = known.get(f)
-            if f not in problems and (not entry or (f in verified and not entry['crc_checked'])):
-                cache.put(f, stats[f], records[f], f in verified)
+        for f in todo:
+            if f not in problems:
+                cache.put(f, stats[f], records[f], kinds[f])
         cache.save()
-    return records, problems, crc_files
+    return records, problems, kinds

@@ -20,6 +20,7 @@ from . import (
     run_hooks,
     schedule_warnings,
     signals,
+    skip_report,
     summaries,
 )
 
@@ -65,6 +66,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
         hooks.append(results_db.RecordHook(results_db.database_of(p)))
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
         hooks.extend(h for h in [mlperf_log.make_hook(plan)] if h is not None)
+    if p.skip_corrupt_records and not dataset.synthetic:
+        hooks.append(skip_report.SkipReportHook())
     hooks.append(signals.SignalHook())
     return hooks
 

@@ -74,7 +74,8 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
-    elif (dataset or p.data_name) == 'imagenet' and not p.use_datasets:
+    elif (dataset or p.data_name) == 'imagenet' and not (p.use_datasets or
+                                                          p.skip_corrupt_records):
         rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')
     if p.eval and (not synthetic or p.num_eval_batches):
         rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import struct
 
 import numpy as np
 import tensorflow as tf
@@ -70,6 +71,35 @@ def write_shards(folder, subset, shards) -> list[str]:
     return paths
 
 
+def copy_shards(source_dir, folder, kinds):
+    """Writes the train shards of `source_dir` into `folder` again, shard i compressed with
+    kinds[i] ('', 'GZIP' or 'ZLIB') by TensorFlow's writer; returns the paths."""
+    names = sorted(n for n in os.listdir(source_dir) if n.startswith('train-'))
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for name, kind in zip(names, kinds, strict=True):
+        path = os.path.join(folder, name)
+        options = tf.io.TFRecordOptions(compression_type=kind)
+        with tf.io.TFRecordWriter(path, options=options) as writer:
+            for record in tf.compat.v1.io.tf_record_iterator(os.path.join(source_dir, name)):
+                writer.write(record)
+        paths.append(path)
+    return paths
+
+
+def damage_record(path, index, *, where='data'):
+    """Flips a byte of record `index`'s data (its data CRC then fails) or of its length field
+    (its length CRC fails); returns the record's start byte."""
+    raw = bytearray(open(path, 'rb').read())
+    start = 0
+    for _ in range(index):
+        (length,) = struct.unpack('<Q', raw[start:start + 8])
+        start += 16 + length
+    raw[start + (12 + 5 if where == 'data' else 1)] ^= 0xFF
+    open(path, 'wb').write(bytes(raw))
+    return start
+
+
 def solid_shards(folder, subset='train', num_shards=2, per_shard=6, size=(24, 20)):
     """Shards of solid-colour JPEGs whose colour is CLASS_COLOURS[label]; labels cycle 1..3."""
     shards, n = [], 0
@@ -129,7 +159,8 @@ def run_pipeline(p, *, steps=2, devices=('/cpu:0',), batch_size=4, image_size=32
         batches = pipeline.build(list(devices))
         config = tf1.ConfigProto(device_count={'CPU': len(devices)})
         outputs = []
-        with tf1.Session(config=config) as sess, data_errors.data_errors(p.data_dir or ''):
+        with tf1.Session(config=config) as sess, data_errors.data_errors(
+                p.data_dir or "", files=pipeline.record_files):
             sess.run(tf1.local_variables_initializer())
             sess.run(pipeline.warmup_ops)
             for step in range(steps):

@@ -54,8 +54,17 @@ def _corrupt_copy(imagenet_dir, tmp_path):
     return data, victim
 
 
+def _bad_crc_copy(imagenet_dir, tmp_path):
+    """A copy of the shared shards whose train-00003 has a bad data CRC at record 5."""
+    data = tmp_path / 'crc'
+    shutil.copytree(imagenet_dir, data)
+    victim = data / 'train-00003-of-00008'
+    os.chmod(victim, 0o644)
+    return data, victim, input_helpers.damage_record(str(victim), 5)
+
+
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
-                                  'undecodable', 'no_image', 'no_label'])
+                                  'undecodable', 'no_image', 'no_label', 'bad_crc'])
 def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):
     expect = {
         'missing': 'does not exist',
@@ -72,6 +81,10 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         'no_label': '(-1: a record without image/class/label); a batch of',
         'undecodable': "; first undecodable record in the shards: record 2 of %s "
                        "(image/filename 'bad.jpg')" % (tmp_path / 'bad' / 'train-00001-of-00002'),
+        'bad_crc': 'error: corrupt TFRecord record: record 5 (byte 8427) of %s: its data fails '
+                   'its CRC; --skip_corrupt_records skips the rest of a shard from its first bad '
+                   'record (and counts what it skips)'
+                   % (tmp_path / 'crc' / 'train-00003-of-00008'),
     }[case]
     args = list(SMALL)
     if case == 'missing':
@@ -84,6 +97,9 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
     elif case == 'truncated':
         data, _ = _corrupt_copy(imagenet_dir, tmp_path)
         args.append('--data_dir=%s' % data)
+    elif case == 'bad_crc':  # found as the record is read (SMALL reads 16 records a shard)
+        data, _, _ = _bad_crc_copy(imagenet_dir, tmp_path)
+        args += ['--data_dir=%s' % data, '--batch_size=64', '--shuffle_buffer_size=512']
     elif case == 'undecodable':
         good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
         bad = input_helpers.example(b'not an image', 3, filename='bad.jpg')
@@ -122,6 +138,29 @@ def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
     proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
     assert '1 corrupt shard(s) skipped' in proc.stdout + proc.stderr
+
+
+def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, imagenet_dir):
+    data, victim, _ = _bad_crc_copy(imagenet_dir, tmp_path)
+    proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records', '--batch_size=64',
+                   '--shuffle_buffer_size=512')
+    assert proc.returncode == 0, proc.stderr
+    assert 'skipped records: 59 an epoch, the ends of 1 shard(s) from their first bad record ' \
+           '(--skip_corrupt_records)' in proc.stdout.splitlines()
+    assert ('warning: skipped records 5..63 of %s (59 of its 64 records; 59 skipped an epoch '
+            'so far): record 5 cannot be read' % victim) in proc.stderr
+
+
+@pytest.mark.parametrize('flag', [None, '--skip_corrupt_records'])
+def test_gzip_compressed_shards_train(tmp_path, imagenet_dir, flag):
+    """Before: 'corrupt TFRecord shard ...', and with --skip_corrupt_records 'every train
+    shard ... is corrupt' (issue 33.4)."""
+    input_helpers.copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
+    proc = run_cli(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
+    assert proc.returncode == 0, proc.stderr
+    assert 'train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed), headers ' \
+           'checked (record CRCs as read)' in proc.stdout
+    assert 'total images/sec' in proc.stdout and 'warning' not in proc.stderr
 
 
 def test_a_record_that_is_not_an_example_is_named(tmp_path):

@@ -157,8 +157,9 @@ def test_header_and_eval_line_describe_the_evaluation(crafted, capsys):
     bench.run()
     out = capsys.readouterr().out
     assert ('Eval: %s; from imagenet (inferred from the files in %s), validation: 5 examples '
-            'counted in 2 TFRecord shards, CRCs checked; tf.data without shuffling, each record '
-            'once, central crop, bilinear resize' % (described, crafted['five'])) in out
+            'counted in 2 TFRecord shards, headers checked (record CRCs as read); tf.data '
+            'without shuffling, each record once, central crop, bilinear resize'
+            % (described, crafted['five'])) in out
 
 
 def test_eval_during_training_scores_the_whole_validation_set(crafted):

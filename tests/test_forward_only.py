@@ -20,7 +20,8 @@ def test_forward_only_reads_train_like_the_header_says(train_only_dir):
     # directory failed with "no files matching validation-*-of-*".
     bench = tiny_bench(data_dir=train_only_dir, forward_only=True, num_batches=2)
     assert 'Dataset:     imagenet (inferred from the files in %s), train: 12 examples counted ' \
-           'in 2 TFRecord shards, CRCs checked' % train_only_dir in bench.info_lines()
+           'in 2 TFRecord shards, headers checked (record CRCs as read)' % train_only_dir \
+        in bench.info_lines()
     result = bench.run()
     assert result['num_steps'] == 2 and result['plan']['subset'] == 'train'
     assert result['plan']['examples_per_epoch'] == 12
@@ -35,7 +36,7 @@ def test_forward_only_pipeline_and_header_agree(subset, expected, imagenet_dir):
     examples = {'train': 512, 'validation': 128}[expected]
     header = [x for x in bench.info_lines() if x.startswith('Dataset:')]
     assert header == ['Dataset:     imagenet (inferred from the files in %s), %s: %d examples '
-                      'counted in %d TFRecord shards, CRCs checked'
+                      'counted in %d TFRecord shards, headers checked (record CRCs as read)'
                       % (imagenet_dir, expected, examples, examples // 64)]
     assert pipeline.description.startswith(header[0][len('Dataset:     '):] + ';')
 

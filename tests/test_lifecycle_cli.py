@@ -224,6 +224,8 @@ def test_ignored_flag_warnings():
         '--datasets_use_caching has no effect without --use_datasets (RecordInput reads the '
         'files)']
     assert warnings(use_datasets=True, datasets_use_caching=True, **real) == []
+    # --skip_corrupt_records reads TFRecords with tf.data (input_data/skipped_records.py).
+    assert warnings(skip_corrupt_records=True, datasets_use_caching=True, **real) == []
     full_pass = ('(it evaluates --num_eval_batches, else --num_eval_epochs, else one pass over '
                  'the subset)')
     assert warnings(eval=True, num_batches=5, **real) == [

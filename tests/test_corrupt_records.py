@@ -1,0 +1,107 @@
+"""A record whose CRC fails is found by TensorFlow's reader as the run reads it (no CRC pass at
+start-up, issue 29.6): the error names the shard, the record and --skip_corrupt_records, which
+reads such a shard up to that record and counts and reports what it skips."""
+
+import pytest
+
+from tests import input_helpers as h
+from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.input_data import data_errors, dataset_info
+
+
+@pytest.fixture
+def shards(tmp_path):
+    """Two shards of 6 solid-colour records; record 2 of the second has a bad data CRC."""
+    paths = h.solid_shards(str(tmp_path), per_shard=6)
+    start = h.damage_record(paths[1], 2)
+    return paths, start
+
+
+def test_locate_names_the_shard_and_the_record(shards):
+    from tf_cnn_benchmarks.input_data import corrupt_records
+    paths, start = shards
+    message = 'Graph execution error:\n\ncorrupted record at %d\n\t [[{{node x}}]]' % (
+        start + 12)
+    assert corrupt_records.locate(paths, message) == (
+        'record 2 (byte %d) of %s: its data fails its CRC' % (start, paths[1]))
+    assert corrupt_records.locate(paths, 'corrupted record at 3') == (
+        'no shard of the 2 read holds a bad record there now (did the files change during the '
+        'run?)')
+
+
+def test_a_bad_length_crc_is_located_at_its_header(tmp_path):
+    from tf_cnn_benchmarks.input_data import corrupt_records
+    paths = h.write_shards(str(tmp_path), 'train', [[b'a' * 30] * 4])
+    start = h.damage_record(paths[0], 3, where='length')
+    assert corrupt_records.locate(paths, 'corrupted record at %d' % start) == (
+        'record 3 (byte %d) of %s: its length field fails its CRC' % (start, paths[0]))
+
+
+@pytest.mark.parametrize('use_datasets', [False, True])  # RecordInput, tf.data
+def test_the_run_names_the_bad_record(shards, use_datasets):
+    paths, start = shards
+    p = h.make_params(data_dir=str(paths[0].rsplit('/', 1)[0]), use_datasets=use_datasets)
+    assert dataset_info.get_dataset(p).scan('train').num_examples == 12  # no CRC pass
+    with pytest.raises(cnn_util.DataError) as info:
+        h.run_pipeline(p, steps=8)
+    assert str(info.value) == (
+        'corrupt TFRecord record: record 2 (byte %d) of %s: its data fails its CRC (data: %s); '
+        '--skip_corrupt_records skips the rest of a shard from its first bad record (and '
+        'counts what it skips)' % (start, paths[1], p.data_dir))
+
+
+def test_without_the_shards_the_error_still_says_what_happened():
+    import tensorflow as tf
+    error = tf.errors.DataLossError(None, None, 'corrupted record at 77')
+    assert str(data_errors.to_data_error(error)) == (
+        'corrupt TFRecord record: in one of the shards read (corrupted record at 77); '
+        '--skip_corrupt_records skips the rest of a shard from its first bad record (and '
+        'counts what it skips)')
+
+
+def test_skip_corrupt_records_counts_and_reports_the_skipped_records(shards, capsys):
+    paths, _ = shards
+    p = h.make_params(data_dir=str(paths[0].rsplit('/', 1)[0]), skip_corrupt_records=True)
+    pipeline, outputs, _ = h.run_pipeline(p, steps=6)  # 24 images: 3 epochs of 8 readable
+    assert 'tf.data' in pipeline.description and 'RecordInput cannot read past a bad record' \
+        in pipeline.description
+    assert pipeline.skipped.by_shard == {paths[1]: 4} and pipeline.skipped.records == 4
+    warnings = [x for x in capsys.readouterr().err.splitlines() if x.startswith('warning:')]
+    assert warnings == [
+        'warning: skipped records 2..5 of %s (4 of its 6 records; 4 skipped an epoch so far): '
+        'record 2 cannot be read (a CRC check failed, or the file changed after the start-up '
+        'scan); --skip_corrupt_records' % paths[1]]
+    # Labels cycle 1, 2, 3 over each shard's 6 records: an epoch reads the first shard's six
+    # and the second's first two (labels 1 and 2).
+    labels = [int(x) for step in outputs for _, lab in step for x in lab]
+    assert {k: labels.count(k) for k in (1, 2, 3)} == {1: 9, 2: 9, 3: 6}
+
+
+def test_skipped_records_in_the_total_block():
+    from tf_cnn_benchmarks.input_data import skipped_records
+    from tf_cnn_benchmarks.lifecycle import skip_report
+    skipped = skipped_records.SkippedRecords()
+    hook = skip_report.SkipReportHook()
+    hook._skipped = skipped
+    assert hook.total_lines(None) == [
+        'skipped records: none (--skip_corrupt_records; record CRCs checked as read)']
+    skipped.by_shard = {'a': 4, 'b': 60}
+    assert hook.total_lines(None) == [
+        'skipped records: 64 an epoch, the ends of 2 shard(s) from their first bad record '
+        '(--skip_corrupt_records)']
+    result = {}
+    hook.end(result)
+    assert result == {'skipped_records': 64}
+
+
+@pytest.mark.parametrize('frozen', [False, True])
+def test_a_run_reports_the_skipped_records(shards, frozen, capsys):
+    """The count reaches the total block and the result, also through a frozen graph (whose
+    pipeline is an imported copy)."""
+    from tests import helpers
+    paths, _ = shards
+    result = helpers.tiny_run(data_dir=str(paths[0].rsplit('/', 1)[0]), skip_corrupt_records=True,
+                              num_batches=6, forward_only=frozen, freeze_when_forward_only=frozen)
+    assert result['skipped_records'] == 4
+    assert 'skipped records: 4 an epoch, the ends of 1 shard(s) from their first bad record ' \
+           '(--skip_corrupt_records)' in capsys.readouterr().out.splitlines()
