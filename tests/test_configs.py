@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from tests.test_sweep import _parsed
 from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.params import configs
 from tf_cnn_benchmarks.preflight import usage
@@ -93,15 +94,8 @@ def test_the_dry_run_plans_the_8_gpu_configuration_on_a_v100_host(capsys, monkey
     assert '/GPU:7    320.5 MiB of 14.40 GiB usable' in out
 
 
-def _sweep_flags(argv):
-    fv = sweep.flags.FlagValues()
-    sweep.define_flags(fv)
-    fv(['tf_cnn_sweep'] + argv)
-    return fv
-
-
 def test_the_sweep_takes_a_configurations_axes_and_its_other_flags_for_every_run(tmp_path):
-    fv = _sweep_flags(['--config=resnet50_cpu_bf16', '--batch_sizes=8,16',
+    fv = _parsed(['--config=resnet50_cpu_bf16', '--batch_sizes=8,16',
                        '--output_dir=%s' % tmp_path])
     plan = sweep.build_plan(fv, ['--num_batches=3'])
     assert plan['axes'] == {'model': ['resnet50'], 'batch_size': [8, 16], 'num_gpus': [1],
@@ -111,9 +105,9 @@ def test_the_sweep_takes_a_configurations_axes_and_its_other_flags_for_every_run
                                    '--num_batches=3']
     path = tmp_path / 'sweep.yaml'
     path.write_text('config: ci_smoke\nmodels: [trivial, lenet]\noutput_dir: %s\n' % tmp_path)
-    plan = sweep.build_plan(_sweep_flags(['--sweep_file=%s' % path]), [])
+    plan = sweep.build_plan(_parsed(['--sweep_file=%s' % path]), [])
     assert plan['axes']['model'] == ['trivial', 'lenet'] and plan['axes']['batch_size'] == [8]
     with pytest.raises(sweep.SweepError, match=r'--config is set by the sweep for each run; '
                                                r'use --config before --'):
-        sweep.build_plan(_sweep_flags(['--models=trivial', '--batch_sizes=8',
+        sweep.build_plan(_parsed(['--models=trivial', '--batch_sizes=8',
                                        '--output_dir=%s' % tmp_path]), ['--config=ci_smoke'])
