@@ -1,0 +1,206 @@
+"""Measured graph choices of a training step (--graph_choices, docs/speed-choices.md).
+
+A choice builds the same mathematics as other ops: `conv1x1_matmul` a 1x1 convolution of
+stride 1 as one MatMul (so its input and filter gradients are MatMuls too), `shortcut_matmul`
+a stride-2 1x1 convolution (a projection shortcut) as a strided slice and one MatMul
+(models/fast_paths.py conv1x1_matmul). The variables, their names and shapes stay those of the
+convolution: checkpoints load across the choices, parameter counts are the same.
+
+With --graph_choices=measured (the default) a CPU training run decides per convolution shape:
+the shapes of the run's own 1x1 convolutions (`conv_shapes`: the model's training forward
+pass built once in a scratch graph at the run's batch and image size), each timed in both
+forms (forward, input gradient and filter gradient together, in the run's dtype, data format
+and thread counts; `measure`), the factor = the MatMul form's seconds / the convolution's,
+cached per CPU model, TF version, threads and shape (hardware/kernel_speed.py choice_factors).
+A shape is built as a MatMul where its factor is below FASTER_FACTOR. GPU graphs are not
+changed (cuDNN's convolutions are not what was measured); --graph_choices=off is today's
+graph; a list of names forces those on wherever they apply (any device).
+
+Why (measurements in ../shared/measurements/README.md): on an Intel Xeon with AMX oneDNN's
+bfloat16 filter gradient of resnet50's 1x1 shapes ran 1.6-3.9x slower than the same product
+as a MatMul; on an AMD EPYC with AVX512_BF16 (no AMX) float32 filter gradients were 1.06-1.76x
+slower than the MatMul and bfloat16 ones 0.76-1.40x (docs/speed-choices.md).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from ..hardware import kernel_speed
+from ..models import fast_paths
+from ..params import graph_choice_flag
+from ..runtime import cpu_tuning
+
+tf1 = tf.compat.v1
+
+#: A shape is built as a MatMul where that form's training time is below this fraction of
+#: the convolution's (a margin for the probe's noise on a shared machine).
+FASTER_FACTOR = 0.95
+#: Repetitions per shape and form (the least counts), at least kernel_speed.MIN_REPS within
+#: BUDGET_SECS for all shapes together.
+REPS = 5
+BUDGET_SECS = 6.0
+
+
+class Choices(NamedTuple):
+    """A run's graph choices.
+
+    Attributes:
+      mode: 'measured', 'off' or the frozenset of forced choice names.
+      factors: measured: {fast_paths.Conv1x1: the MatMul form's time / the convolution's}.
+      when: 'measured here', 'measured <UTC time>, cached', or '' (nothing measured).
+    """
+    mode: object
+    factors: dict
+    when: str
+
+    def decide(self, shape: fast_paths.Conv1x1) -> bool:
+        """Whether the 1x1 convolution of `shape` is built as a MatMul."""
+        if self.mode == graph_choice_flag.OFF:
+            return False
+        if self.mode == graph_choice_flag.MEASURED:
+            factor = self.factors.get(shape)
+            return factor is not None and factor < FASTER_FACTOR
+        return shape.choice in self.mode
+
+    def scope(self, phase_train: bool):
+        """The fast_paths.graph_choices scope of a tower (training graphs only)."""
+        return fast_paths.graph_choices(self.decide if phase_train and self.mode !=
+                                        graph_choice_flag.OFF else None)
+
+
+def item(shape: fast_paths.Conv1x1) -> str:
+    """The cache key's part for a shape: 'conv1x1 bfloat16 NHWC 16x56x56x64->256'."""
+    return 'conv1x1 %s %s %s' % (shape.dtype, shape.data_format, shape.describe())
+
+
+def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
+    """The distinct 1x1 convolution shapes (stride 1 or 2) of the run's training forward pass,
+    in build order: the model built once in a scratch graph at the run's per-device batch,
+    image size, data format and dtypes."""
+    seen: dict = {}
+
+    def record(shape):
+        seen.setdefault(shape, None)
+        return False
+
+    size, batch = plan.image_size, plan.per_device_batch_size
+    dims = [batch, size, size, 3] if plan.data_format == 'NHWC' else [batch, 3, size, size]
+    with tf.Graph().as_default(), fast_paths.graph_choices(record):
+        images = tf1.placeholder(plan.compute_dtype, dims)
+        model.build_network(images, phase_train=True, num_classes=plan.num_classes,
+                            data_format=plan.data_format, dtype=plan.compute_dtype,
+                            variable_dtype=plan.variable_dtype)
+    return list(seen)
+
+
+def _forms(shape: fast_paths.Conv1x1):
+    """(convolution, MatMul) training targets of one shape: each the forward output and both
+    gradients (dy a variable), inputs random-valued variables of the dtype."""
+    dtype = tf.as_dtype(shape.dtype)
+    nhwc = shape.data_format == 'NHWC'
+    x_dims = ([shape.batch, shape.height, shape.width, shape.c_in] if nhwc else
+              [shape.batch, shape.c_in, shape.height, shape.width])
+
+    def var(dims):
+        return tf1.Variable(tf.cast(tf1.random_normal(dims), dtype)).read_value()
+
+    x, w = var(x_dims), var([1, 1, shape.c_in, shape.c_out])
+    s = shape.stride
+    strides = [1, s, s, 1] if nhwc else [1, 1, s, s]
+    targets = []
+    for y in (tf.nn.conv2d(x, w, strides, 'VALID', data_format=shape.data_format),
+              fast_paths.conv1x1_matmul(x, w, s, shape.data_format)):
+        dy = var(y.shape.as_list())
+        dx, dw = tf.gradients(y, [x, w], grad_ys=dy)
+        targets.append(tf.group(y, dx, dw))
+    return targets
+
+
+def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+    """{shape: MatMul form's seconds / convolution's} for each shape (forward and both
+    gradients), the two forms called in turn (kernel_speed.min_secs), one graph and session
+    with the run's thread counts."""
+    graph = tf.Graph()
+    with graph.as_default():
+        pairs = {shape: _forms(shape) for shape in shapes}
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto(intra_op_parallelism_threads=intra,
+                             inter_op_parallelism_threads=inter)
+    out = {}
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        end = time.perf_counter() + budget_secs
+        for i, (shape, pair) in enumerate(pairs.items()):
+            now = time.perf_counter()
+            conv, matmul = kernel_speed.min_secs(
+                [sess.make_callable(t) for t in pair], REPS,
+                deadline=now + max(0.0, end - now) / (len(pairs) - i))
+            out[shape] = matmul / max(conv, 1e-9)
+    return out
+
+
+_MEMO: dict = {}
+
+
+def resolve(plan, model, *, measure_fn=None) -> Choices:
+    """The run's Choices, once per process for the same configuration.
+
+    Args:
+      plan: the run's run_plan.RunPlan; model: its CNNModel.
+      measure_fn: (shapes, intra, inter) -> {shape: factor}; default `measure` (a test seam).
+    """
+    p = plan.params
+    mode = graph_choice_flag.parse(p.graph_choices)
+    if mode != graph_choice_flag.MEASURED:
+        return Choices(mode, {}, '')
+    if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
+        return Choices(graph_choice_flag.OFF, {}, '')
+    threads = cpu_tuning.thread_counts(p)
+    memo_key = (p.model, plan.per_device_batch_size, plan.image_size, plan.data_format,
+                plan.compute_dtype.name, threads, bool(p.refresh_peak))
+    if memo_key in _MEMO:
+        return _MEMO[memo_key]
+    shapes = conv_shapes(plan, model)
+    if not shapes:
+        choices = Choices(mode, {}, '')
+    else:
+        by_item = {item(s): s for s in shapes}
+        fn = measure_fn or measure
+
+        def measure_items(items, intra, inter):
+            got = fn([by_item[i] for i in items], intra, inter)
+            return {item(s): f for s, f in got.items()}
+
+        factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
+                                                    refresh=bool(p.refresh_peak))
+        choices = Choices(mode, {by_item[i]: f for i, f in factors.items()}, when)
+    _MEMO[memo_key] = choices
+    return choices
+
+
+def describe(choices: Choices) -> list[str]:
+    """The header's lines of the choices (none when nothing is chosen or measured), e.g.
+    'graph choices measured here (time vs the convolution, forward + gradients):
+    conv1x1_matmul on 16x14x14x1024->256 0.81x, 16x7x7x2048->512 0.70x; off 16x56x56x64->256
+    1.12x' or 'graph choices forced: conv1x1_matmul (--graph_choices)'."""
+    if choices.mode == graph_choice_flag.OFF:
+        return []
+    if choices.mode != graph_choice_flag.MEASURED:
+        return ['graph choices forced (--graph_choices): %s' % ', '.join(sorted(choices.mode))]
+    if not choices.factors:
+        return []
+    parts = []
+    for name in graph_choice_flag.CHOICES:
+        rows = [(s, f) for s, f in choices.factors.items() if s.choice == name]
+        if not rows:
+            continue
+        on = ['%s %.2fx' % (s.describe(), f) for s, f in rows if f < FASTER_FACTOR]
+        off = ['%s %.2fx' % (s.describe(), f) for s, f in rows if f >= FASTER_FACTOR]
+        parts.append('%s on %s%s' % (name, ', '.join(on) or 'none',
+                                     '; off ' + ', '.join(off) if off else ''))
+    return ['graph choices %s (time vs the convolution, forward + gradients): %s' % (
+        choices.when, '; '.join(parts))]
