@@ -6,6 +6,7 @@ import functools
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -215,7 +216,7 @@ def test_the_header_names_the_measured_choices(monkeypatch):
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
     graph_choices._MEMO.clear()
-    bench = helpers.tiny_bench(**RESNET50, batch_size=3)
+    bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     lines = bench.precision_lines()
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
     assert any(line.strip().startswith('graph choices measured here (time vs the convolution, '
@@ -223,5 +224,5 @@ def test_the_header_names_the_measured_choices(monkeypatch):
                                        '0.50x') for line in lines)
     types = [op.type for op in bench.build_graph().graph.get_operations()]
     assert types.count('Conv2D') == 53 - 30  # stride 1 measured faster, stride 2 not
-    gpu = graph_choices.resolve(helpers.tiny_bench(**RESNET50, device='gpu').plan, None)
-    assert gpu.mode == 'off'  # GPU graphs unchanged
+    gpu_plan = SimpleNamespace(params=params.make_params(device='gpu'), training=True)
+    assert graph_choices.resolve(gpu_plan, None).mode == 'off'  # GPU graphs unchanged
