@@ -226,3 +226,15 @@ def test_the_header_names_the_measured_choices(monkeypatch):
     assert types.count('Conv2D') == 53 - 30  # stride 1 measured faster, stride 2 not
     gpu_plan = SimpleNamespace(params=params.make_params(device='gpu'), training=True)
     assert graph_choices.resolve(gpu_plan, None).mode == 'off'  # GPU graphs unchanged
+
+
+def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(monkeypatch):
+    # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
+    monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
+        s: 0.98 for s in shapes})
+    graph_choices._MEMO.clear()
+    flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
+    measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
+    off = helpers.tiny_bench(**flags, graph_choices='off').build_graph().graph.as_graph_def()
+    assert measured.SerializeToString(deterministic=True) == off.SerializeToString(
+        deterministic=True)
