@@ -3,8 +3,10 @@
 A choice builds the same mathematics as other ops: `conv1x1_matmul` a 1x1 convolution of
 stride 1 as one MatMul (so its input and filter gradients are MatMuls too), `shortcut_matmul`
 a stride-2 1x1 convolution (a projection shortcut) as a strided slice and one MatMul
-(models/fast_paths.py conv1x1_matmul). The variables, their names and shapes stay those of the
-convolution: checkpoints load across the choices, parameter counts are the same.
+(models/fast_paths.py conv1x1_matmul), `conv1x1_filter_matmul` only the filter gradient of a
+1x1 convolution as one MatMul (fast_paths.conv1x1_filter_matmul). The variables, their names
+and shapes stay those of the convolution: checkpoints load across the choices, parameter
+counts are the same.
 
 With --graph_choices=measured (the default) a CPU training run decides per convolution shape:
 the shapes of the run's own 1x1 convolutions (`conv_shapes`: the model's training forward
@@ -13,7 +15,8 @@ forms (forward, input gradient and filter gradient together, in the run's dtype,
 and thread counts; `measure`: the larger factor of two passes), the factor = the MatMul
 form's seconds / the convolution's,
 cached per CPU model, TF version, threads and shape (hardware/kernel_speed.py choice_factors).
-A shape is built as a MatMul where its factor is below FASTER_FACTOR. GPU graphs are not
+Each shape is built in the faster of the two forms (FORMS) where its factor is below
+FASTER_FACTOR, else as a convolution. GPU graphs are not
 changed (cuDNN's convolutions are not what was measured); --graph_choices=off is today's
 graph; a list of names forces those on wherever they apply (any device).
 
@@ -47,26 +50,44 @@ PASSES = 2
 BUDGET_SECS = 10.0
 
 
+#: The measured forms of a 1x1 convolution: the whole op as a MatMul, or only its filter
+#: gradient (models/fast_paths.py conv1x1_matmul, conv1x1_filter_matmul).
+FORMS = ('matmul', 'filter_matmul')
+
+
+def choice_name(shape: fast_paths.Conv1x1, form: str) -> str:
+    """The --graph_choices name of building `shape` in `form`."""
+    return shape.choice if form == 'matmul' else 'conv1x1_filter_matmul'
+
+
 class Choices(NamedTuple):
     """A run's graph choices.
 
     Attributes:
       mode: 'measured', 'off' or the frozenset of forced choice names.
-      factors: measured: {fast_paths.Conv1x1: the MatMul form's time / the convolution's}.
+      factors: measured: {(fast_paths.Conv1x1, form of FORMS): that form's time / the
+        convolution's, forward and both gradients}.
       when: 'measured here', 'measured <UTC time>, cached', or '' (nothing measured).
     """
     mode: object
     factors: dict
     when: str
 
-    def decide(self, shape: fast_paths.Conv1x1) -> bool:
-        """Whether the 1x1 convolution of `shape` is built as a MatMul."""
+    def decide(self, shape: fast_paths.Conv1x1) -> str | None:
+        """How the 1x1 convolution of `shape` is built: 'matmul', 'filter_matmul' or None
+        (a convolution). Measured: the faster form below FASTER_FACTOR; forced: the whole op
+        where its name is given, else the filter gradient where conv1x1_filter_matmul is."""
         if self.mode == graph_choice_flag.OFF:
-            return False
+            return None
         if self.mode == graph_choice_flag.MEASURED:
-            factor = self.factors.get(shape)
-            return factor is not None and factor < FASTER_FACTOR
-        return shape.choice in self.mode
+            got = [(self.factors[shape, form], form) for form in FORMS
+                   if (shape, form) in self.factors]
+            best = min(got, default=None)
+            return best[1] if best is not None and best[0] < FASTER_FACTOR else None
+        for form in FORMS:
+            if choice_name(shape, form) in self.mode:
+                return form
+        return None
 
     def scope(self, phase_train: bool):
         """The fast_paths.graph_choices scope of a tower (training graphs only)."""
@@ -74,11 +95,11 @@ class Choices(NamedTuple):
                                         graph_choice_flag.OFF else None)
 
 
-def item(shape: fast_paths.Conv1x1) -> str:
-    """The cache key's part for a shape: 'conv1x1 bfloat16 NHWC 16x56x56x64->256, 2 passes'
-    (the passes: a factor of another method is not reused)."""
-    return 'conv1x1 %s %s %s, %d passes' % (shape.dtype, shape.data_format, shape.describe(),
-                                            PASSES)
+def item(shape: fast_paths.Conv1x1, form: str) -> str:
+    """The cache key's part for a shape and form: 'conv1x1 matmul bfloat16 NHWC
+    16x56x56x64->256, 2 passes' (the passes: a factor of another method is not reused)."""
+    return 'conv1x1 %s %s %s %s, %d passes' % (form, shape.dtype, shape.data_format,
+                                               shape.describe(), PASSES)
 
 
 def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
@@ -89,7 +110,7 @@ def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
 
     def record(shape):
         seen.setdefault(shape, None)
-        return False
+        return None
 
     size, batch = plan.image_size, plan.per_device_batch_size
     dims = [batch, size, size, 3] if plan.data_format == 'NHWC' else [batch, 3, size, size]
@@ -102,8 +123,9 @@ def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
 
 
 def _forms(shape: fast_paths.Conv1x1):
-    """(convolution, MatMul) training targets of one shape: each the forward output and both
-    gradients (dy a variable), inputs random-valued variables of the dtype."""
+    """(convolution, MatMul, convolution with a MatMul filter gradient) training targets of
+    one shape: each the forward output and both gradients (dy a variable), inputs
+    random-valued variables of the dtype."""
     dtype = tf.as_dtype(shape.dtype)
     nhwc = shape.data_format == 'NHWC'
     x_dims = ([shape.batch, shape.height, shape.width, shape.c_in] if nhwc else
@@ -117,7 +139,8 @@ def _forms(shape: fast_paths.Conv1x1):
     strides = [1, s, s, 1] if nhwc else [1, 1, s, s]
     targets = []
     for y in (tf.nn.conv2d(x, w, strides, 'VALID', data_format=shape.data_format),
-              fast_paths.conv1x1_matmul(x, w, s, shape.data_format)):
+              fast_paths.conv1x1_matmul(x, w, s, shape.data_format),
+              fast_paths.conv1x1_filter_matmul(x, w, strides, 'VALID', shape.data_format)):
         dy = var(y.shape.as_list())
         dx, dw = tf.gradients(y, [x, w], grad_ys=dy)
         targets.append(tf.group(y, dx, dw))
@@ -125,10 +148,10 @@ def _forms(shape: fast_paths.Conv1x1):
 
 
 def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
-    """{shape: MatMul form's seconds / convolution's} for each shape (forward and both
-    gradients), one graph and session with the run's thread counts.
+    """{(shape, form): that form's seconds / the convolution's} for each shape and form of
+    FORMS (forward and both gradients), one graph and session with the run's thread counts.
 
-    Two passes over all shapes, each timing the two forms of a shape in turn
+    Two passes over all shapes, each timing the three forms of a shape in turn
     (kernel_speed.min_secs, the least of REPS); a shape's factor is the larger of its two
     passes' (on a shared machine one pass alone gave the same shape 0.50x in bfloat16 and
     1.18x in float32: a choice is made only where both passes find it faster).
@@ -147,9 +170,10 @@ def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) ->
         todo = [shape for _ in range(PASSES) for shape in calls]
         for i, shape in enumerate(todo):
             now = time.perf_counter()
-            conv, matmul = kernel_speed.min_secs(
+            conv, *others = kernel_speed.min_secs(
                 calls[shape], REPS, deadline=now + max(0.0, end - now) / (len(todo) - i))
-            out[shape] = max(out.get(shape, 0.0), matmul / max(conv, 1e-9))
+            for form, secs in zip(FORMS, others):
+                out[shape, form] = max(out.get((shape, form), 0.0), secs / max(conv, 1e-9))
     return out
 
 
@@ -161,7 +185,8 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
 
     Args:
       plan: the run's run_plan.RunPlan; model: its CNNModel.
-      measure_fn: (shapes, intra, inter) -> {shape: factor}; default `measure` (a test seam).
+      measure_fn: (shapes, intra, inter) -> {(shape, form): factor}; default `measure` (a
+        test seam).
     """
     p = plan.params
     mode = graph_choice_flag.parse(p.graph_choices)
@@ -178,12 +203,12 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     if not shapes:
         choices = Choices(mode, {}, '')
     else:
-        by_item = {item(s): s for s in shapes}
+        by_item = {item(s, form): (s, form) for s in shapes for form in FORMS}
         fn = measure_fn or measure
 
         def measure_items(items, intra, inter):
-            got = fn([by_item[i] for i in items], intra, inter)
-            return {item(s): f for s, f in got.items()}
+            got = fn(list(dict.fromkeys(by_item[i][0] for i in items)), intra, inter)
+            return {item(*key): f for key, f in got.items()}
 
         factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
                                                     refresh=bool(p.refresh_peak))
@@ -195,8 +220,9 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
 def describe(choices: Choices) -> list[str]:
     """The header's lines of the choices (none when nothing is chosen or measured), e.g.
     'graph choices measured here (time vs the convolution, forward + gradients):
-    conv1x1_matmul on 16x14x14x1024->256 0.81x, 16x7x7x2048->512 0.70x; off 16x56x56x64->256
-    1.12x' or 'graph choices forced: conv1x1_matmul (--graph_choices)'."""
+    conv1x1_matmul on 16x14x14x1024->256 0.81x; off 16x56x56x64->256 1.12x; ...' or
+    'graph choices forced (--graph_choices): conv1x1_matmul'. A shape is listed 'on' under the
+    form built, 'off' under each other form with its factor."""
     if choices.mode == graph_choice_flag.OFF:
         return []
     if choices.mode != graph_choice_flag.MEASURED:
@@ -205,11 +231,12 @@ def describe(choices: Choices) -> list[str]:
         return []
     parts = []
     for name in graph_choice_flag.CHOICES:
-        rows = [(s, f) for s, f in choices.factors.items() if s.choice == name]
+        rows = [(s, form, f) for (s, form), f in choices.factors.items()
+                if choice_name(s, form) == name]
         if not rows:
             continue
-        on = ['%s %.2fx' % (s.describe(), f) for s, f in rows if f < FASTER_FACTOR]
-        off = ['%s %.2fx' % (s.describe(), f) for s, f in rows if f >= FASTER_FACTOR]
+        on = ['%s %.2fx' % (s.describe(), f) for s, form, f in rows if choices.decide(s) == form]
+        off = ['%s %.2fx' % (s.describe(), f) for s, form, f in rows if choices.decide(s) != form]
         parts.append('%s on %s%s' % (name, ', '.join(on) or 'none',
                                      '; off ' + ', '.join(off) if off else ''))
     return ['graph choices %s (time vs the convolution, forward + gradients): %s' % (

@@ -74,8 +74,8 @@ class ConvNetBuilder:
         scope (models/fast_paths.py) when `dtype` is not float32.
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
-      choose: training only: fast_paths.Conv1x1 -> whether to build that 1x1 convolution as a
-        MatMul (the enclosing `fast_paths.graph_choices` scope's; None: never).
+      choose: training only: fast_paths.Conv1x1 -> how to build that 1x1 convolution ('matmul',
+        'filter_matmul' or None: the enclosing `fast_paths.graph_choices` scope's; None: never).
     """
 
     def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
@@ -218,9 +218,11 @@ class ConvNetBuilder:
 
     def _conv2d(self, x, kernel, size, padding):
         """tf.nn.conv2d, or for a 1x1 kernel of stride 1 or 2 (size: k_height, k_width,
-        d_height, d_width) one MatMul where the enclosing graph choices decide so
-        (fast_paths.conv1x1_matmul; the same variables)."""
+        d_height, d_width) one MatMul, or a convolution whose filter gradient is a MatMul,
+        where the enclosing graph choices decide so (fast_paths.conv1x1_matmul,
+        conv1x1_filter_matmul; the same variables)."""
         k_height, k_width, d_height, d_width = size
+        strides = self._strides(d_height, d_width)
         if (self.choose is not None and k_height == k_width == 1 and d_height == d_width
                 and d_height in (1, 2) and x.shape.is_fully_defined()):
             dims = [int(d) for d in x.shape]
@@ -228,10 +230,13 @@ class ConvNetBuilder:
                 dims[0], dims[2], dims[3], dims[1])
             shape = fast_paths.Conv1x1(n, h, w, c_in, int(kernel.shape[3]), d_height,
                                        self.data_format, self.dtype.name)
-            if self.choose(shape):
+            form = self.choose(shape)
+            if form == 'matmul':
                 return fast_paths.conv1x1_matmul(x, kernel, d_height, self.data_format)
-        return tf.nn.conv2d(x, kernel, self._strides(d_height, d_width), padding,
-                            data_format=self.data_format)
+            if form == 'filter_matmul' and not fast_paths.conv_gradient_overridden():
+                return fast_paths.conv1x1_filter_matmul(x, kernel, strides, padding,
+                                                        self.data_format)
+        return tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
 
     def _pool(self, kind, pool_fn, k_height, k_width, d_height, d_width, mode, input_layer,
               num_channels_in):

@@ -9,7 +9,8 @@
     (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool);
   * `graph_choices`: the measured graph choices of a training graph (graph/graph_choices.py):
     a 1x1 convolution as one MatMul (`conv1x1_matmul`, stride 1; a stride-2 shortcut as a
-    strided slice and a MatMul), decided per convolution shape (`Conv1x1`).
+    strided slice and a MatMul), or only its filter gradient as one
+    (`conv1x1_filter_matmul`), decided per convolution shape (`Conv1x1`).
 
 The scopes are context variables read when a ConvNetBuilder is made (`fold_settings`,
 `norm_and_pool_in_float32`, `choice_of`).
@@ -205,13 +206,60 @@ def conv1x1_matmul(x, kernel, stride: int, data_format: str):
     return tf.reshape(y, [n, c_out, h, width])
 
 
+_FILTER_MATMUL_GRADIENT = 'TfCnnBenchmarksConv1x1FilterGradientAsMatMul'
+
+
+@tf.RegisterGradient(_FILTER_MATMUL_GRADIENT)
+def _conv1x1_filter_matmul_grad(op, grad):
+    """Gradients of a 1x1 Conv2D: the input's as Conv2DBackpropInput (as TensorFlow's own),
+    the filter's as one MatMul, dw = x_s^T dy (x_s: the positions the stride reads, viewed as
+    [N H' W', C_in]; dy [N H' W', C_out]); NCHW: the sum over N of x_s[n] dy[n]^T."""
+    x, w = op.inputs
+    data_format = op.get_attr('data_format').decode()
+    strides = op.get_attr('strides')
+    kwargs = dict(strides=strides, padding=op.get_attr('padding'),
+                  explicit_paddings=op.get_attr('explicit_paddings'), data_format=data_format,
+                  dilations=op.get_attr('dilations'))
+    dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=tf.shape(x), filter=w, out_backprop=grad,
+                                        **kwargs)
+    c_in, c_out = int(w.shape[2]), int(w.shape[3])
+    if data_format == 'NHWC':
+        s = strides[1]
+        xs = x[:, ::s, ::s, :] if s > 1 else x
+        dw = tf.matmul(tf.reshape(xs, [-1, c_in]), tf.reshape(grad, [-1, c_out]),
+                       transpose_a=True)
+    else:
+        s = strides[2]
+        xs = x[:, :, ::s, ::s] if s > 1 else x
+        n = int(x.shape[0])
+        dw = tf.reduce_sum(tf.matmul(tf.reshape(xs, [n, c_in, -1]),
+                                     tf.reshape(grad, [n, c_out, -1]), transpose_b=True), 0)
+    return dx, tf.reshape(dw, [1, 1, c_in, c_out])
+
+
+def conv1x1_filter_matmul(x, kernel, strides, padding, data_format):
+    """tf.nn.conv2d of a 1x1 kernel whose filter gradient is one MatMul
+    (`_conv1x1_filter_matmul_grad`); the forward pass and the input gradient stay oneDNN's
+    convolutions. Not inside an enclosing Conv2D gradient override (precision.gradient_scope's
+    float32 gradients): that one is kept (the caller checks `conv_gradient_overridden`)."""
+    with tf1.get_default_graph().gradient_override_map({'Conv2D': _FILTER_MATMUL_GRADIENT}):
+        return tf.nn.conv2d(x, kernel, strides, padding, data_format=data_format)
+
+
+def conv_gradient_overridden() -> bool:
+    """Whether an enclosing gradient_override_map already replaces Conv2D's gradient."""
+    graph = tf1.get_default_graph()
+    return bool(getattr(graph, '_gradient_override_map', {}).get('Conv2D'))
+
+
 _GRAPH_CHOICES = contextvars.ContextVar('graph_choices', default=None)
 
 
 @contextlib.contextmanager
 def graph_choices(decide):
-    """Training builders made inside ask `decide(Conv1x1) -> bool` whether to build each 1x1
-    convolution as a MatMul (`conv1x1_matmul`); None: never (today's graph)."""
+    """Training builders made inside ask `decide(Conv1x1)` how to build each 1x1 convolution:
+    'matmul' (`conv1x1_matmul`), 'filter_matmul' (`conv1x1_filter_matmul`) or None (a
+    convolution); `decide` None: never (today's graph)."""
     token = _GRAPH_CHOICES.set(decide)
     try:
         yield

@@ -13,6 +13,8 @@ CHOICES = {
     'conv1x1_matmul': 'a 1x1 convolution of stride 1 as one MatMul (its gradients MatMuls)',
     'shortcut_matmul': 'a 1x1 convolution of stride 2 (a projection shortcut) as a strided '
                        'slice and one MatMul',
+    'conv1x1_filter_matmul': 'a 1x1 convolution (stride 1 or 2) whose filter gradient is one '
+                             'MatMul (forward and input gradient stay convolutions)',
 }
 MEASURED, OFF = 'measured', 'off'
 

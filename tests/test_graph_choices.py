@@ -64,13 +64,18 @@ def _builder_net(choose, data_format, dtype):
     # within that, and each gradient element within two roundings.
     (tf.bfloat16, 2.0 ** -8),
 ], ids=['fp32', 'bf16'])
-def test_each_1x1_form_computes_the_convolution(data_format, dtype, rtol):
+@pytest.mark.parametrize('form', ['matmul', 'filter_matmul'])
+def test_each_1x1_form_computes_the_convolution(data_format, dtype, rtol, form):
     conv_loss, conv_grads, conv_vars, conv_types = _builder_net(None, data_format, dtype)
-    mm_loss, mm_grads, mm_vars, mm_types = _builder_net(lambda shape: True, data_format, dtype)
+    mm_loss, mm_grads, mm_vars, mm_types = _builder_net(lambda shape: form, data_format, dtype)
     assert mm_vars == conv_vars  # the same variables, names and shapes
-    assert conv_types.count('Conv2D') == 5
-    assert mm_types.count('Conv2D') == 1  # only the 3x3 is left a convolution
-    assert mm_types.count('StridedSliceGrad') == 3  # the stride-2 ones' gradients
+    assert conv_types.count('Conv2D') == 5 and conv_types.count('Conv2DBackpropFilter') == 5
+    if form == 'matmul':
+        assert mm_types.count('Conv2D') == 1  # only the 3x3 is left a convolution
+    else:  # the forward convolutions stay; only the 3x3's filter gradient is oneDNN's
+        assert mm_types.count('Conv2D') == 5
+    assert mm_types.count('Conv2DBackpropFilter') == 1
+    assert mm_types.count('StridedSliceGrad') == (3 if form == 'matmul' else 0)
     assert 'StridedSliceGrad' not in conv_types
     np.testing.assert_allclose(mm_loss, conv_loss, rtol=rtol)
     for name, grad in conv_grads.items():
@@ -87,7 +92,7 @@ def test_the_flag_takes_measured_off_or_choice_names():
         params.validate_params(params.make_params(graph_choices='conv1x1_matmul,fast'))
     assert str(e.value) == (
         "--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-        "shortcut_matmul. Received: graph_choices='conv1x1_matmul,fast'")
+        "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='conv1x1_matmul,fast'")
 
 
 def test_a_bad_flag_is_one_line_and_exit_2():
@@ -98,7 +103,7 @@ def test_a_bad_flag_is_one_line_and_exit_2():
     assert out.returncode == 2
     assert 'Traceback' not in out.stderr
     assert ("--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-            "shortcut_matmul. Received: graph_choices='on'") in out.stderr
+            "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='on'") in out.stderr
 
 
 # resnet50 (36 1x1 convolutions: 30 of stride 1, 6 of stride 2: the first unit of stages 2-4
@@ -124,14 +129,15 @@ def test_forced_choices_follow_todays_graph_float32():
 
 
 def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
-    off, on = _losses(graph_choices='off', use_bf16=True), _losses(graph_choices=BOTH,
-                                                                     use_bf16=True)
-    assert len(on) == 3
+    off = _losses(graph_choices='off', use_bf16=True)
     # One bfloat16 ulp of each loss (8 significant bits: 2**(floor(log2 |loss|) - 7), 0.031
     # for a loss in [4, 8)); measured here: at most 0.030 on the second step.
     ulp = 2.0 ** (np.floor(np.log2(np.abs(off))) - 7)
-    assert np.all(np.abs(on - off) <= ulp), (on, off, ulp)
-    assert np.any(on != off)  # not the same graph
+    for forced in (BOTH, 'conv1x1_filter_matmul'):
+        on = _losses(graph_choices=forced, use_bf16=True)
+        assert len(on) == 3
+        assert np.all(np.abs(on - off) <= ulp), (forced, on, off, ulp)
+        assert np.any(on != off)  # not the same graph
 
 
 def _graph_facts(**flags):
@@ -146,7 +152,10 @@ def test_each_choice_forced_on_and_off_changes_only_the_ops():
     off_types, off_vars = _graph_facts(graph_choices='off')
     one_types, one_vars = _graph_facts(graph_choices='conv1x1_matmul')
     both_types, both_vars = _graph_facts(graph_choices=BOTH)
-    assert off_vars == one_vars == both_vars  # names, shapes: parameter counts unchanged
+    filter_types, filter_vars = _graph_facts(graph_choices='conv1x1_filter_matmul')
+    assert off_vars == one_vars == both_vars == filter_vars  # parameter counts unchanged
+    assert filter_types.count('Conv2D') == 53
+    assert filter_types.count('Conv2DBackpropFilter') == 53 - 36
     # 53 convolutions: 36 1x1 (30 stride 1, 6 stride 2), 16 3x3 and the 7x7 stem.
     assert off_types.count('Conv2D') == 53
     assert one_types.count('Conv2D') == 53 - 30
@@ -169,15 +178,22 @@ SHORTCUT = fast_paths.Conv1x1(16, 56, 56, 256, 512, 2, 'NHWC', 'bfloat16')
 
 
 def test_measured_mode_decides_per_shape():
-    choices = graph_choices.Choices('measured', {SHAPE: 0.6, SHORTCUT: 1.2}, 'measured here')
-    assert choices.decide(SHAPE) and not choices.decide(SHORTCUT)
-    assert not choices.decide(SHAPE._replace(batch=8))  # not measured: today's graph
+    choices = graph_choices.Choices('measured', {
+        (SHAPE, 'matmul'): 0.6, (SHAPE, 'filter_matmul'): 0.7,
+        (SHORTCUT, 'matmul'): 1.2, (SHORTCUT, 'filter_matmul'): 0.85}, 'measured here')
+    assert choices.decide(SHAPE) == 'matmul'  # the faster of the two forms
+    assert choices.decide(SHORTCUT) == 'filter_matmul'  # 0.85 < 0.90
+    assert choices.decide(SHAPE._replace(batch=8)) is None  # not measured: today's graph
     forced = graph_choices.Choices(frozenset({'shortcut_matmul'}), {}, '')
-    assert forced.decide(SHORTCUT) and not forced.decide(SHAPE)
+    assert forced.decide(SHORTCUT) == 'matmul' and forced.decide(SHAPE) is None
+    both = graph_choices.Choices(frozenset({'shortcut_matmul', 'conv1x1_filter_matmul'}), {},
+                                 '')
+    assert both.decide(SHORTCUT) == 'matmul' and both.decide(SHAPE) == 'filter_matmul'
     assert graph_choices.describe(choices) == [
         'graph choices measured here (time vs the convolution, forward + gradients): '
         'conv1x1_matmul on 16x14x14x1024->256 0.60x; shortcut_matmul on none; off '
-        '16x56x56x256->512/2 1.20x']
+        '16x56x56x256->512/2 1.20x; conv1x1_filter_matmul on 16x56x56x256->512/2 0.85x; off '
+        '16x14x14x1024->256 0.70x']
     assert graph_choices.describe(graph_choices.Choices('off', {}, '')) == []
 
 
@@ -185,7 +201,8 @@ def test_the_probe_measures_both_forms_and_is_cached(tmp_path):
     small = [SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16),
              SHORTCUT._replace(batch=2, height=8, width=8, c_in=16, c_out=32, dtype='float32')]
     measured = graph_choices.measure(small, 1, 1, budget_secs=0.5)
-    assert set(measured) == set(small) and all(0 < f < 100 for f in measured.values())
+    assert set(measured) == {(s, f) for s in small for f in graph_choices.FORMS}
+    assert all(0 < f < 100 for f in measured.values())
     calls = []
 
     def fake(items, intra, inter):
@@ -212,7 +229,8 @@ def test_the_header_names_the_measured_choices(monkeypatch):
 
     def fake(shapes, intra, inter):
         seen.extend(shapes)
-        return {s: (0.5 if s.stride == 1 else 1.5) for s in shapes}
+        return {(s, form): (0.5 if s.stride == 1 else 1.5) if form == 'matmul' else 1.0
+                for s in shapes for form in graph_choices.FORMS}
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
     graph_choices._MEMO.clear()
@@ -231,7 +249,7 @@ def test_the_header_names_the_measured_choices(monkeypatch):
 def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(monkeypatch):
     # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
     monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
-        s: 0.98 for s in shapes})
+        (s, form): 0.98 for s in shapes for form in graph_choices.FORMS})
     graph_choices._MEMO.clear()
     flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
     measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
