@@ -137,7 +137,10 @@ def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
         on = _losses(graph_choices=forced, use_bf16=True)
         assert len(on) == 3
         assert np.all(np.abs(on - off) <= ulp), (forced, on, off, ulp)
-        assert np.any(on != off)  # not the same graph
+    # The whole-op MatMuls round differently from the convolutions; the filter-gradient
+    # MatMuls alone gave bit-identical losses here (AMD EPYC, AVX512_BF16): the graph differs
+    # (test_each_choice_forced_on_and_off_changes_only_the_ops), the rounding did not.
+    assert np.any(_losses(graph_choices=BOTH, use_bf16=True) != off)
 
 
 def _graph_facts(**flags):
