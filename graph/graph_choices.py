@@ -98,8 +98,8 @@ class Choices(NamedTuple):
 def item(shape: fast_paths.Conv1x1, form: str) -> str:
     """The cache key's part for a shape and form: 'conv1x1 matmul bfloat16 NHWC
     16x56x56x64->256, 2 passes' (the passes: a factor of another method is not reused)."""
-    return 'conv1x1 %s %s %s %s, %d passes' % (form, shape.dtype, shape.data_format,
-                                               shape.describe(), PASSES)
+    return 'conv1x1 %s %s %s %s, %d passes, v3' % (form, shape.dtype, shape.data_format,
+                                                   shape.describe(), PASSES)
 
 
 def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
@@ -147,6 +147,16 @@ def _forms(shape: fast_paths.Conv1x1):
     return targets
 
 
+def probe_config(intra: int, inter: int):
+    """The probe session's ConfigProto: the run's thread counts, Grappler off (its dependency
+    optimizer drops a group's side-effect-free inputs: the targets then ran nothing, 0.03 ms
+    each, and every factor came out 1.00x); oneDNN's rewrite, a runtime pass, still applies."""
+    config = tf1.ConfigProto(intra_op_parallelism_threads=intra,
+                             inter_op_parallelism_threads=inter)
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return config
+
+
 def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
     """{(shape, form): that form's seconds / the convolution's} for each shape and form of
     FORMS (forward and both gradients), one graph and session with the run's thread counts.
@@ -160,8 +170,7 @@ def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) ->
     with graph.as_default():
         pairs = {shape: _forms(shape) for shape in shapes}
         init = tf1.global_variables_initializer()
-    config = tf1.ConfigProto(intra_op_parallelism_threads=intra,
-                             inter_op_parallelism_threads=inter)
+    config = probe_config(intra, inter)
     out: dict = {}
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)

@@ -259,3 +259,26 @@ def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(mon
     off = helpers.tiny_bench(**flags, graph_choices='off').build_graph().graph.as_graph_def()
     assert measured.SerializeToString(deterministic=True) == off.SerializeToString(
         deterministic=True)
+
+
+def test_the_probe_targets_run_their_ops():
+    # Under Grappler the three targets (groups of pure ops) ran nothing and every factor was
+    # 1.00x: each must run its convolutions or MatMuls.
+    shape = SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16, dtype='float32')
+    graph = tf.Graph()
+    with graph.as_default():
+        targets = graph_choices._forms(shape)
+        init = tf1.global_variables_initializer()
+    ran = []
+    with tf1.Session(graph=graph, config=graph_choices.probe_config(1, 1)) as sess:
+        sess.run(init)
+        for target in targets:
+            meta = tf1.RunMetadata()
+            sess.run(target, options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                     run_metadata=meta)
+            ran.append({n.timeline_label.split(' = ')[-1].split('(')[0].lstrip('_')
+                        .replace('MklNative', '').replace('Mkl', '')
+                        for d in meta.step_stats.dev_stats for n in d.node_stats})
+    assert {'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter'} <= ran[0]
+    assert 'MatMul' in ran[1] and 'Conv2D' not in ran[1]
+    assert {'Conv2D', 'Conv2DBackpropInput', 'MatMul'} <= ran[2]
