@@ -29,7 +29,7 @@ from . import cnn_util, run_plan, variable_mgr
 from . import params as params_lib
 from .cluster import coordination, resolvers, run_flags, topology, variable_mgrs
 from .cluster import server as cluster_server
-from .graph import builder, frozen, precision
+from .graph import builder, frozen, graph_choices, precision
 from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
@@ -114,7 +114,10 @@ class BenchmarkCNN:
         """The header's precision lines, made once (lifecycle/header.py precision_lines: on a
         CPU with reduced precision this measures its kernels, or reads them cached)."""
         if self._precision_lines is None:
-            self._precision_lines = header.precision_lines(self.params, self.plan.compute_dtype)
+            choices = (graph_choices.resolve(self.plan, self.model) if self.plan.training
+                       else None)
+            self._precision_lines = header.precision_lines(self.params, self.plan.compute_dtype,
+                                                           choices)
         return self._precision_lines
 
     def info_lines(self) -> list[str]:

@@ -51,7 +51,7 @@ from tf_cnn_benchmarks.hardware import machine  # noqa: E402
 from tf_cnn_benchmarks.runtime import cpu_tuning  # noqa: E402
 
 tf1 = tf.compat.v1
-from . import bench_report  # noqa: E402
+from . import bench_report, roofline_forms  # noqa: E402
 
 CONV_TYPES = ('Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter', 'DepthwiseConv2dNative',
               'DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter')
@@ -178,6 +178,27 @@ def limit(counts: dict, secs: dict) -> dict:
     return {'secs': sum(row['secs'] for row in by_type.values()), 'by_type': by_type}
 
 
+def strict_limit(counts: dict, secs: dict, forms: dict, memory: dict) -> dict:
+    """The stricter limit (bench/roofline_forms.py): each op at the least standalone time of
+    its own and its other forms, plus the memory-bound ops at memory speed.
+
+    Args:
+      counts: OpSpec -> ops per step; secs: OpSpec -> seconds, for every op and form.
+      forms: OpSpec -> list of its other forms' OpSpecs; memory: roofline_forms.memory_secs.
+
+    Returns:
+      {'secs': compute + memory seconds, 'compute': `limit` of the fastest forms (by the
+      graph's op types), 'memory': `memory`, 'other_form_ops': ops per step whose other form
+      was faster}.
+    """
+    fastest = {spec: min([secs[spec]] + [secs[f] for f in forms.get(spec, ())])
+               for spec in counts}
+    compute = limit(counts, fastest)
+    switched = sum(n for spec, n in counts.items() if fastest[spec] < secs[spec])
+    return {'secs': compute['secs'] + memory['secs'], 'compute': compute, 'memory': memory,
+            'other_form_ops': switched}
+
+
 PRECISION_FLAGS = {'fp32': {}, 'bf16': {'use_bf16': True}, 'fp16': {'use_fp16': True}}
 
 
@@ -187,12 +208,15 @@ def precision_name(use_bf16: bool = False, use_fp16: bool = False) -> str:
 
 
 def build(model: str, batch_size: int, image_size: int, data_name: str | None = None, *,
-          precision: str = 'fp32', forward_only: bool = False):
+          precision: str = 'fp32', forward_only: bool = False,
+          graph_choices: str = 'measured', num_inter_threads: int | None = None):
     """The project's BenchmarkCNN of the configuration and its built graph.
 
     Args:
       precision: 'fp32', 'bf16' (--use_bf16) or 'fp16' (--use_fp16, static loss scale).
       forward_only: the inference graph (--forward_only) instead of a training step.
+      graph_choices: the run's --graph_choices (graph/graph_choices.py).
+      num_inter_threads: the run's --num_inter_threads (None: the project's default).
 
     Raises:
       ValueError: unknown model, or a model of another dataset (give `data_name`).
@@ -201,7 +225,8 @@ def build(model: str, batch_size: int, image_size: int, data_name: str | None = 
     p = params.make_params(model=model, batch_size=batch_size, image_size=image_size,
                            device='cpu', data_format='NHWC', num_batches=1,
                            num_warmup_batches=0, data_name=data_name,
-                           forward_only=forward_only, **PRECISION_FLAGS[precision])
+                           forward_only=forward_only, graph_choices=graph_choices,
+                           num_inter_threads=num_inter_threads, **PRECISION_FLAGS[precision])
     params.validate_params(p)
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
     return bench, bench.build_graph()
@@ -278,12 +303,47 @@ def markdown(result: dict) -> str:
             rows.append([who, 'failed', '-', '-'])
     lines += ['', bench_report.markdown_table(
         ['step', 'ms/step', 'images/sec', 'fraction of limit'], 'lrrr', rows)]
+    strict = result.get('strict_limit')
+    if strict:
+        lines += ['', _strict_markdown(result, strict, batch)]
     note = ('An empty session call (median %.3f ms) was subtracted from each standalone op.'
             % (1e3 * statistics.median(result['call_secs'])))
     if 'original' in result:
         note += ' The original is its `total images/sec` (timed loop, not a median step).'
     lines += ['', note]
     return '\n'.join(lines)
+
+
+def _strict_markdown(result: dict, strict: dict, batch: int) -> str:
+    """The stricter limit's tables: per op type its fastest-form or memory seconds, then the
+    limit against the step (bench/roofline_forms.py)."""
+    rows = [[kind, '%d' % r['ops'], '%.2f' % (1e3 * r['secs']), 'fastest form']
+            for kind, r in sorted(strict['compute']['by_type'].items(),
+                                  key=lambda kv: -kv[1]['secs'])]
+    rows += [[kind, '%d' % r['ops'], '%.2f' % (1e3 * r['secs']),
+              '%.1f MB at memory speed' % (r['bytes'] / 1e6)]
+             for kind, r in sorted(strict['memory']['by_type'].items(),
+                                   key=lambda kv: -kv[1]['secs'])[:12]]
+    bw = result.get('bandwidth_bytes_per_sec', {})
+    text = ['Stricter limit: each big op in its fastest form (%d ops per step faster as the other '
+            'form), plus every other op\'s bytes at the measured bandwidth (%s GB/s streaming '
+            '%s MiB operands)' % (strict['other_form_ops'], '/'.join(
+                '%.1f' % (v / 1e9) for v in bw.values()), '/'.join(
+                '%g' % (int(k) / 2 ** 20) for k in bw)), '']
+    text.append(bench_report.markdown_table(['op type', 'ops per step', 'ms per step', 'as'],
+                                            'lrrl', rows))
+    ours = result.get('ours_step_secs')
+    rows = [['stricter limit: compute', '%.2f' % (1e3 * strict['compute']['secs']), '', ''],
+            ['stricter limit: memory-bound ops', '%.2f' % (1e3 * strict['memory']['secs']),
+             '', ''],
+            ['stricter limit', '%.2f' % (1e3 * strict['secs']), '%.2f' % (batch / strict['secs']),
+             '1.00']]
+    if ours:
+        rows.append(['ours', '%.2f' % (1e3 * ours), '%.2f' % (batch / ours),
+                     '%.2f' % (strict['secs'] / ours)])
+    text += ['', bench_report.markdown_table(['step', 'ms/step', 'images/sec',
+                                              'fraction of the stricter limit'], 'lrrr', rows)]
+    return '\n'.join(text)
 
 
 def main(argv=None) -> int:
@@ -302,6 +362,10 @@ def main(argv=None) -> int:
                         'has no bfloat16: no original row)')
     parser.add_argument('--use_fp16', action='store_true', help='float16 compute, loss scale 128')
     parser.add_argument('--forward_only', action='store_true', help='inference forward pass')
+    parser.add_argument('--graph_choices', default='measured',
+                        help='the step\'s --graph_choices: measured, off, or choice names')
+    parser.add_argument('--num_inter_threads', type=int, default=None,
+                        help='the step\'s --num_inter_threads (default: the project\'s)')
     parser.add_argument('--original_dir', help='folder of the original tf_cnn_benchmarks.py')
     parser.add_argument('--original_python', default=sys.executable)
     parser.add_argument('--timeout', type=float, default=1800.0, help='seconds, original run')
@@ -327,24 +391,39 @@ def main(argv=None) -> int:
     load_before, start = os.getloadavg()[0], time.time()
     try:
         bench, info = build(args.model, args.batch_size, args.image_size, args.data_name,
-                            precision=precision, forward_only=args.forward_only)
+                            precision=precision, forward_only=args.forward_only,
+                            graph_choices=args.graph_choices,
+                            num_inter_threads=args.num_inter_threads)
     except ValueError as e:  # unknown model, wrong dataset: the library's one-line message
         parser.error(str(e).replace('--data_name', 'this script\'s --data_name'))
     counts = collect(info.graph, info.train_op)
     print('%d convolution/matmul ops per step, %d distinct' % (sum(counts.values()),
                                                                 len(counts)), flush=True)
     STAT['fn'] = min if args.stat == 'min' else statistics.median
-    ours, timed = real_step_secs(
-        bench, info, args.steps, args.warmup,
-        between=lambda: {spec: standalone_secs(spec, args.reps, args.warmup) for spec in counts})
-    lim = limit(counts, {spec: t['secs'] for spec, t in timed.items()})
-    result = {'limit': lim, 'ours_step_secs': ours,
+    forms = {spec: roofline_forms.other_forms(spec, OpSpec) for spec in counts}
+    to_time = list(counts) + sorted({f for fs in forms.values() for f in fs} - set(counts),
+                                    key=repr)
+
+    def standalone():
+        got = {spec: standalone_secs(spec, args.reps, args.warmup) for spec in to_time}
+        return got, roofline_forms.measure_bandwidth(cpu_tuning.physical_cores())
+
+    ours, (timed, bandwidth) = real_step_secs(bench, info, args.steps, args.warmup,
+                                              between=standalone)
+    secs = {spec: t['secs'] for spec, t in timed.items()}
+    lim = limit(counts, secs)
+    memory = roofline_forms.memory_secs(roofline_forms.memory_ops(
+        needed_ops(info.train_op), CONV_TYPES + MATMUL_TYPES), bandwidth)
+    strict = strict_limit(counts, secs, forms, memory)
+    result = {'limit': lim, 'strict_limit': strict, 'ours_step_secs': ours,
+              'bandwidth_bytes_per_sec': {str(k): v for k, v in bandwidth.items()},
               'call_secs': [t['call_secs'] for t in timed.values()],
               'ops': [{'type': s.type, 'count': n, 'secs': timed[s]['secs'], 'flops': flops(s),
                        'inputs': {name: _dims(value if value is not None else shape)
                                   for name, shape, _, value in s.inputs},
                        'out_shape': _dims(s.out_shape), 'attrs': dict(s.attrs)}
-                      for s, n in counts.most_common()]}
+                      for s, n in counts.most_common()],
+              'graph_choices': args.graph_choices}
     if args.original_dir:
         rate = original_rate(args)
         result['original'] = rate

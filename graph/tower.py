@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 
 import tensorflow as tf
 
 from ..models import fast_paths
-from . import precision
+from . import graph_choices, precision
 
 tf1 = tf.compat.v1
 
@@ -62,7 +63,8 @@ def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay),
     batch norm folded into the convolutions where precision.folds_batch_norm says so (each
     folded kernel computed once per session, except in a frozen graph), batch
-    norm and pooling in float32 where precision.float32_norm_and_pool says so.
+    norm and pooling in float32 where precision.float32_norm_and_pool says so, and a training
+    graph's 1x1 convolutions as MatMuls where graph_choices.resolve decides so.
 
     Args:
       plan: the run's run_plan.RunPlan.
@@ -73,9 +75,11 @@ def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
     # A frozen graph (--freeze_when_forward_only) has its kernels as constants, which
     # Grappler folds once; the per-session cache's variables would become constants too.
     once = not plan.params.freeze_when_forward_only
+    choices = (graph_choices.resolve(plan, model).scope(True) if phase_train
+               else contextlib.nullcontext())
     with fast_paths.folded_batch_norm(precision.folds_batch_norm(
             dtype, device, phase_train), once), fast_paths.float32_norm_and_pool(
-                precision.float32_norm_and_pool(dtype, device)):
+                precision.float32_norm_and_pool(dtype, device)), choices:
         return build_forward(model, images, labels, phase_train=phase_train,
                              num_classes=plan.num_classes, data_format=plan.data_format,
                              dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,

@@ -290,3 +290,59 @@ def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
         flag, dtype.name, ' and '.join('%ss' % ('convolution' if k == 'conv' else k)
                                        for k in slow),
         ' and '.join('%.1fx' % v for v in slow.values()), when, faster))
+
+
+# --- Graph choices: each shape's factor (the choice's seconds / today's graph's), cached.
+
+CHOICES_CACHE_NAME = 'graph_choices.json'
+#: min_secs is the probe's timing rule, shared with graph/graph_choices.py's measurement.
+min_secs = _min_secs
+
+
+def choice_key(cpu_model: str, tf_version: str, intra: int, inter: int, item: str) -> str:
+    """'AMD EPYC 7B13|tf 2.21.0|2 intra, 1 inter threads|conv1x1 bfloat16 NHWC 16x56x56x64->256'."""
+    return '%s|tf %s|%d intra, %d inter threads|%s' % (cpu_model, tf_version, intra, inter, item)
+
+
+def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool = False,
+                   cache_path: str | None = None, cpu_model: str | None = None,
+                   tf_version: str | None = None) -> tuple[dict, str]:
+    """{item: factor} for every item, read from the cache where there, the rest measured at
+    once (`measure_fn(missing items, intra, inter) -> {item: factor}`) and stored; with
+    `refresh` (--refresh_peak) all measured again, once per process.
+
+    Args:
+      items: distinct strings naming what is measured (e.g. 'conv1x1 bfloat16 NHWC 16x56x56x64
+        ->256'), the cache key's last part.
+      threads: the run's (intra-op, inter-op) thread counts.
+      cache_path: default cpu_peak.cache_dir()/graph_choices.json.
+
+    Returns:
+      ({item: factor > 0}, when): 'measured here' if any item was measured now, else
+      'measured <UTC time of the oldest>, cached'.
+    """
+    path = cache_path or os.path.join(cpu_peak.cache_dir(), CHOICES_CACHE_NAME)
+    intra, inter = int(threads[0]), int(threads[1])
+    keys = {item: choice_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
+                             intra, inter, item) for item in items}
+    cache = cpu_peak.load_cache(path)
+    out, stamps, missing, now = {}, [], [], False
+    for item, key in keys.items():
+        known = _MEMO.get((path, key))
+        entry = known if known is not None else (None if refresh else cache.get(key))
+        try:
+            out[item] = float(entry['factor'])
+            stamps.append(str(entry.get('measured_utc', '?')))
+        except (KeyError, TypeError, ValueError):
+            missing.append(item)
+        now = now or known is not None
+    if not missing:
+        return out, 'measured here' if now or not stamps else 'measured %s, cached' % min(stamps)
+    measured = measure_fn(missing, intra, inter)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    for item in missing:
+        entry = {'factor': float(measured[item]), 'measured_utc': stamp}
+        cpu_peak.store(path, keys[item], entry)
+        _MEMO[path, keys[item]] = entry
+        out[item] = entry['factor']
+    return out, 'measured here'

@@ -16,7 +16,7 @@ import os
 import tensorflow as tf
 
 from .. import cnn_util
-from ..graph import fused_decay, learning_rate, precision
+from ..graph import fused_decay, graph_choices, learning_rate, precision
 from ..hardware import gpu_specs, kernel_speed
 from ..runtime import cpu_tuning, xla_jit
 
@@ -147,10 +147,11 @@ def runtime_notes(p) -> str:
     return xla_jit.prepare(p)
 
 
-def precision_lines(p, dtype) -> list[str]:
+def precision_lines(p, dtype, choices=None) -> list[str]:
     """The header's 'Precision:' line(s). On a CPU with reduced precision this measures its
     kernels against float32 (hardware/kernel_speed.py, cached per CPU model, TF version,
-    dtype and threads).
+    dtype and threads); with `choices` (graph/graph_choices.py Choices, measured or forced)
+    a line names the graph choices made and their measured factors.
 
     Warns (one line) when the device has no native `dtype` arithmetic or its kernels measured
     far slower than float32.
@@ -158,10 +159,13 @@ def precision_lines(p, dtype) -> list[str]:
     Args:
       p: the run's resolved Params.
       dtype: the compute dtype (tf.float32, tf.float16 or tf.bfloat16).
+      choices: the run's graph choices, or None.
     """
     lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
+    chosen = ['             %s' % line for line in
+              (graph_choices.describe(choices) if choices is not None else [])]
     if dtype == tf.float32:
-        return lines
+        return lines + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when = None, 'measured here'
     if p.device == 'cpu':
@@ -178,6 +182,7 @@ def precision_lines(p, dtype) -> list[str]:
         gradients=not (p.forward_only or p.eval))
     support += planned
     lines.append('             %s' % support)
+    lines += chosen
     slow = measured and kernel_speed.far_slower_warning(
         flag, dtype, measured, 'measured now' if when == 'measured here' else when)
     if slow:

@@ -74,6 +74,8 @@ class ConvNetBuilder:
         scope (models/fast_paths.py) when `dtype` is not float32.
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
+      choose: training only: fast_paths.Conv1x1 -> how to build that 1x1 convolution ('matmul',
+        'filter_matmul' or None: the enclosing `fast_paths.graph_choices` scope's; None: never).
     """
 
     def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
@@ -93,6 +95,7 @@ class ConvNetBuilder:
         fold, self._fold_once = fast_paths.fold_settings()
         self.fold_batch_norm = fold and not phase_train
         self.float32_norm_and_pool = fast_paths.norm_and_pool_in_float32() and dtype != tf.float32
+        self.choose = fast_paths.choice_of() if phase_train else None
         self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
@@ -201,7 +204,7 @@ class ConvNetBuilder:
                 y = self._conv_folded(x, self.decay_tensors[-1], strides, padding,
                                       num_out_channels)
             else:
-                y = tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
+                y = self._conv2d(x, kernel, (k_height, k_width, d_height, d_width), padding)
             if use_batch_norm and not self.fold_batch_norm:
                 y = self._normalise_and_activate(y, activation)
             else:
@@ -212,6 +215,28 @@ class ConvNetBuilder:
                 y = self._activate(y, activation)
         self.top_layer, self.top_size = y, num_out_channels
         return y
+
+    def _conv2d(self, x, kernel, size, padding):
+        """tf.nn.conv2d, or for a 1x1 kernel of stride 1 or 2 (size: k_height, k_width,
+        d_height, d_width) one MatMul, or a convolution whose filter gradient is a MatMul,
+        where the enclosing graph choices decide so (fast_paths.conv1x1_matmul,
+        conv1x1_filter_matmul; the same variables)."""
+        k_height, k_width, d_height, d_width = size
+        strides = self._strides(d_height, d_width)
+        if (self.choose is not None and k_height == k_width == 1 and d_height == d_width
+                and d_height in (1, 2) and x.shape.is_fully_defined()):
+            dims = [int(d) for d in x.shape]
+            n, h, w, c_in = dims if self.data_format == 'NHWC' else (
+                dims[0], dims[2], dims[3], dims[1])
+            shape = fast_paths.Conv1x1(n, h, w, c_in, int(kernel.shape[3]), d_height,
+                                       self.data_format, self.dtype.name)
+            form = self.choose(shape)
+            if form == 'matmul':
+                return fast_paths.conv1x1_matmul(x, kernel, d_height, self.data_format)
+            if form == 'filter_matmul' and not fast_paths.conv_gradient_overridden():
+                return fast_paths.conv1x1_filter_matmul(x, kernel, strides, padding,
+                                                        self.data_format)
+        return tf.nn.conv2d(x, kernel, strides, padding, data_format=self.data_format)
 
     def _pool(self, kind, pool_fn, k_height, k_width, d_height, d_width, mode, input_layer,
               num_channels_in):

@@ -6,16 +6,21 @@
     on the CPU, graph/precision.py folds_batch_norm), each folded kernel optionally computed
     once per session (`once_per_session`);
   * `float32_norm_and_pool`: batch norm and pooling in float32 inside a reduced-precision graph
-    (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool).
+    (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool);
+  * `graph_choices`: the measured graph choices of a training graph (graph/graph_choices.py):
+    a 1x1 convolution as one MatMul (`conv1x1_matmul`, stride 1; a stride-2 shortcut as a
+    strided slice and a MatMul), or only its filter gradient as one
+    (`conv1x1_filter_matmul`), decided per convolution shape (`Conv1x1`).
 
 The scopes are context variables read when a ConvNetBuilder is made (`fold_settings`,
-`norm_and_pool_in_float32`).
+`norm_and_pool_in_float32`, `choice_of`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -132,3 +137,136 @@ def fold_settings() -> tuple[bool, bool]:
 def norm_and_pool_in_float32() -> bool:
     """Whether an enclosing `float32_norm_and_pool` scope is on."""
     return _FLOAT32_NORM_AND_POOL.get()
+
+
+class Conv1x1(NamedTuple):
+    """One 1x1 convolution's shape, what a graph choice is decided for.
+
+    Attributes:
+      batch, height, width: the input's (not the output's: a stride-2 shortcut halves them).
+      c_in, c_out: channels in and out.
+      stride: 1 or 2 (the same in height and width).
+      data_format: 'NHWC' or 'NCHW'.
+      dtype: the compute dtype's name ('bfloat16', 'float32').
+    """
+    batch: int
+    height: int
+    width: int
+    c_in: int
+    c_out: int
+    stride: int
+    data_format: str
+    dtype: str
+
+    def describe(self) -> str:
+        """'16x56x56x64->256' (NHWC order whatever the layout), '/2' for a stride of 2."""
+        return '%dx%dx%dx%d->%d%s' % (self.batch, self.height, self.width, self.c_in,
+                                      self.c_out, '/%d' % self.stride if self.stride > 1 else '')
+
+    @property
+    def choice(self) -> str:
+        """The graph choice that makes this convolution a MatMul: 'conv1x1_matmul' (stride 1)
+        or 'shortcut_matmul' (stride 2)."""
+        return 'conv1x1_matmul' if self.stride == 1 else 'shortcut_matmul'
+
+
+def conv1x1_matmul(x, kernel, stride: int, data_format: str):
+    """A 1x1 convolution (no padding needed: SAME and VALID agree) as one MatMul.
+
+    y[n, h, w, :] = x[n, s h, s w, :] @ kernel[0, 0]: in NHWC, x [N, H, W, C_in] viewed as
+    [N H W, C_in] (a reshape, no copy) times the kernel [C_in, C_out]; its gradients are the
+    MatMuls dx = dy kernel^T and dkernel = x^T dy. In NCHW, x [N, C_in, H, W] viewed as
+    [N, C_in, H W] and kernel^T [C_out, C_in] broadcast over N (one BatchMatMul; the kernel's
+    gradient sums over N). A stride s > 1 takes every s-th row and column first (a strided
+    slice, whose gradient scatters back into zeros): the positions a 1x1 kernel with stride s
+    reads under SAME or VALID padding (output size ceil(H / s) = floor((H - 1) / s) + 1).
+
+    Args:
+      x: [N, H, W, C_in] (NHWC) or [N, C_in, H, W] (NCHW), static shape.
+      kernel: [1, 1, C_in, C_out], x's dtype (the variable's shape is kept: checkpoints load
+        across the choice).
+      stride: the convolution's stride in height and width.
+      data_format: 'NHWC' or 'NCHW'.
+
+    Returns:
+      The convolution's output, [N, H', W', C_out] or [N, C_out, H', W'], H' = ceil(H / stride).
+    """
+    c_in, c_out = int(kernel.shape[2]), int(kernel.shape[3])
+    w = tf.reshape(kernel, [c_in, c_out])
+    if data_format == 'NHWC':
+        if stride > 1:
+            x = x[:, ::stride, ::stride, :]
+        n, h, width = (int(d) for d in x.shape[:3])
+        y = tf.matmul(tf.reshape(x, [n * h * width, c_in]), w)
+        return tf.reshape(y, [n, h, width, c_out])
+    if stride > 1:
+        x = x[:, :, ::stride, ::stride]
+    n, h, width = int(x.shape[0]), int(x.shape[2]), int(x.shape[3])
+    y = tf.matmul(tf.expand_dims(tf.transpose(w), 0), tf.reshape(x, [n, c_in, h * width]))
+    return tf.reshape(y, [n, c_out, h, width])
+
+
+_FILTER_MATMUL_GRADIENT = 'TfCnnBenchmarksConv1x1FilterGradientAsMatMul'
+
+
+@tf.RegisterGradient(_FILTER_MATMUL_GRADIENT)
+def _conv1x1_filter_matmul_grad(op, grad):
+    """Gradients of a 1x1 Conv2D: the input's as Conv2DBackpropInput (as TensorFlow's own),
+    the filter's as one MatMul, dw = x_s^T dy (x_s: the positions the stride reads, viewed as
+    [N H' W', C_in]; dy [N H' W', C_out]); NCHW: the sum over N of x_s[n] dy[n]^T."""
+    x, w = op.inputs
+    data_format = op.get_attr('data_format').decode()
+    strides = op.get_attr('strides')
+    kwargs = dict(strides=strides, padding=op.get_attr('padding'),
+                  explicit_paddings=op.get_attr('explicit_paddings'), data_format=data_format,
+                  dilations=op.get_attr('dilations'))
+    dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=tf.shape(x), filter=w, out_backprop=grad,
+                                        **kwargs)
+    c_in, c_out = int(w.shape[2]), int(w.shape[3])
+    if data_format == 'NHWC':
+        s = strides[1]
+        xs = x[:, ::s, ::s, :] if s > 1 else x
+        dw = tf.matmul(tf.reshape(xs, [-1, c_in]), tf.reshape(grad, [-1, c_out]),
+                       transpose_a=True)
+    else:
+        s = strides[2]
+        xs = x[:, :, ::s, ::s] if s > 1 else x
+        n = int(x.shape[0])
+        dw = tf.reduce_sum(tf.matmul(tf.reshape(xs, [n, c_in, -1]),
+                                     tf.reshape(grad, [n, c_out, -1]), transpose_b=True), 0)
+    return dx, tf.reshape(dw, [1, 1, c_in, c_out])
+
+
+def conv1x1_filter_matmul(x, kernel, strides, padding, data_format):
+    """tf.nn.conv2d of a 1x1 kernel whose filter gradient is one MatMul
+    (`_conv1x1_filter_matmul_grad`); the forward pass and the input gradient stay oneDNN's
+    convolutions. Not inside an enclosing Conv2D gradient override (precision.gradient_scope's
+    float32 gradients): that one is kept (the caller checks `conv_gradient_overridden`)."""
+    with tf1.get_default_graph().gradient_override_map({'Conv2D': _FILTER_MATMUL_GRADIENT}):
+        return tf.nn.conv2d(x, kernel, strides, padding, data_format=data_format)
+
+
+def conv_gradient_overridden() -> bool:
+    """Whether an enclosing gradient_override_map already replaces Conv2D's gradient."""
+    graph = tf1.get_default_graph()
+    return bool(getattr(graph, '_gradient_override_map', {}).get('Conv2D'))
+
+
+_GRAPH_CHOICES = contextvars.ContextVar('graph_choices', default=None)
+
+
+@contextlib.contextmanager
+def graph_choices(decide):
+    """Training builders made inside ask `decide(Conv1x1)` how to build each 1x1 convolution:
+    'matmul' (`conv1x1_matmul`), 'filter_matmul' (`conv1x1_filter_matmul`) or None (a
+    convolution); `decide` None: never (today's graph)."""
+    token = _GRAPH_CHOICES.set(decide)
+    try:
+        yield
+    finally:
+        _GRAPH_CHOICES.reset(token)
+
+
+def choice_of():
+    """The enclosing `graph_choices` scope's decide function, or None."""
+    return _GRAPH_CHOICES.get()

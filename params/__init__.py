@@ -20,7 +20,7 @@ from typing import Any
 
 from absl import flags
 
-from . import allreduce_spec, original_flags, path_switch
+from . import allreduce_spec, graph_choice_flag, original_flags, path_switch
 from . import cluster_rules as flag_rules
 
 
@@ -273,6 +273,11 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('fp16_inc_loss_scale_every_n', 1000, 'Double the automatic loss scale after this many '
        'finite steps.', lower=1),
     _b('use_bf16', False, 'bfloat16 compute with float32 master variables.'),
+    _s('graph_choices', 'measured', 'Graph choices of a training step: measured (each where '
+       'this host\'s probe measured it faster, cached), off (none), or a comma list forced '
+       'on: conv1x1_matmul (1x1 convolutions as MatMuls), shortcut_matmul (stride-2 1x1 '
+       'shortcuts as strided slice + MatMul), conv1x1_filter_matmul (only 1x1 filter '
+       'gradients as MatMuls). docs/speed-choices.md.'),
     _b('xla', False, 'XLA auto-clustering for the whole session.'),
     _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
@@ -413,6 +418,10 @@ def validate_params(p: Params) -> None:
                           % p.gradient_clip)
     if p.use_fp16 and p.use_bf16:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
+    try:
+        graph_choice_flag.parse(p.graph_choices)
+    except ValueError as e:
+        raise ParamsError(str(e)) from None
     if p.fp16_vars and not p.use_fp16:
         raise ParamsError('--fp16_vars needs --use_fp16.')
     _check_loss_scale(p)

@@ -129,3 +129,115 @@ def test_bf16_has_no_original_row(capsys):
         bench_roofline.main(['--use_bf16', '--original_dir=/tmp'])
     assert e.value.code == 2
     assert 'the original has no bfloat16' in capsys.readouterr().err
+
+
+roofline_forms = checkout.load_bench('roofline_forms')
+
+
+def _conv_spec(kind, n=2, h=8, w=8, c_in=16, c_out=32, k=1, stride=1):
+    """The OpSpec of a NHWC convolution op of `kind` on [n, h, w, c_in] (output h / stride)."""
+    out = (n, h // stride, w // stride, c_out)
+    attrs = (('data_format', 'NHWC'), ('dilations', (1, 1, 1, 1)), ('explicit_paddings', ()),
+             ('padding', 'VALID' if k == 1 else 'SAME'), ('strides', (1, stride, stride, 1)),
+             ('use_cudnn_on_gpu', True))
+    x = ('input', (n, h, w, c_in), 'bfloat16', None)
+    f = ('filter', (k, k, c_in, c_out), 'bfloat16', None)
+    dy = ('out_backprop', out, 'bfloat16', None)
+    if kind == 'Conv2D':
+        return bench_roofline.OpSpec(kind, (x, f), attrs, out)
+    if kind == 'Conv2DBackpropInput':
+        return bench_roofline.OpSpec(kind, (('input_sizes', (4,), 'int32', (n, h, w, c_in)), f,
+                                            dy), attrs, (n, h, w, c_in))
+    return bench_roofline.OpSpec(kind, (x, ('filter_sizes', (4,), 'int32', (k, k, c_in, c_out)),
+                                        dy), attrs, (k, k, c_in, c_out))
+
+
+@pytest.mark.parametrize('kind, transposes, out', [
+    ('Conv2D', (False, False), (2 * 4 * 4, 32)),
+    ('Conv2DBackpropInput', (False, True), (2 * 4 * 4, 16)),
+    ('Conv2DBackpropFilter', (True, False), (16, 32)),
+])
+def test_a_1x1_convolution_has_a_matmul_form_of_the_same_flops(kind, transposes, out):
+    spec = _conv_spec(kind, stride=2)  # stride 2: M = 2 x 4 x 4 output positions
+    (form,) = roofline_forms.other_forms(spec, bench_roofline.OpSpec)
+    assert form.type == 'MatMul' and form.out_shape == out
+    assert dict(form.attrs) == {'transpose_a': transposes[0], 'transpose_b': transposes[1]}
+    assert bench_roofline.flops(form) == bench_roofline.flops(spec) == 2 * 32 * 16 * 32
+    # ... and the MatMul's own other form is a 1x1 convolution of the same op kind and flops.
+    (back,) = roofline_forms.other_forms(form, bench_roofline.OpSpec)
+    assert back.type == kind and bench_roofline.flops(back) == bench_roofline.flops(spec)
+    assert roofline_forms.other_forms(_conv_spec(kind, k=3), bench_roofline.OpSpec) == []
+
+
+def test_every_form_runs_standalone():
+    spec = _conv_spec('Conv2DBackpropFilter')
+    forms = roofline_forms.other_forms(spec, bench_roofline.OpSpec)
+    forms += roofline_forms.other_forms(forms[0], bench_roofline.OpSpec)
+    for s in [spec] + forms:
+        assert bench_roofline.standalone_secs(s, reps=1, warmup=1)['secs'] >= 0
+
+
+def _choice_graph_specs(decide):
+    """(Counter of big OpSpecs, needed ops) of a small training graph of 1x1 convolutions
+    (stride 1 and 2) and a 3x3, built with `decide` as the graph choice."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.models import convnet_builder, fast_paths
+    graph = tf.Graph()
+    with graph.as_default(), fast_paths.graph_choices(decide):
+        cnn = convnet_builder.ConvNetBuilder(tf.zeros([2, 8, 8, 16], tf.bfloat16), 16, True,
+                                             dtype=tf.bfloat16)
+        cnn.conv(32, 1, 1)
+        cnn.conv(32, 3, 3)
+        cnn.conv(64, 1, 1, 2, 2, mode='SAME_RESNET')
+        loss = tf.reduce_sum(tf.cast(cnn.top_layer, tf.float32))
+        train_op = tf.group(*[v.assign_sub(g) for v, g in zip(
+            tf.compat.v1.trainable_variables(),
+            tf.gradients(loss, tf.compat.v1.trainable_variables()))])
+    return (bench_roofline.collect(graph, train_op),
+            bench_roofline.needed_ops(train_op))
+
+
+def test_no_reformulation_moves_the_stricter_limit():
+    # Fake timings where a MatMul runs 3x a convolution's FLOP/s: the old limit of a graph
+    # made of MatMuls is below the convolutions graph's (its fraction could pass 1 by the
+    # choice alone); the stricter limit's compute is the same for both graphs.
+    def secs(spec):
+        return bench_roofline.flops(spec) / (3e9 if spec.type == 'MatMul' else 1e9)
+
+    results = []
+    for decide in (None, lambda shape: 'matmul'):
+        counts, _ = _choice_graph_specs(decide)
+        forms = {s: roofline_forms.other_forms(s, bench_roofline.OpSpec) for s in counts}
+        timed = {s: secs(s) for s in list(counts) + [f for fs in forms.values() for f in fs]}
+        memory = {'secs': 0.0, 'bytes': 0, 'by_type': {}}
+        results.append((bench_roofline.limit(counts, timed)['secs'],
+                        bench_roofline.strict_limit(counts, timed, forms, memory)))
+    (old_conv, strict_conv), (old_mm, strict_mm) = results
+    assert old_mm < 0.95 * old_conv
+    assert strict_conv['compute']['secs'] == pytest.approx(strict_mm['compute']['secs'])
+    # 2 1x1 convolutions x 3 ops, less the first one's input gradient (nothing needs it).
+    assert strict_conv['other_form_ops'] == 5
+    assert strict_mm['other_form_ops'] == 0
+
+
+def test_memory_bound_ops_count_their_bytes():
+    import tensorflow as tf
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.Variable(tf.zeros([1000])).read_value()  # free: a read
+        y = tf.nn.relu(x)  # 4000 bytes in, 4000 out
+        z = tf.cast(y + x, tf.bfloat16)  # AddV2: 12000; Cast: 4000 in, 2000 out
+        train_op = tf.group(z)
+    rows = roofline_forms.memory_ops(bench_roofline.needed_ops(train_op),
+                                     bench_roofline.CONV_TYPES)
+    assert sorted(rows) == [('AddV2', 12000), ('Cast', 6000), ('Relu', 8000)]
+    bandwidth = {1000: 4e9, 4000: 2e9}  # operand bytes -> bytes/sec
+    assert roofline_forms.bandwidth_for(11999, bandwidth) == 4e9
+    assert roofline_forms.bandwidth_for(12000, bandwidth) == 2e9
+    assert roofline_forms.bandwidth_for(10, bandwidth) == 4e9
+    memory = roofline_forms.memory_secs(rows, bandwidth)
+    assert memory['bytes'] == 26000
+    assert memory['secs'] == pytest.approx(12000 / 2e9 + 6000 / 4e9 + 8000 / 4e9)
+    measured = roofline_forms.measure_bandwidth(1, sizes=(1 << 16, 1 << 18), reps=2)
+    assert set(measured) == {1 << 16, 1 << 18} and all(v > 1e8 for v in measured.values())

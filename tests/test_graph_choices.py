@@ -1,0 +1,284 @@
+"""--graph_choices (graph/graph_choices.py): each choice forced on and off builds the same
+function with the same variables; the measured mode decides per shape from the probe's
+cached factors; the header names what was chosen."""
+
+import functools
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.graph import graph_choices
+from tf_cnn_benchmarks.hardware import kernel_speed
+from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.models import convnet_builder, fast_paths
+
+import helpers
+
+tf1 = tf.compat.v1
+BOTH = 'conv1x1_matmul,shortcut_matmul'
+
+
+def _builder_net(choose, data_format, dtype):
+    """A small net of every 1x1 case (stride 1, stride 2 on an even and an odd size, SAME,
+    VALID and SAME_RESNET padding) and a 3x3 convolution; returns (loss, gradients of every
+    variable, op types) after one run, float32 numpy."""
+    rng = np.random.RandomState(0)
+    images = rng.uniform(-1, 1, [2, 10, 10, 8]).astype(np.float32)
+    if data_format == 'NCHW':
+        images = images.transpose(0, 3, 1, 2)
+    graph = tf.Graph()
+    with graph.as_default(), fast_paths.graph_choices(choose):
+        cnn = convnet_builder.ConvNetBuilder(tf.cast(tf.constant(images), dtype), 8, True,
+                                             data_format, dtype)
+        cnn.use_batch_norm = True
+        with tf1.variable_scope('cg'):
+            cnn.conv(16, 1, 1, bias=None)                                   # 10x10, stride 1
+            cnn.conv(12, 1, 1, 2, 2, mode='SAME_RESNET', activation=None)   # 10 -> 5
+            cnn.conv(12, 3, 3)
+            cnn.conv(6, 1, 1, 2, 2, mode='VALID', use_batch_norm=False)     # odd 5 -> 3
+            cnn.conv(4, 1, 1, 2, 2, mode='SAME', use_batch_norm=False)      # odd 3 -> 2
+        loss = tf.reduce_sum(tf.square(tf.cast(cnn.top_layer, tf.float32)))
+        variables = tf1.trainable_variables()
+        grads = tf.gradients(loss, variables)
+        init = tf1.global_variables_initializer()
+        types = [op.type for op in graph.get_operations()]
+        with tf1.Session() as sess:
+            sess.run(init)
+            value, grad_values = sess.run([loss, grads])
+    shapes = {v.name: v.shape.as_list() for v in variables}
+    return value, dict(zip(shapes, grad_values)), shapes, types
+
+
+@pytest.mark.parametrize('data_format', ['NHWC', 'NCHW'])
+@pytest.mark.parametrize('dtype, rtol', [
+    (tf.float32, 1e-5),
+    # bfloat16 keeps 8 significant bits: a 1x1 convolution and the MatMul of the same
+    # product may round their outputs differently (a different summation order) by one unit
+    # in the last place, 2**-8 relative; the float32 sum of squares of those outputs stays
+    # within that, and each gradient element within two roundings.
+    (tf.bfloat16, 2.0 ** -8),
+], ids=['fp32', 'bf16'])
+@pytest.mark.parametrize('form', ['matmul', 'filter_matmul'])
+def test_each_1x1_form_computes_the_convolution(data_format, dtype, rtol, form):
+    conv_loss, conv_grads, conv_vars, conv_types = _builder_net(None, data_format, dtype)
+    mm_loss, mm_grads, mm_vars, mm_types = _builder_net(lambda shape: form, data_format, dtype)
+    assert mm_vars == conv_vars  # the same variables, names and shapes
+    assert conv_types.count('Conv2D') == 5 and conv_types.count('Conv2DBackpropFilter') == 5
+    if form == 'matmul':
+        assert mm_types.count('Conv2D') == 1  # only the 3x3 is left a convolution
+    else:  # the forward convolutions stay; only the 3x3's filter gradient is oneDNN's
+        assert mm_types.count('Conv2D') == 5
+    assert mm_types.count('Conv2DBackpropFilter') == 1
+    assert mm_types.count('StridedSliceGrad') == (3 if form == 'matmul' else 0)
+    assert 'StridedSliceGrad' not in conv_types
+    np.testing.assert_allclose(mm_loss, conv_loss, rtol=rtol)
+    for name, grad in conv_grads.items():
+        scale = np.abs(grad).max()
+        np.testing.assert_allclose(mm_grads[name], grad, rtol=0,
+                                   atol=max(4 * rtol, 1e-5) * scale, err_msg=name)
+
+
+def test_the_flag_takes_measured_off_or_choice_names():
+    assert params.make_params().graph_choices == 'measured'
+    for good in ('measured', 'off', 'conv1x1_matmul', BOTH):
+        params.validate_params(params.make_params(graph_choices=good))
+    with pytest.raises(params.ParamsError) as e:
+        params.validate_params(params.make_params(graph_choices='conv1x1_matmul,fast'))
+    assert str(e.value) == (
+        "--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
+        "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='conv1x1_matmul,fast'")
+
+
+def test_a_bad_flag_is_one_line_and_exit_2():
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(repo, 'tf_cnn_benchmarks.py'),
+                          '--graph_choices=on'], capture_output=True, text=True, timeout=300,
+                         cwd=repo)
+    assert out.returncode == 2
+    assert 'Traceback' not in out.stderr
+    assert ("--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
+            "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='on'") in out.stderr
+
+
+# resnet50 (36 1x1 convolutions: 30 of stride 1, 6 of stride 2: the first unit of stages 2-4
+# strides its projection shortcut and its first 1x1) on a fixed synthetic batch of 2 at 32x32;
+# a small learning rate, so that three steps stay on a smooth trajectory (at 0.01 the loss fell
+# 7.8 -> 1.3 in three steps and one rounding moved the third step's loss by 3%).
+RESNET50 = dict(model='resnet50', image_size=32, batch_size=2, num_batches=3,
+                init_learning_rate=1e-4, tf_random_seed=3)
+
+
+@functools.lru_cache(maxsize=None)
+def _losses(**flags):
+    return np.array(helpers.tiny_run(**RESNET50, **flags)['losses'])
+
+
+def test_forced_choices_follow_todays_graph_float32():
+    # float32 sums in another order: the first step's loss (the same weights) agrees to
+    # float32's rounding; the next steps' moved by up to 1.45e-5 relative here (batch norm of
+    # the 1x1 last stage over a batch of 2 amplifies the updates' roundings).
+    on, off = _losses(graph_choices=BOTH), _losses(graph_choices='off')
+    np.testing.assert_allclose(on[0], off[0], rtol=1e-6)
+    np.testing.assert_allclose(on, off, rtol=3e-5)
+
+
+def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
+    off = _losses(graph_choices='off', use_bf16=True)
+    # One bfloat16 ulp of each loss (8 significant bits: 2**(floor(log2 |loss|) - 7), 0.031
+    # for a loss in [4, 8)); measured here: at most 0.030 on the second step.
+    ulp = 2.0 ** (np.floor(np.log2(np.abs(off))) - 7)
+    for forced in (BOTH, 'conv1x1_filter_matmul'):
+        on = _losses(graph_choices=forced, use_bf16=True)
+        assert len(on) == 3
+        assert np.all(np.abs(on - off) <= ulp), (forced, on, off, ulp)
+    # The whole-op MatMuls round differently from the convolutions; the filter-gradient
+    # MatMuls alone gave bit-identical losses here (AMD EPYC, AVX512_BF16): the graph differs
+    # (test_each_choice_forced_on_and_off_changes_only_the_ops), the rounding did not.
+    assert np.any(_losses(graph_choices=BOTH, use_bf16=True) != off)
+
+
+def _graph_facts(**flags):
+    graph = helpers.tiny_bench(**{**RESNET50, **flags}).build_graph().graph
+    types = [op.type for op in graph.get_operations()]
+    with graph.as_default():
+        variables = {v.name: v.shape.as_list() for v in tf1.global_variables()}
+    return types, variables
+
+
+def test_each_choice_forced_on_and_off_changes_only_the_ops():
+    off_types, off_vars = _graph_facts(graph_choices='off')
+    one_types, one_vars = _graph_facts(graph_choices='conv1x1_matmul')
+    both_types, both_vars = _graph_facts(graph_choices=BOTH)
+    filter_types, filter_vars = _graph_facts(graph_choices='conv1x1_filter_matmul')
+    assert off_vars == one_vars == both_vars == filter_vars  # parameter counts unchanged
+    assert filter_types.count('Conv2D') == 53
+    assert filter_types.count('Conv2DBackpropFilter') == 53 - 36
+    # 53 convolutions: 36 1x1 (30 stride 1, 6 stride 2), 16 3x3 and the 7x7 stem.
+    assert off_types.count('Conv2D') == 53
+    assert one_types.count('Conv2D') == 53 - 30
+    assert both_types.count('Conv2D') == 53 - 36
+    assert off_types.count('StridedSlice') + 6 == both_types.count('StridedSlice')
+
+
+def test_a_checkpoint_saved_with_one_choice_loads_with_the_other(tmp_path):
+    run = functools.partial(helpers.tiny_run, **{**RESNET50, 'num_batches': 1},
+                            train_dir=str(tmp_path))
+    first = run(graph_choices=BOTH)
+    saved = checkpoints.read_checkpoint_values(first['checkpoint_path'])
+    assert saved['cg/conv1/weights'].shape == (1, 1, 64, 256)  # the convolution's own shape
+    second = run(graph_choices='off')
+    assert second['global_step'] == 2  # restored from step 1, in the other graph
+
+
+SHAPE = fast_paths.Conv1x1(16, 14, 14, 1024, 256, 1, 'NHWC', 'bfloat16')
+SHORTCUT = fast_paths.Conv1x1(16, 56, 56, 256, 512, 2, 'NHWC', 'bfloat16')
+
+
+def test_measured_mode_decides_per_shape():
+    choices = graph_choices.Choices('measured', {
+        (SHAPE, 'matmul'): 0.6, (SHAPE, 'filter_matmul'): 0.7,
+        (SHORTCUT, 'matmul'): 1.2, (SHORTCUT, 'filter_matmul'): 0.85}, 'measured here')
+    assert choices.decide(SHAPE) == 'matmul'  # the faster of the two forms
+    assert choices.decide(SHORTCUT) == 'filter_matmul'  # 0.85 < 0.90
+    assert choices.decide(SHAPE._replace(batch=8)) is None  # not measured: today's graph
+    forced = graph_choices.Choices(frozenset({'shortcut_matmul'}), {}, '')
+    assert forced.decide(SHORTCUT) == 'matmul' and forced.decide(SHAPE) is None
+    both = graph_choices.Choices(frozenset({'shortcut_matmul', 'conv1x1_filter_matmul'}), {},
+                                 '')
+    assert both.decide(SHORTCUT) == 'matmul' and both.decide(SHAPE) == 'filter_matmul'
+    assert graph_choices.describe(choices) == [
+        'graph choices measured here (time vs the convolution, forward + gradients): '
+        'conv1x1_matmul on 16x14x14x1024->256 0.60x; shortcut_matmul on none; off '
+        '16x56x56x256->512/2 1.20x; conv1x1_filter_matmul on 16x56x56x256->512/2 0.85x; off '
+        '16x14x14x1024->256 0.70x']
+    assert graph_choices.describe(graph_choices.Choices('off', {}, '')) == []
+
+
+def test_the_probe_measures_both_forms_and_is_cached(tmp_path):
+    small = [SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16),
+             SHORTCUT._replace(batch=2, height=8, width=8, c_in=16, c_out=32, dtype='float32')]
+    measured = graph_choices.measure(small, 1, 1, budget_secs=0.5)
+    assert set(measured) == {(s, f) for s in small for f in graph_choices.FORMS}
+    assert all(0 < f < 100 for f in measured.values())
+    calls = []
+
+    def fake(items, intra, inter):
+        calls.append(list(items))
+        return {i: 0.5 for i in items}
+
+    path = str(tmp_path / 'choices.json')
+    got, when = kernel_speed.choice_factors(['a', 'b'], (2, 1), fake, cache_path=path,
+                                            cpu_model='cpu', tf_version='x')
+    assert got == {'a': 0.5, 'b': 0.5} and when == 'measured here'
+    kernel_speed._MEMO.clear()
+    got, when = kernel_speed.choice_factors(['a', 'c'], (2, 1), fake, cache_path=path,
+                                            cpu_model='cpu', tf_version='x')
+    assert calls == [['a', 'b'], ['c']]  # only the new shape measured
+    assert when == 'measured here'
+    kernel_speed._MEMO.clear()
+    got, when = kernel_speed.choice_factors(['a'], (2, 1), fake, cache_path=path,
+                                            cpu_model='cpu', tf_version='x')
+    assert when.startswith('measured 20') and when.endswith(', cached')
+
+
+def test_the_header_names_the_measured_choices(monkeypatch):
+    seen = []
+
+    def fake(shapes, intra, inter):
+        seen.extend(shapes)
+        return {(s, form): (0.5 if s.stride == 1 else 1.5) if form == 'matmul' else 1.0
+                for s in shapes for form in graph_choices.FORMS}
+
+    monkeypatch.setattr(graph_choices, 'measure', fake)
+    graph_choices._MEMO.clear()
+    bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
+    lines = bench.precision_lines()
+    assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
+    assert any(line.strip().startswith('graph choices measured here (time vs the convolution, '
+                                       'forward + gradients): conv1x1_matmul on 3x8x8x64->256 '
+                                       '0.50x') for line in lines)
+    types = [op.type for op in bench.build_graph().graph.get_operations()]
+    assert types.count('Conv2D') == 53 - 30  # stride 1 measured faster, stride 2 not
+    gpu_plan = SimpleNamespace(params=params.make_params(device='gpu'), training=True)
+    assert graph_choices.resolve(gpu_plan, None).mode == 'off'  # GPU graphs unchanged
+
+
+def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(monkeypatch):
+    # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
+    monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
+        (s, form): 0.98 for s in shapes for form in graph_choices.FORMS})
+    graph_choices._MEMO.clear()
+    flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
+    measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
+    off = helpers.tiny_bench(**flags, graph_choices='off').build_graph().graph.as_graph_def()
+    assert measured.SerializeToString(deterministic=True) == off.SerializeToString(
+        deterministic=True)
+
+
+def test_the_probe_targets_run_their_ops():
+    # Under Grappler the three targets (groups of pure ops) ran nothing and every factor was
+    # 1.00x: each must run its convolutions or MatMuls.
+    shape = SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16, dtype='float32')
+    graph = tf.Graph()
+    with graph.as_default():
+        targets = graph_choices._forms(shape)
+        init = tf1.global_variables_initializer()
+    ran = []
+    with tf1.Session(graph=graph, config=graph_choices.probe_config(1, 1)) as sess:
+        sess.run(init)
+        for target in targets:
+            meta = tf1.RunMetadata()
+            sess.run(target, options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                     run_metadata=meta)
+            ran.append({n.timeline_label.split(' = ')[-1].split('(')[0].lstrip('_')
+                        .replace('MklNative', '').replace('Mkl', '')
+                        for d in meta.step_stats.dev_stats for n in d.node_stats})
+    assert {'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter'} <= ran[0]
+    assert 'MatMul' in ran[1] and 'Conv2D' not in ran[1]
+    assert {'Conv2D', 'Conv2DBackpropInput', 'MatMul'} <= ran[2]
