@@ -131,15 +131,18 @@ def test_forced_choices_follow_todays_graph_float32():
 def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
     off = _losses(graph_choices='off', use_bf16=True)
     # One bfloat16 ulp of each loss (8 significant bits: 2**(floor(log2 |loss|) - 7), 0.031
-    # for a loss in [4, 8)); measured here: at most 0.030 on the second step.
+    # for a loss in [4, 8)). The first step (the same weights) agrees within one ulp; the
+    # updates' bfloat16 roundings differ with the form and batch norm over a batch of 2
+    # amplifies them, so later steps drift by more than an ulp from run to run (seen: up to
+    # 0.11, 1.4% of the loss, on a loaded 2-core AMD EPYC): they are held to 3%.
     ulp = 2.0 ** (np.floor(np.log2(np.abs(off))) - 7)
     for forced in (BOTH, 'conv1x1_filter_matmul'):
         on = _losses(graph_choices=forced, use_bf16=True)
         assert len(on) == 3
-        assert np.all(np.abs(on - off) <= ulp), (forced, on, off, ulp)
-    # The whole-op MatMuls round differently from the convolutions; the filter-gradient
-    # MatMuls alone gave bit-identical losses here (AMD EPYC, AVX512_BF16): the graph differs
-    # (test_each_choice_forced_on_and_off_changes_only_the_ops), the rounding did not.
+        assert abs(on[0] - off[0]) <= ulp[0], (forced, on, off, ulp)
+        assert np.all(np.abs(on - off) <= 0.03 * np.abs(off)), (forced, on, off)
+    # The whole-op MatMuls round differently from the convolutions (the graph differs:
+    # test_each_choice_forced_on_and_off_changes_only_the_ops).
     assert np.any(_losses(graph_choices=BOTH, use_bf16=True) != off)
 
 
