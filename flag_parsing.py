@@ -73,12 +73,27 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
     if 'model' not in flag_values:
         params.define_flags(flag_values)
     argv = configs.expand(argv)
+    rest = _parse(flag_values, argv)
+    name = flag_values['config'].value
+    if name is not None and not configs.expanded(argv, name):
+        # --config came from a --flagfile: read the configuration first, then parse again.
+        argv = configs.expand(argv, name)
+        rest = _parse(flag_values, argv)
+    if len(rest) > 1:
+        raise params.ParamsError(
+            'unexpected positional argument %r; flags take the form --name=value (booleans: '
+            '--name, --noname or --name=false)' % rest[1])
+    return params.make_params_from_flags(flag_values)
+
+
+def _parse(flag_values: flags.FlagValues, argv: list[str]) -> list[str]:
+    """flag_values(argv) after the flagfile line check; absl's errors as ParamsError."""
     try:
         flagfile_lines.check_flagfiles(list(argv[1:]))
     except flagfile_lines.FlagfileError as e:
         raise params.ParamsError(str(e)) from None
     try:
-        rest = flag_values(argv, known_only=False)
+        return flag_values(argv, known_only=False)
     except flags.Error as e:
         raise params.ParamsError(describe_flag_error(e)) from None
     except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding
@@ -87,8 +102,3 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
             % (e.object[e.start], e.start)) from None
     except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
         raise params.ParamsError(describe_value_error(e)) from None
-    if len(rest) > 1:
-        raise params.ParamsError(
-            'unexpected positional argument %r; flags take the form --name=value (booleans: '
-            '--name, --noname or --name=false)' % rest[1])
-    return params.make_params_from_flags(flag_values)

@@ -58,22 +58,34 @@ def read_flags(name: str) -> list[str]:
     return [line for line in lines if line and not line.startswith(('#', '//'))]
 
 
-def _config_value(arg: str) -> str | None:
-    for prefix in ('--config=', '-config='):
-        if arg.startswith(prefix):
-            return arg[len(prefix):]
-    return None
+def _given(argv: list[str]) -> list[str]:
+    """The --config values in argv[1:]: `--config=NAME` and `--config NAME` (absl takes both)."""
+    out = []
+    for i, arg in enumerate(argv[1:], start=1):
+        for prefix in ('--config=', '-config='):
+            if arg.startswith(prefix):
+                out.append(arg[len(prefix):])
+        if arg in ('--config', '-config') and i + 1 < len(argv):
+            out.append(argv[i + 1])
+    return out
 
 
-def expand(argv: list[str]) -> list[str]:
-    """argv with each `--config=NAME` read first: `--flagfile=<its file>` goes right after
+def expanded(argv: list[str], name: str) -> bool:
+    """True when argv begins with configuration `name`'s flagfile (`expand` put it there)."""
+    return len(argv) > 1 and argv[1] == '--flagfile=' + path_of(name)
+
+
+def expand(argv: list[str], name: str | None = None) -> list[str]:
+    """argv with the configuration read first: `--flagfile=<its file>` goes right after
     argv[0], so that every flag given on the command line wins over the configuration's.
-    `--config` stays in argv (the run records which configuration it came from).
+    The configuration is `name` when given (a --config read from a --flagfile), else the
+    --config of argv (`--config=NAME` or `--config NAME`), which stays in argv (the run
+    records which configuration it came from).
 
     Raises:
       params.ParamsError: an unknown configuration, or more than one --config.
     """
-    given = [v for v in (_config_value(a) for a in argv[1:]) if v is not None]
+    given = [name] if name is not None else _given(argv)
     if not given:
         return list(argv)
     if len(given) > 1:

@@ -111,3 +111,22 @@ def test_the_sweep_takes_a_configurations_axes_and_its_other_flags_for_every_run
                                                r'use --config before --'):
         sweep.build_plan(_parsed(['--models=trivial', '--batch_sizes=8',
                                        '--output_dir=%s' % tmp_path]), ['--config=ci_smoke'])
+
+
+def test_a_configuration_given_with_a_space_or_in_a_flagfile_is_read(tmp_path):
+    # A fresh user's finding: `--config NAME` and a flagfile's --config line were parsed and
+    # silently ignored (the run took the defaults and recorded the name).
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--config', 'resnet50_cpu'])
+    assert (p.model, p.batch_size, p.config) == ('resnet50', 16, 'resnet50_cpu')
+    flagfile = tmp_path / 'run.flags'
+    flagfile.write_text('--config=ci_smoke\n--num_batches=5\n')
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--flagfile=%s' % flagfile])
+    assert (p.model, p.batch_size, p.num_batches) == ('trivial', 8, 5)
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--flagfile=%s' % flagfile,
+                                  '--batch_size=2'])
+    assert (p.batch_size, p.num_batches) == (2, 5)  # the command line still wins
+    with pytest.raises(params.ParamsError, match='--config=nonexist: unknown configuration'):
+        flag_parsing.parse_flags(['tf_cnn_benchmarks', '--config', 'nonexist'])
+    flagfile.write_text('--config=nonexist\n')
+    with pytest.raises(params.ParamsError, match='--config=nonexist: unknown configuration'):
+        flag_parsing.parse_flags(['tf_cnn_benchmarks', '--flagfile=%s' % flagfile])
