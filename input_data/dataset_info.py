@@ -179,6 +179,16 @@ def _listdir(data_dir: str) -> list[str]:
     return names
 
 
+def _missing_subset_hint(subset: str) -> str:
+    """The remedy for a folder without the subset's shards."""
+    if subset == 'validation':
+        return ('; --eval reads the validation shards: convert with tf_cnn_build_tfrecords '
+                '--validation_fraction above 0 (default 0.2), or give the folder that holds '
+                'validation-NNNNN-of-NNNNN')
+    return ('; give the folder that holds the %s-NNNNN-of-NNNNN shards (tf_cnn_build_tfrecords '
+            'writes them from JPEG folders)' % subset)
+
+
 def _other_dataset_hint(data_dir: str, asked: str) -> str:
     """'; it holds X files: drop --data_name ...' when data_dir holds another dataset, else ''."""
     try:
@@ -267,7 +277,8 @@ class Dataset:
             raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)%s'
                                      % (pattern, self.data_dir, self.name, subset,
                                         _other_dataset_hint(self.data_dir, self.name)
-                                        or image_folders.converter_hint(self.data_dir)))
+                                        or image_folders.converter_hint(self.data_dir)
+                                        or _missing_subset_hint(subset)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
             raise cnn_util.DataError('%s shards in %s disagree on their count (-of-%s); remove '

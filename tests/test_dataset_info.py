@@ -255,3 +255,19 @@ def test_default_subset():
     assert dataset_info.default_subset(h.make_params()) == 'train'
     assert dataset_info.default_subset(h.make_params(eval=True)) == 'validation'
     assert dataset_info.default_subset(h.make_params(data_subset='validation')) == 'validation'
+
+
+def test_a_folder_without_a_subsets_shards_names_the_remedy(tmp_path):
+    h.write_shards(tmp_path / 'only_train', 'train', [[b'a']])
+    with pytest.raises(cnn_util.DataError) as e:
+        _dataset(tmp_path / 'only_train').num_examples('validation')
+    assert str(e.value).endswith(
+        '(imagenet validation); --eval reads the validation shards: convert with '
+        'tf_cnn_build_tfrecords --validation_fraction above 0 (default 0.2), or give the folder '
+        'that holds validation-NNNNN-of-NNNNN')
+    h.write_shards(tmp_path / 'only_val', 'validation', [[b'a']])
+    with pytest.raises(cnn_util.DataError) as e:
+        _dataset(tmp_path / 'only_val').num_examples('train')
+    assert str(e.value).endswith(
+        '(imagenet train); give the folder that holds the train-NNNNN-of-NNNNN shards '
+        '(tf_cnn_build_tfrecords writes them from JPEG folders)')
