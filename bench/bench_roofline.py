@@ -250,16 +250,7 @@ def real_step_secs(bench, info, steps: int, warmup: int, between=None) -> float:
         return STAT['fn'](first + second), middle
 
 
-def _timed(run, reps: int, warmup: int) -> list:
-    """Wall seconds of each of `reps` calls of `run()`, after `warmup` untimed calls."""
-    for _ in range(warmup):
-        run()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return times
+_timed = roofline_forms.timed  # wall seconds of each call, after untimed ones
 
 
 def original_rate(args) -> float | None:

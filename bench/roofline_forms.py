@@ -42,6 +42,18 @@ FREE_TYPES = frozenset((
 BANDWIDTH_SIZES = (1 << 18, 1 << 21, 1 << 24, 1 << 27)
 
 
+def timed(run, reps: int, warmup: int) -> list:
+    """Wall seconds of each of `reps` calls of `run()`, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def _shapes(spec) -> dict:
     return {name: (shape, value) for name, shape, _, value in spec.inputs}
 
@@ -161,14 +173,7 @@ def measure_bandwidth(threads: int, sizes=BANDWIDTH_SIZES, reps: int = 10) -> di
         for size, (add, inputs) in targets.items():
             best = {}
             for name, target in (('inputs', inputs), ('add', add)):
-                run = sess.make_callable(target)
-                run()
-                times = []
-                for _ in range(reps):
-                    start = time.perf_counter()
-                    run()
-                    times.append(time.perf_counter() - start)
-                best[name] = min(times)
+                best[name] = min(timed(sess.make_callable(target), reps, 1))
             out[size] = 3 * size / max(best['add'] - best['inputs'], 1e-9)
     return out
 
