@@ -49,7 +49,6 @@ import os
 import shutil
 import tempfile
 import warnings
-from typing import NamedTuple
 
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
@@ -57,125 +56,17 @@ from tensorflow.python.ops import data_flow_ops
 from . import cnn_util
 from .input_data import image_processing, shard_reader
 from .input_data.data_errors import LABEL_ERROR_MARKER
+from .input_data.pipeline_interface import (  # noqa: F401 (re-exported for callers)
+    Batch,
+    ImportedPipeline,
+    InputPipeline,
+    ScoredBatch,
+)
 
 tf1 = tf.compat.v1
 
 # Where reading and preprocessing run (the host's CPU, also in a cluster task).
 HOST_DEVICE = '/cpu:0'
-
-class Batch(NamedTuple):
-    """One device's batch of a step: images as in the module docstring, labels int32 [batch]."""
-
-    images: tf.Tensor
-    labels: tf.Tensor
-
-
-class ScoredBatch(NamedTuple):
-    """One device's batch of an evaluation's full pass (`full_pass`): images and labels as in
-    Batch; valid bool [batch], False for the padding slots that are not scored."""
-
-    images: tf.Tensor
-    labels: tf.Tensor
-    valid: tf.Tensor
-
-
-class InputPipeline(abc.ABC):
-    """Produces per-device batches (Batch, or ScoredBatch in the full-pass mode).
-
-    Args:
-      batch_size: images per device per step.
-      image_size: height and width in pixels.
-      num_classes: labels lie in [0, num_classes).
-      data_format: 'NHWC' or 'NCHW'.
-      dtype: dtype of the images (tf.float32, tf.float16 or tf.bfloat16).
-      full_pass: None, or the run_plan.EvalPlan of an evaluation: the pipeline's mode that
-        reads its records in a fixed order, each scored once (see `make_input_pipeline`), and
-        yields ScoredBatch.
-
-    Attributes (everything callers use; every pipeline has each of them):
-      warmup_ops: ops to run once before the first step (fill the staging areas).
-      step_ops: ops to run with every step (stage the next batch).
-      staging_depth: batches each device holds after warm-up (--batch_group_size for staged
-        pipelines, 0 for synthetic input, which stages nothing).
-      size_ops: one int32 scalar per device: batches now in its staging area ([] if none).
-      drain_ops: ops that empty the staging areas, to run once after the last step.
-      description: one phrase for the header, e.g. 'synthetic' or 'imagenet (tfrecord, 10 files)'.
-      record_files: the TFRecord shards read (ImageNet format), () otherwise: where
-        `input_data.data_errors` looks for an image that does not decode.
-      skipped: the input_data.skipped_records.SkippedRecords of a pipeline that skips bad
-        records (--skip_corrupt_records), else None.
-    """
-
-    def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
-                 full_pass=None):
-        self.batch_size = batch_size
-        self.image_size = image_size
-        self.num_classes = num_classes
-        self.data_format = data_format
-        self.dtype = dtype
-        self.warmup_ops: list = []
-        self.full_pass = full_pass
-        self.step_ops: list = []
-        self.staging_depth = 0
-        self.size_ops: list = []
-        self.drain_ops: list = []
-        self.description = ''
-        self.record_files: tuple[str, ...] = ()
-        self.skipped = None
-
-    def image_shape(self) -> list[int]:
-        """Shape of one device's image batch in the data format."""
-        if self.data_format == 'NHWC':
-            return [self.batch_size, self.image_size, self.image_size, 3]
-        return [self.batch_size, 3, self.image_size, self.image_size]
-
-    @abc.abstractmethod
-    def build(self, devices: list[str]) -> list[Batch] | list[ScoredBatch]:
-        """Builds the pipeline into the default graph.
-
-        Args:
-          devices: device strings of the towers, e.g. ['/cpu:0', '/cpu:1'].
-
-        Returns:
-          One Batch per device (a ScoredBatch in the full-pass mode), each placed on its device.
-        """
-
-    def step_ops_for(self, step: int, num_steps: int) -> list:
-        """The puts to run with step `step` (0-based) of a run of `num_steps` steps after the
-        warm-up: `step_ops`, except for the last `staging_depth` steps, so the run ends with
-        every staged batch consumed."""
-        return list(self.step_ops) if step < num_steps - self.staging_depth else []
-
-    def op_names(self) -> list[str]:
-        """Names of every op the pipeline's callers run (kept when a graph is frozen)."""
-        return ([op.name for op in self.warmup_ops + self.step_ops + self.drain_ops]
-                + [t.op.name for t in self.size_ops])
-
-    def imported_into(self, graph) -> InputPipeline:
-        """This built pipeline as seen in `graph`, a copy of its graph (a frozen graph made by
-        import_graph_def): the same attributes, each op and tensor looked up by name."""
-        return ImportedPipeline(self, graph)
-
-
-class ImportedPipeline(InputPipeline):
-    """A built pipeline's ops in another graph (see InputPipeline.imported_into); `build` is
-    not available: the batches already exist there."""
-
-    def __init__(self, source: InputPipeline, graph):
-        super().__init__(batch_size=source.batch_size, image_size=source.image_size,
-                         num_classes=source.num_classes, data_format=source.data_format,
-                         dtype=source.dtype)
-        self.warmup_ops = [graph.get_operation_by_name(op.name) for op in source.warmup_ops]
-        self.step_ops = [graph.get_operation_by_name(op.name) for op in source.step_ops]
-        self.size_ops = [graph.get_tensor_by_name(t.name) for t in source.size_ops]
-        self.drain_ops = [graph.get_operation_by_name(op.name) for op in source.drain_ops]
-        self.staging_depth = source.staging_depth
-        self.description = source.description
-        self.record_files = source.record_files
-        self.skipped = source.skipped
-
-    def build(self, devices):
-        raise ValueError('an imported pipeline is already built')
 
 
 class SyntheticInput(InputPipeline):
@@ -576,7 +467,7 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
 
 
 def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
-                 batch_size: int | None = None, params=None) -> InputPipeline:
+                 batch_size: int | None = None, params=None, full_pass=None) -> InputPipeline:
     """`make_input_pipeline` with the run plan's values: per-device batch, image size, classes,
     data format, compute dtype and subset.
 
@@ -589,11 +480,12 @@ def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
         runs included).
       batch_size: images per device, when not the plan's (an eval batch).
       params: Params to read input options from, when not the plan's (smaller buffers).
+      full_pass: as for make_input_pipeline.
     """
     return make_input_pipeline(
         params or plan.params, dataset, batch_size=batch_size or plan.per_device_batch_size,
         image_size=plan.image_size, num_classes=plan.num_classes, data_format=plan.data_format,
-        dtype=plan.compute_dtype, train=train, subset=subset or plan.subset)
+        dtype=plan.compute_dtype, train=train, subset=subset or plan.subset, full_pass=full_pass)
 
 
 def eval_pipeline_for(plan, dataset) -> InputPipeline:
@@ -605,7 +497,5 @@ def eval_pipeline_for(plan, dataset) -> InputPipeline:
       DataError: the subset's files are missing or corrupt.
     """
     ev = plan.eval
-    return make_input_pipeline(
-        plan.params, dataset, batch_size=ev.per_device_batch_size, image_size=plan.image_size,
-        num_classes=plan.num_classes, data_format=plan.data_format, dtype=plan.compute_dtype,
-        train=False, subset=ev.subset, full_pass=ev)
+    return pipeline_for(plan, dataset, train=False, subset=ev.subset,
+                        batch_size=ev.per_device_batch_size, full_pass=ev)
