@@ -343,7 +343,10 @@ class Dataset:
             skipped.append(SkippedShard(path, problems[path], counts[path]))
         good = [f for f in files if f not in problems]
         if not good:
-            raise cnn_util.DataError('every %s shard in %s is corrupt' % (subset, self.data_dir))
+            raise cnn_util.DataError(
+                'every %s shard in %s is corrupt: nothing is left to skip; write them again '
+                '(tf_cnn_build_tfrecords) or give the folder of intact shards'
+                % (subset, self.data_dir))
         counts = tuple(counts[f] for f in good)
         if not sum(counts):
             raise cnn_util.DataError('the %s shards matching %s in %s hold no records'

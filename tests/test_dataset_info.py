@@ -208,8 +208,11 @@ def test_skip_corrupt_records_skips_and_reports(tmp_path, capsys):
 def test_all_shards_corrupt_or_empty(tmp_path):
     paths = h.write_shards(tmp_path / 'bad', 'train', [[b'a' * 20]])
     _damage(paths[0], 'truncated_data')
-    with pytest.raises(cnn_util.DataError, match='every train shard'):
+    with pytest.raises(cnn_util.DataError) as e:
         _dataset(tmp_path / 'bad', skip_corrupt_records=True).scan('train')
+    assert str(e.value) == ('every train shard in %s is corrupt: nothing is left to skip; write '
+                            'them again (tf_cnn_build_tfrecords) or give the folder of intact '
+                            'shards' % (tmp_path / 'bad'))
     h.write_shards(tmp_path / 'empty', 'train', [[]])
     with pytest.raises(cnn_util.DataError, match='hold no records'):
         _dataset(tmp_path / 'empty').scan('train')
