@@ -197,6 +197,9 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 
     start = time.perf_counter()
+    if MAX_SEARCH_SECS > 0:  # a silent minute would read as a hang
+        cnn_util.log_fn('Searching for the largest batch per device that fits %s (graph builds, '
+                        'at most %.0f s) ...' % (device, MAX_SEARCH_SECS))
     lo, hi, builds = batch_search.search_batch(probe, batch, ratio,
                                                time.monotonic() + MAX_SEARCH_SECS,
                                                limit=SEARCH_LIMIT_FACTOR * batch)

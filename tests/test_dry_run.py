@@ -200,6 +200,11 @@ def test_dry_run_reports_and_exits_0_for_a_run_that_fits():
     for text in ('planned for V100 16GB', 'Ops on a GPU without a GPU kernel: none',
                  'GPU->GPU', '/GPU:1', 'fits', 'Largest batch per device that fits'):
         assert text in out.stdout, text
+    # The search says it started (it may build graphs for up to a minute before its result).
+    lines = out.stdout.splitlines()
+    searching = lines.index('Searching for the largest batch per device that fits /GPU:0 '
+                            '(graph builds, at most 60 s) ...')
+    assert lines[searching + 1].startswith('Largest batch per device that fits /GPU:0: ')
 
 
 @pytest.mark.cli
