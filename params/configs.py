@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from tf_cnn_benchmarks import params
+from .. import params
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           'configs')
