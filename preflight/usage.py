@@ -82,7 +82,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     """The checks that need TensorFlow, right after it loads: --rewriter_config parses as a
-    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN; then one
+    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN (and, for
+    bfloat16 or float16, its kernels in that dtype on this CPU); then one
     `warning:` line per flag that has no effect in this run on this host
     (preflight/ineffective_flags.py).
 
@@ -92,7 +93,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
 
     Raises:
       params.ParamsError: a malformed --rewriter_config, or --data_format=NCHW on the CPU with
-        TF_ENABLE_ONEDNN_OPTS=0.
+        TF_ENABLE_ONEDNN_OPTS=0, or with a reduced precision whose NCHW kernels this CPU does
+        not run (hardware/layout_kernels.py).
     """
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
@@ -103,6 +105,14 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
         raise params.ParamsError(
             '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
             'off; unset it or use --data_format=NHWC.')
+    if device == 'cpu' and p.data_format == 'NCHW' and (p.use_bf16 or p.use_fp16):
+        from ..hardware import layout_kernels
+        flag, dtype = ('--use_fp16', 'float16') if p.use_fp16 else ('--use_bf16', 'bfloat16')
+        if not layout_kernels.nchw_runs(dtype):
+            raise params.ParamsError(
+                '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
+                'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
+                '--data_format=NHWC' % (flag, dtype, dtype))
     for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p)):
         cnn_util.warn(message)
 
