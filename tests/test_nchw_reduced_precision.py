@@ -4,12 +4,11 @@ first warm-up step with "Default AvgPoolingOp only supports NHWC on device type 
 
 import pytest
 import tensorflow as tf
+from test_cli_edges import run_main
 
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.hardware import layout_kernels
 from tf_cnn_benchmarks.preflight import usage
-
-from test_cli_edges import run_main
 
 BF16_MESSAGE = ("--data_format=NCHW with --use_bf16: this CPU runs no bfloat16 NCHW kernels "
                 "(tried: oneDNN does not take bfloat16 here, and TensorFlow's own CPU kernels "
