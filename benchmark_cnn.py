@@ -46,9 +46,7 @@ from .lifecycle import (
 from .metrics import baseline
 from .models import model_config
 from .preflight import memory_check, usage
-from .runtime import (
-    session_config,
-)
+from .runtime import cpu_tuning, session_config
 
 tf1 = tf.compat.v1
 
@@ -74,7 +72,8 @@ class BenchmarkCNN:
     Attributes:
       plan: the run_plan.RunPlan; params: its resolved Params; model: the CNNModel;
       dataset: the input_data.dataset_info.Dataset; cluster: the cluster.topology.Cluster of a
-      cluster task, else None.
+      cluster task, else None; session_config: the tf.compat.v1.ConfigProto of this run's
+      sessions (runtime/session_config.make_session_config).
 
     Raises:
       params.ParamsError: invalid flags or flag combination, or a cluster that does not
@@ -99,7 +98,7 @@ class BenchmarkCNN:
             p, model=self.model, dataset=self.dataset, visible_gpus=visible,
             cluster=self.cluster, subset=dataset_info.default_subset(p),
             dtypes=precision.compute_dtypes(p),
-            cluster_source=checked.resolution.description)
+            cluster_source=checked.resolution.description, threads=cpu_tuning.thread_counts(p))
         self.params = p = self.plan.params
         self.stored_baseline = (baseline.check_config(checked.baseline, p.baseline, p)
                                 if checked.baseline is not None else None)
@@ -107,6 +106,8 @@ class BenchmarkCNN:
         self.extra_hooks = list(hooks)
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
         self.xla_note = header.runtime_notes(p)  # XLA's flags: before the first session
+        # The options of every session of this run (training, evaluation, frozen inference).
+        self.session_config = make_session_config(p, len(self.plan.devices))
         self._precision_lines = None
 
     # --- Header.
@@ -180,7 +181,7 @@ class BenchmarkCNN:
         self.precision_lines()  # its warnings, when the header was not printed
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset,
-                                        wiring.eval_hooks(self.plan))
+                                        wiring.eval_hooks(self.plan), config=self.session_config)
         hooks = self.make_hooks()
         if p.forward_only and p.freeze_when_forward_only:
             return self._run_frozen(hooks)
@@ -247,10 +248,9 @@ class BenchmarkCNN:
 
     def create_session(self, info):
         """A session on this host's devices (a cluster run connects to its server instead)."""
-        config = make_session_config(self.params, len(self.plan.devices))
         if self.server is not None:
-            return self.server.create_session(info.graph, config)
-        return tf1.Session(config=config)
+            return self.server.create_session(info.graph, self.session_config)
+        return tf1.Session(config=self.session_config)
 
     def initialize(self, sess, info, hooks=()) -> int | None:
         """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest

@@ -134,6 +134,8 @@ class RunPlan:
         'TF_CONFIG (task worker 0: worker 1 of 2, 1 ps)' (cluster/resolvers.py); '' on one
         host.
       eval: the EvalPlan of a run that evaluates (--eval, --eval_during_training_*), else None.
+      threads: (intra-op, inter-op) thread-pool sizes of the run's sessions (the flags where
+        given, else runtime/cpu_tuning.default_thread_counts; 0 = TensorFlow decides).
     """
 
     params: params_lib.Params
@@ -160,6 +162,7 @@ class RunPlan:
     cluster_source: str = ''
     eval: EvalPlan | None = None
     images_per_global_step: int = 0
+    threads: tuple[int, int] = (0, 0)
 
     def __post_init__(self):
         if not self.images_per_global_step:
@@ -299,7 +302,7 @@ def resolve_image_size(p, model) -> int:
 
 
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
-              dtypes: tuple, cluster_source: str = '') -> RunPlan:
+              dtypes: tuple, cluster_source: str = '', threads: tuple = (0, 0)) -> RunPlan:
     """Resolves a run's values (see the module docstring).
 
     Args:
@@ -311,6 +314,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
       subset: the subset the run reads (dataset_info.default_subset).
       dtypes: (compute dtype, variable dtype) (graph.precision.compute_dtypes).
       cluster_source: where the cluster came from (cluster.resolvers.Resolution.description).
+      threads: (intra-op, inter-op) thread-pool sizes (runtime/cpu_tuning.thread_counts).
 
     Returns:
       The RunPlan.
@@ -356,4 +360,4 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
         data_format=p.data_format, param_device=param_device, is_chief=is_chief,
         visible_gpus=visible_gpus, cluster_role=role, cluster_source=cluster_source,
         eval=eval_plan,
-        images_per_global_step=per_update)
+        images_per_global_step=per_update, threads=tuple(threads))

@@ -36,7 +36,6 @@ import tensorflow as tf
 from ..hardware import kernel_speed
 from ..models import fast_paths
 from ..params import graph_choice_flag
-from ..runtime import cpu_tuning
 
 tf1 = tf.compat.v1
 
@@ -203,7 +202,7 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
         return Choices(mode, {}, '')
     if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
         return Choices(graph_choice_flag.OFF, {}, '')
-    threads = cpu_tuning.thread_counts(p)
+    threads = plan.threads
     memo_key = (p.model, plan.per_device_batch_size, plan.image_size, plan.data_format,
                 plan.compute_dtype.name, threads, bool(p.refresh_peak))
     if memo_key in _MEMO:

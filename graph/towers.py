@@ -16,7 +16,7 @@ import contextlib
 
 import tensorflow as tf
 
-from ..runtime import cpu_tuning, xla_jit
+from ..runtime import xla_jit
 from . import precision, tower
 
 tf1 = tf.compat.v1
@@ -43,7 +43,7 @@ def build_towers(plan, model, batches, mgr, *, phase_train: bool,
         with (mgr.tower_scope(i),
               xla_jit.tower_scope(plan.params, i) if jit else contextlib.nullcontext(),
               precision.gradient_scope(plan.compute_dtype, plan.params.device,
-                                       cpu_tuning.thread_counts(plan.params))):
+                                       plan.threads)):
             outputs.append(tower.forward(plan, model, batch.images, batch.labels,
                                          phase_train=phase_train))
     return outputs

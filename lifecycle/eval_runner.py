@@ -42,7 +42,7 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import original_flags
-from ..runtime import cpu_tuning, session_config
+from ..runtime import session_config
 from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
@@ -55,6 +55,8 @@ class Evaluator:
       plan: the run's run_plan.RunPlan (devices, image size, dtypes, training batch).
       model: the run's CNNModel.
       dataset: the run's dataset (input_data.dataset_info.Dataset).
+      config: the tf.compat.v1.ConfigProto of its sessions (the run's; default
+        runtime/session_config.make_session_config of the plan).
 
     Attributes:
       eval_plan: the run_plan.EvalPlan (what one evaluation scores). batch_size: per device.
@@ -62,8 +64,9 @@ class Evaluator:
       'validation'.
     """
 
-    def __init__(self, plan, model, dataset):
+    def __init__(self, plan, model, dataset, config=None):
         p = plan.params
+        self.config = config or session_config.make_session_config(p, len(plan.devices))
         self.plan = plan
         self.model = model
         self.dataset = dataset
@@ -75,7 +78,7 @@ class Evaluator:
         self.global_batch = plan.eval.global_batch_size
         self.num_batches = plan.eval.num_batches
         self._loaders = None
-        self.host_meter = host_load.Meter(cpu_tuning.thread_counts(p)[0])
+        self.host_meter = host_load.Meter(plan.threads[0])
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start
@@ -110,8 +113,7 @@ class Evaluator:
           CheckpointError: the checkpoint does not fit the model.
           DataError: bad input records.
         """
-        config = session_config.make_session_config(self.p, len(self.devices))
-        with tf1.Session(graph=self.graph, config=config) as sess:
+        with tf1.Session(graph=self.graph, config=self.config) as sess:
             sess.run(self.init_ops)
             if checkpoint_path is not None:
                 step = checkpoints.restore(sess, self.graph, self.mgr, checkpoint_path,
@@ -218,10 +220,11 @@ def _waiting_line(p, last: str | None) -> str:
             'stops' % (what, where, p.eval_interval_secs))
 
 
-def run_eval(plan, model, dataset, hooks=()) -> dict:
+def run_eval(plan, model, dataset, hooks=(), config=None) -> dict:
     """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs), then
     runs the phases after a run for `hooks` (wiring.eval_hooks: the figures, the results JSON
-    and the results database), as a training run's end does.
+    and the results database), as a training run's end does. `config`: the sessions'
+    tf.compat.v1.ConfigProto (the run's; default made from the plan, see Evaluator).
 
     Returns:
       The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
@@ -238,7 +241,7 @@ def run_eval(plan, model, dataset, hooks=()) -> dict:
         if path is None:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
-    evaluator = Evaluator(plan, model, dataset)
+    evaluator = Evaluator(plan, model, dataset, config)
     log_eval_plan(evaluator)
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False

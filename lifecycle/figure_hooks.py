@@ -21,7 +21,6 @@ from ..metrics import baseline as baseline_lib
 from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
 from ..metrics import step_breakdown, utilisation
-from ..runtime import cpu_tuning
 from . import run_hooks
 
 
@@ -115,7 +114,7 @@ class HostLoadHook(run_hooks.RunHook):
     """
 
     def __init__(self, plan, *, reader=None, warn=None):
-        self.meter = host_load_lib.Meter(cpu_tuning.thread_counts(plan.params)[0], reader)
+        self.meter = host_load_lib.Meter(plan.threads[0], reader)
         self.warn = warn
         self.load = None
 

@@ -127,8 +127,7 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
         return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
-    from ..runtime import cpu_tuning
-    threads = cpu_tuning.thread_counts(plan.params)[0] or 0
+    threads = plan.threads[0] or 0
     measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, dtype, threads,
                                 cpu_model=machine.cpu_model(), tf_version=tf.__version__)
     stale = None

@@ -176,7 +176,7 @@ class _Step:
 
 def _plan(intra=2):
     return types.SimpleNamespace(params=types.SimpleNamespace(
-        num_intra_threads=intra, num_inter_threads=1, data_dir=None))
+        num_intra_threads=intra, num_inter_threads=1, data_dir=None), threads=(intra, 1))
 
 
 class _Load(run_hooks.RunHook):

@@ -36,7 +36,7 @@ def _plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, traini
                                  compute_dtype=dtype, training=training, model=model,
                                  dataset='imagenet', image_size=image_size, num_classes=1001,
                                  cluster_role='', images_per_step=4 * len(devices),
-                                 global_batch_size=4 * len(devices))
+                                 global_batch_size=4 * len(devices), threads=(2, 1))
 
 
 def test_forward_flops_of_the_trivial_model_are_its_one_affine_layer():
