@@ -180,8 +180,8 @@ class BenchmarkCNN:
                 return self.server.serve()
         self.precision_lines()  # its warnings, when the header was not printed
         if p.eval:
-            return eval_runner.run_eval(self.plan, self.model, self.dataset,
-                                        wiring.eval_hooks(self.plan), config=self.session_config)
+            return eval_runner.run_eval(self.plan, self.model, self.dataset, self.session_config,
+                                        wiring.eval_hooks(self.plan))
         hooks = self.make_hooks()
         if p.forward_only and p.freeze_when_forward_only:
             return self._run_frozen(hooks)
@@ -278,7 +278,8 @@ class BenchmarkCNN:
         is_local = (coordination.local_device_predicate(self.cluster)
                     if self.cluster is not None else None)
         hooks = wiring.make_hooks(self.plan, self.model, self.dataset, is_local_device=is_local,
-                                  stored_baseline=self.stored_baseline)
+                                  stored_baseline=self.stored_baseline,
+                                  session_config=self.session_config)
         if self.server is not None:
             hooks += coordination.cluster_hooks(self.server)
         return hooks + self.extra_hooks

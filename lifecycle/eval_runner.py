@@ -42,7 +42,6 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import original_flags
-from ..runtime import session_config
 from . import checkpoints, results_log, run_hooks, signals
 
 tf1 = tf.compat.v1
@@ -55,8 +54,8 @@ class Evaluator:
       plan: the run's run_plan.RunPlan (devices, image size, dtypes, training batch).
       model: the run's CNNModel.
       dataset: the run's dataset (input_data.dataset_info.Dataset).
-      config: the tf.compat.v1.ConfigProto of its sessions (the run's; default
-        runtime/session_config.make_session_config of the plan).
+      config: the tf.compat.v1.ConfigProto of its sessions (the run's:
+        BenchmarkCNN.session_config).
 
     Attributes:
       eval_plan: the run_plan.EvalPlan (what one evaluation scores). batch_size: per device.
@@ -64,9 +63,9 @@ class Evaluator:
       'validation'.
     """
 
-    def __init__(self, plan, model, dataset, config=None):
+    def __init__(self, plan, model, dataset, config):
         p = plan.params
-        self.config = config or session_config.make_session_config(p, len(plan.devices))
+        self.config = config
         self.plan = plan
         self.model = model
         self.dataset = dataset
@@ -220,11 +219,11 @@ def _waiting_line(p, last: str | None) -> str:
             'stops' % (what, where, p.eval_interval_secs))
 
 
-def run_eval(plan, model, dataset, hooks=(), config=None) -> dict:
+def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs), then
     runs the phases after a run for `hooks` (wiring.eval_hooks: the figures, the results JSON
     and the results database), as a training run's end does. `config`: the sessions'
-    tf.compat.v1.ConfigProto (the run's; default made from the plan, see Evaluator).
+    tf.compat.v1.ConfigProto (BenchmarkCNN.session_config).
 
     Returns:
       The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
@@ -296,11 +295,13 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
     Args:
       plan: the training run's run_plan.RunPlan.
       model, dataset: the run's CNNModel and dataset (the evaluator builds its own graph).
+      config: the tf.compat.v1.ConfigProto of the evaluations' sessions (the run's).
     """
 
-    def __init__(self, plan, model, dataset):
+    def __init__(self, plan, model, dataset, config=None):
         p = plan.params
         self.plan = plan
+        self.config = config
         self._model_and_dataset = (model, dataset)
         self.p = p
         self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
@@ -318,7 +319,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
 
     def begin(self, ctx):
         self._ctx = ctx
-        self.evaluator = Evaluator(self.plan, *self._model_and_dataset)
+        self.evaluator = Evaluator(self.plan, *self._model_and_dataset, self.config)
         self._savable = ctx.info.mgr.savable_variables()
         self.counter.begin(ctx)
         self._summaries = EvalSummaryWriter(self.p)

@@ -30,8 +30,8 @@ def _is_set(p, name: str) -> bool:
     return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
 
 
-def make_hooks(plan, model, dataset, *, is_local_device=None,
-               stored_baseline=None) -> list[run_hooks.RunHook]:
+def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=None,
+               session_config=None) -> list[run_hooks.RunHook]:
     """The lifecycle hooks of a training or forward-only run.
 
     Args:
@@ -41,6 +41,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
       is_local_device: device name -> True for this task's devices (cluster runs), for the
         traced steps' breakdowns; None: every device is local.
       stored_baseline: the --baseline result, its configuration checked, or None.
+      session_config: the run's tf.compat.v1.ConfigProto (BenchmarkCNN.session_config), for
+        the sessions of the evaluations during training.
     """
     p = plan.params
     is_local = is_local_device or (lambda device: True)
@@ -51,7 +53,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None,
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(_is_set(p, n) for n in params_lib.EVAL_DURING_TRAINING_FLAGS):
-        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset))
+        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset,
+                                                                 session_config))
     if p.graph_file or p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix:
         hooks.append(profiling.ProfilingHook(p))
     if plan.training and p.train_dir and plan.is_chief:

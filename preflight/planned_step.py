@@ -32,7 +32,8 @@ def build(bench) -> Built:
     the unfrozen one: it holds the same tensors)."""
     plan = bench.plan
     if plan.params.eval:
-        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset)
+        evaluator = eval_runner.Evaluator(plan, bench.model, bench.dataset,
+                                            bench.session_config)
         graph, fetches = evaluator.graph, [evaluator.counts] + list(evaluator.pipeline.step_ops)
         savable, batch = evaluator.savable, plan.eval.per_device_batch_size
     else:

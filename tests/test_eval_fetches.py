@@ -17,7 +17,8 @@ def test_eval_batches_run_through_callables_made_before_the_timer(imagenet_dir, 
     p = make_params(model='trivial', data_dir=imagenet_dir, image_size=32, batch_size=8,
                     eval=True, num_eval_batches=3, batch_group_size=2)
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=0)
-    evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset)
+    evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset,
+                                       bench.session_config)
     with tf1.Session(graph=evaluator.graph) as sess:
         sess.run(evaluator.init_ops)
         values = {name: sess.run(var) for name, var in evaluator.savable.items()}

@@ -135,7 +135,8 @@ def test_each_evaluation_starts_again_from_the_first_record(crafted):
     # The --eval_interval_secs loop and evaluation during training reuse one evaluator.
     bench = tiny_bench(data_dir=crafted['five'], eval=True, image_size=CROP, num_classes=10,
                        eval_batch_size=2)
-    evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset)
+    evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset,
+                                       bench.session_config)
     values = crafted_values()
     for _ in range(3):
         r = evaluator.evaluate(values=values)
