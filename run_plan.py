@@ -285,20 +285,9 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
 
 
 def resolve_image_size(p, model) -> int:
-    """--image_size, or the model's own; checked against the model's limits.
-
-    Raises:
-      params.ParamsError: the model takes only its own size, or the size is below its minimum.
-    """
-    size = p.image_size or model.image_size
-    if size != model.image_size and model.fixed_image_size:
-        raise params_lib.ParamsError(
-            '--model=%s takes only %dx%d images. Received: image_size=%d' % (
-                p.model, model.image_size, model.image_size, size))
-    if size < model.min_image_size:
-        raise params_lib.ParamsError('--model=%s needs --image_size >= %d. Received: %d' % (
-            p.model, model.min_image_size, size))
-    return size
+    """--image_size, or the model's own (the usage check, preflight/usage.check_model, has
+    checked it against the model's limits before TensorFlow loaded)."""
+    return p.image_size or model.image_size
 
 
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
@@ -320,7 +309,6 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
       The RunPlan.
 
     Raises:
-      params.ParamsError: the image size does not suit the model.
       DataError: the subset read (or evaluated) is missing or corrupt.
     """
     image_size = resolve_image_size(p, model)

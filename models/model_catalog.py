@@ -20,54 +20,58 @@ import difflib
 DATASETS = ('imagenet', 'cifar10')
 
 ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
-                                               'gflops', 'batch_size', 'learning_rate'])
+                                               'gflops', 'batch_size', 'learning_rate',
+                                               'min_image_size', 'fixed_image_size'])
 ModelRow.__doc__ = """One model of the table.
 
 name, dataset: registry key. image_size: default input height and width in pixels. parameters:
 trainable parameters (classifier of the dataset's width: 1001 ImageNet, 10 CIFAR-10). gflops:
 forward GFLOPs per image at image_size (multiply-add = 2 FLOPs, see models/flops.py).
-batch_size, learning_rate: the model's per-device defaults."""
+batch_size, learning_rate: the model's per-device defaults. min_image_size: the smallest
+--image_size it takes; fixed_image_size: True when it takes only image_size (it flattens a
+feature map of fixed size)."""
 
 # (name, dataset, image size, trainable parameters, forward FLOPs per image, default batch,
-# default learning rate), sorted by name then dataset. Generated: see the module docstring.
+# default learning rate, smallest image size, only its own image size), sorted by name then
+# dataset. Generated: see the module docstring.
 ROWS = (
-    ('alexnet', 'cifar10', 32, 1756426, 65556224, 128, 0.1),
-    ('alexnet', 'imagenet', 227, 61842345, 1677585792, 512, 0.005),
-    ('densenet100_k12', 'cifar10', 32, 6979642, 3539032896, 64, 0.1),
-    ('densenet100_k24', 'cifar10', 32, 27249082, 13778695488, 64, 0.1),
-    ('densenet121', 'imagenet', 224, 7979881, 5668325376, 32, 0.0125),
-    ('densenet40_k12', 'cifar10', 32, 1019722, 529625856, 64, 0.1),
-    ('googlenet', 'imagenet', 224, 6999577, 3165345792, 32, 0.005),
-    ('inception3', 'imagenet', 299, 23836617, 11426436288, 32, 0.005),
-    ('inception4', 'imagenet', 299, 42681353, 24507952320, 32, 0.005),
-    ('lenet', 'imagenet', 28, 2173353, 28069888, 32, 0.005),
-    ('mobilenet', 'imagenet', 224, 4233001, 1137482752, 32, 0.005),
-    ('mobilenet_v2', 'imagenet', 224, 3506153, 601551104, 32, 0.005),
-    ('overfeat', 'imagenet', 231, 145924969, 5602816000, 32, 0.005),
-    ('resnet101', 'imagenet', 224, 44551209, 15140392960, 32, 0.016),
-    ('resnet101_v1.5', 'imagenet', 224, 44551209, 15602814976, 32, 0.016),
-    ('resnet101_v2', 'imagenet', 224, 44543529, 15602814976, 32, 0.016),
-    ('resnet110', 'cifar10', 32, 1727962, 505775360, 128, 0.1),
-    ('resnet110_v2', 'cifar10', 32, 1727962, 505775360, 128, 0.1),
-    ('resnet152', 'imagenet', 224, 60194857, 22564835328, 32, 0.016),
-    ('resnet152_v1.5', 'imagenet', 224, 60194857, 23027257344, 32, 0.016),
-    ('resnet152_v2', 'imagenet', 224, 60187177, 23027257344, 32, 0.016),
-    ('resnet20', 'cifar10', 32, 269722, 81102080, 128, 0.1),
-    ('resnet20_v2', 'cifar10', 32, 269722, 81102080, 128, 0.1),
-    ('resnet32', 'cifar10', 32, 464154, 137725184, 128, 0.1),
-    ('resnet32_v2', 'cifar10', 32, 464154, 137725184, 128, 0.1),
-    ('resnet44', 'cifar10', 32, 658586, 194348288, 128, 0.1),
-    ('resnet44_v2', 'cifar10', 32, 658586, 194348288, 128, 0.1),
-    ('resnet50', 'imagenet', 224, 25559081, 7715950592, 64, 0.032),
-    ('resnet50_v1.5', 'imagenet', 224, 25559081, 8178372608, 64, 0.032),
-    ('resnet50_v2', 'imagenet', 224, 25551401, 8178372608, 64, 0.032),
-    ('resnet56', 'cifar10', 32, 853018, 250971392, 128, 0.1),
-    ('resnet56_v2', 'cifar10', 32, 853018, 250971392, 128, 0.1),
-    ('trivial', 'cifar10', 32, 52235, 96256, 32, 0.005),
-    ('trivial', 'imagenet', 227, 4263877, 8517558, 32, 0.0001),
-    ('vgg11', 'imagenet', 224, 132867433, 15218188288, 64, 0.005),
-    ('vgg16', 'imagenet', 224, 138361641, 30940536832, 64, 0.005),
-    ('vgg19', 'imagenet', 224, 143671337, 39264133120, 64, 0.005),
+    ('alexnet', 'cifar10', 32, 1756426, 65556224, 128, 0.1, 32, True),
+    ('alexnet', 'imagenet', 227, 61842345, 1677585792, 512, 0.005, 227, True),
+    ('densenet100_k12', 'cifar10', 32, 6979642, 3539032896, 64, 0.1, 8, False),
+    ('densenet100_k24', 'cifar10', 32, 27249082, 13778695488, 64, 0.1, 8, False),
+    ('densenet121', 'imagenet', 224, 7979881, 5668325376, 32, 0.0125, 32, False),
+    ('densenet40_k12', 'cifar10', 32, 1019722, 529625856, 64, 0.1, 8, False),
+    ('googlenet', 'imagenet', 224, 6999577, 3165345792, 32, 0.005, 32, False),
+    ('inception3', 'imagenet', 299, 23836617, 11426436288, 32, 0.005, 75, False),
+    ('inception4', 'imagenet', 299, 42681353, 24507952320, 32, 0.005, 75, False),
+    ('lenet', 'imagenet', 28, 2173353, 28069888, 32, 0.005, 28, True),
+    ('mobilenet', 'imagenet', 224, 4233001, 1137482752, 32, 0.005, 32, False),
+    ('mobilenet_v2', 'imagenet', 224, 3506153, 601551104, 32, 0.005, 32, False),
+    ('overfeat', 'imagenet', 231, 145924969, 5602816000, 32, 0.005, 231, True),
+    ('resnet101', 'imagenet', 224, 44551209, 15140392960, 32, 0.016, 32, False),
+    ('resnet101_v1.5', 'imagenet', 224, 44551209, 15602814976, 32, 0.016, 32, False),
+    ('resnet101_v2', 'imagenet', 224, 44543529, 15602814976, 32, 0.016, 32, False),
+    ('resnet110', 'cifar10', 32, 1727962, 505775360, 128, 0.1, 8, False),
+    ('resnet110_v2', 'cifar10', 32, 1727962, 505775360, 128, 0.1, 8, False),
+    ('resnet152', 'imagenet', 224, 60194857, 22564835328, 32, 0.016, 32, False),
+    ('resnet152_v1.5', 'imagenet', 224, 60194857, 23027257344, 32, 0.016, 32, False),
+    ('resnet152_v2', 'imagenet', 224, 60187177, 23027257344, 32, 0.016, 32, False),
+    ('resnet20', 'cifar10', 32, 269722, 81102080, 128, 0.1, 8, False),
+    ('resnet20_v2', 'cifar10', 32, 269722, 81102080, 128, 0.1, 8, False),
+    ('resnet32', 'cifar10', 32, 464154, 137725184, 128, 0.1, 8, False),
+    ('resnet32_v2', 'cifar10', 32, 464154, 137725184, 128, 0.1, 8, False),
+    ('resnet44', 'cifar10', 32, 658586, 194348288, 128, 0.1, 8, False),
+    ('resnet44_v2', 'cifar10', 32, 658586, 194348288, 128, 0.1, 8, False),
+    ('resnet50', 'imagenet', 224, 25559081, 7715950592, 64, 0.032, 32, False),
+    ('resnet50_v1.5', 'imagenet', 224, 25559081, 8178372608, 64, 0.032, 32, False),
+    ('resnet50_v2', 'imagenet', 224, 25551401, 8178372608, 64, 0.032, 32, False),
+    ('resnet56', 'cifar10', 32, 853018, 250971392, 128, 0.1, 8, False),
+    ('resnet56_v2', 'cifar10', 32, 853018, 250971392, 128, 0.1, 8, False),
+    ('trivial', 'cifar10', 32, 52235, 96256, 32, 0.005, 8, False),
+    ('trivial', 'imagenet', 227, 4263877, 8517558, 32, 0.0001, 8, False),
+    ('vgg11', 'imagenet', 224, 132867433, 15218188288, 64, 0.005, 224, True),
+    ('vgg16', 'imagenet', 224, 138361641, 30940536832, 64, 0.005, 224, True),
+    ('vgg19', 'imagenet', 224, 143671337, 39264133120, 64, 0.005, 224, True),
 )
 
 
@@ -77,8 +81,8 @@ class UnknownModelError(ValueError):
 
 def rows() -> list[ModelRow]:
     """Every model's ModelRow, sorted by name then dataset (gflops = FLOPs / 1e9)."""
-    return [ModelRow(name, dataset, size, params, flops / 1e9, batch, lr)
-            for name, dataset, size, params, flops, batch, lr in ROWS]
+    return [ModelRow(name, dataset, size, params, flops / 1e9, batch, lr, smallest, fixed)
+            for name, dataset, size, params, flops, batch, lr, smallest, fixed in ROWS]
 
 
 def names(dataset: str) -> list[str]:
@@ -135,6 +139,25 @@ def check_model(name: str, dataset: str) -> None:
         'unknown --model=%r; %svalid models for imagenet (and synthetic data): %s; for cifar10 '
         '(--data_name=cifar10): %s' % (name, guess, ', '.join(names('imagenet')),
                                        ', '.join(names('cifar10'))))
+
+
+def image_size_problem(name: str, dataset: str, image_size: int | None) -> str | None:
+    """Why `--image_size` does not suit the model, as the usage line; None when it does.
+
+    Args:
+      name, dataset: a registered model ('synthetic' means ImageNet's models).
+      image_size: --image_size in pixels; None or 0 means the model's own.
+    """
+    dataset = 'imagenet' if dataset == 'synthetic' else dataset
+    row = next(r for r in rows() if (r.name, r.dataset) == (name, dataset))
+    size = image_size or row.image_size
+    if size != row.image_size and row.fixed_image_size:
+        return '--model=%s takes only %dx%d images. Received: image_size=%d' % (
+            name, row.image_size, row.image_size, size)
+    if size < row.min_image_size:
+        return '--model=%s needs --image_size >= %d. Received: %d' % (
+            name, row.min_image_size, size)
+    return None
 
 
 _COLUMNS = (  # (header, attribute, format, left-aligned)

@@ -30,15 +30,16 @@ def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
         model = model_config.get_model(name, dataset)
         parameters, flops_per_image = flops.measure(model)
         rows.append(ModelRow(name, dataset, model.image_size, parameters, flops_per_image / 1e9,
-                             model.default_batch_size, model.default_learning_rate))
+                             model.default_batch_size, model.default_learning_rate,
+                             model.min_image_size, bool(model.fixed_image_size)))
     return rows
 
 
 def catalog_source(rows: list[ModelRow]) -> str:
     """The body of model_catalog.ROWS for measured `rows` (one tuple a line, FLOPs as integers)."""
-    return '\n'.join('    (%r, %r, %d, %d, %d, %d, %r),' % (
+    return '\n'.join('    (%r, %r, %d, %d, %d, %d, %r, %d, %r),' % (
         r.name, r.dataset, r.image_size, r.parameters, round(r.gflops * 1e9), r.batch_size,
-        r.learning_rate) for r in rows)
+        r.learning_rate, r.min_image_size, r.fixed_image_size) for r in rows)
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.models.model_table

@@ -169,7 +169,8 @@ def check_gpu_model(p: params.Params) -> None:
 
 
 def check_model(p: params.Params) -> None:
-    """Refuses an unknown --model before TensorFlow loads (models/model_catalog.py).
+    """Refuses an unknown --model, or an --image_size it does not take, before TensorFlow
+    loads (models/model_catalog.py).
 
     The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
     the files in --data_dir; when that fails, nothing is checked here (the run then reports the
@@ -177,10 +178,15 @@ def check_model(p: params.Params) -> None:
 
     Raises:
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
+      params.ParamsError: --image_size does not suit the model (it takes only its own size,
+        or the size is below its smallest).
     """
     dataset = dataset_name(p)
     if dataset is not None:
         model_catalog.check_model(p.model, dataset)
+        problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)
+        if problem:
+            raise params.ParamsError(problem)
 
 
 def dataset_name(p: params.Params) -> str | None:

@@ -58,6 +58,12 @@ def run_main(*args):
     (['--job_name=worker', '--ps_hosts=127.0.0.1:2222', '--worker_hosts=localhost:2222'],
      'error: 127.0.0.1:2222 (--ps_hosts) and localhost:2222 (--worker_hosts) are the same '
      'address; every task needs its own host:port.'),
+    (['--model=resnet50', '--image_size=8'],
+     'error: --model=resnet50 needs --image_size >= 32. Received: 8'),
+    (['--model=vgg16', '--image_size=64'],
+     'error: --model=vgg16 takes only 224x224 images. Received: image_size=64'),
+    (['--model=resnet20', '--data_name=cifar10', '--image_size=4'],
+     'error: --model=resnet20 needs --image_size >= 8. Received: 4'),
     (['--train_dir=/proc/no_such_dir'], 'error: --train_dir=/proc/no_such_dir cannot be '
      'written: cannot create /proc/no_such_dir: No such file or directory. Choose another path.'),
 ])
