@@ -1,5 +1,13 @@
-"""Input data: dataset descriptions and shard scans (dataset_info.py), image preprocessing ops
-(image_processing.py), CIFAR-10 batches (cifar10_data.py), the lookup of an undecodable image
-(bad_images.py) and the converter's hint for a folder of images (image_folders.py).
-The pipelines that use them are in preprocessing.py.
+"""Input data: what the pipelines (preprocessing.py) read, and what goes wrong with it.
+
+Datasets and their files: dataset descriptions (dataset_info.py), the start-up walk of TFRecord
+shards and its cache (shard_scan.py), their compression (compression.py), tf.data's reading of
+a subset's shards (shard_reader.py), the masked CRC-32C of record headers (record_crc.py), the
+model's classes from --num_classes or labels.txt (class_labels.py), CIFAR-10 batches
+(cifar10_data.py), and the converter's hint for a folder of JPEG images (image_folders.py).
+Images: the preprocessing ops (image_processing.py). The interface every pipeline implements:
+batch types and `InputPipeline` (pipeline_interface.py). Bad input, named and never silently
+dropped: a session error of bad records as one line (data_errors.py), the shard and record
+behind a "corrupted record" error (corrupt_records.py), records --skip_corrupt_records skipped
+(skipped_records.py), the lookup of an undecodable image (bad_images.py).
 """

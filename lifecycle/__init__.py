@@ -6,7 +6,9 @@ have no effect in it (wiring.py), the header block (header.py), the hold of the 
 writes, one run at a time (dir_hold.py). The hooks: checkpoints
 (checkpoints.py), evaluation (eval_runner.py), summaries (summaries.py), profiles and traces
 (profiling.py, trace_extras.py), the figures' hooks (figure_hooks.py), signals (signals.py),
-results JSON and plot (results_log.py), MLPerf lines (mlperf_log.py).
+results JSON and plot (results_log.py), every finished run into the results database
+(results_db.py), the records --skip_corrupt_records skipped (skip_report.py), the schedule's
+changes a run never reaches (schedule_warnings.py), MLPerf lines (mlperf_log.py).
 
 Below the cluster and the preflight checks; above the figures (metrics/), which it reports,
 and the graph, which it runs.

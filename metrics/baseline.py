@@ -1,7 +1,7 @@
 """--baseline=RESULTS.json: this run against a stored results JSON of the same configuration.
 
 The samples are the per-step images/sec of the stored run (its 'steps') and of this run; the
-test and the rule are tools/significance.py's: the run fails (exit status 1, after its results
+test and the rule are metrics/significance.py's: the run fails (exit status 1, after its results
 are written) when it is slower by the one-sided Mann-Whitney test (p <= 0.05) and its total
 images/sec is more than --fail_on_slower percent below the baseline's. A JSON of another
 configuration is refused before the run starts, with one line naming the parameters that

@@ -8,6 +8,12 @@ never disagree. The flow is one-directional:
           -> BenchmarkCNN
 
 Library code never reads the global FLAGS object; it receives a `Params`.
+
+Beside the table: the original's flags beyond it and the warnings of those without effect
+(original_flags.py), a cluster task's rules (cluster_rules.py), the `--all_reduce_spec`
+language (allreduce_spec.py), `--graph_choices` values (graph_choice_flag.py), a path-or-off
+flag such as `--results_db` (path_switch.py), named configurations under configs/
+(configs.py), and the check of `--flagfile` lines before absl reads them (flagfile_lines.py).
 """
 
 from __future__ import annotations

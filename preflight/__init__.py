@@ -1,11 +1,13 @@
 """Will it run, where, and how fast: checks and plans before a run spends time.
 
 The usage check of a run's flags (usage.py: before TensorFlow loads, and the few checks that
-need it right after), with output paths that cannot be written (output_paths.py). On a built
+need it right after), with output paths that cannot be written (output_paths.py) and the flags that have no effect
+in the run (ineffective_flags.py). On a built
 graph, with no step run: --dry_run (dry_run.py), the memory check before the first step
 (memory_check.py), and the static analysis both use: the step as it would be built for the
 planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_kernels.py), the
-copies per step (step_traffic.py) and the peak memory estimate (memory_estimate.py).
+copies per step (step_traffic.py), the peak memory estimate (memory_estimate.py) and the one
+search for the largest batch that fits (batch_search.py).
 The step-time model of --plan_scaling and the dry run's predicted step: a model's variables and
 the FLOPs of their layers (layer_profile.py), the bytes each variable manager moves over which
 links at any scale (traffic_patterns.py), compute plus the communication that does not overlap

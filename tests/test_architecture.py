@@ -191,6 +191,23 @@ def test_the_layout_has_one_package_per_concern():
         assert '`%s' % name in layout, '%s is not in the layout of docs/CONTRIBUTING.md' % name
 
 
+def test_each_package_docstring_names_every_module_it_holds():
+    """A package's docstring says what it holds: a module it does not name is either
+    undocumented or in the wrong package."""
+    missing = {}
+    for package in sorted(d for d in os.listdir(REPO)
+                          if os.path.isfile(os.path.join(REPO, d, '__init__.py'))):
+        folder = os.path.join(REPO, package)
+        with open(os.path.join(folder, '__init__.py'), encoding='utf-8') as f:
+            doc = ast.get_docstring(ast.parse(f.read())) or ''
+        unnamed = sorted(name for name in os.listdir(folder)
+                         if name.endswith('.py') and name != '__init__.py'
+                         and name not in doc)
+        if unnamed:
+            missing[package] = unnamed
+    assert missing == {}
+
+
 _SHADOW_SCRIPT = textwrap.dedent('''
     import json, sys
     sys.path.insert(0, {tests!r})

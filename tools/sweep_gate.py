@@ -1,7 +1,7 @@
 """The statistics of `tf_cnn_sweep compare` and its regression gate (`--fail_on_slower=PCT`).
 
 For each configuration in both sweeps, the images/sec of A's repeats and of B's are compared by
-a one-sided Mann-Whitney U test (tools/significance.py, scipy.stats.mannwhitneyu):
+a one-sided Mann-Whitney U test (metrics/significance.py, scipy.stats.mannwhitneyu):
 
   slower   B's repeats are lower than A's with p <= 0.05
   faster   B's repeats are higher than A's with p <= 0.05
