@@ -1,9 +1,9 @@
 """Will it run, where, and how fast: checks and plans before a run spends time.
 
 The usage check of a run's flags (usage.py: before TensorFlow loads, and the few checks that
-need it right after), with output paths that cannot be written (output_paths.py) and the flags that have no effect
-in the run (ineffective_flags.py). On a built
-graph, with no step run: --dry_run (dry_run.py), the memory check before the first step
+need it right after), with output paths that cannot be written (output_paths.py) and the
+flags that have no effect in the run (ineffective_flags.py). On a built graph, with no step
+run: --dry_run (dry_run.py), the memory check before the first step
 (memory_check.py), and the static analysis both use: the step as it would be built for the
 planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_kernels.py), the
 copies per step (step_traffic.py), the peak memory estimate (memory_estimate.py) and the one
