@@ -88,6 +88,29 @@ def test_the_dry_run_plans_the_8_gpu_configurations_towers_and_all_reduce(capsys
     assert 'Data format: NCHW\n' in out and 'Batch size:  512 global\n' in out
 
 
+def test_the_dry_run_plans_a_worker_of_the_2_worker_configuration_per_gpu(capsys, monkeypatch):
+    # The configuration's hosts come from the command line here (the launcher, TF_CONFIG or
+    # Slurm elsewhere); a small model in its towers. Each of the worker's GPUs is checked
+    # against the planned GPU, the ps's variables against the host (issue 33.1).
+    from tf_cnn_benchmarks import benchmark_cnn
+    from tf_cnn_benchmarks.preflight import dry_run
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 0.0)
+    p = flag_parsing.parse_flags([
+        'tf_cnn_benchmarks', '--config=resnet50_2workers_distributed_replicated',
+        '--job_name=worker', '--task_index=0', '--ps_hosts=localhost:2222',
+        '--worker_hosts=localhost:2223,localhost:2224', '--dry_run', '--gpu_model=V100',
+        '--model=trivial', '--image_size=32'])
+    checked = usage.check_usage(p, resolve=True, paths=True, model=True,
+                                command='tf_cnn_benchmarks')
+    make = lambda q, gpus: benchmark_cnn.BenchmarkCNN(q, gpus=gpus)
+    assert dry_run.run(make, checked.params, 0) == 0
+    out = capsys.readouterr().out
+    for text in ('planned for V100 16GB', '/job:worker/task:0/GPU:0', '/job:ps/task:0',
+                 'usable (90% of 16.00 GiB)', 'Ops on a GPU without a GPU kernel: none'):
+        assert text in out, text
+    assert '/job:worker/task:0/GPU:1' not in out  # the configuration's one GPU per worker
+
+
 @pytest.mark.slow
 def test_the_dry_run_plans_the_8_gpu_configuration_on_a_v100_host(capsys, monkeypatch):
     out = _dry_run_of_the_8_gpu_configuration(capsys, monkeypatch, '--image_size=32')
