@@ -42,7 +42,7 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import original_flags
-from . import checkpoints, results_log, run_hooks, signals
+from . import checkpoints, results_log, run_hooks, signals, training_loop
 
 tf1 = tf.compat.v1
 
@@ -98,8 +98,10 @@ class Evaluator:
         sess.run([op for _, op in self._loaders.values()],
                  {feed: values[name] for name, (feed, _) in self._loaders.items()})
 
-    def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None) -> dict:
-        """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}.
+    def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None,
+                 announce: bool = False) -> dict:
+        """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}; with
+        `announce`, a line after the first batch says how long the others will take.
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
@@ -139,6 +141,9 @@ class Evaluator:
                     puts = self.pipeline.step_ops_for(index, self.num_batches)
                     out = run_with_puts() if puts else run_last()
                     batch_times.append(time.perf_counter() - batch_start)
+                    if announce and index == 0 and self.num_batches > 1:
+                        cnn_util.log_fn(training_loop.rest_line(
+                            self.num_batches - 1, batch_times[0], 'batch', 'batches'))
                     totals += np.asarray(out[0], dtype=np.int64)
                 elapsed = time.perf_counter() - start
                 load = self.host_meter.stop()
@@ -249,7 +254,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
             path = checkpoints.find_checkpoint(p)
             if path is not None and path != last:
                 cnn_util.log_fn('Evaluating checkpoint %s' % path)
-                r = evaluator.evaluate(checkpoint_path=path)
+                r = evaluator.evaluate(checkpoint_path=path, announce=True)
                 log_eval(r)
                 summaries.write(r)
                 evals.append(r)

@@ -156,6 +156,16 @@ def timed_part_line(steps: int, step_secs: float) -> str:
         steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
 
 
+def rest_line(count: int, first_secs: float, unit: str = 'step',
+              units: str = 'steps') -> str:
+    """'Timed part: 99 more steps, about 3 min 18 s (2.00 s the first step, set-up included)':
+    what the rest of a timed part without warm-up will take, from its first step's time (an
+    over-estimate: the first step also sets up the executor)."""
+    return 'Timed part: %d more %s, about %s (%.2f s the first %s, set-up included)' % (
+        count, unit if count == 1 else units, format_duration(count * first_secs), first_secs,
+        unit)
+
+
 def _run_step(step_fn, call: int, hooks) -> tuple:
     """Runs step `call` (1-based over warm-up and timed steps); traced, with the trace handed to
     the hooks that asked for it, when one asks (RunHook.wants_trace)."""
@@ -239,6 +249,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if step == 1 or step % spec.display_every == 0:
             extra = '\t'.join('%.3f' % v for v in out[1:]) if spec.extra_columns else ''
             log(cnn_util.format_step_line(step, stats, loss if spec.show_loss else None, extra))
+        if step == 1 and not spec.num_warmup and spec.num_steps > 1:
+            log(rest_line(spec.num_steps - 1, seconds))
         hooks_start = clock()
         for hook in hooks:
             hook.after_step(step, loss)

@@ -118,6 +118,9 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     out = capsys.readouterr().out
     assert 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [48 examples' % (top_1, top_5) in out
     assert 'eval images/sec: ' in out and r['images_per_sec'] > 0
+    # After the first of its 6 batches, how long the other 5 will take.
+    assert [line for line in out.splitlines() if line.startswith('Timed part: ')][0].startswith(
+        'Timed part: 5 more batches, about ')
     # What else used the CPUs over the timed batches (metrics/host_load.py), as in training.
     assert [line for line in out.splitlines() if line.startswith('Host load: ')][0].startswith(
         'Host load: other processes used ')

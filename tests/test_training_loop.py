@@ -217,13 +217,24 @@ def test_after_the_warm_up_a_line_says_how_long_the_timed_part_takes(monkeypatch
     assert lines[3] == 'Step\tImg/sec\ttotal_loss'
 
 
-def test_without_warm_up_steps_there_is_no_estimate_between_the_step_lines(monkeypatch):
+def test_without_warm_up_steps_the_estimate_follows_the_first_timed_step(monkeypatch):
     step = _Clocked(monkeypatch, [0.25] * 11)
     lines = []
     training_loop.run_loop(Spec(num_warmup=0, num_steps=11, images_per_step=4,
                                 display_every=100), step, log=lines.append)
-    assert not [line for line in lines if line.startswith('Timed part')]
     assert lines[1].startswith('1\timages/sec: 16.0')
+    assert lines[2] == ('Timed part: 10 more steps, about 2.5 s (0.25 s the first step, set-up '
+                        'included)')
+    assert len([line for line in lines if line.startswith('Timed part')]) == 1
+
+
+def test_a_one_step_run_without_warm_up_has_nothing_left_to_estimate(monkeypatch):
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=1, images_per_step=4, display_every=10),
+                           _Clocked(monkeypatch, [0.25]), log=lines.append)
+    assert not [line for line in lines if line.startswith('Timed part')]
+    assert training_loop.rest_line(1, 3.0, 'batch', 'batches') == (
+        'Timed part: 1 more batch, about 3.0 s (3.00 s the first batch, set-up included)')
 
 
 def test_durations_read_as_a_person_would_say_them():
