@@ -16,7 +16,7 @@ import os
 import re
 import struct
 
-from . import compression, dataset_info
+from . import compression, record_crc
 
 OFFSET_RE = re.compile(r'corrupted record at (\d+)')
 _HEADER = 12  # 8-byte length + 4-byte masked CRC of the length
@@ -47,12 +47,12 @@ def _compressed_record_at(path: str, kind: str, offset: int) -> tuple[int, int, 
                 compression.frames(path, kind, with_data=True)):
             if start > offset:
                 return None
-            if start == offset and dataset_info.masked_crc32c(struct.pack('<Q', length)) != crc:
+            if start == offset and record_crc.masked_crc32c(struct.pack('<Q', length)) != crc:
                 return index, start, 'its length field fails its CRC'
             if start + _HEADER == offset:
                 stored = struct.unpack('<I', data[-4:])[0]
                 return (index, start, 'its data fails its CRC') \
-                    if dataset_info.masked_crc32c(data[:-4]) != stored else None
+                    if record_crc.masked_crc32c(data[:-4]) != stored else None
     except ValueError:
         return None
     return None
@@ -75,7 +75,7 @@ def _record_at(path: str, offset: int) -> tuple[int, int, str] | None:
             f.seek(start)
             header = f.read(_HEADER)
             length, crc = struct.unpack('<QI', header)
-            if dataset_info.masked_crc32c(header[:8]) != crc:
+            if record_crc.masked_crc32c(header[:8]) != crc:
                 return (index, start, 'its length field fails its CRC') if start == offset \
                     else None
             if start + _HEADER == offset:

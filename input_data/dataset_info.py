@@ -28,6 +28,7 @@ from typing import Mapping
 
 from .. import cnn_util
 from . import class_labels, compression, image_folders, shard_scan
+from .record_crc import masked_crc32c
 
 SUBSETS = ('train', 'validation')
 
@@ -110,28 +111,6 @@ class SubsetScan:
 
 
 # --- TFRecord framing.
-
-def _crc32c_table() -> list[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def masked_crc32c(data: bytes) -> int:
-    """The masked CRC-32C (Castagnoli) that TFRecord stores after the length and the data."""
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
 
 def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
     """Counts the records of a TFRecord file by walking the headers, without reading the data.

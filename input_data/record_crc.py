@@ -1,4 +1,5 @@
-"""The masked CRC-32C (Castagnoli) of TFRecord length fields, vectorized with numpy.
+"""The masked CRC-32C (Castagnoli) of TFRecord framing: of any bytes (`masked_crc32c`), and of
+many length fields at once, vectorized with numpy (`masked_crc32c_of_lengths`).
 
 TFRecord stores after each record's 8-byte little-endian length the CRC-32C of those 8 bytes,
 masked as ((crc >> 15) | (crc << 17)) + 0xa282ead8 (TensorFlow's core/lib/hash/crc32c.h);
@@ -21,6 +22,16 @@ def _crc32c_table() -> np.ndarray:
 
 
 _CRC_TABLE = _crc32c_table()
+_CRC_LIST = [int(c) for c in _CRC_TABLE]  # Python ints: the byte loop of masked_crc32c
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The masked CRC-32C (Castagnoli) that TFRecord stores after the length and the data."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC_LIST[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def masked_crc32c_of_lengths(lengths: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ import pytest
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.input_data import dataset_info
+from tf_cnn_benchmarks.input_data import dataset_info, record_crc
 
 
 def _dataset(folder, **kwargs):
@@ -33,8 +33,8 @@ def test_synthetic_without_data_dir():
 def test_masked_crc_matches_tensorflow_writer(tmp_path):
     (path,) = h.write_shards(tmp_path, 'train', [[b'hello']])
     raw = open(path, 'rb').read()
-    assert struct.unpack('<I', raw[8:12])[0] == dataset_info.masked_crc32c(raw[:8])
-    assert struct.unpack('<I', raw[-4:])[0] == dataset_info.masked_crc32c(b'hello')
+    assert struct.unpack('<I', raw[8:12])[0] == record_crc.masked_crc32c(raw[:8])
+    assert struct.unpack('<I', raw[-4:])[0] == record_crc.masked_crc32c(b'hello')
 
 
 def test_infers_imagenet_and_counts_records(tmp_path):
