@@ -410,19 +410,37 @@ def test_each_published_case_is_predicted_from_its_one_gpu_figure():
 
 # --- A measured cluster on this machine.
 
+#: measured / predicted of the loopback cluster on a quiet host: within 30% either way.
 LOOPBACK_TOLERANCE = 0.30
+#: The host is quiet when other processes used at most this share of its cores during every
+#: cluster run (metrics/host_load.OTHERS_LIMIT, the busy-host warning's threshold).
+QUIET_SHARE = 0.25
+#: Workers of the compared cluster. Each worker count is one cluster start-up (a TensorFlow
+#: import per task, about 8 CPU-seconds each): 1 worker for the input, then 3, the one count
+#: that checks more than the ps's link: 3 single-threaded workers outnumber the 2 cores of the
+#: development host, so the core sharing of the model is in the prediction too.
+LOOPBACK_WORKERS = 3
 
 
 @pytest.mark.cluster
-@pytest.mark.slow
 def test_a_loopback_cluster_runs_as_predicted():
-    cores = os.cpu_count() or 1
-    load = os.getloadavg()[0]
-    if load > 0.5 * cores:
-        pytest.skip('the host is loaded (load average %.1f on %d cores): a measured cluster '
-                    'says nothing about the model here' % (load, cores))
+    # The loopback rate (in this process), 1 ps + 1 worker for the single-device figure, then
+    # 1 ps + 3 workers against the prediction; trivial model, batch 32, 20 timed steps.
     bench = checkout.load_bench('bench_scaling_loopback')
-    result = bench.compare(workers=(2,), num_batches=20)
+    result = bench.compare(workers=(LOOPBACK_WORKERS,), num_batches=20, again=False)
     row = result['rows'][0]
-    print('\n'.join(bench.format_result(result)))
-    assert abs(row['ratio'] - 1) <= LOOPBACK_TOLERANCE, row
+    report = '\n'.join(bench.format_result(result))
+    print(report)
+    assert row['measured'] > 0 and result['one_worker'] > 0, report
+    assert math.isfinite(row['predicted']) and row['predicted'] > 0, report
+    cores = result['cores']
+    others = result['others_cores_max']
+    if others is None or others > QUIET_SHARE * cores:
+        pytest.skip('measured / predicted %.2f (%d workers: %.1f images/sec measured, %.1f '
+                    'predicted), not asserted: the host was loaded (other processes used %s '
+                    'of its %d cores during a cluster run, more than %.0f%%; load average '
+                    '%.1f to %.1f)' % (
+                        row['ratio'], row['workers'], row['measured'], row['predicted'],
+                        'an unknown share' if others is None else '%.2f' % others, cores,
+                        100 * QUIET_SHARE, result['one_worker_load'], row['load_after']))
+    assert abs(row['ratio'] - 1) <= LOOPBACK_TOLERANCE, report
