@@ -1,15 +1,23 @@
 """The original's published multi-GPU results, kept as data with their source, and the step-time
 model's predictions of them from each case's published one-GPU figure.
 
-    python -m tf_cnn_benchmarks.preflight.published_scaling      # the tables of docs/scaling.md
+    python -m tf_cnn_benchmarks.preflight.published_scaling      # the tables, printed
+    python -m bench.bench_scaling_published                      # ... as a results/ file
 
 Nothing of the model is fitted to these figures: each case is planned from its hardware
 (hardware/links.py host presets), its configuration as published, and its one-GPU images/sec
-only; the other rows are predictions, compared here with what was measured.
+only; the other rows are predictions, compared here with what was measured. Each case also
+says in one line why its prediction is off (`Case.why`: an explanation written after the
+comparison, never an input of it).
+
+`comparison_data()` is the comparison as plain data (what bench/bench_scaling_published.py
+writes to results/), `markdown(data)` its tables; bench/make_performance_page.py puts them into
+docs/scaling.md and the README from the committed file.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import NamedTuple
 
@@ -32,7 +40,8 @@ class Case(NamedTuple):
     name: a label; model: registry name; batch_size: per GPU; variable_update, all_reduce,
     local_parameter_device: the published configuration; host: a hardware/links.py host
     preset; gpus_per_host: GPUs of a full host; ps_of_hosts: {hosts: ps tasks} (the ps tasks
-    ran on the worker hosts); figures: ((GPUs, images/sec), ...), the first one GPU; source."""
+    ran on the worker hosts); figures: ((GPUs, images/sec), ...), the first one GPU; source;
+    why: one line on why the prediction is off (written after the comparison)."""
     name: str
     model: str
     batch_size: int
@@ -46,6 +55,7 @@ class Case(NamedTuple):
     ps_of_hosts: tuple = ()
     network: str = ''
     ps_on_workers: bool = True
+    why: str = ''
 
 
 _DGX = dict(host='dgx1_p100', source=BENCHMARKS_PAGE + ', "Details for NVIDIA DGX-1 (NVIDIA '
@@ -56,34 +66,47 @@ _EC2 = dict(host='ec2_p2.8xlarge', source=BENCHMARKS_PAGE + ', "Details for Amaz
 _EC2_ONE = dict(host='ec2_p2.8xlarge', source=BENCHMARKS_PAGE + ', "Details for Amazon EC2 '
                 '(NVIDIA Tesla K80)", training synthetic data')
 
+_HIDDEN = ('compute-bound: the traffic hides behind compute; what the runs lose (per-step '
+           'overheads, stragglers) is not in the model')
+_NCCL = ('the model hides the NCCL all-reduce behind the backward pass at the NVLink sum; '
+         'eight towers launched and updated from one process, and NCCL below that sum, are not')
+_P2P = ('variables on the GPUs: peer-to-peer copies through the K80s\' PCIe switches are '
+        'planned at the line rate')
+_EC2_LINE = 'at the 10 Gbit/s line rate; gRPC over TCP on EC2 moved less'
+
 CASES: tuple[Case, ...] = (
-    Case('DGX-1 InceptionV3', 'inception3', 64, 'parameter_server',
+    Case('DGX-1 InceptionV3', 'inception3', 64, 'parameter_server', why=_HIDDEN,
          figures=((1, 142), (2, 284), (4, 569), (8, 1131)), **_DGX),
-    Case('DGX-1 ResNet-50', 'resnet50', 64, 'parameter_server',
+    Case('DGX-1 ResNet-50', 'resnet50', 64, 'parameter_server', why=_HIDDEN,
          figures=((1, 219), (2, 422), (4, 852), (8, 1734)), **_DGX),
-    Case('DGX-1 ResNet-152', 'resnet152', 64, 'parameter_server',
+    Case('DGX-1 ResNet-152', 'resnet152', 64, 'parameter_server', why=_HIDDEN,
          figures=((1, 91.8), (2, 181), (4, 356), (8, 716)), **_DGX),
-    Case('DGX-1 AlexNet', 'alexnet', 512, 'replicated', all_reduce='nccl',
+    Case('DGX-1 AlexNet', 'alexnet', 512, 'replicated', all_reduce='nccl', why=_NCCL,
          figures=((1, 2987), (2, 5658), (4, 10509), (8, 17822)), **_DGX),
-    Case('DGX-1 VGG16', 'vgg16', 64, 'replicated', all_reduce='nccl',
+    Case('DGX-1 VGG16', 'vgg16', 64, 'replicated', all_reduce='nccl', why=_NCCL,
          figures=((1, 154), (2, 295), (4, 584), (8, 1081)), **_DGX),
     Case('EC2 p2.8xlarge InceptionV3', 'inception3', 64, 'parameter_server',
+         why='compute-bound, PCIe copies planned at the line rate with two K80s per uplink; '
+             'per-step overheads are not in the model',
          figures=((1, 30.8), (2, 58.7), (4, 117), (8, 230)), **_EC2_ONE),
     Case('EC2 p2.8xlarge ResNet-50', 'resnet50', 64, 'replicated',
-         local_parameter_device='gpu',
+         local_parameter_device='gpu', why=_P2P,
          figures=((1, 51.5), (2, 98.0), (4, 195), (8, 384)), **_EC2_ONE),
     Case('EC2 p2.8xlarge AlexNet', 'alexnet', 512, 'parameter_server',
-         local_parameter_device='gpu',
+         local_parameter_device='gpu', why=_P2P,
          figures=((1, 684), (2, 1244), (4, 2479), (8, 4853)), **_EC2_ONE),
     Case('EC2 p2.8xlarge VGG16', 'vgg16', 32, 'parameter_server', local_parameter_device='gpu',
-         figures=((1, 36.3), (2, 69.4), (4, 141), (8, 260)), **_EC2_ONE),
+         why=_P2P, figures=((1, 36.3), (2, 69.4), (4, 141), (8, 260)), **_EC2_ONE),
     Case('EC2 distributed InceptionV3', 'inception3', 64, 'distributed_replicated',
          ps_of_hosts=((8, 6),),
+         why='compute-bound up to 32 GPUs, the ps links at 64; the barrier, stragglers and '
+             'gRPC\'s overheads are not in the model',
          figures=((1, 29.7), (8, 229), (16, 459), (32, 902), (64, 1783)), **_EC2),
     Case('EC2 distributed ResNet-50', 'resnet50', 64, 'distributed_replicated',
+         why='the ps holding the 8 MB fully connected layer bounds 32 and 64 GPUs ' + _EC2_LINE,
          figures=((1, 52.4), (8, 378), (16, 751), (32, 1388), (64, 2744)), **_EC2),
     Case('EC2 distributed ResNet-152', 'resnet152', 32, 'distributed_replicated',
-         ps_of_hosts=((8, 4),),
+         ps_of_hosts=((8, 4),), why='the network and ps links bound 16 to 64 GPUs ' + _EC2_LINE,
          figures=((1, 19.4), (8, 146), (16, 291), (32, 565), (64, 981)), **_EC2),
 )
 
@@ -92,6 +115,12 @@ CASES: tuple[Case, ...] = (
 ISSUE_NETWORKS = ('1gbe', '10gbe', '25gbe')
 ISSUE_BATCHES = (512, 128, 32)
 ISSUE_FIGURES = (112.0, 56.0)
+ISSUE_WHY = ('at 10 Gbit/s the model overlaps AlexNet\'s fully connected layers\' transfers '
+             'with its convolutions; halving needs a far slower link, a small batch or no '
+             'overlap (batch and instance not reported)')
+#: The issue case's row quoted where one figure stands for it: the original's default AlexNet
+#: batch on the 10 Gbit/s network of the p2 instances.
+ISSUE_HEADLINE = ('10gbe', 512)
 
 
 class Compared(NamedTuple):
@@ -123,9 +152,15 @@ def _topology(case: Case, gpus: int) -> patterns.Topology:
                              local_parameter_device=case.local_parameter_device)
 
 
+@functools.lru_cache(maxsize=None)
+def _profile(model: str) -> layer_profile.LayerProfile:
+    """The model's ImageNet profile, built once per process (several cases share a model)."""
+    return layer_profile.from_model(model, 'imagenet')
+
+
 def compare(case: Case, profile=None) -> list[Compared]:
     """Every figure of `case` beside its prediction from the case's one-GPU figure."""
-    profile = profile or layer_profile.from_model(case.model, 'imagenet')
+    profile = profile or _profile(case.model)
     links = _links(case)
     one_gpus, one_figure = case.figures[0]
     compute = step_time.compute_from_single_device(
@@ -142,7 +177,7 @@ def compare(case: Case, profile=None) -> list[Compared]:
 def issue_case(profile=None) -> list[tuple[str, int, float, str]]:
     """The issue's AlexNet case: (network, batch, predicted images/sec, bound) per network and
     batch, one K80 worker with its ps on another host, planned from 112 images/sec."""
-    profile = profile or layer_profile.from_model('alexnet', 'imagenet')
+    profile = profile or _profile('alexnet')
     one, _ = ISSUE_FIGURES
     out = []
     for name in ISSUE_NETWORKS:
@@ -169,32 +204,84 @@ def _percent(error: float) -> float:
     return 0.0 if abs(error) < 5e-4 else 100 * error
 
 
-def markdown() -> list[str]:
-    """The comparison tables of docs/scaling.md (GPU peaks from hardware/gpu_specs.py are not
-    used: every case has its measured one-GPU figure)."""
+def configuration(case: Case) -> str:
+    """The case's variable update in words: 'replicated (nccl)', 'parameter_server (variables
+    on the GPUs)'."""
+    if case.all_reduce:
+        return '%s (%s)' % (case.variable_update, case.all_reduce)
+    if case.local_parameter_device == 'gpu':
+        return '%s (variables on the GPUs)' % case.variable_update
+    return case.variable_update
+
+
+def comparison_data() -> dict:
+    """Every comparison as plain data (what bench/bench_scaling_published.py writes).
+
+    Returns:
+      {'source': the published page, 'cases': [{'name', 'model', 'batch_size' (per GPU),
+       'configuration', 'host', 'why', 'source', 'rows': [{'gpus', 'published', 'predicted'
+       (images/sec), 'error' (predicted / published - 1), 'bound'}], 'mean_abs_error' (of the
+       multi-GPU rows, a fraction)}], 'issue': {'source', 'why', 'published_one',
+       'published_distributed' (images/sec), 'headline': [network, batch], 'rows':
+       [{'network', 'label', 'batch', 'predicted', 'error' (against published_distributed),
+       'bound'}]}}.
+    """
+    cases = []
+    for case in CASES:
+        rows = compare(case)
+        cases.append({
+            'name': case.name, 'model': case.model, 'batch_size': case.batch_size,
+            'configuration': configuration(case), 'host': case.host, 'why': case.why,
+            'source': case.source, 'mean_abs_error': mean_abs_error(rows),
+            'rows': [{'gpus': r.gpus, 'published': r.published, 'predicted': r.predicted,
+                      'error': r.error, 'bound': r.bound} for r in rows]})
+    one, distributed = ISSUE_FIGURES
+    issue = [{'network': name, 'label': links_lib.LABELS[name], 'batch': batch,
+              'predicted': predicted, 'error': predicted / distributed - 1, 'bound': bound}
+             for name, batch, predicted, bound in issue_case()]
+    return {'source': BENCHMARKS_PAGE, 'cases': cases,
+            'issue': {'source': ISSUE_CASE, 'why': ISSUE_WHY, 'published_one': one,
+                      'published_distributed': distributed, 'headline': list(ISSUE_HEADLINE),
+                      'rows': issue}}
+
+
+def series_markdown(data: dict) -> list[str]:
+    """The published series against their predictions, and the error of each, as two
+    Markdown tables (from `comparison_data()`'s dict)."""
     lines = ['| case | batch | variable update | GPUs | published | predicted | error | '
              'bound |', '|---|---:|---|---:|---:|---:|---:|---|']
     summary = []
-    for case in CASES:
-        rows = compare(case)
-        for r in rows:
-            lines.append('| %s | %d | %s%s | %d | %.1f | %.1f | %+.1f%% | %s |' % (
-                case.name, case.batch_size, case.variable_update,
-                ' (%s)' % case.all_reduce if case.all_reduce else
-                (' (variables on the GPUs)' if case.local_parameter_device == 'gpu' else ''),
-                r.gpus, r.published, r.predicted, _percent(r.error),
-                'input (the one-GPU figure)' if r.gpus == case.figures[0][0] else r.bound))
+    for case in data['cases']:
+        first = case['rows'][0]['gpus']
+        for r in case['rows']:
+            lines.append('| %s | %d | %s | %d | %.1f | %.1f | %+.1f%% | %s |' % (
+                case['name'], case['batch_size'], case['configuration'], r['gpus'],
+                r['published'], r['predicted'], _percent(r['error']),
+                'input (the one-GPU figure)' if r['gpus'] == first else r['bound']))
         summary.append('| %s | %.1f%% | %+.1f%% |' % (
-            case.name, 100 * mean_abs_error(rows), _percent(rows[-1].error)))
-    lines += ['', '| case | mean abs. error of the multi-GPU rows | error at the most GPUs |',
-              '|---|---:|---:|'] + summary
-    lines += ['', '| network | batch | predicted images/sec (published: %g on one GPU, %g '
-              'distributed) | error | bound |' % ISSUE_FIGURES, '|---|---:|---:|---:|---|']
-    for name, batch, predicted, bound in issue_case():
+            case['name'], 100 * case['mean_abs_error'], _percent(case['rows'][-1]['error'])))
+    return lines + ['', '| case | mean abs. error of the multi-GPU rows | error at the most '
+                    'GPUs |', '|---|---:|---:|'] + summary
+
+
+def issue_markdown(data: dict) -> list[str]:
+    """The issue's AlexNet case per network and batch, as a Markdown table."""
+    issue = data['issue']
+    lines = ['| network | batch | predicted images/sec (published: %g on one GPU, %g '
+             'distributed) | error | bound |' % (issue['published_one'],
+                                                 issue['published_distributed']),
+             '|---|---:|---:|---:|---|']
+    for r in issue['rows']:
         lines.append('| %s | %d | %.1f | %+.1f%% | %s |' % (
-            links_lib.LABELS[name], batch, predicted, _percent(predicted / ISSUE_FIGURES[1] - 1),
-            bound))
+            r['label'], r['batch'], r['predicted'], _percent(r['error']), r['bound']))
     return lines
+
+
+def markdown(data: dict | None = None) -> list[str]:
+    """Every comparison table, from `comparison_data()`'s dict (computed when None; GPU peaks
+    from hardware/gpu_specs.py are not used: every case has its measured one-GPU figure)."""
+    data = data or comparison_data()
+    return series_markdown(data) + [''] + issue_markdown(data)
 
 
 def gpu_of(case: Case) -> gpu_specs.GpuSpec:
