@@ -68,8 +68,8 @@ _EC2_ONE = dict(host='ec2_p2.8xlarge', source=BENCHMARKS_PAGE + ', "Details for 
 
 _HIDDEN = ('compute-bound: the traffic hides behind compute; what the runs lose (per-step '
            'overheads, stragglers) is not in the model')
-_NCCL = ('the model hides the NCCL all-reduce behind the backward pass at the NVLink sum; '
-         'eight towers launched and updated from one process, and NCCL below that sum, are not')
+_NCCL = ('the model hides the NCCL all-reduce behind the backward pass at the NVLink sum and '
+         'leaves out eight towers launched and updated from one process, and NCCL below that sum')
 _P2P = ('variables on the GPUs: peer-to-peer copies through the K80s\' PCIe switches are '
         'planned at the line rate')
 _EC2_LINE = 'at the 10 Gbit/s line rate; gRPC over TCP on EC2 moved less'
