@@ -1,4 +1,5 @@
-"""Generates docs/performance.md, results/README.md and the README's figure tables from results/.
+"""Generates docs/performance.md, results/README.md, the README's figure tables and the tables of
+docs/scaling.md from results/.
 
     python -m bench.make_performance_page            # write them
     python -m bench.make_performance_page --check    # exit 1 when one is stale
@@ -16,9 +17,15 @@ read by what they measured:
 * `sweep*` (tf_cnn_sweep --publish): the median images/sec of each configuration's ok runs;
 * `vs_original*` (bench/bench_vs_original.py), and roofline files with an `original` rate:
   our images/sec against the original tf_cnn_benchmarks';
-* `quick_runs` (bench/bench_quick_runs.py): the README's quick runs, wall time per command.
+* `quick_runs` (bench/bench_quick_runs.py): the README's quick runs, wall time per command;
+* `scaling_published`, `scaling_loopback` (bench/bench_scaling_published.py,
+  bench/bench_scaling_loopback.py): the step-time model against the published results and a
+  measured loopback cluster, in docs/scaling.md and the README's "How far off the scaling
+  predictions are" (bench/scaling_pages.py).
 
-tests/test_docs.py fails when the committed page or README differs from what this writes.
+The README and docs/scaling.md are written by hand around their generated blocks, which sit
+between `<!-- NAME:start ... -->` and `<!-- NAME:end -->` lines. tests/test_docs.py fails when
+a committed page, block or index differs from what this writes.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ REPO = os.path.dirname(HERE)
 RESULTS = os.path.join(REPO, 'results')
 PAGE = os.path.join(REPO, 'docs', 'performance.md')
 README = os.path.join(REPO, 'README.md')
+SCALING = os.path.join(REPO, 'docs', 'scaling.md')
 INDEX = os.path.join(RESULTS, 'README.md')
 BLOCK = re.compile(r'(<!-- (?P<name>[a-z-]+):start[^>]*-->\n).*?(<!-- (?P=name):end -->)', re.S)
 
@@ -156,9 +164,14 @@ def headline_rows(results) -> list[list[str]]:
 
 def readme_blocks(results) -> dict[str, str]:
     """The text between the README's generated-block markers, by block name."""
+    from . import scaling_pages
     quick, stem = quick_rows(results)
     head = ['figure', 'value', 'CPU / GPU, TensorFlow', 'date', 'from']
-    return {'quick-runs': (_table(['command', 'wall time', 'images/sec', 'load average'], quick,
+    scaling = scaling_pages.readme_rows(results)
+    return {'scaling': (_table(['prediction', 'devices', 'published or measured images/sec',
+                                'predicted', 'error', 'why', 'from'], scaling, 'llrrrll')
+                        if scaling else 'No scaling comparison yet.'),
+            'quick-runs': (_table(['command', 'wall time', 'images/sec', 'load average'], quick,
                                   'lrrr') + '\n\nFrom [results/%s.md](results/%s.md).'
                            % (stem, stem) if quick
                            else 'No quick-runs file yet: `python -m bench.bench_quick_runs`.'),
@@ -166,13 +179,29 @@ def readme_blocks(results) -> dict[str, str]:
                          if headline_rows(results) else 'No result files yet.')}
 
 
-def render_readme(text: str, results) -> str:
-    """`text` (the README) with every generated block replaced."""
-    blocks = readme_blocks(results)
+def render_blocks(text: str, blocks: dict[str, str]) -> str:
+    """`text` with the body of each generated block replaced by blocks[its name].
 
+    Raises:
+      KeyError: a block of `text` has a name not in `blocks`.
+    """
     def fill(match):
         return match.group(1) + blocks[match['name']] + '\n' + match.group(3)
     return BLOCK.sub(fill, text)
+
+
+def render_readme(text: str, results) -> str:
+    """`text` (the README) with every generated block replaced."""
+    return render_blocks(text, readme_blocks(results))
+
+
+def render_scaling(text: str, results) -> str:
+    """`text` (docs/scaling.md) with its published and loopback tables replaced."""
+    from . import scaling_pages
+    return render_blocks(text, {
+        'scaling-published': scaling_pages.published_block(results, 'series'),
+        'scaling-issue': scaling_pages.published_block(results, 'issue'),
+        'scaling-loopback': scaling_pages.loopback_block(results)})
 
 
 def render_page(results) -> str:
@@ -315,14 +344,16 @@ def outputs(results) -> dict[str, str]:
     """{path: text} of every file this script writes (README.md with its blocks filled)."""
     with open(README, encoding='utf-8') as f:
         readme = f.read()
+    with open(SCALING, encoding='utf-8') as f:
+        scaling = f.read()
     return {PAGE: render_page(results), README: render_readme(readme, results),
-            INDEX: render_index(results)}
+            INDEX: render_index(results), SCALING: render_scaling(scaling, results)}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog='make_performance_page', description=__doc__)
     parser.add_argument('--check', action='store_true',
-                        help='exit 1 when docs/performance.md or the README is stale')
+                        help='exit 1 when a page it writes is stale')
     args = parser.parse_args(argv)
     results = load_results()
     written = outputs(results)

@@ -6,8 +6,8 @@
 * the README's quick runs are bench/bench_quick_runs.py's, and each runs as written, made tiny
   by flags appended after it (later flags win);
 * every link between pages (README, docs/, results/README.md) resolves, anchors included;
-* docs/performance.md, results/README.md and the README's generated tables are what
-  `python -m bench.make_performance_page` writes from results/;
+* docs/performance.md, results/README.md and the generated tables of the README and
+  docs/scaling.md are what `python -m bench.make_performance_page` writes from results/;
 * the README stays short and keeps the two set-up commands .ci/run relies on.
 """
 

@@ -390,11 +390,31 @@ def test_plan_scaling_on_the_command_line(tmp_path):
 
 # --- The published results.
 
-def test_the_published_comparisons_are_the_tables_of_the_docs():
-    with open(os.path.join(REPO, 'docs', 'scaling.md'), encoding='utf-8') as f:
-        doc = f.read()
-    for line in published_scaling.markdown():
-        assert line in doc, line
+def _same(found, stored, where='data'):
+    """Asserts `found` (computed now) equals `stored` (a results file's JSON), floats to 1e-9."""
+    if isinstance(found, float):
+        assert stored == pytest.approx(found, rel=1e-9, abs=1e-12), where
+    elif isinstance(found, dict):
+        assert sorted(found) == sorted(stored), where
+        for key in found:
+            _same(found[key], stored[key], '%s.%s' % (where, key))
+    elif isinstance(found, (list, tuple)):
+        assert len(found) == len(stored), where
+        for i, (a, b) in enumerate(zip(found, stored)):
+            _same(a, b, '%s[%d]' % (where, i))
+    else:
+        assert found == stored, where
+
+
+def test_the_committed_published_comparison_is_what_the_model_predicts_today():
+    # docs/scaling.md and the README are generated from this file (tests/test_docs.py checks
+    # that they are current); after a change of the model: python -m
+    # bench.bench_scaling_published, then python -m bench.make_performance_page.
+    pages = checkout.load_bench('make_performance_page')
+    stem, doc = checkout.load_bench('scaling_pages').newest(pages.load_results(),
+                                                            'scaling_published')
+    assert doc is not None, 'no results/*-scaling-published.json'
+    _same(published_scaling.comparison_data(), doc['data'], stem)
 
 
 def test_each_published_case_is_predicted_from_its_one_gpu_figure():
