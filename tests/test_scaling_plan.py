@@ -258,9 +258,38 @@ MODES = [('parameter_server', 'cpu', ''), ('parameter_server', 'gpu', ''),
          ('distributed_all_reduce', 'cpu', ''), ('distributed_all_reduce', 'cpu', 'xring')]
 
 
+def test_the_sweeps_cover_every_model_and_variable_manager():
+    import tf_cnn_benchmarks
+    assert {(r.name, r.dataset) for r in model_catalog.rows()} == {
+        (name, d) for d in ('imagenet', 'cifar10') for name in tf_cnn_benchmarks.list_models(d)}
+    # horovod runs no variable manager of its own here: the plan refuses it in one line.
+    assert {mode for mode, _, _ in MODES} == set(params.VARIABLE_UPDATES)
+
+
+def _check_report(lines: list[str], model: str, mode: str, rows) -> None:
+    """The report of a plan: its header names the model and manager, one line per row of the
+    plan (hosts x GPUs, devices, images/sec, bound) and a knob line per row that has one."""
+    assert lines[0].startswith('Scaling plan:     %s, batch ' % model), lines[0]
+    assert '--variable_update=%s' % mode in lines[0]
+    assert lines[1].startswith('Device:') and lines[2].startswith('Bytes per step:')
+    head = next(i for i, line in enumerate(lines) if line.startswith(('hosts ', 'workers ')))
+    table = lines[head + 1:head + 1 + len(rows)]
+    for line, r in zip(table, rows):
+        assert line.startswith('%-9s %5d  ' % ('%d x %d' % (r.hosts, r.gpus_per_host),
+                                                r.prediction.devices)), line
+        assert ' %.1f ' % r.prediction.images_per_sec in line, line
+        assert line.endswith(scaling_report.RESOURCE_NAMES.get(r.prediction.bound, '')) or \
+            r.prediction.bound == 'gpu_link', line
+    knobbed = [r for r in rows if r.knob is not None]
+    rest = lines[head + 1 + len(rows):]
+    assert len([x for x in rest if x.startswith('  ')]) == len(knobbed)
+    assert rest[0] == 'Knobs (planned with the same model):' if knobbed else \
+        rest[0].startswith('Knobs: none needed')
+
+
 def _sweep(profile_of) -> int:
-    """Plans every model of the catalog under every variable manager of MODES; returns the
-    plans made."""
+    """Plans every model of the catalog under every variable manager of MODES and checks each
+    report's text; returns the plans made."""
     lk = patterns.Links(links.link('pcie3'), 1, links.link('nvlink2'), links.link('25gbe'))
     planned = 0
     for row in model_catalog.rows():
@@ -281,15 +310,60 @@ def _sweep(profile_of) -> int:
                 assert r.prediction.bound in scaling_report.RESOURCE_NAMES
             if mode == 'independent':
                 assert all(r.efficiency == pytest.approx(1.0) for r in rows)
+            _check_report(scaling_report.format_report(inputs, rows), row.name, mode, rows)
             planned += 1
     return planned
 
 
 def test_every_model_under_every_variable_manager_is_planned_from_its_totals():
-    # The catalog's exact parameters and FLOPs, spread over 8 equal layers (no graph build).
+    # The catalog's exact parameters and FLOPs, spread over 8 equal layers (no graph build),
+    # and each plan's report.
     planned = _sweep(lambda row: layer_profile.uniform(
         row.name, 4 * row.parameters, int(row.gflops * 1e9), layers=8))
     assert planned == len(model_catalog.rows()) * len(MODES)
+
+
+def _command_flags(mode: str, device: str, spec: str) -> list[str]:
+    return (['--variable_update=%s' % mode] +
+            (['--local_parameter_device=gpu'] if device == 'gpu' else []) +
+            (['--all_reduce_spec=%s' % spec] if spec else []))
+
+
+def test_the_command_plans_every_model_and_every_variable_manager(monkeypatch):
+    # `tf_cnn_benchmarks --plan_scaling ...` as cli.py runs it (flags, usage check, the
+    # BenchmarkCNN of the planned run, scaling_plan.run) for every model under the default
+    # manager and every manager of MODES for one ImageNet and one CIFAR-10 model, with two
+    # builds left out: the placeholder build of the profile (the catalog's totals instead;
+    # test_every_model_..._layer_by_layer builds them) and the dry run's count of copies
+    # (test_each_pattern_gives_the_bytes_the_dry_run_counts and the command-line test).
+    from tf_cnn_benchmarks import flag_parsing
+    from tf_cnn_benchmarks.cluster import resolvers
+    from tf_cnn_benchmarks.preflight import usage
+    catalog = {(r.name, r.dataset): r for r in model_catalog.rows()}
+
+    def profile(model, dataset='imagenet', image_size=None, num_classes=None, width=4):
+        row = catalog[(model, dataset)]
+        return layer_profile.uniform(model, width * row.parameters, int(row.gflops * 1e9), 8)
+    monkeypatch.setattr(layer_profile, 'from_model', profile)
+    monkeypatch.setattr(scaling_plan, 'counted_lines', lambda *args: [])
+    printed = []
+    monkeypatch.setattr(scaling_plan.cnn_util, 'log_fn', printed.append)
+    cases = [(name, dataset, MODES[0]) for name, dataset in sorted(catalog)]
+    cases += [(name, dataset, mode) for name, dataset in (('resnet50', 'imagenet'),
+                                                          ('resnet20', 'cifar10'))
+              for mode in MODES[1:]]
+    for name, dataset, (mode, device, spec) in cases:
+        argv = (['tf_cnn_benchmarks', '--plan_scaling', '--model=%s' % name,
+                 '--data_name=%s' % dataset, '--gpu_model=V100'] +
+                _command_flags(mode, device, spec))
+        checked = usage.check_usage(flag_parsing.parse_flags(argv), resolve=False, paths=False)
+        del printed[:]
+        assert scaling_plan.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
+            q, gpus=n, checked=usage.CheckedRun(resolvers.Resolution(q, 'flags'))),
+            checked.params, 0) == 0, argv
+        assert printed[0].startswith('Scaling plan:     %s, batch ' % name), argv
+        assert sum(line.startswith('128 x 8    1024  ') for line in printed) == 1, printed
+        assert printed[-1].startswith(('Knobs', '  128 x 8: ')), printed
 
 
 @pytest.mark.slow
