@@ -523,11 +523,12 @@ LOOPBACK_WORKERS = 3
 
 
 @pytest.mark.cluster
-def test_a_loopback_cluster_runs_as_predicted():
+def test_a_loopback_cluster_runs_as_predicted(tmp_path):
     # The loopback rate (in this process), 1 ps + 1 worker for the single-device figure, then
     # 1 ps + 3 workers against the prediction; trivial model, batch 32, 20 timed steps.
     bench = checkout.load_bench('bench_scaling_loopback')
-    result = bench.compare(workers=(LOOPBACK_WORKERS,), num_batches=20, again=False)
+    result = bench.compare(workers=(LOOPBACK_WORKERS,), num_batches=20, again=False,
+                           log_root=str(tmp_path))
     row = result['rows'][0]
     report = '\n'.join(bench.format_result(result))
     print(report)
