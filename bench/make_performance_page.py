@@ -37,6 +37,8 @@ import re
 import statistics
 import sys
 
+from . import performance_plots
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 RESULTS = os.path.join(REPO, 'results')
@@ -72,18 +74,22 @@ def _table(header: list[str], rows: list[list[str]], align: str) -> str:
 
 def roofline_rows(results) -> list[dict]:
     """One dict per roofline file: model, batch, image, mode, precision, ours and limit step
-    seconds, fraction of the limit, images/sec, original images/sec (or None), stem, prov."""
+    seconds, which limit ('strict': every op's fastest form plus the memory-bound ops at
+    memory speed, in files that have it; 'compute': the big ops in the graph's form only),
+    fraction of the limit, images/sec, original images/sec (or None), stem, prov."""
     rows = []
     for stem, doc in results:
         if not doc['what'].startswith('roofline'):
             continue
         data, meta = doc['data'], doc['data']['meta']
+        limit = data.get('strict_limit') or data['limit']
         rows.append({'model': meta['model'], 'batch': meta['batch_size'],
                      'image': meta['image_size'],
                      'mode': 'forward-only' if meta['forward_only'] else 'training',
                      'precision': meta['precision'], 'ours': data['ours_step_secs'],
-                     'limit': data['limit']['secs'],
-                     'fraction': data['limit']['secs'] / data['ours_step_secs'],
+                     'limit': limit['secs'],
+                     'limit_kind': 'strict' if data.get('strict_limit') else 'compute',
+                     'fraction': limit['secs'] / data['ours_step_secs'],
                      'images_per_sec': meta['batch_size'] / data['ours_step_secs'],
                      'original': data.get('original'), 'stem': stem,
                      'prov': doc['provenance']})
@@ -226,20 +232,25 @@ def render_page(results) -> str:
                      '`results/%s.json`, `%s.json`' % (r['fp32']['stem'], r['stem'])]
                     for r in ratios], 'lrrlrrrll') if ratios else 'No pair of files yet.', '']
     out += ['## Fraction of the hardware limit', '',
-            'The limit is the step\'s convolutions and matmuls, each at its standalone speed '
-            'in the run\'s dtype, everything else free (`python -m bench.bench_roofline`); '
-            'fraction = limit step time / our step time (above 1: the step overlaps its big '
-            'ops, or a standalone timing was disturbed).', '']
-    out += [_table(['model', 'batch', 'mode', 'precision', 'ours ms', 'limit ms', 'images/sec',
-                    'fraction', 'load', 'from'],
+            'Fraction = limit step time / our step time (`python -m bench.bench_roofline`). '
+            'Two limits, named in each row: `strict`, every op at the least standalone time '
+            'of its forms (a 1x1 convolution also as a MatMul) plus every other op\'s bytes '
+            'at the measured memory bandwidth ([Speed choices](speed-choices.md)); `compute`, '
+            'in files made before the strict limit existed, the step\'s convolutions and '
+            'matmuls in the graph\'s own form, everything else free. Above 1 under `compute`: '
+            'the graph computes an op in a faster form than the limit timed, or a standalone '
+            'timing was disturbed.', '']
+    out += [_table(['model', 'batch', 'mode', 'precision', 'ours ms', 'limit ms', 'limit',
+                    'images/sec', 'fraction', 'load', 'from'],
                    [[r['model'], str(r['batch']), r['mode'], r['precision'],
-                     '%.1f' % (r['ours'] * 1e3), '%.1f' % (r['limit'] * 1e3),
+                     '%.1f' % (r['ours'] * 1e3), '%.1f' % (r['limit'] * 1e3), r['limit_kind'],
                      '%.2f' % r['images_per_sec'], '%.2f' % r['fraction'],
                      '%.1f-%.1f' % (r['prov']['load_average_before'],
                                     r['prov']['load_average_after']),
                      '`results/%s.json`' % r['stem']] for r in rows],
-                   'lrllrrrrll') if rows else 'No roofline file yet.', '']
+                   'lrllrrlrrll') if rows else 'No roofline file yet.', '']
     out += precision_section(results) + sweep_section(results) + original_section(results)
+    out += performance_plots.section(page_charts(results))
     out += files_section(results)
     return '\n'.join(out).rstrip('\n') + '\n'
 
@@ -283,7 +294,9 @@ def sweep_section(results) -> list[str]:
     return text
 
 
-def original_section(results) -> list[str]:
+def original_rows(results) -> list[list[str]]:
+    """[model, batch, precision or data, ours, original, ratio, from] of every file that ran
+    the original beside ours (roofline files with an `original` rate, vs_original files)."""
     rows = []
     for r in roofline_rows(results):
         if r['original']:
@@ -298,6 +311,11 @@ def original_section(results) -> list[str]:
                     rows.append([r['model'], str(r['batch_size']), r.get('data', 'synthetic'),
                                  '%.2f' % r['ours'], '%.2f' % r['original'],
                                  '%.2f' % (r['ours'] / r['original']), '`results/%s.json`' % stem])
+    return rows
+
+
+def original_section(results) -> list[str]:
+    rows = original_rows(results)
     text = ['## Against the original tf_cnn_benchmarks', '']
     if not rows:
         return text + ['No result file compares with the original yet: it needs the original '
@@ -340,14 +358,24 @@ def render_index(results) -> str:
         else 'No files yet.', ''])
 
 
+def page_charts(results) -> dict[str, tuple[str, str]]:
+    """The page's plots: {file name: (alt text, SVG)} (bench/performance_plots.py)."""
+    rows = roofline_rows(results)
+    return performance_plots.charts(bf16_ratios(rows), rows, original_rows(results))
+
+
 def outputs(results) -> dict[str, str]:
-    """{path: text} of every file this script writes (README.md with its blocks filled)."""
+    """{path: text} of every file this script writes (README.md with its blocks filled, the
+    page's SVG plots under docs/img/)."""
     with open(README, encoding='utf-8') as f:
         readme = f.read()
     with open(SCALING, encoding='utf-8') as f:
         scaling = f.read()
-    return {PAGE: render_page(results), README: render_readme(readme, results),
-            INDEX: render_index(results), SCALING: render_scaling(scaling, results)}
+    written = {PAGE: render_page(results), README: render_readme(readme, results),
+               INDEX: render_index(results), SCALING: render_scaling(scaling, results)}
+    for name, (_, svg) in page_charts(results).items():
+        written[os.path.join(os.path.dirname(PAGE), performance_plots.IMG_DIR, name)] = svg
+    return written
 
 
 def main(argv=None) -> int:
@@ -372,6 +400,7 @@ def main(argv=None) -> int:
                   file=sys.stderr)
         return 1 if stale else 0
     for path, text in written.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'w', encoding='utf-8') as f:
             f.write(text)
     print('wrote %s from %d result files' % (
