@@ -8,7 +8,8 @@ console script replaced by its module (`tf_cnn_benchmarks` -> `python tf_cnn_ben
 `tf_cnn_cluster` -> `python -m tools.launch_cluster`, `tf_cnn_sweep` -> `python -m
 tools.sweep`), with `--noresults_db` added so the runs leave the results database alone.
 Records per command its wall time in seconds (TensorFlow's start-up included), the last
-`total images/sec` (a cluster: `cluster total images/sec`; a sweep: none) and its exit status.
+`total images/sec` (a cluster: `cluster total images/sec`; a sweep: none), its exit status
+and its output (the example output of docs/output.md is the resnet50 run's).
 
 Writes results/*-quick-runs.json and .md (bench/bench_report.py).
 """
@@ -35,6 +36,8 @@ QUICK_RUNS = (
     'tf_cnn_sweep --output_dir=runs/quick --models=trivial --batch_sizes=8 --repeats=1 '
     '-- --device=cpu --num_batches=10',
 )
+
+OUTPUT_LINES = 80  # of a command's standard output, kept in the result file
 
 _MODULES = {'tf_cnn_benchmarks': ['tf_cnn_benchmarks.py'],
             'tf_cnn_cluster': ['-m', 'tools.launch_cluster'],
@@ -67,7 +70,9 @@ def images_per_sec(stdout: str) -> float | None:
 
 def time_command(command: str, timeout_secs: float) -> dict:
     """Runs one quick command; returns {'command', 'wall_secs', 'images_per_sec',
-    'exit_status', 'error' (the first `error:` line, None), 'load_before'}."""
+    'exit_status', 'error' (the first `error:` line, None), 'load_before', 'output' (its
+    standard output, at most OUTPUT_LINES last lines: docs/output.md shows the resnet50
+    run's)}."""
     with tempfile.TemporaryDirectory(prefix='quick_runs_') as work:
         load = os.getloadavg()[0]
         start = time.perf_counter()
@@ -79,7 +84,8 @@ def time_command(command: str, timeout_secs: float) -> dict:
         print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
     return {'command': command, 'wall_secs': round(wall, 1),
             'images_per_sec': images_per_sec(proc.stdout), 'exit_status': proc.returncode,
-            'error': errors[0] if errors else None, 'load_before': round(load, 2)}
+            'error': errors[0] if errors else None, 'load_before': round(load, 2),
+            'output': '\n'.join(proc.stdout.splitlines()[-OUTPUT_LINES:])}
 
 
 def markdown(rows: list[dict]) -> str:

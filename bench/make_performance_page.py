@@ -45,6 +45,7 @@ RESULTS = os.path.join(REPO, 'results')
 PAGE = os.path.join(REPO, 'docs', 'performance.md')
 README = os.path.join(REPO, 'README.md')
 SCALING = os.path.join(REPO, 'docs', 'scaling.md')
+OUTPUT_PAGE = os.path.join(REPO, 'docs', 'output.md')
 INDEX = os.path.join(RESULTS, 'README.md')
 BLOCK = re.compile(r'(<!-- (?P<name>[a-z-]+):start[^>]*-->\n).*?(<!-- (?P=name):end -->)', re.S)
 
@@ -166,6 +167,19 @@ def headline_rows(results) -> list[list[str]]:
                     '%.0f s' % r['wall_secs'],
                     doc['provenance'], stem)
     return rows
+
+
+def example_output(results) -> str:
+    """docs/output.md's example: the newest quick-runs file's resnet50 run, as it printed,
+    with the file it comes from."""
+    for stem, doc in reversed([(s, d) for s, d in results if d['what'] == 'quick_runs']):
+        for r in doc['data']['rows']:
+            if (r['command'].startswith('tf_cnn_benchmarks --model=resnet50')
+                    and r.get('output')):
+                return '```\n%s\n```\n\nFrom `results/%s.json` (%s, load average %.1f at ' \
+                       'the start).' % (r['output'], stem, _host(doc['provenance']),
+                                        r['load_before'])
+    return 'No quick-runs file with the run\'s output yet: `python -m bench.bench_quick_runs`.'
 
 
 def readme_blocks(results) -> dict[str, str]:
@@ -371,8 +385,12 @@ def outputs(results) -> dict[str, str]:
         readme = f.read()
     with open(SCALING, encoding='utf-8') as f:
         scaling = f.read()
+    with open(OUTPUT_PAGE, encoding='utf-8') as f:
+        output_page = f.read()
     written = {PAGE: render_page(results), README: render_readme(readme, results),
-               INDEX: render_index(results), SCALING: render_scaling(scaling, results)}
+               INDEX: render_index(results), SCALING: render_scaling(scaling, results),
+               OUTPUT_PAGE: render_blocks(output_page,
+                                          {'example-output': example_output(results)})}
     for name, (_, svg) in page_charts(results).items():
         written[os.path.join(os.path.dirname(PAGE), performance_plots.IMG_DIR, name)] = svg
     return written
