@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tf_cnn_benchmarks.hardware import machine
 from tf_cnn_benchmarks.models import flops, model_config
 
 try:  # The sibling module shares its per-session build cache.
@@ -162,8 +163,14 @@ def test_nchw_gives_the_same_logits_as_nhwc():
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(results) == len(models)
+    # With AVX-512, oneDNN runs NCHW in blocked layouts (nChw16c) with kernels of their own:
+    # a CI host put googlenet's NCHW logits 7.1e-4 off NHWC's (largest logit 0.0126, 5.7%)
+    # where this AVX2 host finds 1e-8. A layout mistake (a concatenation or pooling over the
+    # wrong axis, channels read as rows) moves the logits by the order of the logits themselves.
+    blocked = 'avx512f' in machine.cpu_flags()
     for key, (max_diff, max_abs) in results.items():
-        assert max_diff <= 1e-4 * max(1.0, max_abs), key
+        limit = 0.1 * max_abs if blocked else 1e-4 * max(1.0, max_abs)
+        assert max_diff <= limit, (key, max_diff, max_abs)
 
 
 @pytest.mark.parametrize('name,dataset', [('resnet20_v2', 'cifar10'), ('alexnet', 'cifar10'),
