@@ -17,13 +17,15 @@ writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl
 messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
 whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off), and its first
 device probe an ERROR line "failed call to cuInit" on hosts without a GPU driver.
-`import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
+`exit_process` ends a command that loaded TensorFlow without the interpreter's last garbage
+collections. `import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
 descriptor 2 meanwhile and write back every line that TF_CPP_MIN_LOG_LEVEL lets through (1
 drops INFO lines, 2 also WARNING, 3 also ERROR; `shown_lines`); anything else (a Python
 warning, an import error) is written back unchanged.
 """
 
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -84,6 +86,21 @@ def import_tensorflow():
     with quiet_stderr():
         import tensorflow
     return tensorflow
+
+
+def exit_process(status) -> None:
+    """Ends the process with `status` (sys.exit), leaving out the garbage collections the
+    interpreter runs while it shuts down: with TensorFlow loaded (some 420,000 objects) they
+    took about 1.5 s of CPU after the work was done (TF 2.21, Python 3.11; 5 s of wall time on
+    a busy 2-core host, which the serving tasks of a cluster then wait for). gc.freeze() moves
+    every object out of their reach; atexit handlers still run, modules are still torn down
+    and open files flushed (only reference cycles are left to the end of the process).
+
+    Raises:
+      SystemExit: always, with `status`.
+    """
+    gc.freeze()
+    sys.exit(status)
 
 
 @contextlib.contextmanager

@@ -518,7 +518,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_main() -> None:
     """Console entry point of `tf_cnn_build_tfrecords`."""
-    sys.exit(main())
+    from tf_cnn_benchmarks.runtime import runtime_env
+    runtime_env.exit_process(main())  # it loaded TensorFlow: no last garbage collections
 
 
 if __name__ == '__main__':
