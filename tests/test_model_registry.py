@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks.models import flops, model_config
 
-try:  # The sibling module shares its per-session build cache.
+try:  # The sibling module shares its per-session builds.
     import test_model_params as params_test
 except ImportError:  # pytest --import-mode=importlib
     from tests import test_model_params as params_test
@@ -37,8 +37,8 @@ def mean_label_loss(logits):
 
 
 @pytest.mark.parametrize('name,dataset', model_config.list_models())
-def test_sane_start_nhwc(name, dataset):
-    built = params_test.built_model(name, dataset)
+def test_sane_start_nhwc(tmp_path_factory, name, dataset):
+    built = params_test.built_model(tmp_path_factory, name, dataset)
     classes = model_config.get_model(name, dataset).default_num_classes()
     assert built.logits.shape == (2, classes)
     assert np.isfinite(built.logits).all()
