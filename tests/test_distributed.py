@@ -13,6 +13,7 @@ check of the run-defining flags (a worker started with another --batch_size).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -179,14 +180,15 @@ def produce_wave1(d) -> dict:
             dumps[mode] = str(d / ('dump_' + mode))
             seams = ['--seam_init=' + init_path, '--seam_dump=' + dumps[mode]]
             extra = equiv + (['--train_dir=' + train_dir] if mode == 'parameter_server' else [])
-            procs = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
+            runs[mode] = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
                 'worker', i, ps, workers, mode=mode, extra=extra), d, entry=SEAM_ENTRY)
                 for i in range(2)]
+            start_ps = functools.partial(Proc, mode + '_ps0', cluster_args(
+                'ps', 0, ps, workers, mode=mode, extra=extra), d)
             if mode == 'parameter_server':  # start order: the workers first, the ps later
-                procs[0].wait_for('^Waiting up to')
-            procs.insert(0, Proc(mode + '_ps0', cluster_args('ps', 0, ps, workers, mode=mode,
-                                                               extra=extra), d))
-            runs[mode] = procs
+                start_ps_later = start_ps
+            else:
+                runs[mode].insert(0, start_ps())
         workers = hosts(2)
         runs['collective_all_reduce'] = [Proc('collective_worker%d' % i, cluster_args(
             'worker', i, [], workers, mode='collective_all_reduce',
@@ -198,6 +200,9 @@ def produce_wave1(d) -> dict:
             Proc('dar_worker%d' % i, cluster_args('worker', i, [], workers, **args), d)
             for i in range(2)] + [
             Proc('dar_controller', cluster_args('controller', 0, [], workers, **args), d)]
+        # parameter_server's ps once its worker 0 waits for it (the others start meanwhile).
+        runs['parameter_server'][0].wait_for('^Waiting up to')
+        runs['parameter_server'].insert(0, start_ps_later())
     except BaseException:
         finish_all([p for procs in runs.values() for p in procs])
         raise
