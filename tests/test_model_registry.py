@@ -122,11 +122,12 @@ def test_nchw_logits_shape(name, dataset):
 _NCHW_SCRIPT = textwrap.dedent('''
     import json, sys
     import numpy as np
-    import tensorflow as tf
-    tf.compat.v1.disable_eager_execution()
-    tf1 = tf.compat.v1
     import checkout
     checkout.load()
+    from tf_cnn_benchmarks.runtime import runtime_env
+    tf = runtime_env.import_tensorflow()  # as the command loads it (without Keras)
+    tf.compat.v1.disable_eager_execution()
+    tf1 = tf.compat.v1
     from tf_cnn_benchmarks.models import model_config
     out = {}
     for name, dataset, size in json.loads(sys.argv[1]):
