@@ -168,5 +168,5 @@ def run_main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         status = SIGPIPE_STATUS
-    sys.exit(status)
+    runtime_env.exit_process(status)
 

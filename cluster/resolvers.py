@@ -46,6 +46,7 @@ import re
 from .. import cnn_util
 from .. import params as params_lib
 from ..params import cluster_rules as flag_rules
+from ..runtime import runtime_env
 
 SOURCES = ('auto', 'flags', 'tf_config', 'slurm')
 #: Seconds between evaluations of a TF_CONFIG evaluator when --eval_interval_secs is 0.
@@ -265,6 +266,7 @@ def read_tf_config() -> tuple[dict, str | None, int | None]:
     if not os.environ.get('TF_CONFIG', '').strip():
         raise ParamsError('--cluster_resolver=tf_config, but TF_CONFIG is not set; set it (a '
                           'TFJob does) or use the host flags.')
+    runtime_env.import_tensorflow()  # quietly, its environment set, without Keras
     from tensorflow.python.distribute.cluster_resolver import tfconfig_cluster_resolver
 
     resolver = tfconfig_cluster_resolver.TFConfigClusterResolver()
@@ -373,6 +375,7 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
     if not 1 <= p.slurm_port_base <= 65535 - tasks:
         raise ParamsError('--slurm_port_base must leave room for %d ports below 65536. Received: '
                           'slurm_port_base=%d' % (tasks, p.slurm_port_base))
+    runtime_env.import_tensorflow()  # quietly, its environment set, without Keras
     from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 
     jobs = {'worker': tasks - num_ps}

@@ -16,6 +16,7 @@ One fast placeholder build (variables recorded, not created: models/flops.py) at
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -79,10 +80,12 @@ def _op_flops(op) -> int:
     return flops._matmul_flops(op)
 
 
+@functools.lru_cache(maxsize=None)
 def from_model(model_name: str, dataset: str = 'imagenet', image_size: int | None = None,
                num_classes: int | None = None, variable_bytes_per_element: int = 4
                ) -> LayerProfile:
-    """The profile of a registered model (one fast placeholder build at batch 1).
+    """The profile of a registered model (one fast placeholder build at batch 1, once per
+    process for the same arguments: the docs' comparisons plan several cases of one model).
 
     Args:
       model_name, dataset: the registry's names (models/model_config.py).

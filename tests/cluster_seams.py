@@ -108,4 +108,6 @@ def task_main(argv: list[str]) -> int:
 
 
 if __name__ == '__main__':
-    sys.exit(task_main(sys.argv))
+    _status = task_main(sys.argv)
+    from tf_cnn_benchmarks.runtime import runtime_env
+    runtime_env.exit_process(_status)  # as the command ends (cli.run_main)

@@ -22,10 +22,14 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 # the tests and their subprocesses run without them unless a test sets them.
 for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')]:
     del os.environ[_name]
-# The shard scan cache (input_data/shard_scan.py) of the tests and their subprocesses stays out
-# of the user's cache directory.
-os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
-atexit.register(shutil.rmtree, os.environ['XDG_CACHE_HOME'], True)
+# The caches of the tests and their subprocesses (shard scans: input_data/shard_scan.py; the
+# CPU peak and kernel speeds, measured in seconds each: hardware/) stay out of the user's cache
+# directory. One cache for the whole session: pytest-xdist's workers inherit the folder the
+# controller made (it removes it), so a figure measured by one worker is read by the other.
+if 'TF_CNN_TESTS_CACHE_HOME' not in os.environ:  # the controller, or pytest without -n
+    os.environ['TF_CNN_TESTS_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
+    atexit.register(shutil.rmtree, os.environ['TF_CNN_TESTS_CACHE_HOME'], True)
+os.environ['XDG_CACHE_HOME'] = os.environ['TF_CNN_TESTS_CACHE_HOME']
 # So does the results database every finished run records into (history/store.py): the tests
 # never write into the user's own.
 os.environ['XDG_DATA_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_data_')

@@ -3,6 +3,7 @@
     tiny_params(batch_size=2)           # Params with the tiny defaults, overridden
     tiny_bench(num_gpus=2, ...)         # a BenchmarkCNN of them (no GPU asked)
     tiny_run(num_batches=5, ...)        # its run() result dict
+    run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
 
 A test file that needs other defaults binds them once:
 `_run = functools.partial(helpers.tiny_run, image_size=32)`. The `tiny_run` fixture of
@@ -10,6 +11,10 @@ conftest.py is `tiny_run` itself.
 """
 
 from __future__ import annotations
+
+import fcntl
+import json
+import os
 
 from tf_cnn_benchmarks import benchmark_cnn, params
 
@@ -41,3 +46,31 @@ def pipeline_of(pipeline_class):
                               num_classes=plan.num_classes, data_format=plan.data_format,
                               dtype=plan.compute_dtype)
     return factory
+
+
+def run_once(tmp_path_factory, name: str, produce):
+    """Returns produce(directory), computed once per test session: under pytest-xdist the
+    workers share the parent of their temporary directories; the first caller runs `produce`
+    holding a file lock and stores its (JSON) result there, the others read it.
+
+    For what several tests assert on, wherever pytest-xdist runs them: a cluster's processes
+    (test_distributed.py), a model's build (test_model_params.built_model)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        base = base.parent
+    result_path = base / (name + '.json')
+    with open(base / (name + '.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result_path.exists():
+            directory = base / name
+            directory.mkdir(exist_ok=True)
+            try:
+                result = produce(directory)
+            except BaseException as e:  # the other workers report it too, without a rerun
+                result_path.write_text(json.dumps({'failed': '%s: %s' % (name, e)}))
+                raise
+            result_path.write_text(json.dumps(result))
+    result = json.loads(result_path.read_text())
+    if 'failed' in result:
+        raise AssertionError(result['failed'])
+    return result

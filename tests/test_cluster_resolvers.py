@@ -34,12 +34,13 @@ from test_distributed import (
     finish_all,
     hosts,
     local_reference,
-    run_once,
 )
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import resolvers
+
+from helpers import run_once
 
 EXAMPLES = os.path.join(REPO, 'examples')
 PS, CHIEF, WORKER = 'ps-0.svc:2222', 'chief-0.svc:2222', 'worker-0.svc:2222'

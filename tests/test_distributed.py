@@ -3,8 +3,8 @@ its output in a log file; plus the pure helpers in process.
 
 Start-up dominates the cost (importing TensorFlow takes ~7 CPU seconds per process), so the
 processes of one wave run together, scripted by one function (kills included), once per test
-session even under pytest-xdist (`run_once`: a file lock and a JSON result in the directory the
-xdist workers share); the tests assert on its result. Wave 1 runs one cluster per
+session even under pytest-xdist (`helpers.run_once`: a file lock and a JSON result in the
+directory the xdist workers share); the tests assert on its result. Wave 1 runs one cluster per
 --variable_update (parameter_server and distributed_replicated also check the numbers against a
 local replicated run); wave 2 runs the restart and the faults (missing ps, ps killed mid-run,
 worker killed in sync mode, bad host list). One small cluster of its own checks the start-up
@@ -13,8 +13,7 @@ check of the run-defining flags (a worker started with another --batch_size).
 
 from __future__ import annotations
 
-import fcntl
-import json
+import functools
 import os
 import re
 import signal
@@ -33,6 +32,7 @@ from tf_cnn_benchmarks.cluster import topology, variable_mgrs
 from tf_cnn_benchmarks.metrics import step_breakdown
 
 import cluster_seams
+from helpers import run_once
 
 pytestmark = pytest.mark.cluster
 
@@ -47,31 +47,6 @@ MODEL_FLAGS = ['--model=trivial', '--image_size=16', '--batch_size=2', '--displa
 STARTUP_OK_SECS = 240
 PROCESS_TIMEOUT_SECS = 420
 FAULT_TIMEOUT = 30
-
-
-def run_once(tmp_path_factory, name: str, produce):
-    """Returns produce(directory), computed once per test session: under pytest-xdist the
-    workers share the parent of their temporary directories; the first caller runs `produce`
-    holding a file lock and stores its (JSON) result there, the others read it."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get('PYTEST_XDIST_WORKER'):
-        base = base.parent
-    result_path = base / (name + '.json')
-    with open(base / (name + '.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not result_path.exists():
-            directory = base / name
-            directory.mkdir(exist_ok=True)
-            try:
-                result = produce(directory)
-            except BaseException as e:  # the other workers report it too, without a rerun
-                result_path.write_text(json.dumps({'failed': '%s: %s' % (name, e)}))
-                raise
-            result_path.write_text(json.dumps(result))
-    result = json.loads(result_path.read_text())
-    if 'failed' in result:
-        raise AssertionError(result['failed'])
-    return result
 
 
 def hosts(n: int) -> list[str]:
@@ -205,14 +180,15 @@ def produce_wave1(d) -> dict:
             dumps[mode] = str(d / ('dump_' + mode))
             seams = ['--seam_init=' + init_path, '--seam_dump=' + dumps[mode]]
             extra = equiv + (['--train_dir=' + train_dir] if mode == 'parameter_server' else [])
-            procs = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
+            runs[mode] = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
                 'worker', i, ps, workers, mode=mode, extra=extra), d, entry=SEAM_ENTRY)
                 for i in range(2)]
+            start_ps = functools.partial(Proc, mode + '_ps0', cluster_args(
+                'ps', 0, ps, workers, mode=mode, extra=extra), d)
             if mode == 'parameter_server':  # start order: the workers first, the ps later
-                procs[0].wait_for('^Waiting up to')
-            procs.insert(0, Proc(mode + '_ps0', cluster_args('ps', 0, ps, workers, mode=mode,
-                                                               extra=extra), d))
-            runs[mode] = procs
+                start_ps_later = start_ps
+            else:
+                runs[mode].insert(0, start_ps())
         workers = hosts(2)
         runs['collective_all_reduce'] = [Proc('collective_worker%d' % i, cluster_args(
             'worker', i, [], workers, mode='collective_all_reduce',
@@ -224,6 +200,9 @@ def produce_wave1(d) -> dict:
             Proc('dar_worker%d' % i, cluster_args('worker', i, [], workers, **args), d)
             for i in range(2)] + [
             Proc('dar_controller', cluster_args('controller', 0, [], workers, **args), d)]
+        # parameter_server's ps once its worker 0 waits for it (the others start meanwhile).
+        runs['parameter_server'][0].wait_for('^Waiting up to')
+        runs['parameter_server'].insert(0, start_ps_later())
     except BaseException:
         finish_all([p for procs in runs.values() for p in procs])
         raise

@@ -6,7 +6,8 @@ trainable scale and offset (2 per channel); convolutions followed by batch norm 
 Every model is built once per test session by `built_model` (real variables, training graph,
 NHWC, batch 2, the smallest image size the model accepts) and run once; this module checks its
 trainable variable sizes and test_model_registry.py its logits, from the same build (building the
-~40 graphs is the slow part, so it is done once).
+~40 graphs is the slow part, so it is done once, by whichever pytest-xdist worker asks first:
+helpers.run_once).
 """
 
 import collections
@@ -18,6 +19,8 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks.models import model_config
+
+import helpers
 
 tf1 = tf.compat.v1
 
@@ -256,15 +259,23 @@ def sweep_size(model):
     return model.image_size if model.name == 'trivial' else smallest_size(model)
 
 
-@functools.lru_cache(maxsize=None)
-def built_model(name, dataset):
+def built_model(tmp_path_factory, name, dataset):
     """Builds the training graph (NHWC, batch 2, smallest image size, real variables), runs it
-    once on images uniform in [-1, 1]. Cached for the test session.
+    once on images uniform in [-1, 1]. Once per test session, whichever pytest-xdist worker asks
+    first (helpers.run_once); the others read what it found.
 
     Returns:
-      BuiltModel: trainable parameter count, logits [2, classes] (numpy), image size, names of
-      the trainable variables.
+      BuiltModel: trainable parameter count, logits [2, classes] (numpy float32), image size,
+      names of the trainable variables.
     """
+    found = helpers.run_once(tmp_path_factory, 'built_model_%s_%s' % (name, dataset),
+                             lambda directory: _build_and_run(name, dataset))
+    return BuiltModel(found['parameters'], np.array(found['logits'], np.float32),
+                      found['image_size'], tuple(found['trainable_names']))
+
+
+def _build_and_run(name, dataset) -> dict:
+    """built_model's work; its figures as JSON values (float32 logits convert exactly)."""
     model = model_config.get_model(name, dataset)
     size = sweep_size(model)
     graph = tf.Graph()
@@ -282,7 +293,8 @@ def built_model(name, dataset):
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)
         logits = sess.run(result.logits)
-    return BuiltModel(count, logits, size, names)
+    return {'parameters': count, 'logits': logits.tolist(), 'image_size': size,
+            'trainable_names': list(names)}
 
 
 def test_every_registered_model_has_an_expected_count():
@@ -299,8 +311,8 @@ def test_resnet50_anchor():
 
 
 @pytest.mark.parametrize('name,dataset', model_config.list_models())
-def test_trainable_parameters_are_exact(name, dataset):
-    built = built_model(name, dataset)
+def test_trainable_parameters_are_exact(tmp_path_factory, name, dataset):
+    built = built_model(tmp_path_factory, name, dataset)
     assert built.parameters == EXPECTED_PARAMS[(name, dataset)]
     # Only kernels, biases and batch-norm scale/offset are trainable (the weight-decay rule keys
     # on these names).

@@ -21,7 +21,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks.hardware import machine
 from tf_cnn_benchmarks.models import flops, model_config
 
-try:  # The sibling module shares its per-session build cache.
+try:  # The sibling module shares its per-session builds.
     import test_model_params as params_test
 except ImportError:  # pytest --import-mode=importlib
     from tests import test_model_params as params_test
@@ -38,8 +38,8 @@ def mean_label_loss(logits):
 
 
 @pytest.mark.parametrize('name,dataset', model_config.list_models())
-def test_sane_start_nhwc(name, dataset):
-    built = params_test.built_model(name, dataset)
+def test_sane_start_nhwc(tmp_path_factory, name, dataset):
+    built = params_test.built_model(tmp_path_factory, name, dataset)
     classes = model_config.get_model(name, dataset).default_num_classes()
     assert built.logits.shape == (2, classes)
     assert np.isfinite(built.logits).all()
@@ -123,11 +123,12 @@ def test_nchw_logits_shape(name, dataset):
 _NCHW_SCRIPT = textwrap.dedent('''
     import json, sys
     import numpy as np
-    import tensorflow as tf
-    tf.compat.v1.disable_eager_execution()
-    tf1 = tf.compat.v1
     import checkout
     checkout.load()
+    from tf_cnn_benchmarks.runtime import runtime_env
+    tf = runtime_env.import_tensorflow()  # as the command loads it (without Keras)
+    tf.compat.v1.disable_eager_execution()
+    tf1 = tf.compat.v1
     from tf_cnn_benchmarks.models import model_config
     out = {}
     for name, dataset, size in json.loads(sys.argv[1]):

@@ -5,6 +5,8 @@ import pytest
 import tf_cnn_benchmarks as tfcnn
 from tf_cnn_benchmarks.models import model_catalog, model_config, model_table
 
+import helpers
+
 try:  # The sibling module holds the expected parameter counts.
     import test_model_params as params_test
 except ImportError:  # pytest --import-mode=importlib
@@ -14,8 +16,12 @@ HEADER = ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch', 'learnin
 
 
 @pytest.fixture(scope='module')
-def all_rows():
-    return model_table.model_rows()
+def all_rows(tmp_path_factory):
+    """model_table.model_rows(): every model built (the slow part), once per test session
+    whichever pytest-xdist worker asks first (helpers.run_once; JSON keeps ints and floats)."""
+    rows = helpers.run_once(tmp_path_factory, 'model_table_rows',
+                            lambda directory: [list(row) for row in model_table.model_rows()])
+    return [model_catalog.ModelRow(*row) for row in rows]
 
 
 def parse(text):

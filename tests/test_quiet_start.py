@@ -35,6 +35,19 @@ def test_shown_lines_follow_the_log_level():
     assert runtime_env.shown_lines(text, 3) == 'a Python warning\n'
 
 
+def test_keras_cannot_load_while_tensorflow_loads_and_can_after(monkeypatch):
+    monkeypatch.delitem(sys.modules, 'keras', raising=False)
+    with runtime_env.keras_deferred():
+        with pytest.raises(ModuleNotFoundError):
+            import keras  # noqa: F401
+    assert 'keras' not in sys.modules  # the next `import keras` (tf.keras) loads it
+    loaded = object()
+    monkeypatch.setitem(sys.modules, 'keras', loaded)
+    with runtime_env.keras_deferred():  # a Keras already loaded stays
+        assert sys.modules['keras'] is loaded
+    assert sys.modules['keras'] is loaded
+
+
 _LIBRARY_RUN = textwrap.dedent('''
     import os, sys
     sys.path.insert(0, {tests!r})
@@ -43,7 +56,8 @@ _LIBRARY_RUN = textwrap.dedent('''
     result = tfcnn.run(tfcnn.make_params(model='trivial', batch_size=2, image_size=16,
                                          num_batches=2, num_warmup_batches=0),
                        print_header=False)
-    print('RESULT', result['num_steps'], os.environ['TF_CPP_MIN_LOG_LEVEL'])
+    print('RESULT', result['num_steps'], os.environ['TF_CPP_MIN_LOG_LEVEL'],
+          'keras' in sys.modules)
 ''')
 
 
@@ -52,7 +66,8 @@ def test_library_import_and_run_print_no_tensorflow_chatter(tmp_path):
     proc = subprocess.run([sys.executable, '-c', _LIBRARY_RUN.format(tests=TESTS)], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert 'RESULT 2 2' in proc.stdout  # 2 steps; TF_CPP_MIN_LOG_LEVEL defaulted to 2
+    # 2 steps; TF_CPP_MIN_LOG_LEVEL defaulted to 2; Keras not loaded (runtime_env.keras_deferred)
+    assert 'RESULT 2 2 False' in proc.stdout
     assert [c for c in CHATTER if c in proc.stderr + proc.stdout] == []
 
 

@@ -74,7 +74,8 @@ _AUTO_SCRIPT = textwrap.dedent('''
     sys.path.insert(0, os.path.join({repo!r}, 'tests'))
     import checkout
     checkout.load()
-    import tensorflow as tf
+    from tf_cnn_benchmarks.runtime import runtime_env
+    tf = runtime_env.import_tensorflow()  # as the command loads it (without Keras)
     tf.compat.v1.disable_eager_execution()
     import test_xla
     from tf_cnn_benchmarks.runtime import xla_jit

@@ -404,7 +404,8 @@ def _import_tensorflow_quietly() -> None:
     # The installed package, or the checkout when run with -m from its top folder (its entry
     # script loads it as the package).
     from tf_cnn_benchmarks import cnn_util
-    with cnn_util.captured_fd_stderr():
+    from tf_cnn_benchmarks.runtime import runtime_env
+    with cnn_util.captured_fd_stderr(), runtime_env.keras_deferred():  # Keras: never used
         import tensorflow  # noqa: F401
 
 
@@ -518,7 +519,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_main() -> None:
     """Console entry point of `tf_cnn_build_tfrecords`."""
-    sys.exit(main())
+    from tf_cnn_benchmarks.runtime import runtime_env
+    runtime_env.exit_process(main())  # it loaded TensorFlow: no last garbage collections
 
 
 if __name__ == '__main__':
