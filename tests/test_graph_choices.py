@@ -109,7 +109,8 @@ def test_the_flag_takes_measured_off_or_choice_names():
         params.validate_params(params.make_params(graph_choices='conv1x1_matmul,fast'))
     assert str(e.value) == (
         "--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-        "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='conv1x1_matmul,fast'")
+        "shortcut_matmul, conv1x1_filter_matmul, relu_xla, residual_xla, relu_float32, "
+        "residual_float32. Received: graph_choices='conv1x1_matmul,fast'")
 
 
 def test_a_bad_flag_is_one_line_and_exit_2():
@@ -120,7 +121,8 @@ def test_a_bad_flag_is_one_line_and_exit_2():
     assert out.returncode == 2
     assert 'Traceback' not in out.stderr
     assert ("--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-            "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='on'") in out.stderr
+            "shortcut_matmul, conv1x1_filter_matmul, relu_xla, residual_xla, relu_float32, "
+            "residual_float32. Received: graph_choices='on'") in out.stderr
 
 
 # resnet50 (36 1x1 convolutions: 30 of stride 1, 6 of stride 2: the first unit of stages 2-4
@@ -213,7 +215,7 @@ def test_measured_mode_decides_per_shape():
                                  '')
     assert both.decide(SHORTCUT) == 'matmul' and both.decide(SHAPE) == 'filter_matmul'
     assert graph_choices.describe(choices) == [
-        'graph choices measured here (time vs the convolution, forward + gradients): '
+        'graph choices measured here (time vs today\'s form, forward + gradients): '
         'conv1x1_matmul on 16x14x14x1024->256 0.60x; shortcut_matmul on none; off '
         '16x56x56x256->512/2 1.20x; conv1x1_filter_matmul on 16x56x56x256->512/2 0.85x; off '
         '16x14x14x1024->256 0.70x']
@@ -251,16 +253,16 @@ def test_the_header_names_the_measured_choices(monkeypatch):
     seen = []
 
     def fake(shapes, intra, inter):
-        seen.extend(shapes)
-        return {(s, form): (0.5 if s.stride == 1 else 1.5) if form == 'matmul' else 1.0
-                for s in shapes for form in graph_choices.FORMS}
+        seen.extend(s for s in shapes if isinstance(s, fast_paths.Conv1x1))
+        return {(s, form): (0.5 if getattr(s, 'stride', 2) == 1 else 1.5) if form == 'matmul'
+                else 1.0 for s in shapes for form in graph_choices.forms_of(s)}
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
     graph_choices._MEMO.clear()
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     lines = bench.precision_lines()
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
-    assert any(line.strip().startswith('graph choices measured here (time vs the convolution, '
+    assert any(line.strip().startswith('graph choices measured here (time vs today\'s form, '
                                        'forward + gradients): conv1x1_matmul on 3x8x8x64->256 '
                                        '0.50x') for line in lines)
     types = [op.type for op in bench.build_graph().graph.get_operations()]
@@ -272,7 +274,7 @@ def test_the_header_names_the_measured_choices(monkeypatch):
 def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(monkeypatch):
     # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
     monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
-        (s, form): 0.98 for s in shapes for form in graph_choices.FORMS})
+        (s, form): 0.98 for s in shapes for form in graph_choices.forms_of(s)})
     graph_choices._MEMO.clear()
     flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
     measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
