@@ -40,7 +40,7 @@ import tensorflow as tf
 from ..hardware import kernel_speed
 from ..models import fast_paths, memory_forms
 from ..params import graph_choice_flag
-from . import memory_probe
+from . import memory_probe, precision
 
 tf1 = tf.compat.v1
 
@@ -111,14 +111,15 @@ class Choices(NamedTuple):
 
 def item(site, form: str, threads: tuple[int, int] = (0, 0)) -> str:
     """The cache key's part for a site and form: 'conv1x1 matmul bfloat16 NHWC
-    16x56x56x64->256, 2 passes, v3' or 'residual xla bfloat16 NHWC 16x56x56x256, gradients
-    from float32, 2 passes, v1' (the passes and version: a factor of another method is not
-    reused; `threads` decide whether the run computes convolution gradients in float32)."""
-    if isinstance(site, fast_paths.Conv1x1):
-        return 'conv1x1 %s %s %s %s, %d passes, v3' % (form, site.dtype, site.data_format,
-                                                       site.describe(), PASSES)
+    16x56x56x64->256, gradients in the dtype, 2 passes, v4' or 'residual xla bfloat16 NHWC
+    16x56x56x256, gradients from float32, 2 passes, v1' (the passes and version: a factor of
+    another method is not reused; `threads` decide whether the run computes convolution
+    gradients in float32, which the probe then does too)."""
     source = ('from float32' if memory_probe.gradients_from_float32(site.dtype, threads)
               else 'in the dtype')
+    if isinstance(site, fast_paths.Conv1x1):
+        return 'conv1x1 %s %s %s %s, gradients %s, %d passes, v4' % (
+            form, site.dtype, site.data_format, site.describe(), source, PASSES)
     return '%s %s %s %s %s, gradients %s, %d passes, v1' % (
         site.kind, form, site.dtype, site.data_format, site.describe(), source,
         memory_probe.PASSES)
@@ -145,11 +146,20 @@ def sites(plan, model) -> list:
     return list(seen)
 
 
-def _forms(shape: fast_paths.Conv1x1):
+def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0)):
     """(convolution, MatMul, convolution with a MatMul filter gradient) training targets of
     one shape: each the forward output and both gradients (dy a variable), inputs
-    random-valued variables of the dtype."""
+    random-valued variables of the dtype. Built in the run's precision.gradient_scope (its
+    thread counts `threads`): where the run computes convolution and MatMul gradients in
+    float32, so does the probe, and the filter-gradient form is then a convolution, as
+    ConvNetBuilder builds it."""
     dtype = tf.as_dtype(shape.dtype)
+    with precision.gradient_scope(dtype, 'cpu', threads):
+        return _form_targets(shape, dtype)
+
+
+def _form_targets(shape, dtype):
+    """`_forms`' targets, in the enclosing gradient scope."""
     nhwc = shape.data_format == 'NHWC'
     x_dims = ([shape.batch, shape.height, shape.width, shape.c_in] if nhwc else
               [shape.batch, shape.c_in, shape.height, shape.width])
@@ -161,9 +171,11 @@ def _forms(shape: fast_paths.Conv1x1):
     s = shape.stride
     strides = [1, s, s, 1] if nhwc else [1, 1, s, s]
     targets = []
+    filter_matmul = (tf.nn.conv2d if fast_paths.conv_gradient_overridden() else
+                     fast_paths.conv1x1_filter_matmul)
     for y in (tf.nn.conv2d(x, w, strides, 'VALID', data_format=shape.data_format),
               fast_paths.conv1x1_matmul(x, w, s, shape.data_format),
-              fast_paths.conv1x1_filter_matmul(x, w, strides, 'VALID', shape.data_format)):
+              filter_matmul(x, w, strides, 'VALID', data_format=shape.data_format)):
         dy = var(y.shape.as_list())
         dx, dw = tf.gradients(y, [x, w], grad_ys=dy)
         targets.append(tf.group(y, dx, dw))
@@ -203,7 +215,7 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
     """
     graph = tf.Graph()
     with graph.as_default():
-        pairs = {shape: _forms(shape) for shape in shapes}
+        pairs = {shape: _forms(shape, (intra, inter)) for shape in shapes}
         init = tf1.global_variables_initializer()
     config = probe_config(intra, inter)
     out: dict = {}

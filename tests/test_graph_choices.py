@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.graph import graph_choices
+from tf_cnn_benchmarks.graph import graph_choices, precision
 from tf_cnn_benchmarks.hardware import kernel_speed, layout_kernels
 from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.models import convnet_builder, fast_paths
@@ -304,3 +304,19 @@ def test_the_probe_targets_run_their_ops():
     assert {'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter'} <= ran[0]
     assert 'MatMul' in ran[1] and 'Conv2D' not in ran[1]
     assert {'Conv2D', 'Conv2DBackpropInput', 'MatMul'} <= ran[2]
+
+
+def test_the_probe_computes_gradients_in_the_dtype_the_run_does():
+    # Where the run computes bfloat16 convolution and MatMul gradients in float32 (a CPU without
+    # AVX512_BF16: graph/precision.py), the probe must too: timed against bfloat16 Eigen
+    # gradients it found every 1x1 shape 0.03-0.10x as a MatMul on an AMD EPYC with AVX2 only.
+    shape = SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16)
+    kinds = precision.float32_gradient_kinds(tf.bfloat16, 'cpu', (1, 1))
+    graph = tf.Graph()
+    with graph.as_default():
+        graph_choices._forms(shape, (1, 1))
+    dtypes = {op.type: op.get_attr('T') for op in graph.get_operations()
+              if op.type in ('Conv2DBackpropInput', 'Conv2DBackpropFilter', 'MatMul')
+              and 'gradients' in op.name}
+    assert dtypes['Conv2DBackpropInput'] == (tf.float32 if 'conv' in kinds else tf.bfloat16)
+    assert dtypes['MatMul'] == (tf.float32 if 'matmul' in kinds else tf.bfloat16)
