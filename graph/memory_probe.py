@@ -117,6 +117,17 @@ def own_secs(step_stats, skip=PRODUCERS) -> float:
                if not skip.search(op_type(n))) / 1e6
 
 
+#: Untimed runs of a target first: XLA compiles a cluster lazily, once it has run twice (the
+#: first runs take TensorFlow's own kernels), and again for every new set of fetches.
+WARM_UP_RUNS = 3
+
+
+def warm_up(sess, target) -> None:
+    """Runs `target` WARM_UP_RUNS times (its XLA clusters compiled after)."""
+    for _ in range(WARM_UP_RUNS):
+        sess.run(target)
+
+
 def traced_secs(sess, target) -> float:
     """`own_secs` of one traced run of `target`."""
     meta = tf1.RunMetadata()
@@ -133,7 +144,8 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
       sites: memory_forms.Site values (distinct).
       intra, inter: the run's intra-op and inter-op threads.
       budget_secs: seconds the timed repetitions may take together (at least
-        kernel_speed.MIN_REPS runs per site and pass; XLA compiles in an untimed first run).
+        kernel_speed.MIN_REPS runs per site and pass; XLA compiles in the untimed runs of
+        `warm_up`).
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -146,7 +158,8 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
     with tf1.Session(graph=graph, config=probe_config(intra, inter)) as sess:
         sess.run(init)
         for ts in targets.values():
-            sess.run(ts)
+            for target in ts:
+                warm_up(sess, target)
         end = time.perf_counter() + budget_secs
         todo = [site for _ in range(PASSES) for site in targets]
         for i, site in enumerate(todo):
