@@ -14,7 +14,8 @@ producers and inside a training step, in float32 and bfloat16, and what the memo
    dtype, shape, producers and own time (the least of --trace_steps traced steps).
 2. Alone: each distinct (op, dtype, shape) of the traced `off` steps' memory-bound ops on
    activations, run by itself on random-valued variables (Grappler off: nothing rewritten or
-   fused), its own time from a trace, the least of --reps.
+   fused), its own time from a trace, the least of --reps; and the same op alone as an XLA
+   cluster (its _XlaCompile and _XlaRun, after memory_probe.warm_up).
 3. With its producers: each ReLU site of the model (graph/memory_probe.py: the batch norm,
    then the ReLU or the residual add and ReLU, and their gradients, an incoming convolution
    gradient cast from float32 where the run computes those in float32) traced in today's form,
@@ -160,18 +161,35 @@ def own_ms(sess, target, reps: int, kinds) -> float:
     return best
 
 
-def alone(rows, intra: int, reps: int) -> dict:
-    """{(type, dtype, shape tuple, inputs): least own ms} of each row run by itself (module
-    docstring, 2)."""
+XLA_KINDS = ('XlaRun', 'XlaCompile')
+
+
+def alone(rows, intra: int, reps: int) -> tuple[dict, dict]:
+    """({(type, dtype, shape tuple, inputs): least own ms} of each row run by itself, and the
+    same op as an XLA cluster's: {row: least own ms of _XlaCompile + _XlaRun}; module
+    docstring, 2). Casts have no XLA row."""
     graph = tf.Graph()
     with graph.as_default():
         ops = {row: _alone_op(row[0], row[1], list(row[2]), row[3]) for row in rows}
+        xla = {}
+        for row in rows:
+            if row[0] != 'Cast':
+                with tf1.xla.experimental.jit_scope():
+                    out = _alone_op(row[0], row[1], list(row[2]), row[3]).outputs[0]
+                # A stateful target: the cluster's output is written out, not pruned.
+                sink = tf1.Variable(tf.zeros(out.shape, out.dtype), trainable=False)
+                xla[row] = sink.assign(out, read_value=False)
         init = tf1.global_variables_initializer()
     config = memory_probe.probe_config(intra, 1)
     config.graph_options.rewrite_options.disable_meta_optimizer = True
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)
-        return {row: own_ms(sess, op, reps, (row[0],)) for row, op in ops.items()}
+        eigen = {row: own_ms(sess, op, reps, (row[0],)) for row, op in ops.items()}
+        compiled = {}
+        for row, op in xla.items():
+            memory_probe.warm_up(sess, op)
+            compiled[row] = own_ms(sess, op, reps, XLA_KINDS)
+        return eigen, compiled
 
 
 def with_producers(sites, intra: int, inter: int, reps: int) -> dict:
@@ -208,12 +226,14 @@ def run(args) -> dict:
     for prec in args.precisions:
         rows |= _activation_rows(steps['%s %s' % (prec, args.choices[0])]['ops'],
                                  args.batch_size)
-    alone_ms = alone(sorted(rows), intra, args.reps)
+    alone_ms, xla_ms = alone(sorted(rows), intra, args.reps)
     sites = sorted({memory_forms.Site(*s) for key, v in steps.items() for s in v['sites']})
     producers = with_producers(sites, intra, args.num_inter_threads, args.reps)
     factors = memory_probe.measure(sites, intra, args.num_inter_threads)
     return {'steps': steps,
             'alone_ms': [[*row[:2], list(row[2]), row[3], ms] for row, ms in alone_ms.items()],
+            'alone_xla_ms': [[*row[:2], list(row[2]), row[3], ms]
+                             for row, ms in xla_ms.items()],
             'with_producers_ms': [[list(s), ms] for s, ms in producers.items()],
             'factors': [[list(s), form, f] for (s, form), f in factors.items()]}
 
@@ -227,6 +247,7 @@ def op_table(result, args) -> str:
     site's producers."""
     base = args.choices[0]
     alone_ms = {(t, d, tuple(s), n): ms for t, d, s, n, ms in result['alone_ms']}
+    xla_ms = {(t, d, tuple(s), n): ms for t, d, s, n, ms in result.get('alone_xla_ms', [])}
     in_step = collections.defaultdict(list)
     producers = collections.defaultdict(collections.Counter)
     for prec in args.precisions:
@@ -250,12 +271,12 @@ def op_table(result, args) -> str:
                  if (t, d, s) == (kind, dtype, shape)]
         rows.append(['%s%s' % (kind, ' of %d' % inputs if kind == 'AddN' else ''), dtype,
                      'x'.join(map(str, shape)), str(len(ms)), _fmt(statistics.mean(ms)),
-                     _fmt(alone_ms[key]),
+                     _fmt(alone_ms[key]), _fmt(xla_ms.get(key)),
                      ', '.join('%s %.2f' % kv for kv in sites) or '-',
                      producers[key].most_common(1)[0][0]])
     return bench_report.markdown_table(
-        ['op', 'dtype', 'shape', 'in step', 'ms each, in step', 'alone', 'with producers (site)',
-         'producers in step'], 'lllrrrll', rows)
+        ['op', 'dtype', 'shape', 'in step', 'ms each, in step', 'alone', 'alone, XLA',
+         'with producers (site)', 'producers in step'], 'lllrrrrll', rows)
 
 
 def type_table(result) -> str:
