@@ -10,8 +10,8 @@ producers and inside a training step, in float32 and bfloat16, and what the memo
    training graph (synthetic data, NHWC, one CPU tower), --steps steps timed after
    WARM_UP_STEPS (XLA compiles a cluster once it has run twice), then one step traced with
    RunOptions.FULL_TRACE and the partition graphs (the ops after Grappler and oneDNN's
-   rewrite; `traced`): ms per op type of the first traced step, and per memory-bound op its
-   dtype, shape, producers and own time (the least of --trace_steps traced steps).
+   rewrite; `traced`): per op its own time, the least of --trace_steps traced steps, summed
+   per op type, and per memory-bound op its dtype, shape and producers.
 2. Alone: each distinct (op, dtype, shape) of the traced `off` steps' memory-bound ops on
    activations, run by itself on random-valued variables (Grappler off: nothing rewritten or
    fused), its own time from a trace, the least of --reps; and the same op alone as an XLA
@@ -112,6 +112,17 @@ def least_per_node(metas):
     return out
 
 
+def least_per_type(metas, least_ms) -> dict:
+    """{op type: ms summed over its ops, each op's least over the traced runs}: a burst of
+    the machine's load during one traced step moves one op, not the table."""
+    kinds = {ns.node_name: bench_choices.kernel_type(ns.timeline_label or ns.node_name)
+             for dev in metas[0].step_stats.dev_stats for ns in dev.node_stats}
+    out: dict = {}
+    for name, kind in kinds.items():
+        out[kind] = out.get(kind, 0.0) + least_ms[name]
+    return out
+
+
 def run_step(model, batch, prec, choice, args) -> dict:
     """Builds, times and traces one configuration (module docstring, 1)."""
     bench, info = bench_roofline.build(model, batch, 0, precision=prec, graph_choices=choice,
@@ -122,9 +133,10 @@ def run_step(model, batch, prec, choice, args) -> dict:
         secs = statistics.median(bench_roofline._timed(step, args.steps, WARM_UP_STEPS))
         metas = traced(sess, [info.train_op, info.loss, *info.pipeline.step_ops],
                        args.trace_steps)
+    least_ms = least_per_node(metas)
     return {'step_secs': secs, 'header': bench.precision_lines(),
-            'per_type_ms': bench_choices.per_type_ms(metas[0].step_stats),
-            'ops': step_ops(metas[0], least_per_node(metas)),
+            'per_type_ms': least_per_type(metas, least_ms),
+            'ops': step_ops(metas[0], least_ms),
             'sites': [list(s) for s in graph_choices.sites(bench.plan, bench.model)
                       if isinstance(s, memory_forms.Site)]}
 
@@ -308,7 +320,8 @@ def markdown(result, meta, args) -> str:
                  meta['model'], meta['batch_size'], meta['cpu'], meta['cpu_flags'],
                  meta['tensorflow'], args.num_inter_threads, meta['load_before'],
                  meta['load_after']), '',
-             'One traced step per configuration, ms per op type:', '', type_table(result), '',
+             'Traced steps per configuration, ms per op type (each op\'s least over the traced '
+             'steps):', '', type_table(result), '',
              'The memory-bound ops of the `%s` steps on activations, own ms (alone and with '
              'producers: the least of %d traced runs):' % (args.choices[0], args.reps), '',
              op_table(result, args), '',
@@ -332,7 +345,7 @@ def main(argv=None) -> int:
     parser.add_argument('--reps', type=int, default=7, help='traced runs per standalone op')
     parser.add_argument('--trace_steps', type=int, default=3,
                         help='traced steps per configuration (an op\'s in-step time: the '
-                        'least; the per-type table: the first)')
+                        'least of them)')
     parser.add_argument('--out', default=RESULTS)
     args = parser.parse_args(argv)
     args.precisions = [p.strip() for p in args.precisions.split(',') if p.strip()]

@@ -307,12 +307,12 @@ def elementwise_section(results) -> list[str]:
             doc['data']['meta']['model'], doc['data']['meta']['batch_size'],
             _host(doc['provenance']), doc['provenance']['load_average_before'],
             doc['provenance']['load_average_after'], stem), '',
-                 _table(['ms, one traced step'] + cols, rows, 'l' + 'r' * len(cols)), '']
+                 _table(['ms per op type'] + cols, rows, 'l' + 'r' * len(cols)), '']
     if not text:
         return []
     return ['## Memory-bound ops, per configuration', '',
-            'One traced training step per precision and `--graph_choices` value, '
-            '`--num_inter_threads=1` (`python -m bench.bench_elementwise`; the op-by-op '
+            'Traced training steps per precision and `--graph_choices` value, each op\'s '
+            'least, `--num_inter_threads=1` (`python -m bench.bench_elementwise`; the op-by-op '
             'tables, alone and with producers, are in the file\'s `.md`).', ''] + text
 
 
