@@ -14,8 +14,10 @@ bfloat16 / float32 of the same choices (the spread over rounds is the ratio's no
 
 With --trace, one fully traced step per configuration (RunOptions.FULL_TRACE, as
 lifecycle/profiling.traced_step; use --num_inter_threads=1 so that ops do not overlap) is
-summed per op type group (`GROUPS`: the issue's table), oneDNN's kernel names folded into the
-op's (`_MklNativeConv2D` -> Conv2D).
+summed per op type group (`GROUPS`: the issue's table, the memory-bound ops one by one),
+oneDNN's kernel names folded into the op's (`_MklNativeConv2D` -> Conv2D); the traced step
+runs after three untraced runs of the same fetches (a new set of fetches is a new executor,
+whose XLA clusters compile again after two runs).
 
 Writes bench/results/choices_<model>_b<batch>.json and .md with the CPU model, its bfloat16
 flags and the load averages.
@@ -46,7 +48,11 @@ GROUPS = (
                                           'FusedMatMul')),
     ('batch norm and its gradient', ('FusedBatchNormV3', 'FusedBatchNormGradV3',
                                      'FusedBatchNormEx', 'FusedBatchNormGradEx')),
-    ('ReluGrad + AddN + AddV2 + Relu', ('ReluGrad', 'AddN', 'AddV2', 'Relu')),
+    ('ReluGrad', ('ReluGrad',)),
+    ('AddN', ('AddN',)),
+    ('AddV2', ('AddV2',)),
+    ('Relu', ('Relu',)),
+    ('XLA clusters (relu_xla, residual_xla)', ('XlaRun', 'XlaCompile')),
     ('Cast', ('Cast',)),
     ('StridedSlice + StridedSliceGrad', ('StridedSlice', 'StridedSliceGrad')),
 )
@@ -113,8 +119,10 @@ def run(args) -> dict:
     for key, (_, info, sess, _, lines) in open_runs.items():
         result['header']['%s %s' % key] = lines
         if args.trace:
-            metadata = profiling.traced_step(sess, [info.train_op, info.loss,
-                                                    *info.pipeline.step_ops])
+            fetches = [info.train_op, info.loss, *info.pipeline.step_ops]
+            for _ in range(3):  # a new set of fetches: XLA clusters compile after two runs
+                sess.run(fetches)
+            metadata = profiling.traced_step(sess, fetches)
             result.setdefault('per_type_ms', {})['%s %s' % key] = per_type_ms(
                 metadata.step_stats)
         sess.close()

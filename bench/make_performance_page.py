@@ -22,6 +22,8 @@ read by what they measured:
   bench/bench_scaling_loopback.py): the step-time model against the published results and a
   measured loopback cluster, in docs/scaling.md and the README's "How far off the scaling
   predictions are" (bench/scaling_pages.py).
+* `elementwise_*` (bench/bench_elementwise.py): the memory-bound ops of one traced step per
+  precision and --graph_choices value.
 
 The README and docs/scaling.md are written by hand around their generated blocks, which sit
 between `<!-- NAME:start ... -->` and `<!-- NAME:end -->` lines. tests/test_docs.py fails when
@@ -264,6 +266,7 @@ def render_page(results) -> str:
                      '`results/%s.json`' % r['stem']] for r in rows],
                    'lrllrrlrrll') if rows else 'No roofline file yet.', '']
     out += precision_section(results) + sweep_section(results) + original_section(results)
+    out += elementwise_section(results)
     out += performance_plots.section(page_charts(results))
     out += files_section(results)
     return '\n'.join(out).rstrip('\n') + '\n'
@@ -339,6 +342,40 @@ def original_section(results) -> list[str]:
                        '']
     return text + [_table(['model', 'batch', 'precision or data', 'ours', 'original', 'ratio',
                            'from'], rows, 'lrlrrrl'), '']
+
+
+#: bench_elementwise's rows: (row, op types of its per-type table, oneDNN's prefixes folded).
+MEMORY_ROWS = (('Relu', ('Relu',)), ('ReluGrad', ('ReluGrad',)), ('AddV2', ('AddV2',)),
+               ('AddN', ('AddN',)), ('Cast', ('Cast',)),
+               ('XLA clusters', ('XlaRun', 'XlaCompile')))
+
+
+def elementwise_section(results) -> list[str]:
+    """The memory-bound ops of one traced step per configuration (`elementwise_*`,
+    bench/bench_elementwise.py)."""
+    text = []
+    for stem, doc in results:
+        if not doc['what'].startswith('elementwise'):
+            continue
+        steps = doc['data']['steps']
+        cols = list(steps)
+        rows = [[row] + ['%.1f' % sum(steps[c]['per_type_ms'].get(t, 0.0) for t in types)
+                         for c in cols] for row, types in MEMORY_ROWS]
+        rows.append(['all ops'] + ['%.1f' % sum(steps[c]['per_type_ms'].values())
+                                   for c in cols])
+        rows.append(['step (median of timed steps)'] + ['%.0f' % (1e3 * steps[c]['step_secs'])
+                                                        for c in cols])
+        text += ['%s, batch %s, %s (load %.1f-%.1f), `results/%s.json`:' % (
+            doc['data']['meta']['model'], doc['data']['meta']['batch_size'],
+            _host(doc['provenance']), doc['provenance']['load_average_before'],
+            doc['provenance']['load_average_after'], stem), '',
+                 _table(['ms per op type'] + cols, rows, 'l' + 'r' * len(cols)), '']
+    if not text:
+        return []
+    return ['## Memory-bound ops, per configuration', '',
+            'Traced training steps per precision and `--graph_choices` value, each op\'s '
+            'least, `--num_inter_threads=1` (`python -m bench.bench_elementwise`; the op-by-op '
+            'tables, alone and with producers, are in the file\'s `.md`).', ''] + text
 
 
 def files_section(results) -> list[str]:

@@ -129,11 +129,27 @@ def tensor_bytes(t) -> int | None:
         return None
 
 
+#: Elementwise ops one loop can chain (XLA does, `--graph_choices=residual_xla`): a tensor
+#: one of them makes and only such ops read never goes to memory in the fused form.
+FUSABLE_TYPES = frozenset(('Relu', 'ReluGrad', 'AddV2', 'Add', 'AddN', 'Cast'))
+
+
+def _internal(t, needed) -> bool:
+    """Whether `t` stays inside a chain of FUSABLE_TYPES: made by one, read (within
+    `needed`) only by them."""
+    readers = [op for op in t.consumers() if op in needed]
+    return (t.op.type in FUSABLE_TYPES and bool(readers)
+            and all(op.type in FUSABLE_TYPES for op in readers))
+
+
 def memory_ops(needed, big_types) -> list:
     """(type, bytes) of each op in `needed` that is neither big nor free: its inputs' and
     outputs' bytes, plus a read and a write of each variable behind a resource handle (the
-    size of the op's largest tensor); unknown shapes count 0."""
+    size of the op's largest tensor); unknown shapes count 0. A tensor passed between
+    FUSABLE_TYPES ops (relu(a + b), ReluGrad(AddN(...))) counts nothing, as in one fused pass,
+    whatever form the graph has (a tensor two ops of one chain both read still counts twice)."""
     rows = []
+    needed = set(needed)
     for op in needed:
         if op.type in big_types or op.type in FREE_TYPES:
             continue
@@ -143,7 +159,9 @@ def memory_ops(needed, big_types) -> list:
                 handles += t.dtype == tf.resource
                 continue
             nbytes = tensor_bytes(t) or 0
-            total, largest = total + nbytes, max(largest, nbytes)
+            largest = max(largest, nbytes)
+            if not _internal(t, needed):
+                total += nbytes
         # A variable behind a handle (an optimizer's variable and slots, an assignment's
         # target) is read and written: twice the largest tensor the op is given.
         total += 2 * handles * largest

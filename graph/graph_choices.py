@@ -4,21 +4,25 @@ A choice builds the same mathematics as other ops: `conv1x1_matmul` a 1x1 convol
 stride 1 as one MatMul (so its input and filter gradients are MatMuls too), `shortcut_matmul`
 a stride-2 1x1 convolution (a projection shortcut) as a strided slice and one MatMul
 (models/fast_paths.py conv1x1_matmul), `conv1x1_filter_matmul` only the filter gradient of a
-1x1 convolution as one MatMul (fast_paths.conv1x1_filter_matmul). The variables, their names
-and shapes stay those of the convolution: checkpoints load across the choices, parameter
-counts are the same.
+1x1 convolution as one MatMul (fast_paths.conv1x1_filter_matmul); `relu_xla`,
+`residual_xla`, `relu_float32` and `residual_float32` a batch norm's ReLU or a residual unit's
+add and ReLU, with their gradients, as XLA clusters or in float32 (models/memory_forms.py).
+The variables, their names and shapes stay the same: checkpoints load across the choices,
+parameter counts are the same.
 
-With --graph_choices=measured (the default) a CPU training run decides per convolution shape:
-the shapes of the run's own 1x1 convolutions (`conv_shapes`: the model's training forward
-pass built once in a scratch graph at the run's batch and image size), each timed in both
-forms (forward, input gradient and filter gradient together, in the run's dtype, data format
-and thread counts; `measure`: the larger factor of two passes), the factor = the MatMul
-form's seconds / the convolution's,
-cached per CPU model, TF version, threads and shape (hardware/kernel_speed.py choice_factors).
-Each shape is built in the faster of the two forms (FORMS) where its factor is below
-FASTER_FACTOR, else as a convolution. GPU graphs are not
-changed (cuDNN's convolutions are not what was measured); --graph_choices=off is today's
-graph; a list of names forces those on wherever they apply (any device).
+With --graph_choices=measured (the default) a CPU training run decides per site: the run's
+own 1x1 convolution shapes and ReLU sites (`sites`: the model's training forward pass built
+once in a scratch graph at the run's batch and image size), each timed in today's form and in
+each other form (forward and gradients together, in the run's dtype, data format and thread
+counts; `measure`: the larger factor of two passes; the memory-bound sites with their batch
+norm, graph/memory_probe.py), the factor = the form's seconds / today's,
+cached per CPU model, TF version, threads and site (hardware/kernel_speed.py choice_factors).
+Each site is built in the fastest of its forms (`forms_of`) where that factor is below
+FASTER_FACTOR, else as today. GPU graphs are not
+changed (cuDNN's kernels are not what was measured); with --xla or --xla_compile the ReLU
+sites are not measured (XLA compiles them already); --graph_choices=off is today's
+graph; a list of names forces those on wherever they apply (any device; a site given two
+forms takes the first of FORMS / memory_forms.FORMS).
 
 Why (measurements in ../shared/measurements/README.md): on an Intel Xeon with AMX oneDNN's
 bfloat16 filter gradient of resnet50's 1x1 shapes ran 1.6-3.9x slower than the same product
@@ -34,8 +38,9 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from ..hardware import kernel_speed
-from ..models import fast_paths
+from ..models import fast_paths, memory_forms
 from ..params import graph_choice_flag
+from . import memory_probe, precision
 
 tf1 = tf.compat.v1
 
@@ -54,9 +59,18 @@ BUDGET_SECS = 10.0
 FORMS = ('matmul', 'filter_matmul')
 
 
-def choice_name(shape: fast_paths.Conv1x1, form: str) -> str:
-    """The --graph_choices name of building `shape` in `form`."""
-    return shape.choice if form == 'matmul' else 'conv1x1_filter_matmul'
+def forms_of(site) -> tuple[str, ...]:
+    """The forms a site can be built in besides today's: FORMS for a fast_paths.Conv1x1, else
+    the memory_forms.Site's own."""
+    return FORMS if isinstance(site, fast_paths.Conv1x1) else site.forms()
+
+
+def choice_name(site, form: str) -> str:
+    """The --graph_choices name of building `site` (a Conv1x1 or a memory_forms.Site) in
+    `form`."""
+    if isinstance(site, fast_paths.Conv1x1):
+        return site.choice if form == 'matmul' else 'conv1x1_filter_matmul'
+    return memory_forms.choice_name(site.kind, form)
 
 
 class Choices(NamedTuple):
@@ -64,27 +78,28 @@ class Choices(NamedTuple):
 
     Attributes:
       mode: 'measured', 'off' or the frozenset of forced choice names.
-      factors: measured: {(fast_paths.Conv1x1, form of FORMS): that form's time / the
-        convolution's, forward and both gradients}.
+      factors: measured: {(site, form of forms_of(site)): that form's time / today's, forward
+        and gradients}; a site is a fast_paths.Conv1x1 or a memory_forms.Site.
       when: 'measured here', 'measured <UTC time>, cached', or '' (nothing measured).
     """
     mode: object
     factors: dict
     when: str
 
-    def decide(self, shape: fast_paths.Conv1x1) -> str | None:
-        """How the 1x1 convolution of `shape` is built: 'matmul', 'filter_matmul' or None
-        (a convolution). Measured: the faster form below FASTER_FACTOR; forced: the whole op
-        where its name is given, else the filter gradient where conv1x1_filter_matmul is."""
+    def decide(self, site) -> str | None:
+        """How `site` is built: a form of forms_of(site) ('matmul', 'filter_matmul'; 'xla',
+        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR;
+        forced: the first form whose choice name is given."""
         if self.mode == graph_choice_flag.OFF:
             return None
+        forms = forms_of(site)
         if self.mode == graph_choice_flag.MEASURED:
-            got = [(self.factors[shape, form], form) for form in FORMS
-                   if (shape, form) in self.factors]
+            got = [(self.factors[site, form], form) for form in forms
+                   if (site, form) in self.factors]
             best = min(got, default=None)
             return best[1] if best is not None and best[0] < FASTER_FACTOR else None
-        for form in FORMS:
-            if choice_name(shape, form) in self.mode:
+        for form in forms:
+            if choice_name(site, form) in self.mode:
                 return form
         return None
 
@@ -94,17 +109,27 @@ class Choices(NamedTuple):
                                         graph_choice_flag.OFF else None)
 
 
-def item(shape: fast_paths.Conv1x1, form: str) -> str:
-    """The cache key's part for a shape and form: 'conv1x1 matmul bfloat16 NHWC
-    16x56x56x64->256, 2 passes' (the passes: a factor of another method is not reused)."""
-    return 'conv1x1 %s %s %s %s, %d passes, v3' % (form, shape.dtype, shape.data_format,
-                                                   shape.describe(), PASSES)
+def item(site, form: str, threads: tuple[int, int] = (0, 0)) -> str:
+    """The cache key's part for a site and form: 'conv1x1 matmul bfloat16 NHWC
+    16x56x56x64->256, gradients in the dtype, 2 passes, v4' or 'residual xla bfloat16 NHWC
+    16x56x56x256, gradients from float32, 2 passes, v1' (the passes and version: a factor of
+    another method is not reused; `threads` decide whether the run computes convolution
+    gradients in float32, which the probe then does too)."""
+    source = ('from float32' if memory_probe.gradients_from_float32(site.dtype, threads)
+              else 'in the dtype')
+    if isinstance(site, fast_paths.Conv1x1):
+        return 'conv1x1 %s %s %s %s, gradients %s, %d passes, v4' % (
+            form, site.dtype, site.data_format, site.describe(), source, PASSES)
+    return '%s %s %s %s %s, gradients %s, %d passes, v1' % (
+        site.kind, form, site.dtype, site.data_format, site.describe(), source,
+        memory_probe.PASSES)
 
 
-def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
-    """The distinct 1x1 convolution shapes (stride 1 or 2) of the run's training forward pass,
-    in build order: the model built once in a scratch graph at the run's per-device batch,
-    image size, data format and dtypes."""
+def sites(plan, model) -> list:
+    """The distinct sites of the run's training forward pass, in build order: 1x1 convolution
+    shapes (stride 1 or 2, fast_paths.Conv1x1) and ReLU sites (memory_forms.Site), the model
+    built once in a scratch graph at the run's per-device batch, image size, data format and
+    dtypes."""
     seen: dict = {}
 
     def record(shape):
@@ -121,11 +146,20 @@ def conv_shapes(plan, model) -> list[fast_paths.Conv1x1]:
     return list(seen)
 
 
-def _forms(shape: fast_paths.Conv1x1):
+def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0)):
     """(convolution, MatMul, convolution with a MatMul filter gradient) training targets of
     one shape: each the forward output and both gradients (dy a variable), inputs
-    random-valued variables of the dtype."""
+    random-valued variables of the dtype. Built in the run's precision.gradient_scope (its
+    thread counts `threads`): where the run computes convolution and MatMul gradients in
+    float32, so does the probe, and the filter-gradient form is then a convolution, as
+    ConvNetBuilder builds it."""
     dtype = tf.as_dtype(shape.dtype)
+    with precision.gradient_scope(dtype, 'cpu', threads):
+        return _form_targets(shape, dtype)
+
+
+def _form_targets(shape, dtype):
+    """`_forms`' targets, in the enclosing gradient scope."""
     nhwc = shape.data_format == 'NHWC'
     x_dims = ([shape.batch, shape.height, shape.width, shape.c_in] if nhwc else
               [shape.batch, shape.c_in, shape.height, shape.width])
@@ -137,9 +171,11 @@ def _forms(shape: fast_paths.Conv1x1):
     s = shape.stride
     strides = [1, s, s, 1] if nhwc else [1, 1, s, s]
     targets = []
+    filter_matmul = (tf.nn.conv2d if fast_paths.conv_gradient_overridden() else
+                     fast_paths.conv1x1_filter_matmul)
     for y in (tf.nn.conv2d(x, w, strides, 'VALID', data_format=shape.data_format),
               fast_paths.conv1x1_matmul(x, w, s, shape.data_format),
-              fast_paths.conv1x1_filter_matmul(x, w, strides, 'VALID', shape.data_format)):
+              filter_matmul(x, w, strides, 'VALID', data_format=shape.data_format)):
         dy = var(y.shape.as_list())
         dx, dw = tf.gradients(y, [x, w], grad_ys=dy)
         targets.append(tf.group(y, dx, dw))
@@ -157,6 +193,18 @@ def probe_config(intra: int, inter: int):
 
 
 def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+    """{(site, form): that form's seconds / today's} for each site and form of `forms_of`:
+    the 1x1 convolution shapes here (`measure_convs`), the ReLU sites with their batch norms
+    by graph/memory_probe.py (each within `budget_secs`)."""
+    convs = [s for s in shapes if isinstance(s, fast_paths.Conv1x1)]
+    others = [s for s in shapes if not isinstance(s, fast_paths.Conv1x1)]
+    out = measure_convs(convs, intra, inter, budget_secs) if convs else {}
+    if others:
+        out.update(memory_probe.measure(others, intra, inter, budget_secs))
+    return out
+
+
+def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
     """{(shape, form): that form's seconds / the convolution's} for each shape and form of
     FORMS (forward and both gradients), one graph and session with the run's thread counts.
 
@@ -167,7 +215,7 @@ def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) ->
     """
     graph = tf.Graph()
     with graph.as_default():
-        pairs = {shape: _forms(shape) for shape in shapes}
+        pairs = {shape: _forms(shape, (intra, inter)) for shape in shapes}
         init = tf1.global_variables_initializer()
     config = probe_config(intra, inter)
     out: dict = {}
@@ -204,19 +252,21 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
         return Choices(graph_choice_flag.OFF, {}, '')
     threads = plan.threads
     memo_key = (p.model, plan.per_device_batch_size, plan.image_size, plan.data_format,
-                plan.compute_dtype.name, threads, bool(p.refresh_peak))
+                plan.compute_dtype.name, threads, bool(p.refresh_peak), bool(p.xla),
+                bool(p.xla_compile))
     if memo_key in _MEMO:
         return _MEMO[memo_key]
-    shapes = conv_shapes(plan, model)
+    shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
+              or not (p.xla or p.xla_compile)]
     if not shapes:
         choices = Choices(mode, {}, '')
     else:
-        by_item = {item(s, form): (s, form) for s in shapes for form in FORMS}
+        by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
         fn = measure_fn or measure
 
         def measure_items(items, intra, inter):
             got = fn(list(dict.fromkeys(by_item[i][0] for i in items)), intra, inter)
-            return {item(*key): f for key, f in got.items()}
+            return {item(*key, threads): f for key, f in got.items()}
 
         factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
                                                     refresh=bool(p.refresh_peak))
@@ -227,7 +277,7 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
 
 def describe(choices: Choices) -> list[str]:
     """The header's lines of the choices (none when nothing is chosen or measured), e.g.
-    'graph choices measured here (time vs the convolution, forward + gradients):
+    'graph choices measured here (time vs today's form, forward + gradients):
     conv1x1_matmul on 16x14x14x1024->256 0.81x; off 16x56x56x64->256 1.12x; ...' or
     'graph choices forced (--graph_choices): conv1x1_matmul'. A shape is listed 'on' under the
     form built, 'off' under each other form with its factor."""
@@ -247,5 +297,5 @@ def describe(choices: Choices) -> list[str]:
         off = ['%s %.2fx' % (s.describe(), f) for s, form, f in rows if choices.decide(s) != form]
         parts.append('%s on %s%s' % (name, ', '.join(on) or 'none',
                                      '; off ' + ', '.join(off) if off else ''))
-    return ['graph choices %s (time vs the convolution, forward + gradients): %s' % (
+    return ['graph choices %s (time vs today\'s form, forward + gradients): %s' % (
         choices.when, '; '.join(parts))]

@@ -21,7 +21,7 @@ import zlib
 import numpy as np
 import tensorflow as tf
 
-from . import fast_paths
+from . import fast_paths, memory_forms
 
 tf1 = tf.compat.v1
 
@@ -75,7 +75,8 @@ class ConvNetBuilder:
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
       choose: training only: fast_paths.Conv1x1 -> how to build that 1x1 convolution ('matmul',
-        'filter_matmul' or None: the enclosing `fast_paths.graph_choices` scope's; None: never).
+        'filter_matmul' or None), memory_forms.Site -> how to build that ReLU ('xla',
+        'float32' or None): the enclosing `fast_paths.graph_choices` scope's; None: never.
     """
 
     def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
@@ -147,7 +148,12 @@ class ConvNetBuilder:
         self.top_layer, self.top_size = saved
 
     def _activate(self, x, activation):
+        """`activation` of x; a training ReLU of a batch norm's output in the form the graph
+        choices decide (memory_forms.relu)."""
         if activation == 'relu':
+            if self.choose is not None and x.op.type == 'FusedBatchNormV3' and \
+                    x.dtype == self.dtype:
+                return memory_forms.relu(x, self._form_of('relu', x))
             return tf.nn.relu(x)
         if activation == 'relu6':
             return tf.nn.relu6(x)
@@ -397,6 +403,23 @@ class ConvNetBuilder:
             return self._activate(self.batch_norm(y, **self.batch_norm_config), activation)
         y32 = self._batch_norm(tf.cast(y, tf.float32), **self.batch_norm_config)
         return tf.cast(self._activate(y32, activation), y.dtype)
+
+    def _form_of(self, kind, x):
+        """The graph choices' form of the memory_forms site `kind` at activation `x`."""
+        site = memory_forms.Site.of(kind, x, self.data_format)
+        return self.choose(site) if site is not None else None
+
+    def residual(self, shortcut, branch, activation='relu'):
+        """shortcut + branch, then the activation: a post-activation residual unit's join
+        (ResNet v1); a training ReLU in the form the graph choices decide
+        (memory_forms.residual_relu). Sets and returns `top_layer`; `top_size` is the caller's.
+        """
+        if activation == 'relu' and self.choose is not None:
+            form = self._form_of('residual', branch)
+            self.top_layer = memory_forms.residual_relu(shortcut, branch, form)
+        else:
+            self.top_layer = self._activate(shortcut + branch, activation)
+        return self.top_layer
 
     def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
         """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.

@@ -37,7 +37,7 @@ def _bottleneck_v1(cnn, depth, bottleneck, stride, stride_on_3x3):
              use_batch_norm=True, bias=None)
     with cnn.variable_initializers(_ZERO_GAMMA):
         res = cnn.conv(depth, 1, 1, activation=None, use_batch_norm=True, bias=None)
-    cnn.top_layer, cnn.top_size = cnn.activation('relu', input_layer=shortcut + res), depth
+    cnn.top_layer, cnn.top_size = cnn.residual(shortcut, res), depth
 
 
 def _bottleneck_v2(cnn, depth, bottleneck, stride):
@@ -140,9 +140,7 @@ def _basic_unit(cnn, depth, stride, pre_activation):
              num_channels_in=c_in, use_batch_norm=True, bias=None)
     with cnn.variable_initializers({} if pre_activation else _ZERO_GAMMA):
         res = cnn.conv(depth, 3, 3, activation=None, use_batch_norm=not pre_activation, bias=None)
-    out = shortcut + res
-    if not pre_activation:
-        out = cnn.activation('relu', input_layer=out)
+    out = shortcut + res if pre_activation else cnn.residual(shortcut, res)
     cnn.top_layer, cnn.top_size = out, depth
 
 

@@ -283,7 +283,9 @@ SPECS: tuple[ParamSpec, ...] = (
        'this host\'s probe measured it faster, cached), off (none), or a comma list forced '
        'on: conv1x1_matmul (1x1 convolutions as MatMuls), shortcut_matmul (stride-2 1x1 '
        'shortcuts as strided slice + MatMul), conv1x1_filter_matmul (only 1x1 filter '
-       'gradients as MatMuls). docs/speed-choices.md.'),
+       'gradients as MatMuls), relu_xla / residual_xla (a batch norm\'s ReLU, a residual '
+       'add + ReLU, with their gradients, as XLA clusters), relu_float32 / residual_float32 '
+       '(the same in float32). docs/speed-choices.md.'),
     _b('xla', False, 'XLA auto-clustering for the whole session.'),
     _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '

@@ -3,7 +3,9 @@
 Grammar: `measured` (the default: each choice where the per-host probe measured it faster),
 `off` (today's graph, no choice), or a comma-separated list of choice names, each forced on
 wherever it applies (the others off): e.g. `--graph_choices=conv1x1_matmul` or
-`--graph_choices=conv1x1_matmul,shortcut_matmul`.
+`--graph_choices=conv1x1_matmul,shortcut_matmul,residual_xla`. The float32 forms apply to
+bfloat16 and float16 graphs only; where a site is given both an XLA and a float32 form, XLA's
+is built.
 """
 
 from __future__ import annotations
@@ -15,6 +17,14 @@ CHOICES = {
                        'slice and one MatMul',
     'conv1x1_filter_matmul': 'a 1x1 convolution (stride 1 or 2) whose filter gradient is one '
                              'MatMul (forward and input gradient stay convolutions)',
+    'relu_xla': 'the ReLU after a batch norm as an XLA cluster, its gradient (with the sum of '
+                'its consumers\' gradients) as another',
+    'residual_xla': 'a residual unit\'s add and ReLU as one XLA cluster, its gradient (the sum '
+                    'of the output\'s gradients and ReluGrad) as another',
+    'relu_float32': 'the ReLU after a batch norm and its gradient in float32, cast around '
+                    '(reduced precision only)',
+    'residual_float32': 'a residual unit\'s add and ReLU and their gradient in float32, cast '
+                        'around (reduced precision only)',
 }
 MEASURED, OFF = 'measured', 'off'
 

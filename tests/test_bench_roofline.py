@@ -226,18 +226,20 @@ def test_memory_bound_ops_count_their_bytes():
     graph = tf.Graph()
     with graph.as_default():
         x = tf.compat.v1.Variable(tf.zeros([1000])).read_value()  # free: a read
-        y = tf.nn.relu(x)  # 4000 bytes in, 4000 out
-        z = tf.cast(y + x, tf.bfloat16)  # AddV2: 12000; Cast: 4000 in, 2000 out
-        train_op = tf.group(z)
+        y = tf.nn.relu(x)  # 4000 bytes in; its output stays in the chain (one fused pass)
+        z = tf.cast(y + x, tf.bfloat16)  # AddV2: x's 4000 in; Cast: 2000 out
+        w = tf.square(z)  # not a chain's op: reads 2000, writes 2000
+        train_op = tf.group(w)
     rows = roofline_forms.memory_ops(bench_roofline.needed_ops(train_op),
                                      bench_roofline.CONV_TYPES)
-    assert sorted(rows) == [('AddV2', 12000), ('Cast', 6000), ('Relu', 8000)]
+    assert sorted(rows) == [('AddV2', 4000), ('Cast', 2000), ('Relu', 4000),
+                            ('Square', 4000)]
     bandwidth = {1000: 4e9, 4000: 2e9}  # operand bytes -> bytes/sec
     assert roofline_forms.bandwidth_for(11999, bandwidth) == 4e9
     assert roofline_forms.bandwidth_for(12000, bandwidth) == 2e9
     assert roofline_forms.bandwidth_for(10, bandwidth) == 4e9
     memory = roofline_forms.memory_secs(rows, bandwidth)
-    assert memory['bytes'] == 26000
-    assert memory['secs'] == pytest.approx(12000 / 2e9 + 6000 / 4e9 + 8000 / 4e9)
+    assert memory['bytes'] == 14000
+    assert memory['secs'] == pytest.approx(14000 / 4e9)
     measured = roofline_forms.measure_bandwidth(1, sizes=(1 << 16, 1 << 18), reps=2)
     assert set(measured) == {1 << 16, 1 << 18} and all(v > 1e8 for v in measured.values())

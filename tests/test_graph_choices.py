@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.graph import graph_choices
+from tf_cnn_benchmarks.graph import graph_choices, precision
 from tf_cnn_benchmarks.hardware import kernel_speed, layout_kernels
 from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.models import convnet_builder, fast_paths
@@ -109,7 +109,8 @@ def test_the_flag_takes_measured_off_or_choice_names():
         params.validate_params(params.make_params(graph_choices='conv1x1_matmul,fast'))
     assert str(e.value) == (
         "--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-        "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='conv1x1_matmul,fast'")
+        "shortcut_matmul, conv1x1_filter_matmul, relu_xla, residual_xla, relu_float32, "
+        "residual_float32. Received: graph_choices='conv1x1_matmul,fast'")
 
 
 def test_a_bad_flag_is_one_line_and_exit_2():
@@ -120,7 +121,8 @@ def test_a_bad_flag_is_one_line_and_exit_2():
     assert out.returncode == 2
     assert 'Traceback' not in out.stderr
     assert ("--graph_choices takes measured, off or a comma-separated list of conv1x1_matmul, "
-            "shortcut_matmul, conv1x1_filter_matmul. Received: graph_choices='on'") in out.stderr
+            "shortcut_matmul, conv1x1_filter_matmul, relu_xla, residual_xla, relu_float32, "
+            "residual_float32. Received: graph_choices='on'") in out.stderr
 
 
 # resnet50 (36 1x1 convolutions: 30 of stride 1, 6 of stride 2: the first unit of stages 2-4
@@ -213,7 +215,7 @@ def test_measured_mode_decides_per_shape():
                                  '')
     assert both.decide(SHORTCUT) == 'matmul' and both.decide(SHAPE) == 'filter_matmul'
     assert graph_choices.describe(choices) == [
-        'graph choices measured here (time vs the convolution, forward + gradients): '
+        'graph choices measured here (time vs today\'s form, forward + gradients): '
         'conv1x1_matmul on 16x14x14x1024->256 0.60x; shortcut_matmul on none; off '
         '16x56x56x256->512/2 1.20x; conv1x1_filter_matmul on 16x56x56x256->512/2 0.85x; off '
         '16x14x14x1024->256 0.70x']
@@ -251,16 +253,16 @@ def test_the_header_names_the_measured_choices(monkeypatch):
     seen = []
 
     def fake(shapes, intra, inter):
-        seen.extend(shapes)
-        return {(s, form): (0.5 if s.stride == 1 else 1.5) if form == 'matmul' else 1.0
-                for s in shapes for form in graph_choices.FORMS}
+        seen.extend(s for s in shapes if isinstance(s, fast_paths.Conv1x1))
+        return {(s, form): (0.5 if getattr(s, 'stride', 2) == 1 else 1.5) if form == 'matmul'
+                else 1.0 for s in shapes for form in graph_choices.forms_of(s)}
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
     graph_choices._MEMO.clear()
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     lines = bench.precision_lines()
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
-    assert any(line.strip().startswith('graph choices measured here (time vs the convolution, '
+    assert any(line.strip().startswith('graph choices measured here (time vs today\'s form, '
                                        'forward + gradients): conv1x1_matmul on 3x8x8x64->256 '
                                        '0.50x') for line in lines)
     types = [op.type for op in bench.build_graph().graph.get_operations()]
@@ -272,7 +274,7 @@ def test_the_header_names_the_measured_choices(monkeypatch):
 def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(monkeypatch):
     # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
     monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
-        (s, form): 0.98 for s in shapes for form in graph_choices.FORMS})
+        (s, form): 0.98 for s in shapes for form in graph_choices.forms_of(s)})
     graph_choices._MEMO.clear()
     flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
     measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
@@ -302,3 +304,19 @@ def test_the_probe_targets_run_their_ops():
     assert {'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter'} <= ran[0]
     assert 'MatMul' in ran[1] and 'Conv2D' not in ran[1]
     assert {'Conv2D', 'Conv2DBackpropInput', 'MatMul'} <= ran[2]
+
+
+def test_the_probe_computes_gradients_in_the_dtype_the_run_does():
+    # Where the run computes bfloat16 convolution and MatMul gradients in float32 (a CPU without
+    # AVX512_BF16: graph/precision.py), the probe must too: timed against bfloat16 Eigen
+    # gradients it found every 1x1 shape 0.03-0.10x as a MatMul on an AMD EPYC with AVX2 only.
+    shape = SHAPE._replace(batch=2, height=4, width=4, c_in=32, c_out=16)
+    kinds = precision.float32_gradient_kinds(tf.bfloat16, 'cpu', (1, 1))
+    graph = tf.Graph()
+    with graph.as_default():
+        graph_choices._forms(shape, (1, 1))
+    dtypes = {op.type: op.get_attr('T') for op in graph.get_operations()
+              if op.type in ('Conv2DBackpropInput', 'Conv2DBackpropFilter', 'MatMul')
+              and 'gradients' in op.name}
+    assert dtypes['Conv2DBackpropInput'] == (tf.float32 if 'conv' in kinds else tf.bfloat16)
+    assert dtypes['MatMul'] == (tf.float32 if 'matmul' in kinds else tf.bfloat16)
