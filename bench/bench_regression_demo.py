@@ -55,9 +55,9 @@ CHROMIUM_NAMES = ('chromium', 'chromium-browser', 'google-chrome')
 # name -> (batch size, timed steps of a run, flags of both sweeps' runs, flags added to the
 # second sweep's runs). The CIFAR-10 model's step takes under a millisecond: more steps.
 SERIES = {
-    'flat': (16, 200, [], []),
-    'threads': (8, 200, [], ['--num_intra_threads=1']),
-    'trace': (8, 1000, ['--data_name=cifar10'], ['--print_step_breakdown', '--display_every=1']),
+    'flat': (16, 500, [], []),
+    'threads': (8, 500, [], ['--num_intra_threads=1']),
+    'trace': (8, 2000, ['--data_name=cifar10'], ['--print_step_breakdown', '--display_every=1']),
 }
 # The page's width as headless Chromium shows it (tests/test_results_page.py: the flags that
 # work in a container as root), and its height: the head, and one plot with its table per
@@ -133,8 +133,9 @@ def plan_series(only: str, num_batches: int | None = None) -> list[dict]:
 
 def run_sweeps(series: list[dict], args, db: str, work: str) -> list[dict]:
     """Both rounds of every series' sweep; returns one _command dict per sweep, with its
-    'series', 'round' (1, 2) and the median CPU share other processes took during its runs'
-    timed parts ('others_share', metrics/host_load.py; None when not measured)."""
+    'series', 'round' (1, 2), the share of the run's CPUs other processes took during each
+    run's timed part ('others_shares', in run order, metrics/host_load.py: 0.5 is half of
+    them) and its median ('others_share', None when not measured)."""
     sweeps = []
     for round_ in (1, 2):
         for s in series:
@@ -155,8 +156,9 @@ def run_sweeps(series: list[dict], args, db: str, work: str) -> list[dict]:
                     load = json.loads(line).get('host_load') or {}
                     if load.get('others_fraction') is not None:
                         shares.append(load['others_fraction'])
-            done.update(series=s['name'], round=round_,
-                        others_share=round(statistics.median(shares), 3) if shares else None)
+            done.update(series=s['name'], round=round_, others_shares=[
+                round(x, 3) for x in shares],
+                others_share=round(statistics.median(shares), 3) if shares else None)
             sweeps.append(done)
     return sweeps
 
@@ -205,9 +207,17 @@ def markdown(data: dict, png_name: str | None) -> str:
                      '-' if step is None else '%.2g (level %.2g)' % (step['p'], step['level']),
                      '-' if step is None else '; '.join(step['what_changed']),
                      'yes' if s['as_expected'] else '**no**'])
-    runs = [[s['name'], ', '.join('%.0f' % v for v in s['images_per_sec'][:data['repeats']]),
-             ', '.join('%.0f' % v for v in s['images_per_sec'][data['repeats']:])]
-            for s in data['series']]
+    runs = []
+    for s in data['series']:
+        cells = [s['name']]
+        for round_ in (1, 2):
+            rates = s['images_per_sec'][(round_ - 1) * data['repeats']:][:data['repeats']]
+            shares = next(w['others_shares'] for w in data['sweeps']
+                          if w['series'] == s['name'] and w['round'] == round_)
+            cells.append(', '.join('%.0f' % v + (' (%.0f%%)' % (100 * shares[i])
+                                                   if i < len(shares) else '')
+                                   for i, v in enumerate(rates)))
+        runs.append(cells)
     sweeps = [[str(w['round']), w['series'], '`%s`' % w['command'], '%.0f' % w['wall_secs'],
                '-' if w['others_share'] is None else '%.0f%%' % (100 * w['others_share']),
                '%.1f-%.1f' % (w['load_before'], w['load_after'])] for w in data['sweeps']]
@@ -220,7 +230,9 @@ def markdown(data: dict, png_name: str | None) -> str:
              'sweep 2 images/sec', 'change', 'step down found at', 'expected at',
              'Mann-Whitney p', 'what changed', 'as expected'], 'llrlrrrrllrll', rows), '',
         'Images/sec of each run (its total: the timed steps\' images over their wall time; '
-        'one fresh process each), in the order they ran:', '',
+        'one fresh process each), in the order they ran, with the share of the run\'s CPUs '
+        'other processes took during its timed part (metrics/host_load.py; above 100%: more '
+        'than the run\'s own cores, as with one intra-op thread):', '',
         bench_report.markdown_table(['series', 'sweep 1', 'sweep 2'], 'lll', runs), '',
         'The sweeps, in the order they ran (others: the median share of the run\'s CPUs other '
         'processes took during the timed part; load: the 1-minute load average before and '

@@ -75,7 +75,7 @@ _RUNS = textwrap.dedent('''
         with contextlib.redirect_stdout(io.StringIO()):
             tfcnn.run(tfcnn.make_params(**dict(common, **flags)), print_header=False)
     for i in range(warmup):  # unrecorded: a process's first runs are slower
-        run(batch_size=(flat, slowed)[i % 2], results_db='false')
+        run(batch_size=(flat, slowed)[i % 2], results_db=False)
     for i in range(2 * per_side):
         label = 'sweep-%d' % (1 + i // per_side)
         for batch, extra in ((flat, {{}}), (slowed, slowing if i >= per_side else {{}})):
@@ -96,7 +96,7 @@ def test_real_runs_slowed_in_their_second_half_are_found_at_the_first_slowed_run
     proc = subprocess.run(
         [sys.executable, '-c', _RUNS.format(tests=TESTS), db, str(PER_SIDE), json.dumps(COMMON),
          str(FLAT_BATCH), str(SLOWED_BATCH), json.dumps(SLOWING), str(WARMUP_RUNS)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
     assert proc.returncode == 0, proc.stderr[-3000:]
     with store.opened(db, create=False) as conn:
