@@ -62,7 +62,7 @@ def provenance(argv: list[str] | None = None) -> dict:
 
 
 def write_results(out_dir: str, what: str, data, markdown: str,
-                  argv: list[str] | None = None) -> str:
+                  argv: list[str] | None = None, prov: dict | None = None) -> str:
     """Writes out_dir/<stem>.json and out_dir/<stem>.md (see the module docstring), prints the
     table and the paths; returns the stem's path (without extension).
 
@@ -72,8 +72,10 @@ def write_results(out_dir: str, what: str, data, markdown: str,
       data: the script's result (anything json.dump writes).
       markdown: the script's table(s).
       argv: the command line to record (default sys.argv).
+      prov: the provenance, when the script needed it (its stem) before writing; default
+        `provenance(argv)` now.
     """
-    stem = result_files.write(out_dir, what, data, markdown, provenance(argv))
+    stem = result_files.write(out_dir, what, data, markdown, prov or provenance(argv))
     print(markdown)
     print('wrote %s.json and %s.md' % (stem, stem))
     return stem

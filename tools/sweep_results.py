@@ -17,6 +17,7 @@
     images_per_sec total images/sec of the run (all devices), None when it failed
     global_batch_size  images per step over all devices
     step_time_secs {median, min, max, mean, stdev, count} over the timed steps, in seconds
+                   (history/records.py step_time_summary, which the database reads back)
     params         every resolved flag of the run (from its results JSON; None when it failed)
     figures        {model_flops_per_sec, fraction_of_peak, peak_source, input_share,
                     compute_images_per_sec, input_bound, peak_rss_bytes, latency_p50_ms,
@@ -156,12 +157,3 @@ def scaling_efficiency(stats: dict[tuple, Stats], config: tuple) -> float | None
         return None
     return this.median / (int(gpus) * one.median)
 
-
-def step_time_summary(step_times: list[float]) -> dict | None:
-    """{median, min, max, mean, stdev (population), count} of step times in seconds."""
-    times = [float(t) for t in step_times or [] if t is not None]
-    if not times:
-        return None
-    return {'median': statistics.median(times), 'min': min(times), 'max': max(times),
-            'mean': statistics.fmean(times), 'stdev': statistics.pstdev(times),
-            'count': len(times)}

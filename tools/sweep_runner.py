@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from tf_cnn_benchmarks.history import records  # absolute: `python -m tools.sweep`
+
 from . import sweep_figures, sweep_host_load, sweep_results
 
 # The package folder holds the entry script, both in a checkout and when installed.
@@ -191,7 +193,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'exit_status': outcome['exit_status'], 'error': outcome['error'],
         'images_per_sec': result.get('images_per_sec') if result else None,
         'global_batch_size': result.get('global_batch_size') if result else None,
-        'step_time_secs': sweep_results.step_time_summary(result.get('step_times'))
+        'step_time_secs': records.step_time_summary(result.get('step_times'))
         if result else None,
         'params': result.get('params') if result else None,
         'figures': sweep_figures.record_figures(result) if result else None,
