@@ -115,10 +115,16 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
     Raises:
       StoreError: another program's database, or a newer schema than this one knows.
     """
-    app_id = conn.execute('PRAGMA application_id').fetchone()[0]
-    version = conn.execute('PRAGMA user_version').fetchone()[0]
-    tables = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    # One read transaction: another process creating the schema commits between the reads
+    # otherwise (application_id 0 read before its commit, its tables after: 'another program').
+    conn.execute('BEGIN')
+    try:
+        app_id = conn.execute('PRAGMA application_id').fetchone()[0]
+        version = conn.execute('PRAGMA user_version').fetchone()[0]
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    finally:
+        conn.execute('COMMIT')
     if app_id == 0 and not tables:
         return 0
     if app_id != APPLICATION_ID:
