@@ -1,4 +1,4 @@
-"""Issue 32's "done when" on real runs: sweeps run twice into a fresh results database, the
+"""The results database's regression search on real runs: sweeps run twice into a fresh results database, the
 second time slowed, then `tf_cnn_results regressions` and `html`, and the page in a browser.
 
     python -m bench.bench_regression_demo
@@ -9,7 +9,7 @@ database and on one page; each sweep's runs are labelled `<series>-sweep-<1|2>`)
 
 * flat: `tf_cnn_sweep` at batch 16, run twice unchanged;
 * threads: at batch 8, the second sweep with `--num_intra_threads=1` added to every run (the
-  issue's example: one intra-op thread instead of the host's physical cores, -30% for this
+  example of a slowed configuration: one intra-op thread instead of the host's physical cores, -30% for this
   configuration on the idle 2-core development host, runtime/cpu_tuning.py);
 * trace: CIFAR-10 at batch 8, the second sweep with `--print_step_breakdown
   --display_every=1` (a full trace of every step: tests/test_results_real_runs.py's slowing,

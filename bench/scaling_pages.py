@@ -4,11 +4,11 @@ bench/make_performance_page.py fills, from the newest file of each kind:
 
 * docs/scaling.md, blocks `scaling-published` and `scaling-issue`: the published comparisons
   (`scaling_published`, bench/bench_scaling_published.py: the original's published images/sec
-  and the step-time model's predictions of them), and the issue's AlexNet case;
+  and the step-time model's predictions of them), and the user-reported AlexNet case;
 * docs/scaling.md, block `scaling-loopback`: the measured loopback cluster against its
   prediction (`scaling_loopback`, bench/bench_scaling_loopback.py);
 * README.md, block `scaling`: one row per published case (at its most GPUs, with the mean
-  error of its multi-GPU rows), the issue's AlexNet case and each loopback worker count:
+  error of its multi-GPU rows), the user-reported AlexNet case and each loopback worker count:
   published or measured images/sec, predicted, error, one line of why, and the file.
 
 Errors are predicted / published (or measured) - 1: positive where the model is optimistic.
@@ -38,7 +38,7 @@ def _load(value) -> str:
 
 def published_block(results, part: str) -> str:
     """docs/scaling.md's published tables, naming their file: part 'series' (the published
-    series and their errors) or 'issue' (the issue's AlexNet case)."""
+    series and their errors) or 'issue' (the user-reported AlexNet case)."""
     stem, doc = newest(results, 'scaling_published')
     if doc is None:
         return 'No published comparison yet: `python -m bench.bench_scaling_published`.'
@@ -101,7 +101,7 @@ def _issue_row(issue: dict, link: str) -> list[str]:
     network, batch = issue['headline']
     row = next(r for r in issue['rows'] if (r['network'], r['batch']) == (network, batch))
     others = [r['error'] for r in issue['rows']]
-    return ['EC2 AlexNet, ps on another host (issue 34)',
+    return ['EC2 AlexNet, ps on another host (a user report)',
             '1 GPU', '%g' % issue['published_distributed'],
             '%.1f (%s, batch %d)' % (row['predicted'], links_lib.LABELS.get(network, network),
                                      batch),

@@ -29,7 +29,7 @@ from . import traffic_patterns as patterns
 BENCHMARKS_PAGE = ('TensorFlow performance benchmarks, test date May 2017 '
                    '(tensorflow.org/performance/benchmarks; the page\'s source: '
                    'tensorflow/tensorflow, tensorflow/docs_src/performance/benchmarks.md)')
-ISSUE_CASE = ('a user report quoted by this project\'s issue 34: AlexNet at 112 images/sec on '
+ISSUE_CASE = ('a user report quoted by this project: AlexNet at 112 images/sec on '
               'one GPU, 56 once the same GPU trains with its parameter server on another EC2 '
               'host (batch and instance type not reported)')
 
@@ -110,7 +110,7 @@ CASES: tuple[Case, ...] = (
          figures=((1, 19.4), (8, 146), (16, 291), (32, 565), (64, 981)), **_EC2),
 )
 
-#: The issue's AlexNet case, planned for the original's default AlexNet batch (512) on K80
+#: The user-reported AlexNet case, planned for the original's default AlexNet batch (512) on K80
 #: hosts, with the network as the unknown: one row per network.
 ISSUE_NETWORKS = ('1gbe', '10gbe', '25gbe')
 ISSUE_BATCHES = (512, 128, 32)
@@ -175,7 +175,7 @@ def compare(case: Case, profile=None) -> list[Compared]:
 
 
 def issue_case(profile=None) -> list[tuple[str, int, float, str]]:
-    """The issue's AlexNet case: (network, batch, predicted images/sec, bound) per network and
+    """The user-reported AlexNet case: (network, batch, predicted images/sec, bound) per network and
     batch, one K80 worker with its ps on another host, planned from 112 images/sec."""
     profile = profile or _profile('alexnet')
     one, _ = ISSUE_FIGURES
@@ -265,7 +265,7 @@ def series_markdown(data: dict) -> list[str]:
 
 
 def issue_markdown(data: dict) -> list[str]:
-    """The issue's AlexNet case per network and batch, as a Markdown table."""
+    """The user-reported AlexNet case per network and batch, as a Markdown table."""
     issue = data['issue']
     lines = ['| network | batch | predicted images/sec (published: %g on one GPU, %g '
              'distributed) | error | bound |' % (issue['published_one'],

@@ -1,4 +1,4 @@
-"""Issue 32's "done when" in small, on real runs of the trivial model: a flat series and a
+"""The regression search in small, on real runs of the trivial model: a flat series and a
 series slowed in its second half, recorded by the runs themselves into a fresh results
 database; `tf_cnn_results regressions` finds the step at the first slowed run and names the
 changed flag, leaves the flat series alone, and `--fail_on_regression` exits 1; `html` lists
