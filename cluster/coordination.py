@@ -26,9 +26,13 @@ import tensorflow as tf
 
 from .. import cnn_util
 from ..lifecycle import run_hooks
-from .topology import Cluster, task_device
+from .topology import Cluster, can_connect, task_device
 
 tf1 = tf.compat.v1
+
+#: How long worker 0 waits, after the last release token is taken, for the other workers to
+#: exit (seconds).
+RELEASE_GRACE_SECS = 10.0
 
 
 def done_queue(task: tuple[str, int], capacity: int) -> tf1.FIFOQueue:
@@ -191,7 +195,21 @@ class ClusterStatsHook(run_hooks.RunHook):
         deadline = time.monotonic() + self.cluster.timeout_secs
         while int(sess.run(coord.release_size)) > 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(0.2)
+        # An empty queue means each dequeue ran here, not that its answer reached its worker:
+        # on a busy host a worker whose answer came after worker 0 exited failed before its
+        # done token, and the ps stopped with 'went away'. Where workers do not serve each
+        # other, worker 0 stays up until the other workers have exited (at most
+        # RELEASE_GRACE_SECS).
+        c = self.cluster
+        if ('worker', 0) in c.serving_tasks():
+            time.sleep(0.2)
+            return
+        others = [c.address('worker', i) for i in range(c.num_workers) if i != c.task_index]
+        deadline = time.monotonic() + RELEASE_GRACE_SECS
+        while others and time.monotonic() < deadline:
+            others = [a for a in others if can_connect(a, 0.5)]
+            if others:
+                time.sleep(0.1)
 
 
 class ClusterDoneHook(run_hooks.RunHook):

@@ -151,14 +151,20 @@ _NCHW_SCRIPT = textwrap.dedent('''
 ''')
 
 
-def test_nchw_gives_the_same_logits_as_nhwc():
+def test_nchw_gives_the_same_logits_as_nhwc(tmp_path):
     """Same variables, same images in both layouts (inference graph): same logits."""
     # Channel padding (resnet20), flatten and LRN (alexnet), depthwise convolutions
     # (mobilenet_v2), parallel columns and concatenation (googlenet).
     models = [('resnet20', 'cifar10', 8), ('alexnet', 'cifar10', 32),
               ('mobilenet_v2', 'imagenet', 32), ('googlenet', 'imagenet', 32)]
-    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS='1', TF_CPP_MIN_LOG_LEVEL='3',
-               PYTHONPATH=os.path.join(REPO, 'tests'))
+    # A clean environment: in the full suite (here and in CI; run alone it passes) googlenet's
+    # NCHW logits came 7.1e-4 off, the cause not found; nothing earlier tests leave in the
+    # worker's environment reaches the subprocess (the failure names the worker's variables).
+    env = {name: os.environ[name] for name in ('PATH', 'HOME', 'LANG', 'TMPDIR')
+           if name in os.environ}
+    env.update(TF_ENABLE_ONEDNN_OPTS='1', TF_CPP_MIN_LOG_LEVEL='3',
+               PYTHONPATH=os.path.join(REPO, 'tests'),
+               XDG_CACHE_HOME=str(tmp_path / 'cache'))
     proc = subprocess.run([sys.executable, '-c', _NCHW_SCRIPT, json.dumps(models)], env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -171,7 +177,7 @@ def test_nchw_gives_the_same_logits_as_nhwc():
     blocked = 'avx512f' in machine.cpu_flags()
     for key, (max_diff, max_abs) in results.items():
         limit = 0.1 * max_abs if blocked else 1e-4 * max(1.0, max_abs)
-        assert max_diff <= limit, (key, max_diff, max_abs)
+        assert max_diff <= limit, (key, max_diff, max_abs, sorted(os.environ))
 
 
 @pytest.mark.parametrize('name,dataset', [('resnet20_v2', 'cifar10'), ('alexnet', 'cifar10'),
