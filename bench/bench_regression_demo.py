@@ -1,5 +1,6 @@
-"""The results database's regression search on real runs: sweeps run twice into a fresh results database, the
-second time slowed, then `tf_cnn_results regressions` and `html`, and the page in a browser.
+"""The results database's regression search on real runs: sweeps run twice into a fresh
+results database, the second time slowed, then `tf_cnn_results regressions` and `html`, and
+the page in a browser.
 
     python -m bench.bench_regression_demo
     python -m bench.bench_regression_demo --only=flat,threads --repeats=3 --num_batches=100
@@ -8,8 +9,8 @@ Series (SERIES: each a configuration of the trivial model of its own, so all liv
 database and on one page; each sweep's runs are labelled `<series>-sweep-<1|2>`):
 
 * flat: `tf_cnn_sweep` at batch 16, run twice unchanged;
-* threads: at batch 8, the second sweep with `--num_intra_threads=1` added to every run (the
-  example of a slowed configuration: one intra-op thread instead of the host's physical cores, -30% for this
+* threads: at batch 8, the second sweep with `--num_intra_threads=1` added to every run (a slowed
+  configuration: one intra-op thread instead of the host's physical cores, -30% for this
   configuration on the idle 2-core development host, runtime/cpu_tuning.py);
 * trace: CIFAR-10 at batch 8, the second sweep with `--print_step_breakdown
   --display_every=1` (a full trace of every step: tests/test_results_real_runs.py's slowing,

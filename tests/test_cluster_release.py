@@ -15,6 +15,9 @@ CLUSTER = dict(job_name='worker', task_index=0, ps_hosts=['127.0.0.1:2221'],
                worker_hosts=['127.0.0.1:2222', '127.0.0.1:2223', '127.0.0.1:2224'])
 
 
+COORD = types.SimpleNamespace(release_size=0)
+
+
 class _Session:
     def run(self, fetch):
         return 0  # every release token taken
@@ -38,7 +41,7 @@ def test_worker_0_waits_for_the_other_workers_to_exit(monkeypatch):
 
     monkeypatch.setattr(coordination, 'can_connect', can_connect)
     monkeypatch.setattr(coordination.time, 'sleep', lambda secs: None)
-    _hook('parameter_server')._wait_released(_Session(), types.SimpleNamespace(release_size=0))
+    _hook('parameter_server')._wait_released(_Session(), COORD)
     assert asked.count('127.0.0.1:2223') == 4 and asked.count('127.0.0.1:2224') == 6
 
 
@@ -47,7 +50,7 @@ def test_the_wait_ends_after_the_grace_time(monkeypatch):
     monkeypatch.setattr(coordination.time, 'monotonic', lambda: float(next(clock)))
     monkeypatch.setattr(coordination.time, 'sleep', lambda secs: None)
     monkeypatch.setattr(coordination, 'can_connect', lambda address, timeout_secs: True)
-    _hook('parameter_server')._wait_released(_Session(), types.SimpleNamespace(release_size=0))
+    _hook('parameter_server')._wait_released(_Session(), COORD)
     assert next(clock) <= 2 * coordination.RELEASE_GRACE_SECS + 4  # ended, not polling on
 
 
@@ -56,4 +59,4 @@ def test_workers_that_serve_each_other_are_not_waited_for(monkeypatch):
     monkeypatch.setattr(coordination, 'can_connect',
                         lambda address, timeout_secs: pytest.fail('probed ' + address))
     monkeypatch.setattr(coordination.time, 'sleep', lambda secs: None)
-    _hook('distributed_all_reduce')._wait_released(_Session(), types.SimpleNamespace(release_size=0))
+    _hook('distributed_all_reduce')._wait_released(_Session(), COORD)
