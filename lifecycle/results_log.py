@@ -99,7 +99,11 @@ def write_json(result: dict, directory: str) -> str:
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); no partial file is
         left behind.
     """
-    os.makedirs(directory, exist_ok=True)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
+                                      % (directory, e.strerror or e)) from None
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
     path = os.path.join(directory, 'tf_cnn_benchmarks_%s_%s.json' % (result['model'], stamp))
     result['results_file'] = path

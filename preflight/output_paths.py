@@ -41,6 +41,25 @@ def encoding_problem(path: str) -> str | None:
     return None
 
 
+def _database_folder_problem(database: str) -> str | None:
+    """Why the folders of a results database that does not exist yet cannot be made (the
+    store makes every missing level), or None: tried for real under the nearest existing
+    folder (read-only and special file systems such as /proc pass os.access as root)."""
+    if os.path.exists(database):
+        return None
+    folder = os.path.dirname(os.path.abspath(database))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    probe = os.path.join(folder, '.tf_cnn_benchmarks_probe_%d' % os.getpid())
+    try:
+        os.mkdir(probe)
+        os.rmdir(probe)
+    except OSError as e:
+        return ('the results database %s cannot be made: no folder can be created in %s (%s)'
+                % (database, folder, e.strerror or e))
+    return None
+
+
 def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     """Why directory `path` cannot exist or be made by this process, or None if it can.
 
@@ -126,6 +145,6 @@ def check_output_paths(p: Params) -> None:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
     database = store.resolve_path(p.results_db)
-    problem = database and store.check_file(database)
+    problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
         raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)

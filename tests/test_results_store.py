@@ -340,3 +340,22 @@ def test_an_evaluation_is_recorded_as_its_own_mode(tiny_run, tmp_path):
     assert [r['mode'] for r in rows] == ['training', 'evaluation']
     assert rows[1]['images_per_sec'] == evaluated['images_per_sec'] > 0
     assert rows[1]['run_utc'] == evaluated['finished_utc']
+
+
+@pytest.mark.skipif(os.path.isdir('/proc/self') is False, reason='needs /proc')
+def test_a_database_whose_folder_cannot_be_made_is_a_usage_error():
+    # os.access says a root process may write /proc; making a folder there fails. Before, the
+    # run trained, then ended in a traceback from the fallback's makedirs.
+    with pytest.raises(params.ParamsError,
+                       match=r'^--results_db: the results database /proc/x/r.sqlite cannot be '
+                             r'made: no folder can be created in /proc \('):
+        output_paths.check_output_paths(params.make_params(results_db='/proc/x/r.sqlite'))
+
+
+def test_results_kept_where_no_folder_can_be_made_is_one_warning(capsys):
+    # The fallback's own failure (the database's folder vanished after the check) is one
+    # warning, not a traceback.
+    assert results_db.record('/proc/x/r.sqlite', rh.result(321.0)) is None
+    err = capsys.readouterr().err
+    assert err.startswith('warning: the run was not recorded in the results database: ')
+    assert 'nor could its results be kept: cannot create the folder /proc/x/unrecorded' in err
