@@ -82,6 +82,23 @@ def test_compare_gate_fails_on_a_slower_configuration_and_names_it(tmp_path, cap
     assert 'gate:' not in capsys.readouterr().out
 
 
+def test_compare_gate_fails_when_nothing_was_compared(tmp_path, capsys):
+    # Every run of B failed, or B is a file of something else: nothing compared, no pass.
+    a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
+    b = str(tmp_path / 'b.jsonl')
+    with open(b, 'w') as f:
+        f.write('not a sweep record\n{"also": "not one"}\n')
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 1
+    captured = capsys.readouterr()
+    assert captured.out.rstrip().endswith(
+        'gate: FAILED: nothing was compared (no configuration has successful runs in both A '
+        'and B); check that both sweeps ran and that A and B are sweep folders')
+    assert captured.err == ('warning: %s: 2 line(s) are not sweep records and were skipped\n'
+                            % b)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0  # no gate asked: a report only
+    capsys.readouterr()
+
+
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
     a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
     b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]})

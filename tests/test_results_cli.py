@@ -109,6 +109,12 @@ def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
         'test).', 'gate: passed']
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--min_change=35')
     assert status == 0 and out.startswith('regressions: none')
+    # A host that matches nothing (a typo, another hostname): the gate searched nothing, fails.
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--host=nohost',
+                           '--fail_on_regression')
+    assert status == 1 and out.splitlines()[-1] == (
+        'gate: FAILED: no series was searched (no run matches the filters: check --host, '
+        '--model and the other filters against `tf_cnn_results list`)')
 
 
 def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):

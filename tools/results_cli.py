@@ -176,6 +176,10 @@ def _regressions(conn, args) -> int:
     print('\n'.join(results_format.regression_lines(found, (searched, short))))
     still = [r for r in found if r.still_slower]
     if args.fail_on_regression:
+        if not searched:
+            print('gate: FAILED: no series was searched (no run matches the filters: check '
+                  '--host, --model and the other filters against `tf_cnn_results list`)')
+            return 1
         if still:
             print('gate: FAILED: %d regression(s) still slower by more than %g%%'
                   % (len(still), args.min_change))

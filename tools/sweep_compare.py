@@ -149,7 +149,8 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
     if fail_pct is not None:
         lines += [''] + sweep_gate.gate_lines(gate_failed, fail_pct, len(rows))
-    return '\n'.join(lines), bool(gate_failed)
+    # A gate that compared nothing (every run failed, files of something else) fails.
+    return '\n'.join(lines), bool(gate_failed) or (fail_pct is not None and not rows)
 
 
 def main(argv: list[str]) -> int:
@@ -173,7 +174,11 @@ def main(argv: list[str]) -> int:
             print('error: no results file at %s (give a sweep output directory or its '
                   'results.jsonl)' % results, file=sys.stderr)
             return 2
-        sides.append(sweep_results.load_records(results)[0])
+        records, bad = sweep_results.load_records(results)
+        if bad:
+            print('warning: %s: %d line(s) are not sweep records and were skipped'
+                  % (results, bad), file=sys.stderr)
+        sides.append(records)
     text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct)
     print(text)
     return 1 if gate_failed else 0

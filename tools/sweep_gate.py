@@ -81,6 +81,9 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
 
 def gate_lines(failed: list[str], fail_pct: float, compared: int) -> list[str]:
     """The gate's summary after the table."""
+    if not compared:
+        return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
+                'both A and B); check that both sweeps ran and that A and B are sweep folders']
     if failed:
         return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
                 'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
