@@ -200,7 +200,8 @@ class BenchmarkCNN:
 
     def _estimate_at(self, batch_size: int) -> int:
         """Estimated peak bytes of the tightest device with another per-device batch."""
-        q = self.given_params._replace(batch_size=batch_size)
+        # Today's graph: the graph choices' probe would run at every batch the search tries.
+        q = self.given_params._replace(batch_size=batch_size, graph_choices='off')
         other = BenchmarkCNN(q, gpus=self.plan.visible_gpus, checked=usage.CheckedRun(
             resolvers.Resolution(q, q.cluster_resolver)))
         info = other.build_graph()

@@ -37,7 +37,8 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from ..hardware import kernel_speed
+from .. import cnn_util
+from ..hardware import host_memory, kernel_speed
 from ..models import fast_paths, memory_forms
 from ..params import graph_choice_flag
 from . import memory_probe, precision
@@ -52,6 +53,12 @@ FASTER_FACTOR = 0.90
 REPS = 5
 PASSES = 2
 BUDGET_SECS = 10.0
+#: The probe holds every site's tensors at once (`probe_bytes`; freed before the run): it runs
+#: only within this share of the memory the process can still allocate (hardware/host_memory.py).
+#: Above it (resnet50 at batch 512: 44 GiB; the probe ran minutes, then ran out of memory before
+#: the run's memory check could say the run does not fit), the run builds today's graph, warns.
+PROBE_MEMORY_SHARE = 0.5
+PROBE_TENSORS_A_SITE = 6
 
 
 #: The measured forms of a 1x1 convolution: the whole op as a MatMul, or only its filter
@@ -144,6 +151,21 @@ def sites(plan, model) -> list:
                             data_format=plan.data_format, dtype=plan.compute_dtype,
                             variable_dtype=plan.variable_dtype)
     return list(seen)
+
+
+def probe_bytes(shapes) -> int:
+    """Bytes the probe of `shapes` holds at its peak, at 4 bytes an element (float32
+    gradients, the widest): every site's input and output gradient kept as variables for the
+    whole probe, plus PROBE_TENSORS_A_SITE activations of the largest site while it runs
+    (its forward output, input gradient and the forms' copies)."""
+    sizes = []
+    for s in shapes:
+        if isinstance(s, fast_paths.Conv1x1):
+            rows_out = s.batch * -(-s.height // s.stride) * -(-s.width // s.stride)
+            sizes.append(s.batch * s.height * s.width * s.c_in + rows_out * s.c_out)
+        else:
+            sizes.append(2 * s.batch * s.height * s.width * s.channels)
+    return 4 * (sum(sizes) + PROBE_TENSORS_A_SITE * max(sizes, default=0))
 
 
 def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0)):
@@ -258,7 +280,16 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
         return _MEMO[memo_key]
     shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
               or not (p.xla or p.xla_compile)]
-    if not shapes:
+    needed, (available, limit) = probe_bytes(shapes), host_memory.host_available_bytes()
+    if shapes and needed > PROBE_MEMORY_SHARE * available:
+        cnn_util.warn('graph choices not measured: the probe at batch %d would hold about '
+                      '%.1f GiB, more than %d%% of the %.1f GiB this process can still '
+                      'allocate (%s); building today\'s graph (--graph_choices=off builds it '
+                      'without this line)' % (plan.per_device_batch_size, needed / 2**30,
+                                              100 * PROBE_MEMORY_SHARE, available / 2**30,
+                                              limit))
+        choices = Choices(graph_choice_flag.OFF, {}, '')
+    elif not shapes:
         choices = Choices(mode, {}, '')
     else:
         by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}

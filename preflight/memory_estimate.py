@@ -20,7 +20,6 @@ variables do not (`batch_that_fits`).
 from __future__ import annotations
 
 import collections
-import resource
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -28,6 +27,7 @@ from tensorflow.core.protobuf import device_properties_pb2, meta_graph_pb2
 from tensorflow.python.grappler import cluster as grappler_cluster
 from tensorflow.python.grappler import item as grappler_item
 
+from ..hardware.host_memory import host_available_bytes  # noqa: F401 (also read from here)
 from . import gpu_kernels
 
 tf1 = tf.compat.v1
@@ -82,46 +82,6 @@ def cpu_properties(memory_bytes: int) -> device_properties_pb2.DeviceProperties:
         type='CPU', vendor='GenuineIntel', frequency=2500, num_cores=2,
         l1_cache_size=32 << 10, l2_cache_size=1 << 20, l3_cache_size=32 << 20,
         memory_size=_VIRTUAL_MEMORY, bandwidth=20000000)
-
-
-def _proc_bytes(path: str, key: str) -> int | None:
-    """The `key:` line of a /proc file given in kB ('MemAvailable:   123 kB'), as bytes; None
-    where the file or the line is missing."""
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key + ':'):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _meminfo_available() -> int | None:
-    return _proc_bytes('/proc/meminfo', 'MemAvailable')
-
-
-def _mapped_bytes() -> int:
-    """The address space this process maps now (VmSize), bytes (0 where unknown)."""
-    return _proc_bytes('/proc/self/status', 'VmSize') or 0
-
-
-def host_available_bytes() -> tuple[int, str]:
-    """(bytes this process can still allocate, what limits it: 'MemAvailable' or 'RLIMIT_AS').
-
-    The smaller of /proc/meminfo's MemAvailable and the soft address-space limit (`ulimit -v`,
-    `prlimit --as`) less the address space already mapped; 64 GiB where neither is known.
-    """
-    candidates = []
-    available = _meminfo_available()
-    if available is not None:
-        candidates.append((available, 'MemAvailable'))
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        candidates.append((max(0, soft - _mapped_bytes()), 'RLIMIT_AS'))
-    if not candidates:
-        return 64 << 30, 'unknown (assumed 64 GiB)'
-    return min(candidates)
 
 
 def variable_bytes_per_device(graph: tf.Graph) -> dict[str, int]:

@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.hardware import gpu_specs
+from tf_cnn_benchmarks.hardware import gpu_specs, host_memory
 from tf_cnn_benchmarks.lifecycle import timed_run
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.preflight import (
@@ -165,9 +165,9 @@ def test_the_batch_search_brackets_the_largest_batch_that_fits():
 
 
 def test_host_memory_counts_the_address_space_limit(monkeypatch):
-    monkeypatch.setattr(memory_estimate.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
-    monkeypatch.setattr(memory_estimate, '_mapped_bytes', lambda: 2 << 30)
-    monkeypatch.setattr(memory_estimate, '_meminfo_available', lambda: 20 << 30)
+    monkeypatch.setattr(host_memory.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
+    monkeypatch.setattr(host_memory, '_mapped_bytes', lambda: 2 << 30)
+    monkeypatch.setattr(host_memory, '_meminfo_available', lambda: 20 << 30)
     assert memory_estimate.host_available_bytes() == (4 << 30, 'RLIMIT_AS')
 
 

@@ -17,6 +17,7 @@ from tf_cnn_benchmarks.graph import graph_choices, precision
 from tf_cnn_benchmarks.hardware import kernel_speed, layout_kernels
 from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.models import convnet_builder, fast_paths
+from tf_cnn_benchmarks.params import graph_choice_flag
 
 import helpers
 
@@ -320,3 +321,28 @@ def test_the_probe_computes_gradients_in_the_dtype_the_run_does():
               and 'gradients' in op.name}
     assert dtypes['Conv2DBackpropInput'] == (tf.float32 if 'conv' in kinds else tf.bfloat16)
     assert dtypes['MatMul'] == (tf.float32 if 'matmul' in kinds else tf.bfloat16)
+
+
+def test_probe_bytes_counts_every_site_and_the_largest_sites_working_set():
+    a = fast_paths.Conv1x1(2, 8, 8, 16, 32, 1, 'NHWC', 'float32')   # 2*64*(16 + 32) elements
+    b = fast_paths.Conv1x1(2, 8, 8, 32, 64, 2, 'NHWC', 'float32')   # 2*64*32 + 2*16*64
+    assert graph_choices.probe_bytes([a, b]) == 4 * (6144 + 6144 + 6 * 6144)
+    assert graph_choices.probe_bytes([]) == 0
+
+
+def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys):
+    # resnet50 at batch 512 under a 6 GB address-space limit: the probe ran minutes, then ran
+    # out of memory before the memory check could say the run does not fit.
+    monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes',
+                        lambda: (1 << 20, 'RLIMIT_AS'))
+    graph_choices._MEMO.clear()
+    bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
+    choices = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda *a: pytest.fail(
+        'the probe ran'))
+    assert choices.mode == graph_choice_flag.OFF and graph_choices.describe(choices) == []
+    err = capsys.readouterr().err
+    assert err.startswith('warning: graph choices not measured: the probe at batch 3 would hold '
+                          'about ')
+    assert 'of the 0.0 GiB this process can still allocate (RLIMIT_AS); building today\'s ' \
+           'graph' in err
+    graph_choices._MEMO.clear()
