@@ -154,9 +154,7 @@ def markdown(result: dict, meta: dict) -> str:
         rows = [[row] + ['%.1f' % per[k][row] for k in cols] for row in next(iter(per.values()))]
         lines += ['', 'One traced step, ms per op type:', '',
                   bench_report.markdown_table(['op type'] + cols, 'l' + 'r' * len(cols), rows)]
-    lines += ['', 'Header lines:', '']
-    lines += ['- %s: %s' % (k, ' / '.join(x.strip() for x in v[1:]) or '(none)')
-              for k, v in result['header'].items()]
+    lines += [''] + bench_report.header_lines(result['header'])
     return '\n'.join(lines)
 
 

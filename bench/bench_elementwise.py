@@ -327,9 +327,8 @@ def markdown(result, meta, args) -> str:
              op_table(result, args), '',
              'The probe\'s factors (time of the ops a form changes / today\'s, with the batch '
              'norm; below %.2f a `measured` run builds the form):' % graph_choices.FASTER_FACTOR,
-             '', factor_table(result), '', 'Header lines:', '']
-    lines += ['- %s: %s' % (k, ' / '.join(x.strip() for x in v['header'][1:]) or '(none)')
-              for k, v in result['steps'].items()]
+             '', factor_table(result), '']
+    lines += bench_report.header_lines({k: v['header'] for k, v in result['steps'].items()})
     return '\n'.join(lines)
 
 

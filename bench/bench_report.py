@@ -79,3 +79,10 @@ def write_results(out_dir: str, what: str, data, markdown: str,
     print(markdown)
     print('wrote %s.json and %s.md' % (stem, stem))
     return stem
+
+
+def header_lines(headers: dict) -> list[str]:
+    """'Header lines:' and one bullet per configuration: {name: the run header's lines (the
+    first, the precision line's title, dropped)} -> '- name: line / line' ('(none)' without)."""
+    return ['Header lines:', ''] + ['- %s: %s' % (k, ' / '.join(x.strip() for x in v[1:])
+                                                  or '(none)') for k, v in headers.items()]
