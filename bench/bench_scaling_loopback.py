@@ -180,10 +180,17 @@ def format_result(result: dict) -> list[str]:
                  result['one_worker'], result['one_worker_load'],
                  _others(result.get('one_worker_others_cores')),
                  '' if again is None else ', again at the end %.1f' % again),
-             '', '| workers | measured images/sec | predicted | measured / predicted | '
-             'predicted bound | load before, after | others\' cores |',
+             '']
+    return lines + table_lines(result['rows'])
+
+
+def table_lines(rows: list[dict]) -> list[str]:
+    """The Markdown table of the compared worker counts (the results file's and the README's):
+    measured and predicted images/sec, their ratio, the predicted bound, the load."""
+    lines = ['| workers | measured images/sec | predicted | measured / predicted | predicted '
+             'bound | load average before, after | others\' cores |',
              '|---:|---:|---:|---:|---|---|---:|']
-    for row in result['rows']:
+    for row in rows:
         lines.append('| %d | %.1f | %.1f | %.2f | %s | %.1f, %.1f | %s |' % (
             row['workers'], row['measured'], row['predicted'], row['ratio'], row['bound'],
             row['load_before'], row['load_after'], _others(row.get('others_cores'))))

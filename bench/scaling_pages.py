@@ -20,6 +20,8 @@ from __future__ import annotations
 from tf_cnn_benchmarks.hardware import links as links_lib
 from tf_cnn_benchmarks.preflight import published_scaling
 
+from . import bench_scaling_loopback
+
 
 def newest(results, what: str):
     """(stem, document) of the newest results file of kind `what`, or (None, None)."""
@@ -48,17 +50,6 @@ def published_block(results, part: str) -> str:
         stem, doc['provenance']['command'], doc['provenance']['commit'][:12])])
 
 
-def _loopback_rows(data: dict) -> list[str]:
-    rows = ['| workers | measured images/sec | predicted | measured / predicted | predicted '
-            'bound | load average before, after | others\' cores |',
-            '|---:|---:|---:|---:|---|---|---:|']
-    for r in data['rows']:
-        rows.append('| %d | %.1f | %.1f | %.2f | %s | %.1f, %.1f | %s |' % (
-            r['workers'], r['measured'], r['predicted'], r['ratio'], r['bound'],
-            r['load_before'], r['load_after'], _load(r.get('others_cores'))))
-    return rows
-
-
 def loopback_block(results) -> str:
     """docs/scaling.md's loopback table and its inputs, naming their file."""
     stem, doc = newest(results, 'scaling_loopback')
@@ -81,7 +72,7 @@ def loopback_block(results) -> str:
             d['one_worker'], d['one_worker_load'], _load(d.get('one_worker_others_cores')),
             '' if again is None else '; %.1f (%s) when run again at the end' % (
                 again, _percent(again / d['one_worker'] - 1))),
-        ''] + _loopback_rows(d) + [
+        ''] + bench_scaling_loopback.table_lines(d['rows']) + [
         '', 'Measured / predicted: %.2f to %.2f. "others\' cores" is what other processes '
         'used of the cores during that cluster run, start-up included (core-equivalents, '
         '`metrics/host_load.py`); the load average counts the run\'s own tasks too.' % (
