@@ -64,17 +64,21 @@ def test_an_unknown_or_repeated_configuration_is_one_error_line_and_status_2():
         flag_parsing.parse_flags(['x', '--config=ci_smoke', '--config=resnet50_cpu'])
 
 
-def _dry_run_of_the_8_gpu_configuration(capsys, monkeypatch, *more):
+def _dry_run(capsys, monkeypatch, *args):
+    """The dry run's report of `tf_cnn_benchmarks --dry_run --gpu_model=V100 ARGS` (exit 0)."""
     from tf_cnn_benchmarks import benchmark_cnn
     from tf_cnn_benchmarks.preflight import dry_run
     monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 0.0)  # the report, not the batch search
-    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--config=resnet50_8gpu_replicated_nccl',
-                                  '--dry_run', '--gpu_model=V100', *more])
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', *args, '--dry_run', '--gpu_model=V100'])
     checked = usage.check_usage(p, resolve=True, paths=True, model=True,
                                 command='tf_cnn_benchmarks')
     make = lambda q, gpus: benchmark_cnn.BenchmarkCNN(q, gpus=gpus)
     assert dry_run.run(make, checked.params, 0) == 0
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def _dry_run_of_the_8_gpu_configuration(capsys, monkeypatch, *more):
+    out = _dry_run(capsys, monkeypatch, '--config=resnet50_8gpu_replicated_nccl', *more)
     for text in ('planned for V100 16GB', '/GPU:7', 'Ops on a GPU without a GPU kernel: none',
                  'fits', 'on 8 device(s)', 'GPU <-> GPU'):
         assert text in out, text
@@ -92,19 +96,10 @@ def test_the_dry_run_plans_a_worker_of_the_2_worker_configuration_per_gpu(capsys
     # The configuration's hosts come from the command line here (the launcher, TF_CONFIG or
     # Slurm elsewhere); a small model in its towers. Each of the worker's GPUs is checked
     # against the planned GPU, the ps's variables against the host (issue 33.1).
-    from tf_cnn_benchmarks import benchmark_cnn
-    from tf_cnn_benchmarks.preflight import dry_run
-    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 0.0)
-    p = flag_parsing.parse_flags([
-        'tf_cnn_benchmarks', '--config=resnet50_2workers_distributed_replicated',
-        '--job_name=worker', '--task_index=0', '--ps_hosts=localhost:2222',
-        '--worker_hosts=localhost:2223,localhost:2224', '--dry_run', '--gpu_model=V100',
-        '--model=trivial', '--image_size=32'])
-    checked = usage.check_usage(p, resolve=True, paths=True, model=True,
-                                command='tf_cnn_benchmarks')
-    make = lambda q, gpus: benchmark_cnn.BenchmarkCNN(q, gpus=gpus)
-    assert dry_run.run(make, checked.params, 0) == 0
-    out = capsys.readouterr().out
+    out = _dry_run(capsys, monkeypatch, '--config=resnet50_2workers_distributed_replicated',
+                   '--job_name=worker', '--task_index=0', '--ps_hosts=localhost:2222',
+                   '--worker_hosts=localhost:2223,localhost:2224', '--model=trivial',
+                   '--image_size=32')
     for text in ('planned for V100 16GB', '/job:worker/task:0/GPU:0', '/job:ps/task:0',
                  'usable (90% of 16.00 GiB)', 'Ops on a GPU without a GPU kernel: none'):
         assert text in out, text
