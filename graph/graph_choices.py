@@ -168,6 +168,22 @@ def probe_bytes(shapes) -> int:
     return 4 * (sum(sizes) + PROBE_TENSORS_A_SITE * max(sizes, default=0))
 
 
+class _ProbeTooLarge(Exception):
+    """The probe of the sites not cached yet would not fit in memory (`probe_memory_problem`)."""
+
+
+def probe_memory_problem(shapes, batch: int) -> str | None:
+    """Why probing `shapes` would not fit (more than PROBE_MEMORY_SHARE of the memory this
+    process can still allocate), or None."""
+    needed, (available, limit) = probe_bytes(shapes), host_memory.host_available_bytes()
+    if needed <= PROBE_MEMORY_SHARE * available:
+        return None
+    return ('the probe at batch %d would hold about %.1f GiB, more than %d%% of the %.1f GiB '
+            'this process can still allocate (%s)' % (batch, needed / 2**30,
+                                                      100 * PROBE_MEMORY_SHARE,
+                                                      available / 2**30, limit))
+
+
 def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0)):
     """(convolution, MatMul, convolution with a MatMul filter gradient) training targets of
     one shape: each the forward output and both gradients (dy a variable), inputs
@@ -280,28 +296,28 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
         return _MEMO[memo_key]
     shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
               or not (p.xla or p.xla_compile)]
-    needed, (available, limit) = probe_bytes(shapes), host_memory.host_available_bytes()
-    if shapes and needed > PROBE_MEMORY_SHARE * available:
-        cnn_util.warn('graph choices not measured: the probe at batch %d would hold about '
-                      '%.1f GiB, more than %d%% of the %.1f GiB this process can still '
-                      'allocate (%s); building today\'s graph (--graph_choices=off builds it '
-                      'without this line)' % (plan.per_device_batch_size, needed / 2**30,
-                                              100 * PROBE_MEMORY_SHARE, available / 2**30,
-                                              limit))
-        choices = Choices(graph_choice_flag.OFF, {}, '')
-    elif not shapes:
+    if not shapes:
         choices = Choices(mode, {}, '')
     else:
         by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
         fn = measure_fn or measure
 
         def measure_items(items, intra, inter):
-            got = fn(list(dict.fromkeys(by_item[i][0] for i in items)), intra, inter)
+            todo = list(dict.fromkeys(by_item[i][0] for i in items))
+            problem = probe_memory_problem(todo, plan.per_device_batch_size)
+            if problem:
+                raise _ProbeTooLarge(problem)
+            got = fn(todo, intra, inter)
             return {item(*key, threads): f for key, f in got.items()}
 
-        factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
-                                                    refresh=bool(p.refresh_peak))
-        choices = Choices(mode, {by_item[i]: f for i, f in factors.items()}, when)
+        try:
+            factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
+                                                        refresh=bool(p.refresh_peak))
+            choices = Choices(mode, {by_item[i]: f for i, f in factors.items()}, when)
+        except _ProbeTooLarge as e:  # only what is not cached yet needs the probe
+            cnn_util.warn('graph choices not measured: %s; building today\'s graph '
+                          '(--graph_choices=off builds it without this line)' % e)
+            choices = Choices(graph_choice_flag.OFF, {}, '')
     _MEMO[memo_key] = choices
     return choices
 

@@ -332,17 +332,31 @@ def test_probe_bytes_counts_every_site_and_the_largest_sites_working_set():
 
 def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys):
     # resnet50 at batch 512 under a 6 GB address-space limit: the probe ran minutes, then ran
-    # out of memory before the memory check could say the run does not fit.
-    monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes',
-                        lambda: (1 << 20, 'RLIMIT_AS'))
+    # out of memory before the memory check could say the run does not fit. Batch 7: no other
+    # test caches factors of these shapes.
+    small = (1 << 20, 'RLIMIT_AS')
     graph_choices._MEMO.clear()
-    bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
+    bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7, 'refresh_peak': True})
+    monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
     choices = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda *a: pytest.fail(
         'the probe ran'))
     assert choices.mode == graph_choice_flag.OFF and graph_choices.describe(choices) == []
     err = capsys.readouterr().err
-    assert err.startswith('warning: graph choices not measured: the probe at batch 3 would hold '
+    assert err.startswith('warning: graph choices not measured: the probe at batch 7 would hold '
                           'about ')
     assert 'of the 0.0 GiB this process can still allocate (RLIMIT_AS); building today\'s ' \
            'graph' in err
+    # Factors already cached need no probe: with little memory they are still used.
+    monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: (1 << 40, ''))
+    graph_choices._MEMO.clear()
+    measured = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda shapes, *_: {
+        (s, form): 0.5 for s in shapes for form in graph_choices.forms_of(s)})
+    assert measured.when == 'measured here' and set(measured.factors.values()) == {0.5}
+    monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
+    graph_choices._MEMO.clear()
+    again = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7})
+    cached = graph_choices.resolve(again.plan, again.model, measure_fn=lambda *a: pytest.fail(
+        'the probe ran'))
+    assert cached.mode == graph_choice_flag.MEASURED and cached.factors == measured.factors
+    assert capsys.readouterr().err == ''
     graph_choices._MEMO.clear()
