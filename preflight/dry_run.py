@@ -192,7 +192,9 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
 
     def probe(b):
-        trial = build(make_bench(p._replace(**{batch_flag: b}, **one), 1 if one else gpus))
+        # Today's graph: the graph choices' probe would run at every batch the search tries.
+        q = p._replace(**{batch_flag: b}, **one, graph_choices='off')
+        trial = build(make_bench(q, 1 if one else gpus))
         peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 

@@ -99,6 +99,16 @@ def test_compare_gate_fails_when_nothing_was_compared(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_compare_gate_fails_when_too_few_repeats_left_nothing_to_judge(tmp_path, capsys):
+    # One repeat a side: B at half of A's images/sec, but no test possible (verdict '?').
+    a = _write(str(tmp_path / 'a'), {8: [100.0]})
+    b = _write(str(tmp_path / 'b'), {8: [50.0]})
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert capsys.readouterr().out.rstrip().endswith(
+        'gate: FAILED: nothing could be judged: each of the 1 configuration(s) has fewer than '
+        '3 successful repeats a side for the test; sweep with --repeats=3 or more')
+
+
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
     a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
     b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]})

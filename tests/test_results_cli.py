@@ -115,6 +115,12 @@ def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
     assert status == 1 and out.splitlines()[-1] == (
         'gate: FAILED: no series was searched (no run matches the filters: check --host, '
         '--model and the other filters against `tf_cnn_results list`)')
+    # Only the bfloat16 series, 2 runs: too short for the test, nothing judged, no pass.
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--precision=bf16',
+                           '--fail_on_regression')
+    assert status == 1 and out.splitlines()[-1] == (
+        'gate: FAILED: nothing could be judged: each of the 1 series has fewer than 6 runs for '
+        'the test')
 
 
 def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):

@@ -180,6 +180,10 @@ def _regressions(conn, args) -> int:
             print('gate: FAILED: no series was searched (no run matches the filters: check '
                   '--host, --model and the other filters against `tf_cnn_results list`)')
             return 1
+        if short == searched:
+            print('gate: FAILED: nothing could be judged: each of the %d series has fewer than '
+                  '%d runs for the test' % (searched, regressions.min_runs()))
+            return 1
         if still:
             print('gate: FAILED: %d regression(s) still slower by more than %g%%'
                   % (len(still), args.min_change))

@@ -147,10 +147,13 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                            ('failed in A', failed_a), ('failed in B', failed_b)):
         if configs:
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
+    verdict = head.index('verdict')
+    judged = sum(row[verdict] != '?' for row in rows)
     if fail_pct is not None:
-        lines += [''] + sweep_gate.gate_lines(gate_failed, fail_pct, len(rows))
-    # A gate that compared nothing (every run failed, files of something else) fails.
-    return '\n'.join(lines), bool(gate_failed) or (fail_pct is not None and not rows)
+        lines += [''] + sweep_gate.gate_lines(gate_failed, fail_pct, len(rows), judged)
+    # A gate that judged nothing (every run failed, files of something else, too few repeats
+    # for the test) fails.
+    return '\n'.join(lines), bool(gate_failed) or (fail_pct is not None and not judged)
 
 
 def main(argv: list[str]) -> int:

@@ -79,11 +79,17 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
     return ''
 
 
-def gate_lines(failed: list[str], fail_pct: float, compared: int) -> list[str]:
-    """The gate's summary after the table."""
+def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int) -> list[str]:
+    """The gate's summary after the table: `compared` configurations in both sweeps, `judged`
+    of them with enough repeats for the test (a gate that judged none fails)."""
     if not compared:
         return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
+    if not judged:
+        return ['gate: FAILED: nothing could be judged: each of the %d configuration(s) has '
+                'fewer than %d successful repeats a side for the test; sweep with '
+                '--repeats=%d or more' % (compared, regression.min_repeats(),
+                                          regression.min_repeats())]
     if failed:
         return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
                 'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
