@@ -178,3 +178,48 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path):
         'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
         'of %s; write the shards with tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format '
         'of docs/real-data.md)' % (tmp_path, shards[0]))
+
+
+def _run_clis(*arg_lists, timeout=240):
+    """Runs `python tf_cnn_benchmarks.py ARGS` for each list at once (they share the wait for
+    TensorFlow's start-up); returns the CompletedProcess of each, in order."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    procs = [subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'),
+                               *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env, cwd=REPO) for args in arg_lists]
+    done = []
+    for proc, args in zip(procs, arg_lists, strict=True):
+        out, err = proc.communicate(timeout=timeout)
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done
+
+
+def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_dir):
+    """A shard folder of links into a share that is not mounted: training, training with
+    --skip_corrupt_records and --eval ended with a FileNotFoundError traceback of the shard
+    scan (issue 41.2)."""
+    import helpers
+    links = tmp_path / 'links'
+    links.mkdir()
+    for name in os.listdir(imagenet_dir):
+        (links / name).symlink_to(os.path.join(imagenet_dir, name))
+    for name, target in [('train-00003-of-00008', tmp_path / 'share' / 'train-00003'),
+                         ('validation-00001-of-00002', tmp_path / 'share' / 'validation-1')]:
+        (links / name).unlink()
+        (links / name).symlink_to(target)
+    train_dir = str(tmp_path / 'train')
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    data = '--data_dir=%s' % links
+    runs = _run_clis(SMALL + [data], SMALL + [data, '--skip_corrupt_records'],
+                     ['--model=trivial', '--batch_size=4', '--image_size=16', data, '--eval',
+                      '--train_dir=' + train_dir])
+    for proc, shard, target in zip(runs, ['train-00003-of-00008'] * 2 + [
+            'validation-00001-of-00002'], ['train-00003', 'train-00003', 'validation-1'],
+            strict=True):
+        assert proc.returncode == 1, proc.stderr
+        assert 'Traceback' not in proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
+        assert errors == [
+            'error: shard %s is a symbolic link to %s, which does not exist: mount or restore '
+            'the target (an unmounted share?), or remove the link'
+            % (links / shard, tmp_path / 'share' / target)], proc.stderr
