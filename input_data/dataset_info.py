@@ -159,7 +159,7 @@ def missing_link_target(path: str) -> str | None:
     return 'a symbolic link to %s, whose target %s does not exist' % (target, final)
 
 
-def check_files_readable(files: list[str], what: str) -> None:
+def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> None:
     """Stats every file of a subset before any is read.
 
     A shard folder of links into a share that is not mounted lists its shards but cannot open
@@ -169,6 +169,7 @@ def check_files_readable(files: list[str], what: str) -> None:
     Args:
       files: the subset's files (`Dataset.subset_files`).
       what: the subset for the message, e.g. 'imagenet train'.
+      noun: what one file is called: 'shard', or 'file' (a CIFAR-10 batch).
 
     Raises:
       DataError: naming the first file that cannot be opened (a dangling link with its missing
@@ -187,9 +188,9 @@ def check_files_readable(files: list[str], what: str) -> None:
     more = ' (%d of the %d %s files cannot be opened)' % (len(bad), len(files), what) \
         if len(bad) > 1 else ''
     if link:
-        raise cnn_util.DataError('shard %s is %s%s: mount or restore the target (an unmounted '
-                                 'share?), or remove the link' % (path, link, more))
-    raise cnn_util.DataError('cannot open shard %s: %s%s' % (path, e.strerror or e, more))
+        raise cnn_util.DataError('%s %s is %s%s: mount or restore the target (an unmounted '
+                                 'share?), or remove the link' % (noun, path, link, more))
+    raise cnn_util.DataError('cannot open %s %s: %s%s' % (noun, path, e.strerror or e, more))
 
 
 # --- Datasets.
@@ -354,7 +355,8 @@ class Dataset:
 
     def _scan(self, subset):
         files = self.subset_files(subset)
-        check_files_readable(files, '%s %s' % (self.name, subset))
+        check_files_readable(files, '%s %s' % (self.name, subset),
+                             'shard' if self.spec.file_format == 'tfrecord' else 'file')
         if self.spec.file_format == 'cifar10_pickle':
             from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]
