@@ -97,6 +97,9 @@ class RecordHook(run_hooks.RunHook):
       database: the database file (store.resolve_path of --results_db), or None when
         --noresults_db: then only the finish time is stamped.
       eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
+
+    A run stopped in the warm-up (result['stopped_in_warmup']) is not recorded: it timed
+    nothing.
     """
 
     def __init__(self, database: str | None, eval_run: bool = False):
@@ -108,5 +111,7 @@ class RecordHook(run_hooks.RunHook):
 
     def report(self, result):
         if self.eval_run and not result.get('evals'):  # no checkpoint was evaluated
+            return
+        if result.get('stopped_in_warmup'):  # a signal in the warm-up: nothing was timed
             return
         record(self.database, result)
