@@ -333,6 +333,9 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self._ctx = None
         self.counter = run_hooks.GlobalStepCounter(plan)
         self._summaries = None
+        # Told of each evaluation (mlperf_log.MlPerfHook): eval_started(global_step) before it,
+        # eval_finished(global_step, result, more_steps) after it.
+        self.listeners: list = []
 
     def begin(self, ctx):
         self._ctx = ctx
@@ -360,6 +363,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         before, global_step = self.counter.advance(step)
         if not self.due(global_step, before):
             return
+        for listener in self.listeners:
+            listener.eval_started(global_step)
         values = self._ctx.sess.run(self._savable)
         r = self.evaluator.evaluate(values=values)
         log_eval(r)
@@ -370,6 +375,9 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             self.reached = True
             cnn_util.log_fn('Stopping: eval top-1 accuracy %.4f reached --stop_at_top_1_accuracy='
                             '%g at global step %d' % (r['top_1'], target, global_step))
+        for listener in self.listeners:
+            listener.eval_finished(global_step, r, step < self.plan.num_batches and
+                                   not self.reached)
 
     def should_stop(self):
         return self.reached
