@@ -35,38 +35,21 @@ def test_clean_shards_and_the_time_budget(tmp_path):
     assert bad_images.locate_unusable_record([]) == 'none, no shards to search'
 
 
-def _other_schema(kind, name='odd.jpg'):
-    """GOOD with its label made a float, two labels, -1, or left out."""
-    import tensorflow as tf
-    example = tf.train.Example.FromString(input_helpers.example(
-        input_helpers.image_bytes(8, 8), 1, filename=name))
-    label = example.features.feature['image/class/label']
-    if kind == 'float':
-        label.ClearField('int64_list')
-        label.float_list.value.append(1.0)
-    elif kind == 'two':
-        label.int64_list.value.append(2)
-    elif kind == 'minus':
-        label.int64_list.value[0] = -1
-    else:
-        del example.features.feature['image/class/label']
-    return example.SerializeToString()
-
-
 def test_records_of_another_schema_are_named_with_what_is_wrong(tmp_path):
     """A float label, two labels, -1 stored, no label (issue 41.6): each named by shard,
     record, image/filename and what is wrong."""
     from tf_cnn_benchmarks.input_data import record_schema
     problems = {'float': 'image/class/label is a float (FloatList), not an int64',
                 'two': 'image/class/label holds 2 values (one is read)',
-                'minus': 'label -1 outside [0, 1001)',
+                -1: 'label -1 outside [0, 1001)',
                 'none': 'no image/class/label (read as -1)'}
     for kind, problem in problems.items():
-        files = input_helpers.write_shards(str(tmp_path / kind), 'train', [
-            [GOOD, GOOD], [GOOD, _other_schema(kind, kind + '.jpg'), GOOD]])
+        odd = input_helpers.example_with_label(kind, filename='%s.jpg' % kind, size=(8, 8))
+        files = input_helpers.write_shards(str(tmp_path / str(kind)), 'train', [
+            [GOOD, GOOD], [GOOD, odd, GOOD]])
         assert bad_images.locate_unusable_record(files, num_classes=1001) == (
             "record 1 of %s (image/filename '%s.jpg'): %s" % (files[1], kind, problem))
-        assert record_schema.record_problem(_other_schema(kind), 1001) == problem
+        assert record_schema.record_problem(odd, 1001) == problem
     big = input_helpers.example(input_helpers.image_bytes(8, 8), 7, filename='big.jpg')
     assert record_schema.record_problem(big, 5) == 'label 7 outside [0, 5)'
     assert record_schema.record_problem(big, None) is None  # the range is not checked

@@ -112,23 +112,14 @@ def test_skip_corrupt_records_skips_names_and_counts_records_of_another_schema(t
     """Records the pipeline cannot use are skipped alone (the rest of their shard is read),
     each named once (the first MAX_WARNED of the run), and counted once an epoch whatever the
     epochs read (issue 41.6)."""
-    import tensorflow as tf
-
     from tf_cnn_benchmarks.input_data import skipped_records
 
     def odd(label, i):
-        example = tf.train.Example.FromString(h.example(
-            h.image_bytes(24, 20, colour=h.CLASS_COLOURS[1]), 1, filename='odd%d.jpg' % i))
-        feature = example.features.feature['image/class/label']
-        if label is None:
-            feature.ClearField('int64_list')
-            feature.float_list.value.append(1.0)
-        else:
-            feature.int64_list.value[0] = label
-        return example.SerializeToString()
+        return h.example_with_label(label, filename='odd%d.jpg' % i, size=(24, 20),
+                                    colour=h.CLASS_COLOURS[1])
     good = h.example(h.image_bytes(24, 20, colour=h.CLASS_COLOURS[2]), 2, [(0.1, 0.1, 0.9, 0.9)])
-    bad = [odd(None, 0), odd(-1, 1), odd(1001, 2), odd(None, 3), odd(-1, 4), odd(None, 5),
-           odd(-1, 6)]
+    bad = [odd('float', 0), odd(-1, 1), odd(1001, 2), odd('float', 3), odd(-1, 4),
+           odd('float', 5), odd(-1, 6)]
     paths = h.write_shards(str(tmp_path), 'train', [[good, bad[0], good, bad[1]],
                                                     [bad[2], good, bad[3], bad[4], bad[5], good,
                                                      bad[6], good]])

@@ -235,18 +235,8 @@ def _schema_shards(folder, subset, kind):
     """Two shards of 4 good records; record 2 of the second has its label made a float, two
     labels or -1 (image/filename 'odd.jpg')."""
     good = input_helpers.example(input_helpers.image_bytes(16, 16), 3, filename='good.jpg')
-    odd = tf.train.Example.FromString(
-        input_helpers.example(input_helpers.image_bytes(16, 16), 3, filename='odd.jpg'))
-    label = odd.features.feature['image/class/label']
-    if kind == 'float':
-        label.ClearField('int64_list')
-        label.float_list.value.append(3.0)
-    elif kind == 'two':
-        label.int64_list.value.append(4)
-    else:
-        label.int64_list.value[0] = -1
     return input_helpers.write_shards(str(folder), subset, [
-        [good] * 4, [good, good, odd.SerializeToString(), good]])
+        [good] * 4, [good, good, input_helpers.example_with_label(kind), good]])
 
 
 def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_path):
@@ -257,7 +247,7 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
     import helpers
     shards = {kind: _schema_shards(tmp_path / kind, 'train', kind)[1]
               for kind in ('float', 'two')}
-    evaluated = _schema_shards(tmp_path / 'minus', 'validation', 'minus')[1]
+    evaluated = _schema_shards(tmp_path / 'minus', 'validation', -1)[1]
     train_dir = str(tmp_path / 'train')
     helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
     small = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_batches=3']
