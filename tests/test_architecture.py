@@ -122,6 +122,7 @@ LAYERS = [
     ('lifecycle', ['lifecycle']),
     ('history', ['history']),
     ('metrics', ['metrics']),
+    ('speed_model', ['speed_model']),
     ('graph', ['graph']),
     ('blocks', ['preprocessing', 'variable_mgr', 'allreduce', 'allreduce_plans', 'models',
                 'input_data']),
@@ -180,7 +181,8 @@ def test_the_layout_has_one_package_per_concern():
     packages = sorted(d for d in os.listdir(REPO)
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
     assert packages == ['cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle',
-                        'metrics', 'models', 'params', 'preflight', 'runtime', 'tools']
+                        'metrics', 'models', 'params', 'preflight', 'runtime', 'speed_model',
+                        'tools']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'preprocessing',

@@ -1,6 +1,6 @@
 """A model's variables in forward order, with the bytes each moves and the compute that needs it.
 
-The step-time model (preflight/step_time.py) overlaps communication with computation layer by
+The step-time model (speed_model/step_time.py) overlaps communication with computation layer by
 layer: a tower cannot start a layer before its weights arrived, and a gradient can be sent once
 the backward pass made it. For that it needs, per trainable variable in the order the forward
 pass uses it, its bytes and the forward FLOPs of the convolution or matrix product that reads

@@ -1,7 +1,7 @@
 """The original's published multi-GPU results, kept as data with their source, and the step-time
 model's predictions of them from each case's published one-GPU figure.
 
-    python -m tf_cnn_benchmarks.preflight.published_scaling      # the tables, printed
+    python -m tf_cnn_benchmarks.speed_model.published_scaling      # the tables, printed
     python -m bench.bench_scaling_published                      # ... as a results/ file
 
 Nothing of the model is fitted to these figures: each case is planned from its hardware

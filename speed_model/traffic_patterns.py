@@ -4,7 +4,7 @@ The dry run counts the copies of the step it builds (preflight/step_traffic.py):
 variables read and one of gradients sent per tower with parameter_server, two models per tower
 between the GPUs with replicated, one model each way between a worker and the ps tasks in a
 cluster. This module states the same patterns as formulas of the cluster's shape, so that the
-step-time model (preflight/step_time.py) can plan 1 to 1,024 GPUs from one build; tests check
+step-time model (speed_model/step_time.py) can plan 1 to 1,024 GPUs from one build; tests check
 the formulas against the counted copies of built graphs (tests/test_scaling_plan.py).
 
 The patterns follow this project's variable managers (variable_mgr.py, cluster/variable_mgrs.py,
@@ -292,7 +292,7 @@ def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float =
     Args:
       topo: the cluster's shape and variable manager.
       links: the hardware.
-      layer_bytes: each trainable variable's bytes, in creation order (preflight/
+      layer_bytes: each trainable variable's bytes, in creation order (speed_model/
         layer_profile.py).
       gradient_ratio: gradient bytes / variable bytes (1 for float32 gradients of float32
         variables).
