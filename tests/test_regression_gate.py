@@ -8,7 +8,8 @@ import pytest
 
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.metrics import baseline, significance
-from tf_cnn_benchmarks.tools import sweep, sweep_results
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import results as sweep_results
 
 A = [100.0, 101.0, 99.0, 100.5, 99.5]
 
@@ -186,7 +187,7 @@ def test_baseline_gate_on_per_step_rates(tmp_path):
 # --- The sweep's figures.
 
 def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
-    from tf_cnn_benchmarks.tools import sweep_figures
+    from tf_cnn_benchmarks.tools.sweep import figures as sweep_figures
     result = {'utilisation': {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
                               'peak_source': 'CPU peak'},
               'input': {'input_share': 0.2, 'compute_images_per_sec': 125.0,

@@ -1,5 +1,5 @@
 """Result files as committed data (history/result_files.py), written by the bench scripts
-(bench/bench_report.py) and by `tf_cnn_sweep --publish` (tools/sweep_publish.py)."""
+(bench/bench_report.py) and by `tf_cnn_sweep --publish` (tools/sweep/publish.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from tf_cnn_benchmarks.history import result_files
-from tf_cnn_benchmarks.tools import sweep, sweep_publish
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import publish as sweep_publish
 
 import checkout
 

@@ -19,7 +19,7 @@ from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.history import ingest, records, store
 from tf_cnn_benchmarks.lifecycle import results_db, results_log
 from tf_cnn_benchmarks.preflight import output_paths
-from tf_cnn_benchmarks.tools import sweep_runner
+from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
 
 import results_helpers as rh
 

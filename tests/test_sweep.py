@@ -1,4 +1,4 @@
-"""tools/sweep*.py (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
+"""tools/sweep/ (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
 failure handling with a fake runner, the table's arithmetic, the plots, compare; and one real
 sweep as a subprocess (a model that fails on the run's data, Ctrl-C, resume), three
 tf_cnn_benchmarks runs in all.
@@ -14,7 +14,10 @@ import time
 
 import pytest
 
-from tf_cnn_benchmarks.tools import sweep, sweep_report, sweep_results, sweep_runner
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import report as sweep_report
+from tf_cnn_benchmarks.tools.sweep import results as sweep_results
+from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
