@@ -1,4 +1,5 @@
-"""Benchmark of the gradient all-reduce alone (allreduce.py) on logical CPU devices.
+"""Benchmark of the gradient all-reduce alone (variable_managers/allreduce.py) on logical CPU
+devices.
 
 For each algorithm configuration and tensor size, every tower holds `--num_tensors` gradients of
 that size (float32, in resource variables on its device); one step all-reduces them all and waits
@@ -36,7 +37,7 @@ start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
-from tf_cnn_benchmarks import allreduce  # noqa: E402
+from tf_cnn_benchmarks.variable_managers import allreduce  # noqa: E402
 
 tf1 = tf.compat.v1
 

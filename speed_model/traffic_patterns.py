@@ -7,9 +7,10 @@ cluster. This module states the same patterns as formulas of the cluster's shape
 step-time model (speed_model/step_time.py) can plan 1 to 1,024 GPUs from one build; tests check
 the formulas against the counted copies of built graphs (tests/test_scaling_plan.py).
 
-The patterns follow this project's variable managers (variable_mgr.py, cluster/variable_mgrs.py,
-allreduce.py), M the model's bytes, g its gradients' bytes, G GPUs per host, H worker hosts, P
-ps tasks, s_k the bytes placed on ps k (greedy by size in creation order, as PsPlacer does):
+The patterns follow this project's variable managers (variable_managers/: one_host.py,
+distributed.py, allreduce.py), M the model's bytes, g its gradients' bytes, G GPUs per host,
+H worker hosts, P ps tasks, s_k the bytes placed on ps k (greedy by size in creation order,
+as PsPlacer does):
 
   * parameter_server, one host: each tower reads M from the parameter device and sends g to it
     (over PCIe from the CPU, or between the GPUs that hold the variables with
@@ -42,7 +43,7 @@ import functools
 import heapq
 from typing import NamedTuple
 
-from ..params import allreduce_spec
+from ..variable_managers import allreduce_spec
 
 #: The variable managers this module plans; the cluster ones need hosts of their own.
 LOCAL_MODES = ('parameter_server', 'replicated', 'independent')
@@ -124,7 +125,7 @@ class UnplannableError(ValueError):
 
 def shard_loads(layer_bytes, shards: int) -> list[int]:
     """Bytes per shard when each variable, in creation order, goes to the least loaded shard
-    (ties: the lowest index): cluster/variable_mgrs.PsPlacer's and psgpu's placement."""
+    (ties: the lowest index): variable_managers/distributed.PsPlacer's and psgpu's placement."""
     return list(_shard_loads(tuple(layer_bytes), max(1, shards)))
 
 

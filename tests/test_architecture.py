@@ -124,12 +124,11 @@ LAYERS = [
     ('metrics', ['metrics']),
     ('speed_model', ['speed_model']),
     ('graph', ['graph']),
-    ('blocks', ['preprocessing', 'variable_mgr', 'allreduce', 'allreduce_plans', 'models',
-                'input_data']),
+    ('blocks', ['preprocessing', 'variable_mgr', 'variable_managers', 'models', 'input_data']),
     ('runtime', ['runtime']),
     ('hardware', ['hardware']),
     ('plan', ['run_plan']),
-    ('params', ['params']),
+    ('params', ['params', 'variable_managers.allreduce_spec']),
     ('util', ['cnn_util']),
 ]
 
@@ -182,9 +181,9 @@ def test_the_layout_has_one_package_per_concern():
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
     assert packages == ['cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle',
                         'metrics', 'models', 'params', 'preflight', 'runtime', 'speed_model',
-                        'tools']
+                        'tools', 'variable_managers']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
-    assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
+    assert top == ['__init__', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'preprocessing',
                    'run_plan', 'setup', 'tf_cnn_benchmarks', 'variable_mgr']
     # The layout table lives in docs/CONTRIBUTING.md (the README links to it).

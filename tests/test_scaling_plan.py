@@ -20,7 +20,6 @@ import sys
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn, params
-from tf_cnn_benchmarks.cluster import variable_mgrs
 from tf_cnn_benchmarks.hardware import gpu_specs, links
 from tf_cnn_benchmarks.models import model_catalog
 from tf_cnn_benchmarks.preflight import dry_run, scaling_plan, step_traffic
@@ -32,6 +31,7 @@ from tf_cnn_benchmarks.speed_model import (
     step_time,
 )
 from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
+from tf_cnn_benchmarks.variable_managers import distributed
 
 import checkout
 
@@ -88,7 +88,7 @@ def test_the_planning_flags_rules(flags, message):
 def test_shard_loads_place_as_the_cluster_ps_placer_does():
     profile = layer_profile.from_model('alexnet')
     sizes = [layer.bytes for layer in profile.layers]
-    placer = variable_mgrs.PsPlacer(4)
+    placer = distributed.PsPlacer(4)
     for size in sizes:
         placer.place([size // 4], 'float32')
     assert patterns.shard_loads(sizes, 4) == placer.load
