@@ -1,6 +1,6 @@
 """Variable-manager benchmark: images/sec per --variable_update with 1 and 2 logical CPU devices.
 
-    python -m bench.bench_modes [--models=trivial,alexnet,resnet50] [--batch_size=8]
+    python -m bench.bench_variable_updates [--models=trivial,alexnet,resnet50] [--batch_size=8]
         [--steps=4] [--rounds=3]
 
 For each model and device count, every mode (parameter_server, replicated with the default
