@@ -160,14 +160,13 @@ def main(argv=None) -> int:
                                                    _human(r['bytes_per_sec']),
                                                    r['median_step_secs'] * 1e3), flush=True)
     table = _markdown(results, sizes, args)
-    bench_report.write_results(
+    return bench_report.finish(
         args.out_dir, 'allreduce' + ('_' + args.tag if args.tag else ''),
         {'devices': args.devices, 'num_tensors': args.num_tensors,
                    'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
                    'machine': platform.machine(), 'load_average_before': args.load,
                    'tf_cpu_allocator_use_bfc': os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'),
                    'load_average_after': os.getloadavg()[0], 'results': results}, table)
-    return 0
 
 
 if __name__ == '__main__':

@@ -214,9 +214,8 @@ def main(argv=None) -> int:
     result = compare(args.model, args.batch_size, tuple(int(w) for w in args.workers.split(',')),
                      args.num_batches, args.threads, args.image_size or None,
                      again=not args.no_again)
-    bench_report.write_results(RESULTS, 'scaling_loopback', result,
+    return bench_report.finish(RESULTS, 'scaling_loopback', result,
                                '\n'.join(format_result(result)))
-    return 0
 
 
 if __name__ == '__main__':

@@ -28,9 +28,8 @@ def main(argv=None) -> int:
     start()
     from tf_cnn_benchmarks.speed_model import published_scaling
     data = published_scaling.comparison_data()
-    bench_report.write_results(RESULTS, 'scaling_published', data,
+    return bench_report.finish(RESULTS, 'scaling_published', data,
                                '\n'.join(published_scaling.markdown(data)))
-    return 0
 
 
 if __name__ == '__main__':

@@ -99,7 +99,7 @@ def main(argv):
          'ratio (1 device: vs parameter_server; 2: vs independent)'], 'lrlrrr',
         [[r['model'], '%d' % r['devices'], r['mode'], '%.2f' % r['images_per_sec'],
           '%.2f' % r['best_step_images_per_sec'], '%.3f' % r['ratio']] for r in rows])
-    bench_report.write_results(FLAGS.out, 'modes', {'load_average_after': load, 'rows': rows},
+    return bench_report.finish(FLAGS.out, 'modes', {'load_average_after': load, 'rows': rows},
                                title + '\n\n' + table)
 
 if __name__ == '__main__':
