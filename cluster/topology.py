@@ -34,7 +34,6 @@ from ..params.cluster_rules import task_device
 tf1 = tf.compat.v1
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
-ALL_REDUCE_MODES = ('distributed_all_reduce', 'collective_all_reduce')
 
 
 def split_host_port(address: str) -> tuple[str, int]:

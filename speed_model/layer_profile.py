@@ -121,14 +121,6 @@ def from_model(model_name: str, dataset: str = 'imagenet', image_size: int | Non
         model_name, dataset, size, size))
 
 
-def from_variables(model_name: str, variables, source: str) -> LayerProfile:
-    """A profile from a built graph's trainable variables (tf.Variable, forward order), with no
-    FLOPs per layer (the step-time model then spreads the compute by bytes)."""
-    layers = tuple(Layer(v.op.name, v.shape.num_elements() * v.dtype.base_dtype.size, 0)
-                   for v in variables)
-    return LayerProfile(model_name, layers, source)
-
-
 def uniform(model_name: str, model_bytes: int, forward_flops: int, layers: int = 1
             ) -> LayerProfile:
     """`layers` equal layers holding `model_bytes` and `forward_flops` together (tests, and

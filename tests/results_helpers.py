@@ -4,6 +4,7 @@ made without running a model: the keys are those of lifecycle/results_log.py.
     result(1000.0, host='node-a')                  # one run's result dict
     fill(db_path, [result(...), ...])              # recorded as the run hook does
     series(rates, start=..., host=..., **params)   # results one hour apart
+    count_runs(conn)                               # the runs in a database
 """
 
 from __future__ import annotations
@@ -60,3 +61,8 @@ def series(rates, *, start: datetime.datetime = T0, host: str = 'node-a', env=No
 def fill(db_path: str, results: list[dict]) -> list[int | None]:
     """Records the results into the database at `db_path` (as the run hook does)."""
     return [store.record_result(db_path, r) for r in results]
+
+
+def count_runs(conn) -> int:
+    """The number of runs in the database of the sqlite3 connection `conn`."""
+    return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-import types
 
 import pytest
 
@@ -174,9 +173,7 @@ class _Step:
         return (1.0,)
 
 
-def _plan(intra=2):
-    return types.SimpleNamespace(params=types.SimpleNamespace(
-        num_intra_threads=intra, num_inter_threads=1, data_dir=None), threads=(intra, 1))
+_plan = helpers.stub_plan
 
 
 class _Load(run_hooks.RunHook):

@@ -300,7 +300,7 @@ def test_a_run_records_itself_once_and_noresults_db_records_nothing(tiny_run, tm
     assert not os.path.exists(tmp_path / 'xdg')
     tiny_run()  # the default: the default place
     with store.opened(str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')) as conn:
-        assert store.count_runs(conn) == 1
+        assert rh.count_runs(conn) == 1
 
 
 def test_a_write_that_fails_at_the_end_keeps_the_result_for_ingest(tmp_path, capsys):

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,6 +17,8 @@ from tf_cnn_benchmarks.tools.sweep import cli as sweep
 from tf_cnn_benchmarks.tools.sweep import report as sweep_report
 from tf_cnn_benchmarks.tools.sweep import results as sweep_results
 from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
+
+import helpers
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -436,13 +437,7 @@ def _sweep_cmd(out):
             '--models=resnet20,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
 
 
-def _wait_for(predicate, timeout, proc):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+_wait_for = helpers.wait_for
 
 
 def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
