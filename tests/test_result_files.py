@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from tf_cnn_benchmarks.tools.sweep import cli as sweep
 from tf_cnn_benchmarks.tools.sweep import publish as sweep_publish
 
 import checkout
+import results_helpers as rh
 
 REPO = checkout.REPO
 bench_report = checkout.load_bench('bench_report')
@@ -110,9 +110,7 @@ def _sweep_folder(out, device='cpu'):
     records = [{'key': 'k%d' % i, 'config': {'model': 'trivial', 'repeat': i}, 'status': 'ok',
                 'params': {'device': device}, 'environment': {'tf_version': '2.21.0'}}
                for i in range(2)]
-    os.makedirs(out)
-    with open(os.path.join(out, 'results.jsonl'), 'w') as f:
-        f.write(''.join(json.dumps(r) + '\n' for r in records))
+    rh.sweep_folder(out, records)
     with open(os.path.join(out, 'report.md'), 'w') as f:
         f.write('# report\n')
     return records

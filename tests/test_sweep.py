@@ -19,6 +19,7 @@ from tf_cnn_benchmarks.tools.sweep import results as sweep_results
 from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
 
 import helpers
+import results_helpers as rh
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,11 +43,7 @@ def _records(model, batch, gpus, rates, **kwargs):
                     **kwargs) for i, r in enumerate(rates)]
 
 
-def _write(path, records):
-    os.makedirs(path, exist_ok=True)
-    for record in records:
-        sweep_results.append_record(os.path.join(path, 'results.jsonl'), record)
-    return path
+_write = rh.sweep_folder
 
 
 # --- Planning, flags, sweep file.
