@@ -113,8 +113,8 @@ def main(argv=None) -> int:
     for command in commands:
         print('running: %s' % command, flush=True)
         rows.append(time_command(command, args.timeout_secs))
-    bench_report.write_results(args.out, 'quick_runs', {'rows': rows}, markdown(rows))
-    return 1 if any(r['exit_status'] for r in rows) else 0
+    return bench_report.finish(args.out, 'quick_runs', {'rows': rows}, markdown(rows),
+                               status=1 if any(r['exit_status'] for r in rows) else 0)
 
 
 if __name__ == '__main__':
