@@ -22,7 +22,7 @@ Layout, by concern (docs/CONTRIBUTING.md says more):
 
     tf_cnn_benchmarks.py, cli.py   the command        params/, run_plan.py    flags -> plan
     benchmark_cnn.py               one run
-    preprocessing.py               input pipelines    variable_mgr.py, allreduce*.py
+    preprocessing.py               input pipelines    variable_mgr.py, variable_managers/
     models/                        the networks       input_data/   datasets, image ops
     graph/       every op of the step: towers, train op, learning rate, precision choices
     lifecycle/   the loop, its phases and hooks: checkpoints, eval, summaries, signals, results

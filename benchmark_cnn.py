@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from . import cnn_util, run_plan, variable_mgr
 from . import params as params_lib
-from .cluster import coordination, resolvers, run_flags, topology, variable_mgrs
+from .cluster import coordination, resolvers, run_flags, topology
 from .cluster import server as cluster_server
 from .graph import builder, frozen, graph_choices, precision
 from .graph.graph_info import GraphInfo
@@ -135,12 +135,11 @@ class BenchmarkCNN:
 
     # --- Graph.
     def make_variable_mgr(self) -> variable_mgr.VariableMgr:
-        """The manager of --variable_update (a cluster task's: cluster/variable_mgrs.py)."""
+        """The manager of --variable_update (variable_mgr.py; a cluster task's with its
+        cluster)."""
         plan = self.plan
-        if self.cluster is not None:
-            return variable_mgrs.make_cluster_variable_mgr(
-                self.params, plan.devices, plan.param_device, self.cluster)
-        return variable_mgr.make_variable_mgr(self.params, plan.devices, plan.param_device)
+        return variable_mgr.make_variable_mgr(self.params, plan.devices, plan.param_device,
+                                              cluster=self.cluster)
 
     def build_graph(self) -> GraphInfo:
         """Builds the whole training (or forward-only) step into a new graph (graph/builder.py)."""

@@ -1,6 +1,6 @@
 """Command-line flags -> Params, with absl's parse errors turned into one readable line.
 
-Shared by the `tf_cnn_benchmarks` command (cli.py) and the sweep (tools/sweep.py), which checks
+Shared by the `tf_cnn_benchmarks` command (cli.py) and the sweep (tools/sweep/cli.py), which checks
 the flags it passes to every run before the first run starts. Loads no TensorFlow.
 """
 

@@ -16,7 +16,8 @@ setuptools.setup(
     package_dir={'tf_cnn_benchmarks': '.'},
     packages=['tf_cnn_benchmarks'] + ['tf_cnn_benchmarks.' + sub for sub in (
         'cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle', 'metrics', 'models',
-        'params', 'preflight', 'runtime', 'tools')],
+        'params', 'preflight', 'runtime', 'speed_model', 'tools', 'tools.sweep',
+        'variable_managers')],
     package_data={'tf_cnn_benchmarks': ['configs/*.flags']},
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={

@@ -1,4 +1,5 @@
-"""Benchmark of the gradient all-reduce alone (allreduce.py) on logical CPU devices.
+"""Benchmark of the gradient all-reduce alone (variable_managers/allreduce.py) on logical CPU
+devices.
 
 For each algorithm configuration and tensor size, every tower holds `--num_tensors` gradients of
 that size (float32, in resource variables on its device); one step all-reduces them all and waits
@@ -36,7 +37,7 @@ start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
-from tf_cnn_benchmarks import allreduce  # noqa: E402
+from tf_cnn_benchmarks.variable_managers import allreduce  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -159,14 +160,13 @@ def main(argv=None) -> int:
                                                    _human(r['bytes_per_sec']),
                                                    r['median_step_secs'] * 1e3), flush=True)
     table = _markdown(results, sizes, args)
-    bench_report.write_results(
+    return bench_report.finish(
         args.out_dir, 'allreduce' + ('_' + args.tag if args.tag else ''),
         {'devices': args.devices, 'num_tensors': args.num_tensors,
                    'tensorflow': tf.__version__, 'cpu_count': os.cpu_count(),
                    'machine': platform.machine(), 'load_average_before': args.load,
                    'tf_cpu_allocator_use_bfc': os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'),
                    'load_average_after': os.getloadavg()[0], 'results': results}, table)
-    return 0
 
 
 if __name__ == '__main__':

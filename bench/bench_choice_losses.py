@@ -78,10 +78,9 @@ def main(argv=None) -> int:
         [[name, '%.2f' % r['first_ulps'], '%.2f' % r['max_ulps'],
           '%d of %d' % (r['within_one_ulp'], args.steps)] for name, r in rows.items()])
     losses = 'Losses of `off`: ' + ', '.join('%.3f' % x for x in runs['off'])
-    bench_report.write_results(RESULTS, 'choice-losses-%s' % args.model,
+    return bench_report.finish(RESULTS, 'choice-losses-%s' % args.model,
                                {'args': vars(args), 'losses': runs, 'rows': rows},
                                '\n'.join([title, '', table, '', losses]))
-    return 0
 
 
 if __name__ == '__main__':

@@ -33,7 +33,6 @@ import sys
 from .preamble import RESULTS, ArgumentParser, start_tensorflow  # noqa: E402
 
 tf = start_tensorflow()
-from tf_cnn_benchmarks.hardware import machine  # noqa: E402
 from tf_cnn_benchmarks.lifecycle import profiling  # noqa: E402
 
 from . import bench_report, bench_roofline  # noqa: E402
@@ -180,17 +179,12 @@ def main(argv=None) -> int:
         result = run(args)
     except ValueError as e:  # an unknown model or --graph_choices value: one line
         parser.error(str(e))
-    flags = sorted({f for f in ('amx_bf16', 'avx512_bf16')
-                    if f in open('/proc/cpuinfo').read()})
     meta = {'model': args.model, 'batch_size': args.batch_size, 'rounds': args.rounds,
             'steps': args.steps, 'num_inter_threads': args.num_inter_threads,
-            'cpu': machine.cpu_model(), 'cpu_flags': ' '.join(flags) or 'no bf16 flags',
-            'tensorflow': tf.__version__, 'load_before': load_before,
-            'load_after': os.getloadavg()[0]}
+            **bench_report.machine_meta(load_before)}
     result['meta'] = meta
-    bench_report.write_results(args.out, 'choices_%s_b%d' % (args.model, args.batch_size),
+    return bench_report.finish(args.out, 'choices_%s_b%d' % (args.model, args.batch_size),
                                result, markdown(result, meta))
-    return 0
 
 
 if __name__ == '__main__':

@@ -102,7 +102,7 @@ def main(argv):
                 model, row['batch_size'], row['images_per_sec'], row['bare_images_per_sec'],
                 row['overhead_ratio']), flush=True)
             rows.append(row)
-    bench_report.write_results(FLAGS.out, 'core', rows, markdown(rows))
+    return bench_report.finish(FLAGS.out, 'core', rows, markdown(rows))
 
 if __name__ == '__main__':
     app.run(main)

@@ -267,11 +267,10 @@ def rescan(work: str) -> list[dict]:
 
 def write_outputs(rows: list[dict], args, work: str) -> int:
     """Writes the JSON and markdown results; prints the table."""
-    bench_report.write_results(
+    return bench_report.finish(
         args.out_dir, 'distributed' + ('_' + args.tag if args.tag else ''),
         {'rows': rows, 'cpu_count': os.cpu_count(), 'work_dir': work},
         '## Cluster on loopback (bench/bench_distributed.py)\n\n' + markdown(rows))
-    return 0
 
 
 if __name__ == '__main__':

@@ -361,16 +361,11 @@ def main(argv=None) -> int:
         result = run(args)
     except ValueError as e:  # an unknown model or --graph_choices value: one line
         parser.error(str(e))
-    flags = sorted({f for f in ('amx_bf16', 'avx512_bf16')
-                    if f in open('/proc/cpuinfo').read()})
     meta = {'model': args.model, 'batch_size': args.batch_size,
-            'cpu': bench_choices.machine.cpu_model(),
-            'cpu_flags': ' '.join(flags) or 'no bf16 flags', 'tensorflow': tf.__version__,
-            'load_before': load_before, 'load_after': os.getloadavg()[0]}
+            **bench_report.machine_meta(load_before)}
     result['meta'] = meta
-    bench_report.write_results(args.out, 'elementwise_%s_b%d' % (args.model, args.batch_size),
+    return bench_report.finish(args.out, 'elementwise_%s_b%d' % (args.model, args.batch_size),
                                result, markdown(result, meta, args))
-    return 0
 
 
 if __name__ == '__main__':

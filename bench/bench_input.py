@@ -208,12 +208,11 @@ def main(argv=None) -> int:
             if row:
                 rows.append(row)
     table = _markdown(rows, args)
-    bench_report.write_results(
+    return bench_report.finish(
         args.out_dir, 'input' + ('_' + args.tag if args.tag else ''),
         {'args': vars(args), 'tensorflow': tf.__version__, 'cores': CORES,
                    'machine': platform.machine(), 'load_average_before': load_before,
                    'load_average_after': os.getloadavg()[0], 'results': rows}, table)
-    return 0
 
 
 if __name__ == '__main__':

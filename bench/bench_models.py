@@ -71,7 +71,7 @@ def main(argv):
         'llrrrrr', [[r['model'], r['dataset'], '%d' % r['image_size'], '%.1f' % r['build_secs'],
                      '%.1f' % r['timed_secs'], '%.2f' % r['images_per_sec'],
                      '%.2f' % r['forward_gflops_per_image']] for r in rows])
-    bench_report.write_results(FLAGS.out, 'models', rows, table)
+    return bench_report.finish(FLAGS.out, 'models', rows, table)
 
 if __name__ == '__main__':
     app.run(main)

@@ -119,10 +119,10 @@ def main(argv=None) -> int:
     for command in commands:
         print('running: %s' % command, flush=True)
         rows.append(time_command(command, args.timeout_secs))
-    bench_report.write_results(args.out, 'quick_runs', {'rows': rows, 'page_cache': 'warm'},
+    return bench_report.finish(args.out, 'quick_runs', {'rows': rows, 'page_cache': 'warm'},
                                markdown(rows) + '\n\nWarm-cache times: TensorFlow was imported '
-                               'once (untimed) before the first command.')
-    return 1 if any(r['exit_status'] for r in rows) else 0
+                               'once (untimed) before the first command.',
+                               status=1 if any(r['exit_status'] for r in rows) else 0)
 
 
 if __name__ == '__main__':

@@ -1,7 +1,9 @@
 """Writing a benchmark's results as committed data: `results/<date>-<cpu|gpu>-tf<X.Y>-<what>`.
 
-Every bench script ends in `write_results`, which writes two files into `results/` (the
-checkout's top folder; `--out`/`--out_dir` of a script chooses another folder):
+One contract for every bench script: arguments in, a results file out. Its `main(argv)` parses
+the arguments, measures, and ends in `finish` (`write_results`, then the exit status), which
+writes two files into `results/` (the checkout's top folder; `--out`/`--out_dir` of a script
+chooses another folder):
 
 * `<stem>.json`: `{"what": ..., "provenance": {...}, "data": <the script's own result>}`;
 * `<stem>.md`: the provenance as a short list, then the script's markdown table.
@@ -79,6 +81,27 @@ def write_results(out_dir: str, what: str, data, markdown: str,
     print(markdown)
     print('wrote %s.json and %s.md' % (stem, stem))
     return stem
+
+
+def finish(out_dir: str, what: str, data, markdown: str, status: int = 0) -> int:
+    """The tail of every bench script's `main`: writes the results file pair
+    (`write_results`: out_dir/<stem>.json and .md) and returns the exit status `status` (0
+    unless the script says otherwise, e.g. 1 when a command it timed failed)."""
+    write_results(out_dir, what, data, markdown)
+    return status
+
+
+def machine_meta(load_before: float) -> dict:
+    """This host as a result's data records it: {'cpu': the CPU model, 'cpu_flags': its bf16
+    flags ('amx_bf16 avx512_bf16', or 'no bf16 flags'), 'tensorflow': the version (None when
+    TensorFlow is not loaded), 'load_before': `load_before`, the 1-minute load average when
+    measuring started, 'load_after': the load average now}."""
+    from tf_cnn_benchmarks.hardware import machine
+    flags = sorted({'amx_bf16', 'avx512_bf16'} & set(machine.cpu_flags()))
+    tf = sys.modules.get('tensorflow')
+    return {'cpu': machine.cpu_model(), 'cpu_flags': ' '.join(flags) or 'no bf16 flags',
+            'tensorflow': tf.__version__ if tf else None, 'load_before': load_before,
+            'load_after': os.getloadavg()[0]}
 
 
 def header_lines(headers: dict) -> list[str]:

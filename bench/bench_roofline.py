@@ -433,8 +433,7 @@ def main(argv=None) -> int:
         name += '_i%d' % args.image_size
     name += '' if precision == 'fp32' else '_' + precision
     name += '_fwd' if args.forward_only else ''
-    bench_report.write_results(args.out, name, result, markdown(result))
-    return 0
+    return bench_report.finish(args.out, name, result, markdown(result))
 
 
 if __name__ == '__main__':

@@ -8,7 +8,7 @@ link the bound), it
      the CPU time per byte it costs);
   2. runs 1 ps + 1 worker (tools/launch_cluster.py: every task a process on a free loopback
      port) and takes the worker's images/sec as the single-device figure;
-  3. predicts 2..N workers with preflight/step_time.py (scaling_report.PlanInputs with every
+  3. predicts 2..N workers with speed_model/step_time.py (scaling_report.PlanInputs with every
      task on this host: the workers share its cores, the ps's link carries every worker's
      reads and gradients) and runs each, then the 1-worker run again (the load drifts;
      `again=False` leaves it out);
@@ -88,8 +88,8 @@ def plan(model: str, batch: int, one_worker: float, rate, threads: int, cores: i
     """{workers: step_time.Prediction} of 1 ps + `workers` workers on this host, from the
     1-worker images/sec and the loopback.LoopbackRate `rate`."""
     from tf_cnn_benchmarks.hardware import links
-    from tf_cnn_benchmarks.preflight import layer_profile, scaling_report, step_time
-    from tf_cnn_benchmarks.preflight import traffic_patterns as patterns
+    from tf_cnn_benchmarks.speed_model import layer_profile, scaling_report, step_time
+    from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
     profile = layer_profile.from_model(model, 'imagenet', image_size)
     network = links.measured_link('loopback', rate.bytes_per_sec, rate.how)
     inputs = scaling_report.PlanInputs(
@@ -214,9 +214,8 @@ def main(argv=None) -> int:
     result = compare(args.model, args.batch_size, tuple(int(w) for w in args.workers.split(',')),
                      args.num_batches, args.threads, args.image_size or None,
                      again=not args.no_again)
-    bench_report.write_results(RESULTS, 'scaling_loopback', result,
+    return bench_report.finish(RESULTS, 'scaling_loopback', result,
                                '\n'.join(format_result(result)))
-    return 0
 
 
 if __name__ == '__main__':

@@ -2,7 +2,7 @@
 
     python -m bench.bench_scaling_published
 
-Nothing is measured here: preflight/published_scaling.py holds the published figures (8x K80
+Nothing is measured here: speed_model/published_scaling.py holds the published figures (8x K80
 EC2 hosts with distributed_replicated for 1 to 64 GPUs, one EC2 p2.8xlarge host, a DGX-1 with
 1 to 8 P100s, and the EC2 AlexNet parameter-server case of issue 34) with their sources, and
 predicts each series from its own one-GPU figure (a placeholder build of each model, no step
@@ -26,11 +26,10 @@ def main(argv=None) -> int:
     parser = ArgumentParser(prog='bench_scaling_published', description=__doc__.split('\n')[0])
     parser.parse_args(argv)
     start()
-    from tf_cnn_benchmarks.preflight import published_scaling
+    from tf_cnn_benchmarks.speed_model import published_scaling
     data = published_scaling.comparison_data()
-    bench_report.write_results(RESULTS, 'scaling_published', data,
+    return bench_report.finish(RESULTS, 'scaling_published', data,
                                '\n'.join(published_scaling.markdown(data)))
-    return 0
 
 
 if __name__ == '__main__':

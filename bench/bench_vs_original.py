@@ -224,10 +224,9 @@ def main(argv=None) -> int:
             'load_after': os.getloadavg()[0], 'elapsed_secs': time.time() - start,
             'original_dir': args.original_dir, 'original_python': args.original_python}
     name = 'vs_original' + ('_' + args.tag if args.tag else '')
-    bench_report.write_results(args.out, name, {'meta': meta, 'rows': rows,
+    return bench_report.finish(args.out, name, {'meta': meta, 'rows': rows,
                                                 'distortions': extra},
                                markdown(rows, extra, meta))
-    return 0
 
 
 if __name__ == '__main__':

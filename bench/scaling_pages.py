@@ -18,7 +18,7 @@ Nothing here imports TensorFlow (published_scaling.markdown only formats the fil
 from __future__ import annotations
 
 from tf_cnn_benchmarks.hardware import links as links_lib
-from tf_cnn_benchmarks.preflight import published_scaling
+from tf_cnn_benchmarks.speed_model import published_scaling
 
 from . import bench_scaling_loopback
 

@@ -51,7 +51,6 @@ from ..params import cluster_rules as flag_rules
 from ..runtime import runtime_env
 from . import slurm_nodes
 
-SOURCES = ('auto', 'flags', 'tf_config', 'slurm')
 #: Seconds between evaluations of a TF_CONFIG evaluator when --eval_interval_secs is 0.
 EVALUATOR_INTERVAL_SECS = 60
 PS_MODES = ('parameter_server', 'distributed_replicated')

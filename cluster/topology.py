@@ -10,7 +10,7 @@ cluster package splits what a task does besides building the model:
                    serve loop of ps tasks, the chief's initialisation (protocol described there);
   coordination.py  the shared queues between tasks and the hooks of a worker's run (cluster
                    images/sec, done tokens);
-  variable_mgrs.py the variable managers of the cluster modes.
+and the variable managers of the cluster modes are variable_managers/distributed.py.
 
 The rules of cluster flags are in params.validate_params, so they fail before TensorFlow loads.
 
@@ -29,11 +29,11 @@ import socket
 import tensorflow as tf
 
 from ..params import cluster_rules
+from ..params.cluster_rules import task_device
 
 tf1 = tf.compat.v1
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
-ALL_REDUCE_MODES = ('distributed_all_reduce', 'collective_all_reduce')
 
 
 def split_host_port(address: str) -> tuple[str, int]:
@@ -72,11 +72,6 @@ def security_warning(hosts: list[str]) -> str | None:
             'unauthenticated, anyone who can reach their ports can run graph ops (read and write '
             'files) on these hosts; use a trusted network and firewall the ports'
             % ','.join(foreign))
-
-
-def task_device(job: str, index: int) -> str:
-    """'/job:<job>/replica:0/task:<index>'."""
-    return '/job:%s/replica:0/task:%d' % (job, index)
 
 
 class Cluster:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from .. import preprocessing
-from . import images_seen, learning_rate, towers, train_op
+from . import images_seen, learning_rate, tower_loop, train_op
 from .graph_info import GraphInfo
 
 tf1 = tf.compat.v1
@@ -46,7 +46,7 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
         pipeline = pipeline_factory(plan, dataset, train=plan.training)
         batches = pipeline.build(list(plan.devices))
         mgr = make_mgr()
-        outputs = towers.build_towers(plan, model, batches, mgr, phase_train=plan.training)
+        outputs = tower_loop.build_towers(plan, model, batches, mgr, phase_train=plan.training)
         with tf1.device(summary_device or plan.param_device):
             # --loss_type_to_report: TowerOutput's total_loss or base_loss.
             loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)

@@ -1,6 +1,6 @@
-"""The graph of an evaluation: the towers of training (towers.build_towers, phase_train=False)
-over the full-pass input (preprocessing.eval_pipeline_for), counting top-1 and top-5 hits over
-the scored slots.
+"""The graph of an evaluation: the towers of training (tower_loop.build_towers,
+phase_train=False) over the full-pass input (preprocessing.eval_pipeline_for), counting top-1
+and top-5 hits over the scored slots.
 
 The towers are built inside a one-host variable manager's scopes, as in training, so the
 checkpoint names match: a checkpoint written by any --variable_update and any number of
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from .. import preprocessing, variable_mgr
-from . import towers
+from . import tower_loop
 
 tf1 = tf.compat.v1
 
@@ -72,7 +72,7 @@ def build_eval_graph(plan, model, dataset) -> EvalGraph:
         batches = pipeline.build(devices)
         mgr = variable_mgr.make_variable_mgr(manager_params(p), devices)
         # No XLA scopes: the evaluator's towers are not compiled.
-        outputs = towers.build_towers(plan, model, batches, mgr, phase_train=False, jit=False)
+        outputs = tower_loop.build_towers(plan, model, batches, mgr, phase_train=False, jit=False)
         counts = []
         for i, (out, batch) in enumerate(zip(outputs, batches, strict=True)):
             with tf1.device(devices[i]):

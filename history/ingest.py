@@ -1,7 +1,7 @@
 """`tf_cnn_results ingest PATH...`: existing sweep folders and run JSONs into the database.
 
 A PATH is a folder (searched through, every level) or a file: a sweep's `results.jsonl`
-(tools/sweep_results.py) or a run's results JSON `tf_cnn_benchmarks_*.json`
+(tools/sweep/results.py) or a run's results JSON `tf_cnn_benchmarks_*.json`
 (--benchmark_log_dir, lifecycle/results_log.py). A successful sweep record is read from its
 run's JSON when that is still in the record's run_dir (all its figures), else from the record
 itself. Runs already in the database (the same content_key, history/records.py) add nothing:

@@ -241,7 +241,7 @@ def _result_time(result: dict) -> str:
 
 
 def from_sweep_record(record: dict, source: str, label: str | None = None) -> dict:
-    """The row of a successful sweep record (tools/sweep_results.py) whose run JSON is gone.
+    """The row of a successful sweep record (tools/sweep/results.py) whose run JSON is gone.
 
     Raises:
       RecordError: the record is not a successful run's, or lacks params or images/sec.

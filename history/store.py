@@ -433,8 +433,3 @@ def select_runs(conn: sqlite3.Connection, *, since: str | None = None,
     sql = 'SELECT * FROM runs%s ORDER BY run_utc, id' % (
         ' WHERE ' + ' AND '.join(where) if where else '')
     return [dict(row) for row in conn.execute(sql, args)]
-
-
-def count_runs(conn: sqlite3.Connection) -> int:
-    """The number of runs in the database."""
-    return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]

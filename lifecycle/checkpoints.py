@@ -43,7 +43,6 @@ import time
 import weakref
 from typing import NamedTuple
 
-import numpy as np
 import tensorflow as tf
 
 from .. import cnn_util, variable_mgr
@@ -506,9 +505,3 @@ class CheckpointHook(run_hooks.RunHook):
         result['checkpoint_path'] = path
         result['checkpoints'] = list(self.paths)
         result['global_step'] = self._saved_step
-
-
-def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
-    """{checkpoint name: value} of every tensor in a checkpoint (tests, tools)."""
-    reader = tf.train.load_checkpoint(path)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}

@@ -30,7 +30,7 @@ import time
 import tensorflow as tf
 
 from .. import cnn_util, preprocessing, variable_mgr
-from ..graph import towers
+from ..graph import tower_loop
 from ..input_data import data_errors
 from . import run_hooks
 
@@ -106,8 +106,9 @@ class SummaryHook(run_hooks.RunHook):
                for v in variables]
         if not training or not variables:
             return ops
-        reuse = towers.ReuseTower(variables[0].op.name.split('/')[0], plan.devices[0])
-        [out] = towers.build_towers(plan, self.model, [batch], reuse, phase_train=True, jit=False)
+        reuse = tower_loop.ReuseTower(variables[0].op.name.split('/')[0], plan.devices[0])
+        [out] = tower_loop.build_towers(plan, self.model, [batch], reuse, phase_train=True,
+                                        jit=False)
         grads = tf1.gradients(out.total_loss, variables)
         ops += [tf1.summary.histogram('gradients/' + variable_mgr.checkpoint_name(v.op.name), g)
                 for v, g in zip(variables, grads) if g is not None]

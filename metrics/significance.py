@@ -14,7 +14,7 @@ The exact test's smallest possible p-value for n_a and n_b samples is 1 / C(n_a 
 with 2 repeats on each side it is 1/6 = 0.17, so no verdict can be reached (`?`); 3 repeats on
 each side reach 1/20 = 0.05.
 
-No TensorFlow and no project imports: tools/sweep_gate.py (the sweep's gate) and
+No TensorFlow and no project imports: tools/sweep/gate.py (the sweep's gate) and
 metrics/baseline.py (--baseline) share it.
 """
 

@@ -172,11 +172,6 @@ def input_figures(parts: dict | None, images_per_sec: float) -> dict:
             'breakdown': parts}
 
 
-def _device_label(device: str) -> str:
-    """'/job:localhost/replica:0/task:0/device:GPU:1' -> 'GPU:1'."""
-    return device.rsplit('/device:', 1)[-1]
-
-
 def allocator_peaks(step_stats) -> dict[str, int]:
     """{allocator name: the largest allocator_bytes_in_use any op of the step recorded}.
 

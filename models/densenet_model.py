@@ -51,12 +51,11 @@ class Densenet121Model(model.CNNModel):
     output logits [batch, num_classes].
     """
 
+    uses_batch_norm = True
+
     def __init__(self):
         super().__init__('densenet121', image_size=224, batch_size=32,
                          learning_rate=0.1 * 32 / 256, fixed_image_size=False, min_image_size=32)
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         cnn.conv(64, 7, 7, 2, 2, mode='SAME_RESNET', bias=None)          # 112x112x64
@@ -88,6 +87,8 @@ class DensenetCifar10Model(model.CNNModel):
     output logits [batch, 10].
     """
 
+    uses_batch_norm = True
+
     def __init__(self, name, depth, growth_rate):
         if (depth - 4) % 3:
             raise ValueError('DenseNet depth must be 3n + 4. Received: depth=%r' % depth)
@@ -95,9 +96,6 @@ class DensenetCifar10Model(model.CNNModel):
         self.growth_rate = growth_rate
         super().__init__(name, image_size=32, batch_size=64, learning_rate=0.1,
                          fixed_image_size=False, min_image_size=8, dataset='cifar10')
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         cnn.conv(16, 3, 3, use_batch_norm=False, bias=None, activation=None)

@@ -26,12 +26,11 @@ class Inceptionv3Model(model.CNNModel):
     (the final 8x8 average pool is a global spatial mean); output logits [batch, num_classes].
     """
 
+    uses_batch_norm = True
+
     def __init__(self):
         super().__init__('inception3', image_size=299, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=75)
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         cnn.conv(32, 3, 3, 2, 2, mode='VALID')     # 149x149x32
@@ -88,12 +87,11 @@ class Inceptionv4Model(model.CNNModel):
     output logits [batch, num_classes].
     """
 
+    uses_batch_norm = True
+
     def __init__(self):
         super().__init__('inception4', image_size=299, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=75)
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         # Stem, Figure 3.

@@ -34,12 +34,11 @@ class MobilenetModel(model.CNNModel):
     output logits [batch, num_classes]. NCHW depthwise convolution on CPU needs oneDNN.
     """
 
+    uses_batch_norm = True
+
     def __init__(self):
         super().__init__('mobilenet', image_size=224, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=32)
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         cnn.conv(32, 3, 3, 2, 2, activation='relu6')                      # 112x112x32
@@ -64,12 +63,11 @@ class Mobilenetv2Model(model.CNNModel):
     output logits [batch, num_classes]. NCHW depthwise convolution on CPU needs oneDNN.
     """
 
+    uses_batch_norm = True
+
     def __init__(self):
         super().__init__('mobilenet_v2', image_size=224, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=32)
-
-    def uses_batch_norm(self):
-        return True
 
     def add_inference(self, cnn):
         cnn.conv(32, 3, 3, 2, 2, activation='relu6')                      # 112x112x32

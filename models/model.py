@@ -39,6 +39,10 @@ class CNNModel:
       dataset: 'imagenet' or 'cifar10': the dataset the architecture is defined for.
     """
 
+    #: Whether the network's convolutions are followed by batch norm unless a layer says
+    #: otherwise (the builder's default; a fact of the architecture, set by the subclass).
+    uses_batch_norm = False
+
     def __init__(self, name, *, image_size, batch_size, learning_rate, fixed_image_size=False,
                  min_image_size=32, dataset='imagenet'):
         self.name = name
@@ -55,10 +59,6 @@ class CNNModel:
 
     def skip_final_affine_layer(self) -> bool:
         """True when add_inference already produced [batch, num_classes] logits."""
-        return False
-
-    def uses_batch_norm(self) -> bool:
-        """Whether convolutions are followed by batch norm by default."""
         return False
 
     def default_num_classes(self) -> int:
@@ -98,7 +98,7 @@ class CNNModel:
         """
         cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train, data_format, dtype,
                                              variable_dtype)
-        cnn.use_batch_norm = self.uses_batch_norm()
+        cnn.use_batch_norm = self.uses_batch_norm
         with tf1.variable_scope('cg'):
             self.add_inference(cnn)
             if not self.skip_final_affine_layer():

@@ -10,10 +10,12 @@ never disagree. The flow is one-directional:
 Library code never reads the global FLAGS object; it receives a `Params`.
 
 Beside the table: the original's flags beyond it and the warnings of those without effect
-(original_flags.py), a cluster task's rules (cluster_rules.py), the `--all_reduce_spec`
-language (allreduce_spec.py), `--graph_choices` values (graph_choice_flag.py), a path-or-off
-flag such as `--results_db` (path_switch.py), named configurations under configs/
-(configs.py), and the check of `--flagfile` lines before absl reads them (flagfile_lines.py).
+(original_flags.py), a cluster task's rules (cluster_rules.py), `--graph_choices` values
+(graph_choice_flag.py), a path-or-off flag such as `--results_db` (path_switch.py), named
+configurations under configs/ (configs.py), and the check of `--flagfile` lines before absl
+reads them (flagfile_lines.py).
+The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
+layer: checked here before TensorFlow loads).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from typing import Any
 
 from absl import flags
 
-from . import allreduce_spec, graph_choice_flag, original_flags, path_switch
+from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
+from . import graph_choice_flag, original_flags, path_switch
 
 
 class ParamsError(ValueError):
@@ -194,7 +197,7 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('variable_update', 'parameter_server', 'How towers share variables.', VARIABLE_UPDATES),
     _b('use_nccl', False, 'All-reduce gradients with NCCL (GPU only).'),
     _s('all_reduce_spec', None, 'All-reduce algorithm spec, e.g. "xring", "pscpu:32k:xring" '
-       '(see allreduce.py for the grammar).'),
+       '(see variable_managers/allreduce_spec.py for the grammar).'),
     _i('gradient_repacking', 0, 'Concatenate gradients into this many packs before the '
        'all-reduce (0: off).', lower=0),
     _i('agg_small_grads_max_bytes', 0, 'Merge gradients smaller than this many bytes before the '

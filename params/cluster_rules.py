@@ -27,6 +27,12 @@ def is_chief_task(job_name: str | None, task_index: int, variable_update: str) -
     return job_name == 'worker' and task_index == 0
 
 
+def task_device(job: str, index: int) -> str:
+    """'/job:<job>/replica:0/task:<index>': the device name of a cluster task (TensorFlow's
+    device-name syntax), shared by cluster/topology.py and variable_managers/distributed.py."""
+    return '/job:%s/replica:0/task:%d' % (job, index)
+
+
 def address_key(host_port: str) -> str:
     """'host:port' with one spelling per address, to find an address given twice: the loopback
     names of this host are one host (a gRPC server listens on every interface, so

@@ -1,4 +1,4 @@
-"""The original tf_cnn_benchmarks' flags that the main table (params.py) does not hold.
+"""The original tf_cnn_benchmarks' flags that the main table (params/__init__.py) does not hold.
 
 Every flag of the original command is a flag here (tests/data/original_flags.json lists them;
 tests/test_original_flags.py walks that list). Those of this module either work (the GPU thread
@@ -191,7 +191,7 @@ def specs(make_spec) -> tuple:
     """This module's flags as the parameter table's entries.
 
     Args:
-      make_spec: params.ParamSpec (passed in, so that params.py can import this module).
+      make_spec: params.ParamSpec (passed in, so that params/__init__.py can import this module).
 
     Returns:
       A tuple of ParamSpec, in this module's order.
@@ -264,7 +264,7 @@ def ineffective(p) -> list[str]:
 
     Returns:
       Messages '--NAME has no effect ...: why; what to use instead', in this module's order
-      (wiring.ignored_flags adds them to its own).
+      (preflight/ineffective_flags.ignored_flags adds them to its own).
     """
     out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
            if getattr(p, name) != DEFAULTS[name]]

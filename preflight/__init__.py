@@ -8,10 +8,6 @@ run: --dry_run (dry_run.py), the memory check before the first step
 planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_kernels.py), the
 copies per step (step_traffic.py), the peak memory estimate (memory_estimate.py) and the one
 search for the largest batch that fits (batch_search.py).
-The step-time model of --plan_scaling and the dry run's predicted step: a model's variables and
-the FLOPs of their layers (layer_profile.py), the bytes each variable manager moves over which
-links at any scale (traffic_patterns.py), compute plus the communication that does not overlap
-it (step_time.py), the plan's rows, knobs and figure (scaling_report.py), the plan from the
-flags (scaling_plan.py), and the original's published results against it
-(published_scaling.py).
+--plan_scaling and the dry run's predicted step (scaling_plan.py) drive the step-time model
+of speed_model/: they build the steps, read the results database and print.
 """

@@ -13,7 +13,7 @@ The report (one block on stdout, after the usual header):
     batch that fits, found by building the graph at other batch sizes
     (preflight/memory_estimate.py);
   * the predicted step: compute and the communication that does not overlap it, images/sec
-    and the bound (preflight/step_time.py, fed as --plan_scaling is: preflight/
+    and the bound (speed_model/step_time.py, fed as --plan_scaling is: preflight/
     scaling_plan.py).
 
 The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else

@@ -145,8 +145,9 @@ _HELPER_MODULES = (os.path.join('models', 'fast_paths.py'),)
 
 
 def origin(op) -> str:
-    """'variable_mgr.py:120 apply_gradients': the innermost frame of the project in the op's
-    creation traceback, helpers of _HELPER_MODULES skipped ('' when there is none)."""
+    """'variable_managers/one_host.py:120 apply_gradients': the innermost frame of the
+    project in the op's creation traceback, helpers of _HELPER_MODULES skipped ('' when there
+    is none)."""
     try:
         frames = op.traceback
     except Exception:  # noqa: BLE001 - imported graphs have no traceback

@@ -1,23 +1,18 @@
-"""`--plan_scaling` and the dry run's predicted step: the step-time model fed from the flags.
+"""`--plan_scaling` and the dry run's predicted step: drives the step-time model (speed_model/).
 
     tf_cnn_benchmarks --plan_scaling --model=resnet50 --gpu_model=V100 \\
         --variable_update=distributed_replicated --interconnect_gbps=25 \\
         --single_device_images_per_sec=380 --plan_scaling_png=resnet50.png
 
-What comes from where:
+What this driver adds to the model (speed_model/from_flags.py turns the flags into its inputs):
 
-  * the model's variables, their bytes and the FLOPs of the layers that use them: a fast
-    placeholder build (preflight/layer_profile.py);
-  * the copies of a step, counted by the dry run on the graph this configuration builds on
-    one host (two GPUs, or worker 0 of a two-host cluster), printed beside the pattern's
-    bytes for the same shape (preflight/traffic_patterns.expected_counts);
-  * one device's compute: --single_device_images_per_sec, else the newest matching
-    one-device run of the results database (`find_single_device_run`), else the GPU table's
-    peak at step_time.ASSUMED_UTILISATION;
-  * the links: --gpu_interconnect (a link, or a host preset of hardware/links.py that also
-    names the GPU, its PCIe sharing and network), --interconnect_gbps (Gbit/s or a preset;
-    'loopback' measures this host's gRPC rate now: hardware/loopback.py, and plans every task
-    on this host, sharing its cores), else the GPU's PCIe generation and 10 Gbit/s Ethernet.
+  * the Params of the step as the run would build it (`buildable`: without the planning
+    flags), and the copies of a step counted by the dry run on the graph this configuration
+    builds on one host (two GPUs, or worker 0 of a two-host cluster), printed beside the
+    pattern's bytes for the same shape (speed_model/traffic_patterns.expected_counts);
+  * one device's compute when --single_device_images_per_sec is not given: the newest
+    matching one-device run of the results database (`find_single_device_run`);
+  * the printed plan and its PNG (--plan_scaling_png).
 
 No step runs and no session starts. docs/scaling.md explains the model and its errors.
 """
@@ -30,15 +25,12 @@ from .. import cnn_util
 from ..hardware import gpu_specs, machine
 from ..hardware import links as links_lib
 from ..history import records, store
-from ..runtime import cpu_tuning
-from . import layer_profile, memory_estimate, planned_step, scaling_report, step_time, step_traffic
-from . import traffic_patterns as patterns
+from ..speed_model import from_flags, scaling_report
+from ..speed_model import traffic_patterns as patterns
+from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
+from . import memory_estimate, planned_step, step_traffic
 
 fmt = memory_estimate.format_bytes
-
-
-class PlanError(cnn_util.BenchmarkError):
-    """The configuration cannot be planned (the message says what to give)."""
 
 
 def find_single_device_run(p, device: str) -> tuple[float, str] | None:
@@ -79,118 +71,17 @@ def find_single_device_run(p, device: str) -> tuple[float, str] | None:
     return None
 
 
-def _dtype(p) -> str:
-    return 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
-
-
-def all_reduce_of(p) -> str:
-    """The planned all-reduce algorithm: --all_reduce_spec, 'nccl' for --use_nccl,
-    'psgpu/psgpu' for --hierarchical_copy, else '' (the manager's default)."""
-    if p.all_reduce_spec:
-        return p.all_reduce_spec
-    if p.use_nccl:
-        return 'nccl'
-    return 'psgpu/psgpu' if p.hierarchical_copy else ''
-
-
-def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
-    """(the GpuSpec planned or None for CPU towers, the Links, the loopback.LoopbackRate
-    measured for --interconnect_gbps=loopback (every task on this host) or None).
-
-    Raises:
-      PlanError: an unknown link or host preset.
-    """
-    try:
-        host = (links_lib.host_preset(p.gpu_interconnect)
-                if p.gpu_interconnect and p.gpu_interconnect.lower() in links_lib.HOSTS
-                else None)
-        if gpu is None and host is not None and p.device != 'cpu':
-            gpu = gpu_specs.lookup(host.gpu)
-        value = p.interconnect_gbps or (host.network if host else links_lib.DEFAULT_NETWORK)
-        loopback = None
-        if str(value).strip().lower() == 'loopback':
-            from ..hardware import loopback as loopback_lib
-            loopback = loopback_lib.measure()
-            network = links_lib.measured_link('loopback', loopback.bytes_per_sec, loopback.how)
-        else:
-            network = links_lib.network(value)
-        if gpu is None:
-            return None, patterns.Links(None, 1, None, network), loopback
-        pcie = links_lib.link(host.pcie if host else links_lib.PCIE_OF_GPU.get(gpu.name,
-                                                                             'pcie3'))
-        if host is not None:
-            gpu_link = links_lib.link(host.gpu_link)
-        elif p.gpu_interconnect:
-            gpu_link = links_lib.link(p.gpu_interconnect)
-        else:
-            gpu_link = pcie
-        uplink = (host.gpus_per_pcie_uplink if host
-                  else links_lib.GPUS_PER_UPLINK_OF_GPU.get(gpu.name, 1))
-    except links_lib.UnknownLinkError as e:
-        raise PlanError(str(e)) from None
-    return gpu, patterns.Links(pcie, uplink, gpu_link, network), loopback
-
-
-def _compute(p, profile, batch: int, gpu, device: str, one, links, forward_only: bool):
-    """step_time.Compute from the flags, the results database or the GPU's peak."""
-    given = p.single_device_images_per_sec
-    found = None if given else find_single_device_run(p, device)
-    if given or found:
-        figure, source = ((given, '--single_device_images_per_sec') if given else found)
-        return step_time.compute_from_single_device(figure, batch, profile, one, links,
-                                                    source=source)
-    if gpu is None:
-        raise PlanError('a plan of CPU towers needs --single_device_images_per_sec (the total '
-                        'images/sec of a run of this configuration on one device, or of a '
-                        '1-worker cluster)')
-    try:
-        return step_time.compute_from_peak(gpu, _dtype(p), profile.forward_flops, batch,
-                                           forward_only=forward_only)
-    except ValueError as e:
-        raise PlanError(str(e)) from None
-
-
-def profile_of(p, plan) -> layer_profile.LayerProfile:
-    """The model's layer profile at the run's dataset, image size, classes and variable dtype."""
-    dataset = plan.dataset if plan.dataset in ('imagenet', 'cifar10') else 'imagenet'
-    return layer_profile.from_model(p.model, dataset, plan.image_size, plan.num_classes,
-                                    2 if p.fp16_vars else 4)
-
-
 def plan_inputs(p, bench, gpu, *, profile=None, counted=()) -> scaling_report.PlanInputs:
     """The PlanInputs of the configuration `p` describes (bench: its BenchmarkCNN, for the
     model, dataset, batch and image size the run would use; profile: its layer profile, made
-    when not given).
+    when not given), with a one-device figure from the results database when the flags give
+    none (`find_single_device_run`).
 
     Raises:
       PlanError: links, compute or the variable manager cannot be planned.
     """
-    plan = bench.plan
-    profile = profile or profile_of(p, plan)
-    gpu, links, on_this_host = plan_links(p, gpu)
-    batch = plan.per_device_batch_size
-    real = bool(p.data_dir) and p.data_name != 'synthetic'
-    batch_bytes = (batch * (3 * plan.image_size ** 2 * plan.compute_dtype.size + 4)
-                   if real else 0)
-    gpus_per_host = max(1, p.num_gpus) if p.num_gpus > 1 else (8 if gpu is not None else 1)
-    base = scaling_report.PlanInputs(
-        profile, batch, links, None, p.variable_update, gpus_per_host,
-        gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
-        local_parameter_device=p.local_parameter_device,
-        gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
-        num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted))
-    if on_this_host is not None and gpu is None:
-        cores = cpu_tuning.physical_cores()
-        base = base._replace(gpus_per_host=1, one_host_gpus=(1,), hosts=(2, 3, 4, 8),
-                             on_one_host=True, host_cores=cores,
-                             threads=p.num_intra_threads or cores,
-                             cpu_secs_per_byte=on_this_host.cpu_secs_per_byte)
-    one = scaling_report.topology(base, 1, 1)
-    try:
-        compute = _compute(p, profile, batch, gpu, base.device, one, links, p.forward_only)
-    except patterns.UnplannableError as e:
-        raise PlanError(str(e)) from None
-    return base._replace(compute=compute)
+    return from_flags.plan_inputs(p, bench.plan, gpu, profile=profile, counted=counted,
+                                  find_run=lambda q, device: find_single_device_run(q, device))
 
 
 PLAN_FLAGS = dict(plan_scaling=False, plan_scaling_png=None, plan_num_ps=0, dry_run=False,
@@ -282,49 +173,9 @@ def run(make_bench, p, visible_gpus: int) -> int:
     return 0
 
 
-def _host_names(hosts) -> set:
-    return {str(h).rsplit(':', 1)[0] for h in hosts or ()}
-
-
-def run_topology(p, plan) -> patterns.Topology:
-    """The Topology of the run `p` itself: this host's towers, or the cluster of the flags
-    (ps tasks on the worker hosts when their host names are among the workers')."""
-    towers = max(1, len(plan.devices))
-    if not p.job_name:
-        return patterns.Topology(p.variable_update, towers, all_reduce=all_reduce_of(p),
-                                 local_parameter_device=p.local_parameter_device,
-                                 gradient_repacking=bool(p.gradient_repacking),
-                                 forward_only=p.forward_only)
-    hosts = max(1, len(p.worker_hosts))
-    if p.job_name == 'controller':
-        towers = max(1, towers // hosts)
-    ps = len(p.ps_hosts) if p.variable_update in ('parameter_server',
-                                                   'distributed_replicated') else 0
-    return patterns.Topology(
-        p.variable_update, towers, hosts, ps,
-        ps_on_workers=_host_names(p.ps_hosts) <= _host_names(p.worker_hosts),
-        all_reduce=all_reduce_of(p), gradient_repacking=bool(p.gradient_repacking),
-        forward_only=p.forward_only)
-
-
 def dry_run_lines(p, bench, gpu) -> list[str]:
     """The dry run's 'Predicted step' lines for the run itself (never raises: a configuration
-    the model cannot plan is one line saying why)."""
-    try:
-        inputs = plan_inputs(p, bench, gpu)
-        topo = run_topology(p, bench.plan)
-        found = scaling_report.predict_topology(inputs, topo)
-        one = scaling_report.predict_topology(inputs, scaling_report.topology(inputs, 1, 1))
-    except (PlanError, patterns.UnplannableError) as e:
-        return ['Predicted step:   not planned: %s' % e]
-    devices = topo.devices
-    return [
-        'Predicted step:   %.1f ms = compute %.1f ms (%s) + %.1f ms of communication that '
-        'does not overlap it' % (1e3 * found.step_secs, 1e3 * found.compute_secs,
-                                 inputs.compute.source, 1e3 * found.exposed_secs),
-        '                  %.1f images/sec on %d device(s) (%.1f%% of %d x one device\'s), '
-        'bound by %s (network %s; --plan_scaling for 1 to 1,024 GPUs)' % (
-            found.images_per_sec, devices,
-            100 * found.images_per_sec / (devices * one.images_per_sec), devices,
-            scaling_report.resource_name(found.bound, inputs.links),
-            inputs.links.network.describe())]
+    the model cannot plan is one line saying why; the results database gives the one-device
+    figure when the flags give none)."""
+    return from_flags.predicted_step_lines(
+        p, bench.plan, gpu, find_run=lambda q, device: find_single_device_run(q, device))

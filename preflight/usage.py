@@ -1,6 +1,6 @@
 """The usage check of a run's flags, in one place: the command (cli.py), the library
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
-(tools/sweep.py).
+(tools/sweep/cli.py).
 
     check_usage(p)             before TensorFlow loads:
         Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,

@@ -3,6 +3,10 @@
     tiny_params(batch_size=2)           # Params with the tiny defaults, overridden
     tiny_bench(num_gpus=2, ...)         # a BenchmarkCNN of them (no GPU asked)
     tiny_run(num_batches=5, ...)        # its run() result dict
+    tiny_losses(**RESNET20, ...)        # its losses as a float array
+    stub_plan(device='cpu', ...)        # a run plan's attributes, without building one
+    wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
+    read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
 
 A test file that needs other defaults binds them once:
@@ -15,6 +19,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
+import types
+
+import numpy as np
+import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, params
 
@@ -35,6 +44,45 @@ def tiny_bench(**overrides) -> benchmark_cnn.BenchmarkCNN:
 def tiny_run(**overrides) -> dict:
     """The result of tiny_bench(**overrides).run()."""
     return tiny_bench(**overrides).run()
+
+
+def tiny_losses(**overrides) -> np.ndarray:
+    """The timed steps' losses of tiny_run(**overrides), as a float array.
+
+    A file binds its model once: `_losses = functools.partial(helpers.tiny_losses, **RESNET20)`."""
+    return np.array(tiny_run(**overrides)['losses'])
+
+
+def stub_plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, training=True,
+              model='trivial', image_size=16, intra=2, **params):
+    """A stand-in of run_plan.RunPlan for the hooks' and figures' tests: the attributes they
+    read, with `params` a namespace of the few flags they read (`**params` adds others).
+    `intra` is --num_intra_threads and the plan's intra-op threads."""
+    p = types.SimpleNamespace(device=device, refresh_peak=False, data_dir=None,
+                              num_intra_threads=intra, num_inter_threads=1, **params)
+    return types.SimpleNamespace(params=p, devices=devices, num_workers=workers,
+                                 num_warmup_batches=2,
+                                 compute_dtype=dtype, training=training, model=model,
+                                 dataset='imagenet', image_size=image_size, num_classes=1001,
+                                 cluster_role='', images_per_step=4 * len(devices),
+                                 global_batch_size=4 * len(devices), threads=(intra, 1))
+
+
+def wait_for(predicate, timeout_secs: float, proc, poll_secs: float = 0.05) -> bool:
+    """Polls `predicate()` every `poll_secs` until it is true (True), `timeout_secs` have
+    passed or the process `proc` (subprocess.Popen) has exited (False)."""
+    deadline = time.monotonic() + timeout_secs
+    while time.monotonic() < deadline and proc.poll() is None:
+        if predicate():
+            return True
+        time.sleep(poll_secs)
+    return False
+
+
+def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
+    """{checkpoint name: value} of every tensor in the checkpoint at `path`."""
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 
 def pipeline_of(pipeline_class):

@@ -4,13 +4,17 @@ made without running a model: the keys are those of lifecycle/results_log.py.
     result(1000.0, host='node-a')                  # one run's result dict
     fill(db_path, [result(...), ...])              # recorded as the run hook does
     series(rates, start=..., host=..., **params)   # results one hour apart
+    count_runs(conn)                               # the runs in a database
+    sweep_folder(path, records)                    # a sweep's folder of those records
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 
 from tf_cnn_benchmarks.history import store
+from tf_cnn_benchmarks.tools.sweep import results as sweep_results
 
 T0 = datetime.datetime(2026, 1, 5, tzinfo=datetime.timezone.utc)
 ENVIRONMENT = {'tf_version': '2.21.0', 'python_version': '3.11.2', 'platform': 'Linux-test',
@@ -60,3 +64,18 @@ def series(rates, *, start: datetime.datetime = T0, host: str = 'node-a', env=No
 def fill(db_path: str, results: list[dict]) -> list[int | None]:
     """Records the results into the database at `db_path` (as the run hook does)."""
     return [store.record_result(db_path, r) for r in results]
+
+
+def count_runs(conn) -> int:
+    """The number of runs in the database of the sqlite3 connection `conn`."""
+    return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]
+
+
+def sweep_folder(path: str, records: list[dict]) -> str:
+    """A sweep's output folder as tf_cnn_sweep leaves it: `records` appended to
+    path/results.jsonl (tools/sweep/results.py; the folder is made when missing). Returns
+    `path`."""
+    os.makedirs(path, exist_ok=True)
+    for record in records:
+        sweep_results.append_record(os.path.join(path, 'results.jsonl'), record)
+    return path

@@ -1,12 +1,13 @@
-"""Tests of allreduce.py: the spec grammar, the pure plans, and numeric all-reduce results on
-logical CPU devices (values equal the numpy sum, each output on its tower's device)."""
+"""Tests of variable_managers/allreduce.py: the spec grammar, the pure plans, and numeric
+all-reduce results on logical CPU devices (values equal the numpy sum, each output on its
+tower's device)."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import allreduce
-from tf_cnn_benchmarks.allreduce import AllReduceSpecTuple as T
+from tf_cnn_benchmarks.variable_managers import allreduce
+from tf_cnn_benchmarks.variable_managers.allreduce import AllReduceSpecTuple as T
 
 tf1 = tf.compat.v1
 NUM_CPUS = 8

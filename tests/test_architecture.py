@@ -122,13 +122,13 @@ LAYERS = [
     ('lifecycle', ['lifecycle']),
     ('history', ['history']),
     ('metrics', ['metrics']),
+    ('speed_model', ['speed_model']),
     ('graph', ['graph']),
-    ('blocks', ['preprocessing', 'variable_mgr', 'allreduce', 'allreduce_plans', 'models',
-                'input_data']),
+    ('blocks', ['preprocessing', 'variable_mgr', 'variable_managers', 'models', 'input_data']),
     ('runtime', ['runtime']),
     ('hardware', ['hardware']),
     ('plan', ['run_plan']),
-    ('params', ['params']),
+    ('params', ['params', 'variable_managers.allreduce_spec']),
     ('util', ['cnn_util']),
 ]
 
@@ -180,15 +180,84 @@ def test_the_layout_has_one_package_per_concern():
     packages = sorted(d for d in os.listdir(REPO)
                       if os.path.isfile(os.path.join(REPO, d, '__init__.py')))
     assert packages == ['cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle',
-                        'metrics', 'models', 'params', 'preflight', 'runtime', 'tools']
+                        'metrics', 'models', 'params', 'preflight', 'runtime', 'speed_model',
+                        'tools', 'variable_managers']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
-    assert top == ['__init__', 'allreduce', 'allreduce_plans', 'benchmark_cnn',
+    assert top == ['__init__', 'benchmark_cnn',
                    'cli', 'cnn_util', 'flag_parsing', 'preprocessing',
                    'run_plan', 'setup', 'tf_cnn_benchmarks', 'variable_mgr']
     # The layout table lives in docs/CONTRIBUTING.md (the README links to it).
     layout = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
         assert '`%s' % name in layout, '%s is not in the layout of docs/CONTRIBUTING.md' % name
+
+
+def _layout_rows() -> dict[str, str]:
+    """{'graph/': its row, 'cli.py': its row, ...} of docs/CONTRIBUTING.md's layout table."""
+    text = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()
+    start = text.index('## Layout')
+    layout = text[start:text.index('\n## ', start)]
+    rows = {}
+    for line in layout.splitlines():
+        if line.startswith('| `'):
+            rows[line[3:line.index('`', 3)]] = line
+    return rows
+
+
+def test_the_layout_table_names_every_module():
+    """Each package's row of the layout table names every module the package holds (in
+    sub-packages too), as `name.py`."""
+    rows = _layout_rows()
+    missing = []
+    for package in sorted(d for d in os.listdir(REPO)
+                          if os.path.isfile(os.path.join(REPO, d, '__init__.py'))):
+        row = rows.get(package + '/', '')
+        for folder, dirs, files in os.walk(os.path.join(REPO, package)):
+            dirs[:] = [d for d in dirs if not d.startswith(('.', '__'))]
+            missing += [os.path.relpath(os.path.join(folder, name), REPO)
+                        for name in sorted(files) if name.endswith('.py')
+                        and name != '__init__.py' and '`%s`' % name not in row]
+    assert missing == []
+
+
+# Names of .py files the docs may give that are not the project's: others' files, examples.
+_NOT_OURS = {'absl/flags/_flagvalues.py',  # params/flagfile_lines.py: absl's source
+             'module.py',  # preflight/gpu_kernels.py: the shape of an origin
+             'conv1x1_filter_gradient_vs_matmul.py', 'elementwise_standalone.py'}  # dated
+# scratch scripts of attempts docs/performance-notes.md records
+
+
+def test_docs_and_docstrings_name_only_files_that_exist():
+    """A `something.py` named in the README, docs/ or the package's modules exists: a path with
+    a folder at that path (from the checkout, or beside the naming file), a bare name as some
+    file of the checkout. Catches references left behind by a move."""
+    import re
+    found, names = set(), set()
+    texts = [os.path.join(REPO, 'README.md')] + [
+        os.path.join(REPO, 'docs', f) for f in os.listdir(os.path.join(REPO, 'docs'))
+        if f.endswith('.md')]
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if not d.startswith('.') and d not in ('results', 'build')]
+        for name in files:
+            path = os.path.join(folder, name)
+            found.add(os.path.relpath(path, REPO))
+            names.add(name)
+            if name.endswith('.py') and os.path.relpath(folder, REPO).split(os.sep)[0] \
+                    not in ('tests', 'bench', 'build'):
+                texts.append(path)
+    pattern = re.compile(r'(?<![\w./<>-])((?:\w+/)*\w+\.py)\b')
+    stale = []
+    for path in texts:
+        text = open(path, encoding='utf-8').read()
+        for m in pattern.finditer(text):
+            name = m.group(1)
+            beside = os.path.relpath(os.path.join(os.path.dirname(path), name), REPO)
+            exists = (name in found or beside in found) if '/' in name else name in names
+            ok = exists or name in _NOT_OURS
+            if not ok:
+                stale.append('%s:%d %s' % (os.path.relpath(path, REPO),
+                                           text.count('\n', 0, m.start()) + 1, name))
+    assert stale == []
 
 
 def test_each_package_docstring_names_every_module_it_holds():

@@ -10,7 +10,6 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks.graph import precision
-from tf_cnn_benchmarks.lifecycle import checkpoints
 
 import helpers
 
@@ -29,7 +28,7 @@ LOSS_RTOL = 2.0 ** -8
 
 @functools.lru_cache(maxsize=None)
 def _losses(**flags):
-    return np.array(helpers.tiny_run(**FOLLOW, **flags)['losses'])
+    return helpers.tiny_losses(**FOLLOW, **flags)
 
 
 def test_bf16_losses_follow_float32_within_bf16_rounding():
@@ -68,7 +67,7 @@ def test_checkpoints_evaluate_and_continue_across_precisions(tmp_path, train_fla
     # variables: a float32 checkpoint restores into the folded graph); trivial elsewhere.
     run = functools.partial(helpers.tiny_run, train_dir=str(tmp_path), batch_size=2, **model)
     trained = run(num_batches=2, **train_flags)
-    saved = checkpoints.read_checkpoint_values(trained['checkpoint_path'])
+    saved = helpers.read_checkpoint_values(trained['checkpoint_path'])
     assert {v.dtype for k, v in saved.items() if k.startswith('cg/')} == {np.dtype('float32')}
     evaluated = run(eval=True, num_eval_batches=1, **eval_flags)
     assert evaluated['eval']['global_step'] == 2

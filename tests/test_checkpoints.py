@@ -80,7 +80,7 @@ def test_checkpoint_names_do_not_depend_on_mode_or_towers(tmp_path):
         train_dir = str(tmp_path / mode)
         _run(train_dir=train_dir, num_batches=1, device='cpu', num_gpus=towers,
              variable_update=mode, optimizer='momentum', init_learning_rate=1e-4)
-        values = checkpoints.read_checkpoint_values(checkpoints.latest_checkpoint(train_dir))
+        values = helpers.read_checkpoint_values(checkpoints.latest_checkpoint(train_dir))
         names.append(sorted(values))
     assert names[0] == names[1] == names[2]
     assert 'global_step' in names[0] and 'cg/affine0/weights' in names[0]
@@ -102,7 +102,7 @@ def test_replicated_checkpoint_restores_into_parameter_server_and_eval(tmp_path)
     train_dir = str(tmp_path)
     replicated = _run(train_dir=train_dir, num_batches=3, device='cpu', num_gpus=2,
                       variable_update='replicated', init_learning_rate=0.002)
-    saved = checkpoints.read_checkpoint_values(replicated['checkpoint_path'])
+    saved = helpers.read_checkpoint_values(replicated['checkpoint_path'])
     ps = _run(train_dir=train_dir, num_batches=2, variable_update='parameter_server',
               init_learning_rate=0.002)
     assert ps['restored_step'] == 3 and ps['global_step'] == 5
@@ -243,7 +243,7 @@ def test_restores_across_fp16_vars(tmp_path, capsys, first, second):
     kwargs = dict(train_dir=str(tmp_path), use_fp16=True, optimizer='momentum',
                   fp16_loss_scale=1.0)
     saved = _run(fp16_vars=first, **kwargs)['checkpoint_path']
-    stored = checkpoints.read_checkpoint_values(saved)
+    stored = helpers.read_checkpoint_values(saved)
     capsys.readouterr()
     recorder = _ValuesAtBegin()
     result = benchmark_cnn.BenchmarkCNN(_params(fp16_vars=second, **kwargs), gpus=0,

@@ -11,7 +11,7 @@ from tests.test_sweep import _parsed
 from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.params import configs
 from tf_cnn_benchmarks.preflight import usage
-from tf_cnn_benchmarks.tools import sweep
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
 
 import checkout
 

@@ -28,8 +28,9 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.cluster import topology, variable_mgrs
+from tf_cnn_benchmarks.cluster import topology
 from tf_cnn_benchmarks.metrics import step_breakdown
+from tf_cnn_benchmarks.variable_managers import distributed
 
 import cluster_seams
 from helpers import run_once
@@ -456,7 +457,7 @@ def test_non_loopback_hosts_get_one_warning_line():
 
 
 def test_ps_placer_is_greedy_by_bytes():
-    placer = variable_mgrs.PsPlacer(2)
+    placer = distributed.PsPlacer(2)
     devices = [placer.place(shape, tf.float32) for shape in ([1000], [10], [10], [2000], [5])]
     tasks = [int(re.search(r'task:(\d)', d).group(1)) for d in devices]
     # 1000 -> ps0; 10 -> ps1 (0 < 4000); 10 -> ps1 (40 < 4000); 2000 -> ps1 (80); 5 -> ps0.

@@ -25,7 +25,9 @@ from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.preflight import usage
-from tf_cnn_benchmarks.tools import launch_cluster, sweep, sweep_gate
+from tf_cnn_benchmarks.tools import launch_cluster
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import gate as sweep_gate
 
 import checkout
 
@@ -109,7 +111,7 @@ def check_command(command: str, work_dir: str) -> None:
     words = shlex.split(re.sub(r'\$\([^)]*\)|\$\w+', 'X', command))
     program, args = words[0], words[1:]
     if set(args) & {'--help', '--helpfull', '-h', '--version'}:
-        return  # answered before any flag is parsed (cli.py, tools/sweep.py)
+        return  # answered before any flag is parsed (cli.py, tools/sweep/cli.py)
     if program == 'tf_cnn_benchmarks':
         _check_benchmark_args(args)
     elif program == 'tf_cnn_cluster':

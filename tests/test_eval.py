@@ -13,6 +13,8 @@ from tf_cnn_benchmarks import benchmark_cnn, run_plan
 from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner
 from tf_cnn_benchmarks.params import make_params
 
+import helpers
+
 tf1 = tf.compat.v1
 SIZE = 32  # stored images; eval's central crop keeps round(0.875 x 32) = 28 from offset 2
 CROP = 28
@@ -111,7 +113,7 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     r = result['eval']
     assert r['num_examples'] == 48 and r['num_batches'] == 6 and r['global_step'] == 12
     assert result['restored_step'] == 12 and result['checkpoint_path'].endswith('model.ckpt-12')
-    values = checkpoints.read_checkpoint_values(result['checkpoint_path'])
+    values = helpers.read_checkpoint_values(result['checkpoint_path'])
     top_1, top_5 = numpy_trivial_accuracy(values, trained.items['validation'])
     assert (r['top_1'], r['top_5']) == (top_1, top_5)
     assert 0 < top_5 < 1  # the check is not vacuous

@@ -2,6 +2,8 @@
 losses (decay through the loss) under every variable manager and optimizer, and the graph
 really has the decay in the update clusters instead of the loss's gradient."""
 
+import functools
+
 import pytest
 
 from tf_cnn_benchmarks.graph import fused_decay
@@ -12,8 +14,7 @@ import helpers
 DECAY = dict(weight_decay=0.5, init_learning_rate=0.002, num_batches=4, tf_random_seed=3)
 
 
-def _losses(**kwargs):
-    return helpers.tiny_run(**{**DECAY, **kwargs})['losses']
+_losses = functools.partial(helpers.tiny_losses, **DECAY)
 
 
 @pytest.mark.parametrize('variable_update,optimizer', [

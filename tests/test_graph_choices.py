@@ -15,7 +15,6 @@ import tensorflow as tf
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.graph import graph_choices, precision
 from tf_cnn_benchmarks.hardware import kernel_speed, layout_kernels
-from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.models import convnet_builder, fast_paths
 from tf_cnn_benchmarks.params import graph_choice_flag
 
@@ -136,7 +135,7 @@ RESNET50 = dict(model='resnet50', image_size=32, batch_size=2, num_batches=3,
 
 @functools.lru_cache(maxsize=None)
 def _losses(**flags):
-    return np.array(helpers.tiny_run(**RESNET50, **flags)['losses'])
+    return helpers.tiny_losses(**RESNET50, **flags)
 
 
 def test_forced_choices_follow_todays_graph_float32():
@@ -193,7 +192,7 @@ def test_a_checkpoint_saved_with_one_choice_loads_with_the_other(tmp_path):
     run = functools.partial(helpers.tiny_run, **{**RESNET50, 'num_batches': 1},
                             train_dir=str(tmp_path))
     first = run(graph_choices=BOTH)
-    saved = checkpoints.read_checkpoint_values(first['checkpoint_path'])
+    saved = helpers.read_checkpoint_values(first['checkpoint_path'])
     assert saved['cg/conv1/weights'].shape == (1, 1, 64, 256)  # the convolution's own shape
     second = run(graph_choices='off')
     assert second['global_step'] == 2  # restored from step 1, in the other graph

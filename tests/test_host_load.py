@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-import types
 
 import pytest
 
@@ -174,9 +173,7 @@ class _Step:
         return (1.0,)
 
 
-def _plan(intra=2):
-    return types.SimpleNamespace(params=types.SimpleNamespace(
-        num_intra_threads=intra, num_inter_threads=1, data_dir=None), threads=(intra, 1))
+_plan = helpers.stub_plan
 
 
 class _Load(run_hooks.RunHook):
@@ -286,7 +283,7 @@ def test_a_real_run_beside_a_busy_loop_sees_the_others_cpu_time():
 # --- The sweep: records keep it, the report lists it per run, compare per side.
 
 def _sweep_record(batch, rate, repeat, others, steal=0.0):
-    from tf_cnn_benchmarks.tools import sweep_results
+    from tf_cnn_benchmarks.tools.sweep import results as sweep_results
     config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1, 'precision': 'fp32',
               'variable_update': 'parameter_server', 'repeat': repeat}
     load = None
@@ -294,7 +291,7 @@ def _sweep_record(batch, rate, repeat, others, steal=0.0):
         load = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
                                  host_load.Sample(10.0, 3.42, int(others * 2000),
                                                   int(steal * 2000), 0), 2, 2, 100)
-    from tf_cnn_benchmarks.tools import sweep_host_load
+    from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
     return {'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
             'images_per_sec': rate, 'extra_flags': [], 'exit_status': 0, 'error': None,
             'host_load': sweep_host_load.record_host_load({'host_load': load}) if load
@@ -302,7 +299,8 @@ def _sweep_record(batch, rate, repeat, others, steal=0.0):
 
 
 def test_sweep_report_lists_each_runs_host_load_and_marks_busy_runs(tmp_path):
-    from tf_cnn_benchmarks.tools import sweep_host_load, sweep_report
+    from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
+    from tf_cnn_benchmarks.tools.sweep import report as sweep_report
     assert sweep_host_load.record_host_load({'images_per_sec': 1.0}) is None
     records = [_sweep_record(8, 100.0, 0, 0.05), _sweep_record(8, 30.0, 1, 0.71),
                _sweep_record(16, 90.0, 0, 0.0, steal=0.075), _sweep_record(16, 95.0, 1, None)]
@@ -326,7 +324,7 @@ def test_sweep_report_lists_each_runs_host_load_and_marks_busy_runs(tmp_path):
 
 
 def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
-    from tf_cnn_benchmarks.tools import sweep_compare
+    from tf_cnn_benchmarks.tools.sweep import compare as sweep_compare
     a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
     b = [_sweep_record(8, r, i, o) for i, (r, o) in enumerate(
         [(50.0, 0.71), (52.0, 0.6), (51.0, 0.1)])]

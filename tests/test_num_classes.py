@@ -10,6 +10,7 @@ from tf_cnn_benchmarks import cnn_util, params
 from tf_cnn_benchmarks.input_data import class_labels, dataset_info
 from tf_cnn_benchmarks.lifecycle import checkpoints
 
+import helpers
 import input_helpers as h
 from helpers import tiny_bench, tiny_params
 
@@ -113,7 +114,7 @@ def test_training_builds_a_model_of_the_dataset_classes(tmp_path):
         % data_dir in bench.info_lines()
     result = bench.run()
     assert result['plan']['num_classes'] == 4
-    values = checkpoints.read_checkpoint_values(result['checkpoint_path'])
+    values = helpers.read_checkpoint_values(result['checkpoint_path'])
     assert values['cg/affine2/weights'].shape == (4096, 4)  # the output layer: 4 logits
     assert np.isfinite(result['losses']).all()
     # A checkpoint of 4 classes does not fit a model of 1001 (the old default for such data).

@@ -22,7 +22,7 @@ from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import original_flags
 from tf_cnn_benchmarks.preflight.ineffective_flags import ignored_flags
 from tf_cnn_benchmarks.runtime import gpu_settings, session_config
-from tf_cnn_benchmarks.tools import sweep
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
 
 from helpers import tiny_bench, tiny_params, tiny_run
 

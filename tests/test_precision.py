@@ -11,7 +11,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.graph import precision, tower
 from tf_cnn_benchmarks.hardware import kernel_speed
-from tf_cnn_benchmarks.lifecycle import checkpoints, training_loop
+from tf_cnn_benchmarks.lifecycle import training_loop
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
 
@@ -277,7 +277,7 @@ def test_every_model_trains_one_step(name, dataset, size, precision_flag):
 def test_bf16_checkpoint_restores_in_float32_eval(tmp_path):
     train_dir = str(tmp_path)
     trained = _run(train_dir=train_dir, use_bf16=True, num_batches=2)
-    saved = checkpoints.read_checkpoint_values(trained['checkpoint_path'])
+    saved = helpers.read_checkpoint_values(trained['checkpoint_path'])
     weights = {k: v for k, v in saved.items() if k.startswith('cg/')}
     assert weights and {v.dtype for v in weights.values()} == {np.dtype(np.float32)}
     evaluated = _run(train_dir=train_dir, eval=True, num_eval_batches=1)

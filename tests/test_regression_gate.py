@@ -2,13 +2,15 @@
 and `--baseline` against a stored results JSON."""
 
 import json
-import os
 
 import pytest
 
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.metrics import baseline, significance
-from tf_cnn_benchmarks.tools import sweep, sweep_results
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import results as sweep_results
+
+import results_helpers as rh
 
 A = [100.0, 101.0, 99.0, 100.5, 99.5]
 
@@ -51,16 +53,15 @@ def test_identical_samples_are_the_same():
 
 
 def _write(directory, rates_by_batch):
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, 'results.jsonl')
+    records = []
     for batch, rates in rates_by_batch.items():
         for i, rate in enumerate(rates):
             config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1,
                       'precision': 'fp32', 'variable_update': 'parameter_server', 'repeat': i}
-            sweep_results.append_record(path, {
+            records.append({
                 'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
                 'images_per_sec': rate, 'extra_flags': [], 'environment': {}})
-    return directory
+    return rh.sweep_folder(directory, records)
 
 
 def test_compare_gate_fails_on_a_slower_configuration_and_names_it(tmp_path, capsys):
@@ -186,7 +187,7 @@ def test_baseline_gate_on_per_step_rates(tmp_path):
 # --- The sweep's figures.
 
 def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
-    from tf_cnn_benchmarks.tools import sweep_figures
+    from tf_cnn_benchmarks.tools.sweep import figures as sweep_figures
     result = {'utilisation': {'model_flops_per_sec': 2e10, 'fraction_of_peak': 0.25,
                               'peak_source': 'CPU peak'},
               'input': {'input_share': 0.2, 'compute_images_per_sec': 125.0,

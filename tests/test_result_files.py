@@ -1,9 +1,8 @@
 """Result files as committed data (history/result_files.py), written by the bench scripts
-(bench/bench_report.py) and by `tf_cnn_sweep --publish` (tools/sweep_publish.py)."""
+(bench/bench_report.py) and by `tf_cnn_sweep --publish` (tools/sweep/publish.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,9 +10,11 @@ import sys
 import pytest
 
 from tf_cnn_benchmarks.history import result_files
-from tf_cnn_benchmarks.tools import sweep, sweep_publish
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import publish as sweep_publish
 
 import checkout
+import results_helpers as rh
 
 REPO = checkout.REPO
 bench_report = checkout.load_bench('bench_report')
@@ -109,9 +110,7 @@ def _sweep_folder(out, device='cpu'):
     records = [{'key': 'k%d' % i, 'config': {'model': 'trivial', 'repeat': i}, 'status': 'ok',
                 'params': {'device': device}, 'environment': {'tf_version': '2.21.0'}}
                for i in range(2)]
-    os.makedirs(out)
-    with open(os.path.join(out, 'results.jsonl'), 'w') as f:
-        f.write(''.join(json.dumps(r) + '\n' for r in records))
+    rh.sweep_folder(out, records)
     with open(os.path.join(out, 'report.md'), 'w') as f:
         f.write('# report\n')
     return records

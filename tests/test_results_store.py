@@ -19,7 +19,7 @@ from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.history import ingest, records, store
 from tf_cnn_benchmarks.lifecycle import results_db, results_log
 from tf_cnn_benchmarks.preflight import output_paths
-from tf_cnn_benchmarks.tools import sweep_runner
+from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
 
 import results_helpers as rh
 
@@ -320,7 +320,7 @@ def test_a_run_records_itself_once_and_noresults_db_records_nothing(tiny_run, tm
     assert not os.path.exists(tmp_path / 'xdg')
     tiny_run()  # the default: the default place
     with store.opened(str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')) as conn:
-        assert store.count_runs(conn) == 1
+        assert rh.count_runs(conn) == 1
 
 
 def test_a_write_that_fails_at_the_end_keeps_the_result_for_ingest(tmp_path, capsys):

@@ -12,6 +12,7 @@ from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.lifecycle import checkpoints, header, run_hooks
 from tf_cnn_benchmarks.params import make_params
 
+import helpers
 import input_helpers as h
 from helpers import tiny_params
 
@@ -102,7 +103,7 @@ def test_a_resume_at_another_batch_counts_epochs_from_the_images_seen(records_20
 
 def _strip_images_seen(train_dir, old_dir):
     """A copy of train_dir's latest checkpoint without 'images_seen' (an earlier version's)."""
-    values = checkpoints.read_checkpoint_values(checkpoints.latest_checkpoint(train_dir))
+    values = helpers.read_checkpoint_values(checkpoints.latest_checkpoint(train_dir))
     del values['images_seen']
     graph = tf.Graph()
     with graph.as_default():

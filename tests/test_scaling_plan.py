@@ -20,19 +20,18 @@ import sys
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn, params
-from tf_cnn_benchmarks.cluster import variable_mgrs
 from tf_cnn_benchmarks.hardware import gpu_specs, links
 from tf_cnn_benchmarks.models import model_catalog
-from tf_cnn_benchmarks.preflight import (
-    dry_run,
+from tf_cnn_benchmarks.preflight import dry_run, scaling_plan, step_traffic
+from tf_cnn_benchmarks.speed_model import (
+    from_flags,
     layer_profile,
     published_scaling,
-    scaling_plan,
     scaling_report,
     step_time,
-    step_traffic,
 )
-from tf_cnn_benchmarks.preflight import traffic_patterns as patterns
+from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
+from tf_cnn_benchmarks.variable_managers import distributed
 
 import checkout
 
@@ -89,7 +88,7 @@ def test_the_planning_flags_rules(flags, message):
 def test_shard_loads_place_as_the_cluster_ps_placer_does():
     profile = layer_profile.from_model('alexnet')
     sizes = [layer.bytes for layer in profile.layers]
-    placer = variable_mgrs.PsPlacer(4)
+    placer = distributed.PsPlacer(4)
     for size in sizes:
         placer.place([size // 4], 'float32')
     assert patterns.shard_loads(sizes, 4) == placer.load
@@ -154,7 +153,7 @@ def test_each_pattern_gives_the_bytes_the_dry_run_counts(flags):
     m = layer_profile.from_model('trivial', 'imagenet', 16).model_bytes
     hosts = 2 if p.job_name else 1
     topo = patterns.Topology(p.variable_update, 2, hosts, len(p.ps_hosts),
-                             all_reduce=scaling_plan.all_reduce_of(p),
+                             all_reduce=from_flags.all_reduce_of(p),
                              local_parameter_device=p.local_parameter_device)
     expected = patterns.expected_counts(topo, m, m)
     assert sorted(counted) == sorted(expected)
@@ -393,7 +392,7 @@ def test_a_stored_run_feeds_the_compute_through_the_database_seam(monkeypatch):
     one = scaling_report.predict_topology(inputs, scaling_report.topology(inputs, 1, 1))
     assert one.images_per_sec == pytest.approx(250.0, rel=1e-6)
     monkeypatch.setattr(scaling_plan, 'find_single_device_run', lambda q, d: None)
-    with pytest.raises(scaling_plan.PlanError, match='needs --single_device_images_per_sec'):
+    with pytest.raises(from_flags.PlanError, match='needs --single_device_images_per_sec'):
         scaling_plan.plan_inputs(p._replace(device='cpu', gpu_model=None), bench, None)
 
 

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+import helpers
+
 pytestmark = pytest.mark.cli
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -36,13 +38,7 @@ LONG_STEP = textwrap.dedent('''
 
 
 def _wait_for(proc, path, text, secs):
-    deadline = time.monotonic() + secs
-    while time.monotonic() < deadline and proc.poll() is None:
-        with open(path) as f:
-            if text in f.read():
-                return True
-        time.sleep(0.05)
-    return False
+    return helpers.wait_for(lambda: text in open(path).read(), secs, proc)
 
 
 @pytest.mark.timeout(240)

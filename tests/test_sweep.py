@@ -1,4 +1,4 @@
-"""tools/sweep*.py (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
+"""tools/sweep/ (tf_cnn_sweep): planning, flags and sweep file, the results file, resume and
 failure handling with a fake runner, the table's arithmetic, the plots, compare; and one real
 sweep as a subprocess (a model that fails on the run's data, Ctrl-C, resume), three
 tf_cnn_benchmarks runs in all.
@@ -10,11 +10,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tf_cnn_benchmarks.tools import sweep, sweep_report, sweep_results, sweep_runner
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import report as sweep_report
+from tf_cnn_benchmarks.tools.sweep import results as sweep_results
+from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
+
+import helpers
+import results_helpers as rh
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,11 +43,7 @@ def _records(model, batch, gpus, rates, **kwargs):
                     **kwargs) for i, r in enumerate(rates)]
 
 
-def _write(path, records):
-    os.makedirs(path, exist_ok=True)
-    for record in records:
-        sweep_results.append_record(os.path.join(path, 'results.jsonl'), record)
-    return path
+_write = rh.sweep_folder
 
 
 # --- Planning, flags, sweep file.
@@ -433,13 +434,7 @@ def _sweep_cmd(out):
             '--models=resnet20,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
 
 
-def _wait_for(predicate, timeout, proc):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+_wait_for = helpers.wait_for
 
 
 def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):

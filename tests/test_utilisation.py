@@ -14,6 +14,8 @@ from tf_cnn_benchmarks.hardware import cpu_peak
 from tf_cnn_benchmarks.lifecycle import figure_hooks, training_loop
 from tf_cnn_benchmarks.metrics import latency, step_breakdown, utilisation
 
+import helpers
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -27,16 +29,7 @@ def test_model_flops_are_forward_times_three_for_training_and_one_for_inference(
     assert infer['flops_multiplier'] == 1 and infer['model_flops_per_sec'] == 4e10
 
 
-def _plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, training=True,
-          model='trivial', image_size=16, **params):
-    p = types.SimpleNamespace(device=device, refresh_peak=False, data_dir=None,
-                              num_intra_threads=2, num_inter_threads=1, **params)
-    return types.SimpleNamespace(params=p, devices=devices, num_workers=workers,
-                                 num_warmup_batches=2,
-                                 compute_dtype=dtype, training=training, model=model,
-                                 dataset='imagenet', image_size=image_size, num_classes=1001,
-                                 cluster_role='', images_per_step=4 * len(devices),
-                                 global_batch_size=4 * len(devices), threads=(2, 1))
+_plan = helpers.stub_plan
 
 
 def test_forward_flops_of_the_trivial_model_are_its_one_affine_layer():

@@ -4,12 +4,13 @@ The dry run counts the copies of the step it builds (preflight/step_traffic.py):
 variables read and one of gradients sent per tower with parameter_server, two models per tower
 between the GPUs with replicated, one model each way between a worker and the ps tasks in a
 cluster. This module states the same patterns as formulas of the cluster's shape, so that the
-step-time model (preflight/step_time.py) can plan 1 to 1,024 GPUs from one build; tests check
+step-time model (speed_model/step_time.py) can plan 1 to 1,024 GPUs from one build; tests check
 the formulas against the counted copies of built graphs (tests/test_scaling_plan.py).
 
-The patterns follow this project's variable managers (variable_mgr.py, cluster/variable_mgrs.py,
-allreduce.py), M the model's bytes, g its gradients' bytes, G GPUs per host, H worker hosts, P
-ps tasks, s_k the bytes placed on ps k (greedy by size in creation order, as PsPlacer does):
+The patterns follow this project's variable managers (variable_managers/: one_host.py,
+distributed.py, allreduce.py), M the model's bytes, g its gradients' bytes, G GPUs per host,
+H worker hosts, P ps tasks, s_k the bytes placed on ps k (greedy by size in creation order,
+as PsPlacer does):
 
   * parameter_server, one host: each tower reads M from the parameter device and sends g to it
     (over PCIe from the CPU, or between the GPUs that hold the variables with
@@ -42,7 +43,7 @@ import functools
 import heapq
 from typing import NamedTuple
 
-from ..params import allreduce_spec
+from ..variable_managers import allreduce_spec
 
 #: The variable managers this module plans; the cluster ones need hosts of their own.
 LOCAL_MODES = ('parameter_server', 'replicated', 'independent')
@@ -124,7 +125,7 @@ class UnplannableError(ValueError):
 
 def shard_loads(layer_bytes, shards: int) -> list[int]:
     """Bytes per shard when each variable, in creation order, goes to the least loaded shard
-    (ties: the lowest index): cluster/variable_mgrs.PsPlacer's and psgpu's placement."""
+    (ties: the lowest index): variable_managers/distributed.PsPlacer's and psgpu's placement."""
     return list(_shard_loads(tuple(layer_bytes), max(1, shards)))
 
 
@@ -292,7 +293,7 @@ def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float =
     Args:
       topo: the cluster's shape and variable manager.
       links: the hardware.
-      layer_bytes: each trainable variable's bytes, in creation order (preflight/
+      layer_bytes: each trainable variable's bytes, in creation order (speed_model/
         layer_profile.py).
       gradient_ratio: gradient bytes / variable bytes (1 for float32 gradients of float32
         variables).

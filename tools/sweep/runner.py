@@ -3,7 +3,7 @@
 The process gets its own session (a terminal's Ctrl-C reaches only the sweep, which forwards it
 with `Interrupts`), writes its output to `<run_dir>/stdout.log` and `<run_dir>/stderr.log` and
 its results JSON into `<run_dir>` (--benchmark_log_dir). `run_configuration` returns the
-outcome; `make_record` turns it into a results-file record (see sweep_results).
+outcome; `make_record` turns it into a results-file record (see results.py).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import time
 
 from tf_cnn_benchmarks.history import records  # absolute: `python -m tools.sweep`
 
-from . import sweep_figures, sweep_host_load, sweep_results
+from . import figures, host_load, results
 
 # The package folder holds the entry script, both in a checkout and when installed.
-ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            'tf_cnn_benchmarks.py')
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENTRY_SCRIPT = os.path.join(_PACKAGE, 'tf_cnn_benchmarks.py')
 PRECISION_FLAGS = {'fp32': [], 'fp16': ['--use_fp16'], 'bf16': ['--use_bf16']}
 KILL_GRACE_SECS = 10.0
 
@@ -182,13 +182,13 @@ def local_environment() -> dict:
 
 def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: dict,
                 run_dir: str, environment: dict) -> dict:
-    """The results-file record of one finished run (fields: see sweep_results)."""
+    """The results-file record of one finished run (fields: see results.py)."""
     result = outcome['result'] if outcome['status'] != 'failed' else None
     env = dict(environment)
     if result:
         env.update({k: v for k, v in result.get('environment', {}).items() if k in env})
     return {
-        'key': sweep_results.config_key(config), 'config': dict(config),
+        'key': results.config_key(config), 'config': dict(config),
         'extra_flags': list(extra_flags), 'argv': list(args), 'status': outcome['status'],
         'exit_status': outcome['exit_status'], 'error': outcome['error'],
         'images_per_sec': result.get('images_per_sec') if result else None,
@@ -196,8 +196,8 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'step_time_secs': records.step_time_summary(result.get('step_times'))
         if result else None,
         'params': result.get('params') if result else None,
-        'figures': sweep_figures.record_figures(result) if result else None,
-        'host_load': sweep_host_load.record_host_load(result) if result else None,
+        'figures': figures.record_figures(result) if result else None,
+        'host_load': host_load.record_host_load(result) if result else None,
         'environment': env, 'started_utc': outcome['started_utc'],
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
     }

@@ -15,11 +15,11 @@ import shlex
 
 from tf_cnn_benchmarks.history import result_files  # absolute: `python -m tools.sweep`
 
-from . import sweep_results
+from . import results
 
 # What a published file may be called: the file name's last part.
 _WHAT = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]*$')
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def what_problem(what: str | None) -> str | None:
@@ -53,7 +53,7 @@ def publish(output_dir: str, what: str, publish_dir: str, argv: list[str],
     Raises:
       OSError: the folder or a file cannot be written, or the sweep has no report.
     """
-    records, _ = sweep_results.load_records(sweep_results.results_path(output_dir))
+    records, _ = results.load_records(results.results_path(output_dir))
     with open(os.path.join(output_dir, 'report.md'), encoding='utf-8') as f:
         report = f.read()
     tf_versions = sorted({(r.get('environment') or {}).get('tf_version') or '' for r in records})

@@ -1,6 +1,6 @@
 """Variable-manager benchmark: images/sec per --variable_update with 1 and 2 logical CPU devices.
 
-    python -m bench.bench_modes [--models=trivial,alexnet,resnet50] [--batch_size=8]
+    python -m bench.bench_variable_updates [--models=trivial,alexnet,resnet50] [--batch_size=8]
         [--steps=4] [--rounds=3]
 
 For each model and device count, every mode (parameter_server, replicated with the default
@@ -99,7 +99,7 @@ def main(argv):
          'ratio (1 device: vs parameter_server; 2: vs independent)'], 'lrlrrr',
         [[r['model'], '%d' % r['devices'], r['mode'], '%.2f' % r['images_per_sec'],
           '%.2f' % r['best_step_images_per_sec'], '%.3f' % r['ratio']] for r in rows])
-    bench_report.write_results(FLAGS.out, 'modes', {'load_average_after': load, 'rows': rows},
+    return bench_report.finish(FLAGS.out, 'modes', {'load_average_after': load, 'rows': rows},
                                title + '\n\n' + table)
 
 if __name__ == '__main__':

@@ -1,8 +1,8 @@
 """Variable managers of cluster runs (--job_name set): one per cluster --variable_update.
 
-`benchmark_cnn` calls `make_cluster_variable_mgr` instead of variable_mgr.make_variable_mgr when
---job_name is set, with the task's one `cluster.topology.Cluster`.
-The hooks run in the order documented in variable_mgr.py. Modes (the first two follow the
+The root variable_mgr.py's `make_variable_mgr` chooses one when it is given the task's
+`cluster.topology.Cluster` (read here only through its attributes: this package sits below
+cluster/). The hooks run in the order documented in base.py. Modes (the first two follow the
 TensorFlow performance guide's "Variable Distribution and Gradient Aggregation",
 ../shared/seeds/000):
 
@@ -41,10 +41,10 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.ops import collective_ops
 
-from .. import variable_mgr
-from ..allreduce import num_bytes
-from ..variable_mgr import checkpoint_name, sum_towers
-from . import topology
+from ..params.cluster_rules import task_device
+from .allreduce import num_bytes
+from .base import VariableMgr, checkpoint_name, sum_towers
+from .one_host import VariableMgrReplicated
 
 tf1 = tf.compat.v1
 
@@ -64,7 +64,7 @@ class PsPlacer:
     def place(self, shape, dtype) -> str:
         k = min(range(len(self.load)), key=lambda i: (self.load[i], i))
         self.load[k] += num_bytes(shape, dtype)
-        return topology.task_device('ps', k) + '/device:CPU:0'
+        return task_device('ps', k) + '/device:CPU:0'
 
 
 def _shape_and_dtype(args, kwargs) -> tuple:
@@ -123,7 +123,7 @@ class SyncPoint:
             return [self.go[self.task_index].dequeue()]
 
 
-class _ClusterMgr(variable_mgr.VariableMgr):
+class _ClusterMgr(VariableMgr):
     """Shared parts of the ps-based cluster managers: placement and the update protocol.
 
     Args:
@@ -169,7 +169,7 @@ class _ClusterMgr(variable_mgr.VariableMgr):
                                                      read_value=False))
                 return resets
         point = SyncPoint(c.num_workers, c.task_index,
-                          topology.task_device(*c.coordinator) + '/device:CPU:0')
+                          task_device(*c.coordinator) + '/device:CPU:0')
         return point.build(adds, chief_update)
 
     def model_bytes(self) -> int:
@@ -351,7 +351,7 @@ class VariableMgrCollectiveAllReduce(_ClusterMgr):
         return all_reduce_traffic(self.cluster.num_workers, self.model_bytes())
 
 
-class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
+class VariableMgrDistributedAllReduce(VariableMgrReplicated):
     """`distributed_all_reduce`, built by the controller over every worker's devices.
 
     `traffic_bytes` estimates a bandwidth-optimal all-reduce (2 (n-1)/n x model per worker);
@@ -372,27 +372,6 @@ class VariableMgrDistributedAllReduce(variable_mgr.VariableMgrReplicated):
                                   model_bytes(self.trainable_variables(0)))
 
 
-_CLUSTER_MANAGERS = {cls.name: cls for cls in (
+MANAGERS = {cls.name: cls for cls in (
     VariableMgrClusterParameterServer, VariableMgrDistributedReplicated,
     VariableMgrCollectiveAllReduce, VariableMgrDistributedAllReduce)}
-
-
-def make_cluster_variable_mgr(params, devices, param_device, cluster) -> variable_mgr.VariableMgr:
-    """The manager of a worker's (or the controller's) graph in a cluster run.
-
-    Args:
-      params: the run's Params; devices: the towers' devices; param_device: the global step's
-        device; cluster: this task's cluster.topology.Cluster.
-
-    Raises:
-      ValueError: the mode cannot run in a cluster, or this task builds no graph in it.
-    """
-    cls = _CLUSTER_MANAGERS.get(params.variable_update)
-    if cls is None:
-        raise ValueError('--variable_update=%r does not run in a cluster; valid there: %s'
-                         % (params.variable_update, ', '.join(sorted(_CLUSTER_MANAGERS))))
-    if (cls is VariableMgrDistributedAllReduce) != (params.job_name == 'controller'):
-        raise ValueError('with --variable_update=distributed_all_reduce only the controller '
-                         'builds a graph (and only in that mode). Received: job_name=%r'
-                         % params.job_name)
-    return cls(devices=devices, param_device=param_device, params=params, cluster=cluster)

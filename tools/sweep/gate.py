@@ -18,10 +18,10 @@ its gate (docs/campaigns.md: "A regression gate in CI").
 from __future__ import annotations
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package (see
-# sweep.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
+# cli.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
 from tf_cnn_benchmarks.metrics import significance as regression
 
-from . import sweep_results
+from . import results
 
 OPTION = '--fail_on_slower'
 
@@ -54,7 +54,7 @@ def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
     return paths, pct
 
 
-def judge(a: sweep_results.Stats, b: sweep_results.Stats,
+def judge(a: results.Stats, b: results.Stats,
           fail_pct: float | None = None) -> regression.Judgement:
     """B against A over the repeats' images/sec (see the module docstring)."""
     return regression.judge(a.values, b.values, fail_pct)

@@ -15,10 +15,10 @@ The model (docs/scaling.md has it with its sources and its errors):
     thirds (the gradients with respect to the activations and to the weights each cost about a
     forward pass: the 3 x forward FLOPs of metrics/utilisation.py). Tasks sharing a host's
     cores (a CPU cluster on one machine) slow each other: t_c x max(1, threads / cores).
-  * Communication. The bytes per step of each link (preflight/traffic_patterns.py), over the
+  * Communication. The bytes per step of each link (speed_model/traffic_patterns.py), over the
     link's rate (hardware/links.py), on the busiest instance of each kind of link; the links a
     transfer crosses in turn are pipelined (the slowest one sets the pace).
-  * Overlap, layer by layer, in forward order (preflight/layer_profile.py gives each variable's
+  * Overlap, layer by layer, in forward order (speed_model/layer_profile.py gives each variable's
     bytes and the FLOPs of the layer that uses it): a layer's forward pass starts when the
     previous one ended and its variables arrived (reads in creation order, one link busy at a
     time); a layer's gradient is sent once the backward pass made it (the last layer's first),

@@ -17,7 +17,7 @@ without any record that has it shows nothing of it (the output stays what it was
 
 from __future__ import annotations
 
-from . import sweep_results
+from . import results
 
 FIELDS = ('cores', 'others_cores', 'others_fraction', 'steal_fraction', 'load_average_before',
           'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit')
@@ -79,7 +79,7 @@ def host_table(records: list[dict]) -> str:
             _num(load.get('load_average_before'), '%.1f'),
             _num(load.get('load_average_after'), '%.1f'))
         lines.append('| %s repeat %d | %s | %s | %s | %s | %s |' % (
-            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'] + 1,
+            results.describe(results.config_of(r)), r['config']['repeat'] + 1,
             _num(r.get('images_per_sec'), '%.1f'), others, average,
             _pct(load.get('steal_fraction'), 1) if load else '-',
             ('busy' if is_busy(r) else 'quiet') if load else '-'))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import sweep_results
+from . import results
 
 FIELDS = ('model_flops_per_sec', 'fraction_of_peak', 'peak_source', 'input_share',
           'compute_images_per_sec', 'input_bound', 'peak_rss_bytes', 'latency_p50_ms',
@@ -52,7 +52,7 @@ def figures_table(records: list[dict]) -> str:
         return ''
     by_config: dict[tuple, list[dict]] = {}
     for r in ok:
-        by_config.setdefault(sweep_results.config_of(r), []).append(r)
+        by_config.setdefault(results.config_of(r), []).append(r)
     lines = ['## Utilisation and input\n',
              'Medians over the successful repeats. Model FLOP/s = FLOPs per image (forward x 3 '
              'for training, x 1 for inference) x images/sec; % of peak: of the GPU data-sheet '
@@ -61,14 +61,14 @@ def figures_table(records: list[dict]) -> str:
              '| configuration | model GFLOP/s | % of peak | input wait | compute images/sec | '
              'peak RSS GiB | p50 latency ms |',
              '| --- | ---: | ---: | ---: | ---: | ---: | ---: |']
-    for config in sorted(by_config, key=sweep_results.sort_key):
+    for config in sorted(by_config, key=results.sort_key):
         rs = by_config[config]
         share = _median(rs, 'input_share')
         wait = _fmt(share, '%.1f%%', 100)
         if share is not None and share > 0.1:
             wait += ' input-bound'
         lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
-            sweep_results.describe(config), _fmt(_median(rs, 'model_flops_per_sec'), '%.1f', 1e-9),
+            results.describe(config), _fmt(_median(rs, 'model_flops_per_sec'), '%.1f', 1e-9),
             _fmt(_median(rs, 'fraction_of_peak'), '%.1f%%', 100), wait,
             _fmt(_median(rs, 'compute_images_per_sec'), '%.1f'),
             _fmt(_median(rs, 'peak_rss_bytes'), '%.2f', 1.0 / (1 << 30)),

@@ -1,6 +1,6 @@
 """A model's variables in forward order, with the bytes each moves and the compute that needs it.
 
-The step-time model (preflight/step_time.py) overlaps communication with computation layer by
+The step-time model (speed_model/step_time.py) overlaps communication with computation layer by
 layer: a tower cannot start a layer before its weights arrived, and a gradient can be sent once
 the backward pass made it. For that it needs, per trainable variable in the order the forward
 pass uses it, its bytes and the forward FLOPs of the convolution or matrix product that reads
@@ -119,14 +119,6 @@ def from_model(model_name: str, dataset: str = 'imagenet', image_size: int | Non
     size = image_size or model.image_size
     return LayerProfile(model_name, layers, 'placeholder build of %s (%s, %dx%d)' % (
         model_name, dataset, size, size))
-
-
-def from_variables(model_name: str, variables, source: str) -> LayerProfile:
-    """A profile from a built graph's trainable variables (tf.Variable, forward order), with no
-    FLOPs per layer (the step-time model then spreads the compute by bytes)."""
-    layers = tuple(Layer(v.op.name, v.shape.num_elements() * v.dtype.base_dtype.size, 0)
-                   for v in variables)
-    return LayerProfile(model_name, layers, source)
 
 
 def uniform(model_name: str, model_bytes: int, forward_flops: int, layers: int = 1

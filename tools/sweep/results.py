@@ -21,12 +21,12 @@
     params         every resolved flag of the run (from its results JSON; None when it failed)
     figures        {model_flops_per_sec, fraction_of_peak, peak_source, input_share,
                     compute_images_per_sec, input_bound, peak_rss_bytes, latency_p50_ms,
-                    latency_p99_ms} from the run's results JSON (tools/sweep_figures.py;
+                    latency_p99_ms} from the run's results JSON (tools/sweep/figures.py;
                     None when it failed, a figure None when the run did not measure it)
     host_load      {cores, others_cores, others_fraction, steal_fraction, load_average_before,
                     load_average_after, representative, reasons, others_limit, steal_limit}:
                     what else used the run's CPUs during its timed part (the run's
-                    result['host_load'], metrics/host_load.py; tools/sweep_host_load.py; None
+                    result['host_load'], metrics/host_load.py; tools/sweep/host_load.py; None
                     when it failed or its tf_cnn_benchmarks did not measure it)
     environment    {tf_version, python_version, cpu_model, cpu_cores, gpus [names] (None when
                     unknown), onednn ('on'/'off'), hostname, platform}

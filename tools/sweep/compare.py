@@ -6,9 +6,9 @@ device, devices, precision, variable_update) are matched between the sides; for 
 both, the table gives each side's median images/sec over its successful repeats and its noise
 (±: half the range of the repeats, (max - min) / 2, as a percentage of the median), the ratio
 B/A of the medians, the p-value of a one-sided Mann-Whitney test over the repeats and a verdict
-(tools/sweep_gate.py: slower, faster, same, or ? with the reason in the notes column when there
+(tools/sweep/gate.py: slower, faster, same, or ? with the reason in the notes column when there
 are too few repeats for the test; 3 per side are needed), and when the runs measured it, each
-side's host load (tools/sweep_host_load.py: the busiest run's share of its cores that other
+side's host load (tools/sweep/host_load.py: the busiest run's share of its cores that other
 processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` makes it a
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
 percent, with the failed configurations listed.
@@ -24,19 +24,19 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_gate, sweep_host_load, sweep_results
+from . import gate, host_load, results
 
 USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT]   (sweep output directories or '
          'results.jsonl files)')
 
 
-def verdict(a: sweep_results.Stats, b: sweep_results.Stats) -> str:
+def verdict(a: results.Stats, b: results.Stats) -> str:
     """'same', 'faster', 'slower' (B against A) or '?' when there are too few repeats for
-    the test (tools/sweep_gate.py)."""
-    return sweep_gate.judge(a, b).verdict
+    the test (tools/sweep/gate.py)."""
+    return gate.judge(a, b).verdict
 
 
-def _cell(stats: sweep_results.Stats) -> str:
+def _cell(stats: results.Stats) -> str:
     if stats.n < 2:
         return '%.1f (1 run)' % stats.median
     return '%.1f ±%.1f%% (n=%d)' % (stats.median, 100 * stats.noise, stats.n)
@@ -60,9 +60,9 @@ def _host_cells(config, a_records, b_records, notes: str) -> list[str]:
     """[A host load, B host load, notes with 'busy host in A/B' added] of a configuration."""
     cells, busy = [], []
     for side, records in (('A', a_records), ('B', b_records)):
-        mine = [r for r in records if sweep_results.config_of(r) == config]
-        cells.append(sweep_host_load.compare_cell(mine))
-        if any(sweep_host_load.is_busy(r) for r in mine if r.get('status') == 'ok'):
+        mine = [r for r in records if results.config_of(r) == config]
+        cells.append(host_load.compare_cell(mine))
+        if any(host_load.is_busy(r) for r in mine if r.get('status') == 'ok'):
             busy.append(side)
     if busy:
         notes = '; '.join(n for n in (notes, 'busy host in %s' % ' and '.join(busy)) if n)
@@ -75,32 +75,32 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
 
     Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
     with 3 decimals, p, verdict, notes]; when a record of either side has a host load
-    (tools/sweep_host_load.py), [A host load, B host load] come before the notes, which then
+    (tools/sweep/host_load.py), [A host load, B host load] come before the notes, which then
     name a side with a run on a busy host; gate failures: the labels of the configurations that
-    fail `fail_pct` (tools/sweep_gate.py; [] without it). The lists hold configuration labels:
+    fail `fail_pct` (tools/sweep/gate.py; [] without it). The lists hold configuration labels:
     'only in' a side that has records of it (any status) while the other has none; 'failed in'
     a side without a successful run of a configuration both sides have records of.
     """
-    a_stats = sweep_results.config_stats(a_records)
-    b_stats = sweep_results.config_stats(b_records)
-    hosts = sweep_host_load.any_measured(a_records + b_records)
+    a_stats = results.config_stats(a_records)
+    b_stats = results.config_stats(b_records)
+    hosts = host_load.any_measured(a_records + b_records)
     rows, gate_failed = [], []
-    for config in sorted(set(a_stats) & set(b_stats), key=sweep_results.sort_key):
+    for config in sorted(set(a_stats) & set(b_stats), key=results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
-        j = sweep_gate.judge(a, b, fail_pct)
-        row = [str(v) for v in config] + [_cell(a), _cell(b), ratio, sweep_gate.p_cell(j),
-                                          j.verdict, sweep_gate.notes(j, fail_pct)]
+        j = gate.judge(a, b, fail_pct)
+        row = [str(v) for v in config] + [_cell(a), _cell(b), ratio, gate.p_cell(j),
+                                          j.verdict, gate.notes(j, fail_pct)]
         if hosts:
             row[-1:] = _host_cells(config, a_records, b_records, row[-1])
         rows.append(row)
         if j.failed:
-            gate_failed.append(sweep_results.describe(config))
-    a_ran = {sweep_results.config_of(r) for r in a_records}
-    b_ran = {sweep_results.config_of(r) for r in b_records}
+            gate_failed.append(results.describe(config))
+    a_ran = {results.config_of(r) for r in a_records}
+    b_ran = {results.config_of(r) for r in b_records}
 
     def labels(configs):
-        return [sweep_results.describe(c) for c in sorted(configs, key=sweep_results.sort_key)]
+        return [results.describe(c) for c in sorted(configs, key=results.sort_key)]
 
     return (rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
             labels((a_ran & b_ran) - set(a_stats)), labels((a_ran & b_ran) - set(b_stats)),
@@ -116,7 +116,7 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                                                                     fail_pct)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'p', 'verdict', 'notes']
-    hosts = sweep_host_load.any_measured(a_records + b_records)
+    hosts = host_load.any_measured(a_records + b_records)
     if hosts:
         head[-1:] = ['A host load', 'B host load', 'notes']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
@@ -134,8 +134,8 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
         lines += ['', 'noise: ± half the range of the repeats as %% of the median; p: one-sided '
                       'Mann-Whitney U over the repeats (B slower, or faster, than A); slower/'
                       'faster: p <= %g; same: neither; ?: too few repeats for the test (%d per '
-                      'side needed).' % (sweep_gate.regression.ALPHA,
-                                         sweep_gate.regression.min_repeats())]
+                      'side needed).' % (gate.regression.ALPHA,
+                                         gate.regression.min_repeats())]
         if hosts:
             lines += ['', 'host load: the highest share of a run\'s cores that other processes '
                           'used during its timed part, over the side\'s runs (busy: runs above '
@@ -150,7 +150,7 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
     verdict = head.index('verdict')
     judged = sum(row[verdict] != '?' for row in rows)
     if fail_pct is not None:
-        lines += [''] + sweep_gate.gate_lines(gate_failed, fail_pct, len(rows), judged)
+        lines += [''] + gate.gate_lines(gate_failed, fail_pct, len(rows), judged)
     # A gate that judged nothing (every run failed, files of something else, too few repeats
     # for the test) fails.
     return '\n'.join(lines), bool(gate_failed) or (fail_pct is not None and not judged)
@@ -162,8 +162,8 @@ def main(argv: list[str]) -> int:
         print(USAGE + '\n\n' + __doc__)
         return 0
     try:
-        paths, fail_pct = sweep_gate.parse_args(argv)
-    except sweep_gate.UsageError as e:
+        paths, fail_pct = gate.parse_args(argv)
+    except gate.UsageError as e:
         print('error: %s. %s' % (e, USAGE), file=sys.stderr)
         return 2
     if len(paths) != 2:
@@ -172,15 +172,15 @@ def main(argv: list[str]) -> int:
         return 2
     sides = []
     for path in paths:
-        results = sweep_results.results_path(path)
-        if not os.path.isfile(results):
+        jsonl = results.results_path(path)
+        if not os.path.isfile(jsonl):
             print('error: no results file at %s (give a sweep output directory or its '
-                  'results.jsonl)' % results, file=sys.stderr)
+                  'results.jsonl)' % jsonl, file=sys.stderr)
             return 2
-        records, bad = sweep_results.load_records(results)
+        records, bad = results.load_records(jsonl)
         if bad:
             print('warning: %s: %d line(s) are not sweep records and were skipped'
-                  % (results, bad), file=sys.stderr)
+                  % (jsonl, bad), file=sys.stderr)
         sides.append(records)
     text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct)
     print(text)

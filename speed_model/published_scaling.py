@@ -1,7 +1,7 @@
 """The original's published multi-GPU results, kept as data with their source, and the step-time
 model's predictions of them from each case's published one-GPU figure.
 
-    python -m tf_cnn_benchmarks.preflight.published_scaling      # the tables, printed
+    python -m tf_cnn_benchmarks.speed_model.published_scaling      # the tables, printed
     python -m bench.bench_scaling_published                      # ... as a results/ file
 
 Nothing of the model is fitted to these figures: each case is planned from its hardware
@@ -21,7 +21,6 @@ import functools
 import sys
 from typing import NamedTuple
 
-from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from . import layer_profile, step_time
 from . import traffic_patterns as patterns
@@ -282,11 +281,6 @@ def markdown(data: dict | None = None) -> list[str]:
     from hardware/gpu_specs.py are not used: every case has its measured one-GPU figure)."""
     data = data or comparison_data()
     return series_markdown(data) + [''] + issue_markdown(data)
-
-
-def gpu_of(case: Case) -> gpu_specs.GpuSpec:
-    """The case's GPU (its host preset's)."""
-    return gpu_specs.lookup(links_lib.host_preset(case.host).gpu)
 
 
 if __name__ == '__main__':

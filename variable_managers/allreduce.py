@@ -44,7 +44,7 @@ from .allreduce_plans import (  # noqa: F401  (re-exported for callers and tests
     ring_schedule,
     split_sizes,
 )
-from .params.allreduce_spec import (  # noqa: F401  (re-exported for callers and tests)
+from .allreduce_spec import (  # noqa: F401  (re-exported for callers and tests)
     ALGORITHMS,
     AllReduceSpecTuple,
     parse_all_reduce_spec,

@@ -9,7 +9,7 @@ the per-device batch size, one line per device count and variant, bars from the 
 highest repeat) and, with runs on 1 device and on more, `<model>_scaling.png` (scaling
 efficiency in % against the device count, one line per batch size and variant, 100% = linear).
 After the utilisation section, "Host load" lists each run with what else used its CPUs
-(tools/sweep_host_load.py).
+(tools/sweep/host_load.py).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from __future__ import annotations
 import os
 import sys
 
-from . import sweep_figures, sweep_host_load, sweep_results
+from . import figures, host_load, results
 
 MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
                    '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
 
 
-def format_rate(stats: sweep_results.Stats | None, repeats: int = 0) -> str:
+def format_rate(stats: results.Stats | None, repeats: int = 0) -> str:
     """'160.0 ±9.4%' (median ± half-range), '160.0' for one repeat; '(n=2)' when fewer
     repeats than `repeats` succeeded; '-' without stats."""
     if stats is None:
@@ -45,9 +45,9 @@ def model_table(model: str, records: list[dict]) -> str:
     """The markdown table of one model: a row per (precision, variable_update, batch size), a
     column of images/sec per device count, then a scaling-efficiency column per count > 1."""
     mine = [r for r in records if r['config']['model'] == model]
-    stats = sweep_results.config_stats(mine)
-    configs = sorted({sweep_results.config_of(r) for r in mine}, key=sweep_results.sort_key)
-    failed = {sweep_results.config_of(r) for r in mine if r['status'] == 'failed'}
+    stats = results.config_stats(mine)
+    configs = sorted({results.config_of(r) for r in mine}, key=results.sort_key)
+    failed = {results.config_of(r) for r in mine if r['status'] == 'failed'}
     repeats = max((s.n for s in stats.values()), default=0)
     devices = sorted({c[2] for c in configs})
     show_precision, show_update = _variants(configs)
@@ -56,7 +56,7 @@ def model_table(model: str, records: list[dict]) -> str:
     head += ['%d device%s' % (n, '' if n == 1 else 's') for n in devices]
     head += ['efficiency %d' % n for n in devices if n > 1 and 1 in devices]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + ' ---: |' * len(head)]
-    rows = sorted({(c[3], c[4], c[1]) for c in configs}, key=sweep_results.sort_key)
+    rows = sorted({(c[3], c[4], c[1]) for c in configs}, key=results.sort_key)
     for precision, update, batch in rows:
         cells = [str(batch)] + ([precision] if show_precision else []) + (
             [update] if show_update else [])
@@ -68,7 +68,7 @@ def model_table(model: str, records: list[dict]) -> str:
             cells.append(text)
         for n in devices:
             if n > 1 and 1 in devices:
-                eff = sweep_results.scaling_efficiency(stats, (model, batch, n, precision, update))
+                eff = results.scaling_efficiency(stats, (model, batch, n, precision, update))
                 cells.append('-' if eff is None else '%.1f%%' % (100 * eff))
         lines.append('| ' + ' | '.join(cells) + ' |')
     fixed = []
@@ -122,7 +122,7 @@ def failures(records: list[dict]) -> str:
     lines = ['## Runs not done\n']
     for r in bad:
         lines.append('- %s repeat %d: %s, exit status %s: %s (logs: %s)' % (
-            sweep_results.describe(sweep_results.config_of(r)), r['config']['repeat'] + 1,
+            results.describe(results.config_of(r)), r['config']['repeat'] + 1,
             r['status'], r['exit_status'], short(r.get('error')), r.get('run_dir', '-')))
     return '\n'.join(lines) + '\n'
 
@@ -144,8 +144,8 @@ def write_report(output_dir: str, records: list[dict]) -> str:
         print('warning: no plots: %s' % MATPLOTLIB_HINT, file=sys.stderr)
         plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
     parts = [header(records)] + [model_table(m, records) for m in models]
-    parts.append(sweep_figures.figures_table(records))
-    parts.append(sweep_host_load.host_table(records))
+    parts.append(figures.figures_table(records))
+    parts.append(host_load.host_table(records))
     parts += [failures(records), '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n']
     text = '\n'.join(p for p in parts if p)
     path = os.path.join(output_dir, 'report.md')
@@ -181,7 +181,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
     import matplotlib
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot as plt
-    stats = sweep_results.config_stats(records)
+    stats = results.config_stats(records)
     os.makedirs(plot_dir, exist_ok=True)
     machine = 'TF %s, %s' % (_distinct(records, 'tf_version'), _distinct(records, 'cpu_model'))
     gpus = _distinct(records, 'gpus')
@@ -189,13 +189,13 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
         machine += ', ' + gpus
     paths = []
     for model in sorted({c[0] for c in stats}):
-        configs = sorted((c for c in stats if c[0] == model), key=sweep_results.sort_key)
+        configs = sorted((c for c in stats if c[0] == model), key=results.sort_key)
         show_precision, show_update = _variants(configs)
         fixed = [configs[0][3] if not show_precision else '',
                  configs[0][4] if not show_update else '']
         subtitle = ', '.join([p for p in fixed if p] + [machine])
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
-        lines = sorted({(c[2], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
+        lines = sorted({(c[2], c[3], c[4]) for c in configs}, key=results.sort_key)
         for n, precision, update in lines:
             points = [c for c in configs if (c[2], c[3], c[4]) == (n, precision, update)]
             xs = [c[1] for c in points]
@@ -223,14 +223,14 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
 
 
 def _scaling_plot(plt, model, configs, stats, machine, show_precision, show_update):
-    series = sorted({(c[1], c[3], c[4]) for c in configs}, key=sweep_results.sort_key)
+    series = sorted({(c[1], c[3], c[4]) for c in configs}, key=results.sort_key)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     devices, highest = set(), 0.0
     for batch, precision, update in series:
         points = []
         for c in configs:
             if (c[1], c[3], c[4]) == (batch, precision, update):
-                eff = sweep_results.scaling_efficiency(stats, c)
+                eff = results.scaling_efficiency(stats, c)
                 if eff is not None:
                     points.append((c[2], 100 * eff))
         if len(points) < 2:

@@ -1,6 +1,6 @@
 """The scaling plan a person reads: images/sec, efficiency and the bound of 1 to 1,024 GPUs.
 
-    inputs = scaling_report.PlanInputs(...)       # preflight/scaling_plan.py makes them
+    inputs = scaling_report.PlanInputs(...)       # speed_model/from_flags.py makes them
     rows = scaling_report.plan_rows(inputs)
     print('\\n'.join(scaling_report.format_report(inputs, rows)))
     scaling_report.write_png(inputs, rows, 'scaling.png')
@@ -37,7 +37,7 @@ RESOURCE_NAMES = {
 
 
 class PlanInputs(NamedTuple):
-    """What a plan needs (preflight/scaling_plan.py builds it from the flags).
+    """What a plan needs (speed_model/from_flags.py builds it from the flags).
 
     profile: layer_profile.LayerProfile; batch_size: per device; links:
     traffic_patterns.Links; compute: step_time.Compute of one device; variable_update,

@@ -25,7 +25,7 @@ compare prints B/A per configuration present in both sweeps with each side's noi
 range of its repeats) and a one-sided Mann-Whitney test over the repeats: "slower"/"faster" at
 p <= 0.05, "same" otherwise, "?" with the reason when there are too few repeats for the test
 (3 per side needed). `compare A B --fail_on_slower=PCT` is a regression gate: exit 1 when a
-configuration is slower by the test and by more than PCT percent (tools/sweep_gate.py).
+configuration is slower by the test and by more than PCT percent (tools/sweep/gate.py).
 
 Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_updates
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
@@ -43,9 +43,10 @@ import sys
 
 from absl import flags
 
-from . import sweep_compare, sweep_file, sweep_publish, sweep_report, sweep_results, sweep_runner
+from . import compare, file, publish, report, results
+from . import runner as runner_lib
 
-PRECISIONS = tuple(sweep_runner.PRECISION_FLAGS)
+PRECISIONS = tuple(runner_lib.PRECISION_FLAGS)
 # tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
 RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--num_gpus',
             'variable_update': '--variable_updates', 'use_fp16': '--precisions',
@@ -145,7 +146,7 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
     from tf_cnn_benchmarks.preflight import usage
     problems = []
     for config in configurations(axes, 1):
-        args = sweep_runner.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
+        args = runner_lib.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
         p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags))
         if p.cluster_resolver in ('tf_config', 'slurm') or (p.cluster_resolver == 'auto' and (
                 'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
@@ -234,8 +235,8 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         among the flags for every run.
     """
     try:
-        file_values = sweep_file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
-    except sweep_file.SweepFileError as e:
+        file_values = file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
+    except file.SweepFileError as e:
         raise SweepError(str(e)) from None
 
     config = fv.config if fv['config'].present else file_values.get('config')
@@ -339,8 +340,8 @@ def _lock(output_dir: str):
 
 
 def _load_previous(output_dir: str, extra_flags: list[str]) -> list[dict]:
-    path = sweep_results.results_path(output_dir)
-    records, bad = sweep_results.load_records(path)
+    path = results.results_path(output_dir)
+    records, bad = results.load_records(path)
     if bad:
         print('warning: skipped %d unreadable line(s) of %s' % (bad, path), file=sys.stderr)
     for record in records:
@@ -362,7 +363,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
       timeout_secs: per-run wall-time limit in seconds (0: none).
       progress: print the progress lines on stderr.
       runner: (args, run_dir, interrupts, timeout_secs) -> outcome; default
-        sweep_runner.run_configuration (tests pass a fake).
+        runner_lib.run_configuration (tests pass a fake).
 
     Raises:
       SweepError: the output folder is unusable, in use, or holds runs with other flags.
@@ -372,22 +373,22 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
     with _lock(out_dir):
         records = _load_previous(out_dir, plan['extra_flags'])
         runs = configurations(plan['axes'], plan['repeats'])
-        done = sweep_results.done_keys(records, retry_failed)
-        todo = [c for c in runs if sweep_results.config_key(c) not in done]
+        done = results.done_keys(records, retry_failed)
+        todo = [c for c in runs if results.config_key(c) not in done]
         if len(todo) < len(runs):
             print('resuming: %d of %d runs already done in %s are skipped' % (
-                len(runs) - len(todo), len(runs), sweep_results.results_path(out_dir)),
+                len(runs) - len(todo), len(runs), results.results_path(out_dir)),
                 file=sys.stderr)
-        bar = sweep_runner.Progress(len(runs), len(runs) - len(todo), len(todo),
+        bar = runner_lib.Progress(len(runs), len(runs) - len(todo), len(todo),
                                     enabled=progress)
-        interrupted = _run_all(plan, todo, bar, runner or sweep_runner.run_configuration,
+        interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
                                timeout_secs)
-        records, _ = sweep_results.load_records(sweep_results.results_path(out_dir))
-        print(sweep_report.write_report(out_dir, records))
+        records, _ = results.load_records(results.results_path(out_dir))
+        print(report.write_report(out_dir, records))
     if interrupted is not None:
         print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
         return 128 + interrupted
-    planned = {sweep_results.config_key(c) for c in runs}
+    planned = {results.config_key(c) for c in runs}
     failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
     return 1 if failed else 0
 
@@ -395,21 +396,21 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
 def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> int | None:
     """Runs `todo` in order, appending each record; returns the signal that stopped it, if any."""
     out_dir, extra = plan['output_dir'], plan['extra_flags']
-    results_file = sweep_results.results_path(out_dir)
-    environment = sweep_runner.local_environment()
-    with sweep_runner.Interrupts() as interrupts:
+    results_file = results.results_path(out_dir)
+    environment = runner_lib.local_environment()
+    with runner_lib.Interrupts() as interrupts:
         for config in todo:
             if interrupts.signum is not None:
                 break
             label = '%s repeat %d/%d' % (
-                sweep_results.describe(tuple(config[a] for a in sweep_results.AXES)),
+                results.describe(tuple(config[a] for a in results.AXES)),
                 config['repeat'] + 1, plan['repeats'])
             bar.begin(label)
             rel_dir = os.path.join('runs', run_dir_name(config))
-            args = sweep_runner.command_for(config, extra, os.path.join(out_dir, rel_dir))
+            args = runner_lib.command_for(config, extra, os.path.join(out_dir, rel_dir))
             outcome = runner(args, os.path.join(out_dir, rel_dir), interrupts, timeout_secs)
-            record = sweep_runner.make_record(config, extra, args, outcome, rel_dir, environment)
-            sweep_results.append_record(results_file, record)
+            record = runner_lib.make_record(config, extra, args, outcome, rel_dir, environment)
+            results.append_record(results_file, record)
             bar.end()
             _say_outcome(label, record)
         return interrupts.signum
@@ -420,7 +421,7 @@ def _say_outcome(label: str, record: dict) -> None:
         print('%s: %.2f images/sec' % (label, record['images_per_sec']), flush=True)
     else:
         print('%s: %s (exit status %s): %s' % (label, record['status'], record['exit_status'],
-                                               sweep_report.short(record['error'])),
+                                               report.short(record['error'])),
               file=sys.stderr, flush=True)
 
 
@@ -444,12 +445,12 @@ def _report_main(argv: list[str]) -> int:
         print('error: report takes one sweep output directory. Received %d argument(s). %s'
               % (len(argv), usage), file=sys.stderr)
         return 2
-    path = sweep_results.results_path(argv[0])
+    path = results.results_path(argv[0])
     if not os.path.isfile(path):
         print('error: no results file at %s' % path, file=sys.stderr)
         return 2
-    records, _ = sweep_results.load_records(path)
-    print(sweep_report.write_report(os.path.dirname(path) or '.', records))
+    records, _ = results.load_records(path)
+    print(report.write_report(os.path.dirname(path) or '.', records))
     return 0
 
 
@@ -457,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry (argv[0] is the program); returns the exit status."""
     argv = list(sys.argv if argv is None else argv)
     if len(argv) > 1 and argv[1] == 'compare':
-        return sweep_compare.main(argv[2:])
+        return compare.main(argv[2:])
     if len(argv) > 1 and argv[1] == 'report':
         return _report_main(argv[2:])
     fv = flags.FlagValues()
@@ -484,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:  # absl: "--noprogress=true does not take an argument"
         print('error: %s' % flag_parsing.describe_value_error(e), file=sys.stderr)
         return 2
-    problem = sweep_publish.what_problem(fv.publish)
+    problem = publish.what_problem(fv.publish)
     if problem:
         print('error: %s' % problem, file=sys.stderr)
         return 2
@@ -492,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = run_sweep(plan, fv.retry_failed, fv.run_timeout_secs, fv.progress)
         if fv.publish and status in (0, 1):
-            stem = sweep_publish.publish(plan['output_dir'], fv.publish, fv.publish_dir,
+            stem = publish.publish(plan['output_dir'], fv.publish, fv.publish_dir,
                                          command, load_before)
             print('published %s.json and %s.md' % (stem, stem))
         return status

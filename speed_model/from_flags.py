@@ -1,0 +1,207 @@
+"""The step-time model's inputs from a run's flags: links, compute, topology and the plan.
+
+What comes from where:
+
+  * the model's variables, their bytes and the FLOPs of the layers that use them: a fast
+    placeholder build (speed_model/layer_profile.py);
+  * one device's compute: --single_device_images_per_sec, else a stored one-device run the
+    caller looks up (`find_run`: preflight/scaling_plan.py reads the results database), else
+    the GPU table's peak at step_time.ASSUMED_UTILISATION;
+  * the links: --gpu_interconnect (a link, or a host preset of hardware/links.py that also
+    names the GPU, its PCIe sharing and network), --interconnect_gbps (Gbit/s or a preset;
+    'loopback' measures this host's gRPC rate now: hardware/loopback.py, and plans every task
+    on this host, sharing its cores), else the GPU's PCIe generation and 10 Gbit/s Ethernet.
+
+Nothing here builds a step, reads the results database or prints: preflight/scaling_plan.py
+drives `--plan_scaling` and the dry run's predicted step with these.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import cnn_util
+from ..hardware import gpu_specs
+from ..hardware import links as links_lib
+from ..runtime import cpu_tuning
+from . import layer_profile, scaling_report, step_time
+from . import traffic_patterns as patterns
+
+# (Params, device name such as 'V100 16GB' or 'CPU') -> (images/sec, source) of a stored
+# one-device run, or None.
+FindRun = Callable[[object, str], 'tuple[float, str] | None']
+
+
+class PlanError(cnn_util.BenchmarkError):
+    """The configuration cannot be planned (the message says what to give)."""
+
+
+def _dtype(p) -> str:
+    return 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
+
+
+def all_reduce_of(p) -> str:
+    """The planned all-reduce algorithm: --all_reduce_spec, 'nccl' for --use_nccl,
+    'psgpu/psgpu' for --hierarchical_copy, else '' (the manager's default)."""
+    if p.all_reduce_spec:
+        return p.all_reduce_spec
+    if p.use_nccl:
+        return 'nccl'
+    return 'psgpu/psgpu' if p.hierarchical_copy else ''
+
+
+def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
+    """(the GpuSpec planned or None for CPU towers, the Links, the loopback.LoopbackRate
+    measured for --interconnect_gbps=loopback (every task on this host) or None).
+
+    Raises:
+      PlanError: an unknown link or host preset.
+    """
+    try:
+        host = (links_lib.host_preset(p.gpu_interconnect)
+                if p.gpu_interconnect and p.gpu_interconnect.lower() in links_lib.HOSTS
+                else None)
+        if gpu is None and host is not None and p.device != 'cpu':
+            gpu = gpu_specs.lookup(host.gpu)
+        value = p.interconnect_gbps or (host.network if host else links_lib.DEFAULT_NETWORK)
+        loopback = None
+        if str(value).strip().lower() == 'loopback':
+            from ..hardware import loopback as loopback_lib
+            loopback = loopback_lib.measure()
+            network = links_lib.measured_link('loopback', loopback.bytes_per_sec, loopback.how)
+        else:
+            network = links_lib.network(value)
+        if gpu is None:
+            return None, patterns.Links(None, 1, None, network), loopback
+        pcie = links_lib.link(host.pcie if host else links_lib.PCIE_OF_GPU.get(gpu.name,
+                                                                             'pcie3'))
+        if host is not None:
+            gpu_link = links_lib.link(host.gpu_link)
+        elif p.gpu_interconnect:
+            gpu_link = links_lib.link(p.gpu_interconnect)
+        else:
+            gpu_link = pcie
+        uplink = (host.gpus_per_pcie_uplink if host
+                  else links_lib.GPUS_PER_UPLINK_OF_GPU.get(gpu.name, 1))
+    except links_lib.UnknownLinkError as e:
+        raise PlanError(str(e)) from None
+    return gpu, patterns.Links(pcie, uplink, gpu_link, network), loopback
+
+
+def _compute(p, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
+             find_run: FindRun | None):
+    """step_time.Compute from the flags, a stored run (`find_run`) or the GPU's peak."""
+    given = p.single_device_images_per_sec
+    found = None if given or find_run is None else find_run(p, device)
+    if given or found:
+        figure, source = ((given, '--single_device_images_per_sec') if given else found)
+        return step_time.compute_from_single_device(figure, batch, profile, one, links,
+                                                    source=source)
+    if gpu is None:
+        raise PlanError('a plan of CPU towers needs --single_device_images_per_sec (the total '
+                        'images/sec of a run of this configuration on one device, or of a '
+                        '1-worker cluster)')
+    try:
+        return step_time.compute_from_peak(gpu, _dtype(p), profile.forward_flops, batch,
+                                           forward_only=forward_only)
+    except ValueError as e:
+        raise PlanError(str(e)) from None
+
+
+def profile_of(p, plan) -> layer_profile.LayerProfile:
+    """The model's layer profile at the run's dataset, image size, classes and variable dtype."""
+    dataset = plan.dataset if plan.dataset in ('imagenet', 'cifar10') else 'imagenet'
+    return layer_profile.from_model(p.model, dataset, plan.image_size, plan.num_classes,
+                                    2 if p.fp16_vars else 4)
+
+
+def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
+                find_run: FindRun | None = None) -> scaling_report.PlanInputs:
+    """The PlanInputs of the configuration `p` describes.
+
+    Args:
+      p: the run's Params.
+      plan: its run plan (run_plan.RunPlan: model, dataset, per-device batch, image size).
+      gpu: the GpuSpec planned, or None for CPU towers (a host preset may name one).
+      profile: its layer profile, made when not given.
+      counted: lines of the dry run's copies (preflight/scaling_plan.counted_lines).
+      find_run: looks up a stored one-device run's images/sec when
+        --single_device_images_per_sec is not given; None looks up nothing.
+
+    Raises:
+      PlanError: links, compute or the variable manager cannot be planned.
+    """
+    profile = profile or profile_of(p, plan)
+    gpu, links, on_this_host = plan_links(p, gpu)
+    batch = plan.per_device_batch_size
+    real = bool(p.data_dir) and p.data_name != 'synthetic'
+    batch_bytes = (batch * (3 * plan.image_size ** 2 * plan.compute_dtype.size + 4)
+                   if real else 0)
+    gpus_per_host = max(1, p.num_gpus) if p.num_gpus > 1 else (8 if gpu is not None else 1)
+    base = scaling_report.PlanInputs(
+        profile, batch, links, None, p.variable_update, gpus_per_host,
+        gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
+        local_parameter_device=p.local_parameter_device,
+        gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
+        num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted))
+    if on_this_host is not None and gpu is None:
+        cores = cpu_tuning.physical_cores()
+        base = base._replace(gpus_per_host=1, one_host_gpus=(1,), hosts=(2, 3, 4, 8),
+                             on_one_host=True, host_cores=cores,
+                             threads=p.num_intra_threads or cores,
+                             cpu_secs_per_byte=on_this_host.cpu_secs_per_byte)
+    one = scaling_report.topology(base, 1, 1)
+    try:
+        compute = _compute(p, profile, batch, gpu, base.device, one, links, p.forward_only,
+                           find_run)
+    except patterns.UnplannableError as e:
+        raise PlanError(str(e)) from None
+    return base._replace(compute=compute)
+
+
+def _host_names(hosts) -> set:
+    return {str(h).rsplit(':', 1)[0] for h in hosts or ()}
+
+
+def run_topology(p, plan) -> patterns.Topology:
+    """The Topology of the run `p` itself: this host's towers, or the cluster of the flags
+    (ps tasks on the worker hosts when their host names are among the workers')."""
+    towers = max(1, len(plan.devices))
+    if not p.job_name:
+        return patterns.Topology(p.variable_update, towers, all_reduce=all_reduce_of(p),
+                                 local_parameter_device=p.local_parameter_device,
+                                 gradient_repacking=bool(p.gradient_repacking),
+                                 forward_only=p.forward_only)
+    hosts = max(1, len(p.worker_hosts))
+    if p.job_name == 'controller':
+        towers = max(1, towers // hosts)
+    ps = len(p.ps_hosts) if p.variable_update in ('parameter_server',
+                                                   'distributed_replicated') else 0
+    return patterns.Topology(
+        p.variable_update, towers, hosts, ps,
+        ps_on_workers=_host_names(p.ps_hosts) <= _host_names(p.worker_hosts),
+        all_reduce=all_reduce_of(p), gradient_repacking=bool(p.gradient_repacking),
+        forward_only=p.forward_only)
+
+
+def predicted_step_lines(p, plan, gpu, find_run: FindRun | None = None) -> list[str]:
+    """The dry run's 'Predicted step' lines for the run itself (never raises: a configuration
+    the model cannot plan is one line saying why)."""
+    try:
+        inputs = plan_inputs(p, plan, gpu, find_run=find_run)
+        topo = run_topology(p, plan)
+        found = scaling_report.predict_topology(inputs, topo)
+        one = scaling_report.predict_topology(inputs, scaling_report.topology(inputs, 1, 1))
+    except (PlanError, patterns.UnplannableError) as e:
+        return ['Predicted step:   not planned: %s' % e]
+    devices = topo.devices
+    return [
+        'Predicted step:   %.1f ms = compute %.1f ms (%s) + %.1f ms of communication that '
+        'does not overlap it' % (1e3 * found.step_secs, 1e3 * found.compute_secs,
+                                 inputs.compute.source, 1e3 * found.exposed_secs),
+        '                  %.1f images/sec on %d device(s) (%.1f%% of %d x one device\'s), '
+        'bound by %s (network %s; --plan_scaling for 1 to 1,024 GPUs)' % (
+            found.images_per_sec, devices,
+            100 * found.images_per_sec / (devices * one.images_per_sec), devices,
+            scaling_report.resource_name(found.bound, inputs.links),
+            inputs.links.network.describe())]
