@@ -175,8 +175,8 @@ class StagedPipeline(InputPipeline):
             if '--num_classes' not in source:
                 source += '; --num_classes sets them'
             source = ' (%s)' % source
-        message = '%s labels must lie in [0, %d), the classes of the model%s (-1: a record ' \
-                  'without image/class/label); a batch of %s %s holds' % (
+        message = '%s labels must lie in [0, %d), the classes of the model%s (-1: stored so, ' \
+                  'or a record without image/class/label); a batch of %s %s holds' % (
                       LABEL_ERROR_MARKER, self.num_classes, source, self.dataset.data_dir,
                       self.subset)
         message = message.encode('utf-8', 'surrogateescape')  # a non-ASCII --data_dir, any locale
@@ -370,7 +370,7 @@ class DatasetPipeline(_TfDataPipeline):
         why = ''
         if self.params.skip_corrupt_records:
             from .input_data import skipped_records
-            self.skipped = skipped_records.SkippedRecords()
+            self.skipped = skipped_records.SkippedRecords(self.num_classes)
         if not self.params.use_datasets and self.full_pass is None:
             why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
                    if self.skipped is not None else

@@ -132,6 +132,19 @@ def sweep_rows(results) -> list[list[str]]:
     return rows
 
 
+def quick_conditions(doc) -> str:
+    """Under which conditions a quick_runs file timed its commands: host, TensorFlow, date,
+    and the page cache (files from before bench_quick_runs recorded it ran the commands one
+    after another, TensorFlow's files already in the page cache)."""
+    prov = doc['provenance']
+    cache = ('TensorFlow imported once before the first command' if
+             doc['data'].get('page_cache') == 'warm' else
+             'the commands ran one after another, TensorFlow\'s files in the page cache')
+    return ('%s, %s cores, %s; warm-cache times (%s): a first command after a boot, which '
+            'reads TensorFlow from disk, starts slower' % (
+                _host(prov), prov.get('cpu_cores', '?'), prov['date'][:10], cache))
+
+
 def quick_rows(results) -> tuple[list[list[str]], str | None]:
     """The newest quick_runs file's rows for the README, and its stem (None without one)."""
     quick = [(s, d) for s, d in results if d['what'] == 'quick_runs']
@@ -165,7 +178,8 @@ def headline_rows(results) -> list[list[str]]:
         stem, doc = quick[-1]
         for r in doc['data']['rows']:
             if 'resnet50' in r['command'] and r['command'].startswith('tf_cnn_benchmarks'):
-                add('the quick-start command, whole run (load average %.1f)' % r['load_before'],
+                add('the quick-start command, whole run (load average %.1f, warm page cache)'
+                    % r['load_before'],
                     '%.0f s' % r['wall_secs'],
                     doc['provenance'], stem)
     return rows
@@ -194,8 +208,8 @@ def readme_blocks(results) -> dict[str, str]:
                                 'predicted', 'error', 'why', 'from'], scaling, 'llrrrll')
                         if scaling else 'No scaling comparison yet.'),
             'quick-runs': (_table(['command', 'wall time', 'images/sec', 'load average'], quick,
-                                  'lrrr') + '\n\nFrom [results/%s.md](results/%s.md).'
-                           % (stem, stem) if quick
+                                  'lrrr') + '\n\nFrom [results/%s.md](results/%s.md): %s.'
+                           % (stem, stem, quick_conditions(dict(results)[stem])) if quick
                            else 'No quick-runs file yet: `python -m bench.bench_quick_runs`.'),
             'headline': (_table(head, headline_rows(results), 'lrlll')
                          if headline_rows(results) else 'No result files yet.')}

@@ -9,8 +9,9 @@
   tf_config  the TF_CONFIG JSON that Kubeflow's TFJob (and most Kubernetes operators for
              TensorFlow) put in every pod, read by TensorFlow's TFConfigClusterResolver;
   slurm      the variables of the srun step (SLURM_PROCID, SLURM_STEP_NUM_TASKS,
-             SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE), read by TensorFlow's
-             SlurmClusterResolver;
+             SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE), expanded in Slurm's order by
+             slurm_nodes.py (TensorFlow's SlurmClusterResolver sorts the nodes as text:
+             node10 before node9);
   auto       (default) the host flags when any is given, else TF_CONFIG when set, else Slurm in
              a step of more than one task, else a local run. When host flags win over a
              TF_CONFIG or Slurm step that is also there, one warning line says so.
@@ -18,8 +19,8 @@
 A resolved cluster becomes the same Params fields the host flags give, so everything after
 (params.validate_params' cluster rules, topology.Cluster, server.TaskServer) is one code path.
 Resolution runs before the flags are validated and before any server starts; each problem is one
-params.ParamsError line (exit status 2). Only the tf_config and slurm sources import TensorFlow
-(its resolver classes); the flags and local runs stay TensorFlow-free here.
+params.ParamsError line (exit status 2). Only the tf_config source imports TensorFlow (its
+resolver class); the flags, Slurm and local runs stay TensorFlow-free here.
 
 TF_CONFIG task types: `chief` (or its older name `master`) is worker 0, the chief of this project;
 `worker` i is worker i + 1 when there is a chief, else worker i; `ps` i is ps i. `evaluator` is
@@ -27,11 +28,12 @@ not a cluster member: it runs `--eval` on the checkpoints the chief writes to th
 --train_dir, every --eval_interval_secs (EVALUATOR_INTERVAL_SECS when 0) until it is stopped
 (SIGTERM: exit status 143). Other types are refused.
 
-Slurm: the first --num_ps ranks are the ps tasks (TensorFlow's resolver orders the jobs by name),
-the rest the workers; the tasks of a node listen on consecutive ports from --slurm_port_base in
-rank order (nodes sorted by name: Slurm's block distribution). GPUs: a ps hides every GPU
-(CUDA_VISIBLE_DEVICES=''); the workers of a node split the node's CUDA_VISIBLE_DEVICES evenly in
-rank order, unless Slurm already bound each task its own (SLURM_GPUS_PER_TASK GPUs visible).
+Slurm: the first --num_ps ranks are the ps tasks, the rest the workers; the ranks lie in blocks
+over the nodes in SLURM_STEP_NODELIST's order (Slurm's block distribution, srun's default), and
+the tasks of a node listen on consecutive ports from --slurm_port_base in rank order. GPUs: a
+ps hides every GPU (CUDA_VISIBLE_DEVICES=''); the workers of a node split the node's
+CUDA_VISIBLE_DEVICES evenly in rank order, unless Slurm already bound each task its own
+(SLURM_GPUS_PER_TASK GPUs visible).
 `Resolution.environment` holds those variables: set them before TensorFlow initialises its GPUs
 (the command does). A task that Slurm placed on another node than the resolver expects
 (SLURMD_NODENAME, SLURM_LOCALID) is refused: it would wait for peers that listen elsewhere.
@@ -47,6 +49,7 @@ from .. import cnn_util
 from .. import params as params_lib
 from ..params import cluster_rules as flag_rules
 from ..runtime import runtime_env
+from . import slurm_nodes
 
 #: Seconds between evaluations of a TF_CONFIG evaluator when --eval_interval_secs is 0.
 EVALUATOR_INTERVAL_SECS = 60
@@ -125,7 +128,7 @@ def resolve(p) -> Resolution:
 
     Raises:
       params.ParamsError: a value outside its flag's choices or bounds (as validate_params says
-        it), a malformed TF_CONFIG, a Slurm step TensorFlow's resolver cannot read,
+        it), a malformed TF_CONFIG, a Slurm step whose variables are malformed,
         a task type this project does not run, host flags that contradict the source, or a
         --variable_update the cluster cannot run (no ps for a ps mode; distributed_all_reduce,
         whose controller only the host flags describe).
@@ -358,13 +361,22 @@ def _slurm_int(name: str) -> int:
                           % (name, value)) from None
 
 
+def _slurm_text(name: str) -> str:
+    value = os.environ.get(name, '').strip()
+    if not value:
+        raise ParamsError('--cluster_resolver=slurm needs %s in the environment (srun sets it '
+                          'in a step). Start the tasks with srun inside an allocation.' % name)
+    return value
+
+
 def read_slurm_step(p) -> tuple[dict, str, int]:
-    """The step's cluster through TensorFlow's SlurmClusterResolver: ({job: [address]}, job,
-    index). The first --num_ps ranks are ps tasks.
+    """The step's cluster in Slurm's block order: ({job: [address]}, job, index). The first
+    --num_ps ranks are ps tasks, the rest workers; the nodes are taken in the order of
+    SLURM_STEP_NODELIST (slurm_nodes.py), not sorted as text.
 
     Raises:
       params.ParamsError: not in a Slurm step, too few tasks for the ps, a port base out of
-        range, or Slurm variables the resolver cannot read.
+        range, or Slurm variables that are malformed or disagree with each other.
     """
     rank, tasks = _slurm_int('SLURM_PROCID'), _slurm_int('SLURM_STEP_NUM_TASKS')
     num_ps = default_num_ps(p.variable_update) if p.num_ps is None else p.num_ps
@@ -374,23 +386,21 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
     if not 1 <= p.slurm_port_base <= 65535 - tasks:
         raise ParamsError('--slurm_port_base must leave room for %d ports below 65536. Received: '
                           'slurm_port_base=%d' % (tasks, p.slurm_port_base))
-    runtime_env.import_tensorflow()  # quietly, its environment set, without Keras
-    from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-
-    jobs = {'worker': tasks - num_ps}
-    if num_ps:
-        jobs['ps'] = num_ps
+    nodelist = _slurm_text('SLURM_STEP_NODELIST')
+    per_node = _slurm_text('SLURM_STEP_TASKS_PER_NODE')
     try:
-        # The resolver's GPU split (over every task, ps included) is not used (see
-        # slurm_gpu_environment); these values only keep it from asking nvidia-smi.
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(
-            jobs=jobs, port_base=p.slurm_port_base, gpus_per_node=tasks, gpus_per_task=1,
-            auto_set_gpu=False)
-        spec = resolver.cluster_spec().as_dict()
-        job, index = resolver.get_task_info()
-    except (RuntimeError, ValueError) as e:
-        raise ParamsError('Slurm: %s (rank %d of %d)' % (str(e).replace('\n', ' '), rank,
-                                                        tasks)) from None
+        addresses = slurm_nodes.block_addresses(nodelist, per_node, p.slurm_port_base)
+    except slurm_nodes.HostlistError as e:
+        raise ParamsError('Slurm: SLURM_STEP_NODELIST=%s, SLURM_STEP_TASKS_PER_NODE=%s: %s '
+                          '(rank %d of %d)' % (nodelist, per_node, e, rank, tasks)) from None
+    if len(addresses) != tasks or not 0 <= rank < tasks:
+        raise ParamsError('Slurm: SLURM_STEP_TASKS_PER_NODE=%s makes %d task(s), '
+                          'SLURM_STEP_NUM_TASKS says %d and SLURM_PROCID %d; run inside one '
+                          'srun step' % (per_node, len(addresses), tasks, rank))
+    spec = {'worker': addresses[num_ps:]}
+    if num_ps:
+        spec['ps'] = addresses[:num_ps]
+    job, index = ('ps', rank) if rank < num_ps else ('worker', rank - num_ps)
     _check_addresses('Slurm', job, spec[job])
     _check_placement(spec[job][index], spec, rank)
     return spec, job, index
@@ -405,17 +415,17 @@ def _check_placement(address: str, spec: dict, rank: int) -> None:
     node = os.environ.get('SLURMD_NODENAME')
     if node and node != _host(address):
         raise ParamsError(
-            'Slurm started rank %d on node %s, but TensorFlow\'s resolver gives it %s (it '
-            'expects the ranks in blocks over the nodes in name order); start the step with '
-            'srun --distribution=block.' % (rank, node, address))
+            'Slurm started rank %d on node %s, but block distribution over SLURM_STEP_NODELIST '
+            'gives it %s; start the step with srun --distribution=block (the default).'
+            % (rank, node, address))
     local = os.environ.get('SLURM_LOCALID')
     on_node = sorted((a for tasks in spec.values() for a in tasks if _host(a) == _host(address)),
                      key=lambda a: int(a.rpartition(':')[2]))
     if local is not None and local.isdigit() and on_node.index(address) != int(local):
         raise ParamsError(
-            'Slurm rank %d is task %s of its node (SLURM_LOCALID), but TensorFlow\'s resolver '
-            'gives it %s, the port of task %d; start the step with srun --distribution=block.'
-            % (rank, local, address, on_node.index(address)))
+            'Slurm rank %d is task %s of its node (SLURM_LOCALID), but block distribution gives '
+            'it %s, the port of task %d; start the step with srun --distribution=block (the '
+            'default).' % (rank, local, address, on_node.index(address)))
 
 
 def slurm_gpu_environment(spec: dict, job: str, index: int, environ=None) -> tuple[dict, str]:

@@ -106,6 +106,11 @@ def _problem(path: str, error: sqlite3.Error) -> StoreError:
         return StoreError('%s %s (%s); it was left untouched: move it away (a new database '
                           'is made in its place) or choose another --results_db=PATH'
                           % (path, what, text))
+    read_only = read_only_reason(path)
+    if read_only:
+        return StoreError('the results database %s cannot be written: %s (%s); the read-only '
+                          'commands (list, show, history, regressions, html) read it, writes '
+                          'need another --results_db=PATH' % (path, read_only, text))
     return StoreError('the results database %s cannot be used: %s' % (path, text))
 
 
@@ -220,11 +225,78 @@ def open_store(path: str, *, create: bool = True,
     return conn
 
 
+def read_only_reason(path: str) -> str | None:
+    """Why the results database at `path` cannot be written here, or None.
+
+    A database in WAL mode needs its file and its folder writable (the -wal and -shm files
+    are made beside it). Read-only storage is told by the file system's flag (statvfs
+    ST_RDONLY: a read-only mount, which stops root too) or by access(2) (permissions, an
+    immutable file or folder).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return '%s is on a read-only file system' % folder
+    except OSError:
+        pass
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return 'the file is read-only'
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return 'its folder %s is not writable' % folder
+    return None
+
+
+def open_read_only(path: str) -> sqlite3.Connection:
+    """Opens an existing results database for reading only: nothing is written to the file or
+    beside it (a shared, read-only mount of a nightly database reads as well as a local one).
+
+    The file is opened with SQLite's `mode=ro`, and with `immutable=1` where its folder cannot
+    be written (no -wal or -shm file can be made there; SQLite then reads the file as it is, so
+    a writer elsewhere must have finished: a WAL that was not checkpointed is not seen). A file
+    of an older schema is migrated in a copy in memory; the file keeps its version.
+
+    Raises:
+      StoreError: no file, not a regular file, not a results database of this program,
+        damaged or newer (see `open_store`).
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise StoreError('the results database %s is not a regular file (a folder or a '
+                         'device); choose another --results_db=PATH' % path)
+    if not os.path.exists(path):
+        raise StoreError('no results database at %s (runs record there unless --noresults_db; '
+                         '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
+    immutable = read_only_reason(path) not in (None, 'the file is read-only')
+    uri = 'file:%s?mode=ro%s' % (_uri_path(path), '&immutable=1' if immutable else '')
+    conn = None
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        version = _check_identity(conn, path)
+        if version < SCHEMA_VERSION:
+            copy = sqlite3.connect(':memory:', isolation_level=None)
+            conn.backup(copy)
+            conn.close()
+            conn = copy
+            conn.row_factory = sqlite3.Row
+            _migrate(conn, SCHEMA_VERSION)
+    except sqlite3.Error as e:
+        if conn is not None:
+            conn.close()
+        raise _problem(path, e) from None
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+    return conn
+
+
 @contextlib.contextmanager
-def opened(path: str, **kwargs):
-    """`open_store` as a context manager that closes the connection; an SQLite error inside
-    (a damaged page met by a query) becomes StoreError."""
-    conn = open_store(path, **kwargs)
+def opened(path: str, *, read_only: bool = False, **kwargs):
+    """`open_store` (with read_only, `open_read_only`) as a context manager that closes the
+    connection; an SQLite error inside (a damaged page met by a query) becomes StoreError."""
+    conn = open_read_only(path) if read_only else open_store(path, **kwargs)
     try:
         yield conn
     except sqlite3.Error as e:
@@ -237,7 +309,9 @@ def check_file(path: str) -> str | None:
     """Why a run could not record into `path`, or None: read-only (nothing is created).
 
     A missing file is fine when its folder exists or can be made; an existing one must be a
-    results database of this program with a schema this one knows (or an empty file).
+    results database of this program with a schema this one knows (or an empty file). A
+    database on read-only storage passes: the run keeps its results elsewhere and says where
+    (lifecycle/results_db.py).
     """
     if not os.path.exists(path):
         folder = os.path.dirname(os.path.abspath(path))
@@ -253,18 +327,9 @@ def check_file(path: str) -> str | None:
     if not os.path.isfile(path):
         return 'the results database %s is not a regular file (a folder or a device)' % path
     try:
-        conn = sqlite3.connect('file:%s?mode=ro' % _uri_path(path), uri=True,
-                               timeout=BUSY_TIMEOUT_SECS)
-    except sqlite3.Error as e:
-        return str(_problem(path, e))
-    try:
-        _check_identity(conn, path)
+        open_read_only(path).close()
     except StoreError as e:
         return str(e)
-    except sqlite3.Error as e:
-        return str(_problem(path, e))
-    finally:
-        conn.close()
     return None
 
 

@@ -9,12 +9,26 @@ LABEL_ERROR_MARKER in its message so that it is recognised here.
 from __future__ import annotations
 
 import contextlib
+import re
 
 import tensorflow as tf
 
 from .. import cnn_util
 
 LABEL_ERROR_MARKER = 'label_out_of_range:'
+_CLASSES_RE = re.compile(r'must lie in \[0, (\d+)\)')
+# TensorFlow's parse errors of a feature of another type or count (example_proto_fast_parsing).
+_SCHEMA_WORDS = ("Data types don't match", 'values != expected', 'is required but could not be')
+
+
+def _located(files: tuple[str, ...], what: str, num_classes: int | None = None) -> str:
+    """'; WHAT: record N of PATH (image/filename ...): PROBLEM' from a search of the shards
+    (bad_images.locate_unusable_record, up to 30 s), or '' without shards."""
+    if not files:
+        return ''
+    from . import bad_images
+    return '; %s: %s' % (what, bad_images.locate_unusable_record(list(files),
+                                                                num_classes=num_classes))
 
 
 def to_data_error(error: tf.errors.OpError, where: str = '',
@@ -24,16 +38,21 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
     Args:
       error: the error raised by session.run.
       where: the data directory (or any phrase) to name in the message.
-      files: the TFRecord shards being read; an undecodable image is then located in them
-        (bad_images.locate_undecodable_image, up to 30 s) and the message names its record;
-        so is a record whose CRC fails (corrupt_records.locate).
+      files: the TFRecord shards being read; the first record the pipeline cannot use (an
+        undecodable image, another schema, a label outside the classes) is then located in
+        them (bad_images.locate_unusable_record, up to 30 s) and the message names its shard,
+        record, image/filename and problem; so is a record whose CRC fails
+        (corrupt_records.locate).
     """
     message = error.message
     suffix = ' (data: %s)' % where if where else ''
     if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
         start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
         detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")
-        return cnn_util.DataError('label out of range: %s' % detail.replace('] [', ': [', 1))
+        classes = _CLASSES_RE.search(detail)
+        return cnn_util.DataError('label out of range: %s%s' % (
+            detail.replace('] [', ': [', 1),
+            _located(files, 'first such record', int(classes.group(1)) if classes else None)))
     if isinstance(error, tf.errors.DataLossError):
         from . import corrupt_records
         if files and corrupt_records.offsets_in(message):
@@ -45,29 +64,27 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
             'from its first bad record (and counts what it skips)' % (where_bad, suffix))
     if isinstance(error, tf.errors.InvalidArgumentError) and (
             'Could not parse example input' in message):
-        located = ''
-        if files:
-            from . import bad_images
-            located = '; first such record: %s' % bad_images.locate_undecodable_image(list(files))
         return cnn_util.DataError(
             'a TFRecord record is not a tf.train.Example%s%s; write the shards with '
             'tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format of docs/real-data.md)'
-            % (suffix, located))
+            % (suffix, _located(files, 'first such record')))
     node = error.op.name if error.op is not None else ''
     decode_words = ('Unknown image file format', 'Invalid JPEG data', 'decode', 'Decode',
                     'Invalid PNG', 'Not a JPEG')
     if isinstance(error, tf.errors.InvalidArgumentError) and (
-            'input_pipeline' in node or any(w in message for w in decode_words)):
-        located = ''
-        if files:
-            from . import bad_images
-            located = '; first undecodable record in the shards: %s' % (
-                bad_images.locate_undecodable_image(list(files)))
-        hint = (' (a record without image/encoded: not an ImageNet-format tf.train.Example? '
-                'write the shards with tf_cnn_build_tfrecords)'
-                if 'Input is empty' in message else '')
-        return cnn_util.DataError('an input record could not be processed: %s%s%s%s'
-                                  % (cnn_util.error_summary(error), hint, suffix, located))
+            'input_pipeline' in node or any(w in message for w in decode_words + _SCHEMA_WORDS)):
+        hint = ''
+        if 'Input is empty' in message:
+            hint = ' (a record without image/encoded: not an ImageNet-format tf.train.Example?)'
+        elif any(w in message for w in _SCHEMA_WORDS):
+            hint = ' (a record of another schema than the ImageNet format)'
+        fix = ('; write the shards with tf_cnn_build_tfrecords (the ImageNet format of '
+               'docs/real-data.md), or --skip_corrupt_records to skip such records'
+               if hint else '')
+        return cnn_util.DataError('an input record could not be processed: %s%s%s%s%s'
+                                  % (cnn_util.error_summary(error), hint, suffix,
+                                     _located(files, 'first record the pipeline cannot use'),
+                                     fix))
     return None
 
 

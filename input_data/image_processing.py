@@ -28,6 +28,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from ..params import RESIZE_METHODS  # --resize_method's values
+from . import record_schema
 
 tf1 = tf.compat.v1
 
@@ -41,7 +42,6 @@ AREA_RANGE = (0.05, 1.0)
 ASPECT_RATIO_RANGE = (0.75, 1.33)
 MIN_OBJECT_COVERED = 0.1
 MAX_ATTEMPTS = 100
-_BOX_KEYS = ('ymin', 'xmin', 'ymax', 'xmax')
 
 
 def parse_batch(records: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -55,14 +55,8 @@ def parse_batch(records: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
       (`image/class/label`, -1 where missing); boxes float32 [n, m, 4] (ymin, xmin, ymax, xmax)
       after `sanitize_boxes`, m >= 1.
     """
-    features = {
-        'image/encoded': tf.io.FixedLenFeature([], tf.string, default_value=''),
-        'image/class/label': tf.io.FixedLenFeature([], tf.int64, default_value=-1),
-    }
-    for key in _BOX_KEYS:
-        features['image/object/bbox/' + key] = tf.io.VarLenFeature(tf.float32)
-    parsed = tf.io.parse_example(records, features)
-    coords = [parsed['image/object/bbox/' + k] for k in _BOX_KEYS]
+    parsed = tf.io.parse_example(records, record_schema.features())  # the pipelines' schema
+    coords = [parsed[k] for k in record_schema.BOX_KEYS]
     width = tf.reduce_max(tf.stack([c.dense_shape[1] for c in coords]))
     n = tf.shape(records, out_type=tf.int64)[0]
     # Missing entries (absent keys, keys of unequal length) become NaN and are dropped.

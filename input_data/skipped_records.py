@@ -1,5 +1,6 @@
 """--skip_corrupt_records while reading: a shard is read up to its first bad record, the rest of
-it is skipped, counted and reported.
+it is skipped, counted and reported; a record the pipeline cannot use (another schema, a label
+outside the model's classes) is skipped alone, counted and reported.
 
 The record CRCs are checked by TensorFlow's reader as the run reads them (there is no CRC pass
 at start-up, see `shard_scan`). Without the flag a bad record fails the step
@@ -10,6 +11,13 @@ records from there to the shard's end, whose number the start-up header walk cou
 skipped. A marker after each shard's records carries how many were read; when fewer than
 counted, `SkippedRecords` prints one `warning:` line naming the shard, the record and how many
 records were skipped (the first time that shard falls short), and keeps the counts.
+
+Each record read is also checked as the pipelines will parse it (record_schema.usable: its
+schema, a non-empty image, its label within the model's classes); one that fails is dropped.
+The records are numbered before the check, so a gap in the numbers after it names the dropped
+ones: each is reported once, in the form every bad record is named ("record N of PATH
+(image/filename 'NAME'): PROBLEM", the first MAX_WARNED of a run one `warning:` line each) and
+counted. Undecodable images are not looked for here (that needs a decode of every image).
 """
 
 from __future__ import annotations
@@ -20,26 +28,43 @@ import threading
 import tensorflow as tf
 
 from .. import cnn_util
+from . import record_schema
+
+#: Records the pipeline cannot use that are named in a warning line each; the rest are counted.
+MAX_WARNED = 5
 
 
 class SkippedRecords:
     """The records that the readers of one pipeline skipped, per shard.
 
+    Args:
+      num_classes: the model's classes: a record whose label lies outside [0, num_classes)
+        is skipped; None: labels are not checked here.
+
     Attributes:
       by_shard: path -> records skipped at the last reading of that shard (a shard is read
         once an epoch).
       passes: how many times shards fell short (each reading of a damaged shard counts).
+      unusable: path -> indices of the records the pipeline cannot use (skipped every epoch).
     """
 
-    def __init__(self):
+    def __init__(self, num_classes: int | None = None):
+        self.num_classes = num_classes
         self.by_shard: dict[str, int] = {}
         self.passes = 0
+        self.unusable: dict[str, set[int]] = {}
         self._lock = threading.Lock()
 
     @property
     def records(self) -> int:
-        """Records skipped in one epoch: the sum over the shards that fell short."""
-        return sum(self.by_shard.values())
+        """Records skipped in one epoch: the ends of the shards that fell short and the records
+        the pipeline cannot use."""
+        return sum(self.by_shard.values()) + self.unusable_records
+
+    @property
+    def unusable_records(self) -> int:
+        """Records skipped an epoch because the pipeline cannot use them."""
+        return sum(len(v) for v in self.unusable.values())
 
     def read_shard(self, path: tf.Tensor, expected: tf.Tensor,
                    compression: tf.Tensor | str = '') -> tf.data.Dataset:
@@ -58,9 +83,22 @@ class SkippedRecords:
             tf.data.Dataset.from_tensors((tf.constant(b''), tf.constant(True))))
         counted = marked.scan(tf.constant(0, tf.int64),
                               lambda n, x: (n + 1, (x[0], x[1], n)))
+        # The check fails (and ignore_errors drops) a record the pipeline cannot use; the
+        # numbers of the records kept then have a gap where it was.
+        checked = counted.map(lambda record, is_marker, read: (tf.cond(
+            is_marker, lambda: record, lambda: record_schema.usable(record, self.num_classes)),
+            is_marker, read)).ignore_errors()
+        gaps = checked.scan(tf.constant(0, tf.int64),
+                            lambda next_, x: (x[2] + 1, (x[0], x[1], x[2], next_)))
 
-        def keep(record, is_marker, read):
+        def keep(record, is_marker, read, first_dropped):
             del record
+            noted = tf.cond(first_dropped < read,
+                            lambda: tf.py_function(self._note_unusable,
+                                                   [path, first_dropped, read], tf.bool),
+                            lambda: tf.constant(True))
+            with tf.control_dependencies([noted]):
+                is_marker = tf.identity(is_marker)
 
             def at_marker():  # dropped; reports a shard that fell short
                 noted = tf.cond(read < expected,
@@ -71,7 +109,7 @@ class SkippedRecords:
 
             return tf.cond(is_marker, at_marker, lambda: tf.constant(True))
 
-        return counted.filter(keep).map(lambda record, is_marker, read: record)
+        return gaps.filter(keep).map(lambda record, is_marker, read, first_dropped: record)
 
     def _note(self, path, read, expected) -> bool:
         name = os.fsdecode(path.numpy())
@@ -86,4 +124,23 @@ class SkippedRecords:
                           'epoch so far): record %d cannot be read (a CRC check failed, or the '
                           'file changed after the start-up scan); --skip_corrupt_records'
                           % (read, expected - 1, name, expected - read, expected, total, read))
+        return True
+
+    def _note_unusable(self, path, first, end) -> bool:
+        """Records [first, end) of `path` were dropped by the check: named (the first
+        MAX_WARNED of the run) and counted, once per record."""
+        name = os.fsdecode(path.numpy())
+        indices = range(int(first.numpy()), int(end.numpy()))
+        with self._lock:  # the shards are read in parallel: one decision per record
+            seen = self.unusable.setdefault(name, set())
+            new = [i for i in indices if i not in seen]
+            seen.update(new)
+            start = self.unusable_records - len(new)
+        for k, i in enumerate(new, start=start):
+            if k < MAX_WARNED:
+                cnn_util.warn('skipped %s; --skip_corrupt_records' % record_schema.describe_record(
+                    name, i, self.num_classes, 'the pipeline cannot parse it'))
+            elif k == MAX_WARNED:
+                cnn_util.warn('more records the pipeline cannot use are skipped (the first %d '
+                              'are named above); the total block counts them' % MAX_WARNED)
         return True

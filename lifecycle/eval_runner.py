@@ -108,7 +108,9 @@ class Evaluator:
            examples scored per second, 'num_examples': examples scored (counted in the graph;
            padding slots excluded), 'num_batches', 'global_step', 'checkpoint_path' (or None),
            'subset', 'elapsed_secs', 'batch_times': seconds per batch, 'host_load': what else
-           used the CPUs over the timed batches (metrics/host_load.py measure)}.
+           used the CPUs over the timed batches (metrics/host_load.py measure),
+           'skipped_records': records of the subset --skip_corrupt_records skipped (None
+           without it)}.
 
         Raises:
           CheckpointError: the checkpoint does not fit the model.
@@ -148,7 +150,9 @@ class Evaluator:
                 elapsed = time.perf_counter() - start
                 load = self.host_meter.stop()
         hits_1, hits_5, examples = (int(x) for x in totals)
+        skipped = getattr(self.pipeline, 'skipped', None)
         return {
+            'skipped_records': skipped.records if skipped is not None else None,
             'top_1': hits_1 / examples,
             'top_5': hits_5 / examples,
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
@@ -163,6 +167,13 @@ def log_eval(r: dict) -> None:
     cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples, global step %d]'
                     % (r['top_1'], r['top_5'], r['num_examples'], r['global_step']))
     cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
+    skipped = r.get('skipped_records')
+    if skipped == 0:
+        cnn_util.log_fn('skipped records: none (--skip_corrupt_records)')
+    elif skipped:
+        cnn_util.log_fn('skipped records: %d of the %s records (--skip_corrupt_records; the '
+                        "pass's %d examples were read from the records left, some twice)"
+                        % (skipped, r['subset'], r['num_examples']))
 
 
 def log_eval_plan(evaluator) -> None:
@@ -290,6 +301,7 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
         'global_batch_size': evaluator.global_batch,
         'per_device_batch_size': evaluator.batch_size,
         'stopped_by_signal': signal_name,
+        'skipped_records': last['skipped_records'] if last else None,
     })
     return result
 
@@ -321,6 +333,9 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self._ctx = None
         self.counter = run_hooks.GlobalStepCounter(plan)
         self._summaries = None
+        # Told of each evaluation (mlperf_log.MlPerfHook): eval_started(global_step) before it,
+        # eval_finished(global_step, result, more_steps) after it.
+        self.listeners: list = []
 
     def begin(self, ctx):
         self._ctx = ctx
@@ -348,6 +363,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         before, global_step = self.counter.advance(step)
         if not self.due(global_step, before):
             return
+        for listener in self.listeners:
+            listener.eval_started(global_step)
         values = self._ctx.sess.run(self._savable)
         r = self.evaluator.evaluate(values=values)
         log_eval(r)
@@ -358,6 +375,9 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             self.reached = True
             cnn_util.log_fn('Stopping: eval top-1 accuracy %.4f reached --stop_at_top_1_accuracy='
                             '%g at global step %d' % (r['top_1'], target, global_step))
+        for listener in self.listeners:
+            listener.eval_finished(global_step, r, step < self.plan.num_batches and
+                                   not self.reached)
 
     def should_stop(self):
         return self.reached

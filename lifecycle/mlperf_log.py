@@ -1,16 +1,34 @@
-"""--ml_perf (and the original's --ml_perf_compliance_logging): MLPerf-format log lines.
+"""--ml_perf (and the original's --ml_perf_compliance_logging): MLPerf-format log lines that
+MLCommons' compliance checker accepts.
 
 The lines come from the MLCommons logging package (`mlperf-logging`, module
 `mlperf_logging.mllog`; `pip install -e '.[mlperf]'`), which prints each event to stdout as
 `:::MLLOG {"namespace": "", "time_ms": ..., "event_type": ..., "key": ..., "value": ...,
-"metadata": {...}}`. A run logs, in this order:
+"metadata": {...}}`. What a log must hold is the checker's (`python -m
+mlperf_logging.compliance_checker --usage training --ruleset 4.0.0 LOG`, the last ruleset with
+ResNet; its rules are the YAML files of `mlperf_logging/compliance_checker/training_4.0.0/`:
+common.yaml, {closed,open}_common.yaml, {closed,open}_resnet.yaml). A training run with
+evaluations during training logs, in this order:
 
-  begin: submission_benchmark (the model), global_batch_size, seed, opt_name,
-    opt_base_learning_rate (the rate at the first step), train_samples (examples per epoch),
-    init_stop, run_start;
-  report: eval_accuracy (top-1) of every evaluation during training, with metadata epoch_num
-    (global step / steps per epoch), then run_stop with status success (aborted when a signal
-    or an error ended the run).
+  begin (init_start and cache_clear carry the time the hooks were made, before the graph was
+    built): cache_clear (False: no cache is dropped here), init_start, submission_org,
+    submission_platform, submission_division, submission_status (SUBMISSION_ENV),
+    submission_benchmark ('resnet' for resnet50 and resnet50_v1.5, MLPerf's ResNet-50
+    benchmark; other models by name, which the checker refuses), global_batch_size, seed,
+    gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the rate at the first
+    step), train_samples (examples per epoch), eval_samples (examples one evaluation scores),
+    init_stop, run_start, block_start;
+  each evaluation during training (EvalDuringTrainingHook's listener): block_stop,
+    eval_start, eval_stop, eval_accuracy (top-1), then block_start when timed steps remain;
+  after the last timed step: block_stop; report: run_stop with status success when the run
+    reached its quality target (--stop_at_top_1_accuracy, else MLPerf's ResNet-50 top-1 of
+    RESNET_TARGET_TOP_1; a model without a target: when it finished), aborted otherwise (a
+    signal, an error, the target not reached).
+
+Every block and evaluation event carries samples_count (images trained so far: global step x
+global batch); block_start and block_stop also first_epoch_num, the evaluation events epoch_num
+(global step / steps per epoch). The checker also wants evaluations: a run without
+--eval_during_training_* fails it (no eval_start, eval_accuracy).
 
 Without the package `make_hook` warns once and the run goes on without these lines. The
 original's --ml_perf also changed its ImageNet preprocessing (mean subtraction instead of
@@ -19,11 +37,30 @@ scaling to [-1, 1]); here the images keep the usual range and the lines are the 
 
 from __future__ import annotations
 
+import os
+import time
+
 from .. import cnn_util
+from ..params import ParamsError
 from . import run_hooks
 
 INSTALL_HINT = ('pip install -e \'.[mlperf]\' (or pip install mlperf-logging) for the MLPerf '
                 'log lines')
+#: Environment variable -> (submission key, default, allowed values or None). The defaults of
+#: the free-text fields say that nothing was set; division and status must be one of MLPerf's
+#: values (training_4.0.0/common.yaml): a run of this tool is an open-division research run
+#: unless said otherwise.
+SUBMISSION_ENV = {
+    'MLPERF_SUBMISSION_ORG': ('submission_org', 'unset', None),
+    'MLPERF_SUBMISSION_PLATFORM': ('submission_platform', 'unset', None),
+    'MLPERF_SUBMISSION_DIVISION': ('submission_division', 'open', ('closed', 'open')),
+    'MLPERF_SUBMISSION_STATUS': ('submission_status', 'research',
+                                 ('cloud', 'onprem', 'preview', 'research')),
+}
+#: Models logged as MLPerf's ResNet-50 benchmark.
+RESNET_MODELS = ('resnet50', 'resnet50_v1.5')
+#: MLPerf ResNet-50's quality target, top-1 (training_4.0.0/closed_resnet.yaml: >= 0.7590).
+RESNET_TARGET_TOP_1 = 0.759
 
 
 def load_mllog():
@@ -36,44 +73,140 @@ def load_mllog():
     return mllog, constants
 
 
-def make_hook(plan):
-    """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging."""
+def submission_fields(environ=None) -> dict[str, str]:
+    """{submission key: value} from SUBMISSION_ENV (defaults where unset or empty).
+
+    Raises:
+      ParamsError: a division or status that is not one of MLPerf's values.
+    """
+    environ = os.environ if environ is None else environ
+    fields = {}
+    for name, (key, default, allowed) in SUBMISSION_ENV.items():
+        value = environ.get(name, '').strip() or default
+        if allowed and value not in allowed:
+            raise ParamsError('%s=%s: MLPerf\'s %s is one of %s' % (
+                name, value, key.replace('_', ' '), ', '.join(allowed)))
+        fields[key] = value
+    return fields
+
+
+def make_hook(plan, evaluations=None):
+    """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging.
+
+    Args:
+      plan: the run plan.
+      evaluations: the run's eval_runner.EvalDuringTrainingHook, or None; the hook listens to
+        its evaluations.
+
+    Raises:
+      ParamsError: see `submission_fields`.
+    """
     loaded = load_mllog()
     if loaded is None:
         cnn_util.warn('--ml_perf prints no MLPerf lines: the mlperf-logging package is not '
                       'installed; %s' % INSTALL_HINT)
         return None
-    return MlPerfHook(plan, *loaded)
+    hook = MlPerfHook(plan, *loaded, submission=submission_fields())
+    if evaluations is not None:
+        evaluations.listeners.append(hook)
+    return hook
 
 
 class MlPerfHook(run_hooks.RunHook):
-    """Logs the run's MLPerf events (see the module docstring) through mllog's logger."""
+    """Logs the run's MLPerf events (see the module docstring) through mllog's logger; made
+    before the graph is built (its time is init_start's)."""
 
-    def __init__(self, plan, mllog, constants):
+    def __init__(self, plan, mllog, constants, submission: dict[str, str]):
         self.plan = plan
         self.c = constants
         self.logger = mllog.get_mllogger()
+        self.submission = submission
+        self.init_ms = int(time.time() * 1000)
+        self.counter = run_hooks.GlobalStepCounter(plan)
+        self.global_step = 0
+        self._block_open = False
         self._stopped = False
+
+    def _progress(self, global_step: int, epoch_key: str) -> dict:
+        epoch = global_step / (self.plan.steps_per_epoch or 1.0)
+        return {epoch_key: round(epoch, 6),
+                self.c.SAMPLES_COUNT: global_step * self.plan.global_batch_size}
+
+    def benchmark(self) -> str:
+        """MLPerf's benchmark name of the run's model."""
+        return self.c.RESNET if self.plan.model in RESNET_MODELS else self.plan.model
 
     def begin(self, ctx):
         c, p, log = self.c, self.plan.params, self.logger
-        log.event(key=c.SUBMISSION_BENCHMARK, value=self.plan.model)
+        log.event(key=c.CACHE_CLEAR, value=False, time_ms=self.init_ms)
+        log.start(key=c.INIT_START, time_ms=self.init_ms)
+        for key, value in self.submission.items():
+            log.event(key=key, value=value)
+        log.event(key=c.SUBMISSION_BENCHMARK, value=self.benchmark())
         log.event(key=c.GLOBAL_BATCH_SIZE, value=self.plan.global_batch_size)
         log.event(key=c.SEED, value=p.tf_random_seed)
         if self.plan.training:
+            log.event(key=c.GRADIENT_ACCUMULATION_STEPS, value=1)
             log.event(key=c.OPT_NAME, value=p.optimizer)
             log.event(key=c.OPT_BASE_LR, value=float(ctx.sess.run(ctx.info.learning_rate)))
         log.event(key=c.TRAIN_SAMPLES, value=self.plan.examples_per_epoch)
+        eval_plan = self.plan.eval
+        log.event(key=c.EVAL_SAMPLES, value=eval_plan.num_examples if eval_plan else 0)
         log.end(key=c.INIT_STOP)
         log.start(key=c.RUN_START)
+        self.global_step = self.counter.begin(ctx)
+        self._start_block()
+
+    def _start_block(self):
+        self.logger.start(key=self.c.BLOCK_START,
+                          metadata=self._progress(self.global_step, self.c.FIRST_EPOCH_NUM))
+        self._block_open = True
+
+    def _stop_block(self):
+        if self._block_open:
+            self._block_open = False
+            self.logger.end(key=self.c.BLOCK_STOP,
+                            metadata=self._progress(self.global_step, self.c.FIRST_EPOCH_NUM))
+
+    def after_step(self, step, loss):
+        del loss
+        self.global_step = self.counter.advance(step)[1]
+
+    def eval_started(self, global_step: int) -> None:
+        """EvalDuringTrainingHook: an evaluation of the weights at `global_step` begins."""
+        self.global_step = global_step
+        self._stop_block()
+        self.logger.start(key=self.c.EVAL_START,
+                          metadata=self._progress(global_step, self.c.EPOCH_NUM))
+
+    def eval_finished(self, global_step: int, r: dict, more_steps: bool) -> None:
+        """EvalDuringTrainingHook: the evaluation ended with result `r`; `more_steps`: timed
+        steps follow (a new block starts)."""
+        progress = self._progress(global_step, self.c.EPOCH_NUM)
+        self.logger.end(key=self.c.EVAL_STOP, metadata=progress)
+        self.logger.event(key=self.c.EVAL_ACCURACY, value=float(r['top_1']), metadata=progress)
+        if more_steps:
+            self._start_block()
+
+    def after_timed(self):
+        self._stop_block()
+
+    def _target(self) -> float | None:
+        target = self.plan.params.stop_at_top_1_accuracy
+        if target is None and self.benchmark() == self.c.RESNET:
+            target = RESNET_TARGET_TOP_1
+        return target
 
     def report(self, result):
-        c = self.c
-        steps_per_epoch = self.plan.steps_per_epoch or 1.0
-        for r in result.get('evals') or []:
-            self.logger.event(key=c.EVAL_ACCURACY, value=float(r['top_1']),
-                              metadata={c.EPOCH_NUM: r['global_step'] / steps_per_epoch})
-        status = c.ABORTED if result.get('stopped_by_signal') else c.SUCCESS
+        evals = result.get('evals') or []
+        target = self._target()
+        if result.get('stopped_by_signal'):
+            status = self.c.ABORTED
+        elif target is None:
+            status = self.c.SUCCESS
+        else:
+            status = (self.c.SUCCESS if any(r['top_1'] >= target for r in evals)
+                      else self.c.ABORTED)
         self._stop(status)
 
     def abort(self):
@@ -85,4 +218,5 @@ class MlPerfHook(run_hooks.RunHook):
     def _stop(self, status):
         if not self._stopped:
             self._stopped = True
+            self._stop_block()
             self.logger.end(key=self.c.RUN_STOP, metadata={self.c.STATUS: status})

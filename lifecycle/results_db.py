@@ -9,12 +9,17 @@ total images/sec (result['cluster_images_per_sec'], cluster/coordination.py).
 The file was checked before the run (preflight/output_paths.py). A write that still fails at
 the end (the lock held by another process past its timeout, a full disk) does not fail the
 finished run: the result is written as a results JSON into the folder `unrecorded/` beside
-the database, with a warning naming the `tf_cnn_results ingest` that records it later.
+the database, with a warning naming the `tf_cnn_results ingest` that records it later. A
+database on read-only storage (a shared, read-only mount of the nightly database: the check
+before the run reads it, `store.open_read_only`) cannot hold that folder either: the warning
+says the location is read-only, and the JSON goes to the default database's folder
+(`unrecorded_dir`).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 from .. import cnn_util
 from ..history import records, store
@@ -32,9 +37,23 @@ def database_of(p) -> str | None:
     return store.resolve_path(p.results_db)
 
 
+def _can_write_under(folder: str) -> bool:
+    """True when `folder` exists writable, or its nearest existing parent is writable storage
+    (write_json makes the missing levels)."""
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    return os.path.isdir(folder) and store.read_only_reason(os.path.join(folder, 'x')) is None
+
+
 def unrecorded_dir(database: str) -> str:
-    """Where the results of runs that could not be recorded go: <database folder>/unrecorded."""
-    return os.path.join(os.path.dirname(os.path.abspath(database)), 'unrecorded')
+    """Where the results of runs that could not be recorded go: <database folder>/unrecorded;
+    where that folder is on read-only storage, the default database's folder's `unrecorded`
+    (store.default_path), else `tf_cnn_benchmarks-unrecorded` in the system's temporary
+    folder."""
+    candidates = [os.path.join(os.path.dirname(os.path.abspath(database)), 'unrecorded'),
+                  os.path.join(os.path.dirname(store.default_path()), 'unrecorded'),
+                  os.path.join(tempfile.gettempdir(), 'tf_cnn_benchmarks-unrecorded')]
+    return next((c for c in candidates if _can_write_under(c)), candidates[-1])
 
 
 def record(database: str | None, result: dict) -> int | None:
@@ -58,8 +77,15 @@ def record(database: str | None, result: dict) -> int | None:
             cnn_util.warn('the run was not recorded in the results database: %s; nor could '
                           'its results be kept: %s' % (e, second))
             return None
-        cnn_util.warn('the run was not recorded in the results database: %s. Its results are '
-                      'in %s: `tf_cnn_results ingest %s` records them' % (e, path, kept))
+        read_only = store.read_only_reason(database)
+        if read_only:
+            cnn_util.warn('the run was not recorded in the results database %s: %s. Its '
+                          'results are in %s instead: `tf_cnn_results ingest %s '
+                          '--results_db=PATH` records them into a database that can be written'
+                          % (database, read_only, path, kept))
+        else:
+            cnn_util.warn('the run was not recorded in the results database: %s. Its results '
+                          'are in %s: `tf_cnn_results ingest %s` records them' % (e, path, kept))
         return None
     return run_id
 
@@ -71,6 +97,9 @@ class RecordHook(run_hooks.RunHook):
       database: the database file (store.resolve_path of --results_db), or None when
         --noresults_db: then only the finish time is stamped.
       eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
+
+    A run stopped in the warm-up (result['stopped_in_warmup']) is not recorded: it timed
+    nothing.
     """
 
     def __init__(self, database: str | None, eval_run: bool = False):
@@ -82,5 +111,7 @@ class RecordHook(run_hooks.RunHook):
 
     def report(self, result):
         if self.eval_run and not result.get('evals'):  # no checkpoint was evaluated
+            return
+        if result.get('stopped_in_warmup'):  # a signal in the warm-up: nothing was timed
             return
         record(self.database, result)

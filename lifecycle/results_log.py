@@ -181,13 +181,17 @@ class ResultsLogHook(run_hooks.RunHook):
 
 
 class PlotHook(run_hooks.RunHook):
-    """Writes --plot_file (phase `report`; its name is in the result from phase `end`)."""
+    """Writes --plot_file (phase `report`; its name is in the result from phase `end`); none
+    for a run stopped in the warm-up, which timed nothing."""
 
     def __init__(self, path: str):
         self.path = path
 
     def end(self, result):
-        result['plot_file'] = self.path
+        result['plot_file'] = None if result.get('stopped_in_warmup') else self.path
 
     def report(self, result):
+        if result.get('stopped_in_warmup'):
+            cnn_util.log_fn('No plot written to %s: nothing was timed' % self.path)
+            return
         write_plot(result, self.path)

@@ -18,8 +18,10 @@ at once that the first one was received and ends the process (`os._exit`) on the
 
 Signals arriving before the hooks begin (graph building, session set-up,
 restore) keep their default effect; one arriving during the warm-up steps stops the run after the
-first timed step. Handlers can only be installed from the main thread; in other threads the hook
-does nothing.
+current warm-up step: nothing is timed (no timed part's estimate, no timed step, no images/sec:
+result['stopped_in_warmup'], 'images_per_sec' None, not recorded in the results database), the
+phases after the loop run as above and the exit status is the same. Handlers can only be
+installed from the main thread; in other threads the hook does nothing.
 """
 
 from __future__ import annotations
@@ -231,7 +233,10 @@ class SignalHook(run_hooks.RunHook):
 
     def end(self, result):
         result['stopped_by_signal'] = self.catcher.name
-        if self.catcher.received is not None:
+        if self.catcher.received is not None and result.get('stopped_in_warmup'):
+            cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '
+                            'recorded in the results database)' % self.catcher.name)
+        elif self.catcher.received is not None:
             cnn_util.log_fn('Stopped by %s after %d timed steps' % (self.catcher.name,
                                                                      result.get('num_steps', 0)))
 

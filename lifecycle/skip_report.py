@@ -1,8 +1,9 @@
 """The records --skip_corrupt_records skipped while reading, in the total block and the result.
 
 The input pipeline counts them (input_data/skipped_records.py, one `warning:` line per shard
-as it happens); this hook adds the count to the run's end: a `skipped records:` line after
-`total images/sec` and `result['skipped_records']` (records skipped an epoch, 0 when none).
+cut short, and per record the pipeline cannot use, as it happens); this hook adds the count to
+the run's end: a `skipped records:` line after `total images/sec` and
+`result['skipped_records']` (records skipped an epoch, 0 when none).
 """
 
 from __future__ import annotations
@@ -22,12 +23,20 @@ class SkipReportHook(run_hooks.RunHook):
     def total_lines(self, loop) -> list[str]:
         if self._skipped is None:
             return []
-        if not self._skipped.by_shard:
+        skipped = self._skipped
+        if not skipped.records:
             return ['skipped records: none (--skip_corrupt_records; record CRCs checked as '
                     'read)']
-        return ['skipped records: %d an epoch, the ends of %d shard(s) from their first bad '
-                'record (--skip_corrupt_records)' % (self._skipped.records,
-                                                     len(self._skipped.by_shard))]
+        parts = []
+        if skipped.by_shard:
+            parts.append('the ends of %d shard(s) from their first bad record'
+                         % len(skipped.by_shard))
+        if skipped.unusable_records:
+            parts.append('%d record(s) the pipeline cannot use (another schema, a label '
+                         'outside the classes) in %d shard(s)'
+                         % (skipped.unusable_records, len(skipped.unusable)))
+        return ['skipped records: %d an epoch, %s (--skip_corrupt_records)'
+                % (skipped.records, ' and '.join(parts))]
 
     def end(self, result: dict) -> None:
         if self._skipped is not None:

@@ -110,7 +110,9 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     """The result dict of a training or forward-only run, before the hooks add theirs (the
     total block's figures among them: lifecycle/figure_hooks.py): the loop's measurements, the
     common fields (results_log.common_fields), per-step records, and defaults for the keys
-    that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...).
+    that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...). A run stopped in the
+    warm-up (a signal) has 'stopped_in_warmup' True and 'images_per_sec' None: nothing was
+    timed.
 
     Args:
       plan: the run's run_plan.RunPlan.
@@ -118,15 +120,16 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
       build_secs: seconds the graph took to build.
       restored_step: the global step restored from a checkpoint, or None.
     """
-    global_step = (restored_step or 0) + (loop.num_steps + plan.num_warmup_batches
+    global_step = (restored_step or 0) + (loop.num_steps + len(loop.warmup_losses)
                                           if plan.training else 0)
     result = {
-        'images_per_sec': loop.images_per_sec,
+        'images_per_sec': None if loop.stopped_in_warmup else loop.images_per_sec,
         'losses': loop.losses,
         'warmup_losses': loop.warmup_losses,
         'step_times': loop.step_times,
         'num_steps': loop.num_steps,
         'stopped_early': loop.stopped_early,
+        'stopped_in_warmup': loop.stopped_in_warmup,
         'elapsed_secs': loop.elapsed_secs,
         'graph_build_secs': build_secs,
     }

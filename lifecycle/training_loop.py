@@ -47,6 +47,8 @@ class LoopResult:
       hook_secs: wall seconds spent in `after_step` and `should_stop` between timed steps
         (checkpoints, summaries, evaluations during training).
       stopped_early: True when `should_stop` ended the loop.
+      stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up: no step was
+        timed, and images_per_sec is no measurement (0.0).
     """
 
     images_per_sec: float = 0.0
@@ -58,6 +60,7 @@ class LoopResult:
     elapsed_secs: float = 0.0
     hook_secs: float = 0.0
     stopped_early: bool = False
+    stopped_in_warmup: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +195,13 @@ def _warmup(spec: LoopSpec, step_fn, hooks, lr_fn, log, result: LoopResult) -> f
         _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint,
                       getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.warmup_losses.append(out[0])
-    log('Done warm up')
+        if any([hook.should_stop() for hook in hooks]):  # a signal: stop after this step
+            result.stopped_early = result.stopped_in_warmup = True
+            log('Stopped in the warm-up after %d of %d warm-up steps: nothing was timed'
+                % (call, spec.num_warmup))
+            break
+    else:
+        log('Done warm up')
     return min(times[1:]) if len(times) > 1 else times[0]
 
 
@@ -206,7 +215,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
     block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
     the warm-up (or the first timed step, without one) a line says how long the timed part
-    will take.
+    will take. `should_stop` is also asked after each warm-up step: when it says stop (a
+    signal), the loop returns at once, nothing timed (LoopResult.stopped_in_warmup), without
+    the timed part's line, the timed phases or a total block.
 
     Args:
       spec: the LoopSpec.
@@ -226,7 +237,10 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     result = LoopResult()
     lr_fn = getattr(step_fn, 'learning_rate', None)
     if spec.num_warmup:
-        log(timed_part_line(spec.num_steps, _warmup(spec, step_fn, hooks, lr_fn, log, result)))
+        expected = _warmup(spec, step_fn, hooks, lr_fn, log, result)
+        if result.stopped_in_warmup:
+            return result
+        log(timed_part_line(spec.num_steps, expected))
     log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
                   + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)

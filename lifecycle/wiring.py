@@ -68,7 +68,9 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
         hooks.append(results_db.RecordHook(results_db.database_of(p)))
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
-        hooks.extend(h for h in [mlperf_log.make_hook(plan)] if h is not None)
+        evaluations = next((h for h in hooks
+                            if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)
+        hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations)] if h is not None)
     if p.skip_corrupt_records and not dataset.synthetic:
         hooks.append(skip_report.SkipReportHook())
     hooks.append(signals.SignalHook())

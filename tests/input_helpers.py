@@ -58,6 +58,26 @@ def example(encoded: bytes, label: int, boxes=None, *, height=None, width=None,
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
+def example_with_label(label, *, filename='odd.jpg', size=(16, 16), colour=(200, 30, 90)
+                       ) -> bytes:
+    """An ImageNet-format Example whose `image/class/label` is of another schema: 'float' (a
+    FloatList of 3.0), 'two' (two int64 values, 3 and 4), 'none' (left out), or an int stored
+    as it is (-1, 2000, ...)."""
+    parsed = tf.train.Example.FromString(
+        example(image_bytes(*size, colour=colour), 3, filename=filename))
+    feature = parsed.features.feature['image/class/label']
+    if label == 'float':
+        feature.ClearField('int64_list')
+        feature.float_list.value.append(3.0)
+    elif label == 'two':
+        feature.int64_list.value.append(4)
+    elif label == 'none':
+        del parsed.features.feature['image/class/label']
+    else:
+        feature.int64_list.value[0] = label
+    return parsed.SerializeToString()
+
+
 def write_shards(folder, subset, shards) -> list[str]:
     """Writes `subset-0000i-of-0000N` files, one per list of serialized records in `shards`."""
     os.makedirs(folder, exist_ok=True)

@@ -126,8 +126,8 @@ def test_undecodable_images_and_bad_crcs_are_located_in_gzip_shards(tmp_path):
     bad = h.example(b'not an image', 1, filename='bad.jpg')
     source = h.write_shards(str(tmp_path / 'p'), 'train', [[good] * 3, [good, good, bad]])
     paths = h.copy_shards(str(tmp_path / 'p'), str(tmp_path / 'g'), ['GZIP', 'GZIP'])
-    assert bad_images.locate_undecodable_image(paths) == (
-        "record 2 of %s (image/filename 'bad.jpg')" % paths[1])
+    assert bad_images.locate_unusable_record(paths) == (
+        "record 2 of %s (image/filename 'bad.jpg'): its image does not decode" % paths[1])
     # A record written with a bad data CRC, then compressed (the stream's own check passes).
     start = h.damage_record(source[0], 1)
     open(paths[0], 'wb').write(gzip.compress(open(source[0], 'rb').read()))

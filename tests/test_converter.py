@@ -2,6 +2,7 @@
 
 import collections
 import hashlib
+import io
 import os
 import subprocess
 import sys
@@ -126,7 +127,80 @@ def test_rgb_jpeg_kept_byte_for_byte(tmp_path):
     data = h.image_bytes(9, 7, pixels=np.random.RandomState(0).randint(0, 256, (7, 9, 3)))
     path = tmp_path / 'a.jpg'
     path.write_bytes(data)
-    assert convert_tool.encode_image(str(path)) == (data, 7, 9)
+    assert convert_tool.encode_image(str(path)) == (data, 7, 9, '')
+
+
+def _png16_rgb(pixels: np.ndarray) -> bytes:
+    """A 16-bit RGB PNG (colour type 2, bit depth 16), which Pillow cannot write, by hand (PNG
+    specification, ISO/IEC 15948: the IHDR and IDAT chunks, filter type 0 per row)."""
+    import struct
+    import zlib
+
+    def chunk(kind, body):
+        return (struct.pack('>I', len(body)) + kind + body
+                + struct.pack('>I', zlib.crc32(kind + body) & 0xFFFFFFFF))
+    height, width, _ = pixels.shape
+    rows = b''.join(b'\x00' + pixels[y].astype('>u2').tobytes() for y in range(height))
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 16, 2,
+                                                              0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
+
+
+def _stored(path) -> np.ndarray:
+    encoded = convert_tool.encode_image(str(path))
+    return np.asarray(Image.open(io.BytesIO(encoded.data)).convert('RGB'),
+                      np.float64), encoded.conversion
+
+
+def test_high_bit_depth_images_are_scaled_not_clipped(tmp_path):
+    """A 16-bit grayscale PNG of mean 127 (of 255) was stored as mean 254 (issue 41.5)."""
+    ramp = np.linspace(0, 65535, 64 * 48).reshape(48, 64)  # 0 .. 65535 left to right, down
+    grey = ramp.astype(np.uint16)
+    images = {
+        'i16.png': Image.fromarray(grey),  # I;16
+        'i16b.tif': Image.frombytes('I;16B', (64, 48), grey.astype('>u2').tobytes()),
+        'i32.tif': Image.fromarray(grey.astype(np.int32)),  # I, values within 0..65535
+        'f32.tif': Image.fromarray((ramp / 65535).astype(np.float32)),  # F, within 0..1
+    }
+    expect = ramp * 255 / 65535
+    conversions = {
+        'i16.png': '16-bit grayscale (I;16) scaled to 8 bits',
+        'i16b.tif': '16-bit grayscale (I;16B) scaled to 8 bits',
+        'i32.tif': '32-bit integer grayscale (I) scaled to 8 bits from 0..65535',
+        'f32.tif': '32-bit float grayscale (F) scaled to 8 bits from 0..1'}
+    for name, image in images.items():
+        image.save(tmp_path / name)
+        pixels, conversion = _stored(tmp_path / name)
+        assert conversion == conversions[name]
+        assert abs(pixels.mean() - expect.mean()) < 1.5, name  # 127.5; clipped: about 254
+        assert np.abs(pixels[..., 0] - expect).mean() < 2.0, name
+    flat = Image.fromarray(np.full((16, 16), 127 * 257, np.uint16))
+    flat.save(tmp_path / 'flat.png')
+    assert abs(_stored(tmp_path / 'flat.png')[0].mean() - 127) < 1.0
+    colour = np.zeros((16, 16, 3), np.uint16)
+    colour[..., 0], colour[..., 1], colour[..., 2] = 200 * 257, 100 * 257, 30 * 257
+    (tmp_path / 'rgb16.png').write_bytes(_png16_rgb(colour))
+    pixels, conversion = _stored(tmp_path / 'rgb16.png')
+    assert conversion == '16-bit RGB PNG reduced to 8 bits'
+    np.testing.assert_allclose(pixels.reshape(-1, 3).mean(0), [200, 100, 30], atol=1.5)
+    big = Image.fromarray((ramp * 30).astype(np.int32))  # beyond 16 bits: 0..its maximum
+    big.save(tmp_path / 'big.tif')
+    pixels, conversion = _stored(tmp_path / 'big.tif')
+    assert conversion == ('32-bit integer grayscale (I) scaled to 8 bits from 0..1.96605e+06 '
+                          '(its maximum)')
+    assert abs(pixels.mean() - 127.5) < 1.5
+
+
+def test_the_summary_counts_every_conversion_that_changed_pixel_values(converted):
+    _, result, _ = converted
+    assert result['conversions'] == {'RGBA: alpha dropped onto white': 5,
+                                     'CMYK converted to RGB': 5,
+                                     'palette (P) expanded to RGB': 5}
+    assert convert_tool.image_encoding.summary_line(result['conversions'], 20) == (
+        'pixel values changed: 15 of 20 images, converted to 8-bit RGB JPEG (quality 95): 5 '
+        'CMYK converted to RGB, 5 RGBA: alpha dropped onto white, 5 palette (P) expanded to RGB')
+    assert convert_tool.image_encoding.summary_line({}, 4) == (
+        'pixel values changed: none (every image is an 8-bit RGB JPEG, stored byte for byte)')
 
 
 @pytest.mark.parametrize('setup, words', [
@@ -184,6 +258,9 @@ def test_cli_success_with_progress_bar(tmp_path):
     assert run.returncode == 0, run.stderr
     assert '3/3 images' in run.stderr and 'Traceback' not in run.stderr
     assert 'wrote 2 train images in 1 shards and 1 validation images' in run.stdout
+    assert run.stdout.splitlines()[-1] == (
+        'pixel values changed: 3 of 3 images, converted to 8-bit RGB JPEG (quality 95): 3 RGB '
+        'PNG re-encoded as JPEG')
     assert sorted(os.listdir(tmp_path / 'out')) == [
         'class_counts.txt', 'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
 

@@ -105,3 +105,41 @@ def test_a_run_reports_the_skipped_records(shards, frozen, capsys):
     assert result['skipped_records'] == 4
     assert 'skipped records: 4 an epoch, the ends of 1 shard(s) from their first bad record ' \
            '(--skip_corrupt_records)' in capsys.readouterr().out.splitlines()
+
+
+def test_skip_corrupt_records_skips_names_and_counts_records_of_another_schema(tmp_path,
+                                                                              capsys):
+    """Records the pipeline cannot use are skipped alone (the rest of their shard is read),
+    each named once (the first MAX_WARNED of the run), and counted once an epoch whatever the
+    epochs read (issue 41.6)."""
+    from tf_cnn_benchmarks.input_data import skipped_records
+
+    def odd(label, i):
+        return h.example_with_label(label, filename='odd%d.jpg' % i, size=(24, 20),
+                                    colour=h.CLASS_COLOURS[1])
+    good = h.example(h.image_bytes(24, 20, colour=h.CLASS_COLOURS[2]), 2, [(0.1, 0.1, 0.9, 0.9)])
+    bad = [odd('float', 0), odd(-1, 1), odd(1001, 2), odd('float', 3), odd(-1, 4),
+           odd('float', 5), odd(-1, 6)]
+    paths = h.write_shards(str(tmp_path), 'train', [[good, bad[0], good, bad[1]],
+                                                    [bad[2], good, bad[3], bad[4], bad[5], good,
+                                                     bad[6], good]])
+    p = h.make_params(data_dir=str(tmp_path), skip_corrupt_records=True)
+    pipeline, outputs, _ = h.run_pipeline(p, steps=4)  # 16 images: 3 epochs of 5 usable
+    labels = {int(x) for step in outputs for _, lab in step for x in lab}
+    assert labels == {2}  # only the good records were read
+    skipped = pipeline.skipped
+    assert skipped.unusable == {paths[0]: {1, 3}, paths[1]: {0, 2, 3, 4, 6}}
+    assert skipped.records == skipped.unusable_records == 7 and skipped.by_shard == {}
+    warnings = [x for x in capsys.readouterr().err.splitlines() if x.startswith('warning:')]
+    float_label = 'image/class/label is a float (FloatList), not an int64'
+    named = {(paths[0], 1, 0, float_label), (paths[0], 3, 1, 'label -1 outside [0, 1001)'),
+             (paths[1], 0, 2, 'label 1001 outside [0, 1001)'), (paths[1], 2, 3, float_label),
+             (paths[1], 3, 4, 'label -1 outside [0, 1001)'), (paths[1], 4, 5, float_label),
+             (paths[1], 6, 6, 'label -1 outside [0, 1001)')}
+    lines = {"warning: skipped record %d of %s (image/filename 'odd%d.jpg'): %s; "
+             '--skip_corrupt_records' % (i, path, k, problem) for path, i, k, problem in named}
+    # The shards are read in parallel: which 5 come first varies.
+    assert len(warnings) == skipped_records.MAX_WARNED + 1
+    assert set(warnings[:-1]) <= lines and len(set(warnings[:-1])) == skipped_records.MAX_WARNED
+    assert warnings[-1] == ('warning: more records the pipeline cannot use are skipped (the '
+                            'first 5 are named above); the total block counts them')

@@ -72,15 +72,21 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         'no_match': 'train-*-of-*',
         'truncated': 'train-00003-of-00008',
         'label': "labels must lie in [0, 1001), the classes of the model (imagenet's: 1000 "
-                 'classes + background 0; --num_classes sets them) (-1: a record without '
-                 'image/class/label); a batch of',
+                 'classes + background 0; --num_classes sets them) (-1: stored so, or a record '
+                 'without image/class/label); a batch of %s train holds: [2000 2000 2000 '
+                 '2000]; first such record: record 0 of %s: label 2000 outside [0, 1001)'
+                 % (tmp_path / 'labels', tmp_path / 'labels' / 'train-00000-of-00001'),
         'no_image': 'Input is empty. (a record without image/encoded: not an ImageNet-format '
-                       'tf.train.Example? write the shards with tf_cnn_build_tfrecords); first '
-                       'undecodable record in the shards: record 2 of %s'
-                       % (tmp_path / 'junk' / 'train-00001-of-00002'),
-        'no_label': '(-1: a record without image/class/label); a batch of',
-        'undecodable': "; first undecodable record in the shards: record 2 of %s "
-                       "(image/filename 'bad.jpg')" % (tmp_path / 'bad' / 'train-00001-of-00002'),
+                    'tf.train.Example?); first record the pipeline cannot use: record 2 of %s: '
+                    'no image/encoded; write the shards with tf_cnn_build_tfrecords'
+                    % (tmp_path / 'junk' / 'train-00001-of-00002'),
+        'no_label': "(-1: stored so, or a record without image/class/label); a batch of %s "
+                    'train holds: [-1 -1 -1 -1]; first such record: record 0 of %s: no '
+                    'image/class/label (read as -1)' % (tmp_path / 'nolabel', tmp_path / 'nolabel'
+                                                        / 'train-00000-of-00001'),
+        'undecodable': "; first record the pipeline cannot use: record 2 of %s "
+                       "(image/filename 'bad.jpg'): its image does not decode"
+                       % (tmp_path / 'bad' / 'train-00001-of-00002'),
         'bad_crc': 'error: corrupt TFRecord record: record 5 (byte {start}) of %s: its data fails '
                    'its CRC; --skip_corrupt_records skips the rest of a shard from its first bad '
                    'record (and counts what it skips)'
@@ -176,5 +182,98 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path):
     translated = data_errors.to_data_error(error, str(tmp_path), tuple(shards))
     assert str(translated) == (
         'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
-        'of %s; write the shards with tf_cnn_build_tfrecords (or the ImageNet/CIFAR-10 format '
-        'of docs/real-data.md)' % (tmp_path, shards[0]))
+        'of %s: not a tf.train.Example; write the shards with tf_cnn_build_tfrecords (or the '
+        'ImageNet/CIFAR-10 format of docs/real-data.md)' % (tmp_path, shards[0]))
+
+
+def _run_clis(*arg_lists, timeout=240):
+    """Runs `python tf_cnn_benchmarks.py ARGS` for each list at once (they share the wait for
+    TensorFlow's start-up); returns the CompletedProcess of each, in order."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    procs = [subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'),
+                               *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env, cwd=REPO) for args in arg_lists]
+    done = []
+    for proc, args in zip(procs, arg_lists, strict=True):
+        out, err = proc.communicate(timeout=timeout)
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done
+
+
+def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_dir):
+    """A shard folder of links into a share that is not mounted: training, training with
+    --skip_corrupt_records and --eval ended with a FileNotFoundError traceback of the shard
+    scan (issue 41.2)."""
+    import helpers
+    links = tmp_path / 'links'
+    links.mkdir()
+    for name in os.listdir(imagenet_dir):
+        (links / name).symlink_to(os.path.join(imagenet_dir, name))
+    for name, target in [('train-00003-of-00008', tmp_path / 'share' / 'train-00003'),
+                         ('validation-00001-of-00002', tmp_path / 'share' / 'validation-1')]:
+        (links / name).unlink()
+        (links / name).symlink_to(target)
+    train_dir = str(tmp_path / 'train')
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    data = '--data_dir=%s' % links
+    runs = _run_clis(SMALL + [data], SMALL + [data, '--skip_corrupt_records'],
+                     ['--model=trivial', '--batch_size=4', '--image_size=16', data, '--eval',
+                      '--train_dir=' + train_dir])
+    for proc, shard, target in zip(runs, ['train-00003-of-00008'] * 2 + [
+            'validation-00001-of-00002'], ['train-00003', 'train-00003', 'validation-1'],
+            strict=True):
+        assert proc.returncode == 1, proc.stderr
+        assert 'Traceback' not in proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
+        assert errors == [
+            'error: shard %s is a symbolic link to %s, which does not exist: mount or restore '
+            'the target (an unmounted share?), or remove the link'
+            % (links / shard, tmp_path / 'share' / target)], proc.stderr
+
+
+def _schema_shards(folder, subset, kind):
+    """Two shards of 4 good records; record 2 of the second has its label made a float, two
+    labels or -1 (image/filename 'odd.jpg')."""
+    good = input_helpers.example(input_helpers.image_bytes(16, 16), 3, filename='good.jpg')
+    return input_helpers.write_shards(str(folder), subset, [
+        [good] * 4, [good, good, input_helpers.example_with_label(kind), good]])
+
+
+def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_path):
+    """A float label stopped with TensorFlow's parse error and 'first undecodable record in the
+    shards: none'; a label of -1 was called a record without a label and named nothing
+    (issue 41.6). Now: the shard, record and image/filename, or with --skip_corrupt_records
+    the record skipped, named and counted."""
+    import helpers
+    shards = {kind: _schema_shards(tmp_path / kind, 'train', kind)[1]
+              for kind in ('float', 'two')}
+    evaluated = _schema_shards(tmp_path / 'minus', 'validation', -1)[1]
+    train_dir = str(tmp_path / 'train')
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    small = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_batches=3']
+    runs = _run_clis(small + ['--data_dir=%s' % (tmp_path / 'float')],
+                     small + ['--data_dir=%s' % (tmp_path / 'two'), '--skip_corrupt_records'],
+                     small + ['--data_dir=%s' % (tmp_path / 'minus'), '--eval',
+                              '--train_dir=' + train_dir])
+    floated, skipped, minus = runs
+    for proc in (floated, minus):
+        assert proc.returncode == 1 and 'Traceback' not in proc.stderr, proc.stderr
+    errors = [x for x in floated.stderr.splitlines() if x.startswith('error: ')]
+    assert len(errors) == 1 and errors[0].endswith(
+        "Data types don't match. Data type: float but expected type: int64 (a record of another "
+        "schema than the ImageNet format); first record the pipeline cannot use: record 2 of "
+        "%s (image/filename 'odd.jpg'): image/class/label is a float (FloatList), not an "
+        "int64; write the shards with tf_cnn_build_tfrecords (the ImageNet format of "
+        "docs/real-data.md), or --skip_corrupt_records to skip such records"
+        % shards['float']), floated.stderr
+    errors = [x for x in minus.stderr.splitlines() if x.startswith('error: ')]
+    assert len(errors) == 1 and errors[0].startswith('error: label out of range: ')
+    assert errors[0].endswith("; first such record: record 2 of %s (image/filename 'odd.jpg'): "
+                              'label -1 outside [0, 1001)' % evaluated), minus.stderr
+    assert skipped.returncode == 0, skipped.stderr
+    assert [x for x in skipped.stderr.splitlines() if x.startswith('warning: skipped')] == [
+        "warning: skipped record 2 of %s (image/filename 'odd.jpg'): image/class/label holds 2 "
+        'values (one is read); --skip_corrupt_records' % shards['two']]
+    assert ('skipped records: 1 an epoch, 1 record(s) the pipeline cannot use (another schema, '
+            'a label outside the classes) in 1 shard(s) (--skip_corrupt_records)'
+            in skipped.stdout.splitlines())

@@ -274,3 +274,29 @@ def test_a_folder_without_a_subsets_shards_names_the_remedy(tmp_path):
     assert str(e.value).endswith(
         '(imagenet train); give the folder that holds the train-NNNNN-of-NNNNN shards '
         '(tf_cnn_build_tfrecords writes them from JPEG folders)')
+
+
+def test_dangling_links_are_named_with_their_targets(tmp_path):
+    """Through a chain of links the missing end is named; several are counted (issue 41.2);
+    a CIFAR-10 batch that is a dangling link is refused the same way."""
+    paths = h.solid_shards(str(tmp_path / 'data'), num_shards=3, per_shard=2)
+    os.remove(paths[1])
+    os.symlink('hop', paths[1])  # relative: data/hop -> share/x, which is gone
+    os.symlink(str(tmp_path / 'share' / 'x'), str(tmp_path / 'data' / '.hop'))
+    os.rename(str(tmp_path / 'data' / '.hop'), str(tmp_path / 'data' / 'hop'))
+    os.remove(paths[2])
+    os.symlink(str(tmp_path / 'gone'), paths[2])
+    for skip in (False, True):
+        with pytest.raises(cnn_util.DataError) as info:
+            _dataset(tmp_path / 'data', skip_corrupt_records=skip).scan('train')
+        assert str(info.value) == (
+            'shard %s is a symbolic link to %s, whose target %s does not exist (2 of the 3 '
+            'imagenet train files cannot be opened): mount or restore the target (an unmounted '
+            'share?), or remove the link' % (paths[1], tmp_path / 'data' / 'hop',
+                                              tmp_path / 'share' / 'x'))
+    cifar = h.write_cifar(str(tmp_path / 'cifar'))
+    os.remove(os.path.join(cifar, 'test_batch'))
+    os.symlink(str(tmp_path / 'nope'), os.path.join(cifar, 'test_batch'))
+    with pytest.raises(cnn_util.DataError, match=r'^file .*test_batch is a symbolic link to '
+                       r'.*nope, which does not exist'):
+        _dataset(tmp_path / 'cifar').scan('validation')

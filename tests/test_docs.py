@@ -208,6 +208,35 @@ def test_each_quick_run_runs_as_written(command, tmp_path):
         assert bench_quick_runs.images_per_sec(proc.stdout) > 0
 
 
+_MEASURED = re.compile(r'\b\d[\d,.]*\s*(?:s|secs?|seconds|min|minutes|hours?|images/sec)\b|'
+                       r'\b(?:an?|half an|a quarter of an) hour\b')
+
+
+def test_the_readme_quotes_figures_only_in_its_generated_blocks():
+    """The README said the default run 'takes over an hour' at a rate that gave 30 minutes
+    (issue 41.13): a measured duration or rate belongs to a generated block, from one results
+    file with its conditions."""
+    text = re.sub(r'<!-- (\S+):start.*?<!-- \1:end -->', '', _read(os.path.join(REPO,
+                                                                                'README.md')),
+                  flags=re.S)
+    assert _MEASURED.findall(text) == []
+    block = _QUICK_BLOCK.search(_read(os.path.join(REPO, 'README.md'))).group(1)
+    assert re.search(r'From \[results/[^]]+-quick-runs\.md\]\([^)]+\): AMD EPYC.*, TF 2\.\d+, '
+                     r'\d+ cores, \d{4}-\d\d-\d\d; warm-cache times \(', block)
+
+
+def test_quick_runs_say_their_page_cache():
+    page = checkout.load_bench('make_performance_page')
+    prov = {'cpu_model': 'AMD EPYC', 'cpu_flags': ['avx2'], 'tensorflow': '2.21.0',
+            'cpu_cores': 2, 'date': '2026-12-09T10:00:00Z'}
+    new = page.quick_conditions({'provenance': prov, 'data': {'rows': [], 'page_cache': 'warm'}})
+    assert new == ('AMD EPYC (no bf16 units), TF 2.21, 2 cores, 2026-12-09; warm-cache times '
+                   '(TensorFlow imported once before the first command): a first command after '
+                   'a boot, which reads TensorFlow from disk, starts slower')
+    old = page.quick_conditions({'provenance': prov, 'data': {'rows': []}})
+    assert '(the commands ran one after another, TensorFlow\'s files in the page cache)' in old
+
+
 # ------------------------------------------------------------------------ links
 
 _LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')

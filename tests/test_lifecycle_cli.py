@@ -132,6 +132,49 @@ def test_sigint_sigterm_save_and_sigkill_resumes_from_a_complete_checkpoint(tmp_
     assert resumed['losses'][0] < fresh['losses'][0] - 0.1  # trained weights, not a new start
 
 
+@pytest.mark.timeout(600)
+def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
+    """Ctrl-C in the warm-up said 'stopping after the current step', then finished the warm-up,
+    printed the timed part's estimate and ran a timed step (issue 41.11). SIGINT exits 0 and
+    SIGTERM 143, as after timed steps; the checkpoint holds the warm-up steps run; nothing is
+    timed, so no images/sec and no row in the results database."""
+    import glob
+    import json
+    runs = {name: Cli(str(tmp_path), name, [
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=100000',
+        '--num_batches=10', '--train_dir=%s' % (tmp_path / name),
+        '--results_db=%s' % (tmp_path / 'results.sqlite'),
+        '--benchmark_log_dir=%s' % (tmp_path / ('log_' + name))]) for name in ('int', 'term')}
+    try:
+        for name, run in runs.items():
+            run.wait_for(lambda r=run: 'Running warm up' in r.out, name + ' in the warm-up')
+        runs['int'].proc.send_signal(signal.SIGINT)
+        runs['term'].proc.send_signal(signal.SIGTERM)
+        for name, status in (('int', 0), ('term', 143)):
+            run = runs[name]
+            assert run.wait() == status, run.err
+            signal_name = 'SIG' + name.upper()
+            assert 'received %s: stopping after the current step' % signal_name in run.err
+            lines = run.out.splitlines()
+            stopped = [x for x in lines if x.startswith('Stopped in the warm-up after ')]
+            assert len(stopped) == 1 and stopped[0].endswith(
+                ' of 100000 warm-up steps: nothing was timed'), run.out
+            warmup_steps = int(stopped[0].split()[5])
+            for absent in ('Done warm up', 'Timed part:', 'Step\tImg/sec', 'total images/sec'):
+                assert absent not in run.out, absent
+            assert ('Stopped by %s in the warm-up: no images/sec (nothing timed; not recorded '
+                    'in the results database)' % signal_name) in lines
+            assert _checkpoint_step(str(tmp_path / name)) == warmup_steps
+            result = json.load(open(glob.glob(str(tmp_path / ('log_' + name) / '*.json'))[0]))
+            assert (result['stopped_in_warmup'], result['images_per_sec'], result['num_steps'],
+                    result['stopped_by_signal']) == (True, None, 0, signal_name)
+            assert len(result['warmup_losses']) == warmup_steps
+    finally:
+        for run in runs.values():
+            run.kill()
+    assert not os.path.exists(tmp_path / 'results.sqlite')
+
+
 @pytest.mark.timeout(300)
 def test_nan_guard_and_eval_without_checkpoint_exit_1(tmp_path):
     nan_dir = str(tmp_path / 'nan')

@@ -130,8 +130,10 @@ def test_a_label_beyond_labels_txt_names_where_the_classes_come_from(tmp_path):
         tiny_bench(data_dir=data_dir, batch_size=6, num_batches=1, distortions=False).run()
     assert str(raised.value).startswith(
         'label out of range: labels must lie in [0, 3), the classes of the model (labels.txt in '
-        '%s: 2 classes, labels 1..2, + background 0; --num_classes sets them) (-1: a record '
-        'without image/class/label); a batch of %s train holds' % (data_dir, data_dir))
+        '%s: 2 classes, labels 1..2, + background 0; --num_classes sets them) (-1: stored so, '
+        'or a record without image/class/label); a batch of %s train holds' % (data_dir,
+                                                                              data_dir))
+    assert ': label 3 outside [0, 3)' in str(raised.value)  # the first such record, named
 
 
 # --- Through the command: the Classes line, and each classes error as one line.

@@ -8,6 +8,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import subprocess
+import sys
 import types
 
 import pytest
@@ -264,6 +266,21 @@ def test_ml_perf_without_the_package_warns_once(monkeypatch, capsys):
     assert result['num_steps'] == 3
 
 
+def test_mlperf_submission_fields_come_from_the_environment():
+    assert mlperf_log.submission_fields({}) == {
+        'submission_org': 'unset', 'submission_platform': 'unset',
+        'submission_division': 'open', 'submission_status': 'research'}
+    assert mlperf_log.submission_fields({
+        'MLPERF_SUBMISSION_ORG': 'Acme', 'MLPERF_SUBMISSION_PLATFORM': '8xV100',
+        'MLPERF_SUBMISSION_DIVISION': 'closed', 'MLPERF_SUBMISSION_STATUS': ' onprem '}) == {
+        'submission_org': 'Acme', 'submission_platform': '8xV100',
+        'submission_division': 'closed', 'submission_status': 'onprem'}
+    with pytest.raises(params.ParamsError) as raised:
+        mlperf_log.submission_fields({'MLPERF_SUBMISSION_DIVISION': 'unset'})
+    assert str(raised.value) == ("MLPERF_SUBMISSION_DIVISION=unset: MLPerf's submission "
+                                 'division is one of closed, open')
+
+
 def test_the_sweep_accepts_the_originals_flags():
     assert sweep.run_flags_problem(['--mkl', '--gpu_thread_mode=gpu_shared',
                                     '--loss_type_to_report=base_loss', '--nowinograd_nonfused',
@@ -284,28 +301,53 @@ def test_horovod_from_the_command_is_one_line_and_exit_status_2():
 
 
 @pytest.mark.cli
-def test_the_originals_first_documented_command_runs_in_miniature_with_ml_perf_lines():
+def test_the_originals_first_command_in_miniature_writes_an_mlperf_log_the_checker_passes(
+        tmp_path):
+    """The MLPerf log of a resnet50 run with evaluations passes MLCommons' compliance checker
+    (training, ruleset 4.0.0, the last with ResNet); it missed submission_*, cache_clear,
+    init_start, eval_samples, blocks and evaluations (issue 41.12)."""
     pytest.importorskip('mlperf_logging')
     from test_original_flags import DOCUMENTED
 
     from test_cli import run_cli
     # The original README's first command, then small sizes (later flags win) for a CPU, two
-    # flags without effect and the MLPerf lines.
+    # flags without effect, the MLPerf lines and an evaluation after each of the 2 steps.
     proc = run_cli(*DOCUMENTED[0].split(), '--batch_size=2', '--image_size=32',
-                   '--num_batches=1', '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
-                   '--mkl', '--use_python32_barrier')
+                   '--num_batches=2', '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
+                   '--eval_during_training_every_n_steps=1', '--num_eval_batches=1',
+                   '--mkl', '--use_python32_barrier', '--noresults_db')
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert 'Model:       resnet50' in lines and 'Variables:   parameter_server' in lines
     assert any(line.startswith('total images/sec: ') for line in lines)
-    events = [json.loads(line[len(':::MLLOG '):]) for line in lines
-              if line.startswith(':::MLLOG ')]
+    log = [line for line in lines if line.startswith(':::MLLOG ')]
+    events = [json.loads(line[len(':::MLLOG '):]) for line in log]
+    evaluation = ['block_stop', 'eval_start', 'eval_stop', 'eval_accuracy']
     assert [e['key'] for e in events] == [
-        'submission_benchmark', 'global_batch_size', 'seed', 'opt_name',
-        'opt_base_learning_rate', 'train_samples', 'init_stop', 'run_start', 'run_stop']
-    assert events[0]['value'] == 'resnet50' and events[1]['value'] == 2
-    assert events[4]['value'] == pytest.approx(0.128 * 2 / 256)
-    assert events[-1]['metadata']['status'] == 'success'
+        'cache_clear', 'init_start', 'submission_org', 'submission_platform',
+        'submission_division', 'submission_status', 'submission_benchmark',
+        'global_batch_size', 'seed', 'gradient_accumulation_steps', 'opt_name',
+        'opt_base_learning_rate', 'train_samples', 'eval_samples', 'init_stop', 'run_start',
+        'block_start'] + evaluation + ['block_start'] + evaluation + ['run_stop']
+    values = {e['key']: e['value'] for e in events}
+    assert [values[k] for k in ('submission_org', 'submission_platform', 'submission_division',
+                                'submission_status', 'submission_benchmark')] == [
+        'unset', 'unset', 'open', 'research', 'resnet']
+    assert values['global_batch_size'] == 2 and values['eval_samples'] == 2
+    assert values['opt_base_learning_rate'] == pytest.approx(0.128 * 2 / 256)
+    assert [e['metadata']['samples_count'] for e in events if e['key'] == 'eval_accuracy'] == [
+        2, 4]
+    # An accuracy below MLPerf's ResNet-50 target of 0.759 is no success.
+    assert events[-1]['metadata']['status'] == 'aborted'
+    (tmp_path / 'mlperf.log').write_text('\n'.join(log) + '\n')
+    checked = subprocess.run([sys.executable, '-m', 'mlperf_logging.compliance_checker',
+                              '--usage', 'training', '--ruleset', '4.0.0',
+                              '--log_output', str(tmp_path / 'checker.log'),
+                              str(tmp_path / 'mlperf.log')],
+                             capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert 'INFO - SUCCESS' in checked.stdout + checked.stderr
+    assert 'training_4.0.0/open_resnet.yaml' in checked.stdout + checked.stderr
     warnings = proc.stderr.splitlines()
     assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
     assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')

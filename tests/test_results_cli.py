@@ -235,3 +235,82 @@ def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_p
     assert again.stdout.startswith('ingested: 0 new run(s), 2 already in the database, 0 '
                                    'failed sweep run(s) not recorded, 0 file(s) or line(s) '
                                    'skipped (2 run JSON(s) were read as their sweep\'s runs)')
+
+
+def _private_mounts() -> str | None:
+    """Why a read-only bind mount cannot be made in a private mount namespace here, or None
+    (`unshare -rm`: a user and mount namespace of this process's own; nothing outside sees it,
+    and it holds for root, whom chmod does not stop)."""
+    import shutil
+    if not (shutil.which('unshare') and shutil.which('mount')):
+        return 'no unshare or mount command'
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        probe = subprocess.run(['unshare', '-rm', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && '
+                                '! touch "$0/x" 2>/dev/null', folder],
+                               capture_output=True, text=True, timeout=30)
+    return None if probe.returncode == 0 else 'unshare -rm: %s' % probe.stderr.strip()
+
+
+_READ_ALL = '''
+import sys
+sys.path.insert(0, {tests!r})
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.tools import results_cli
+for args in {commands!r}:
+    status = results_cli.main(['tf_cnn_results'] + args + ['--results_db=' + {db!r}])
+    sys.stdout.flush()
+    print('STATUS %s %d' % (args[0], status), flush=True)
+'''
+
+
+@pytest.mark.cli
+def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsewhere(
+        db, tmp_path):
+    """A shared, read-only mount of the nightly database: every read-only command failed
+    with `unable to open database file`; a run said the same up front (issue 41.3). The mount
+    is a real read-only bind, made in a private mount namespace (root is not stopped by
+    chmod)."""
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    folder = str(tmp_path / 'share')
+    os.mkdir(folder)
+    os.rename(db, os.path.join(folder, 'results.sqlite'))
+    db = os.path.join(folder, 'results.sqlite')
+    before = sorted(os.listdir(folder))
+    page = str(tmp_path / 'page')
+    commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
+                                          '--host=node-b'],
+                ['regressions'], ['html', page], ['ingest', folder]]
+    script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
+    data_home = str(tmp_path / 'xdg')
+    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
+           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
+           '--results_db=' + db]
+    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && XDG_DATA_HOME="$4" "${@:5}"')
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', folder, sys.executable,
+                           script, data_home, *run], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path))  # history writes its PNG here
+    out, err = proc.stdout, proc.stderr
+    statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
+    assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
+                        ['html', '0'], ['ingest', '1']], out + err
+    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
+    assert '\nregressions: 1 step(s) down in 1 series, 1 still slower (3 series searched;' in out
+    assert os.path.exists(os.path.join(page, 'index.html'))
+    assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server.png')
+    assert ('error: the results database %s cannot be written: %s is on a read-only file '
+            'system (' % (db, folder)) in err
+    assert proc.returncode == 0, err  # the run trained and finished
+    kept = os.path.join(data_home, 'tf_cnn_benchmarks', 'unrecorded')
+    names = os.listdir(kept)
+    assert len(names) == 1 and names[0].startswith('tf_cnn_benchmarks_trivial_')
+    warnings = [x for x in err.splitlines() if x.startswith('warning: ')]
+    assert warnings == [
+        'warning: the run was not recorded in the results database %s: %s is on a read-only '
+        'file system. Its results are in %s instead: `tf_cnn_results ingest %s '
+        '--results_db=PATH` records them into a database that can be written'
+        % (db, folder, os.path.join(kept, names[0]), kept)]
+    assert sorted(os.listdir(folder)) == before  # no -wal, -shm nor unrecorded/ left there

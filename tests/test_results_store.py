@@ -194,6 +194,26 @@ def test_a_schema_1_database_is_migrated_with_its_runs(tmp_path):
     assert indexes == {'runs_content_key', 'runs_series'}
 
 
+def test_a_schema_1_database_reads_read_only_without_being_migrated(tmp_path):
+    """The read-only commands never write (issue 41.3): an older file is migrated in a copy
+    in memory and keeps its version; a database that is not there is not made."""
+    db = str(tmp_path / 'old.sqlite')
+    row = records.from_result(rh.result(1000.0))
+    with store.opened(db, schema_version=1) as conn:
+        names = [n for n in records.ROW_FIELDS if n != 'config_key']
+        conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
+            ', '.join(names), ', '.join('?' * len(names))),
+            ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
+    with store.opened(db, read_only=True) as conn:
+        assert [r['config_key'] for r in store.select_runs(conn)] == [KEY]
+    check = sqlite3.connect(db)
+    assert check.execute('PRAGMA user_version').fetchone()[0] == 1
+    check.close()
+    with pytest.raises(store.StoreError, match='^no results database at '):
+        store.open_read_only(str(tmp_path / 'none.sqlite'))
+    assert not os.path.exists(tmp_path / 'none.sqlite')
+
+
 def _foreign(path):
     conn = sqlite3.connect(path)
     conn.execute('CREATE TABLE notes (text TEXT)')

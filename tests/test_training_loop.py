@@ -187,6 +187,28 @@ def test_should_stop_ends_early_and_after_step_sees_every_step():
     assert result.stopped_early and result.num_steps == 3 and seen == [1, 2, 3]
 
 
+def test_a_stop_in_the_warm_up_stops_after_that_step_and_times_nothing():
+    """Ctrl-C in the warm-up said 'stopping after the current step', then finished the warm-up,
+    printed the timed part's estimate and ran a timed step (issue 41.11)."""
+    calls, lines = [], []
+
+    class Stopper(_Hooks):
+        def before_timed(self):
+            calls.append('before_timed')
+
+    def step():
+        calls.append('step')
+        return (1.0,)
+    result = training_loop.run_loop(
+        Spec(num_warmup=5, num_steps=10, images_per_step=4, display_every=1), step,
+        [Stopper(should_stop=lambda: calls.count('step') >= 2)], log=lines.append)
+    assert calls == ['step', 'step']  # the current warm-up step finished, then nothing
+    assert lines == ['Running warm up',
+                     'Stopped in the warm-up after 2 of 5 warm-up steps: nothing was timed']
+    assert result.stopped_in_warmup and result.stopped_early
+    assert (result.num_steps, result.warmup_losses, result.step_times) == (0, [1.0, 1.0], [])
+
+
 class _Clocked:
     """A step function on a fake clock: each call takes the next of `durations` seconds."""
 

@@ -10,7 +10,9 @@ folder name is the synset, and the text is the folder name unless --class_text_f
 error; classes it gives no text get a warning). Each class's images are split with --seed:
 round(fraction x count) go to validation; an empty split, or a class absent from a split, gets
 a warning. Images in RGB JPEG are stored byte for byte; anything else (PNG, CMYK or grayscale
-JPEG, GIF, ...) is converted to RGB and stored as JPEG (quality 95).
+JPEG, GIF, 16-bit PNG or TIFF, ...) is converted to 8-bit RGB and stored as JPEG (quality 95):
+high bit depths are scaled, not clipped, and alpha is composed onto white (image_encoding.py);
+the summary counts every image whose pixel values changed, by conversion.
 
 Output: `train-00000-of-0000N` ... and `validation-00000-of-0000M` with the standard keys
 (`image/encoded`, `image/class/label`, `image/class/synset`, `image/class/text`, `image/height`,
@@ -27,14 +29,16 @@ print one line `error: ...` and exit with status 1 (2 for bad flags, including a
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
-import io
 import os
 import random
 import sys
 import time
 
 from absl import flags
+
+from . import image_encoding
 
 _SHARD_PREFIXES = ('train-', 'validation-')
 
@@ -259,29 +263,16 @@ def split_examples(classes, fraction: float, seed: int):
     return train, validation
 
 
-def encode_image(path: str) -> tuple[bytes, int, int]:
-    """Returns (JPEG bytes, height, width): the file itself for an RGB JPEG, else a conversion.
+def encode_image(path: str) -> image_encoding.Encoded:
+    """(JPEG bytes, height, width, conversion): the file itself for an RGB JPEG, else a
+    conversion to 8-bit RGB named by `conversion` (tools/image_encoding.py).
 
     Raises:
       ConvertError: Pillow cannot read the file.
     """
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
     try:
-        with open(path, 'rb') as f:
-            data = f.read()
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            width, height = image.size
-            if image.format == 'JPEG' and image.mode == 'RGB':
-                return data, height, width
-            if image.mode in ('RGBA', 'LA', 'P', 'PA'):
-                image = image.convert('RGBA')
-                background = Image.new('RGB', image.size, (255, 255, 255))
-                background.paste(image, mask=image.split()[3])
-                image = background
-            out = io.BytesIO()
-            image.convert('RGB').save(out, 'JPEG', quality=95)
-            return out.getvalue(), height, width
+        return image_encoding.encode_image(path)
     except UnidentifiedImageError:
         raise ConvertError('cannot read image %s: not an image format Pillow knows (remove the '
                            'file or convert it)' % path) from None
@@ -352,8 +343,9 @@ class Progress:
 
 
 def write_split(name: str, examples, num_shards: int, output_dir: str, texts, pool,
-                progress: Progress) -> list[str]:
-    """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths.
+                progress: Progress, conversions: collections.Counter) -> list[str]:
+    """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths;
+    counts each image whose pixel values were changed into `conversions` (by conversion).
 
     Records are written in the examples' order whatever order the threads finish in.
     """
@@ -365,10 +357,12 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
         encoded = pool.map(encode_image, [p for p, _, _ in part])
         try:
             with tf.io.TFRecordWriter(os.fsencode(path + '.tmp')) as writer:
-                for (src, label, synset), (data, height, width) in zip(part, encoded,
-                                                                      strict=True):
-                    writer.write(make_example(data, height, width, label, synset,
-                                              texts.get(synset, synset), os.path.basename(src)))
+                for (src, label, synset), image in zip(part, encoded, strict=True):
+                    writer.write(make_example(image.data, image.height, image.width, label,
+                                              synset, texts.get(synset, synset),
+                                              os.path.basename(src)))
+                    if image.conversion:
+                        conversions[image.conversion] += 1
                     progress.update()
         except BaseException:
             if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
@@ -422,7 +416,9 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     Returns:
       {'train': [paths], 'validation': [paths], 'classes': [(label, synset, text)],
        'class_counts': [(label, synset, train images, validation images)],
-       'num_train': int, 'num_validation': int}. A split with no images writes no shards.
+       'num_train': int, 'num_validation': int, 'conversions': Counter({conversion: images})
+       of the images whose pixel values changed (image_encoding.py)}. A split with no images
+       writes no shards.
 
     Raises:
       FlagValueError: a bad --class_text_file (unreadable, a synset twice, no folder named).
@@ -448,14 +444,15 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
               'classes': [(i, s, texts[s]) for i, (s, _) in enumerate(classes, start=1)],
-              'class_counts': class_counts(classes, train, validation)}
+              'class_counts': class_counts(classes, train, validation),
+              'conversions': collections.Counter()}
     try:
         with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
             for name, examples, shards in (('train', train, num_train_shards),
                                            ('validation', validation, num_validation_shards)):
                 if examples:
                     result[name] = write_split(name, examples, shards, output_dir, texts, pool,
-                                               bar)
+                                               bar, result['conversions'])
     except BaseException:
         bar.interrupt()
         # An incomplete set of shards is no dataset: leave the folder as it was found.
@@ -514,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
               result['num_train'], len(result['train']), result['num_validation'],
               len(result['validation']), len(result['classes']), len(result['classes']),
               fv.output_dir))
+    print(image_encoding.summary_line(result['conversions'],
+                                      result['num_train'] + result['num_validation']))
     return 0
 
 
