@@ -34,6 +34,7 @@ import os
 import re
 import socket
 
+from .. import run_plan
 from ..lifecycle import dir_hold
 from ..params import Params, ParamsError
 from ..runtime import file_systems
@@ -105,7 +106,7 @@ def written_paths(p: Params, host: str | None = None) -> list[tuple[str, str]]:
         out.append(('--train_dir', os.path.join(p.train_dir, 'checkpoint.tmp' + HEX32)))
     if p.train_dir and p.summary_verbosity >= 1:
         out.append(('--train_dir', os.path.join(p.train_dir, events)))
-        if not p.eval_dir:
+        if not p.eval_dir and run_plan.evaluates(p):
             out.append(('--train_dir', os.path.join(p.train_dir, 'eval', events)))
     if p.eval_dir:
         out.append(('--eval_dir', os.path.join(p.eval_dir, events)))
