@@ -191,13 +191,13 @@ def check_output_paths(p: Params) -> None:
     path_lengths.check_path_lengths(p)
     remote = remote_outputs(p)
     if remote:
+        schemes = sorted({file_systems.scheme(r.split('=', 1)[1]) + '://' for r in remote})
         cnn_util.warn('%s: written through TensorFlow\'s file system%s (%s), where the checks '
                       'of a local disk do not apply: no hold of the folder against a second '
                       'run, no free-space, path-length or write test before TensorFlow loads '
                       '(then a file is written and removed there)'
-                      % (', '.join(remote), '' if len(remote) == 1 else 's',
-                         ', '.join(sorted({file_systems.scheme(r.split('=', 1)[1]) + '://'
-                                           for r in remote}))))
+                      % (', '.join(remote), '' if len(schemes) == 1 else 's',
+                         ', '.join(schemes)))
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
