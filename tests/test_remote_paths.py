@@ -18,6 +18,8 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks.input_data import dataset_info, shard_scan
+from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.metrics import baseline
 from tf_cnn_benchmarks.preflight import output_paths
 from tf_cnn_benchmarks.runtime import file_systems
 
@@ -101,20 +103,31 @@ def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path
                                             per_shard=4), folder + '/data')
     run = dict(data_dir=folder + '/data', train_dir=folder + '/run', num_batches=2,
                batch_size=2, image_size=16)
+    outputs = dict(trace_file=folder + '/out/trace.json', graph_file=folder + '/out/g.pbtxt',
+                   tfprof_file=folder + '/out/prof.txt', plot_file=folder + '/out/steps.png')
     first = helpers.tiny_run(benchmark_log_dir=folder + '/logs', summary_verbosity=1,
-                             save_summaries_steps=1, **run)
-    assert (first['restored_step'], first['global_step']) == (None, 2)
-    assert first['checkpoint_path'] == folder + '/run/model.ckpt-2'
+                             save_summaries_steps=1, **outputs, **run)
+    assert (first['restored_step'], first['global_step']) == (None, 3)  # + the traced step
+    assert first['checkpoint_path'] == folder + '/run/model.ckpt-3'
+    assert sorted(gfile.listdir(folder + '/out')) == ['g.pbtxt', 'prof.txt', 'steps.png',
+                                                      'trace.json']
+    with gfile.GFile(outputs['trace_file']) as f:
+        assert 'traceEvents' in json.load(f)
+    with gfile.GFile(outputs['plot_file'], 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
     names = sorted(gfile.listdir(folder + '/run'))
     events = [n for n in names if n.startswith('events.out.tfevents.')]
     assert len(events) == 1 and sorted(set(names) - set(events)) == [
-        'checkpoint', 'model.ckpt-2.data-00000-of-00001', 'model.ckpt-2.index']
+        'checkpoint', 'model.ckpt-3.data-00000-of-00001', 'model.ckpt-3.index']
     [log] = gfile.listdir(folder + '/logs')
     assert first['results_file'] == '%s/logs/%s' % (folder, log)
-    with gfile.GFile(first['results_file']) as f:
-        assert json.load(f)['global_step'] == 2
+    stored = baseline.load(first['results_file'])  # --baseline=ram://...: read through TF
+    assert stored['global_step'] == 3
     second = helpers.tiny_run(**run)
-    assert (second['restored_step'], second['global_step']) == (2, 4)
+    assert (second['restored_step'], second['global_step']) == (3, 5)
+    assert checkpoints.resolve_checkpoint_path(folder + '/run') == folder + '/run/model.ckpt-5'
+    assert checkpoints.resolve_checkpoint_path(folder + '/run/model.ckpt-3') == (
+        folder + '/run/model.ckpt-3')  # (ram:// calls any prefix of a name a folder)
     err = capfd.readouterr().err
     assert err.count('warning: --train_dir=%s/run' % folder) == 2  # one line per run
     assert not os.path.exists('ram:') and not os.path.exists(os.path.join(checkout.REPO, 'ram:'))
