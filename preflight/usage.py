@@ -153,9 +153,9 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
     if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= limit:
         return
     raise params.ParamsError(
-        '--num_gpus=%d asks for %d logical CPU devices (towers) on a host whose process may '
-        'use %d CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a '
-        'tower only adds graph to build, not compute; give --num_gpus <= %d'
+        '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '
+        'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
+        'only adds graph to build, not compute; give --num_gpus <= %d'
         % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
 
 

@@ -129,15 +129,16 @@ def _gfile():
 
 
 @contextlib.contextmanager
-def _as_os_error():
-    """TensorFlow's errors.OpError (NotFoundError, PermissionDeniedError, ...) as OSError."""
+def _as_os_error(path: str):
+    """TensorFlow's errors.OpError (NotFoundError, PermissionDeniedError, ...) as OSError,
+    whose text names `path` and TensorFlow's reason."""
     import tensorflow as tf
     try:
         yield
     except tf.errors.NotFoundError as e:
-        raise FileNotFoundError(e.message) from None
+        raise FileNotFoundError('%s: %s' % (path, e.message or 'no such file')) from None
     except tf.errors.OpError as e:
-        raise OSError(e.message) from None
+        raise OSError('%s: %s' % (path, e.message or type(e).__name__)) from None
 
 
 class FileStat(NamedTuple):
@@ -154,7 +155,7 @@ def stat(path: str):
     """
     if not is_remote(path):
         return os.stat(path)
-    with _as_os_error():
+    with _as_os_error(path):
         found = _gfile().stat(path)
     return FileStat(found.length, found.mtime_nsec)
 
@@ -167,14 +168,14 @@ def getsize(path: str) -> int:
 def exists(path: str) -> bool:
     if not is_remote(path):
         return os.path.exists(path)
-    with _as_os_error():
+    with _as_os_error(path):
         return _gfile().exists(path)
 
 
 def isdir(path: str) -> bool:
     if not is_remote(path):
         return os.path.isdir(path)
-    with _as_os_error():
+    with _as_os_error(path):
         return _gfile().isdir(path)
 
 
@@ -182,14 +183,14 @@ def listdir(path: str) -> list[str]:
     """The names in a folder (a remote folder's sub-folders without gfile's trailing '/')."""
     if not is_remote(path):
         return os.listdir(path)
-    with _as_os_error():
+    with _as_os_error(path):
         return [n.rstrip('/') for n in _gfile().listdir(path)]
 
 
 def glob(pattern: str) -> list[str]:
     if not is_remote(pattern):
         return _glob.glob(pattern)
-    with _as_os_error():
+    with _as_os_error(pattern):
         return _gfile().glob(pattern)
 
 
@@ -198,7 +199,7 @@ def makedirs(path: str) -> None:
     if not is_remote(path):
         os.makedirs(path, exist_ok=True)
         return
-    with _as_os_error():
+    with _as_os_error(path):
         _gfile().makedirs(path)
 
 
@@ -206,7 +207,7 @@ def remove(path: str) -> None:
     if not is_remote(path):
         os.remove(path)
         return
-    with _as_os_error():
+    with _as_os_error(path):
         _gfile().remove(path)
 
 
@@ -217,7 +218,7 @@ def rmtree(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
         return
     try:
-        with _as_os_error():
+        with _as_os_error(path):
             _gfile().rmtree(path)
     except OSError:
         pass
@@ -228,7 +229,7 @@ def replace(source: str, target: str) -> None:
     if not (is_remote(source) or is_remote(target)):
         os.replace(source, target)
         return
-    with _as_os_error():
+    with _as_os_error(source):
         _gfile().rename(source, target, overwrite=True)
 
 
@@ -239,16 +240,14 @@ def open_file(path: str, mode: str = 'r', encoding: str | None = None):
         if 'b' in mode:
             return builtins.open(path, mode)
         return builtins.open(path, mode, encoding=encoding or 'utf-8')
-    if 'r' in mode and not exists(path):
-        raise FileNotFoundError('%s: no such file' % path)
-    return _RemoteFile(_gfile().GFile(path, mode))
+    return _RemoteFile(_gfile().GFile(path, mode), path)
 
 
 class _RemoteFile:
     """A GFile whose TensorFlow errors come out as OSError (and a context manager)."""
 
-    def __init__(self, handle):
-        self._handle = handle
+    def __init__(self, handle, path: str):
+        self._handle, self._path = handle, path
 
     def __getattr__(self, name):
         attr = getattr(self._handle, name)
@@ -256,7 +255,7 @@ class _RemoteFile:
             return attr
 
         def call(*args, **kwargs):
-            with _as_os_error():
+            with _as_os_error(self._path):
                 return attr(*args, **kwargs)
         return call
 
@@ -264,12 +263,12 @@ class _RemoteFile:
         return self
 
     def __exit__(self, *exc):
-        with _as_os_error():
+        with _as_os_error(self._path):
             self._handle.close()
         return False
 
     def __iter__(self):
-        with _as_os_error():
+        with _as_os_error(self._path):
             yield from self._handle
 
 

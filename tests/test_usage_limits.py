@@ -106,10 +106,10 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
 def test_a_thousand_logical_cpu_devices_are_refused_before_the_build(tmp_path):
     results = run_mains([['--device=cpu', '--num_gpus=1000', '--config=ci_smoke.flags']],
                         str(tmp_path))
-    assert results == [(2, 'error: --num_gpus=1000 asks for 1000 logical CPU devices (towers) '
-                        'on a host whose process may use %d CPUs: beyond one tower per CPU (and '
-                        'beyond 16, the most GPUs of one host) a tower only adds graph to '
-                        'build, not compute; give --num_gpus <= %d\n'
+    assert results == [(2, 'error: --num_gpus=1000 asks for 1000 logical CPU devices (towers), '
+                        'and this process may use %d CPUs: beyond one tower per CPU (and beyond '
+                        '16, the most GPUs of one host) a tower only adds graph to build, not '
+                        'compute; give --num_gpus <= %d\n'
                         % (usage._cpus(), usage.cpu_tower_limit()), True)]
 
 
@@ -117,7 +117,8 @@ def test_the_cpu_tower_limit_is_one_per_cpu_and_at_least_sixteen():
     assert [usage.cpu_tower_limit(c) for c in (1, 2, 16, 17, 96)] == [16, 16, 16, 17, 96]
     p = params.make_params(num_gpus=17)
     with pytest.raises(params.ParamsError, match=r'--num_gpus=17 asks for 17 logical CPU '
-                       r'devices .* use 2 CPUs: .* give --num_gpus <= 16$'):
+                       r'devices \(towers\), and this process may use 2 CPUs: .* give '
+                       r'--num_gpus <= 16$'):
         usage.check_cpu_towers(p, 'cpu', cpus=2)
     usage.check_cpu_towers(p, 'cpu', cpus=17)  # one per CPU
     usage.check_cpu_towers(p._replace(num_gpus=16), 'cpu', cpus=2)  # any one-host GPU layout
