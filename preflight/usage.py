@@ -130,7 +130,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p)):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p, remote=True)):
         cnn_util.warn(message)
 
 
