@@ -307,6 +307,9 @@ PATH_FLAGS = ('data_dir', 'train_dir', 'eval_dir', 'checkpoint_path', 'benchmark
               'trace_file', 'graph_file', 'tfprof_file', 'partitioned_graph_file_prefix',
               'plot_file', 'baseline', 'plan_scaling_png')
 LOCAL_PATH_FLAGS = ('plan_scaling_png',)
+# The path flags whose empty value means none, as the original's default did ('' for
+# --trace_file): a script written for the original may give it.
+EMPTY_MEANS_NONE = ('trace_file',)
 assert len(SPEC_BY_NAME) == len(SPECS), 'duplicate parameter names'
 
 Params = collections.namedtuple('Params', [s.name for s in SPECS])
@@ -481,8 +484,11 @@ def validate_params(p: Params) -> None:
 
 def _check_empty_paths(p: Params) -> None:
     """A path flag given an empty value (`--data_dir=`, `--data_dir=$UNSET` in a script) is
-    refused: left unset each means something else (synthetic data, no checkpoints, ...)."""
+    refused: left unset each means something else (synthetic data, no checkpoints, ...);
+    except EMPTY_MEANS_NONE, empty as the original's default."""
     for name in PATH_FLAGS:
+        if name in EMPTY_MEANS_NONE:
+            continue
         value = getattr(p, name)
         if isinstance(value, str) and not value.strip():
             meaning = {'data_dir': 'synthetic data'}.get(name, 'none')
