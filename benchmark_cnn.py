@@ -46,7 +46,7 @@ from .lifecycle import (
 from .metrics import baseline
 from .models import model_config
 from .preflight import memory_check, usage
-from .runtime import cpu_tuning, session_config
+from .runtime import cpu_tuning, file_systems, session_config
 
 tf1 = tf.compat.v1
 
@@ -100,8 +100,11 @@ class BenchmarkCNN:
             dtypes=precision.compute_dtypes(p),
             cluster_source=checked.resolution.description, threads=cpu_tuning.thread_counts(p))
         self.params = p = self.plan.params
-        self.stored_baseline = (baseline.check_config(checked.baseline, p.baseline, p)
-                                if checked.baseline is not None else None)
+        stored = checked.baseline
+        if stored is None and file_systems.is_remote(p.baseline) and not p.eval:
+            stored = baseline.load(p.baseline)  # through TensorFlow: not in the usage check
+        self.stored_baseline = (baseline.check_config(stored, p.baseline, p)
+                                if stored is not None else None)
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step

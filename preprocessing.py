@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import abc
 import atexit
-import glob
 import os
 import shutil
 import tempfile
@@ -62,6 +61,7 @@ from .input_data.pipeline_interface import (  # noqa: F401 (re-exported for call
     InputPipeline,
     ScoredBatch,
 )
+from .runtime import file_systems
 
 tf1 = tf.compat.v1
 
@@ -248,10 +248,20 @@ class RecordInputPipeline(StagedPipeline):
         self.description = self._describe('RecordInput (%d files in parallel, shuffle buffer %d)'
                                           % (self.parallelism, self.params.shuffle_buffer_size))
 
+    @staticmethod
+    def exact_pattern(dataset, subset: str) -> str | None:
+        """The subset's glob when it matches exactly the scanned, usable files (RecordInput
+        takes one pattern), else None."""
+        pattern = dataset.file_pattern(subset)
+        if sorted(file_systems.glob(pattern)) == sorted(dataset.scan(subset).files):
+            return pattern
+        return None
+
     def _record_pattern(self) -> str:
-        """A glob matching exactly the scanned, usable files (RecordInput takes one pattern)."""
-        pattern = self.dataset.file_pattern(self.subset)
-        if sorted(glob.glob(pattern)) == sorted(self.scan.files):
+        """A glob matching exactly the scanned, usable files: the subset's, else (skipped or
+        stray local files) one of a private folder of links to them."""
+        pattern = self.exact_pattern(self.dataset, self.subset)
+        if pattern is not None:
             return pattern
         # Skipped or stray files: a private folder of links to the usable shards.
         folder = tempfile.mkdtemp(prefix='tf_cnn_shards_')
@@ -443,7 +453,8 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     Returns:
       SyntheticInput for synthetic data; Cifar10Pipeline for CIFAR-10; DatasetPipeline with
       --use_datasets, a full pass, --skip_corrupt_records (RecordInput's reader stops the run
-      at a bad record) or shards of mixed compression (RecordInput reads one kind), else
+      at a bad record), shards of mixed compression (RecordInput reads one kind) or a remote
+      folder whose glob matches other files too (no links can be made there), else
       RecordInputPipeline, for ImageNet TFRecords.
 
     Raises:
@@ -461,7 +472,8 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
         return Cifar10Pipeline(**real)
     kinds = set(dataset.scan(subset).compression)
     if params.use_datasets or full_pass is not None or params.skip_corrupt_records or \
-            len(kinds) > 1:
+            len(kinds) > 1 or (file_systems.is_remote(dataset.data_dir) and
+                               RecordInputPipeline.exact_pattern(dataset, subset) is None):
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
 

@@ -22,7 +22,8 @@ setuptools.setup(
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
     extras_require={
         'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
-                 'matplotlib', 'mlperf-logging', 'mkdocs>=1.6'],  # mkdocs: tests/test_docs.py
+                 'matplotlib', 'mlperf-logging', 'mkdocs>=1.6',  # mkdocs: tests/test_docs.py
+                 'gcp-storage-emulator'],  # a local GCS for gs:// (tests/gcs_emulator.py)
         'plot': ['matplotlib'],
         'docs': ['mkdocs>=1.6'],  # mkdocs build --strict: the manual in docs/ as a site
         'mlperf': ['mlperf-logging'],  # --ml_perf: MLPerf-format log lines

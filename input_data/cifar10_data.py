@@ -24,6 +24,7 @@ import tempfile
 import numpy as np
 
 from .. import cnn_util
+from ..runtime import file_systems
 
 IMAGE_BYTES = 32 * 32 * 3
 RECORD_BYTES = 1 + IMAGE_BYTES
@@ -59,7 +60,7 @@ class _SafeUnpickler(pickle.Unpickler):
 
 def _read_batch(path: str) -> tuple[np.ndarray, np.ndarray]:
     try:
-        with open(path, 'rb') as f:
+        with file_systems.open_file(path, 'rb') as f:
             batch = _SafeUnpickler(f, encoding='bytes').load()
     except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError,
             IndexError, KeyError) as e:

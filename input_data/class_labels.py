@@ -16,6 +16,7 @@ import os
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..runtime import file_systems
 
 # The converter writes this beside the shards.
 LABELS_FILE = 'labels.txt'
@@ -41,7 +42,7 @@ def read_labels_file(path: str) -> list[int]:
     """
     fix = 'fix the file, or remove it and give --num_classes'
     try:
-        with open(path, encoding='utf-8') as f:
+        with file_systems.open_file(path, 'r') as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise cnn_util.DataError('cannot read %s: %s; %s' % (path, e, fix)) from None
@@ -89,7 +90,7 @@ def resolve_num_classes(spec, data_dir: str, requested: int | None
     """
     path = os.path.join(data_dir, LABELS_FILE)
     labels = None
-    if spec.file_format == 'tfrecord' and os.path.exists(path):
+    if spec.file_format == 'tfrecord' and file_systems.exists(path):
         labels = read_labels_file(path)  # a directory of that name is an error, not ignored
     if spec.file_format == 'cifar10_pickle' and requested and requested < spec.num_classes:
         raise params_lib.ParamsError('--num_classes=%d is too small for CIFAR-10\'s labels 0..9: '

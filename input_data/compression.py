@@ -26,6 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..runtime import file_systems
 from .record_crc import masked_crc32c_of_lengths
 
 GZIP, ZLIB = 'GZIP', 'ZLIB'
@@ -51,7 +52,7 @@ def detect(path: str) -> str:
     Raises:
       OSError: the file cannot be read.
     """
-    with open(path, 'rb') as f:
+    with file_systems.open_file(path, 'rb') as f:
         head = f.read(_HEADER)
         if len(head) < 2 or (len(head) == _HEADER and _crc_of_length_ok(head)):
             return ''
@@ -72,7 +73,7 @@ def _stream(path: str, kind: str) -> Iterator[bytes]:
     """The decompressed bytes of `path`, in pieces of at most `_PIECE` bytes; raises ValueError
     with a phrase when the stream is corrupt, truncated or followed by other bytes."""
     inflater = zlib.decompressobj(_WBITS[kind])
-    with open(path, 'rb') as f:
+    with file_systems.open_file(path, 'rb') as f:
         while not inflater.eof:
             data = f.read(_CHUNK)
             if not data:

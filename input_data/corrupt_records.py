@@ -12,10 +12,10 @@ does not match (for a compressed shard, in its decompressed stream).
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 
+from ..runtime import file_systems
 from . import compression, record_crc
 
 OFFSET_RE = re.compile(r'corrupted record at (\d+)')
@@ -68,8 +68,8 @@ def _record_at(path: str, offset: int) -> tuple[int, int, str] | None:
     kind = compression.detect(path)
     if kind:
         return _compressed_record_at(path, kind, offset)
-    with open(path, 'rb') as f:
-        size = os.fstat(f.fileno()).st_size
+    size = file_systems.getsize(path)
+    with file_systems.open_file(path, 'rb') as f:
         start = index = 0
         while start + _HEADER <= size and start <= offset:
             f.seek(start)
@@ -102,7 +102,7 @@ def locate(files: tuple[str, ...] | list[str], message: str) -> str:
         for path in files:
             try:
                 kind = compression.detect(path)
-                if not kind and os.path.getsize(path) <= offset:
+                if not kind and file_systems.getsize(path) <= offset:
                     continue
                 hit = _record_at(path, offset)
             except OSError:

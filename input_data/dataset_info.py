@@ -27,6 +27,7 @@ import struct
 from typing import Mapping
 
 from .. import cnn_util
+from ..runtime import file_systems
 from . import class_labels, compression, image_folders, shard_scan
 from .record_crc import masked_crc32c
 
@@ -116,15 +117,15 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
     """Counts the records of a TFRecord file by walking the headers, without reading the data.
 
     Args:
-      path: a TFRecord file (uncompressed).
+      path: a TFRecord file (uncompressed), local or remote (runtime/file_systems.py).
 
     Returns:
       (records, problem): the number of complete records before any damage, and None for an
       intact file or one phrase describing a truncation or a corrupt length field.
     """
-    size = os.path.getsize(path)
+    size = file_systems.getsize(path)
     offset = records = 0
-    with open(path, 'rb') as f:
+    with file_systems.open_file(path, 'rb') as f:
         while offset < size:
             header = f.read(12)
             if len(header) < 12:
@@ -196,11 +197,16 @@ def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> No
 # --- Datasets.
 
 def _listdir(data_dir: str) -> list[str]:
-    if not os.path.exists(data_dir):
-        raise cnn_util.DataError('--data_dir %s does not exist' % data_dir)
-    if not os.path.isdir(data_dir):
-        raise cnn_util.DataError('--data_dir %s is not a directory' % data_dir)
-    names = sorted(n for n in os.listdir(data_dir) if not n.startswith('.'))
+    """The names in --data_dir (a local folder or a remote one: runtime/file_systems.py)."""
+    try:
+        if not file_systems.exists(data_dir):
+            raise cnn_util.DataError('--data_dir %s does not exist' % data_dir)
+        if not file_systems.isdir(data_dir):
+            raise cnn_util.DataError('--data_dir %s is not a directory' % data_dir)
+        names = sorted(n for n in file_systems.listdir(data_dir) if not n.startswith('.'))
+    except OSError as e:  # a remote file system's error (no credentials, no bucket, ...)
+        raise cnn_util.DataError('--data_dir %s cannot be read: %s'
+                                 % (data_dir, cnn_util.error_summary(e))) from None
     if not names:
         raise cnn_util.DataError('--data_dir %s is empty: expected %s' % (data_dir, _EXPECTED))
     return names

@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from .. import cnn_util
+from ..runtime import file_systems
 from . import compression
 from .record_crc import masked_crc32c_of_lengths
 
@@ -51,7 +52,8 @@ def walk_headers(path: str) -> tuple[int, bool]:
     of large records.
 
     Args:
-      path: a TFRecord file (uncompressed).
+      path: a TFRecord file (uncompressed), local or remote (runtime/file_systems.py: read
+        with the same block and page reads through tf.io.gfile).
 
     Returns:
       (records, intact): the number of records, and False when the file is truncated or a length
@@ -60,30 +62,40 @@ def walk_headers(path: str) -> tuple[int, bool]:
     Raises:
       OSError: the file cannot be read.
     """
+    if file_systems.is_remote(path):
+        size = file_systems.getsize(path)
+        with file_systems.open_file(path, 'rb') as f:
+            def pread(n, offset):
+                f.seek(offset)
+                return f.read(n)
+            return _walk_frames(pread, size)
     fd = os.open(path, os.O_RDONLY)
     try:
-        size = os.fstat(fd).st_size
-        lengths, crcs = [], []
-        offset, block, block_start, length = 0, b'', 0, 0
-        unpack = struct.Struct('<QI').unpack_from
-        while offset < size:
-            at = offset - block_start
-            if at + 12 > len(block):
-                # After a small record read a block of headers; after a large one, one page.
-                block_start, at = offset, 0
-                block = os.pread(fd, BLOCK_BYTES if length < SMALL_RECORD_BYTES else 4096,
-                                 offset)
-                if len(block) < 12:
-                    return len(lengths), False  # stray bytes after the last record
-            length, crc = unpack(block, at)
-            end = offset + 16 + length
-            if end > size:
-                return len(lengths), False
-            lengths.append(length)
-            crcs.append(crc)
-            offset = end
+        return _walk_frames(lambda n, offset: os.pread(fd, n, offset), os.fstat(fd).st_size)
     finally:
         os.close(fd)
+
+
+def _walk_frames(pread, size: int) -> tuple[int, bool]:
+    """`walk_headers` over `pread(n, offset) -> bytes` of a file of `size` bytes."""
+    lengths, crcs = [], []
+    offset, block, block_start, length = 0, b'', 0, 0
+    unpack = struct.Struct('<QI').unpack_from
+    while offset < size:
+        at = offset - block_start
+        if at + 12 > len(block):
+            # After a small record read a block of headers; after a large one, one page.
+            block_start, at = offset, 0
+            block = pread(BLOCK_BYTES if length < SMALL_RECORD_BYTES else 4096, offset)
+            if len(block) < 12:
+                return len(lengths), False  # stray bytes after the last record
+        length, crc = unpack(block, at)
+        end = offset + 16 + length
+        if end > size:
+            return len(lengths), False
+        lengths.append(length)
+        crcs.append(crc)
+        offset = end
     if lengths and not np.array_equal(masked_crc32c_of_lengths(np.array(lengths, np.uint64)),
                                       np.array(crcs, np.uint32)):
         return len(lengths), False
@@ -99,6 +111,8 @@ def cache_path() -> str:
 
 
 def _key(path: str) -> str:
+    if file_systems.is_remote(path):
+        return path
     return os.fsencode(os.path.abspath(path)).decode('utf-8', 'surrogateescape')
 
 
@@ -205,7 +219,7 @@ def scan_files(files: list[str], *, locate_problem, cache: ScanCache | None
       checked here (see the module docstring).
     """
     import concurrent.futures
-    stats = {f: os.stat(f) for f in files}
+    stats = {f: file_systems.stat(f) for f in files}
     known = {f: cache.get(f, stats[f]) for f in files} if cache is not None else {}
     todo = [f for f in files if not known.get(f)]
     records = {f: known[f]['records'] for f in files if known.get(f)}

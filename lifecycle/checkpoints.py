@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 import weakref
 from typing import NamedTuple
@@ -47,6 +46,7 @@ import tensorflow as tf
 
 from .. import cnn_util, variable_mgr
 from ..graph import images_seen
+from ..runtime import file_systems
 from . import run_hooks
 
 tf1 = tf.compat.v1
@@ -133,7 +133,7 @@ def latest_checkpoint(directory: str | None) -> str | None:
         checkpoint files that are gone (TensorFlow would ignore it and the run would silently
         start from scratch).
     """
-    if not directory or not os.path.isdir(directory):
+    if not directory or not file_systems.isdir(directory):
         return None
     state_file = os.path.join(directory, 'checkpoint')
     logger = tf.get_logger()
@@ -145,7 +145,7 @@ def latest_checkpoint(directory: str | None) -> str | None:
         found = None
     finally:
         logger.setLevel(level)
-    if found is None and os.path.exists(state_file):
+    if found is None and file_systems.exists(state_file):
         raise CheckpointError('%s is corrupt or names checkpoint files that are gone; delete it '
                               'to start from scratch, or give --checkpoint_path' % state_file)
     return found
@@ -177,7 +177,7 @@ def resume_point(p) -> ResumePoint | None:
     if path is None:
         return None
     try:
-        reader = tf.train.load_checkpoint(path)
+        reader = _reader(path)
         names = reader.get_variable_to_shape_map()
         if 'global_step' not in names:
             return None
@@ -188,24 +188,31 @@ def resume_point(p) -> ResumePoint | None:
         return None  # the restore names what is wrong with it
 
 
+def _reader(path: str):
+    """A CheckpointReader of the checkpoint prefix `path`. (tf.train.load_checkpoint first
+    asks whether `path` is a folder, which TensorFlow's ram:// file system answers yes for
+    any prefix of a file name: 'ram://run/model.ckpt-2' of 'model.ckpt-2.index'.)"""
+    return tf1.train.NewCheckpointReader(path)
+
+
 def resolve_checkpoint_path(path: str) -> str:
     """--checkpoint_path as a checkpoint prefix: itself, or the latest in a directory.
 
     Raises:
       CheckpointError: nothing there is a checkpoint.
     """
-    if os.path.isdir(path):
+    if file_systems.exists(path + '.index'):
+        return path
+    if file_systems.isdir(path):
         found = latest_checkpoint(path)
         if found is None:
             raise CheckpointError('--checkpoint_path %s is a directory without a checkpoint; give '
                                   'a train_dir that holds one or a prefix such as '
                                   '%s/model.ckpt-100' % (path, path))
         return found
-    if not os.path.exists(path + '.index'):
-        raise CheckpointError('--checkpoint_path %s is not a checkpoint (no %s.index); give a '
-                              'prefix such as train_dir/model.ckpt-100 or a directory'
-                              % (path, path))
-    return path
+    raise CheckpointError('--checkpoint_path %s is not a checkpoint (no %s.index); give a '
+                          'prefix such as train_dir/model.ckpt-100 or a directory'
+                          % (path, path))
 
 
 def find_checkpoint(p) -> str | None:
@@ -238,7 +245,7 @@ def _check_fits(path: str, required: dict, optional: dict,
         is not a floating-point one.
     """
     try:
-        reader = tf.train.load_checkpoint(path)
+        reader = _reader(path)
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
     except (tf.errors.OpError, ValueError) as e:
@@ -285,7 +292,7 @@ def _restore_cast(sess, path: str, cast: dict) -> None:
     """Restores the variables of `cast` ({checkpoint name: variable}) from `path`, each value
     cast to its variable's dtype (fed to the variable's initializer: no new graph ops), and
     logs one line saying so."""
-    reader = tf.train.load_checkpoint(path)
+    reader = _reader(path)
     stored = reader.get_variable_to_dtype_map()
     for name, var in sorted(cast.items()):
         value = reader.get_tensor(name).astype(var.dtype.base_dtype.as_numpy_dtype)
@@ -419,16 +426,16 @@ def clean_stale_temporaries(train_dir: str) -> list[str]:
       The names removed, sorted (empty when there were none or `train_dir` does not exist).
     """
     try:
-        names = sorted(n for n in os.listdir(train_dir) if _STALE.match(n))
+        names = sorted(n for n in file_systems.listdir(train_dir) if _STALE.match(n))
     except FileNotFoundError:
         return []
     for name in names:
         path = os.path.join(train_dir, name)
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
+        if file_systems.isdir(path):
+            file_systems.rmtree(path)
         else:
             try:
-                os.remove(path)
+                file_systems.remove(path)
             except FileNotFoundError:
                 pass
     if names:
@@ -467,7 +474,7 @@ class CheckpointHook(run_hooks.RunHook):
 
     def begin(self, ctx):
         self._ctx = ctx
-        os.makedirs(self.p.train_dir, exist_ok=True)
+        file_systems.makedirs(self.p.train_dir)
         clean_stale_temporaries(self.p.train_dir)
         self.saver = get_saver(ctx.info.graph, ctx.info.mgr, self.p.max_ckpts_to_keep)
         state = tf1.train.get_checkpoint_state(self.p.train_dir)

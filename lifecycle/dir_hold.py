@@ -13,6 +13,8 @@ Two training runs writing one --train_dir interleave their checkpoints and flip 
     --summary_verbosity >= 1 (lifecycle/eval_runner.EvalSummaryWriter), held by an --eval run
     and by a training run that evaluates during training.
   - dry runs (--dry_run, --plan_scaling) write nothing and hold nothing.
+  - a folder on one of TensorFlow's file systems (gs://, ram://: runtime/file_systems.py) is
+    not held: an object store has no lock to take (preflight/output_paths.py warns once).
 
 The hold is the file `tf_cnn_benchmarks.hold` in the folder, one JSON line of the holder's pid,
 host name, start time (UTC) and command line, under an exclusive `flock` on the file (atomic:
@@ -45,6 +47,7 @@ import time
 
 from .. import cnn_util, run_plan
 from ..params import cluster_rules
+from ..runtime import file_systems
 
 HOLD_FILE = 'tf_cnn_benchmarks.hold'
 _READ_TRIES = 20  # a holder writes its line right after it takes the lock: wait 1 s at most
@@ -66,7 +69,8 @@ def held_dirs(p) -> list[tuple[str, str]]:
 
     Returns:
       [('--train_dir', path), ('--eval_dir', path)] or a part of it (see the module docstring);
-      [] for dry runs, ps tasks and the workers that are not the chief.
+      [] for dry runs, ps tasks and the workers that are not the chief. Remote folders are
+      left out.
     """
     if p.dry_run or p.plan_scaling or p.list_models:
         return []
@@ -80,7 +84,7 @@ def held_dirs(p) -> list[tuple[str, str]]:
             out.append(('--eval_dir', p.eval_dir))
         elif p.train_dir and p.summary_verbosity >= 1 and (out or os.path.isdir(p.train_dir)):
             out.append(('--eval_dir', os.path.join(p.train_dir, 'eval')))
-    return out
+    return [(flag, path) for flag, path in out if not file_systems.is_remote(path)]
 
 
 def _now_utc() -> str:

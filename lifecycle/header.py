@@ -20,6 +20,18 @@ from ..graph import fused_decay, graph_choices, learning_rate, precision
 from ..hardware import gpu_specs, kernel_speed
 from ..runtime import cpu_tuning, xla_jit
 
+SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
+
+
+def describe_devices(devices) -> str:
+    """The header's device list: "['/cpu:0', '/cpu:1']", or for more than SHOWN_DEVICES
+    "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:15'] (16 devices)"."""
+    devices = list(devices)
+    if len(devices) <= SHOWN_DEVICES:
+        return str(devices)
+    shown = [repr(d) for d in devices[:3]] + ['...', repr(devices[-1])]
+    return '[%s] (%d devices)' % (', '.join(shown), len(devices))
+
 
 def header_lines(plan, dataset, precision: list[str], xla: str, resume=None) -> list[str]:
     """The header block, one string per line.
@@ -44,7 +56,7 @@ def header_lines(plan, dataset, precision: list[str], xla: str, resume=None) -> 
         'Mode:        %s' % plan.mode,
         *batch_lines(plan),
         *(resume_lines(plan, resume) if resume is not None and plan.training else []),
-        'Devices:     %s%s' % (list(plan.devices), device_note),
+        'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
         'Data format: %s' % p.data_format,
         *precision,
         'XLA:         %s' % xla,

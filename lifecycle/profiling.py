@@ -27,16 +27,18 @@ from tensorflow.python.client import timeline
 
 from .. import cnn_util
 from ..input_data import data_errors
-from ..runtime import traced_session
+from ..runtime import file_systems, traced_session
 from . import run_hooks, trace_extras
 
 tf1 = tf.compat.v1
 
 
 def write_graph(graph, path: str) -> str:
-    """Writes `graph` to `path`: text format for '.pbtxt', binary otherwise. Returns the path."""
-    directory, name = os.path.split(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
+    """Writes `graph` to `path`: text format for '.pbtxt', binary otherwise (local or remote:
+    TensorFlow writes it). Returns the path."""
+    directory, name = os.path.split(path if file_systems.is_remote(path) else
+                                    os.path.abspath(path))
+    file_systems.makedirs(directory)
     tf.io.write_graph(graph.as_graph_def(), directory, name, as_text=path.endswith('.pbtxt'))
     cnn_util.log_fn('Graph written to %s' % path)
     return path
@@ -85,9 +87,10 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
     builder = tf1.profiler.ProfileOptionBuilder
     options = builder(builder.time_and_memory()).with_max_depth(100).order_by('micros')
     if kind == 'text':
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if not file_systems.is_remote(path):
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         profiler.profile_operations(options.with_file_output(path + '.tmp').build())
-        os.replace(path + '.tmp', path)
+        file_systems.replace(path + '.tmp', path)
     elif kind == 'pbtxt':
         proto = tfprof_log_pb2.ProfileProto.FromString(profiler.serialize_to_string())
         _write(path, text_format.MessageToString(proto).encode('utf-8'))
@@ -101,12 +104,19 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
 
 
 def _write(path: str, data: bytes) -> None:
-    """Writes `data` to `path` under a temporary name, then renames it (atomic).
+    """Writes `data` to `path` under a temporary name, then renames it (atomic); a remote
+    `path` in one piece (runtime/file_systems.py).
 
     Raises:
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); nothing is left
         behind.
     """
+    if file_systems.is_remote(path):
+        try:
+            file_systems.write_remote(path, data)
+        except OSError as e:
+            write_failed(path, e)
+        return
     tmp = path + '.tmp'
     try:
         with open(tmp, 'wb') as f:

@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import cnn_util
 from ..hardware import machine
+from ..runtime import file_systems
 from . import run_hooks
 
 
@@ -92,6 +93,9 @@ def _json_default(value):
 def write_json(result: dict, directory: str) -> str:
     """Writes `result` as `<directory>/tf_cnn_benchmarks_<model>_<UTC time>.json` atomically.
 
+    A remote `directory` (gs://, ram://: runtime/file_systems.py) gets the file written in one
+    piece through TensorFlow's file system (an object appears when complete).
+
     Returns:
       The file's path (also stored in result['results_file'] before writing).
 
@@ -100,7 +104,7 @@ def write_json(result: dict, directory: str) -> str:
         left behind.
     """
     try:
-        os.makedirs(directory, exist_ok=True)
+        file_systems.makedirs(directory)
     except OSError as e:
         raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
                                       % (directory, e.strerror or e)) from None
@@ -108,6 +112,14 @@ def write_json(result: dict, directory: str) -> str:
     path = os.path.join(directory, 'tf_cnn_benchmarks_%s_%s.json' % (result['model'], stamp))
     result['results_file'] = path
     text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
+    if file_systems.is_remote(path):
+        try:
+            file_systems.write_remote(path, text + '\n')
+        except OSError as e:
+            raise cnn_util.BenchmarkError('cannot write %s: %s' % (
+                path, cnn_util.error_summary(e))) from None
+        cnn_util.log_fn('Results written to %s' % path)
+        return path
     fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
@@ -161,6 +173,18 @@ def write_plot(result: dict, path: str) -> str:
         axes[1].set_ylabel('total loss')
     axes[-1].set_xlabel('timed step')
     fig.tight_layout()
+    if file_systems.is_remote(path):  # drawn in memory, written through TensorFlow
+        import io
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format='png', dpi=80)
+        plt.close(fig)
+        try:
+            file_systems.write_remote(path, buffer.getvalue())
+        except OSError as e:
+            raise cnn_util.BenchmarkError('cannot write %s: %s' % (
+                path, cnn_util.error_summary(e))) from None
+        cnn_util.log_fn('Plot written to %s' % path)
+        return path
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fig.savefig(path, format='png', dpi=80)

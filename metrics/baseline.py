@@ -14,6 +14,7 @@ import json
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..runtime import file_systems
 from . import significance as regression
 
 #: Parameters that may differ between a run and its baseline.
@@ -40,7 +41,7 @@ def load(path: str) -> dict:
       BaselineError: missing, not JSON, or without 'params' and 'steps'.
     """
     try:
-        with open(path, encoding='utf-8') as f:
+        with file_systems.open_file(path, 'r') as f:  # local, or remote (gs://: TensorFlow)
             data = json.load(f)
     except OSError as e:
         raise BaselineError('--baseline=%s: cannot read it (%s); give a results JSON written '

@@ -302,6 +302,17 @@ SPECS: tuple[ParamSpec, ...] = (
 ) + original_flags.specs(ParamSpec)  # the rest of the original's flags (original_flags.py)
 
 SPEC_BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
+
+# The flags that name a file or folder (unset: None). Each takes a local path, or a URI of a
+# scheme one of TensorFlow's file systems serves (runtime/file_systems.py), except
+# LOCAL_PATH_FLAGS, written by SQLite or matplotlib on a local disk.
+PATH_FLAGS = ('data_dir', 'train_dir', 'eval_dir', 'checkpoint_path', 'benchmark_log_dir',
+              'trace_file', 'graph_file', 'tfprof_file', 'partitioned_graph_file_prefix',
+              'plot_file', 'baseline', 'plan_scaling_png')
+LOCAL_PATH_FLAGS = ('plan_scaling_png',)
+# The path flags whose empty value means none, as the original's default did ('' for
+# --trace_file): a script written for the original may give it.
+EMPTY_MEANS_NONE = ('trace_file',)
 assert len(SPEC_BY_NAME) == len(SPECS), 'duplicate parameter names'
 
 Params = collections.namedtuple('Params', [s.name for s in SPECS])
@@ -410,6 +421,7 @@ def validate_params(p: Params) -> None:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
     check_ranges(p)
+    _check_empty_paths(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
                           'Received: num_epochs=%g' % p.num_epochs)
@@ -471,6 +483,21 @@ def validate_params(p: Params) -> None:
     problem = flag_rules.distributed_problem(p)
     if problem:
         raise ParamsError(problem)
+
+
+def _check_empty_paths(p: Params) -> None:
+    """A path flag given an empty value (`--data_dir=`, `--data_dir=$UNSET` in a script) is
+    refused: left unset each means something else (synthetic data, no checkpoints, ...);
+    except EMPTY_MEANS_NONE, empty as the original's default."""
+    for name in PATH_FLAGS:
+        if name in EMPTY_MEANS_NONE:
+            continue
+        value = getattr(p, name)
+        if isinstance(value, str) and not value.strip():
+            meaning = {'data_dir': 'synthetic data'}.get(name, 'none')
+            raise ParamsError('--%s is given an empty value (an unset variable in a script?); '
+                              'give a path, or drop the flag for %s. Received: %s=%r'
+                              % (name, meaning, name, value))
 
 
 def _check_plan_flags(p: Params) -> None:

@@ -31,19 +31,22 @@ def names() -> list[str]:
 
 
 def path_of(name: str) -> str:
-    """The flagfile of configuration `name` (a name from `names()`, or a path to a flagfile).
+    """The flagfile of configuration `name`: a name from `names()`, that name with its file's
+    `.flags` suffix (what `ls configs/` shows: `resnet50_cpu.flags`), or a path to a flagfile.
 
     Raises:
-      params.ParamsError: no such configuration (the message lists the known ones).
+      params.ParamsError: no such configuration or file (the message lists the known ones).
     """
-    if os.sep in name or name.endswith(SUFFIX):
-        if os.path.isfile(name):
-            return name
-        raise params.ParamsError('--config=%s: no such file' % name)
-    path = os.path.join(CONFIG_DIR, name + SUFFIX)
-    if not os.path.isfile(path):
-        raise params.ParamsError('--config=%s: unknown configuration; known: %s (files in %s)'
-                                 % (name, ', '.join(names()) or 'none', CONFIG_DIR))
+    known = '; known: %s (files in %s)' % (', '.join(names()) or 'none', CONFIG_DIR)
+    if os.path.isfile(name) and (os.sep in name or name.endswith(SUFFIX)):
+        return name
+    if os.sep in name:
+        raise params.ParamsError('--config=%s: no such file; give a configuration\'s name%s'
+                                 % (name, known))
+    base = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else name
+    path = os.path.join(CONFIG_DIR, base + SUFFIX)
+    if not base or not os.path.isfile(path):
+        raise params.ParamsError('--config=%s: unknown configuration%s' % (name, known))
     return path
 
 

@@ -6,7 +6,13 @@ the command calls `check_output_paths` right after `params.validate_params`.
 A run creates only what the user named, inside folders that exist: a directory flag's own
 folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
 (`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
-at the root.
+at the root. The longest file the run writes must fit the system's path limits
+(preflight/path_lengths.py).
+
+A path with a scheme (`gs://bucket/run1`, `ram://x`: runtime/file_systems.py) is refused
+before TensorFlow loads when no file system can serve its scheme (`check_path_schemes`);
+the local checks do not apply to it (one `warning:` line says so), and once TensorFlow has
+loaded a file is written and removed in each remote output folder (`check_remote_paths`).
 """
 
 from __future__ import annotations
@@ -15,8 +21,12 @@ import os
 import sys
 import tempfile
 
+from .. import cnn_util
+from .. import params as params_lib
 from ..history import store
 from ..params import Params, ParamsError
+from ..runtime import file_systems
+from . import path_lengths
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file',
@@ -102,6 +112,36 @@ def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     return None
 
 
+def check_path_schemes(p: Params) -> None:
+    """Refuses, before TensorFlow loads, a path flag whose scheme no file system serves
+    (`file_systems.scheme_problem`), and a scheme where only a local file will do (the
+    results database, params.LOCAL_PATH_FLAGS).
+
+    Raises:
+      ParamsError: naming the flag, the scheme and what provides it.
+    """
+    for name in params_lib.PATH_FLAGS:
+        path = getattr(p, name)
+        if not file_systems.is_remote(path):
+            continue
+        if name in params_lib.LOCAL_PATH_FLAGS:
+            raise ParamsError('--%s=%s: this file is written by matplotlib on a local disk; '
+                              'give a local path' % (name, path))
+        problem = file_systems.scheme_problem(path)
+        if problem:
+            raise ParamsError('--%s=%s: %s' % (name, path, problem))
+    if isinstance(p.results_db, str) and file_systems.is_remote(p.results_db):
+        raise ParamsError('--results_db=%s: the results database is an SQLite file, which '
+                          'needs a local disk; give a local path (tf_cnn_results can read a '
+                          'copy)' % p.results_db)
+
+
+def remote_outputs(p: Params) -> list[str]:
+    """The output flags of `p` that name remote paths, as '--flag=value'."""
+    return ['--%s=%s' % (n, getattr(p, n)) for n in _OUTPUT_DIRS + _OUTPUT_FILES
+            if file_systems.is_remote(getattr(p, n))]
+
+
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
@@ -117,9 +157,13 @@ def check_output_paths(p: Params) -> None:
     The results database (--results_db, or its default place) must be one this program can
     record into, or a file that can be made (history/store.py check_file: read only).
 
+    Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
+    that do not apply there.
+
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
     """
+    check_path_schemes(p)
     for name in _TENSORFLOW_PATHS:
         path = getattr(p, name)
         problem = path and encoding_problem(path)
@@ -128,7 +172,7 @@ def check_output_paths(p: Params) -> None:
     checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:
-        if not path:
+        if not path or file_systems.is_remote(path):
             continue
         if is_file and os.path.isdir(path):
             problem = 'it is a directory; give a file name'
@@ -144,7 +188,58 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
+    path_lengths.check_path_lengths(p)
+    remote = remote_outputs(p)
+    if remote:
+        schemes = sorted({file_systems.scheme(r.split('=', 1)[1]) + '://' for r in remote})
+        cnn_util.warn('%s: written through TensorFlow\'s file system%s (%s), where the checks '
+                      'of a local disk do not apply: no hold of the folder against a second '
+                      'run, no free-space, path-length or write test before TensorFlow loads '
+                      '(then a file is written and removed there)'
+                      % (', '.join(remote), '' if len(schemes) == 1 else 's',
+                         ', '.join(schemes)))
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
         raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
+
+
+def check_remote_paths(p: Params) -> None:
+    """Once TensorFlow has loaded: every remote path's scheme is served, and a file can be
+    written (and is removed again) in each remote output folder (--train_dir, --eval_dir,
+    --benchmark_log_dir, and the folder of each file flag), so that missing credentials or
+    a missing bucket stop the run before it trains, not at its save.
+
+    Raises:
+      ParamsError: a scheme without a file system (`file_systems.unregistered_problem`), or
+        a folder where nothing can be written (TensorFlow's reason).
+    """
+    for name in params_lib.PATH_FLAGS:
+        problem = file_systems.unregistered_problem(getattr(p, name) or '')
+        if problem:
+            raise ParamsError('--%s=%s: %s' % (name, getattr(p, name), problem))
+    folders = {}
+    for name in _OUTPUT_DIRS:
+        folders.setdefault(getattr(p, name), name)
+    for name in _OUTPUT_FILES:
+        path = getattr(p, name)
+        if path:
+            folders.setdefault(path.rsplit('/', 1)[0], name)
+    for folder, name in folders.items():
+        if file_systems.is_remote(folder):
+            problem = _remote_write_problem(folder)
+            if problem:
+                raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
+                                  % (name, getattr(p, name), problem))
+
+
+def _remote_write_problem(folder: str) -> str | None:
+    """Why no file can be written in remote `folder` (made when missing), or None."""
+    probe = '%s/.tf_cnn_benchmarks_probe_%d' % (folder.rstrip('/'), os.getpid())
+    try:
+        file_systems.makedirs(folder)
+        file_systems.write_remote(probe, b'probe')
+        file_systems.remove(probe)
+    except OSError as e:
+        return cnn_util.error_summary(e)
+    return None

@@ -5,7 +5,9 @@
     check_usage(p)             before TensorFlow loads:
         Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
         --baseline (loaded once)--> --output paths--> --model--> CheckedRun
-    check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU
+    check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
+        CPU devices, remote paths (schemes served, output folders written), --model for a
+        remote --data_dir
 
 `check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
 used). A BenchmarkCNN handed the CheckedRun validates nothing again.
@@ -23,7 +25,14 @@ from ..hardware import gpu_specs, links
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
+from ..runtime import file_systems
 from . import ineffective_flags, output_paths
+
+# Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
+# least 16, the most GPUs one host holds (DGX-2, HGX-2), so that any one-host GPU layout can be
+# emulated with --device=cpu anywhere. Beyond one per CPU a tower adds graph to build (time
+# and memory grow with each tower: --num_gpus=1000 built for minutes) and no compute.
+MIN_CPU_TOWER_LIMIT = 16
 
 
 class CheckedRun(NamedTuple):
@@ -94,12 +103,20 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     Raises:
       params.ParamsError: a malformed --rewriter_config, or --data_format=NCHW on the CPU with
         TF_ENABLE_ONEDNN_OPTS=0, or with a reduced precision whose NCHW kernels this CPU does
-        not run (hardware/layout_kernels.py).
+        not run (hardware/layout_kernels.py); more logical CPU devices than
+        `cpu_tower_limit`; a remote path TensorFlow cannot serve or write
+        (output_paths.check_remote_paths).
+      model_catalog.UnknownModelError: --model is not defined for the dataset of a remote
+        --data_dir.
     """
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
     device = p.device or ('gpu' if visible_gpus else 'cpu')
+    check_cpu_towers(p, device)
+    output_paths.check_remote_paths(p)
+    if file_systems.is_remote(p.data_dir) and not p.data_name:
+        check_model(p, remote=True)
     if (device == 'cpu' and p.data_format == 'NCHW'
             and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
         raise params.ParamsError(
@@ -113,8 +130,40 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p)):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p, remote=True)):
         cnn_util.warn(message)
+
+
+def cpu_tower_limit(cpus: int | None = None) -> int:
+    """The most logical CPU devices a run may ask for (MIN_CPU_TOWER_LIMIT's reason).
+
+    Args:
+      cpus: the CPUs this process may run on; default os.sched_getaffinity(0).
+    """
+    return max(MIN_CPU_TOWER_LIMIT, _cpus() if cpus is None else cpus)
+
+
+def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> None:
+    """Refuses more logical CPU devices than `cpu_tower_limit` before the graph is built.
+
+    Raises:
+      params.ParamsError: --num_gpus above the limit on the CPU (a ps task builds no towers).
+    """
+    limit = cpu_tower_limit(cpus)
+    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= limit:
+        return
+    raise params.ParamsError(
+        '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '
+        'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
+        'only adds graph to build, not compute; give --num_gpus <= %d'
+        % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def check_command_rules(p: params.Params) -> None:
@@ -145,7 +194,7 @@ def check_extras(p: params.Params) -> dict | None:
         raise params.ParamsError(
             '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
             'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file')
-    if p.baseline:
+    if p.baseline and not file_systems.is_remote(p.baseline):  # a remote one: BenchmarkCNN
         stored = baseline.load(p.baseline)
         return None if p.eval else stored
     return None
@@ -168,20 +217,21 @@ def check_gpu_model(p: params.Params) -> None:
         raise params.ParamsError('--gpu_model plans a GPU run; drop it or drop --device=cpu.')
 
 
-def check_model(p: params.Params) -> None:
+def check_model(p: params.Params, remote: bool = False) -> None:
     """Refuses an unknown --model, or an --image_size it does not take, before TensorFlow
     loads (models/model_catalog.py).
 
     The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
     the files in --data_dir; when that fails, nothing is checked here (the run then reports the
-    data problem).
+    data problem). A remote --data_dir is listed only with `remote` (TensorFlow loaded:
+    check_with_tensorflow).
 
     Raises:
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       params.ParamsError: --image_size does not suit the model (it takes only its own size,
         or the size is below its smallest).
     """
-    dataset = dataset_name(p)
+    dataset = dataset_name(p, remote)
     if dataset is not None:
         model_catalog.check_model(p.model, dataset)
         problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)
@@ -189,11 +239,14 @@ def check_model(p: params.Params) -> None:
             raise params.ParamsError(problem)
 
 
-def dataset_name(p: params.Params) -> str | None:
+def dataset_name(p: params.Params, remote: bool = False) -> str | None:
     """--data_name, 'synthetic' without --data_dir, else the name inferred from the files in
-    --data_dir ('imagenet', 'cifar10'); None when that fails (the run reports the data)."""
+    --data_dir ('imagenet', 'cifar10'); None when that fails (the run reports the data), and
+    for a remote --data_dir unless `remote` (listing it loads TensorFlow)."""
     if p.data_name or not p.data_dir:
         return p.data_name or 'synthetic'
+    if file_systems.is_remote(p.data_dir) and not remote:
+        return None
     try:
         return dataset_info.infer_dataset_name(p.data_dir)
     except cnn_util.DataError:

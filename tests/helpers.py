@@ -81,7 +81,7 @@ def wait_for(predicate, timeout_secs: float, proc, poll_secs: float = 0.05) -> b
 
 def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
     """{checkpoint name: value} of every tensor in the checkpoint at `path`."""
-    reader = tf.train.load_checkpoint(path)
+    reader = tf.compat.v1.train.NewCheckpointReader(path)
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 

@@ -191,7 +191,9 @@ def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch
         raise FileExistsError(17, 'File exists', path)
 
     monkeypatch.setattr(output_paths.os, 'mkdir', mkdir_after_the_other_task)
-    output_paths.check_output_paths(make_params(train_dir=str(tmp_path / 'ckpt')))
+    # (No results database: the patched mkdir would leave its probe folder behind.)
+    output_paths.check_output_paths(make_params(train_dir=str(tmp_path / 'ckpt'),
+                                                results_db=False))
     monkeypatch.undo()
     assert os.path.isdir(tmp_path / 'ckpt')  # the other task's folder stays
 

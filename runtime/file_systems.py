@@ -1,0 +1,282 @@
+"""TensorFlow's file systems for paths with a scheme (`gs://bucket/run1`, `ram://data`).
+
+A path flag (params.PATH_FLAGS) names a local path, or a URI whose scheme one of TensorFlow's
+file systems serves; such a path is read and written through `tf.io.gfile` (and TensorFlow's
+own ops: checkpoints, summaries, RecordInput and tf.data readers open it by name), as the
+original tf_cnn_benchmarks did. Local paths keep the project's own code (flock, pread,
+atomic renames).
+
+Which schemes are served is known in two steps, so that `--help` and usage errors stay fast:
+
+  - before TensorFlow loads (`scheme_problem`): the schemes TensorFlow 2.21 registers itself
+    (`BUILTIN_SCHEMES`: gs:// Google Cloud Storage, ram:// its in-memory file system,
+    file://) pass; any other passes only when a package that registers file systems is
+    installed (`PLUGIN_PACKAGES`), else it is refused with what provides it (`PROVIDERS`:
+    s3:// and hdfs:// left TensorFlow's wheel for tensorflow-io in TF 2.6);
+  - once TensorFlow has loaded (`unregistered_problem`): `tf.io.gfile.get_registered_schemes()`
+    after importing such a package, which registers its file systems when imported.
+
+The scheme is what TensorFlow's own URI parser takes (tsl/platform/path.cc ParseURI): a
+letter, then letters, digits and dots, then `://`.
+
+The helpers below take either kind of path: local ones go to os and open(), the others to
+tf.io.gfile (TensorFlow is imported on first use). Errors are OSError for both (TensorFlow's
+NotFoundError and the like are turned into OSError with TensorFlow's message).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import glob as _glob
+import importlib.util
+import os
+import re
+from typing import NamedTuple
+
+# tf.io.gfile.get_registered_schemes() of the TensorFlow 2.21 wheel: ['ram', 'file', '', 'gs'].
+BUILTIN_SCHEMES = ('file', 'gs', 'ram')
+
+# Importing one of these registers more file systems with TensorFlow.
+PLUGIN_PACKAGES = ('tensorflow_io',)
+
+_TFIO = ('pip install tensorflow-io (its file systems register %s:// when tensorflow_io is '
+         'imported, which this program does)')
+PROVIDERS = {
+    's3': _TFIO % 's3',
+    'hdfs': _TFIO % 'hdfs',
+    'viewfs': _TFIO % 'viewfs',
+    'har': _TFIO % 'har',
+    'az': _TFIO % 'az',
+    'http': _TFIO % 'http',
+    'https': _TFIO % 'https',
+}
+
+_URI = re.compile(r'^([A-Za-z][A-Za-z0-9.]*)://')
+
+
+def scheme(path: str | None) -> str:
+    """The scheme of `path` ('gs' for 'gs://bucket/x'), '' for a local path."""
+    match = _URI.match(path or '')
+    return match.group(1) if match else ''
+
+
+def is_remote(path: str | None) -> bool:
+    """True when `path` goes through TensorFlow's file systems (it has a scheme)."""
+    return bool(scheme(path))
+
+
+def _provider(name: str) -> str:
+    return PROVIDERS.get(name.lower(), 'install the package that registers a TensorFlow file '
+                                       'system for it, or give a local path')
+
+
+def scheme_problem(path: str) -> str | None:
+    """Before TensorFlow loads: why no file system can serve `path`, or None (a local path,
+    a built-in scheme, or any scheme while a plugin package is installed: then
+    `unregistered_problem` decides once TensorFlow has loaded)."""
+    name = scheme(path)
+    if not name or name in BUILTIN_SCHEMES:
+        return None
+    if any(importlib.util.find_spec(p) is not None for p in PLUGIN_PACKAGES):
+        return None
+    return _unregistered_message(name)
+
+
+def _unregistered_message(name: str) -> str:
+    return ('TensorFlow %s has no file system for %s:// (registered: %s); %s' % (
+        _tf_version(), name, ', '.join('%s://' % s for s in BUILTIN_SCHEMES), _provider(name)))
+
+
+def _tf_version() -> str:
+    from importlib import metadata
+    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return '(not installed)'
+
+
+def registered_schemes() -> list[str]:
+    """The schemes TensorFlow serves now, after importing the installed plugin packages."""
+    import tensorflow as tf
+    schemes = tf.io.gfile.get_registered_schemes()
+    if any(s not in schemes for s in PROVIDERS):
+        for package in PLUGIN_PACKAGES:
+            if importlib.util.find_spec(package) is not None:
+                try:
+                    importlib.import_module(package)
+                except Exception:  # noqa: BLE001 (a broken plugin: its schemes stay missing)
+                    continue
+        schemes = tf.io.gfile.get_registered_schemes()
+    return [s for s in schemes if s]
+
+
+def unregistered_problem(path: str) -> str | None:
+    """Once TensorFlow has loaded: why no file system serves `path`, or None."""
+    name = scheme(path)
+    if not name or name in registered_schemes():
+        return None
+    return _unregistered_message(name)
+
+
+# --- Operations on either kind of path.
+
+def _gfile():
+    import tensorflow as tf
+    return tf.io.gfile
+
+
+@contextlib.contextmanager
+def _as_os_error(path: str):
+    """TensorFlow's errors.OpError (NotFoundError, PermissionDeniedError, ...) as OSError,
+    whose text names `path` and TensorFlow's reason."""
+    import tensorflow as tf
+    try:
+        yield
+    except tf.errors.NotFoundError as e:
+        raise FileNotFoundError('%s: %s' % (path, e.message or 'no such file')) from None
+    except tf.errors.OpError as e:
+        raise OSError('%s: %s' % (path, e.message or type(e).__name__)) from None
+
+
+class FileStat(NamedTuple):
+    """st_size (bytes) and st_mtime_ns of a file, local or remote."""
+    st_size: int
+    st_mtime_ns: int
+
+
+def stat(path: str):
+    """os.stat of a local path; a FileStat of a remote one.
+
+    Raises:
+      OSError: no such file, or it cannot be read.
+    """
+    if not is_remote(path):
+        return os.stat(path)
+    with _as_os_error(path):
+        found = _gfile().stat(path)
+    return FileStat(found.length, found.mtime_nsec)
+
+
+def getsize(path: str) -> int:
+    """The size of a file in bytes (OSError when it cannot be read)."""
+    return stat(path).st_size
+
+
+def exists(path: str) -> bool:
+    if not is_remote(path):
+        return os.path.exists(path)
+    with _as_os_error(path):
+        return _gfile().exists(path)
+
+
+def isdir(path: str) -> bool:
+    if not is_remote(path):
+        return os.path.isdir(path)
+    with _as_os_error(path):
+        return _gfile().isdir(path)
+
+
+def listdir(path: str) -> list[str]:
+    """The names in a folder (a remote folder's sub-folders without gfile's trailing '/')."""
+    if not is_remote(path):
+        return os.listdir(path)
+    with _as_os_error(path):
+        return [n.rstrip('/') for n in _gfile().listdir(path)]
+
+
+def glob(pattern: str) -> list[str]:
+    if not is_remote(pattern):
+        return _glob.glob(pattern)
+    with _as_os_error(pattern):
+        return _gfile().glob(pattern)
+
+
+def makedirs(path: str) -> None:
+    """Makes `path` and its missing parents (nothing when it exists)."""
+    if not is_remote(path):
+        os.makedirs(path, exist_ok=True)
+        return
+    with _as_os_error(path):
+        _gfile().makedirs(path)
+
+
+def remove(path: str) -> None:
+    if not is_remote(path):
+        os.remove(path)
+        return
+    with _as_os_error(path):
+        _gfile().remove(path)
+
+
+def rmtree(path: str) -> None:
+    """Removes a folder and what it holds; problems are ignored (as shutil's ignore_errors)."""
+    if not is_remote(path):
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        with _as_os_error(path):
+            _gfile().rmtree(path)
+    except OSError:
+        pass
+
+
+def replace(source: str, target: str) -> None:
+    """Renames `source` to `target`, replacing it (atomic on a local disk)."""
+    if not (is_remote(source) or is_remote(target)):
+        os.replace(source, target)
+        return
+    with _as_os_error(source):
+        _gfile().rename(source, target, overwrite=True)
+
+
+def open_file(path: str, mode: str = 'r', encoding: str | None = None):
+    """open() for a local path, tf.io.gfile.GFile for a remote one (text or binary as `mode`
+    says; a remote file is text in UTF-8)."""
+    if not is_remote(path):
+        if 'b' in mode:
+            return builtins.open(path, mode)
+        return builtins.open(path, mode, encoding=encoding or 'utf-8')
+    return _RemoteFile(_gfile().GFile(path, mode), path)
+
+
+class _RemoteFile:
+    """A GFile whose TensorFlow errors come out as OSError (and a context manager)."""
+
+    def __init__(self, handle, path: str):
+        self._handle, self._path = handle, path
+
+    def __getattr__(self, name):
+        attr = getattr(self._handle, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            with _as_os_error(self._path):
+                return attr(*args, **kwargs)
+        return call
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with _as_os_error(self._path):
+            self._handle.close()
+        return False
+
+    def __iter__(self):
+        with _as_os_error(self._path):
+            yield from self._handle
+
+
+def write_remote(path: str, data: bytes | str) -> None:
+    """Writes a remote file in one piece (an object store makes it visible when complete).
+
+    Raises:
+      OSError: it cannot be written.
+    """
+    with open_file(path, 'wb' if isinstance(data, bytes) else 'w') as f:
+        f.write(data)

@@ -1,0 +1,178 @@
+"""Paths on TensorFlow's file systems (issue 41, item 1): a run reads its shards from and
+writes its checkpoints, summaries and results JSON to ram:// (TensorFlow's in-memory file
+system, in this process) and gs:// (TensorFlow's own GCS file system against a local emulator,
+tests/gcs_emulator.py), resumes from them, and a scheme no file system serves is refused
+before the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import gcs_emulator
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.input_data import dataset_info, shard_scan
+from tf_cnn_benchmarks.lifecycle import checkpoints
+from tf_cnn_benchmarks.metrics import baseline
+from tf_cnn_benchmarks.preflight import output_paths
+from tf_cnn_benchmarks.runtime import file_systems
+
+import checkout
+import helpers
+import input_helpers
+
+gfile = tf.io.gfile
+
+
+def _ram_folder() -> str:
+    return 'ram://%s' % uuid.uuid4().hex
+
+
+def _copy_shards(local_paths, folder: str) -> None:
+    gfile.makedirs(folder)
+    for path in local_paths:
+        gfile.copy(path, '%s/%s' % (folder, os.path.basename(path)), overwrite=True)
+
+
+def test_schemes_follow_tensorflows_uri_rule_and_registry(monkeypatch):
+    assert [file_systems.scheme(p) for p in ('gs://b/x', 'ram://x', 'S3.a://b', '/tmp/gs://x',
+                                             'gs:/b', 'c:\\x', '')] == [
+        'gs', 'ram', 'S3.a', '', '', '', '']
+    assert file_systems.scheme_problem('gs://b/x') is None
+    assert file_systems.scheme_problem('/local') is None
+    assert 's3://' in file_systems.scheme_problem('s3://b/x')
+    assert 'give a local path' in file_systems.scheme_problem('foo://b/x')
+    assert file_systems.unregistered_problem('ram://x') is None
+    assert file_systems.unregistered_problem('s3://b/x').startswith(
+        'TensorFlow %s has no file system for s3:// ' % tf.__version__)
+    # With a plugin package installed the scheme is left to TensorFlow's registry.
+    real = file_systems.importlib.util.find_spec
+    monkeypatch.setattr(file_systems.importlib.util, 'find_spec',
+                        lambda name: object() if name == 'tensorflow_io' else real(name))
+    assert file_systems.scheme_problem('s3://b/x') is None
+
+
+def test_remote_output_folders_are_write_tested_once_tensorflow_has_loaded():
+    folder = _ram_folder()
+    p = params.make_params(train_dir=folder + '/run', trace_file=folder + '/t/trace.json')
+    output_paths.check_remote_paths(p)
+    assert gfile.listdir(folder + '/run') == []  # the probe was removed again
+    with pytest.raises(params.ParamsError, match=r"^--data_dir=s3://b/x: TensorFlow .* has no "
+                       r'file system for s3://'):
+        output_paths.check_remote_paths(params.make_params(data_dir='s3://b/x'))
+
+
+def test_a_remote_data_dir_is_listed_counted_and_checked_like_a_local_one(tmp_path):
+    folder = _ram_folder()
+    local = input_helpers.solid_shards(str(tmp_path), num_shards=2, per_shard=3)
+    _copy_shards(local, folder)
+    with gfile.GFile(folder + '/labels.txt', 'w') as f:
+        f.write('1 a red\n2 b green\n3 c blue\n')
+    dataset = dataset_info.get_dataset(params.make_params(data_dir=folder))
+    scan = dataset.scan('train')
+    assert (dataset.name, dataset.num_classes, scan.num_examples, scan.records_per_file) == (
+        'imagenet', 4, 6, (3, 3))
+    cache = shard_scan.ScanCache(str(tmp_path / 'cache.json'))
+    records, problems, kinds = shard_scan.scan_files(list(scan.files), cache=cache,
+                                                     locate_problem=None)
+    assert (records, problems) == ({f: 3 for f in scan.files}, {})
+    gfile.remove(scan.files[1])  # (ram:// appends to a file written again)
+    with gfile.GFile(scan.files[1], 'wb') as f:  # cut inside its last record
+        f.write(open(local[1], 'rb').read()[:-9])
+    damaged = dataset_info.get_dataset(params.make_params(data_dir=folder))
+    damaged.use_scan_cache = False
+    with pytest.raises(Exception, match=r'corrupt TFRecord shard ram://.*train-00001-of-00002: '
+                       r'truncated: record 2 at byte \d+ needs \d+ bytes'):
+        damaged.scan('train')
+    with pytest.raises(Exception, match=r'--data_dir ram://nothing-here does not exist'):
+        dataset_info.get_dataset(params.make_params(data_dir='ram://nothing-here',
+                                                    data_name='imagenet'))
+
+
+def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path, capfd):
+    """Shards, checkpoints, summaries and the results JSON on TensorFlow's ram:// file system
+    (the stand-in for a bucket: a run in this process, nothing on the local disk)."""
+    folder = _ram_folder()
+    _copy_shards(input_helpers.solid_shards(str(tmp_path / 'shards'), num_shards=2,
+                                            per_shard=4), folder + '/data')
+    run = dict(data_dir=folder + '/data', train_dir=folder + '/run', num_batches=2,
+               batch_size=2, image_size=16)
+    outputs = dict(trace_file=folder + '/out/trace.json', graph_file=folder + '/out/g.pbtxt',
+                   tfprof_file=folder + '/out/prof.txt', plot_file=folder + '/out/steps.png')
+    first = helpers.tiny_run(benchmark_log_dir=folder + '/logs', summary_verbosity=1,
+                             save_summaries_steps=1, **outputs, **run)
+    assert (first['restored_step'], first['global_step']) == (None, 3)  # + the traced step
+    assert first['checkpoint_path'] == folder + '/run/model.ckpt-3'
+    assert sorted(gfile.listdir(folder + '/out')) == ['g.pbtxt', 'prof.txt', 'steps.png',
+                                                      'trace.json']
+    with gfile.GFile(outputs['trace_file']) as f:
+        assert 'traceEvents' in json.load(f)
+    with gfile.GFile(outputs['plot_file'], 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    names = sorted(gfile.listdir(folder + '/run'))
+    events = [n for n in names if n.startswith('events.out.tfevents.')]
+    assert len(events) == 1 and sorted(set(names) - set(events)) == [
+        'checkpoint', 'model.ckpt-3.data-00000-of-00001', 'model.ckpt-3.index']
+    [log] = gfile.listdir(folder + '/logs')
+    assert first['results_file'] == '%s/logs/%s' % (folder, log)
+    stored = baseline.load(first['results_file'])  # --baseline=ram://...: read through TF
+    assert stored['global_step'] == 3
+    second = helpers.tiny_run(**run)
+    assert (second['restored_step'], second['global_step']) == (3, 5)
+    assert checkpoints.resolve_checkpoint_path(folder + '/run') == folder + '/run/model.ckpt-5'
+    assert checkpoints.resolve_checkpoint_path(folder + '/run/model.ckpt-3') == (
+        folder + '/run/model.ckpt-3')  # (ram:// calls any prefix of a name a folder)
+    err = capfd.readouterr().err
+    assert err.count('warning: --train_dir=%s/run' % folder) == 2  # one line per run
+    assert not os.path.exists('ram:') and not os.path.exists(os.path.join(checkout.REPO, 'ram:'))
+
+
+@pytest.fixture
+def emulator(tmp_path):
+    reason = gcs_emulator.missing()
+    if reason:
+        pytest.skip(reason)
+    with gcs_emulator.GcsEmulator(str(tmp_path)) as server:
+        yield server
+
+
+@pytest.mark.cli
+def test_a_run_on_gcs_trains_saves_and_resumes_through_tensorflows_own_gs_file_system(
+        emulator, tmp_path):
+    """TensorFlow's built-in gs:// file system against a local emulator (its HTTPS requests
+    through libcurl's proxy: tests/gcs_emulator.py): shards read, checkpoints, summaries and
+    the results JSON written, the next run restoring from them."""
+    for path in input_helpers.solid_shards(str(tmp_path / 'shards'), num_shards=2, per_shard=4):
+        emulator.upload('data/' + os.path.basename(path), open(path, 'rb').read())
+    env = {**{k: v for k, v in os.environ.items() if 'proxy' not in k.lower()},
+           **emulator.env()}
+    command = [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'),
+               '--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=2',
+               '--num_warmup_batches=0', '--data_dir=gs://bucket/data', '--noresults_db',
+               '--train_dir=gs://bucket/run1']
+    first = subprocess.run(command + ['--benchmark_log_dir=gs://bucket/logs',
+                                      '--summary_verbosity=1'],
+                           capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert 'warning: --train_dir=gs://bucket/run1, --benchmark_log_dir=gs://bucket/logs: ' \
+           "written through TensorFlow's file system (gs://)" in first.stderr
+    names = emulator.names('run1/')
+    assert [n for n in names if 'model.ckpt' in n or n.endswith('/checkpoint')] == [
+        'run1/checkpoint', 'run1/model.ckpt-2.data-00000-of-00001', 'run1/model.ckpt-2.index']
+    assert any(n.startswith('run1/events.out.tfevents.') for n in names)
+    assert not any('.tf_cnn_benchmarks_probe' in n for n in emulator.names())
+    [log] = [n for n in emulator.names('logs/') if n.endswith('.json')]
+    assert json.loads(emulator.read(log))['checkpoint_path'] == 'gs://bucket/run1/model.ckpt-2'
+    second = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
+                            cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert 'Restored from step 2: training state from gs://bucket/run1/model.ckpt-2' \
+        in second.stdout
+    assert 'Saved checkpoint gs://bucket/run1/model.ckpt-4 (global step 4)' in second.stdout
+    assert sorted(os.listdir(tmp_path)) == ['cert.pem', 'key.pem', 'shards']  # no local gs:/

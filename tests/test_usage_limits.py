@@ -1,0 +1,202 @@
+"""Usage errors of path flags and device counts (issue 41, items 1, 7-10): an empty path flag,
+a scheme no file system serves, a --config named with its file's suffix, a --train_dir too deep
+for the checkpoint files, more logical CPU devices than make sense; each one `error:` line and
+exit status 2 before anything is built."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.lifecycle import header
+from tf_cnn_benchmarks.params import configs
+from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
+from tf_cnn_benchmarks.runtime import file_systems
+
+import checkout
+
+TESTS = os.path.join(checkout.REPO, 'tests')
+
+# cli.main for each argv in one process, absl's flags reset between them: (status, stderr,
+# TensorFlow loaded) per case.
+_MAINS = textwrap.dedent('''
+    import contextlib, io, json, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from absl import flags
+    from tf_cnn_benchmarks import cli
+    out = []
+    for args in {cases!r}:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            try:
+                status = cli.main(['tf_cnn_benchmarks'] + args)
+            except SystemExit as e:
+                status = e.code
+        flags.FLAGS.unparse_flags()
+        out.append([status, err.getvalue(), 'tensorflow' in sys.modules])
+    print('\\nCASES ' + json.dumps(out))
+''')
+
+
+def run_mains(cases: list[list[str]], cwd: str) -> list[tuple[int, str, bool]]:
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    proc = subprocess.run([sys.executable, '-c', _MAINS.format(tests=TESTS, cases=cases)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    _, _, last = proc.stdout.rpartition('\nCASES ')
+    assert last, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return [tuple(case) for case in json.loads(last)]
+
+
+def _deep_folder(root: str, length: int) -> str:
+    """An existing folder under `root` whose path is `length` characters long."""
+    path = root
+    while len(path) + 201 < length:
+        path = os.path.join(path, 'd' * 200)
+    path = os.path.join(path, 'e' * (length - len(path) - 1))
+    os.makedirs(path)
+    return path
+
+
+@pytest.mark.cli
+def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tmp_path):
+    deep = os.path.join(_deep_folder(str(tmp_path), 4040), 'run')  # its folder can be made
+    cases = [['--data_dir='], ['--train_dir=s3://bucket/run1'],
+             ['--data_dir=hdfs://namenode/imagenet'], ['--results_db=gs://bucket/r.sqlite'],
+             ['--config=resnet50_cpu.flags', '--num_batches=0'],
+             ['--config=' + os.path.join(checkout.REPO, 'configs', 'ci_smoke.flags'),
+              '--num_batches=0'],
+             ['--train_dir=' + deep, '--num_batches=100']]
+    results = run_mains(cases, str(tmp_path))
+    assert [(status, loaded, err.count('\n')) for status, err, loaded in results] == [
+        (2, False, 1)] * len(cases)
+    errors = [err for _, err, _ in results]
+    assert errors[0] == ("error: --data_dir is given an empty value (an unset variable in a "
+                         "script?); give a path, or drop the flag for synthetic data. "
+                         "Received: data_dir=''\n")
+    for text, name in zip(errors[1:3], ('--train_dir=s3://bucket/run1: ',
+                                        '--data_dir=hdfs://namenode/imagenet: ')):
+        scheme = file_systems.scheme(name.split('=')[1])
+        assert text == ('error: %sTensorFlow %s has no file system for %s:// (registered: '
+                        'file://, gs://, ram://); pip install tensorflow-io (its file systems '
+                        'register %s:// when tensorflow_io is imported, which this program '
+                        'does)\n' % (name, file_systems._tf_version(), scheme, scheme))
+    assert errors[3].startswith('error: --results_db=gs://bucket/r.sqlite: the results database '
+                                'is an SQLite file, which needs a local disk')
+    # The configuration was read (resnet50_cpu's flags), and the next rule stopped the run.
+    assert errors[4] == errors[5] == ('error: --num_batches must be >= 1. Received: '
+                                      'num_batches=0\n')
+    # Before: the folder could be made, the run trained 110 steps and lost them at the save.
+    assert errors[6] == ('error: --train_dir=%s cannot be used: the run would write '
+                         'model.ckpt-111.data-00000-of-00001.tempstate%s there, a path of %d '
+                         'bytes, over this system\'s limit of 4095 (PATH_MAX 4096 with the '
+                         'terminating NUL); choose a shorter --train_dir\n'
+                         % (deep, '0' * 20, len(deep) + 65))
+    assert not os.path.exists(deep)
+
+
+@pytest.mark.cli
+def test_a_thousand_logical_cpu_devices_are_refused_before_the_build(tmp_path):
+    results = run_mains([['--device=cpu', '--num_gpus=1000', '--config=ci_smoke.flags']],
+                        str(tmp_path))
+    assert results == [(2, 'error: --num_gpus=1000 asks for 1000 logical CPU devices (towers), '
+                        'and this process may use %d CPUs: beyond one tower per CPU (and beyond '
+                        '16, the most GPUs of one host) a tower only adds graph to build, not '
+                        'compute; give --num_gpus <= %d\n'
+                        % (usage._cpus(), usage.cpu_tower_limit()), True)]
+
+
+def test_the_cpu_tower_limit_is_one_per_cpu_and_at_least_sixteen():
+    assert [usage.cpu_tower_limit(c) for c in (1, 2, 16, 17, 96)] == [16, 16, 16, 17, 96]
+    p = params.make_params(num_gpus=17)
+    with pytest.raises(params.ParamsError, match=r'--num_gpus=17 asks for 17 logical CPU '
+                       r'devices \(towers\), and this process may use 2 CPUs: .* give '
+                       r'--num_gpus <= 16$'):
+        usage.check_cpu_towers(p, 'cpu', cpus=2)
+    usage.check_cpu_towers(p, 'cpu', cpus=17)  # one per CPU
+    usage.check_cpu_towers(p._replace(num_gpus=16), 'cpu', cpus=2)  # any one-host GPU layout
+    usage.check_cpu_towers(p, 'gpu', cpus=2)  # GPUs are checked against those visible
+    usage.check_cpu_towers(p._replace(job_name='ps'), 'cpu', cpus=2)  # a ps builds no towers
+
+
+def test_the_header_shortens_a_long_device_list():
+    assert header.describe_devices(['/cpu:%d' % i for i in range(8)]) == str(
+        ['/cpu:%d' % i for i in range(8)])
+    assert header.describe_devices(['/cpu:%d' % i for i in range(100000)]) == (
+        "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:99999'] (100000 devices)")
+
+
+def test_every_path_flag_given_empty_is_refused_and_unset_is_not():
+    # --trace_file='' was the original's default (no trace): a script may give it.
+    assert params.EMPTY_MEANS_NONE == ('trace_file',)
+    params.validate_params(params.make_params(trace_file=''))
+    for name in set(params.PATH_FLAGS) - {'trace_file'}:
+        for value in ('', '  '):
+            with pytest.raises(params.ParamsError, match='^--%s is given an empty value' % name):
+                params.validate_params(params.make_params(**{name: value}))
+        params.validate_params(params.make_params(**{name: None}))
+
+
+def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path):
+    path = os.path.join(configs.CONFIG_DIR, 'resnet50_cpu.flags')
+    assert configs.path_of('resnet50_cpu') == configs.path_of('resnet50_cpu.flags') == path
+    assert configs.path_of(path) == path
+    with pytest.raises(params.ParamsError, match=r'^--config=resnet50\.flags: unknown '
+                       r'configuration; known: ci_smoke, '):
+        configs.path_of('resnet50.flags')
+    with pytest.raises(params.ParamsError, match=r'no such file; give a configuration\'s name; '
+                       r'known: ci_smoke, '):
+        configs.path_of(str(tmp_path / 'resnet50_cpu.flags'))
+
+
+def test_the_longest_paths_count_the_last_step_and_the_host_name(tmp_path):
+    train_dir = str(tmp_path / 'run')
+    os.makedirs(train_dir)
+    with open(os.path.join(train_dir, 'checkpoint'), 'w') as f:
+        f.write('model_checkpoint_path: "model.ckpt-123456"\n'
+                'all_model_checkpoint_paths: "model.ckpt-123000"\n')
+    p = params.make_params(train_dir=train_dir, num_batches=50, num_warmup_batches=2,
+                           summary_verbosity=1)
+    assert path_lengths.last_step_bound(p) == 123456 + 53
+    assert path_lengths.last_step_bound(p._replace(worker_hosts=['a:1', 'b:1'])) == 123456 + 106
+    assert path_lengths.last_step_bound(p._replace(num_epochs=1.0, num_batches=None)) == 2**63 - 1
+    names = [os.path.relpath(path, train_dir) for _, path in path_lengths.written_paths(p, 'h')]
+    assert names == ['tf_cnn_benchmarks.hold',
+                     'model.ckpt-123509.data-00000-of-00001.tempstate' + '0' * 20,
+                     'checkpoint.tmp' + 'f' * 32, 'events.out.tfevents.0000000000.h']
+    path_lengths.check_path_lengths(p, 'h')
+    with pytest.raises(params.ParamsError, match=r'^--train_dir=.* the run would write '
+                       r'events\.out\.tfevents\.0+\.hhhh.* there, a name of 281 bytes .*, over '
+                       r'this file system\'s limit of 255 per name \(NAME_MAX\); choose a '
+                       r'shorter --train_dir$'):
+        path_lengths.check_path_lengths(p, 'h' * 250)  # TensorFlow puts the host in the name
+    assert path_lengths.length_problem('/a/bbb', 2, 100) == (
+        "a name of 3 bytes (bbb...), over this file system's limit of 2 per name (NAME_MAX)")
+    assert path_lengths.length_problem('/a/bb', 2, 6) is None
+    assert path_lengths.length_problem('/a/bbb', 3, 6).startswith('a path of 6 bytes, over this '
+                                                                   'system\'s limit of 5')
+    # Remote paths have their own limits, and dry runs write nothing.
+    assert path_lengths.written_paths(p._replace(train_dir='gs://b/' + 'x' * 5000), 'h') == []
+    assert path_lengths.written_paths(p._replace(dry_run=True), 'h') == []
+
+
+def test_only_remote_outputs_are_named_in_the_warning(tmp_path, capsys):
+    p = params.make_params(train_dir='ram://run1', benchmark_log_dir=str(tmp_path),
+                           trace_file='gs://bucket/t.json', data_dir='ram://data',
+                           results_db=False)
+    output_paths.check_output_paths(p)
+    assert capsys.readouterr().err == (
+        "warning: --train_dir=ram://run1, --trace_file=gs://bucket/t.json: written through "
+        "TensorFlow's file systems (gs://, ram://), where the checks of a local disk do not "
+        "apply: no hold of the folder against a second run, no free-space, path-length or "
+        "write test before TensorFlow loads (then a file is written and removed there)\n")
+    output_paths.check_output_paths(p._replace(train_dir=None, trace_file=None))
+    assert capsys.readouterr().err == ''
+    assert not os.path.exists('ram:') and not os.path.exists('gs:')
