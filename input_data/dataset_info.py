@@ -179,7 +179,7 @@ def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> No
     bad = []
     for path in files:
         try:
-            os.stat(path)
+            file_systems.stat(path)  # a remote shard through TensorFlow's file system
         except OSError as e:
             bad.append((path, e))
     if not bad:
