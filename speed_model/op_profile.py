@@ -85,7 +85,7 @@ def _reads_images(op) -> bool:
     for _ in range(4):
         if source.type == 'Placeholder':
             return source.name == 'images'
-        if source.type not in ('Cast', 'Identity', 'Transpose') or not source.inputs:
+        if source.type not in ('Cast', 'Identity', 'Transpose', 'Pad') or not source.inputs:
             return False
         source = source.inputs[0].op
     return False
