@@ -88,6 +88,18 @@ def test_pascal_float16_runs_at_the_float32_rate_with_half_the_bytes(resnet50):
     assert 1.0 < fp16.images_per_sec / fp32.images_per_sec < 1.5
 
 
+def test_the_header_does_not_call_pascal_float16_slower_than_float32():
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.graph import precision
+    native, text = precision.native_support(tf.float16, 'gpu', capabilities=[(6, 1)])
+    assert native is True
+    assert text == ('GPU compute capability 6.1 < 7.0: no float16 tensor cores; float16 data '
+                    'with float32 math, half the memory traffic')
+    assert precision.native_support(tf.float16, 'gpu', capabilities=[(3, 7)])[0] is False
+    assert precision.native_support(tf.bfloat16, 'gpu', capabilities=[(6, 1)])[0] is False
+
+
 def test_xla_fuses_the_elementwise_ops(resnet50):
     plain = gpu_step.step_kernels(resnet50, 32, 'float32')
     fused = gpu_step.step_kernels(resnet50, 32, 'float32', xla=True)
