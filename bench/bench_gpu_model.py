@@ -77,6 +77,7 @@ def memory_fits(rows: list[dict]) -> None:
         if key not in cache:
             p = make_params(model=row['model'], batch_size=row['batch_size'], device='gpu',
                             num_gpus=1, gpu_model=row['gpu'], variable_update='replicated',
+                            dry_run=True,
                             use_fp16=row['dtype'] == 'float16')
             built = dry_run.build(benchmark_cnn.BenchmarkCNN(p, gpus=1))
             gpu = gpu_specs.lookup(row['gpu'])
