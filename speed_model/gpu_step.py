@@ -124,6 +124,14 @@ class StepPrediction(NamedTuple):
     kernels: int
     bound: str
 
+    def as_dict(self) -> dict:
+        """The prediction as plain data (for a JSON file): seconds, images_per_sec,
+        share_of_peak, math_path, peak_tflops, kernels, bound and bound_ops as
+        [{'kind', 'seconds', 'bound', 'share', 'kernels'}], longest first."""
+        out = {k: v for k, v in self._asdict().items() if k != 'bound_ops'}
+        out['bound_ops'] = [op._asdict() for op in self.bound_ops]
+        return out
+
     def describe(self, top: int = 3) -> str:
         """'conv 61% (math), batchnorm 22% (memory), relu 8% (memory)'."""
         return ', '.join('%s %.0f%% (%s)' % (op.kind, 100 * op.share, op.bound)

@@ -154,6 +154,9 @@ def test_the_dry_run_line_says_what_bounds_the_step(resnet50):
     assert "one GPU's step: conv " in line and '(math)' in line and 'batchnorm' in line
     assert 'of the float32 CUDA cores peak (15.7 TFLOP/s)' in line
     assert from_flags.gpu_model_lines(None) == []
+    data = json.loads(json.dumps(found.as_dict()))
+    assert data['math_path'] == 'float32 CUDA cores' and data['bound_ops'][0]['kind'] == 'conv'
+    assert data['kernels'] == found.kernels and data['bound_ops'][0]['bound'] == 'math'
     assert sum(op.share for op in found.bound_ops) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="batch_size must be >= 1. Received: 0"):
         gpu_step.predict_step(resnet50, V100, 'float32', batch_size=0)
