@@ -120,6 +120,16 @@ def test_a_tiny_batch_is_launch_bound():
     assert found.seconds >= found.kernels * gpu_step.LAUNCH_SECS
 
 
+def test_a_slow_host_link_bounds_the_step_with_real_data():
+    profile = op_profile.from_model('trivial')
+    alone = gpu_step.predict_step(profile, V100, 'float32', batch_size=64)
+    batch = 64 * (3 * 224 * 224 * 4 + 4)
+    slow = gpu_step.predict_step(profile, V100, 'float32', batch_size=64, batch_bytes=batch,
+                                 host_link_bytes_per_sec=1e6)
+    assert (alone.bound, slow.bound) == ('compute', 'input')
+    assert slow.seconds == pytest.approx(batch / 1e6) and slow.compute_secs == alone.seconds
+
+
 def test_tile_and_wave_quantization():
     # 108 SMs: 108 tiles of 128 x 128 fill one wave exactly; one row more needs another wave
     # (best with 64 x 64 tiles: 434 tiles in 5 waves of 108, 80% busy).
