@@ -14,8 +14,10 @@ The model (docs/estimate-vs-reality.md has it with its errors against published 
     the loss-scale division).
   * A kernel's time: max(math, bytes) + LAUNCH_SECS. Math: FLOPs over the rate its kind
     reaches: the data-sheet peak of the path the dtype takes on that GPU (`math_path`) x the
-    share of the peak a large GEMM reaches there (GEMM_EFFICIENCY) x the share of the GPU's
-    SMs its 128 x 128 output tiles keep busy (`tile_efficiency`: tile and wave quantization).
+    share of the peak a large GEMM reaches there (`gemm_share`: cuBLAS's measured by DeepBench
+    and CUTLASS, MEASURED_GEMM; cuDNN's direct convolutions' measured by DeepBench,
+    MEASURED_CONV) x the share of the GPU's SMs its output tiles keep busy
+    (`tile_efficiency`: tile and wave quantization).
     Bytes: what it reads and writes over the data-sheet bandwidth x the share a streaming copy
     reaches on that GPU (`achieved_bandwidth`).
   * XLA (--xla_compile): elementwise ops (ReLU, bias, residual additions) fuse into the batch
@@ -38,17 +40,81 @@ from typing import NamedTuple
 #: arXiv:1804.06826, measured 5-7 us per launch through the runtime API on P100 and V100).
 LAUNCH_SECS = 5e-6
 
-#: Share of the data-sheet peak a large GEMM reaches, by the unit that computes it:
-#: 'cuda': float32 FMA on CUDA cores, cuBLAS SGEMM on large square matrices about 90% of peak
-#: (Jia et al. 2018, arXiv:1804.06826, Section 4, P100 and V100 SGEMM); 'tensor': tensor cores,
-#: cuBLAS HGEMM with float32 accumulation 83 of 112 TFLOP/s on a V100 PCIe, 74% (Markidis et
-#: al. 2018, "NVIDIA Tensor Core Programmability, Performance & Precision", arXiv:1803.04014).
-#: The tensor-core share is taken for TF32 and for later generations too (no other published
-#: measurement was found).
-#: 'kepler': float32 on Kepler's CUDA cores, whose SGEMM is bounded near 58% of peak by
-#: register-bank conflicts and dual issue (Lai and Seznec 2013, "Performance upper bound
-#: analysis and optimization of SGEMM on Fermi and Kepler GPUs", CGO 2013: 57.6% on GK104).
-GEMM_EFFICIENCY = {'cuda': 0.90, 'tensor': 0.74, 'kepler': 0.58}
+#: Baidu DeepBench's published training results (github.com/baidu-research/DeepBench,
+#: results/train/DeepBench_NV_<GPU>.xlsx; read for their figures): its dense GEMM rows give
+#: each GPU's time for M x N x K products; its convolution rows the forward, data-gradient
+#: and filter-gradient times of cuDNN's kernels. Software: P100, GTX 1080 Ti, Titan Xp with
+#: CUDA 8.0.88 and cuDNN 6.0.21 (driver 375.66); V100 (DGX-1) and T4 with CUDA 10.1.243 and
+#: cuDNN 7.6.2.
+DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xlsx'
+
+#: Share of the data-sheet peak a large GEMM reaches, measured, by GPU and math unit: the
+#: fastest dense GEMM of DeepBench's sheet, 2MNK / time over the data-sheet peak:
+#:   V100 SXM2 (DGX-1) float32 M=4096 N=7000 K=4096 15.894 ms, 14.78 of 15.7 TFLOP/s: 0.94;
+#:     float16 data with float32 accumulation (tensor cores) the same product 2.092 ms,
+#:     112.3 of 125: 0.90;
+#:   P100 (a PCIe card: the sheet's host is an ASUS X99-E WS board) M=7680 N=48000 K=2560
+#:     206.884 ms, 9.12 of 9.3: 0.98;
+#:   GTX 1080 Ti M=2048 N=7000 K=2048 4.845 ms, 12.12 of 11.34: 1.07 (GeForce cards run
+#:     above their rated boost clock under GPU Boost 3.0 when power and heat allow);
+#:   Titan Xp the same product 5.167 ms, 11.36 of 12.15: 0.93;
+#:   T4 M=1024 N=48000 K=2048 43.086 ms, 4.67 of 8.1: 0.58 (a 70 W card: its clock drops
+#:     under load); float16 tensor cores M=4096 N=7000 K=4096 5.049 ms, 46.5 of 65: 0.72;
+#:   A100 SXM4 TF32: CUTLASS's TF32 GEMM 143 TFLOP/s of 156, 0.92; float16 298 of 312, 0.96
+#:     (NVIDIA CUTLASS maintainers, github.com/NVIDIA/cutlass/discussions/241, CUDA 11.3).
+#: A P100 SXM2 is taken at the P100 PCIe's share, a V100 PCIe or 32GB at the V100 SXM2's (the
+#: same chip; the share of its own clock's peak).
+MEASURED_GEMM = {
+    ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
+    ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
+    ('V100 16GB', 'tensor'): 0.90, ('V100 32GB', 'tensor'): 0.90,
+    ('V100 PCIe 16GB', 'tensor'): 0.90,
+    ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
+    ('T4', 'cuda'): 0.58, ('T4', 'tensor'): 0.72,
+    ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
+    ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
+    ('A100 PCIe 80GB', 'tensor'): 0.96,
+}
+#: Where no measurement of that GPU was found: the median of the measured shares of its unit
+#: above ('cuda' 0.94 of P100, V100, 1080 Ti, Titan Xp, T4; 'tensor' 0.90 of V100, T4, A100;
+#: 'tf32' A100's 0.92), an assumption stated as such; 'kepler': float32 on Kepler's CUDA
+#: cores, whose SGEMM is bounded near 58% of peak by register-bank conflicts and dual issue
+#: (Lai and Seznec 2013, "Performance upper bound analysis and optimization of SGEMM on Fermi
+#: and Kepler GPUs", CGO 2013: 57.6% on GK104; no DeepBench sheet of a Kepler GPU).
+GEMM_EFFICIENCY = {'cuda': 0.94, 'tensor': 0.90, 'tf32': 0.92, 'kepler': 0.58}
+
+#: Share of the data-sheet peak cuDNN's direct (implicit-GEMM) convolution kernels reach,
+#: measured: over DeepBench's training convolutions that are no 3 x 3 stride-1 layer (1 x 1
+#: and strided; those take Winograd, below), each forward, data-gradient and filter-gradient
+#: kernel that this model calls clearly math-bound (math over twice its bytes' time) and that
+#: takes over 50 us, FLOPs / (time x peak x tile_efficiency), the median: V100 float32 0.61
+#: (127 kernels), float16 tensor cores 0.45 (33); P100 0.57 (137); GTX 1080 Ti 0.68 (114);
+#: Titan Xp 0.59 (119); T4 float32 0.51 (97), float16 0.39 (27). The quartiles are wide
+#: (V100 float32 0.47-0.83): the median is a typical kernel, not a bound. DeepBench's
+#: convolutions run at batch 4 to 32, smaller than training batches, which may understate the
+#: share at batch 64 and more.
+MEASURED_CONV = {
+    ('P100', 'cuda'): 0.57, ('P100 SXM2', 'cuda'): 0.57,
+    ('V100 16GB', 'cuda'): 0.61, ('V100 32GB', 'cuda'): 0.61, ('V100 PCIe 16GB', 'cuda'): 0.61,
+    ('V100 16GB', 'tensor'): 0.45, ('V100 32GB', 'tensor'): 0.45,
+    ('V100 PCIe 16GB', 'tensor'): 0.45,
+    ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
+    ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
+}
+#: Elsewhere: the median of the measured conv shares of the unit ('cuda' 0.59; 'tensor' 0.42
+#: of V100 and T4, taken for TF32 too: no convolution measurement of an Ampere or later GPU was
+#: found), an assumption; Kepler: its GEMM share (no measurement).
+CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.58}
+
+
+def gemm_share(gpu, unit: str, conv: bool = False) -> float:
+    """Share of the data-sheet peak a large product reaches on `gpu` by `unit` ('cuda',
+    'tensor', 'tf32', 'kepler'): conv=False a cuBLAS GEMM (MEASURED_GEMM, else
+    GEMM_EFFICIENCY), conv=True a cuDNN direct convolution kernel (MEASURED_CONV, else
+    CONV_EFFICIENCY)."""
+    if conv:
+        return MEASURED_CONV.get((gpu.name, unit), CONV_EFFICIENCY[unit])
+    return MEASURED_GEMM.get((gpu.name, unit), GEMM_EFFICIENCY[unit])
 
 #: Share of the data-sheet memory bandwidth a streaming copy reaches, measured, by GPU:
 #: K80 (one GK210) 191 of 240 GB/s, P100 510 of 732, V100 750 of 900 (Jia et al. 2018,
@@ -139,8 +205,9 @@ class StepPrediction(NamedTuple):
 
 
 def math_path(gpu, dtype: str, tf32: bool = True) -> tuple[str, float, str]:
-    """(path name, data-sheet peak TFLOP/s, GEMM_EFFICIENCY key) of convolutions and matrix
-    products in `dtype` on `gpu` (hardware/gpu_specs.GpuSpec) as TensorFlow 2.21 runs them:
+    """(path name, data-sheet peak TFLOP/s, math unit: a GEMM_EFFICIENCY key) of convolutions
+    and matrix products in `dtype` on `gpu` (hardware/gpu_specs.GpuSpec) as TensorFlow 2.21
+    runs them:
 
       * float32: TF32 tensor cores on compute capability >= 8.0 unless TF32 is off
         (`tf.config.experimental.enable_tensor_float_32_execution`, default on since TF 2.4;
@@ -159,7 +226,7 @@ def math_path(gpu, dtype: str, tf32: bool = True) -> tuple[str, float, str]:
         raise ValueError('math_path takes float32, float16 or bfloat16. Received: %r' % (dtype,))
     if dtype == 'float32':
         if tf32 and gpu.tf32_tflops:
-            return 'TF32 tensor cores', gpu.tf32_tflops, 'tensor'
+            return 'TF32 tensor cores', gpu.tf32_tflops, 'tf32'
         return 'float32 CUDA cores', gpu.fp32_tflops, _cuda_unit(gpu)
     if dtype == 'float16' and gpu.tensor_cores:
         return 'float16 tensor cores', gpu.fp16_tflops, 'tensor'
@@ -316,13 +383,16 @@ def step_kernels(profile, batch_size: int, dtype: str, xla: bool = False,
 
 
 def kernel_secs(kernel: Kernel, gpu, rate_flops: float, bandwidth: float,
-                winograd: bool = False) -> tuple[float, str]:
+                winograd: bool = False, conv_rate: float | None = None) -> tuple[float, str]:
     """(seconds, bound) of one kernel: max(math, bytes) + launches x LAUNCH_SECS; the bound is
-    'math', 'memory' or 'launch', whichever of the three is largest. With `winograd` (the
-    product runs on CUDA cores, where cuDNN offers it) a convolution that has Winograd kernels
-    takes the faster of the two algorithms, as TensorFlow's autotuning does."""
+    'math', 'memory' or 'launch', whichever of the three is largest. rate_flops: a GEMM's
+    FLOP/s; conv_rate: a direct convolution kernel's (kind 'conv' without Winograd; None:
+    rate_flops). With `winograd` (the product runs on CUDA cores, where cuDNN offers it) a
+    convolution that has Winograd kernels takes the faster of the two algorithms, as
+    TensorFlow's autotuning does; Winograd's 36 batched products run at rate_flops."""
     if winograd and kernel.winograd:
-        direct = kernel_secs(kernel._replace(winograd=()), gpu, rate_flops, bandwidth)
+        direct = kernel_secs(kernel._replace(winograd=()), gpu, rate_flops, bandwidth,
+                             conv_rate=conv_rate)
         parts = [kernel_secs(k, gpu, rate_flops, bandwidth) for k in kernel.winograd]
         total = sum(secs for secs, _ in parts)
         if total < direct[0]:
@@ -331,7 +401,10 @@ def kernel_secs(kernel: Kernel, gpu, rate_flops: float, bandwidth: float,
     math_secs = 0.0
     if kernel.flops:
         m, n, k = kernel.gemm
-        math_secs = kernel.flops / (rate_flops * tile_efficiency(m, n, k, gpu.sm_count))
+        direct_conv = conv_rate is not None and kernel.kind == 'conv' and not kernel.winograd \
+            and '/winograd' not in kernel.name
+        rate = conv_rate if direct_conv else rate_flops
+        math_secs = kernel.flops / (rate * tile_efficiency(m, n, k, gpu.sm_count))
     memory_secs = kernel.bytes / bandwidth
     launch = kernel.launches * LAUNCH_SECS
     parts = {'math': math_secs, 'memory': memory_secs, 'launch': launch}
@@ -360,11 +433,14 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     if batch_size < 1:
         raise ValueError('batch_size must be >= 1. Received: %r' % (batch_size,))
     path, peak, unit = math_path(gpu, dtype, tf32)
-    rate = peak * 1e12 * GEMM_EFFICIENCY[unit]
+    rate = peak * 1e12 * gemm_share(gpu, unit)
+    conv_rate = peak * 1e12 * gemm_share(gpu, unit, conv=True)
     bandwidth = achieved_bandwidth(gpu)
     by_kind, total, launches = {}, 0.0, 0
+    cuda_cores = unit in ('cuda', 'kepler')
     for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only):
-        secs, bound = kernel_secs(kernel, gpu, rate, bandwidth, winograd and unit != 'tensor')
+        secs, bound = kernel_secs(kernel, gpu, rate, bandwidth, winograd and cuda_cores,
+                                  conv_rate)
         kind = by_kind.setdefault(kernel.kind, {'secs': 0.0, 'bounds': {}, 'kernels': 0})
         kind['secs'] += secs
         kind['bounds'][bound] = kind['bounds'].get(bound, 0.0) + secs

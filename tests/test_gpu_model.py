@@ -45,7 +45,7 @@ def test_the_op_profile_holds_resnet50s_layers(resnet50):
 
 
 def test_tf32_on_by_default_on_ampere_and_off_with_the_flag_or_environment(resnet50):
-    assert gpu_step.math_path(A100, 'float32') == ('TF32 tensor cores', 156.0, 'tensor')
+    assert gpu_step.math_path(A100, 'float32') == ('TF32 tensor cores', 156.0, 'tf32')
     assert gpu_step.math_path(A100, 'float32', tf32=False) == ('float32 CUDA cores', 19.5,
                                                                'cuda')
     assert gpu_step.math_path(V100, 'float32')[0] == 'float32 CUDA cores'  # no TF32 before 8.0
