@@ -90,8 +90,9 @@ def _json_default(value):
     raise TypeError('not JSON serializable: %r' % type(value).__name__)
 
 
-def write_json(result: dict, directory: str) -> str:
-    """Writes `result` as `<directory>/tf_cnn_benchmarks_<model>_<UTC time>.json` atomically.
+def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') -> str:
+    """Writes `result` as `<directory>/<prefix>_<model>_<UTC time>.json` atomically (the dry
+    run's prefix is 'dry_run', so that `results ingest` finds no run in it).
 
     A remote `directory` (gs://, ram://: runtime/file_systems.py) gets the file written in one
     piece through TensorFlow's file system (an object appears when complete).
@@ -109,7 +110,7 @@ def write_json(result: dict, directory: str) -> str:
         raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
                                       % (directory, e.strerror or e)) from None
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
-    path = os.path.join(directory, 'tf_cnn_benchmarks_%s_%s.json' % (result['model'], stamp))
+    path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
     text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
     if file_systems.is_remote(path):

@@ -213,6 +213,35 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     return lo
 
 
+def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
+                predicted: dict) -> dict:
+    """The dry run's report as plain data (what --benchmark_log_dir gets): model,
+    'dry_run': True, mode, gpu (the planned GPU's name, or 'CPU'), batch_size (per device),
+    works, problems, memory {device: {'estimate', 'usable'} in bytes}, largest_batch (per
+    device, or None when the search did not run) and predicted_step
+    (speed_model/from_flags.predicted_step_report's data: the step, its bound, and for the
+    per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak)."""
+    return {'model': p.model, 'dry_run': True, 'mode': bench.plan.mode,
+            'gpu': gpu.name if gpu is not None else 'CPU',
+            'batch_size': (p.eval_batch_size or p.batch_size) if p.eval else p.batch_size,
+            'works': not problems, 'problems': list(problems),
+            'memory': {device: {'estimate': int(est), 'usable': int(usable)}
+                       for device, (est, usable) in fits.items()},
+            'largest_batch': largest, 'predicted_step': predicted}
+
+
+def write_report_json(p, bench, gpu, fits, problems, largest, predicted) -> str:
+    """Writes `report_data` as <--benchmark_log_dir>/dry_run_<model>_<UTC time>.json (a name
+    `results ingest` does not take for a run; results_log says where); returns the path.
+
+    Raises:
+      cnn_util.BenchmarkError: the file cannot be written.
+    """
+    from ..lifecycle import results_log
+    data = report_data(p, bench, gpu, fits, problems, largest, predicted)
+    return results_log.write_json(data, p.benchmark_log_dir, prefix='dry_run')
+
+
 def run(make_bench, p, visible_gpus: int) -> int:
     """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
 
@@ -245,11 +274,14 @@ def run(make_bench, p, visible_gpus: int) -> int:
     cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
         len(built.graph.get_operations()), time.perf_counter() - start))
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
-    lines += scaling_plan.dry_run_lines(p, bench, gpu)
+    step_lines, predicted = scaling_plan.dry_run_report(p, bench, gpu)
+    lines += step_lines
     for line in lines:
         cnn_util.log_fn(line)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
+    if p.benchmark_log_dir:
+        write_report_json(p, bench, gpu, fits, problems, lo, predicted)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))

@@ -177,5 +177,11 @@ def dry_run_lines(p, bench, gpu) -> list[str]:
     """The dry run's 'Predicted step' lines for the run itself (never raises: a configuration
     the model cannot plan is one line saying why; the results database gives the one-device
     figure when the flags give none)."""
-    return from_flags.predicted_step_lines(
+    return dry_run_report(p, bench, gpu)[0]
+
+
+def dry_run_report(p, bench, gpu) -> tuple[list[str], dict]:
+    """`dry_run_lines` and the same prediction as plain data (from_flags
+    .predicted_step_report) for the dry run's JSON."""
+    return from_flags.predicted_step_report(
         p, bench.plan, gpu, find_run=lambda q, device: find_single_device_run(q, device))

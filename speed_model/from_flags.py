@@ -206,15 +206,37 @@ def run_topology(p, plan) -> patterns.Topology:
 def predicted_step_lines(p, plan, gpu, find_run: FindRun | None = None) -> list[str]:
     """The dry run's 'Predicted step' lines for the run itself (never raises: a configuration
     the model cannot plan is one line saying why)."""
+    return predicted_step_report(p, plan, gpu, find_run)[0]
+
+
+def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
+                          ) -> tuple[list[str], dict]:
+    """(the 'Predicted step' lines, the same prediction as plain data for the dry run's JSON).
+
+    The data: {'planned': False, 'reason'} when the model cannot plan the run, else
+    {'planned': True, 'devices', 'batch_size' (per device), 'step_secs', 'compute_secs',
+    'exposed_secs' (communication the compute does not hide, seconds), 'images_per_sec' (all
+    devices), 'scaling_efficiency' (of devices x one device), 'bound', 'compute_source',
+    'one_gpu': the per-op model's gpu_step.StepPrediction.as_dict() (which ops bound the step,
+    the share of the peak it reaches) or None when the compute came from a measured figure}.
+    Never raises."""
     try:
         inputs = plan_inputs(p, plan, gpu, find_run=find_run)
         topo = run_topology(p, plan)
         found = scaling_report.predict_topology(inputs, topo)
         one = scaling_report.predict_topology(inputs, scaling_report.topology(inputs, 1, 1))
     except (PlanError, patterns.UnplannableError) as e:
-        return ['Predicted step:   not planned: %s' % e]
+        return ['Predicted step:   not planned: %s' % e], {'planned': False, 'reason': str(e)}
     devices = topo.devices
-    return _step_lines(found, inputs, one, devices) + gpu_model_lines(inputs.compute.step)
+    step = inputs.compute.step
+    data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
+            'step_secs': found.step_secs, 'compute_secs': found.compute_secs,
+            'exposed_secs': found.exposed_secs, 'images_per_sec': found.images_per_sec,
+            'scaling_efficiency': found.images_per_sec / (devices * one.images_per_sec),
+            'bound': scaling_report.resource_name(found.bound, inputs.links),
+            'compute_source': inputs.compute.source,
+            'one_gpu': step.as_dict() if step is not None else None}
+    return _step_lines(found, inputs, one, devices) + gpu_model_lines(step), data
 
 
 def gpu_model_lines(step) -> list[str]:

@@ -15,6 +15,7 @@ the full product (each build is a second or more on 2 cores). Small images keep 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -338,3 +339,34 @@ def test_the_memory_checks_advice_uses_the_same_search_within_three_builds():
     # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), bisect to 99.
     assert calls == [133, 66, 99] and advised.batch_that_fits == 99
     assert advised._replace(batch_that_fits=66) == found
+
+
+def test_a_dry_run_with_benchmark_log_dir_writes_its_prediction_as_json(
+        tmp_path, monkeypatch, capsys):
+    # Issue 40.1: the JSON says which ops bound the step and what share of the peak it reaches.
+    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: 96)
+    p = make_params(model='trivial', image_size=16, batch_size=8, dry_run=True, num_gpus=1,
+                    gpu_model='V100', variable_update='replicated',
+                    benchmark_log_dir=str(tmp_path))
+    assert dry_run.run(_make_bench, p, 0) == 0
+    written = sorted(os.listdir(tmp_path))
+    assert len(written) == 1 and written[0].startswith('dry_run_trivial_'), written
+    assert 'Results written to %s' % os.path.join(str(tmp_path), written[0]) in (
+        capsys.readouterr().out)
+    with open(os.path.join(str(tmp_path), written[0])) as f:
+        data = json.load(f)
+    assert (data['model'], data['dry_run'], data['gpu'], data['batch_size']) == (
+        'trivial', True, 'V100 16GB', 8)
+    assert data['works'] is True and data['problems'] == [] and data['largest_batch'] == 96
+    assert data['memory']['/GPU:0']['usable'] == int(
+        V100.memory_bytes * memory_estimate.USABLE_GPU_FRACTION)
+    step = data['predicted_step']
+    assert step['planned'] is True and step['devices'] == 1 and step['batch_size'] == 8
+    assert step['images_per_sec'] == pytest.approx(8 / step['step_secs'])
+    one = step['one_gpu']
+    assert one['math_path'] == 'float32 CUDA cores' and one['peak_tflops'] == 15.7
+    assert 0 < one['share_of_peak'] < 1
+    kinds = [op['kind'] for op in one['bound_ops']]
+    assert kinds and ('matmul' in kinds or 'conv' in kinds), kinds
+    assert sum(op['share'] for op in one['bound_ops']) == pytest.approx(1.0)
+    assert {op['bound'] for op in one['bound_ops']} <= {'math', 'memory', 'launch'}
