@@ -40,6 +40,57 @@ DLE_RN50 = ('NVIDIA DeepLearningExamples, TensorFlow/Classification/ConvNets/res
             'README.md, "Training performance results" (TensorFlow 20.06-tf1-py3 NGC container, '
             'real ImageNet data with DALI, averaged over an epoch)')
 
+LAMBDA_LOGS = ('Lambda, lambdal/lambda-tensorflow-benchmark (commit c17619d), logs/%s.logs/'
+               'syn-replicated-fp<16|32>-1gpus/<model>-<batch>/throughput/1, "total images/sec": '
+               'tf_cnn_benchmarks, synthetic data, replicated, NCHW, sgd, one GPU; %s')
+LAMBDA_3090 = LAMBDA_LOGS % ('7662-GeForce_RTX_3090', 'TF 2.4.1, CUDA 11.1 (TF32 on by default)')
+LAMBDA_A6000 = LAMBDA_LOGS % ('LambdaCloud-RTX_A6000', 'TF 2.4.1, CUDA 11.1 (TF32 on by '
+                              'default)')
+LAMBDA_A100_PCIE = LAMBDA_LOGS % ('7502-A100-PCIE-40GB', 'A100-PCIE-40GB, TF 1.15.4 with CUDA '
+                                  '11.1 (NVIDIA\'s TF 1.15 build, TF32 on by default)')
+LAMBDA_3080 = LAMBDA_LOGS % ('3960X-GeForce_RTX_3080_XLA', 'TF 1.15.4 with CUDA 11.1 (NVIDIA\'s '
+                             'TF 1.15 build, TF32 on by default), XLA')
+LAMBDA_A100_SXM4 = LAMBDA_LOGS % ('7742-1xA100-SXM4-40GB_TF2_3', 'A100-SXM4-40GB, TF 2.3.0, CUDA '
+                                  '11.0; float16 rows only (TF 2.3 predates TensorFlow\'s TF32 '
+                                  'switch while cuDNN 8 may use TF32 for its float32 '
+                                  'convolutions: which math its float32 rows ran is unknown); '
+                                  'vgg16 float16 (70 images/sec, a fifth of its float32) left '
+                                  'out as a broken run')
+#: Lambda's logs, (model, float16 batch, float16 images/sec, float32 batch, float32 images/sec)
+#: per run; a batch or figure of None: the row is left out (see the run's source).
+_LAMBDA_AMPERE = (
+    ('RTX 3090', False, LAMBDA_3090, (
+        ('alexnet', 1920, 9473.29, 896, 6744.26), ('inception3', 48, 680.76, 112, 379.62),
+        ('resnet152', 64, 467.80, 48, 211.81), ('resnet50', 96, 1019.62, 112, 568.43),
+        ('vgg16', 96, 549.97, 48, 325.32))),
+    ('RTX A6000', False, LAMBDA_A6000, (
+        ('alexnet', 4096, 12367.54, 2048, 7373.08), ('inception3', 512, 958.77, 256, 413.37),
+        ('resnet152', 256, 629.37, 128, 232.24), ('resnet50', 512, 1478.10, 256, 578.82),
+        ('vgg16', 512, 772.18, 256, 339.01))),
+    ('A100 40GB', False, LAMBDA_A100_PCIE, (
+        ('alexnet', 3584, 16486.68, 1792, 10187.09), ('inception3', 360, 1222.30, 224, 627.35),
+        ('resnet152', 200, 886.42, 112, 390.08), ('resnet50', 448, 2075.05, 224, 953.43),
+        ('vgg16', 448, 1189.76, 224, 503.61))),
+    ('RTX 3080', True, LAMBDA_3080, (
+        ('alexnet', 960, 7046.91, 448, 5665.33), ('inception3', 24, 412.09, 56, 293.21),
+        ('resnet152', 32, 316.22, 24, 140.45), ('resnet50', 48, 875.20, 56, 425.67),
+        ('vgg16', 48, 417.37, 24, 240.59))),
+    ('A100 40GB', False, LAMBDA_A100_SXM4, (
+        ('alexnet', 3584, 11754.73, None, None), ('inception3', 448, 1175.15, None, None),
+        ('resnet152', 224, 905.08, None, None), ('resnet50', 448, 1990.02, None, None))),
+)
+
+
+def _lambda_rows() -> tuple[PublishedRun, ...]:
+    out = []
+    for gpu, xla, source, models in _LAMBDA_AMPERE:
+        for model, b16, f16, b32, f32 in models:
+            for dtype, batch, figure in (('float32', b32, f32), ('float16', b16, f16)):
+                if batch is not None:
+                    out.append(PublishedRun(gpu, model, batch, dtype, xla, figure, source))
+    return tuple(out)
+
+
 RUNS: tuple[PublishedRun, ...] = (
     # The original tool's own published tables (Pascal, Kepler).
     PublishedRun('P100 SXM2', 'inception3', 64, 'float32', False, 142, DGX1_P100),
@@ -72,4 +123,6 @@ RUNS: tuple[PublishedRun, ...] = (
                  ', DGX-2 V100 32G, FP32 + XLA', real_data=True),
     PublishedRun('V100 32GB', 'resnet50_v1.5', 256, 'float16', True, 1300, DLE_RN50 +
                  ', DGX-2 V100 32G, mixed precision + XLA', real_data=True),
+    # Lambda's logged runs on Ampere (batch and precision in each log's path).
+    *_lambda_rows(),
 )
