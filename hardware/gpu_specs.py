@@ -122,7 +122,9 @@ _ROWS: tuple[GpuSpec, ...] = (
 )
 
 _WP = {
-    'kepler': 'NVIDIA Tesla K80 board specification BD-07317 (2 x GK210, 13 SMX each)',
+    'kepler': 'NVIDIA Tesla K80 board specification BD-07317 (2 x GK210, 13 SMX each; base '
+              'clock 562 MHz, boost 875 MHz: the table\'s 4.37 TFLOP/s per GPU is the boost\'s, '
+              '2496 cores x 2 x 875 MHz; at the base clock 2.80)',
     'p100': 'NVIDIA Tesla P100 whitepaper (2016), Table 1; P100 PCIe and SXM2 data sheets',
     'pascal': 'NVIDIA GeForce GTX 1080 whitepaper (2016) and GP102 product pages (1080 Ti, '
               'Titan Xp); float16 at 1/64 of float32 on compute capability 6.1',

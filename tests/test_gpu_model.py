@@ -153,6 +153,34 @@ def test_winograd_serves_3x3_float32_on_cuda_cores_only(vgg16):
     assert a.seconds == b.seconds  # tensor cores: implicit GEMM
 
 
+def test_the_measured_shares_by_gpu_and_the_unit_default_elsewhere():
+    # DeepBench's GEMM sheets and CUTLASS's A100 figures (gpu_step.MEASURED_GEMM).
+    assert gpu_step.gemm_share(V100, 'cuda') == 0.94
+    assert gpu_step.gemm_share(V100, 'tensor') == 0.90
+    assert gpu_step.gemm_share(T4, 'cuda') == 0.58
+    assert gpu_step.gemm_share(A100, 'tf32') == 0.92
+    a6000 = gpu_specs.lookup('RTX A6000')  # no measurement: the unit's default
+    assert gpu_step.gemm_share(a6000, 'tf32') == gpu_step.GEMM_EFFICIENCY['tf32']
+    assert gpu_step.gemm_share(H100, 'tensor', conv=True) == gpu_step.CONV_EFFICIENCY['tensor']
+    # On every GPU DeepBench measured, cuDNN's direct convolutions reach less than cuBLAS.
+    for gpu, unit in gpu_step.MEASURED_CONV:
+        spec = gpu_specs.lookup(gpu)
+        assert gpu_step.gemm_share(spec, unit, conv=True) < gpu_step.gemm_share(spec, unit)
+
+
+def test_a_direct_convolution_runs_at_the_conv_share_a_matmul_and_winograd_at_the_gemms():
+    dims = (80 * 256 * 8, 256, 4096)
+    conv = gpu_step.Kernel('c', 'conv', 'forward', 1e12, 0.0, dims)
+    matmul = conv._replace(kind='matmul')
+    rate, conv_rate = 10e12, 5e12
+    t_conv = gpu_step.kernel_secs(conv, V100, rate, 1e12, conv_rate=conv_rate)[0]
+    t_matmul = gpu_step.kernel_secs(matmul, V100, rate, 1e12, conv_rate=conv_rate)[0]
+    launch = gpu_step.LAUNCH_SECS
+    assert (t_conv - launch) == pytest.approx(2 * (t_matmul - launch))
+    wino = gpu_step.Kernel('c/winograd_gemm', 'conv', 'forward', 1e12, 0.0, dims)
+    assert gpu_step.kernel_secs(wino, V100, rate, 1e12, conv_rate=conv_rate)[0] == t_matmul
+
+
 def test_kepler_gemms_reach_their_published_bound(resnet50):
     assert gpu_step.math_path(K80, 'float32')[2] == 'kepler'
     assert gpu_step.GEMM_EFFICIENCY['kepler'] < gpu_step.GEMM_EFFICIENCY['cuda']
