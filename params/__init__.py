@@ -289,6 +289,9 @@ SPECS: tuple[ParamSpec, ...] = (
        'gradients as MatMuls), relu_xla / residual_xla (a batch norm\'s ReLU, a residual '
        'add + ReLU, with their gradients, as XLA clusters), relu_float32 / residual_float32 '
        '(the same in float32). docs/speed-choices.md.'),
+    _b('print_graph_choices', False, 'Print the graph choices\' full table (every site, its '
+       'form and measured factor) in the header, not only their one-line count; the results '
+       'JSON has it always (plan.graph_choices). docs/output.md.'),
     _b('xla', False, 'XLA auto-clustering for the whole session.'),
     _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
