@@ -336,8 +336,8 @@ def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
     """The header's line of the choices, at most `width` characters (none when nothing is
     chosen or measured), e.g. 'graph choices measured here: 4 of 35 sites changed
     (conv1x1_matmul 2, residual_xla 2); all: --print_graph_choices' or 'graph choices forced
-    (--graph_choices): conv1x1_matmul'. What does not fit is left out: the hint first, then the per-choice
-    counts first; the full table (`describe`) is in the results JSON (plan.graph_choices) and
+    (--graph_choices): conv1x1_matmul'. What does not fit is left out: the hint first, then
+    the per-choice counts; the full table (`describe`) is in the results JSON (plan.graph_choices) and
     in the header with --print_graph_choices."""
     if choices.mode == graph_choice_flag.OFF:
         return []
@@ -373,7 +373,8 @@ def table(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
         return []
     if choices.mode != graph_choice_flag.MEASURED:
         return describe(choices)
-    lines = ['graph choices %s (time vs today\'s form, forward + gradients):' % choices.when]
+    lines = textwrap.wrap('graph choices %s (time vs today\'s form, forward + gradients):'
+                          % choices.when, width, subsequent_indent='  ')
     for name in graph_choice_flag.CHOICES:
         found = [(s, form, f) for (s, form), f in choices.factors.items()
                  if choice_name(s, form) == name]
