@@ -337,8 +337,8 @@ def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
     chosen or measured), e.g. 'graph choices measured here: 4 of 35 sites changed
     (conv1x1_matmul 2, residual_xla 2); all: --print_graph_choices' or 'graph choices forced
     (--graph_choices): conv1x1_matmul'. What does not fit is left out: the hint first, then
-    the per-choice counts; the full table (`describe`) is in the results JSON (plan.graph_choices) and
-    in the header with --print_graph_choices."""
+    the per-choice counts; the full table (`table`) is in the header with
+    --print_graph_choices, and in the results JSON (plan.graph_choices: Choices.summary)."""
     if choices.mode == graph_choice_flag.OFF:
         return []
     tail = '; all: --print_graph_choices'
