@@ -111,10 +111,9 @@ class RunState:
             parts.append('stopped at %d of %d' % (self.steps_run, self.steps_planned))
         return ', '.join(parts)
 
-    def describe(self) -> str:
-        """One line for `show`: 'clean', 'not measured' parts said, or why not clean, e.g.
-        'busy: other processes used 71% of the run's cores (more than 25%); stopped at 28 of
-        100 timed steps'."""
+    def why(self) -> str:
+        """Why the run is not clean, e.g. 'busy: other processes used 71% of the run's cores
+        (more than 25%); stopped at 28 of 100 timed steps'; '' when it is clean."""
         parts = []
         if self.busy:
             parts.append('busy: other processes used %.0f%% of the run\'s cores (more than '
@@ -125,8 +124,13 @@ class RunState:
         if self.stopped:
             parts.append('stopped at %d of %d timed steps' % (self.steps_run,
                                                               self.steps_planned))
-        if parts:
-            return '; '.join(parts) + ' (left out of the verdicts unless %s)' % INCLUDE_FLAG
+        return '; '.join(parts)
+
+    def describe(self) -> str:
+        """One line for `show`: why the run is not clean and that the verdicts leave it out,
+        or 'clean (...)' with its others' share or 'host load not recorded'."""
+        if self.why():
+            return '%s (left out of the verdicts unless %s)' % (self.why(), INCLUDE_FLAG)
         if self.others_fraction is None and self.steal_fraction is None:
             return 'clean (host load not recorded: counts as clean)'
         return 'clean (other processes used %s of the run\'s cores)' % (
