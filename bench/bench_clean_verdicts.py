@@ -199,7 +199,7 @@ def markdown(data: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog='bench_clean_verdicts', description=__doc__.split('\n')[0])
-    parser.add_argument('--num_batches', type=int, default=200,
+    parser.add_argument('--num_batches', type=int, default=100,
                         help='timed steps of each run (default %(default)d)')
     parser.add_argument('--timeout_secs', type=float, default=900.0,
                         help='per process (default %(default)g)')

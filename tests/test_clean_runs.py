@@ -366,3 +366,15 @@ def test_the_figures_hook_gives_the_gate_this_runs_load_and_steps():
     assert state.badge == 'busy, stopped at 28 of 100'
     plan.params.stop_at_top_1_accuracy = 0.5  # may end early as planned
     assert figure_hooks.FiguresHook(plan)._run_state(types.SimpleNamespace(num_steps=28)).clean
+
+
+@pytest.mark.parametrize('command', ['history', 'regressions', 'html'])
+def test_every_judging_command_takes_the_flag_and_its_help_names_the_rule(command, capsys):
+    assert results_cli.main(['tf_cnn_results', command, '--help']) == 0
+    out = ' '.join(capsys.readouterr().out.split())
+    assert ('--include_unclean_runs keep runs that shared the host (other processes above 25% '
+            'of their cores, or steal above 5%) or stopped before their planned steps in the '
+            'verdicts') in out
+    assert sweep.main(['tf_cnn_sweep', 'compare', '--help']) == 0
+    assert '[--include_unclean_runs]' in capsys.readouterr().out
+    assert 'include_unclean_runs' in params.SPEC_BY_NAME  # --baseline's, on the command

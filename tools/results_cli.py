@@ -113,7 +113,7 @@ def _make_parser() -> _Parser:
                         metavar='PCT', help='the smallest step that counts, in percent of the '
                         'median before it (default %(default)g)')
     change.add_argument(clean_runs.INCLUDE_FLAG, action='store_true',
-                        help=clean_runs.INCLUDE_HELP)
+                        help=clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
