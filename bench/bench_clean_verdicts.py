@@ -194,6 +194,11 @@ def markdown(data: dict) -> str:
                       else 'index %d' % s['expected_step_at'],
                       'yes' if s['as_expected'] else 'NO', s['busy_without_burner']), '',
                   '```', s['verdicts']['default']['output'].rstrip(), '```', '']
+    quiet_runs = sum(len([x for x in s['runs'] if not x['burner']]) for s in data['series'])
+    if quiet_runs and sum(s['busy_without_burner'] for s in data['series']) == quiet_runs:
+        lines += ['Every run without the burner was busy too (the host\'s own load, other '
+                  'people\'s jobs): nothing was left to judge, and the target cannot be shown '
+                  'on this host at this load; rerun when the host is quiet.', '']
     return '\n'.join(lines)
 
 
