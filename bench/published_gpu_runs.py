@@ -56,9 +56,14 @@ LAMBDA_A100_SXM4 = LAMBDA_LOGS % ('7742-1xA100-SXM4-40GB_TF2_3', 'A100-SXM4-40GB
                                   'convolutions: which math its float32 rows ran is unknown); '
                                   'vgg16 float16 (70 images/sec, a fifth of its float32) left '
                                   'out as a broken run')
+LAMBDA_RTX8000 = LAMBDA_LOGS % ('Gold_6230-Quadro_RTX_8000_trt2_TF2_2', 'TF 2.2.0, CUDA 10.0')
 #: Lambda's logs, (model, float16 batch, float16 images/sec, float32 batch, float32 images/sec)
 #: per run; a batch or figure of None: the row is left out (see the run's source).
-_LAMBDA_AMPERE = (
+_LAMBDA_LOGGED = (
+    ('Quadro RTX 8000', False, LAMBDA_RTX8000, (
+        ('alexnet', 4096, 6801.48, 2048, 4089.84), ('inception3', 512, 491.21, 256, 222.40),
+        ('resnet152', 256, 339.27, 128, 137.93), ('resnet50', 512, 779.72, 256, 328.26),
+        ('vgg16', 512, 341.88, 256, 186.83))),
     ('RTX 3090', False, LAMBDA_3090, (
         ('alexnet', 1920, 9473.29, 896, 6744.26), ('inception3', 48, 680.76, 112, 379.62),
         ('resnet152', 64, 467.80, 48, 211.81), ('resnet50', 96, 1019.62, 112, 568.43),
@@ -83,7 +88,7 @@ _LAMBDA_AMPERE = (
 
 def _lambda_rows() -> tuple[PublishedRun, ...]:
     out = []
-    for gpu, xla, source, models in _LAMBDA_AMPERE:
+    for gpu, xla, source, models in _LAMBDA_LOGGED:
         for model, b16, f16, b32, f32 in models:
             for dtype, batch, figure in (('float32', b32, f32), ('float16', b16, f16)):
                 if batch is not None:
@@ -123,6 +128,6 @@ RUNS: tuple[PublishedRun, ...] = (
                  ', DGX-2 V100 32G, FP32 + XLA', real_data=True),
     PublishedRun('V100 32GB', 'resnet50_v1.5', 256, 'float16', True, 1300, DLE_RN50 +
                  ', DGX-2 V100 32G, mixed precision + XLA', real_data=True),
-    # Lambda's logged runs on Ampere (batch and precision in each log's path).
+    # Lambda's logged runs, Turing and Ampere (batch and precision in each log's path).
     *_lambda_rows(),
 )
