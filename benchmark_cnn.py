@@ -38,6 +38,7 @@ from .lifecycle import (
     eval_runner,
     figure_hooks,
     header,
+    phase_runner,
     run_hooks,
     signals,
     timed_run,
@@ -184,9 +185,9 @@ class BenchmarkCNN:
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset, self.session_config,
                                         wiring.eval_hooks(self.plan))
-        hooks = self.make_hooks()
+        runner = phase_runner.PhaseRunner(self.make_hooks(), self.plan)
         if p.forward_only and p.freeze_when_forward_only:
-            return self._run_frozen(hooks)
+            return self._run_frozen(runner)
         cnn_util.log_fn('Generating %s model' % ('training' if self.plan.training else
                                                  'forward-only'))
         build_start = time.perf_counter()
@@ -197,8 +198,8 @@ class BenchmarkCNN:
         with info.graph.as_default(), self.create_session(info) as sess, \
                 data_errors.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
-            restored_step = self.initialize(sess, info, hooks)
-            return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
+            restored_step = self.initialize(sess, info, runner)
+            return self._run_loop(runner, sess, info, build_secs, restored_step)
 
     def _estimate_at(self, batch_size: int) -> int:
         """Estimated peak bytes of the tightest device with another per-device batch."""
@@ -209,7 +210,7 @@ class BenchmarkCNN:
         info = other.build_graph()
         return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
 
-    def _run_frozen(self, hooks) -> dict:
+    def _run_frozen(self, runner) -> dict:
         """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
         were turned into constants (after restoring a checkpoint, when there is one)."""
         cnn_util.log_fn('Generating forward-only model (frozen)')
@@ -227,23 +228,19 @@ class BenchmarkCNN:
                 sess.run(frozen_info.init_ops)
             if pipeline.warmup_ops:
                 sess.run(pipeline.warmup_ops)
-            return self._run_hooks_and_loop(sess, frozen_info, hooks, build_secs, restored_step,
-                                            extra={'frozen': True})
+            return self._run_loop(runner, sess, frozen_info, build_secs, restored_step,
+                                  extra={'frozen': True})
 
-    def _run_hooks_and_loop(self, sess, info, hooks, build_secs, restored_step,
-                            extra=None) -> dict:
-        """begin, the timed loop, then the phases after it (run_hooks.finish), or abort."""
-        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
-        for hook in hooks:
-            hook.begin(ctx)
-        try:
-            loop = timed_run.timed_loop(sess, info, self.plan, hooks)
-        except BaseException:
-            run_hooks.abort(hooks)
-            raise
-        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
-        result.update(extra or {})
-        run_hooks.finish(hooks, result)
+    def _run_loop(self, runner, sess, info, build_secs, restored_step, extra=None) -> dict:
+        """The phases around the timed loop (lifecycle/phase_runner.py: begin, the loop, then
+        after_loop..release, or abort); then a SIGTERM's exit and the --baseline gate."""
+        def make_result(loop):
+            result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
+            result.update(extra or {})
+            return result
+
+        result = runner.run(sess, info, lambda phases: timed_run.timed_loop(
+            sess, info, self.plan, phases), make_result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
         figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
@@ -256,24 +253,33 @@ class BenchmarkCNN:
         return tf1.Session(config=self.session_config)
 
     def initialize(self, sess, info, hooks=()) -> int | None:
-        """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest
+        """Initialises or restores the variables (checkpoints.initialize_or_restore: the latest
         checkpoint in --train_dir, else --checkpoint_path; a cluster's chief does it for the
-        cluster), runs the hooks' after_initialize phase, the manager's post-init ops, and primes
-        the pipeline.
+        cluster), then, through the phase runner, the hooks' after_initialize phase, then the
+        manager's post-init ops, and primes the pipeline.
+
+        Args:
+          hooks: the run's hooks, or its lifecycle.phase_runner.PhaseRunner.
 
         Returns:
           The restored global step, or None when nothing was restored.
         """
-        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
-        after_initialize = lambda: run_hooks.after_initialize(hooks, ctx)
+        runner = phase_runner.PhaseRunner.of(hooks, self.plan)
         if self.server is not None:
-            return self.server.initialize(sess, info, self.params, after_initialize,
-                                          run_flags.run_flag_values(self.plan))
-        restored_step = checkpoints.restore_or_initialize(sess, info, self.params,
-                                                          before_post_init=after_initialize)
-        if info.pipeline.warmup_ops:
-            sess.run(info.pipeline.warmup_ops)
-        return restored_step
+            server = self.server
+            return runner.initialize(
+                sess, info, lambda: server.initialize_variables(
+                    sess, info, self.params, run_flags.run_flag_values(self.plan)),
+                lambda: server.post_init(sess, info))
+
+        def post_init():
+            checkpoints.post_init(sess, info)
+            if info.pipeline.warmup_ops:
+                sess.run(info.pipeline.warmup_ops)
+
+        return runner.initialize(
+            sess, info, lambda: checkpoints.initialize_or_restore(sess, info, self.params),
+            post_init)
 
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
