@@ -46,7 +46,7 @@ from .lifecycle import (
 )
 from .metrics import baseline
 from .models import model_config
-from .preflight import memory_check, usage
+from .preflight import memory_check, planned_step, usage
 from .runtime import cpu_tuning, file_systems, session_config
 
 tf1 = tf.compat.v1
@@ -72,7 +72,8 @@ class BenchmarkCNN:
 
     Attributes:
       plan: the run_plan.RunPlan; params: its resolved Params; model: the CNNModel;
-      dataset: the input_data.dataset_info.Dataset; cluster: the cluster.topology.Cluster of a
+      dataset: the input_data.dataset_info.Dataset; resolution: the cluster/resolvers
+      .Resolution the run's Params come from; cluster: the cluster.topology.Cluster of a
       cluster task, else None; session_config: the tf.compat.v1.ConfigProto of this run's
       sessions (runtime/session_config.make_session_config).
 
@@ -108,6 +109,7 @@ class BenchmarkCNN:
                                 if stored is not None else None)
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
+        self.resolution = checked.resolution
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
         self.xla_note = header.runtime_notes(p)  # XLA's flags: before the first session
         # The options of every session of this run (training, evaluation, frozen inference).
@@ -201,14 +203,16 @@ class BenchmarkCNN:
             restored_step = self.initialize(sess, info, runner)
             return self._run_loop(runner, sess, info, build_secs, restored_step)
 
+    def make_bench(self, q, gpus: int) -> BenchmarkCNN:
+        """This run with other Params `q` (another batch, device or cluster shape): its
+        cluster's resolution kept, nothing checked again (`bench_factory`)."""
+        return bench_factory(self.resolution)(q, gpus)
+
     def _estimate_at(self, batch_size: int) -> int:
         """Estimated peak bytes of the tightest device with another per-device batch."""
-        # Today's graph: the graph choices' probe would run at every batch the search tries.
-        q = self.given_params._replace(batch_size=batch_size, graph_choices='off')
-        other = BenchmarkCNN(q, gpus=self.plan.visible_gpus, checked=usage.CheckedRun(
-            resolvers.Resolution(q, q.cluster_resolver)))
-        info = other.build_graph()
-        return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
+        step = planned_step.build_step(self.make_bench, self.given_params, self.plan.visible_gpus,
+                                       batch_size=batch_size)
+        return memory_check.estimate_for(step.plan, step.built.graph, step.built.fetches)
 
     def _run_frozen(self, runner) -> dict:
         """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
@@ -301,6 +305,18 @@ class BenchmarkCNN:
     def drain_pipeline(sess, info) -> None:
         """Empties the staging areas after the last step (lifecycle/timed_run.py)."""
         timed_run.drain_pipeline(sess, info)
+
+
+def bench_factory(resolution: resolvers.Resolution, hooks=()):
+    """(Params, gpus) -> a BenchmarkCNN of the run `resolution` resolved, with other Params
+    (another batch, device or cluster shape): the cluster's source and description kept,
+    the flags not checked again (they are the checked run's, changed by the caller). The
+    command's `make_bench` for the dry run and the scaling plan, and `BenchmarkCNN.make_bench`
+    for the memory check's advice; preflight/planned_step.build_step builds their steps."""
+    def make_bench(q, gpus: int) -> BenchmarkCNN:
+        return BenchmarkCNN(q, gpus=gpus, hooks=hooks, checked=usage.CheckedRun(
+            resolvers.Resolution(q, resolution.source, resolution.description)))
+    return make_bench
 
 
 def _step_fetches(info) -> list:

@@ -125,12 +125,9 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
-    resolution = checked.resolution
     try:
         usage.check_with_tensorflow(checked.params, gpus)
-        build = lambda q, n: benchmark_cnn.BenchmarkCNN(  # noqa: E731
-            q, gpus=n, hooks=hooks, checked=usage.CheckedRun(
-                resolvers.Resolution(q, resolution.source, resolution.description)))
+        build = benchmark_cnn.bench_factory(checked.resolution, hooks)
         if checked.params.plan_scaling:
             from .preflight import scaling_plan
             return scaling_plan.run(build, checked.params, gpus)

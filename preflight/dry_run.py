@@ -29,7 +29,13 @@ import time
 
 from .. import cnn_util
 from . import batch_search, gpu_kernels, memory_estimate, scaling_plan, step_traffic
-from .planned_step import Built, DryRunFailed, build, plan_device  # noqa: F401 (dry_run API)
+from .planned_step import (  # noqa: F401 (dry_run API)
+    Built,
+    DryRunFailed,
+    build,
+    build_step,
+    plan_device,
+)
 
 fmt = memory_estimate.format_bytes
 
@@ -160,7 +166,7 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
     row = '/job:ps/task:%d' % p.task_index
     cnn_util.log_fn('Dry run:          ps %d serves variables: planned from worker 0\'s step'
                     % p.task_index)
-    built = build(make_bench(p._replace(job_name='worker', task_index=0), gpus))
+    built = build_step(make_bench, p, gpus, job_name='worker', task_index=0).built
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
         '/CPU:0')))
@@ -180,7 +186,6 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     """Prints and returns the largest per-device batch found to fit (batch_search over graph
     builds of the run at other batches), None when not even the smallest tried fits."""
     on_gpu = gpu is not None
-    batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     batch = (bench.plan.eval.per_device_batch_size if p.eval
              else bench.plan.per_device_batch_size)
     device, ratio = _worst(fits, on_gpu)
@@ -192,9 +197,7 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
 
     def probe(b):
-        # Today's graph: the graph choices' probe would run at every batch the search tries.
-        q = p._replace(**{batch_flag: b}, **one, graph_choices='off')
-        trial = build(make_bench(q, 1 if one else gpus))
+        trial = build_step(make_bench, p, 1 if one else gpus, batch_size=b, **one).built
         peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 

@@ -8,7 +8,7 @@ import pytest
 from tf_cnn_benchmarks import benchmark_cnn, cnn_util
 from tf_cnn_benchmarks.lifecycle import phase_runner, run_hooks
 
-from . import helpers
+import helpers
 
 #: The phases a training run of 2 timed steps after 1 warm-up step calls, in order.
 TWO_STEPS = ['after_initialize', 'begin', 'wants_trace 1', 'should_stop', 'before_timed',
