@@ -292,13 +292,6 @@ def preprocess_imagenet_batch(records: tf.Tensor, num: int, *, image_size: int, 
     return images, labels
 
 
-def preprocess_imagenet(serialized: tf.Tensor, **kwargs) -> tuple[tf.Tensor, tf.Tensor]:
-    """One serialized Example -> (image float32 [size, size, 3] in [-1, 1], label int32 scalar).
-    Keyword arguments as `preprocess_imagenet_batch`."""
-    images, labels = preprocess_imagenet_batch(serialized[tf.newaxis], 1, **kwargs)
-    return images[0], labels[0]
-
-
 def random_crop_padded(images: tf.Tensor, pad: int) -> tf.Tensor:
     """Pads each image of [n, h, w, c] by `pad` zeros per side and takes a random h x w crop
     per image (the standard CIFAR-10 augmentation)."""
