@@ -34,7 +34,6 @@ from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
     checkpoints,
-    dir_hold,
     eval_runner,
     figure_hooks,
     header,
@@ -47,7 +46,7 @@ from .lifecycle import (
 from .metrics import baseline
 from .models import model_config
 from .preflight import memory_check, planned_step, usage
-from .runtime import cpu_tuning, file_systems, session_config
+from .runtime import cpu_tuning, dir_hold, file_systems, session_config
 
 tf1 = tf.compat.v1
 

@@ -3,7 +3,7 @@
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss, a --train_dir held by another run: lifecycle/dir_hold.py), never a
+non-finite loss, a --train_dir held by another run: runtime/dir_hold.py), never a
 traceback. Usage errors (an unknown --model included) are found, and
 --help, --version and --list_models answered, before TensorFlow loads. When the reader of the
 output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
@@ -24,9 +24,8 @@ from absl import flags
 
 from . import cnn_util, flag_parsing, params
 from .cluster import resolvers
-from .lifecycle import dir_hold
 from .preflight import usage
-from .runtime import cpu_tuning
+from .runtime import cpu_tuning, dir_hold
 
 FLAGS = flags.FLAGS
 

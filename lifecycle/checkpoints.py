@@ -26,7 +26,7 @@ save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoi
 the state file being replaced): `CheckpointHook` removes them when it starts
 (`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
 training runs must not share one --train_dir at the same time (they would also overwrite each
-other's checkpoints): a run holds it (lifecycle/dir_hold.py).
+other's checkpoints): a run holds it (runtime/dir_hold.py).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
