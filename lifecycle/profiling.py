@@ -194,7 +194,8 @@ def step_stats_text(metadata) -> bytes:
 
 
 def partition_graph_paths(prefix: str, devices) -> list[str]:
-    """The file of each partition of --partitioned_graph_file_prefix (module docstring), for `devices` in order.
+    """The file of each partition of --partitioned_graph_file_prefix (module docstring), for
+    `devices` in order.
 
     Args:
       prefix: --partitioned_graph_file_prefix, e.g. 'out/graph.pbtxt'.

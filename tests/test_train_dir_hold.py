@@ -14,8 +14,8 @@ import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.lifecycle import training_loop
-from tf_cnn_benchmarks.runtime import dir_hold
 from tf_cnn_benchmarks.params import make_params
+from tf_cnn_benchmarks.runtime import dir_hold
 
 import helpers
 
