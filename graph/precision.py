@@ -384,9 +384,8 @@ def float32_norm_and_pool(dtype, device) -> bool:
     arithmetic.
 
     There TensorFlow's oneDNN rewrite leaves float16 batch norm and pooling to its generic
-    kernels: a resnet50 float16 training step (AMD EPYC without AVX512_FP16, batch 16, TF
-    2.21, ops run one at a time) spent 415 ms in FusedBatchNormV3 and its gradient and 83 ms
-    in MaxPoolGrad, where the float32 oneDNN kernels take about a third and 1 ms. bfloat16
+    kernels, which take about three times the float32 oneDNN batch norm and far more than its
+    pooling gradient (docs/performance-notes.md, "Measurements once in the code"). bfloat16
     keeps its own: on a CPU with AVX512_BF16 its oneDNN batch norm is faster than float32's;
     GPUs keep the graph they had.
     """
@@ -418,10 +417,10 @@ def gradient_scope(dtype, device, threads=(0, 0)):
     get their gradients computed in float32 where `float32_gradient_kinds` says so (an
     emulated dtype: both).
 
-    Measured on TF 2.21, AMD EPYC without AVX512_BF16/FP16, training step profiles: the bfloat16
-    Conv2DBackpropInput/Filter kernels are 3-8x slower than float32 (resnet50, mobilenet), the
-    float16 Conv2DBackpropFilter ~3x, bfloat16 MatMul ~10x; resnet50's bfloat16 step went from
-    3.4x to 1.3x the float32 step time with float32 convolution gradients. The forward ops stay
+    On a CPU without AVX512_BF16/FP16 the reduced-precision convolution and MatMul gradient
+    kernels are several times slower than float32's, and float32 convolution gradients bring a
+    bfloat16 resnet50 step most of the way back to the float32 step time
+    (docs/performance-notes.md, "Measurements once in the code"). The forward ops stay
     in the compute dtype. Gradients come back in the op's dtype, so everything downstream (loss
     scaling, the variables' float32 gradients) is unchanged; they are as accurate or better.
     """

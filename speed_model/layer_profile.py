@@ -10,8 +10,8 @@ it (models/flops.py's count; biases and batch-norm scales get no FLOPs of their 
     profile.model_bytes          # 102236324: one float32 copy of the trainable variables
     profile.layers[0]            # Layer('v/cg/conv0/conv2d/kernel', 37632, 236027904)
 
-One fast placeholder build (variables recorded, not created: models/flops.py) at batch 1: about
-0.3 s for resnet50 on the 2-core development host.
+One fast placeholder build (variables recorded, not created: models/flops.py) at batch 1: a
+fraction of a second for resnet50.
 """
 
 from __future__ import annotations
