@@ -25,9 +25,9 @@ own durations are summed, leaving out the producers every form shares (`PRODUCER
 norm and its gradient, variable reads and writes). The batch norm dominates a site (an Eigen
 bfloat16 FusedBatchNormGradV3 takes about four times the ReLU, add, sum and ReluGrad together
 on a CPU with AVX2 only: docs/performance-notes.md, "Measurements once in the code") and its
-run-to-run noise alone exceeds what the forms save; its own time is the same in every form. A site's factor is the form's
-sum / today's, the least of REPS traced runs each (the forms run in turn), the larger of
-PASSES passes.
+run-to-run noise alone exceeds what the forms save; its own time is the same in every form.
+A site's factor is the form's sum / today's, the least of REPS traced runs each (the forms run
+in turn), the larger of PASSES passes.
 """
 
 from __future__ import annotations
