@@ -15,7 +15,7 @@ of the last bit may differ, as with any change of kernels.
 Folded and fused, the trivial model trains faster than with the decay through the loss, and
 folded without XLA (the same three kernels in another place) slower; its [4096, 1001]
 classifier's update is faster fused than as Mul + AddN + apply (docs/performance-notes.md,
-"Weight decay in the update", has the figures).
+"Measurements once in the code", has the figures).
 
 Applies (`applies`) where the fold is exactly the original's update and was measured: training
 on the CPU with sgd, momentum or rmsprop, float32 variables, weight decay > 0, no
@@ -43,7 +43,7 @@ FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
 # the decay with TensorFlow's own ops. An XLA cluster costs a launch and runs its loop on one
 # thread: resnet50's updates (up to 2.4M elements) are no faster fused than the three
 # multi-threaded TensorFlow kernels, while the trivial model's 4.1M-element classifier is
-# (docs/performance-notes.md, "Weight decay in the update").
+# (docs/performance-notes.md, "Measurements once in the code").
 FUSE_MIN_ELEMENTS = 4_000_000
 
 
