@@ -2,7 +2,8 @@
 
 * TF_ENABLE_ONEDNN_OPTS=1: oneDNN's CPU kernels. They give the CPU NCHW convolutions and pooling
   (the stock kernels are NHWC only) and train resnet50 about 1.5x faster on an AVX2-only CPU
-  (docs/performance-notes.md, "Measurements once in the code"; TensorFlow turns them on by default only on CPUs with AVX512-VNNI/BF16/AMX).
+  (docs/performance-notes.md, "Measurements once in the code"; TensorFlow turns them on by
+  default only on CPUs with AVX512-VNNI/BF16/AMX).
 * TF_CPU_ALLOCATOR_USE_BFC=true: TensorFlow's best-fit-with-coalescing allocator for CPU memory,
   which keeps freed buffers for reuse. The default allocator hands large buffers back to the
   operating system, so every step page-faults its big tensors in again: concatenations of
@@ -97,7 +98,8 @@ def keras_deferred():
     optimizers in the SavedModel registry"), in a `try` that passes over an ImportError. This
     project builds its graphs with tf.compat.v1 and never uses Keras, whose import (with
     scikit-learn's, when that is installed) is about a third of the CPU time a command spends
-    loading TensorFlow (docs/performance-notes.md, "Measurements once in the code"). `tf.keras` and `import keras` still load it on first use.
+    loading TensorFlow (docs/performance-notes.md, "Measurements once in the code").
+    `tf.keras` and `import keras` still load it on first use.
     """
     if 'keras' in sys.modules:
         yield
