@@ -242,8 +242,7 @@ class BenchmarkCNN:
             result.update(extra or {})
             return result
 
-        result = runner.run(sess, info, lambda phases: timed_run.timed_loop(
-            sess, info, self.plan, phases), make_result)
+        result = runner.run(sess, info, timed_run.timed_loop, make_result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
         figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
@@ -269,20 +268,15 @@ class BenchmarkCNN:
         """
         runner = phase_runner.PhaseRunner.of(hooks, self.plan)
         if self.server is not None:
-            server = self.server
-            return runner.initialize(
-                sess, info, lambda: server.initialize_variables(
-                    sess, info, self.params, run_flags.run_flag_values(self.plan)),
-                lambda: server.post_init(sess, info))
+            return runner.initialize(sess, info, self._initialize_task, self.server.post_init)
+        return runner.initialize(sess, info, self._initialize_variables, _post_init)
 
-        def post_init():
-            checkpoints.post_init(sess, info)
-            if info.pipeline.warmup_ops:
-                sess.run(info.pipeline.warmup_ops)
+    def _initialize_variables(self, sess, info) -> int | None:
+        return checkpoints.initialize_or_restore(sess, info, self.params)
 
-        return runner.initialize(
-            sess, info, lambda: checkpoints.initialize_or_restore(sess, info, self.params),
-            post_init)
+    def _initialize_task(self, sess, info) -> int | None:
+        return self.server.initialize_variables(sess, info, self.params,
+                                                run_flags.run_flag_values(self.plan))
 
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
@@ -316,6 +310,13 @@ def bench_factory(resolution: resolvers.Resolution, hooks=()):
         return BenchmarkCNN(q, gpus=gpus, hooks=hooks, checked=usage.CheckedRun(
             resolvers.Resolution(q, resolution.source, resolution.description)))
     return make_bench
+
+
+def _post_init(sess, info) -> None:
+    """The manager's post-init ops, then the pipeline's warm-up (a run on one host)."""
+    checkpoints.post_init(sess, info)
+    if info.pipeline.warmup_ops:
+        sess.run(info.pipeline.warmup_ops)
 
 
 def _step_fetches(info) -> list:

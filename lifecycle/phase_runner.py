@@ -1,8 +1,8 @@
 """The one caller of the hooks' phases (lifecycle/run_hooks.py names them and their order).
 
     runner = PhaseRunner(hooks, plan)
-    restored = runner.initialize(sess, info, init_variables, post_init)   # after_initialize
-    result = runner.run(sess, info, timed_loop, make_result)   # begin, loop, finish or abort
+    restored = runner.initialize(sess, info, init_variables, post_init)  # after_initialize
+    result = runner.run(sess, info, timed_loop, make_result)  # begin, loop, finish or abort
 
 `initialize` and `run` call the phases around a run; the timed loop
 (lifecycle/training_loop.py) runs the steps and asks the runner for the phases between them
@@ -61,25 +61,26 @@ class PhaseRunner:
             call(*args)
 
     # --- Around the run.
-    def initialize(self, sess, info, init_variables: Callable[[], int | None],
-                   post_init: Callable[[], None]) -> int | None:
-        """`init_variables()` (initialise or restore: returns the restored global step or
-        None), the after_initialize phase, then `post_init()` (the variable manager's
-        post-init ops, a cluster's ready signal, the pipeline's warm-up). Returns the
-        restored global step."""
-        restored = init_variables()
+    def initialize(self, sess, info, init_variables: Callable[..., int | None],
+                   post_init: Callable[..., None]) -> int | None:
+        """`init_variables(sess, info)` (initialise or restore: returns the restored global
+        step or None), the after_initialize phase, then `post_init(sess, info)` (the variable
+        manager's post-init ops, a cluster's ready signal, the pipeline's warm-up). Returns
+        the restored global step."""
+        restored = init_variables(sess, info)
         self._call('after_initialize', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
-        post_init()
+        post_init(sess, info)
         return restored
 
-    def run(self, sess, info, timed_loop: Callable[[PhaseRunner], object],
+    def run(self, sess, info, timed_loop: Callable[..., object],
             make_result: Callable[[object], dict]) -> dict:
-        """begin, then `timed_loop(self)` (the warm-up and timed steps, which call the phases
-        between steps), then `finish` with `make_result(loop)`; `abort` instead when the loop
-        raises (the exception goes on). Returns the result dict."""
+        """begin, then `timed_loop(sess, info, plan, self)` (the warm-up and timed steps, which
+        call the phases between steps: lifecycle/timed_run.timed_loop), then `finish` with
+        `make_result(loop)`; `abort` instead when the loop raises (the exception goes on).
+        Returns the result dict."""
         self._call('begin', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
         try:
-            loop = timed_loop(self)
+            loop = timed_loop(sess, info, self.plan, self)
         except BaseException:
             self.abort()
             raise

@@ -129,13 +129,30 @@ def test_run_aborts_and_reraises_without_finishing():
     recorder = Recorder()
     runner = phase_runner.PhaseRunner([recorder], plan=None)
 
-    def loop(phases):
+    def loop(sess, info, plan, phases):
         assert phases is runner
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         runner.run(None, None, loop, make_result=dict)
     assert recorder.log == ['begin', 'abort']
-    result = runner.run(None, None, lambda phases: {'images_per_sec': 1.0}, dict)
+    result = runner.run(None, None, lambda sess, info, plan, phases: {'images_per_sec': 1.0},
+                        dict)
     assert result == {'images_per_sec': 1.0}
     assert recorder.log[2:] == ['begin', 'after_loop', 'end', 'report', 'release']
+
+
+def test_initialize_calls_after_initialize_between_the_two_halves():
+    order = []
+
+    class Hook(run_hooks.RunHook):
+        def after_initialize(self, ctx):
+            order.append(('after_initialize', ctx.sess, ctx.info, ctx.plan))
+
+    runner = phase_runner.PhaseRunner([Hook()], plan='the plan')
+    restored = runner.initialize(
+        'sess', 'info', lambda sess, info: order.append(('init', sess, info)) or 7,
+        lambda sess, info: order.append(('post_init', sess, info)))
+    assert restored == 7
+    assert order == [('init', 'sess', 'info'), ('after_initialize', 'sess', 'info', 'the plan'),
+                     ('post_init', 'sess', 'info')]
