@@ -15,6 +15,7 @@ object.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from .runtime import runtime_env
@@ -269,10 +270,9 @@ class BenchmarkCNN:
         runner = phase_runner.PhaseRunner.of(hooks, self.plan)
         if self.server is not None:
             return runner.initialize(sess, info, self._initialize_task, self.server.post_init)
-        return runner.initialize(sess, info, self._initialize_variables, _post_init)
-
-    def _initialize_variables(self, sess, info) -> int | None:
-        return checkpoints.initialize_or_restore(sess, info, self.params)
+        return runner.initialize(
+            sess, info, functools.partial(checkpoints.initialize_or_restore, p=self.params),
+            _post_init)
 
     def _initialize_task(self, sess, info) -> int | None:
         return self.server.initialize_variables(sess, info, self.params,

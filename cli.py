@@ -126,13 +126,11 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
     bench = None
     try:
         usage.check_with_tensorflow(checked.params, gpus)
-        build = benchmark_cnn.bench_factory(checked.resolution, hooks)
-        if checked.params.plan_scaling:
-            from .preflight import scaling_plan
-            return scaling_plan.run(build, checked.params, gpus)
-        if checked.params.dry_run:
-            from .preflight import dry_run
-            return dry_run.run(build, checked.params, gpus)
+        if checked.params.plan_scaling or checked.params.dry_run:
+            from .preflight import dry_run, scaling_plan
+            plan_or_check = scaling_plan.run if checked.params.plan_scaling else dry_run.run
+            return plan_or_check(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                 checked.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()
