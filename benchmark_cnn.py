@@ -267,7 +267,8 @@ class BenchmarkCNN:
         Returns:
           The restored global step, or None when nothing was restored.
         """
-        runner = phase_runner.PhaseRunner.of(hooks, self.plan)
+        runner = (hooks if isinstance(hooks, phase_runner.PhaseRunner)
+                  else phase_runner.PhaseRunner(hooks, self.plan))
         if self.server is not None:
             return runner.initialize(sess, info, self._initialize_task, self.server.post_init)
         return runner.initialize(

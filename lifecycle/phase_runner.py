@@ -39,7 +39,8 @@ class PhaseRunner:
     defines it, in the hooks' order.
 
     Args:
-      hooks: the run's hooks (a PhaseRunner is taken as it is: `of`).
+      hooks: the run's hooks. (The loop and BenchmarkCNN.initialize take a PhaseRunner as it
+        is, and make one of a list of hooks.)
       plan: the run's run_plan.RunPlan, for the RunContext of after_initialize and begin
         (None when neither is called, as in the loop's own tests).
     """
@@ -50,11 +51,6 @@ class PhaseRunner:
         self._calls = {phase: [getattr(h, phase) for h in self.hooks if _defines(h, phase)]
                        for phase in PHASES}
         self._tracers = [h for h in self.hooks if _defines(h, 'wants_trace')]
-
-    @classmethod
-    def of(cls, hooks, plan=None) -> PhaseRunner:
-        """`hooks` when it is a PhaseRunner already, else a PhaseRunner of them."""
-        return hooks if isinstance(hooks, PhaseRunner) else cls(hooks, plan)
 
     def _call(self, phase: str, *args) -> None:
         for call in self._calls[phase]:

@@ -223,7 +223,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     Raises:
       NonFiniteLossError: a loss was NaN or Inf.
     """
-    phases = PhaseRunner.of(hooks)
+    phases = hooks if isinstance(hooks, PhaseRunner) else PhaseRunner(hooks)
     result = LoopResult()
     lr_fn = getattr(step_fn, 'learning_rate', None)
     if spec.num_warmup:
