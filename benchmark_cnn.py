@@ -6,7 +6,8 @@
 
 What a run does, in order: the graph of its step (graph/builder.py: input pipeline, towers,
 train op), a session (a cluster task's from its server), initialise or restore
-(lifecycle/checkpoints.py), the hooks' phases around the timed loop (lifecycle/timed_run.py).
+(lifecycle/checkpoints.py), the hooks' phases around the timed loop, all called by the phase
+runner (lifecycle/phase_runner.py; the loop: lifecycle/timed_run.py).
 --eval runs the evaluator instead (lifecycle/eval_runner.py), a ps task its serve loop.
 
 Collaborators receive the run plan (run_plan.RunPlan) and the objects they use, never this
