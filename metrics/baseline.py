@@ -23,7 +23,7 @@ IGNORED_PARAMS = frozenset((
     'train_dir', 'trace_file', 'graph_file', 'tfprof_file', 'display_every', 'num_batches',
     'num_epochs', 'num_warmup_batches', 'print_step_breakdown', 'save_model_secs',
     'save_model_steps', 'max_ckpts_to_keep', 'summary_verbosity', 'save_summaries_steps',
-    'flagfile', 'list_models', 'version'))
+    'flagfile', 'list_models', 'version', 'print_graph_choices'))
 
 
 class BaselineError(params_lib.ParamsError):
