@@ -273,6 +273,11 @@ SPECS: tuple[ParamSpec, ...] = (
        'slower beyond the noise and by more than --fail_on_slower percent.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',
        lower=0),
+    _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '
+       'when one of them shared the host (other processes above 25% of its cores, or steal '
+       'above 5%) or stopped before its planned steps; without it such a baseline is refused '
+       'and such a run fails the gate unjudged (the flag tf_cnn_results and tf_cnn_sweep '
+       'compare take too).'),
     # --- Speed.
     _b('use_fp16', False, 'float16 activations and gradients, float32 master variables.'),
     _b('fp16_vars', False, 'With --use_fp16, keep the variables in float16 too.'),
