@@ -61,8 +61,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         Slurm; cluster/resolvers.py); else the Params are checked as given.
       paths: check that every output path can be written (preflight/output_paths.py).
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
-      command: apply the rules of a command-line run (`check_command_rules`); library
-        callers may build an eval graph without a checkpoint.
+      command: apply the rules of a command-line run (`check_command_rules`,
+        `check_gpu_driver`); library callers may build an eval graph without a checkpoint, or
+        a GPU graph on a host without a GPU.
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
@@ -79,8 +80,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     params.validate_params(q)
     if command:
         check_command_rules(q)
+        check_gpu_driver(q)
     check_gpu_model(q)
-    check_gpu_driver(q)
     links.check_plan_flags(q)  # --interconnect_gbps, --gpu_interconnect: known names
     stored = check_extras(q)
     if paths:
