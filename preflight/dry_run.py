@@ -25,6 +25,7 @@ hold the step.
 from __future__ import annotations
 
 import collections
+import os
 import time
 
 from .. import cnn_util
@@ -40,19 +41,34 @@ SEARCH_LIMIT_FACTOR = 16
 #: A phase expected to last at least this long gets a line before it (what, and roughly how
 #: long), so that a long dry run is never silent.
 PROGRESS_SECS = 2.0
-#: Rough costs of the phases, for those lines only (nothing is decided by them), measured on
-#: the development host (AMD EPYC, 2 cores, shared: load average 8-11) with the 8-GPU
-#: resnet50 dry run of results/2026-12-04-cpu-tf2.21-dry-run-speed.md: building the step,
-#: seconds per op the one-forward placeholder build (speed_model/layer_profile.py) made, times
-#: the towers; the placement and copies check and Grappler's peak memory, seconds per op of
-#: the step.
-BUILD_SECS_PER_PROFILE_OP = 4e-3
-CHECK_SECS_PER_OP = 4e-4
-GRAPPLER_SECS_PER_OP = 5e-4
+#: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
+#: them), from the 8-GPU resnet50 dry run of results/2026-12-04-cpu-tf2.21-dry-run-speed.md
+#: (AMD EPYC, 2 cores, 50.6 CPU seconds in all): building the step, CPU seconds per op the
+#: one-forward placeholder build (speed_model/layer_profile.py) made, times the towers; the
+#: placement and copies check and Grappler's peak memory, CPU seconds per op of the step.
+BUILD_SECS_PER_PROFILE_OP = 8e-3
+CHECK_SECS_PER_OP = 2e-4
+GRAPPLER_SECS_PER_OP = 2e-4
 
 
-def announce(what: str, secs: float) -> None:
-    """Logs 'Dry run:          <what> (roughly N s) ...' when `secs` >= PROGRESS_SECS."""
+def load_factor(cores: int | None = None, load: float | None = None) -> float:
+    """How much longer than its CPU time a phase lasts on this host now: the 1-minute load
+    average over the CPUs this process may use, at least 1 (a process gets about its share of
+    a loaded host's cores)."""
+    from ..metrics import host_load
+    cores = cores or len(host_load.allowed_cpus()) or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+    return max(1.0, load / cores)
+
+
+def announce(what: str, cpu_secs: float) -> None:
+    """Logs 'Dry run:          <what> (roughly N s) ...' when the phase's `cpu_secs` at this
+    host's load (load_factor) reach PROGRESS_SECS."""
+    secs = cpu_secs * load_factor()
     if secs >= PROGRESS_SECS:
         cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, _rough(secs)))
 
@@ -263,10 +279,11 @@ def build_announced(bench) -> Built:
         pass
     announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
              BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     built = build(bench)
-    cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
-        len(built.graph.get_operations()), time.perf_counter() - start))
+    cnn_util.log_fn('Graph:            %d ops, built in %.1f s (%.1f s of CPU)' % (
+        len(built.graph.get_operations()), time.perf_counter() - start,
+        time.process_time() - cpu))
     return built
 
 

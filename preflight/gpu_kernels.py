@@ -108,8 +108,9 @@ def _kernel_constraints(op_type: str, device_type: str) -> tuple | None:
 def _type_attrs(op) -> dict:
     """{attr name: [DataType enum, ...]} of the op's type and type-list attrs."""
     out = {}
-    for attr in op.node_def.attr:
-        value = op.node_def.attr[attr]
+    attrs = op.node_def.attr  # op.node_def serialises the op each time it is read: once
+    for attr in attrs:
+        value = attrs[attr]
         if value.HasField('type'):
             out[attr] = [value.type]
         elif value.HasField('list') and value.list.type:

@@ -22,6 +22,7 @@ def _params():
 
 def test_every_long_phase_is_announced_before_it_runs(capsys, monkeypatch):
     monkeypatch.setattr(dry_run, 'PROGRESS_SECS', 0.0)  # every phase counts as long
+    monkeypatch.setattr(dry_run, 'load_factor', lambda: 3.0)  # a loaded host, injected
     monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 5.0)
     assert dry_run.run(_make_bench, _params(), 0) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -35,7 +36,7 @@ def test_every_long_phase_is_announced_before_it_runs(capsys, monkeypatch):
     assert lines[build].endswith(' s) ...')
     assert lines[build] == ('Dry run:          building the step: 2 tower(s) of trivial '
                             '(roughly %s) ...' % dry_run._rough(
-                                dry_run.BUILD_SECS_PER_PROFILE_OP * ops * 2))
+                                3.0 * dry_run.BUILD_SECS_PER_PROFILE_OP * ops * 2))
     graph = at('Graph:            ')
     n = int(lines[graph].split()[1])
     check = at('Dry run:          checking kernels and copies of %d ops (roughly ' % n)
@@ -46,8 +47,18 @@ def test_every_long_phase_is_announced_before_it_runs(capsys, monkeypatch):
         < at('Searching for the largest batch') < at('Largest batch per device')
 
 
-def test_short_phases_are_not_announced(capsys):
+def test_short_phases_are_not_announced_and_the_load_stretches_the_estimate(capsys,
+                                                                            monkeypatch):
+    monkeypatch.setattr(dry_run, 'load_factor', lambda: 1.0)
     dry_run.announce('nothing much', dry_run.PROGRESS_SECS / 2)
     assert capsys.readouterr().out == ''
     dry_run.announce('building', 125.0)
     assert capsys.readouterr().out == 'Dry run:          building (roughly 2 min) ...\n'
+    monkeypatch.setattr(dry_run, 'load_factor', lambda: 4.0)  # load 8 on 2 cores
+    dry_run.announce('nothing much', dry_run.PROGRESS_SECS / 2)
+    assert capsys.readouterr().out == 'Dry run:          nothing much (roughly 4 s) ...\n'
+
+
+def test_the_load_factor_is_the_load_per_core_at_least_one():
+    assert dry_run.load_factor(cores=2, load=14.0) == 7.0
+    assert dry_run.load_factor(cores=8, load=2.0) == 1.0
