@@ -10,7 +10,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn, params
 from tf_cnn_benchmarks.hardware import gpu_specs
 from tf_cnn_benchmarks.hardware import links as links_lib
-from tf_cnn_benchmarks.preflight import dry_run, step_traffic
+from tf_cnn_benchmarks.preflight import dry_run, memory_estimate, step_traffic
 from tf_cnn_benchmarks.speed_model import from_flags, one_host_scaling, published_scaling, step_time
 from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
 
@@ -54,15 +54,18 @@ def test_nccl_ring_bytes_of_8_replicated_towers_are_2_n_minus_1_over_n_of_the_gr
     assert len(ring) == GPUS * 6 == traffic.counts['GPU->GPU']  # 6 gradients per tower
 
 
-def test_the_dry_run_report_says_each_gpus_nccl_share(nccl_step):
-    built, _ = nccl_step
+def test_the_dry_run_report_says_each_gpus_nccl_share(nccl_step, capsys):
+    built, traffic = nccl_step
     p = params.make_params(model='trivial', image_size=16, batch_size=2, device='gpu',
                            num_gpus=GPUS, variable_update='replicated', use_nccl=True)
     bench = benchmark_cnn.BenchmarkCNN(p, gpus=GPUS)
-    lines, problems, _ = dry_run.report_lines(bench, built, gpu_specs.lookup('V100'), True)
+    _, problems, _ = dry_run.report_lines(bench, built, gpu_specs.lookup('V100'), True)
     assert problems == []
-    assert any(line.startswith('  (NCCL all-reduce: ') and 'each of 8 GPUs' in line
-               for line in lines), lines
+    share = max(step_traffic.collective_bytes_per_gpu(traffic).values())
+    logged = capsys.readouterr().out.splitlines()  # the copies' lines are logged at once
+    assert '  (NCCL all-reduce: %s sent and as much received by each of 8 GPUs per step, ' \
+        '2(N-1)/N of the gradients: ring all-reduce)' % memory_estimate.format_bytes(share) \
+        in logged, logged
 
 
 def _all_reduce_secs(links, gpus: int, g: float = 100e6) -> float:
