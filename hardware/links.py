@@ -17,7 +17,6 @@ No TensorFlow: the command's flag checks use it before TensorFlow loads.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 GBIT = 1e9 / 8  # bytes/s in one Gbit/s
@@ -117,22 +116,24 @@ NVLINK_OF_GPU = {
     'P100': 'nvlink1', 'V100 16GB': 'nvlink2', 'V100 32GB': 'nvlink2', 'A100 40GB': 'nvlink3',
     'A100 80GB': 'nvlink3', 'H100 80GB': 'nvlink4', 'H200': 'nvlink4',
 }
-#: Whether two boards of a GPU reach each other peer-to-peer over PCIe. NVIDIA's driver enables
-#: it on data-centre and professional boards and not between GeForce boards (CUDA's
-#: cudaDeviceCanAccessPeer answers 0 there; NVIDIA developer forums on the RTX 3090 and 4090);
-#: NCCL then moves a ring's bytes through host memory (its SHM transport: NCCL user guide,
-#: environment variables NCCL_P2P_DISABLE and NCCL_SHM_DISABLE). GeForce names in the GPU table
-#: start 'GTX ' or 'RTX ' and a digit (the professional 'RTX A6000' does not).
-_GEFORCE = re.compile(r'^(GTX|RTX) \d')
-#: The host memory a GPU without peer-to-peer plans its GPU-to-GPU bytes through: GeForce
-#: boards sit in desktops and workstations (two memory channels planned).
+#: The host memory a GPU without peer-to-peer (hardware/gpu_specs.py GpuSpec.p2p False:
+#: GeForce and Titan boards, to which NVIDIA's driver gives none; NCCL then moves a ring's bytes
+#: through host memory, its SHM transport: NCCL user guide, NCCL_P2P_DISABLE and
+#: NCCL_SHM_DISABLE) plans its GPU-to-GPU bytes through: such boards sit in desktops and
+#: workstations (two memory channels planned).
 DEFAULT_HOST_MEMORY_NO_P2P = 'ddr4_3200_2ch'
 
 
-def peer_to_peer_over_pcie(gpu_name: str) -> bool:
-    """Whether boards of the GPU table's `gpu_name` copy to each other over PCIe without host
-    memory (False for GeForce boards: see _GEFORCE's comment)."""
-    return not _GEFORCE.match(gpu_name)
+def peer_to_peer_over_pcie(gpu) -> bool:
+    """Whether two boards of `gpu` (a gpu_specs.GpuSpec or its table name) copy to each other
+    over PCIe without host memory: the GPU table's `p2p` (True for a name not in the table)."""
+    if isinstance(gpu, str):
+        from . import gpu_specs
+        try:
+            gpu = gpu_specs.lookup(gpu)
+        except gpu_specs.UnknownGpuError:
+            return True
+    return bool(getattr(gpu, 'p2p', True))
 
 
 #: GPUs behind one PCIe x16 uplink, by gpu_specs name (NVIDIA Tesla K80 board brief: two GK210
