@@ -46,8 +46,13 @@ _MAINS = textwrap.dedent('''
 ''')
 
 
-def run_mains(cases: list[list[str]], cwd: str) -> list[tuple[int, str, bool]]:
-    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+def run_mains(cases: list[list[str]], cwd: str, env: dict | None = None
+              ) -> list[tuple[int, str, bool]]:
+    """(exit status, stderr, whether TensorFlow was loaded) of cli.main for each argv of
+    `cases`, all in one subprocess (one TensorFlow import), in `cwd`, with `env` (default: this
+    process's environment)."""
+    env = {k: v for k, v in (os.environ if env is None else env).items()
+           if k != 'TF_CPP_MIN_LOG_LEVEL'}
     proc = subprocess.run([sys.executable, '-c', _MAINS.format(tests=TESTS, cases=cases)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
     _, _, last = proc.stdout.rpartition('\nCASES ')
