@@ -149,7 +149,7 @@ def test_every_path_flag_given_empty_is_refused_and_unset_is_not():
         params.validate_params(params.make_params(**{name: None}))
 
 
-def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path):
+def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path, monkeypatch):
     path = os.path.join(configs.CONFIG_DIR, 'resnet50_cpu.flags')
     assert configs.path_of('resnet50_cpu') == configs.path_of('resnet50_cpu.flags') == path
     assert configs.path_of(path) == path
@@ -158,7 +158,15 @@ def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path):
         configs.path_of('resnet50.flags')
     with pytest.raises(params.ParamsError, match=r'no such file; give a configuration\'s name; '
                        r'known: ci_smoke, '):
-        configs.path_of(str(tmp_path / 'resnet50_cpu.flags'))
+        configs.path_of(str(tmp_path / 'mine.flags'))
+    # The docs' configs/NAME.flags given outside the checkout: the name to use instead.
+    monkeypatch.chdir(tmp_path)
+    for given in ('configs/resnet50_cpu.flags', str(tmp_path / 'resnet50_cpu.flags')):
+        with pytest.raises(params.ParamsError) as raised:
+            configs.path_of(given)
+        assert str(raised.value) == (
+            "--config=%s: no such file in %s; give the configuration's name, "
+            '--config=resnet50_cpu, which is found from any folder' % (given, os.getcwd()))
 
 
 def test_the_longest_paths_count_the_last_step_and_the_host_name(tmp_path):
