@@ -58,6 +58,16 @@ class Cli:
         pytest.fail('%s did not happen (exit %s)\nstdout:\n%s\nstderr:\n%s'
                     % (what, self.proc.returncode, self.out[-3000:], self.err[-3000:]))
 
+    def signal_when(self, predicate, what, signum=signal.SIGINT) -> int:
+        """Waits until `predicate()` (`what` names it on a failure), sends `signum`, and returns
+        the exit status; the process is killed if anything fails."""
+        try:
+            self.wait_for(predicate, what)
+            self.proc.send_signal(signum)
+            return self.wait()
+        finally:
+            self.kill()
+
     def wait(self):
         try:
             return self.proc.wait(WAIT_SECS)
@@ -206,12 +216,8 @@ def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
         '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=3',
         '--num_batches=5', '--noresults_db', '--train_dir=%s' % (tmp_path / 'train')],
         command=[sys.executable, '-c', _SLOW_STEPS])
-    try:
-        run.wait_for(lambda: 'step 1 begins' in run.out, 'the first warm-up step')
-        run.proc.send_signal(signal.SIGINT)
-        assert run.wait() == 0, run.err
-    finally:
-        run.kill()
+    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 0, \
+        run.err
     lines = run.out.splitlines()
     assert [x for x in lines if x.startswith(('step ', 'Stopped'))] == [
         'step 1 begins', 'Stopped in the warm-up after 1 of 3 warm-up steps: nothing was timed',
