@@ -213,3 +213,41 @@ def test_only_remote_outputs_are_named_in_the_warning(tmp_path, capsys):
     output_paths.check_output_paths(p._replace(train_dir=None, trace_file=None))
     assert capsys.readouterr().err == ''
     assert not os.path.exists('ram:') and not os.path.exists('gs:')
+
+
+def test_an_eval_reads_its_train_dir_and_writes_only_where_its_summaries_go():
+    p = params.make_params(train_dir='ram://run', eval=True, eval_dir='ram://eval')
+    assert output_paths.output_dirs(p) == ('benchmark_log_dir', 'eval_dir')
+    assert output_paths.remote_outputs(p) == ['--eval_dir=ram://eval']
+    assert output_paths.output_dirs(p._replace(eval_dir=None, summary_verbosity=1)) == (
+        'train_dir', 'benchmark_log_dir', 'eval_dir')  # <train_dir>/eval
+    assert 'train_dir' in output_paths.output_dirs(p._replace(eval=False))
+
+
+@pytest.mark.cli
+def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
+    """--eval of a checkpoint folder on a read-only mount was refused up front ('--train_dir
+    ... cannot be written'), though an evaluation only reads it; its summaries still need a
+    folder that can be written. The mount is a read-only bind in a private mount namespace."""
+    from test_results_cli import _private_mounts
+
+    import helpers
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    train_dir = str(tmp_path / 'run')
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    command = [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'),
+               '--model=trivial', '--batch_size=2', '--image_size=16', '--noresults_db',
+               '--eval', '--num_eval_batches=1', '--train_dir=' + train_dir]
+    shell = ('mount --bind -o ro "$1" "$1" && shift && "$@"; echo "STATUS $?"; '
+             '"$@" --summary_verbosity=1; echo "STATUS $?"')
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', train_dir, *command],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                          env={**os.environ, 'TF_CPP_MIN_LOG_LEVEL': '3'})
+    statuses = [x for x in proc.stdout.splitlines() if x.startswith('STATUS ')]
+    assert statuses == ['STATUS 0', 'STATUS 2'], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert 'Accuracy @ 1 = ' in proc.stdout
+    assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [
+        'error: --train_dir=%s cannot be written: cannot create a file in %s: Read-only file '
+        'system. Choose another path.' % (train_dir, train_dir)]
