@@ -15,6 +15,7 @@ object.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from .runtime import runtime_env
@@ -45,6 +46,7 @@ from .lifecycle import (
 )
 from .metrics import baseline
 from .models import model_config
+from .params import graph_choice_flag
 from .preflight import memory_check, usage
 from .runtime import cpu_tuning, file_systems, session_config
 
@@ -108,20 +110,29 @@ class BenchmarkCNN:
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
-        self.xla_note = header.runtime_notes(p)  # XLA's flags: before the first session
-        # The options of every session of this run (training, evaluation, frozen inference).
-        self.session_config = make_session_config(p, len(self.plan.devices))
+        # XLA's flags and the options of every session of this run (training, evaluation,
+        # frozen inference; a cluster task's server): once, before the first session.
+        self.plan = session_config.settle(self.plan)
+        self.session_config = self.plan.session_config
         self._precision_lines = None
+
+    def settled_plan(self) -> run_plan.RunPlan:
+        """The plan with the graph choices of the training graph resolved, once, before the
+        graph is built or the header printed (graph/graph_choices.py resolve: on a CPU it
+        measures the model's sites, or reads their factors cached); the towers read them from
+        the plan."""
+        if self.plan.graph_choices is None:
+            choices = (graph_choices.resolve(self.plan, self.model) if self.plan.training
+                       else graph_choices.Choices(graph_choice_flag.OFF, {}, ''))
+            self.plan = dataclasses.replace(self.plan, graph_choices=choices)
+        return self.plan
 
     # --- Header.
     def precision_lines(self) -> list[str]:
         """The header's precision lines, made once (lifecycle/header.py precision_lines: on a
         CPU with reduced precision this measures its kernels, or reads them cached)."""
         if self._precision_lines is None:
-            choices = (graph_choices.resolve(self.plan, self.model) if self.plan.training
-                       else None)
-            self._precision_lines = header.precision_lines(self.params, self.plan.compute_dtype,
-                                                           choices)
+            self._precision_lines = header.precision_lines(self.settled_plan())
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
@@ -129,8 +140,8 @@ class BenchmarkCNN:
         resume = None
         if self.plan.training and self.plan.is_chief:
             resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
-        return header.header_lines(self.plan, self.dataset, self.precision_lines(),
-                                   self.xla_note, resume)
+        precision = self.precision_lines()
+        return header.header_lines(self.plan, self.dataset, precision, resume)
 
     def print_info(self) -> None:
         for line in self.info_lines():
@@ -147,7 +158,7 @@ class BenchmarkCNN:
     def build_graph(self) -> GraphInfo:
         """Builds the whole training (or forward-only) step into a new graph (graph/builder.py)."""
         return builder.build_graph(
-            self.plan, self.model, self.dataset, self.make_variable_mgr,
+            self.settled_plan(), self.model, self.dataset, self.make_variable_mgr,
             pipeline_factory=self.pipeline_factory,
             summary_device=self.cluster.local_cpu if self.cluster else None)
 
@@ -177,7 +188,7 @@ class BenchmarkCNN:
     def _run(self) -> dict:
         p = self.params
         if self.server is not None:
-            self.server.start(make_session_config(p, p.num_gpus))
+            self.server.start(self.plan.server_config)
             if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
                 return self.server.serve()
         self.precision_lines()  # its warnings, when the header was not printed

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from .. import cnn_util
+from .. import cnn_util, params
 from ..hardware import gpu_specs
 from ..lifecycle import eval_runner
 from . import memory_check
@@ -69,7 +69,7 @@ def plan_device(p, visible_gpus: int) -> tuple:
             raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
                                '(known: %s)' % ', '.join(gpu_specs.known_names()))
         return p, visible_gpus, spec
-    device = p.device or ('gpu' if named else 'cpu')
+    device = params.default_device(p, 1 if named else 0)  # a named GPU is planned
     if device == 'gpu' and named is None:
         raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
                            '(known: %s)' % ', '.join(gpu_specs.known_names()))

@@ -76,7 +76,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
-    params.validate_params(q)
+    params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
     if command:
         check_command_rules(q)
     check_gpu_model(q)
@@ -112,7 +112,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
-    device = p.device or ('gpu' if visible_gpus else 'cpu')
+    device = params.default_device(p, visible_gpus)
     check_cpu_towers(p, device)
     output_paths.check_remote_paths(p)
     if file_systems.is_remote(p.data_dir) and not p.data_name:

@@ -184,9 +184,10 @@ def check_numa(p) -> None:
                       'continuing without it' % len(numa_nodes()))
 
 
-def configure_session(config, p) -> None:
-    """Thread pools and NUMA affinity of a CPU-side session config (a tf1.ConfigProto)."""
-    intra, inter = thread_counts(p)
+def configure_session(config, p, threads: tuple[int, int]) -> None:
+    """Thread pools (`threads`: the run's (intra-op, inter-op) counts, `thread_counts`) and
+    NUMA affinity of a CPU-side session config (a tf1.ConfigProto)."""
+    intra, inter = threads
     config.intra_op_parallelism_threads = intra
     config.inter_op_parallelism_threads = inter
     if numa_applies(p):
@@ -203,9 +204,10 @@ def openmp_runtime_loaded(maps_path: str = '/proc/self/maps') -> bool | None:
         return None
 
 
-def describe(p) -> str:
-    """The header's thread text, e.g. 'intra-op 2, inter-op 1 (2 physical cores)'."""
-    intra, inter = thread_counts(p)
+def describe(threads: tuple[int, int]) -> str:
+    """The header's thread text for `threads` (the run plan's (intra-op, inter-op) counts),
+    e.g. 'intra-op 2, inter-op 1 (2 physical cores)'."""
+    intra, inter = threads
     text = 'intra-op %s, inter-op %s (%d physical cores)' % (
         intra or 'auto', inter or 'auto', physical_cores())
     kmp = {k: os.environ[k] for k in _MANAGED_VARIABLES if k in os.environ}

@@ -33,9 +33,10 @@ def _builder_net(choose, data_format, dtype):
     if data_format == 'NCHW':
         images = images.transpose(0, 3, 1, 2)
     graph = tf.Graph()
-    with graph.as_default(), fast_paths.graph_choices(choose):
+    with graph.as_default():
         cnn = convnet_builder.ConvNetBuilder(tf.cast(tf.constant(images), dtype), 8, True,
-                                             data_format, dtype)
+                                             data_format, dtype,
+                                             options=fast_paths.BuildOptions(choose=choose))
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
             cnn.conv(16, 1, 1, bias=None)                                   # 10x10, stride 1
@@ -258,13 +259,16 @@ def test_the_header_names_the_measured_choices(monkeypatch):
                 else 1.0 for s in shapes for form in graph_choices.forms_of(s)}
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
-    graph_choices._MEMO.clear()
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     lines = bench.precision_lines()
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
-    assert any(line.strip().startswith('graph choices measured here (time vs today\'s form, '
-                                       'forward + gradients): conv1x1_matmul on 3x8x8x64->256 '
-                                       '0.50x') for line in lines)
+    # The header counts them in one line; the table (--print_graph_choices, the results JSON)
+    # names each.
+    assert lines[1].strip() == ('graph choices measured here: 9 of 24 sites changed '
+                                '(conv1x1_matmul 9)')
+    table = graph_choices.table(bench.plan.graph_choices)
+    assert table[0] == 'graph choices measured here (time vs today\'s form, forward + gradients):'
+    assert any(line.startswith('  conv1x1_matmul on 3x8x8x64->256 0.50x') for line in table)
     types = [op.type for op in bench.build_graph().graph.get_operations()]
     assert types.count('Conv2D') == 53 - 30  # stride 1 measured faster, stride 2 not
     gpu_plan = SimpleNamespace(params=params.make_params(device='gpu'), training=True)
@@ -275,7 +279,6 @@ def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(mon
     # As on the AMD EPYC with AVX512_BF16 of docs/speed-choices.md: every factor 0.98-1.23x.
     monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
         (s, form): 0.98 for s in shapes for form in graph_choices.forms_of(s)})
-    graph_choices._MEMO.clear()
     flags = {**RESNET50, 'batch_size': 3, 'use_bf16': True}
     measured = helpers.tiny_bench(**flags).build_graph().graph.as_graph_def()
     off = helpers.tiny_bench(**flags, graph_choices='off').build_graph().graph.as_graph_def()
@@ -334,7 +337,6 @@ def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys):
     # out of memory before the memory check could say the run does not fit. Batch 7: no other
     # test caches factors of these shapes.
     small = (1 << 20, 'RLIMIT_AS')
-    graph_choices._MEMO.clear()
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7, 'refresh_peak': True})
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
     choices = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda *a: pytest.fail(
@@ -347,15 +349,12 @@ def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys):
            'graph' in err
     # Factors already cached need no probe: with little memory they are still used.
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: (1 << 40, ''))
-    graph_choices._MEMO.clear()
     measured = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda shapes, *_: {
         (s, form): 0.5 for s in shapes for form in graph_choices.forms_of(s)})
     assert measured.when == 'measured here' and set(measured.factors.values()) == {0.5}
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
-    graph_choices._MEMO.clear()
     again = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7})
     cached = graph_choices.resolve(again.plan, again.model, measure_fn=lambda *a: pytest.fail(
         'the probe ran'))
     assert cached.mode == graph_choice_flag.MEASURED and cached.factors == measured.factors
     assert capsys.readouterr().err == ''
-    graph_choices._MEMO.clear()
