@@ -117,6 +117,10 @@ def main(argv: list[str], hooks=()) -> int:
 
 
 def _run(checked: usage.CheckedRun, hooks) -> int:
+    # The first line within a second: TensorFlow's import takes about 2 s on an idle host
+    # (a minute on a loaded one), and the header comes after it (issue 39.1).
+    cnn_util.log_fn('Loading TensorFlow %s' % ('to calibrate this host' if checked.params.calibrate
+                                              else 'for the run'))
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')
@@ -134,6 +138,9 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         if checked.params.plan_scaling:
             from .preflight import scaling_plan
             return scaling_plan.run(build, checked.params, gpus)
+        if checked.params.calibrate:
+            from .preflight import calibrate
+            return calibrate.run(build, checked.params, gpus)
         if checked.params.dry_run:
             from .preflight import dry_run
             return dry_run.run(build, checked.params, gpus)

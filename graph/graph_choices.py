@@ -32,13 +32,14 @@ slower than the MatMul and bfloat16 ones 0.76-1.40x (docs/speed-choices.md).
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import NamedTuple
 
 import tensorflow as tf
 
 from .. import cnn_util
-from ..hardware import host_memory, kernel_speed
+from ..hardware import calibration, host_memory, kernel_speed
 from ..models import fast_paths, memory_forms
 from ..params import graph_choice_flag
 from . import memory_probe, precision
@@ -87,24 +88,31 @@ class Choices(NamedTuple):
       mode: 'measured', 'off' or the frozenset of forced choice names.
       factors: measured: {(site, form of forms_of(site)): that form's time / today's, forward
         and gradients}; a site is a fast_paths.Conv1x1 or a memory_forms.Site.
-      when: 'measured here', 'measured <UTC time>, cached', or '' (nothing measured).
+      when: 'measured here', 'calibrated <date>', or '' (nothing measured).
+      spreads: {(site, form): the factor's spread over the probe's passes} (absolute, in
+        factor units): a form is chosen only where it is faster by more than its spread.
+      note: a line for the header when nothing is measured ('' otherwise).
     """
     mode: object
     factors: dict
     when: str
+    spreads: dict = {}
+    note: str = ''
 
     def decide(self, site) -> str | None:
         """How `site` is built: a form of forms_of(site) ('matmul', 'filter_matmul'; 'xla',
-        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR;
-        forced: the first form whose choice name is given."""
+        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR
+        and faster by more than its spread (1 - factor > spread); forced: the first form
+        whose choice name is given."""
         if self.mode == graph_choice_flag.OFF:
             return None
         forms = forms_of(site)
         if self.mode == graph_choice_flag.MEASURED:
             got = [(self.factors[site, form], form) for form in forms
-                   if (site, form) in self.factors]
+                   if (site, form) in self.factors and self.factors[site, form] < FASTER_FACTOR
+                   and 1 - self.factors[site, form] > self.spreads.get((site, form), 0.0)]
             best = min(got, default=None)
-            return best[1] if best is not None and best[0] < FASTER_FACTOR else None
+            return best[1] if best is not None else None
         for form in forms:
             if choice_name(site, form) in self.mode:
                 return form
@@ -230,26 +238,39 @@ def probe_config(intra: int, inter: int):
     return config
 
 
-def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+            spreads: dict | None = None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `forms_of`:
     the 1x1 convolution shapes here (`measure_convs`), the ReLU sites with their batch norms
-    by graph/memory_probe.py (each within `budget_secs`)."""
+    by graph/memory_probe.py (each within `budget_secs`); `spreads` receives each factor's
+    spread over the passes."""
     convs = [s for s in shapes if isinstance(s, fast_paths.Conv1x1)]
     others = [s for s in shapes if not isinstance(s, fast_paths.Conv1x1)]
-    out = measure_convs(convs, intra, inter, budget_secs) if convs else {}
+    out = measure_convs(convs, intra, inter, budget_secs, spreads) if convs else {}
     if others:
-        out.update(memory_probe.measure(others, intra, inter, budget_secs))
+        out.update(memory_probe.measure(others, intra, inter, budget_secs, spreads))
     return out
 
 
-def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure_secs(shapes) -> float:
+    """About how long `measure` of `shapes` takes: both budgets where both kinds of site are
+    there, and about a second a site for the graph, the session and the warm-ups."""
+    convs = sum(isinstance(s, fast_paths.Conv1x1) for s in shapes)
+    others = len(shapes) - convs
+    return ((BUDGET_SECS if convs else 0) + (memory_probe.BUDGET_SECS if others else 0)
+            + 1.0 * len(shapes))
+
+
+def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+                  spreads: dict | None = None) -> dict:
     """{(shape, form): that form's seconds / the convolution's} for each shape and form of
     FORMS (forward and both gradients), one graph and session with the run's thread counts.
 
     Two passes over all shapes, each timing the three forms of a shape in turn
     (kernel_speed.min_secs, the least of REPS); a shape's factor is the larger of its two
     passes' (on a shared machine one pass alone gave the same shape 0.50x in bfloat16 and
-    1.18x in float32: a choice is made only where both passes find it faster).
+    1.18x in float32: a choice is made only where both passes find it faster); `spreads`,
+    when given, receives {(shape, form): the largest pass's factor - the least's}.
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -257,6 +278,7 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
         init = tf1.global_variables_initializer()
     config = probe_config(intra, inter)
     out: dict = {}
+    passes: dict = {}
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)
         calls = {shape: [sess.make_callable(t) for t in pair] for shape, pair in pairs.items()}
@@ -267,7 +289,11 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
             conv, *others = kernel_speed.min_secs(
                 calls[shape], REPS, deadline=now + max(0.0, end - now) / (len(todo) - i))
             for form, secs in zip(FORMS, others):
-                out[shape, form] = max(out.get((shape, form), 0.0), secs / max(conv, 1e-9))
+                factor = secs / max(conv, 1e-9)
+                passes.setdefault((shape, form), []).append(factor)
+                out[shape, form] = max(out.get((shape, form), 0.0), factor)
+    if spreads is not None:
+        spreads.update({key: max(v) - min(v) for key, v in passes.items()})
     return out
 
 
@@ -277,10 +303,14 @@ _MEMO: dict = {}
 def resolve(plan, model, *, measure_fn=None) -> Choices:
     """The run's Choices, once per process for the same configuration.
 
+    From the host's calibration record only (hardware/calibration.py): the probe (about a
+    minute for resnet50) runs with --calibrate, or --refresh_peak, never by default; a site
+    without a quiet factor is built as today.
+
     Args:
       plan: the run's run_plan.RunPlan; model: its CNNModel.
-      measure_fn: (shapes, intra, inter) -> {(shape, form): factor}; default `measure` (a
-        test seam).
+      measure_fn: (shapes, intra, inter) -> {(shape, form): factor or (factor, spread)};
+        default `measure` (a test seam).
     """
     p = plan.params
     mode = graph_choice_flag.parse(p.graph_choices)
@@ -289,37 +319,67 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
         return Choices(graph_choice_flag.OFF, {}, '')
     threads = plan.threads
+    calibrate = bool(getattr(p, 'calibrate', False))
+    refresh = bool(p.refresh_peak) or calibrate
     memo_key = (p.model, plan.per_device_batch_size, plan.image_size, plan.data_format,
-                plan.compute_dtype.name, threads, bool(p.refresh_peak), bool(p.xla),
-                bool(p.xla_compile))
+                plan.compute_dtype.name, threads, refresh, bool(p.xla), bool(p.xla_compile))
     if memo_key in _MEMO:
         return _MEMO[memo_key]
     shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
               or not (p.xla or p.xla_compile)]
-    if not shapes:
-        choices = Choices(mode, {}, '')
-    else:
-        by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
-        fn = measure_fn or measure
-
-        def measure_items(items, intra, inter):
-            todo = list(dict.fromkeys(by_item[i][0] for i in items))
-            problem = probe_memory_problem(todo, plan.per_device_batch_size)
-            if problem:
-                raise _ProbeTooLarge(problem)
-            got = fn(todo, intra, inter)
-            return {item(*key, threads): f for key, f in got.items()}
-
-        try:
-            factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
-                                                        refresh=bool(p.refresh_peak))
-            choices = Choices(mode, {by_item[i]: f for i, f in factors.items()}, when)
-        except _ProbeTooLarge as e:  # only what is not cached yet needs the probe
-            cnn_util.warn('graph choices not measured: %s; building today\'s graph '
-                          '(--graph_choices=off builds it without this line)' % e)
-            choices = Choices(graph_choice_flag.OFF, {}, '')
+    choices = _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
+        mode, {}, '')
     _MEMO[memo_key] = choices
     return choices
+
+
+def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
+    """`resolve`'s Choices of `shapes` from the record (measured first with `refresh`)."""
+    mode = graph_choice_flag.MEASURED
+    by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
+    fn = measure_fn or measure
+
+    def measure_items(items, intra, inter):
+        todo = list(dict.fromkeys(by_item[i][0] for i in items))
+        problem = probe_memory_problem(todo, plan.per_device_batch_size)
+        if problem:
+            raise _ProbeTooLarge(problem)
+        spreads: dict = {}
+        takes_spreads = 'spreads' in inspect.signature(fn).parameters
+        got = fn(todo, intra, inter, spreads=spreads) if takes_spreads else fn(todo, intra, inter)
+        out = {}
+        for key, f in got.items():
+            factor, spread = f if isinstance(f, tuple) else (f, spreads.get(key, 0.0))
+            out[item(*key, threads)] = (factor, spread)
+        return out
+
+    secs = measure_secs(shapes)
+    try:
+        got, when = kernel_speed.choice_factors(
+            list(by_item), threads, measure_items, refresh=refresh,
+            what='graph choices of %s at batch %d (%d sites, each form against today\'s)' % (
+                plan.params.model, plan.per_device_batch_size, len(shapes)), secs=secs)
+    except _ProbeTooLarge as e:  # only what is not recorded yet needs the probe
+        cnn_util.warn('graph choices not measured: %s; building today\'s graph '
+                      '(--graph_choices=off builds it without this line)' % e)
+        return Choices(graph_choice_flag.OFF, {}, '')
+    if not got:
+        note = '' if not calibration.record_path() else (
+            'graph choices: none calibrated here for this step: today\'s graph (`%s` '
+            'measures them, about %.0f s)' % (calibrate_command(plan.params), secs))
+        return Choices(mode, {}, '', {}, note)
+    return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
+                   {by_item[i]: sp for i, (_, sp) in got.items()})
+
+
+def calibrate_command(p) -> str:
+    """'tf_cnn_benchmarks --calibrate --model=resnet50 --batch_size=16' (with --use_bf16 /
+    --use_fp16 where given): the command that calibrates this step."""
+    flags = ['--calibrate', '--model=%s' % p.model]
+    if p.batch_size:
+        flags.append('--batch_size=%d' % p.batch_size)
+    flags += [f for f, on in (('--use_bf16', p.use_bf16), ('--use_fp16', p.use_fp16)) if on]
+    return 'tf_cnn_benchmarks ' + ' '.join(flags)
 
 
 def describe(choices: Choices) -> list[str]:
@@ -333,7 +393,7 @@ def describe(choices: Choices) -> list[str]:
     if choices.mode != graph_choice_flag.MEASURED:
         return ['graph choices forced (--graph_choices): %s' % ', '.join(sorted(choices.mode))]
     if not choices.factors:
-        return []
+        return [choices.note] if choices.note else []
     parts = []
     for name in graph_choice_flag.CHOICES:
         rows = [(s, form, f) for (s, form), f in choices.factors.items()

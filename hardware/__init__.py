@@ -3,6 +3,7 @@ data-sheet memory and peaks (gpu_specs.py), the links between devices and hosts 
 rates and sources (links.py), this CPU's measured peak (cpu_peak.py), its reduced-precision
 kernels timed against float32 (kernel_speed.py), whether it runs a reduced precision's NCHW
 kernels (layout_kernels.py), its loopback rate between two tasks (loopback.py) and the
-memory this process can still allocate (host_memory.py); the measured facts are cached per
-CPU model and TensorFlow version.
+memory this process can still allocate (host_memory.py); the measured facts live in one
+calibration record per host (calibration.py: each with its spread and the host's load while it
+was measured; busy measurements are not kept), keyed per CPU model and TensorFlow version.
 """

@@ -182,8 +182,9 @@ def precision_lines(p, dtype, choices=None) -> list[str]:
     measured, when = None, 'measured here'
     if p.device == 'cpu':
         speed = kernel_speed.probe(dtype, cpu_tuning.thread_counts(p),
-                                   refresh=bool(p.refresh_peak))
-        measured, when = speed.factors, kernel_speed.when(speed)
+                                   refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
+        if speed is not None:
+            measured, when = speed.value, kernel_speed.when(speed)
     capabilities, planned = None, ''
     if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
         spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
@@ -197,7 +198,11 @@ def precision_lines(p, dtype, choices=None) -> list[str]:
     lines += chosen
     slow = measured and kernel_speed.far_slower_warning(
         flag, dtype, measured, 'measured now' if when == 'measured here' else when)
-    if slow:
+    has_units = p.device != 'cpu' or precision.native_support(dtype, 'cpu', flags=None)[0]
+    if not has_units:  # the CPU's flags lack the units: said first, whatever was measured
+        cnn_util.warn('%s: %s; expect it slower than float32%s' % (
+            flag, support.split('; ')[0], '' if not slow else ' (%s)' % slow.split(': ', 1)[1]))
+    elif slow:
         cnn_util.warn(slow)
     elif not native:
         cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))

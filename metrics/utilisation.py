@@ -127,27 +127,80 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
         return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
+    return cpu_device_peak(plan, refresh=refresh, cpu_peak_fn=cpu_peak_fn,
+                           achieved_flops_per_sec=achieved_flops_per_sec)
+
+
+def step_precision(plan) -> tuple[str, tuple[str, ...]]:
+    """What a CPU step computes in: (name, the dtypes whose peaks it needs).
+
+    ('float32', ('float32',)) for float32 and for a reduced dtype the CPU has no units for
+    (its kernels convert to float32 around each op: graph/precision.py emulated);
+    ('mixed', (dtype, 'float32')) for a training step whose convolution gradients run in
+    float32 (graph/precision.py float32_gradient_kinds: forward in the dtype, the two
+    gradient products in float32); else (dtype, (dtype,)).
+    """
+    from ..graph import precision
+    dtype = plan.compute_dtype
+    name = dtype_name(plan)
+    if name == 'float32' or precision.emulated(dtype, 'cpu'):
+        return 'float32', ('float32',)
+    if plan.training and 'conv' in precision.float32_gradient_kinds(dtype, 'cpu', plan.threads):
+        return 'mixed', (name, 'float32')
+    return name, (name,)
+
+
+def mixed_peak(forward_peak: float, gradient_peak: float, training: bool = True) -> float:
+    """The peak of a step whose forward (1 of flops_multiplier's 3 parts) runs at
+    `forward_peak` and its two gradient products at `gradient_peak` (FLOP/s): the FLOPs over
+    the least time, 3 / (1 / forward + 2 / gradient)."""
+    if not training:
+        return forward_peak
+    return 3.0 / (1.0 / forward_peak + 2.0 / gradient_peak)
+
+
+def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
+                    achieved_flops_per_sec: float | None = None) -> dict:
+    """`device_peak` of a CPU run: the quiet calibrated peak of the precision the step
+    computes in (`step_precision`), measured now where the record has none (announced; kept
+    when quiet). A recorded peak below the run's rate is measured again, once. The source
+    names the peak's date, the host's load while it was measured and its spread."""
     threads = plan.threads[0] or 0
-    measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, dtype, threads,
+    measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, threads=threads,
                                 cpu_model=machine.cpu_model(), tf_version=tf.__version__)
-    stale = None
+    what, dtypes = step_precision(plan)
+    got = {}
     try:
-        peak = measure(refresh=refresh)
-        if not peak.measured_now and (achieved_flops_per_sec or 0) > peak.flops_per_sec:
-            stale, peak = peak, measure(refresh=True)
+        for dtype in dtypes:
+            got[dtype] = measure(dtype, refresh=refresh)
+            rate = cpu_peak.flops_per_sec(got[dtype])
+            if (rate is not None and not got[dtype].measured_now and len(dtypes) == 1
+                    and (achieved_flops_per_sec or 0) > rate):
+                got[dtype] = measure(dtype, refresh=True) or got[dtype]
     except (tf.errors.OpError, ValueError, TypeError) as e:  # no such kernel for the dtype
         return {'peak_flops_per_sec': None, 'measured_now': False,
                 'peak_source': 'the CPU peak could not be measured in %s: %s' % (
-                    dtype, (str(e).splitlines() or [type(e).__name__])[0][:120])}
-    when = ('measured now in %.1f s' % peak.measure_secs if peak.measured_now
-            else 'measured %s, cached' % peak.measured_utc)
-    if stale is not None:
-        when += " (the cached %s was below this run's rate)" % _si(stale.flops_per_sec)
-    if peak.measured_now and (achieved_flops_per_sec or 0) > peak.flops_per_sec:
-        when += "; this run's rate is above the measured peak"
-    source = 'CPU peak, %s, %s threads: %s' % (dtype, threads or 'default', when)
-    return {'peak_flops_per_sec': peak.flops_per_sec, 'peak_source': source,
-            'measured_now': peak.measured_now, 'peak_kernel': peak.kernel}
+                    what, (str(e).splitlines() or [type(e).__name__])[0][:120])}
+    rates = {d: cpu_peak.flops_per_sec(m) for d, m in got.items()}
+    label = ('mixed (forward %s, gradients float32)' % dtypes[0] if what == 'mixed'
+             else what)
+    if None in rates.values():
+        return {'peak_flops_per_sec': None, 'measured_now': False, 'step_precision': what,
+                'peak_source': 'no quiet calibration of the %s peak on this host (run `%s` '
+                               'on a quiet host)' % (label, CALIBRATE)}
+    peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
+            else rates[dtypes[0]])
+    oldest = min(got.values(), key=lambda m: m.measured_utc)
+    source = 'CPU peak, %s, %s threads: %s' % (label, threads or 'default', oldest.source())
+    return {'peak_flops_per_sec': peak, 'peak_source': source, 'step_precision': what,
+            'measured_now': any(m.measured_now for m in got.values()),
+            'peak_measured_utc': oldest.measured_utc,
+            'peak_others_fraction': max((m.others_fraction or 0.0) for m in got.values()),
+            'peak_spread': max(m.spread for m in got.values()),
+            'peak_kernel': '/'.join(str(m.value.get('kernel', '?')) for m in got.values())}
+
+
+CALIBRATE = 'tf_cnn_benchmarks --calibrate'
 
 
 def input_figures(parts: dict | None, images_per_sec: float) -> dict:
@@ -281,11 +334,15 @@ def format_flops(u: dict, images_per_sec: float) -> str:
 
 
 def format_utilisation(u: dict) -> str:
-    """'utilisation: 42.4% of 229.0 GFLOP/s (<peak source>)' or '... not known (<why>)'."""
+    """'utilisation: 42.4% of 229.0 GFLOP/s (<peak source>)' or '... not known (<why>)';
+    never above 100% (a rate above the peak shows 100% and says so)."""
     if u.get('fraction_of_peak') is None:
         return 'utilisation: not known (%s)' % u.get('peak_source', 'no peak')
-    return 'utilisation: %.1f%% of %s (%s)' % (100 * u['fraction_of_peak'],
-                                               _si(u['peak_flops_per_sec']), u['peak_source'])
+    above = ("; this run's rate is above it: shown as 100%%, recalibrate (`%s`)" % CALIBRATE
+             if u.get('above_peak') else '')
+    return 'utilisation: %.1f%% of %s (%s%s)' % (100 * u['fraction_of_peak'],
+                                                 _si(u['peak_flops_per_sec']),
+                                                 u['peak_source'], above)
 
 
 def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list[str], *,
@@ -309,7 +366,9 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
                                 cpu_peak_fn=cpu_peak_fn,
                                 achieved_flops_per_sec=util['model_flops_per_sec']))
         peak = util.get('peak_flops_per_sec')
-        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
+        fraction = util['model_flops_per_sec'] / peak if peak else None
+        util['fraction_of_peak'] = None if fraction is None else min(1.0, fraction)
+        util['above_peak'] = bool(fraction is not None and fraction > 1.0)
     else:
         util.update({'peak_source': why, 'fraction_of_peak': None})
         lines.append('model FLOP/s: %s' % why)
