@@ -14,11 +14,14 @@ With --graph_choices=measured (the default) a CPU training run decides per site:
 own 1x1 convolution shapes and ReLU sites (`sites`: the model's training forward pass built
 once in a scratch graph at the run's batch and image size), each timed in today's form and in
 each other form (forward and gradients together, in the run's dtype, data format and thread
-counts; `measure`: the larger factor of two passes; the memory-bound sites with their batch
-norm, graph/memory_probe.py), the factor = the form's seconds / today's,
-cached per CPU model, TF version, threads and site (hardware/kernel_speed.py choice_factors).
-Each site is built in the fastest of its forms (`forms_of`) where that factor is below
-FASTER_FACTOR, else as today. GPU graphs are not
+counts; `measure`: the larger factor of two passes, its spread their difference; the
+memory-bound sites with their batch norm, graph/memory_probe.py), the factor = the form's
+seconds / today's, kept per CPU model, TF version, threads and site in the host's calibration
+record when measured on a quiet host (hardware/kernel_speed.py choice_factors,
+hardware/calibration.py). The probe (about a minute for resnet50) runs only with --calibrate or
+--refresh_peak: a run without a quiet calibration builds today's graph and its header says how
+to calibrate. Each site is built in the fastest of its forms (`forms_of`) where that factor is
+below FASTER_FACTOR and faster by more than its spread, else as today. GPU graphs are not
 changed (cuDNN's kernels are not what was measured); with --xla or --xla_compile the ReLU
 sites are not measured (XLA compiles them already); --graph_choices=off is today's
 graph; a list of names forces those on wherever they apply (any device; a site given two

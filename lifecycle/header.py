@@ -160,13 +160,15 @@ def runtime_notes(p) -> str:
 
 
 def precision_lines(p, dtype, choices=None) -> list[str]:
-    """The header's 'Precision:' line(s). On a CPU with reduced precision this measures its
-    kernels against float32 (hardware/kernel_speed.py, cached per CPU model, TF version,
-    dtype and threads); with `choices` (graph/graph_choices.py Choices, measured or forced)
+    """The header's 'Precision:' line(s). On a CPU with reduced precision this reads its
+    kernels' factors against float32 from the calibration record, or measures them (announced;
+    hardware/kernel_speed.py, kept per CPU model, TF version, dtype and threads when quiet);
+    with `choices` (graph/graph_choices.py Choices, measured or forced)
     a line names the graph choices made and their measured factors.
 
-    Warns (one line) when the device has no native `dtype` arithmetic or its kernels measured
-    far slower than float32.
+    Warns (one line) when the device has no native `dtype` arithmetic (a CPU without the
+    dtype's units: said whatever its kernels measured, with the measured factor where it is
+    far slower) or its kernels measured far slower than float32.
 
     Args:
       p: the run's resolved Params.

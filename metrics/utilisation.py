@@ -4,7 +4,8 @@ After `total images/sec: X` (which stays as it is) a run prints:
 
     compute images/sec: 4.21 (input wait 0.7% of the step, sync 2.1%; traced warm-up step)
     model FLOP/s: 97.1 GFLOP/s = 23.15 GFLOPs/image (3 x forward 7.72) x 4.19 images/sec
-    utilisation: 42.4% of 229.0 GFLOP/s (CPU peak, float32, 2 threads: measured now in 2.6 s)
+    utilisation: 42.4% of 229.0 GFLOP/s (CPU peak, float32, 2 threads: calibrated 2026-12-04
+                 20:10 UTC, others 0.05 of 2 cores, spread 2%)
     peak memory: CPU allocator 1.71 GiB (traced step), process RSS 2.37 GiB
     latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 10 batches
 
@@ -14,8 +15,12 @@ Method.
     the gradients with respect to activations and to weights), --forward_only and --eval 1 x.
     Model FLOP/s = FLOPs per image x total images/sec.
   * Peak: a GPU's from the data-sheet table (hardware/gpu_specs.py) for the compute dtype, times
-    the task's devices; a CPU's measured on this host (hardware/cpu_peak.py, cached; a cached
-    peak below the run's rate is measured again, once). In a cluster each task reports its own
+    the task's devices; a CPU's from this host's calibration record (hardware/cpu_peak.py,
+    hardware/calibration.py: quiet measurements only), in the precision the step computes in
+    (`step_precision`: float32 where a reduced dtype is emulated, mixed where its gradients
+    run in float32, `mixed_peak`); a recorded peak below the run's rate is measured again,
+    once. The fraction is never shown above 100%. The line names the peak's date, the host's
+    load while it was measured and its spread. In a cluster each task reports its own
     images/sec, so its utilisation is against its own devices' peak.
   * Input wait, sync, peak allocator bytes: one traced step, the last warm-up step (never a timed
     one), run with RunOptions.FULL_TRACE; metrics/step_breakdown.py splits its wall time into
@@ -93,12 +98,10 @@ def dtype_name(plan) -> str:
 
 def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None,
                 achieved_flops_per_sec: float | None = None) -> dict:
-    """The peak FLOP/s of the run's devices for its dtype.
+    """The peak FLOP/s of the run's devices for the precision its step computes in.
 
-    A cached CPU peak below `achieved_flops_per_sec` was measured on a loaded host: it is
-    measured again, once, replacing the cache entry (as --refresh_peak would), and the source
-    text says so. A freshly measured CPU peak that the run still exceeds (its kernels can beat
-    the probe's) is kept, and the text says the rate is above it.
+    GPU: the data-sheet table's. CPU: `cpu_device_peak` (the quiet calibrated peak; a
+    recorded one below `achieved_flops_per_sec` is measured again, once).
 
     Args:
       plan: the run_plan.RunPlan.
@@ -108,7 +111,9 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
       achieved_flops_per_sec: the run's model FLOP/s (None: no check against the peak).
 
     Returns:
-      {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)}.
+      {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)};
+      a CPU's also 'step_precision', 'peak_measured_utc', 'peak_others_fraction',
+      'peak_spread', 'peak_kernel'.
     """
     dtype = dtype_name(plan)
     if plan.params.device == 'gpu':
