@@ -136,6 +136,19 @@ class RunPlan:
       eval: the EvalPlan of a run that evaluates (--eval, --eval_during_training_*), else None.
       threads: (intra-op, inter-op) thread-pool sizes of the run's sessions (the flags where
         given, else runtime/cpu_tuning.default_thread_counts; 0 = TensorFlow decides).
+
+    The run-time values below are resolved once, before the graph and the first session, by
+    the run's orchestration (benchmark_cnn.py), and read by everything after it (the towers,
+    the sessions, the header, the results JSON); a plan made by `make_plan` alone has their
+    defaults:
+
+      xla: the header's XLA text, after XLA's flags were set (runtime/session_config.settle).
+      session_config: the tf.compat.v1.ConfigProto of every session of the run (training,
+        evaluation, frozen inference; runtime/session_config.make_session_config), or None.
+      server_config: a cluster task's: the ConfigProto its gRPC server starts with (its own
+        devices), else None.
+      graph_choices: the graph/graph_choices.Choices of the training graph (measured, forced
+        or off), or None: not resolved, today's graph.
     """
 
     params: params_lib.Params
@@ -163,6 +176,10 @@ class RunPlan:
     eval: EvalPlan | None = None
     images_per_global_step: int = 0
     threads: tuple[int, int] = (0, 0)
+    xla: str = 'off'
+    session_config: object = dataclasses.field(default=None, compare=False, repr=False)
+    server_config: object = dataclasses.field(default=None, compare=False, repr=False)
+    graph_choices: object = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):
         if not self.images_per_global_step:
@@ -213,13 +230,17 @@ class RunPlan:
         return start_step + updates * (self.num_workers if self.asynchronous else 1) - 1
 
     def summary(self) -> dict:
-        """The plan as JSON-ready values (the results JSON's 'plan')."""
+        """The plan as JSON-ready values (the results JSON's 'plan'): every field but the
+        params and the session options; the graph choices as their full table (their own
+        `summary()`: graph/graph_choices.py Choices.summary)."""
         out = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if field.name == 'params':
+            if field.name in ('params', 'session_config', 'server_config'):
                 continue
-            if field.name in ('compute_dtype', 'variable_dtype'):
+            if field.name == 'graph_choices':
+                value = value.summary() if value is not None else None
+            elif field.name in ('compute_dtype', 'variable_dtype'):
                 value = getattr(value, 'name', str(value))
             elif field.name == 'eval' and value is not None:
                 value = dataclasses.asdict(value)

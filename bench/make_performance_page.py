@@ -24,6 +24,8 @@ read by what they measured:
   predictions are" (bench/scaling_pages.py).
 * `elementwise_*` (bench/bench_elementwise.py): the memory-bound ops of one traced step per
   precision and --graph_choices value.
+* `gpu_model_validation` (bench/bench_gpu_model.py): one GPU's images/sec from its data sheet
+  against published runs, in docs/estimate-vs-reality.md (block `gpu-model`).
 
 The README and docs/scaling.md are written by hand around their generated blocks, which sit
 between `<!-- NAME:start ... -->` and `<!-- NAME:end -->` lines. tests/test_docs.py fails when
@@ -48,6 +50,7 @@ PAGE = os.path.join(REPO, 'docs', 'performance.md')
 README = os.path.join(REPO, 'README.md')
 SCALING = os.path.join(REPO, 'docs', 'scaling.md')
 OUTPUT_PAGE = os.path.join(REPO, 'docs', 'output.md')
+ESTIMATE_PAGE = os.path.join(REPO, 'docs', 'estimate-vs-reality.md')
 INDEX = os.path.join(RESULTS, 'README.md')
 BLOCK = re.compile(r'(<!-- (?P<name>[a-z-]+):start[^>]*-->\n).*?(<!-- (?P=name):end -->)', re.S)
 
@@ -238,6 +241,18 @@ def render_scaling(text: str, results) -> str:
         'scaling-published': scaling_pages.published_block(results, 'series'),
         'scaling-issue': scaling_pages.published_block(results, 'issue'),
         'scaling-loopback': scaling_pages.loopback_block(results)})
+
+
+def gpu_model_block(results) -> str:
+    """docs/estimate-vs-reality.md's tables from the newest `gpu_model_validation` file."""
+    from . import bench_gpu_model
+    found = [(stem, doc) for stem, doc in results if doc['what'] == bench_gpu_model.WHAT]
+    if not found:
+        return 'No results file yet: `python -m bench.bench_gpu_model`.'
+    stem, doc = found[-1]
+    return 'From `results/%s.json` (`%s` at commit `%s`):\n\n%s' % (
+        stem, doc['provenance']['command'], doc['provenance']['commit'][:12],
+        bench_gpu_model.markdown(doc['data']).replace('## ', '### '))
 
 
 def render_page(results) -> str:
@@ -438,10 +453,14 @@ def outputs(results) -> dict[str, str]:
         scaling = f.read()
     with open(OUTPUT_PAGE, encoding='utf-8') as f:
         output_page = f.read()
+    with open(ESTIMATE_PAGE, encoding='utf-8') as f:
+        estimate_page = f.read()
     written = {PAGE: render_page(results), README: render_readme(readme, results),
                INDEX: render_index(results), SCALING: render_scaling(scaling, results),
                OUTPUT_PAGE: render_blocks(output_page,
-                                          {'example-output': example_output(results)})}
+                                          {'example-output': example_output(results)}),
+               ESTIMATE_PAGE: render_blocks(estimate_page,
+                                            {'gpu-model': gpu_model_block(results)})}
     for name, (_, svg) in page_charts(results).items():
         written[os.path.join(os.path.dirname(PAGE), performance_plots.IMG_DIR, name)] = svg
     return written

@@ -36,6 +36,7 @@ slower than the MatMul and bfloat16 ones 0.76-1.40x (docs/speed-choices.md).
 from __future__ import annotations
 
 import inspect
+import textwrap
 import time
 from typing import NamedTuple
 
@@ -121,10 +122,21 @@ class Choices(NamedTuple):
                 return form
         return None
 
-    def scope(self, phase_train: bool):
-        """The fast_paths.graph_choices scope of a tower (training graphs only)."""
-        return fast_paths.graph_choices(self.decide if phase_train and self.mode !=
-                                        graph_choice_flag.OFF else None)
+    def summary(self) -> dict:
+        """The choices as JSON-ready values (the results JSON's plan.graph_choices, the full
+        table): mode ('measured', 'off' or the sorted forced names), when, and one row per
+        measured site and form: {'choice': its --graph_choices name, 'site': e.g.
+        '16x56x56x64->256', 'factor': that form's time / today's, 'built': True where the
+        site is built in that form}."""
+        mode = self.mode if isinstance(self.mode, str) else sorted(self.mode)
+        rows = [{'choice': choice_name(s, form), 'site': s.describe(), 'factor': f,
+                 'built': self.decide(s) == form} for (s, form), f in self.factors.items()]
+        return {'mode': mode, 'when': self.when, 'sites': rows}
+
+    def chooser(self, phase_train: bool):
+        """The fast_paths.BuildOptions `choose` of a tower: `decide` for a training graph whose
+        choices are not off, else None (today's graph)."""
+        return self.decide if phase_train and self.mode != graph_choice_flag.OFF else None
 
 
 def item(site, form: str, threads: tuple[int, int] = (0, 0)) -> str:
@@ -156,11 +168,12 @@ def sites(plan, model) -> list:
 
     size, batch = plan.image_size, plan.per_device_batch_size
     dims = [batch, size, size, 3] if plan.data_format == 'NHWC' else [batch, 3, size, size]
-    with tf.Graph().as_default(), fast_paths.graph_choices(record):
+    with tf.Graph().as_default():
         images = tf1.placeholder(plan.compute_dtype, dims)
         model.build_network(images, phase_train=True, num_classes=plan.num_classes,
                             data_format=plan.data_format, dtype=plan.compute_dtype,
-                            variable_dtype=plan.variable_dtype)
+                            variable_dtype=plan.variable_dtype,
+                            options=fast_paths.BuildOptions(choose=record))
     return list(seen)
 
 
@@ -300,11 +313,10 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
     return out
 
 
-_MEMO: dict = {}
-
-
 def resolve(plan, model, *, measure_fn=None) -> Choices:
-    """The run's Choices, once per process for the same configuration.
+    """The run's Choices. Called once per run, before its graph is built (BenchmarkCNN puts
+    them into the run plan, which the towers read: graph/tower.py); nothing is kept here
+    between calls (the measured factors are cached by hardware/kernel_speed.py).
 
     From the host's calibration record only (hardware/calibration.py): the probe (about a
     minute for resnet50) runs with --calibrate, or --refresh_peak, never by default; a site
@@ -324,16 +336,10 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     threads = plan.threads
     calibrate = bool(getattr(p, 'calibrate', False))
     refresh = bool(p.refresh_peak) or calibrate
-    memo_key = (p.model, plan.per_device_batch_size, plan.image_size, plan.data_format,
-                plan.compute_dtype.name, threads, refresh, bool(p.xla), bool(p.xla_compile))
-    if memo_key in _MEMO:
-        return _MEMO[memo_key]
     shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
               or not (p.xla or p.xla_compile)]
-    choices = _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
+    return _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
         mode, {}, '')
-    _MEMO[memo_key] = choices
-    return choices
 
 
 def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
@@ -368,21 +374,71 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         return Choices(graph_choice_flag.OFF, {}, '')
     if not got:
         note = '' if not calibration.record_path() else (
-            'graph choices: none calibrated here for this step: today\'s graph (`%s` '
-            'measures them, about %.0f s)' % (calibrate_command(plan.params), secs))
+            'graph choices: not calibrated: today\'s graph (--calibrate measures them, about '
+            '%.0f s)' % secs)
         return Choices(mode, {}, '', {}, note)
     return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
                    {by_item[i]: sp for i, (_, sp) in got.items()})
 
 
-def calibrate_command(p) -> str:
-    """'tf_cnn_benchmarks --calibrate --model=resnet50 --batch_size=16' (with --use_bf16 /
-    --use_fp16 where given): the command that calibrates this step."""
-    flags = ['--calibrate', '--model=%s' % p.model]
-    if p.batch_size:
-        flags.append('--batch_size=%d' % p.batch_size)
-    flags += [f for f, on in (('--use_bf16', p.use_bf16), ('--use_fp16', p.use_fp16)) if on]
-    return 'tf_cnn_benchmarks ' + ' '.join(flags)
+#: The header's line of the choices (`brief`) fits in this many characters after its indent.
+BRIEF_WIDTH = 87
+
+
+def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
+    """The header's line of the choices, at most `width` characters (none when nothing is
+    chosen or measured), e.g. 'graph choices measured here: 4 of 35 sites changed
+    (conv1x1_matmul 2, residual_xla 2); all: --print_graph_choices' or 'graph choices forced
+    (--graph_choices): conv1x1_matmul'. What does not fit is left out: the hint first, then
+    the per-choice counts; the full table (`table`) is in the header with
+    --print_graph_choices, and in the results JSON (plan.graph_choices: Choices.summary)."""
+    if choices.mode == graph_choice_flag.OFF:
+        return []
+    tail = '; all: --print_graph_choices'
+    if choices.mode != graph_choice_flag.MEASURED:
+        names = sorted(choices.mode)
+        head = 'graph choices forced (--graph_choices): '
+        for text in (head + ', '.join(names), head + '%d choices%s' % (len(names), tail),
+                     head + '%d choices' % len(names)):
+            if len(text) <= width:
+                return [text]
+        return [text[:width]]
+    if not choices.factors:
+        return [choices.note[:width]] if choices.note else []
+    sites_ = list(dict.fromkeys(s for s, _ in choices.factors))
+    built = [choice_name(s, choices.decide(s)) for s in sites_ if choices.decide(s)]
+    counts = ', '.join('%s %d' % (name, built.count(name)) for name in graph_choice_flag.CHOICES
+                       if name in built)
+    head = 'graph choices %s: %d of %d sites changed' % (choices.when, len(built), len(sites_))
+    detail = ' (%s)' % counts if counts else ''
+    for text in (head + detail + tail, head + detail, head + tail, head):
+        if len(text) <= width:
+            return [text]
+    return [head[:width]]
+
+
+def table(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
+    """--print_graph_choices: the full table of the choices after a title line, for each
+    choice name the sites built in it ('on') and the others ('off'), each with its factor,
+    wrapped at `width` characters; none when nothing is chosen or measured."""
+    if choices.mode == graph_choice_flag.OFF or (choices.mode == graph_choice_flag.MEASURED
+                                                 and not choices.factors):
+        return []
+    if choices.mode != graph_choice_flag.MEASURED:
+        return describe(choices)
+    lines = textwrap.wrap('graph choices %s (time vs today\'s form, forward + gradients):'
+                          % choices.when, width, subsequent_indent='  ')
+    for name in graph_choice_flag.CHOICES:
+        found = [(s, form, f) for (s, form), f in choices.factors.items()
+                 if choice_name(s, form) == name]
+        for state, rows in (('on', [r for r in found if choices.decide(r[0]) == r[1]]),
+                            ('off', [r for r in found if choices.decide(r[0]) != r[1]])):
+            if found and (rows or state == 'on'):
+                text = '%s %s %s' % (name, state, ', '.join(
+                    '%s %.2fx' % (s.describe(), f) for s, _, f in rows) or 'none')
+                lines += textwrap.wrap(text, width, initial_indent='  ',
+                                       subsequent_indent='      ')
+    return lines
 
 
 def describe(choices: Choices) -> list[str]:

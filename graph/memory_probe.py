@@ -23,11 +23,11 @@ bfloat16 with AVX-512), and that fusion is part of what today's form costs.
 What is timed is what a form changes: each run is traced (RunOptions.FULL_TRACE) and the ops'
 own durations are summed, leaving out the producers every form shares (`PRODUCERS`: the batch
 norm and its gradient, variable reads and writes). The batch norm dominates a site (an Eigen
-bfloat16 FusedBatchNormGradV3 of 16x56x56x256 took 47-50 ms against 12 ms for the ReLU, add,
-sum and ReluGrad together, AMD EPYC with AVX2 only) and its run-to-run noise alone exceeded
-what the forms save; its own time is the same in every form. A site's factor is the form's
-sum / today's, the least of REPS traced runs each (the forms run in turn), the larger of
-PASSES passes.
+bfloat16 FusedBatchNormGradV3 takes about four times the ReLU, add, sum and ReluGrad together
+on a CPU with AVX2 only: docs/performance-notes.md, "Measurements once in the code") and its
+run-to-run noise alone exceeds what the forms save; its own time is the same in every form.
+A site's factor is the form's sum / today's, the least of REPS traced runs each (the forms run
+in turn), the larger of PASSES passes.
 """
 
 from __future__ import annotations

@@ -260,7 +260,8 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     `measured` (kernel_speed.factors) the text says what they did here, and a CPU whose
     forward kernels in `dtype` are far slower than float32's (kernel_speed.FAR_SLOWER_FACTOR)
     is not native whatever its flags. GPU: bfloat16 needs compute capability >= 8.0 (Ampere),
-    float16 tensor cores >= 7.0 (Volta).
+    float16 tensor cores >= 7.0 (Volta); on Pascal (6.x) float16 runs with float32 math and
+    counts as native (it is not slower than float32 there).
 
     Args:
       dtype: tf.bfloat16, tf.float16 or tf.float32.
@@ -285,6 +286,14 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         if caps and all(c >= need for c in caps):
             return True, 'GPU compute capability %s >= %d.%d: native %s' % (
                 '/'.join('%d.%d' % c for c in caps), need[0], need[1], name)
+        if dtype == tf.float16 and caps and all(c >= (6, 0) for c in caps):
+            # Pascal: TensorFlow asks cuDNN and cuBLAS for float32 compute on float16 data
+            # (TF_FP16_CONV_USE_FP32_COMPUTE, TF_FP16_MATMUL_USE_FP32_COMPUTE: default on), so
+            # neither a 1/64-rate nor a 2x float16 unit sets the speed: float32 math, half the
+            # bytes; not slower than float32 (tensorflow/tensorflow#25405: 20-30% faster).
+            return True, ('GPU compute capability %s < 7.0: no float16 tensor cores; float16 '
+                          'data with float32 math, half the memory traffic' % '/'.join(
+                              '%d.%d' % c for c in caps))
         return False, 'GPU compute capability %s < %d.%d: no native %s' % (
             '/'.join('%d.%d' % c for c in caps) or 'unknown', need[0], need[1], name)
     flags = cpu_flags() if flags is None else flags
@@ -384,9 +393,8 @@ def float32_norm_and_pool(dtype, device) -> bool:
     arithmetic.
 
     There TensorFlow's oneDNN rewrite leaves float16 batch norm and pooling to its generic
-    kernels: a resnet50 float16 training step (AMD EPYC without AVX512_FP16, batch 16, TF
-    2.21, ops run one at a time) spent 415 ms in FusedBatchNormV3 and its gradient and 83 ms
-    in MaxPoolGrad, where the float32 oneDNN kernels take about a third and 1 ms. bfloat16
+    kernels, which take about three times the float32 oneDNN batch norm and far more than its
+    pooling gradient (docs/performance-notes.md, "Measurements once in the code"). bfloat16
     keeps its own: on a CPU with AVX512_BF16 its oneDNN batch norm is faster than float32's;
     GPUs keep the graph they had.
     """
@@ -421,10 +429,10 @@ def gradient_scope(dtype, device, threads=(0, 0)):
     get their gradients computed in float32 where `float32_gradient_kinds` says so (an
     emulated dtype: both).
 
-    Measured on TF 2.21, AMD EPYC without AVX512_BF16/FP16, training step profiles: the bfloat16
-    Conv2DBackpropInput/Filter kernels are 3-8x slower than float32 (resnet50, mobilenet), the
-    float16 Conv2DBackpropFilter ~3x, bfloat16 MatMul ~10x; resnet50's bfloat16 step went from
-    3.4x to 1.3x the float32 step time with float32 convolution gradients. The forward ops stay
+    On a CPU without AVX512_BF16/FP16 the reduced-precision convolution and MatMul gradient
+    kernels are several times slower than float32's, and float32 convolution gradients bring a
+    bfloat16 resnet50 step most of the way back to the float32 step time
+    (docs/performance-notes.md, "Measurements once in the code"). The forward ops stay
     in the compute dtype. Gradients come back in the op's dtype, so everything downstream (loss
     scaling, the variables' float32 gradients) is unchanged; they are as accurate or better.
     """

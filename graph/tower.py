@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 
 import tensorflow as tf
 
 from ..models import fast_paths
-from . import graph_choices, precision
+from . import precision
 
 tf1 = tf.compat.v1
 
@@ -25,7 +24,7 @@ kernels the weight-decay term of total_loss covers. decay_loss: scalar float32, 
 
 
 def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
-                  variable_dtype, weight_decay, single_l2_loss_op=False):
+                  variable_dtype, weight_decay, single_l2_loss_op=False, options=None):
     """Builds a tower's forward pass and loss in the current tower scope.
 
     Args:
@@ -36,12 +35,14 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
         (kernels; biases and batch norm are excluded).
       single_l2_loss_op: compute that penalty as one L2 loss over all kernels concatenated
         (--single_l2_loss_op) instead of one per kernel; the same value up to rounding.
+      options: the models/fast_paths.BuildOptions of the network, or None (none of them).
 
     Returns:
       TowerOutput.
     """
     net = model.build_network(images, phase_train=phase_train, num_classes=num_classes,
-                              data_format=data_format, dtype=dtype, variable_dtype=variable_dtype)
+                              data_format=data_format, dtype=dtype, variable_dtype=variable_dtype,
+                              options=options)
     base_loss = model.loss_function(net.logits, labels, net.aux_logits)
     total_loss, decay_loss = base_loss, tf.constant(0.0)
     if weight_decay and phase_train and net.decay_tensors:
@@ -59,32 +60,38 @@ def build_forward(model, images, labels, *, phase_train, num_classes, data_forma
                        len(net.decay_tensors), decay_loss)
 
 
+def build_options(plan, phase_train: bool) -> fast_paths.BuildOptions:
+    """The fast_paths.BuildOptions of a tower of this run: batch norm folded into the
+    convolutions where precision.folds_batch_norm says so (each folded kernel computed once per
+    session, except in a frozen graph), batch norm and pooling in float32 where
+    precision.float32_norm_and_pool says so, and a training graph's sites in the forms of the
+    plan's graph choices (plan.graph_choices, resolved before the graph; None: today's)."""
+    dtype, device = plan.compute_dtype, plan.params.device
+    # A frozen graph (--freeze_when_forward_only) has its kernels as constants, which
+    # Grappler folds once; the per-session cache's variables would become constants too.
+    once = not plan.params.freeze_when_forward_only
+    choices = plan.graph_choices
+    return fast_paths.BuildOptions(
+        fold_batch_norm=precision.folds_batch_norm(dtype, device, phase_train), fold_once=once,
+        float32_norm_and_pool=precision.float32_norm_and_pool(dtype, device),
+        choose=choices.chooser(phase_train) if choices is not None else None)
+
+
 def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
-    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay),
-    batch norm folded into the convolutions where precision.folds_batch_norm says so (each
-    folded kernel computed once per session, except in a frozen graph), batch
-    norm and pooling in float32 where precision.float32_norm_and_pool says so, and a training
-    graph's 1x1 convolutions as MatMuls where graph_choices.resolve decides so.
+    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay)
+    and the tower's `build_options`.
 
     Args:
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel.
       images, labels, phase_train: as for `build_forward`.
     """
-    dtype, device = plan.compute_dtype, plan.params.device
-    # A frozen graph (--freeze_when_forward_only) has its kernels as constants, which
-    # Grappler folds once; the per-session cache's variables would become constants too.
-    once = not plan.params.freeze_when_forward_only
-    choices = (graph_choices.resolve(plan, model).scope(True) if phase_train
-               else contextlib.nullcontext())
-    with fast_paths.folded_batch_norm(precision.folds_batch_norm(
-            dtype, device, phase_train), once), fast_paths.float32_norm_and_pool(
-                precision.float32_norm_and_pool(dtype, device)), choices:
-        return build_forward(model, images, labels, phase_train=phase_train,
-                             num_classes=plan.num_classes, data_format=plan.data_format,
-                             dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
-                             weight_decay=plan.params.weight_decay,
-                             single_l2_loss_op=plan.params.single_l2_loss_op)
+    return build_forward(model, images, labels, phase_train=phase_train,
+                         num_classes=plan.num_classes, data_format=plan.data_format,
+                         dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
+                         weight_decay=plan.params.weight_decay,
+                         single_l2_loss_op=plan.params.single_l2_loss_op,
+                         options=build_options(plan, phase_train))
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,

@@ -19,6 +19,18 @@ dense arithmetic (no structured-sparsity doubling), boost clocks:
   * `bandwidth_gbs`: memory bandwidth of one device, GB/s (10^9 bytes/s);
   * `compute_capability`: CUDA compute capability (major.minor).
 
+The facts the per-op step model needs (speed_model/gpu_step.py) are in `COMPUTE_FACTS` below,
+one row per GPU with its data sheet named beside it:
+
+  * `sm_count`: streaming multiprocessors (the whitepaper's full-product SM count);
+  * `tf32_tflops`: dense TF32 tensor-core rate (None before Ampere, compute capability < 8.0);
+  * `tensor_cores`: the tensor-core generation's architecture ('' none, 'volta', 'turing',
+    'ampere', 'ada', 'hopper');
+  * `pcie`: the host link's PCIe generation ('pcie3', 'pcie4', 'pcie5');
+  * `p2p`: whether the driver allows peer-to-peer copies between two of these cards over PCIe
+    (NVIDIA disables it on GeForce cards; data-center and workstation cards have it);
+  * `source`: the data sheet the row's figures come from.
+
 Names are looked up as users type them: case, spaces, '-', '_' and the words NVIDIA, Tesla and
 GeForce are ignored ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU); a name without its
 memory ('V100', 'A100') means the smaller model. The name TensorFlow reports for a visible GPU
@@ -43,6 +55,18 @@ class GpuSpec(NamedTuple):
     bandwidth_gbs: float
     compute_capability: str
     aliases: tuple[str, ...] = ()
+    sm_count: int = 0
+    tf32_tflops: float | None = None
+    tensor_cores: str = ''
+    pcie: str = 'pcie3'
+    p2p: bool = True
+    source: str = ''
+
+    @property
+    def compute_capability_tuple(self) -> tuple[int, int]:
+        """'8.6' -> (8, 6)."""
+        major, minor = self.compute_capability.split('.')
+        return int(major), int(minor)
 
     def peak_tflops(self, dtype: str) -> float | None:
         """Peak TFLOP/s for 'float32', 'float16' or 'bfloat16' (None: no such arithmetic).
@@ -63,7 +87,7 @@ def _gpu(name, memory_gib, fp32, fp16, bf16, bandwidth, cc, *aliases):
 
 
 #: name, memory (GiB), fp32, fp16, bf16 (TFLOP/s), bandwidth (GB/s), compute capability, aliases.
-GPUS: tuple[GpuSpec, ...] = (
+_ROWS: tuple[GpuSpec, ...] = (
     _gpu('K80', 12, 4.37, 4.37, None, 240, '3.7', 'GK210'),  # one of two GPUs of a board
     _gpu('P100', 16, 9.3, 18.7, None, 732, '6.0', 'P100 PCIe 16GB', 'P100 16GB'),
     _gpu('V100 16GB', 16, 15.7, 125.0, None, 900, '7.0', 'V100', 'V100 SXM2 16GB'),
@@ -72,7 +96,7 @@ GPUS: tuple[GpuSpec, ...] = (
     _gpu('A10', 24, 31.2, 125.0, 125.0, 600, '8.6', 'A10 24GB'),
     _gpu('A100 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100', 'A100 SXM4 40GB',
          'A100 PCIe 40GB'),
-    _gpu('A100 80GB', 80, 19.5, 312.0, 312.0, 2039, '8.0', 'A100 SXM4 80GB', 'A100 PCIe 80GB'),
+    _gpu('A100 80GB', 80, 19.5, 312.0, 312.0, 2039, '8.0', 'A100 SXM4 80GB'),
     _gpu('L4', 24, 30.3, 121.0, 121.0, 300, '8.9'),
     _gpu('L40S', 48, 91.6, 362.0, 362.0, 864, '8.9'),
     _gpu('H100 80GB', 80, 67.0, 989.0, 989.0, 3350, '9.0', 'H100', 'H100 SXM', 'H100 SXM5 80GB',
@@ -82,7 +106,82 @@ GPUS: tuple[GpuSpec, ...] = (
     _gpu('RTX 2080 Ti', 11, 13.45, 53.8, None, 616, '7.5', '2080 Ti'),
     _gpu('RTX 3090', 24, 35.6, 71.0, 71.0, 936, '8.6', '3090'),
     _gpu('RTX 4090', 24, 82.6, 165.2, 165.2, 1008, '8.9', '4090'),
+    # Added for the per-op step model (issue 40); their compute facts are in COMPUTE_FACTS.
+    _gpu('GTX 1080 Ti', 11, 11.34, 0.177, None, 484, '6.1', '1080 Ti'),
+    _gpu('Titan Xp', 12, 12.15, 0.190, None, 547.7, '6.1', 'TITAN Xp'),
+    _gpu('P100 SXM2', 16, 10.6, 21.2, None, 732, '6.0', 'P100 SXM2 16GB', 'DGX-1 P100'),
+    _gpu('Titan V', 12, 14.9, 110.0, None, 652.8, '7.0', 'TITAN V'),
+    _gpu('V100 PCIe 16GB', 16, 14.0, 112.0, None, 900, '7.0', 'V100 PCIe'),
+    _gpu('RTX 2080', 8, 10.07, 40.3, None, 448, '7.5', '2080'),
+    _gpu('Titan RTX', 24, 16.3, 130.5, None, 672, '7.5', 'TITAN RTX'),
+    _gpu('Quadro RTX 8000', 48, 16.3, 130.5, None, 672, '7.5', 'RTX 8000'),
+    _gpu('RTX 3080', 10, 29.8, 59.5, 59.5, 760, '8.6', '3080'),
+    _gpu('RTX A6000', 48, 38.7, 154.8, 154.8, 768, '8.6', 'A6000'),
+    _gpu('A100 PCIe 80GB', 80, 19.5, 312.0, 312.0, 1935, '8.0'),
+    _gpu('H100 PCIe', 80, 51.2, 756.0, 756.0, 2000, '9.0', 'H100 PCIe 80GB'),
 )
+
+_WP = {
+    'kepler': 'NVIDIA Tesla K80 board specification BD-07317 (2 x GK210, 13 SMX each)',
+    'p100': 'NVIDIA Tesla P100 whitepaper (2016), Table 1; P100 PCIe and SXM2 data sheets',
+    'pascal': 'NVIDIA GeForce GTX 1080 whitepaper (2016) and GP102 product pages (1080 Ti, '
+              'Titan Xp); float16 at 1/64 of float32 on compute capability 6.1',
+    'volta': 'NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1; V100 and Titan V '
+             'data sheets',
+    'turing': 'NVIDIA Turing GPU Architecture whitepaper (2018), Appendix A tables (GeForce: '
+              'float16 tensor rate with float32 accumulation at half the float16-accumulate '
+              'rate; Titan RTX, Quadro RTX 8000, T4: full rate)',
+    'ampere': 'NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), Table 1; NVIDIA '
+              'Ampere GA102 GPU Architecture whitepaper (2020), Tables 2-3 (dense rates; '
+              'GeForce: float16/bfloat16 with float32 accumulation and TF32 at half rate)',
+    'ada': 'NVIDIA Ada GPU Architecture whitepaper (2022), Appendix A; L4 and L40S data sheets '
+           '(dense rates: the sheets\' sparsity figures halved)',
+    'hopper': 'NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), Table 3; H100 and '
+              'H200 data sheets (dense rates)',
+}
+
+#: name: (SMs, dense TF32 TFLOP/s or None, tensor-core generation, PCIe, peer-to-peer, source).
+COMPUTE_FACTS: dict[str, tuple] = {
+    'K80': (13, None, '', 'pcie3', True, _WP['kepler']),
+    'P100': (56, None, '', 'pcie3', True, _WP['p100']),
+    'P100 SXM2': (56, None, '', 'pcie3', True, _WP['p100']),
+    'V100 16GB': (80, None, 'volta', 'pcie3', True, _WP['volta']),
+    'V100 32GB': (80, None, 'volta', 'pcie3', True, _WP['volta']),
+    'V100 PCIe 16GB': (80, None, 'volta', 'pcie3', True, _WP['volta']),
+    'Titan V': (80, None, 'volta', 'pcie3', False, _WP['volta']),
+    'T4': (40, None, 'turing', 'pcie3', True, _WP['turing']),
+    'GTX 1080': (20, None, '', 'pcie3', False, _WP['pascal']),
+    'GTX 1080 Ti': (28, None, '', 'pcie3', False, _WP['pascal']),
+    'Titan Xp': (30, None, '', 'pcie3', False, _WP['pascal']),
+    'RTX 2080': (46, None, 'turing', 'pcie3', False, _WP['turing']),
+    'RTX 2080 Ti': (68, None, 'turing', 'pcie3', False, _WP['turing']),
+    'Titan RTX': (72, None, 'turing', 'pcie3', False, _WP['turing']),
+    'Quadro RTX 8000': (72, None, 'turing', 'pcie3', True, _WP['turing']),
+    'A10': (72, 62.5, 'ampere', 'pcie4', True, _WP['ampere']),
+    'RTX 3080': (68, 29.8, 'ampere', 'pcie4', False, _WP['ampere']),
+    'RTX 3090': (82, 35.6, 'ampere', 'pcie4', False, _WP['ampere']),
+    'RTX A6000': (84, 77.4, 'ampere', 'pcie4', True, _WP['ampere']),
+    'A100 40GB': (108, 156.0, 'ampere', 'pcie4', True, _WP['ampere']),
+    'A100 80GB': (108, 156.0, 'ampere', 'pcie4', True, _WP['ampere']),
+    'A100 PCIe 80GB': (108, 156.0, 'ampere', 'pcie4', True, _WP['ampere']),
+    'L4': (58, 60.0, 'ada', 'pcie4', True, _WP['ada']),
+    'L40S': (142, 183.0, 'ada', 'pcie4', True, _WP['ada']),
+    'RTX 4090': (128, 82.6, 'ada', 'pcie4', False, _WP['ada']),
+    'H100 80GB': (132, 494.7, 'hopper', 'pcie5', True, _WP['hopper']),
+    'H100 PCIe': (114, 378.0, 'hopper', 'pcie5', True, _WP['hopper']),
+    'H200': (132, 494.7, 'hopper', 'pcie5', True, _WP['hopper']),
+}
+
+
+def _with_facts(spec: GpuSpec) -> GpuSpec:
+    sms, tf32, cores, pcie, p2p, source = COMPUTE_FACTS[spec.name]
+    return spec._replace(sm_count=sms, tf32_tflops=tf32, tensor_cores=cores, pcie=pcie,
+                         p2p=p2p, source=source)
+
+
+#: The table: the rows above with their compute facts.
+GPUS: tuple[GpuSpec, ...] = tuple(_with_facts(spec) for spec in _ROWS)
+
 
 
 class UnknownGpuError(ValueError):

@@ -4,6 +4,11 @@ OUT_DIR/index.html holds everything: the steps down found (history/regressions.p
 model and precision one history plot per configuration (history/plots.py, embedded as PNG
 data), each with the latest batch of repeats of every host. No server, no script, no file
 beside it: the page can be mailed, archived as a CI artifact or opened from disk.
+
+The search and the plots use the clean runs (metrics/clean_runs.py); the runs left out are
+counted with the regressions (one line per reason) and listed under their configuration's
+plot with a badge ('busy', 'stopped at 28 of 100'). With include_unclean
+(--include_unclean_runs) they are kept, and listed with their badge as kept.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import html
 import os
 import statistics
 
+from ..metrics import clean_runs
 from . import plots, records, regressions
 
 STYLE = """
@@ -22,6 +28,7 @@ h3 { font-size: 1em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0 1em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } td.num { text-align: right; }
+.badge { background: #fde7c7; color: #7a4100; border-radius: 0.6em; padding: 0 0.5em; }
 .regression { color: #b00; } .ok { color: #060; } .note { color: #555; font-size: 0.85em; }
 img { max-width: 100%; }
 """
@@ -42,11 +49,13 @@ def _table(head: list[str], rows: list[list[str]], numeric=()) -> str:
 
 
 def _regressions_section(found: list[regressions.Regression], searched: int, short: int,
-                         min_change_pct: float) -> str:
+                         min_change_pct: float, left_out: list[str] = ()) -> str:
     note = ('%d series (configuration x host) searched, %d too short for the test (fewer than '
             '%d runs); a step counts when the one-sided Mann-Whitney test says slower and the '
             'median moved by more than %g%%.' % (searched, short, regressions.min_runs(),
                                                   min_change_pct))
+    if left_out:
+        note += ' ' + ' '.join(line.strip() for line in left_out)
     if not found:
         return ('<h2>Regressions</h2><p class="ok">No step down found.</p>'
                 '<p class="note">%s</p>' % _e(note))
@@ -72,23 +81,55 @@ def _latest_table(runs: list[dict]) -> str:
                    'repeats', 'runs', 'TensorFlow'], rows, numeric=(3, 4, 5, 6))
 
 
-def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '') -> str:
+def _unclean_table(pairs: list, kept: bool) -> str:
+    """The runs of a configuration left out of the verdicts (or kept, `kept`), each with its
+    badge; '' when there are none."""
+    if not pairs:
+        return ''
+    body = ''.join('<tr><td class="num">#%d</td><td>%s</td><td>%s</td><td>%s</td>'
+                   '<td class="num">%.1f</td><td><span class="badge">%s</span></td></tr>' % (
+                       r['id'], _e(r['run_utc'][:19].replace('T', ' ')),
+                       _e(r['hostname'] or '?'), _e(r['label'] or '-'), r['images_per_sec'],
+                       _e(s.badge)) for r, s in pairs)
+    what = ('unclean runs kept in the verdicts (%s)' % clean_runs.INCLUDE_FLAG if kept else
+            'runs left out of the verdicts (%s keeps them)' % clean_runs.INCLUDE_FLAG)
+    return ('<p class="note">%d %s:</p><table><tr><th>run</th><th>finished (UTC)</th>'
+            '<th>host</th><th>label</th><th>images/sec</th><th>why</th></tr>%s</table>'
+            % (len(pairs), _e(what), body))
+
+
+def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '',
+               include_unclean: bool = False) -> str:
     """The page's HTML for `rows` (store.select_runs dicts, oldest first).
+
+    Args:
+      rows: the runs.
+      db_path: the database (named on the page).
+      min_change_pct: --min_change.
+      title: the page's title (default 'tf_cnn_benchmarks results').
+      include_unclean: keep unclean runs in the search and the plots (metrics/clean_runs.py).
 
     Raises:
       plots.PlotError: matplotlib is missing.
     """
-    found, searched, short = regressions.find_regressions(rows, min_change_pct)
+    chosen = clean_runs.select(rows, records.run_state, include_unclean)
+    unclean: dict[str, list] = {}
+    for r, s in chosen.left_out + chosen.kept_unclean:
+        unclean.setdefault(r['config_key'], []).append((r, s))
+    found, searched, short = regressions.find_regressions(chosen.kept, min_change_pct)
     steps_of: dict[str, list] = {}
     for r in found:
         steps_of.setdefault(r.config_key, []).append((r.first_slower['id'],
                                                       r.step.judgement.ratio - 1.0))
-    by_config: dict[str, list[dict]] = {}
+    first_of: dict[str, dict] = {}
     for row in rows:
-        by_config.setdefault(row['config_key'], []).append(row)
+        first_of.setdefault(row['config_key'], row)
+    by_config: dict[str, list[dict]] = {key: [] for key in first_of}
+    for row in chosen.kept:
+        by_config[row['config_key']].append(row)
     groups: dict[tuple[str, str], list[str]] = {}
-    for key, runs in by_config.items():
-        groups.setdefault((runs[0]['model'], runs[0]['precision']), []).append(key)
+    for key, first in first_of.items():
+        groups.setdefault((first['model'], first['precision']), []).append(key)
     hosts = sorted({r['hostname'] or '?' for r in rows})
     span = ('%s to %s' % (rows[0]['run_utc'][:10], rows[-1]['run_utc'][:10]) if rows
             else 'no runs')
@@ -100,30 +141,34 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
              '</p>' % (
                  len(rows), len(by_config), len(hosts), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
-             _regressions_section(found, searched, short, min_change_pct)]
+             _regressions_section(found, searched, short, min_change_pct, chosen.lines())]
     for (model, precision) in sorted(groups):
         parts.append('<h2 id="%s-%s">%s %s</h2>' % (_e(model), _e(precision), _e(model),
                                                      _e(precision)))
         for key in sorted(groups[(model, precision)]):
-            runs = by_config[key]
-            png = plots.history_png(runs, steps_of.get(key, ()), dpi=100)
+            runs, first = by_config[key], first_of[key]
             parts.append('<h3>%s</h3><p class="note">%s</p>' % (
-                _e(records.describe_config(runs[0])), _e(key)))
-            parts.append('<img alt="images/sec per run of %s" src="data:image/png;base64,%s">'
-                         % (_e(records.describe_config(runs[0])),
-                            base64.b64encode(png).decode('ascii')))
-            parts.append(_latest_table(runs))
+                _e(records.describe_config(first)), _e(key)))
+            if runs:
+                png = plots.history_png(runs, steps_of.get(key, ()), dpi=100)
+                parts.append('<img alt="images/sec per run of %s" src="data:image/png;base64,'
+                             '%s">' % (_e(records.describe_config(first)),
+                                       base64.b64encode(png).decode('ascii')))
+                parts.append(_latest_table(runs))
+            parts.append(_unclean_table(unclean.get(key, []), include_unclean))
     parts.append('</body></html>')
     return '\n'.join(parts)
 
 
-def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: float) -> str:
-    """Writes OUT_DIR/index.html (the folder is made when missing); returns its path.
+def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: float,
+               include_unclean: bool = False) -> str:
+    """Writes OUT_DIR/index.html (the folder is made when missing); returns its path
+    (build_page says what the arguments are).
 
     Raises:
       OSError: the folder or file cannot be written; plots.PlotError: no matplotlib.
     """
-    text = build_page(rows, db_path, min_change_pct)
+    text = build_page(rows, db_path, min_change_pct, include_unclean=include_unclean)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, 'index.html')
     tmp = path + '.tmp'

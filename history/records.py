@@ -22,7 +22,14 @@ A row's fields (the columns of the `runs` table, history/store.py):
     params_json       every resolved flag, {name: value}
     environment_json  the whole environment (hardware/machine.py environment())
     figures_json      the total block: {'utilisation', 'input', 'memory', 'latency_ms'} of a
-                      result dict, or a sweep record's flat 'figures' when its JSON is gone
+                      result dict, or a sweep record's flat 'figures' when its JSON is gone;
+                      and when the run recorded them, 'host_load' (result['host_load'],
+                      metrics/host_load.py; a sweep record's subset) and 'timed_steps'
+                      {'run', 'planned'} (metrics/clean_runs.py planned_steps)
+
+`run_state` reads a row's host load and timed steps back for the rule of a clean run
+(metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
+on load, and its planned steps are its params' --num_batches.
 
 No TensorFlow and nothing above this package: plain dicts in, plain dicts out.
 """
@@ -35,6 +42,8 @@ import json
 import math
 import re
 import statistics
+
+from ..metrics import clean_runs
 
 # The configuration: what a series of runs holds fixed. Everything else (threads, layouts,
 # the environment) may change along a series and is named when images/sec stepped.
@@ -220,7 +229,10 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
-        figures_json=_json({k: result.get(k) for k in FIGURE_BLOCKS}))
+        figures_json=_json(_with_cleanliness(
+            {k: result.get(k) for k in FIGURE_BLOCKS}, result.get('host_load'),
+            result.get('num_steps') or (summary or {}).get('count'),
+            clean_runs.planned_steps(result))))
     util, inp = result.get('utilisation') or {}, result.get('input') or {}
     mem, lat = result.get('memory') or {}, result.get('latency_ms') or {}
     row.update(model_flops_per_sec=_number(util.get('model_flops_per_sec')),
@@ -262,7 +274,9 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         global_batch_size=record.get('global_batch_size'), num_steps=summary.get('count'),
         content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
                                 summary.get('min'), summary.get('max'), summary.get('count')),
-        figures_json=_json({'sweep_figures': figures}),
+        figures_json=_json(_with_cleanliness(
+            {'sweep_figures': figures}, record.get('host_load'), summary.get('count'),
+            clean_runs.planned_from_params(params))),
         model_flops_per_sec=_number(figures.get('model_flops_per_sec')),
         fraction_of_peak=_number(figures.get('fraction_of_peak')),
         input_share=_number(figures.get('input_share')),
@@ -270,6 +284,36 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         latency_p50_ms=_number(figures.get('latency_p50_ms')),
         latency_p99_ms=_number(figures.get('latency_p99_ms')))
     return _with_steps(row, summary)
+
+
+def _with_cleanliness(figures: dict, load, steps_run, steps_planned) -> dict:
+    """`figures` with 'host_load' and 'timed_steps' added where the run recorded them."""
+    if isinstance(load, dict):
+        figures['host_load'] = load
+    if steps_planned is not None:
+        figures['timed_steps'] = {'run': steps_run, 'planned': steps_planned}
+    return figures
+
+
+def run_state(row: dict) -> clean_runs.RunState:
+    """The RunState (metrics/clean_runs.py) of a database row: its figures_json's
+    'host_load' and 'timed_steps'; for a row without them (recorded before they were kept)
+    no load (clean on load) and, for a training or forward-only run without
+    --stop_at_top_1_accuracy, its params' --num_batches as the planned steps."""
+    try:
+        figures = json.loads(row.get('figures_json') or '{}') or {}
+    except ValueError:
+        figures = {}
+    steps = figures.get('timed_steps') if isinstance(figures.get('timed_steps'), dict) else None
+    if steps is not None:
+        run, planned = steps.get('run'), steps.get('planned')
+    else:
+        try:
+            params = json.loads(row.get('params_json') or '{}') or {}
+        except ValueError:
+            params = {}
+        run, planned = row.get('num_steps'), clean_runs.planned_from_params(params)
+    return clean_runs.state(figures.get('host_load'), run, planned)
 
 
 def changes(before: dict, after: dict) -> list[str]:

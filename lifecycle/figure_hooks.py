@@ -18,9 +18,9 @@ from typing import Callable
 
 from .. import cnn_util
 from ..metrics import baseline as baseline_lib
+from ..metrics import clean_runs, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
-from ..metrics import step_breakdown, utilisation
 from . import run_hooks
 
 
@@ -37,12 +37,16 @@ class FiguresHook(run_hooks.RunHook):
       is_local: device name -> True for this task's devices (step_breakdown.breakdown).
       stored_baseline: the --baseline result, its configuration already checked
         (metrics/baseline.py check_config), or None.
+      host_load: () -> this run's host load (HostLoadHook.load: metrics/host_load.py's dict,
+        None when not measured), read by the --baseline gate to leave an unclean run
+        unjudged (metrics/clean_runs.py); default: not measured.
       gpu_names, cpu_peak_fn: test seams (see metrics/utilisation.py device_peak).
     """
 
-    def __init__(self, plan, *, is_local=None, stored_baseline=None, gpu_names=None,
-                 cpu_peak_fn=None):
+    def __init__(self, plan, *, is_local=None, stored_baseline=None, host_load=None,
+                 gpu_names=None, cpu_peak_fn=None):
         self.plan = plan
+        self.host_load = host_load or (lambda: None)
         self.is_local = is_local or (lambda device: True)
         self.stored_baseline = stored_baseline
         self.gpu_names = gpu_names
@@ -83,10 +87,18 @@ class FiguresHook(run_hooks.RunHook):
         if self.stored_baseline is not None:
             rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
             c = baseline_lib.compare(self.stored_baseline, rates, rate,
-                                     plan.params.fail_on_slower)
+                                     plan.params.fail_on_slower, self._run_state(loop),
+                                     plan.params.include_unclean_runs)
             self.keys['baseline'] = c
             lines.append(baseline_lib.format_line(c))
         return lines
+
+    def _run_state(self, loop) -> clean_runs.RunState:
+        """This run's clean_runs.RunState: its host load, its timed steps against the plan's
+        (unknown with --stop_at_top_1_accuracy, which may end a run early as planned)."""
+        planned = (None if self.plan.params.stop_at_top_1_accuracy is not None
+                   else self.plan.num_batches)
+        return clean_runs.state(self.host_load(), loop.num_steps, planned)
 
     def end(self, result):
         result.update(self.keys)

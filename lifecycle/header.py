@@ -1,6 +1,7 @@
-"""The header block a run prints before it starts (README "Output"), and the set-up that gives
-its texts: the run-time set-up before the first session (`runtime_notes`: XLA, NUMA) and the
-precision lines (`precision_lines`: the reduced-precision kernel probe):
+"""The header block a run prints before it starts (README "Output"), formatted from the run
+plan (run_plan.RunPlan: every value resolved before the graph, XLA's text and the graph choices
+included); its precision lines (`precision_lines`) say what the reduced-precision kernels do
+here (hardware/kernel_speed.py, measured or cached):
 
     TensorFlow:  2.21.0
     Model:       resnet50
@@ -18,7 +19,7 @@ import tensorflow as tf
 from .. import cnn_util
 from ..graph import fused_decay, graph_choices, learning_rate, precision
 from ..hardware import gpu_specs, kernel_speed
-from ..runtime import cpu_tuning, xla_jit
+from ..runtime import cpu_tuning
 
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
@@ -33,14 +34,14 @@ def describe_devices(devices) -> str:
     return '[%s] (%d devices)' % (', '.join(shown), len(devices))
 
 
-def header_lines(plan, dataset, precision: list[str], xla: str, resume=None) -> list[str]:
+def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
     """The header block, one string per line.
 
     Args:
-      plan: the run's run_plan.RunPlan.
+      plan: the run's run_plan.RunPlan (its run-time values resolved:
+        runtime/session_config.settle).
       dataset: the run's input_data.dataset_info.Dataset.
       precision: `precision_lines`' lines.
-      xla: `runtime_notes`' text.
       resume: the checkpoints.ResumePoint a training run resumes from, or None
         (`resume_lines`).
     """
@@ -59,8 +60,8 @@ def header_lines(plan, dataset, precision: list[str], xla: str, resume=None) -> 
         'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
         'Data format: %s' % p.data_format,
         *precision,
-        'XLA:         %s' % xla,
-        'Threads:     %s' % cpu_tuning.describe(p),
+        'XLA:         %s' % plan.xla,
+        'Threads:     %s' % cpu_tuning.describe(plan.threads),
         *(['Optimizer:   %s%s' % (p.optimizer, ', weight decay %g inside the updates (fused)'
                                  % p.weight_decay if fused_decay.applies(p, plan.devices)
                                  else '')]
@@ -144,46 +145,35 @@ def _schedule_flag(p) -> str:
     return ''
 
 
-def runtime_notes(p) -> str:
-    """The run-time set-up before a run's first session: XLA's flags (runtime/xla_jit.py), the
-    NUMA check, the NCHW-on-CPU warning; returns the header's 'XLA:' text. Measures nothing.
+def precision_lines(plan) -> list[str]:
+    """The header's precision block: the 'Precision:' line, on a CPU with reduced precision
+    what its kernels measured against float32 (hardware/kernel_speed.py, cached per CPU model,
+    TF version, dtype and threads), and the graph choices in one line
+    (graph/graph_choices.py brief; the full table with --print_graph_choices, and in the
+    results JSON's plan.graph_choices).
+
+    Warns (one line) when the device has no native compute-dtype arithmetic or its kernels
+    measured far slower than float32.
 
     Args:
-      p: the run's resolved Params.
+      plan: the run's run_plan.RunPlan: its params, compute and variable dtypes, thread
+        counts and graph choices (None: not resolved, no line).
     """
-    if p.device == 'cpu' and p.data_format == 'NCHW':
-        cnn_util.warn('--data_format=NCHW on the CPU: oneDNN converts the layout around its '
-                      'ops, and training ran 30-45% slower than NHWC on the development host; '
-                      'NHWC is the CPU default (drop --data_format)')
-    cpu_tuning.check_numa(p)
-    return xla_jit.prepare(p)
-
-
-def precision_lines(p, dtype, choices=None) -> list[str]:
-    """The header's 'Precision:' line(s). On a CPU with reduced precision this reads its
-    kernels' factors against float32 from the calibration record, or measures them (announced;
-    hardware/kernel_speed.py, kept per CPU model, TF version, dtype and threads when quiet);
-    with `choices` (graph/graph_choices.py Choices, measured or forced)
-    a line names the graph choices made and their measured factors.
-
-    Warns (one line) when the device has no native `dtype` arithmetic (a CPU without the
-    dtype's units: said whatever its kernels measured, with the measured factor where it is
-    far slower) or its kernels measured far slower than float32.
-
-    Args:
-      p: the run's resolved Params.
-      dtype: the compute dtype (tf.float32, tf.float16 or tf.bfloat16).
-      choices: the run's graph choices, or None.
-    """
-    lines = ['Precision:   %s' % precision.describe(p, dtype, precision.compute_dtypes(p)[1])]
-    chosen = ['             %s' % line for line in
-              (graph_choices.describe(choices) if choices is not None else [])]
+    p, dtype, choices = plan.params, plan.compute_dtype, plan.graph_choices
+    lines = ['Precision:   %s' % precision.describe(p, dtype, plan.variable_dtype)]
+    if choices is None:
+        shown = []
+    elif p.print_graph_choices:
+        shown = graph_choices.table(choices)
+    else:
+        shown = graph_choices.brief(choices)
+    chosen = ['             %s' % line for line in shown]
     if dtype == tf.float32:
         return lines + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when = None, 'measured here'
     if p.device == 'cpu':
-        speed = kernel_speed.probe(dtype, cpu_tuning.thread_counts(p),
+        speed = kernel_speed.probe(dtype, plan.threads,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when = speed.value, kernel_speed.when(speed)

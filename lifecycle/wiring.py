@@ -46,8 +46,9 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     """
     p = plan.params
     is_local = is_local_device or (lambda device: True)
-    hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline),
-             figure_hooks.HostLoadHook(plan)]
+    host = figure_hooks.HostLoadHook(plan)
+    hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline,
+                                      host_load=lambda: host.load), host]
     if plan.training and plan.is_chief:
         hooks.insert(0, schedule_warnings.ScheduleWarningsHook(plan))
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:

@@ -6,6 +6,12 @@ are written) when it is slower by the one-sided Mann-Whitney test (p <= 0.05) an
 images/sec is more than --fail_on_slower percent below the baseline's. A JSON of another
 configuration is refused before the run starts, with one line naming the parameters that
 differ; the parameters below never count (outputs, reporting, run length).
+
+Only clean runs are judged (metrics/clean_runs.py: the timed part had the host to itself, every
+planned step ran). A baseline that is not clean is refused before the run (exit status 2,
+naming why); a run that is not clean is not judged and fails the gate (exit status 1: a gate
+that judged nothing does not pass), its line saying why. --include_unclean_runs judges both
+anyway.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import json
 from .. import cnn_util
 from .. import params as params_lib
 from ..runtime import file_systems
+from . import clean_runs
 from . import significance as regression
 
 #: Parameters that may differ between a run and its baseline.
@@ -23,7 +30,7 @@ IGNORED_PARAMS = frozenset((
     'train_dir', 'trace_file', 'graph_file', 'tfprof_file', 'display_every', 'num_batches',
     'num_epochs', 'num_warmup_batches', 'print_step_breakdown', 'save_model_secs',
     'save_model_steps', 'max_ckpts_to_keep', 'summary_verbosity', 'save_summaries_steps',
-    'flagfile', 'list_models', 'version'))
+    'flagfile', 'list_models', 'version', 'print_graph_choices', 'include_unclean_runs'))
 
 
 class BaselineError(params_lib.ParamsError):
@@ -86,12 +93,18 @@ def check_config(stored: dict, path: str, params) -> dict:
       The stored result, with 'results_file' set to `path`.
 
     Raises:
-      BaselineError: a configuration that differs (one line naming the parameters).
+      BaselineError: a configuration that differs (one line naming the parameters), or a
+        baseline that is not clean (metrics/clean_runs.py) without --include_unclean_runs.
     """
     diff = differing_params(stored['params'], {k: _norm(v) for k, v in params._asdict().items()})
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
                             'results JSON of the same flags' % (path, '; '.join(diff)))
+    why = clean_runs.of_result(stored).why()
+    if why and not getattr(params, 'include_unclean_runs', False):
+        raise BaselineError('--baseline=%s is not a clean run (%s); give the results JSON of a '
+                            'run on a quiet host that ran all its steps, or %s to judge '
+                            'against it anyway' % (path, why, clean_runs.INCLUDE_FLAG))
     stored['results_file'] = path
     return stored
 
@@ -103,28 +116,52 @@ def step_rates(result: dict) -> list[float]:
 
 
 def compare(stored: dict, rates: list[float], images_per_sec: float,
-            fail_pct: float) -> dict:
+            fail_pct: float, this_run: clean_runs.RunState | None = None,
+            include_unclean: bool = False) -> dict:
     """This run (B) against the stored one (A).
+
+    Args:
+      stored: the baseline's result dict.
+      rates: this run's per-step images/sec.
+      images_per_sec: this run's total.
+      fail_pct: --fail_on_slower.
+      this_run: this run's clean_runs.RunState (None: clean).
+      include_unclean: --include_unclean_runs: judge this run even when it is not clean.
 
     Returns:
       {'file', 'baseline_images_per_sec', 'images_per_sec', 'ratio', 'p_slower', 'p_faster',
-       'verdict', 'reason', 'fail_on_slower_pct', 'failed', 'num_steps': [A's, B's]}.
+       'verdict', 'reason', 'fail_on_slower_pct', 'failed', 'num_steps': [A's, B's],
+       'left_out' (why this run was not judged: it is not clean; None when judged)}. A run
+      left out has verdict '?' and failed True.
     """
     a = step_rates(stored)
     a_total = float(stored.get('images_per_sec') or 0.0)
     ratio = images_per_sec / a_total if a_total else float('inf')
+    why = this_run.why() if this_run is not None and not include_unclean else ''
+    if why:
+        return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
+                'images_per_sec': images_per_sec, 'ratio': ratio, 'p_slower': None,
+                'p_faster': None, 'verdict': '?', 'reason': 'this run is not clean: ' + why,
+                'fail_on_slower_pct': fail_pct, 'failed': True,
+                'num_steps': [len(a), len(rates)], 'left_out': why}
     j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
     return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
             'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
             'p_faster': j.p_faster, 'verdict': j.verdict, 'reason': j.reason,
             'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'num_steps': [len(a),
-                                                                             len(rates)]}
+                                                                             len(rates)],
+            'left_out': None}
 
 
 def format_line(c: dict) -> str:
     """'baseline: 4.25 images/sec, this run 3.61 (-15.1%, Mann-Whitney p=1.2e-05 over 20 and
     20 steps): slower, more than the 5% allowed: FAILED'."""
     change = (c['ratio'] - 1.0) * 100
+    if c.get('left_out'):
+        return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%): not judged, this run is '
+                'not clean (%s): FAILED (rerun on a quiet host, or %s)' % (
+                    c['baseline_images_per_sec'], c['images_per_sec'], change, c['left_out'],
+                    clean_runs.INCLUDE_FLAG))
     if c['verdict'] == '?':
         test = c['reason']
     else:
@@ -140,8 +177,13 @@ def format_line(c: dict) -> str:
 
 
 def raise_if_failed(result: dict) -> None:
-    """Raises RegressionError when result['baseline'] says the gate failed."""
+    """Raises RegressionError when result['baseline'] says the gate failed (slower, or this
+    run left out unjudged)."""
     c = result.get('baseline')
+    if c and c.get('left_out'):
+        raise RegressionError('the --baseline gate could not judge this run: it is not clean '
+                              '(%s); rerun on a quiet host, or give %s to judge it anyway'
+                              % (c['left_out'], clean_runs.INCLUDE_FLAG))
     if c and c.get('failed'):
         raise RegressionError('slower than the baseline %s: %.2f images/sec against %.2f '
                               '(%+.1f%%, more than --fail_on_slower=%g%% and beyond the noise)'

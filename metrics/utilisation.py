@@ -72,7 +72,7 @@ def _forward_flops(model_name: str, dataset_name: str, image_size: int, num_clas
 def forward_flops(plan) -> tuple[int | None, str]:
     """(forward FLOPs per image of the run's model at its image size, '' or why not counted).
 
-    Counted on a placeholder build at batch 1 (about 0.3 s for resnet50 at 224), cached per
+    Counted on a placeholder build at batch 1 (a fraction of a second for resnet50), cached per
     model, dataset, image size and classes for the process.
     """
     try:

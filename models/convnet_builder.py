@@ -61,26 +61,27 @@ class ConvNetBuilder:
       data_format: 'NHWC' or 'NCHW'.
       dtype: compute dtype of activations (tf.float32, tf.float16 or tf.bfloat16).
       variable_dtype: dtype the variables are stored in; cast to `dtype` when read.
+      options: the fast_paths.BuildOptions of this network (default: none of them, today's
+        graph); passed by the caller, never read from a global.
 
     Attributes:
       top_layer: the output tensor of the last layer added.
       top_size: number of channels (or features) of `top_layer`.
       update_ops: batch-norm moving-average update ops created so far (training only).
       fold_batch_norm: inference only: a convolution followed by batch norm is built as one
-        convolution with the normalisation folded into its kernel and a bias (`conv`); set
-        from the enclosing `fast_paths.folded_batch_norm` scope.
+        convolution with the normalisation folded into its kernel and a bias (`conv`); from
+        `options`.
       float32_norm_and_pool: batch norm (and the activation after it) and pooling run in
-        float32, cast from and back to `dtype`; set from the enclosing `float32_norm_and_pool`
-        scope (models/fast_paths.py) when `dtype` is not float32.
+        float32, cast from and back to `dtype`; from `options` when `dtype` is not float32.
       decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
         penalises.
       choose: training only: fast_paths.Conv1x1 -> how to build that 1x1 convolution ('matmul',
         'filter_matmul' or None), memory_forms.Site -> how to build that ReLU ('xla',
-        'float32' or None): the enclosing `fast_paths.graph_choices` scope's; None: never.
+        'float32' or None): `options.choose`; None: never.
     """
 
     def __init__(self, input_op, input_nchan, phase_train, data_format='NHWC', dtype=tf.float32,
-                 variable_dtype=tf.float32):
+                 variable_dtype=tf.float32, options: fast_paths.BuildOptions | None = None):
         if data_format not in ('NHWC', 'NCHW'):
             raise ValueError('data_format must be NHWC or NCHW. Received: %r' % data_format)
         self.top_layer = input_op
@@ -93,10 +94,11 @@ class ConvNetBuilder:
         self.update_ops: list = []
         self.decay_tensors: list = []
         self.use_batch_norm = False
-        fold, self._fold_once = fast_paths.fold_settings()
-        self.fold_batch_norm = fold and not phase_train
-        self.float32_norm_and_pool = fast_paths.norm_and_pool_in_float32() and dtype != tf.float32
-        self.choose = fast_paths.choice_of() if phase_train else None
+        options = options or fast_paths.BuildOptions()
+        self._fold_once = options.fold_once
+        self.fold_batch_norm = options.fold_batch_norm and not phase_train
+        self.float32_norm_and_pool = options.float32_norm_and_pool and dtype != tf.float32
+        self.choose = options.choose if phase_train else None
         self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
@@ -371,10 +373,11 @@ class ConvNetBuilder:
         once to the compute dtype, and the bias add (plus the activation and a residual add
         after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
         where a bfloat16 convolution followed by a batch norm is not fused. The variables and
-        their names are those of `batch_norm`: checkpoints are the same. Inside
-        `folded_batch_norm(once_per_session=True)` the folded kernel is computed by a session's
-        first step only (`once_per_session`): the multiply and the cast of every kernel took 22%
-        of inception3's traced bfloat16 inference step when made every step.
+        their names are those of `batch_norm`: checkpoints are the same. With the options'
+        `fold_once` the folded kernel is computed by a session's first step only
+        (`once_per_session`): made every step, the multiply and the cast of every kernel are a
+        fifth of a bfloat16 inference step (docs/performance-notes.md, "Measurements once in
+        the code").
         """
         config = self.batch_norm_config
         with tf1.variable_scope(self._name('batchnorm')):

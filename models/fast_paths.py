@@ -2,24 +2,23 @@
 
   * `dense_matmul`: a fully connected layer whose input gradient is computed in the layout
     oneDNN's CPU matmul runs fastest (and in float32 where graph/precision.py asks);
-  * `folded_batch_norm`: inference batch norm folded into the convolutions (reduced precision
+  * folded batch norm: inference batch norm folded into the convolutions (reduced precision
     on the CPU, graph/precision.py folds_batch_norm), each folded kernel optionally computed
     once per session (`once_per_session`);
-  * `float32_norm_and_pool`: batch norm and pooling in float32 inside a reduced-precision graph
+  * float32 norm and pool: batch norm and pooling in float32 inside a reduced-precision graph
     (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool);
-  * `graph_choices`: the measured graph choices of a training graph (graph/graph_choices.py):
-    a 1x1 convolution as one MatMul (`conv1x1_matmul`, stride 1; a stride-2 shortcut as a
-    strided slice and a MatMul), or only its filter gradient as one
-    (`conv1x1_filter_matmul`), decided per convolution shape (`Conv1x1`).
+  * the graph choices of a training graph (graph/graph_choices.py): a 1x1 convolution as one
+    MatMul (`conv1x1_matmul`, stride 1; a stride-2 shortcut as a strided slice and a MatMul),
+    or only its filter gradient as one (`conv1x1_filter_matmul`), decided per convolution
+    shape (`Conv1x1`).
 
-The scopes are context variables read when a ConvNetBuilder is made (`fold_settings`,
-`norm_and_pool_in_float32`, `choice_of`).
+Which of them a network is built with is one `BuildOptions` value, passed explicitly to the
+model's build_network and on to its ConvNetBuilder (graph/tower.py makes it from the run plan);
+nothing here holds a run's choices between calls.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -41,9 +40,8 @@ def _dense_matmul_grad(op, grad):
     """Gradients of y = x @ w (x [batch, in], w [in, out], grad [batch, out]).
 
     dw = x^T @ grad as usual; dx = grad @ w^T is computed as (w @ grad^T)^T, the same products
-    in a layout oneDNN's CPU matmul handles 2-4.5x faster here: for batch 32, a 9216x4096
-    layer's dx took 64 ms as grad @ w^T and 18 ms this way (4096x1001: 3.8 -> 2.1 ms; the
-    transpose of a [in, batch] result is small).
+    in a layout oneDNN's CPU matmul handles several times faster (the transpose of an
+    [in, batch] result is small; docs/performance-notes.md, "Measurements once in the code").
     """
     return _dense_products(op.inputs[0], op.inputs[1], grad)
 
@@ -69,20 +67,25 @@ def dense_matmul(x, kernel):
         return tf.matmul(x, kernel)
 
 
-_FOLD_BATCH_NORM = contextvars.ContextVar('fold_batch_norm', default=(False, False))
-_FLOAT32_NORM_AND_POOL = contextvars.ContextVar('float32_norm_and_pool', default=False)
+class BuildOptions(NamedTuple):
+    """How a ConvNetBuilder builds its layers, beyond the data format and dtypes.
 
-
-@contextlib.contextmanager
-def folded_batch_norm(fold: bool = True, once_per_session: bool = False):
-    """Builders made inside fold inference batch norm into the convolutions (`conv`); with
-    `once_per_session`, each folded kernel is computed by the first step of a session and read
-    from a local variable after (`once_per_session`)."""
-    token = _FOLD_BATCH_NORM.set((bool(fold), bool(once_per_session)))
-    try:
-        yield
-    finally:
-        _FOLD_BATCH_NORM.reset(token)
+    Attributes:
+      fold_batch_norm: inference graphs fold batch norm into the convolutions
+        (ConvNetBuilder.conv; graph/precision.py folds_batch_norm).
+      fold_once: with `fold_batch_norm`, each folded kernel is computed by the first step of
+        a session and read from a local variable after (`once_per_session`).
+      float32_norm_and_pool: batch norm (with the activation after it) and pooling computed in
+        float32 when the compute dtype is not float32, cast back after (graph/precision.py
+        float32_norm_and_pool).
+      choose: training graphs only: Conv1x1 -> 'matmul' (`conv1x1_matmul`), 'filter_matmul'
+        (`conv1x1_filter_matmul`) or None (a convolution); memory_forms.Site -> 'xla',
+        'float32' or None (graph/graph_choices.py Choices.chooser). None: today's graph.
+    """
+    fold_batch_norm: bool = False
+    fold_once: bool = False
+    float32_norm_and_pool: bool = False
+    choose: object = None
 
 
 def once_per_session(compute, shape, dtype, name):
@@ -115,28 +118,6 @@ def once_per_session(compute, shape, dtype, name):
             return tf.identity(value)
 
     return tf.cond(ready.read_value(), cache.read_value, store)
-
-
-@contextlib.contextmanager
-def float32_norm_and_pool(on: bool = True):
-    """Builders made inside compute batch norm (with the activation after it) and pooling in
-    float32 when their compute dtype is not float32, cast back after: where the reduced dtype's
-    kernels for them are slow (graph/precision.py, float32_norm_and_pool)."""
-    token = _FLOAT32_NORM_AND_POOL.set(bool(on))
-    try:
-        yield
-    finally:
-        _FLOAT32_NORM_AND_POOL.reset(token)
-
-
-def fold_settings() -> tuple[bool, bool]:
-    """(fold, once_per_session) of the enclosing `folded_batch_norm` scope."""
-    return _FOLD_BATCH_NORM.get()
-
-
-def norm_and_pool_in_float32() -> bool:
-    """Whether an enclosing `float32_norm_and_pool` scope is on."""
-    return _FLOAT32_NORM_AND_POOL.get()
 
 
 class Conv1x1(NamedTuple):
@@ -250,23 +231,3 @@ def conv_gradient_overridden() -> bool:
     """Whether an enclosing gradient_override_map already replaces Conv2D's gradient."""
     graph = tf1.get_default_graph()
     return bool(getattr(graph, '_gradient_override_map', {}).get('Conv2D'))
-
-
-_GRAPH_CHOICES = contextvars.ContextVar('graph_choices', default=None)
-
-
-@contextlib.contextmanager
-def graph_choices(decide):
-    """Training builders made inside ask `decide(Conv1x1)` how to build each 1x1 convolution:
-    'matmul' (`conv1x1_matmul`), 'filter_matmul' (`conv1x1_filter_matmul`) or None (a
-    convolution); `decide` None: never (today's graph)."""
-    token = _GRAPH_CHOICES.set(decide)
-    try:
-        yield
-    finally:
-        _GRAPH_CHOICES.reset(token)
-
-
-def choice_of():
-    """The enclosing `graph_choices` scope's decide function, or None."""
-    return _GRAPH_CHOICES.get()

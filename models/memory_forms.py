@@ -1,7 +1,7 @@
 """Other forms of a training step's memory-bound ops: the ReLUs and their gradients.
 
-Two sites of a network ask the enclosing graph choices (fast_paths.graph_choices; decided by
-graph/graph_choices.py) how to build them, each by its `Site`:
+Two sites of a network ask the builder's graph choices (fast_paths.BuildOptions.choose;
+decided by graph/graph_choices.py) how to build them, each by its `Site`:
 
   * 'relu': the ReLU after a training batch norm (ConvNetBuilder.conv's conv-BN-ReLU); its
     gradient is ReluGrad.

@@ -82,7 +82,8 @@ class CNNModel:
                            tf.float32)
 
     def build_network(self, images, *, phase_train, num_classes, data_format='NHWC',
-                      dtype=tf.float32, variable_dtype=tf.float32) -> BuildNetworkResult:
+                      dtype=tf.float32, variable_dtype=tf.float32,
+                      options=None) -> BuildNetworkResult:
         """Builds the network on `images` in the current variable scope and device.
 
         Args:
@@ -92,12 +93,14 @@ class CNNModel:
           num_classes: width of the logits (1001 for ImageNet with background, 10 for CIFAR-10).
           data_format: 'NHWC' or 'NCHW'; `images` must already be in it.
           dtype: compute dtype; variable_dtype: storage dtype of the variables.
+          options: the models/fast_paths.BuildOptions of the builder (folded batch norm,
+            float32 norm and pool, the graph choices' `choose`), or None for none of them.
 
         Returns:
           BuildNetworkResult with float32 logits [batch, num_classes].
         """
         cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train, data_format, dtype,
-                                             variable_dtype)
+                                             variable_dtype, options=options)
         cnn.use_batch_norm = self.uses_batch_norm
         with tf1.variable_scope('cg'):
             self.add_inference(cnn)

@@ -126,8 +126,10 @@ SPECS: tuple[ParamSpec, ...] = (
        'Gbit/s (10, 25, 100: Ethernet) or 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, '
        'ib_ndr, loopback (measured now; every task on this host). Default: 10.'),
     _s('gpu_interconnect', None, 'GPU <-> GPU link for --plan_scaling and --dry_run: pcie3, '
-       'pcie4, pcie5, nvlink1-nvlink4, or a host: dgx1_p100, dgx1_v100, ec2_p2.8xlarge, '
-       'ec2_p2.16xlarge, ec2_p3.16xlarge, dgx_a100, dgx_h100. Default: the GPU\'s PCIe.'),
+       'pcie4, pcie5, nvlink1-nvlink4, nvlink (the GPU\'s own generation), or a host: '
+       'dgx1_p100, dgx1_v100, gce_k80x8, ec2_p2.8xlarge, ec2_p2.16xlarge, ec2_p3.16xlarge, '
+       'dgx_a100, dgx_h100. Default: the GPU\'s PCIe (peer-to-peer; through host memory for '
+       'GeForce boards).'),
     _i('plan_num_ps', 0, 'ps tasks of the --plan_scaling rows: 0 puts one on each worker host '
        '(as the original\'s published EC2 runs); N plans N on hosts of their own.', lower=0),
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
@@ -277,6 +279,11 @@ SPECS: tuple[ParamSpec, ...] = (
        'slower beyond the noise and by more than --fail_on_slower percent.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',
        lower=0),
+    _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '
+       'when one of them shared the host (other processes above 25% of its cores, or steal '
+       'above 5%) or stopped before its planned steps; without it such a baseline is refused '
+       'and such a run fails the gate unjudged (the flag tf_cnn_results and tf_cnn_sweep '
+       'compare take too).'),
     # --- Speed.
     _b('use_fp16', False, 'float16 activations and gradients, float32 master variables.'),
     _b('fp16_vars', False, 'With --use_fp16, keep the variables in float16 too.'),
@@ -293,8 +300,14 @@ SPECS: tuple[ParamSpec, ...] = (
        'gradients as MatMuls), relu_xla / residual_xla (a batch norm\'s ReLU, a residual '
        'add + ReLU, with their gradients, as XLA clusters), relu_float32 / residual_float32 '
        '(the same in float32). docs/speed-choices.md.'),
+    _b('print_graph_choices', False, 'Print the graph choices\' full table (every site, its '
+       'form and measured factor) in the header, not only their one-line count; the results '
+       'JSON has it always (plan.graph_choices). docs/output.md.'),
     _b('xla', False, 'XLA auto-clustering for the whole session.'),
     _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
+    _b('notf32', False, 'Float32 convolutions and matrix products without TF32 tensor cores on '
+       'compute capability 8.0+ (TensorFlow enables TF32 by default; this sets '
+       'NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
        'host\'s physical cores.', lower=0),
     _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides). Default: '
@@ -418,13 +431,19 @@ EVAL_DURING_TRAINING_FLAGS = (
     'eval_during_training_at_specified_steps', 'eval_during_training_at_specified_epochs')
 
 
-def validate_params(p: Params) -> None:
+def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
     """Checks every value and every cross-parameter rule; the first violation is raised.
+
+    Args:
+      p: the Params.
+      ranges_checked: `check_ranges` ran already (cluster/resolvers.resolve checks the given
+        values, and the cluster fields it fills in as it makes them): not again.
 
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.
     """
-    check_ranges(p)
+    if not ranges_checked:
+        check_ranges(p)
     _check_empty_paths(p)
     if p.num_epochs is not None and not p.num_epochs > 0:
         raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
@@ -564,6 +583,12 @@ def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
     return rates, epochs
 
 
+def default_device(p: Params, num_visible_gpus: int) -> str:
+    """The device a run's towers use: --device, else 'gpu' where a GPU is visible (or
+    planned: preflight/planned_step.py), else 'cpu'. The one definition of the default."""
+    return p.device or ('gpu' if num_visible_gpus else 'cpu')
+
+
 def resolve_params(p: Params, num_visible_gpus: int) -> Params:
     """Fills the defaults that depend on the machine; a pure function returning new Params.
 
@@ -583,7 +608,7 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
         # A ps builds no towers: the workers' GPU flags, often given to every task alike (one
         # TFJob or srun command line), do not apply to it.
         p = p._replace(device='cpu', local_parameter_device='cpu')
-    device = p.device or ('gpu' if num_visible_gpus else 'cpu')
+    device = default_device(p, num_visible_gpus)
     if device == 'gpu' and not num_visible_gpus:
         raise ParamsError('--device=gpu, but no GPU is visible; use --device=cpu (with '
                           '--num_gpus=N for N logical CPU devices).')

@@ -6,11 +6,14 @@ What comes from where:
     placeholder build (speed_model/layer_profile.py);
   * one device's compute: --single_device_images_per_sec, else a stored one-device run the
     caller looks up (`find_run`: preflight/scaling_plan.py reads the results database), else
-    the GPU table's peak at step_time.ASSUMED_UTILISATION;
-  * the links: --gpu_interconnect (a link, or a host preset of hardware/links.py that also
-    names the GPU, its PCIe sharing and network), --interconnect_gbps (Gbit/s or a preset;
-    'loopback' measures this host's gRPC rate now: hardware/loopback.py, and plans every task
-    on this host, sharing its cores), else the GPU's PCIe generation and 10 Gbit/s Ethernet.
+    the GPU's data sheet through the per-op model (speed_model/gpu_step.py; TF32 unless
+    --notf32 or NVIDIA_TF32_OVERRIDE=0, XLA fusion with --xla_compile or --xla);
+  * the links: --gpu_interconnect (a link, 'nvlink' for the GPU's own NVLink generation, or a
+    host preset of hardware/links.py that also names the GPU, its PCIe sharing and network),
+    --interconnect_gbps (Gbit/s or a preset; 'loopback' measures this host's gRPC rate now:
+    hardware/loopback.py, and plans every task on this host, sharing its cores), else the GPU's
+    PCIe generation (peer-to-peer; through host memory for GeForce boards, which have none)
+    and 10 Gbit/s Ethernet.
 
 Nothing here builds a step, reads the results database or prints: preflight/scaling_plan.py
 drives `--plan_scaling` and the dry run's predicted step with these.
@@ -18,13 +21,14 @@ drives `--plan_scaling` and the dry run's predicted step with these.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from .. import cnn_util
 from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from ..runtime import cpu_tuning
-from . import layer_profile, scaling_report, step_time
+from . import layer_profile, op_profile, scaling_report, step_time
 from . import traffic_patterns as patterns
 
 # (Params, device name such as 'V100 16GB' or 'CPU') -> (images/sec, source) of a stored
@@ -73,24 +77,29 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
             network = links_lib.network(value)
         if gpu is None:
             return None, patterns.Links(None, 1, None, network), loopback
-        pcie = links_lib.link(host.pcie if host else links_lib.PCIE_OF_GPU.get(gpu.name,
-                                                                             'pcie3'))
+        pcie = links_lib.link(host.pcie if host else getattr(gpu, 'pcie', None)
+                              or links_lib.PCIE_OF_GPU.get(gpu.name, 'pcie3'))
+        host_memory = None
         if host is not None:
             gpu_link = links_lib.link(host.gpu_link)
         elif p.gpu_interconnect:
-            gpu_link = links_lib.link(p.gpu_interconnect)
-        else:
+            gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
+        else:  # over PCIe: peer-to-peer, or through host memory (GeForce boards)
             gpu_link = pcie
+            if not links_lib.peer_to_peer_over_pcie(gpu):
+                host_memory = links_lib.link(links_lib.DEFAULT_HOST_MEMORY_NO_P2P)
         uplink = (host.gpus_per_pcie_uplink if host
                   else links_lib.GPUS_PER_UPLINK_OF_GPU.get(gpu.name, 1))
     except links_lib.UnknownLinkError as e:
         raise PlanError(str(e)) from None
-    return gpu, patterns.Links(pcie, uplink, gpu_link, network), loopback
+    return gpu, patterns.Links(pcie, uplink, gpu_link, network, host_memory=host_memory), \
+        loopback
 
 
-def _compute(p, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
+def _compute(p, plan, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
              find_run: FindRun | None):
-    """step_time.Compute from the flags, a stored run (`find_run`) or the GPU's peak."""
+    """step_time.Compute from the flags, a stored run (`find_run`) or the GPU's data sheet
+    (the per-op model)."""
     given = p.single_device_images_per_sec
     found = None if given or find_run is None else find_run(p, device)
     if given or found:
@@ -102,10 +111,26 @@ def _compute(p, profile, batch: int, gpu, device: str, one, links, forward_only:
                         'images/sec of a run of this configuration on one device, or of a '
                         '1-worker cluster)')
     try:
-        return step_time.compute_from_peak(gpu, _dtype(p), profile.forward_flops, batch,
-                                           forward_only=forward_only)
+        return step_time.compute_from_gpu_model(
+            gpu, _dtype(p), ops_of(p, plan), batch, xla=bool(p.xla_compile or p.xla),
+            tf32=tf32_enabled(p), forward_only=forward_only,
+            winograd=bool(p.winograd_nonfused))
     except ValueError as e:
         raise PlanError(str(e)) from None
+
+
+def tf32_enabled(p, environ=None) -> bool:
+    """Whether float32 convolutions and matrix products may use TF32: TensorFlow's default,
+    off with --notf32 or NVIDIA_TF32_OVERRIDE=0 in the environment (what cuBLAS and cuDNN
+    read)."""
+    environ = os.environ if environ is None else environ
+    return not p.notf32 and environ.get('NVIDIA_TF32_OVERRIDE', '').strip() != '0'
+
+
+def ops_of(p, plan) -> op_profile.OpProfile:
+    """The model's op profile at the run's dataset, image size and classes."""
+    dataset = plan.dataset if plan.dataset in ('imagenet', 'cifar10') else 'imagenet'
+    return op_profile.from_model(p.model, dataset, plan.image_size, plan.num_classes)
 
 
 def profile_of(p, plan) -> layer_profile.LayerProfile:
@@ -152,8 +177,8 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
                              cpu_secs_per_byte=on_this_host.cpu_secs_per_byte)
     one = scaling_report.topology(base, 1, 1)
     try:
-        compute = _compute(p, profile, batch, gpu, base.device, one, links, p.forward_only,
-                           find_run)
+        compute = _compute(p, plan, profile, batch, gpu, base.device, one, links,
+                           p.forward_only, find_run)
     except patterns.UnplannableError as e:
         raise PlanError(str(e)) from None
     return base._replace(compute=compute)
@@ -195,6 +220,21 @@ def predicted_step_lines(p, plan, gpu, find_run: FindRun | None = None) -> list[
     except (PlanError, patterns.UnplannableError) as e:
         return ['Predicted step:   not planned: %s' % e]
     devices = topo.devices
+    return _step_lines(found, inputs, one, devices) + gpu_model_lines(inputs.compute.step)
+
+
+def gpu_model_lines(step) -> list[str]:
+    """The per-op model's lines of the dry run: the op kinds that bound one GPU's step (share
+    of its time, math-, memory- or launch-bound) and the share of the peak it reaches; none
+    when the compute came from a measured figure."""
+    if step is None:
+        return []
+    return ['                  one GPU\'s step: %s; %.0f%% of the %s peak (%.4g TFLOP/s), '
+            '%d kernels' % (step.describe(), 100 * step.share_of_peak, step.math_path,
+                            step.peak_tflops, step.kernels)]
+
+
+def _step_lines(found, inputs, one, devices) -> list[str]:
     return [
         'Predicted step:   %.1f ms = compute %.1f ms (%s) + %.1f ms of communication that '
         'does not overlap it' % (1e3 * found.step_secs, 1e3 * found.compute_secs,

@@ -10,11 +10,14 @@ The model (docs/scaling.md has it with its sources and its errors):
   * Compute. t_c, the time one device computes one step, from a measured single-device figure
     X images/sec (the same configuration on one device: t_c is what is left of B / X once the
     one device's own communication that does not overlap is taken off), or without one from the
-    GPU table's peak: t_c = B x 3 x forward FLOPs / (utilisation x peak), utilisation an
-    assumption (ASSUMED_UTILISATION). The forward pass is a third of it, the backward pass two
-    thirds (the gradients with respect to the activations and to the weights each cost about a
-    forward pass: the 3 x forward FLOPs of metrics/utilisation.py). Tasks sharing a host's
-    cores (a CPU cluster on one machine) slow each other: t_c x max(1, threads / cores).
+    GPU's data sheet by the per-op model of speed_model/gpu_step.py (`compute_from_gpu_model`:
+    a roofline per op, tensor cores, TF32, XLA fusion, launch costs). The older flat estimate
+    t_c = B x 3 x forward FLOPs / (utilisation x peak), utilisation an assumption
+    (ASSUMED_UTILISATION), is kept as `compute_from_peak` for comparison. The forward pass
+    is a third of it, the backward pass two thirds (the gradients with respect to the
+    activations and to the weights each cost about a forward pass: the 3 x forward FLOPs of
+    metrics/utilisation.py). Tasks sharing a host's cores (a CPU cluster on one machine) slow
+    each other: t_c x max(1, threads / cores).
   * Communication. The bytes per step of each link (speed_model/traffic_patterns.py), over the
     link's rate (hardware/links.py), on the busiest instance of each kind of link; the links a
     transfer crosses in turn are pipelined (the slowest one sets the pace).
@@ -52,9 +55,11 @@ BOUND_SHARE = 0.05
 
 
 class Compute(NamedTuple):
-    """secs: one device's compute per step (seconds); source: where it comes from."""
+    """secs: one device's compute per step (seconds); source: where it comes from; step: the
+    gpu_step.StepPrediction it came from (None: a measured figure or the flat estimate)."""
     secs: float
     source: str
+    step: object = None
 
 
 class Prediction(NamedTuple):
@@ -248,6 +253,24 @@ def compute_from_peak(gpu, dtype: str, forward_flops_per_image: float, batch_siz
     return Compute(secs, '%s peak %.4g TFLOP/s (%s) x %.0f%% assumed utilisation: %s '
                    'images/sec' % (gpu.name, peak, dtype, 100 * utilisation,
                                    images(batch_size / secs)))
+
+
+def compute_from_gpu_model(gpu, dtype: str, ops, batch_size: int, *, xla: bool = False,
+                           tf32: bool = True, forward_only: bool = False,
+                           winograd: bool = True) -> Compute:
+    """One device's compute per step from the GPU's data sheet by the per-op model
+    (speed_model/gpu_step.predict_step; `ops` is the model's op_profile.OpProfile). The input's
+    copies are left to the links of the step-time model (traffic_patterns' batch bytes).
+
+    Raises:
+      ValueError: an unknown dtype, or a batch below 1.
+    """
+    from . import gpu_step
+    found = gpu_step.predict_step(ops, gpu, dtype, batch_size=batch_size, xla=xla, tf32=tf32,
+                                  forward_only=forward_only, winograd=winograd)
+    return Compute(found.compute_secs, '%s from its data sheet, %s%s: %s images/sec' % (
+        gpu.name, found.math_path, ', XLA' if xla else '', images(found.images_per_sec)),
+        found)
 
 
 def images(rate: float) -> str:

@@ -5,6 +5,8 @@
     tiny_run(num_batches=5, ...)        # its run() result dict
     tiny_losses(**RESNET20, ...)        # its losses as a float array
     stub_plan(device='cpu', ...)        # a run plan's attributes, without building one
+    count_trainable_parameters(graph)   # the sizes of a graph's trainable variables, summed
+    preprocess_imagenet(record, ...)    # one Example through the ImageNet preprocessing
     wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
@@ -66,6 +68,22 @@ def stub_plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, tr
                                  dataset='imagenet', image_size=image_size, num_classes=1001,
                                  cluster_role='', images_per_step=4 * len(devices),
                                  global_batch_size=4 * len(devices), threads=(intra, 1))
+
+
+def count_trainable_parameters(graph) -> int:
+    """Sum of the sizes of the trainable variables of `graph` (all must have static shapes)."""
+    with graph.as_default():
+        variables = tf.compat.v1.trainable_variables()
+    return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in variables))
+
+
+def preprocess_imagenet(serialized: tf.Tensor, **kwargs) -> tuple[tf.Tensor, tf.Tensor]:
+    """One serialized Example -> (image float32 [size, size, 3] in [-1, 1], label int32 scalar)
+    through input_data/image_processing.preprocess_imagenet_batch (its keyword arguments)."""
+    from tf_cnn_benchmarks.input_data import image_processing
+    images, labels = image_processing.preprocess_imagenet_batch(serialized[tf.newaxis], 1,
+                                                                **kwargs)
+    return images[0], labels[0]
 
 
 def wait_for(predicate, timeout_secs: float, proc, poll_secs: float = 0.05) -> bool:

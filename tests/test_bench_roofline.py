@@ -184,9 +184,10 @@ def _choice_graph_specs(decide):
 
     from tf_cnn_benchmarks.models import convnet_builder, fast_paths
     graph = tf.Graph()
-    with graph.as_default(), fast_paths.graph_choices(decide):
+    with graph.as_default():
         cnn = convnet_builder.ConvNetBuilder(tf.zeros([2, 8, 8, 16], tf.bfloat16), 16, True,
-                                             dtype=tf.bfloat16)
+                                             dtype=tf.bfloat16,
+                                             options=fast_paths.BuildOptions(choose=decide))
         cnn.conv(32, 1, 1)
         cnn.conv(32, 3, 3)
         cnn.conv(64, 1, 1, 2, 2, mode='SAME_RESNET')

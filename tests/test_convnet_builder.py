@@ -29,9 +29,9 @@ def _conv_bn_relu(dtype, fold, stats):
     graph = tf.Graph()
     with graph.as_default():
         images = tf.constant(np.random.RandomState(0).uniform(-1, 1, (2, 6, 6, 3)), tf.float32)
-        with fast_paths.folded_batch_norm(fold):
-            cnn = convnet_builder.ConvNetBuilder(tf.cast(images, dtype), 3, phase_train=False,
-                                                 dtype=dtype)
+        cnn = convnet_builder.ConvNetBuilder(tf.cast(images, dtype), 3, phase_train=False,
+                                             dtype=dtype,
+                                             options=fast_paths.BuildOptions(fold_batch_norm=fold))
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
             out = tf.cast(cnn.conv(5, 3, 3), tf.float32)
@@ -62,8 +62,9 @@ def test_folded_batch_norm_is_the_same_function_with_the_same_variables():
 
 
 def test_training_never_folds():
-    with tf.Graph().as_default(), fast_paths.folded_batch_norm():
-        cnn = convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True)
+    with tf.Graph().as_default():
+        cnn = convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True,
+                                             options=fast_paths.BuildOptions(fold_batch_norm=True))
         assert not cnn.fold_batch_norm
 
 
@@ -74,8 +75,9 @@ def _float16_block(float32_norm_and_pool):
     with graph.as_default():
         images = tf.constant(np.random.RandomState(2).uniform(-1, 1, (2, 8, 8, 3)), tf.float32)
         x = tf.cast(images, tf.float16)
-        with fast_paths.float32_norm_and_pool(float32_norm_and_pool):
-            cnn = convnet_builder.ConvNetBuilder(x, 3, phase_train=True, dtype=tf.float16)
+        cnn = convnet_builder.ConvNetBuilder(x, 3, phase_train=True, dtype=tf.float16,
+                                             options=fast_paths.BuildOptions(
+                                                 float32_norm_and_pool=float32_norm_and_pool))
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
             cnn.conv(6, 3, 3)
@@ -113,12 +115,13 @@ def test_float32_norm_and_pool_keeps_the_function_and_the_variables():
 
 
 def test_float32_norm_and_pool_leaves_float32_builders_alone():
-    with tf.Graph().as_default(), fast_paths.float32_norm_and_pool():
-        assert not convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3,
-                                                  phase_train=True).float32_norm_and_pool
+    on = fast_paths.BuildOptions(float32_norm_and_pool=True)
+    with tf.Graph().as_default():
+        assert not convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3]), 3, phase_train=True,
+                                                  options=on).float32_norm_and_pool
         assert convnet_builder.ConvNetBuilder(tf.zeros([1, 4, 4, 3], tf.float16), 3,
-                                              phase_train=True,
-                                              dtype=tf.float16).float32_norm_and_pool
+                                              phase_train=True, dtype=tf.float16,
+                                              options=on).float32_norm_and_pool
 
 
 def test_folded_kernels_once_per_session_are_computed_by_the_first_step_only():
@@ -126,11 +129,11 @@ def test_folded_kernels_once_per_session_are_computed_by_the_first_step_only():
     graph = tf.Graph()
     with graph.as_default():
         images = tf.constant(rng.uniform(-1, 1, (2, 6, 6, 3)), tf.bfloat16)
-        with fast_paths.folded_batch_norm(once_per_session=True):
-            cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train=False, dtype=tf.bfloat16)
-        with fast_paths.folded_batch_norm(once_per_session=False):
-            per_step = convnet_builder.ConvNetBuilder(images, 3, phase_train=False,
-                                                      dtype=tf.bfloat16)
+        cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train=False, dtype=tf.bfloat16,
+                                             options=fast_paths.BuildOptions(True, True))
+        per_step = convnet_builder.ConvNetBuilder(images, 3, phase_train=False,
+                                                  dtype=tf.bfloat16,
+                                                  options=fast_paths.BuildOptions(True, False))
         cnn.use_batch_norm = per_step.use_batch_norm = True
         with tf1.variable_scope('cg'):
             cached = tf.cast(cnn.conv(5, 3, 3), tf.float32)

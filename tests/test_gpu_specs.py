@@ -16,8 +16,26 @@ REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', '
             'L40S', 'H100 80GB', 'H200', 'GTX 1080', 'RTX 2080 Ti', 'RTX 3090', 'RTX 4090']
 
 
+# Issue 40 adds the GPUs people have, after the first ones (the table grew: the first names
+# and their order are unchanged).
+ADDED = ['GTX 1080 Ti', 'Titan Xp', 'P100 SXM2', 'Titan V', 'V100 PCIe 16GB', 'RTX 2080',
+         'Titan RTX', 'Quadro RTX 8000', 'RTX 3080', 'RTX A6000', 'A100 PCIe 80GB', 'H100 PCIe']
+
+
 def test_the_table_has_every_gpu_the_issue_names(specs):
-    assert specs.known_names() == REQUIRED
+    assert specs.known_names() == REQUIRED + ADDED
+
+
+def test_every_gpu_has_the_facts_the_step_model_needs(specs):
+    for spec in specs.GPUS:
+        assert spec.sm_count > 0 and spec.source and spec.pcie in ('pcie3', 'pcie4', 'pcie5')
+        ampere_or_later = spec.compute_capability_tuple >= (8, 0)
+        assert (spec.tf32_tflops is not None) == ampere_or_later, spec.name
+        assert bool(spec.tensor_cores) == (spec.compute_capability_tuple >= (7, 0)), spec.name
+    assert specs.lookup('RTX 3090').p2p is False and specs.lookup('A100').p2p is True
+    assert specs.lookup('H100 PCIe').tf32_tflops == 378.0
+    assert specs.lookup('A100 PCIe 80GB').bandwidth_gbs == 1935
+    assert specs.from_device_name('NVIDIA A100-PCIE-80GB', 79 * 2 ** 30).name == 'A100 PCIe 80GB'
 
 
 @pytest.mark.parametrize('typed, name', [

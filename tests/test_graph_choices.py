@@ -34,9 +34,10 @@ def _builder_net(choose, data_format, dtype):
     if data_format == 'NCHW':
         images = images.transpose(0, 3, 1, 2)
     graph = tf.Graph()
-    with graph.as_default(), fast_paths.graph_choices(choose):
+    with graph.as_default():
         cnn = convnet_builder.ConvNetBuilder(tf.cast(tf.constant(images), dtype), 8, True,
-                                             data_format, dtype)
+                                             data_format, dtype,
+                                             options=fast_paths.BuildOptions(choose=choose))
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
             cnn.conv(16, 1, 1, bias=None)                                   # 10x10, stride 1
@@ -291,9 +292,13 @@ def test_the_header_names_the_measured_choices(monkeypatch, calibration_record):
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3, 'calibrate': True})
     lines = bench.precision_lines()
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
-    assert any(line.strip().startswith('graph choices measured here (time vs today\'s form, '
-                                       'forward + gradients): conv1x1_matmul on 3x8x8x64->256 '
-                                       '0.50x') for line in lines)
+    # The header counts them in one line; the table (--print_graph_choices, the results JSON)
+    # names each.
+    assert lines[1].strip() == ('graph choices measured here: 9 of 24 sites changed '
+                                '(conv1x1_matmul 9)')
+    table = graph_choices.table(bench.plan.graph_choices)
+    assert table[0] == 'graph choices measured here (time vs today\'s form, forward + gradients):'
+    assert any(line.startswith('  conv1x1_matmul on 3x8x8x64->256 0.50x') for line in table)
     types = [op.type for op in bench.build_graph().graph.get_operations()]
     assert types.count('Conv2D') == 53 - 30  # stride 1 measured faster, stride 2 not
     gpu_plan = SimpleNamespace(params=params.make_params(device='gpu'), training=True)
@@ -306,10 +311,10 @@ def test_a_first_run_builds_todays_graph_and_says_how_to_calibrate(monkeypatch,
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     choices = graph_choices.resolve(bench.plan, bench.model)
     assert choices.factors == {} and choices.decide(SHAPE) is None
-    assert graph_choices.describe(choices) == [
-        "graph choices: none calibrated here for this step: today's graph (`tf_cnn_benchmarks "
-        "--calibrate --model=resnet50 --batch_size=3` measures them, about %.0f s)"
-        % graph_choices.measure_secs(graph_choices.sites(bench.plan, bench.model))]
+    note = ("graph choices: not calibrated: today's graph (--calibrate measures them, about "
+            "%.0f s)" % graph_choices.measure_secs(graph_choices.sites(bench.plan, bench.model)))
+    assert graph_choices.describe(choices) == [note] and graph_choices.brief(choices) == [note]
+    assert len(note) <= graph_choices.BRIEF_WIDTH
 
 
 def test_a_host_measuring_no_choice_faster_builds_todays_graph_byte_for_byte(
@@ -376,7 +381,6 @@ def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys,
     # out of memory before the memory check could say the run does not fit. Batch 7: no other
     # test caches factors of these shapes.
     small = (1 << 20, 'RLIMIT_AS')
-    graph_choices._MEMO.clear()
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7, 'refresh_peak': True})
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
     choices = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda *a: pytest.fail(
@@ -389,15 +393,12 @@ def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys,
            'graph' in err
     # Factors already cached need no probe: with little memory they are still used.
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: (1 << 40, ''))
-    graph_choices._MEMO.clear()
     measured = graph_choices.resolve(bench.plan, bench.model, measure_fn=lambda shapes, *_: {
         (s, form): 0.5 for s in shapes for form in graph_choices.forms_of(s)})
     assert measured.when == 'measured here' and set(measured.factors.values()) == {0.5}
     monkeypatch.setattr(graph_choices.host_memory, 'host_available_bytes', lambda: small)
-    graph_choices._MEMO.clear()
     again = helpers.tiny_bench(**{**RESNET50, 'batch_size': 7})
     cached = graph_choices.resolve(again.plan, again.model, measure_fn=lambda *a: pytest.fail(
         'the probe ran'))
     assert cached.mode == graph_choice_flag.MEASURED and cached.factors == measured.factors
     assert capsys.readouterr().err == ''
-    graph_choices._MEMO.clear()

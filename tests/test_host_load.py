@@ -328,13 +328,24 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
     b = [_sweep_record(8, r, i, o) for i, (r, o) in enumerate(
         [(50.0, 0.71), (52.0, 0.6), (51.0, 0.1)])]
-    text, failed = sweep_compare.format_comparison('a', 'b', a, b)
+    # With --include_unclean_runs the busy runs count (issue 39.4 leaves them out by default).
+    text, failed = sweep_compare.format_comparison('a', 'b', a, b, include_unclean=True)
     assert not failed
     lines = text.splitlines()
     head = [line for line in lines if line.startswith('| model')][0]
     assert head.endswith('| verdict | A host load | B host load | notes |')
     row = [line for line in lines if line.startswith('| trivial')][0]
     assert row.endswith('| 0.510 | 0.05 | slower | 5% | 71% (2/3 busy) | busy host in B |')
+    assert ('B: kept 2 unclean runs of 3 (--include_unclean_runs): 2 shared the host (others '
+            'used > 25% of the cores)') in lines
+    # By default they are left out: B keeps one run, too few for a verdict.
+    text, _ = sweep_compare.format_comparison('a', 'b', a, b)
+    row = [line for line in text.splitlines() if line.startswith('| trivial')][0]
+    assert row.endswith('| 51.0 (1 run) | 0.510 | - | ? | 5% | 71% (2/3 busy) | n=3+1: the '
+                        'Mann-Whitney test cannot reach p<=0.05 with fewer than 3 repeats per '
+                        'side; B: 2 of 3 runs left out (busy) |')
+    assert ('B: left out 2 of 3 runs: 2 shared the host (others used > 25% of the cores); '
+            '--include_unclean_runs keeps them') in text.splitlines()
     assert 'host load: the highest share of a run\'s cores' in text
     # Without host loads on either side, the table is what it was.
     plain, _ = sweep_compare.format_comparison(

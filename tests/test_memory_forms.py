@@ -37,11 +37,11 @@ def _net(form, data_format, dtype, float32_conv_gradients=False):
         images = images.transpose(0, 3, 1, 2)
     graph = tf.Graph()
     overrides = {'Conv2D': precision.FLOAT32_CONV_GRADIENT} if float32_conv_gradients else {}
-    with graph.as_default(), graph.gradient_override_map(overrides), \
-            fast_paths.graph_choices(lambda site: form if form in graph_choices.forms_of(site)
-                                     else None):
+    options = fast_paths.BuildOptions(choose=lambda site: form if form in
+                                      graph_choices.forms_of(site) else None)
+    with graph.as_default(), graph.gradient_override_map(overrides):
         cnn = convnet_builder.ConvNetBuilder(tf.cast(tf.constant(images), dtype), 8, True,
-                                             data_format, dtype)
+                                             data_format, dtype, options=options)
         cnn.use_batch_norm = True
         with tf1.variable_scope('cg'):
             x = cnn.conv(8, 3, 3, bias=None)
@@ -107,11 +107,12 @@ def test_float32_form_reads_float32_convolution_gradients_before_their_cast():
     # element here), bound 2**-6.
     off_loss, off_grads, _, _ = _net(None, 'NHWC', tf.bfloat16, True)
     graph = tf.Graph()
+    options = fast_paths.BuildOptions(
+        choose=lambda site: 'float32' if isinstance(site, memory_forms.Site) else None)
     with graph.as_default(), graph.gradient_override_map(
-            {'Conv2D': precision.FLOAT32_CONV_GRADIENT}), fast_paths.graph_choices(
-                lambda site: 'float32' if isinstance(site, memory_forms.Site) else None):
+            {'Conv2D': precision.FLOAT32_CONV_GRADIENT}):
         cnn = convnet_builder.ConvNetBuilder(tf.zeros([2, 6, 6, 8], tf.bfloat16), 8, True,
-                                             'NHWC', tf.bfloat16)
+                                             'NHWC', tf.bfloat16, options=options)
         cnn.use_batch_norm = True
         x = cnn.conv(8, 3, 3, bias=None)
         z = cnn.residual(x, cnn.conv(8, 1, 1, input_layer=x, activation=None))
@@ -238,7 +239,8 @@ def test_the_header_names_the_measured_forms_and_the_graph_has_them(monkeypatch,
     monkeypatch.setattr(graph_choices, 'measure', fake)
     # Batch 3: factors are kept per shape (in this process too); the other tests' shapes
     # must not meet these.
-    bench = helpers.tiny_bench(**{**RESNET20, 'batch_size': 3}, use_bf16=True, calibrate=True)
+    bench = helpers.tiny_bench(**{**RESNET20, 'batch_size': 3}, use_bf16=True, calibrate=True,
+                               print_graph_choices=True)  # the header's full table
     text = ' '.join(bench.precision_lines())
     # resnet20 at 8x8: joins at 8x8x16, 4x4x32 and 2x2x64.
     assert 'residual_xla on 3x8x8x16 0.50x, 3x4x4x32 0.50x, 3x2x2x64 0.50x' in text

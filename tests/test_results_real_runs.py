@@ -84,7 +84,10 @@ _RUNS = textwrap.dedent('''
 
 
 def _results(capsys, *args):
-    status = results_cli.main(['tf_cnn_results'] + list(args))
+    # The runs share the two cores with the other pytest worker, so most record a busy host:
+    # the search keeps them (issue 39.4 leaves such runs out by default;
+    # tests/test_clean_runs.py tests that).
+    status = results_cli.main(['tf_cnn_results'] + list(args) + ['--include_unclean_runs'])
     out, err = capsys.readouterr()
     return status, out, err
 

@@ -23,7 +23,7 @@ Commands:
                (history/regressions.py): the first slower run, its label, what changed;
                --fail_on_regression: exit 1 when one is still slower (a CI gate)
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
-               static page (no server, no script)
+               static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
                database; the same run twice is one row
 
@@ -31,6 +31,13 @@ Filters (list, show, history, regressions, html): --model, --precision (fp32, fp
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
 --variable_update, --host and --label (shell patterns: 'node-*'), --since (2026-01-31,
 2026-01-31T12:00, or an age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
+
+Verdicts from clean runs (history, regressions, html): a run whose timed part shared the host
+(other processes above 25% of its cores, steal above 5%) or that stopped before its planned
+steps (SIGINT after 28 of 100) is left out, with one line per reason ('left out 2 of 12 runs:
+2 shared the host (others used > 25% of the cores)'); --include_unclean_runs keeps them in.
+`show` says of each run whether it is clean (metrics/clean_runs.py has the rule; a run
+recorded before its host load was kept counts as clean).
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
 cannot be used (one `error:` line); 2 for bad arguments.
@@ -45,6 +52,7 @@ import re
 import sys
 
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
+from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import results_format
 
@@ -104,6 +112,8 @@ def _make_parser() -> _Parser:
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
                         metavar='PCT', help='the smallest step that counts, in percent of the '
                         'median before it (default %(default)g)')
+    change.add_argument(clean_runs.INCLUDE_FLAG, action='store_true',
+                        help=clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
@@ -150,6 +160,11 @@ def _slug(row: dict) -> str:
         row['variable_update']))
 
 
+def _clean(rows: list[dict], args) -> clean_runs.Selection:
+    """The rows a verdict uses (metrics/clean_runs.py; all with --include_unclean_runs)."""
+    return clean_runs.select(rows, records.run_state, args.include_unclean_runs)
+
+
 def _history(conn, args) -> int:
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
@@ -161,11 +176,17 @@ def _history(conn, args) -> int:
         raise UsageError('history shows one configuration; %d match the filters (%s): narrow '
                          'them (--batch_size, --num_devices, --variable_update, --mode, ...) '
                          'or give --config=KEY' % (len(keys), shown))
-    found, _, _ = regressions.find_regressions(rows, args.min_change)
-    print('\n'.join(results_format.history_lines(rows, found)))
+    chosen = _clean(rows, args)
+    if not chosen.kept:
+        print('\n'.join(chosen.lines()))
+        print('error: every run of %s was left out of the history; %s keeps them'
+              % (records.describe_config(rows[0]), clean_runs.INCLUDE_FLAG), file=sys.stderr)
+        return 1
+    found, _, _ = regressions.find_regressions(chosen.kept, args.min_change)
+    print('\n'.join(results_format.history_lines(chosen.kept, found, chosen)))
     path = args.png or 'history-%s.png' % _slug(rows[0])
-    png = plots.history_png(rows, [(r.first_slower['id'], r.step.judgement.ratio - 1.0)
-                                   for r in found])
+    png = plots.history_png(chosen.kept, [(r.first_slower['id'],
+                                           r.step.judgement.ratio - 1.0) for r in found])
     with open(path, 'wb') as f:
         f.write(png)
     print('plot written to %s' % path)
@@ -173,11 +194,17 @@ def _history(conn, args) -> int:
 
 
 def _regressions(conn, args) -> int:
-    rows = _rows(conn, args)
-    found, searched, short = regressions.find_regressions(rows, args.min_change)
-    print('\n'.join(results_format.regression_lines(found, (searched, short))))
+    chosen = _clean(_rows(conn, args), args)
+    found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
+    print('\n'.join(results_format.regression_lines(found, (searched, short))
+                    + chosen.lines()))
     still = [r for r in found if r.still_slower]
     if args.fail_on_regression:
+        if not searched and chosen.total:
+            print('gate: FAILED: no series was searched: every one of the %d matching runs '
+                  'was left out (see above; %s keeps them)' % (chosen.total,
+                                                              clean_runs.INCLUDE_FLAG))
+            return 1
         if not searched:
             print('gate: FAILED: no series was searched (no run matches the filters: check '
                   '--host, --model and the other filters against `tf_cnn_results list`)')
@@ -218,7 +245,8 @@ def _read_command(conn, args) -> int:
         return _history(conn, args)
     if args.command == 'regressions':
         return _regressions(conn, args)
-    path = page.write_page(args.out_dir, _rows(conn, args), args.db_path, args.min_change)
+    path = page.write_page(args.out_dir, _rows(conn, args), args.db_path, args.min_change,
+                           include_unclean=args.include_unclean_runs)
     print('page written to %s' % path)
     return 0
 

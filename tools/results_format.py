@@ -73,6 +73,7 @@ def show_lines(row: dict) -> list[str]:
         '  config key: %s' % row['config_key'],
         '  images/sec: %.2f (global batch %s, %s timed steps)' % (
             row['images_per_sec'], row['global_batch_size'], row['num_steps']),
+        '  clean: %s' % records.run_state(row).describe(),
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
             _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
         '  figures: %s' % _figures(row),
@@ -87,16 +88,27 @@ def show_lines(row: dict) -> list[str]:
     ]
 
 
-def history_lines(rows: list[dict], found: list[regressions.Regression]) -> list[str]:
-    """`history`: the configuration, one table row per run, then the steps down found."""
+def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=None
+                  ) -> list[str]:
+    """`history`: the configuration, one table row per run, then the steps down found.
+
+    Args:
+      rows: the runs the search used (the clean ones, or all with --include_unclean_runs).
+      found: the steps down found in them.
+      chosen: the metrics/clean_runs.py Selection `rows` came from: its unclean runs kept
+        are marked in the step column ('busy', 'stopped at 28 of 100'), those left out are
+        listed after the table with the left-out lines.
+    """
     slower = {r.first_slower['id']: r for r in found}
+    badges = {item['id']: s.badge for item, s in (chosen.kept_unclean if chosen else [])}
     body, previous = [], {}
     for row in rows:
         host = row['hostname'] or '?'
         before = previous.get(host)
         changed = '; '.join(records.changes(before, row)) if before else ''
-        mark = ('step down %s' % regressions.summary(slower[row['id']])['change']
-                if row['id'] in slower else '')
+        mark = '; '.join(m for m in (
+            'step down %s' % regressions.summary(slower[row['id']])['change']
+            if row['id'] in slower else '', badges.get(row['id'], '')) if m)
         body.append(['%d' % row['id'], when(row), host, row['label'] or '-',
                      '%.2f' % row['images_per_sec'], _ms(row['step_time_median']),
                      _ms(row['step_time_stdev']), mark, changed or '-'])
@@ -111,6 +123,10 @@ def history_lines(rows: list[dict], found: list[regressions.Regression]) -> list
         lines.append('')
         lines.append('%s: %d run(s); latest batch of repeats: %.2f images/sec median of %d' % (
             host, len(mine), statistics.median(batch), len(batch)))
+    if chosen and chosen.left_out:
+        lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
+                                                  for r, s in chosen.left_out)]
+    lines += chosen.lines() if chosen else []
     return lines + [''] + regression_lines(found, None)
 
 

@@ -25,7 +25,9 @@ compare prints B/A per configuration present in both sweeps with each side's noi
 range of its repeats) and a one-sided Mann-Whitney test over the repeats: "slower"/"faster" at
 p <= 0.05, "same" otherwise, "?" with the reason when there are too few repeats for the test
 (3 per side needed). `compare A B --fail_on_slower=PCT` is a regression gate: exit 1 when a
-configuration is slower by the test and by more than PCT percent (tools/sweep/gate.py).
+configuration is slower by the test and by more than PCT percent (tools/sweep/gate.py). Runs
+that shared the host or stopped before their planned steps are left out of both, with a line
+saying how many and why (metrics/clean_runs.py); --include_unclean_runs keeps them.
 
 Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_updates
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list

@@ -13,21 +13,34 @@ processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` m
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
 percent, with the failed configurations listed.
 
-Listed after the table: configurations found on only one side ("only in A"), and those both
-sides ran but one side without a successful run ("failed in A": every run of it there failed or
-was interrupted). Exit status 0 (1: the gate failed), or 2 when a side has no results file or
-an argument is bad.
+The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
+timed part shared the host (other processes above 25% of its cores, steal above 5%) or that
+ran fewer timed steps than its --num_batches is left out, its configuration's notes say how
+many of a side's runs were, and a line per side after the table says why ('B: left out 2 of
+12 runs: 2 shared the host (others used > 25% of the cores)'). `--include_unclean_runs` keeps
+them (their side's notes then say 'busy host in B').
+
+Listed after the table: configurations found on only one side ("only in A"), those both sides
+ran but one side without a successful run ("failed in A": every run of it there failed or was
+interrupted), and those whose every successful run on a side was left out ("left out in A").
+Exit status 0 (1: the gate failed), or 2 when a side has no results file or an argument is
+bad.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import NamedTuple
+
+# Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
+from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import gate, host_load, results
 
-USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT]   (sweep output directories or '
-         'results.jsonl files)')
+USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT] [--include_unclean_runs]   '
+         '(sweep output directories or results.jsonl files)')
+LEFT_OUT = 'left out'  # the status a left-out record is given in compare's copy
 
 
 def verdict(a: results.Stats, b: results.Stats) -> str:
@@ -56,33 +69,80 @@ def _side(records: list[dict]) -> str:
                                                   env['gpus'], env['onednn'], len(records))
 
 
-def _host_cells(config, a_records, b_records, notes: str) -> list[str]:
-    """[A host load, B host load, notes with 'busy host in A/B' added] of a configuration."""
-    cells, busy = [], []
-    for side, records in (('A', a_records), ('B', b_records)):
-        mine = [r for r in records if results.config_of(r) == config]
-        cells.append(host_load.compare_cell(mine))
-        if any(host_load.is_busy(r) for r in mine if r.get('status') == 'ok'):
-            busy.append(side)
-    if busy:
-        notes = '; '.join(n for n in (notes, 'busy host in %s' % ' and '.join(busy)) if n)
-    return cells + [notes]
+def clean_side(records: list[dict], include: bool = False
+               ) -> tuple[list[dict], clean_runs.Selection]:
+    """One side's records for the statistics: each successful record that is not clean
+    (metrics/clean_runs.py) given status 'left out' in a copy (kept with `include`), and the
+    selection over the successful records."""
+    ok = [r for r in records if r.get('status') == 'ok']
+    chosen = clean_runs.select(ok, host_load.record_state, include)
+    out = [id(r) for r, _ in chosen.left_out]
+    return [dict(r, status=LEFT_OUT) if id(r) in out else r for r in records], chosen
 
 
-def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None = None
-            ) -> tuple[list[list[str]], list[str], list[str], list[str], list[str], list[str]]:
-    """Returns (rows, only in A, only in B, failed in A, failed in B, gate failures).
+def _left_out_note(config, side: str, records: list[dict]) -> str:
+    """'B: 2 of 3 runs left out (busy, stopped at 28 of 100)' or ''."""
+    mine = [r for r in records if results.config_of(r) == config
+            and r.get('status') in ('ok', LEFT_OUT)]
+    gone = [r for r in mine if r['status'] == LEFT_OUT]
+    if not gone:
+        return ''
+    badges = sorted({host_load.record_state(r).badge for r in gone})
+    return '%s: %d of %d runs left out (%s)' % (side, len(gone), len(mine), ', '.join(badges))
 
-    Each row: [model, batch, devices, precision, variable_update, A cell, B cell, 'B/A' ratio
-    with 3 decimals, p, verdict, notes]; when a record of either side has a host load
-    (tools/sweep/host_load.py), [A host load, B host load] come before the notes, which then
-    name a side with a run on a busy host; gate failures: the labels of the configurations that
-    fail `fail_pct` (tools/sweep/gate.py; [] without it). The lists hold configuration labels:
-    'only in' a side that has records of it (any status) while the other has none; 'failed in'
-    a side without a successful run of a configuration both sides have records of.
+
+class Comparison(NamedTuple):
+    """What `compare` found; the lists hold configuration labels (results.describe).
+
+    Attributes:
+      rows: per configuration in both sides: [model, batch, devices, precision,
+        variable_update, A cell, B cell, 'B/A' ratio with 3 decimals, p, verdict, notes]; when
+        a record of either side has a host load (tools/sweep/host_load.py), [A host load, B
+        host load] come before the notes, which then name a side with a busy run kept; the
+        notes name a side whose runs were left out ('B: 2 of 3 runs left out (busy)').
+      only_a, only_b: configurations a side has records of (any status) and the other none.
+      failed_a, failed_b: configurations both sides have records of, one side without a
+        successful run.
+      left_out_a, left_out_b: configurations both sides ran whose every successful run on a
+        side was left out (metrics/clean_runs.py).
+      gate_failed: the configurations that fail `fail_pct` (tools/sweep/gate.py; [] without).
+      chosen_a, chosen_b: each side's clean_runs.Selection over its successful runs.
     """
-    a_stats = results.config_stats(a_records)
-    b_stats = results.config_stats(b_records)
+    rows: list
+    only_a: list
+    only_b: list
+    failed_a: list
+    failed_b: list
+    left_out_a: list
+    left_out_b: list
+    gate_failed: list
+    chosen_a: clean_runs.Selection
+    chosen_b: clean_runs.Selection
+
+
+def _notes(config, a_records, b_records, a_used, b_used, notes: str, hosts: bool) -> list[str]:
+    """The last cells of a row: [A host load, B host load] when `hosts`, then the notes with
+    the busy sides kept and the left-out runs of each side added."""
+    cells, extra = [], [notes]
+    if hosts:
+        cells = [host_load.compare_cell([r for r in records if results.config_of(r) == config])
+                 for records in (a_records, b_records)]
+        busy = [side for side, used in (('A', a_used), ('B', b_used))
+                if any(host_load.is_busy(r) for r in used
+                       if r.get('status') == 'ok' and results.config_of(r) == config)]
+        extra.append('busy host in %s' % ' and '.join(busy) if busy else '')
+    extra += [_left_out_note(config, 'A', a_used), _left_out_note(config, 'B', b_used)]
+    return cells + ['; '.join(n for n in extra if n)]
+
+
+def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None = None,
+            include_unclean: bool = False) -> Comparison:
+    """B against A per configuration over each side's clean runs (all successful ones with
+    `include_unclean`); see Comparison for what is returned."""
+    a_used, chosen_a = clean_side(a_records, include_unclean)
+    b_used, chosen_b = clean_side(b_records, include_unclean)
+    a_stats = results.config_stats(a_used)
+    b_stats = results.config_stats(b_used)
     hosts = host_load.any_measured(a_records + b_records)
     rows, gate_failed = [], []
     for config in sorted(set(a_stats) & set(b_stats), key=results.sort_key):
@@ -90,30 +150,34 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
         j = gate.judge(a, b, fail_pct)
         row = [str(v) for v in config] + [_cell(a), _cell(b), ratio, gate.p_cell(j),
-                                          j.verdict, gate.notes(j, fail_pct)]
-        if hosts:
-            row[-1:] = _host_cells(config, a_records, b_records, row[-1])
-        rows.append(row)
+                                          j.verdict]
+        rows.append(row + _notes(config, a_records, b_records, a_used, b_used,
+                                 gate.notes(j, fail_pct), hosts))
         if j.failed:
             gate_failed.append(results.describe(config))
     a_ran = {results.config_of(r) for r in a_records}
     b_ran = {results.config_of(r) for r in b_records}
+    both = a_ran & b_ran
+    a_gone = {results.config_of(r) for r in a_used if r.get('status') == LEFT_OUT}
+    b_gone = {results.config_of(r) for r in b_used if r.get('status') == LEFT_OUT}
 
     def labels(configs):
         return [results.describe(c) for c in sorted(configs, key=results.sort_key)]
 
-    return (rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
-            labels((a_ran & b_ran) - set(a_stats)), labels((a_ran & b_ran) - set(b_stats)),
-            gate_failed)
+    return Comparison(
+        rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
+        labels(both - set(a_stats) - a_gone), labels(both - set(b_stats) - b_gone),
+        labels((both & a_gone) - set(a_stats)), labels((both & b_gone) - set(b_stats)),
+        gate_failed, chosen_a, chosen_b)
 
 
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
-                      b_records: list[dict], fail_pct: float | None = None) -> tuple[str, bool]:
-    """The text `compare` prints: the sides, a markdown table, the configurations only in one
-    side, those without a successful run in one side, and with `fail_pct` the gate's line;
-    and whether the gate failed."""
-    rows, only_a, only_b, failed_a, failed_b, gate_failed = compare(a_records, b_records,
-                                                                    fail_pct)
+                      b_records: list[dict], fail_pct: float | None = None,
+                      include_unclean: bool = False) -> tuple[str, bool]:
+    """The text `compare` prints: the sides, a markdown table, what was left out of each side
+    and why, the configurations only in one side, those without a successful (or clean) run
+    in one side, and with `fail_pct` the gate's line; and whether the gate failed."""
+    c = compare(a_records, b_records, fail_pct, include_unclean)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'p', 'verdict', 'notes']
     hosts = host_load.any_measured(a_records + b_records)
@@ -126,11 +190,11 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
     if flags_a != flags_b:
         lines += ['note: the flags for every run differ: A: %s; B: %s' % (
             ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none'), '']
-    if rows:
+    if c.rows:
         lines.append('| ' + ' | '.join(head) + ' |')
         lines.append('| ' + ' | '.join('---' if i < 5 or i > 8 else '---:'
                                        for i in range(len(head))) + ' |')
-        lines += ['| ' + ' | '.join(row).rstrip() + ' |' for row in rows]
+        lines += ['| ' + ' | '.join(row).rstrip() + ' |' for row in c.rows]
         lines += ['', 'noise: ± half the range of the repeats as %% of the median; p: one-sided '
                       'Mann-Whitney U over the repeats (B slower, or faster, than A); slower/'
                       'faster: p <= %g; same: neither; ?: too few repeats for the test (%d per '
@@ -143,17 +207,22 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                           'metrics/host_load.py).']
     else:
         lines.append('no configuration has successful runs in both A and B.')
-    for title, configs in (('only in A', only_a), ('only in B', only_b),
-                           ('failed in A', failed_a), ('failed in B', failed_b)):
+    left = ['%s: %s' % (side, line) for side, chosen in (('A', c.chosen_a), ('B', c.chosen_b))
+            for line in chosen.lines()]
+    if left:
+        lines += [''] + left
+    for title, configs in (('only in A', c.only_a), ('only in B', c.only_b),
+                           ('failed in A', c.failed_a), ('failed in B', c.failed_b),
+                           ('left out in A', c.left_out_a), ('left out in B', c.left_out_b)):
         if configs:
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
     verdict = head.index('verdict')
-    judged = sum(row[verdict] != '?' for row in rows)
+    judged = sum(row[verdict] != '?' for row in c.rows)
     if fail_pct is not None:
-        lines += [''] + gate.gate_lines(gate_failed, fail_pct, len(rows), judged)
-    # A gate that judged nothing (every run failed, files of something else, too few repeats
-    # for the test) fails.
-    return '\n'.join(lines), bool(gate_failed) or (fail_pct is not None and not judged)
+        lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged)
+    # A gate that judged nothing (every run failed or was left out, files of something else,
+    # too few repeats for the test) fails.
+    return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and not judged)
 
 
 def main(argv: list[str]) -> int:
@@ -162,7 +231,7 @@ def main(argv: list[str]) -> int:
         print(USAGE + '\n\n' + __doc__)
         return 0
     try:
-        paths, fail_pct = gate.parse_args(argv)
+        paths, fail_pct, include = gate.parse_options(argv)
     except gate.UsageError as e:
         print('error: %s. %s' % (e, USAGE), file=sys.stderr)
         return 2
@@ -182,6 +251,7 @@ def main(argv: list[str]) -> int:
             print('warning: %s: %d line(s) are not sweep records and were skipped'
                   % (jsonl, bad), file=sys.stderr)
         sides.append(records)
-    text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct)
+    text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
+                                          include)
     print(text)
     return 1 if gate_failed else 0

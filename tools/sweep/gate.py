@@ -19,11 +19,13 @@ from __future__ import annotations
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package (see
 # cli.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
+from tf_cnn_benchmarks.metrics import clean_runs
 from tf_cnn_benchmarks.metrics import significance as regression
 
 from . import results
 
 OPTION = '--fail_on_slower'
+INCLUDE = clean_runs.INCLUDE_FLAG  # keep runs that shared the host or stopped early
 
 
 class UsageError(ValueError):
@@ -31,14 +33,27 @@ class UsageError(ValueError):
 
 
 def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
-    """(the sweep paths, the --fail_on_slower percent or None).
+    """(the sweep paths, the --fail_on_slower percent or None); `parse_options` with
+    --include_unclean_runs too.
+
+    Raises:
+      UsageError: see parse_options.
+    """
+    paths, pct, _ = parse_options(argv)
+    return paths, pct
+
+
+def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool]:
+    """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given).
 
     Raises:
       UsageError: a malformed or negative --fail_on_slower, or another option.
     """
-    paths, pct = [], None
+    paths, pct, include = [], None, False
     for arg in argv:
-        if arg == OPTION or arg.startswith(OPTION + '='):
+        if arg == INCLUDE:
+            include = True
+        elif arg == OPTION or arg.startswith(OPTION + '='):
             text = arg.partition('=')[2]
             try:
                 pct = float(text)
@@ -48,10 +63,11 @@ def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
             if not pct >= 0:
                 raise UsageError('%s=%s: must be >= 0 (percent slower allowed)' % (OPTION, text))
         elif arg.startswith('--'):
-            raise UsageError('unknown option %s (compare takes %s=PCT)' % (arg, OPTION))
+            raise UsageError('unknown option %s (compare takes %s=PCT); its other option is '
+                             '%s' % (arg, OPTION, INCLUDE))
         else:
             paths.append(arg)
-    return paths, pct
+    return paths, pct, include
 
 
 def judge(a: results.Stats, b: results.Stats,

@@ -10,12 +10,18 @@ time on the run's CPUs over the timed part, the load average before and after, s
                           was on a busy host (its images/sec then not representative)
     compare_cell(records) a compare cell for one side's runs of a configuration: the busiest
                           run's others' share, and how many runs were busy
+    record_state(record)  the record as metrics/clean_runs.py RunState: its host load and its
+                          timed steps (step_time_secs count) against its --num_batches; the
+                          rule there says whether compare may use it
 
 Records without the field (sweeps recorded before it, failed runs) show '-'; a report or compare
 without any record that has it shows nothing of it (the output stays what it was).
 """
 
 from __future__ import annotations
+
+# Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
+from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import results
 
@@ -53,6 +59,14 @@ def is_busy(record: dict) -> bool:
     """True when the run's host load made its images/sec not representative."""
     load = _load(record)
     return bool(load) and load.get('representative') is False
+
+
+def record_state(record: dict) -> clean_runs.RunState:
+    """The metrics/clean_runs.py RunState of a sweep record (a record without a host load
+    or params counts as clean on what it lacks)."""
+    steps = record.get('step_time_secs') or {}
+    return clean_runs.state(record.get('host_load'), steps.get('count'),
+                            clean_runs.planned_from_params(record.get('params') or {}))
 
 
 def host_table(records: list[dict]) -> str:

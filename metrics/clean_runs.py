@@ -1,0 +1,272 @@
+"""Which runs a verdict may use: the one rule of a clean run, shared by every gate and every
+history command (`tf_cnn_results regressions`, `history`, `html`; `tf_cnn_sweep compare`;
+`--baseline`).
+
+A run is clean when both hold:
+
+    the host was its own   during its timed part other processes used at most OTHERS_LIMIT
+                           (a quarter) of the run's cores, and the hypervisor's steal took at
+                           most STEAL_LIMIT (5%) of its CPUs' time: metrics/host_load.py
+                           measures both into result['host_load'] (its `others_fraction` and
+                           `steal_fraction`; the limits are that module's, so its warning and
+                           this rule agree). A run whose load was not measured (results from
+                           before the measurement, a host without /proc) counts as clean.
+    it ran its planned steps   timed steps run == timed steps planned (the run plan's
+                           num_batches: --num_batches, or what --num_epochs gives). A run
+                           stopped by SIGINT after 1 or 28 of 100 steps is not clean: its
+                           images/sec covers a few steps, and the first are the slowest. A run
+                           that reached --stop_at_top_1_accuracy ended as it planned to; a run
+                           stopped in the warm-up timed nothing and is not recorded at all
+                           (lifecycle/results_db.py). Planned steps unknown: clean.
+
+The verdicts leave the other runs out and say how many and why (`Selection.lines`, one line
+per reason, e.g. 'left out 2 of 12 runs: 2 shared the host (others used > 25% of the
+cores)'); INCLUDE_FLAG (`--include_unclean_runs`, the same on every command) keeps them in.
+`RunState.badge` is the mark `show`, `history` and the page give such a run: 'busy',
+'steal 7%', 'stopped at 28 of 100'.
+
+Pure: each caller reads its own format (a result dict: `of_result`; a database row:
+history/records.py run_state; a sweep record: tools/sweep/host_load.py record_state) into a
+RunState.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterable
+
+from . import host_load
+
+OTHERS_LIMIT = host_load.OTHERS_LIMIT
+STEAL_LIMIT = host_load.STEAL_LIMIT
+INCLUDE_FLAG = '--include_unclean_runs'
+INCLUDE_HELP = ('keep runs that shared the host (other processes above %.0f%% of their cores, '
+                'or steal above %.0f%%) or stopped before their planned steps in the '
+                'verdicts; they are left out by default' % (100 * OTHERS_LIMIT,
+                                                            100 * STEAL_LIMIT))
+# Why a run is not clean, in the order the lines give them: (key, plural text, singular).
+REASONS = (
+    ('busy', 'shared the host (others used > %.0f%% of the cores)' % (100 * OTHERS_LIMIT),
+     'shared the host (others used > %.0f%% of the cores)' % (100 * OTHERS_LIMIT)),
+    ('steal', 'lost > %.0f%% of the CPUs\' time to steal (the hypervisor)' % (
+        100 * STEAL_LIMIT), 'lost > %.0f%% of the CPUs\' time to steal (the hypervisor)' % (
+        100 * STEAL_LIMIT)),
+    ('stopped', 'stopped before their planned steps', 'stopped before its planned steps'),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunState:
+    """What the rule needs of one run.
+
+    Attributes:
+      others_fraction: other processes' CPU time over the timed part / (run's cores x wall
+        seconds), a fraction (may pass 1); None when not measured.
+      steal_fraction: steal time / (allowed CPUs x wall seconds), a fraction; None when not
+        measured.
+      steps_run: timed steps the run made; None when unknown.
+      steps_planned: timed steps it planned; None when unknown.
+    """
+
+    others_fraction: float | None = None
+    steal_fraction: float | None = None
+    steps_run: int | None = None
+    steps_planned: int | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Other processes used more than OTHERS_LIMIT of the run's cores."""
+        return self.others_fraction is not None and self.others_fraction > OTHERS_LIMIT
+
+    @property
+    def steal(self) -> bool:
+        """The hypervisor took more than STEAL_LIMIT of the CPUs' time."""
+        return self.steal_fraction is not None and self.steal_fraction > STEAL_LIMIT
+
+    @property
+    def stopped(self) -> bool:
+        """Fewer timed steps than planned."""
+        return (self.steps_run is not None and bool(self.steps_planned)
+                and self.steps_run < self.steps_planned)
+
+    @property
+    def reasons(self) -> list[str]:
+        """The keys of REASONS that hold ([] for a clean run)."""
+        return [key for key, _, _ in REASONS if getattr(self, key)]
+
+    @property
+    def clean(self) -> bool:
+        """No reason holds."""
+        return not self.reasons
+
+    @property
+    def badge(self) -> str:
+        """'busy', 'steal 7%', 'stopped at 28 of 100', joined by ', '; '' when clean."""
+        parts = []
+        if self.busy:
+            parts.append('busy')
+        if self.steal:
+            parts.append('steal %.0f%%' % (100 * self.steal_fraction))
+        if self.stopped:
+            parts.append('stopped at %d of %d' % (self.steps_run, self.steps_planned))
+        return ', '.join(parts)
+
+    def why(self) -> str:
+        """Why the run is not clean, e.g. 'busy: other processes used 71% of the run's cores
+        (more than 25%); stopped at 28 of 100 timed steps'; '' when it is clean."""
+        parts = []
+        if self.busy:
+            parts.append('busy: other processes used %.0f%% of the run\'s cores (more than '
+                         '%.0f%%)' % (100 * self.others_fraction, 100 * OTHERS_LIMIT))
+        if self.steal:
+            parts.append('steal: the hypervisor took %.1f%% of the CPUs\' time (more than '
+                         '%.0f%%)' % (100 * self.steal_fraction, 100 * STEAL_LIMIT))
+        if self.stopped:
+            parts.append('stopped at %d of %d timed steps' % (self.steps_run,
+                                                              self.steps_planned))
+        return '; '.join(parts)
+
+    def describe(self) -> str:
+        """One line for `show`: why the run is not clean and that the verdicts leave it out,
+        or 'clean (...)' with its others' share or 'host load not recorded'."""
+        if self.why():
+            return '%s (left out of the verdicts unless %s)' % (self.why(), INCLUDE_FLAG)
+        if self.others_fraction is None and self.steal_fraction is None:
+            return 'clean (host load not recorded: counts as clean)'
+        return 'clean (other processes used %s of the run\'s cores)' % (
+            '?' if self.others_fraction is None else '%.0f%%' % (100 * self.others_fraction))
+
+
+def state(load: dict | None, steps_run=None, steps_planned=None) -> RunState:
+    """A RunState from a host_load dict (metrics/host_load.py measure's, or the sweep
+    record's subset; None: not measured) and the timed steps run and planned."""
+    load = load if isinstance(load, dict) else {}
+    return RunState(_fraction(load.get('others_fraction')),
+                    _fraction(load.get('steal_fraction')), _count(steps_run),
+                    _count(steps_planned))
+
+
+def _fraction(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _count(value) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
+def planned_steps(result: dict) -> int | None:
+    """The timed steps a run's result dict (lifecycle/results_log.py) planned: its plan's
+    num_batches (an evaluation: its eval plan's), else its params' --num_batches; the steps it
+    ran when it reached --stop_at_top_1_accuracy (it ended as planned); None when unknown."""
+    if result.get('stopped_at_top_1_accuracy'):
+        return _count(result.get('num_steps'))
+    plan = result.get('plan') if isinstance(result.get('plan'), dict) else {}
+    if result.get('mode') == 'evaluation':
+        return _count((plan.get('eval') or {}).get('num_batches'))
+    if plan.get('num_batches') is not None:
+        return _count(plan['num_batches'])
+    params = result.get('params') if isinstance(result.get('params'), dict) else {}
+    return _count(params.get('num_batches'))
+
+
+def planned_from_params(params: dict) -> int | None:
+    """The planned timed steps of a run's resolved flags (a sweep record's, a database row's
+    recorded before its planned steps were kept): --num_batches (what --num_epochs gave,
+    resolved by the run); None for an evaluation and with --stop_at_top_1_accuracy (such a
+    run may end early as planned)."""
+    if not isinstance(params, dict) or params.get('eval'):
+        return None
+    if params.get('stop_at_top_1_accuracy') is not None:
+        return None
+    return _count(params.get('num_batches'))
+
+
+def of_result(result: dict) -> RunState:
+    """The RunState of a run's result dict (run(), a results JSON)."""
+    return state(result.get('host_load'), result.get('num_steps'), planned_steps(result))
+
+
+@dataclasses.dataclass
+class Selection:
+    """The runs a verdict uses and those it left out.
+
+    Attributes:
+      kept: the items the verdict uses, in their order.
+      left_out: (item, RunState) of the unclean items left out.
+      kept_unclean: (item, RunState) of the unclean items kept (with INCLUDE_FLAG).
+      total: all the items.
+      noun: what an item is ('runs', 'repeats').
+    """
+
+    kept: list
+    left_out: list
+    kept_unclean: list
+    total: int
+    noun: str = 'runs'
+
+    def lines(self) -> list[str]:
+        """What was left out and why, one line per reason ([] when every run was clean):
+        'left out 2 of 12 runs: 2 shared the host (others used > 25% of the cores)', or with
+        several reasons 'left out 3 of 12 runs (--include_unclean_runs keeps them):' and
+        '  2 shared the host ...' lines; with INCLUDE_FLAG 'kept 2 unclean runs of 12
+        (--include_unclean_runs): ...'."""
+        pairs = self.left_out or self.kept_unclean
+        if not pairs:
+            return []
+        if self.left_out:
+            head = 'left out %d of %d %s' % (len(pairs), self.total, self.noun)
+            hint = '%s keeps them' % INCLUDE_FLAG
+        else:
+            head = 'kept %d unclean %s of %d (%s)' % (len(pairs), self.noun, self.total,
+                                                      INCLUDE_FLAG)
+            hint = ''
+        reasons = reason_lines([s for _, s in pairs])
+        if len(reasons) == 1:
+            return ['%s: %s%s' % (head, reasons[0], '; ' + hint if hint else '')]
+        return ['%s%s:' % (head, ' (%s)' % hint if hint else '')] + ['  ' + r for r in reasons]
+
+
+def reason_lines(states: list[RunState]) -> list[str]:
+    """Per reason that holds for any of `states`: '2 shared the host (others used > 25% of
+    the cores)', '1 stopped before its planned steps (28 of 100)'."""
+    out = []
+    for key, plural, singular in REASONS:
+        mine = [s for s in states if getattr(s, key)]
+        if not mine:
+            continue
+        text = '%d %s' % (len(mine), singular if len(mine) == 1 else plural)
+        if key == 'stopped':
+            text += ' (%s)' % ', '.join('%d of %d' % (s.steps_run, s.steps_planned)
+                                        for s in mine[:5]) + (', ...' if len(mine) > 5
+                                                              else '')
+        out.append(text)
+    return out
+
+
+def select(items: Iterable, state_of: Callable[[object], RunState], include: bool = False,
+           noun: str = 'runs') -> Selection:
+    """Splits `items` by the rule: the clean ones (and, with `include`, the others too) are
+    kept in their order.
+
+    Args:
+      items: runs in any form `state_of` reads.
+      state_of: item -> RunState.
+      include: INCLUDE_FLAG was given: keep unclean runs (they are counted, not left out).
+      noun: what the lines call an item.
+    """
+    items = list(items)
+    kept, left_out, kept_unclean = [], [], []
+    for item in items:
+        s = state_of(item)
+        if s.clean:
+            kept.append(item)
+        elif include:
+            kept.append(item)
+            kept_unclean.append((item, s))
+        else:
+            left_out.append((item, s))
+    return Selection(kept, left_out, kept_unclean, len(items), noun)

@@ -1,0 +1,226 @@
+"""The per-op model of one GPU's step (speed_model/gpu_step.py): each branch forced, and the
+committed validation against published runs (bench/bench_gpu_model.py) kept current."""
+
+import glob
+import json
+import os
+
+import pytest
+
+from checkout import REPO, load
+
+load()
+from tf_cnn_benchmarks import make_params  # noqa: E402
+from tf_cnn_benchmarks.hardware import gpu_specs  # noqa: E402
+from tf_cnn_benchmarks.speed_model import from_flags, gpu_step, op_profile  # noqa: E402
+
+A100 = gpu_specs.lookup('A100 40GB')
+V100 = gpu_specs.lookup('V100')
+T4 = gpu_specs.lookup('T4')
+H100 = gpu_specs.lookup('H100 80GB')
+GTX1080 = gpu_specs.lookup('GTX 1080')
+P100 = gpu_specs.lookup('P100')
+K80 = gpu_specs.lookup('K80')
+
+
+@pytest.fixture(scope='module')
+def resnet50():
+    return op_profile.from_model('resnet50')
+
+
+@pytest.fixture(scope='module')
+def vgg16():
+    return op_profile.from_model('vgg16')
+
+
+def test_the_op_profile_holds_resnet50s_layers(resnet50):
+    kinds = [op.kind for op in resnet50.ops]
+    assert (kinds.count('conv'), kinds.count('batchnorm'), kinds.count('relu'),
+            kinds.count('add'), kinds.count('matmul')) == (53, 53, 49, 16, 1)
+    first = next(op for op in resnet50.ops if op.kind == 'conv')
+    # conv0: 7x7x3 -> 64 at stride 2: 112x112 outputs, no data gradient (it reads the images).
+    assert (first.gemm, first.dgrad) == ((112 * 112, 64, 147), None)
+    assert sum(op.winograd for op in resnet50.ops) == 16  # the 3x3 stride-1 convolutions
+    assert len(resnet50.variable_elems) == 161
+
+
+def test_tf32_on_by_default_on_ampere_and_off_with_the_flag_or_environment(resnet50):
+    assert gpu_step.math_path(A100, 'float32') == ('TF32 tensor cores', 156.0, 'tensor')
+    assert gpu_step.math_path(A100, 'float32', tf32=False) == ('float32 CUDA cores', 19.5,
+                                                               'cuda')
+    assert gpu_step.math_path(V100, 'float32')[0] == 'float32 CUDA cores'  # no TF32 before 8.0
+    on = gpu_step.predict_step(resnet50, A100, 'float32', batch_size=64)
+    off = gpu_step.predict_step(resnet50, A100, 'float32', batch_size=64, tf32=False)
+    assert on.images_per_sec > 1.5 * off.images_per_sec
+    p = make_params(model='resnet50')
+    assert from_flags.tf32_enabled(p, {}) is True
+    assert from_flags.tf32_enabled(p._replace(notf32=True), {}) is False
+    assert from_flags.tf32_enabled(p, {'NVIDIA_TF32_OVERRIDE': '0'}) is False
+    assert from_flags.tf32_enabled(p, {'NVIDIA_TF32_OVERRIDE': '1'}) is True
+
+
+def test_notf32_sets_the_variable_cublas_and_cudnn_read():
+    from tf_cnn_benchmarks.runtime import gpu_settings
+    p = make_params(model='resnet50', notf32=True)
+    assert gpu_settings.environment_updates(p, {})['NVIDIA_TF32_OVERRIDE'] == '0'
+    assert 'NVIDIA_TF32_OVERRIDE' not in gpu_settings.environment_updates(
+        p._replace(notf32=False), {})
+
+
+@pytest.mark.parametrize('gpu, dtype, path, peak', [
+    (V100, 'float16', 'float16 tensor cores', 125.0),       # Volta
+    (T4, 'float16', 'float16 tensor cores', 65.0),          # Turing
+    (A100, 'bfloat16', 'bfloat16 tensor cores', 312.0),     # Ampere
+    (H100, 'float16', 'float16 tensor cores', 989.0),       # Hopper
+    (V100, 'bfloat16', 'bfloat16 data, float32 math on CUDA cores', 15.7),  # no bf16 units
+    (P100, 'float16', 'float16 data, float32 math on CUDA cores', 9.3),     # TF's fp32 compute
+])
+def test_each_tensor_core_generation_takes_its_path(gpu, dtype, path, peak):
+    assert gpu_step.math_path(gpu, dtype)[:2] == (path, peak)
+
+
+def test_pascal_float16_runs_at_the_float32_rate_with_half_the_bytes(resnet50):
+    # GTX 1080: 1/64-rate float16 units, which TensorFlow does not use (cuDNN computes in fp32).
+    assert GTX1080.fp16_tflops < GTX1080.fp32_tflops / 60
+    fp32 = gpu_step.predict_step(resnet50, GTX1080, 'float32', batch_size=64)
+    fp16 = gpu_step.predict_step(resnet50, GTX1080, 'float16', batch_size=64)
+    assert fp16.math_path.endswith('float32 math on CUDA cores') and fp16.peak_tflops == 8.87
+    assert 1.0 < fp16.images_per_sec / fp32.images_per_sec < 1.5
+
+
+def test_the_header_does_not_call_pascal_float16_slower_than_float32():
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.graph import precision
+    native, text = precision.native_support(tf.float16, 'gpu', capabilities=[(6, 1)])
+    assert native is True
+    assert text == ('GPU compute capability 6.1 < 7.0: no float16 tensor cores; float16 data '
+                    'with float32 math, half the memory traffic')
+    assert precision.native_support(tf.float16, 'gpu', capabilities=[(3, 7)])[0] is False
+    assert precision.native_support(tf.bfloat16, 'gpu', capabilities=[(6, 1)])[0] is False
+
+
+def test_xla_fuses_the_elementwise_ops(resnet50):
+    plain = gpu_step.step_kernels(resnet50, 32, 'float32')
+    fused = gpu_step.step_kernels(resnet50, 32, 'float32', xla=True)
+    relus = [k for k in fused if k.kind == 'relu']
+    assert relus and all(k.launches == 0 for k in relus)
+    assert sum(k.launches for k in fused) < sum(k.launches for k in plain) - 100
+    assert sum(k.bytes for k in fused if k.kind in ('relu', 'add')) < 0.3 * sum(
+        k.bytes for k in plain if k.kind in ('relu', 'add'))
+    faster = gpu_step.predict_step(resnet50, V100, 'float16', batch_size=32, xla=True)
+    assert faster.seconds < gpu_step.predict_step(resnet50, V100, 'float16',
+                                                  batch_size=32).seconds
+
+
+def test_a_tiny_batch_is_launch_bound():
+    profile = op_profile.from_model('trivial')
+    found = gpu_step.predict_step(profile, H100, 'float16', batch_size=1)
+    assert found.bound_ops[0].bound == 'launch'
+    assert found.seconds >= found.kernels * gpu_step.LAUNCH_SECS
+
+
+def test_a_slow_host_link_bounds_the_step_with_real_data():
+    profile = op_profile.from_model('trivial')
+    alone = gpu_step.predict_step(profile, V100, 'float32', batch_size=64)
+    batch = 64 * (3 * 224 * 224 * 4 + 4)
+    slow = gpu_step.predict_step(profile, V100, 'float32', batch_size=64, batch_bytes=batch,
+                                 host_link_bytes_per_sec=1e6)
+    assert (alone.bound, slow.bound) == ('compute', 'input')
+    assert slow.seconds == pytest.approx(batch / 1e6) and slow.compute_secs == alone.seconds
+
+
+def test_tile_and_wave_quantization():
+    # 108 SMs: 108 tiles of 128 x 128 fill one wave exactly; one row more needs another wave
+    # (best with 64 x 64 tiles: 434 tiles in 5 waves of 108, 80% busy).
+    assert gpu_step.tile_efficiency(128 * 108, 128, 64, 108) == pytest.approx(1.0)
+    assert gpu_step.tile_efficiency(128 * 108 + 1, 128, 64, 108) == pytest.approx(
+        (128 * 108 + 1) * 128 / (5 * 108 * 64 * 64))
+    # 64 output channels: the 128 x 64 tile keeps every column busy.
+    assert gpu_step.tile_efficiency(128 * 216, 64, 64, 108) == pytest.approx(1.0)
+    # A small product with a long K is split along K to fill the SMs.
+    assert gpu_step.tile_efficiency(128, 128, 1 << 20, 80) == pytest.approx(1.0)
+    # ... but not when K is too short to split: four 64 x 64 tiles on 80 SMs.
+    assert gpu_step.tile_efficiency(128, 128, 64, 80) == pytest.approx(4 / 80)
+
+
+def test_winograd_serves_3x3_float32_on_cuda_cores_only(vgg16):
+    direct = gpu_step.predict_step(vgg16, V100, 'float32', batch_size=64, winograd=False)
+    fast = gpu_step.predict_step(vgg16, V100, 'float32', batch_size=64)
+    assert fast.images_per_sec > 1.5 * direct.images_per_sec
+    a = gpu_step.predict_step(vgg16, V100, 'float16', batch_size=64)
+    b = gpu_step.predict_step(vgg16, V100, 'float16', batch_size=64, winograd=False)
+    assert a.seconds == b.seconds  # tensor cores: implicit GEMM
+
+
+def test_kepler_gemms_reach_their_published_bound(resnet50):
+    assert gpu_step.math_path(K80, 'float32')[2] == 'kepler'
+    assert gpu_step.GEMM_EFFICIENCY['kepler'] < gpu_step.GEMM_EFFICIENCY['cuda']
+
+
+def test_the_dry_run_line_says_what_bounds_the_step(resnet50):
+    found = gpu_step.predict_step(resnet50, V100, 'float32', batch_size=64)
+    (line,) = from_flags.gpu_model_lines(found)
+    assert "one GPU's step: conv " in line and '(math)' in line and 'batchnorm' in line
+    assert 'of the float32 CUDA cores peak (15.7 TFLOP/s)' in line
+    assert from_flags.gpu_model_lines(None) == []
+    data = json.loads(json.dumps(found.as_dict()))
+    assert data['math_path'] == 'float32 CUDA cores' and data['bound_ops'][0]['kind'] == 'conv'
+    assert data['kernels'] == found.kernels and data['bound_ops'][0]['bound'] == 'math'
+    assert sum(op.share for op in found.bound_ops) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="batch_size must be >= 1. Received: 0"):
+        gpu_step.predict_step(resnet50, V100, 'float32', batch_size=0)
+
+
+def _committed():
+    paths = sorted(glob.glob(os.path.join(REPO, 'results', '*-gpu-model-validation.json')))
+    assert paths, 'no results/*-gpu-model-validation.json: python -m bench.bench_gpu_model'
+    with open(paths[-1]) as f:
+        return json.load(f)['data']
+
+
+@pytest.fixture(scope='module')
+def committed():
+    return _committed()
+
+
+def test_the_committed_validation_is_what_the_model_predicts(committed):
+    import importlib
+    bench = importlib.import_module('bench.bench_gpu_model')
+    rows = bench.comparison_rows()
+    assert len(rows) == len(committed['rows']) >= 30
+    for now, then in zip(rows, committed['rows']):
+        assert (now['gpu'], now['model'], now['batch_size'], now['dtype']) == (
+            then['gpu'], then['model'], then['batch_size'], then['dtype'])
+        assert now['predicted'] == pytest.approx(then['predicted'], rel=1e-3), now
+    assert len({r['gpu'] for r in rows}) >= 8
+
+
+def test_every_published_batch_fits_the_memory_check(committed):
+    assert all(row['fits'] for row in committed['rows']), [
+        (r['gpu'], r['model'], r['batch_size']) for r in committed['rows'] if not r['fits']]
+
+
+def test_the_model_beats_the_flat_estimate_where_that_was_worst(committed):
+    # Tensor cores (float16, TF32) and VGG/AlexNet were the flat 50%-of-peak estimate's worst
+    # rows (issue 40: 0.2x to 3.7x); the per-op model's errors there are a fraction of them.
+    rows = [r for r in committed['rows'] if r['dtype'] == 'float16' or r['gpu'] == 'A100 40GB'
+            or r['model'] in ('vgg16', 'alexnet')]
+    assert len(rows) >= 8
+    assert max(abs(r['error']) for r in rows) < 0.7 * max(abs(r['before_error']) for r in rows)
+    assert sum(abs(r['error']) for r in rows) < 0.5 * sum(abs(r['before_error']) for r in rows)
+
+
+_TARGET = ('issue 40 target not reached by the data-sheet model: the Kepler K80 rows, the A100 '
+           'with TF32 and the Pascal and Volta float32 rows are predicted too fast '
+           '(docs/estimate-vs-reality.md says where and why)')
+
+
+@pytest.mark.xfail(strict=True, reason=_TARGET)
+def test_the_median_error_target_holds(committed):
+    assert committed['after']['overall']['median'] <= 0.15
+
+
+@pytest.mark.xfail(strict=True, reason=_TARGET)
+def test_no_row_beyond_35_percent(committed):
+    assert committed['after']['overall']['max'] <= 0.35
