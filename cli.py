@@ -116,6 +116,10 @@ def main(argv: list[str], hooks=()) -> int:
 
 
 def _run(checked: usage.CheckedRun, hooks) -> int:
+    # The first line within a second: TensorFlow's import takes about 2 s on an idle host
+    # (a minute on a loaded one), and the header comes after it (issue 39.1).
+    cnn_util.log_fn('Loading TensorFlow %s' % ('to calibrate this host' if checked.params.calibrate
+                                              else 'for the run'))
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')
@@ -126,6 +130,10 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
     bench = None
     try:
         usage.check_with_tensorflow(checked.params, gpus)
+        if checked.params.calibrate:
+            from .preflight import calibrate
+            return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                 checked.params, gpus)
         if checked.params.plan_scaling or checked.params.dry_run:
             from .preflight import dry_run, scaling_plan
             plan_or_check = scaling_plan.run if checked.params.plan_scaling else dry_run.run

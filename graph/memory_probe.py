@@ -136,7 +136,8 @@ def traced_secs(sess, target) -> float:
     return own_secs(meta.step_stats)
 
 
-def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+            spreads: dict | None = None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `Site.forms`,
     the seconds of the ops the forms change (module docstring).
 
@@ -146,6 +147,7 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
       budget_secs: seconds the timed repetitions may take together (at least
         kernel_speed.MIN_REPS runs per site and pass; XLA compiles in the untimed runs of
         `warm_up`).
+      spreads: when given, receives {(site, form): the largest pass's factor - the least's}.
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -155,6 +157,7 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
             targets[site] = [site_target(site, form, f32) for form in (None,) + site.forms()]
         init = tf1.global_variables_initializer()
     out: dict = {}
+    passes: dict = {}
     with tf1.Session(graph=graph, config=probe_config(intra, inter)) as sess:
         sess.run(init)
         for ts in targets.values():
@@ -171,5 +174,9 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
                 if rep + 1 >= kernel_speed.MIN_REPS and time.perf_counter() >= deadline:
                     break
             for form, secs in zip(site.forms(), best[1:]):
-                out[site, form] = max(out.get((site, form), 0.0), secs / max(best[0], 1e-9))
+                factor = secs / max(best[0], 1e-9)
+                passes.setdefault((site, form), []).append(factor)
+                out[site, form] = max(out.get((site, form), 0.0), factor)
+    if spreads is not None:
+        spreads.update({key: max(v) - min(v) for key, v in passes.items()})
     return out

@@ -269,8 +269,8 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
       flags: CPU flags (default: `cpu_flags()`); capabilities: GPU compute capabilities
         (default: `gpu_compute_capabilities()`).
       measured: CPU only, {kind: seconds in dtype / in float32} of kernel_speed.KINDS.
-      when: how `measured` was got (kernel_speed.when): 'measured here' or 'measured <UTC
-        time>, cached'.
+      when: how `measured` was got (kernel_speed.when): 'measured here' or 'calibrated
+        <date>'.
       gradients: False for a run without gradients (--forward_only, --eval): the text leaves
         out the gradient kernels and what runs in float32 for them.
 
@@ -411,14 +411,17 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0)) -> tuple[str, ...]:
     """The op kinds ('conv', 'matmul') whose gradients a tower computes in float32.
 
     Both where `dtype` is `emulated`; on a CPU with the flags, those whose gradient kernels
-    were measured slower than float32's (kernel_speed.float32_gradient_kinds); none on a GPU
-    or in float32. `threads`: the run's (intra-op, inter-op) counts, for the measurement.
+    were measured slower than float32's (kernel_speed.float32_gradient_kinds), or without a
+    quiet measurement kernel_speed.fallback_gradient_kinds; none on a GPU or in float32. `threads`: the run's (intra-op, inter-op) counts, for the measurement.
     """
     if dtype == tf.float32 or device != 'cpu':
         return ()
     if emulated(dtype, device):
         return ('conv', 'matmul')
-    return kernel_speed.float32_gradient_kinds(kernel_speed.factors(dtype, threads))
+    measured = kernel_speed.factors(dtype, threads)
+    if measured is None:  # no quiet probe of this host (or the record is off): the flags'
+        return kernel_speed.fallback_gradient_kinds(dtype)
+    return kernel_speed.float32_gradient_kinds(measured)
 
 
 def gradient_scope(dtype, device, threads=(0, 0)):

@@ -268,9 +268,13 @@ SPECS: tuple[ParamSpec, ...] = (
        '$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite ($XDG_DATA_HOME: ~/.local/share).'),
     _s('label', None, 'A label kept with the run in the results database (an image tag, a '
        'driver version, a commit), shown where its images/sec stepped.'),
-    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line) and '
-       'its reduced-precision kernel factors (--use_bf16/--use_fp16) again instead of using '
-       'the cached figures.'),
+    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line), '
+       'its reduced-precision kernel factors (--use_bf16/--use_fp16) and the graph choices '
+       'again instead of using the calibrated figures.'),
+    _b('calibrate', False, 'Measure this host for the given flags (CPU peak of the step\'s '
+       'precisions, reduced-precision kernel factors, graph choices of the model at this '
+       'batch), store what was measured on a quiet host in the calibration record, report '
+       'it and exit without training.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
        'slower beyond the noise and by more than --fail_on_slower percent.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',

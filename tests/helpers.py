@@ -140,3 +140,28 @@ def run_once(tmp_path_factory, name: str, produce):
     if 'failed' in result:
         raise AssertionError(result['failed'])
     return result
+
+
+def measurement(value, *, measured_now: bool = False, utc: str = '2026-01-01T00:00:00Z',
+                kind: str = 'injected', others_cores: float | None = 0.1, cores: int = 2,
+                spread: float = 0.02, key: str = 'k'):
+    """An injected hardware/calibration.Measurement (a quiet one unless others_cores is above
+    a quarter of `cores`): tests hand these to the seams instead of measuring this host."""
+    from tf_cnn_benchmarks.hardware import calibration
+    fraction = None if others_cores is None else others_cores / cores
+    return calibration.Measurement(kind, key, value, spread, utc, 0.1, others_cores, fraction,
+                                   cores, fraction is None or fraction <= 0.25, measured_now)
+
+
+class FakeMeter:
+    """A metrics/host_load.Meter stand-in: other processes used `others_cores` of `cores`."""
+
+    def __init__(self, others_cores: float = 0.0, cores: int = 2):
+        self.cores, self.others = cores, others_cores
+
+    def start(self):
+        pass
+
+    def stop(self):
+        return {'others_cores': self.others, 'others_fraction': self.others / self.cores,
+                'steal_fraction': 0.0}
