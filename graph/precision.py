@@ -412,7 +412,8 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0)) -> tuple[str, ...]:
 
     Both where `dtype` is `emulated`; on a CPU with the flags, those whose gradient kernels
     were measured slower than float32's (kernel_speed.float32_gradient_kinds), or without a
-    quiet measurement kernel_speed.fallback_gradient_kinds; none on a GPU or in float32. `threads`: the run's (intra-op, inter-op) counts, for the measurement.
+    quiet measurement kernel_speed.fallback_gradient_kinds; none on a GPU or in float32.
+    `threads`: the run's (intra-op, inter-op) counts, for the measurement.
     """
     if dtype == tf.float32 or device != 'cpu':
         return ()

@@ -87,8 +87,9 @@ def tiny_run():
 def calibration_record(tmp_path, monkeypatch):
     """A calibration record of the test's own (TF_CNN_CALIBRATION=<tmp file>: no figure of
     this host in it) on a quiet host (a fake load meter); the path of the record."""
-    import helpers
     from tf_cnn_benchmarks.hardware import calibration
+
+    import helpers
     path = tmp_path / 'calibration.json'
     monkeypatch.setenv('TF_CNN_CALIBRATION', str(path))
     monkeypatch.setattr(calibration, 'new_meter', lambda cores: helpers.FakeMeter(0.0, cores))
