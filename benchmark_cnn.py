@@ -1,7 +1,7 @@
 """BenchmarkCNN: one run's header and orchestration (graph, session, hooks, loop).
 
     bench = BenchmarkCNN(params)   # validates, resolves the run plan, picks model and data
-    bench.print_info()             # the header block (lifecycle/header.py)
+    bench.print_info()             # the header block (run_header.py)
     result = bench.run()           # dict: images_per_sec, losses, step_times, ...
 
 What a run does, in order: the graph of its step (graph/builder.py: input pipeline, towers,
@@ -28,7 +28,7 @@ runtime_env.import_tensorflow()
 
 import tensorflow as tf
 
-from . import cnn_util, run_plan, variable_mgr
+from . import cnn_util, run_header, run_plan, variable_mgr
 from . import params as params_lib
 from .cluster import coordination, resolvers, run_flags, topology
 from .cluster import server as cluster_server
@@ -39,7 +39,6 @@ from .lifecycle import (
     checkpoints,
     eval_runner,
     figure_hooks,
-    header,
     phase_runner,
     run_hooks,
     signals,
@@ -133,19 +132,19 @@ class BenchmarkCNN:
 
     # --- Header.
     def precision_lines(self) -> list[str]:
-        """The header's precision lines, made once (lifecycle/header.py precision_lines: on a
+        """The header's precision lines, made once (run_header.py precision_lines: on a
         CPU with reduced precision this measures its kernels, or reads them cached)."""
         if self._precision_lines is None:
-            self._precision_lines = header.precision_lines(self.settled_plan())
+            self._precision_lines = run_header.precision_lines(self.settled_plan())
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
-        """The header block, one string per line (lifecycle/header.py)."""
+        """The header block, one string per line (run_header.py)."""
         resume = None
         if self.plan.training and self.plan.is_chief:
             resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
         precision = self.precision_lines()
-        return header.header_lines(self.plan, self.dataset, precision, resume)
+        return run_header.header_lines(self.plan, self.dataset, precision, resume)
 
     def print_info(self) -> None:
         for line in self.info_lines():

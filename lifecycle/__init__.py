@@ -8,8 +8,7 @@ checkpoints (checkpoints.py), evaluation during training and the --eval runner
 hooks (figure_hooks.py), signals (signals.py), results JSON and plot (results_log.py), every
 finished run into the results database (results_db.py), the records --skip_corrupt_records
 skipped (skip_report.py), the schedule's changes a run never reaches (schedule_warnings.py),
-MLPerf lines (mlperf_log.py). Still here until the run plan formats it: the header block
-(header.py).
+MLPerf lines (mlperf_log.py).
 
 Below the cluster and the preflight checks; above the figures (metrics/), which it reports,
 and the graph, which it runs.

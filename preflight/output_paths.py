@@ -138,7 +138,7 @@ def check_path_schemes(p: Params) -> None:
 
 def output_dirs(p: Params) -> tuple[str, ...]:
     """The directory flags whose folders `p`'s run writes into. An --eval only reads
-    --train_dir (its checkpoints; lifecycle/dir_hold.py does not hold it either), unless its
+    --train_dir (its checkpoints; runtime/dir_hold.py does not hold it either), unless its
     summaries go to <train_dir>/eval (--summary_verbosity >= 1 without --eval_dir): a
     training directory on read-only storage can be evaluated."""
     if p.eval and not (p.summary_verbosity >= 1 and not p.eval_dir):

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.lifecycle import header
+from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.params import configs
 from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
 from tf_cnn_benchmarks.runtime import file_systems

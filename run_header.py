@@ -16,10 +16,10 @@ import os
 
 import tensorflow as tf
 
-from .. import cnn_util
-from ..graph import fused_decay, graph_choices, learning_rate, precision
-from ..hardware import gpu_specs, kernel_speed
-from ..runtime import cpu_tuning
+from . import cnn_util
+from .graph import fused_decay, graph_choices, learning_rate, precision
+from .hardware import gpu_specs, kernel_speed
+from .runtime import cpu_tuning
 
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
