@@ -1,12 +1,13 @@
 """BenchmarkCNN: one run's header and orchestration (graph, session, hooks, loop).
 
     bench = BenchmarkCNN(params)   # validates, resolves the run plan, picks model and data
-    bench.print_info()             # the header block (lifecycle/header.py)
+    bench.print_info()             # the header block (run_header.py)
     result = bench.run()           # dict: images_per_sec, losses, step_times, ...
 
 What a run does, in order: the graph of its step (graph/builder.py: input pipeline, towers,
 train op), a session (a cluster task's from its server), initialise or restore
-(lifecycle/checkpoints.py), the hooks' phases around the timed loop (lifecycle/timed_run.py).
+(lifecycle/checkpoints.py), the hooks' phases around the timed loop, all called by the phase
+runner (lifecycle/phase_runner.py; the loop: lifecycle/timed_run.py).
 --eval runs the evaluator instead (lifecycle/eval_runner.py), a ps task its serve loop.
 
 Collaborators receive the run plan (run_plan.RunPlan) and the objects they use, never this
@@ -16,6 +17,7 @@ object.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 from .runtime import runtime_env
@@ -26,7 +28,7 @@ runtime_env.import_tensorflow()
 
 import tensorflow as tf
 
-from . import cnn_util, run_plan, variable_mgr
+from . import cnn_util, run_header, run_plan, variable_mgr
 from . import params as params_lib
 from .cluster import coordination, resolvers, run_flags, topology
 from .cluster import server as cluster_server
@@ -35,10 +37,9 @@ from .graph.graph_info import GraphInfo
 from .input_data import data_errors, dataset_info
 from .lifecycle import (
     checkpoints,
-    dir_hold,
     eval_runner,
     figure_hooks,
-    header,
+    phase_runner,
     run_hooks,
     signals,
     timed_run,
@@ -47,8 +48,8 @@ from .lifecycle import (
 from .metrics import baseline
 from .models import model_config
 from .params import graph_choice_flag
-from .preflight import memory_check, usage
-from .runtime import cpu_tuning, file_systems, session_config
+from .preflight import memory_check, planned_step, usage
+from .runtime import cpu_tuning, dir_hold, file_systems, session_config
 
 tf1 = tf.compat.v1
 
@@ -73,7 +74,8 @@ class BenchmarkCNN:
 
     Attributes:
       plan: the run_plan.RunPlan; params: its resolved Params; model: the CNNModel;
-      dataset: the input_data.dataset_info.Dataset; cluster: the cluster.topology.Cluster of a
+      dataset: the input_data.dataset_info.Dataset; resolution: the cluster/resolvers
+      .Resolution the run's Params come from; cluster: the cluster.topology.Cluster of a
       cluster task, else None; session_config: the tf.compat.v1.ConfigProto of this run's
       sessions (runtime/session_config.make_session_config).
 
@@ -109,6 +111,7 @@ class BenchmarkCNN:
                                 if stored is not None else None)
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
         self.extra_hooks = list(hooks)
+        self.resolution = checked.resolution
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
         # XLA's flags and the options of every session of this run (training, evaluation,
         # frozen inference; a cluster task's server): once, before the first session.
@@ -129,19 +132,19 @@ class BenchmarkCNN:
 
     # --- Header.
     def precision_lines(self) -> list[str]:
-        """The header's precision lines, made once (lifecycle/header.py precision_lines: on a
+        """The header's precision lines, made once (run_header.py precision_lines: on a
         CPU with reduced precision this measures its kernels, or reads them cached)."""
         if self._precision_lines is None:
-            self._precision_lines = header.precision_lines(self.settled_plan())
+            self._precision_lines = run_header.precision_lines(self.settled_plan())
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
-        """The header block, one string per line (lifecycle/header.py)."""
+        """The header block, one string per line (run_header.py)."""
         resume = None
         if self.plan.training and self.plan.is_chief:
             resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
         precision = self.precision_lines()
-        return header.header_lines(self.plan, self.dataset, precision, resume)
+        return run_header.header_lines(self.plan, self.dataset, precision, resume)
 
     def print_info(self) -> None:
         for line in self.info_lines():
@@ -195,9 +198,9 @@ class BenchmarkCNN:
         if p.eval:
             return eval_runner.run_eval(self.plan, self.model, self.dataset, self.session_config,
                                         wiring.eval_hooks(self.plan))
-        hooks = self.make_hooks()
+        runner = phase_runner.PhaseRunner(self.make_hooks(), self.plan)
         if p.forward_only and p.freeze_when_forward_only:
-            return self._run_frozen(hooks)
+            return self._run_frozen(runner)
         cnn_util.log_fn('Generating %s model' % ('training' if self.plan.training else
                                                  'forward-only'))
         build_start = time.perf_counter()
@@ -208,19 +211,21 @@ class BenchmarkCNN:
         with info.graph.as_default(), self.create_session(info) as sess, \
                 data_errors.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
-            restored_step = self.initialize(sess, info, hooks)
-            return self._run_hooks_and_loop(sess, info, hooks, build_secs, restored_step)
+            restored_step = self.initialize(sess, info, runner)
+            return self._run_loop(runner, sess, info, build_secs, restored_step)
+
+    def make_bench(self, q, gpus: int) -> BenchmarkCNN:
+        """This run with other Params `q` (another batch, device or cluster shape): its
+        cluster's resolution kept, nothing checked again (`bench_factory`)."""
+        return bench_factory(self.resolution)(q, gpus)
 
     def _estimate_at(self, batch_size: int) -> int:
         """Estimated peak bytes of the tightest device with another per-device batch."""
-        # Today's graph: the graph choices' probe would run at every batch the search tries.
-        q = self.given_params._replace(batch_size=batch_size, graph_choices='off')
-        other = BenchmarkCNN(q, gpus=self.plan.visible_gpus, checked=usage.CheckedRun(
-            resolvers.Resolution(q, q.cluster_resolver)))
-        info = other.build_graph()
-        return memory_check.estimate_for(other.plan, info.graph, _step_fetches(info))
+        step = planned_step.build_step(self.make_bench, self.given_params, self.plan.visible_gpus,
+                                       batch_size=batch_size)
+        return memory_check.estimate_for(step.plan, step.built.graph, step.built.fetches)
 
-    def _run_frozen(self, hooks) -> dict:
+    def _run_frozen(self, runner) -> dict:
         """--forward_only --freeze_when_forward_only: time inference on a graph whose variables
         were turned into constants (after restoring a checkpoint, when there is one)."""
         cnn_util.log_fn('Generating forward-only model (frozen)')
@@ -238,23 +243,18 @@ class BenchmarkCNN:
                 sess.run(frozen_info.init_ops)
             if pipeline.warmup_ops:
                 sess.run(pipeline.warmup_ops)
-            return self._run_hooks_and_loop(sess, frozen_info, hooks, build_secs, restored_step,
-                                            extra={'frozen': True})
+            return self._run_loop(runner, sess, frozen_info, build_secs, restored_step,
+                                  extra={'frozen': True})
 
-    def _run_hooks_and_loop(self, sess, info, hooks, build_secs, restored_step,
-                            extra=None) -> dict:
-        """begin, the timed loop, then the phases after it (run_hooks.finish), or abort."""
-        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
-        for hook in hooks:
-            hook.begin(ctx)
-        try:
-            loop = timed_run.timed_loop(sess, info, self.plan, hooks)
-        except BaseException:
-            run_hooks.abort(hooks)
-            raise
-        result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
-        result.update(extra or {})
-        run_hooks.finish(hooks, result)
+    def _run_loop(self, runner, sess, info, build_secs, restored_step, extra=None) -> dict:
+        """The phases around the timed loop (lifecycle/phase_runner.py: begin, the loop, then
+        after_loop..release, or abort); then a SIGTERM's exit and the --baseline gate."""
+        def make_result(loop):
+            result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
+            result.update(extra or {})
+            return result
+
+        result = runner.run(sess, info, timed_run.timed_loop, make_result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
         figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
@@ -267,24 +267,28 @@ class BenchmarkCNN:
         return tf1.Session(config=self.session_config)
 
     def initialize(self, sess, info, hooks=()) -> int | None:
-        """Initialises or restores the variables (checkpoints.restore_or_initialize: the latest
+        """Initialises or restores the variables (checkpoints.initialize_or_restore: the latest
         checkpoint in --train_dir, else --checkpoint_path; a cluster's chief does it for the
-        cluster), runs the hooks' after_initialize phase, the manager's post-init ops, and primes
-        the pipeline.
+        cluster), then, through the phase runner, the hooks' after_initialize phase, then the
+        manager's post-init ops, and primes the pipeline.
+
+        Args:
+          hooks: the run's hooks, or its lifecycle.phase_runner.PhaseRunner.
 
         Returns:
           The restored global step, or None when nothing was restored.
         """
-        ctx = run_hooks.RunContext(sess=sess, info=info, plan=self.plan)
-        after_initialize = lambda: run_hooks.after_initialize(hooks, ctx)
+        runner = (hooks if isinstance(hooks, phase_runner.PhaseRunner)
+                  else phase_runner.PhaseRunner(hooks, self.plan))
         if self.server is not None:
-            return self.server.initialize(sess, info, self.params, after_initialize,
-                                          run_flags.run_flag_values(self.plan))
-        restored_step = checkpoints.restore_or_initialize(sess, info, self.params,
-                                                          before_post_init=after_initialize)
-        if info.pipeline.warmup_ops:
-            sess.run(info.pipeline.warmup_ops)
-        return restored_step
+            return runner.initialize(sess, info, self._initialize_task, self.server.post_init)
+        return runner.initialize(
+            sess, info, functools.partial(checkpoints.initialize_or_restore, p=self.params),
+            _post_init)
+
+    def _initialize_task(self, sess, info) -> int | None:
+        return self.server.initialize_variables(sess, info, self.params,
+                                                run_flags.run_flag_values(self.plan))
 
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from
@@ -306,6 +310,25 @@ class BenchmarkCNN:
     def drain_pipeline(sess, info) -> None:
         """Empties the staging areas after the last step (lifecycle/timed_run.py)."""
         timed_run.drain_pipeline(sess, info)
+
+
+def bench_factory(resolution: resolvers.Resolution, hooks=()):
+    """(Params, gpus) -> a BenchmarkCNN of the run `resolution` resolved, with other Params
+    (another batch, device or cluster shape): the cluster's source and description kept,
+    the flags not checked again (they are the checked run's, changed by the caller). The
+    command's `make_bench` for the dry run and the scaling plan, and `BenchmarkCNN.make_bench`
+    for the memory check's advice; preflight/planned_step.build_step builds their steps."""
+    def make_bench(q, gpus: int) -> BenchmarkCNN:
+        return BenchmarkCNN(q, gpus=gpus, hooks=hooks, checked=usage.CheckedRun(
+            resolvers.Resolution(q, resolution.source, resolution.description)))
+    return make_bench
+
+
+def _post_init(sess, info) -> None:
+    """The manager's post-init ops, then the pipeline's warm-up (a run on one host)."""
+    checkpoints.post_init(sess, info)
+    if info.pipeline.warmup_ops:
+        sess.run(info.pipeline.warmup_ops)
 
 
 def _step_fetches(info) -> list:

@@ -3,7 +3,7 @@
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss, a --train_dir held by another run: lifecycle/dir_hold.py), never a
+non-finite loss, a --train_dir held by another run: runtime/dir_hold.py), never a
 traceback. Usage errors (an unknown --model included) are found, and
 --help, --version and --list_models answered, before TensorFlow loads. When the reader of the
 output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
@@ -24,9 +24,8 @@ from absl import flags
 
 from . import cnn_util, flag_parsing, params
 from .cluster import resolvers
-from .lifecycle import dir_hold
 from .preflight import usage
-from .runtime import cpu_tuning
+from .runtime import cpu_tuning, dir_hold
 
 FLAGS = flags.FLAGS
 
@@ -117,6 +116,10 @@ def main(argv: list[str], hooks=()) -> int:
 
 
 def _run(checked: usage.CheckedRun, hooks) -> int:
+    # The first line within a second: TensorFlow's import takes about 2 s on an idle host
+    # (a minute on a loaded one), and the header comes after it (issue 39.1).
+    cnn_util.log_fn('Loading TensorFlow %s' % ('to calibrate this host' if checked.params.calibrate
+                                              else 'for the run'))
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         tf = runtime_env.import_tensorflow()
         tf.get_logger().setLevel('ERROR')
@@ -125,18 +128,17 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         from .models import model_config
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
-    resolution = checked.resolution
     try:
         usage.check_with_tensorflow(checked.params, gpus)
-        build = lambda q, n: benchmark_cnn.BenchmarkCNN(  # noqa: E731
-            q, gpus=n, hooks=hooks, checked=usage.CheckedRun(
-                resolvers.Resolution(q, resolution.source, resolution.description)))
-        if checked.params.plan_scaling:
-            from .preflight import scaling_plan
-            return scaling_plan.run(build, checked.params, gpus)
-        if checked.params.dry_run:
-            from .preflight import dry_run
-            return dry_run.run(build, checked.params, gpus)
+        if checked.params.calibrate:
+            from .preflight import calibrate
+            return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                 checked.params, gpus)
+        if checked.params.plan_scaling or checked.params.dry_run:
+            from .preflight import dry_run, scaling_plan
+            plan_or_check = scaling_plan.run if checked.params.plan_scaling else dry_run.run
+            return plan_or_check(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                 checked.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()

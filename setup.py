@@ -25,6 +25,9 @@ setuptools.setup(
                  'matplotlib', 'mlperf-logging', 'mkdocs>=1.6',  # mkdocs: tests/test_docs.py
                  'gcp-storage-emulator'],  # a local GCS for gs:// (tests/gcs_emulator.py)
         'plot': ['matplotlib'],
+        # A GPU host: TensorFlow with its CUDA and cuDNN libraries as pip wheels (TensorFlow's
+        # install guide, "pip install tensorflow[and-cuda]"); the NVIDIA driver comes apart.
+        'gpu': ['tensorflow[and-cuda]>=2.16'],
         'docs': ['mkdocs>=1.6'],  # mkdocs build --strict: the manual in docs/ as a site
         'mlperf': ['mlperf-logging'],  # --ml_perf: MLPerf-format log lines
     },

@@ -102,17 +102,34 @@ def roofline_rows(results) -> list[dict]:
     return rows
 
 
+def _same_host_and_day(a: dict, b: dict) -> bool:
+    """Two results files' provenance name one host (CPU model and flags, cores, TensorFlow)
+    and one day."""
+    return all(a.get(k) == b.get(k) for k in ('cpu_model', 'cpu_flags', 'cpu_cores',
+                                              'tensorflow')) and a['date'][:10] == b['date'][:10]
+
+
+def _minutes_apart(a: dict, b: dict) -> float:
+    import datetime
+
+    def when(prov):
+        return datetime.datetime.fromisoformat(prov['date'].replace('Z', '+00:00'))
+    return abs((when(a) - when(b)).total_seconds()) / 60
+
+
 def bf16_ratios(rows: list[dict]) -> list[dict]:
-    """bf16/fp32 speed (fp32 step time / bf16 step time) where one host has both files."""
+    """bf16/fp32 speed (fp32 step time / bf16 step time) where one host has both files of one
+    day; 'minutes_apart' is how far apart the two runs started."""
     out = []
     for r in rows:
         if r['precision'] != 'bf16':
             continue
         for f in rows:
             if f['precision'] == 'fp32' and all(f[k] == r[k] for k in (
-                    'model', 'batch', 'image', 'mode')) and f['prov']['cpu_model'] == \
-                    r['prov']['cpu_model']:
-                out.append(dict(r, ratio=f['ours'] / r['ours'], fp32=f))
+                    'model', 'batch', 'image', 'mode')) and _same_host_and_day(f['prov'],
+                                                                              r['prov']):
+                out.append(dict(r, ratio=f['ours'] / r['ours'], fp32=f,
+                                minutes_apart=_minutes_apart(f['prov'], r['prov'])))
     return out
 
 
@@ -170,11 +187,18 @@ def headline_rows(results) -> list[list[str]]:
                      ', '.join('[%s](results/%s.md)' % (stem, stem) for stem in stems)])
     for r in bf16_ratios(roofline_rows(results)):
         if r['mode'] == 'training':
-            add('%s training, batch %d: bf16 / fp32 images/sec' % (r['model'], r['batch']),
+            loads = (r['fp32']['prov'].get('load_average_before'),
+                     r['prov'].get('load_average_before'))
+            add('%s training, batch %d: bf16 / fp32 images/sec (the two runs %.0f min apart, '
+                'load average %s and %s)' % (r['model'], r['batch'], r['minutes_apart'],
+                                             *('%.1f' % x if x is not None else '?'
+                                               for x in loads)),
                 '%.2fx' % r['ratio'], r['prov'], r['stem'], r['fp32']['stem'])
     for r in roofline_rows(results):
         if r['mode'] == 'training' and r['precision'] == 'fp32':
-            add('%s training, batch %d, fp32: fraction of the limit' % (r['model'], r['batch']),
+            load = r['prov'].get('load_average_before')
+            add('%s training, batch %d, fp32: fraction of the limit%s'
+                % (r['model'], r['batch'], '' if load is None else ' (load average %.1f)' % load),
                 '%.2f' % r['fraction'], r['prov'], r['stem'])
     quick = [(s, d) for s, d in results if d['what'] == 'quick_runs']
     if quick:

@@ -10,10 +10,10 @@ what the cluster looks like):
     2.21: neither ConfigProto.operation_timeout_in_ms nor RunOptions.timeout_in_ms bounds it);
   * `serve`: ps tasks (and the workers of distributed_all_reduce, whose graph the controller
     builds) serve until every task that uses them reported done, then exit 0 by themselves;
-  * `initialize`: first the workers check that their run-defining flags are the chief's
-    (cluster/run_flags.py); then the chief (worker 0, or the controller) initialises or
-    restores, the other workers wait for its "ready" token (cluster/coordination.py has the
-    queues).
+  * `initialize_variables`, then `post_init`: first the workers check that their run-defining
+    flags are the chief's (cluster/run_flags.py); then the chief (worker 0, or the controller)
+    initialises or restores, the other workers wait for its "ready" token (cluster/
+    coordination.py has the queues); the hooks' after_initialize phase runs between the two.
 
 Start order does not matter: a task that starts first waits for its peers.
 
@@ -57,7 +57,8 @@ class TaskServer:
 
     Attributes:
       server: the tf.compat.v1.train.Server, once `start` ran.
-      coordination: the coordination.Coordination of the run's graph, once `initialize` ran.
+      coordination: the coordination.Coordination of the run's graph, once
+        `initialize_variables` ran.
     """
 
     def __init__(self, cluster: Cluster):
@@ -304,16 +305,15 @@ class TaskServer:
                 'the chief, %s, stopped the cluster at start-up: another worker was started '
                 'with other run-defining flags (the chief\'s log names it)' % chief)
 
-    def initialize(self, sess, info, p, after_initialize, flag_values=None) -> int | None:
+    def initialize_variables(self, sess, info, p, flag_values=None) -> int | None:
         """The start-up check of the run-defining flags (`check_run_flags`, with
-        `flag_values`); then, chief: initialise or restore, then tell the others; others: wait
-        for the chief, then initialise what lives on their own task. Then `after_initialize()`
-        (the hooks' phase of that name), the manager's post-init ops (copies from the master
-        variables, broadcasts) and the input pipeline's warm-up.
+        `flag_values`); then, chief: initialise or restore; others: wait for the chief, then
+        initialise what lives on their own task. The variables then hold their initial (or the
+        chief's restored) values: the hooks' after_initialize phase comes next
+        (lifecycle/phase_runner.py), then `post_init`.
 
         Args:
           sess: this task's session; info: the run's graph.graph_info.GraphInfo; p: its Params;
-          after_initialize: () -> None, run once the variables hold their initial values.
           flag_values: this task's run_flags.run_flag_values; None skips the check.
 
         Returns:
@@ -328,34 +328,33 @@ class TaskServer:
         self.coordination = coord = coordination.Coordination(c, info.graph)
         if coord.checks_flags and flag_values is not None:
             self.check_run_flags(sess, flag_values)
-        restored = None
         if c.is_chief:
             # The controller's and collective mode's variables are all this process's own; in
             # collective mode the post-init ops broadcast the chief's values (a collective that
             # waits for every worker).
-            restored = checkpoints.restore_or_initialize(sess, info, p,
-                                                         before_post_init=after_initialize)
-            if c.job_name != 'controller' and c.mode != 'collective_all_reduce' \
-                    and c.num_workers > 1:
-                sess.run(coord.ready_signal)
-        else:
-            if c.mode == 'collective_all_reduce':
-                sess.run(info.init_ops)
-            else:
-                cnn_util.log_fn('Waiting for the chief (%s) to initialise the variables' %
-                                c.describe('worker', 0))
-                try:
-                    sess.run(coord.ready_wait)
-                except cnn_util.ClusterError as e:
-                    raise cnn_util.ClusterError('the chief did not initialise the variables: %s'
-                                                % e) from None
-                own = [v for v in tf1.global_variables() + tf1.local_variables()
-                       if c.owns(v.device)]
-                sess.run(tf1.variables_initializer(own))
-            after_initialize()
-            post_init = info.mgr.post_init_ops()
-            if post_init:
-                sess.run(post_init)
+            return checkpoints.initialize_or_restore(sess, info, p)
+        if c.mode == 'collective_all_reduce':
+            sess.run(info.init_ops)
+            return None
+        cnn_util.log_fn('Waiting for the chief (%s) to initialise the variables' %
+                        c.describe('worker', 0))
+        try:
+            sess.run(coord.ready_wait)
+        except cnn_util.ClusterError as e:
+            raise cnn_util.ClusterError('the chief did not initialise the variables: %s'
+                                        % e) from None
+        own = [v for v in tf1.global_variables() + tf1.local_variables() if c.owns(v.device)]
+        sess.run(tf1.variables_initializer(own))
+        return None
+
+    def post_init(self, sess, info) -> None:
+        """After the hooks' after_initialize phase: the manager's post-init ops (copies from
+        the master variables, broadcasts); the chief then tells the others the variables are
+        ready; then the input pipeline's warm-up."""
+        c = self.cluster
+        checkpoints.post_init(sess, info)
+        if c.is_chief and c.job_name != 'controller' and c.mode != 'collective_all_reduce' \
+                and c.num_workers > 1:
+            sess.run(self.coordination.ready_signal)
         if info.pipeline.warmup_ops:
             sess.run(info.pipeline.warmup_ops)
-        return restored

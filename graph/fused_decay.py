@@ -12,11 +12,10 @@ and w and writes w. The values are the same (same
 formula: every manager aggregates g first and w is the value the step read); only the rounding
 of the last bit may differ, as with any change of kernels.
 
-Measured on the 2-core development host (AMD EPYC, TF 2.21, 2026-12-01, trivial batch 32,
-synthetic, 600 steps, median of 4 alternating fresh processes): 3000 images/sec through the
-loss, 3212 folded and fused (+7%); folded without XLA (same three kernels in another place)
-2854. A bare [4096, 1001] update (the trivial model's classifier) took 2.1 ms as Mul + AddN +
-apply and 1.73 ms fused.
+Folded and fused, the trivial model trains faster than with the decay through the loss, and
+folded without XLA (the same three kernels in another place) slower; its [4096, 1001]
+classifier's update is faster fused than as Mul + AddN + apply (docs/performance-notes.md,
+"Measurements once in the code", has the figures).
 
 Applies (`applies`) where the fold is exactly the original's update and was measured: training
 on the CPU with sgd, momentum or rmsprop, float32 variables, weight decay > 0, no
@@ -41,11 +40,10 @@ DECAYED_NAME = 'weights'
 # them), it races with another tower's advance.
 FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
 # Kernels from this many elements (16 MB of float32) get the XLA-fused update; smaller ones add
-# the decay with TensorFlow's own ops. An XLA cluster costs about 0.1 ms to launch and runs its
-# loop on one thread: resnet50's updates (up to 2.4M elements) took 0.12-2.5 ms each fused, no
-# less than the three multi-threaded TensorFlow kernels, and resnet50 batch 16 ran 7.69 images/sec
-# with every kernel fused against 7.76 without (median of 3); the 4.1M-element classifier of the
-# trivial model, 2.1 -> 1.73 ms.
+# the decay with TensorFlow's own ops. An XLA cluster costs a launch and runs its loop on one
+# thread: resnet50's updates (up to 2.4M elements) are no faster fused than the three
+# multi-threaded TensorFlow kernels, while the trivial model's 4.1M-element classifier is
+# (docs/performance-notes.md, "Measurements once in the code").
 FUSE_MIN_ELEMENTS = 4_000_000
 
 

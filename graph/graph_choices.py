@@ -14,11 +14,14 @@ With --graph_choices=measured (the default) a CPU training run decides per site:
 own 1x1 convolution shapes and ReLU sites (`sites`: the model's training forward pass built
 once in a scratch graph at the run's batch and image size), each timed in today's form and in
 each other form (forward and gradients together, in the run's dtype, data format and thread
-counts; `measure`: the larger factor of two passes; the memory-bound sites with their batch
-norm, graph/memory_probe.py), the factor = the form's seconds / today's,
-cached per CPU model, TF version, threads and site (hardware/kernel_speed.py choice_factors).
-Each site is built in the fastest of its forms (`forms_of`) where that factor is below
-FASTER_FACTOR, else as today. GPU graphs are not
+counts; `measure`: the larger factor of two passes, its spread their difference; the
+memory-bound sites with their batch norm, graph/memory_probe.py), the factor = the form's
+seconds / today's, kept per CPU model, TF version, threads and site in the host's calibration
+record when measured on a quiet host (hardware/kernel_speed.py choice_factors,
+hardware/calibration.py). The probe (about a minute for resnet50) runs only with --calibrate or
+--refresh_peak: a run without a quiet calibration builds today's graph and its header says how
+to calibrate. Each site is built in the fastest of its forms (`forms_of`) where that factor is
+below FASTER_FACTOR and faster by more than its spread, else as today. GPU graphs are not
 changed (cuDNN's kernels are not what was measured); with --xla or --xla_compile the ReLU
 sites are not measured (XLA compiles them already); --graph_choices=off is today's
 graph; a list of names forces those on wherever they apply (any device; a site given two
@@ -32,6 +35,7 @@ slower than the MatMul and bfloat16 ones 0.76-1.40x (docs/speed-choices.md).
 
 from __future__ import annotations
 
+import inspect
 import textwrap
 import time
 from typing import NamedTuple
@@ -39,7 +43,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util
-from ..hardware import host_memory, kernel_speed
+from ..hardware import calibration, host_memory, kernel_speed
 from ..models import fast_paths, memory_forms
 from ..params import graph_choice_flag
 from . import memory_probe, precision
@@ -88,24 +92,31 @@ class Choices(NamedTuple):
       mode: 'measured', 'off' or the frozenset of forced choice names.
       factors: measured: {(site, form of forms_of(site)): that form's time / today's, forward
         and gradients}; a site is a fast_paths.Conv1x1 or a memory_forms.Site.
-      when: 'measured here', 'measured <UTC time>, cached', or '' (nothing measured).
+      when: 'measured here', 'calibrated <date>', or '' (nothing measured).
+      spreads: {(site, form): the factor's spread over the probe's passes} (absolute, in
+        factor units): a form is chosen only where it is faster by more than its spread.
+      note: a line for the header when nothing is measured ('' otherwise).
     """
     mode: object
     factors: dict
     when: str
+    spreads: dict = {}
+    note: str = ''
 
     def decide(self, site) -> str | None:
         """How `site` is built: a form of forms_of(site) ('matmul', 'filter_matmul'; 'xla',
-        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR;
-        forced: the first form whose choice name is given."""
+        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR
+        and faster by more than its spread (1 - factor > spread); forced: the first form
+        whose choice name is given."""
         if self.mode == graph_choice_flag.OFF:
             return None
         forms = forms_of(site)
         if self.mode == graph_choice_flag.MEASURED:
             got = [(self.factors[site, form], form) for form in forms
-                   if (site, form) in self.factors]
+                   if (site, form) in self.factors and self.factors[site, form] < FASTER_FACTOR
+                   and 1 - self.factors[site, form] > self.spreads.get((site, form), 0.0)]
             best = min(got, default=None)
-            return best[1] if best is not None and best[0] < FASTER_FACTOR else None
+            return best[1] if best is not None else None
         for form in forms:
             if choice_name(site, form) in self.mode:
                 return form
@@ -243,26 +254,39 @@ def probe_config(intra: int, inter: int):
     return config
 
 
-def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+            spreads: dict | None = None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `forms_of`:
     the 1x1 convolution shapes here (`measure_convs`), the ReLU sites with their batch norms
-    by graph/memory_probe.py (each within `budget_secs`)."""
+    by graph/memory_probe.py (each within `budget_secs`); `spreads` receives each factor's
+    spread over the passes."""
     convs = [s for s in shapes if isinstance(s, fast_paths.Conv1x1)]
     others = [s for s in shapes if not isinstance(s, fast_paths.Conv1x1)]
-    out = measure_convs(convs, intra, inter, budget_secs) if convs else {}
+    out = measure_convs(convs, intra, inter, budget_secs, spreads) if convs else {}
     if others:
-        out.update(memory_probe.measure(others, intra, inter, budget_secs))
+        out.update(memory_probe.measure(others, intra, inter, budget_secs, spreads))
     return out
 
 
-def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure_secs(shapes) -> float:
+    """About how long `measure` of `shapes` takes: both budgets where both kinds of site are
+    there, and about a second a site for the graph, the session and the warm-ups."""
+    convs = sum(isinstance(s, fast_paths.Conv1x1) for s in shapes)
+    others = len(shapes) - convs
+    return ((BUDGET_SECS if convs else 0) + (memory_probe.BUDGET_SECS if others else 0)
+            + 1.0 * len(shapes))
+
+
+def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+                  spreads: dict | None = None) -> dict:
     """{(shape, form): that form's seconds / the convolution's} for each shape and form of
     FORMS (forward and both gradients), one graph and session with the run's thread counts.
 
     Two passes over all shapes, each timing the three forms of a shape in turn
     (kernel_speed.min_secs, the least of REPS); a shape's factor is the larger of its two
     passes' (on a shared machine one pass alone gave the same shape 0.50x in bfloat16 and
-    1.18x in float32: a choice is made only where both passes find it faster).
+    1.18x in float32: a choice is made only where both passes find it faster); `spreads`,
+    when given, receives {(shape, form): the largest pass's factor - the least's}.
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -270,6 +294,7 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
         init = tf1.global_variables_initializer()
     config = probe_config(intra, inter)
     out: dict = {}
+    passes: dict = {}
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run(init)
         calls = {shape: [sess.make_callable(t) for t in pair] for shape, pair in pairs.items()}
@@ -280,7 +305,11 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
             conv, *others = kernel_speed.min_secs(
                 calls[shape], REPS, deadline=now + max(0.0, end - now) / (len(todo) - i))
             for form, secs in zip(FORMS, others):
-                out[shape, form] = max(out.get((shape, form), 0.0), secs / max(conv, 1e-9))
+                factor = secs / max(conv, 1e-9)
+                passes.setdefault((shape, form), []).append(factor)
+                out[shape, form] = max(out.get((shape, form), 0.0), factor)
+    if spreads is not None:
+        spreads.update({key: max(v) - min(v) for key, v in passes.items()})
     return out
 
 
@@ -289,10 +318,14 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     them into the run plan, which the towers read: graph/tower.py); nothing is kept here
     between calls (the measured factors are cached by hardware/kernel_speed.py).
 
+    From the host's calibration record only (hardware/calibration.py): the probe (about a
+    minute for resnet50) runs with --calibrate, or --refresh_peak, never by default; a site
+    without a quiet factor is built as today.
+
     Args:
       plan: the run's run_plan.RunPlan; model: its CNNModel.
-      measure_fn: (shapes, intra, inter) -> {(shape, form): factor}; default `measure` (a
-        test seam).
+      measure_fn: (shapes, intra, inter) -> {(shape, form): factor or (factor, spread)};
+        default `measure` (a test seam).
     """
     p = plan.params
     mode = graph_choice_flag.parse(p.graph_choices)
@@ -301,31 +334,51 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
         return Choices(graph_choice_flag.OFF, {}, '')
     threads = plan.threads
+    calibrate = bool(getattr(p, 'calibrate', False))
+    refresh = bool(p.refresh_peak) or calibrate
     shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
               or not (p.xla or p.xla_compile)]
-    if not shapes:
-        choices = Choices(mode, {}, '')
-    else:
-        by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
-        fn = measure_fn or measure
+    return _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
+        mode, {}, '')
 
-        def measure_items(items, intra, inter):
-            todo = list(dict.fromkeys(by_item[i][0] for i in items))
-            problem = probe_memory_problem(todo, plan.per_device_batch_size)
-            if problem:
-                raise _ProbeTooLarge(problem)
-            got = fn(todo, intra, inter)
-            return {item(*key, threads): f for key, f in got.items()}
 
-        try:
-            factors, when = kernel_speed.choice_factors(list(by_item), threads, measure_items,
-                                                        refresh=bool(p.refresh_peak))
-            choices = Choices(mode, {by_item[i]: f for i, f in factors.items()}, when)
-        except _ProbeTooLarge as e:  # only what is not cached yet needs the probe
-            cnn_util.warn('graph choices not measured: %s; building today\'s graph '
-                          '(--graph_choices=off builds it without this line)' % e)
-            choices = Choices(graph_choice_flag.OFF, {}, '')
-    return choices
+def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
+    """`resolve`'s Choices of `shapes` from the record (measured first with `refresh`)."""
+    mode = graph_choice_flag.MEASURED
+    by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
+    fn = measure_fn or measure
+
+    def measure_items(items, intra, inter):
+        todo = list(dict.fromkeys(by_item[i][0] for i in items))
+        problem = probe_memory_problem(todo, plan.per_device_batch_size)
+        if problem:
+            raise _ProbeTooLarge(problem)
+        spreads: dict = {}
+        takes_spreads = 'spreads' in inspect.signature(fn).parameters
+        got = fn(todo, intra, inter, spreads=spreads) if takes_spreads else fn(todo, intra, inter)
+        out = {}
+        for key, f in got.items():
+            factor, spread = f if isinstance(f, tuple) else (f, spreads.get(key, 0.0))
+            out[item(*key, threads)] = (factor, spread)
+        return out
+
+    secs = measure_secs(shapes)
+    try:
+        got, when = kernel_speed.choice_factors(
+            list(by_item), threads, measure_items, refresh=refresh,
+            what='graph choices of %s at batch %d (%d sites, each form against today\'s)' % (
+                plan.params.model, plan.per_device_batch_size, len(shapes)), secs=secs)
+    except _ProbeTooLarge as e:  # only what is not recorded yet needs the probe
+        cnn_util.warn('graph choices not measured: %s; building today\'s graph '
+                      '(--graph_choices=off builds it without this line)' % e)
+        return Choices(graph_choice_flag.OFF, {}, '')
+    if not got:
+        note = '' if not calibration.record_path() else (
+            'graph choices: not calibrated: today\'s graph (--calibrate measures them, about '
+            '%.0f s)' % secs)
+        return Choices(mode, {}, '', {}, note)
+    return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
+                   {by_item[i]: sp for i, (_, sp) in got.items()})
 
 
 #: The header's line of the choices (`brief`) fits in this many characters after its indent.
@@ -351,7 +404,7 @@ def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
                 return [text]
         return [text[:width]]
     if not choices.factors:
-        return []
+        return [choices.note[:width]] if choices.note else []
     sites_ = list(dict.fromkeys(s for s, _ in choices.factors))
     built = [choice_name(s, choices.decide(s)) for s in sites_ if choices.decide(s)]
     counts = ', '.join('%s %d' % (name, built.count(name)) for name in graph_choice_flag.CHOICES
@@ -399,7 +452,7 @@ def describe(choices: Choices) -> list[str]:
     if choices.mode != graph_choice_flag.MEASURED:
         return ['graph choices forced (--graph_choices): %s' % ', '.join(sorted(choices.mode))]
     if not choices.factors:
-        return []
+        return [choices.note] if choices.note else []
     parts = []
     for name in graph_choice_flag.CHOICES:
         rows = [(s, form, f) for (s, form), f in choices.factors.items()

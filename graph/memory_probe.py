@@ -23,11 +23,11 @@ bfloat16 with AVX-512), and that fusion is part of what today's form costs.
 What is timed is what a form changes: each run is traced (RunOptions.FULL_TRACE) and the ops'
 own durations are summed, leaving out the producers every form shares (`PRODUCERS`: the batch
 norm and its gradient, variable reads and writes). The batch norm dominates a site (an Eigen
-bfloat16 FusedBatchNormGradV3 of 16x56x56x256 took 47-50 ms against 12 ms for the ReLU, add,
-sum and ReluGrad together, AMD EPYC with AVX2 only) and its run-to-run noise alone exceeded
-what the forms save; its own time is the same in every form. A site's factor is the form's
-sum / today's, the least of REPS traced runs each (the forms run in turn), the larger of
-PASSES passes.
+bfloat16 FusedBatchNormGradV3 takes about four times the ReLU, add, sum and ReluGrad together
+on a CPU with AVX2 only: docs/performance-notes.md, "Measurements once in the code") and its
+run-to-run noise alone exceeds what the forms save; its own time is the same in every form.
+A site's factor is the form's sum / today's, the least of REPS traced runs each (the forms run
+in turn), the larger of PASSES passes.
 """
 
 from __future__ import annotations
@@ -136,7 +136,8 @@ def traced_secs(sess, target) -> float:
     return own_secs(meta.step_stats)
 
 
-def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> dict:
+def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
+            spreads: dict | None = None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `Site.forms`,
     the seconds of the ops the forms change (module docstring).
 
@@ -146,6 +147,7 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
       budget_secs: seconds the timed repetitions may take together (at least
         kernel_speed.MIN_REPS runs per site and pass; XLA compiles in the untimed runs of
         `warm_up`).
+      spreads: when given, receives {(site, form): the largest pass's factor - the least's}.
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -155,6 +157,7 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
             targets[site] = [site_target(site, form, f32) for form in (None,) + site.forms()]
         init = tf1.global_variables_initializer()
     out: dict = {}
+    passes: dict = {}
     with tf1.Session(graph=graph, config=probe_config(intra, inter)) as sess:
         sess.run(init)
         for ts in targets.values():
@@ -171,5 +174,9 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS) -> 
                 if rep + 1 >= kernel_speed.MIN_REPS and time.perf_counter() >= deadline:
                     break
             for form, secs in zip(site.forms(), best[1:]):
-                out[site, form] = max(out.get((site, form), 0.0), secs / max(best[0], 1e-9))
+                factor = secs / max(best[0], 1e-9)
+                passes.setdefault((site, form), []).append(factor)
+                out[site, form] = max(out.get((site, form), 0.0), factor)
+    if spreads is not None:
+        spreads.update({key: max(v) - min(v) for key, v in passes.items()})
     return out

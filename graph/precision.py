@@ -269,8 +269,8 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
       flags: CPU flags (default: `cpu_flags()`); capabilities: GPU compute capabilities
         (default: `gpu_compute_capabilities()`).
       measured: CPU only, {kind: seconds in dtype / in float32} of kernel_speed.KINDS.
-      when: how `measured` was got (kernel_speed.when): 'measured here' or 'measured <UTC
-        time>, cached'.
+      when: how `measured` was got (kernel_speed.when): 'measured here' or 'calibrated
+        <date>'.
       gradients: False for a run without gradients (--forward_only, --eval): the text leaves
         out the gradient kernels and what runs in float32 for them.
 
@@ -393,9 +393,8 @@ def float32_norm_and_pool(dtype, device) -> bool:
     arithmetic.
 
     There TensorFlow's oneDNN rewrite leaves float16 batch norm and pooling to its generic
-    kernels: a resnet50 float16 training step (AMD EPYC without AVX512_FP16, batch 16, TF
-    2.21, ops run one at a time) spent 415 ms in FusedBatchNormV3 and its gradient and 83 ms
-    in MaxPoolGrad, where the float32 oneDNN kernels take about a third and 1 ms. bfloat16
+    kernels, which take about three times the float32 oneDNN batch norm and far more than its
+    pooling gradient (docs/performance-notes.md, "Measurements once in the code"). bfloat16
     keeps its own: on a CPU with AVX512_BF16 its oneDNN batch norm is faster than float32's;
     GPUs keep the graph they had.
     """
@@ -412,14 +411,18 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0)) -> tuple[str, ...]:
     """The op kinds ('conv', 'matmul') whose gradients a tower computes in float32.
 
     Both where `dtype` is `emulated`; on a CPU with the flags, those whose gradient kernels
-    were measured slower than float32's (kernel_speed.float32_gradient_kinds); none on a GPU
-    or in float32. `threads`: the run's (intra-op, inter-op) counts, for the measurement.
+    were measured slower than float32's (kernel_speed.float32_gradient_kinds), or without a
+    quiet measurement kernel_speed.fallback_gradient_kinds; none on a GPU or in float32.
+    `threads`: the run's (intra-op, inter-op) counts, for the measurement.
     """
     if dtype == tf.float32 or device != 'cpu':
         return ()
     if emulated(dtype, device):
         return ('conv', 'matmul')
-    return kernel_speed.float32_gradient_kinds(kernel_speed.factors(dtype, threads))
+    measured = kernel_speed.factors(dtype, threads)
+    if measured is None:  # no quiet probe of this host (or the record is off): the flags'
+        return kernel_speed.fallback_gradient_kinds(dtype)
+    return kernel_speed.float32_gradient_kinds(measured)
 
 
 def gradient_scope(dtype, device, threads=(0, 0)):
@@ -427,10 +430,10 @@ def gradient_scope(dtype, device, threads=(0, 0)):
     get their gradients computed in float32 where `float32_gradient_kinds` says so (an
     emulated dtype: both).
 
-    Measured on TF 2.21, AMD EPYC without AVX512_BF16/FP16, training step profiles: the bfloat16
-    Conv2DBackpropInput/Filter kernels are 3-8x slower than float32 (resnet50, mobilenet), the
-    float16 Conv2DBackpropFilter ~3x, bfloat16 MatMul ~10x; resnet50's bfloat16 step went from
-    3.4x to 1.3x the float32 step time with float32 convolution gradients. The forward ops stay
+    On a CPU without AVX512_BF16/FP16 the reduced-precision convolution and MatMul gradient
+    kernels are several times slower than float32's, and float32 convolution gradients bring a
+    bfloat16 resnet50 step most of the way back to the float32 step time
+    (docs/performance-notes.md, "Measurements once in the code"). The forward ops stay
     in the compute dtype. Gradients come back in the op's dtype, so everything downstream (loss
     scaling, the variables' float32 gradients) is unchanged; they are as accurate or better.
     """

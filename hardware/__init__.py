@@ -4,5 +4,7 @@ between devices and hosts with their rates and sources (links.py), this CPU's me
 (cpu_peak.py), its reduced-precision kernels timed against float32 (kernel_speed.py), whether
 it runs a reduced precision's NCHW kernels (layout_kernels.py), its loopback rate between two
 tasks (loopback.py) and the memory this process can still allocate (host_memory.py); the
-measured facts are cached per CPU model and TensorFlow version.
+measured facts live in one calibration record per host (calibration.py: each with its spread
+and the host's load while it was measured; busy measurements are not kept), keyed per CPU model
+and TensorFlow version.
 """

@@ -24,22 +24,23 @@ from the run's). Measured on an AMD EPYC with AVX512_BF16: bfloat16 0.9-1.3x flo
 float16 2-4x.
 
 A single probe on a loaded machine is noisy (conv gradients 0.17x-1.44x across runs of one
-command), and it decides the graph; so its factors are measured once per host and cached like
-the CPU peak (hardware/cpu_peak.py), in `$XDG_CACHE_HOME/tf_cnn_benchmarks/kernel_speed.json`,
-one entry per '<cpu model>|tf <version>|<dtype>|<intra> intra, <inter> inter threads';
-`refresh=True` (--refresh_peak) measures again, once per process.
+command), and it decides the graph; so its factors are measured once per host and kept in the
+host's calibration record (hardware/calibration.py), one entry per '<cpu model>|tf
+<version>|kernel factors|<dtype>|<intra> intra, <inter> inter threads' with its spread and the
+host's load while it ran: a probe taken while other processes used more than a quarter of the
+cores is not kept (the run then uses the last quiet one, or none: the CPU flags decide,
+`fallback_gradient_kinds`). `refresh=True` (--refresh_peak, --calibrate) measures again, once
+per process. The graph choices' factors (`choice_factors`) are kept in the same record.
 """
 
 from __future__ import annotations
 
-import datetime
-import os
+import statistics
 import time
-from typing import NamedTuple
 
 import tensorflow as tf
 
-from . import cpu_peak, machine
+from . import calibration, machine
 
 tf1 = tf.compat.v1
 
@@ -57,7 +58,9 @@ KINDS = ('conv', 'conv_gradients', 'matmul', 'matmul_gradients')
 REPS = 9
 MIN_REPS = 3
 BUDGET_SECS = 0.8
-CACHE_NAME = 'kernel_speed.json'
+#: What the announcement says the probe takes: graph, session, warm-ups and the budget.
+MEASURE_SECS = 3.0
+KIND = 'reduced-precision kernel factors'
 
 _CONV_INPUT = (4, 28, 28, 64)
 _CONV_FILTER = (3, 3, 64, 64)
@@ -96,26 +99,53 @@ def _kind_ops(dtype):
     return setup, ops
 
 
-def _min_secs(fns, reps: int = REPS, deadline: float | None = None) -> list[float]:
+def _min_secs(fns, reps: int = REPS, deadline: float | None = None,
+              times: list | None = None) -> list[float]:
     """Per function, the least wall seconds of `reps` calls, the functions called in turn (so
     a burst of other work on the machine hits each alike), after one warm-up call each; fewer
-    rounds (at least MIN_REPS) once time.perf_counter() passes `deadline`."""
+    rounds (at least MIN_REPS) once time.perf_counter() passes `deadline`. `times`, when
+    given, receives every round's seconds per function ([[fn 0's, fn 1's, ...], ...])."""
     for fn in fns:
         fn()
     best = [float('inf')] * len(fns)
     for done in range(1, reps + 1):
+        row = []
         for i, fn in enumerate(fns):
             start = time.perf_counter()
             fn()
-            best[i] = min(best[i], time.perf_counter() - start)
+            row.append(time.perf_counter() - start)
+            best[i] = min(best[i], row[-1])
+        if times is not None:
+            times.append(row)
         if deadline is not None and done >= MIN_REPS and time.perf_counter() >= deadline:
             break
     return best
 
 
+def ratio_spread(times) -> float:
+    """The spread of a ratio of two functions' least times (`_min_secs` rounds [[a, b], ...]):
+    the ratio of their medians against the ratio of their least, |median ratio / least
+    ratio - 1|; 0.0 for fewer than two rounds."""
+    if len(times) < 2:
+        return 0.0
+    least = min(r[1] for r in times) / max(min(r[0] for r in times), 1e-9)
+    median = statistics.median(r[1] for r in times) / max(statistics.median(
+        r[0] for r in times), 1e-9)
+    return abs(median / max(least, 1e-9) - 1)
+
+
+def measure_with_spread(dtype_name: str, intra: int, inter: int,
+                        budget_secs: float = BUDGET_SECS) -> tuple[dict, float]:
+    """`measure`'s factors and their spread (the largest `ratio_spread` of the kinds)."""
+    spreads: list = []
+    got = measure(dtype_name, intra, inter, budget_secs, spreads=spreads)
+    return got, max(spreads, default=0.0)
+
+
 def measure(dtype_name: str, intra: int, inter: int,
-            budget_secs: float = BUDGET_SECS) -> dict[str, float]:
-    """Runs the probe (see the module docstring): {kind: seconds in dtype / in float32}.
+            budget_secs: float = BUDGET_SECS, spreads: list | None = None) -> dict[str, float]:
+    """Runs the probe (see the module docstring): {kind: seconds in dtype / in float32};
+    `spreads`, when given, receives each kind's `ratio_spread`.
 
     Args:
       dtype_name: 'bfloat16' or 'float16'.
@@ -143,99 +173,82 @@ def measure(dtype_name: str, intra: int, inter: int,
         end = time.perf_counter() + budget_secs
         for i, kind in enumerate(KINDS):
             now = time.perf_counter()
+            times: list = []
             base, reduced = _min_secs([sess.make_callable(targets[kind, name])
                                        for name in ('float32', dtype_name)],
-                                      deadline=now + max(0.0, end - now) / (len(KINDS) - i))
+                                      deadline=now + max(0.0, end - now) / (len(KINDS) - i),
+                                      times=times)
             out[kind] = reduced / max(base, 1e-9)
+            if spreads is not None:
+                spreads.append(ratio_spread(times))
     return out
 
 
-class KernelSpeed(NamedTuple):
-    """The probe's factors for one dtype and thread counts.
-
-    Attributes:
-      factors: {kind: seconds in the dtype / in float32} for each of KINDS.
-      key: the cache key they are stored under.
-      measured_utc: when they were measured, ISO 8601 ('2026-12-01T19:30:00Z').
-      measured_now: True when this process measured them (False: read from the cache).
-      measure_secs: seconds the measurement took (0.0 when read from the cache).
-    """
-    factors: dict
-    key: str
-    measured_utc: str
-    measured_now: bool
-    measure_secs: float
-
-
-#: This process's probes {(cache path, key): KernelSpeed}: every caller of a run sees one.
+#: This process's probes {(record path, key): Measurement or None}: every caller of a run sees
+#: one answer, a busy probe (not kept in the record) included.
 _MEMO: dict = {}
 
 
 def cache_key(cpu_model: str, tf_version: str, dtype_name: str, intra: int, inter: int) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|bfloat16|2 intra, 1 inter threads' (0: TensorFlow's default)."""
-    return '%s|tf %s|%s|%d intra, %d inter threads' % (cpu_model, tf_version, dtype_name,
-                                                        intra, inter)
+    """'AMD EPYC 7B13|tf 2.21.0|kernel factors|bfloat16|2 intra, 1 inter threads'."""
+    return calibration.host_key(cpu_model, tf_version, 'kernel factors', dtype_name,
+                                '%d intra, %d inter threads' % (intra, inter))
 
 
-def _cached_factors(entry) -> dict[str, float] | None:
-    """The entry's {kind: factor} when it has every kind, positive; else None."""
-    got = entry.get('factors') if isinstance(entry, dict) else None
-    if not isinstance(got, dict):
-        return None
+def _valid(m) -> bool:
+    got = getattr(m, 'value', None)
     try:
-        out = {kind: float(got[kind]) for kind in KINDS}
+        return isinstance(got, dict) and all(float(got[kind]) > 0 for kind in KINDS)
     except (KeyError, TypeError, ValueError):
-        return None
-    return out if all(v > 0 for v in out.values()) else None
+        return False
 
 
 def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool = False,
-          cache_path: str | None = None, measure_fn=None, cpu_model: str | None = None,
-          tf_version: str | None = None) -> KernelSpeed:
-    """The cached factors for this CPU model, TF version, dtype and thread counts, measured
-    when not cached (or with `refresh`, once per process); one answer per process after that.
+          path: str | None = None, measure_fn=None, cpu_model: str | None = None,
+          tf_version: str | None = None, meter=None) -> calibration.Measurement | None:
+    """The host's quiet factors for this CPU model, TF version, dtype and thread counts: from
+    the record, else measured now (announced; kept when quiet); one answer per process.
 
     Args:
       dtype: tf.bfloat16 or tf.float16.
       threads: the run's (intra-op, inter-op) thread counts (cpu_tuning.thread_counts).
-      refresh: measure again even when cached (--refresh_peak).
-      cache_path: the cache file (default: cpu_peak.cache_dir()/kernel_speed.json).
-      measure_fn: (dtype name, intra, inter) -> {kind: factor}; default `measure` (a test seam).
+      refresh: measure again even when recorded (--refresh_peak, --calibrate).
+      path: the record (default calibration.record_path()).
+      measure_fn: (dtype name, intra, inter) -> ({kind: factor}, spread); default
+        `measure_with_spread` (a test seam).
       cpu_model, tf_version: the key's (default: machine.cpu_model(), tf.__version__).
+      meter: a metrics.host_load.Meter (tests: a fake /proc).
 
     Returns:
-      KernelSpeed.
+      a calibration.Measurement whose value is {kind: factor} of KINDS, or None (the record
+      is off, or the probe shared the host and no quiet one is recorded).
     """
-    path = cache_path or os.path.join(cpu_peak.cache_dir(), CACHE_NAME)
+    path = calibration.record_path() if path is None else path
     intra, inter = int(threads[0]), int(threads[1])
     key = cache_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
                     dtype.name, intra, inter)
-    known = _MEMO.get((path, key))
-    if known is not None and (known.measured_now or not refresh):
-        return known
-    entry = None if refresh else cpu_peak.load_cache(path).get(key)
-    cached = _cached_factors(entry)
-    if cached is not None:
-        result = KernelSpeed(cached, key, str(entry.get('measured_utc', '?')), False, 0.0)
-    else:
-        start = time.perf_counter()
-        measured = dict((measure_fn or measure)(dtype.name, intra, inter))
-        seconds = time.perf_counter() - start
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-        cpu_peak.store(path, key, {'factors': measured, 'measured_utc': stamp,
-                                   'measure_secs': round(seconds, 2)})
-        result = KernelSpeed(measured, key, stamp, True, seconds)
-    _MEMO[path, key] = result
-    return result
+    if (path, key) in _MEMO and (not refresh or _MEMO[path, key] is None
+                                 or _MEMO[path, key].measured_now):
+        return _MEMO[path, key]
+    fn = measure_fn or measure_with_spread
+    got = calibration.figure(
+        KIND, key, lambda: fn(dtype.name, intra, inter),
+        what='%s kernels against float32 (convolution, matmul and their gradients)'
+        % dtype.name, secs=MEASURE_SECS, cores=calibration.cores(intra), refresh=refresh,
+        path=path, meter=meter)
+    got = got if _valid(got) else None
+    _MEMO[path, key] = got
+    return got
 
 
-def when(speed: KernelSpeed) -> str:
-    """'measured here' (this process) or 'measured 2026-12-01T19:30:00Z, cached'."""
-    return 'measured here' if speed.measured_now else 'measured %s, cached' % speed.measured_utc
+def when(speed: calibration.Measurement) -> str:
+    """'measured here' (this process) or 'calibrated 2026-12-01 19:30 UTC'."""
+    return 'measured here' if speed.measured_now else 'calibrated %s' % speed.date()
 
 
-def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, float]:
-    """{kind: this dtype's seconds / float32's} for each of KINDS (`probe`'s, cached per host).
+def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, float] | None:
+    """{kind: this dtype's seconds / float32's} for each of KINDS (`probe`'s), or None when
+    the host has no quiet probe (or the record is off).
 
     Args:
       dtype: tf.bfloat16 or tf.float16.
@@ -245,7 +258,16 @@ def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, flo
       e.g. {'conv': 0.9, 'conv_gradients': 0.8, 'matmul': 1.3, 'matmul_gradients': 1.4}: below 1
       the reduced dtype is faster.
     """
-    return dict(probe(dtype, threads).factors)
+    got = probe(dtype, threads)
+    return {k: float(v) for k, v in got.value.items()} if got is not None else None
+
+
+def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
+    """The op kinds whose gradients run in float32 on a CPU with the dtype's flags but no
+    quiet probe: both for float16 (TensorFlow 2.21's float16 matmul gradients are not
+    oneDNN's: 145x slower than float32 on a Xeon with AVX512_FP16, module docstring), none
+    for bfloat16 (oneDNN's bfloat16 kernels cover them wherever the flags are)."""
+    return ('conv', 'matmul') if dtype == tf.float16 else ()
 
 
 def float32_gradient_kinds(measured: dict[str, float]) -> tuple[str, ...]:
@@ -294,55 +316,68 @@ def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
 
 # --- Graph choices: each shape's factor (the choice's seconds / today's graph's), cached.
 
-CHOICES_CACHE_NAME = 'graph_choices.json'
+CHOICE_KIND = 'graph choice'
 #: min_secs is the probe's timing rule, shared with graph/graph_choices.py's measurement.
 min_secs = _min_secs
 
 
 def choice_key(cpu_model: str, tf_version: str, intra: int, inter: int, item: str) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|2 intra, 1 inter threads|conv1x1 bfloat16 NHWC 16x56x56x64->256'."""
-    return '%s|tf %s|%d intra, %d inter threads|%s' % (cpu_model, tf_version, intra, inter, item)
+    """'AMD EPYC 7B13|tf 2.21.0|graph choice|2 intra, 1 inter threads|conv1x1 bfloat16 NHWC
+    16x56x56x64->256'."""
+    return calibration.host_key(cpu_model, tf_version, 'graph choice',
+                                '%d intra, %d inter threads' % (intra, inter), item)
 
 
 def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool = False,
-                   cache_path: str | None = None, cpu_model: str | None = None,
-                   tf_version: str | None = None) -> tuple[dict, str]:
-    """{item: factor} for every item, read from the cache where there, the rest measured at
-    once (`measure_fn(missing items, intra, inter) -> {item: factor}`) and stored; with
-    `refresh` (--refresh_peak) all measured again, once per process.
+                   measure_missing: bool = False, what: str = 'graph choices', secs: float = 0,
+                   path: str | None = None, cpu_model: str | None = None,
+                   tf_version: str | None = None, meter=None) -> tuple[dict, str]:
+    """{item: (factor, spread)} of the items with a quiet factor in the record; with
+    `measure_missing` (--calibrate) or `refresh` (--refresh_peak: all of them) the missing
+    ones measured at once (announced: `what`, about `secs`), under one host-load meter, and
+    kept when quiet (a busy measurement is not kept: the last quiet factors, or none, are
+    used, and a warning says so).
 
     Args:
       items: distinct strings naming what is measured (e.g. 'conv1x1 bfloat16 NHWC 16x56x56x64
-        ->256'), the cache key's last part.
+        ->256'), the key's last part.
       threads: the run's (intra-op, inter-op) thread counts.
-      cache_path: default cpu_peak.cache_dir()/graph_choices.json.
+      measure_fn: (missing items, intra, inter) -> {item: (factor, spread)}.
+      path: the record (default calibration.record_path(); off: nothing).
 
     Returns:
-      ({item: factor > 0}, when): 'measured here' if any item was measured now, else
-      'measured <UTC time of the oldest>, cached'.
+      ({item: (factor > 0, spread)}, when): when is 'measured here' if the factors were
+      measured now, 'calibrated <date of the oldest>' from the record, '' for none.
     """
-    path = cache_path or os.path.join(cpu_peak.cache_dir(), CHOICES_CACHE_NAME)
+    path = calibration.record_path() if path is None else path
+    if not path:
+        return {}, ''
     intra, inter = int(threads[0]), int(threads[1])
     keys = {item: choice_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
                              intra, inter, item) for item in items}
-    cache = cpu_peak.load_cache(path)
-    out, stamps, missing, now = {}, [], [], False
-    for item, key in keys.items():
-        known = _MEMO.get((path, key))
-        entry = known if known is not None else (None if refresh else cache.get(key))
-        try:
-            out[item] = float(entry['factor'])
-            stamps.append(str(entry.get('measured_utc', '?')))
-        except (KeyError, TypeError, ValueError):
-            missing.append(item)
-        now = now or known is not None
-    if not missing:
-        return out, 'measured here' if now or not stamps else 'measured %s, cached' % min(stamps)
-    measured = measure_fn(missing, intra, inter)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-    for item in missing:
-        entry = {'factor': float(measured[item]), 'measured_utc': stamp}
-        cpu_peak.store(path, keys[item], entry)
-        _MEMO[path, keys[item]] = entry
-        out[item] = entry['factor']
-    return out, 'measured here'
+    record = calibration.load_record(path)
+    kept = {item: calibration.lookup(key, record=record) for item, key in keys.items()}
+    kept = {item: m for item, m in kept.items() if m is not None}
+    todo = list(items) if refresh else [i for i in items if i not in kept]
+    fresh = {}
+    if todo and (refresh or measure_missing):
+        batch = calibration.measure(
+            CHOICE_KIND, 'graph choices', lambda: (measure_fn(todo, intra, inter), 0.0),
+            what=what, secs=secs, cores=calibration.cores(intra), meter=meter)
+        for item in todo:
+            factor, spread = batch.value[item]
+            fresh[item] = batch._replace(key=keys[item], value=float(factor),
+                                         spread=float(spread))
+        if batch.quiet:
+            calibration.store(path, fresh.values())
+            kept.update(fresh)
+        else:
+            calibration._warn(calibration.busy_note(batch._replace(kind='the graph '
+                              'choices\' factors'), None if not kept else next(iter(
+                                  kept.values()))))
+    out = {item: (float(m.value), m.spread) for item, m in kept.items()}
+    if not out:
+        return {}, ''
+    if any(m.measured_now for m in kept.values()):
+        return out, 'measured here'
+    return out, 'calibrated %s' % min(m.date() for m in kept.values())

@@ -23,8 +23,9 @@ GBIT = 1e9 / 8  # bytes/s in one Gbit/s
 
 
 class Link(NamedTuple):
-    """One kind of link: `name`, `gbytes_per_sec` per direction (10^9 bytes/s), `kind`
-    ('pcie', 'nvlink', 'network', 'loopback') and `source` (where the rate comes from)."""
+    """One kind of link: `name`, `gbytes_per_sec` per direction (10^9 bytes/s; a host memory:
+    reads and writes together), `kind` ('pcie', 'nvlink', 'memory', 'network', 'loopback') and
+    `source` (where the rate comes from)."""
     name: str
     gbytes_per_sec: float
     kind: str
@@ -57,6 +58,20 @@ LINKS: dict[str, Link] = {link.name: link for link in (
                                                   25)),
     Link('nvlink4', 18 * 25, 'nvlink', _NVLINK % ('H100 Tensor Core GPU (2022)', 18, '4.0',
                                                   25)),
+    # One link of a ring per hop: NCCL 1.x builds a single ring (NVIDIA/nccl#666: v1.3.4's
+    # commBuildMaps makes one ring; several rings over all links came with NCCL 2), which is
+    # what TensorFlow 1.x's contrib NCCL ran until it moved to NCCL 2.
+    Link('nvlink1_link', 20, 'nvlink', 'NVIDIA Tesla P100 whitepaper (2016): one NVLink 1.0 '
+         'link, 20 GB/s per direction'),
+    Link('nvlink2_link', 25, 'nvlink', 'NVIDIA Tesla V100 whitepaper (2017): one NVLink 2.0 '
+         'link, 25 GB/s per direction'),
+    # Host memory, where GPUs without peer-to-peer exchange their bytes (HOST_MEMORY_OF_GPU).
+    Link('ddr4_3200_2ch', 2 * 3200e6 * 8 / 1e9, 'memory', 'JEDEC JESD79-4 DDR4-3200: 3200 '
+         'MT/s x 8 bytes per 64-bit channel, 2 channels (a desktop CPU), reads and writes '
+         'together'),
+    Link('ddr4_3200_8ch', 8 * 3200e6 * 8 / 1e9, 'memory', 'JEDEC JESD79-4 DDR4-3200: 3200 '
+         'MT/s x 8 bytes per 64-bit channel, 8 channels (one server CPU), reads and writes '
+         'together'),
     Link('1gbe', 1 * GBIT / 1e9, 'network', _IEEE % ('1000BASE-T', '1')),
     Link('10gbe', 10 * GBIT / 1e9, 'network', _IEEE % ('10GBASE-R', '10')),
     Link('25gbe', 25 * GBIT / 1e9, 'network', _IEEE % ('25GBASE-R (802.3by)', '25')),
@@ -71,6 +86,10 @@ LABELS = {
     'pcie2': 'PCIe 2.0 x16', 'pcie3': 'PCIe 3.0 x16', 'pcie4': 'PCIe 4.0 x16',
     'pcie5': 'PCIe 5.0 x16', 'nvlink1': 'NVLink 1.0 (4 links)', 'nvlink2': 'NVLink 2.0 (6 links)',
     'nvlink3': 'NVLink 3.0 (12 links)', 'nvlink4': 'NVLink 4.0 (18 links)',
+    'nvlink1_link': 'one NVLink 1.0 link (a single ring)',
+    'nvlink2_link': 'one NVLink 2.0 link (a single ring)',
+    'ddr4_3200_2ch': 'host memory, 2 channels of DDR4-3200',
+    'ddr4_3200_8ch': 'host memory, 8 channels of DDR4-3200',
     '1gbe': '1 Gbit/s Ethernet', '10gbe': '10 Gbit/s Ethernet', '25gbe': '25 Gbit/s Ethernet',
     '40gbe': '40 Gbit/s Ethernet', '100gbe': '100 Gbit/s Ethernet',
     'ib_edr': '100 Gbit/s InfiniBand EDR', 'ib_hdr': '200 Gbit/s InfiniBand HDR',
@@ -88,6 +107,35 @@ PCIE_OF_GPU = {
     'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
     'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4',
 }
+#: The NVLink generation of each GPU's SXM (NVLink) form, by gpu_specs name (NVIDIA's P100,
+#: V100, A100 and H100 whitepapers; the table's LINKS entries give the links per GPU): what
+#: --gpu_interconnect=nvlink plans. GPUs not named here have no NVLink between boards of the
+#: kind the project plans (PCIe cards; an NVLink bridge between two GeForce or RTX cards is
+#: given as --gpu_interconnect=nvlink2 or nvlink3 by hand).
+NVLINK_OF_GPU = {
+    'P100': 'nvlink1', 'V100 16GB': 'nvlink2', 'V100 32GB': 'nvlink2', 'A100 40GB': 'nvlink3',
+    'A100 80GB': 'nvlink3', 'H100 80GB': 'nvlink4', 'H200': 'nvlink4',
+}
+#: The host memory a GPU without peer-to-peer (hardware/gpu_specs.py GpuSpec.p2p False:
+#: GeForce and Titan boards, to which NVIDIA's driver gives none; NCCL then moves a ring's bytes
+#: through host memory, its SHM transport: NCCL user guide, NCCL_P2P_DISABLE and
+#: NCCL_SHM_DISABLE) plans its GPU-to-GPU bytes through: such boards sit in desktops and
+#: workstations (two memory channels planned).
+DEFAULT_HOST_MEMORY_NO_P2P = 'ddr4_3200_2ch'
+
+
+def peer_to_peer_over_pcie(gpu) -> bool:
+    """Whether two boards of `gpu` (a gpu_specs.GpuSpec or its table name) copy to each other
+    over PCIe without host memory: the GPU table's `p2p` (True for a name not in the table)."""
+    if isinstance(gpu, str):
+        from . import gpu_specs
+        try:
+            gpu = gpu_specs.lookup(gpu)
+        except gpu_specs.UnknownGpuError:
+            return True
+    return bool(getattr(gpu, 'p2p', True))
+
+
 #: GPUs behind one PCIe x16 uplink, by gpu_specs name (NVIDIA Tesla K80 board brief: two GK210
 #: GPUs behind one on-board PCIe switch); others: one.
 GPUS_PER_UPLINK_OF_GPU = {'K80': 2}
@@ -160,6 +208,10 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
     HostPreset('ec2_p2.8xlarge', 'K80', 8, 'pcie3', 'pcie3', 2, '10gbe',
                'Amazon EC2 P2 instance page: 8 K80 GPUs (4 boards of two GK210 behind one '
                'PCIe switch each), 10 Gbit/s network'),
+    HostPreset('gce_k80x8', 'K80', 8, 'pcie3', 'pcie3', 2, '10gbe',
+               'Google Compute Engine n1-standard-32 with 8 K80 GPUs (4 boards of two GK210 '
+               'behind one PCIe switch each: NVIDIA Tesla K80 board brief); the network is '
+               'not planned for one host (10 Gbit/s given)'),
     HostPreset('ec2_p2.16xlarge', 'K80', 16, 'pcie3', 'pcie3', 2, '25gbe',
                'Amazon EC2 P2 instance page: 16 K80 GPUs, 25 Gbit/s network'),
     HostPreset('ec2_p3.16xlarge', 'V100', 8, 'nvlink2', 'pcie3', 2, '25gbe',
@@ -185,6 +237,23 @@ def host_preset(name: str) -> HostPreset:
         raise UnknownLinkError('unknown host %r; known: %s' % (name, ', '.join(HOSTS))) from None
 
 
+def gpu_link_name(value: str, gpu_name: str | None) -> str:
+    """The link --gpu_interconnect names: 'nvlink' is the NVLink generation of `gpu_name`'s SXM
+    form (NVLINK_OF_GPU), any other value itself.
+
+    Raises:
+      UnknownLinkError: 'nvlink' for a GPU without NVLink (or no GPU named).
+    """
+    if value.strip().lower() != 'nvlink':
+        return value
+    found = NVLINK_OF_GPU.get(gpu_name or '')
+    if found is None:
+        raise UnknownLinkError('--gpu_interconnect=nvlink: %s has no NVLink form in the table '
+                               '(NVLink GPUs: %s); name the generation (nvlink1 to nvlink4)'
+                               % (gpu_name or 'no GPU', ', '.join(NVLINK_OF_GPU)))
+    return found
+
+
 def check_plan_flags(p) -> None:
     """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads).
 
@@ -195,7 +264,8 @@ def check_plan_flags(p) -> None:
     try:
         if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
             network(p.interconnect_gbps)
-        if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS:
+        if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS \
+                and p.gpu_interconnect.strip().lower() != 'nvlink':
             found = link(p.gpu_interconnect)
             if found.kind not in ('pcie', 'nvlink'):
                 raise UnknownLinkError('%r is no GPU link; known: %s, or a host: %s' % (

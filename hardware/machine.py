@@ -8,9 +8,11 @@ asked for the GPUs (`gpu_names`) or `environment(tensorflow=True)`.
 
 from __future__ import annotations
 
+import ctypes.util
 import importlib.metadata
 import os
 import platform
+import shutil
 import socket
 import sys
 
@@ -59,6 +61,24 @@ def tf_version_installed() -> str | None:
         except importlib.metadata.PackageNotFoundError:
             continue
     return None
+
+
+#: Where the NVIDIA kernel driver says it is loaded (Linux; NVIDIA's driver README, "Verifying
+#: the installation": the file exists once the kernel module is loaded).
+NVIDIA_DRIVER_VERSION_FILE = '/proc/driver/nvidia/version'
+
+
+def nvidia_driver_evidence() -> str | None:
+    """What shows an NVIDIA driver on this machine, without loading TensorFlow: the kernel
+    module's /proc/driver/nvidia/version, the driver's user-space library libcuda (which every
+    CUDA program, TensorFlow's included, opens), or the driver's nvidia-smi on PATH; None when
+    none of them is there (TensorFlow would then see no GPU)."""
+    if os.path.exists(NVIDIA_DRIVER_VERSION_FILE):
+        return NVIDIA_DRIVER_VERSION_FILE
+    if ctypes.util.find_library('cuda'):
+        return 'libcuda (%s)' % ctypes.util.find_library('cuda')
+    found = shutil.which('nvidia-smi')
+    return found
 
 
 def gpu_names() -> list[str]:

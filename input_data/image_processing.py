@@ -155,10 +155,8 @@ def _resize_one(image, size_const, method: str):
     """uint8 [h, w, 3] -> float32 [1, s, s, 3] in [0, 255].
 
     The interpolating methods get the image cast to float32 first: the same values bit for bit
-    (their kernels compute in float32 either way), but the float32 kernels are much faster:
-    32 images of 50-300 pixels resized to 227x227 took 10.6 CPU-ms from uint8 and 4.4 cast to
-    float32 (bilinear; bicubic 12.6 -> 8.1, area 10.4 -> 7.7; images of 300-600 pixels:
-    bilinear 10.3 -> 8.6).
+    (their kernels compute in float32 either way), but the float32 kernels are faster for
+    bilinear, bicubic and area resizes (docs/performance-notes.md, "Measurements once in the code").
     """
     if method != 'nearest':
         image = tf.cast(image, tf.float32)
@@ -290,13 +288,6 @@ def preprocess_imagenet_batch(records: tf.Tensor, num: int, *, image_size: int, 
     if train and color:
         images = distort_color(images)
     return images, labels
-
-
-def preprocess_imagenet(serialized: tf.Tensor, **kwargs) -> tuple[tf.Tensor, tf.Tensor]:
-    """One serialized Example -> (image float32 [size, size, 3] in [-1, 1], label int32 scalar).
-    Keyword arguments as `preprocess_imagenet_batch`."""
-    images, labels = preprocess_imagenet_batch(serialized[tf.newaxis], 1, **kwargs)
-    return images[0], labels[0]
 
 
 def random_crop_padded(images: tf.Tensor, pad: int) -> tf.Tensor:

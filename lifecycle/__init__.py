@@ -1,14 +1,14 @@
-"""The training lifecycle: the loop, its phases and its hooks.
+"""The training lifecycle: the loop, the runner of its phases and its hooks.
 
-The loop and its phases: the timed loop (training_loop.py), the timed part of a run and its
-result (timed_run.py), the hooks' phases (run_hooks.py), which hooks a run has and which flags
-have no effect in it (wiring.py), the header block (header.py), the hold of the folders a run
-writes, one run at a time (dir_hold.py). The hooks: checkpoints
-(checkpoints.py), evaluation (eval_runner.py), summaries (summaries.py), profiles and traces
-(profiling.py, trace_extras.py), the figures' hooks (figure_hooks.py), signals (signals.py),
-results JSON and plot (results_log.py), every finished run into the results database
-(results_db.py), the records --skip_corrupt_records skipped (skip_report.py), the schedule's
-changes a run never reaches (schedule_warnings.py), MLPerf lines (mlperf_log.py).
+The loop: the timed loop (training_loop.py), the timed part of a run, its step and its result
+(timed_run.py). The runner: the one caller of every hook phase (phase_runner.py); the phases
+and the hook interface (run_hooks.py), which hooks a run has (wiring.py). The hooks:
+checkpoints (checkpoints.py), evaluation during training and the --eval runner
+(eval_runner.py), summaries (summaries.py), profiles and traces (profiling.py), the figures'
+hooks (figure_hooks.py), signals (signals.py), results JSON and plot (results_log.py), every
+finished run into the results database (results_db.py), the records --skip_corrupt_records
+skipped (skip_report.py), the schedule's changes a run never reaches (schedule_warnings.py),
+MLPerf lines (mlperf_log.py).
 
 Below the cluster and the preflight checks; above the figures (metrics/), which it reports,
 and the graph, which it runs.

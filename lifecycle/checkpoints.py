@@ -26,7 +26,7 @@ save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoi
 the state file being replaced): `CheckpointHook` removes them when it starts
 (`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
 training runs must not share one --train_dir at the same time (they would also overwrite each
-other's checkpoints): a run holds it (lifecycle/dir_hold.py).
+other's checkpoints): a run holds it (runtime/dir_hold.py).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
@@ -369,20 +369,35 @@ def _restorer(graph, var_list: dict) -> tf1.train.Saver:
     return cache[key]
 
 
-def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
-    """Initialises the run's variables, then restores the checkpoint the run should start from.
+def restore_or_initialize(sess, info, p) -> int | None:
+    """Initialises the run's variables, restores the checkpoint the run should start from, then
+    runs the variable manager's post-init ops (`initialize_or_restore`, then `post_init`).
 
-    Self-contained for use by any process that owns the variables (the chief of a cluster): runs
-    `info.init_ops`, restores (see `find_checkpoint`), calls `before_post_init()`, then runs
-    `info.mgr.post_init_ops()` exactly once, so replicated copies match and staged variables are
-    primed with the restored values. It does not prime the input pipeline.
+    Self-contained for use by any process that owns the variables (the chief of a cluster).
+    A run with hooks calls the two halves through its phase runner instead
+    (lifecycle/phase_runner.py), which runs the hooks' after_initialize phase between them.
+    It does not prime the input pipeline.
+
+    Returns:
+      The restored global step, or None when nothing was restored.
+
+    Raises:
+      CheckpointError: --checkpoint_path is not a checkpoint, or the checkpoint does not fit.
+    """
+    step = initialize_or_restore(sess, info, p)
+    post_init(sess, info)
+    return step
+
+
+def initialize_or_restore(sess, info, p) -> int | None:
+    """Runs `info.init_ops`, then restores the checkpoint the run should start from (see
+    `find_checkpoint`); the variables then hold their initial or restored values, before the
+    variable manager's post-init ops (`post_init`).
 
     Args:
       sess: a session of `info.graph`.
       info: the graph.graph_info.GraphInfo of the run.
       p: the run's Params (train_dir, checkpoint_path, model, forward_only).
-      before_post_init: optional () -> None, run once the variables hold their initial or
-        restored values (the hooks' after_initialize phase).
 
     Returns:
       The restored global step, or None when nothing was restored.
@@ -404,12 +419,15 @@ def restore_or_initialize(sess, info, p, before_post_init=None) -> int | None:
     elif p.forward_only:
         cnn_util.log_fn('Forward-only: no --train_dir or --checkpoint_path; timing randomly '
                         'initialised weights')
-    if before_post_init is not None:
-        before_post_init()
-    post_init = info.mgr.post_init_ops()
-    if post_init:
-        sess.run(post_init)
     return step
+
+
+def post_init(sess, info) -> None:
+    """Runs the variable manager's post-init ops exactly once (replicated copies made equal,
+    staged variables primed with the initial or restored values)."""
+    ops = info.mgr.post_init_ops()
+    if ops:
+        sess.run(ops)
 
 
 def clean_stale_temporaries(train_dir: str) -> list[str]:

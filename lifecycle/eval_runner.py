@@ -42,7 +42,7 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import original_flags
-from . import checkpoints, results_log, run_hooks, signals, training_loop
+from . import checkpoints, phase_runner, results_log, run_hooks, signals, training_loop
 
 tf1 = tf.compat.v1
 
@@ -280,7 +280,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
-    run_hooks.finish(hooks, result)
+    phase_runner.PhaseRunner(hooks, plan).finish(result)
     catcher.exit_if_terminated()
     return result
 

@@ -12,8 +12,13 @@
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
   name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The ops that
   took the most time are printed.
---nouse_chrome_trace_format and --partitioned_graph_file_prefix: the same step's StepStats and
-  partition graphs (lifecycle/trace_extras.py).
+--nouse_chrome_trace_format: --trace_file holds the same step's StepStats protobuf in text
+  format (`step_stats_text`) instead of a Chrome trace.
+--partitioned_graph_file_prefix=DIR/name.pbtxt: the graphs TensorFlow actually ran in that step,
+  one per device after partitioning and Grappler's rewrites, each written to
+  `DIR/name_job_localhost_replica_0_task_0_device_CPU_0.pbtxt` (the device of the partition's
+  first node, with '/' and ':' turned into '_', inserted before the extension); text format
+  when the prefix ends in 'txt', else binary GraphDef (`partition_graph_files`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from tensorflow.python.client import timeline
 from .. import cnn_util
 from ..input_data import data_errors
 from ..runtime import file_systems, traced_session
-from . import run_hooks, trace_extras
+from . import run_hooks
 
 tf1 = tf.compat.v1
 
@@ -170,14 +175,46 @@ class ProfilingHook(run_hooks.RunHook):
         if p.trace_file and p.use_chrome_trace_format:
             result['trace_file'] = write_chrome_trace(metadata, p.trace_file)
         elif p.trace_file:  # --nouse_chrome_trace_format
-            _write(p.trace_file, trace_extras.step_stats_text(metadata))
+            _write(p.trace_file, step_stats_text(metadata))
             cnn_util.log_fn('StepStats (protobuf text) written to %s' % p.trace_file)
             result['trace_file'] = p.trace_file
         if prefix:
-            files = trace_extras.partition_graph_files(metadata, prefix)
+            files = partition_graph_files(metadata, prefix)
             for path, data in files:
                 _write(path, data)
             cnn_util.log_fn('Partition graphs written: %s' % ', '.join(f for f, _ in files))
             result['partition_graph_files'] = [f for f, _ in files]
         if p.tfprof_file:
             result['tfprof_file'] = write_tfprof(info.graph, metadata, p.tfprof_file)
+
+
+def step_stats_text(metadata) -> bytes:
+    """`metadata.step_stats` (a tf RunMetadata's StepStats) in protobuf text format."""
+    return text_format.MessageToString(metadata.step_stats).encode('utf-8')
+
+
+def partition_graph_paths(prefix: str, devices) -> list[str]:
+    """The file of each partition of --partitioned_graph_file_prefix (module docstring), for
+    `devices` in order.
+
+    Args:
+      prefix: --partitioned_graph_file_prefix, e.g. 'out/graph.pbtxt'.
+      devices: each partition's device, e.g. '/job:localhost/replica:0/task:0/device:CPU:0'.
+    """
+    folder, name = os.path.split(prefix)
+    base, dot, ext = name.rpartition('.')
+    if not dot:
+        base, ext = name, ''
+    return [os.path.join(folder, '%s%s%s' % (base, d.replace('/', '_').replace(':', '_'),
+                                             dot + ext)) for d in devices]
+
+
+def partition_graph_files(metadata, prefix: str) -> list[tuple[str, bytes]]:
+    """(path, contents) of each GraphDef of `metadata.partition_graphs`, text or binary as the
+    prefix says (module docstring)."""
+    graphs = list(metadata.partition_graphs)
+    devices = [g.node[0].device if g.node else 'empty%d' % i for i, g in enumerate(graphs)]
+    as_text = prefix.endswith('txt')
+    return [(path, text_format.MessageToString(graph).encode('utf-8') if as_text
+             else graph.SerializeToString())
+            for graph, path in zip(graphs, partition_graph_paths(prefix, devices))]

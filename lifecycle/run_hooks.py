@@ -29,6 +29,7 @@ within a phase the order of the hooks carries no meaning:
     abort()                 instead of after_loop..release, when the loop raised (non-finite
                             loss, data error): release what begin took, save nothing
 
+The phase runner (lifecycle/phase_runner.py) calls every phase, from one place.
 A hook that raises `cnn_util.BenchmarkError` ends the run with that message. The run, not a
 hook, turns a SIGTERM recorded in result['stopped_by_signal'] into exit status 143 once every
 phase has run.
@@ -151,28 +152,3 @@ class GlobalStepCounter:
 def crossed(before: int, now: int, every: int | None) -> bool:
     """True when a multiple of `every` lies in (before, now]; False when `every` is 0/None."""
     return bool(every) and now // every > before // every
-
-
-def after_initialize(hooks, ctx: RunContext) -> None:
-    """Runs the after_initialize phase of every hook."""
-    for hook in hooks:
-        hook.after_initialize(ctx)
-
-
-def finish(hooks, result: dict) -> None:
-    """Runs the phases after a successful loop: after_loop, end, report, release (each phase
-    for every hook before the next phase starts)."""
-    for hook in hooks:
-        hook.after_loop(result)
-    for hook in hooks:
-        hook.end(result)
-    for hook in hooks:
-        hook.report(result)
-    for hook in hooks:
-        hook.release()
-
-
-def abort(hooks) -> None:
-    """Runs every hook's abort (the loop raised)."""
-    for hook in hooks:
-        hook.abort()

@@ -33,7 +33,8 @@ import sys
 import threading
 
 from .. import cnn_util
-from . import dir_hold, run_hooks
+from ..runtime import dir_hold
+from . import run_hooks
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -20,9 +20,10 @@ class Step:
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
     ones included, run the same fetches, so TensorFlow prepares one executor for them
-    during warm-up. (A different fetch list for the last steps cost a new executor, with
-    Grappler and oneDNN primitive set-up, inside the timed loop: 0.5-1 s, a third of a
-    60-step trivial run.) `drain_pipeline` empties the staging areas afterwards.
+    during warm-up. (A different fetch list for the last steps costs a new executor, with
+    Grappler and oneDNN primitive set-up, inside the timed loop: a large share of a short
+    run's timed part; docs/performance-notes.md, "Measurements once in the code".)
+    `drain_pipeline` empties the staging areas afterwards.
 
     Args:
       sess: a session of `info.graph`, initialised.

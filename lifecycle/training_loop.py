@@ -24,6 +24,7 @@ import time
 from typing import Callable
 
 from .. import cnn_util
+from .phase_runner import PhaseRunner
 
 DASHES = '-' * 64
 
@@ -169,33 +170,20 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
         unit)
 
 
-def _run_step(step_fn, call: int, hooks) -> tuple:
-    """Runs step `call` (1-based over warm-up and timed steps); traced, with the trace handed to
-    the hooks that asked for it, when one asks (RunHook.wants_trace)."""
-    tracers = [h for h in hooks if h.wants_trace(call)]
-    if not tracers:
-        return step_fn()
-    start = time.perf_counter()
-    out, step_stats = step_fn.traced()
-    wall = time.perf_counter() - start
-    for hook in tracers:
-        hook.traced(call, wall, step_stats)
-    return out
-
-
-def _warmup(spec: LoopSpec, step_fn, hooks, lr_fn, log, result: LoopResult) -> float:
+def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
+            result: LoopResult) -> float:
     """The warm-up steps; returns the step time to expect of the timed ones (the least warm-up
     step after the first, which sets up the executor; the first when it is the only one)."""
     times = []
     log('Running warm up')
     for call in range(1, spec.num_warmup + 1):
         start = time.perf_counter()
-        out = _run_step(step_fn, call, hooks)
+        out = phases.run_step(step_fn, call, time.perf_counter)
         times.append(time.perf_counter() - start)
         _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint,
                       getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.warmup_losses.append(out[0])
-        if any([hook.should_stop() for hook in hooks]):  # a signal: stop after this step
+        if phases.should_stop():  # a signal: stop after this step
             result.stopped_early = result.stopped_in_warmup = True
             log('Stopped in the warm-up after %d of %d warm-up steps: nothing was timed'
                 % (call, spec.num_warmup))
@@ -210,7 +198,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     """Runs the warm-up steps, then times `spec.num_steps` steps and prints the step lines and
     the total block.
 
-    Per step the hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
+    The phases between the steps are the runner's (lifecycle/phase_runner.py): per step the
+    hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
     then `traced` with the trace); after each timed step they get `after_step` and
     `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
     block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
@@ -225,7 +214,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         `step_fn.traced()` -> ((loss, *extras), step_stats). Its `learning_rate()`, when it has
         one, gives the NaN message's learning rate; its `loss_parts()`, when it has one, the
         (cross entropy, weight-decay term) of the last steps (decay_advice).
-      hooks: RunHooks.
+      hooks: RunHooks, or the run's PhaseRunner (which calls them).
       log: where the lines go.
 
     Returns:
@@ -234,10 +223,11 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     Raises:
       NonFiniteLossError: a loss was NaN or Inf.
     """
+    phases = hooks if isinstance(hooks, PhaseRunner) else PhaseRunner(hooks)
     result = LoopResult()
     lr_fn = getattr(step_fn, 'learning_rate', None)
     if spec.num_warmup:
-        expected = _warmup(spec, step_fn, hooks, lr_fn, log, result)
+        expected = _warmup(spec, step_fn, phases, lr_fn, log, result)
         if result.stopped_in_warmup:
             return result
         log(timed_part_line(spec.num_steps, expected))
@@ -245,12 +235,11 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
                   + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
     clock = time.perf_counter
-    for hook in hooks:
-        hook.before_timed()
+    phases.before_timed()
     loop_start = clock()
     for step in range(1, spec.num_steps + 1):
         start = clock()
-        out = _run_step(step_fn, spec.num_warmup + step, hooks)
+        out = phases.run_step(step_fn, spec.num_warmup + step, clock)
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
@@ -266,30 +255,27 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if step == 1 and not spec.num_warmup and spec.num_steps > 1:
             log(rest_line(spec.num_steps - 1, seconds))
         hooks_start = clock()
-        for hook in hooks:
-            hook.after_step(step, loss)
-        stop = any([hook.should_stop() for hook in hooks])
+        phases.after_step(step, loss)
+        stop = phases.should_stop()
         result.hook_secs += clock() - hooks_start
         if stop:
             result.stopped_early = True
             break
     result.elapsed_secs = clock() - loop_start - result.hook_secs
-    for hook in hooks:
-        hook.after_timed()
+    phases.after_timed()
     result.step_times = stats.step_times
     result.images_per_sec = (spec.images_per_step * result.num_steps / result.elapsed_secs
                              if result.num_steps else 0.0)
-    _total_block(result, hooks, log)
+    _total_block(result, phases, log)
     return result
 
 
-def _total_block(result: LoopResult, hooks, log) -> None:
+def _total_block(result: LoopResult, phases: PhaseRunner, log) -> None:
     if result.hook_secs > 0.01 * result.elapsed_secs and result.hook_secs > 0.1:
         log('%.1f s between steps went to checkpoints, summaries and evaluations (not counted '
             'in total images/sec)' % result.hook_secs)
     log(DASHES)
     log('total images/sec: %.2f' % result.images_per_sec)
-    for hook in hooks:
-        for line in hook.total_lines(result):
-            log(line)
+    for line in phases.total_lines(result):
+        log(line)
     log(DASHES)

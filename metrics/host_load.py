@@ -1,7 +1,8 @@
 """What else used the CPUs while a run was timed: load average, other processes' CPU time, steal.
 
-The same command gave 171.46 images/sec on a quiet host and 29.46 while another job ran
-(issue 33.6); this module measures the difference so the total block can say which was which.
+The same command runs several times slower while another job uses the CPUs (issue 33.6;
+docs/performance-notes.md, "Measurements once in the code"); this module measures the
+difference so the total block can say which was which.
 Two samples of /proc, at the start and at the end of the timed part (lifecycle/figure_hooks.py
 HostLoadHook takes them), give:
 

@@ -4,7 +4,8 @@ After `total images/sec: X` (which stays as it is) a run prints:
 
     compute images/sec: 4.21 (input wait 0.7% of the step, sync 2.1%; traced warm-up step)
     model FLOP/s: 97.1 GFLOP/s = 23.15 GFLOPs/image (3 x forward 7.72) x 4.19 images/sec
-    utilisation: 42.4% of 229.0 GFLOP/s (CPU peak, float32, 2 threads: measured now in 2.6 s)
+    utilisation: 42.4% of 229.0 GFLOP/s (CPU peak, float32, 2 threads: calibrated 2026-12-04
+                 20:10 UTC, others 0.05 of 2 cores, spread 2%)
     peak memory: CPU allocator 1.71 GiB (traced step), process RSS 2.37 GiB
     latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 10 batches
 
@@ -14,8 +15,12 @@ Method.
     the gradients with respect to activations and to weights), --forward_only and --eval 1 x.
     Model FLOP/s = FLOPs per image x total images/sec.
   * Peak: a GPU's from the data-sheet table (hardware/gpu_specs.py) for the compute dtype, times
-    the task's devices; a CPU's measured on this host (hardware/cpu_peak.py, cached; a cached
-    peak below the run's rate is measured again, once). In a cluster each task reports its own
+    the task's devices; a CPU's from this host's calibration record (hardware/cpu_peak.py,
+    hardware/calibration.py: quiet measurements only), in the precision the step computes in
+    (`step_precision`: float32 where a reduced dtype is emulated, mixed where its gradients
+    run in float32, `mixed_peak`); a recorded peak below the run's rate is measured again,
+    once. The fraction is never shown above 100%. The line names the peak's date, the host's
+    load while it was measured and its spread. In a cluster each task reports its own
     images/sec, so its utilisation is against its own devices' peak.
   * Input wait, sync, peak allocator bytes: one traced step, the last warm-up step (never a timed
     one), run with RunOptions.FULL_TRACE; metrics/step_breakdown.py splits its wall time into
@@ -67,7 +72,7 @@ def _forward_flops(model_name: str, dataset_name: str, image_size: int, num_clas
 def forward_flops(plan) -> tuple[int | None, str]:
     """(forward FLOPs per image of the run's model at its image size, '' or why not counted).
 
-    Counted on a placeholder build at batch 1 (about 0.3 s for resnet50 at 224), cached per
+    Counted on a placeholder build at batch 1 (a fraction of a second for resnet50), cached per
     model, dataset, image size and classes for the process.
     """
     try:
@@ -93,12 +98,10 @@ def dtype_name(plan) -> str:
 
 def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None,
                 achieved_flops_per_sec: float | None = None) -> dict:
-    """The peak FLOP/s of the run's devices for its dtype.
+    """The peak FLOP/s of the run's devices for the precision its step computes in.
 
-    A cached CPU peak below `achieved_flops_per_sec` was measured on a loaded host: it is
-    measured again, once, replacing the cache entry (as --refresh_peak would), and the source
-    text says so. A freshly measured CPU peak that the run still exceeds (its kernels can beat
-    the probe's) is kept, and the text says the rate is above it.
+    GPU: the data-sheet table's. CPU: `cpu_device_peak` (the quiet calibrated peak; a
+    recorded one below `achieved_flops_per_sec` is measured again, once).
 
     Args:
       plan: the run_plan.RunPlan.
@@ -108,7 +111,9 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
       achieved_flops_per_sec: the run's model FLOP/s (None: no check against the peak).
 
     Returns:
-      {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)}.
+      {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)};
+      a CPU's also 'step_precision', 'peak_measured_utc', 'peak_others_fraction',
+      'peak_spread', 'peak_kernel'.
     """
     dtype = dtype_name(plan)
     if plan.params.device == 'gpu':
@@ -127,27 +132,80 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
         return {'peak_flops_per_sec': tflops * 1e12 * count, 'measured_now': False,
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
+    return cpu_device_peak(plan, refresh=refresh, cpu_peak_fn=cpu_peak_fn,
+                           achieved_flops_per_sec=achieved_flops_per_sec)
+
+
+def step_precision(plan) -> tuple[str, tuple[str, ...]]:
+    """What a CPU step computes in: (name, the dtypes whose peaks it needs).
+
+    ('float32', ('float32',)) for float32 and for a reduced dtype the CPU has no units for
+    (its kernels convert to float32 around each op: graph/precision.py emulated);
+    ('mixed', (dtype, 'float32')) for a training step whose convolution gradients run in
+    float32 (graph/precision.py float32_gradient_kinds: forward in the dtype, the two
+    gradient products in float32); else (dtype, (dtype,)).
+    """
+    from ..graph import precision
+    dtype = plan.compute_dtype
+    name = dtype_name(plan)
+    if name == 'float32' or precision.emulated(dtype, 'cpu'):
+        return 'float32', ('float32',)
+    if plan.training and 'conv' in precision.float32_gradient_kinds(dtype, 'cpu', plan.threads):
+        return 'mixed', (name, 'float32')
+    return name, (name,)
+
+
+def mixed_peak(forward_peak: float, gradient_peak: float, training: bool = True) -> float:
+    """The peak of a step whose forward (1 of flops_multiplier's 3 parts) runs at
+    `forward_peak` and its two gradient products at `gradient_peak` (FLOP/s): the FLOPs over
+    the least time, 3 / (1 / forward + 2 / gradient)."""
+    if not training:
+        return forward_peak
+    return 3.0 / (1.0 / forward_peak + 2.0 / gradient_peak)
+
+
+def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
+                    achieved_flops_per_sec: float | None = None) -> dict:
+    """`device_peak` of a CPU run: the quiet calibrated peak of the precision the step
+    computes in (`step_precision`), measured now where the record has none (announced; kept
+    when quiet). A recorded peak below the run's rate is measured again, once. The source
+    names the peak's date, the host's load while it was measured and its spread."""
     threads = plan.threads[0] or 0
-    measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, dtype, threads,
+    measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, threads=threads,
                                 cpu_model=machine.cpu_model(), tf_version=tf.__version__)
-    stale = None
+    what, dtypes = step_precision(plan)
+    got = {}
     try:
-        peak = measure(refresh=refresh)
-        if not peak.measured_now and (achieved_flops_per_sec or 0) > peak.flops_per_sec:
-            stale, peak = peak, measure(refresh=True)
+        for dtype in dtypes:
+            got[dtype] = measure(dtype, refresh=refresh)
+            rate = cpu_peak.flops_per_sec(got[dtype])
+            if (rate is not None and not got[dtype].measured_now and len(dtypes) == 1
+                    and (achieved_flops_per_sec or 0) > rate):
+                got[dtype] = measure(dtype, refresh=True) or got[dtype]
     except (tf.errors.OpError, ValueError, TypeError) as e:  # no such kernel for the dtype
         return {'peak_flops_per_sec': None, 'measured_now': False,
                 'peak_source': 'the CPU peak could not be measured in %s: %s' % (
-                    dtype, (str(e).splitlines() or [type(e).__name__])[0][:120])}
-    when = ('measured now in %.1f s' % peak.measure_secs if peak.measured_now
-            else 'measured %s, cached' % peak.measured_utc)
-    if stale is not None:
-        when += " (the cached %s was below this run's rate)" % _si(stale.flops_per_sec)
-    if peak.measured_now and (achieved_flops_per_sec or 0) > peak.flops_per_sec:
-        when += "; this run's rate is above the measured peak"
-    source = 'CPU peak, %s, %s threads: %s' % (dtype, threads or 'default', when)
-    return {'peak_flops_per_sec': peak.flops_per_sec, 'peak_source': source,
-            'measured_now': peak.measured_now, 'peak_kernel': peak.kernel}
+                    what, (str(e).splitlines() or [type(e).__name__])[0][:120])}
+    rates = {d: cpu_peak.flops_per_sec(m) for d, m in got.items()}
+    label = ('mixed (forward %s, gradients float32)' % dtypes[0] if what == 'mixed'
+             else what)
+    if None in rates.values():
+        return {'peak_flops_per_sec': None, 'measured_now': False, 'step_precision': what,
+                'peak_source': 'no quiet calibration of the %s peak on this host (run `%s` '
+                               'on a quiet host)' % (label, CALIBRATE)}
+    peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
+            else rates[dtypes[0]])
+    oldest = min(got.values(), key=lambda m: m.measured_utc)
+    source = 'CPU peak, %s, %s threads: %s' % (label, threads or 'default', oldest.source())
+    return {'peak_flops_per_sec': peak, 'peak_source': source, 'step_precision': what,
+            'measured_now': any(m.measured_now for m in got.values()),
+            'peak_measured_utc': oldest.measured_utc,
+            'peak_others_fraction': max((m.others_fraction or 0.0) for m in got.values()),
+            'peak_spread': max(m.spread for m in got.values()),
+            'peak_kernel': '/'.join(str(m.value.get('kernel', '?')) for m in got.values())}
+
+
+CALIBRATE = 'tf_cnn_benchmarks --calibrate'
 
 
 def input_figures(parts: dict | None, images_per_sec: float) -> dict:
@@ -281,11 +339,15 @@ def format_flops(u: dict, images_per_sec: float) -> str:
 
 
 def format_utilisation(u: dict) -> str:
-    """'utilisation: 42.4% of 229.0 GFLOP/s (<peak source>)' or '... not known (<why>)'."""
+    """'utilisation: 42.4% of 229.0 GFLOP/s (<peak source>)' or '... not known (<why>)';
+    never above 100% (a rate above the peak shows 100% and says so)."""
     if u.get('fraction_of_peak') is None:
         return 'utilisation: not known (%s)' % u.get('peak_source', 'no peak')
-    return 'utilisation: %.1f%% of %s (%s)' % (100 * u['fraction_of_peak'],
-                                               _si(u['peak_flops_per_sec']), u['peak_source'])
+    above = ("; this run's rate is above it: shown as 100%%, recalibrate (`%s`)" % CALIBRATE
+             if u.get('above_peak') else '')
+    return 'utilisation: %.1f%% of %s (%s%s)' % (100 * u['fraction_of_peak'],
+                                                 _si(u['peak_flops_per_sec']),
+                                                 u['peak_source'], above)
 
 
 def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list[str], *,
@@ -309,7 +371,9 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
                                 cpu_peak_fn=cpu_peak_fn,
                                 achieved_flops_per_sec=util['model_flops_per_sec']))
         peak = util.get('peak_flops_per_sec')
-        util['fraction_of_peak'] = util['model_flops_per_sec'] / peak if peak else None
+        fraction = util['model_flops_per_sec'] / peak if peak else None
+        util['fraction_of_peak'] = None if fraction is None else min(1.0, fraction)
+        util['above_peak'] = bool(fraction is not None and fraction > 1.0)
     else:
         util.update({'peak_source': why, 'fraction_of_peak': None})
         lines.append('model FLOP/s: %s' % why)

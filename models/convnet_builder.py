@@ -374,9 +374,10 @@ class ConvNetBuilder:
         after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
         where a bfloat16 convolution followed by a batch norm is not fused. The variables and
         their names are those of `batch_norm`: checkpoints are the same. With the options'
-        `fold_once` the folded kernel is computed by a session's
-        first step only (`once_per_session`): the multiply and the cast of every kernel took 22%
-        of inception3's traced bfloat16 inference step when made every step.
+        `fold_once` the folded kernel is computed by a session's first step only
+        (`once_per_session`): made every step, the multiply and the cast of every kernel are a
+        fifth of a bfloat16 inference step (docs/performance-notes.md, "Measurements once in
+        the code").
         """
         config = self.batch_norm_config
         with tf1.variable_scope(self._name('batchnorm')):

@@ -84,13 +84,6 @@ def build_graph(model, *, image_size=None, data_format='NHWC', batch_size=1, pha
     return graph, images, result
 
 
-def count_trainable_parameters(graph) -> int:
-    """Sum of the sizes of the trainable variables of `graph` (all must have static shapes)."""
-    with graph.as_default():
-        variables = tf1.trainable_variables()
-    return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in variables))
-
-
 def measure(model, image_size=None, data_format='NHWC') -> tuple[int, int]:
     """Trainable parameters and forward FLOPs per image of `model`, from one fast build (batch 1,
     inference graph, variables recorded rather than created).

@@ -126,8 +126,10 @@ SPECS: tuple[ParamSpec, ...] = (
        'Gbit/s (10, 25, 100: Ethernet) or 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, '
        'ib_ndr, loopback (measured now; every task on this host). Default: 10.'),
     _s('gpu_interconnect', None, 'GPU <-> GPU link for --plan_scaling and --dry_run: pcie3, '
-       'pcie4, pcie5, nvlink1-nvlink4, or a host: dgx1_p100, dgx1_v100, ec2_p2.8xlarge, '
-       'ec2_p2.16xlarge, ec2_p3.16xlarge, dgx_a100, dgx_h100. Default: the GPU\'s PCIe.'),
+       'pcie4, pcie5, nvlink1-nvlink4, nvlink (the GPU\'s own generation), or a host: '
+       'dgx1_p100, dgx1_v100, gce_k80x8, ec2_p2.8xlarge, ec2_p2.16xlarge, ec2_p3.16xlarge, '
+       'dgx_a100, dgx_h100. Default: the GPU\'s PCIe (peer-to-peer; through host memory for '
+       'GeForce boards).'),
     _i('plan_num_ps', 0, 'ps tasks of the --plan_scaling rows: 0 puts one on each worker host '
        '(as the original\'s published EC2 runs); N plans N on hosts of their own.', lower=0),
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
@@ -266,9 +268,13 @@ SPECS: tuple[ParamSpec, ...] = (
        '$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite ($XDG_DATA_HOME: ~/.local/share).'),
     _s('label', None, 'A label kept with the run in the results database (an image tag, a '
        'driver version, a commit), shown where its images/sec stepped.'),
-    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line) and '
-       'its reduced-precision kernel factors (--use_bf16/--use_fp16) again instead of using '
-       'the cached figures.'),
+    _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line), '
+       'its reduced-precision kernel factors (--use_bf16/--use_fp16) and the graph choices '
+       'again instead of using the calibrated figures.'),
+    _b('calibrate', False, 'Measure this host for the given flags (CPU peak of the step\'s '
+       'precisions, reduced-precision kernel factors, graph choices of the model at this '
+       'batch), store what was measured on a quiet host in the calibration record, report '
+       'it and exit without training.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
        'slower beyond the noise and by more than --fail_on_slower percent.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',

@@ -41,6 +41,12 @@ def path_of(name: str) -> str:
     if os.path.isfile(name) and (os.sep in name or name.endswith(SUFFIX)):
         return name
     if os.sep in name:
+        shipped = os.path.basename(name)
+        shipped = shipped[:-len(SUFFIX)] if shipped.endswith(SUFFIX) else None
+        if shipped in names():  # configs/NAME.flags of the docs, given outside the checkout
+            raise params.ParamsError('--config=%s: no such file in %s; give the configuration\'s '
+                                     'name, --config=%s, which is found from any folder'
+                                     % (name, os.getcwd(), shipped))
         raise params.ParamsError('--config=%s: no such file; give a configuration\'s name%s'
                                  % (name, known))
     base = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else name

@@ -25,17 +25,62 @@ hold the step.
 from __future__ import annotations
 
 import collections
+import os
 import time
 
 from .. import cnn_util
 from . import batch_search, gpu_kernels, memory_estimate, scaling_plan, step_traffic
-from .planned_step import Built, DryRunFailed, build, plan_device  # noqa: F401 (dry_run API)
+from .planned_step import (  # noqa: F401 (dry_run API)
+    Built,
+    DryRunFailed,
+    build,
+    build_step,
+    plan_device,
+)
 
 fmt = memory_estimate.format_bytes
 
 #: Bounds of the dry run's batch search: seconds, and no batch above this many times the run's.
 MAX_SEARCH_SECS = 60.0
 SEARCH_LIMIT_FACTOR = 16
+
+#: A phase expected to last at least this long gets a line before it (what, and roughly how
+#: long), so that a long dry run is never silent.
+PROGRESS_SECS = 2.0
+#: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
+#: them), from the 8-GPU resnet50 dry run of results/2026-12-04-cpu-tf2.21-dry-run-speed.md
+#: (AMD EPYC, 2 cores, 50.6 CPU seconds in all): building the step, CPU seconds per op the
+#: one-forward placeholder build (speed_model/layer_profile.py) made, times the towers; the
+#: placement and copies check and Grappler's peak memory, CPU seconds per op of the step.
+BUILD_SECS_PER_PROFILE_OP = 8e-3
+CHECK_SECS_PER_OP = 2e-4
+GRAPPLER_SECS_PER_OP = 2e-4
+
+
+def load_factor(cores: int | None = None, load: float | None = None) -> float:
+    """How much longer than its CPU time a phase lasts on this host now: the 1-minute load
+    average over the CPUs this process may use, at least 1 (a process gets about its share of
+    a loaded host's cores)."""
+    from ..metrics import host_load
+    cores = cores or len(host_load.allowed_cpus()) or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+    return max(1.0, load / cores)
+
+
+def announce(what: str, cpu_secs: float) -> None:
+    """Logs 'Dry run:          <what> (roughly N s) ...' when the phase's `cpu_secs` at this
+    host's load (load_factor) reach PROGRESS_SECS."""
+    secs = cpu_secs * load_factor()
+    if secs >= PROGRESS_SECS:
+        cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, _rough(secs)))
+
+
+def _rough(secs: float) -> str:
+    return '%.0f s' % secs if secs < 90 else '%.0f min' % (secs / 60)
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
@@ -78,9 +123,14 @@ def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
 
 
 def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], list[str], dict]:
-    """The report, the problems (each a reason the run would not work) and `device_fits`."""
+    """The report, the problems (each a reason the run would not work) and `device_fits`.
+
+    The kernels' and copies' lines are logged as soon as they are known (before the memory
+    estimate, the longest check); the lines returned are the memory's."""
     p, plan = bench.params, bench.plan
     lines, problems = [], []
+    ops = len(built.graph.get_operations())
+    announce('checking kernels and copies of %d ops' % ops, CHECK_SECS_PER_OP * ops)
     placement = gpu_kernels.check_placement(built.graph)
     per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
                            if kv[0] != '(none)')
@@ -117,9 +167,18 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
                 '  (the design allows %s)' % fmt(allowed[way]) if allowed else ''))
     if not traffic.totals:
         lines.append('  none')
+    ring = step_traffic.collective_bytes_per_gpu(traffic)
+    if ring:
+        lines.append('  (NCCL all-reduce: %s sent and as much received by each of %d GPUs per '
+                     'step, 2(N-1)/N of the gradients: ring all-reduce)' % (
+                         fmt(max(ring.values())), len(ring)))
     if allowed:
         for line in step_traffic.over_budget(traffic, allowed):
             lines.append('  over budget: %s' % line)
+    for line in lines:  # what is known so far, before the longest check
+        cnn_util.log_fn(line)
+    lines = []
+    announce('estimating the peak memory of each device (Grappler)', GRAPPLER_SECS_PER_OP * ops)
     start = time.perf_counter()
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     secs = time.perf_counter() - start
@@ -160,7 +219,7 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
     row = '/job:ps/task:%d' % p.task_index
     cnn_util.log_fn('Dry run:          ps %d serves variables: planned from worker 0\'s step'
                     % p.task_index)
-    built = build(make_bench(p._replace(job_name='worker', task_index=0), gpus))
+    built = build_step(make_bench, p, gpus, job_name='worker', task_index=0).built
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
         '/CPU:0')))
@@ -180,7 +239,6 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     """Prints and returns the largest per-device batch found to fit (batch_search over graph
     builds of the run at other batches), None when not even the smallest tried fits."""
     on_gpu = gpu is not None
-    batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     batch = (bench.plan.eval.per_device_batch_size if p.eval
              else bench.plan.per_device_batch_size)
     device, ratio = _worst(fits, on_gpu)
@@ -192,9 +250,7 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     one = {'num_gpus': 1} if on_gpu and not p.job_name and not spread else {}
 
     def probe(b):
-        # Today's graph: the graph choices' probe would run at every batch the search tries.
-        q = p._replace(**{batch_flag: b}, **one, graph_choices='off')
-        trial = build(make_bench(q, 1 if one else gpus))
+        trial = build_step(make_bench, p, 1 if one else gpus, batch_size=b, **one).built
         peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
         return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
 
@@ -242,6 +298,27 @@ def write_report_json(p, bench, gpu, fits, problems, largest, predicted) -> str:
     return results_log.write_json(data, p.benchmark_log_dir, prefix='dry_run')
 
 
+def build_announced(bench) -> Built:
+    """`build(bench)` with a line before it (what, roughly how long: from the model's
+    placeholder build, which the predicted step needs anyway) and one after it (ops, seconds)."""
+    from ..speed_model import from_flags
+    towers = max(1, len(bench.plan.devices))
+    start = time.perf_counter()
+    profile_ops = 0
+    try:
+        profile_ops = from_flags.profile_of(bench.params, bench.plan).ops
+    except Exception:  # noqa: BLE001 - an estimate only: the build itself reports any error
+        pass
+    announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
+             BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
+    start, cpu = time.perf_counter(), time.process_time()
+    built = build(bench)
+    cnn_util.log_fn('Graph:            %d ops, built in %.1f s (%.1f s of CPU)' % (
+        len(built.graph.get_operations()), time.perf_counter() - start,
+        time.process_time() - cpu))
+    return built
+
+
 def run(make_bench, p, visible_gpus: int) -> int:
     """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
 
@@ -269,11 +346,9 @@ def run(make_bench, p, visible_gpus: int) -> int:
                                                    gpu.compute_capability)
               if on_gpu else 'the CPU')
     cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
-    start = time.perf_counter()
-    built = build(bench)
-    cnn_util.log_fn('Graph:            %d ops, built in %.1f s' % (
-        len(built.graph.get_operations()), time.perf_counter() - start))
+    built = build_announced(bench)
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
+    # its layer profile: built already
     step_lines, predicted = scaling_plan.dry_run_report(p, bench, gpu)
     lines += step_lines
     for line in lines:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import weakref
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -107,8 +108,9 @@ def _kernel_constraints(op_type: str, device_type: str) -> tuple | None:
 def _type_attrs(op) -> dict:
     """{attr name: [DataType enum, ...]} of the op's type and type-list attrs."""
     out = {}
-    for attr in op.node_def.attr:
-        value = op.node_def.attr[attr]
+    attrs = op.node_def.attr  # op.node_def serialises the op each time it is read: once
+    for attr in attrs:
+        value = attrs[attr]
         if value.HasField('type'):
             out[attr] = [value.type]
         elif value.HasField('list') and value.list.type:
@@ -195,12 +197,26 @@ def _placed_device(op, graph, memo) -> str:
     return device
 
 
+#: placed_devices of each graph, with the op count it was computed at (the dry run's report
+#: asks for it twice: the placement check and the copies per step).
+_PLACED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def placed_devices(graph: tf.Graph) -> dict[str, str]:
     """{op name: the short device it runs on ('/GPU:0', '/job:ps/task:0/CPU:0')} for every op:
     its own device, else its colocation group's or resource input's, else where TensorFlow's
     placer prefers (the first GPU when a GPU kernel accepts its dtypes and the graph uses a GPU,
-    else the CPU)."""
+    else the CPU). Computed once per graph while it gains no op (a copy is returned)."""
     ops = graph.get_operations()
+    cached = _PLACED.get(graph)
+    if cached is not None and cached[0] == len(ops):
+        return dict(cached[1])
+    out = _placed_devices(graph, ops)
+    _PLACED[graph] = (len(ops), out)
+    return dict(out)
+
+
+def _placed_devices(graph: tf.Graph, ops: list) -> dict[str, str]:
     uses_gpu = any((device_kind_index(op.device) or ('',))[0] == 'GPU' for op in ops)
     memo, out = {}, {}
     for op in ops:

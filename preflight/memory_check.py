@@ -1,8 +1,8 @@
 """Memory before it runs out: a run whose step would not fit stops before its first step.
 
 `check_before_run(plan, graph, fetches)` estimates the peak memory of one step on each device
-(preflight/memory_estimate.py: Grappler's virtual cluster, about 0.2 s for resnet50 at batch 64 on
-the 2-core development host) and raises `OutOfMemoryError` naming the estimate, the memory and a
+(preflight/memory_estimate.py: Grappler's virtual cluster, a fraction of a second for resnet50
+at batch 64) and raises `OutOfMemoryError` naming the estimate, the memory and a
 batch that fits when a device (a GPU of the table, or the host) would not hold it. An
 out-of-memory error during a run is reported with the same advice (`exhausted_message`).
 """

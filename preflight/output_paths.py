@@ -136,16 +136,27 @@ def check_path_schemes(p: Params) -> None:
                           'copy)' % p.results_db)
 
 
+def output_dirs(p: Params) -> tuple[str, ...]:
+    """The directory flags whose folders `p`'s run writes into. An --eval only reads
+    --train_dir (its checkpoints; runtime/dir_hold.py does not hold it either), unless its
+    summaries go to <train_dir>/eval (--summary_verbosity >= 1 without --eval_dir): a
+    training directory on read-only storage can be evaluated."""
+    if p.eval and not (p.summary_verbosity >= 1 and not p.eval_dir):
+        return tuple(n for n in _OUTPUT_DIRS if n != 'train_dir')
+    return _OUTPUT_DIRS
+
+
 def remote_outputs(p: Params) -> list[str]:
     """The output flags of `p` that name remote paths, as '--flag=value'."""
-    return ['--%s=%s' % (n, getattr(p, n)) for n in _OUTPUT_DIRS + _OUTPUT_FILES
+    return ['--%s=%s' % (n, getattr(p, n)) for n in output_dirs(p) + _OUTPUT_FILES
             if file_systems.is_remote(getattr(p, n))]
 
 
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
-    Directories (--train_dir, --benchmark_log_dir) may not exist yet: their parent must be a
+    Directories (--train_dir, --benchmark_log_dir, --eval_dir; an --eval's --train_dir only
+    where its summaries go: `output_dirs`) may not exist yet: their parent must be a
     writable directory that exists. Files (--trace_file, --graph_file, --tfprof_file,
     --plot_file) must not be directories and their folder must exist and be writable. Each
     directory is tried for real (made, a file created in it, then removed again): nothing is
@@ -169,7 +180,7 @@ def check_output_paths(p: Params) -> None:
         problem = path and encoding_problem(path)
         if problem:
             raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
-    checks = [(name, getattr(p, name), False) for name in _OUTPUT_DIRS]
+    checks = [(name, getattr(p, name), False) for name in output_dirs(p)]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:
         if not path or file_systems.is_remote(path):
@@ -206,9 +217,9 @@ def check_output_paths(p: Params) -> None:
 
 def check_remote_paths(p: Params) -> None:
     """Once TensorFlow has loaded: every remote path's scheme is served, and a file can be
-    written (and is removed again) in each remote output folder (--train_dir, --eval_dir,
-    --benchmark_log_dir, and the folder of each file flag), so that missing credentials or
-    a missing bucket stop the run before it trains, not at its save.
+    written (and is removed again) in each remote output folder (`output_dirs`: --train_dir,
+    --eval_dir, --benchmark_log_dir; and the folder of each file flag), so that missing
+    credentials or a missing bucket stop the run before it trains, not at its save.
 
     Raises:
       ParamsError: a scheme without a file system (`file_systems.unregistered_problem`), or
@@ -219,7 +230,7 @@ def check_remote_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s: %s' % (name, getattr(p, name), problem))
     folders = {}
-    for name in _OUTPUT_DIRS:
+    for name in output_dirs(p):
         folders.setdefault(getattr(p, name), name)
     for name in _OUTPUT_FILES:
         path = getattr(p, name)

@@ -17,12 +17,12 @@ TensorFlow 2.21 and read from the code that writes the rest):
   --train_dir, --eval_dir  events.out.tfevents.<10 digits>.<host name>: TensorBoard summaries
   (with summaries)         (--summary_verbosity >= 1); <train_dir>/eval/ the same for the
                            evaluations of a run without --eval_dir
-  held folders             tf_cnn_benchmarks.hold (lifecycle/dir_hold.py)
+  held folders             tf_cnn_benchmarks.hold (runtime/dir_hold.py)
   --benchmark_log_dir      tf_cnn_benchmarks_<model>_<YYYYmmddTHHMMSS.ffffff>Z.json
   file flags               <file>.tmp while written (--graph_file: .tmp<32 hex>, TensorFlow's
                            atomic write; --plot_file: the file itself);
                            --partitioned_graph_file_prefix: each device's name inserted
-                           before the extension (lifecycle/trace_extras.py)
+                           before the extension (lifecycle/profiling.py)
 
 Paths are measured as given (relative ones as the kernel receives them); remote paths
 (runtime/file_systems.py) have limits of their own and are not measured here.
@@ -35,9 +35,8 @@ import re
 import socket
 
 from .. import run_plan
-from ..lifecycle import dir_hold
 from ..params import Params, ParamsError
-from ..runtime import file_systems
+from ..runtime import dir_hold, file_systems
 
 TEMP_DIGITS = '0' * 20  # TensorFlow's temporary names end in a random uint64: up to 20 digits
 HEX32 = 'f' * 32
@@ -84,7 +83,8 @@ def _events_name(host: str) -> str:
 
 
 def _partition_suffix(p: Params) -> str:
-    """The longest device name trace_extras inserts into a partition graph's file name."""
+    """The longest device name lifecycle/profiling.py inserts into a partition graph's file
+    name."""
     job = p.job_name or 'localhost'
     last = max(p.num_gpus - 1, 0)
     return '_job_%s_replica_0_task_%d_device_GPU_%d' % (job, p.task_index, last)

@@ -3,6 +3,7 @@ for the GPU it is planned for (shared by --dry_run and --plan_scaling).
 
     p, gpus, gpu = planned_step.plan_device(params, visible_gpus)
     built = planned_step.build(make_bench(p, gpus))    # Built(graph, fetches, ...)
+    step = planned_step.build_step(make_bench, p, gpus, batch_size=64)   # StepAt(plan, built)
 """
 
 from __future__ import annotations
@@ -76,3 +77,36 @@ def plan_device(p, visible_gpus: int) -> tuple:
     if device == 'cpu':
         return p._replace(device='cpu'), 0, None
     return p._replace(device='gpu'), p.num_gpus, named
+
+
+class StepAt(NamedTuple):
+    """This run's step built at other flags: the run plan it was built for
+    (run_plan.RunPlan: its per-device batch, devices) and the Built graph."""
+    plan: object
+    built: Built
+
+
+def build_step(make_bench, p, gpus: int, *, batch_size: int | None = None,
+               **changes) -> StepAt:
+    """This run's step at per-device batch B: the one builder of "the step at another batch"
+    (the memory check's advice, the dry run's batch search and ps task, the scaling plan's
+    counted copies).
+
+    Args:
+      make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN: `benchmark_cnn.bench_factory`
+        of the run (its cluster's resolution kept, nothing checked again), or a test's.
+      p: the run's checked Params.
+      gpus: the GPU count to build with.
+      batch_size: the per-device batch B (--batch_size; --eval_batch_size with --eval), with
+        --graph_choices=off (today's graph: the choices' probe would otherwise run at every
+        batch a search tries); None: the run's own batch and graph choices.
+      changes: other flags of the step (num_gpus=1: one tower; job_name='worker', ...).
+
+    Returns:
+      The StepAt: the plan it was built for and the Built graph (`build`).
+    """
+    if batch_size is not None:
+        flag = 'eval_batch_size' if p.eval else 'batch_size'
+        changes = {flag: batch_size, 'graph_choices': 'off', **changes}
+    bench = make_bench(p._replace(**changes), gpus)
+    return StepAt(bench.plan, build(bench))

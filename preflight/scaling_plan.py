@@ -118,7 +118,7 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
     gpus = 2
     q, topo = _small_cluster(p._replace(gpu_model=p.gpu_model or (gpu.name if gpu else 'V100')),
                              gpus)
-    built = planned_step.build(make_bench(buildable(q), gpus))
+    built = planned_step.build_step(make_bench, buildable(q), gpus).built
     counted = step_traffic.step_traffic(built.graph, built.fetches).totals
     m = profile.model_bytes
     expected = patterns.expected_counts(topo, m, 0 if p.forward_only else m)

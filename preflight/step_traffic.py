@@ -8,6 +8,15 @@ cluster tasks); a CPU device counts as the host. Tensors of at most SCALAR_BYTES
 loss, step counters, int32 shapes that GPU kernels keep in host memory) are counted apart, as
 `scalars`, and left out of the byte totals and of the budgets.
 
+An NCCL all-reduce (`NcclAllReduce`, one op per GPU of a group of N sharing one `shared_name`)
+moves its bytes inside the op, over NCCL's ring: each GPU sends 2(N-1)/N x the tensor's bytes to
+the next GPU of the ring and receives as many (N-1 steps of reduce-scatter, N-1 of all-gather,
+each a 1/N chunk: NCCL's documentation, "Performance" of nccl-tests, `busbw = algbw x
+2(n-1)/n`; Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+workstations", J. Parallel Distrib. Comput. 69(2), 2009). Each op is counted as one GPU->GPU
+transfer of those bytes from its GPU (the destination shown as 'NCCL ring'), so the totals are
+the bytes all GPUs send; `collective_bytes_per_gpu` gives one GPU's share.
+
 A functional conditional (`tf.cond`: an If op) is no copy point: the session lowers it to Switch
 nodes colocated with each input, and its branches' ops keep their own devices, so its inputs are
 not counted at the If op's device.
@@ -25,6 +34,10 @@ import tensorflow as tf
 from . import gpu_kernels
 
 SCALAR_BYTES = 64
+#: NCCL's all-reduce op: its bytes cross the GPUs' links inside the op (see the docstring).
+NCCL_ALL_REDUCE = 'NcclAllReduce'
+#: The destination shown for an NCCL op's ring transfer.
+NCCL_RING = 'NCCL ring'
 #: Ops whose inputs stay where they are made (lowered to Switch nodes colocated with them).
 _LOWERED_CONDITIONALS = frozenset({'If', 'StatelessIf', 'Case', 'StatelessCase'})
 
@@ -84,6 +97,33 @@ def tensor_bytes(tensor) -> int:
     return tensor.shape.num_elements() * tensor.dtype.size
 
 
+def ring_bytes(tensor_bytes: int, group: int) -> float:
+    """Bytes one GPU sends (and receives) in a ring all-reduce of `tensor_bytes` over `group`
+    GPUs: 2 (group - 1) / group x tensor_bytes (0 for a group of one)."""
+    return 2.0 * (group - 1) * tensor_bytes / group if group > 1 else 0.0
+
+
+def _nccl_transfer(op, device: str) -> Transfer | None:
+    """The ring transfer of one NcclAllReduce op (None: an empty tensor or a group of one)."""
+    tensor = op.inputs[0]
+    size = tensor_bytes(tensor)
+    group = op.get_attr('num_devices')
+    if group <= 1 or size == 0:
+        return None  # (a scalar's all-reduce is counted too: its bytes are the gradients')
+    sent = ring_bytes(size, group) if size > 0 else -1
+    return Transfer(op.name + ':ring', device, NCCL_RING, tensor.dtype.name,
+                    tensor.shape.as_list() if tensor.shape.rank is not None else None, sent)
+
+
+def collective_bytes_per_gpu(traffic: StepTraffic) -> dict:
+    """{GPU device: bytes it sends per step in NCCL all-reduces} (each GPU receives as many)."""
+    out = collections.Counter()
+    for t in traffic.transfers:
+        if t.destination == NCCL_RING:
+            out[t.source] += max(t.bytes, 0)
+    return dict(out)
+
+
 def step_traffic(graph: tf.Graph, fetches) -> StepTraffic:
     """The cross-device copies of one step of `fetches` in `graph` (see the module docstring)."""
     placed = gpu_kernels.placed_devices(graph)
@@ -93,6 +133,12 @@ def step_traffic(graph: tf.Graph, fetches) -> StepTraffic:
     for op in step_ops(fetches):
         if op.type in _LOWERED_CONDITIONALS:
             continue
+        if op.type == NCCL_ALL_REDUCE:
+            ring = _nccl_transfer(op, placed[op.name])
+            if ring is not None:
+                transfers.append(ring)
+                totals['GPU->GPU'] += max(ring.bytes, 0)
+                counts['GPU->GPU'] += 1
         destination = placed[op.name]
         for tensor in op.inputs:
             source = placed[tensor.op.name]
@@ -153,7 +199,8 @@ def over_budget(traffic: StepTraffic, allowed: dict) -> list[str]:
     """One line per direction whose bytes exceed `allowed` (unknown sizes count as over)."""
     from .memory_estimate import format_bytes
     problems = []
-    unknown = collections.Counter(direction(t.source, t.destination)
+    unknown = collections.Counter('GPU->GPU' if t.destination == NCCL_RING
+                                  else direction(t.source, t.destination)
                                   for t in traffic.transfers if t.bytes < 0)
     for way, used in sorted(traffic.totals.items()):
         if used > allowed.get(way, 0) or unknown[way]:

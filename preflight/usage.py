@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .. import cnn_util, params
 from ..cluster import resolvers
-from ..hardware import gpu_specs, links
+from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
@@ -61,8 +61,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         Slurm; cluster/resolvers.py); else the Params are checked as given.
       paths: check that every output path can be written (preflight/output_paths.py).
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
-      command: apply the rules of a command-line run (`check_command_rules`); library
-        callers may build an eval graph without a checkpoint.
+      command: apply the rules of a command-line run (`check_command_rules`,
+        `check_gpu_driver`); library callers may build an eval graph without a checkpoint, or
+        a GPU graph on a host without a GPU.
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
@@ -70,7 +71,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
-        check_gpu_model, check_extras),
+        check_gpu_model, check_gpu_driver, check_extras),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
@@ -79,6 +80,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
     if command:
         check_command_rules(q)
+        check_gpu_driver(q)
     check_gpu_model(q)
     links.check_plan_flags(q)  # --interconnect_gbps, --gpu_interconnect: known names
     stored = check_extras(q)
@@ -215,6 +217,40 @@ def check_gpu_model(p: params.Params) -> None:
         raise params.ParamsError('--gpu_model: %s' % e) from None
     if p.device == 'cpu':
         raise params.ParamsError('--gpu_model plans a GPU run; drop it or drop --device=cpu.')
+
+
+#: The install that brings TensorFlow's CUDA libraries (setup.py's `gpu` extra).
+GPU_INSTALL = "pip install -e '.[gpu]'"
+
+
+def check_gpu_driver(p: params.Params, find_driver=None) -> None:
+    """A run on GPUs (--device=gpu, --local_parameter_device=gpu) where no NVIDIA driver is
+    visible is refused before TensorFlow loads (TensorFlow would load, find no GPU and stop).
+
+    --dry_run and --plan_scaling run no step and need no GPU; a ps task builds no towers (it
+    runs on its CPU whatever --device says: params.resolve_params).
+
+    Args:
+      p: the Params.
+      find_driver: () -> evidence of a driver or None; default hardware/machine.py
+        nvidia_driver_evidence.
+
+    Raises:
+      params.ParamsError: a GPU run and no driver: one line naming the problem and the fix.
+    """
+    wants = [flag for flag, value in (('--device', p.device),
+                                      ('--local_parameter_device', p.local_parameter_device))
+             if value == 'gpu']
+    if not wants or p.dry_run or p.plan_scaling or p.job_name == 'ps':
+        return
+    if (find_driver or machine.nvidia_driver_evidence)() is not None:
+        return
+    flag = wants[0]
+    raise params.ParamsError(
+        '%s=gpu, but no GPU is visible; use %s=cpu, or on a GPU host install the NVIDIA '
+        'driver and %s (no NVIDIA driver found: no %s, no libcuda, no nvidia-smi; --dry_run '
+        'plans a GPU run without one)' % (flag, flag, GPU_INSTALL,
+                                          machine.NVIDIA_DRIVER_VERSION_FILE))
 
 
 def check_model(p: params.Params, remote: bool = False) -> None:

@@ -72,22 +72,10 @@ def default_thread_counts(num_cores: int | None = None, *,
     get_next and the staging put for the next step), which wait on tf.data's threads; one more
     inter-op thread keeps the model's ops from queueing behind them.
 
-    Measured on the 2-core development host (AMD EPYC, TF 2.21, oneDNN and the BFC allocator on,
-    synthetic data, training at batch 8, images/sec, median of 2 interleaved rounds of fresh
-    processes; bench/bench_precision.py --threads):
-
-        intra:inter     trivial   resnet50
-        1:1              412.8     2.40
-        2:1              607.9     3.76
-        2:2              752.5     3.79
-        0:0 (TF: 2:2)    816.9     3.84
-        2:1, no oneDNN   553.1     3.06
-
-    Real data (same host, 2026-12-01, trivial batch 32 on ../shared/data/imagenet_tfrecords
-    --nodistortions, 600 steps, median of 5 alternating fresh processes): inter-op 2 1637,
-    inter-op 3 1713 images/sec (an earlier round of 4: 1541 / 1791; inter-op 4: 1702);
-    resnet50 batch 16: 7.0 / 7.3. Synthetic data with inter-op 3: trivial batch 32 2593 / 2578,
-    resnet50 batch 16 7.5 / 7.5 (no change).
+    The rule comes from bench/bench_precision.py --threads on synthetic and real data
+    (docs/performance-notes.md, "CPU thread settings" and "Measurements once in the code"):
+    intra-op below the cores loses most, one inter-op thread loses a little, a third one helps
+    real data only.
 
     Args:
       num_cores: physical cores; default `physical_cores()`.

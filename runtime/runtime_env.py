@@ -1,14 +1,14 @@
 """Environment defaults that TensorFlow reads once, when it loads: import before TensorFlow.
 
 * TF_ENABLE_ONEDNN_OPTS=1: oneDNN's CPU kernels. They give the CPU NCHW convolutions and pooling
-  (the stock kernels are NHWC only) and are faster here: resnet50 training at batch 16 on the
-  2-core development host ran at 3.2-3.6 images/sec with them and 2.1-2.3 without (TensorFlow
-  turns them on by default only on CPUs with AVX512-VNNI/BF16/AMX).
+  (the stock kernels are NHWC only) and train resnet50 about 1.5x faster on an AVX2-only CPU
+  (docs/performance-notes.md, "Measurements once in the code"; TensorFlow turns them on by
+  default only on CPUs with AVX512-VNNI/BF16/AMX).
 * TF_CPU_ALLOCATOR_USE_BFC=true: TensorFlow's best-fit-with-coalescing allocator for CPU memory,
   which keeps freed buffers for reuse. The default allocator hands large buffers back to the
   operating system, so every step page-faults its big tensors in again: concatenations of
-  gradient packs ran 6-9x slower, and alexnet/resnet50 training steps 0-14% slower (same host,
-  bench/bench_core.py, alternating runs with and without).
+  gradient packs run several times slower, and training steps up to a seventh slower
+  (bench/bench_core.py; docs/performance-notes.md, "Measurements once in the code").
 * TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
 A value the user already set is kept. Call `apply()` before the first TensorFlow import, or
@@ -97,8 +97,9 @@ def keras_deferred():
     TensorFlow 2.21 imports Keras 3 while it loads ("an eager load ... for the registration of
     optimizers in the SavedModel registry"), in a `try` that passes over an ImportError. This
     project builds its graphs with tf.compat.v1 and never uses Keras, whose import (with
-    scikit-learn's, when that is installed) was about 3 of the 9 s of CPU a command spends
-    loading TensorFlow. `tf.keras` and `import keras` still load it on first use.
+    scikit-learn's, when that is installed) is about a third of the CPU time a command spends
+    loading TensorFlow (docs/performance-notes.md, "Measurements once in the code").
+    `tf.keras` and `import keras` still load it on first use.
     """
     if 'keras' in sys.modules:
         yield
@@ -113,9 +114,9 @@ def keras_deferred():
 
 def exit_process(status) -> None:
     """Ends the process with `status` (sys.exit), leaving out the garbage collections the
-    interpreter runs while it shuts down: with TensorFlow loaded (some 420,000 objects) they
-    took about 1.5 s of CPU after the work was done (TF 2.21, Python 3.11; 5 s of wall time on
-    a busy 2-core host, which the serving tasks of a cluster then wait for). gc.freeze() moves
+    interpreter runs while it shuts down: with TensorFlow loaded (hundreds of thousands of
+    objects) they take seconds after the work was done, which the serving tasks of a cluster
+    then wait for (docs/performance-notes.md, "Measurements once in the code"). gc.freeze() moves
     every object out of their reach; atexit handlers still run, modules are still torn down
     and open files flushed (only reference cycles are left to the end of the process).
 

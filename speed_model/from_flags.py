@@ -8,10 +8,12 @@ What comes from where:
     caller looks up (`find_run`: preflight/scaling_plan.py reads the results database), else
     the GPU's data sheet through the per-op model (speed_model/gpu_step.py; TF32 unless
     --notf32 or NVIDIA_TF32_OVERRIDE=0, XLA fusion with --xla_compile or --xla);
-  * the links: --gpu_interconnect (a link, or a host preset of hardware/links.py that also
-    names the GPU, its PCIe sharing and network), --interconnect_gbps (Gbit/s or a preset;
-    'loopback' measures this host's gRPC rate now: hardware/loopback.py, and plans every task
-    on this host, sharing its cores), else the GPU's PCIe generation and 10 Gbit/s Ethernet.
+  * the links: --gpu_interconnect (a link, 'nvlink' for the GPU's own NVLink generation, or a
+    host preset of hardware/links.py that also names the GPU, its PCIe sharing and network),
+    --interconnect_gbps (Gbit/s or a preset; 'loopback' measures this host's gRPC rate now:
+    hardware/loopback.py, and plans every task on this host, sharing its cores), else the GPU's
+    PCIe generation (peer-to-peer; through host memory for GeForce boards, which have none)
+    and 10 Gbit/s Ethernet.
 
 Nothing here builds a step, reads the results database or prints: preflight/scaling_plan.py
 drives `--plan_scaling` and the dry run's predicted step with these.
@@ -75,19 +77,23 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
             network = links_lib.network(value)
         if gpu is None:
             return None, patterns.Links(None, 1, None, network), loopback
-        pcie = links_lib.link(host.pcie if host else links_lib.PCIE_OF_GPU.get(gpu.name,
-                                                                             'pcie3'))
+        pcie = links_lib.link(host.pcie if host else getattr(gpu, 'pcie', None)
+                              or links_lib.PCIE_OF_GPU.get(gpu.name, 'pcie3'))
+        host_memory = None
         if host is not None:
             gpu_link = links_lib.link(host.gpu_link)
         elif p.gpu_interconnect:
-            gpu_link = links_lib.link(p.gpu_interconnect)
-        else:
+            gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
+        else:  # over PCIe: peer-to-peer, or through host memory (GeForce boards)
             gpu_link = pcie
+            if not links_lib.peer_to_peer_over_pcie(gpu):
+                host_memory = links_lib.link(links_lib.DEFAULT_HOST_MEMORY_NO_P2P)
         uplink = (host.gpus_per_pcie_uplink if host
                   else links_lib.GPUS_PER_UPLINK_OF_GPU.get(gpu.name, 1))
     except links_lib.UnknownLinkError as e:
         raise PlanError(str(e)) from None
-    return gpu, patterns.Links(pcie, uplink, gpu_link, network), loopback
+    return gpu, patterns.Links(pcie, uplink, gpu_link, network, host_memory=host_memory), \
+        loopback
 
 
 def _compute(p, plan, profile, batch: int, gpu, device: str, one, links, forward_only: bool,

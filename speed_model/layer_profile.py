@@ -10,8 +10,8 @@ it (models/flops.py's count; biases and batch-norm scales get no FLOPs of their 
     profile.model_bytes          # 102236324: one float32 copy of the trainable variables
     profile.layers[0]            # Layer('v/cg/conv0/conv2d/kernel', 37632, 236027904)
 
-One fast placeholder build (variables recorded, not created: models/flops.py) at batch 1: about
-0.3 s for resnet50 on the 2-core development host.
+One fast placeholder build (variables recorded, not created: models/flops.py) at batch 1: a
+fraction of a second for resnet50.
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ class Layer(NamedTuple):
 class LayerProfile(NamedTuple):
     """The trainable variables of one tower in forward (creation) order.
 
-    model: the model's name; layers: [Layer]; source: how the profile was made."""
+    model: the model's name; layers: [Layer]; source: how the profile was made; ops: the
+    ops of the one-forward build it was read from (0: not built; the dry run's progress line
+    estimates a step's build from it)."""
     model: str
     layers: tuple
     source: str
+    ops: int = 0
 
     @property
     def model_bytes(self) -> int:
@@ -118,7 +121,7 @@ def from_model(model_name: str, dataset: str = 'imagenet', image_size: int | Non
         for name, (shape, trainable) in recorder.shapes.items() if trainable)
     size = image_size or model.image_size
     return LayerProfile(model_name, layers, 'placeholder build of %s (%s, %dx%d)' % (
-        model_name, dataset, size, size))
+        model_name, dataset, size, size), len(graph.get_operations()))
 
 
 def uniform(model_name: str, model_bytes: int, forward_flops: int, layers: int = 1

@@ -40,7 +40,9 @@ class Case(NamedTuple):
     local_parameter_device: the published configuration; host: a hardware/links.py host
     preset; gpus_per_host: GPUs of a full host; ps_of_hosts: {hosts: ps tasks} (the ps tasks
     ran on the worker hosts); figures: ((GPUs, images/sec), ...), the first one GPU; source;
-    why: one line on why the prediction is off (written after the comparison)."""
+    why: one line on why the prediction is off (written after the comparison); gpu_link: the
+    GPU-to-GPU link the run's software reached instead of the host's (hardware/links.py name;
+    '' the host preset's)."""
     name: str
     model: str
     batch_size: int
@@ -55,6 +57,7 @@ class Case(NamedTuple):
     network: str = ''
     ps_on_workers: bool = True
     why: str = ''
+    gpu_link: str = ''
 
 
 _DGX = dict(host='dgx1_p100', source=BENCHMARKS_PAGE + ', "Details for NVIDIA DGX-1 (NVIDIA '
@@ -67,8 +70,11 @@ _EC2_ONE = dict(host='ec2_p2.8xlarge', source=BENCHMARKS_PAGE + ', "Details for 
 
 _HIDDEN = ('compute-bound: the traffic hides behind compute; what the runs lose (per-step '
            'overheads, stragglers) is not in the model')
-_NCCL = ('the model hides the NCCL all-reduce behind the backward pass at the NVLink sum and '
-         'leaves out eight towers launched and updated from one process, and NCCL below that sum')
+#: TensorFlow 1.1 (May 2017) ran NCCL 1.x through tf.contrib.nccl: one ring, so one NVLink
+#: per hop (hardware/links.py 'nvlink1_link'), not the four links of a DGX-1 P100.
+NCCL1_RING = 'nvlink1_link'
+_NCCL = ('NCCL 1.x\'s one ring over one NVLink 1.0 link per hop, after the backward pass, at '
+         'the link\'s line rate; eight towers launched from one process are not in the model')
 _P2P = ('variables on the GPUs: peer-to-peer copies through the K80s\' PCIe switches are '
         'planned at the line rate')
 _EC2_LINE = 'at the 10 Gbit/s line rate; gRPC over TCP on EC2 moved less'
@@ -81,8 +87,10 @@ CASES: tuple[Case, ...] = (
     Case('DGX-1 ResNet-152', 'resnet152', 64, 'parameter_server', why=_HIDDEN,
          figures=((1, 91.8), (2, 181), (4, 356), (8, 716)), **_DGX),
     Case('DGX-1 AlexNet', 'alexnet', 512, 'replicated', all_reduce='nccl', why=_NCCL,
+         gpu_link=NCCL1_RING,
          figures=((1, 2987), (2, 5658), (4, 10509), (8, 17822)), **_DGX),
     Case('DGX-1 VGG16', 'vgg16', 64, 'replicated', all_reduce='nccl', why=_NCCL,
+         gpu_link=NCCL1_RING,
          figures=((1, 154), (2, 295), (4, 584), (8, 1081)), **_DGX),
     Case('EC2 p2.8xlarge InceptionV3', 'inception3', 64, 'parameter_server',
          why='compute-bound, PCIe copies planned at the line rate with two K80s per uplink; '
@@ -136,7 +144,7 @@ class Compared(NamedTuple):
 def _links(case: Case) -> patterns.Links:
     host = links_lib.host_preset(case.host)
     return patterns.Links(links_lib.link(host.pcie), host.gpus_per_pcie_uplink,
-                          links_lib.link(host.gpu_link),
+                          links_lib.link(case.gpu_link or host.gpu_link),
                           links_lib.link(case.network or host.network))
 
 

@@ -29,6 +29,7 @@ RESOURCE_NAMES = {
     'compute': 'compute',
     'pcie': 'PCIe (host <-> GPU)',
     'gpu_link': 'GPU <-> GPU link',
+    'host_memory': 'host memory (GPUs without peer-to-peer)',
     'network': "a worker host's network link",
     'ps_link': "a ps host's network link",
     'intra_host': 'tasks of one host',
@@ -267,6 +268,9 @@ def header_lines(inputs: PlanInputs) -> list[str]:
                                                                 lk.gpus_per_pcie_uplink))
     if lk.gpu_link is not None:
         parts.append('GPU <-> GPU %s' % lk.gpu_link.describe())
+    if getattr(lk, 'host_memory', None) is not None:
+        parts.append('no peer-to-peer: GPU <-> GPU bytes through %s'
+                     % lk.host_memory.describe())
     parts.append('hosts %s' % lk.network.describe())
     if lk.intra_host is not None:
         parts.append('tasks of one host %s' % lk.intra_host.describe())

@@ -17,7 +17,18 @@ as PsPlacer does):
     --local_parameter_device=gpu);
   * replicated: the all-reduce of g over the G GPUs, per gradient tensor: the default sums on
     GPU 0 ((G-1) g in and out of GPU 0), psgpu on the least loaded GPU, pscpu on the CPU (g up
-    and down each GPU's PCIe link), xring and nccl 2 (G-1) / G g per GPU each way;
+    and down each GPU's PCIe link), xring and nccl 2 (G-1) / G g per GPU each way (a ring:
+    NCCL's documentation, nccl-tests "Performance": busbw = algbw x 2(n-1)/n). GPUs without
+    peer-to-peer (GeForce boards) pass the 2 (G-1) g all GPUs send through host memory, each
+    byte written and read once (4 (G-1) g of the host memory's bandwidth), besides each GPU's
+    PCIe link. NCCL's all-reduce starts when the backward pass has ended (an `after` block):
+    TensorFlow's NCCL manager (tensorflow/core/nccl/nccl_manager.cc) makes NCCL's stream wait
+    for everything queued so far on the compute stream of the gradient's GPU
+    (`nccl_stream->ThenWaitFor(tensor_stream)`) and queues one collective at a time; the
+    executor queues the backward pass's kernels ahead of the GPU, so the wait covers the rest
+    of the backward pass (an assumption from that code, in the original's TF 1.x as in 2.x);
+    the other algorithms' copies wait only for their own tensor (TensorFlow's copies between
+    devices wait on an event of the producing kernel) and overlap layer by layer;
   * parameter_server, cluster: each worker reads M from the ps tasks onto its CPU, copies it to
     its towers, sums their gradients on its CPU and sends g: per worker host M in and g out of
     its network link, per ps k H s_k out and in;
@@ -61,12 +72,15 @@ class Links(NamedTuple):
 
     pcie: host <-> GPU (None for CPU towers); gpus_per_pcie_uplink: GPUs sharing one uplink;
     gpu_link: GPU <-> GPU inside a host; network: each host's link to the others; intra_host:
-    between two tasks on one host (None: free)."""
+    between two tasks on one host (None: free); host_memory: the host memory the GPUs'
+    bytes to each other pass through when they have no peer-to-peer (GeForce boards:
+    hardware/links.py peer_to_peer_over_pcie; None: peer-to-peer, over NVLink or PCIe)."""
     pcie: object
     gpus_per_pcie_uplink: int
     gpu_link: object
     network: object
     intra_host: object = None
+    host_memory: object = None
 
 
 class Topology(NamedTuple):
@@ -95,7 +109,8 @@ class Topology(NamedTuple):
 class Stage(NamedTuple):
     """Bytes per step on the busiest instance of one kind of link, in one direction.
 
-    resource: 'pcie', 'gpu_link', 'network', 'ps_link' or 'intra_host'; link: its Link."""
+    resource: 'pcie', 'gpu_link', 'host_memory', 'network', 'ps_link' or 'intra_host'; link:
+    its Link."""
     resource: str
     bytes: float
     link: object
@@ -149,7 +164,7 @@ def _stages(links: Links, **bytes_by_resource) -> tuple:
             continue
         link = {'pcie': links.pcie, 'gpu_link': links.gpu_link or links.pcie,
                 'network': links.network, 'ps_link': links.network,
-                'intra_host': links.intra_host}[resource]
+                'intra_host': links.intra_host, 'host_memory': links.host_memory}[resource]
         if link is None:
             continue  # not crossed (CPU towers: no PCIe; tasks of one host: free)
         out.append(Stage(resource, float(size), link))
@@ -161,21 +176,37 @@ def _uplink(links: Links, topo: Topology) -> int:
     return max(1, min(links.gpus_per_pcie_uplink, topo.gpus_per_host))
 
 
+def _through_host_memory(links: Links, gpus: int, size: float) -> dict:
+    """{'host_memory': bytes} when GPUs without peer-to-peer move `size` to each other in all
+    (the sum of what every GPU sends): each byte is written to host memory by its sender and
+    read from it by its receiver, 2 x size of the host memory's bandwidth; {} with
+    peer-to-peer."""
+    if links.host_memory is None or gpus <= 1 or not size:
+        return {}
+    return {'host_memory': 2 * size}
+
+
 def _intra_host_all_reduce(alg: str, g: float, gpus: int, layer_bytes, links: Links,
                            topo: Topology) -> dict:
-    """{resource: bytes} of one host's all-reduce of g over `gpus` GPUs with `alg`."""
+    """{resource: bytes} of one host's all-reduce of g over `gpus` GPUs with `alg`.
+
+    Every algorithm between the GPUs (rings, the default's sum on GPU 0, psgpu's shards) has
+    the GPUs send 2 (n - 1) g in all; without peer-to-peer that passes through host memory."""
     if gpus <= 1:
         return {}
     n = gpus
-    if alg in ('xring', 'nccl'):
-        return {'gpu_link': 2 * (n - 1) / n * g}
     if alg == 'pscpu':
         return {'pcie': _uplink(links, topo) * g}
-    if alg == 'psgpu':
+    if alg in ('xring', 'nccl'):
+        out = {'gpu_link': 2 * (n - 1) / n * g}
+    elif alg == 'psgpu':
         scale = g / max(1, sum(layer_bytes))
         busiest = max(shard_loads(layer_bytes, n)) * scale
-        return {'gpu_link': (n - 2) * busiest + g}
-    return {'gpu_link': (n - 1) * g}  # default: sum on GPU 0, copied back
+        out = {'gpu_link': (n - 2) * busiest + g}
+    else:
+        out = {'gpu_link': (n - 1) * g}  # default: sum on GPU 0, copied back
+    out.update(_through_host_memory(links, n, 2 * (n - 1) * g))
+    return out
 
 
 def _replicated(topo, links, layer_bytes, g) -> Phases:
@@ -193,7 +224,7 @@ def _replicated(topo, links, layer_bytes, g) -> Phases:
     else:
         total = _intra_host_all_reduce(alg, g, topo.gpus_per_host, layer_bytes, links, topo)
     stages = _stages(links, **total)
-    if topo.gradient_repacking:
+    if topo.gradient_repacking or alg == 'nccl':
         return Phases((), (), (stages,) if stages else (), ())
     return Phases((), stages, (), ())
 
@@ -207,8 +238,10 @@ def _local_parameter_server(topo, links, layer_bytes, m, g) -> Phases:
         # Reads: GPU k serves (n-1) s_k and reads m - s_k; gradients the other way round.
         busiest = max(max((n - 1) * s, m - s) for s in loads)
         scale = g / max(1.0, m)
-        return Phases(_stages(links, gpu_link=busiest), _stages(links, gpu_link=busiest * scale),
-                      (), ())
+        return Phases(_stages(links, gpu_link=busiest,
+                              **_through_host_memory(links, n, (n - 1) * m)),
+                      _stages(links, gpu_link=busiest * scale,
+                              **_through_host_memory(links, n, (n - 1) * g)), (), ())
     up = _uplink(links, topo)
     return Phases(_stages(links, pcie=up * m), _stages(links, pcie=up * g), (), ())
 
@@ -343,13 +376,17 @@ def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float =
 def expected_counts(topo: Topology, model_bytes: float, gradient_bytes: float) -> dict | None:
     """{direction: bytes} the dry run counts (preflight/step_traffic.py) in the graph of one task
     of `topo` with GPU towers: a single-host run, a cluster's worker 0, or the controller of
-    distributed_all_reduce; None where the pattern is not one the dry run can see (NCCL and
-    collective ops move their bytes inside the op; two-level specs).
+    distributed_all_reduce; None where the pattern is not one the dry run can see (collective
+    ops move their bytes inside the op; two-level specs).
 
-    The dry run counts a copy between two tasks as host->host whether or not they share a host.
+    The dry run counts a copy between two tasks as host->host whether or not they share a host,
+    and an NCCL all-reduce as the ring's bytes every GPU sends (2 (n-1) / n g each, 2 (n-1) g
+    in all: preflight/step_traffic.py).
     """
     n, m, g = topo.gpus_per_host, model_bytes, gradient_bytes
     mode, alg = topo.variable_update, topo.all_reduce
+    if mode == 'replicated' and alg == 'nccl' and topo.hosts == 1 and not topo.forward_only:
+        return {'GPU->GPU': 2 * (n - 1) * g} if n > 1 else {}
     if topo.forward_only or alg == 'nccl' or ('/' in alg and alg != DEFAULT_DISTRIBUTED_SPEC):
         return None
     if mode == 'independent':

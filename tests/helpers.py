@@ -5,6 +5,8 @@
     tiny_run(num_batches=5, ...)        # its run() result dict
     tiny_losses(**RESNET20, ...)        # its losses as a float array
     stub_plan(device='cpu', ...)        # a run plan's attributes, without building one
+    count_trainable_parameters(graph)   # the sizes of a graph's trainable variables, summed
+    preprocess_imagenet(record, ...)    # one Example through the ImageNet preprocessing
     wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
@@ -68,6 +70,22 @@ def stub_plan(device='cpu', devices=('/cpu:0',), workers=1, dtype=tf.float32, tr
                                  global_batch_size=4 * len(devices), threads=(intra, 1))
 
 
+def count_trainable_parameters(graph) -> int:
+    """Sum of the sizes of the trainable variables of `graph` (all must have static shapes)."""
+    with graph.as_default():
+        variables = tf.compat.v1.trainable_variables()
+    return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in variables))
+
+
+def preprocess_imagenet(serialized: tf.Tensor, **kwargs) -> tuple[tf.Tensor, tf.Tensor]:
+    """One serialized Example -> (image float32 [size, size, 3] in [-1, 1], label int32 scalar)
+    through input_data/image_processing.preprocess_imagenet_batch (its keyword arguments)."""
+    from tf_cnn_benchmarks.input_data import image_processing
+    images, labels = image_processing.preprocess_imagenet_batch(serialized[tf.newaxis], 1,
+                                                                **kwargs)
+    return images[0], labels[0]
+
+
 def wait_for(predicate, timeout_secs: float, proc, poll_secs: float = 0.05) -> bool:
     """Polls `predicate()` every `poll_secs` until it is true (True), `timeout_secs` have
     passed or the process `proc` (subprocess.Popen) has exited (False)."""
@@ -122,3 +140,28 @@ def run_once(tmp_path_factory, name: str, produce):
     if 'failed' in result:
         raise AssertionError(result['failed'])
     return result
+
+
+def measurement(value, *, measured_now: bool = False, utc: str = '2026-01-01T00:00:00Z',
+                kind: str = 'injected', others_cores: float | None = 0.1, cores: int = 2,
+                spread: float = 0.02, key: str = 'k'):
+    """An injected hardware/calibration.Measurement (a quiet one unless others_cores is above
+    a quarter of `cores`): tests hand these to the seams instead of measuring this host."""
+    from tf_cnn_benchmarks.hardware import calibration
+    fraction = None if others_cores is None else others_cores / cores
+    return calibration.Measurement(kind, key, value, spread, utc, 0.1, others_cores, fraction,
+                                   cores, fraction is None or fraction <= 0.25, measured_now)
+
+
+class FakeMeter:
+    """A metrics/host_load.Meter stand-in: other processes used `others_cores` of `cores`."""
+
+    def __init__(self, others_cores: float = 0.0, cores: int = 2):
+        self.cores, self.others = cores, others_cores
+
+    def start(self):
+        pass
+
+    def stop(self):
+        return {'others_cores': self.others, 'others_fraction': self.others / self.cores,
+                'steal_fraction': 0.0}

@@ -146,6 +146,25 @@ def _png16_rgb(pixels: np.ndarray) -> bytes:
             + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
 
 
+def _tiff16_rgb(pixels: np.ndarray, order: str = '<') -> bytes:
+    """A 16-bit RGB TIFF (uncompressed, one strip), which Pillow cannot write, by hand (TIFF 6.0
+    baseline: the header, BitsPerSample 16,16,16 at byte 8, the samples from byte 16, then
+    the IFD of ten entries); `order` '<' little-endian (II), '>' big-endian (MM)."""
+    import struct
+    height, width, _ = pixels.shape
+    data = pixels.astype(order + 'u2').tobytes()
+    entries = [(256, 3, 1, width), (257, 3, 1, height), (258, 3, 3, 8), (259, 3, 1, 1),
+               (262, 3, 1, 2), (273, 4, 1, 16), (277, 3, 1, 3), (278, 3, 1, height),
+               (279, 4, 1, len(data)), (284, 3, 1, 1)]
+    out = (b'II' if order == '<' else b'MM') + struct.pack(order + 'HI', 42, 16 + len(data))
+    out += struct.pack(order + 'HHHH', 16, 16, 16, 0) + data + struct.pack(order + 'H', 10)
+    for tag, kind, count, value in entries:  # a SHORT value is left-justified in its 4 bytes
+        out += (struct.pack(order + 'HHIHH', tag, kind, count, value, 0)
+                if kind == 3 and count == 1 else
+                struct.pack(order + 'HHII', tag, kind, count, value))
+    return out + struct.pack(order + 'I', 0)
+
+
 def _stored(path) -> np.ndarray:
     encoded = convert_tool.encode_image(str(path))
     return np.asarray(Image.open(io.BytesIO(encoded.data)).convert('RGB'),
@@ -183,6 +202,13 @@ def test_high_bit_depth_images_are_scaled_not_clipped(tmp_path):
     pixels, conversion = _stored(tmp_path / 'rgb16.png')
     assert conversion == '16-bit RGB PNG reduced to 8 bits'
     np.testing.assert_allclose(pixels.reshape(-1, 3).mean(0), [200, 100, 30], atol=1.5)
+    for order in '<>':  # Pillow opens a 16-bit RGB TIFF as RGB too: said, not "re-encoded"
+        (tmp_path / 'rgb16.tif').write_bytes(_tiff16_rgb(colour, order))
+        pixels, conversion = _stored(tmp_path / 'rgb16.tif')
+        assert conversion == '16-bit RGB TIFF reduced to 8 bits'
+        np.testing.assert_allclose(pixels.reshape(-1, 3).mean(0), [200, 100, 30], atol=1.5)
+    Image.fromarray(np.full((8, 8, 3), 90, np.uint8)).save(tmp_path / 'rgb8.tif')
+    assert _stored(tmp_path / 'rgb8.tif')[1] == 'RGB TIFF re-encoded as JPEG'
     big = Image.fromarray((ramp * 30).astype(np.int32))  # beyond 16 bits: 0..its maximum
     big.save(tmp_path / 'big.tif')
     pixels, conversion = _stored(tmp_path / 'big.tif')

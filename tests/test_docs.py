@@ -310,6 +310,26 @@ def test_every_headline_figure_names_its_results_file():
         assert re.search(r'\]\(results/[0-9-]+-(cpu|gpu)-tf[0-9.]+-[a-z0-9-]+\.md\)', row[-1])
 
 
+def test_a_headline_ratio_pairs_two_files_of_one_host_and_day_and_says_how_far_apart():
+    """A figure from two results files (bf16 / fp32) says under which conditions: the two runs'
+    gap and load averages; files of another host (its CPU flags) or day are not paired."""
+    def row(precision, date, flags=('avx2',), ours=1.0, load=2.0):
+        prov = {'cpu_model': 'AMD EPYC', 'cpu_flags': list(flags), 'cpu_cores': 2,
+                'tensorflow': '2.21.0', 'date': date, 'load_average_before': load}
+        return {'model': 'resnet50', 'batch': 16, 'image': 224, 'mode': 'training',
+                'precision': precision, 'ours': ours, 'prov': prov, 'stem': precision + date}
+    fp32 = row('fp32', '2026-12-09T10:00:00Z', ours=2.0)
+    pairs = make_page.bf16_ratios([fp32, row('bf16', '2026-12-09T10:03:00Z', load=3.5),
+                                   row('bf16', '2026-12-09T11:00:00Z', flags=('avx512_bf16',)),
+                                   row('bf16', '2026-12-10T10:00:00Z')])
+    assert [(p['ratio'], p['minutes_apart'], p['prov']['load_average_before']) for p in pairs] \
+        == [(2.0, 3.0, 3.5)]
+    for figure in [r[0] for r in make_page.headline_rows(make_page.load_results())
+                   if r[-1].count('](results/') == 2]:
+        assert re.search(r'\(the two runs \d+ min apart, load average [\d.]+ and [\d.]+\)$',
+                         figure), figure
+
+
 def test_the_results_files_are_named_by_what_they_measured():
     names = [os.path.basename(p) for p in glob.glob(os.path.join(REPO, 'results', '*.json'))]
     assert names

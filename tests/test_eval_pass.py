@@ -16,7 +16,6 @@ so top-1 = 3/5 = 0.6 and top-5 = 4/5 = 0.8 over the whole set; the first four gi
 """
 
 import os
-import signal
 
 import numpy as np
 import pytest
@@ -249,10 +248,6 @@ def test_eval_interval_loop_on_real_data(crafted, tmp_path):
         '--model=trivial', '--image_size=28', '--num_classes=10', '--eval',
         '--eval_interval_secs=1', '--eval_batch_size=2', '--data_dir=' + crafted['five'],
         '--train_dir=' + crafted['train_dir']])
-    try:
-        loop.wait_for(lambda: '[5 examples, global step 7]' in loop.out, 'the evaluation')
-        loop.proc.send_signal(signal.SIGINT)
-        assert loop.wait() == 0, loop.err
-    finally:
-        loop.kill()
+    assert loop.signal_when(lambda: '[5 examples, global step 7]' in loop.out,
+                            'the evaluation') == 0, loop.err
     assert 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples, global step 7]' in loop.out

@@ -6,6 +6,8 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks.models import flops, model, model_config
 
+import helpers
+
 tf1 = tf.compat.v1
 
 
@@ -89,7 +91,7 @@ def test_recorder_counts_like_real_variables():
     graph, _, _ = flops.build_graph(alexnet, batch_size=1)
     recorder = flops.VariableRecorder()
     flops.build_graph(alexnet, recorder=recorder)
-    assert recorder.trainable_parameters() == flops.count_trainable_parameters(graph)
+    assert recorder.trainable_parameters() == helpers.count_trainable_parameters(graph)
     assert len(recorder.shapes) == len(graph.get_collection(tf1.GraphKeys.GLOBAL_VARIABLES))
 
 

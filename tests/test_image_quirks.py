@@ -9,7 +9,8 @@ import tensorflow as tf
 from PIL import Image
 
 from tests import input_helpers as h
-from tf_cnn_benchmarks.input_data import image_processing
+
+import helpers
 
 tf1 = tf.compat.v1
 SIZE = 24
@@ -65,10 +66,10 @@ def quirk_graph():
         record = tf1.placeholder(tf.string, [])
         outputs = {}
         for fuse in (True, False):
-            outputs[('train', fuse)] = image_processing.preprocess_imagenet(
+            outputs[('train', fuse)] = helpers.preprocess_imagenet(
                 record, image_size=SIZE, train=True, distortions=True, color=True,
                 fuse_decode_and_crop=fuse)[0]
-            outputs[('eval', fuse)] = image_processing.preprocess_imagenet(
+            outputs[('eval', fuse)] = helpers.preprocess_imagenet(
                 record, image_size=SIZE, train=False, fuse_decode_and_crop=fuse)[0]
     with tf1.Session(graph=graph) as sess:
         yield sess, record, outputs
@@ -92,7 +93,7 @@ def test_quirk_colours_survive():
     expected = np.array(red, np.float32) / 127.5 - 1.0
     with tf.Graph().as_default():
         record = tf1.placeholder(tf.string, [])
-        image, _ = image_processing.preprocess_imagenet(record, image_size=8, train=False)
+        image, _ = helpers.preprocess_imagenet(record, image_size=8, train=False)
         with tf1.Session() as sess:
             for fmt, mode in (('PNG', 'RGB'), ('PNG', 'RGBA'), ('JPEG', 'CMYK'), ('GIF', 'P'),
                               ('BMP', 'RGB'), ('JPEG', 'RGB')):

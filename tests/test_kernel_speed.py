@@ -20,11 +20,12 @@ FAST = {'conv': 0.6, 'conv_gradients': 0.9, 'matmul': 0.9, 'matmul_gradients': 1
 @pytest.fixture
 def cpu(monkeypatch):
     """cpu(flags, measured, measured_now=True): this process's CPU has `flags` and its kernels
-    measure so (now, or cached at 2026-01-01T00:00:00Z)."""
+    measure so (now, or calibrated at 2026-01-01T00:00:00Z; None: no quiet probe)."""
     def set_cpu(flags, measured, measured_now=True):
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
         monkeypatch.setattr(kernel_speed, 'probe', lambda dtype, threads=(0, 0), **kw: (
-            kernel_speed.KernelSpeed(measured, 'k', '2026-01-01T00:00:00Z', measured_now, 0.1)))
+            helpers.measurement(measured, measured_now=measured_now)
+            if measured is not None else None))
     return set_cpu
 
 
@@ -89,43 +90,53 @@ def test_repetitions_stop_at_the_deadline_after_the_minimum():
     assert len(calls) == 1 + 9
 
 
-# --- The factors are cached per host, like the CPU peak.
+# --- The factors are kept in the host's calibration record, quiet ones only.
 
 @pytest.fixture
 def probe_cache(tmp_path, monkeypatch):
-    """(probe(dtype, threads, **kw) on a cache file in tmp_path with a counting fake measure,
-    the calls it measured); a fresh process's memo."""
+    """(probe(dtype, threads, **kw) on a record in tmp_path with a counting fake measure and
+    a quiet host, the calls it measured); a fresh process's memo."""
     monkeypatch.setattr(kernel_speed, '_MEMO', {})
     calls = []
 
     def fake_measure(dtype_name, intra, inter):
         calls.append((dtype_name, intra, inter))
-        return dict(FAST, conv=0.5 + len(calls))
+        return dict(FAST, conv=0.5 + len(calls)), 0.04
 
-    def probe(dtype, threads=(2, 1), **kw):
-        return kernel_speed.probe(dtype, threads, cache_path=str(tmp_path / 'kernel_speed.json'),
+    def probe(dtype, threads=(2, 1), meter=None, **kw):
+        return kernel_speed.probe(dtype, threads, path=str(tmp_path / 'calibration.json'),
                                   measure_fn=fake_measure, cpu_model='Test CPU',
-                                  tf_version='2.21.0', **kw)
+                                  tf_version='2.21.0', meter=meter or helpers.FakeMeter(0.1),
+                                  **kw)
     return probe, calls
 
 
-def test_the_factors_are_measured_once_and_read_from_the_cache_by_a_later_run(
-        probe_cache, tmp_path):
+def _record(tmp_path):
+    return json.load(open(tmp_path / 'calibration.json'))['entries']
+
+
+def test_the_factors_are_measured_once_and_read_from_the_record_by_a_later_run(
+        probe_cache, tmp_path, capsys):
     probe, calls = probe_cache
     first = probe(tf.bfloat16)
-    assert first.measured_now and first.factors['conv'] == 1.5 and calls == [('bfloat16', 2, 1)]
-    assert first.key == 'Test CPU|tf 2.21.0|bfloat16|2 intra, 1 inter threads'
+    assert first.measured_now and first.value['conv'] == 1.5 and calls == [('bfloat16', 2, 1)]
+    assert first.key == 'Test CPU|tf 2.21.0|kernel factors|bfloat16|2 intra, 1 inter threads'
     assert kernel_speed.when(first) == 'measured here'
+    # Announced before it starts: what and how long.
+    assert capsys.readouterr().out == (
+        'calibration: measuring bfloat16 kernels against float32 (convolution, matmul and '
+        'their gradients) (about 3 s)\n')
     kernel_speed._MEMO.clear()  # a later process
     again = probe(tf.bfloat16)
     assert calls == [('bfloat16', 2, 1)]
-    assert not again.measured_now and again.factors == first.factors
-    assert kernel_speed.when(again) == 'measured %s, cached' % first.measured_utc
-    stored = json.load(open(tmp_path / 'kernel_speed.json'))
-    assert stored[first.key]['factors'] == first.factors
+    assert not again.measured_now and again.value == first.value
+    assert kernel_speed.when(again) == 'calibrated %s' % first.date()
+    stored = _record(tmp_path)[first.key]
+    assert stored['value'] == first.value and stored['spread'] == 0.04
+    assert stored['others_cores'] == 0.1 and stored['cores'] == 2 and stored['quiet'] is True
 
 
-def test_the_cache_key_has_the_dtype_and_both_thread_counts(probe_cache, tmp_path):
+def test_the_record_key_has_the_dtype_and_both_thread_counts(probe_cache, tmp_path):
     probe, calls = probe_cache
     probe(tf.bfloat16)
     probe(tf.float16)
@@ -134,7 +145,7 @@ def test_the_cache_key_has_the_dtype_and_both_thread_counts(probe_cache, tmp_pat
     probe(tf.bfloat16)  # this process's, again
     assert calls == [('bfloat16', 2, 1), ('float16', 2, 1), ('bfloat16', 1, 1),
                      ('bfloat16', 2, 2)]
-    assert len(json.load(open(tmp_path / 'kernel_speed.json'))) == 4
+    assert len(_record(tmp_path)) == 4
 
 
 def test_refresh_measures_again_once_per_process(probe_cache):
@@ -142,23 +153,49 @@ def test_refresh_measures_again_once_per_process(probe_cache):
     probe(tf.bfloat16)
     kernel_speed._MEMO.clear()  # a later process with --refresh_peak
     refreshed = probe(tf.bfloat16, refresh=True)
-    assert refreshed.measured_now and refreshed.factors['conv'] == 2.5 and len(calls) == 2
+    assert refreshed.measured_now and refreshed.value['conv'] == 2.5 and len(calls) == 2
     assert probe(tf.bfloat16, refresh=True) is refreshed  # the gradient scopes' later calls
-    assert probe(tf.bfloat16).factors['conv'] == 2.5 and len(calls) == 2
+    assert probe(tf.bfloat16).value['conv'] == 2.5 and len(calls) == 2
+
+
+def test_a_busy_probe_is_not_kept_and_the_last_quiet_one_is_used(probe_cache, tmp_path,
+                                                                 capsys):
+    probe, calls = probe_cache
+    assert probe(tf.bfloat16, meter=helpers.FakeMeter(1.9)) is None  # nothing quiet yet
+    assert not (tmp_path / 'calibration.json').exists()
+    assert capsys.readouterr().err == (
+        'warning: reduced-precision kernel factors measured now is not kept: other processes '
+        'used 1.90 of 2 cores (95%, more than 25%); no quiet calibration: run '
+        '`tf_cnn_benchmarks --calibrate` on a quiet host\n')
+    kernel_speed._MEMO.clear()
+    quiet = probe(tf.bfloat16)
+    kernel_speed._MEMO.clear()
+    busy = probe(tf.bfloat16, refresh=True, meter=helpers.FakeMeter(0.6))  # 30% > 25%
+    assert len(calls) == 3 and busy.value == quiet.value and not busy.measured_now
+    assert 'using the quiet calibration of %s' % quiet.date() in capsys.readouterr().err
+
+
+def test_without_a_quiet_probe_the_flags_decide(cpu):
+    # No record (or only busy probes): float16's gradients in float32 (145x slower matmul
+    # gradients on AVX512_FP16), bfloat16's in the dtype where the CPU has the units.
+    cpu({'avx512_fp16', 'avx512_bf16'}, None)
+    assert kernel_speed.factors(tf.float16) is None
+    assert precision.float32_gradient_kinds(tf.float16, 'cpu') == ('conv', 'matmul')
+    assert precision.float32_gradient_kinds(tf.bfloat16, 'cpu') == ()
 
 
 def test_a_cached_header_says_when_and_a_forward_only_one_has_no_gradient_text(cpu, capsys):
     cpu({'avx512_fp16'}, SLOW_MATMUL, measured_now=False)
     text = '\n'.join(benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True),
                                                 gpus=0).info_lines())
-    assert ('float16 kernels measured 2026-01-01T00:00:00Z, cached (time vs float32): conv '
+    assert ('float16 kernels calibrated 2026-01-01 00:00 UTC (time vs float32): conv '
             '1.20x, conv gradients 1.00x, matmul 145x, matmul gradients 140x; gradients of '
             'matmul in float32') in text
-    assert '(measured 2026-01-01T00:00:00Z, cached); the faster choice' in capsys.readouterr().err
+    assert '(calibrated 2026-01-01 00:00 UTC); the faster choice' in capsys.readouterr().err
     for mode in (dict(forward_only=True), dict(eval=True)):
         text = '\n'.join(benchmark_cnn.BenchmarkCNN(
             helpers.tiny_params(use_fp16=True, **mode), gpus=0).info_lines())
-        assert 'float16 kernels measured 2026-01-01T00:00:00Z, cached (time vs float32): ' \
+        assert 'float16 kernels calibrated 2026-01-01 00:00 UTC (time vs float32): ' \
                'conv 1.20x, matmul 145x' in text
         assert 'gradients' not in text, mode
     _, emulated = precision.native_support(tf.bfloat16, 'cpu', flags=set(), measured=FAST,

@@ -23,14 +23,16 @@ WAIT_SECS = 180
 
 
 class Cli:
-    """`python tf_cnn_benchmarks.py ARGS` in the repo root, output in files under `folder`."""
+    """`python tf_cnn_benchmarks.py ARGS` in the repo root, output in files under `folder`;
+    `command` replaces `python tf_cnn_benchmarks.py`."""
 
-    def __init__(self, folder, name, args):
+    def __init__(self, folder, name, args, command=None):
         self.out_path = os.path.join(folder, name + '.out')
         self.err_path = os.path.join(folder, name + '.err')
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
         with open(self.out_path, 'w') as out, open(self.err_path, 'w') as err:
-            self.proc = subprocess.Popen([sys.executable, 'tf_cnn_benchmarks.py'] + args,
+            self.proc = subprocess.Popen((command or [sys.executable, 'tf_cnn_benchmarks.py'])
+                                         + args,
                                          cwd=REPO, env=env, stdout=out, stderr=err,
                                          stdin=subprocess.DEVNULL)
 
@@ -55,6 +57,16 @@ class Cli:
         self.kill()
         pytest.fail('%s did not happen (exit %s)\nstdout:\n%s\nstderr:\n%s'
                     % (what, self.proc.returncode, self.out[-3000:], self.err[-3000:]))
+
+    def signal_when(self, predicate, what, signum=signal.SIGINT) -> int:
+        """Waits until `predicate()` (`what` names it on a failure), sends `signum`, and returns
+        the exit status; the process is killed if anything fails."""
+        try:
+            self.wait_for(predicate, what)
+            self.proc.send_signal(signum)
+            return self.wait()
+        finally:
+            self.kill()
 
     def wait(self):
         try:
@@ -173,6 +185,48 @@ def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
         for run in runs.values():
             run.kill()
     assert not os.path.exists(tmp_path / 'results.sqlite')
+
+
+# The command with each step of the loop announced on stdout and made 3 s longer: a signal sent
+# when a step begins arrives during that step, whatever the host's speed.
+_SLOW_STEPS = """
+import sys, time
+sys.path.insert(0, %r)
+import checkout
+checkout.load()
+from tf_cnn_benchmarks import cli
+from tf_cnn_benchmarks.lifecycle import timed_run
+run_step, begun = timed_run.Step.__call__, []
+def slow_step(self):
+    begun.append(1)
+    print('step %%d begins' %% len(begun), flush=True)
+    time.sleep(3)
+    return run_step(self)
+timed_run.Step.__call__ = slow_step
+sys.exit(cli.main(['tf_cnn_benchmarks'] + sys.argv[1:]))
+""" % os.path.join(REPO, 'tests')
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
+    """--num_warmup_batches=3 and Ctrl-C in the first warm-up step: the run finished the
+    warm-up, printed the timed part's estimate and ran a timed step (issue 41.11); now it stops
+    after that step, exit status 0."""
+    run = Cli(str(tmp_path), 'int', [
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=3',
+        '--num_batches=5', '--noresults_db', '--train_dir=%s' % (tmp_path / 'train')],
+        command=[sys.executable, '-c', _SLOW_STEPS])
+    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 0, \
+        run.err
+    lines = run.out.splitlines()
+    assert [x for x in lines if x.startswith(('step ', 'Stopped'))] == [
+        'step 1 begins', 'Stopped in the warm-up after 1 of 3 warm-up steps: nothing was timed',
+        'Stopped by SIGINT in the warm-up: no images/sec (nothing timed; not recorded in the '
+        'results database)']
+    for absent in ('Done warm up', 'Timed part:', 'total images/sec'):
+        assert absent not in run.out, absent
+    assert 'received SIGINT: stopping after the current step' in run.err
+    assert _checkpoint_step(str(tmp_path / 'train')) == 1
 
 
 @pytest.mark.timeout(300)

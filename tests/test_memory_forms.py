@@ -230,15 +230,16 @@ def test_measured_mode_decides_per_site():
     assert graph_choices.Choices(frozenset({'residual_float32'}), {}, '').decide(fp32) is None
 
 
-def test_the_header_names_the_measured_forms_and_the_graph_has_them(monkeypatch):
+def test_the_header_names_the_measured_forms_and_the_graph_has_them(monkeypatch,
+                                                                    calibration_record):
     def fake(sites, intra, inter):
         return {(s, form): 0.5 if (getattr(s, 'kind', '') == 'residual' and form == 'xla')
                 else 1.5 for s in sites for form in graph_choices.forms_of(s)}
 
     monkeypatch.setattr(graph_choices, 'measure', fake)
-    # Batch 3: factors are cached per shape (in this process too); the other tests' shapes
+    # Batch 3: factors are kept per shape (in this process too); the other tests' shapes
     # must not meet these.
-    bench = helpers.tiny_bench(**{**RESNET20, 'batch_size': 3}, use_bf16=True,
+    bench = helpers.tiny_bench(**{**RESNET20, 'batch_size': 3}, use_bf16=True, calibrate=True,
                                print_graph_choices=True)  # the header's full table
     text = ' '.join(bench.precision_lines())
     # resnet20 at 8x8: joins at 8x8x16, 4x4x32 and 2x2x64.
@@ -248,10 +249,11 @@ def test_the_header_names_the_measured_forms_and_the_graph_has_them(monkeypatch)
 
 
 @pytest.mark.parametrize('use_bf16', [False, True], ids=['fp32', 'bf16'])
-def test_no_form_measured_faster_builds_todays_graph_byte_for_byte(monkeypatch, use_bf16):
+def test_no_form_measured_faster_builds_todays_graph_byte_for_byte(monkeypatch, use_bf16,
+                                                                    calibration_record):
     monkeypatch.setattr(graph_choices, 'measure', lambda sites, intra, inter: {
         (s, form): 0.95 for s in sites for form in graph_choices.forms_of(s)})
-    measured, _ = _built(use_bf16=use_bf16, batch_size=4)  # shapes of this test only
+    measured, _ = _built(use_bf16=use_bf16, batch_size=4, calibrate=True)  # this test's shapes
     off, _ = _built(use_bf16=use_bf16, batch_size=4, graph_choices='off')
     assert measured.as_graph_def().SerializeToString(deterministic=True) == \
         off.as_graph_def().SerializeToString(deterministic=True)

@@ -1,7 +1,7 @@
 """The run plan owns every value a run resolves (run_plan.py, runtime/session_config.settle,
 BenchmarkCNN.settled_plan): each resolver runs once a run, the towers build what the plan's
 graph choices say (passed, never kept in a module), and the header's precision block is short
-(lifecycle/header.py, graph/graph_choices.py brief and table)."""
+(run_header.py, graph/graph_choices.py brief and table)."""
 
 import collections
 import dataclasses
@@ -12,8 +12,8 @@ import re
 import pytest
 
 from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.graph import graph_choices, precision
-from tf_cnn_benchmarks.lifecycle import header
 from tf_cnn_benchmarks.models import fast_paths, memory_forms
 from tf_cnn_benchmarks.params import graph_choice_flag
 from tf_cnn_benchmarks.runtime import cpu_tuning, session_config, xla_jit

@@ -319,11 +319,24 @@ def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
     assert precision.cpu_flags(str(tmp_path / 'absent')) == set()
 
 
-def test_missing_native_bf16_warns_once(capsys, monkeypatch):
-    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx2'})
+# As measured on an Intel Xeon with AVX-512 but no bfloat16 units (issue 39.1).
+SLOW_EMULATED = {'conv': 3.5, 'conv_gradients': 1.0, 'matmul': 3.6, 'matmul_gradients': 1.0}
+
+
+@pytest.mark.parametrize('flags', [{'avx2'}, {'avx512f', 'avx2'}], ids=['avx2', 'avx512f'])
+@pytest.mark.parametrize('factors', [None, SLOW_EMULATED], ids=['no-probe', 'slow-probe'])
+def test_missing_native_bf16_warns_once(capsys, monkeypatch, flags, factors):
+    # The kernel factors are injected (none, or the 3.5x of an AVX-512 Xeon): the warning
+    # names the missing units whatever this host's kernels would measure.
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
+    monkeypatch.setattr(kernel_speed, 'probe', lambda dtype, threads=(0, 0), **kw: (
+        None if factors is None else helpers.measurement(factors)))
     benchmark_cnn.BenchmarkCNN(_params(use_bf16=True), gpus=0).info_lines()  # the header
     err = capsys.readouterr().err
     assert err.count('warning: --use_bf16: CPU has no avx512_bf16/amx_bf16') == 1
+    assert err.count('warning:') == 1
+    assert ('bfloat16 convolutions and matmuls run 3.5x and 3.6x slower' in err) == (
+        factors is not None)
 
 
 @pytest.mark.parametrize('kwargs, text', [

@@ -6,7 +6,9 @@ import tensorflow as tf
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util, preprocessing
-from tf_cnn_benchmarks.input_data import dataset_info, image_processing
+from tf_cnn_benchmarks.input_data import dataset_info
+
+import helpers
 
 tf1 = tf.compat.v1
 
@@ -162,7 +164,7 @@ def test_synthetic_when_no_data_dir():
 def _run_on(serialized: bytes, runs: int, **kwargs):
     with tf.Graph().as_default():
         tf1.set_random_seed(7)
-        image, _ = image_processing.preprocess_imagenet(tf.constant(serialized), **kwargs)
+        image, _ = helpers.preprocess_imagenet(tf.constant(serialized), **kwargs)
         with tf1.Session() as sess:
             return [sess.run(image) for _ in range(runs)]
 

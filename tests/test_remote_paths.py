@@ -96,11 +96,14 @@ def test_a_remote_data_dir_is_listed_counted_and_checked_like_a_local_one(tmp_pa
 
 
 def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path, capfd):
-    """Shards, checkpoints, summaries and the results JSON on TensorFlow's ram:// file system
-    (the stand-in for a bucket: a run in this process, nothing on the local disk)."""
+    """Shards, checkpoints, summaries, the trace, graph, tfprof and plot files and the results
+    JSON on TensorFlow's ram:// file system (the stand-in for a bucket: a run in this process,
+    nothing on the local disk); the run resumes from there, and an --eval of its checkpoint
+    writes its scalars to an --eval_dir there."""
     folder = _ram_folder()
-    _copy_shards(input_helpers.solid_shards(str(tmp_path / 'shards'), num_shards=2,
-                                            per_shard=4), folder + '/data')
+    for subset in ('train', 'validation'):
+        _copy_shards(input_helpers.solid_shards(str(tmp_path / 'shards'), subset, num_shards=2,
+                                                per_shard=4), folder + '/data')
     run = dict(data_dir=folder + '/data', train_dir=folder + '/run', num_batches=2,
                batch_size=2, image_size=16)
     outputs = dict(trace_file=folder + '/out/trace.json', graph_file=folder + '/out/g.pbtxt',
@@ -128,8 +131,15 @@ def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path
     assert checkpoints.resolve_checkpoint_path(folder + '/run') == folder + '/run/model.ckpt-5'
     assert checkpoints.resolve_checkpoint_path(folder + '/run/model.ckpt-3') == (
         folder + '/run/model.ckpt-3')  # (ram:// calls any prefix of a name a folder)
+    evaluated = helpers.tiny_run(eval=True, eval_dir=folder + '/eval', **run)
+    assert (evaluated['eval']['global_step'], evaluated['eval']['num_examples'],
+            evaluated['checkpoint_path']) == (5, 8, folder + '/run/model.ckpt-5')
+    [events] = gfile.listdir(folder + '/eval')  # the eval's scalars, in --eval_dir
+    assert events.startswith('events.out.tfevents.')
     err = capfd.readouterr().err
     assert err.count('warning: --train_dir=%s/run' % folder) == 2  # one line per run
+    # The evaluation only reads --train_dir: its outputs are --eval_dir's.
+    assert err.count("warning: --eval_dir=%s/eval: written through TensorFlow's" % folder) == 1
     assert not os.path.exists('ram:') and not os.path.exists(os.path.join(checkout.REPO, 'ram:'))
 
 
@@ -176,3 +186,29 @@ def test_a_run_on_gcs_trains_saves_and_resumes_through_tensorflows_own_gs_file_s
         in second.stdout
     assert 'Saved checkpoint gs://bucket/run1/model.ckpt-4 (global step 4)' in second.stdout
     assert sorted(os.listdir(tmp_path)) == ['cert.pem', 'key.pem', 'shards']  # no local gs:/
+
+
+@pytest.mark.cli
+def test_an_unreachable_gcs_is_one_line_without_a_traceback(tmp_path):
+    """gs:// with no storage server to reach (TensorFlow's GCS client through a proxy port where
+    nothing listens; one retry instead of TensorFlow's ten, which take about three minutes):
+    the data folder cannot be read (exit 1), an output folder cannot be written (exit 2, before
+    training), each said in one line with TensorFlow's reason, no traceback."""
+    import portpicker
+    from test_usage_limits import run_mains
+    env = {**{k: v for k, v in os.environ.items() if 'proxy' not in k.lower()},
+           'https_proxy': 'http://127.0.0.1:%d' % portpicker.pick_unused_port(),
+           'GCS_RETRY_CONFIG_MAX_RETRIES': '1', 'GCS_RETRY_CONFIG_INIT_DELAY_TIME_US': '1000',
+           'GOOGLE_AUTH_TOKEN_FOR_TESTING': 'token'}
+    small = ['--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=2',
+             '--noresults_db']
+    results = run_mains([small + ['--data_dir=gs://bucket/imagenet'],
+                         small + ['--train_dir=gs://bucket/run1']], str(tmp_path), env=env)
+    starts = [(1, 'error: --data_dir gs://bucket/imagenet cannot be read: gs://bucket/imagenet: '),
+              (2, 'error: --train_dir=gs://bucket/run1 cannot be written: gs://bucket/run1: ')]
+    for (status, err, _), (expected, start) in zip(results, starts, strict=True):
+        errors = [x for x in err.splitlines() if x.startswith('error: ')]
+        assert (status, len(errors)) == (expected, 1), err
+        assert errors[0].startswith(start) and "'Could not connect to server'" in errors[0]
+        assert 'Traceback' not in err
+    assert os.listdir(tmp_path) == []  # no local gs:/ folder

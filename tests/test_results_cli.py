@@ -314,3 +314,39 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
         '--results_db=PATH` records them into a database that can be written'
         % (db, folder, os.path.join(kept, names[0]), kept)]
     assert sorted(os.listdir(folder)) == before  # no -wal, -shm nor unrecorded/ left there
+
+
+@pytest.mark.cli
+def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_keeps_its_results_beside(
+        db, tmp_path):
+    """The other read-only case of issue 41.3: the file read-only (a read-only bind mount of the
+    file alone, in a private mount namespace), its folder writable. The read-only commands read
+    it, and a run says the file is read-only and keeps its results in the folder's
+    unrecorded/."""
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    folder = os.path.dirname(db)
+    commands = [['list'], ['show', '1'], ['regressions']]
+    script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
+    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
+           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
+           '--results_db=' + db]
+    shell = 'mount --bind -o ro "$1" "$1" && "$2" -c "$3" && XDG_DATA_HOME="$4" "${@:5}"'
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', db, sys.executable,
+                           script, str(tmp_path / 'xdg'), *run], capture_output=True,
+                          text=True, timeout=300, cwd=str(tmp_path))
+    out, err = proc.stdout, proc.stderr
+    statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
+    assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
+    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
+    assert '\nregressions: 1 step(s) down in 1 series' in out
+    assert proc.returncode == 0, err
+    kept = os.path.join(folder, 'unrecorded')
+    [name] = os.listdir(kept)
+    warnings = [x for x in err.splitlines() if x.startswith('warning: the run was not')]
+    assert warnings == [
+        'warning: the run was not recorded in the results database %s: the file is read-only. '
+        'Its results are in %s instead: `tf_cnn_results ingest %s --results_db=PATH` records '
+        'them into a database that can be written' % (db, os.path.join(kept, name), kept)]
+    assert not os.path.exists(tmp_path / 'xdg')  # the database's own folder could take them

@@ -8,8 +8,9 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.graph import learning_rate
-from tf_cnn_benchmarks.lifecycle import checkpoints, header, run_hooks
+from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks
 from tf_cnn_benchmarks.params import make_params
 
 import helpers

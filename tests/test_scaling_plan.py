@@ -133,6 +133,7 @@ COUNTED = [
     dict(variable_update='replicated', all_reduce_spec='xring'),
     dict(variable_update='replicated', all_reduce_spec='pscpu'),
     dict(variable_update='replicated', all_reduce_spec='psgpu'),
+    dict(variable_update='replicated', use_nccl=True),  # NCCL's ring, counted (issue 40.4)
     dict(variable_update='independent'),
     dict(variable_update='parameter_server', job_name='worker', **CLUSTER),
     dict(variable_update='distributed_replicated', job_name='worker', **CLUSTER),
@@ -145,7 +146,7 @@ COUNTED = [
 
 @pytest.mark.parametrize('flags', COUNTED, ids=lambda f: '-'.join(
     str(v) for k, v in f.items() if k in ('variable_update', 'local_parameter_device',
-                                          'all_reduce_spec', 'job_name')))
+                                          'all_reduce_spec', 'job_name', 'use_nccl')))
 def test_each_pattern_gives_the_bytes_the_dry_run_counts(flags):
     p = params.make_params(num_gpus=2, **SMALL, **flags)
     built = dry_run.build(benchmark_cnn.BenchmarkCNN(p, gpus=2))

@@ -1,4 +1,4 @@
-"""One run at a time per --train_dir / --eval_dir (lifecycle/dir_hold.py, issue 33.2): the
+"""One run at a time per --train_dir / --eval_dir (runtime/dir_hold.py, issue 33.2): the
 second run's line, stale holds, release after a run, eval beside training, cluster tasks."""
 
 import json
@@ -13,8 +13,9 @@ import time
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
-from tf_cnn_benchmarks.lifecycle import dir_hold, training_loop
+from tf_cnn_benchmarks.lifecycle import training_loop
 from tf_cnn_benchmarks.params import make_params
+from tf_cnn_benchmarks.runtime import dir_hold
 
 import helpers
 
@@ -28,7 +29,8 @@ import sys
 sys.path.insert(0, %r)
 import checkout
 checkout.load()
-from tf_cnn_benchmarks.lifecycle import dir_hold, training_loop
+from tf_cnn_benchmarks.lifecycle import training_loop
+from tf_cnn_benchmarks.runtime import dir_hold
 hold = dir_hold.acquire(sys.argv[1], sys.argv[2], argv=['holder'])
 print('HELD', flush=True)
 sys.stdin.readline()
@@ -206,7 +208,8 @@ import os, signal, sys
 sys.path.insert(0, %r)
 import checkout
 checkout.load()
-from tf_cnn_benchmarks.lifecycle import dir_hold, signals
+from tf_cnn_benchmarks.lifecycle import signals
+from tf_cnn_benchmarks.runtime import dir_hold
 holds = dir_hold.RunHolds([('--train_dir', sys.argv[1])]).__enter__()
 assert os.path.exists(os.path.join(sys.argv[1], dir_hold.HOLD_FILE))
 if sys.argv[2] == 'sigterm':  # while the graph is built: the default action, hold released

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.lifecycle import header
+from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.params import configs
 from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
 from tf_cnn_benchmarks.runtime import file_systems
@@ -46,8 +46,13 @@ _MAINS = textwrap.dedent('''
 ''')
 
 
-def run_mains(cases: list[list[str]], cwd: str) -> list[tuple[int, str, bool]]:
-    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+def run_mains(cases: list[list[str]], cwd: str, env: dict | None = None
+              ) -> list[tuple[int, str, bool]]:
+    """(exit status, stderr, whether TensorFlow was loaded) of cli.main for each argv of
+    `cases`, all in one subprocess (one TensorFlow import), in `cwd`, with `env` (default: this
+    process's environment)."""
+    env = {k: v for k, v in (os.environ if env is None else env).items()
+           if k != 'TF_CPP_MIN_LOG_LEVEL'}
     proc = subprocess.run([sys.executable, '-c', _MAINS.format(tests=TESTS, cases=cases)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
     _, _, last = proc.stdout.rpartition('\nCASES ')
@@ -144,7 +149,7 @@ def test_every_path_flag_given_empty_is_refused_and_unset_is_not():
         params.validate_params(params.make_params(**{name: None}))
 
 
-def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path):
+def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path, monkeypatch):
     path = os.path.join(configs.CONFIG_DIR, 'resnet50_cpu.flags')
     assert configs.path_of('resnet50_cpu') == configs.path_of('resnet50_cpu.flags') == path
     assert configs.path_of(path) == path
@@ -153,7 +158,15 @@ def test_a_configuration_is_found_by_its_name_its_file_name_or_a_path(tmp_path):
         configs.path_of('resnet50.flags')
     with pytest.raises(params.ParamsError, match=r'no such file; give a configuration\'s name; '
                        r'known: ci_smoke, '):
-        configs.path_of(str(tmp_path / 'resnet50_cpu.flags'))
+        configs.path_of(str(tmp_path / 'mine.flags'))
+    # The docs' configs/NAME.flags given outside the checkout: the name to use instead.
+    monkeypatch.chdir(tmp_path)
+    for given in ('configs/resnet50_cpu.flags', str(tmp_path / 'resnet50_cpu.flags')):
+        with pytest.raises(params.ParamsError) as raised:
+            configs.path_of(given)
+        assert str(raised.value) == (
+            "--config=%s: no such file in %s; give the configuration's name, "
+            '--config=resnet50_cpu, which is found from any folder' % (given, os.getcwd()))
 
 
 def test_the_longest_paths_count_the_last_step_and_the_host_name(tmp_path):
@@ -200,3 +213,41 @@ def test_only_remote_outputs_are_named_in_the_warning(tmp_path, capsys):
     output_paths.check_output_paths(p._replace(train_dir=None, trace_file=None))
     assert capsys.readouterr().err == ''
     assert not os.path.exists('ram:') and not os.path.exists('gs:')
+
+
+def test_an_eval_reads_its_train_dir_and_writes_only_where_its_summaries_go():
+    p = params.make_params(train_dir='ram://run', eval=True, eval_dir='ram://eval')
+    assert output_paths.output_dirs(p) == ('benchmark_log_dir', 'eval_dir')
+    assert output_paths.remote_outputs(p) == ['--eval_dir=ram://eval']
+    assert output_paths.output_dirs(p._replace(eval_dir=None, summary_verbosity=1)) == (
+        'train_dir', 'benchmark_log_dir', 'eval_dir')  # <train_dir>/eval
+    assert 'train_dir' in output_paths.output_dirs(p._replace(eval=False))
+
+
+@pytest.mark.cli
+def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
+    """--eval of a checkpoint folder on a read-only mount was refused up front ('--train_dir
+    ... cannot be written'), though an evaluation only reads it; its summaries still need a
+    folder that can be written. The mount is a read-only bind in a private mount namespace."""
+    from test_results_cli import _private_mounts
+
+    import helpers
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    train_dir = str(tmp_path / 'run')
+    helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    command = [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'),
+               '--model=trivial', '--batch_size=2', '--image_size=16', '--noresults_db',
+               '--eval', '--num_eval_batches=1', '--train_dir=' + train_dir]
+    shell = ('mount --bind -o ro "$1" "$1" && shift && "$@"; echo "STATUS $?"; '
+             '"$@" --summary_verbosity=1; echo "STATUS $?"')
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', train_dir, *command],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                          env={**os.environ, 'TF_CPP_MIN_LOG_LEVEL': '3'})
+    statuses = [x for x in proc.stdout.splitlines() if x.startswith('STATUS ')]
+    assert statuses == ['STATUS 0', 'STATUS 2'], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert 'Accuracy @ 1 = ' in proc.stdout
+    assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [
+        'error: --train_dir=%s cannot be written: cannot create a file in %s: Read-only file '
+        'system. Choose another path.' % (train_dir, train_dir)]

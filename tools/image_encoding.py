@@ -10,7 +10,7 @@ image whose pixel values changed:
                          values fit, 0..1 (F only), 0..255, 0..65535, else 0..its maximum
                          (negative values become 0)
   RGB, RGBA, LA of a     Pillow keeps the high byte of each sample (v // 256): said as
-  16-bit PNG             "16-bit ... PNG reduced to 8 bits"
+  16-bit PNG or TIFF     "16-bit RGB PNG reduced to 8 bits" ("... TIFF ...")
   RGBA, LA, PA, P with   alpha dropped: composed onto white
   transparency
   P, L, 1, CMYK, ...     palette, grayscale, bilevel or colour model converted to RGB
@@ -50,10 +50,14 @@ class Encoded(NamedTuple):
     conversion: str
 
 
-def _png_bit_depth(data: bytes) -> int | None:
-    """The bit depth field of a PNG's IHDR chunk (byte 24), None for any other file."""
+def _bit_depth(image, data: bytes) -> int | None:
+    """Bits per sample of a PNG (its IHDR chunk's byte 24) or a TIFF (its BitsPerSample tag,
+    258), None for any other file: Pillow opens a 16-bit RGB PNG or TIFF as 8-bit RGB."""
     if data[:8] == _PNG_SIGNATURE and data[12:16] == b'IHDR' and len(data) > 24:
         return data[24]
+    if image.format == 'TIFF':
+        bits = image.tag_v2.get(258)
+        return max(bits) if isinstance(bits, tuple) and bits else bits
     return None
 
 
@@ -96,14 +100,15 @@ def _drop_alpha(image):
 
 def to_rgb(image, data: bytes) -> tuple[object, str]:
     """Any Pillow image as 8-bit RGB, and what the conversion changed (see the module
-    docstring); `data` is the file's bytes (a 16-bit PNG is told by its header)."""
+    docstring); `data` is the file's bytes (a 16-bit PNG is told by its header, a 16-bit TIFF
+    by its BitsPerSample tag)."""
     mode, notes = image.mode, []
-    depth = _png_bit_depth(data)
+    depth = _bit_depth(image, data)
     if mode.startswith('I') or mode == 'F':
         image, note = scale_to_8_bits(image)
         notes.append(note)
     elif depth == 16:
-        notes.append('16-bit %s PNG reduced to 8 bits' % mode)
+        notes.append('16-bit %s %s reduced to 8 bits' % (mode, image.format))
     transparent = mode == 'P' and 'transparency' in image.info
     if mode in _ALPHA_MODES or transparent:
         image = _drop_alpha(image)

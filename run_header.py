@@ -16,10 +16,10 @@ import os
 
 import tensorflow as tf
 
-from .. import cnn_util
-from ..graph import fused_decay, graph_choices, learning_rate, precision
-from ..hardware import gpu_specs, kernel_speed
-from ..runtime import cpu_tuning
+from . import cnn_util
+from .graph import fused_decay, graph_choices, learning_rate, precision
+from .hardware import gpu_specs, kernel_speed
+from .runtime import cpu_tuning
 
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
@@ -173,8 +173,10 @@ def precision_lines(plan) -> list[str]:
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when = None, 'measured here'
     if p.device == 'cpu':
-        speed = kernel_speed.probe(dtype, plan.threads, refresh=bool(p.refresh_peak))
-        measured, when = speed.factors, kernel_speed.when(speed)
+        speed = kernel_speed.probe(dtype, plan.threads,
+                                   refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
+        if speed is not None:
+            measured, when = speed.value, kernel_speed.when(speed)
     capabilities, planned = None, ''
     if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
         spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
@@ -188,7 +190,11 @@ def precision_lines(plan) -> list[str]:
     lines += chosen
     slow = measured and kernel_speed.far_slower_warning(
         flag, dtype, measured, 'measured now' if when == 'measured here' else when)
-    if slow:
+    has_units = p.device != 'cpu' or precision.native_support(dtype, 'cpu', flags=None)[0]
+    if not has_units:  # the CPU's flags lack the units: said first, whatever was measured
+        cnn_util.warn('%s: %s; expect it slower than float32%s' % (
+            flag, support.split('; ')[0], '' if not slow else ' (%s)' % slow.split(': ', 1)[1]))
+    elif slow:
         cnn_util.warn(slow)
     elif not native:
         cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))

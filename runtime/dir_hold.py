@@ -21,8 +21,8 @@ host name, start time (UTC) and command line, under an exclusive `flock` on the 
 exactly one process gets it; the kernel drops it when the process ends however it ends). It is
 taken before TensorFlow loads (cli.py) and again, re-entrantly, by `BenchmarkCNN.run` for
 library callers. It is released (the file removed) when the run ends: normally, by an error,
-by SIGINT/SIGTERM (signals.py), also by SIGTERM before the run's own handlers are installed
-and by the second signal's immediate abort (`release_all`).
+by SIGINT/SIGTERM (lifecycle/signals.py), also by SIGTERM before the run's own handlers are
+installed and by the second signal's immediate abort (`release_all`).
 
 A second run finds the lock taken and stops with one line (`HeldError`) naming the holder and
 the fix; nothing is built. A hold file without its lock is stale (the holder was killed with
@@ -47,7 +47,7 @@ import time
 
 from .. import cnn_util, run_plan
 from ..params import cluster_rules
-from ..runtime import file_systems
+from . import file_systems
 
 HOLD_FILE = 'tf_cnn_benchmarks.hold'
 _READ_TRIES = 20  # a holder writes its line right after it takes the lock: wait 1 s at most
@@ -276,7 +276,7 @@ _PREVIOUS_SIGTERM: list = []
 
 
 def release_all() -> None:
-    """Releases every hold of this process (before an immediate exit: signals.py)."""
+    """Releases every hold of this process (before an immediate exit: lifecycle/signals.py)."""
     locked = _LOCK.acquire(timeout=1.0)  # called from the signal watcher thread too
     try:
         holds = list(_ACTIVE.values())

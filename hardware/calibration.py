@@ -1,0 +1,310 @@
+"""The one record of this host's measured figures: what was measured, its spread, the host's
+load while it ran, and the rule that keeps only quiet measurements (issue 39.1).
+
+Every measurement of the host (the CPU peak: hardware/cpu_peak.py; the reduced-precision
+kernel factors: hardware/kernel_speed.py; the graph choices' factors: graph/graph_choices.py
+and graph/memory_probe.py) goes through `measure`:
+
+  1. it says what it measures and about how long it takes, before it starts (`announce`:
+     one line on stdout, 'calibration: measuring <what> (about N s)');
+  2. it runs under a host-load meter (metrics/host_load.py: other processes' CPU time on the
+     cores the measurement uses, from /proc); the measurement returns its value and its
+     spread over repeats (a relative figure: 0.03 = the repeats lay within 3% of the value);
+  3. it is kept as the host's figure only when quiet: other processes used at most
+     QUIET_LIMIT (a quarter) of its cores and the hypervisor stole at most
+     host_load.STEAL_LIMIT. A busy measurement is not stored; the caller gets the last quiet
+     one of the same key (or none) and `busy_note` says why in one line.
+
+The record is one JSON file, `$XDG_CACHE_HOME/tf_cnn_benchmarks/calibration.json` (default
+`~/.cache/...`), {'version': 1, 'entries': {key: entry}}, an entry holding `kind`, `value` (a
+number, or {name: number}), `spread`, `measured_utc`, `measure_secs`, `others_cores`,
+`others_fraction`, `cores` and `quiet` (always true in the file). A key names the CPU model,
+the TensorFlow version, the thread counts and what was measured (`host_key`), so a record
+copied to another host or TensorFlow answers nothing there.
+
+The environment variable TF_CNN_CALIBRATION changes where the record is: a path (a record
+of another place, or one a test wrote with the figures it injects), or 'off': no record is
+read and nothing is measured (each figure is then `None`: the run uses today's graph, no CPU
+peak, and the precision rules of the CPU's flags). The test suite runs with 'off'
+(tests/conftest.py), so no test reads what this host measured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Callable, NamedTuple
+
+from ..metrics import host_load
+
+RECORD_NAME = 'calibration.json'
+VERSION = 1
+ENV = 'TF_CNN_CALIBRATION'
+OFF = 'off'
+#: A measurement is the host's figure only when other processes used at most this share of
+#: its cores (metrics/host_load.py's threshold for a representative run).
+QUIET_LIMIT = host_load.OTHERS_LIMIT
+
+
+class Measurement(NamedTuple):
+    """One measured figure of the host.
+
+    Attributes:
+      kind: 'cpu peak', 'kernel factors' or 'graph choice'.
+      key: the record's key (`host_key`).
+      value: the figure: a float (FLOP/s, a factor) or {name: float}.
+      spread: relative spread over the measurement's repeats (0.03: within 3%).
+      measured_utc: when, ISO 8601 ('2026-12-04T20:10:00Z').
+      measure_secs: seconds the measurement took.
+      others_cores: core-equivalents other processes used meanwhile (None: not measured).
+      others_fraction: others_cores / cores (None: not measured).
+      cores: the cores the measurement used.
+      quiet: whether it counts as the host's figure (QUIET_LIMIT; True when the load could not
+        be read: the record then says 'load not measured').
+      measured_now: True when this process measured it (False: read from the record).
+    """
+    kind: str
+    key: str
+    value: object
+    spread: float
+    measured_utc: str
+    measure_secs: float
+    others_cores: float | None
+    others_fraction: float | None
+    cores: int
+    quiet: bool
+    measured_now: bool
+
+    def date(self) -> str:
+        """'2026-12-04 20:10 UTC' (minutes), or the stored text if not ISO 8601."""
+        stamp = self.measured_utc
+        return '%s %s UTC' % (stamp[:10], stamp[11:16]) if len(stamp) >= 16 else stamp
+
+    def load_text(self) -> str:
+        """'others 0.05 of 2 cores' or 'load not measured'."""
+        if self.others_cores is None:
+            return 'load not measured'
+        return 'others %.2f of %d core%s' % (self.others_cores, self.cores,
+                                             '' if self.cores == 1 else 's')
+
+    def source(self) -> str:
+        """'calibrated 2026-12-04 20:10 UTC, others 0.05 of 2 cores, spread 2%' (+ ', now')."""
+        return '%s %s, %s, spread %.0f%%' % (
+            'measured now' if self.measured_now else 'calibrated', self.date(),
+            self.load_text(), 100 * self.spread)
+
+
+def cache_dir(environ=None) -> str:
+    """`$XDG_CACHE_HOME/tf_cnn_benchmarks`, else `~/.cache/tf_cnn_benchmarks`."""
+    environ = os.environ if environ is None else environ
+    base = environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+    return os.path.join(base, 'tf_cnn_benchmarks')
+
+
+def record_path(environ=None) -> str | None:
+    """The record's file: TF_CNN_CALIBRATION's path, else cache_dir()/calibration.json;
+    None when TF_CNN_CALIBRATION is 'off'."""
+    environ = os.environ if environ is None else environ
+    value = environ.get(ENV, '').strip()
+    if value.lower() == OFF:
+        return None
+    return value or os.path.join(cache_dir(environ), RECORD_NAME)
+
+
+def host_key(cpu_model: str, tf_version: str, *parts) -> str:
+    """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads': the CPU, TensorFlow and what."""
+    return '|'.join([cpu_model, 'tf %s' % tf_version] + [str(p) for p in parts])
+
+
+def load_record(path: str | None) -> dict:
+    """{key: entry} of the record; {} when off, missing, unreadable or of another version."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get('version') != VERSION:
+        return {}
+    entries = data.get('entries')
+    return entries if isinstance(entries, dict) else {}
+
+
+def _from_entry(key: str, entry) -> Measurement | None:
+    if not isinstance(entry, dict) or 'value' not in entry:
+        return None
+    try:
+        return Measurement(str(entry.get('kind', '?')), key, entry['value'],
+                           float(entry.get('spread', 0.0)), str(entry.get('measured_utc', '?')),
+                           float(entry.get('measure_secs', 0.0)), entry.get('others_cores'),
+                           entry.get('others_fraction'), int(entry.get('cores', 0)), True,
+                           False)
+    except (TypeError, ValueError):
+        return None
+
+
+def lookup(key: str, path: str | None = None, *, record: dict | None = None
+           ) -> Measurement | None:
+    """The stored (quiet) measurement of `key`, or None."""
+    entries = load_record(path if path is not None else record_path()) if record is None \
+        else record
+    return _from_entry(key, entries.get(key))
+
+
+def store(path: str | None, measurements) -> bool:
+    """Adds or replaces the quiet ones of `measurements` in the record (atomically, a rename).
+
+    Returns:
+      True when written; False when off, nothing quiet, or the folder is not writable (a
+      read-only home loses only the record).
+    """
+    quiet = [m for m in measurements if m.quiet]
+    if not path or not quiet:
+        return False
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        entries = load_record(path)
+        for m in quiet:
+            entries[m.key] = {'kind': m.kind, 'value': m.value, 'spread': round(m.spread, 4),
+                              'measured_utc': m.measured_utc,
+                              'measure_secs': round(m.measure_secs, 2),
+                              'others_cores': m.others_cores,
+                              'others_fraction': m.others_fraction, 'cores': m.cores,
+                              'quiet': True}
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                   prefix='.calibration_', suffix='.tmp')
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False
+
+
+def announce(what: str, secs: float, out=None) -> None:
+    """Prints 'calibration: measuring <what> (about N s)' before a measurement starts."""
+    print('calibration: measuring %s (about %s s)' % (what, '%.0f' % secs if secs >= 1
+                                                       else '%.1f' % secs),
+          file=out or sys.stdout, flush=True)
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def is_quiet(load: dict) -> bool:
+    """Quiet: others at most QUIET_LIMIT of the cores and steal at most host_load's limit
+    (a figure that could not be read does not count against it)."""
+    others, steal = load.get('others_fraction'), load.get('steal_fraction')
+    return ((others is None or others <= QUIET_LIMIT)
+            and (steal is None or steal <= host_load.STEAL_LIMIT))
+
+
+def new_meter(cores: int):
+    """The host-load meter of a measurement on `cores` (metrics/host_load.py Meter; tests
+    replace this with a fake /proc's)."""
+    return host_load.Meter(cores)
+
+
+def measure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
+            cores: int, meter=None, out=None) -> Measurement:
+    """Announces, runs `fn() -> (value, spread)` under a host-load meter, returns the
+    Measurement (quiet or not; `store` keeps only quiet ones).
+
+    Args:
+      kind, key: the Measurement's.
+      fn: the measurement; returns (value, relative spread over its repeats).
+      what, secs: what it measures and about how long it takes (for `announce`).
+      cores: the cores it uses (host_load.run_cores of its intra-op threads).
+      meter: a host_load.Meter (tests give one over a fake /proc); default a new one.
+    """
+    announce(what, secs, out)
+    meter = meter or new_meter(cores)
+    meter.start()
+    start = time.perf_counter()
+    value, spread = fn()
+    seconds = time.perf_counter() - start
+    load = meter.stop() or {}
+    got = Measurement(kind, key, value, float(spread), _utc_now(), seconds,
+                      load.get('others_cores'), load.get('others_fraction'), meter.cores,
+                      is_quiet(load), True)
+    JOURNAL.append(got)
+    return got
+
+
+def busy_note(fresh: Measurement, kept: Measurement | None) -> str:
+    """The one line of a busy measurement: 'the CPU peak (float32) measured now is not kept:
+    other processes used 1.92 of 2 cores (96%, more than 25%); using the quiet calibration
+    of 2026-12-03 19:00 UTC' (or '; no quiet calibration: run tf_cnn_benchmarks --calibrate
+    on a quiet host')."""
+    text = '%s measured now is not kept: other processes used %.2f of %d cores (%.0f%%, more ' \
+           'than %.0f%%)' % (fresh.kind, fresh.others_cores or 0.0, fresh.cores,
+                             100 * (fresh.others_fraction or 0.0), 100 * QUIET_LIMIT)
+    if kept is not None:
+        return text + '; using the quiet calibration of %s' % kept.date()
+    return text + '; no quiet calibration: run `tf_cnn_benchmarks --calibrate` on a quiet host'
+
+
+def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
+           cores: int, refresh: bool = False, measure_missing: bool = True, warn=None,
+           path: str | None = None, meter=None) -> Measurement | None:
+    """The host's figure of `key`: the stored quiet one, else (or with `refresh`) measured
+    now and stored when quiet; a busy measurement is not used: the last quiet one (or None)
+    is, and `warn` gets `busy_note`'s line.
+
+    Args:
+      kind, key, fn, what, secs, cores, meter: see `measure`.
+      refresh: measure again even when stored (--refresh_peak, --calibrate).
+      measure_missing: False: never measure (a figure too costly for a first run).
+      warn: text -> None for the busy line (default: stderr 'warning: ...').
+      path: the record (default `record_path()`; None from it: off, nothing measured).
+
+    Returns:
+      a Measurement, or None (off, not measured, or busy without a quiet one).
+    """
+    path = record_path() if path is None else path
+    if not path:
+        return None
+    kept = lookup(key, path)
+    if kept is not None and not refresh:
+        return kept
+    if not measure_missing:
+        return kept
+    fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
+    if fresh.quiet:
+        store(path, [fresh])
+        return fresh
+    (warn or _warn)(busy_note(fresh, kept))
+    return kept
+
+
+def _warn(text: str) -> None:
+    print('warning: %s' % text, file=sys.stderr, flush=True)
+
+
+#: Every Measurement `measure` made in this process, in order (quiet or not): --calibrate
+#: reports them (preflight/calibrate.py), `journal_since` reads those after a mark.
+JOURNAL: list = []
+
+
+def journal_since(mark: int) -> list:
+    """The Measurements made since `len(JOURNAL)` was `mark`."""
+    return JOURNAL[mark:]
+
+
+def cores(intra_threads: int | None) -> int:
+    """The cores a measurement with these intra-op threads uses (host_load.run_cores)."""
+    return host_load.run_cores(intra_threads, host_load.allowed_cpus())
+
+
+def relative_spread(values) -> float:
+    """(max - min) / min of positive repeats (0.0 for fewer than two)."""
+    values = [v for v in values if v > 0]
+    if len(values) < 2:
+        return 0.0
+    return (max(values) - min(values)) / min(values)

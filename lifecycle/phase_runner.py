@@ -1,0 +1,127 @@
+"""The one caller of the hooks' phases (lifecycle/run_hooks.py names them and their order).
+
+    runner = PhaseRunner(hooks, plan)
+    restored = runner.initialize(sess, info, init_variables, post_init)  # after_initialize
+    result = runner.run(sess, info, timed_loop, make_result)  # begin, loop, finish or abort
+
+`initialize` and `run` call the phases around a run; the timed loop
+(lifecycle/training_loop.py) runs the steps and asks the runner for the phases between them
+(`run_step`, `before_timed`, `after_step`, `should_stop`, `after_timed`, `total_lines`). The
+evaluation's end calls `finish` (lifecycle/eval_runner.py). Nothing else iterates the hooks.
+
+Each phase goes to the hooks whose class (or the hook object itself) defines it, in the hooks'
+order: a hook that leaves a phase to `RunHook`'s empty method is not called for it (the
+base's methods do nothing, so this changes no result, and a timed step calls no empty method).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import run_hooks
+
+#: The phases, in the order run_hooks.py lists them.
+PHASES = ('after_initialize', 'begin', 'wants_trace', 'traced', 'before_timed', 'after_step',
+          'should_stop', 'after_timed', 'total_lines', 'after_loop', 'end', 'report', 'release',
+          'abort')
+
+
+def _defines(hook, phase: str) -> bool:
+    """True when `hook` has its own `phase` (not RunHook's empty one)."""
+    if phase in getattr(hook, '__dict__', {}):  # set on the object itself
+        return True
+    method = getattr(type(hook), phase, None)
+    return method is not None and method is not getattr(run_hooks.RunHook, phase)
+
+
+class PhaseRunner:
+    """Calls each phase of `hooks` (lifecycle.run_hooks.RunHook objects), once per hook that
+    defines it, in the hooks' order.
+
+    Args:
+      hooks: the run's hooks. (The loop and BenchmarkCNN.initialize take a PhaseRunner as it
+        is, and make one of a list of hooks.)
+      plan: the run's run_plan.RunPlan, for the RunContext of after_initialize and begin
+        (None when neither is called, as in the loop's own tests).
+    """
+
+    def __init__(self, hooks=(), plan=None):
+        self.hooks = list(hooks)
+        self.plan = plan
+        self._calls = {phase: [getattr(h, phase) for h in self.hooks if _defines(h, phase)]
+                       for phase in PHASES}
+        self._tracers = [h for h in self.hooks if _defines(h, 'wants_trace')]
+
+    def _call(self, phase: str, *args) -> None:
+        for call in self._calls[phase]:
+            call(*args)
+
+    # --- Around the run.
+    def initialize(self, sess, info, init_variables: Callable[..., int | None],
+                   post_init: Callable[..., None]) -> int | None:
+        """`init_variables(sess, info)` (initialise or restore: returns the restored global
+        step or None), the after_initialize phase, then `post_init(sess, info)` (the variable
+        manager's post-init ops, a cluster's ready signal, the pipeline's warm-up). Returns
+        the restored global step."""
+        restored = init_variables(sess, info)
+        self._call('after_initialize', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
+        post_init(sess, info)
+        return restored
+
+    def run(self, sess, info, timed_loop: Callable[..., object],
+            make_result: Callable[[object], dict]) -> dict:
+        """begin, then `timed_loop(sess, info, plan, self)` (the warm-up and timed steps, which
+        call the phases between steps: lifecycle/timed_run.timed_loop), then `finish` with
+        `make_result(loop)`; `abort` instead when the loop raises (the exception goes on).
+        Returns the result dict."""
+        self._call('begin', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
+        try:
+            loop = timed_loop(sess, info, self.plan, self)
+        except BaseException:
+            self.abort()
+            raise
+        result = make_result(loop)
+        self.finish(result)
+        return result
+
+    def finish(self, result: dict) -> None:
+        """The phases after a successful loop: after_loop, end, report, release (each phase for
+        every hook before the next phase starts)."""
+        for phase in ('after_loop', 'end', 'report'):
+            self._call(phase, result)
+        self._call('release')
+
+    def abort(self) -> None:
+        """Every hook's abort (the loop raised)."""
+        self._call('abort')
+
+    # --- Between the steps (lifecycle/training_loop.py).
+    def run_step(self, step_fn, call: int, clock) -> tuple:
+        """Runs step `call` (1-based over warm-up and timed steps): traced, with the trace
+        handed to the hooks that asked for it, when one asks (RunHook.wants_trace)."""
+        tracers = [h for h in self._tracers if h.wants_trace(call)]
+        if not tracers:
+            return step_fn()
+        start = clock()
+        out, step_stats = step_fn.traced()
+        wall = clock() - start
+        for hook in tracers:
+            hook.traced(call, wall, step_stats)
+        return out
+
+    def before_timed(self) -> None:
+        self._call('before_timed')
+
+    def after_step(self, step: int, loss) -> None:
+        self._call('after_step', step, loss)
+
+    def should_stop(self) -> bool:
+        """True when any hook says stop (every hook is asked)."""
+        return any([ask() for ask in self._calls['should_stop']])
+
+    def after_timed(self) -> None:
+        self._call('after_timed')
+
+    def total_lines(self, loop) -> list[str]:
+        """The total block's lines of every hook, in the hooks' order."""
+        return [line for lines in self._calls['total_lines'] for line in lines(loop)]

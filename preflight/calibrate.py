@@ -1,0 +1,96 @@
+"""--calibrate: measure this host for the given flags, store the quiet figures, report, exit.
+
+What a run would otherwise measure in passing (or not at all on a first run), measured on
+purpose and all at once, each announced with its expected duration before it starts
+(hardware/calibration.py):
+
+  * the CPU peak of every precision the step computes in (metrics/utilisation.py
+    step_precision: float32; a reduced dtype with its units; both for a mixed step);
+  * the reduced-precision kernel factors (--use_bf16/--use_fp16: hardware/kernel_speed.py);
+  * the graph choices of the model at this batch, dtype and threads (training with the
+    default --graph_choices=measured: graph/graph_choices.py; about a minute for resnet50).
+
+Each is kept in the calibration record only when the host was quiet while it ran (other
+processes at most a quarter of its cores); the report says, per figure, what was stored and
+what was not and why. Exit status 0 when every figure was stored, 3 when the host was busy
+for one or more of them (run again when it is quiet), 2 when the record is off
+(TF_CNN_CALIBRATION=off) or the run is not on a CPU.
+"""
+
+from __future__ import annotations
+
+from .. import cnn_util
+from ..hardware import calibration, kernel_speed
+from ..metrics import utilisation
+
+BUSY_STATUS = 3
+
+
+def _value_text(m: calibration.Measurement) -> str:
+    """'229.0 GFLOP/s (matmul)', 'conv 0.90x, conv_gradients 1.10x, ...' or '36 factors'."""
+    value = m.value
+    if isinstance(value, dict) and 'flops_per_sec' in value:
+        return '%.1f GFLOP/s (%s)' % (float(value['flops_per_sec']) / 1e9,
+                                      value.get('kernel', '?'))
+    if isinstance(value, dict) and m.kind == kernel_speed.CHOICE_KIND:
+        return '%d factors' % len(value)
+    if isinstance(value, dict):
+        return ', '.join('%s %.2fx' % (k, float(v)) for k, v in sorted(value.items()))
+    return '%.3g' % float(value)
+
+
+def report_line(m: calibration.Measurement) -> str:
+    """One line of the report, e.g. 'calibration: stored CPU peak|float32|2 threads: 229.0
+    GFLOP/s (matmul); spread 2%, others 0.05 of 2 cores, 3.1 s' or 'calibration: NOT stored
+    (other processes used 1.90 of 2 cores, more than 25%): ...'."""
+    what = '|'.join(m.key.split('|')[2:]) or m.kind
+    state = ('stored' if m.quiet else 'NOT stored (other processes used %.2f of %d cores, '
+             'more than %.0f%%)' % (m.others_cores or 0.0, m.cores,
+                                    100 * calibration.QUIET_LIMIT))
+    return 'calibration: %s %s: %s; spread %.0f%%, %s, %.1f s' % (
+        state, what, _value_text(m), 100 * m.spread, m.load_text(), m.measure_secs)
+
+
+def run(make_bench, p, visible_gpus: int) -> int:
+    """Measures, stores and reports the host's figures for the flags `p` (--calibrate set).
+
+    Args:
+      make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
+      p: the run's Params.
+      visible_gpus: GPUs TensorFlow sees.
+
+    Returns:
+      the exit status (module docstring).
+    """
+    path = calibration.record_path()
+    if path is None:
+        cnn_util.log_fn('error: --calibrate with %s=off: there is no record to store into '
+                        '(unset it, or set it to a file)' % calibration.ENV)
+        return 2
+    bench = make_bench(p, visible_gpus)
+    plan = bench.plan
+    if plan.params.device != 'cpu':
+        cnn_util.log_fn('error: --calibrate measures a CPU; a GPU run takes its peak from the '
+                        'data-sheet table (add --device=cpu to calibrate this host\'s CPU)')
+        return 2
+    mark = len(calibration.JOURNAL)
+    cnn_util.log_fn('calibration: %s, batch %d per device, %s, %s intra-op threads; record %s'
+                    % (plan.params.model, plan.per_device_batch_size,
+                       utilisation.dtype_name(plan), plan.threads[0] or 'default', path))
+    lines = bench.precision_lines()  # the kernel factors and the graph choices
+    peak = utilisation.cpu_device_peak(plan, refresh=True)
+    made = calibration.journal_since(mark)
+    for m in made:
+        cnn_util.log_fn(report_line(m))
+    for line in lines:
+        cnn_util.log_fn(line.strip())
+    cnn_util.log_fn('calibration: the utilisation line will divide by %s' % (
+        '%.1f GFLOP/s (%s)' % (peak['peak_flops_per_sec'] / 1e9, peak['peak_source'])
+        if peak.get('peak_flops_per_sec') else 'nothing: %s' % peak['peak_source']))
+    busy = [m for m in made if not m.quiet]
+    if busy:
+        cnn_util.log_fn('calibration: %d of %d figures not stored: the host was busy; run '
+                        '`%s` again when it is quiet' % (len(busy), len(made),
+                                                         'tf_cnn_benchmarks --calibrate'))
+        return BUSY_STATUS
+    return 0

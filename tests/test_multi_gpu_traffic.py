@@ -1,0 +1,156 @@
+"""One host's GPUs as they are (issue 40, item 4): NCCL's all-reduce bytes counted in a built
+step, planned on NVLink, PCIe with peer-to-peer and GeForce cards' path through host memory, and
+the original's published one-host rows predicted from their one-GPU figures."""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import benchmark_cnn, params
+from tf_cnn_benchmarks.hardware import gpu_specs
+from tf_cnn_benchmarks.hardware import links as links_lib
+from tf_cnn_benchmarks.preflight import dry_run, memory_estimate, step_traffic
+from tf_cnn_benchmarks.speed_model import from_flags, one_host_scaling, published_scaling, step_time
+from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
+
+import checkout
+
+GPUS = 8
+
+
+@pytest.fixture(scope='module')
+def nccl_step():
+    p = params.make_params(model='trivial', image_size=16, batch_size=2, device='gpu',
+                           num_gpus=GPUS, variable_update='replicated', use_nccl=True)
+    built = dry_run.build(benchmark_cnn.BenchmarkCNN(p, gpus=GPUS))
+    return built, step_traffic.step_traffic(built.graph, built.fetches)
+
+
+def _tower0_gradient_bytes(graph) -> int:
+    """Bytes of tower 0's trainable variables (float32 gradients of float32 variables)."""
+    with graph.as_default():
+        variables = [v for v in tf.compat.v1.trainable_variables() if v.name.startswith('v0/')]
+    assert variables
+    return sum(v.shape.num_elements() * v.dtype.base_dtype.size for v in variables)
+
+
+def test_nccl_ring_bytes_of_8_replicated_towers_are_2_n_minus_1_over_n_of_the_gradients(
+        nccl_step):
+    built, traffic = nccl_step
+    g = _tower0_gradient_bytes(built.graph)
+    # trivial at 16x16x3: 768x1 + 1 + 1x4096 + 4096 + 4096x1001 + 1001 parameters, 4 bytes each.
+    assert g == 4 * (768 + 1 + 4096 + 4096 + 4096 * 1001 + 1001)
+    per_gpu = step_traffic.collective_bytes_per_gpu(traffic)
+    assert sorted(per_gpu) == ['/GPU:%d' % i for i in range(GPUS)]
+    for sent in per_gpu.values():
+        assert sent == pytest.approx(2 * (GPUS - 1) / GPUS * g, rel=1e-12)
+    # The dry run's GPU->GPU total is every GPU's share, as the pattern of the scaling plan says.
+    assert traffic.totals['GPU->GPU'] == pytest.approx(2 * (GPUS - 1) * g, rel=1e-12)
+    expected = patterns.expected_counts(patterns.Topology('replicated', GPUS, all_reduce='nccl'),
+                                        g, g)
+    assert expected['GPU->GPU'] == pytest.approx(traffic.totals['GPU->GPU'], rel=1e-12)
+    ring = [t for t in traffic.transfers if t.destination == step_traffic.NCCL_RING]
+    assert len(ring) == GPUS * 6 == traffic.counts['GPU->GPU']  # 6 gradients per tower
+
+
+def test_the_dry_run_report_says_each_gpus_nccl_share(nccl_step, capsys):
+    built, traffic = nccl_step
+    p = params.make_params(model='trivial', image_size=16, batch_size=2, device='gpu',
+                           num_gpus=GPUS, variable_update='replicated', use_nccl=True)
+    bench = benchmark_cnn.BenchmarkCNN(p, gpus=GPUS)
+    _, problems, _ = dry_run.report_lines(bench, built, gpu_specs.lookup('V100'), True)
+    assert problems == []
+    share = max(step_traffic.collective_bytes_per_gpu(traffic).values())
+    logged = capsys.readouterr().out.splitlines()  # the copies' lines are logged at once
+    assert '  (NCCL all-reduce: %s sent and as much received by each of 8 GPUs per step, ' \
+        '2(N-1)/N of the gradients: ring all-reduce)' % memory_estimate.format_bytes(share) \
+        in logged, logged
+
+
+def _all_reduce_secs(links, gpus: int, g: float = 100e6) -> float:
+    phases = patterns.phases(patterns.Topology('replicated', gpus, all_reduce='nccl'), links,
+                             [g])
+    assert phases.grad == () and len(phases.after) == 1  # after the backward pass
+    return max(step_time.busy_secs(phases).values())
+
+
+@pytest.mark.parametrize('gpus', [2, 4, 8])
+def test_nvlink_then_pcie_peer_to_peer_then_host_memory(gpus):
+    nvlink, p2p, host = (_all_reduce_secs(one_host_scaling.path_links(link, memory), gpus)
+                         for _, link, memory in one_host_scaling.PATHS)
+    assert nvlink < p2p < host
+    g = 100e6
+    ring = 2 * (gpus - 1) / gpus * g
+    assert nvlink == pytest.approx(ring / links_lib.link('nvlink2').bytes_per_sec)
+    assert p2p == pytest.approx(ring / links_lib.link('pcie3').bytes_per_sec)
+    # Without peer-to-peer every byte the GPUs send is written to and read from host memory.
+    assert host == pytest.approx(max(ring / links_lib.link('pcie3').bytes_per_sec,
+                                     4 * (gpus - 1) * g /
+                                     links_lib.link('ddr4_3200_2ch').bytes_per_sec))
+
+
+def test_copies_between_gpus_overlap_the_backward_pass_nccl_does_not():
+    links = one_host_scaling.path_links('pcie3', None)
+    xring = patterns.phases(patterns.Topology('replicated', 4, all_reduce='xring'), links, [1e6])
+    assert len(xring.grad) == 1 and xring.after == ()
+    nccl = patterns.phases(patterns.Topology('replicated', 4, all_reduce='nccl'), links, [1e6])
+    assert nccl.grad == () and len(nccl.after) == 1
+
+
+@pytest.mark.parametrize('gpu, interconnect, link, host_memory', [
+    ('GTX 1080', None, 'pcie3', 'ddr4_3200_2ch'),     # GeForce: no peer-to-peer
+    ('RTX 4090', None, 'pcie4', 'ddr4_3200_2ch'),
+    ('V100 16GB', None, 'pcie3', None),               # a data-centre board: peer-to-peer
+    ('V100 16GB', 'nvlink', 'nvlink2', None),         # its own NVLink generation
+    ('A100 40GB', 'nvlink', 'nvlink3', None),
+    ('RTX 3090', 'nvlink3', 'nvlink3', None),         # a bridge, named by hand
+])
+def test_the_plan_takes_the_hosts_real_gpu_path(gpu, interconnect, link, host_memory):
+    p = params.make_params(gpu_model=gpu, gpu_interconnect=interconnect, num_gpus=8)
+    _, found, _ = from_flags.plan_links(p, gpu_specs.lookup(gpu))
+    assert found.gpu_link.name == link
+    assert (found.host_memory.name if found.host_memory else None) == host_memory
+
+
+def test_nvlink_for_a_gpu_without_it_is_refused():
+    p = params.make_params(gpu_model='T4', gpu_interconnect='nvlink')
+    with pytest.raises(from_flags.PlanError) as info:
+        from_flags.plan_links(p, gpu_specs.lookup('T4'))
+    assert 'T4 has no NVLink form in the table' in str(info.value)
+
+
+def test_geforce_boards_have_no_peer_to_peer():
+    assert [links_lib.peer_to_peer_over_pcie(n) for n in (
+        'GTX 1080', 'RTX 2080 Ti', 'RTX 3090', 'RTX 4090', 'RTX A6000', 'V100 16GB', 'T4')] == [
+        False, False, False, False, True, True, True]
+
+
+#: Each case's mean |error| of its multi-GPU rows before issue 40 (results/2026-12-03-cpu-
+#: tf2.21-scaling-published.md, the README's table then): none may grow.
+ERRORS_BEFORE = {
+    'DGX-1 InceptionV3': 0.002, 'DGX-1 ResNet-50': 0.025, 'DGX-1 ResNet-152': 0.024,
+    'DGX-1 AlexNet': 0.178, 'DGX-1 VGG16': 0.080, 'EC2 p2.8xlarge InceptionV3': 0.058,
+    'EC2 p2.8xlarge ResNet-50': 0.060, 'EC2 p2.8xlarge AlexNet': 0.110,
+    'EC2 p2.8xlarge VGG16': 0.064, 'EC2 distributed InceptionV3': 0.022,
+    'EC2 distributed ResNet-50': 0.120, 'EC2 distributed ResNet-152': 0.034,
+}
+
+
+def test_published_rows_keep_their_errors_and_nccl_rows_come_closer():
+    data = published_scaling.comparison_data()
+    assert {c['name'] for c in data['cases']} == set(ERRORS_BEFORE)
+    for case in data['cases']:
+        assert case['mean_abs_error'] <= ERRORS_BEFORE[case['name']] + 5e-4, case['name']
+    nccl = [r for c in data['cases'] if 'nccl' in c['configuration'] for r in c['rows']]
+    assert max(abs(r['error']) for r in nccl) < 0.20  # 8 DGX-1 AlexNet GPUs: +19%
+
+
+def test_the_committed_multi_gpu_comparison_is_what_the_model_predicts_today():
+    from test_scaling_plan import _same
+    pages = checkout.load_bench('make_performance_page')
+    stem, doc = checkout.load_bench('scaling_pages').newest(pages.load_results(),
+                                                            'multi_gpu_scaling')
+    assert doc is not None, 'no results/*-multi-gpu-scaling.json: python -m ' \
+        'bench.bench_multi_gpu_scaling'
+    _same(one_host_scaling.comparison_data(), doc['data'], stem)

@@ -1,0 +1,157 @@
+"""The phase runner (lifecycle/phase_runner.py): every hook phase from one place, once, in order;
+abort when the loop raises; after_initialize on a resumed run too."""
+
+from __future__ import annotations
+
+import pytest
+
+from tf_cnn_benchmarks import benchmark_cnn, cnn_util
+from tf_cnn_benchmarks.lifecycle import phase_runner, run_hooks
+
+import helpers
+
+#: The phases a training run of 2 timed steps after 1 warm-up step calls, in order.
+TWO_STEPS = ['after_initialize', 'begin', 'wants_trace 1', 'should_stop', 'before_timed',
+             'wants_trace 2', 'after_step 1', 'should_stop', 'wants_trace 3', 'after_step 2',
+             'should_stop', 'after_timed', 'total_lines', 'after_loop', 'end', 'report',
+             'release']
+
+
+class Recorder(run_hooks.RunHook):
+    """Records every phase it is called in, and the global step after_initialize sees."""
+
+    def __init__(self, fail_at_step=None):
+        self.log = []
+        self.fail_at_step = fail_at_step
+        self.initial_step = None
+
+    def after_initialize(self, ctx):
+        self.log.append('after_initialize')
+        self.initial_step = int(ctx.sess.run(ctx.info.global_step))
+
+    def begin(self, ctx):
+        self.log.append('begin')
+
+    def wants_trace(self, call):
+        self.log.append('wants_trace %d' % call)
+        return False
+
+    def traced(self, call, wall_secs, step_stats):
+        self.log.append('traced %d' % call)
+
+    def before_timed(self):
+        self.log.append('before_timed')
+
+    def after_step(self, step, loss):
+        self.log.append('after_step %d' % step)
+        if step == self.fail_at_step:
+            raise cnn_util.BenchmarkError('stopped by the test at step %d' % step)
+
+    def should_stop(self):
+        self.log.append('should_stop')
+        return False
+
+    def after_timed(self):
+        self.log.append('after_timed')
+
+    def total_lines(self, loop):
+        self.log.append('total_lines')
+        return []
+
+    def after_loop(self, result):
+        self.log.append('after_loop')
+
+    def end(self, result):
+        self.log.append('end')
+
+    def report(self, result):
+        self.log.append('report')
+
+    def release(self):
+        self.log.append('release')
+
+    def abort(self):
+        self.log.append('abort')
+
+
+def _run(recorder, **flags):
+    flags = {'num_batches': 2, 'num_warmup_batches': 1, **flags}
+    return benchmark_cnn.BenchmarkCNN(helpers.tiny_params(**flags), gpus=0,
+                                      hooks=[recorder]).run()
+
+
+def test_every_phase_once_in_order_for_a_tiny_run():
+    recorder = Recorder()
+    _run(recorder)
+    assert recorder.log == TWO_STEPS
+    assert recorder.initial_step == 0
+
+
+def test_a_raising_loop_aborts_instead_of_the_phases_after_it():
+    recorder = Recorder(fail_at_step=1)
+    with pytest.raises(cnn_util.BenchmarkError, match='stopped by the test at step 1'):
+        _run(recorder)
+    assert recorder.log == TWO_STEPS[:TWO_STEPS.index('after_step 1') + 1] + ['abort']
+
+
+def test_after_initialize_on_a_resumed_run(tmp_path):
+    first = Recorder()
+    _run(first, train_dir=str(tmp_path))
+    resumed = Recorder()
+    result = _run(resumed, train_dir=str(tmp_path))
+    assert result['restored_step'] == 3  # 1 warm-up + 2 timed steps of the first run
+    assert resumed.initial_step == 3  # after_initialize saw the restored variables
+    assert resumed.log == TWO_STEPS
+
+
+def test_phases_go_only_to_the_hooks_that_define_them():
+    calls = []
+
+    class OnlyAfterStep(run_hooks.RunHook):
+        def after_step(self, step, loss):
+            calls.append(('class', step))
+
+    class Plain:  # no RunHook: its phases are whatever the object has
+        pass
+
+    plain = Plain()
+    plain.after_step = lambda step, loss: calls.append(('object', step))
+    runner = phase_runner.PhaseRunner([OnlyAfterStep(), plain, run_hooks.RunHook()])
+    assert [len(runner._calls[phase]) for phase in ('after_step', 'begin', 'should_stop')] == \
+        [2, 0, 0]
+    runner.after_step(4, 1.0)
+    assert calls == [('class', 4), ('object', 4)]
+    assert runner.should_stop() is False
+
+
+def test_run_aborts_and_reraises_without_finishing():
+    recorder = Recorder()
+    runner = phase_runner.PhaseRunner([recorder], plan=None)
+
+    def loop(sess, info, plan, phases):
+        assert phases is runner
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(None, None, loop, make_result=dict)
+    assert recorder.log == ['begin', 'abort']
+    result = runner.run(None, None, lambda sess, info, plan, phases: {'images_per_sec': 1.0},
+                        dict)
+    assert result == {'images_per_sec': 1.0}
+    assert recorder.log[2:] == ['begin', 'after_loop', 'end', 'report', 'release']
+
+
+def test_initialize_calls_after_initialize_between_the_two_halves():
+    order = []
+
+    class Hook(run_hooks.RunHook):
+        def after_initialize(self, ctx):
+            order.append(('after_initialize', ctx.sess, ctx.info, ctx.plan))
+
+    runner = phase_runner.PhaseRunner([Hook()], plan='the plan')
+    restored = runner.initialize(
+        'sess', 'info', lambda sess, info: order.append(('init', sess, info)) or 7,
+        lambda sess, info: order.append(('post_init', sess, info)))
+    assert restored == 7
+    assert order == [('init', 'sess', 'info'), ('after_initialize', 'sess', 'info', 'the plan'),
+                     ('post_init', 'sess', 'info')]
