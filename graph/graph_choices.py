@@ -374,7 +374,7 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         return Choices(graph_choice_flag.OFF, {}, '')
     if not got:
         note = '' if not calibration.record_path() else (
-            'graph choices: not calibrated: today\'s graph (--calibrate measures them, about '
+            'graph choices: not calibrated: today\'s graph (add --calibrate to this command: '
             '%.0f s)' % secs)
         return Choices(mode, {}, '', {}, note)
     return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
