@@ -13,7 +13,8 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 (original_flags.py), a cluster task's rules (cluster_rules.py), `--graph_choices` values
 (graph_choice_flag.py), a path-or-off flag such as `--results_db` (path_switch.py), named
 configurations under configs/ (configs.py), and the check of `--flagfile` lines before absl
-reads them (flagfile_lines.py).
+reads them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py) and
+the usage error every check raises (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
@@ -31,10 +32,8 @@ from absl import flags
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import graph_choice_flag, original_flags, path_switch
-
-
-class ParamsError(ValueError):
-    """A parameter value or combination of parameters is invalid (usage error, exit status 2)."""
+from .errors import ParamsError  # noqa: E402  (re-exported: params.ParamsError)
+from .schedule_spec import parse_piecewise_schedule  # noqa: E402,F401  (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -542,45 +541,6 @@ def _check_plan_flags(p: Params) -> None:
         raise ParamsError('--single_device_images_per_sec must be > 0 (images/sec of one device). '
                           'Received: single_device_images_per_sec=%g'
                           % p.single_device_images_per_sec)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
-    """Parses a piecewise-constant learning-rate schedule.
-
-    Grammar: ``lr0;epoch1;lr1;epoch2;lr2;...`` with an odd number of items, increasing epochs.
-    ``"0.1;30;0.01;60;0.001"`` means 0.1 for epochs [0, 30), 0.01 for [30, 60), then 0.001.
-
-    Returns:
-      (rates, boundary_epochs): len(rates) == len(boundary_epochs) + 1.
-
-    Raises:
-      ParamsError: the text does not follow the grammar.
-    """
-    items = text.split(';')
-    bad = [x for x in items if not _is_number(x)]
-    if bad:
-        raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", '
-                          'numbers only: %r is not a number. Received: %r' % (bad[0], text))
-    values = [float(x) for x in items]
-    if len(values) % 2 == 0:
-        raise ParamsError('--piecewise_learning_rate_schedule must be "lr0;epoch1;lr1;...", an '
-                          'odd number of numbers. Received: %r' % text)
-    rates, epochs = values[0::2], values[1::2]
-    if any(not math.isfinite(r) or r < 0 for r in rates):
-        raise ParamsError('--piecewise_learning_rate_schedule rates must be finite and >= 0. '
-                          'Received: %r' % text)
-    if any(b <= a for a, b in zip(epochs, epochs[1:])) or any(e <= 0 for e in epochs):
-        raise ParamsError('--piecewise_learning_rate_schedule epochs must be positive and '
-                          'increasing. Received: %r' % text)
-    return rates, epochs
 
 
 def default_device(p: Params, num_visible_gpus: int) -> str:

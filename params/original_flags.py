@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .schedule_spec import is_number
+
 GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
 LOSS_TYPES = ('base_loss', 'total_loss')
 NETWORK_TOPOLOGIES = ('dgx1', 'gcp_v100')
@@ -212,14 +214,6 @@ DEFAULTS = {row[1]: row[2] for row in _ROWS}
 NO_EFFECT_FLAGS = tuple(_NO_EFFECT)
 
 
-def _is_number(text) -> bool:
-    try:
-        float(text)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 def problem(p) -> str | None:
     """The first usage problem of this module's flags (and --variable_update=horovod), or None.
 
@@ -244,7 +238,7 @@ def problem(p) -> str | None:
             return ('--gpu_indices takes distinct GPU indices separated by commas, e.g. '
                     '"0,1,3,2". Received: gpu_indices=%r' % p.gpu_indices)
     epochs = p.eval_during_training_at_specified_epochs
-    bad = [e for e in epochs if not _is_number(e) or not 0 <= float(e) < float('inf')]
+    bad = [e for e in epochs if not is_number(e) or not 0 <= float(e) < float('inf')]
     if bad:
         return ('--eval_during_training_at_specified_epochs takes epoch numbers >= 0, e.g. '
                 '"1,2.5,10". Received: %r' % bad[0])
