@@ -10,6 +10,8 @@ is a fraction of a percent of the total for these networks.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 
@@ -159,3 +161,21 @@ def forward_flops_per_image(model, image_size=None, data_format='NHWC') -> int:
       FLOPs per image as an int.
     """
     return measure(model, image_size, data_format)[1]
+
+
+@functools.lru_cache(maxsize=None)
+def placeholder_graph(model_name: str, dataset: str = 'imagenet', image_size: int | None = None,
+                      num_classes: int | None = None):
+    """(model, graph, recorder) of a registered model's inference build at batch 1 with its
+    variables as placeholders (`VariableRecorder`), built once per process for the same
+    arguments: the speed model's layer and op profiles both read it.
+
+    Raises:
+      models.model_config.UnknownModelError: an unknown model name.
+    """
+    from . import model_config
+    model = model_config.get_model(model_name, dataset)
+    recorder = VariableRecorder()
+    graph, _, _ = build_graph(model, image_size=image_size, batch_size=1,
+                              num_classes=num_classes, recorder=recorder)
+    return model, graph, recorder

@@ -99,11 +99,9 @@ def from_model(model_name: str, dataset: str = 'imagenet', image_size: int | Non
     Raises:
       models.model_config.UnknownModelError: an unknown model name.
     """
-    from ..models import flops, model_config
-    model = model_config.get_model(model_name, dataset)
-    recorder = flops.VariableRecorder()
-    graph, _, _ = flops.build_graph(model, image_size=image_size, batch_size=1,
-                                    num_classes=num_classes, recorder=recorder)
+    from ..models import flops
+    model, graph, recorder = flops.placeholder_graph(model_name, dataset, image_size,
+                                                     num_classes)
     placeholders = {name.replace('/', '_'): name for name in recorder.shapes}
     by_variable = {}
     for op in graph.get_operations():
