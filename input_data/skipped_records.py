@@ -131,16 +131,19 @@ class SkippedRecords:
         MAX_WARNED of the run) and counted, once per record."""
         name = os.fsdecode(path.numpy())
         indices = range(int(first.numpy()), int(end.numpy()))
-        with self._lock:  # the shards are read in parallel: one decision per record
+        # The shards are read in parallel: one decision per record, and the lines are printed
+        # under the same lock so that the "more records" line always follows the named ones.
+        with self._lock:
             seen = self.unusable.setdefault(name, set())
             new = [i for i in indices if i not in seen]
             seen.update(new)
             start = self.unusable_records - len(new)
-        for k, i in enumerate(new, start=start):
-            if k < MAX_WARNED:
-                cnn_util.warn('skipped %s; --skip_corrupt_records' % record_schema.describe_record(
-                    name, i, self.num_classes, 'the pipeline cannot parse it'))
-            elif k == MAX_WARNED:
-                cnn_util.warn('more records the pipeline cannot use are skipped (the first %d '
-                              'are named above); the total block counts them' % MAX_WARNED)
+            for k, i in enumerate(new, start=start):
+                if k < MAX_WARNED:
+                    cnn_util.warn('skipped %s; --skip_corrupt_records'
+                                  % record_schema.describe_record(
+                                      name, i, self.num_classes, 'the pipeline cannot parse it'))
+                elif k == MAX_WARNED:
+                    cnn_util.warn('more records the pipeline cannot use are skipped (the first '
+                                  '%d are named above); the total block counts them' % MAX_WARNED)
         return True
