@@ -15,12 +15,19 @@ and graph/memory_probe.py) goes through `measure`:
      host_load.STEAL_LIMIT. A busy measurement is not stored; the caller gets the last quiet
      one of the same key (or none) and `busy_note` says why in one line.
 
+A figure whose quiet measurements still move between calibrations (the CPU peak: on a
+2-core cloud VM the best 8-second rate of one kernel moved between 334 and 364 GFLOP/s over
+four quiet measurements in a row) keeps its last SAMPLES quiet measurements, and the host's
+figure is their median (`figure(..., median_by=...)`: how its values are ranked): one
+calibration more moves it less than one measurement moves.
+
 The record is one JSON file, `$XDG_CACHE_HOME/tf_cnn_benchmarks/calibration.json` (default
 `~/.cache/...`), {'version': 1, 'entries': {key: entry}}, an entry holding `kind`, `value` (a
 number, or {name: number}), `spread`, `measured_utc`, `measure_secs`, `others_cores`,
-`others_fraction`, `cores` and `quiet` (always true in the file). A key names the CPU model,
-the TensorFlow version, the thread counts and what was measured (`host_key`), so a record
-copied to another host or TensorFlow answers nothing there.
+`others_fraction`, `cores` and `quiet` (always true in the file); the entry of a sampled
+figure is its median measurement, with `samples` (the last SAMPLES quiet ones, oldest
+first). A key names the CPU model, the TensorFlow version, the thread counts and what was
+measured (`host_key`), so a record copied to another host or TensorFlow answers nothing there.
 
 The environment variable TF_CNN_CALIBRATION changes where the record is: a path (a record
 of another place, or one a test wrote with the figures it injects), or 'off': no record is
@@ -48,6 +55,8 @@ OFF = 'off'
 #: A measurement is the host's figure only when other processes used at most this share of
 #: its cores (metrics/host_load.py's threshold for a representative run).
 QUIET_LIMIT = host_load.OTHERS_LIMIT
+#: Quiet measurements a sampled figure keeps (`figure`'s median_by); it is their median.
+SAMPLES = 5
 
 
 class Measurement(NamedTuple):
@@ -66,6 +75,7 @@ class Measurement(NamedTuple):
       quiet: whether it counts as the host's figure (QUIET_LIMIT; True when the load could not
         be read: the record then says 'load not measured').
       measured_now: True when this process measured it (False: read from the record).
+      samples: the quiet measurements the figure is the median of (1 unless sampled).
     """
     kind: str
     key: str
@@ -78,6 +88,7 @@ class Measurement(NamedTuple):
     cores: int
     quiet: bool
     measured_now: bool
+    samples: int = 1
 
     def date(self) -> str:
         """'2026-12-04 20:10 UTC' (minutes), or the stored text if not ISO 8601."""
@@ -92,10 +103,14 @@ class Measurement(NamedTuple):
                                              '' if self.cores == 1 else 's')
 
     def source(self) -> str:
-        """'calibrated 2026-12-04 20:10 UTC, others 0.05 of 2 cores, spread 2%' (+ ', now')."""
-        return '%s %s, %s, spread %.0f%%' % (
+        """'calibrated 2026-12-04 20:10 UTC, others 0.05 of 2 cores, spread 2%' ('measured
+        now ...' when this process measured it; ', the median of 3 quiet calibrations' when
+        the figure is a median)."""
+        median = (', the median of %d quiet calibrations' % self.samples if self.samples > 1
+                  else '')
+        return '%s %s, %s, spread %.0f%%%s' % (
             'measured now' if self.measured_now else 'calibrated', self.date(),
-            self.load_text(), 100 * self.spread)
+            self.load_text(), 100 * self.spread, median)
 
 
 def cache_dir(environ=None) -> str:
@@ -138,14 +153,41 @@ def load_record(path: str | None) -> dict:
 def _from_entry(key: str, entry) -> Measurement | None:
     if not isinstance(entry, dict) or 'value' not in entry:
         return None
+    samples = entry.get('samples')
     try:
         return Measurement(str(entry.get('kind', '?')), key, entry['value'],
                            float(entry.get('spread', 0.0)), str(entry.get('measured_utc', '?')),
                            float(entry.get('measure_secs', 0.0)), entry.get('others_cores'),
                            entry.get('others_fraction'), int(entry.get('cores', 0)), True,
-                           False)
+                           False, len(samples) if isinstance(samples, list) and samples else 1)
     except (TypeError, ValueError):
         return None
+
+
+def _entry(m: Measurement) -> dict:
+    return {'kind': m.kind, 'value': m.value, 'spread': round(m.spread, 4),
+            'measured_utc': m.measured_utc, 'measure_secs': round(m.measure_secs, 2),
+            'others_cores': m.others_cores, 'others_fraction': m.others_fraction,
+            'cores': m.cores, 'quiet': True}
+
+
+def _sampled_entry(old, new: dict, rank) -> dict:
+    """The entry of a sampled figure after the quiet measurement `new` (an `_entry`): the last
+    SAMPLES quiet measurements (the old entry's samples, or the old entry itself) and, as the
+    figure, the lower median of them by `rank(value)` (a measurement that was made, with its
+    own date, load and spread)."""
+    samples = []
+    if isinstance(old, dict):
+        kept = old.get('samples')
+        samples = [e for e in (kept if isinstance(kept, list) else [old])
+                   if isinstance(e, dict) and 'value' in e]
+    samples = (samples + [new])[-SAMPLES:]
+    try:
+        ordered = sorted(samples, key=lambda e: rank(e['value']))
+    except (KeyError, TypeError, ValueError):  # an older sample of another form
+        samples, ordered = [new], [new]
+    median = ordered[(len(ordered) - 1) // 2]
+    return {**{k: v for k, v in median.items() if k != 'samples'}, 'samples': samples}
 
 
 def lookup(key: str, path: str | None = None, *, record: dict | None = None
@@ -156,8 +198,10 @@ def lookup(key: str, path: str | None = None, *, record: dict | None = None
     return _from_entry(key, entries.get(key))
 
 
-def store(path: str | None, measurements) -> bool:
-    """Adds or replaces the quiet ones of `measurements` in the record (atomically, a rename).
+def store(path: str | None, measurements, median_by=None) -> bool:
+    """Adds or replaces the quiet ones of `measurements` in the record (atomically, a rename);
+    with `median_by` (value -> number), an entry keeps its last SAMPLES quiet measurements
+    and is their median by that number.
 
     Returns:
       True when written; False when off, nothing quiet, or the folder is not writable (a
@@ -170,12 +214,8 @@ def store(path: str | None, measurements) -> bool:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         entries = load_record(path)
         for m in quiet:
-            entries[m.key] = {'kind': m.kind, 'value': m.value, 'spread': round(m.spread, 4),
-                              'measured_utc': m.measured_utc,
-                              'measure_secs': round(m.measure_secs, 2),
-                              'others_cores': m.others_cores,
-                              'others_fraction': m.others_fraction, 'cores': m.cores,
-                              'quiet': True}
+            entries[m.key] = (_entry(m) if median_by is None
+                              else _sampled_entry(entries.get(m.key), _entry(m), median_by))
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
                                    prefix='.calibration_', suffix='.tmp')
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
@@ -252,7 +292,7 @@ def busy_note(fresh: Measurement, kept: Measurement | None) -> str:
 
 def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
            cores: int, refresh: bool = False, measure_missing: bool = True, warn=None,
-           path: str | None = None, meter=None) -> Measurement | None:
+           path: str | None = None, meter=None, median_by=None) -> Measurement | None:
     """The host's figure of `key`: the stored quiet one, else (or with `refresh`) measured
     now and stored when quiet; a busy measurement is not used: the last quiet one (or None)
     is, and `warn` gets `busy_note`'s line.
@@ -263,9 +303,12 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
       measure_missing: False: never measure (a figure too costly for a first run).
       warn: text -> None for the busy line (default: stderr 'warning: ...').
       path: the record (default `record_path()`; None from it: off, nothing measured).
+      median_by: value -> number: the figure is the median of its last SAMPLES quiet
+        measurements by that number (None: the last quiet measurement).
 
     Returns:
-      a Measurement, or None (off, not measured, or busy without a quiet one).
+      a Measurement, or None (off, not measured, or busy without a quiet one). A sampled
+      figure's is the stored median (`measured_now` when that is the measurement made now).
     """
     path = record_path() if path is None else path
     if not path:
@@ -277,8 +320,12 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:
-        store(path, [fresh])
-        return fresh
+        stored = (lookup(key, path) if store(path, [fresh], median_by) and median_by
+                  else None)
+        if stored is None:
+            return fresh
+        return stored._replace(measured_now=stored.measured_utc == fresh.measured_utc
+                               and stored.value == fresh.value)
     (warn or _warn)(busy_note(fresh, kept))
     return kept
 

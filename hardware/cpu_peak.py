@@ -15,7 +15,10 @@ most about `budget_secs` (2 s by default) plus the two warm-up runs (MEASURE_SEC
 The figure lives in the host's calibration record (hardware/calibration.py: one entry per
 '<cpu model>|tf <version>|cpu peak|<dtype>|<threads> threads', with the host's load while it
 was measured); a measurement taken while other processes used more than a quarter of the
-cores is not kept. `refresh=True` (--refresh_peak, --calibrate) measures again.
+cores is not kept. The peak is the median of the last calibration.SAMPLES quiet measurements
+(a best rate of a few seconds still moves by several percent between quiet measurements on a
+cloud VM; the median of several moves less). `refresh=True` (--refresh_peak, --calibrate)
+measures again.
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
         KIND, cache_key(cpu_model, tf_version, dtype, threads), lambda: fn(dtype, threads),
         what='the CPU peak (%s, %s threads: a matmul chain and a 3x3 convolution)' % (
             dtype, threads or 'default'), secs=MEASURE_SECS, cores=calibration.cores(threads),
-        refresh=refresh, measure_missing=measure_missing, path=path, meter=meter)
+        refresh=refresh, measure_missing=measure_missing, path=path, meter=meter,
+        median_by=lambda value: float(value['flops_per_sec']))
 
 
 def flops_per_sec(m: calibration.Measurement | None) -> float | None:

@@ -159,14 +159,38 @@ def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path):
     assert again.measured_utc == first.measured_utc
     other = cpu_peak.cpu_peak('float32', 1, **kw)  # another thread count: another key
     assert other.measured_now and cpu_peak.flops_per_sec(other) == 2e9
+    # A refresh adds a quiet measurement; the peak is the (lower) median of those kept.
     refreshed = cpu_peak.cpu_peak('float32', 2, refresh=True, **kw)
-    assert refreshed.measured_now and cpu_peak.flops_per_sec(refreshed) == 3e9
+    assert not refreshed.measured_now and cpu_peak.flops_per_sec(refreshed) == 1e9
+    assert refreshed.samples == 2 and refreshed.measured_utc == first.measured_utc
     stored = json.load(open(path))['entries']
     assert sorted(stored) == ['Test CPU|tf 2.21.0|cpu peak|float32|1 threads',
                               'Test CPU|tf 2.21.0|cpu peak|float32|2 threads']
-    assert stored['Test CPU|tf 2.21.0|cpu peak|float32|2 threads']['value'][
-        'flops_per_sec'] == 3e9
+    entry = stored['Test CPU|tf 2.21.0|cpu peak|float32|2 threads']
+    assert entry['value']['flops_per_sec'] == 1e9
+    assert [e['value']['flops_per_sec'] for e in entry['samples']] == [1e9, 3e9]
     assert measured == [('float32', 2), ('float32', 1), ('float32', 2)]
+
+
+def test_the_peak_is_the_median_of_the_last_five_quiet_calibrations(tmp_path):
+    path = str(tmp_path / 'calibration.json')
+    rates = iter([3e11, 3.6e11, 3.3e11, 9e11, 3.4e11, 3.5e11])
+
+    def fake_measure(dtype, threads):
+        return {'flops_per_sec': next(rates), 'kernel': 'conv3x3'}, 0.05
+    kw = dict(cpu_model='c', tf_version='v', path=path, measure_fn=fake_measure,
+              meter=helpers.FakeMeter(0.0), refresh=True)
+    got = [cpu_peak.cpu_peak('float32', 2, **kw) for _ in range(6)]
+    # medians of [3], [3, 3.6], [3, 3.6, 3.3], [.., 9], [.., 3.4], then the last five only
+    assert [cpu_peak.flops_per_sec(m) / 1e11 for m in got] == [3, 3, 3.3, 3.3, 3.4, 3.5]
+    assert [m.samples for m in got] == [1, 2, 3, 4, 5, 5]
+    assert [m.measured_now for m in got] == [True, False, True, False, True, True]
+    assert got[-1].source().endswith(', spread 5%, the median of 5 quiet calibrations')
+    # A busy calibration adds nothing: the quiet median stays.
+    busy = cpu_peak.cpu_peak('float32', 2, **{**kw, 'meter': helpers.FakeMeter(1.5),
+                                              'measure_fn': lambda d, t: (
+                                                  {'flops_per_sec': 1e11, 'kernel': 'x'}, 0)})
+    assert cpu_peak.flops_per_sec(busy) == 3.5e11 and busy.samples == 5
 
 
 def test_a_peak_taken_beside_a_burner_is_not_kept(tmp_path, capsys):
