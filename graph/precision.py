@@ -26,7 +26,7 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
-from ..hardware import kernel_speed
+from ..hardware import kernel_speed, machine
 
 tf1 = tf.compat.v1
 
@@ -227,12 +227,13 @@ def is_unit_scale(loss_scale) -> bool:
 # --- Native support of the compute dtype.
 
 def cpu_flags(cpuinfo_path: str = '/proc/cpuinfo') -> set[str]:
-    """The feature flags of the first CPU in /proc/cpuinfo; empty where the file is absent."""
+    """The feature flags of the first CPU in /proc/cpuinfo that oneDNN may use
+    (hardware.machine.usable_cpu_flags: ONEDNN_MAX_CPU_ISA); empty where the file is absent."""
     try:
         with open(cpuinfo_path) as f:
             for line in f:
                 if line.startswith('flags'):
-                    return set(line.split(':', 1)[1].split())
+                    return machine.usable_cpu_flags(line.split(':', 1)[1].split())
     except OSError:
         return set()
     return set()
@@ -305,8 +306,10 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
             dtype, measured, when=when, gradients=gradients))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
-    text = 'CPU has no %s: no native %s arithmetic (emulated in software)' % (
-        '/'.join(wanted), name)
+    limit = machine.onednn_isa_limit()
+    text = 'CPU has no %s%s: no native %s arithmetic (emulated in software)' % (
+        '/'.join(wanted), ' oneDNN may use (ONEDNN_MAX_CPU_ISA=%s)' % limit if limit else '',
+        name)
     if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
         text += '; ' + kernel_speed.describe(dtype, measured, when=when,
                                              gradients=gradients).split('; gradients')[0]

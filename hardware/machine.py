@@ -39,10 +39,43 @@ def cpu_model() -> str:
     return _cpuinfo_field('model name') or platform.processor() or platform.machine()
 
 
+#: The CPU flags of the units oneDNN leaves unused under each ONEDNN_MAX_CPU_ISA value (oneDNN
+#: developer guide, "CPU Dispatcher Control": the variable limits the instruction sets oneDNN
+#: dispatches to; the ISAs nest SSE41 < AVX < AVX2 < AVX512_CORE < AVX512_CORE_VNNI <
+#: AVX512_CORE_BF16 < AVX512_CORE_FP16 (AVX10_1_512) < AVX512_CORE_AMX (AVX10_1_512_AMX)).
+_AVX512 = ('avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16')
+_AMX = ('amx_tile', 'amx_bf16', 'amx_int8', 'amx_fp16')
+_ISA_DROPS = {
+    'SSE41': _AVX512 + _AMX, 'AVX': _AVX512 + _AMX, 'AVX2': _AVX512 + _AMX,
+    'AVX2_VNNI': _AVX512 + _AMX, 'AVX2_VNNI_2': _AVX512 + _AMX,
+    'AVX512_CORE': _AVX512[1:] + _AMX, 'AVX512_CORE_VNNI': _AVX512[2:] + _AMX,
+    'AVX512_CORE_BF16': _AVX512[3:] + _AMX, 'AVX512_CORE_FP16': _AMX, 'AVX10_1_512': _AMX,
+    'AVX512_CORE_AMX': ('amx_fp16',), 'AVX10_1_512_AMX': ('amx_fp16',)}
+
+
+def onednn_isa_limit(environ=None) -> str | None:
+    """The ONEDNN_MAX_CPU_ISA (or the older DNNL_MAX_CPU_ISA) value that limits oneDNN's
+    kernels, upper case; None when unset, DEFAULT, ALL or a value not in _ISA_DROPS."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get('ONEDNN_MAX_CPU_ISA') or environ.get('DNNL_MAX_CPU_ISA') or '')
+    value = value.strip().upper()
+    return value if value in _ISA_DROPS else None
+
+
+def usable_cpu_flags(flags, environ=None) -> set[str]:
+    """`flags` without those of the units ONEDNN_MAX_CPU_ISA keeps oneDNN from using: the
+    flags say which reduced-precision units the run's kernels can use (on an AMX host,
+    ONEDNN_MAX_CPU_ISA=AVX512_CORE runs the kernels of an AVX-512 host without bfloat16
+    units, and the precision rules follow)."""
+    limit = onednn_isa_limit(environ)
+    return set(flags) - set(_ISA_DROPS[limit]) if limit else set(flags)
+
+
 def cpu_flags() -> list[str]:
-    """The NOTABLE_CPU_FLAGS this CPU has (/proc/cpuinfo 'flags'), e.g. ['avx2', 'fma',
-    'avx512f', 'avx512_bf16']; [] where /proc/cpuinfo is missing."""
-    have = set((_cpuinfo_field('flags') or '').split())
+    """The NOTABLE_CPU_FLAGS this CPU has (/proc/cpuinfo 'flags') and oneDNN may use
+    (`usable_cpu_flags`), e.g. ['avx2', 'fma', 'avx512f', 'avx512_bf16']; [] where
+    /proc/cpuinfo is missing."""
+    have = usable_cpu_flags((_cpuinfo_field('flags') or '').split())
     return [flag for flag in NOTABLE_CPU_FLAGS if flag in have]
 
 

@@ -319,6 +319,30 @@ def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
     assert precision.cpu_flags(str(tmp_path / 'absent')) == set()
 
 
+def test_onednn_max_cpu_isa_takes_away_the_units_its_kernels_may_not_use(tmp_path, monkeypatch):
+    from tf_cnn_benchmarks.hardware import machine
+    cpuinfo = tmp_path / 'cpuinfo'
+    cpuinfo.write_text('flags\t\t: fpu avx2 fma avx512f avx512_vnni avx512_bf16 avx512_fp16 '
+                       'amx_tile amx_bf16 amx_int8\n')
+    monkeypatch.setenv('ONEDNN_MAX_CPU_ISA', 'avx512_core')  # an AVX-512 host without bf16
+    flags = precision.cpu_flags(str(cpuinfo))
+    assert flags == {'fpu', 'avx2', 'fma', 'avx512f'}
+    native, text = precision.native_support(tf.bfloat16, 'cpu', flags=flags)
+    assert not native
+    assert 'no avx512_bf16/amx_bf16 oneDNN may use (ONEDNN_MAX_CPU_ISA=AVX512_CORE)' in text
+    every = {'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16', 'amx_bf16', 'amx_fp16'}
+    kept = {isa: machine.usable_cpu_flags(every, {'ONEDNN_MAX_CPU_ISA': isa}) for isa in (
+        'AVX2', 'AVX512_CORE_VNNI', 'AVX512_CORE_BF16', 'AVX10_1_512', 'AVX512_CORE_AMX',
+        'DEFAULT', 'NO_SUCH_ISA')}
+    assert kept['AVX2'] == set()
+    assert kept['AVX512_CORE_VNNI'] == {'avx512f', 'avx512_vnni'}
+    assert kept['AVX512_CORE_BF16'] == {'avx512f', 'avx512_vnni', 'avx512_bf16'}
+    assert kept['AVX10_1_512'] == every - {'amx_bf16', 'amx_fp16'}
+    assert kept['AVX512_CORE_AMX'] == every - {'amx_fp16'}
+    assert kept['DEFAULT'] == kept['NO_SUCH_ISA'] == every
+    assert machine.usable_cpu_flags(every, {'DNNL_MAX_CPU_ISA': 'AVX2'}) == set()
+
+
 # As measured on an Intel Xeon with AVX-512 but no bfloat16 units (issue 39.1).
 SLOW_EMULATED = {'conv': 3.5, 'conv_gradients': 1.0, 'matmul': 3.6, 'matmul_gradients': 1.0}
 
