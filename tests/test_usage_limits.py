@@ -90,9 +90,9 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
                                         '--data_dir=hdfs://namenode/imagenet: ')):
         scheme = file_systems.scheme(name.split('=')[1])
         assert text == ('error: %sTensorFlow %s has no file system for %s:// (registered: '
-                        'file://, gs://, ram://); pip install tensorflow-io (its file systems '
-                        'register %s:// when tensorflow_io is imported, which this program '
-                        'does)\n' % (name, file_systems._tf_version(), scheme, scheme))
+                        'file://, gs://, ram://); %s\n' % (
+                            name, file_systems._tf_version(), scheme,
+                            file_systems._provider(scheme, file_systems._tf_version())))
     assert errors[3].startswith('error: --results_db=gs://bucket/r.sqlite: the results database '
                                 'is an SQLite file, which needs a local disk')
     # The configuration was read (resnet50_cpu's flags), and the next rule stopped the run.
