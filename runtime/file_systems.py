@@ -47,7 +47,7 @@ TFIO_SCHEMES = ('s3', 'hdfs', 'viewfs', 'har', 'az', 'http', 'https')
 
 # tensorflow-io's releases are each built for one TensorFlow minor version; the last one,
 # 0.37.1 (July 2024), requires tensorflow>=2.16,<2.17 (its PyPI metadata and
-# tensorflow_io/python/ops/version_ops.py). Imported by TensorFlow 2.21 it warns that its
+# the `require` string of its version_ops module). Imported by TensorFlow 2.21 it warns that its
 # libraries do not load (undefined symbols) and registers no scheme (measured).
 TFIO_LAST = ('0.37.1', (2, 16))
 
