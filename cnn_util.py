@@ -26,14 +26,21 @@ class ClusterError(BenchmarkError):
     """A peer task of a cluster cannot be reached, died, or did not answer in time."""
 
 
+# tf.data's words before the error of a function it maps (one line, no spaces in its names).
+_TF_DATA_PREFIX = re.compile(r'^Error in user-defined function passed to \S+ transformation '
+                             r'with iterator: \S+: ')
+
+
 def error_summary(error: BaseException) -> str:
     """The informative line of an error, for a one-line message.
 
     TensorFlow's run-time errors (tf.errors.OpError) carry a multi-line `message`: 'Graph
     execution error:', 'From /job:...:', the Python stack of the op's creation ending in
     "Node: 'name'", separator rows, '[[{{node ...}}]]'. This returns the first line that says
-    what went wrong (after the "Node:" line when there is one), e.g. 'Socket closed'; other
-    exceptions give their first line.
+    what went wrong (after the "Node:" line when there is one), e.g. 'Socket closed', without
+    tf.data's 'Error in user-defined function passed to ParallelMapDatasetV2:12 transformation
+    with iterator: Iterator::Root::Prefetch::ParallelMapV2: ' before it; other exceptions give
+    their first line.
     """
     lines = [x.strip() for x in str(getattr(error, 'message', None) or error).splitlines()]
     nodes = [i for i, x in enumerate(lines) if x.startswith('Node:')]
@@ -43,6 +50,7 @@ def error_summary(error: BaseException) -> str:
         if re.search(r'[A-Za-z0-9]', line) and not line.startswith((
                 'Graph execution error', 'From /job:', 'Detected at', 'File "', '[[',
                 'Traceback')):
+            line = _TF_DATA_PREFIX.sub('', line)
             return re.sub(r'\s*\[\[\{\{node .*$', '', line)
     return type(error).__name__
 

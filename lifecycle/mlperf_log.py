@@ -30,7 +30,9 @@ global batch); block_start and block_stop also first_epoch_num, the evaluation e
 (global step / steps per epoch). The checker also wants evaluations: a run without
 --eval_during_training_* fails it (no eval_start, eval_accuracy).
 
-Without the package `make_hook` warns once and the run goes on without these lines. The
+Without the package `make_hook` warns once and the run goes on without these lines; with it,
+a run whose log the checker will refuse (no evaluations, a model that is no MLPerf benchmark,
+the closed division) gets one warning line saying why (`checker_gaps`). The
 original's --ml_perf also changed its ImageNet preprocessing (mean subtraction instead of
 scaling to [-1, 1]); here the images keep the usual range and the lines are the only effect.
 """
@@ -91,7 +93,8 @@ def submission_fields(environ=None) -> dict[str, str]:
 
 
 def make_hook(plan, evaluations=None):
-    """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging.
+    """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging;
+    one warning line when the compliance checker will refuse the run's log (`checker_gaps`).
 
     Args:
       plan: the run plan.
@@ -106,10 +109,44 @@ def make_hook(plan, evaluations=None):
         cnn_util.warn('--ml_perf prints no MLPerf lines: the mlperf-logging package is not '
                       'installed; %s' % INSTALL_HINT)
         return None
-    hook = MlPerfHook(plan, *loaded, submission=submission_fields())
+    submission = submission_fields()
+    gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'])
+    if gaps:
+        cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
+                      'refuse this log: %s' % '; '.join(gaps))
+    hook = MlPerfHook(plan, *loaded, submission=submission)
     if evaluations is not None:
         evaluations.listeners.append(hook)
     return hook
+
+
+def checker_gaps(model: str, evaluates: bool, division: str) -> list[str]:
+    """What in a run's log the compliance checker will refuse, with what to change; [] for a
+    log it can accept (a ResNet-50 run with evaluations during training, open division).
+
+    Args:
+      model: --model.
+      evaluates: whether the run evaluates during training (--eval_during_training_*).
+      division: the submission division ('open' or 'closed').
+
+    The checker's rules (training_4.0.0): common.yaml requires eval_start, eval_stop and
+    eval_accuracy; submission_benchmark must name an MLPerf benchmark (ResNet-50 is this
+    program's one); closed_resnet.yaml also wants the reference's polynomial-decay keys
+    (sgd_opt_end_learning_rate of 0.0001, sgd_opt_learning_rate_decay_poly_power, ...), which
+    no schedule of this program has.
+    """
+    gaps = []
+    if not evaluates:
+        gaps.append('it has no evaluations (add --eval_during_training_every_n_epochs=N or '
+                    '--eval_during_training_every_n_steps=N)')
+    if model not in RESNET_MODELS:
+        gaps.append('--model=%s is no MLPerf training benchmark (ResNet-50 is: '
+                    '--model=resnet50)' % model)
+    if division == 'closed':
+        gaps.append("the closed division's ResNet-50 rules want the reference's "
+                    'polynomial-decay learning rate (sgd_opt_* keys), which this program does '
+                    'not run (MLPERF_SUBMISSION_DIVISION=open, the default, has no such rule)')
+    return gaps
 
 
 class MlPerfHook(run_hooks.RunHook):

@@ -11,8 +11,9 @@ Which schemes are served is known in two steps, so that `--help` and usage error
   - before TensorFlow loads (`scheme_problem`): the schemes TensorFlow 2.21 registers itself
     (`BUILTIN_SCHEMES`: gs:// Google Cloud Storage, ram:// its in-memory file system,
     file://) pass; any other passes only when a package that registers file systems is
-    installed (`PLUGIN_PACKAGES`), else it is refused with what provides it (`PROVIDERS`:
-    s3:// and hdfs:// left TensorFlow's wheel for tensorflow-io in TF 2.6);
+    installed (`PLUGIN_PACKAGES`), else it is refused with what provides it (s3://, hdfs://
+    and the rest of `TFIO_SCHEMES` left TensorFlow's wheel for tensorflow-io in TF 2.6, whose
+    last release is built for TensorFlow 2.16: `TFIO_LAST`);
   - once TensorFlow has loaded (`unregistered_problem`): `tf.io.gfile.get_registered_schemes()`
     after importing such a package, which registers its file systems when imported.
 
@@ -32,6 +33,7 @@ import glob as _glob
 import importlib.util
 import os
 import re
+import warnings
 from typing import NamedTuple
 
 # tf.io.gfile.get_registered_schemes() of the TensorFlow 2.21 wheel: ['ram', 'file', '', 'gs'].
@@ -40,17 +42,14 @@ BUILTIN_SCHEMES = ('file', 'gs', 'ram')
 # Importing one of these registers more file systems with TensorFlow.
 PLUGIN_PACKAGES = ('tensorflow_io',)
 
-_TFIO = ('pip install tensorflow-io (its file systems register %s:// when tensorflow_io is '
-         'imported, which this program does)')
-PROVIDERS = {
-    's3': _TFIO % 's3',
-    'hdfs': _TFIO % 'hdfs',
-    'viewfs': _TFIO % 'viewfs',
-    'har': _TFIO % 'har',
-    'az': _TFIO % 'az',
-    'http': _TFIO % 'http',
-    'https': _TFIO % 'https',
-}
+# The schemes that left TensorFlow's wheel in 2.6 for tensorflow-io's file systems.
+TFIO_SCHEMES = ('s3', 'hdfs', 'viewfs', 'har', 'az', 'http', 'https')
+
+# tensorflow-io's releases are each built for one TensorFlow minor version; the last one,
+# 0.37.1 (July 2024), requires tensorflow>=2.16,<2.17 (its PyPI metadata and
+# the `require` string of its version_ops module). Imported by TensorFlow 2.21 it warns that its
+# libraries do not load (undefined symbols) and registers no scheme (measured).
+TFIO_LAST = ('0.37.1', (2, 16))
 
 _URI = re.compile(r'^([A-Za-z][A-Za-z0-9.]*)://')
 
@@ -66,9 +65,25 @@ def is_remote(path: str | None) -> bool:
     return bool(scheme(path))
 
 
-def _provider(name: str) -> str:
-    return PROVIDERS.get(name.lower(), 'install the package that registers a TensorFlow file '
-                                       'system for it, or give a local path')
+def _provider(name: str, tf_version: str) -> str:
+    """What provides scheme `name` for TensorFlow `tf_version` ('2.21.0'), as advice."""
+    if name.lower() not in TFIO_SCHEMES:
+        return ('install the package that registers a TensorFlow file system for it, or give '
+                'a local path')
+    release, built_for = TFIO_LAST
+    if _minor(tf_version) == built_for:
+        return ('pip install tensorflow-io==%s (its file systems register %s:// when '
+                'tensorflow_io is imported, which this program does)' % (release, name))
+    return ('tensorflow-io provides it, but its last release (%s) is built for TensorFlow '
+            '%d.%d and its file systems do not load in %s: give a local path or a gs:// one '
+            '(copy the data there with your storage\'s own tools)'
+            % (release, built_for[0], built_for[1], tf_version))
+
+
+def _minor(version: str) -> tuple[int, ...]:
+    """(2, 21) of '2.21.0'; () when `version` does not start with two numbers."""
+    match = re.match(r'(\d+)\.(\d+)', version)
+    return (int(match.group(1)), int(match.group(2))) if match else ()
 
 
 def scheme_problem(path: str) -> str | None:
@@ -84,8 +99,28 @@ def scheme_problem(path: str) -> str | None:
 
 
 def _unregistered_message(name: str) -> str:
+    version = _tf_version()
     return ('TensorFlow %s has no file system for %s:// (registered: %s); %s' % (
-        _tf_version(), name, ', '.join('%s://' % s for s in BUILTIN_SCHEMES), _provider(name)))
+        version, name, ', '.join('%s://' % s for s in BUILTIN_SCHEMES),
+        _installed_plugin_problem(name, version) or _provider(name, version)))
+
+
+def _installed_plugin_problem(name: str, tf_version: str) -> str | None:
+    """Why tensorflow-io, installed, registered no `name`:// (None where it is not installed,
+    or does not serve `name`)."""
+    from importlib import metadata
+    if name.lower() not in TFIO_SCHEMES:
+        return None
+    try:
+        release = metadata.version('tensorflow-io')
+    except metadata.PackageNotFoundError:
+        return None
+    built_for = [r.split(';')[0].strip() for r in metadata.requires('tensorflow-io') or ()
+                 if re.match(r'tensorflow\s*[<>=!~]', r)]
+    return ('tensorflow-io %s is installed but its file systems did not load in TensorFlow %s'
+            '%s: give a local path or a gs:// one (copy the data there with your storage\'s '
+            'own tools)' % (release, tf_version,
+                            ' (it is built for %s)' % built_for[0] if built_for else ''))
 
 
 def _tf_version() -> str:
@@ -102,13 +137,17 @@ def registered_schemes() -> list[str]:
     """The schemes TensorFlow serves now, after importing the installed plugin packages."""
     import tensorflow as tf
     schemes = tf.io.gfile.get_registered_schemes()
-    if any(s not in schemes for s in PROVIDERS):
+    if any(s not in schemes for s in TFIO_SCHEMES):
         for package in PLUGIN_PACKAGES:
             if importlib.util.find_spec(package) is not None:
-                try:
-                    importlib.import_module(package)
-                except Exception:  # noqa: BLE001 (a broken plugin: its schemes stay missing)
-                    continue
+                # A plugin built for another TensorFlow warns of its libraries in several
+                # lines; the error line says it instead (_installed_plugin_problem).
+                with warnings.catch_warnings():
+                    warnings.simplefilter('ignore')
+                    try:
+                        importlib.import_module(package)
+                    except Exception:  # noqa: BLE001 (a broken plugin: its schemes stay missing)
+                        continue
         schemes = tf.io.gfile.get_registered_schemes()
     return [s for s in schemes if s]
 

@@ -291,6 +291,29 @@ def test_cli_success_with_progress_bar(tmp_path):
         'class_counts.txt', 'labels.txt', 'train-00000-of-00001', 'validation-00000-of-00001']
 
 
+@pytest.mark.cli
+def test_cli_scales_a_16_bit_png_and_counts_it_in_the_summary(tmp_path):
+    """Issue 41.5 as a user meets it: a 16-bit grayscale PNG of mean 127 (of 255) beside an
+    8-bit RGB JPEG was stored as mean 254, exit 0 and no word; now stored near 127 and counted
+    in the summary's last line (the JPEG is kept byte for byte, not counted)."""
+    (tmp_path / 'in' / 'a').mkdir(parents=True)
+    (tmp_path / 'in' / 'b').mkdir()
+    ramp = np.linspace(0, 65535, 64 * 48).reshape(48, 64).astype(np.uint16)
+    Image.fromarray(ramp).save(tmp_path / 'in' / 'a' / 'scan.png')
+    (tmp_path / 'in' / 'b' / 'photo.jpg').write_bytes(h.image_bytes(9, 7))
+    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
+               '--num_train_shards=1', '--num_validation_shards=1', '--validation_fraction=0')
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == (
+        'pixel values changed: 1 of 2 images, converted to 8-bit RGB JPEG (quality 95): 1 '
+        '16-bit grayscale (I;16) scaled to 8 bits')
+    [scan] = [f for f in _records([str(tmp_path / 'out' / 'train-00000-of-00001')])
+              if f['image/filename'].bytes_list.value == [b'scan.png']]
+    pixels = np.asarray(Image.open(io.BytesIO(scan['image/encoded'].bytes_list.value[0])))
+    assert abs(pixels.mean() - ramp.mean() / 257) < 1.5  # 127.5; clipped it was about 254
+    assert (pixels == 255).mean() < 0.05  # clipped: 91% at 255
+
+
 def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     src, out = tmp_path / 'in', tmp_path / 'out'
     (src / 'cls').mkdir(parents=True)

@@ -266,6 +266,25 @@ def test_ml_perf_without_the_package_warns_once(monkeypatch, capsys):
     assert result['num_steps'] == 3
 
 
+def test_ml_perf_warns_once_of_a_log_the_checker_will_refuse(capsys):
+    """A run without evaluations (the checker requires eval_accuracy) or of a model that is no
+    MLPerf benchmark printed a log the checker fails, without a word."""
+    pytest.importorskip('mlperf_logging')
+    result = tiny_run(ml_perf=True)
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if 'ml_perf' in line] == [
+        "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will "
+        'refuse this log: it has no evaluations (add --eval_during_training_every_n_epochs=N '
+        'or --eval_during_training_every_n_steps=N); --model=trivial is no MLPerf training '
+        'benchmark (ResNet-50 is: --model=resnet50)']
+    assert result['num_steps'] == 3
+    assert mlperf_log.checker_gaps('resnet50', True, 'open') == []
+    assert mlperf_log.checker_gaps('resnet50_v1.5', True, 'open') == []
+    [closed] = mlperf_log.checker_gaps('resnet50', True, 'closed')
+    assert closed.startswith("the closed division's ResNet-50 rules want the reference's "
+                             'polynomial-decay learning rate (sgd_opt_* keys)')
+
+
 def test_mlperf_submission_fields_come_from_the_environment():
     assert mlperf_log.submission_fields({}) == {
         'submission_org': 'unset', 'submission_platform': 'unset',

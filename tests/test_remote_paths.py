@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
+from importlib import metadata
 
 import gcs_emulator
 import pytest
@@ -51,6 +52,32 @@ def test_schemes_follow_tensorflows_uri_rule_and_registry(monkeypatch):
     assert file_systems.unregistered_problem('ram://x') is None
     assert file_systems.unregistered_problem('s3://b/x').startswith(
         'TensorFlow %s has no file system for s3:// ' % tf.__version__)
+    # What provides s3://: tensorflow-io, whose last release loads in TensorFlow 2.16 only.
+    assert file_systems._provider('s3', '2.16.2') == (
+        'pip install tensorflow-io==0.37.1 (its file systems register s3:// when tensorflow_io '
+        'is imported, which this program does)')
+    assert file_systems._provider('s3', '2.21.0') == (
+        'tensorflow-io provides it, but its last release (0.37.1) is built for TensorFlow 2.16 '
+        'and its file systems do not load in 2.21.0: give a local path or a gs:// one (copy '
+        "the data there with your storage's own tools)")
+    if tf.__version__.startswith('2.21.'):
+        assert file_systems.scheme_problem('hdfs://n/x').endswith(
+            'its file systems do not load in %s: give a local path or a gs:// one (copy the '
+            "data there with your storage's own tools)" % tf.__version__)
+    # Installed but built for another TensorFlow (0.37.1 in TensorFlow 2.21: its libraries'
+    # symbols are missing, it registers nothing): said so, not 'pip install' it.
+    real_version, real_requires = metadata.version, metadata.requires
+    monkeypatch.setattr(metadata, 'version', lambda d: '0.37.1' if d == 'tensorflow-io'
+                        else real_version(d))
+    monkeypatch.setattr(metadata, 'requires', lambda d: [
+        'tensorflow-io-gcs-filesystem ==0.37.1',
+        'tensorflow <2.17.0,>=2.16.0 ; extra == "tensorflow"'] if d == 'tensorflow-io'
+        else real_requires(d))
+    assert file_systems.unregistered_problem('s3://b/x').endswith(
+        '; tensorflow-io 0.37.1 is installed but its file systems did not load in TensorFlow '
+        '%s (it is built for tensorflow <2.17.0,>=2.16.0): give a local path or a gs:// one '
+        "(copy the data there with your storage's own tools)" % file_systems._tf_version())
+    assert file_systems.unregistered_problem('foo://b/x').endswith('or give a local path')
     # With a plugin package installed the scheme is left to TensorFlow's registry.
     real = file_systems.importlib.util.find_spec
     monkeypatch.setattr(file_systems.importlib.util, 'find_spec',

@@ -303,6 +303,10 @@ def test_hooks_get_the_traces_they_ask_for_and_add_their_total_lines_in_order(mo
     ('=====================\nRead less bytes than requested [[{{node save/RestoreV2}}]]',
      'Read less bytes than requested'),
     ('', 'Exception'),
+    ("Error in user-defined function passed to ParallelMapDatasetV2:12 transformation with "
+     "iterator: Iterator::Root::Prefetch::ParallelMapV2: Name: <unknown>, Key: "
+     "image/class/label, Index: 1.  Data types don't match.\n\t [[{{node ParseSingleExample}}]]",
+     "Name: <unknown>, Key: image/class/label, Index: 1.  Data types don't match."),
 ])
 def test_error_summary_keeps_the_informative_line(message, summary):
     assert cnn_util.error_summary(Exception(message)) == summary
