@@ -64,6 +64,11 @@ LAMBDA_A100_SXM4 = LAMBDA_LOGS % ('7742-1xA100-SXM4-40GB_TF2_3', 'A100-SXM4-40GB
                                   'vgg16 float16 (70 images/sec, a fifth of its float32) left '
                                   'out as a broken run')
 LAMBDA_RTX8000 = LAMBDA_LOGS % ('Gold_6230-Quadro_RTX_8000_trt2_TF2_2', 'TF 2.2.0, CUDA 10.0')
+_SAME_AS_2019 = ('the float32 runs of resnet50, resnet152 and inception3 are left out: Lambda\'s '
+                 '2019 table (LAMBDA) has them at the same batch')
+LAMBDA_1080TI = LAMBDA_LOGS % ('i7-6850K-GeForce_GTX_1080_Ti', 'TF 2.2.0; ' + _SAME_AS_2019)
+LAMBDA_2080TI = LAMBDA_LOGS % ('Gold_6230-GeForce_RTX_2080_Ti_trt2_TF1_15', 'TF 1.15.3, CUDA '
+                               '10.0; ' + _SAME_AS_2019)
 #: Lambda's logs, (model, float16 batch, float16 images/sec, float32 batch, float32 images/sec)
 #: per run; a batch or figure of None: the row is left out (see the run's source).
 _LAMBDA_LOGGED = (
@@ -87,6 +92,14 @@ _LAMBDA_LOGGED = (
         ('alexnet', 960, 7046.91, 448, 5665.33), ('inception3', 24, 412.09, 56, 293.21),
         ('resnet152', 32, 316.22, 24, 140.45), ('resnet50', 48, 875.20, 56, 425.67),
         ('vgg16', 48, 417.37, 24, 240.59))),
+    ('GTX 1080 Ti', False, LAMBDA_1080TI, (
+        ('alexnet', 1024, 2914.50, 512, 2636.41), ('inception3', 128, 156.85, None, None),
+        ('resnet152', 64, 110.15, None, None), ('resnet50', 128, 273.45, None, None),
+        ('vgg16', 128, 147.91, 56, 124.79))),
+    ('RTX 2080 Ti', False, LAMBDA_2080TI, (
+        ('alexnet', 1024, 5012.49, 512, 3764.59), ('inception3', 128, 383.72, None, None),
+        ('resnet152', 64, 230.74, None, None), ('resnet50', 128, 601.43, None, None),
+        ('vgg16', 128, 257.60, 64, 173.63))),
     ('A100 40GB', False, LAMBDA_A100_SXM4, (
         ('alexnet', 3584, 11754.73, None, None), ('inception3', 448, 1175.15, None, None),
         ('resnet152', 224, 905.08, None, None), ('resnet50', 448, 1990.02, None, None))),
