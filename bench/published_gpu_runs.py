@@ -43,11 +43,18 @@ DLE_RN50 = ('NVIDIA DeepLearningExamples, TensorFlow/Classification/ConvNets/res
 LAMBDA_LOGS = ('Lambda, lambdal/lambda-tensorflow-benchmark (commit c17619d), logs/%s.logs/'
                'syn-replicated-fp<16|32>-1gpus/<model>-<batch>/throughput/1, "total images/sec": '
                'tf_cnn_benchmarks, synthetic data, replicated, NCHW, sgd, one GPU; %s')
-LAMBDA_3090 = LAMBDA_LOGS % ('7662-GeForce_RTX_3090', 'TF 2.4.1, CUDA 11.1 (TF32 on by default)')
+#: XLA in runs whose directory does not say so: the repository's README runs the benchmark as
+#: `TF_XLA_FLAGS=--tf_xla_auto_jit=2 ./batch_benchmark.sh ...` (XLA's auto-clustering), and
+#: these runs' logs print TensorFlow's "Compiled cluster using XLA!" during the warm-up.
+AUTO_JIT = ('XLA auto-clustering: the log prints "Compiled cluster using XLA!" (the README\'s '
+            'command sets TF_XLA_FLAGS=--tf_xla_auto_jit=2)')
+LAMBDA_3090 = LAMBDA_LOGS % ('7662-GeForce_RTX_3090', 'TF 2.4.1, CUDA 11.1 (TF32 on by '
+                             'default); ' + AUTO_JIT)
 LAMBDA_A6000 = LAMBDA_LOGS % ('LambdaCloud-RTX_A6000', 'TF 2.4.1, CUDA 11.1 (TF32 on by '
-                              'default)')
+                              'default); ' + AUTO_JIT)
 LAMBDA_A100_PCIE = LAMBDA_LOGS % ('7502-A100-PCIE-40GB', 'A100-PCIE-40GB, TF 1.15.4 with CUDA '
-                                  '11.1 (NVIDIA\'s TF 1.15 build, TF32 on by default)')
+                                  '11.1 (NVIDIA\'s TF 1.15 build, TF32 on by default); '
+                                  + AUTO_JIT)
 LAMBDA_3080 = LAMBDA_LOGS % ('3960X-GeForce_RTX_3080_XLA', 'TF 1.15.4 with CUDA 11.1 (NVIDIA\'s '
                              'TF 1.15 build, TF32 on by default), XLA')
 LAMBDA_A100_SXM4 = LAMBDA_LOGS % ('7742-1xA100-SXM4-40GB_TF2_3', 'A100-SXM4-40GB, TF 2.3.0, CUDA '
@@ -57,6 +64,11 @@ LAMBDA_A100_SXM4 = LAMBDA_LOGS % ('7742-1xA100-SXM4-40GB_TF2_3', 'A100-SXM4-40GB
                                   'vgg16 float16 (70 images/sec, a fifth of its float32) left '
                                   'out as a broken run')
 LAMBDA_RTX8000 = LAMBDA_LOGS % ('Gold_6230-Quadro_RTX_8000_trt2_TF2_2', 'TF 2.2.0, CUDA 10.0')
+_SAME_AS_2019 = ('the float32 runs of resnet50, resnet152 and inception3 are left out: Lambda\'s '
+                 '2019 table (LAMBDA) has them at the same batch')
+LAMBDA_1080TI = LAMBDA_LOGS % ('i7-6850K-GeForce_GTX_1080_Ti', 'TF 2.2.0; ' + _SAME_AS_2019)
+LAMBDA_2080TI = LAMBDA_LOGS % ('Gold_6230-GeForce_RTX_2080_Ti_trt2_TF1_15', 'TF 1.15.3, CUDA '
+                               '10.0; ' + _SAME_AS_2019)
 #: Lambda's logs, (model, float16 batch, float16 images/sec, float32 batch, float32 images/sec)
 #: per run; a batch or figure of None: the row is left out (see the run's source).
 _LAMBDA_LOGGED = (
@@ -64,15 +76,15 @@ _LAMBDA_LOGGED = (
         ('alexnet', 4096, 6801.48, 2048, 4089.84), ('inception3', 512, 491.21, 256, 222.40),
         ('resnet152', 256, 339.27, 128, 137.93), ('resnet50', 512, 779.72, 256, 328.26),
         ('vgg16', 512, 341.88, 256, 186.83))),
-    ('RTX 3090', False, LAMBDA_3090, (
+    ('RTX 3090', True, LAMBDA_3090, (
         ('alexnet', 1920, 9473.29, 896, 6744.26), ('inception3', 48, 680.76, 112, 379.62),
         ('resnet152', 64, 467.80, 48, 211.81), ('resnet50', 96, 1019.62, 112, 568.43),
         ('vgg16', 96, 549.97, 48, 325.32))),
-    ('RTX A6000', False, LAMBDA_A6000, (
+    ('RTX A6000', True, LAMBDA_A6000, (
         ('alexnet', 4096, 12367.54, 2048, 7373.08), ('inception3', 512, 958.77, 256, 413.37),
         ('resnet152', 256, 629.37, 128, 232.24), ('resnet50', 512, 1478.10, 256, 578.82),
         ('vgg16', 512, 772.18, 256, 339.01))),
-    ('A100 40GB', False, LAMBDA_A100_PCIE, (
+    ('A100 40GB', True, LAMBDA_A100_PCIE, (
         ('alexnet', 3584, 16486.68, 1792, 10187.09), ('inception3', 360, 1222.30, 224, 627.35),
         ('resnet152', 200, 886.42, 112, 390.08), ('resnet50', 448, 2075.05, 224, 953.43),
         ('vgg16', 448, 1189.76, 224, 503.61))),
@@ -80,6 +92,14 @@ _LAMBDA_LOGGED = (
         ('alexnet', 960, 7046.91, 448, 5665.33), ('inception3', 24, 412.09, 56, 293.21),
         ('resnet152', 32, 316.22, 24, 140.45), ('resnet50', 48, 875.20, 56, 425.67),
         ('vgg16', 48, 417.37, 24, 240.59))),
+    ('GTX 1080 Ti', False, LAMBDA_1080TI, (
+        ('alexnet', 1024, 2914.50, 512, 2636.41), ('inception3', 128, 156.85, None, None),
+        ('resnet152', 64, 110.15, None, None), ('resnet50', 128, 273.45, None, None),
+        ('vgg16', 128, 147.91, 56, 124.79))),
+    ('RTX 2080 Ti', False, LAMBDA_2080TI, (
+        ('alexnet', 1024, 5012.49, 512, 3764.59), ('inception3', 128, 383.72, None, None),
+        ('resnet152', 64, 230.74, None, None), ('resnet50', 128, 601.43, None, None),
+        ('vgg16', 128, 257.60, 64, 173.63))),
     ('A100 40GB', False, LAMBDA_A100_SXM4, (
         ('alexnet', 3584, 11754.73, None, None), ('inception3', 448, 1175.15, None, None),
         ('resnet152', 224, 905.08, None, None), ('resnet50', 448, 1990.02, None, None))),

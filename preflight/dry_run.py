@@ -252,7 +252,7 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     def probe(b):
         trial = build_step(make_bench, p, 1 if one else gpus, batch_size=b, **one).built
         peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
-        return _worst(device_fits(peaks, gpu), on_gpu)[1] <= 1
+        return _worst(device_fits(peaks, gpu), on_gpu)[1]  # its ratio: secant steps
 
     start = time.perf_counter()
     if MAX_SEARCH_SECS > 0:  # a silent minute would read as a hang

@@ -111,7 +111,7 @@ def batch_advice(found: MemoryVerdict, estimate_at) -> MemoryVerdict:
       `found` with batch_that_fits the largest batch found to fit (0 if none).
     """
     lo, _, _ = batch_search.search_batch(
-        lambda b: estimate_at(b) <= found.memory, found.batch_size,
+        lambda b: estimate_at(b) / max(1, found.memory), found.batch_size,
         found.estimate / max(1, found.memory), time.monotonic() + ADVICE_SECS,
         max_builds=ADVICE_BUILDS)
     return found._replace(batch_that_fits=lo or 0)

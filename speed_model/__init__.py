@@ -2,8 +2,9 @@
 step scales over devices and hosts, compared with the original's published scaling.
 
 A model's variables and the FLOPs of their layers (layer_profile.py), its forward ops with their
-shapes (op_profile.py) and one GPU's step from its data sheet, a roofline per op (gpu_step.py),
-the bytes each variable
+shapes (op_profile.py) and one GPU's step from its data sheet, a roofline per op (gpu_step.py)
+with the convolution algorithms autotuning chooses among (conv_algorithms.py), the bytes each
+variable
 manager moves over which links at any scale (traffic_patterns.py), compute plus the
 communication that does not overlap it (step_time.py), the plan's rows, knobs and figure
 (scaling_report.py), the model's inputs from a run's flags (from_flags.py), the original's

@@ -16,10 +16,15 @@ The model (docs/estimate-vs-reality.md has it with its errors against published 
     reaches: the data-sheet peak of the path the dtype takes on that GPU (`math_path`) x the
     share of the peak a large GEMM reaches there (`gemm_share`: cuBLAS's measured by DeepBench
     and CUTLASS, MEASURED_GEMM; cuDNN's direct convolutions' measured by DeepBench,
-    MEASURED_CONV) x the share of the GPU's SMs its output tiles keep busy
-    (`tile_efficiency`: tile and wave quantization).
-    Bytes: what it reads and writes over the data-sheet bandwidth x the share a streaming copy
-    reaches on that GPU (`achieved_bandwidth`).
+    MEASURED_CONV, those of 3 x 3 stride-1 layers on tensor cores MEASURED_CONV_3X3) x the
+    share of the GPU's SMs its output tiles keep busy (`tile_efficiency`: tile and wave
+    quantization). Bytes: what it reads and writes over the data-sheet bandwidth x the share
+    a streaming copy reaches on that GPU (`achieved_bandwidth`).
+  * A convolution takes the fastest of the algorithms TensorFlow's autotuning chooses among
+    (`best_secs`, speed_model/conv_algorithms.py): the direct kernel on each path
+    (`conv_paths`: with TF32 the CUDA cores' float32 kernels too), Winograd on CUDA cores; a
+    tensor-core kernel of a step that runs in NCHW (float32 on TF32: Grappler keeps a float32
+    training graph in NCHW) pays the transposes to NHWC and back.
   * XLA (--xla_compile): elementwise ops (ReLU, bias, residual additions) fuse into the batch
     norm or convolution before them: their intermediate tensors are neither written nor read
     again and they launch no kernel of their own; in the backward pass a ReLU's mask and the
@@ -34,6 +39,8 @@ from __future__ import annotations
 
 import math
 from typing import NamedTuple
+
+from . import conv_algorithms
 
 #: Launch cost per kernel, seconds: the CUDA launch overhead of an empty kernel is about 5 us
 #: (NVIDIA CUDA C++ Best Practices Guide, "kernel launch overhead"; Jia et al. 2018,
@@ -61,9 +68,18 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #:   T4 M=1024 N=48000 K=2048 43.086 ms, 4.67 of 8.1: 0.58 (a 70 W card: its clock drops
 #:     under load); float16 tensor cores M=4096 N=7000 K=4096 5.049 ms, 46.5 of 65: 0.72;
 #:   A100 SXM4 TF32: CUTLASS's TF32 GEMM 143 TFLOP/s of 156, 0.92; float16 298 of 312, 0.96
-#:     (NVIDIA CUTLASS maintainers, github.com/NVIDIA/cutlass/discussions/241, CUDA 11.3).
+#:     (NVIDIA CUTLASS maintainers, github.com/NVIDIA/cutlass/discussions/241, CUDA 11.3);
+#:     float32 on CUDA cores: cuBLAS SGEMM M=5120 N=4096 K=4096 18.88 of 19.49 TFLOP/s on an
+#:     A100 80GB PCIe, 0.97 (github.com/Yinghan-Li/YHs_Sample/issues/4);
+#:   GA102 (A10, RTX 3080, RTX 3090, RTX A6000) float32 on CUDA cores: "around 20 tflops
+#:     should be possible" of an A10's 31.2 (NVIDIA's CUTLASS maintainer, an expectation for
+#:     multistage SIMT kernels with CUDA 11.8+: github.com/NVIDIA/cutlass/issues/941), 0.64:
+#:     GA102's data-sheet FP32 rate counts a second datapath that also issues the integer
+#:     instructions of the GEMM's address arithmetic;
+#:   Ada (L4, L40S, RTX 4090) float32 on CUDA cores: cuBLAS SGEMM 29.17 of 35.48 TFLOP/s on
+#:     an RTX 4070 Ti (AD104; YHs_Sample#4 above), 0.82.
 #: A P100 SXM2 is taken at the P100 PCIe's share, a V100 PCIe or 32GB at the V100 SXM2's (the
-#: same chip; the share of its own clock's peak).
+#: same chip; the share of its own clock's peak), every GA102 and Ada board at its chip's.
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
     ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
@@ -74,6 +90,10 @@ MEASURED_GEMM = {
     ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
     ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
     ('A100 PCIe 80GB', 'tensor'): 0.96,
+    ('A100 40GB', 'cuda'): 0.97, ('A100 80GB', 'cuda'): 0.97, ('A100 PCIe 80GB', 'cuda'): 0.97,
+    ('A10', 'cuda'): 0.64, ('RTX 3080', 'cuda'): 0.64, ('RTX 3090', 'cuda'): 0.64,
+    ('RTX A6000', 'cuda'): 0.64,
+    ('L4', 'cuda'): 0.82, ('L40S', 'cuda'): 0.82, ('RTX 4090', 'cuda'): 0.82,
 }
 #: Where no measurement of that GPU was found: the median of the measured shares of its unit
 #: above ('cuda' 0.94 of P100, V100, 1080 Ti, Titan Xp, T4; 'tensor' 0.90 of V100, T4, A100;
@@ -101,20 +121,56 @@ MEASURED_CONV = {
     ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
     ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
 }
+#: A GPU with a measured GEMM share but no convolution measurement: its GEMM share times the
+#: median of the measured GPUs' conv / GEMM ratios of that unit (CUDA cores: P100 0.58, V100
+#: 0.65, GTX 1080 Ti 0.64, Titan Xp 0.63, T4 0.88: 0.64; tensor cores: V100 0.50, T4 0.54:
+#: 0.52, taken for TF32 too), an assumption: the GEMM share carries the GPU's clock under load
+#: and the ratio cuDNN's direct kernels against cuBLAS's.
+CONV_TO_GEMM = {'cuda': 0.64, 'kepler': 0.64, 'tensor': 0.52, 'tf32': 0.52}
 #: Elsewhere: the median of the measured conv shares of the unit ('cuda' 0.59; 'tensor' 0.42
 #: of V100 and T4, taken for TF32 too: no convolution measurement of an Ampere or later GPU was
-#: found), an assumption; Kepler: its GEMM share (no measurement).
-CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.58}
+#: found), an assumption; Kepler: its SGEMM bound (0.58) x CONV_TO_GEMM, 0.37.
+CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.37}
+
+#: Share of the peak cuDNN's direct (implicit-GEMM) tensor-core kernels reach on 3 x 3
+#: convolutions of stride 1, measured the same way as MEASURED_CONV over DeepBench's float16
+#: sheets (those layers' forward algorithm there is IMPLICIT_PRECOMP_GEMM): V100 0.62 (48
+#: kernels, quartiles 0.48-0.72), T4 0.56 (30). On CUDA cores cuDNN runs these layers with
+#: Winograd or FFT (the sheets' float32 kernels reach 1.2-1.4x the direct peak), so their
+#: direct share is not measured there: the unit's MEASURED_CONV / CONV_EFFICIENCY is taken.
+MEASURED_CONV_3X3 = {
+    ('V100 16GB', 'tensor'): 0.62, ('V100 32GB', 'tensor'): 0.62,
+    ('V100 PCIe 16GB', 'tensor'): 0.62, ('T4', 'tensor'): 0.56,
+}
+#: A GPU with a measured tensor-core GEMM share: that share x the measured 3 x 3 / GEMM
+#: ratios' median (V100 0.69, T4 0.78: 0.73), as CONV_TO_GEMM; elsewhere on tensor cores the
+#: median of the two shares (0.59), taken for TF32 too (no measurement of an Ampere or later
+#: GPU), assumptions.
+CONV_3X3_TO_GEMM = 0.73
+CONV_3X3_EFFICIENCY = {'tensor': 0.59, 'tf32': 0.59}
 
 
-def gemm_share(gpu, unit: str, conv: bool = False) -> float:
+def gemm_share(gpu, unit: str, conv: bool = False, conv3x3: bool = False) -> float:
     """Share of the data-sheet peak a large product reaches on `gpu` by `unit` ('cuda',
-    'tensor', 'tf32', 'kepler'): conv=False a cuBLAS GEMM (MEASURED_GEMM, else
-    GEMM_EFFICIENCY), conv=True a cuDNN direct convolution kernel (MEASURED_CONV, else
-    CONV_EFFICIENCY)."""
-    if conv:
-        return MEASURED_CONV.get((gpu.name, unit), CONV_EFFICIENCY[unit])
-    return MEASURED_GEMM.get((gpu.name, unit), GEMM_EFFICIENCY[unit])
+    'tensor', 'tf32', 'kepler'): a cuBLAS GEMM (MEASURED_GEMM, else GEMM_EFFICIENCY); with
+    `conv` a cuDNN direct convolution kernel (MEASURED_CONV, else CONV_EFFICIENCY); with
+    `conv3x3` one of a 3 x 3 convolution of stride 1 (on tensor cores MEASURED_CONV_3X3, else
+    CONV_3X3_EFFICIENCY; on CUDA cores the `conv` share); a GPU with a measured GEMM share
+    but no convolution measurement: that share x CONV_TO_GEMM (CONV_3X3_TO_GEMM)."""
+    key = (gpu.name, unit)
+    if conv3x3 and unit in CONV_3X3_EFFICIENCY:
+        if key in MEASURED_CONV_3X3:
+            return MEASURED_CONV_3X3[key]
+        if key in MEASURED_GEMM:
+            return round(MEASURED_GEMM[key] * CONV_3X3_TO_GEMM, 2)
+        return CONV_3X3_EFFICIENCY[unit]
+    if conv or conv3x3:
+        if key in MEASURED_CONV:
+            return MEASURED_CONV[key]
+        if key in MEASURED_GEMM:
+            return round(MEASURED_GEMM[key] * CONV_TO_GEMM[unit], 2)
+        return CONV_EFFICIENCY[unit]
+    return MEASURED_GEMM.get(key, GEMM_EFFICIENCY[unit])
 
 #: Share of the data-sheet memory bandwidth a streaming copy reaches, measured, by GPU:
 #: K80 (one GK210) 191 of 240 GB/s, P100 510 of 732, V100 750 of 900 (Jia et al. 2018,
@@ -148,9 +204,12 @@ FIXED_KERNELS = 12
 
 class Kernel(NamedTuple):
     """One kernel of the step: name, kind, phase ('forward', 'backward', 'update'), flops,
-    bytes, gemm (M, N, K for the whole batch, or None), launches (0 when XLA fused it),
-    winograd: the kernels of the same product by Winograd's algorithm (a 3 x 3 convolution of
-    stride 1), or ()."""
+    bytes, gemm (M, N, K for the whole batch; (batch, M, N, K) for a batched product; or
+    None), launches (0 when XLA fused it);
+    winograd: the kernels of the same convolution by Winograd's algorithm (a 3 x 3
+    convolution of stride 1: speed_model/conv_algorithms.py), or (); transposes: the bytes
+    of the NCHW <-> NHWC transposes a tensor-core kernel of this pass needs when the
+    convolution runs in NCHW (0: none)."""
     name: str
     kind: str
     phase: str
@@ -159,6 +218,24 @@ class Kernel(NamedTuple):
     gemm: tuple | None = None
     launches: int = 1
     winograd: tuple = ()
+    transposes: float = 0.0
+
+
+class Path(NamedTuple):
+    """One way a GPU computes products: unit (a GEMM_EFFICIENCY key), name (e.g. 'TF32
+    tensor cores'), peak_tflops (data sheet), gemm, conv and conv3x3 (FLOP/s a large cuBLAS
+    product, a cuDNN direct convolution kernel and one of a 3 x 3 stride-1 convolution reach:
+    peak x gemm_share)."""
+    unit: str
+    name: str
+    peak_tflops: float
+    gemm: float
+    conv: float
+    conv3x3: float
+
+    @property
+    def tensor_cores(self) -> bool:
+        return self.unit in ('tensor', 'tf32')
 
 
 class OpTime(NamedTuple):
@@ -246,49 +323,25 @@ def achieved_bandwidth(gpu) -> float:
     return gpu.bandwidth_gbs * 1e9 * MEASURED_BANDWIDTH.get(gpu.name, DEFAULT_BANDWIDTH_SHARE)
 
 
-def _tile_share(m: int, n: int, k: int, sm_count: int, tm: int, tn: int) -> float:
-    tiles = math.ceil(m / tm) * math.ceil(n / tn)
+def _tile_share(m: int, n: int, k: int, sm_count: int, tm: int, tn: int,
+                batch: int = 1) -> float:
+    tiles = batch * math.ceil(m / tm) * math.ceil(n / tn)
     slices = 1
     if tiles < sm_count:
         slices = max(1, min(sm_count // tiles, k // (TILE_K * MIN_K_ITERATIONS)))
     waves = math.ceil(tiles * slices / sm_count)
-    return (m * n * slices) / (waves * sm_count * tm * tn)
+    return (batch * m * n * slices) / (waves * sm_count * tm * tn)
 
 
-def tile_efficiency(m: int, n: int, k: int, sm_count: int) -> float:
+def tile_efficiency(m: int, n: int, k: int, sm_count: int, batch: int = 1) -> float:
     """Share of the GPU's SMs x tile area a GEMM of m x n outputs (k deep) keeps busy:
     m x n / (waves x SMs x tile area), the tiles in waves of one per SM, split along K when
-    there are fewer tiles than SMs (MIN_K_ITERATIONS), with the best tile of TILES. 1 for an
-    SM count of 0 (a GPU without the fact)."""
+    there are fewer tiles than SMs (MIN_K_ITERATIONS), with the best tile of TILES. `batch`
+    independent products of that size (a batched GEMM: Winograd's 36) tile each
+    product on its own. 1 for an SM count of 0 (a GPU without the fact)."""
     if sm_count <= 0:
         return 1.0
-    return max(_tile_share(m, n, k, sm_count, tm, tn) for tm, tn in TILES)
-
-
-#: Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray 2016, "Fast Algorithms for
-#: Convolutional Neural Networks", arXiv:1509.09308): a 4 x 4 output tile from a 6 x 6 input
-#: tile takes 36 multiplies per input and output channel pair instead of 144, 4x fewer; the
-#: transformed input and output are 36/16 = 2.25x the tensors and the transformed filter 36/9
-#: = 4x the weights. cuDNN's non-fused Winograd (CUDNN_CONVOLUTION_*_ALGO_WINOGRAD_NONFUSED,
-#: forward, data and filter gradients) writes them to memory between three kernels: input
-#: transform, 36 batched GEMMs, output transform.
-WINOGRAD = {'multiply_reduction': 4.0, 'tile_expansion': 36 / 16, 'filter_expansion': 36 / 9,
-            'tile_outputs': 16}
-
-
-def winograd_kernels(name: str, kind: str, phase: str, flops: float, src: float, dst: float,
-                     weights: float, e: int, gemm: tuple) -> tuple:
-    """The three kernels of a non-fused Winograd F(4x4, 3x3) product (WINOGRAD) reading
-    `src` and writing `dst` elements; gemm: the (M, N, K) of the direct product, whose M
-    (the output positions) becomes M / 16 tiles x 36 batched products."""
-    x = WINOGRAD['tile_expansion']
-    m, n, k = gemm
-    tiles = max(1, m // WINOGRAD['tile_outputs'])
-    return (Kernel(name + '/winograd_in', kind, phase, 0.0, e * src * (1 + x)),
-            Kernel(name + '/winograd_gemm', kind, phase, flops / WINOGRAD['multiply_reduction'],
-                   e * (x * src + x * dst + WINOGRAD['filter_expansion'] * weights),
-                   (36 * tiles, n, k)),
-            Kernel(name + '/winograd_out', kind, phase, 0.0, e * dst * (1 + x)))
+    return max(_tile_share(m, n, k, sm_count, tm, tn, batch) for tm, tn in TILES)
 
 
 def _gemm_kernels(op, b: int, e: int, forward_only: bool) -> list[Kernel]:
@@ -296,24 +349,27 @@ def _gemm_kernels(op, b: int, e: int, forward_only: bool) -> list[Kernel]:
     act = e * b * (op.in_elems + op.out_elems)
     w = op.weight_elems
 
-    def kernel(suffix, phase, dims, src, dst):
-        alt = (winograd_kernels(op.name + suffix, op.kind, phase, b * op.flops, src, dst, w, e,
-                                dims) if op.winograd else ())
-        return Kernel(op.name + suffix, op.kind, phase, b * op.flops, act + e * w, dims,
-                      winograd=alt)
+    def kernel(suffix, phase, dims, src, dst, which):
+        name = op.name + suffix
+        wino = (conv_algorithms.winograd_kernels(Kernel, name, op.kind, phase, b * op.flops,
+                                                 src, dst, w, e, dims) if op.winograd else ())
+        turns = (conv_algorithms.transpose_bytes(src, dst, e)
+                 if op.kind == 'conv' and which in conv_algorithms.TRANSPOSED_PASSES else 0.0)
+        return Kernel(name, op.kind, phase, b * op.flops, act + e * w, dims, winograd=wino,
+                      transposes=turns)
 
-    out = [kernel('', 'forward', (b * m, n, k), b * op.in_elems, b * op.out_elems)]
+    out = [kernel('', 'forward', (b * m, n, k), b * op.in_elems, b * op.out_elems, 'forward')]
     if forward_only:
         return out
     if op.dgrad is not None:
         dm, dn, dk = op.dgrad
         out.append(kernel('/dgrad', 'backward', (b * dm, dn, dk), b * op.out_elems,
-                          b * op.in_elems))
+                          b * op.in_elems, 'dgrad'))
     wm, wn, wk = op.wgrad
     # The filter gradient's Winograd transforms both the input and the gradient (the output
     # side); its product runs over the tiles (K), its result is the small filter.
     out.append(kernel('/wgrad', 'backward', (wm, wn, b * wk), b * (op.in_elems + op.out_elems),
-                      w))
+                      w, 'wgrad'))
     return out
 
 
@@ -384,12 +440,13 @@ def step_kernels(profile, batch_size: int, dtype: str, xla: bool = False,
 
 def kernel_secs(kernel: Kernel, gpu, rate_flops: float, bandwidth: float,
                 winograd: bool = False, conv_rate: float | None = None) -> tuple[float, str]:
-    """(seconds, bound) of one kernel: max(math, bytes) + launches x LAUNCH_SECS; the bound is
-    'math', 'memory' or 'launch', whichever of the three is largest. rate_flops: a GEMM's
-    FLOP/s; conv_rate: a direct convolution kernel's (kind 'conv' without Winograd; None:
-    rate_flops). With `winograd` (the product runs on CUDA cores, where cuDNN offers it) a
-    convolution that has Winograd kernels takes the faster of the two algorithms, as
-    TensorFlow's autotuning does; Winograd's 36 batched products run at rate_flops."""
+    """(seconds, bound) of one kernel on one path: max(math, bytes) + launches x LAUNCH_SECS;
+    the bound is 'math', 'memory' or 'launch', whichever of the three is largest. rate_flops:
+    a GEMM's FLOP/s; conv_rate: a direct convolution kernel's (kind 'conv' without an
+    algorithm's suffix; None: rate_flops). With `winograd` (the product runs on CUDA cores,
+    where cuDNN offers it) a convolution that has Winograd kernels takes the faster of the two
+    algorithms, as TensorFlow's autotuning does; Winograd's 36 batched products run at
+    rate_flops. (`best_secs` weighs every algorithm and path.)"""
     if winograd and kernel.winograd:
         direct = kernel_secs(kernel._replace(winograd=()), gpu, rate_flops, bandwidth,
                              conv_rate=conv_rate)
@@ -400,15 +457,63 @@ def kernel_secs(kernel: Kernel, gpu, rate_flops: float, bandwidth: float,
         return direct
     math_secs = 0.0
     if kernel.flops:
-        m, n, k = kernel.gemm
-        direct_conv = conv_rate is not None and kernel.kind == 'conv' and not kernel.winograd \
-            and '/winograd' not in kernel.name
+        batch, (m, n, k) = (kernel.gemm[0], kernel.gemm[1:]) if len(kernel.gemm) == 4 else (
+            1, kernel.gemm)
+        direct_conv = (conv_rate is not None and kernel.kind == 'conv'
+                       and '/winograd' not in kernel.name)
         rate = conv_rate if direct_conv else rate_flops
-        math_secs = kernel.flops / (rate * tile_efficiency(m, n, k, gpu.sm_count))
+        math_secs = kernel.flops / (rate * tile_efficiency(m, n, k, gpu.sm_count, batch))
     memory_secs = kernel.bytes / bandwidth
     launch = kernel.launches * LAUNCH_SECS
     parts = {'math': math_secs, 'memory': memory_secs, 'launch': launch}
     return max(math_secs, memory_secs) + launch, max(parts, key=parts.get)
+
+
+def conv_paths(gpu, dtype: str, tf32: bool = True) -> tuple[Path, ...]:
+    """The paths TensorFlow's autotuning may run a convolution of `dtype` on, the math path's
+    first (`math_path`): with TF32, float32 convolutions may also take cuDNN's float32 kernels
+    on the CUDA cores (cuDNN's default math type offers both; NVIDIA cuDNN developer guide,
+    cudnnMathType_t: CUDNN_DEFAULT_MATH "Tensor Core operations are permitted" on TF32, not
+    required). float16 and bfloat16 keep their tensor cores (their CUDA-core kernels run at
+    an eighth of the rate or less)."""
+    def path(name, peak, unit):
+        rates = [peak * 1e12 * gemm_share(gpu, unit, **kw)
+                 for kw in ({}, {'conv': True}, {'conv3x3': True})]
+        return Path(unit, name, peak, *rates)
+
+    name, peak, unit = math_path(gpu, dtype, tf32)
+    out = [path(name, peak, unit)]
+    if dtype == 'float32' and unit == 'tf32':
+        out.append(path('float32 CUDA cores', gpu.fp32_tflops, _cuda_unit(gpu)))
+    return tuple(out)
+
+
+def best_secs(kernel: Kernel, gpu, paths, bandwidth: float, *, winograd: bool = True,
+              nchw: bool = True) -> tuple[float, str, int]:
+    """(seconds, bound, launches) of one kernel as TensorFlow's autotuning runs it: a
+    convolution takes the fastest of its algorithms on each of `paths` (conv_paths): the
+    direct kernel (on tensor cores in NCHW, `nchw`, with its two transposes:
+    conv_algorithms.TRANSPOSED_PASSES), and on CUDA cores Winograd (with `winograd`); any
+    other kernel runs on the first path (cuBLAS takes TF32 where it is allowed)."""
+    first = paths[0]
+    if kernel.kind != 'conv' or not kernel.flops:
+        secs, bound = kernel_secs(kernel, gpu, first.gemm, bandwidth)
+        return secs, bound, kernel.launches
+    plain = kernel._replace(winograd=())
+    options = []
+    for path in paths:
+        secs, bound = kernel_secs(plain, gpu, path.gemm, bandwidth,
+                                  conv_rate=path.conv3x3 if kernel.winograd else path.conv)
+        if path.tensor_cores and nchw and kernel.transposes:
+            secs += kernel.transposes / bandwidth + 2 * LAUNCH_SECS
+            options.append((secs, bound, kernel.launches + 2))
+        else:
+            options.append((secs, bound, kernel.launches))
+        if winograd and kernel.winograd and not path.tensor_cores:
+            timed = [kernel_secs(k, gpu, path.gemm, bandwidth) for k in kernel.winograd]
+            options.append((sum(t for t, _ in timed), max(timed)[1],
+                            sum(k.launches for k in kernel.winograd)))
+    return min(options, key=lambda option: option[0])
 
 
 def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False,
@@ -419,7 +524,7 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     Args:
       dtype: the compute dtype, 'float32', 'float16' or 'bfloat16'.
       batch_size: images per step on this GPU.
-      xla: --xla_compile (elementwise fusion).
+      xla: --xla_compile (elementwise fusion; the convolutions' layout on Hopper).
       tf32: TF32 allowed for float32 (False: --notf32 or NVIDIA_TF32_OVERRIDE=0).
       forward_only: --forward_only (no backward pass, no update).
       winograd: cuDNN may use its non-fused Winograd kernels (--winograd_nonfused, the
@@ -432,21 +537,19 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     """
     if batch_size < 1:
         raise ValueError('batch_size must be >= 1. Received: %r' % (batch_size,))
-    path, peak, unit = math_path(gpu, dtype, tf32)
-    rate = peak * 1e12 * gemm_share(gpu, unit)
-    conv_rate = peak * 1e12 * gemm_share(gpu, unit, conv=True)
+    paths = conv_paths(gpu, dtype, tf32)
+    nchw = conv_algorithms.runs_nchw(gpu, dtype, xla)
     bandwidth = achieved_bandwidth(gpu)
     by_kind, total, launches = {}, 0.0, 0
-    cuda_cores = unit in ('cuda', 'kepler')
     for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only):
-        secs, bound = kernel_secs(kernel, gpu, rate, bandwidth, winograd and cuda_cores,
-                                  conv_rate)
+        secs, bound, count = best_secs(kernel, gpu, paths, bandwidth, winograd=winograd,
+                                       nchw=nchw)
         kind = by_kind.setdefault(kernel.kind, {'secs': 0.0, 'bounds': {}, 'kernels': 0})
         kind['secs'] += secs
         kind['bounds'][bound] = kind['bounds'].get(bound, 0.0) + secs
-        kind['kernels'] += kernel.launches
+        kind['kernels'] += count
         total += secs
-        launches += kernel.launches
+        launches += count
     input_secs = (batch_bytes / host_link_bytes_per_sec
                   if batch_bytes and host_link_bytes_per_sec else 0.0)
     step = max(total, input_secs)
@@ -454,6 +557,8 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
                          v['secs'] / total, v['kernels']) for k, v in by_kind.items()),
                  key=lambda op: -op.seconds)
     work = batch_size * (1 if forward_only else 3) * profile.forward_flops
+    first = paths[0]
     return StepPrediction(step, batch_size / step, total, input_secs, tuple(ops),
-                          work / step / (peak * 1e12), path, peak, launches,
+                          work / step / (first.peak_tflops * 1e12), first.name,
+                          first.peak_tflops, launches,
                           'input' if input_secs > total else 'compute')

@@ -73,8 +73,26 @@ _HIDDEN = ('compute-bound: the traffic hides behind compute; what the runs lose 
 #: TensorFlow 1.1 (May 2017) ran NCCL 1.x through tf.contrib.nccl: one ring, so one NVLink
 #: per hop (hardware/links.py 'nvlink1_link'), not the four links of a DGX-1 P100.
 NCCL1_RING = 'nvlink1_link'
-_NCCL = ('NCCL 1.x\'s one ring over one NVLink 1.0 link per hop, after the backward pass, at '
-         'the link\'s line rate; eight towers launched from one process are not in the model')
+_NCCL = ('NCCL 1.x\'s one ring in device order, after the backward pass, at the links\' line '
+         'rates: one NVLink 1.0 link per hop, and at 8 GPUs the two hops without NVLink through '
+         'host memory over PCIe; eight towers launched from one process are not in the model')
+
+
+def dgx1_nvlink(i: int, j: int) -> bool:
+    """Whether GPUs i and j of a DGX-1 (P100 or V100) have an NVLink between them: its hybrid
+    cube-mesh joins the four GPUs of each half to each other and GPU k to GPU k + 4 (NVIDIA
+    DGX-1 system architecture whitepaper, 2017, the NVLink topology figure)."""
+    return i != j and (i // 4 == j // 4 or abs(i - j) == 4)
+
+
+def ring_leaves_nvlink(gpus: int, linked=dgx1_nvlink) -> bool:
+    """Whether NCCL 1.x's ring over GPUs 0 .. gpus-1 has a hop without NVLink: NCCL 1.x builds
+    one ring in the devices' NVML index order (NVIDIA/nccl v1.3.4, src/core.cu: orderRanks
+    sorts the ranks by NVML index; commBuildMaps joins each rank to the next and reaches a
+    neighbour without peer-to-peer through a host-memory buffer). On a DGX-1 that happens at
+    8 GPUs (hops 3 -> 4 and 7 -> 0: the GPUs sit on different CPU sockets, without
+    peer-to-peer), not at 2 or 4."""
+    return gpus > 1 and any(not linked(k, (k + 1) % gpus) for k in range(gpus))
 _P2P = ('variables on the GPUs: peer-to-peer copies through the K80s\' PCIe switches are '
         'planned at the line rate')
 _EC2_LINE = 'at the 10 Gbit/s line rate; gRPC over TCP on EC2 moved less'
@@ -141,11 +159,14 @@ class Compared(NamedTuple):
     bound: str
 
 
-def _links(case: Case) -> patterns.Links:
+def _links(case: Case, gpus: int = 1) -> patterns.Links:
     host = links_lib.host_preset(case.host)
+    through_host = (case.gpu_link == NCCL1_RING and case.host.startswith('dgx1')
+                    and ring_leaves_nvlink(min(gpus, case.gpus_per_host)))
     return patterns.Links(links_lib.link(host.pcie), host.gpus_per_pcie_uplink,
                           links_lib.link(case.gpu_link or host.gpu_link),
-                          links_lib.link(case.network or host.network))
+                          links_lib.link(case.network or host.network),
+                          ring_through_host=through_host)
 
 
 def _topology(case: Case, gpus: int) -> patterns.Topology:
@@ -168,13 +189,13 @@ def _profile(model: str) -> layer_profile.LayerProfile:
 def compare(case: Case, profile=None) -> list[Compared]:
     """Every figure of `case` beside its prediction from the case's one-GPU figure."""
     profile = profile or _profile(case.model)
-    links = _links(case)
     one_gpus, one_figure = case.figures[0]
     compute = step_time.compute_from_single_device(
-        one_figure, case.batch_size, profile, _topology(case, one_gpus), links)
+        one_figure, case.batch_size, profile, _topology(case, one_gpus),
+        _links(case, one_gpus))
     out = []
     for gpus, published in case.figures:
-        found = step_time.predict(profile, _topology(case, gpus), links,
+        found = step_time.predict(profile, _topology(case, gpus), _links(case, gpus),
                                   batch_size=case.batch_size, compute_secs=compute.secs)
         out.append(Compared(case, gpus, published, found.images_per_sec,
                             found.images_per_sec / published - 1, found.bound))

@@ -74,13 +74,17 @@ class Links(NamedTuple):
     gpu_link: GPU <-> GPU inside a host; network: each host's link to the others; intra_host:
     between two tasks on one host (None: free); host_memory: the host memory the GPUs'
     bytes to each other pass through when they have no peer-to-peer (GeForce boards:
-    hardware/links.py peer_to_peer_over_pcie; None: peer-to-peer, over NVLink or PCIe)."""
+    hardware/links.py peer_to_peer_over_pcie; None: peer-to-peer, over NVLink or PCIe);
+    ring_through_host: a ring all-reduce (nccl, xring) has hops between GPUs without a
+    peer-to-peer path, whose bytes go through host memory over the two GPUs' PCIe links (an
+    NVLink ring that leaves the NVLink mesh: published_scaling.ring_leaves_nvlink)."""
     pcie: object
     gpus_per_pcie_uplink: int
     gpu_link: object
     network: object
     intra_host: object = None
     host_memory: object = None
+    ring_through_host: bool = False
 
 
 class Topology(NamedTuple):
@@ -199,6 +203,8 @@ def _intra_host_all_reduce(alg: str, g: float, gpus: int, layer_bytes, links: Li
         return {'pcie': _uplink(links, topo) * g}
     if alg in ('xring', 'nccl'):
         out = {'gpu_link': 2 * (n - 1) / n * g}
+        if links.ring_through_host:  # every hop carries the ring's bytes: so do those via PCIe
+            out['pcie'] = 2 * (n - 1) / n * g
     elif alg == 'psgpu':
         scale = g / max(1, sum(layer_bytes))
         busiest = max(shard_loads(layer_bytes, n)) * scale

@@ -165,6 +165,25 @@ def test_the_batch_search_brackets_the_largest_batch_that_fits():
     assert (lo, hi) == (32, None) and max(calls) <= 400
 
 
+def test_the_batch_search_aims_at_the_line_through_the_probed_ratios():
+    # resnet50's shape on a V100: about 1.5 GiB that does not grow, 0.0673 GiB an image, 14.4
+    # GiB usable: the largest batch that fits is 191; the run's 64 uses 5.81 GiB.
+    def ratio(batch):
+        return (1.5 + 0.0673 * batch) / 14.4
+    calls = []
+
+    def probe(batch):
+        calls.append(batch)
+        return ratio(batch)
+    lo, hi, builds = batch_search.search_batch(probe, 64, ratio(64) * 1.15,
+                                               time.monotonic() + 60)
+    assert lo == 191 and hi - lo <= 191 // 32 and builds == len(calls) <= 4, calls
+    # A probe that answers only fits / does not fit needs more builds (bisection).
+    flags = batch_search.search_batch(lambda b: ratio(b) <= 1, 64, ratio(64) * 1.15,
+                                      time.monotonic() + 60)
+    assert flags[0] <= 191 < flags[1] and flags[2] > builds
+
+
 def test_host_memory_counts_the_address_space_limit(monkeypatch):
     monkeypatch.setattr(host_memory.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
     monkeypatch.setattr(host_memory, '_mapped_bytes', lambda: 2 << 30)
@@ -336,8 +355,9 @@ def test_the_memory_checks_advice_uses_the_same_search_within_three_builds():
     found = memory_check.MemoryVerdict('/GPU:0', estimate_at(200), 2000, 200, 66)
     calls.clear()
     advised = memory_check.batch_advice(found, estimate_at)
-    # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), bisect to 99.
-    assert calls == [133, 66, 99] and advised.batch_that_fits == 99
+    # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), then the line
+    # through the two probed ratios crosses 1 at 100 (it fits).
+    assert calls == [133, 66, 100] and advised.batch_that_fits == 100
     assert advised._replace(batch_that_fits=66) == found
 
 

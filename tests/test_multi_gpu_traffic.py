@@ -143,7 +143,27 @@ def test_published_rows_keep_their_errors_and_nccl_rows_come_closer():
     for case in data['cases']:
         assert case['mean_abs_error'] <= ERRORS_BEFORE[case['name']] + 5e-4, case['name']
     nccl = [r for c in data['cases'] if 'nccl' in c['configuration'] for r in c['rows']]
-    assert max(abs(r['error']) for r in nccl) < 0.20  # 8 DGX-1 AlexNet GPUs: +19%
+    # 8 DGX-1 AlexNet GPUs: +19% with an all-NVLink ring, +15.6% with NCCL 1.x's real one.
+    assert max(abs(r['error']) for r in nccl) < 0.16
+
+
+def test_nccl1s_ring_in_device_order_leaves_the_dgx1s_nvlink_at_8_gpus():
+    # Hybrid cube-mesh: 0-3 and 4-7 all linked, k to k + 4; NCCL 1.x rings 0, 1, ..., n-1.
+    assert published_scaling.dgx1_nvlink(0, 3) and published_scaling.dgx1_nvlink(3, 7)
+    assert not published_scaling.dgx1_nvlink(3, 4) and not published_scaling.dgx1_nvlink(7, 0)
+    assert [published_scaling.ring_leaves_nvlink(n) for n in (1, 2, 4, 8)] == [
+        False, False, False, True]
+    links = patterns.Links(links_lib.link('pcie3'), 2, links_lib.link('nvlink1_link'),
+                           links_lib.link('ib_edr'), ring_through_host=True)
+    phases = patterns.phases(patterns.Topology('replicated', 8, all_reduce='nccl'), links,
+                             [1000, 3000])
+    (block,) = phases.after
+    by = {stage.resource: stage for stage in block}
+    # Every hop carries 2 (n-1) / n of the gradients: the two through host memory over PCIe.
+    assert by['pcie'].bytes == by['gpu_link'].bytes == pytest.approx(2 * 7 / 8 * 4000)
+    alexnet = next(c for c in published_scaling.CASES if c.name == 'DGX-1 AlexNet')
+    bounds = {r.gpus: r.bound for r in published_scaling.compare(alexnet)}
+    assert (bounds[4], bounds[8]) == ('gpu_link', 'pcie')
 
 
 def test_the_committed_multi_gpu_comparison_is_what_the_model_predicts_today():

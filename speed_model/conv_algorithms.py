@@ -1,0 +1,92 @@
+"""The ways cuDNN can compute one convolution kernel, and the layout it runs in.
+
+TensorFlow times every algorithm cuDNN offers for a convolution's shape and keeps the fastest
+(autotuning, on by default: TF_CUDNN_USE_AUTOTUNE); speed_model/gpu_step.py times each
+candidate below from the GPU's data sheet and takes the fastest too:
+
+  * implicit GEMM, the op profile's GEMM at the share of the peak cuDNN's direct kernels reach
+    (gpu_step.MEASURED_CONV), on the dtype's math path;
+  * non-fused Winograd F(4x4, 3x3) for 3 x 3 convolutions of stride 1 (`winograd_kernels`);
+  * with TF32, the float32 kernels of the CUDA cores as well as the TF32 tensor-core ones
+    (cuDNN's default math type allows both, gpu_step.conv_paths).
+
+A tensor-core kernel works on NHWC tensors; a convolution that runs in NCHW is transposed to
+NHWC and back around it (`transpose_bytes`, `runs_nchw`).
+
+Not modelled: cuDNN's FFT algorithms (FFT, FFT_TILING), which autotuning can also pick for
+convolutions of stride 1 (DeepBench's V100 sheet shows cuDNN choosing FFT_TILING for one 5 x 5
+layer, 28 x 28 x 192 -> 32): one measured layer is too little to check a cost model of them
+against. AlexNet's 5 x 5 layer is where they would matter most.
+
+Every constant names its source; nothing here was fitted to published throughput figures.
+"""
+
+from __future__ import annotations
+
+#: Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray 2016, "Fast Algorithms for
+#: Convolutional Neural Networks", arXiv:1509.09308): a 4 x 4 output tile from a 6 x 6 input
+#: tile takes 36 multiplies per input and output channel pair instead of 144, 4x fewer; the
+#: transformed input and output are 36/16 = 2.25x the tensors and the transformed filter 36/9
+#: = 4x the weights. cuDNN's non-fused Winograd (CUDNN_CONVOLUTION_*_ALGO_WINOGRAD_NONFUSED,
+#: forward, data and filter gradients) writes them to memory between three kernels: input
+#: transform, 36 batched GEMMs, output transform.
+WINOGRAD = {'multiply_reduction': 4.0, 'tile_expansion': 36 / 16, 'filter_expansion': 36 / 9,
+            'tile_outputs': 16}
+
+def winograd_kernels(kernel_type, name: str, kind: str, phase: str, flops: float, src: float,
+                     dst: float, weights: float, e: int, gemm: tuple) -> tuple:
+    """The three kernels of a non-fused Winograd F(4x4, 3x3) product (WINOGRAD) reading
+    `src` and writing `dst` elements; gemm: the (M, N, K) of the direct product, whose M
+    (the output positions) becomes 36 batched products of M / 16 tiles each."""
+    x = WINOGRAD['tile_expansion']
+    m, n, k = gemm
+    tiles = max(1, m // WINOGRAD['tile_outputs'])
+    return (kernel_type(name + '/winograd_in', kind, phase, 0.0, e * src * (1 + x)),
+            kernel_type(name + '/winograd_gemm', kind, phase,
+                        flops / WINOGRAD['multiply_reduction'],
+                        e * (x * src + x * dst + WINOGRAD['filter_expansion'] * weights),
+                        (36, tiles, n, k)),
+            kernel_type(name + '/winograd_out', kind, phase, 0.0, e * dst * (1 + x)))
+
+
+#: Which convolution passes of a tensor-core kernel in NCHW pay a transpose of their input
+#: and output: cuDNN's tensor-core convolutions work on NHWC tensors and transpose NCHW ones
+#: to NHWC and back (NVIDIA Deep Learning Performance Guide, "Convolutional Layers User's
+#: Guide", Tensor Layouts In Memory: NCHW vs NHWC, which XLA's gpu_layout_assignment.cc cites
+#: for its layout choice; MosaicML Composer's "Channels Last" method card: "Every time a
+#: convolution operation is called ... the cuDNN library performs a transpose to convert the
+#: tensor into NHWC format"; nvprof of float16 NCHW convolutions on a V100 in
+#: tensorflow/tensorflow#15897: nchwToNhwcKernel 21.6% of the GPU time). For TF32, NVIDIA's
+#: TensorFlow pull request #58054 (2022) found NHWC faster for the forward and data-gradient
+#: convolutions only ("cuDNN can provide improved performance only for the fwd and bwd_data
+#: convolutions"): the filter gradient is taken to run as fast in NCHW.
+TRANSPOSED_PASSES = ('forward', 'dgrad')
+
+
+def transpose_bytes(src: float, dst: float, e: int) -> float:
+    """Bytes two transposes move around one kernel: its input (`src` elements) to NHWC and
+    its output (`dst`) back, each read once and written once."""
+    return 2.0 * e * (src + dst)
+
+
+def runs_nchw(gpu, dtype: str, xla: bool) -> bool:
+    """Whether TensorFlow 2.21 runs a training step's convolutions of `dtype` on `gpu` in
+    NCHW, the layout this project builds for GPUs:
+
+      * without XLA, Grappler's layout optimizer moves a graph to NHWC when at least half of
+        its GPU convolutions are float16 on compute capability 7.0 or later, bfloat16 on 8.0
+        or later, or TF32 float32 without a float32 backward convolution (inference only),
+        and to NCHW otherwise (tensorflow/core/grappler/optimizers/generic_layout_optimizer.cc,
+        GetSrcAndDstDataFormats): a float32 training step stays NCHW;
+      * with XLA, gpu_layout_assignment.cc (HeuristicLayoutAssignment) picks NHWC on Hopper
+        (9.0) and later for every type but float64, NHWC for float16 and bfloat16 from Volta,
+        NCHW otherwise.
+    """
+    major = gpu.compute_capability_tuple[0]
+    if dtype == 'float16' and major >= 7:
+        return False
+    if dtype == 'bfloat16' and major >= 8:
+        return False
+    if xla and major >= 9:
+        return False
+    return True
