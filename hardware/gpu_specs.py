@@ -29,7 +29,10 @@ one row per GPU with its data sheet named beside it:
   * `pcie`: the host link's PCIe generation ('pcie3', 'pcie4', 'pcie5');
   * `p2p`: whether the driver allows peer-to-peer copies between two of these cards over PCIe
     (NVIDIA disables it on GeForce cards; data-center and workstation cards have it);
-  * `source`: the data sheet the row's figures come from.
+  * `source`: the data sheet the row's figures come from;
+  * `sustained`: the share of its data-sheet arithmetic rates the card sustains under load
+    where its vendor states one (`SUSTAINED`: the 250 W A100 PCIe card, 90% of the 400 W
+    SXM4 module's), else 1.0.
 
 Names are looked up as users type them: case, spaces, '-', '_' and the words NVIDIA, Tesla and
 GeForce are ignored ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU); a name without its
@@ -61,6 +64,7 @@ class GpuSpec(NamedTuple):
     pcie: str = 'pcie3'
     p2p: bool = True
     source: str = ''
+    sustained: float = 1.0
 
     @property
     def compute_capability_tuple(self) -> tuple[int, int]:
@@ -94,8 +98,7 @@ _ROWS: tuple[GpuSpec, ...] = (
     _gpu('V100 32GB', 32, 15.7, 125.0, None, 900, '7.0', 'V100 SXM2 32GB', 'V100S'),
     _gpu('T4', 16, 8.1, 65.0, None, 320, '7.5'),
     _gpu('A10', 24, 31.2, 125.0, 125.0, 600, '8.6', 'A10 24GB'),
-    _gpu('A100 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100', 'A100 SXM4 40GB',
-         'A100 PCIe 40GB'),
+    _gpu('A100 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100', 'A100 SXM4 40GB'),
     _gpu('A100 80GB', 80, 19.5, 312.0, 312.0, 2039, '8.0', 'A100 SXM4 80GB'),
     _gpu('L4', 24, 30.3, 121.0, 121.0, 300, '8.9'),
     _gpu('L40S', 48, 91.6, 362.0, 362.0, 864, '8.9'),
@@ -119,6 +122,8 @@ _ROWS: tuple[GpuSpec, ...] = (
     _gpu('RTX A6000', 48, 38.7, 154.8, 154.8, 768, '8.6', 'A6000'),
     _gpu('A100 PCIe 80GB', 80, 19.5, 312.0, 312.0, 1935, '8.0'),
     _gpu('H100 PCIe', 80, 51.2, 756.0, 756.0, 2000, '9.0', 'H100 PCIe 80GB'),
+    # The 250 W PCIe card of the A100 40GB (its own row for its sustained clock, below).
+    _gpu('A100 PCIe 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100 PCIe'),
 )
 
 _WP = {
@@ -172,18 +177,33 @@ COMPUTE_FACTS: dict[str, tuple] = {
     'H100 80GB': (132, 494.7, 'hopper', 'pcie5', True, _WP['hopper']),
     'H100 PCIe': (114, 378.0, 'hopper', 'pcie5', True, _WP['hopper']),
     'H200': (132, 494.7, 'hopper', 'pcie5', True, _WP['hopper']),
+    'A100 PCIe 40GB': (108, 156.0, 'ampere', 'pcie4', True, _WP['ampere']),
+}
+
+#: Share of its data-sheet arithmetic rates a card sustains under load where its vendor states
+#: one (the SM clock a power limit holds it to; its memory keeps its own clock, so its bandwidth
+#: is the data sheet's): name -> (share, source). A GPU not named here is taken at its data
+#: sheet's (boost-clock) rates; among them the 300 W A100 PCIe 80GB, for which no vendor
+#: figure was found.
+SUSTAINED: dict[str, tuple[float, str]] = {
+    'A100 PCIe 40GB': (0.90, 'NVIDIA\'s A100 PCIe specifications (June 2020, quoted by '
+                       'AnandTech, "NVIDIA Announces PCIe A100 Accelerator: 250 Watt Ampere In '
+                       'A Standard Form Factor", and Hardware Times, "NVIDIA Launches PCIe '
+                       'Variant of the A100"): the same peak rates as the 400 W SXM4 module, '
+                       'and 90% of its relative performance at the 250 W TDP'),
 }
 
 
 def _with_facts(spec: GpuSpec) -> GpuSpec:
     sms, tf32, cores, pcie, p2p, source = COMPUTE_FACTS[spec.name]
+    sustained, why = SUSTAINED.get(spec.name, (1.0, ''))
     return spec._replace(sm_count=sms, tf32_tflops=tf32, tensor_cores=cores, pcie=pcie,
-                         p2p=p2p, source=source)
+                         p2p=p2p, source=source + ('; sustained: ' + why if why else ''),
+                         sustained=sustained)
 
 
 #: The table: the rows above with their compute facts.
 GPUS: tuple[GpuSpec, ...] = tuple(_with_facts(spec) for spec in _ROWS)
-
 
 
 class UnknownGpuError(ValueError):

@@ -6,7 +6,9 @@ candidate below from the GPU's data sheet and takes the fastest too:
 
   * implicit GEMM, the op profile's GEMM at the share of the peak cuDNN's direct kernels reach
     (gpu_step.MEASURED_CONV), on the dtype's math path;
-  * non-fused Winograd F(4x4, 3x3) for 3 x 3 convolutions of stride 1 (`winograd_kernels`);
+  * non-fused Winograd F(4x4, 3x3) for 3 x 3 convolutions of stride 1 (`winograd_kernels`),
+    where TensorFlow offers it (`offers_winograd`: not for the filter gradient before
+    TensorFlow 1.5);
   * with TF32, the float32 kernels of the CUDA cores as well as the TF32 tensor-core ones
     (cuDNN's default math type allows both, gpu_step.conv_paths).
 
@@ -47,6 +49,22 @@ def winograd_kernels(kernel_type, name: str, kind: str, phase: str, flops: float
                         e * (x * src + x * dst + WINOGRAD['filter_expansion'] * weights),
                         (36, tiles, n, k)),
             kernel_type(name + '/winograd_out', kind, phase, 0.0, e * dst * (1 + x)))
+
+
+def offers_winograd(grad: str, winograd: bool = True, filter_winograd: bool = True) -> bool:
+    """Whether TensorFlow's autotuning may time cuDNN's non-fused Winograd for a convolution
+    pass `grad` ('forward', 'dgrad', 'wgrad'): with `winograd` (TF_ENABLE_WINOGRAD_NONFUSED,
+    the original's --winograd_nonfused), and for the filter gradient only with
+    `filter_winograd` too. TensorFlow built with cuDNN 5.1 never offered the filter gradient's
+    (CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED): a typo in the cuDNN version check of
+    CudnnSupport::GetConvolveBackwardFilterAlgorithms left it out until NVIDIA's fix,
+    tensorflow/tensorflow pull request #15283 ("Fix minor typo in CUDNN_VERSION check:
+    effectively enables ... BWD_FILTER_ALGO_WINOGRAD_NONFUSED ... for cuDNN v5.1", merged
+    2017-12-19, first released in TensorFlow 1.5). The original's published tables of May
+    2017 ran TensorFlow 1.1 with cuDNN 5.1."""
+    if not winograd:
+        return False
+    return filter_winograd or grad != 'wgrad'
 
 
 #: Which convolution passes of a tensor-core kernel in NCHW pay a transpose of their input

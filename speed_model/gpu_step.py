@@ -79,7 +79,10 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #:   Ada (L4, L40S, RTX 4090) float32 on CUDA cores: cuBLAS SGEMM 29.17 of 35.48 TFLOP/s on
 #:     an RTX 4070 Ti (AD104; YHs_Sample#4 above), 0.82.
 #: A P100 SXM2 is taken at the P100 PCIe's share, a V100 PCIe or 32GB at the V100 SXM2's (the
-#: same chip; the share of its own clock's peak), every GA102 and Ada board at its chip's.
+#: same chip; the share of its own clock's peak), every GA102 and Ada board at its chip's, the
+#: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
+#: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
+#: hardware/gpu_specs.SUSTAINED, `sustained_rate`).
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
     ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
@@ -91,6 +94,8 @@ MEASURED_GEMM = {
     ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
     ('A100 PCIe 80GB', 'tensor'): 0.96,
     ('A100 40GB', 'cuda'): 0.97, ('A100 80GB', 'cuda'): 0.97, ('A100 PCIe 80GB', 'cuda'): 0.97,
+    ('A100 PCIe 40GB', 'tf32'): 0.92, ('A100 PCIe 40GB', 'tensor'): 0.96,
+    ('A100 PCIe 40GB', 'cuda'): 0.97,
     ('A10', 'cuda'): 0.64, ('RTX 3080', 'cuda'): 0.64, ('RTX 3090', 'cuda'): 0.64,
     ('RTX A6000', 'cuda'): 0.64,
     ('L4', 'cuda'): 0.82, ('L40S', 'cuda'): 0.82, ('RTX 4090', 'cuda'): 0.82,
@@ -209,7 +214,8 @@ class Kernel(NamedTuple):
     winograd: the kernels of the same convolution by Winograd's algorithm (a 3 x 3
     convolution of stride 1: speed_model/conv_algorithms.py), or (); transposes: the bytes
     of the NCHW <-> NHWC transposes a tensor-core kernel of this pass needs when the
-    convolution runs in NCHW (0: none)."""
+    convolution runs in NCHW (0: none); grad: which pass of a convolution or matrix product
+    this is ('forward', 'dgrad', 'wgrad'; '' for other kernels)."""
     name: str
     kind: str
     phase: str
@@ -219,13 +225,14 @@ class Kernel(NamedTuple):
     launches: int = 1
     winograd: tuple = ()
     transposes: float = 0.0
+    grad: str = ''
 
 
 class Path(NamedTuple):
     """One way a GPU computes products: unit (a GEMM_EFFICIENCY key), name (e.g. 'TF32
     tensor cores'), peak_tflops (data sheet), gemm, conv and conv3x3 (FLOP/s a large cuBLAS
     product, a cuDNN direct convolution kernel and one of a 3 x 3 stride-1 convolution reach:
-    peak x gemm_share)."""
+    peak x gemm_share x sustained_rate)."""
     unit: str
     name: str
     peak_tflops: float
@@ -356,7 +363,7 @@ def _gemm_kernels(op, b: int, e: int, forward_only: bool) -> list[Kernel]:
         turns = (conv_algorithms.transpose_bytes(src, dst, e)
                  if op.kind == 'conv' and which in conv_algorithms.TRANSPOSED_PASSES else 0.0)
         return Kernel(name, op.kind, phase, b * op.flops, act + e * w, dims, winograd=wino,
-                      transposes=turns)
+                      transposes=turns, grad=which)
 
     out = [kernel('', 'forward', (b * m, n, k), b * op.in_elems, b * op.out_elems, 'forward')]
     if forward_only:
@@ -469,6 +476,14 @@ def kernel_secs(kernel: Kernel, gpu, rate_flops: float, bandwidth: float,
     return max(math_secs, memory_secs) + launch, max(parts, key=parts.get)
 
 
+def sustained_rate(gpu) -> float:
+    """Share of its data-sheet arithmetic rates `gpu` sustains under load: its vendor's
+    statement where there is one (hardware/gpu_specs.SUSTAINED: the 250 W A100 PCIe 40GB, 0.90
+    of the SXM4 module's), else 1.0. Memory-bound kernels are not slowed: a power limit lowers
+    the SM clock, the memory keeps its own."""
+    return getattr(gpu, 'sustained', 1.0) or 1.0
+
+
 def conv_paths(gpu, dtype: str, tf32: bool = True) -> tuple[Path, ...]:
     """The paths TensorFlow's autotuning may run a convolution of `dtype` on, the math path's
     first (`math_path`): with TF32, float32 convolutions may also take cuDNN's float32 kernels
@@ -477,7 +492,7 @@ def conv_paths(gpu, dtype: str, tf32: bool = True) -> tuple[Path, ...]:
     required). float16 and bfloat16 keep their tensor cores (their CUDA-core kernels run at
     an eighth of the rate or less)."""
     def path(name, peak, unit):
-        rates = [peak * 1e12 * gemm_share(gpu, unit, **kw)
+        rates = [peak * 1e12 * gemm_share(gpu, unit, **kw) * sustained_rate(gpu)
                  for kw in ({}, {'conv': True}, {'conv3x3': True})]
         return Path(unit, name, peak, *rates)
 
@@ -489,12 +504,13 @@ def conv_paths(gpu, dtype: str, tf32: bool = True) -> tuple[Path, ...]:
 
 
 def best_secs(kernel: Kernel, gpu, paths, bandwidth: float, *, winograd: bool = True,
-              nchw: bool = True) -> tuple[float, str, int]:
+              nchw: bool = True, filter_winograd: bool = True) -> tuple[float, str, int]:
     """(seconds, bound, launches) of one kernel as TensorFlow's autotuning runs it: a
     convolution takes the fastest of its algorithms on each of `paths` (conv_paths): the
     direct kernel (on tensor cores in NCHW, `nchw`, with its two transposes:
-    conv_algorithms.TRANSPOSED_PASSES), and on CUDA cores Winograd (with `winograd`); any
-    other kernel runs on the first path (cuBLAS takes TF32 where it is allowed)."""
+    conv_algorithms.TRANSPOSED_PASSES), and on CUDA cores Winograd (with `winograd`; for a
+    filter gradient also `filter_winograd`: conv_algorithms.offers_winograd); any other kernel
+    runs on the first path (cuBLAS takes TF32 where it is allowed)."""
     first = paths[0]
     if kernel.kind != 'conv' or not kernel.flops:
         secs, bound = kernel_secs(kernel, gpu, first.gemm, bandwidth)
@@ -509,7 +525,8 @@ def best_secs(kernel: Kernel, gpu, paths, bandwidth: float, *, winograd: bool = 
             options.append((secs, bound, kernel.launches + 2))
         else:
             options.append((secs, bound, kernel.launches))
-        if winograd and kernel.winograd and not path.tensor_cores:
+        if (kernel.winograd and not path.tensor_cores
+                and conv_algorithms.offers_winograd(kernel.grad, winograd, filter_winograd)):
             timed = [kernel_secs(k, gpu, path.gemm, bandwidth) for k in kernel.winograd]
             options.append((sum(t for t, _ in timed), max(timed)[1],
                             sum(k.launches for k in kernel.winograd)))
@@ -518,7 +535,8 @@ def best_secs(kernel: Kernel, gpu, paths, bandwidth: float, *, winograd: bool = 
 
 def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False,
                  tf32: bool = True, forward_only: bool = False, winograd: bool = True,
-                 batch_bytes: int = 0, host_link_bytes_per_sec: float = 0.0) -> StepPrediction:
+                 filter_winograd: bool = True, batch_bytes: int = 0,
+                 host_link_bytes_per_sec: float = 0.0) -> StepPrediction:
     """One GPU's step of `profile` (op_profile.OpProfile) on `gpu` (gpu_specs.GpuSpec).
 
     Args:
@@ -529,6 +547,9 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
       forward_only: --forward_only (no backward pass, no update).
       winograd: cuDNN may use its non-fused Winograd kernels (--winograd_nonfused, the
         original's default; TF_ENABLE_WINOGRAD_NONFUSED).
+      filter_winograd: TensorFlow offers the non-fused Winograd for filter gradients too
+        (True from TensorFlow 1.5; False for a run of TensorFlow 1.4 or older with cuDNN 5.1:
+        conv_algorithms.offers_winograd). The dry run plans TensorFlow 2.21: True.
       batch_bytes, host_link_bytes_per_sec: real data's batch and the host link's rate; the
         copy overlaps the step (StagingArea), so the step is the longer of the two.
 
@@ -543,7 +564,7 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     by_kind, total, launches = {}, 0.0, 0
     for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only):
         secs, bound, count = best_secs(kernel, gpu, paths, bandwidth, winograd=winograd,
-                                       nchw=nchw)
+                                       nchw=nchw, filter_winograd=filter_winograd)
         kind = by_kind.setdefault(kernel.kind, {'secs': 0.0, 'bounds': {}, 'kernels': 0})
         kind['secs'] += secs
         kind['bounds'][bound] = kind['bounds'].get(bound, 0.0) + secs

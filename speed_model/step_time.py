@@ -257,7 +257,7 @@ def compute_from_peak(gpu, dtype: str, forward_flops_per_image: float, batch_siz
 
 def compute_from_gpu_model(gpu, dtype: str, ops, batch_size: int, *, xla: bool = False,
                            tf32: bool = True, forward_only: bool = False,
-                           winograd: bool = True) -> Compute:
+                           winograd: bool = True, filter_winograd: bool = True) -> Compute:
     """One device's compute per step from the GPU's data sheet by the per-op model
     (speed_model/gpu_step.predict_step; `ops` is the model's op_profile.OpProfile). The input's
     copies are left to the links of the step-time model (traffic_patterns' batch bytes).
@@ -267,7 +267,8 @@ def compute_from_gpu_model(gpu, dtype: str, ops, batch_size: int, *, xla: bool =
     """
     from . import gpu_step
     found = gpu_step.predict_step(ops, gpu, dtype, batch_size=batch_size, xla=xla, tf32=tf32,
-                                  forward_only=forward_only, winograd=winograd)
+                                  forward_only=forward_only, winograd=winograd,
+                                  filter_winograd=filter_winograd)
     return Compute(found.compute_secs, '%s from its data sheet, %s%s: %s images/sec' % (
         gpu.name, found.math_path, ', XLA' if xla else '', images(found.images_per_sec)),
         found)

@@ -271,8 +271,60 @@ def test_lambdas_auto_clustered_runs_are_validated_with_xla():
     import importlib
     runs = importlib.import_module('bench.published_gpu_runs')
     auto = [r for r in runs.RUNS if 'tf_xla_auto_jit' in r.source]
-    assert {r.gpu for r in auto} == {'RTX 3090', 'RTX A6000', 'A100 40GB'}
+    assert {r.gpu for r in auto} == {'RTX 3090', 'RTX A6000', 'A100 PCIe 40GB'}
     assert len(auto) == 30 and all(r.xla for r in auto)
+
+
+def test_a_vendor_stated_sustained_rate_slows_the_math_not_the_memory(vgg16):
+    # The 250 W A100 PCIe card: NVIDIA rates it at 90% of the 400 W SXM4 module with the same
+    # data-sheet peaks (hardware/gpu_specs.SUSTAINED): its math at 0.9 of the SXM4's rates.
+    pcie = gpu_specs.lookup('A100 PCIe 40GB')
+    assert (gpu_step.sustained_rate(pcie), gpu_step.sustained_rate(A100)) == (0.90, 1.0)
+    for unit in ('tf32', 'tensor', 'cuda'):
+        assert gpu_step.gemm_share(pcie, unit) == gpu_step.gemm_share(A100, unit)
+    fast, slow = gpu_step.conv_paths(A100, 'float16')[0], gpu_step.conv_paths(pcie, 'float16')[0]
+    assert slow.peak_tflops == fast.peak_tflops
+    assert (slow.gemm, slow.conv, slow.conv3x3) == pytest.approx(
+        (0.9 * fast.gemm, 0.9 * fast.conv, 0.9 * fast.conv3x3))
+    bw = gpu_step.achieved_bandwidth(A100)
+    assert gpu_step.achieved_bandwidth(pcie) == bw  # the memory keeps its clock
+    relu = gpu_step.Kernel('r', 'relu', 'forward', 0.0, 1e9)
+    assert gpu_step.best_secs(relu, pcie, (slow,), bw) == gpu_step.best_secs(relu, A100, (fast,),
+                                                                               bw)
+    a = gpu_step.predict_step(vgg16, A100, 'float16', batch_size=64)
+    b = gpu_step.predict_step(vgg16, pcie, 'float16', batch_size=64)
+    assert a.images_per_sec > b.images_per_sec > 0.9 * a.images_per_sec
+
+
+def test_tensorflow_before_1_5_offered_no_filter_gradient_winograd(vgg16):
+    # tensorflow/tensorflow#15283: a cuDNN version check left the filter gradient's non-fused
+    # Winograd out with cuDNN 5.1; the original's May 2017 tables ran TF 1.1 with cuDNN 5.1.
+    assert conv_algorithms.offers_winograd('wgrad') is True
+    assert conv_algorithms.offers_winograd('wgrad', filter_winograd=False) is False
+    assert conv_algorithms.offers_winograd('forward', filter_winograd=False) is True
+    assert conv_algorithms.offers_winograd('dgrad', filter_winograd=False) is True
+    assert conv_algorithms.offers_winograd('forward', winograd=False) is False
+    now = gpu_step.predict_step(vgg16, P100, 'float32', batch_size=64)
+    old = gpu_step.predict_step(vgg16, P100, 'float32', batch_size=64, filter_winograd=False)
+    none = gpu_step.predict_step(vgg16, P100, 'float32', batch_size=64, winograd=False)
+    assert now.images_per_sec > old.images_per_sec > none.images_per_sec
+    kernels = gpu_step.step_kernels(vgg16, 8, 'float32')
+    three = [k for k in kernels if k.winograd]
+    assert {k.grad for k in three} == {'forward', 'dgrad', 'wgrad'}
+    path = gpu_step.conv_paths(P100, 'float32')
+    bw = gpu_step.achieved_bandwidth(P100)
+    for k in three:  # the forward and data-gradient kernels keep Winograd
+        if k.grad != 'wgrad':
+            assert gpu_step.best_secs(k, P100, path, bw, nchw=False, filter_winograd=False) \
+                == gpu_step.best_secs(k, P100, path, bw, nchw=False)
+    wgrads = [k for k in three if k.grad == 'wgrad']  # the filter gradients lose it
+    assert any(gpu_step.best_secs(k, P100, path, bw, nchw=False, filter_winograd=False)[0]
+               > gpu_step.best_secs(k, P100, path, bw, nchw=False)[0] for k in wgrads)
+    import importlib
+    runs = importlib.import_module('bench.published_gpu_runs')
+    tf11 = [r for r in runs.RUNS if 'TF 1.1,' in r.source]
+    assert len(tf11) == 9 and not any(r.filter_winograd for r in tf11)
+    assert all(r.filter_winograd for r in runs.RUNS if r not in tf11)
 
 
 def test_kepler_gemms_reach_their_published_bound(resnet50):
@@ -318,6 +370,15 @@ def test_the_committed_validation_is_what_the_model_predicts(committed):
     assert len({r['gpu'] for r in rows}) >= 8
 
 
+def test_a_suspect_published_figure_stays_in_the_table_and_the_statistics(committed):
+    suspect = [r for r in committed['rows'] if r['suspect']]
+    assert [(r['gpu'], r['model'], r['dtype'], r['published']) for r in suspect] == [
+        ('A100 40GB', 'vgg16', 'float16', 70.27)]
+    assert 'broken run' in suspect[0]['suspect']
+    assert committed['after']['overall']['max'] == abs(suspect[0]['error'])
+    assert committed['after']['overall']['rows'] == len(committed['rows'])
+
+
 def test_every_published_batch_fits_the_memory_check(committed):
     assert all(row['fits'] for row in committed['rows']), [
         (r['gpu'], r['model'], r['batch_size']) for r in committed['rows'] if not r['fits']]
@@ -326,16 +387,18 @@ def test_every_published_batch_fits_the_memory_check(committed):
 def test_the_model_beats_the_flat_estimate_where_that_was_worst(committed):
     # Tensor cores (float16, TF32) and VGG/AlexNet were the flat 50%-of-peak estimate's worst
     # rows (issue 40: 0.2x to 3.7x); the per-op model's errors there are a fraction of them.
-    rows = [r for r in committed['rows'] if r['dtype'] == 'float16' or r['gpu'] == 'A100 40GB'
-            or r['model'] in ('vgg16', 'alexnet')]
+    rows = [r for r in committed['rows'] if not r['suspect'] and (
+        r['dtype'] == 'float16' or r['gpu'].startswith('A100') or r['model'] in ('vgg16',
+                                                                                 'alexnet'))]
     assert len(rows) >= 8
     assert max(abs(r['error']) for r in rows) < 0.7 * max(abs(r['before_error']) for r in rows)
     assert sum(abs(r['error']) for r in rows) < 0.5 * sum(abs(r['before_error']) for r in rows)
 
 
-_TARGET = ('issue 40 target not reached by the data-sheet model: Lambda\'s A100 rows, the K80\'s '
-           'and the Quadro RTX 8000\'s float16 are predicted too fast (14 of 104 rows beyond '
-           '35%; docs/estimate-vs-reality.md says where and why)')
+_TARGET = ('issue 40 target not reached by the data-sheet model: Lambda\'s A100 float16 rows and '
+           'the Quadro RTX 8000\'s are predicted too fast, one A100 row is a broken run, the '
+           'P100\'s AlexNet too slow (docs/estimate-vs-reality.md says where and why, row by '
+           'row)')
 
 
 def test_the_median_error_target_holds(committed):

@@ -19,7 +19,8 @@ REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', '
 # Issue 40 adds the GPUs people have, after the first ones (the table grew: the first names
 # and their order are unchanged).
 ADDED = ['GTX 1080 Ti', 'Titan Xp', 'P100 SXM2', 'Titan V', 'V100 PCIe 16GB', 'RTX 2080',
-         'Titan RTX', 'Quadro RTX 8000', 'RTX 3080', 'RTX A6000', 'A100 PCIe 80GB', 'H100 PCIe']
+         'Titan RTX', 'Quadro RTX 8000', 'RTX 3080', 'RTX A6000', 'A100 PCIe 80GB', 'H100 PCIe',
+         'A100 PCIe 40GB']
 
 
 def test_the_table_has_every_gpu_the_issue_names(specs):
@@ -68,12 +69,23 @@ def test_data_sheet_figures(specs):
 
 @pytest.mark.parametrize('reported, memory_gib, name', [
     ('Tesla V100-SXM2-16GB', None, 'V100 16GB'), ('NVIDIA A100-SXM4-80GB', None, 'A100 80GB'),
-    ('Tesla V100-PCIE-32GB', 31.1, 'V100 32GB'), ('NVIDIA A100-PCIE-40GB', 39.4, 'A100 40GB'),
+    ('Tesla V100-PCIE-32GB', 31.1, 'V100 32GB'), ('NVIDIA A100-PCIE-40GB', 39.4, 'A100 PCIe 40GB'),
+    ('A100-PCIE-40GB', None, 'A100 PCIe 40GB'), ('A100-SXM4-40GB', 39.4, 'A100 40GB'),
     ('NVIDIA GeForce RTX 3090', 23.7, 'RTX 3090'), ('Tesla T4', 14.7, 'T4'),
     ('NVIDIA H100 80GB HBM3', 79.1, 'H100 80GB')])
 def test_visible_gpu_names_match(specs, reported, memory_gib, name):
     memory = int(memory_gib * 2 ** 30) if memory_gib else None
     assert specs.from_device_name(reported, memory).name == name
+
+
+def test_a_sustained_rate_only_where_the_vendor_states_one(specs):
+    # The 250 W A100 PCIe card: the SXM4's peaks, 90% of its performance (NVIDIA's A100 PCIe
+    # specifications); every other GPU at its data sheet's rates.
+    pcie, sxm4 = specs.lookup('A100 PCIe'), specs.lookup('A100 40GB')
+    assert (pcie.fp16_tflops, pcie.tf32_tflops, pcie.bandwidth_gbs) == (
+        sxm4.fp16_tflops, sxm4.tf32_tflops, sxm4.bandwidth_gbs)
+    assert (pcie.sustained, sxm4.sustained) == (0.90, 1.0) and '250 W' in pcie.source
+    assert {s.name for s in specs.GPUS if s.sustained != 1.0} == {'A100 PCIe 40GB'}
 
 
 def test_an_unlisted_visible_gpu_is_none(specs):
