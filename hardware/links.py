@@ -5,7 +5,10 @@ Rates are per direction (every link here is full duplex), in GB/s (10^9 bytes/s)
 standard's or data sheet's signalling rate after line coding: what a link carries at best.
 Protocol overheads (TCP/IP and gRPC framing, PCIe packet headers, NCCL's protocol) are not taken
 off: a prediction from these rates is an upper bound on throughput, and docs/scaling.md says
-how far the measured runs fall short of it. No rate here was tuned to a published result.
+how far the measured runs fall short of it. The links named `*_copy` are the exception: what a
+copy over that link was measured to reach (CUDA's bandwidth tests, each with its source), the
+rate NCCL's ring moves a hop at (speed_model/published_scaling.py plans the published NCCL
+rings with them). No rate here was tuned to a published result.
 
     links.link('pcie3')                  # Link('pcie3', 15.75 GB/s, ...)
     links.network('25')                  # 25 Gbit/s Ethernet: Link('25gbe', 3.125 GB/s, ...)
@@ -65,6 +68,19 @@ LINKS: dict[str, Link] = {link.name: link for link in (
          'link, 20 GB/s per direction'),
     Link('nvlink2_link', 25, 'nvlink', 'NVIDIA Tesla V100 whitepaper (2017): one NVLink 2.0 '
          'link, 25 GB/s per direction'),
+    # What one copy reaches over a link, measured (the rate a ring's hop moves at: NCCL's
+    # rings are chains of copies, one per hop, each as fast as its slowest link).
+    Link('nvlink1_link_copy', 18.31, 'nvlink', 'Dell EMC HPC Innovation Lab, "Deep Learning '
+         'Performance with P100 and V100 GPUs in the PowerEdge C4130" (2017), Table 3: CUDA\'s '
+         'p2pBandwidthLatencyTest between two P100 SXM2 over one NVLink 1.0 link, 18.31 GB/s '
+         'one way (91.6% of 20)'),
+    Link('nvlink2_copy', 143.71, 'nvlink', 'the same Dell EMC paper, Table 3: '
+         'p2pBandwidthLatencyTest from one V100 SXM2 to its three neighbours over its six NVLink '
+         '2.0 links, 47.88 + 47.90 + 47.93 = 143.71 GB/s one way (95.8% of 150)'),
+    Link('pcie3_copy', 11.69, 'pcie', 'Microway, "NVIDIA Tesla P100 PCI-E 16GB GPU Accelerator '
+         'Up Close" (2016): CUDA\'s bandwidthTest --memory=pinned over PCIe 3.0 x16, host to '
+         'device 11.69 GB/s, device to host 12.89 GB/s; a byte through host memory crosses '
+         'both, at the slower'),
     # Host memory, where GPUs without peer-to-peer exchange their bytes (HOST_MEMORY_OF_GPU).
     Link('ddr4_3200_2ch', 2 * 3200e6 * 8 / 1e9, 'memory', 'JEDEC JESD79-4 DDR4-3200: 3200 '
          'MT/s x 8 bytes per 64-bit channel, 2 channels (a desktop CPU), reads and writes '
@@ -72,6 +88,9 @@ LINKS: dict[str, Link] = {link.name: link for link in (
     Link('ddr4_3200_8ch', 8 * 3200e6 * 8 / 1e9, 'memory', 'JEDEC JESD79-4 DDR4-3200: 3200 '
          'MT/s x 8 bytes per 64-bit channel, 8 channels (one server CPU), reads and writes '
          'together'),
+    Link('ddr4_2933_6ch', 6 * 2933e6 * 8 / 1e9, 'memory', 'JEDEC JESD79-4 DDR4-2933: 2933 '
+         'MT/s x 8 bytes per 64-bit channel, 6 channels (one Xeon Gold 6230: Intel\'s product '
+         'specification, 6 memory channels of DDR4-2933), reads and writes together'),
     Link('1gbe', 1 * GBIT / 1e9, 'network', _IEEE % ('1000BASE-T', '1')),
     Link('10gbe', 10 * GBIT / 1e9, 'network', _IEEE % ('10GBASE-R', '10')),
     Link('25gbe', 25 * GBIT / 1e9, 'network', _IEEE % ('25GBASE-R (802.3by)', '25')),
@@ -88,6 +107,10 @@ LABELS = {
     'nvlink3': 'NVLink 3.0 (12 links)', 'nvlink4': 'NVLink 4.0 (18 links)',
     'nvlink1_link': 'one NVLink 1.0 link (a single ring)',
     'nvlink2_link': 'one NVLink 2.0 link (a single ring)',
+    'nvlink1_link_copy': 'one NVLink 1.0 link, a copy measured',
+    'nvlink2_copy': 'NVLink 2.0 (6 links), copies measured',
+    'ddr4_2933_6ch': 'host memory, 6 channels of DDR4-2933',
+    'pcie3_copy': 'PCIe 3.0 x16, a copy to and from pinned host memory measured',
     'ddr4_3200_2ch': 'host memory, 2 channels of DDR4-3200',
     'ddr4_3200_8ch': 'host memory, 8 channels of DDR4-3200',
     '1gbe': '1 Gbit/s Ethernet', '10gbe': '10 Gbit/s Ethernet', '25gbe': '25 Gbit/s Ethernet',
@@ -187,7 +210,9 @@ def measured_link(name: str, bytes_per_sec: float, how: str) -> Link:
 
 class HostPreset(NamedTuple):
     """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs, GPU-to-GPU link, host-to-GPU
-    link, GPUs behind one PCIe uplink to the CPUs, network, and the source of the figures."""
+    link, GPUs behind one PCIe uplink to the CPUs, network, the source of the figures, and the
+    host memory its GPUs' bytes to each other pass through when they have no peer-to-peer ('':
+    they have it)."""
     name: str
     gpu: str
     gpus: int
@@ -196,6 +221,7 @@ class HostPreset(NamedTuple):
     gpus_per_pcie_uplink: int
     network: str
     source: str
+    host_memory: str = ''
 
 
 HOSTS: dict[str, HostPreset] = {h.name: h for h in (
@@ -222,6 +248,29 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
     HostPreset('dgx_h100', 'H100 80GB', 8, 'nvlink4', 'pcie5', 1, 'ib_ndr',
                'NVIDIA DGX H100 user guide: 8 H100 SXM5 on NVLink 4.0 / NVSwitch, 400 Gbit/s '
                'InfiniBand NDR per GPU'),
+    HostPreset('hgx2_v100', 'V100 32GB', 8, 'nvlink2_copy', 'pcie3', 2, 'ib_edr',
+               'NVIDIA HGX-2 / DGX-2 (2018): 16 V100 SXM3 32GB, every GPU\'s six NVLink 2.0 '
+               'links to the NVSwitches (any two GPUs at the full six links); the GPU link at '
+               'a measured copy\'s rate (nvlink2_copy)'),
+    # Lambda's benchmark hosts, as their logs show them (lambdal/lambda-tensorflow-benchmark,
+    # logs/<host>.logs: TensorFlow's peer-to-peer matrix and each GPU's PCI bus id; the
+    # folder names and metadata files name the CPU and the GPUs).
+    HostPreset('lambda_epyc7502x8', 'A100 PCIe 40GB', 8, 'pcie4', 'pcie4', 1, '10gbe',
+               'Lambda\'s 8-GPU AMD EPYC 7502 host (logs 7502-A100-PCIE-40GB and 7502-RTX_A6000_'
+               'XLA_TF1_15): the eight GPUs on PCI buses 01, 25, 41, 61, 81, a1, c1 and e1, each '
+               'behind a root port of its own, PCIe 4.0 x16 (A100 PCIe and RTX A6000 data '
+               'sheets), peer-to-peer between every pair (TensorFlow\'s device interconnect '
+               'matrix: all Y); no measured copy rate of PCIe 4.0 was found: the line rate'),
+    HostPreset('lambda_gold6230x8', 'Quadro RTX 8000', 8, 'pcie3_copy', 'pcie3_copy', 4,
+               '10gbe', 'Lambda\'s 8-GPU Xeon Gold 6230 host (logs Gold_6230-Quadro_RTX_8000_*): '
+               'the GPUs on PCI buses 1a, 1c, 1d, 1e and 3d, 3f, 40, 41 (two PCIe switches of '
+               'four GPUs, read from the consecutive bus numbers), peer-to-peer between every '
+               'pair (all Y), PCIe 3.0 x16 at a measured copy\'s rate (pcie3_copy)'),
+    HostPreset('lambda_gold6230x8_geforce', 'RTX 2080 Ti', 8, 'pcie3_copy', 'pcie3_copy', 4,
+               '10gbe', 'the same host with 8 GeForce RTX 2080 Ti (logs Gold_6230-GeForce_RTX_'
+               '2080_Ti_*, without NVLink bridges): the same bus numbers, no peer-to-peer between '
+               'any pair (all N): NCCL passes the ring through host memory, one Xeon Gold 6230\'s '
+               'six DDR4-2933 channels', host_memory='ddr4_2933_6ch'),
 )}
 
 

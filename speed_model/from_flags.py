@@ -82,6 +82,8 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
         host_memory = None
         if host is not None:
             gpu_link = links_lib.link(host.gpu_link)
+            if host.host_memory:  # a host without peer-to-peer between its GPUs
+                host_memory = links_lib.link(host.host_memory)
         elif p.gpu_interconnect:
             gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
         else:  # over PCIe: peer-to-peer, or through host memory (GeForce boards)

@@ -6,8 +6,10 @@ step-time model, and the all-reduce of the host's real GPU-to-GPU paths side by 
 The published rows are every one-host series of the original's benchmarks page
 (published_scaling.BENCHMARKS_PAGE): the DGX-1 (8 P100 on NVLink) and EC2 p2.8xlarge (8 K80 on
 PCIe) series of published_scaling.CASES, and the page's other one-host series (`MORE_CASES`: the
-DGX-1's batch-32 runs, the Google Compute Engine K80 host, EC2's ResNet-152). Each is predicted
-from its own one-GPU figure (published_scaling.compare), nothing fitted.
+DGX-1's batch-32 runs, the Google Compute Engine K80 host, EC2's ResNet-152); then Lambda's
+1 to 8 GPU series of the original tool on PCIe hosts with and without peer-to-peer and on
+NVSwitch hosts (speed_model/lambda_scaling.py), with their suspect figures marked. Each is
+predicted from its own one-GPU figure (published_scaling.compare), nothing fitted.
 
 The paths (`path_rows`): one ring all-reduce of a model's gradients on 2 to 8 GPUs over NVLink,
 over PCIe with peer-to-peer, and over PCIe without it (GeForce boards: through host memory),
@@ -20,7 +22,7 @@ from __future__ import annotations
 import functools
 
 from ..hardware import links as links_lib
-from . import layer_profile, published_scaling, step_time
+from . import lambda_scaling, layer_profile, published_scaling, step_time
 from . import traffic_patterns as patterns
 from .published_scaling import BENCHMARKS_PAGE, Case
 
@@ -63,14 +65,20 @@ PATHS = (('NVLink 2.0 (V100 SXM2)', 'nvlink2', None),
 
 
 def one_host_cases() -> list[Case]:
-    """Every published one-host series: CASES on one host, then MORE_CASES."""
+    """Every published one-host series: CASES on one host, MORE_CASES, then Lambda's
+    (lambda_scaling.cases)."""
     return [c for c in published_scaling.CASES if max(g for g, _ in c.figures) <= c.gpus_per_host
-            ] + list(MORE_CASES)
+            ] + list(MORE_CASES) + lambda_scaling.cases()
+
+
+#: The issue's bound on a multi-GPU row's |error|.
+ROW_TARGET = 0.15
 
 
 def _row(r) -> dict:
     return {'gpus': r.gpus, 'published': r.published, 'predicted': r.predicted,
-            'error': r.error, 'bound': r.bound}
+            'error': r.error, 'bound': r.bound,
+            'suspect': dict(r.case.suspect).get(r.gpus, '')}
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,22 +117,30 @@ def path_rows(models=('resnet50', 'vgg16'), gpus=(2, 4, 8)) -> list[dict]:
 
 def comparison_data() -> dict:
     """{'source', 'cases': [{'name', 'model', 'batch_size', 'configuration', 'host', 'source',
-    'why', 'rows': [{'gpus', 'published', 'predicted', 'error', 'bound'}], 'max_abs_error'}],
-    'summary': {'nccl_rows', 'nccl_max_abs_error', 'all_rows', 'all_max_abs_error'} (over the
-    multi-GPU rows), 'paths': path_rows()}."""
-    cases, nccl, every = [], [], []
+    'why', 'rows': [{'gpus', 'published', 'predicted', 'error', 'bound', 'suspect'}],
+    'max_abs_error'}], 'summary': {'nccl_rows', 'nccl_max_abs_error', 'nccl_beyond_15',
+    'nccl_trusted_rows', 'nccl_trusted_max_abs_error', 'nccl_suspect_rows', 'all_rows',
+    'all_max_abs_error', 'all_median_abs_error'} (over the multi-GPU rows; 'trusted': those no
+    evidence marks suspect), 'paths': path_rows()}."""
+    cases, nccl, trusted, every = [], [], [], []
     for case in one_host_cases():
         rows = published_scaling.compare(case, _profile(case.model))
-        multi = [abs(r.error) for r in rows if r.gpus > case.figures[0][0]]
-        every += multi
+        multi = [r for r in rows if r.gpus > case.figures[0][0]]
+        every += [abs(r.error) for r in multi]
         if case.all_reduce == 'nccl':
-            nccl += multi
+            nccl += [abs(r.error) for r in multi]
+            trusted += [abs(r.error) for r in multi if r.gpus not in dict(case.suspect)]
         cases.append({'name': case.name, 'model': case.model, 'batch_size': case.batch_size,
                       'configuration': published_scaling.configuration(case),
                       'host': case.host, 'source': case.source, 'why': case.why,
-                      'rows': [_row(r) for r in rows], 'max_abs_error': max(multi)})
+                      'rows': [_row(r) for r in rows],
+                      'max_abs_error': max(abs(r.error) for r in multi)})
     return {'source': BENCHMARKS_PAGE, 'cases': cases,
             'summary': {'nccl_rows': len(nccl), 'nccl_max_abs_error': max(nccl),
+                        'nccl_beyond_15': sum(1 for e in nccl if e > ROW_TARGET),
+                        'nccl_trusted_rows': len(trusted),
+                        'nccl_trusted_max_abs_error': max(trusted),
+                        'nccl_suspect_rows': len(nccl) - len(trusted),
                         'all_rows': len(every), 'all_max_abs_error': max(every),
                         'all_median_abs_error': sorted(every)[len(every) // 2]},
             'paths': path_rows()}
@@ -134,22 +150,40 @@ def markdown(data: dict) -> list[str]:
     """The comparison's tables (from `comparison_data()`'s dict)."""
     s = data['summary']
     lines = ['Multi-GPU rows of one host predicted from each series\' published one-GPU figure '
-             '(nothing fitted). Replicated with NCCL: %d rows, largest error %.1f%%; all %d '
-             'multi-GPU rows: median %.1f%%, largest %.1f%%.' % (
-                 s['nccl_rows'], 100 * s['nccl_max_abs_error'], s['all_rows'],
+             '(nothing fitted). Replicated with NCCL: %d rows, largest error %.1f%%, %d beyond '
+             '15%%; without the %d rows whose published figure is suspect (marked, evidence '
+             'below): %d rows, largest error %.1f%%. All %d multi-GPU rows: median %.1f%%, '
+             'largest %.1f%%.' % (
+                 s['nccl_rows'], 100 * s['nccl_max_abs_error'], s['nccl_beyond_15'],
+                 s['nccl_suspect_rows'], s['nccl_trusted_rows'],
+                 100 * s['nccl_trusted_max_abs_error'], s['all_rows'],
                  100 * s['all_median_abs_error'], 100 * s['all_max_abs_error']), '',
              '| case | host | batch | variable update | GPUs | published | predicted | error | '
              'bound |', '|---|---|---:|---|---:|---:|---:|---:|---|']
+    suspect = {}
     for case in data['cases']:
         for r in case['rows']:
-            lines.append('| %s | %s | %d | %s | %d | %.1f | %.1f | %+.1f%% | %s |' % (
+            mark = ''
+            if r.get('suspect'):
+                mark = ' [s%d]' % (1 + list(suspect).index(r['suspect'])
+                                   if r['suspect'] in suspect else len(suspect) + 1)
+                suspect.setdefault(r['suspect'], None)
+            lines.append('| %s | %s | %d | %s | %d | %.1f%s | %.1f | %+.1f%% | %s |' % (
                 case['name'], case['host'], case['batch_size'], case['configuration'],
-                r['gpus'], r['published'], r['predicted'], published_scaling._percent(
+                r['gpus'], r['published'], mark, r['predicted'], published_scaling._percent(
                     r['error']), 'input' if r['gpus'] == case['rows'][0]['gpus'] else r['bound']))
     sources = list(dict.fromkeys(c['source'] for c in data['cases']))
+    if suspect:
+        lines += ['', 'Suspect published figures (kept in the table and the statistics):', '']
+        lines += ['* [s%d] %s' % (i + 1, why) for i, why in enumerate(suspect)]
+    lambdas = [c for c in data['cases'] if lambda_scaling.is_lambda(c['source'])]
+    whys = list(dict.fromkeys((c['host'], c['why']) for c in lambdas))
     lines += ['', 'Why each series is off (written after the comparison, never an input):', '']
     lines += ['* %s: %s [%d]' % (c['name'], c['why'], 1 + sources.index(c['source']))
-              for c in data['cases']]
+              for c in data['cases'] if c not in lambdas]
+    lines += ['* Lambda\'s series on %s: %s' % (host, why) for host, why in whys]
+    lines += ['', 'Lambda\'s logged series not validated, and why:', '']
+    lines += ['* %s: %s' % (folder, why) for folder, why in lambda_scaling.NOT_VALIDATED]
     lines += ['', 'Sources:', ''] + ['%d. %s' % (i + 1, s) for i, s in enumerate(sources)]
     labels = [label for label, _, _ in PATHS]
     lines += ['', 'One NCCL all-reduce of the float32 gradients, ms per step on the busiest '

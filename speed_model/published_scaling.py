@@ -42,7 +42,8 @@ class Case(NamedTuple):
     ran on the worker hosts); figures: ((GPUs, images/sec), ...), the first one GPU; source;
     why: one line on why the prediction is off (written after the comparison); gpu_link: the
     GPU-to-GPU link the run's software reached instead of the host's (hardware/links.py name;
-    '' the host preset's)."""
+    '' the host preset's); suspect: ((GPUs, evidence), ...) for published figures that are
+    themselves suspect (kept in the comparison and its statistics, marked)."""
     name: str
     model: str
     batch_size: int
@@ -58,6 +59,7 @@ class Case(NamedTuple):
     ps_on_workers: bool = True
     why: str = ''
     gpu_link: str = ''
+    suspect: tuple = ()
 
 
 _DGX = dict(host='dgx1_p100', source=BENCHMARKS_PAGE + ', "Details for NVIDIA DGX-1 (NVIDIA '
@@ -71,11 +73,17 @@ _EC2_ONE = dict(host='ec2_p2.8xlarge', source=BENCHMARKS_PAGE + ', "Details for 
 _HIDDEN = ('compute-bound: the traffic hides behind compute; what the runs lose (per-step '
            'overheads, stragglers) is not in the model')
 #: TensorFlow 1.1 (May 2017) ran NCCL 1.x through tf.contrib.nccl: one ring, so one NVLink
-#: per hop (hardware/links.py 'nvlink1_link'), not the four links of a DGX-1 P100.
-NCCL1_RING = 'nvlink1_link'
-_NCCL = ('NCCL 1.x\'s one ring in device order, after the backward pass, at the links\' line '
-         'rates: one NVLink 1.0 link per hop, and at 8 GPUs the two hops without NVLink through '
-         'host memory over PCIe; eight towers launched from one process are not in the model')
+#: per hop, not the four links of a DGX-1 P100. A ring is a chain of copies, one per hop, each
+#: as fast as a copy over its link: the hop's rate is the measured copy's (hardware/links.py
+#: 'nvlink1_link_copy', 18.31 GB/s over one NVLink 1.0 link, of its 20 GB/s line rate), and a
+#: hop through host memory moves at a pinned copy's over PCIe 3.0 ('pcie3_copy', 11.69 GB/s
+#: host to device, the slower of its two crossings).
+NCCL1_RING = 'nvlink1_link_copy'
+NCCL1_RING_PCIE = 'pcie3_copy'
+_NCCL = ('NCCL 1.x\'s one ring in device order, after the backward pass, each hop at a measured '
+         'copy\'s rate: one NVLink 1.0 link per hop, and at 8 GPUs the two hops without NVLink '
+         'through host memory over PCIe; eight towers launched from one process are not in the '
+         'model')
 
 
 def dgx1_nvlink(i: int, j: int) -> bool:
@@ -163,9 +171,12 @@ def _links(case: Case, gpus: int = 1) -> patterns.Links:
     host = links_lib.host_preset(case.host)
     through_host = (case.gpu_link == NCCL1_RING and case.host.startswith('dgx1')
                     and ring_leaves_nvlink(min(gpus, case.gpus_per_host)))
-    return patterns.Links(links_lib.link(host.pcie), host.gpus_per_pcie_uplink,
+    pcie = NCCL1_RING_PCIE if case.gpu_link == NCCL1_RING else host.pcie
+    return patterns.Links(links_lib.link(pcie), host.gpus_per_pcie_uplink,
                           links_lib.link(case.gpu_link or host.gpu_link),
                           links_lib.link(case.network or host.network),
+                          host_memory=(links_lib.link(host.host_memory) if host.host_memory
+                                       else None),
                           ring_through_host=through_host)
 
 
