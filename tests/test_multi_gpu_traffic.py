@@ -123,6 +123,14 @@ def test_the_plan_takes_the_hosts_real_gpu_path(gpu, interconnect, link, host_me
     assert (found.host_memory.name if found.host_memory else None) == host_memory
 
 
+def test_the_flag_and_its_docs_name_every_host_preset():
+    spec = next(s for s in params.SPECS if s.name == 'gpu_interconnect')
+    with open(checkout.REPO + '/docs/scaling.md') as f:
+        docs = f.read()
+    for name in links_lib.HOSTS:
+        assert name in spec.help and '`%s`' % name in docs, name
+
+
 def test_nvlink_for_a_gpu_without_it_is_refused():
     p = params.make_params(gpu_model='T4', gpu_interconnect='nvlink')
     with pytest.raises(from_flags.PlanError) as info:
