@@ -2,6 +2,8 @@
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
 (tools/sweep/cli.py).
 
+    prepare(p)                 the command's: the environment the flags ask for, check_usage,
+                               the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
         Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
         --baseline (loaded once)--> --output paths--> --model--> CheckedRun
@@ -25,7 +27,7 @@ from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
-from ..runtime import file_systems
+from ..runtime import cpu_tuning, file_systems
 from . import ineffective_flags, output_paths
 
 # Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
@@ -49,6 +51,22 @@ class CheckedRun(NamedTuple):
     @property
     def params(self) -> params.Params:
         return self.resolution.params
+
+
+def prepare(p: params.Params) -> CheckedRun:
+    """The command's flags made ready before TensorFlow loads, in one place: the environment
+    they ask for first (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS and
+    XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG resolver loads it), then
+    `check_usage` with the command's rules (--list_models: the flags only, no cluster, no
+    model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
+
+    Raises:
+      params.ParamsError, model_catalog.UnknownModelError: as `check_usage`.
+    """
+    cpu_tuning.configure_environment(p)
+    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
+    resolvers.apply_environment(checked.resolution)
+    return checked
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
@@ -151,8 +169,10 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
     Raises:
       params.ParamsError: --num_gpus above the limit on the CPU (a ps task builds no towers).
     """
+    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= MIN_CPU_TOWER_LIMIT:
+        return  # within any host's limit: its CPUs need not be counted
     limit = cpu_tower_limit(cpus)
-    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= limit:
+    if p.num_gpus <= limit:
         return
     raise params.ParamsError(
         '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '

@@ -1,5 +1,5 @@
 """The run plan owns every value a run resolves (run_plan.py, runtime/session_config.settle,
-BenchmarkCNN.settled_plan): each resolver runs once a run, the towers build what the plan's
+preflight/settled_run.settle): each resolver runs once a run, the towers build what the plan's
 graph choices say (passed, never kept in a module), and the header's precision block is short
 (run_header.py, graph/graph_choices.py brief and table)."""
 
