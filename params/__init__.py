@@ -358,6 +358,11 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
         _DEFINERS[spec.kind](spec.name, spec.default, text, flag_values=flag_values)
 
 
+def is_set(p: Params, name: str) -> bool:
+    """True when flag `name` of `p` differs from its default (an explicitly chosen value)."""
+    return getattr(p, name) != SPEC_BY_NAME[name].default
+
+
 def make_params(**kwargs) -> Params:
     """Returns Params with the table's defaults, overridden by `kwargs`.
 
