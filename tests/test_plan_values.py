@@ -48,6 +48,22 @@ def test_a_run_resolves_each_value_once(monkeypatch):
                            'check_ranges': 1}
 
 
+def test_the_bench_receives_its_plan_settled(monkeypatch):
+    # One call settles it all before the header or the graph: nothing is resolved later.
+    from tf_cnn_benchmarks.preflight import settled_run
+    calls = []
+    settle = settled_run.settle
+    monkeypatch.setattr(settled_run, 'settle', lambda *a, **k: calls.append(1) or settle(*a, **k))
+    bench = helpers.tiny_bench()
+    plan = bench.plan
+    assert calls == [1] and plan.params is bench.params
+    assert plan.session_config is bench.session_config is not None and plan.xla == 'off'
+    assert plan.graph_choices is not None and plan.threads == cpu_tuning.thread_counts(plan.params)
+    bench.info_lines()
+    bench.build_graph()
+    assert bench.plan is plan  # the header and the graph changed nothing of it
+
+
 def test_the_default_device_has_one_definition(monkeypatch):
     # --device unset: the command's check, the resolved params and the dry run's plan all ask
     # params.default_device.
