@@ -335,14 +335,9 @@ Params = collections.namedtuple('Params', [s.name for s in SPECS])
 Params.__doc__ = ('Immutable parameters of one run; one field per entry of params.SPECS. '
                   'Derive a changed copy with `params._replace(name=value)`.')
 
-_DEFINERS = {
-    'string': flags.DEFINE_string,
-    'integer': flags.DEFINE_integer,
-    'float': flags.DEFINE_float,
-    'boolean': flags.DEFINE_boolean,
-    'list': flags.DEFINE_list,
-    'path_or_off': path_switch.define,
-}
+_DEFINERS = dict(string=flags.DEFINE_string, integer=flags.DEFINE_integer,
+                 float=flags.DEFINE_float, boolean=flags.DEFINE_boolean, list=flags.DEFINE_list,
+                 path_or_off=path_switch.define)
 
 
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:

@@ -201,19 +201,25 @@ def check_output_paths(p: Params) -> None:
                               % (name, path, problem))
     if any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):  # the run writes files
         path_lengths.check_path_lengths(p)
-        remote = remote_outputs(p)
-        if remote:
-            schemes = sorted({file_systems.scheme(r.split('=', 1)[1]) + '://' for r in remote})
-            cnn_util.warn('%s: written through TensorFlow\'s file system%s (%s), where the '
-                          'checks of a local disk do not apply: no hold of the folder against a '
-                          'second run, no free-space, path-length or write test before '
-                          'TensorFlow loads (then a file is written and removed there)'
-                          % (', '.join(remote), '' if len(schemes) == 1 else 's',
-                             ', '.join(schemes)))
+        _warn_remote_outputs(p)
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
         raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
+
+
+def _warn_remote_outputs(p: Params) -> None:
+    """One `warning:` line naming the remote outputs (`remote_outputs`), if any, and the local
+    checks that do not apply to them."""
+    remote = remote_outputs(p)
+    if remote:
+        schemes = sorted({file_systems.scheme(r.split('=', 1)[1]) + '://' for r in remote})
+        cnn_util.warn('%s: written through TensorFlow\'s file system%s (%s), where the checks '
+                      'of a local disk do not apply: no hold of the folder against a second '
+                      'run, no free-space, path-length or write test before TensorFlow loads '
+                      '(then a file is written and removed there)'
+                      % (', '.join(remote), '' if len(schemes) == 1 else 's',
+                         ', '.join(schemes)))
 
 
 def check_remote_paths(p: Params) -> None:
