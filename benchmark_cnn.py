@@ -173,8 +173,7 @@ class BenchmarkCNN:
         info = self.build_graph()
         build_secs = time.perf_counter() - build_start
         self.memory = memory_check.check_before_run(  # stops a run that would not fit
-            self.plan, info.graph, [info.train_op, info.loss, *info.pipeline.step_ops],
-            estimate_at=self._estimate_at)
+            self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
         with info.graph.as_default(), self.create_session(info) as sess, \
                 data_errors.data_errors(files=info.pipeline.record_files):
             cnn_util.log_fn('Initializing graph')
@@ -297,3 +296,7 @@ def _post_init(sess, info) -> None:
     if info.pipeline.warmup_ops:
         sess.run(info.pipeline.warmup_ops)
 
+
+def _step_fetches(info) -> list:
+    """What one step runs: the train op, the loss and the input pipeline's step ops."""
+    return [info.train_op, info.loss, *info.pipeline.step_ops]
