@@ -105,7 +105,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if paths:
         output_paths.check_output_paths(q)
     if model:
-        check_model(q)
+        check_model(q, dataset_name(q))
     return CheckedRun(resolution, stored)
 
 
@@ -135,8 +135,9 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     device = params.default_device(p, visible_gpus)
     check_cpu_towers(p, device)
     output_paths.check_remote_paths(p)
+    dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
-        check_model(p, remote=True)
+        check_model(p, dataset)  # not known before TensorFlow loaded
     if (device == 'cpu' and p.data_format == 'NCHW'
             and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
         raise params.ParamsError(
@@ -150,7 +151,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p, remote=True)):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset):
         cnn_util.warn(message)
 
 
@@ -273,21 +274,16 @@ def check_gpu_driver(p: params.Params, find_driver=None) -> None:
                                           machine.NVIDIA_DRIVER_VERSION_FILE))
 
 
-def check_model(p: params.Params, remote: bool = False) -> None:
-    """Refuses an unknown --model, or an --image_size it does not take, before TensorFlow
-    loads (models/model_catalog.py).
-
-    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
-    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
-    data problem). A remote --data_dir is listed only with `remote` (TensorFlow loaded:
-    check_with_tensorflow).
+def check_model(p: params.Params, dataset: str | None) -> None:
+    """Refuses an unknown --model, or an --image_size it does not take, for the run's
+    `dataset` (`dataset_name`; models/model_catalog.py: plain data, no TensorFlow); None (the
+    dataset could not be told) checks nothing here: the run then reports the data problem.
 
     Raises:
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       params.ParamsError: --image_size does not suit the model (it takes only its own size,
         or the size is below its smallest).
     """
-    dataset = dataset_name(p, remote)
     if dataset is not None:
         model_catalog.check_model(p.model, dataset)
         problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)
