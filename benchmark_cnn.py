@@ -1,6 +1,6 @@
 """BenchmarkCNN: one run's header and orchestration (graph, session, hooks, loop).
 
-    bench = BenchmarkCNN(params)   # validates, resolves the run plan, picks model and data
+    bench = BenchmarkCNN(params)   # its settled run plan, model and data (preflight/settled_run.py)
     bench.print_info()             # the header block (run_header.py)
     result = bench.run()           # dict: images_per_sec, losses, step_times, ...
 
@@ -16,7 +16,6 @@ object.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 
@@ -29,12 +28,11 @@ runtime_env.import_tensorflow()
 import tensorflow as tf
 
 from . import cnn_util, run_header, run_plan, variable_mgr
-from . import params as params_lib
-from .cluster import coordination, resolvers, run_flags, topology
+from .cluster import coordination, resolvers, run_flags
 from .cluster import server as cluster_server
-from .graph import builder, frozen, graph_choices, precision
+from .graph import builder, frozen
 from .graph.graph_info import GraphInfo
-from .input_data import data_errors, dataset_info
+from .input_data import data_errors
 from .lifecycle import (
     checkpoints,
     eval_runner,
@@ -45,11 +43,8 @@ from .lifecycle import (
     timed_run,
     wiring,
 )
-from .metrics import baseline
-from .models import model_config
-from .params import graph_choice_flag
-from .preflight import memory_check, planned_step, usage
-from .runtime import cpu_tuning, dir_hold, file_systems, session_config
+from .preflight import memory_check, planned_step, settled_run, usage
+from .runtime import dir_hold, session_config
 
 tf1 = tf.compat.v1
 
@@ -61,7 +56,8 @@ class BenchmarkCNN:
     """One benchmark run: training (or forward-only) on synthetic or real data.
 
     Args:
-      p: Params (checked here unless `checked` is given, and resolved here).
+      p: Params; the run plan is settled from them (preflight/settled_run.settle: checked
+        unless `checked` is given, resolved, the session options made).
       gpus: number of visible GPUs; None asks TensorFlow.
       hooks: extra lifecycle.run_hooks.RunHook objects (test seams, library users), called
         with the run's own in every phase.
@@ -87,55 +83,25 @@ class BenchmarkCNN:
     """
 
     def __init__(self, p, gpus=None, hooks=(), checked=None, pipeline_factory=None):
-        visible = num_visible_gpus() if gpus is None else gpus
-        if checked is None:  # a library caller: the command's checks, once, here
-            checked = usage.check_usage(p, command=False)
-            usage.check_with_tensorflow(checked.params, visible)
-        p = checked.params
-        self.pipeline_factory = pipeline_factory
-        self.given_params = p  # before the defaults are filled in
-        p = params_lib.resolve_params(p, visible)
-        self.dataset = dataset_info.get_dataset(p)
-        self.model = model_config.get_model(p.model, self.dataset.name)
-        self.cluster = topology.Cluster(p) if p.job_name else None
-        self.plan = run_plan.make_plan(
-            p, model=self.model, dataset=self.dataset, visible_gpus=visible,
-            cluster=self.cluster, subset=dataset_info.default_subset(p),
-            dtypes=precision.compute_dtypes(p),
-            cluster_source=checked.resolution.description, threads=cpu_tuning.thread_counts(p))
-        self.params = p = self.plan.params
-        stored = checked.baseline
-        if stored is None and file_systems.is_remote(p.baseline) and not p.eval:
-            stored = baseline.load(p.baseline)  # through TensorFlow: not in the usage check
-        self.stored_baseline = (baseline.check_config(stored, p.baseline, p)
-                                if stored is not None else None)
+        run = settled_run.settle(p, num_visible_gpus() if gpus is None else gpus, checked)
+        self.plan: run_plan.RunPlan = run.plan
+        self.params = run.plan.params
+        self.model, self.dataset, self.cluster = run.model, run.dataset, run.cluster
+        self.given_params = run.given_params  # before the defaults are filled in
+        self.resolution, self.stored_baseline = run.resolution, run.stored_baseline
+        self.session_config = run.plan.session_config
         self.server = cluster_server.TaskServer(self.cluster) if self.cluster else None
+        self.pipeline_factory = pipeline_factory
         self.extra_hooks = list(hooks)
-        self.resolution = checked.resolution
         self.memory = None  # preflight.memory_check.MemoryVerdict of the built step
-        # XLA's flags and the options of every session of this run (training, evaluation,
-        # frozen inference; a cluster task's server): once, before the first session.
-        self.plan = session_config.settle(self.plan)
-        self.session_config = self.plan.session_config
         self._precision_lines = None
-
-    def settled_plan(self) -> run_plan.RunPlan:
-        """The plan with the graph choices of the training graph resolved, once, before the
-        graph is built or the header printed (graph/graph_choices.py resolve: on a CPU it
-        measures the model's sites, or reads their factors cached); the towers read them from
-        the plan."""
-        if self.plan.graph_choices is None:
-            choices = (graph_choices.resolve(self.plan, self.model) if self.plan.training
-                       else graph_choices.Choices(graph_choice_flag.OFF, {}, ''))
-            self.plan = dataclasses.replace(self.plan, graph_choices=choices)
-        return self.plan
 
     # --- Header.
     def precision_lines(self) -> list[str]:
         """The header's precision lines, made once (run_header.py precision_lines: on a
         CPU with reduced precision this measures its kernels, or reads them cached)."""
         if self._precision_lines is None:
-            self._precision_lines = run_header.precision_lines(self.settled_plan())
+            self._precision_lines = run_header.precision_lines(self.plan)
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
@@ -161,7 +127,7 @@ class BenchmarkCNN:
     def build_graph(self) -> GraphInfo:
         """Builds the whole training (or forward-only) step into a new graph (graph/builder.py)."""
         return builder.build_graph(
-            self.settled_plan(), self.model, self.dataset, self.make_variable_mgr,
+            self.plan, self.model, self.dataset, self.make_variable_mgr,
             pipeline_factory=self.pipeline_factory,
             summary_device=self.cluster.local_cpu if self.cluster else None)
 

@@ -23,9 +23,8 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import cnn_util, flag_parsing, params
-from .cluster import resolvers
 from .preflight import usage
-from .runtime import cpu_tuning, dir_hold
+from .runtime import dir_hold
 
 FLAGS = flags.FLAGS
 
@@ -88,18 +87,14 @@ def main(argv: list[str], hooks=()) -> int:
     from .models import model_catalog  # plain data: no TensorFlow
     try:
         p = parse_args(argv)
-        # KMP_*/OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads: set them
-        # before anything imports it (the TF_CONFIG and Slurm resolvers do).
-        cpu_tuning.configure_environment(p)
-        # Before importing TensorFlow, so usage errors stay fast; output paths not after a
-        # long run; the cluster's fields before their rules.
-        checked = usage.check_usage(p, resolve=not p.list_models, model=not p.list_models)
+        # Before TensorFlow loads, so usage errors stay fast: the environment the flags ask
+        # for, the cluster's fields, every flag rule, output paths, the model.
+        checked = usage.prepare(p)
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
-    resolvers.apply_environment(checked.resolution)  # Slurm's GPUs: before TF looks for GPUs
     # A --train_dir or --eval_dir held by another run stops this one before anything loads.
     holds = dir_hold.hold_run_dirs(checked.params, argv)
     try:

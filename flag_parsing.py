@@ -72,13 +72,7 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
-    argv = configs.expand(argv)
     rest = _parse(flag_values, argv)
-    name = flag_values['config'].value
-    if name is not None and not configs.expanded(argv, name):
-        # --config came from a --flagfile: read the configuration first, then parse again.
-        argv = configs.expand(argv, name)
-        rest = _parse(flag_values, argv)
     if len(rest) > 1:
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '
@@ -87,18 +81,26 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
 
 
 def _parse(flag_values: flags.FlagValues, argv: list[str]) -> list[str]:
-    """flag_values(argv) after the flagfile line check; absl's errors as ParamsError."""
-    try:
-        flagfile_lines.check_flagfiles(list(argv[1:]))
-    except flagfile_lines.FlagfileError as e:
-        raise params.ParamsError(str(e)) from None
-    try:
-        return flag_values(argv, known_only=False)
-    except flags.Error as e:
-        raise params.ParamsError(describe_flag_error(e)) from None
-    except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding
-        raise params.ParamsError(
-            'a --flagfile is not UTF-8 text (byte %#04x at position %d); save it as UTF-8'
-            % (e.object[e.start], e.start)) from None
-    except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
-        raise params.ParamsError(describe_value_error(e)) from None
+    """flag_values(argv) with the configuration read first (params/configs.py expand), each
+    pass after the flagfile line check; absl's errors as ParamsError. A --config that came
+    from a --flagfile is read first too: a second pass."""
+    argv, config = configs.expand(argv), None
+    while True:
+        try:
+            flagfile_lines.check_flagfiles(list(argv[1:]))
+        except flagfile_lines.FlagfileError as e:
+            raise params.ParamsError(str(e)) from None
+        try:
+            rest = flag_values(argv, known_only=False)
+        except flags.Error as e:
+            raise params.ParamsError(describe_flag_error(e)) from None
+        except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding
+            raise params.ParamsError(
+                'a --flagfile is not UTF-8 text (byte %#04x at position %d); save it as UTF-8'
+                % (e.object[e.start], e.start)) from None
+        except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
+            raise params.ParamsError(describe_value_error(e)) from None
+        name = flag_values['config'].value
+        if config is not None or name is None or configs.expanded(argv, name):
+            return rest
+        argv, config = configs.expand(argv, name), name

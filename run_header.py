@@ -124,7 +124,7 @@ def resume_lines(plan, resume) -> list[str]:
                  'images seen, not %d steps x %d (%.2f epochs)'
                  % (before, per_step, step, per_step, step * per_step / examples))
     changes = learning_rate.next_changes(plan.params, examples, per_step, step, seen)
-    flag = _schedule_flag(plan.params)
+    flag = learning_rate.schedule_flag(plan.params)
     if flag and changes:
         lines.append('             %s: %s' % (flag, ', '.join(
             '%s from global step %d (epoch %g)' % (what, at, epoch)
@@ -132,17 +132,6 @@ def resume_lines(plan, resume) -> list[str]:
     elif flag:
         lines.append('             %s: no change ahead' % flag)
     return lines
-
-
-def _schedule_flag(p) -> str:
-    if p.piecewise_learning_rate_schedule:
-        return '--piecewise_learning_rate_schedule'
-    if (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
-            and p.learning_rate_decay_factor > 0):
-        return '--num_epochs_per_decay'
-    if p.num_learning_rate_warmup_epochs > 0:
-        return '--num_learning_rate_warmup_epochs'
-    return ''
 
 
 def precision_lines(plan) -> list[str]:

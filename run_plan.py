@@ -138,7 +138,7 @@ class RunPlan:
         given, else runtime/cpu_tuning.default_thread_counts; 0 = TensorFlow decides).
 
     The run-time values below are resolved once, before the graph and the first session, by
-    the run's orchestration (benchmark_cnn.py), and read by everything after it (the towers,
+    the run's settling (preflight/settled_run.py), and read by everything after it (the towers,
     the sessions, the header, the results JSON); a plan made by `make_plan` alone has their
     defaults:
 
@@ -148,7 +148,7 @@ class RunPlan:
       server_config: a cluster task's: the ConfigProto its gRPC server starts with (its own
         devices), else None.
       graph_choices: the graph/graph_choices.Choices of the training graph (measured, forced
-        or off), or None: not resolved, today's graph.
+        or off), or None: not resolved (a task that only serves), today's graph.
     """
 
     params: params_lib.Params
@@ -305,12 +305,6 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
     return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records)
 
 
-def resolve_image_size(p, model) -> int:
-    """--image_size, or the model's own (the usage check, preflight/usage.check_model, has
-    checked it against the model's limits before TensorFlow loaded)."""
-    return p.image_size or model.image_size
-
-
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
               dtypes: tuple, cluster_source: str = '', threads: tuple = (0, 0)) -> RunPlan:
     """Resolves a run's values (see the module docstring).
@@ -332,7 +326,9 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     Raises:
       DataError: the subset read (or evaluated) is missing or corrupt.
     """
-    image_size = resolve_image_size(p, model)
+    # --image_size (the usage check, preflight/usage.check_model, checked it against the
+    # model's limits before TensorFlow loaded), else the model's own.
+    image_size = p.image_size or model.image_size
     batch_size = p.batch_size or model.default_batch_size
     if cluster is not None:
         p = cluster.task_params(p)

@@ -136,8 +136,10 @@ def resolve(p) -> Resolution:
     params_lib.check_ranges(p)  # each value against its own spec (choices, lower bounds)
     source = choose_source(p)
     if source == 'flags':
+        if not host_flags_given(p):  # a local run: no cluster
+            return Resolution(p._replace(cluster_resolver=source), source)
         if p.cluster_resolver == 'auto':
-            _warn_ignored(p)
+            _warn_ignored()
         return _from_flags(p._replace(cluster_resolver=source))
     p = p._replace(cluster_resolver=source)
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
@@ -162,10 +164,9 @@ def describe_role(job: str, index: int, num_ps: int, num_workers: int) -> str:
 
 
 # --- The host flags.
-def _warn_ignored(p) -> None:
-    """auto chose the host flags although TF_CONFIG or a Slurm step is there too: say so."""
-    if not host_flags_given(p):
-        return
+def _warn_ignored() -> None:
+    """auto chose the host flags (given) although TF_CONFIG or a Slurm step is there too: say
+    so."""
     other = ('TF_CONFIG' if os.environ.get('TF_CONFIG', '').strip() else
              'the Slurm step' if slurm_step_tasks() > 1 else None)
     if other is not None:

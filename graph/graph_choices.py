@@ -314,9 +314,9 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
 
 
 def resolve(plan, model, *, measure_fn=None) -> Choices:
-    """The run's Choices. Called once per run, before its graph is built (BenchmarkCNN puts
-    them into the run plan, which the towers read: graph/tower.py); nothing is kept here
-    between calls (the measured factors are cached by hardware/kernel_speed.py).
+    """The run's Choices. Called once per run, before its graph is built (the run's settled
+    plan holds them, preflight/settled_run.py; the towers read them: graph/tower.py); nothing
+    is kept here between calls (the measured factors are cached by hardware/kernel_speed.py).
 
     From the host's calibration record only (hardware/calibration.py): the probe (about a
     minute for resnet50) runs with --calibrate, or --refresh_peak, never by default; a site

@@ -159,6 +159,21 @@ def next_changes(p, examples_per_epoch: int, images_per_step: int, start_step: i
     return out
 
 
+def schedule_flag(p) -> str:
+    """The flag of the run's own learning-rate schedule, whose changes come at epochs:
+    '--piecewise_learning_rate_schedule', '--num_epochs_per_decay' (with --init_learning_rate),
+    '--num_learning_rate_warmup_epochs', or '' (the model's default rate: no flag's change
+    for `unreached_changes` to name)."""
+    if p.piecewise_learning_rate_schedule:
+        return '--piecewise_learning_rate_schedule'
+    if (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
+            and p.learning_rate_decay_factor > 0):
+        return '--num_epochs_per_decay'
+    if p.num_learning_rate_warmup_epochs > 0:
+        return '--num_learning_rate_warmup_epochs'
+    return ''
+
+
 def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
                       start: tuple | None = None) -> list[str]:
     """The schedule changes that no update of a run ending at `last_step` uses.

@@ -347,11 +347,3 @@ def journal_since(mark: int) -> list:
 def cores(intra_threads: int | None) -> int:
     """The cores a measurement with these intra-op threads uses (host_load.run_cores)."""
     return host_load.run_cores(intra_threads, host_load.allowed_cpus())
-
-
-def relative_spread(values) -> float:
-    """(max - min) / min of positive repeats (0.0 for fewer than two)."""
-    values = [v for v in values if v > 0]
-    if len(values) < 2:
-        return 0.0
-    return (max(values) - min(values)) / min(values)

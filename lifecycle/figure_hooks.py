@@ -52,24 +52,27 @@ class FiguresHook(run_hooks.RunHook):
         self.gpu_names = gpu_names
         self.cpu_peak_fn = cpu_peak_fn
         self.step_stats = None
-        self.parts = None
+        self._wall_secs = None
         self.keys: dict = {}
 
     def wants_trace(self, call: int) -> bool:
         return call == self.plan.num_warmup_batches
 
     def traced(self, call, wall_secs, step_stats):
-        self.step_stats = step_stats
-        self.parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
+        # Its breakdown waits for the total block: no work between the warm-up and the timed
+        # steps.
+        self.step_stats, self._wall_secs = step_stats, wall_secs
 
     def total_lines(self, loop) -> list[str]:
         plan, rate = self.plan, loop.images_per_sec
         lines = []
-        inp = utilisation.input_figures(self.parts, rate)
+        parts = (step_breakdown.breakdown(self.step_stats, self._wall_secs, self.is_local)
+                 if self.step_stats is not None else None)
+        inp = utilisation.input_figures(parts, rate)
         real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
             plan.cluster_role)
         lines.append(utilisation.format_input(
-            inp, rate, real_or_cluster, 'traced warm-up step' if self.parts else
+            inp, rate, real_or_cluster, 'traced warm-up step' if parts else
             'no warm-up step to trace: --num_warmup_batches >= 1'))
         util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
                                                gpu_names=self.gpu_names,

@@ -63,7 +63,7 @@ def traced_step(sess, fetches, pipeline=None, partition_graphs=False):
     if pipeline is not None:
         stage_if_empty(sess, pipeline)
     options = traced_session.trace_options(partition_graphs=partition_graphs)
-    metadata = traced_session.run_metadata()
+    metadata = tf1.RunMetadata()
     with data_errors.data_errors():
         sess.run(fetches, options=options, run_metadata=metadata)
     return metadata

@@ -14,7 +14,8 @@ class ScheduleWarningsHook(run_hooks.RunHook):
     A resumed run counts them from the checkpoint's images seen (graph/images_seen.py).
 
     Args:
-      plan: the run_plan.RunPlan of a chief's training run.
+      plan: the run_plan.RunPlan of a chief's training run whose flags give a schedule
+        (graph/learning_rate.schedule_flag: unreached_changes reads the flags' schedule only).
     """
 
     def __init__(self, plan):

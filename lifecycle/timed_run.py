@@ -8,6 +8,8 @@ the hooks (training_loop.run_loop), the draining of the staging areas, and the r
 
 from __future__ import annotations
 
+import tensorflow as tf
+
 from ..graph import precision
 from ..runtime import traced_session
 from . import results_log, training_loop
@@ -64,7 +66,7 @@ class Step:
 
     def traced(self) -> tuple:
         """((loss or None, *accuracy values), step_stats) of one step run with a full trace."""
-        metadata = traced_session.run_metadata()
+        metadata = tf.compat.v1.RunMetadata()
         out = self._run(options=traced_session.trace_options(), run_metadata=metadata)
         return self._values(out), metadata.step_stats
 

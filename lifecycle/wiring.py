@@ -8,6 +8,7 @@ run is made by timed_run.loop_result.
 from __future__ import annotations
 
 from .. import params as params_lib
+from ..graph import learning_rate
 from ..params import original_flags
 from . import (
     checkpoints,
@@ -23,11 +24,6 @@ from . import (
     skip_report,
     summaries,
 )
-
-
-def _is_set(p, name: str) -> bool:
-    """True when flag `name` differs from its default (an explicitly chosen value)."""
-    return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
 
 
 def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=None,
@@ -49,13 +45,13 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     host = figure_hooks.HostLoadHook(plan)
     hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline,
                                       host_load=lambda: host.load), host]
-    if plan.training and plan.is_chief:
+    if plan.training and plan.is_chief and learning_rate.schedule_flag(p):
         hooks.insert(0, schedule_warnings.ScheduleWarningsHook(plan))
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:
         hooks.append(summaries.SummaryHook(plan, model, dataset))
-    if plan.training and any(_is_set(p, n) for n in params_lib.EVAL_DURING_TRAINING_FLAGS):
-        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset,
-                                                                 session_config))
+    if plan.training and any(params_lib.is_set(p, n)
+                             for n in params_lib.EVAL_DURING_TRAINING_FLAGS):
+        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset, session_config))
     if p.graph_file or p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix:
         hooks.append(profiling.ProfilingHook(p))
     if plan.training and p.train_dir and plan.is_chief:

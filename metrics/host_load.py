@@ -87,41 +87,77 @@ def _read(path: str) -> str:
 class ProcReader:
     """Reads the samples from a /proc tree; every source injectable for tests.
 
+    A sample is read (`read_files`: three files and the clock) and parsed (`parse`) apart, so
+    that a measurement's start reads only (Meter.start) and the parsing waits for its end.
+
     Args:
       root: the /proc folder (a test passes a folder holding `loadavg`, `stat` and
         `self/stat` files).
-      cpus: the CPU numbers whose `cpuN` lines count; default os.sched_getaffinity(0).
+      cpus: the CPU numbers whose `cpuN` lines count; default os.sched_getaffinity(0), asked
+        when first needed (`cpus`).
       clock: () -> seconds, monotonic; default time.monotonic.
-      ticks_per_sec: clock ticks a second of /proc's counters; default SC_CLK_TCK.
+      ticks_per_sec: clock ticks a second of /proc's counters; default SC_CLK_TCK, asked when
+        first needed.
       read: path -> text; default reads the file.
     """
+
+    FILES = ('loadavg', 'stat', 'self/stat')
 
     def __init__(self, root: str = '/proc', *, cpus=None, clock: Callable[[], float] = None,
                  ticks_per_sec: int | None = None, read: Callable[[str], str] = _read):
         self.root = root
-        self.cpus = frozenset(allowed_cpus() if cpus is None else cpus)
+        self._cpus = None if cpus is None else frozenset(cpus)
         self.clock = clock or time.monotonic
-        self.ticks_per_sec = ticks_per_sec or _clock_ticks()
+        self._ticks_per_sec = ticks_per_sec
         self.read = read
 
+    @property
+    def cpus(self) -> frozenset:
+        """The CPU numbers whose `cpuN` lines count."""
+        if self._cpus is None:
+            self._cpus = allowed_cpus()
+        return self._cpus
+
+    @property
+    def ticks_per_sec(self) -> int:
+        """Clock ticks a second of /proc's counters."""
+        if self._ticks_per_sec is None:
+            self._ticks_per_sec = _clock_ticks()
+        return self._ticks_per_sec
+
+    def read_files(self) -> tuple[float, dict]:
+        """(the clock, {file of FILES: its text, or the OSError that kept it unread})."""
+        texts = {}
+        for name in self.FILES:
+            try:
+                texts[name] = self.read(os.path.join(self.root, *name.split('/')))
+            except OSError as e:
+                texts[name] = e
+        return self.clock(), texts
+
+    def parse(self, readings: tuple[float, dict]) -> Sample:
+        """The Sample of `read_files`' readings: load average, the allowed CPUs' busy and steal
+        ticks and this process's ticks; a source that cannot be read gives None and its
+        reason in `error`."""
+        wall, texts = readings
+        errors, values = [], {}
+        parsers = {'loadavg': lambda text: float(text.split()[0]),
+                   'stat': lambda text: parse_stat(text, self.cpus),
+                   'self/stat': parse_self_stat}
+        for name in self.FILES:
+            try:
+                if isinstance(texts[name], OSError):
+                    raise texts[name]
+                values[name] = parsers[name](texts[name])
+            except (OSError, ValueError, IndexError) as e:
+                errors.append('%s/%s: %s' % (self.root, name, _why(e)))
+        busy, steal = values.get('stat', (None, None))
+        return Sample(wall, values.get('loadavg'), busy, steal, values.get('self/stat'),
+                      '; '.join(errors))
+
     def sample(self) -> Sample:
-        """Reads load average, the allowed CPUs' busy and steal ticks and this process's
-        ticks; a source that cannot be read gives None and its reason in `error`."""
-        errors = []
-        load = busy = steal = own = None
-        try:
-            load = float(self.read(os.path.join(self.root, 'loadavg')).split()[0])
-        except (OSError, ValueError, IndexError) as e:
-            errors.append('%s/loadavg: %s' % (self.root, _why(e)))
-        try:
-            busy, steal = parse_stat(self.read(os.path.join(self.root, 'stat')), self.cpus)
-        except (OSError, ValueError) as e:
-            errors.append('%s/stat: %s' % (self.root, _why(e)))
-        try:
-            own = parse_self_stat(self.read(os.path.join(self.root, 'self', 'stat')))
-        except (OSError, ValueError, IndexError) as e:
-            errors.append('%s/self/stat: %s' % (self.root, _why(e)))
-        return Sample(self.clock(), load, busy, steal, own, '; '.join(errors))
+        """Reads and parses one sample (`read_files`, `parse`)."""
+        return self.parse(self.read_files())
 
 
 def _why(error: BaseException) -> str:
@@ -245,20 +281,25 @@ class Meter:
 
     def __init__(self, intra_threads: int | None, reader: ProcReader | None = None):
         self.reader = reader or ProcReader()
-        self.cores = run_cores(intra_threads, self.reader.cpus)
+        self._intra_threads = intra_threads
         self._start = None
 
+    @property
+    def cores(self) -> int:
+        """The cores the run uses (run_cores)."""
+        return run_cores(self._intra_threads, self.reader.cpus)
+
     def start(self) -> None:
-        """Takes the first sample."""
-        self._start = self.reader.sample()
+        """Reads the first sample's files (parsed by `stop`: reading is all the start does)."""
+        self._start = self.reader.read_files()
 
     def stop(self) -> dict | None:
         """Takes the second sample; returns `measure`'s dict (None without a `start`)."""
         if self._start is None:
             return None
-        start, self._start = self._start, None
-        return measure(start, self.reader.sample(), self.cores, len(self.reader.cpus),
-                       self.reader.ticks_per_sec)
+        end = self.reader.sample()
+        start, self._start = self.reader.parse(self._start), None
+        return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec)
 
 
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:

@@ -336,14 +336,9 @@ Params = collections.namedtuple('Params', [s.name for s in SPECS])
 Params.__doc__ = ('Immutable parameters of one run; one field per entry of params.SPECS. '
                   'Derive a changed copy with `params._replace(name=value)`.')
 
-_DEFINERS = {
-    'string': flags.DEFINE_string,
-    'integer': flags.DEFINE_integer,
-    'float': flags.DEFINE_float,
-    'boolean': flags.DEFINE_boolean,
-    'list': flags.DEFINE_list,
-    'path_or_off': path_switch.define,
-}
+_DEFINERS = dict(string=flags.DEFINE_string, integer=flags.DEFINE_integer,
+                 float=flags.DEFINE_float, boolean=flags.DEFINE_boolean, list=flags.DEFINE_list,
+                 path_or_off=path_switch.define)
 
 
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
@@ -357,6 +352,11 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
         if spec.choices:
             text += ' One of: %s.' % ', '.join(c or "''" for c in spec.choices)
         _DEFINERS[spec.kind](spec.name, spec.default, text, flag_values=flag_values)
+
+
+def is_set(p: Params, name: str) -> bool:
+    """True when flag `name` of `p` differs from its default (an explicitly chosen value)."""
+    return getattr(p, name) != SPEC_BY_NAME[name].default
 
 
 def make_params(**kwargs) -> Params:

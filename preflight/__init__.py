@@ -1,9 +1,11 @@
 """Will it run, where, and how fast: checks and plans before a run spends time.
 
-The usage check of a run's flags (usage.py: before TensorFlow loads, and the few checks that
-need it right after), with output paths that cannot be written (output_paths.py; local,
-or remote on TensorFlow's file systems), the longest paths a run writes against the system's
-limits (path_lengths.py) and the flags that have no effect in the run (ineffective_flags.py).
+The usage check of a run's flags (usage.py: the command's preparation before TensorFlow loads,
+and the few checks that need it right after), the run plan settled from them once TensorFlow
+has loaded, before the graph (settled_run.py: what BenchmarkCNN receives), with output paths
+that cannot be written (output_paths.py; local, or remote on TensorFlow's file systems), the
+longest paths a run writes against the system's limits (path_lengths.py) and the flags that
+have no effect in the run (ineffective_flags.py).
 On a built graph, with no step run: --dry_run (dry_run.py), the memory check before the first
 step (memory_check.py), and the static analysis both use: the step as it would be built for the
 planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_kernels.py), the

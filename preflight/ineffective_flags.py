@@ -32,11 +32,6 @@ INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and
 EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
 
 
-def _is_set(p, name: str) -> bool:
-    """True when flag `name` differs from its default (an explicitly chosen value)."""
-    return getattr(p, name) != params_lib.SPEC_BY_NAME[name].default
-
-
 def ignored_flags(p, dataset: str | None = None) -> list[str]:
     """One message per flag that has no effect in the run `p` describes.
 
@@ -53,7 +48,7 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     out = []
 
     def rule(names, why):
-        out.extend('--%s has no effect %s' % (n, why) for n in names if _is_set(p, n))
+        out.extend('--%s has no effect %s' % (n, why) for n in names if params_lib.is_set(p, n))
 
     if p.forward_only:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
@@ -67,7 +62,8 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
               'max_ckpts_to_keep'), 'with --eval')
     else:
         rule(('eval_interval_secs',), 'without --eval')
-        if not any(_is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS) and not p.forward_only:
+        if not p.forward_only and not any(params_lib.is_set(p, n)
+                                          for n in EVAL_DURING_TRAINING_FLAGS):
             rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
             rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
                  'evaluation runs during training)')

@@ -57,7 +57,9 @@ def visible_gpu_spec() -> gpu_specs.GpuSpec | None:
 
 
 def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
-    """The run's tightest device: each GPU on its own, this host's CPU devices together.
+    """The run's tightest device: each GPU on its own, this host's CPU devices together (on
+    the CPU, from memory_estimate.all_tensors_bound where that fits the host: no step can need
+    more, and Grappler's estimate is not made).
 
     Args:
       plan: the run_plan.RunPlan (per-device batch, devices).
@@ -69,22 +71,26 @@ def verdict(plan, graph, fetches, gpu=None) -> MemoryVerdict | None:
       A MemoryVerdict, or None when nothing could be checked.
     """
     on_gpu = plan.params.device == 'gpu'
-    gpu = gpu or (visible_gpu_spec() if on_gpu else None)
-    if on_gpu and gpu is None:
-        return None
-    peaks = memory_estimate.estimate_peaks(graph, fetches, gpu=gpu)
     batch = plan.per_device_batch_size
-    # A ps task's memory is another host's: the ps holds what it holds (dry-run the worker).
-    groups = memory_estimate.group_devices(peaks)
-    host = groups.host
     if not on_gpu:
         # The logical CPU devices' batches all live in the host's memory.
-        memory = memory_estimate.device_memory('/CPU:0')
+        memory = memory_estimate.host_memory()
+        host = memory_estimate.all_tensors_bound(graph)
+        if host is None or host.total > memory:
+            # A ps task's memory is another host's: the ps holds what it holds (dry-run the
+            # worker).
+            host = memory_estimate.group_devices(
+                memory_estimate.estimate_peaks(graph, fetches)).host
         towers = max(1, len(plan.devices))
         per_image = host.activations / max(1, batch * towers)
         fit = (int((memory - host.variables) // (per_image * towers)) if per_image
                else batch)
         return MemoryVerdict('host', host.total, memory, batch, max(0, fit))
+    gpu = gpu or visible_gpu_spec()
+    if gpu is None:
+        return None
+    groups = memory_estimate.group_devices(memory_estimate.estimate_peaks(graph, fetches,
+                                                                          gpu=gpu))
     if not groups.gpus:
         return None
     memory = memory_estimate.device_memory('/GPU:0', gpu)

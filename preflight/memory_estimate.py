@@ -208,13 +208,55 @@ def group_devices(peaks: dict) -> DeviceGroups:
 
 def device_memory(device: str, gpu=None) -> int:
     """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
-    or USABLE_HOST_FRACTION of the host's available memory less HOST_OVERHEAD_BYTES (for a ps
-    task, this host's: the plan assumes the ps hosts are alike)."""
+    or the host's (`host_memory`; for a ps task, this host's: the plan assumes the ps hosts
+    are alike)."""
     if is_gpu(device):
         return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
+    return host_memory()
+
+
+def host_memory() -> int:
+    """Bytes a run may use on this host: USABLE_HOST_FRACTION of its available memory less
+    HOST_OVERHEAD_BYTES."""
     available, limit = host_available_bytes()
     overhead = HOST_OVERHEAD_BYTES.get(limit, 1 << 30)
     return max(0, int((available - overhead) * USABLE_HOST_FRACTION))
+
+
+#: Ops whose outputs may be made again and again within one step (a loop's frames).
+_LOOP_OPS = ('Enter', 'Exit', 'NextIteration', 'While', 'StatelessWhile')
+#: Dtypes of no fixed size per element: their tensors' bytes are not known before a step.
+_UNSIZED = (tf.string, tf.variant)
+
+
+def all_tensors_bound(graph: tf.Graph) -> DevicePeak | None:
+    """A bound of one step's memory on the host, from the graph alone, without Grappler: every
+    output tensor of every op alive at once (activations), plus the variables' bytes
+    (`variable_bytes_per_device` summed). Grappler's peak (`estimate_peaks`) is the largest sum
+    of the tensors live at one moment, so it is at most this; a step that fits this bound
+    fits the estimate too.
+
+    Returns:
+      The bound as a DevicePeak, or None where the graph holds a tensor whose bytes are not
+      known (a shape not fully defined, a string or variant tensor) or a loop.
+    """
+    activations = variables = 0
+    for op in graph.get_operations():
+        if op.type in _LOOP_OPS:
+            return None
+        if op.type in ('VarHandleOp', 'VariableV2'):
+            shape = tf.TensorShape(op.get_attr('shape'))
+            if not shape.is_fully_defined():
+                return None
+            variables += shape.num_elements() * tf.dtypes.as_dtype(op.get_attr('dtype')).size
+            continue
+        for t in op.outputs:
+            if t.dtype == tf.resource:  # a handle: its variable is counted above
+                continue
+            if t.dtype.base_dtype in _UNSIZED or not t.shape.is_fully_defined():
+                return None
+            activations += t.shape.num_elements() * t.dtype.size
+    return DevicePeak(activations, variables, activations + variables)
 
 
 def batch_that_fits(batch_size: int, peak: DevicePeak, memory: int) -> int:

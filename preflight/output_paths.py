@@ -199,7 +199,18 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
-    path_lengths.check_path_lengths(p)
+    if any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):  # the run writes files
+        path_lengths.check_path_lengths(p)
+        _warn_remote_outputs(p)
+    database = store.resolve_path(p.results_db)
+    problem = database and (store.check_file(database) or _database_folder_problem(database))
+    if problem:
+        raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
+
+
+def _warn_remote_outputs(p: Params) -> None:
+    """One `warning:` line naming the remote outputs (`remote_outputs`), if any, and the local
+    checks that do not apply to them."""
     remote = remote_outputs(p)
     if remote:
         schemes = sorted({file_systems.scheme(r.split('=', 1)[1]) + '://' for r in remote})
@@ -209,10 +220,6 @@ def check_output_paths(p: Params) -> None:
                       '(then a file is written and removed there)'
                       % (', '.join(remote), '' if len(schemes) == 1 else 's',
                          ', '.join(schemes)))
-    database = store.resolve_path(p.results_db)
-    problem = database and (store.check_file(database) or _database_folder_problem(database))
-    if problem:
-        raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
 
 
 def check_remote_paths(p: Params) -> None:
@@ -226,7 +233,8 @@ def check_remote_paths(p: Params) -> None:
         a folder where nothing can be written (TensorFlow's reason).
     """
     for name in params_lib.PATH_FLAGS:
-        problem = file_systems.unregistered_problem(getattr(p, name) or '')
+        path = getattr(p, name)
+        problem = file_systems.is_remote(path) and file_systems.unregistered_problem(path)
         if problem:
             raise ParamsError('--%s=%s: %s' % (name, getattr(p, name), problem))
     folders = {}

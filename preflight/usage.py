@@ -2,6 +2,8 @@
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
 (tools/sweep/cli.py).
 
+    prepare(p)                 the command's: the environment the flags ask for, check_usage,
+                               the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
         Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
         --baseline (loaded once)--> --output paths--> --model--> CheckedRun
@@ -25,7 +27,7 @@ from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
-from ..runtime import file_systems
+from ..runtime import cpu_tuning, file_systems
 from . import ineffective_flags, output_paths
 
 # Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
@@ -49,6 +51,22 @@ class CheckedRun(NamedTuple):
     @property
     def params(self) -> params.Params:
         return self.resolution.params
+
+
+def prepare(p: params.Params) -> CheckedRun:
+    """The command's flags made ready before TensorFlow loads, in one place: the environment
+    they ask for first (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS and
+    XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG resolver loads it), then
+    `check_usage` with the command's rules (--list_models: the flags only, no cluster, no
+    model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
+
+    Raises:
+      params.ParamsError, model_catalog.UnknownModelError: as `check_usage`.
+    """
+    cpu_tuning.configure_environment(p)
+    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
+    resolvers.apply_environment(checked.resolution)
+    return checked
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
@@ -87,7 +105,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if paths:
         output_paths.check_output_paths(q)
     if model:
-        check_model(q)
+        check_model(q, dataset_name(q))
     return CheckedRun(resolution, stored)
 
 
@@ -117,8 +135,9 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     device = params.default_device(p, visible_gpus)
     check_cpu_towers(p, device)
     output_paths.check_remote_paths(p)
+    dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
-        check_model(p, remote=True)
+        check_model(p, dataset)  # not known before TensorFlow loaded
     if (device == 'cpu' and p.data_format == 'NCHW'
             and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
         raise params.ParamsError(
@@ -132,7 +151,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset_name(p, remote=True)):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset):
         cnn_util.warn(message)
 
 
@@ -151,8 +170,10 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
     Raises:
       params.ParamsError: --num_gpus above the limit on the CPU (a ps task builds no towers).
     """
+    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= MIN_CPU_TOWER_LIMIT:
+        return  # within any host's limit: its CPUs need not be counted
     limit = cpu_tower_limit(cpus)
-    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= limit:
+    if p.num_gpus <= limit:
         return
     raise params.ParamsError(
         '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '
@@ -253,21 +274,16 @@ def check_gpu_driver(p: params.Params, find_driver=None) -> None:
                                           machine.NVIDIA_DRIVER_VERSION_FILE))
 
 
-def check_model(p: params.Params, remote: bool = False) -> None:
-    """Refuses an unknown --model, or an --image_size it does not take, before TensorFlow
-    loads (models/model_catalog.py).
-
-    The dataset is --data_name, synthetic without --data_dir, else inferred from the names of
-    the files in --data_dir; when that fails, nothing is checked here (the run then reports the
-    data problem). A remote --data_dir is listed only with `remote` (TensorFlow loaded:
-    check_with_tensorflow).
+def check_model(p: params.Params, dataset: str | None) -> None:
+    """Refuses an unknown --model, or an --image_size it does not take, for the run's
+    `dataset` (`dataset_name`; models/model_catalog.py: plain data, no TensorFlow); None (the
+    dataset could not be told) checks nothing here: the run then reports the data problem.
 
     Raises:
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       params.ParamsError: --image_size does not suit the model (it takes only its own size,
         or the size is below its smallest).
     """
-    dataset = dataset_name(p, remote)
     if dataset is not None:
         model_catalog.check_model(p.model, dataset)
         problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)

@@ -42,11 +42,6 @@ def trace_options(partition_graphs: bool = False, timeout_ms: int = 0,
     return options
 
 
-def run_metadata() -> tf1.RunMetadata:
-    """An empty RunMetadata for a traced run to fill."""
-    return tf1.RunMetadata()
-
-
 class TracedSession(tf1.Session):
     """A tf.compat.v1.Session with a per-run deadline, error translation and a bounded close
     (the session of cluster tasks).

@@ -211,12 +211,6 @@ def run_topology(p, plan) -> patterns.Topology:
         forward_only=p.forward_only)
 
 
-def predicted_step_lines(p, plan, gpu, find_run: FindRun | None = None) -> list[str]:
-    """The dry run's 'Predicted step' lines for the run itself (never raises: a configuration
-    the model cannot plan is one line saying why)."""
-    return predicted_step_report(p, plan, gpu, find_run)[0]
-
-
 def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
                           ) -> tuple[list[str], dict]:
     """(the 'Predicted step' lines, the same prediction as plain data for the dry run's JSON).

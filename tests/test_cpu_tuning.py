@@ -85,6 +85,25 @@ def test_setting_kmp_after_tensorflow_loaded_warns(capsys):
         capsys.readouterr().err)
 
 
+def test_the_commands_preparation_sets_the_environment_before_the_cluster_resolves(
+        monkeypatch):
+    # The TF_CONFIG resolver loads TensorFlow, which reads the environment as it loads.
+    from tf_cnn_benchmarks.cluster import resolvers
+    from tf_cnn_benchmarks.preflight import usage
+    order = []
+    resolve = resolvers.resolve
+    monkeypatch.setattr(cpu_tuning, 'configure_environment', lambda p: order.append('env'))
+    monkeypatch.setattr(resolvers, 'resolve', lambda p: order.append('cluster') or resolve(p))
+    monkeypatch.setattr(resolvers, 'apply_environment',
+                        lambda resolution: order.append('cluster env'))
+    checked = usage.prepare(make_params(model='trivial', results_db=False))
+    assert order == ['env', 'cluster', 'cluster env']
+    assert checked.resolution.source == 'flags' and checked.params.cluster_resolver == 'flags'
+    order.clear()
+    usage.prepare(make_params(list_models=True, results_db=False))
+    assert order == ['env', 'cluster env']  # --list_models: the flags only
+
+
 _ENTRY_SCRIPT = textwrap.dedent('''
     import os, sys
     sys.path.insert(0, os.path.join({repo!r}, 'tests'))

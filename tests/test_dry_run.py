@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 import tensorflow as tf
@@ -189,6 +190,45 @@ def test_host_memory_counts_the_address_space_limit(monkeypatch):
     monkeypatch.setattr(host_memory, '_mapped_bytes', lambda: 2 << 30)
     monkeypatch.setattr(host_memory, '_meminfo_available', lambda: 20 << 30)
     assert memory_estimate.host_available_bytes() == (4 << 30, 'RLIMIT_AS')
+
+
+def _small_step():
+    """A graph of one resource variable [5, 2] (40 bytes) and a matmul of a [4, 5] batch."""
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf1.get_variable('v', [5, 2], use_resource=True)
+        loss = tf.reduce_sum(tf.matmul(tf.ones([4, 5]), v))
+    return graph, [loss]
+
+
+def test_a_cpu_step_that_fits_all_its_tensors_at_once_is_not_estimated(monkeypatch):
+    graph, fetches = _small_step()
+    bound = memory_estimate.all_tensors_bound(graph)
+    peak = memory_estimate.group_devices(memory_estimate.estimate_peaks(graph, fetches)).host
+    assert bound.variables == peak.variables == 40
+    assert peak.activations <= bound.activations and bound.total == bound.activations + 40
+    plan = types.SimpleNamespace(params=types.SimpleNamespace(device='cpu'),
+                                 per_device_batch_size=4, devices=('/cpu:0',))
+    monkeypatch.setattr(memory_estimate, 'estimate_peaks', lambda *a, **k: 1 / 0)
+    found = memory_check.verdict(plan, graph, fetches)  # Grappler is not asked
+    assert found.fits and found.estimate == bound.total
+    # Where the bound does not fit the host, Grappler's estimate decides, as before.
+    monkeypatch.setattr(memory_estimate, 'host_available_bytes',
+                        lambda: ((256 << 20) + bound.total // 2, 'MemAvailable'))
+    with pytest.raises(ZeroDivisionError):
+        memory_check.verdict(plan, graph, fetches)
+
+
+def test_a_graph_without_known_tensor_sizes_has_no_bound():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [None, 3])  # a batch of any size
+        tf.reduce_sum(x)
+    assert memory_estimate.all_tensors_bound(graph) is None
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.while_loop(lambda i: i < 10, lambda i: i + 1, [tf.constant(0)])
+    assert memory_estimate.all_tensors_bound(graph) is None
 
 
 def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):

@@ -189,6 +189,31 @@ class _Load(run_hooks.RunHook):
                           own=(1000, 130, 30, 0))
 
 
+def test_the_meters_start_only_reads_and_its_stop_parses_both_samples(monkeypatch):
+    # Nothing but three file reads at the start of the timed part: the CPUs, the clock ticks
+    # and the parsing wait for the stop, which gives what two parsed samples give.
+    proc = FakeProc()
+    asked = []
+    real_parse = host_load.parse_stat
+    monkeypatch.setattr(host_load, 'parse_stat',
+                        lambda text, cpus: asked.append('parse') or real_parse(text, cpus))
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: asked.append('cpus') or {0, 1})
+    monkeypatch.setattr(host_load, '_clock_ticks', lambda: asked.append('ticks') or 100)
+    meter = host_load.Meter(2, host_load.ProcReader('/fake', clock=lambda: proc.now,
+                                                    read=proc.read))
+    proc.set('3.10', user=(1000, 1000), system=(100, 100), own=(500, 50, 10, 0))
+    meter.start()
+    assert asked == []
+    proc.now += 10.0
+    proc.set('3.42', user=(1900, 1700), system=(200, 300), irq=60, softirq=60,
+             own=(1000, 130, 30, 0))
+    load = meter.stop()
+    assert asked.count('parse') == 2 and asked.count('cpus') == 1 and 'ticks' in asked
+    assert load == host_load.measure(*_busy_samples(FakeProc()), cores=2, num_cpus=2,
+                                     ticks_per_sec=100)
+    assert meter.stop() is None  # one stop per start
+
+
 def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_block(
         capsys, monkeypatch):
     proc = FakeProc()

@@ -4,8 +4,11 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks.graph import learning_rate
+from tf_cnn_benchmarks.lifecycle import schedule_warnings
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
+
+import helpers
 
 tf1 = tf.compat.v1
 
@@ -108,3 +111,21 @@ def test_changes_beyond_the_run_are_named():
         '--num_epochs_per_decay=2: the first decay (global step 20) is beyond this run (its last '
         'update is at global step 19); the rate stays 0.4']
     assert learning_rate.unreached_changes(decay, 10.0, 20) == []
+
+
+def test_only_a_schedule_of_the_flags_has_changes_to_name_and_a_hook_to_warn():
+    schedules = {'piecewise_learning_rate_schedule': '0.1;1;0.01', 'num_epochs_per_decay': 2,
+                 'num_learning_rate_warmup_epochs': 2}
+    for name, value in schedules.items():
+        given = {name: value, **({'init_learning_rate': 0.4, 'learning_rate_decay_factor': 0.5}
+                                 if name == 'num_epochs_per_decay' else {})}
+        p = make_params(**given)
+        assert learning_rate.schedule_flag(p) == '--' + name
+        assert learning_rate.unreached_changes(p, 10.0, 0) != []
+        hooks = helpers.tiny_bench(**given).make_hooks()
+        assert sum(isinstance(h, schedule_warnings.ScheduleWarningsHook) for h in hooks) == 1
+    # The model's own rate: no flag, nothing that could be missed, no hook.
+    assert learning_rate.schedule_flag(make_params()) == ''
+    assert learning_rate.unreached_changes(make_params(), 10.0, 0) == []
+    hooks = helpers.tiny_bench().make_hooks()
+    assert not any(isinstance(h, schedule_warnings.ScheduleWarningsHook) for h in hooks)

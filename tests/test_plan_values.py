@@ -1,5 +1,5 @@
 """The run plan owns every value a run resolves (run_plan.py, runtime/session_config.settle,
-BenchmarkCNN.settled_plan): each resolver runs once a run, the towers build what the plan's
+preflight/settled_run.settle): each resolver runs once a run, the towers build what the plan's
 graph choices say (passed, never kept in a module), and the header's precision block is short
 (run_header.py, graph/graph_choices.py brief and table)."""
 
@@ -46,6 +46,22 @@ def test_a_run_resolves_each_value_once(monkeypatch):
     assert dict(calls) == {'resolve': 1, 'compute_dtypes': 1, 'thread_counts': 1,
                            'check_numa': 1, 'make_session_config': 1, 'prepare': 1,
                            'check_ranges': 1}
+
+
+def test_the_bench_receives_its_plan_settled(monkeypatch):
+    # One call settles it all before the header or the graph: nothing is resolved later.
+    from tf_cnn_benchmarks.preflight import settled_run
+    calls = []
+    settle = settled_run.settle
+    monkeypatch.setattr(settled_run, 'settle', lambda *a, **k: calls.append(1) or settle(*a, **k))
+    bench = helpers.tiny_bench()
+    plan = bench.plan
+    assert calls == [1] and plan.params is bench.params
+    assert plan.session_config is bench.session_config is not None and plan.xla == 'off'
+    assert plan.graph_choices is not None and plan.threads == cpu_tuning.thread_counts(plan.params)
+    bench.info_lines()
+    bench.build_graph()
+    assert bench.plan is plan  # the header and the graph changed nothing of it
 
 
 def test_the_default_device_has_one_definition(monkeypatch):

@@ -202,6 +202,18 @@ def test_the_longest_paths_count_the_last_step_and_the_host_name(tmp_path):
     assert path_lengths.written_paths(p._replace(dry_run=True), 'h') == []
 
 
+def test_a_run_without_output_flags_writes_no_file_whose_path_could_be_too_long(
+        tmp_path, monkeypatch):
+    checked = []
+    monkeypatch.setattr(path_lengths, 'check_path_lengths', checked.append)
+    p = params.make_params(results_db=False)
+    output_paths.check_output_paths(p)
+    assert checked == [] and path_lengths.written_paths(p, 'h') == []
+    with_dir = p._replace(train_dir=str(tmp_path / 'run'))
+    output_paths.check_output_paths(with_dir)
+    assert checked == [with_dir]
+
+
 def test_only_remote_outputs_are_named_in_the_warning(tmp_path, capsys):
     p = params.make_params(train_dir='ram://run1', benchmark_log_dir=str(tmp_path),
                            trace_file='gs://bucket/t.json', data_dir='ram://data',

@@ -365,6 +365,22 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
     assert keys['latency_ms']['count'] == 3
 
 
+def test_the_traced_warmup_steps_breakdown_waits_for_the_total_block(monkeypatch):
+    # Between the warm-up and the timed steps the figures hook only keeps the trace.
+    made = []
+    real = step_breakdown.breakdown
+    monkeypatch.setattr(step_breakdown, 'breakdown',
+                        lambda *a, **k: made.append(1) or real(*a, **k))
+    hook = figure_hooks.FiguresHook(_plan(training=False), cpu_peak_fn=lambda *a, **k: _peak(
+        1e15, measured_now=True))
+    assert hook.wants_trace(2) and not hook.wants_trace(1)
+    hook.traced(2, 0.02, _step_stats())
+    assert made == []
+    loop = types.SimpleNamespace(images_per_sec=100.0, step_times=[0.04] * 3, num_steps=3)
+    lines = hook.total_lines(loop)
+    assert made == [1] and lines[0].endswith('traced warm-up step)')
+
+
 # --- One real run that prints every line.
 
 @pytest.mark.cli

@@ -54,21 +54,17 @@ class VariableMgr(abc.ABC):
     def num_towers(self) -> int:
         return len(self.devices)
 
-    def _scope_name(self, tower: int) -> str:
-        return 'v%d' % tower if self.each_tower_has_variables else 'v'
-
-    def _reuse(self, tower: int) -> bool:
-        return tower > 0 and not self.each_tower_has_variables
-
     def _custom_getter(self, tower: int):
         """Returns a getter creating variables where this mode keeps them; None: tower device."""
         return None
 
     @contextlib.contextmanager
     def tower_scope(self, tower: int):
-        """Variable scope, custom getter and device for building tower `tower`."""
+        """Variable scope ('v', reused by every tower after the first, or 'v<tower>' where each
+        tower has its own variables), custom getter and device for building tower `tower`."""
         before = set(tf1.global_variables())
-        with tf1.variable_scope(self._scope_name(tower), reuse=self._reuse(tower),
+        own = self.each_tower_has_variables
+        with tf1.variable_scope('v%d' % tower if own else 'v', reuse=tower > 0 and not own,
                                 custom_getter=self._custom_getter(tower)), \
                 tf1.device(self.devices[tower]), tf1.name_scope('tower_%d' % tower):
             yield
