@@ -10,6 +10,7 @@
     wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
+    run_command('--model=trivial', ...)  # the command's exit status and output, in process
 
 A test file that needs other defaults binds them once:
 `_run = functools.partial(helpers.tiny_run, image_size=32)`. The `tiny_run` fixture of
@@ -18,9 +19,12 @@ conftest.py is `tiny_run` itself.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import io
 import json
 import os
+import subprocess
 import time
 import types
 
@@ -165,3 +169,31 @@ class FakeMeter:
     def stop(self):
         return {'others_cores': self.others, 'others_fraction': self.others / self.cores,
                 'steal_fraction': 0.0}
+
+
+def run_command(*args: str) -> subprocess.CompletedProcess:
+    """The `tf_cnn_benchmarks` command with `args` (cli.main) in this process, as
+    test_cli.run_cli runs it in a subprocess: a CompletedProcess of its exit status and of what
+    it printed to sys.stdout and sys.stderr.
+
+    For the tests of a run's output lines and exit status: it saves a Python and TensorFlow
+    start-up per run. Not for what only a process of its own shows: signals, how it exits, its
+    environment when TensorFlow loads, the file descriptors' output (TensorFlow's C++ lines).
+    absl's flags are reset and the environment variables the command sets (cpu_tuning's KMP_*,
+    OMP_NUM_THREADS) restored afterwards."""
+    from absl import flags
+
+    from tf_cnn_benchmarks import cli
+    out, err, environ = io.StringIO(), io.StringIO(), dict(os.environ)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli.main(['tf_cnn_benchmarks', *args])
+            except SystemExit as e:  # --help, --version
+                status = e.code
+    finally:
+        flags.FLAGS.unparse_flags()
+        for name in set(os.environ) - set(environ):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
