@@ -3,6 +3,7 @@
     tiny_params(batch_size=2)           # Params with the tiny defaults, overridden
     tiny_bench(num_gpus=2, ...)         # a BenchmarkCNN of them (no GPU asked)
     tiny_run(num_batches=5, ...)        # its run() result dict
+    tiny_run_and_graph(...)             # that dict and the tf.Graph the run built
     tiny_losses(**RESNET20, ...)        # its losses as a float array
     stub_plan(device='cpu', ...)        # a run plan's attributes, without building one
     count_trainable_parameters(graph)   # the sizes of a graph's trainable variables, summed
@@ -42,14 +43,28 @@ def tiny_params(**overrides) -> params.Params:
     return params.make_params(**{**TINY, **overrides})
 
 
-def tiny_bench(**overrides) -> benchmark_cnn.BenchmarkCNN:
-    """A BenchmarkCNN of tiny_params(**overrides), on the CPU whatever GPUs are visible."""
-    return benchmark_cnn.BenchmarkCNN(tiny_params(**overrides), gpus=0)
+def tiny_bench(hooks=(), **overrides) -> benchmark_cnn.BenchmarkCNN:
+    """A BenchmarkCNN of tiny_params(**overrides), on the CPU whatever GPUs are visible, with
+    the extra run hooks `hooks`."""
+    return benchmark_cnn.BenchmarkCNN(tiny_params(**overrides), gpus=0, hooks=hooks)
 
 
 def tiny_run(**overrides) -> dict:
     """The result of tiny_bench(**overrides).run()."""
     return tiny_bench(**overrides).run()
+
+
+def tiny_run_and_graph(**overrides) -> tuple[dict, tf.Graph]:
+    """The result of tiny_run(**overrides) and the graph of its step, as the run built it (for
+    a test that asserts on both, without building the graph a second time)."""
+    from tf_cnn_benchmarks.lifecycle import run_hooks
+
+    class GraphOfTheRun(run_hooks.RunHook):
+        def begin(self, ctx):
+            self.graph = ctx.info.graph
+
+    hook = GraphOfTheRun()
+    return tiny_bench(hooks=[hook], **overrides).run(), hook.graph
 
 
 def tiny_losses(**overrides) -> np.ndarray:
@@ -124,7 +139,7 @@ def run_once(tmp_path_factory, name: str, produce):
     holding a file lock and stores its (JSON) result there, the others read it.
 
     For what several tests assert on, wherever pytest-xdist runs them: a cluster's processes
-    (test_distributed.py), a model's build (test_model_params.built_model)."""
+    (test_distributed.py), the runs of resnet50 (test_graph_choices.py)."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get('PYTEST_XDIST_WORKER'):
         base = base.parent
