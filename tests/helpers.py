@@ -11,6 +11,7 @@
     wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
+    shared_run(tmp_path_factory, 'name', **flags)  # a run's losses and graph, once a session
     run_command('--model=trivial', ...)  # the command's exit status and output, in process
 
 A test file that needs other defaults binds them once:
@@ -20,6 +21,7 @@ conftest.py is `tiny_run` itself.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import io
@@ -139,7 +141,7 @@ def run_once(tmp_path_factory, name: str, produce):
     holding a file lock and stores its (JSON) result there, the others read it.
 
     For what several tests assert on, wherever pytest-xdist runs them: a cluster's processes
-    (test_distributed.py), the runs of resnet50 (test_graph_choices.py)."""
+    (test_distributed.py), a run several tests assert on (shared_run)."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get('PYTEST_XDIST_WORKER'):
         base = base.parent
@@ -159,6 +161,35 @@ def run_once(tmp_path_factory, name: str, produce):
     if 'failed' in result:
         raise AssertionError(result['failed'])
     return result
+
+
+def shared_run(tmp_path_factory, name: str, saved: bool = False, **flags) -> dict:
+    """tiny_run(**flags) once per test session, whichever pytest-xdist worker asks first
+    (run_once, under `name` and the flags), for the tests that assert on the same run.
+
+    Returns:
+      {'losses': the timed steps' losses, 'op_types': Counter of op types and 'compiled':
+      Counter of the types of the ops marked for XLA (_XlaCompile), of the step's graph as the
+      run built it, 'variables': {name: shape} of its global variables}; with `saved`, the
+      run has a train_dir: 'train_dir' and the 'checkpoint_path' saved after its last step.
+    """
+    key = '%s%s_%s' % (name, '_saved' if saved else '', '_'.join(
+        '%s=%s' % item for item in sorted(flags.items())))
+
+    def produce(directory):
+        train_dir = str(directory / 'train') if saved else None
+        result, graph = tiny_run_and_graph(**flags, train_dir=train_dir)
+        ops = graph.get_operations()
+        with graph.as_default():
+            variables = {v.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
+        compiled = [op.type for op in ops if '_XlaCompile' in op.node_def.attr]
+        return {'losses': result['losses'], 'variables': variables, 'train_dir': train_dir,
+                'op_types': dict(collections.Counter(op.type for op in ops)),
+                'compiled': dict(collections.Counter(compiled)),
+                'checkpoint_path': result.get('checkpoint_path')}
+    found = run_once(tmp_path_factory, key, produce)
+    return dict(found, op_types=collections.Counter(found['op_types']),
+                compiled=collections.Counter(found['compiled']))
 
 
 def measurement(value, *, measured_now: bool = False, utc: str = '2026-01-01T00:00:00Z',

@@ -2,6 +2,7 @@
 function with the same variables; the measured mode decides per shape from the probe's
 cached factors; the header names what was chosen."""
 
+import collections
 import math
 import os
 import shutil
@@ -136,23 +137,10 @@ RESNET50 = dict(model='resnet50', image_size=32, batch_size=2, num_batches=3,
 
 
 def _resnet50_run(tmp_path_factory, saved=False, **flags) -> dict:
-    """A RESNET50 run with `flags`, once per test session whichever pytest-xdist worker asks
-    first (helpers.run_once): {'losses', 'op_types' (of every op of the step's graph, as the
-    run built it), 'variables' ({name: shape}), and when `saved`, 'train_dir' and
-    'checkpoint_path' (of the checkpoint it saved after its last step)}. The tests of the
-    losses, of the graphs and of the checkpoint share these runs."""
-    name = 'graph_choices_resnet50%s_%s' % ('_saved' if saved else '', '_'.join(
-        '%s=%s' % item for item in sorted(flags.items())))
-
-    def produce(directory):
-        train_dir = str(directory / 'train') if saved else None
-        result, graph = helpers.tiny_run_and_graph(**RESNET50, **flags, train_dir=train_dir)
-        with graph.as_default():
-            variables = {v.name: v.shape.as_list() for v in tf1.global_variables()}
-        return {'losses': result['losses'], 'variables': variables, 'train_dir': train_dir,
-                'op_types': [op.type for op in graph.get_operations()],
-                'checkpoint_path': result.get('checkpoint_path')}
-    return helpers.run_once(tmp_path_factory, name, produce)
+    """A RESNET50 run with `flags` (helpers.shared_run: once per test session): the tests of
+    the losses, of the graphs and of the checkpoint share it."""
+    return helpers.shared_run(tmp_path_factory, 'graph_choices_resnet50', saved=saved,
+                              **RESNET50, **flags)
 
 
 def _losses(tmp_path_factory, **flags) -> np.ndarray:
@@ -204,7 +192,7 @@ def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp(tmp_path_fac
 
 def _graph_facts(**flags):
     graph = helpers.tiny_bench(**{**RESNET50, **flags}).build_graph().graph
-    types = [op.type for op in graph.get_operations()]
+    types = collections.Counter(op.type for op in graph.get_operations())
     with graph.as_default():
         variables = {v.name: v.shape.as_list() for v in tf1.global_variables()}
     return types, variables
@@ -219,13 +207,13 @@ def test_each_choice_forced_on_and_off_changes_only_the_ops(tmp_path_factory):
     one_types, one_vars = _graph_facts(graph_choices='conv1x1_matmul')
     filter_types, filter_vars = _graph_facts(graph_choices='conv1x1_filter_matmul')
     assert off_vars == one_vars == both_vars == filter_vars  # parameter counts unchanged
-    assert filter_types.count('Conv2D') == 53
-    assert filter_types.count('Conv2DBackpropFilter') == 53 - 36
+    assert filter_types['Conv2D'] == 53
+    assert filter_types['Conv2DBackpropFilter'] == 53 - 36
     # 53 convolutions: 36 1x1 (30 stride 1, 6 stride 2), 16 3x3 and the 7x7 stem.
-    assert off_types.count('Conv2D') == 53
-    assert one_types.count('Conv2D') == 53 - 30
-    assert both_types.count('Conv2D') == 53 - 36
-    assert off_types.count('StridedSlice') + 6 == both_types.count('StridedSlice')
+    assert off_types['Conv2D'] == 53
+    assert one_types['Conv2D'] == 53 - 30
+    assert both_types['Conv2D'] == 53 - 36
+    assert off_types['StridedSlice'] + 6 == both_types['StridedSlice']
 
 
 def test_a_checkpoint_saved_with_one_choice_loads_with_the_other(tmp_path_factory, tmp_path):
