@@ -333,6 +333,10 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
         return Choices(mode, {}, '')
     if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
         return Choices(graph_choice_flag.OFF, {}, '')
+    if not calibration.record_path():
+        # TF_CNN_CALIBRATION=off: no factor to read, measure or keep and no note (what
+        # _measured returns then), so the model is not built in a scratch graph for its sites.
+        return Choices(mode, {}, '')
     threads = plan.threads
     calibrate = bool(getattr(p, 'calibrate', False))
     refresh = bool(p.refresh_peak) or calibrate

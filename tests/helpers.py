@@ -3,6 +3,7 @@
     tiny_params(batch_size=2)           # Params with the tiny defaults, overridden
     tiny_bench(num_gpus=2, ...)         # a BenchmarkCNN of them (no GPU asked)
     tiny_run(num_batches=5, ...)        # its run() result dict
+    tiny_run_and_graph(...)             # that dict and the tf.Graph the run built
     tiny_losses(**RESNET20, ...)        # its losses as a float array
     stub_plan(device='cpu', ...)        # a run plan's attributes, without building one
     count_trainable_parameters(graph)   # the sizes of a graph's trainable variables, summed
@@ -10,6 +11,8 @@
     wait_for(predicate, 180, proc)      # polls until true, the time is up or proc exits
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
+    shared_run(tmp_path_factory, 'name', **flags)  # a run's losses and graph, once a session
+    run_command('--model=trivial', ...)  # the command's exit status and output, in process
 
 A test file that needs other defaults binds them once:
 `_run = functools.partial(helpers.tiny_run, image_size=32)`. The `tiny_run` fixture of
@@ -18,9 +21,13 @@ conftest.py is `tiny_run` itself.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import fcntl
+import io
 import json
 import os
+import subprocess
 import time
 import types
 
@@ -38,14 +45,28 @@ def tiny_params(**overrides) -> params.Params:
     return params.make_params(**{**TINY, **overrides})
 
 
-def tiny_bench(**overrides) -> benchmark_cnn.BenchmarkCNN:
-    """A BenchmarkCNN of tiny_params(**overrides), on the CPU whatever GPUs are visible."""
-    return benchmark_cnn.BenchmarkCNN(tiny_params(**overrides), gpus=0)
+def tiny_bench(hooks=(), **overrides) -> benchmark_cnn.BenchmarkCNN:
+    """A BenchmarkCNN of tiny_params(**overrides), on the CPU whatever GPUs are visible, with
+    the extra run hooks `hooks`."""
+    return benchmark_cnn.BenchmarkCNN(tiny_params(**overrides), gpus=0, hooks=hooks)
 
 
 def tiny_run(**overrides) -> dict:
     """The result of tiny_bench(**overrides).run()."""
     return tiny_bench(**overrides).run()
+
+
+def tiny_run_and_graph(**overrides) -> tuple[dict, tf.Graph]:
+    """The result of tiny_run(**overrides) and the graph of its step, as the run built it (for
+    a test that asserts on both, without building the graph a second time)."""
+    from tf_cnn_benchmarks.lifecycle import run_hooks
+
+    class GraphOfTheRun(run_hooks.RunHook):
+        def begin(self, ctx):
+            self.graph = ctx.info.graph
+
+    hook = GraphOfTheRun()
+    return tiny_bench(hooks=[hook], **overrides).run(), hook.graph
 
 
 def tiny_losses(**overrides) -> np.ndarray:
@@ -120,7 +141,7 @@ def run_once(tmp_path_factory, name: str, produce):
     holding a file lock and stores its (JSON) result there, the others read it.
 
     For what several tests assert on, wherever pytest-xdist runs them: a cluster's processes
-    (test_distributed.py), a model's build (test_model_params.built_model)."""
+    (test_distributed.py), a run several tests assert on (shared_run)."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get('PYTEST_XDIST_WORKER'):
         base = base.parent
@@ -140,6 +161,35 @@ def run_once(tmp_path_factory, name: str, produce):
     if 'failed' in result:
         raise AssertionError(result['failed'])
     return result
+
+
+def shared_run(tmp_path_factory, name: str, saved: bool = False, **flags) -> dict:
+    """tiny_run(**flags) once per test session, whichever pytest-xdist worker asks first
+    (run_once, under `name` and the flags), for the tests that assert on the same run.
+
+    Returns:
+      {'losses': the timed steps' losses, 'op_types': Counter of op types and 'compiled':
+      Counter of the types of the ops marked for XLA (_XlaCompile), of the step's graph as the
+      run built it, 'variables': {name: shape} of its global variables}; with `saved`, the
+      run has a train_dir: 'train_dir' and the 'checkpoint_path' saved after its last step.
+    """
+    key = '%s%s_%s' % (name, '_saved' if saved else '', '_'.join(
+        '%s=%s' % item for item in sorted(flags.items())))
+
+    def produce(directory):
+        train_dir = str(directory / 'train') if saved else None
+        result, graph = tiny_run_and_graph(**flags, train_dir=train_dir)
+        ops = graph.get_operations()
+        with graph.as_default():
+            variables = {v.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
+        compiled = [op.type for op in ops if '_XlaCompile' in op.node_def.attr]
+        return {'losses': result['losses'], 'variables': variables, 'train_dir': train_dir,
+                'op_types': dict(collections.Counter(op.type for op in ops)),
+                'compiled': dict(collections.Counter(compiled)),
+                'checkpoint_path': result.get('checkpoint_path')}
+    found = run_once(tmp_path_factory, key, produce)
+    return dict(found, op_types=collections.Counter(found['op_types']),
+                compiled=collections.Counter(found['compiled']))
 
 
 def measurement(value, *, measured_now: bool = False, utc: str = '2026-01-01T00:00:00Z',
@@ -165,3 +215,31 @@ class FakeMeter:
     def stop(self):
         return {'others_cores': self.others, 'others_fraction': self.others / self.cores,
                 'steal_fraction': 0.0}
+
+
+def run_command(*args: str) -> subprocess.CompletedProcess:
+    """The `tf_cnn_benchmarks` command with `args` (cli.main) in this process, as
+    test_cli.run_cli runs it in a subprocess: a CompletedProcess of its exit status and of what
+    it printed to sys.stdout and sys.stderr.
+
+    For the tests of a run's output lines and exit status: it saves a Python and TensorFlow
+    start-up per run. Not for what only a process of its own shows: signals, how it exits, its
+    environment when TensorFlow loads, the file descriptors' output (TensorFlow's C++ lines).
+    absl's flags are reset and the environment variables the command sets (cpu_tuning's KMP_*,
+    OMP_NUM_THREADS) restored afterwards."""
+    from absl import flags
+
+    from tf_cnn_benchmarks import cli
+    out, err, environ = io.StringIO(), io.StringIO(), dict(os.environ)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli.main(['tf_cnn_benchmarks', *args])
+            except SystemExit as e:  # --help, --version
+                status = e.code
+    finally:
+        flags.FLAGS.unparse_flags()
+        for name in set(os.environ) - set(environ):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())

@@ -1,4 +1,6 @@
-"""The command line in a subprocess: output format, exit statuses, one-line errors."""
+"""The command line in a subprocess: output format, exit statuses, one-line errors. The
+errors of a run (after TensorFlow loads) and the flagfile's run are checked on the command's
+main in process (helpers.run_command: its output lines and exit status)."""
 
 import os
 import re
@@ -6,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+
+import helpers
 
 pytestmark = pytest.mark.cli
 
@@ -55,7 +59,6 @@ def test_training_run_prints_the_documented_format():
      'or resnet50_v2? valid models for'),
     (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
-    (['--device=gpu'], 2, '--device=gpu, but no GPU is visible; use --device=cpu'),
     (['--num_gpus=0'], 2, '--num_gpus must be >= 1'),
     (['--optimizer=lbfgs'], 2, '--optimizer must be one of'),
     (['--data_format=NWHC'], 2, '--data_format must be one of'),
@@ -72,14 +75,24 @@ def test_training_run_prints_the_documented_format():
     (['--distortions=maybe'], 2, 'error: --distortions=maybe: a boolean flag takes true or '
                                  'false (also --distortions, --nodistortions) (see --help)'),
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
+])
+def test_errors_are_one_line_with_exit_status(args, status, text):
+    _assert_one_error_line(run_cli(*args), status, text)
+
+
+@pytest.mark.parametrize('args, status, text', [
+    (['--device=gpu'], 2, '--device=gpu, but no GPU is visible; use --device=cpu'),
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--init_learning_rate=1e9'], 1, 'the loss became'),
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--weight_decay=1e8'], 1,
      'The weight-decay term dominates the loss ('),
 ])
-def test_errors_are_one_line_with_exit_status(args, status, text):
-    proc = run_cli(*args)
+def test_errors_after_tensorflow_loads_are_one_line_with_exit_status(args, status, text):
+    _assert_one_error_line(helpers.run_command(*args), status, text)
+
+
+def _assert_one_error_line(proc, status, text):
     assert proc.returncode == status, proc.stderr
     assert 'Traceback' not in proc.stderr
     error_lines = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
@@ -109,6 +122,6 @@ def test_flagfile(tmp_path):
     flagfile = tmp_path / 'flags.txt'
     flagfile.write_text('--model=trivial\n--batch_size=2\n--image_size=16\n--num_batches=2\n'
                         '--num_warmup_batches=0\n')
-    proc = run_cli('--flagfile=%s' % flagfile)
+    proc = helpers.run_command('--flagfile=%s' % flagfile)
     assert proc.returncode == 0, proc.stderr
     assert 'Batch size:  2 global' in proc.stdout and 'total images/sec: ' in proc.stdout

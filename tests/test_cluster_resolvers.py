@@ -33,7 +33,7 @@ from test_distributed import (
     expect_ok,
     finish_all,
     hosts,
-    local_reference,
+    shared_reference,
 )
 
 from tf_cnn_benchmarks import benchmark_cnn
@@ -482,9 +482,8 @@ def slurm_env(rank: int, tasks: int = 3) -> dict:
             'SLURMD_NODENAME': 'localhost', 'SLURM_JOB_ID': '1'}
 
 
-def produce_resolver_wave(d) -> dict:
-    init, reference = str(d / 'init.npz'), str(d / 'reference.npz')
-    local_reference(init, reference)
+def produce_resolver_wave(d, shared) -> dict:
+    init, reference = shared['init'], shared['reference']  # test_distributed's reference run
     seams = lambda name: ['--seam_init=' + init, '--seam_dump=' + str(d / ('dump_' + name))]
     chief, worker, ps = hosts(3)
     cluster = {'chief': [chief], 'worker': [worker], 'ps': [ps], 'evaluator': ['localhost:1']}
@@ -525,7 +524,9 @@ def produce_resolver_wave(d) -> dict:
 
 @pytest.fixture(scope='module')
 def wave(tmp_path_factory):
-    return run_once(tmp_path_factory, 'resolver_wave', produce_resolver_wave)
+    reference = shared_reference(tmp_path_factory)
+    return run_once(tmp_path_factory, 'resolver_wave',
+                    lambda d: produce_resolver_wave(d, reference))
 
 
 def _dumps(wave, name):

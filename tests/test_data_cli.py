@@ -1,4 +1,7 @@
-"""Real data through the command line: end-to-end runs and every data error as one line."""
+"""Real data through the command line: end-to-end runs and every data error as one line.
+
+The runs are the command's (cli.main) in the test's process (helpers.run_command: what they
+print and their exit status; no TensorFlow start-up each)."""
 
 import os
 import shutil
@@ -9,8 +12,9 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
+import helpers
 import input_helpers
-from test_cli import REPO, run_cli
+from test_cli import REPO
 
 pytestmark = pytest.mark.cli
 
@@ -19,8 +23,8 @@ SMALL = ['--model=trivial', '--batch_size=4', '--image_size=32', '--num_batches=
 
 
 def test_end_to_end_on_the_shared_imagenet_shards(imagenet_dir):
-    proc = run_cli(*SMALL, '--data_dir=%s' % imagenet_dir, '--num_gpus=2', '--device=cpu',
-                   '--variable_update=replicated')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % imagenet_dir, '--num_gpus=2',
+                               '--device=cpu', '--variable_update=replicated')
     assert proc.returncode == 0, proc.stderr
     assert 'imagenet (inferred from the files in %s), train: 512 examples counted in 8 ' \
            'TFRecord shards' % imagenet_dir in proc.stdout
@@ -40,7 +44,7 @@ def test_end_to_end_on_a_converter_dataset(tmp_path):
          '--num_validation_shards=1', '--validation_fraction=0.25', '--seed=3'],
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert convert.returncode == 0, convert.stderr
-    proc = run_cli(*SMALL, '--data_dir=%s' % out, '--nodistortions')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % out, '--nodistortions')
     assert proc.returncode == 0, proc.stderr
     assert 'train: 8 examples counted in 2 TFRecord shards' in proc.stdout
 
@@ -133,7 +137,7 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         input_helpers.write_shards(str(folder), 'train', [[
             input_helpers.example(input_helpers.image_bytes(16, 16), 2000)] * 8])
         args.append('--data_dir=%s' % folder)
-    proc = run_cli(*args)
+    proc = helpers.run_command(*args)
     assert proc.returncode == 1, proc.stderr
     assert 'Traceback' not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
@@ -143,15 +147,15 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
 
 def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
     data, _ = _corrupt_copy(imagenet_dir, tmp_path)
-    proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
     assert '1 corrupt shard(s) skipped' in proc.stdout + proc.stderr
 
 
 def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, imagenet_dir):
     data, victim, _ = _bad_crc_copy(imagenet_dir, tmp_path)
-    proc = run_cli(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records', '--batch_size=64',
-                   '--shuffle_buffer_size=512')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records',
+                               '--batch_size=64', '--shuffle_buffer_size=512')
     assert proc.returncode == 0, proc.stderr
     assert 'skipped records: 59 an epoch, the ends of 1 shard(s) from their first bad record ' \
            '(--skip_corrupt_records)' in proc.stdout.splitlines()
@@ -164,7 +168,7 @@ def test_gzip_compressed_shards_train(tmp_path, imagenet_dir, flag):
     """Before: 'corrupt TFRecord shard ...', and with --skip_corrupt_records 'every train
     shard ... is corrupt' (issue 33.4)."""
     input_helpers.copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
-    proc = run_cli(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
     assert proc.returncode == 0, proc.stderr
     assert 'train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed), headers ' \
            'checked (record CRCs as read)' in proc.stdout
@@ -186,25 +190,15 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path):
         'ImageNet/CIFAR-10 format of docs/real-data.md)' % (tmp_path, shards[0]))
 
 
-def _run_clis(*arg_lists, timeout=240):
-    """Runs `python tf_cnn_benchmarks.py ARGS` for each list at once (they share the wait for
-    TensorFlow's start-up); returns the CompletedProcess of each, in order."""
-    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
-    procs = [subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'),
-                               *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env, cwd=REPO) for args in arg_lists]
-    done = []
-    for proc, args in zip(procs, arg_lists, strict=True):
-        out, err = proc.communicate(timeout=timeout)
-        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
-    return done
+def _run_clis(*arg_lists):
+    """The command's CompletedProcess for each list of arguments, in order."""
+    return [helpers.run_command(*args) for args in arg_lists]
 
 
 def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_dir):
     """A shard folder of links into a share that is not mounted: training, training with
     --skip_corrupt_records and --eval ended with a FileNotFoundError traceback of the shard
     scan (issue 41.2)."""
-    import helpers
     links = tmp_path / 'links'
     links.mkdir()
     for name in os.listdir(imagenet_dir):
@@ -244,7 +238,6 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
     shards: none'; a label of -1 was called a record without a label and named nothing
     (issue 41.6). Now: the shard, record and image/filename, or with --skip_corrupt_records
     the record skipped, named and counted."""
-    import helpers
     shards = {kind: _schema_shards(tmp_path / kind, 'train', kind)[1]
               for kind in ('float', 'two')}
     evaluated = _schema_shards(tmp_path / 'minus', 'validation', -1)[1]

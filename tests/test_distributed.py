@@ -164,13 +164,23 @@ def local_reference(init_path, reference_path) -> None:
              **{'final/' + k: v for k, v in final.items()})
 
 
+def shared_reference(tmp_path_factory) -> dict:
+    """{'init', 'reference'}: the paths local_reference writes, run once per test session
+    (run_once): the host-flag clusters here and the resolved ones of test_cluster_resolvers.py
+    start from its inputs and are compared with its results."""
+    def produce(d):
+        paths = {'init': str(d / 'init.npz'), 'reference': str(d / 'reference.npz')}
+        local_reference(paths['init'], paths['reference'])
+        return paths
+    return run_once(tmp_path_factory, 'cluster_local_reference', produce)
+
+
 # ------------------------------------------------------------------------------------------
 # Wave 1: one cluster per mode.
 
 
-def produce_wave1(d) -> dict:
-    init_path, reference_path = str(d / 'init.npz'), str(d / 'reference.npz')
-    local_reference(init_path, reference_path)
+def produce_wave1(d, reference) -> dict:
+    init_path, reference_path = reference['init'], reference['reference']
     train_dir = str(d / 'train_dir')
     equiv = ['--optimizer=momentum', '--init_learning_rate=0.01', '--num_batches=2',
              '--num_warmup_batches=0', '--tf_random_seed=5']
@@ -214,7 +224,8 @@ def produce_wave1(d) -> dict:
 
 @pytest.fixture(scope='module')
 def wave1(tmp_path_factory):
-    return run_once(tmp_path_factory, 'cluster_wave1', produce_wave1)
+    reference = shared_reference(tmp_path_factory)
+    return run_once(tmp_path_factory, 'cluster_wave1', lambda d: produce_wave1(d, reference))
 
 
 @pytest.mark.parametrize('mode', ['parameter_server', 'distributed_replicated'])

@@ -4,7 +4,8 @@
   docs/*.md (code blocks and inline code) parses with today's flags and passes the usage check
   (no TensorFlow, no run);
 * the README's quick runs are bench/bench_quick_runs.py's, and each runs as written, made tiny
-  by flags appended after it (later flags win);
+  by flags appended after it (later flags win): `tf_cnn_benchmarks` through the command's main
+  in this process (its output and exit status), the launcher and the sweep as processes;
 * every link between pages (README, docs/, results/README.md) resolves, anchors included;
 * docs/performance.md, results/README.md and the generated tables of the README and
   docs/scaling.md are what `python -m bench.make_performance_page` writes from results/;
@@ -30,6 +31,7 @@ from tf_cnn_benchmarks.tools.sweep import cli as sweep
 from tf_cnn_benchmarks.tools.sweep import gate as sweep_gate
 
 import checkout
+import helpers
 
 REPO = checkout.REPO
 PAGES = [os.path.join(REPO, 'README.md')] + sorted(glob.glob(os.path.join(REPO, 'docs', '*.md')))
@@ -185,6 +187,9 @@ def test_the_readme_quick_runs_are_the_ones_bench_quick_runs_times():
     assert readme_quick_runs() == list(bench_quick_runs.QUICK_RUNS)
 
 
+_ENTRY = 'tf_cnn_benchmarks.py'  # what checkout_argv runs for `tf_cnn_benchmarks`
+
+
 def _tiny(command: str, work_dir: str) -> list[str]:
     argv = bench_quick_runs.checkout_argv(command, work_dir)
     if 'tools.sweep' in argv:  # the sweep sets --batch_size itself: the rest after its --
@@ -196,7 +201,10 @@ def _tiny(command: str, work_dir: str) -> list[str]:
 @pytest.mark.parametrize('command', bench_quick_runs.QUICK_RUNS)
 def test_each_quick_run_runs_as_written(command, tmp_path):
     argv = _tiny(command, str(tmp_path))
-    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=400)
+    if command.startswith('tf_cnn_benchmarks '):  # its output and exit status: main in process
+        proc = helpers.run_command(*argv[argv.index(_ENTRY) + 1:])
+    else:  # the launcher's and the sweep's tasks are processes of their own anyway
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     if command.startswith('tf_cnn_sweep'):
         # runs/ did not exist in the work folder: the sweep made the parents of --output_dir.

@@ -38,6 +38,8 @@ from tf_cnn_benchmarks.preflight import (
     step_traffic,
 )
 
+import helpers
+
 tf1 = tf.compat.v1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 K80 = gpu_specs.lookup('K80')
@@ -254,8 +256,8 @@ def run_cli(*args, timeout=240):
 
 @pytest.mark.cli
 def test_dry_run_reports_and_exits_0_for_a_run_that_fits():
-    out = run_cli('--dry_run', '--gpu_model=V100', '--model=trivial', '--num_gpus=2',
-                  '--variable_update=replicated', '--image_size=32')
+    out = helpers.run_command('--dry_run', '--gpu_model=V100', '--model=trivial',
+                              '--num_gpus=2', '--variable_update=replicated', '--image_size=32')
     assert out.returncode == 0, out.stderr
     for text in ('planned for V100 16GB', 'Ops on a GPU without a GPU kernel: none',
                  'GPU->GPU', '/GPU:1', 'fits', 'Largest batch per device that fits'):
@@ -269,7 +271,8 @@ def test_dry_run_reports_and_exits_0_for_a_run_that_fits():
 
 @pytest.mark.cli
 def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1():
-    out = run_cli('--dry_run', '--gpu_model=GTX 1080', '--model=vgg16', '--batch_size=512')
+    out = helpers.run_command('--dry_run', '--gpu_model=GTX 1080', '--model=vgg16',
+                              '--batch_size=512')
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith('error:')]
     assert len(errors) == 1 and 'DOES NOT FIT' in out.stdout

@@ -2,9 +2,10 @@
 function with the same variables; the measured mode decides per shape from the probe's
 cached factors; the header names what was chosen."""
 
-import functools
+import collections
 import math
 import os
+import shutil
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -135,16 +136,23 @@ RESNET50 = dict(model='resnet50', image_size=32, batch_size=2, num_batches=3,
                 init_learning_rate=1e-4, tf_random_seed=3)
 
 
-@functools.lru_cache(maxsize=None)
-def _losses(**flags):
-    return helpers.tiny_losses(**RESNET50, **flags)
+def _resnet50_run(tmp_path_factory, saved=False, **flags) -> dict:
+    """A RESNET50 run with `flags` (helpers.shared_run: once per test session): the tests of
+    the losses, of the graphs and of the checkpoint share it."""
+    return helpers.shared_run(tmp_path_factory, 'graph_choices_resnet50', saved=saved,
+                              **RESNET50, **flags)
 
 
-def test_forced_choices_follow_todays_graph_float32():
+def _losses(tmp_path_factory, **flags) -> np.ndarray:
+    return np.array(_resnet50_run(tmp_path_factory, **flags)['losses'])
+
+
+def test_forced_choices_follow_todays_graph_float32(tmp_path_factory):
     # float32 sums in another order: the first step's loss (the same weights) agrees to
     # float32's rounding; the next steps' moved by up to 1.45e-5 relative here (batch norm of
     # the 1x1 last stage over a batch of 2 amplifies the updates' roundings).
-    on, off = _losses(graph_choices=BOTH), _losses(graph_choices='off')
+    on = _losses(tmp_path_factory, saved=True, graph_choices=BOTH)
+    off = _losses(tmp_path_factory, graph_choices='off')
     np.testing.assert_allclose(on[0], off[0], rtol=1e-6)
     np.testing.assert_allclose(on, off, rtol=3e-5)
 
@@ -161,15 +169,15 @@ def test_forced_choices_follow_todays_graph_float32():
 BFLOAT16_DRIFT = math.sqrt(3 * 50) * 2.0 ** -8
 
 
-def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
-    off = _losses(graph_choices='off', use_bf16=True)
+def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp(tmp_path_factory):
+    off = _losses(tmp_path_factory, graph_choices='off', use_bf16=True)
     # One bfloat16 ulp of each loss (8 significant bits: 2**(floor(log2 |loss|) - 7), 0.031
     # for a loss in [4, 8)). The first step (the same weights) agrees within one ulp; the
     # updates' bfloat16 roundings differ with the form and batch norm over a batch of 2
     # amplifies them: later steps are held to BFLOAT16_DRIFT.
     ulp = 2.0 ** (np.floor(np.log2(np.abs(off))) - 7)
     for forced in (BOTH, 'conv1x1_filter_matmul'):
-        on = _losses(graph_choices=forced, use_bf16=True)
+        on = _losses(tmp_path_factory, graph_choices=forced, use_bf16=True)
         assert len(on) == 3
         assert abs(on[0] - off[0]) <= ulp[0], (forced, on, off, ulp)
         assert np.all(np.abs(on - off) <= BFLOAT16_DRIFT * np.abs(off)), (forced, on, off)
@@ -179,40 +187,43 @@ def test_forced_choices_follow_todays_graph_bfloat16_within_one_ulp():
     # bfloat16 kernels round the two forms in other places. That the graph differs is
     # test_each_choice_forced_on_and_off_changes_only_the_ops.
     if not set(machine.cpu_flags()) & {'avx512_bf16', 'amx_bf16'}:
-        assert np.any(_losses(graph_choices=BOTH, use_bf16=True) != off)
+        assert np.any(_losses(tmp_path_factory, graph_choices=BOTH, use_bf16=True) != off)
 
 
 def _graph_facts(**flags):
     graph = helpers.tiny_bench(**{**RESNET50, **flags}).build_graph().graph
-    types = [op.type for op in graph.get_operations()]
+    types = collections.Counter(op.type for op in graph.get_operations())
     with graph.as_default():
         variables = {v.name: v.shape.as_list() for v in tf1.global_variables()}
     return types, variables
 
 
-def test_each_choice_forced_on_and_off_changes_only_the_ops():
-    off_types, off_vars = _graph_facts(graph_choices='off')
+def test_each_choice_forced_on_and_off_changes_only_the_ops(tmp_path_factory):
+    # The graphs of the float32 runs, and two more built.
+    off = _resnet50_run(tmp_path_factory, graph_choices='off')
+    both = _resnet50_run(tmp_path_factory, saved=True, graph_choices=BOTH)
+    off_types, off_vars = off['op_types'], off['variables']
+    both_types, both_vars = both['op_types'], both['variables']
     one_types, one_vars = _graph_facts(graph_choices='conv1x1_matmul')
-    both_types, both_vars = _graph_facts(graph_choices=BOTH)
     filter_types, filter_vars = _graph_facts(graph_choices='conv1x1_filter_matmul')
     assert off_vars == one_vars == both_vars == filter_vars  # parameter counts unchanged
-    assert filter_types.count('Conv2D') == 53
-    assert filter_types.count('Conv2DBackpropFilter') == 53 - 36
+    assert filter_types['Conv2D'] == 53
+    assert filter_types['Conv2DBackpropFilter'] == 53 - 36
     # 53 convolutions: 36 1x1 (30 stride 1, 6 stride 2), 16 3x3 and the 7x7 stem.
-    assert off_types.count('Conv2D') == 53
-    assert one_types.count('Conv2D') == 53 - 30
-    assert both_types.count('Conv2D') == 53 - 36
-    assert off_types.count('StridedSlice') + 6 == both_types.count('StridedSlice')
+    assert off_types['Conv2D'] == 53
+    assert one_types['Conv2D'] == 53 - 30
+    assert both_types['Conv2D'] == 53 - 36
+    assert off_types['StridedSlice'] + 6 == both_types['StridedSlice']
 
 
-def test_a_checkpoint_saved_with_one_choice_loads_with_the_other(tmp_path):
-    run = functools.partial(helpers.tiny_run, **{**RESNET50, 'num_batches': 1},
-                            train_dir=str(tmp_path))
-    first = run(graph_choices=BOTH)
+def test_a_checkpoint_saved_with_one_choice_loads_with_the_other(tmp_path_factory, tmp_path):
+    first = _resnet50_run(tmp_path_factory, saved=True, graph_choices=BOTH)  # 3 steps, saved
     saved = helpers.read_checkpoint_values(first['checkpoint_path'])
     assert saved['cg/conv1/weights'].shape == (1, 1, 64, 256)  # the convolution's own shape
-    second = run(graph_choices='off')
-    assert second['global_step'] == 2  # restored from step 1, in the other graph
+    train_dir = shutil.copytree(first['train_dir'], tmp_path / 'train')
+    second = helpers.tiny_run(**{**RESNET50, 'num_batches': 1}, graph_choices='off',
+                              train_dir=str(train_dir))
+    assert second['global_step'] == 4  # restored from step 3, in the other graph
 
 
 SHAPE = fast_paths.Conv1x1(16, 14, 14, 1024, 256, 1, 'NHWC', 'bfloat16')

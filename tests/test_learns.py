@@ -37,17 +37,26 @@ def write_digit_folders(root: str) -> dict:
     return counts
 
 
+@pytest.fixture(scope='module')
+def digit_shards(tmp_path_factory):
+    """(data_dir, class counts, the converter's result): the digits as PNG folders, converted
+    to ImageNet-format shards once for both precisions (they only read them)."""
+    from tf_cnn_benchmarks.tools import build_imagenet_tfrecords
+    root = tmp_path_factory.mktemp('digits')
+    counts = write_digit_folders(str(root / 'images'))
+    data_dir = str(root / 'tfrecords')
+    converted = build_imagenet_tfrecords.convert(
+        str(root / 'images'), data_dir, num_train_shards=2, num_validation_shards=1,
+        validation_fraction=0.2, seed=1, num_threads=2, progress=False)
+    return data_dir, counts, converted
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize('precision', [{}, {'use_bf16': True}], ids=['fp32', 'bf16'])
-def test_lenet_learns_digits_to_90_percent(tmp_path, precision):
-    from tf_cnn_benchmarks.tools import build_imagenet_tfrecords
+def test_lenet_learns_digits_to_90_percent(tmp_path, digit_shards, precision):
     start = time.perf_counter()
-    counts = write_digit_folders(str(tmp_path / 'images'))
+    data_dir, counts, converted = digit_shards
     assert sum(counts.values()) == 1797 and len(counts) == 10
-    data_dir = str(tmp_path / 'tfrecords')
-    converted = build_imagenet_tfrecords.convert(
-        str(tmp_path / 'images'), data_dir, num_train_shards=2, num_validation_shards=1,
-        validation_fraction=0.2, seed=1, num_threads=2, progress=False)
     assert converted['num_validation'] == 359
     common = dict(model='lenet', data_dir=data_dir, batch_size=32, distortions=False,
                   train_dir=str(tmp_path / 'train'), display_every=50, **precision)

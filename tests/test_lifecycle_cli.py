@@ -1,5 +1,6 @@
-"""The lifecycle from the command line: signals, SIGKILL and resume, the NaN guard, eval errors
-and the eval loop (subprocesses under timeouts), and the ineffective-flag warnings."""
+"""The lifecycle from the command line: signals, SIGKILL and resume, the eval loop
+(subprocesses under timeouts), the NaN guard and eval errors (the command's main in process),
+and the ineffective-flag warnings."""
 
 import os
 import signal
@@ -13,6 +14,8 @@ from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.lifecycle import checkpoints
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
+
+import helpers
 
 pytestmark = pytest.mark.cli
 
@@ -229,27 +232,23 @@ def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
     assert _checkpoint_step(str(tmp_path / 'train')) == 1
 
 
-@pytest.mark.timeout(300)
 def test_nan_guard_and_eval_without_checkpoint_exit_1(tmp_path):
+    # Their output and exit status only: the command's main in process (helpers.run_command).
     nan_dir = str(tmp_path / 'nan')
-    nan = Cli(str(tmp_path), 'nan', TINY[:-1] + ['--init_learning_rate=1e6', '--num_batches=30',
-                                                 '--train_dir=' + nan_dir])
-    no_ckpt = Cli(str(tmp_path), 'eval', ['--model=trivial', '--eval',
-                                          '--train_dir=' + str(tmp_path / 'empty')])
-    try:
-        assert nan.wait() == 1, nan.err
-        assert no_ckpt.wait() == 1, no_ckpt.err
-    finally:
-        nan.kill()
-        no_ckpt.kill()
-    assert 'error: the loss became' in nan.err and 'Lower --init_learning_rate' in nan.err
-    assert 'learning rate 1e+06' in nan.err
-    assert 'total images/sec' not in nan.out  # no rate is reported as if the run were valid
-    assert 'Traceback' not in nan.err
+    nan = helpers.run_command(*TINY[:-1], '--init_learning_rate=1e6', '--num_batches=30',
+                              '--train_dir=' + nan_dir)
+    no_ckpt = helpers.run_command('--model=trivial', '--eval',
+                                  '--train_dir=' + str(tmp_path / 'empty'))
+    assert nan.returncode == 1, nan.stderr
+    assert no_ckpt.returncode == 1, no_ckpt.stderr
+    assert 'error: the loss became' in nan.stderr and 'Lower --init_learning_rate' in nan.stderr
+    assert 'learning rate 1e+06' in nan.stderr
+    assert 'total images/sec' not in nan.stdout  # no rate is reported as if the run were valid
+    assert 'Traceback' not in nan.stderr
     assert not os.path.exists(os.path.join(nan_dir, 'checkpoint'))  # nothing saved
     assert ('error: no checkpoint to evaluate in --train_dir %s' % (tmp_path / 'empty')
-            in no_ckpt.err)
-    assert 'Traceback' not in no_ckpt.err
+            in no_ckpt.stderr)
+    assert 'Traceback' not in no_ckpt.stderr
 
 
 @pytest.mark.timeout(400)

@@ -4,7 +4,7 @@ it should; the measured mode decides per site from the probe's cached factors; t
 targets run their ops; the header names what was chosen."""
 
 import collections
-import functools
+import shutil
 
 import numpy as np
 import pytest
@@ -137,20 +137,25 @@ RESNET20 = dict(model='resnet20', data_name='cifar10', image_size=8, batch_size=
                 num_batches=3, init_learning_rate=1e-3, tf_random_seed=3)
 
 
-@functools.lru_cache(maxsize=None)
-def _losses(**flags):
-    return helpers.tiny_losses(**RESNET20, **flags)
+def _resnet20_run(tmp_path_factory, saved=False, **flags) -> dict:
+    """A RESNET20 run with `flags` (helpers.shared_run: once per test session): the tests of
+    the losses, of the graph and of the checkpoint share it."""
+    return helpers.shared_run(tmp_path_factory, 'memory_forms_resnet20', saved=saved,
+                              **RESNET20, **flags)
 
 
 @pytest.mark.parametrize('use_bf16', [False, True], ids=['fp32', 'bf16'])
-def test_forced_forms_follow_todays_losses(use_bf16):
+def test_forced_forms_follow_todays_losses(tmp_path_factory, use_bf16):
     # The same roundings (test_each_form_computes_todays_function), so the same losses to
     # float32's last bits; bfloat16 within one ulp of each loss (8 significant bits).
-    off = _losses(graph_choices='off', use_bf16=use_bf16)
+    off = np.array(_resnet20_run(tmp_path_factory, graph_choices='off',
+                                 use_bf16=use_bf16)['losses'])
     bound = 1e-6 * np.abs(off) if not use_bf16 else 2.0 ** (np.floor(np.log2(off)) - 7)
     # One run per precision (each takes seconds); every form's function is checked above.
+    # bfloat16's forced run saves its checkpoint (test_a_checkpoint_saved_with_the_forms_...).
     for forced in (MIXED[:1] if use_bf16 else ('residual_xla,relu_xla',)):
-        on = _losses(graph_choices=forced, use_bf16=use_bf16)
+        on = np.array(_resnet20_run(tmp_path_factory, saved=use_bf16, graph_choices=forced,
+                                    use_bf16=use_bf16)['losses'])
         assert len(on) == 3 and np.all(np.abs(on - off) <= bound), (forced, on, off)
 
 
@@ -166,10 +171,10 @@ def _compiled(graph) -> collections.Counter:
                                if '_XlaCompile' in op.node_def.attr)
 
 
-def test_each_choice_forced_on_and_off_changes_only_its_ops():
-    off, off_vars = _built(graph_choices='off', use_bf16=True)
-    off_types = collections.Counter(op.type for op in off.get_operations())
-    assert off_types['Relu'] == 10 + 9 and not _compiled(off)
+def test_each_choice_forced_on_and_off_changes_only_its_ops(tmp_path_factory):
+    off = _resnet20_run(tmp_path_factory, graph_choices='off', use_bf16=True)  # its graph
+    off_vars = off['variables']
+    assert off['op_types']['Relu'] == 10 + 9 and not off['compiled']
     for forced, compiled in (
             # 9 joins: AddV2 and Relu; their gradients: 8 sums (the last join feeds only
             # the pool) and 9 ReluGrads.
@@ -201,11 +206,12 @@ def test_xla_forms_leave_an_xla_compile_tower_whole():
     assert scopes == {b'tf_cnn_benchmarks_tower_0'}
 
 
-def test_a_checkpoint_saved_with_the_forms_loads_without_them(tmp_path):
-    run = functools.partial(helpers.tiny_run, **{**RESNET20, 'num_batches': 1},
-                            train_dir=str(tmp_path), use_bf16=True)
-    run(graph_choices=MIXED[0])
-    assert run(graph_choices='off')['global_step'] == 2  # restored from step 1
+def test_a_checkpoint_saved_with_the_forms_loads_without_them(tmp_path_factory, tmp_path):
+    first = _resnet20_run(tmp_path_factory, saved=True, graph_choices=MIXED[0], use_bf16=True)
+    train_dir = shutil.copytree(first['train_dir'], tmp_path / 'train')  # 3 steps, saved
+    second = helpers.tiny_run(**{**RESNET20, 'num_batches': 1}, train_dir=str(train_dir),
+                              use_bf16=True, graph_choices='off')
+    assert second['global_step'] == 4  # restored from step 3
 
 
 RESIDUAL = memory_forms.Site('residual', 16, 56, 56, 256, 'NHWC', 'bfloat16')

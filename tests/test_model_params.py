@@ -3,26 +3,19 @@
 ImageNet classifiers have 1001 outputs (label 0 is background), CIFAR-10 ones 10. Batch norm has a
 trainable scale and offset (2 per channel); convolutions followed by batch norm have no bias.
 
-Every model is built once per test session by `built_model` (real variables, training graph,
-NHWC, batch 2, the smallest image size the model accepts) and run once; this module checks its
-trainable variable sizes and test_model_registry.py its logits, from the same build (building the
-~40 graphs is the slow part, so it is done once, by whichever pytest-xdist worker asks first:
-helpers.run_once).
+This module holds the table (EXPECTED_PARAMS) and the papers' arithmetic behind it; the
+registry sweep (test_model_registry.py::test_every_model_builds_exact_and_starts_sane) builds
+every model once and checks its trainable variables against the table, and its logits, from
+the same build; test_model_table.py checks the --list_models catalog against it.
 """
 
-import collections
 import functools
 import math
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from tf_cnn_benchmarks.models import model_config
-
-import helpers
-
-tf1 = tf.compat.v1
 
 IMAGENET_CLASSES = 1001
 CIFAR10_CLASSES = 10
@@ -244,10 +237,6 @@ for _name, _depth, _k in (('densenet40_k12', 40, 12), ('densenet100_k12', 100, 1
                           ('densenet100_k24', 100, 24)):
     FORMULAS[(_name, 'cifar10')] = functools.partial(densenet_cifar, _depth, _k)
 
-BuiltModel = collections.namedtuple('BuiltModel', ['parameters', 'logits', 'image_size',
-                                                   'trainable_names'])
-
-
 def smallest_size(model):
     return model.image_size if model.fixed_image_size else model.min_image_size
 
@@ -257,44 +246,6 @@ def sweep_size(model):
     parameter count depends on the image size it is built for (it flattens the image but does
     not declare a fixed size)."""
     return model.image_size if model.name == 'trivial' else smallest_size(model)
-
-
-def built_model(tmp_path_factory, name, dataset):
-    """Builds the training graph (NHWC, batch 2, smallest image size, real variables), runs it
-    once on images uniform in [-1, 1]. Once per test session, whichever pytest-xdist worker asks
-    first (helpers.run_once); the others read what it found.
-
-    Returns:
-      BuiltModel: trainable parameter count, logits [2, classes] (numpy float32), image size,
-      names of the trainable variables.
-    """
-    found = helpers.run_once(tmp_path_factory, 'built_model_%s_%s' % (name, dataset),
-                             lambda directory: _build_and_run(name, dataset))
-    return BuiltModel(found['parameters'], np.array(found['logits'], np.float32),
-                      found['image_size'], tuple(found['trainable_names']))
-
-
-def _build_and_run(name, dataset) -> dict:
-    """built_model's work; its figures as JSON values (float32 logits convert exactly)."""
-    model = model_config.get_model(name, dataset)
-    size = sweep_size(model)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf1.set_random_seed(1234)
-        images = tf.random.uniform([2, size, size, 3], -1.0, 1.0, seed=1)
-        result = model.build_network(images, phase_train=True,
-                                     num_classes=model.default_num_classes())
-        variables = tf1.trainable_variables()
-        count = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in variables))
-        names = tuple(v.op.name for v in variables)
-        init = tf1.global_variables_initializer()
-    config = tf1.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True  # saves a second a model
-    with tf1.Session(graph=graph, config=config) as sess:
-        sess.run(init)
-        logits = sess.run(result.logits)
-    return {'parameters': count, 'logits': logits.tolist(), 'image_size': size,
-            'trainable_names': list(names)}
 
 
 def test_every_registered_model_has_an_expected_count():
@@ -308,16 +259,6 @@ def test_table_matches_the_papers_arithmetic(key):
 
 def test_resnet50_anchor():
     assert EXPECTED_PARAMS[('resnet50', 'imagenet')] == 25_559_081
-
-
-@pytest.mark.parametrize('name,dataset', model_config.list_models())
-def test_trainable_parameters_are_exact(tmp_path_factory, name, dataset):
-    built = built_model(tmp_path_factory, name, dataset)
-    assert built.parameters == EXPECTED_PARAMS[(name, dataset)]
-    # Only kernels, biases and batch-norm scale/offset are trainable (the weight-decay rule keys
-    # on these names).
-    suffixes = ('/weights', '/depthwise_weights', '/biases', '/gamma', '/beta')
-    assert [n for n in built.trainable_names if not n.endswith(suffixes)] == []
 
 
 def test_expected_classes():

@@ -1,5 +1,6 @@
-"""Registry sweep: every model builds, gives [batch, classes] logits and starts sane; registry
-errors; NCHW; bf16; a few training steps.
+"""Registry sweep: every model builds with its exact trainable parameters (the table of
+test_model_params.py), gives [batch, classes] logits and starts sane; registry errors; NCHW;
+bf16; a few training steps.
 
 "Sane start": at default initialisation, on images uniform in [-1, 1], the cross-entropy averaged
 over all possible labels, mean_i(logsumexp(z_i) - mean_c(z_ic)), is within 1.5 of ln(classes).
@@ -21,7 +22,9 @@ import tensorflow as tf
 from tf_cnn_benchmarks.hardware import machine
 from tf_cnn_benchmarks.models import flops, model_config
 
-try:  # The sibling module shares its per-session builds.
+import helpers
+
+try:  # The sibling module holds the expected parameter counts and the sweep's image sizes.
     import test_model_params as params_test
 except ImportError:  # pytest --import-mode=importlib
     from tests import test_model_params as params_test
@@ -38,12 +41,34 @@ def mean_label_loss(logits):
 
 
 @pytest.mark.parametrize('name,dataset', model_config.list_models())
-def test_sane_start_nhwc(tmp_path_factory, name, dataset):
-    built = params_test.built_model(tmp_path_factory, name, dataset)
-    classes = model_config.get_model(name, dataset).default_num_classes()
-    assert built.logits.shape == (2, classes)
-    assert np.isfinite(built.logits).all()
-    assert abs(mean_label_loss(built.logits) - np.log(classes)) < 1.5
+def test_every_model_builds_exact_and_starts_sane(name, dataset):
+    """One build per model (the slow part of the sweep: real variables, training graph, NHWC,
+    batch 2, test_model_params.sweep_size) run once on images uniform in [-1, 1]: its
+    trainable parameters are test_model_params.EXPECTED_PARAMS's, and its start is sane."""
+    model = model_config.get_model(name, dataset)
+    size = params_test.sweep_size(model)
+    classes = model.default_num_classes()
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(1234)
+        images = tf.random.uniform([2, size, size, 3], -1.0, 1.0, seed=1)
+        result = model.build_network(images, phase_train=True, num_classes=classes)
+        names = [v.op.name for v in tf1.trainable_variables()]
+        init = tf1.global_variables_initializer()
+    assert helpers.count_trainable_parameters(graph) == params_test.EXPECTED_PARAMS[
+        (name, dataset)]
+    # Only kernels, biases and batch-norm scale/offset are trainable (the weight-decay rule keys
+    # on these names).
+    suffixes = ('/weights', '/depthwise_weights', '/biases', '/gamma', '/beta')
+    assert [n for n in names if not n.endswith(suffixes)] == []
+    config = tf1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True  # saves a second a model
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        logits = sess.run(result.logits)
+    assert logits.shape == (2, classes)
+    assert np.isfinite(logits).all()
+    assert abs(mean_label_loss(logits) - np.log(classes)) < 1.5
 
 
 @pytest.mark.parametrize('name,dataset', model_config.list_models())

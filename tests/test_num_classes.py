@@ -150,12 +150,12 @@ def test_a_label_beyond_labels_txt_names_where_the_classes_come_from(tmp_path):
                     "label >= 0: 'two bee'; fix the file, or remove it and give --num_classes"),
 ])
 def test_classes_through_the_command(tmp_path, case, status, expected):
-    from test_cli import run_cli
     text = '1 one ant\ntwo bee\n' if case == 'bad_file' else CONVERTER_LABELS
     data_dir = _labelled_dir(tmp_path, text)
     flag = {'flag': ['--num_classes=9'], 'too_small': ['--num_classes=3']}.get(case, [])
-    proc = run_cli('--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=1',
-                   '--num_warmup_batches=0', '--data_dir=%s' % data_dir, *flag)
+    proc = helpers.run_command('--model=trivial', '--batch_size=2', '--image_size=16',
+                               '--num_batches=1', '--num_warmup_batches=0',
+                               '--data_dir=%s' % data_dir, *flag)
     assert proc.returncode == status, proc.stderr
     assert 'Traceback' not in proc.stderr
     expected = expected.format(d=data_dir)

@@ -24,6 +24,7 @@ from tf_cnn_benchmarks.preflight.ineffective_flags import ignored_flags
 from tf_cnn_benchmarks.runtime import gpu_settings, session_config
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
 
+import helpers
 from helpers import tiny_bench, tiny_params, tiny_run
 
 tf1 = tf.compat.v1
@@ -328,13 +329,14 @@ def test_the_originals_first_command_in_miniature_writes_an_mlperf_log_the_check
     pytest.importorskip('mlperf_logging')
     from test_original_flags import DOCUMENTED
 
-    from test_cli import run_cli
     # The original README's first command, then small sizes (later flags win) for a CPU, two
     # flags without effect, the MLPerf lines and an evaluation after each of the 2 steps.
-    proc = run_cli(*DOCUMENTED[0].split(), '--batch_size=2', '--image_size=32',
-                   '--num_batches=2', '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
-                   '--eval_during_training_every_n_steps=1', '--num_eval_batches=1',
-                   '--mkl', '--use_python32_barrier', '--noresults_db')
+    # The command's main in process (helpers.run_command): its output lines are the test.
+    proc = helpers.run_command(
+        *DOCUMENTED[0].split(), '--batch_size=2', '--image_size=32', '--num_batches=2',
+        '--num_warmup_batches=0', '--device=cpu', '--ml_perf',
+        '--eval_during_training_every_n_steps=1', '--num_eval_batches=1', '--mkl',
+        '--use_python32_barrier', '--noresults_db')
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert 'Model:       resnet50' in lines and 'Variables:   parameter_server' in lines

@@ -34,6 +34,7 @@ from tf_cnn_benchmarks.speed_model import traffic_patterns as patterns
 from tf_cnn_benchmarks.variable_managers import distributed
 
 import checkout
+import helpers
 
 REPO = checkout.REPO
 V100 = gpu_specs.lookup('V100')
@@ -446,11 +447,11 @@ def test_the_dry_run_prints_the_predicted_step(capsys):
 @pytest.mark.cli
 def test_plan_scaling_on_the_command_line(tmp_path):
     png = tmp_path / 'vgg16.png'
-    out = subprocess.run(
-        [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--plan_scaling',
-         '--model=vgg16', '--gpu_interconnect=dgx1_v100', '--variable_update=replicated',
-         '--use_nccl', '--single_device_images_per_sec=400', '--interconnect_gbps=ib_edr',
-         '--plan_scaling_png=%s' % png], capture_output=True, text=True, timeout=300)
+    # The command's main in process (helpers.run_command): its output lines and exit status.
+    out = helpers.run_command(
+        '--plan_scaling', '--model=vgg16', '--gpu_interconnect=dgx1_v100',
+        '--variable_update=replicated', '--use_nccl', '--single_device_images_per_sec=400',
+        '--interconnect_gbps=ib_edr', '--plan_scaling_png=%s' % png)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert any(x.startswith('Device:           V100 16GB; compute ') for x in lines)

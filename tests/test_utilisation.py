@@ -2,7 +2,6 @@
 
 import json
 import os
-import subprocess
 import sys
 import types
 
@@ -384,19 +383,19 @@ def test_the_traced_warmup_steps_breakdown_waits_for_the_total_block(monkeypatch
 # --- One real run that prints every line.
 
 @pytest.mark.cli
-def test_a_real_forward_only_run_prints_every_figure(tmp_path):
+def test_a_real_forward_only_run_prints_every_figure(tmp_path, monkeypatch):
     # The peak is injected: a calibration record with this CPU's key holding 1 PFLOP/s.
     from tf_cnn_benchmarks.hardware import calibration, machine
     record = str(tmp_path / 'calibration.json')
     calibration.store(record, [helpers.measurement(
         {'flops_per_sec': 1e15, 'kernel': 'matmul'}, key=cpu_peak.cache_key(
             machine.cpu_model(), tf.__version__, 'float32', 1))])
-    env = dict(os.environ, TF_CNN_CALIBRATION=record)
-    proc = subprocess.run(
-        [sys.executable, 'tf_cnn_benchmarks.py', '--model=trivial', '--batch_size=2',
-         '--image_size=32', '--num_batches=5', '--num_warmup_batches=1', '--forward_only',
-         '--num_intra_threads=1', '--benchmark_log_dir=%s' % tmp_path], cwd=REPO, env=env,
-        capture_output=True, text=True, timeout=240)
+    monkeypatch.setenv('TF_CNN_CALIBRATION', record)
+    # The command's main in process (helpers.run_command): the lines it prints, its result file.
+    proc = helpers.run_command(
+        '--model=trivial', '--batch_size=2', '--image_size=32', '--num_batches=5',
+        '--num_warmup_batches=1', '--forward_only', '--num_intra_threads=1',
+        '--benchmark_log_dir=%s' % tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
     total = [i for i, line in enumerate(out) if line.startswith('total images/sec: ')][0]
