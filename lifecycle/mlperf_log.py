@@ -39,7 +39,9 @@ scaling to [-1, 1]); here the images keep the usual range and the lines are the 
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import time
 
 from .. import cnn_util
@@ -149,6 +151,31 @@ def checker_gaps(model: str, evaluates: bool, division: str) -> list[str]:
     return gaps
 
 
+class _CurrentStdout(logging.StreamHandler):
+    """A handler that writes to sys.stdout as it is when a line is logged. mllog's shared
+    logger binds the sys.stdout of its import: a caller of the library that redirects
+    stdout for a run (contextlib.redirect_stdout, a notebook cell) would lose the run's lines."""
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler.__init__ sets it; the current one is used
+        del value
+
+
+def _run_logger(mllog):
+    """An mllog.MLLogger of this run whose lines go to the current sys.stdout, as mllog's
+    own default logger's do ('tf_cnn_benchmarks.mlperf', INFO, not propagated)."""
+    logger = logging.getLogger('tf_cnn_benchmarks.mlperf')
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    if not any(isinstance(h, _CurrentStdout) for h in logger.handlers):
+        logger.addHandler(_CurrentStdout())
+    return type(mllog.get_mllogger())(logger=logger)  # mllog's MLLogger class
+
+
 class MlPerfHook(run_hooks.RunHook):
     """Logs the run's MLPerf events (see the module docstring) through mllog's logger; made
     before the graph is built (its time is init_start's)."""
@@ -156,7 +183,7 @@ class MlPerfHook(run_hooks.RunHook):
     def __init__(self, plan, mllog, constants, submission: dict[str, str]):
         self.plan = plan
         self.c = constants
-        self.logger = mllog.get_mllogger()
+        self.logger = _run_logger(mllog)
         self.submission = submission
         self.init_ms = int(time.time() * 1000)
         self.counter = run_hooks.GlobalStepCounter(plan)

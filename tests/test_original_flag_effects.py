@@ -320,6 +320,24 @@ def test_horovod_from_the_command_is_one_line_and_exit_status_2():
     assert 'collective_all_reduce' in lines[0]
 
 
+def test_mlperf_lines_go_to_the_stdout_of_the_run_not_of_mllogs_import():
+    """mllog's shared logger keeps the sys.stdout of its import; a run's lines follow the
+    stdout in place while it runs (a library caller's redirect_stdout, a notebook cell)."""
+    pytest.importorskip('mlperf_logging')
+    import contextlib
+    import io
+
+    from tf_cnn_benchmarks.lifecycle import mlperf_log
+    mllog, constants = mlperf_log.load_mllog()
+    mllog.get_mllogger()  # made at import, bound to the stdout of then
+    for _ in range(2):  # each run's stdout, and one handler however many runs
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            mlperf_log._run_logger(mllog).event(key=constants.CACHE_CLEAR, value=False)
+        assert out.getvalue().startswith(':::MLLOG {') and '"cache_clear"' in out.getvalue()
+        assert out.getvalue().count('\n') == 1
+
+
 @pytest.mark.cli
 def test_the_originals_first_command_in_miniature_writes_an_mlperf_log_the_checker_passes(
         tmp_path):
