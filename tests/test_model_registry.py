@@ -40,11 +40,25 @@ def mean_label_loss(logits):
     return float(np.mean(lse - logits.mean(axis=1)))
 
 
-@pytest.mark.parametrize('name,dataset', model_config.list_models())
+#: Deeper or wider variants of a model the default run builds with the same builder code
+#: (resnet50 for resnet101/152, resnet20 for the other CIFAR depths, vgg11 for vgg16/19,
+#: densenet40_k12 for densenet100): their sweep runs with -m slow (it takes as long as the rest
+#: of the sweep together). Every model's parameter count is also asserted by the default run's
+#: tests/test_model_table.py, from the table's builds.
+DEPTH_VARIANTS = {
+    'densenet100_k12', 'densenet100_k24', 'resnet101', 'resnet101_v1.5', 'resnet101_v2',
+    'resnet110', 'resnet110_v2', 'resnet152', 'resnet152_v1.5', 'resnet152_v2', 'resnet32',
+    'resnet32_v2', 'resnet44', 'resnet44_v2', 'resnet56', 'resnet56_v2', 'vgg16', 'vgg19'}
+
+
+@pytest.mark.parametrize('name,dataset', [
+    pytest.param(*m, marks=pytest.mark.slow) if m[0] in DEPTH_VARIANTS else m
+    for m in model_config.list_models()])
 def test_every_model_builds_exact_and_starts_sane(name, dataset):
     """One build per model (the slow part of the sweep: real variables, training graph, NHWC,
     batch 2, test_model_params.sweep_size) run once on images uniform in [-1, 1]: its
-    trainable parameters are test_model_params.EXPECTED_PARAMS's, and its start is sane."""
+    trainable parameters are test_model_params.EXPECTED_PARAMS's, and its start is sane
+    (DEPTH_VARIANTS with -m slow)."""
     model = model_config.get_model(name, dataset)
     size = params_test.sweep_size(model)
     classes = model.default_num_classes()
