@@ -304,7 +304,9 @@ def test_no_loss_scale_in_the_header_without_a_backward_pass(mode):
     assert precision.describe(training, tf.float16, tf.float32).endswith(', loss scale 64')
 
 
-def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path):
+def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path, monkeypatch):
+    for name in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA'):  # the file's flags, unlimited
+        monkeypatch.delenv(name, raising=False)
     cpuinfo = tmp_path / 'cpuinfo'
     cpuinfo.write_text('processor\t: 0\nflags\t\t: fpu avx2 avx512_bf16\n')
     flags = precision.cpu_flags(str(cpuinfo))
