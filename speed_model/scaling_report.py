@@ -184,12 +184,35 @@ def knobs(inputs: PlanInputs, topo, found) -> list[Knob]:
     return out
 
 
-def best_knob(inputs: PlanInputs, topo, found) -> Knob | None:
+def at_most(prediction, images_per_sec: float):
+    """`prediction` with its images/sec cut to `images_per_sec` (its step and exposed time
+    lengthened to match) where it is above; else `prediction` itself."""
+    if prediction.images_per_sec <= images_per_sec:
+        return prediction
+    step = prediction.devices * prediction.batch_size / images_per_sec
+    return prediction._replace(images_per_sec=images_per_sec, step_secs=step,
+                               exposed_secs=step - prediction.compute_secs)
+
+
+def best_knob(inputs: PlanInputs, topo, found, per_device: float | None = None
+              ) -> Knob | None:
     """The knob of `knobs` with the most images/sec, if it gains KNOB_GAIN; None for a
-    compute-bound row."""
+    compute-bound row.
+
+    per_device: the plan's one-device images/sec (its first row). A knob that keeps the batch
+    and the bytes (another --variable_update, more ps tasks, a faster network) is held to
+    perfect scaling of it: the one-device figure is the whole step of this --variable_update
+    (measured with --single_device_images_per_sec), and the model's estimate of that step's
+    own exposed copies is no ground to predict more than N devices x that figure.
+    """
     if found.bound == 'compute':
         return None
     candidates = knobs(inputs, topo, found)
+    if per_device:
+        ceiling = topo.devices * per_device
+        candidates = [k._replace(prediction=at_most(k.prediction, ceiling))
+                      if k.change.startswith(('--variable_update', 'a faster network'))
+                      or ' ps tasks instead of ' in k.change else k for k in candidates]
     best = max(candidates, key=lambda k: k.prediction.images_per_sec, default=None)
     if best is None or best.prediction.images_per_sec < (1 + KNOB_GAIN) * found.images_per_sec:
         return None
@@ -211,7 +234,8 @@ def plan_rows(inputs: PlanInputs, with_knobs: bool = True) -> list[Row]:
         topo = topology(inputs, hosts, gpus)
         found = predict_topology(inputs, topo)
         rows.append(Row(hosts, gpus, found, found.images_per_sec / (topo.devices * per_device),
-                        best_knob(inputs, topo, found) if with_knobs else None))
+                        best_knob(inputs, topo, found, per_device)
+                        if with_knobs else None))
     return rows
 
 
@@ -304,11 +328,15 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
     knobbed = [row for row in rows if row.knob is not None]
     if knobbed:
         lines.append('Knobs (planned with the same model):')
+    per_device = rows[0].prediction.images_per_sec / rows[0].prediction.devices if rows else 0
     for row in knobbed:
-        lines.append('  %d x %d: bound by %s; %s: %.1f images/sec (%.0f%% more)' % (
+        k = row.knob.prediction
+        perfect = abs(k.images_per_sec - k.devices * per_device) < 1e-6 * k.images_per_sec
+        lines.append('  %d x %d: bound by %s; %s: %.1f images/sec (%.0f%% more%s)' % (
             row.hosts, row.gpus_per_host, resource_name(row.prediction.bound, inputs.links),
-            row.knob.change, row.knob.prediction.images_per_sec,
-            100 * (row.knob.prediction.images_per_sec / row.prediction.images_per_sec - 1)))
+            row.knob.change, k.images_per_sec,
+            100 * (k.images_per_sec / row.prediction.images_per_sec - 1),
+            '; perfect scaling of the one-device figure' if perfect else ''))
     if not knobbed:
         lines.append('Knobs: none needed: every row is bound by compute or no change gains '
                      '%.0f%%.' % (100 * KNOB_GAIN))
