@@ -378,6 +378,8 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         return Choices(graph_choice_flag.OFF, {}, '')
     if not got:
         note = '' if not calibration.record_path() else (
+            'graph choices: measured on a busy host, not stored: today\'s graph'
+            if plan.params.calibrate else
             'graph choices: not calibrated: today\'s graph (add --calibrate to this command: '
             '%.0f s)' % secs)
         return Choices(mode, {}, '', {}, note)

@@ -67,13 +67,13 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.log_fn('error: --calibrate with %s=off: there is no record to store into '
                         '(unset it, or set it to a file)' % calibration.ENV)
         return 2
+    mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
     bench = make_bench(p, visible_gpus)
     plan = bench.plan
     if plan.params.device != 'cpu':
         cnn_util.log_fn('error: --calibrate measures a CPU; a GPU run takes its peak from the '
                         'data-sheet table (add --device=cpu to calibrate this host\'s CPU)')
         return 2
-    mark = len(calibration.JOURNAL)
     cnn_util.log_fn('calibration: %s, batch %d per device, %s, %s intra-op threads; record %s'
                     % (plan.params.model, plan.per_device_batch_size,
                        utilisation.dtype_name(plan), plan.threads[0] or 'default', path))
