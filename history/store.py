@@ -395,7 +395,8 @@ def record_result(path: str, result: dict, source: str = 'run') -> int | None:
 
 FILTERS = {'model': 'model', 'precision': 'precision', 'mode': 'mode',
            'batch_size': 'batch_size', 'num_devices': 'num_devices',
-           'variable_update': 'variable_update', 'config': 'config_key'}
+           'variable_update': 'variable_update', 'device': 'device', 'data': 'data',
+           'image_size': 'image_size', 'config': 'config_key'}
 GLOB_FILTERS = {'host': 'hostname', 'label': 'label'}
 
 

@@ -200,13 +200,16 @@ def _listdir(data_dir: str) -> list[str]:
     """The names in --data_dir (a local folder or a remote one: runtime/file_systems.py)."""
     try:
         if not file_systems.exists(data_dir):
-            raise cnn_util.DataError('--data_dir %s does not exist' % data_dir)
+            raise cnn_util.DataError('--data_dir %s does not exist: give the folder of %s, or '
+                                     'drop --data_dir for synthetic data' % (data_dir, _EXPECTED))
         if not file_systems.isdir(data_dir):
             raise cnn_util.DataError('--data_dir %s is not a directory' % data_dir)
         names = sorted(n for n in file_systems.listdir(data_dir) if not n.startswith('.'))
     except OSError as e:  # a remote file system's error (no credentials, no bucket, ...)
-        raise cnn_util.DataError('--data_dir %s cannot be read: %s'
-                                 % (data_dir, cnn_util.error_summary(e))) from None
+        fix = ("check the network access, the credentials and the bucket's name"
+               if file_systems.is_remote(data_dir) else 'check its permissions')
+        raise cnn_util.DataError('--data_dir %s cannot be read: %s; %s'
+                                 % (data_dir, cnn_util.error_summary(e), fix)) from None
     if not names:
         raise cnn_util.DataError('--data_dir %s is empty: expected %s' % (data_dir, _EXPECTED))
     return names

@@ -11,7 +11,10 @@ checkpoint, results JSON with 'stopped_by_signal', plot), and then:
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
 A second signal of either kind aborts at once, without saving, even in the middle of a long step
-(exit status 130 for SIGINT, 143 for SIGTERM, after one `error:` line). Python runs a signal
+(exit status 130 for SIGINT, 143 for SIGTERM, after one `error:` line). Once the final
+checkpoint is written (by SignalHook's `end`, after the checkpoint hook's), the line no longer
+says "without saving": it names the checkpoint and says that what is written after it
+(results JSON, plot, the results database's record) may be missing. Python runs a signal
 handler only between bytecodes of the main thread, so not while a step runs inside TensorFlow:
 the catcher therefore also watches the signals from a thread (`signal.set_wakeup_fd`), which says
 at once that the first one was received and ends the process (`os._exit`) on the second.
@@ -56,12 +59,16 @@ class SignalCatcher:
 
     Attributes:
       received: the first signal number received, or None.
+      saved: what the run has saved when a second signal aborts it ('the checkpoint
+        /x/model.ckpt-3'), or None while nothing is: the abort's line then says 'without
+        saving'.
     """
 
     def __init__(self, what: str = 'the current step', is_stale=None, saves: bool = True):
         self.what = what
         self.saves = saves
         self.received: int | None = None
+        self.saved: str | None = None
         self._is_stale = is_stale
         self._previous: dict = {}
         self._watcher: _Watcher | None = None
@@ -122,7 +129,7 @@ class SignalCatcher:
         if self._seen == 1:
             self._first(signum)
         else:
-            _abort(signum)
+            _abort(signum, self.saved)
 
     def _first(self, signum: int) -> None:
         """Records the first signal (seen by the handler, the watcher or both) and says so once."""
@@ -140,15 +147,21 @@ class SignalCatcher:
             raise Terminated()
 
 
-def _abort(signum: int) -> None:
-    """Ends the process now: one error line, exit status 128 + signum (130, 143)."""
+def _abort(signum: int, saved: str | None = None) -> None:
+    """Ends the process now: one error line, exit status 128 + signum (130, 143); the line
+    says 'without saving', or with `saved` what was saved before and what may be missing."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # noqa: BLE001 - nothing may stop the abort
         pass
-    os.write(2, ('error: received %s again: aborting at once, without saving\n'
-                 % signal.Signals(signum).name).encode())
+    if saved is None:
+        what = 'without saving'
+    else:
+        what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
+                'results database\'s record) may be missing' % saved)
+    os.write(2, ('error: received %s again: aborting at once, %s\n'
+                 % (signal.Signals(signum).name, what)).encode())
     dir_hold.release_all()  # the --train_dir is free for the next run
     os._exit(128 + signum)
 
@@ -233,6 +246,9 @@ class SignalHook(run_hooks.RunHook):
         self.catcher.uninstall()
 
     def end(self, result):
+        # After the checkpoint hook (wiring adds this one last): its final save has run.
+        if result.get('checkpoint_path'):
+            self.catcher.saved = 'the checkpoint %s' % result['checkpoint_path']
         result['stopped_by_signal'] = self.catcher.name
         if self.catcher.received is not None and result.get('stopped_in_warmup'):
             cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '

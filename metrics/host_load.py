@@ -30,7 +30,20 @@ HostLoadHook takes them), give:
 `cores` (the cores the run uses) = min(intra-op threads, CPUs in the affinity mask); intra-op
 0 ("TensorFlow decides") counts as the whole mask. /proc/stat and /proc/self/stat count in
 clock ticks (USER_HZ, os.sysconf('SC_CLK_TCK'), usually 100 a second), so a figure is good to
-about 2 ticks per CPU over the timed part (0.02 s at 100 Hz).
+about 2 ticks per counter over the timed part (0.02 s at 100 Hz): 2 x (allowed CPUs + 1) ticks
+for others' CPU time (each CPU's line and this process's), 2 ticks per CPU for steal. A timed
+part too short for that rounding to stay within the figure's limit gives no figure (None, and
+`error` says how long the timed part was and how long it needs to be: `min_wall_secs`):
+
+    others   measured when 2 x (CPUs + 1) / ticks_per_sec <= OTHERS_LIMIT x cores x wall_secs
+             (2 CPUs, 2 cores, 100 Hz: 0.12 s)
+    steal    measured when 2 / ticks_per_sec <= STEAL_LIMIT x wall_secs (100 Hz: 0.40 s)
+
+A 3-step forward-only run of a small model times about 0.02 s: one tick of rounding there
+reads as half a core, and two as more cores than the host has (`other processes used 2.86 of
+2 cores`), so such a run says `not measured (the timed part lasted 0.02 s ...)` instead. What
+is measured is bounded by the allowed CPUs' time (others_cpu_secs <= CPUs x wall_secs): no
+figure says other processes used more CPUs than there are.
 
 The run is called not representative when others_fraction > OTHERS_LIMIT (25% of the run's
 cores) or steal_fraction > STEAL_LIMIT (5%): `warning_text` says why in one line. Setting the
@@ -234,7 +247,9 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
        representative (None when not measured), reasons [text], warning (text or None),
        error ('' or why a figure is None), others_limit, steal_limit (the warning's
        thresholds, fractions), method}. Seconds are wall or CPU seconds;
-       fractions 0..1 (others_fraction may pass 1 when others use more CPUs than the run).
+       fractions 0..1 (others_fraction may pass 1 when others use more CPUs than the run,
+       never more than the allowed CPUs). A figure is None when its source cannot be read or
+       the timed part is shorter than `min_wall_secs` (`error` then says how long it lasted).
     """
     wall = end.wall_secs - start.wall_secs
     out = {'cores': cores, 'cpus_allowed': num_cpus, 'wall_secs': wall,
@@ -246,14 +261,28 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     if wall <= 0:
         out['error'] = out['error'] or 'no time between the samples'
         return out
+    cpus = max(1, num_cpus)
+    need = min_wall_secs(cores, num_cpus, ticks_per_sec)
+    short = []
     if None not in (start.busy_ticks, end.busy_ticks, start.self_ticks, end.self_ticks):
-        ticks = (end.busy_ticks - start.busy_ticks) - (end.self_ticks - start.self_ticks)
-        out['others_cpu_secs'] = max(0, ticks) / ticks_per_sec
-        out['others_cores'] = out['others_cpu_secs'] / wall
-        out['others_fraction'] = out['others_cores'] / cores
+        if wall < need['others']:
+            short.append('others\' CPU time needs %.2f s' % need['others'])
+        else:
+            ticks = (end.busy_ticks - start.busy_ticks) - (end.self_ticks - start.self_ticks)
+            out['others_cpu_secs'] = min(max(0, ticks) / ticks_per_sec, cpus * wall)
+            out['others_cores'] = out['others_cpu_secs'] / wall
+            out['others_fraction'] = out['others_cores'] / cores
     if None not in (start.steal_ticks, end.steal_ticks):
-        out['steal_secs'] = max(0, end.steal_ticks - start.steal_ticks) / ticks_per_sec
-        out['steal_fraction'] = out['steal_secs'] / (max(1, num_cpus) * wall)
+        if wall < need['steal']:
+            short.append('steal %.2f s' % need['steal'])
+        else:
+            out['steal_secs'] = min(max(0, end.steal_ticks - start.steal_ticks) / ticks_per_sec,
+                                    cpus * wall)
+            out['steal_fraction'] = out['steal_secs'] / (cpus * wall)
+    if short:
+        out['error'] = '; '.join(e for e in (out['error'], (
+            'the timed part lasted %.2f s, too short for /proc\'s clock ticks of %g s: %s'
+            % (wall, 1.0 / ticks_per_sec, ', '.join(short)))) if e)
     if out['others_fraction'] is None and out['steal_fraction'] is None:
         return out
     if out['others_fraction'] is not None and out['others_fraction'] > OTHERS_LIMIT:
@@ -268,6 +297,15 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     out['representative'] = not out['reasons']
     out['warning'] = warning_text(out)
     return out
+
+
+def min_wall_secs(cores: int, num_cpus: int, ticks_per_sec: int) -> dict:
+    """The shortest timed part whose tick rounding keeps each figure within its limit
+    (seconds): {'others': 2 x (num_cpus + 1) / (ticks_per_sec x OTHERS_LIMIT x cores),
+    'steal': 2 / (ticks_per_sec x STEAL_LIMIT)} (the module docstring says why)."""
+    return {'others': 2.0 * (max(1, num_cpus) + 1) / (ticks_per_sec * OTHERS_LIMIT
+                                                      * max(1, cores)),
+            'steal': 2.0 / (ticks_per_sec * STEAL_LIMIT)}
 
 
 class Meter:
@@ -309,17 +347,24 @@ def _fmt(value, pattern: str, scale: float = 1.0) -> str:
 def format_line(load: dict) -> str:
     """The total block's line, e.g. 'Host load: other processes used 1.42 of 2 cores (71%),
     load average 3.1 before, 3.4 after, steal 0.0%'; 'Host load: not measured (why)' when
-    neither CPU figure could be read."""
+    neither CPU figure could be read (or the timed part was too short to measure: 'not
+    measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' gets the
+    reason after the line. Others above the run's cores (a run on fewer cores than the
+    CPUs) read '1.50 cores (150% of the run's 1)'."""
     if load['others_fraction'] is None and load['steal_fraction'] is None:
         return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
     cores = load['cores']
-    return ('Host load: other processes used %s of %d core%s (%s), load average %s before, '
-            '%s after, steal %s' % (
-                _fmt(load['others_cores'], '%.2f'), cores, '' if cores == 1 else 's',
-                _fmt(load['others_fraction'], '%.0f%%', 100),
-                _fmt(load['load_average_before'], '%.1f'),
-                _fmt(load['load_average_after'], '%.1f'),
-                _fmt(load['steal_fraction'], '%.1f%%', 100)))
+    others = load['others_cores']
+    if others is not None and others > cores:  # more than the run's cores (fewer than the CPUs)
+        used = '%.2f cores (%.0f%% of the run\'s %d)' % (others, 100 * load['others_fraction'],
+                                                         cores)
+    else:
+        used = '%s of %d core%s (%s)' % (_fmt(others, '%.2f'), cores, '' if cores == 1 else 's',
+                                         _fmt(load['others_fraction'], '%.0f%%', 100))
+    line = ('Host load: other processes used %s, load average %s before, %s after, steal %s' % (
+        used, _fmt(load['load_average_before'], '%.1f'),
+        _fmt(load['load_average_after'], '%.1f'), _fmt(load['steal_fraction'], '%.1f%%', 100)))
+    return line + (' (?: %s)' % load['error'] if load['error'] else '')
 
 
 def warning_text(load: dict) -> str | None:

@@ -273,6 +273,24 @@ def test_cli_error_exit_is_one_line(tmp_path):
     assert run.returncode == 2 and 'error: --input_dir is required' in run.stderr
 
 
+def test_a_truncated_jpeg_is_one_line_naming_the_fix(tmp_path, capsys):
+    (tmp_path / 'in' / 'cls').mkdir(parents=True)
+    Image.new('RGB', (4, 4)).save(tmp_path / 'in' / 'cls' / 'a.png')
+    whole = io.BytesIO()
+    Image.fromarray(np.arange(64 * 64 * 3, dtype=np.uint8).reshape(64, 64, 3)).save(
+        whole, 'JPEG')
+    cut = tmp_path / 'in' / 'cls' / 'cut.jpg'
+    cut.write_bytes(whole.getvalue()[:len(whole.getvalue()) // 2])
+    status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=%s' % (tmp_path / 'in'),
+                                '--output_dir=%s' % (tmp_path / 'out'), '--noprogress',
+                                '--num_train_shards=1', '--num_validation_shards=1',
+                                '--validation_fraction=0'])
+    errors = [x for x in capsys.readouterr().err.splitlines() if x.startswith('error: ')]
+    assert status == 1 and len(errors) == 1, errors
+    assert errors[0].startswith('error: cannot read image %s: image file is truncated' % cut)
+    assert errors[0].endswith(' (remove the file or convert it)')
+
+
 @pytest.mark.cli
 def test_cli_success_with_progress_bar(tmp_path):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)

@@ -124,8 +124,9 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     assert [line for line in out.splitlines() if line.startswith('Timed part: ')][0].startswith(
         'Timed part: 5 more batches, about ')
     # What else used the CPUs over the timed batches (metrics/host_load.py), as in training.
+    # (or why not: these 5 batches may time less than the clock ticks can measure)
     assert [line for line in out.splitlines() if line.startswith('Host load: ')][0].startswith(
-        'Host load: other processes used ')
+        ('Host load: other processes used ', 'Host load: not measured (the timed part lasted '))
     assert result['host_load'] is r['host_load'] and r['host_load']['wall_secs'] > 0
 
 

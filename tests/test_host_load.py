@@ -146,6 +146,52 @@ def test_others_never_go_below_zero_and_one_core_is_singular():
         'after, steal 0.0%')
 
 
+def _interval(proc, secs, user, own=0, steal=(0, 0), cpus=(0, 1)):
+    """Two samples `secs` apart with `user` ticks (per CPU) and `own` ticks of this process."""
+    reader = proc.reader(cpus=cpus)
+    proc.set('1.00', own=(0, 0, 0, 0))
+    start = reader.sample()
+    proc.now += secs
+    proc.set('1.00', user=user, own=(own, 0, 0, 0), steal=steal)
+    return start, reader.sample()
+
+
+def test_a_timed_part_too_short_for_the_clock_ticks_is_not_measured():
+    # The reported case: a 3-step forward-only run timed 0.07 s; 20 busy ticks not its own
+    # (tick rounding) read as 'other processes used 2.86 of 2 cores (143%)'.
+    proc = FakeProc()
+    load = host_load.measure(*_interval(proc, 0.07, user=(15, 10), own=5), 2, 2, 100)
+    assert host_load.format_line(load) == (
+        "Host load: not measured (the timed part lasted 0.07 s, too short for /proc's clock "
+        "ticks of 0.01 s: others' CPU time needs 0.12 s, steal 0.40 s)")
+    assert (load['others_cores'], load['steal_fraction'], load['representative'],
+            load['warning']) == (None, None, None, None)
+    # 2 x (2 CPUs + 1) ticks of rounding within a quarter of 2 cores; 2 ticks within 5%.
+    assert host_load.min_wall_secs(2, 2, 100) == {'others': 0.12, 'steal': 0.4}
+    assert host_load.min_wall_secs(1, 8, 250)['others'] == pytest.approx(0.288)  # 18 / 62.5
+    # Long enough for the others' figure, not for steal's: that one is '?' and says why.
+    proc = FakeProc()
+    load = host_load.measure(*_interval(proc, 0.2, user=(20, 10), own=10), 2, 2, 100)
+    assert host_load.format_line(load) == (
+        "Host load: other processes used 1.00 of 2 cores (50%), load average 1.0 before, 1.0 "
+        "after, steal ? (?: the timed part lasted 0.20 s, too short for /proc's clock ticks of "
+        "0.01 s: steal 0.40 s)")
+
+
+def test_no_figure_says_others_used_more_cpus_than_there_are():
+    proc = FakeProc()  # 0.5 s on 2 CPUs holds 100 ticks; rounding gave 106 not ours
+    load = host_load.measure(*_interval(proc, 0.5, user=(56, 50)), 2, 2, 100)
+    assert load['others_cores'] == 2.0 and load['others_fraction'] == 1.0
+    assert host_load.format_line(load).startswith(
+        'Host load: other processes used 2.00 of 2 cores (100%), ')
+    # A run on 1 of the 2 CPUs: others may use more than its cores, and the line says so.
+    proc = FakeProc()
+    load = host_load.measure(*_interval(proc, 1.0, user=(100, 60), own=10), 1, 2, 100)
+    assert host_load.format_line(load) == (
+        "Host load: other processes used 1.50 cores (150% of the run's 1), load average 1.0 "
+        "before, 1.0 after, steal 0.0%")
+
+
 def test_an_unreadable_proc_says_not_measured_and_why():
     proc = FakeProc()
     reader = proc.reader()

@@ -122,6 +122,29 @@ def test_a_remote_data_dir_is_listed_counted_and_checked_like_a_local_one(tmp_pa
                                                     data_name='imagenet'))
 
 
+def test_a_data_dir_that_is_missing_or_cannot_be_read_names_the_fix(tmp_path, monkeypatch):
+    missing = str(tmp_path / 'missing')
+    proc = helpers.run_command('--model=trivial', '--batch_size=2', '--image_size=16',
+                               '--num_batches=1', '--noresults_db', '--data_dir=' + missing)
+    assert proc.returncode == 1 and 'Traceback' not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        'error: --data_dir %s does not exist: give the folder of ImageNet TFRecord shards '
+        '(train-*-of-*, validation-*-of-*) or CIFAR-10 python batches (data_batch_1..5, '
+        'test_batch), or drop --data_dir for synthetic data' % missing)
+
+    def unreachable(path):  # TensorFlow's GCS client without a network
+        raise OSError('%s: Error executing an HTTP request: libcurl code 6 meaning \'Could not '
+                      'resolve hostname\', error details: Could not resolve host: '
+                      'www.googleapis.com' % path)
+    monkeypatch.setattr(dataset_info.file_systems, 'exists', unreachable)
+    with pytest.raises(Exception) as info:
+        dataset_info.get_dataset(params.make_params(data_dir='gs://no-such-bucket/x',
+                                                    data_name='imagenet'))
+    assert str(info.value).startswith('--data_dir gs://no-such-bucket/x cannot be read: gs://')
+    assert str(info.value).endswith("Could not resolve host: www.googleapis.com; check the "
+                                    "network access, the credentials and the bucket's name")
+
+
 def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path, capfd):
     """Shards, checkpoints, summaries, the trace, graph, tfprof and plot files and the results
     JSON on TensorFlow's ram:// file system (the stand-in for a bucket: a run in this process,
@@ -237,5 +260,8 @@ def test_an_unreachable_gcs_is_one_line_without_a_traceback(tmp_path):
         errors = [x for x in err.splitlines() if x.startswith('error: ')]
         assert (status, len(errors)) == (expected, 1), err
         assert errors[0].startswith(start) and "'Could not connect to server'" in errors[0]
+        if status == 1:  # the data folder: what to check
+            assert errors[0].endswith("; check the network access, the credentials and the "
+                                      "bucket's name"), errors[0]
         assert 'Traceback' not in err
     assert os.listdir(tmp_path) == []  # no local gs:/ folder

@@ -153,6 +153,35 @@ def test_history_wants_one_configuration(db, capsys):
     assert status == 1 and err == 'error: no runs match the filters\n'
 
 
+def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monkeypatch):
+    # Two configurations that differ only in their data: the hint names --data, --data picks
+    # one, and the default PNG names the data (they wrote the same file before).
+    db = str(tmp_path / 'results.sqlite')
+    real = rh.series([500, 505, 495], start=rh.T0 + datetime.timedelta(minutes=30))
+    for r in real:
+        r['plan'] = {'dataset': 'imagenet'}
+    rh.fill(db, rh.series([1000, 1010, 990]) + real)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db)
+    assert (status, out) == (2, '') and err.endswith(
+        'image_size=32): they differ in --data (imagenet, synthetic): give that filter, or '
+        '--config=KEY\n')
+    pngs = []
+    for data in ('synthetic', 'imagenet'):
+        status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--data=' + data)
+        assert status == 0, err
+        assert out.splitlines()[0].startswith(
+            'trivial fp32 training bs=32 x1 parameter_server cpu %s 32px' % data)
+        pngs.append(out.splitlines()[-1])
+    assert pngs == ['plot written to history-trivial-fp32-training-bs32-x1-parameter_server-'
+                    'cpu-%s-32px.png' % data for data in ('synthetic', 'imagenet')]
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--device=cpu',
+                           '--image_size=32', '--data=imagenet')
+    assert status == 0 and out.count(' 500.00 ') + out.count(' 505.00 ') == 2, out
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--image_size=64')
+    assert (status, out) == (0, 'no runs match.\n')
+
+
 def test_html_writes_one_page(db, capsys, tmp_path):
     status, out, _ = _main(capsys, 'html', str(tmp_path / 'site'), '--results_db=%s' % db)
     path = str(tmp_path / 'site' / 'index.html')
@@ -161,6 +190,32 @@ def test_html_writes_one_page(db, capsys, tmp_path):
     assert '<script' not in text and 'http' not in text.replace('http-equiv', '')
     assert text.count('<img ') == 2 and text.count('src="data:image/png;base64,') == 2
     assert '<td>#13 2026-01-05 06:00:00</td><td>slow-build</td>' in text
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(db, capsys, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'afile').write_text('x')
+    status, out, err = _main(capsys, 'html', 'afile', '--results_db=%s' % db)
+    assert (status, out) == (2, '') and err == (
+        'error: html OUT_DIR afile is a file, not a folder; give a folder this user can write '
+        '(made when missing) for its index.html\n')
+    status, out, err = _main(capsys, 'html', 'afile/site', '--results_db=%s' % db)
+    assert (status, out) == (2, '') and err.startswith(
+        'error: html OUT_DIR afile/site: %s is a file, not a folder; give a folder' % (
+            tmp_path / 'afile'))
+    # The table was printed, then the plot failed: now nothing is done.
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--precision=fp32',
+                             '--host=node-a', '--png=nodir/x.png')
+    assert (status, out) == (2, '') and err == (
+        'error: --png=nodir/x.png: its folder nodir does not exist; create it, or give a file '
+        'name in a folder this user can write\n')
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--precision=fp32',
+                             '--host=node-a', '--png=%s' % tmp_path)
+    assert (status, out) == (2, '') and err == (
+        'error: --png=%s is a folder; give a file name in a folder this user can write\n'
+        % tmp_path)
+    assert not [n for n in os.listdir(tmp_path) if n.endswith('.png') or n == 'nodir']
 
 
 @pytest.mark.parametrize('args, status, text', [
@@ -283,7 +338,8 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
     page = str(tmp_path / 'page')
     commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
                                           '--host=node-b'],
-                ['regressions'], ['html', page], ['ingest', folder]]
+                ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
+                ['ingest', folder]]
     script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
     data_home = str(tmp_path / 'xdg')
     run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
@@ -296,11 +352,16 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
-                        ['html', '0'], ['ingest', '1']], out + err
+                        ['html', '0'], ['html', '2'], ['ingest', '1']], out + err
     assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
     assert '\nregressions: 1 step(s) down in 1 series, 1 still slower (3 series searched;' in out
     assert os.path.exists(os.path.join(page, 'index.html'))
-    assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server.png')
+    assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server-'
+                                     'cpu-synthetic-32px.png')
+    # A page into the read-only folder: refused up front with the reason and the fix.
+    assert ('error: html OUT_DIR %s/site: cannot write in %s: Read-only file system; give a '
+            'folder this user can write (made when missing) for its index.html\n'
+            % (folder, folder)) in err
     assert ('error: the results database %s cannot be written: %s is on a read-only file '
             'system (' % (db, folder)) in err
     assert proc.returncode == 0, err  # the run trained and finished

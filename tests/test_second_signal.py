@@ -69,3 +69,25 @@ def test_second_signal_during_a_long_step_aborts_at_once(tmp_path, signum):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_second_signal_after_the_final_save_does_not_claim_without_saving(monkeypatch,
+                                                                            capfd):
+    # Two quick Ctrl-Cs: the second came after 'Saved checkpoint ...' and said 'aborting at
+    # once, without saving'. The watcher thread's calls are made by hand (nothing installed).
+    from tf_cnn_benchmarks.lifecycle import signals
+    exits = []
+    monkeypatch.setattr(signals.os, '_exit', exits.append)
+    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
+    hook = signals.SignalHook()
+    hook.catcher._watched(signal.SIGINT)
+    hook.catcher._watched(signal.SIGINT)  # in the loop: nothing saved yet
+    assert capfd.readouterr().err.splitlines()[-1] == (
+        'error: received SIGINT again: aborting at once, without saving')
+    hook.end({'num_steps': 3, 'checkpoint_path': '/runs/a/model.ckpt-3'})
+    hook.catcher._watched(signal.SIGINT)
+    assert capfd.readouterr().err == (
+        "error: received SIGINT again: aborting at once, after the checkpoint "
+        "/runs/a/model.ckpt-3 was saved; what the run writes after it (results JSON, plot, the "
+        "results database's record) may be missing\n")
+    assert exits == [130, 130]

@@ -407,7 +407,9 @@ def test_a_real_forward_only_run_prints_every_figure(tmp_path, monkeypatch):
         '0.10 of 2 cores, spread 2%)')
     assert block[3].startswith('peak memory: CPU allocator ') and 'process RSS' in block[3]
     assert block[4].startswith('latency per batch of 2 (ms): p50 ')
-    assert out[total + 6].startswith('Host load: other processes used ')  # metrics/host_load
+    # metrics/host_load: a figure, or why not (these few steps may time less than 0.12 s).
+    assert out[total + 6].startswith(('Host load: other processes used ',
+                                      'Host load: not measured (the timed part lasted '))
     assert out[total + 7] == '-' * 64
     result = json.load(open([os.path.join(tmp_path, n) for n in os.listdir(tmp_path)
                              if n.endswith('.json')][0]))

@@ -277,7 +277,8 @@ def encode_image(path: str) -> image_encoding.Encoded:
         raise ConvertError('cannot read image %s: not an image format Pillow knows (remove the '
                            'file or convert it)' % path) from None
     except (OSError, ValueError, SyntaxError) as e:
-        raise ConvertError('cannot read image %s: %s' % (path, e)) from None
+        raise ConvertError('cannot read image %s: %s (remove the file or convert it)'
+                           % (path, e)) from None
 
 
 def _utf8(name: str) -> bytes:

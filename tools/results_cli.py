@@ -29,8 +29,9 @@ Commands:
 
 Filters (list, show, history, regressions, html): --model, --precision (fp32, fp16, bf16),
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
---variable_update, --host and --label (shell patterns: 'node-*'), --since (2026-01-31,
-2026-01-31T12:00, or an age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
+--variable_update, --device (cpu, gpu), --data (synthetic, imagenet, cifar10), --image_size,
+--host and --label (shell patterns: 'node-*'), --since (2026-01-31, 2026-01-31T12:00, or an
+age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
 
 Verdicts from clean runs (history, regressions, html): a run whose timed part shared the host
 (other processes above 25% of its cores, steal above 5%) or that stopped before its planned
@@ -40,7 +41,8 @@ steps (SIGINT after 28 of 100) is left out, with one line per reason ('left out 
 recorded before its host load was kept counts as clean).
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
-cannot be used (one `error:` line); 2 for bad arguments.
+cannot be used (one `error:` line); 2 for bad arguments, among them an output that cannot be
+written (history's --png, html's OUT_DIR: checked before any work).
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 import sys
+import tempfile
 
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs
@@ -57,7 +61,8 @@ from tf_cnn_benchmarks.metrics import clean_runs
 from . import results_format
 
 FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
-                'host', 'label', 'config')
+                'device', 'data', 'image_size', 'host', 'label', 'config')
+_INT_FILTERS = ('batch_size', 'num_devices', 'image_size')
 _AGE = re.compile(r'^(\d+(?:\.\d+)?)([hdw])$')
 
 
@@ -105,8 +110,7 @@ def _make_parser() -> _Parser:
                         help='the database (default: %s)' % store.default_path())
     filters = _Parser(add_help=False)
     for name in FILTER_FLAGS:
-        filters.add_argument('--' + name, type=int if name in ('batch_size', 'num_devices')
-                             else str)
+        filters.add_argument('--' + name, type=int if name in _INT_FILTERS else str)
     filters.add_argument('--since', help='2026-01-31, 2026-01-31T12:00, or an age: 12h, 7d, 2w')
     change = _Parser(add_help=False)
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
@@ -155,9 +159,65 @@ def _json_line(row: dict) -> str:
 
 
 def _slug(row: dict) -> str:
-    return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s-%s' % (
+    """The default PNG name's configuration: every part of it, so that two configurations
+    never share a file ('trivial-fp32-training-bs32-x1-parameter_server-cpu-synthetic-32px';
+    'x2x4w' with 4 workers)."""
+    workers = 'x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
+    return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s%s-%s-%s-%s-%spx' % (
         row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
-        row['variable_update']))
+        workers, row['variable_update'], row['device'], row['data'], row['image_size']))
+
+
+def _narrowing_hint(rows: list[dict]) -> str:
+    """Which filters tell the matching configurations apart: 'they differ in --data
+    (imagenet, synthetic)'; parts without a filter (workers) leave --config=KEY alone."""
+    differ = []
+    for name in records.CONFIG_FIELDS:
+        values = sorted({str(r[name]) for r in rows})
+        if len(values) > 1 and name in FILTER_FLAGS:
+            differ.append('--%s (%s)' % (name, ', '.join(values[:6])))
+        elif len(values) > 1:
+            differ.append('%s (%s; no filter)' % (name, ', '.join(values[:6])))
+    return 'they differ in %s: give %s, or --config=KEY' % (
+        ' and '.join(differ), 'that filter' if len(differ) == 1 else 'those filters')
+
+
+def _write_problem(folder: str) -> str | None:
+    """Why no file can be made in the existing `folder`, or None: tried for real (a temporary
+    file made and removed), so a read-only mount stops root too."""
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as e:
+        return 'cannot write in %s: %s' % (folder, e.strerror or e)
+    return None
+
+
+def check_output(path: str, is_file: bool) -> None:
+    """Refuses, before any work, an output that cannot be written: history's --png (a file
+    whose folder must exist) or html's OUT_DIR (a folder, made with its missing parents).
+
+    Raises:
+      UsageError: the path is a folder (a file) or a file (a folder), a folder of it does not
+        exist (--png) or cannot be written; the message names the fix.
+    """
+    what = '--png=%s' % path if is_file else 'html OUT_DIR %s' % path
+    fix = 'give a file name in a folder this user can write' if is_file else (
+        'give a folder this user can write (made when missing) for its index.html')
+    if is_file and os.path.isdir(path):
+        raise UsageError('%s is a folder; %s' % (what, fix))
+    if not is_file and os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError('%s is a file, not a folder; %s' % (what, fix))
+    folder = os.path.dirname(os.path.abspath(path)) if is_file else os.path.abspath(path)
+    if is_file and not os.path.isdir(folder):
+        raise UsageError('%s: its folder %s does not exist; create it, or %s' % (
+            what, os.path.dirname(path), fix))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise UsageError('%s: %s is a file, not a folder; %s' % (what, folder, fix))
+    problem = _write_problem(folder)
+    if problem:
+        raise UsageError('%s: %s; %s' % (what, problem, fix))
 
 
 def _clean(rows: list[dict], args) -> clean_runs.Selection:
@@ -166,6 +226,8 @@ def _clean(rows: list[dict], args) -> clean_runs.Selection:
 
 
 def _history(conn, args) -> int:
+    if args.png:
+        check_output(args.png, is_file=True)
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
@@ -173,9 +235,8 @@ def _history(conn, args) -> int:
         return 1
     if len(keys) > 1:
         shown = '; '.join(keys[:5]) + ('; ...' if len(keys) > 5 else '')
-        raise UsageError('history shows one configuration; %d match the filters (%s): narrow '
-                         'them (--batch_size, --num_devices, --variable_update, --mode, ...) '
-                         'or give --config=KEY' % (len(keys), shown))
+        raise UsageError('history shows one configuration; %d match the filters (%s): %s'
+                         % (len(keys), shown, _narrowing_hint(rows)))
     chosen = _clean(rows, args)
     if not chosen.kept:
         print('\n'.join(chosen.lines()))
@@ -245,6 +306,7 @@ def _read_command(conn, args) -> int:
         return _history(conn, args)
     if args.command == 'regressions':
         return _regressions(conn, args)
+    check_output(args.out_dir, is_file=False)
     path = page.write_page(args.out_dir, _rows(conn, args), args.db_path, args.min_change,
                            include_unclean=args.include_unclean_runs)
     print('page written to %s' % path)
@@ -288,8 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`)
         return 141
-    except OSError as e:  # the plot or the page cannot be written
-        print('error: %s: %s' % (e.filename or 'output', e.strerror or e), file=sys.stderr)
+    except OSError as e:  # the plot or the page cannot be written (after `check_output`)
+        print('error: %s: %s; give an output path this user can write' % (
+            e.filename or 'output', e.strerror or e), file=sys.stderr)
         return 1
 
 

@@ -219,7 +219,12 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
     verdict = head.index('verdict')
     judged = sum(row[verdict] != '?' for row in c.rows)
     if fail_pct is not None:
-        lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged)
+        gone = [(side, [s for r, s in chosen.left_out
+                        if results.describe(results.config_of(r)) in configs])
+                for side, chosen, configs in (('A', c.chosen_a, c.left_out_a),
+                                              ('B', c.chosen_b, c.left_out_b))]
+        lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged,
+                                        gate.left_out_parts(gone))
     # A gate that judged nothing (every run failed or was left out, files of something else,
     # too few repeats for the test) fails.
     return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and not judged)

@@ -95,9 +95,21 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
     return ''
 
 
-def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int) -> list[str]:
+def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
+               left_out: list[str] = ()) -> list[str]:
     """The gate's summary after the table: `compared` configurations in both sweeps, `judged`
-    of them with enough repeats for the test (a gate that judged none fails)."""
+    of them with enough repeats for the test (a gate that judged none fails).
+
+    Args:
+      left_out: when nothing was compared because a side's every successful run of the
+        configurations both sweeps ran was left out as unclean, per such side its count, name
+        and reasons ('the 3 matching runs of B (3 shared the host (others used > 25% of the
+        cores))', `left_out_parts`): the line then says so and how to keep them.
+    """
+    if not compared and left_out:
+        return ['gate: FAILED: nothing was compared: every one of %s was left out as unclean; '
+                '%s keeps them, or rerun the sweep on a quiet host'
+                % (' and of '.join(left_out), INCLUDE)]
     if not compared:
         return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
@@ -111,3 +123,19 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int) -
                 'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
     return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
             'noise' % (compared, fail_pct)]
+
+
+def left_out_parts(sides: list[tuple[str, list]]) -> list[str]:
+    """Per side whose runs were left out: 'the 3 matching runs of B (3 shared the host (others
+    used > 25% of the cores))'; the second side's part begins 'the 2 of A'.
+
+    Args:
+      sides: (side name, [metrics/clean_runs.RunState of each run of that side left out]).
+    """
+    parts = []
+    for side, states in sides:
+        if states:
+            parts.append('the %d %sof %s (%s)' % (
+                len(states), '' if parts else 'matching runs ', side,
+                ', '.join(clean_runs.reason_lines(states))))
+    return parts
