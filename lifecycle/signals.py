@@ -11,6 +11,7 @@ checkpoint, results JSON with 'stopped_by_signal', plot), and then:
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
 A second signal of either kind aborts at once, without saving, even in the middle of a long step
+(the same signal again within ECHO_SECS is one signal delivered twice, and is not counted)
 (exit status 130 for SIGINT, 143 for SIGTERM, after one `error:` line). Once the final
 checkpoint is written (by SignalHook's `end`, after the checkpoint hook's), the line no longer
 says "without saving": it names the checkpoint and says that what is written after it
@@ -34,12 +35,20 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 from .. import cnn_util
 from ..runtime import dir_hold
 from . import run_hooks
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: A signal of the same kind read within this many seconds of the last one counted is the same
+#: signal delivered twice, not a second one: GNU timeout(1) without --foreground sends its
+#: signal to the command and then to the command's process group (coreutils timeout.c,
+#: `cleanup`), so `timeout -s INT 20 tf_cnn_benchmarks ...` delivers SIGINT twice within
+#: microseconds, and 2 of 8 such runs aborted without saving. A person pressing Ctrl-C twice
+#: on purpose is slower than this.
+ECHO_SECS = 0.05
 
 
 class Terminated(SystemExit):
@@ -74,6 +83,7 @@ class SignalCatcher:
         self._watcher: _Watcher | None = None
         self._lock = threading.Lock()
         self._seen = 0  # signals the watcher thread saw
+        self._last = (0, 0.0)  # the last one counted: (signum, time.monotonic())
 
     @property
     def name(self) -> str | None:
@@ -125,7 +135,12 @@ class SignalCatcher:
         """Called by the watcher thread as soon as a signal arrives."""
         if self._stale():
             return  # the Python-level handler acts as the previous one
+        now = time.monotonic()
+        if (self._seen and signum == self._last[0]
+                and now - self._last[1] < ECHO_SECS):
+            return  # the same signal delivered twice (timeout(1) without --foreground)
         self._seen += 1
+        self._last = (signum, now)
         if self._seen == 1:
             self._first(signum)
         else:
