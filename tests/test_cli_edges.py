@@ -142,3 +142,24 @@ def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp
     assert err.splitlines() == [
         'warning: --num_batches has no effect with --eval on real data (it evaluates '
         '--num_eval_batches, else --num_eval_epochs, else one pass over the subset)']
+
+
+@pytest.mark.parametrize('name, meant', [
+    ('learning_rate', 'init_learning_rate'),  # absl's edit distance: learning_rate_decay_factor
+    ('lr', 'init_learning_rate'),
+    ('epochs', 'num_epochs'),
+    ('batch', 'batch_size'),  # absl: batch_group_size, batch_size, batchnorm_persistent
+    ('num_batch', 'num_batches'),  # a prefix of one flag
+    ('num_warmup', 'num_warmup_batches'),
+    ('bogus', None),
+])
+def test_an_unknown_flag_suggests_the_flag_it_most_likely_meant(name, meant):
+    from tf_cnn_benchmarks import flag_parsing, params
+    assert flag_parsing.suggest_flag(name, [s.name for s in params.SPECS]) == meant
+
+
+def test_an_unknown_flag_is_one_line_naming_the_renamed_flag():
+    proc = helpers.run_command('--learning_rate=1')
+    assert (proc.returncode, proc.stdout) == (2, '')
+    assert proc.stderr == ("error: Unknown command line flag 'learning_rate'. Did you mean: "
+                           'init_learning_rate ? (see --help)\n')
