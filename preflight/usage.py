@@ -117,7 +117,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN (and, for
     bfloat16 or float16, its kernels in that dtype on this CPU); then one
     `warning:` line per flag that has no effect in this run on this host
-    (preflight/ineffective_flags.py).
+    (preflight/ineffective_flags.py), and `cpu_towers_warning`'s line.
 
     Args:
       p: the checked Params (CheckedRun.params).
@@ -137,6 +137,9 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
     device = params.default_device(p, visible_gpus)
     check_cpu_towers(p, device)
+    towers = cpu_towers_warning(p, device)
+    if towers:
+        cnn_util.warn(towers)
     output_paths.check_remote_paths(p)
     dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
@@ -183,6 +186,22 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
         'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
         'only adds graph to build, not compute; give --num_gpus <= %d'
         % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
+
+
+def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
+    """The warning of a run that asks for GPUs (--num_gpus > 1, no --device) and gets logical
+    CPU devices, because no GPU is visible; None for any other run (--device=cpu asks for
+    them on purpose; a ps task builds no towers).
+
+    Args:
+      p: the checked Params; device: the run's device (params.default_device).
+      cpus: the CPUs this process may run on; default os.sched_getaffinity(0).
+    """
+    if device != 'cpu' or p.device or p.num_gpus <= 1 or p.job_name == 'ps':
+        return None
+    return ('--num_gpus=%d and no GPU is visible: its %d towers run as logical CPU devices on '
+            'the %d CPU cores this process may use; --device=cpu asks for this on purpose'
+            % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus()))
 
 
 def _cpus() -> int:

@@ -317,3 +317,18 @@ def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
     assert problem(plan_scaling=True, gpu_interconnect='dgx1_v100') is None  # the preset's GPU
     assert problem(plan_scaling=True, find_driver=driver) is None
     assert problem(dry_run=True) is None  # a dry run of CPU towers needs no figure
+
+
+def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
+    p = params.make_params(num_gpus=3)
+    assert usage.cpu_towers_warning(p, 'cpu', cpus=2) == (
+        '--num_gpus=3 and no GPU is visible: its 3 towers run as logical CPU devices on the 2 '
+        'CPU cores this process may use; --device=cpu asks for this on purpose')
+    assert usage.cpu_towers_warning(p._replace(device='cpu'), 'cpu') is None  # on purpose
+    assert usage.cpu_towers_warning(p, 'gpu') is None  # GPUs visible
+    assert usage.cpu_towers_warning(p._replace(num_gpus=1), 'cpu') is None
+    assert usage.cpu_towers_warning(p._replace(job_name='ps'), 'cpu') is None
+    usage.check_with_tensorflow(p, 0)  # the command's check once TensorFlow loaded: no GPU
+    assert capsys.readouterr().err == 'warning: %s\n' % usage.cpu_towers_warning(p, 'cpu')
+    usage.check_with_tensorflow(p._replace(device='cpu'), 0)
+    assert capsys.readouterr().err == ''
