@@ -34,8 +34,12 @@ Layout, by concern (docs/CONTRIBUTING.md says more):
     tools/       converter, cluster launcher, sweep  bench/, tests/
 """
 
-from .cnn_util import BenchmarkError, ClusterError, DataError
-from .params import Params, ParamsError, make_params
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # loaded on first use (`__getattr__`): importing the package stays instant
+    from .params import Params
 
 __all__ = ['BenchmarkCNN', 'BenchmarkError', 'CheckpointError', 'ClusterError', 'DataError',
            'NonFiniteLossError', 'Params', 'ParamsError', 'UnknownModelError', 'list_models',
@@ -77,7 +81,14 @@ def list_models(dataset: str = 'imagenet') -> list[str]:
 
 def __getattr__(name: str):
     """The names that need TensorFlow, loaded on first use (TensorFlow's environment set and
-    its start-up lines kept off stderr: runtime/runtime_env.py)."""
+    its start-up lines kept off stderr: runtime/runtime_env.py); the others too, so that
+    importing the package loads nothing (console.py's Ctrl-C handler comes first)."""
+    if name in ('BenchmarkError', 'ClusterError', 'DataError'):
+        from . import cnn_util
+        return getattr(cnn_util, name)
+    if name in ('Params', 'ParamsError', 'make_params'):
+        from . import params
+        return getattr(params, name)
     if name in ('BenchmarkCNN', 'CheckpointError', 'NonFiniteLossError'):
         from .runtime import runtime_env
         runtime_env.import_tensorflow()

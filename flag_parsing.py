@@ -43,6 +43,48 @@ def describe_flag_error(error: flags.Error) -> str:
     return message + ' (see --help)'
 
 
+#: Flags other tools (Keras, tf.estimator scripts, timm) name differently: the name users type
+#: first -> this command's (and the original's) flag.
+OTHER_NAMES = {
+    'learning_rate': 'init_learning_rate', 'lr': 'init_learning_rate',
+    'base_learning_rate': 'init_learning_rate', 'base_lr': 'init_learning_rate',
+    'epochs': 'num_epochs', 'steps': 'num_batches', 'num_steps': 'num_batches',
+    'train_steps': 'num_batches', 'warmup_steps': 'num_warmup_batches',
+    'gpus': 'num_gpus', 'num_devices': 'num_gpus', 'arch': 'model', 'network': 'model',
+    'data': 'data_dir', 'dataset': 'data_name', 'optimiser': 'optimizer',
+    'fp16': 'use_fp16', 'bf16': 'use_bf16',
+}
+
+
+def suggest_flag(name: str, known: list[str]) -> str | None:
+    """The flag an unknown `--name` most likely meant, or None (absl's suggestions then).
+
+    In order: another tool's name for one of ours (OTHER_NAMES; `--learning_rate` ->
+    init_learning_rate, where absl's edit distance picks learning_rate_decay_factor); the only
+    flag `name` begins; of several, the shortest whose first words are `name` (`--batch` ->
+    batch_size before batch_group_size), else the shortest it begins.
+
+    Args:
+      name: the unknown flag's name, without dashes (a leading 'no' of a boolean kept).
+      known: the names of the defined flags.
+    """
+    key = name.lower()
+    if OTHER_NAMES.get(key) in known:
+        return OTHER_NAMES[key]
+    started = sorted((k for k in known if k.startswith(key)), key=lambda k: (len(k), k))
+    words = [k for k in started if k.startswith(key + '_')]
+    return (words or started or [None])[0]
+
+
+def _unknown_flag_message(error: flags.UnrecognizedFlagError, known: list[str]) -> str:
+    """absl's unknown-flag line, its 'Did you mean' from `suggest_flag` where that finds one."""
+    meant = suggest_flag(error.flagname, known)
+    if meant is None:
+        return describe_flag_error(error)
+    return "Unknown command line flag '%s'. Did you mean: %s ? (see --help)" % (
+        error.flagname, meant)
+
+
 _NEGATED_WITH_VALUE = re.compile(r'^--no(?P<name>\w+)=(?P<value>.*) does not take an argument')
 
 
@@ -92,6 +134,8 @@ def _parse(flag_values: flags.FlagValues, argv: list[str]) -> list[str]:
             raise params.ParamsError(str(e)) from None
         try:
             rest = flag_values(argv, known_only=False)
+        except flags.UnrecognizedFlagError as e:
+            raise params.ParamsError(_unknown_flag_message(e, list(flag_values))) from None
         except flags.Error as e:
             raise params.ParamsError(describe_flag_error(e)) from None
         except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding

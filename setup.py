@@ -32,10 +32,11 @@ setuptools.setup(
         'mlperf': ['mlperf-logging'],  # --ml_perf: MLPerf-format log lines
     },
     entry_points={'console_scripts': [
-        'tf_cnn_benchmarks = tf_cnn_benchmarks.cli:run_main',
-        'tf_cnn_build_tfrecords = tf_cnn_benchmarks.tools.build_imagenet_tfrecords:run_main',
-        'tf_cnn_cluster = tf_cnn_benchmarks.tools.launch_cluster:run_main',
-        'tf_cnn_sweep = tf_cnn_benchmarks.tools.sweep:run_main',
-        'tf_cnn_results = tf_cnn_benchmarks.tools.results_cli:run_main',
+        # console.py: Ctrl-C ends quietly (exit 130) while the command is still importing.
+        'tf_cnn_benchmarks = tf_cnn_benchmarks.console:tf_cnn_benchmarks',
+        'tf_cnn_build_tfrecords = tf_cnn_benchmarks.console:tf_cnn_build_tfrecords',
+        'tf_cnn_cluster = tf_cnn_benchmarks.console:tf_cnn_cluster',
+        'tf_cnn_sweep = tf_cnn_benchmarks.console:tf_cnn_sweep',
+        'tf_cnn_results = tf_cnn_benchmarks.console:tf_cnn_results',
     ]},
 )

@@ -39,8 +39,8 @@ if __package__:  # a module of the package: the console command, `python -m`
 else:  # a file of a checkout
     _package = load_checkout_package(os.path.dirname(os.path.abspath(__file__)))
     if __name__ == '__main__':
-        from tf_cnn_benchmarks import cli
+        from tf_cnn_benchmarks import console  # a quiet Ctrl-C before the command imports
 
-        cli.run_main()
+        console.tf_cnn_benchmarks()
     else:  # `import tf_cnn_benchmarks` found this file: the import returns the package
         sys.modules[__name__] = _package

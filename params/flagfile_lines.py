@@ -5,8 +5,9 @@ the line's ends (`absl/flags/_flagvalues.py`, `_get_flag_file_lines`): no shell 
 So a quoted value keeps its quotes (`--data_dir="/data/x"` names the folder `"/data/x"`, quotes
 included), two flags on one line are one value (`--model=trivial --batch_size=4` asks for the
 model 'trivial --batch_size=4'), and a nested `--flagfile=common.txt` is opened from the working
-directory, not from the folder of the file that names it. Each of these is one ParamsError line
-here, naming the file, the line and the fix.
+directory, not from the folder of the file that names it. A flagfile that names itself, or one
+naming it (a loop), absl skips with a warning and runs without its flags. Each of these is one
+ParamsError line here, naming the file, the line and the fix.
 
 Grammar of a line absl accepts, as checked here:
 
@@ -94,24 +95,25 @@ def check_line(line: str, where: str) -> None:
                             % (where, line, line, words[0], _unquoted(value) or value))
 
 
-def _check_file(path: str, stack: list[str]) -> None:
+def _check_file(path: str, stack: list[tuple[str, str]]) -> None:
     """Checks every line of one flagfile and, recursively, the flagfiles it names.
 
     Args:
       path: the flagfile as absl will open it (relative paths: from the working directory).
-      stack: the flagfiles being read, outermost first (absl skips a circular one).
+      stack: the flagfiles being read, outermost first, as (path, real path) pairs.
 
     Raises:
-      FlagfileError: a misread line or a nested flagfile that cannot be opened.
+      FlagfileError: a misread line, a nested flagfile that cannot be opened, or a loop of
+        flagfiles (absl would skip the repeated one with a warning and run without it).
     """
-    if not path or path in stack:
+    if not path:
         return
     try:
         with open(path, encoding='utf-8') as f:
             lines = f.readlines()
     except (OSError, UnicodeDecodeError):
         return  # absl's own message (cli: 'Unable to open flagfile ...', 'not UTF-8 text')
-    stack.append(path)
+    stack.append((path, os.path.realpath(path)))
     for number, raw in enumerate(lines, start=1):
         if raw.isspace() or raw.startswith(('#', '//')):
             continue
@@ -128,8 +130,21 @@ def _check_file(path: str, stack: list[str]) -> None:
                 '%s reads --flagfile=%s: no such file in %s (absl opens a nested flagfile from '
                 'the working directory, not from the folder of the file naming it)%s'
                 % (where, nested, os.path.dirname(os.path.abspath(nested)), hint))
+        _check_loop(nested, stack, where)
         _check_file(nested, stack)
     stack.pop()
+
+
+def _check_loop(nested: str, stack: list[tuple[str, str]], where: str) -> None:
+    """Raises FlagfileError when `nested` (named at `where`) is a flagfile being read."""
+    real = os.path.realpath(nested)
+    opened = [real_path for _, real_path in stack]
+    if real not in opened:
+        return
+    loop = [shown for shown, _ in stack[opened.index(real):]] + [nested]
+    raise FlagfileError(
+        '%s reads --flagfile=%s: a circular flagfile (%s); absl would skip it with a warning and '
+        'run without its flags; remove this line' % (where, nested, ' -> '.join(loop)))
 
 
 def check_flagfiles(args: list[str]) -> None:

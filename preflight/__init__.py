@@ -12,7 +12,8 @@ planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_ker
 copies per step (step_traffic.py), the peak memory estimate (memory_estimate.py) and the one
 search for the largest batch that fits (batch_search.py).
 --plan_scaling and the dry run's predicted step (scaling_plan.py) drive the step-time model
-of speed_model/: they build the steps, read the results database and print. --calibrate
+of speed_model/: they build the steps, read the results database (one device's stored figure:
+stored_runs.py, no TensorFlow) and print. --calibrate
 (calibrate.py) measures the host for the run's flags before any run, stores the quiet figures
 and reports them.
 """

@@ -20,6 +20,7 @@ variables do not (`batch_that_fits`).
 from __future__ import annotations
 
 import collections
+import re
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -120,7 +121,9 @@ def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
       host_memory: bytes of the host's memory for the CPU devices (default: available now).
 
     Returns:
-      {short device name ('/GPU:0', '/job:ps/task:0/CPU:0'): DevicePeak}.
+      {short device name ('/GPU:0', '/job:ps/task:0/CPU:0'): DevicePeak}; for a step larger
+      than Grappler's virtual device (16 TiB), which it refuses, the activations of the device
+      its refusal names, as it states them (`_refused_peaks`), and the variables.
 
     Raises:
       ValueError: the graph has GPU ops and `gpu` is None.
@@ -145,6 +148,8 @@ def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
     cluster = grappler_cluster.Cluster(devices=named)
     try:
         peaks = cluster.DeterminePeakMemoryUsage(item)
+    except tf.errors.ResourceExhaustedError as e:
+        peaks = _refused_peaks(e)
     finally:
         cluster.Shutdown()
     variables = variable_bytes_per_device(graph)
@@ -155,6 +160,26 @@ def estimate_peaks(graph: tf.Graph, fetches, *, gpu=None,
         var = variables.get(device, 0)
         out[device] = DevicePeak(activations, var, activations + var)
     return out
+
+
+# Grappler's refusal of a step larger than its virtual device (_VIRTUAL_MEMORY, 16 TiB):
+# "Graph requires 123670000000020 bytes of memory on device /job:localhost/replica:0/task:0/
+# device:CPU:0 to run  but device only has 17592186044416 available."
+_REFUSED = re.compile(r'Graph requires (?P<bytes>\d+) bytes of memory on device (?P<device>\S+) ')
+
+
+def _refused_peaks(error: tf.errors.ResourceExhaustedError) -> dict:
+    """The peaks Grappler states when it refuses a step larger than its virtual device
+    (a batch of 10^8 images): {the device's full name: (bytes it requires,)}; the other
+    devices' peaks are not known, and this one's alone exceeds any device's memory.
+
+    Raises:
+      tf.errors.ResourceExhaustedError: `error` itself, when it is not that refusal.
+    """
+    found = _REFUSED.search(error.message or str(error))
+    if found is None:
+        raise error
+    return {found['device']: (int(found['bytes']),)}
 
 
 def is_gpu(device: str) -> bool:

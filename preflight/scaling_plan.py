@@ -11,7 +11,7 @@ What this driver adds to the model (speed_model/from_flags.py turns the flags in
     builds on one host (two GPUs, or worker 0 of a two-host cluster), printed beside the
     pattern's bytes for the same shape (speed_model/traffic_patterns.expected_counts);
   * one device's compute when --single_device_images_per_sec is not given: the newest
-    matching one-device run of the results database (`find_single_device_run`);
+    matching one-device run of the results database (stored_runs.py `find_single_device_run`);
   * the printed plan and its PNG (--plan_scaling_png).
 
 No step runs and no session starts. docs/scaling.md explains the model and its errors.
@@ -22,53 +22,15 @@ from __future__ import annotations
 import os
 
 from .. import cnn_util
-from ..hardware import gpu_specs, machine
+from ..hardware import gpu_specs
 from ..hardware import links as links_lib
-from ..history import records, store
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
 from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
 from . import memory_estimate, planned_step, step_traffic
+from .stored_runs import find_single_device_run
 
 fmt = memory_estimate.format_bytes
-
-
-def find_single_device_run(p, device: str) -> tuple[float, str] | None:
-    """A stored run's images/sec of this configuration on one device, and where it comes from
-    ('results database: run 42 of 2025-01-01T10:00:00Z'), or None.
-
-    The results database (--results_db, history/store.py; never created here) answers for the
-    model, per-device batch, precision (--use_fp16/--use_bf16), mode (--forward_only) and the
-    device (`device`: a GPU table name such as 'V100 16GB', matched against the GPUs the
-    stored run's host reported, or 'CPU': a CPU run on this host's CPU model), on one device
-    and one worker; the newest matching run's total images/sec wins.
-    """
-    path = store.resolve_path(p.results_db)
-    if path is None or not os.path.isfile(path):
-        return None
-    config = {'model': p.model, 'precision': records.precision_of(p._asdict()),
-              'mode': records.mode_of(p._asdict()), 'batch_size': p.batch_size,
-              'num_devices': 1}
-    try:
-        with store.opened(path, create=False) as conn:
-            rows = store.select_runs(conn, **config)
-    except store.StoreError:
-        return None  # a database that cannot be read plans nothing (the run's record says so)
-    this_cpu = machine.cpu_model()
-    for row in reversed(rows):  # newest first
-        if (row.get('num_workers') or 1) != 1 or not row.get('images_per_sec'):
-            continue
-        if device == 'CPU':
-            found = row.get('device') == 'cpu' and row.get('cpu_model') == this_cpu
-        else:
-            names = [n.strip() for n in (row.get('gpus') or '').split(',') if n.strip()]
-            specs = [gpu_specs.from_device_name(n) for n in names]
-            found = row.get('device') == 'gpu' and any(s is not None and s.name == device
-                                                        for s in specs)
-        if found:
-            return float(row['images_per_sec']), 'results database: run %s of %s' % (
-                row['id'], row['run_utc'][:19] + 'Z')
-    return None
 
 
 def plan_inputs(p, bench, gpu, *, profile=None, counted=()) -> scaling_report.PlanInputs:

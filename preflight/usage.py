@@ -6,7 +6,8 @@
                                the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
         Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
-        --baseline (loaded once)--> --output paths--> --model--> CheckedRun
+        --baseline (loaded once)--> --output paths--> --model--> the rules of a host
+        without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
     check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
         CPU devices, remote paths (schemes served, output folders written), --model for a
         remote --data_dir
@@ -80,8 +81,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       paths: check that every output path can be written (preflight/output_paths.py).
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
       command: apply the rules of a command-line run (`check_command_rules`,
-        `check_gpu_driver`); library callers may build an eval graph without a checkpoint, or
-        a GPU graph on a host without a GPU.
+        `check_gpu_driver`, `check_without_gpu`); library callers may build an eval graph
+        without a checkpoint, or a GPU graph on a host without a GPU.
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
@@ -89,7 +90,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
-        check_gpu_model, check_gpu_driver, check_extras),
+        check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
     """
@@ -106,6 +107,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         output_paths.check_output_paths(q)
     if model:
         check_model(q, dataset_name(q))
+    if command:
+        check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
     return CheckedRun(resolution, stored)
 
 
@@ -114,7 +117,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN (and, for
     bfloat16 or float16, its kernels in that dtype on this CPU); then one
     `warning:` line per flag that has no effect in this run on this host
-    (preflight/ineffective_flags.py).
+    (preflight/ineffective_flags.py), and `cpu_towers_warning`'s line.
 
     Args:
       p: the checked Params (CheckedRun.params).
@@ -134,6 +137,9 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
     device = params.default_device(p, visible_gpus)
     check_cpu_towers(p, device)
+    towers = cpu_towers_warning(p, device)
+    if towers:
+        cnn_util.warn(towers)
     output_paths.check_remote_paths(p)
     dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
@@ -180,6 +186,22 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
         'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
         'only adds graph to build, not compute; give --num_gpus <= %d'
         % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
+
+
+def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
+    """The warning of a run that asks for GPUs (--num_gpus > 1, no --device) and gets logical
+    CPU devices, because no GPU is visible; None for any other run (--device=cpu asks for
+    them on purpose; a ps task builds no towers).
+
+    Args:
+      p: the checked Params; device: the run's device (params.default_device).
+      cpus: the CPUs this process may run on; default os.sched_getaffinity(0).
+    """
+    if device != 'cpu' or p.device or p.num_gpus <= 1 or p.job_name == 'ps':
+        return None
+    return ('--num_gpus=%d and no GPU is visible: its %d towers run as logical CPU devices on '
+            'the %d CPU cores this process may use; --device=cpu asks for this on purpose'
+            % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus()))
 
 
 def _cpus() -> int:
@@ -272,6 +294,55 @@ def check_gpu_driver(p: params.Params, find_driver=None) -> None:
         'driver and %s (no NVIDIA driver found: no %s, no libcuda, no nvidia-smi; --dry_run '
         'plans a GPU run without one)' % (flag, flag, GPU_INSTALL,
                                           machine.NVIDIA_DRIVER_VERSION_FILE))
+
+
+def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None:
+    """The rules that depend on the GPUs TensorFlow will see, applied before it loads where
+    the answer is known without it: --device=cpu, or no NVIDIA driver visible
+    (`check_gpu_driver`'s evidence), with which TensorFlow sees no GPU. Where a driver is
+    there, TensorFlow counts the GPUs and `check_with_tensorflow` and the dry run apply the
+    same rules.
+
+    Args:
+      p: the Params.
+      find_driver: () -> evidence of a driver or None; default hardware/machine.py
+        nvidia_driver_evidence.
+      find_run: (Params, device) -> a stored one-device run's (images/sec, source) or None;
+        default stored_runs.find_single_device_run (the results database).
+
+    Raises:
+      params.ParamsError: more CPU towers than `cpu_tower_limit` (`check_cpu_towers`);
+        --dry_run or --plan_scaling with --device=gpu and no --gpu_model
+        (preflight/planned_step.plan_device's rule); --plan_scaling of CPU towers without
+        --single_device_images_per_sec or a stored one-device run of this configuration
+        (speed_model/from_flags.py's rule).
+    """
+    if p.device == 'cpu':
+        check_cpu_towers(p, 'cpu')  # on any host
+    if (find_driver or machine.nvidia_driver_evidence)() is not None:
+        return
+    check_cpu_towers(p, params.default_device(p, 0))
+    mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
+    if mode is None:
+        return
+    if p.device == 'gpu' and p.gpu_model is None:
+        raise params.ParamsError(
+            '%s --device=gpu on a host without a GPU (no NVIDIA driver found) plans the GPU '
+            'named by --gpu_model=NAME; give one (e.g. --gpu_model=V100; known: %s)'
+            % (mode, ', '.join(gpu_specs.known_names())))
+    preset = (p.device != 'cpu' and bool(p.gpu_interconnect)
+              and p.gpu_interconnect.strip().lower() in links.HOSTS)
+    if (not p.plan_scaling or p.gpu_model or preset or p.single_device_images_per_sec
+            or params.default_device(p, 0) != 'cpu'):
+        return
+    if find_run is None:
+        from .stored_runs import find_single_device_run as find_run
+    if find_run(p._replace(device='cpu'), 'CPU') is None:
+        raise params.ParamsError(
+            '--plan_scaling on a host without a GPU plans CPU towers, which needs the '
+            'images/sec of one device: give --single_device_images_per_sec=N (the total '
+            'images/sec of this configuration on one device; no matching run is in the results '
+            'database), or --gpu_model=NAME to plan GPUs')
 
 
 def check_model(p: params.Params, dataset: str | None) -> None:

@@ -115,7 +115,7 @@ def test_the_cycle_finder_finds_a_cycle():
 # those below it, never one above (function-local imports included). A module is placed by the
 # longest entry that names it or its package.
 LAYERS = [
-    ('entry', ['tf_cnn_benchmarks', '', 'cli', 'flag_parsing', 'tools']),
+    ('entry', ['tf_cnn_benchmarks', '', 'cli', 'console', 'flag_parsing', 'tools']),
     ('orchestration', ['benchmark_cnn', 'run_header']),
     ('preflight', ['preflight']),
     ('cluster', ['cluster']),
@@ -186,7 +186,7 @@ def test_the_layout_has_one_package_per_concern():
                         'tools', 'variable_managers']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', 'benchmark_cnn',
-                   'cli', 'cnn_util', 'flag_parsing', 'preprocessing',
+                   'cli', 'cnn_util', 'console', 'flag_parsing', 'preprocessing',
                    'run_header', 'run_plan', 'setup', 'tf_cnn_benchmarks', 'variable_mgr']
     # The layout table lives in docs/CONTRIBUTING.md (the README links to it).
     layout = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()
@@ -325,10 +325,13 @@ def test_the_package_shadows_nothing_and_loads_each_module_once(tmp_path):
 def test_import_from_a_checkout_gives_the_package():
     """In the checkout, `import tf_cnn_benchmarks` finds the entry script first; it hands over
     to the package, so the library API is there and nothing generic is importable by it."""
+    # The package's names load on first use (console.py's Ctrl-C handler comes before them).
     script = ('import sys, tf_cnn_benchmarks as t; '
               'print(t.__name__, list(t.__path__), callable(t.run), '
+              '"tf_cnn_benchmarks.params" in sys.modules, callable(t.make_params), '
               '"tf_cnn_benchmarks.params" in sys.modules, "params" in sys.modules)')
     proc = subprocess.run([sys.executable, '-c', script], cwd=REPO, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split() == ['tf_cnn_benchmarks', '[%r]' % REPO, 'True', 'True', 'False']
+    assert proc.stdout.split() == ['tf_cnn_benchmarks', '[%r]' % REPO, 'True', 'False', 'True',
+                                   'True', 'False']

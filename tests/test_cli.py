@@ -87,6 +87,9 @@ def test_errors_are_one_line_with_exit_status(args, status, text):
     (['--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=20',
       '--num_warmup_batches=0', '--weight_decay=1e8'], 1,
      'The weight-decay term dominates the loss ('),
+    # Larger than Grappler's 16 TiB virtual device: TensorFlow's allocation error before.
+    (['--model=trivial', '--batch_size=100000000', '--num_batches=1'], 1,
+     'error: not enough memory for this run: the estimated peak is '),
 ])
 def test_errors_after_tensorflow_loads_are_one_line_with_exit_status(args, status, text):
     _assert_one_error_line(helpers.run_command(*args), status, text)

@@ -143,3 +143,76 @@ def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp
     assert err.splitlines() == [
         'warning: --num_batches has no effect with --eval on real data (it evaluates '
         '--num_eval_batches, else --num_eval_epochs, else one pass over the subset)']
+
+
+@pytest.mark.parametrize('name, meant', [
+    ('learning_rate', 'init_learning_rate'),  # absl's edit distance: learning_rate_decay_factor
+    ('lr', 'init_learning_rate'),
+    ('epochs', 'num_epochs'),
+    ('batch', 'batch_size'),  # absl: batch_group_size, batch_size, batchnorm_persistent
+    ('num_batch', 'num_batches'),  # a prefix of one flag
+    ('num_warmup', 'num_warmup_batches'),
+    ('bogus', None),
+])
+def test_an_unknown_flag_suggests_the_flag_it_most_likely_meant(name, meant):
+    from tf_cnn_benchmarks import flag_parsing, params
+    assert flag_parsing.suggest_flag(name, [s.name for s in params.SPECS]) == meant
+
+
+def test_an_unknown_flag_is_one_line_naming_the_renamed_flag():
+    proc = helpers.run_command('--learning_rate=1')
+    assert (proc.returncode, proc.stdout) == (2, '')
+    assert proc.stderr == ("error: Unknown command line flag 'learning_rate'. Did you mean: "
+                           'init_learning_rate ? (see --help)\n')
+
+
+# Ctrl-C while the command imports: the SIGINT is sent by the process itself from inside its
+# first import of `module` (a patched __import__), so it lands there on every host, however
+# fast or loaded.
+_INTERRUPTED_IMPORT = textwrap.dedent('''
+    import builtins, os, signal, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import console
+    real_import = builtins.__import__
+    def interrupting_import(name, *args, **kwargs):
+        if name == {module!r}:
+            builtins.__import__ = real_import
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_import(name, *args, **kwargs)
+    builtins.__import__ = interrupting_import
+    sys.argv = ['tf_cnn_benchmarks'] + {args!r}
+    console.{command}()
+    print('not interrupted')
+''')
+
+
+@pytest.mark.parametrize('command, module, args', [
+    ('tf_cnn_benchmarks', 'absl', ['--help']),
+    ('tf_cnn_benchmarks', 'numpy', ['--model=trivial']),
+    ('tf_cnn_sweep', 'absl', ['--help']),
+])
+def test_ctrl_c_while_the_command_imports_ends_quietly_with_status_130(command, module, args):
+    # Before: a KeyboardInterrupt traceback (the console scripts imported the command first).
+    proc = subprocess.run(
+        [sys.executable, '-c', _INTERRUPTED_IMPORT.format(tests=TESTS, module=module, args=args,
+                                                           command=command)],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, '', 'error: interrupted\n')
+
+
+def test_importing_the_package_loads_none_of_its_modules():
+    # The console scripts' Ctrl-C handler is installed only after the package's __init__ ran.
+    proc = subprocess.run([sys.executable, '-c', textwrap.dedent('''
+        import sys
+        sys.path.insert(0, {tests!r})
+        import checkout
+        checkout.load()
+        import tf_cnn_benchmarks.console
+        print(sorted(m for m in sys.modules if m.startswith(('tf_cnn_benchmarks.', 'absl',
+                                                              'numpy'))))
+        from tf_cnn_benchmarks import ParamsError, params
+        print(ParamsError is params.ParamsError)
+    ''').format(tests=TESTS)], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.stdout.splitlines() == ["['tf_cnn_benchmarks.console']", 'True'], proc.stderr

@@ -221,6 +221,25 @@ def test_a_cpu_step_that_fits_all_its_tensors_at_once_is_not_estimated(monkeypat
         memory_check.verdict(plan, graph, fetches)
 
 
+def test_a_step_larger_than_grapplers_virtual_device_is_still_refused_before_it_runs(
+        monkeypatch):
+    # --batch_size=100000000 ended in TensorFlow's allocation error: Grappler refused the step
+    # ("Graph requires ... bytes ... but device only has 17592186044416 available"), and that
+    # ResourceExhaustedError left the memory check as if the run had run out of memory.
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf.random.uniform([1 << 43]) * 2.0  # 32 TiB of float32, twice
+    peaks = memory_estimate.estimate_peaks(graph, [step], host_memory=1 << 30)
+    assert peaks['/CPU:0'].activations >= 1 << 45  # Grappler's stated figure: over 16 TiB
+    plan = types.SimpleNamespace(params=types.SimpleNamespace(device='cpu'),
+                                 per_device_batch_size=4, devices=('/cpu:0',))
+    monkeypatch.setattr(memory_estimate, 'host_memory', lambda: 8 << 30)
+    with pytest.raises(memory_check.OutOfMemoryError, match=r'^not enough memory for this run: '
+                       r'the estimated peak is \d+\.\d\d GiB on host, which has 8\.00 GiB; '
+                       r'not even one image per device fits \(check with --dry_run\)$'):
+        memory_check.check_before_run(plan, graph, [step])
+
+
 def test_a_graph_without_known_tensor_sizes_has_no_bound():
     graph = tf.Graph()
     with graph.as_default():

@@ -76,3 +76,31 @@ def test_the_command_says_it_in_one_line_with_status_2(tmp_path):
     assert err == ('error: %s line 1 reads --data_dir="/data/x": a flagfile holds one flag a '
                    'line, unquoted (absl keeps the quotes in the value); write '
                    '--data_dir=/data/x\n' % flagfile), err
+
+
+def test_a_flagfile_naming_itself_is_one_error_naming_the_loop(tmp_path):
+    """absl skips a circular flagfile with a warning and ran the default run, exit 0."""
+    flagfile = tmp_path / 'self.txt'
+    flagfile.write_text('--model=trivial\n--flagfile=%s\n' % flagfile)
+    status, out, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == ('error: {0} line 2 reads --flagfile={0}: a circular flagfile ({0} -> {0}); '
+                   'absl would skip it with a warning and run without its flags; remove this '
+                   'line\n'.format(flagfile)), err
+
+
+def test_a_loop_through_two_flagfiles_names_both(tmp_path, monkeypatch):
+    (tmp_path / 'a.txt').write_text('--flagfile=b.txt\n')
+    (tmp_path / 'b.txt').write_text('--batch_size=2\n--flagfile=./a.txt\n')
+    assert _error(tmp_path, monkeypatch, ['--flagfile=a.txt']) == (
+        'b.txt line 2 reads --flagfile=./a.txt: a circular flagfile (a.txt -> b.txt -> ./a.txt); '
+        'absl would skip it with a warning and run without its flags; remove this line')
+
+
+def test_one_flagfile_named_twice_without_a_loop_parses(tmp_path, monkeypatch):
+    (tmp_path / 'common.txt').write_text('--batch_size=2\n')
+    (tmp_path / 'a.txt').write_text('--flagfile=common.txt\n')
+    (tmp_path / 'b.txt').write_text('--flagfile=common.txt\n--model=trivial\n')
+    monkeypatch.chdir(tmp_path)
+    p = flag_parsing.parse_flags(['prog', '--flagfile=a.txt', '--flagfile=b.txt'])
+    assert (p.model, p.batch_size) == ('trivial', 2)

@@ -15,6 +15,7 @@ import pytest
 
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks import run_header as header
+from tf_cnn_benchmarks.hardware import machine
 from tf_cnn_benchmarks.params import configs
 from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
 from tf_cnn_benchmarks.runtime import file_systems
@@ -108,7 +109,7 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
 
 
 @pytest.mark.cli
-def test_a_thousand_logical_cpu_devices_are_refused_before_the_build(tmp_path):
+def test_a_thousand_logical_cpu_devices_are_refused_before_tensorflow_loads(tmp_path):
     # 1000 built for minutes without a word; 100000 first printed a 1.4 MB Devices: line.
     results = run_mains([['--device=cpu', '--num_gpus=%d' % n, '--config=ci_smoke.flags']
                          for n in (1000, 100000)], str(tmp_path))
@@ -116,7 +117,7 @@ def test_a_thousand_logical_cpu_devices_are_refused_before_the_build(tmp_path):
                         'and this process may use %d CPUs: beyond one tower per CPU (and beyond '
                         '16, the most GPUs of one host) a tower only adds graph to build, not '
                         'compute; give --num_gpus <= %d\n'
-                        % (n, n, usage._cpus(), usage.cpu_tower_limit()), True)
+                        % (n, n, usage._cpus(), usage.cpu_tower_limit()), False)
                        for n in (1000, 100000)]
 
 
@@ -265,3 +266,69 @@ def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
     assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [
         'error: --train_dir=%s cannot be written: cannot create a file in %s: Read-only file '
         'system. Choose another path.' % (train_dir, train_dir)]
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(machine.nvidia_driver_evidence() is not None,
+                    reason='an NVIDIA driver is visible: TensorFlow counts the GPUs first')
+def test_device_rules_on_a_host_without_gpu_come_before_tensorflow_loads(tmp_path):
+    """Each of these loaded TensorFlow first (2-3 s); two ended with exit status 1."""
+    results = run_mains([['--num_gpus=17'], ['--model=resnet50', '--plan_scaling',
+                                              '--noresults_db'],
+                         ['--dry_run', '--device=gpu']], str(tmp_path))
+    assert [(status, loaded, err.count('\n')) for status, err, loaded in results] == [
+        (2, False, 1)] * 3
+    towers, plan, dry = (err for _, err, _ in results)
+    assert towers.startswith('error: --num_gpus=17 asks for 17 logical CPU devices (towers)')
+    assert plan.startswith('error: --plan_scaling on a host without a GPU plans CPU towers, '
+                           'which needs the images/sec of one device: give '
+                           '--single_device_images_per_sec=N')
+    assert dry.startswith('error: --dry_run --device=gpu on a host without a GPU (no NVIDIA '
+                          'driver found) plans the GPU named by --gpu_model=NAME; give one '
+                          '(e.g. --gpu_model=V100; known: K80, ')
+
+
+def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
+    none, driver = (lambda: None), (lambda: '/proc/driver/nvidia/version')
+    no_run, a_run = (lambda q, device: None), (lambda q, device: (120.0, 'results database'))
+
+    def problem(find_driver=none, find_run=no_run, **flags):
+        try:
+            usage.check_without_gpu(params.make_params(**flags), find_driver, find_run)
+        except params.ParamsError as e:
+            return str(e).split(';')[0].split(':')[0]
+        return None
+
+    assert problem(num_gpus=17).startswith('--num_gpus=17 asks for 17 logical CPU devices')
+    assert problem(num_gpus=17, device='cpu', find_driver=driver).startswith('--num_gpus=17')
+    assert problem(num_gpus=17, find_driver=driver) is None  # TensorFlow counts the GPUs
+    assert problem(num_gpus=16) is None
+    assert problem(dry_run=True, device='gpu') == (
+        '--dry_run --device=gpu on a host without a GPU (no NVIDIA driver found) plans the GPU '
+        'named by --gpu_model=NAME')
+    assert problem(dry_run=True, device='gpu', gpu_model='V100') is None
+    assert problem(dry_run=True, device='gpu', find_driver=driver) is None
+    assert problem(plan_scaling=True, device='gpu').startswith('--plan_scaling --device=gpu')
+    assert problem(plan_scaling=True) == ('--plan_scaling on a host without a GPU plans CPU '
+                                          'towers, which needs the images/sec of one device')
+    assert problem(plan_scaling=True, find_run=a_run) is None  # a stored one-device run
+    assert problem(plan_scaling=True, single_device_images_per_sec=100.0) is None
+    assert problem(plan_scaling=True, gpu_model='V100') is None
+    assert problem(plan_scaling=True, gpu_interconnect='dgx1_v100') is None  # the preset's GPU
+    assert problem(plan_scaling=True, find_driver=driver) is None
+    assert problem(dry_run=True) is None  # a dry run of CPU towers needs no figure
+
+
+def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
+    p = params.make_params(num_gpus=3)
+    assert usage.cpu_towers_warning(p, 'cpu', cpus=2) == (
+        '--num_gpus=3 and no GPU is visible: its 3 towers run as logical CPU devices on the 2 '
+        'CPU cores this process may use; --device=cpu asks for this on purpose')
+    assert usage.cpu_towers_warning(p._replace(device='cpu'), 'cpu') is None  # on purpose
+    assert usage.cpu_towers_warning(p, 'gpu') is None  # GPUs visible
+    assert usage.cpu_towers_warning(p._replace(num_gpus=1), 'cpu') is None
+    assert usage.cpu_towers_warning(p._replace(job_name='ps'), 'cpu') is None
+    usage.check_with_tensorflow(p, 0)  # the command's check once TensorFlow loaded: no GPU
+    assert capsys.readouterr().err == 'warning: %s\n' % usage.cpu_towers_warning(p, 'cpu')
+    usage.check_with_tensorflow(p._replace(device='cpu'), 0)
+    assert capsys.readouterr().err == ''

@@ -1,0 +1,84 @@
+"""The entry points of the console commands (setup.py's console_scripts): Ctrl-C ends quietly
+from the first moment.
+
+Python turns Ctrl-C into KeyboardInterrupt, and one that landed while a command's modules were
+still importing (absl, numpy, the command's own: the first ~0.3 s of every command, --help
+included) printed a traceback. Each entry point here installs a SIGINT handler that ends the
+process with one line, `error: interrupted`, and exit status 130 (128 + SIGINT, what a shell
+reports for a command ended by Ctrl-C) before it imports its command; once that has loaded,
+Ctrl-C is KeyboardInterrupt again, which the commands handle themselves (cli.py,
+lifecycle/signals.py), and one they let out ends the same way. Where SIGINT is ignored (a job
+started in the background by a shell without job control), it stays ignored.
+
+Importing this module loads nothing but the standard library (the package's `__init__` loads
+its names on first use), so the handler is in place a few milliseconds after Python starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+
+#: Exit status of a command ended by Ctrl-C: 128 + SIGINT.
+INTERRUPTED_STATUS = 128 + signal.SIGINT
+
+
+def _exit_interrupted(signum=None, frame=None) -> None:
+    """Ends the process at once: `error: interrupted` on stderr, exit status 130 (no traceback,
+    no clean-up: nothing has started yet)."""
+    os.write(2, b'error: interrupted\n')
+    os._exit(INTERRUPTED_STATUS)
+
+
+def run(module: str, function: str = 'run_main') -> None:
+    """Imports `module` of the package with Ctrl-C ending the process quietly, then calls its
+    `function` (the command's main, which exits with the command's status).
+
+    Args:
+      module: the command's module, relative to the package ('.cli', '.tools.sweep').
+      function: its entry function, called without arguments (it reads sys.argv).
+
+    Raises:
+      SystemExit: with 130 when Ctrl-C's KeyboardInterrupt leaves the command; else whatever
+        the command raises (its exit status).
+    """
+    quiet = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if quiet:
+        signal.signal(signal.SIGINT, _exit_interrupted)
+    try:
+        main = getattr(importlib.import_module(module, __package__), function)
+    finally:
+        if quiet:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        main()
+    except KeyboardInterrupt:
+        print('error: interrupted', file=sys.stderr, flush=True)
+        raise SystemExit(INTERRUPTED_STATUS) from None
+
+
+def tf_cnn_benchmarks() -> None:
+    """The `tf_cnn_benchmarks` command (cli.py)."""
+    run('.cli')
+
+
+def tf_cnn_build_tfrecords() -> None:
+    """The `tf_cnn_build_tfrecords` command (tools/build_imagenet_tfrecords.py)."""
+    run('.tools.build_imagenet_tfrecords')
+
+
+def tf_cnn_cluster() -> None:
+    """The `tf_cnn_cluster` command (tools/launch_cluster.py)."""
+    run('.tools.launch_cluster')
+
+
+def tf_cnn_sweep() -> None:
+    """The `tf_cnn_sweep` command (tools/sweep/)."""
+    run('.tools.sweep')
+
+
+def tf_cnn_results() -> None:
+    """The `tf_cnn_results` command (tools/results_cli.py)."""
+    run('.tools.results_cli')
