@@ -268,5 +268,6 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
         "warning: skipped record 2 of %s (image/filename 'odd.jpg'): image/class/label holds 2 "
         'values (one is read); --skip_corrupt_records' % shards['two']]
     assert ('skipped records: 1 an epoch, 1 record(s) the pipeline cannot use (another schema, '
-            'a label outside the classes) in 1 shard(s) (--skip_corrupt_records)'
+            'a label outside the classes, an image that does not decode) in 1 shard(s) '
+            '(--skip_corrupt_records)'
             in skipped.stdout.splitlines())
