@@ -434,8 +434,8 @@ class Dataset:
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
             text += compression.describe(scan.compression)
-        if self._empty.get(subset):
-            text += ', %d of them empty' % self._empty[subset]
+            if self._empty.get(subset):
+                text += ', %d of them empty' % self._empty[subset]
             text += ', headers checked (record CRCs as read)'
         if subset in self._subset_of:
             text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
