@@ -175,7 +175,8 @@ class BenchmarkCNN:
         self.memory = memory_check.check_before_run(  # stops a run that would not fit
             self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
         with info.graph.as_default(), self.create_session(info) as sess, \
-                data_errors.data_errors(files=info.pipeline.record_files):
+                data_errors.data_errors(files=info.pipeline.record_files,
+                                        skipped=info.pipeline.skipped):
             cnn_util.log_fn('Initializing graph')
             restored_step = self.initialize(sess, info, runner)
             return self._run_loop(runner, sess, info, build_secs, restored_step)
@@ -204,7 +205,8 @@ class BenchmarkCNN:
         cnn_util.log_fn('Froze the variables into constants (%d graph nodes)' % num_nodes)
         pipeline = frozen_info.pipeline
         with frozen_info.graph.as_default(), self.create_session(frozen_info) as sess, \
-                data_errors.data_errors(files=pipeline.record_files):
+                data_errors.data_errors(files=pipeline.record_files,
+                                        skipped=pipeline.skipped):
             if frozen_info.init_ops:  # the local variables: the synthetic input
                 sess.run(frozen_info.init_ops)
             if pipeline.warmup_ops:

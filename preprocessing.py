@@ -380,7 +380,7 @@ class DatasetPipeline(_TfDataPipeline):
         why = ''
         if self.params.skip_corrupt_records:
             from .input_data import skipped_records
-            self.skipped = skipped_records.SkippedRecords(self.num_classes)
+            self.skipped = skipped_records.SkippedRecords(self.num_classes, self.scan.skipped)
         if not self.params.use_datasets and self.full_pass is None:
             why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
                    if self.skipped is not None else

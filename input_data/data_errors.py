@@ -31,8 +31,17 @@ def _located(files: tuple[str, ...], what: str, num_classes: int | None = None) 
                                                                 num_classes=num_classes))
 
 
+def _nothing_left(skipped) -> cnn_util.DataError:
+    """The error of a stream that ended because --skip_corrupt_records skipped every record."""
+    return cnn_util.DataError(
+        'no record is left to read: --skip_corrupt_records skipped every record of the shards '
+        '(%d an epoch, named in the warnings above); re-encode the images that do not decode '
+        'and write the shards again (tf_cnn_build_tfrecords), or give a --data_dir of usable '
+        'records' % skipped.records)
+
+
 def to_data_error(error: tf.errors.OpError, where: str = '',
-                  files: tuple[str, ...] = ()) -> cnn_util.DataError | None:
+                  files: tuple[str, ...] = (), skipped=None) -> cnn_util.DataError | None:
     """Translates a session.run error caused by bad input data into a DataError, else None.
 
     Args:
@@ -43,7 +52,12 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         them (bad_images.locate_unusable_record, up to 30 s) and the message names its shard,
         record, image/filename and problem; so is a record whose CRC fails
         (corrupt_records.locate).
+      skipped: the pipeline's skipped_records.SkippedRecords (--skip_corrupt_records), or
+        None: its stream, repeated without end, only ends (OutOfRangeError) when every record
+        was skipped, which is then said.
     """
+    if isinstance(error, tf.errors.OutOfRangeError) and skipped is not None:
+        return _nothing_left(skipped)
     message = error.message
     suffix = ' (data: %s)' % where if where else ''
     if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
@@ -81,6 +95,10 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         fix = ('; write the shards with tf_cnn_build_tfrecords (the ImageNet format of '
                'docs/real-data.md), or --skip_corrupt_records to skip such records'
                if hint else '')
+        if not hint and any(w in message for w in decode_words):
+            fix = ('; re-encode or remove that image and write its shard again '
+                   '(tf_cnn_build_tfrecords), or --skip_corrupt_records to skip the records '
+                   'whose image does not decode (each named, and counted)')
         return cnn_util.DataError('an input record could not be processed: %s%s%s%s%s'
                                   % (cnn_util.error_summary(error), hint, suffix,
                                      _located(files, 'first record the pipeline cannot use'),
@@ -89,20 +107,22 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
 
 
 @contextlib.contextmanager
-def data_errors(where: str = '', files: tuple[str, ...] = ()):
+def data_errors(where: str = '', files: tuple[str, ...] = (), skipped=None):
     """Inside the block, input-data errors from session.run become one-line DataErrors.
 
     Args:
       where: the data directory (or any phrase) to name in the messages.
       files: the TFRecord shards being read (see to_data_error), or ().
+      skipped: the pipeline's SkippedRecords, or None (see to_data_error).
 
     Raises:
-      DataError: a label outside the model's classes, an undecodable image, a corrupt record.
+      DataError: a label outside the model's classes, an undecodable image, a corrupt record,
+        every record skipped by --skip_corrupt_records.
     """
     try:
         yield
     except tf.errors.OpError as e:
-        translated = to_data_error(e, where, files)
+        translated = to_data_error(e, where, files, skipped)
         if translated is None:
             raise
         raise translated from None

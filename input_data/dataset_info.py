@@ -282,6 +282,7 @@ class Dataset:
         self.num_classes = num_classes or spec.num_classes
         self.classes_source = classes_source or class_labels.published_classes(spec)
         self._scans: dict[str, SubsetScan] = {}
+        self._empty: dict[str, int] = {}  # subset -> its shards that hold no records
 
     name = property(lambda self: self.spec.name)
     image_size = property(lambda self: self.spec.image_size)
@@ -387,13 +388,24 @@ class Dataset:
                 'every %s shard in %s is corrupt: nothing is left to skip; write them again '
                 '(tf_cnn_build_tfrecords) or give the folder of intact shards'
                 % (subset, self.data_dir))
+        empty = [f for f in good if not counts[f]]
         counts = tuple(counts[f] for f in good)
         if not sum(counts):
-            raise cnn_util.DataError('the %s shards matching %s in %s hold no records'
-                                     % (subset, self.spec.file_patterns[subset], self.data_dir))
+            raise cnn_util.DataError(
+                'the %s shards matching %s in %s hold no records (%d empty shard(s)%s: a '
+                'conversion or copy that did not finish?); write them again '
+                '(tf_cnn_build_tfrecords), or give the folder of the complete shards'
+                % (subset, self.spec.file_patterns[subset], self.data_dir, len(good),
+                   ', %d corrupt one(s) skipped' % len(skipped) if skipped else ''))
         for s in skipped:
             cnn_util.warn('skipped corrupt shard %s (%s): %d readable records skipped with it'
                           % (s.path, s.reason, s.readable_records))
+        for path in empty:
+            cnn_util.warn('shard %s holds no records (%d bytes; a conversion or copy that did '
+                          'not finish?): the run reads the other %s shards; write it again '
+                          '(tf_cnn_build_tfrecords)'
+                          % (path, file_systems.getsize(path), subset))
+        self._empty[subset] = len(empty)
         return SubsetScan(subset, tuple(good), sum(counts), counts, tuple(skipped),
                           tuple(kinds[f] for f in good))
 
@@ -425,6 +437,8 @@ class Dataset:
             self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
         if self.spec.file_format == 'tfrecord':
             text += compression.describe(scan.compression)
+            if self._empty.get(subset):
+                text += ', %d of them empty' % self._empty[subset]
             text += ', headers checked (record CRCs as read)'
         if subset in self._subset_of:
             text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]

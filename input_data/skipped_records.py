@@ -1,6 +1,8 @@
 """--skip_corrupt_records while reading: a shard is read up to its first bad record, the rest of
 it is skipped, counted and reported; a record the pipeline cannot use (another schema, a label
-outside the model's classes) is skipped alone, counted and reported.
+outside the model's classes, an image that does not decode) is skipped alone, counted and
+reported. The shards left out at start-up (dataset_info: truncated, a corrupt length field)
+are counted with them, so that the run's closing line says all that was skipped.
 
 The record CRCs are checked by TensorFlow's reader as the run reads them (there is no CRC pass
 at start-up, see `shard_scan`). Without the flag a bad record fails the step
@@ -12,12 +14,14 @@ skipped. A marker after each shard's records carries how many were read; when fe
 counted, `SkippedRecords` prints one `warning:` line naming the shard, the record and how many
 records were skipped (the first time that shard falls short), and keeps the counts.
 
-Each record read is also checked as the pipelines will parse it (record_schema.usable: its
-schema, a non-empty image, its label within the model's classes); one that fails is dropped.
-The records are numbered before the check, so a gap in the numbers after it names the dropped
-ones: each is reported once, in the form every bad record is named ("record N of PATH
-(image/filename 'NAME'): PROBLEM", the first MAX_WARNED of a run one `warning:` line each) and
-counted. Undecodable images are not looked for here (that needs a decode of every image).
+Each record read is also checked as the pipelines will parse and decode it
+(record_schema.usable: its schema, a non-empty image, its label within the model's classes,
+its image decodes: a JPEG at 1/8 scale, `record_schema.decodes`); one that fails is dropped.
+The check runs in TensorFlow's ops, records in parallel (no Python per record); it costs one
+scaled decode per record read, with this flag only. The records are numbered before the
+check, so a gap in the numbers after it names the dropped ones: each is reported once, in the
+form every bad record is named ("record N of PATH (image/filename 'NAME'): PROBLEM", the first
+MAX_WARNED of a run one `warning:` line each) and counted.
 """
 
 from __future__ import annotations
@@ -40,26 +44,38 @@ class SkippedRecords:
     Args:
       num_classes: the model's classes: a record whose label lies outside [0, num_classes)
         is skipped; None: labels are not checked here.
+      left_out: the shards left out at start-up (dataset_info.SkippedShard: path, reason,
+        readable_records), already reported by a warning each; their readable records count
+        as skipped.
 
     Attributes:
       by_shard: path -> records skipped at the last reading of that shard (a shard is read
         once an epoch).
       passes: how many times shards fell short (each reading of a damaged shard counts).
       unusable: path -> indices of the records the pipeline cannot use (skipped every epoch).
+      left_out: as given.
     """
 
-    def __init__(self, num_classes: int | None = None):
+    def __init__(self, num_classes: int | None = None, left_out: tuple = ()):
         self.num_classes = num_classes
         self.by_shard: dict[str, int] = {}
         self.passes = 0
         self.unusable: dict[str, set[int]] = {}
+        self.left_out = tuple(left_out)
         self._lock = threading.Lock()
 
     @property
     def records(self) -> int:
-        """Records skipped in one epoch: the ends of the shards that fell short and the records
-        the pipeline cannot use."""
-        return sum(self.by_shard.values()) + self.unusable_records
+        """Records skipped in one epoch: the readable records of the shards left out at
+        start-up, the ends of the shards that fell short and the records the pipeline cannot
+        use."""
+        return self.left_out_records + sum(self.by_shard.values()) + self.unusable_records
+
+    @property
+    def left_out_records(self) -> int:
+        """Readable records of the shards left out at start-up (a lower bound: the records
+        after a shard's damage cannot be counted)."""
+        return sum(s.readable_records for s in self.left_out)
 
     @property
     def unusable_records(self) -> int:
@@ -84,10 +100,13 @@ class SkippedRecords:
         counted = marked.scan(tf.constant(0, tf.int64),
                               lambda n, x: (n + 1, (x[0], x[1], n)))
         # The check fails (and ignore_errors drops) a record the pipeline cannot use; the
-        # numbers of the records kept then have a gap where it was.
+        # numbers of the records kept then have a gap where it was. It decodes each image
+        # (scaled): records in parallel, in their order.
         checked = counted.map(lambda record, is_marker, read: (tf.cond(
-            is_marker, lambda: record, lambda: record_schema.usable(record, self.num_classes)),
-            is_marker, read)).ignore_errors()
+            is_marker, lambda: record,
+            lambda: record_schema.usable(record, self.num_classes, decode=True)),
+            is_marker, read), num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True).ignore_errors()
         gaps = checked.scan(tf.constant(0, tf.int64),
                             lambda next_, x: (x[2] + 1, (x[0], x[1], x[2], next_)))
 
@@ -140,9 +159,10 @@ class SkippedRecords:
             start = self.unusable_records - len(new)
             for k, i in enumerate(new, start=start):
                 if k < MAX_WARNED:
+                    # The check's other failures have a phrase of record_problem's.
                     cnn_util.warn('skipped %s; --skip_corrupt_records'
                                   % record_schema.describe_record(
-                                      name, i, self.num_classes, 'the pipeline cannot parse it'))
+                                      name, i, self.num_classes, 'its image does not decode'))
                 elif k == MAX_WARNED:
                     cnn_util.warn('more records the pipeline cannot use are skipped (the first '
                                   '%d are named above); the total block counts them' % MAX_WARNED)

@@ -128,7 +128,8 @@ class Evaluator:
                 sess.run(self.post_init)
             totals = np.zeros(3, np.int64)
             batch_times = []
-            with data_errors.data_errors(files=self.pipeline.record_files):
+            with data_errors.data_errors(files=self.pipeline.record_files,
+                                         skipped=self.pipeline.skipped):
                 if self.pipeline.warmup_ops:
                     sess.run(self.pipeline.warmup_ops)
                 # Both fetch lists (with the puts, and without them for the last

@@ -183,7 +183,9 @@ SPECS: tuple[ParamSpec, ...] = (
        lower=1),
     _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
        'failing (found at start-up), and the rest of a shard from a record whose CRC fails '
-       'as it is read (shards then read by tf.data); the skipped records are reported.'),
+       'as it is read, and records the pipeline cannot use (another schema, a label outside '
+       'the classes, an image that does not decode; shards then read by tf.data); the skipped '
+       'records are reported.'),
     _b('allow_shard_subset', False, 'Accept a deliberate subset of the TFRecord shards (e.g. 3 '
        'of train-*-of-00008) instead of refusing the missing indices.'),
     _i('shuffle_buffer_size', 10000, 'Records held by the reader for shuffling.', lower=1),

@@ -92,6 +92,18 @@ def test_skipped_records_in_the_total_block():
     result = {}
     hook.end(result)
     assert result == {'skipped_records': 64}
+    # Shards left out at start-up count with their readable records (a lower bound), also
+    # when none of their records could be read.
+    skipped.by_shard = {}
+    skipped.left_out = (dataset_info.SkippedShard('c', 'truncated', 5),)
+    assert hook.total_lines(None) == [
+        'skipped records: at least 5 an epoch, 1 corrupt shard(s) left out at start-up with '
+        'their 5 readable record(s) (those after the damage cannot be counted) '
+        '(--skip_corrupt_records)']
+    hook.end(result)
+    assert result == {'skipped_records': 5}
+    skipped.left_out = (dataset_info.SkippedShard('c', 'corrupt length field', 0),)
+    assert hook.total_lines(None)[0].startswith('skipped records: uncounted, 1 corrupt shard(s)')
 
 
 @pytest.mark.parametrize('frozen', [False, True])

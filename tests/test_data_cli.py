@@ -89,7 +89,10 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
                     'image/class/label (read as -1)' % (tmp_path / 'nolabel', tmp_path / 'nolabel'
                                                         / 'train-00000-of-00001'),
         'undecodable': "; first record the pipeline cannot use: record 2 of %s "
-                       "(image/filename 'bad.jpg'): its image does not decode"
+                       "(image/filename 'bad.jpg'): its image does not decode; re-encode or "
+                       'remove that image and write its shard again (tf_cnn_build_tfrecords), '
+                       'or --skip_corrupt_records to skip the records whose image does not '
+                       'decode (each named, and counted)'
                        % (tmp_path / 'bad' / 'train-00001-of-00002'),
         'bad_crc': 'error: corrupt TFRecord record: record 5 (byte {start}) of %s: its data fails '
                    'its CRC; --skip_corrupt_records skips the rest of a shard from its first bad '
@@ -145,11 +148,100 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
     assert 'total images/sec' not in proc.stdout
 
 
-def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir):
-    data, _ = _corrupt_copy(imagenet_dir, tmp_path)
+@pytest.mark.parametrize('damage', ['cut_500_bytes', 'random_bytes'])
+def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir, damage):
+    """A shard left out at start-up: its warning said 'N readable records skipped with it' and
+    the closing line 'skipped records: none' (a new user's trial). Now the closing line counts
+    the shard and its readable records."""
+    from tf_cnn_benchmarks.input_data import dataset_info
+    data, victim = _corrupt_copy(imagenet_dir, tmp_path)
+    if damage == 'cut_500_bytes':
+        shutil.copy(os.path.join(imagenet_dir, victim.name), victim)
+        victim.write_bytes(victim.read_bytes()[:-500])
+    else:
+        victim.write_bytes(os.urandom(20000))
+    readable = dataset_info.walk_tfrecord_headers(str(victim))[0]
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
-    assert '1 corrupt shard(s) skipped' in proc.stdout + proc.stderr
+    assert '1 corrupt shard(s) skipped with %d readable records' % readable in proc.stdout
+    warned = [x for x in proc.stderr.splitlines() if x.startswith('warning: skipped')]
+    assert len(warned) == 1 and warned[0].startswith('warning: skipped corrupt shard %s ' % victim)
+    assert warned[0].endswith(': %d readable records skipped with it' % readable)
+    assert 'skipped records: %s, 1 corrupt shard(s) left out at start-up with their %d readable ' \
+           'record(s) (those after the damage cannot be counted) (--skip_corrupt_records)' % (
+               'at least %d an epoch' % readable if readable else 'uncounted', readable) \
+        in proc.stdout.splitlines()
+    assert (readable > 0) == (damage == 'cut_500_bytes')
+
+
+def _undecodable_shards(folder, *, all_cut=False):
+    """Two shards of 4 records (a 64x48 noise JPEG each, image/filename 'good.jpg'): record 1
+    of the first holds junk bytes ('junk.jpg'), record 2 of the second a JPEG cut in half
+    ('half.jpg'); with all_cut every image is cut in half."""
+    import numpy as np
+    pixels = np.random.default_rng(0).integers(0, 256, (48, 64, 3))
+    jpeg = input_helpers.image_bytes(64, 48, pixels=pixels)
+    good = input_helpers.example(jpeg, 3, filename='good.jpg')
+    junk = input_helpers.example(b'junk bytes, not an image', 3, filename='junk.jpg')
+    half = input_helpers.example(jpeg[:len(jpeg) // 2], 3, filename='half.jpg')
+    if all_cut:
+        return input_helpers.write_shards(str(folder), 'train', [[half] * 4] * 2)
+    return input_helpers.write_shards(str(folder), 'train', [[good, junk, good, good],
+                                                             [good, good, half, good]])
+
+
+def test_skip_corrupt_records_skips_names_and_counts_images_that_do_not_decode(tmp_path):
+    """Before, an image that does not decode stopped the run with --skip_corrupt_records too
+    (a new user's trial); now each such record is skipped, named in a warning line and
+    counted in the closing line."""
+    paths = _undecodable_shards(tmp_path / 'bad')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % (tmp_path / 'bad'),
+                               '--skip_corrupt_records')
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(x for x in proc.stderr.splitlines() if x.startswith('warning: skipped')) == [
+        "warning: skipped record 1 of %s (image/filename 'junk.jpg'): its image does not "
+        'decode; --skip_corrupt_records' % paths[0],
+        "warning: skipped record 2 of %s (image/filename 'half.jpg'): its image does not "
+        'decode; --skip_corrupt_records' % paths[1]]
+    assert ('skipped records: 2 an epoch, 2 record(s) the pipeline cannot use (another schema, '
+            'a label outside the classes, an image that does not decode) in 2 shard(s) '
+            '(--skip_corrupt_records)' in proc.stdout.splitlines())
+
+
+def test_every_image_skipped_is_one_error_line_with_a_fix(tmp_path):
+    """Every image cut in half: with --skip_corrupt_records nothing is left to read; that is
+    said (not TensorFlow's 'End of sequence')."""
+    _undecodable_shards(tmp_path / 'half', all_cut=True)
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % (tmp_path / 'half'),
+                               '--skip_corrupt_records')
+    assert proc.returncode == 1 and 'Traceback' not in proc.stderr, proc.stderr
+    assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [
+        'error: no record is left to read: --skip_corrupt_records skipped every record of the '
+        'shards (8 an epoch, named in the warnings above); re-encode the images that do not '
+        'decode and write the shards again (tf_cnn_build_tfrecords), or give a --data_dir of '
+        'usable records']
+
+
+def test_an_empty_shard_is_warned_of_and_all_empty_is_an_error(tmp_path):
+    """A 0-byte shard beside good ones was read silently (a new user's trial)."""
+    good = input_helpers.example(input_helpers.image_bytes(16, 16), 3)
+    paths = input_helpers.write_shards(str(tmp_path / 'one'), 'train', [[good] * 4, []])
+    input_helpers.write_shards(str(tmp_path / 'all'), 'train', [[], []])
+    one, every = _run_clis(SMALL + ['--data_dir=%s' % (tmp_path / 'one')],
+                           SMALL + ['--data_dir=%s' % (tmp_path / 'all')])
+    assert one.returncode == 0, one.stderr
+    assert [x for x in one.stderr.splitlines() if x.startswith('warning: shard')] == [
+        'warning: shard %s holds no records (0 bytes; a conversion or copy that did not '
+        'finish?): the run reads the other train shards; write it again '
+        '(tf_cnn_build_tfrecords)' % paths[1]]
+    assert 'train: 4 examples counted in 2 TFRecord shards, 1 of them empty, headers checked' \
+        in one.stdout
+    assert every.returncode == 1 and 'Traceback' not in every.stderr, every.stderr
+    assert [x for x in every.stderr.splitlines() if x.startswith('error: ')] == [
+        'error: the train shards matching train-*-of-* in %s hold no records (2 empty '
+        'shard(s): a conversion or copy that did not finish?); write them again '
+        '(tf_cnn_build_tfrecords), or give the folder of the complete shards'
+        % (tmp_path / 'all')]
 
 
 def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, imagenet_dir):
@@ -268,5 +360,6 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
         "warning: skipped record 2 of %s (image/filename 'odd.jpg'): image/class/label holds 2 "
         'values (one is read); --skip_corrupt_records' % shards['two']]
     assert ('skipped records: 1 an epoch, 1 record(s) the pipeline cannot use (another schema, '
-            'a label outside the classes) in 1 shard(s) (--skip_corrupt_records)'
+            'a label outside the classes, an image that does not decode) in 1 shard(s) '
+            '(--skip_corrupt_records)'
             in skipped.stdout.splitlines())
