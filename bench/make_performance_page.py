@@ -177,6 +177,13 @@ def quick_rows(results) -> tuple[list[list[str]], str | None]:
             for r in doc['data']['rows']], stem
 
 
+#: The README's name of each kind of limit a roofline file has (roofline_rows 'limit_kind').
+LIMIT_NAMES = {
+    'strict': ('strict limit', "every op's fastest form, memory-bound ops at memory speed"),
+    'compute': ('compute limit', 'the convolutions and matmuls alone'),
+}
+
+
 def headline_rows(results) -> list[list[str]]:
     """A few figures for the README: per model the newest training bf16/fp32 ratio and
     fraction of the limit, and the quick resnet50 run's wall time; each with its file."""
@@ -197,8 +204,10 @@ def headline_rows(results) -> list[list[str]]:
     for r in roofline_rows(results):
         if r['mode'] == 'training' and r['precision'] == 'fp32':
             load = r['prov'].get('load_average_before')
-            add('%s training, batch %d, fp32: fraction of the limit%s'
-                % (r['model'], r['batch'], '' if load is None else ' (load average %.1f)' % load),
+            name, what = LIMIT_NAMES[r['limit_kind']]
+            add('%s training, batch %d, fp32: fraction of the %s (%s%s)'
+                % (r['model'], r['batch'], name, what,
+                   '' if load is None else '; load average %.1f' % load),
                 '%.2f' % r['fraction'], r['prov'], r['stem'])
     quick = [(s, d) for s, d in results if d['what'] == 'quick_runs']
     if quick:
