@@ -76,6 +76,7 @@ class Measurement(NamedTuple):
         be read: the record then says 'load not measured').
       measured_now: True when this process measured it (False: read from the record).
       samples: the quiet measurements the figure is the median of (1 unless sampled).
+      latest_utc: when the newest of those samples was measured ('' unless sampled).
     """
     kind: str
     key: str
@@ -89,10 +90,12 @@ class Measurement(NamedTuple):
     quiet: bool
     measured_now: bool
     samples: int = 1
+    latest_utc: str = ''
 
-    def date(self) -> str:
-        """'2026-12-04 20:10 UTC' (minutes), or the stored text if not ISO 8601."""
-        stamp = self.measured_utc
+    def date(self, stamp: str | None = None) -> str:
+        """'2026-12-04 20:10 UTC' (minutes) of `stamp` (default measured_utc), or the stored
+        text if not ISO 8601."""
+        stamp = self.measured_utc if stamp is None else stamp
         return '%s %s UTC' % (stamp[:10], stamp[11:16]) if len(stamp) >= 16 else stamp
 
     def load_text(self) -> str:
@@ -105,9 +108,12 @@ class Measurement(NamedTuple):
     def source(self) -> str:
         """'calibrated 2026-12-04 20:10 UTC, others 0.05 of 2 cores, spread 2%' ('measured
         now ...' when this process measured it; ', the median of 3 quiet calibrations' when
-        the figure is a median)."""
-        median = (', the median of %d quiet calibrations' % self.samples if self.samples > 1
-                  else '')
+        the figure is a median: its date is the median sample's, the newest sample's follows)."""
+        median = ''
+        if self.samples > 1:
+            median = ', the median of %d quiet calibrations' % self.samples
+            if self.latest_utc and self.latest_utc != self.measured_utc:
+                median += ', the newest %s' % self.date(self.latest_utc)
         return '%s %s, %s, spread %.0f%%%s' % (
             'measured now' if self.measured_now else 'calibrated', self.date(),
             self.load_text(), 100 * self.spread, median)
@@ -159,9 +165,18 @@ def _from_entry(key: str, entry) -> Measurement | None:
                            float(entry.get('spread', 0.0)), str(entry.get('measured_utc', '?')),
                            float(entry.get('measure_secs', 0.0)), entry.get('others_cores'),
                            entry.get('others_fraction'), int(entry.get('cores', 0)), True,
-                           False, len(samples) if isinstance(samples, list) and samples else 1)
+                           False, len(samples) if isinstance(samples, list) and samples else 1,
+                           _newest(samples))
     except (TypeError, ValueError):
         return None
+
+
+def _newest(samples) -> str:
+    """The newest 'measured_utc' of an entry's samples ('' without samples)."""
+    if not isinstance(samples, list):
+        return ''
+    return max((str(e.get('measured_utc', '')) for e in samples if isinstance(e, dict)),
+               default='')
 
 
 def _entry(m: Measurement) -> dict:

@@ -149,12 +149,16 @@ def _losses(tmp_path_factory, **flags) -> np.ndarray:
 
 def test_forced_choices_follow_todays_graph_float32(tmp_path_factory):
     # float32 sums in another order: the first step's loss (the same weights) agrees to
-    # float32's rounding; the next steps' moved by up to 1.45e-5 relative here (batch norm of
-    # the 1x1 last stage over a batch of 2 amplifies the updates' roundings).
+    # float32's rounding (1e-6: 8 ulps of 2**-23); the next steps' moved by up to 1.45e-5
+    # relative on a quiet AMX host and by more than 3e-5 once in the suite under -n 2 (the
+    # gradients' sums also change order from run to run with the inter-op threads' timing, and
+    # batch norm of the 1x1 last stage over a batch of 2 amplifies the updates' roundings).
+    # 1e-4 holds those, and a form that computed another gradient moves the next loss by far
+    # more (test_each_choice_forced_on_and_off_changes_only_the_ops checks the ops).
     on = _losses(tmp_path_factory, saved=True, graph_choices=BOTH)
     off = _losses(tmp_path_factory, graph_choices='off')
     np.testing.assert_allclose(on[0], off[0], rtol=1e-6)
-    np.testing.assert_allclose(on, off, rtol=3e-5)
+    np.testing.assert_allclose(on, off, rtol=1e-4)
 
 
 #: How far a bfloat16 loss of a later step may drift with the graph's form. bfloat16 keeps 8

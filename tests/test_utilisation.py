@@ -192,6 +192,23 @@ def test_the_peak_is_the_median_of_the_last_five_quiet_calibrations(tmp_path):
     assert cpu_peak.flops_per_sec(busy) == 3.5e11 and busy.samples == 5
 
 
+def test_a_median_peak_names_its_own_date_and_the_newest_samples(tmp_path, monkeypatch):
+    from tf_cnn_benchmarks.hardware import calibration
+    stamps = iter(['2026-12-01T10:00:00Z', '2026-12-02T11:00:00Z', '2026-12-03T12:00:00Z'])
+    monkeypatch.setattr(calibration, '_utc_now', lambda: next(stamps))
+    rates = iter([3.0e11, 3.2e11, 2.0e11])
+    kw = dict(cpu_model='c', tf_version='v', path=str(tmp_path / 'calibration.json'),
+              measure_fn=lambda d, t: ({'flops_per_sec': next(rates), 'kernel': 'conv3x3'}, 0.0),
+              meter=helpers.FakeMeter(0.0), refresh=True)
+    for _ in range(3):
+        cpu_peak.cpu_peak('float32', 2, **kw)
+    got = cpu_peak.cpu_peak('float32', 2, **{**kw, 'refresh': False})
+    assert cpu_peak.flops_per_sec(got) == 3.0e11  # the median of 2.0, 3.0 and 3.2: the first
+    assert got.source() == ('calibrated 2026-12-01 10:00 UTC, others 0.00 of 2 cores, spread '
+                            '0%, the median of 3 quiet calibrations, the newest 2026-12-03 '
+                            '12:00 UTC')
+
+
 def test_a_peak_taken_beside_a_burner_is_not_kept(tmp_path, capsys):
     path = str(tmp_path / 'calibration.json')
     kw = dict(cpu_model='c', tf_version='v', path=path)
