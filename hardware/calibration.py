@@ -15,6 +15,12 @@ and graph/memory_probe.py) goes through `measure`:
      host_load.STEAL_LIMIT. A busy measurement is not stored; the caller gets the last quiet
      one of the same key (or none) and `busy_note` says why in one line.
 
+A busy measurement of a figure the record does not hold yet leaves a note in the record
+(`busy|<key>`: when, and the others' load): for BUSY_RETRY_SECS after it, a run does not
+measure that figure again in passing (each try cost a run 3-5 s on a busy host and was thrown
+away) and says so in one line; `--calibrate` (a refresh) measures whatever the note says, and a
+quiet measurement removes the note.
+
 A figure whose quiet measurements still move between calibrations (the CPU peak: on a
 2-core cloud VM the best 8-second rate of one kernel moved between 334 and 364 GFLOP/s over
 four quiet measurements in a row) keeps its last SAMPLES quiet measurements, and the host's
@@ -57,6 +63,10 @@ OFF = 'off'
 QUIET_LIMIT = host_load.OTHERS_LIMIT
 #: Quiet measurements a sampled figure keeps (`figure`'s median_by); it is their median.
 SAMPLES = 5
+#: Seconds after a busy measurement of a figure not yet recorded during which a run does not
+#: measure it again in passing (module docstring).
+BUSY_RETRY_SECS = 600
+BUSY_PREFIX = 'busy|'
 
 
 class Measurement(NamedTuple):
@@ -226,19 +236,59 @@ def store(path: str | None, measurements, median_by=None) -> bool:
     if not path or not quiet:
         return False
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         entries = load_record(path)
         for m in quiet:
             entries[m.key] = (_entry(m) if median_by is None
                               else _sampled_entry(entries.get(m.key), _entry(m), median_by))
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                                   prefix='.calibration_', suffix='.tmp')
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-        return True
+            entries.pop(BUSY_PREFIX + m.key, None)
+        return _write(path, entries)
     except OSError:
         return False
+
+
+def _write(path: str, entries: dict) -> bool:
+    """Writes the record atomically (a rename). Raises OSError."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                               prefix='.calibration_', suffix='.tmp')
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    return True
+
+
+def note_busy(path: str | None, m: Measurement) -> bool:
+    """Notes in the record that `m`, a busy measurement, was tried (module docstring);
+    False when not written (off, or a folder that is not writable)."""
+    if not path:
+        return False
+    try:
+        entries = load_record(path)
+        entries[BUSY_PREFIX + m.key] = {'busy_utc': m.measured_utc,
+                                        'others_cores': m.others_cores, 'cores': m.cores}
+        return _write(path, entries)
+    except OSError:
+        return False
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def recent_busy_try(key: str, path: str) -> str | None:
+    """The date ('2026-12-05 21:40 UTC') of a busy try of `key` within BUSY_RETRY_SECS
+    before now, or None."""
+    note = load_record(path).get(BUSY_PREFIX + key)
+    if not isinstance(note, dict):
+        return None
+    try:
+        when = datetime.datetime.strptime(str(note.get('busy_utc')), '%Y-%m-%dT%H:%M:%SZ')
+    except ValueError:
+        return None
+    when = when.replace(tzinfo=datetime.timezone.utc)
+    if not 0 <= (_now() - when).total_seconds() < BUSY_RETRY_SECS:
+        return None
+    return when.strftime('%Y-%m-%d %H:%M UTC')
 
 
 def announce(what: str, secs: float, out=None) -> None:
@@ -333,6 +383,12 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return kept
     if not measure_missing:
         return kept
+    tried = None if refresh else recent_busy_try(key, path)
+    if tried is not None:
+        (warn or _warn)('%s not measured: its try at %s was on a busy host and is not tried '
+                        'again for %d minutes; run `tf_cnn_benchmarks --calibrate` when the '
+                        'host is quiet' % (kind, tried, BUSY_RETRY_SECS // 60))
+        return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:
         stored = (lookup(key, path) if store(path, [fresh], median_by) and median_by
@@ -342,6 +398,8 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return stored._replace(measured_now=stored.measured_utc == fresh.measured_utc
                                and stored.value == fresh.value)
     (warn or _warn)(busy_note(fresh, kept))
+    if kept is None:
+        note_busy(path, fresh)
     return kept
 
 

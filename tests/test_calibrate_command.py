@@ -5,6 +5,8 @@ meter, fake probes), so the test holds on any CPU and under any load."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from tf_cnn_benchmarks.graph import graph_choices
@@ -34,3 +36,31 @@ def test_a_busy_calibration_counts_every_figure_it_could_not_store(calibration_r
         '`tf_cnn_benchmarks --calibrate` again when it is quiet')
     assert "graph choices: measured on a busy host, not stored: today's graph" in lines
     assert not any('add --calibrate' in x for x in lines)
+
+
+def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_path,
+                                                                          monkeypatch):
+    # Each busy try cost a run 3-5 s and was thrown away; a run within BUSY_RETRY_SECS of it
+    # says so instead, --calibrate (a refresh) measures, and a quiet measurement ends the note.
+    path = str(tmp_path / 'calibration.json')
+    calls, warnings, clock = [], [], ['2026-12-05T21:00:00Z']
+    monkeypatch.setattr(calibration, '_utc_now', lambda: clock[0])
+    monkeypatch.setattr(calibration, '_now', lambda: datetime.datetime.strptime(
+        clock[0], '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=datetime.timezone.utc))
+
+    def figure(at, others, refresh=False):
+        clock[0] = at
+        return calibration.figure(
+            'cpu peak', 'k', lambda: calls.append(at) or (7.0, 0.0), what='x', secs=1,
+            cores=2, refresh=refresh, path=path, meter=helpers.FakeMeter(others),
+            warn=warnings.append)
+
+    assert figure('2026-12-05T21:00:00Z', 1.5) is None and len(calls) == 1  # busy: noted
+    assert figure('2026-12-05T21:05:00Z', 1.5) is None and len(calls) == 1  # not tried again
+    assert warnings[-1] == ('cpu peak not measured: its try at 2026-12-05 21:00 UTC was on a '
+                            'busy host and is not tried again for 10 minutes; run '
+                            '`tf_cnn_benchmarks --calibrate` when the host is quiet')
+    assert figure('2026-12-05T21:05:00Z', 1.5, refresh=True) is None  # --calibrate measures
+    assert len(calls) == 2
+    assert figure('2026-12-05T21:20:00Z', 0.0).value == 7.0 and len(calls) == 3  # 15 min on
+    assert calibration.load_record(path).keys() == {'k'}  # the quiet figure ended the note

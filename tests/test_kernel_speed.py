@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.graph import precision
-from tf_cnn_benchmarks.hardware import kernel_speed
+from tf_cnn_benchmarks.hardware import calibration, kernel_speed
 
 import helpers
 
@@ -162,13 +162,17 @@ def test_a_busy_probe_is_not_kept_and_the_last_quiet_one_is_used(probe_cache, tm
                                                                  capsys):
     probe, calls = probe_cache
     assert probe(tf.bfloat16, meter=helpers.FakeMeter(1.9)) is None  # nothing quiet yet
-    assert not (tmp_path / 'calibration.json').exists()
+    record = calibration.load_record(str(tmp_path / 'calibration.json'))
+    assert [k.split('|')[0] for k in record] == ['busy']  # only the busy try's note
     assert capsys.readouterr().err == (
         'warning: reduced-precision kernel factors measured now is not kept: other processes '
         'used 1.90 of 2 cores (95%, more than 25%); no quiet calibration: run '
         '`tf_cnn_benchmarks --calibrate` on a quiet host\n')
     kernel_speed._MEMO.clear()
-    quiet = probe(tf.bfloat16)
+    assert probe(tf.bfloat16) is None and len(calls) == 1  # not tried again for 10 minutes
+    assert 'its try at ' in capsys.readouterr().err
+    kernel_speed._MEMO.clear()
+    quiet = probe(tf.bfloat16, refresh=True)  # --calibrate
     kernel_speed._MEMO.clear()
     busy = probe(tf.bfloat16, refresh=True, meter=helpers.FakeMeter(0.6))  # 30% > 25%
     assert len(calls) == 3 and busy.value == quiet.value and not busy.measured_now
