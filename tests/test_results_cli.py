@@ -267,6 +267,20 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     assert status == 2 and err == 'error: ingest: %s does not exist\n' % (tmp_path / 'gone')
 
 
+def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
+    photos = tmp_path / 'photos'
+    (photos / 'trip').mkdir(parents=True)
+    (photos / 'trip' / 'beach.jpg').write_bytes(b'\xff\xd8\xff')
+    (photos / 'notes.json').write_text('{}')
+    db = tmp_path / 'db.sqlite'
+    status, out, err = _main(capsys, 'ingest', str(photos), '--results_db=%s' % db)
+    assert status == 2 and out == ''
+    assert err == ("error: ingest: %s holds no result file at any level (ingest reads a "
+                   "sweep's results.jsonl and run JSONs tf_cnn_benchmarks_*.json); give the "
+                   "sweep's --output_dir or the run's --benchmark_log_dir\n" % photos)
+    assert not db.exists()
+
+
 @pytest.mark.cli
 def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_path):
     db, out = str(tmp_path / 'db.sqlite'), str(tmp_path / 'sweep')
