@@ -75,8 +75,8 @@ ROWS = (
 )
 
 # The original tf_cnn_benchmarks' model names that this project does not build (read from the
-# registry of tensorflow/benchmarks, scripts/tf_cnn_benchmarks/models/model_config.py: its
-# ImageNet, CIFAR-10, COCO and LibriSpeech tables and its TF1-only models). `check_model` says
+# registry of the original, its model_config module in the tensorflow/benchmarks repository:
+# its ImageNet, CIFAR-10, COCO and LibriSpeech tables and its TF1-only models). `check_model` says
 # so instead of guessing a close name. Not generated: the list changes only if a model is built.
 ORIGINAL_ONLY = (
     'deepspeech2', 'nasnet', 'nasnetlarge', 'ncf', 'ssd300',
