@@ -350,10 +350,13 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
     db = os.path.join(folder, 'results.sqlite')
     before = sorted(os.listdir(folder))
     page = str(tmp_path / 'page')
+    copied = tmp_path / 'copied'  # a result file to ingest (a folder without one is refused)
+    copied.mkdir()
+    (copied / 'tf_cnn_benchmarks_x_1.json').write_text('{}')
     commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
                                           '--host=node-b'],
                 ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
-                ['ingest', folder]]
+                ['ingest', str(copied)]]
     script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
     data_home = str(tmp_path / 'xdg')
     run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
