@@ -36,6 +36,7 @@ import math
 import tensorflow as tf
 
 from .. import params as params_lib
+from ..params import original_flags
 from . import fused_decay
 
 tf1 = tf.compat.v1
@@ -157,6 +158,20 @@ def next_changes(p, examples_per_epoch: int, images_per_step: int, start_step: i
             k += 1
         add('rate %g' % (p.init_learning_rate * p.learning_rate_decay_factor ** k), k * period)
     return out
+
+
+def rate_flag(p) -> str:
+    """The flag the run's learning rate comes from, by the precedence of the module docstring:
+    '--piecewise_learning_rate_schedule', '--init_learning_rate', '--resnet_base_lr' (an
+    ImageNet ResNet's default rate per 256 images; params/original_flags.IMAGENET_RESNET), or ''
+    (the model's default rate)."""
+    if p.piecewise_learning_rate_schedule:
+        return '--piecewise_learning_rate_schedule'
+    if p.init_learning_rate is not None:
+        return '--init_learning_rate'
+    if p.resnet_base_lr is not None and original_flags.IMAGENET_RESNET.match(p.model):
+        return '--resnet_base_lr'
+    return ''
 
 
 def schedule_flag(p) -> str:

@@ -26,6 +26,10 @@ SWEEP_FILE = 'results.jsonl'
 RUN_JSON = 'tf_cnn_benchmarks_*.json'
 
 
+class NoResultsError(ValueError):
+    """A folder given to ingest holds no result file at any level (the message says which)."""
+
+
 @dataclasses.dataclass
 class Summary:
     """What an ingest did.
@@ -58,6 +62,8 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
 
     Raises:
       FileNotFoundError: a path does not exist (named in the message).
+      NoResultsError: a folder holds neither a sweep's results file nor a run JSON at any
+        level (a mistyped folder would otherwise ingest nothing and exit 0).
     """
     sweeps, runs = set(), set()
     for path in paths:
@@ -67,6 +73,7 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
             (sweeps if os.path.basename(path).endswith('.jsonl') else runs).add(
                 os.path.abspath(path))
             continue
+        found = 0
         for folder, dirs, files in os.walk(path):
             dirs.sort()
             for name in files:
@@ -75,6 +82,14 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
                     sweeps.add(full)
                 elif fnmatch.fnmatch(name, RUN_JSON):
                     runs.add(full)
+                else:
+                    continue
+                found += 1
+        if not found:
+            raise NoResultsError(
+                '%s holds no result file at any level (ingest reads a sweep\'s %s and run '
+                'JSONs %s); give the sweep\'s --output_dir or the run\'s --benchmark_log_dir'
+                % (path, SWEEP_FILE, RUN_JSON))
     return sorted(sweeps), sorted(runs)
 
 
@@ -152,6 +167,7 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
 
     Raises:
       FileNotFoundError: a path does not exist.
+      NoResultsError: a folder holds no result file (nothing is read, the database untouched).
       store.StoreError: the database cannot be used.
     """
     sweeps, runs = find_files(paths)

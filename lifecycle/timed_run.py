@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from ..graph import precision
+from ..graph import learning_rate, precision
 from ..runtime import traced_session
 from . import results_log, training_loop
 
@@ -81,6 +81,17 @@ def drain_pipeline(sess, info) -> None:
         sess.run(info.pipeline.drain_ops)
 
 
+def rate_advice(p) -> str:
+    """The NaN message's advice on the learning rate, naming the flag the rate came from
+    (learning_rate.rate_flag): 'Lower the rates of --piecewise_learning_rate_schedule',
+    'Lower --resnet_base_lr', ...; 'Lower --init_learning_rate' for the model's default rate
+    (the flag that replaces it)."""
+    flag = learning_rate.rate_flag(p)
+    if flag == '--piecewise_learning_rate_schedule':
+        return 'Lower the rates of %s' % flag
+    return 'Lower %s' % (flag or '--init_learning_rate')
+
+
 def loop_spec(plan) -> training_loop.LoopSpec:
     """The timed loop's steps, columns and messages for the run `plan` describes."""
     p = plan.params
@@ -91,6 +102,7 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
                        else ()),
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
+        rate_advice=rate_advice(p),
         nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                   % precision.initial_loss_scale(p)

@@ -79,6 +79,8 @@ class LoopSpec:
         ('top_1_accuracy', 'top_5_accuracy'); each printed as %.3f.
       ewma_alpha: --display_perf_ewma: the step lines' mean images/sec as an exponentially
         weighted moving average (cnn_util.ImageRateStats); the total is unchanged.
+      rate_advice: the NaN message's advice on the learning rate, naming the flag the rate
+        came from (timed_run.rate_advice), e.g. 'Lower --resnet_base_lr'.
       nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
       weight_decay: --weight_decay of a training run (0: none), named by the NaN message when
         its term dominates the loss (decay_advice).
@@ -92,6 +94,7 @@ class LoopSpec:
     loss_name: str = 'total_loss'
     extra_columns: tuple[str, ...] = ()
     ewma_alpha: float | None = None
+    rate_advice: str = 'Lower --init_learning_rate'
     nan_hint: str = ''
     weight_decay: float = 0.0
 
@@ -134,14 +137,14 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
             'the kernels grow every step%s).' % (where, weight_decay, product))
 
 
-def _check_finite(loss, step, lr_fn, hint, parts_fn=None, weight_decay=0.0):
+def _check_finite(loss, step, lr_fn, advice_text, parts_fn=None, weight_decay=0.0):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
         advice = decay_advice(parts_fn() if parts_fn else [], weight_decay, lr)
         raise NonFiniteLossError(
             'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
             % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',
-               advice or 'Lower --init_learning_rate%s.' % hint))
+               advice or '%s.' % advice_text))
 
 
 def format_duration(seconds: float) -> str:
@@ -180,7 +183,7 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
         start = time.perf_counter()
         out = phases.run_step(step_fn, call, time.perf_counter)
         times.append(time.perf_counter() - start)
-        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.nan_hint,
+        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.rate_advice + spec.nan_hint,
                       getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.warmup_losses.append(out[0])
         if phases.should_stop():  # a signal: stop after this step
@@ -243,7 +246,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, 'step %d' % step, lr_fn, spec.nan_hint,
+        _check_finite(loss, 'step %d' % step, lr_fn, spec.rate_advice + spec.nan_hint,
                       getattr(step_fn, 'loss_parts', None), spec.weight_decay)
         result.losses.append(loss)
         if len(out) > 1:

@@ -74,6 +74,18 @@ ROWS = (
     ('vgg19', 'imagenet', 224, 143671337, 39264133120, 64, 0.005, 224, True),
 )
 
+# The original tf_cnn_benchmarks' model names that this project does not build (read from the
+# registry of the original, its model_config module in the tensorflow/benchmarks repository:
+# its ImageNet, CIFAR-10, COCO and LibriSpeech tables and its TF1-only models). `check_model` says
+# so instead of guessing a close name. Not generated: the list changes only if a model is built.
+ORIGINAL_ONLY = (
+    'deepspeech2', 'nasnet', 'nasnetlarge', 'ncf', 'ssd300',
+    'official_resnet18', 'official_resnet34', 'official_resnet50', 'official_resnet101',
+    'official_resnet152', 'official_resnet200',
+    'official_resnet18_v2', 'official_resnet34_v2', 'official_resnet50_v2',
+    'official_resnet101_v2', 'official_resnet152_v2', 'official_resnet200_v2',
+)
+
 
 class UnknownModelError(ValueError):
     """The model name is not registered for the dataset (a usage error, exit status 2)."""
@@ -112,12 +124,18 @@ def check_model(name: str, dataset: str) -> None:
 
     Raises:
       UnknownModelError: one line: for a name of the other dataset, which one and the flag
-        that selects it; for an unknown name, the closest names ("did you mean") and the valid
-        names of both datasets.
+        that selects it; for a model of the original that is not built here (ORIGINAL_ONLY),
+        that; for an unknown name, the closest names ("did you mean") and the valid names of
+        both datasets.
     """
     table = names(dataset)
     if name in table:
         return
+    if name in ORIGINAL_ONLY:
+        raise UnknownModelError(
+            '--model=%s is a model of the original tf_cnn_benchmarks that this project does not '
+            'build; --list_models names the %d it builds' % (
+                name, len({row[0] for row in ROWS})))
     others = [d for d in DATASETS if name in names(d)]
     if others:
         fix = ''

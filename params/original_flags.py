@@ -245,11 +245,17 @@ def problem(p) -> str | None:
     return None
 
 
-def gpu_only_on_cpu(p) -> list[str]:
+def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
     """One message per GPU-only flag set to a value other than its default, for a run on the
-    CPU (--device=cpu, or no GPU visible)."""
-    return ['--%s has no effect with --device=cpu (it sets GPU options); use '
-            '--num_intra_threads/--num_inter_threads for the CPU' % name
+    CPU.
+
+    Args:
+      p: the Params as given.
+      where: how the run came to be on the CPU, as the message says it: 'with --device=cpu'
+        when the user asked for it, 'on the CPU (no GPU visible)' when it was resolved so.
+    """
+    return ['--%s has no effect %s (it sets GPU options); use '
+            '--num_intra_threads/--num_inter_threads for the CPU' % (name, where)
             for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name]]
 
 

@@ -50,6 +50,8 @@ def run_main(*args):
 @pytest.mark.parametrize('args, message', [
     (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet50_v2 "
      'or resnet152? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
+    (['--model=nasnet'], 'error: --model=nasnet is a model of the original tf_cnn_benchmarks '
+     'that this project does not build; --list_models names the 35 it builds\n'),
     (['--model=densenet40_k12'], 'error: --model=densenet40_k12 is a cifar10 model and does not '
      'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10)'),
     (['--job_name=worker', '--ps_hosts=localhost:2222', '--worker_hosts=localhost:2222'],
@@ -95,6 +97,18 @@ def test_unknown_model_lists_both_datasets():
     assert 'resnet56_v2' in cifar10 and 'densenet40_k12' in cifar10
     with pytest.raises(model_catalog.UnknownModelError, match='; valid models for imagenet'):
         model_catalog.check_model('zzz', 'cifar10')  # nothing close: no "did you mean"
+
+
+def test_models_of_the_original_not_built_here_are_named_as_such():
+    built = {name for name, _ in model_catalog.list_models()}
+    assert len(built) == 35 and not built & set(model_catalog.ORIGINAL_ONLY)
+    for name in model_catalog.ORIGINAL_ONLY:
+        for dataset in ('imagenet', 'cifar10', 'synthetic'):
+            with pytest.raises(model_catalog.UnknownModelError) as info:
+                model_catalog.check_model(name, dataset)
+            assert str(info.value) == (
+                '--model=%s is a model of the original tf_cnn_benchmarks that this project '
+                'does not build; --list_models names the 35 it builds' % name)
 
 
 def test_version_and_list_models_need_no_tensorflow():

@@ -76,6 +76,27 @@ def test_reserved_or_inconsistent_flags_exit_2(capsys):
     assert 'needs at least one ps' in capsys.readouterr().err
 
 
+def test_a_task_flag_the_command_refuses_is_one_error_before_any_task_starts(capsys,
+                                                                             monkeypatch):
+    started = []
+    monkeypatch.setattr(launch_cluster.Launcher, 'start', lambda self: started.append(self))
+    assert launch_cluster.main(['--num_workers=2', '--', '--model=resnet51']) == 2
+    captured = capsys.readouterr()
+    assert started == [] and captured.out == ''
+    [line] = captured.err.splitlines()
+    assert line.startswith("error: unknown --model='resnet51'; did you mean resnet50, resnet152 "
+                           'or resnet101? valid models for imagenet'), line
+    assert launch_cluster.main(['--num_workers=2', '--', '--model=trivial',
+                                '--variable_update=replicated']) == 2
+    assert capsys.readouterr().err == (
+        'error: --variable_update=replicated is for one host; in a cluster use '
+        'parameter_server, distributed_replicated, distributed_all_reduce or '
+        'collective_all_reduce.\n')
+    assert launch_cluster.main(['--', '--model=trivial', '--nosuchflag']) == 2
+    assert capsys.readouterr().err.startswith('error: ')
+    assert started == []
+
+
 class Launch:
     """A launcher process; output in a file."""
 

@@ -3,6 +3,7 @@
 and the ineffective-flag warnings."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -230,6 +231,17 @@ def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
         assert absent not in run.out, absent
     assert 'received SIGINT: stopping after the current step' in run.err
     assert _checkpoint_step(str(tmp_path / 'train')) == 1
+
+
+def test_a_nan_from_a_piecewise_schedule_names_that_flag():
+    nan = helpers.run_command('--model=trivial', '--batch_size=4', '--image_size=16',
+                              '--num_warmup_batches=0', '--num_batches=30',
+                              '--piecewise_learning_rate_schedule=1e6;100;1')
+    assert nan.returncode == 1, nan.stderr
+    [line] = [x for x in nan.stderr.splitlines() if x.startswith('error:')]
+    assert re.fullmatch(r'error: the loss became (nan|inf|-inf) at step \d+ \(learning rate '
+                        r'1e\+06\); the run is invalid and no images/sec are reported\. Lower '
+                        r'the rates of --piecewise_learning_rate_schedule\.', line), line
 
 
 def test_nan_guard_and_eval_without_checkpoint_exit_1(tmp_path):

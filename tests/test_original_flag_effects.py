@@ -106,6 +106,19 @@ def test_gpu_flags_warn_with_device_cpu():
     assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
 
 
+def test_gpu_flags_warn_by_how_the_run_came_to_the_cpu():
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    # No --device given and no GPU visible: the CPU was chosen for the user.
+    chosen = ineffective_flags.messages(tiny_params(device=None, per_gpu_thread_count=2),
+                                        visible_gpus=0)
+    assert chosen == ['--per_gpu_thread_count has no effect on the CPU (no GPU visible) (it '
+                      'sets GPU options); use --num_intra_threads/--num_inter_threads for the CPU']
+    asked = ineffective_flags.messages(tiny_params(device='cpu', per_gpu_thread_count=2),
+                                       visible_gpus=0)
+    assert asked == ['--per_gpu_thread_count has no effect with --device=cpu (it sets GPU '
+                     'options); use --num_intra_threads/--num_inter_threads for the CPU']
+
+
 def test_loss_type_to_report_base_loss_leaves_out_the_weight_decay(capsys):
     total = tiny_run(num_batches=3, weight_decay=0.01)
     capsys.readouterr()

@@ -267,6 +267,20 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     assert status == 2 and err == 'error: ingest: %s does not exist\n' % (tmp_path / 'gone')
 
 
+def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
+    photos = tmp_path / 'photos'
+    (photos / 'trip').mkdir(parents=True)
+    (photos / 'trip' / 'beach.jpg').write_bytes(b'\xff\xd8\xff')
+    (photos / 'notes.json').write_text('{}')
+    db = tmp_path / 'db.sqlite'
+    status, out, err = _main(capsys, 'ingest', str(photos), '--results_db=%s' % db)
+    assert status == 2 and out == ''
+    assert err == ("error: ingest: %s holds no result file at any level (ingest reads a "
+                   "sweep's results.jsonl and run JSONs tf_cnn_benchmarks_*.json); give the "
+                   "sweep's --output_dir or the run's --benchmark_log_dir\n" % photos)
+    assert not db.exists()
+
+
 @pytest.mark.cli
 def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_path):
     db, out = str(tmp_path / 'db.sqlite'), str(tmp_path / 'sweep')
@@ -336,10 +350,13 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
     db = os.path.join(folder, 'results.sqlite')
     before = sorted(os.listdir(folder))
     page = str(tmp_path / 'page')
+    copied = tmp_path / 'copied'  # a result file to ingest (a folder without one is refused)
+    copied.mkdir()
+    (copied / 'tf_cnn_benchmarks_x_1.json').write_text('{}')
     commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
                                           '--host=node-b'],
                 ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
-                ['ingest', folder]]
+                ['ingest', str(copied)]]
     script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
     data_home = str(tmp_path / 'xdg')
     run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',

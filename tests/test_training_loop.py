@@ -152,6 +152,28 @@ def test_non_finite_loss_stops_with_step_and_hint():
     assert str(info.value).endswith('Lower --init_learning_rate or X.')
 
 
+def test_the_nan_advice_names_the_flag_the_rate_came_from():
+    from tf_cnn_benchmarks.lifecycle import timed_run
+    from tf_cnn_benchmarks.params import make_params
+    cases = [(dict(model='trivial'), 'Lower --init_learning_rate'),  # the model's default
+             (dict(model='trivial', init_learning_rate=1.0), 'Lower --init_learning_rate'),
+             (dict(model='trivial', piecewise_learning_rate_schedule='1;2;0.1'),
+              'Lower the rates of --piecewise_learning_rate_schedule'),
+             (dict(model='resnet50', resnet_base_lr=1.0), 'Lower --resnet_base_lr'),
+             # --resnet_base_lr has no effect beside --init_learning_rate or on other models
+             (dict(model='resnet50', resnet_base_lr=1.0, init_learning_rate=1.0),
+              'Lower --init_learning_rate'),
+             (dict(model='vgg16', resnet_base_lr=1.0), 'Lower --init_learning_rate')]
+    for flags, advice in cases:
+        assert timed_run.rate_advice(make_params(**flags)) == advice, flags
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        training_loop.run_loop(Spec(num_warmup=0, num_steps=1, images_per_step=1,
+                                    display_every=1, rate_advice='Lower --resnet_base_lr',
+                                    nan_hint=' or X'),
+                               _fake_steps([math.nan]), log=lambda _: None)
+    assert str(info.value).endswith('are reported. Lower --resnet_base_lr or X.')
+
+
 def test_a_dominating_weight_decay_is_named_instead_of_the_learning_rate():
     parts = [(6.9, 1e28), (math.nan, math.inf)]
 

@@ -21,7 +21,9 @@ end the launcher prints each worker's images/sec and the cluster total. When a t
 a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped
 (workers and controller first, so a chief can save while the ps still serves, then the ps
 tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
-task: the task's status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags.
+task: the task's status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags, or
+task flags the command would refuse before TensorFlow loads (checked once, before any task
+starts: one `error:` line).
 """
 
 from __future__ import annotations
@@ -121,6 +123,32 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
         args = ['--job_name=%s' % job, '--task_index=%d' % index] + cluster + list(passthrough)
         tasks.append({'role': role, 'job': job, 'index': index, 'args': args})
     return tasks
+
+
+def check_task_flags(tasks: list[dict]) -> None:
+    """Checks each task's flags as its command would before TensorFlow loads (flag parsing,
+    every flag rule, output paths, --model: preflight/usage.check_usage with the cluster's
+    fields as the launcher set them), so that a bad flag is one error line of the launcher
+    instead of one per task after they all started.
+
+    Raises:
+      LaunchError: the command's usage error, as its `error:` line would say it.
+    """
+    # Absolute: `python -m tools.launch_cluster` in a checkout makes `tools` a top-level
+    # package (as for the sweep, tools/sweep/cli.py).
+    from tf_cnn_benchmarks import flag_parsing, params
+    from tf_cnn_benchmarks.models import model_catalog
+    from tf_cnn_benchmarks.preflight import usage
+    checked = set()
+    for task in tasks:
+        if task['job'] in checked:  # the tasks of one job differ in --task_index only
+            continue
+        checked.add(task['job'])
+        try:
+            p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'])
+            usage.check_usage(p, resolve=False)
+        except (params.ParamsError, model_catalog.UnknownModelError) as e:
+            raise LaunchError(str(e)) from None
 
 
 class Task:
@@ -377,6 +405,7 @@ def main(argv: list[str]) -> int:
     try:
         opts, passthrough = parse_args(argv)
         tasks = plan_tasks(opts, passthrough)
+        check_task_flags(tasks)
     except LaunchError as e:
         print('error: %s' % e, file=sys.stderr, flush=True)
         return 2

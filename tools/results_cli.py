@@ -328,7 +328,7 @@ def run(argv: list[str]) -> int:
     if args.command == 'ingest':
         try:
             summary = ingest.ingest(args.db_path, args.paths, args.label)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, ingest.NoResultsError) as e:
             raise UsageError('ingest: %s' % e) from None
         print('\n'.join(summary.lines()))
         print('database: %s' % args.db_path)
