@@ -252,7 +252,8 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
     Args:
       p: the Params as given.
       where: how the run came to be on the CPU, as the message says it: 'with --device=cpu'
-        when the user asked for it, 'on the CPU (no GPU visible)' when it was resolved so.
+        when the user asked for it, 'on the CPU, where this run is because no GPU is
+        visible' when it was resolved so.
     """
     return ['--%s has no effect %s (it sets GPU options); use '
             '--num_intra_threads/--num_inter_threads for the CPU' % (name, where)

@@ -111,7 +111,8 @@ def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:
     """
     out = ignored_flags(p, dataset)
     if p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
-        out += original_flags.gpu_only_on_cpu(p, 'on the CPU (no GPU visible)')
+        out += original_flags.gpu_only_on_cpu(
+            p, 'on the CPU, where this run is because no GPU is visible')
     workers = len(p.worker_hosts) if p.job_name else 1
     if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1:
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '

@@ -111,8 +111,9 @@ def test_gpu_flags_warn_by_how_the_run_came_to_the_cpu():
     # No --device given and no GPU visible: the CPU was chosen for the user.
     chosen = ineffective_flags.messages(tiny_params(device=None, per_gpu_thread_count=2),
                                         visible_gpus=0)
-    assert chosen == ['--per_gpu_thread_count has no effect on the CPU (no GPU visible) (it '
-                      'sets GPU options); use --num_intra_threads/--num_inter_threads for the CPU']
+    assert chosen == ['--per_gpu_thread_count has no effect on the CPU, where this run is '
+                      'because no GPU is visible (it sets GPU options); use '
+                      '--num_intra_threads/--num_inter_threads for the CPU']
     asked = ineffective_flags.messages(tiny_params(device='cpu', per_gpu_thread_count=2),
                                        visible_gpus=0)
     assert asked == ['--per_gpu_thread_count has no effect with --device=cpu (it sets GPU '
