@@ -151,19 +151,52 @@ def host_key(cpu_model: str, tf_version: str, *parts) -> str:
     return '|'.join([cpu_model, 'tf %s' % tf_version] + [str(p) for p in parts])
 
 
+#: The records this process already said it cannot use (`load_record` says it once a path).
+_SAID_UNUSABLE: set = set()
+
+
+def record_problem(path: str) -> str | None:
+    """Why the record at `path` cannot be read or written ('is a folder, not a file; ...'), or
+    None (a missing file in a folder that can be made or written is no problem)."""
+    if os.path.isdir(path):
+        return 'is a folder, not a file: set %s to a file\'s path, or to %s' % (ENV, OFF)
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder and not os.path.exists(folder):
+        folder = os.path.dirname(folder) if os.path.dirname(folder) != folder else ''
+    if folder and not os.access(folder, os.W_OK | os.X_OK):
+        return 'cannot be written: %s is not writable (set %s to a path this user can write)' % (
+            folder, ENV)
+    return None
+
+
 def load_record(path: str | None) -> dict:
-    """{key: entry} of the record; {} when off, missing, unreadable or of another version."""
+    """{key: entry} of the record; {} when off or missing; {} and one warning line (once a
+    path in this process) when it is unreadable, not JSON or of another version (a figure
+    stored later replaces it)."""
     if not path:
         return {}
     try:
         with open(path, encoding='utf-8') as f:
             data = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError) as e:
+        problem = record_problem(path) or (
+            'cannot be read (%s): its figures are not used, and a figure stored now replaces '
+            'it' % (getattr(e, 'strerror', None) or str(e).split(':')[0]))
+        return _unusable(path, problem)
     if not isinstance(data, dict) or data.get('version') != VERSION:
-        return {}
+        return _unusable(path, 'is not a calibration record of version %d: its figures are not '
+                               'used, and a figure stored now replaces it' % VERSION)
     entries = data.get('entries')
     return entries if isinstance(entries, dict) else {}
+
+
+def _unusable(path: str, problem: str) -> dict:
+    if path not in _SAID_UNUSABLE:
+        _SAID_UNUSABLE.add(path)
+        _warn('the calibration record %s %s' % (path, problem))
+    return {}
 
 
 def _from_entry(key: str, entry) -> Measurement | None:
@@ -247,13 +280,18 @@ def store(path: str | None, measurements, median_by=None) -> bool:
 
 
 def _write(path: str, entries: dict) -> bool:
-    """Writes the record atomically (a rename). Raises OSError."""
+    """Writes the record atomically (a rename). Raises OSError (the temporary file removed)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
                                prefix='.calibration_', suffix='.tmp')
-    with os.fdopen(fd, 'w', encoding='utf-8') as f:
-        json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return True
 
 

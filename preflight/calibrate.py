@@ -67,6 +67,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.log_fn('error: --calibrate with %s=off: there is no record to store into '
                         '(unset it, or set it to a file)' % calibration.ENV)
         return 2
+    problem = calibration.record_problem(path)
+    if problem is not None:
+        cnn_util.log_fn('error: --calibrate: the record %s %s' % (path, problem))
+        return 2
     mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
     bench = make_bench(p, visible_gpus)
     plan = bench.plan

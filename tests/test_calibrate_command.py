@@ -6,6 +6,7 @@ meter, fake probes), so the test holds on any CPU and under any load."""
 from __future__ import annotations
 
 import datetime
+import os
 
 import pytest
 
@@ -64,3 +65,41 @@ def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_pa
     assert len(calls) == 2
     assert figure('2026-12-05T21:20:00Z', 0.0).value == 7.0 and len(calls) == 3  # 15 min on
     assert calibration.load_record(path).keys() == {'k'}  # the quiet figure ended the note
+
+
+@pytest.mark.cli
+def test_calibrate_refuses_a_record_that_is_a_folder(tmp_path, monkeypatch):
+    # It printed 'stored cpu peak ...', exited 0, stored nothing and left a temporary file.
+    monkeypatch.setenv('TF_CNN_CALIBRATION', str(tmp_path))
+    got = helpers.run_command('--calibrate', '--model=trivial', '--batch_size=2',
+                              '--device=cpu')
+    assert got.returncode == 2
+    assert got.stdout.splitlines()[-1] == (
+        'error: --calibrate: the record %s is a folder, not a file: set TF_CNN_CALIBRATION to '
+        "a file's path, or to off" % tmp_path)
+    assert 'stored' not in got.stdout and os.listdir(tmp_path) == []
+
+
+def test_a_record_that_cannot_be_read_is_named_once_and_replaced(tmp_path, monkeypatch,
+                                                                 capsys):
+    path = tmp_path / 'calibration.json'
+    path.write_text('{broken')
+    monkeypatch.setattr(calibration, '_SAID_UNUSABLE', set())
+    assert calibration.load_record(str(path)) == {}
+    assert calibration.load_record(str(path)) == {}
+    assert capsys.readouterr().err == (
+        'warning: the calibration record %s cannot be read (Expecting property name enclosed '
+        'in double quotes): its figures are not used, and a figure stored now replaces it\n'
+        % path)
+    assert calibration.store(str(path), [helpers.measurement(7.0, key='k')])
+    assert calibration.lookup('k', str(path)).value == 7.0
+    # A record of another version is not used either, and said so.
+    path.write_text('{"version": 99, "entries": {}}')
+    monkeypatch.setattr(calibration, '_SAID_UNUSABLE', set())
+    assert calibration.load_record(str(path)) == {}
+    assert 'is not a calibration record of version 1' in capsys.readouterr().err
+    # A write that fails leaves no temporary file behind.
+    folder = tmp_path / 'folder_record'
+    folder.mkdir()
+    assert not calibration.store(str(folder), [helpers.measurement(7.0, key='k')])
+    assert sorted(os.listdir(tmp_path)) == ['calibration.json', 'folder_record']
