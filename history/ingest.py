@@ -167,7 +167,8 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
 
     Raises:
       FileNotFoundError: a path does not exist.
-      NoResultsError: a folder holds no result file (nothing is read, the database untouched).
+      NoResultsError: a folder holds no result file, or no file read holds a result (the
+        database untouched).
       store.StoreError: the database cannot be used.
     """
     sweeps, runs = find_files(paths)
@@ -183,6 +184,11 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
         elif row is not None:
             seen.add(row['content_key'])
             rows.append(row)
+    if not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps:
+        raise NoResultsError(
+            'none of the %d file(s) read holds a result (the first: %s); ingest reads a '
+            'sweep\'s %s and run JSONs %s' % (len(sweeps) + len(runs), summary.problems[0],
+                                               SWEEP_FILE, RUN_JSON))
     with store.opened(db_path) as conn:
         ids = store.insert_rows(conn, rows, db_path)
     summary.added = sum(1 for i in ids if i is not None)

@@ -279,6 +279,16 @@ def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
                    "sweep's results.jsonl and run JSONs tf_cnn_benchmarks_*.json); give the "
                    "sweep's --output_dir or the run's --benchmark_log_dir\n" % photos)
     assert not db.exists()
+    # Files named one by one, none of them a result: an error too (it said 'skipped: ...' and
+    # exited 0).
+    status, out, err = _main(capsys, 'ingest', str(photos / 'trip' / 'beach.jpg'),
+                             str(photos / 'notes.json'), '--results_db=%s' % db)
+    assert status == 2 and out == ''
+    assert err.startswith('error: ingest: none of the 2 file(s) read holds a result (the '
+                          'first: %s: ' % (photos / 'notes.json'))
+    assert err.endswith("; ingest reads a sweep's results.jsonl and run JSONs "
+                        "tf_cnn_benchmarks_*.json\n") and err.count('\n') == 1
+    assert not db.exists()
 
 
 @pytest.mark.cli
@@ -350,9 +360,9 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
     db = os.path.join(folder, 'results.sqlite')
     before = sorted(os.listdir(folder))
     page = str(tmp_path / 'page')
-    copied = tmp_path / 'copied'  # a result file to ingest (a folder without one is refused)
+    copied = tmp_path / 'copied'  # a result file to ingest (one without a result is refused)
     copied.mkdir()
-    (copied / 'tf_cnn_benchmarks_x_1.json').write_text('{}')
+    (copied / 'results.jsonl').write_text('{"key": "a", "status": "failed"}\n')
     commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
                                           '--host=node-b'],
                 ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
