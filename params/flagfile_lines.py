@@ -154,10 +154,13 @@ def check_flagfiles(args: list[str]) -> None:
       args: the command-line arguments after the program name.
 
     Raises:
-      FlagfileError: one line naming the file, the line and the fix: two flags on a line, a
-        quoted value, a line that is not `--name=value`, or a nested flagfile not found (with
-        the folder it was looked for in). A top-level flagfile that cannot be opened is left to
-        absl's own message.
+      FlagfileError: one line naming the file, the line and the fix: an empty --flagfile=, two
+        flags on a line, a quoted value, a line that is not `--name=value`, or a nested
+        flagfile not found (with the folder it was looked for in). A top-level flagfile that
+        cannot be opened is left to absl's own message.
     """
     for path in _top_level_files(args):
+        if not path:
+            raise FlagfileError('--flagfile= names no file (an unset variable in a script?): '
+                                'give the flag file\'s path, or drop --flagfile')
         _check_file(path, [])

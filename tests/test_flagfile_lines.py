@@ -78,6 +78,14 @@ def test_the_command_says_it_in_one_line_with_status_2(tmp_path):
                    '--data_dir=/data/x\n' % flagfile), err
 
 
+def test_an_empty_flagfile_flag_is_a_usage_error():
+    """`--flagfile=$UNSET` ran the default run and exited 0."""
+    status, out, err, loaded = test_cli_edges.run_main('--flagfile=')
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == ("error: --flagfile= names no file (an unset variable in a script?): give "
+                   "the flag file's path, or drop --flagfile\n"), err
+
+
 def test_a_flagfile_naming_itself_is_one_error_naming_the_loop(tmp_path):
     """absl skips a circular flagfile with a warning and ran the default run, exit 0."""
     flagfile = tmp_path / 'self.txt'
