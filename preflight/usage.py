@@ -360,6 +360,43 @@ def check_model(p: params.Params, dataset: str | None) -> None:
         problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)
         if problem:
             raise params.ParamsError(problem)
+        check_input_batch(p, dataset)
+
+
+def check_input_batch(p: params.Params, dataset: str, available: int | None = None) -> None:
+    """Refuses real data whose input batch alone, float32 images of this host's towers,
+    exceeds the memory this host can allocate (hardware/host_memory.py): the input pipeline
+    builds a chain of ops per image, so at --batch_size=100000000 the build itself ran for
+    minutes before the memory check could run on the built step.
+
+    Args:
+      p: the Params; dataset: the run's dataset name (`dataset_name`).
+      available: the host's allocatable bytes (default: host_memory.host_available_bytes).
+
+    Raises:
+      params.ParamsError: naming the batch's bytes, the host's and the largest batch whose
+        input alone fits.
+    """
+    if not p.data_dir or dataset == 'synthetic':
+        return
+    row = next((r for r in model_catalog.rows() if r.name == p.model and r.dataset == (
+        'imagenet' if dataset == 'synthetic' else dataset)), None)
+    if row is None:
+        return
+    from ..hardware import host_memory
+    size = p.image_size or row.image_size
+    towers = max(1, p.num_gpus or 1)
+    per_image = size * size * 3 * 4
+    batch = p.batch_size or row.batch_size
+    available = host_memory.host_available_bytes()[0] if available is None else available
+    if batch * towers * per_image <= available:
+        return
+    raise params.ParamsError(
+        'not enough memory for --batch_size=%d: the input batch alone is %.2f GiB of float32 '
+        'images (%d x %d tower(s) x %dx%dx3), more than the %.2f GiB this host can allocate; '
+        'give --batch_size=%d at most (the step needs more than its input)' % (
+            batch, batch * towers * per_image / (1 << 30), batch, towers, size, size,
+            available / (1 << 30), max(1, available // (towers * per_image))))
 
 
 def dataset_name(p: params.Params, remote: bool = False) -> str | None:

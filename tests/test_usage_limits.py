@@ -121,6 +121,28 @@ def test_a_thousand_logical_cpu_devices_are_refused_before_tensorflow_loads(tmp_
                        for n in (1000, 100000)]
 
 
+def test_real_data_whose_input_batch_alone_exceeds_the_host_is_refused_before_the_build(
+        imagenet_dir, tmp_path):
+    # At --batch_size=100000000 the input pipeline's per-image chains built for minutes.
+    q = params.make_params(model='trivial', data_dir=imagenet_dir, batch_size=4000, num_gpus=2)
+    per_image = 227 * 227 * 3 * 4
+    usage.check_input_batch(q, 'imagenet', available=8000 * per_image)  # fits: no error
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_input_batch(q, 'imagenet', available=7999 * per_image)
+    assert str(e.value) == (
+        'not enough memory for --batch_size=4000: the input batch alone is %.2f GiB of float32 '
+        'images (4000 x 2 tower(s) x 227x227x3), more than the %.2f GiB this host can '
+        'allocate; give --batch_size=3999 at most (the step needs more than its input)'
+        % (8000 * per_image / (1 << 30), 7999 * per_image / (1 << 30)))
+    usage.check_input_batch(q._replace(data_dir=None), 'synthetic', available=1)  # synthetic
+    results = run_mains([['--model=trivial', '--batch_size=100000000', '--num_batches=1',
+                          '--data_dir=%s' % imagenet_dir]], str(tmp_path))
+    [(status, err, loaded)] = results
+    assert (status, loaded) == (2, False) and err.count('\n') == 1
+    assert err.startswith('error: not enough memory for --batch_size=100000000: the input batch '
+                          'alone is ') and 'give --batch_size=' in err
+
+
 def test_the_cpu_tower_limit_is_one_per_cpu_and_at_least_sixteen():
     assert [usage.cpu_tower_limit(c) for c in (1, 2, 16, 17, 96)] == [16, 16, 16, 17, 96]
     p = params.make_params(num_gpus=17)
