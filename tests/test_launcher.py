@@ -62,6 +62,8 @@ def test_plan_defaults_per_mode():
     (['--log_dir=/dev/null'], 'error: --log_dir /dev/null is not a directory; choose another'),
     (['--python=/nonexistent/python'], 'error: --python /nonexistent/python is not an '
      'executable file'),
+    (['--num_workers=abc'], "error: argument --num_workers: invalid int value: 'abc' (see "
+     'tf_cnn_cluster --help)'),  # was argparse's 7-line usage block
 ])
 def test_bad_launcher_values_exit_2_before_starting_anything(capsys, args, text):
     assert launch_cluster.main(args + ['--', '--model=trivial']) == 2

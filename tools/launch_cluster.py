@@ -359,8 +359,15 @@ class Launcher:
             self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors as one `error:` line (LaunchError), not a usage block."""
+
+    def error(self, message):
+        raise LaunchError('%s (see %s --help)' % (message, self.prog))
+
+
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='tf_cnn_cluster', description=__doc__.split('\n\n')[0],
         epilog='Flags after -- (and unknown flags) go to every tf_cnn_benchmarks task.')
     parser.add_argument('--num_ps', type=int, default=None,
