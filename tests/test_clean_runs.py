@@ -302,6 +302,12 @@ def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, ca
     out = capsys.readouterr().out
     assert 'left out in B (1): trivial bs=8 gpus=1 fp32 parameter_server' in out
     assert 'failed in B' not in out
+    assert ('no configuration has clean successful runs in both A and B (the runs left out as '
+            'unclean are counted below).') in out  # it said 'no ... successful runs'
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=150']) == 2
+    assert capsys.readouterr().err.startswith(
+        'error: --fail_on_slower=150: must be >= 0 and below 100 (percent slower allowed; a run '
+        'cannot be 100% slower, so the gate could never fail). usage: tf_cnn_sweep compare ')
     # The runs were fine, the host was shared: the gate says so, and how to judge anyway.
     assert out.rstrip().endswith(
         'gate: FAILED: nothing was compared: every one of the 3 matching runs of B (3 %s) was '

@@ -206,7 +206,10 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                           'the limit, whose images/sec is not representative; '
                           'metrics/host_load.py).']
     else:
-        lines.append('no configuration has successful runs in both A and B.')
+        lines.append('no configuration has clean successful runs in both A and B (the runs '
+                     'left out as unclean are counted below).' if c.chosen_a.lines()
+                     or c.chosen_b.lines() else
+                     'no configuration has successful runs in both A and B.')
     left = ['%s: %s' % (side, line) for side, chosen in (('A', c.chosen_a), ('B', c.chosen_b))
             for line in chosen.lines()]
     if left:

@@ -47,7 +47,7 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool]:
     """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given).
 
     Raises:
-      UsageError: a malformed or negative --fail_on_slower, or another option.
+      UsageError: a malformed --fail_on_slower or one outside [0, 100), or another option.
     """
     paths, pct, include = [], None, False
     for arg in argv:
@@ -60,8 +60,10 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool]:
             except ValueError:
                 raise UsageError('%s=%s: takes a number (percent), e.g. %s=5'
                                  % (OPTION, text, OPTION)) from None
-            if not pct >= 0:
-                raise UsageError('%s=%s: must be >= 0 (percent slower allowed)' % (OPTION, text))
+            if not 0 <= pct < 100:
+                raise UsageError('%s=%s: must be >= 0 and below 100 (percent slower allowed; '
+                                 'a run cannot be 100%% slower, so the gate could never fail)'
+                                 % (OPTION, text))
         elif arg.startswith('--'):
             raise UsageError('unknown option %s (compare takes %s=PCT); its other option is '
                              '%s' % (arg, OPTION, INCLUDE))
