@@ -119,8 +119,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('plan_scaling_png', None, 'With --plan_scaling, also write efficiency against GPUs to '
        'this PNG file.'),
     _f('single_device_images_per_sec', None, 'Measured images/sec of this configuration on one '
-       'device, for --plan_scaling and --dry_run. Default: the GPU table\'s peak at an assumed '
-       'utilisation.', lower=0),
+       'device, for --plan_scaling and --dry_run; > 0. Default: one GPU\'s step from its data '
+       'sheet (docs/estimate-vs-reality.md).'),
     _s('interconnect_gbps', None, 'Network between hosts for --plan_scaling and --dry_run: '
        'Gbit/s (10, 25, 100: Ethernet) or 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, '
        'ib_ndr, loopback (measured now; every task on this host). Default: 10.'),

@@ -77,6 +77,9 @@ def test_unknown_links_are_one_usage_line_naming_the_flag():
     (dict(plan_scaling=True, dry_run=True), '--plan_scaling excludes --dry_run'),
     (dict(dry_run=True, single_device_images_per_sec=0.0),
      '--single_device_images_per_sec must be > 0'),
+    (dict(dry_run=True, single_device_images_per_sec=-380.0),  # said '>= 0' before
+     '--single_device_images_per_sec must be > 0 (images/sec of one device). Received: '
+     'single_device_images_per_sec=-380'),
 ])
 def test_the_planning_flags_rules(flags, message):
     with pytest.raises(params.ParamsError) as e:
