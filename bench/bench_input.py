@@ -37,14 +37,13 @@ import sys
 import time
 
 from . import bench_report  # noqa: E402
-from .preamble import REPO, RESULTS, ArgumentParser, start  # noqa: E402
+from .preamble import REPO, RESULTS, ArgumentParser, cpu_input_pipeline, start  # noqa: E402
 
 start()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 import tensorflow as tf  # noqa: E402
 
 from tf_cnn_benchmarks import params as params_lib  # noqa: E402
-from tf_cnn_benchmarks import preprocessing  # noqa: E402
 from tf_cnn_benchmarks.input_data import dataset_info  # noqa: E402
 
 tf1 = tf.compat.v1
@@ -81,12 +80,8 @@ def _row(label: str, batch: int, times: list[float], cpu_secs: float, **extra) -
 def pipeline_only(args, use_datasets: bool, distortions: bool) -> dict:
     p = params_lib.make_params(data_dir=args.data_dir, use_datasets=use_datasets,
                                distortions=distortions)
-    dataset = dataset_info.get_dataset(p)
     with tf.Graph().as_default():
-        tf1.set_random_seed(p.tf_random_seed)
-        pipeline = preprocessing.make_input_pipeline(
-            p, dataset, batch_size=args.batch_size, image_size=args.image_size,
-            num_classes=dataset.num_classes, data_format='NHWC', dtype=tf.float32, train=True)
+        pipeline = cpu_input_pipeline(p, args.batch_size, args.image_size)
         build = time.perf_counter()
         ((images, _),) = pipeline.build(['/cpu:0'])
         build = time.perf_counter() - build

@@ -38,7 +38,7 @@ import tempfile
 import time
 
 from . import bench_report
-from .preamble import RESULTS, ArgumentParser, start_tensorflow
+from .preamble import RESULTS, ArgumentParser, cpu_input_pipeline, start_tensorflow
 
 WHAT = 'skip_check_cost'
 #: name -> the params that differ from the default pipeline.
@@ -80,17 +80,11 @@ def run_pipeline(tf, data_dir: str, config: str, args) -> dict:
     """The input pipeline of `config` alone: --warmup batches, then --batches timed ones.
     Returns {'config', 'cpu_secs_per_1024', 'wall_secs', 'cpu_secs', 'images'}."""
     from tf_cnn_benchmarks import params as params_lib
-    from tf_cnn_benchmarks import preprocessing
-    from tf_cnn_benchmarks.input_data import dataset_info
     tf1 = tf.compat.v1
     p = params_lib.make_params(data_dir=data_dir, distortions=args.distortions,
                                shuffle_buffer_size=args.shuffle_buffer_size, **CONFIGS[config])
-    dataset = dataset_info.get_dataset(p)
     with tf.Graph().as_default():
-        tf1.set_random_seed(p.tf_random_seed)
-        pipeline = preprocessing.make_input_pipeline(
-            p, dataset, batch_size=args.batch_size, image_size=args.image_size,
-            num_classes=dataset.num_classes, data_format='NHWC', dtype=tf.float32, train=True)
+        pipeline = cpu_input_pipeline(p, args.batch_size, args.image_size)
         ((images, labels),) = pipeline.build(['/cpu:0'])
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())

@@ -22,6 +22,22 @@ def start() -> None:
     runtime_env.apply()
 
 
+def cpu_input_pipeline(p, batch_size: int, image_size: int):
+    """The training input pipeline of Params `p` alone (no model), made in the current graph
+    with the run's seed: preprocessing.make_input_pipeline for batches of `batch_size` float32
+    NHWC images of image_size x image_size and int32 labels. Returns the pipeline (its
+    `build(['/cpu:0'])` gives the host's batch)."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks import preprocessing
+    from tf_cnn_benchmarks.input_data import dataset_info
+    dataset = dataset_info.get_dataset(p)
+    tf.compat.v1.set_random_seed(p.tf_random_seed)
+    return preprocessing.make_input_pipeline(
+        p, dataset, batch_size=batch_size, image_size=image_size,
+        num_classes=dataset.num_classes, data_format='NHWC', dtype=tf.float32, train=True)
+
+
 def start_tensorflow():
     """`start`, then imports TensorFlow with its start-up lines kept off stderr; returns it."""
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
