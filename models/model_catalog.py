@@ -159,6 +159,12 @@ def check_model(name: str, dataset: str) -> None:
                                        ', '.join(names('cifar10'))))
 
 
+def row(name: str, dataset: str) -> ModelRow | None:
+    """The ModelRow of a model ('synthetic' means ImageNet's models), or None."""
+    dataset = 'imagenet' if dataset == 'synthetic' else dataset
+    return next((r for r in rows() if (r.name, r.dataset) == (name, dataset)), None)
+
+
 def image_size_problem(name: str, dataset: str, image_size: int | None) -> str | None:
     """Why `--image_size` does not suit the model, as the usage line; None when it does.
 
@@ -166,15 +172,14 @@ def image_size_problem(name: str, dataset: str, image_size: int | None) -> str |
       name, dataset: a registered model ('synthetic' means ImageNet's models).
       image_size: --image_size in pixels; None or 0 means the model's own.
     """
-    dataset = 'imagenet' if dataset == 'synthetic' else dataset
-    row = next(r for r in rows() if (r.name, r.dataset) == (name, dataset))
-    size = image_size or row.image_size
-    if size != row.image_size and row.fixed_image_size:
+    model = row(name, dataset)
+    size = image_size or model.image_size
+    if size != model.image_size and model.fixed_image_size:
         return '--model=%s takes only %dx%d images. Received: image_size=%d' % (
-            name, row.image_size, row.image_size, size)
-    if size < row.min_image_size:
+            name, model.image_size, model.image_size, size)
+    if size < model.min_image_size:
         return '--model=%s needs --image_size >= %d. Received: %d' % (
-            name, row.min_image_size, size)
+            name, model.min_image_size, size)
     return None
 
 

@@ -377,17 +377,14 @@ def check_input_batch(p: params.Params, dataset: str, available: int | None = No
       params.ParamsError: naming the batch's bytes, the host's and the largest batch whose
         input alone fits.
     """
-    if not p.data_dir or dataset == 'synthetic':
-        return
-    row = next((r for r in model_catalog.rows() if r.name == p.model and r.dataset == (
-        'imagenet' if dataset == 'synthetic' else dataset)), None)
-    if row is None:
+    model = model_catalog.row(p.model, dataset)
+    if not p.data_dir or dataset == 'synthetic' or model is None:
         return
     from ..hardware import host_memory
-    size = p.image_size or row.image_size
-    towers = max(1, p.num_gpus or 1)
+    size = p.image_size or model.image_size
+    towers = max(1, p.num_gpus)
     per_image = size * size * 3 * 4
-    batch = p.batch_size or row.batch_size
+    batch = p.batch_size or model.batch_size
     available = host_memory.host_available_bytes()[0] if available is None else available
     if batch * towers * per_image <= available:
         return
