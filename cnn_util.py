@@ -7,6 +7,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 
 import numpy as np
 
@@ -53,6 +54,17 @@ def error_summary(error: BaseException) -> str:
             line = _TF_DATA_PREFIX.sub('', line)
             return re.sub(r'\s*\[\[\{\{node .*$', '', line)
     return type(error).__name__
+
+
+def write_problem(folder: str) -> str | None:
+    """Why no file can be made in the existing `folder` ('cannot write in /x: Read-only file
+    system'), or None: tried for real (a temporary file made and removed), because os.access
+    lets root pass on a read-only mount."""
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as e:
+        return 'cannot write in %s: %s' % (folder, e.strerror or e)
+    return None
 
 
 def log_fn(text: str) -> None:

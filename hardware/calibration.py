@@ -52,6 +52,7 @@ import tempfile
 import time
 from typing import Callable, NamedTuple
 
+from .. import cnn_util
 from ..metrics import host_load
 
 RECORD_NAME = 'calibration.json'
@@ -163,9 +164,9 @@ def record_problem(path: str) -> str | None:
     folder = os.path.dirname(os.path.abspath(path))
     while folder and not os.path.exists(folder):
         folder = os.path.dirname(folder) if os.path.dirname(folder) != folder else ''
-    if folder and not os.access(folder, os.W_OK | os.X_OK):
-        return 'cannot be written: %s is not writable (set %s to a path this user can write)' % (
-            folder, ENV)
+    problem = cnn_util.write_problem(folder) if folder else None
+    if problem:
+        return 'cannot be written: %s (set %s to a path this user can write)' % (problem, ENV)
     return None
 
 

@@ -103,3 +103,17 @@ def test_a_record_that_cannot_be_read_is_named_once_and_replaced(tmp_path, monke
     folder.mkdir()
     assert not calibration.store(str(folder), [helpers.measurement(7.0, key='k')])
     assert sorted(os.listdir(tmp_path)) == ['calibration.json', 'folder_record']
+
+
+def test_a_record_in_a_folder_that_cannot_be_written_is_named(tmp_path, monkeypatch):
+    # Tried for real (cnn_util.write_problem): os.access let root pass on a read-only mount.
+    tried = []
+    monkeypatch.setattr(calibration.cnn_util, 'write_problem', lambda folder: tried.append(
+        folder) or 'cannot write in %s: Read-only file system' % folder)
+    path = tmp_path / 'new' / 'calibration.json'  # the nearest existing folder is tried
+    assert calibration.record_problem(str(path)) == (
+        'cannot be written: cannot write in %s: Read-only file system (set TF_CNN_CALIBRATION '
+        'to a path this user can write)' % tmp_path)
+    assert tried == [str(tmp_path)]
+    monkeypatch.undo()
+    assert calibration.record_problem(str(path)) is None  # a writable folder: no problem

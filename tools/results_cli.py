@@ -53,8 +53,8 @@ import json
 import os
 import re
 import sys
-import tempfile
 
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs
 
@@ -182,16 +182,6 @@ def _narrowing_hint(rows: list[dict]) -> str:
         ' and '.join(differ), 'that filter' if len(differ) == 1 else 'those filters')
 
 
-def _write_problem(folder: str) -> str | None:
-    """Why no file can be made in the existing `folder`, or None: tried for real (a temporary
-    file made and removed), so a read-only mount stops root too."""
-    try:
-        tempfile.TemporaryFile(dir=folder).close()
-    except OSError as e:
-        return 'cannot write in %s: %s' % (folder, e.strerror or e)
-    return None
-
-
 def check_output(path: str, is_file: bool) -> None:
     """Refuses, before any work, an output that cannot be written: history's --png (a file
     whose folder must exist) or html's OUT_DIR (a folder, made with its missing parents).
@@ -215,7 +205,7 @@ def check_output(path: str, is_file: bool) -> None:
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder):
         raise UsageError('%s: %s is a file, not a folder; %s' % (what, folder, fix))
-    problem = _write_problem(folder)
+    problem = cnn_util.write_problem(folder)
     if problem:
         raise UsageError('%s: %s; %s' % (what, problem, fix))
 
