@@ -45,7 +45,9 @@ class Op(NamedTuple):
     the gradient with respect to its input, None where no gradient flows to the input (the
     first layer reads the images); wgrad: (M, N, K per image) of the weight gradient, or None;
     flops: forward FLOPs per image (2 x multiply-adds); winograd: a 3 x 3 convolution of
-    stride 1, which cuDNN can compute with Winograd's minimal filtering (gpu_step.py)."""
+    stride 1, which cuDNN can compute with Winograd's minimal filtering (gpu_step.py);
+    channels_in, stride: a convolution's input channels and its stride (0 and 1 for other
+    ops), which decide the channel padding of its tensor-core kernels (gpu_step.py)."""
     name: str
     kind: str
     out_elems: int
@@ -56,6 +58,8 @@ class Op(NamedTuple):
     wgrad: tuple | None = None
     flops: int = 0
     winograd: bool = False
+    channels_in: int = 0
+    stride: int = 1
 
 
 class OpProfile(NamedTuple):
@@ -106,7 +110,8 @@ def _conv(op) -> Op:
     strides = op.get_attr('strides') if 'strides' in op.node_def.attr else [1, 1, 1, 1]
     winograd = (kh, kw) == (3, 3) and all(int(s) == 1 for s in strides) and not depthwise
     return Op(op.name, 'conv', _elems(op.outputs[0]), _elems(op.inputs[0]),
-              int(np.prod(w)), gemm, dgrad, wgrad, flops, winograd)
+              int(np.prod(w)), gemm, dgrad, wgrad, flops, winograd,
+              0 if depthwise else c_in, max(int(s) for s in strides))
 
 
 def _matmul(op) -> Op:

@@ -212,6 +212,35 @@ def test_float32_convolutions_stay_nchw_in_training_and_tensor_cores_pay_transpo
     assert all((k.transposes == 0) == k.name.endswith('/wgrad') for k in kernels)
 
 
+def test_tensor_cores_run_unaligned_input_channels_padded(resnet50, vgg16):
+    # 16-byte vectors: 8 float16 channels, 4 TF32 ones; 3 image channels at stride 2 need 4.
+    assert gpu_step.channel_padding(3, 1, 2) == pytest.approx(8 / 3)
+    assert gpu_step.channel_padding(3, 2, 2) == pytest.approx(4 / 3)
+    assert gpu_step.channel_padding(3, 1, 4) == pytest.approx(4 / 3)
+    assert gpu_step.channel_padding(64, 1, 2) == 1.0
+    assert gpu_step.channel_padding(0, 1, 2) == 1.0  # a depthwise convolution: not padded
+    first = next(op for op in vgg16.ops if op.kind == 'conv')
+    assert (first.channels_in, first.stride) == (3, 1)
+    assert next(op for op in resnet50.ops if op.kind == 'conv').stride == 2
+    kernels = [k for k in gpu_step.step_kernels(vgg16, 8, 'float16') if k.kind == 'conv']
+    padded = [k.name for k in kernels if k.padding > 1.0]
+    assert padded == [first.name, first.name + '/wgrad']  # it has no data gradient
+    forward = kernels[0]
+    tensor = gpu_step.conv_paths(V100, 'float16')
+    cuda = gpu_step.conv_paths(V100, 'float32')
+    bw = gpu_step.achieved_bandwidth(V100)
+    # The padded product on tensor cores: 8/3 the FLOPs and a reduction 8/3 as deep ...
+    grown = forward._replace(flops=forward.flops * 8 / 3, padding=1.0,
+                             gemm=forward.gemm[:2] + (72,))
+    assert forward.gemm[2] == 27
+    assert gpu_step.best_secs(forward, V100, tensor, bw, winograd=False, nchw=False) == (
+        gpu_step.best_secs(grown, V100, tensor, bw, winograd=False, nchw=False))
+    # ... and none on the CUDA cores.
+    plain = forward._replace(padding=1.0)
+    assert gpu_step.best_secs(forward, V100, cuda, bw) == gpu_step.best_secs(plain, V100, cuda,
+                                                                               bw)
+
+
 def test_with_tf32_float32_convolutions_may_take_the_cuda_cores(vgg16):
     # On an RTX 3090 TF32 runs at the CUDA cores' float32 rate: autotuning keeps the
     # CUDA cores' Winograd kernels, which TF32's tensor cores (and their transposes) do not beat.
