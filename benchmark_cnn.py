@@ -106,9 +106,9 @@ class BenchmarkCNN:
 
     def info_lines(self) -> list[str]:
         """The header block, one string per line (run_header.py)."""
-        resume = None
-        if self.plan.training and self.plan.is_chief:
-            resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
+        p, resume = self.params, None
+        if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
+            resume = checkpoints.resume_point(p)  # reads the files: no graph yet
         precision = self.precision_lines()
         return run_header.header_lines(self.plan, self.dataset, precision, resume)
 
