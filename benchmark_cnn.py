@@ -27,7 +27,7 @@ runtime_env.import_tensorflow()
 
 import tensorflow as tf
 
-from . import cnn_util, run_header, run_plan, variable_mgr
+from . import cnn_util, run_header, run_plan
 from .cluster import coordination, resolvers, run_flags
 from .cluster import server as cluster_server
 from .graph import builder, frozen
@@ -117,19 +117,12 @@ class BenchmarkCNN:
             cnn_util.log_fn(line)
 
     # --- Graph.
-    def make_variable_mgr(self) -> variable_mgr.VariableMgr:
-        """The manager of --variable_update (variable_mgr.py; a cluster task's with its
-        cluster)."""
-        plan = self.plan
-        return variable_mgr.make_variable_mgr(self.params, plan.devices, plan.param_device,
-                                              cluster=self.cluster)
-
     def build_graph(self) -> GraphInfo:
-        """Builds the whole training (or forward-only) step into a new graph (graph/builder.py)."""
-        return builder.build_graph(
-            self.plan, self.model, self.dataset, self.make_variable_mgr,
-            pipeline_factory=self.pipeline_factory,
-            summary_device=self.cluster.local_cpu if self.cluster else None)
+        """Builds the whole training (or forward-only) step into a new graph (graph/builder.py),
+        with the manager of --variable_update (variable_mgr.py; a cluster task's with its
+        cluster)."""
+        return builder.build_graph(self.plan, self.model, self.dataset, cluster=self.cluster,
+                                   pipeline_factory=self.pipeline_factory)
 
     # --- Run.
     def run(self) -> dict:
