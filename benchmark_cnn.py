@@ -27,7 +27,7 @@ runtime_env.import_tensorflow()
 
 import tensorflow as tf
 
-from . import cnn_util, run_header, run_plan, variable_mgr
+from . import cnn_util, run_header, run_plan
 from .cluster import coordination, resolvers, run_flags
 from .cluster import server as cluster_server
 from .graph import builder, frozen
@@ -106,9 +106,9 @@ class BenchmarkCNN:
 
     def info_lines(self) -> list[str]:
         """The header block, one string per line (run_header.py)."""
-        resume = None
-        if self.plan.training and self.plan.is_chief:
-            resume = checkpoints.resume_point(self.params)  # reads the files: no graph yet
+        p, resume = self.params, None
+        if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
+            resume = checkpoints.resume_point(p)  # reads the files: no graph yet
         precision = self.precision_lines()
         return run_header.header_lines(self.plan, self.dataset, precision, resume)
 
@@ -117,19 +117,12 @@ class BenchmarkCNN:
             cnn_util.log_fn(line)
 
     # --- Graph.
-    def make_variable_mgr(self) -> variable_mgr.VariableMgr:
-        """The manager of --variable_update (variable_mgr.py; a cluster task's with its
-        cluster)."""
-        plan = self.plan
-        return variable_mgr.make_variable_mgr(self.params, plan.devices, plan.param_device,
-                                              cluster=self.cluster)
-
     def build_graph(self) -> GraphInfo:
-        """Builds the whole training (or forward-only) step into a new graph (graph/builder.py)."""
-        return builder.build_graph(
-            self.plan, self.model, self.dataset, self.make_variable_mgr,
-            pipeline_factory=self.pipeline_factory,
-            summary_device=self.cluster.local_cpu if self.cluster else None)
+        """Builds the whole training (or forward-only) step into a new graph (graph/builder.py),
+        with the manager of --variable_update (variable_mgr.py; a cluster task's with its
+        cluster)."""
+        return builder.build_graph(self.plan, self.model, self.dataset, cluster=self.cluster,
+                                   pipeline_factory=self.pipeline_factory)
 
     # --- Run.
     def run(self) -> dict:

@@ -79,9 +79,7 @@ class SyntheticInput(InputPipeline):
     and in [0, num_classes) otherwise.
     """
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.description = 'synthetic'
+    description = 'synthetic'
 
     def build(self, devices):
         batches = []

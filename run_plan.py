@@ -181,10 +181,6 @@ class RunPlan:
     server_config: object = dataclasses.field(default=None, compare=False, repr=False)
     graph_choices: object = dataclasses.field(default=None, compare=False)
 
-    def __post_init__(self):
-        if not self.images_per_global_step:
-            object.__setattr__(self, 'images_per_global_step', self.global_batch_size)
-
     @property
     def asynchronous(self) -> bool:
         """True in an asynchronous cluster run: several workers each add their own updates

@@ -10,27 +10,26 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .. import preprocessing
+from .. import preprocessing, variable_mgr
 from . import images_seen, learning_rate, tower_loop, train_op
 from .graph_info import GraphInfo
 
 tf1 = tf.compat.v1
 
 
-def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
-                summary_device: str | None = None) -> GraphInfo:
+def build_graph(plan, model, dataset, *, cluster=None, pipeline_factory=None) -> GraphInfo:
     """Builds the step of `plan` into a new graph.
 
     Args:
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel.
       dataset: the run's input_data.dataset_info.Dataset.
-      make_mgr: () -> the variable manager of the run (variable_mgr.make_variable_mgr, or a
-        cluster task's), called inside the new graph after the input is built.
+      cluster: the cluster.topology.Cluster of a cluster task, else None: the variable
+        manager is this task's (variable_mgr.make_variable_mgr, made inside the new graph
+        after the input is built), and the towers' mean loss, accuracy and the learning rate
+        are computed on its local CPU (on one host: the parameter device).
       pipeline_factory: (plan, dataset, train=bool) -> preprocessing.InputPipeline; default
         preprocessing.pipeline_for (a seam for tests and tools).
-      summary_device: where the towers' mean loss, accuracy and the learning rate are
-        computed; default the parameter device (a cluster task: its local CPU).
 
     Returns:
       GraphInfo.
@@ -45,9 +44,10 @@ def build_graph(plan, model, dataset, make_mgr, *, pipeline_factory=None,
             seen = images_seen.make_variable() if plan.training else None
         pipeline = pipeline_factory(plan, dataset, train=plan.training)
         batches = pipeline.build(list(plan.devices))
-        mgr = make_mgr()
+        mgr = variable_mgr.make_variable_mgr(p, plan.devices, plan.param_device,
+                                             cluster=cluster)
         outputs = tower_loop.build_towers(plan, model, batches, mgr, phase_train=plan.training)
-        with tf1.device(summary_device or plan.param_device):
+        with tf1.device(cluster.local_cpu if cluster else plan.param_device):
             # --loss_type_to_report: TowerOutput's total_loss or base_loss.
             loss = tf.add_n([getattr(o, p.loss_type_to_report) for o in outputs]) / len(outputs)
             loss_parts = tf.stack([tf.add_n([o.base_loss for o in outputs]),

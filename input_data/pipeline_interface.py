@@ -53,6 +53,8 @@ class InputPipeline(abc.ABC):
         records (--skip_corrupt_records), else None.
     """
 
+    description = ''  # a pipeline's own, set by its class or its constructor
+
     def __init__(self, *, batch_size, image_size, num_classes, data_format, dtype,
                  full_pass=None):
         self.batch_size = batch_size
@@ -66,7 +68,6 @@ class InputPipeline(abc.ABC):
         self.staging_depth = 0
         self.size_ops: list = []
         self.drain_ops: list = []
-        self.description = ''
         self.record_files: tuple[str, ...] = ()
         self.skipped = None
 

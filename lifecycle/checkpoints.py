@@ -406,7 +406,7 @@ def initialize_or_restore(sess, info, p) -> int | None:
       CheckpointError: --checkpoint_path is not a checkpoint, or the checkpoint does not fit.
     """
     sess.run(info.init_ops)
-    path = find_checkpoint(p)
+    path = find_checkpoint(p) if p.train_dir or p.checkpoint_path else None  # nowhere to look
     step = None
     if path is not None:
         step = restore(sess, info.graph, info.mgr, path, p.model,

@@ -31,12 +31,6 @@ def now_utc() -> str:
     return records.utc_text()
 
 
-def database_of(p) -> str | None:
-    """The database file a run records into (--results_db, else the default place), None with
-    --noresults_db."""
-    return store.resolve_path(p.results_db)
-
-
 def _can_write_under(folder: str) -> bool:
     """True when `folder` exists writable, or its nearest existing parent is writable storage
     (write_json makes the missing levels)."""

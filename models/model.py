@@ -42,6 +42,9 @@ class CNNModel:
     #: Whether the network's convolutions are followed by batch norm unless a layer says
     #: otherwise (the builder's default; a fact of the architecture, set by the subclass).
     uses_batch_norm = False
+    #: True when add_inference already produces [batch, num_classes] logits (no final
+    #: classifier is added after it).
+    skips_final_affine_layer = False
 
     def __init__(self, name, *, image_size, batch_size, learning_rate, fixed_image_size=False,
                  min_image_size=32, dataset='imagenet'):
@@ -56,10 +59,6 @@ class CNNModel:
     def add_inference(self, cnn: convnet_builder.ConvNetBuilder) -> None:
         """Adds every layer up to (not including) the final classifier."""
         raise NotImplementedError('%s must implement add_inference' % type(self).__name__)
-
-    def skip_final_affine_layer(self) -> bool:
-        """True when add_inference already produced [batch, num_classes] logits."""
-        return False
 
     def default_num_classes(self) -> int:
         """Classifier width on the model's own dataset: 1001 for ImageNet (label 0 is the
@@ -104,7 +103,7 @@ class CNNModel:
         cnn.use_batch_norm = self.uses_batch_norm
         with tf1.variable_scope('cg'):
             self.add_inference(cnn)
-            if not self.skip_final_affine_layer():
+            if not self.skips_final_affine_layer:
                 cnn.affine(num_classes, activation='linear')
             logits = tf.cast(cnn.top_layer, tf.float32)
             aux_logits = None
