@@ -321,7 +321,8 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         check_cpu_towers(p, 'cpu')  # on any host
     if (find_driver or machine.nvidia_driver_evidence)() is not None:
         return
-    check_cpu_towers(p, params.default_device(p, 0))
+    device = params.default_device(p, 0)  # no driver: TensorFlow will see no GPU
+    check_cpu_towers(p, device)
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return
@@ -333,7 +334,7 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
     preset = (p.device != 'cpu' and bool(p.gpu_interconnect)
               and p.gpu_interconnect.strip().lower() in links.HOSTS)
     if (not p.plan_scaling or p.gpu_model or preset or p.single_device_images_per_sec
-            or params.default_device(p, 0) != 'cpu'):
+            or device != 'cpu'):
         return
     if find_run is None:
         from .stored_runs import find_single_device_run as find_run

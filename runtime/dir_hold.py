@@ -74,9 +74,7 @@ def held_dirs(p) -> list[tuple[str, str]]:
     """
     if p.dry_run or p.plan_scaling or p.list_models:
         return []
-    if not cluster_rules.is_chief_task(p.job_name, p.task_index, p.variable_update):
-        return []
-    out = []
+    out = []  # the folders the run writes into
     if p.train_dir and not p.eval and (not p.forward_only or p.summary_verbosity >= 1):
         out.append(('--train_dir', p.train_dir))
     if run_plan.evaluates(p):
@@ -84,7 +82,10 @@ def held_dirs(p) -> list[tuple[str, str]]:
             out.append(('--eval_dir', p.eval_dir))
         elif p.train_dir and p.summary_verbosity >= 1 and (out or os.path.isdir(p.train_dir)):
             out.append(('--eval_dir', os.path.join(p.train_dir, 'eval')))
-    return [(flag, path) for flag, path in out if not file_systems.is_remote(path)]
+    # Of those, a lock holds the local ones, and only the task that writes there holds them.
+    local = [(flag, path) for flag, path in out if not file_systems.is_remote(path)]
+    return local if cluster_rules.is_chief_task(p.job_name, p.task_index,
+                                                p.variable_update) else []
 
 
 def _now_utc() -> str:
