@@ -103,6 +103,7 @@ def loop_spec(plan) -> training_loop.LoopSpec:
                        else ()),
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
+        rate_floor=p.minimum_learning_rate if plan.training else 0.0,
         nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                   % precision.initial_loss_scale(p)

@@ -84,6 +84,9 @@ class LoopSpec:
       nan_hint: appended to the NaN message's advice, e.g. ' or use loss scaling (...)'.
       weight_decay: --weight_decay of a training run (0: none), named by the NaN message when
         its term dominates the loss (decay_advice).
+      rate_floor: --minimum_learning_rate of a training run (0: none); when the rate of the
+        NaN step is at that floor, the message names it instead of `rate_advice` (lowering
+        the schedule's rates would not lower it).
     """
 
     num_warmup: int
@@ -97,6 +100,15 @@ class LoopSpec:
     rate_advice: str = 'Lower --init_learning_rate'
     nan_hint: str = ''
     weight_decay: float = 0.0
+    rate_floor: float = 0.0
+
+    def nan_advice(self, learning_rate: float | None) -> str:
+        """The NaN message's advice on the rate at `learning_rate` (None: unknown)."""
+        if (learning_rate is not None and self.rate_floor > 0
+                and learning_rate <= self.rate_floor * (1 + 1e-6)):
+            return ('Lower --minimum_learning_rate (the rate was at its floor, %g)'
+                    % self.rate_floor + self.nan_hint)
+        return self.rate_advice + self.nan_hint
 
 
 def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
@@ -137,14 +149,14 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
             'the kernels grow every step%s).' % (where, weight_decay, product))
 
 
-def _check_finite(loss, step, lr_fn, advice_text, parts_fn=None, weight_decay=0.0):
+def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
-        advice = decay_advice(parts_fn() if parts_fn else [], weight_decay, lr)
+        advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr)
         raise NonFiniteLossError(
             'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
             % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',
-               advice or '%s.' % advice_text))
+               advice or '%s.' % spec.nan_advice(lr)))
 
 
 def format_duration(seconds: float) -> str:
@@ -183,8 +195,8 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
         start = time.perf_counter()
         out = phases.run_step(step_fn, call, time.perf_counter)
         times.append(time.perf_counter() - start)
-        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec.rate_advice + spec.nan_hint,
-                      getattr(step_fn, 'loss_parts', None), spec.weight_decay)
+        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec,
+                      getattr(step_fn, 'loss_parts', None))
         result.warmup_losses.append(out[0])
         if phases.should_stop():  # a signal: stop after this step
             result.stopped_early = result.stopped_in_warmup = True
@@ -246,8 +258,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, 'step %d' % step, lr_fn, spec.rate_advice + spec.nan_hint,
-                      getattr(step_fn, 'loss_parts', None), spec.weight_decay)
+        _check_finite(loss, 'step %d' % step, lr_fn, spec, getattr(step_fn, 'loss_parts', None))
         result.losses.append(loss)
         if len(out) > 1:
             result.extras.append(out[1:])

@@ -152,6 +152,29 @@ def test_non_finite_loss_stops_with_step_and_hint():
     assert str(info.value).endswith('Lower --init_learning_rate or X.')
 
 
+def test_a_nan_at_the_rate_floor_names_minimum_learning_rate():
+    # The rate of the NaN step is --minimum_learning_rate's floor: lowering the schedule's
+    # rates would change nothing, so the advice names the floor's flag.
+    class AtFloor:
+        __call__ = staticmethod(lambda: (math.nan,))
+        learning_rate = staticmethod(lambda: 0.5)
+    for floor, advice in ((0.5, 'Lower --minimum_learning_rate (the rate was at its floor, '
+                                '0.5) or X.'),
+                          (0.1, 'Lower --init_learning_rate or X.'),
+                          (0.0, 'Lower --init_learning_rate or X.')):
+        with pytest.raises(training_loop.NonFiniteLossError) as info:
+            training_loop.run_loop(Spec(num_warmup=0, num_steps=1, images_per_step=1,
+                                        display_every=1, nan_hint=' or X', rate_floor=floor),
+                                   AtFloor(), log=lambda _: None)
+        assert str(info.value).endswith(advice), (floor, str(info.value))
+    from tf_cnn_benchmarks.lifecycle import timed_run
+    from tf_cnn_benchmarks.params import make_params
+    plan = type('Plan', (), dict(params=make_params(model='trivial', minimum_learning_rate=0.5),
+                                 num_warmup_batches=0, num_batches=1, images_per_step=1,
+                                 training=True))
+    assert timed_run.loop_spec(plan).rate_floor == 0.5
+
+
 def test_the_nan_advice_names_the_flag_the_rate_came_from():
     from tf_cnn_benchmarks.lifecycle import timed_run
     from tf_cnn_benchmarks.params import make_params
