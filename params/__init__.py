@@ -552,6 +552,22 @@ def default_device(p: Params, num_visible_gpus: int) -> str:
     return p.device or ('gpu' if num_visible_gpus else 'cpu')
 
 
+def check_nccl(p: Params, device: str) -> None:
+    """NCCL (--use_nccl, an --all_reduce_spec with nccl) only on GPUs: `device` is the run's
+    ('cpu' or 'gpu', default_device).
+
+    Raises:
+      ParamsError: NCCL asked for on the CPU, naming the CPU's all-reduce to use instead.
+    """
+    if p.use_nccl and device != 'gpu':
+        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
+                          '--all_reduce_spec=xring on CPU.')
+    spec = allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else []
+    if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
+        raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
+                          'or xring.' % p.all_reduce_spec)
+
+
 def resolve_params(p: Params, num_visible_gpus: int) -> Params:
     """Fills the defaults that depend on the machine; a pure function returning new Params.
 
@@ -581,13 +597,7 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
     if p.local_parameter_device == 'gpu' and not num_visible_gpus:
         raise ParamsError('--local_parameter_device=gpu, but no GPU is visible; use '
                           '--local_parameter_device=cpu.')
-    if p.use_nccl and device != 'gpu':
-        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
-                          '--all_reduce_spec=xring on CPU.')
-    spec = allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else []
-    if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
-        raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
-                          'or xring.' % p.all_reduce_spec)
+    check_nccl(p, device)
     data_format = p.data_format or ('NCHW' if device == 'gpu' else 'NHWC')
     warmup = p.num_warmup_batches
     if warmup is None:

@@ -135,7 +135,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
-    device = params.default_device(p, visible_gpus)
+    device = params.default_device(p, planned_gpus(p, visible_gpus))
     check_cpu_towers(p, device)
     towers = cpu_towers_warning(p, device)
     if towers:
@@ -186,6 +186,23 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
         'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
         'only adds graph to build, not compute; give --num_gpus <= %d'
         % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
+
+
+def planned_gpus(p: params.Params, visible_gpus: int) -> int:
+    """The GPU count a run's device is decided with (params.default_device): the GPUs
+    TensorFlow sees, or where it sees none, 1 for --dry_run or --plan_scaling with --gpu_model
+    and for --plan_scaling of a preset host (--gpu_interconnect=dgx1_v100, ...), which plan
+    GPUs (preflight/planned_step.plan_device's and scaling_plan.run's rules)."""
+    if visible_gpus or p.device == 'cpu':
+        return visible_gpus
+    if (p.gpu_model and (p.dry_run or p.plan_scaling)) or (p.plan_scaling and _preset_host(p)):
+        return 1
+    return 0
+
+
+def _preset_host(p: params.Params) -> bool:
+    """--gpu_interconnect names a host of hardware/links.HOSTS (its GPUs are planned)."""
+    return bool(p.gpu_interconnect) and p.gpu_interconnect.strip().lower() in links.HOSTS
 
 
 def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
@@ -311,9 +328,10 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         default stored_runs.find_single_device_run (the results database).
 
     Raises:
-      params.ParamsError: more CPU towers than `cpu_tower_limit` (`check_cpu_towers`);
-        --dry_run or --plan_scaling with --device=gpu and no --gpu_model
-        (preflight/planned_step.plan_device's rule); --plan_scaling of CPU towers without
+      params.ParamsError: more CPU towers than `cpu_tower_limit` (`check_cpu_towers`); NCCL
+        where CPU towers run or are planned (params.check_nccl); --dry_run or --plan_scaling
+        with --device=gpu and no --gpu_model (preflight/planned_step.plan_device's rule);
+        --plan_scaling of CPU towers without
         --single_device_images_per_sec or a stored one-device run of this configuration
         (speed_model/from_flags.py's rule).
     """
@@ -321,8 +339,9 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         check_cpu_towers(p, 'cpu')  # on any host
     if (find_driver or machine.nvidia_driver_evidence)() is not None:
         return
-    device = params.default_device(p, 0)  # no driver: TensorFlow will see no GPU
+    device = params.default_device(p, planned_gpus(p, 0))  # no driver: TensorFlow sees none
     check_cpu_towers(p, device)
+    params.check_nccl(p, device)
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return
@@ -331,11 +350,8 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
             '%s --device=gpu on a host without a GPU (no NVIDIA driver found) plans the GPU '
             'named by --gpu_model=NAME; give one (e.g. --gpu_model=V100; known: %s)'
             % (mode, ', '.join(gpu_specs.known_names())))
-    preset = (p.device != 'cpu' and bool(p.gpu_interconnect)
-              and p.gpu_interconnect.strip().lower() in links.HOSTS)
-    if (not p.plan_scaling or p.gpu_model or preset or p.single_device_images_per_sec
-            or device != 'cpu'):
-        return
+    if not p.plan_scaling or p.single_device_images_per_sec or device != 'cpu':
+        return  # GPUs planned (--gpu_model, a preset host), or the figure given
     if find_run is None:
         from .stored_runs import find_single_device_run as find_run
     if find_run(p._replace(device='cpu'), 'CPU') is None:

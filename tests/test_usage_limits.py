@@ -339,6 +339,17 @@ def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
     assert problem(plan_scaling=True, gpu_interconnect='dgx1_v100') is None  # the preset's GPU
     assert problem(plan_scaling=True, find_driver=driver) is None
     assert problem(dry_run=True) is None  # a dry run of CPU towers needs no figure
+    # NCCL needs GPUs: refused before TensorFlow loads where it will see none ...
+    nccl = dict(num_gpus=2, variable_update='replicated', use_nccl=True)
+    assert problem(**nccl) == '--use_nccl needs GPUs (NCCL has no CPU kernels)'
+    assert problem(all_reduce_spec='nccl', variable_update='replicated') == (
+        '--all_reduce_spec=nccl uses nccl, which needs GPUs')
+    assert problem(find_driver=driver, **nccl) is None  # TensorFlow counts the GPUs
+    # ... but a dry run or scaling plan of a named GPU plans GPUs: NCCL and many towers fit.
+    assert problem(dry_run=True, gpu_model='A100', **nccl) is None
+    assert problem(plan_scaling=True, gpu_model='A100', **nccl) is None
+    assert problem(dry_run=True, **nccl) == (  # no --gpu_model: CPU towers are planned
+        '--use_nccl needs GPUs (NCCL has no CPU kernels)')
 
 
 def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
@@ -354,3 +365,11 @@ def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cp
     assert capsys.readouterr().err == 'warning: %s\n' % usage.cpu_towers_warning(p, 'cpu')
     usage.check_with_tensorflow(p._replace(device='cpu'), 0)
     assert capsys.readouterr().err == ''
+    # A dry run of a named GPU plans GPUs, not CPU towers: no warning.
+    usage.check_with_tensorflow(p._replace(dry_run=True, gpu_model='Quadro RTX 8000'), 0)
+    assert capsys.readouterr().err == ''
+    usage.check_with_tensorflow(p._replace(dry_run=True), 0)  # without one: CPU towers
+    assert 'towers run as logical CPU devices' in capsys.readouterr().err
+    assert usage.planned_gpus(p._replace(plan_scaling=True, gpu_model='V100'), 0) == 1
+    assert usage.planned_gpus(p._replace(dry_run=True, gpu_model='V100'), 4) == 4
+    assert usage.planned_gpus(p._replace(gpu_model='V100'), 0) == 0  # a run, not a plan
