@@ -38,6 +38,8 @@ import time
 
 from absl import flags
 
+from tf_cnn_benchmarks import console
+
 from . import image_encoding
 
 _SHARD_PREFIXES = ('train-', 'validation-')
@@ -476,6 +478,9 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry; returns the exit status (0, 1 for errors, 2 for bad flags)."""
     argv = list(sys.argv if argv is None else argv)
+    version = console.answer_version(argv[1:])
+    if version is not None:
+        return version
     fv = flags.FlagValues()
     define_flags(fv)
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
@@ -486,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in sorted(fv):
             flag = fv[name]
             print('  --%s: %s (default: %s)' % (name, flag.help, flag.default_as_str))
+        print('  --version: %s' % console.VERSION_HELP)
         return 0
     try:
         rest = fv(argv)
