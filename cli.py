@@ -22,7 +22,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 
 from absl import flags
 
-from . import cnn_util, flag_parsing, params
+from . import cnn_util, console, flag_parsing, params
 from .preflight import usage
 from .runtime import dir_hold
 
@@ -35,23 +35,7 @@ Trains a CNN on synthetic data (no --data_dir) or ImageNet/CIFAR-10 files and re
 Example: tf_cnn_benchmarks --model=resnet50 --batch_size=32 --num_batches=100
 """
 
-SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
-
-
-def version_line() -> str:
-    """'tf_cnn_benchmarks 0.2.0 (TensorFlow 2.21.0)': the package's version and the installed
-    TensorFlow's, read from its package metadata (TensorFlow is not imported)."""
-    from importlib import metadata
-
-    from . import __version__
-    tf_version = 'not installed'
-    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
-        try:
-            tf_version = metadata.version(dist)
-            break
-        except metadata.PackageNotFoundError:
-            continue
-    return 'tf_cnn_benchmarks %s (TensorFlow %s)' % (__version__, tf_version)
+SIGPIPE_STATUS = console.SIGPIPE_STATUS  # 141: a tool whose reader went away
 
 
 def _fail(message: str, status: int) -> int:
@@ -71,9 +55,9 @@ def parse_args(argv: list[str]) -> params.Params:
         print(USAGE)
         print(FLAGS.module_help(params))
         raise SystemExit(0)
-    if '--version' in argv[1:]:
-        print(version_line())
-        raise SystemExit(0)
+    status = console.answer_version(argv[1:])
+    if status is not None:
+        raise SystemExit(status)
     return flag_parsing.parse_flags(argv, FLAGS)
 
 

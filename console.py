@@ -10,6 +10,9 @@ Ctrl-C is KeyboardInterrupt again, which the commands handle themselves (cli.py,
 lifecycle/signals.py), and one they let out ends the same way. Where SIGINT is ignored (a job
 started in the background by a shell without job control), it stays ignored.
 
+Every command answers `--version` with the same line (`version_line`), here before it imports
+anything (and in its own main too, for its `python -m` form: `answer_version`).
+
 Importing this module loads nothing but the standard library (the package's `__init__` loads
 its names on first use), so the handler is in place a few milliseconds after Python starts.
 """
@@ -24,12 +27,59 @@ import sys
 #: Exit status of a command ended by Ctrl-C: 128 + SIGINT.
 INTERRUPTED_STATUS = 128 + signal.SIGINT
 
+#: Exit status of a command whose reader went away: 128 + SIGPIPE, as a shell reports it.
+SIGPIPE_STATUS = 141
+
+#: The help line of every command's --version.
+VERSION_HELP = 'print the version line (the same as tf_cnn_benchmarks --version) and exit'
+
+#: The flags that ask a command for its help (absl's and argparse's spellings).
+HELP_FLAGS = frozenset(('-h', '--help', '-help', '--helpfull', '--helpshort'))
+
 
 def _exit_interrupted(signum=None, frame=None) -> None:
     """Ends the process at once: `error: interrupted` on stderr, exit status 130 (no traceback,
     no clean-up: nothing has started yet)."""
     os.write(2, b'error: interrupted\n')
     os._exit(INTERRUPTED_STATUS)
+
+
+def version_line() -> str:
+    """'tf_cnn_benchmarks 0.2.0 (TensorFlow 2.21.0)': the package's version and the installed
+    TensorFlow's, read from its package metadata (TensorFlow is not imported); the line of
+    every command's `--version`."""
+    from importlib import metadata
+
+    from . import __version__
+    tf_version = 'not installed'
+    for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
+        try:
+            tf_version = metadata.version(dist)
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    return 'tf_cnn_benchmarks %s (TensorFlow %s)' % (__version__, tf_version)
+
+
+def answer_version(args: list[str]) -> int | None:
+    """Prints `version_line()` when `args` (the command's arguments, without the program name)
+    ask for `--version` before any `--` (what follows `--` goes to the runs of tf_cnn_sweep
+    and tf_cnn_cluster), unless they ask for help too (help wins, as in every command).
+
+    Returns:
+      None when `--version` was not asked for; else the command's exit status: 0, or 141
+      (SIGPIPE_STATUS) when the reader of stdout went away (`tf_cnn_sweep --version | true`):
+      no traceback, and Python's flush at exit cannot fail again.
+    """
+    asked = args[:args.index('--')] if '--' in args else args
+    if '--version' not in asked or HELP_FLAGS & set(asked):
+        return None
+    try:
+        print(version_line(), flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return SIGPIPE_STATUS
+    return 0
 
 
 def run(module: str, function: str = 'run_main') -> None:
@@ -41,9 +91,12 @@ def run(module: str, function: str = 'run_main') -> None:
       function: its entry function, called without arguments (it reads sys.argv).
 
     Raises:
-      SystemExit: with 130 when Ctrl-C's KeyboardInterrupt leaves the command; else whatever
-        the command raises (its exit status).
+      SystemExit: 0 (141) after `--version`, answered before the command imports; 130 when Ctrl-C's
+        KeyboardInterrupt leaves the command; else whatever the command raises (its status).
     """
+    status = answer_version(sys.argv[1:])
+    if status is not None:
+        raise SystemExit(status)
     quiet = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if quiet:
         signal.signal(signal.SIGINT, _exit_interrupted)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -214,6 +215,88 @@ def test_ctrl_c_while_the_command_imports_ends_quietly_with_status_130(command, 
                                                            command=command)],
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, '', 'error: interrupted\n')
+
+
+_CONSOLE_COMMAND = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import console
+    sys.argv = [{command!r}] + {args!r}
+    try:
+        console.{command}()
+    except SystemExit as e:
+        sys.stdout.flush()
+        print('STATUS', e.code, sorted(m for m in sys.modules if m.startswith(
+            ('tf_cnn_benchmarks.', 'absl', 'numpy', 'tensorflow'))))
+''')
+
+
+def _console_commands() -> list[str]:
+    """The console scripts setup.py installs (each a function of console.py)."""
+    with open(os.path.join(REPO, 'setup.py'), encoding='utf-8') as f:
+        return re.findall(r"'(tf_cnn_\w+) = tf_cnn_benchmarks\.console:\1'", f.read())
+
+
+def test_every_console_command_is_checked_for_its_version():
+    assert _console_commands() == ['tf_cnn_benchmarks', 'tf_cnn_build_tfrecords',
+                                   'tf_cnn_cluster', 'tf_cnn_sweep', 'tf_cnn_results']
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('command', _console_commands())
+def test_every_console_command_answers_version_before_it_imports(command):
+    # Before: only tf_cnn_benchmarks knew --version; tf_cnn_sweep said "error: the flags for
+    # every run: Unknown command line flag 'version'" and the other three refused it too.
+    proc = subprocess.run(
+        [sys.executable, '-c', _CONSOLE_COMMAND.format(tests=TESTS, command=command,
+                                                        args=['--version'])],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.stderr == ''
+    assert proc.stdout == 'tf_cnn_benchmarks %s (TensorFlow %s)\nSTATUS 0 %s\n' % (
+        __version__, importlib.metadata.version('tensorflow'), ['tf_cnn_benchmarks.console'])
+
+
+def _tool_main(command: str):
+    """The main of a command's `python -m` form, called with the program name and args."""
+    from tf_cnn_benchmarks.tools import build_imagenet_tfrecords, launch_cluster, results_cli
+    from tf_cnn_benchmarks.tools import sweep as sweep_command
+    mains = {'tf_cnn_build_tfrecords': build_imagenet_tfrecords.main,
+             'tf_cnn_cluster': lambda argv: launch_cluster.main(argv[1:]),
+             'tf_cnn_sweep': sweep_command.main, 'tf_cnn_results': results_cli.main}
+
+    def main(argv):
+        try:
+            return mains[command](argv)
+        except SystemExit as e:  # argparse's --help
+            return e.code
+    return main
+
+
+@pytest.mark.parametrize('command', ['tf_cnn_build_tfrecords', 'tf_cnn_cluster', 'tf_cnn_sweep',
+                                     'tf_cnn_results'])
+def test_each_commands_main_answers_version_as_the_console_command_does(command, capsys):
+    from tf_cnn_benchmarks import console
+    main = _tool_main(command)
+    assert main([command, '--version']) == 0
+    assert capsys.readouterr() == (console.version_line() + '\n', '')
+    assert main([command, '--help', '--version']) == 0  # help wins, as for tf_cnn_benchmarks
+    out = capsys.readouterr().out
+    assert console.version_line() not in out
+    assert '  --version' in out and console.VERSION_HELP in ' '.join(out.split())
+
+
+@pytest.mark.parametrize('args, answered', [
+    (['--version'], True), (['compare', '--version'], True),
+    (['--num_workers=2', '--version'], True),
+    (['--', '--version'], False), (['--num_workers=2', '--', '--version'], False),
+    (['--version', '--help'], False), (['-h', '--version'], False), (['--versions'], False),
+])
+def test_version_is_answered_before_dash_dash_and_not_with_help(args, answered, capsys):
+    from tf_cnn_benchmarks import console
+    assert console.answer_version(args) == (0 if answered else None)
+    assert capsys.readouterr().out == (console.version_line() + '\n' if answered else '')
 
 
 def test_importing_the_package_loads_none_of_its_modules():

@@ -22,9 +22,14 @@ full-image box `image/object/bbox/{xmin,ymin,xmax,ymax}` = 0, 0, 1, 1 with
 `class_counts.txt` (`<label> <synset> <train images> <validation images>` per class, also
 printed at the end). The same input, flags and seed give byte-identical shards. Shards are
 written under a temporary name and renamed when complete, so an interrupted run leaves no
-truncated shard under a final name, and a run that fails removes the shards it wrote. Errors
-print one line `error: ...` and exit with status 1 (2 for bad flags, including a bad
---class_text_file).
+truncated shard under a final name, and a run that fails removes the shards it wrote. Every
+image is read once, while the shards are written; images Pillow cannot read (a truncated JPEG,
+a text file named x.jpg) are all collected, none skipped: from the first one on no shard is
+written, the rest are still read, and the run ends with one error naming how many and the
+first five, each with its reason, and no shards in --output_dir. Errors print one line
+`error: ...` and exit with status 1 (2 for a bad flag value: --input_dir not a folder of class
+folders, an --output_dir that cannot be created or lies inside --input_dir, more shards than
+images, a bad --class_text_file).
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import sys
 import time
 
 from absl import flags
+
+from tf_cnn_benchmarks import console
 
 from . import image_encoding
 
@@ -106,10 +113,12 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
     Pillow recognises) are skipped, with one warning naming them all.
 
     Raises:
-      ConvertError: the folder is missing, has no sub-folders, or a sub-folder has no images.
+      FlagValueError: the folder is missing (or a file), or has no class sub-folders.
+      ConvertError: a sub-folder has no images.
     """
     if not os.path.isdir(input_dir):
-        raise ConvertError('--input_dir %s is not a directory' % input_dir)
+        raise FlagValueError('--input_dir=%s is not a directory; give the folder of class '
+                             'sub-folders of images (input_dir/<class>/<image>)' % input_dir)
     classes, stray = [], []
     for name in sorted(os.listdir(input_dir)):
         folder = os.path.join(input_dir, name)
@@ -129,8 +138,8 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
             len(stray), 's' if len(stray) > 1 else '', 'are' if len(stray) > 1 else 'is',
             ', '.join(stray)))
     if not classes:
-        raise ConvertError('--input_dir %s has no class sub-folders (expected '
-                           'input_dir/<class>/<image>)' % input_dir)
+        raise FlagValueError('--input_dir=%s has no class sub-folders; give the folder that '
+                             'holds them (input_dir/<class>/<image>)' % input_dir)
     return classes
 
 
@@ -263,22 +272,20 @@ def split_examples(classes, fraction: float, seed: int):
     return train, validation
 
 
-def encode_image(path: str) -> image_encoding.Encoded:
-    """(JPEG bytes, height, width, conversion): the file itself for an RGB JPEG, else a
-    conversion to 8-bit RGB named by `conversion` (tools/image_encoding.py).
+def unreadable_message(unreadable: list[image_encoding.Unreadable], total: int,
+                       limit: int = 5) -> str:
+    """The one error line of a conversion that met images it cannot read (sorted by path).
 
-    Raises:
-      ConvertError: Pillow cannot read the file.
+    Example: '2 of 40 images cannot be read, so --output_dir holds no shards: in/a/x.jpg (not an
+    image format Pillow knows), in/b/cut.jpg (image file is truncated (3 bytes not
+    processed)); remove or convert them, then run again'.
     """
-    from PIL import UnidentifiedImageError
-    try:
-        return image_encoding.encode_image(path)
-    except UnidentifiedImageError:
-        raise ConvertError('cannot read image %s: not an image format Pillow knows (remove the '
-                           'file or convert it)' % path) from None
-    except (OSError, ValueError, SyntaxError) as e:
-        raise ConvertError('cannot read image %s: %s (remove the file or convert it)'
-                           % (path, e)) from None
+    bad = sorted(unreadable)
+    named = ', '.join('%s (%s)' % (u.path, u.reason) for u in bad[:limit])
+    more = ' and %d more' % (len(bad) - limit) if len(bad) > limit else ''
+    return ('%d of %d images cannot be read, so --output_dir holds no shards: %s%s; remove or '
+            'convert %s, then run again' % (len(bad), total, named, more,
+                                            'them' if len(bad) > 1 else 'it'))
 
 
 def _utf8(name: str) -> bytes:
@@ -343,34 +350,62 @@ class Progress:
             sys.stderr.flush()
 
 
+def _write_shard(path: str, part, images, texts, progress: Progress,
+                 conversions: collections.Counter) -> image_encoding.Unreadable | None:
+    """Writes `part`'s records from `images` (read_image's answers, in part's order) to
+    `path`; at the first unreadable image it stops, removes the partial shard and returns that
+    image (the rest of `images` is left to the caller), else renames the shard into place."""
+    import tensorflow as tf
+    bad = None
+    try:
+        with tf.io.TFRecordWriter(os.fsencode(path + '.tmp')) as writer:
+            for (src, label, synset), image in zip(part, images):
+                progress.update()
+                if isinstance(image, image_encoding.Unreadable):
+                    bad = image
+                    break
+                writer.write(make_example(image.data, image.height, image.width, label,
+                                          synset, texts.get(synset, synset),
+                                          os.path.basename(src)))
+                if image.conversion:
+                    conversions[image.conversion] += 1
+    except BaseException:
+        if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
+            os.remove(path + '.tmp')  # no partial shard left behind
+        raise
+    if bad is not None:
+        os.remove(path + '.tmp')
+    else:
+        os.replace(path + '.tmp', path)
+    return bad
+
+
 def write_split(name: str, examples, num_shards: int, output_dir: str, texts, pool,
-                progress: Progress, conversions: collections.Counter) -> list[str]:
+                progress: Progress, conversions: collections.Counter,
+                unreadable: list[image_encoding.Unreadable]) -> list[str]:
     """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths;
     counts each image whose pixel values were changed into `conversions` (by conversion).
 
-    Records are written in the examples' order whatever order the threads finish in.
+    Records are written in the examples' order whatever order the threads finish in. Every
+    image is read once. Images Pillow cannot read are appended to `unreadable`: from the first
+    one on (this split's or an earlier one's) no shard is written, and the remaining images
+    are still read, so that the caller can name them all.
     """
-    import tensorflow as tf
     paths = []
     for shard in range(num_shards):
         path = os.path.join(output_dir, '%s-%05d-of-%05d' % (name, shard, num_shards))
         part = examples[shard::num_shards]
-        encoded = pool.map(encode_image, [p for p, _, _ in part])
-        try:
-            with tf.io.TFRecordWriter(os.fsencode(path + '.tmp')) as writer:
-                for (src, label, synset), image in zip(part, encoded, strict=True):
-                    writer.write(make_example(image.data, image.height, image.width, label,
-                                              synset, texts.get(synset, synset),
-                                              os.path.basename(src)))
-                    if image.conversion:
-                        conversions[image.conversion] += 1
-                    progress.update()
-        except BaseException:
-            if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
-                os.remove(path + '.tmp')  # no partial shard left behind
-            raise
-        os.replace(path + '.tmp', path)
-        paths.append(path)
+        images = pool.map(image_encoding.read_image, [p for p, _, _ in part])
+        if not unreadable:
+            bad = _write_shard(path, part, images, texts, progress, conversions)
+            if bad is None:
+                paths.append(path)
+                continue
+            unreadable.append(bad)
+        for image in images:  # the check goes on without writing
+            progress.update()
+            if isinstance(image, image_encoding.Unreadable):
+                unreadable.append(image)
     return paths
 
 
@@ -378,8 +413,8 @@ def _prepare_output(output_dir: str, overwrite: bool) -> None:
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as e:
-        raise ConvertError('--output_dir %s cannot be created: %s; choose another folder'
-                           % (output_dir, e.strerror)) from None
+        raise FlagValueError('--output_dir=%s cannot be created: %s; choose another folder'
+                             % (output_dir, e.strerror)) from None
     for name in os.listdir(output_dir):  # partial shards of a killed run: never data
         if name.startswith(_SHARD_PREFIXES) and name.endswith('.tmp'):
             os.remove(os.path.join(output_dir, name))
@@ -422,13 +457,15 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
        writes no shards.
 
     Raises:
-      FlagValueError: a bad --class_text_file (unreadable, a synset twice, no folder named).
-      ConvertError: bad input folder, unreadable image, more shards than images, existing
-        shards without overwrite.
+      FlagValueError: --input_dir missing or without class sub-folders, --output_dir inside
+        it or not creatable, more shards than images, a bad --class_text_file (unreadable, a
+        synset twice, no folder named).
+      ConvertError: a class folder without images, existing shards without overwrite, images
+        Pillow cannot read (all of them counted, the first five named: unreadable_message).
     """
     if os.path.abspath(output_dir).startswith(os.path.abspath(input_dir) + os.sep):
-        raise ConvertError('--output_dir %s is inside --input_dir; its shards would become a '
-                           'class next time' % output_dir)
+        raise FlagValueError('--output_dir=%s is inside --input_dir; its shards would become a '
+                             'class next time: choose a folder outside it' % output_dir)
     classes = list_classes(input_dir, warn)
     texts = check_class_texts(read_class_texts(class_text_file), [s for s, _ in classes],
                               class_text_file, warn)
@@ -436,8 +473,8 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     for name, examples, shards in (('train', train, num_train_shards),
                                    ('validation', validation, num_validation_shards)):
         if examples and shards > len(examples):
-            raise ConvertError('--num_%s_shards=%d is more than the %d %s images; use fewer '
-                               'shards' % (name, shards, len(examples), name))
+            raise FlagValueError('--num_%s_shards=%d is more than the %d %s images; use fewer '
+                                 'shards' % (name, shards, len(examples), name))
     warn_empty_splits(classes, train, validation, validation_fraction, warn)
     _prepare_output(output_dir, overwrite)
     _import_tensorflow_quietly()
@@ -447,13 +484,16 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
               'classes': [(i, s, texts[s]) for i, (s, _) in enumerate(classes, start=1)],
               'class_counts': class_counts(classes, train, validation),
               'conversions': collections.Counter()}
+    unreadable = []
     try:
         with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
             for name, examples, shards in (('train', train, num_train_shards),
                                            ('validation', validation, num_validation_shards)):
                 if examples:
                     result[name] = write_split(name, examples, shards, output_dir, texts, pool,
-                                               bar, result['conversions'])
+                                               bar, result['conversions'], unreadable)
+        if unreadable:
+            raise ConvertError(unreadable_message(unreadable, len(train) + len(validation)))
     except BaseException:
         bar.interrupt()
         # An incomplete set of shards is no dataset: leave the folder as it was found.
@@ -476,6 +516,9 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry; returns the exit status (0, 1 for errors, 2 for bad flags)."""
     argv = list(sys.argv if argv is None else argv)
+    version = console.answer_version(argv[1:])
+    if version is not None:
+        return version
     fv = flags.FlagValues()
     define_flags(fv)
     if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
@@ -486,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in sorted(fv):
             flag = fv[name]
             print('  --%s: %s (default: %s)' % (name, flag.help, flag.default_as_str))
+        print('  --version: %s' % console.VERSION_HELP)
         return 0
     try:
         rest = fv(argv)

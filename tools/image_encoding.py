@@ -1,4 +1,5 @@
-"""One image file as the JPEG bytes of an ImageNet-format record, and what its conversion changed.
+"""One image file as the JPEG bytes of an ImageNet-format record, and what its conversion changed
+(or, read_image, why Pillow cannot read it).
 
 An 8-bit RGB JPEG is stored byte for byte. Anything else is converted to 8-bit RGB and stored
 as JPEG (quality 95), and the conversion is named, so that the converter's summary counts every
@@ -33,6 +34,19 @@ _PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
 _ALPHA_MODES = ('RGBA', 'LA', 'PA')
 _MODE_NAMES = {'P': 'palette (P) expanded to RGB', 'L': 'grayscale (L) expanded to RGB',
                '1': 'bilevel (1) expanded to RGB', 'CMYK': 'CMYK converted to RGB'}
+
+
+class Unreadable(NamedTuple):
+    """An image file Pillow cannot read (read_image's answer instead of an error).
+
+    Attributes:
+      path: the file.
+      reason: Pillow's words ('image file is truncated (3 bytes not processed)'), or 'not an
+        image format Pillow knows'.
+    """
+
+    path: str
+    reason: str
 
 
 class Encoded(NamedTuple):
@@ -142,6 +156,21 @@ def encode_image(path: str) -> Encoded:
         out = io.BytesIO()
         rgb.save(out, 'JPEG', quality=JPEG_QUALITY)
         return Encoded(out.getvalue(), height, width, conversion)
+
+
+def read_image(path: str) -> Encoded | Unreadable:
+    """encode_image's answer, or Unreadable with the reason when the file cannot be read: the
+    converter reads every image once, while it writes, and names all the unreadable ones at
+    the end instead of stopping at the first."""
+    from PIL import UnidentifiedImageError
+    try:
+        return encode_image(path)
+    except UnidentifiedImageError:
+        return Unreadable(path, 'not an image format Pillow knows')
+    except (OSError, ValueError, SyntaxError) as e:
+        # An OSError of the file itself names it: its strerror alone ('Permission denied').
+        named = isinstance(e, OSError) and e.filename and e.strerror
+        return Unreadable(path, e.strerror if named else str(e) or type(e).__name__)
 
 
 def summary_line(conversions: dict[str, int], total: int) -> str:

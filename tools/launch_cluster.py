@@ -38,6 +38,8 @@ import sys
 import threading
 import time
 
+from tf_cnn_benchmarks import console
+
 PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
@@ -387,6 +389,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help='stop everything after this many seconds (0: no limit)')
     parser.add_argument('--kill_grace_secs', type=float, default=5.0,
                         help='seconds between SIGTERM and SIGKILL when stopping tasks')
+    parser.add_argument('--version', action='store_true',  # answered in main, never parsed
+                        help=console.VERSION_HELP)
     parser.add_argument('--python', default=sys.executable, help='Python interpreter of the '
                                                                  'tasks')
     if '--' in argv:
@@ -408,7 +412,11 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    """Runs the launcher; returns its exit status."""
+    """Runs the launcher (argv: its arguments, without the program name); returns its exit
+    status."""
+    version = console.answer_version(argv)
+    if version is not None:
+        return version
     try:
         opts, passthrough = parse_args(argv)
         tasks = plan_tasks(opts, passthrough)

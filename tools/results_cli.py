@@ -54,7 +54,7 @@ import os
 import re
 import sys
 
-from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs
 
@@ -120,6 +120,8 @@ def _make_parser() -> _Parser:
                         help=clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--version', action='store_true',  # answered in main, never parsed
+                        help=console.VERSION_HELP)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
     sub.required = True
     p = sub.add_parser('list', parents=[common, filters], allow_abbrev=False, help='runs')
@@ -330,6 +332,9 @@ def run(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry (argv[0] is the program); returns the exit status."""
     argv = list(sys.argv if argv is None else argv)
+    version = console.answer_version(argv[1:])
+    if version is not None:
+        return version
     try:
         return run(argv[1:])
     except UsageError as e:

@@ -45,6 +45,8 @@ import sys
 
 from absl import flags
 
+from tf_cnn_benchmarks import console
+
 from . import compare, file, publish, report, results
 from . import runner as runner_lib
 
@@ -433,6 +435,7 @@ def _print_help(fv: flags.FlagValues) -> None:
     for name in sorted(fv):
         flag = fv[name]
         print('  --%s: %s (default: %s)' % (name, flag.help, flag.default_as_str))
+    print('  --version: %s' % console.VERSION_HELP)
     print('\n`tf_cnn_sweep compare --help` and `tf_cnn_sweep report --help` describe the '
           'subcommands.')
 
@@ -459,6 +462,9 @@ def _report_main(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry (argv[0] is the program); returns the exit status."""
     argv = list(sys.argv if argv is None else argv)
+    version = console.answer_version(argv[1:])
+    if version is not None:
+        return version
     if len(argv) > 1 and argv[1] == 'compare':
         return compare.main(argv[2:])
     if len(argv) > 1 and argv[1] == 'report':
