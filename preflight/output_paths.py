@@ -6,8 +6,9 @@ the command calls `check_output_paths` right after `params.validate_params`.
 A run creates only what the user named, inside folders that exist: a directory flag's own
 folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
 (`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
-at the root. The longest file the run writes must fit the system's path limits
-(preflight/path_lengths.py).
+at the root. Each path given, and the longest file the run writes, must fit the system's
+path limits (preflight/path_lengths.py), checked first: a path over PATH_MAX cannot even be
+looked up.
 
 A path with a scheme (`gs://bucket/run1`, `ram://x`: runtime/file_systems.py) is refused
 before TensorFlow loads when no file system can serve its scheme (`check_path_schemes`);
@@ -163,7 +164,9 @@ def check_output_paths(p: Params) -> None:
     left behind.
 
     Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
-    encodable as UTF-8 (see `encoding_problem`).
+    encodable as UTF-8 (see `encoding_problem`). Every local path given, and the longest file
+    the run writes, must fit PATH_MAX and NAME_MAX (preflight/path_lengths.py), checked before
+    the paths are looked up.
 
     The results database (--results_db, or its default place) must be one this program can
     record into, or a file that can be made (history/store.py check_file: read only).
@@ -180,6 +183,10 @@ def check_output_paths(p: Params) -> None:
         problem = path and encoding_problem(path)
         if problem:
             raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
+    path_lengths.check_given_paths(p)
+    writes = any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES)
+    if writes:
+        path_lengths.check_path_lengths(p)
     checks = [(name, getattr(p, name), False) for name in output_dirs(p)]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:
@@ -199,8 +206,7 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
-    if any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):  # the run writes files
-        path_lengths.check_path_lengths(p)
+    if writes:
         _warn_remote_outputs(p)
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
