@@ -53,10 +53,28 @@ def encoding_problem(path: str) -> str | None:
 
 
 def _database_folder_problem(database: str) -> str | None:
-    """Why the folders of a results database that does not exist yet cannot be made (the
-    store makes every missing level), or None: tried for real under the nearest existing
-    folder (read-only and special file systems such as /proc pass os.access as root)."""
+    """Why a run could not write the results database `database`, or None: tried for real,
+    because os.access lets root pass on read-only and special file systems (/proc).
+
+    A database that does not exist yet: its missing folders must be creatable (the store
+    makes every level) under the nearest existing folder, where a folder is made and removed.
+    An existing one: the file is opened for appending (nothing is written) and a file is made
+    and removed in its folder (WAL's -wal and -shm files go there): on a read-only mount, or
+    a file or folder whose permission bits deny this user, the run would train and then fail
+    to record.
+    """
     if os.path.exists(database):
+        folder = os.path.dirname(os.path.abspath(database))
+        try:
+            open(database, 'ab').close()
+            problem = cnn_util.write_problem(folder)
+        except OSError as e:
+            problem = 'opening it for writing: %s' % (e.strerror or e)
+        if problem:
+            return ('the results database %s cannot be written: %s; tf_cnn_results\' '
+                    'read-only commands (list, show, history, regressions, html) read it, a '
+                    'run needs another --results_db=PATH'
+                    % (database, store.read_only_reason(database) or problem))
         return None
     folder = os.path.dirname(os.path.abspath(database))
     while not os.path.exists(folder):
@@ -169,7 +187,8 @@ def check_output_paths(p: Params) -> None:
     the paths are looked up.
 
     The results database (--results_db, or its default place) must be one this program can
-    record into, or a file that can be made (history/store.py check_file: read only).
+    record into (history/store.py check_file: read only), writable by this process
+    (`_database_folder_problem`: tried), or a file that can be made.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there.
