@@ -181,14 +181,10 @@ def check_output_paths(p: Params) -> None:
     directory is tried for real (made, a file created in it, then removed again): nothing is
     left behind.
 
-    Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
-    encodable as UTF-8 (see `encoding_problem`). Every local path given, and the longest file
-    the run writes, must fit PATH_MAX and NAME_MAX (preflight/path_lengths.py), checked before
-    the paths are looked up.
-
-    The results database (--results_db, or its default place) must be one this program can
-    record into (history/store.py check_file: read only), writable by this process
-    (`_database_folder_problem`: tried), or a file that can be made.
+    Paths TensorFlow opens by name must be UTF-8 (`encoding_problem`). Each local path given,
+    and the longest file the run writes, must fit PATH_MAX and NAME_MAX (path_lengths.py),
+    checked before the paths are looked up. The results database (--results_db, or its
+    default place) must be ours (store.check_file) and writable (tried), or can be made.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there.
@@ -203,8 +199,7 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
     path_lengths.check_given_paths(p)
-    writes = any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES)
-    if writes:
+    if writes := any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):
         path_lengths.check_path_lengths(p)
     checks = [(name, getattr(p, name), False) for name in output_dirs(p)]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
