@@ -309,9 +309,10 @@ def check_file(path: str) -> str | None:
     """Why a run could not record into `path`, or None: read-only (nothing is created).
 
     A missing file is fine when its folder exists or can be made; an existing one must be a
-    results database of this program with a schema this one knows (or an empty file). A
-    database on read-only storage passes: the run keeps its results elsewhere and says where
-    (lifecycle/results_db.py).
+    results database of this program with a schema this one knows (or an empty file).
+    Whether this process can write it is tried by the run's check before it starts
+    (preflight/output_paths.py), which makes a file to know; the read-only commands of
+    tf_cnn_results read a database on read-only storage.
     """
     if not os.path.exists(path):
         folder = os.path.dirname(os.path.abspath(path))

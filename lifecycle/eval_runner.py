@@ -42,6 +42,7 @@ from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import original_flags
+from ..runtime import dir_hold
 from . import checkpoints, phase_runner, results_log, run_hooks, signals, training_loop
 
 tf1 = tf.compat.v1
@@ -212,9 +213,20 @@ class EvalSummaryWriter:
 
 
 def _missing_checkpoint_error(p) -> checkpoints.CheckpointError:
+    """Why --eval has nothing to evaluate: no --train_dir, an empty one, or one a training run
+    holds (runtime/dir_hold.py) that has not saved yet."""
     if not p.train_dir:
         return checkpoints.CheckpointError('--eval needs a checkpoint: give --train_dir (a '
                                            'training run\'s directory) or --checkpoint_path')
+    holder = dir_hold.live_holder(p.train_dir)
+    if holder:
+        return checkpoints.CheckpointError(
+            'no checkpoint to evaluate in --train_dir %s yet: a training run holds it (%s; '
+            'hold file %s) and has not written its first checkpoint; wait for it '
+            '(--eval_interval_secs=SECS evaluates each checkpoint as it is written), or give '
+            '--checkpoint_path a checkpoint elsewhere'
+            % (p.train_dir, dir_hold.describe_holder(holder),
+               os.path.join(p.train_dir, dir_hold.HOLD_FILE)))
     return checkpoints.CheckpointError(
         'no checkpoint to evaluate in --train_dir %s; train first with --train_dir=%s (it '
         'saves at the end of the run), or give --checkpoint_path' % (p.train_dir, p.train_dir))

@@ -6,14 +6,13 @@ ingest of that JSON later finds the same run) and records the complete result in
 `report`. Only the chief of a cluster records (wiring.make_hooks), once, with the cluster's
 total images/sec (result['cluster_images_per_sec'], cluster/coordination.py).
 
-The file was checked before the run (preflight/output_paths.py). A write that still fails at
-the end (the lock held by another process past its timeout, a full disk) does not fail the
-finished run: the result is written as a results JSON into the folder `unrecorded/` beside
-the database, with a warning naming the `tf_cnn_results ingest` that records it later. A
-database on read-only storage (a shared, read-only mount of the nightly database: the check
-before the run reads it, `store.open_read_only`) cannot hold that folder either: the warning
-says the location is read-only, and the JSON goes to the default database's folder
-(`unrecorded_dir`).
+The file was checked before the run (preflight/output_paths.py: ours, and writable, tried).
+A write that still fails at the end (the lock held by another process past its timeout, a
+full disk) does not fail the finished run: the result is written as a results JSON into the
+folder `unrecorded/` beside the database, with a warning naming the `tf_cnn_results ingest`
+that records it later. A database whose storage turned read-only during the run cannot hold
+that folder either: the warning says the location is read-only, and the JSON goes to the
+default database's folder (`unrecorded_dir`).
 """
 
 from __future__ import annotations

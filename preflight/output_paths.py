@@ -6,8 +6,9 @@ the command calls `check_output_paths` right after `params.validate_params`.
 A run creates only what the user named, inside folders that exist: a directory flag's own
 folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
 (`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
-at the root. The longest file the run writes must fit the system's path limits
-(preflight/path_lengths.py).
+at the root. Each path given, and the longest file the run writes, must fit the system's
+path limits (preflight/path_lengths.py), checked first: a path over PATH_MAX cannot even be
+looked up.
 
 A path with a scheme (`gs://bucket/run1`, `ram://x`: runtime/file_systems.py) is refused
 before TensorFlow loads when no file system can serve its scheme (`check_path_schemes`);
@@ -52,10 +53,28 @@ def encoding_problem(path: str) -> str | None:
 
 
 def _database_folder_problem(database: str) -> str | None:
-    """Why the folders of a results database that does not exist yet cannot be made (the
-    store makes every missing level), or None: tried for real under the nearest existing
-    folder (read-only and special file systems such as /proc pass os.access as root)."""
+    """Why a run could not write the results database `database`, or None: tried for real,
+    because os.access lets root pass on read-only and special file systems (/proc).
+
+    A database that does not exist yet: its missing folders must be creatable (the store
+    makes every level) under the nearest existing folder, where a folder is made and removed.
+    An existing one: the file is opened for appending (nothing is written) and a file is made
+    and removed in its folder (WAL's -wal and -shm files go there): on a read-only mount, or
+    a file or folder whose permission bits deny this user, the run would train and then fail
+    to record.
+    """
     if os.path.exists(database):
+        folder = os.path.dirname(os.path.abspath(database))
+        try:
+            open(database, 'ab').close()
+            problem = cnn_util.write_problem(folder)
+        except OSError as e:
+            problem = 'opening it for writing: %s' % (e.strerror or e)
+        if problem:
+            return ('the results database %s cannot be written: %s; tf_cnn_results\' '
+                    'read-only commands (list, show, history, regressions, html) read it, a '
+                    'run needs another --results_db=PATH'
+                    % (database, store.read_only_reason(database) or problem))
         return None
     folder = os.path.dirname(os.path.abspath(database))
     while not os.path.exists(folder):
@@ -162,11 +181,10 @@ def check_output_paths(p: Params) -> None:
     directory is tried for real (made, a file created in it, then removed again): nothing is
     left behind.
 
-    Paths TensorFlow opens by name (--train_dir, --graph_file, --checkpoint_path) must be
-    encodable as UTF-8 (see `encoding_problem`).
-
-    The results database (--results_db, or its default place) must be one this program can
-    record into, or a file that can be made (history/store.py check_file: read only).
+    Paths TensorFlow opens by name must be UTF-8 (`encoding_problem`). Each local path given,
+    and the longest file the run writes, must fit PATH_MAX and NAME_MAX (path_lengths.py),
+    checked before the paths are looked up. The results database (--results_db, or its
+    default place) must be ours (store.check_file) and writable (tried), or can be made.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there.
@@ -180,6 +198,9 @@ def check_output_paths(p: Params) -> None:
         problem = path and encoding_problem(path)
         if problem:
             raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
+    path_lengths.check_given_paths(p)
+    if writes := any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):
+        path_lengths.check_path_lengths(p)
     checks = [(name, getattr(p, name), False) for name in output_dirs(p)]
     checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
     for name, path, is_file in checks:
@@ -199,8 +220,7 @@ def check_output_paths(p: Params) -> None:
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))
-    if any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):  # the run writes files
-        path_lengths.check_path_lengths(p)
+    if writes:
         _warn_remote_outputs(p)
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))

@@ -24,6 +24,11 @@ TensorFlow 2.21 and read from the code that writes the rest):
                            --partitioned_graph_file_prefix: each device's name inserted
                            before the extension (lifecycle/profiling.py)
 
+The paths the flags give are measured too, before anything is looked up
+(`check_given_paths`): the kernel answers ENAMETOOLONG to a path over PATH_MAX, so an
+existing folder that deep reads as missing (os.path.exists is False) and was reported as
+"does not exist".
+
 Paths are measured as given (relative ones as the kernel receives them); remote paths
 (runtime/file_systems.py) have limits of their own and are not measured here.
 """
@@ -34,6 +39,7 @@ import os
 import re
 import socket
 
+from .. import params as params_lib
 from .. import run_plan
 from ..params import Params, ParamsError
 from ..runtime import dir_hold, file_systems
@@ -170,3 +176,21 @@ def check_path_lengths(p: Params, host: str | None = None) -> None:
             name = os.path.relpath(path, value) if path.startswith(value + os.sep) else path
             raise ParamsError('%s=%s cannot be used: the run would write %s there, %s; '
                               'choose a shorter %s' % (flag, value, name, problem, flag))
+
+
+def check_given_paths(p: Params) -> None:
+    """Refuses a path flag (params.PATH_FLAGS, and --results_db) whose own local path exceeds
+    the system's limits (`length_problem`), before any check looks it up: over PATH_MAX even
+    an existing file reads as missing.
+
+    Raises:
+      ParamsError: naming the flag, the path's length (or its over-long name) and the limit.
+    """
+    for name in params_lib.PATH_FLAGS + ('results_db',):
+        path = getattr(p, name)
+        if not isinstance(path, str) or not path or file_systems.is_remote(path):
+            continue
+        problem = length_problem(path, *_limits(path))
+        if problem:
+            raise ParamsError('--%s=%s cannot be used: %s; choose a shorter --%s'
+                              % (name, path, problem, name))

@@ -8,7 +8,8 @@ Two training runs writing one --train_dir interleave their checkpoints and flip 
     that writes summaries there (--summary_verbosity >= 1); in a cluster only by the chief
     (worker 0; the controller with distributed_all_reduce), the one task that writes there.
     An --eval run only reads --train_dir: it never holds it, so it can evaluate the
-    checkpoints of the training run holding it.
+    checkpoints of the training run holding it (finding none yet, it names that run:
+    `live_holder`).
   - the folder of the eval summaries: --eval_dir, else <train_dir>/eval with
     --summary_verbosity >= 1 (lifecycle/eval_runner.EvalSummaryWriter), held by an --eval run
     and by a training run that evaluates during training.
@@ -129,6 +130,30 @@ def describe_holder(holder: dict | None) -> str:
         return 'a process that has not written its hold file yet'
     return 'pid %s on host %s, started %s' % (holder.get('pid', '?'), holder.get('host', '?'),
                                               holder.get('started', '?'))
+
+
+def live_holder(directory: str) -> dict | None:
+    """The record of the run holding `directory` (its hold file's pid, host, start time and
+    command), or None: no hold file, an unreadable one, a stale one of this host (its pid
+    gone), or a remote folder.
+
+    Read only: no lock is taken, since even a moment's shared lock would make a run starting
+    then stop as held. A pid of this host that is alive is taken for the holder (a reused pid
+    reads as one); a hold of another host is returned as it is (this host cannot tell
+    whether that run is alive).
+    """
+    if not directory or file_systems.is_remote(directory):
+        return None
+    try:
+        with open(os.path.join(directory, HOLD_FILE), 'rb') as f:
+            holder = json.loads(f.read().decode('utf-8'))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(holder, dict) or 'pid' not in holder:
+        return None
+    if holder.get('host') == socket.gethostname() and not _pid_alive(holder['pid']):
+        return None
+    return holder
 
 
 class DirHold:

@@ -344,13 +344,34 @@ for args in {commands!r}:
 '''
 
 
+_RECORD = '''
+import sys
+sys.path.insert(0, {tests!r})
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.lifecycle import results_db
+import results_helpers as rh
+print('RECORDED %s' % results_db.record({db!r}, rh.result(321.0)), flush=True)
+'''
+
+
+def _refused_run_line(db: str, reason: str) -> str:
+    """The one line of a run refused before it starts for a database it cannot write."""
+    return ('error: --results_db: the results database %s cannot be written: %s; '
+            'tf_cnn_results\' read-only commands (list, show, history, regressions, html) read '
+            'it, a run needs another --results_db=PATH (or --noresults_db to record nothing)'
+            % (db, reason))
+
+
 @pytest.mark.cli
-def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsewhere(
+def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_starts(
         db, tmp_path):
     """A shared, read-only mount of the nightly database: every read-only command failed
-    with `unable to open database file`; a run said the same up front (issue 41.3). The mount
-    is a real read-only bind, made in a private mount namespace (root is not stopped by
-    chmod)."""
+    with `unable to open database file` (issue 41.3); a run trained, then kept its results
+    elsewhere. Now the run is refused before it starts (exit 2, one line), as one into a
+    read-only folder where the database does not exist yet; a result recorded anyway (the
+    mount turned read-only during the run) is still kept elsewhere. The mount is a real
+    read-only bind, made in a private mount namespace (root is not stopped by chmod)."""
     why = _private_mounts()
     if why:
         pytest.skip(why)
@@ -367,15 +388,18 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
                                           '--host=node-b'],
                 ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
                 ['ingest', str(copied)]]
-    script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
+    tests = os.path.join(REPO, 'tests')
+    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
     data_home = str(tmp_path / 'xdg')
     run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
            '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
            '--results_db=' + db]
-    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && XDG_DATA_HOME="$4" "${@:5}"')
+    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
+             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
     proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', folder, sys.executable,
-                           script, data_home, *run], capture_output=True, text=True,
-                          timeout=300, cwd=str(tmp_path))  # history writes its PNG here
+                           script, data_home, _RECORD.format(tests=tests, db=db), *run],
+                          capture_output=True, text=True, timeout=300,
+                          cwd=str(tmp_path))  # history writes its PNG here
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
@@ -391,7 +415,12 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
             % (folder, folder)) in err
     assert ('error: the results database %s cannot be written: %s is on a read-only file '
             'system (' % (db, folder)) in err
-    assert proc.returncode == 0, err  # the run trained and finished
+    # The run: refused before TensorFlow loads, one line (before: it trained and exited 0).
+    assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
+    assert [x for x in err.splitlines() if x.startswith('error: --')] == [
+        _refused_run_line(db, '%s is on a read-only file system' % folder)]
+    # A result recorded anyway is kept in the default database's folder.
+    assert 'RECORDED None' in out.splitlines(), out + err
     kept = os.path.join(data_home, 'tf_cnn_benchmarks', 'unrecorded')
     names = os.listdir(kept)
     assert len(names) == 1 and names[0].startswith('tf_cnn_benchmarks_trivial_')
@@ -405,31 +434,37 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_keeps_its_results_elsew
 
 
 @pytest.mark.cli
-def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_keeps_its_results_beside(
+def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refused(
         db, tmp_path):
     """The other read-only case of issue 41.3: the file read-only (a read-only bind mount of the
     file alone, in a private mount namespace), its folder writable. The read-only commands read
-    it, and a run says the file is read-only and keeps its results in the folder's
-    unrecorded/."""
+    it; a run is refused before it starts (it trained, then kept its results beside); a
+    result recorded anyway goes to the folder's unrecorded/."""
     why = _private_mounts()
     if why:
         pytest.skip(why)
     folder = os.path.dirname(db)
     commands = [['list'], ['show', '1'], ['regressions']]
-    script = _READ_ALL.format(tests=os.path.join(REPO, 'tests'), commands=commands, db=db)
+    tests = os.path.join(REPO, 'tests')
+    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
     run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
            '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
            '--results_db=' + db]
-    shell = 'mount --bind -o ro "$1" "$1" && "$2" -c "$3" && XDG_DATA_HOME="$4" "${@:5}"'
+    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
+             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
     proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', db, sys.executable,
-                           script, str(tmp_path / 'xdg'), *run], capture_output=True,
-                          text=True, timeout=300, cwd=str(tmp_path))
+                           script, str(tmp_path / 'xdg'), _RECORD.format(tests=tests, db=db),
+                           *run], capture_output=True, text=True, timeout=300,
+                          cwd=str(tmp_path))
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
     assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
     assert '\nregressions: 1 step(s) down in 1 series' in out
-    assert proc.returncode == 0, err
+    assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
+    assert [x for x in err.splitlines() if x.startswith('error: ')] == [
+        _refused_run_line(db, 'the file is read-only')]
+    assert 'RECORDED None' in out.splitlines(), out + err
     kept = os.path.join(folder, 'unrecorded')
     [name] = os.listdir(kept)
     warnings = [x for x in err.splitlines() if x.startswith('warning: the run was not')]

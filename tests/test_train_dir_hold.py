@@ -255,3 +255,48 @@ def test_eval_runs_beside_the_training_run_holding_the_train_dir(tmp_path):
             other_eval.release()
     finally:
         training.release()
+
+
+def test_the_live_holder_of_a_folder_is_read_without_taking_its_lock(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    assert dir_hold.live_holder(train_dir) is None  # no folder, no hold file
+    holder = Holder('--train_dir', train_dir)
+    try:
+        found = dir_hold.live_holder(train_dir)
+        # Read only: the holder's lock is untouched, so a second hold is still refused.
+        with pytest.raises(dir_hold.HeldError):
+            dir_hold.acquire('--train_dir', train_dir)
+    finally:
+        holder.release()
+    assert (found['pid'], found['host'], found['command']) == (holder.proc.pid, HOST, 'holder')
+    _write_hold(train_dir, _dead_pid())
+    assert dir_hold.live_holder(train_dir) is None  # stale: its process is gone
+    _write_hold(train_dir, 4242, host='other-host')
+    assert dir_hold.live_holder(train_dir)['host'] == 'other-host'  # cannot be told: named
+    with open(os.path.join(train_dir, dir_hold.HOLD_FILE), 'w') as f:
+        f.write('not json')
+    assert dir_hold.live_holder(train_dir) is None
+    assert dir_hold.live_holder('ram://run') is None
+
+
+@pytest.mark.cli
+@pytest.mark.timeout(300)
+def test_eval_of_a_held_train_dir_without_a_checkpoint_names_the_training_run(tmp_path):
+    # Before: 'no checkpoint to evaluate ...; train first with --train_dir=...', though a
+    # training run was going there and had not saved yet.
+    train_dir = str(tmp_path / 'train')
+    holder = Holder('--train_dir', train_dir)  # a training run before its first save
+    try:
+        hold = json.load(open(os.path.join(train_dir, dir_hold.HOLD_FILE)))
+        out = helpers.run_command(*TINY, '--eval', '--noresults_db', '--train_dir=' + train_dir)
+    finally:
+        holder.release()
+    assert out.returncode == 1, out.stderr
+    assert [x for x in out.stderr.splitlines() if x.startswith('error:')] == [
+        'error: no checkpoint to evaluate in --train_dir %s yet: a training run holds it (pid '
+        '%d on host %s, started %s; hold file %s) and has not written its first checkpoint; '
+        'wait for it (--eval_interval_secs=SECS evaluates each checkpoint as it is written), '
+        'or give --checkpoint_path a checkpoint elsewhere'
+        % (train_dir, holder.proc.pid, HOST, hold['started'],
+           os.path.join(train_dir, dir_hold.HOLD_FILE))]
+    assert 'Traceback' not in out.stderr

@@ -108,6 +108,52 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
     assert not os.path.exists(deep)
 
 
+def _folder_over_path_max(root: str) -> str:
+    """An existing folder under `root` whose path is over 4096 bytes, made level by level
+    relative to the folder above (a path that long cannot be given to mkdir whole)."""
+    path, fd = root, os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while len(path) <= 4096:
+            os.mkdir('d' * 200, dir_fd=fd)
+            deeper = os.open('d' * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, path = deeper, os.path.join(path, 'd' * 200)
+    finally:
+        os.close(fd)
+    return path
+
+
+@pytest.mark.cli
+def test_a_path_over_path_max_is_refused_for_its_length_not_as_missing(tmp_path):
+    # Before: an existing folder over PATH_MAX reads as missing (ENAMETOOLONG), and an output
+    # flag in it was refused with 'the folder ... does not exist (create it first...)', an
+    # input flag after TensorFlow loaded with '... does not exist' or 'is not a checkpoint'.
+    deep = _folder_over_path_max(str(tmp_path))
+    flags = ['train_dir', 'eval_dir', 'benchmark_log_dir', 'data_dir', 'checkpoint_path',
+             'trace_file', 'graph_file', 'tfprof_file', 'partitioned_graph_file_prefix',
+             'plot_file', 'results_db']
+    values = [os.path.join(deep, 'x.png' if flag == 'plot_file' else 'x') for flag in flags]
+    cases = [['--model=trivial', '--device=cpu', '--num_batches=2', '--%s=%s' % (flag, value)]
+             for flag, value in zip(flags, values)]
+    results = run_mains(cases, str(tmp_path))
+    assert results == [(2, 'error: --%s=%s cannot be used: a path of %d bytes, over this '
+                        'system\'s limit of 4095 (PATH_MAX 4096 with the terminating NUL); '
+                        'choose a shorter --%s\n' % (flag, value, len(value), flag), False)
+                       for flag, value in zip(flags, values)]
+
+
+def test_a_name_over_name_max_in_a_given_path_is_refused_for_its_length(tmp_path):
+    path = os.path.join(str(tmp_path), 'n' * 256, 'run')
+    with pytest.raises(params.ParamsError) as raised:
+        path_lengths.check_given_paths(params.make_params(data_dir=path))
+    assert str(raised.value) == (
+        "--data_dir=%s cannot be used: a name of 256 bytes (%s...), over this file system's "
+        "limit of 255 per name (NAME_MAX); choose a shorter --data_dir"
+        % (path, 'n' * 60))
+    path_lengths.check_given_paths(params.make_params(data_dir=str(tmp_path), results_db=True,
+                                                      train_dir='gs://b/' + 'x' * 5000))
+
+
 @pytest.mark.cli
 def test_a_thousand_logical_cpu_devices_are_refused_before_tensorflow_loads(tmp_path):
     # 1000 built for minutes without a word; 100000 first printed a 1.4 MB Devices: line.
