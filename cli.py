@@ -79,6 +79,8 @@ def main(argv: list[str], hooks=()) -> int:
             return 0
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
+    except cnn_util.DataError as e:  # a missing, empty or foreign local --data_dir
+        return _fail(str(e), 1)
     # A --train_dir or --eval_dir held by another run stops this one before anything loads.
     holds = dir_hold.hold_run_dirs(checked.params, argv)
     try:

@@ -62,7 +62,8 @@ def prepare(p: params.Params) -> CheckedRun:
     model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
 
     Raises:
-      params.ParamsError, model_catalog.UnknownModelError: as `check_usage`.
+      params.ParamsError, model_catalog.UnknownModelError, cnn_util.DataError: as
+        `check_usage`.
     """
     cpu_tuning.configure_environment(p)
     checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
@@ -93,6 +94,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
+      cnn_util.DataError: with `command`, a local --data_dir that is missing, empty or holds
+        no dataset's files (`dataset_name`).
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
@@ -105,8 +108,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     stored = check_extras(q)
     if paths:
         output_paths.check_output_paths(q)
-    if model:
-        check_model(q, dataset_name(q))
+    if model:  # a command's run stops on bad data here (not --list_models, which reads none)
+        check_model(q, dataset_name(q, strict=command and not q.list_models))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
     return CheckedRun(resolution, stored)
@@ -413,10 +416,15 @@ def check_input_batch(p: params.Params, dataset: str, available: int | None = No
             available / (1 << 30), max(1, available // (towers * per_image))))
 
 
-def dataset_name(p: params.Params, remote: bool = False) -> str | None:
+def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -> str | None:
     """--data_name, 'synthetic' without --data_dir, else the name inferred from the files in
     --data_dir ('imagenet', 'cifar10'); None when that fails (the run reports the data), and
-    for a remote --data_dir unless `remote` (listing it loads TensorFlow)."""
+    for a remote --data_dir unless `remote` (listing it loads TensorFlow).
+
+    Raises:
+      cnn_util.DataError: with `strict`, --data_dir is missing, empty or holds no dataset's
+        files (dataset_info.infer_dataset_name's line): a command's run stops there, before
+        TensorFlow loads, as it would after."""
     if p.data_name or not p.data_dir:
         return p.data_name or 'synthetic'
     if file_systems.is_remote(p.data_dir) and not remote:
@@ -424,4 +432,6 @@ def dataset_name(p: params.Params, remote: bool = False) -> str | None:
     try:
         return dataset_info.infer_dataset_name(p.data_dir)
     except cnn_util.DataError:
+        if strict:
+            raise
         return None

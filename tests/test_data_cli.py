@@ -146,6 +146,8 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
     errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
     assert len(errors) == 1 and expect in errors[0], proc.stderr
     assert 'total images/sec' not in proc.stdout
+    # A folder that is missing or empty is known before TensorFlow loads: the run stops there.
+    assert ('Loading TensorFlow' in proc.stdout) == (case not in ('missing', 'empty')), case
 
 
 @pytest.mark.parametrize('damage', ['cut_500_bytes', 'random_bytes'])
