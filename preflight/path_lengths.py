@@ -178,15 +178,16 @@ def check_path_lengths(p: Params, host: str | None = None) -> None:
                               'choose a shorter %s' % (flag, value, name, problem, flag))
 
 
-def check_given_paths(p: Params) -> None:
-    """Refuses a path flag (params.PATH_FLAGS, and --results_db) whose own local path exceeds
-    the system's limits (`length_problem`), before any check looks it up: over PATH_MAX even
-    an existing file reads as missing.
+def check_given_paths(p: Params, names: tuple = params_lib.PATH_FLAGS + ('results_db',)
+                      ) -> None:
+    """Refuses a path flag of `names` (default params.PATH_FLAGS and --results_db) whose own
+    local path exceeds the system's limits (`length_problem`), before any check looks it up:
+    over PATH_MAX even an existing file reads as missing.
 
     Raises:
       ParamsError: naming the flag, the path's length (or its over-long name) and the limit.
     """
-    for name in params_lib.PATH_FLAGS + ('results_db',):
+    for name in names:
         path = getattr(p, name)
         if not isinstance(path, str) or not path or file_systems.is_remote(path):
             continue

@@ -29,7 +29,7 @@ from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
 from ..runtime import cpu_tuning, file_systems
-from . import ineffective_flags, output_paths
+from . import ineffective_flags, output_paths, path_lengths
 
 # Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
 # least 16, the most GPUs one host holds (DGX-2, HGX-2), so that any one-host GPU layout can be
@@ -260,6 +260,7 @@ def check_extras(p: params.Params) -> dict | None:
             '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
             'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file')
     if p.baseline and not file_systems.is_remote(p.baseline):  # a remote one: BenchmarkCNN
+        path_lengths.check_given_paths(p, ('baseline',))  # over PATH_MAX it reads as missing
         stored = baseline.load(p.baseline)
         return None if p.eval else stored
     return None

@@ -131,7 +131,7 @@ def test_a_path_over_path_max_is_refused_for_its_length_not_as_missing(tmp_path)
     deep = _folder_over_path_max(str(tmp_path))
     flags = ['train_dir', 'eval_dir', 'benchmark_log_dir', 'data_dir', 'checkpoint_path',
              'trace_file', 'graph_file', 'tfprof_file', 'partitioned_graph_file_prefix',
-             'plot_file', 'results_db']
+             'plot_file', 'results_db', 'baseline']
     values = [os.path.join(deep, 'x.png' if flag == 'plot_file' else 'x') for flag in flags]
     cases = [['--model=trivial', '--device=cpu', '--num_batches=2', '--%s=%s' % (flag, value)]
              for flag, value in zip(flags, values)]
