@@ -79,7 +79,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
       p: the Params as parsed.
       resolve: fill in the cluster's fields first (--cluster_resolver: host flags, TF_CONFIG,
         Slurm; cluster/resolvers.py); else the Params are checked as given.
-      paths: check that every output path can be written (preflight/output_paths.py).
+      paths: check that every output path can be written (preflight/output_paths.py), and
+        with `command` that a local --data_dir holds a dataset; False checks no file here.
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
       command: apply the rules of a command-line run (`check_command_rules`,
         `check_gpu_driver`, `check_without_gpu`); library callers may build an eval graph
@@ -94,8 +95,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
         an output path cannot be written, or the cluster does not resolve.
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
-      cnn_util.DataError: with `command`, a local --data_dir that is missing, empty or holds
-        no dataset's files (`dataset_name`).
+      cnn_util.DataError: with `command` and `paths`, a local --data_dir that is missing,
+        empty or holds no dataset's files (`dataset_name`).
     """
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
@@ -109,7 +110,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if paths:
         output_paths.check_output_paths(q)
     if model:  # a command's run stops on bad data here (not --list_models, which reads none)
-        check_model(q, dataset_name(q, strict=command and not q.list_models))
+        check_model(q, dataset_name(q, strict=command and paths and not q.list_models))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
     return CheckedRun(resolution, stored)
