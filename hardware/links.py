@@ -286,6 +286,11 @@ def host_preset(name: str) -> HostPreset:
         raise UnknownLinkError('unknown host %r; known: %s' % (name, ', '.join(HOSTS))) from None
 
 
+def preset_of(value: str | None) -> HostPreset | None:
+    """The host preset a --gpu_interconnect value names, or None (a link, a number, none)."""
+    return HOSTS.get(value.strip().lower()) if value else None
+
+
 def gpu_link_name(value: str, gpu_name: str | None) -> str:
     """The link --gpu_interconnect names: 'nvlink' is the NVLink generation of `gpu_name`'s SXM
     form (NVLINK_OF_GPU), any other value itself.

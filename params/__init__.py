@@ -559,13 +559,15 @@ def check_nccl(p: Params, device: str) -> None:
     Raises:
       ParamsError: NCCL asked for on the CPU, naming the CPU's all-reduce to use instead.
     """
+    # A plan (--dry_run, --plan_scaling) of CPU towers may have meant GPUs.
+    plan = ', or give --gpu_model=NAME to plan GPUs' if p.dry_run or p.plan_scaling else ''
     if p.use_nccl and device != 'gpu':
         raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
-                          '--all_reduce_spec=xring on CPU.')
+                          '--all_reduce_spec=xring on CPU%s.' % plan)
     spec = allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else []
     if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
         raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
-                          'or xring.' % p.all_reduce_spec)
+                          'or xring%s.' % (p.all_reduce_spec, plan))
 
 
 def resolve_params(p: Params, num_visible_gpus: int) -> Params:

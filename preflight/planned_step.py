@@ -13,7 +13,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util, params
-from ..hardware import gpu_specs
+from ..hardware import gpu_specs, links
 from ..lifecycle import eval_runner
 from . import memory_check
 
@@ -57,13 +57,19 @@ def plan_device(p, visible_gpus: int) -> tuple:
     """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
 
     A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
-    else --gpu_model plans --num_gpus GPUs of that model; else the CPU.
+    else --gpu_model plans --num_gpus GPUs of that model, or a host preset's GPU
+    (--gpu_interconnect=dgx1_v100: its V100s; the returned Params name it in gpu_model); else
+    the CPU.
 
     Raises:
       DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
         the visible GPU is not in the table and --gpu_model is not given.
     """
     named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
+    preset = links.preset_of(p.gpu_interconnect) if p.device != 'cpu' else None
+    if named is None and preset is not None:
+        named = gpu_specs.lookup(preset.gpu)
+        p = p._replace(gpu_model=named.name)
     if visible_gpus and p.device != 'cpu':
         spec = memory_check.visible_gpu_spec() or named
         if spec is None:

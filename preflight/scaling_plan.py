@@ -22,8 +22,6 @@ from __future__ import annotations
 import os
 
 from .. import cnn_util
-from ..hardware import gpu_specs
-from ..hardware import links as links_lib
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
 from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
@@ -107,9 +105,6 @@ def run(make_bench, p, visible_gpus: int) -> int:
     """
     q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
                                                   controller_host=None), visible_gpus)
-    if gpu is None and p.gpu_interconnect in links_lib.HOSTS and p.device != 'cpu':
-        gpu = gpu_specs.lookup(links_lib.HOSTS[p.gpu_interconnect].gpu)
-        q = q._replace(device='gpu', gpu_model=gpu.name)
     bench = make_bench(buildable(q), max(1, gpus))
     profile = profile_of(q, bench.plan)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []

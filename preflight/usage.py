@@ -35,7 +35,11 @@ from . import ineffective_flags, output_paths, path_lengths
 # least 16, the most GPUs one host holds (DGX-2, HGX-2), so that any one-host GPU layout can be
 # emulated with --device=cpu anywhere. Beyond one per CPU a tower adds graph to build (time
 # and memory grow with each tower: --num_gpus=1000 built for minutes) and no compute.
-MIN_CPU_TOWER_LIMIT = 16
+#: The most GPUs one host holds (NVIDIA DGX-2 and HGX-2: 16 V100s on NVSwitches): a plan of
+#: GPUs without a visible one (--dry_run or --plan_scaling with --gpu_model) plans at most
+#: this many per host.
+MAX_GPUS_PER_HOST = 16
+MIN_CPU_TOWER_LIMIT = MAX_GPUS_PER_HOST
 
 
 class CheckedRun(NamedTuple):
@@ -195,18 +199,13 @@ def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> 
 def planned_gpus(p: params.Params, visible_gpus: int) -> int:
     """The GPU count a run's device is decided with (params.default_device): the GPUs
     TensorFlow sees, or where it sees none, 1 for --dry_run or --plan_scaling with --gpu_model
-    and for --plan_scaling of a preset host (--gpu_interconnect=dgx1_v100, ...), which plan
-    GPUs (preflight/planned_step.plan_device's and scaling_plan.run's rules)."""
+    or a preset host (--gpu_interconnect=dgx1_v100, ...), which plan GPUs
+    (preflight/planned_step.plan_device's rule)."""
     if visible_gpus or p.device == 'cpu':
         return visible_gpus
-    if (p.gpu_model and (p.dry_run or p.plan_scaling)) or (p.plan_scaling and _preset_host(p)):
+    if (p.dry_run or p.plan_scaling) and (p.gpu_model or links.preset_of(p.gpu_interconnect)):
         return 1
     return 0
-
-
-def _preset_host(p: params.Params) -> bool:
-    """--gpu_interconnect names a host of hardware/links.HOSTS (its GPUs are planned)."""
-    return bool(p.gpu_interconnect) and p.gpu_interconnect.strip().lower() in links.HOSTS
 
 
 def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
@@ -347,6 +346,11 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
     device = params.default_device(p, planned_gpus(p, 0))  # no driver: TensorFlow sees none
     check_cpu_towers(p, device)
     params.check_nccl(p, device)
+    if device == 'gpu' and p.num_gpus > MAX_GPUS_PER_HOST:  # a plan of GPUs (--gpu_model)
+        raise params.ParamsError(
+            '--num_gpus=%d plans %d GPUs in one host, and the largest hosts hold %d (DGX-2, '
+            'HGX-2); give --num_gpus <= %d (--plan_scaling plans more hosts of them)'
+            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST))
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return

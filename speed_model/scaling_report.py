@@ -5,8 +5,8 @@
     print('\\n'.join(scaling_report.format_report(inputs, rows)))
     scaling_report.write_png(inputs, rows, 'scaling.png')
 
-Rows: 1, 2, 4, 8 GPUs on one host (up to the GPUs per host), then 2 to 128 hosts of that many
-GPUs (the single-host variable managers in their cluster form beyond one host:
+Rows: 1, 2, 4, 8 GPUs on one host (up to the GPUs per host, and that count), then 2 to 128
+hosts of that many GPUs (the single-host variable managers in their cluster form beyond one host:
 traffic_patterns.CLUSTER_FORM). Each row: images/sec, scaling efficiency, step and exposed
 (not overlapped) communication per step, the resource that bounds it, and the knob that moves
 that bound with its predicted images/sec (more ps tasks, another --variable_update, a larger
@@ -219,13 +219,20 @@ def best_knob(inputs: PlanInputs, topo, found, per_device: float | None = None
     return best
 
 
+def one_host_counts(inputs: PlanInputs) -> list[int]:
+    """The one-host rows' GPU counts: ONE_HOST_GPUS (or the inputs' own) up to the GPUs per
+    host, and the GPUs per host itself (the run's --num_gpus: 3 plans 1, 2 and 3)."""
+    per_host = max(inputs.gpus_per_host, 1)
+    return sorted({g for g in inputs.one_host_gpus if g <= per_host} | {per_host})
+
+
 def plan_rows(inputs: PlanInputs, with_knobs: bool = True) -> list[Row]:
     """The rows of the plan (see the module docstring); without knobs when not `with_knobs`.
 
     Raises:
       traffic_patterns.UnplannableError: the configuration cannot be planned.
     """
-    shapes = [(1, g) for g in inputs.one_host_gpus if g <= max(inputs.gpus_per_host, 1)]
+    shapes = [(1, g) for g in one_host_counts(inputs)]
     shapes += [(h, inputs.gpus_per_host) for h in inputs.hosts]
     one = predict_topology(inputs, topology(inputs, 1, 1))
     per_device = one.images_per_sec
@@ -370,7 +377,7 @@ def write_png(inputs: PlanInputs, rows: list[Row], path: str, others: dict | Non
     ax.set_xticks(xs)
     ax.set_xticklabels([str(x) for x in xs], fontsize=7)
     ax.set_xlabel('GPUs (1 host up to %d; then hosts of %d)' % (
-        max(inputs.one_host_gpus), inputs.gpus_per_host))
+        max(one_host_counts(inputs)), inputs.gpus_per_host))
     ax.set_ylabel('scaling efficiency (%)')
     ax.set_ylim(0, 105)
     ax.grid(True, alpha=0.3)

@@ -78,6 +78,17 @@ def test_the_default_device_has_one_definition(monkeypatch):
     assert asked == [3, 0, 0]
 
 
+def test_a_host_preset_plans_its_gpu_in_the_dry_run_and_the_scaling_plan():
+    from tf_cnn_benchmarks.preflight import planned_step
+    p = helpers.tiny_params(device=None, num_gpus=8, gpu_interconnect='DGX1_V100 ')
+    q, gpus, gpu = planned_step.plan_device(p, 0)
+    assert (q.device, q.gpu_model, gpus, gpu.name) == ('gpu', 'V100 16GB', 8, 'V100 16GB')
+    q, gpus, gpu = planned_step.plan_device(p._replace(gpu_model='A100'), 0)
+    assert (q.gpu_model, gpu.name) == ('A100', 'A100 40GB')  # --gpu_model wins
+    assert planned_step.plan_device(p._replace(device='cpu'), 0)[2] is None
+    assert planned_step.plan_device(p._replace(gpu_interconnect='nvlink'), 0)[2] is None
+
+
 def _forward_op_types(graph) -> collections.Counter:
     return collections.Counter(op.type for op in graph.get_operations()
                                if op.type in ('Conv2D', 'MatMul') and 'gradients' not in op.name)

@@ -259,6 +259,18 @@ def test_the_plan_has_one_host_rows_then_2_to_128_hosts_with_bounds_and_knobs(tm
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
 
 
+def test_the_one_host_rows_include_the_gpus_per_host_asked_for():
+    # --num_gpus=3 planned 1, 2 and then 2 x 3: the 1 x 3 row the run asked about was missing.
+    inputs = _inputs()
+    counts = {n: scaling_report.one_host_counts(inputs._replace(gpus_per_host=n))
+              for n in (1, 3, 6, 8, 16)}
+    assert counts == {1: [1], 3: [1, 2, 3], 6: [1, 2, 4, 6], 8: [1, 2, 4, 8],
+                      16: [1, 2, 4, 8, 16]}
+    rows = scaling_report.plan_rows(inputs._replace(gpus_per_host=3), with_knobs=False)
+    assert [(r.hosts, r.prediction.devices) for r in rows][:4] == [(1, 1), (1, 2), (1, 3),
+                                                                    (2, 6)]
+
+
 def test_no_knob_of_the_same_batch_beats_perfect_scaling_of_the_one_device_figure():
     # resnet50 under distributed_replicated from 380 images/sec on one V100 (docs/scaling.md's
     # first example, 25 Gbit/s): the model takes its own estimate of the one-device step's

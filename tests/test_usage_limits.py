@@ -396,6 +396,16 @@ def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
     assert problem(plan_scaling=True, gpu_model='A100', **nccl) is None
     assert problem(dry_run=True, **nccl) == (  # no --gpu_model: CPU towers are planned
         '--use_nccl needs GPUs (NCCL has no CPU kernels)')
+    with pytest.raises(params.ParamsError, match=r'xring on CPU, or give --gpu_model=NAME to '
+                       r'plan GPUs\.$'):
+        usage.check_without_gpu(params.make_params(dry_run=True, **nccl), none, no_run)
+    # A host preset plans its GPUs in a dry run too (it planned the CPU before).
+    assert problem(dry_run=True, gpu_interconnect='dgx1_v100', **nccl) is None
+    # One host holds at most 16 GPUs: a plan of 2000 planned 2 x 2000 up to 128 x 2000.
+    for flags in (dict(plan_scaling=True, gpu_model='V100'), dict(dry_run=True, gpu_model='A100')):
+        assert problem(num_gpus=17, **flags) == (
+            '--num_gpus=17 plans 17 GPUs in one host, and the largest hosts hold 16 (DGX-2, HGX-2)')
+        assert problem(num_gpus=16, **flags) is None
 
 
 def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
