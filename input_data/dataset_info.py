@@ -196,8 +196,14 @@ def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> No
 
 # --- Datasets.
 
-def _listdir(data_dir: str) -> list[str]:
-    """The names in --data_dir (a local folder or a remote one: runtime/file_systems.py)."""
+def list_data_dir(data_dir: str) -> list[str]:
+    """The names in --data_dir (a local folder or a remote one: runtime/file_systems.py),
+    hidden ones left out, sorted.
+
+    Raises:
+      cnn_util.DataError: the folder is missing, not a folder, empty or unreadable (one line
+        naming it and the fix).
+    """
     try:
         if not file_systems.exists(data_dir):
             raise cnn_util.DataError('--data_dir %s does not exist: give the folder of %s, or '
@@ -244,7 +250,7 @@ def infer_dataset_name(data_dir: str) -> str:
       DataError: the directory is missing or empty, or holds neither kind of file (naming the
         converter when it holds images: image_folders.converter_hint), or both.
     """
-    names = _listdir(data_dir)
+    names = list_data_dir(data_dir)
     imagenet = any(_SHARD_RE.match(n) for n in names)
     cifar = any(n in CIFAR10_FILES['train'] + CIFAR10_FILES['validation'] for n in names)
     if imagenet and cifar:
@@ -304,7 +310,7 @@ class Dataset:
             shards disagree on their count or do not number 0..N-1 of `-of-N` (missing indices
             are accepted with allow_shard_subset); a CIFAR-10 batch file is missing.
         """
-        names = _listdir(self.data_dir)
+        names = list_data_dir(self.data_dir)
         pattern = self.spec.file_patterns[_check_subset(subset)]
         if self.spec.file_format == 'cifar10_pickle':
             return self._cifar_files(subset, names)
@@ -491,7 +497,7 @@ def get_dataset(params) -> Dataset:
     if inferred:
         name = infer_dataset_name(data_dir)
     else:
-        _listdir(data_dir)
+        list_data_dir(data_dir)
     num_classes, source = class_labels.resolve_num_classes(SPECS[name], data_dir,
                                                            params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,

@@ -428,14 +428,18 @@ def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -
     for a remote --data_dir unless `remote` (listing it loads TensorFlow).
 
     Raises:
-      cnn_util.DataError: with `strict`, --data_dir is missing, empty or holds no dataset's
-        files (dataset_info.infer_dataset_name's line): a command's run stops there, before
-        TensorFlow loads, as it would after."""
-    if p.data_name or not p.data_dir:
+      cnn_util.DataError: with `strict`, a local --data_dir is missing, empty or (without
+        --data_name) holds no dataset's files (dataset_info's lines): a command's run stops
+        there, before TensorFlow loads, as it would after."""
+    if not p.data_dir or p.data_name == 'synthetic':
         return p.data_name or 'synthetic'
     if file_systems.is_remote(p.data_dir) and not remote:
-        return None
+        return p.data_name
     try:
+        if p.data_name:  # named: the folder must still be there and hold files
+            if strict:
+                dataset_info.list_data_dir(p.data_dir)
+            return p.data_name
         return dataset_info.infer_dataset_name(p.data_dir)
     except cnn_util.DataError:
         if strict:

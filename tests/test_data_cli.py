@@ -67,6 +67,17 @@ def _bad_crc_copy(imagenet_dir, tmp_path):
     return data, victim, input_helpers.damage_record(str(victim), 5)
 
 
+def test_a_named_dataset_in_a_missing_or_empty_folder_stops_before_tensorflow(tmp_path):
+    # With --data_name the folder was not listed before TensorFlow loaded: the same line came
+    # 3 s later.
+    for folder, expect in ((tmp_path / 'nowhere', 'does not exist'), (tmp_path, 'is empty')):
+        proc = helpers.run_command(*SMALL, '--data_dir=%s' % folder, '--data_name=imagenet')
+        assert proc.returncode == 1, proc.stderr
+        [line] = [x for x in proc.stderr.splitlines() if x.startswith('error: ')]
+        assert line.startswith('error: --data_dir %s %s' % (folder, expect)), line
+        assert 'Loading TensorFlow' not in proc.stdout
+
+
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
                                   'undecodable', 'no_image', 'no_label', 'bad_crc'])
 def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):
