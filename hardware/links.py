@@ -309,12 +309,16 @@ def gpu_link_name(value: str, gpu_name: str | None) -> str:
 
 
 def check_plan_flags(p) -> None:
-    """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads).
+    """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads);
+    --gpu_interconnect=nvlink with a --gpu_model that has no NVLink form (a K80, a T4) is
+    refused here by the plan's own rule (`gpu_link_name`).
 
     Raises:
-      params.ParamsError: an unknown name or a rate not > 0, naming the flag and the known ones.
+      params.ParamsError: an unknown name or a rate not > 0, naming the flag and the known ones;
+        'nvlink' for a --gpu_model without NVLink, naming the NVLink GPUs and the generations.
     """
     from ..params import ParamsError
+    _check_nvlink_of_gpu_model(p)
     try:
         if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
             network(p.interconnect_gbps)
@@ -330,3 +334,28 @@ def check_plan_flags(p) -> None:
         flag = ('--gpu_interconnect' if p.gpu_interconnect is not None
                 and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
         raise ParamsError('%s: %s' % (flag, e)) from None
+
+
+def _check_nvlink_of_gpu_model(p) -> None:
+    """--gpu_interconnect=nvlink against the GPU --gpu_model names, as the plan resolves it
+    (speed_model/from_flags.py calls `gpu_link_name` with the same GPU). Without --gpu_model
+    the GPU is found later (a host preset, the machine's GPU); an unknown --gpu_model is
+    preflight's check_gpu_model's error.
+
+    Raises:
+      params.ParamsError: the GPU has no NVLink form (`gpu_link_name`'s message, which names
+        the flag).
+    """
+    if p.gpu_interconnect is None or p.gpu_interconnect.strip().lower() != 'nvlink' \
+            or p.gpu_model is None:
+        return
+    from ..params import ParamsError
+    from . import gpu_specs
+    try:
+        gpu = gpu_specs.lookup(p.gpu_model)
+    except gpu_specs.UnknownGpuError:
+        return
+    try:
+        gpu_link_name(p.gpu_interconnect, gpu.name)
+    except UnknownLinkError as e:
+        raise ParamsError(str(e)) from None

@@ -218,6 +218,67 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(db, capsys,
     assert not [n for n in os.listdir(tmp_path) if n.endswith('.png') or n == 'nodir']
 
 
+_SLUG = 'trivial-fp32-training-bs32-x1-parameter_server-cpu-synthetic-32px'
+_HISTORY_IN = '''
+import os, sys
+sys.path.insert(0, {tests!r})
+import checkout
+checkout.load()
+from tf_cnn_benchmarks.tools import results_cli
+os.chdir({cwd!r})
+for png in ([], ['--png=' + os.path.join({cwd!r}, 'h.png')]):
+    status = results_cli.main(['tf_cnn_results', 'history', '--results_db=' + {db!r},
+                               '--precision=fp32', '--host=node-a'] + png)
+    sys.stdout.flush()
+    print('STATUS %d' % status, flush=True)
+'''
+
+
+@pytest.mark.cli
+def test_history_in_a_read_only_folder_prints_its_table_and_warns_without_the_plot(db,
+                                                                                   tmp_path):
+    """The default plot was not asked for: in a read-only current folder (a real read-only
+    bind in a private mount namespace) the table prints, one warning naming --png, exit 0
+    (before: exit 1 after the table). A --png given into that folder stays an error, exit 2."""
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    folder = str(tmp_path / 'ro')
+    os.mkdir(folder)
+    script = _HISTORY_IN.format(tests=os.path.join(REPO, 'tests'), cwd=folder, db=db)
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', 'mount --bind -o ro "$1" "$1" && '
+                           '"$2" -c "$3"', 'sh', folder, sys.executable, script],
+                          capture_output=True, text=True, timeout=120)
+    out, err = proc.stdout, proc.stderr
+    assert [x for x in out.splitlines() if x.startswith('STATUS')] == ['STATUS 0', 'STATUS 2'], (
+        out + err)
+    assert out.startswith('trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px')
+    assert '| 13 | 2026-01-05 06:00:00 | node-a | slow-build | 700.00 |' in out
+    assert 'plot written' not in out
+    assert err.splitlines() == [
+        'warning: no plot written: history-%s.png: cannot write in %s: Read-only file system; '
+        '--png=PATH writes it where this user can write' % (_SLUG, folder),
+        'error: --png=%s/h.png: cannot write in %s: Read-only file system; give a file name in '
+        'a folder this user can write' % (folder, folder)]
+    assert os.listdir(folder) == []
+
+
+def test_history_in_a_removed_current_folder_warns_without_the_plot(db, capsys, tmp_path,
+                                                                    monkeypatch):
+    # A current folder that cannot take the default plot, for any user (root included).
+    gone = tmp_path / 'gone'
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--precision=fp32',
+                             '--host=node-a')
+    assert status == 0 and '| 13 | 2026-01-05 06:00:00 | node-a | slow-build |' in out
+    assert 'plot written' not in out and err.startswith(
+        'warning: no plot written: history-%s.png: the current folder is gone (' % _SLUG)
+    assert err.endswith('); --png=PATH writes it where this user can write\n') and (
+        err.count('\n') == 1)
+
+
 @pytest.mark.parametrize('args, status, text', [
     (['list', '--min_change=3'], 2, 'error: unrecognized arguments: --min_change=3 (see '
                                     'tf_cnn_results --help)'),

@@ -69,6 +69,32 @@ def test_unknown_links_are_one_usage_line_naming_the_flag():
                                               interconnect_gbps='loopback'))
 
 
+_NO_NVLINK = ('--gpu_interconnect=nvlink: K80 has no NVLink form in the table (NVLink GPUs: '
+              'P100, V100 16GB, V100 32GB, A100 40GB, A100 80GB, H100 80GB, H200); name the '
+              'generation (nvlink1 to nvlink4)')
+
+
+def test_nvlink_for_a_gpu_model_without_it_is_a_usage_error_of_the_flags():
+    # The plan's own rule (links.gpu_link_name), applied before TensorFlow loads; a GPU with
+    # NVLink, or nvlink without --gpu_model (its GPU is found later), passes.
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_model='k80',
+                                                  gpu_interconnect='NVLink'))
+    assert str(e.value) == _NO_NVLINK
+    links.check_plan_flags(params.make_params(plan_scaling=True, gpu_model='V100',
+                                              gpu_interconnect='nvlink'))
+    links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='nvlink'))
+
+
+@pytest.mark.cli
+def test_nvlink_for_a_k80_stops_the_command_before_tensorflow_loads():
+    # It exited 1 after TensorFlow loaded (the plan's error); now a usage error, one line.
+    out = helpers.run_command('--model=resnet50', '--plan_scaling', '--gpu_model=K80',
+                              '--gpu_interconnect=nvlink')
+    assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
+    assert out.stderr == 'error: %s\n' % _NO_NVLINK
+
+
 @pytest.mark.parametrize('flags,message', [
     (dict(interconnect_gbps='25'), '--interconnect_gbps feeds the step-time model of '
                                    '--plan_scaling and --dry_run'),

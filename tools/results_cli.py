@@ -18,7 +18,8 @@ Commands:
   list         the runs matching the filters, oldest first
   show         runs in full (environment, figures, every flag): by id, or by the filters
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
-               per host and the spread of each batch of repeats
+               per host and the spread of each batch of repeats (the default name, in a
+               current folder that cannot be written: a warning, no plot)
   regressions  where a configuration's images/sec stepped down beyond the noise on a host
                (history/regressions.py): the first slower run, its label, what changed;
                --fail_on_regression: exit 1 when one is still slower (a CI gate)
@@ -42,7 +43,8 @@ recorded before its host load was kept counts as clean).
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
 cannot be used (one `error:` line); 2 for bad arguments, among them an output that cannot be
-written (history's --png, html's OUT_DIR: checked before any work).
+written (history's --png, html's OUT_DIR: checked before any work). history's plot under its
+default name in a current folder that cannot be written is a `warning:` line, exit 0.
 """
 
 from __future__ import annotations
@@ -132,7 +134,8 @@ def _make_parser() -> _Parser:
     p = sub.add_parser('history', parents=[common, filters, change], allow_abbrev=False,
                        help='one configuration over time')
     p.add_argument('--png', metavar='PATH', help='the plot (default: history-<configuration>'
-                   '.png in the current folder)')
+                   '.png in the current folder; where it cannot be written, a warning and no '
+                   'plot)')
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
     p.add_argument('--fail_on_regression', action='store_true',
@@ -238,12 +241,35 @@ def _history(conn, args) -> int:
     found, _, _ = regressions.find_regressions(chosen.kept, args.min_change)
     print('\n'.join(results_format.history_lines(chosen.kept, found, chosen)))
     path = args.png or 'history-%s.png' % _slug(rows[0])
-    png = plots.history_png(chosen.kept, [(r.first_slower['id'],
-                                           r.step.judgement.ratio - 1.0) for r in found])
-    with open(path, 'wb') as f:
-        f.write(png)
+    problem = None if args.png else _current_folder_problem()
+    if problem is None:
+        png = plots.history_png(chosen.kept, [(r.first_slower['id'],
+                                               r.step.judgement.ratio - 1.0) for r in found])
+        try:
+            with open(path, 'wb') as f:
+                f.write(png)
+        except OSError as e:  # after the checks: the storage changed, or a file in the way
+            if args.png:
+                print('error: --png=%s: %s; give a file name in a folder this user can write'
+                      % (path, e.strerror or e), file=sys.stderr)
+                return 1
+            problem = e.strerror or str(e)
+    if problem:  # the default name: the plot was not asked for, the table is the answer
+        cnn_util.warn('no plot written: %s: %s; --png=PATH writes it where this user can write'
+                      % (path, problem))
+        return 0
     print('plot written to %s' % path)
     return 0
+
+
+def _current_folder_problem() -> str | None:
+    """Why the default plot cannot be made in the current folder ('cannot write in /x:
+    Read-only file system'), or None."""
+    try:
+        folder = os.getcwd()
+    except OSError as e:  # the folder was removed
+        return 'the current folder is gone (%s)' % (e.strerror or e)
+    return cnn_util.write_problem(folder)
 
 
 def _regressions(conn, args) -> int:
