@@ -281,6 +281,8 @@ def test_cli_error_exit_is_one_line(tmp_path):
                    '(input_dir/<class>/<image>)'),
     ('inside', '--output_dir={src}/cls/out is inside --input_dir; its shards would become a '
                'class next time: choose a folder outside it'),
+    ('same', '--output_dir={src} is --input_dir; its shards would lie among the class '
+             'folders: choose a folder outside it'),
     ('too_many_shards', '--num_train_shards=9 is more than the 2 train images; use fewer '
                         'shards'),
     ('uncreatable', '--output_dir=/dev/null/out cannot be created: Not a directory; choose '
@@ -293,8 +295,8 @@ def test_bad_flag_values_exit_2_with_one_line(tmp_path, capsys, setup, message):
         (src / 'cls').mkdir()
         for name in ('a.png', 'b.png'):
             Image.new('RGB', (4, 4)).save(src / 'cls' / name)
-    out = {'inside': str(src / 'cls' / 'out'), 'uncreatable': '/dev/null/out'}.get(
-        setup, str(tmp_path / 'out'))
+    out = {'inside': str(src / 'cls' / 'out'), 'uncreatable': '/dev/null/out',
+           'same': str(src)}.get(setup, str(tmp_path / 'out'))
     status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=%s' % src,
                                 '--output_dir=%s' % out, '--noprogress', '--validation_fraction=0',
                                 '--num_train_shards=%d' % (9 if setup == 'too_many_shards' else 1)])

@@ -457,13 +457,17 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
        writes no shards.
 
     Raises:
-      FlagValueError: --input_dir missing or without class sub-folders, --output_dir inside
-        it or not creatable, more shards than images, a bad --class_text_file (unreadable, a
-        synset twice, no folder named).
+      FlagValueError: --input_dir missing or without class sub-folders, --output_dir that is
+        it, inside it or not creatable, more shards than images, a bad --class_text_file
+        (unreadable, a synset twice, no folder named).
       ConvertError: a class folder without images, existing shards without overwrite, images
         Pillow cannot read (all of them counted, the first five named: unreadable_message).
     """
-    if os.path.abspath(output_dir).startswith(os.path.abspath(input_dir) + os.sep):
+    out, into = os.path.realpath(output_dir), os.path.realpath(input_dir)
+    if out == into:
+        raise FlagValueError('--output_dir=%s is --input_dir; its shards would lie among the '
+                             'class folders: choose a folder outside it' % output_dir)
+    if out.startswith(into + os.sep):
         raise FlagValueError('--output_dir=%s is inside --input_dir; its shards would become a '
                              'class next time: choose a folder outside it' % output_dir)
     classes = list_classes(input_dir, warn)
