@@ -95,8 +95,31 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    if not p.forward_only and not p.eval:
+        out.extend(_below_the_floor(p))
     out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
     return list(dict.fromkeys(out))
+
+
+def _below_the_floor(p) -> list[str]:
+    """The schedule flag whose every rate is at or below --minimum_learning_rate (each update
+    then runs at the floor: graph/learning_rate.get_learning_rate's last step). Decay and
+    warm-up only lower a flag's rates, so the largest is the schedule's own."""
+    if p.minimum_learning_rate <= 0:
+        return []
+    if p.piecewise_learning_rate_schedule:
+        flag = 'piecewise_learning_rate_schedule'
+        rates, _ = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    elif p.init_learning_rate is not None:
+        flag, rates = 'init_learning_rate', [p.init_learning_rate]
+    else:
+        return []  # the model's default rate: known once the model and batch are
+    if max(rates) > p.minimum_learning_rate:
+        return []
+    return ['--%s has no effect: --minimum_learning_rate=%g is at or above its %s %g, so '
+            'every update runs at %g' % (flag, p.minimum_learning_rate,
+                                         'largest rate' if len(rates) > 1 else 'rate',
+                                         max(rates), p.minimum_learning_rate)]
 
 
 def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:

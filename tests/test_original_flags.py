@@ -119,6 +119,22 @@ def test_a_flag_without_effect_warns_once_naming_it_and_what_to_use(name):
     assert ineffective_flags.ignored_flags(params.make_params()) == []  # defaults: silent
 
 
+def test_a_schedule_at_or_below_the_rate_floor_warns_that_it_has_no_effect():
+    def warned(**flags):
+        p = params.make_params(model='trivial', **flags)
+        return [m for m in ineffective_flags.ignored_flags(p) if 'minimum_learning_rate=' in m]
+    assert warned(init_learning_rate=0.1, minimum_learning_rate=5.0) == [
+        '--init_learning_rate has no effect: --minimum_learning_rate=5 is at or above its rate '
+        '0.1, so every update runs at 5']
+    assert warned(piecewise_learning_rate_schedule='0.5;1;2', minimum_learning_rate=2.0) == [
+        '--piecewise_learning_rate_schedule has no effect: --minimum_learning_rate=2 is at or '
+        'above its largest rate 2, so every update runs at 2']
+    assert warned(piecewise_learning_rate_schedule='0.5;1;3', minimum_learning_rate=2.0) == []
+    assert warned(init_learning_rate=0.1, minimum_learning_rate=0.01) == []  # a real floor
+    assert warned(minimum_learning_rate=5.0) == []  # the model's default rate: not known here
+    assert warned(init_learning_rate=0.1, minimum_learning_rate=5.0, forward_only=True) == []
+
+
 @pytest.mark.parametrize('args, text', [
     (['--display_perf_ewma=1.5'], '--display_perf_ewma is the weight of the newest step'),
     (['--gpu_indices=0,x'], '--gpu_indices takes distinct GPU indices'),
