@@ -13,8 +13,9 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 (original_flags.py), a cluster task's rules (cluster_rules.py), `--graph_choices` values
 (graph_choice_flag.py), a path-or-off flag such as `--results_db` (path_switch.py), named
 configurations under configs/ (configs.py), and the check of `--flagfile` lines before absl
-reads them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py) and
-the usage error every check raises (errors.py).
+reads them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
+rules that depend on the run's device (device_rules.py: the default device, NCCL) and the usage
+error every check raises (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
@@ -32,6 +33,7 @@ from absl import flags
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import graph_choice_flag, original_flags, path_switch
+from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
 from .errors import ParamsError  # noqa: E402  (re-exported: params.ParamsError)
 from .schedule_spec import parse_piecewise_schedule  # noqa: E402,F401  (re-exported)
 
@@ -544,30 +546,6 @@ def _check_plan_flags(p: Params) -> None:
         raise ParamsError('--single_device_images_per_sec must be > 0 (images/sec of one device). '
                           'Received: single_device_images_per_sec=%g'
                           % p.single_device_images_per_sec)
-
-
-def default_device(p: Params, num_visible_gpus: int) -> str:
-    """The device a run's towers use: --device, else 'gpu' where a GPU is visible (or
-    planned: preflight/planned_step.py), else 'cpu'. The one definition of the default."""
-    return p.device or ('gpu' if num_visible_gpus else 'cpu')
-
-
-def check_nccl(p: Params, device: str) -> None:
-    """NCCL (--use_nccl, an --all_reduce_spec with nccl) only on GPUs: `device` is the run's
-    ('cpu' or 'gpu', default_device).
-
-    Raises:
-      ParamsError: NCCL asked for on the CPU, naming the CPU's all-reduce to use instead.
-    """
-    # A plan (--dry_run, --plan_scaling) of CPU towers may have meant GPUs.
-    plan = ', or give --gpu_model=NAME to plan GPUs' if p.dry_run or p.plan_scaling else ''
-    if p.use_nccl and device != 'gpu':
-        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
-                          '--all_reduce_spec=xring on CPU%s.' % plan)
-    spec = allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec) if p.all_reduce_spec else []
-    if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
-        raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
-                          'or xring%s.' % (p.all_reduce_spec, plan))
 
 
 def resolve_params(p: Params, num_visible_gpus: int) -> Params:
