@@ -12,6 +12,8 @@ candidate below from the GPU's data sheet and takes the fastest too:
   * with TF32, the float32 kernels of the CUDA cores as well as the TF32 tensor-core ones
     (cuDNN's default math type allows both, gpu_step.conv_paths).
 
+A tensor-core kernel reads its input channels padded to its vectors (`channel_padding`).
+
 A tensor-core kernel works on NHWC tensors; a convolution that runs in NCHW is transposed to
 NHWC and back around it (`transpose_bytes`, `runs_nchw`).
 
@@ -24,6 +26,8 @@ Every constant names its source; nothing here was fitted to published throughput
 """
 
 from __future__ import annotations
+
+import math
 
 #: Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray 2016, "Fast Algorithms for
 #: Convolutional Neural Networks", arXiv:1509.09308): a 4 x 4 output tile from a 6 x 6 input
@@ -108,3 +112,28 @@ def runs_nchw(gpu, dtype: str, xla: bool) -> bool:
     if xla and major >= 9:
         return False
     return True
+
+
+#: Tensor-core convolution kernels read their input channels in 16-byte vectors: channels in
+#: a multiple of 8 for float16 and bfloat16, of 4 for TF32 (NVIDIA Deep Learning Performance
+#: Guide, "Convolutional Layers User's Guide", Quick Start Checklist and "Channels In And
+#: Out"); other channel counts are padded up to it (cuDNN's tensor transformations: "the cuDNN
+#: library may use padding, folding, and NCHW-to-NHWC transformations to call the Tensor Core
+#: operations", cuDNN developer guide, Tensor Core requirements). The same guide's exception
+#: for 3-channel images: "padding to 4 channels is sufficient if a stride of 2 is used"
+#: (special first-layer kernels), here for any stride of 2 or more.
+TENSOR_CORE_VECTOR_BYTES = 16
+FIRST_LAYER_CHANNELS = 4
+
+
+def channel_padding(channels_in: int, stride: int, e: int) -> float:
+    """How many times a convolution's products grow on tensor cores from padding its
+    `channels_in` input channels of `e`-byte elements to the kernels' alignment: 1.0 when
+    they are aligned (or unknown, 0); 8/3 for 3 float16 channels at stride 1, 4/3 at stride 2
+    or for TF32."""
+    if channels_in <= 0:
+        return 1.0
+    vector = TENSOR_CORE_VECTOR_BYTES // e
+    if stride >= 2 and channels_in <= FIRST_LAYER_CHANNELS:
+        vector = min(vector, FIRST_LAYER_CHANNELS)
+    return math.ceil(channels_in / vector) * vector / channels_in

@@ -216,8 +216,8 @@ class Kernel(NamedTuple):
     of the NCHW <-> NHWC transposes a tensor-core kernel of this pass needs when the
     convolution runs in NCHW (0: none); grad: which pass of a convolution or matrix product
     this is ('forward', 'dgrad', 'wgrad'; '' for other kernels); padding: how many times its
-    products grow on tensor cores, whose kernels run the convolution's input channels padded
-    to their alignment (`channel_padding`; 1.0: aligned, or no convolution)."""
+    products grow on tensor cores from padded input channels (conv_algorithms.channel_padding;
+    1.0: aligned, or no convolution)."""
     name: str
     kind: str
     phase: str
@@ -354,31 +354,6 @@ def tile_efficiency(m: int, n: int, k: int, sm_count: int, batch: int = 1) -> fl
     return max(_tile_share(m, n, k, sm_count, tm, tn, batch) for tm, tn in TILES)
 
 
-#: Tensor-core convolution kernels read their input channels in 16-byte vectors: channels in
-#: a multiple of 8 for float16 and bfloat16, of 4 for TF32 (NVIDIA Deep Learning Performance
-#: Guide, "Convolutional Layers User's Guide", Quick Start Checklist and "Channels In And
-#: Out"); other channel counts are padded up to it (cuDNN's tensor transformations: "the cuDNN
-#: library may use padding, folding, and NCHW-to-NHWC transformations to call the Tensor Core
-#: operations", cuDNN developer guide, Tensor Core requirements). The same guide's exception
-#: for 3-channel images: "padding to 4 channels is sufficient if a stride of 2 is used"
-#: (special first-layer kernels), here for any stride of 2 or more.
-TENSOR_CORE_VECTOR_BYTES = 16
-FIRST_LAYER_CHANNELS = 4
-
-
-def channel_padding(channels_in: int, stride: int, e: int) -> float:
-    """How many times a convolution's products grow on tensor cores from padding its
-    `channels_in` input channels of `e`-byte elements to the kernels' alignment: 1.0 when
-    they are aligned (or unknown, 0); 8/3 for 3 float16 channels at stride 1, 4/3 at stride 2
-    or for TF32."""
-    if channels_in <= 0:
-        return 1.0
-    vector = TENSOR_CORE_VECTOR_BYTES // e
-    if stride >= 2 and channels_in <= FIRST_LAYER_CHANNELS:
-        vector = min(vector, FIRST_LAYER_CHANNELS)
-    return math.ceil(channels_in / vector) * vector / channels_in
-
-
 def _gemm_kernels(op, b: int, e: int, forward_only: bool) -> list[Kernel]:
     m, n, k = op.gemm
     act = e * b * (op.in_elems + op.out_elems)
@@ -390,7 +365,7 @@ def _gemm_kernels(op, b: int, e: int, forward_only: bool) -> list[Kernel]:
                                                  src, dst, w, e, dims) if op.winograd else ())
         turns = (conv_algorithms.transpose_bytes(src, dst, e)
                  if op.kind == 'conv' and which in conv_algorithms.TRANSPOSED_PASSES else 0.0)
-        padding = (channel_padding(op.channels_in, op.stride, e)
+        padding = (conv_algorithms.channel_padding(op.channels_in, op.stride, e)
                    if op.kind == 'conv' and which in ('forward', 'wgrad') else 1.0)
         return Kernel(name, op.kind, phase, b * op.flops, act + e * w, dims, winograd=wino,
                       transposes=turns, grad=which, padding=padding)

@@ -214,11 +214,11 @@ def test_float32_convolutions_stay_nchw_in_training_and_tensor_cores_pay_transpo
 
 def test_tensor_cores_run_unaligned_input_channels_padded(resnet50, vgg16):
     # 16-byte vectors: 8 float16 channels, 4 TF32 ones; 3 image channels at stride 2 need 4.
-    assert gpu_step.channel_padding(3, 1, 2) == pytest.approx(8 / 3)
-    assert gpu_step.channel_padding(3, 2, 2) == pytest.approx(4 / 3)
-    assert gpu_step.channel_padding(3, 1, 4) == pytest.approx(4 / 3)
-    assert gpu_step.channel_padding(64, 1, 2) == 1.0
-    assert gpu_step.channel_padding(0, 1, 2) == 1.0  # a depthwise convolution: not padded
+    assert conv_algorithms.channel_padding(3, 1, 2) == pytest.approx(8 / 3)
+    assert conv_algorithms.channel_padding(3, 2, 2) == pytest.approx(4 / 3)
+    assert conv_algorithms.channel_padding(3, 1, 4) == pytest.approx(4 / 3)
+    assert conv_algorithms.channel_padding(64, 1, 2) == 1.0
+    assert conv_algorithms.channel_padding(0, 1, 2) == 1.0  # a depthwise convolution: not padded
     first = next(op for op in vgg16.ops if op.kind == 'conv')
     assert (first.channels_in, first.stride) == (3, 1)
     assert next(op for op in resnet50.ops if op.kind == 'conv').stride == 2
