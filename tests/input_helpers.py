@@ -6,6 +6,8 @@ import io
 import os
 import pickle
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -221,3 +223,11 @@ def build_sample_imagenet(folder: str, *, classes: int = 8, per_class: int = 80,
         os.chmod(os.path.join(out, name), 0o444)
     os.chmod(out, 0o555)
     return out
+
+
+def converter_cli(*args: str) -> subprocess.CompletedProcess:
+    """`tf_cnn_build_tfrecords` with `args` in a process of its own (run from the checkout as
+    `python -m tools.build_imagenet_tfrecords`): its exit status, stdout and stderr as text."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, '-m', 'tools.build_imagenet_tfrecords', *args],
+                          cwd=repo, capture_output=True, text=True, timeout=120)

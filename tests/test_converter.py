@@ -4,9 +4,6 @@ import collections
 import hashlib
 import io
 import os
-import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,6 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSES = {'zebra': ('PNG', 'RGBA'), 'ant': ('JPEG', 'RGB'), 'moth': ('JPEG', 'CMYK'),
            'bee': ('GIF', 'P')}
 PER_CLASS = 5
+_cli = h.converter_cli  # the command in a process of its own
 
 
 def _make_folders(root):
@@ -259,11 +257,6 @@ def test_errors(tmp_path, setup, words):
                              progress=False)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, '-m', 'tools.build_imagenet_tfrecords', *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.cli
 def test_cli_error_exit_is_one_line(tmp_path):
     # Before: exit 1 for a bad flag value (a usage error: 2, as for tf_cnn_benchmarks).
@@ -274,105 +267,6 @@ def test_cli_error_exit_is_one_line(tmp_path):
         'images (input_dir/<class>/<image>)' % (tmp_path / 'nope')]
     run = _cli('--output_dir=x')
     assert run.returncode == 2 and 'error: --input_dir is required' in run.stderr
-
-
-@pytest.mark.parametrize('setup, message', [
-    ('no_classes', '--input_dir={src} has no class sub-folders; give the folder that holds them '
-                   '(input_dir/<class>/<image>)'),
-    ('inside', '--output_dir={src}/cls/out is inside --input_dir; its shards would become a '
-               'class next time: choose a folder outside it'),
-    ('same', '--output_dir={src} is --input_dir; its shards would lie among the class '
-             'folders: choose a folder outside it'),
-    ('too_many_shards', '--num_train_shards=9 is more than the 2 train images; use fewer '
-                        'shards'),
-    ('uncreatable', '--output_dir=/dev/null/out cannot be created: Not a directory; choose '
-                    'another folder'),
-])
-def test_bad_flag_values_exit_2_with_one_line(tmp_path, capsys, setup, message):
-    src = tmp_path / 'in'
-    src.mkdir()
-    if setup != 'no_classes':
-        (src / 'cls').mkdir()
-        for name in ('a.png', 'b.png'):
-            Image.new('RGB', (4, 4)).save(src / 'cls' / name)
-    out = {'inside': str(src / 'cls' / 'out'), 'uncreatable': '/dev/null/out',
-           'same': str(src)}.get(setup, str(tmp_path / 'out'))
-    status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=%s' % src,
-                                '--output_dir=%s' % out, '--noprogress', '--validation_fraction=0',
-                                '--num_train_shards=%d' % (9 if setup == 'too_many_shards' else 1)])
-    out, err = capsys.readouterr()
-    errors = [line for line in err.splitlines() if not line.startswith('warning: ')]
-    assert (status, out, errors) == (2, '', ['error: %s' % message.format(src=src)])
-
-
-def _truncated_jpeg() -> bytes:
-    whole = io.BytesIO()
-    Image.fromarray(np.arange(64 * 64 * 3, dtype=np.uint8).reshape(64, 64, 3)).save(
-        whole, 'JPEG')
-    return whole.getvalue()[:len(whole.getvalue()) // 2]
-
-
-@pytest.mark.cli
-def test_every_unreadable_image_is_named_in_one_run_and_no_shard_is_written(tmp_path):
-    """A new user's trial: a class folder holding a truncated JPEG and a text file named x.jpg
-    needed one run per bad file (the first one stopped the conversion)."""
-    src, out = tmp_path / 'in', tmp_path / 'out'
-    for name in ('cats', 'dogs'):
-        (src / name).mkdir(parents=True)
-        for i in range(3):
-            Image.new('RGB', (6, 5), (40 * i, 9, 9)).save(src / name / ('%d.png' % i))
-    (src / 'dogs' / 'cut.jpg').write_bytes(_truncated_jpeg())
-    (src / 'dogs' / 'x.jpg').write_text('not an image')
-    run = _cli('--input_dir=%s' % src, '--output_dir=%s' % out, '--num_train_shards=2',
-               '--num_validation_shards=1', '--validation_fraction=0.25', '--seed=3')
-    assert (run.returncode, run.stdout) == (1, '')
-    errors = [x for x in run.stderr.splitlines() if 'error' in x.lower() or 'Trace' in x]
-    assert len(errors) == 1, run.stderr
-    # Pillow's count of bytes not processed depends on its JPEG library.
-    assert re.fullmatch(
-        r'error: 2 of 8 images cannot be read, so --output_dir holds no shards: %s \(image file is '
-        r'truncated \(\d+ bytes not processed\)\), %s \(not an image format Pillow knows\); '
-        r'remove or convert them, then run again' % (
-            re.escape(str(src / 'dogs' / 'cut.jpg')), re.escape(str(src / 'dogs' / 'x.jpg'))),
-        errors[0]), errors[0]
-    assert '8/8 images' in run.stderr  # every image was checked
-    assert os.listdir(out) == []
-
-
-def test_every_image_is_read_once_whether_some_are_unreadable_or_not(tmp_path, monkeypatch):
-    src = tmp_path / 'in'
-    (src / 'cls').mkdir(parents=True)
-    for i in range(6):
-        Image.new('RGB', (4, 4), (i, 0, 0)).save(src / 'cls' / ('%d.png' % i))
-    reads = collections.Counter()
-    real = convert_tool.image_encoding.encode_image
-
-    def counted(path):
-        reads[os.path.basename(path)] += 1
-        return real(path)
-    monkeypatch.setattr(convert_tool.image_encoding, 'encode_image', counted)
-    flags = dict(num_train_shards=3, num_validation_shards=1, validation_fraction=0.0, seed=0,
-                 num_threads=2, progress=False)
-    convert_tool.convert(str(src), str(tmp_path / 'ok'), **flags)
-    assert reads == {'%d.png' % i: 1 for i in range(6)}
-    reads.clear()
-    for name in ('7.jpg', '8.jpg'):
-        (src / 'cls' / name).write_text('text')
-    with pytest.raises(convert_tool.ConvertError, match='^2 of 8 images cannot be read'):
-        convert_tool.convert(str(src), str(tmp_path / 'bad'), **flags)
-    assert reads == {name: 1 for name in ['%d.png' % i for i in range(6)] + ['7.jpg', '8.jpg']}
-    assert os.listdir(tmp_path / 'bad') == []
-
-
-def test_the_unreadable_images_line_names_the_first_five_by_path():
-    unreadable = [convert_tool.image_encoding.Unreadable('in/c/%02d.jpg' % i, 'truncated')
-                  for i in range(12, 0, -1)]
-    assert convert_tool.unreadable_message(unreadable, 40) == (
-        '12 of 40 images cannot be read, so --output_dir holds no shards: in/c/01.jpg (truncated), '
-        'in/c/02.jpg (truncated), in/c/03.jpg (truncated), in/c/04.jpg (truncated), '
-        'in/c/05.jpg (truncated) and 7 more; remove or convert them, then run again')
-    assert convert_tool.unreadable_message(unreadable[:1], 3).endswith(
-        ': in/c/12.jpg (truncated); remove or convert it, then run again')
 
 
 @pytest.mark.cli
