@@ -17,10 +17,31 @@ A tensor-core kernel reads its input channels padded to its vectors (`channel_pa
 A tensor-core kernel works on NHWC tensors; a convolution that runs in NCHW is transposed to
 NHWC and back around it (`transpose_bytes`, `runs_nchw`).
 
-Not modelled: cuDNN's FFT algorithms (FFT, FFT_TILING), which autotuning can also pick for
-convolutions of stride 1 (DeepBench's V100 sheet shows cuDNN choosing FFT_TILING for one 5 x 5
-layer, 28 x 28 x 192 -> 32): one measured layer is too little to check a cost model of them
-against. AlexNet's 5 x 5 layer is where they would matter most.
+Not modelled: cuDNN's FFT algorithms (FFT, FFT_TILING), modelled, checked and left out (issue
+40). Where cuDNN offers them: stride 1, the filter larger than the padding, NCHW, float32 or
+float16 data with float32 compute (no tensor cores); FFT where height and width plus twice the
+padding are 256 or less, FFT_TILING for filters of 32 or less (cuDNN v5.1 User Guide,
+cudnnConvolutionForward; transcribed in Theano's test module
+theano/gpuarray/tests/check_dnn_doc): AlexNet's 11 x 11 layer (stride 4) never takes them, its 5
+x 5 and 3 x 3 layers can. TensorFlow 1.x (stream_executor/cuda/cuda_dnn.cc) times FFT for the
+forward pass and both gradients, FFT_TILING for the data gradient, and for the forward pass only
+with TF_ENABLE_FFT_TILING_FORWARD (default off with cuDNN 5.1 and 6, on from cuDNN 7). The model
+tried: R2C FFTs of the input and the filters (2.5 N log2 N FLOPs for N points, half the complex
+5 N log2 N), one complex product per frequency (8 FLOPs a complex multiply-add, batched, at the
+CUDA cores' GEMM share), the inverse FFTs, each transformed tensor written and read once; FFT's
+size the next power of two, FFT_TILING's tiles 32 x 32 (assumed: cuDNN says only "tiles").
+Against DeepBench's forward rows that cuDNN's autotuner (cudnnFindConvolutionForwardAlgorithm)
+ran with them, it is 1.7-5.7x too slow (median 3.2x; 0.77-4.1x, median 2.0x, without tile
+quantization of the batched products): FFT, 56 x 56 x 128 -> 256, 3 x 3, batch 8 and 16, cuDNN
+6.0 on the P100, GTX 1080 Ti and Titan Xp: its 64 x 33 transformed filters alone (553 MB) take
+2.2 ms to write and read on a P100, whose whole convolution measured 1.18 ms, so cuDNN's kernels
+do not work as modelled; FFT_TILING, 28 x 28 x 192 -> 32, 5 x 5, batch 16, cuDNN 7.6 on the V100
+(1.7x) and T4 (2.3x). Untiled, it beats by 1.9-2.6x the direct kernel cuDNN 6's autotuner chose
+over FFT for that 5 x 5 layer on Pascal. In the validation (bench/bench_gpu_model.py's 105 rows)
+it turned AlexNet on CUDA cores from too slow to too fast on every GPU, +12% to +61% (P100 -47%
+-> +22%, K80 -32% -> +51%, GTX 1080 Ti -10% -> +42%, RTX A6000 -3% -> +25%, A100 PCIe +21% ->
++40%): median |error| 9.7% -> 12.3%, rows beyond 35% 12 -> 19. Also not modelled: non-fused
+Winograd for 5 x 5 filters (cuDNN 5.1 on; DeepBench's V100 runs two 5 x 5 layers with it).
 
 Every constant names its source; nothing here was fitted to published throughput figures.
 """
