@@ -40,8 +40,33 @@ do not work as modelled; FFT_TILING, 28 x 28 x 192 -> 32, 5 x 5, batch 16, cuDNN
 over FFT for that 5 x 5 layer on Pascal. In the validation (bench/bench_gpu_model.py's 105 rows)
 it turned AlexNet on CUDA cores from too slow to too fast on every GPU, +12% to +61% (P100 -47%
 -> +22%, K80 -32% -> +51%, GTX 1080 Ti -10% -> +42%, RTX A6000 -3% -> +25%, A100 PCIe +21% ->
-+40%): median |error| 9.7% -> 12.3%, rows beyond 35% 12 -> 19. Also not modelled: non-fused
-Winograd for 5 x 5 filters (cuDNN 5.1 on; DeepBench's V100 runs two 5 x 5 layers with it).
++40%): median |error| 9.7% -> 12.3%, rows beyond 35% 12 -> 19.
+
+Not modelled either: non-fused Winograd for 5 x 5 filters, modelled, checked and left out
+(issue 40). cuDNN offers WINOGRAD_NONFUSED for 3 x 3 and 5 x 5 filters of stride 1 from 5.1 on,
+forward, data and filter gradients, 5 x 5 not with true float16 math (cuDNN 5.1 release notes;
+v5.1 User Guide, cudnnConvolutionForward, in check_dnn_doc above); TensorFlow 1.x lists it
+whatever the filter (stream_executor's GetConvolveAlgorithms takes only the
+TF_ENABLE_WINOGRAD_NONFUSED switch and the compute capability; `offers_winograd`) and its
+autotuning skips what cuDNN refuses. Its 5 x 5 kernels are named
+winogradForwardData9x9_5x5, winogradForwardOutput9x9_5x5, winogradWgradDelta9x9_5x5 (TensorFlow
+2 profiles of 5 x 5 layers, AlexNet's among them, on Volta); no source says what 9 x 9 is. The
+3 x 3 kernels, "...4x4", are F(4x4, 3x3): an Nsight Compute trace of one (batch 16, 224 x 224,
+32 -> 4 channels) reads 235 MB in its GEMM, 3192 tiles x 16 x 32 x 36 floats; so 9 x 9 may be the
+output tile, F(9x9, 5x5), or the input tile, F(5x5, 5x5) (81 multiplies for 25 outputs, 7.7x
+fewer; tensors and filters 3.24x), assumed. The model tried `winograd_kernels` with those sizes
+(81 batched products at the CUDA cores' GEMM share). DeepBench's forward rows that cuDNN's
+autotuner (cudnnFindConvolutionForwardAlgorithm) ran with it, cuDNN 7.6, batch 16, 14 x 14 x 512
+-> 48 and 7 x 7 x 832 -> 128: it is 2.1-4.3x too fast, model / measured V100 0.48 and 0.23, T4 0.52
+and 0.23 (F(2x2, 5x5) 0.95, 0.32, 1.21, 0.39; F(9x9, 5x5) 0.35-0.47); with cuDNN 6 on the P100,
+GTX 1080 Ti and Titan Xp the autotuner chose IMPLICIT_PRECOMP_GEMM for all three 5 x 5 layers,
+measured 0.50-1.39 ms, where the model's Winograd takes 0.11-0.48 of that. In the validation it
+brought AlexNet on CUDA cores closer on some GPUs (P100 -47% -> -33%, K80 -32% -> -13%, RTX 2080
+Ti -35% -> +8%, Quadro RTX 8000 -28% -> +19%, RTX 3080 -30% -> +14%, RTX 3090 -24% -> +19%) and
+further on others (GTX 1080 Ti -10% -> +34%, float16 -7% -> +59%; RTX A6000 -3% -> +13%; A100
+PCIe +21% -> +31%), and Inception-v3's 5 x 5 layers took the K80 from +33% to +37%: median
+|error| 9.7% -> 10.1%, rows beyond 35% 12 -> 13 (14 rows better, 11 worse; F(2x2, 5x5) 9.3%
+and 13, F(4x4, 5x5) 9.5% and 13, F(9x9, 5x5) 10.3% and 14).
 
 Every constant names its source; nothing here was fitted to published throughput figures.
 """
