@@ -95,3 +95,13 @@ def test_command_refuses_before_tensorflow_loads(tmp_path):
         assert err.startswith('error: --device=gpu, but no GPU is visible; use --device=cpu, '
                               "or on a GPU host install the NVIDIA driver and pip install -e "
                               "'.[gpu]'")
+
+
+def test_readme_gpu_command_asks_for_the_gpu():
+    """The README's GPU command names --device=gpu: pasted on a host without a GPU it stops
+    with the driver line at once instead of a long ResNet-50 run on the CPU."""
+    readme = open(os.path.join(checkout.REPO, "README.md"), encoding='utf-8').read()
+    commands = [line for line in readme.splitlines()
+                if line.startswith("pip install -e '.[gpu]' && tf_cnn_benchmarks")]
+    assert len(commands) == 1
+    assert '--device=gpu' in commands[0].split()
