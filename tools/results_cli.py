@@ -16,7 +16,8 @@ read-only mount, or one whose file or folder this user cannot write, reads as we
 
 Commands:
   list         the runs matching the filters, oldest first
-  show         runs in full (environment, figures, every flag): by id, or by the filters
+  show         runs in full (environment, figures, every set flag, as arguments to paste
+               back): by id, or by the filters
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
                per host and the spread of each batch of repeats (the default name, in a
                current folder that cannot be written: a warning, no plot)
