@@ -27,7 +27,8 @@ Commands:
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
-               database; the same run twice is one row
+               database; the same run twice is one row, a cluster run is its chief's
+               JSON (the other workers' are skipped, named on one line)
 
 Filters (list, show, history, regressions, html): --model, --precision (fp32, fp16, bf16),
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
