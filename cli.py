@@ -96,6 +96,12 @@ def main(argv: list[str], hooks=()) -> int:
         holds.__exit__(None, None, None)
 
 
+def given_flags() -> frozenset:
+    """The names of the parameter flags the last parse found on the command line (or in a
+    --flagfile, --config), also those given at their default value."""
+    return frozenset(name for name in params.SPEC_BY_NAME if FLAGS[name].present)
+
+
 def _run(checked: usage.CheckedRun, hooks) -> int:
     # The first line within a second: TensorFlow's import takes about 2 s on an idle host
     # (a minute on a loaded one), and the header comes after it (issue 39.1).
@@ -110,7 +116,7 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
     try:
-        usage.check_with_tensorflow(checked.params, gpus)
+        usage.check_with_tensorflow(checked.params, gpus, given_flags())
         if checked.params.calibrate:
             from .preflight import calibrate
             return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),

@@ -8,8 +8,13 @@ itself. Runs already in the database (the same content_key, history/records.py) 
 ingesting a folder twice, or runs the runs recorded themselves, changes nothing, so folders
 copied from many hosts merge into one database.
 
-Nothing is skipped silently: failed sweep runs, unreadable lines and files that are no results
-are counted and named in the summary.
+A cluster writes one JSON per worker (each task's --benchmark_log_dir), but a run that
+records itself stores only its chief's row (lifecycle/results_db.py), with the cluster's total
+images/sec; ingest does the same: another task's JSON (its own share, no cluster total: see
+`other_task`) is skipped and named on one line of the summary.
+
+Nothing is skipped silently: failed sweep runs, unreadable lines, files that are no results and
+the JSONs of a cluster's other tasks are counted and named in the summary.
 """
 
 from __future__ import annotations
@@ -40,21 +45,33 @@ class Summary:
       failed_runs: sweep records of runs that did not succeed (nothing to record).
       in_sweeps: run JSONs found again inside an ingested sweep's folder (counted once).
       problems: 'PATH: why' for each file or line that is no result.
+      other_tasks: 'TASK (PATH)' for each JSON of a cluster task other than the chief.
     """
     added: int = 0
     present: int = 0
     failed_runs: int = 0
     in_sweeps: int = 0
     problems: list = dataclasses.field(default_factory=list)
+    other_tasks: list = dataclasses.field(default_factory=list)
 
     def lines(self) -> list[str]:
-        """The summary as printed: one line, then one 'skipped:' line per problem."""
+        """The summary as printed: one line, then one 'skipped:' line per problem, and one for
+        the cluster tasks' JSONs other than the chief's."""
         head = ('ingested: %d new run(s), %d already in the database, %d failed sweep run(s) '
                 'not recorded, %d file(s) or line(s) skipped' % (
                     self.added, self.present, self.failed_runs, len(self.problems)))
+        if self.other_tasks:
+            head += ', %d cluster task JSON(s) not the chief\'s' % len(self.other_tasks)
         if self.in_sweeps:
             head += ' (%d run JSON(s) were read as their sweep\'s runs)' % self.in_sweeps
-        return [head] + ['skipped: %s' % p for p in self.problems]
+        lines = [head] + ['skipped: %s' % p for p in self.problems]
+        if self.other_tasks:
+            lines.append(
+                'skipped: %d cluster task JSON(s) other than the chief\'s, each the task\'s own '
+                'share of a run recorded once, by its chief\'s JSON with the cluster total (as '
+                'the run records itself): %s' % (len(self.other_tasks),
+                                                 ', '.join(self.other_tasks)))
+        return lines
 
 
 def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -98,15 +115,34 @@ def _read_json(path: str):
         return json.load(f)
 
 
+def other_task(result: dict) -> str | None:
+    """The task ('worker 1') when `result` is a cluster task's other than the chief's, else
+    None (a one-host run's, or the chief's).
+
+    The chief's result (worker 0's, or the controller's) holds 'cluster_images_per_sec', the
+    total over the workers (cluster/coordination.py); another worker's holds only its own
+    images/sec, a share of the same run, and is not a run of its own.
+    """
+    workers = result.get('num_workers')
+    if not isinstance(workers, int) or workers <= 1:
+        return None
+    if result.get('cluster_images_per_sec') is not None:
+        return None
+    params = result.get('params') if isinstance(result.get('params'), dict) else {}
+    return str(result.get('task') or '%s %s' % (params.get('job_name') or 'task',
+                                                 params.get('task_index')))
+
+
 def _run_json_of(sweep_dir: str, record: dict) -> dict | None:
-    """The last results JSON in the record's run folder, None when there is none."""
+    """The last results JSON in the record's run folder that is no other cluster task's than
+    the chief's, None when there is none."""
     found = sorted(glob.glob(os.path.join(sweep_dir, record.get('run_dir') or '', RUN_JSON)))
     for path in reversed(found):
         try:
             result = _read_json(path)
         except (OSError, ValueError):
             continue
-        if isinstance(result, dict):
+        if isinstance(result, dict) and other_task(result) is None:
             return result
     return None
 
@@ -143,11 +179,16 @@ def sweep_rows(path: str, summary: Summary, label: str | None = None) -> list[di
 
 
 def json_row(path: str, summary: Summary, label: str | None = None) -> dict | None:
-    """The row of one run JSON, or None (the problem counted in `summary`)."""
+    """The row of one run JSON, or None (the problem, or the cluster task other than the
+    chief, counted in `summary`)."""
     try:
         result = _read_json(path)
         if not isinstance(result, dict):
             raise records.RecordError('not a JSON object')
+        task = other_task(result)
+        if task is not None:
+            summary.other_tasks.append('%s (%s)' % (task, path))
+            return None
         return records.from_result(result, source='json %s' % path, label=label)
     except (OSError, ValueError, KeyError, TypeError) as e:
         summary.problems.append('%s: %s' % (path, getattr(e, 'strerror', None) or e))
@@ -184,7 +225,8 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
         elif row is not None:
             seen.add(row['content_key'])
             rows.append(row)
-    if not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps:
+    if (not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps
+            and not summary.other_tasks):
         raise NoResultsError(
             'none of the %d file(s) read holds a result (the first: %s); ingest reads a '
             'sweep\'s %s and run JSONs %s' % (len(sweeps) + len(runs), summary.problems[0],

@@ -2,9 +2,16 @@
 (preflight/usage.py check_with_tensorflow prints them), so that a flag the user typed is never
 silently ignored.
 
-    ignored_flags(p, dataset)          the rules of the modes (forward-only, eval, synthetic
-                                       data, ...) and the original's flags that do nothing here
-    messages(p, visible_gpus, dataset) those, and the host's (GPU flags on a CPU run, ...)
+    ignored_flags(p, dataset, given)   the rules of the modes (forward-only, eval, synthetic
+                                       data, one host, ...) and the original's flags that do
+                                       nothing here
+    messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run, ...)
+
+A flag counts as chosen when its value differs from the table's default, or, for the rules of
+the modes, when the command line gave it (`given`: `--datasets_use_prefetch` asks for the
+default value, and without a tf.data pipeline it still does nothing). The original's flags
+that do nothing here (params/original_flags.py) warn only at another value than the default:
+at the default they ask for what this project does anyway.
 """
 
 from __future__ import annotations
@@ -26,13 +33,19 @@ TRAINING_ONLY_FLAGS = (
 EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
-    'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length')
+    'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length',
+    'datasets_use_prefetch')
 INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
                'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
 EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
 
 
-def ignored_flags(p, dataset: str | None = None) -> list[str]:
+# The --variable_update modes whose workers may train asynchronously (--nocross_replica_sync;
+# the other cluster modes refuse it: params/cluster_rules.py).
+ASYNC_MODES = ('parameter_server', 'distributed_replicated')
+
+
+def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]:
     """One message per flag that has no effect in the run `p` describes.
 
     Args:
@@ -40,15 +53,20 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
         that a value counts as chosen only when it differs from the table's default).
       dataset: the dataset's name ('imagenet', 'cifar10', 'synthetic'), for the rules of real
         data; None: judged from --data_name alone.
+      given: the names of the flags the command line gave (also at their default value);
+        empty for a library run, whose flags count only when not at their default.
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
       updates)', in parameter-table order within each rule.
     """
     out = []
+    # The original's flags set to another value than the default get their own message.
+    original = {n for n in original_flags.NO_EFFECT_FLAGS if params_lib.is_set(p, n)}
 
     def rule(names, why):
-        out.extend('--%s has no effect %s' % (n, why) for n in names if params_lib.is_set(p, n))
+        out.extend('--%s has no effect %s' % (n, why) for n in names if n not in original
+                   and (params_lib.is_set(p, n) or n in given))
 
     if p.forward_only:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
@@ -95,6 +113,13 @@ def ignored_flags(p, dataset: str | None = None) -> list[str]:
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    if not p.job_name:
+        rule(('cross_replica_sync',), 'on one host (it chooses synchronous or asynchronous '
+             'updates between a cluster\'s workers: --job_name, TF_CONFIG or Slurm)')
+    elif (p.job_name == 'worker' and len(p.worker_hosts or ()) == 1
+          and p.variable_update in ASYNC_MODES):
+        rule(('cross_replica_sync',), 'with one worker (it chooses synchronous or asynchronous '
+             'updates between several workers)')
     if not p.forward_only and not p.eval:
         out.extend(_below_the_floor(p))
     out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
@@ -122,7 +147,7 @@ def _below_the_floor(p) -> list[str]:
                                          max(rates), p.minimum_learning_rate)]
 
 
-def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:
+def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()) -> list[str]:
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
     the GPU-only flags of a run that lands on the CPU (no GPU visible), and
     --hierarchical_copy on one device.
@@ -130,9 +155,9 @@ def messages(p, visible_gpus: int, dataset: str | None = None) -> list[str]:
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
       visible_gpus: GPUs TensorFlow sees.
-      dataset: as for ignored_flags.
+      dataset, given: as for ignored_flags.
     """
-    out = ignored_flags(p, dataset)
+    out = ignored_flags(p, dataset, given)
     if p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
         out += original_flags.gpu_only_on_cpu(
             p, 'on the CPU, where this run is because no GPU is visible')

@@ -120,7 +120,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     return CheckedRun(resolution, stored)
 
 
-def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
+def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:
     """The checks that need TensorFlow, right after it loads: --rewriter_config parses as a
     RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN (and, for
     bfloat16 or float16, its kernels in that dtype on this CPU); then one
@@ -130,6 +130,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
     Args:
       p: the checked Params (CheckedRun.params).
       visible_gpus: GPUs TensorFlow sees (the device a run without --device gets).
+      given: the flags the command line gave, also at their default value (for the
+        warnings: ineffective_flags.ignored_flags).
 
     Raises:
       params.ParamsError: a malformed --rewriter_config, or --data_format=NCHW on the CPU with
@@ -165,7 +167,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int) -> None:
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset, given):
         cnn_util.warn(message)
 
 

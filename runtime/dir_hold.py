@@ -29,13 +29,15 @@ A second run finds the lock taken and stops with one line (`HeldError`) naming t
 the fix; nothing is built. A hold file without its lock is stale (the holder was killed with
 SIGKILL or its host rebooted): when it names this host, its process is gone (or its pid was
 reused by another program, which does not hold the lock) and the run takes it over with one
-`warning:` line. A stale file naming another host is refused like a live hold: the lock does
-not say whether a process elsewhere is alive (NFS mounted with `nolock` keeps locks per
-host), so the user deletes the file once that run is known to be gone.
+`warning:` line saying which of these /proc established (`stale_pid_state`). A stale file
+naming another host is refused like a live hold: the lock does not say whether a process
+elsewhere is alive (NFS mounted with `nolock` keeps locks per host), so the user deletes the
+file once that run is known to be gone.
 """
 
 from __future__ import annotations
 
+import calendar
 import errno
 import fcntl
 import json
@@ -107,6 +109,58 @@ def _pid_alive(pid) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+def _proc_start(pid: int) -> tuple[str, float] | None:
+    """(state letter, start time in seconds since the epoch) of process `pid` from Linux's
+    /proc/PID/stat (fields 3 and 22, the start in clock ticks after /proc/stat's btime), or
+    None when /proc does not tell."""
+    try:
+        with open('/proc/%d/stat' % pid, encoding='utf-8', errors='replace') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        with open('/proc/stat', encoding='utf-8') as f:
+            boot = next(float(line.split()[1]) for line in f if line.startswith('btime '))
+        return fields[0], boot + int(fields[19]) / os.sysconf('SC_CLK_TCK')
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _program(pid: int) -> str:
+    """The program of process `pid` (its command line's first word's base name), or '?'."""
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            first = f.read().split(b'\0', 1)[0].decode('utf-8', 'replace')
+    except OSError:
+        return '?'
+    return os.path.basename(first) or '?'
+
+
+def stale_pid_state(holder: dict) -> str:
+    """What is established about the pid of a stale hold of this host (its lock is free),
+    as the take-over warning says it.
+
+    Returns one of: 'that process is gone' (no such pid); 'that process is gone (it exited; a
+    zombie until its parent reaps it)'; 'that process is gone and its pid N now belongs to
+    another program, PROG, started after the hold' (/proc's start time of the pid is later
+    than the hold's 'started', which has one-second resolution); 'pid N is alive but no longer
+    holds the lock' (it started before the hold; what it is could not be established further).
+    """
+    pid = holder.get('pid')
+    if not _pid_alive(pid):
+        return 'that process is gone'
+    pid = int(pid)
+    proc = _proc_start(pid)
+    if proc is not None and proc[0] in ('Z', 'X'):
+        return 'that process is gone (it exited; a zombie until its parent reaps it)'
+    try:
+        started = calendar.timegm(time.strptime(str(holder.get('started')),
+                                                '%Y-%m-%d %H:%M:%S UTC'))
+    except ValueError:
+        started = None
+    if proc is not None and started is not None and proc[1] > started + 1.0:
+        return ('that process is gone and its pid %d now belongs to another program, %s, '
+                'started after the hold' % (pid, _program(pid)))
+    return 'pid %d is alive but no longer holds the lock' % pid
 
 
 def _read_fd(fd: int) -> dict | None:
@@ -283,9 +337,7 @@ def _acquire(flag, directory, path, made_dir, argv) -> DirHold:
         os.close(fd)
         raise HeldError(_held_message(flag, directory, path, previous, live=False))
     if previous is not None:
-        gone = ('that process is gone' if not _pid_alive(previous.get('pid'))
-                else 'that pid no longer holds the lock: its process is gone and the pid '
-                     'was reused')
+        gone = stale_pid_state(previous)
         cnn_util.warn('%s %s: took over the stale hold of %s (%s; killed, or its host '
                       'restarted?). Check the latest checkpoint before trusting it'
                       % (flag, directory, describe_holder(previous), gone))

@@ -70,3 +70,60 @@ def test_hierarchical_copy_counts_a_clusters_workers_from_the_host_list(workers,
                            ps_hosts=['h:3'], variable_update='distributed_replicated')
     said = any('--hierarchical_copy' in m for m in ineffective_flags.messages(p, 0))
     assert said == warned
+
+
+def _said(p, given=frozenset()):
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    return ineffective_flags.messages(p, 0, None, frozenset(given))
+
+
+def test_cross_replica_sync_warns_where_no_workers_share_updates():
+    from tf_cnn_benchmarks import params
+    one_host = params.make_params(cross_replica_sync=False)
+    assert ('--cross_replica_sync has no effect on one host (it chooses synchronous or '
+            'asynchronous updates between a cluster\'s workers: --job_name, TF_CONFIG or '
+            'Slurm)') in _said(one_host)
+    assert any(m.startswith('--cross_replica_sync ') for m in _said(
+        params.make_params(), given={'cross_replica_sync'}))  # typed, at its default
+    cluster = dict(job_name='worker', ps_hosts=['h:1'], variable_update='parameter_server',
+                   cross_replica_sync=False)
+    one_worker = params.make_params(worker_hosts=['h:2'], **cluster)
+    assert ('--cross_replica_sync has no effect with one worker (it chooses synchronous or '
+            'asynchronous updates between several workers)') in _said(one_worker)
+    two = params.make_params(worker_hosts=['h:2', 'h:3'], **cluster)
+    assert not [m for m in _said(two) if 'cross_replica_sync' in m]
+
+
+def test_datasets_use_prefetch_warns_where_no_tf_data_pipeline_reads():
+    """The tf.data input always prefetches (its default, True, is what happens with
+    --use_datasets); RecordInput and synthetic data have no tf.data pipeline, so the flag,
+    typed at any value, does nothing there."""
+    from tf_cnn_benchmarks import params
+    typed = {'datasets_use_prefetch'}
+    record_input = params.make_params(data_dir='/data', data_name='imagenet')
+    assert _said(record_input, typed) == [
+        '--datasets_use_prefetch has no effect without --use_datasets (RecordInput reads the '
+        'files)']
+    assert _said(params.make_params(), typed) == [
+        '--datasets_use_prefetch has no effect on synthetic data (no --data_dir: nothing is '
+        'read or preprocessed)']
+    tf_data = params.make_params(data_dir='/data', data_name='imagenet', use_datasets=True)
+    assert _said(tf_data, typed) == []
+    assert _said(record_input) == []  # not typed, at its default: nothing asked for
+    # At another value: the original flag's own message, once.
+    off = [m for m in _said(record_input._replace(datasets_use_prefetch=False), typed)
+           if m.startswith('--datasets_use_prefetch ')]
+    assert off == ['--datasets_use_prefetch has no effect here: the tf.data input always '
+                   'prefetches; use --datasets_prefetch_buffer_size to size it']
+
+
+@pytest.mark.cli
+def test_the_command_warns_of_a_flag_typed_at_its_default_without_effect():
+    out = helpers.run_command('--model=trivial', '--batch_size=2', '--num_batches=1',
+                              '--num_warmup_batches=0', '--image_size=8', '--noresults_db',
+                              '--datasets_use_prefetch', '--cross_replica_sync=false')
+    assert out.returncode == 0, out.stderr
+    assert ('warning: --datasets_use_prefetch has no effect on synthetic data (no --data_dir: '
+            'nothing is read or preprocessed)') in out.stderr.splitlines()
+    assert any(line.startswith('warning: --cross_replica_sync has no effect on one host ')
+               for line in out.stderr.splitlines())

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import datetime
 import os
+import shlex
 import subprocess
 import sys
 
 import pytest
 
+from tf_cnn_benchmarks import flag_parsing
 from tf_cnn_benchmarks.history import store
 from tf_cnn_benchmarks.tools import results_cli
 
@@ -83,6 +85,27 @@ def test_show_prints_a_run_in_full(db, capsys):
     assert status == 1 and err == 'error: no run #99 in %s\n' % db
     status, _, err = _main(capsys, 'show', '--results_db=%s' % db)
     assert status == 2 and err.startswith('error: show takes run ids')
+
+
+def test_show_prints_flags_a_user_can_paste_back(tmp_path, capsys):
+    """Every printed flag parses back (flag_parsing) to the run's value; unset ones (None) are
+    left out, booleans read --NAME / --noNAME, lists join with commas, and a value a shell would
+    split is quoted."""
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [rh.result(1000, all_reduce_spec=None, allow_growth=None, use_fp16=True,
+                             label='my run', benchmark_log_dir='/tmp/logs',
+                             num_intra_threads=1, forward_only=False,
+                             not_a_flag_today=3)])
+    status, out, _ = _main(capsys, 'show', '1', '--results_db=%s' % path)
+    line = [x for x in out.splitlines() if x.startswith('  flags: ')][0]
+    assert status == 0 and 'None' not in line and 'not_a_flag_today' not in line
+    assert "--label='my run'" in line and '--use_fp16 ' in line and '--noforward_only' in line
+    argv = shlex.split(line[len('  flags: '):])
+    parsed = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + argv)
+    assert parsed.use_fp16 is True and parsed.forward_only is False
+    assert (parsed.label, parsed.benchmark_log_dir, parsed.num_intra_threads) == (
+        'my run', '/tmp/logs', 1)
+    assert parsed.all_reduce_spec is None and parsed.model == 'trivial'
 
 
 def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):

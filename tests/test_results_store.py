@@ -166,6 +166,46 @@ def test_ingest_twice_adds_each_run_once(tmp_path, capsys):
     capsys.readouterr()
 
 
+def _cluster_task_results(total=173.66, own=(87.11, 86.55)):
+    """The two JSONs a 2-worker cluster's --benchmark_log_dir holds (cluster/coordination.py):
+    worker 0's (the chief's: its own images/sec and the cluster total) and worker 1's (its own
+    figure only)."""
+    def task(index, rate):
+        r = rh.result(rate, variable_update='parameter_server', job_name='worker',
+                      task_index=index)
+        r.update(num_workers=2, task='worker %d' % index, traffic_bytes_estimate={})
+        return r
+    chief = dict(task(0, own[0]), cluster_images_per_sec=total, worker_images_per_sec=list(own))
+    return chief, task(1, own[1])
+
+
+def test_ingest_of_a_clusters_log_dir_stores_the_chiefs_row_and_names_the_rest(tmp_path):
+    chief, other = _cluster_task_results()
+    logs = str(tmp_path / 'logs')
+    other_path = results_log.write_json(dict(other), logs)
+    results_log.write_json(dict(chief), logs)
+    db = str(tmp_path / 'db.sqlite')
+    summary = ingest.ingest(db, [logs])
+    with store.opened(db) as conn:
+        rows = store.select_runs(conn)
+    assert [(r['images_per_sec'], r['num_workers']) for r in rows] == [(173.66, 2)]
+    assert (summary.added, summary.present, summary.problems) == (1, 0, [])
+    lines = summary.lines()
+    assert lines[0].endswith(', 0 file(s) or line(s) skipped, 1 cluster task JSON(s) not the '
+                             'chief\'s')
+    assert len(lines) == 2 and lines[1].startswith(
+        'skipped: 1 cluster task JSON(s) other than the chief\'s, each the task\'s own share ')
+    assert lines[1].endswith(': worker 1 (%s)' % other_path)
+    # As a run records itself (only the chief, lifecycle/results_db.py): the same one row.
+    db2 = str(tmp_path / 'db2.sqlite')
+    results_db.record(db2, dict(chief))
+    again = ingest.ingest(db2, [logs])
+    assert (again.added, again.present, len(again.other_tasks)) == (0, 1, 1)
+    # A one-host run and the controller's (cluster total set) are nobody's share.
+    assert ingest.other_task(rh.result(5.0)) is None
+    assert ingest.other_task(chief) is None and ingest.other_task(other) == 'worker 1'
+
+
 def test_ingest_of_a_missing_path_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match='nowhere does not exist'):
         ingest.ingest(str(tmp_path / 'db.sqlite'), [str(tmp_path / 'nowhere')])

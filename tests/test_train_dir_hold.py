@@ -172,6 +172,53 @@ def test_a_stale_hold_of_this_host_is_taken_over_with_a_warning(tmp_path, capsys
     assert 'hold' not in capsys.readouterr().err
 
 
+def _taken_over(directory, capsys) -> str:
+    """The take-over warning of `directory`'s stale hold, as this process acquires it."""
+    capsys.readouterr()
+    dir_hold.acquire('--train_dir', directory).release()
+    return capsys.readouterr().err
+
+
+def _state(pid: int) -> str:
+    with open('/proc/%d/stat' % pid) as f:
+        return f.read().rsplit(')', 1)[1].split()[0]
+
+
+def test_a_holder_killed_with_sigkill_is_said_gone_not_reused(tmp_path, capsys):
+    """The user's case: a holder killed with SIGKILL; until its parent reaps it, its pid
+    still answers kill(0) (a zombie), which used to read as 'the pid was reused'."""
+    train_dir = str(tmp_path / 'train')
+    holder = Holder('--train_dir', train_dir)
+    holder.proc.kill()
+    deadline = time.monotonic() + 30  # not proc.poll(), which would reap it
+    while _state(holder.proc.pid) != 'Z' and time.monotonic() < deadline:
+        time.sleep(0.05)
+    err = _taken_over(train_dir, capsys)
+    holder.proc.wait(30)
+    assert '(that process is gone (it exited; a zombie until its parent reaps it); ' in err
+    assert 'reused' not in err and 'another program' not in err
+    _write_hold(train_dir, holder.proc.pid)  # reaped now: no such pid
+    assert '(that process is gone; killed, or its host restarted?)' in _taken_over(train_dir,
+                                                                                   capsys)
+
+
+def test_a_stale_holds_pid_reused_by_another_program_is_named(tmp_path, capsys):
+    train_dir = str(tmp_path / 'train')
+    other = subprocess.Popen(['sleep', '60'])
+    try:
+        _write_hold(train_dir, other.pid, started='2026-01-02 03:04:05 UTC')  # before `other`
+        assert ('(that process is gone and its pid %d now belongs to another program, sleep, '
+                'started after the hold; ' % other.pid) in _taken_over(train_dir, capsys)
+        # Alive since before the hold (its time in the future): only what is established.
+        _write_hold(train_dir, other.pid, started='2099-01-01 00:00:00 UTC')
+        said = dir_hold.stale_pid_state(json.load(open(os.path.join(train_dir,
+                                                                    dir_hold.HOLD_FILE))))
+        assert said == 'pid %d is alive but no longer holds the lock' % other.pid
+    finally:
+        other.kill()
+        other.wait(30)
+
+
 def test_a_hold_file_of_another_host_is_refused_with_the_fix(tmp_path):
     train_dir = str(tmp_path / 'train')
     _write_hold(train_dir, 4242, host='other-host')

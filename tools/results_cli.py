@@ -16,7 +16,8 @@ read-only mount, or one whose file or folder this user cannot write, reads as we
 
 Commands:
   list         the runs matching the filters, oldest first
-  show         runs in full (environment, figures, every flag): by id, or by the filters
+  show         runs in full (environment, figures, every set flag, as arguments to paste
+               back): by id, or by the filters
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
                per host and the spread of each batch of repeats (the default name, in a
                current folder that cannot be written: a warning, no plot)
@@ -26,7 +27,8 @@ Commands:
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
-               database; the same run twice is one row
+               database; the same run twice is one row, a cluster run is its chief's
+               JSON (the other workers' are skipped, named on one line)
 
 Filters (list, show, history, regressions, html): --model, --precision (fp32, fp16, bf16),
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,

@@ -7,8 +7,10 @@ terminal, in a CI log and pasted into an issue.
 from __future__ import annotations
 
 import json
+import shlex
 import statistics
 
+from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.history import plots, records, regressions
 
 
@@ -58,12 +60,38 @@ def _figures(row: dict) -> str:
     return ', '.join(parts) or 'none recorded'
 
 
+def pasteable_flags(params: dict) -> list[str]:
+    """The recorded flags as arguments a shell passes back to `tf_cnn_benchmarks` unchanged.
+
+    A flag left unset (None: derived at run time, or not used) is left out, as is a name that
+    is no flag of today's command; booleans read `--NAME` or `--noNAME` (as `--[no]NAME` of a
+    path-or-off flag does when off), lists are comma-joined, and a value a shell would split or
+    expand is quoted.
+
+    Args:
+      params: {flag name: value} as a run's result records them (history/records.py).
+    Returns:
+      One '--NAME=VALUE' (or '--NAME', '--noNAME') string per flag, sorted by name.
+    """
+    out = []
+    for name, value in sorted(params.items()):
+        spec = params_lib.SPEC_BY_NAME.get(name)
+        if value is None or spec is None:
+            continue
+        if isinstance(value, bool) and spec.kind in ('boolean', 'path_or_off'):
+            out.append('--%s%s' % ('' if value else 'no', name))
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ','.join(map(str, value))
+        out.append('--%s=%s' % (name, shlex.quote(str(value))))
+    return out
+
+
 def show_lines(row: dict) -> list[str]:
     """`show`: one run in full."""
     env = json.loads(row['environment_json'] or '{}')
     params = json.loads(row['params_json'] or '{}')
-    flags = ' '.join('--%s=%s' % (k, ','.join(map(str, v)) if isinstance(v, list) else v)
-                     for k, v in sorted(params.items()))
+    flags = ' '.join(pasteable_flags(params)) or 'all at their defaults'
     return [
         'run #%d' % row['id'],
         '  finished (UTC): %s; recorded %s from %s' % (when(row), row['recorded_utc'][:19]
