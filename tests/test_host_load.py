@@ -422,3 +422,35 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     plain, _ = sweep_compare.format_comparison(
         'a', 'b', [dict(r, host_load=None) for r in a], [dict(r, host_load=None) for r in b])
     assert '| verdict | notes |' in plain and 'host load' not in plain
+
+
+def test_sweep_gate_says_when_the_host_load_of_the_runs_compared_was_not_measured():
+    """Runs whose timed part was too short to measure the host's load (issue: a CI gate on
+    --model=trivial passed on a busy host) are named, with why and how to get it measured, and
+    a passed gate does not claim a quiet host."""
+    from tf_cnn_benchmarks.tools.sweep import compare as sweep_compare
+    short = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                              host_load.Sample(0.004, 3.2, 0, 0, 0), 2, 2, 100)
+    assert short['others_fraction'] is None and 'too short' in short['error']
+
+    def unmeasured(record):
+        from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
+        return dict(record, host_load=sweep_host_load.record_host_load({'host_load': short}))
+
+    a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
+    b = [unmeasured(_sweep_record(8, r, i, None)) for i, r in enumerate([99.0, 100.5, 99.5])]
+    text, failed = sweep_compare.format_comparison('a', 'b', a, b, fail_pct=5)
+    assert not failed
+    lines = text.splitlines()
+    note = [line for line in lines if line.startswith('host load: not measured')]
+    assert note == ['host load: not measured for 3 of 6 runs compared (%s): whether the host '
+                    'was quiet during them is not known; lengthen their timed part (a larger '
+                    '--num_batches in the sweep\'s flags) until the load is measured'
+                    % short['error']]
+    assert lines[-1] == ('gate: passed: no configuration of 1 slower than A by more than 5% '
+                         'beyond the noise; the host load of 3 runs was not measured: a quiet '
+                         'host is not established')
+    # Measured on both sides: no such line, and the gate's line is what it was.
+    text, _ = sweep_compare.format_comparison('a', 'b', a, a, fail_pct=5)
+    assert 'not measured' not in text
+    assert text.splitlines()[-1].endswith('beyond the noise')

@@ -219,6 +219,12 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                            ('left out in A', c.left_out_a), ('left out in B', c.left_out_b)):
         if configs:
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
+    shared = ({results.config_of(r) for r in c.chosen_a.kept}
+              & {results.config_of(r) for r in c.chosen_b.kept})
+    used = [r for r in c.chosen_a.kept + c.chosen_b.kept if results.config_of(r) in shared]
+    missing = host_load.unmeasured(used)
+    if missing:
+        lines += ['', host_load.unmeasured_line(missing, len(used))]
     verdict = head.index('verdict')
     judged = sum(row[verdict] != '?' for row in c.rows)
     if fail_pct is not None:
@@ -227,7 +233,7 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                 for side, chosen, configs in (('A', c.chosen_a, c.left_out_a),
                                               ('B', c.chosen_b, c.left_out_b))]
         lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged,
-                                        gate.left_out_parts(gone))
+                                        gate.left_out_parts(gone), len(missing))
     # A gate that judged nothing (every run failed or was left out, files of something else,
     # too few repeats for the test) fails.
     return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and not judged)

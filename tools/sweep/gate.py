@@ -98,7 +98,7 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
 
 
 def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
-               left_out: list[str] = ()) -> list[str]:
+               left_out: list[str] = (), unmeasured: int = 0) -> list[str]:
     """The gate's summary after the table: `compared` configurations in both sweeps, `judged`
     of them with enough repeats for the test (a gate that judged none fails).
 
@@ -107,6 +107,8 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
         configurations both sweeps ran was left out as unclean, per such side its count, name
         and reasons ('the 3 matching runs of B (3 shared the host (others used > 25% of the
         cores))', `left_out_parts`): the line then says so and how to keep them.
+      unmeasured: runs compared whose host load could not be measured: a passed gate then
+        says that a quiet host is not established for them.
     """
     if not compared and left_out:
         return ['gate: FAILED: nothing was compared: every one of %s was left out as unclean; '
@@ -123,8 +125,10 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
     if failed:
         return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
                 'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
+    quiet = ('; the host load of %d run%s was not measured: a quiet host is not established'
+             % (unmeasured, '' if unmeasured == 1 else 's') if unmeasured else '')
     return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
-            'noise' % (compared, fail_pct)]
+            'noise%s' % (compared, fail_pct, quiet)]
 
 
 def left_out_parts(sides: list[tuple[str, list]]) -> list[str]:

@@ -26,7 +26,8 @@ from tf_cnn_benchmarks.metrics import clean_runs
 from . import results
 
 FIELDS = ('cores', 'others_cores', 'others_fraction', 'steal_fraction', 'load_average_before',
-          'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit')
+          'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit',
+          'error')
 
 
 def record_host_load(result: dict) -> dict | None:
@@ -40,6 +41,25 @@ def record_host_load(result: dict) -> dict | None:
 def _load(record: dict) -> dict | None:
     load = record.get('host_load')
     return load if isinstance(load, dict) and load.get('others_fraction') is not None else None
+
+
+def unmeasured(records: list[dict]) -> list[dict]:
+    """The successful records whose run tried to measure its host load and could not (a
+    'host_load' without others' share: a timed part too short for /proc's clock ticks, an
+    unreadable /proc); records without the field (older sweeps) are not among them."""
+    return [r for r in records if r.get('status') == 'ok'
+            and isinstance(r.get('host_load'), dict)
+            and r['host_load'].get('others_fraction') is None]
+
+
+def unmeasured_line(records: list[dict], used: int) -> str:
+    """compare's line for `records` (`unmeasured`'s) of the `used` runs compared: how many,
+    why (the first run's reason), and how to get the load measured."""
+    why = next((r['host_load'].get('error') for r in records if r['host_load'].get('error')),
+               '') or 'no reason recorded'
+    return ('host load: not measured for %d of %d runs compared (%s): whether the host was '
+            'quiet during them is not known; lengthen their timed part (a larger --num_batches '
+            'in the sweep\'s flags) until the load is measured' % (len(records), used, why))
 
 
 def any_measured(records: list[dict]) -> bool:
