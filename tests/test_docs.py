@@ -25,6 +25,7 @@ import pytest
 from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks.hardware import machine
 from tf_cnn_benchmarks.preflight import usage
 from tf_cnn_benchmarks.tools import launch_cluster
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
@@ -146,6 +147,8 @@ def check_command(command: str, work_dir: str) -> None:
 def test_every_documented_command_parses_with_todays_flags(page, command, tmp_path,
                                                            monkeypatch):
     monkeypatch.chdir(tmp_path)
+    # A page's GPU command (--device=gpu) is for a GPU host: its flags are checked as there.
+    monkeypatch.setattr(machine, 'nvidia_driver_evidence', lambda: '/proc/driver/nvidia/version')
     try:
         check_command(command, str(tmp_path))
     except (params.ParamsError, sweep.SweepError, launch_cluster.LaunchError,
