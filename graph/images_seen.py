@@ -5,7 +5,9 @@ times the batch: a run resumed with another --batch_size, --num_gpus or number o
 (another global batch) goes on at the epoch its checkpoint reached (issue 33.3). Each
 training step adds the images one global step applies (RunPlan.images_per_global_step: the
 global batch; one worker's batch in an asynchronous cluster, where each worker's update is a
-global step) after its update; it is saved with the checkpoint as 'images_seen'.
+global step) after its update, once per global step: in a synchronous ps cluster only the
+chief's train op counts, as only its update advances the shared global step
+(VariableMgr.advances_global_step); it is saved with the checkpoint as 'images_seen'.
 
 A checkpoint written before the count existed has no 'images_seen': the restore then sets it to
 the restored global step x this run's images per global step (what the schedule assumed

@@ -32,7 +32,9 @@ def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.
       images_seen: the int64 images-seen variable (graph/images_seen.py), or None: each step
         adds the images one global step applies to it, after the update (which read the rate
         of the images seen before it); a step whose update automatic loss scaling skipped
-        counts too, as the global step does.
+        counts too, as the global step does. Only a task whose update advances the global
+        step counts (VariableMgr.advances_global_step): in a synchronous ps cluster the chief,
+        once per global step, not every worker.
 
     Returns:
       The grouped op named 'train_op'.
@@ -77,7 +79,7 @@ def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.
         apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler
                      else apply_fn(tower_grads))
     counted = []
-    if images_seen is not None:
+    if images_seen is not None and mgr.advances_global_step:
         with tf1.device(images_seen.device), tf.control_dependencies(apply_ops):
             counted.append(tf1.assign_add(images_seen, plan.images_per_global_step).op)
     return tf.group(*apply_ops, *counted, *mgr.step_ops(), name='train_op')

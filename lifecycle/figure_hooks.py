@@ -58,10 +58,10 @@ class FiguresHook(run_hooks.RunHook):
     def wants_trace(self, call: int) -> bool:
         return call == self.plan.num_warmup_batches
 
-    def traced(self, call, wall_secs, step_stats):
+    def traced(self, call, wall_secs, trace):
         # Its breakdown waits for the total block: no work between the warm-up and the timed
         # steps.
-        self.step_stats, self._wall_secs = step_stats, wall_secs
+        self.step_stats, self._wall_secs = trace.step_stats, wall_secs
 
     def total_lines(self, loop) -> list[str]:
         plan, rate = self.plan, loop.images_per_sec
@@ -198,8 +198,8 @@ class StepBreakdownHook(run_hooks.RunHook):
         step = call - self._warmup
         return step == 1 or (step > 0 and step % self._every == 0)
 
-    def traced(self, call, wall_secs, step_stats):
-        parts = step_breakdown.breakdown(step_stats, wall_secs, self.is_local)
+    def traced(self, call, wall_secs, trace):
+        parts = step_breakdown.breakdown(trace.step_stats, wall_secs, self.is_local)
         parts['step'] = call - self._warmup
         self.records.append(parts)
         cnn_util.log_fn(step_breakdown.format_breakdown('step %d (traced)' % parts['step'], parts))

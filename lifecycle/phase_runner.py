@@ -97,16 +97,21 @@ class PhaseRunner:
 
     # --- Between the steps (lifecycle/training_loop.py).
     def run_step(self, step_fn, call: int, clock) -> tuple:
-        """Runs step `call` (1-based over warm-up and timed steps): traced, with the trace
-        handed to the hooks that asked for it, when one asks (RunHook.wants_trace)."""
+        """Runs step `call` (1-based over warm-up and timed steps): traced, with the trace (its
+        RunMetadata) handed to the hooks that asked for it, when one asks (RunHook.wants_trace;
+        with the partition graphs when one of them has `wants_partition_graphs` True). One
+        trace serves every hook that asked for the step."""
         tracers = [h for h in self._tracers if h.wants_trace(call)]
         if not tracers:
             return step_fn()
         start = clock()
-        out, step_stats = step_fn.traced()
+        if any(getattr(h, 'wants_partition_graphs', False) for h in tracers):
+            out, trace = step_fn.traced(partition_graphs=True)
+        else:
+            out, trace = step_fn.traced()
         wall = clock() - start
         for hook in tracers:
-            hook.traced(call, wall, step_stats)
+            hook.traced(call, wall, trace)
         return out
 
     def before_timed(self) -> None:

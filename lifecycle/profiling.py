@@ -3,10 +3,12 @@
 --graph_file: the run's graph as a GraphDef, text when the name ends in .pbtxt, else binary;
   written once the session is set up (so it includes the checkpoint and summary ops).
 --trace_file: a Chrome trace (JSON with "traceEvents"; open in chrome://tracing or Perfetto) of
-  one step after the warm-up and the timed steps, run with RunOptions(trace_level=FULL_TRACE)
-  and converted by tensorflow.python.client.timeline. That step runs after the timed loop, so
-  tracing overhead never touches the reported images/sec; in training it is a real step (the
-  global step advances by one more, and the final checkpoint includes it).
+  one of the run's own steps, run with RunOptions(trace_level=FULL_TRACE) and converted by
+  tensorflow.python.client.timeline: the last warm-up step (the one the total block's figures
+  trace too), so tracing overhead never touches the reported images/sec, and the run takes
+  no extra step (the same global step and checkpoint as without the flag). Without warm-up
+  steps (--num_warmup_batches=0) it is timed step 1, and that step's time includes the
+  tracing. The files are written after the timed loop (phase `after_loop`).
 --tfprof_file: a tfprof profile of the same step (tf.compat.v1.profiler.Profiler), in the
   form its name asks for: `.txt` a text report (tfprof's op view: every op type with its time
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
@@ -143,35 +145,64 @@ def write_failed(path: str, error: OSError, tmp: str | None = None):
         path, error.strerror or error)) from None
 
 
+def traced_call(num_warmup: int) -> int:
+    """The step the profiling outputs trace (1-based over warm-up and timed steps): the last
+    warm-up step, or timed step 1 of a run without warm-up."""
+    return num_warmup if num_warmup > 0 else 1
+
+
+def traced_step_name(num_warmup: int) -> str:
+    """'warm-up step 5' or 'timed step 1': the step `traced_call` picks, as the lines say it."""
+    return 'warm-up step %d' % num_warmup if num_warmup > 0 else 'timed step 1'
+
+
 class ProfilingHook(run_hooks.RunHook):
-    """Writes --graph_file at begin; --trace_file and --tfprof_file from one more step run after
-    the timed loop (phase `after_loop`, so a final checkpoint includes that step).
+    """Writes --graph_file at begin; --trace_file, --tfprof_file and the partition graphs of
+    the step `traced_call` picks, traced in the loop (RunHook.wants_trace: one of the run's
+    steps, never an extra one), after the timed loop (phase `after_loop`).
 
     Args:
-      p: Params (graph_file, trace_file, tfprof_file).
+      p: Params (graph_file, trace_file, tfprof_file, partitioned_graph_file_prefix,
+        use_chrome_trace_format, num_warmup_batches: resolved, as RunPlan.params has it).
     """
 
     def __init__(self, p):
         self.p = p
         self._ctx = None
+        self._trace = None
+        self._call = traced_call(p.num_warmup_batches)
+        self.wants_partition_graphs = bool(p.partitioned_graph_file_prefix)
+
+    def _traces(self) -> bool:
+        p = self.p
+        return bool(p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix)
 
     def begin(self, ctx):
         self._ctx = ctx
         if self.p.graph_file:
             write_graph(ctx.info.graph, self.p.graph_file)
 
+    def wants_trace(self, call: int) -> bool:
+        return call == self._call and self._traces()
+
+    def traced(self, call, wall_secs, trace):
+        self._trace = trace
+
     def after_loop(self, result):
         p = self.p
         if self.p.graph_file:
             result['graph_file'] = p.graph_file
         prefix = p.partitioned_graph_file_prefix
-        if not (p.trace_file or p.tfprof_file or prefix):
+        if not self._traces():
             return
-        sess, info = self._ctx.sess, self._ctx.info
-        metadata = traced_step(sess, [info.train_op, info.loss], info.pipeline,
-                               partition_graphs=bool(prefix))
-        if not p.forward_only and result.get('global_step') is not None:
-            result['global_step'] += 1
+        metadata = self._trace
+        if metadata is None:  # a signal ended the run before that step
+            cnn_util.warn('no trace written: the run stopped before %s, the traced step'
+                          % traced_step_name(p.num_warmup_batches))
+            return
+        cnn_util.log_fn('Traced step: %s of this run%s' % (
+            traced_step_name(p.num_warmup_batches),
+            '' if p.num_warmup_batches else ' (its time includes the tracing)'))
         if p.trace_file and p.use_chrome_trace_format:
             result['trace_file'] = write_chrome_trace(metadata, p.trace_file)
         elif p.trace_file:  # --nouse_chrome_trace_format
@@ -185,7 +216,7 @@ class ProfilingHook(run_hooks.RunHook):
             cnn_util.log_fn('Partition graphs written: %s' % ', '.join(f for f, _ in files))
             result['partition_graph_files'] = [f for f, _ in files]
         if p.tfprof_file:
-            result['tfprof_file'] = write_tfprof(info.graph, metadata, p.tfprof_file)
+            result['tfprof_file'] = write_tfprof(self._ctx.info.graph, metadata, p.tfprof_file)
 
 
 def step_stats_text(metadata) -> bytes:

@@ -13,14 +13,15 @@ within a phase the order of the hooks carries no meaning:
     begin(ctx)              before the warm-up steps
     wants_trace(call)       before each step (call counts warm-up and timed steps from 1):
                             True runs it with a full trace, then
-    traced(call, wall_secs, step_stats)  hands the trace to each hook that asked
+    traced(call, wall_secs, trace)  hands the trace (RunMetadata) to each hook that asked
     before_timed()          right before the first timed step (after the warm-up)
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
     should_stop()           after each timed step; any True ends the loop early
     after_timed()           right after the last timed step, before the total block
     total_lines(loop)       the lines each hook adds to the total block after `total
                             images/sec` (in the hooks' order: the one phase where it counts)
-    after_loop(result)      more work on the session after the timed steps (a traced step)
+    after_loop(result)      work after the timed steps, before `end` (the profiling files
+                            of the step traced in the loop); never another training step
     end(result)             finish: save, gather, close; add keys to the result dict
     report(result)          write what reports on the run (results JSON, plot): the result
                             is complete, every hook's `end` has run
@@ -71,9 +72,10 @@ class RunHook:
         """True to run step `call` (1-based over warm-up and timed steps) with a full trace."""
         return False
 
-    def traced(self, call: int, wall_secs: float, step_stats) -> None:
+    def traced(self, call: int, wall_secs: float, trace) -> None:
         """The trace of step `call` this hook asked for: its wall seconds (tracing included) and
-        its RunMetadata.step_stats."""
+        its tf.compat.v1.RunMetadata (`step_stats`; `partition_graphs` when a hook asking for
+        the step has a true `wants_partition_graphs`)."""
 
     def before_timed(self) -> None:
         """Called right before the first timed step."""

@@ -17,7 +17,7 @@ from . import results_log, training_loop
 
 class Step:
     """One step of a built graph: `step()` -> (loss or None, *accuracy values); `traced()` ->
-    (the same, RunMetadata.step_stats) with a full trace; `learning_rate()` and `loss_parts()`
+    (the same, its RunMetadata) with a full trace; `learning_rate()` and `loss_parts()`
     for the NaN message.
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
@@ -64,11 +64,13 @@ class Step:
     def __call__(self) -> tuple:
         return self._values(self._run())
 
-    def traced(self) -> tuple:
-        """((loss or None, *accuracy values), step_stats) of one step run with a full trace."""
+    def traced(self, partition_graphs: bool = False) -> tuple:
+        """((loss or None, *accuracy values), RunMetadata) of one step run with a full trace
+        (its `step_stats`; its `partition_graphs` too when `partition_graphs`)."""
         metadata = tf.compat.v1.RunMetadata()
-        out = self._run(options=traced_session.trace_options(), run_metadata=metadata)
-        return self._values(out), metadata.step_stats
+        out = self._run(options=traced_session.trace_options(partition_graphs=partition_graphs),
+                        run_metadata=metadata)
+        return self._values(out), metadata
 
     def learning_rate(self) -> float:
         return float(self._sess.run(self._info.learning_rate))

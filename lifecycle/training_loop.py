@@ -226,7 +226,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     Args:
       spec: the LoopSpec.
       step_fn: runs one step: () -> (loss or None, *extra values); with a trace,
-        `step_fn.traced()` -> ((loss, *extras), step_stats). Its `learning_rate()`, when it has
+        `step_fn.traced()` -> ((loss, *extras), RunMetadata). Its `learning_rate()`, when it has
         one, gives the NaN message's learning rate; its `loss_parts()`, when it has one, the
         (cross entropy, weight-decay term) of the last steps (decay_advice).
       hooks: RunHooks, or the run's PhaseRunner (which calls them).

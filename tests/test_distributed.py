@@ -181,7 +181,9 @@ def shared_reference(tmp_path_factory) -> dict:
 
 def produce_wave1(d, reference) -> dict:
     init_path, reference_path = reference['init'], reference['reference']
-    train_dir = str(d / 'train_dir')
+    train_dir = str(d / 'train_dir')  # parameter_server's (wave 2 resumes from it)
+    train_dirs = {'parameter_server': train_dir,
+                  'distributed_replicated': str(d / 'train_dir_distributed_replicated')}
     equiv = ['--optimizer=momentum', '--init_learning_rate=0.01', '--num_batches=2',
              '--num_warmup_batches=0', '--tf_random_seed=5']
     runs, dumps = {}, {}
@@ -190,7 +192,7 @@ def produce_wave1(d, reference) -> dict:
             ps, workers = hosts(1), hosts(2)
             dumps[mode] = str(d / ('dump_' + mode))
             seams = ['--seam_init=' + init_path, '--seam_dump=' + dumps[mode]]
-            extra = equiv + (['--train_dir=' + train_dir] if mode == 'parameter_server' else [])
+            extra = equiv + ['--train_dir=' + train_dirs[mode]]
             runs[mode] = [Proc('%s_worker%d' % (mode, i), seams + cluster_args(
                 'worker', i, ps, workers, mode=mode, extra=extra), d, entry=SEAM_ENTRY)
                 for i in range(2)]
@@ -219,7 +221,7 @@ def produce_wave1(d, reference) -> dict:
         raise
     results = {mode: finish_all(procs) for mode, procs in runs.items()}
     return {'runs': results, 'dumps': dumps, 'reference': reference_path,
-            'train_dir': train_dir}
+            'train_dir': train_dir, 'train_dirs': train_dirs}
 
 
 @pytest.fixture(scope='module')
@@ -249,6 +251,15 @@ def test_sync_cluster_equals_local_replicated(wave1, mode):
         for dump in dumps:
             np.testing.assert_allclose(dump['var/' + name], value, rtol=1e-5, atol=1e-7,
                                        err_msg=name)
+
+
+@pytest.mark.parametrize('mode', ['parameter_server', 'distributed_replicated'])
+def test_a_sync_clusters_checkpoint_counts_each_image_once(wave1, mode):
+    """2 global steps of 2 workers x batch 2: 8 images seen, not 16 (each worker counted the
+    global batch, so a resume put the epoch-based schedule twice as far)."""
+    expect_ok(wave1['runs'][mode][1])
+    path = os.path.join(wave1['train_dirs'][mode], 'model.ckpt-2')
+    assert tf.train.load_variable(path, 'images_seen') == 8
 
 
 def test_worker_started_before_ps_waited_for_it(wave1):
@@ -343,6 +354,8 @@ def test_restarted_cluster_resumes_from_the_train_dir(wave2):
     """The cluster restarted on the train_dir of wave 1's 2-step run restores global step 2."""
     log = wave2['ps_killed'][1]['log']
     assert re.search(r'^Restored from step 2: training state from .*model\.ckpt-2$', log, re.M)
+    # The 2-worker run's 2 global steps of 4 images, counted once each.
+    assert 'Resume:      global step 2 of model.ckpt-2: 8 images seen' in log
 
 
 def test_missing_ps_times_out_naming_it(wave2):
@@ -521,3 +534,27 @@ def test_breakdown_arithmetic():
     assert step_breakdown.transfer_bytes('[16384B] [1Mb/s] e from /job:w/replica:0/task:0/'
                                          'device:CPU:0 to /job:w/replica:0/task:0/device:'
                                          'CPU:1') == 0
+
+
+def _images_counted(info) -> list:
+    """The amounts the train op adds to 'images_seen' (one per counting op)."""
+    return [int(tf.get_static_value(op.inputs[1])) for op in info.graph.get_operations()
+            if op.type in ('AssignAdd', 'AssignAddVariableOp')
+            and op.inputs[0].op.name == 'images_seen']
+
+
+@pytest.mark.parametrize('mode, sync, counted', [
+    ('parameter_server', True, {0: [4], 1: []}),         # the chief: once per global step
+    ('distributed_replicated', True, {0: [4], 1: []}),
+    ('parameter_server', False, {0: [2], 1: [2]}),       # async: each update its own batch
+    ('collective_all_reduce', True, {0: [4], 1: [4]}),   # each worker's own count
+])
+def test_a_cluster_counts_each_image_once(mode, sync, counted):
+    """2 workers x batch 2: the shared count grows by the global batch per global step (a
+    sync worker 1 adding it too made a resume see twice the images and decay early)."""
+    for task, expected in counted.items():
+        extra = {} if mode != 'collective_all_reduce' else dict(ps_hosts=[])
+        p = _cluster_params(task_index=task, variable_update=mode, cross_replica_sync=sync,
+                            **extra)
+        info = benchmark_cnn.BenchmarkCNN(p, gpus=0).build_graph()
+        assert _images_counted(info) == expected, (mode, task)

@@ -159,8 +159,9 @@ def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path
     outputs = dict(trace_file=folder + '/out/trace.json', graph_file=folder + '/out/g.pbtxt',
                    tfprof_file=folder + '/out/prof.txt', plot_file=folder + '/out/steps.png')
     first = helpers.tiny_run(benchmark_log_dir=folder + '/logs', summary_verbosity=1,
-                             save_summaries_steps=1, **outputs, **run)
-    assert (first['restored_step'], first['global_step']) == (None, 3)  # + the traced step
+                             save_summaries_steps=1, num_warmup_batches=1, **outputs, **run)
+    # 1 warm-up + 2 timed steps: the traced step is the warm-up step, not an extra one.
+    assert (first['restored_step'], first['global_step']) == (None, 3)
     assert first['checkpoint_path'] == folder + '/run/model.ckpt-3'
     assert sorted(gfile.listdir(folder + '/out')) == ['g.pbtxt', 'prof.txt', 'steps.png',
                                                       'trace.json']

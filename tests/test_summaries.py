@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -95,9 +96,46 @@ def test_trace_graph_tfprof_json_and_plot_files(tmp_path):
     assert len(profile.nodes) > 10 and list(profile.steps) == [0]
     with open(files['plot_file'], 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
-    # The traced step runs after the timed loop: one more global step (1 + 4 + 1).
-    assert result['global_step'] == 6 and result['checkpoint_path'].endswith('model.ckpt-6')
+    # The traced step is the run's warm-up step: no extra step (1 + 4).
+    assert result['global_step'] == 5 and result['checkpoint_path'].endswith('model.ckpt-5')
     assert result['trace_file'] == files['trace_file'] and result['plot_file']
+
+
+@pytest.mark.parametrize('warmup, traced', [(2, 'warm-up step 2'), (0, 'timed step 1')])
+def test_the_traced_step_is_one_of_the_runs_steps(tmp_path, capsys, warmup, traced):
+    """--trace_file (and --tfprof_file) trace the last warm-up step, or timed step 1 without
+    warm-up: the run saves the checkpoint of the same global step, with the same weights, as
+    the run without them (the trace was an extra step that trained the model once more)."""
+    run = dict(num_batches=3, num_warmup_batches=warmup, tf_random_seed=3)
+    plain = _run(train_dir=str(tmp_path / 'plain'), **run)
+    capsys.readouterr()
+    traced_run = _run(train_dir=str(tmp_path / 'traced'), trace_file=str(tmp_path / 't.json'),
+                      tfprof_file=str(tmp_path / 'p.txt'), **run)
+    out = capsys.readouterr().out
+    assert traced_run['global_step'] == plain['global_step'] == warmup + 3
+    assert os.path.basename(traced_run['checkpoint_path']) == 'model.ckpt-%d' % (warmup + 3)
+    assert 'Traced step: %s of this run' % traced in out
+    with open(tmp_path / 't.json') as f:
+        assert any('MatMul' in e.get('name', '') for e in json.load(f)['traceEvents'])
+    assert (tmp_path / 'p.txt').stat().st_size > 0
+    weights = [helpers.read_checkpoint_values(r['checkpoint_path']) for r in (plain, traced_run)]
+    assert sorted(weights[0]) == sorted(weights[1])
+    for name, value in weights[0].items():
+        np.testing.assert_allclose(weights[1][name], value, rtol=1e-6, err_msg=name)
+
+
+def test_a_run_stopped_before_the_traced_step_writes_no_trace(tmp_path, capsys):
+    from tf_cnn_benchmarks.lifecycle import profiling
+    p = params.make_params(trace_file=str(tmp_path / 't.json'), num_warmup_batches=3)
+    hook = profiling.ProfilingHook(p)
+    assert [c for c in range(1, 6) if hook.wants_trace(c)] == [3]  # the last warm-up step
+    assert not profiling.ProfilingHook(p._replace(trace_file=None)).wants_trace(3)
+    hook.begin(None)
+    result = {'global_step': 2}
+    hook.after_loop(result)  # a signal ended the warm-up after step 2
+    assert result == {'global_step': 2} and not (tmp_path / 't.json').exists()
+    assert capsys.readouterr().err == ('warning: no trace written: the run stopped before '
+                                       'warm-up step 3, the traced step\n')
 
 
 def test_tfprof_file_format_follows_its_name(tmp_path):

@@ -359,7 +359,7 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
 
         def traced(self):
             calls.append(True)
-            return (None,), _step_stats()
+            return (None,), tf.compat.v1.RunMetadata(step_stats=_step_stats())
     spec = training_loop.LoopSpec(num_warmup=2, num_steps=3, images_per_step=4,
                                   display_every=10, show_loss=False)
     loop = training_loop.run_loop(spec, Step(), [hook], log=lines.append)
@@ -390,7 +390,7 @@ def test_the_traced_warmup_steps_breakdown_waits_for_the_total_block(monkeypatch
     hook = figure_hooks.FiguresHook(_plan(training=False), cpu_peak_fn=lambda *a, **k: _peak(
         1e15, measured_now=True))
     assert hook.wants_trace(2) and not hook.wants_trace(1)
-    hook.traced(2, 0.02, _step_stats())
+    hook.traced(2, 0.02, tf.compat.v1.RunMetadata(step_stats=_step_stats()))
     assert made == []
     loop = types.SimpleNamespace(images_per_sec=100.0, step_times=[0.04] * 3, num_steps=3)
     lines = hook.total_lines(loop)

@@ -88,6 +88,13 @@ class VariableMgr(abc.ABC):
         themselves; staged copies with --staged_vars."""
         return self.trainable_variables(tower)
 
+    @property
+    def advances_global_step(self) -> bool:
+        """True when this task's `apply_gradients` ops increment the global step, so that its
+        train op also counts the step's images (graph/train_op.py): every manager but a
+        non-chief worker of a synchronous ps cluster, whose gradients the chief applies."""
+        return True
+
     def step_ops(self) -> list:
         """Ops to run with every training step besides the apply ops (e.g. staging puts)."""
         return []

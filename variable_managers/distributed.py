@@ -136,6 +136,15 @@ class _ClusterMgr(VariableMgr):
         self.worker_cpu = self.cluster.local_cpu
         self.placer = PsPlacer(max(self.cluster.num_ps, 1))
 
+    @property
+    def advances_global_step(self) -> bool:
+        """False for a non-chief worker of synchronous updates: the chief applies every
+        worker's gradients once (global step + 1), so only the chief counts the step's images;
+        were each worker to count them, the shared count would grow by workers x the global
+        batch a step."""
+        c = self.cluster
+        return not (c.sync and c.num_workers > 1) or c.task_index == 0
+
     def _update(self, pairs, optimizer, global_step) -> list:
         """Applies the worker's summed (gradient, variable) pairs: synchronously (accumulate,
         chief applies, tokens) or asynchronously (apply now)."""
@@ -285,6 +294,12 @@ class VariableMgrCollectiveAllReduce(_ClusterMgr):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._post_init = None
+
+    @property
+    def advances_global_step(self) -> bool:
+        """Always: every worker increments its own global step (and counts into its own
+        images seen) with the same averaged update."""
+        return True
 
     def _collective_average(self, grads) -> list:
         """Averages each gradient over the workers: one all-reduce per dtype of packed grads."""
