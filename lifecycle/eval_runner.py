@@ -4,7 +4,7 @@ Three ways in, one evaluator:
 
   - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
     else the latest in --train_dir; none is a CheckpointError) and evaluates it once; with
-    --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 0)
+    --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
     or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet.
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
