@@ -215,12 +215,12 @@ sys.exit(cli.main(['tf_cnn_benchmarks'] + sys.argv[1:]))
 def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
     """--num_warmup_batches=3 and Ctrl-C in the first warm-up step: the run finished the
     warm-up, printed the timed part's estimate and ran a timed step (issue 41.11); now it stops
-    after that step, exit status 0."""
+    after that step, exit status 130 (a Ctrl-C'd run: 0 before)."""
     run = Cli(str(tmp_path), 'int', [
         '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=3',
         '--num_batches=5', '--noresults_db', '--train_dir=%s' % (tmp_path / 'train')],
         command=[sys.executable, '-c', _SLOW_STEPS])
-    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 0, \
+    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 130, \
         run.err
     lines = run.out.splitlines()
     assert [x for x in lines if x.startswith(('step ', 'Stopped'))] == [
