@@ -369,7 +369,7 @@ def test_the_suite_loads_no_timing_plugin(pytestconfig):
     times nothing (pyproject.toml leaves the plugin out; the README's Tests section says so)."""
     assert not pytestconfig.pluginmanager.has_plugin('benchmark')
     readme = _read(os.path.join(REPO, 'README.md')).split('\n## Tests')[1]
-    assert 'about 10 minutes on 2 cores' in readme
+    assert 'about ten minutes on 2 cores' in readme
     assert 'tests/test_gpu_model.py::test_no_row_beyond_35_percent' in readme
 
 
