@@ -209,7 +209,8 @@ class BenchmarkCNN:
 
     def _run_loop(self, runner, sess, info, build_secs, restored_step, extra=None) -> dict:
         """The phases around the timed loop (lifecycle/phase_runner.py: begin, the loop, then
-        after_loop..release, or abort); then a SIGTERM's exit and the --baseline gate."""
+        after_loop..release, or abort); then a SIGTERM's exit and the --baseline gate (not for a
+        run a signal stopped: the command exits 130 or 143 for it, cli.py)."""
         def make_result(loop):
             result = timed_run.loop_result(self.plan, loop, build_secs, restored_step)
             result.update(extra or {})
@@ -218,7 +219,8 @@ class BenchmarkCNN:
         result = runner.run(sess, info, timed_run.timed_loop, make_result)
         if result.get('stopped_by_signal') == 'SIGTERM':
             raise signals.Terminated()  # after everything was saved and reported
-        figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
+        if result.get('stopped_by_signal') is None:  # an interrupted run is not judged
+            figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
         return result
 
     def create_session(self, info):

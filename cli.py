@@ -2,12 +2,13 @@
 
 Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`, or `python
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
-...` on stderr: exit status 2 for usage errors (bad flags), 1 for runtime errors (data, cluster,
-non-finite loss, a --train_dir held by another run: runtime/dir_hold.py), never a
-traceback. Usage errors (an unknown --model included) are found, and
---help, --version and --list_models answered, before TensorFlow loads. When the reader of the
-output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops quietly with exit
-status 141, as a Unix tool killed by SIGPIPE does.
+...` on stderr: exit status 2 for usage errors (bad flags, unusable output paths), 1 for missing
+or bad data and runtime errors (cluster, non-finite loss, a --train_dir held by another run:
+runtime/dir_hold.py), never a traceback. A run stopped by SIGINT exits 130 after its clean
+stop (143 for SIGTERM: lifecycle/signals.py). Usage errors (an unknown --model included) are
+found, and --help, --version and --list_models answered, before TensorFlow loads. When the
+reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops
+quietly with exit status 141, as a Unix tool killed by SIGPIPE does.
 The TF_CONFIG and Slurm cluster resolvers (cluster/resolvers.py) load TensorFlow when they
 are used.
 """
@@ -129,7 +130,7 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()
-        bench.run()
+        result = bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:
         return _fail(str(e), 2)
     except cnn_util.BenchmarkError as e:
@@ -141,7 +142,8 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)
     except KeyboardInterrupt:
         return _fail('interrupted', 130)
-    return 0
+    from .lifecycle import signals
+    return signals.exit_status(result) or 0  # 130: stopped by Ctrl-C after saving
 
 
 def run_main() -> None:

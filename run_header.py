@@ -87,6 +87,13 @@ def batch_lines(plan) -> list[str]:
              '             %d per device' % plan.per_device_batch_size, image,
              'Num batches: %d' % plan.num_batches,
              'Num epochs:  %.2f' % plan.epochs]
+    p = plan.params
+    if p.ml_perf and p.num_epochs is not None and plan.training:
+        lines[-1] += (' timed; %.2f with the %d warm-up steps, which train too (--ml_perf: '
+                      '--num_epochs counts them)' % (
+                          (plan.num_batches + plan.num_warmup_batches)
+                          * plan.global_batch_size / float(plan.examples_per_epoch),
+                          plan.num_warmup_batches))
     if ev is not None:
         lines.append('Eval:        %s, per evaluation during training' % ev.describe())
     return lines

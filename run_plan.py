@@ -123,7 +123,8 @@ class RunPlan:
         one worker's batch (per_device_batch_size x devices). Epoch-based schedules (learning
         rate, eval every n epochs) convert epochs to global steps with it.
       num_warmup_batches: untimed steps before the timed ones.
-      num_batches: timed steps (from --num_epochs when given).
+      num_batches: timed steps (from --num_epochs when given; with --ml_perf, less the
+        warm-up steps, which train too: the run trains --num_epochs in all).
       compute_dtype, variable_dtype: tf.DType of activations/gradients and of variables.
       data_format: 'NHWC' or 'NCHW'.
       param_device: device of the global step and of shared bookkeeping.
@@ -347,6 +348,11 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     num_batches = p.num_batches
     if p.num_epochs is not None:
         num_batches = max(1, int(math.ceil(p.num_epochs * examples / global_batch)))
+        if p.ml_perf and not (p.forward_only or p.eval):
+            # The warm-up steps train too, and MLPerf counts every sample trained: with
+            # --ml_perf the run trains --num_epochs in all, warm-up included (the original
+            # trains the warm-up on top of them).
+            num_batches = max(1, num_batches - p.num_warmup_batches)
     p = p._replace(batch_size=batch_size, image_size=image_size, num_batches=num_batches)
     eval_plan = None
     if evaluates(p):

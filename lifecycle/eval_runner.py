@@ -4,13 +4,14 @@ Three ways in, one evaluator:
 
   - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
     else the latest in --train_dir; none is a CheckpointError) and evaluates it once; with
-    --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 0)
+    --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
     or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet.
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
     devices x workers), or is listed in --eval_during_training_at_specified_steps (or
-    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)). The current
+    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)); with
+    --ml_perf also after the last timed step (the original's final evaluation). The current
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
@@ -374,7 +375,10 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
     def after_step(self, step, loss):
         del loss
         before, global_step = self.counter.advance(step)
-        if not self.due(global_step, before):
+        # --ml_perf: the last timed step is evaluated too (the original's final evaluation), so
+        # every MLPerf block ends with its evaluation.
+        final = self.p.ml_perf and step == self.plan.num_batches
+        if not (final or self.due(global_step, before)):
             return
         for listener in self.listeners:
             listener.eval_started(global_step)

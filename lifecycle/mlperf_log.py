@@ -16,14 +16,23 @@ evaluations during training logs, in this order:
     submission_benchmark ('resnet' for resnet50 and resnet50_v1.5, MLPerf's ResNet-50
     benchmark; other models by name, which the checker refuses), global_batch_size, seed,
     gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the rate at the first
-    step), train_samples (examples per epoch), eval_samples (examples one evaluation scores),
-    init_stop, run_start, block_start;
+    step, as the shortest decimal of its float32: 0.0001 for --init_learning_rate=1e-4, not
+    9.999999747378752e-05), train_samples (examples per epoch), eval_samples (examples one
+    evaluation scores), init_stop, run_start, block_start;
   each evaluation during training (EvalDuringTrainingHook's listener): block_stop,
     eval_start, eval_stop, eval_accuracy (top-1), then block_start when timed steps remain;
-  after the last timed step: block_stop; report: run_stop with status success when the run
-    reached its quality target (--stop_at_top_1_accuracy, else MLPerf's ResNet-50 top-1 of
-    RESNET_TARGET_TOP_1; a model without a target: when it finished), aborted otherwise (a
-    signal, an error, the target not reached).
+    with --ml_perf the last timed step is always evaluated, so every block ends with its
+    evaluation, and --num_epochs counts the warm-up steps (they train too: run_plan), so
+    --num_epochs=2 --eval_during_training_every_n_epochs=1 logs two blocks, each ending with
+    an evaluation, the last at epoch 2;
+  after the last timed step: block_stop of a block still open (a run without evaluations, or
+    one a signal stopped);
+  report: run_stop with status success only when the run reached its quality target (an
+    evaluation's top-1 at least --stop_at_top_1_accuracy, else MLPerf's ResNet-50 target
+    RESNET_TARGET_TOP_1), aborted otherwise: the target not reached, a model without a
+    target (nothing to reach), a signal, an error. MLPerf's meaning: the results summarizer
+    (mlperf_logging's rcp_checker) counts a run as converged only when its run_stop says
+    success.
 
 Every block and evaluation event carries samples_count (images trained so far: global step x
 global batch); block_start and block_stop also first_epoch_num, the evaluation events epoch_num
@@ -65,6 +74,14 @@ SUBMISSION_ENV = {
 RESNET_MODELS = ('resnet50', 'resnet50_v1.5')
 #: MLPerf ResNet-50's quality target, top-1 (training_4.0.0/closed_resnet.yaml: >= 0.7590).
 RESNET_TARGET_TOP_1 = 0.759
+
+
+def float32_decimal(value) -> float:
+    """The shortest decimal that reads back as the same float32 as `value`: a rate given as
+    1e-4 and held in a float32 tensor (9.999999747378752e-05 as a Python float) is 0.0001
+    again. Exact for any flag value of up to 7 significant digits."""
+    import numpy as np
+    return float(str(np.float32(value)))
 
 
 def load_mllog():
@@ -212,7 +229,8 @@ class MlPerfHook(run_hooks.RunHook):
         if self.plan.training:
             log.event(key=c.GRADIENT_ACCUMULATION_STEPS, value=1)
             log.event(key=c.OPT_NAME, value=p.optimizer)
-            log.event(key=c.OPT_BASE_LR, value=float(ctx.sess.run(ctx.info.learning_rate)))
+            log.event(key=c.OPT_BASE_LR, value=float32_decimal(
+                ctx.sess.run(ctx.info.learning_rate)))
         log.event(key=c.TRAIN_SAMPLES, value=self.plan.examples_per_epoch)
         eval_plan = self.plan.eval
         log.event(key=c.EVAL_SAMPLES, value=eval_plan.num_examples if eval_plan else 0)
@@ -264,14 +282,9 @@ class MlPerfHook(run_hooks.RunHook):
     def report(self, result):
         evals = result.get('evals') or []
         target = self._target()
-        if result.get('stopped_by_signal'):
-            status = self.c.ABORTED
-        elif target is None:
-            status = self.c.SUCCESS
-        else:
-            status = (self.c.SUCCESS if any(r['top_1'] >= target for r in evals)
-                      else self.c.ABORTED)
-        self._stop(status)
+        reached = target is not None and any(r['top_1'] >= target for r in evals)
+        self._stop(self.c.SUCCESS if reached and not result.get('stopped_by_signal')
+                   else self.c.ABORTED)
 
     def abort(self):
         try:

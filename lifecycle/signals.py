@@ -6,7 +6,8 @@ only sets a flag: the current step finishes, the loop ends as if it had reached 
 checkpoint, results JSON with 'stopped_by_signal', plot), and then:
 
   - SIGINT: `run()` returns normally (result['stopped_by_signal'] == 'SIGINT'); the command
-    exits with status 0;
+    then exits with status 130 (128 + 2, what a shell reports for a process ended by Ctrl-C:
+    `exit_status`), so a script tells an interrupted run from a finished one;
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
@@ -49,6 +50,14 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: microseconds, and 2 of 8 such runs aborted without saving. A person pressing Ctrl-C twice
 #: on purpose is slower than this.
 ECHO_SECS = 0.05
+
+
+def exit_status(result: dict) -> int | None:
+    """The command's exit status for a run stopped by a signal after its clean stop: 130 for
+    SIGINT, 143 for SIGTERM (128 + the signal's number); None when no signal stopped it (or
+    `result` is not a run's result dict)."""
+    name = result.get('stopped_by_signal') if isinstance(result, dict) else None
+    return 128 + signal.Signals[name] if name in ('SIGINT', 'SIGTERM') else None
 
 
 class Terminated(SystemExit):

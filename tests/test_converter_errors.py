@@ -25,6 +25,9 @@ from tf_cnn_benchmarks.tools import build_imagenet_tfrecords as convert_tool
                         'shards'),
     ('uncreatable', '--output_dir=/dev/null/out cannot be created: Not a directory; choose '
                     'another folder'),
+    # Before: exit 1, though --overwrite or another folder fixes it, as for a read-only one.
+    ('existing', '--output_dir {out} already holds shards (train-00000-of-00001); pass '
+                 '--overwrite to replace them, or choose another folder'),
 ])
 def test_bad_flag_values_exit_2_with_one_line(tmp_path, capsys, setup, message):
     src = tmp_path / 'in'
@@ -35,12 +38,39 @@ def test_bad_flag_values_exit_2_with_one_line(tmp_path, capsys, setup, message):
             Image.new('RGB', (4, 4)).save(src / 'cls' / name)
     out = {'inside': str(src / 'cls' / 'out'), 'uncreatable': '/dev/null/out',
            'same': str(src)}.get(setup, str(tmp_path / 'out'))
+    if setup == 'existing':
+        os.makedirs(out)
+        with open(os.path.join(out, 'train-00000-of-00001'), 'wb'):
+            pass
+    message = message.replace('{out}', out)
     status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=%s' % src,
                                 '--output_dir=%s' % out, '--noprogress', '--validation_fraction=0',
                                 '--num_train_shards=%d' % (9 if setup == 'too_many_shards' else 1)])
     out, err = capsys.readouterr()
     errors = [line for line in err.splitlines() if not line.startswith('warning: ')]
     assert (status, out, errors) == (2, '', ['error: %s' % message.format(src=src)])
+
+
+def test_a_read_only_output_dir_exits_2_before_any_image_is_read(tmp_path, capsys):
+    """An existing --output_dir this user cannot write: exit 2 (another folder fixes it), as
+    for one that cannot be created, not 1 after every image was read."""
+    src = tmp_path / 'in'
+    (src / 'cls').mkdir(parents=True)
+    Image.new('RGB', (4, 4)).save(src / 'cls' / 'a.png')
+    if os.geteuid() == 0:  # root writes through a folder's mode: sysfs refuses any new file
+        out = '/sys'
+    else:
+        out = str(tmp_path / 'read_only')
+        os.makedirs(out)
+        os.chmod(out, 0o555)
+    status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=%s' % src,
+                                '--output_dir=%s' % out, '--noprogress', '--validation_fraction=0',
+                                '--num_train_shards=1'])
+    errors = [x for x in capsys.readouterr().err.splitlines() if not x.startswith('warning: ')]
+    assert status == 2, errors
+    assert len(errors) == 1 and re.fullmatch(
+        r'error: --output_dir=%s cannot be written: (Permission denied|Operation not permitted|'
+        r'Read-only file system); choose another folder' % re.escape(out), errors[0]), errors
 
 
 def _truncated_jpeg() -> bytes:

@@ -366,6 +366,16 @@ def test_the_readme_is_short_and_starts_with_the_two_set_up_commands():
     assert 'python -m pytest -q -n 2 tests' in _read(os.path.join(REPO, '.ci', 'run'))
 
 
+def test_the_suite_loads_no_timing_plugin(pytestconfig):
+    """pytest-benchmark, where installed, warned 'Benchmarks are automatically disabled because
+    xdist plugin is active' once per worker of `-n 2`: noise in every run of a suite that
+    times nothing (pyproject.toml leaves the plugin out; the README's Tests section says so)."""
+    assert not pytestconfig.pluginmanager.has_plugin('benchmark')
+    readme = _read(os.path.join(REPO, 'README.md')).split('\n## Tests')[1]
+    assert 'about ten minutes on 2 cores' in readme
+    assert 'tests/test_gpu_model.py::test_no_row_beyond_35_percent' in readme
+
+
 def test_the_site_builds_strictly_with_no_warning(tmp_path):
     # mkdocs is in the test extra; the site goes to a temporary folder, never the checkout.
     proc = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--strict', '--site-dir',

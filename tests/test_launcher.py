@@ -277,6 +277,36 @@ def test_failed_workers_error_once_and_the_waiting_ps_is_stopped(tmp_path, monke
         '[launcher] error: worker0, worker1 exited with status 2; stopping the other tasks']
 
 
+INTERRUPTED_TASK = """#!%s
+import sys, time
+if '--task_index=0' in sys.argv and '--job_name=worker' in sys.argv:
+    print('Stopped by SIGINT after 3 timed steps', flush=True)
+    sys.exit(130)  # what tf_cnn_benchmarks exits with after a Ctrl-C's clean stop
+time.sleep(60)
+"""
+
+
+def test_a_task_stopped_by_sigint_is_named_as_interrupted(tmp_path, monkeypatch):
+    """A task that exits 130 (it saved after a SIGINT of its own) is interrupted, not failed:
+    the launcher says so, stops the others and exits with its status."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(INTERRUPTED_TASK % sys.executable)
+    fake.chmod(0o755)
+    opts, rest = _opts('--num_ps=1', '--num_workers=2', '--kill_grace_secs=5',
+                       '--python=%s' % fake, '--', '--model=trivial')
+    out, err = io.StringIO(), io.StringIO()
+    launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
+                                       err=err)
+    launcher.start()
+    assert launcher.wait() == 130
+    assert err.getvalue().splitlines() == [
+        '[launcher] error: worker0 was interrupted (SIGINT, exit status 130); stopping the '
+        'other tasks']
+    assert launch_cluster.stopped_by(143) == signal.SIGTERM
+    assert launch_cluster.stopped_by(-signal.SIGINT) == signal.SIGINT
+    assert launch_cluster.stopped_by(1) is None
+
+
 def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
     """A launcher started from a background job (`tf_cnn_cluster ... &` in a script) inherits
     SIGINT ignored; it must still tear its tasks down on SIGINT (exit 130)."""

@@ -120,7 +120,7 @@ def test_sigint_sigterm_save_and_sigkill_resumes_from_a_complete_checkpoint(tmp_
                               'the checkpoint of global step 6')
         runs['kill'].proc.send_signal(signal.SIGKILL)
         assert runs['kill'].wait() == -signal.SIGKILL
-        for name, status in (('int', 0), ('term', 143)):
+        for name, status in (('int', 130), ('term', 143)):
             run = runs[name]
             assert run.wait() == status, run.err
             signal_name = 'SIG' + name.upper()
@@ -151,7 +151,7 @@ def test_sigint_sigterm_save_and_sigkill_resumes_from_a_complete_checkpoint(tmp_
 @pytest.mark.timeout(600)
 def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
     """Ctrl-C in the warm-up said 'stopping after the current step', then finished the warm-up,
-    printed the timed part's estimate and ran a timed step (issue 41.11). SIGINT exits 0 and
+    printed the timed part's estimate and ran a timed step (issue 41.11). SIGINT exits 130 and
     SIGTERM 143, as after timed steps; the checkpoint holds the warm-up steps run; nothing is
     timed, so no images/sec and no row in the results database."""
     import glob
@@ -166,7 +166,7 @@ def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
             run.wait_for(lambda r=run: 'Running warm up' in r.out, name + ' in the warm-up')
         runs['int'].proc.send_signal(signal.SIGINT)
         runs['term'].proc.send_signal(signal.SIGTERM)
-        for name, status in (('int', 0), ('term', 143)):
+        for name, status in (('int', 130), ('term', 143)):
             run = runs[name]
             assert run.wait() == status, run.err
             signal_name = 'SIG' + name.upper()
@@ -215,12 +215,12 @@ sys.exit(cli.main(['tf_cnn_benchmarks'] + sys.argv[1:]))
 def test_ctrl_c_in_the_first_of_three_warm_up_steps_stops_after_it(tmp_path):
     """--num_warmup_batches=3 and Ctrl-C in the first warm-up step: the run finished the
     warm-up, printed the timed part's estimate and ran a timed step (issue 41.11); now it stops
-    after that step, exit status 0."""
+    after that step, exit status 130 (a Ctrl-C'd run: 0 before)."""
     run = Cli(str(tmp_path), 'int', [
         '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=3',
         '--num_batches=5', '--noresults_db', '--train_dir=%s' % (tmp_path / 'train')],
         command=[sys.executable, '-c', _SLOW_STEPS])
-    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 0, \
+    assert run.signal_when(lambda: 'step 1 begins' in run.out, 'the first warm-up step') == 130, \
         run.err
     lines = run.out.splitlines()
     assert [x for x in lines if x.startswith(('step ', 'Stopped'))] == [
@@ -281,7 +281,7 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
             loop.wait_for(lambda s=step: '[4 examples, global step %d]' % s in loop.out,
                           'the evaluation of step %d' % step)
         loop.proc.send_signal(signal.SIGINT)
-        assert loop.wait() == 0, loop.err
+        assert loop.wait() == 130, loop.err  # stopped by Ctrl-C after its summary
     finally:
         loop.kill()
     assert loop.out.count('Accuracy @ 1 = ') == 2

@@ -405,3 +405,58 @@ def test_the_originals_first_command_in_miniature_writes_an_mlperf_log_the_check
     assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
     assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')
     assert warnings[1].startswith('warning: --mkl has no effect on TensorFlow 2.21')
+
+
+@pytest.mark.cli
+def test_an_mlperf_log_of_n_epochs_trains_n_epochs_and_ends_each_block_with_an_evaluation(
+        tmp_path, monkeypatch):
+    """A new user's trial (`--num_epochs=2 --eval_during_training_every_n_epochs=1`): the
+    warm-up steps trained on top of the 2 epochs, so the log ended with a block of 0.31 epoch
+    and no evaluation; opt_base_learning_rate was float32's 9.999999747378752e-05 for 1e-4;
+    run_stop said success for a model without a quality target at accuracy 0."""
+    pytest.importorskip('mlperf_logging')
+    from input_helpers import solid_shards
+    solid_shards(str(tmp_path), 'train', num_shards=2, per_shard=6)  # 12 images: 6 steps
+    solid_shards(str(tmp_path), 'validation', num_shards=1, per_shard=4)
+    monkeypatch.setenv('MLPERF_SUBMISSION_ORG', 'Acme')
+    proc = helpers.run_command(
+        '--model=trivial', '--data_dir=%s' % tmp_path, '--batch_size=2', '--image_size=16',
+        '--num_epochs=2', '--num_warmup_batches=2', '--init_learning_rate=1e-4', '--ml_perf',
+        '--eval_during_training_every_n_epochs=1', '--device=cpu', '--noresults_db')
+    assert proc.returncode == 0, proc.stderr
+    assert ('Num epochs:  1.67 timed; 2.00 with the 2 warm-up steps, which train too '
+            '(--ml_perf: --num_epochs counts them)') in proc.stdout.splitlines()
+    events = [json.loads(line[len(':::MLLOG '):]) for line in proc.stdout.splitlines()
+              if line.startswith(':::MLLOG ')]
+    keys = [e['key'] for e in events]
+    block = ['block_start', 'block_stop', 'eval_start', 'eval_stop', 'eval_accuracy']
+    assert keys[keys.index('run_start') + 1:] == block + block + ['run_stop']
+    values = {e['key']: e['value'] for e in events}
+    assert values['opt_base_learning_rate'] == 1e-4  # the flag's value, not float32's
+    assert values['submission_org'] == 'Acme'
+    blocks = [(e['metadata']['first_epoch_num'], e['metadata']['samples_count'])
+              for e in events if e['key'] in ('block_start', 'block_stop')]
+    assert blocks == [(0.0, 0), (1.0, 12), (1.0, 12), (2.0, 24)]  # 2 epochs in all
+    assert [e['metadata']['epoch_num'] for e in events if e['key'] == 'eval_accuracy'] == [
+        1.0, 2.0]
+    # trivial has no quality target: nothing was reached, so no success (MLPerf's meaning).
+    assert events[-1]['metadata']['status'] == 'aborted'
+
+
+def test_mlperf_run_stop_is_success_only_when_a_target_was_reached():
+    pytest.importorskip('mlperf_logging')
+    _, constants = mlperf_log.load_mllog()
+    stops = []
+    hook = mlperf_log.MlPerfHook.__new__(mlperf_log.MlPerfHook)
+    hook.c, hook._stop = constants, stops.append
+    hook.plan = types.SimpleNamespace(model='trivial', params=types.SimpleNamespace(
+        stop_at_top_1_accuracy=None))
+    hook.report({'evals': [{'top_1': 1.0}]})  # no target: nothing to reach
+    hook.plan.params.stop_at_top_1_accuracy = 0.5
+    hook.report({'evals': [{'top_1': 0.4}, {'top_1': 0.6}]})
+    hook.report({'evals': [{'top_1': 0.4}]})
+    hook.report({'evals': [{'top_1': 0.6}], 'stopped_by_signal': 'SIGINT'})
+    assert stops == ['aborted', 'success', 'aborted', 'aborted']
+    # A float32 rate read back from the session, as the shortest decimal of that float32.
+    assert mlperf_log.float32_decimal(0.25600001215934753) == 0.256
+    assert mlperf_log.float32_decimal(9.999999747378752e-05) == 1e-4

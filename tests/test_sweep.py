@@ -200,6 +200,22 @@ def test_results_file_keeps_the_last_record_per_key_and_skips_a_torn_line(tmp_pa
     assert sweep_results.done_keys([first]) == set()  # interrupted: a resume reruns it
 
 
+@pytest.mark.parametrize('code, status, error', [
+    ('sys.exit(130)', 'interrupted', 'interrupted by SIGINT'),
+    ('import os, signal; os.kill(os.getpid(), signal.SIGTERM)', 'interrupted',
+     'interrupted by SIGTERM'),
+    ('print("error: bad data", file=sys.stderr); sys.exit(1)', 'failed', 'error: bad data')])
+def test_a_run_a_signal_stopped_is_recorded_interrupted_not_failed(tmp_path, monkeypatch, code,
+                                                                    status, error):
+    """A run stopped by a signal the sweep did not send (exit 130 after its clean stop, or
+    killed by SIGTERM) is interrupted (a resume reruns it), whatever its results JSON says."""
+    entry = tmp_path / 'entry.py'
+    entry.write_text('import sys\n%s\n' % code)
+    monkeypatch.setattr(sweep_runner, 'ENTRY_SCRIPT', str(entry))
+    outcome = sweep_runner.run_configuration([], str(tmp_path / 'run'), sweep_runner.Interrupts())
+    assert (outcome['status'], outcome['error']) == (status, error)
+
+
 class FakeRunner:
     """Stands in for sweep_runner.run_configuration: fails model 'bad', can simulate Ctrl-C."""
 

@@ -27,9 +27,10 @@ image is read once, while the shards are written; images Pillow cannot read (a t
 a text file named x.jpg) are all collected, none skipped: from the first one on no shard is
 written, the rest are still read, and the run ends with one error naming how many and the
 first five, each with its reason, and no shards in --output_dir. Errors print one line
-`error: ...` and exit with status 1 (2 for a bad flag value: --input_dir not a folder of class
-folders, an --output_dir that cannot be created or lies inside --input_dir, more shards than
-images, a bad --class_text_file).
+`error: ...` and exit with status 1 (2 for what a flag or another folder fixes: --input_dir not
+a folder of class folders, an --output_dir that cannot be created or written (read-only),
+already holds shards (--overwrite) or lies inside --input_dir, more shards than images, a bad
+--class_text_file).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import concurrent.futures
 import os
 import random
 import sys
+import tempfile
 import time
 
 from absl import flags
@@ -57,7 +59,8 @@ class ConvertError(Exception):
 
 
 class FlagValueError(ConvertError):
-    """A flag's value is unusable (e.g. a bad --class_text_file); exit status 2."""
+    """A flag's value is unusable (e.g. a bad --class_text_file, an --output_dir that is
+    read-only or already holds shards): another value or flag fixes it; exit status 2."""
 
     exit_status = 2
 
@@ -415,13 +418,19 @@ def _prepare_output(output_dir: str, overwrite: bool) -> None:
     except OSError as e:
         raise FlagValueError('--output_dir=%s cannot be created: %s; choose another folder'
                              % (output_dir, e.strerror)) from None
+    try:  # an existing folder this user cannot write (read-only): before any image is read
+        with tempfile.TemporaryFile(dir=output_dir, prefix='.write-check-'):
+            pass
+    except OSError as e:
+        raise FlagValueError('--output_dir=%s cannot be written: %s; choose another folder'
+                             % (output_dir, e.strerror)) from None
     for name in os.listdir(output_dir):  # partial shards of a killed run: never data
         if name.startswith(_SHARD_PREFIXES) and name.endswith('.tmp'):
             os.remove(os.path.join(output_dir, name))
     old = sorted(n for n in os.listdir(output_dir) if n.startswith(_SHARD_PREFIXES))
     if old and not overwrite:
-        raise ConvertError('--output_dir %s already holds shards (%s); pass --overwrite to '
-                           'replace them' % (output_dir, old[0]))
+        raise FlagValueError('--output_dir %s already holds shards (%s); pass --overwrite to '
+                             'replace them, or choose another folder' % (output_dir, old[0]))
     for name in old:
         os.remove(os.path.join(output_dir, name))
 
@@ -458,9 +467,10 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
 
     Raises:
       FlagValueError: --input_dir missing or without class sub-folders, --output_dir that is
-        it, inside it or not creatable, more shards than images, a bad --class_text_file
-        (unreadable, a synset twice, no folder named).
-      ConvertError: a class folder without images, existing shards without overwrite, images
+        it, inside it, not creatable, not writable or holding shards without overwrite, more
+        shards than images, a bad --class_text_file (unreadable, a synset twice, no folder
+        named).
+      ConvertError: a class folder without images, images
         Pillow cannot read (all of them counted, the first five named: unreadable_message).
     """
     out, into = os.path.realpath(output_dir), os.path.realpath(input_dir)

@@ -21,9 +21,11 @@ end the launcher prints each worker's images/sec and the cluster total. When a t
 a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped
 (workers and controller first, so a chief can save while the ps still serves, then the ps
 tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
-task: the task's status, 130 on Ctrl-C, 124 on timeout. Exit status 2: bad launcher flags, or
-task flags the command would refuse before TensorFlow loads (checked once, before any task
-starts: one `error:` line).
+task: the task's status, 130 on Ctrl-C, 124 on timeout. A task stopped by a signal of its own
+(130 after SIGINT, 143 after SIGTERM: it saved first) is named as interrupted, not failed:
+'worker0 was interrupted (SIGINT, exit status 130)', and the launcher exits with its status.
+Exit status 2: bad launcher flags, or task flags the command would refuse before TensorFlow
+loads (checked once, before any task starts: one `error:` line).
 """
 
 from __future__ import annotations
@@ -320,7 +322,8 @@ class Launcher:
                 self.flush_errors()
                 self.say('error: %s' % self._failures())
                 self.stop_all()
-                return first.proc.returncode if first.proc.returncode > 0 else 1
+                status = first.proc.returncode
+                return 128 + stopped_by(status) if stopped_by(status) else max(status, 1)
             if all(t.proc.poll() == 0 for t in self.tasks):
                 for task in self.tasks:
                     task.finish_output()
@@ -336,13 +339,13 @@ class Launcher:
             time.sleep(0.1)
 
     def _failures(self) -> str:
-        """'worker0 exited with status 1; stopping the other tasks', one clause per status."""
+        """'worker0 exited with status 1; stopping the other tasks', one clause per status; a
+        task a signal stopped 'was interrupted (SIGINT, exit status 130)'."""
         by_status: dict[int, list[str]] = {}
         for task in self.tasks:
             if task.proc.poll() not in (None, 0):
                 by_status.setdefault(task.proc.returncode, []).append(task.role)
-        text = '; '.join('%s exited with status %d' % (', '.join(roles), status)
-                         for status, roles in by_status.items())
+        text = '; '.join(_ended(', '.join(roles), status) for status, roles in by_status.items())
         if any(task.proc.poll() is None for task in self.tasks):
             text += '; stopping the other tasks'
         return text
@@ -359,6 +362,24 @@ class Launcher:
             self.say('cluster total images/sec: %.2f' % reported[0])
         elif total:
             self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
+
+
+def stopped_by(status: int) -> signal.Signals | None:
+    """SIGINT or SIGTERM when a task's exit status says a signal stopped it: 128 + N after
+    its clean stop (tf_cnn_benchmarks saves, then exits 130 or 143), -N when the signal killed
+    it; None otherwise."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if status in (128 + signum, -signum):
+            return signum
+    return None
+
+
+def _ended(roles: str, status: int) -> str:
+    signum = stopped_by(status)
+    if signum is None:
+        return '%s exited with status %d' % (roles, status)
+    return '%s %s interrupted (%s, exit status %d)' % (
+        roles, 'were' if ',' in roles else 'was', signum.name, status)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -152,11 +152,9 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
             interrupts.proc = None
     result = _read_result(run_dir)
     error = last_error_line(_read_text(os.path.join(run_dir, 'stderr.log')))
-    if interrupts.signum is not None or (result or {}).get('stopped_by_signal'):
-        status = 'interrupted'
-        name = (signal.Signals(interrupts.signum).name if interrupts.signum is not None
-                else result['stopped_by_signal'])
-        error = 'interrupted by %s' % name
+    name = _stopped_by(interrupts.signum, result, proc.returncode)
+    if name is not None and not timed_out:
+        status, error = 'interrupted', 'interrupted by %s' % name
     elif timed_out:
         status, error = 'failed', 'error: timed out after %g s (--run_timeout_secs)' % timeout_secs
     elif proc.returncode == 0 and result is not None:
@@ -168,6 +166,20 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         error = error or 'error: exit status %d and no output on stderr' % proc.returncode
     return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
             'wall_secs': time.monotonic() - start, 'started_utc': started}
+
+
+def _stopped_by(signum: int | None, result: dict | None, returncode: int) -> str | None:
+    """'SIGINT' or 'SIGTERM' when a signal stopped the run: the sweep's own (forwarded), the
+    one its results JSON names, or the one its exit status says (128 + N after the run's clean
+    stop, -N when the signal killed it); None otherwise."""
+    if signum is not None:
+        return signal.Signals(signum).name
+    if (result or {}).get('stopped_by_signal'):
+        return result['stopped_by_signal']
+    for stopping in (signal.SIGINT, signal.SIGTERM):
+        if returncode in (128 + stopping, -stopping):
+            return stopping.name
+    return None
 
 
 def local_environment() -> dict:
