@@ -323,10 +323,13 @@ def _prepare_output(output_dir: str) -> None:
     on a fresh checkout); raises SweepError naming the path when something else is in the way."""
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise SweepError('--output_dir %s is not a directory; choose another path' % output_dir)
+    existed = os.path.isdir(output_dir)
     try:
         os.makedirs(os.path.join(output_dir, 'runs'), exist_ok=True)
     except OSError as e:
-        raise SweepError('--output_dir %s cannot be created: %s' % (output_dir, e.strerror)) \
+        raise SweepError('--output_dir %s cannot be %s: %s; choose another path (a folder this '
+                         'user can write, made when missing)' % (
+                             output_dir, 'written' if existed else 'created', e.strerror)) \
             from None
 
 
