@@ -391,7 +391,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
         interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
                                timeout_secs)
         records, _ = results.load_records(results.results_path(out_dir))
-        print(report.write_report(out_dir, records))
+        print(report.write_report(out_dir, records, for_screen=True))
     if interrupted is not None:
         print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
         return 128 + interrupted
@@ -458,7 +458,7 @@ def _report_main(argv: list[str]) -> int:
         print('error: no results file at %s' % path, file=sys.stderr)
         return 2
     records, _ = results.load_records(path)
-    print(report.write_report(os.path.dirname(path) or '.', records))
+    print(report.write_report(os.path.dirname(path) or '.', records, for_screen=True))
     return 0
 
 
