@@ -243,7 +243,8 @@ class Task:
             if match:
                 self.cluster_images_per_sec = float(match.group(1))
             if self._muted and line.startswith(('error: ', 'warning: ')):
-                self.muted_lines += 1
+                with self._lock:  # flush_errors counts there too
+                    self.muted_lines += 1
             elif line.startswith('error: ') and self._on_error is not None:
                 self._on_error(self.role, line)
             else:
