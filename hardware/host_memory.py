@@ -2,7 +2,8 @@
 the soft address-space limit (RLIMIT_AS: `ulimit -v`, `prlimit --as`), the smaller of them.
 
 Read by the memory check before a run (preflight/memory_estimate.py) and by the graph choices'
-probe, which stays within it (graph/graph_choices.py).
+probe, which stays within it (graph/graph_choices.py); MemAvailable alone by the cluster
+launcher, whose tasks share the host (tools/cluster_memory.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ def _proc_bytes(path: str, key: str) -> int | None:
     except OSError:
         return None
     return None
+
+
+def meminfo_available_bytes() -> int | None:
+    """/proc/meminfo's MemAvailable, bytes: what the whole host can still give its processes
+    without swapping (the launcher's check of its tasks, tools/cluster_memory.py); None where
+    it is not known."""
+    return _meminfo_available()
 
 
 def _meminfo_available() -> int | None:

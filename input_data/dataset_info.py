@@ -209,7 +209,9 @@ def list_data_dir(data_dir: str) -> list[str]:
             raise cnn_util.DataError('--data_dir %s does not exist: give the folder of %s, or '
                                      'drop --data_dir for synthetic data' % (data_dir, _EXPECTED))
         if not file_systems.isdir(data_dir):
-            raise cnn_util.DataError('--data_dir %s is not a directory' % data_dir)
+            raise cnn_util.DataError('--data_dir %s is not a directory: give the folder '
+                                     'of %s, or drop --data_dir for synthetic data'
+                                     % (data_dir, _EXPECTED))
         names = sorted(n for n in file_systems.listdir(data_dir) if not n.startswith('.'))
     except OSError as e:  # a remote file system's error (no credentials, no bucket, ...)
         fix = ("check the network access, the credentials and the bucket's name"

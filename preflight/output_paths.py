@@ -24,6 +24,7 @@ import tempfile
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..hardware import calibration
 from ..history import store
 from ..params import Params, ParamsError
 from ..runtime import file_systems
@@ -187,7 +188,8 @@ def check_output_paths(p: Params) -> None:
     default place) must be ours (store.check_file) and writable (tried), or can be made.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
-    that do not apply there.
+    that do not apply there. --plan_scaling_png is a file as above; with --calibrate, the
+    calibration record (TF_CNN_CALIBRATION's path, or the cache folder's) must be writable.
 
     Raises:
       ParamsError: naming the flag, the path and what is wrong with it.
@@ -202,7 +204,7 @@ def check_output_paths(p: Params) -> None:
     if writes := any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):
         path_lengths.check_path_lengths(p)
     checks = [(name, getattr(p, name), False) for name in output_dirs(p)]
-    checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES]
+    checks += [(name, getattr(p, name), True) for name in _OUTPUT_FILES + ('plan_scaling_png',)]
     for name, path, is_file in checks:
         if not path or file_systems.is_remote(path):
             continue
@@ -222,10 +224,29 @@ def check_output_paths(p: Params) -> None:
                               % (name, path, problem))
     if writes:
         _warn_remote_outputs(p)
+    if p.calibrate:
+        _check_calibration_record()
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
         raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
+
+
+def _check_calibration_record() -> None:
+    """--calibrate stores into the calibration record (hardware/calibration.py: the path of
+    TF_CNN_CALIBRATION, else the cache folder's): refused before TensorFlow loads when it is
+    off or cannot be written.
+
+    Raises:
+      ParamsError: naming the variable, the path and what is wrong with it.
+    """
+    path = calibration.record_path()
+    if path is None:
+        raise ParamsError('--calibrate with %s=off: there is no record to store into (unset '
+                          'it, or set it to a file)' % calibration.ENV)
+    problem = calibration.record_problem(path)  # its fix names TF_CNN_CALIBRATION
+    if problem:
+        raise ParamsError('--calibrate: the record %s %s' % (path, problem))
 
 
 def _warn_remote_outputs(p: Params) -> None:

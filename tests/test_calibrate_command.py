@@ -74,10 +74,27 @@ def test_calibrate_refuses_a_record_that_is_a_folder(tmp_path, monkeypatch):
     got = helpers.run_command('--calibrate', '--model=trivial', '--batch_size=2',
                               '--device=cpu')
     assert got.returncode == 2
-    assert got.stdout.splitlines()[-1] == (
+    # Refused before TensorFlow loads (no 'Loading TensorFlow' line), as a usage error.
+    assert got.stdout == '' and got.stderr == (
         'error: --calibrate: the record %s is a folder, not a file: set TF_CNN_CALIBRATION to '
-        "a file's path, or to off" % tmp_path)
-    assert 'stored' not in got.stdout and os.listdir(tmp_path) == []
+        "a file's path, or to off\n" % tmp_path)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.cli
+def test_calibrate_refuses_a_record_it_cannot_write_before_tensorflow_loads(tmp_path,
+                                                                          monkeypatch):
+    # It loaded TensorFlow first, then said the record could not be written.
+    monkeypatch.setattr(calibration.cnn_util, 'write_problem', lambda folder: (
+        'cannot write in %s: Read-only file system' % folder))
+    monkeypatch.setenv('TF_CNN_CALIBRATION', str(tmp_path / 'c.json'))
+    got = helpers.run_command('--calibrate', '--model=trivial', '--batch_size=2',
+                              '--device=cpu')
+    assert (got.returncode, got.stdout) == (2, '')
+    assert got.stderr == (
+        'error: --calibrate: the record %s cannot be written: cannot write in %s: Read-only '
+        'file system (set TF_CNN_CALIBRATION to a path this user can write)\n'
+        % (tmp_path / 'c.json', tmp_path))
 
 
 def test_a_record_that_cannot_be_read_is_named_once_and_replaced(tmp_path, monkeypatch,

@@ -78,6 +78,18 @@ def test_a_named_dataset_in_a_missing_or_empty_folder_stops_before_tensorflow(tm
         assert 'Loading TensorFlow' not in proc.stdout
 
 
+def test_a_data_dir_that_is_a_file_is_one_line_with_the_fix(tmp_path):
+    # It said only 'is not a directory'.
+    shard = tmp_path / 'train-00000-of-00001'
+    shard.write_bytes(b'')
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % shard)
+    assert (proc.returncode, proc.stdout) == (1, '')
+    assert proc.stderr == (
+        'error: --data_dir %s is not a directory: give the folder of ImageNet TFRecord shards '
+        '(train-*-of-*, validation-*-of-*) or CIFAR-10 python batches (data_batch_1..5, '
+        'test_batch), or drop --data_dir for synthetic data\n' % shard)
+
+
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',
                                   'undecodable', 'no_image', 'no_label', 'bad_crc'])
 def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_dir):

@@ -339,3 +339,91 @@ def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
         signal.signal(signal.SIGINT, previous)
     assert status == 130
     assert stopped == ['interrupted; stopping every task', 'stop_all']
+
+
+# --- Memory: the tasks against the host's available memory; a task killed by SIGKILL.
+
+def test_tasks_that_cannot_fit_the_host_memory_are_refused_before_any_starts(capsys,
+                                                                             monkeypatch):
+    from tf_cnn_benchmarks.hardware import host_memory
+    from tf_cnn_benchmarks.tools import cluster_memory as cm
+    started = []
+    monkeypatch.setattr(launch_cluster.Launcher, 'start', lambda self: started.append(self))
+    monkeypatch.setattr(host_memory, 'meminfo_available_bytes', lambda: 8 << 30)
+    args = ['--num_workers=64', '--', '--model=trivial', '--batch_size=2', '--num_batches=3']
+    assert launch_cluster.main(args) == 2
+    captured = capsys.readouterr()
+    assert started == [] and captured.out == ''
+    # trivial (ImageNet): 4,263,877 float32 variables; a batch of 2 images of 227x227x3.
+    variables, batch = 4263877 * 4, 2 * 227 * 227 * 3 * 4
+    worker = cm.TASK_BYTES + (cm.WORKER_COPIES + cm.PS_COPIES_PER_WORKER) * variables + batch
+    others = cm.SHARED_BYTES + cm.TASK_BYTES + cm.PS_COPIES * variables
+    assert cm.estimate_bytes({'ps': 1, 'worker': 64}, _worker_params(args)) == (
+        others + 64 * worker, worker, others)
+    fits = ((8 << 30) - others) // worker
+    assert captured.err == (
+        'error: 65 tasks need at least about %.1f GiB of memory (%d MiB or more a worker: '
+        'every task is a TensorFlow process), more than the 8.0 GiB this host has available '
+        '(MemAvailable); give --num_workers=%d at most, or free memory\n'
+        % ((others + 64 * worker) / (1 << 30), worker >> 20, fits))
+    assert 15 <= fits <= 25
+    # The number it names fits; one more worker does not (the check is the same sum).
+    assert launch_cluster.main(['--num_workers=%d' % fits] + args[1:]) == 0 or started
+    assert len(started) == 1
+    assert launch_cluster.main(['--num_workers=%d' % (fits + 1)] + args[1:]) == 2
+    assert len(started) == 1
+
+
+def _worker_params(args):
+    from tf_cnn_benchmarks import flag_parsing
+    return flag_parsing.parse_flags(['tf_cnn_benchmarks', '--job_name=worker'] + args[2:])
+
+
+KILLED_TASK = """#!%s
+import os, signal, sys, time
+worker = '--job_name=worker' in sys.argv
+role = ('worker' if worker else 'ps') + sys.argv[3].split('=')[1]  # [1]: the script
+if not worker:
+    time.sleep(1.5)
+    os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer does
+def stop(signum, frame):
+    print('warning: could not tell the serving tasks about the failure (%%s)' %% role, flush=True)
+    print('error: the ps task is unreachable from %%s' %% role, flush=True)
+    print('stopped %%s' %% role, flush=True)
+    sys.exit(1)
+signal.signal(signal.SIGTERM, stop)
+if role == 'worker0':
+    print(':::MLLOG {"key": "init_start", "value": null}', flush=True)
+print('running %%s' %% role, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_task_killed_by_sigkill_is_named_and_the_others_stop_quietly(tmp_path):
+    """A ps killed by SIGKILL: one launcher line says it was killed and what to do, the
+    other tasks' warning and error lines while they stop are counted in one line (they are
+    in their logs), and the chief's MLPerf line is relayed without the role prefix."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(KILLED_TASK % sys.executable)
+    fake.chmod(0o755)
+    logs = tmp_path / 'logs'
+    opts, rest = _opts('--num_ps=1', '--num_workers=3', '--kill_grace_secs=10',
+                       '--python=%s' % fake, '--log_dir=%s' % logs, '--', '--model=trivial')
+    out, err = io.StringIO(), io.StringIO()
+    launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
+                                       err=err)
+    launcher.start()
+    assert launcher.wait() == 1
+    assert err.getvalue().splitlines() == [
+        '[launcher] error: ps0 was killed (SIGKILL: the kernel\'s out-of-memory killer, or a '
+        'kill -9); if memory ran out, give fewer --num_workers; stopping the other tasks']
+    lines = out.getvalue().splitlines()
+    assert ':::MLLOG {"key": "init_start", "value": null}' in lines
+    assert '[launcher] 6 warning and error line(s) of the stopped tasks (worker0, worker1, '\
+           'worker2) left out: in %s' % os.path.join(str(logs), '<role>.log') in lines
+    assert sorted(line for line in lines if line.startswith('[worker')) == [
+        '[worker%d] %s worker%d' % (i, what, i) for i in range(3)
+        for what in ('running', 'stopped')]
+    assert (logs / 'worker1.log').read_text().splitlines()[1:3] == [
+        'warning: could not tell the serving tasks about the failure (worker1)',
+        'error: the ps task is unreachable from worker1']

@@ -170,8 +170,8 @@ def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):
 def test_history_wants_one_configuration(db, capsys):
     status, _, err = _main(capsys, 'history', '--results_db=%s' % db)
     assert status == 2 and err.startswith('error: history shows one configuration; 2 match '
-                                          'the filters (model=trivial|mode=training|'
-                                          'precision=fp32|')
+                                          'the filters (trivial fp32 training bs=32 x1 '
+                                          'parameter_server cpu synthetic 32px; trivial bf16 ')
     status, _, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=vgg16')
     assert status == 1 and err == 'error: no runs match the filters\n'
 
@@ -187,8 +187,9 @@ def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     status, out, err = _main(capsys, 'history', '--results_db=%s' % db)
     assert (status, out) == (2, '') and err.endswith(
-        'image_size=32): they differ in --data (imagenet, synthetic): give that filter, or '
-        '--config=KEY\n')
+        'synthetic 32px; trivial fp32 training bs=32 x1 parameter_server cpu imagenet 32px): '
+        'they differ in --data (imagenet, synthetic): give that filter (--data=synthetic picks '
+        'the first), or --config=KEY (`tf_cnn_results show RUN` prints a run\'s)\n')
     pngs = []
     for data in ('synthetic', 'imagenet'):
         status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--data=' + data)
@@ -203,6 +204,27 @@ def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monk
     assert status == 0 and out.count(' 500.00 ') + out.count(' 505.00 ') == 2, out
     status, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--image_size=64')
     assert (status, out) == (0, 'no runs match.\n')
+
+
+def test_history_of_many_configurations_names_a_few_and_the_filters_that_pick_one(
+        capsys, tmp_path):
+    # Nine configurations: the line listed every key in full (1,107 characters).
+    db = str(tmp_path / 'results.sqlite')
+    rh.fill(db, [r for model in ('trivial', 'lenet', 'alexnet') for batch in (8, 16, 32)
+                 for r in rh.series([100, 101], model=model, batch_size=batch)])
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db)
+    assert (status, out) == (2, '')
+    assert err == (
+        'error: history shows one configuration; 9 match the filters (trivial fp32 training '
+        'bs=8 x1 parameter_server cpu synthetic 32px; trivial fp32 training bs=16 x1 '
+        'parameter_server cpu synthetic 32px; trivial fp32 training bs=32 x1 parameter_server '
+        'cpu synthetic 32px and 6 more): they differ in --model (alexnet, lenet, trivial) and '
+        '--batch_size (8, 16, 32): give those filters (--model=trivial --batch_size=8 picks '
+        'the first), or --config=KEY (`tf_cnn_results show RUN` prints a run\'s)\n')
+    status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=trivial',
+                             '--batch_size=8', '--png=%s' % (tmp_path / 'h.png'))
+    assert status == 0, err
+    assert out.startswith('trivial fp32 training bs=8 x1 parameter_server cpu synthetic 32px')
 
 
 def test_html_writes_one_page(db, capsys, tmp_path):

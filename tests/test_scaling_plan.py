@@ -465,6 +465,25 @@ def test_plan_scaling_on_the_command_line(tmp_path):
     assert bad.stderr.startswith("error: --interconnect_gbps: unknown link '11gbe'")
 
 
+@pytest.mark.cli
+def test_a_plan_scaling_png_that_cannot_be_written_is_refused_before_tensorflow_loads(
+        tmp_path, monkeypatch):
+    # It loaded TensorFlow, printed the plan, then failed to write the PNG (exit 1).
+    import errno
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, 'Read-only file system')
+
+    monkeypatch.setattr(tempfile, 'TemporaryFile', read_only)
+    png = tmp_path / 'x.png'
+    out = helpers.run_command('--plan_scaling', '--model=resnet50', '--gpu_model=V100',
+                              '--plan_scaling_png=%s' % png)
+    assert (out.returncode, out.stdout) == (2, '')
+    assert out.stderr == ('error: --plan_scaling_png=%s cannot be written: cannot create a file '
+                          'in %s: Read-only file system. Choose another path.\n' % (png, tmp_path))
+
+
 # --- The published results.
 
 def _same(found, stored, where='data'):

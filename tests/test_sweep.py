@@ -7,6 +7,7 @@ tf_cnn_benchmarks runs in all.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -270,10 +271,14 @@ def test_a_failed_configuration_is_recorded_and_the_sweep_goes_on(tmp_path, caps
     out = capsys.readouterr()
     assert 'bad bs=2 gpus=1 fp32 parameter_server repeat 1/1: failed (exit status 2): ' \
            'error: unknown --model' in out.err
-    # The same run in report.md: numbered from 1 as on screen (stored as repeat 0, folder -r0).
+    # The same run in report.md: numbered from 1 as on screen (stored as repeat 0, folder -r0);
+    # its logs relative to report.md there, under the sweep's folder on the screen.
     assert '- bad bs=2 gpus=1 fp32 parameter_server repeat 1: failed, exit status 2: error: ' \
-           'unknown --model (logs: runs/bad-bs2-gpus1-fp32-parameter_server-r0)' in out.out
+           'unknown --model (logs: %s/runs/bad-bs2-gpus1-fp32-parameter_server-r0)' \
+           % tmp_path in out.out
     assert (tmp_path / 'report.md').read_text().count(' repeat 1: failed') == 2
+    assert '(logs: runs/bad-bs2-gpus1-fp32-parameter_server-r0)' in (
+        tmp_path / 'report.md').read_text()
     assert '| 2 | 20.0 |' in out.out and '| 2 | failed |' in out.out
     # Rerun: failed configurations are final unless --retry_failed.
     again = FakeRunner()
@@ -516,6 +521,37 @@ def test_help_runs_as_a_module():
     assert 'tf_cnn_sweep compare runs/a runs/b' in proc.stdout
 
 
+class FolderRunner(FakeRunner):
+    """A FakeRunner that makes each run's folder and its logs, as the real runner does."""
+
+    def __call__(self, args, run_dir, interrupts, timeout_secs):
+        os.makedirs(run_dir)
+        open(os.path.join(run_dir, 'stderr.log'), 'w').close()
+        return super().__call__(args, run_dir, interrupts, timeout_secs)
+
+
+def test_the_printed_report_names_logs_and_plots_as_they_open_from_here(tmp_path, capsys,
+                                                                         monkeypatch):
+    # With --output_dir=runs/fail it printed '(logs: runs/bad-...)': the folder is
+    # runs/fail/runs/bad-...; report.md keeps the paths relative to itself.
+    monkeypatch.chdir(tmp_path)
+    assert sweep.run_sweep(_plan('runs/fail', ['bad', 'trivial']), progress=False,
+                           runner=FolderRunner()) == 1
+    printed = re.findall(r'\(logs: ([^)]*)\)', capsys.readouterr().out)
+    assert printed == ['runs/fail/runs/bad-bs2-gpus1-fp32-parameter_server-r0',
+                       'runs/fail/runs/bad-bs4-gpus1-fp32-parameter_server-r0']
+    assert all(os.path.isfile(os.path.join(p, 'stderr.log')) for p in printed)
+    report_md = (tmp_path / 'runs' / 'fail' / 'report.md').read_text()
+    assert re.findall(r'\(logs: ([^)]*)\)', report_md) == [p[len('runs/fail/'):]
+                                                          for p in printed]
+    # `tf_cnn_sweep report DIR` prints them the same way; its plots too.
+    assert sweep.main(['tf_cnn_sweep', 'report', 'runs/fail']) == 0
+    out = capsys.readouterr().out
+    assert re.findall(r'\(logs: ([^)]*)\)', out) == printed
+    plots = re.findall(r'!\[[^]]*\]\(([^)]*)\)', out)
+    assert plots and all(p.startswith('runs/fail/plots/') and os.path.isfile(p) for p in plots)
+
+
 def test_an_output_dir_in_missing_folders_is_created_with_its_parents(tmp_path):
     # The README's `--output_dir=runs/a` on a fresh checkout, where runs/ does not exist yet.
     out = tmp_path / 'no' / 'such' / 'runs_a'
@@ -527,3 +563,20 @@ def test_an_output_dir_under_a_file_is_one_error(tmp_path):
     (tmp_path / 'plain').write_text('x')
     with pytest.raises(sweep.SweepError, match=r'^--output_dir .*plain/a cannot be created: '):
         sweep._prepare_output(str(tmp_path / 'plain' / 'a'))
+
+
+def test_an_output_dir_on_a_read_only_mount_is_one_error_with_the_fix(tmp_path, monkeypatch,
+                                                                     capsys):
+    # It said only 'cannot be created: Read-only file system'.
+    import errno
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+    monkeypatch.setattr(os, 'makedirs', read_only)
+    for out, verb in ((tmp_path / 'sw', 'created'), (tmp_path, 'written')):
+        assert sweep.main(['tf_cnn_sweep', '--models=trivial', '--batch_sizes=2',
+                           '--output_dir=%s' % out]) == 2
+        assert capsys.readouterr().err == (
+            'error: --output_dir %s cannot be %s: Read-only file system; choose another path '
+            '(a folder this user can write, made when missing)\n' % (out, verb))

@@ -24,8 +24,14 @@ tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non
 task: the task's status, 130 on Ctrl-C, 124 on timeout. A task stopped by a signal of its own
 (130 after SIGINT, 143 after SIGTERM: it saved first) is named as interrupted, not failed:
 'worker0 was interrupted (SIGINT, exit status 130)', and the launcher exits with its status.
-Exit status 2: bad launcher flags, or task flags the command would refuse before TensorFlow
-loads (checked once, before any task starts: one `error:` line).
+A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
+fewer --num_workers). After a task failed,
+the warning and error lines of the tasks being stopped follow from it: they go to their logs
+only, and one `[launcher]` line counts them. The chief's MLPerf lines (`:::MLLOG ...`,
+--ml_perf) are relayed without the prefix, so `grep '^:::MLLOG'` finds them as in a run on one
+host. Exit status 2: bad launcher flags, task flags the command would refuse before TensorFlow
+loads, or tasks that cannot fit this host's available memory together (tools/cluster_memory.py;
+checked once, before any task starts: one `error:` line).
 """
 
 from __future__ import annotations
@@ -48,8 +54,35 @@ _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
 _CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
 # Seconds a task's error line waits for the same line from other tasks before it is printed.
 COLLAPSE_SECS = 1.0
+# MLPerf's log lines (lifecycle/mlperf_log.py; the chief prints them): relayed without a prefix.
+MLLOG_PREFIX = ':::MLLOG'
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             'tf_cnn_benchmarks.py')
+
+
+def _status_clause(roles: str, status: int) -> str:
+    """'worker0 exited with status 1'; a task a SIGINT or SIGTERM stopped (`stopped_by`) as
+    interrupted; for another signal, what sent it and the fix."""
+    signum = stopped_by(status)
+    if signum is not None:
+        return '%s %s interrupted (%s, exit status %d)' % (
+            roles, 'were' if ',' in roles else 'was', signum.name, status)
+    if status == -signal.SIGKILL:
+        return ('%s was killed (SIGKILL: the kernel\'s out-of-memory killer, or a kill -9); '
+                'if memory ran out, give fewer --num_workers' % roles)
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = 'signal %d' % -status
+        return '%s was stopped by %s' % (roles, name)
+    return '%s exited with status %d' % (roles, status)
+
+
+def _roles_text(roles: list[str]) -> str:
+    """'worker0, worker1' or, past 4 roles, 'worker0, worker1, worker2 and 61 more'."""
+    return ', '.join(roles) if len(roles) <= 4 else '%s and %d more' % (
+        ', '.join(roles[:3]), len(roles) - 3)
 
 
 class LaunchError(Exception):
@@ -129,11 +162,14 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
     return tasks
 
 
-def check_task_flags(tasks: list[dict]) -> None:
+def check_task_flags(tasks: list[dict]) -> dict:
     """Checks each task's flags as its command would before TensorFlow loads (flag parsing,
     every flag rule, output paths, --model: preflight/usage.check_usage with the cluster's
     fields as the launcher set them), so that a bad flag is one error line of the launcher
     instead of one per task after they all started.
+
+    Returns:
+      {job: the Params of its first task}.
 
     Raises:
       LaunchError: the command's usage error, as its `error:` line would say it.
@@ -143,16 +179,34 @@ def check_task_flags(tasks: list[dict]) -> None:
     from tf_cnn_benchmarks import flag_parsing, params
     from tf_cnn_benchmarks.models import model_catalog
     from tf_cnn_benchmarks.preflight import usage
-    checked = set()
+    checked = {}
     for task in tasks:
         if task['job'] in checked:  # the tasks of one job differ in --task_index only
             continue
-        checked.add(task['job'])
         try:
             p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'])
             usage.check_usage(p, resolve=False)
         except (params.ParamsError, model_catalog.UnknownModelError) as e:
             raise LaunchError(str(e)) from None
+        checked[task['job']] = p
+    return checked
+
+
+def check_memory(tasks: list[dict], job_params: dict, available: int | None = None) -> None:
+    """Refuses tasks that cannot fit this host's available memory together
+    (tools/cluster_memory.py), before any starts.
+
+    Raises:
+      LaunchError: the estimate, the host's memory and the largest --num_workers that fits.
+    """
+    from tf_cnn_benchmarks.tools import cluster_memory
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task['job']] = counts.get(task['job'], 0) + 1
+    try:
+        cluster_memory.check_fits(counts, job_params['worker'], available)
+    except cluster_memory.MemoryProblem as e:
+        raise LaunchError(str(e)) from None
 
 
 class Task:
@@ -176,6 +230,8 @@ class Task:
         self.job = spec['job']
         self.images_per_sec = None
         self.cluster_images_per_sec = None
+        self._muted = False
+        self.muted_lines = 0  # warning and error lines not shown since `mute`
         self._out, self._err, self._lock = out, err or out, lock
         self._log = open(os.path.join(log_dir, self.role + '.log'), 'w') if log_dir else None
         env = dict(os.environ, PYTHONUNBUFFERED='1')
@@ -194,16 +250,26 @@ class Task:
             match = _CLUSTER_TOTAL.match(line)
             if match:
                 self.cluster_images_per_sec = float(match.group(1))
-            if line.startswith('error: ') and self._on_error is not None:
+            if self._muted and line.startswith(('error: ', 'warning: ')):
+                with self._lock:  # flush_errors counts there too
+                    self.muted_lines += 1
+            elif line.startswith('error: ') and self._on_error is not None:
                 self._on_error(self.role, line)
             else:
                 stream = self._err if line.startswith('error: ') else self._out
+                # The chief's MLPerf lines stay as the package printed them (docs' grep).
+                prefix = '' if line.startswith(MLLOG_PREFIX) else '[%s] ' % self.role
                 with self._lock:
-                    stream.write('[%s] %s\n' % (self.role, line))
+                    stream.write('%s%s\n' % (prefix, line))
                     stream.flush()
             if self._log:
                 self._log.write(line + '\n')
                 self._log.flush()
+
+    def mute(self) -> None:
+        """From now on its warning and error lines go to its log only, counted in
+        `muted_lines`: the task is being stopped because another one failed."""
+        self._muted = True
 
     def finish_output(self, timeout: float = 5.0) -> None:
         self._thread.join(timeout)
@@ -241,15 +307,27 @@ class Launcher:
                 return
             self._pending_errors.setdefault(line, [time.monotonic(), []])[1].append(role)
 
-    def flush_errors(self, min_age_secs: float = 0.0) -> None:
+    def flush_errors(self, min_age_secs: float = 0.0, from_roles: set | None = None) -> None:
         """Prints the held error lines at least min_age_secs old, once each, to stderr:
-        `[ps0,worker0,worker1] error: ...` (the tasks that printed it, in task order)."""
+        `[ps0,worker0,worker1] error: ...` (the tasks that printed it, in task order).
+
+        With `from_roles` (the failed tasks), the lines of the other tasks are counted as
+        muted instead (`Task.mute`): they follow from the failure."""
         order = {spec['role']: i for i, spec in enumerate(self.specs)}
+        by_role = {t.role: t for t in self.tasks}
         with self.lock:
             now = time.monotonic()
             for line, (since, roles) in list(self._pending_errors.items()):
                 if now - since >= min_age_secs:
                     roles = sorted(set(roles), key=lambda role: order.get(role, len(order)))
+                    if from_roles is not None:
+                        for role in roles:
+                            if role not in from_roles and role in by_role:
+                                by_role[role].muted_lines += 1
+                        roles = [role for role in roles if role in from_roles]
+                        if not roles:
+                            del self._pending_errors[line]
+                            continue
                     self.err.write('[%s] %s\n' % (','.join(roles), line))
                     self._shown_errors.add(line)
                     del self._pending_errors[line]
@@ -300,11 +378,13 @@ class Launcher:
             deadline = time.monotonic() + self.opts.kill_grace_secs
             while time.monotonic() < deadline and any(t.proc.poll() is None for t in group):
                 time.sleep(0.05)
-            for task in group:
-                if task.proc.poll() is None:
-                    self.say('%s did not stop within %g s; killing it' % (
-                        task.role, self.opts.kill_grace_secs))
-                    task.signal(signal.SIGKILL)
+            late = [task for task in group if task.proc.poll() is None]
+            if late:
+                self.say('%s did not stop within %g s; killing %s' % (
+                    _roles_text([t.role for t in late]), self.opts.kill_grace_secs,
+                    'it' if len(late) == 1 else 'them'))
+            for task in late:
+                task.signal(signal.SIGKILL)
         for task in self.tasks:
             task.proc.wait()
             task.finish_output()
@@ -319,9 +399,14 @@ class Launcher:
             if failed:
                 first = failed[0]
                 self._await_same_errors(first)
-                self.flush_errors()
+                for task in self.tasks:  # what they say while stopped follows from the failure
+                    if task.proc.poll() is None:
+                        task.mute()
+                self.flush_errors(from_roles={t.role for t in self.tasks
+                                              if t.proc.poll() not in (None, 0)})
                 self.say('error: %s' % self._failures())
                 self.stop_all()
+                self._say_muted()
                 status = first.proc.returncode
                 return 128 + stopped_by(status) if stopped_by(status) else max(status, 1)
             if all(t.proc.poll() == 0 for t in self.tasks):
@@ -345,10 +430,21 @@ class Launcher:
         for task in self.tasks:
             if task.proc.poll() not in (None, 0):
                 by_status.setdefault(task.proc.returncode, []).append(task.role)
-        text = '; '.join(_ended(', '.join(roles), status) for status, roles in by_status.items())
+        text = '; '.join(_status_clause(_roles_text(roles), status)
+                         for status, roles in by_status.items())
         if any(task.proc.poll() is None for task in self.tasks):
             text += '; stopping the other tasks'
         return text
+
+    def _say_muted(self) -> None:
+        """One line for the warning and error lines of the tasks stopped after a failure
+        (`Task.mute`), which the terminal did not show."""
+        muted = {t.role: t.muted_lines for t in self.tasks if t.muted_lines}
+        if muted:
+            where = ('in %s' % os.path.join(self.opts.log_dir, '<role>.log')
+                     if self.opts.log_dir else 'not kept (--log_dir=DIR keeps every line)')
+            self.say('%d warning and error line(s) of the stopped tasks (%s) left out: %s' % (
+                sum(muted.values()), _roles_text(list(muted)), where))
 
     def summary(self) -> None:
         total = 0.0
@@ -372,14 +468,6 @@ def stopped_by(status: int) -> signal.Signals | None:
         if status in (128 + signum, -signum):
             return signum
     return None
-
-
-def _ended(roles: str, status: int) -> str:
-    signum = stopped_by(status)
-    if signum is None:
-        return '%s exited with status %d' % (roles, status)
-    return '%s %s interrupted (%s, exit status %d)' % (
-        roles, 'were' if ',' in roles else 'was', signum.name, status)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -441,7 +529,7 @@ def main(argv: list[str]) -> int:
     try:
         opts, passthrough = parse_args(argv)
         tasks = plan_tasks(opts, passthrough)
-        check_task_flags(tasks)
+        check_memory(tasks, check_task_flags(tasks))
     except LaunchError as e:
         print('error: %s' % e, file=sys.stderr, flush=True)
         return 2

@@ -175,18 +175,34 @@ def _slug(row: dict) -> str:
         workers, row['variable_update'], row['device'], row['data'], row['image_size']))
 
 
+#: The configurations, and the values of a filter, a one-line error names before 'and N more'.
+SHOWN = 3
+
+
+def _first_few(items: list[str], sep: str = ', ') -> str:
+    """'a, b, c' or, past SHOWN items, 'a, b, c and 6 more'."""
+    text = sep.join(items[:SHOWN])
+    return text if len(items) <= SHOWN else '%s and %d more' % (text, len(items) - SHOWN)
+
+
 def _narrowing_hint(rows: list[dict]) -> str:
-    """Which filters tell the matching configurations apart: 'they differ in --data
-    (imagenet, synthetic)'; parts without a filter (workers) leave --config=KEY alone."""
-    differ = []
+    """Which filters tell the matching configurations apart, and the ones that pick the first:
+    'they differ in --data (imagenet, synthetic): give that filter (--data=synthetic picks
+    the first), or --config=KEY (...)'; parts without a filter (workers) leave --config=KEY
+    alone."""
+    differ, picks = [], []
     for name in records.CONFIG_FIELDS:
-        values = sorted({str(r[name]) for r in rows})
+        values = sorted({str(r[name]) for r in rows},
+                        key=lambda v: (0, int(v), v) if v.isdigit() else (1, 0, v))
         if len(values) > 1 and name in FILTER_FLAGS:
-            differ.append('--%s (%s)' % (name, ', '.join(values[:6])))
+            differ.append('--%s (%s)' % (name, _first_few(values)))
+            picks.append('--%s=%s' % (name, rows[0][name]))
         elif len(values) > 1:
-            differ.append('%s (%s; no filter)' % (name, ', '.join(values[:6])))
-    return 'they differ in %s: give %s, or --config=KEY' % (
-        ' and '.join(differ), 'that filter' if len(differ) == 1 else 'those filters')
+            differ.append('%s (%s; no filter)' % (name, _first_few(values)))
+    pick = ' (%s picks the first)' % ' '.join(picks) if picks else ''
+    return ('they differ in %s: give %s%s, or --config=KEY (`tf_cnn_results show RUN` prints '
+            'a run\'s)' % (' and '.join(differ), 'that filter' if len(differ) == 1 else
+                           'those filters', pick))
 
 
 def check_output(path: str, is_file: bool) -> None:
@@ -231,9 +247,12 @@ def _history(conn, args) -> int:
         print('error: no runs match the filters', file=sys.stderr)
         return 1
     if len(keys) > 1:
-        shown = '; '.join(keys[:5]) + ('; ...' if len(keys) > 5 else '')
+        first = {}
+        for row in rows:
+            first.setdefault(row['config_key'], records.describe_config(row))
         raise UsageError('history shows one configuration; %d match the filters (%s): %s'
-                         % (len(keys), shown, _narrowing_hint(rows)))
+                         % (len(keys), _first_few(list(first.values()), '; '),
+                            _narrowing_hint(rows)))
     chosen = _clean(rows, args)
     if not chosen.kept:
         print('\n'.join(chosen.lines()))

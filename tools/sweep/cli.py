@@ -323,10 +323,13 @@ def _prepare_output(output_dir: str) -> None:
     on a fresh checkout); raises SweepError naming the path when something else is in the way."""
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise SweepError('--output_dir %s is not a directory; choose another path' % output_dir)
+    existed = os.path.isdir(output_dir)
     try:
         os.makedirs(os.path.join(output_dir, 'runs'), exist_ok=True)
     except OSError as e:
-        raise SweepError('--output_dir %s cannot be created: %s' % (output_dir, e.strerror)) \
+        raise SweepError('--output_dir %s cannot be %s: %s; choose another path (a folder this '
+                         'user can write, made when missing)' % (
+                             output_dir, 'written' if existed else 'created', e.strerror)) \
             from None
 
 
@@ -388,7 +391,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
         interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
                                timeout_secs)
         records, _ = results.load_records(results.results_path(out_dir))
-        print(report.write_report(out_dir, records))
+        print(report.write_report(out_dir, records, for_screen=True))
     if interrupted is not None:
         print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
         return 128 + interrupted
@@ -455,7 +458,7 @@ def _report_main(argv: list[str]) -> int:
         print('error: no results file at %s' % path, file=sys.stderr)
         return 2
     records, _ = results.load_records(path)
-    print(report.write_report(os.path.dirname(path) or '.', records))
+    print(report.write_report(os.path.dirname(path) or '.', records, for_screen=True))
     return 0
 
 

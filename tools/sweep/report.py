@@ -111,10 +111,12 @@ def header(records: list[dict]) -> str:
                 ' Runs from %s to %s (UTC).' % (dates[0], dates[-1]) if dates else ''))
 
 
-def failures(records: list[dict]) -> str:
+def failures(records: list[dict], base: str = '') -> str:
     """A list of the runs whose last record is not ok, with their exit status and error.
 
     Repeats are numbered from 1 as in the progress lines ('repeat 1' is config['repeat'] 0).
+    Each run's logs folder is its run_dir (relative to the sweep's folder) under `base`: ''
+    in report.md, the sweep's folder on the screen.
     """
     bad = [r for r in records if r['status'] != 'ok']
     if not bad:
@@ -123,13 +125,23 @@ def failures(records: list[dict]) -> str:
     for r in bad:
         lines.append('- %s repeat %d: %s, exit status %s: %s (logs: %s)' % (
             results.describe(results.config_of(r)), r['config']['repeat'] + 1,
-            r['status'], r['exit_status'], short(r.get('error')), r.get('run_dir', '-')))
+            r['status'], r['exit_status'], short(r.get('error')),
+            _under(base, r['run_dir']) if r.get('run_dir') else '-'))
     return '\n'.join(lines) + '\n'
 
 
-def write_report(output_dir: str, records: list[dict]) -> str:
+def _under(base: str, path: str) -> str:
+    """`path` (relative to the sweep's folder) as seen from where `base` is relative to:
+    'runs/x' under 'runs/fail' is 'runs/fail/runs/x'; under '' or '.' it stays 'runs/x'."""
+    return os.path.normpath(os.path.join(base, path)) if base else path
+
+
+def write_report(output_dir: str, records: list[dict], *, for_screen: bool = False) -> str:
     """Writes output_dir/report.md and the plots; returns the markdown text.
 
+    report.md names the runs' logs and the plots relative to itself; with `for_screen` the
+    text returned names them as seen from the current folder (under output_dir), so that a
+    path printed on the terminal opens from where the command ran.
     Without matplotlib the report says how to install it (and a warning goes to stderr).
     """
     models = []
@@ -137,22 +149,31 @@ def write_report(output_dir: str, records: list[dict]) -> str:
         if r['config']['model'] not in models:
             models.append(r['config']['model'])
     try:
-        plots = write_plots(os.path.join(output_dir, 'plots'), records)
-        plot_text = '\n'.join('![%s](%s)' % (os.path.basename(p), os.path.relpath(p, output_dir))
-                              for p in plots)
+        plots = [os.path.relpath(p, output_dir)
+                 for p in write_plots(os.path.join(output_dir, 'plots'), records)]
     except ImportError:
         print('warning: no plots: %s' % MATPLOTLIB_HINT, file=sys.stderr)
-        plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
+        plots = None
     parts = [header(records)] + [model_table(m, records) for m in models]
     parts.append(figures.figures_table(records))
     parts.append(host_load.host_table(records))
-    parts += [failures(records), '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n']
-    text = '\n'.join(p for p in parts if p)
+
+    def text_under(base: str) -> str:
+        if plots is None:
+            plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
+        else:
+            plot_text = '\n'.join('![%s](%s)' % (os.path.basename(p), _under(base, p))
+                                  for p in plots)
+        return '\n'.join(p for p in parts + [
+            failures(records, base),
+            '## Plots\n\n' + (plot_text or 'No successful runs.') + '\n'] if p)
+
+    text = text_under('')
     path = os.path.join(output_dir, 'report.md')
     with open(path + '.tmp', 'w', encoding='utf-8') as f:
         f.write(text)
     os.replace(path + '.tmp', path)
-    return text
+    return text_under(output_dir) if for_screen else text
 
 
 def short(text: str | None, limit: int = 160) -> str:
