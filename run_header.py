@@ -67,6 +67,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
                                  else '')]
           if plan.training else []),  # forward-only and eval apply no updates
         'Variables:   %s' % p.variable_update,
+        # A cluster task's: whether the workers' updates are synchronised (the original prints
+        # it there for every --job_name run, as Python's True/False).
+        *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]

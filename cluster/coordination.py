@@ -3,13 +3,16 @@
 Coordination queues (FIFOQueues with shared names, so every task's graph refers to the same one):
 
   name                 lives on            written by -> read by
-  tfcnn_flags          coordinator         chief -> other workers: its run-defining flags
-  tfcnn_flags_ack      coordinator         each other worker -> chief: (task, its flags)
-  tfcnn_flags_verdict  coordinator         chief -> other workers: 0 go on, 1 a task disagreed
   tfcnn_ready          coordinator         chief -> other workers: variables initialised/restored
   tfcnn_stats          coordinator         each worker -> chief: (task, images/sec, steps, secs)
   tfcnn_release        worker 0 (no ps)    chief -> other workers: stats gathered, you may exit
   tfcnn_done_<job>_<i> each serving task   each signaler -> serving task: (task, status)
+
+Besides, a shared table (not a queue: every worker reads every entry), `tfcnn_run_flags`, on
+every ps task (on every worker without ps): each worker -> all, its run-defining flags under its
+role and address (cluster/run_flags.py). The done queues and the table have no capacity, and
+nothing is fed into them (their elements are constants of the graph), so tasks started with
+other host lists still reach them, and the start-up check names the lists.
 
 The coordinator is ps 0 when there are ps tasks, else worker 0. This module builds the queue ops
 into a graph (`Coordination`, `done_queue`) and gives a worker's or the controller's run its
@@ -35,11 +38,15 @@ tf1 = tf.compat.v1
 RELEASE_GRACE_SECS = 10.0
 
 
-def done_queue(task: tuple[str, int], capacity: int) -> tf1.FIFOQueue:
-    """The done queue of serving task `task`: elements (signaler index int32, status int32)."""
+def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
+    """The done queue of serving task `task`: elements (signaler index int32, status int32).
+
+    Unbounded: a capacity from this task's host lists would make TensorFlow refuse the queue
+    (`Shared queue ... has capacity 3 but requested capacity was 2`) to a task whose lists
+    differ, before it could report that they do."""
     job, index = task
     with tf1.device(task_device(job, index) + '/device:CPU:0'):
-        return tf1.FIFOQueue(capacity, [tf.int32, tf.int32], shapes=[[], []],
+        return tf1.FIFOQueue(-1, [tf.int32, tf.int32], shapes=[[], []],
                              shared_name='tfcnn_done_%s_%d' % (job, index),
                              name='done_queue_%s_%d' % (job, index))
 
@@ -70,9 +77,7 @@ class Coordination:
                                  tf1.placeholder(tf.float64, [])]
                 self.stats_put = stats.enqueue([tf.constant(me, tf.int32)] + self.stats_in)
                 self.stats_take = stats.dequeue_many(n)
-            self.checks_flags = c.job_name != 'controller' and n > 1
-            if self.checks_flags:
-                self._build_flags_queues(c, n, me)
+            self.checks_flags = c.job_name == 'worker' and not c.serves
             self.has_release = c.coordinator == ('worker', 0) and n > 1
             if self.has_release:
                 with tf1.device(task_device('worker', 0) + '/device:CPU:0'):
@@ -81,49 +86,54 @@ class Coordination:
                     self.release_signal = release.enqueue_many([tf.zeros([n - 1], tf.int32)])
                     self.release_wait = release.dequeue()
                     self.release_size = release.size()
-            self.status = tf1.placeholder(tf.int32, [])
-            self.done_puts = []
-            for task in c.serving_tasks():
-                capacity = len(c.signalers())
-                queue = done_queue(task, capacity)
-                self.done_puts.append(queue.enqueue([tf.constant(me, tf.int32), self.status]))
+            # One enqueue per status, the status a constant (see the module docstring).
+            self.done_puts = {status: [done_queue(task).enqueue(
+                [tf.constant(me, tf.int32), tf.constant(status, tf.int32)])
+                for task in c.serving_tasks()] for status in (0, 1)}
+        self._graph = graph
 
-    def _build_flags_queues(self, c: Cluster, n: int, me: int) -> None:
-        """The start-up check of the run-defining flags (cluster/run_flags.py): the chief puts
-        its flags for each other worker, each answers with its own, the chief puts a verdict."""
-        with tf1.device(task_device(*c.coordinator) + '/device:CPU:0'):
-            self.flags_in = tf1.placeholder(tf.string, [])
-            flags = tf1.FIFOQueue(n, [tf.string], shapes=[[]], shared_name='tfcnn_flags',
-                                  name='flags_queue')
-            self.flags_send = flags.enqueue_many([tf.fill([n - 1], self.flags_in)])
-            self.flags_take = flags.dequeue()
-            acks = tf1.FIFOQueue(n, [tf.int32, tf.string], shapes=[[], []],
-                                 shared_name='tfcnn_flags_ack', name='flags_ack_queue')
-            self.ack_put = acks.enqueue([tf.constant(me, tf.int32), self.flags_in])
-            self.acks_take = acks.dequeue_many(n - 1)
-            self.verdict_in = tf1.placeholder(tf.int32, [])
-            verdict = tf1.FIFOQueue(n, [tf.int32], shapes=[[]], shared_name='tfcnn_flags_verdict',
-                                    name='flags_verdict_queue')
-            self.verdict_send = verdict.enqueue_many([tf.fill([n - 1], self.verdict_in)])
-            self.verdict_take = verdict.dequeue()
+    def run_flags_ops(self, key: int, value: bytes):
+        """(put, reads): the op writing this task's entry of the run-defining flags check
+        (cluster/run_flags.py) into the table on every ps task (every worker without ps), and
+        one tensor per table reading all of its values (string [entries]).
+
+        Args:
+          key: run_flags.entry_id of this task; value: its run_flags.encode_entry.
+        """
+        c = self.cluster
+        hosts = [('ps', k) for k in range(c.num_ps)] or [
+            ('worker', i) for i in range(c.num_workers)]
+        puts, reads = [], []
+        with self._graph.as_default(), tf1.name_scope('cluster_run_flags'):
+            for task in hosts:
+                with tf1.device(task_device(*task) + '/device:CPU:0'):
+                    # int64 keys: TensorFlow has no string -> string MutableHashTable kernel.
+                    table = tf.raw_ops.MutableHashTableV2(
+                        shared_name='tfcnn_run_flags', use_node_name_sharing=False,
+                        key_dtype=tf.int64, value_dtype=tf.string)
+                    puts.append(tf.raw_ops.LookupTableInsertV2(
+                        table_handle=table, keys=tf.constant([key], tf.int64),
+                        values=tf.constant([value])))
+                    reads.append(tf.raw_ops.LookupTableExportV2(
+                        table_handle=table, Tkeys=tf.int64, Tvalues=tf.string)[1])
+            return tf.group(*puts), reads
 
     def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
         """Sends this task's done token (status 0: success) to every serving task, once.
 
         A failure status is sent best effort: an error is logged, not raised.
         """
-        if self._done_sent or not self.done_puts:
+        if self._done_sent or not self.done_puts[0]:
             return
         self._done_sent = True
         options = None
         if timeout_secs is not None:
             options = tf1.RunOptions(timeout_in_ms=int(timeout_secs * 1000))
         if status == 0:  # errors become ClusterError naming the unreachable tasks
-            session.run(self.done_puts, feed_dict={self.status: status}, options=options)
+            session.run(self.done_puts[0], options=options)
             return
         try:
-            session.run_unchecked(self.done_puts, feed_dict={self.status: status},
-                                  options=options)
+            session.run_unchecked(self.done_puts[1], options=options)
         except tf.errors.OpError as e:
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
                           % cnn_util.error_summary(e))

@@ -3,60 +3,112 @@
 Workers started with another --model (or classes, image size, precision, variable update,
 batch) build graphs whose variables do not match the chief's: the run used to fail with
 `Could not find variable v/cg/conv4/...` on that worker and `lost the cluster: unreachable
-now: ps 0` on the chief. At start-up the chief sends its values to every worker and each
-worker answers with its own (cluster/server.py `TaskServer.check_run_flags`, through queues of
-cluster/coordination.py), so a mismatch is one line on both, naming the flag and both values.
+now: ps 0` on the chief. Other steps (--num_batches, --num_epochs, --num_warmup_batches) made
+the worker that finished first leave the others waiting out --startup_timeout_secs for a
+step it never ran; other learning-rate flags were ignored on all but the chief (which
+applies the updates) without a word; other --worker_hosts or --ps_hosts made TensorFlow fail
+with `Shared queue ... has capacity 3 but requested capacity was 2` or `RecvTensor expects a
+different device incarnation` (two tasks taking one role).
+
+At start-up every worker writes its values, under its role and address, to a shared table
+on every ps task it knows (on every worker without ps: cluster/coordination.py
+`Coordination.run_flags_ops`), reads what the others wrote, and judges them the same way
+(`judge`): so a mismatch is the same one line on every task, naming the flags and both
+values (cluster/server.py `TaskServer.check_run_flags`). Nothing is fed into the table
+(its key and value are constants of the graph), so a task whose host lists place it in
+another task's role can still write and read it.
 
 Pure functions on plain values; loads no TensorFlow.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 
+#: The learning-rate flags (graph/learning_rate.py reads them; the chief's updates use its own).
+LEARNING_RATE_FLAGS = ('init_learning_rate', 'piecewise_learning_rate_schedule',
+                       'num_epochs_per_decay', 'learning_rate_decay_factor',
+                       'num_learning_rate_warmup_epochs', 'minimum_learning_rate',
+                       'resnet_base_lr')
 #: The flags compared, in the order messages list them.
 RUN_DEFINING_FLAGS = ('model', 'num_classes', 'image_size', 'use_fp16', 'use_bf16',
-                      'variable_update', 'batch_size')
+                      'variable_update', 'batch_size', 'num_batches', 'num_warmup_batches',
+                      *LEARNING_RATE_FLAGS, 'worker_hosts', 'ps_hosts')
+#: How messages name the compared flags.
+FLAGS_NAMED = ('--model, --num_classes, --image_size, --use_fp16, --use_bf16, '
+               '--variable_update, --batch_size, --num_batches (or --num_epochs), '
+               '--num_warmup_batches, the learning-rate flags, --worker_hosts and --ps_hosts')
 
 
-def _text(value) -> str:
+def _text(value) -> str | None:
+    if value is None:
+        return None
     if isinstance(value, bool):
         return 'true' if value else 'false'
+    if isinstance(value, (list, tuple)):
+        return ','.join(value)
     return str(value)
 
 
-def run_flag_values(plan) -> dict[str, str]:
-    """{flag: value as written on a command line} of a run, resolved (a default --batch_size
-    or --image_size as the model's, --num_classes as the dataset's or labels.txt's).
+def run_flag_values(plan) -> dict[str, str | None]:
+    """{flag: value as written on a command line, or None for a flag not given} of a run,
+    resolved (a default --batch_size or --image_size as the model's, --num_classes as the
+    dataset's or labels.txt's, --num_batches as the timed steps, from --num_epochs when given:
+    '5 (from --num_epochs=0.01)').
 
     Args:
       plan: the task's run_plan.RunPlan.
     """
     p = plan.params
+    steps = str(plan.num_batches)
+    if p.num_epochs is not None:
+        steps += ' (from --num_epochs=%g)' % p.num_epochs
     values = {'model': plan.model, 'num_classes': plan.num_classes,
               'image_size': plan.image_size, 'use_fp16': p.use_fp16, 'use_bf16': p.use_bf16,
-              'variable_update': p.variable_update, 'batch_size': plan.per_device_batch_size}
+              'variable_update': p.variable_update, 'batch_size': plan.per_device_batch_size,
+              'num_batches': steps, 'num_warmup_batches': plan.num_warmup_batches,
+              'worker_hosts': p.worker_hosts, 'ps_hosts': p.ps_hosts}
+    values.update({name: getattr(p, name) for name in LEARNING_RATE_FLAGS})
     return {name: _text(values[name]) for name in RUN_DEFINING_FLAGS}
 
 
-def encode(values: dict[str, str]) -> bytes:
+def encode(values: dict) -> bytes:
     """The values as sent between tasks (UTF-8 JSON, keys sorted)."""
     return json.dumps(values, sort_keys=True).encode('utf-8')
 
 
-def decode(data: bytes) -> dict[str, str]:
+def decode(data: bytes) -> dict:
     """The inverse of `encode`."""
     return json.loads(data.decode('utf-8'))
 
 
-def differences(theirs: dict[str, str], chiefs: dict[str, str]) -> list[tuple[str, str, str]]:
+def _steps(value) -> str | None:
+    """'5 (from --num_epochs=0.01)' -> '5': steps agree whichever flag gave them."""
+    return value.split(' ')[0] if isinstance(value, str) else value
+
+
+def differences(theirs: dict, chiefs: dict) -> list[tuple[str, object, object]]:
     """[(flag, the task's value, the chief's value)] of the flags that differ, in
     RUN_DEFINING_FLAGS order (a flag one side does not send counts as '?')."""
-    return [(name, theirs.get(name, '?'), chiefs.get(name, '?')) for name in RUN_DEFINING_FLAGS
-            if theirs.get(name, '?') != chiefs.get(name, '?')]
+    diffs = []
+    for name in RUN_DEFINING_FLAGS:
+        mine, chief = theirs.get(name, '?'), chiefs.get(name, '?')
+        same = _steps(mine) == _steps(chief) if name == 'num_batches' else mine == chief
+        if not same:
+            diffs.append((name, mine, chief))
+    return diffs
 
 
-def mismatch_line(task: str, chief: str, diffs: list[tuple[str, str, str]]) -> str:
+def _flag(name: str, value) -> str:
+    if value is None:
+        return 'no --%s' % name
+    if name == 'ps_hosts' and value == '':
+        return 'no --ps_hosts'
+    return '--%s=%s' % (name, value)
+
+
+def mismatch_line(task: str, chief: str, diffs: list[tuple[str, object, object]]) -> str:
     """'worker 1 (h:p) was started with --model=a, the chief, worker 0 (h:q), with
     --model=b: ...' for the differences of `differences`.
 
@@ -65,7 +117,79 @@ def mismatch_line(task: str, chief: str, diffs: list[tuple[str, str, str]]) -> s
       chief: the chief, described.
       diffs: non-empty, from `differences`.
     """
-    flags = lambda side: ' and '.join('--%s=%s' % (d[0], d[side]) for d in diffs)  # noqa: E731
+    flags = lambda side: ' and '.join(_flag(d[0], d[side]) for d in diffs)  # noqa: E731
     return ('%s was started with %s, the chief, %s, with %s: every task of a cluster takes the '
-            'same %s; start it with the chief\'s'
-            % (task, flags(1), chief, flags(2), ', '.join('--' + n for n in RUN_DEFINING_FLAGS)))
+            'same %s; start it with the chief\'s' % (task, flags(1), chief, flags(2), FLAGS_NAMED))
+
+
+def entry_key(job: str, index: int, address: str) -> str:
+    """The table key of a task's entry: 'worker 1 localhost:2223' (its role as its own host
+    flags give it, and its own address)."""
+    return '%s %d %s' % (job, index, address)
+
+
+def entry_id(key: str) -> int:
+    """The table's int64 key of an entry_key (the first 8 bytes of its SHA-256)."""
+    return int.from_bytes(hashlib.sha256(key.encode('utf-8')).digest()[:8], 'big', signed=True)
+
+
+def encode_entry(key: str, values: dict, seen: bool = False) -> bytes:
+    """A task's table value: its entry_key, its run_flag_values and whether it has seen a
+    mismatch (it rewrites its entry so: the chief waits for that before it tells the ps tasks
+    to stop, so that no task loses the table before it could read it), `encode`d."""
+    return encode({'task': key, 'flags': values, 'seen': seen})
+
+
+def decode_entries(data) -> tuple[dict[str, dict], set[str]]:
+    """({entry_key: run_flag_values}, {entry_keys of the tasks that saw a mismatch}) of the
+    table values `data` (encode_entry's)."""
+    entries = [decode(d) for d in data]
+    return ({e['task']: e['flags'] for e in entries},
+            {e['task'] for e in entries if e.get('seen')})
+
+
+def _describe(key: str) -> str:
+    job, index, address = key.split(' ', 2)
+    return '%s %s (%s)' % (job, index, address)
+
+
+def judge(entries: dict[str, dict], num_workers: int) -> tuple[str, str | None]:
+    """What the entries written so far say: ('wait', None) until every worker 0..num_workers-1
+    wrote one, ('ok', None) when they agree, ('mismatch', line) as soon as any two disagree.
+
+    Every task judges the same entries the same way, so all print the same line.
+
+    Args:
+      entries: {entry_key: run_flag_values} of the tasks that wrote theirs.
+      num_workers: the workers this task's --worker_hosts list.
+    """
+    by_index: dict[int, list[str]] = {}
+    for key in entries:
+        by_index.setdefault(int(key.split(' ')[1]), []).append(key)
+    chiefs = sorted(by_index.get(0, []))
+    if len(chiefs) > 1:
+        hosts = [d for d in differences(entries[chiefs[1]], entries[chiefs[0]])
+                 if d[0] in ('worker_hosts', 'ps_hosts')] or [('worker_hosts', '?', '?')]
+        sides = ['%s with %s' % (key.split(' ', 2)[2], ' and '.join(_flag(d[0], d[side])
+                                                                      for d in hosts))
+                 for side, key in ((2, chiefs[0]), (1, chiefs[1]))]
+        return 'mismatch', (
+            'two tasks take the role of worker 0, the chief: %s, and %s: every task of a '
+            'cluster takes the same %s, in the same order; start them all with one list'
+            % (sides[0], sides[1], ' and '.join('--' + d[0] for d in hosts)))
+    if chiefs:
+        chief = chiefs[0]
+        lines = [mismatch_line(_describe(key), _describe(chief), diffs)
+                 for key in sorted(entries, key=lambda k: (int(k.split(' ')[1]), k))
+                 if key != chief and (diffs := differences(entries[key], entries[chief]))]
+        if lines:
+            return 'mismatch', '; '.join(lines)
+    if all(i in by_index for i in range(num_workers)):
+        return 'ok', None
+    return 'wait', None
+
+
+def missing_workers(entries: dict[str, dict], num_workers: int) -> list[int]:
+    """The worker indices below num_workers that wrote no entry."""
+    seen = {int(key.split(' ')[1]) for key in entries}
+    return [i for i in range(num_workers) if i not in seen]

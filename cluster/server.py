@@ -45,6 +45,12 @@ EXIT_GRACE_SECS = 10.0
 PROBE_INTERVAL_SECS = 1.0
 #: A signaler seen up, then unreachable this long before reporting done, is gone.
 GONE_AFTER_SECS = 5.0
+#: At most this many seconds the chief waits, after a start-up mismatch, for every task that
+#: wrote its run-defining flags to read the others' before it tells the serving tasks to stop.
+MISMATCH_SEEN_SECS = 10.0
+#: TensorFlow's words when another process took this task's role on a peer (its session there
+#: was dropped, or its devices' incarnations differ).
+DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarnation')
 #: After a lost connection, seconds to probe for the peer that went away before blaming none.
 PEER_GONE_PROBE_SECS = 2.0
 
@@ -65,6 +71,8 @@ class TaskServer:
         self.cluster = cluster
         self.server = None
         self.coordination = None
+        self._session_args = None
+        self._checking = False  # the start-up check runs: a failed run tells no serving task
 
     @property
     def name(self) -> str:
@@ -132,9 +140,10 @@ class TaskServer:
             if time.monotonic() >= deadline:
                 raise cnn_util.ClusterError(
                     '%s: %s unreachable after %g s (--startup_timeout_secs); start %s, or check '
-                    '--ps_hosts/--worker_hosts' % (
+                    '%s' % (
                         what, ', '.join(self.cluster.describe(*t) for t in pending),
-                        self.cluster.timeout_secs, 'it' if len(pending) == 1 else 'them'))
+                        self.cluster.timeout_secs, 'it' if len(pending) == 1 else 'them',
+                        self.cluster.hosts_origin))
             if not logged:
                 cnn_util.log_fn('Waiting up to %g s for %s' % (
                     self.cluster.timeout_secs,
@@ -149,6 +158,7 @@ class TaskServer:
           cnn_util.ClusterError: a peer is unreachable after --startup_timeout_secs.
         """
         self.wait_for_tasks(self.cluster.session_peers(), 'cannot create the session')
+        self._session_args = (graph, base_config)
         return traced_session.TracedSession(
             self.server.target, graph=graph, config=self.session_config(base_config),
             timeout_secs=self.cluster.timeout_secs, error_hook=self.step_error)
@@ -176,7 +186,7 @@ class TaskServer:
         else:
             text = 'lost the cluster: %s (TensorFlow: %s)' % (
                 ('unreachable now: %s' % names) if down else 'a peer failed', first)
-        if self.coordination is not None and ('ps', 0) not in down:
+        if self.coordination is not None and ('ps', 0) not in down and not self._checking:
             self.coordination.signal_done(session, status=1, timeout_secs=5.0)
         return cnn_util.ClusterError(text)
 
@@ -198,7 +208,7 @@ class TaskServer:
             self.cluster.describe(*me), len(signalers), ', '.join('%s %d' % t for t in signalers)))
         graph = tf.Graph()
         with graph.as_default():
-            dequeue = coordination.done_queue(me, len(signalers)).dequeue()
+            dequeue = coordination.done_queue(me).dequeue()
         config = tf1.ConfigProto(device_filters=[self.cluster.local_device])
         pending = set(signalers)
         down_since: dict = {}
@@ -262,48 +272,103 @@ class TaskServer:
                 time.sleep(0.1)
 
     # --- Initialisation of a worker (or the controller).
-    def check_run_flags(self, sess, values: dict[str, str]) -> None:
-        """Checks at start-up that every worker runs the chief's run-defining flags.
+    def check_run_flags(self, sess, values: dict) -> None:
+        """Checks at start-up that every worker runs the chief's run-defining flags (host
+        lists included).
 
-        The chief sends its values to each other worker and takes their answers (their own
-        values); a worker that differs says so and stops; the chief names every worker that
-        differs, tells the serving tasks it failed and the other workers to stop, and stops.
+        Each worker writes its values to the shared table (coordination.Coordination
+        .run_flags_ops), then reads the table until every worker of its --worker_hosts wrote
+        (or two entries disagree) and judges the entries as every other worker does
+        (run_flags.judge). On a mismatch every worker stops with the same line; the chief
+        also tells the serving tasks it failed.
 
         Args:
           sess: this task's session (its runs have the --startup_timeout_secs deadline).
           values: this task's run_flags.run_flag_values.
 
         Raises:
-          cnn_util.ClusterError: one line: the task, the flags and both values
-            (run_flags.mismatch_line); on a worker whose flags match, that the chief stopped.
+          cnn_util.ClusterError: one line: the tasks, the flags and both values
+            (run_flags.judge), or the workers that wrote nothing within
+            --startup_timeout_secs.
         """
         c, coord = self.cluster, self.coordination
-        chief = c.describe('worker', 0)
-        mine = run_flags.encode(values)
-        if c.is_chief:
-            sess.run(coord.flags_send, feed_dict={coord.flags_in: mine})
-            tasks, answers = sess.run(coord.acks_take)
-            bad = sorted((int(t), run_flags.differences(run_flags.decode(a), values))
-                         for t, a in zip(tasks, answers))
-            bad = [(t, d) for t, d in bad if d]
-            sess.run(coord.verdict_send, feed_dict={coord.verdict_in: int(bool(bad))})
-            if bad:
-                coord.signal_done(sess, status=1, timeout_secs=5.0)
-                raise cnn_util.ClusterError('; '.join(
-                    run_flags.mismatch_line(c.describe('worker', t), chief, d) for t, d in bad))
-            return
+        key = run_flags.entry_key(c.job_name, c.task_index, c.address(c.job_name, c.task_index))
+        put, reads = coord.run_flags_ops(run_flags.entry_id(key),
+                                         run_flags.encode_entry(key, values))
+        deadline = time.monotonic() + c.timeout_secs
+        self._checking = True
         try:
-            chiefs = run_flags.decode(sess.run(coord.flags_take))
-            sess.run(coord.ack_put, feed_dict={coord.flags_in: mine})
-        except cnn_util.ClusterError as e:
-            raise cnn_util.ClusterError('the chief did not send its flags: %s' % e) from None
-        diffs = run_flags.differences(values, chiefs)
-        if diffs:
-            raise cnn_util.ClusterError(run_flags.mismatch_line(self.name, chief, diffs))
-        if sess.run(coord.verdict_take):
-            raise cnn_util.ClusterError(
-                'the chief, %s, stopped the cluster at start-up: another worker was started '
-                'with other run-defining flags (the chief\'s log names it)' % chief)
+            sess, entries, line = self._await_verdict(sess, put, reads, deadline)
+        finally:
+            self._checking = False
+        if line is None:
+            return
+        try:  # the verdict is known: what fails from here on is left unsaid
+            sess.run(coord.run_flags_ops(run_flags.entry_id(key), run_flags.encode_entry(
+                key, values, seen=True))[0])
+            if c.is_chief:  # once every task that wrote has read (bounded): the ps stops
+                wait_until = time.monotonic() + MISMATCH_SEEN_SECS
+                while time.monotonic() < wait_until:
+                    entries, seen = self._read_run_flags(sess, reads)
+                    if seen >= set(entries):
+                        break
+                    time.sleep(0.1)
+        except cnn_util.ClusterError:
+            pass
+        if c.is_chief:
+            coord.signal_done(sess, status=1, timeout_secs=5.0)
+        raise cnn_util.ClusterError(line)
+
+    def _await_verdict(self, sess, put, reads, deadline):
+        """Writes this task's entry, reads until run_flags.judge decides; returns (the session
+        used, the entries, the mismatch line or None).
+
+        A task whose host lists give it another task's role shares that role's sessions on
+        the ps tasks: the later session makes TensorFlow drop the earlier (`Session handle is
+        not found`). The task whose session was dropped makes a new one, once, to read the
+        entries that name the lists.
+
+        Raises:
+          cnn_util.ClusterError: workers wrote nothing within --startup_timeout_secs.
+        """
+        c = self.cluster
+        retried = False
+        while True:
+            try:
+                sess.run(put)
+                while True:
+                    entries, _ = self._read_run_flags(sess, reads)
+                    verdict, line = run_flags.judge(entries, c.num_workers)
+                    if verdict != 'wait':
+                        return sess, entries, line
+                    if time.monotonic() >= deadline:
+                        missing = run_flags.missing_workers(entries, c.num_workers)
+                        raise cnn_util.ClusterError(
+                            'the start-up check of the run-defining flags: %s wrote nothing '
+                            'within %g s (--startup_timeout_secs); start %s, or check %s' % (
+                                ', '.join(c.describe('worker', i) for i in missing),
+                                c.timeout_secs, 'it' if len(missing) == 1 else 'them',
+                                c.hosts_origin))
+                    time.sleep(0.2)
+            except cnn_util.ClusterError as e:
+                dropped = any(m in str(e) for m in DROPPED_SESSION_MARKS)
+                if retried or not dropped or self._session_args is None:
+                    raise
+                retried = True
+                graph, base_config = self._session_args
+                sess = traced_session.TracedSession(
+                    self.server.target, graph=graph, config=self.session_config(base_config),
+                    timeout_secs=c.timeout_secs, error_hook=self.step_error)
+
+    @staticmethod
+    def _read_run_flags(sess, reads) -> tuple[dict, set]:
+        """run_flags.decode_entries of every table's values, merged."""
+        entries, seen = {}, set()
+        for found in sess.run(reads):
+            more, more_seen = run_flags.decode_entries(found)
+            entries.update(more)
+            seen |= more_seen
+        return entries, seen
 
     def initialize_variables(self, sess, info, p, flag_values=None) -> int | None:
         """The start-up check of the run-defining flags (`check_run_flags`, with

@@ -147,6 +147,19 @@ class Cluster:
         """Where the ready and stats queues live: ps 0, else worker 0."""
         return ('ps', 0) if self.num_ps else ('worker', 0)
 
+    @property
+    def hosts_origin(self) -> str:
+        """What gave this task its peers' addresses, as advice names it: '--ps_hosts/
+        --worker_hosts' (host flags), 'TF_CONFIG's cluster' or 'the Slurm step's nodes and
+        --slurm_port_base' (params.cluster_resolver, set by cluster/resolvers.py)."""
+        source = getattr(self.params, 'cluster_resolver', 'flags')
+        if source == 'tf_config':
+            return "TF_CONFIG's cluster"
+        if source == 'slurm':
+            return "the Slurm step's nodes and --slurm_port_base"
+        return '--ps_hosts/--worker_hosts' + ('/--controller_host' if 'controller' in self.hosts
+                                              else '')
+
     def address(self, job: str, index: int) -> str:
         return self.hosts[job][index]
 

@@ -407,7 +407,9 @@ def test_a_worker_started_with_another_batch_size_is_named_at_start_up(tmp_path)
     line = ('error: worker 1 (%s) was started with --batch_size=4, the chief, worker 0 (%s), '
             'with --batch_size=2: every task of a cluster takes the same --model, '
             '--num_classes, --image_size, --use_fp16, --use_bf16, --variable_update, '
-            "--batch_size; start it with the chief's" % (workers[1], workers[0]))
+            '--batch_size, --num_batches (or --num_epochs), --num_warmup_batches, the '
+            "learning-rate flags, --worker_hosts and --ps_hosts; start it with the chief's"
+            % (workers[1], workers[0]))
     for result in (worker1, chief):
         assert (result['code'], last_line(result)) == (1, line), result['log'][-3000:]
         assert 'Traceback' not in result['log'] and 'Could not find variable' not in result['log']
@@ -421,7 +423,13 @@ def test_run_flag_differences_name_each_flag_and_both_values():
     values = run_flags.run_flag_values(benchmark_cnn.BenchmarkCNN(p, gpus=0).plan)
     assert values == {'model': 'trivial', 'num_classes': '1001', 'image_size': '16',
                       'use_fp16': 'false', 'use_bf16': 'false',
-                      'variable_update': 'parameter_server', 'batch_size': '2'}
+                      'variable_update': 'parameter_server', 'batch_size': '2',
+                      'num_batches': '100', 'num_warmup_batches': '5',
+                      'init_learning_rate': None, 'piecewise_learning_rate_schedule': None,
+                      'num_epochs_per_decay': '0', 'learning_rate_decay_factor': '0',
+                      'num_learning_rate_warmup_epochs': '0', 'minimum_learning_rate': '0',
+                      'resnet_base_lr': None, 'worker_hosts': 'localhost:2223,localhost:2224',
+                      'ps_hosts': 'localhost:2222'}
     chiefs = run_flags.decode(run_flags.encode(dict(values, model='resnet50', use_fp16='true')))
     diffs = run_flags.differences(values, chiefs)
     assert diffs == [('model', 'trivial', 'resnet50'), ('use_fp16', 'false', 'true')]
