@@ -238,21 +238,27 @@ sys.exit(2)
 """
 
 
-def _fake_launch(tmp_path, monkeypatch, *, ps_waits, collapse_secs):
-    """Runs the launcher in process on fake tasks (no TensorFlow): each prints the same error
-    line and exits 2, except a ps that waits when ps_waits. Returns (status, stdout, stderr)."""
+def _launch_script(tmp_path, script: str, *flags: str) -> tuple[int, str, str]:
+    """Runs the launcher in process with `script` (a Python program's text) as every task's
+    interpreter (--python) and `flags`; returns (status, stdout, stderr)."""
     fake = tmp_path / 'fake_python'
-    fake.write_text(FAKE_TASK % (sys.executable, ps_waits))
+    fake.write_text(script)
     fake.chmod(0o755)
-    monkeypatch.setattr(launch_cluster, 'COLLAPSE_SECS', collapse_secs)
-    opts, rest = _opts('--num_ps=1', '--num_workers=2', '--kill_grace_secs=5',
-                       '--python=%s' % fake, '--', '--model=nosuchmodel')
+    opts, rest = _opts(*flags[:-1], '--python=%s' % fake, '--', flags[-1])
     out, err = io.StringIO(), io.StringIO()
     launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
                                        err=err)
     launcher.start()
     status = launcher.wait()
     return status, out.getvalue(), err.getvalue()
+
+
+def _fake_launch(tmp_path, monkeypatch, *, ps_waits, collapse_secs):
+    """Runs the launcher in process on fake tasks (no TensorFlow): each prints the same error
+    line and exits 2, except a ps that waits when ps_waits. Returns (status, stdout, stderr)."""
+    monkeypatch.setattr(launch_cluster, 'COLLAPSE_SECS', collapse_secs)
+    return _launch_script(tmp_path, FAKE_TASK % (sys.executable, ps_waits), '--num_ps=1',
+                          '--num_workers=2', '--kill_grace_secs=5', '--model=nosuchmodel')
 
 
 MODEL_ERROR = "error: unknown --model='nosuchmodel'; valid models for synthetic: trivial"
@@ -289,17 +295,10 @@ time.sleep(60)
 def test_a_task_stopped_by_sigint_is_named_as_interrupted(tmp_path, monkeypatch):
     """A task that exits 130 (it saved after a SIGINT of its own) is interrupted, not failed:
     the launcher says so, stops the others and exits with its status."""
-    fake = tmp_path / 'fake_python'
-    fake.write_text(INTERRUPTED_TASK % sys.executable)
-    fake.chmod(0o755)
-    opts, rest = _opts('--num_ps=1', '--num_workers=2', '--kill_grace_secs=5',
-                       '--python=%s' % fake, '--', '--model=trivial')
-    out, err = io.StringIO(), io.StringIO()
-    launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
-                                       err=err)
-    launcher.start()
-    assert launcher.wait() == 130
-    assert err.getvalue().splitlines() == [
+    status, _, err = _launch_script(tmp_path, INTERRUPTED_TASK % sys.executable, '--num_ps=1',
+                                    '--num_workers=2', '--kill_grace_secs=5', '--model=trivial')
+    assert status == 130
+    assert err.splitlines() == [
         '[launcher] error: worker0 was interrupted (SIGINT, exit status 130); stopping the '
         'other tasks']
     assert launch_cluster.stopped_by(143) == signal.SIGTERM
@@ -403,21 +402,15 @@ def test_a_task_killed_by_sigkill_is_named_and_the_others_stop_quietly(tmp_path)
     """A ps killed by SIGKILL: one launcher line says it was killed and what to do, the
     other tasks' warning and error lines while they stop are counted in one line (they are
     in their logs), and the chief's MLPerf line is relayed without the role prefix."""
-    fake = tmp_path / 'fake_python'
-    fake.write_text(KILLED_TASK % sys.executable)
-    fake.chmod(0o755)
     logs = tmp_path / 'logs'
-    opts, rest = _opts('--num_ps=1', '--num_workers=3', '--kill_grace_secs=10',
-                       '--python=%s' % fake, '--log_dir=%s' % logs, '--', '--model=trivial')
-    out, err = io.StringIO(), io.StringIO()
-    launcher = launch_cluster.Launcher(opts, launch_cluster.plan_tasks(opts, rest), out=out,
-                                       err=err)
-    launcher.start()
-    assert launcher.wait() == 1
-    assert err.getvalue().splitlines() == [
+    status, out, err = _launch_script(tmp_path, KILLED_TASK % sys.executable, '--num_ps=1',
+                                      '--num_workers=3', '--kill_grace_secs=10',
+                                      '--log_dir=%s' % logs, '--model=trivial')
+    assert status == 1
+    assert err.splitlines() == [
         '[launcher] error: ps0 was killed (SIGKILL: the kernel\'s out-of-memory killer, or a '
         'kill -9); if memory ran out, give fewer --num_workers; stopping the other tasks']
-    lines = out.getvalue().splitlines()
+    lines = out.splitlines()
     assert ':::MLLOG {"key": "init_start", "value": null}' in lines
     assert '[launcher] 6 warning and error line(s) of the stopped tasks (worker0, worker1, '\
            'worker2) left out: in %s' % os.path.join(str(logs), '<role>.log') in lines
