@@ -5,7 +5,8 @@ tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one 
 ...` on stderr: exit status 2 for usage errors (bad flags, unusable output paths), 1 for missing
 or bad data and runtime errors (cluster, non-finite loss, a --train_dir held by another run:
 runtime/dir_hold.py), never a traceback. A run stopped by SIGINT exits 130 after its clean
-stop (143 for SIGTERM: lifecycle/signals.py). Usage errors (an unknown --model included) are
+stop (143 for SIGTERM: lifecycle/signals.py); a cluster worker stopped because its chief was
+(cluster/coordination.py) exits 0. Usage errors (an unknown --model included) are
 found, and --help, --version and --list_models answered, before TensorFlow loads. When the
 reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops
 quietly with exit status 141, as a Unix tool killed by SIGPIPE does.

@@ -27,6 +27,20 @@ class ClusterError(BenchmarkError):
     """A peer task of a cluster cannot be reached, died, or did not answer in time."""
 
 
+class StopRequested(Exception):
+    """A step ended because the run was told to stop (a cluster's chief stopped its run and
+    marked the stop: cluster/coordination.py); not an error. The timed loop ends as when a hook's
+    `should_stop` says stop (lifecycle/training_loop.py), without counting the step.
+
+    Attributes:
+      reason: what the chief did, for the stop line: 'was interrupted (SIGINT)'.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 # tf.data's words before the error of a function it maps (one line, no spaces in its names).
 _TF_DATA_PREFIX = re.compile(r'^Error in user-defined function passed to \S+ transformation '
                              r'with iterator: \S+: ')

@@ -10,15 +10,27 @@ Coordination queues (FIFOQueues with shared names, so every task's graph refers 
 
 Besides, a shared table (not a queue: every worker reads every entry), `tfcnn_run_flags`, on
 every ps task (on every worker without ps): each worker -> all, its run-defining flags under its
-role and address (cluster/run_flags.py). The done queues and the table have no capacity, and
-nothing is fed into them (their elements are constants of the graph), so tasks started with
-other host lists still reach them, and the start-up check names the lists.
+role and address (cluster/run_flags.py); and the stop mark, `tfcnn_stop` on the coordinator:
+chief -> other workers, what stopped its run early ('was interrupted (SIGINT)'). The done queues
+and the run-flags table have no capacity, and nothing is fed into them (their elements are
+constants of the graph), so tasks started with other host lists still reach them, and the
+start-up check names the lists.
 
 The coordinator is ps 0 when there are ps tasks, else worker 0. This module builds the queue ops
 into a graph (`Coordination`, `done_queue`) and gives a worker's or the controller's run its
-hooks (`cluster_hooks`): `ClusterStatsHook` (per-worker images/sec gathered by the chief, which
-prints the cluster total) and `ClusterDoneHook` (the done tokens that let the serving tasks
-exit; cluster/server.py's serve loop waits for them).
+hooks (`cluster_hooks`): `ClusterStopHook` (a chief's early stop passed on to the other
+workers), `ClusterStatsHook` (per-worker images/sec gathered by the chief, which prints the
+cluster total) and `ClusterDoneHook` (the done tokens that let the serving tasks exit;
+cluster/server.py's serve loop waits for them).
+
+A chief whose loop stopped early (SIGINT or SIGTERM: lifecycle/signals.py; an accuracy target
+reached) writes the stop mark, then closes the go queues of synchronous updates
+(variable_managers/distributed.SyncPoint). A worker waiting in a step for its go token then
+gets a closed-queue error, finds the mark (TaskServer.step_error) and stops cleanly: the step
+is not counted, its total block, `Stopped after N timed steps: the chief, worker 0 (...), was
+interrupted (SIGINT)`, its images/sec to the chief, its done token, exit status 0. Asynchronous
+workers wait for no token: they read the mark about once a second (`should_stop`). The chief
+then gathers every worker's figures as after a complete run and exits 130 (143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -36,6 +48,10 @@ tf1 = tf.compat.v1
 #: How long worker 0 waits, after the last release token is taken, for the other workers to
 #: exit (seconds).
 RELEASE_GRACE_SECS = 10.0
+#: Seconds between a worker's reads of the stop mark (asynchronous updates need them).
+STOP_POLL_SECS = 1.0
+#: Deadline of one read or write of the stop mark (seconds).
+STOP_MARK_TIMEOUT_SECS = 5.0
 
 
 def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
@@ -86,6 +102,19 @@ class Coordination:
                     self.release_signal = release.enqueue_many([tf.zeros([n - 1], tf.int32)])
                     self.release_wait = release.dequeue()
                     self.release_size = release.size()
+            with tf1.device(task_device(*c.coordinator) + '/device:CPU:0'):
+                stop = tf.raw_ops.MutableHashTableV2(
+                    shared_name='tfcnn_stop', use_node_name_sharing=False,
+                    key_dtype=tf.int64, value_dtype=tf.string, name='stop_mark')
+                self._stop_reason = tf1.placeholder(tf.string, [])
+                self._stop_put = tf.raw_ops.LookupTableInsertV2(
+                    table_handle=stop, keys=tf.constant([0], tf.int64),
+                    values=tf.reshape(self._stop_reason, [1]))
+                self._stop_read = tf.raw_ops.LookupTableFindV2(
+                    table_handle=stop, keys=tf.constant([0], tf.int64),
+                    default_value=tf.constant(''))[0]
+            #: The chief's stop mark once this worker read it, else None.
+            self.stop_reason = None
             # One enqueue per status, the status a constant (see the module docstring).
             self.done_puts = {status: [done_queue(task).enqueue(
                 [tf.constant(me, tf.int32), tf.constant(status, tf.int32)])
@@ -118,6 +147,25 @@ class Coordination:
                         table_handle=table, Tkeys=tf.int64, Tvalues=tf.string)[1])
             return tf.group(*puts), reads
 
+    def mark_stop(self, session, reason: str) -> None:
+        """Writes the stop mark (the chief, its run stopped early): `reason` completes 'the
+        chief, worker 0 (...), ...' in the other workers' stop line."""
+        session.run(self._stop_put, feed_dict={self._stop_reason: reason},
+                    options=tf1.RunOptions(timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
+
+    def read_stop(self, session) -> str | None:
+        """The chief's stop mark, or None when there is none or it cannot be read now (the
+        coordinator is gone); remembered in `stop_reason` once found."""
+        if self.stop_reason is None:
+            try:
+                run = getattr(session, 'run_unchecked', session.run)  # no error translation
+                found = run(self._stop_read, options=tf1.RunOptions(
+                    timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
+            except tf.errors.OpError:
+                return None
+            self.stop_reason = found.decode('utf-8', 'replace') or None
+        return self.stop_reason
+
     def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
         """Sends this task's done token (status 0: success) to every serving task, once.
 
@@ -137,6 +185,76 @@ class Coordination:
         except tf.errors.OpError as e:
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
                           % cnn_util.error_summary(e))
+
+
+def stop_reason(result: dict) -> str:
+    """What stopped a chief's run early, for the other workers' stop line: 'was interrupted
+    (SIGINT)', 'reached --stop_at_top_1_accuracy' or 'stopped early'."""
+    if result.get('stopped_by_signal'):
+        return 'was interrupted (%s)' % result['stopped_by_signal']
+    if result.get('stopped_at_top_1_accuracy'):
+        return 'reached --stop_at_top_1_accuracy'
+    return 'stopped early'
+
+
+class ClusterStopHook(run_hooks.RunHook):
+    """A chief's early stop passed on to the other workers (see the module docstring).
+
+    The chief, in `end` (the first cluster hook: after the run's own hooks' `end`, so its final
+    checkpoint is saved and result['stopped_by_signal'] set; before `ClusterStatsHook` waits
+    for the workers' figures), when its loop stopped early: the stop mark, then the go queues
+    of synchronous updates closed. Another worker: `should_stop` reads the mark at most every
+    STOP_POLL_SECS; in `end`, when the mark stopped its run (there, or in a step:
+    cnn_util.StopRequested from TaskServer.step_error), the stop line and
+    result['stopped_by_chief'] (the mark: 'was interrupted (SIGINT)'). The controller's
+    workers serve (no loop of their own): nothing to pass on.
+    """
+
+    def __init__(self, server):
+        self.server = server
+        self.cluster = server.cluster
+        self._sess = None
+        self._close = []
+        self._next_read = 0.0
+
+    def _passes_on(self) -> bool:
+        return self.cluster.job_name == 'worker' and self.cluster.num_workers > 1
+
+    def begin(self, ctx):
+        self._sess = ctx.sess
+        point = getattr(ctx.info.mgr, 'sync_point', None)
+        if self._passes_on() and self.cluster.is_chief and point is not None:
+            with ctx.info.graph.as_default():
+                self._close = point.close_ops()
+
+    def should_stop(self):
+        if not self._passes_on() or self.cluster.is_chief:
+            return False
+        now = time.monotonic()
+        if now < self._next_read:
+            return False
+        self._next_read = now + STOP_POLL_SECS
+        return self.server.coordination.read_stop(self._sess) is not None
+
+    def end(self, result):
+        if not self._passes_on():
+            return
+        c, coord = self.cluster, self.server.coordination
+        if c.is_chief:
+            if result.get('stopped_early'):
+                coord.mark_stop(self._sess, stop_reason(result))
+                if self._close:
+                    self._sess.run(self._close)
+            return
+        if coord.stop_reason is None or not result.get('stopped_early'):
+            return
+        result['stopped_by_chief'] = coord.stop_reason
+        chief = 'the chief, %s, %s' % (c.describe('worker', 0), coord.stop_reason)
+        if result.get('stopped_in_warmup'):
+            cnn_util.log_fn('Stopped in the warm-up: %s (nothing timed)' % chief)
+        else:
+            cnn_util.log_fn('Stopped after %d timed steps: %s' % (result.get('num_steps', 0),
+                                                                 chief))
 
 
 class ClusterStatsHook(run_hooks.RunHook):
@@ -175,8 +293,9 @@ class ClusterStatsHook(run_hooks.RunHook):
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
             return
+        # A run stopped in the warm-up timed nothing: images/sec None, sent as 0.
         sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
-            float(result['images_per_sec']), int(result['num_steps']),
+            float(result['images_per_sec'] or 0.0), int(result['num_steps']),
             float(result['elapsed_secs'])))))
         if c.is_chief:
             self._report(sess.run(coord.stats_take), result)
@@ -244,13 +363,14 @@ class ClusterDoneHook(run_hooks.RunHook):
 
 
 def cluster_hooks(server) -> list[run_hooks.RunHook]:
-    """The hooks of a worker's (or the controller's) run: images/sec accounting and done tokens.
+    """The hooks of a worker's (or the controller's) run: a chief's early stop passed on,
+    images/sec accounting and done tokens, in this order.
 
     Args:
       server: this task's cluster.server.TaskServer (its cluster and, once initialised, its
         coordination queues).
     """
-    return [ClusterStatsHook(server), ClusterDoneHook(server)]
+    return [ClusterStopHook(server), ClusterStatsHook(server), ClusterDoneHook(server)]
 
 
 def local_device_predicate(cluster: Cluster):

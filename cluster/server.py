@@ -163,9 +163,20 @@ class TaskServer:
             self.server.target, graph=graph, config=self.session_config(base_config),
             timeout_secs=self.cluster.timeout_secs, error_hook=self.step_error)
 
-    def step_error(self, error, session) -> cnn_util.ClusterError:
+    def step_error(self, error, session) -> Exception | None:
         """Turns a failed cluster session.run into a ClusterError naming unreachable peers; tells
-        the serving tasks this task failed (best effort)."""
+        the serving tasks this task failed (best effort). When the chief marked a stop
+        (cluster/coordination.py: a closed go queue, or any failure once the chief stopped),
+        a cnn_util.StopRequested instead: no failure. None (the error stands) for an
+        OutOfRangeError without a stop mark (the end of an input, not a cluster error)."""
+        c = self.cluster
+        if (self.coordination is not None and c.job_name == 'worker' and not c.is_chief
+                and not self._checking):
+            reason = self.coordination.read_stop(session)
+            if reason is not None:
+                return cnn_util.StopRequested(reason)
+        if isinstance(error, tf.errors.OutOfRangeError):
+            return None
         me = (self.cluster.job_name, self.cluster.task_index)
         peers = [(job, i) for job, hosts in self.cluster.hosts.items()
                  for i in range(len(hosts)) if (job, i) != me]

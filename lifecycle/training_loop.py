@@ -47,7 +47,8 @@ class LoopResult:
       elapsed_secs: wall seconds of the timed loop, without hook_secs.
       hook_secs: wall seconds spent in `after_step` and `should_stop` between timed steps
         (checkpoints, summaries, evaluations during training).
-      stopped_early: True when `should_stop` ended the loop.
+      stopped_early: True when `should_stop` ended the loop, or a step's
+        cnn_util.StopRequested (a cluster's chief stopped; that step is not counted).
       stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up: no step was
         timed, and images_per_sec is no measurement (0.0).
     """
@@ -193,7 +194,13 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
     log('Running warm up')
     for call in range(1, spec.num_warmup + 1):
         start = time.perf_counter()
-        out = phases.run_step(step_fn, call, time.perf_counter)
+        try:
+            out = phases.run_step(step_fn, call, time.perf_counter)
+        except cnn_util.StopRequested:  # a cluster's chief stopped: this step did not finish
+            result.stopped_early = result.stopped_in_warmup = True
+            log('Stopped in the warm-up after %d of %d warm-up steps: nothing was timed'
+                % (call - 1, spec.num_warmup))
+            break
         times.append(time.perf_counter() - start)
         _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec,
                       getattr(step_fn, 'loss_parts', None))
@@ -205,7 +212,7 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
             break
     else:
         log('Done warm up')
-    return min(times[1:]) if len(times) > 1 else times[0]
+    return min(times[1:]) if len(times) > 1 else (times[0] if times else 0.0)
 
 
 def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
@@ -221,7 +228,10 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     the warm-up (or the first timed step, without one) a line says how long the timed part
     will take. `should_stop` is also asked after each warm-up step: when it says stop (a
     signal), the loop returns at once, nothing timed (LoopResult.stopped_in_warmup), without
-    the timed part's line, the timed phases or a total block.
+    the timed part's line, the timed phases or a total block. A step that raises
+    cnn_util.StopRequested (a cluster's chief stopped) ends the loop the same way, before that
+    step: in the warm-up as above, in the timed part as after `should_stop` (the step is not
+    counted, nor its time).
 
     Args:
       spec: the LoopSpec.
@@ -252,9 +262,15 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     clock = time.perf_counter
     phases.before_timed()
     loop_start = clock()
+    loop_end = None
     for step in range(1, spec.num_steps + 1):
         start = clock()
-        out = phases.run_step(step_fn, spec.num_warmup + step, clock)
+        try:
+            out = phases.run_step(step_fn, spec.num_warmup + step, clock)
+        except cnn_util.StopRequested:  # a cluster's chief stopped: this step is not counted
+            result.stopped_early = True
+            loop_end = start  # its wait is not the timed steps' time
+            break
         seconds = clock() - start
         stats.add(seconds)
         loss = out[0]
@@ -275,7 +291,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if stop:
             result.stopped_early = True
             break
-    result.elapsed_secs = clock() - loop_start - result.hook_secs
+    result.elapsed_secs = (loop_end or clock()) - loop_start - result.hook_secs
     phases.after_timed()
     result.step_times = stats.step_times
     result.images_per_sec = (spec.images_per_step * result.num_steps / result.elapsed_secs

@@ -24,7 +24,9 @@ tf1 = tf.compat.v1
 CLOSE_TIMEOUT_SECS = 10.0
 FAILED_CLOSE_TIMEOUT_SECS = 2.0
 _CLUSTER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
-                   tf.errors.AbortedError, tf.errors.CancelledError)
+                   tf.errors.AbortedError, tf.errors.CancelledError,
+                   # a closed coordination queue: the chief stopped (cluster/coordination.py)
+                   tf.errors.OutOfRangeError)
 
 
 def trace_options(partition_graphs: bool = False, timeout_ms: int = 0,
@@ -50,7 +52,9 @@ class TracedSession(tf1.Session):
       target, graph, config: as for tf.compat.v1.Session.
       timeout_secs: deadline of every run (None: no deadline).
       error_hook: (tf.errors.OpError, session) -> Exception to raise instead, for cluster
-        errors (Unavailable, DeadlineExceeded, Aborted, Cancelled); None re-raises them.
+        errors (Unavailable, DeadlineExceeded, Aborted, Cancelled, and OutOfRange: a queue
+        the chief closed); None re-raises the error. A cnn_util.StopRequested it returns
+        (the run was told to stop) leaves the session usable.
     """
 
     def __init__(self, target='', graph=None, config=None, *, timeout_secs=None,
@@ -74,8 +78,10 @@ class TracedSession(tf1.Session):
     def _translate(self, error):
         if self._error_hook is None or not isinstance(error, _CLUSTER_ERRORS):
             return None
-        self._failed = True
-        return self._error_hook(error, self)
+        replacement = self._error_hook(error, self)
+        if replacement is not None and not isinstance(replacement, cnn_util.StopRequested):
+            self._failed = True
+        return replacement
 
     def run_unchecked(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """session.run with the deadline but without error translation."""

@@ -254,6 +254,44 @@ def test_a_stop_in_the_warm_up_stops_after_that_step_and_times_nothing():
     assert (result.num_steps, result.warmup_losses, result.step_times) == (0, [1.0, 1.0], [])
 
 
+def test_a_step_stopped_by_the_chief_ends_the_loop_uncounted(monkeypatch):
+    """A step that raises StopRequested (a cluster's chief stopped: its go queue closed) ends
+    the timed loop like should_stop, before that step: neither it nor its wait is counted."""
+    step = _Clocked(monkeypatch, [1.0, 1.0, 1.0, 7.0])
+    inner = step.__call__
+
+    def stopped_at_third_timed_step():
+        out = inner()
+        if step.now[0] > 3.0:  # the fourth call: warm-up 1, timed 1, timed 2, timed 3
+            raise cnn_util.StopRequested('was interrupted (SIGINT)')
+        return out
+    lines = []
+    result = training_loop.run_loop(
+        Spec(num_warmup=1, num_steps=10, images_per_step=4, display_every=1),
+        stopped_at_third_timed_step, [], log=lines.append)
+    assert result.stopped_early and not result.stopped_in_warmup
+    assert (result.num_steps, result.step_times, result.elapsed_secs) == (2, [1.0, 1.0], 2.0)
+    assert result.images_per_sec == 4.0 and 'total images/sec: 4.00' in lines
+
+
+def test_a_warm_up_step_stopped_by_the_chief_times_nothing():
+    calls = []
+
+    def step():
+        calls.append('step')
+        if len(calls) == 3:
+            raise cnn_util.StopRequested('was interrupted (SIGTERM)')
+        return (1.0,)
+    lines = []
+    result = training_loop.run_loop(
+        Spec(num_warmup=5, num_steps=10, images_per_step=4, display_every=1), step, [],
+        log=lines.append)
+    assert lines == ['Running warm up',
+                     'Stopped in the warm-up after 2 of 5 warm-up steps: nothing was timed']
+    assert result.stopped_in_warmup and result.stopped_early
+    assert (result.num_steps, result.warmup_losses) == (0, [1.0, 1.0])
+
+
 class _Clocked:
     """A step function on a fake clock: each call takes the next of `durations` seconds."""
 

@@ -122,6 +122,13 @@ class SyncPoint:
         with tf.control_dependencies([sent]):
             return [self.go[self.task_index].dequeue()]
 
+    def close_ops(self) -> list:
+        """Ops closing the other workers' go queues (the chief's, once its run stopped early):
+        a worker's token already there is still taken, and its next step fails at once with an
+        OutOfRangeError instead of waiting for a go that never comes."""
+        with tf1.name_scope('sync_tokens_close'):
+            return [self.go[j].close() for j in range(1, self.num_workers)]
+
 
 class _ClusterMgr(VariableMgr):
     """Shared parts of the ps-based cluster managers: placement and the update protocol.
@@ -133,6 +140,8 @@ class _ClusterMgr(VariableMgr):
     def __init__(self, *, cluster, **kwargs):
         super().__init__(**kwargs)
         self.cluster = cluster
+        #: The SyncPoint of synchronous updates, once the train op is built; else None.
+        self.sync_point = None
         self.worker_cpu = self.cluster.local_cpu
         self.placer = PsPlacer(max(self.cluster.num_ps, 1))
 
@@ -177,8 +186,8 @@ class _ClusterMgr(VariableMgr):
                             resets.append(acc.assign(tf.zeros(acc.shape, acc.dtype.base_dtype),
                                                      read_value=False))
                 return resets
-        point = SyncPoint(c.num_workers, c.task_index,
-                          task_device(*c.coordinator) + '/device:CPU:0')
+        self.sync_point = point = SyncPoint(c.num_workers, c.task_index,
+                                            task_device(*c.coordinator) + '/device:CPU:0')
         return point.build(adds, chief_update)
 
     def model_bytes(self) -> int:
@@ -378,6 +387,8 @@ class VariableMgrDistributedAllReduce(VariableMgrReplicated):
     def __init__(self, *, cluster, **kwargs):
         super().__init__(**kwargs)
         self.cluster = cluster
+        #: The SyncPoint of synchronous updates, once the train op is built; else None.
+        self.sync_point = None
         p = self.params
         if not (p.all_reduce_spec or p.use_nccl or p.hierarchical_copy):
             self.params = p._replace(all_reduce_spec=DEFAULT_ALL_REDUCE_SPEC)
