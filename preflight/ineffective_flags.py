@@ -8,10 +8,15 @@ silently ignored.
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run, ...)
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
-the modes, when the command line gave it (`given`: `--datasets_use_prefetch` asks for the
-default value, and without a tf.data pipeline it still does nothing). The original's flags
-that do nothing here (params/original_flags.py) warn only at another value than the default:
-at the default they ask for what this project does anyway.
+the modes, when the command line gave it at a default that asks for a step of the run
+(`STEP_DEFAULTS`: `--datasets_use_prefetch` asks for prefetching, and without a tf.data
+pipeline nothing prefetches). A default that means off, auto, 'same as' or a setting of a step
+(0, false, empty, None, --max_ckpts_to_keep=5, --momentum=0.9) asks for nothing: typed, it stays
+silent, as does --cross_replica_sync=true on one host (nothing to synchronise). The original's
+flags that do nothing here (params/original_flags.py) warn only at another value than the
+default: at the default they ask for what this project does anyway. Where a mode's rule
+covers one of them (a tf.data flag on synthetic data), the mode's message replaces the
+original's, so that each line is true for the run it is printed in.
 """
 
 from __future__ import annotations
@@ -31,13 +36,32 @@ TRAINING_ONLY_FLAGS = (
     'eval_during_training_at_specified_epochs',
     'stop_at_top_1_accuracy', 'loss_type_to_report', 'single_l2_loss_op')
 EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
+# The last three are the original's (params/original_flags.py): their own message names a
+# tf.data flag to use instead, which does nothing either where no tf.data pipeline reads.
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length',
-    'datasets_use_prefetch')
+    'datasets_use_prefetch', 'datasets_sloppy_parallel_interleave',
+    'datasets_parallel_interleave_prefetch')
 INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and_crop',
-               'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size') + TF_DATA_FLAGS
+               'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size',
+               'distort_color_in_yiq') + TF_DATA_FLAGS
 EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
+
+# The flags of the rules below whose default switches on a step of the run: typed at that
+# default, they still ask for the step, so a mode without it warns. Every other flag's default
+# asks for nothing there (decided per flag): off (0, false: --save_model_secs=0,
+# --use_datasets=false), auto or 'same as' (None, 0: --eval_batch_size=0 is --batch_size),
+# a setting or a bound of a step (--momentum=0.9, --weight_decay, --optimizer=sgd,
+# --resize_method, --shuffle_buffer_size, --datasets_prefetch_buffer_size,
+# --max_ckpts_to_keep=5, --fail_on_slower=5), or --cross_replica_sync=true, which on one host
+# or with one worker has nothing to synchronise.
+STEP_DEFAULTS = frozenset({
+    'datasets_use_prefetch',  # prefetch the tf.data input
+    'distortions',  # distort the training images
+    'fuse_decode_and_crop',  # decode only the crop of each JPEG
+    'fused_weight_decay',  # fold weight decay into the updates
+})
 
 
 # The --variable_update modes whose workers may train asynchronously (--nocross_replica_sync;
@@ -54,19 +78,21 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
       dataset: the dataset's name ('imagenet', 'cifar10', 'synthetic'), for the rules of real
         data; None: judged from --data_name alone.
       given: the names of the flags the command line gave (also at their default value);
-        empty for a library run, whose flags count only when not at their default.
+        empty for a library run, whose flags count only when not at their default. A flag
+        given at its default counts only when it is one of STEP_DEFAULTS.
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
       updates)', in parameter-table order within each rule.
     """
     out = []
-    # The original's flags set to another value than the default get their own message.
-    original = {n for n in original_flags.NO_EFFECT_FLAGS if params_lib.is_set(p, n)}
+    asked = {n for n in given if n in STEP_DEFAULTS}
+    covered = set()  # flags a mode's rule named: the original's own message is left out
 
     def rule(names, why):
-        out.extend('--%s has no effect %s' % (n, why) for n in names if n not in original
-                   and (params_lib.is_set(p, n) or n in given))
+        chosen = [n for n in names if params_lib.is_set(p, n) or n in asked]
+        covered.update(chosen)
+        out.extend('--%s has no effect %s' % (n, why) for n in chosen)
 
     if p.forward_only:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
@@ -122,7 +148,9 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
              'updates between several workers)')
     if not p.forward_only and not p.eval:
         out.extend(_below_the_floor(p))
-    out.extend(original_flags.ineffective(p))  # the original's flags that do nothing here
+    # The original's flags that do nothing here, where no mode's rule said so already.
+    out.extend(m for m in original_flags.ineffective(p)
+               if m.split(' ', 1)[0][2:] not in covered)
     return list(dict.fromkeys(out))
 
 

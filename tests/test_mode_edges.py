@@ -83,8 +83,9 @@ def test_cross_replica_sync_warns_where_no_workers_share_updates():
     assert ('--cross_replica_sync has no effect on one host (it chooses synchronous or '
             'asynchronous updates between a cluster\'s workers: --job_name, TF_CONFIG or '
             'Slurm)') in _said(one_host)
-    assert any(m.startswith('--cross_replica_sync ') for m in _said(
-        params.make_params(), given={'cross_replica_sync'}))  # typed, at its default
+    # Typed at its default (true): on one host there is nothing to synchronise; silent.
+    assert not [m for m in _said(params.make_params(), given={'cross_replica_sync'})
+                if m.startswith('--cross_replica_sync ')]
     cluster = dict(job_name='worker', ps_hosts=['h:1'], variable_update='parameter_server',
                    cross_replica_sync=False)
     one_worker = params.make_params(worker_hosts=['h:2'], **cluster)
@@ -110,11 +111,15 @@ def test_datasets_use_prefetch_warns_where_no_tf_data_pipeline_reads():
     tf_data = params.make_params(data_dir='/data', data_name='imagenet', use_datasets=True)
     assert _said(tf_data, typed) == []
     assert _said(record_input) == []  # not typed, at its default: nothing asked for
-    # At another value: the original flag's own message, once.
-    off = [m for m in _said(record_input._replace(datasets_use_prefetch=False), typed)
+    # At another value: where tf.data reads, the original flag's own message, once; where
+    # RecordInput reads, the mode's (the tf.data input's prefetching is not this run's).
+    off = [m for m in _said(tf_data._replace(datasets_use_prefetch=False), typed)
            if m.startswith('--datasets_use_prefetch ')]
     assert off == ['--datasets_use_prefetch has no effect here: the tf.data input always '
                    'prefetches; use --datasets_prefetch_buffer_size to size it']
+    assert _said(record_input._replace(datasets_use_prefetch=False), typed) == [
+        '--datasets_use_prefetch has no effect without --use_datasets (RecordInput reads the '
+        'files)']
 
 
 @pytest.mark.cli

@@ -1,0 +1,149 @@
+"""Flags typed at their default value (preflight/ineffective_flags.py): they warn only when the
+default asks for a step the run will not take (STEP_DEFAULTS: --distortions on synthetic data,
+--datasets_use_prefetch where no tf.data pipeline reads); a default that means off, auto, 'same
+as' or a setting of a step stays silent. Each tf.data message is true for the run it is
+printed in. The README's and docs' example commands print no such warning."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+import test_docs
+from absl import flags
+
+from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks.preflight import ineffective_flags
+from tf_cnn_benchmarks.tools import launch_cluster
+
+# Every flag a rule of the modes names (ineffective_flags.ignored_flags).
+RULE_FLAGS = tuple(dict.fromkeys(
+    ineffective_flags.OPTIMIZER_FLAGS + ineffective_flags.TRAINING_ONLY_FLAGS
+    + ineffective_flags.EVAL_FLAGS + ineffective_flags.INPUT_FLAGS
+    + ('baseline', 'fail_on_slower', 'print_training_accuracy', 'trace_file', 'tfprof_file',
+       'save_summaries_steps', 'freeze_when_forward_only', 'max_ckpts_to_keep',
+       'eval_interval_secs', 'num_batches', 'num_epochs', 'gpu_model', 'summary_verbosity',
+       'cross_replica_sync')))
+
+
+def _at_default(name: str) -> str | None:
+    """`--name=<its default>` as a user types it; None when the default cannot be typed."""
+    default = params.SPEC_BY_NAME[name].default
+    if default is None:
+        return None
+    if isinstance(default, bool):
+        return '--%s=%s' % (name, 'true' if default else 'false')
+    if isinstance(default, list):
+        return '--%s=%s' % (name, ','.join(default))
+    return '--%s=%s' % (name, default)
+
+
+def warnings_of(args: list[str], visible_gpus: int = 0) -> list[str]:
+    """The 'has no effect' lines the command prints for `args` (its flags, parsed as the
+    command parses them, `given` from what the command line held)."""
+    fv = flags.FlagValues()
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(args), fv)
+    given = frozenset(n for n in params.SPEC_BY_NAME if fv[n].present)
+    return ineffective_flags.messages(p, visible_gpus, None, given)
+
+
+TYPED = [a for a in map(_at_default, RULE_FLAGS) if a]
+MODES = {  # mode flags -> the flags typed at their default that must warn there
+    'one host, synthetic': ([], {'distortions', 'fuse_decode_and_crop',
+                                 'datasets_use_prefetch'}),
+    'forward-only': (['--forward_only'], {'distortions', 'fuse_decode_and_crop',
+                                          'datasets_use_prefetch', 'fused_weight_decay'}),
+    'eval': (['--eval', '--train_dir=/tmp/x'], {'distortions', 'fuse_decode_and_crop',
+                                                'datasets_use_prefetch', 'fused_weight_decay'}),
+    'RecordInput': (['--data_dir=/data', '--data_name=imagenet'], {'datasets_use_prefetch'}),
+    'tf.data': (['--data_dir=/data', '--data_name=imagenet', '--use_datasets'], set()),
+    'one worker': (['--job_name=worker', '--task_index=0', '--worker_hosts=h:2',
+                    '--ps_hosts=h:1'], {'distortions', 'fuse_decode_and_crop',
+                                        'datasets_use_prefetch'}),
+}
+
+
+def test_the_users_flags_typed_at_their_default_on_one_host_are_silent():
+    said = warnings_of(['--cross_replica_sync=true', '--eval_batch_size=0',
+                        '--save_model_secs=0', '--max_ckpts_to_keep=5', '--momentum=0.9',
+                        '--optimizer=sgd', '--fail_on_slower=5', '--summary_verbosity=0',
+                        '--datasets_prefetch_buffer_size=1', '--shuffle_buffer_size=10000',
+                        '--resize_method=bilinear', '--use_datasets=false'])
+    assert said == []
+
+
+@pytest.mark.parametrize('mode', sorted(MODES))
+def test_typed_at_its_default_a_flag_warns_only_when_the_default_asks_for_a_step(mode):
+    """Every flag of the rules typed at its default: only the defaults that switch on a step
+    this mode does not take warn, each with its mode's reason."""
+    extra, expected = MODES[mode]
+    said = warnings_of(TYPED + extra)  # the mode's flags last: they win
+    warned = {m.split(' ', 1)[0][2:] for m in said}
+    assert warned == expected, said
+    assert expected <= ineffective_flags.STEP_DEFAULTS
+
+
+def test_at_another_value_the_flags_warn_as_before():
+    said = warnings_of(['--nocross_replica_sync', '--eval_batch_size=4', '--save_model_secs=60',
+                        '--max_ckpts_to_keep=3'])
+    assert {m.split(' ', 1)[0] for m in said} == {
+        '--cross_replica_sync', '--eval_batch_size', '--save_model_secs', '--max_ckpts_to_keep'}
+
+
+SYNTHETIC = ('has no effect on synthetic data (no --data_dir: nothing is read or '
+             'preprocessed)')
+RECORD_INPUT = 'has no effect without --use_datasets (RecordInput reads the files)'
+
+
+@pytest.mark.parametrize('args, expected', [
+    (['--nodatasets_use_prefetch'], ['--datasets_use_prefetch ' + SYNTHETIC]),
+    (['--datasets_prefetch_buffer_size=4'], ['--datasets_prefetch_buffer_size ' + SYNTHETIC]),
+    (['--datasets_sloppy_parallel_interleave'],
+     ['--datasets_sloppy_parallel_interleave ' + SYNTHETIC]),
+    (['--nodistort_color_in_yiq'], ['--distort_color_in_yiq ' + SYNTHETIC]),
+    (['--data_dir=/d', '--data_name=imagenet', '--datasets_use_prefetch'],
+     ['--datasets_use_prefetch ' + RECORD_INPUT]),
+    (['--data_dir=/d', '--data_name=imagenet', '--nodatasets_use_prefetch'],
+     ['--datasets_use_prefetch ' + RECORD_INPUT]),
+    (['--data_dir=/d', '--data_name=imagenet', '--use_datasets', '--nodatasets_use_prefetch'],
+     ['--datasets_use_prefetch has no effect here: the tf.data input always prefetches; use '
+      '--datasets_prefetch_buffer_size to size it']),
+    (['--data_dir=/d', '--data_name=imagenet', '--use_datasets',
+      '--datasets_prefetch_buffer_size=4'], []),
+])
+def test_each_tf_data_message_is_true_for_its_run(args, expected):
+    """Synthetic data and RecordInput have no tf.data pipeline: the mode's reason, never the
+    original flag's advice to use a tf.data flag that does nothing there either."""
+    assert warnings_of(args) == ['%s' % m for m in expected]
+
+
+def _benchmark_args(command: str) -> list[list[str]]:
+    """The flags of each tf_cnn_benchmarks process a documented command starts."""
+    words = shlex.split(re.sub(r'\$\([^)]*\)|\$\w+', 'X', command))
+    if set(words[1:]) & {'--help', '--helpfull', '-h', '--version'}:
+        return []
+    if words[0] == 'tf_cnn_benchmarks':
+        return [words[1:]]
+    if words[0] == 'tf_cnn_cluster':
+        opts, passthrough = launch_cluster.parse_args(words[1:])
+        return [task['args'] for task in launch_cluster.plan_tasks(opts, passthrough)]
+    return []  # the sweep's runs take their flags from its file
+
+
+DOC_RUNS = [(page, command) for page, command in test_docs.all_commands()
+            if command.split()[0] != 'tf_cnn_sweep']
+
+
+def test_the_docs_hold_runs_to_check():
+    assert len(DOC_RUNS) >= 30
+
+
+@pytest.mark.parametrize('page,command', DOC_RUNS)
+def test_no_documented_command_warns_of_a_flag_without_effect(page, command, monkeypatch,
+                                                              tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for args in _benchmark_args(command):
+        # A page's GPU command is for a GPU host: it sees the GPUs it asks for.
+        gpus = 8 if '--device=gpu' in args or '--num_gpus' in ' '.join(args) else 0
+        assert warnings_of(args, gpus) == [], '%s: `%s`' % (page, command)
