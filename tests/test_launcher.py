@@ -306,6 +306,37 @@ def test_a_task_stopped_by_sigint_is_named_as_interrupted(tmp_path, monkeypatch)
     assert launch_cluster.stopped_by(1) is None
 
 
+WAITING_TASK = """#!%s
+import sys, time
+print('ready', flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize('signum, status, line', [
+    (signal.SIGTERM, 143, '[launcher] interrupted (SIGTERM); stopping every task'),
+    (signal.SIGINT, 130, '[launcher] interrupted; stopping every task')])
+def test_a_signal_to_the_launcher_stops_every_task_and_exits_128_plus_it(tmp_path, signum,
+                                                                         status, line):
+    """`tf_cnn_cluster ... & kill -TERM $!` exits 143, as a run and the sweep do (it exited
+    130, Ctrl-C's status); the tasks (fake ones: no TensorFlow) are stopped."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(WAITING_TASK % sys.executable)
+    fake.chmod(0o755)
+    launch = Launch('signal', ['--num_workers=1', '--kill_grace_secs=5', '--python=%s' % fake,
+                               '--', '--model=trivial'], tmp_path)
+    try:
+        launch.wait_for(r'^\[worker0\] ready')
+        launch.wait_for(r'^\[ps0\] ready')
+        launch.proc.send_signal(signum)
+        run = launch.finish()
+    finally:
+        launch.kill()
+    assert run['code'] == status, run['output'][-3000:]
+    assert line in run['output'].splitlines()
+    assert run['pids_gone'] == {'ps0': True, 'worker0': True}
+
+
 def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
     """A launcher started from a background job (`tf_cnn_cluster ... &` in a script) inherits
     SIGINT ignored; it must still tear its tasks down on SIGINT (exit 130)."""

@@ -21,9 +21,10 @@ end the launcher prints each worker's images/sec and the cluster total. When a t
 a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped
 (workers and controller first, so a chief can save while the ps still serves, then the ps
 tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
-task: the task's status, 130 on Ctrl-C, 124 on timeout. A task stopped by a signal of its own
-(130 after SIGINT, 143 after SIGTERM: it saved first) is named as interrupted, not failed:
-'worker0 was interrupted (SIGINT, exit status 130)', and the launcher exits with its status.
+task: the task's status, 130 on Ctrl-C, 143 on SIGTERM (as a run and the sweep do), 124 on
+timeout. A task stopped by a signal of its own (130 after SIGINT, 143 after SIGTERM: it saved
+first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT, exit status
+130)', and the launcher exits with its status.
 A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
 fewer --num_workers). After a task failed,
 the warning and error lines of the tasks being stopped follow from it: they go to their logs
@@ -545,18 +546,29 @@ def main(argv: list[str]) -> int:
         launcher.say('error: cannot start the tasks: %s; stopping them' % e)
         launcher.stop_all()
         return 1
-    except KeyboardInterrupt:
-        launcher.say('interrupted; stopping every task')
+    except KeyboardInterrupt as e:
+        signum = getattr(e, 'signum', signal.SIGINT)
+        launcher.say('interrupted%s; stopping every task' % (
+            '' if signum == signal.SIGINT else ' (%s)' % signal.Signals(signum).name))
         launcher.stop_all()
-        return 130
+        return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM received by the launcher (`signum`): it stops every task, then exits
+    128 + signum."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def _raise_interrupt(signum, frame):
-    del signum, frame
-    raise KeyboardInterrupt
+    del frame
+    raise Interrupted(signum)
 
 
 def run_main() -> None:
