@@ -55,6 +55,23 @@ DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarn
 PEER_GONE_PROBE_SECS = 2.0
 
 
+def port_in_use_advice(cluster: Cluster) -> str:
+    """Why a task's gRPC server cannot listen on its address, and the fix. In a cluster the
+    likely cause is another task given the same address: a host list in another order, or two
+    tasks with one --task_index (the first to start takes the port, the others fail or wait).
+
+    Args:
+      cluster: this task's Cluster (params.cluster_resolver: where its addresses came from).
+    """
+    fix = {'tf_config': 'give every task the same cluster in TF_CONFIG, each its own task '
+                        'index',
+           'slurm': 'give each Slurm step on a node its own --slurm_port_base'}.get(
+               getattr(cluster.params, 'cluster_resolver', 'flags'),
+               'give every task the same %s, each its own --task_index' % cluster.hosts_origin)
+    return ('the port is in use: another task of this cluster may have been given this '
+            'address; %s; else another process holds the port' % fix)
+
+
 class TaskServer:
     """This task's server and the sessions, waits and serve loop that use it.
 
@@ -88,7 +105,8 @@ class TaskServer:
         """Starts this task's gRPC server (devices as in `base_config`).
 
         Raises:
-          cnn_util.ClusterError: the server cannot listen on its address (port in use?).
+          cnn_util.ClusterError: the server cannot listen on its address (port in use:
+            `port_in_use_advice`).
         """
         warning = security_warning([h for hs in self.cluster.hosts.values() for h in hs])
         if warning:
@@ -104,7 +122,7 @@ class TaskServer:
         except (tf.errors.OpError, ValueError) as e:
             summary = cnn_util.error_summary(e)
             if 'Could not start gRPC server' in summary:
-                summary += ' (is the port already in use by another process?)'
+                summary += ' (%s)' % port_in_use_advice(c)
             raise cnn_util.ClusterError('cannot start the server of %s: %s' % (
                 self.name, summary)) from None
         cnn_util.log_fn('Started server %s as %s' % (

@@ -70,6 +70,37 @@ def test_two_tasks_taking_the_chiefs_role_are_named_at_start_up(tmp_path):
 
 
 @pytest.mark.cluster
+def test_a_task_whose_address_another_task_took_says_the_host_lists_may_differ(tmp_path):
+    """Worker 1 given the host list swapped and --task_index=1 listens on worker 0's address;
+    worker 0 then cannot start its server. The line used to ask only whether another process
+    held the port; in a cluster the likely cause is another task given the same address."""
+    ps, workers = hosts(1), hosts(2)
+    other = Proc('worker1', cluster_args('worker', 1, ps, workers[::-1], timeout=60),
+                 tmp_path)
+    try:
+        other.wait_for(r'^Started server ')
+        chief = Proc('worker0', cluster_args('worker', 0, ps, workers, timeout=60), tmp_path)
+        result = chief.finish(timeout=120)
+    finally:
+        other.kill()
+    line = ('error: cannot start the server of worker 0 (%s): Could not start gRPC server (the '
+            'port is in use: another task of this cluster may have been given this address; '
+            'give every task the same --ps_hosts/--worker_hosts, each its own --task_index; '
+            'else another process holds the port)' % workers[0])
+    assert (result['code'], last_line(result)) == (1, line), result['log'][-3000:]
+
+
+def test_the_port_in_use_advice_names_where_the_addresses_came_from():
+    p = params_lib.make_params(model='trivial', job_name='worker', task_index=0,
+                               worker_hosts=['h:1'], variable_update='collective_all_reduce')
+    advice = lambda source: server.port_in_use_advice(  # noqa: E731
+        topology.Cluster(p._replace(cluster_resolver=source)))
+    assert '; give every task the same cluster in TF_CONFIG, each its own task index;' in (
+        advice('tf_config'))
+    assert '; give each Slurm step on a node its own --slurm_port_base;' in advice('slurm')
+
+
+@pytest.mark.cluster
 def test_other_steps_and_learning_rates_are_named_at_start_up(tmp_path):
     """Worker 1 runs 2 steps with its own rate, the chief 5 with 0.01: worker 1 used to exit 0
     after its steps and the chief to wait out --startup_timeout_secs ('unreachable now: worker
