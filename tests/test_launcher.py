@@ -337,6 +337,39 @@ def test_a_signal_to_the_launcher_stops_every_task_and_exits_128_plus_it(tmp_pat
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
 
 
+STUBBORN_TASK = """#!%s
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print('ready', flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_ctrl_c_kills_every_task_without_a_traceback(tmp_path):
+    """While the launcher waits --kill_grace_secs for tasks that do not stop on SIGTERM, a
+    second Ctrl-C kills them at once: one line, exit 130, no traceback, no task left."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(STUBBORN_TASK % sys.executable)
+    fake.chmod(0o755)
+    launch = Launch('twice', ['--num_workers=1', '--kill_grace_secs=60', '--python=%s' % fake,
+                              '--', '--model=trivial'], tmp_path)
+    try:
+        launch.wait_for(r'^\[worker0\] ready')
+        launch.wait_for(r'^\[ps0\] ready')
+        launch.proc.send_signal(signal.SIGINT)
+        launch.wait_for(r'interrupted; stopping every task')
+        time.sleep(0.5)
+        launch.proc.send_signal(signal.SIGINT)
+        run = launch.finish()
+    finally:
+        launch.kill()
+    assert run['code'] == 130, run['output'][-3000:]
+    lines = run['output'].splitlines()
+    assert '[launcher] interrupted again; killing every task' in lines
+    assert 'Traceback' not in run['output']
+    assert run['pids_gone'] == {'ps0': True, 'worker0': True}
+
+
 def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
     """A launcher started from a background job (`tf_cnn_cluster ... &` in a script) inherits
     SIGINT ignored; it must still tear its tasks down on SIGINT (exit 130)."""

@@ -391,6 +391,15 @@ class Launcher:
             task.finish_output()
         self.flush_errors()
 
+    def kill_all(self) -> None:
+        """SIGKILL to every task still running (a second Ctrl-C while `stop_all` waits)."""
+        for task in self.tasks:
+            if task.proc.poll() is None:
+                task.signal(signal.SIGKILL)
+        for task in self.tasks:
+            task.proc.wait()
+            task.finish_output()
+
     def wait(self) -> int:
         """Waits for every task; returns the launcher's exit status."""
         deadline = (time.monotonic() + self.opts.timeout_secs) if self.opts.timeout_secs else None
@@ -550,7 +559,13 @@ def main(argv: list[str]) -> int:
         signum = getattr(e, 'signum', signal.SIGINT)
         launcher.say('interrupted%s; stopping every task' % (
             '' if signum == signal.SIGINT else ' (%s)' % signal.Signals(signum).name))
-        launcher.stop_all()
+        try:
+            launcher.stop_all()
+        except KeyboardInterrupt:  # a second signal: no more grace for the tasks
+            for other in previous:
+                signal.signal(other, signal.SIG_IGN)
+            launcher.say('interrupted again; killing every task')
+            launcher.kill_all()
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
     finally:
         for signum, handler in previous.items():
