@@ -160,7 +160,7 @@ def _rows(conn, args, ids=None) -> list[dict]:
 
 def _json_line(row: dict) -> str:
     out = dict(row)
-    for name in ('params_json', 'environment_json', 'figures_json'):
+    for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
         out[name[:-5]] = json.loads(out.pop(name) or 'null')
     return json.dumps(out, sort_keys=True)
 
