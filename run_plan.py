@@ -150,6 +150,10 @@ class RunPlan:
         devices), else None.
       graph_choices: the graph/graph_choices.Choices of the training graph (measured, forced
         or off), or None: not resolved (a task that only serves), today's graph.
+      given_flags: {flag: value} of the flags the user gave at another value than the
+        default (history/run_flags.given_values of the Params as parsed: no value the run
+        worked out), or None when not known (a plan made for other Params: the dry run's,
+        the memory advice's); the results' 'given_flags'.
     """
 
     params: params_lib.Params
@@ -181,6 +185,7 @@ class RunPlan:
     session_config: object = dataclasses.field(default=None, compare=False, repr=False)
     server_config: object = dataclasses.field(default=None, compare=False, repr=False)
     graph_choices: object = dataclasses.field(default=None, compare=False)
+    given_flags: dict | None = dataclasses.field(default=None, compare=False)
 
     @property
     def asynchronous(self) -> bool:
@@ -228,12 +233,13 @@ class RunPlan:
 
     def summary(self) -> dict:
         """The plan as JSON-ready values (the results JSON's 'plan'): every field but the
-        params and the session options; the graph choices as their full table (their own
-        `summary()`: graph/graph_choices.py Choices.summary)."""
+        params, the given flags (the results' own key) and the session options; the graph
+        choices as their full table (their own `summary()`: graph/graph_choices.py
+        Choices.summary)."""
         out = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if field.name in ('params', 'session_config', 'server_config'):
+            if field.name in ('params', 'session_config', 'server_config', 'given_flags'):
                 continue
             if field.name == 'graph_choices':
                 value = value.summary() if value is not None else None

@@ -381,17 +381,35 @@ def measure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: fl
     return got
 
 
-def busy_note(fresh: Measurement, kept: Measurement | None) -> str:
+def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | None = None
+              ) -> str:
     """The one line of a busy measurement: 'the CPU peak (float32) measured now is not kept:
     other processes used 1.92 of 2 cores (96%, more than 25%); using the quiet calibration
     of 2026-12-03 19:00 UTC' (or '; no quiet calibration: run tf_cnn_benchmarks --calibrate
-    on a quiet host')."""
-    text = '%s measured now is not kept: other processes used %.2f of %d cores (%.0f%%, more ' \
-           'than %.0f%%)' % (fresh.kind, fresh.others_cores or 0.0, fresh.cores,
-                             100 * (fresh.others_fraction or 0.0), 100 * QUIET_LIMIT)
+    on a quiet host'). With `unwritable` (`unwritable_text`: the record cannot be written),
+    that reason comes first: a quiet measurement would not have been kept either."""
+    load = 'other processes used %.2f of %d cores (%.0f%%, more than %.0f%%)' % (
+        fresh.others_cores or 0.0, fresh.cores, 100 * (fresh.others_fraction or 0.0),
+        100 * QUIET_LIMIT)
+    if unwritable:
+        text = '%s measured now is not kept: %s; and %s' % (fresh.kind, unwritable, load)
+    else:
+        text = '%s measured now is not kept: %s' % (fresh.kind, load)
     if kept is not None:
         return text + '; using the quiet calibration of %s' % kept.date()
+    if unwritable:
+        return text + '; no quiet calibration'
     return text + '; no quiet calibration: run `tf_cnn_benchmarks --calibrate` on a quiet host'
+
+
+def unwritable_text(path: str) -> str:
+    """Why the record at `path` cannot be written, with the fix: 'the calibration record
+    /ro/c.json cannot be written: cannot write in /ro: Read-only file system (set
+    TF_CNN_CALIBRATION to a path this user can write)' (`record_problem`'s words, else a
+    failed write's)."""
+    problem = record_problem(path) or (
+        'could not be written (set %s to a path this user can write, or to %s)' % (ENV, OFF))
+    return 'the calibration record %s %s' % (path, problem)
 
 
 def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
@@ -430,14 +448,18 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:
-        stored = (lookup(key, path) if store(path, [fresh], median_by) and median_by
-                  else None)
+        written = store(path, [fresh], median_by)
+        if not written:  # used by this run only: every run measures it again
+            (warn or _warn)('%s measured now is used by this run but not kept: %s'
+                            % (fresh.kind, unwritable_text(path)))
+        stored = lookup(key, path) if written and median_by else None
         if stored is None:
             return fresh
         return stored._replace(measured_now=stored.measured_utc == fresh.measured_utc
                                and stored.value == fresh.value)
-    (warn or _warn)(busy_note(fresh, kept))
-    if kept is None:
+    unwritable = record_problem(path)
+    (warn or _warn)(busy_note(fresh, kept, unwritable and unwritable_text(path)))
+    if kept is None and not unwritable:
         note_busy(path, fresh)
     return kept
 

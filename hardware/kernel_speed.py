@@ -368,13 +368,17 @@ def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool
             factor, spread = batch.value[item]
             fresh[item] = batch._replace(key=keys[item], value=float(factor),
                                          spread=float(spread))
+        kind = 'the graph choices\' factors'
         if batch.quiet:
-            calibration.store(path, fresh.values())
+            if not calibration.store(path, fresh.values()):
+                calibration._warn('%s measured now are used by this run but not kept: %s'
+                                  % (kind, calibration.unwritable_text(path)))
             kept.update(fresh)
         else:
-            calibration._warn(calibration.busy_note(batch._replace(kind='the graph '
-                              'choices\' factors'), None if not kept else next(iter(
-                                  kept.values()))))
+            unwritable = calibration.record_problem(path)
+            calibration._warn(calibration.busy_note(
+                batch._replace(kind=kind), None if not kept else next(iter(kept.values())),
+                unwritable and calibration.unwritable_text(path)))
     out = {item: (float(m.value), m.spread) for item, m in kept.items()}
     if not out:
         return {}, ''

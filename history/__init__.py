@@ -3,7 +3,8 @@ where it got slower.
 
 The database (store.py: the SQLite file, its schema and migrations, writes and queries), what
 it keeps of a run (records.py: a row from a result dict or a sweep record, the configuration
-and content keys), loading sweep folders and run JSONs (ingest.py), the change-point search
+and content keys), a run's flags as its user gave them (run_flags.py: recorded, or derived
+from the resolved ones), loading sweep folders and run JSONs (ingest.py), the change-point search
 over each configuration's series (regressions.py), the history plot (plots.py), the static
 page (page.py), and the committed result files of the bench scripts and `tf_cnn_sweep
 --publish` (result_files.py: `results/<date>-<cpu|gpu>-tf<X.Y>-<what>.json` with provenance).

@@ -20,6 +20,9 @@ A row's fields (the columns of the `runs` table, history/store.py):
     model_flops_per_sec, fraction_of_peak, input_share, peak_rss_bytes, latency_p50_ms,
     latency_p99_ms: the total block's headline figures (None: not measured)
     params_json       every resolved flag, {name: value}
+    given_flags_json  the flags the user gave at another value than the default, {name:
+                      value} (a result's 'given_flags'); None for a run recorded before they
+                      were kept, or a sweep record's (history/run_flags.py derives them)
     environment_json  the whole environment (hardware/machine.py environment())
     figures_json      the total block: {'utilisation', 'input', 'memory', 'latency_ms'} of a
                       result dict, or a sweep record's flat 'figures' when its JSON is gone;
@@ -63,7 +66,7 @@ ROW_FIELDS = (
     'step_time_median', 'step_time_min', 'step_time_max', 'step_time_mean', 'step_time_stdev',
     'model_flops_per_sec', 'fraction_of_peak', 'input_share', 'peak_rss_bytes',
     'latency_p50_ms', 'latency_p99_ms',
-    'params_json', 'environment_json', 'figures_json')
+    'params_json', 'environment_json', 'figures_json', 'given_flags_json')
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ'
 _JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
 
@@ -232,7 +235,9 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         figures_json=_json(_with_cleanliness(
             {k: result.get(k) for k in FIGURE_BLOCKS}, result.get('host_load'),
             result.get('num_steps') or (summary or {}).get('count'),
-            clean_runs.planned_steps(result))))
+            clean_runs.planned_steps(result))),
+        given_flags_json=(_json(result['given_flags'])
+                          if isinstance(result.get('given_flags'), dict) else None))
     util, inp = result.get('utilisation') or {}, result.get('input') or {}
     mem, lat = result.get('memory') or {}, result.get('latency_ms') or {}
     row.update(model_flops_per_sec=_number(util.get('model_flops_per_sec')),

@@ -21,6 +21,8 @@ Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
      index on content_key
   2  runs.config_key (filled in from each row's configuration columns), the index of a
      series (config_key, hostname, run_utc)
+  3  runs.given_flags_json (NULL for the runs recorded before: history/run_flags.py derives
+     their flags from params_json)
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ from ..cnn_util import BenchmarkError
 from . import records
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_SECS = 60.0
 FILE_NAME = 'results.sqlite'
 _TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
          'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
          'cpu_model', 'cpu_flags', 'gpus', 'onednn', 'params_json', 'environment_json',
-         'figures_json'}
+         'figures_json', 'given_flags_json'}
 _INTEGER = {'batch_size', 'num_devices', 'num_workers', 'image_size', 'global_batch_size',
             'num_steps'}
 
@@ -70,9 +72,13 @@ def _column_type(name: str) -> str:
     return 'TEXT' if name in _TEXT else 'INTEGER' if name in _INTEGER else 'REAL'
 
 
+#: The columns later schema versions added (not in version 1's table).
+ADDED_COLUMNS = ('config_key', 'given_flags_json')
+
+
 def _create_v1(conn: sqlite3.Connection) -> None:
     columns = ',\n  '.join('%s %s' % (name, _column_type(name)) for name in records.ROW_FIELDS
-                           if name != 'config_key')
+                           if name not in ADDED_COLUMNS)
     conn.execute('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)')
     conn.execute('CREATE TABLE runs (\n  id INTEGER PRIMARY KEY,\n  recorded_utc TEXT NOT '
                  'NULL,\n  %s)' % columns)
@@ -90,7 +96,11 @@ def _add_config_key(conn: sqlite3.Connection) -> None:
     conn.execute('CREATE INDEX runs_series ON runs (config_key, hostname, run_utc)')
 
 
-MIGRATIONS = {1: _create_v1, 2: _add_config_key}
+def _add_given_flags(conn: sqlite3.Connection) -> None:
+    conn.execute('ALTER TABLE runs ADD COLUMN given_flags_json TEXT')
+
+
+MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags}
 
 
 def _problem(path: str, error: sqlite3.Error) -> StoreError:

@@ -3,7 +3,10 @@
 `run()` returns a dict and --benchmark_log_dir writes that same dict as JSON, so a script gets
 the same structure either way. Keys (all runs):
 
-    model, mode ('training', 'forward-only' or 'eval'), params {flag: value},
+    model, mode ('training', 'forward-only' or 'eval'), params {flag: value} (every flag,
+    resolved), given_flags {flag: value} (those the user gave at another value than the
+    default, as given: no cluster fields or values the run worked out filled in; null when
+    not known),
     environment {tf_version, python_version, platform, hostname, cpu_model, cpu_flags,
                  cpu_cores, gpus [names], onednn} (hardware/machine.py),
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
@@ -52,8 +55,9 @@ from . import run_hooks
 
 def common_fields(plan) -> dict:
     """The keys every result has, from the run's run_plan.RunPlan: 'params' are the resolved
-    ones (the per-device batch and image size the run used, never 0), 'plan' the other resolved
-    values (devices, dtypes, steps, examples per epoch, ...)."""
+    ones (the per-device batch and image size the run used, never 0), 'given_flags' those the
+    user gave (RunPlan.given_flags), 'plan' the other resolved values (devices, dtypes, steps,
+    examples per epoch, ...)."""
     p = plan.params
     return {
         'model': p.model,
@@ -62,6 +66,7 @@ def common_fields(plan) -> dict:
         'params': {k: (list(v) if isinstance(v, (list, tuple)) else v)
                    for k, v in p._asdict().items()},
         'plan': plan.summary(),
+        'given_flags': plan.given_flags,
         'environment': machine.environment(),
         'global_batch_size': plan.global_batch_size,
         'per_device_batch_size': plan.per_device_batch_size,

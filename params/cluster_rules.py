@@ -14,6 +14,11 @@ _HOST_PORT = re.compile(r'^[A-Za-z0-9_.\-]+:(\d{1,5})$|^\[[0-9a-fA-F:]+\]:(\d{1,
 
 
 _LOOPBACK = ('localhost', '127.0.0.1', '[::1]', 'ip6-localhost')
+#: The flags that say which task of which cluster a process is (its role, its peers, where
+#: they come from): not part of what a run measures, and dead once the cluster is gone
+#: (`tf_cnn_results show` leaves them out of a run's flags: history/run_flags.py).
+TASK_FLAGS = ('cluster_resolver', 'num_ps', 'slurm_port_base', 'job_name', 'task_index',
+              'ps_hosts', 'worker_hosts', 'controller_host')
 
 
 def is_chief_task(job_name: str | None, task_index: int, variable_update: str) -> bool:

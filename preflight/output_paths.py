@@ -132,6 +132,17 @@ def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     return None
 
 
+def _missing_folder(path: str) -> bool:
+    """True when file `path`'s folder is missing under existing folders (a file among its
+    parents is `_creatable_dir_problem`'s 'is a file, not a directory')."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder):
+        return False
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    return os.path.isdir(folder)
+
+
 def check_path_schemes(p: Params) -> None:
     """Refuses, before TensorFlow loads, a path flag whose scheme no file system serves
     (`file_systems.scheme_problem`), and a scheme where only a local file will do (the
@@ -216,6 +227,9 @@ def check_output_paths(p: Params) -> None:
             problem = 'it is not a regular file (a device or a pipe); give a file name'
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
+        elif is_file and _missing_folder(path):
+            problem = ('its folder %s does not exist (a file flag\'s folder is not made: create '
+                       'it first)' % os.path.dirname(path))
         else:
             problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path,
                                              may_create=not is_file)

@@ -25,6 +25,7 @@ from .. import params as params_lib
 from .. import run_plan
 from ..cluster import resolvers, topology
 from ..graph import graph_choices, precision
+from ..history import run_flags
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_config
@@ -90,6 +91,8 @@ def settle(p: params_lib.Params, visible_gpus: int,
     # XLA's flags and the options of every session of this run (training, evaluation, frozen
     # inference; a cluster task's server): once, before the first session.
     plan = session_config.settle(plan)
+    if checked.given is not None:
+        plan = dataclasses.replace(plan, given_flags=run_flags.given_values(checked.given))
     if cluster is None or not cluster.serves:
         choices = (graph_choices.resolve(plan, model) if plan.training
                    else graph_choices.Choices(graph_choice_flag.OFF, {}, ''))

@@ -49,9 +49,12 @@ class CheckedRun(NamedTuple):
       resolution: the cluster/resolvers.Resolution (its params are the ones to run with).
       baseline: the --baseline results JSON, loaded (its configuration is compared with the
         run's once that is resolved: metrics/baseline.py check_config), or None.
+      given: the Params as parsed, before the cluster's fields were filled in (the run as its
+        user gave it: the results' 'given_flags'), or None (a run made from other Params).
     """
     resolution: resolvers.Resolution
     baseline: dict | None = None
+    given: params.Params | None = None
 
     @property
     def params(self) -> params.Params:
@@ -117,7 +120,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         check_model(q, dataset_name(q, strict=command and paths and not q.list_models))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
-    return CheckedRun(resolution, stored)
+    return CheckedRun(resolution, stored, p)
 
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:

@@ -164,8 +164,6 @@ def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
 
 
 @pytest.mark.parametrize('flag, relative, missing', [
-    ('trace_file', 'nonexistent_dir/t.json', 'nonexistent_dir'),
-    ('graph_file', 'new/g.pbtxt', 'new'),
     ('train_dir', 'a/b', 'a'),
     ('benchmark_log_dir', 'a/b/c', 'a'),
 ])
@@ -179,6 +177,24 @@ def test_output_paths_create_only_what_was_named_inside_folders_that_exist(tmp_p
         'folder of a directory flag is made). Choose another path.' % (flag, path,
                                                                       tmp_path / missing))
     assert os.listdir(tmp_path) == []  # nothing was created
+
+
+@pytest.mark.parametrize('flag, relative, folder', [
+    ('trace_file', 'nonexistent_dir/t.json', 'nonexistent_dir'),
+    ('graph_file', 'new/g.pbtxt', 'new'),
+    ('plan_scaling_png', 'nonexist/dir/s.png', 'nonexist/dir'),
+])
+def test_a_file_flag_in_a_missing_folder_names_that_folder(tmp_path, flag, relative, folder):
+    # A file flag's missing folder read as a directory flag's: 'the folder nonexist does not
+    # exist (create it first: only the last folder of a directory flag is made)'.
+    path = str(tmp_path / relative)
+    extra = dict(plan_scaling=True) if flag == 'plan_scaling_png' else {}
+    with pytest.raises(ParamsError) as info:
+        output_paths.check_output_paths(make_params(**{flag: path}, **extra))
+    assert str(info.value) == (
+        '--%s=%s cannot be written: its folder %s does not exist (a file flag\'s folder is not '
+        'made: create it first). Choose another path.' % (flag, path, tmp_path / folder))
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch):

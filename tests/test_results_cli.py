@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tf_cnn_benchmarks import flag_parsing
-from tf_cnn_benchmarks.history import store
+from tf_cnn_benchmarks.history import records, store
 from tf_cnn_benchmarks.tools import results_cli
 
 import results_helpers as rh
@@ -88,9 +88,10 @@ def test_show_prints_a_run_in_full(db, capsys):
 
 
 def test_show_prints_flags_a_user_can_paste_back(tmp_path, capsys):
-    """Every printed flag parses back (flag_parsing) to the run's value; unset ones (None) are
-    left out, booleans read --NAME / --noNAME, lists join with commas, and a value a shell would
-    split is quoted."""
+    """Every printed flag parses back (flag_parsing) to the run's value; unset ones (None) and
+    those at their default (--noforward_only was printed: a pasted line warned of them) are
+    left out, booleans read --NAME, lists join with commas, and a value a shell would split is
+    quoted. (A row without its given flags: test_results_show_flags.py has the rest.)"""
     path = str(tmp_path / 'r.sqlite')
     rh.fill(path, [rh.result(1000, all_reduce_spec=None, allow_growth=None, use_fp16=True,
                              label='my run', benchmark_log_dir='/tmp/logs',
@@ -99,7 +100,7 @@ def test_show_prints_flags_a_user_can_paste_back(tmp_path, capsys):
     status, out, _ = _main(capsys, 'show', '1', '--results_db=%s' % path)
     line = [x for x in out.splitlines() if x.startswith('  flags: ')][0]
     assert status == 0 and 'None' not in line and 'not_a_flag_today' not in line
-    assert "--label='my run'" in line and '--use_fp16 ' in line and '--noforward_only' in line
+    assert "--label='my run'" in line and '--use_fp16' in line and 'forward_only' not in line
     argv = shlex.split(line[len('  flags: '):])
     parsed = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + argv)
     assert parsed.use_fp16 is True and parsed.forward_only is False
@@ -169,9 +170,10 @@ def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):
 
 def test_history_wants_one_configuration(db, capsys):
     status, _, err = _main(capsys, 'history', '--results_db=%s' % db)
-    assert status == 2 and err.startswith('error: history shows one configuration; 2 match '
-                                          'the filters (trivial fp32 training bs=32 x1 '
-                                          'parameter_server cpu synthetic 32px; trivial bf16 ')
+    assert status == 2 and err == (
+        'error: history shows one configuration; 2 match the filters (trivial fp32; trivial '
+        'bf16): --precision=fp32 picks the first, or give --config=KEY (`tf_cnn_results show '
+        'RUN` prints a KEY)\n')
     status, _, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=vgg16')
     assert status == 1 and err == 'error: no runs match the filters\n'
 
@@ -187,9 +189,8 @@ def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     status, out, err = _main(capsys, 'history', '--results_db=%s' % db)
     assert (status, out) == (2, '') and err.endswith(
-        'synthetic 32px; trivial fp32 training bs=32 x1 parameter_server cpu imagenet 32px): '
-        'they differ in --data (imagenet, synthetic): give that filter (--data=synthetic picks '
-        'the first), or --config=KEY (`tf_cnn_results show RUN` prints a run\'s)\n')
+        '2 match the filters (trivial synthetic; trivial imagenet): --data=synthetic picks the '
+        'first, or give --config=KEY (`tf_cnn_results show RUN` prints a KEY)\n')
     pngs = []
     for data in ('synthetic', 'imagenet'):
         status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--data=' + data)
@@ -208,23 +209,34 @@ def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monk
 
 def test_history_of_many_configurations_names_a_few_and_the_filters_that_pick_one(
         capsys, tmp_path):
-    # Nine configurations: the line listed every key in full (1,107 characters).
+    # Eleven configurations: the line listed every key in full (1,107 characters), then each
+    # in its long form with every differing field's values (about 600): now within 200, the
+    # configurations in short form (their differing parts only).
     db = str(tmp_path / 'results.sqlite')
     rh.fill(db, [r for model in ('trivial', 'lenet', 'alexnet') for batch in (8, 16, 32)
-                 for r in rh.series([100, 101], model=model, batch_size=batch)])
+                 for r in rh.series([100, 101], model=model, batch_size=batch)]
+            + rh.series([102, 103], model='trivial', batch_size=8, use_bf16=True)
+            + rh.series([104, 105], model='trivial', batch_size=8, num_gpus=2))
     status, out, err = _main(capsys, 'history', '--results_db=%s' % db)
     assert (status, out) == (2, '')
     assert err == (
-        'error: history shows one configuration; 9 match the filters (trivial fp32 training '
-        'bs=8 x1 parameter_server cpu synthetic 32px; trivial fp32 training bs=16 x1 '
-        'parameter_server cpu synthetic 32px; trivial fp32 training bs=32 x1 parameter_server '
-        'cpu synthetic 32px and 6 more): they differ in --model (alexnet, lenet, trivial) and '
-        '--batch_size (8, 16, 32): give those filters (--model=trivial --batch_size=8 picks '
-        'the first), or --config=KEY (`tf_cnn_results show RUN` prints a run\'s)\n')
+        'error: history shows one configuration; 11 match the filters (trivial fp32 bs=8 x1 '
+        'and 10 more): --model=trivial --precision=fp32 --batch_size=8 --num_devices=1 picks '
+        'the first, or give --config=KEY\n')
+    assert len(err.rstrip('\n')) <= results_cli.LINE_LIMIT
     status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=trivial',
-                             '--batch_size=8', '--png=%s' % (tmp_path / 'h.png'))
+                             '--precision=fp32', '--batch_size=8', '--num_devices=1',
+                             '--png=%s' % (tmp_path / 'h.png'))
     assert status == 0, err
     assert out.startswith('trivial fp32 training bs=8 x1 parameter_server cpu synthetic 32px')
+    # A part without a filter (the workers): --config=KEY.
+    rows = [dict(records.from_result(r), id=i) for i, r in enumerate(
+        rh.series([100]) * 2)]
+    rows[1]['num_workers'], rows[1]['config_key'] = 2, 'other'
+    assert results_cli.many_configurations_message(rows) == (
+        'history shows one configuration; 2 match the filters (trivial x1w; trivial x2w): they '
+        'differ in num_workers, which has no filter: give --config=KEY (`tf_cnn_results show '
+        'RUN` prints a KEY)')
 
 
 def test_html_writes_one_page(db, capsys, tmp_path):

@@ -220,17 +220,18 @@ def test_a_schema_1_database_is_migrated_with_its_runs(tmp_path):
     with store.opened(db, schema_version=1) as conn:
         columns = [c[1] for c in conn.execute('PRAGMA table_info(runs)')]
         assert 'config_key' not in columns
-        for row in old_rows:  # as the schema-1 program wrote them: no config_key
-            names = [n for n in records.ROW_FIELDS if n != 'config_key']
+        for row in old_rows:  # as the schema-1 program wrote them: no later columns
+            names = [n for n in records.ROW_FIELDS if n not in store.ADDED_COLUMNS]
             conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
         assert conn.execute('PRAGMA user_version').fetchone()[0] == 1
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == 2
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION
         rows = store.select_runs(conn, config=KEY.replace('fp32', 'fp16'))
         indexes = {r[1] for r in conn.execute('PRAGMA index_list(runs)')}
     assert [r['images_per_sec'] for r in rows] == [1000.0, 900.0]
+    assert [r['given_flags_json'] for r in rows] == [None, None]  # derived when shown
     assert indexes == {'runs_content_key', 'runs_series'}
 
 
@@ -240,7 +241,7 @@ def test_a_schema_1_database_reads_read_only_without_being_migrated(tmp_path):
     db = str(tmp_path / 'old.sqlite')
     row = records.from_result(rh.result(1000.0))
     with store.opened(db, schema_version=1) as conn:
-        names = [n for n in records.ROW_FIELDS if n != 'config_key']
+        names = [n for n in records.ROW_FIELDS if n not in store.ADDED_COLUMNS]
         conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
             ', '.join(names), ', '.join('?' * len(names))),
             ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
@@ -285,7 +286,7 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (2); it was left '
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (3); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
     (_damaged, 'is a damaged SQLite database (database disk image is malformed); it was left '
                'untouched'),

@@ -223,6 +223,37 @@ def test_a_peak_taken_beside_a_burner_is_not_kept(tmp_path, capsys):
     assert 'CPU peak measured now is not kept: other processes used 1.80 of 2 cores (90%' in err
 
 
+def test_a_peak_that_cannot_be_kept_names_the_unwritable_record(tmp_path, capsys,
+                                                                 monkeypatch):
+    # TF_CNN_CALIBRATION naming a record on read-only storage (a test runs as root, whom
+    # permission bits do not stop: the read-only mount is stood in for): the busy line gave
+    # the host's load as the only reason, and a quiet peak was dropped without a word.
+    from tf_cnn_benchmarks.hardware import calibration
+
+    def read_only(path, entries):
+        raise OSError(30, 'Read-only file system')
+
+    monkeypatch.setattr(calibration, '_write', read_only)
+    monkeypatch.setattr(calibration.cnn_util, 'write_problem', lambda folder: (
+        'cannot write in %s: Read-only file system' % folder))
+    path = str(tmp_path / 'calibration.json')
+    kw = dict(cpu_model='c', tf_version='v', path=path, measure_fn=lambda d, t: (
+        {'flops_per_sec': 2e11, 'kernel': 'matmul'}, 0.01))
+    unwritable = ('the calibration record %s cannot be written: cannot write in %s: Read-only '
+                  'file system (set TF_CNN_CALIBRATION to a path this user can write)'
+                  % (path, tmp_path))
+    busy = cpu_peak.cpu_peak('float32', 2, meter=helpers.FakeMeter(1.8), **kw)
+    assert busy is None
+    assert capsys.readouterr().err == (
+        'warning: CPU peak measured now is not kept: %s; and other processes used 1.80 of 2 '
+        'cores (90%%, more than 25%%); no quiet calibration\n' % unwritable)
+    quiet = cpu_peak.cpu_peak('float32', 2, meter=helpers.FakeMeter(0.0), **kw)
+    assert quiet.measured_now and cpu_peak.flops_per_sec(quiet) == 2e11  # this run uses it
+    assert capsys.readouterr().err == (
+        'warning: CPU peak measured now is used by this run but not kept: %s\n' % unwritable)
+    assert os.listdir(tmp_path) == []
+
+
 def test_the_record_follows_xdg_cache_home_and_the_environment():
     from tf_cnn_benchmarks.hardware import calibration
     assert calibration.record_path({'XDG_CACHE_HOME': '/x/cache'}) == \

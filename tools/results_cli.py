@@ -160,7 +160,7 @@ def _rows(conn, args, ids=None) -> list[dict]:
 
 def _json_line(row: dict) -> str:
     out = dict(row)
-    for name in ('params_json', 'environment_json', 'figures_json'):
+    for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
         out[name[:-5]] = json.loads(out.pop(name) or 'null')
     return json.dumps(out, sort_keys=True)
 
@@ -175,34 +175,55 @@ def _slug(row: dict) -> str:
         workers, row['variable_update'], row['device'], row['data'], row['image_size']))
 
 
-#: The configurations, and the values of a filter, a one-line error names before 'and N more'.
+#: The configurations a one-line error names before 'and N more', and the length it keeps
+#: within (the error line, 'error: ' included), naming fewer configurations when longer.
 SHOWN = 3
+LINE_LIMIT = 200
+_SHORT = {'batch_size': 'bs=%s', 'num_devices': 'x%s', 'num_workers': 'x%sw',
+          'image_size': '%spx'}
 
 
-def _first_few(items: list[str], sep: str = ', ') -> str:
-    """'a, b, c' or, past SHOWN items, 'a, b, c and 6 more'."""
-    text = sep.join(items[:SHOWN])
-    return text if len(items) <= SHOWN else '%s and %d more' % (text, len(items) - SHOWN)
+def _first_few(items: list[str], shown: int = SHOWN, sep: str = '; ') -> str:
+    """'a; b; c' or, past `shown` items, 'a; b; c and 6 more'."""
+    text = sep.join(items[:shown])
+    return text if len(items) <= shown else '%s and %d more' % (text, len(items) - shown)
 
 
-def _narrowing_hint(rows: list[dict]) -> str:
-    """Which filters tell the matching configurations apart, and the ones that pick the first:
-    'they differ in --data (imagenet, synthetic): give that filter (--data=synthetic picks
-    the first), or --config=KEY (...)'; parts without a filter (workers) leave --config=KEY
-    alone."""
-    differ, picks = [], []
-    for name in records.CONFIG_FIELDS:
-        values = sorted({str(r[name]) for r in rows},
-                        key=lambda v: (0, int(v), v) if v.isdigit() else (1, 0, v))
-        if len(values) > 1 and name in FILTER_FLAGS:
-            differ.append('--%s (%s)' % (name, _first_few(values)))
-            picks.append('--%s=%s' % (name, rows[0][name]))
-        elif len(values) > 1:
-            differ.append('%s (%s; no filter)' % (name, _first_few(values)))
-    pick = ' (%s picks the first)' % ' '.join(picks) if picks else ''
-    return ('they differ in %s: give %s%s, or --config=KEY (`tf_cnn_results show RUN` prints '
-            'a run\'s)' % (' and '.join(differ), 'that filter' if len(differ) == 1 else
-                           'those filters', pick))
+def _short_config(row: dict, differ: list[str]) -> str:
+    """A configuration in short form: its model, then only its parts in `differ` ('trivial
+    bs=8', 'trivial fp32 imagenet'; records.describe_config's words)."""
+    parts = [row['model']] + [(_SHORT.get(name, '%s') % row[name]) for name in differ
+                              if name != 'model']
+    return ' '.join(str(p) for p in parts)
+
+
+def many_configurations_message(rows: list[dict]) -> str:
+    """history's error for rows of several configurations, within LINE_LIMIT characters: the
+    count, the first few in short form (their differing parts only), the filter flags that
+    pick the first ('--model=trivial --batch_size=8 picks the first'), or --config=KEY where
+    a differing part has no filter (the workers)."""
+    first = {}
+    for row in rows:
+        first.setdefault(row['config_key'], row)
+    differ = [name for name in records.CONFIG_FIELDS
+              if len({str(r[name]) for r in first.values()}) > 1]
+    unfiltered = [name for name in differ if name not in FILTER_FLAGS]
+    pick = ' '.join('--%s=%s' % (name, rows[0][name]) for name in differ
+                    if name in FILTER_FLAGS)
+    where = ' (`tf_cnn_results show RUN` prints a KEY)'
+    if unfiltered:
+        hint = 'they differ in %s, which has no filter: give --config=KEY' % (
+            ' and '.join(unfiltered))
+    else:
+        hint = '%s picks the first, or give --config=KEY' % pick
+    short = [_short_config(r, differ) for r in first.values()]
+    # Fewer configurations, then no word on where a KEY is, until the line fits.
+    for shown, tail in ((SHOWN, where), (2, where), (SHOWN, ''), (2, ''), (1, where), (1, '')):
+        text = 'history shows one configuration; %d match the filters (%s): %s%s' % (
+            len(first), _first_few(short, shown), hint, tail)
+        if len('error: ' + text) <= LINE_LIMIT:
+            break
+    return text
 
 
 def check_output(path: str, is_file: bool) -> None:
@@ -247,12 +268,7 @@ def _history(conn, args) -> int:
         print('error: no runs match the filters', file=sys.stderr)
         return 1
     if len(keys) > 1:
-        first = {}
-        for row in rows:
-            first.setdefault(row['config_key'], records.describe_config(row))
-        raise UsageError('history shows one configuration; %d match the filters (%s): %s'
-                         % (len(keys), _first_few(list(first.values()), '; '),
-                            _narrowing_hint(rows)))
+        raise UsageError(many_configurations_message(rows))
     chosen = _clean(rows, args)
     if not chosen.kept:
         print('\n'.join(chosen.lines()))

@@ -11,7 +11,7 @@ import shlex
 import statistics
 
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.history import plots, records, regressions
+from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
 
 
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
@@ -61,7 +61,7 @@ def _figures(row: dict) -> str:
 
 
 def pasteable_flags(params: dict) -> list[str]:
-    """The recorded flags as arguments a shell passes back to `tf_cnn_benchmarks` unchanged.
+    """Flags as arguments a shell passes back to `tf_cnn_benchmarks` unchanged.
 
     A flag left unset (None: derived at run time, or not used) is left out, as is a name that
     is no flag of today's command; booleans read `--NAME` or `--noNAME` (as `--[no]NAME` of a
@@ -88,10 +88,19 @@ def pasteable_flags(params: dict) -> list[str]:
 
 
 def show_lines(row: dict) -> list[str]:
-    """`show`: one run in full."""
+    """`show`: one run in full; its flags as the user gave them (history/run_flags.py), a
+    line that pastes after `tf_cnn_benchmarks`."""
     env = json.loads(row['environment_json'] or '{}')
-    params = json.loads(row['params_json'] or '{}')
-    flags = ' '.join(pasteable_flags(params)) or 'all at their defaults'
+    given = run_flags.run_flags(row)
+    # A shell comment when none was given: the line still pastes (`eval tf_cnn_benchmarks $L`).
+    flags = ' '.join(pasteable_flags(given.flags)) or '# none: every flag at its default'
+    notes = []
+    if given.derived:
+        notes.append('  flags derived from the resolved ones (recorded before the given flags '
+                     'were kept): the values the run worked out and the defaults left out')
+    cluster = run_flags.cluster_task(row)
+    if cluster:
+        notes.append('  cluster: one task, %s' % cluster)
     return [
         'run #%d' % row['id'],
         '  finished (UTC): %s; recorded %s from %s' % (when(row), row['recorded_utc'][:19]
@@ -112,8 +121,7 @@ def show_lines(row: dict) -> list[str]:
             or 'no notable flags', 'unknown' if env.get('gpus') is None
             else ', '.join(env['gpus']) or 'none', env.get('onednn'), env.get('platform')),
         '  flags: %s' % flags,
-        '  content key: %s' % row['content_key'],
-    ]
+    ] + notes + ['  content key: %s' % row['content_key']]
 
 
 def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=None
