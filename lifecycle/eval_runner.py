@@ -11,7 +11,9 @@ Three ways in, one evaluator:
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
     devices x workers), or is listed in --eval_during_training_at_specified_steps (or
     --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)); with
-    --ml_perf also after the last timed step (the original's final evaluation). The current
+    --ml_perf also after the last timed step (the original's final evaluation); those due in
+    the warm-up steps become one after the first timed step (a warning before the run when
+    that drops any: `warmup_warning`). The current
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
@@ -42,7 +44,7 @@ from .. import cnn_util
 from ..graph import eval_graph
 from ..input_data import data_errors
 from ..metrics import host_load
-from ..params import original_flags
+from ..params import EVAL_DURING_TRAINING_FLAGS, original_flags
 from ..runtime import dir_hold
 from . import checkpoints, phase_runner, results_log, run_hooks, signals, training_loop
 
@@ -320,6 +322,11 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
     return result
 
 
+def _flag_value(value) -> str:
+    """A flag's value as given on a command line: 1 for 1.0, lists' strings as they are."""
+    return '%g' % value if isinstance(value, float) else str(value)
+
+
 class EvalDuringTrainingHook(run_hooks.RunHook):
     """Evaluates the training weights at chosen global steps (see the module docstring).
 
@@ -355,8 +362,35 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self._ctx = ctx
         self.evaluator = Evaluator(self.plan, *self._model_and_dataset, self.config)
         self._savable = ctx.info.mgr.savable_variables()
-        self.counter.begin(ctx)
+        start = self.counter.begin(ctx)
         self._summaries = EvalSummaryWriter(self.p)
+        line = self.warmup_warning(start)
+        if line:
+            cnn_util.warn(line)
+
+    def warmup_warning(self, start: int) -> str | None:
+        """The warning for evaluations the schedule puts inside the warm-up steps of a run that
+        begins at global step `start`, or None: the warm-up steps train, but an evaluation is
+        run only after a timed step, so all those due in the warm-up become one evaluation
+        after the first timed step (one due there is only late: None). None where the steps
+        are not this task's to count (a forward-only run, an asynchronous cluster)."""
+        warmup = self.plan.num_warmup_batches
+        if not warmup or not self.plan.training or self.plan.asynchronous:
+            return None
+        due = [g for g in range(start + 1, start + warmup + 1) if self.due(g)]
+        if len(due) < 2:
+            return None
+        per_epoch = self.plan.steps_per_epoch or 1.0
+        flags = ' '.join('--%s=%s' % (name, ','.join(_flag_value(v) for v in (
+            value if isinstance(value, (list, tuple)) else [value]))) for name, value in (
+            (name, getattr(self.p, name)) for name in EVAL_DURING_TRAINING_FLAGS) if value)
+        return ('the %d warm-up steps (--num_warmup_batches=%d) train to epoch %.2f, past %d '
+                'evaluations %s schedules (the first at global step %d, epoch %.2f): %d of them '
+                '%s not run (one evaluation after the first timed step stands for them); give '
+                '--num_warmup_batches=%d or fewer to evaluate on schedule' % (
+                    warmup, warmup, (start + warmup) / per_epoch, len(due), flags, due[0],
+                    due[0] / per_epoch, len(due) - 1, 'is' if len(due) == 2 else 'are',
+                    due[0] - start - 1))
 
     def due(self, global_step: int, before: int | None = None) -> bool:
         """Whether to evaluate after the step that took the global step from `before` (default:

@@ -26,7 +26,10 @@ evaluations during training logs, in this order:
     --num_epochs=2 --eval_during_training_every_n_epochs=1 logs two blocks, each ending with
     an evaluation, the last at epoch 2;
   after the last timed step: block_stop of a block still open (a run without evaluations, or
-    one a signal stopped);
+    one a signal stopped) with the samples it trained, warm-up steps included;
+  a block's block_start is logged when the block closes (with the time it started), so a block
+    that trained nothing (a signal before its first step, or right after an evaluation) logs
+    neither line;
   report: run_stop with status success only when the run reached its quality target (an
     evaluation's top-1 at least --stop_at_top_1_accuracy, else MLPerf's ResNet-50 target
     RESNET_TARGET_TOP_1), aborted otherwise: the target not reached, a model without a
@@ -35,8 +38,10 @@ evaluations during training logs, in this order:
     success.
 
 Every block and evaluation event carries samples_count (images trained so far: global step x
-global batch); block_start and block_stop also first_epoch_num, the evaluation events epoch_num
-(global step / steps per epoch). The checker also wants evaluations: a run without
+global batch); block_start and block_stop also first_epoch_num, the block's first epoch in both
+(MLCommons' rule: block_stop repeats block_start's first_epoch_num, mlperf_logging's
+compliance_checker/training_0.7.0_warn/common.yaml), the evaluation events epoch_num (global
+step / steps per epoch). The checker also wants evaluations: a run without
 --eval_during_training_* fails it (no eval_start, eval_accuracy).
 
 Without the package `make_hook` warns once and the run goes on without these lines; with it,
@@ -205,7 +210,8 @@ class MlPerfHook(run_hooks.RunHook):
         self.init_ms = int(time.time() * 1000)
         self.counter = run_hooks.GlobalStepCounter(plan)
         self.global_step = 0
-        self._block_open = False
+        self._ctx = None
+        self._block = None  # the open block: (its start's time_ms, its first global step)
         self._stopped = False
 
     def _progress(self, global_step: int, epoch_key: str) -> dict:
@@ -236,19 +242,30 @@ class MlPerfHook(run_hooks.RunHook):
         log.event(key=c.EVAL_SAMPLES, value=eval_plan.num_examples if eval_plan else 0)
         log.end(key=c.INIT_STOP)
         log.start(key=c.RUN_START)
+        self._ctx = ctx
         self.global_step = self.counter.begin(ctx)
         self._start_block()
 
     def _start_block(self):
-        self.logger.start(key=self.c.BLOCK_START,
-                          metadata=self._progress(self.global_step, self.c.FIRST_EPOCH_NUM))
-        self._block_open = True
+        """Opens a block at the current global step; its block_start is logged (with this
+        time) when it closes having trained samples (`_stop_block`)."""
+        self._block = (int(time.time() * 1000), self.global_step)
 
     def _stop_block(self):
-        if self._block_open:
-            self._block_open = False
-            self.logger.end(key=self.c.BLOCK_STOP,
-                            metadata=self._progress(self.global_step, self.c.FIRST_EPOCH_NUM))
+        """Closes the open block: block_start (its own time) and block_stop, both with the
+        block's first epoch as first_epoch_num and block_stop with the samples trained so far;
+        nothing for a block that trained no samples (a signal before its first step)."""
+        if self._block is None:
+            return
+        start_ms, first_step = self._block
+        self._block = None
+        if self.global_step <= first_step:
+            return
+        first_epoch = self._progress(first_step, self.c.FIRST_EPOCH_NUM)
+        self.logger.start(key=self.c.BLOCK_START, time_ms=start_ms, metadata=first_epoch)
+        self.logger.end(key=self.c.BLOCK_STOP, metadata={
+            **first_epoch, self.c.SAMPLES_COUNT: self._progress(
+                self.global_step, self.c.EPOCH_NUM)[self.c.SAMPLES_COUNT]})
 
     def after_step(self, step, loss):
         del loss
@@ -270,8 +287,24 @@ class MlPerfHook(run_hooks.RunHook):
         if more_steps:
             self._start_block()
 
-    def after_timed(self):
+    def _close_block(self):
+        """Closes the open block at the session's global step: the warm-up steps trained too
+        (a signal in the warm-up ends the loop before any timed step the counter sees)."""
+        if self._block is None:
+            return
+        if self.plan.training and self._ctx is not None:
+            try:
+                self.global_step = int(self._ctx.sess.run(self._ctx.info.global_step))
+            except Exception:  # noqa: BLE001 - a lost cluster task: the timed steps' count
+                pass
         self._stop_block()
+
+    def after_timed(self):
+        self._close_block()
+
+    def after_loop(self, result):
+        del result
+        self._close_block()  # a signal in the warm-up: no after_timed
 
     def _target(self) -> float | None:
         target = self.plan.params.stop_at_top_1_accuracy

@@ -436,7 +436,9 @@ def test_an_mlperf_log_of_n_epochs_trains_n_epochs_and_ends_each_block_with_an_e
     assert values['submission_org'] == 'Acme'
     blocks = [(e['metadata']['first_epoch_num'], e['metadata']['samples_count'])
               for e in events if e['key'] in ('block_start', 'block_stop')]
-    assert blocks == [(0.0, 0), (1.0, 12), (1.0, 12), (2.0, 24)]  # 2 epochs in all
+    # block_stop repeats its block_start's first epoch (MLCommons' rule; it gave the block's
+    # end before); its samples_count is the samples trained so far: 2 epochs in all.
+    assert blocks == [(0.0, 0), (0.0, 12), (1.0, 12), (1.0, 24)]
     assert [e['metadata']['epoch_num'] for e in events if e['key'] == 'eval_accuracy'] == [
         1.0, 2.0]
     # trivial has no quality target: nothing was reached, so no success (MLPerf's meaning).

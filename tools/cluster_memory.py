@@ -4,40 +4,62 @@ Every task is a TensorFlow process of its own on this machine. Each maps TensorF
 libraries (file pages the kernel keeps once for all of them) and allocates its own memory
 (anonymous pages: the runtime, its thread pools, the graph, the variables it holds, the step's
 tensors). 64 workers of the trivial model asked for more than a 23 GiB host had, and the kernel's
-out-of-memory killer ended a ps task minutes into the start-up.
+out-of-memory killer ended a ps task minutes into the start-up; 20 resnet50 workers at batch 8
+were let through by an estimate without the step's activations, and two were killed in the
+warm-up.
 
 The estimate, bytes, from figures measured on this project's runs (below):
 
     SHARED_BYTES (once)
     + each task:   TASK_BYTES
-    + each worker: WORKER_COPIES x the model's float32 variables + its input batch (float32
-                   images: batch x towers x size x size x 3 x 4 bytes)
-    + the ps tasks together: PS_COPIES x the variables + PS_COPIES_PER_WORKER x the variables
-                   for each worker (the gradients and transfers each worker sends them)
+    + each worker: WORKER_EXTRA_BYTES + WORKER_COPIES x the model's float32 variables (the
+                   variables, their gradients, the optimizer's work) + its input batch (float32
+                   images: batch x towers x size x size x 3 x 4 bytes) + ACTIVATION_FACTOR x the
+                   forward pass's float32 outputs per image (ACTIVATION_KIB) x the images
+    + the chief:   CHIEF_EXTRA_BYTES
+    + the ps tasks together: PS_COPIES x the variables, and for each worker PS_BYTES_PER_WORKER
+                   + PS_COPIES_PER_WORKER x the variables (the gradients each worker sends)
 
 against /proc/meminfo's MemAvailable (hardware/host_memory.py). The model's variables and
-image size are the registry's plain-data figures (models/model_catalog.py). The step's other
-tensors are left out (their estimate, preflight/memory_estimate.py, needs TensorFlow and the
-built graph: seconds before each launch; each task checks its own step before it runs) and
-each factor is the smallest measured, so a cluster this check lets through may still not fit,
-but one it refuses cannot.
+image size are the registry's plain-data figures (models/model_catalog.py); its forward outputs
+per image are ACTIVATION_KIB (generated from speed_model/op_profile.py's ops at the model's
+default image size: `python -m tf_cnn_benchmarks.tools.cluster_memory` prints it;
+tests/test_cluster_memory.py checks it), scaled by the square of --image_size over the default.
+Each factor is the largest measured (below), so the --num_workers the refusal advises fits the
+measured models (resnet50 is overestimated by about a third: its step keeps 0.60 of its forward
+outputs, inception3's 0.86); float16 activations are counted as float32.
 
-Measured on an Intel Xeon (AMX-BF16) host, 2 cores, TensorFlow 2.21, load average 2-10, on
-2026-12-06: `tf_cnn_cluster --num_workers=N -- --model=trivial --batch_size=2
---num_batches=20` with N = 2, 4, 8 (ImageNet-sized synthetic images: 227 px, 4,263,877
-variables = 16.3 MiB) and N = 2, 4 with --data_name=cifar10 (32 px, 52,235 variables = 0.2
-MiB), sampling each task's /proc/PID/status (the launcher's `started ... (pid N)` lines name
-the pids) every 0.2 s; peak RssAnon (the task's own memory) and RssFile (shared libraries):
+Measured on an Intel Xeon (AMX-BF16) host, 2 cores, TensorFlow 2.21, sampling each task's
+/proc/PID/status (the launcher's `started ... (pid N)` lines name the pids) every 0.2 s; peak
+RssAnon (the task's own memory) and RssFile (shared libraries). On 2026-12-06, load average
+2-10: `tf_cnn_cluster --num_workers=N -- --model=trivial --batch_size=2 --num_batches=20` with
+N = 2, 4, 8 (ImageNet-sized synthetic images: 227 px, 4,263,877 variables = 16.3 MiB) and
+N = 2, 4 with --data_name=cifar10 (32 px, 52,235 variables = 0.2 MiB):
 
     cifar10, 2 and 4 workers: every task 236-249 MiB; RssFile 358-369 MiB each
     imagenet, workers (the chief the largest): 335-455 MiB (N=2), 336-390 (N=4), 337-420 (N=8)
     imagenet, ps0: 405 MiB (N=2), 516 (N=4), 740 (N=8): 56 MiB more per worker
 
-TASK_BYTES is the smallest task (236 MiB); WORKER_COPIES 5 (the smallest ImageNet worker, 335
-MiB, is 90 MiB = 5.5 x 16.3 MiB above the smallest CIFAR-10 one); PS_COPIES_PER_WORKER 3 (56
-MiB a worker = 3.4 x 16.3 MiB) and PS_COPIES 3 (ps0 at N=2 is 405 = 236 + 3.5 x 16.3 + 2 x 56
-MiB); SHARED_BYTES the libraries once (360 MiB). The trivial ImageNet model at 64 workers and
-one ps: 23.6 GiB by this estimate, about 26.5 GiB by the measured slopes.
+On 2026-12-07, load average 2-7: `tf_cnn_cluster --num_workers=N -- --model=M --batch_size=B
+--num_batches=10 --num_warmup_batches=2` (parameter_server, one ps), RssAnon of the other
+worker / the chief / ps0, MiB:
+
+    resnet50    (97.5 MiB variables, 137.9 MiB forward outputs an image)
+                N=2 B=2: 960 / 1032 / 788;  N=2 B=8: 1460 / 1554 / 766;  N=3 B=2: 879 / 1019 / 860
+    mobilenet   (16.1 MiB, 57.7 MiB)     N=2 B=2: 506 / 554 / 366;   N=2 B=8: 745 / 791 / 386
+    inception3  (90.9 MiB, 122.4 MiB)    N=2 B=1: 962 / 1081 / 788;  N=2 B=4: 1276 / 1361 / 705
+
+Per image, a worker grows by 0.60 (resnet50), 0.69 (mobilenet), 0.86 (inception3) of the
+forward outputs: ACTIVATION_FACTOR 0.9. At batch 0 the other worker is TASK_BYTES + 5.7 to 6.1
+copies of the variables (WORKER_COPIES 6) + up to 93 MiB (mobilenet; inception3 75, resnet50
+and trivial none: WORKER_EXTRA_BYTES 100 MiB); the chief is 48 to 120 MiB above the other worker
+(CHIEF_EXTRA_BYTES 120 MiB). ps0 grows by 56 MiB a worker for the trivial model (3.4 copies)
+and 72 MiB for resnet50 (0.74 copies): PS_BYTES_PER_WORKER 60 MiB + PS_COPIES_PER_WORKER 1;
+PS_COPIES 3 (ps0 is at most TASK_BYTES + 3 copies + 2 x (60 MiB + 1 copy) at N=2).
+TASK_BYTES is the smallest task (236 MiB); SHARED_BYTES the libraries once (360 MiB).
+resnet50 at batch 8 by this estimate: 2.03 GiB a worker with its ps share (measured 1.43 to
+1.52 GiB and 72 MiB of ps0's), 5.0 GiB for N=2 (measured 4.0 GiB with the libraries); the
+trivial ImageNet model at 64 workers and one ps: 32.7 GiB.
 """
 
 from __future__ import annotations
@@ -50,27 +72,93 @@ from tf_cnn_benchmarks.models import model_catalog
 TASK_BYTES = 236 << 20
 #: TensorFlow's shared libraries as resident file pages (RssFile), bytes, counted once.
 SHARED_BYTES = 360 << 20
-#: A worker's memory beyond TASK_BYTES in copies of the model's float32 variables.
-WORKER_COPIES = 5
-#: The ps tasks' memory beyond TASK_BYTES in copies of the variables, and per worker.
+#: A worker's memory beyond TASK_BYTES: bytes that do not grow with the model's variables or
+#: the batch, copies of the model's float32 variables, and the fraction of its forward float32
+#: outputs a step keeps per image.
+WORKER_EXTRA_BYTES = 100 << 20
+WORKER_COPIES = 6
+ACTIVATION_FACTOR = 0.9
+#: The chief worker's memory beyond another worker's, bytes.
+CHIEF_EXTRA_BYTES = 120 << 20
+#: The ps tasks' memory beyond TASK_BYTES in copies of the variables; per worker, bytes and
+#: copies of the variables.
 PS_COPIES = 3
-PS_COPIES_PER_WORKER = 3
+PS_BYTES_PER_WORKER = 60 << 20
+PS_COPIES_PER_WORKER = 1
+
+#: KiB of float32 outputs of a model's forward ops per image at its default image size
+#: (speed_model/op_profile.py's ops; generated: module docstring), by (model, dataset).
+ACTIVATION_KIB = {
+    ('alexnet', 'cifar10'): 1175,
+    ('alexnet', 'imagenet'): 6386,
+    ('densenet100_k12', 'cifar10'): 169537,
+    ('densenet100_k24', 'cifar10'): 330678,
+    ('densenet121', 'imagenet'): 191193,
+    ('densenet40_k12', 'cifar10'): 28144,
+    ('googlenet', 'imagenet'): 48182,
+    ('inception3', 'imagenet'): 125354,
+    ('inception4', 'imagenet'): 223458,
+    ('lenet', 'imagenet'): 492,
+    ('mobilenet', 'imagenet'): 59106,
+    ('mobilenet_v2', 'imagenet'): 76882,
+    ('overfeat', 'imagenet'): 10250,
+    ('resnet101', 'imagenet'): 214472,
+    ('resnet101_v1.5', 'imagenet'): 223740,
+    ('resnet101_v2', 'imagenet'): 213156,
+    ('resnet110', 'cifar10'): 14490,
+    ('resnet110_v2', 'cifar10'): 14490,
+    ('resnet152', 'imagenet'): 305024,
+    ('resnet152_v1.5', 'imagenet'): 314292,
+    ('resnet152_v2', 'imagenet'): 303708,
+    ('resnet20', 'cifar10'): 2730,
+    ('resnet20_v2', 'cifar10'): 2730,
+    ('resnet32', 'cifar10'): 4298,
+    ('resnet32_v2', 'cifar10'): 4298,
+    ('resnet44', 'cifar10'): 5866,
+    ('resnet44_v2', 'cifar10'): 5866,
+    ('resnet50', 'imagenet'): 141168,
+    ('resnet50_v1.5', 'imagenet'): 150436,
+    ('resnet50_v2', 'imagenet'): 139852,
+    ('resnet56', 'cifar10'): 7434,
+    ('resnet56_v2', 'cifar10'): 7434,
+    ('trivial', 'cifar10'): 49,
+    ('trivial', 'imagenet'): 56,
+    ('vgg11', 'imagenet'): 93106,
+    ('vgg16', 'imagenet'): 164842,
+    ('vgg19', 'imagenet'): 180130,
+}
+
+
+def activation_table() -> dict:
+    """ACTIVATION_KIB measured from the registered models (loads TensorFlow; seconds): the sum
+    of every forward op's output elements per image x 4 bytes, rounded up to KiB."""
+    from tf_cnn_benchmarks.speed_model import op_profile
+    table = {}
+    for row in model_catalog.ROWS:
+        profile = op_profile.from_model(row[0], row[1])
+        table[(row[0], row[1])] = -(-sum(op.out_elems for op in profile.ops) * 4 // 1024)
+    return table
 
 
 class MemoryProblem(Exception):
     """The tasks do not fit this host's available memory (message: one line with the fix)."""
 
 
-def _model_figures(p) -> tuple[int, int]:
-    """(float32 bytes of the model's variables, float32 bytes of one worker's input batch) of
-    Params `p`, from the model table; (0, 0) for a model or dataset the table does not know."""
+def _model_figures(p) -> tuple[int, int, int]:
+    """(float32 bytes of the model's variables, float32 bytes of one worker's input batch,
+    bytes of the forward outputs a worker's step keeps: ACTIVATION_FACTOR x ACTIVATION_KIB x
+    the images of its towers, scaled by (image size / default size)^2) of Params `p`, from the
+    model tables; zeros for a model or dataset they do not know."""
     dataset = p.data_name if p.data_name in model_catalog.DATASETS else 'imagenet'
     row = model_catalog.row(p.model, dataset)
     if row is None:
-        return 0, 0
+        return 0, 0, 0
     size = p.image_size or row.image_size
-    batch = p.batch_size or row.batch_size
-    return row.parameters * 4, batch * max(1, p.num_gpus) * size * size * 3 * 4
+    images = (p.batch_size or row.batch_size) * max(1, p.num_gpus)
+    per_image = ACTIVATION_KIB.get((row.name, row.dataset), 0) * 1024 * (
+        size * size / (row.image_size * row.image_size))
+    return (row.parameters * 4, images * size * size * 3 * 4,
+            int(ACTIVATION_FACTOR * per_image * images))
 
 
 def estimate_bytes(job_counts: dict, worker_params) -> tuple[int, int, int]:
@@ -81,15 +169,18 @@ def estimate_bytes(job_counts: dict, worker_params) -> tuple[int, int, int]:
       worker_params: the workers' Params (model, data_name, image_size, batch_size, num_gpus).
 
     Returns:
-      (total bytes, bytes one more worker adds, bytes of everything but the workers).
+      (total bytes, bytes one more worker adds (its ps share included), bytes of everything
+      but the workers (the chief's extra included)).
     """
-    variables, batch = _model_figures(worker_params)
+    variables, batch, activations = _model_figures(worker_params)
     has_ps = job_counts.get('ps', 0) > 0
-    worker = TASK_BYTES + WORKER_COPIES * variables + batch + (
-        PS_COPIES_PER_WORKER * variables if has_ps else 0)
+    workers = job_counts.get('worker', 0)
+    worker = (TASK_BYTES + WORKER_EXTRA_BYTES + WORKER_COPIES * variables + batch + activations
+              + (PS_BYTES_PER_WORKER + PS_COPIES_PER_WORKER * variables if has_ps else 0))
     others = (SHARED_BYTES + TASK_BYTES * (job_counts.get('ps', 0) + job_counts.get(
-        'controller', 0)) + (PS_COPIES * variables if has_ps else 0))
-    return others + worker * job_counts.get('worker', 0), worker, others
+        'controller', 0)) + (PS_COPIES * variables if has_ps else 0)
+        + (CHIEF_EXTRA_BYTES if workers else 0))
+    return others + worker * workers, worker, others
 
 
 def check_fits(job_counts: dict, worker_params, available: int | None = None) -> None:
@@ -116,6 +207,10 @@ def check_fits(job_counts: dict, worker_params, available: int | None = None) ->
     fix = ('give --num_workers=%d at most, or free memory' % fits if fits >= 1 else
            'free memory, or run the tasks on several hosts (docs/clusters.md)')
     raise MemoryProblem(
-        '%d tasks need at least about %.1f GiB of memory (%d MiB or more a worker: every task '
+        '%d tasks need about %.1f GiB of memory (%d MiB a worker: every task '
         'is a TensorFlow process), more than the %.1f GiB this host has available (MemAvailable); '
         '%s' % (tasks, total / (1 << 30), worker >> 20, available / (1 << 30), fix))
+
+
+if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tools.cluster_memory
+    print('\n'.join('    %r: %d,' % item for item in sorted(activation_table().items())))

@@ -1,0 +1,152 @@
+"""lifecycle/mlperf_log.py's blocks and lifecycle/eval_runner.py's warning of evaluations the
+warm-up passes over: a new user's --ml_perf trials (a Ctrl-C in the warm-up logged a block of
+0 samples; block_stop's first_epoch_num was the block's end; evaluations due in a long warm-up
+were skipped without a word)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import types
+
+import pytest
+
+from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, run_hooks
+
+import helpers
+
+
+def _events(text):
+    return [json.loads(line[len(':::MLLOG '):]) for line in text.splitlines()
+            if line.startswith(':::MLLOG ')]
+
+
+class SigintBeforeCall(run_hooks.RunHook):
+    """Sends this process SIGINT before step `call` (warm-up steps count from 1): the run
+    stops after it."""
+
+    def __init__(self, call):
+        self.call = call
+
+    def wants_trace(self, call):
+        if call == self.call:
+            os.kill(os.getpid(), signal.SIGINT)
+        return False
+
+
+def test_a_sigint_in_the_warm_up_closes_the_block_with_the_warm_up_samples(capsys):
+    pytest.importorskip('mlperf_logging')
+    result = helpers.tiny_bench(hooks=[SigintBeforeCall(3)], ml_perf=True, batch_size=2,
+                                num_warmup_batches=6, num_batches=4).run()
+    assert result['stopped_in_warmup'] and result['stopped_by_signal'] == 'SIGINT'
+    events = _events(capsys.readouterr().out)
+    keys = [e['key'] for e in events]
+    assert keys[keys.index('run_start') + 1:] == ['block_start', 'block_stop', 'run_stop']
+    start, stop = events[-3]['metadata'], events[-2]['metadata']
+    assert (start['first_epoch_num'], start['samples_count']) == (0.0, 0)
+    # 3 warm-up steps of 2 images trained (it logged 0 samples before).
+    assert (stop['first_epoch_num'], stop['samples_count']) == (0.0, 6)
+    assert events[-1]['metadata']['status'] == 'aborted'
+
+
+class _Logger:
+    def __init__(self):
+        self.lines = []
+
+    def start(self, key, metadata=None, time_ms=None):
+        self.lines.append(('start', key, metadata, time_ms))
+
+    def end(self, key, metadata=None, time_ms=None):
+        self.lines.append(('end', key, metadata, time_ms))
+
+    def event(self, key, value=None, metadata=None, time_ms=None):
+        self.lines.append(('event', key, metadata, time_ms))
+
+
+def _hook(global_step_now):
+    """An MlPerfHook with a recording logger, 10 steps an epoch, 2 images a step, whose
+    session's global step is `global_step_now` (a list: read when asked)."""
+    _, constants = mlperf_log.load_mllog()
+    hook = mlperf_log.MlPerfHook.__new__(mlperf_log.MlPerfHook)
+    hook.c, hook.logger, hook._stopped, hook._block = constants, _Logger(), False, None
+    hook.plan = types.SimpleNamespace(steps_per_epoch=10.0, global_batch_size=2, training=True,
+                                      model='trivial', params=types.SimpleNamespace(
+                                          stop_at_top_1_accuracy=None))
+    hook._ctx = types.SimpleNamespace(sess=types.SimpleNamespace(
+        run=lambda fetch: global_step_now[0]), info=types.SimpleNamespace(global_step='gs'))
+    return hook
+
+
+def test_a_block_that_trained_nothing_logs_no_lines_and_block_stop_repeats_its_first_epoch():
+    pytest.importorskip('mlperf_logging')
+    now = [0]
+    hook = _hook(now)
+    hook.global_step = 0
+    hook._start_block()
+    hook.global_step = now[0] = 15
+    hook.eval_started(15)
+    hook.eval_finished(15, {'top_1': 0.5}, more_steps=True)
+    hook.after_timed()  # a signal right after the evaluation: the new block trained nothing
+    hook.report({'evals': [{'top_1': 0.5}], 'stopped_by_signal': 'SIGINT'})
+    lines = [(kind, key, meta) for kind, key, meta, _ in hook.logger.lines]
+    assert [key for _, key, _ in lines] == ['block_start', 'block_stop', 'eval_start',
+                                            'eval_stop', 'eval_accuracy', 'run_stop']
+    # MLCommons: block_stop's first_epoch_num is block_start's (the block's first epoch).
+    assert lines[0][2] == {'first_epoch_num': 0.0, 'samples_count': 0}
+    assert lines[1][2] == {'first_epoch_num': 0.0, 'samples_count': 30}
+    # block_start is logged as the block closes, with the time it started.
+    assert isinstance(hook.logger.lines[0][3], int)
+
+
+def _eval_hook(warmup, **flags):
+    hook = eval_runner.EvalDuringTrainingHook.__new__(eval_runner.EvalDuringTrainingHook)
+    p = dict(eval_during_training_every_n_steps=None, eval_during_training_every_n_epochs=None,
+             eval_during_training_at_specified_steps=[],
+             eval_during_training_at_specified_epochs=[])
+    p.update(flags)
+    hook.p = types.SimpleNamespace(**p)
+    hook.plan = types.SimpleNamespace(num_warmup_batches=warmup, training=True,
+                                      asynchronous=False, steps_per_epoch=6.0)
+    hook.at_steps = {int(s) for s in hook.p.eval_during_training_at_specified_steps}
+    hook.every_steps = hook.p.eval_during_training_every_n_steps or 0
+    epochs = hook.p.eval_during_training_every_n_epochs or 0
+    hook.every_epoch_steps = epochs * 6.0
+    return hook
+
+
+def test_evaluations_due_in_the_warm_up_get_one_warning_naming_the_flags():
+    # 6 steps an epoch; a warm-up of 20 steps trains to epoch 3.33, past epochs 1, 2 and 3.
+    line = _eval_hook(20, eval_during_training_every_n_epochs=1.0).warmup_warning(0)
+    assert line == (
+        'the 20 warm-up steps (--num_warmup_batches=20) train to epoch 3.33, past 3 '
+        'evaluations --eval_during_training_every_n_epochs=1 schedules (the first at global '
+        'step 6, epoch 1.00): 2 of them are not run (one evaluation after the first timed '
+        'step stands for them); give --num_warmup_batches=5 or fewer to evaluate on schedule')
+    assert _eval_hook(5, eval_during_training_every_n_epochs=1.0).warmup_warning(0) is None
+    # One evaluation due in the warm-up is only late (after the first timed step): no warning.
+    assert _eval_hook(11, eval_during_training_every_n_epochs=1.0).warmup_warning(0) is None
+    # A resumed run counts from its start; the listed steps are named as given.
+    line = _eval_hook(4, eval_during_training_at_specified_steps=['12', '13', '30']
+                      ).warmup_warning(10)
+    assert 'past 2 evaluations --eval_during_training_at_specified_steps=12,13,30 ' in line
+    assert line.endswith('give --num_warmup_batches=1 or fewer to evaluate on schedule')
+    asynchronous = _eval_hook(20, eval_during_training_every_n_steps=2)
+    asynchronous.plan.asynchronous = True
+    assert asynchronous.warmup_warning(0) is None
+
+
+@pytest.mark.cli
+def test_the_command_warns_once_before_the_run_of_evaluations_inside_its_warm_up():
+    proc = helpers.run_command(
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=2',
+        '--num_warmup_batches=5', '--eval_during_training_every_n_steps=2',
+        '--num_eval_batches=1', '--device=cpu', '--noresults_db')
+    assert proc.returncode == 0, proc.stderr
+    [line] = [w for w in proc.stderr.splitlines() if 'warm-up steps' in w]
+    assert line.startswith('warning: the 5 warm-up steps (--num_warmup_batches=5) train to '
+                           'epoch 0.00, past 2 evaluations --eval_during_training_every_n_steps'
+                           '=2 schedules (the first at global step 2, epoch 0.00)')
+    out = proc.stdout.splitlines()
+    assert out.index('Running warm up') > 0
+    assert sum(line.startswith('Accuracy @ 1') for line in out) == 1  # after timed step 1
