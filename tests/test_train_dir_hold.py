@@ -1,6 +1,7 @@
 """One run at a time per --train_dir / --eval_dir (runtime/dir_hold.py, issue 33.2): the
 second run's line, stale holds, release after a run, eval beside training, cluster tasks."""
 
+import fcntl
 import json
 import os
 import re
@@ -179,6 +180,18 @@ def _taken_over(directory, capsys) -> str:
     return capsys.readouterr().err
 
 
+def _lock_free(path: str) -> bool:
+    """Whether no process holds the flock of `path` (this probe's own lock ends at close)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _state(pid: int) -> str:
     with open('/proc/%d/stat' % pid) as f:
         return f.read().rsplit(')', 1)[1].split()[0]
@@ -191,7 +204,11 @@ def test_a_holder_killed_with_sigkill_is_said_gone_not_reused(tmp_path, capsys):
     holder = Holder('--train_dir', train_dir)
     holder.proc.kill()
     deadline = time.monotonic() + 30  # not proc.poll(), which would reap it
-    while _state(holder.proc.pid) != 'Z' and time.monotonic() < deadline:
+    # A zombie leader ('Z') may still have threads tearing down that keep its files (and so
+    # its lock) open for a moment: wait for both.
+    hold = os.path.join(train_dir, dir_hold.HOLD_FILE)
+    while ((_state(holder.proc.pid) != 'Z' or not _lock_free(hold))
+           and time.monotonic() < deadline):
         time.sleep(0.05)
     err = _taken_over(train_dir, capsys)
     holder.proc.wait(30)
