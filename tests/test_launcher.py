@@ -313,6 +313,28 @@ time.sleep(120)
 """
 
 
+def _signalled_launch(tmp_path, script: str, grace_secs: int, signals: list) -> dict:
+    """A launcher process of one ps and one worker running `script` (fake tasks that print
+    'ready'), sent `signals` once both are ready (each after the launcher said it is stopping
+    the tasks, for a second one); returns Launch.finish()'s dict."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(script % sys.executable)
+    fake.chmod(0o755)
+    launch = Launch('signal', ['--num_workers=1', '--kill_grace_secs=%d' % grace_secs,
+                               '--python=%s' % fake, '--', '--model=trivial'], tmp_path)
+    try:
+        launch.wait_for(r'^\[worker0\] ready')
+        launch.wait_for(r'^\[ps0\] ready')
+        for i, signum in enumerate(signals):
+            if i:
+                launch.wait_for(r'interrupted.*; stopping every task')
+                time.sleep(0.5)
+            launch.proc.send_signal(signum)
+        return launch.finish()
+    finally:
+        launch.kill()
+
+
 @pytest.mark.parametrize('signum, status, line', [
     (signal.SIGTERM, 143, '[launcher] interrupted (SIGTERM); stopping every task'),
     (signal.SIGINT, 130, '[launcher] interrupted; stopping every task')])
@@ -320,18 +342,7 @@ def test_a_signal_to_the_launcher_stops_every_task_and_exits_128_plus_it(tmp_pat
                                                                          status, line):
     """`tf_cnn_cluster ... & kill -TERM $!` exits 143, as a run and the sweep do (it exited
     130, Ctrl-C's status); the tasks (fake ones: no TensorFlow) are stopped."""
-    fake = tmp_path / 'fake_python'
-    fake.write_text(WAITING_TASK % sys.executable)
-    fake.chmod(0o755)
-    launch = Launch('signal', ['--num_workers=1', '--kill_grace_secs=5', '--python=%s' % fake,
-                               '--', '--model=trivial'], tmp_path)
-    try:
-        launch.wait_for(r'^\[worker0\] ready')
-        launch.wait_for(r'^\[ps0\] ready')
-        launch.proc.send_signal(signum)
-        run = launch.finish()
-    finally:
-        launch.kill()
+    run = _signalled_launch(tmp_path, WAITING_TASK, 5, [signum])
     assert run['code'] == status, run['output'][-3000:]
     assert line in run['output'].splitlines()
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
@@ -348,21 +359,7 @@ time.sleep(120)
 def test_a_second_ctrl_c_kills_every_task_without_a_traceback(tmp_path):
     """While the launcher waits --kill_grace_secs for tasks that do not stop on SIGTERM, a
     second Ctrl-C kills them at once: one line, exit 130, no traceback, no task left."""
-    fake = tmp_path / 'fake_python'
-    fake.write_text(STUBBORN_TASK % sys.executable)
-    fake.chmod(0o755)
-    launch = Launch('twice', ['--num_workers=1', '--kill_grace_secs=60', '--python=%s' % fake,
-                              '--', '--model=trivial'], tmp_path)
-    try:
-        launch.wait_for(r'^\[worker0\] ready')
-        launch.wait_for(r'^\[ps0\] ready')
-        launch.proc.send_signal(signal.SIGINT)
-        launch.wait_for(r'interrupted; stopping every task')
-        time.sleep(0.5)
-        launch.proc.send_signal(signal.SIGINT)
-        run = launch.finish()
-    finally:
-        launch.kill()
+    run = _signalled_launch(tmp_path, STUBBORN_TASK, 60, [signal.SIGINT, signal.SIGINT])
     assert run['code'] == 130, run['output'][-3000:]
     lines = run['output'].splitlines()
     assert '[launcher] interrupted again; killing every task' in lines
