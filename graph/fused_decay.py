@@ -29,6 +29,8 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
+from .. import params as params_lib
+
 tf1 = tf.compat.v1
 
 # The name of the variables weight decay applies to: the models' kernels (convnet_builder's
@@ -38,7 +40,7 @@ DECAYED_NAME = 'weights'
 # reads the beta powers that its finishing op advances: inside a cluster that read moves to the
 # update's run time, where, with --variable_update=independent (one apply per tower sharing
 # them), it races with another tower's advance.
-FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
+FOLDABLE_OPTIMIZERS = params_lib.FOLDABLE_OPTIMIZERS
 # Kernels from this many elements (16 MB of float32) get the XLA-fused update; smaller ones add
 # the decay with TensorFlow's own ops. An XLA cluster costs a launch and runs its loop on one
 # thread: resnet50's updates (up to 2.4M elements) are no faster fused than the three

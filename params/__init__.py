@@ -430,6 +430,10 @@ def _check_loss_scale(p: Params) -> None:
                           'need no loss scaling).')
 
 
+# The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;
+# that module says why adam's update cannot take it).
+FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
+
 # The flags that make a training run evaluate as it goes (lifecycle's EvalDuringTrainingHook).
 EVAL_DURING_TRAINING_FLAGS = (
     'eval_during_training_every_n_steps', 'eval_during_training_every_n_epochs',

@@ -64,6 +64,23 @@ STEP_DEFAULTS = frozenset({
 })
 
 
+def _unfolded_decay(p) -> str:
+    """Why a training run does not fold weight decay into its updates whatever
+    --fused_weight_decay says (graph/fused_decay.applies' rules that the flags decide), as the
+    rest of a message; '' when it may fold it."""
+    if not p.weight_decay:
+        return 'with --weight_decay=0 (no decay to fold)'
+    if p.optimizer not in params_lib.FOLDABLE_OPTIMIZERS:
+        return ('with --optimizer=%s (only %s fold the decay into their update; it stays in '
+                'the loss)' % (p.optimizer, ', '.join(params_lib.FOLDABLE_OPTIMIZERS)))
+    for flag, on in (('gradient_clip', p.gradient_clip is not None),
+                     ('staged_vars', p.staged_vars), ('fp16_vars', p.fp16_vars),
+                     ('job_name', bool(p.job_name))):
+        if on:
+            return 'with --%s (the decay stays in the loss)' % flag
+    return ''
+
+
 # The --variable_update modes whose workers may train asynchronously (--nocross_replica_sync;
 # the other cluster modes refuse it: params/cluster_rules.py).
 ASYNC_MODES = ('parameter_server', 'distributed_replicated')
@@ -111,6 +128,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
             rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
             rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
                  'evaluation runs during training)')
+    if not p.forward_only and not p.eval:
+        unfolded = _unfolded_decay(p)
+        if unfolded:
+            rule(('fused_weight_decay',), unfolded)
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')

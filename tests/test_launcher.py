@@ -356,13 +356,17 @@ time.sleep(120)
 """
 
 
-def test_a_second_ctrl_c_kills_every_task_without_a_traceback(tmp_path):
+@pytest.mark.parametrize('second, line', [
+    (signal.SIGINT, '[launcher] interrupted again; killing every task'),
+    (signal.SIGTERM, '[launcher] interrupted again (SIGTERM); killing every task')])
+def test_a_second_ctrl_c_kills_every_task_without_a_traceback(tmp_path, second, line):
     """While the launcher waits --kill_grace_secs for tasks that do not stop on SIGTERM, a
-    second Ctrl-C kills them at once: one line, exit 130, no traceback, no task left."""
-    run = _signalled_launch(tmp_path, STUBBORN_TASK, 60, [signal.SIGINT, signal.SIGINT])
+    second Ctrl-C (or SIGTERM) kills them at once: one line naming it, exit 130 (the first
+    signal's), no traceback, no task left."""
+    run = _signalled_launch(tmp_path, STUBBORN_TASK, 60, [signal.SIGINT, second])
     assert run['code'] == 130, run['output'][-3000:]
     lines = run['output'].splitlines()
-    assert '[launcher] interrupted again; killing every task' in lines
+    assert line in lines
     assert 'Traceback' not in run['output']
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
 

@@ -60,7 +60,8 @@ MODES = {  # mode flags -> the flags typed at their default that must warn there
     'tf.data': (['--data_dir=/data', '--data_name=imagenet', '--use_datasets'], set()),
     'one worker': (['--job_name=worker', '--task_index=0', '--worker_hosts=h:2',
                     '--ps_hosts=h:1'], {'distortions', 'fuse_decode_and_crop',
-                                        'datasets_use_prefetch'}),
+                                        'datasets_use_prefetch',
+                                        'fused_weight_decay'}),  # not folded in a cluster
 }
 
 
@@ -147,3 +148,29 @@ def test_no_documented_command_warns_of_a_flag_without_effect(page, command, mon
         # A page's GPU command is for a GPU host: it sees the GPUs it asks for.
         gpus = 8 if '--device=gpu' in args or '--num_gpus' in ' '.join(args) else 0
         assert warnings_of(args, gpus) == [], '%s: `%s`' % (page, command)
+
+
+@pytest.mark.parametrize('extra, why', [
+    ({'gradient_clip': 1.0}, 'with --gradient_clip (the decay stays in the loss)'),
+    ({'optimizer': 'adam'}, 'with --optimizer=adam (only sgd, momentum, rmsprop fold the decay '
+                            'into their update; it stays in the loss)'),
+    ({'weight_decay': 0.0}, 'with --weight_decay=0 (no decay to fold)'),
+    ({'staged_vars': True}, 'with --staged_vars (the decay stays in the loss)')])
+def test_fused_weight_decay_typed_where_the_decay_cannot_be_folded_warns(extra, why):
+    """A user's finding: --fused_weight_decay=true beside --gradient_clip, adam or no decay
+    was quietly off; typed at either value it now says why it has no effect."""
+    for value in (True, False):
+        p = params.make_params(fused_weight_decay=value, **extra)
+        said = ineffective_flags.ignored_flags(p, 'synthetic', given={'fused_weight_decay'})
+        assert '--fused_weight_decay has no effect %s' % why in said
+    # Not typed: silent (the default run with adam folds nothing and asks for nothing).
+    p = params.make_params(**extra)
+    assert not [m for m in ineffective_flags.ignored_flags(p, 'synthetic')
+                if m.startswith('--fused_weight_decay')]
+
+
+def test_fused_weight_decay_where_it_folds_is_silent():
+    p = params.make_params(fused_weight_decay=True, optimizer='momentum')
+    assert not [m for m in ineffective_flags.ignored_flags(p, 'synthetic',
+                                                           given={'fused_weight_decay'})
+                if m.startswith('--fused_weight_decay')]

@@ -561,10 +561,12 @@ def main(argv: list[str]) -> int:
             '' if signum == signal.SIGINT else ' (%s)' % signal.Signals(signum).name))
         try:
             launcher.stop_all()
-        except KeyboardInterrupt:  # a second signal: no more grace for the tasks
+        except KeyboardInterrupt as again:  # a second signal: no more grace for the tasks
             for other in previous:
                 signal.signal(other, signal.SIG_IGN)
-            launcher.say('interrupted again; killing every task')
+            second = getattr(again, 'signum', signal.SIGINT)
+            launcher.say('interrupted again%s; killing every task' % (
+                '' if second == signal.SIGINT else ' (%s)' % signal.Signals(second).name))
             launcher.kill_all()
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
     finally:

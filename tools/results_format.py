@@ -108,8 +108,9 @@ def show_lines(row: dict) -> list[str]:
         '  label: %s' % (row['label'] or '-'),
         '  configuration: %s' % records.describe_config(row),
         '  config key: %s' % row['config_key'],
-        '  images/sec: %.2f (global batch %s, %s timed steps)' % (
-            row['images_per_sec'], row['global_batch_size'], row['num_steps']),
+        '  images/sec: %.2f (global batch %s, %s timed step%s)' % (
+            row['images_per_sec'], row['global_batch_size'], row['num_steps'],
+            '' if row['num_steps'] == 1 else 's'),
         '  clean: %s' % records.run_state(row).describe(),
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
             _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
