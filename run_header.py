@@ -189,7 +189,7 @@ def precision_lines(plan) -> list[str]:
     lines += chosen
     slow = measured and kernel_speed.far_slower_warning(
         flag, dtype, measured, 'measured now' if when == 'measured here' else when)
-    has_units = p.device != 'cpu' or precision.native_support(dtype, 'cpu', flags=None)[0]
+    has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
     if not has_units:  # the CPU's flags lack the units: said first, whatever was measured
         cnn_util.warn('%s: %s; expect it slower than float32%s' % (
             flag, support.split('; ')[0], '' if not slow else ' (%s)' % slow.split(': ', 1)[1]))

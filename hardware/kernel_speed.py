@@ -2,10 +2,11 @@
 
 A CPU flag (avx512_fp16, avx512_bf16, amx_bf16) says what the hardware can do, not what
 TensorFlow's kernels do with it: on a Xeon with AVX512_FP16, TensorFlow 2.21 ran the trivial
-model's float16 training step about 145x slower than float32 (its float16 matmul gradients are
-not oneDNN's), and alexnet did not finish its warm-up in 10 minutes. So where a CPU flag claims
-native support, the run measures (once per host, dtype and thread counts: cached, see below)
-the op kinds a training step is made of, each in the reduced dtype and in float32, and
+model's float16 training step about 145x slower than float32 (its fused float16 MatMul: 705x
+float32's time in the probe below), and alexnet did not finish its warm-up in 10 minutes. So
+where a CPU flag claims native support, the run measures (once per host, dtype and thread
+counts: cached, see below) the op kinds a training step is made of, each in the reduced dtype
+and in float32, and
 
   * computes the gradients of an op kind in float32 (precision.gradient_scope) where its
     reduced-precision gradient kernels are more than GRADIENT_SLOWER_FACTOR slower;
@@ -14,23 +15,27 @@ the op kinds a training step is made of, each in the reduced dtype and in float3
   * warns up front, naming the measured factor and the faster choice, when the forward kernels
     (which stay in the reduced dtype) are more than FAR_SLOWER_FACTOR slower.
 
-The probe: a 3x3 convolution 4x28x28x64 -> 64 (forward, input gradient, filter gradient) and a
-32x1024 by 1024x1024 matmul (forward and its two gradients), float32 and the reduced dtype
-called in turn after one warm-up, the least of REPS (9) runs (a busy machine slows runs, never
-speeds them up), the repetitions of all kinds bounded by BUDGET_SECS (0.8 s; at least MIN_REPS
-each), in a graph and session of its own with the run's thread counts (TensorFlow's intra-op
-pool is created once per process, by the first session: the probe must not size it differently
-from the run's). Measured on an AMD EPYC with AVX512_BF16: bfloat16 0.9-1.3x float32's time,
-float16 2-4x.
+The probe: a 3x3 convolution 4x28x28x64 -> 64 with its bias and ReLU (forward; Grappler fuses
+them into one kernel as in a run's graph), its input and filter gradients, and a 32x1024 by
+1024x1024 matmul with its bias and ReLU (forward) and its two gradients, float32 and the
+reduced dtype called in turn after one warm-up, the least of REPS (9) runs (a busy machine
+slows runs, never speeds them up), the repetitions of all kinds bounded by BUDGET_SECS (0.8 s;
+at least MIN_REPS each), in a graph and session of its own with the run's thread counts
+(TensorFlow's intra-op pool is created once per process, by the first session: the probe must
+not size it differently from the run's) and Grappler's rewrites but its dependency optimizer
+(`probe_config`). On an Intel Xeon with AMX_BF16 and AVX512_FP16 (TensorFlow 2.21, 2 threads,
+2026-12-06): bfloat16 0.2-1.1x float32's time; float16 convolution 1.2-1.6x, its gradients
+130-740x, the fused matmul 705x, the matmul gradients 0.4-0.7x.
 
 A single probe on a loaded machine is noisy (conv gradients 0.17x-1.44x across runs of one
 command), and it decides the graph; so its factors are measured once per host and kept in the
 host's calibration record (hardware/calibration.py), one entry per '<cpu model>|tf
-<version>|kernel factors|<dtype>|<intra> intra, <inter> inter threads' with its spread and the
-host's load while it ran: a probe taken while other processes used more than a quarter of the
-cores is not kept (the run then uses the last quiet one, or none: the CPU flags decide,
-`fallback_gradient_kinds`). `refresh=True` (--refresh_peak, --calibrate) measures again, once
-per process. The graph choices' factors (`choice_factors`) are kept in the same record.
+<version>|kernel factors|probe 2|<dtype>|<intra> intra, <inter> inter threads' with its spread
+and the host's load while it ran: a probe taken while other processes used more than a quarter
+of the cores is not kept (the run then uses the last quiet one, or none: the CPU flags decide,
+`fallback_gradient_kinds`, and float16 counts as not native: graph/precision.py).
+`refresh=True` (--refresh_peak, --calibrate) measures again, once per process. The graph
+choices' factors (`choice_factors`) are kept in the same record.
 """
 
 from __future__ import annotations
@@ -79,24 +84,59 @@ def _kind_ops(dtype):
     a, ac = var((m, k))
     b, bc = var((k, n))
     g, gc = var((m, n))
+    cb, cbc = var(_CONV_FILTER[-1:])
+    mb, mbc = var((n,))
     setup = tf.group(*[c.assign(tf.cast(v, dtype)) for v, c in
-                       ((x, xc), (w, wc), (a, ac), (b, bc), (g, gc))])
+                       ((x, xc), (w, wc), (a, ac), (b, bc), (g, gc), (cb, cbc), (mb, mbc))])
     conv = dict(strides=[1, 1, 1, 1], padding='SAME')
-    xr, wr, ar, br, gr = (c.read_value() for c in (xc, wc, ac, bc, gc))
+    xr, wr, ar, br, gr, cbr, mbr = (c.read_value() for c in (xc, wc, ac, bc, gc, cbc, mbc))
     y = tf.nn.conv2d(xr, wr, **conv)
     dy = tf.stop_gradient(y)
-    ops = {
-        'conv': y,
+    ops = {  # the forward ops as models build them: bias and ReLU after (fused by Grappler)
+        'conv': tf.nn.relu(tf.nn.bias_add(y, cbr)),
         'conv_gradients': tf.group(
             tf.raw_ops.Conv2DBackpropInput(input_sizes=_CONV_INPUT, filter=wr, out_backprop=dy,
                                            **conv),
             tf.raw_ops.Conv2DBackpropFilter(input=xr, filter_sizes=_CONV_FILTER,
                                             out_backprop=dy, **conv)),
-        'matmul': tf.matmul(ar, br),
+        'matmul': tf.nn.relu(tf.nn.bias_add(tf.matmul(ar, br), mbr)),
         'matmul_gradients': tf.group(tf.matmul(gr, br, transpose_b=True),
                                      tf.matmul(ar, gr, transpose_a=True)),
     }
     return setup, ops
+
+
+def probe_graph(dtype_name: str):
+    """The probe's graph: (graph, init op, setup ops, {(kind, 'float32' or dtype_name): target
+    op}), each target running its kind's ops (`_kind_ops`) in that dtype."""
+    graph = tf.Graph()
+    targets = {}
+    with graph.as_default():
+        setups = []
+        for dtype in (tf.float32, tf.as_dtype(dtype_name)):
+            with tf.name_scope(dtype.name):
+                setup, ops = _kind_ops(dtype)
+            setups.append(setup)
+            for kind, op in ops.items():
+                targets[kind, dtype.name] = op if isinstance(op, tf.Operation) else (
+                    tf.reduce_sum(tf.cast(op[..., :1], tf.float32)).op)
+        init = tf1.global_variables_initializer()
+    return graph, init, setups, targets
+
+
+def probe_config(intra: int, inter: int):
+    """The probe session's ConfigProto: the run's thread counts and Grappler's rewrites but its
+    dependency optimizer. That one turns a group of side-effect-free ops into NoOps: the
+    gradient targets (groups of two kernels whose outputs nothing reads) ran nothing, and
+    float16 convolution gradients measured 1.05x float32's where they take 30-130x. The other
+    rewrites stay: the remapper fuses the forward targets' bias and ReLU into the kernels a
+    run's graph has (_FusedConv2D, _FusedMatMul: in float16 the fused MatMul took 96% of a
+    lenet step here, the plain one 1.1x float32's time)."""
+    config = tf1.ConfigProto(intra_op_parallelism_threads=intra,
+                             inter_op_parallelism_threads=inter)
+    config.graph_options.rewrite_options.dependency_optimization = (
+        config.graph_options.rewrite_options.OFF)
+    return config
 
 
 def _min_secs(fns, reps: int = REPS, deadline: float | None = None,
@@ -152,22 +192,9 @@ def measure(dtype_name: str, intra: int, inter: int,
       intra, inter: the session's intra-op and inter-op threads (0: TensorFlow's default).
       budget_secs: seconds the timed repetitions of all kinds may take together.
     """
-    graph = tf.Graph()
-    targets = {}
-    with graph.as_default():
-        setups = []
-        for dtype in (tf.float32, tf.as_dtype(dtype_name)):
-            with tf.name_scope(dtype.name):
-                setup, ops = _kind_ops(dtype)
-            setups.append(setup)
-            for kind, op in ops.items():
-                targets[kind, dtype.name] = op if isinstance(op, tf.Operation) else (
-                    tf.reduce_sum(tf.cast(op[..., :1], tf.float32)).op)
-        init = tf1.global_variables_initializer()
-    config = tf1.ConfigProto(intra_op_parallelism_threads=intra,
-                             inter_op_parallelism_threads=inter)
+    graph, init, setups, targets = probe_graph(dtype_name)
     out = {}
-    with tf1.Session(graph=graph, config=config) as sess:
+    with tf1.Session(graph=graph, config=probe_config(intra, inter)) as sess:
         sess.run(init)
         sess.run(setups)
         end = time.perf_counter() + budget_secs
@@ -189,9 +216,15 @@ def measure(dtype_name: str, intra: int, inter: int,
 _MEMO: dict = {}
 
 
+#: The probe's version in the record's key: records of an older probe are not read (probe 1
+#: timed its gradient groups under Grappler, which ran none of their kernels: probe_config).
+PROBE_VERSION = 2
+
+
 def cache_key(cpu_model: str, tf_version: str, dtype_name: str, intra: int, inter: int) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|kernel factors|bfloat16|2 intra, 1 inter threads'."""
-    return calibration.host_key(cpu_model, tf_version, 'kernel factors', dtype_name,
+    """'AMD EPYC 7B13|tf 2.21.0|kernel factors|probe 2|bfloat16|2 intra, 1 inter threads'."""
+    return calibration.host_key(cpu_model, tf_version, 'kernel factors',
+                                'probe %d' % PROBE_VERSION, dtype_name,
                                 '%d intra, %d inter threads' % (intra, inter))
 
 
@@ -264,8 +297,8 @@ def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, flo
 
 def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
     """The op kinds whose gradients run in float32 on a CPU with the dtype's flags but no
-    quiet probe: both for float16 (TensorFlow 2.21's float16 matmul gradients are not
-    oneDNN's: 145x slower than float32 on a Xeon with AVX512_FP16, module docstring), none
+    quiet probe: both for float16 (TensorFlow 2.21's float16 convolution gradients took
+    130-740x float32's time on a Xeon with AVX512_FP16, module docstring), none
     for bfloat16 (oneDNN's bfloat16 kernels cover them wherever the flags are)."""
     return ('conv', 'matmul') if dtype == tf.float16 else ()
 
