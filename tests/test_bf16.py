@@ -89,7 +89,7 @@ def test_reduced_precision_inference_folds_batch_norm_on_the_cpu(flags, folded):
     assert ('FusedBatchNormV3' not in types) == folded
 
 
-@pytest.mark.skipif(precision.native_support(tf.float16, 'cpu', flags=precision.cpu_flags())[0],
+@pytest.mark.skipif(precision.has_cpu_units(tf.float16),
                     reason='this CPU has float16 arithmetic: float16 batch norm stays float16')
 @pytest.mark.parametrize('flags, norm_dtype', [
     (dict(use_fp16=True), 'float32'),  # no float16 arithmetic: batch norm and pools in float32
