@@ -20,6 +20,7 @@ from . import cnn_util
 from .graph import fused_decay, graph_choices, learning_rate, precision
 from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
+from .speed_model import from_flags
 
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
@@ -167,8 +168,14 @@ def precision_lines(plan) -> list[str]:
     else:
         shown = graph_choices.brief(choices)
     chosen = ['             %s' % line for line in shown]
+    capabilities, planned = None, ''
+    if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
+        spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
+        capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
+        planned = ' (--gpu_model=%s)' % spec.name
     if dtype == tf.float32:
-        return lines + chosen
+        tf32 = tf32_line(p, capabilities)
+        return lines + (['             %s%s' % (tf32, planned)] if tf32 else []) + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when = None, 'measured here'
     if p.device == 'cpu':
@@ -176,11 +183,6 @@ def precision_lines(plan) -> list[str]:
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when = speed.value, kernel_speed.when(speed)
-    capabilities, planned = None, ''
-    if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
-        spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
-        capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
-        planned = ' (--gpu_model=%s)' % spec.name
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
         gradients=not (p.forward_only or p.eval))
@@ -198,3 +200,30 @@ def precision_lines(plan) -> list[str]:
     elif not native:
         cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
     return lines
+
+
+def tf32_line(p, capabilities=None, environ=None) -> str | None:
+    """The precision block's TF32 line of a float32 run on GPUs of compute capability 8.0 or
+    later (Ampere on), where TensorFlow runs float32 convolutions and matrix products on TF32
+    tensor cores by default (since TF 2.4): on, or off with --notf32 or
+    NVIDIA_TF32_OVERRIDE=0 (what cuBLAS and cuDNN read; speed_model/from_flags.tf32_enabled,
+    which the dry run's predicted step follows too). None on the CPU, on older GPUs and where
+    no GPU's compute capability is known.
+
+    Args:
+      p: the run's Params (float32 compute).
+      capabilities: the GPUs' (major, minor) compute capabilities (default: the visible
+        GPUs'; a dry run of a GPU that is not here passes its --gpu_model's).
+      environ: the environment (default os.environ).
+    """
+    if p.device != 'gpu':
+        return None
+    caps = precision.gpu_compute_capabilities() if capabilities is None else capabilities
+    if not caps or not all(tuple(c) >= (8, 0) for c in caps):
+        return None
+    if not from_flags.tf32_enabled(p, environ):
+        return ('TF32 off (%s): float32 convolutions and matrix products in full float32 on '
+                'the CUDA cores' % ('--notf32' if p.notf32 else 'NVIDIA_TF32_OVERRIDE=0'))
+    return ('TF32 on: float32 convolutions and matrix products on TF32 tensor cores (compute '
+            'capability %s >= 8.0: TensorFlow\'s default; --notf32 turns it off)'
+            % '/'.join('%d.%d' % tuple(c) for c in caps))

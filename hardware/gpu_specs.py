@@ -42,6 +42,7 @@ memory ('V100', 'A100') means the smaller model. The name TensorFlow reports for
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import NamedTuple
 
@@ -235,15 +236,67 @@ def known_names() -> list[str]:
     return [spec.name for spec in GPUS]
 
 
+def _natural(name: str) -> list:
+    """'RTX 2080 Ti' -> ['rtx ', 2080, ' ti']: numbers compare as numbers (L4 before L40S,
+    A10 before A100)."""
+    return [int(part) if part.isdigit() else part
+            for part in re.split(r'(\d+)', name.lower()) if part]
+
+
+def sorted_names() -> list[str]:
+    """The table's GPU names in alphabetical order, numbers as numbers: the list a message
+    names ('known: A10, A100 40GB, ...')."""
+    return sorted(known_names(), key=_natural)
+
+
+# Characters a name typed by hand may have for a digit ('V1OO' for 'V100').
+_LOOKALIKES = str.maketrans({'o': '0', 'i': '1', 'l': '1'})
+
+#: How alike a typed name and a table name must be to be suggested (difflib's ratio, after
+#: `_LOOKALIKES`; the cutoff of the unknown --model message, models/model_catalog.py).
+SUGGEST_CUTOFF = 0.6
+
+
+def suggestions(name: str, count: int = 3) -> list[str]:
+    """The table's names closest to the unknown `name`, best first, one per GPU, each as the
+    alias that matched where it starts with the name's first word ('V100' for the V100 16GB),
+    else as the name ('RTX 2080', not '2080'); [] when none is close (difflib on the looked-up
+    form, with O, I and l read as 0, 1 and 1 on both sides).
+
+    Args:
+      name: the name as typed; count: the most names returned.
+    """
+    by_key = {}
+    for spec in GPUS:
+        for alias in (spec.name,) + spec.aliases:
+            by_key.setdefault(_key(alias).translate(_LOOKALIKES), (alias, spec))
+    found, seen = [], set()
+    for key in difflib.get_close_matches(_key(name).translate(_LOOKALIKES), list(by_key),
+                                         n=len(by_key), cutoff=SUGGEST_CUTOFF):
+        alias, spec = by_key[key]
+        if spec.name not in seen:  # an alias of the name's family ('V100'), else the name
+            seen.add(spec.name)
+            family = spec.name.split()[0].lower()
+            found.append(alias if alias.lower().startswith(family) else spec.name)
+    return found[:count]
+
+
 def lookup(name: str) -> GpuSpec:
     """The GPU named `name` as a user types it (see the module docstring).
 
     Raises:
-      UnknownGpuError: no GPU of the table has that name; the message lists the known ones.
+      UnknownGpuError: no GPU of the table has that name; the message names the closest ones
+        first ('did you mean V100?': `suggestions`), then every known one (`sorted_names`).
     """
     spec = _INDEX.get(_key(name))
     if spec is None:
-        raise UnknownGpuError('unknown GPU model %r; known: %s' % (name, ', '.join(known_names())))
+        close = suggestions(name)
+        guess = ''
+        if close:
+            guess = 'did you mean %s? ' % (close[0] if len(close) == 1 else '%s or %s' % (
+                ', '.join(close[:-1]), close[-1]))
+        raise UnknownGpuError('unknown GPU model %r; %sknown: %s'
+                              % (name, guess, ', '.join(sorted_names())))
     return spec
 
 

@@ -317,7 +317,7 @@ def check_plan_flags(p) -> None:
       params.ParamsError: an unknown name or a rate not > 0, naming the flag and the known ones;
         'nvlink' for a --gpu_model without NVLink, naming the NVLink GPUs and the generations.
     """
-    from ..params import ParamsError
+    from ..params import flag_error
     _check_nvlink_of_gpu_model(p)
     try:
         if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
@@ -333,7 +333,7 @@ def check_plan_flags(p) -> None:
     except UnknownLinkError as e:
         flag = ('--gpu_interconnect' if p.gpu_interconnect is not None
                 and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
-        raise ParamsError('%s: %s' % (flag, e)) from None
+        raise flag_error(flag, e) from None
 
 
 def _check_nvlink_of_gpu_model(p) -> None:

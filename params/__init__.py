@@ -34,7 +34,7 @@ from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import graph_choice_flag, original_flags, path_switch
 from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
-from .errors import ParamsError  # noqa: E402  (re-exported: params.ParamsError)
+from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
 from .schedule_spec import parse_piecewise_schedule  # noqa: E402,F401  (re-exported)
 
 
@@ -501,7 +501,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         try:
             allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec)
         except ValueError as e:
-            raise ParamsError('--all_reduce_spec: %s' % e) from None
+            raise flag_error('all_reduce_spec', e) from None
     if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
         raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes '
                           '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')

@@ -178,12 +178,14 @@ _NO_EFFECT = {
 }
 
 
-# Flags that act on GPUs only (runtime/gpu_settings.py).
+# Flags that act on GPUs only (runtime/gpu_settings.py): this module's, and the main table's
+# --notf32 (params/__init__.py; NVIDIA_TF32_OVERRIDE=0), whose default is in _GPU_ONLY_DEFAULTS.
 GPU_ONLY_FLAGS = (
     'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
     'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
     'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
-    'batchnorm_persistent', 'autotune_threshold')
+    'batchnorm_persistent', 'autotune_threshold', 'notf32')
+_GPU_ONLY_DEFAULTS = {'notf32': False}
 
 # The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
 IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
@@ -257,7 +259,13 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
     """
     return ['--%s has no effect %s (it sets GPU options); use '
             '--num_intra_threads/--num_inter_threads for the CPU' % (name, where)
-            for name in GPU_ONLY_FLAGS if getattr(p, name) != DEFAULTS[name]]
+            for name in gpu_only_set(p)]
+
+
+def gpu_only_set(p) -> list[str]:
+    """The GPU_ONLY_FLAGS of `p` at another value than their default, in that order."""
+    return [name for name in GPU_ONLY_FLAGS
+            if getattr(p, name) != _GPU_ONLY_DEFAULTS.get(name, DEFAULTS.get(name))]
 
 
 def ineffective(p) -> list[str]:

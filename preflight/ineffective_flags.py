@@ -5,7 +5,10 @@ silently ignored.
     ignored_flags(p, dataset, given)   the rules of the modes (forward-only, eval, synthetic
                                        data, one host, ...) and the original's flags that do
                                        nothing here
-    messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run, ...)
+    messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
+                                       or in a plan of a GPU that is not here, ...)
+    planned_gpu(p, visible_gpus)       the GPU a --dry_run or --plan_scaling plans where none
+                                       is visible
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
 the modes, when the command line gave it at a default that asks for a step of the run
@@ -22,6 +25,7 @@ original's, so that each line is true for the run it is printed in.
 from __future__ import annotations
 
 from .. import params as params_lib
+from ..hardware import gpu_specs, links
 from ..params import original_flags
 
 OPTIMIZER_FLAGS = (
@@ -149,8 +153,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     if not p.baseline:
         rule(('fail_on_slower',), 'without --baseline')
     if not p.dry_run and not p.plan_scaling:
-        rule(('gpu_model',), 'without --dry_run (a run uses the GPUs it sees; --gpu_model plans '
-             'a GPU that is not here: add --dry_run)')
+        rule(('gpu_model',), 'without --dry_run or --plan_scaling (a run uses the GPUs it '
+             'sees; --gpu_model plans a GPU that is not here: add --dry_run or --plan_scaling)')
     if not p.train_dir:
         rule(('summary_verbosity', 'save_summaries_steps'), 'without --train_dir (summaries '
              'are written there)')
@@ -198,8 +202,9 @@ def _below_the_floor(p) -> list[str]:
 
 def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()) -> list[str]:
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
-    the GPU-only flags of a run that lands on the CPU (no GPU visible), and
-    --hierarchical_copy on one device.
+    the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
+    that is not here (`planned_gpu`), those that do not change the plan
+    (`planned_gpu_flags`), and --hierarchical_copy on one device.
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
@@ -207,7 +212,10 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
       dataset, given: as for ignored_flags.
     """
     out = ignored_flags(p, dataset, given)
-    if p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
+    planned = planned_gpu(p, visible_gpus)
+    if planned is not None:  # a plan of a GPU that is not here: the flags it does not read
+        out += planned_gpu_flags(p, planned)
+    elif p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
         out += original_flags.gpu_only_on_cpu(
             p, 'on the CPU, where this run is because no GPU is visible')
     workers = len(p.worker_hosts) if p.job_name else 1
@@ -217,3 +225,68 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     return list(dict.fromkeys(out))
 
 
+
+
+def planned_gpu(p, visible_gpus: int):
+    """The GPU (hardware/gpu_specs.GpuSpec) a plan of GPUs that are not here plans: where no
+    GPU is visible and --device is not cpu, --dry_run or --plan_scaling with --gpu_model, or
+    with a host preset's GPU (--gpu_interconnect=dgx1_v100: its V100s;
+    preflight/planned_step.plan_device's rule); None for any other run.
+    preflight/usage.planned_gpus counts it.
+
+    Raises:
+      gpu_specs.UnknownGpuError: an unknown --gpu_model (usage.check_gpu_model refuses it
+        first).
+    """
+    if visible_gpus or p.device == 'cpu' or not (p.dry_run or p.plan_scaling):
+        return None
+    if p.gpu_model:
+        return gpu_specs.lookup(p.gpu_model)
+    preset = links.preset_of(p.gpu_interconnect)
+    return gpu_specs.lookup(preset.gpu) if preset is not None else None
+
+
+def planned_gpu_flags(p, gpu) -> list[str]:
+    """The GPU-only flags (original_flags.GPU_ONLY_FLAGS) set in a plan of `gpu` that do not
+    change it, one message each: the plan's speed model (speed_model/gpu_step.py, fed by
+    speed_model/from_flags.py) reads --winograd_nonfused (cuDNN's non-fused Winograd on CUDA
+    cores) and --notf32 (TF32 tensor cores for float32 on compute capability 8.0+), and
+    neither the speed model nor the memory estimate reads the others (thread pools, memory
+    options, kernel trackers, persistent batch norm, the autotuning threshold), which set
+    options of a run on a GPU. With --single_device_images_per_sec no flag changes the
+    compute.
+
+    Args:
+      p: the checked Params as given; gpu: the GpuSpec planned (`planned_gpu`).
+    """
+    mode = '--plan_scaling' if p.plan_scaling else '--dry_run'
+    dtype = 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
+    out = []
+    for name in original_flags.gpu_only_set(p):
+        why = _unplanned(name, p, gpu, dtype)
+        if why:
+            out.append('--%s does not change the %s plan of the %s: %s'
+                       % (name, mode, gpu.name, why))
+    return out
+
+
+def _unplanned(name: str, p, gpu, dtype: str) -> str | None:
+    """Why the GPU-only flag `name` does not change the plan of `gpu` in `dtype`; None when
+    it may (planned_gpu_flags)."""
+    if p.single_device_images_per_sec and name in ('winograd_nonfused', 'notf32'):
+        return ('the compute is --single_device_images_per_sec=%g, not the speed model\'s'
+                % p.single_device_images_per_sec)
+    if name == 'winograd_nonfused':
+        from ..speed_model import gpu_step
+        if dtype == 'float32' or gpu_step.math_path(gpu, dtype)[2] not in ('tensor', 'tf32'):
+            return None  # a CUDA-core path, where autotuning may pick the Winograd kernels
+        return ('its %s convolutions run on tensor cores, where cuDNN\'s non-fused Winograd '
+                'is not among the algorithms' % dtype)
+    if name == 'notf32':
+        if not gpu.tf32_tflops:
+            return 'compute capability %s < 8.0 has no TF32' % gpu.compute_capability
+        if dtype != 'float32':
+            return '%s compute does not use TF32 (a float32 math mode)' % dtype
+        return None
+    return ('neither the speed model nor the memory estimate reads it (it sets an option of a '
+            'run on a GPU)')

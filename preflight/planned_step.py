@@ -74,12 +74,12 @@ def plan_device(p, visible_gpus: int) -> tuple:
         spec = memory_check.visible_gpu_spec() or named
         if spec is None:
             raise DryRunFailed('the visible GPU is not in the GPU table; give --gpu_model=NAME '
-                               '(known: %s)' % ', '.join(gpu_specs.known_names()))
+                               '(known: %s)' % ', '.join(gpu_specs.sorted_names()))
         return p, visible_gpus, spec
     device = params.default_device(p, 1 if named else 0)  # a named GPU is planned
     if device == 'gpu' and named is None:
         raise DryRunFailed('--dry_run --device=gpu without a visible GPU needs --gpu_model=NAME '
-                           '(known: %s)' % ', '.join(gpu_specs.known_names()))
+                           '(known: %s)' % ', '.join(gpu_specs.sorted_names()))
     if device == 'cpu':
         return p._replace(device='cpu'), 0, None
     return p._replace(device='gpu'), p.num_gpus, named

@@ -205,12 +205,10 @@ def planned_gpus(p: params.Params, visible_gpus: int) -> int:
     """The GPU count a run's device is decided with (params.default_device): the GPUs
     TensorFlow sees, or where it sees none, 1 for --dry_run or --plan_scaling with --gpu_model
     or a preset host (--gpu_interconnect=dgx1_v100, ...), which plan GPUs
-    (preflight/planned_step.plan_device's rule)."""
+    (preflight/planned_step.plan_device's rule; ineffective_flags.planned_gpu names the GPU)."""
     if visible_gpus or p.device == 'cpu':
         return visible_gpus
-    if (p.dry_run or p.plan_scaling) and (p.gpu_model or links.preset_of(p.gpu_interconnect)):
-        return 1
-    return 0
+    return 0 if ineffective_flags.planned_gpu(p, 0) is None else 1
 
 
 def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
@@ -283,7 +281,7 @@ def check_gpu_model(p: params.Params) -> None:
     try:
         gpu_specs.lookup(p.gpu_model)
     except gpu_specs.UnknownGpuError as e:
-        raise params.ParamsError('--gpu_model: %s' % e) from None
+        raise params.flag_error('gpu_model', e) from None
     if p.device == 'cpu':
         raise params.ParamsError('--gpu_model plans a GPU run; drop it or drop --device=cpu.')
 
@@ -363,7 +361,7 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         raise params.ParamsError(
             '%s --device=gpu on a host without a GPU (no NVIDIA driver found) plans the GPU '
             'named by --gpu_model=NAME; give one (e.g. --gpu_model=V100; known: %s)'
-            % (mode, ', '.join(gpu_specs.known_names())))
+            % (mode, ', '.join(gpu_specs.sorted_names())))
     if not p.plan_scaling or p.single_device_images_per_sec or device != 'cpu':
         return  # GPUs planned (--gpu_model, a preset host), or the figure given
     if find_run is None:

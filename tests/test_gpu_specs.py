@@ -48,11 +48,27 @@ def test_names_are_forgiven_case_and_separators(specs, typed, name):
     assert specs.lookup(typed).name == name
 
 
-def test_an_unknown_name_lists_the_known_ones(specs):
+def test_an_unknown_name_lists_the_known_ones_sorted(specs):
     with pytest.raises(specs.UnknownGpuError) as err:
-        specs.lookup('B200')
-    assert str(err.value).startswith("unknown GPU model 'B200'; known: K80, P100, V100 16GB")
-    assert 'RTX 4090' in str(err.value)
+        specs.lookup('Voodoo5')  # like no GPU of the table: no guess
+    assert str(err.value) == "unknown GPU model 'Voodoo5'; known: %s" % ', '.join(
+        specs.sorted_names())
+    names = specs.sorted_names()
+    assert sorted(names) == sorted(REQUIRED + ADDED)
+    assert names[:3] == ['A10', 'A100 40GB', 'A100 80GB']  # numbers as numbers: A10 first
+    assert names.index('L4') < names.index('L40S') and names[-1] == 'V100 PCIe 16GB'
+
+
+@pytest.mark.parametrize('typed, guess', [
+    ('V1OO', 'did you mean V100, V100S or P100? '),  # letter O for zero: V100 first
+    ('k8O', 'did you mean K80? '),
+    ('rtx 309', 'did you mean RTX 3090, RTX 4090 or RTX 3080? '),
+    ('B200', 'did you mean H200, RTX 2080 or RTX 2080 Ti? ')])  # names, not the alias '2080'
+def test_a_misspelt_name_gets_the_closest_ones_first(specs, typed, guess):
+    with pytest.raises(specs.UnknownGpuError) as err:
+        specs.lookup(typed)
+    assert str(err.value) == "unknown GPU model %r; %sknown: %s" % (
+        typed, guess, ', '.join(specs.sorted_names()))
 
 
 def test_data_sheet_figures(specs):

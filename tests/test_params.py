@@ -226,3 +226,18 @@ def test_library_values_of_the_wrong_type_are_refused(kwargs, text):
         validate_params(make_params(**kwargs))
     assert str(e.value) == text
     validate_params(make_params(weight_decay=1, batch_size=2))  # an int is a float too
+
+
+def test_a_parsers_message_names_its_flag_once():
+    from tf_cnn_benchmarks.params import flag_error
+    # The flag first: kept; its bare name first: the dashes added; else the flag before it.
+    assert str(flag_error('--interconnect_gbps', ValueError(
+        "--interconnect_gbps must be > 0. Received: '0'"))) == (
+            "--interconnect_gbps must be > 0. Received: '0'")
+    assert str(flag_error('gpu_model', "unknown GPU model 'x'")) == (
+        "--gpu_model: unknown GPU model 'x'")
+    assert str(flag_error('gpu', '--gpu_model: x')) == '--gpu: --gpu_model: x'  # another flag
+    with pytest.raises(params.ParamsError) as err:
+        params.validate_params(params.make_params(variable_update='replicated',
+                                                  all_reduce_spec='ring'))
+    assert str(err.value).startswith("--all_reduce_spec 'ring': unknown algorithm 'ring'")

@@ -353,7 +353,7 @@ def test_device_rules_on_a_host_without_gpu_come_before_tensorflow_loads(tmp_pat
                            '--single_device_images_per_sec=N')
     assert dry.startswith('error: --dry_run --device=gpu on a host without a GPU (no NVIDIA '
                           'driver found) plans the GPU named by --gpu_model=NAME; give one '
-                          '(e.g. --gpu_model=V100; known: K80, ')
+                          '(e.g. --gpu_model=V100; known: A10, A100 40GB, ')  # sorted
 
 
 def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
