@@ -10,8 +10,8 @@ stop (143 for SIGTERM: lifecycle/signals.py); a cluster worker stopped because i
 found, and --help, --version and --list_models answered, before TensorFlow loads. When the
 reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops
 quietly with exit status 141, as a Unix tool killed by SIGPIPE does.
-The TF_CONFIG and Slurm cluster resolvers (cluster/resolvers.py) load TensorFlow when they
-are used.
+The TF_CONFIG cluster resolver (cluster/resolvers.py) loads TensorFlow once TF_CONFIG has
+passed its own checks, so a malformed TF_CONFIG is a usage error before TensorFlow loads too.
 """
 
 import os

@@ -14,13 +14,17 @@
              node10 before node9);
   auto       (default) the host flags when any is given, else TF_CONFIG when set, else Slurm in
              a step of more than one task, else a local run. When host flags win over a
-             TF_CONFIG or Slurm step that is also there, one warning line says so.
+             TF_CONFIG or Slurm step that is also there, or TF_CONFIG over a Slurm step, one
+             warning line says which source was taken, why, and how to choose the other.
 
 A resolved cluster becomes the same Params fields the host flags give, so everything after
 (params.validate_params' cluster rules, topology.Cluster, server.TaskServer) is one code path.
 Resolution runs before the flags are validated and before any server starts; each problem is one
 params.ParamsError line (exit status 2). Only the tf_config source imports TensorFlow (its
-resolver class); the flags, Slurm and local runs stay TensorFlow-free here.
+resolver class), and only once TF_CONFIG has passed this module's own checks
+(`parse_tf_config`: the JSON, its shape, the addresses, the task, the host flags against it), so
+a malformed TF_CONFIG is refused at once, as any other usage error; TensorFlow's resolver then
+reads it as the cluster. The flags, Slurm and local runs stay TensorFlow-free here.
 
 TF_CONFIG task types: `chief` (or its older name `master`) is worker 0, the chief of this project;
 `worker` i is worker i + 1 when there is a chief, else worker i; `ps` i is ps i. `evaluator` is
@@ -42,6 +46,7 @@ CUDA_VISIBLE_DEVICES evenly in rank order, unless Slurm already bound each task 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 
@@ -141,6 +146,8 @@ def resolve(p) -> Resolution:
         if p.cluster_resolver == 'auto':
             _warn_ignored()
         return _from_flags(p._replace(cluster_resolver=source))
+    if source == 'tf_config' and p.cluster_resolver == 'auto':
+        _warn_tf_config_over_slurm()
     p = p._replace(cluster_resolver=source)
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         if source == 'tf_config':
@@ -172,6 +179,17 @@ def _warn_ignored() -> None:
     if other is not None:
         cnn_util.warn('the host flags define the cluster and %s is ignored (drop the host flags '
                       'to use it, or give --cluster_resolver=flags to silence this)' % other)
+
+
+def _warn_tf_config_over_slurm() -> None:
+    """auto chose TF_CONFIG although this task runs in a Slurm step too: say which it took,
+    why, and how to choose the other."""
+    tasks = slurm_step_tasks()
+    if tasks > 1:
+        cnn_util.warn('TF_CONFIG and a Slurm step (%d tasks) both describe a cluster; '
+                      '--cluster_resolver=auto took TF_CONFIG, which it prefers to Slurm (give '
+                      '--cluster_resolver=slurm to use the Slurm step, or '
+                      '--cluster_resolver=tf_config to silence this)' % tasks)
 
 
 def _from_flags(p) -> Resolution:
@@ -258,17 +276,76 @@ def _tf_config_error(problem: str) -> ParamsError:
     return ParamsError('TF_CONFIG %s; it must look like %s.' % (problem, _TF_CONFIG_SHAPE))
 
 
+def _json_kind(value) -> str:
+    """'a list', 'a string', ... for a JSON value in a message."""
+    kinds = ((dict, 'an object'), (list, 'a list'), (str, 'a string'), (bool, 'true or false'),
+             (int, 'a number'), (float, 'a number'))
+    return next((name for kind, name in kinds if isinstance(value, kind)), 'null')
+
+
+def parse_tf_config(text: str) -> tuple[dict, str | None, int | None]:
+    """TF_CONFIG's JSON read and checked without TensorFlow: (cluster {job: [address]}, task
+    type, task index), as TensorFlow's TFConfigClusterResolver reads them (no "cluster": {};
+    no "task" or no "type"/"index" in it: None). Run before TensorFlow loads, so that a
+    malformed TF_CONFIG is refused at once (`read_tf_config` then loads the resolver).
+
+    Raises:
+      params.ParamsError: not JSON, not a JSON object, a "cluster" that is not an object of
+        lists of host:port addresses (one listed by index included), a "task" that is not an
+        object, a task type that is not a string, an index that is not a whole number >= 0.
+    """
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise _tf_config_error('is not valid JSON (%s)' % e) from None
+    if not isinstance(config, dict):
+        raise _tf_config_error('is %s, not a JSON object' % _json_kind(config))
+    cluster = config.get('cluster', {})
+    if not isinstance(cluster, dict):
+        raise _tf_config_error('has a "cluster" that is %s; give an object of job names to '
+                               'lists of addresses' % _json_kind(cluster))
+    for job, tasks in cluster.items():
+        if isinstance(tasks, dict):
+            raise _tf_config_error('lists the %s tasks by index (%s); give a list of addresses'
+                                   % (job, json.dumps(tasks)))
+        if not isinstance(tasks, list):
+            raise _tf_config_error('gives the %s tasks as %s; give a list of addresses'
+                                   % (job, _json_kind(tasks)))
+        _check_addresses('TF_CONFIG', job, tasks)
+    task = config.get('task', {})
+    if not isinstance(task, dict):
+        raise _tf_config_error('has a "task" that is %s, not an object' % _json_kind(task))
+    task_type, index = task.get('type'), task.get('index')
+    if task_type is not None and not isinstance(task_type, str):
+        raise _tf_config_error('has a task "type" that is %s (%s); give a string such as '
+                               '"worker"' % (_json_kind(task_type), json.dumps(task_type)))
+    if index is not None:
+        whole = (isinstance(index, int) and not isinstance(index, bool)
+                 or isinstance(index, str) and index.isdigit())
+        if not whole or int(index) < 0:
+            raise _tf_config_error('has a task "index" of %s; give a whole number >= 0'
+                                   % json.dumps(index))
+        index = int(index)
+    return cluster, task_type, index
+
+
+def _tf_config_text() -> str:
+    text = os.environ.get('TF_CONFIG', '')
+    if not text.strip():
+        raise ParamsError('--cluster_resolver=tf_config, but TF_CONFIG is not set; set it (a '
+                          'TFJob does) or use the host flags.')
+    return text
+
+
 def read_tf_config() -> tuple[dict, str | None, int | None]:
     """TF_CONFIG through TensorFlow's TFConfigClusterResolver: (cluster {job: [address]},
-    task type, task index).
+    task type, task index), after `parse_tf_config`'s checks (before TensorFlow loads).
 
     Raises:
       params.ParamsError: TF_CONFIG is unset, not JSON, or its cluster is not a dict of lists
-        of addresses.
+        of addresses (`parse_tf_config`), or TensorFlow's resolver refuses it.
     """
-    if not os.environ.get('TF_CONFIG', '').strip():
-        raise ParamsError('--cluster_resolver=tf_config, but TF_CONFIG is not set; set it (a '
-                          'TFJob does) or use the host flags.')
+    parse_tf_config(_tf_config_text())  # every problem of the JSON before TensorFlow loads
     runtime_env.import_tensorflow()  # quietly, its environment set, without Keras
     from tensorflow.python.distribute.cluster_resolver import tfconfig_cluster_resolver
 
@@ -276,10 +353,7 @@ def read_tf_config() -> tuple[dict, str | None, int | None]:
     try:
         spec = resolver.cluster_spec().as_dict()
         task_type, task_id = resolver.task_type, resolver.task_id
-    except ValueError as e:
-        what = 'is not valid JSON' if type(e).__name__ == 'JSONDecodeError' else 'is malformed'
-        raise _tf_config_error('%s (%s)' % (what, e)) from None
-    except (TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise _tf_config_error('is malformed (%s)' % e) from None
     for job, tasks in spec.items():
         if not isinstance(tasks, list):
@@ -338,7 +412,13 @@ def tf_config_cluster(spec: dict, task_type: str | None, task_id: int | None):
 
 
 def _from_tf_config(p) -> Resolution:
-    spec, task_type, task_id = read_tf_config()
+    """TF_CONFIG's task: every check runs on this module's own reading first (no TensorFlow
+    loaded: a usage error comes at once), then on TensorFlow's resolver's, which is used."""
+    _tf_config_task(p, *parse_tf_config(_tf_config_text()))
+    return _tf_config_task(p, *read_tf_config())
+
+
+def _tf_config_task(p, spec: dict, task_type: str | None, task_id: int | None) -> Resolution:
     job, index, ps, workers = tf_config_cluster(spec, task_type, task_id)
     origin = 'task %s %d' % (task_type, task_id)
     if job == 'evaluator':
@@ -370,6 +450,27 @@ def _slurm_text(name: str) -> str:
     return value
 
 
+def _slurm_list_fix(nodelist: str, per_node: str) -> str:
+    """The remedy for a step's node list or tasks per node that slurm_nodes cannot read: which
+    variable to fix and what its valid form looks like."""
+    try:
+        slurm_nodes.expand_hostlist(nodelist)
+    except slurm_nodes.HostlistError:
+        # srun copies the allocation's list (SLURM_JOB_NODELIST) when the step spans it all.
+        source = ('SLURM_JOB_NODELIST and SLURM_STEP_NODELIST (srun copies the first into the '
+                  'second)' if os.environ.get('SLURM_JOB_NODELIST', '').strip() == nodelist
+                  else 'SLURM_STEP_NODELIST (srun sets it in a step)')
+        return ('fix %s: a Slurm hostlist looks like node[01-03], node[1,3-5],gpu7 or '
+                'node01,node02' % source)
+    try:
+        slurm_nodes.expand_tasks_per_node(per_node)
+    except slurm_nodes.HostlistError:
+        return ('fix SLURM_STEP_TASKS_PER_NODE (srun sets it): one count per node, e.g. '
+                '2(x3),1 for 2 tasks on each of 3 nodes then 1')
+    return ('fix SLURM_STEP_TASKS_PER_NODE or SLURM_STEP_NODELIST (srun sets both for one '
+            'step): one task count per node of the list, in its order')
+
+
 def read_slurm_step(p) -> tuple[dict, str, int]:
     """The step's cluster in Slurm's block order: ({job: [address]}, job, index). The first
     --num_ps ranks are ps tasks, the rest workers; the nodes are taken in the order of
@@ -393,7 +494,8 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
         addresses = slurm_nodes.block_addresses(nodelist, per_node, p.slurm_port_base)
     except slurm_nodes.HostlistError as e:
         raise ParamsError('Slurm: SLURM_STEP_NODELIST=%s, SLURM_STEP_TASKS_PER_NODE=%s: %s '
-                          '(rank %d of %d)' % (nodelist, per_node, e, rank, tasks)) from None
+                          '(rank %d of %d); %s' % (nodelist, per_node, e, rank, tasks,
+                                                   _slurm_list_fix(nodelist, per_node))) from None
     if len(addresses) != tasks or not 0 <= rank < tasks:
         raise ParamsError('Slurm: SLURM_STEP_TASKS_PER_NODE=%s makes %d task(s), '
                           'SLURM_STEP_NUM_TASKS says %d and SLURM_PROCID %d; run inside one '

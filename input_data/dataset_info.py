@@ -160,6 +160,24 @@ def missing_link_target(path: str) -> str | None:
     return 'a symbolic link to %s, whose target %s does not exist' % (target, final)
 
 
+def dangling_link_on(path: str) -> str | None:
+    """For a local path that does not exist because it, or a folder on its way, is a dangling
+    symbolic link: '<path> is a symbolic link to T, which does not exist' (the path itself), or
+    '<path> does not exist: <folder> is a symbolic link to T, ...' (a folder on the way);
+    None otherwise (missing_link_target words the link)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for end in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:end])
+        link = missing_link_target(prefix)
+        if link:
+            if end == len(parts):
+                return '%s is %s' % (path, link)
+            return '%s does not exist: %s is %s' % (path, prefix, link)
+        if not os.path.exists(prefix):
+            return None  # a plain missing folder
+    return None
+
+
 def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> None:
     """Stats every file of a subset before any is read.
 
@@ -206,6 +224,11 @@ def list_data_dir(data_dir: str) -> list[str]:
     """
     try:
         if not file_systems.exists(data_dir):
+            link = None if file_systems.is_remote(data_dir) else dangling_link_on(data_dir)
+            if link:
+                raise cnn_util.DataError(
+                    '--data_dir %s: mount or restore the target (an unmounted share?), or give '
+                    'the folder of %s' % (link, _EXPECTED))
             raise cnn_util.DataError('--data_dir %s does not exist: give the folder of %s, or '
                                      'drop --data_dir for synthetic data' % (data_dir, _EXPECTED))
         if not file_systems.isdir(data_dir):

@@ -12,8 +12,9 @@ Three ways in, one evaluator:
     devices x workers), or is listed in --eval_during_training_at_specified_steps (or
     --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)); with
     --ml_perf also after the last timed step (the original's final evaluation); those due in
-    the warm-up steps become one after the first timed step (a warning before the run when
-    that drops any: `warmup_warning`). The current
+    the warm-up steps become one at the warm-up's end, before the first timed step (on
+    schedule when the last warm-up step is the one due; a warning before the run when that
+    drops any, or with --ml_perf moves one: `warmup_warning`). The current
     weights are copied in memory (no checkpoint needed). With --stop_at_top_1_accuracy the
     training stops once an evaluation reaches it.
 
@@ -370,27 +371,38 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
 
     def warmup_warning(self, start: int) -> str | None:
         """The warning for evaluations the schedule puts inside the warm-up steps of a run that
-        begins at global step `start`, or None: the warm-up steps train, but an evaluation is
-        run only after a timed step, so all those due in the warm-up become one evaluation
-        after the first timed step (one due there is only late: None). None where the steps
-        are not this task's to count (a forward-only run, an asynchronous cluster)."""
+        begins at global step `start`, or None: the warm-up steps train, but evaluations run
+        between them only at their end (`before_timed`), so all those due in the warm-up
+        become one evaluation of the weights at its end. None when that is the only one due,
+        at the warm-up's last step (on schedule), or one due earlier in a run without
+        --ml_perf (only late); with --ml_perf a late one is logged at the wrong epoch_num,
+        which MLPerf's results read. None where the steps are not this task's to count (a
+        forward-only run, an asynchronous cluster)."""
         warmup = self.plan.num_warmup_batches
         if not warmup or not self.plan.training or self.plan.asynchronous:
             return None
-        due = [g for g in range(start + 1, start + warmup + 1) if self.due(g)]
-        if len(due) < 2:
+        end = start + warmup
+        due = [g for g in range(start + 1, end + 1) if self.due(g)]
+        if due in ([], [end]) or (len(due) == 1 and not self.p.ml_perf):
             return None
         per_epoch = self.plan.steps_per_epoch or 1.0
         flags = ' '.join('--%s=%s' % (name, ','.join(_flag_value(v) for v in (
             value if isinstance(value, (list, tuple)) else [value]))) for name, value in (
             (name, getattr(self.p, name)) for name in EVAL_DURING_TRAINING_FLAGS) if value)
+        fix = 'give --num_warmup_batches=%d or fewer to evaluate on schedule' % (due[0] - start)
+        if len(due) == 1:
+            return ('--ml_perf: the evaluation %s schedules at global step %d (epoch %.2f) falls '
+                    'inside the %d warm-up steps (--num_warmup_batches=%d): it runs at their '
+                    'end, global step %d, and is logged at epoch_num %s; %s' % (
+                        flags, due[0], due[0] / per_epoch, warmup, warmup, end,
+                        round(end / per_epoch, 6), fix))
+        dropped = len(due) - 1
         return ('the %d warm-up steps (--num_warmup_batches=%d) train to epoch %.2f, past %d '
                 'evaluations %s schedules (the first at global step %d, epoch %.2f): %d of them '
-                '%s not run (one evaluation after the first timed step stands for them); give '
-                '--num_warmup_batches=%d or fewer to evaluate on schedule' % (
-                    warmup, warmup, (start + warmup) / per_epoch, len(due), flags, due[0],
-                    due[0] / per_epoch, len(due) - 1, 'is' if len(due) == 2 else 'are',
-                    due[0] - start - 1))
+                '%s not run (one evaluation at the warm-up\'s end, global step %d, stands for '
+                'them); %s' % (warmup, warmup, end / per_epoch, len(due), flags, due[0],
+                               due[0] / per_epoch, dropped, 'is' if dropped == 1 else 'are',
+                               end, fix))
 
     def due(self, global_step: int, before: int | None = None) -> bool:
         """Whether to evaluate after the step that took the global step from `before` (default:
@@ -406,14 +418,30 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
                     > math.floor(before / self.every_epoch_steps))
         return False
 
+    def before_timed(self):
+        """Evaluations due in the warm-up steps: one, of the weights after the last warm-up
+        step (so one due at that step falls on schedule: a warm-up of one whole epoch and an
+        evaluation every epoch give epoch 1.0, not 1 + 1/steps per epoch). Not where the
+        steps are not this task's to count (a forward-only run, an asynchronous cluster)."""
+        if (not self.plan.num_warmup_batches or not self.plan.training
+                or self.plan.asynchronous):
+            return
+        start, end = self.counter.warmed_up()
+        if self.due(end, start):
+            self._evaluate(end, more_steps=self.plan.num_batches > 0)
+
     def after_step(self, step, loss):
         del loss
         before, global_step = self.counter.advance(step)
         # --ml_perf: the last timed step is evaluated too (the original's final evaluation), so
         # every MLPerf block ends with its evaluation.
         final = self.p.ml_perf and step == self.plan.num_batches
-        if not (final or self.due(global_step, before)):
-            return
+        if final or self.due(global_step, before):
+            self._evaluate(global_step, more_steps=step < self.plan.num_batches)
+
+    def _evaluate(self, global_step: int, more_steps: bool) -> None:
+        """Evaluates the current weights (those after `global_step`), tells the listeners;
+        `more_steps`: timed steps follow."""
         for listener in self.listeners:
             listener.eval_started(global_step)
         values = self._ctx.sess.run(self._savable)
@@ -427,8 +455,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             cnn_util.log_fn('Stopping: eval top-1 accuracy %.4f reached --stop_at_top_1_accuracy='
                             '%g at global step %d' % (r['top_1'], target, global_step))
         for listener in self.listeners:
-            listener.eval_finished(global_step, r, step < self.plan.num_batches and
-                                   not self.reached)
+            listener.eval_finished(global_step, r, more_steps and not self.reached)
 
     def should_stop(self):
         return self.reached

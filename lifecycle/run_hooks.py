@@ -141,6 +141,14 @@ class GlobalStepCounter:
         self._last = self.start if self.plan.training else 0
         return self.start
 
+    def warmed_up(self) -> tuple[int, int]:
+        """(global step before the warm-up steps, after them), for a hook that acts at the
+        warm-up's end (before_timed); the next `advance` then counts from the warm-up's end.
+        One host and synchronous clusters only (each warm-up step adds one)."""
+        end = self.start + self.plan.num_warmup_batches if self.plan.training else 0
+        self._last = end
+        return self.start, end
+
     def advance(self, step: int) -> tuple[int, int]:
         """(global step after the previous timed step, global step after timed step `step`)."""
         if self.plan.asynchronous:

@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import portpicker
@@ -109,6 +110,24 @@ def test_auto_warns_once_when_host_flags_hide_tf_config(monkeypatch, capsys):
     assert capsys.readouterr().err == ''
 
 
+def test_auto_says_when_it_takes_tf_config_over_a_slurm_step(monkeypatch, capsys):
+    """A new user's step had both: auto took TF_CONFIG without a word."""
+    _tf_config(monkeypatch, 'worker', 0)
+    _slurm(monkeypatch, 1)
+    assert resolvers.resolve(_params()).source == 'tf_config'
+    assert capsys.readouterr().err == (
+        'warning: TF_CONFIG and a Slurm step (5 tasks) both describe a cluster; '
+        '--cluster_resolver=auto took TF_CONFIG, which it prefers to Slurm (give '
+        '--cluster_resolver=slurm to use the Slurm step, or --cluster_resolver=tf_config to '
+        'silence this)\n')
+    assert resolvers.resolve(_params(cluster_resolver='slurm')).source == 'slurm'
+    assert resolvers.resolve(_params(cluster_resolver='tf_config')).source == 'tf_config'
+    assert capsys.readouterr().err == ''
+    monkeypatch.setenv('SLURM_STEP_NUM_TASKS', '1')  # a one-task step is no cluster: no line
+    resolvers.resolve(_params())
+    assert capsys.readouterr().err == ''
+
+
 # ------------------------------------------------------------------------------------------
 # TF_CONFIG.
 
@@ -145,12 +164,26 @@ SHAPE = resolvers._TF_CONFIG_SHAPE
     ('{"cluster": {"worker": ["w:1"]}}',
      'TF_CONFIG has no "task" with a "type" and an "index"; it must look like %s.' % SHAPE),
     ('{"cluster": ["w:1"], "task": {"type": "worker", "index": 0}}',
-     'TF_CONFIG is malformed (`cluster` must be a dictionary mapping one or more job names to '
-     'lists of network addresses, or a `ClusterDef` protocol buffer); it must look like %s.'
-     % SHAPE),
+     'TF_CONFIG has a "cluster" that is a list; give an object of job names to lists of '
+     'addresses; it must look like %s.' % SHAPE),
     ('{"cluster": {"worker": {"1": "w:1"}}, "task": {"type": "worker", "index": 1}}',
-     "TF_CONFIG lists the worker tasks by index ({1: 'w:1'}); give a list of addresses; it must "
-     "look like %s." % SHAPE),
+     'TF_CONFIG lists the worker tasks by index ({"1": "w:1"}); give a list of addresses; it '
+     'must look like %s.' % SHAPE),
+    ('["w:1"]', 'TF_CONFIG is a list, not a JSON object; it must look like %s.' % SHAPE),
+    ('{"cluster": {"worker": "w:1"}, "task": {"type": "worker", "index": 0}}',
+     'TF_CONFIG gives the worker tasks as a string; give a list of addresses; it must look '
+     'like %s.' % SHAPE),
+    ('{"cluster": {"worker": ["w:1"]}, "task": "worker"}',
+     'TF_CONFIG has a "task" that is a string, not an object; it must look like %s.' % SHAPE),
+    ('{"cluster": {"worker": ["w:1"]}, "task": {"type": 1, "index": 0}}',
+     'TF_CONFIG has a task "type" that is a number (1); give a string such as "worker"; it '
+     'must look like %s.' % SHAPE),
+    ('{"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": "one"}}',
+     'TF_CONFIG has a task "index" of "one"; give a whole number >= 0; it must look like %s.'
+     % SHAPE),
+    ('{"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": -1}}',
+     'TF_CONFIG has a task "index" of -1; give a whole number >= 0; it must look like %s.'
+     % SHAPE),
     ('{"cluster": {"worker": ["w"]}, "task": {"type": "worker", "index": 0}}',
      "TF_CONFIG: the worker addresses must be host:port with a port in 1..65535. Received: 'w'"),
     ('{"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1}}',
@@ -176,6 +209,56 @@ def test_bad_tf_config_is_one_error_line(monkeypatch, text, message):
     with pytest.raises(params_lib.ParamsError) as raised:
         resolvers.resolve(_params(variable_update='collective_all_reduce'))
     assert str(raised.value) == message
+
+
+# resolve() on each TF_CONFIG in a fresh process: (error or description) per case, then
+# whether TensorFlow was loaded.
+_RESOLVE_EACH = textwrap.dedent('''
+    import json, os, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.cluster import resolvers
+    out = []
+    for text, flags in {cases!r}:
+        os.environ['TF_CONFIG'] = text
+        try:
+            out.append(resolvers.resolve(params.make_params(**flags)).description)
+        except params.ParamsError as e:
+            out.append('error: %s' % e)
+        if 'tensorflow' in sys.modules:
+            out.append('TensorFlow loaded')
+    print('\\nCASES ' + json.dumps(out))
+''')
+
+
+def test_a_malformed_tf_config_is_refused_before_tensorflow_loads():
+    """A new user's malformed TF_CONFIG was named after 4 s (TensorFlow loaded for its
+    resolver), other usage errors at once: now every check of TF_CONFIG and of the host flags
+    against it comes first, and TensorFlow's resolver reads only a TF_CONFIG that passed."""
+    good = json.dumps(dict(TFJOB, task={'type': 'worker', 'index': 0}))
+    cases = [('{"cluster": ', {}), ('["w:1"]', {}),
+             ('{"cluster": {"worker": ["w"]}, "task": {"type": "worker", "index": 0}}', {}),
+             ('{"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 3}}', {}),
+             (good, dict(cluster_resolver='tf_config', task_index=2)),
+             (good, {})]
+    proc = subprocess.run([sys.executable, '-c', _RESOLVE_EACH.format(
+        tests=os.path.join(REPO, 'tests'), cases=cases)], capture_output=True, text=True,
+        timeout=240, cwd=REPO)
+    _, _, last = proc.stdout.rpartition('\nCASES ')
+    assert last, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = json.loads(last)
+    assert [line.split(';')[0] for line in out] == [
+        'error: TF_CONFIG is not valid JSON (Expecting value: line 1 column 13 (char 12))',
+        'error: TF_CONFIG is a list, not a JSON object',
+        "error: TF_CONFIG: the worker addresses must be host:port with a port in 1..65535. "
+        "Received: 'w'",
+        'error: TF_CONFIG task worker 3 is not in its cluster, which has 1 worker task(s)',
+        'error: --task_index=2 contradicts TF_CONFIG: its task worker 0 is worker 1 here (ps %s'
+        % PS,
+        # A good TF_CONFIG is then read by TensorFlow's own resolver.
+        'TF_CONFIG (task worker 0: worker 1 of 2, 1 ps)', 'TensorFlow loaded']
 
 
 def test_tf_config_resolver_without_tf_config():
@@ -321,11 +404,23 @@ def test_slurm_num_ps_and_the_all_reduce_default(monkeypatch):
     (dict(rank=1, CUDA_VISIBLE_DEVICES='0'), {}, 'Slurm gave node n1 1 GPU(s) '
      '(CUDA_VISIBLE_DEVICES=0) for 2 worker tasks; request more GPUs or start fewer tasks per '
      'node.'),
+    # A malformed list names the variables to fix and what a valid one looks like.
     (dict(rank=1, nodelist='n[1-'), {}, 'Slurm: SLURM_STEP_NODELIST=n[1-, '
-     'SLURM_STEP_TASKS_PER_NODE=3,2: \'n[1-\': "[" without "]" (rank 1 of 5)'),
+     'SLURM_STEP_TASKS_PER_NODE=3,2: \'n[1-\': "[" without "]" (rank 1 of 5); fix '
+     'SLURM_JOB_NODELIST and SLURM_STEP_NODELIST (srun copies the first into the second): a '
+     'Slurm hostlist looks like node[01-03], node[1,3-5],gpu7 or node01,node02'),
+    (dict(rank=1, nodelist='n[1-', SLURM_JOB_NODELIST='n[1-2]'), {}, 'Slurm: '
+     'SLURM_STEP_NODELIST=n[1-, SLURM_STEP_TASKS_PER_NODE=3,2: \'n[1-\': "[" without "]" '
+     '(rank 1 of 5); fix SLURM_STEP_NODELIST (srun sets it in a step): a Slurm hostlist looks '
+     'like node[01-03], node[1,3-5],gpu7 or node01,node02'),
+    (dict(rank=1, SLURM_STEP_TASKS_PER_NODE='3,2x'), {}, "Slurm: SLURM_STEP_NODELIST=n[1-2], "
+     "SLURM_STEP_TASKS_PER_NODE=3,2x: '3,2x': '2x' is not COUNT or COUNT(xREPEATS) (rank 1 of "
+     "5); fix SLURM_STEP_TASKS_PER_NODE (srun sets it): one count per node, e.g. 2(x3),1 for 2 "
+     "tasks on each of 3 nodes then 1"),
     (dict(rank=1, nodelist='n[1-3]'), {}, "Slurm: SLURM_STEP_NODELIST=n[1-3], "
      "SLURM_STEP_TASKS_PER_NODE=3,2: 3 node(s) in 'n[1-3]' but 2 count(s) in the tasks per "
-     "node '3,2' (rank 1 of 5)"),
+     "node '3,2' (rank 1 of 5); fix SLURM_STEP_TASKS_PER_NODE or SLURM_STEP_NODELIST (srun "
+     "sets both for one step): one task count per node of the list, in its order"),
     (dict(rank=1, tasks_per_node='3,2', SLURM_STEP_NUM_TASKS='6'), {},
      'Slurm: SLURM_STEP_TASKS_PER_NODE=3,2 makes 5 task(s), SLURM_STEP_NUM_TASKS says 6 and '
      'SLURM_PROCID 1; run inside one srun step'),

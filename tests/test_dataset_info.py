@@ -276,6 +276,32 @@ def test_a_folder_without_a_subsets_shards_names_the_remedy(tmp_path):
         '(tf_cnn_build_tfrecords writes them from JPEG folders)')
 
 
+def test_a_data_dir_that_is_a_dangling_link_names_the_link_and_its_target(tmp_path):
+    """A new user's --data_dir was a link to an unmounted share: 'does not exist' did not say
+    the link was there and its target gone (shard links already said so)."""
+    expected = dataset_info._EXPECTED
+    link = tmp_path / 'imagenet'
+    os.symlink(str(tmp_path / 'share' / 'imagenet'), str(link))
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.infer_dataset_name(str(link))
+    assert str(info.value) == (
+        '--data_dir %s is a symbolic link to %s, which does not exist: mount or restore the '
+        'target (an unmounted share?), or give the folder of %s' % (
+            link, tmp_path / 'share' / 'imagenet', expected))
+    # A folder on the way that is a dangling link (relative here) is named the same way.
+    os.symlink('mnt', str(tmp_path / 'data'))
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.list_data_dir(str(tmp_path / 'data' / 'imagenet'))
+    assert str(info.value) == (
+        '--data_dir %s does not exist: %s is a symbolic link to %s, which does not exist: mount '
+        'or restore the target (an unmounted share?), or give the folder of %s' % (
+            tmp_path / 'data' / 'imagenet', tmp_path / 'data', tmp_path / 'mnt', expected))
+    # A plain missing folder keeps its line.
+    with pytest.raises(cnn_util.DataError, match=r'^--data_dir \S+ does not exist: give the '
+                       r'folder of .*, or drop --data_dir for synthetic data$'):
+        dataset_info.list_data_dir(str(tmp_path / 'nothing' / 'here'))
+
+
 def test_dangling_links_are_named_with_their_targets(tmp_path):
     """Through a chain of links the missing end is named; several are counted (issue 41.2);
     a CIFAR-10 batch that is a dangling link is refused the same way."""

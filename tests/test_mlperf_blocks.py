@@ -103,7 +103,7 @@ def _eval_hook(warmup, **flags):
     hook = eval_runner.EvalDuringTrainingHook.__new__(eval_runner.EvalDuringTrainingHook)
     p = dict(eval_during_training_every_n_steps=None, eval_during_training_every_n_epochs=None,
              eval_during_training_at_specified_steps=[],
-             eval_during_training_at_specified_epochs=[])
+             eval_during_training_at_specified_epochs=[], ml_perf=False)
     p.update(flags)
     hook.p = types.SimpleNamespace(**p)
     hook.plan = types.SimpleNamespace(num_warmup_batches=warmup, training=True,
@@ -121,19 +121,38 @@ def test_evaluations_due_in_the_warm_up_get_one_warning_naming_the_flags():
     assert line == (
         'the 20 warm-up steps (--num_warmup_batches=20) train to epoch 3.33, past 3 '
         'evaluations --eval_during_training_every_n_epochs=1 schedules (the first at global '
-        'step 6, epoch 1.00): 2 of them are not run (one evaluation after the first timed '
-        'step stands for them); give --num_warmup_batches=5 or fewer to evaluate on schedule')
+        "step 6, epoch 1.00): 2 of them are not run (one evaluation at the warm-up's end, "
+        'global step 20, stands for them); give --num_warmup_batches=6 or fewer to evaluate on '
+        'schedule')
     assert _eval_hook(5, eval_during_training_every_n_epochs=1.0).warmup_warning(0) is None
-    # One evaluation due in the warm-up is only late (after the first timed step): no warning.
+    # One evaluation due in the warm-up is only late (at the warm-up's end): no warning.
     assert _eval_hook(11, eval_during_training_every_n_epochs=1.0).warmup_warning(0) is None
+    # Two due, the second at the warm-up's last step: that one is on schedule, one is not run.
+    line = _eval_hook(12, eval_during_training_every_n_epochs=1.0).warmup_warning(0)
+    assert ': 1 of them is not run (one evaluation at the warm-up\'s end, global step 12, ' in line
     # A resumed run counts from its start; the listed steps are named as given.
     line = _eval_hook(4, eval_during_training_at_specified_steps=['12', '13', '30']
                       ).warmup_warning(10)
     assert 'past 2 evaluations --eval_during_training_at_specified_steps=12,13,30 ' in line
-    assert line.endswith('give --num_warmup_batches=1 or fewer to evaluate on schedule')
+    assert line.endswith('give --num_warmup_batches=2 or fewer to evaluate on schedule')
     asynchronous = _eval_hook(20, eval_during_training_every_n_steps=2)
     asynchronous.plan.asynchronous = True
     assert asynchronous.warmup_warning(0) is None
+
+
+def test_with_ml_perf_one_evaluation_the_warm_up_moves_is_one_warning():
+    """MLPerf's results read each evaluation's epoch_num: one moved to the warm-up's end is
+    logged at the wrong epoch, so --ml_perf warns of it; one due at the warm-up's last step
+    runs there, on schedule (a new user's warm-up of one whole epoch logged epoch 1.2)."""
+    line = _eval_hook(8, eval_during_training_every_n_epochs=1.0, ml_perf=True
+                      ).warmup_warning(0)
+    assert line == (
+        '--ml_perf: the evaluation --eval_during_training_every_n_epochs=1 schedules at global '
+        'step 6 (epoch 1.00) falls inside the 8 warm-up steps (--num_warmup_batches=8): it runs '
+        'at their end, global step 8, and is logged at epoch_num 1.333333; give '
+        '--num_warmup_batches=6 or fewer to evaluate on schedule')
+    assert _eval_hook(6, eval_during_training_every_n_epochs=1.0, ml_perf=True
+                      ).warmup_warning(0) is None
 
 
 @pytest.mark.cli
@@ -149,4 +168,36 @@ def test_the_command_warns_once_before_the_run_of_evaluations_inside_its_warm_up
                            '=2 schedules (the first at global step 2, epoch 0.00)')
     out = proc.stdout.splitlines()
     assert out.index('Running warm up') > 0
-    assert sum(line.startswith('Accuracy @ 1') for line in out) == 1  # after timed step 1
+    # One at the warm-up's end (global step 5) for those due at 2 and 4, then 6 on schedule.
+    assert [line.rpartition('global step ')[2] for line in out
+            if line.startswith('Accuracy @ 1')] == ['5]', '6]']
+    assert out.index('Done warm up') < [i for i, line in enumerate(out)
+                                        if line.startswith('Accuracy @ 1')][0] < out.index(
+        next(line for line in out if line.startswith('1\t')))
+
+
+@pytest.mark.cli
+def test_a_warm_up_of_one_whole_epoch_evaluates_on_the_epoch_boundaries(tmp_path):
+    """A new user's trial: 10 images, batch 2 (5 steps an epoch), the default 5 warm-up steps
+    on the CPU, --num_epochs=2 --eval_during_training_every_n_epochs=1: the first evaluation,
+    due at the last warm-up step, ran after the first timed step and was logged at epoch_num
+    1.2. It now runs at the warm-up's end: epochs 1.0 and 2.0, and no warning."""
+    pytest.importorskip('mlperf_logging')
+    from input_helpers import solid_shards
+    solid_shards(str(tmp_path), 'train', num_shards=2, per_shard=5)
+    solid_shards(str(tmp_path), 'validation', num_shards=1, per_shard=2)
+    proc = helpers.run_command(
+        '--model=trivial', '--data_dir=%s' % tmp_path, '--batch_size=2', '--image_size=16',
+        '--num_epochs=2', '--ml_perf', '--eval_during_training_every_n_epochs=1',
+        '--device=cpu', '--noresults_db')
+    assert proc.returncode == 0, proc.stderr
+    assert 'Num epochs:  1.00 timed; 2.00 with the 5 warm-up steps, which train too ' \
+           '(--ml_perf: --num_epochs counts them)' in proc.stdout.splitlines()
+    events = _events(proc.stdout)
+    assert [(e['metadata']['epoch_num'], e['metadata']['samples_count']) for e in events
+            if e['key'] == 'eval_accuracy'] == [(1.0, 10), (2.0, 20)]
+    blocks = [(e['key'], e['metadata']['first_epoch_num'], e['metadata']['samples_count'])
+              for e in events if e['key'] in ('block_start', 'block_stop')]
+    assert blocks == [('block_start', 0.0, 0), ('block_stop', 0.0, 10),
+                      ('block_start', 1.0, 10), ('block_stop', 1.0, 20)]
+    assert not [line for line in proc.stderr.splitlines() if 'warm-up' in line]
