@@ -561,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
                          validation_fraction=fv.validation_fraction, seed=fv.seed,
                          class_text_file=fv.class_text_file, num_threads=fv.num_threads,
                          overwrite=fv.overwrite, progress=fv.progress)
+    except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
+        raise
     except (ConvertError, OSError) as e:
         print('error: %s' % e, file=sys.stderr)
         return getattr(e, 'exit_status', 1)
@@ -578,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_main() -> None:
     """Console entry point of `tf_cnn_build_tfrecords`."""
     from tf_cnn_benchmarks.runtime import runtime_env
-    runtime_env.exit_process(main())  # it loaded TensorFlow: no last garbage collections
+    console.finish(main, runtime_env.exit_process)  # TensorFlow loaded: no last collections
 
 
 if __name__ == '__main__':
