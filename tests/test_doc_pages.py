@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
 import test_docs
 
 import checkout
@@ -63,3 +64,74 @@ def test_a_command_without_the_flag_its_sentence_names_is_found():
     assert flag_sentence_problems(text) == [
         '`--dry_run` plans a GPU run on any machine: -> '
         'tf_cnn_benchmarks --model=resnet50 --device=gpu']
+
+
+# ------------------------------------------------------------ the header lines the pages quote
+
+def quoted_choice_lines(text: str) -> list[str]:
+    """The header's graph-choices lines a page quotes: inline code spans (over line breaks) and
+    code-block lines that start with 'graph choices', whitespace collapsed."""
+    spans = [' '.join(s.split()) for s in re.findall(r'`([^`]+)`', text)]
+    blocks = [line.strip() for block in re.findall(r'^```[a-z]*\n(.*?)^```', text,
+                                                   re.MULTILINE | re.DOTALL)
+              for line in block.splitlines()]
+    return [q for q in spans + blocks
+            if q.startswith('graph choices') and not q.startswith('graph choices ...')]
+
+
+def _pattern(line: str, rest: str = '') -> str:
+    """A printed line as a pattern: its figures (digits) any figures, then `rest`."""
+    return re.sub(r'\d+', r'\\d+', re.escape(line)) + rest
+
+
+def printed_choice_patterns(note: str) -> list[str]:
+    """Patterns of the graph-choices lines the code prints (`note`: its not-calibrated line):
+    the note, a forced list, the measured count (with or without its counts by choice) and the
+    title of --print_graph_choices's table (its rows after it)."""
+    from tf_cnn_benchmarks.graph import graph_choices
+    from tf_cnn_benchmarks.models import fast_paths
+    site = fast_paths.Conv1x1(16, 14, 14, 1024, 256, 1, 'NHWC', 'float32')
+    measured = graph_choices.Choices('measured', {(site, 'matmul'): 0.6}, 'measured here')
+    forced = graph_choices.Choices(frozenset({'conv1x1_matmul'}), {}, '')
+    count = graph_choices.brief(measured, width=1000)[0]
+    head = count.split(' (')[0]
+    title = graph_choices.table(measured)[0]
+    return [_pattern(note), _pattern(graph_choices.brief(forced)[0]),
+            _pattern(head, r'( \((\w+ \d+)(, \w+ \d+)*\))?'), _pattern(title, '( .*)?')]
+
+
+def test_the_graph_choices_lines_the_pages_quote_are_printed(monkeypatch, calibration_record):
+    # Before: speed-and-precision.md quoted `graph choices: none calibrated here for this step:
+    # today's graph (...)`, a line the code no longer printed.
+    from tf_cnn_benchmarks.graph import graph_choices
+
+    import helpers
+    monkeypatch.setattr(graph_choices, 'measure', lambda *a, **k: pytest.fail('the probe ran'))
+    bench = helpers.tiny_bench(model='resnet50', image_size=32, batch_size=3, num_batches=1)
+    note = graph_choices.brief(graph_choices.resolve(bench.plan, bench.model))[0]
+    assert note.startswith('graph choices: not calibrated')
+    patterns = printed_choice_patterns(note)
+    quotes = [(os.path.relpath(p, REPO), q) for p in PAGES for q in quoted_choice_lines(_read(p))]
+    assert len(quotes) >= 6
+    assert [(p, q) for p, q in quotes if not any(re.fullmatch(x, q) for x in patterns)] == []
+    old = ("graph choices: none calibrated here for this step: today's graph (add --calibrate to "
+           "this command: 44 s)")
+    assert not any(re.fullmatch(x, old) for x in patterns)
+
+
+# ------------------------------------------------------------ figures and the files they cite
+
+def test_the_usage_pages_run_times_are_its_quick_runs_files():
+    # Before: "takes about a minute" for the resnet50 line the quick-runs file timed at 34.7 s,
+    # and the two-tower line (trivial: seconds) called long.
+    text = _read(os.path.join(REPO, 'docs', 'usage-and-flags.md'))
+    paragraph = text.split('## Calling it')[1].split('```\n\n')[1].split('\n\n')[0]
+    cited = re.findall(r'\]\(\.\./(results/[\w.-]+-quick-runs\.md)\)', paragraph)
+    assert len(cited) == 1
+    table = _read(os.path.join(REPO, cited[0]))
+    walls = {float(row.split('|')[2]) for row in table.splitlines()
+             if row.startswith('| `')}
+    # A command's wall time: 'took 34.7 s', '`--model=trivial` 4.5 s'.
+    figures = [float(x) for x in re.findall(r'(?:took|`) (\d+(?:\.\d+)?) s\b', paragraph)]
+    assert len(figures) >= 2 and set(figures) <= walls
+    assert 'long on\na 2-core CPU' not in text and "replicated` line runs the default" in text
