@@ -126,7 +126,7 @@ def test_the_usage_pages_run_times_are_its_quick_runs_files():
     # and the two-tower line (trivial: seconds) called long.
     text = _read(os.path.join(REPO, 'docs', 'usage-and-flags.md'))
     paragraph = text.split('## Calling it')[1].split('```\n\n')[1].split('\n\n')[0]
-    cited = re.findall(r'\]\(\.\./(results/[\w.-]+-quick-runs\.md)\)', paragraph)
+    cited = re.findall(r'`(results/[\w.-]+-quick-runs\.md)`', paragraph)
     assert len(cited) == 1
     table = _read(os.path.join(REPO, cited[0]))
     walls = {float(row.split('|')[2]) for row in table.splitlines()
@@ -135,3 +135,46 @@ def test_the_usage_pages_run_times_are_its_quick_runs_files():
     figures = [float(x) for x in re.findall(r'(?:took|`) (\d+(?:\.\d+)?) s\b', paragraph)]
     assert len(figures) >= 2 and set(figures) <= walls
     assert 'long on\na 2-core CPU' not in text and "replicated` line runs the default" in text
+
+
+#: Paths the pages cite in another project's repository (named beside them).
+_OTHER_REPOSITORIES = ('tensorflow/docs_src/',)
+
+
+def missing_cited_files(path: str) -> list[str]:
+    """The file paths a page cites in code spans (`graph/precision.py`,
+    `../results/x.md`) that are neither under the repository's root nor beside the page."""
+    found = []
+    for span in re.findall(r'`([^`\s]+)`', _read(path)):
+        if (re.fullmatch(r'[\w./-]+\.(md|py|json)', span) and '/' in span
+                and not span.startswith(_OTHER_REPOSITORIES)):
+            targets = [os.path.normpath(os.path.join(base, span))
+                       for base in (REPO, os.path.dirname(path))]
+            if not any(t.startswith(REPO + os.sep) and os.path.exists(t) for t in targets):
+                found.append(span)
+    return found
+
+
+def test_every_file_a_page_cites_is_in_the_repository():
+    # Before: docs/speed-choices.md cited `../shared/measurements/README.md` for the AMX host's
+    # figures, a file of the machine it was written on, not of the repository.
+    assert [(os.path.relpath(p, REPO), f) for p in PAGES for f in missing_cited_files(p)] == []
+
+
+def test_a_file_outside_the_repository_is_found(tmp_path):
+    page = tmp_path / 'page.md'  # the file exists on this machine, beside the checkout
+    page.write_text('As in `../shared/measurements/README.md` and `graph/precision.py`.\n')
+    assert missing_cited_files(str(page)) == ['../shared/measurements/README.md']
+
+
+def test_the_readme_quick_runs_round_as_their_results_file():
+    # Before: the README's table said `4 s` where its results file said 4.5 s ('%.0f' rounds
+    # half to even) and 35 s for 34.7 s.
+    readme = _read(os.path.join(REPO, 'README.md'))
+    block = readme.split('<!-- quick-runs:start')[1].split('<!-- quick-runs:end')[0]
+    cited = re.findall(r'\((results/[\w.-]+-quick-runs\.md)\)', block)
+    rows = {r.split('|')[1].strip(): r.split('|')[2].strip() for r in block.splitlines()
+            if r.startswith('| `')}
+    recorded = {r.split('|')[1].strip(): r.split('|')[2].strip() + ' s'
+                for r in _read(os.path.join(REPO, cited[0])).splitlines() if r.startswith('| `')}
+    assert rows and rows == recorded
