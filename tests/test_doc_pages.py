@@ -178,3 +178,25 @@ def test_the_readme_quick_runs_round_as_their_results_file():
     recorded = {r.split('|')[1].strip(): r.split('|')[2].strip() + ' s'
                 for r in _read(os.path.join(REPO, cited[0])).splitlines() if r.startswith('| `')}
     assert rows and rows == recorded
+
+
+def test_the_regression_demo_is_linked_and_described_as_it_came_out():
+    # Before: the README pointed "a sweep run twice and slowed the second time, found at its
+    # first slowed run" at a docs section without one; the demo (results/) was linked from no
+    # page, and one of its two slowed series was not found.
+    import json
+    stem = 'results/2026-12-03-cpu-tf2.21-regression-demo'
+    series = json.loads(_read(os.path.join(REPO, stem + '.json')))['data']['series']
+    readme = _read(os.path.join(REPO, 'README.md'))
+    assert '](%s.md)' % stem in readme
+    database = _read(os.path.join(REPO, 'docs', 'results-database.md'))
+    assert '`%s.md`' % stem in database
+    for page in (readme, database):
+        text = ' '.join(page.split())
+        for s in series:
+            if not s['slowing']:
+                continue
+            said = re.search(r'`%s`[^,.]*?\(([^)]*)\)[^,.]*? (was found|was not found)'
+                             % s['name'], text)
+            assert said, s['name']
+            assert said.group(2) == ('was found' if s['steps_down'] else 'was not found')
