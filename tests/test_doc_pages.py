@@ -214,3 +214,11 @@ def test_every_docs_page_is_linked_from_the_index_and_the_readmes_table():
     table = [line for line in readme.splitlines() if line.startswith('| [')]
     assert [p for p in pages if '](%s)' % p not in index] == []
     assert [p for p in pages if not any('](docs/%s)' % p in row for row in table)] == []
+
+
+def test_every_timeout_example_keeps_the_runs_exit_status():
+    # Before: training-lifecycle.md offered `timeout -s INT 20 tf_cnn_benchmarks ...`, which
+    # exits 124 (timeout's own status), not the run's 130 that the pages tell scripts to read.
+    uses = [(os.path.relpath(p, REPO), m) for p in PAGES
+            for m in re.findall(r'\btimeout (?:-[^`\n]*?)?tf_cnn_\w+', ' '.join(_read(p).split()))]
+    assert uses and [(p, m) for p, m in uses if '--preserve-status' not in m] == []
