@@ -137,9 +137,8 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
                     [os.path.basename(f) for f in files]) if files else ''))
         classes.append((name, images))
     if stray:
-        warn('skipped %d file%s that %s not images: %s' % (
-            len(stray), 's' if len(stray) > 1 else '', 'are' if len(stray) > 1 else 'is',
-            ', '.join(stray)))
+        warn('skipped %s: %s' % ('%d files that are not images' % len(stray) if len(stray) > 1
+                                 else '1 file that is not an image', ', '.join(stray)))
     if not classes:
         raise FlagValueError('--input_dir=%s has no class sub-folders; give the folder that '
                              'holds them (input_dir/<class>/<image>)' % input_dir)
