@@ -149,16 +149,6 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
 
 def run_main() -> None:
     """Console entry point of the `tf_cnn_benchmarks` command."""
-    try:
-        try:
-            status = main(sys.argv)
-        except SystemExit as e:  # --help, --version
-            status = e.code
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # Nothing more can reach the reader; keep Python's exit-time flush from failing again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        status = SIGPIPE_STATUS
-    runtime_env.exit_process(status)
+    # --help and --version raise SystemExit; a closed reader ends it with 141 (console.finish).
+    console.finish(lambda: main(sys.argv), runtime_env.exit_process)
 

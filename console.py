@@ -10,6 +10,10 @@ Ctrl-C is KeyboardInterrupt again, which the commands handle themselves (cli.py,
 lifecycle/signals.py), and one they let out ends the same way. Where SIGINT is ignored (a job
 started in the background by a shell without job control), it stays ignored.
 
+Every command ends through `finish`: a reader of its output that went away
+(`tf_cnn_sweep --help | head -1`) ends it quietly with exit status 141 (128 + SIGPIPE, what a
+shell reports for a Unix tool killed by SIGPIPE), with no traceback, whichever print met it.
+
 Every command answers `--version` with the same line (`version_line`), here before it imports
 anything (and in its own main too, for its `python -m` form: `answer_version`).
 
@@ -23,6 +27,7 @@ import importlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 #: Exit status of a command ended by Ctrl-C: 128 + SIGINT.
 INTERRUPTED_STATUS = 128 + signal.SIGINT
@@ -80,6 +85,36 @@ def answer_version(args: list[str]) -> int | None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return SIGPIPE_STATUS
     return 0
+
+
+def finish(main: Callable[[], int | None],
+           exit_process: Callable[[int | None], None] = sys.exit) -> None:
+    """Calls a command's `main` and ends the process with its status, the one way every
+    command ends (the console scripts and the `python -m` forms).
+
+    A BrokenPipeError (the reader of stdout went away: `... --help | head -1`, from any print
+    of the command, or from the last flush here) becomes exit status 141 (SIGPIPE_STATUS), with
+    no traceback: stdout then points at /dev/null, so Python's flush at exit cannot fail again.
+
+    Args:
+      main: the command's main, without arguments; returns the exit status or raises
+        SystemExit (absl's and argparse's --help do).
+      exit_process: how the process ends with the status: sys.exit, or
+        runtime_env.exit_process for a command that loaded TensorFlow.
+
+    Raises:
+      SystemExit: from `exit_process`, with the command's status (141 as above).
+    """
+    try:
+        try:
+            status = main()
+        except SystemExit as e:
+            status = e.code
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = SIGPIPE_STATUS
+    exit_process(status)
 
 
 def run(module: str, function: str = 'run_main') -> None:

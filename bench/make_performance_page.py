@@ -171,7 +171,7 @@ def quick_rows(results) -> tuple[list[list[str]], str | None]:
     if not quick:
         return [], None
     stem, doc = quick[-1]
-    return [['`%s`' % r['command'], '%.0f s' % r['wall_secs'],
+    return [['`%s`' % r['command'], '%.1f s' % r['wall_secs'],  # as its results file rounds
              '-' if r['images_per_sec'] is None else '%.2f' % r['images_per_sec'],
              '%.1f' % r['load_before']]
             for r in doc['data']['rows']], stem
@@ -216,7 +216,7 @@ def headline_rows(results) -> list[list[str]]:
             if 'resnet50' in r['command'] and r['command'].startswith('tf_cnn_benchmarks'):
                 add('the quick-start command, whole run (load average %.1f, warm page cache)'
                     % r['load_before'],
-                    '%.0f s' % r['wall_secs'],
+                    '%.1f s' % r['wall_secs'],  # as its results file rounds
                     doc['provenance'], stem)
     return rows
 

@@ -139,6 +139,61 @@ def test_a_closed_pipe_ends_the_command_quietly(args):
     assert (proc.returncode, err.decode()) == (141, '')
 
 
+_CLOSED_READER = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import console
+    sys.argv = [{command!r}] + {args!r}
+    console.{command}()
+''')
+
+
+def _closed_reader_run(argv: list[str]) -> subprocess.CompletedProcess:
+    """Runs argv with a stdout whose reader closed before the command wrote anything (what
+    `| head -1` is once head has its line); stderr is captured."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(argv, stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=120, cwd=REPO)
+    finally:
+        os.close(write_end)
+
+
+#: The tools' console commands and their `python -m` forms in a checkout.
+_TOOL_MODULES = {'tf_cnn_build_tfrecords': 'tools.build_imagenet_tfrecords',
+                 'tf_cnn_cluster': 'tools.launch_cluster', 'tf_cnn_sweep': 'tools.sweep',
+                 'tf_cnn_results': 'tools.results_cli'}
+
+
+def test_console_commands_are_the_ones_checked_with_a_closed_reader():
+    # Each console command of setup.py: its console form and, for the tools, the `python -m` form.
+    assert _console_commands() == ['tf_cnn_benchmarks', *_TOOL_MODULES]
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('command, args', [
+    *[(command, ['--help']) for command in ['tf_cnn_benchmarks', *_TOOL_MODULES]],
+    ('tf_cnn_results', ['list', '--help']), ('tf_cnn_sweep', ['compare', '--help']),
+    ('tf_cnn_sweep', ['report', '--help'])])
+def test_every_console_command_ends_quietly_with_141_when_its_reader_closed(command, args):
+    # Before: tf_cnn_sweep and tf_cnn_build_tfrecords printed a BrokenPipeError traceback (exit
+    # 1); tf_cnn_results and tf_cnn_cluster exited 0 (argparse drops the help's write error).
+    proc = _closed_reader_run([sys.executable, '-c', _CLOSED_READER.format(
+        tests=TESTS, command=command, args=args)])
+    assert (proc.returncode, proc.stderr) == (141, '')
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('module', sorted(_TOOL_MODULES.values()))
+def test_every_tools_python_m_form_ends_quietly_with_141_when_its_reader_closed(module):
+    # `python -m tools.sweep --help | head -1` in a checkout: the tools' own run_main.
+    proc = _closed_reader_run([sys.executable, '-m', module, '--help'])
+    assert (proc.returncode, proc.stderr) == (141, '')
+
+
 def test_nchw_on_the_cpu_warns_once(capsys):
     helpers.tiny_run(num_batches=1, data_format='NCHW', num_gpus=2, device='cpu')
     err = capsys.readouterr().err

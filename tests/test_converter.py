@@ -497,3 +497,9 @@ def test_stray_files_are_skipped_with_one_warning_naming_them_all(tmp_path):
     assert warnings[0] == 'skipped 2 files that are not images: %s, %s' % (
         src / 'a' / 'notes.txt', src / 'b' / 'Thumbs.db')
     assert not any('notes.txt' in w for w in warnings[1:])  # one warning
+    os.remove(src / 'b' / 'Thumbs.db')  # one such file: it said 'that is not images'
+    warnings = []
+    convert_tool.convert(str(src), str(tmp_path / 'out1'), num_train_shards=1,
+                         num_validation_shards=1, validation_fraction=0.0, seed=0,
+                         progress=False, warn=warnings.append)
+    assert warnings[0] == 'skipped 1 file that is not an image: %s' % (src / 'a' / 'notes.txt')

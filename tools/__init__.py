@@ -6,6 +6,8 @@ TFRecord shards; each image's JPEG bytes and what its conversion changed, or why
 read, in image_encoding.py); `tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
 cluster_memory.py: whether its tasks fit the host's memory);
 `tf_cnn_results` (results_cli.py, with its text in results_format.py: the results database over
-time); `tf_cnn_sweep` (the package sweep/: campaigns of fresh runs, their report, `compare` and its
-regression gate, `--publish`; its docstring names its modules).
+time); command_parser.py (the argparse parser of tf_cnn_results and tf_cnn_cluster: one-line
+usage errors, help that meets a closed reader); `tf_cnn_sweep` (the package sweep/: campaigns of
+fresh runs, their report, `compare` and its regression gate, `--publish`; its docstring names its
+modules).
 """

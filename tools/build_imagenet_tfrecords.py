@@ -137,9 +137,8 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
                     [os.path.basename(f) for f in files]) if files else ''))
         classes.append((name, images))
     if stray:
-        warn('skipped %d file%s that %s not images: %s' % (
-            len(stray), 's' if len(stray) > 1 else '', 'are' if len(stray) > 1 else 'is',
-            ', '.join(stray)))
+        warn('skipped %s: %s' % ('%d files that are not images' % len(stray) if len(stray) > 1
+                                 else '1 file that is not an image', ', '.join(stray)))
     if not classes:
         raise FlagValueError('--input_dir=%s has no class sub-folders; give the folder that '
                              'holds them (input_dir/<class>/<image>)' % input_dir)
@@ -561,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
                          validation_fraction=fv.validation_fraction, seed=fv.seed,
                          class_text_file=fv.class_text_file, num_threads=fv.num_threads,
                          overwrite=fv.overwrite, progress=fv.progress)
+    except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
+        raise
     except (ConvertError, OSError) as e:
         print('error: %s' % e, file=sys.stderr)
         return getattr(e, 'exit_status', 1)
@@ -578,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_main() -> None:
     """Console entry point of `tf_cnn_build_tfrecords`."""
     from tf_cnn_benchmarks.runtime import runtime_env
-    runtime_env.exit_process(main())  # it loaded TensorFlow: no last garbage collections
+    console.finish(main, runtime_env.exit_process)  # TensorFlow loaded: no last collections
 
 
 if __name__ == '__main__':

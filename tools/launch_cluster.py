@@ -48,6 +48,7 @@ import threading
 import time
 
 from tf_cnn_benchmarks import console
+from tf_cnn_benchmarks.tools import command_parser
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
@@ -480,11 +481,10 @@ def stopped_by(status: int) -> signal.Signals | None:
     return None
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(command_parser.CommandParser):
     """argparse's errors as one `error:` line (LaunchError), not a usage block."""
 
-    def error(self, message):
-        raise LaunchError('%s (see %s --help)' % (message, self.prog))
+    usage_error = LaunchError
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -590,7 +590,7 @@ def _raise_interrupt(signum, frame):
 
 def run_main() -> None:
     """Console entry point of the `tf_cnn_cluster` command."""
-    sys.exit(main(sys.argv[1:]))
+    console.finish(lambda: main(sys.argv[1:]))
 
 
 if __name__ == '__main__':

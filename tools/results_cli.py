@@ -62,7 +62,7 @@ from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs
 
-from . import results_format
+from . import command_parser, results_format
 
 FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
                 'device', 'data', 'image_size', 'host', 'label', 'config')
@@ -74,9 +74,8 @@ class UsageError(Exception):
     """A bad argument: one `error:` line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError('%s (see %s --help)' % (message, self.prog))
+class _Parser(command_parser.CommandParser):
+    usage_error = UsageError
 
 
 def since_time(text: str, now: datetime.datetime | None = None) -> str:
@@ -406,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     except (store.StoreError, plots.PlotError) as e:
         print('error: %s' % e, file=sys.stderr)
         return 1
-    except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`)
-        return 141
+    except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`): 141
+        raise  # console.finish ends the command quietly
     except OSError as e:  # the plot or the page cannot be written (after `check_output`)
         print('error: %s: %s; give an output path this user can write' % (
             e.filename or 'output', e.strerror or e), file=sys.stderr)
@@ -416,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_main() -> None:
     """Console entry point of `tf_cnn_results`."""
-    sys.exit(main())
+    console.finish(main)
 
 
 if __name__ == '__main__':

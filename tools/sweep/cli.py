@@ -511,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as e:
         print('error: %s' % e, file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
+        raise
     except OSError as e:  # the results file or a run folder cannot be written
         print('error: %s' % e, file=sys.stderr)
         return 1
@@ -521,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_main() -> None:
     """Console entry point of `tf_cnn_sweep`."""
-    sys.exit(main())
+    console.finish(main)
 
 
 if __name__ == '__main__':
