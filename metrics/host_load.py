@@ -439,7 +439,8 @@ def format_line(load: dict) -> str:
     neither CPU figure could be read (or the timed part was too short to measure: 'not
     measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' gets the
     reason after the line. Others above the run's cores (a run on fewer cores than the
-    CPUs) read '1.50 cores (150% of the run's 1)'."""
+    CPUs) read '1.50 cores (150% of the run's 1)'. A cluster task's line adds ', of which
+    1.30 the cluster's other tasks on this host' after the others (_cluster_clause)."""
     if load['others_fraction'] is None and load['steal_fraction'] is None:
         return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
     cores = load['cores']
