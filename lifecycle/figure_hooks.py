@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import cnn_util
 from ..metrics import baseline as baseline_lib
-from ..metrics import clean_runs, step_breakdown, utilisation
+from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
 from . import run_hooks
@@ -116,34 +116,119 @@ def raise_if_slower(result: dict) -> None:
 class HostLoadHook(run_hooks.RunHook):
     """What else used the CPUs while the run was timed (metrics/host_load.py says how).
 
-    Samples /proc in `before_timed` and `after_timed`; its total-block line is 'Host load:
-    other processes used 1.42 of 2 cores (71%), load average 3.1 before, 3.4 after, steal
-    0.0%', with one `warning:` line on stderr when the host was too busy for the figure to be
-    representative (host_load_lines); `end` adds result['host_load'] (host_load.measure lists
-    its fields; None when the timed part did not run).
+    Samples /proc in `begin`, `before_timed` and `after_timed`. Over the warm-up (begin to
+    before_timed) it checks whether the host is already busy as the run starts: one `warning:`
+    line before the first timed step when other processes used more than
+    host_load.OTHERS_LIMIT of the run's cores (warmup_lines), so that a user can stop and rerun
+    early. Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%),
+    load average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
+    the host was too busy for the figure to be representative (host_load_lines); `end` adds
+    result['host_load'] (host_load.measure lists its fields; None when the timed part did not
+    run) with 'warmup' (the warm-up's dict, or None).
+
+    A cluster task counts the cluster's other tasks on this host apart (begin finds their
+    processes: metrics/cluster_tasks.py).
 
     Args:
-      plan: the run_plan.RunPlan (its intra-op threads give the run's cores).
+      plan: the run_plan.RunPlan (its intra-op threads give the run's cores; a cluster task's
+        params its task addresses).
       reader: a host_load.ProcReader (a test feeds a fake /proc); default the real one.
-      warn: where the warning goes (host_load_lines).
+      warn: where the warnings go (host_load_lines).
+      find_cluster: () -> (pids, tasks): the cluster's other processes on this host and its
+        other task addresses here (a test's seam); default cluster_processes(plan).
     """
 
-    def __init__(self, plan, *, reader=None, warn=None):
+    def __init__(self, plan, *, reader=None, warn=None, find_cluster=None):
         self.meter = host_load_lib.Meter(plan.threads[0], reader)
         self.warn = warn
         self.load = None
+        self.warmup = None
+        self._params = plan.params
+        self._find_cluster = find_cluster or (lambda: cluster_processes(plan.params))
+
+    def begin(self, ctx):
+        if self._params.job_name:
+            pids, tasks = self._find_cluster()
+            if tasks:
+                self.meter.watch_cluster(pids, tasks)
+        self.meter.start()
 
     def before_timed(self):
-        self.meter.start()
+        self.warmup = self.meter.restart()
+        if self.warmup is None:  # no begin (a test's hook): the timed part only
+            self.meter.start()
+        for text in warmup_lines(self.warmup):
+            _warn(text, self.warn)
 
     def after_timed(self):
         self.load = self.meter.stop()
+        if self.load is not None:
+            self.load['warmup'] = _warmup_subset(self.warmup)
 
     def total_lines(self, loop) -> list[str]:
         return host_load_lines(self.load, self.warn)
 
     def end(self, result):
         result['host_load'] = self.load
+
+
+def _warmup_subset(warm: dict | None) -> dict | None:
+    if warm is None:
+        return None
+    return {k: warm.get(k) for k in ('wall_secs', 'load_average_before', 'others_fraction',
+                                     'cluster_fraction', 'outside_fraction', 'error')}
+
+
+def cluster_processes(p) -> tuple[set, int]:
+    """(pids, tasks) of a cluster task's Params `p`: the processes of the cluster's other
+    tasks on this host (metrics/cluster_tasks.py find: the tf_cnn_cluster launcher's
+    descendants, the owners of the local task ports) and how many other task addresses of
+    the cluster are on this host."""
+    own = {'ps': p.ps_hosts, 'worker': p.worker_hosts,
+           'controller': [p.controller_host] if p.controller_host else []}
+    others = [a for job, hosts in own.items() for i, a in enumerate(hosts)
+              if (job, i) != (p.job_name, p.task_index)]
+    ports = cluster_tasks.local_ports(others)
+    tasks = len([a for a in others if cluster_tasks.local_ports([a])])
+    if not tasks:
+        return set(), 0
+    return cluster_tasks.find(ports, cluster_tasks.launcher_pid()), tasks
+
+
+def warmup_lines(warm: dict | None) -> list[str]:
+    """The warning (without 'warning: ') when the host is already busy as the run starts:
+    over the warm-up, other processes (not the cluster's) used more than
+    host_load.OTHERS_LIMIT of the run's cores, or steal passed STEAL_LIMIT (the timed part's
+    rule); or, when the warm-up was too short to measure, a 1-minute load average above the
+    allowed CPUs plus the run's cores (the load average counts this run's own threads too,
+    hence the margin). [] otherwise."""
+    if warm is None:
+        return []
+    stop = 'stop it (Ctrl-C) and rerun when the host is quiet'
+    if warm['representative'] is False:
+        return ['the host is busy as the run starts: %s over the %.1f s of warm-up steps '
+                '(load average %s); the timed part\'s images/sec may not be representative: '
+                '%s' % ('; '.join(warm['reasons']), warm['wall_secs'],
+                        _fmt(warm['load_average_before'], '%.1f'), stop)]
+    load = warm.get('load_average_before')
+    if warm['representative'] is not None or load is None \
+            or load <= warm['cpus_allowed'] + warm['cores']:
+        return []
+    return ['the host may be busy as the run starts: load average %.1f on %d CPU%s (it counts '
+            'this run\'s own threads too; the warm-up was too short to measure the other '
+            'processes); if the timed part\'s host load says so, %s' % (
+                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', stop)]
+
+
+def _fmt(value, pattern: str) -> str:
+    return '?' if value is None else pattern % value
+
+
+def _warn(text: str, warn) -> None:
+    if warn is not None:
+        warn(text)
+    elif host_load_lib.warning_enabled():
+        cnn_util.warn(text)
 
 
 class EvalFiguresHook(run_hooks.RunHook):
@@ -168,10 +253,7 @@ def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None
     if load is None:
         return []
     if load['warning']:
-        if warn is not None:
-            warn(load['warning'])
-        elif host_load_lib.warning_enabled():
-            cnn_util.warn(load['warning'])
+        _warn(load['warning'], warn)
     return [host_load_lib.format_line(load)]
 
 

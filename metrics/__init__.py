@@ -1,7 +1,8 @@
 """Every figure a run reports and every gate on it, for the command and the sweep alike:
 FLOP/s, peak and utilisation, input wait, memory (utilisation.py), latency (latency.py), where
 a step's time goes (step_breakdown.py), what else used the CPUs while a run was timed
-(host_load.py), which runs a verdict may use (clean_runs.py: the timed part had the host to
+(host_load.py; a cluster's other tasks on this host, counted apart: cluster_tasks.py), which
+runs a verdict may use (clean_runs.py: the timed part had the host to
 itself and ran its planned steps; every gate and history command applies it), the --baseline
 gate (baseline.py) and the statistical test both regression gates share (significance.py).
 

@@ -4,13 +4,20 @@ history command (`tf_cnn_results regressions`, `history`, `html`; `tf_cnn_sweep 
 
 A run is clean when both hold:
 
-    the host was its own   during its timed part other processes used at most OTHERS_LIMIT
-                           (a quarter) of the run's cores, and the hypervisor's steal took at
-                           most STEAL_LIMIT (5%) of its CPUs' time: metrics/host_load.py
-                           measures both into result['host_load'] (its `others_fraction` and
-                           `steal_fraction`; the limits are that module's, so its warning and
-                           this rule agree). A run whose load was not measured (results from
-                           before the measurement, a host without /proc) counts as clean.
+    the host was its own   during its timed part other processes used at most OTHERS_LIMIT (a
+                           quarter) of the run's cores (a cluster task's others less its cluster's
+                           other tasks on this host: `cluster_fraction`; a cluster sharing one
+                           host's cores is measured as such), and the hypervisor's steal took at
+                           most STEAL_LIMIT (5%) of its CPUs' time: metrics/host_load.py measures
+                           both into result['host_load'] (its `others_fraction` and
+                           `steal_fraction`; the limits are that module's, so its warning and this
+                           rule agree). A run whose load was not recorded (results from before the
+                           measurement) counts as clean. A run whose load was not measured (its
+                           timed part too short for /proc's clock ticks, a host without /proc) is
+                           not called clean (`show` says 'not measured (run too short)', `list` 'not
+                           measured'), but the verdicts keep it, as `tf_cnn_sweep compare` does, and
+                           say so after their verdict (`unmeasured_line`): whether its host was
+                           quiet is not known.
     it ran its planned steps   timed steps run == timed steps planned (the run plan's
                            num_batches: --num_batches, or what --num_epochs gives). A run
                            stopped by SIGINT after 1 or 28 of 100 steps is not clean: its
@@ -62,6 +69,10 @@ class RunState:
     Attributes:
       others_fraction: other processes' CPU time over the timed part / (run's cores x wall
         seconds), a fraction (may pass 1); None when not measured.
+      cluster_fraction: the part of others_fraction that was the cluster's other tasks on
+        this host; None on one host (or not measured).
+      unmeasured: why the host load was recorded but not measured ('run too short', or the
+        meter's error); '' when measured or not recorded.
       steal_fraction: steal time / (allowed CPUs x wall seconds), a fraction; None when not
         measured.
       steps_run: timed steps the run made; None when unknown.
@@ -72,11 +83,20 @@ class RunState:
     steal_fraction: float | None = None
     steps_run: int | None = None
     steps_planned: int | None = None
+    cluster_fraction: float | None = None
+    unmeasured: str = ''
+
+    @property
+    def outside_fraction(self) -> float | None:
+        """others_fraction less the cluster's own tasks' share (None when not measured)."""
+        if self.others_fraction is None:
+            return None
+        return max(0.0, self.others_fraction - (self.cluster_fraction or 0.0))
 
     @property
     def busy(self) -> bool:
-        """Other processes used more than OTHERS_LIMIT of the run's cores."""
-        return self.others_fraction is not None and self.others_fraction > OTHERS_LIMIT
+        """Processes outside the run's cluster used more than OTHERS_LIMIT of its cores."""
+        return self.outside_fraction is not None and self.outside_fraction > OTHERS_LIMIT
 
     @property
     def steal(self) -> bool:
@@ -116,8 +136,9 @@ class RunState:
         (more than 25%); stopped at 28 of 100 timed steps'; '' when it is clean."""
         parts = []
         if self.busy:
-            parts.append('busy: other processes used %.0f%% of the run\'s cores (more than '
-                         '%.0f%%)' % (100 * self.others_fraction, 100 * OTHERS_LIMIT))
+            parts.append('busy: %s used %.0f%% of the run\'s cores (more than %.0f%%)' % (
+                'processes outside the cluster' if self.cluster_fraction else 'other processes',
+                100 * self.outside_fraction, 100 * OTHERS_LIMIT))
         if self.steal:
             parts.append('steal: the hypervisor took %.1f%% of the CPUs\' time (more than '
                          '%.0f%%)' % (100 * self.steal_fraction, 100 * STEAL_LIMIT))
@@ -126,24 +147,43 @@ class RunState:
                                                               self.steps_planned))
         return '; '.join(parts)
 
+    @property
+    def verdict(self) -> str:
+        """The host-load word of `list` and `show`: 'clean', 'busy', 'steal 7%', 'stopped at
+        28 of 100' (the badge), or 'not measured' (its load could not be measured)."""
+        return self.badge or ('not measured' if self.unmeasured else 'clean')
+
     def describe(self) -> str:
         """One line for `show`: why the run is not clean and that the verdicts leave it out,
-        or 'clean (...)' with its others' share or 'host load not recorded'."""
+        'not measured (run too short): ...', or 'clean (...)' with its others' share (and the
+        cluster's) or 'host load not recorded'."""
         if self.why():
             return '%s (left out of the verdicts unless %s)' % (self.why(), INCLUDE_FLAG)
+        if self.unmeasured:
+            return ('not measured (%s): whether the host was quiet is not known; the verdicts '
+                    'keep it and say so' % self.unmeasured)
         if self.others_fraction is None and self.steal_fraction is None:
             return 'clean (host load not recorded: counts as clean)'
-        return 'clean (other processes used %s of the run\'s cores)' % (
-            '?' if self.others_fraction is None else '%.0f%%' % (100 * self.others_fraction))
+        cluster = ('' if not self.cluster_fraction else ': the cluster\'s other tasks on this '
+                   'host %.0f%%, the rest %.0f%%' % (100 * self.cluster_fraction,
+                                                    100 * self.outside_fraction))
+        return 'clean (other processes used %s of the run\'s cores%s)' % (
+            '?' if self.others_fraction is None else '%.0f%%' % (100 * self.others_fraction),
+            cluster)
 
 
 def state(load: dict | None, steps_run=None, steps_planned=None) -> RunState:
     """A RunState from a host_load dict (metrics/host_load.py measure's, or the sweep
     record's subset; None: not measured) and the timed steps run and planned."""
-    load = load if isinstance(load, dict) else {}
-    return RunState(_fraction(load.get('others_fraction')),
-                    _fraction(load.get('steal_fraction')), _count(steps_run),
-                    _count(steps_planned))
+    recorded = isinstance(load, dict)
+    load = load if recorded else {}
+    others, steal = _fraction(load.get('others_fraction')), _fraction(load.get('steal_fraction'))
+    unmeasured = ''
+    if recorded and others is None and steal is None:
+        error = str(load.get('error') or '')
+        unmeasured = 'run too short' if 'too short' in error else (error or 'unknown')
+    return RunState(others, steal, _count(steps_run), _count(steps_planned),
+                    _fraction(load.get('cluster_fraction')), unmeasured)
 
 
 def _fraction(value) -> float | None:
@@ -228,6 +268,19 @@ class Selection:
         if len(reasons) == 1:
             return ['%s: %s%s' % (head, reasons[0], '; ' + hint if hint else '')]
         return ['%s%s:' % (head, ' (%s)' % hint if hint else '')] + ['  ' + r for r in reasons]
+
+
+def unmeasured_line(states: list[RunState], noun: str = 'runs') -> str:
+    """The line a verdict adds when some of the runs it used had no measured host load, e.g.
+    'host load: not measured for 3 of 12 runs (run too short): whether the host was quiet
+    during them is not known; a longer timed part (a larger --num_batches) measures it';
+    '' when every run's was measured (or not recorded)."""
+    mine = [s for s in states if s.unmeasured]
+    if not mine:
+        return ''
+    return ('host load: not measured for %d of %d %s (%s): whether the host was quiet during '
+            'them is not known; a longer timed part (a larger --num_batches) measures it' % (
+                len(mine), len(states), noun, mine[0].unmeasured))
 
 
 def reason_lines(states: list[RunState]) -> list[str]:

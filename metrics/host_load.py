@@ -45,7 +45,21 @@ reads as half a core, and two as more cores than the host has (`other processes 
 is measured is bounded by the allowed CPUs' time (others_cpu_secs <= CPUs x wall_secs): no
 figure says other processes used more CPUs than there are.
 
-The run is called not representative when others_fraction > OTHERS_LIMIT (25% of the run's
+A cluster task's meter also counts the cluster's other tasks on this host apart
+(metrics/cluster_tasks.py finds their processes: the tf_cnn_cluster launcher's descendants,
+the owners of the cluster's local ports): their utime + stime over the same interval is
+
+    cluster_cpu_secs   at most others_cpu_secs (a part of the others, never more)
+    cluster_fraction   cluster_cpu_secs / wall_secs / cores
+    outside_fraction   others_fraction - cluster_fraction: the processes that are not the
+                       cluster's (the whole of others_fraction for a run on one host)
+
+A cluster whose tasks share one host's cores is measured as such: the line says how much of
+the others was the cluster's, and only the outside share can make the run not representative.
+Where the cluster has other tasks on this host whose processes were not found (another user's,
+say), the line and the warning say the others may be the cluster's own.
+
+The run is called not representative when outside_fraction > OTHERS_LIMIT (25% of the run's
 cores) or steal_fraction > STEAL_LIMIT (5%): `warning_text` says why in one line. Setting the
 environment variable TF_CNN_BUSY_HOST_WARNING=0 keeps that line off stderr (the test suite
 does, since its workers share the cores); the figures and result['host_load']['warning']
@@ -60,6 +74,8 @@ import dataclasses
 import os
 import time
 from typing import Callable
+
+from . import cluster_tasks
 
 OTHERS_LIMIT = 0.25
 STEAL_LIMIT = 0.05
@@ -232,7 +248,7 @@ def run_cores(intra_threads: int | None, cpus) -> int:
 
 
 def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
-            ticks_per_sec: int) -> dict:
+            ticks_per_sec: int, cluster: dict | None = None) -> dict:
     """The result dict's 'host_load' from two samples.
 
     Args:
@@ -240,10 +256,15 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
       cores: the cores the run uses (run_cores).
       num_cpus: CPUs in the affinity mask (steal's denominator).
       ticks_per_sec: clock ticks a second of the counters.
+      cluster: a cluster task's {'ticks': clock ticks its other local tasks' processes used
+        over the interval (cluster_tasks.delta; None: not read), 'tasks': the cluster's other
+        task addresses on this host, 'processes': their processes found}; None on one host.
 
     Returns:
       {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
-       others_cpu_secs, others_cores, others_fraction, steal_secs, steal_fraction,
+       others_cpu_secs, others_cores, others_fraction, cluster_tasks, cluster_processes,
+       cluster_cpu_secs, cluster_cores, cluster_fraction, outside_fraction (the others less
+       the cluster's; the cluster_ keys are None on one host), steal_secs, steal_fraction,
        representative (None when not measured), reasons [text], warning (text or None),
        error ('' or why a figure is None), others_limit, steal_limit (the warning's
        thresholds, fractions), method}. Seconds are wall or CPU seconds;
@@ -255,6 +276,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     out = {'cores': cores, 'cpus_allowed': num_cpus, 'wall_secs': wall,
            'load_average_before': start.load_average, 'load_average_after': end.load_average,
            'others_cpu_secs': None, 'others_cores': None, 'others_fraction': None,
+           'cluster_tasks': None, 'cluster_processes': None, 'cluster_cpu_secs': None,
+           'cluster_cores': None, 'cluster_fraction': None, 'outside_fraction': None,
            'steal_secs': None, 'steal_fraction': None, 'representative': None, 'reasons': [],
            'warning': None, 'error': start.error or end.error,
            'others_limit': OTHERS_LIMIT, 'steal_limit': STEAL_LIMIT, 'method': METHOD}
@@ -272,6 +295,9 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             out['others_cpu_secs'] = min(max(0, ticks) / ticks_per_sec, cpus * wall)
             out['others_cores'] = out['others_cpu_secs'] / wall
             out['others_fraction'] = out['others_cores'] / cores
+            out['outside_fraction'] = out['others_fraction']
+    if cluster is not None:
+        _cluster_share(out, cluster, wall, cores, ticks_per_sec)
     if None not in (start.steal_ticks, end.steal_ticks):
         if wall < need['steal']:
             short.append('steal %.2f s' % need['steal'])
@@ -285,11 +311,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             % (wall, 1.0 / ticks_per_sec, ', '.join(short)))) if e)
     if out['others_fraction'] is None and out['steal_fraction'] is None:
         return out
-    if out['others_fraction'] is not None and out['others_fraction'] > OTHERS_LIMIT:
-        out['reasons'].append(
-            'other processes used %.2f of the run\'s %d core%s (%.0f%%, more than %.0f%%)' % (
-                out['others_cores'], cores, '' if cores == 1 else 's',
-                100 * out['others_fraction'], 100 * OTHERS_LIMIT))
+    if out['outside_fraction'] is not None and out['outside_fraction'] > OTHERS_LIMIT:
+        out['reasons'].append(_others_reason(out))
     if out['steal_fraction'] is not None and out['steal_fraction'] > STEAL_LIMIT:
         out['reasons'].append(
             'the hypervisor took %.1f%% of the CPUs\' time for other machines (steal, more '
@@ -297,6 +320,41 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     out['representative'] = not out['reasons']
     out['warning'] = warning_text(out)
     return out
+
+
+def _cluster_share(out: dict, cluster: dict, wall: float, cores: int,
+                   ticks_per_sec: int) -> None:
+    """Fills measure's cluster_ keys and outside_fraction from `cluster` (measure's arg)."""
+    out['cluster_tasks'] = cluster.get('tasks')
+    out['cluster_processes'] = cluster.get('processes')
+    if out['others_cpu_secs'] is None or cluster.get('ticks') is None:
+        return
+    secs = min(cluster['ticks'] / ticks_per_sec, out['others_cpu_secs'])
+    out['cluster_cpu_secs'] = secs
+    out['cluster_cores'] = secs / wall
+    out['cluster_fraction'] = out['cluster_cores'] / cores
+    out['outside_fraction'] = max(0.0, out['others_fraction'] - out['cluster_fraction'])
+
+
+def unfound_tasks(load: dict) -> bool:
+    """True when the cluster has other tasks on this host and none of their processes was
+    found (their CPU time may be among the others')."""
+    return bool(load.get('cluster_tasks')) and not load.get('cluster_processes')
+
+
+def _others_reason(load: dict) -> str:
+    cores = load['cores']
+    outside = max(0.0, load['others_cores'] - (load.get('cluster_cores') or 0.0))
+    who = 'other processes'
+    if load.get('cluster_fraction'):
+        who = 'processes outside the cluster'
+    elif unfound_tasks(load):
+        who = ('other processes (maybe the cluster\'s own %d other task%s on this host: '
+               'their processes were not found)' % (
+                   load['cluster_tasks'], '' if load['cluster_tasks'] == 1 else 's'))
+    return '%s used %.2f of the run\'s %d core%s (%.0f%%, more than %.0f%%)' % (
+        who, outside, cores, '' if cores == 1 else 's', 100 * load['outside_fraction'],
+        100 * OTHERS_LIMIT)
 
 
 def min_wall_secs(cores: int, num_cpus: int, ticks_per_sec: int) -> dict:
@@ -309,7 +367,8 @@ def min_wall_secs(cores: int, num_cpus: int, ticks_per_sec: int) -> dict:
 
 
 class Meter:
-    """The host load over one timed part: `start()` before it, `stop()` after it.
+    """The host load over one interval: `start()` before it, `stop()` after it (`restart()`
+    ends one interval and starts the next on the same sample).
 
     Args:
       intra_threads: the run's intra-op threads (0 or None: TensorFlow's choice), for
@@ -321,23 +380,53 @@ class Meter:
         self.reader = reader or ProcReader()
         self._intra_threads = intra_threads
         self._start = None
+        self._cluster_pids = None
+        self._cluster_tasks = 0
 
     @property
     def cores(self) -> int:
         """The cores the run uses (run_cores)."""
         return run_cores(self._intra_threads, self.reader.cpus)
 
+    def watch_cluster(self, pids, tasks: int) -> None:
+        """Counts the processes `pids` (metrics/cluster_tasks.py find) apart, as the cluster's
+        `tasks` other tasks on this host."""
+        self._cluster_pids, self._cluster_tasks = frozenset(pids), tasks
+
+    def _read(self):
+        cluster = (None if self._cluster_pids is None else cluster_tasks.ticks(
+            self._cluster_pids, self.reader.root, self.reader.read))
+        return self.reader.read_files(), cluster
+
     def start(self) -> None:
         """Reads the first sample's files (parsed by `stop`: reading is all the start does)."""
-        self._start = self.reader.read_files()
+        self._start = self._read()
 
     def stop(self) -> dict | None:
         """Takes the second sample; returns `measure`'s dict (None without a `start`)."""
+        load, self._start = self._measure(self._read()), None
+        return load
+
+    def restart(self) -> dict | None:
+        """Ends the interval and starts the next one on the same sample: `stop`'s dict of the
+        interval that ended (None without a `start`)."""
+        readings = self._read()
+        load = self._measure(readings)
+        self._start = readings
+        return load
+
+    def _measure(self, readings) -> dict | None:
         if self._start is None:
             return None
-        end = self.reader.sample()
-        start, self._start = self.reader.parse(self._start), None
-        return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec)
+        (files, ticks), (start_files, start_ticks) = readings, self._start
+        end, start = self.reader.parse(files), self.reader.parse(start_files)
+        cluster = None
+        if self._cluster_pids is not None:
+            cluster = {'ticks': (cluster_tasks.delta(start_ticks, ticks)
+                                 if self._cluster_pids else None),
+                       'tasks': self._cluster_tasks, 'processes': len(self._cluster_pids)}
+        return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec,
+                       cluster)
 
 
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:
@@ -350,7 +439,8 @@ def format_line(load: dict) -> str:
     neither CPU figure could be read (or the timed part was too short to measure: 'not
     measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' gets the
     reason after the line. Others above the run's cores (a run on fewer cores than the
-    CPUs) read '1.50 cores (150% of the run's 1)'."""
+    CPUs) read '1.50 cores (150% of the run's 1)'. A cluster task's line adds ', of which
+    1.30 the cluster's other tasks on this host' after the others (_cluster_clause)."""
     if load['others_fraction'] is None and load['steal_fraction'] is None:
         return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
     cores = load['cores']
@@ -361,10 +451,25 @@ def format_line(load: dict) -> str:
     else:
         used = '%s of %d core%s (%s)' % (_fmt(others, '%.2f'), cores, '' if cores == 1 else 's',
                                          _fmt(load['others_fraction'], '%.0f%%', 100))
-    line = ('Host load: other processes used %s, load average %s before, %s after, steal %s' % (
-        used, _fmt(load['load_average_before'], '%.1f'),
+    line = ('Host load: other processes used %s%s, load average %s before, %s after, steal %s' % (
+        used, _cluster_clause(load), _fmt(load['load_average_before'], '%.1f'),
         _fmt(load['load_average_after'], '%.1f'), _fmt(load['steal_fraction'], '%.1f%%', 100)))
     return line + (' (?: %s)' % load['error'] if load['error'] else '')
+
+
+def _cluster_clause(load: dict) -> str:
+    """', of which 1.30 the cluster's other tasks on this host (they shared its cores)' for a
+    cluster task with other tasks here; '' on one host."""
+    if not load.get('cluster_tasks') or load['others_cores'] is None:
+        return ''
+    if unfound_tasks(load) or load.get('cluster_cores') is None:
+        return (', of which ? the cluster\'s %d other task%s on this host (their processes '
+                'were not found: the others may be the cluster\'s own)' % (
+                    load['cluster_tasks'], '' if load['cluster_tasks'] == 1 else 's'))
+    shared = (' (the cluster\'s tasks shared its cores)'
+              if load['cluster_fraction'] > OTHERS_LIMIT else '')
+    return ', of which %.2f the cluster\'s other tasks on this host%s' % (
+        load['cluster_cores'], shared)
 
 
 def warning_text(load: dict) -> str | None:

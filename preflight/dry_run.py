@@ -48,19 +48,25 @@ SEARCH_LIMIT_FACTOR = 16
 #: long), so that a long dry run is never silent.
 PROGRESS_SECS = 2.0
 #: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
-#: them), from the 8-GPU resnet50 dry run of results/2026-12-04-cpu-tf2.21-dry-run-speed.md
-#: (AMD EPYC, 2 cores, 50.6 CPU seconds in all): building the step, CPU seconds per op the
-#: one-forward placeholder build (speed_model/layer_profile.py) made, times the towers; the
-#: placement and copies check and Grappler's peak memory, CPU seconds per op of the step.
-BUILD_SECS_PER_PROFILE_OP = 8e-3
+#: them). Building the step: CPU seconds per op of the one-forward placeholder build
+#: (speed_model/layer_profile.py), times the towers: 8.8 s of CPU for 8 towers of resnet50's
+#: 446 in results/2026-12-05-cpu-tf2.21-dry-run-speed.md (Intel Xeon with AMX, 2 cores, quiet;
+#: the 8e-3 of the 2026-12-04 AMD EPYC run was the slower code before it). Grappler's peak
+#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check: CPU seconds
+#: per op of the step, from the 2026-12-04 run (not timed apart since).
+BUILD_SECS_PER_PROFILE_OP = 2.5e-3
 CHECK_SECS_PER_OP = 2e-4
-GRAPPLER_SECS_PER_OP = 2e-4
+GRAPPLER_SECS_PER_OP = 6e-5
+#: The shortest interval over which the others' CPU time is measured for the stretch (seconds);
+#: host_load.min_wall_secs of one core on 2 CPUs is 0.24 s at 100 ticks a second.
+PROBE_SECS = 0.3
+_probe: dict = {}
 
 
 def load_factor(cores: int | None = None, load: float | None = None) -> float:
-    """How much longer than its CPU time a phase lasts on this host now: the 1-minute load
-    average over the CPUs this process may use, at least 1 (a process gets about its share of
-    a loaded host's cores)."""
+    """The 1-minute load average over the CPUs this process may use, at least 1: the most a
+    phase could be stretched on this host now (the load average counts this process's own
+    threads too, so it overstates the others: the upper end of a range only)."""
     from ..metrics import host_load
     cores = cores or len(host_load.allowed_cpus()) or 1
     if load is None:
@@ -71,12 +77,65 @@ def load_factor(cores: int | None = None, load: float | None = None) -> float:
     return max(1.0, load / cores)
 
 
+def stretch(others_cores: float, cpus: int) -> float:
+    """How much longer than its CPU time a one-thread phase lasts while other processes use
+    `others_cores` core-equivalents of `cpus` CPUs: max(1, (others + 1) / cpus) (the
+    scheduler shares the CPUs among the others' demand and this thread alike)."""
+    return max(1.0, (others_cores + 1.0) / max(1, cpus))
+
+
+def start_probe() -> None:
+    """Starts measuring other processes' CPU time (metrics/host_load.py, one core: the
+    phases are one thread) for the next announcement's stretch."""
+    from ..metrics import host_load
+    meter = host_load.Meter(1)
+    meter.start()
+    _probe['meter'], _probe['since'] = meter, time.monotonic()
+
+
+def others_cores() -> tuple[float, int] | None:
+    """(other processes' core-equivalents since the probe started or last read, the CPUs):
+    waits until PROBE_SECS have passed; None without a probe or where /proc cannot tell."""
+    meter = _probe.get('meter')
+    if meter is None:
+        return None
+    time.sleep(max(0.0, PROBE_SECS - (time.monotonic() - _probe['since'])))
+    load, _probe['since'] = meter.restart(), time.monotonic()
+    if not load or load['others_cores'] is None:
+        return None
+    return load['others_cores'], load['cpus_allowed']
+
+
+def estimate(cpu_secs: float, others: tuple[float, int] | None, load: float) -> tuple:
+    """(low, high) seconds a one-thread phase of `cpu_secs` of CPU lasts on this host now.
+
+    low: stretched by the others' measured CPU time (`others_cores`' pair; quiet when not
+    measured). It understates a crowded host: the others' CPU time is capped by the CPUs,
+    not by how many threads wait for them. high: stretched by the load average per CPU
+    (`load`, load_factor's), which counts the waiting threads but also this run's own.
+    Reported case (2 CPUs): load average 4.9 stretched a build 2.45 x while the others used
+    1.3 cores (1.15 x) and the build took between the two; at load 13 a build of 13.4 s of
+    CPU took 84.8 s, near the high end."""
+    low = cpu_secs * (stretch(*others) if others is not None else 1.0)
+    return low, max(low, cpu_secs * load)
+
+
 def announce(what: str, cpu_secs: float) -> None:
-    """Logs 'Dry run:          <what> (roughly N s) ...' when the phase's `cpu_secs` at this
-    host's load (load_factor) reach PROGRESS_SECS."""
-    secs = cpu_secs * load_factor()
-    if secs >= PROGRESS_SECS:
-        cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, _rough(secs)))
+    """Logs 'Dry run:          <what> (roughly N s) ...', or '(roughly N-M s) ...' when
+    `estimate`'s ends differ by more than a quarter, when the phase may reach PROGRESS_SECS."""
+    if cpu_secs * load_factor() < PROGRESS_SECS:
+        return
+    low, high = estimate(cpu_secs, others_cores(), load_factor())
+    if high >= PROGRESS_SECS:
+        cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, span(low, high)))
+
+
+def span(low: float, high: float) -> str:
+    """'12 s' (the high end, when within a quarter of the low), else '12-58 s', '40 s-3 min'."""
+    if high <= 1.25 * low:
+        return _rough(high)
+    a, b = _rough(low), _rough(high)
+    return '%s-%s' % (a.split()[0] if a.split()[1] == b.split()[1] else a, b)
 
 
 def _rough(secs: float) -> str:
@@ -332,6 +391,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
         a device's memory too small); the message names the first problem and a batch that
         fits.
     """
+    start_probe()
     p, gpus, gpu = plan_device(p, visible_gpus)
     on_gpu = gpu is not None
     bench = make_bench(p, gpus)

@@ -131,7 +131,7 @@ LAYERS = [
     ('params', ['params', 'variable_managers.allreduce_spec']),
     # metrics/host_load.py reads /proc and imports nothing of the project: hardware's
     # calibration record (hardware/calibration.py) measures the load with it.
-    ('util', ['cnn_util', 'metrics.host_load']),
+    ('util', ['cnn_util', 'metrics.host_load', 'metrics.cluster_tasks']),
 ]
 
 

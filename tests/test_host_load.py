@@ -107,7 +107,10 @@ def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
         'cores', 'cpus_allowed', 'wall_secs', 'load_average_before', 'load_average_after',
         'others_cpu_secs', 'others_cores', 'others_fraction', 'steal_secs', 'steal_fraction',
         'representative', 'reasons', 'warning', 'error', 'others_limit', 'steal_limit',
-        'method'}
+        'method', 'cluster_tasks', 'cluster_processes', 'cluster_cpu_secs', 'cluster_cores',
+        'cluster_fraction', 'outside_fraction'}
+    assert load['outside_fraction'] == load['others_fraction']  # one host: all outside
+    assert load['cluster_fraction'] is None
 
 
 def test_a_quiet_host_has_no_warning_and_steal_above_5_percent_has_one():

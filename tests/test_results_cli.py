@@ -46,10 +46,10 @@ def test_list_filters_by_model_precision_host_label_and_since(db, capsys):
                            '--precision=fp32')
     lines = out.splitlines()
     assert status == 0 and lines[0] == ('| run | finished (UTC) | host | label | configuration | '
-                                        'images/sec | step ms (median) |')
-    # The median step: (0.99 + 1) / 2 x 32 ms.
+                                        'images/sec | step ms (median) | host load |')
+    # The median step: (0.99 + 1) / 2 x 32 ms; no host load recorded: clean, as `show` says.
     assert lines[2] == ('| 1 | 2026-01-05 00:00:00 | node-a | - | trivial fp32 training bs=32 '
-                        'x1 parameter_server cpu synthetic 32px | 1000.00 | 31.84 |')
+                        'x1 parameter_server cpu synthetic 32px | 1000.00 | 31.84 | clean |')
     assert lines[-1] == '9 run(s), 1 configuration(s).'
     _, out, _ = _main(capsys, '--results_db=%s' % db, 'list', '--label=slow-*')
     assert out.splitlines()[-1] == '3 run(s), 1 configuration(s).'

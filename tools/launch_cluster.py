@@ -48,6 +48,7 @@ import threading
 import time
 
 from tf_cnn_benchmarks import console
+from tf_cnn_benchmarks.metrics import cluster_tasks
 from tf_cnn_benchmarks.tools import command_parser
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
@@ -237,6 +238,7 @@ class Task:
         self._out, self._err, self._lock = out, err or out, lock
         self._log = open(os.path.join(log_dir, self.role + '.log'), 'w') if log_dir else None
         env = dict(os.environ, PYTHONUNBUFFERED='1')
+        env[cluster_tasks.LAUNCHER_ENV] = str(os.getpid())  # the tasks' host load: its own
         self.proc = subprocess.Popen(command + spec['args'], stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env, start_new_session=True)

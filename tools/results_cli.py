@@ -41,7 +41,9 @@ Verdicts from clean runs (history, regressions, html): a run whose timed part sh
 steps (SIGINT after 28 of 100) is left out, with one line per reason ('left out 2 of 12 runs:
 2 shared the host (others used > 25% of the cores)'); --include_unclean_runs keeps them in.
 `show` says of each run whether it is clean (metrics/clean_runs.py has the rule; a run
-recorded before its host load was kept counts as clean).
+recorded before its host load was kept counts as clean), `list` the same word per row (its
+'host load' column); a run whose timed part was too short to measure its host load is 'not
+measured' there, kept by the verdicts, which say so in a line after them.
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
 cannot be used (one `error:` line); 2 for bad arguments, among them an output that cannot be
@@ -311,8 +313,9 @@ def _current_folder_problem() -> str | None:
 def _regressions(conn, args) -> int:
     chosen = _clean(_rows(conn, args), args)
     found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept])
     print('\n'.join(results_format.regression_lines(found, (searched, short))
-                    + chosen.lines()))
+                    + chosen.lines() + ([unmeasured] if unmeasured else [])))
     still = [r for r in found if r.still_slower]
     if args.fail_on_regression:
         if not searched and chosen.total:

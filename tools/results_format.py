@@ -12,6 +12,7 @@ import statistics
 
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
+from tf_cnn_benchmarks.metrics import clean_runs
 
 
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
@@ -32,14 +33,15 @@ def _ms(seconds) -> str:
 
 
 def list_lines(rows: list[dict]) -> list[str]:
-    """`list`: one table row per run."""
+    """`list`: one table row per run; its 'host load' column has the words `show` gives
+    (metrics/clean_runs.py RunState.verdict: 'clean', 'busy', 'not measured', ...)."""
     if not rows:
         return ['no runs match.']
     body = [['%d' % r['id'], when(r), r['hostname'] or '?', r['label'] or '-',
              records.describe_config(r), '%.2f' % r['images_per_sec'],
-             _ms(r['step_time_median'])] for r in rows]
+             _ms(r['step_time_median']), records.run_state(r).verdict] for r in rows]
     return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
-                  'step ms (median)'], body, numeric=(0, 5, 6)) + [
+                  'step ms (median)', 'host load'], body, numeric=(0, 5, 6)) + [
         '', '%d run(s), %d configuration(s).' % (len(rows), len({r['config_key'] for r in rows}))]
 
 
@@ -164,7 +166,8 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
                                                   for r, s in chosen.left_out)]
     lines += chosen.lines() if chosen else []
-    return lines + [''] + regression_lines(found, None)
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in rows])
+    return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
 
 
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None

@@ -27,7 +27,7 @@ from . import results
 
 FIELDS = ('cores', 'others_cores', 'others_fraction', 'steal_fraction', 'load_average_before',
           'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit',
-          'error')
+          'error', 'cluster_fraction')
 
 
 def record_host_load(result: dict) -> dict | None:

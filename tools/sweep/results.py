@@ -24,7 +24,8 @@
                     latency_p99_ms} from the run's results JSON (tools/sweep/figures.py;
                     None when it failed, a figure None when the run did not measure it)
     host_load      {cores, others_cores, others_fraction, steal_fraction, load_average_before,
-                    load_average_after, representative, reasons, others_limit, steal_limit}:
+                    load_average_after, representative, reasons, others_limit, steal_limit, error,
+                    cluster_fraction (a cluster task: its other tasks' share here)}:
                     what else used the run's CPUs during its timed part (the run's
                     result['host_load'], metrics/host_load.py; tools/sweep/host_load.py; None
                     when it failed or its tf_cnn_benchmarks did not measure it)
