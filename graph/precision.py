@@ -305,10 +305,10 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(
             dtype, measured, when=when, gradients=gradients))
     if found and dtype == tf.float16:
-        # Not measured quietly here: TensorFlow 2.21's float16 CPU kernels are not all
-        # oneDNN's (hardware/kernel_speed.py: a fused float16 MatMul 705x, convolution
-        # gradients 279x float32's time on a Xeon with AVX512_FP16), so no flag vouches.
-        return False, ('CPU has %s; float16 kernels unmeasured here (seen up to 700x '
+        # Not measured quietly here: no flag vouches for TensorFlow 2.21's float16 CPU kernels
+        # (a fused float16 MatMul 400-580x, convolution gradients 160-250x float32's time on
+        # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md).
+        return False, ('CPU has %s; float16 kernels unmeasured here (some took 400x '
                        'float32\'s time)' % '/'.join(found))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)

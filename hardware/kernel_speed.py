@@ -2,11 +2,11 @@
 
 A CPU flag (avx512_fp16, avx512_bf16, amx_bf16) says what the hardware can do, not what
 TensorFlow's kernels do with it: on a Xeon with AVX512_FP16, TensorFlow 2.21 ran the trivial
-model's float16 training step about 145x slower than float32 (its fused float16 MatMul: 705x
-float32's time in the probe below), and alexnet did not finish its warm-up in 10 minutes. So
-where a CPU flag claims native support, the run measures (once per host, dtype and thread
-counts: cached, see below) the op kinds a training step is made of, each in the reduced dtype
-and in float32, and
+model's float16 training step about 145x slower than float32 (its fused float16 MatMul:
+400-580x float32's time in the probe below), and alexnet did not finish its warm-up in 10
+minutes. So where a CPU flag claims native support, the run measures (once per host, dtype and
+thread counts: cached, see below) the op kinds a training step is made of, each in the reduced
+dtype and in float32, and
 
   * computes the gradients of an op kind in float32 (precision.gradient_scope) where its
     reduced-precision gradient kernels are more than GRADIENT_SLOWER_FACTOR slower;
@@ -23,9 +23,10 @@ slows runs, never speeds them up), the repetitions of all kinds bounded by BUDGE
 at least MIN_REPS each), in a graph and session of its own with the run's thread counts
 (TensorFlow's intra-op pool is created once per process, by the first session: the probe must
 not size it differently from the run's) and Grappler's rewrites but its dependency optimizer
-(`probe_config`). On an Intel Xeon with AMX_BF16 and AVX512_FP16 (TensorFlow 2.21, 2 threads,
-2026-12-06): bfloat16 0.2-1.1x float32's time; float16 convolution 1.2-1.6x, its gradients
-130-740x, the fused matmul 705x, the matmul gradients 0.4-0.7x.
+(`probe_config`). On an Intel Xeon with AMX_BF16 and AVX512_FP16 (TensorFlow 2.21, 2 threads:
+results/2026-12-06-cpu-tf2.21-kernel-factors.md, `python -m bench.bench_kernel_factors`):
+bfloat16 0.2-0.7x float32's time; float16 convolution 1.7x, its gradients 160-250x, the fused
+matmul 400-580x, the matmul gradients 0.7-0.8x.
 
 A single probe on a loaded machine is noisy (conv gradients 0.17x-1.44x across runs of one
 command), and it decides the graph; so its factors are measured once per host and kept in the
@@ -128,7 +129,7 @@ def probe_config(intra: int, inter: int):
     """The probe session's ConfigProto: the run's thread counts and Grappler's rewrites but its
     dependency optimizer. That one turns a group of side-effect-free ops into NoOps: the
     gradient targets (groups of two kernels whose outputs nothing reads) ran nothing, and
-    float16 convolution gradients measured 1.05x float32's where they take 30-130x. The other
+    float16 convolution gradients measured 1.05x float32's where they take 160-250x. The other
     rewrites stay: the remapper fuses the forward targets' bias and ReLU into the kernels a
     run's graph has (_FusedConv2D, _FusedMatMul: in float16 the fused MatMul took 96% of a
     lenet step here, the plain one 1.1x float32's time)."""
@@ -298,7 +299,7 @@ def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, flo
 def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
     """The op kinds whose gradients run in float32 on a CPU with the dtype's flags but no
     quiet probe: both for float16 (TensorFlow 2.21's float16 convolution gradients took
-    130-740x float32's time on a Xeon with AVX512_FP16, module docstring), none
+    160-250x float32's time on a Xeon with AVX512_FP16, module docstring), none
     for bfloat16 (oneDNN's bfloat16 kernels cover them wherever the flags are)."""
     return ('conv', 'matmul') if dtype == tf.float16 else ()
 
