@@ -47,7 +47,20 @@ def predict(run) -> dict:
         'math_path': step.math_path, 'share_of_peak': round(step.share_of_peak, 3),
         'bound_ops': step.describe(), 'kernels': step.kernels,
         'filter_winograd': run.filter_winograd, 'suspect': run.suspect,
+        'dry_run_predicted': round(_dry_run_figure(run, gpu, ops, found), 1),
     }
+
+
+def _dry_run_figure(run, gpu, ops, found) -> float:
+    """The images/sec of one GPU the dry run's `Predicted step` line gives for the row's GPU,
+    model, batch, precision and XLA (TensorFlow 2.21's algorithms): the row's prediction,
+    except where the run's software offered fewer algorithms (`filter_winograd` False: no
+    flag of the command reproduces those)."""
+    if run.filter_winograd:
+        return found.step.images_per_sec
+    from tf_cnn_benchmarks.speed_model import step_time
+    return step_time.compute_from_gpu_model(gpu, run.dtype, ops, run.batch_size,
+                                            xla=run.xla).step.images_per_sec
 
 
 #: The issue's bound on any one row's |error|.
@@ -103,10 +116,36 @@ def _pct(x: float) -> str:
     return '%+.0f%%' % (100 * x)
 
 
+#: The mark of a row predicted with the algorithms of the run's TensorFlow 1.1, not 2.21's.
+TF11_MARK = ' (TF 1.1)'
+
+
+def tf11_notes(rows: list[dict]) -> list[str]:
+    """The note under the table on the rows predicted as TensorFlow 1.1 ran, each with the
+    command whose figure differs and that figure (the JSON's `dry_run_predicted`)."""
+    old = [r for r in rows if not r.get('filter_winograd', True)]
+    if not old:
+        return []
+    out = ['Rows marked "%s": predicted as the published run\'s TensorFlow 1.1 ran, without '
+           'the filter gradient\'s non-fused Winograd (TensorFlow built with cuDNN 5.1 offered '
+           'it only from 1.5 on). No flag of the command reproduces those figures: the dry run '
+           'predicts TensorFlow 2.21, which offers it; the data-sheet figure of its `Predicted '
+           'step` line, for the same GPU, model and batch:' % TF11_MARK.strip(), '']
+    for r in old:
+        out.append('* %s %s batch %d: %.0f (here %.0f): `tf_cnn_benchmarks --dry_run '
+                   '--gpu_model="%s" --model=%s --batch_size=%d%s%s`' % (
+                       r['gpu'], r['model'], r['batch_size'], r['dry_run_predicted'],
+                       r['predicted'], r['gpu'], r['model'], r['batch_size'],
+                       ' --use_fp16' if r['dtype'] == 'float16' else '',
+                       ' --xla_compile' if r['xla'] else ''))
+    return out + ['']
+
+
 def markdown(data: dict) -> str:
     """The rows and the per-GPU and overall errors as tables."""
     rows = [[r['gpu'], r['model'], str(r['batch_size']), r['dtype'], 'XLA' if r['xla'] else '',
-             '%.0f' % r['before'], _pct(r['before_error']), '%.0f' % r['predicted'],
+             '%.0f' % r['before'], _pct(r['before_error']),
+             '%.0f%s' % (r['predicted'], '' if r.get('filter_winograd', True) else TF11_MARK),
              '%.0f%s' % (r['published'], ' (suspect)' if r.get('suspect') else ''),
              _pct(r['error']),
              ('yes' if r['fits'] else 'NO') if 'fits' in r else '?', r['bound_ops'],
@@ -117,6 +156,7 @@ def markdown(data: dict) -> str:
                ['GPU', 'model', 'batch', 'precision', 'XLA', 'before', 'error', 'predicted',
                 'published', 'error', 'fits', 'bound by (share of the step)', 'source'],
                'llrllrrrrrlll', rows), '']
+    out += tf11_notes(data['rows'])
     suspect = [r for r in data['rows'] if r.get('suspect')]
     if suspect:
         out += ['Suspect published figures (kept in the table and in the statistics):', '']

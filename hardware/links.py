@@ -130,14 +130,23 @@ PCIE_OF_GPU = {
     'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
     'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4',
 }
-#: The NVLink generation of each GPU's SXM (NVLink) form, by gpu_specs name (NVIDIA's P100,
+#: The NVLink generation of each SXM module of the GPU table, by gpu_specs name (NVIDIA's P100,
 #: V100, A100 and H100 whitepapers; the table's LINKS entries give the links per GPU): what
-#: --gpu_interconnect=nvlink plans. GPUs not named here have no NVLink between boards of the
-#: kind the project plans (PCIe cards; an NVLink bridge between two GeForce or RTX cards is
-#: given as --gpu_interconnect=nvlink2 or nvlink3 by hand).
+#: --gpu_interconnect=nvlink plans, and the default GPU-to-GPU link of these GPUs (an SXM module
+#: sits on an NVLink board: DGX and HGX baseboards, EC2 p3 and p4; it has no PCIe card edge).
+#: The table's 'V100 16GB', 'V100 32GB', 'A100 40GB', 'A100 80GB', 'H100 80GB' and 'H200' are
+#: the SXM modules' rows (their PCIe cards are rows of their own: 'V100 PCIe 16GB', 'A100 PCIe
+#: 40GB', ...); 'P100' is the PCIe card and 'P100 SXM2' the module. GPUs not named here have
+#: no NVLink between boards of the kind the project plans (PCIe cards; an NVLink bridge between
+#: two GeForce or RTX cards is given as --gpu_interconnect=nvlink2 or nvlink3 by hand).
 NVLINK_OF_GPU = {
-    'P100': 'nvlink1', 'V100 16GB': 'nvlink2', 'V100 32GB': 'nvlink2', 'A100 40GB': 'nvlink3',
-    'A100 80GB': 'nvlink3', 'H100 80GB': 'nvlink4', 'H200': 'nvlink4',
+    'P100 SXM2': 'nvlink1', 'V100 16GB': 'nvlink2', 'V100 32GB': 'nvlink2',
+    'A100 40GB': 'nvlink3', 'A100 80GB': 'nvlink3', 'H100 80GB': 'nvlink4', 'H200': 'nvlink4',
+}
+#: The module form of each NVLINK_OF_GPU entry (the same sources), for the plan's words.
+SXM_FORM_OF_GPU = {
+    'P100 SXM2': 'SXM2', 'V100 16GB': 'SXM2', 'V100 32GB': 'SXM2', 'A100 40GB': 'SXM4',
+    'A100 80GB': 'SXM4', 'H100 80GB': 'SXM5', 'H200': 'SXM5',
 }
 #: The host memory a GPU without peer-to-peer (hardware/gpu_specs.py GpuSpec.p2p False:
 #: GeForce and Titan boards, to which NVIDIA's driver gives none; NCCL then moves a ring's bytes
@@ -225,7 +234,7 @@ class HostPreset(NamedTuple):
 
 
 HOSTS: dict[str, HostPreset] = {h.name: h for h in (
-    HostPreset('dgx1_p100', 'P100', 8, 'nvlink1', 'pcie3', 2, 'ib_edr',
+    HostPreset('dgx1_p100', 'P100 SXM2', 8, 'nvlink1', 'pcie3', 2, 'ib_edr',
                'NVIDIA DGX-1 system architecture whitepaper (2017): 8 Tesla P100 SXM2 in a '
                'hybrid cube-mesh of NVLink 1.0, four PCIe switches with two GPUs each, four '
                '100 Gbit/s InfiniBand EDR ports'),
@@ -291,6 +300,17 @@ def preset_of(value: str | None) -> HostPreset | None:
     return HOSTS.get(value.strip().lower()) if value else None
 
 
+def gpu_link_choices() -> str:
+    """What --gpu_interconnect takes, grouped as docs/scaling.md lists it: the PCIe and NVLink
+    generations, 'nvlink' (the GPU's own) and the host presets."""
+    return ('a PCIe generation (%s), an NVLink generation (%s; nvlink: the GPU\'s own), or a '
+            'host: %s' % (', '.join(n for n, x in LINKS.items() if x.kind == 'pcie'
+                                    and n in LABELS and '_' not in n),
+                          ', '.join(n for n, x in LINKS.items() if x.kind == 'nvlink'
+                                    and '_' not in n),
+                          ', '.join(HOSTS)))
+
+
 def gpu_link_name(value: str, gpu_name: str | None) -> str:
     """The link --gpu_interconnect names: 'nvlink' is the NVLink generation of `gpu_name`'s SXM
     form (NVLINK_OF_GPU), any other value itself.
@@ -308,14 +328,69 @@ def gpu_link_name(value: str, gpu_name: str | None) -> str:
     return found
 
 
+def own_gpu_link(gpu) -> str:
+    """The link name a GpuSpec's boards talk over by default: an SXM module's NVLink
+    (NVLINK_OF_GPU), else its PCIe generation (gpu_specs `pcie`, else PCIE_OF_GPU)."""
+    return NVLINK_OF_GPU.get(gpu.name) or getattr(gpu, 'pcie', None) \
+        or PCIE_OF_GPU.get(gpu.name, 'pcie3')
+
+
+def default_gpu_link_origin(gpu) -> str:
+    """Words for where the GPU-to-GPU link planned without --gpu_interconnect comes from (the
+    dry run and the plan print them beside the link)."""
+    form = SXM_FORM_OF_GPU.get(gpu.name)
+    if form:
+        return ('the default for the %s, an %s module on an NVLink board (--gpu_interconnect=%s '
+                'for PCIe)' % (gpu.name, form, getattr(gpu, 'pcie', None) or 'pcie3'))
+    if not peer_to_peer_over_pcie(gpu):
+        return ('the default for the %s, a PCIe card without peer-to-peer (an NVLink bridge: '
+                '--gpu_interconnect=nvlink2 or nvlink3)' % gpu.name)
+    return 'the default for the %s, a PCIe card: peer-to-peer over its PCIe' % gpu.name
+
+
+def preset_conflict(preset: HostPreset, gpu) -> str | None:
+    """Why the GPU `gpu` (a gpu_specs.GpuSpec) cannot be planned on the host preset `preset`,
+    in words naming the host's own GPU and the fix, or None when it can: the preset's own GPU,
+    or one with the same NVLink (none, or the same generation: NVLINK_OF_GPU) and the same
+    peer-to-peer over PCIe as the preset's GPUs (a host is sold with its GPUs' boards: a T4
+    card has no NVLink to plug into a DGX-1's, an SXM module no PCIe slot)."""
+    from . import gpu_specs
+    own = gpu_specs.lookup(preset.gpu)
+    if gpu.name == own.name:
+        return None
+    theirs, mine = NVLINK_OF_GPU.get(own.name), NVLINK_OF_GPU.get(gpu.name)
+    if theirs and not mine:
+        why = 'the %s has no NVLink' % gpu.name
+    elif mine and not theirs:
+        why = 'the %s is an %s module, made for NVLink boards, not for PCIe slots' % (
+            gpu.name, SXM_FORM_OF_GPU[gpu.name])
+    elif mine != theirs:
+        why = 'the %s\'s NVLink is %s' % (gpu.name, LABELS[mine])
+    elif peer_to_peer_over_pcie(gpu) and preset.host_memory:
+        why = ('the %s has peer-to-peer over PCIe, the host\'s GPUs none (their bytes go '
+               'through host memory)' % gpu.name)
+    elif not peer_to_peer_over_pcie(gpu) and not preset.host_memory:
+        why = 'the %s has no peer-to-peer over PCIe, the host\'s GPUs have it' % gpu.name
+    else:
+        return None
+    host_link = LABELS.get(theirs or preset.gpu_link, preset.gpu_link).split(',')[0]
+    own_link = own_gpu_link(gpu)
+    return ('--gpu_interconnect=%s is a host of %d %s on %s: %s. Drop --gpu_model to plan the '
+            'host\'s %s, or drop --gpu_interconnect to plan the %s on its own link (%s)' % (
+                preset.name, preset.gpus, own.name, host_link, why, own.name, gpu.name,
+                LABELS.get(own_link, own_link)))
+
+
 def check_plan_flags(p) -> None:
     """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads);
     --gpu_interconnect=nvlink with a --gpu_model that has no NVLink form (a K80, a T4) is
-    refused here by the plan's own rule (`gpu_link_name`).
+    refused here by the plan's own rule (`gpu_link_name`), and so is a host preset with a
+    --gpu_model its boards cannot hold (`preset_conflict`).
 
     Raises:
-      params.ParamsError: an unknown name or a rate not > 0, naming the flag and the known ones;
-        'nvlink' for a --gpu_model without NVLink, naming the NVLink GPUs and the generations.
+      params.ParamsError: an unknown name or a rate not > 0, naming the flag and what it takes;
+        'nvlink' for a --gpu_model without NVLink, naming the NVLink GPUs and the generations;
+        a host preset whose links the --gpu_model cannot have, naming the host's GPU.
     """
     from ..params import flag_error
     _check_nvlink_of_gpu_model(p)
@@ -324,16 +399,25 @@ def check_plan_flags(p) -> None:
             network(p.interconnect_gbps)
         if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS \
                 and p.gpu_interconnect.strip().lower() != 'nvlink':
-            found = link(p.gpu_interconnect)
-            if found.kind not in ('pcie', 'nvlink'):
-                raise UnknownLinkError('%r is no GPU link; known: %s, or a host: %s' % (
-                    p.gpu_interconnect, ', '.join(n for n, x in LINKS.items()
-                                                  if x.kind in ('pcie', 'nvlink')),
-                    ', '.join(HOSTS)))
+            found = LINKS.get(p.gpu_interconnect.strip().lower())
+            if found is None or found.kind not in ('pcie', 'nvlink'):
+                raise UnknownLinkError('%s %r; give %s' % (
+                    'unknown GPU link' if found is None else 'no GPU link:',
+                    p.gpu_interconnect, gpu_link_choices()))
     except UnknownLinkError as e:
         flag = ('--gpu_interconnect' if p.gpu_interconnect is not None
                 and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
         raise flag_error(flag, e) from None
+    preset = preset_of(p.gpu_interconnect)
+    if preset is not None and p.gpu_model is not None:
+        from . import gpu_specs
+        try:
+            conflict = preset_conflict(preset, gpu_specs.lookup(p.gpu_model))
+        except gpu_specs.UnknownGpuError:
+            return  # preflight's check_gpu_model's error
+        if conflict:
+            from ..params import ParamsError
+            raise ParamsError(conflict)
 
 
 def _check_nvlink_of_gpu_model(p) -> None:

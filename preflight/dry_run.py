@@ -317,15 +317,29 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     if MAX_SEARCH_SECS > 0:  # a silent minute would read as a hang
         cnn_util.log_fn('Searching for the largest batch per device that fits %s (graph builds, '
                         'at most %.0f s) ...' % (device, MAX_SEARCH_SECS))
+    limit = SEARCH_LIMIT_FACTOR * batch
     lo, hi, builds = batch_search.search_batch(probe, batch, ratio,
                                                time.monotonic() + MAX_SEARCH_SECS,
-                                               limit=SEARCH_LIMIT_FACTOR * batch)
-    best = ('none (not even %d)' % hi if lo is None else
-            '%d%s' % (lo, ' (%d does not)' % hi if hi else ' or more'))
-    cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph builds%s, %.0f s)' % (
-        device, best, builds, ' of one tower' if one and len(bench.plan.devices) > 1 else '',
+                                               limit=limit)
+    cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph build%s%s, %.0f s)' % (
+        device, _found_words(lo, hi, limit, batch), builds, '' if builds == 1 else 's',
+        ' of one tower' if one and len(bench.plan.devices) > 1 else '',
         time.perf_counter() - start))
     return lo
+
+
+def _found_words(lo: int | None, hi: int | None, limit: int, batch: int) -> str:
+    """The search's answer in words: '185 (190 does not)', 'none (not even 1)', or 'N or more'
+    with why it stopped there (the search's limit of SEARCH_LIMIT_FACTOR times the run's batch,
+    or its builds or time ran out before a batch failed)."""
+    if lo is None:
+        return 'none (not even %d)' % hi
+    if hi:
+        return '%d (%d does not)' % (lo, hi)
+    if lo >= limit:
+        return ('%d or more (%d x the run\'s batch of %d, where the search stops)'
+                % (lo, SEARCH_LIMIT_FACTOR, batch))
+    return '%d or more (the search ran out of builds or time before a batch failed)' % lo
 
 
 def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,

@@ -11,9 +11,11 @@ What comes from where:
   * the links: --gpu_interconnect (a link, 'nvlink' for the GPU's own NVLink generation, or a
     host preset of hardware/links.py that also names the GPU, its PCIe sharing and network),
     --interconnect_gbps (Gbit/s or a preset; 'loopback' measures this host's gRPC rate now:
-    hardware/loopback.py, and plans every task on this host, sharing its cores), else the GPU's
-    PCIe generation (peer-to-peer; through host memory for GeForce boards, which have none)
-    and 10 Gbit/s Ethernet.
+    hardware/loopback.py, and plans every task on this host, sharing its cores), else an SXM
+    module's NVLink (links.NVLINK_OF_GPU: the V100, A100 and H100 rows of the GPU table are
+    the modules; their PCIe cards have rows of their own) or a card's PCIe generation
+    (peer-to-peer; through host memory for GeForce boards, which have none), and 10 Gbit/s
+    Ethernet; `gpu_link_origin` says which, for the plan's and the dry run's lines.
 
 Nothing here builds a step, reads the results database or prints: preflight/scaling_plan.py
 drives `--plan_scaling` and the dry run's predicted step with these.
@@ -81,11 +83,16 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
                               or links_lib.PCIE_OF_GPU.get(gpu.name, 'pcie3'))
         host_memory = None
         if host is not None:
+            conflict = links_lib.preset_conflict(host, gpu)
+            if conflict:
+                raise PlanError(conflict)
             gpu_link = links_lib.link(host.gpu_link)
             if host.host_memory:  # a host without peer-to-peer between its GPUs
                 host_memory = links_lib.link(host.host_memory)
         elif p.gpu_interconnect:
             gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
+        elif gpu.name in links_lib.NVLINK_OF_GPU:  # an SXM module: its NVLink board's
+            gpu_link = links_lib.link(links_lib.NVLINK_OF_GPU[gpu.name])
         else:  # over PCIe: peer-to-peer, or through host memory (GeForce boards)
             gpu_link = pcie
             if not links_lib.peer_to_peer_over_pcie(gpu):
@@ -96,6 +103,22 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
         raise PlanError(str(e)) from None
     return gpu, patterns.Links(pcie, uplink, gpu_link, network, host_memory=host_memory), \
         loopback
+
+
+def gpu_link_origin(p, gpu) -> str:
+    """Where the planned GPU-to-GPU link of `p` comes from, in words for the plan and the dry
+    run: the host preset, --gpu_interconnect, or the default for `gpu` (a GpuSpec; None: '',
+    CPU towers have none)."""
+    if gpu is None:
+        return ''
+    value = (p.gpu_interconnect or '').strip().lower()
+    if value in links_lib.HOSTS:
+        return 'from --gpu_interconnect=%s (the host\'s link)' % value
+    if value == 'nvlink':
+        return 'from --gpu_interconnect=nvlink (the %s\'s own)' % gpu.name
+    if value:
+        return 'from --gpu_interconnect=%s' % value
+    return links_lib.default_gpu_link_origin(gpu)
 
 
 def _compute(p, plan, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
@@ -170,7 +193,8 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
         gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
         local_parameter_device=p.local_parameter_device,
         gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
-        num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted))
+        num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted),
+        gpu_link_origin=gpu_link_origin(p, gpu))
     if on_this_host is not None and gpu is None:
         cores = cpu_tuning.physical_cores()
         base = base._replace(gpus_per_host=1, one_host_gpus=(1,), hosts=(2, 3, 4, 8),
@@ -238,7 +262,8 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
             'bound': scaling_report.resource_name(found.bound, inputs.links),
             'compute_source': inputs.compute.source,
             'one_gpu': step.as_dict() if step is not None else None}
-    return _step_lines(found, inputs, one, devices) + gpu_model_lines(step), data
+    return (_step_lines(found, inputs, one, devices) + gpu_model_lines(step)
+            + _gpu_link_lines(inputs)), data
 
 
 def gpu_model_lines(step) -> list[str]:
@@ -263,3 +288,15 @@ def _step_lines(found, inputs, one, devices) -> list[str]:
             100 * found.images_per_sec / (devices * one.images_per_sec), devices,
             scaling_report.resource_name(found.bound, inputs.links),
             inputs.links.network.describe())]
+
+
+def _gpu_link_lines(inputs) -> list[str]:
+    """The dry run's line on the GPU-to-GPU link it planned and where that came from (none for
+    CPU towers)."""
+    lk = inputs.links
+    if lk.gpu_link is None:
+        return []
+    through = ('; no peer-to-peer: through %s' % lk.host_memory.describe()
+               if getattr(lk, 'host_memory', None) is not None else '')
+    return ['                  GPU <-> GPU %s%s: %s' % (lk.gpu_link.describe(), through,
+                                                      inputs.gpu_link_origin)]

@@ -50,7 +50,8 @@ class PlanInputs(NamedTuple):
     per row's "host", the ps tasks have endpoints of their own (num_ps, default 1), and the
     tasks share the host's `host_cores` (each worker `threads` intra-op threads; gRPC costs
     `cpu_secs_per_byte` of the host's CPU per byte moved, hardware/loopback.py); counted:
-    lines on the bytes the dry run counted."""
+    lines on the bytes the dry run counted; gpu_link_origin: where the GPU-to-GPU link comes
+    from, in words (from_flags.gpu_link_origin: a host preset, the flag or the default)."""
     profile: object
     batch_size: int
     links: object
@@ -72,6 +73,7 @@ class PlanInputs(NamedTuple):
     counted: tuple = ()
     one_host_gpus: tuple = ONE_HOST_GPUS
     hosts: tuple = HOSTS
+    gpu_link_origin: str = ''
 
 
 class Knob(NamedTuple):
@@ -298,7 +300,9 @@ def header_lines(inputs: PlanInputs) -> list[str]:
         parts.append('host <-> GPU %s, %d GPU(s) per uplink' % (lk.pcie.describe(),
                                                                 lk.gpus_per_pcie_uplink))
     if lk.gpu_link is not None:
-        parts.append('GPU <-> GPU %s' % lk.gpu_link.describe())
+        parts.append('GPU <-> GPU %s%s' % (
+            lk.gpu_link.describe(),
+            ', %s' % inputs.gpu_link_origin if inputs.gpu_link_origin else ''))
     if getattr(lk, 'host_memory', None) is not None:
         parts.append('no peer-to-peer: GPU <-> GPU bytes through %s'
                      % lk.host_memory.describe())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -286,6 +287,34 @@ def test_dry_run_reports_and_exits_0_for_a_run_that_fits():
     searching = lines.index('Searching for the largest batch per device that fits /GPU:0 '
                             '(graph builds, at most 60 s) ...')
     assert lines[searching + 1].startswith('Largest batch per device that fits /GPU:0: ')
+    # trivial's step is far below the V100's memory: the search stops at its limit, 16 x the
+    # run's batch, in one build, and says so (it said '512 or more (1 graph builds, 0 s)').
+    assert lines[searching + 1].startswith(
+        "Largest batch per device that fits /GPU:0: 512 or more (16 x the run's batch of 32, "
+        'where the search stops) (1 graph build of one tower, ')
+
+
+def _planning_page_row(start: str) -> list[str]:
+    """The cells of docs/planning-a-gpu-run.md's estimate table row that starts with `start`."""
+    with open(os.path.join(REPO, 'docs', 'planning-a-gpu-run.md'), encoding='utf-8') as f:
+        rows = [line for line in f if line.startswith(start)]
+    assert len(rows) == 1, start
+    return [cell.strip() for cell in rows[0].strip().strip('|').split('|')]
+
+
+@pytest.mark.cli
+def test_the_planning_pages_k80_resnet50_batch_256_row_is_what_the_command_prints():
+    # The page said the largest batch was 137; the command printed 138 (140 does not). (The
+    # page's table was typed; this row is checked: the command's estimate and its search.)
+    cells = _planning_page_row('| K80 12 GB | resnet50, 256 |')
+    estimate, largest = cells[3].split(' (')[0], int(cells[5])
+    out = helpers.run_command('--dry_run', '--gpu_model=K80', '--model=resnet50',
+                              '--batch_size=256')
+    assert out.returncode == 1, out.stderr  # it does not fit, as the issue's run found
+    assert re.search(r'/GPU:0 +%s of 10\.80 GiB usable' % re.escape(estimate), out.stdout), \
+        out.stdout
+    assert 'Largest batch per device that fits /GPU:0: %d (' % largest in out.stdout, out.stdout
+    assert '--batch_size=%d' % largest in out.stderr
 
 
 @pytest.mark.cli

@@ -18,6 +18,7 @@ from tf_cnn_benchmarks.speed_model import (  # noqa: E402
     from_flags,
     gpu_step,
     op_profile,
+    step_time,
 )
 
 A100 = gpu_specs.lookup('A100 40GB')
@@ -397,6 +398,29 @@ def test_the_committed_validation_is_what_the_model_predicts(committed):
             then['gpu'], then['model'], then['batch_size'], then['dtype'])
         assert now['predicted'] == pytest.approx(then['predicted'], rel=1e-3), now
     assert len({r['gpu'] for r in rows}) >= 8
+
+
+def test_rows_predicted_as_tensorflow_1_1_ran_are_marked_with_the_commands_figure(committed):
+    # The K80 and P100 SXM2 rows are predicted without the filter gradient's Winograd (TF 1.1);
+    # the table showed 67 where `--dry_run --gpu_model=K80 --model=resnet50 --batch_size=64`
+    # prints 76.4, said in one parenthesis of the page only.
+    import importlib
+    bench = importlib.import_module('bench.bench_gpu_model')
+    old = [r for r in committed['rows'] if not r['filter_winograd']]
+    assert {r['gpu'] for r in old} == {'K80', 'P100 SXM2'}
+    k80 = next(r for r in old if (r['gpu'], r['model'], r['batch_size']) == ('K80', 'resnet50',
+                                                                             64))
+    dry = step_time.compute_from_gpu_model(gpu_specs.lookup('K80'), 'float32',
+                                           op_profile.from_model('resnet50'), 64)
+    assert k80['dry_run_predicted'] == pytest.approx(dry.step.images_per_sec, rel=1e-3)
+    assert (round(k80['predicted']), round(k80['dry_run_predicted'])) == (67, 76)
+    text = bench.markdown(committed)
+    assert '| 67 (TF 1.1) | 52 |' in text
+    assert ('* K80 resnet50 batch 64: 76 (here 67): `tf_cnn_benchmarks --dry_run '
+            '--gpu_model="K80" --model=resnet50 --batch_size=64`') in text
+    assert text.count(' (TF 1.1) |') == len(old)
+    assert all(r['dry_run_predicted'] == r['predicted'] for r in committed['rows']
+               if r['filter_winograd'])
 
 
 def test_a_suspect_published_figure_stays_in_the_table_and_the_statistics(committed):

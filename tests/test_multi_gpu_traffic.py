@@ -107,7 +107,14 @@ def test_copies_between_gpus_overlap_the_backward_pass_nccl_does_not():
 @pytest.mark.parametrize('gpu, interconnect, link, host_memory', [
     ('GTX 1080', None, 'pcie3', 'ddr4_3200_2ch'),     # GeForce: no peer-to-peer
     ('RTX 4090', None, 'pcie4', 'ddr4_3200_2ch'),
-    ('V100 16GB', None, 'pcie3', None),               # a data-centre board: peer-to-peer
+    ('V100 PCIe 16GB', None, 'pcie3', None),          # a data-centre card: peer-to-peer
+    ('P100', None, 'pcie3', None),                    # the table's P100 is the PCIe card
+    # An SXM module sits on an NVLink board: its NVLink by default (they planned PCIe 3.0).
+    ('V100 16GB', None, 'nvlink2', None),
+    ('P100 SXM2', None, 'nvlink1', None),
+    ('A100 80GB', None, 'nvlink3', None),
+    ('H100 80GB', None, 'nvlink4', None),
+    ('V100 16GB', 'pcie3', 'pcie3', None),            # named by hand
     ('V100 16GB', 'nvlink', 'nvlink2', None),         # its own NVLink generation
     ('A100 40GB', 'nvlink', 'nvlink3', None),
     ('RTX 3090', 'nvlink3', 'nvlink3', None),         # a bridge, named by hand
@@ -129,6 +136,28 @@ def test_the_flag_and_its_docs_name_every_host_preset():
         docs = f.read()
     for name in links_lib.HOSTS:
         assert name in spec.help and '`%s`' % name in docs, name
+
+
+def test_the_plan_says_where_its_gpu_link_came_from():
+    for gpu, interconnect, words in (
+            ('V100', None, 'the default for the V100 16GB, an SXM2 module on an NVLink board '
+                           '(--gpu_interconnect=pcie3 for PCIe)'),
+            ('T4', None, 'the default for the T4, a PCIe card: peer-to-peer over its PCIe'),
+            ('RTX 3090', None, 'the default for the RTX 3090, a PCIe card without peer-to-peer'),
+            ('V100', 'nvlink', "from --gpu_interconnect=nvlink (the V100 16GB's own)"),
+            ('V100', 'pcie3', 'from --gpu_interconnect=pcie3'),
+            ('V100', 'DGX1_V100', "from --gpu_interconnect=dgx1_v100 (the host's link)")):
+        p = params.make_params(gpu_model=gpu, gpu_interconnect=interconnect)
+        assert from_flags.gpu_link_origin(p, gpu_specs.lookup(gpu)).startswith(words), gpu
+
+
+def test_a_visible_gpu_the_host_preset_cannot_hold_is_refused_by_the_plan():
+    # A T4 host given --gpu_interconnect=dgx1_v100 (no --gpu_model: the flags' check cannot
+    # know the GPU): the plan refuses what it planned on NVLink 2.0 before.
+    p = params.make_params(gpu_interconnect='dgx1_v100')
+    with pytest.raises(from_flags.PlanError) as info:
+        from_flags.plan_links(p, gpu_specs.lookup('T4'))
+    assert 'the T4 has no NVLink' in str(info.value)
 
 
 def test_nvlink_for_a_gpu_without_it_is_refused():

@@ -34,16 +34,16 @@ def test_unknown_links_are_one_usage_line_naming_the_flag():
     with pytest.raises(params.ParamsError, match=r"^--interconnect_gbps must be > 0\. "
                                                  r"Received: '0'$"):
         links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps='0'))
-    with pytest.raises(params.ParamsError, match=r"^--gpu_interconnect: '25gbe' is no GPU "
-                                                 r'link; known: pcie2, .*dgx1_p100'):
+    with pytest.raises(params.ParamsError, match=r"^--gpu_interconnect: no GPU link: '25gbe'; "
+                                                 r'give a PCIe generation \(pcie2, .*dgx1_p100'):
         links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='25gbe'))
     links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='dgx1_p100',
                                               interconnect_gbps='loopback'))
 
 
 _NO_NVLINK = ('--gpu_interconnect=nvlink: K80 has no NVLink form in the table (NVLink GPUs: '
-              'P100, V100 16GB, V100 32GB, A100 40GB, A100 80GB, H100 80GB, H200); name the '
-              'generation (nvlink1 to nvlink4)')
+              'P100 SXM2, V100 16GB, V100 32GB, A100 40GB, A100 80GB, H100 80GB, H200); name '
+              'the generation (nvlink1 to nvlink4)')
 
 
 def test_nvlink_for_a_gpu_model_without_it_is_a_usage_error_of_the_flags():
@@ -83,3 +83,63 @@ def test_the_planning_flags_rules(flags, message):
     with pytest.raises(params.ParamsError) as e:
         params.validate_params(params.make_params(**flags))
     assert str(e.value).startswith(message)
+
+
+def test_an_unknown_gpu_link_lists_what_a_user_may_type_grouped():
+    # It listed every internal link (ddr4_3200_2ch, nvlink1_link_copy, 1gbe, ...) and left out
+    # 'nvlink' and the host presets docs/scaling.md documents.
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='nvlink9'))
+    assert str(e.value) == (
+        "--gpu_interconnect: unknown GPU link 'nvlink9'; give a PCIe generation (pcie2, pcie3, "
+        "pcie4, pcie5), an NVLink generation (nvlink1, nvlink2, nvlink3, nvlink4; nvlink: the "
+        "GPU's own), or a host: " + ', '.join(links.HOSTS))
+    for internal in ('ddr4_3200_2ch', 'nvlink1_link_copy', '1gbe'):
+        assert internal not in str(e.value)
+
+
+_T4_ON_DGX1 = ("--gpu_interconnect=dgx1_v100 is a host of 8 V100 16GB on NVLink 2.0 (6 links): "
+               "the T4 has no NVLink. Drop --gpu_model to plan the host's V100 16GB, or drop "
+               "--gpu_interconnect to plan the T4 on its own link (PCIe 3.0 x16)")
+
+
+@pytest.mark.parametrize('gpu, host, refused', [
+    ('T4', 'dgx1_v100', 'the T4 has no NVLink'),
+    ('K80', 'dgx_a100', 'the K80 has no NVLink'),
+    ('P100', 'dgx1_p100', 'the P100 has no NVLink'),  # the table's P100 is the PCIe card
+    ('A100', 'dgx1_v100', "the A100 40GB's NVLink is NVLink 3.0 (12 links)"),
+    ('V100', 'ec2_p2.8xlarge', 'the V100 16GB is an SXM2 module, made for NVLink boards'),
+    ('RTX 2080 Ti', 'lambda_gold6230x8', 'the RTX 2080 Ti has no peer-to-peer over PCIe'),
+    ('Quadro RTX 8000', 'lambda_gold6230x8_geforce', 'has peer-to-peer over PCIe, the host'),
+    ('V100 32GB', 'dgx1_v100', None),           # the same NVLink 2.0 board
+    ('P100 SXM2', 'dgx1_p100', None),           # the host's own GPU
+    ('T4', 'ec2_p2.8xlarge', None),             # a PCIe card with peer-to-peer
+])
+def test_a_host_preset_refuses_a_gpu_model_its_boards_cannot_hold(gpu, host, refused):
+    p = params.make_params(plan_scaling=True, gpu_model=gpu, gpu_interconnect=host)
+    if refused is None:
+        links.check_plan_flags(p)
+        return
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(p)
+    assert refused in str(e.value) and str(e.value).startswith(
+        '--gpu_interconnect=%s is a host of ' % host)
+
+
+def test_every_presets_own_gpu_has_the_presets_links():
+    for preset in links.HOSTS.values():
+        own = gpu_specs.lookup(preset.gpu)
+        assert links.preset_conflict(preset, own) is None
+        nvlink = links.NVLINK_OF_GPU.get(own.name)
+        assert (links.link(preset.gpu_link).kind == 'nvlink') == bool(nvlink), preset.name
+        assert links.peer_to_peer_over_pcie(own) == (not preset.host_memory), preset.name
+
+
+@pytest.mark.cli
+def test_a_t4_on_a_dgx1_stops_the_command_before_tensorflow_loads():
+    # It planned the T4s on NVLink 2.0 (150 GB/s).
+    out = helpers.run_command('--model=vgg16', '--plan_scaling', '--gpu_model=T4',
+                              '--gpu_interconnect=dgx1_v100', '--variable_update=replicated',
+                              '--use_nccl')
+    assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
+    assert out.stderr == 'error: %s\n' % _T4_ON_DGX1
