@@ -79,3 +79,11 @@ def sweep_folder(path: str, records: list[dict]) -> str:
     for record in records:
         sweep_results.append_record(os.path.join(path, 'results.jsonl'), record)
     return path
+
+
+def results_command(capsys, *args) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `tf_cnn_results ARGS...` run in this process."""
+    from tf_cnn_benchmarks.tools import results_cli
+    status = results_cli.main(['tf_cnn_results'] + list(args))
+    out, err = capsys.readouterr()
+    return status, out, err

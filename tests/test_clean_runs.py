@@ -65,10 +65,7 @@ def _db(tmp_path, rates, busy=(), stopped=None, name='db', **kwargs) -> str:
     return db
 
 
-def _main(capsys, *args):
-    status = results_cli.main(['tf_cnn_results'] + list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+_main = rh.results_command
 
 
 # --- The rule.

@@ -24,10 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLOW_AT = 6
 
 
-def _main(capsys, *args):
-    status = results_cli.main(['tf_cnn_results'] + list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+_main = rh.results_command
 
 
 @pytest.fixture

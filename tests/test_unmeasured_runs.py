@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from tf_cnn_benchmarks.metrics import clean_runs, host_load
-from tf_cnn_benchmarks.tools import results_cli
 
 import results_helpers as rh
 
@@ -30,10 +29,7 @@ def _db(tmp_path) -> str:
     return db
 
 
-def _main(capsys, *args):
-    status = results_cli.main(['tf_cnn_results'] + list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+_main = rh.results_command
 
 
 def test_a_run_too_short_to_measure_is_not_called_clean():
