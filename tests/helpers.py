@@ -12,6 +12,7 @@
     read_checkpoint_values(path)        # {checkpoint name: value} of a checkpoint
     run_once(tmp_path_factory, name, produce)  # a JSON result made once per test session
     shared_run(tmp_path_factory, 'name', **flags)  # a run's losses and graph, once a session
+    serve_shared_op_profiles(monkeypatch, tmp_path_factory)  # every model's op profile, once
     run_command('--model=trivial', ...)  # the command's exit status and output, in process
 
 A test file that needs other defaults binds them once:
@@ -190,6 +191,51 @@ def shared_run(tmp_path_factory, name: str, saved: bool = False, **flags) -> dic
     found = run_once(tmp_path_factory, key, produce)
     return dict(found, op_types=collections.Counter(found['op_types']),
                 compiled=collections.Counter(found['compiled']))
+
+
+def _shared_op_profiles(tmp_path_factory) -> dict:
+    """{(model, dataset): speed_model/op_profile.from_model(model, dataset)} of every catalog
+    model at its own image size and classes, built once per test session (run_once; JSON,
+    rebuilt into the same OpProfile tuples)."""
+    from tf_cnn_benchmarks.models import model_catalog
+    from tf_cnn_benchmarks.speed_model import op_profile
+
+    def produce(directory):
+        del directory
+        return [[row.name, row.dataset, list(op_profile.from_model(row.name, row.dataset))]
+                for row in model_catalog.rows()]
+
+    def op(values):
+        fields = dict(zip(op_profile.Op._fields, values, strict=True))
+        for key in ('gemm', 'dgrad', 'wgrad'):
+            fields[key] = None if fields[key] is None else tuple(fields[key])
+        return op_profile.Op(**fields)
+
+    return {(name, dataset): op_profile.OpProfile(model, tuple(map(op, ops)), tuple(elems),
+                                                  source)
+            for name, dataset, (model, ops, elems, source) in run_once(
+                tmp_path_factory, 'op_profiles', produce)}
+
+
+def serve_shared_op_profiles(monkeypatch, tmp_path_factory) -> None:
+    """op_profile.from_model answers a catalog model at its own image size and classes from
+    one build per test session (_shared_op_profiles: a placeholder build of every model takes
+    15-25 CPU seconds, and two test files read them all); any other call builds as before."""
+    from tf_cnn_benchmarks.models import model_config
+    from tf_cnn_benchmarks.speed_model import op_profile
+    profiles = _shared_op_profiles(tmp_path_factory)
+    real = op_profile.from_model
+
+    def from_model(model_name, dataset='imagenet', image_size=None, num_classes=None):
+        found = profiles.get((model_name, dataset))
+        if found is not None:
+            model = model_config.get_model(model_name, dataset)
+            if image_size in (None, model.image_size) and num_classes in (
+                    None, model.default_num_classes()):
+                return found
+        return real(model_name, dataset, image_size, num_classes)
+
+    monkeypatch.setattr(op_profile, 'from_model', from_model)
 
 
 def measurement(value, *, measured_now: bool = False, utc: str = '2026-01-01T00:00:00Z',

@@ -11,6 +11,8 @@ from tf_cnn_benchmarks.models import model_catalog
 from tf_cnn_benchmarks.tools import cluster_memory as cm
 from tf_cnn_benchmarks.tools import launch_cluster
 
+import helpers
+
 GIB = 1 << 30
 MIB = 1 << 20
 
@@ -73,8 +75,10 @@ def test_activations_grow_with_the_images_and_towers():
     assert cm._model_figures(_params('--model=trivial', '--data_name=cifar10'))[2] < one[2]
 
 
-def test_the_activation_table_is_the_models_forward_outputs():
+def test_the_activation_table_is_the_models_forward_outputs(monkeypatch, tmp_path_factory):
     """ACTIVATION_KIB is generated (python -m tf_cnn_benchmarks.tools.cluster_memory); every
-    catalog model has its row, equal to what speed_model/op_profile.py counts now."""
+    catalog model has its row, equal to what speed_model/op_profile.py counts now (the
+    profiles built once this test session: test_scaling_plan.py plans every model from them)."""
+    helpers.serve_shared_op_profiles(monkeypatch, tmp_path_factory)
     assert set(cm.ACTIVATION_KIB) == {(row[0], row[1]) for row in model_catalog.ROWS}
     assert cm.activation_table() == cm.ACTIVATION_KIB

@@ -332,7 +332,8 @@ def _command_flags(mode: str, device: str, spec: str) -> list[str]:
             (['--all_reduce_spec=%s' % spec] if spec else []))
 
 
-def test_the_command_plans_every_model_and_every_variable_manager(monkeypatch):
+def test_the_command_plans_every_model_and_every_variable_manager(monkeypatch,
+                                                                  tmp_path_factory):
     # `tf_cnn_benchmarks --plan_scaling ...` as cli.py runs it (flags, usage check, the
     # BenchmarkCNN of the planned run, scaling_plan.run) for every model under the default
     # manager and every manager of MODES for one ImageNet and one CIFAR-10 model, with two
@@ -348,6 +349,9 @@ def test_the_command_plans_every_model_and_every_variable_manager(monkeypatch):
         row = catalog[(model, dataset)]
         return layer_profile.uniform(model, width * row.parameters, int(row.gflops * 1e9), 8)
     monkeypatch.setattr(layer_profile, 'from_model', profile)
+    # Each model's op profile (the per-op GPU model's input) as built once this test session
+    # (test_cluster_memory.py counts every model's activations from the same builds).
+    helpers.serve_shared_op_profiles(monkeypatch, tmp_path_factory)
     monkeypatch.setattr(scaling_plan, 'counted_lines', lambda *args: [])
     printed = []
     monkeypatch.setattr(scaling_plan.cnn_util, 'log_fn', printed.append)
