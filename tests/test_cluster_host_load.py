@@ -5,8 +5,6 @@ real listening child is found by its port; a local cluster counts its tasks apar
 
 from __future__ import annotations
 
-import glob
-import json
 import os
 import socket
 import subprocess
@@ -266,29 +264,4 @@ def test_a_cluster_tasks_hook_finds_its_peers_before_the_warm_up():
     assert hook.warmup['outside_fraction'] == pytest.approx(0.05)
 
 
-@pytest.mark.cluster
-def test_a_local_clusters_workers_count_the_ps_and_the_other_worker_as_the_clusters(tmp_path):
-    logs = tmp_path / 'logs'
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
-    done = subprocess.run(
-        [sys.executable, '-m', 'tools.launch_cluster', '--num_workers=2', '--',
-         '--model=trivial', '--image_size=16', '--batch_size=2', '--num_batches=400',
-         '--num_warmup_batches=2', '--startup_timeout_secs=240', '--nocross_replica_sync',
-         '--benchmark_log_dir=%s' % logs], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=420)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    loads = []
-    for path in glob.glob(str(logs / '*.json')):
-        with open(path) as f:
-            result = json.load(f)
-        if isinstance(result, dict) and result.get('host_load'):
-            loads.append(result['host_load'])
-    assert len(loads) == 2, done.stdout[-3000:]
-    for load in loads:
-        # The ps and the other worker: 2 task addresses on this host; their processes and the
-        # launcher's were found.
-        assert load['cluster_tasks'] == 2 and load['cluster_processes'] >= 2, load
-        if load['others_cpu_secs'] is not None:
-            assert load['cluster_cpu_secs'] is not None and load['cluster_cpu_secs'] > 0, load
-    lines = [line for line in done.stdout.splitlines() if 'Host load: other processes' in line]
-    assert any("the cluster's other tasks on this host" in line for line in lines), lines
+# A real launch of tf_cnn_cluster: tests/test_launcher.py (its shared launches).

@@ -153,8 +153,9 @@ def produce_launches(logs) -> dict:
     runs = {}
     try:
         runs['ok'] = Launch('ok', ['--num_workers=2', '--log_dir=%s' % (logs / 'task_logs'),
-                                   '--'] + TASK_FLAGS + ['--num_batches=3',
-                                                         '--nocross_replica_sync'], logs)
+                                   '--'] + TASK_FLAGS + [
+            '--num_batches=40', '--nocross_replica_sync',
+            '--benchmark_log_dir=%s' % (logs / 'results')], logs)
         # The chief cannot restore a missing checkpoint: it exits 1; ps0 would wait for it.
         runs['fail'] = Launch('fail', ['--num_workers=1', '--'] + TASK_FLAGS + [
             '--num_batches=3', '--checkpoint_path=%s' % (logs / 'no_such_checkpoint')], logs)
@@ -167,6 +168,12 @@ def produce_launches(logs) -> dict:
         for run in runs.values():
             run.kill()
     results['task_logs'] = sorted(os.listdir(logs / 'task_logs'))
+    results['host_loads'] = []  # the workers' results files: their host_load blocks
+    for name in sorted(os.listdir(logs / 'results')):
+        with open(logs / 'results' / name) as f:
+            got = json.load(f)
+        if isinstance(got, dict) and got.get('host_load'):
+            results['host_loads'].append(got['host_load'])
     return results
 
 
@@ -198,6 +205,20 @@ def test_launcher_prefixes_output_and_sums_the_workers(launches):
     assert float(total.group(1)) == pytest.approx(sum(rates), abs=0.02)
     assert '[ps0] ps 0 (127.0.0.1' in out and 'every task is done' in out
     assert launches['task_logs'] == ['ps0.log', 'worker0.log', 'worker1.log']
+
+
+def test_a_local_clusters_workers_count_the_ps_and_the_other_worker_as_the_clusters(launches):
+    loads = launches['host_loads']
+    assert len(loads) == 2, launches['ok']['output'][-3000:]
+    for load in loads:
+        # The ps and the other worker: 2 task addresses on this host; their processes and the
+        # launcher's were found.
+        assert load['cluster_tasks'] == 2 and load['cluster_processes'] >= 2, load
+        if load['others_cpu_secs'] is not None:
+            assert load['cluster_cpu_secs'] is not None and load['cluster_cpu_secs'] > 0, load
+    lines = [line for line in launches['ok']['output'].splitlines()
+             if 'Host load: other processes' in line]
+    assert any("the cluster's other tasks on this host" in line for line in lines), lines
 
 
 def test_launcher_stops_everything_when_a_task_fails(launches):
