@@ -182,16 +182,6 @@ def log_eval(r: dict) -> None:
                         % (skipped, r['subset'], r['num_examples']))
 
 
-def log_eval_plan(evaluator) -> None:
-    """The 'Eval:' line: what one evaluation scores, on which devices, read how."""
-    cnn_util.log_fn('Eval: %s; from %s' % (evaluator.eval_plan.describe(),
-                                            evaluator.pipeline.description or evaluator.subset))
-    classes = evaluator.plan.num_classes
-    if classes <= 5:
-        cnn_util.log_fn('Accuracy @ 5 is 1 by definition here: the model has %d classes, all '
-                        'of them in its top 5' % classes)
-
-
 class EvalSummaryWriter:
     """Eval scalars for TensorBoard: in --eval_dir when given, else in <train_dir>/eval with
     --summary_verbosity >= 1."""
@@ -273,8 +263,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
         if path is None:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
-    evaluator = Evaluator(plan, model, dataset, config)
-    log_eval_plan(evaluator)
+    evaluator = Evaluator(plan, model, dataset, config)  # the header said what it scores
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
