@@ -156,8 +156,8 @@ class StagedPipeline(InputPipeline):
 
     def _processing_phrase(self) -> str:
         if not self.train:
-            what = 'central crop'
-        elif self.params.distortions:
+            return _eval_processing(self.params)
+        if self.params.distortions:
             what = 'distortions' + (' + colour' if self.params.distort_color else '')
         else:
             what = 'central crop + flip'
@@ -196,10 +196,7 @@ class StagedPipeline(InputPipeline):
     def _describe(self, reading: str) -> str:
         """The header phrase of the pipeline: the subset, how it is read, how processed."""
         if self.full_pass is not None:
-            plan = self.full_pass
-            reading = 'tf.data without shuffling, %s' % (
-                'each record once' if plan.num_examples <= plan.examples_per_epoch
-                else 'records in a fixed order, round again')
+            reading = full_pass_reading(self.full_pass)
         return '%s; %s, %s' % (self.dataset.describe(self.subset), reading,
                                self._processing_phrase())
 
@@ -496,6 +493,32 @@ def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
         params or plan.params, dataset, batch_size=batch_size or plan.per_device_batch_size,
         image_size=plan.image_size, num_classes=plan.num_classes, data_format=plan.data_format,
         dtype=plan.compute_dtype, train=train, subset=subset or plan.subset, full_pass=full_pass)
+
+
+def full_pass_reading(eval_plan) -> str:
+    """How the full-pass mode reads the records of an evaluation (run_plan.EvalPlan): one
+    phrase of the pipeline's description."""
+    return 'tf.data without shuffling, %s' % (
+        'each record once' if eval_plan.num_examples <= eval_plan.examples_per_epoch
+        else 'records in a fixed order, round again')
+
+
+def describe_eval_input(plan, dataset) -> str:
+    """The description of the input of one evaluation of the run (`eval_pipeline_for`'s
+    `description`), without making the pipeline: for the header's 'Eval:' line, printed before
+    the evaluation's graph exists. E.g. 'synthetic', or 'imagenet (in /data), validation: 5
+    examples counted in 2 TFRecord shards, ...; tf.data without shuffling, each record once,
+    central crop, bilinear resize'."""
+    if dataset.synthetic:
+        return SyntheticInput.description
+    ev = plan.eval
+    return '%s; %s, %s' % (dataset.describe(ev.subset), full_pass_reading(ev),
+                           _eval_processing(plan.params))
+
+
+def _eval_processing(params) -> str:
+    """The description's phrase of eval preprocessing (no randomness)."""
+    return 'central crop, %s resize' % params.resize_method
 
 
 def eval_pipeline_for(plan, dataset) -> InputPipeline:

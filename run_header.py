@@ -16,7 +16,7 @@ import os
 
 import tensorflow as tf
 
-from . import cnn_util
+from . import cnn_util, preprocessing
 from .graph import fused_decay, graph_choices, learning_rate, precision
 from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
@@ -56,7 +56,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
         'Dataset:     %s' % dataset.describe(plan.subset),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % plan.mode,
-        *batch_lines(plan),
+        *batch_lines(plan, dataset),
         *(resume_lines(plan, resume) if resume is not None and plan.training else []),
         'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
         'Data format: %s' % p.data_format,
@@ -76,9 +76,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
     ]
 
 
-def batch_lines(plan) -> list[str]:
+def batch_lines(plan, dataset) -> list[str]:
     """The header's batch, image size, batches and epochs lines: an evaluation's (its EvalPlan)
-    with --eval, else the timed steps', then an 'Eval:' line when the training evaluates."""
+    with --eval, else the timed steps', then `eval_lines` when the training evaluates."""
     image = 'Image size:  %dx%d' % (plan.image_size, plan.image_size)
     ev = plan.eval
     if plan.mode == 'evaluation':
@@ -86,7 +86,7 @@ def batch_lines(plan) -> list[str]:
                 '             %d per device' % ev.per_device_batch_size, image,
                 'Num batches: %d per evaluation' % ev.num_batches,
                 'Num epochs:  %.2f per evaluation' % ev.epochs,
-                'Eval:        %s' % ev.describe()]
+                *eval_lines(plan, dataset)]
     lines = ['Batch size:  %d global' % plan.global_batch_size,
              '             %d per device' % plan.per_device_batch_size, image,
              'Num batches: %d' % plan.num_batches,
@@ -99,7 +99,22 @@ def batch_lines(plan) -> list[str]:
                           * plan.global_batch_size / float(plan.examples_per_epoch),
                           plan.num_warmup_batches))
     if ev is not None:
-        lines.append('Eval:        %s, per evaluation during training' % ev.describe())
+        lines += eval_lines(plan, dataset)
+    return lines
+
+
+def eval_lines(plan, dataset) -> list[str]:
+    """The header's 'Eval:' line, the one place a run says what each evaluation scores and
+    reads (an --eval run's, or those during training: 'per evaluation during training'), e.g.
+    'Eval:        12 synthetic examples in 3 batches of 4 (4 per device x 1 device); from
+    synthetic'; then, with 5 classes or fewer, a line saying Accuracy @ 5 is 1 by definition
+    (every class is in the top 5)."""
+    during = '' if plan.mode == 'evaluation' else ', per evaluation during training'
+    lines = ['Eval:        %s%s; from %s' % (plan.eval.describe(), during,
+                                             preprocessing.describe_eval_input(plan, dataset))]
+    if plan.num_classes <= 5:
+        lines.append('             Accuracy @ 5 is 1 by definition here: the model has %d '
+                     'classes, all of them in its top 5' % plan.num_classes)
     return lines
 
 

@@ -67,7 +67,7 @@ def locate_unusable_record(files: list[str], budget_secs: float = 30.0,
         checked.
 
     Returns:
-      "record N of PATH (image/filename 'NAME'): PROBLEM" (records counted from 0; PROBLEM from
+      "record N (index N-1) of PATH (image/filename 'NAME'): PROBLEM" (PROBLEM from
       record_schema.record_problem, else 'its image does not decode'), or 'none, ...' saying
       that none was found or how many records were searched when the budget ran out.
     """

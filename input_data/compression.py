@@ -29,6 +29,19 @@ import numpy as np
 from ..runtime import file_systems
 from .record_crc import masked_crc32c_of_lengths
 
+
+def record_name(index: int, detail: str = '') -> str:
+    """How every message names a record of a shard: by its place counted from 1 and its index
+    counted from 0, 'record 3 (index 2)' (with `detail`: 'record 3 (index 2, byte 152)').
+    docs/real-data.md says so."""
+    return 'record %d (index %d%s)' % (index + 1, index, ', ' + detail if detail else '')
+
+
+def after_records(count: int) -> str:
+    """Where a damage follows `count` complete records: 'after record 3 (index 2)', or
+    'before the end of the first record'."""
+    return 'after %s' % record_name(count - 1) if count else 'before the end of the first record'
+
 GZIP, ZLIB = 'GZIP', 'ZLIB'
 KINDS = ('', GZIP, ZLIB)  # TensorFlow's compression_type values; '' is uncompressed
 _WBITS = {GZIP: 16 + zlib.MAX_WBITS, ZLIB: zlib.MAX_WBITS}
@@ -118,13 +131,14 @@ def frames(path: str, kind: str, *, with_data: bool = False
                 if header is None and left == 0:
                     return
                 if header is None:
-                    raise ValueError('truncated: %d stray bytes after record %d'
-                                     % (left, index)) from None
+                    raise ValueError('truncated: %d stray bytes %s'
+                                     % (left, after_records(index))) from None
                 if not _crc_of_length_ok(header):
                     raise _bad_length(index, start) from None
-                raise ValueError('truncated: record %d at byte %d of the uncompressed stream '
+                raise ValueError('truncated: %s at byte %d of the uncompressed stream '
                                  'needs %d bytes, the stream ends at %d'
-                                 % (index, start, _HEADER + need, start + _HEADER + left)
+                                 % (record_name(index), start, _HEADER + need,
+                                    start + _HEADER + left)
                                  ) from None
             buffer = buffer[at:] + piece
             at = 0
@@ -145,8 +159,8 @@ def frames(path: str, kind: str, *, with_data: bool = False
 
 
 def _bad_length(index: int, start: int) -> ValueError:
-    return ValueError('corrupt length field of record %d at byte %d of the uncompressed stream'
-                      % (index, start))
+    return ValueError('corrupt length field of %s at byte %d of the uncompressed stream'
+                      % (record_name(index), start))
 
 
 def walk(path: str, kind: str) -> tuple[int, str | None]:
@@ -155,7 +169,8 @@ def walk(path: str, kind: str) -> tuple[int, str | None]:
     Returns:
       (records, problem): the complete records before any damage, and None for an intact file
       or one phrase, e.g. 'GZIP-compressed: the GZIP stream ends early (the file is truncated)
-      after record 40' or 'GZIP-compressed: corrupt length field of record 3 at byte 312 of
+      after record 40 (index 39)' or 'GZIP-compressed: corrupt length field of record 4 (index
+      3) at byte 312 of
       the uncompressed stream'.
 
     Raises:
@@ -171,7 +186,7 @@ def walk(path: str, kind: str) -> tuple[int, str | None]:
     except ValueError as e:
         problem = str(e)
         if problem.startswith(('the %s' % kind, 'bytes after')):
-            problem += ' after record %d' % len(starts)
+            problem += ' ' + after_records(len(starts))
     if lengths:
         bad = np.flatnonzero(masked_crc32c_of_lengths(np.array(lengths, np.uint64))
                              != np.array(crcs, np.uint32))

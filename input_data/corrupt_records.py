@@ -94,7 +94,8 @@ def locate(files: tuple[str, ...] | list[str], message: str) -> str:
       message: the DataLossError's message.
 
     Returns:
-      e.g. 'record 2 (byte 152) of /data/train-00001-of-00002: its data fails its CRC', or a
+      e.g. 'record 3 (index 2, byte 152) of /data/train-00001-of-00002: its data fails its
+      CRC' (compression.record_name), or a
       phrase saying that no shard holds such a record now (the files changed since).
     """
     found = []
@@ -108,9 +109,9 @@ def locate(files: tuple[str, ...] | list[str], message: str) -> str:
             except OSError:
                 continue
             if hit:
-                found.append('record %d (byte %d%s) of %s: %s' % (
-                    hit[0], hit[1], ' of the %s stream uncompressed' % kind if kind else '',
-                    path, hit[2]))
+                found.append('%s of %s: %s' % (compression.record_name(hit[0], 'byte %d%s' % (
+                    hit[1], ' of the %s stream uncompressed' % kind if kind else '')), path,
+                    hit[2]))
     if not found:
         return ('no shard of the %d read holds a bad record there now (did the files change '
                 'during the run?)' % len(files))

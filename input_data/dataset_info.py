@@ -129,17 +129,18 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
         while offset < size:
             header = f.read(12)
             if len(header) < 12:
-                return records, ('truncated: %d stray bytes after record %d (file size %d)'
-                                 % (len(header), records, size))
+                return records, ('truncated: %d stray bytes %s (file size %d)'
+                                 % (len(header), compression.after_records(records), size))
             (length,) = struct.unpack('<Q', header[:8])
             (crc,) = struct.unpack('<I', header[8:])
             if masked_crc32c(header[:8]) != crc:
-                return records, ('corrupt length field of record %d at byte %d'
-                                 % (records, offset))
+                return records, ('corrupt length field of %s at byte %d'
+                                 % (compression.record_name(records), offset))
             end = offset + 12 + length + 4
             if end > size:
-                return records, ('truncated: record %d at byte %d needs %d bytes, the file '
-                                 'ends at %d' % (records, offset, end - offset, size))
+                return records, ('truncated: %s at byte %d needs %d bytes, the file '
+                                 'ends at %d' % (compression.record_name(records), offset,
+                                                 end - offset, size))
             offset = end
             records += 1
             f.seek(offset)

@@ -105,7 +105,8 @@ def filename_of(serialized: bytes) -> str:
 
 def describe_record(path: str, index: int, num_classes: int | None = None,
                     default: str = '') -> str:
-    """'record N of PATH (image/filename 'NAME'): PROBLEM', the form of every record named.
+    """'record N (index N-1) of PATH (image/filename 'NAME'): PROBLEM', the form of every
+    record named (compression.record_name).
 
     Args:
       path: the shard; index: the record, counted from 0.
@@ -117,8 +118,9 @@ def describe_record(path: str, index: int, num_classes: int | None = None,
     name = filename_of(record) if record is not None else ''
     problem = record_problem(record, num_classes) if record is not None else None
     problem = problem or default
-    return 'record %d of %s%s%s' % (index, path, " (image/filename '%s')" % name if name else '',
-                                    ': ' + problem if problem else '')
+    return '%s of %s%s%s' % (compression.record_name(index), path,
+                             " (image/filename '%s')" % name if name else '',
+                             ': ' + problem if problem else '')
 
 
 def usable(record: tf.Tensor, num_classes: int | None, decode: bool = False) -> tf.Tensor:

@@ -20,8 +20,8 @@ its image decodes: a JPEG at 1/8 scale, `record_schema.decodes`); one that fails
 The check runs in TensorFlow's ops, records in parallel (no Python per record); it costs one
 scaled decode per record read, with this flag only. The records are numbered before the
 check, so a gap in the numbers after it names the dropped ones: each is reported once, in the
-form every bad record is named ("record N of PATH (image/filename 'NAME'): PROBLEM", the first
-MAX_WARNED of a run one `warning:` line each) and counted.
+form every bad record is named ("record N (index N-1) of PATH (image/filename 'NAME'):
+PROBLEM", the first MAX_WARNED of a run one `warning:` line each) and counted.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import threading
 import tensorflow as tf
 
 from .. import cnn_util
-from . import record_schema
+from . import compression, record_schema
 
 #: Records the pipeline cannot use that are named in a warning line each; the rest are counted.
 MAX_WARNED = 5
@@ -139,10 +139,11 @@ class SkippedRecords:
             self.passes += 1
             total = self.records
         if first:
-            cnn_util.warn('skipped records %d..%d of %s (%d of its %d records; %d skipped an '
-                          'epoch so far): record %d cannot be read (a CRC check failed, or the '
-                          'file changed after the start-up scan); --skip_corrupt_records'
-                          % (read, expected - 1, name, expected - read, expected, total, read))
+            cnn_util.warn('skipped records %d..%d (indices %d..%d) of %s (%d of its %d records; '
+                          '%d skipped an epoch so far): %s cannot be read (a CRC check failed, '
+                          'or the file changed after the start-up scan); --skip_corrupt_records'
+                          % (read + 1, expected, read, expected - 1, name, expected - read,
+                             expected, total, compression.record_name(read)))
         return True
 
     def _note_unusable(self, path, first, end) -> bool:

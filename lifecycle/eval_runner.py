@@ -47,9 +47,19 @@ from ..input_data import data_errors
 from ..metrics import host_load
 from ..params import EVAL_DURING_TRAINING_FLAGS, original_flags
 from ..runtime import dir_hold
-from . import checkpoints, phase_runner, results_log, run_hooks, signals, training_loop
+from . import (
+    checkpoints,
+    figure_hooks,
+    phase_runner,
+    results_log,
+    run_hooks,
+    signals,
+    training_loop,
+)
 
 tf1 = tf.compat.v1
+EVAL_FIGURE = 'eval images/sec'  # the figure an evaluation's timed batches give
+SET_UP = ('set-up before the first batch (session, restore, input warm-up)', 'set-up')
 
 
 class Evaluator:
@@ -82,7 +92,7 @@ class Evaluator:
         self.global_batch = plan.eval.global_batch_size
         self.num_batches = plan.eval.num_batches
         self._loaders = None
-        self.host_meter = host_load.Meter(plan.threads[0])
+        self.host_meter = host_load.Meter(plan.threads[0], figure=EVAL_FIGURE)
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start
@@ -103,10 +113,24 @@ class Evaluator:
         sess.run([op for _, op in self._loaders.values()],
                  {feed: values[name] for name, (feed, _) in self._loaders.items()})
 
+    def _host_meter_restart(self, announce: bool) -> dict | None:
+        """Starts the timed batches' host load; with `announce`, ends the set-up's (returned)
+        and warns when the host was busy over it."""
+        if not announce:
+            self.host_meter.start()
+            return None
+        warm = self.host_meter.restart()
+        for text in figure_hooks.warmup_lines(warm, SET_UP, EVAL_FIGURE):
+            figure_hooks.warn_line(text)
+        return warm
+
     def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None,
                  announce: bool = False) -> dict:
         """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}; with
-        `announce`, a line after the first batch says how long the others will take.
+        `announce` (an --eval run), a line after the first batch says how long the others will
+        take, and a busy host is said before the first batch, as a training run says it
+        before its timed part (figure_hooks.warmup_lines: the host load over the set-up,
+        kept in r['host_load']['warmup']).
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
@@ -121,6 +145,8 @@ class Evaluator:
           CheckpointError: the checkpoint does not fit the model.
           DataError: bad input records.
         """
+        if announce:
+            self.host_meter.start()  # the set-up's host load: is the host busy already?
         with tf1.Session(graph=self.graph, config=self.config) as sess:
             sess.run(self.init_ops)
             if checkpoint_path is not None:
@@ -142,7 +168,7 @@ class Evaluator:
                 # here: their executors are built before the timer, not inside the timed loop.
                 run_with_puts = sess.make_callable([self.counts] + list(self.pipeline.step_ops))
                 run_last = sess.make_callable([self.counts])
-                self.host_meter.start()
+                warm = self._host_meter_restart(announce)
                 start = time.perf_counter()
                 for index in range(self.num_batches):
                     batch_start = time.perf_counter()
@@ -155,6 +181,8 @@ class Evaluator:
                     totals += np.asarray(out[0], dtype=np.int64)
                 elapsed = time.perf_counter() - start
                 load = self.host_meter.stop()
+                if load is not None and announce:
+                    load['warmup'] = figure_hooks.warmup_subset(warm)
         hits_1, hits_5, examples = (int(x) for x in totals)
         skipped = getattr(self.pipeline, 'skipped', None)
         return {
@@ -180,16 +208,6 @@ def log_eval(r: dict) -> None:
         cnn_util.log_fn('skipped records: %d of the %s records (--skip_corrupt_records; the '
                         "pass's %d examples were read from the records left, some twice)"
                         % (skipped, r['subset'], r['num_examples']))
-
-
-def log_eval_plan(evaluator) -> None:
-    """The 'Eval:' line: what one evaluation scores, on which devices, read how."""
-    cnn_util.log_fn('Eval: %s; from %s' % (evaluator.eval_plan.describe(),
-                                            evaluator.pipeline.description or evaluator.subset))
-    classes = evaluator.plan.num_classes
-    if classes <= 5:
-        cnn_util.log_fn('Accuracy @ 5 is 1 by definition here: the model has %d classes, all '
-                        'of them in its top 5' % classes)
 
 
 class EvalSummaryWriter:
@@ -273,8 +291,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
         if path is None:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
-    evaluator = Evaluator(plan, model, dataset, config)
-    log_eval_plan(evaluator)
+    evaluator = Evaluator(plan, model, dataset, config)  # the header said what it scores
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:

@@ -163,7 +163,7 @@ class HostLoadHook(run_hooks.RunHook):
     def after_timed(self):
         self.load = self.meter.stop()
         if self.load is not None:
-            self.load['warmup'] = _warmup_subset(self.warmup)
+            self.load['warmup'] = warmup_subset(self.warmup)
 
     def total_lines(self, loop) -> list[str]:
         return host_load_lines(self.load, self.warn)
@@ -172,7 +172,9 @@ class HostLoadHook(run_hooks.RunHook):
         result['host_load'] = self.load
 
 
-def _warmup_subset(warm: dict | None) -> dict | None:
+def warmup_subset(warm: dict | None) -> dict | None:
+    """The keys of the warm-up's host load kept in result['host_load']['warmup'] (None: not
+    measured)."""
     if warm is None:
         return None
     return {k: warm.get(k) for k in ('wall_secs', 'load_average_before', 'others_fraction',
@@ -195,9 +197,12 @@ def cluster_processes(p) -> tuple[set, int]:
     return cluster_tasks.find(ports, cluster_tasks.launcher_pid()), tasks
 
 
-def warmup_lines(warm: dict | None) -> list[str]:
+def warmup_lines(warm: dict | None, span: tuple[str, str] = ('warm-up steps', 'warm-up'),
+                 figure: str = "the timed part's images/sec") -> list[str]:
     """The warning (without 'warning: ') when the host is already busy as the run starts:
-    over the warm-up, other processes (not the cluster's) used more than
+    over the warm-up (`span`: how the interval measured is named, in full and short: an
+    --eval run's is the set-up before its first batch; `figure`: what may not be
+    representative), other processes (not the cluster's) used more than
     host_load.OTHERS_LIMIT of the run's cores, or steal passed STEAL_LIMIT (the timed part's
     rule); or, when the warm-up was too short to measure, a 1-minute load average above the
     allowed CPUs plus the run's cores (the load average counts this run's own threads too,
@@ -206,22 +211,29 @@ def warmup_lines(warm: dict | None) -> list[str]:
         return []
     stop = 'stop it (Ctrl-C) and rerun when the host is quiet'
     if warm['representative'] is False:
-        return ['the host is busy as the run starts: %s over the %.1f s of warm-up steps '
-                '(load average %s); the timed part\'s images/sec may not be representative: '
-                '%s' % ('; '.join(warm['reasons']), warm['wall_secs'],
-                        _fmt(warm['load_average_before'], '%.1f'), stop)]
+        return ['the host is busy as the run starts: %s over the %.1f s of %s (load average '
+                '%s); %s may not be representative: %s' % (
+                    '; '.join(warm['reasons']), warm['wall_secs'], span[0],
+                    _fmt(warm['load_average_before'], '%.1f'), figure, stop)]
     load = warm.get('load_average_before')
     if warm['representative'] is not None or load is None \
             or load <= warm['cpus_allowed'] + warm['cores']:
         return []
     return ['the host may be busy as the run starts: load average %.1f on %d CPU%s (it counts '
-            'this run\'s own threads too; the warm-up was too short to measure the other '
+            'this run\'s own threads too; the %s was too short to measure the other '
             'processes); if the timed part\'s host load says so, %s' % (
-                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', stop)]
+                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', span[1],
+                stop)]
 
 
 def _fmt(value, pattern: str) -> str:
     return '?' if value is None else pattern % value
+
+
+def warn_line(text: str, warn=None) -> None:
+    """`text` (without 'warning: ') to `warn` when given, else one `warning:` line on stderr
+    unless TF_CNN_BUSY_HOST_WARNING=0 (host_load.warning_enabled)."""
+    _warn(text, warn)
 
 
 def _warn(text: str, warn) -> None:

@@ -79,6 +79,7 @@ from . import cluster_tasks
 
 OTHERS_LIMIT = 0.25
 STEAL_LIMIT = 0.05
+TOTAL_FIGURE = 'total images/sec'
 WARNING_ENV = 'TF_CNN_BUSY_HOST_WARNING'
 METHOD = ('/proc samples at the start and end of the timed part: others = busy ticks '
           '(user+nice+system+irq+softirq) of the affinity CPUs in /proc/stat - this '
@@ -248,7 +249,8 @@ def run_cores(intra_threads: int | None, cpus) -> int:
 
 
 def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
-            ticks_per_sec: int, cluster: dict | None = None) -> dict:
+            ticks_per_sec: int, cluster: dict | None = None,
+            figure: str = TOTAL_FIGURE) -> dict:
     """The result dict's 'host_load' from two samples.
 
     Args:
@@ -259,6 +261,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
       cluster: a cluster task's {'ticks': clock ticks its other local tasks' processes used
         over the interval (cluster_tasks.delta; None: not read), 'tasks': the cluster's other
         task addresses on this host, 'processes': their processes found}; None on one host.
+      figure: the figure the timed part gave, which the warning names: 'total images/sec'
+        (a training or forward-only run), 'eval images/sec' (an --eval run).
 
     Returns:
       {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
@@ -300,7 +304,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         _cluster_share(out, cluster, wall, cores, ticks_per_sec)
     if None not in (start.steal_ticks, end.steal_ticks):
         if wall < need['steal']:
-            short.append('steal %.2f s' % need['steal'])
+            short.append('steal needs %.2f s' % need['steal'])
         else:
             out['steal_secs'] = min(max(0, end.steal_ticks - start.steal_ticks) / ticks_per_sec,
                                     cpus * wall)
@@ -318,7 +322,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             'the hypervisor took %.1f%% of the CPUs\' time for other machines (steal, more '
             'than %.0f%%)' % (100 * out['steal_fraction'], 100 * STEAL_LIMIT))
     out['representative'] = not out['reasons']
-    out['warning'] = warning_text(out)
+    out['warning'] = warning_text(out, figure)
     return out
 
 
@@ -374,10 +378,13 @@ class Meter:
       intra_threads: the run's intra-op threads (0 or None: TensorFlow's choice), for
         run_cores.
       reader: a ProcReader (a test's fake /proc); default the real one.
+      figure: the figure its warning names (measure's `figure`).
     """
 
-    def __init__(self, intra_threads: int | None, reader: ProcReader | None = None):
+    def __init__(self, intra_threads: int | None, reader: ProcReader | None = None,
+                 figure: str = TOTAL_FIGURE):
         self.reader = reader or ProcReader()
+        self.figure = figure
         self._intra_threads = intra_threads
         self._start = None
         self._cluster_pids = None
@@ -426,7 +433,7 @@ class Meter:
                                  if self._cluster_pids else None),
                        'tasks': self._cluster_tasks, 'processes': len(self._cluster_pids)}
         return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec,
-                       cluster)
+                       cluster, self.figure)
 
 
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:
@@ -437,10 +444,13 @@ def format_line(load: dict) -> str:
     """The total block's line, e.g. 'Host load: other processes used 1.42 of 2 cores (71%),
     load average 3.1 before, 3.4 after, steal 0.0%'; 'Host load: not measured (why)' when
     neither CPU figure could be read (or the timed part was too short to measure: 'not
-    measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' gets the
-    reason after the line. Others above the run's cores (a run on fewer cores than the
-    CPUs) read '1.50 cores (150% of the run's 1)'. A cluster task's line adds ', of which
-    1.30 the cluster's other tasks on this host' after the others (_cluster_clause)."""
+    measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' (its source
+    unreadable) gets the reason after the line, '(?: why)'; steal that a timed part too short
+    for it could not measure reads 'steal not measured (the timed part lasted 0.37 s, too
+    short for /proc's clock ticks of 0.01 s: steal needs 0.40 s)'. Others above the run's
+    cores (a run on fewer cores than the CPUs) read '1.50 cores (150% of the run's 1)'. A
+    cluster task's line adds ', of which 1.30 the cluster's other tasks on this host' after
+    the others (_cluster_clause)."""
     if load['others_fraction'] is None and load['steal_fraction'] is None:
         return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
     cores = load['cores']
@@ -453,8 +463,12 @@ def format_line(load: dict) -> str:
                                          _fmt(load['others_fraction'], '%.0f%%', 100))
     line = ('Host load: other processes used %s%s, load average %s before, %s after, steal %s' % (
         used, _cluster_clause(load), _fmt(load['load_average_before'], '%.1f'),
-        _fmt(load['load_average_after'], '%.1f'), _fmt(load['steal_fraction'], '%.1f%%', 100)))
-    return line + (' (?: %s)' % load['error'] if load['error'] else '')
+        _fmt(load['load_average_after'], '%.1f'),
+        'not measured' if load['steal_fraction'] is None
+        else _fmt(load['steal_fraction'], '%.1f%%', 100)))
+    if not load['error']:
+        return line
+    return line + (' (?: %s)' if '?' in line else ' (%s)') % load['error']
 
 
 def _cluster_clause(load: dict) -> str:
@@ -472,14 +486,15 @@ def _cluster_clause(load: dict) -> str:
         load['cluster_cores'], shared)
 
 
-def warning_text(load: dict) -> str | None:
+def warning_text(load: dict, figure: str = TOTAL_FIGURE) -> str | None:
     """The warning (without 'warning: ') when the host was busy, else None: e.g. 'total
     images/sec is not representative of this host: other processes used 1.42 of the run's 2
-    cores (71%, more than 25%) during the timed part; rerun when the host is quiet'."""
+    cores (71%, more than 25%) during the timed part; rerun when the host is quiet'. `figure`:
+    the figure the run printed (measure's `figure`: 'eval images/sec' for an --eval run)."""
     if not load['reasons']:
         return None
-    return ('total images/sec is not representative of this host: %s during the timed part; '
-            'rerun when the host is quiet' % '; '.join(load['reasons']))
+    return ('%s is not representative of this host: %s during the timed part; '
+            'rerun when the host is quiet' % (figure, '; '.join(load['reasons'])))
 
 
 def warning_enabled(environ=None) -> bool:

@@ -16,14 +16,15 @@ def test_names_the_first_bad_record_and_its_filename(tmp_path):
     files = input_helpers.write_shards(str(tmp_path), 'train', [
         [GOOD, GOOD], [GOOD, GOOD, GOOD, _bad('first.jpg'), GOOD, _bad('second.jpg')]])
     assert bad_images.locate_unusable_record(files) == (
-        "record 3 of %s (image/filename 'first.jpg'): its image does not decode" % files[1])
+        "record 4 (index 3) of %s (image/filename 'first.jpg'): its image does not "
+        "decode" % files[1])
 
 
 def test_a_bad_last_record_and_a_record_without_filename(tmp_path):
     bad = input_helpers.example(b'garbage', 1)
     files = input_helpers.write_shards(str(tmp_path), 'train', [[GOOD, bad], [GOOD]])
     assert bad_images.locate_unusable_record(files) == (
-        'record 1 of %s: its image does not decode' % files[0])
+        'record 2 (index 1) of %s: its image does not decode' % files[0])
 
 
 def test_clean_shards_and_the_time_budget(tmp_path):
@@ -48,7 +49,7 @@ def test_records_of_another_schema_are_named_with_what_is_wrong(tmp_path):
         files = input_helpers.write_shards(str(tmp_path / str(kind)), 'train', [
             [GOOD, GOOD], [GOOD, odd, GOOD]])
         assert bad_images.locate_unusable_record(files, num_classes=1001) == (
-            "record 1 of %s (image/filename '%s.jpg'): %s" % (files[1], kind, problem))
+            "record 2 (index 1) of %s (image/filename '%s.jpg'): %s" % (files[1], kind, problem))
         assert record_schema.record_problem(odd, 1001) == problem
     big = input_helpers.example(input_helpers.image_bytes(8, 8), 7, filename='big.jpg')
     assert record_schema.record_problem(big, 5) == 'label 7 outside [0, 5)'

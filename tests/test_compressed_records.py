@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.input_data import bad_images, dataset_info
+from tf_cnn_benchmarks.input_data import bad_images, compression, dataset_info
 
 
 @pytest.fixture
@@ -82,10 +82,9 @@ def test_record_input_reads_gzip_shards_and_mixed_ones_go_to_tf_data(plain, tmp_
 
 
 @pytest.mark.parametrize('how, words', [
-    ('truncated', 'GZIP-compressed: the GZIP stream ends early (the file is truncated) after '
-                  'record '),
+    ('truncated', 'GZIP-compressed: the GZIP stream ends early (the file is truncated) '),
     ('flipped', 'GZIP-compressed: corrupt GZIP data (zlib: '),
-    ('extra', 'GZIP-compressed: bytes after the end of the GZIP stream after record 6'),
+    ('extra', 'GZIP-compressed: bytes after the end of the GZIP stream after record 6 (index 5)'),
 ])
 def test_a_damaged_gzip_shard_is_named_at_start_up(plain, tmp_path, how, words, capsys):
     paths = h.copy_shards(plain, str(tmp_path / 'g'), ['GZIP'] * 4)
@@ -127,12 +126,21 @@ def test_undecodable_images_and_bad_crcs_are_located_in_gzip_shards(tmp_path):
     source = h.write_shards(str(tmp_path / 'p'), 'train', [[good] * 3, [good, good, bad]])
     paths = h.copy_shards(str(tmp_path / 'p'), str(tmp_path / 'g'), ['GZIP', 'GZIP'])
     assert bad_images.locate_unusable_record(paths) == (
-        "record 2 of %s (image/filename 'bad.jpg'): its image does not decode" % paths[1])
+        "record 3 (index 2) of %s (image/filename 'bad.jpg'): its image does not decode" % paths[1])
     # A record written with a bad data CRC, then compressed (the stream's own check passes).
     start = h.damage_record(source[0], 1)
     open(paths[0], 'wb').write(gzip.compress(open(source[0], 'rb').read()))
     assert dataset_info.get_dataset(h.make_params(data_dir=str(tmp_path / 'g'))).scan(
         'train').num_examples == 6
     assert corrupt_records.locate(paths, 'corrupted record at %d' % (start + 12)) == (
-        'record 1 (byte %d of the GZIP stream uncompressed) of %s: its data fails its CRC'
+        'record 2 (index 1, byte %d of the GZIP stream uncompressed) of %s: its data fails its CRC'
         % (start, paths[0]))
+
+
+def test_every_message_names_a_record_from_1_with_its_index_from_0():
+    # Before: 'record 2' was the third record in some messages (an index) and 'after record 2'
+    # the second in others (a count).
+    assert compression.record_name(2) == 'record 3 (index 2)'
+    assert compression.record_name(5, 'byte 8427') == 'record 6 (index 5, byte 8427)'
+    assert compression.after_records(3) == 'after record 3 (index 2)'
+    assert compression.after_records(0) == 'before the end of the first record'

@@ -23,7 +23,7 @@ def test_locate_names_the_shard_and_the_record(shards):
     message = 'Graph execution error:\n\ncorrupted record at %d\n\t [[{{node x}}]]' % (
         start + 12)
     assert corrupt_records.locate(paths, message) == (
-        'record 2 (byte %d) of %s: its data fails its CRC' % (start, paths[1]))
+        'record 3 (index 2, byte %d) of %s: its data fails its CRC' % (start, paths[1]))
     assert corrupt_records.locate(paths, 'corrupted record at 3') == (
         'no shard of the 2 read holds a bad record there now (did the files change during the '
         'run?)')
@@ -34,7 +34,7 @@ def test_a_bad_length_crc_is_located_at_its_header(tmp_path):
     paths = h.write_shards(str(tmp_path), 'train', [[b'a' * 30] * 4])
     start = h.damage_record(paths[0], 3, where='length')
     assert corrupt_records.locate(paths, 'corrupted record at %d' % start) == (
-        'record 3 (byte %d) of %s: its length field fails its CRC' % (start, paths[0]))
+        'record 4 (index 3, byte %d) of %s: its length field fails its CRC' % (start, paths[0]))
 
 
 @pytest.mark.parametrize('use_datasets', [False, True])  # RecordInput, tf.data
@@ -45,7 +45,8 @@ def test_the_run_names_the_bad_record(shards, use_datasets):
     with pytest.raises(cnn_util.DataError) as info:
         h.run_pipeline(p, steps=8)
     assert str(info.value) == (
-        'corrupt TFRecord record: record 2 (byte %d) of %s: its data fails its CRC (data: %s); '
+        'corrupt TFRecord record: record 3 (index 2, byte %d) of %s: its data fails its '
+        'CRC (data: %s); '
         '--skip_corrupt_records skips the rest of a shard from its first bad record (and '
         'counts what it skips)' % (start, paths[1], p.data_dir))
 
@@ -68,8 +69,10 @@ def test_skip_corrupt_records_counts_and_reports_the_skipped_records(shards, cap
     assert pipeline.skipped.by_shard == {paths[1]: 4} and pipeline.skipped.records == 4
     warnings = [x for x in capsys.readouterr().err.splitlines() if x.startswith('warning:')]
     assert warnings == [
-        'warning: skipped records 2..5 of %s (4 of its 6 records; 4 skipped an epoch so far): '
-        'record 2 cannot be read (a CRC check failed, or the file changed after the start-up '
+        'warning: skipped records 3..6 (indices 2..5) of %s (4 of its 6 records; 4 '
+        'skipped an epoch so far): '
+        'record 3 (index 2) cannot be read (a CRC check failed, or the file changed after '
+        'the start-up '
         'scan); --skip_corrupt_records' % paths[1]]
     # Labels cycle 1, 2, 3 over each shard's 6 records: an epoch reads the first shard's six
     # and the second's first two (labels 1 and 2).
@@ -148,8 +151,9 @@ def test_skip_corrupt_records_skips_names_and_counts_records_of_another_schema(t
              (paths[1], 0, 2, 'label 1001 outside [0, 1001)'), (paths[1], 2, 3, float_label),
              (paths[1], 3, 4, 'label -1 outside [0, 1001)'), (paths[1], 4, 5, float_label),
              (paths[1], 6, 6, 'label -1 outside [0, 1001)')}
-    lines = {"warning: skipped record %d of %s (image/filename 'odd%d.jpg'): %s; "
-             '--skip_corrupt_records' % (i, path, k, problem) for path, i, k, problem in named}
+    lines = {"warning: skipped record %d (index %d) of %s (image/filename 'odd%d.jpg'): %s; "
+             '--skip_corrupt_records' % (i + 1, i, path, k, problem)
+             for path, i, k, problem in named}
     # The shards are read in parallel: which 5 come first varies.
     assert len(warnings) == skipped_records.MAX_WARNED + 1
     assert set(warnings[:-1]) <= lines and len(set(warnings[:-1])) == skipped_records.MAX_WARNED

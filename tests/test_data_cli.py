@@ -101,23 +101,25 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
         'label': "labels must lie in [0, 1001), the classes of the model (imagenet's: 1000 "
                  'classes + background 0; --num_classes sets them) (-1: stored so, or a record '
                  'without image/class/label); a batch of %s train holds: [2000 2000 2000 '
-                 '2000]; first such record: record 0 of %s: label 2000 outside [0, 1001)'
+                 '2000]; first such record: record 1 (index 0) of %s: label 2000 outside [0, 1001)'
                  % (tmp_path / 'labels', tmp_path / 'labels' / 'train-00000-of-00001'),
         'no_image': 'Input is empty. (a record without image/encoded: not an ImageNet-format '
-                    'tf.train.Example?); first record the pipeline cannot use: record 2 of %s: '
+                    'tf.train.Example?); first record the pipeline cannot use: record 3 '
+                    '(index 2) of %s: '
                     'no image/encoded; write the shards with tf_cnn_build_tfrecords'
                     % (tmp_path / 'junk' / 'train-00001-of-00002'),
         'no_label': "(-1: stored so, or a record without image/class/label); a batch of %s "
-                    'train holds: [-1 -1 -1 -1]; first such record: record 0 of %s: no '
+                    'train holds: [-1 -1 -1 -1]; first such record: record 1 (index 0) of %s: no '
                     'image/class/label (read as -1)' % (tmp_path / 'nolabel', tmp_path / 'nolabel'
                                                         / 'train-00000-of-00001'),
-        'undecodable': "; first record the pipeline cannot use: record 2 of %s "
+        'undecodable': "; first record the pipeline cannot use: record 3 (index 2) of %s "
                        "(image/filename 'bad.jpg'): its image does not decode; re-encode or "
                        'remove that image and write its shard again (tf_cnn_build_tfrecords), '
                        'or --skip_corrupt_records to skip the records whose image does not '
                        'decode (each named, and counted)'
                        % (tmp_path / 'bad' / 'train-00001-of-00002'),
-        'bad_crc': 'error: corrupt TFRecord record: record 5 (byte {start}) of %s: its data fails '
+        'bad_crc': 'error: corrupt TFRecord record: record 6 (index 5, byte {start}) of '
+                   '%s: its data fails '
                    'its CRC; --skip_corrupt_records skips the rest of a shard from its first bad '
                    'record (and counts what it skips)'
                    % (tmp_path / 'crc' / 'train-00003-of-00008'),
@@ -224,9 +226,9 @@ def test_skip_corrupt_records_skips_names_and_counts_images_that_do_not_decode(t
                                '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
     assert sorted(x for x in proc.stderr.splitlines() if x.startswith('warning: skipped')) == [
-        "warning: skipped record 1 of %s (image/filename 'junk.jpg'): its image does not "
+        "warning: skipped record 2 (index 1) of %s (image/filename 'junk.jpg'): its image does not "
         'decode; --skip_corrupt_records' % paths[0],
-        "warning: skipped record 2 of %s (image/filename 'half.jpg'): its image does not "
+        "warning: skipped record 3 (index 2) of %s (image/filename 'half.jpg'): its image does not "
         'decode; --skip_corrupt_records' % paths[1]]
     assert ('skipped records: 2 an epoch, 2 record(s) the pipeline cannot use (another schema, '
             'a label outside the classes, an image that does not decode) in 2 shard(s) '
@@ -276,8 +278,9 @@ def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, ima
     assert proc.returncode == 0, proc.stderr
     assert 'skipped records: 59 an epoch, the ends of 1 shard(s) from their first bad record ' \
            '(--skip_corrupt_records)' in proc.stdout.splitlines()
-    assert ('warning: skipped records 5..63 of %s (59 of its 64 records; 59 skipped an epoch '
-            'so far): record 5 cannot be read' % victim) in proc.stderr
+    assert ('warning: skipped records 6..64 (indices 5..63) of %s (59 of its 64 records; '
+            '59 skipped an epoch '
+            'so far): record 6 (index 5) cannot be read' % victim) in proc.stderr
 
 
 @pytest.mark.parametrize('flag', [None, '--skip_corrupt_records'])
@@ -302,9 +305,9 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path):
         None, None, "Could not parse example input, value: 'junkjunkjunk'")
     translated = data_errors.to_data_error(error, str(tmp_path), tuple(shards))
     assert str(translated) == (
-        'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 1 '
-        'of %s: not a tf.train.Example; write the shards with tf_cnn_build_tfrecords (or the '
-        'ImageNet/CIFAR-10 format of docs/real-data.md)' % (tmp_path, shards[0]))
+        'a TFRecord record is not a tf.train.Example (data: %s); first such record: record 2 '
+        '(index 1) of %s: not a tf.train.Example; write the shards with tf_cnn_build_tfrecords '
+        '(or the ImageNet/CIFAR-10 format of docs/real-data.md)' % (tmp_path, shards[0]))
 
 
 def _run_clis(*arg_lists):
@@ -371,18 +374,21 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
     errors = [x for x in floated.stderr.splitlines() if x.startswith('error: ')]
     assert len(errors) == 1 and errors[0].endswith(
         "Data types don't match. Data type: float but expected type: int64 (a record of another "
-        "schema than the ImageNet format); first record the pipeline cannot use: record 2 of "
+        "schema than the ImageNet format); first record the pipeline cannot use: record 3 "
+        "(index 2) of "
         "%s (image/filename 'odd.jpg'): image/class/label is a float (FloatList), not an "
         "int64; write the shards with tf_cnn_build_tfrecords (the ImageNet format of "
         "docs/real-data.md), or --skip_corrupt_records to skip such records"
         % shards['float']), floated.stderr
     errors = [x for x in minus.stderr.splitlines() if x.startswith('error: ')]
     assert len(errors) == 1 and errors[0].startswith('error: label out of range: ')
-    assert errors[0].endswith("; first such record: record 2 of %s (image/filename 'odd.jpg'): "
+    assert errors[0].endswith("; first such record: record 3 (index 2) of %s "
+                              "(image/filename 'odd.jpg'): "
                               'label -1 outside [0, 1001)' % evaluated), minus.stderr
     assert skipped.returncode == 0, skipped.stderr
     assert [x for x in skipped.stderr.splitlines() if x.startswith('warning: skipped')] == [
-        "warning: skipped record 2 of %s (image/filename 'odd.jpg'): image/class/label holds 2 "
+        "warning: skipped record 3 (index 2) of %s (image/filename 'odd.jpg'): "
+        "image/class/label holds 2 "
         'values (one is read); --skip_corrupt_records' % shards['two']]
     assert ('skipped records: 1 an epoch, 1 record(s) the pipeline cannot use (another schema, '
             'a label outside the classes, an image that does not decode) in 1 shard(s) '

@@ -178,9 +178,9 @@ def _damage(path, how):
 
 
 @pytest.mark.parametrize('how, words', [
-    ('truncated_data', 'truncated: record 1'),
-    ('truncated_header', 'stray bytes after record 2'),
-    ('bad_length', 'corrupt length field of record 0'),
+    ('truncated_data', 'truncated: record 2 (index 1)'),
+    ('truncated_header', 'stray bytes after record 2 (index 1)'),
+    ('bad_length', 'corrupt length field of record 1 (index 0)'),
 ])
 def test_corrupt_shard_is_an_error_naming_the_file(tmp_path, how, words):
     """Framing damage is found at start-up; a bad data CRC is found as the run reads the

@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import run_plan
+from tf_cnn_benchmarks import preprocessing, run_plan
 from tf_cnn_benchmarks.lifecycle import eval_runner
 
 import input_helpers as h
-from helpers import tiny_bench, tiny_params
+from helpers import TINY, run_command, tiny_bench, tiny_params
 
 tf1 = tf.compat.v1
 BRIGHT, DARK = (220, 220, 220), (30, 30, 30)
@@ -143,23 +143,55 @@ def test_each_evaluation_starts_again_from_the_first_record(crafted):
                                                                                  STEP)
 
 
-def test_header_and_eval_line_describe_the_evaluation(crafted, capsys):
-    bench = tiny_bench(data_dir=crafted['five'], train_dir=crafted['train_dir'], eval=True,
-                       image_size=CROP, num_classes=10, eval_batch_size=2, num_batches=100)
-    lines = bench.info_lines()
+def test_header_and_eval_line_describe_the_evaluation(crafted):
+    # Before: the header's 'Eval:' line, then after 'Generating eval model' a second, longer
+    # 'Eval:' line with the input's description. Now the header's is the longer one, the only one.
+    flags = dict(data_dir=crafted['five'], train_dir=crafted['train_dir'], eval=True,
+                 image_size=CROP, num_classes=10, eval_batch_size=2, num_batches=100)
+    lines = tiny_bench(**flags).info_lines()
     start = lines.index('Mode:        evaluation')
     described = ('5 examples (every validation record once) in 3 batches of 2 (2 per device x 1 '
                  'device); the last batch holds 1 example and 1 padding slot, not scored')
+    eval_line = ('Eval:        %s; from imagenet (inferred from the files in %s), validation: 5 '
+                 'examples counted in 2 TFRecord shards, headers checked (record CRCs as read); '
+                 'tf.data without shuffling, each record once, central crop, bilinear resize'
+                 % (described, crafted['five']))
     assert lines[start + 1:start + 7] == [
         'Batch size:  2 global (eval)', '             2 per device', 'Image size:  28x28',
-        'Num batches: 3 per evaluation', 'Num epochs:  1.00 per evaluation',
-        'Eval:        ' + described]
-    bench.run()
-    out = capsys.readouterr().out
-    assert ('Eval: %s; from imagenet (inferred from the files in %s), validation: 5 examples '
-            'counted in 2 TFRecord shards, headers checked (record CRCs as read); tf.data '
-            'without shuffling, each record once, central crop, bilinear resize'
-            % (described, crafted['five'])) in out
+        'Num batches: 3 per evaluation', 'Num epochs:  1.00 per evaluation', eval_line]
+    assert 'Accuracy @ 5 is 1' not in '\n'.join(lines)  # 10 classes
+    out = run_command(*('--%s=%s' % item for item in {**TINY, **flags}.items())).stdout
+    assert [line for line in out.splitlines() if line.startswith('Eval:')] == [eval_line]
+
+
+def test_the_eval_input_described_is_the_pipelines(crafted):
+    # The header describes the evaluation's input before its pipeline exists.
+    bench = tiny_bench(data_dir=crafted['five'], eval=True, image_size=CROP, num_classes=10,
+                       num_eval_epochs=2.0)
+    pipeline = preprocessing.eval_pipeline_for(bench.plan, bench.dataset)
+    assert preprocessing.describe_eval_input(bench.plan, bench.dataset) == pipeline.description
+    assert 'records in a fixed order, round again' in pipeline.description
+
+
+@pytest.mark.parametrize('classes, said', [(3, True), (5, True), (6, False)])
+def test_accuracy_at_5_by_definition_is_said_once_in_the_header(classes, said, tmp_path):
+    # Before: said by an --eval run after its header, never by evaluations during training.
+    flags = dict(TINY, num_classes=classes, eval_during_training_every_n_steps=1,
+                 num_batches=2, train_dir=str(tmp_path / 'train'))
+    out = run_command(*('--%s=%s' % item for item in flags.items())).stdout
+    lines = out.splitlines()
+    eval_line = next(i for i, line in enumerate(lines) if line.startswith('Eval:'))
+    assert lines[eval_line].endswith('per evaluation during training; from synthetic')
+    definition = ('             Accuracy @ 5 is 1 by definition here: the model has %d classes, '
+                  'all of them in its top 5' % classes)
+    assert [line for line in lines if 'by definition' in line] == ([definition] if said else [])
+    if said:
+        assert lines[eval_line + 1] == definition
+        assert out.count('Accuracy @ 5 = 1.0000') == 2  # both evaluations
+    eval_out = run_command(*('--%s=%s' % item for item in dict(
+        TINY, num_classes=classes, eval=True, train_dir=str(tmp_path / 'train')).items())).stdout
+    assert [line for line in eval_out.splitlines()
+            if 'by definition' in line] == ([definition] if said else [])
 
 
 def test_eval_during_training_scores_the_whole_validation_set(crafted):

@@ -4,6 +4,7 @@ sees the child's CPU time."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -166,19 +167,27 @@ def test_a_timed_part_too_short_for_the_clock_ticks_is_not_measured():
     load = host_load.measure(*_interval(proc, 0.07, user=(15, 10), own=5), 2, 2, 100)
     assert host_load.format_line(load) == (
         "Host load: not measured (the timed part lasted 0.07 s, too short for /proc's clock "
-        "ticks of 0.01 s: others' CPU time needs 0.12 s, steal 0.40 s)")
+        "ticks of 0.01 s: others' CPU time needs 0.12 s, steal needs 0.40 s)")
     assert (load['others_cores'], load['steal_fraction'], load['representative'],
             load['warning']) == (None, None, None, None)
     # 2 x (2 CPUs + 1) ticks of rounding within a quarter of 2 cores; 2 ticks within 5%.
     assert host_load.min_wall_secs(2, 2, 100) == {'others': 0.12, 'steal': 0.4}
     assert host_load.min_wall_secs(1, 8, 250)['others'] == pytest.approx(0.288)  # 18 / 62.5
-    # Long enough for the others' figure, not for steal's: that one is '?' and says why.
+    # Long enough for the others' figure, not for steal's: that one is 'not measured' and says
+    # why (before: 'steal ? (?: the timed part lasted ...: steal 0.40 s)').
     proc = FakeProc()
     load = host_load.measure(*_interval(proc, 0.2, user=(20, 10), own=10), 2, 2, 100)
     assert host_load.format_line(load) == (
         "Host load: other processes used 1.00 of 2 cores (50%), load average 1.0 before, 1.0 "
-        "after, steal ? (?: the timed part lasted 0.20 s, too short for /proc's clock ticks of "
-        "0.01 s: steal 0.40 s)")
+        "after, steal not measured (the timed part lasted 0.20 s, too short for /proc's clock "
+        "ticks of 0.01 s: steal needs 0.40 s)")
+    # A source that cannot be read is still '?', its reason after '?:'.
+    proc = FakeProc()
+    start, end = _interval(proc, 0.5, user=(20, 10), own=10)
+    end = dataclasses.replace(end, load_average=None, error='/fake/loadavg: gone')
+    load = host_load.measure(start, end, 2, 2, 100)
+    assert host_load.format_line(load).endswith('1.0 before, ? after, steal 0.0% (?: '
+                                                '/fake/loadavg: gone)')
 
 
 def test_no_figure_says_others_used_more_cpus_than_there_are():

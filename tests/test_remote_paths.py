@@ -115,7 +115,7 @@ def test_a_remote_data_dir_is_listed_counted_and_checked_like_a_local_one(tmp_pa
     damaged = dataset_info.get_dataset(params.make_params(data_dir=folder))
     damaged.use_scan_cache = False
     with pytest.raises(Exception, match=r'corrupt TFRecord shard ram://.*train-00001-of-00002: '
-                       r'truncated: record 2 at byte \d+ needs \d+ bytes'):
+                       r'truncated: record 3 \(index 2\) at byte \d+ needs \d+ bytes'):
         damaged.scan('train')
     with pytest.raises(Exception, match=r'--data_dir ram://nothing-here does not exist'):
         dataset_info.get_dataset(params.make_params(data_dir='ram://nothing-here',

@@ -377,6 +377,23 @@ def test_report_and_plots_are_written(tmp_path):
     assert '![trivial_scaling.png](plots/trivial_scaling.png)' in text
 
 
+def test_the_report_shows_the_flags_that_apply_when_a_flag_is_given_twice(tmp_path):
+    # The reported case: --config=resnet50_cpu_bf16 -- --num_batches=2 --num_warmup_batches=1
+    # showed both values of each ('... --num_warmup_batches=2 --num_batches=20 --num_batches=2
+    # --num_warmup_batches=1 ...'), not which applied.
+    fv = _parsed(['--config=resnet50_cpu_bf16', '--output_dir=%s' % tmp_path,
+                  '--models=trivial', '--batch_sizes=8', '--repeats=1'])
+    extra = sweep.build_plan(fv, ['--num_batches=2', '--num_warmup_batches=1'])['extra_flags']
+    record = dict(_record('trivial', 8, 1, 100.0), extra_flags=extra)
+    text = sweep_report.header([record])
+    assert ('Flags for every run: `--device=cpu --data_format=NHWC --num_warmup_batches=1 '
+            '--num_batches=2` (a flag given twice takes its later value: `--num_warmup_batches=2 '
+            '--num_batches=20` given earlier, e.g. by --config, do not apply).') in text
+    assert sweep_report.merged_flags(['--xla', '--num_batches', '5', '--noxla']) == (
+        ['--noxla', '--num_batches 5'], ['--xla'])
+    assert sweep_report.merged_flags(['--device=cpu']) == (['--device=cpu'], [])
+
+
 def test_report_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, 'matplotlib', None)  # import matplotlib -> ImportError
     text = sweep_report.write_report(str(tmp_path), _report_records())

@@ -93,11 +93,60 @@ def _distinct(records: list[dict], name: str) -> str:
     return ' / '.join(values) or 'unknown'
 
 
+def merged_flags(args: list[str]) -> tuple[list[str], list[str]]:
+    """(the flags that apply, those a later value of the same flag overrode) of the flags for
+    every run (a --config's, then a sweep file's, then those after --): as absl parses them,
+    a flag given twice takes its last value. A flag keeps the place of its first mention, with
+    its last value; `--noX` and `--X=...` are the same flag X; a word without a leading '-' is
+    the value of the flag before it ('--num_batches 2').
+
+    E.g. ['--num_batches=20', '--xla', '--num_batches=2', '--noxla'] ->
+    (['--num_batches=2', '--noxla'], ['--num_batches=20', '--xla'])."""
+    groups: list[list[str]] = []
+    for arg in args:
+        if arg.startswith('-') or not groups:
+            groups.append([arg])
+        else:
+            groups[-1].append(arg)
+    last: dict[str, tuple[int, str]] = {}
+    order: list[str] = []
+    overridden: list[tuple[int, str]] = []
+    for index, group in enumerate(groups):
+        text = ' '.join(group)
+        name = _flag_key(group) if group[0].startswith('-') else text
+        key = name[2:] if name.startswith('no') and '=' not in group[0] and any(
+            _flag_key(other) == name[2:] for other in groups) else name
+        if key in last:
+            overridden.append(last[key])
+        else:
+            order.append(key)
+        last[key] = (index, text)
+    return [last[key][1] for key in order], [text for _, text in sorted(overridden)]
+
+
+def _flag_key(group: list[str]) -> str:
+    return group[0].lstrip('-').split('=', 1)[0]
+
+
+def _flags_phrase(extra_flags: list[str]) -> str:
+    """The report's flags for every run: those that apply, and those later values overrode."""
+    applied, overridden = merged_flags(extra_flags)
+    if not applied:
+        return 'none'
+    text = '`%s`' % ' '.join(applied)
+    if overridden:
+        text += (' (a flag given twice takes its later value: `%s` given earlier, e.g. by '
+                 '--config, do%s not apply)' % (' '.join(overridden),
+                                               'es' if len(overridden) == 1 else ''))
+    return text
+
+
 def header(records: list[dict]) -> str:
-    """Counts, the flags of every run, the machine(s) and the dates of the runs."""
+    """Counts, the flags of every run (merged: `merged_flags`), the machine(s) and the dates of
+    the runs."""
     counts = {s: sum(1 for r in records if r['status'] == s)
               for s in ('ok', 'failed', 'interrupted')}
-    extra = ' '.join(records[0].get('extra_flags', [])) if records else ''
+    extra = records[0].get('extra_flags', []) if records else []
     dates = sorted(r['started_utc'] for r in records if r.get('started_utc'))
     return ('# tf_cnn_sweep report\n\n'
             '%d runs: %d ok, %d failed, %d interrupted. Flags for every run: %s.\n'
@@ -105,7 +154,7 @@ def header(records: list[dict]) -> str:
             'Scaling efficiency on N devices = images/sec on N devices / (N x images/sec on 1 '
             'device) at the same batch size per device.\n' % (
                 len(records), counts['ok'], counts['failed'], counts['interrupted'],
-                '`%s`' % extra if extra else 'none', _distinct(records, 'tf_version'),
+                _flags_phrase(extra), _distinct(records, 'tf_version'),
                 _distinct(records, 'cpu_model'), _distinct(records, 'cpu_cores'),
                 _distinct(records, 'gpus'), _distinct(records, 'onednn'),
                 ' Runs from %s to %s (UTC).' % (dates[0], dates[-1]) if dates else ''))
