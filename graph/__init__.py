@@ -3,7 +3,7 @@ evaluation and summaries: the typed handles (graph_info.py), the one tower loop 
 evaluation and summaries (tower_loop.py), one tower's forward pass, loss and gradients
 (tower.py), the train op (train_op.py), the count of images seen that epoch-based schedules
 use (images_seen.py), learning rates and optimizers (learning_rate.py), the precision choices
-(precision.py), the measured graph choices of a training step (graph_choices.py: 1x1
+(precision.py; the header's precision block: precision_block.py), the measured graph choices of a training step (graph_choices.py: 1x1
 convolutions as MatMuls, ReLUs and residual adds as XLA clusters or in float32, where the
 per-host probe measures them faster; memory_probe.py times the memory-bound forms), weight
 decay inside the updates (fused_decay.py), the whole training or forward-only step
