@@ -40,7 +40,7 @@ CPU_CASES = [
       'auto loss scale 128', DATE, 'conv 1.20/1.00x, matmul 145/140x']),
     ('fp16-unmeasured', dict(use_fp16=True), FP16, None, None,
      ['float16 compute on avx512_fp16/amx_fp16, float32 variables and conv/matmul gradients',
-      "kernels unmeasured here (seen up to 700x float32's time)", 'loss scale 128']),
+      'float16 kernels unmeasured here (', 'loss scale 128']),
     ('bf16-unmeasured', dict(use_bf16=True), {'avx512_bf16'}, None, None,
      ['bfloat16 compute on avx512_bf16, float32 variables',
       'native bfloat16, kernels unmeasured here']),
