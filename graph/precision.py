@@ -303,7 +303,7 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         return False, 'GPU compute capability %s < %d.%d: no native %s' % (
             _listed(caps) or 'unknown', need[0], need[1], name)
     flags = cpu_flags() if flags is None else flags
-    wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
+    wanted = cpu_unit_flags(dtype)
     found = [f for f in wanted if f in flags]
     if found and measured is not None:
         slow = kernel_speed.far_slower_warning('', dtype, measured) is not None
@@ -401,13 +401,17 @@ def float32_norm_and_pool(dtype, device) -> bool:
     return dtype == tf.float16 and emulated(dtype, device)
 
 
+def cpu_unit_flags(dtype) -> tuple[str, ...]:
+    """The /proc/cpuinfo flags of `dtype`'s arithmetic units (bfloat16 or float16) on x86."""
+    return _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
+
+
 def has_cpu_units(dtype, flags: set[str] | None = None) -> bool:
     """Whether the CPU's flags (default `cpu_flags()`) name units of `dtype`'s arithmetic:
     AVX512_BF16 or AMX_BF16 for bfloat16, AVX512_FP16 or AMX_FP16 for float16 (what its
     kernels do with them is measured: native_support)."""
-    wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
     flags = cpu_flags() if flags is None else flags
-    return any(f in flags for f in wanted)
+    return any(f in flags for f in cpu_unit_flags(dtype))
 
 
 def emulated(dtype, device) -> bool:

@@ -13,8 +13,9 @@ first line after 'Precision:   ', the others indented alike (13 characters):
     1000 finite steps)');
   * the support: on a GPU its compute capability against the dtype's (or, in float32, the TF32
     phrases: run_header.tf32_line); on a CPU without the units 'emulated: ...', with them the
-    kernel factors measured against float32 (hardware/kernel_speed.py) and their date, e.g.
-    '2026-12-05, fwd/grad vs float32: conv 1.02/0.96x, matmul 1.02/3.10x'.
+    kernel factors measured against float32 (hardware/kernel_speed.py), forward/gradients per
+    kind, and their date, e.g. 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
+    matmul 1.02/3.10x'.
 
 Where the phrases need more lines than the block has room for, terser forms are tried in turn
 (`LEVELS`): shorter factor wording; an emulated dtype's forward factors only (its gradients run in
@@ -38,8 +39,6 @@ MAX_LINES = 3
 #: Terser and terser forms of the phrases (see the module docstring), tried in this order.
 LEVELS = ('full', 'short factors', 'emulated forward factors', 'no isa detail',
           'no loss scale period')
-
-_CPU_FLAGS = {'bfloat16': ('avx512_bf16', 'amx_bf16'), 'float16': ('avx512_fp16', 'amx_fp16')}
 
 
 def _and(items) -> str:
@@ -115,7 +114,7 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
                        'memory traffic']
     else:
         flags = precision.cpu_flags() if flags is None else flags
-        wanted = _CPU_FLAGS[dtype.name]
+        wanted = precision.cpu_unit_flags(dtype)
         found = [f for f in wanted if f in flags]
         if found:
             where = ' on %s' % '/'.join(found)
