@@ -17,7 +17,7 @@ import os
 import tensorflow as tf
 
 from . import cnn_util, preprocessing
-from .graph import fused_decay, graph_choices, learning_rate, precision
+from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
 from .speed_model import from_flags
@@ -161,21 +161,22 @@ def resume_lines(plan, resume) -> list[str]:
 
 
 def precision_lines(plan) -> list[str]:
-    """The header's precision block: the 'Precision:' line, on a CPU with reduced precision
-    what its kernels measured against float32 (hardware/kernel_speed.py, cached per CPU model,
-    TF version, dtype and threads), and the graph choices in one line
+    """The header's precision block, at most three lines of at most 100 characters
+    (graph/precision_block.py): the dtypes and what runs in float32, the loss scale, on a GPU
+    its compute capability (in float32 the TF32 phrases, `tf32_line`), on a CPU with reduced
+    precision what its kernels measured against float32 and when (hardware/kernel_speed.py,
+    cached per CPU model, TF version, dtype and threads), and the graph choices in one line
     (graph/graph_choices.py brief; the full table with --print_graph_choices, and in the
     results JSON's plan.graph_choices).
 
-    Warns (one line) when the device has no native compute-dtype arithmetic or its kernels
-    measured far slower than float32.
+    Warns (one line, the longer texts of graph/precision.native_support) when the device has
+    no native compute-dtype arithmetic or its kernels measured far slower than float32.
 
     Args:
       plan: the run's run_plan.RunPlan: its params, compute and variable dtypes, thread
         counts and graph choices (None: not resolved, no line).
     """
     p, dtype, choices = plan.params, plan.compute_dtype, plan.graph_choices
-    lines = ['Precision:   %s' % precision.describe(p, dtype, plan.variable_dtype)]
     if choices is None:
         shown = []
     elif p.print_graph_choices:
@@ -188,22 +189,25 @@ def precision_lines(plan) -> list[str]:
         spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
         capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
         planned = ' (--gpu_model=%s)' % spec.name
+    room = precision_block.MAX_LINES - (1 if shown and not p.print_graph_choices else 0)
     if dtype == tf.float32:
-        tf32 = tf32_line(p, capabilities)
-        return lines + (['             %s%s' % (tf32, planned)] if tf32 else []) + chosen
+        return precision_block.block(
+            p, dtype, plan.variable_dtype, room=room, capabilities=capabilities,
+            planned=planned, tf32=tf32_line(p, capabilities)) + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
-    measured, when = None, 'measured here'
+    measured, when, date = None, 'measured here', ''
     if p.device == 'cpu':
         speed = kernel_speed.probe(dtype, plan.threads,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
-            measured, when = speed.value, kernel_speed.when(speed)
+            measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
+    lines = precision_block.block(p, dtype, plan.variable_dtype, room=room,
+                                  capabilities=capabilities, planned=planned,
+                                  measured=measured, date=date) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
         gradients=not (p.forward_only or p.eval))
     support += planned
-    lines.append('             %s' % support)
-    lines += chosen
     slow = measured and kernel_speed.far_slower_warning(
         flag, dtype, measured, 'measured now' if when == 'measured here' else when)
     has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
@@ -218,7 +222,8 @@ def precision_lines(plan) -> list[str]:
 
 
 def tf32_line(p, capabilities=None, environ=None) -> str | None:
-    """The precision block's TF32 line of a float32 run on GPUs of compute capability 8.0 or
+    """The precision block's TF32 text (phrases between '; ', which graph/precision_block.py
+    packs into the block's lines) of a float32 run on GPUs of compute capability 8.0 or
     later (Ampere on), where TensorFlow runs float32 convolutions and matrix products on TF32
     tensor cores by default (since TF 2.4): on, or off with --notf32 or
     NVIDIA_TF32_OVERRIDE=0 (what cuBLAS and cuDNN read; speed_model/from_flags.tf32_enabled,
@@ -237,8 +242,8 @@ def tf32_line(p, capabilities=None, environ=None) -> str | None:
     if not caps or not all(tuple(c) >= (8, 0) for c in caps):
         return None
     if not from_flags.tf32_enabled(p, environ):
-        return ('TF32 off (%s): float32 convolutions and matrix products in full float32 on '
+        return ('TF32 off (%s); float32 convolutions and matrix products in full float32 on '
                 'the CUDA cores' % ('--notf32' if p.notf32 else 'NVIDIA_TF32_OVERRIDE=0'))
-    return ('TF32 on: float32 convolutions and matrix products on TF32 tensor cores (compute '
-            'capability %s >= 8.0: TensorFlow\'s default; --notf32 turns it off)'
-            % '/'.join('%d.%d' % tuple(c) for c in caps))
+    return ('TF32 on: float32 convolutions and matrix products on TF32 tensor cores; compute '
+            'capability %s >= 8.0: TensorFlow\'s default, --notf32 turns it off'
+            % '/'.join(dict.fromkeys('%d.%d' % tuple(c) for c in caps)))

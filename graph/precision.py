@@ -10,7 +10,8 @@ This module owns
     whose gradients hold an Inf or NaN is skipped and S is halved; after
     --fp16_inc_loss_scale_every_n finite steps in a row S is doubled (the dynamic scheme of the
     paper's section 3.2 and of NVIDIA's "Training with Mixed Precision" guide);
-  * the header lines saying whether the hardware computes in the chosen dtype natively.
+  * whether the hardware computes in the chosen dtype natively, in the words of the run's
+    warnings (`native_support`; the header's shorter block: graph/precision_block.py).
 
 bfloat16 has float32's exponent range, so it needs no loss scaling (Kalamkar et al. 2019, "A Study
 of BFLOAT16 for Deep Learning Training", section 2).
@@ -249,6 +250,11 @@ def gpu_compute_capabilities() -> list[tuple[int, int]]:
     return out
 
 
+def _listed(caps) -> str:
+    """'7.0', '7.0/8.6': each distinct compute capability once, in order ('' for none)."""
+    return '/'.join(dict.fromkeys('%d.%d' % tuple(c) for c in caps))
+
+
 def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
                    capabilities: list[tuple[int, int]] | None = None,
                    measured: dict[str, float] | None = None, when: str = 'measured here',
@@ -286,19 +292,18 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         need = (8, 0) if dtype == tf.bfloat16 else (7, 0)
         if caps and all(c >= need for c in caps):
             return True, 'GPU compute capability %s >= %d.%d: native %s' % (
-                '/'.join('%d.%d' % c for c in caps), need[0], need[1], name)
+                _listed(caps), need[0], need[1], name)
         if dtype == tf.float16 and caps and all(c >= (6, 0) for c in caps):
             # Pascal: TensorFlow asks cuDNN and cuBLAS for float32 compute on float16 data
             # (TF_FP16_CONV_USE_FP32_COMPUTE, TF_FP16_MATMUL_USE_FP32_COMPUTE: default on), so
             # neither a 1/64-rate nor a 2x float16 unit sets the speed: float32 math, half the
             # bytes; not slower than float32 (tensorflow/tensorflow#25405: 20-30% faster).
             return True, ('GPU compute capability %s < 7.0: no float16 tensor cores; float16 '
-                          'data with float32 math, half the memory traffic' % '/'.join(
-                              '%d.%d' % c for c in caps))
+                          'data with float32 math, half the memory traffic' % _listed(caps))
         return False, 'GPU compute capability %s < %d.%d: no native %s' % (
-            '/'.join('%d.%d' % c for c in caps) or 'unknown', need[0], need[1], name)
+            _listed(caps) or 'unknown', need[0], need[1], name)
     flags = cpu_flags() if flags is None else flags
-    wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
+    wanted = cpu_unit_flags(dtype)
     found = [f for f in wanted if f in flags]
     if found and measured is not None:
         slow = kernel_speed.far_slower_warning('', dtype, measured) is not None
@@ -325,20 +330,6 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         if in_float32:
             text += '; %s in float32' % ', '.join(in_float32)
     return False, text
-
-
-def describe(p, dtype: tf.DType, variable_dtype: tf.DType) -> str:
-    """The header's precision text, e.g. 'float16 compute, float32 variables, loss scale 128'
-    (the loss scale only where there is a backward pass: not --forward_only, not --eval)."""
-    text = '%s compute, %s variables' % (dtype.name, variable_dtype.name)
-    if p.use_fp16 and not p.forward_only and not p.eval:
-        scale = initial_loss_scale(p)
-        if p.fp16_enable_auto_loss_scale:
-            text += ', automatic loss scale from %g (x2 every %d finite steps)' % (
-                scale, p.fp16_inc_loss_scale_every_n)
-        else:
-            text += ', loss scale %g' % scale
-    return text
 
 
 # --- Emulated reduced precision: convolution and matmul gradients in float32.
@@ -410,13 +401,17 @@ def float32_norm_and_pool(dtype, device) -> bool:
     return dtype == tf.float16 and emulated(dtype, device)
 
 
+def cpu_unit_flags(dtype) -> tuple[str, ...]:
+    """The /proc/cpuinfo flags of `dtype`'s arithmetic units (bfloat16 or float16) on x86."""
+    return _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
+
+
 def has_cpu_units(dtype, flags: set[str] | None = None) -> bool:
     """Whether the CPU's flags (default `cpu_flags()`) name units of `dtype`'s arithmetic:
     AVX512_BF16 or AMX_BF16 for bfloat16, AVX512_FP16 or AMX_FP16 for float16 (what its
     kernels do with them is measured: native_support)."""
-    wanted = _CPU_BF16_FLAGS if dtype == tf.bfloat16 else _CPU_FP16_FLAGS
     flags = cpu_flags() if flags is None else flags
-    return any(f in flags for f in wanted)
+    return any(f in flags for f in cpu_unit_flags(dtype))
 
 
 def emulated(dtype, device) -> bool:

@@ -311,7 +311,7 @@ def float32_gradient_kinds(measured: dict[str, float]) -> tuple[str, ...]:
                  if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR)
 
 
-def _factor(value: float) -> str:
+def factor_text(value: float) -> str:
     """'0.59x', '1.20x', '145x'."""
     return '%.2fx' % value if value < 10 else '%.0fx' % value
 
@@ -324,7 +324,7 @@ def describe(dtype: tf.DType, measured: dict[str, float], *, when: str = 'measur
     `gradients` False (--forward_only, --eval): the forward kinds only."""
     kinds = KINDS if gradients else ('conv', 'matmul')
     text = '%s kernels %s (time vs float32): %s' % (dtype.name, when, ', '.join(
-        '%s %s' % (kind.replace('_', ' '), _factor(measured[kind])) for kind in kinds))
+        '%s %s' % (kind.replace('_', ' '), factor_text(measured[kind])) for kind in kinds))
     slow = float32_gradient_kinds(measured) if gradients else ()
     if slow:
         text += '; gradients of %s in float32' % ', '.join(slow)

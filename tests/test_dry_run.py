@@ -339,12 +339,12 @@ def test_an_unknown_gpu_model_is_a_usage_error_before_tensorflow_loads():
 
 def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
     # No GPU is visible here: the V100's 7.0 says float16 is native, its lack of bfloat16 not.
-    fp16 = gpu_bench(use_fp16=True, gpu_model='V100').info_lines()
-    assert ('             GPU compute capability 7.0 >= 7.0: native float16 '
-            '(--gpu_model=V100 16GB)') in fp16
-    bf16 = gpu_bench(use_bf16=True, gpu_model='v100').info_lines()
-    assert ('             GPU compute capability 7.0 < 8.0: no native bfloat16 '
-            '(--gpu_model=V100 16GB)') in bf16
+    fp16 = '\n'.join(gpu_bench(use_fp16=True, gpu_model='V100').info_lines())
+    assert 'Precision:   float16 compute (--gpu_model=V100 16GB), float32 variables' in fp16
+    assert 'GPU compute capability 7.0 >= 7.0: native float16' in fp16
+    bf16 = '\n'.join(gpu_bench(use_bf16=True, gpu_model='v100').info_lines())
+    assert 'Precision:   bfloat16 compute (--gpu_model=V100 16GB), float32 variables' in bf16
+    assert 'GPU compute capability 7.0 < 8.0: no native bfloat16' in bf16
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):

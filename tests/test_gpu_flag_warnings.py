@@ -120,15 +120,21 @@ def test_gpu_model_without_a_plan_names_both_flags_that_plan():
 
 
 def test_the_header_says_whether_tf32_is_on_where_a_planned_gpu_has_it():
-    def lines(gpu_model, **flags):
+    def lines(gpu_model, **flags):  # the precision block
         p = make_params(model='trivial', image_size=16, batch_size=2, device='gpu',
                         dry_run=True, gpu_model=gpu_model, **flags)
-        return benchmark_cnn.BenchmarkCNN(p, gpus=1).info_lines()
-    assert ('             TF32 off (--notf32): float32 convolutions and matrix products in full '
-            'float32 on the CUDA cores (--gpu_model=A100 40GB)') in lines('A100', notf32=True)
-    assert ('             TF32 on: float32 convolutions and matrix products on TF32 tensor '
-            'cores (compute capability 8.0 >= 8.0: TensorFlow\'s default; --notf32 turns it '
-            'off) (--gpu_model=A100 40GB)') in lines('A100')
+        got = benchmark_cnn.BenchmarkCNN(p, gpus=1).info_lines()
+        first = next(i for i, x in enumerate(got) if x.startswith('Precision:'))
+        return [x for x in got[first:first + 3] if x.startswith(('Precision:', ' '))]
+    assert lines('A100', notf32=True)[:2] == [
+        'Precision:   float32 compute (--gpu_model=A100 40GB), float32 variables; TF32 off '
+        '(--notf32)',
+        '             float32 convolutions and matrix products in full float32 on the CUDA cores']
+    assert lines('A100')[:3] == [
+        'Precision:   float32 compute (--gpu_model=A100 40GB), float32 variables',
+        '             TF32 on: float32 convolutions and matrix products on TF32 tensor cores',
+        '             compute capability 8.0 >= 8.0: TensorFlow\'s default, --notf32 turns it '
+        'off']
     assert not [line for line in lines('V100', notf32=True) if 'TF32' in line]  # 7.0: none
 
 
@@ -136,8 +142,8 @@ def test_tf32_line_follows_the_flag_the_environment_and_the_device():
     gpu = make_params(model='trivial', device='gpu')
     assert run_header.tf32_line(gpu, [(8, 6)], {}).startswith('TF32 on: ')
     assert run_header.tf32_line(gpu, [(8, 0)], {'NVIDIA_TF32_OVERRIDE': '0'}).startswith(
-        'TF32 off (NVIDIA_TF32_OVERRIDE=0): ')
+        'TF32 off (NVIDIA_TF32_OVERRIDE=0); ')
     assert run_header.tf32_line(gpu._replace(notf32=True), [(9, 0)], {}).startswith(
-        'TF32 off (--notf32): ')
+        'TF32 off (--notf32); ')
     assert run_header.tf32_line(gpu, [(8, 0), (7, 5)], {}) is None  # not every GPU has it
     assert run_header.tf32_line(gpu._replace(device='cpu'), [(8, 0)], {}) is None

@@ -39,8 +39,9 @@ def test_a_cpu_flag_is_not_native_when_the_kernels_are_slow(cpu, capsys):
     lines = benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True), gpus=0).info_lines()
     text = '\n'.join(lines)
     assert 'native float16' not in text
-    assert 'float16 kernels measured here (time vs float32): conv 1.20x' in text
-    assert 'matmul 145x' in text and 'gradients of matmul in float32' in text
+    assert ('Precision:   float16 compute on avx512_fp16, float32 variables and matmul '
+            'gradients') in text
+    assert 'time vs float32 on 2026-01-01 (fwd/grad): conv 1.20/1.00x, matmul 145/140x' in text
     err = capsys.readouterr().err
     assert err.count('warning: --use_fp16: float16 matmuls run 145.0x slower than float32 on '
                      'this CPU (measured now); the faster choice: float32 (drop --use_fp16)') == 1
@@ -49,7 +50,8 @@ def test_a_cpu_flag_is_not_native_when_the_kernels_are_slow(cpu, capsys):
 def test_fast_kernels_are_native_and_quiet(cpu, capsys):
     cpu({'avx512_bf16'}, FAST)
     lines = benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_bf16=True), gpus=0).info_lines()
-    assert any('CPU has avx512_bf16, bfloat16 kernels measured here' in x for x in lines)
+    assert 'Precision:   bfloat16 compute on avx512_bf16, float32 variables' in lines
+    assert any('conv 0.60/0.90x, matmul 0.90/1.10x' in x for x in lines)
     assert 'warning' not in capsys.readouterr().err
     graph = helpers.tiny_bench(use_bf16=True, batch_size=2).build_graph().graph
     assert _gradient_matmul_dtypes(graph) == {tf.bfloat16}
@@ -226,7 +228,7 @@ def test_unmeasured_float16_kernels_are_not_native_and_warn(cpu, capsys):
     text = '\n'.join(benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True),
                                                 gpus=0).info_lines())
     assert 'native float16' not in text
-    line = next(x for x in text.splitlines() if 'float16 kernels unmeasured' in x)
+    line = next(x for x in text.splitlines() if 'kernels unmeasured here' in x)
     assert len(line) <= 100, line
     assert capsys.readouterr().err.count('warning: --use_fp16: CPU has avx512_fp16; float16 '
                                          'kernels unmeasured here') == 1
@@ -238,15 +240,13 @@ def test_a_cached_header_says_when_and_a_forward_only_one_has_no_gradient_text(c
     cpu({'avx512_fp16'}, SLOW_MATMUL, measured_now=False)
     text = '\n'.join(benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True),
                                                 gpus=0).info_lines())
-    assert ('float16 kernels calibrated 2026-01-01 00:00 UTC (time vs float32): conv '
-            '1.20x, conv gradients 1.00x, matmul 145x, matmul gradients 140x; gradients of '
-            'matmul in float32') in text
+    assert 'float16 compute on avx512_fp16, float32 variables and matmul gradients' in text
+    assert 'time vs float32 on 2026-01-01 (fwd/grad): conv 1.20/1.00x, matmul 145/140x' in text
     assert '(calibrated 2026-01-01 00:00 UTC); the faster choice' in capsys.readouterr().err
     for mode in (dict(forward_only=True), dict(eval=True)):
         text = '\n'.join(benchmark_cnn.BenchmarkCNN(
             helpers.tiny_params(use_fp16=True, **mode), gpus=0).info_lines())
-        assert 'float16 kernels calibrated 2026-01-01 00:00 UTC (time vs float32): ' \
-               'conv 1.20x, matmul 145x' in text
+        assert 'time vs float32 on 2026-01-01: conv 1.20x, matmul 145x' in text
         assert 'gradients' not in text, mode
     _, emulated = precision.native_support(tf.bfloat16, 'cpu', flags=set(), measured=FAST,
                                            gradients=False)

@@ -1,0 +1,172 @@
+"""The header's precision block: what a run computes in which dtype, and why, in at most three
+lines of at most 100 characters (the graph choices' line included).
+
+The block is made of phrases, packed into lines in order, '; ' between two on one line, the
+first line after 'Precision:   ', the others indented alike (13 characters):
+
+  * the compute phrase: the dtypes, the CPU flags of the reduced dtype's units where there are
+    some, and what runs in float32 besides the variables (gradients of the kinds whose
+    reduced-precision kernels measured slow, or all of them where the dtype is emulated;
+    float16's batch norm and pooling there), e.g. 'bfloat16 compute on avx512_bf16/amx_bf16,
+    float32 variables and matmul gradients';
+  * the loss scale of a float16 training run ('loss scale 128', 'auto loss scale 128 (x2 per
+    1000 finite steps)');
+  * the support: on a GPU its compute capability against the dtype's (or, in float32, the TF32
+    phrases: run_header.tf32_line); on a CPU without the units 'emulated: ...', with them the
+    kernel factors measured against float32 (hardware/kernel_speed.py), forward/gradients per
+    kind, and their date, e.g. 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
+    matmul 1.02/3.10x'.
+
+Where the phrases need more lines than the block has room for, terser forms are tried in turn
+(`LEVELS`): shorter factor wording; an emulated dtype's forward factors only (its gradients run in
+float32 whatever its gradient kernels measured); the ONEDNN_MAX_CPU_ISA detail left to the
+warning line, which says it in full (run_header.precision_lines); the automatic loss scale's
+doubling period left to the flag. Longer texts (the warnings, graph/precision.native_support)
+are not the block.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from ..hardware import kernel_speed, machine
+from . import precision
+
+#: The widest line of the block, its indent included, and its most lines.
+WIDTH = 100
+INDENT = 13
+MAX_LINES = 3
+#: Terser and terser forms of the phrases (see the module docstring), tried in this order.
+LEVELS = ('full', 'short factors', 'emulated forward factors', 'no isa detail',
+          'no loss scale period')
+
+
+def _and(items) -> str:
+    """'a', 'a and b', 'a, b, c' (short)."""
+    items = list(items)
+    return ' and '.join(items) if len(items) <= 2 else ', '.join(items)
+
+
+def loss_scale_phrase(p, level: int = 0) -> str:
+    """'loss scale 128', 'auto loss scale 128 (x2 per 1000 finite steps)' (from LEVELS'
+    'no loss scale period' on: 'auto loss scale 128'), or '' (not --use_fp16, or no backward
+    pass: --forward_only, --eval)."""
+    if not p.use_fp16 or p.forward_only or p.eval:
+        return ''
+    scale = precision.initial_loss_scale(p)
+    if not p.fp16_enable_auto_loss_scale:
+        return 'loss scale %g' % scale
+    if level >= LEVELS.index('no loss scale period'):
+        return 'auto loss scale %g' % scale
+    return 'auto loss scale %g (x2 per %d finite steps)' % (scale, p.fp16_inc_loss_scale_every_n)
+
+
+def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True,
+                   level: int = 0) -> str:
+    """The kernel factors (seconds in the reduced dtype / in float32, kernel_speed.KINDS),
+    forward/gradients per kind: 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
+    matmul 1.02/0.71x' (from 'short factors' on: '2026-12-05, fwd/grad vs float32: ...');
+    without `gradients` the forward factors: 'time vs float32 on 2026-12-05: conv 1.02x, matmul
+    1.02x' (short: '2026-12-05 vs float32: ...'). `date`: the measurement's, 'YYYY-MM-DD'."""
+    f = kernel_speed.factor_text
+    short = level >= LEVELS.index('short factors')
+    if not gradients:
+        forward = ', '.join('%s %s' % (kind, f(measured[kind])) for kind in ('conv', 'matmul'))
+        return ('%s vs float32: %s' if short else 'time vs float32 on %s: %s') % (date, forward)
+    pairs = ', '.join('%s %s/%s' % (kind, f(measured[kind])[:-1], f(measured[kind + '_gradients']))
+                      for kind in ('conv', 'matmul'))
+    if short:
+        return '%s, fwd/grad vs float32: %s' % (date, pairs)
+    return 'time vs float32 on %s (fwd/grad): %s' % (date, pairs)
+
+
+def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
+            flags: set[str] | None = None, capabilities=None,
+            measured: dict[str, float] | None = None, date: str = '', planned: str = '',
+            tf32: str | None = None, environ=None) -> list[str]:
+    """The block's phrases in order (module docstring), at terseness `level` (an index of
+    LEVELS).
+
+    Args:
+      p: the run's Params (device, use_fp16, the loss scale flags, forward_only, eval).
+      dtype, variable_dtype: the compute and variable dtypes.
+      flags: the CPU's flags (default precision.cpu_flags()); capabilities: the GPUs'
+        (major, minor) compute capabilities (default precision.gpu_compute_capabilities()).
+      measured: CPU only, {kind: factor} of kernel_speed.KINDS, or None (no quiet probe).
+      date: the measurement's date, 'YYYY-MM-DD'.
+      planned: ' (--gpu_model=V100 16GB)' for a dry run planning a GPU that is not here: after
+        'compute' in the compute phrase.
+      tf32: a float32 GPU run's TF32 text (run_header.tf32_line: phrases between '; '), or None.
+      environ: the environment (default os.environ): ONEDNN_MAX_CPU_ISA.
+    """
+    gradients = not (p.forward_only or p.eval)
+    loss = [loss_scale_phrase(p, level)] if loss_scale_phrase(p, level) else []
+    in_float32: list[str] = []
+    where, support = '', []
+    if dtype == tf.float32:
+        support = tf32.split('; ') if tf32 else []
+    elif p.device == 'gpu':
+        caps = precision.gpu_compute_capabilities() if capabilities is None else capabilities
+        native, text = precision.native_support(dtype, 'gpu', capabilities=caps)
+        support = [text]
+        if native and '; ' in text:  # Pascal's float16: its capability, then what it does
+            support = [text.split(': ')[0], 'no float16 tensor cores: float32 math, half the '
+                       'memory traffic']
+    else:
+        flags = precision.cpu_flags() if flags is None else flags
+        wanted = precision.cpu_unit_flags(dtype)
+        found = [f for f in wanted if f in flags]
+        if found:
+            where = ' on %s' % '/'.join(found)
+            if gradients:
+                kinds = (kernel_speed.float32_gradient_kinds(measured) if measured is not None
+                         else kernel_speed.fallback_gradient_kinds(dtype))
+                in_float32 += ['%s gradients' % '/'.join(kinds)] if kinds else []
+            if measured is not None:
+                support = [factors_phrase(measured, date, gradients, level)]
+            elif dtype == tf.float16:  # 'float16 kernels unmeasured here (...)'
+                support = [precision.native_support(dtype, 'cpu', flags=flags)[1].split('; ')[1]]
+            else:
+                support = ['native %s, kernels unmeasured here' % dtype.name]
+        else:
+            in_float32 += ['gradients'] if gradients else []
+            in_float32 += ['batch norm', 'pooling'] if dtype == tf.float16 else []
+            limit = machine.onednn_isa_limit(environ)
+            support = ['emulated: no %s' % '/'.join(wanted)]
+            if limit and level < LEVELS.index('no isa detail'):
+                support[0] += ' under ONEDNN_MAX_CPU_ISA=%s' % limit
+            if measured is not None:
+                support.append(factors_phrase(
+                    measured, date, gradients and level < LEVELS.index('emulated forward factors'),
+                    level))
+    if variable_dtype == tf.float32:
+        kept = 'float32 %s' % _and(['variables'] + in_float32)
+    else:
+        kept = '%s variables' % variable_dtype.name + (
+            ', float32 %s' % _and(in_float32) if in_float32 else '')
+    return ['%s compute%s%s, %s' % (dtype.name, where, planned, kept)] + loss + support
+
+
+def pack(texts, width: int = WIDTH) -> list[str]:
+    """The phrases `texts` in lines of at most `width` characters where each fits: the first
+    line 'Precision:   ' and the phrases that fit after it ('; ' between two), the others
+    indented alike. A phrase longer than a line has a line of its own."""
+    lines: list[str] = []
+    for text in texts:
+        if lines and len(lines[-1]) + 2 + len(text) <= width:
+            lines[-1] += '; ' + text
+        else:
+            lines.append(('Precision:' if not lines else '').ljust(INDENT) + text)
+    return lines
+
+
+def block(p, dtype: tf.DType, variable_dtype: tf.DType, *, room: int = MAX_LINES,
+          **kwargs) -> list[str]:
+    """The precision block (without the graph choices): the fullest form of `phrases` whose
+    lines fit in `room` lines of at most WIDTH characters, else the tersest form. `kwargs`:
+    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ)."""
+    for level in range(len(LEVELS)):
+        lines = pack(phrases(p, dtype, variable_dtype, level=level, **kwargs))
+        if len(lines) <= room and all(len(line) <= WIDTH for line in lines):
+            return lines
+    return lines
