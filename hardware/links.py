@@ -128,7 +128,7 @@ PCIE_OF_GPU = {
     'K80': 'pcie3', 'P100': 'pcie3', 'V100 16GB': 'pcie3', 'V100 32GB': 'pcie3', 'T4': 'pcie3',
     'A10': 'pcie4', 'A100 40GB': 'pcie4', 'A100 80GB': 'pcie4', 'L4': 'pcie4', 'L40S': 'pcie4',
     'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
-    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4',
+    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4', 'V100S PCIe 32GB': 'pcie3',
 }
 #: The NVLink generation of each SXM module of the GPU table, by gpu_specs name (NVIDIA's P100,
 #: V100, A100 and H100 whitepapers; the table's LINKS entries give the links per GPU): what
