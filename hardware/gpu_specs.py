@@ -96,7 +96,7 @@ _ROWS: tuple[GpuSpec, ...] = (
     _gpu('K80', 12, 4.37, 4.37, None, 240, '3.7', 'GK210'),  # one of two GPUs of a board
     _gpu('P100', 16, 9.3, 18.7, None, 732, '6.0', 'P100 PCIe 16GB', 'P100 16GB'),
     _gpu('V100 16GB', 16, 15.7, 125.0, None, 900, '7.0', 'V100', 'V100 SXM2 16GB'),
-    _gpu('V100 32GB', 32, 15.7, 125.0, None, 900, '7.0', 'V100 SXM2 32GB', 'V100S'),
+    _gpu('V100 32GB', 32, 15.7, 125.0, None, 900, '7.0', 'V100 SXM2 32GB'),
     _gpu('T4', 16, 8.1, 65.0, None, 320, '7.5'),
     _gpu('A10', 24, 31.2, 125.0, 125.0, 600, '8.6', 'A10 24GB'),
     _gpu('A100 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100', 'A100 SXM4 40GB'),
@@ -125,6 +125,8 @@ _ROWS: tuple[GpuSpec, ...] = (
     _gpu('H100 PCIe', 80, 51.2, 756.0, 756.0, 2000, '9.0', 'H100 PCIe 80GB'),
     # The 250 W PCIe card of the A100 40GB (its own row for its sustained clock, below).
     _gpu('A100 PCIe 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100 PCIe'),
+    # The V100S: a PCIe card only (no SXM module), its own clocks and HBM2 rate.
+    _gpu('V100S PCIe 32GB', 32, 16.4, 130.0, None, 1134, '7.0', 'V100S', 'V100S PCIe'),
 )
 
 _WP = {
@@ -179,6 +181,10 @@ COMPUTE_FACTS: dict[str, tuple] = {
     'H100 PCIe': (114, 378.0, 'hopper', 'pcie5', True, _WP['hopper']),
     'H200': (132, 494.7, 'hopper', 'pcie5', True, _WP['hopper']),
     'A100 PCIe 40GB': (108, 156.0, 'ampere', 'pcie4', True, _WP['ampere']),
+    'V100S PCIe 32GB': (80, None, 'volta', 'pcie3', True,
+                        'NVIDIA Tesla V100S data sheet (2019, PCIe form factor only): 16.4 '
+                        'TFLOP/s single precision, 130 TFLOP/s tensor, 32 GB HBM2 at 1,134 GB/s, '
+                        'PCIe 3.0 x16, 250 W; the GV100 chip of the V100 whitepaper (80 SMs)'),
 }
 
 #: Share of its data-sheet arithmetic rates a card sustains under load where its vendor states
@@ -259,9 +265,9 @@ SUGGEST_CUTOFF = 0.6
 
 def suggestions(name: str, count: int = 3) -> list[str]:
     """The table's names closest to the unknown `name`, best first, one per GPU, each as the
-    alias that matched where it starts with the name's first word ('V100' for the V100 16GB),
-    else as the name ('RTX 2080', not '2080'); [] when none is close (difflib on the looked-up
-    form, with O, I and l read as 0, 1 and 1 on both sides).
+    `known:` list of the message names it (the table name: 'V100 16GB', not its alias 'V100';
+    'RTX 2080', not '2080'); [] when none is close (difflib on the looked-up form of each name
+    and alias, with O, I and l read as 0, 1 and 1 on both sides).
 
     Args:
       name: the name as typed; count: the most names returned.
@@ -269,15 +275,12 @@ def suggestions(name: str, count: int = 3) -> list[str]:
     by_key = {}
     for spec in GPUS:
         for alias in (spec.name,) + spec.aliases:
-            by_key.setdefault(_key(alias).translate(_LOOKALIKES), (alias, spec))
-    found, seen = [], set()
+            by_key.setdefault(_key(alias).translate(_LOOKALIKES), spec)
+    found = []
     for key in difflib.get_close_matches(_key(name).translate(_LOOKALIKES), list(by_key),
                                          n=len(by_key), cutoff=SUGGEST_CUTOFF):
-        alias, spec = by_key[key]
-        if spec.name not in seen:  # an alias of the name's family ('V100'), else the name
-            seen.add(spec.name)
-            family = spec.name.split()[0].lower()
-            found.append(alias if alias.lower().startswith(family) else spec.name)
+        if by_key[key].name not in found:
+            found.append(by_key[key].name)
     return found[:count]
 
 

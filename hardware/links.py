@@ -128,7 +128,7 @@ PCIE_OF_GPU = {
     'K80': 'pcie3', 'P100': 'pcie3', 'V100 16GB': 'pcie3', 'V100 32GB': 'pcie3', 'T4': 'pcie3',
     'A10': 'pcie4', 'A100 40GB': 'pcie4', 'A100 80GB': 'pcie4', 'L4': 'pcie4', 'L40S': 'pcie4',
     'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
-    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4',
+    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4', 'V100S PCIe 32GB': 'pcie3',
 }
 #: The NVLink generation of each SXM module of the GPU table, by gpu_specs name (NVIDIA's P100,
 #: V100, A100 and H100 whitepapers; the table's LINKS entries give the links per GPU): what
@@ -138,10 +138,24 @@ PCIE_OF_GPU = {
 #: the SXM modules' rows (their PCIe cards are rows of their own: 'V100 PCIe 16GB', 'A100 PCIe
 #: 40GB', ...); 'P100' is the PCIe card and 'P100 SXM2' the module. GPUs not named here have
 #: no NVLink between boards of the kind the project plans (PCIe cards; an NVLink bridge between
-#: two GeForce or RTX cards is given as --gpu_interconnect=nvlink2 or nvlink3 by hand).
+#: two cards of NVLINK_BRIDGE_OF_GPU is given by hand as its generation, --gpu_interconnect=
+#: nvlink2, nvlink3 or nvlink4).
 NVLINK_OF_GPU = {
     'P100 SXM2': 'nvlink1', 'V100 16GB': 'nvlink2', 'V100 32GB': 'nvlink2',
     'A100 40GB': 'nvlink3', 'A100 80GB': 'nvlink3', 'H100 80GB': 'nvlink4', 'H200': 'nvlink4',
+}
+#: PCIe cards of the GPU table two of which an NVLink bridge can join, by gpu_specs name: the
+#: bridge's NVLink generation (NVIDIA's Turing whitepaper: NVLink 2.0 on TU102 and TU104 boards;
+#: its GA102 whitepaper: NVLink 3.0 on the RTX 3090 and RTX A6000; the A100 PCIe and H100 PCIe
+#: product briefs: an NVLink bridge of their SXM module's generation). A bridge carries fewer
+#: links than the SXM module's count LINKS gives per GPU: its plan is an upper bound. Every
+#: other PCIe card of the table (K80, P100, V100 PCIe, V100S, Titan V, T4, A10, L4, L40S, GTX
+#: 1080 and 1080 Ti, Titan Xp, RTX 3080, RTX 4090) has no NVLink: any NVLink link is refused
+#: for it (`nvlink_conflict`).
+NVLINK_BRIDGE_OF_GPU = {
+    'RTX 2080': 'nvlink2', 'RTX 2080 Ti': 'nvlink2', 'Titan RTX': 'nvlink2',
+    'Quadro RTX 8000': 'nvlink2', 'RTX 3090': 'nvlink3', 'RTX A6000': 'nvlink3',
+    'A100 PCIe 40GB': 'nvlink3', 'A100 PCIe 80GB': 'nvlink3', 'H100 PCIe': 'nvlink4',
 }
 #: The module form of each NVLINK_OF_GPU entry (the same sources), for the plan's words.
 SXM_FORM_OF_GPU = {
@@ -316,16 +330,57 @@ def gpu_link_name(value: str, gpu_name: str | None) -> str:
     form (NVLINK_OF_GPU), any other value itself.
 
     Raises:
-      UnknownLinkError: 'nvlink' for a GPU without NVLink (or no GPU named).
+      UnknownLinkError: 'nvlink' for a GPU without an SXM form (or no GPU named): for a GPU with
+        no NVLink, naming its PCIe link; for a card with an NVLink bridge, naming the bridge's
+        generation; else naming the NVLink GPUs and generations.
     """
     if value.strip().lower() != 'nvlink':
         return value
     found = NVLINK_OF_GPU.get(gpu_name or '')
-    if found is None:
-        raise UnknownLinkError('--gpu_interconnect=nvlink: %s has no NVLink form in the table '
-                               '(NVLink GPUs: %s); name the generation (nvlink1 to nvlink4)'
-                               % (gpu_name or 'no GPU', ', '.join(NVLINK_OF_GPU)))
-    return found
+    if found is not None:
+        return found
+    if gpu_name in NVLINK_BRIDGE_OF_GPU:
+        raise UnknownLinkError('--gpu_interconnect=nvlink: the %s\'s NVLink is a bridge between '
+                               'two cards, not an SXM board; give its generation '
+                               '(--gpu_interconnect=%s)'
+                               % (gpu_name, NVLINK_BRIDGE_OF_GPU[gpu_name]))
+    if gpu_name:
+        raise UnknownLinkError(_no_nvlink('nvlink', gpu_name))
+    raise UnknownLinkError('--gpu_interconnect=nvlink: no GPU named (NVLink GPUs: %s); name '
+                           'one (--gpu_model) or the generation (nvlink1 to nvlink4)'
+                           % ', '.join(NVLINK_OF_GPU))
+
+
+def _no_nvlink(value: str, gpu_name: str) -> str:
+    """The refusal of an NVLink link for a GPU that has none, naming its PCIe link."""
+    from . import gpu_specs
+    try:
+        pcie = gpu_specs.lookup(gpu_name).pcie
+    except gpu_specs.UnknownGpuError:
+        pcie = PCIE_OF_GPU.get(gpu_name, 'pcie3')
+    return ('--gpu_interconnect=%s: the %s has no NVLink (neither an SXM module nor a card with '
+            'an NVLink bridge); plan it on its PCIe (--gpu_interconnect=%s, or drop '
+            '--gpu_interconnect)' % (value, gpu_name, pcie))
+
+
+def nvlink_conflict(value: str, gpu_name: str) -> str | None:
+    """Why the NVLink link `value` (a --gpu_interconnect value: 'nvlink2', 'nvlink1_link',
+    'nvlink2_copy', ...) cannot join GPUs of the table's `gpu_name`, or None when it can (or
+    `value` is no NVLink link): the GPU has no NVLink (not in NVLINK_OF_GPU nor
+    NVLINK_BRIDGE_OF_GPU), or its NVLink is another generation (nvlink1 for an A100)."""
+    found = LINKS.get(value.strip().lower())
+    if found is None or found.kind != 'nvlink':
+        return None
+    generation = found.name.split('_')[0]
+    own = NVLINK_OF_GPU.get(gpu_name) or NVLINK_BRIDGE_OF_GPU.get(gpu_name)
+    if own is None:
+        return _no_nvlink(value, gpu_name)
+    if generation != own:
+        return ('--gpu_interconnect=%s: the %s\'s NVLink is %s, not %s; give '
+                '--gpu_interconnect=%s%s' % (
+                    value, gpu_name, LABELS[own].split(' (')[0], LABELS[generation].split(' (')[0],
+                    own, ' (or nvlink)' if gpu_name in NVLINK_OF_GPU else ''))
+    return None
 
 
 def own_gpu_link(gpu) -> str:
@@ -343,8 +398,9 @@ def default_gpu_link_origin(gpu) -> str:
         return ('the default for the %s, an %s module on an NVLink board (--gpu_interconnect=%s '
                 'for PCIe)' % (gpu.name, form, getattr(gpu, 'pcie', None) or 'pcie3'))
     if not peer_to_peer_over_pcie(gpu):
-        return ('the default for the %s, a PCIe card without peer-to-peer (an NVLink bridge: '
-                '--gpu_interconnect=nvlink2 or nvlink3)' % gpu.name)
+        bridge = NVLINK_BRIDGE_OF_GPU.get(gpu.name)
+        return ('the default for the %s, a PCIe card without peer-to-peer%s' % (
+            gpu.name, ' (an NVLink bridge: --gpu_interconnect=%s)' % bridge if bridge else ''))
     return 'the default for the %s, a PCIe card: peer-to-peer over its PCIe' % gpu.name
 
 
@@ -383,13 +439,15 @@ def preset_conflict(preset: HostPreset, gpu) -> str | None:
 
 def check_plan_flags(p) -> None:
     """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads);
-    --gpu_interconnect=nvlink with a --gpu_model that has no NVLink form (a K80, a T4) is
-    refused here by the plan's own rule (`gpu_link_name`), and so is a host preset with a
+    an NVLink --gpu_interconnect with a --gpu_model that has no NVLink (a K80, a T4: 'nvlink'
+    by the plan's own rule, `gpu_link_name`, and any generation, `nvlink_conflict`) or another
+    generation (nvlink1 for an A100) is refused here, and so is a host preset with a
     --gpu_model its boards cannot hold (`preset_conflict`).
 
     Raises:
       params.ParamsError: an unknown name or a rate not > 0, naming the flag and what it takes;
-        'nvlink' for a --gpu_model without NVLink, naming the NVLink GPUs and the generations;
+        an NVLink link for a --gpu_model without it or of another generation, naming the
+        link to give;
         a host preset whose links the --gpu_model cannot have, naming the host's GPU.
     """
     from ..params import flag_error
@@ -421,17 +479,17 @@ def check_plan_flags(p) -> None:
 
 
 def _check_nvlink_of_gpu_model(p) -> None:
-    """--gpu_interconnect=nvlink against the GPU --gpu_model names, as the plan resolves it
-    (speed_model/from_flags.py calls `gpu_link_name` with the same GPU). Without --gpu_model
-    the GPU is found later (a host preset, the machine's GPU); an unknown --gpu_model is
-    preflight's check_gpu_model's error.
+    """An NVLink --gpu_interconnect against the GPU --gpu_model names, as the plan resolves it
+    (speed_model/from_flags.py calls `gpu_link_name` with the same GPU): 'nvlink' needs an SXM
+    module's NVLink (`gpu_link_name`), a generation needs the GPU's own (`nvlink_conflict`).
+    Without --gpu_model the GPU is found later (a host preset, the machine's GPU); an unknown
+    --gpu_model is preflight's check_gpu_model's error.
 
     Raises:
-      params.ParamsError: the GPU has no NVLink form (`gpu_link_name`'s message, which names
-        the flag).
+      params.ParamsError: the GPU has no NVLink, or another generation (the message names the
+        flag and the link to give).
     """
-    if p.gpu_interconnect is None or p.gpu_interconnect.strip().lower() != 'nvlink' \
-            or p.gpu_model is None:
+    if p.gpu_interconnect is None or p.gpu_model is None:
         return
     from ..params import ParamsError
     from . import gpu_specs
@@ -443,3 +501,6 @@ def _check_nvlink_of_gpu_model(p) -> None:
         gpu_link_name(p.gpu_interconnect, gpu.name)
     except UnknownLinkError as e:
         raise ParamsError(str(e)) from None
+    conflict = nvlink_conflict(p.gpu_interconnect, gpu.name)
+    if conflict:
+        raise ParamsError(conflict)

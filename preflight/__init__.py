@@ -8,9 +8,10 @@ longest paths a run writes against the system's limits (path_lengths.py) and the
 have no effect in the run (ineffective_flags.py).
 On a built graph, with no step run: --dry_run (dry_run.py), the memory check before the first
 step (memory_check.py), and the static analysis both use: the step as it would be built for the
-planned GPU (planned_step.py), the GPU kernel registry of a graph's ops (gpu_kernels.py), the
-copies per step (step_traffic.py), the peak memory estimate (memory_estimate.py) and the one
-search for the largest batch that fits (batch_search.py).
+planned GPU (planned_step.py), whether this TensorFlow's CUDA build runs that GPU
+(gpu_build.py: a warning, not an error), the GPU kernel registry of a graph's ops
+(gpu_kernels.py), the copies per step (step_traffic.py), the peak memory estimate
+(memory_estimate.py) and the one search for the largest batch that fits (batch_search.py).
 --plan_scaling and the dry run's predicted step (scaling_plan.py) drive the step-time model
 of speed_model/: they build the steps, read the results database (one device's stored figure:
 stored_runs.py, no TensorFlow) and print. --calibrate

@@ -29,7 +29,7 @@ import os
 import time
 
 from .. import cnn_util
-from . import batch_search, gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from . import batch_search, gpu_build, gpu_kernels, memory_estimate, scaling_plan, step_traffic
 from .planned_step import (  # noqa: F401 (dry_run API)
     Built,
     DryRunFailed,
@@ -343,23 +343,24 @@ def _found_words(lo: int | None, hi: int | None, limit: int, batch: int) -> str:
 
 
 def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
-                predicted: dict) -> dict:
+                predicted: dict, warnings=()) -> dict:
     """The dry run's report as plain data (what --benchmark_log_dir gets): model,
     'dry_run': True, mode, gpu (the planned GPU's name, or 'CPU'), batch_size (per device),
     works, problems, memory {device: {'estimate', 'usable'} in bytes}, largest_batch (per
     device, or None when the search did not run) and predicted_step
     (speed_model/from_flags.predicted_step_report's data: the step, its bound, and for the
-    per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak)."""
+    per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak) and
+    warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU)."""
     return {'model': p.model, 'dry_run': True, 'mode': bench.plan.mode,
             'gpu': gpu.name if gpu is not None else 'CPU',
             'batch_size': (p.eval_batch_size or p.batch_size) if p.eval else p.batch_size,
             'works': not problems, 'problems': list(problems),
             'memory': {device: {'estimate': int(est), 'usable': int(usable)}
                        for device, (est, usable) in fits.items()},
-            'largest_batch': largest, 'predicted_step': predicted}
+            'largest_batch': largest, 'predicted_step': predicted, 'warnings': list(warnings)}
 
 
-def write_report_json(p, bench, gpu, fits, problems, largest, predicted) -> str:
+def write_report_json(p, bench, gpu, fits, problems, largest, predicted, warnings=()) -> str:
     """Writes `report_data` as <--benchmark_log_dir>/dry_run_<model>_<UTC time>.json (a name
     `results ingest` does not take for a run; results_log says where); returns the path.
 
@@ -367,7 +368,7 @@ def write_report_json(p, bench, gpu, fits, problems, largest, predicted) -> str:
       cnn_util.BenchmarkError: the file cannot be written.
     """
     from ..lifecycle import results_log
-    data = report_data(p, bench, gpu, fits, problems, largest, predicted)
+    data = report_data(p, bench, gpu, fits, problems, largest, predicted, warnings)
     return results_log.write_json(data, p.benchmark_log_dir, prefix='dry_run')
 
 
@@ -393,7 +394,9 @@ def build_announced(bench) -> Built:
 
 
 def run(make_bench, p, visible_gpus: int) -> int:
-    """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work).
+    """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work,
+    or it builds and fits but this TensorFlow's CUDA build cannot run on the planned GPU:
+    preflight/gpu_build.py's `warning:` line, and a final line saying so).
 
     Args:
       make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
@@ -420,6 +423,9 @@ def run(make_bench, p, visible_gpus: int) -> int:
                                                    gpu.compute_capability)
               if on_gpu else 'the CPU')
     cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
+    unsupported = gpu_build.unsupported_warning(gpu) if on_gpu else None
+    if unsupported:
+        cnn_util.warn(unsupported)
     built = build_announced(bench)
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
     # its layer profile: built already
@@ -430,10 +436,16 @@ def run(make_bench, p, visible_gpus: int) -> int:
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
     if p.benchmark_log_dir:
-        write_report_json(p, bench, gpu, fits, problems, lo, predicted)
+        write_report_json(p, bench, gpu, fits, problems, lo, predicted,
+                          [unsupported] if unsupported else [])
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))
+    if unsupported:
+        cnn_util.log_fn('Dry run: the graph builds and fits (every op has a kernel on its device, '
+                        'and every device holds the step), but this TensorFlow cannot run on '
+                        'the %s (the warning above).' % gpu.name)
+        return 0
     cnn_util.log_fn('Dry run: the run would work as built (every op has a kernel on its '
                     'device, and every device holds the step).')
     return 0

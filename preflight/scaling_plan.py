@@ -25,7 +25,7 @@ from .. import cnn_util
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
 from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
-from . import memory_estimate, planned_step, step_traffic
+from . import gpu_build, memory_estimate, planned_step, step_traffic
 from .stored_runs import find_single_device_run
 
 fmt = memory_estimate.format_bytes
@@ -105,6 +105,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
     """
     q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
                                                   controller_host=None), visible_gpus)
+    if gpu is not None:
+        unsupported = gpu_build.unsupported_warning(gpu)
+        if unsupported:
+            cnn_util.warn(unsupported)
     bench = make_bench(buildable(q), max(1, gpus))
     profile = profile_of(q, bench.plan)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []

@@ -90,6 +90,9 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
             if host.host_memory:  # a host without peer-to-peer between its GPUs
                 host_memory = links_lib.link(host.host_memory)
         elif p.gpu_interconnect:
+            conflict = links_lib.nvlink_conflict(p.gpu_interconnect, gpu.name)
+            if conflict:  # an NVLink the GPU has not (a visible GPU: the flags' check cannot)
+                raise PlanError(conflict)
             gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
         elif gpu.name in links_lib.NVLINK_OF_GPU:  # an SXM module: its NVLink board's
             gpu_link = links_lib.link(links_lib.NVLINK_OF_GPU[gpu.name])

@@ -78,7 +78,7 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #:     instructions of the GEMM's address arithmetic;
 #:   Ada (L4, L40S, RTX 4090) float32 on CUDA cores: cuBLAS SGEMM 29.17 of 35.48 TFLOP/s on
 #:     an RTX 4070 Ti (AD104; YHs_Sample#4 above), 0.82.
-#: A P100 SXM2 is taken at the P100 PCIe's share, a V100 PCIe or 32GB at the V100 SXM2's (the
+#: A P100 SXM2 is taken at the P100 PCIe's share, a V100 PCIe, 32GB or V100S at the V100 SXM2's (the
 #: same chip; the share of its own clock's peak), every GA102 and Ada board at its chip's, the
 #: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
 #: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
@@ -88,6 +88,7 @@ MEASURED_GEMM = {
     ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
     ('V100 16GB', 'tensor'): 0.90, ('V100 32GB', 'tensor'): 0.90,
     ('V100 PCIe 16GB', 'tensor'): 0.90,
+    ('V100S PCIe 32GB', 'cuda'): 0.94, ('V100S PCIe 32GB', 'tensor'): 0.90,
     ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
     ('T4', 'cuda'): 0.58, ('T4', 'tensor'): 0.72,
     ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
@@ -123,6 +124,7 @@ MEASURED_CONV = {
     ('V100 16GB', 'cuda'): 0.61, ('V100 32GB', 'cuda'): 0.61, ('V100 PCIe 16GB', 'cuda'): 0.61,
     ('V100 16GB', 'tensor'): 0.45, ('V100 32GB', 'tensor'): 0.45,
     ('V100 PCIe 16GB', 'tensor'): 0.45,
+    ('V100S PCIe 32GB', 'cuda'): 0.61, ('V100S PCIe 32GB', 'tensor'): 0.45,
     ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
     ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
 }
@@ -145,7 +147,8 @@ CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.37}
 #: direct share is not measured there: the unit's MEASURED_CONV / CONV_EFFICIENCY is taken.
 MEASURED_CONV_3X3 = {
     ('V100 16GB', 'tensor'): 0.62, ('V100 32GB', 'tensor'): 0.62,
-    ('V100 PCIe 16GB', 'tensor'): 0.62, ('T4', 'tensor'): 0.56,
+    ('V100 PCIe 16GB', 'tensor'): 0.62, ('V100S PCIe 32GB', 'tensor'): 0.62,
+    ('T4', 'tensor'): 0.56,
 }
 #: A GPU with a measured tensor-core GEMM share: that share x the measured 3 x 3 / GEMM
 #: ratios' median (V100 0.69, T4 0.78: 0.73), as CONV_TO_GEMM; elsewhere on tensor cores the

@@ -20,7 +20,7 @@ REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', '
 # and their order are unchanged).
 ADDED = ['GTX 1080 Ti', 'Titan Xp', 'P100 SXM2', 'Titan V', 'V100 PCIe 16GB', 'RTX 2080',
          'Titan RTX', 'Quadro RTX 8000', 'RTX 3080', 'RTX A6000', 'A100 PCIe 80GB', 'H100 PCIe',
-         'A100 PCIe 40GB']
+         'A100 PCIe 40GB', 'V100S PCIe 32GB']
 
 
 def test_the_table_has_every_gpu_the_issue_names(specs):
@@ -56,11 +56,13 @@ def test_an_unknown_name_lists_the_known_ones_sorted(specs):
     names = specs.sorted_names()
     assert sorted(names) == sorted(REQUIRED + ADDED)
     assert names[:3] == ['A10', 'A100 40GB', 'A100 80GB']  # numbers as numbers: A10 first
-    assert names.index('L4') < names.index('L40S') and names[-1] == 'V100 PCIe 16GB'
+    assert names.index('L4') < names.index('L40S') and names[-1] == 'V100S PCIe 32GB'
 
 
 @pytest.mark.parametrize('typed, guess', [
-    ('V1OO', 'did you mean V100, V100S or P100? '),  # letter O for zero: V100 first
+    # letter O for zero: the V100 first, as the known: list names it (it said 'V100, V100S',
+    # an alias and an alias of another GPU, neither in the list)
+    ('V1OO', 'did you mean V100 16GB, V100S PCIe 32GB or P100? '),
     ('k8O', 'did you mean K80? '),
     ('rtx 309', 'did you mean RTX 3090, RTX 4090 or RTX 3080? '),
     ('B200', 'did you mean H200, RTX 2080 or RTX 2080 Ti? ')])  # names, not the alias '2080'
@@ -69,6 +71,25 @@ def test_a_misspelt_name_gets_the_closest_ones_first(specs, typed, guess):
         specs.lookup(typed)
     assert str(err.value) == "unknown GPU model %r; %sknown: %s" % (
         typed, guess, ', '.join(specs.sorted_names()))
+
+
+@pytest.mark.parametrize('typed', ['V1OO', 'v100s', 'A1OO', 'rtx 309', 'B200', 'h10', '2O80'])
+def test_every_suggested_name_is_in_the_known_list(specs, typed):
+    close = specs.suggestions(typed)
+    assert close and set(close) <= set(specs.sorted_names()), close
+
+
+def test_the_v100s_is_its_own_pcie_card_not_the_v100_32gb_sxm2(specs):
+    # The V100S was an alias of the V100 32GB (an SXM2 module, planned on NVLink 2.0); it is a
+    # PCIe card only, with its own rates (NVIDIA's V100S data sheet).
+    from tf_cnn_benchmarks.hardware import links
+    v100s = specs.lookup('V100S')
+    assert v100s.name == 'V100S PCIe 32GB' and specs.lookup('v100s-pcie') is v100s
+    assert (v100s.fp32_tflops, v100s.fp16_tflops, v100s.bandwidth_gbs) == (16.4, 130.0, 1134)
+    assert v100s.memory_bytes == 32 * 2 ** 30 and v100s.compute_capability == '7.0'
+    assert 'V100S data sheet' in v100s.source and v100s.pcie == 'pcie3'
+    assert links.own_gpu_link(v100s) == 'pcie3' and v100s.name not in links.NVLINK_OF_GPU
+    assert specs.from_device_name('Tesla V100S-PCIE-32GB', int(31.7 * 2 ** 30)) is v100s
 
 
 def test_data_sheet_figures(specs):

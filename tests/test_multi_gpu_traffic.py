@@ -160,11 +160,17 @@ def test_a_visible_gpu_the_host_preset_cannot_hold_is_refused_by_the_plan():
     assert 'the T4 has no NVLink' in str(info.value)
 
 
-def test_nvlink_for_a_gpu_without_it_is_refused():
-    p = params.make_params(gpu_model='T4', gpu_interconnect='nvlink')
+@pytest.mark.parametrize('gpu, value, words', [
+    ('T4', 'nvlink', 'the T4 has no NVLink'),
+    # a generation was planned (NVLink 3.0 for two T4s); now refused as 'nvlink' is
+    ('T4', 'nvlink3', 'the T4 has no NVLink'),
+    ('A100', 'nvlink1', "the A100 40GB's NVLink is NVLink 3.0, not NVLink 1.0")])
+def test_nvlink_for_a_gpu_without_it_is_refused(gpu, value, words):
+    # No --gpu_model (a visible GPU): the plan itself refuses it.
+    p = params.make_params(gpu_interconnect=value)
     with pytest.raises(from_flags.PlanError) as info:
-        from_flags.plan_links(p, gpu_specs.lookup('T4'))
-    assert 'T4 has no NVLink form in the table' in str(info.value)
+        from_flags.plan_links(p, gpu_specs.lookup(gpu))
+    assert words in str(info.value)
 
 
 def test_geforce_boards_have_no_peer_to_peer():

@@ -41,9 +41,10 @@ def test_unknown_links_are_one_usage_line_naming_the_flag():
                                               interconnect_gbps='loopback'))
 
 
-_NO_NVLINK = ('--gpu_interconnect=nvlink: K80 has no NVLink form in the table (NVLink GPUs: '
-              'P100 SXM2, V100 16GB, V100 32GB, A100 40GB, A100 80GB, H100 80GB, H200); name '
-              'the generation (nvlink1 to nvlink4)')
+# It said 'name the generation (nvlink1 to nvlink4)', which a K80 cannot have either.
+_NO_NVLINK = ('--gpu_interconnect=nvlink: the K80 has no NVLink (neither an SXM module nor a '
+              'card with an NVLink bridge); plan it on its PCIe (--gpu_interconnect=pcie3, or '
+              'drop --gpu_interconnect)')
 
 
 def test_nvlink_for_a_gpu_model_without_it_is_a_usage_error_of_the_flags():
@@ -56,6 +57,35 @@ def test_nvlink_for_a_gpu_model_without_it_is_a_usage_error_of_the_flags():
     links.check_plan_flags(params.make_params(plan_scaling=True, gpu_model='V100',
                                               gpu_interconnect='nvlink'))
     links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='nvlink'))
+
+
+@pytest.mark.parametrize('gpu, value, refused', [
+    # A T4 on NVLink 3.0 was planned when the generation was named; 'nvlink' was refused.
+    ('T4', 'nvlink3', "--gpu_interconnect=nvlink3: the T4 has no NVLink (neither an SXM module "
+                      "nor a card with an NVLink bridge); plan it on its PCIe "
+                      "(--gpu_interconnect=pcie3, or drop --gpu_interconnect)"),
+    ('K80', 'nvlink1_link', '--gpu_interconnect=nvlink1_link: the K80 has no NVLink'),
+    ('GTX 1080', 'nvlink2', '--gpu_interconnect=nvlink2: the GTX 1080 has no NVLink'),
+    ('A100', 'nvlink1', "--gpu_interconnect=nvlink1: the A100 40GB's NVLink is NVLink 3.0, not "
+                        "NVLink 1.0; give --gpu_interconnect=nvlink3 (or nvlink)"),
+    ('V100', 'nvlink4', "--gpu_interconnect=nvlink4: the V100 16GB's NVLink is NVLink 2.0"),
+    ('RTX 3090', 'nvlink2', "--gpu_interconnect=nvlink2: the RTX 3090's NVLink is NVLink 3.0, "
+                            "not NVLink 2.0; give --gpu_interconnect=nvlink3"),
+    ('RTX 3090', 'nvlink', "--gpu_interconnect=nvlink: the RTX 3090's NVLink is a bridge "
+                           "between two cards, not an SXM board; give its generation "
+                           "(--gpu_interconnect=nvlink3)"),
+    ('A100', 'nvlink3', None), ('V100', 'nvlink2_copy', None), ('P100 SXM2', 'nvlink1_link', None),
+    ('RTX 2080 Ti', 'nvlink2', None),  # an NVLink bridge of its generation
+    ('T4', 'pcie3', None)])
+def test_an_nvlink_generation_the_gpu_model_has_not_is_a_usage_error(gpu, value, refused):
+    p = params.make_params(plan_scaling=True, gpu_model=gpu, gpu_interconnect=value)
+    if refused is None:
+        links.check_plan_flags(p)
+        return
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(p)
+    assert str(e.value).startswith(refused), str(e.value)
+    assert 'name the generation' not in str(e.value)
 
 
 @pytest.mark.cli
