@@ -208,16 +208,19 @@ def precision_lines(plan) -> list[str]:
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
         gradients=not (p.forward_only or p.eval))
     support += planned
+    faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(
-        flag, dtype, measured, 'measured now' if when == 'measured here' else when)
+        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster)
+    choice = '; the faster choice: %s' % faster if faster else ''
     has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
     if not has_units:  # the CPU's flags lack the units: said first, whatever was measured
         cnn_util.warn('%s: %s; expect it slower than float32%s' % (
-            flag, support.split('; ')[0], '' if not slow else ' (%s)' % slow.split(': ', 1)[1]))
+            flag, support.split('; ')[0],
+            choice if not slow else ' (%s)' % slow.split(': ', 1)[1]))
     elif slow:
         cnn_util.warn(slow)
     elif not native:
-        cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
+        cnn_util.warn('%s: %s; expect it slower than float32%s' % (flag, support, choice))
     return lines
 
 
