@@ -199,7 +199,7 @@ def test_a_busy_probe_is_not_kept_and_the_last_quiet_one_is_used(probe_cache, tm
     record = calibration.load_record(str(tmp_path / 'calibration.json'))
     assert [k.split('|')[0] for k in record] == ['busy']  # only the busy try's note
     assert capsys.readouterr().err == (
-        'warning: reduced-precision kernel factors measured now is not kept: other processes '
+        'warning: reduced-precision kernel factors measured now: not kept, other processes '
         'used 1.90 of 2 cores (95%, more than 25%); no quiet calibration: run '
         '`tf_cnn_benchmarks --calibrate` on a quiet host\n')
     kernel_speed._MEMO.clear()
@@ -299,3 +299,22 @@ def test_a_busy_probe_far_beyond_what_load_explains_is_said_not_unmeasured(tmp_p
     assert kernel_speed.busy_far_slower(tf.float16) == {}
     assert 'unmeasured here' in precision.native_support(tf.float16, 'cpu',
                                                          flags={'avx512_fp16'})[1]
+
+
+def test_the_docs_quote_the_warnings_as_printed(cpu, capsys):
+    # Before: the docs said a cached factor shows `measured <UTC time>, cached`; the warning
+    # says `(calibrated 2026-01-01 00:00 UTC)`.
+    import os
+    import re
+
+    import checkout
+    with open(os.path.join(checkout.REPO, 'docs', 'speed-and-precision.md')) as f:
+        page = ' '.join(f.read().split())
+    cpu({'avx512_fp16', 'avx512_bf16', 'amx_bf16'}, SLOW_MATMUL, measured_now=False)
+    benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True), gpus=0).info_lines()
+    err = capsys.readouterr().err
+    assert re.search(r'\(calibrated \d{4}-\d\d-\d\d \d\d:\d\d UTC\); the faster choice', err)
+    assert 'a factor read from the record says `(calibrated <UTC time>)`' in page
+    assert 'cached`' not in page
+    quoted = re.search(r'`(warning: --use_fp16: float16 matmuls [^`]*)`', page).group(1)
+    assert quoted.replace('(measured now)', '(calibrated 2026-01-01 00:00 UTC)') in err
