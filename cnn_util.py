@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import re
@@ -72,12 +73,18 @@ def error_summary(error: BaseException) -> str:
 
 def write_problem(folder: str) -> str | None:
     """Why no file can be made in the existing `folder` ('cannot write in /x: Read-only file
-    system'), or None: tried for real (a temporary file made and removed), because os.access
-    lets root pass on a read-only mount."""
+    system'; a folder such as /proc, where making a file fails with 'No such file or
+    directory': 'cannot write in /proc: not a normal folder (...)'), or None: tried for real
+    (a temporary file made and removed), because os.access lets root pass on a read-only
+    mount."""
     try:
         tempfile.TemporaryFile(dir=folder).close()
     except OSError as e:
-        return 'cannot write in %s: %s' % (folder, e.strerror or e)
+        reason = e.strerror or str(e)
+        if e.errno in (errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP) and os.path.isdir(folder):
+            return 'cannot write in %s: not a normal folder (making a file there fails: %s)' % (
+                folder, reason)
+        return 'cannot write in %s: %s' % (folder, reason)
     return None
 
 

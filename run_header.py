@@ -106,12 +106,13 @@ def batch_lines(plan, dataset) -> list[str]:
 def eval_lines(plan, dataset) -> list[str]:
     """The header's 'Eval:' line, the one place a run says what each evaluation scores and
     reads (an --eval run's, or those during training: 'per evaluation during training'), e.g.
-    'Eval:        12 synthetic examples in 3 batches of 4 (4 per device x 1 device); from
-    synthetic'; then, with 5 classes or fewer, a line saying Accuracy @ 5 is 1 by definition
-    (every class is in the top 5)."""
+    'Eval:        12 synthetic examples in 3 batches of 4 (4 per device x 1 device)' (real
+    data: '...; from imagenet (in /data), validation: ...'); then, with 5 classes or fewer, a
+    line saying Accuracy @ 5 is 1 by definition (every class is in the top 5)."""
     during = '' if plan.mode == 'evaluation' else ', per evaluation during training'
-    lines = ['Eval:        %s%s; from %s' % (plan.eval.describe(), during,
-                                             preprocessing.describe_eval_input(plan, dataset))]
+    source = '' if dataset.synthetic else '; from %s' % preprocessing.describe_eval_input(
+        plan, dataset)
+    lines = ['Eval:        %s%s%s' % (plan.eval.describe(), during, source)]
     if plan.num_classes <= 5:
         lines.append('             Accuracy @ 5 is 1 by definition here: the model has %d '
                      'classes, all of them in its top 5' % plan.num_classes)
@@ -208,16 +209,19 @@ def precision_lines(plan) -> list[str]:
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
         gradients=not (p.forward_only or p.eval))
     support += planned
+    faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(
-        flag, dtype, measured, 'measured now' if when == 'measured here' else when)
+        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster)
+    choice = '; the faster choice: %s' % faster if faster else ''
     has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
     if not has_units:  # the CPU's flags lack the units: said first, whatever was measured
         cnn_util.warn('%s: %s; expect it slower than float32%s' % (
-            flag, support.split('; ')[0], '' if not slow else ' (%s)' % slow.split(': ', 1)[1]))
+            flag, support.split('; ')[0],
+            choice if not slow else ' (%s)' % slow.split(': ', 1)[1]))
     elif slow:
         cnn_util.warn(slow)
     elif not native:
-        cnn_util.warn('%s: %s; expect it slower than float32' % (flag, support))
+        cnn_util.warn('%s: %s; expect it slower than float32%s' % (flag, support, choice))
     return lines
 
 

@@ -312,7 +312,14 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     if found and dtype == tf.float16:
         # Not measured quietly here: no flag vouches for TensorFlow 2.21's float16 CPU kernels
         # (a fused float16 MatMul 400-580x, convolution gradients 160-250x float32's time on
-        # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md).
+        # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md). A busy
+        # probe's factors far beyond what load explains are said (kernel_speed.busy_far_slower).
+        busy = kernel_speed.busy_far_slower(dtype)
+        if busy:
+            return False, ('CPU has %s; float16 on a busy host (not kept): %s float32\'s time'
+                           % ('/'.join(found), ', '.join(
+                               '%s %s' % (k.replace('_gradients', ' grad'),
+                                          kernel_speed.factor_text(v)) for k, v in busy.items())))
         return False, ('CPU has %s; float16 kernels unmeasured here (some took 400x '
                        'float32\'s time)' % '/'.join(found))
     if found:
@@ -412,6 +419,18 @@ def has_cpu_units(dtype, flags: set[str] | None = None) -> bool:
     kernels do with them is measured: native_support)."""
     flags = cpu_flags() if flags is None else flags
     return any(f in flags for f in cpu_unit_flags(dtype))
+
+
+def cpu_faster_choice(dtype, flags: set[str] | None = None) -> str:
+    """What a CPU run in `dtype` (tf.float16 or tf.bfloat16) should use instead, from the CPU's
+    flags (default `cpu_flags()`): '--use_bf16 (this CPU has avx512_bf16/amx_bf16)' for float16
+    where the CPU has bfloat16 units (lenet: 1211 images/sec in bfloat16, 10.5 in float16 on a
+    Xeon with AMX_BF16 and AVX512_FP16), else 'float32 (drop --use_fp16)' ('--use_bf16')."""
+    flags = cpu_flags() if flags is None else flags
+    bf16 = [f for f in cpu_unit_flags(tf.bfloat16) if f in flags]
+    if dtype == tf.float16 and bf16:
+        return '--use_bf16 (this CPU has %s)' % '/'.join(bf16)
+    return 'float32 (drop --use_%s)' % ('fp16' if dtype == tf.float16 else 'bf16')
 
 
 def emulated(dtype, device) -> bool:

@@ -383,8 +383,8 @@ def measure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: fl
 
 def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | None = None
               ) -> str:
-    """The one line of a busy measurement: 'the CPU peak (float32) measured now is not kept:
-    other processes used 1.92 of 2 cores (96%, more than 25%); using the quiet calibration
+    """The one line of a busy measurement: 'CPU peak (float32) measured now: not kept, other
+    processes used 1.92 of 2 cores (96%, more than 25%); using the quiet calibration
     of 2026-12-03 19:00 UTC' (or '; no quiet calibration: run tf_cnn_benchmarks --calibrate
     on a quiet host'). With `unwritable` (`unwritable_text`: the record cannot be written),
     that reason comes first: a quiet measurement would not have been kept either."""
@@ -392,9 +392,9 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
         fresh.others_cores or 0.0, fresh.cores, 100 * (fresh.others_fraction or 0.0),
         100 * QUIET_LIMIT)
     if unwritable:
-        text = '%s measured now is not kept: %s; and %s' % (fresh.kind, unwritable, load)
+        text = '%s measured now: not kept, %s; and %s' % (fresh.kind, unwritable, load)
     else:
-        text = '%s measured now is not kept: %s' % (fresh.kind, load)
+        text = '%s measured now: not kept, %s' % (fresh.kind, load)
     if kept is not None:
         return text + '; using the quiet calibration of %s' % kept.date()
     if unwritable:
@@ -414,7 +414,8 @@ def unwritable_text(path: str) -> str:
 
 def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
            cores: int, refresh: bool = False, measure_missing: bool = True, warn=None,
-           path: str | None = None, meter=None, median_by=None) -> Measurement | None:
+           path: str | None = None, meter=None, median_by=None, label: str | None = None
+           ) -> Measurement | None:
     """The host's figure of `key`: the stored quiet one, else (or with `refresh`) measured
     now and stored when quiet; a busy measurement is not used: the last quiet one (or None)
     is, and `warn` gets `busy_note`'s line.
@@ -427,6 +428,8 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
       path: the record (default `record_path()`; None from it: off, nothing measured).
       median_by: value -> number: the figure is the median of its last SAMPLES quiet
         measurements by that number (None: the last quiet measurement).
+      label: what the warning lines call the figure (default `kind`), e.g. 'CPU peak
+        (float16)': a run that needs two figures of one kind says which.
 
     Returns:
       a Measurement, or None (off, not measured, or busy without a quiet one). A sampled
@@ -435,6 +438,7 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
     path = record_path() if path is None else path
     if not path:
         return None
+    label = label or kind
     kept = lookup(key, path)
     if kept is not None and not refresh:
         return kept
@@ -444,21 +448,22 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
     if tried is not None:
         (warn or _warn)('%s not measured: its try at %s was on a busy host and is not tried '
                         'again for %d minutes; run `tf_cnn_benchmarks --calibrate` when the '
-                        'host is quiet' % (kind, tried, BUSY_RETRY_SECS // 60))
+                        'host is quiet' % (label, tried, BUSY_RETRY_SECS // 60))
         return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:
         written = store(path, [fresh], median_by)
         if not written:  # used by this run only: every run measures it again
-            (warn or _warn)('%s measured now is used by this run but not kept: %s'
-                            % (fresh.kind, unwritable_text(path)))
+            (warn or _warn)('%s measured now: used by this run, not kept: %s'
+                            % (label, unwritable_text(path)))
         stored = lookup(key, path) if written and median_by else None
         if stored is None:
             return fresh
         return stored._replace(measured_now=stored.measured_utc == fresh.measured_utc
                                and stored.value == fresh.value)
     unwritable = record_problem(path)
-    (warn or _warn)(busy_note(fresh, kept, unwritable and unwritable_text(path)))
+    (warn or _warn)(busy_note(fresh._replace(kind=label), kept,
+                              unwritable and unwritable_text(path)))
     if kept is None and not unwritable:
         note_busy(path, fresh)
     return kept

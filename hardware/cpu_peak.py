@@ -130,7 +130,7 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
         what='the CPU peak (%s, %s threads: a matmul chain and a 3x3 convolution)' % (
             dtype, threads or 'default'), secs=MEASURE_SECS, cores=calibration.cores(threads),
         refresh=refresh, measure_missing=measure_missing, path=path, meter=meter,
-        median_by=lambda value: float(value['flops_per_sec']))
+        median_by=lambda value: float(value['flops_per_sec']), label='%s (%s)' % (KIND, dtype))
 
 
 def flops_per_sec(m: calibration.Measurement | None) -> float | None:

@@ -10,8 +10,9 @@ dtype and in float32, and
 
   * computes the gradients of an op kind in float32 (precision.gradient_scope) where its
     reduced-precision gradient kernels are more than GRADIENT_SLOWER_FACTOR slower;
-  * says in the header what the kernels do ('float16 kernels measured here: ...', or
-    'measured <UTC time>, cached'; --forward_only and --eval: the forward kernels only);
+  * says in the header what the kernels do and when they were measured ('time vs float32 on
+    2026-12-05 (fwd/grad): ...', graph/precision_block.py; --forward_only and --eval: the
+    forward kernels only);
   * warns up front, naming the measured factor and the faster choice, when the forward kernels
     (which stay in the reduced dtype) are more than FAR_SLOWER_FACTOR slower.
 
@@ -265,6 +266,7 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
                                  or _MEMO[path, key].measured_now):
         return _MEMO[path, key]
     fn = measure_fn or measure_with_spread
+    mark = len(calibration.JOURNAL)
     got = calibration.figure(
         KIND, key, lambda: fn(dtype.name, intra, inter),
         what='%s kernels against float32 (convolution, matmul and their gradients)'
@@ -272,7 +274,29 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
         path=path, meter=meter)
     got = got if _valid(got) else None
     _MEMO[path, key] = got
+    busy = [m for m in calibration.journal_since(mark) if m.key == key and not m.quiet]
+    if got is None and busy and _valid(busy[-1]):
+        _BUSY[dtype.name] = {k: float(v) for k, v in busy[-1].value.items()}
+    elif got is not None:
+        _BUSY.pop(dtype.name, None)
     return got
+
+
+#: This process's busy probes that left no quiet factors: {dtype name: {kind: factor}}.
+_BUSY: dict = {}
+#: A busy probe's factor above this is not the load's doing: the two dtypes' kernels are timed
+#: in turn, so other work slows both alike (a busy probe's ratios here: 0.17x-1.44x for one
+#: kind whose quiet factor is 0.8x); a float16 matmul measured 491x on a busy host, 400-580x
+#: quietly.
+BEYOND_LOAD_FACTOR = 10.0
+
+
+def busy_far_slower(dtype: tf.DType) -> dict[str, float]:
+    """{kind: factor} of KINDS above BEYOND_LOAD_FACTOR in this process's busy probe of
+    `dtype` that left no quiet factors (`probe` returned None), largest first; {} when none."""
+    got = _BUSY.get(dtype.name, {})
+    return dict(sorted(((k, v) for k, v in got.items() if v > BEYOND_LOAD_FACTOR),
+                       key=lambda kv: -kv[1]))
 
 
 def when(speed: calibration.Measurement) -> str:
@@ -320,7 +344,7 @@ def describe(dtype: tf.DType, measured: dict[str, float], *, when: str = 'measur
              gradients: bool = True) -> str:
     """The header's text, e.g. 'float16 kernels measured here (time vs float32): conv 1.90x,
     conv gradients 40x, matmul 4.00x, matmul gradients 145x; gradients of conv, matmul in
-    float32'. `when`: 'measured here' or 'measured <UTC time>, cached' (see `when`);
+    float32'. `when`: 'measured here' or 'calibrated <UTC time>' (see `when`);
     `gradients` False (--forward_only, --eval): the forward kinds only."""
     kinds = KINDS if gradients else ('conv', 'matmul')
     text = '%s kernels %s (time vs float32): %s' % (dtype.name, when, ', '.join(
@@ -332,16 +356,16 @@ def describe(dtype: tf.DType, measured: dict[str, float], *, when: str = 'measur
 
 
 def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
-                       when: str = 'measured now') -> str | None:
+                       when: str = 'measured now', faster: str | None = None) -> str | None:
     """The up-front warning when a forward kernel is FAR_SLOWER_FACTOR slower, else None;
-    `when` goes in its parentheses ('measured now', 'measured <UTC time>, cached')."""
+    `when` goes in its parentheses ('measured now', 'calibrated <UTC time>'), `faster` after
+    'the faster choice: ' (graph/precision.cpu_faster_choice: from the CPU's flags; default
+    'float32 (drop <flag>)')."""
     slow = {kind: measured[kind] for kind in ('conv', 'matmul')
             if measured[kind] > FAR_SLOWER_FACTOR}
     if not slow:
         return None
-    faster = 'float32 (drop %s)' % flag
-    if dtype == tf.float16:
-        faster += ' or --use_bf16 where the CPU has avx512_bf16/amx_bf16'
+    faster = faster or 'float32 (drop %s)' % flag
     return ('%s: %s %s run %s slower than float32 on this CPU (%s); the faster choice: %s' % (
         flag, dtype.name, ' and '.join('%ss' % ('convolution' if k == 'conv' else k)
                                        for k in slow),

@@ -21,6 +21,7 @@ its shard and record). The walk and the cache of shards seen before are in `shar
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 import struct
@@ -149,11 +150,37 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
 
 # --- Files that are listed but cannot be opened.
 
+def link_loop(path: str) -> str | None:
+    """For a symbolic link that leads back to itself (os.stat fails with ELOOP): 'a loop of
+    symbolic links (/x/a -> /x/b -> /x/a)'; None otherwise."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+        return None
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            return None
+    chain = [os.path.abspath(path)]
+    while os.path.islink(chain[-1]) and len(chain) <= 8:
+        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]),
+                                                   os.readlink(chain[-1]))))
+        if chain[-1] in chain[:-1]:
+            break
+    else:
+        chain.append('...')
+    return 'a loop of symbolic links (%s)' % ' -> '.join(chain)
+
+
 def missing_link_target(path: str) -> str | None:
     """For a dangling symbolic link, 'a symbolic link to T, which does not exist' (or
-    '..., whose target F does not exist' through a chain of links); None otherwise."""
+    '..., whose target F does not exist' through a chain of links; `link_loop`'s words for a
+    loop); None otherwise."""
     if not os.path.islink(path) or os.path.exists(path):
         return None
+    loop = link_loop(path)
+    if loop:
+        return loop
     target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
     final = os.path.realpath(path)
     if final == target:
@@ -208,8 +235,10 @@ def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> No
     more = ' (%d of the %d %s files cannot be opened)' % (len(bad), len(files), what) \
         if len(bad) > 1 else ''
     if link:
-        raise cnn_util.DataError('%s %s is %s%s: mount or restore the target (an unmounted '
-                                 'share?), or remove the link' % (noun, path, link, more))
+        fix = ('point the link at the %s' % noun if link.startswith('a loop') else
+               'mount or restore the target (an unmounted share?)')
+        raise cnn_util.DataError('%s %s is %s%s: %s, or remove the link' % (
+            noun, path, link, more, fix))
     raise cnn_util.DataError('cannot open %s %s: %s%s' % (noun, path, e.strerror or e, more))
 
 
@@ -227,9 +256,10 @@ def list_data_dir(data_dir: str) -> list[str]:
         if not file_systems.exists(data_dir):
             link = None if file_systems.is_remote(data_dir) else dangling_link_on(data_dir)
             if link:
-                raise cnn_util.DataError(
-                    '--data_dir %s: mount or restore the target (an unmounted share?), or give '
-                    'the folder of %s' % (link, _EXPECTED))
+                fix = ('point the link at the folder' if 'a loop of symbolic links' in link
+                       else 'mount or restore the target (an unmounted share?)')
+                raise cnn_util.DataError('--data_dir %s: %s, or give the folder of %s' % (
+                    link, fix, _EXPECTED))
             raise cnn_util.DataError('--data_dir %s does not exist: give the folder of %s, or '
                                      'drop --data_dir for synthetic data' % (data_dir, _EXPECTED))
         if not file_systems.isdir(data_dir):

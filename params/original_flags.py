@@ -257,9 +257,18 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
         when the user asked for it, 'on the CPU, where this run is because no GPU is
         visible' when it was resolved so.
     """
-    return ['--%s has no effect %s (it sets GPU options); use '
-            '--num_intra_threads/--num_inter_threads for the CPU' % (name, where)
+    return ['%s has no effect %s (it sets GPU options); use '
+            '--num_intra_threads/--num_inter_threads for the CPU' % (as_set(p, name), where)
             for name in gpu_only_set(p)]
+
+
+def as_set(p, name: str) -> str:
+    """The flag `name` as its value in `p` is written: '--nowinograd_nonfused' for a boolean
+    set false, '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
+    value = getattr(p, name)
+    if isinstance(value, bool):
+        return '--%s%s' % ('' if value else 'no', name)
+    return '--%s=%s' % (name, value)
 
 
 def gpu_only_set(p) -> list[str]:

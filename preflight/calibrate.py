@@ -88,9 +88,12 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.log_fn(report_line(m))
     for line in lines:
         cnn_util.log_fn(line.strip())
-    cnn_util.log_fn('calibration: the utilisation line will divide by %s' % (
-        '%.1f GFLOP/s (%s)' % (peak['peak_flops_per_sec'] / 1e9, peak['peak_source'])
-        if peak.get('peak_flops_per_sec') else 'nothing: %s' % peak['peak_source']))
+    if peak.get('peak_flops_per_sec'):
+        cnn_util.log_fn('calibration: the utilisation line will divide by %.1f GFLOP/s (%s)' % (
+            peak['peak_flops_per_sec'] / 1e9, peak['peak_source']))
+    else:
+        cnn_util.log_fn('calibration: there will be no utilisation line: %s'
+                        % peak['peak_source'])
     busy = [m for m in made if not m.quiet]
     if busy:
         cnn_util.log_fn('calibration: %d of %d figures not stored: the host was busy; run '

@@ -37,6 +37,10 @@ def test_a_busy_calibration_counts_every_figure_it_could_not_store(calibration_r
         '`tf_cnn_benchmarks --calibrate` again when it is quiet')
     assert "graph choices: measured on a busy host, not stored: today's graph" in lines
     assert not any('add --calibrate' in x for x in lines)
+    # Before: 'the utilisation line will divide by nothing: ...'.
+    assert any(x.startswith('calibration: there will be no utilisation line: no quiet '
+                            'calibration of the float32 peak') for x in lines), lines
+    assert not any('divide by nothing' in x for x in lines)
 
 
 def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_path,
@@ -134,3 +138,15 @@ def test_a_record_in_a_folder_that_cannot_be_written_is_named(tmp_path, monkeypa
     assert tried == [str(tmp_path)]
     monkeypatch.undo()
     assert calibration.record_problem(str(path)) is None  # a writable folder: no problem
+
+
+def test_a_record_in_a_folder_where_no_file_can_be_made_says_what_is_wrong(tmp_path):
+    # Before: TF_CNN_CALIBRATION=/proc/nope.json said 'cannot write in /proc: No such file or
+    # directory', of a folder that exists.
+    if not os.path.isdir('/proc/self'):
+        pytest.skip('no procfs here')
+    assert calibration.record_problem('/proc/nope.json') == (
+        'cannot be written: cannot write in /proc: not a normal folder (making a file there '
+        'fails: No such file or directory) (set TF_CNN_CALIBRATION to a path this user can '
+        'write)')
+    assert calibration.record_problem(str(tmp_path / 'c.json')) is None

@@ -302,6 +302,24 @@ def test_a_data_dir_that_is_a_dangling_link_names_the_link_and_its_target(tmp_pa
         dataset_info.list_data_dir(str(tmp_path / 'nothing' / 'here'))
 
 
+def test_a_loop_of_symbolic_links_is_called_a_loop(tmp_path):
+    """Before: `ln -s loop x/loop; --data_dir=x/loop` said 'is a symbolic link to x/loop, which
+    does not exist' (os.stat fails with ELOOP, not ENOENT)."""
+    loop = tmp_path / 'loop'
+    os.symlink('loop', str(loop))
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.list_data_dir(str(loop))
+    assert str(info.value) == (
+        '--data_dir %s is a loop of symbolic links (%s -> %s): point the link at the folder, '
+        'or give the folder of %s' % (loop, loop, loop, dataset_info._EXPECTED))
+    os.symlink('b', str(tmp_path / 'a'))
+    os.symlink('a', str(tmp_path / 'b'))
+    assert dataset_info.missing_link_target(str(tmp_path / 'a')) == (
+        'a loop of symbolic links (%s -> %s -> %s)' % (tmp_path / 'a', tmp_path / 'b',
+                                                       tmp_path / 'a'))
+    assert dataset_info.link_loop(str(tmp_path)) is None
+
+
 def test_dangling_links_are_named_with_their_targets(tmp_path):
     """Through a chain of links the missing end is named; several are counted (issue 41.2);
     a CIFAR-10 batch that is a dangling link is refused the same way."""

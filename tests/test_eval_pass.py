@@ -181,7 +181,9 @@ def test_accuracy_at_5_by_definition_is_said_once_in_the_header(classes, said, t
     out = run_command(*('--%s=%s' % item for item in flags.items())).stdout
     lines = out.splitlines()
     eval_line = next(i for i, line in enumerate(lines) if line.startswith('Eval:'))
-    assert lines[eval_line].endswith('per evaluation during training; from synthetic')
+    # Before: '16 synthetic examples ...; from synthetic'.
+    assert lines[eval_line].endswith(' synthetic examples in 2 batches of 4 (4 per device x 1 '
+                                     'device), per evaluation during training'), lines[eval_line]
     definition = ('             Accuracy @ 5 is 1 by definition here: the model has %d classes, '
                   'all of them in its top 5' % classes)
     assert [line for line in lines if 'by definition' in line] == ([definition] if said else [])

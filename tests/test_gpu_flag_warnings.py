@@ -54,7 +54,7 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
                      for n in original_flags.GPU_ONLY_FLAGS if n in unread]
     assert usage.planned_gpus(make_params(**flags), 0) == 1
     # The same flags without a plan of a GPU: a run on the CPU.
-    assert warned(**unread)[0] == '--gpu_thread_mode ' + CPU_TEXT
+    assert warned(**unread)[0] == '--gpu_thread_mode=gpu_shared ' + CPU_TEXT
 
 
 def test_notf32_on_a_cpu_run_warns_as_the_other_gpu_flags():

@@ -317,7 +317,7 @@ def test_the_probe_measures_both_forms_and_is_recorded(tmp_path, capsys):
     got, _ = kernel_speed.choice_factors(['a', 'd'], (2, 1), lambda items, *_: {
         i: (0.1, 0.0) for i in items}, refresh=True, **busy)
     assert got == {'a': (0.5, 0.05)}
-    assert 'not kept: other processes used 1.50 of 2 cores (75%' in capsys.readouterr().err
+    assert 'not kept, other processes used 1.50 of 2 cores (75%' in capsys.readouterr().err
 
 
 def test_the_header_names_the_measured_choices(monkeypatch, calibration_record):

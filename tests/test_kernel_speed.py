@@ -129,6 +129,7 @@ def probe_cache(tmp_path, monkeypatch):
     """(probe(dtype, threads, **kw) on a record in tmp_path with a counting fake measure and
     a quiet host, the calls it measured); a fresh process's memo."""
     monkeypatch.setattr(kernel_speed, '_MEMO', {})
+    monkeypatch.setattr(kernel_speed, '_BUSY', {})
     calls = []
 
     def fake_measure(dtype_name, intra, inter):
@@ -198,7 +199,7 @@ def test_a_busy_probe_is_not_kept_and_the_last_quiet_one_is_used(probe_cache, tm
     record = calibration.load_record(str(tmp_path / 'calibration.json'))
     assert [k.split('|')[0] for k in record] == ['busy']  # only the busy try's note
     assert capsys.readouterr().err == (
-        'warning: reduced-precision kernel factors measured now is not kept: other processes '
+        'warning: reduced-precision kernel factors measured now: not kept, other processes '
         'used 1.90 of 2 cores (95%, more than 25%); no quiet calibration: run '
         '`tf_cnn_benchmarks --calibrate` on a quiet host\n')
     kernel_speed._MEMO.clear()
@@ -252,3 +253,68 @@ def test_a_cached_header_says_when_and_a_forward_only_one_has_no_gradient_text(c
                                            gradients=False)
     assert emulated.endswith('bfloat16 kernels measured here (time vs float32): conv 0.60x, '
                              'matmul 0.90x')
+
+
+@pytest.mark.parametrize('flags, measured, use, faster', [
+    ({'avx512_fp16', 'amx_bf16'}, SLOW_MATMUL, 'fp16', '--use_bf16 (this CPU has amx_bf16)'),
+    ({'avx512_fp16'}, SLOW_MATMUL, 'fp16', 'float32 (drop --use_fp16)'),
+    ({'avx512_fp16', 'avx512_bf16'}, None, 'fp16', '--use_bf16 (this CPU has avx512_bf16)'),
+    ({'avx512_fp16'}, None, 'fp16', 'float32 (drop --use_fp16)'),
+    ({'avx512_bf16'}, None, 'fp16', '--use_bf16 (this CPU has avx512_bf16)'),  # emulated
+    (set(), None, 'fp16', 'float32 (drop --use_fp16)'),
+    (set(), None, 'bf16', 'float32 (drop --use_bf16)'),
+])
+def test_every_cpu_precision_warning_names_the_faster_choice_of_this_cpu(
+        cpu, capsys, flags, measured, use, faster):
+    # Before: an unmeasured float16 warning named no faster choice (float16 lenet ran 10.5
+    # images/sec, bfloat16 1211 on a Xeon with AMX_BF16), a measured one said "or --use_bf16
+    # where the CPU has avx512_bf16/amx_bf16" whatever this CPU's flags.
+    cpu(flags, measured)
+    benchmark_cnn.BenchmarkCNN(helpers.tiny_params(**{'use_' + use: True}), gpus=0).info_lines()
+    warnings = [x for x in capsys.readouterr().err.splitlines() if x.startswith('warning: --use')]
+    assert len(warnings) == 1 and warnings[0].endswith('the faster choice: %s' % faster), warnings
+    assert 'where the CPU has' not in warnings[0]
+
+
+def test_a_busy_probe_far_beyond_what_load_explains_is_said_not_unmeasured(tmp_path,
+                                                                           monkeypatch):
+    # Before: `--calibrate --use_fp16` on a busy host measured the float16 matmul 491x, then
+    # said "float16 kernels unmeasured here". Below BEYOND_LOAD_FACTOR a busy factor says
+    # nothing (load slows both dtypes' kernels, timed in turn, alike).
+    monkeypatch.setattr(kernel_speed, '_MEMO', {})
+    monkeypatch.setattr(kernel_speed, '_BUSY', {})
+
+    def busy_probe(got, dtype=tf.float16):
+        return kernel_speed.probe(dtype, (2, 1), path=str(tmp_path / 'c.json'), refresh=True,
+                                  measure_fn=lambda *a: (got, 0.1), cpu_model='Test CPU',
+                                  tf_version='2.21.0', meter=helpers.FakeMeter(1.9))
+    assert busy_probe(dict(FAST, matmul=491.0, conv_gradients=157.0, conv=1.7)) is None
+    assert kernel_speed.busy_far_slower(tf.float16) == {'matmul': 491.0, 'conv_gradients': 157.0}
+    native, text = precision.native_support(tf.float16, 'cpu', flags={'avx512_fp16'})
+    assert not native and text == ('CPU has avx512_fp16; float16 on a busy host (not kept): '
+                                   'matmul 491x, conv grad 157x float32\'s time')
+    assert kernel_speed.busy_far_slower(tf.bfloat16) == {}
+    kernel_speed._MEMO.clear()
+    assert busy_probe(dict(FAST, matmul=3.0)) is None
+    assert kernel_speed.busy_far_slower(tf.float16) == {}
+    assert 'unmeasured here' in precision.native_support(tf.float16, 'cpu',
+                                                         flags={'avx512_fp16'})[1]
+
+
+def test_the_docs_quote_the_warnings_as_printed(cpu, capsys):
+    # Before: the docs said a cached factor shows `measured <UTC time>, cached`; the warning
+    # says `(calibrated 2026-01-01 00:00 UTC)`.
+    import os
+    import re
+
+    import checkout
+    with open(os.path.join(checkout.REPO, 'docs', 'speed-and-precision.md')) as f:
+        page = ' '.join(f.read().split())
+    cpu({'avx512_fp16', 'avx512_bf16', 'amx_bf16'}, SLOW_MATMUL, measured_now=False)
+    benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True), gpus=0).info_lines()
+    err = capsys.readouterr().err
+    assert re.search(r'\(calibrated \d{4}-\d\d-\d\d \d\d:\d\d UTC\); the faster choice', err)
+    assert 'a factor read from the record says `(calibrated <UTC time>)`' in page
+    assert 'cached`' not in page
+    quoted = re.search(r'`(warning: --use_fp16: float16 matmuls [^`]*)`', page).group(1)
+    assert quoted.replace('(measured now)', '(calibrated 2026-01-01 00:00 UTC)') in err

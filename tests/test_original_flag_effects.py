@@ -100,9 +100,10 @@ def test_ml_perf_with_eval_warns():
 def test_gpu_flags_warn_with_device_cpu():
     lines = ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
                                              allow_growth=False))
-    assert lines == ['--%s has no effect with --device=cpu (it sets GPU options); use '
-                     '--num_intra_threads/--num_inter_threads for the CPU' % name
-                     for name in ('gpu_thread_mode', 'allow_growth')]
+    # Named as written: --noallow_growth (it said --allow_growth), with a value as given.
+    assert lines == ['%s has no effect with --device=cpu (it sets GPU options); use '
+                     '--num_intra_threads/--num_inter_threads for the CPU' % flag
+                     for flag in ('--gpu_thread_mode=gpu_shared', '--noallow_growth')]
     assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
 
 
@@ -111,12 +112,12 @@ def test_gpu_flags_warn_by_how_the_run_came_to_the_cpu():
     # No --device given and no GPU visible: the CPU was chosen for the user.
     chosen = ineffective_flags.messages(tiny_params(device=None, per_gpu_thread_count=2),
                                         visible_gpus=0)
-    assert chosen == ['--per_gpu_thread_count has no effect on the CPU, where this run is '
+    assert chosen == ['--per_gpu_thread_count=2 has no effect on the CPU, where this run is '
                       'because no GPU is visible (it sets GPU options); use '
                       '--num_intra_threads/--num_inter_threads for the CPU']
     asked = ineffective_flags.messages(tiny_params(device='cpu', per_gpu_thread_count=2),
                                        visible_gpus=0)
-    assert asked == ['--per_gpu_thread_count has no effect with --device=cpu (it sets GPU '
+    assert asked == ['--per_gpu_thread_count=2 has no effect with --device=cpu (it sets GPU '
                      'options); use --num_intra_threads/--num_inter_threads for the CPU']
 
 

@@ -220,7 +220,8 @@ def test_a_peak_taken_beside_a_burner_is_not_kept(tmp_path, capsys):
     assert busy == quiet._replace(measured_now=False, measure_secs=busy.measure_secs)
     assert cpu_peak.flops_per_sec(cpu_peak.cpu_peak('float32', 2, **kw)) == 2e11
     err = capsys.readouterr().err
-    assert 'CPU peak measured now is not kept: other processes used 1.80 of 2 cores (90%' in err
+    assert ('CPU peak (float32) measured now: not kept, other processes used 1.80 of 2 cores '
+            '(90%') in err
 
 
 def test_a_peak_that_cannot_be_kept_names_the_unwritable_record(tmp_path, capsys,
@@ -245,12 +246,12 @@ def test_a_peak_that_cannot_be_kept_names_the_unwritable_record(tmp_path, capsys
     busy = cpu_peak.cpu_peak('float32', 2, meter=helpers.FakeMeter(1.8), **kw)
     assert busy is None
     assert capsys.readouterr().err == (
-        'warning: CPU peak measured now is not kept: %s; and other processes used 1.80 of 2 '
-        'cores (90%%, more than 25%%); no quiet calibration\n' % unwritable)
+        'warning: CPU peak (float32) measured now: not kept, %s; and other processes used 1.80 '
+        'of 2 cores (90%%, more than 25%%); no quiet calibration\n' % unwritable)
     quiet = cpu_peak.cpu_peak('float32', 2, meter=helpers.FakeMeter(0.0), **kw)
     assert quiet.measured_now and cpu_peak.flops_per_sec(quiet) == 2e11  # this run uses it
     assert capsys.readouterr().err == (
-        'warning: CPU peak measured now is used by this run but not kept: %s\n' % unwritable)
+        'warning: CPU peak (float32) measured now: used by this run, not kept: %s\n' % unwritable)
     assert os.listdir(tmp_path) == []
 
 
@@ -485,3 +486,21 @@ def test_eval_reports_flops_utilisation_memory_and_latency_of_the_last_evaluatio
                       'batches')
     assert keys['utilisation']['fraction_of_peak'] == pytest.approx(0.1)
     assert utilisation.eval_figures(plan, None) == {}
+
+
+def test_a_mixed_runs_two_busy_peaks_name_their_dtype(tmp_path, capsys, monkeypatch):
+    # Before: a float16 run (a float16 and a float32 peak) printed `CPU peak not measured: its
+    # try at ... was on a busy host ...` twice, word for word.
+    from tf_cnn_benchmarks.hardware import calibration
+    kw = dict(cpu_model='c', tf_version='v', path=str(tmp_path / 'calibration.json'),
+              measure_fn=lambda d, t: ({'flops_per_sec': 2e11, 'kernel': 'matmul'}, 0.01),
+              meter=helpers.FakeMeter(1.8))
+    for _ in range(2):  # a busy try, then within ten minutes of it
+        assert [cpu_peak.cpu_peak(d, 2, **kw) for d in ('float16', 'float32')] == [None, None]
+    err = capsys.readouterr().err.splitlines()
+    assert [x[:48] for x in err] == [
+        'warning: CPU peak (float16) measured now: not ke',
+        'warning: CPU peak (float32) measured now: not ke',
+        'warning: CPU peak (float16) not measured: its tr',
+        'warning: CPU peak (float32) not measured: its tr'], err
+    assert calibration.BUSY_RETRY_SECS == 600
