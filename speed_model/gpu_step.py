@@ -87,9 +87,8 @@ MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
     ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
     ('V100 16GB', 'tensor'): 0.90, ('V100 32GB', 'tensor'): 0.90,
-    ('V100 PCIe 16GB', 'tensor'): 0.90,
-    ('V100S PCIe 32GB', 'cuda'): 0.94, ('V100S PCIe 32GB', 'tensor'): 0.90,
-    ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
+    ('V100 PCIe 16GB', 'tensor'): 0.90, ('V100S PCIe 32GB', 'tensor'): 0.90,
+    ('V100S PCIe 32GB', 'cuda'): 0.94, ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
     ('T4', 'cuda'): 0.58, ('T4', 'tensor'): 0.72,
     ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
     ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
@@ -123,9 +122,8 @@ MEASURED_CONV = {
     ('P100', 'cuda'): 0.57, ('P100 SXM2', 'cuda'): 0.57,
     ('V100 16GB', 'cuda'): 0.61, ('V100 32GB', 'cuda'): 0.61, ('V100 PCIe 16GB', 'cuda'): 0.61,
     ('V100 16GB', 'tensor'): 0.45, ('V100 32GB', 'tensor'): 0.45,
-    ('V100 PCIe 16GB', 'tensor'): 0.45,
-    ('V100S PCIe 32GB', 'cuda'): 0.61, ('V100S PCIe 32GB', 'tensor'): 0.45,
-    ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
+    ('V100 PCIe 16GB', 'tensor'): 0.45, ('V100S PCIe 32GB', 'tensor'): 0.45,
+    ('V100S PCIe 32GB', 'cuda'): 0.61, ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
     ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
 }
 #: A GPU with a measured GEMM share but no convolution measurement: its GEMM share times the
@@ -147,8 +145,7 @@ CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.37}
 #: direct share is not measured there: the unit's MEASURED_CONV / CONV_EFFICIENCY is taken.
 MEASURED_CONV_3X3 = {
     ('V100 16GB', 'tensor'): 0.62, ('V100 32GB', 'tensor'): 0.62,
-    ('V100 PCIe 16GB', 'tensor'): 0.62, ('V100S PCIe 32GB', 'tensor'): 0.62,
-    ('T4', 'tensor'): 0.56,
+    ('V100 PCIe 16GB', 'tensor'): 0.62, ('V100S PCIe 32GB', 'tensor'): 0.62, ('T4', 'tensor'): 0.56,
 }
 #: A GPU with a measured tensor-core GEMM share: that share x the measured 3 x 3 / GEMM
 #: ratios' median (V100 0.69, T4 0.78: 0.73), as CONV_TO_GEMM; elsewhere on tensor cores the
