@@ -31,10 +31,20 @@ def _entries(folder: str) -> list[os.DirEntry]:
         return []
 
 
+def _is(entry: os.DirEntry, kind: str) -> bool:
+    """entry.is_dir() or entry.is_file() (`kind` 'dir' or 'file'); False where the answer is an
+    OSError (a loop of symbolic links raises ELOOP, an unreadable target EACCES): the hint
+    looks past such an entry, the dataset check names it."""
+    try:
+        return entry.is_dir() if kind == 'dir' else entry.is_file()
+    except OSError:
+        return False
+
+
 def _an_image(folder: str) -> str | None:
     """The name of an image file among the first entries of `folder`, or None."""
     for entry in _entries(folder):
-        if entry.name.lower().endswith(IMAGE_EXTENSIONS) and entry.is_file():
+        if entry.name.lower().endswith(IMAGE_EXTENSIONS) and _is(entry, 'file'):
             return entry.name
     return None
 
@@ -42,7 +52,7 @@ def _an_image(folder: str) -> str | None:
 def _class_folder_image(folder: str) -> str | None:
     """'n01440764/x.JPEG' when one of the first sub-folders of `folder` holds images, or None."""
     for entry in _entries(folder):
-        if entry.is_dir():
+        if _is(entry, 'dir'):
             image = _an_image(entry.path)
             if image:
                 return '%s/%s' % (entry.name, image)
@@ -66,7 +76,7 @@ def converter_hint(data_dir: str) -> str:
     split = '; the converter splits --validation_fraction of each class off for validation'
     # ImageNet's download first: its val/ of loose images would pass for a class folder.
     for entry in sorted(_entries(folder), key=lambda e: e.name != 'train'):  # train/ first
-        if entry.is_dir():
+        if _is(entry, 'dir'):
             example = _class_folder_image(entry.path)
             if example:
                 return ('; it holds images in class folders (%s/%s), not TFRecord shards: '

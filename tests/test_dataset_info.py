@@ -320,6 +320,20 @@ def test_a_loop_of_symbolic_links_is_called_a_loop(tmp_path):
     assert dataset_info.link_loop(str(tmp_path)) is None
 
 
+def test_a_loop_inside_a_folder_without_a_dataset_is_listed_not_a_traceback(tmp_path):
+    # Before: the converter hint's DirEntry.is_dir() raised OSError (ELOOP): a traceback.
+    folder = tmp_path / 'x'
+    folder.mkdir()
+    os.symlink('loop', str(folder / 'loop'))
+    os.symlink('q', str(folder / 'p'))
+    os.symlink('p', str(folder / 'q'))
+    (folder / 'notes.txt').write_text('')
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.infer_dataset_name(str(folder))
+    assert str(info.value).startswith('no dataset files in --data_dir %s' % folder)
+    assert 'loop' in str(info.value) and '\n' not in str(info.value)
+
+
 def test_dangling_links_are_named_with_their_targets(tmp_path):
     """Through a chain of links the missing end is named; several are counted (issue 41.2);
     a CIFAR-10 batch that is a dangling link is refused the same way."""
