@@ -503,3 +503,24 @@ def test_stray_files_are_skipped_with_one_warning_naming_them_all(tmp_path):
                          num_validation_shards=1, validation_fraction=0.0, seed=0,
                          progress=False, warn=warnings.append)
     assert warnings[0] == 'skipped 1 file that is not an image: %s' % (src / 'a' / 'notes.txt')
+
+
+def test_broken_symbolic_links_are_skipped_with_one_warning_naming_them(tmp_path):
+    # Before: a dangling or looping link was left out of the counts without a word.
+    src = tmp_path / 'in'
+    for cls in ('cat', 'dog'):
+        (src / cls).mkdir(parents=True)
+        Image.new('RGB', (4, 4)).save(src / cls / '0.png')
+    os.symlink(str(tmp_path / 'nonexistent.jpg'), str(src / 'dog' / 'dangling.jpg'))
+    os.symlink('x', str(src / 'cat' / 'x.jpg'))
+    os.symlink('x.jpg', str(src / 'cat' / 'x'))
+    os.symlink('loop', str(src / 'loop'))
+    warnings = []
+    result = convert_tool.convert(str(src), str(tmp_path / 'out'), num_train_shards=1,
+                                  num_validation_shards=1, validation_fraction=0.0, seed=0,
+                                  progress=False, warn=warnings.append)
+    assert result['num_train'] == 2
+    assert warnings[0] == 'skipped 4 symbolic links whose target is missing or loops: %s' % (
+        ', '.join(str(p) for p in (src / 'loop', src / 'cat' / 'x', src / 'cat' / 'x.jpg',
+                                   src / 'dog' / 'dangling.jpg')))
+    assert not any('symbolic' in w for w in warnings[1:])  # one warning

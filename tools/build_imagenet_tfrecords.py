@@ -109,11 +109,19 @@ def _is_image(path: str) -> bool:
         return False
 
 
+def _broken_links(folder: str) -> list[str]:
+    """The paths in `folder` (not hidden) that are links to a missing target or a loop."""
+    return sorted(path for path in (os.path.join(folder, f) for f in os.listdir(folder)
+                                    if not f.startswith('.'))
+                  if os.path.islink(path) and not os.path.exists(path))
+
+
 def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
     """Returns [(synset, [image paths sorted])] for the sub-folders of input_dir, sorted.
 
     Files that are not images (`notes.txt`, `Thumbs.db`: neither an image extension nor bytes
-    Pillow recognises) are skipped, with one warning naming them all.
+    Pillow recognises) are skipped, with one warning naming them all; so are symbolic links
+    whose target is missing or loops (one warning naming them).
 
     Raises:
       FlagValueError: the folder is missing (or a file), or has no class sub-folders.
@@ -123,10 +131,12 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
         raise FlagValueError('--input_dir=%s is not a directory; give the folder of class '
                              'sub-folders of images (input_dir/<class>/<image>)' % input_dir)
     classes, stray = [], []
+    broken = _broken_links(input_dir)
     for name in sorted(os.listdir(input_dir)):
         folder = os.path.join(input_dir, name)
         if name.startswith('.') or not os.path.isdir(folder):
             continue
+        broken += _broken_links(folder)
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
                        if not f.startswith('.') and os.path.isfile(os.path.join(folder, f)))
         images = [f for f in files if _is_image(f)]
@@ -139,6 +149,10 @@ def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
     if stray:
         warn('skipped %s: %s' % ('%d files that are not images' % len(stray) if len(stray) > 1
                                  else '1 file that is not an image', ', '.join(stray)))
+    if broken:
+        warn('skipped %s whose target is missing or loops: %s' % (
+            '%d symbolic links' % len(broken) if len(broken) > 1 else '1 symbolic link',
+            ', '.join(broken)))
     if not classes:
         raise FlagValueError('--input_dir=%s has no class sub-folders; give the folder that '
                              'holds them (input_dir/<class>/<image>)' % input_dir)
