@@ -50,7 +50,9 @@ GONE_AFTER_SECS = 5.0
 MISMATCH_SEEN_SECS = 10.0
 #: TensorFlow's words when another process took this task's role on a peer (its session there
 #: was dropped, or its devices' incarnations differ).
-DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarnation')
+DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarnation',
+                         # a step of the dropped session still running on the twin's task:
+                         'CANCELLED: From /job:worker/replica:0/task:0')
 #: After a lost connection, seconds to probe for the peer that went away before blaming none.
 PEER_GONE_PROBE_SECS = 2.0
 
