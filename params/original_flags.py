@@ -3,8 +3,9 @@
 Every flag of the original command is a flag here (tests/data/original_flags.json lists them;
 tests/test_original_flags.py walks that list). Those of this module either work (the GPU thread
 pools and memory options, graph-rewriter settings, --eval_dir, --loss_type_to_report, ...; the
-code that uses each names it), or are accepted with one `warning:` line (`ineffective`) saying
-why the flag has no effect with TensorFlow 2.21 in this project and what to use instead.
+code that uses each names it), or are accepted with one `warning:` line saying why the flag has
+no effect with TensorFlow 2.21 in this project and what to use instead (`NO_EFFECT`; the check
+that prints it is preflight/ineffective_flags.py's, with the other flags without effect).
 `--variable_update=horovod` is refused with its own line (`HOROVOD_MESSAGE`).
 
 Loads no TensorFlow: the rules run before the command imports it.
@@ -90,7 +91,7 @@ _ROWS = (
      'pip install -e \'.[mlperf]\').', None),
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
      'lines.', None),
-    # --- Accepted, with one warning line when set (see _NO_EFFECT).
+    # --- Accepted, with one warning line when set (see NO_EFFECT).
     ('boolean', 'compute_lr_on_cpu', False, 'No effect here: the learning rate is always '
      'computed on the CPU.', None),
     ('boolean', 'collect_eval_results_async', False, 'SSD only in the original; no effect here.',
@@ -125,8 +126,9 @@ _ROWS = (
     ('integer', 'trt_max_workspace_size_bytes', 4 << 30, 'No effect here: no TensorRT.', 0),
 )
 
-# Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text).
-_NO_EFFECT = {
+# Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text;
+# preflight/ineffective_flags.original_flag_messages says it for a flag away from its default).
+NO_EFFECT = {
     'compute_lr_on_cpu': 'here: the learning rate is always computed on the CPU, beside the '
     'global step (also with GPU towers); nothing to use instead',
     'collect_eval_results_async': 'on TensorFlow 2.21 here: the original used it for its SSD '
@@ -179,13 +181,13 @@ _NO_EFFECT = {
 
 
 # Flags that act on GPUs only (runtime/gpu_settings.py): this module's, and the main table's
-# --notf32 (params/__init__.py; NVIDIA_TF32_OVERRIDE=0), whose default is in _GPU_ONLY_DEFAULTS.
+# --notf32 (params/__init__.py; NVIDIA_TF32_OVERRIDE=0). preflight/ineffective_flags.py warns
+# about those set (away from GPU_ONLY_DEFAULTS) where they do nothing.
 GPU_ONLY_FLAGS = (
     'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
     'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
     'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
     'batchnorm_persistent', 'autotune_threshold', 'notf32')
-_GPU_ONLY_DEFAULTS = {'notf32': False}
 
 # The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
 IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
@@ -213,7 +215,10 @@ def specs(make_spec) -> tuple:
 
 
 DEFAULTS = {row[1]: row[2] for row in _ROWS}
-NO_EFFECT_FLAGS = tuple(_NO_EFFECT)
+NO_EFFECT_FLAGS = tuple(NO_EFFECT)
+#: Each GPU_ONLY_FLAGS flag's default, in that order (--notf32's is the main table's: False).
+GPU_ONLY_DEFAULTS = {name: False if name == 'notf32' else DEFAULTS[name]
+                     for name in GPU_ONLY_FLAGS}
 
 
 def problem(p) -> str | None:
@@ -245,63 +250,6 @@ def problem(p) -> str | None:
         return ('--eval_during_training_at_specified_epochs takes epoch numbers >= 0, e.g. '
                 '"1,2.5,10". Received: %r' % bad[0])
     return None
-
-
-def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
-    """One message per GPU-only flag set to a value other than its default, for a run on the
-    CPU.
-
-    Args:
-      p: the Params as given.
-      where: how the run came to be on the CPU, as the message says it: 'with --device=cpu'
-        when the user asked for it, 'on the CPU, where this run is because no GPU is
-        visible' when it was resolved so.
-    """
-    return ['%s has no effect %s (it sets GPU options); use '
-            '--num_intra_threads/--num_inter_threads for the CPU' % (as_set(p, name), where)
-            for name in gpu_only_set(p)]
-
-
-def as_set(p, name: str) -> str:
-    """The flag `name` as its value in `p` is written: '--nowinograd_nonfused' for a boolean
-    set false, '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
-    value = getattr(p, name)
-    if isinstance(value, bool):
-        return '--%s%s' % ('' if value else 'no', name)
-    return '--%s=%s' % (name, value)
-
-
-def gpu_only_set(p) -> list[str]:
-    """The GPU_ONLY_FLAGS of `p` at another value than their default, in that order."""
-    return [name for name in GPU_ONLY_FLAGS
-            if getattr(p, name) != _GPU_ONLY_DEFAULTS.get(name, DEFAULTS.get(name))]
-
-
-def ineffective(p) -> list[str]:
-    """One message per flag of `_NO_EFFECT` set to a value other than its default.
-
-    Returns:
-      Messages '--NAME has no effect ...: why; what to use instead', in this module's order
-      (preflight/ineffective_flags.ignored_flags adds them to its own).
-    """
-    out = ['--%s has no effect %s' % (name, why) for name, why in _NO_EFFECT.items()
-           if getattr(p, name) != DEFAULTS[name]]
-    if ml_perf_wanted(p) and p.eval:
-        out.append('--ml_perf has no effect with --eval: the MLPerf lines cover training and '
-                   'forward-only runs; use --eval_during_training_* in a training run for '
-                   'eval_accuracy lines')
-    if p.device == 'cpu':
-        out.extend(gpu_only_on_cpu(p))
-    if p.resnet_base_lr is not None:
-        if not IMAGENET_RESNET.match(p.model):
-            out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '
-                       'learning rate of the ImageNet ResNets (resnet50, resnet101, resnet152 '
-                       'and their _v1.5/_v2); use --init_learning_rate' % p.model)
-        elif p.init_learning_rate is not None or p.piecewise_learning_rate_schedule:
-            out.append('--resnet_base_lr has no effect with --init_learning_rate or '
-                       '--piecewise_learning_rate_schedule (they replace the model\'s default '
-                       'rate); use one of them')
-    return out
 
 
 def ml_perf_wanted(p) -> bool:

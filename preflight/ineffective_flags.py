@@ -4,7 +4,9 @@ silently ignored.
 
     ignored_flags(p, dataset, given)   the rules of the modes (forward-only, eval, synthetic
                                        data, one host, ...) and the original's flags that do
-                                       nothing here
+                                       nothing here (`original_flag_messages`: the check of
+                                       params/original_flags.py's tables, which hold the
+                                       flags and say why)
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
                                        or in a plan of a GPU that is not here, ...)
     planned_gpu(p, visible_gpus)       the GPU a --dry_run or --plan_scaling plans where none
@@ -174,8 +176,7 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     if not p.forward_only and not p.eval:
         out.extend(_below_the_floor(p))
     # The original's flags that do nothing here, where no mode's rule said so already.
-    out.extend(m for m in original_flags.ineffective(p)
-               if m.split(' ', 1)[0][2:] not in covered)
+    out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)
     return list(dict.fromkeys(out))
 
 
@@ -200,6 +201,67 @@ def _below_the_floor(p) -> list[str]:
                                          max(rates), p.minimum_learning_rate)]
 
 
+def original_flag_messages(p) -> list[str]:
+    """One message per flag of the original's that has no effect in the run `p` describes
+    (params/original_flags.py holds them and says why): those of original_flags.NO_EFFECT set
+    to another value than their default, --ml_perf with --eval, the GPU-only flags with
+    --device=cpu (`gpu_only_on_cpu`) and --resnet_base_lr where it sets no model's rate.
+
+    Returns:
+      Messages '--NAME has no effect ...: why; what to use instead', in original_flags' order
+      (`ignored_flags` adds them to its own).
+    """
+    out = ['--%s has no effect %s' % (name, why) for name, why in original_flags.NO_EFFECT.items()
+           if getattr(p, name) != original_flags.DEFAULTS[name]]
+    if original_flags.ml_perf_wanted(p) and p.eval:
+        out.append('--ml_perf has no effect with --eval: the MLPerf lines cover training and '
+                   'forward-only runs; use --eval_during_training_* in a training run for '
+                   'eval_accuracy lines')
+    if p.device == 'cpu':
+        out.extend(gpu_only_on_cpu(p))
+    if p.resnet_base_lr is not None:
+        if not original_flags.IMAGENET_RESNET.match(p.model):
+            out.append('--resnet_base_lr has no effect with --model=%s: it sets the default '
+                       'learning rate of the ImageNet ResNets (resnet50, resnet101, resnet152 '
+                       'and their _v1.5/_v2); use --init_learning_rate' % p.model)
+        elif p.init_learning_rate is not None or p.piecewise_learning_rate_schedule:
+            out.append('--resnet_base_lr has no effect with --init_learning_rate or '
+                       '--piecewise_learning_rate_schedule (they replace the model\'s default '
+                       'rate); use one of them')
+    return out
+
+
+def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
+    """One message per GPU-only flag (original_flags.GPU_ONLY_FLAGS) set to another value than
+    its default, for a run on the CPU.
+
+    Args:
+      p: the Params as given.
+      where: how the run came to be on the CPU, as the message says it: 'with --device=cpu'
+        when the user asked for it, 'on the CPU, where this run is because no GPU is
+        visible' when it was resolved so.
+    """
+    return ['%s has no effect %s (it sets GPU options); use '
+            '--num_intra_threads/--num_inter_threads for the CPU' % (as_set(p, name), where)
+            for name in gpu_only_set(p)]
+
+
+def as_set(p, name: str) -> str:
+    """The flag `name` as its value in `p` is written: '--nowinograd_nonfused' for a boolean
+    set false, '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
+    value = getattr(p, name)
+    if isinstance(value, bool):
+        return '--%s%s' % ('' if value else 'no', name)
+    return '--%s=%s' % (name, value)
+
+
+def gpu_only_set(p) -> list[str]:
+    """The GPU-only flags of `p` at another value than their default
+    (original_flags.GPU_ONLY_DEFAULTS), in original_flags.GPU_ONLY_FLAGS' order."""
+    return [name for name, default in original_flags.GPU_ONLY_DEFAULTS.items()
+            if getattr(p, name) != default]
+
+
 def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()) -> list[str]:
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
     the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
@@ -216,15 +278,13 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     if planned is not None:  # a plan of a GPU that is not here: the flags it does not read
         out += planned_gpu_flags(p, planned)
     elif p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
-        out += original_flags.gpu_only_on_cpu(
+        out += gpu_only_on_cpu(
             p, 'on the CPU, where this run is because no GPU is visible')
     workers = len(p.worker_hosts) if p.job_name else 1
     if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1:
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
     return list(dict.fromkeys(out))
-
-
 
 
 def planned_gpu(p, visible_gpus: int):
@@ -262,7 +322,7 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run'
     dtype = 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
     out = []
-    for name in original_flags.gpu_only_set(p):
+    for name in gpu_only_set(p):
         why = _unplanned(name, p, gpu, dtype)
         if why:
             out.append('--%s does not change the %s plan of the %s: %s'
