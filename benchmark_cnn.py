@@ -143,36 +143,33 @@ class BenchmarkCNN:
           signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
           dir_hold.HeldError: --train_dir or --eval_dir is held by another run.
         """
-        # The command holds them already (cli.py); a library caller's run takes them here.
-        with dir_hold.hold_run_dirs(self.params):
-            return self._run()
-
-    def _run(self) -> dict:
         p = self.params
-        if self.server is not None:
-            self.server.start(self.plan.server_config)
-            if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
-                return self.server.serve()
-        self.precision_lines()  # its warnings, when the header was not printed
-        if p.eval:
-            return eval_runner.run_eval(self.plan, self.model, self.dataset, self.session_config,
-                                        wiring.eval_hooks(self.plan))
-        runner = phase_runner.PhaseRunner(self.make_hooks(), self.plan)
-        if p.forward_only and p.freeze_when_forward_only:
-            return self._run_frozen(runner)
-        cnn_util.log_fn('Generating %s model' % ('training' if self.plan.training else
-                                                 'forward-only'))
-        build_start = time.perf_counter()
-        info = self.build_graph()
-        build_secs = time.perf_counter() - build_start
-        self.memory = memory_check.check_before_run(  # stops a run that would not fit
-            self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
-        with info.graph.as_default(), self.create_session(info) as sess, \
-                data_errors.data_errors(files=info.pipeline.record_files,
-                                        skipped=info.pipeline.skipped):
-            cnn_util.log_fn('Initializing graph')
-            restored_step = self.initialize(sess, info, runner)
-            return self._run_loop(runner, sess, info, build_secs, restored_step)
+        # The command holds them already (cli.py); a library caller's run takes them here.
+        with dir_hold.hold_run_dirs(p):
+            if self.server is not None:
+                self.server.start(self.plan.server_config)
+                if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
+                    return self.server.serve()
+            self.precision_lines()  # its warnings, when the header was not printed
+            if p.eval:
+                return eval_runner.run_eval(self.plan, self.model, self.dataset,
+                                            self.session_config, wiring.eval_hooks(self.plan))
+            runner = phase_runner.PhaseRunner(self.make_hooks(), self.plan)
+            if p.forward_only and p.freeze_when_forward_only:
+                return self._run_frozen(runner)
+            cnn_util.log_fn('Generating %s model' % ('training' if self.plan.training else
+                                                     'forward-only'))
+            build_start = time.perf_counter()
+            info = self.build_graph()
+            build_secs = time.perf_counter() - build_start
+            self.memory = memory_check.check_before_run(  # stops a run that would not fit
+                self.plan, info.graph, _step_fetches(info), estimate_at=self._estimate_at)
+            with info.graph.as_default(), self.create_session(info) as sess, \
+                    data_errors.data_errors(files=info.pipeline.record_files,
+                                            skipped=info.pipeline.skipped):
+                cnn_util.log_fn('Initializing graph')
+                restored_step = self.initialize(sess, info, runner)
+                return self._run_loop(runner, sess, info, build_secs, restored_step)
 
     def make_bench(self, q, gpus: int) -> BenchmarkCNN:
         """This run with other Params `q` (another batch, device or cluster shape): its
@@ -243,11 +240,14 @@ class BenchmarkCNN:
         """
         runner = (hooks if isinstance(hooks, phase_runner.PhaseRunner)
                   else phase_runner.PhaseRunner(hooks, self.plan))
-        if self.server is not None:
+        if self.server is not None:  # its post_init primes the pipeline too
             return runner.initialize(sess, info, self._initialize_task, self.server.post_init)
-        return runner.initialize(
+        restored = runner.initialize(
             sess, info, functools.partial(checkpoints.initialize_or_restore, p=self.params),
-            _post_init)
+            checkpoints.post_init)
+        if info.pipeline.warmup_ops:  # primes the pipeline
+            sess.run(info.pipeline.warmup_ops)
+        return restored
 
     def _initialize_task(self, sess, info) -> int | None:
         return self.server.initialize_variables(sess, info, self.params,
@@ -285,13 +285,6 @@ def bench_factory(resolution: resolvers.Resolution, hooks=()):
         return BenchmarkCNN(q, gpus=gpus, hooks=hooks, checked=usage.CheckedRun(
             resolvers.Resolution(q, resolution.source, resolution.description)))
     return make_bench
-
-
-def _post_init(sess, info) -> None:
-    """The manager's post-init ops, then the pipeline's warm-up (a run on one host)."""
-    checkpoints.post_init(sess, info)
-    if info.pipeline.warmup_ops:
-        sess.run(info.pipeline.warmup_ops)
 
 
 def _step_fetches(info) -> list:

@@ -23,35 +23,39 @@ kernels the weight-decay term of total_loss covers. decay_loss: scalar float32, 
 (total_loss - base_loss; 0 without decay)."""
 
 
-def build_forward(model, images, labels, *, phase_train, num_classes, data_format, dtype,
-                  variable_dtype, weight_decay, single_l2_loss_op=False, options=None):
-    """Builds a tower's forward pass and loss in the current tower scope.
+def build_forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
+    """Builds a tower's forward pass and loss in the current tower scope, with the run plan's
+    classes, data format, dtypes and weight decay and the tower's `build_options`.
 
     Args:
-      model: a CNNModel.
-      images: [batch, h, w, 3] (NHWC) or [batch, 3, h, w] (NCHW) in `dtype`, values in [-1, 1].
+      plan: the run's run_plan.RunPlan. Its params' weight_decay is the factor of the L2
+        penalty 0.5 * sum(w^2) over the variables named 'weights' (kernels; biases and batch
+        norm are excluded); with single_l2_loss_op (--single_l2_loss_op) that penalty is one
+        L2 loss over all kernels concatenated instead of one per kernel (the same value up to
+        rounding).
+      model: the run's CNNModel.
+      images: [batch, h, w, 3] (NHWC) or [batch, 3, h, w] (NCHW) in the plan's compute dtype,
+        values in [-1, 1].
       labels: [batch] int32.
-      weight_decay: factor of the L2 penalty 0.5 * sum(w^2) over the variables named 'weights'
-        (kernels; biases and batch norm are excluded).
-      single_l2_loss_op: compute that penalty as one L2 loss over all kernels concatenated
-        (--single_l2_loss_op) instead of one per kernel; the same value up to rounding.
-      options: the models/fast_paths.BuildOptions of the network, or None (none of them).
+      phase_train: training-mode layers (batch norm, dropout) and the weight-decay term.
 
     Returns:
       TowerOutput.
     """
+    p, num_classes = plan.params, plan.num_classes
     net = model.build_network(images, phase_train=phase_train, num_classes=num_classes,
-                              data_format=data_format, dtype=dtype, variable_dtype=variable_dtype,
-                              options=options)
+                              data_format=plan.data_format, dtype=plan.compute_dtype,
+                              variable_dtype=plan.variable_dtype,
+                              options=build_options(plan, phase_train))
     base_loss = model.loss_function(net.logits, labels, net.aux_logits)
     total_loss, decay_loss = base_loss, tf.constant(0.0)
-    if weight_decay and phase_train and net.decay_tensors:
+    if p.weight_decay and phase_train and net.decay_tensors:
         decayed = [tf.cast(t, tf.float32) for t in net.decay_tensors]
-        if single_l2_loss_op:  # one L2 loss over every kernel, concatenated
+        if p.single_l2_loss_op:  # one L2 loss over every kernel, concatenated
             l2 = tf.nn.l2_loss(tf.concat([tf.reshape(t, [-1]) for t in decayed], 0))
         else:
             l2 = tf.add_n([tf.nn.l2_loss(t) for t in decayed])
-        decay_loss = weight_decay * l2
+        decay_loss = p.weight_decay * l2
         total_loss = base_loss + decay_loss
     top_1 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, 1), tf.float32))
     top_5 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(labels, net.logits, min(5, num_classes)),
@@ -75,23 +79,6 @@ def build_options(plan, phase_train: bool) -> fast_paths.BuildOptions:
         fold_batch_norm=precision.folds_batch_norm(dtype, device, phase_train), fold_once=once,
         float32_norm_and_pool=precision.float32_norm_and_pool(dtype, device),
         choose=choices.chooser(phase_train) if choices is not None else None)
-
-
-def forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
-    """`build_forward` with the run plan's values (classes, data format, dtypes, weight decay)
-    and the tower's `build_options`.
-
-    Args:
-      plan: the run's run_plan.RunPlan.
-      model: the run's CNNModel.
-      images, labels, phase_train: as for `build_forward`.
-    """
-    return build_forward(model, images, labels, phase_train=phase_train,
-                         num_classes=plan.num_classes, data_format=plan.data_format,
-                         dtype=plan.compute_dtype, variable_dtype=plan.variable_dtype,
-                         weight_decay=plan.params.weight_decay,
-                         single_l2_loss_op=plan.params.single_l2_loss_op,
-                         options=build_options(plan, phase_train))
 
 
 def build_gradients(total_loss, variables, *, num_towers, sources=None, loss_scale=1.0,

@@ -44,8 +44,8 @@ def build_towers(plan, model, batches, mgr, *, phase_train: bool,
               xla_jit.tower_scope(plan.params, i) if jit else contextlib.nullcontext(),
               precision.gradient_scope(plan.compute_dtype, plan.params.device,
                                        plan.threads)):
-            outputs.append(tower.forward(plan, model, batch.images, batch.labels,
-                                         phase_train=phase_train))
+            outputs.append(tower.build_forward(plan, model, batch.images, batch.labels,
+                                               phase_train=phase_train))
     return outputs
 
 
