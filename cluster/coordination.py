@@ -10,8 +10,9 @@ Coordination queues (FIFOQueues with shared names, so every task's graph refers 
 
 Besides, a shared table (not a queue: every worker reads every entry), `tfcnn_run_flags`, on
 every ps task (on every worker without ps): each worker -> all, its run-defining flags under its
-role and address (cluster/run_flags.py); and the stop mark, `tfcnn_stop` on the coordinator:
-chief -> other workers, what stopped its run early ('was interrupted (SIGINT)'). The done queues
+role and address, and each ps task -> its own table, its own (cluster/run_flags.py); and the
+stop mark, `tfcnn_stop` on the coordinator: chief -> other workers, what stopped its run early
+('was interrupted (SIGINT)'). The done queues
 and the run-flags table have no capacity, and nothing is fed into them (their elements are
 constants of the graph), so tasks started with other host lists still reach them, and the
 start-up check names the lists.
@@ -65,6 +66,24 @@ def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
         return tf1.FIFOQueue(-1, [tf.int32, tf.int32], shapes=[[], []],
                              shared_name='tfcnn_done_%s_%d' % (job, index),
                              name='done_queue_%s_%d' % (job, index))
+
+
+def run_flags_table_ops(task: tuple[str, int], key: int, value: bytes):
+    """(put, read) of the run-flags table on `task` (cluster/run_flags.py), in the default
+    graph: the op writing entry `key` (int64, run_flags.entry_id) with `value` (its
+    encode_entry), and the tensor of every value the table holds (string [entries]). A
+    worker's graph has one pair per table (`Coordination.run_flags_ops`); a ps task's serve
+    loop writes its own entry into its own table and reads it with them."""
+    with tf1.device(task_device(*task) + '/device:CPU:0'):
+        # int64 keys: TensorFlow has no string -> string MutableHashTable kernel.
+        table = tf.raw_ops.MutableHashTableV2(
+            shared_name='tfcnn_run_flags', use_node_name_sharing=False,
+            key_dtype=tf.int64, value_dtype=tf.string)
+        put = tf.raw_ops.LookupTableInsertV2(table_handle=table,
+                                             keys=tf.constant([key], tf.int64),
+                                             values=tf.constant([value]))
+        return put, tf.raw_ops.LookupTableExportV2(table_handle=table, Tkeys=tf.int64,
+                                                   Tvalues=tf.string)[1]
 
 
 class Coordination:
@@ -135,16 +154,9 @@ class Coordination:
         puts, reads = [], []
         with self._graph.as_default(), tf1.name_scope('cluster_run_flags'):
             for task in hosts:
-                with tf1.device(task_device(*task) + '/device:CPU:0'):
-                    # int64 keys: TensorFlow has no string -> string MutableHashTable kernel.
-                    table = tf.raw_ops.MutableHashTableV2(
-                        shared_name='tfcnn_run_flags', use_node_name_sharing=False,
-                        key_dtype=tf.int64, value_dtype=tf.string)
-                    puts.append(tf.raw_ops.LookupTableInsertV2(
-                        table_handle=table, keys=tf.constant([key], tf.int64),
-                        values=tf.constant([value])))
-                    reads.append(tf.raw_ops.LookupTableExportV2(
-                        table_handle=table, Tkeys=tf.int64, Tvalues=tf.string)[1])
+                put, read = run_flags_table_ops(task, key, value)
+                puts.append(put)
+                reads.append(read)
             return tf.group(*puts), reads
 
     def mark_stop(self, session, reason: str) -> None:
