@@ -30,12 +30,16 @@ reached) writes the stop mark, then closes the go queues of synchronous updates
 gets a closed-queue error, finds the mark (TaskServer.step_error) and stops cleanly: the step
 is not counted, its total block, `Stopped after N timed steps: the chief, worker 0 (...), was
 interrupted (SIGINT)`, its images/sec to the chief, its done token, exit status 0. Asynchronous
-workers wait for no token: they read the mark about once a second (`should_stop`). The chief
+workers wait for no token: they read the mark about once a second (`should_stop`). In
+collective_all_reduce a step waits in an all-reduce no queue can wake: a thread of each other
+worker reads the mark about once a second and cancels the step that waits for the chief
+(`ClusterStopHook._watch`). The chief
 then gathers every worker's figures as after a complete run and exits 130 (143 for SIGTERM).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import tensorflow as tf
@@ -228,6 +232,8 @@ class ClusterStopHook(run_hooks.RunHook):
         self._sess = None
         self._close = []
         self._next_read = 0.0
+        self._in_loop = threading.Event()  # set from `begin` to `after_timed`
+        self._seen = threading.Event()     # the watcher read the stop mark
 
     def _passes_on(self) -> bool:
         return self.cluster.job_name == 'worker' and self.cluster.num_workers > 1
@@ -238,10 +244,45 @@ class ClusterStopHook(run_hooks.RunHook):
         if self._passes_on() and self.cluster.is_chief and point is not None:
             with ctx.info.graph.as_default():
                 self._close = point.close_ops()
+        if (self._passes_on() and not self.cluster.is_chief
+                and self.cluster.mode == 'collective_all_reduce'
+                and hasattr(ctx.sess, 'cancel_in_flight')):
+            self._in_loop.set()
+            threading.Thread(target=self._watch, daemon=True, name='stop-watch').start()
+
+    def _watch(self) -> None:
+        """collective_all_reduce, another worker: no go queue wakes a step waiting in an
+        all-reduce the stopped chief will not join, so this thread reads the stop mark every
+        STOP_POLL_SECS while the loop runs; once found (`should_stop` then says so at once),
+        and the loop still runs STOP_POLL_SECS later (its step waits), it cancels the step
+        (runtime/traced_session.py `cancel_in_flight`: the step raises, TaskServer.step_error
+        finds the mark, the step is not counted) and the run ends as a stopped one. It used to
+        wait for the step's deadline, --startup_timeout_secs, by which time the chief had given
+        up waiting for its figures."""
+        while self._in_loop.is_set() and not self._seen.is_set():
+            if self.server.coordination.read_stop(self._sess) is not None:
+                self._seen.set()
+                break
+            time.sleep(STOP_POLL_SECS)
+        if self._seen.is_set():
+            time.sleep(STOP_POLL_SECS)
+            if self._in_loop.is_set():
+                self._sess.cancel_in_flight()
+
+    def after_timed(self):
+        self._in_loop.clear()
+
+    def after_loop(self, result):  # a run stopped in the warm-up has no after_timed
+        self._in_loop.clear()
+
+    def abort(self):
+        self._in_loop.clear()
 
     def should_stop(self):
         if not self._passes_on() or self.cluster.is_chief:
             return False
+        if self._seen.is_set():
+            return True
         now = time.monotonic()
         if now < self._next_read:
             return False
