@@ -232,7 +232,7 @@ class ClusterStopHook(run_hooks.RunHook):
         self._sess = None
         self._close = []
         self._next_read = 0.0
-        self._in_loop = threading.Event()  # set from `begin` to `after_timed`
+        self._ended = threading.Event()  # the loop ended (`after_timed`, `after_loop`)
         self._seen = threading.Event()     # the watcher read the stop mark
 
     def _passes_on(self) -> bool:
@@ -247,7 +247,6 @@ class ClusterStopHook(run_hooks.RunHook):
         if (self._passes_on() and not self.cluster.is_chief
                 and self.cluster.mode == 'collective_all_reduce'
                 and hasattr(ctx.sess, 'cancel_in_flight')):
-            self._in_loop.set()
             threading.Thread(target=self._watch, daemon=True, name='stop-watch').start()
 
     def _watch(self) -> None:
@@ -259,24 +258,24 @@ class ClusterStopHook(run_hooks.RunHook):
         finds the mark, the step is not counted) and the run ends as a stopped one. It used to
         wait for the step's deadline, --startup_timeout_secs, by which time the chief had given
         up waiting for its figures."""
-        while self._in_loop.is_set() and not self._seen.is_set():
-            if self.server.coordination.read_stop(self._sess) is not None:
-                self._seen.set()
-                break
-            time.sleep(STOP_POLL_SECS)
-        if self._seen.is_set():
-            time.sleep(STOP_POLL_SECS)
-            if self._in_loop.is_set():
-                self._sess.cancel_in_flight()
+        try:
+            while not self._ended.wait(STOP_POLL_SECS):
+                if self.server.coordination.read_stop(self._sess) is not None:
+                    self._seen.set()
+                    if not self._ended.wait(STOP_POLL_SECS):
+                        self._sess.cancel_in_flight()
+                    return
+        except Exception:  # the session closed under it: the run is over
+            return
 
     def after_timed(self):
-        self._in_loop.clear()
+        self._ended.set()
 
     def after_loop(self, result):  # a run stopped in the warm-up has no after_timed
-        self._in_loop.clear()
+        self._ended.set()
 
     def abort(self):
-        self._in_loop.clear()
+        self._ended.set()
 
     def should_stop(self):
         if not self._passes_on() or self.cluster.is_chief:
