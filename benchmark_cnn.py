@@ -149,7 +149,7 @@ class BenchmarkCNN:
             if self.server is not None:
                 self.server.start(self.plan.server_config)
                 if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
-                    return self.server.serve()
+                    return self.server.serve(run_flags.run_flag_values(self.plan))
             self.precision_lines()  # its warnings, when the header was not printed
             if p.eval:
                 return eval_runner.run_eval(self.plan, self.model, self.dataset,

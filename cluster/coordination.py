@@ -10,8 +10,9 @@ Coordination queues (FIFOQueues with shared names, so every task's graph refers 
 
 Besides, a shared table (not a queue: every worker reads every entry), `tfcnn_run_flags`, on
 every ps task (on every worker without ps): each worker -> all, its run-defining flags under its
-role and address (cluster/run_flags.py); and the stop mark, `tfcnn_stop` on the coordinator:
-chief -> other workers, what stopped its run early ('was interrupted (SIGINT)'). The done queues
+role and address, and each ps task -> its own table, its own (cluster/run_flags.py); and the
+stop mark, `tfcnn_stop` on the coordinator: chief -> other workers, what stopped its run early
+('was interrupted (SIGINT)'). The done queues
 and the run-flags table have no capacity, and nothing is fed into them (their elements are
 constants of the graph), so tasks started with other host lists still reach them, and the
 start-up check names the lists.
@@ -29,12 +30,16 @@ reached) writes the stop mark, then closes the go queues of synchronous updates
 gets a closed-queue error, finds the mark (TaskServer.step_error) and stops cleanly: the step
 is not counted, its total block, `Stopped after N timed steps: the chief, worker 0 (...), was
 interrupted (SIGINT)`, its images/sec to the chief, its done token, exit status 0. Asynchronous
-workers wait for no token: they read the mark about once a second (`should_stop`). The chief
+workers wait for no token: they read the mark about once a second (`should_stop`). In
+collective_all_reduce a step waits in an all-reduce no queue can wake: a thread of each other
+worker reads the mark about once a second and cancels the step that waits for the chief
+(`ClusterStopHook._watch`). The chief
 then gathers every worker's figures as after a complete run and exits 130 (143 for SIGTERM).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import tensorflow as tf
@@ -65,6 +70,24 @@ def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
         return tf1.FIFOQueue(-1, [tf.int32, tf.int32], shapes=[[], []],
                              shared_name='tfcnn_done_%s_%d' % (job, index),
                              name='done_queue_%s_%d' % (job, index))
+
+
+def run_flags_table_ops(task: tuple[str, int], key: int, value: bytes):
+    """(put, read) of the run-flags table on `task` (cluster/run_flags.py), in the default
+    graph: the op writing entry `key` (int64, run_flags.entry_id) with `value` (its
+    encode_entry), and the tensor of every value the table holds (string [entries]). A
+    worker's graph has one pair per table (`Coordination.run_flags_ops`); a ps task's serve
+    loop writes its own entry into its own table and reads it with them."""
+    with tf1.device(task_device(*task) + '/device:CPU:0'):
+        # int64 keys: TensorFlow has no string -> string MutableHashTable kernel.
+        table = tf.raw_ops.MutableHashTableV2(
+            shared_name='tfcnn_run_flags', use_node_name_sharing=False,
+            key_dtype=tf.int64, value_dtype=tf.string)
+        put = tf.raw_ops.LookupTableInsertV2(table_handle=table,
+                                             keys=tf.constant([key], tf.int64),
+                                             values=tf.constant([value]))
+        return put, tf.raw_ops.LookupTableExportV2(table_handle=table, Tkeys=tf.int64,
+                                                   Tvalues=tf.string)[1]
 
 
 class Coordination:
@@ -135,16 +158,9 @@ class Coordination:
         puts, reads = [], []
         with self._graph.as_default(), tf1.name_scope('cluster_run_flags'):
             for task in hosts:
-                with tf1.device(task_device(*task) + '/device:CPU:0'):
-                    # int64 keys: TensorFlow has no string -> string MutableHashTable kernel.
-                    table = tf.raw_ops.MutableHashTableV2(
-                        shared_name='tfcnn_run_flags', use_node_name_sharing=False,
-                        key_dtype=tf.int64, value_dtype=tf.string)
-                    puts.append(tf.raw_ops.LookupTableInsertV2(
-                        table_handle=table, keys=tf.constant([key], tf.int64),
-                        values=tf.constant([value])))
-                    reads.append(tf.raw_ops.LookupTableExportV2(
-                        table_handle=table, Tkeys=tf.int64, Tvalues=tf.string)[1])
+                put, read = run_flags_table_ops(task, key, value)
+                puts.append(put)
+                reads.append(read)
             return tf.group(*puts), reads
 
     def mark_stop(self, session, reason: str) -> None:
@@ -216,6 +232,8 @@ class ClusterStopHook(run_hooks.RunHook):
         self._sess = None
         self._close = []
         self._next_read = 0.0
+        self._ended = threading.Event()  # the loop ended (`after_timed`, `after_loop`)
+        self._seen = threading.Event()     # the watcher read the stop mark
 
     def _passes_on(self) -> bool:
         return self.cluster.job_name == 'worker' and self.cluster.num_workers > 1
@@ -226,10 +244,44 @@ class ClusterStopHook(run_hooks.RunHook):
         if self._passes_on() and self.cluster.is_chief and point is not None:
             with ctx.info.graph.as_default():
                 self._close = point.close_ops()
+        if (self._passes_on() and not self.cluster.is_chief
+                and self.cluster.mode == 'collective_all_reduce'
+                and hasattr(ctx.sess, 'cancel_in_flight')):
+            threading.Thread(target=self._watch, daemon=True, name='stop-watch').start()
+
+    def _watch(self) -> None:
+        """collective_all_reduce, another worker: no go queue wakes a step waiting in an
+        all-reduce the stopped chief will not join, so this thread reads the stop mark every
+        STOP_POLL_SECS while the loop runs; once found (`should_stop` then says so at once),
+        and the loop still runs STOP_POLL_SECS later (its step waits), it cancels the step
+        (runtime/traced_session.py `cancel_in_flight`: the step raises, TaskServer.step_error
+        finds the mark, the step is not counted) and the run ends as a stopped one. It used to
+        wait for the step's deadline, --startup_timeout_secs, by which time the chief had given
+        up waiting for its figures."""
+        try:
+            while not self._ended.wait(STOP_POLL_SECS):
+                if self.server.coordination.read_stop(self._sess) is not None:
+                    self._seen.set()
+                    if not self._ended.wait(STOP_POLL_SECS):
+                        self._sess.cancel_in_flight()
+                    return
+        except Exception:  # the session closed under it: the run is over
+            return
+
+    def after_timed(self):
+        self._ended.set()
+
+    def after_loop(self, result):  # a run stopped in the warm-up has no after_timed
+        self._ended.set()
+
+    def abort(self):
+        self._ended.set()
 
     def should_stop(self):
         if not self._passes_on() or self.cluster.is_chief:
             return False
+        if self._seen.is_set():
+            return True
         now = time.monotonic()
         if now < self._next_read:
             return False

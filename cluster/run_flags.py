@@ -14,7 +14,15 @@ At start-up every worker writes its values, under its role and address, to a sha
 on every ps task it knows (on every worker without ps: cluster/coordination.py
 `Coordination.run_flags_ops`), reads what the others wrote, and judges them the same way
 (`judge`): so a mismatch is the same one line on every task, naming the flags and both
-values (cluster/server.py `TaskServer.check_run_flags`). Nothing is fed into the table
+values (cluster/server.py `TaskServer.check_run_flags`).
+
+A ps task builds no graph: other flags there changed nothing it did, and a ps started with
+another --variable_update or --model served the chief's variables without a word. It writes
+its values into its own table as it starts to serve (`TaskServer.serve`); the workers wait for
+every ps task's entry too and compare it with the chief's on the flags that say which
+variables it holds and for which cluster (`PS_FLAGS`: not the steps, batch or learning rates,
+which a ps never reads). The chief then tells the ps it failed, and the ps, reading its own
+table, stops with the line too. Nothing is fed into the table
 (its key and value are constants of the graph), so a task whose host lists place it in
 another task's role can still write and read it.
 
@@ -39,6 +47,12 @@ RUN_DEFINING_FLAGS = ('model', 'num_classes', 'image_size', 'use_fp16', 'use_bf1
 FLAGS_NAMED = ('--model, --num_classes, --image_size, --use_fp16, --use_bf16, '
                '--variable_update, --batch_size, --num_batches (or --num_epochs), '
                '--num_warmup_batches, the learning-rate flags, --worker_hosts and --ps_hosts')
+#: The flags a ps task's values are compared on: which variables it holds (their names and
+#: shapes: the model, its classes and image size; their layout: --variable_update) and the
+#: cluster it serves.
+PS_FLAGS = ('model', 'num_classes', 'image_size', 'variable_update', 'worker_hosts', 'ps_hosts')
+PS_FLAGS_NAMED = ('--model, --num_classes, --image_size, --variable_update, --worker_hosts '
+                  'and --ps_hosts')
 
 
 def _text(value) -> str | None:
@@ -88,11 +102,13 @@ def _steps(value) -> str | None:
     return value.split(' ')[0] if isinstance(value, str) else value
 
 
-def differences(theirs: dict, chiefs: dict) -> list[tuple[str, object, object]]:
-    """[(flag, the task's value, the chief's value)] of the flags that differ, in
-    RUN_DEFINING_FLAGS order (a flag one side does not send counts as '?')."""
+def differences(theirs: dict, chiefs: dict, names=RUN_DEFINING_FLAGS
+                ) -> list[tuple[str, object, object]]:
+    """[(flag, the task's value, the chief's value)] of the flags `names` (a worker's:
+    RUN_DEFINING_FLAGS; a ps task's: PS_FLAGS) that differ, in their order (a flag one side
+    does not send counts as '?')."""
     diffs = []
-    for name in RUN_DEFINING_FLAGS:
+    for name in names:
         mine, chief = theirs.get(name, '?'), chiefs.get(name, '?')
         same = _steps(mine) == _steps(chief) if name == 'num_batches' else mine == chief
         if not same:
@@ -110,16 +126,18 @@ def _flag(name: str, value) -> str:
 
 def mismatch_line(task: str, chief: str, diffs: list[tuple[str, object, object]]) -> str:
     """'worker 1 (h:p) was started with --model=a, the chief, worker 0 (h:q), with
-    --model=b: ...' for the differences of `differences`.
+    --model=b: ...' for the differences of `differences`; a ps task's names PS_FLAGS.
 
     Args:
-      task: the mismatching task, described ('worker 1 (localhost:2223)').
+      task: the mismatching task, described ('worker 1 (localhost:2223)', 'ps 0 (...)').
       chief: the chief, described.
       diffs: non-empty, from `differences`.
     """
     flags = lambda side: ' and '.join(_flag(d[0], d[side]) for d in diffs)  # noqa: E731
-    return ('%s was started with %s, the chief, %s, with %s: every task of a cluster takes the '
-            'same %s; start it with the chief\'s' % (task, flags(1), chief, flags(2), FLAGS_NAMED))
+    rule = ('a ps task takes the chief\'s %s' % PS_FLAGS_NAMED if task.startswith('ps ')
+            else 'every task of a cluster takes the same %s' % FLAGS_NAMED)
+    return ('%s was started with %s, the chief, %s, with %s: %s; start it with the chief\'s'
+            % (task, flags(1), chief, flags(2), rule))
 
 
 def entry_key(job: str, index: int, address: str) -> str:
@@ -153,19 +171,30 @@ def _describe(key: str) -> str:
     return '%s %s (%s)' % (job, index, address)
 
 
-def judge(entries: dict[str, dict], num_workers: int) -> tuple[str, str | None]:
+def _index(key: str) -> int:
+    return int(key.split(' ')[1])
+
+
+def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0
+          ) -> tuple[str, str | None]:
     """What the entries written so far say: ('wait', None) until every worker 0..num_workers-1
-    wrote one, ('ok', None) when they agree, ('mismatch', line) as soon as any two disagree.
+    and every ps task 0..num_ps-1 wrote one, ('ok', None) when they agree, ('mismatch', line)
+    as soon as a worker differs from the chief (RUN_DEFINING_FLAGS) or a ps task does
+    (PS_FLAGS).
 
     Every task judges the same entries the same way, so all print the same line.
 
     Args:
       entries: {entry_key: run_flag_values} of the tasks that wrote theirs.
       num_workers: the workers this task's --worker_hosts list.
+      num_ps: the ps tasks its --ps_hosts list (a ps task judging its own table: 0, it holds
+        no other ps task's entry).
     """
     by_index: dict[int, list[str]] = {}
+    ps = {_index(key) for key in entries if key.startswith('ps ')}
     for key in entries:
-        by_index.setdefault(int(key.split(' ')[1]), []).append(key)
+        if key.startswith('worker '):
+            by_index.setdefault(_index(key), []).append(key)
     chiefs = sorted(by_index.get(0, []))
     if len(chiefs) > 1:
         hosts = [d for d in differences(entries[chiefs[1]], entries[chiefs[0]])
@@ -180,16 +209,30 @@ def judge(entries: dict[str, dict], num_workers: int) -> tuple[str, str | None]:
     if chiefs:
         chief = chiefs[0]
         lines = [mismatch_line(_describe(key), _describe(chief), diffs)
-                 for key in sorted(entries, key=lambda k: (int(k.split(' ')[1]), k))
-                 if key != chief and (diffs := differences(entries[key], entries[chief]))]
+                 for key in sorted(entries, key=lambda k: (k.startswith('ps '), _index(k), k))
+                 if key != chief and (diffs := differences(
+                     entries[key], entries[chief],
+                     PS_FLAGS if key.startswith('ps ') else RUN_DEFINING_FLAGS))]
         if lines:
             return 'mismatch', '; '.join(lines)
-    if all(i in by_index for i in range(num_workers)):
+    if all(i in by_index for i in range(num_workers)) and all(k in ps for k in range(num_ps)):
         return 'ok', None
     return 'wait', None
 
 
 def missing_workers(entries: dict[str, dict], num_workers: int) -> list[int]:
     """The worker indices below num_workers that wrote no entry."""
-    seen = {int(key.split(' ')[1]) for key in entries}
+    seen = {_index(key) for key in entries if key.startswith('worker ')}
     return [i for i in range(num_workers) if i not in seen]
+
+
+def missing_ps(entries: dict[str, dict], num_ps: int) -> list[int]:
+    """The ps task indices below num_ps that wrote no entry."""
+    seen = {_index(key) for key in entries if key.startswith('ps ')}
+    return [k for k in range(num_ps) if k not in seen]
+
+
+def worker_entries(keys) -> set[str]:
+    """The workers' entry keys among `keys` (a ps task's entry needs no 'seen': it reads its
+    own table, which stays while it serves)."""
+    return {key for key in keys if key.startswith('worker ')}

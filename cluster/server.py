@@ -222,15 +222,20 @@ class TaskServer:
         return cnn_util.ClusterError(text)
 
     # --- Serving tasks.
-    def serve(self) -> dict:
+    def serve(self, flag_values: dict | None = None) -> dict:
         """Serves this task's graph ops until every signaler is done, then returns.
+
+        Args:
+          flag_values: a ps task's run_flags.run_flag_values: written into its own run-flags
+            table first, for the workers' start-up check (`check_run_flags`); None writes none.
 
         Returns:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
 
         Raises:
-          cnn_util.ClusterError: a signaler reported a failure, or was unreachable for
-            --startup_timeout_secs before reporting done.
+          cnn_util.ClusterError: a signaler reported a failure (the start-up check's line when
+            this ps task's flags, or a worker's, differ from the chief's), or was unreachable
+            for --startup_timeout_secs before reporting done.
         """
         start = time.monotonic()
         signalers = self.cluster.signalers()
@@ -240,12 +245,20 @@ class TaskServer:
         graph = tf.Graph()
         with graph.as_default():
             dequeue = coordination.done_queue(me).dequeue()
+            if flag_values is not None and me[0] == 'ps':
+                key = run_flags.entry_key(*me, self.cluster.address(*me))
+                put, read = coordination.run_flags_table_ops(
+                    me, run_flags.entry_id(key), run_flags.encode_entry(key, flag_values))
+            else:
+                put = read = None
         config = tf1.ConfigProto(device_filters=[self.cluster.local_device])
         pending = set(signalers)
         down_since: dict = {}
         seen_up: set = set()
         last_probe = 0.0
         with tf1.Session(self.server.target, graph=graph, config=config) as sess:
+            if put is not None:
+                sess.run(put)
             while pending:
                 try:
                     index, status = sess.run(dequeue, options=tf1.RunOptions(
@@ -256,9 +269,10 @@ class TaskServer:
                     task = (signalers[0][0], int(index))
                     pending.discard(task)
                     if status != 0:
-                        raise cnn_util.ClusterError('%s reported a failure; %s stops (see that '
-                                                    'task\'s log)' % (self.cluster.describe(*task),
-                                                                      self.cluster.describe(*me)))
+                        raise cnn_util.ClusterError(
+                            self._mismatch(sess, read) or '%s reported a failure; %s stops (see '
+                            'that task\'s log)' % (self.cluster.describe(*task),
+                                                   self.cluster.describe(*me)))
                     cnn_util.log_fn('%s is done (%d to go)' % (self.cluster.describe(*task),
                                                               len(pending)))
                     continue
@@ -270,6 +284,18 @@ class TaskServer:
         cnn_util.log_fn('%s: every task is done after %.1f s; exiting' % (self.name, secs))
         return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
                 'served_secs': secs}
+
+    def _mismatch(self, sess, read) -> str | None:
+        """The start-up check's mismatch line as this ps task's own table has it (its own
+        entry and the workers': run_flags.judge), or None (no table, no mismatch, unreadable)."""
+        if read is None:
+            return None
+        try:
+            entries, _ = run_flags.decode_entries(sess.run(read))
+        except (tf.errors.OpError, ValueError):
+            return None
+        verdict, line = run_flags.judge(entries, self.cluster.num_workers)
+        return line if verdict == 'mismatch' else None
 
     def _check_alive(self, pending, down_since, seen_up) -> None:
         """Raises when a pending signaler is gone: unreachable for GONE_AFTER_SECS after it was
@@ -305,13 +331,14 @@ class TaskServer:
     # --- Initialisation of a worker (or the controller).
     def check_run_flags(self, sess, values: dict) -> None:
         """Checks at start-up that every worker runs the chief's run-defining flags (host
-        lists included).
+        lists included), and every ps task its flags of the variables (run_flags.PS_FLAGS).
 
         Each worker writes its values to the shared table (coordination.Coordination
-        .run_flags_ops), then reads the table until every worker of its --worker_hosts wrote
-        (or two entries disagree) and judges the entries as every other worker does
+        .run_flags_ops), then reads the table until every worker of its --worker_hosts and
+        every ps task of its --ps_hosts wrote (a ps task as it starts to serve: `serve`), or
+        two entries disagree, and judges the entries as every other worker does
         (run_flags.judge). On a mismatch every worker stops with the same line; the chief
-        also tells the serving tasks it failed.
+        also tells the serving tasks it failed (a ps task then stops with the line too).
 
         Args:
           sess: this task's session (its runs have the --startup_timeout_secs deadline).
@@ -341,7 +368,7 @@ class TaskServer:
                 wait_until = time.monotonic() + MISMATCH_SEEN_SECS
                 while time.monotonic() < wait_until:
                     entries, seen = self._read_run_flags(sess, reads)
-                    if seen >= set(entries):
+                    if seen >= run_flags.worker_entries(entries):
                         break
                     time.sleep(0.1)
         except cnn_util.ClusterError:
@@ -369,15 +396,17 @@ class TaskServer:
                 sess.run(put)
                 while True:
                     entries, _ = self._read_run_flags(sess, reads)
-                    verdict, line = run_flags.judge(entries, c.num_workers)
+                    verdict, line = run_flags.judge(entries, c.num_workers, c.num_ps)
                     if verdict != 'wait':
                         return sess, entries, line
                     if time.monotonic() >= deadline:
-                        missing = run_flags.missing_workers(entries, c.num_workers)
+                        missing = [('worker', i) for i in run_flags.missing_workers(
+                            entries, c.num_workers)] + [
+                            ('ps', k) for k in run_flags.missing_ps(entries, c.num_ps)]
                         raise cnn_util.ClusterError(
                             'the start-up check of the run-defining flags: %s wrote nothing '
                             'within %g s (--startup_timeout_secs); start %s, or check %s' % (
-                                ', '.join(c.describe('worker', i) for i in missing),
+                                ', '.join(c.describe(*t) for t in missing),
                                 c.timeout_secs, 'it' if len(missing) == 1 else 'them',
                                 c.hosts_origin))
                     time.sleep(0.2)

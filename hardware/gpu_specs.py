@@ -26,7 +26,10 @@ one row per GPU with its data sheet named beside it:
   * `tf32_tflops`: dense TF32 tensor-core rate (None before Ampere, compute capability < 8.0);
   * `tensor_cores`: the tensor-core generation's architecture ('' none, 'volta', 'turing',
     'ampere', 'ada', 'hopper');
-  * `pcie`: the host link's PCIe generation ('pcie3', 'pcie4', 'pcie5');
+  * `pcie`: the host link's PCIe generation ('pcie3', 'pcie4', 'pcie5'), x16: the card's own,
+    at which it runs in a faster slot too (a GPU planned on a faster PCIe is refused:
+    hardware/links.py `pcie_conflict`);
+  * `pcie_source`: the data sheet that states `pcie` (`PCIE_SOURCES`);
   * `p2p`: whether the driver allows peer-to-peer copies between two of these cards over PCIe
     (NVIDIA disables it on GeForce cards; data-center and workstation cards have it);
   * `source`: the data sheet the row's figures come from;
@@ -65,6 +68,7 @@ class GpuSpec(NamedTuple):
     pcie: str = 'pcie3'
     p2p: bool = True
     source: str = ''
+    pcie_source: str = ''
     sustained: float = 1.0
 
     @property
@@ -187,6 +191,45 @@ COMPUTE_FACTS: dict[str, tuple] = {
                         'PCIe 3.0 x16, 250 W; the GV100 chip of the V100 whitepaper (80 SMs)'),
 }
 
+_SHEET_GEN3 = 'PCIe Gen3 x16 (32 GB/s both directions together)'
+#: Where each GPU's PCIe generation (COMPUTE_FACTS' PCIe column) is stated: its data sheet's or
+#: specification page's system interface (bus support). An SXM module reaches its host over
+#: PCIe too (the generation of the same data sheet's PCIe figure).
+PCIE_SOURCES: dict[str, str] = {
+    'K80': 'NVIDIA Tesla K80 board specification BD-07317: PCI Express 3.0 x16',
+    'P100': 'NVIDIA Tesla P100 PCIe data sheet (2016): ' + _SHEET_GEN3,
+    'P100 SXM2': 'NVIDIA Tesla P100 data sheet (2016): the SXM2 module\'s host interface, '
+                 + _SHEET_GEN3,
+    'V100 16GB': 'NVIDIA Tesla V100 data sheet (2017): NVLink 300 GB/s, ' + _SHEET_GEN3,
+    'V100 32GB': 'NVIDIA Tesla V100 data sheet (2018): NVLink 300 GB/s, ' + _SHEET_GEN3,
+    'V100 PCIe 16GB': 'NVIDIA Tesla V100 data sheet (2017), PCIe form: ' + _SHEET_GEN3,
+    'V100S PCIe 32GB': 'NVIDIA Tesla V100S data sheet (2019): ' + _SHEET_GEN3,
+    'Titan V': 'NVIDIA TITAN V specifications (2017): bus support PCI Express 3.0',
+    'T4': 'NVIDIA T4 data sheet (2019): system interface x16 PCIe Gen3',
+    'GTX 1080': 'NVIDIA GeForce GTX 1080 specifications (2016): bus support PCIe 3.0',
+    'GTX 1080 Ti': 'NVIDIA GeForce GTX 1080 Ti specifications (2017): bus support PCIe 3.0',
+    'Titan Xp': 'NVIDIA TITAN Xp specifications (2017): bus support PCIe 3.0',
+    'RTX 2080': 'NVIDIA GeForce RTX 2080 specifications (2018): bus support PCIe 3.0',
+    'RTX 2080 Ti': 'NVIDIA GeForce RTX 2080 Ti specifications (2018): bus support PCIe 3.0',
+    'Titan RTX': 'NVIDIA TITAN RTX specifications (2018): bus support PCIe 3.0',
+    'Quadro RTX 8000': 'NVIDIA Quadro RTX 8000 data sheet (2018): graphics bus PCI Express 3.0 '
+                       'x16',
+    'A10': 'NVIDIA A10 data sheet (2021): PCIe Gen4 64 GB/s',
+    'RTX 3080': 'NVIDIA GeForce RTX 3080 specifications (2020): bus support PCIe 4.0',
+    'RTX 3090': 'NVIDIA GeForce RTX 3090 specifications (2020): bus support PCIe 4.0',
+    'RTX A6000': 'NVIDIA RTX A6000 data sheet (2020): graphics bus PCI Express Gen 4 x16',
+    'A100 40GB': 'NVIDIA A100 data sheet (2020): SXM4 and PCIe forms, PCIe Gen4 64 GB/s',
+    'A100 80GB': 'NVIDIA A100 80GB data sheet (2021): SXM4 and PCIe forms, PCIe Gen4 64 GB/s',
+    'A100 PCIe 40GB': 'NVIDIA A100 data sheet (2020): PCIe form, PCIe Gen4 64 GB/s',
+    'A100 PCIe 80GB': 'NVIDIA A100 80GB data sheet (2021): PCIe form, PCIe Gen4 64 GB/s',
+    'L4': 'NVIDIA L4 data sheet (2023): interconnect PCIe Gen4 x16 64 GB/s',
+    'L40S': 'NVIDIA L40S data sheet (2023): interconnect PCIe Gen4 x16 64 GB/s',
+    'RTX 4090': 'NVIDIA GeForce RTX 4090 specifications (2022): bus support PCIe 4.0',
+    'H100 80GB': 'NVIDIA H100 data sheet (2022): SXM and PCIe forms, PCIe Gen5 128 GB/s',
+    'H100 PCIe': 'NVIDIA H100 data sheet (2022): PCIe form, PCIe Gen5 128 GB/s',
+    'H200': 'NVIDIA H200 data sheet (2024): PCIe Gen5 128 GB/s',
+}
+
 #: Share of its data-sheet arithmetic rates a card sustains under load where its vendor states
 #: one (the SM clock a power limit holds it to; its memory keeps its own clock, so its bandwidth
 #: is the data sheet's): name -> (share, source). A GPU not named here is taken at its data
@@ -206,7 +249,7 @@ def _with_facts(spec: GpuSpec) -> GpuSpec:
     sustained, why = SUSTAINED.get(spec.name, (1.0, ''))
     return spec._replace(sm_count=sms, tf32_tflops=tf32, tensor_cores=cores, pcie=pcie,
                          p2p=p2p, source=source + ('; sustained: ' + why if why else ''),
-                         sustained=sustained)
+                         sustained=sustained, pcie_source=PCIE_SOURCES[spec.name])
 
 
 #: The table: the rows above with their compute facts.

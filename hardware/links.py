@@ -122,14 +122,6 @@ LABELS = {
 ETHERNET_GBPS = {1: '1gbe', 10: '10gbe', 25: '25gbe', 40: '40gbe', 100: '100gbe'}
 #: The network planned when --interconnect_gbps is not given.
 DEFAULT_NETWORK = '10gbe'
-#: Each GPU's host interface (its data sheet's PCIe generation, x16), by gpu_specs name; the
-#: GPU-to-GPU link too when --gpu_interconnect is not given (peer-to-peer over PCIe).
-PCIE_OF_GPU = {
-    'K80': 'pcie3', 'P100': 'pcie3', 'V100 16GB': 'pcie3', 'V100 32GB': 'pcie3', 'T4': 'pcie3',
-    'A10': 'pcie4', 'A100 40GB': 'pcie4', 'A100 80GB': 'pcie4', 'L4': 'pcie4', 'L40S': 'pcie4',
-    'H100 80GB': 'pcie5', 'H200': 'pcie5', 'GTX 1080': 'pcie3', 'RTX 2080 Ti': 'pcie3',
-    'RTX 3090': 'pcie4', 'RTX 4090': 'pcie4', 'V100S PCIe 32GB': 'pcie3',
-}
 #: The NVLink generation of each SXM module of the GPU table, by gpu_specs name (NVIDIA's P100,
 #: V100, A100 and H100 whitepapers; the table's LINKS entries give the links per GPU): what
 #: --gpu_interconnect=nvlink plans, and the default GPU-to-GPU link of these GPUs (an SXM module
@@ -354,10 +346,7 @@ def gpu_link_name(value: str, gpu_name: str | None) -> str:
 def _no_nvlink(value: str, gpu_name: str) -> str:
     """The refusal of an NVLink link for a GPU that has none, naming its PCIe link."""
     from . import gpu_specs
-    try:
-        pcie = gpu_specs.lookup(gpu_name).pcie
-    except gpu_specs.UnknownGpuError:
-        pcie = PCIE_OF_GPU.get(gpu_name, 'pcie3')
+    pcie = gpu_specs.lookup(gpu_name).pcie
     return ('--gpu_interconnect=%s: the %s has no NVLink (neither an SXM module nor a card with '
             'an NVLink bridge); plan it on its PCIe (--gpu_interconnect=%s, or drop '
             '--gpu_interconnect)' % (value, gpu_name, pcie))
@@ -383,11 +372,43 @@ def nvlink_conflict(value: str, gpu_name: str) -> str | None:
     return None
 
 
+def pcie_generation(name: str) -> int:
+    """The PCIe generation of the PCIe link `name` ('pcie4' -> 4, 'pcie3_copy' -> 3)."""
+    return int(name.split('_')[0][len('pcie'):])
+
+
+def pcie_conflict(value: str, gpu_name: str) -> str | None:
+    """Why the PCIe link `value` (a --gpu_interconnect value: 'pcie4', 'pcie3_copy', ...) cannot
+    be planned for GPUs of the table's `gpu_name`, or None when it can (or `value` is no PCIe
+    link): its generation is above the GPU's own (gpu_specs `pcie`, from its data sheet,
+    `pcie_source`). A card in a faster slot runs at its own generation, so the plan would
+    count bytes at a rate the card never reaches; a slower slot is what the card runs at, and
+    is planned as given."""
+    found = LINKS.get(value.strip().lower())
+    if found is None or found.kind != 'pcie':
+        return None
+    from . import gpu_specs
+    gpu = gpu_specs.lookup(gpu_name)
+    if pcie_generation(found.name) <= pcie_generation(gpu.pcie):
+        return None
+    own, slot = (LABELS[name].split(' x16')[0] for name in (gpu.pcie, found.name.split('_')[0]))
+    return ('--gpu_interconnect=%s: the %s\'s host interface is %s (its data sheet), and a %s '
+            'slot runs it at %s; give --gpu_interconnect=%s%s' % (
+                value, gpu.name, own, slot, own, gpu.pcie,
+                '' if gpu.name in NVLINK_OF_GPU else ' (or drop --gpu_interconnect)'))
+
+
+def gpu_link_conflict(value: str, gpu_name: str) -> str | None:
+    """Why the GPU-to-GPU link `value` (a --gpu_interconnect value other than a host preset)
+    cannot join GPUs of the table's `gpu_name`, or None: an NVLink it has not
+    (`nvlink_conflict`), a PCIe generation above its own (`pcie_conflict`)."""
+    return nvlink_conflict(value, gpu_name) or pcie_conflict(value, gpu_name)
+
+
 def own_gpu_link(gpu) -> str:
     """The link name a GpuSpec's boards talk over by default: an SXM module's NVLink
-    (NVLINK_OF_GPU), else its PCIe generation (gpu_specs `pcie`, else PCIE_OF_GPU)."""
-    return NVLINK_OF_GPU.get(gpu.name) or getattr(gpu, 'pcie', None) \
-        or PCIE_OF_GPU.get(gpu.name, 'pcie3')
+    (NVLINK_OF_GPU), else its PCIe generation (gpu_specs `pcie`)."""
+    return NVLINK_OF_GPU.get(gpu.name) or gpu.pcie
 
 
 def default_gpu_link_origin(gpu) -> str:
@@ -408,8 +429,9 @@ def preset_conflict(preset: HostPreset, gpu) -> str | None:
     """Why the GPU `gpu` (a gpu_specs.GpuSpec) cannot be planned on the host preset `preset`,
     in words naming the host's own GPU and the fix, or None when it can: the preset's own GPU,
     or one with the same NVLink (none, or the same generation: NVLINK_OF_GPU) and the same
-    peer-to-peer over PCIe as the preset's GPUs (a host is sold with its GPUs' boards: a T4
-    card has no NVLink to plug into a DGX-1's, an SXM module no PCIe slot)."""
+    peer-to-peer over PCIe as the preset's GPUs, and a PCIe generation no lower than the host's
+    (a host is sold with its GPUs' boards: a T4 card has no NVLink to plug into a DGX-1's, an
+    SXM module no PCIe slot; a PCIe 3.0 card in a PCIe 4.0 host runs at PCIe 3.0)."""
     from . import gpu_specs
     own = gpu_specs.lookup(preset.gpu)
     if gpu.name == own.name:
@@ -427,6 +449,10 @@ def preset_conflict(preset: HostPreset, gpu) -> str | None:
                'through host memory)' % gpu.name)
     elif not peer_to_peer_over_pcie(gpu) and not preset.host_memory:
         why = 'the %s has no peer-to-peer over PCIe, the host\'s GPUs have it' % gpu.name
+    elif _preset_pcie(preset) > pcie_generation(gpu.pcie):
+        why = 'the %s\'s host interface is %s (its data sheet), the host\'s %s' % (
+            gpu.name, LABELS[gpu.pcie].split(' x16')[0],
+            LABELS['pcie%d' % _preset_pcie(preset)].split(' x16')[0])
     else:
         return None
     host_link = LABELS.get(theirs or preset.gpu_link, preset.gpu_link).split(',')[0]
@@ -437,21 +463,28 @@ def preset_conflict(preset: HostPreset, gpu) -> str | None:
                 LABELS.get(own_link, own_link)))
 
 
+def _preset_pcie(preset: HostPreset) -> int:
+    """The highest PCIe generation a host preset plans (its uplink, its GPU link if PCIe)."""
+    names = [preset.pcie] + ([preset.gpu_link] if link(preset.gpu_link).kind == 'pcie' else [])
+    return max(pcie_generation(name) for name in names)
+
+
 def check_plan_flags(p) -> None:
     """--interconnect_gbps and --gpu_interconnect name known links (before TensorFlow loads);
     an NVLink --gpu_interconnect with a --gpu_model that has no NVLink (a K80, a T4: 'nvlink'
     by the plan's own rule, `gpu_link_name`, and any generation, `nvlink_conflict`) or another
-    generation (nvlink1 for an A100) is refused here, and so is a host preset with a
+    generation (nvlink1 for an A100) is refused here, so is a PCIe generation above the
+    --gpu_model's own (pcie4 for a T4: `pcie_conflict`), and so is a host preset with a
     --gpu_model its boards cannot hold (`preset_conflict`).
 
     Raises:
       params.ParamsError: an unknown name or a rate not > 0, naming the flag and what it takes;
-        an NVLink link for a --gpu_model without it or of another generation, naming the
-        link to give;
+        an NVLink link for a --gpu_model without it or of another generation, or a PCIe
+        generation above its own, naming the link to give;
         a host preset whose links the --gpu_model cannot have, naming the host's GPU.
     """
     from ..params import flag_error
-    _check_nvlink_of_gpu_model(p)
+    _check_link_of_gpu_model(p)
     try:
         if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
             network(p.interconnect_gbps)
@@ -478,16 +511,17 @@ def check_plan_flags(p) -> None:
             raise ParamsError(conflict)
 
 
-def _check_nvlink_of_gpu_model(p) -> None:
-    """An NVLink --gpu_interconnect against the GPU --gpu_model names, as the plan resolves it
+def _check_link_of_gpu_model(p) -> None:
+    """A --gpu_interconnect link against the GPU --gpu_model names, as the plan resolves it
     (speed_model/from_flags.py calls `gpu_link_name` with the same GPU): 'nvlink' needs an SXM
-    module's NVLink (`gpu_link_name`), a generation needs the GPU's own (`nvlink_conflict`).
+    module's NVLink (`gpu_link_name`), a generation needs the GPU's own (`nvlink_conflict`), a
+    PCIe generation no higher than its own (`pcie_conflict`).
     Without --gpu_model the GPU is found later (a host preset, the machine's GPU); an unknown
     --gpu_model is preflight's check_gpu_model's error.
 
     Raises:
-      params.ParamsError: the GPU has no NVLink, or another generation (the message names the
-        flag and the link to give).
+      params.ParamsError: the GPU has no NVLink, or another generation, or a lower PCIe
+        generation (the message names the flag and the link to give).
     """
     if p.gpu_interconnect is None or p.gpu_model is None:
         return
@@ -501,6 +535,6 @@ def _check_nvlink_of_gpu_model(p) -> None:
         gpu_link_name(p.gpu_interconnect, gpu.name)
     except UnknownLinkError as e:
         raise ParamsError(str(e)) from None
-    conflict = nvlink_conflict(p.gpu_interconnect, gpu.name)
+    conflict = gpu_link_conflict(p.gpu_interconnect, gpu.name)
     if conflict:
         raise ParamsError(conflict)

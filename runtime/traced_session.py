@@ -64,6 +64,20 @@ class TracedSession(tf1.Session):
         self._error_hook = error_hook
         self._close_started = False
         self._failed = False  # a cluster error happened: a peer is likely gone
+        self._reopen = (target, graph, config, timeout_secs)
+        self._replacement = None  # the session every run goes to after `cancel_in_flight`
+
+    def cancel_in_flight(self) -> None:
+        """Cancels the runs in flight (a step waiting in a collective all-reduce that a peer
+        will not join: cluster/coordination.py ClusterStopHook) by closing this TensorFlow
+        session; every later `run` goes to a new one on the same target, graph and config
+        (a cluster task's variables and queues live on its server: they remain). Callables
+        made before are gone with the old session. The cancelled run raises CancelledError,
+        which the error hook translates as any other."""
+        target, graph, config, timeout_secs = self._reopen
+        self._replacement = TracedSession(target, graph=graph, config=config,
+                                          timeout_secs=timeout_secs, error_hook=self._error_hook)
+        tf1.Session.close(self)
 
     def _options(self, options):
         if not self._timeout_ms:
@@ -85,6 +99,8 @@ class TracedSession(tf1.Session):
 
     def run_unchecked(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """session.run with the deadline but without error translation."""
+        if self._replacement is not None:
+            return self._replacement.run_unchecked(fetches, feed_dict, options, run_metadata)
         return super().run(fetches, feed_dict, self._options(options), run_metadata)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -115,6 +131,8 @@ class TracedSession(tf1.Session):
         if self._close_started:
             return
         self._close_started = True
+        if self._replacement is not None:
+            self._replacement.close()
         errors = []
 
         def close():

@@ -79,8 +79,7 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
             network = links_lib.network(value)
         if gpu is None:
             return None, patterns.Links(None, 1, None, network), loopback
-        pcie = links_lib.link(host.pcie if host else getattr(gpu, 'pcie', None)
-                              or links_lib.PCIE_OF_GPU.get(gpu.name, 'pcie3'))
+        pcie = links_lib.link(host.pcie if host else gpu.pcie)
         host_memory = None
         if host is not None:
             conflict = links_lib.preset_conflict(host, gpu)
@@ -90,8 +89,8 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
             if host.host_memory:  # a host without peer-to-peer between its GPUs
                 host_memory = links_lib.link(host.host_memory)
         elif p.gpu_interconnect:
-            conflict = links_lib.nvlink_conflict(p.gpu_interconnect, gpu.name)
-            if conflict:  # an NVLink the GPU has not (a visible GPU: the flags' check cannot)
+            conflict = links_lib.gpu_link_conflict(p.gpu_interconnect, gpu.name)
+            if conflict:  # a link the GPU has not (a visible GPU: the flags' check cannot)
                 raise PlanError(conflict)
             gpu_link = links_lib.link(links_lib.gpu_link_name(p.gpu_interconnect, gpu.name))
         elif gpu.name in links_lib.NVLINK_OF_GPU:  # an SXM module: its NVLink board's

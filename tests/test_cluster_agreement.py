@@ -135,6 +135,45 @@ def test_judge_waits_for_every_listed_worker_then_agrees():
     assert run_flags.decode_entries(data) == (both, {'worker 1 h:2'})
 
 
+def test_judge_waits_for_every_ps_task_and_compares_it_on_the_variables_flags():
+    chief = {'model': 'trivial', 'variable_update': 'parameter_server', 'num_batches': '5'}
+    entries = {run_flags.entry_key('worker', 0, 'h:1'): chief}
+    # ps 0's entry is no second chief (it was grouped by index with worker 0).
+    assert run_flags.judge(entries, 1, num_ps=1) == ('wait', None)
+    assert run_flags.missing_ps(entries, 1) == [0]
+    # Steps, batch and learning rates are no ps task's business: not compared.
+    ps = dict(chief, num_batches='100')
+    entries[run_flags.entry_key('ps', 0, 'h:0')] = ps
+    assert run_flags.judge(entries, 1, num_ps=1) == ('ok', None)
+    entries[run_flags.entry_key('ps', 0, 'h:0')] = dict(ps, variable_update='distributed_'
+                                                         'replicated')
+    assert run_flags.judge(entries, 1, num_ps=1) == ('mismatch', (
+        "ps 0 (h:0) was started with --variable_update=distributed_replicated, the chief, "
+        "worker 0 (h:1), with --variable_update=parameter_server: a ps task takes the chief's "
+        "--model, --num_classes, --image_size, --variable_update, --worker_hosts and "
+        "--ps_hosts; start it with the chief's"))
+    assert run_flags.worker_entries(entries) == {'worker 0 h:1'}
+
+
+@pytest.mark.cluster
+def test_a_ps_started_with_another_variable_update_is_named_at_start_up(tmp_path):
+    """The ps builds no graph: started with --variable_update=distributed_replicated beside a
+    parameter_server chief, the run went on and every task exited 0 without a word."""
+    ps, workers = hosts(1), hosts(1)
+    procs = [Proc('ps0', cluster_args('ps', 0, ps, workers, timeout=90,
+                                      mode='distributed_replicated'), tmp_path),
+             Proc('worker0', cluster_args('worker', 0, ps, workers, timeout=90,
+                                          extra=['--num_batches=2']), tmp_path)]
+    ps0, chief = finish_all(procs)
+    line = ("error: ps 0 (%s) was started with --variable_update=distributed_replicated, the "
+            "chief, worker 0 (%s), with --variable_update=parameter_server: a ps task takes the "
+            "chief's --model, --num_classes, --image_size, --variable_update, --worker_hosts and "
+            "--ps_hosts; start it with the chief's" % (ps[0], workers[0]))
+    for result in (chief, ps0):
+        assert (result['code'], last_line(result)) == (1, line), result['log'][-3000:]
+    assert 'images/sec' not in chief['log']
+
+
 # ------------------------------------------------------------------------------------------
 # Where the addresses came from; the header.
 

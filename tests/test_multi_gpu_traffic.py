@@ -164,8 +164,10 @@ def test_a_visible_gpu_the_host_preset_cannot_hold_is_refused_by_the_plan():
     ('T4', 'nvlink', 'the T4 has no NVLink'),
     # a generation was planned (NVLink 3.0 for two T4s); now refused as 'nvlink' is
     ('T4', 'nvlink3', 'the T4 has no NVLink'),
-    ('A100', 'nvlink1', "the A100 40GB's NVLink is NVLink 3.0, not NVLink 1.0")])
-def test_nvlink_for_a_gpu_without_it_is_refused(gpu, value, words):
+    ('A100', 'nvlink1', "the A100 40GB's NVLink is NVLink 3.0, not NVLink 1.0"),
+    # a PCIe 3.0 card was planned at PCIe 4.0's rate on a visible V100S
+    ('V100S', 'pcie4', "the V100S PCIe 32GB's host interface is PCIe 3.0")])
+def test_a_link_the_visible_gpu_has_not_is_refused_by_the_plan(gpu, value, words):
     # No --gpu_model (a visible GPU): the plan itself refuses it.
     p = params.make_params(gpu_interconnect=value)
     with pytest.raises(from_flags.PlanError) as info:

@@ -93,6 +93,36 @@ def test_an_nvlink_generation_the_gpu_model_has_not_is_a_usage_error(gpu, value,
     assert 'name the generation' not in (error or '')
 
 
+@pytest.mark.parametrize('gpu, value, refused', [
+    # Planned at the slot's rate: PCIe 4.0 (31.5 GB/s) for a PCIe 3.0 card that runs at 15.75.
+    ('V100S', 'pcie4', "--gpu_interconnect=pcie4: the V100S PCIe 32GB's host interface is PCIe "
+                       "3.0 (its data sheet), and a PCIe 4.0 slot runs it at PCIe 3.0; give "
+                       "--gpu_interconnect=pcie3 (or drop --gpu_interconnect)"),
+    ('T4', 'pcie5', "--gpu_interconnect=pcie5: the T4's host interface is PCIe 3.0 (its data "
+                    "sheet), and a PCIe 5.0 slot runs it at PCIe 3.0; give "
+                    "--gpu_interconnect=pcie3 (or drop --gpu_interconnect)"),
+    # An SXM module: dropping the flag plans its NVLink, so only the PCIe value is named.
+    ('V100', 'pcie4', "--gpu_interconnect=pcie4: the V100 16GB's host interface is PCIe 3.0 "
+                      "(its data sheet), and a PCIe 4.0 slot runs it at PCIe 3.0; give "
+                      "--gpu_interconnect=pcie3"),
+    ('A100', 'pcie5', "--gpu_interconnect=pcie5: the A100 40GB's host interface is PCIe 4.0"),
+    ('A100', 'pcie4', None), ('H100 PCIe', 'pcie5', None),
+    ('T4', 'pcie2', None),        # a slower slot: the card runs at the slot's generation
+    ('T4', 'pcie3_copy', None)])
+def test_a_pcie_generation_above_the_gpu_models_own_is_a_usage_error(gpu, value, refused):
+    error = _plan_flags_error(gpu, value)
+    assert error == refused if refused is None else error.startswith(refused), error
+
+
+def test_every_gpus_pcie_generation_is_its_data_sheets():
+    # The generation the refusals name is the table's, and its source says the same.
+    words = {'pcie3': ('Gen3', '3.0'), 'pcie4': ('Gen4', '4.0', 'Gen 4'), 'pcie5': ('Gen5',)}
+    for spec in gpu_specs.GPUS:
+        assert any(w in spec.pcie_source for w in words[spec.pcie]), (spec.name, spec.pcie)
+        assert links.pcie_conflict(spec.pcie, spec.name) is None
+        assert links.own_gpu_link(spec) in (spec.pcie, links.NVLINK_OF_GPU.get(spec.name))
+
+
 @pytest.mark.cli
 def test_nvlink_for_a_k80_stops_the_command_before_tensorflow_loads():
     # It exited 1 after TensorFlow loaded (the plan's error); now a usage error, one line.
@@ -100,6 +130,16 @@ def test_nvlink_for_a_k80_stops_the_command_before_tensorflow_loads():
                               '--gpu_interconnect=nvlink')
     assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
     assert out.stderr == 'error: %s\n' % _NO_NVLINK
+
+
+@pytest.mark.cli
+def test_pcie4_for_a_v100s_stops_the_command_before_tensorflow_loads():
+    # It planned the PCIe 3.0 card on PCIe 4.0 (31.5 GB/s) without a word.
+    out = helpers.run_command('--model=resnet50', '--dry_run', '--gpu_model=V100S',
+                              '--num_gpus=2', '--gpu_interconnect=pcie4')
+    assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
+    assert out.stderr == 'error: %s\n' % _plan_flags_error('V100S', 'pcie4')
+    assert 'give --gpu_interconnect=pcie3' in out.stderr
 
 
 @pytest.mark.parametrize('flags,message', [
@@ -141,6 +181,10 @@ _T4_ON_DGX1 = ("--gpu_interconnect=dgx1_v100 is a host of 8 V100 16GB on NVLink 
 @pytest.mark.parametrize('gpu, host, refused', [
     ('T4', 'dgx1_v100', 'the T4 has no NVLink'),
     ('K80', 'dgx_a100', 'the K80 has no NVLink'),
+    # A T4 was planned on the host's PCIe 4.0 links.
+    ('T4', 'lambda_epyc7502x8', "the T4's host interface is PCIe 3.0 (its data sheet), the "
+                                "host's PCIe 4.0. Drop --gpu_model"),
+    ('A100 PCIe 80GB', 'lambda_epyc7502x8', None),  # PCIe 4.0 too
     ('P100', 'dgx1_p100', 'the P100 has no NVLink'),  # the table's P100 is the PCIe card
     ('A100', 'dgx1_v100', "the A100 40GB's NVLink is NVLink 3.0 (12 links)"),
     ('V100', 'ec2_p2.8xlarge', 'the V100 16GB is an SXM2 module, made for NVLink boards'),

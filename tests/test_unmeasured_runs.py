@@ -1,6 +1,7 @@
 """`tf_cnn_results` and the host load of each run: `list` has a 'host load' column with the words
 `show` uses, a run too short for its load to be measured is 'not measured (run too short)', not
-'clean', and the verdicts that keep it say so (metrics/clean_runs.py)."""
+'clean', `history` marks it in `list`'s words, and the verdicts that keep it say so
+(metrics/clean_runs.py)."""
 
 from __future__ import annotations
 
@@ -73,3 +74,23 @@ def test_the_regression_finder_and_history_say_which_runs_had_no_measured_load(t
     status, out, _ = _main(capsys, 'history', '--results_db=' + db,
                            '--png=' + str(tmp_path / 'h.png'))
     assert status == 0 and line in out.splitlines(), out
+
+
+def _history_marks(capsys, *flags) -> dict:
+    """{run id: its 'step' column} of `tf_cnn_results history FLAGS`."""
+    status, out, _ = _main(capsys, 'history', *flags)
+    rows = [r for r in out.splitlines() if r.startswith('| ') and r[2:3].isdigit()]
+    assert status == 0 and rows, out
+    return {int(r.split('|')[1]): r.split('|')[8].strip() for r in rows}
+
+
+def test_history_marks_the_runs_list_does_not_call_clean_in_lists_words(tmp_path, capsys):
+    # Its step column marked a kept busy run but left the runs too short to measure blank,
+    # where `list` says 'not measured'.
+    db = _db(tmp_path)
+    png = '--png=' + str(tmp_path / 'h.png')
+    marks = _history_marks(capsys, '--results_db=' + db, png)
+    assert marks == {1: 'not measured', 2: 'not measured', 3: 'not measured', 5: '', 6: '',
+                     7: '', 8: ''}
+    marks = _history_marks(capsys, '--results_db=' + db, png, '--include_unclean_runs')
+    assert marks[4] == 'busy' and marks[1] == 'not measured' and marks[8] == ''

@@ -1,0 +1,38 @@
+"""runtime/traced_session.py: `cancel_in_flight` ends a run that waits for a peer that will not
+come (a collective_all_reduce worker's step after its chief stopped: tests/test_cluster_stop.py
+runs that on loopback) and sends every later run to a new session."""
+
+from __future__ import annotations
+
+import threading
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks.runtime import traced_session
+
+tf1 = tf.compat.v1
+
+
+def test_cancel_in_flight_ends_a_waiting_run_and_later_runs_go_to_a_new_session():
+    graph = tf.Graph()
+    with graph.as_default():
+        queue = tf1.FIFOQueue(1, [tf.int32], shapes=[[]])
+        take = queue.dequeue()  # nothing is ever enqueued: waits forever
+        seven = tf.constant(7)
+    sess = traced_session.TracedSession(graph=graph)
+    raised = []
+
+    def wait():
+        try:
+            sess.run(take)
+        except tf.errors.OpError as e:
+            raised.append(e)
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive() and not raised  # it waits
+    sess.cancel_in_flight()
+    thread.join(60)  # a bound for a stuck thread, not a measured time
+    assert not thread.is_alive() and isinstance(raised[0], tf.errors.CancelledError)
+    assert sess.run(seven) == 7 and sess.run_unchecked(seven) == 7  # the new session
+    sess.close()
