@@ -2,7 +2,10 @@
 
 A folder made by the converter (tools/build_imagenet_tfrecords.py) holds, beside its shards,
 `labels.txt`: one `<label> <synset> <text>` line per class, labels 1..K in folder-name order, 0
-staying the background class as in ImageNet's 1001. Such a dataset has K + 1 classes, not 1001:
+staying the background class as in ImageNet's 1001. Its fields are separated by whitespace: the
+label and the synset are one word each (the converter writes a folder name's whitespace as '_'
+in the synset: `1 big_cats big cats`), the text is the rest of the line. Such a dataset has
+K + 1 classes, not 1001:
 
     resolve_num_classes(IMAGENET, '/data/flowers', None)
     -> (6, 'labels.txt in /data/flowers: 5 classes, labels 1..5, + background 0')
@@ -31,7 +34,8 @@ def published_classes(spec) -> str:
 
 def read_labels_file(path: str) -> list[int]:
     """The labels of a converter labels.txt: one `<label> <synset> <text>` line per class (blank
-    lines and lines starting with '#' are skipped).
+    lines and lines starting with '#' are skipped; the label is the line's first word, the
+    synset its second, the text the rest: `line.split(None, 2)`).
 
     Returns:
       The labels (ints >= 0), in file order.

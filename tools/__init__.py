@@ -2,7 +2,8 @@
 tf_cnn_benchmarks.tools.<name>`).
 
 `tf_cnn_build_tfrecords` (build_imagenet_tfrecords.py: an image folder as ImageNet-format
-TFRecord shards; each image's JPEG bytes and what its conversion changed, or why it cannot be
+TFRecord shards; its input, the class folders, their synsets and the image files left out, in
+class_folders.py; each image's JPEG bytes and what its conversion changed, or why it cannot be
 read, in image_encoding.py); `tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
 cluster_memory.py: whether its tasks fit the host's memory);
 `tf_cnn_results` (results_cli.py, with its text in results_format.py: the results database over

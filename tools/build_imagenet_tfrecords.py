@@ -3,11 +3,13 @@
     python -m tools.build_imagenet_tfrecords --input_dir=photos --output_dir=photos_tfrecords \\
         --num_train_shards=8 --num_validation_shards=2 --validation_fraction=0.2 --seed=1
 
-Input: `input_dir/<class>/<image>` for any image format Pillow reads. Classes get labels 1..K in
-sorted folder-name order (0 stays the background class, as in ImageNet's 1001 classes); the
-folder name is the synset, and the text is the folder name unless --class_text_file gives lines
-`<synset> <text>` (a file that names none of the folders, or names a synset twice, is an
-error; classes it gives no text get a warning). Each class's images are split with --seed:
+Input: `input_dir/<class>/<image>` for any image format Pillow reads; image files anywhere else
+(in a class folder's sub-folders, hidden, loose in input_dir) are left out, each reason with a
+warning (class_folders.py). Classes get labels 1..K in sorted folder-name order (0 stays the
+background class, as in ImageNet's 1001 classes); the synset is the folder name with whitespace
+written as '_' (one word of labels.txt), the text the folder name unless --class_text_file
+gives lines `<synset> <text>` (a file that names none of the folders, or names a synset twice,
+is an error; classes it gives no text get a warning). Each class's images are split with --seed:
 round(fraction x count) go to validation; an empty split, or a class absent from a split, gets
 a warning. Images in RGB JPEG are stored byte for byte; anything else (PNG, CMYK or grayscale
 JPEG, GIF, 16-bit PNG or TIFF, ...) is converted to 8-bit RGB and stored as JPEG (quality 95):
@@ -48,31 +50,11 @@ from absl import flags
 from tf_cnn_benchmarks import console
 
 from . import image_encoding
+from .class_folders import ConvertError, FlagValueError, list_classes
+from .class_folders import print_warning as _warn
+from .class_folders import some_names as _some
 
 _SHARD_PREFIXES = ('train-', 'validation-')
-
-
-class ConvertError(Exception):
-    """A problem with the input or output folder; printed as one line, exit status 1."""
-
-    exit_status = 1
-
-
-class FlagValueError(ConvertError):
-    """A flag's value is unusable (e.g. a bad --class_text_file, an --output_dir that is
-    read-only or already holds shards): another value or flag fixes it; exit status 2."""
-
-    exit_status = 2
-
-
-def _warn(text: str) -> None:
-    print('warning: %s' % text, file=sys.stderr, flush=True)
-
-
-def _some(names: list[str], limit: int = 5) -> str:
-    """'a, b, c' or 'a, b, c, d, e and 7 more'."""
-    shown = ', '.join(names[:limit])
-    return shown + (' and %d more' % (len(names) - limit) if len(names) > limit else '')
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -94,69 +76,6 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_boolean('overwrite', False, 'Replace existing train-*/validation-* shards in '
                          '--output_dir.', flag_values=fv)
     flags.DEFINE_boolean('progress', True, 'Show a progress bar on stderr.', flag_values=fv)
-
-
-def _is_image(path: str) -> bool:
-    """True for a name with an image extension Pillow knows (not opened: a broken image is an
-    error when it is encoded), else whether Pillow recognises the file's first bytes."""
-    from PIL import Image, UnidentifiedImageError
-    if os.path.splitext(path)[1].lower() in Image.registered_extensions():
-        return True
-    try:
-        with Image.open(path):
-            return True
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
-        return False
-
-
-def _broken_links(folder: str) -> list[str]:
-    """The paths in `folder` (not hidden) that are links to a missing target or a loop."""
-    return sorted(path for path in (os.path.join(folder, f) for f in os.listdir(folder)
-                                    if not f.startswith('.'))
-                  if os.path.islink(path) and not os.path.exists(path))
-
-
-def list_classes(input_dir: str, warn=_warn) -> list[tuple[str, list[str]]]:
-    """Returns [(synset, [image paths sorted])] for the sub-folders of input_dir, sorted.
-
-    Files that are not images (`notes.txt`, `Thumbs.db`: neither an image extension nor bytes
-    Pillow recognises) are skipped, with one warning naming them all; so are symbolic links
-    whose target is missing or loops (one warning naming them).
-
-    Raises:
-      FlagValueError: the folder is missing (or a file), or has no class sub-folders.
-      ConvertError: a sub-folder has no images.
-    """
-    if not os.path.isdir(input_dir):
-        raise FlagValueError('--input_dir=%s is not a directory; give the folder of class '
-                             'sub-folders of images (input_dir/<class>/<image>)' % input_dir)
-    classes, stray = [], []
-    broken = _broken_links(input_dir)
-    for name in sorted(os.listdir(input_dir)):
-        folder = os.path.join(input_dir, name)
-        if name.startswith('.') or not os.path.isdir(folder):
-            continue
-        broken += _broken_links(folder)
-        files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                       if not f.startswith('.') and os.path.isfile(os.path.join(folder, f)))
-        images = [f for f in files if _is_image(f)]
-        stray += [f for f in files if f not in set(images)]
-        if not images:
-            raise ConvertError('class folder %s has no images%s' % (
-                folder, ' (only files that are not images: %s)' % _some(
-                    [os.path.basename(f) for f in files]) if files else ''))
-        classes.append((name, images))
-    if stray:
-        warn('skipped %s: %s' % ('%d files that are not images' % len(stray) if len(stray) > 1
-                                 else '1 file that is not an image', ', '.join(stray)))
-    if broken:
-        warn('skipped %s whose target is missing or loops: %s' % (
-            '%d symbolic links' % len(broken) if len(broken) > 1 else '1 symbolic link',
-            ', '.join(broken)))
-    if not classes:
-        raise FlagValueError('--input_dir=%s has no class sub-folders; give the folder that '
-                             'holds them (input_dir/<class>/<image>)' % input_dir)
-    return classes
 
 
 def read_class_texts(path: str | None) -> dict[str, str | None]:
@@ -190,7 +109,8 @@ def read_class_texts(path: str | None) -> dict[str, str | None]:
 
 
 def check_class_texts(texts: dict[str, str | None], synsets: list[str], path: str | None,
-                      warn=_warn) -> dict[str, str]:
+                      warn=_warn, default_texts: dict[str, str] | None = None
+                      ) -> dict[str, str]:
     """Matches --class_text_file entries to the class folders.
 
     Synsets of the file without a folder are allowed (e.g. ImageNet's list of all synsets for a
@@ -198,9 +118,10 @@ def check_class_texts(texts: dict[str, str | None], synsets: list[str], path: st
 
     Args:
       texts: read_class_texts' result.
-      synsets: the class folder names.
+      synsets: the classes' synsets (folder names, whitespace as '_': class_folders.py).
       path: the file's name, for messages; None when no file was given (nothing to check).
       warn: called with one line when some classes get no text.
+      default_texts: {synset: the folder name} (ClassFolder.text); the synset when absent.
 
     Returns:
       {synset: text} for every class; the folder name where the file gives no text.
@@ -222,7 +143,7 @@ def check_class_texts(texts: dict[str, str | None], synsets: list[str], path: st
             warn('--class_text_file %s has no text for %d of %d classes (%s); their '
                  'image/class/text is the folder name' % (path, len(missing), len(synsets),
                                                           _some(missing)))
-    return {s: texts.get(s) or s for s in synsets}
+    return {s: texts.get(s) or (default_texts or {}).get(s, s) for s in synsets}
 
 
 def warn_empty_splits(classes, train, validation, fraction: float, warn=_warn) -> None:
@@ -243,7 +164,7 @@ def warn_empty_splits(classes, train, validation, fraction: float, warn=_warn) -
                      ' (--eval needs them)' if name == 'validation' else '', fix))
             continue
         present = {synset for _, _, synset in examples}
-        absent = [synset for synset, _ in classes if synset not in present]
+        absent = [c.synset for c in classes if c.synset not in present]
         if absent:
             warn('%d of %d classes have no %s images (%s); %s --validation_fraction or add '
                  'images' % (len(absent), len(classes), name, _some(absent), fix))
@@ -251,12 +172,12 @@ def warn_empty_splits(classes, train, validation, fraction: float, warn=_warn) -
 
 def class_counts(classes, train, validation) -> list[tuple[int, str, int, int]]:
     """[(label, synset, train images, validation images)] per class, labels 1..K."""
-    counts = {synset: [0, 0] for synset, _ in classes}
+    counts = {c.synset: [0, 0] for c in classes}
     for column, examples in enumerate((train, validation)):
         for _, _, synset in examples:
             counts[synset][column] += 1
     return [(label, synset, *counts[synset])
-            for label, (synset, _) in enumerate(classes, start=1)]
+            for label, synset in enumerate((c.synset for c in classes), start=1)]
 
 
 def format_class_counts(counts) -> list[str]:
@@ -277,7 +198,7 @@ def split_examples(classes, fraction: float, seed: int):
     """
     rng = random.Random(seed)
     train, validation = [], []
-    for label, (synset, files) in enumerate(classes, start=1):
+    for label, (synset, files, _) in enumerate(classes, start=1):
         files = list(files)
         rng.shuffle(files)
         n_val = int(round(fraction * len(files)))
@@ -494,8 +415,8 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
         raise FlagValueError('--output_dir=%s is inside --input_dir; its shards would become a '
                              'class next time: choose a folder outside it' % output_dir)
     classes = list_classes(input_dir, warn)
-    texts = check_class_texts(read_class_texts(class_text_file), [s for s, _ in classes],
-                              class_text_file, warn)
+    texts = check_class_texts(read_class_texts(class_text_file), [c.synset for c in classes],
+                              class_text_file, warn, {c.synset: c.text for c in classes})
     train, validation = split_examples(classes, validation_fraction, seed)
     for name, examples, shards in (('train', train, num_train_shards),
                                    ('validation', validation, num_validation_shards)):
@@ -508,7 +429,8 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     bar = Progress(len(train) + len(validation), progress)
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
-              'classes': [(i, s, texts[s]) for i, (s, _) in enumerate(classes, start=1)],
+              'classes': [(i, c.synset, texts[c.synset])
+                          for i, c in enumerate(classes, start=1)],
               'class_counts': class_counts(classes, train, validation),
               'conversions': collections.Counter()}
     unreadable = []
