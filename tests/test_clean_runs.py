@@ -325,9 +325,9 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
                                                                              capsys):
     # The report: one busy repeat of B left out left 2 of 3 runs of a configuration, and the
     # gate passed on the other configuration without a word about it.
-    def folder(name, rates16, busy16=()):
+    def folder(name, rates16, busy16=(), busy8=()):
         records = []
-        for batch, rates, busy in ((8, [100.0, 101.0, 99.0], ()), (16, rates16, busy16)):
+        for batch, rates, busy in ((8, [100.0, 101.0, 99.0], busy8), (16, rates16, busy16)):
             for i, rate in enumerate(rates):
                 config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1,
                           'precision': 'fp32', 'variable_update': 'parameter_server',
@@ -354,6 +354,15 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
     assert 'left out in B (1): trivial bs=16 gpus=1 fp32 parameter_server' in out
     assert ('could not be judged: trivial bs=16 gpus=1 fp32 parameter_server (runs: 3 in A, 0 '
             'in B (3 left out as unclean))') in out.splitlines()[-1]
+    # Nothing judged, for that reason and too few runs: the line says what to do about it.
+    b = folder('b4', [160.0, 161.0, 150.0], busy16=(0, 1, 2), busy8=(0,))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
+                       '--allow_unjudged']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
+        '(runs: 3 in A, 2 in B (1 left out as unclean); too few for the test); trivial bs=16 '
+        'gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 left out as unclean)). To judge '
+        'them: rerun the unclean ones on a quiet host (--include_unclean_runs keeps them)')
     # Kept, the three runs are judged: 20% slower.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--include_unclean_runs']) == 1

@@ -145,6 +145,9 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
     if not compared:
         return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
+    if not judged and unjudged and not set(unjudged_why) <= {'few'}:
+        return ['gate: FAILED: nothing could be judged: %s. To judge them: %s'
+                % ('; '.join(unjudged), unjudged_advice(unjudged_why))]
     if not judged:
         return ['gate: FAILED: nothing could be judged: each of the %d configuration(s) has '
                 'fewer than %d successful repeats a side for the test; sweep with '
