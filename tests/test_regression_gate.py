@@ -144,8 +144,8 @@ def test_compare_gate_fails_naming_each_configuration_it_could_not_judge(tmp_pat
     assert out.splitlines()[-1] == (
         'gate: FAILED: 1 of 2 configuration(s) could not be judged: lenet bs=8 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B; too few for the test). To judge them: give '
-        'each side 3 or more successful runs (the same tf_cnn_sweep command with --repeats=3 '
-        'or more adds the missing ones); or --allow_unjudged passes the gate on the 1 judged')
+        'each side 3 or more successful runs (the same sweep again with --repeats=3 or more '
+        'adds the missing ones); or --allow_unjudged passes the gate on the 1 judged')
     # Asked for: passes on the judged one, and still names the other.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
                        '--allow_unjudged']) == 0

@@ -110,8 +110,8 @@ def unjudged_advice(why: set) -> str:
     subset of {'few', 'failed', 'left out'}: compare.Comparison.unjudged_why)."""
     steps = []
     if 'few' in why:
-        steps.append('give each side %d or more successful runs (the same tf_cnn_sweep '
-                     'command with --repeats=%d or more adds the missing ones)'
+        steps.append('give each side %d or more successful runs (the same sweep again '
+                     'with --repeats=%d or more adds the missing ones)'
                      % ((regression.min_repeats(),) * 2))
     if 'failed' in why:
         steps.append('fix the failed runs and rerun them (--retry_failed)')
