@@ -29,7 +29,8 @@ class FiguresHook(run_hooks.RunHook):
 
     It traces the last warm-up step (never a timed one; nothing without warm-up steps), prints
     its lines after `total images/sec`, adds result['utilisation'], ['input'], ['memory'],
-    ['latency_ms'] and, with --baseline, ['baseline'] (results_log.py lists their fields), and
+    ['latency_ms'] and ['baseline'] (None without --baseline; results_log.py lists their
+    fields), and
     `raise_if_slower` applies the --baseline gate once the results are written.
 
     Args:
@@ -86,7 +87,8 @@ class FiguresHook(run_hooks.RunHook):
             if lat:
                 lines.append(latency_lib.format_latency(lat))
         inp['method'] = utilisation.INPUT_METHOD
-        self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat}
+        self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat,
+                     'baseline': None}  # null without --baseline
         if self.stored_baseline is not None:
             rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
             c = baseline_lib.compare(self.stored_baseline, rates, rate,

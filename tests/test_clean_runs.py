@@ -321,6 +321,56 @@ def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, ca
     assert 'gate: FAILED: 1 of 1 configuration(s) slower' in capsys.readouterr().out
 
 
+def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp_path,
+                                                                             capsys):
+    # The report: one busy repeat of B left out left 2 of 3 runs of a configuration, and the
+    # gate passed on the other configuration without a word about it.
+    def folder(name, rates16, busy16=(), busy8=()):
+        records = []
+        for batch, rates, busy in ((8, [100.0, 101.0, 99.0], busy8), (16, rates16, busy16)):
+            for i, rate in enumerate(rates):
+                config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1,
+                          'precision': 'fp32', 'variable_update': 'parameter_server',
+                          'repeat': i}
+                records.append({
+                    'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
+                    'images_per_sec': rate, 'extra_flags': [], 'environment': {},
+                    'host_load': sweep_host_load.record_host_load(
+                        {'host_load': load(0.8 if i in busy else 0.05)})})
+        return rh.sweep_folder(str(tmp_path / name), records)
+
+    a = folder('a', [200.0, 202.0, 198.0])
+    b = folder('b', [160.0, 161.0, 150.0], busy16=(2,))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: FAILED: 1 of 2 configuration(s) could not be judged: trivial bs=16 gpus=1 fp32 '
+        'parameter_server (runs: 3 in A, 2 in B (1 left out as unclean); too few for the '
+        'test). To judge them: rerun the unclean ones on a quiet host (--include_unclean_runs '
+        'keeps them); or --allow_unjudged passes the gate on the 1 judged')
+    # Every run of B's bs=16 left out: named the same way.
+    b = folder('b3', [160.0, 161.0, 150.0], busy16=(0, 1, 2))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    out = capsys.readouterr().out
+    assert 'left out in B (1): trivial bs=16 gpus=1 fp32 parameter_server' in out
+    assert ('could not be judged: trivial bs=16 gpus=1 fp32 parameter_server (runs: 3 in A, 0 '
+            'in B (3 left out as unclean))') in out.splitlines()[-1]
+    # Nothing judged, for that reason and too few runs: the line says what to do about it.
+    b = folder('b4', [160.0, 161.0, 150.0], busy16=(0, 1, 2), busy8=(0,))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
+                       '--allow_unjudged']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
+        '(runs: 3 in A, 2 in B (1 left out as unclean); too few for the test); trivial bs=16 '
+        'gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 left out as unclean)). To judge '
+        'them: rerun the unclean ones on a quiet host (--include_unclean_runs keeps them)')
+    # Kept, the three runs are judged: 20% slower.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
+                       '--include_unclean_runs']) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        'gate: FAILED: 1 of 2 configuration(s) slower than A by more than 5% beyond the noise: '
+        'trivial bs=16 gpus=1 fp32 parameter_server')
+
+
 # --- --baseline.
 
 def _stored(tmp_path, **extra) -> str:

@@ -406,6 +406,29 @@ def test_sweep_report_lists_each_runs_host_load_and_marks_busy_runs(tmp_path):
     assert '## Host load' not in sweep_report.write_report(str(tmp_path), old)
 
 
+def test_sweep_report_says_when_no_runs_host_load_could_be_measured(tmp_path):
+    # The README's quick sweep: every run's timed part too short to measure the load; the
+    # report had no Host load section at all.
+    from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
+    from tf_cnn_benchmarks.tools.sweep import report as sweep_report
+    short = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                              host_load.Sample(0.004, 3.2, 0, 0, 0), 2, 2, 100)
+    unmeasured = sweep_host_load.record_host_load({'host_load': short})
+    records = [dict(_sweep_record(8, r, i, None), host_load=unmeasured)
+               for i, r in enumerate([100.0, 101.0])]
+    text = sweep_report.write_report(str(tmp_path), records)
+    assert ('## Host load\n\nNot measured for any of the 2 successful runs (%s): whether the '
+            'host was quiet during them is not known. Lengthen their timed part (a larger '
+            '--num_batches in the sweep\'s flags) until it is measured.\n' % short['error']
+            in text)
+    # Beside measured runs, such a run's row says 'not measured', and the count line why.
+    text = sweep_report.write_report(str(tmp_path), records + [_sweep_record(16, 90.0, 0, 0.05)])
+    section = text[text.index('## Host load'):]
+    assert ('| trivial bs=8 gpus=1 fp32 parameter_server repeat 2 | 101.0 | - | - | - | not '
+            'measured |') in section
+    assert '\n0 of 3 runs on a busy host. Not measured for 2 (%s).\n' % short['error'] in section
+
+
 def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     from tf_cnn_benchmarks.tools.sweep import compare as sweep_compare
     a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]

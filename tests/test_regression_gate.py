@@ -105,9 +105,74 @@ def test_compare_gate_fails_when_too_few_repeats_left_nothing_to_judge(tmp_path,
     a = _write(str(tmp_path / 'a'), {8: [100.0]})
     b = _write(str(tmp_path / 'b'), {8: [50.0]})
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    # The line now ends naming the configuration and its runs per side (it named none).
     assert capsys.readouterr().out.rstrip().endswith(
         'gate: FAILED: nothing could be judged: each of the 1 configuration(s) has fewer than '
-        '3 successful repeats a side for the test; sweep with --repeats=3 or more')
+        '3 successful repeats a side for the test; sweep with --repeats=3 or more. Not judged: '
+        'trivial bs=8 gpus=1 fp32 parameter_server (runs: 1 in A, 1 in B; too few for the '
+        'test)')
+    # --allow_unjudged never passes a gate that judged nothing.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
+                       '--allow_unjudged']) == 1
+    assert 'gate: FAILED: nothing could be judged' in capsys.readouterr().out
+
+
+def _records(rates_by_model, status_by_model=()):
+    records = []
+    for model, rates in rates_by_model.items():
+        for i, rate in enumerate(rates):
+            config = {'model': model, 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
+                      'variable_update': 'parameter_server', 'repeat': i}
+            status = dict(status_by_model).get(model, 'ok') if rate is None else 'ok'
+            records.append({'key': sweep_results.config_key(config), 'config': config,
+                            'status': status, 'images_per_sec': rate, 'extra_flags': [],
+                            'environment': {}})
+    return records
+
+
+def test_compare_gate_fails_naming_each_configuration_it_could_not_judge(tmp_path, capsys):
+    # The report: lenet 18% slower in B from 2 repeats (one line of B's results deleted),
+    # trivial the same; the gate passed on trivial alone ('no configuration of 2 slower').
+    a = rh.sweep_folder(str(tmp_path / 'a'), _records(
+        {'trivial': [100.0, 101.0, 99.0], 'lenet': [50.0, 51.0, 49.0]}))
+    b = rh.sweep_folder(str(tmp_path / 'b'), _records(
+        {'trivial': [100.0, 100.5, 99.5], 'lenet': [41.0, 40.5]}))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
+                       '--include_unclean_runs']) == 1
+    out = capsys.readouterr().out
+    assert '| 0.815 | - | ? | n=3+2: the Mann-Whitney test cannot reach p<=0.05' in out
+    assert out.splitlines()[-1] == (
+        'gate: FAILED: 1 of 2 configuration(s) could not be judged: lenet bs=8 gpus=1 fp32 '
+        'parameter_server (runs: 3 in A, 2 in B; too few for the test). To judge them: give '
+        'each side 3 or more successful runs (the same sweep again with --repeats=3 or more '
+        'adds the missing ones); or --allow_unjudged passes the gate on the 1 judged')
+    # Asked for: passes on the judged one, and still names the other.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
+                       '--allow_unjudged']) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: passed: no configuration of 1 slower than A by more than 10% beyond the noise; '
+        'not judged (--allow_unjudged): lenet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, '
+        '2 in B; too few for the test)')
+
+
+def test_compare_gate_fails_on_a_configuration_whose_runs_failed_on_a_side(tmp_path, capsys):
+    # Every alexnet run of B failed, one lenet run did; trivial is both slower and judged.
+    a = rh.sweep_folder(str(tmp_path / 'a'), _records(
+        {'trivial': [100.0, 101.0, 99.0], 'lenet': [50.0, 51.0, 49.0],
+         'alexnet': [10.0, 10.1, 9.9]}))
+    b = rh.sweep_folder(str(tmp_path / 'b'), _records(
+        {'trivial': [70.0, 71.0, 69.0], 'lenet': [50.0, 50.5, None],
+         'alexnet': [None, None, None]}, {'lenet': 'failed', 'alexnet': 'failed'}))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 1
+    out = capsys.readouterr().out
+    assert 'failed in B (1): alexnet bs=8 gpus=1 fp32 parameter_server' in out
+    assert out.splitlines()[-1] == (
+        'gate: FAILED: 1 of 3 configuration(s) slower than A by more than 10% beyond the '
+        'noise: trivial bs=8 gpus=1 fp32 parameter_server; and 2 of 3 configuration(s) could '
+        'not be judged: alexnet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 '
+        'failed)); lenet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); '
+        'too few for the test). To judge them: fix the failed runs and rerun them '
+        '(--retry_failed); or --allow_unjudged passes the gate on the 1 judged')
 
 
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
@@ -121,7 +186,8 @@ def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
     ('--fail_on_slower=abc', 'error: --fail_on_slower=abc: takes a number (percent)'),
     ('--fail_on_slower=-1', 'error: --fail_on_slower=-1: must be >= 0'),
     ('--fail_slower=5', 'error: unknown option --fail_slower=5 (compare takes '
-                        '--fail_on_slower=PCT)'),
+                        '--fail_on_slower=PCT); its other options are --include_unclean_runs '
+                        'and --allow_unjudged'),
 ])
 def test_compare_refuses_bad_options(tmp_path, capsys, arg, message):
     a = _write(str(tmp_path / 'a'), {8: [100.0]})

@@ -177,6 +177,26 @@ def test_sweep_file_gives_axes_and_flags_and_the_command_line_wins(tmp_path, cap
         assert err.count('\n') == 1
 
 
+def test_sweep_file_reads_a_negated_flag_as_what_it_means(tmp_path, capsys):
+    # `noresults_db: true` was refused with advice for the command line (`write
+    # --noresults_db or --results_db=false`), which YAML cannot follow.
+    path = tmp_path / 'sweep.yaml'
+    path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
+                    'flags: {noresults_db: true, nodistortions: false, notf32: true}\n')
+    plan = sweep.build_plan(_parsed(['--sweep_file=%s' % path]), [])
+    # notf32 is a flag of its own (no negation of a 'tf32'): as given.
+    assert plan['extra_flags'] == ['--results_db=false', '--distortions=true', '--notf32=true']
+    from tf_cnn_benchmarks import flag_parsing
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + plan['extra_flags'])
+    assert p.results_db is False and p.distortions is True and p.notf32 is True
+    path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
+                    'flags: {noresults_db: /tmp/r.sqlite}\n')
+    assert sweep.main(['tf_cnn_sweep', '--sweep_file=%s' % path]) == 2
+    assert capsys.readouterr().err == (
+        "error: --sweep_file %s: flags: noresults_db takes true or false (noresults_db: true is "
+        "results_db: false). Received: noresults_db: '/tmp/r.sqlite'\n" % path)
+
+
 def _parsed(argv):
     fv = sweep.flags.FlagValues()
     sweep.define_flags(fv)

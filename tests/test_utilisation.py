@@ -406,7 +406,9 @@ def test_total_block_lines_follow_the_total_and_the_last_warmup_step_is_the_trac
                              'UTC, others 0.10 of 2 cores, spread 2%)')
     keys = {}
     hook.end(keys)
-    assert set(keys) == {'utilisation', 'input', 'memory', 'latency_ms'}
+    # 'baseline' is there without --baseline too, null (the docs list it among the keys).
+    assert set(keys) == {'utilisation', 'input', 'memory', 'latency_ms', 'baseline'}
+    assert keys['baseline'] is None
     assert keys['utilisation']['fraction_of_peak'] == pytest.approx(
         keys['utilisation']['model_flops_per_sec'] / 1e15)
     assert keys['memory']['allocators'] == {'cpu': 5000}
@@ -466,6 +468,7 @@ def test_a_real_forward_only_run_prints_every_figure(tmp_path, monkeypatch):
     assert result['input']['input_share'] is not None
     assert result['memory']['process_peak_rss_bytes'] > 0
     assert result['latency_ms']['count'] == 5
+    assert 'baseline' in result and result['baseline'] is None  # no --baseline
     assert result['host_load']['wall_secs'] > 0 and result['host_load']['cores'] >= 1
 
 

@@ -11,7 +11,9 @@ are too few repeats for the test; 3 per side are needed), and when the runs meas
 side's host load (tools/sweep/host_load.py: the busiest run's share of its cores that other
 processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` makes it a
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
-percent, with the failed configurations listed.
+percent, with the failed configurations listed, or when it could not judge a configuration
+both sweeps ran (`?`, or no successful or clean run on a side: named with its runs per side;
+`--allow_unjudged` passes on the judged ones).
 
 The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
 timed part shared the host (other processes above 25% of its cores, steal above 5%) or that
@@ -38,8 +40,8 @@ from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import gate, host_load, results
 
-USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT] [--include_unclean_runs]   '
-         '(sweep output directories or results.jsonl files)')
+USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT] [--include_unclean_runs] '
+         '[--allow_unjudged]   (sweep output directories or results.jsonl files)')
 LEFT_OUT = 'left out'  # the status a left-out record is given in compare's copy
 
 
@@ -107,6 +109,12 @@ class Comparison(NamedTuple):
         side was left out (metrics/clean_runs.py).
       gate_failed: the configurations that fail `fail_pct` (tools/sweep/gate.py; [] without).
       chosen_a, chosen_b: each side's clean_runs.Selection over its successful runs.
+      unjudged: the configurations both sides ran that the test could not judge, each with
+        its runs per side and why: those with verdict `?` (too few runs for the test) and
+        those without a successful (or clean) run on a side ('lenet bs=8 gpus=1 fp32
+        parameter_server (runs: 3 in A, 2 in B (1 failed); too few for the test)').
+      unjudged_why: which of the reasons those have: a subset of {'few', 'failed', 'left
+        out'} (gate.unjudged_advice turns it into what to do).
     """
     rows: list
     only_a: list
@@ -118,6 +126,8 @@ class Comparison(NamedTuple):
     gate_failed: list
     chosen_a: clean_runs.Selection
     chosen_b: clean_runs.Selection
+    unjudged: list
+    unjudged_why: set
 
 
 def _notes(config, a_records, b_records, a_used, b_used, notes: str, hosts: bool) -> list[str]:
@@ -144,7 +154,7 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
     a_stats = results.config_stats(a_used)
     b_stats = results.config_stats(b_used)
     hosts = host_load.any_measured(a_records + b_records)
-    rows, gate_failed = [], []
+    rows, gate_failed, unsure = [], [], []
     for config in sorted(set(a_stats) & set(b_stats), key=results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
@@ -155,6 +165,8 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
                                  gate.notes(j, fail_pct), hosts))
         if j.failed:
             gate_failed.append(results.describe(config))
+        if j.verdict == '?':
+            unsure.append(config)
     a_ran = {results.config_of(r) for r in a_records}
     b_ran = {results.config_of(r) for r in b_records}
     both = a_ran & b_ran
@@ -164,19 +176,53 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
     def labels(configs):
         return [results.describe(c) for c in sorted(configs, key=results.sort_key)]
 
+    unjudged, why = [], set()
+    for config in sorted(set(unsure) | (both - (set(a_stats) & set(b_stats))),
+                         key=results.sort_key):
+        text, reasons = _unjudged(config, a_used, b_used, config in unsure)
+        unjudged.append(text)
+        why |= reasons
     return Comparison(
         rows, labels(a_ran - b_ran), labels(b_ran - a_ran),
         labels(both - set(a_stats) - a_gone), labels(both - set(b_stats) - b_gone),
         labels((both & a_gone) - set(a_stats)), labels((both & b_gone) - set(b_stats)),
-        gate_failed, chosen_a, chosen_b)
+        gate_failed, chosen_a, chosen_b, unjudged, why)
+
+
+def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool
+              ) -> tuple[str, set]:
+    """A configuration the test could not judge, with its runs per side and why ('lenet
+    bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 failed))'), and which of the
+    reasons 'few', 'failed' and 'left out' it has."""
+    sides, why = [], set()
+    for name, used in (('A', a_used), ('B', b_used)):
+        mine = [r for r in used if results.config_of(r) == config]
+        counts: dict[str, int] = {}
+        for r in mine:
+            status = r.get('status')
+            if status == 'ok' and r.get('images_per_sec') is None:
+                status = 'failed'  # no figure: config_stats does not count it either
+            counts[status] = counts.get(status, 0) + 1
+        others = ['%d %s' % (n, 'left out as unclean' if status == LEFT_OUT else status)
+                  for status, n in counts.items() if status != 'ok']
+        why |= {'left out' if status == LEFT_OUT else 'failed' for status in counts
+                if status != 'ok'}
+        sides.append('%d in %s%s' % (counts.get('ok', 0), name,
+                                     ' (%s)' % ', '.join(others) if others else ''))
+    if too_few and not why:
+        why = {'few'}  # (with failed or left-out runs, those are what to fix)
+    return '%s (runs: %s%s)' % (results.describe(config), ', '.join(sides),
+                                '; too few for the test' if too_few else ''), why
 
 
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       b_records: list[dict], fail_pct: float | None = None,
-                      include_unclean: bool = False) -> tuple[str, bool]:
+                      include_unclean: bool = False, allow_unjudged: bool = False
+                      ) -> tuple[str, bool]:
     """The text `compare` prints: the sides, a markdown table, what was left out of each side
     and why, the configurations only in one side, those without a successful (or clean) run
-    in one side, and with `fail_pct` the gate's line; and whether the gate failed."""
+    in one side, and with `fail_pct` the gate's line; and whether the gate failed (with
+    `allow_unjudged`, configurations it could not judge do not fail it: --allow_unjudged)."""
     c = compare(a_records, b_records, fail_pct, include_unclean)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'p', 'verdict', 'notes']
@@ -233,10 +279,13 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                 for side, chosen, configs in (('A', c.chosen_a, c.left_out_a),
                                               ('B', c.chosen_b, c.left_out_b))]
         lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged,
-                                        gate.left_out_parts(gone), len(missing))
+                                        gate.left_out_parts(gone), len(missing),
+                                        c.unjudged, c.unjudged_why, allow_unjudged)
     # A gate that judged nothing (every run failed or was left out, files of something else,
-    # too few repeats for the test) fails.
-    return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and not judged)
+    # too few repeats for the test) fails; so does one that could not judge a configuration
+    # both sides ran, unless --allow_unjudged.
+    return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and (
+        not judged or (bool(c.unjudged) and not allow_unjudged)))
 
 
 def main(argv: list[str]) -> int:
@@ -245,7 +294,7 @@ def main(argv: list[str]) -> int:
         print(USAGE + '\n\n' + __doc__)
         return 0
     try:
-        paths, fail_pct, include = gate.parse_options(argv)
+        paths, fail_pct, include, allow = gate.parse_options(argv)
     except gate.UsageError as e:
         print('error: %s. %s' % (e, USAGE), file=sys.stderr)
         return 2
@@ -266,6 +315,6 @@ def main(argv: list[str]) -> int:
                   % (jsonl, bad), file=sys.stderr)
         sides.append(records)
     text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
-                                          include)
+                                          include, allow)
     print(text)
     return 1 if gate_failed else 0

@@ -10,7 +10,9 @@
     flags: {num_batches: 100, device: gpu}   # for every run; or ['--num_batches=100', ...]
     config: resnet50_8gpu_replicated_nccl    # optional: configs/NAME.flags gives the defaults
 
-Booleans in `flags` become true/false, lists comma-separated values.
+Booleans in `flags` become true/false, lists comma-separated values. The negated name of a
+boolean or path-or-off flag is read as what it means: `noresults_db: true` is `--results_db=false`
+(no results database), `nodistortions: false` is `--distortions=true`; it takes true or false.
 """
 
 from __future__ import annotations
@@ -23,12 +25,31 @@ class SweepFileError(ValueError):
     """The file cannot be read or holds an unknown key or a malformed value."""
 
 
+def _negated(name: str) -> str | None:
+    """The flag `name` negates ('results_db' for 'noresults_db'): a boolean or path-or-off
+    flag of tf_cnn_benchmarks whose name follows 'no', when `name` is no flag itself; else
+    None."""
+    from tf_cnn_benchmarks import params  # absolute: see cli.unknown_model
+    specs = params.SPEC_BY_NAME
+    base = name[2:] if name.startswith('no') else ''
+    if name in specs or base not in specs:
+        return None
+    return base if specs[base].kind in ('boolean', 'path_or_off') else None
+
+
 def _file_flags(value, path: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, dict):
         out = []
         for name, v in value.items():
+            base = _negated(str(name))
+            if base is not None:
+                if not isinstance(v, bool):
+                    raise SweepFileError(
+                        '--sweep_file %s: flags: %s takes true or false (%s: true is %s: '
+                        'false). Received: %s: %r' % (path, name, name, base, name, v))
+                name, v = base, not v
             if isinstance(v, bool):
                 v = 'true' if v else 'false'
             elif isinstance(v, (list, tuple)):

@@ -11,6 +11,10 @@ a one-sided Mann-Whitney U test (metrics/significance.py, scipy.stats.mannwhitne
 
 With `--fail_on_slower=PCT`, compare exits 1 when a configuration is `slower` and its B/A ratio
 of the medians is below 1 - PCT/100, and prints which configurations failed; 0 otherwise.
+A gate that could not judge a configuration both sweeps ran (`?`: too few runs on a side for
+the test; or no successful, or no clean, run on a side) fails too, naming each one with its
+runs per side, unless `--allow_unjudged` (then it passes on the judged ones and still names
+them); a gate that judged nothing fails even so.
 A CI job keeps a baseline sweep as an artifact and runs the same sweep, then the compare, as
 its gate (docs/campaigns.md: "A regression gate in CI").
 """
@@ -26,6 +30,7 @@ from . import results
 
 OPTION = '--fail_on_slower'
 INCLUDE = clean_runs.INCLUDE_FLAG  # keep runs that shared the host or stopped early
+ALLOW_UNJUDGED = '--allow_unjudged'  # pass on the judged configurations, naming the others
 
 
 class UsageError(ValueError):
@@ -39,20 +44,23 @@ def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
     Raises:
       UsageError: see parse_options.
     """
-    paths, pct, _ = parse_options(argv)
+    paths, pct, _, _ = parse_options(argv)
     return paths, pct
 
 
-def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool]:
-    """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given).
+def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool]:
+    """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given,
+    --allow_unjudged given).
 
     Raises:
       UsageError: a malformed --fail_on_slower or one outside [0, 100), or another option.
     """
-    paths, pct, include = [], None, False
+    paths, pct, include, allow = [], None, False, False
     for arg in argv:
         if arg == INCLUDE:
             include = True
+        elif arg == ALLOW_UNJUDGED:
+            allow = True
         elif arg == OPTION or arg.startswith(OPTION + '='):
             text = arg.partition('=')[2]
             try:
@@ -65,11 +73,11 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool]:
                                  'a run cannot be 100%% slower, so the gate could never fail)'
                                  % (OPTION, text))
         elif arg.startswith('--'):
-            raise UsageError('unknown option %s (compare takes %s=PCT); its other option is '
-                             '%s' % (arg, OPTION, INCLUDE))
+            raise UsageError('unknown option %s (compare takes %s=PCT); its other options are '
+                             '%s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED))
         else:
             paths.append(arg)
-    return paths, pct, include
+    return paths, pct, include, allow
 
 
 def judge(a: results.Stats, b: results.Stats,
@@ -97,8 +105,24 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
     return ''
 
 
+def unjudged_advice(why: set) -> str:
+    """What to do about configurations the gate could not judge, for the reasons `why` (a
+    subset of {'few', 'failed', 'left out'}: compare.Comparison.unjudged_why)."""
+    steps = []
+    if 'few' in why:
+        steps.append('give each side %d or more successful runs (the same sweep again '
+                     'with --repeats=%d or more adds the missing ones)'
+                     % ((regression.min_repeats(),) * 2))
+    if 'failed' in why:
+        steps.append('fix the failed runs and rerun them (--retry_failed)')
+    if 'left out' in why:
+        steps.append('rerun the unclean ones on a quiet host (%s keeps them)' % INCLUDE)
+    return ', '.join(steps)
+
+
 def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
-               left_out: list[str] = (), unmeasured: int = 0) -> list[str]:
+               left_out: list[str] = (), unmeasured: int = 0, unjudged: list[str] = (),
+               unjudged_why: set = frozenset(), allow_unjudged: bool = False) -> list[str]:
     """The gate's summary after the table: `compared` configurations in both sweeps, `judged`
     of them with enough repeats for the test (a gate that judged none fails).
 
@@ -109,6 +133,10 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
         cores))', `left_out_parts`): the line then says so and how to keep them.
       unmeasured: runs compared whose host load could not be measured: a passed gate then
         says that a quiet host is not established for them.
+      unjudged: the configurations both sweeps ran that could not be judged, each with its
+        runs per side and why (compare.Comparison.unjudged); any of them fails the gate,
+        named, unless `allow_unjudged` (a passed line then names them).
+      unjudged_why: their reasons, for the advice (`unjudged_advice`).
     """
     if not compared and left_out:
         return ['gate: FAILED: nothing was compared: every one of %s was left out as unclean; '
@@ -117,18 +145,36 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
     if not compared:
         return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
+    if not judged and unjudged and not set(unjudged_why) <= {'few'}:
+        return ['gate: FAILED: nothing could be judged: %s. To judge them: %s'
+                % ('; '.join(unjudged), unjudged_advice(unjudged_why))]
     if not judged:
         return ['gate: FAILED: nothing could be judged: each of the %d configuration(s) has '
                 'fewer than %d successful repeats a side for the test; sweep with '
-                '--repeats=%d or more' % (compared, regression.min_repeats(),
-                                          regression.min_repeats())]
+                '--repeats=%d or more%s' % (compared, regression.min_repeats(),
+                                            regression.min_repeats(),
+                                            '. Not judged: ' + '; '.join(unjudged)
+                                            if unjudged else '')]
+    total = judged + len(unjudged)
+    if unjudged and not allow_unjudged:
+        unsure = ('%d of %d configuration(s) could not be judged: %s. To judge them: %s; '
+                  'or %s passes the gate on the %d judged'
+                  % (len(unjudged), total, '; '.join(unjudged), unjudged_advice(unjudged_why),
+                     ALLOW_UNJUDGED, judged))
+    else:
+        unsure = ''
     if failed:
         return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
-                'beyond the noise: %s' % (len(failed), compared, fail_pct, '; '.join(failed))]
+                'beyond the noise: %s%s' % (len(failed), total, fail_pct, '; '.join(failed),
+                                            '; and ' + unsure if unsure else '')]
+    if unsure:
+        return ['gate: FAILED: ' + unsure]
     quiet = ('; the host load of %d run%s was not measured: a quiet host is not established'
              % (unmeasured, '' if unmeasured == 1 else 's') if unmeasured else '')
+    allowed = ('; not judged (%s): %s' % (ALLOW_UNJUDGED, '; '.join(unjudged))
+               if unjudged else '')
     return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
-            'noise%s' % (compared, fail_pct, quiet)]
+            'noise%s%s' % (judged, fail_pct, quiet, allowed)]
 
 
 def left_out_parts(sides: list[tuple[str, list]]) -> list[str]:

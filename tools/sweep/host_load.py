@@ -15,7 +15,9 @@ time on the run's CPUs over the timed part, the load average before and after, s
                           rule there says whether compare may use it
 
 Records without the field (sweeps recorded before it, failed runs) show '-'; a report or compare
-without any record that has it shows nothing of it (the output stays what it was).
+without any record that has it shows nothing of it (the output stays what it was). A run that
+tried and could not measure it (a timed part too short for /proc's clock ticks) shows 'not
+measured'; when no run could, the report's section says so, why, and how to get it measured.
 """
 
 from __future__ import annotations
@@ -52,14 +54,19 @@ def unmeasured(records: list[dict]) -> list[dict]:
             and r['host_load'].get('others_fraction') is None]
 
 
+def _why_unmeasured(records: list[dict]) -> str:
+    """The first of `records` (`unmeasured`'s) reason the load was not measured."""
+    return next((r['host_load'].get('error') for r in records if r['host_load'].get('error')),
+                '') or 'no reason recorded'
+
+
 def unmeasured_line(records: list[dict], used: int) -> str:
     """compare's line for `records` (`unmeasured`'s) of the `used` runs compared: how many,
     why (the first run's reason), and how to get the load measured."""
-    why = next((r['host_load'].get('error') for r in records if r['host_load'].get('error')),
-               '') or 'no reason recorded'
     return ('host load: not measured for %d of %d runs compared (%s): whether the host was '
             'quiet during them is not known; lengthen their timed part (a larger --num_batches '
-            'in the sweep\'s flags) until the load is measured' % (len(records), used, why))
+            'in the sweep\'s flags) until the load is measured'
+            % (len(records), used, _why_unmeasured(records)))
 
 
 def any_measured(records: list[dict]) -> bool:
@@ -90,11 +97,20 @@ def record_state(record: dict) -> clean_runs.RunState:
 
 
 def host_table(records: list[dict]) -> str:
-    """The report section (markdown), one row per run in file order; '' when no record has a
-    measured host load."""
-    if not any_measured(records):
-        return ''
+    """The report section (markdown), one row per run in file order ('not measured' for a run
+    whose load could not be measured); when no run's load was measured but some tried, the
+    section says so, why and how to get it measured; '' when no record has the field (a sweep
+    recorded before runs measured it, or none succeeded)."""
     rows = [r for r in records if r.get('status') == 'ok']
+    missing = unmeasured(rows)
+    if not any_measured(records):
+        if not missing:
+            return ''
+        return ('## Host load\n\nNot measured for %s of the %d successful runs (%s): whether the '
+                'host was quiet during them is not known. Lengthen their timed part (a larger '
+                '--num_batches in the sweep\'s flags) until it is measured.\n'
+                % ('any' if len(missing) == len(rows) else '%d' % len(missing), len(rows),
+                   _why_unmeasured(missing)))
     limits = next(_load(r) for r in records if _load(r))
     lines = ['## Host load\n',
              'Per run, over its timed part (metrics/host_load.py): CPU time other processes '
@@ -116,9 +132,12 @@ def host_table(records: list[dict]) -> str:
             results.describe(results.config_of(r)), r['config']['repeat'] + 1,
             _num(r.get('images_per_sec'), '%.1f'), others, average,
             _pct(load.get('steal_fraction'), 1) if load else '-',
-            ('busy' if is_busy(r) else 'quiet') if load else '-'))
+            ('busy' if is_busy(r) else 'quiet') if load else
+            'not measured' if r in missing else '-'))
     busy = sum(1 for r in rows if is_busy(r))
-    lines += ['', '%d of %d runs on a busy host.' % (busy, len(rows))]
+    lines += ['', '%d of %d runs on a busy host.%s' % (
+        busy, len(rows), ' Not measured for %d (%s).' % (len(missing), _why_unmeasured(missing))
+        if missing else '')]
     return '\n'.join(lines) + '\n'
 
 
