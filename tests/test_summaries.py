@@ -161,6 +161,48 @@ def test_tfprof_file_format_follows_its_name(tmp_path):
     assert list(proto.steps) == [7] and len(proto.nodes) >= 4
 
 
+
+def _file_micros(text: str) -> float:
+    """A time of tfprof's text report ('24.60ms', '55us', '1.20sec') in microseconds."""
+    for unit, scale in (('us', 1.0), ('ms', 1e3), ('sec', 1e6)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    raise ValueError(text)
+
+
+def test_tfprof_prints_the_five_slowest_op_types_with_the_file_s_times(tmp_path, capsys):
+    """The printed op types are the report's first five rows, each with its own time as the
+    report gives it (the op view's rows form a chain whose total_exec_micros add up the rows
+    below: the line named one op, the slowest, with the time of all of them)."""
+    from tf_cnn_benchmarks.lifecycle import profiling
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        x = tf1.placeholder(tf.float32, [96, 96])
+        y = tf.nn.relu(tf.matmul(x, x) + 1.0)
+        out = tf.reduce_sum(tf.sigmoid(y) * tf.tanh(y) - tf.exp(-y))
+        metadata = tf1.RunMetadata()
+        sess.run(out, {x: np.ones([96, 96], np.float32) / 96},
+                 options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    capsys.readouterr()
+    profiling.write_tfprof(graph, metadata, str(tmp_path / 'p.txt'))
+    line = capsys.readouterr().out.strip()
+    report = (tmp_path / 'p.txt').read_text().split('node name | requested bytes')[1]
+    # A row: 'MatMul   36.86KB (100.00%, 99.87%),   1.21ms (100.00%, 63.20%),   ...'.
+    rows = [r.split(None, 1) for r in report.splitlines()[1:] if r.strip()]
+    file_rows = [(name, _file_micros(columns.split('),')[1].split()[0]))
+                 for name, columns in rows]
+    assert len(file_rows) >= 7  # MatMul, AddV2, Relu, Sigmoid, Tanh, Exp, Mul, Sub, Sum, ...
+    printed = line.split('slowest ops: ')[1].split(', ')
+    assert len(printed) == 5
+    total = sum(micros for _, micros in file_rows)
+    for (name, micros), text in zip(file_rows[:5], printed):
+        shown_name, ms, unit, share = text.split()
+        assert shown_name == name and unit == 'ms'
+        assert float(ms) * 1000 == pytest.approx(micros, abs=10)  # both rounded to 10 us
+        assert float(share.strip('(%)')) == pytest.approx(100 * micros / total, abs=0.2)
+    assert float(printed[0].split()[1]) * 1000 < total  # one op type, not all of them
+
 def test_binary_graph_file(tmp_path):
     _run(num_batches=1, graph_file=str(tmp_path / 'graph.pb'))
     graph_def = tf1.GraphDef()
