@@ -265,7 +265,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('save_summaries_steps', 0, 'Write summaries every this many steps (0: off).', lower=0),
     _s('trace_file', None, 'Write a Chrome trace (JSON) of one of the run\'s steps here: the '
        'last warm-up step (timed step 1 without warm-up); no extra step.'),
-    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary).'),
+    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary); with --eval the '
+       'eval graph.'),
     _s('tfprof_file', None, 'Write a tfprof profile of the traced step (see --trace_file) here: '
        '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),

@@ -211,6 +211,22 @@ def test_binary_graph_file(tmp_path):
     assert any(n.name == 'train_op' for n in graph_def.node)
 
 
+
+def test_graph_file_of_an_eval_run_is_the_eval_graph(tmp_path, capsys):
+    """--eval --graph_file writes the graph the evaluation runs (it wrote nothing, silently)."""
+    _run(train_dir=str(tmp_path / 'train'), num_batches=1)
+    capsys.readouterr()
+    path = str(tmp_path / 'eval.pbtxt')
+    result = _run(train_dir=str(tmp_path / 'train'), eval=True, num_batches=1, graph_file=path)
+    assert 'Graph written to %s' % path in capsys.readouterr().out
+    assert result['graph_file'] == path and result['eval']['global_step'] == 2
+    from google.protobuf import text_format
+    graph_def = text_format.Parse(open(path).read(), tf1.GraphDef())
+    ops = {n.op for n in graph_def.node}
+    assert 'InTopKV2' in ops and 'MatMul' in ops  # the scoring, the model's forward pass
+    assert not any(n.name == 'train_op' for n in graph_def.node)
+    assert not ops & {'ApplyGradientDescent', 'ResourceApplyGradientDescent'}
+
 def test_json_results_are_what_run_returns(tmp_path):
     result = _run(benchmark_log_dir=str(tmp_path), num_batches=3)
     [path] = glob.glob(str(tmp_path / 'tf_cnn_benchmarks_trivial_*.json'))
