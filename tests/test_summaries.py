@@ -47,11 +47,42 @@ def test_event_files_hold_the_tags_of_each_verbosity(tmp_path, verbosity):
     images = {t for t in tags if 'input_images/image/' in t}
     weights = {t for t in tags if '/weights/cg/' in t}
     gradients = {t for t in tags if '/gradients/cg/' in t}
-    assert bool(images) == (verbosity >= 2)
+    # The original's levels: 2 adds the histogram of all gradients, 3 the images and the
+    # histograms of each variable and gradient (images came at level 2 here: the bug).
+    assert (tags.get('summaries/log_gradients') == [2, 4]) == (verbosity >= 2)
+    assert bool(images) == (verbosity >= 3)
     assert len(weights) == len(gradients) == (6 if verbosity >= 3 else 0)
     if verbosity >= 3:
         assert any(t.endswith('gradients/cg/affine0/weights') for t in gradients)
 
+
+
+def test_log_gradients_histogram_counts_the_non_zero_gradient_entries():
+    from tf_cnn_benchmarks.lifecycle import summaries
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        grads = [tf.constant([[1.0, 0.0], [-np.e, 0.0]]), tf.constant([np.e ** 2], tf.float16)]
+        serialized = sess.run(summaries.log_gradients_histogram(grads))
+    [value] = tf1.Summary.FromString(serialized).value
+    assert value.tag == 'log_gradients'
+    # log|g| of the 3 non-zero entries: 0, 1, 2 (float16 e^2 = 7.387: log 1.9998).
+    assert value.histo.num == 3 and value.histo.min == 0.0
+    assert value.histo.sum == pytest.approx(3.0, abs=1e-3)
+    assert value.histo.max == pytest.approx(2.0, abs=1e-3)
+
+
+def test_forward_only_level_2_writes_the_scalars_only(tmp_path):
+    """A forward-only run has no gradients: level 2 adds nothing to level 1 (no input pipeline
+    of the summaries' own is built), level 3 the images and the weights' histograms."""
+    for verbosity in (2, 3):
+        folder = tmp_path / str(verbosity)
+        _run(train_dir=str(folder), summary_verbosity=verbosity, save_summaries_steps=2,
+             forward_only=True)
+        tags, _ = read_events(str(folder))
+        assert 'summaries/log_gradients' not in tags
+        assert not any('/gradients/' in t for t in tags)
+        assert any('input_images/image/' in t for t in tags) == (verbosity == 3)
+        assert sum('/weights/cg/' in t for t in tags) == (6 if verbosity == 3 else 0)
 
 def test_scalar_values_are_the_run_s(tmp_path):
     result = _run(train_dir=str(tmp_path), summary_verbosity=1, save_summaries_steps=1,
@@ -176,12 +207,15 @@ def test_tfprof_prints_the_five_slowest_op_types_with_the_file_s_times(tmp_path,
     below: the line named one op, the slowest, with the time of all of them)."""
     from tf_cnn_benchmarks.lifecycle import profiling
     graph = tf.Graph()
-    with graph.as_default(), tf1.Session() as sess:
-        x = tf1.placeholder(tf.float32, [96, 96])
-        y = tf.nn.relu(tf.matmul(x, x) + 1.0)
-        out = tf.reduce_sum(tf.sigmoid(y) * tf.tanh(y) - tf.exp(-y))
+    config = tf1.ConfigProto()  # no Grappler: its fusions would vary the op types
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with graph.as_default(), tf1.Session(config=config) as sess:
+        x = tf1.placeholder(tf.float32, [256, 256])
+        y = tf.nn.relu(tf.matmul(x, x))
+        z = tf.sigmoid(y) + tf.tanh(y) + tf.exp(-y) + tf.sqrt(tf.square(y) + 1.0)
+        out = tf.reduce_sum(tf.transpose(z)) + tf.reduce_max(z)
         metadata = tf1.RunMetadata()
-        sess.run(out, {x: np.ones([96, 96], np.float32) / 96},
+        sess.run(out, {x: np.ones([256, 256], np.float32) / 256},
                  options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
                  run_metadata=metadata)
     capsys.readouterr()
@@ -192,7 +226,7 @@ def test_tfprof_prints_the_five_slowest_op_types_with_the_file_s_times(tmp_path,
     rows = [r.split(None, 1) for r in report.splitlines()[1:] if r.strip()]
     file_rows = [(name, _file_micros(columns.split('),')[1].split()[0]))
                  for name, columns in rows]
-    assert len(file_rows) >= 7  # MatMul, AddV2, Relu, Sigmoid, Tanh, Exp, Mul, Sub, Sum, ...
+    assert len(file_rows) >= 8  # MatMul, Relu, Sigmoid, Tanh, Exp, Neg, Sqrt, Square, ...
     printed = line.split('slowest ops: ')[1].split(', ')
     assert len(printed) == 5
     total = sum(micros for _, micros in file_rows)
