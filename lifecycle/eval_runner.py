@@ -5,7 +5,8 @@ Three ways in, one evaluator:
   - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
     else the latest in --train_dir; none is a CheckpointError) and evaluates it once; with
     --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
-    or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet.
+    or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet. --graph_file
+    gets the eval graph, written once it is built (before the first checkpoint is restored).
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
@@ -51,6 +52,7 @@ from . import (
     checkpoints,
     figure_hooks,
     phase_runner,
+    profiling,
     results_log,
     run_hooks,
     signals,
@@ -279,7 +281,8 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     Returns:
       The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
       evaluation, see Evaluator.evaluate), 'evals' (all of them), 'restored_step',
-      'checkpoint_path', and images_per_sec / num_steps / step_times of the last evaluation.
+      'checkpoint_path', images_per_sec / num_steps / step_times of the last evaluation, and
+      'graph_file' with --graph_file.
 
     Raises:
       CheckpointError: no checkpoint (without --eval_interval_secs), or one that does not fit.
@@ -292,6 +295,8 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
             raise _missing_checkpoint_error(p)
     cnn_util.log_fn('Generating eval model')
     evaluator = Evaluator(plan, model, dataset, config)  # the header said what it scores
+    if p.graph_file:  # the graph an evaluation runs, before a checkpoint is restored into it
+        profiling.write_graph(evaluator.graph, p.graph_file)
     summaries = EvalSummaryWriter(p)
     evals, last, waiting = [], None, False
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
@@ -314,6 +319,8 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
+    if p.graph_file:
+        result['graph_file'] = p.graph_file
     phase_runner.PhaseRunner(hooks, plan).finish(result)
     catcher.exit_if_terminated()
     return result

@@ -12,8 +12,9 @@
 --tfprof_file: a tfprof profile of the same step (tf.compat.v1.profiler.Profiler), in the
   form its name asks for: `.txt` a text report (tfprof's op view: every op type with its time
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
-  name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The ops that
-  took the most time are printed.
+  name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The five op
+  types that took the most time are printed with their own times, as the text report gives
+  them, and their share of the step's op time (`slowest_op_types`).
 --nouse_chrome_trace_format: --trace_file holds the same step's StepStats protobuf in text
   format (`step_stats_text`) instead of a Chrome trace.
 --partitioned_graph_file_prefix=DIR/name.pbtxt: the graphs TensorFlow actually ran in that step,
@@ -104,10 +105,35 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
     else:
         _write(path, profiler.serialize_to_string())
     profile = profiler.profile_operations(options.with_empty_output().build())
-    ops = sorted(profile.children, key=lambda node: -node.total_exec_micros)[:top]
+    total = max(profile.total_exec_micros, 1)
     cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s' % (kind, path, ', '.join(
-        '%s %.2f ms' % (node.name, node.total_exec_micros / 1000.0) for node in ops)))
+        '%s %.2f ms (%.1f%%)' % (name, micros / 1000.0, 100.0 * micros / total)
+        for name, micros in slowest_op_types(profile, top))))
     return path
+
+
+def slowest_op_types(profile, top: int = 5) -> list[tuple[str, int]]:
+    """The `top` op types of a tfprof op view that took the most time, slowest first.
+
+    tfprof's op view (`Profiler.profile_operations`) returns its rows as a chain, not as the
+    root's children: the root has one child, the slowest op type, whose one child is the next
+    one, and so on; each row's `total_exec_micros` adds up its own and every row below it, so
+    an op type's own time is its `exec_micros` (the text report's "total execution time").
+
+    Args:
+      profile: the MultiGraphNodeProto `profile_operations` returned (its root row).
+      top: how many op types to return.
+
+    Returns:
+      [(op type, its own execution time in microseconds)], at most `top`, slowest first (ties
+      in the report's order).
+    """
+    rows, pending = [], list(profile.children)
+    while pending:
+        node = pending.pop(0)
+        rows.append((node.name, int(node.exec_micros)))
+        pending.extend(node.children)
+    return sorted(rows, key=lambda row: -row[1])[:top]
 
 
 def _write(path: str, data: bytes) -> None:

@@ -1,11 +1,13 @@
 """TensorBoard summaries of a training (or forward-only) run, written to --train_dir.
 
---summary_verbosity (with --train_dir):
-  1: the graph, and every --save_summaries_steps global steps the scalars `total_loss` (the
+--summary_verbosity (with --train_dir), the levels of the original's flag:
+  1: cheap scalars: the graph, and every --save_summaries_steps global steps `total_loss` (the
      step's loss), `learning_rate` and `images_per_sec` (over the steps since the last
      summary, the warm-up steps included in the first one, hook bookkeeping included);
-  2: also `input_images`: three images of a training batch, as the model receives them;
-  3: also histograms of every trainable variable (`weights/<name>`) and of its gradient
+  2: also `log_gradients`: one histogram of log|g| over every non-zero entry of every
+     gradient (training only: a forward-only run has no gradients);
+  3: also `input_images` (three images of a training batch, as the model receives them) and
+     histograms of every trainable variable (`weights/<name>`) and of its gradient
      (`gradients/<name>`).
 Eval accuracy goes to <train_dir>/eval (see eval_runner). Forward-only runs count summary steps
 in timed steps (their global step does not move) and have no loss or gradients.
@@ -17,9 +19,9 @@ whose global step reached the next multiple of --save_summaries_steps (a multipl
 during the warm-up steps, or passed over by an asynchronous cluster, is written then).
 
 The timed step's own tensors cannot be fetched by a hook without consuming an extra batch from
-the staging areas, so the level-2/3 summaries come from a small input pipeline of their own
-(the same code and preprocessing, a separate reader) and a forward/backward pass of tower 0's
-variables on that batch, run only on summary steps. The gradients are therefore those of one
+the staging areas, so the summaries of levels 2 and 3 come from a small input pipeline of their
+own (the same code and preprocessing, a separate reader) and a forward/backward pass of tower
+0's variables on that batch, run only on summary steps. The gradients are therefore those of one
 batch at the current weights, not exactly the ones the step applied.
 """
 
@@ -41,6 +43,36 @@ def scalar_summary(values: dict) -> tf1.Summary:
     """A Summary proto of {tag: float}."""
     return tf1.Summary(value=[tf1.Summary.Value(tag=tag, simple_value=float(value))
                               for tag, value in values.items()])
+
+
+def log_gradients_histogram(grads) -> tf.Tensor:
+    """The level-2 summary: a histogram named `log_gradients` of the natural log of |g| over
+    every non-zero entry of `grads` (one distribution for the whole model: its spread shows
+    vanishing or exploding gradients at a glance; zeros, whose log is -inf, are left out).
+
+    Args:
+      grads: gradient tensors of any shapes and float dtypes.
+
+    Returns:
+      The serialized Summary (a scalar string tensor).
+    """
+    flat = tf.concat([tf.reshape(tf.cast(g, tf.float32), [-1]) for g in grads], 0)
+    magnitudes = tf.abs(flat)
+    return tf1.summary.histogram('log_gradients',
+                                 tf.math.log(tf.boolean_mask(magnitudes, magnitudes > 0)))
+
+
+def _images_summary(images, data_format: str) -> tf.Tensor:
+    """`input_images`: the first three images of a batch ([batch, h, w, 3] in `data_format`,
+    scaled to [-1, 1]) as 8-bit pictures."""
+    nhwc = images if data_format == 'NHWC' else tf.transpose(images, [0, 2, 3, 1])
+    shown = tf.cast(tf.clip_by_value((tf.cast(nhwc[:3], tf.float32) + 1.0) * 127.5, 0.0, 255.0),
+                    tf.uint8)
+    return tf1.summary.image('input_images', shown, max_outputs=3)
+
+
+def _name(variable) -> str:
+    return variable_mgr.checkpoint_name(variable.op.name)
 
 
 class SummaryHook(run_hooks.RunHook):
@@ -67,7 +99,7 @@ class SummaryHook(run_hooks.RunHook):
     def begin(self, ctx):
         self._ctx = ctx
         p = self.p
-        if p.summary_verbosity >= 2:
+        if p.summary_verbosity >= 3 or (p.summary_verbosity >= 2 and self.plan.training):
             self._build_graph_summaries(ctx)
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
         self.counter.begin(ctx)
@@ -75,21 +107,20 @@ class SummaryHook(run_hooks.RunHook):
 
     def _build_graph_summaries(self, ctx):
         plan, p, info = self.plan, self.p, ctx.info
-        training = plan.training
         with info.graph.as_default(), tf1.name_scope('summaries'):
             before = set(tf1.local_variables()) | set(tf1.global_variables())
             small = p._replace(shuffle_buffer_size=min(p.shuffle_buffer_size, 256),
                                batch_group_size=1)
-            pipeline = preprocessing.pipeline_for(plan, self.dataset, train=training,
+            pipeline = preprocessing.pipeline_for(plan, self.dataset, train=plan.training,
                                                   params=small)
             [batch] = pipeline.build([plan.devices[0]])
-            images = batch.images
-            nhwc = images if p.data_format == 'NHWC' else tf.transpose(images, [0, 2, 3, 1])
-            shown = tf.cast(tf.clip_by_value((tf.cast(nhwc[:3], tf.float32) + 1.0) * 127.5,
-                                             0.0, 255.0), tf.uint8)
-            ops = [tf1.summary.image('input_images', shown, max_outputs=3)]
+            variables = info.mgr.trainable_variables(0) if info.mgr is not None else []  # frozen
+            grads = self._gradients(variables, batch) if plan.training and variables else []
+            ops = [log_gradients_histogram([g for _, g in grads])] if grads else []
             if p.summary_verbosity >= 3:
-                ops += self._histograms(info.mgr, batch, training)
+                ops.append(_images_summary(batch.images, p.data_format))
+                ops += [tf1.summary.histogram('weights/' + _name(v), v) for v in variables]
+                ops += [tf1.summary.histogram('gradients/' + _name(v), g) for v, g in grads]
             self._summary_op = tf1.summary.merge(ops)
             new = [v for v in tf1.local_variables() + tf1.global_variables() if v not in before]
             if new:
@@ -99,20 +130,14 @@ class SummaryHook(run_hooks.RunHook):
             with data_errors.data_errors():
                 ctx.sess.run(pipeline.warmup_ops)
 
-    def _histograms(self, mgr, batch, training):
-        plan = self.plan
-        variables = mgr.trainable_variables(0) if mgr is not None else []  # None: frozen.
-        ops = [tf1.summary.histogram('weights/' + variable_mgr.checkpoint_name(v.op.name), v)
-               for v in variables]
-        if not training or not variables:
-            return ops
-        reuse = tower_loop.ReuseTower(variables[0].op.name.split('/')[0], plan.devices[0])
-        [out] = tower_loop.build_towers(plan, self.model, [batch], reuse, phase_train=True,
+    def _gradients(self, variables, batch) -> list:
+        """[(variable, its gradient)] of tower 0's loss on `batch`, at the current weights
+        (variables without a gradient left out)."""
+        reuse = tower_loop.ReuseTower(variables[0].op.name.split('/')[0], self.plan.devices[0])
+        [out] = tower_loop.build_towers(self.plan, self.model, [batch], reuse, phase_train=True,
                                         jit=False)
         grads = tf1.gradients(out.total_loss, variables)
-        ops += [tf1.summary.histogram('gradients/' + variable_mgr.checkpoint_name(v.op.name), g)
-                for v, g in zip(variables, grads) if g is not None]
-        return ops
+        return [(v, g) for v, g in zip(variables, grads) if g is not None]
 
     def after_step(self, step, loss):
         before, global_step = self.counter.advance(step)

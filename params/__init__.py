@@ -260,12 +260,15 @@ SPECS: tuple[ParamSpec, ...] = (
        lower=0),
     _l('eval_during_training_at_specified_steps', [], 'Evaluate at these training steps.'),
     _f('stop_at_top_1_accuracy', None, 'Stop training once eval top-1 reaches this.', lower=0),
-    _i('summary_verbosity', 0, 'TensorBoard summaries: 0 none, 1 scalars, 2 images, 3 '
-       'histograms.', lower=0),
+    _i('summary_verbosity', 0, 'TensorBoard summaries, the original\'s levels: 0 none; 1 cheap '
+       'scalars (total_loss, learning_rate, images_per_sec); 2 also a histogram of log|g| '
+       'over all gradients; 3 also input images and histograms of each variable and each '
+       'gradient.', lower=0),
     _i('save_summaries_steps', 0, 'Write summaries every this many steps (0: off).', lower=0),
     _s('trace_file', None, 'Write a Chrome trace (JSON) of one of the run\'s steps here: the '
        'last warm-up step (timed step 1 without warm-up); no extra step.'),
-    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary).'),
+    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary); with --eval the '
+       'eval graph.'),
     _s('tfprof_file', None, 'Write a tfprof profile of the traced step (see --trace_file) here: '
        '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),

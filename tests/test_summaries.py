@@ -47,11 +47,42 @@ def test_event_files_hold_the_tags_of_each_verbosity(tmp_path, verbosity):
     images = {t for t in tags if 'input_images/image/' in t}
     weights = {t for t in tags if '/weights/cg/' in t}
     gradients = {t for t in tags if '/gradients/cg/' in t}
-    assert bool(images) == (verbosity >= 2)
+    # The original's levels: 2 adds the histogram of all gradients, 3 the images and the
+    # histograms of each variable and gradient (images came at level 2 here: the bug).
+    assert (tags.get('summaries/log_gradients') == [2, 4]) == (verbosity >= 2)
+    assert bool(images) == (verbosity >= 3)
     assert len(weights) == len(gradients) == (6 if verbosity >= 3 else 0)
     if verbosity >= 3:
         assert any(t.endswith('gradients/cg/affine0/weights') for t in gradients)
 
+
+
+def test_log_gradients_histogram_counts_the_non_zero_gradient_entries():
+    from tf_cnn_benchmarks.lifecycle import summaries
+    graph = tf.Graph()
+    with graph.as_default(), tf1.Session() as sess:
+        grads = [tf.constant([[1.0, 0.0], [-np.e, 0.0]]), tf.constant([np.e ** 2], tf.float16)]
+        serialized = sess.run(summaries.log_gradients_histogram(grads))
+    [value] = tf1.Summary.FromString(serialized).value
+    assert value.tag == 'log_gradients'
+    # log|g| of the 3 non-zero entries: 0, 1, 2 (float16 e^2 = 7.387: log 1.9998).
+    assert value.histo.num == 3 and value.histo.min == 0.0
+    assert value.histo.sum == pytest.approx(3.0, abs=1e-3)
+    assert value.histo.max == pytest.approx(2.0, abs=1e-3)
+
+
+def test_forward_only_level_2_writes_the_scalars_only(tmp_path):
+    """A forward-only run has no gradients: level 2 adds nothing to level 1 (no input pipeline
+    of the summaries' own is built), level 3 the images and the weights' histograms."""
+    for verbosity in (2, 3):
+        folder = tmp_path / str(verbosity)
+        _run(train_dir=str(folder), summary_verbosity=verbosity, save_summaries_steps=2,
+             forward_only=True)
+        tags, _ = read_events(str(folder))
+        assert 'summaries/log_gradients' not in tags
+        assert not any('/gradients/' in t for t in tags)
+        assert any('input_images/image/' in t for t in tags) == (verbosity == 3)
+        assert sum('/weights/cg/' in t for t in tags) == (6 if verbosity == 3 else 0)
 
 def test_scalar_values_are_the_run_s(tmp_path):
     result = _run(train_dir=str(tmp_path), summary_verbosity=1, save_summaries_steps=1,
@@ -161,6 +192,51 @@ def test_tfprof_file_format_follows_its_name(tmp_path):
     assert list(proto.steps) == [7] and len(proto.nodes) >= 4
 
 
+
+def _file_micros(text: str) -> float:
+    """A time of tfprof's text report ('24.60ms', '55us', '1.20sec') in microseconds."""
+    for unit, scale in (('us', 1.0), ('ms', 1e3), ('sec', 1e6)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    raise ValueError(text)
+
+
+def test_tfprof_prints_the_five_slowest_op_types_with_the_file_s_times(tmp_path, capsys):
+    """The printed op types are the report's first five rows, each with its own time as the
+    report gives it (the op view's rows form a chain whose total_exec_micros add up the rows
+    below: the line named one op, the slowest, with the time of all of them)."""
+    from tf_cnn_benchmarks.lifecycle import profiling
+    graph = tf.Graph()
+    config = tf1.ConfigProto()  # no Grappler: its fusions would vary the op types
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with graph.as_default(), tf1.Session(config=config) as sess:
+        x = tf1.placeholder(tf.float32, [256, 256])
+        y = tf.nn.relu(tf.matmul(x, x))
+        z = tf.sigmoid(y) + tf.tanh(y) + tf.exp(-y) + tf.sqrt(tf.square(y) + 1.0)
+        out = tf.reduce_sum(tf.transpose(z)) + tf.reduce_max(z)
+        metadata = tf1.RunMetadata()
+        sess.run(out, {x: np.ones([256, 256], np.float32) / 256},
+                 options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    capsys.readouterr()
+    profiling.write_tfprof(graph, metadata, str(tmp_path / 'p.txt'))
+    line = capsys.readouterr().out.strip()
+    report = (tmp_path / 'p.txt').read_text().split('node name | requested bytes')[1]
+    # A row: 'MatMul   36.86KB (100.00%, 99.87%),   1.21ms (100.00%, 63.20%),   ...'.
+    rows = [r.split(None, 1) for r in report.splitlines()[1:] if r.strip()]
+    file_rows = [(name, _file_micros(columns.split('),')[1].split()[0]))
+                 for name, columns in rows]
+    assert len(file_rows) >= 8  # MatMul, Relu, Sigmoid, Tanh, Exp, Neg, Sqrt, Square, ...
+    printed = line.split('slowest ops: ')[1].split(', ')
+    assert len(printed) == 5
+    total = sum(micros for _, micros in file_rows)
+    for (name, micros), text in zip(file_rows[:5], printed):
+        shown_name, ms, unit, share = text.split()
+        assert shown_name == name and unit == 'ms'
+        assert float(ms) * 1000 == pytest.approx(micros, abs=10)  # both rounded to 10 us
+        assert float(share.strip('(%)')) == pytest.approx(100 * micros / total, abs=0.2)
+    assert float(printed[0].split()[1]) * 1000 < total  # one op type, not all of them
+
 def test_binary_graph_file(tmp_path):
     _run(num_batches=1, graph_file=str(tmp_path / 'graph.pb'))
     graph_def = tf1.GraphDef()
@@ -168,6 +244,22 @@ def test_binary_graph_file(tmp_path):
         graph_def.ParseFromString(f.read())
     assert any(n.name == 'train_op' for n in graph_def.node)
 
+
+
+def test_graph_file_of_an_eval_run_is_the_eval_graph(tmp_path, capsys):
+    """--eval --graph_file writes the graph the evaluation runs (it wrote nothing, silently)."""
+    _run(train_dir=str(tmp_path / 'train'), num_batches=1)
+    capsys.readouterr()
+    path = str(tmp_path / 'eval.pbtxt')
+    result = _run(train_dir=str(tmp_path / 'train'), eval=True, num_batches=1, graph_file=path)
+    assert 'Graph written to %s' % path in capsys.readouterr().out
+    assert result['graph_file'] == path and result['eval']['global_step'] == 2
+    from google.protobuf import text_format
+    graph_def = text_format.Parse(open(path).read(), tf1.GraphDef())
+    ops = {n.op for n in graph_def.node}
+    assert 'InTopKV2' in ops and 'MatMul' in ops  # the scoring, the model's forward pass
+    assert not any(n.name == 'train_op' for n in graph_def.node)
+    assert not ops & {'ApplyGradientDescent', 'ResourceApplyGradientDescent'}
 
 def test_json_results_are_what_run_returns(tmp_path):
     result = _run(benchmark_log_dir=str(tmp_path), num_batches=3)
