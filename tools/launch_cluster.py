@@ -22,9 +22,11 @@ a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other 
 (workers and controller first, so a chief can save while the ps still serves, then the ps
 tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
 task: the task's status, 130 on Ctrl-C, 143 on SIGTERM (as a run and the sweep do), 124 on
-timeout. A task stopped by a signal of its own (130 after SIGINT, 143 after SIGTERM: it saved
-first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT, exit status
-130)', and the launcher exits with its status.
+timeout; after Ctrl-C, SIGTERM or the timeout it still prints the workers' images/sec and the
+cluster total the tasks printed as they stopped (or why there is none: a worker stopped in its
+start-up or warm-up). A task stopped by a signal of its own (130 after SIGINT, 143 after
+SIGTERM: it saved first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT,
+exit status 130)', and the launcher exits with its status.
 A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
 fewer --num_workers). After a task failed,
 the warning and error lines of the tasks being stopped follow from it: they go to their logs
@@ -374,6 +376,7 @@ class Launcher:
                 self.say('error: timeout after %g s (--timeout_secs); still running: %s; '
                          'stopping them' % (self.opts.timeout_secs, ', '.join(running)))
                 self.stop_all()
+                self.summary(stopped=True)
                 return 124
             time.sleep(0.1)
 
@@ -400,16 +403,34 @@ class Launcher:
             self.say('%d warning and error line(s) of the stopped tasks (%s) left out: %s' % (
                 sum(muted.values()), _roles_text(list(muted)), where))
 
-    def summary(self) -> None:
+    def summary(self, stopped: bool = False) -> None:
+        """Each worker's `total images/sec`, then the cluster total: the chief's
+        `cluster total images/sec` line when it printed one, else the workers' sum.
+
+        Args:
+          stopped: the launcher stopped the tasks (Ctrl-C, SIGTERM, --timeout_secs): their
+            figures cover the steps run until then; a worker that printed none (stopped in
+            its start-up or warm-up, which time nothing) makes one line saying why there is
+            no cluster total instead of a sum of the others.
+        """
         total = 0.0
+        missing = []
         for task in self.tasks:
-            if task.job == 'worker' and task.images_per_sec is not None:
-                self.say('%s images/sec: %.2f' % (task.role, task.images_per_sec))
-                total += task.images_per_sec
+            if task.job != 'worker':
+                continue
+            if task.images_per_sec is None:
+                missing.append(task.role)
+                continue
+            self.say('%s images/sec: %.2f' % (task.role, task.images_per_sec))
+            total += task.images_per_sec
         reported = [t.cluster_images_per_sec for t in self.tasks
                     if t.cluster_images_per_sec is not None]
         if reported:
             self.say('cluster total images/sec: %.2f' % reported[0])
+        elif stopped and missing:
+            self.say('no cluster total images/sec: %s stopped before printing %s total '
+                     '(in the start-up or the warm-up, which time nothing)' % (
+                         _roles_text(missing), 'its' if len(missing) == 1 else 'their'))
         elif total:
             self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
 
@@ -505,6 +526,9 @@ def main(argv: list[str]) -> int:
             launcher.say('interrupted again%s; killing every task' % (
                 '' if second == signal.SIGINT else ' (%s)' % signal.Signals(second).name))
             launcher.kill_all()
+        for other in previous:  # every task has stopped: nothing left to interrupt
+            signal.signal(other, signal.SIG_IGN)
+        launcher.summary(stopped=True)  # the figures the tasks printed as they stopped
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
     finally:
         for signum, handler in previous.items():
