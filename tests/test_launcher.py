@@ -237,6 +237,13 @@ def test_launcher_ctrl_c_tears_down_every_task(launches):
     assert run['code'] == 130, out[-3000:]
     assert '[launcher] interrupted; stopping every task' in out
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
+    # The chief printed its totals as it stopped: the launcher relays them as on a normal end
+    # (it printed none after a Ctrl-C).
+    chief = re.search(r'^\[worker0\] cluster total images/sec: ([0-9.]+) ', out, re.M)
+    assert chief, out[-3000:]
+    lines = out.splitlines()
+    assert '[launcher] cluster total images/sec: %s' % chief.group(1) in lines
+    assert any(re.fullmatch(r'\[launcher\] worker0 images/sec: [0-9.]+', x) for x in lines)
 
 
 def test_error_lines_go_to_stderr_the_rest_to_stdout():
@@ -367,6 +374,68 @@ def test_a_signal_to_the_launcher_stops_every_task_and_exits_128_plus_it(tmp_pat
     assert run['code'] == status, run['output'][-3000:]
     assert line in run['output'].splitlines()
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
+    # The worker printed no figures (as in a warm-up): the launcher says why there is no total.
+    assert run['output'].splitlines()[-1] == (
+        '[launcher] no cluster total images/sec: worker0 stopped before printing its total (in '
+        'the start-up or the warm-up, which time nothing)')
+
+
+STOPPING_TASK = """#!%s
+import signal, sys, time
+worker, chief = '--job_name=worker' in sys.argv, '--task_index=0' in sys.argv
+def stop(signum, frame):
+    if worker:  # what a worker prints when it stops after a SIGTERM
+        print('total images/sec: %%.2f' %% (12.5 if chief else 10.0), flush=True)
+        if chief:
+            print('cluster total images/sec: 22.50 (sum of 2 workers, same global steps)',
+                  flush=True)
+    sys.exit(143 if worker else 0)
+signal.signal(signal.SIGTERM, stop)
+print('ready', flush=True)
+time.sleep(120)
+"""
+
+
+def test_after_ctrl_c_the_launcher_prints_the_totals_the_tasks_printed_as_they_stopped(
+        tmp_path):
+    """The tasks stop on the launcher's SIGTERM and print their figures; the launcher printed
+    no total after a Ctrl-C. Now each worker's images/sec and the chief's cluster total, as
+    on a normal end, after its tasks' lines."""
+    fake = tmp_path / 'fake_python'
+    fake.write_text(STOPPING_TASK % sys.executable)
+    fake.chmod(0o755)
+    launch = Launch('stopping', ['--num_workers=2', '--python=%s' % fake, '--',
+                                 '--model=trivial'], tmp_path)
+    try:
+        for role in ('ps0', 'worker0', 'worker1'):
+            launch.wait_for(r'^\[%s\] ready' % role)
+        launch.proc.send_signal(signal.SIGINT)
+        run = launch.finish()
+    finally:
+        launch.kill()
+    assert run['code'] == 130, run['output'][-3000:]
+    assert run['output'].splitlines()[-3:] == [
+        '[launcher] worker0 images/sec: 12.50', '[launcher] worker1 images/sec: 10.00',
+        '[launcher] cluster total images/sec: 22.50']
+
+
+TOTALS_TASK = """#!%s
+import sys, time
+if '--job_name=worker' in sys.argv:
+    print('total images/sec: 4.00', flush=True)  # as a run's totals, then it hangs
+time.sleep(120)
+"""
+
+
+def test_after_the_timeout_the_launcher_prints_the_totals_the_tasks_printed(tmp_path):
+    status, out, err = _launch_script(tmp_path, TOTALS_TASK % sys.executable, '--num_ps=1',
+                                      '--num_workers=2', '--timeout_secs=5',
+                                      '--kill_grace_secs=5', '--model=trivial')
+    assert status == 124
+    assert err.splitlines()[0].startswith('[launcher] error: timeout after 5 s')
+    assert out.splitlines()[-3:] == [
+        '[launcher] worker0 images/sec: 4.00', '[launcher] worker1 images/sec: 4.00',
+        '[launcher] cluster total images/sec: 8.00 (sum of the workers)']
 
 
 STUBBORN_TASK = """#!%s
@@ -414,6 +483,9 @@ def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
 
         def stop_all(self):
             stopped.append('stop_all')
+
+        def summary(self, stopped):
+            assert stopped  # the figures the tasks printed as they stopped
 
     monkeypatch.setattr(launch_cluster, 'Launcher', FakeLauncher)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -5,7 +5,8 @@ tf_cnn_benchmarks.tools.<name>`).
 TFRecord shards; its input, the class folders, their synsets and the image files left out, in
 class_folders.py; each image's JPEG bytes and what its conversion changed, or why it cannot be
 read, in image_encoding.py); `tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
-cluster_memory.py: whether its tasks fit the host's memory);
+cluster_memory.py: whether its tasks fit the host's memory; cluster_checks.py: its checks
+before any task starts);
 `tf_cnn_results` (results_cli.py, with its text in results_format.py: the results database over
 time); command_parser.py (the argparse parser of tf_cnn_results and tf_cnn_cluster: one-line
 usage errors, help that meets a closed reader); `tf_cnn_sweep` (the package sweep/: campaigns of

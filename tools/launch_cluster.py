@@ -22,17 +22,21 @@ a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other 
 (workers and controller first, so a chief can save while the ps still serves, then the ps
 tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
 task: the task's status, 130 on Ctrl-C, 143 on SIGTERM (as a run and the sweep do), 124 on
-timeout. A task stopped by a signal of its own (130 after SIGINT, 143 after SIGTERM: it saved
-first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT, exit status
-130)', and the launcher exits with its status.
+timeout; after Ctrl-C, SIGTERM or the timeout it still prints the workers' images/sec and the
+cluster total the tasks printed as they stopped (or why there is none: a worker stopped in its
+start-up or warm-up). A task stopped by a signal of its own (130 after SIGINT, 143 after
+SIGTERM: it saved first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT,
+exit status 130)', and the launcher exits with its status.
 A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
 fewer --num_workers). After a task failed,
 the warning and error lines of the tasks being stopped follow from it: they go to their logs
 only, and one `[launcher]` line counts them. The chief's MLPerf lines (`:::MLLOG ...`,
 --ml_perf) are relayed without the prefix, so `grep '^:::MLLOG'` finds them as in a run on one
-host. Exit status 2: bad launcher flags, task flags the command would refuse before TensorFlow
-loads, or tasks that cannot fit this host's available memory together (tools/cluster_memory.py;
-checked once, before any task starts: one `error:` line).
+host. Checked once, before any task starts (tools/cluster_checks.py: one `error:` line): exit
+status 2 for bad launcher flags (a --host that is not this machine's, a --log_dir that cannot
+be made), task flags the command would refuse before TensorFlow loads, or tasks that cannot fit
+this host's available memory together (tools/cluster_memory.py); 1 for a --data_dir without a
+dataset, as the command.
 """
 
 from __future__ import annotations
@@ -41,7 +45,6 @@ import argparse
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -49,7 +52,9 @@ import time
 
 from tf_cnn_benchmarks import console
 from tf_cnn_benchmarks.metrics import cluster_tasks
-from tf_cnn_benchmarks.tools import command_parser
+from tf_cnn_benchmarks.tools import cluster_checks, command_parser
+
+LaunchError = cluster_checks.LaunchError  # the checks' refusal, as callers of the launcher name it
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
@@ -88,23 +93,6 @@ def _roles_text(roles: list[str]) -> str:
         ', '.join(roles[:3]), len(roles) - 3)
 
 
-class LaunchError(Exception):
-    """Bad launcher flags (exit status 2)."""
-
-
-def free_port(host: str) -> int:
-    """A TCP port free on `host` right now (portpicker when installed)."""
-    try:
-        import portpicker
-    except ImportError:
-        portpicker = None
-    if portpicker is not None and host in ('127.0.0.1', 'localhost', ''):
-        return portpicker.pick_unused_port()
-    with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
 def _format_host(host: str, port: int) -> str:
     return '[%s]:%d' % (host, port) if ':' in host else '%s:%d' % (host, port)
 
@@ -128,7 +116,8 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
     """The tasks to start: [{'role': 'ps0', 'job': 'ps', 'index': 0, 'args': [...]}, ...].
 
     Raises:
-      LaunchError: a reserved flag among the passed-through ones, or inconsistent counts.
+      LaunchError: a reserved flag among the passed-through ones, inconsistent counts, or a
+        --host that is not this machine's when ports are picked on it (cluster_checks).
     """
     for name in RESERVED_FLAGS:
         if passthrough_value(passthrough, name) is not None:
@@ -145,6 +134,7 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
         raise LaunchError('--num_workers must be >= 1. Received: %d' % num_workers)
     if mode in PS_MODES and num_ps < 1:
         raise LaunchError('--variable_update=%s needs at least one ps (--num_ps >= 1)' % mode)
+    free_port = cluster_checks.free_port  # a --host no port binds on: LaunchError
     ps_hosts = ps_hosts or [_format_host(opts.host, free_port(opts.host)) for _ in range(num_ps)]
     worker_hosts = worker_hosts or [_format_host(opts.host, free_port(opts.host))
                                     for _ in range(num_workers)]
@@ -163,53 +153,6 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
         args = ['--job_name=%s' % job, '--task_index=%d' % index] + cluster + list(passthrough)
         tasks.append({'role': role, 'job': job, 'index': index, 'args': args})
     return tasks
-
-
-def check_task_flags(tasks: list[dict]) -> dict:
-    """Checks each task's flags as its command would before TensorFlow loads (flag parsing,
-    every flag rule, output paths, --model: preflight/usage.check_usage with the cluster's
-    fields as the launcher set them), so that a bad flag is one error line of the launcher
-    instead of one per task after they all started.
-
-    Returns:
-      {job: the Params of its first task}.
-
-    Raises:
-      LaunchError: the command's usage error, as its `error:` line would say it.
-    """
-    # Absolute: `python -m tools.launch_cluster` in a checkout makes `tools` a top-level
-    # package (as for the sweep, tools/sweep/cli.py).
-    from tf_cnn_benchmarks import flag_parsing, params
-    from tf_cnn_benchmarks.models import model_catalog
-    from tf_cnn_benchmarks.preflight import usage
-    checked = {}
-    for task in tasks:
-        if task['job'] in checked:  # the tasks of one job differ in --task_index only
-            continue
-        try:
-            p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'])
-            usage.check_usage(p, resolve=False)
-        except (params.ParamsError, model_catalog.UnknownModelError) as e:
-            raise LaunchError(str(e)) from None
-        checked[task['job']] = p
-    return checked
-
-
-def check_memory(tasks: list[dict], job_params: dict, available: int | None = None) -> None:
-    """Refuses tasks that cannot fit this host's available memory together
-    (tools/cluster_memory.py), before any starts.
-
-    Raises:
-      LaunchError: the estimate, the host's memory and the largest --num_workers that fits.
-    """
-    from tf_cnn_benchmarks.tools import cluster_memory
-    counts: dict[str, int] = {}
-    for task in tasks:
-        counts[task['job']] = counts.get(task['job'], 0) + 1
-    try:
-        cluster_memory.check_fits(counts, job_params['worker'], available)
-    except cluster_memory.MemoryProblem as e:
-        raise LaunchError(str(e)) from None
 
 
 class Task:
@@ -433,6 +376,7 @@ class Launcher:
                 self.say('error: timeout after %g s (--timeout_secs); still running: %s; '
                          'stopping them' % (self.opts.timeout_secs, ', '.join(running)))
                 self.stop_all()
+                self.summary(stopped=True)
                 return 124
             time.sleep(0.1)
 
@@ -459,16 +403,34 @@ class Launcher:
             self.say('%d warning and error line(s) of the stopped tasks (%s) left out: %s' % (
                 sum(muted.values()), _roles_text(list(muted)), where))
 
-    def summary(self) -> None:
+    def summary(self, stopped: bool = False) -> None:
+        """Each worker's `total images/sec`, then the cluster total: the chief's
+        `cluster total images/sec` line when it printed one, else the workers' sum.
+
+        Args:
+          stopped: the launcher stopped the tasks (Ctrl-C, SIGTERM, --timeout_secs): their
+            figures cover the steps run until then; a worker that printed none (stopped in
+            its start-up or warm-up, which time nothing) makes one line saying why there is
+            no cluster total instead of a sum of the others.
+        """
         total = 0.0
+        missing = []
         for task in self.tasks:
-            if task.job == 'worker' and task.images_per_sec is not None:
-                self.say('%s images/sec: %.2f' % (task.role, task.images_per_sec))
-                total += task.images_per_sec
+            if task.job != 'worker':
+                continue
+            if task.images_per_sec is None:
+                missing.append(task.role)
+                continue
+            self.say('%s images/sec: %.2f' % (task.role, task.images_per_sec))
+            total += task.images_per_sec
         reported = [t.cluster_images_per_sec for t in self.tasks
                     if t.cluster_images_per_sec is not None]
         if reported:
             self.say('cluster total images/sec: %.2f' % reported[0])
+        elif stopped and missing:
+            self.say('no cluster total images/sec: %s stopped before printing %s total '
+                     '(in the start-up or the warm-up, which time nothing)' % (
+                         _roles_text(missing), 'its' if len(missing) == 1 else 'their'))
         elif total:
             self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
 
@@ -498,7 +460,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                              'distributed_replicated, else 0)')
     parser.add_argument('--num_workers', type=int, default=2, help='worker tasks (default 2)')
     parser.add_argument('--host', default='127.0.0.1',
-                        help='address to pick free ports on (default 127.0.0.1: loopback)')
+                        help='an address of this machine to pick free ports on (default '
+                             '127.0.0.1: loopback)')
     parser.add_argument('--ps_hosts', help='host:port list of the ps tasks (instead of '
                                            '--num_ps and free ports)')
     parser.add_argument('--worker_hosts', help='host:port list of the workers')
@@ -520,15 +483,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         unknown += argv[cut + 1:]
     else:
         opts, unknown = parser.parse_known_args(argv)
-    for name in ('timeout_secs', 'kill_grace_secs'):
-        value = getattr(opts, name)
-        if not value >= 0:  # also refuses nan
-            raise LaunchError('--%s must be >= 0. Received: %s=%g' % (name, name, value))
-    if opts.log_dir and os.path.exists(opts.log_dir) and not os.path.isdir(opts.log_dir):
-        raise LaunchError('--log_dir %s is not a directory; choose another path' % opts.log_dir)
-    if not (os.path.isfile(opts.python) and os.access(opts.python, os.X_OK)):
-        raise LaunchError('--python %s is not an executable file; give a Python interpreter '
-                          'path' % opts.python)
+    cluster_checks.check_launcher_values(opts)
     return opts, unknown
 
 
@@ -541,10 +496,11 @@ def main(argv: list[str]) -> int:
     try:
         opts, passthrough = parse_args(argv)
         tasks = plan_tasks(opts, passthrough)
-        check_memory(tasks, check_task_flags(tasks))
+        cluster_checks.check_memory(tasks, cluster_checks.check_task_flags(tasks))
+        cluster_checks.check_log_dir(opts.log_dir, [task['role'] for task in tasks])  # makes it
     except LaunchError as e:
         print('error: %s' % e, file=sys.stderr, flush=True)
-        return 2
+        return e.status
     launcher = Launcher(opts, tasks)
     # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
     # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
@@ -570,6 +526,9 @@ def main(argv: list[str]) -> int:
             launcher.say('interrupted again%s; killing every task' % (
                 '' if second == signal.SIGINT else ' (%s)' % signal.Signals(second).name))
             launcher.kill_all()
+        for other in previous:  # every task has stopped: nothing left to interrupt
+            signal.signal(other, signal.SIG_IGN)
+        launcher.summary(stopped=True)  # the figures the tasks printed as they stopped
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
     finally:
         for signum, handler in previous.items():

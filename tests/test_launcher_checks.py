@@ -1,0 +1,129 @@
+"""tools/cluster_checks.py: the local cluster launcher's checks before any task starts, in
+process (no task, no TensorFlow): a --data_dir the tasks cannot read, a --host that is not this
+machine's, a --log_dir that cannot be made. Each is one `error:` line, no traceback, and the
+exit status the command gives."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tf_cnn_benchmarks.tools import cluster_checks, launch_cluster
+
+import helpers
+
+pytestmark = pytest.mark.cli
+
+TASK_FLAGS = ['--model=trivial', '--batch_size=4', '--num_batches=5']
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The launchers whose tasks were started (none, when a check refused the launch)."""
+    launched = []
+    monkeypatch.setattr(launch_cluster.Launcher, 'start', lambda self: launched.append(self))
+    monkeypatch.setattr(launch_cluster.Launcher, 'wait', lambda self: 0)
+    return launched
+
+
+def _refused(capsys, started, *launcher_flags, task_flags=()) -> tuple[int, str]:
+    """main()'s status and its one stderr line; asserts no task started, nothing on stdout."""
+    status = launch_cluster.main(list(launcher_flags) + ['--num_workers=2', '--'] + TASK_FLAGS
+                                 + list(task_flags))
+    captured = capsys.readouterr()
+    assert started == [] and captured.out == ''
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and 'Traceback' not in captured.err, captured.err
+    return status, lines[0]
+
+
+def _data_dir(tmp_path, kind: str) -> str:
+    path = tmp_path / 'data'
+    if kind == 'empty folder':
+        path.mkdir()
+    elif kind == 'a shard file':
+        path = tmp_path / 'train-00000-of-00001'
+        path.write_bytes(b'\0' * 16)
+    elif kind == 'JPEG class folders':
+        for name in ('cat', 'dog'):
+            (path / name).mkdir(parents=True)
+            (path / name / 'a.jpg').write_bytes(b'\xff\xd8\xff')
+    return str(path)
+
+
+@pytest.mark.parametrize('kind', ['missing folder', 'empty folder', 'a shard file',
+                                  'JPEG class folders'])
+def test_an_unusable_data_dir_is_the_commands_one_line_before_any_task_starts(
+        tmp_path, capsys, started, kind):
+    """It was a traceback ending in cnn_util.DataError (exit 1): now the line the command
+    prints for the same --data_dir, and its exit status 1."""
+    data_dir = '--data_dir=%s' % _data_dir(tmp_path, kind)
+    status, line = _refused(capsys, started, task_flags=[data_dir])
+    command = helpers.run_command(*TASK_FLAGS, data_dir)
+    assert command.returncode == status == 1
+    assert command.stderr == line + '\n'
+    assert line.startswith('error: ') and '--data_dir %s' % data_dir.split('=')[1] in line
+
+
+def test_a_named_dataset_in_a_missing_folder_is_one_line_too(tmp_path, capsys, started):
+    status, line = _refused(capsys, started, task_flags=[
+        '--data_name=imagenet', '--data_dir=%s' % (tmp_path / 'nothing')])
+    assert status == 1 and line.startswith('error: --data_dir %s does not exist' % (
+        tmp_path / 'nothing'))
+
+
+@pytest.mark.parametrize('host, problem', [
+    ('nosuchhost.invalid', 'does not resolve'),  # RFC 6761: .invalid never resolves
+    ('192.0.2.1', 'is not an address of this machine'),  # RFC 5737 TEST-NET-1: no host's
+    ('', 'is empty'),
+])
+def test_a_host_that_is_not_this_machines_is_a_usage_error(capsys, started, host, problem):
+    """--host=nosuchhost.invalid was a socket.gaierror traceback, a foreign address an
+    OSError one (Cannot assign requested address)."""
+    status, line = _refused(capsys, started, '--host=%s' % host)
+    assert status == 2
+    assert line.startswith('error: --host %s%s' % (host + ' ' if host else '', problem)), line
+    assert 'give an address of this machine: 127.0.0.1 (loopback, the default)' in line
+
+
+def test_hosts_of_this_machine_get_free_ports():
+    assert cluster_checks.local_addresses()[0] == '127.0.0.1'
+    for host in ('127.0.0.1', 'localhost', '127.0.0.2'):
+        cluster_checks.check_host(host)
+        assert 0 < cluster_checks.free_port(host) < 65536
+    with pytest.raises(cluster_checks.LaunchError, match='not an address of this machine'):
+        cluster_checks.free_port('192.0.2.1')
+
+
+def test_a_log_dir_that_cannot_be_made_is_a_usage_error_before_any_task_starts(
+        tmp_path, capsys, started):
+    """It was '[launcher] error: cannot start the tasks: ...; stopping them' (exit 1) though
+    no task had started."""
+    afile = tmp_path / 'afile'
+    afile.write_text('')
+    bad = [str(afile / 'logs')]
+    if os.path.isdir('/proc'):
+        bad.append('/proc/nope')
+    for log_dir in bad:
+        status, line = _refused(capsys, started, '--log_dir=%s' % log_dir)
+        assert status == 2
+        assert line.startswith('error: --log_dir %s cannot be made (' % log_dir), line
+        assert line.endswith('); choose another path')
+        assert not os.path.exists(log_dir)
+
+
+def test_the_log_dir_is_made_only_when_every_check_passed(tmp_path, capsys, started):
+    logs = tmp_path / 'logs' / 'cluster'
+    status, line = _refused(capsys, started, '--log_dir=%s' % logs,
+                            task_flags=['--model=resnet51'])
+    assert status == 2 and line.startswith("error: unknown --model='resnet51'")
+    assert not (tmp_path / 'logs').exists()
+    assert launch_cluster.main(['--log_dir=%s' % logs, '--'] + TASK_FLAGS) == 0
+    assert len(started) == 1 and logs.is_dir()
+    (logs / 'worker1.log').mkdir()
+    started.clear()
+    status, line = _refused(capsys, started, '--log_dir=%s' % logs)
+    assert status == 2 and line == (
+        'error: --log_dir %s: %s is a folder, and task worker1 writes its log there; move it '
+        'or choose another path' % (logs, logs / 'worker1.log'))
