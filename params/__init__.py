@@ -471,8 +471,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
                           '[-value, value], so 0 would zero every gradient and freeze training '
                           '(and a negative value is no range); drop the flag for no clipping. '
-                          'Received: gradient_clip=%g'
-                          % p.gradient_clip)
+                          'Received: gradient_clip=%g' % p.gradient_clip)
     if p.use_fp16 and p.use_bf16:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
     try:
@@ -509,6 +508,10 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
                           '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')
     if p.data_name == 'synthetic' and p.data_dir:
         raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
+    given = ['--' + n for n in EVAL_DURING_TRAINING_FLAGS if is_set(p, n)]
+    if len(given) > 1:  # as the original: one schedule of evaluations, from one flag
+        raise ParamsError('%s exclude each other (each one is the whole schedule of the '
+                          'evaluations during training); give one' % ' and '.join(given))
     for step in p.eval_during_training_at_specified_steps:
         if not str(step).isdigit():
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '

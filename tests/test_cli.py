@@ -75,6 +75,9 @@ def test_training_run_prints_the_documented_format():
     (['--distortions=maybe'], 2, 'error: --distortions=maybe: a boolean flag takes true or '
                                  'false (also --distortions, --nodistortions) (see --help)'),
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
+    (['--eval_during_training_every_n_steps=3', '--eval_during_training_every_n_epochs=1'], 2,
+     'error: --eval_during_training_every_n_steps and --eval_during_training_every_n_epochs '
+     'exclude each other'),
 ])
 def test_errors_are_one_line_with_exit_status(args, status, text):
     _assert_one_error_line(run_cli(*args), status, text)
