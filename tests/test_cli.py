@@ -98,6 +98,16 @@ def test_errors_after_tensorflow_loads_are_one_line_with_exit_status(args, statu
     _assert_one_error_line(helpers.run_command(*args), status, text)
 
 
+def test_an_absurd_learning_rate_is_the_first_flag_the_nan_advice_names():
+    """A user's finding: this run's advice named only --weight_decay (at its default)."""
+    proc = helpers.run_command('--model=lenet', '--batch_size=2', '--num_batches=2',
+                               '--init_learning_rate=1e30', '--noresults_db')
+    _assert_one_error_line(proc, 1, 'the loss became')
+    line = next(x for x in proc.stderr.splitlines() if x.startswith('error: '))
+    advice = line.split('no images/sec are reported. ', 1)[1]
+    assert advice[advice.index('--'):].startswith('--init_learning_rate'), line
+
+
 def _assert_one_error_line(proc, status, text):
     assert proc.returncode == status, proc.stderr
     assert 'Traceback' not in proc.stderr
