@@ -437,9 +437,7 @@ def _check_loss_scale(p: Params) -> None:
 FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
 
 # The flags that make a training run evaluate as it goes (lifecycle's EvalDuringTrainingHook).
-EVAL_DURING_TRAINING_FLAGS = (
-    'eval_during_training_every_n_steps', 'eval_during_training_every_n_epochs',
-    'eval_during_training_at_specified_steps', 'eval_during_training_at_specified_epochs')
+EVAL_DURING_TRAINING_FLAGS = original_flags.EVAL_DURING_TRAINING_FLAGS
 
 
 def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
@@ -508,10 +506,6 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
                           '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')
     if p.data_name == 'synthetic' and p.data_dir:
         raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
-    given = ['--' + n for n in EVAL_DURING_TRAINING_FLAGS if is_set(p, n)]
-    if len(given) > 1:  # as the original: one schedule of evaluations, from one flag
-        raise ParamsError('%s exclude each other (each one is the whole schedule of the '
-                          'evaluations during training); give one' % ' and '.join(given))
     for step in p.eval_during_training_at_specified_steps:
         if not str(step).isdigit():
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
