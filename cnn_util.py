@@ -88,6 +88,12 @@ def write_problem(folder: str) -> str | None:
     return None
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """'1 shard', '2 shards', '0 shards': `count` and the noun in its number (`plural`, default
+    noun + 's', for every count but 1)."""
+    return '%d %s' % (count, noun if count == 1 else plural or noun + 's')
+
+
 def log_fn(text: str) -> None:
     """Prints one line of the benchmark's output to stdout and flushes it."""
     print(text, flush=True)

@@ -240,8 +240,8 @@ class RecordInputPipeline(StagedPipeline):
         self._pattern = self._record_pattern()
         self._readers = 0
         self.parallelism = min(64, len(self.scan.files))
-        self.description = self._describe('RecordInput (%d files in parallel, shuffle buffer %d)'
-                                          % (self.parallelism, self.params.shuffle_buffer_size))
+        self.description = self._describe('RecordInput (%s in parallel, shuffle buffer %d)' % (
+            cnn_util.counted(self.parallelism, 'file'), self.params.shuffle_buffer_size))
 
     @staticmethod
     def exact_pattern(dataset, subset: str) -> str | None:
@@ -380,8 +380,8 @@ class DatasetPipeline(_TfDataPipeline):
             why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
                    if self.skipped is not None else
                    ' (shards of mixed compression: RecordInput takes one)')
-        self.description = self._describe('%s, %d files interleaved%s' % (
-            self._tf_data_phrase(), self.cycle_length, why))
+        self.description = self._describe('%s, %s interleaved%s' % (
+            self._tf_data_phrase(), cnn_util.counted(self.cycle_length, 'file'), why))
 
     def _records(self):
         return shard_reader.interleaved_records(

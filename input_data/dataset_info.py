@@ -287,6 +287,22 @@ def _missing_subset_hint(subset: str) -> str:
             'writes them from JPEG folders)' % subset)
 
 
+def _other_subset_hint(subset: str, found: int, kind: str) -> str:
+    """'; it holds only 2 validation shards: ...' for a folder without the `subset` files but
+    with `found` of the other subset's ('' when found is 0), naming the flags that read them
+    and, else, what to give. `kind`: 'shard' or 'batch file'."""
+    if not found:
+        return ''
+    other, them = ('validation' if subset == 'train' else 'train'), 'it' if found == 1 else 'them'
+    held = '; it holds only %s: ' % cnn_util.counted(found, '%s %s' % (other, kind))
+    if subset == 'train':
+        return held + ('train on %s with --data_subset=validation or evaluate %s with --eval, '
+                       'else give the folder that holds the train data' % (them, them))
+    return held + ('--eval --data_subset=train evaluates %s; evaluations during training need '
+                   'validation data (tf_cnn_build_tfrecords --validation_fraction above 0 '
+                   'writes it)' % them)
+
+
 def _other_dataset_hint(data_dir: str, asked: str) -> str:
     """'; it holds X files: drop --data_name ...' when data_dir holds another dataset, else ''."""
     try:
@@ -370,13 +386,15 @@ class Dataset:
         pattern = self.spec.file_patterns[_check_subset(subset)]
         if self.spec.file_format == 'cifar10_pickle':
             return self._cifar_files(subset, names)
-        shards = [(n, _SHARD_RE.match(n)) for n in names]
-        shards = [(n, m) for n, m in shards if m and m.group(1) == subset]
+        matches = [(n, _SHARD_RE.match(n)) for n in names]
+        shards = [(n, m) for n, m in matches if m and m.group(1) == subset]
         if not shards:
+            others = sum(1 for _, m in matches if m and m.group(1) != subset)
             raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)%s'
                                      % (pattern, self.data_dir, self.name, subset,
                                         _other_dataset_hint(self.data_dir, self.name)
                                         or image_folders.converter_hint(self.data_dir)
+                                        or _other_subset_hint(subset, others, 'shard')
                                         or _missing_subset_hint(subset)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
@@ -403,9 +421,12 @@ class Dataset:
         wanted = CIFAR10_FILES[subset]
         missing = [n for n in wanted if n not in names]
         if len(missing) == len(wanted):
+            others = [n for n in CIFAR10_FILES[next(k for k in CIFAR10_FILES if k != subset)]
+                      if n in names]
             raise cnn_util.DataError('no files matching %s in --data_dir %s (cifar10 %s)%s'
                                      % (self.spec.file_patterns[subset], self.data_dir, subset,
-                                        _other_dataset_hint(self.data_dir, 'cifar10')))
+                                        _other_dataset_hint(self.data_dir, 'cifar10')
+                                        or _other_subset_hint(subset, len(others), 'batch file')))
         if missing:
             raise cnn_util.DataError('--data_dir %s lacks CIFAR-10 %s file(s) %s'
                                      % (self.data_dir, subset, ', '.join(missing)))

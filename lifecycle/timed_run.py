@@ -11,6 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from ..graph import learning_rate, precision
+from ..models import model_catalog
 from ..runtime import traced_session
 from . import results_log, training_loop
 
@@ -94,6 +95,16 @@ def rate_advice(p) -> str:
     return 'Lower %s' % (flag or '--init_learning_rate')
 
 
+def default_rate(plan) -> float:
+    """The model's default learning rate at the run's batch: its catalogue rate
+    (models/model_catalog.py) scaled linearly with the images a global step applies, as
+    CNNModel.get_learning_rate's default; 0.0 for a model not in the catalogue."""
+    row = model_catalog.row(plan.model, plan.params.data_name or plan.dataset)
+    if row is None or not plan.images_per_global_step:
+        return 0.0
+    return row.learning_rate * plan.images_per_global_step / row.batch_size
+
+
 def loop_spec(plan) -> training_loop.LoopSpec:
     """The timed loop's steps, columns and messages for the run `plan` describes."""
     p = plan.params
@@ -106,6 +117,7 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
         rate_floor=p.minimum_learning_rate if plan.training else 0.0,
+        default_rate=default_rate(plan),
         nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                   % precision.initial_loss_scale(p)

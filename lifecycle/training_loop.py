@@ -24,9 +24,13 @@ import time
 from typing import Callable
 
 from .. import cnn_util
+from .. import params as params_lib
 from .phase_runner import PhaseRunner
 
 DASHES = '-' * 64
+# The reference a --weight_decay is measured against when the NaN message weighs it with the
+# learning rate (decay_advice): the table's default.
+DEFAULT_WEIGHT_DECAY = params_lib.SPEC_BY_NAME['weight_decay'].default
 
 
 class NonFiniteLossError(cnn_util.BenchmarkError):
@@ -88,6 +92,9 @@ class LoopSpec:
       rate_floor: --minimum_learning_rate of a training run (0: none); when the rate of the
         NaN step is at that floor, the message names it instead of `rate_advice` (lowering
         the schedule's rates would not lower it).
+      default_rate: the model's default learning rate at this run's batch (its catalogue
+        rate scaled linearly with the batch), the reference decay_advice measures the rate of
+        the NaN step against; 0: unknown.
     """
 
     num_warmup: int
@@ -102,35 +109,49 @@ class LoopSpec:
     nan_hint: str = ''
     weight_decay: float = 0.0
     rate_floor: float = 0.0
+    default_rate: float = 0.0
+
+    def rate_lowering(self, learning_rate: float | None) -> str:
+        """'Lower FLAG' for the flag the rate at `learning_rate` (None: unknown) came from:
+        --minimum_learning_rate when the rate was at that floor, else `rate_advice`."""
+        if (learning_rate is not None and self.rate_floor > 0
+                and learning_rate <= self.rate_floor * (1 + 1e-6)):
+            return 'Lower --minimum_learning_rate (the rate was at its floor, %g)' % self.rate_floor
+        return self.rate_advice
 
     def nan_advice(self, learning_rate: float | None) -> str:
         """The NaN message's advice on the rate at `learning_rate` (None: unknown)."""
-        if (learning_rate is not None and self.rate_floor > 0
-                and learning_rate <= self.rate_floor * (1 + 1e-6)):
-            return ('Lower --minimum_learning_rate (the rate was at its floor, %g)'
-                    % self.rate_floor + self.nan_hint)
-        return self.rate_advice + self.nan_hint
+        return self.rate_lowering(learning_rate) + self.nan_hint
 
 
 def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
-                 learning_rate: float | None = None) -> str | None:
+                 learning_rate: float | None = None, *, default_rate: float = 0.0,
+                 rate_lowering: str = 'Lower --init_learning_rate') -> str | None:
     """The NaN message's advice when the weight-decay term dominates the loss, else None.
 
     The decay term is weight_decay * 0.5 * sum(w^2) over the kernels (graph/tower.py); plain
     SGD's update multiplies each kernel by (1 - learning_rate * weight_decay) besides the
     gradient's step, so past learning_rate * weight_decay = 2 the kernels grow every step
-    whatever the data, and the loss with them.
+    whatever the data, and the loss with them. Either factor can be what blew up: the advice
+    names first the one further above its reference, the learning rate against the model's
+    default at this batch (`default_rate`), --weight_decay against its default
+    (DEFAULT_WEIGHT_DECAY); a tie, or an unknown rate or reference, names --weight_decay.
 
     Args:
       parts: (cross entropy, weight-decay term) of the last steps, oldest first, the failing
         step last (Step.loss_parts).
       weight_decay: --weight_decay.
       learning_rate: the learning rate at the failing step, if known.
+      default_rate: the model's default learning rate at this batch (LoopSpec.default_rate);
+        0: unknown.
+      rate_lowering: the advice that lowers the rate (LoopSpec.rate_lowering), e.g. 'Lower
+        --init_learning_rate'.
 
     Returns:
-      'The weight-decay term dominates the loss (...): lower --weight_decay (...)' when, at the
-      failing step, the term is not finite while the cross entropy is, or it is larger than the
-      cross entropy there or at the step before; None otherwise.
+      'The weight-decay term dominates the loss (...): lower --weight_decay (...)', or '...
+      because the learning rate is too high (...): lower --init_learning_rate; ...', when, at
+      the failing step, the term is not finite while the cross entropy is, or it is larger
+      than the cross entropy there or at the step before; None otherwise.
     """
     if not weight_decay or not parts:
         return None
@@ -145,6 +166,14 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
         where = '%.4g against a cross entropy of %.4g%s' % (
             decay, base, ' the step before' if finite[-1] != parts[-1] else '')
     product = ('; here %.4g' % (weight_decay * learning_rate)) if learning_rate else ''
+    if (learning_rate and default_rate > 0
+            and learning_rate / default_rate > weight_decay / DEFAULT_WEIGHT_DECAY):
+        return ('The weight-decay term dominates the loss (%s) because the learning rate is too '
+                'high (%g, %.3g x the model\'s default at this batch, %g): %s%s; an SGD update '
+                'takes the learning rate x --weight_decay (%g) of each kernel off it, and past 2 '
+                'the kernels grow every step%s.' % (
+                    where, learning_rate, learning_rate / default_rate, default_rate,
+                    rate_lowering[:1].lower(), rate_lowering[1:], weight_decay, product))
     return ('The weight-decay term dominates the loss (%s): lower --weight_decay (%g now; an SGD '
             'update takes --weight_decay x the learning rate of each kernel off it, and past 2 '
             'the kernels grow every step%s).' % (where, weight_decay, product))
@@ -153,7 +182,9 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
 def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):
     if loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
-        advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr)
+        advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr,
+                              default_rate=spec.default_rate,
+                              rate_lowering=spec.rate_lowering(lr))
         raise NonFiniteLossError(
             'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
             % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',

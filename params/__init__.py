@@ -440,9 +440,7 @@ def _check_loss_scale(p: Params) -> None:
 FOLDABLE_OPTIMIZERS = ('sgd', 'momentum', 'rmsprop')
 
 # The flags that make a training run evaluate as it goes (lifecycle's EvalDuringTrainingHook).
-EVAL_DURING_TRAINING_FLAGS = (
-    'eval_during_training_every_n_steps', 'eval_during_training_every_n_epochs',
-    'eval_during_training_at_specified_steps', 'eval_during_training_at_specified_epochs')
+EVAL_DURING_TRAINING_FLAGS = original_flags.EVAL_DURING_TRAINING_FLAGS
 
 
 def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
@@ -474,8 +472,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
                           '[-value, value], so 0 would zero every gradient and freeze training '
                           '(and a negative value is no range); drop the flag for no clipping. '
-                          'Received: gradient_clip=%g'
-                          % p.gradient_clip)
+                          'Received: gradient_clip=%g' % p.gradient_clip)
     if p.use_fp16 and p.use_bf16:
         raise ParamsError('--use_fp16 and --use_bf16 exclude each other; pick one.')
     try:

@@ -189,6 +189,12 @@ GPU_ONLY_FLAGS = (
     'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
     'batchnorm_persistent', 'autotune_threshold', 'notf32')
 
+# The flags that make a training run evaluate as it goes, each one the whole schedule of the
+# evaluations (params.EVAL_DURING_TRAINING_FLAGS; as in the original, `problem` refuses two).
+EVAL_DURING_TRAINING_FLAGS = (
+    'eval_during_training_every_n_steps', 'eval_during_training_every_n_epochs',
+    'eval_during_training_at_specified_steps', 'eval_during_training_at_specified_epochs')
+
 # The models whose default learning rate --resnet_base_lr sets (models/resnet_model.ResnetModel).
 IMAGENET_RESNET = re.compile(r'^resnet(50|101|152)(_v1\.5|_v2)?$')
 
@@ -222,7 +228,8 @@ GPU_ONLY_DEFAULTS = {name: False if name == 'notf32' else DEFAULTS[name]
 
 
 def problem(p) -> str | None:
-    """The first usage problem of this module's flags (and --variable_update=horovod), or None.
+    """The first usage problem of this module's flags (and --variable_update=horovod, and more
+    than one of EVAL_DURING_TRAINING_FLAGS, whose defaults are all empty), or None.
 
     Checked before the table's own checks (params.validate_params), so that horovod gets its
     own line instead of the list of choices.
@@ -249,6 +256,10 @@ def problem(p) -> str | None:
     if bad:
         return ('--eval_during_training_at_specified_epochs takes epoch numbers >= 0, e.g. '
                 '"1,2.5,10". Received: %r' % bad[0])
+    given = ['--' + n for n in EVAL_DURING_TRAINING_FLAGS if getattr(p, n)]
+    if len(given) > 1:
+        return ('%s exclude each other (each one is the whole schedule of the evaluations during '
+                'training); give one' % ' and '.join(given))
     return None
 
 

@@ -53,6 +53,30 @@ INPUT_FLAGS = ('distortions', 'distort_color', 'resize_method', 'fuse_decode_and
                'use_datasets', 'skip_corrupt_records', 'shuffle_buffer_size',
                'distort_color_in_yiq') + TF_DATA_FLAGS
 EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
+# The tf.data flags an evaluation's full pass reads (preprocessing._TfDataPipeline
+# ._full_pass_dataset: an evaluation of ImageNet shards reads with tf.data whatever
+# --use_datasets says): the records' cache, the prefetch and its buffer, the private threads and
+# the files interleaved. It leaves out --shuffle_buffer_size and --datasets_repeat_cached_sample.
+EVAL_TF_DATA_FLAGS = (
+    'datasets_num_private_threads', 'datasets_use_caching', 'datasets_prefetch_buffer_size',
+    'datasets_parallel_interleave_cycle_length', 'datasets_use_prefetch')
+# How the gradients of several devices are all-reduced (variable_managers/allreduce.py
+# all_reduce_gradients): read only by the managers of ALL_REDUCE_MODES (one_host.py's
+# VariableMgrReplicated and distributed.py's VariableMgrDistributedAllReduce, its subclass).
+ALL_REDUCE_FLAGS = ('gradient_repacking', 'agg_small_grads_max_bytes',
+                    'agg_small_grads_max_group', 'hierarchical_copy')
+ALL_REDUCE_MODES = ('replicated', 'distributed_all_reduce')
+# What each other --variable_update does with the towers' gradients instead
+# (variable_managers/one_host.py, variable_managers/distributed.py).
+_OWN_AGGREGATION = {
+    'parameter_server': 'the towers\' gradients are summed into one update of the shared '
+                        'variables',
+    'independent': 'each tower applies its own gradients: nothing is exchanged',
+    'distributed_replicated': 'each worker sums its towers\' gradients on its CPU and sends '
+                              'them to the ps',
+    'collective_all_reduce': 'it packs the gradients into one tensor per dtype for its own '
+                             'collective all-reduce',
+}
 
 # The flags of the rules below whose default switches on a step of the run: typed at that
 # default, they still ask for the step, so a mode without it warns. Every other flag's default
@@ -112,16 +136,17 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     asked = {n for n in given if n in STEP_DEFAULTS}
     covered = set()  # flags a mode's rule named: the original's own message is left out
 
-    def rule(names, why):
+    def rule(names, why, template='--%s has no effect %s'):
         chosen = [n for n in names if params_lib.is_set(p, n) or n in asked]
         covered.update(chosen)
-        out.extend('--%s has no effect %s' % (n, why) for n in chosen)
+        out.extend(template % (n, why) for n in chosen)
 
     if p.forward_only:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --forward_only (no gradients, no '
-             'updates)')
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ALL_REDUCE_FLAGS, 'with --forward_only (no '
+             'gradients, no updates)')
     if p.eval:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS, 'with --eval (nothing is trained)')
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ALL_REDUCE_FLAGS, 'with --eval (nothing is '
+             'trained)')
         rule(('baseline', 'fail_on_slower'), 'with --eval (the baseline gate compares training '
              'or forward-only runs)')
         rule(('print_training_accuracy',), 'with --eval (eval prints top-1/top-5 itself)')
@@ -138,12 +163,19 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         unfolded = _unfolded_decay(p)
         if unfolded:
             rule(('fused_weight_decay',), unfolded)
+        if p.variable_update not in ALL_REDUCE_MODES:
+            rule(ALL_REDUCE_FLAGS, 'with --variable_update=%s (%s; only %s all-reduce the '
+                 'gradients of several devices: use one of them)'
+                 % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
+                    ' and '.join(ALL_REDUCE_MODES)))
+    if not p.staged_vars:
+        rule(('variable_consistency',), 'without --staged_vars (it orders the staged reads of '
+             'the variables against their updates; unstaged, every read sees the latest update)')
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
-    elif (dataset or p.data_name) == 'imagenet' and not (p.use_datasets or
-                                                          p.skip_corrupt_records):
-        rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')
+    else:
+        _real_data_input(p, dataset, rule)
     if p.eval and (not synthetic or p.num_eval_batches):
         rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '
              'else --num_eval_epochs, else one pass over the subset)'
@@ -178,6 +210,39 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     # The original's flags that do nothing here, where no mode's rule said so already.
     out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)
     return list(dict.fromkeys(out))
+
+
+def _real_data_input(p, dataset, rule) -> None:
+    """The rules of the input flags on real data (`ignored_flags`' `rule`).
+
+    An evaluation (--eval, or --eval_during_training_* in training) reads with tf.data,
+    without shuffling, whatever --use_datasets says, and takes the central crop, as a
+    forward-only run does (preprocessing.make_input_pipeline). Without --use_datasets (or
+    --skip_corrupt_records) an ImageNet training run reads with RecordInput, so the tf.data
+    flags act only on its evaluations, if it has any.
+    """
+    if p.eval or p.forward_only:
+        rule(('distortions', 'distort_color'), 'with --%s (its images get the central crop of '
+             'evaluation: no random crop, flip or colour change)'
+             % ('eval' if p.eval else 'forward_only'))
+    if p.eval:
+        rule(('use_datasets',), 'with --eval (an evaluation reads with tf.data whatever it '
+             'says)')
+        rule(('shuffle_buffer_size', 'datasets_repeat_cached_sample'), 'with --eval (an '
+             'evaluation reads each record once, in a fixed order: tf.data without shuffling)')
+        return
+    if (dataset or p.data_name) != 'imagenet' or p.use_datasets or p.skip_corrupt_records:
+        return
+    if p.forward_only or not any(params_lib.is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
+        rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')
+        return
+    # --datasets_use_prefetch asks for the prefetching the evaluations do: not named here.
+    rule([n for n in EVAL_TF_DATA_FLAGS if n != 'datasets_use_prefetch'],
+         'without --use_datasets (RecordInput reads the training files; the evaluations read '
+         'with tf.data)', '--%s acts only on the evaluations %s')
+    rule([n for n in TF_DATA_FLAGS if n not in EVAL_TF_DATA_FLAGS],
+         'without --use_datasets (RecordInput reads the training files, and the evaluations do '
+         'not use it)')
 
 
 def _below_the_floor(p) -> list[str]:
@@ -281,7 +346,8 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
         out += gpu_only_on_cpu(
             p, 'on the CPU, where this run is because no GPU is visible')
     workers = len(p.worker_hosts) if p.job_name else 1
-    if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1:
+    said = any(m.startswith('--hierarchical_copy ') for m in out)  # by a mode's rule
+    if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1 and not said:
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
     return list(dict.fromkeys(out))

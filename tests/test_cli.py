@@ -75,6 +75,9 @@ def test_training_run_prints_the_documented_format():
     (['--distortions=maybe'], 2, 'error: --distortions=maybe: a boolean flag takes true or '
                                  'false (also --distortions, --nodistortions) (see --help)'),
     (['--gradient_clip=0'], 2, 'error: --gradient_clip must be > 0: it clips every gradient'),
+    (['--eval_during_training_every_n_steps=3', '--eval_during_training_every_n_epochs=1'], 2,
+     'error: --eval_during_training_every_n_steps and --eval_during_training_every_n_epochs '
+     'exclude each other'),
 ])
 def test_errors_are_one_line_with_exit_status(args, status, text):
     _assert_one_error_line(run_cli(*args), status, text)
@@ -93,6 +96,16 @@ def test_errors_are_one_line_with_exit_status(args, status, text):
 ])
 def test_errors_after_tensorflow_loads_are_one_line_with_exit_status(args, status, text):
     _assert_one_error_line(helpers.run_command(*args), status, text)
+
+
+def test_an_absurd_learning_rate_is_the_first_flag_the_nan_advice_names():
+    """A user's finding: this run's advice named only --weight_decay (at its default)."""
+    proc = helpers.run_command('--model=lenet', '--batch_size=2', '--num_batches=2',
+                               '--init_learning_rate=1e30', '--noresults_db')
+    _assert_one_error_line(proc, 1, 'the loss became')
+    line = next(x for x in proc.stderr.splitlines() if x.startswith('error: '))
+    advice = line.split('no images/sec are reported. ', 1)[1]
+    assert advice[advice.index('--'):].startswith('--init_learning_rate'), line
 
 
 def _assert_one_error_line(proc, status, text):

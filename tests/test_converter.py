@@ -279,7 +279,9 @@ def test_cli_success_with_progress_bar(tmp_path):
                '--validation_fraction=0.34', '--seed=2')
     assert run.returncode == 0, run.stderr
     assert '3/3 images' in run.stderr and 'Traceback' not in run.stderr
-    assert 'wrote 2 train images in 1 shards and 1 validation images' in run.stdout
+    # Each count with its noun in its number (it said '1 shards', '1 validation images').
+    assert ('wrote 2 train images in 1 shard and 1 validation image in 1 shard of 1 class '
+            '(labels 1..1) to ') in run.stdout
     assert run.stdout.splitlines()[-1] == (
         'pixel values changed: 3 of 3 images, converted to 8-bit RGB JPEG (quality 95): 3 RGB '
         'PNG re-encoded as JPEG')

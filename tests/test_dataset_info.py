@@ -125,6 +125,24 @@ def test_named_dataset_without_matching_files(tmp_path):
         _dataset(tmp_path / 'only_train').num_examples('validation')
 
 
+def test_a_folder_of_the_other_subset_names_it_and_the_flag_that_reads_it(tmp_path):
+    """A user's finding: a folder of validation shards only, used for training, said 'no
+    files matching train-*-of-*' and told them to give a folder of train shards."""
+    h.write_shards(tmp_path / 'val', 'validation', [[b'a'], [b'b']])
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path / 'val').scan('train')
+    assert str(info.value) == (
+        'no files matching train-*-of-* in --data_dir %s (imagenet train); it holds only 2 '
+        'validation shards: train on them with --data_subset=validation or evaluate them with '
+        '--eval, else give the folder that holds the train data' % (tmp_path / 'val'))
+    h.write_cifar(tmp_path / 'cifar', counts=(), test_count=3)
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path / 'cifar').scan('train')
+    assert str(info.value).endswith('(cifar10 train); it holds only 1 validation batch file: '
+                                    'train on it with --data_subset=validation or evaluate it '
+                                    'with --eval, else give the folder that holds the train data')
+
+
 def test_data_name_of_another_dataset_says_what_the_folder_holds(tmp_path, imagenet_dir):
     with pytest.raises(cnn_util.DataError) as info:
         _dataset(imagenet_dir, data_name='cifar10').subset_files('train')
@@ -264,16 +282,25 @@ def test_a_folder_without_a_subsets_shards_names_the_remedy(tmp_path):
     h.write_shards(tmp_path / 'only_train', 'train', [[b'a']])
     with pytest.raises(cnn_util.DataError) as e:
         _dataset(tmp_path / 'only_train').num_examples('validation')
+    # The other subset's shards are there: named, with the flags that read them
+    # (test_a_folder_of_the_other_subset_names_it_...); the remedies of an empty folder stay.
     assert str(e.value).endswith(
-        '(imagenet validation); --eval reads the validation shards: convert with '
-        'tf_cnn_build_tfrecords --validation_fraction above 0 (default 0.2), or give the folder '
-        'that holds validation-NNNNN-of-NNNNN')
-    h.write_shards(tmp_path / 'only_val', 'validation', [[b'a']])
-    with pytest.raises(cnn_util.DataError) as e:
-        _dataset(tmp_path / 'only_val').num_examples('train')
-    assert str(e.value).endswith(
-        '(imagenet train); give the folder that holds the train-NNNNN-of-NNNNN shards '
-        '(tf_cnn_build_tfrecords writes them from JPEG folders)')
+        '(imagenet validation); it holds only 1 train shard: --eval --data_subset=train '
+        'evaluates it; evaluations during training need validation data (tf_cnn_build_tfrecords '
+        '--validation_fraction above 0 writes it)')
+    (tmp_path / 'other').mkdir()
+    (tmp_path / 'other' / 'README').write_text('x')
+    for subset in ('validation', 'train'):
+        with pytest.raises(cnn_util.DataError) as e:
+            _dataset(tmp_path / 'other', data_name='imagenet').num_examples(subset)
+        assert str(e.value).endswith(dataset_info._missing_subset_hint(subset))
+    assert dataset_info._missing_subset_hint('validation') == (
+        '; --eval reads the validation shards: convert with tf_cnn_build_tfrecords '
+        '--validation_fraction above 0 (default 0.2), or give the folder that holds '
+        'validation-NNNNN-of-NNNNN')
+    assert dataset_info._missing_subset_hint('train') == (
+        '; give the folder that holds the train-NNNNN-of-NNNNN shards (tf_cnn_build_tfrecords '
+        'writes them from JPEG folders)')
 
 
 def test_a_data_dir_that_is_a_dangling_link_names_the_link_and_its_target(tmp_path):

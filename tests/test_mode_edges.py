@@ -44,9 +44,11 @@ def test_a_cluster_tasks_flags_are_checked_with_its_worker_list():
     task = params.make_params(job_name='worker', task_index=1, ps_hosts=['127.0.0.1:1'],
                               worker_hosts=['127.0.0.1:2', '127.0.0.1:3'], device='cpu')
     assert ineffective_flags.messages(task, 0, None) == []
-    one = params.make_params(job_name='worker', task_index=0, ps_hosts=['127.0.0.1:1'],
+    # distributed_all_reduce's controller: the one cluster mode that reads --hierarchical_copy
+    # (distributed_replicated never did: its line says so, test_all_reduce_flags_...).
+    one = params.make_params(job_name='controller', controller_host='127.0.0.1:1',
                              worker_hosts=['127.0.0.1:2'], device='cpu', hierarchical_copy=True,
-                             variable_update='distributed_replicated')
+                             variable_update='distributed_all_reduce')
     assert ineffective_flags.messages(one, 0, None) == [
         '--hierarchical_copy has no effect on one device (it splits the all-reduce of '
         'several devices into two levels)']
@@ -66,8 +68,8 @@ def test_an_unreadable_baseline_and_a_plot_without_matplotlib_are_usage_errors(m
 def test_hierarchical_copy_counts_a_clusters_workers_from_the_host_list(workers, warned):
     from tf_cnn_benchmarks import params
     from tf_cnn_benchmarks.preflight import ineffective_flags
-    p = params.make_params(hierarchical_copy=True, job_name='worker', worker_hosts=workers,
-                           ps_hosts=['h:3'], variable_update='distributed_replicated')
+    p = params.make_params(hierarchical_copy=True, job_name='controller', worker_hosts=workers,
+                           controller_host='h:3', variable_update='distributed_all_reduce')
     said = any('--hierarchical_copy' in m for m in ineffective_flags.messages(p, 0))
     assert said == warned
 

@@ -76,6 +76,23 @@ def test_each_rule_names_the_flag_and_value(kwargs, text):
     assert text in _error(**kwargs)
 
 
+@pytest.mark.parametrize('kwargs, names', [
+    ({'eval_during_training_every_n_steps': 3, 'eval_during_training_every_n_epochs': 1.0},
+     '--eval_during_training_every_n_steps and --eval_during_training_every_n_epochs'),
+    ({'eval_during_training_at_specified_steps': ['2'],
+      'eval_during_training_at_specified_epochs': ['1']},
+     '--eval_during_training_at_specified_steps and --eval_during_training_at_specified_epochs'),
+])
+def test_two_schedules_of_evaluations_during_training_are_refused(kwargs, names):
+    """A user's finding: both schedules were accepted and merged; the original refuses more
+    than one --eval_during_training_* flag, and the docs never promised a merge."""
+    assert _error(**kwargs) == (
+        '%s exclude each other (each one is the whole schedule of the evaluations during '
+        'training); give one' % names)
+    for name, value in kwargs.items():  # each alone is fine
+        params.validate_params(make_params(**{name: value}))
+
+
 @pytest.mark.parametrize('kwargs, text', [
     ({'job_name': 'worker', 'worker_hosts': ['localhost:1234'], 'ps_hosts': ['localhost:x']},
      '--ps_hosts items must be host:port'),

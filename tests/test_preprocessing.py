@@ -219,3 +219,18 @@ def test_resize_methods(method, solid_dir):
     p = h.make_params(data_dir=solid_dir, resize_method=method, use_datasets=True)
     _, outputs, _ = h.run_pipeline(p, steps=1, batch_size=4, image_size=20)
     _check_batches(outputs, batch_size=4, image_size=20, data_format='NHWC')
+
+
+@pytest.mark.parametrize('use_datasets, phrase', [
+    (False, 'RecordInput (1 file in parallel, '), (True, ', 1 file interleaved')])
+def test_one_shard_is_one_file_in_the_description(solid_dir, use_datasets, phrase):
+    """The validation subset here is one shard: it said '1 files'."""
+    p = h.make_params(data_dir=solid_dir, use_datasets=use_datasets)
+    dataset = dataset_info.get_dataset(p)
+    with tf.Graph().as_default():
+        pipeline = preprocessing.make_input_pipeline(
+            p, dataset, batch_size=2, image_size=16, num_classes=4, data_format='NHWC',
+            dtype=tf.float32, train=True, subset='validation')
+    assert phrase in pipeline.description, pipeline.description
+    assert cnn_util.counted(2, 'shard') == '2 shards'
+    assert cnn_util.counted(1, 'class', 'classes') == '1 class'

@@ -171,7 +171,8 @@ def test_a_nan_at_the_rate_floor_names_minimum_learning_rate():
     from tf_cnn_benchmarks.params import make_params
     plan = type('Plan', (), dict(params=make_params(model='trivial', minimum_learning_rate=0.5),
                                  num_warmup_batches=0, num_batches=1, images_per_step=1,
-                                 training=True))
+                                 training=True, model='trivial', dataset='synthetic',
+                                 images_per_global_step=1))
     assert timed_run.loop_spec(plan).rate_floor == 0.5
 
 
@@ -220,6 +221,53 @@ def test_a_dominating_weight_decay_is_named_instead_of_the_learning_rate():
     # A small term, or no decay: the learning rate's advice stays.
     assert training_loop.decay_advice([(7.0, 0.01), (math.nan, 0.02)], 1e-4) is None
     assert training_loop.decay_advice([(7.0, math.inf)], 0.0) is None
+
+
+def test_an_absurd_learning_rate_is_named_before_the_weight_decay():
+    """A user's finding: --model=lenet --init_learning_rate=1e30 said 'lower --weight_decay
+    (4e-05 now ...; here 4e+25)', the table's default decay, and never named the rate."""
+    parts = [(4.478e26, math.inf)]
+    lenet = 0.005 * 2 / 32  # lenet's default rate at a batch of 2
+    advice = training_loop.decay_advice(parts, 4e-5, 1e30, default_rate=lenet,
+                                        rate_lowering='Lower --init_learning_rate')
+    assert advice == (
+        'The weight-decay term dominates the loss (inf against a cross entropy of 4.478e+26) '
+        'because the learning rate is too high (1e+30, 3.2e+33 x the model\'s default at this '
+        'batch, 0.0003125): lower --init_learning_rate; an SGD update takes the learning rate x '
+        '--weight_decay (4e-05) of each kernel off it, and past 2 the kernels grow every step; '
+        'here 4e+25.')
+    # Through the loop: the rate's flag as the spec says it (here the floor's).
+    floor = Spec(num_warmup=0, num_steps=1, images_per_step=1, display_every=1,
+                 weight_decay=4e-5, rate_floor=1e30, default_rate=lenet)
+    assert floor.rate_lowering(1e30) == ('Lower --minimum_learning_rate (the rate was at its '
+                                         'floor, 1e+30)')
+
+    class Blown:
+        __call__ = staticmethod(_fake_steps([math.inf]))
+        learning_rate = staticmethod(lambda: 1e30)
+        loss_parts = staticmethod(lambda: parts)
+    with pytest.raises(training_loop.NonFiniteLossError) as info:
+        training_loop.run_loop(floor, Blown(), log=lambda _: None)
+    assert ('too high (1e+30, 3.2e+33 x the model\'s default at this batch, 0.0003125): lower '
+            '--minimum_learning_rate (the rate was at its floor, 1e+30); ') in str(info.value)
+    # The decay further above its default than the rate above the model's: the decay first.
+    assert training_loop.decay_advice(parts, 1.0, 1.0, default_rate=0.1).startswith(
+        'The weight-decay term dominates the loss (inf against a cross entropy of 4.478e+26): '
+        'lower --weight_decay (1 now;')
+    # No reference rate known: as before, the decay.
+    assert ': lower --weight_decay (' in training_loop.decay_advice(parts, 4e-5, 1e30)
+
+
+def test_the_default_rate_is_the_models_at_the_runs_batch():
+    from tf_cnn_benchmarks.lifecycle import timed_run
+    from tf_cnn_benchmarks.params import make_params
+
+    def plan(model, batch):
+        return type('Plan', (), dict(params=make_params(model=model), model=model,
+                                     dataset='synthetic', images_per_global_step=batch))
+    assert timed_run.default_rate(plan('lenet', 2)) == pytest.approx(0.005 * 2 / 32)
+    assert timed_run.default_rate(plan('resnet50', 256)) == pytest.approx(0.128)
+    assert timed_run.default_rate(plan('no_such_model', 2)) == 0.0
 
 
 def test_should_stop_ends_early_and_after_step_sees_every_step():

@@ -47,7 +47,7 @@ import time
 
 from absl import flags
 
-from tf_cnn_benchmarks import console
+from tf_cnn_benchmarks import cnn_util, console
 
 from . import image_encoding
 from .class_folders import ConvertError, FlagValueError, list_classes
@@ -376,7 +376,6 @@ def _import_tensorflow_quietly() -> None:
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
     # The installed package, or the checkout when run with -m from its top folder (its entry
     # script loads it as the package).
-    from tf_cnn_benchmarks import cnn_util
     from tf_cnn_benchmarks.runtime import runtime_env
     with cnn_util.captured_fd_stderr(), runtime_env.keras_deferred():  # Keras: never used
         import tensorflow  # noqa: F401
@@ -502,11 +501,11 @@ def main(argv: list[str] | None = None) -> int:
         print('error: %s' % e, file=sys.stderr)
         return getattr(e, 'exit_status', 1)
     print('\n'.join(format_class_counts(result['class_counts'])))
-    print('wrote %d train images in %d shards and %d validation images in %d shards of %d '
-          'classes (labels 1..%d) to %s (per-class counts in class_counts.txt)' % (
-              result['num_train'], len(result['train']), result['num_validation'],
-              len(result['validation']), len(result['classes']), len(result['classes']),
-              fv.output_dir))
+    n, classes = cnn_util.counted, len(result['classes'])
+    splits = ['%s in %s' % (n(result['num_' + k], k + ' image'), n(len(result[k]), 'shard'))
+              for k in ('train', 'validation')]
+    print('wrote %s and %s of %s (labels 1..%d) to %s (per-class counts in class_counts.txt)'
+          % (*splits, n(classes, 'class', 'classes'), classes, fv.output_dir))
     print(image_encoding.summary_line(result['conversions'],
                                       result['num_train'] + result['num_validation']))
     return 0

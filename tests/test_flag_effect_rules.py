@@ -1,0 +1,202 @@
+"""Users' findings: flags that did nothing printed no warning, or a warning with a reason that
+was not true for the run (preflight/ineffective_flags.py).
+
+* --gradient_repacking, --agg_small_grads_max_bytes/_group and --hierarchical_copy are read only
+  by the managers that all-reduce (replicated and distributed_all_reduce); a run of any other
+  --variable_update said nothing about them.
+* --variable_consistency=relaxed is read only with --staged_vars.
+* --distortions and --distort_color with --eval (or --forward_only): the images get the central
+  crop.
+* --eval reads ImageNet shards with tf.data whatever --use_datasets says, and its tf.data honours
+  the prefetch, the cache, the private threads and the interleave: the old line 'no effect
+  without --use_datasets (RecordInput reads the files)' was false there.
+"""
+
+from __future__ import annotations
+
+import pytest
+from absl import flags
+
+from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks.preflight import ineffective_flags
+
+import helpers
+
+REAL = ['--data_dir=/d', '--data_name=imagenet']
+
+
+def warnings_of(*args: str) -> list[str]:
+    """The 'no effect' lines the command prints for `args` (test_typed_defaults' way)."""
+    fv = flags.FlagValues()
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(args), fv)
+    given = frozenset(n for n in params.SPEC_BY_NAME if fv[n].present)
+    return ineffective_flags.messages(p, 0, None, given)
+
+
+def _on(mode: str) -> list[str]:
+    """Flags of a two-device (or two-worker) run of --variable_update=mode."""
+    cluster = {
+        'distributed_replicated': ['--job_name=worker', '--ps_hosts=h:1', '--worker_hosts=h:2,h:3'],
+        'collective_all_reduce': ['--job_name=worker', '--worker_hosts=h:2,h:3'],
+        'distributed_all_reduce': ['--job_name=controller', '--controller_host=h:1',
+                                   '--worker_hosts=h:2,h:3'],
+    }
+    return ['--variable_update=' + mode, '--device=cpu', '--num_gpus=2'] + cluster.get(mode, [])
+
+
+ALL_REDUCE_SET = ['--gradient_repacking=2', '--agg_small_grads_max_group=3',
+                  '--hierarchical_copy']
+
+
+def test_the_modes_that_read_the_all_reduce_flags_are_the_managers_that_all_reduce():
+    """ALL_REDUCE_MODES is the rule's truth: the managers built on VariableMgrReplicated, whose
+    all-reduce (allreduce.all_reduce_gradients) reads the flags; no other manager does."""
+    from tf_cnn_benchmarks.variable_managers import distributed, one_host
+    managers = {**one_host.MANAGERS, **distributed.MANAGERS}
+    assert set(managers) == set(params.VARIABLE_UPDATES)
+    reading = {name for name, cls in managers.items()
+               if issubclass(cls, one_host.VariableMgrReplicated)}
+    assert reading == set(ineffective_flags.ALL_REDUCE_MODES)
+
+
+@pytest.mark.parametrize('mode', params.VARIABLE_UPDATES)
+def test_all_reduce_flags_warn_under_every_variable_update_that_does_not_read_them(mode):
+    said = warnings_of(*_on(mode), *ALL_REDUCE_SET, '--agg_small_grads_max_bytes=0')
+    warned = [m for m in said if m.split(' ', 1)[0] in (
+        '--gradient_repacking', '--agg_small_grads_max_group', '--hierarchical_copy')]
+    if mode in ineffective_flags.ALL_REDUCE_MODES:
+        assert warned == []
+        return
+    assert [m.split(' ', 1)[0] for m in warned] == [
+        '--gradient_repacking', '--agg_small_grads_max_group', '--hierarchical_copy']
+    for line in warned:  # one line each, with the mode and what to use
+        assert (' has no effect with --variable_update=%s (' % mode) in line
+        assert line.endswith('only replicated and distributed_all_reduce all-reduce the '
+                             'gradients of several devices: use one of them)')
+
+
+def test_the_reported_all_reduce_flags_of_a_parameter_server_run():
+    said = warnings_of('--variable_update=parameter_server', '--device=cpu', '--num_gpus=2',
+                       '--gradient_repacking=2', '--hierarchical_copy')
+    why = ('has no effect with --variable_update=parameter_server (the towers\' gradients are '
+           'summed into one update of the shared variables; only replicated and '
+           'distributed_all_reduce all-reduce the gradients of several devices: use one of them)')
+    assert said == ['--gradient_repacking ' + why, '--hierarchical_copy ' + why]
+    # On one device the mode's line alone: no second one about the device count.
+    one = warnings_of('--variable_update=parameter_server', '--hierarchical_copy')
+    assert one == ['--hierarchical_copy ' + why]
+
+
+def test_all_reduce_flags_in_forward_only_and_eval_runs():
+    assert warnings_of('--variable_update=replicated', '--num_gpus=2', '--device=cpu',
+                       '--gradient_repacking=2', '--forward_only') == [
+        '--gradient_repacking has no effect with --forward_only (no gradients, no updates)']
+    assert warnings_of('--variable_update=replicated', '--num_gpus=2', '--device=cpu',
+                       '--hierarchical_copy', '--eval', '--train_dir=/t') == [
+        '--hierarchical_copy has no effect with --eval (nothing is trained)']
+
+
+def test_variable_consistency_warns_without_staged_vars():
+    assert warnings_of('--variable_consistency=relaxed') == [
+        '--variable_consistency has no effect without --staged_vars (it orders the staged '
+        'reads of the variables against their updates; unstaged, every read sees the latest '
+        'update)']
+    assert warnings_of('--variable_consistency=relaxed', '--staged_vars') == []
+    assert warnings_of('--variable_consistency=strong') == []  # the default asks for nothing
+
+
+CENTRAL = ('(its images get the central crop of evaluation: no random crop, flip or colour '
+           'change)')
+
+
+def test_distortions_warn_where_the_images_get_the_central_crop():
+    assert warnings_of(*REAL, '--eval', '--train_dir=/t', '--distortions') == [
+        '--distortions has no effect with --eval ' + CENTRAL]
+    assert warnings_of(*REAL, '--forward_only', '--distort_color') == [
+        '--distort_color has no effect with --forward_only ' + CENTRAL]
+    # Training distorts; evaluations during training crop, but the training steps distort.
+    assert warnings_of(*REAL, '--distortions', '--distort_color',
+                       '--eval_during_training_every_n_steps=5') == []
+
+
+RECORD_INPUT = 'without --use_datasets (RecordInput reads the files)'
+
+
+@pytest.mark.parametrize('flag', ['--datasets_use_prefetch', '--datasets_use_caching',
+                                  '--datasets_prefetch_buffer_size=4',
+                                  '--datasets_num_private_threads=2',
+                                  '--datasets_parallel_interleave_cycle_length=2'])
+def test_an_eval_runs_tf_data_flags_are_not_said_to_need_use_datasets(flag):
+    """The reported line: `--eval --datasets_use_prefetch` said 'no effect without
+    --use_datasets (RecordInput reads the files)' while the run's Eval: line said tf.data."""
+    assert warnings_of(*REAL, '--eval', '--train_dir=/t', flag) == []
+    # A training run on RecordInput: the flag does nothing (the line as before).
+    assert warnings_of(*REAL, flag) == ['%s has no effect %s' % (flag.split('=')[0],
+                                                                 RECORD_INPUT)]
+
+
+def test_what_an_eval_run_does_not_read_is_named_with_its_reason():
+    said = warnings_of(*REAL, '--eval', '--train_dir=/t', '--use_datasets',
+                       '--shuffle_buffer_size=5', '--datasets_repeat_cached_sample',
+                       '--nodatasets_use_prefetch')
+    assert said == [
+        '--use_datasets has no effect with --eval (an evaluation reads with tf.data whatever '
+        'it says)',
+        '--shuffle_buffer_size has no effect with --eval (an evaluation reads each record once, '
+        'in a fixed order: tf.data without shuffling)',
+        '--datasets_repeat_cached_sample has no effect with --eval (an evaluation reads each '
+        'record once, in a fixed order: tf.data without shuffling)',
+        '--datasets_use_prefetch has no effect here: the tf.data input always prefetches; use '
+        '--datasets_prefetch_buffer_size to size it']
+
+
+def test_tf_data_flags_of_a_training_run_on_record_input_act_on_its_evaluations_only():
+    said = warnings_of(*REAL, '--eval_during_training_every_n_steps=5', '--datasets_use_caching',
+                       '--datasets_use_prefetch', '--datasets_repeat_cached_sample')
+    assert said == [
+        '--datasets_use_caching acts only on the evaluations without --use_datasets '
+        '(RecordInput reads the training files; the evaluations read with tf.data)',
+        '--datasets_repeat_cached_sample has no effect without --use_datasets (RecordInput '
+        'reads the training files, and the evaluations do not use it)']
+
+
+def test_an_eval_pipeline_applies_the_tf_data_flags_it_is_silent_about(tmp_path):
+    """What the eval rules rest on: the full pass of an --eval run reads ImageNet shards with
+    tf.data (no --use_datasets), caches the records and prefetches the buffer it is given."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks import preprocessing
+
+    import input_helpers
+    made = [input_helpers.example(input_helpers.image_bytes(16, 16), 1) for _ in range(4)]
+    for subset in ('train', 'validation'):
+        input_helpers.write_shards(str(tmp_path), subset, [made[:2], made[2:]])
+    bench = helpers.tiny_bench(data_dir=str(tmp_path), eval=True, num_classes=10,
+                               datasets_use_caching=True, datasets_prefetch_buffer_size=3)
+    with tf.Graph().as_default() as graph:
+        pipeline = preprocessing.eval_pipeline_for(bench.plan, bench.dataset)
+        assert isinstance(pipeline, preprocessing.DatasetPipeline)
+        pipeline._make_dataset()
+    nodes = graph.as_graph_def().node
+    ops = {n.op for n in nodes}
+    assert 'PrefetchDataset' in ops and any(op.startswith('CacheDataset') for op in ops), ops
+    consts = {n.name: n for n in nodes if n.op == 'Const'}
+    prefetch = next(n for n in nodes if n.op == 'PrefetchDataset')
+    buffer = consts[prefetch.input[1].split(':')[0]]
+    assert tf.make_ndarray(buffer.attr['value'].tensor) == 3
+    said = ineffective_flags.messages(bench.params, 0, 'imagenet', frozenset(
+        {'datasets_use_caching', 'datasets_prefetch_buffer_size', 'datasets_use_prefetch'}))
+    assert not [m for m in said if m.startswith('--datasets_')], said
+
+
+@pytest.mark.cli
+def test_the_command_warns_of_the_reported_flags(tmp_path):
+    out = helpers.run_command('--model=trivial', '--batch_size=2', '--num_batches=1',
+                              '--num_warmup_batches=0', '--image_size=8', '--noresults_db',
+                              '--device=cpu', '--num_gpus=2',
+                              '--variable_update=parameter_server', '--gradient_repacking=2',
+                              '--hierarchical_copy', '--variable_consistency=relaxed')
+    assert out.returncode == 0, out.stderr
+    warned = [line.split(' ', 2)[1] for line in out.stderr.splitlines()
+              if line.startswith('warning: ') and ' has no effect ' in line]
+    assert warned == ['--gradient_repacking', '--hierarchical_copy', '--variable_consistency']
