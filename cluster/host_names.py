@@ -4,8 +4,10 @@ A name that does not resolve (`--ps_hosts=nosuchhost.invalid:2222`, a Slurm node
 names this host cannot look up) used to be met only by the wait for the peers: the task
 waited the whole --startup_timeout_secs, then said `ps 0 (...) unreachable`. Each distinct
 host name of the cluster is now looked up once with `socket.getaddrinfo` before TensorFlow
-loads (the task's own included: its peers dial it by that name), in parallel, so a cluster
-of many nodes costs about one lookup's time:
+loads, by the command (preflight/usage.check_usage; not --dry_run or --plan_scaling, nor a
+library caller, which may build a cluster task's graph for hosts that are elsewhere), the
+task's own name included (its peers dial it by that name), in parallel, so a cluster of many
+nodes costs about one lookup's time:
 
   * the name does not exist (EAI_NONAME, EAI_NODATA, EAI_FAIL): with the host flags or
     Slurm, a usage error naming the names and the flag or variable they came from

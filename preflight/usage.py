@@ -90,8 +90,10 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         with `command` that a local --data_dir holds a dataset; False checks no file here.
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
       command: apply the rules of a command-line run (`check_command_rules`,
-        `check_gpu_driver`, `check_without_gpu`); library callers may build an eval graph
-        without a checkpoint, or a GPU graph on a host without a GPU.
+        `check_gpu_driver`, `check_without_gpu`, and with `resolve` the cluster's host names
+        looked up: cluster/host_names.py); library callers may build an eval graph without a
+        checkpoint, a GPU graph on a host without a GPU, or a cluster task's graph for hosts
+        that are elsewhere.
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
@@ -109,7 +111,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
     params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
-    if resolve and not (q.dry_run or q.plan_scaling):  # those start no server
+    if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
         host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
     if command:
         check_command_rules(q)
