@@ -72,6 +72,7 @@ def timed_run(flags: list[str], env: dict, timeout: float) -> dict:
 def environment(cache: str, data: str) -> dict:
     env = dict(os.environ, XDG_CACHE_HOME=cache, XDG_DATA_HOME=data)
     env.pop('TF_CNN_CALIBRATION', None)
+    env.pop('TF_CNN_RESULTS_DB', None)  # the runs' database is under `data`
     return env
 
 

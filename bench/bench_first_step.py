@@ -98,6 +98,7 @@ def main(argv=None) -> int:
     start()
     with tempfile.TemporaryDirectory() as data_home:
         os.environ['XDG_DATA_HOME'] = data_home  # the run's results database
+        os.environ.pop('TF_CNN_RESULTS_DB', None)  # ... not the one the user named
         status, functions = count(FLAGS)
     by_file = collections.Counter(rel for rel, _, _ in functions)
     anonymous = [f for f in functions if '<' in f[2]]

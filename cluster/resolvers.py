@@ -60,6 +60,9 @@ from . import slurm_nodes
 EVALUATOR_INTERVAL_SECS = 60
 PS_MODES = ('parameter_server', 'distributed_replicated')
 ONE_HOST_MODES = ('parameter_server', 'replicated', 'independent')
+#: The variables srun sets in each task of a step that the Slurm source reads.
+SLURM_STEP_VARIABLES = ('SLURM_PROCID', 'SLURM_STEP_NUM_TASKS', 'SLURM_STEP_NODELIST',
+                        'SLURM_STEP_TASKS_PER_NODE')
 _ADDRESS = re.compile(r'^([A-Za-z0-9_.\-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$')
 _TF_CONFIG_SHAPE = ('{"cluster": {"chief": ["host:port"], "worker": [...], "ps": [...]}, '
                     '"task": {"type": "worker", "index": 0}}')
@@ -135,8 +138,9 @@ def resolve(p) -> Resolution:
       params.ParamsError: a value outside its flag's choices or bounds (as validate_params says
         it), a malformed TF_CONFIG, a Slurm step whose variables are malformed,
         a task type this project does not run, host flags that contradict the source, or a
-        --variable_update the cluster cannot run (no ps for a ps mode; distributed_all_reduce,
-        whose controller only the host flags describe).
+        --variable_update the cluster cannot run (no ps for a ps mode; a ps for
+        collective_all_reduce; distributed_all_reduce, whose controller only the host flags
+        describe).
     """
     params_lib.check_ranges(p)  # each value against its own spec (choices, lower bounds)
     source = choose_source(p)
@@ -253,6 +257,12 @@ def _cluster_params(p, name: str, job: str, index: int, ps: list, workers: list,
         raise ParamsError('--variable_update=%s needs a ps task, and %s has none; add ps tasks '
                           '(%s) or use --variable_update=collective_all_reduce.' % (
                               mode, name, 'a PS replica' if name == 'TF_CONFIG' else '--num_ps'))
+    if mode == 'collective_all_reduce' and ps:  # no task would ever use them: a wait
+        raise ParamsError('--variable_update=collective_all_reduce has no ps task (its workers '
+                          'all-reduce among themselves), and %s has %d (%s); %s, or use '
+                          'parameter_server or distributed_replicated.' % (
+                              name, len(ps), ','.join(ps), 'drop the PS replica'
+                              if name == 'TF_CONFIG' else 'drop --num_ps'))
     return p._replace(job_name=job, task_index=index, ps_hosts=list(ps),
                       worker_hosts=list(workers))
 
@@ -292,7 +302,9 @@ def parse_tf_config(text: str) -> tuple[dict, str | None, int | None]:
     Raises:
       params.ParamsError: not JSON, not a JSON object, a "cluster" that is not an object of
         lists of host:port addresses (one listed by index included), a "task" that is not an
-        object, a task type that is not a string, an index that is not a whole number >= 0.
+        object, a task type that is not a string, an index that is not a whole number >= 0
+        (a string of digits, "index": "0", is read as a number: TensorFlow's resolver reads
+        the index with int()).
     """
     try:
         config = json.loads(text)
@@ -442,14 +454,6 @@ def _slurm_int(name: str) -> int:
                           % (name, value)) from None
 
 
-def _slurm_text(name: str) -> str:
-    value = os.environ.get(name, '').strip()
-    if not value:
-        raise ParamsError('--cluster_resolver=slurm needs %s in the environment (srun sets it '
-                          'in a step). Start the tasks with srun inside an allocation.' % name)
-    return value
-
-
 def _slurm_list_fix(nodelist: str, per_node: str) -> str:
     """The remedy for a step's node list or tasks per node that slurm_nodes cannot read: which
     variable to fix and what its valid form looks like."""
@@ -477,9 +481,16 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
     SLURM_STEP_NODELIST (slurm_nodes.py), not sorted as text.
 
     Raises:
-      params.ParamsError: not in a Slurm step, too few tasks for the ps, a port base out of
+      params.ParamsError: not in a Slurm step (naming the SLURM_STEP_VARIABLES missing), too
+        few tasks for the ps, a port base out of
         range, or Slurm variables that are malformed or disagree with each other.
     """
+    missing = [n for n in SLURM_STEP_VARIABLES if not os.environ.get(n, '').strip()]
+    if missing:
+        raise ParamsError('--cluster_resolver=slurm, but %s %s not set: this process is no task '
+                          'of a Slurm step; start the tasks with srun inside an allocation '
+                          '(sbatch, salloc), or drop --cluster_resolver=slurm.'
+                          % (', '.join(missing), 'is' if len(missing) == 1 else 'are'))
     rank, tasks = _slurm_int('SLURM_PROCID'), _slurm_int('SLURM_STEP_NUM_TASKS')
     num_ps = default_num_ps(p.variable_update) if p.num_ps is None else p.num_ps
     if num_ps >= tasks:
@@ -488,8 +499,8 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
     if not 1 <= p.slurm_port_base <= 65535 - tasks:
         raise ParamsError('--slurm_port_base must leave room for %d ports below 65536. Received: '
                           'slurm_port_base=%d' % (tasks, p.slurm_port_base))
-    nodelist = _slurm_text('SLURM_STEP_NODELIST')
-    per_node = _slurm_text('SLURM_STEP_TASKS_PER_NODE')
+    nodelist = os.environ['SLURM_STEP_NODELIST'].strip()
+    per_node = os.environ['SLURM_STEP_TASKS_PER_NODE'].strip()
     try:
         addresses = slurm_nodes.block_addresses(nodelist, per_node, p.slurm_port_base)
     except slurm_nodes.HostlistError as e:

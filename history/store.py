@@ -1,8 +1,9 @@
 """The results database: one SQLite file (the standard library's sqlite3), its schema and
 migrations, writes and queries.
 
-Where: --results_db=PATH, else `$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (XDG's
-default: `~/.local/share`), `default_path()`. The file is ours when its SQLite header's
+Where: --results_db=PATH, else the path in TF_CNN_RESULTS_DB, else
+`$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (XDG's default: `~/.local/share`),
+`default_path()`. The file is ours when its SQLite header's
 application_id is APPLICATION_ID ('tcnb'); its user_version is the schema version.
 
 Several runs on one host may write at once: the file is in WAL mode (readers never wait for
@@ -52,12 +53,37 @@ class StoreError(BenchmarkError):
     the message is one line naming the file and the way out (exit status 1)."""
 
 
-def default_path(environ=None) -> str:
-    """`$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite`, else under `~/.local/share`."""
+#: The environment variable that names the database when --results_db is not given.
+PATH_VARIABLE = 'TF_CNN_RESULTS_DB'
+
+
+def data_folder(environ=None) -> str:
+    """`$XDG_DATA_HOME/tf_cnn_benchmarks`, else `~/.local/share/tf_cnn_benchmarks`: the
+    default database's folder (whatever TF_CNN_RESULTS_DB says)."""
     environ = os.environ if environ is None else environ
     base = environ.get('XDG_DATA_HOME') or os.path.join(os.path.expanduser('~'), '.local',
                                                         'share')
-    return os.path.join(base, 'tf_cnn_benchmarks', FILE_NAME)
+    return os.path.join(base, 'tf_cnn_benchmarks')
+
+
+def default_path(environ=None) -> str:
+    """The database of a run without --results_db: TF_CNN_RESULTS_DB's path (`~` expanded)
+    when set and not empty, else `data_folder()`'s results.sqlite."""
+    environ = os.environ if environ is None else environ
+    given = environ.get(PATH_VARIABLE, '').strip()
+    if given:
+        return os.path.expanduser(given)
+    return os.path.join(data_folder(environ), FILE_NAME)
+
+
+def default_origin(environ=None) -> str:
+    """Where `default_path` took the path from, for a message: ' (not given: TF_CNN_RESULTS_DB)',
+    ' (not given: under XDG_DATA_HOME)' or ' (not given: under ~/.local/share)'."""
+    environ = os.environ if environ is None else environ
+    if environ.get(PATH_VARIABLE, '').strip():
+        return ' (not given: %s)' % PATH_VARIABLE
+    return ' (not given: under %s)' % ('XDG_DATA_HOME' if environ.get('XDG_DATA_HOME')
+                                       else '~/.local/share')
 
 
 def resolve_path(value) -> str | None:
@@ -331,9 +357,10 @@ def check_file(path: str) -> str | None:
         if not os.path.isdir(folder):
             return 'the results database %s cannot be made: %s is a file, not a folder' % (
                 path, folder)
-        if not os.access(folder, os.W_OK | os.X_OK):
-            return 'the results database %s cannot be made: the folder %s is not writable' % (
-                path, folder)
+        reason = read_only_reason(path)  # a read-only mount (EROFS) or permission bits
+        if reason:
+            return ('the results database %s cannot be made: %s; a run needs another '
+                    '--results_db=PATH' % (path, reason))
         return None
     if not os.path.isfile(path):
         return 'the results database %s is not a regular file (a folder or a device)' % path

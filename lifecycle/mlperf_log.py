@@ -42,7 +42,10 @@ global batch); block_start and block_stop also first_epoch_num, the block's firs
 (MLCommons' rule: block_stop repeats block_start's first_epoch_num, mlperf_logging's
 compliance_checker/training_0.7.0_warn/common.yaml), the evaluation events epoch_num (global
 step / steps per epoch). The checker also wants evaluations: a run without
---eval_during_training_* fails it (no eval_start, eval_accuracy).
+--eval_during_training_* fails it (no eval_start, eval_accuracy). A cluster's chief logs the
+same lines, but a cluster run cannot evaluate during training, so the checker refuses its log:
+an accepted one needs a one-host run (the warning says so, and names no flag a cluster
+refuses).
 
 Without the package `make_hook` warns once and the run goes on without these lines; with it,
 a run whose log the checker will refuse (no evaluations, a model that is no MLPerf benchmark,
@@ -134,7 +137,8 @@ def make_hook(plan, evaluations=None):
                       'installed; %s' % INSTALL_HINT)
         return None
     submission = submission_fields()
-    gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'])
+    gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'],
+                        cluster=bool(plan.cluster_role))
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
@@ -144,7 +148,8 @@ def make_hook(plan, evaluations=None):
     return hook
 
 
-def checker_gaps(model: str, evaluates: bool, division: str) -> list[str]:
+def checker_gaps(model: str, evaluates: bool, division: str, *,
+                 cluster: bool = False) -> list[str]:
     """What in a run's log the compliance checker will refuse, with what to change; [] for a
     log it can accept (a ResNet-50 run with evaluations during training, open division).
 
@@ -152,6 +157,8 @@ def checker_gaps(model: str, evaluates: bool, division: str) -> list[str]:
       model: --model.
       evaluates: whether the run evaluates during training (--eval_during_training_*).
       division: the submission division ('open' or 'closed').
+      cluster: a cluster task's run, which cannot evaluate during training (those flags run
+        on one host only: params/cluster_rules.py), so its log has no evaluations to add.
 
     The checker's rules (training_4.0.0): common.yaml requires eval_start, eval_stop and
     eval_accuracy; submission_benchmark must name an MLPerf benchmark (ResNet-50 is this
@@ -160,7 +167,11 @@ def checker_gaps(model: str, evaluates: bool, division: str) -> list[str]:
     no schedule of this program has.
     """
     gaps = []
-    if not evaluates:
+    if not evaluates and cluster:
+        gaps.append('it has no evaluations, and a cluster run cannot have them (evaluation '
+                    'during training runs on one host only): an accepted MLPerf log needs a '
+                    'one-host run with --eval_during_training_every_n_epochs=N')
+    elif not evaluates:
         gaps.append('it has no evaluations (add --eval_during_training_every_n_epochs=N or '
                     '--eval_during_training_every_n_steps=N)')
     if model not in RESNET_MODELS:

@@ -41,10 +41,10 @@ def _can_write_under(folder: str) -> bool:
 def unrecorded_dir(database: str) -> str:
     """Where the results of runs that could not be recorded go: <database folder>/unrecorded;
     where that folder is on read-only storage, the default database's folder's `unrecorded`
-    (store.default_path), else `tf_cnn_benchmarks-unrecorded` in the system's temporary
+    (store.data_folder), else `tf_cnn_benchmarks-unrecorded` in the system's temporary
     folder."""
     candidates = [os.path.join(os.path.dirname(os.path.abspath(database)), 'unrecorded'),
-                  os.path.join(os.path.dirname(store.default_path()), 'unrecorded'),
+                  os.path.join(store.data_folder(), 'unrecorded'),
                   os.path.join(tempfile.gettempdir(), 'tf_cnn_benchmarks-unrecorded')]
     return next((c for c in candidates if _can_write_under(c)), candidates[-1])
 

@@ -275,7 +275,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
     _p('results_db', None, 'Record the run in the results database (tf_cnn_results reads it): '
        '--results_db=PATH for that SQLite file, --noresults_db for none; default '
-       '$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite ($XDG_DATA_HOME: ~/.local/share).'),
+       '$TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite '
+       '($XDG_DATA_HOME: ~/.local/share).'),
     _s('label', None, 'A label kept with the run in the results database (an image tag, a '
        'driver version, a commit), shown where its images/sec stepped.'),
     _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line), '

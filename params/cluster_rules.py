@@ -126,6 +126,9 @@ def _cluster_modes_problem(p) -> str | None:
         return ('--variable_update=%s is always synchronous; drop '
                 '--nocross_replica_sync (asynchronous training: '
                 'parameter_server or distributed_replicated).' % mode)
+    if mode == 'collective_all_reduce' and p.ps_hosts:  # they would only be waited for
+        return ('--variable_update=collective_all_reduce has no ps task (its workers all-reduce '
+                'among themselves); drop --ps_hosts.')
     jobs = {'ps_hosts': p.ps_hosts, 'worker_hosts': p.worker_hosts,
             'controller_host': [p.controller_host] if p.controller_host else []}
     seen: dict[str, tuple[str, str]] = {}  # address key -> (flag, spelling)

@@ -243,7 +243,8 @@ def check_output_paths(p: Params) -> None:
     database = store.resolve_path(p.results_db)
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
-        raise ParamsError('--results_db: %s (or --noresults_db to record nothing)' % problem)
+        raise ParamsError('--results_db%s: %s (or --noresults_db to record nothing)' % (
+            store.default_origin() if p.results_db in (None, True) else '', problem))
 
 
 def _check_calibration_record() -> None:

@@ -5,8 +5,8 @@
     prepare(p)                 the command's: the environment the flags ask for, check_usage,
                                the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
-        Params --resolve the cluster's fields--> --flag rules--> --gpu_model--> --plot_file,
-        --baseline (loaded once)--> --output paths--> --model--> the rules of a host
+        Params --resolve the cluster's fields--> --flag rules--> host names--> --gpu_model-->
+        --plot_file, --baseline (loaded once)--> --output paths--> --model--> the rules of a host
         without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
     check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
         CPU devices, remote paths (schemes served, output folders written), --model for a
@@ -23,7 +23,7 @@ import os
 from typing import NamedTuple
 
 from .. import cnn_util, params
-from ..cluster import resolvers
+from ..cluster import host_names, resolvers
 from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline
@@ -90,8 +90,10 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         with `command` that a local --data_dir holds a dataset; False checks no file here.
       model: refuse an unknown --model, or one not defined for the dataset (`check_model`).
       command: apply the rules of a command-line run (`check_command_rules`,
-        `check_gpu_driver`, `check_without_gpu`); library callers may build an eval graph
-        without a checkpoint, or a GPU graph on a host without a GPU.
+        `check_gpu_driver`, `check_without_gpu`, and with `resolve` the cluster's host names
+        looked up: cluster/host_names.py); library callers may build an eval graph without a
+        checkpoint, a GPU graph on a host without a GPU, or a cluster task's graph for hosts
+        that are elsewhere.
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
@@ -100,7 +102,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
         check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
-        an output path cannot be written, or the cluster does not resolve.
+        an output path cannot be written, or the cluster does not resolve (its source, or a
+        host name: cluster/host_names.py).
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       cnn_util.DataError: with `command` and `paths`, a local --data_dir that is missing,
         empty or holds no dataset's files (`dataset_name`).
@@ -108,6 +111,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
     params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
+    if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
+        host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
     if command:
         check_command_rules(q)
         check_gpu_driver(q)

@@ -33,6 +33,7 @@ os.environ['XDG_CACHE_HOME'] = os.environ['TF_CNN_TESTS_CACHE_HOME']
 # So does the results database every finished run records into (history/store.py): the tests
 # never write into the user's own.
 os.environ['XDG_DATA_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_data_')
+os.environ.pop('TF_CNN_RESULTS_DB', None)  # the user's own database, named by its variable
 atexit.register(shutil.rmtree, os.environ['XDG_DATA_HOME'], True)
 # The tests' workers share the cores, so every run would see a busy host: its `warning:` line
 # stays off stderr (metrics/host_load.py; the Host load line and result keys are unchanged).

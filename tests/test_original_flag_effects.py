@@ -301,6 +301,32 @@ def test_ml_perf_warns_once_of_a_log_the_checker_will_refuse(capsys):
                              'polynomial-decay learning rate (sgd_opt_* keys)')
 
 
+def test_ml_perf_in_a_cluster_names_no_flag_a_cluster_refuses(monkeypatch, capsys):
+    """A cluster chief's --ml_perf warning suggested --eval_during_training_every_n_epochs=N,
+    which a cluster refuses (`runs on one host only`): it says an accepted log needs a one-host
+    run instead; on one host the suggestion stays."""
+    pytest.importorskip('mlperf_logging')
+    monkeypatch.setattr(mlperf_log, 'MlPerfHook', lambda *args, **kwargs: 'hook')
+    for role in ('worker 0', ''):
+        plan = helpers.stub_plan(model='resnet50')
+        plan.cluster_role = role
+        assert mlperf_log.make_hook(plan) == 'hook'
+    cluster, one_host = capsys.readouterr().err.splitlines()
+    assert cluster == (
+        "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will refuse "
+        'this log: it has no evaluations, and a cluster run cannot have them (evaluation during '
+        'training runs on one host only): an accepted MLPerf log needs a one-host run with '
+        '--eval_during_training_every_n_epochs=N')
+    assert one_host.endswith('refuse this log: it has no evaluations (add '
+                             '--eval_during_training_every_n_epochs=N or '
+                             '--eval_during_training_every_n_steps=N)')
+    from tf_cnn_benchmarks.params import cluster_rules
+    refused = cluster_rules.distributed_problem(params.make_params(
+        job_name='worker', worker_hosts=['localhost:1'], variable_update='collective_all_reduce',
+        eval_during_training_every_n_epochs=1))
+    assert 'runs on one host only' in refused  # why the cluster's line names no such flag
+
+
 def test_mlperf_submission_fields_come_from_the_environment():
     assert mlperf_log.submission_fields({}) == {
         'submission_org': 'unset', 'submission_platform': 'unset',

@@ -462,3 +462,62 @@ def test_results_kept_where_no_folder_can_be_made_is_one_warning(capsys):
     err = capsys.readouterr().err
     assert err.startswith('warning: the run was not recorded in the results database: ')
     assert 'nor could its results be kept: cannot create the folder /proc/x/unrecorded' in err
+
+
+def test_tf_cnn_results_db_names_the_default_database(monkeypatch, tmp_path):
+    """Users guessed TF_CNN_RESULTS_DB: it names the database of every run, sweep and
+    tf_cnn_results command without --results_db; --results_db wins; the fallback folder of
+    results that could not be recorded stays the XDG one (not beside the named file)."""
+    environ = {'XDG_DATA_HOME': '/data', 'TF_CNN_RESULTS_DB': '~/nightly.sqlite'}
+    assert store.default_path(environ) == os.path.expanduser('~/nightly.sqlite')
+    assert store.default_path(dict(environ, TF_CNN_RESULTS_DB=' ')) == (
+        '/data/tf_cnn_benchmarks/results.sqlite')
+    assert store.data_folder(environ) == '/data/tf_cnn_benchmarks'
+    db = str(tmp_path / 'named.sqlite')
+    monkeypatch.setenv('TF_CNN_RESULTS_DB', db)
+    assert store.resolve_path(None) == db and store.resolve_path('/x.sqlite') == '/x.sqlite'
+    (tmp_path / 'a_file').write_text('')  # a database beside which nothing can be made
+    assert results_db.unrecorded_dir(str(tmp_path / 'a_file' / 'x.sqlite')) == os.path.join(
+        os.environ['XDG_DATA_HOME'], 'tf_cnn_benchmarks', 'unrecorded')
+    assert results_db.record(store.resolve_path(None), rh.result(321.0)) == 1
+    with store.opened(db, read_only=True) as conn:
+        assert rh.count_runs(conn) == 1
+
+
+_MADE_ON_READ_ONLY = '''
+mount --bind -o ro "$1" "$1" || exit 9
+shift
+"$@" --results_db="$RO/new.sqlite"; echo "RUN $?"
+XDG_DATA_HOME="$RO" "$@"; echo "RUN $?"
+TF_CNN_RESULTS_DB="$RO/sub/new.sqlite" "$@"; echo "RUN $?"
+'''
+
+
+@pytest.mark.cli
+def test_a_database_to_be_made_on_a_read_only_mount_says_read_only(tmp_path):
+    """A new --results_db (or the default, through XDG_DATA_HOME or TF_CNN_RESULTS_DB) on a
+    read-only mount said `the folder ... is not writable`: it says the file system is
+    read-only (EROFS) and gives the fix, as for an existing database there. A real read-only
+    bind mount in a private mount namespace (root is not stopped by chmod)."""
+    from test_results_cli import _private_mounts
+    why = _private_mounts()
+    if why:
+        pytest.skip(why)
+    folder = str(tmp_path / 'ro')
+    os.mkdir(folder)
+    run = [sys.executable, os.path.join(os.path.dirname(TESTS), 'tf_cnn_benchmarks.py'),
+           '--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=1']
+    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', _MADE_ON_READ_ONLY, 'sh', folder,
+                           *run], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, RO=folder), cwd=str(tmp_path))
+    assert [x for x in proc.stdout.splitlines() if x.startswith('RUN')] == ['RUN 2'] * 3, (
+        proc.stdout[-2000:] + proc.stderr[-2000:])
+    fix = ('cannot be made: %s is on a read-only file system; a run needs another '
+           '--results_db=PATH (or --noresults_db to record nothing)' % folder)
+    assert proc.stderr.splitlines() == [
+        'error: --results_db: the results database %s/new.sqlite %s' % (folder, fix),
+        'error: --results_db (not given: under XDG_DATA_HOME): the results database '
+        '%s/tf_cnn_benchmarks/results.sqlite %s' % (folder, fix),
+        'error: --results_db (not given: TF_CNN_RESULTS_DB): the results database '
+        '%s/sub/new.sqlite %s' % (folder, fix)]
+    assert os.listdir(folder) == []

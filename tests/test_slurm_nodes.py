@@ -76,9 +76,30 @@ def test_slurm_nodes_that_sort_differently_as_text_resolve_every_rank(
         '; no GPU' if job == 'ps' else '')
 
 
-def test_slurm_resolver_outside_a_step():
+def test_slurm_resolver_outside_a_step(monkeypatch):
+    """Outside a step the error said `received None` of the first variable it read: it names
+    every variable of a step that is not set (this test's assertion pinned the old line)."""
+    with pytest.raises(params_lib.ParamsError) as raised:
+        resolvers.resolve(_params(cluster_resolver='slurm'))
+    assert str(raised.value) == (
+        '--cluster_resolver=slurm, but SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST, '
+        'SLURM_STEP_TASKS_PER_NODE are not set: this process is no task of a Slurm step; start '
+        'the tasks with srun inside an allocation (sbatch, salloc), or drop '
+        '--cluster_resolver=slurm.')
+    # In an allocation but not in a step (sbatch's script itself): the step's variables only.
+    for name, value in (('SLURM_PROCID', '0'), ('SLURM_JOB_NODELIST', 'n1'),
+                        ('SLURM_STEP_NUM_TASKS', '2'), ('SLURM_STEP_NODELIST', ' ')):
+        monkeypatch.setenv(name, value)
+    with pytest.raises(params_lib.ParamsError) as raised:
+        resolvers.resolve(_params(cluster_resolver='slurm'))
+    assert str(raised.value).startswith(
+        '--cluster_resolver=slurm, but SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE are not '
+        'set: this process is no task of a Slurm step;')
+    monkeypatch.setenv('SLURM_STEP_NODELIST', 'n1')
+    monkeypatch.setenv('SLURM_STEP_TASKS_PER_NODE', '2')
+    monkeypatch.setenv('SLURM_PROCID', 'one')
     with pytest.raises(params_lib.ParamsError) as raised:
         resolvers.resolve(_params(cluster_resolver='slurm'))
     assert str(raised.value) == (
         "--cluster_resolver=slurm needs SLURM_PROCID (a number) in the environment; received "
-        "None. Start the tasks with srun inside an allocation.")
+        "'one'. Start the tasks with srun inside an allocation.")

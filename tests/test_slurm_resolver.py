@@ -73,6 +73,13 @@ def test_slurm_num_ps_and_the_all_reduce_default(monkeypatch):
     assert (p.job_name, p.task_index, p.ps_hosts) == ('ps', 1, ['n1:8888', 'n1:8889'])
     p = resolvers.resolve(_params(variable_update='collective_all_reduce')).params
     assert (p.job_name, p.task_index, p.ps_hosts, len(p.worker_hosts)) == ('worker', 1, [], 5)
+    # A ps asked of collective_all_reduce would only be waited for: refused.
+    with pytest.raises(params_lib.ParamsError) as raised:
+        resolvers.resolve(_params(num_ps=1, variable_update='collective_all_reduce'))
+    assert str(raised.value) == (
+        '--variable_update=collective_all_reduce has no ps task (its workers all-reduce among '
+        'themselves), and Slurm has 1 (n1:8888); drop --num_ps, or use parameter_server or '
+        'distributed_replicated.')
 
 
 @pytest.mark.parametrize('setup, kwargs, message', [

@@ -9,10 +9,11 @@
 
 (`python -m tools.results_cli ...` from a checkout.) Every finished run of tf_cnn_benchmarks
 and of tf_cnn_sweep records itself into the database (`--results_db=PATH`, default
-$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e. ~/.local/share/...; `--noresults_db`
-records nothing); `ingest` loads sweep folders and run JSONs made elsewhere. Every command but
-`ingest` only reads the file (SQLite's read-only mode, `store.open_read_only`): a database on a
-read-only mount, or one whose file or folder this user cannot write, reads as well.
+$TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e.
+~/.local/share/...; `--noresults_db` records nothing); `ingest` loads sweep folders and run
+JSONs made elsewhere. Every command but `ingest` only reads the file (SQLite's read-only
+mode, `store.open_read_only`): a database on a read-only mount, or one whose file or folder
+this user cannot write, reads as well.
 
 Commands:
   list         the runs matching the filters, oldest first
