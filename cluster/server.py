@@ -185,16 +185,16 @@ class TaskServer:
 
     def step_error(self, error, session) -> Exception | None:
         """Turns a failed cluster session.run into a ClusterError naming unreachable peers; tells
-        the serving tasks this task failed (best effort). When the chief marked a stop
-        (cluster/coordination.py: a closed go queue, or any failure once the chief stopped),
-        a cnn_util.StopRequested instead: no failure. None (the error stands) for an
+        the serving tasks this task failed (best effort). When another worker marked a stop
+        (cluster/coordination.py: a closed sync queue, or any failure once it stopped), a
+        cnn_util.StopRequested instead: no failure. None (the error stands) for an
         OutOfRangeError without a stop mark (the end of an input, not a cluster error)."""
         c = self.cluster
-        if (self.coordination is not None and c.job_name == 'worker' and not c.is_chief
+        if (self.coordination is not None and c.job_name == 'worker' and c.num_workers > 1
                 and not self._checking):
-            reason = self.coordination.read_stop(session)
-            if reason is not None:
-                return cnn_util.StopRequested(reason)
+            mark = self.coordination.read_stop(session)
+            if mark is not None and mark.kind == 'stop':
+                return cnn_util.StopRequested(mark.describe(c))
         if isinstance(error, tf.errors.OutOfRangeError):
             return None
         me = (self.cluster.job_name, self.cluster.task_index)
