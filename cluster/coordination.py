@@ -38,10 +38,15 @@ waits in an all-reduce no queue can wake: a thread of each worker reads the mark
 second and cancels the step that waits for the stopped worker (`ClusterStopHook._watch`). The
 chief then gathers every worker's figures as after a complete run; the stopped worker exits
 130 (143 for SIGTERM), the others 0.
+
+A worker whose loop failed (a NaN loss, bad data) writes a failure mark ('fail': the first
+clause of its error) and closes the same queues (`ClusterStopHook.abort`), so the others stop
+with one line naming it and its reason (`failed_peer_line`) instead of a lost connection.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import NamedTuple
@@ -191,10 +196,12 @@ class Coordination:
             self.stop_mark = marks[0] if marks else None
         return self.stop_mark
 
-    def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
+    def signal_done(self, session, status: int, timeout_secs: float | None = None,
+                    skip=()) -> None:
         """Sends this task's done token (status 0: success) to every serving task, once.
 
-        A failure status is sent best effort: an error is logged, not raised.
+        A failure status is sent best effort, to the serving tasks not in `skip` (those known
+        to be unreachable: the error line names them): an error is logged, not raised.
         """
         if self._done_sent or not self.done_puts[0]:
             return
@@ -205,8 +212,12 @@ class Coordination:
         if status == 0:  # errors become ClusterError naming the unreachable tasks
             session.run(self.done_puts[0], options=options)
             return
+        puts = [put for task, put in zip(self.cluster.serving_tasks(), self.done_puts[1])
+                if task not in skip]
+        if not puts:
+            return
         try:
-            session.run_unchecked(self.done_puts[1], options=options)
+            session.run_unchecked(puts, options=options)
         except tf.errors.OpError as e:
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
                           % cnn_util.error_summary(e))
@@ -241,6 +252,13 @@ def stop_reason(result: dict) -> str:
     if result.get('stopped_at_top_1_accuracy'):
         return 'reached --stop_at_top_1_accuracy'
     return 'stopped early'
+
+
+def failure_reason(error: BaseException) -> str:
+    """What failed, for the other workers' line: the first clause of the error's informative
+    line ('the loss became nan at step 12 (learning rate 0.5)'); the worker's own log has the
+    rest."""
+    return cnn_util.error_summary(error).split('; ')[0].rstrip('.')
 
 
 class ClusterStopHook(run_hooks.RunHook):
@@ -307,18 +325,39 @@ class ClusterStopHook(run_hooks.RunHook):
         self._ended.set()
 
     def abort(self):
+        """The loop raised: when this worker failed by itself (not a lost peer, not another
+        worker's failure), its failure mark (kind 'fail', `failure_reason`) and the sync queues
+        closed, best effort, so the others name it instead of a lost connection."""
         self._ended.set()
+        error = sys.exc_info()[1]  # abort runs while the loop's exception is handled
+        if (not self._passes_on() or error is None or self._sess is None
+                or isinstance(error, (cnn_util.ClusterError, KeyboardInterrupt, SystemExit))):
+            return
+        try:
+            self.server.coordination.mark_stop(self._sess, failure_reason(error), kind='fail')
+            if self._close:
+                self._sess.run_unchecked(self._close, options=tf1.RunOptions(
+                    timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
+        except tf.errors.OpError:
+            pass  # the coordinator is gone: the others find that out themselves
 
     def should_stop(self):
+        """True once another worker's stop mark is read (at most every STOP_POLL_SECS).
+
+        Raises:
+          cnn_util.ClusterError: the mark says that worker failed (names it and its reason).
+        """
         if not self._passes_on():
             return False
-        if self._seen.is_set():
-            return True
-        now = time.monotonic()
-        if now < self._next_read:
-            return False
-        self._next_read = now + STOP_POLL_SECS
-        return self.server.coordination.read_stop(self._sess) is not None
+        if not self._seen.is_set():
+            now = time.monotonic()
+            if now < self._next_read:
+                return False
+            self._next_read = now + STOP_POLL_SECS
+        mark = self.server.coordination.read_stop(self._sess)
+        if mark is not None and mark.kind == 'fail':
+            raise cnn_util.ClusterError(failed_peer_line(self.cluster, mark))
+        return mark is not None
 
     def end(self, result):
         if not self._passes_on() or not result.get('stopped_early'):
@@ -337,6 +376,14 @@ class ClusterStopHook(run_hooks.RunHook):
         else:
             cnn_util.log_fn('Stopped after %d timed steps: %s' % (result.get('num_steps', 0),
                                                                  peer))
+
+
+def failed_peer_line(cluster: Cluster, mark: StopMark) -> str:
+    """The error line of a worker that stops because another one failed: 'worker 1 (h:2223)
+    failed: the loss became nan at step 12; worker 0 (h:2222) stops (see worker 1's log)'."""
+    return '%s; %s stops (see worker %d\'s log)' % (
+        mark.describe(cluster), cluster.describe(cluster.job_name, cluster.task_index),
+        mark.task_index)
 
 
 class ClusterStatsHook(run_hooks.RunHook):

@@ -19,6 +19,13 @@ A second wave signals worker 1 instead of the chief (the same modes; the synchro
 parameter_server cluster has a worker 2 too). Before, worker 1 stopped cleanly but told no one:
 the chief waited for its gradients until --startup_timeout_secs, then exited 1 ('waited more
 than 120 s ... unreachable now: worker 1') without its figures, and the ps exited 1.
+
+A third wave, the faults' lines: SIGTERM on the ps (it exited 143 without a word; each worker
+printed TensorFlow's gRPC text and 'the session did not close within 2 s' as warnings before
+its error line), and a NaN loss on worker 1 (test seam: cluster_seams.py --seam_nan_at) in
+collective_all_reduce (the chief said 'lost the cluster: unreachable now: ps 0, worker 1
+(TensorFlow: ... Socket closed)') and in a synchronous parameter_server cluster (it blamed the
+lost ps).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import time
 
 import pytest
 import tensorflow as tf
-from test_distributed import Proc, cluster_args, hosts
+from test_distributed import SEAM_ENTRY, Proc, cluster_args, hosts
 
 from tf_cnn_benchmarks.cluster import coordination
 from tf_cnn_benchmarks.variable_managers import distributed
@@ -248,3 +255,86 @@ def test_another_worker_closing_its_sync_point_wakes_the_chief():
         with pytest.raises(tf.errors.OutOfRangeError):
             sess.run(wait, options=tf.compat.v1.RunOptions(timeout_in_ms=5000))
         assert sess.run(left) == 1
+
+
+#: The third wave: name -> (mode, flags of worker 1).
+FAULT_CASES = {
+    'ps_sigterm': ('parameter_server', []),
+    'collective_nan': ('collective_all_reduce', ['--seam_nan_at=10']),
+    'sync_ps_nan': ('parameter_server', ['--seam_nan_at=10']),
+}
+
+
+def produce_faults(d) -> dict:
+    """Starts the FAULT_CASES clusters side by side (the seam entry script for every task),
+    sends SIGTERM to the ps of 'ps_sigterm' once both workers are in their timed steps; returns
+    each cluster's {'name', 'code', 'log', 'secs'} (ps first, then the workers), 'secs' the
+    seconds from the cluster's event (the signal, worker 1's exit) to the task's exit."""
+    clusters = {}
+    try:
+        for name, (mode, more) in FAULT_CASES.items():
+            ps, workers = ([] if mode == 'collective_all_reduce' else hosts(1)), hosts(2)
+            tasks = [('ps', 0, [])] * bool(ps) + [('worker', 0, []), ('worker', 1, more)]
+            clusters[name] = [Proc('%s_%s%d' % (name, job, i), cluster_args(
+                job, i, ps, workers, mode=mode, timeout=120, extra=STEPS + extra), d,
+                entry=SEAM_ENTRY) for job, i, extra in tasks]
+        results = {}
+        for name, procs in clusters.items():
+            if name == 'ps_sigterm':
+                for p in procs[1:]:
+                    p.wait_for(r'^10\timages/sec')
+                procs[0].proc.send_signal(signal.SIGTERM)
+            else:
+                procs[-1].proc.wait(timeout=300)
+            results[name] = _wait_after_signal(procs, time.monotonic())
+        return results
+    finally:
+        for procs in clusters.values():
+            for p in procs:
+                p.kill()
+
+
+@pytest.fixture(scope='module')
+def fault_wave(tmp_path_factory):
+    return run_once(tmp_path_factory, 'cluster_fault_lines', produce_faults)
+
+
+def _after_steps(result: dict) -> list[str]:
+    """The lines after the first timed step's."""
+    lines = _lines(result)
+    first = next(i for i, line in enumerate(lines) if line.startswith('1\timages/sec'))
+    return lines[first + 1:]
+
+
+def test_a_ps_stopped_by_sigterm_says_so_and_the_workers_print_one_line(fault_wave):
+    ps, *workers = fault_wave['ps_sigterm']
+    assert ps['code'] == 128 + signal.SIGTERM, ps['log'][-3000:]
+    assert re.match(r'^Stopped by SIGTERM while serving ps 0 \(localhost:\d+\): worker 0, '
+                    r'worker 1 had not reported done$', _lines(ps)[-1]), ps['log'][-3000:]
+    for worker in workers:
+        assert worker['code'] == 1, worker['log'][-3000:]
+        # One line naming the ps, nothing before it: no gRPC text, no unclosed session.
+        assert re.match(r'^error: lost the cluster: unreachable now: ps 0 \(localhost:\d+\) '
+                        r'\(its process stopped, or its host is down: see its log\)$',
+                        _after_steps(worker)[-1]), worker['log'][-3000:]
+        said = [line for line in _after_steps(worker) if line.startswith(('warning:', 'error:'))]
+        assert len(said) == 1, said
+
+
+@pytest.mark.parametrize('case', ['collective_nan', 'sync_ps_nan'])
+def test_a_failed_worker_is_named_with_its_reason(fault_wave, case):
+    *ps, chief, failed = fault_wave[case]
+    assert failed['code'] == 1, failed['log'][-3000:]
+    assert _lines(failed)[-1].startswith('error: the loss became nan at step 10; '), \
+        failed['log'][-3000:]
+    assert chief['code'] == 1, chief['log'][-3000:]
+    assert chief['secs'] < STOP_BOUND_SECS
+    said = [line for line in _after_steps(chief) if line.startswith(('warning:', 'error:'))]
+    assert len(said) == 1 and re.match(
+        r"^error: worker 1 \(localhost:\d+\) failed: the loss became nan at step 10; "
+        r"worker 0 \(localhost:\d+\) stops \(see worker 1's log\)$", said[0]), \
+        chief['log'][-3000:]
+    for result in ps:  # told by worker 1
+        assert result['code'] == 1
+        assert re.match(r'^error: worker 1 \(localhost:\d+\) reported a failure; ps 0 ',
+                        _lines(result)[-1]), result['log'][-3000:]
