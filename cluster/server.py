@@ -262,6 +262,8 @@ class TaskServer:
                 ('unreachable now: %s' % names) if down else
                 'all peers still accept connections: one of them is stuck, stopped early or '
                 'runs a different number of steps'))
+        elif down and self._checking:  # _await_verdict reads TensorFlow's words
+            text = 'lost the cluster: unreachable now: %s (TensorFlow: %s)' % (names, first)
         elif down:  # the peer that went away is the cause: TensorFlow's words add nothing
             text = 'lost the cluster: unreachable now: %s (its process stopped, or its host ' \
                    'is down: see its log)' % names
