@@ -11,36 +11,45 @@ Coordination queues (FIFOQueues with shared names, so every task's graph refers 
 Besides, a shared table (not a queue: every worker reads every entry), `tfcnn_run_flags`, on
 every ps task (on every worker without ps): each worker -> all, its run-defining flags under its
 role and address, and each ps task -> its own table, its own (cluster/run_flags.py); and the
-stop mark, `tfcnn_stop` on the coordinator: chief -> other workers, what stopped its run early
-('was interrupted (SIGINT)'). The done queues
+stop mark, `tfcnn_stop` on the coordinator: each worker -> the others, under its task index,
+what stopped its run early ('was interrupted (SIGINT)'). The done queues
 and the run-flags table have no capacity, and nothing is fed into them (their elements are
 constants of the graph), so tasks started with other host lists still reach them, and the
 start-up check names the lists.
 
 The coordinator is ps 0 when there are ps tasks, else worker 0. This module builds the queue ops
 into a graph (`Coordination`, `done_queue`) and gives a worker's or the controller's run its
-hooks (`cluster_hooks`): `ClusterStopHook` (a chief's early stop passed on to the other
+hooks (`cluster_hooks`): `ClusterStopHook` (a worker's early stop passed on to the other
 workers), `ClusterStatsHook` (per-worker images/sec gathered by the chief, which prints the
 cluster total) and `ClusterDoneHook` (the done tokens that let the serving tasks exit;
 cluster/server.py's serve loop waits for them).
 
-A chief whose loop stopped early (SIGINT or SIGTERM: lifecycle/signals.py; an accuracy target
-reached) writes the stop mark, then closes the go queues of synchronous updates
-(variable_managers/distributed.SyncPoint). A worker waiting in a step for its go token then
-gets a closed-queue error, finds the mark (TaskServer.step_error) and stops cleanly: the step
-is not counted, its total block, `Stopped after N timed steps: the chief, worker 0 (...), was
-interrupted (SIGINT)`, its images/sec to the chief, its done token, exit status 0. Asynchronous
-workers wait for no token: they read the mark about once a second (`should_stop`). In
-collective_all_reduce a step waits in an all-reduce no queue can wake: a thread of each other
-worker reads the mark about once a second and cancels the step that waits for the chief
-(`ClusterStopHook._watch`). The chief
-then gathers every worker's figures as after a complete run and exits 130 (143 for SIGTERM).
+A worker whose loop stopped early (SIGINT or SIGTERM: lifecycle/signals.py; the chief's
+accuracy target reached) writes its stop mark, then closes the queues of synchronous updates
+that the others wait on (variable_managers/distributed.SyncPoint: the chief closes the other
+workers' go queues, another worker the ready queue the chief waits on). A worker waiting in a
+step for a token then gets a closed-queue error, finds the mark (TaskServer.step_error) and
+stops cleanly: the step is not counted, its total block, `Stopped after N timed steps: the
+chief, worker 0 (...), was interrupted (SIGINT)` (or `worker 1 (...) was interrupted
+(SIGINT)`), its images/sec to the chief, its done token, exit status 0; a chief stopped so
+closes the go queues in turn, for the workers still waiting. Asynchronous workers wait for no
+token: they read the marks about once a second (`should_stop`). In collective_all_reduce a step
+waits in an all-reduce no queue can wake: a thread of each worker reads the marks about once a
+second and cancels the step that waits for the stopped worker (`ClusterStopHook._watch`). The
+chief then gathers every worker's figures as after a complete run; the stopped worker exits
+130 (143 for SIGTERM), the others 0.
+
+A worker whose loop failed (a NaN loss, bad data) writes a failure mark ('fail': the first
+clause of its error) and closes the same queues (`ClusterStopHook.abort`), so the others stop
+with one line naming it and its reason (`failed_peer_line`) instead of a lost connection.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -126,18 +135,18 @@ class Coordination:
                     self.release_wait = release.dequeue()
                     self.release_size = release.size()
             with tf1.device(task_device(*c.coordinator) + '/device:CPU:0'):
+                # One entry per worker that stopped or failed: key its task index.
                 stop = tf.raw_ops.MutableHashTableV2(
                     shared_name='tfcnn_stop', use_node_name_sharing=False,
                     key_dtype=tf.int64, value_dtype=tf.string, name='stop_mark')
-                self._stop_reason = tf1.placeholder(tf.string, [])
+                self._stop_value = tf1.placeholder(tf.string, [])
                 self._stop_put = tf.raw_ops.LookupTableInsertV2(
-                    table_handle=stop, keys=tf.constant([0], tf.int64),
-                    values=tf.reshape(self._stop_reason, [1]))
-                self._stop_read = tf.raw_ops.LookupTableFindV2(
-                    table_handle=stop, keys=tf.constant([0], tf.int64),
-                    default_value=tf.constant(''))[0]
-            #: The chief's stop mark once this worker read it, else None.
-            self.stop_reason = None
+                    table_handle=stop, keys=tf.constant([me], tf.int64),
+                    values=tf.reshape(self._stop_value, [1]))
+                self._stop_read = tf.raw_ops.LookupTableExportV2(
+                    table_handle=stop, Tkeys=tf.int64, Tvalues=tf.string)
+            #: The first other worker's StopMark once this worker read one, else None.
+            self.stop_mark = None
             # One enqueue per status, the status a constant (see the module docstring).
             self.done_puts = {status: [done_queue(task).enqueue(
                 [tf.constant(me, tf.int32), tf.constant(status, tf.int32)])
@@ -163,29 +172,36 @@ class Coordination:
                 reads.append(read)
             return tf.group(*puts), reads
 
-    def mark_stop(self, session, reason: str) -> None:
-        """Writes the stop mark (the chief, its run stopped early): `reason` completes 'the
-        chief, worker 0 (...), ...' in the other workers' stop line."""
-        session.run(self._stop_put, feed_dict={self._stop_reason: reason},
+    def mark_stop(self, session, reason: str, kind: str = 'stop') -> None:
+        """Writes this worker's stop mark (its run stopped early: `kind` 'stop'; or failed:
+        'fail'): `reason` completes 'worker 1 (...) ...' in the other workers' lines ('was
+        interrupted (SIGINT)'; for a failure, what failed: 'the loss is NaN ...')."""
+        session.run(self._stop_put, feed_dict={self._stop_value: kind + '\t' + reason},
                     options=tf1.RunOptions(timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
 
-    def read_stop(self, session) -> str | None:
-        """The chief's stop mark, or None when there is none or it cannot be read now (the
-        coordinator is gone); remembered in `stop_reason` once found."""
-        if self.stop_reason is None:
+    def read_stop(self, session) -> StopMark | None:
+        """The stop mark of another worker (the lowest index when several wrote one: the chief
+        first), or None when there is none or it cannot be read now (the coordinator is gone);
+        remembered in `stop_mark` once found."""
+        if self.stop_mark is None:
             try:
                 run = getattr(session, 'run_unchecked', session.run)  # no error translation
-                found = run(self._stop_read, options=tf1.RunOptions(
+                keys, values = run(self._stop_read, options=tf1.RunOptions(
                     timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
             except tf.errors.OpError:
                 return None
-            self.stop_reason = found.decode('utf-8', 'replace') or None
-        return self.stop_reason
+            me = self.cluster.task_index if self.cluster.job_name == 'worker' else None
+            marks = sorted(StopMark.decode(int(k), v) for k, v in zip(keys, values)
+                           if int(k) != me)
+            self.stop_mark = marks[0] if marks else None
+        return self.stop_mark
 
-    def signal_done(self, session, status: int, timeout_secs: float | None = None) -> None:
+    def signal_done(self, session, status: int, timeout_secs: float | None = None,
+                    skip=()) -> None:
         """Sends this task's done token (status 0: success) to every serving task, once.
 
-        A failure status is sent best effort: an error is logged, not raised.
+        A failure status is sent best effort, to the serving tasks not in `skip` (those known
+        to be unreachable: the error line names them): an error is logged, not raised.
         """
         if self._done_sent or not self.done_puts[0]:
             return
@@ -196,11 +212,36 @@ class Coordination:
         if status == 0:  # errors become ClusterError naming the unreachable tasks
             session.run(self.done_puts[0], options=options)
             return
+        puts = [put for task, put in zip(self.cluster.serving_tasks(), self.done_puts[1])
+                if task not in skip]
+        if not puts:
+            return
         try:
-            session.run_unchecked(self.done_puts[1], options=options)
+            session.run_unchecked(puts, options=options)
         except tf.errors.OpError as e:
             cnn_util.warn('could not tell the serving tasks about the failure: %s'
                           % cnn_util.error_summary(e))
+
+
+class StopMark(NamedTuple):
+    """A worker's entry in the stop mark: it stopped early ('stop') or failed ('fail')."""
+
+    task_index: int
+    kind: str
+    reason: str  # 'was interrupted (SIGINT)'; for 'fail', what failed
+
+    @classmethod
+    def decode(cls, task_index: int, value: bytes) -> StopMark:
+        kind, _, reason = value.decode('utf-8', 'replace').partition('\t')
+        return cls(task_index, kind, reason)
+
+    def describe(self, cluster: Cluster) -> str:
+        """'the chief, worker 0 (h:2222), was interrupted (SIGINT)', 'worker 1 (h:2223) failed:
+        the loss is NaN ...'."""
+        who = cluster.describe('worker', self.task_index)
+        if self.task_index == 0:
+            who = 'the chief, %s,' % who
+        return '%s %s%s' % (who, 'failed: ' if self.kind == 'fail' else '', self.reason)
 
 
 def stop_reason(result: dict) -> str:
@@ -213,17 +254,27 @@ def stop_reason(result: dict) -> str:
     return 'stopped early'
 
 
-class ClusterStopHook(run_hooks.RunHook):
-    """A chief's early stop passed on to the other workers (see the module docstring).
+def failure_reason(error: BaseException) -> str:
+    """What failed, for the other workers' line: the first clause of the error's informative
+    line ('the loss became nan at step 12 (learning rate 0.5)'); the worker's own log has the
+    rest."""
+    return cnn_util.error_summary(error).split('; ')[0].rstrip('.')
 
-    The chief, in `end` (the first cluster hook: after the run's own hooks' `end`, so its final
-    checkpoint is saved and result['stopped_by_signal'] set; before `ClusterStatsHook` waits
-    for the workers' figures), when its loop stopped early: the stop mark, then the go queues
-    of synchronous updates closed. Another worker: `should_stop` reads the mark at most every
-    STOP_POLL_SECS; in `end`, when the mark stopped its run (there, or in a step:
-    cnn_util.StopRequested from TaskServer.step_error), the stop line and
-    result['stopped_by_chief'] (the mark: 'was interrupted (SIGINT)'). The controller's
-    workers serve (no loop of their own): nothing to pass on.
+
+class ClusterStopHook(run_hooks.RunHook):
+    """A worker's early stop passed on to the other workers (see the module docstring).
+
+    A worker whose own loop stopped early (a signal; the chief's accuracy target), in `end`
+    (the first cluster hook: after the run's own hooks' `end`, so its final checkpoint is saved
+    and result['stopped_by_signal'] set; before `ClusterStatsHook` waits for the workers'
+    figures): its stop mark, then the queues of synchronous updates that others wait on closed
+    (the chief's: the other workers' go queues; another worker's: the ready queue the chief
+    waits on, SyncPoint.close_ops). Every worker: `should_stop` reads the others' marks at most
+    every STOP_POLL_SECS; in `end`, when a mark stopped its run (there, or in a step:
+    cnn_util.StopRequested from TaskServer.step_error), the stop line naming that worker and
+    result['stopped_by_peer'] ('the chief, worker 0 (h:2222), was interrupted (SIGINT)'); the
+    chief stopped so also closes the go queues, for the workers still waiting. The
+    controller's workers serve (no loop of their own): nothing to pass on.
     """
 
     def __init__(self, server):
@@ -241,17 +292,16 @@ class ClusterStopHook(run_hooks.RunHook):
     def begin(self, ctx):
         self._sess = ctx.sess
         point = getattr(ctx.info.mgr, 'sync_point', None)
-        if self._passes_on() and self.cluster.is_chief and point is not None:
+        if self._passes_on() and point is not None:
             with ctx.info.graph.as_default():
                 self._close = point.close_ops()
-        if (self._passes_on() and not self.cluster.is_chief
-                and self.cluster.mode == 'collective_all_reduce'
+        if (self._passes_on() and self.cluster.mode == 'collective_all_reduce'
                 and hasattr(ctx.sess, 'cancel_in_flight')):
             threading.Thread(target=self._watch, daemon=True, name='stop-watch').start()
 
     def _watch(self) -> None:
-        """collective_all_reduce, another worker: no go queue wakes a step waiting in an
-        all-reduce the stopped chief will not join, so this thread reads the stop mark every
+        """collective_all_reduce: no queue wakes a step waiting in an all-reduce a stopped
+        worker will not join, so this thread reads the others' stop marks every
         STOP_POLL_SECS while the loop runs; once found (`should_stop` then says so at once),
         and the loop still runs STOP_POLL_SECS later (its step waits), it cancels the step
         (runtime/traced_session.py `cancel_in_flight`: the step raises, TaskServer.step_error
@@ -275,38 +325,65 @@ class ClusterStopHook(run_hooks.RunHook):
         self._ended.set()
 
     def abort(self):
+        """The loop raised: when this worker failed by itself (not a lost peer, not another
+        worker's failure), its failure mark (kind 'fail', `failure_reason`) and the sync queues
+        closed, best effort, so the others name it instead of a lost connection."""
         self._ended.set()
+        error = sys.exc_info()[1]  # abort runs while the loop's exception is handled
+        if (not self._passes_on() or error is None or self._sess is None
+                or isinstance(error, (cnn_util.ClusterError, KeyboardInterrupt, SystemExit))):
+            return
+        try:
+            self.server.coordination.mark_stop(self._sess, failure_reason(error), kind='fail')
+            if self._close:
+                self._sess.run_unchecked(self._close, options=tf1.RunOptions(
+                    timeout_in_ms=int(STOP_MARK_TIMEOUT_SECS * 1000)))
+        except tf.errors.OpError:
+            pass  # the coordinator is gone: the others find that out themselves
 
     def should_stop(self):
-        if not self._passes_on() or self.cluster.is_chief:
+        """True once another worker's stop mark is read (at most every STOP_POLL_SECS).
+
+        Raises:
+          cnn_util.ClusterError: the mark says that worker failed (names it and its reason).
+        """
+        if not self._passes_on():
             return False
-        if self._seen.is_set():
-            return True
-        now = time.monotonic()
-        if now < self._next_read:
-            return False
-        self._next_read = now + STOP_POLL_SECS
-        return self.server.coordination.read_stop(self._sess) is not None
+        if not self._seen.is_set():
+            now = time.monotonic()
+            if now < self._next_read:
+                return False
+            self._next_read = now + STOP_POLL_SECS
+        mark = self.server.coordination.read_stop(self._sess)
+        if mark is not None and mark.kind == 'fail':
+            raise cnn_util.ClusterError(failed_peer_line(self.cluster, mark))
+        return mark is not None
 
     def end(self, result):
-        if not self._passes_on():
+        if not self._passes_on() or not result.get('stopped_early'):
             return
         c, coord = self.cluster, self.server.coordination
-        if c.is_chief:
-            if result.get('stopped_early'):
-                coord.mark_stop(self._sess, stop_reason(result))
-                if self._close:
-                    self._sess.run(self._close)
+        if coord.stop_mark is None or result.get('stopped_by_signal'):  # its own stop
+            coord.mark_stop(self._sess, stop_reason(result))
+            if self._close:
+                self._sess.run(self._close)
             return
-        if coord.stop_reason is None or not result.get('stopped_early'):
-            return
-        result['stopped_by_chief'] = coord.stop_reason
-        chief = 'the chief, %s, %s' % (c.describe('worker', 0), coord.stop_reason)
+        if c.is_chief and self._close:  # the workers still waiting for their go token
+            self._sess.run(self._close)
+        result['stopped_by_peer'] = peer = coord.stop_mark.describe(c)
         if result.get('stopped_in_warmup'):
-            cnn_util.log_fn('Stopped in the warm-up: %s (nothing timed)' % chief)
+            cnn_util.log_fn('Stopped in the warm-up: %s (nothing timed)' % peer)
         else:
             cnn_util.log_fn('Stopped after %d timed steps: %s' % (result.get('num_steps', 0),
-                                                                 chief))
+                                                                 peer))
+
+
+def failed_peer_line(cluster: Cluster, mark: StopMark) -> str:
+    """The error line of a worker that stops because another one failed: 'worker 1 (h:2223)
+    failed: the loss became nan at step 12; worker 0 (h:2222) stops (see worker 1's log)'."""
+    return '%s; %s stops (see worker %d\'s log)' % (
+        mark.describe(cluster), cluster.describe(cluster.job_name, cluster.task_index),
+        mark.task_index)
 
 
 class ClusterStatsHook(run_hooks.RunHook):

@@ -19,14 +19,19 @@ Start order does not matter: a task that starts first waits for its peers.
 
 Faults: every session.run of a cluster task has a deadline of --startup_timeout_secs, so a step
 that waits for a dead peer (a sync barrier, a lost ps) fails instead of hanging; the error
-(cnn_util.ClusterError, exit status 1) names the peers that are unreachable at that moment. A
-serving task exits with status 1 when a signaler reports a failure, goes away (it was up, then
-its port stays closed for GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs
-before reporting done (it never started).
+(cnn_util.ClusterError, exit status 1) names the worker that failed and why (its failure mark:
+cluster/coordination.py), else the peers that are unreachable at that moment. A serving task
+exits with status 1 when a signaler reports a failure (after at most FAILURE_GRACE_SECS for the
+others to read the failure mark it holds), goes away (it was up, then its port stays closed for
+GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs before reporting done (it never
+started); on SIGINT or SIGTERM it says so and exits 130 or 143.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 
 import tensorflow as tf
@@ -55,6 +60,9 @@ DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarn
                          'CANCELLED: From /job:worker/replica:0/task:0')
 #: After a lost connection, seconds to probe for the peer that went away before blaming none.
 PEER_GONE_PROBE_SECS = 2.0
+#: After a signaler's failure token, at most this many seconds a serving task stays up for the
+#: other signalers to exit (ps 0 holds the stop marks they read to name the failed worker).
+FAILURE_GRACE_SECS = 5.0
 
 
 def port_in_use_advice(cluster: Cluster) -> str:
@@ -72,6 +80,38 @@ def port_in_use_advice(cluster: Cluster) -> str:
                'give every task the same %s, each its own --task_index' % cluster.hosts_origin)
     return ('the port is in use: another task of this cluster may have been given this '
             'address; %s; else another process holds the port' % fix)
+
+
+class _SignalFlag:
+    """While entered (main thread only), SIGINT and SIGTERM set `name` ('SIGTERM') instead of
+    ending the process: a serving task's wait then ends with a line and its exit status (a ps
+    killed by SIGTERM used to exit 143 without a word). A second signal acts as before."""
+
+    def __init__(self):
+        self.name = None
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        if self.name is not None:  # a second signal: the previous handling
+            previous = self._previous.get(signum)
+            if callable(previous):
+                previous(signum, frame)
+                return
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.name = signal.Signals(signum).name
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        return False
 
 
 class TaskServer:
@@ -184,22 +224,30 @@ class TaskServer:
             timeout_secs=self.cluster.timeout_secs, error_hook=self.step_error)
 
     def step_error(self, error, session) -> Exception | None:
-        """Turns a failed cluster session.run into a ClusterError naming unreachable peers; tells
-        the serving tasks this task failed (best effort). When the chief marked a stop
-        (cluster/coordination.py: a closed go queue, or any failure once the chief stopped),
-        a cnn_util.StopRequested instead: no failure. None (the error stands) for an
-        OutOfRangeError without a stop mark (the end of an input, not a cluster error)."""
+        """Turns a failed cluster session.run into a ClusterError naming the worker that failed
+        (its failure mark: cluster/coordination.py) or else the unreachable peers; tells the
+        reachable serving tasks this task failed (best effort). When another worker marked a
+        stop (a closed sync queue, or any failure once it stopped), a cnn_util.StopRequested
+        instead: no failure. None (the error stands) for an OutOfRangeError without a stop mark
+        (the end of an input, not a cluster error)."""
         c = self.cluster
-        if (self.coordination is not None and c.job_name == 'worker' and not c.is_chief
+        mark = None
+        if (self.coordination is not None and c.job_name == 'worker' and c.num_workers > 1
                 and not self._checking):
-            reason = self.coordination.read_stop(session)
-            if reason is not None:
-                return cnn_util.StopRequested(reason)
-        if isinstance(error, tf.errors.OutOfRangeError):
+            mark = self.coordination.read_stop(session)
+            if mark is not None and mark.kind == 'stop':
+                return cnn_util.StopRequested(mark.describe(c))
+        if isinstance(error, tf.errors.OutOfRangeError) and mark is None:
             return None
         me = (self.cluster.job_name, self.cluster.task_index)
         peers = [(job, i) for job, hosts in self.cluster.hosts.items()
-                 for i in range(len(hosts)) if (job, i) != me]
+                 for i in range(len(hosts)) if (job, i) != me
+                 and not (job == 'ps' and c.mode == 'collective_all_reduce')]  # no ps there
+        if mark is not None:  # another worker failed and said why
+            if not self._checking:
+                self.coordination.signal_done(session, status=1, timeout_secs=5.0,
+                                              skip=self.unreachable(c.serving_tasks()))
+            return cnn_util.ClusterError(coordination.failed_peer_line(c, mark))
         down = self.unreachable(peers)
         deadline = time.monotonic() + PEER_GONE_PROBE_SECS
         while not down and not isinstance(error, tf.errors.DeadlineExceededError) \
@@ -214,11 +262,15 @@ class TaskServer:
                 ('unreachable now: %s' % names) if down else
                 'all peers still accept connections: one of them is stuck, stopped early or '
                 'runs a different number of steps'))
+        elif down and self._checking:  # _await_verdict reads TensorFlow's words
+            text = 'lost the cluster: unreachable now: %s (TensorFlow: %s)' % (names, first)
+        elif down:  # the peer that went away is the cause: TensorFlow's words add nothing
+            text = 'lost the cluster: unreachable now: %s (its process stopped, or its host ' \
+                   'is down: see its log)' % names
         else:
-            text = 'lost the cluster: %s (TensorFlow: %s)' % (
-                ('unreachable now: %s' % names) if down else 'a peer failed', first)
-        if self.coordination is not None and ('ps', 0) not in down and not self._checking:
-            self.coordination.signal_done(session, status=1, timeout_secs=5.0)
+            text = 'lost the cluster: a peer failed (TensorFlow: %s)' % first
+        if self.coordination is not None and not self._checking:
+            self.coordination.signal_done(session, status=1, timeout_secs=5.0, skip=down)
         return cnn_util.ClusterError(text)
 
     # --- Serving tasks.
@@ -231,6 +283,10 @@ class TaskServer:
 
         Returns:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
+
+          A SIGINT or SIGTERM ends the wait within PROBE_INTERVAL_SECS: the line `Stopped by
+          SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT' or 'SIGTERM': exit
+          status 130 or 143, lifecycle/signals.exit_status) in the returned dict.
 
         Raises:
           cnn_util.ClusterError: a signaler reported a failure (the start-up check's line when
@@ -256,10 +312,18 @@ class TaskServer:
         down_since: dict = {}
         seen_up: set = set()
         last_probe = 0.0
-        with tf1.Session(self.server.target, graph=graph, config=config) as sess:
+        with tf1.Session(self.server.target, graph=graph, config=config) as sess, \
+                _SignalFlag() as signalled:
             if put is not None:
                 sess.run(put)
             while pending:
+                if signalled.name:
+                    cnn_util.log_fn('Stopped by %s while serving %s: %s had not reported done' % (
+                        signalled.name, self.cluster.describe(*me),
+                        ', '.join('%s %d' % t for t in sorted(pending))))
+                    return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
+                            'served_secs': time.monotonic() - start,
+                            'stopped_by_signal': signalled.name}
                 try:
                     index, status = sess.run(dequeue, options=tf1.RunOptions(
                         timeout_in_ms=int(PROBE_INTERVAL_SECS * 1000)))
@@ -269,6 +333,7 @@ class TaskServer:
                     task = (signalers[0][0], int(index))
                     pending.discard(task)
                     if status != 0:
+                        self._wait_for_exit(sorted(pending), FAILURE_GRACE_SECS)
                         raise cnn_util.ClusterError(
                             self._mismatch(sess, read) or '%s reported a failure; %s stops (see '
                             'that task\'s log)' % (self.cluster.describe(*task),
@@ -319,9 +384,10 @@ class TaskServer:
                     '(it never started or it died); %s stops' % (
                         self.cluster.describe(*task), self.cluster.timeout_secs, me))
 
-    def _wait_for_exit(self, tasks) -> None:
-        """Lets done signalers close their sessions (which talk to this task) before it exits."""
-        deadline = time.monotonic() + EXIT_GRACE_SECS
+    def _wait_for_exit(self, tasks, grace_secs: float = EXIT_GRACE_SECS) -> None:
+        """Lets done signalers close their sessions (which talk to this task) before it exits
+        (at most `grace_secs`)."""
+        deadline = time.monotonic() + grace_secs
         up = list(tasks)
         while up and time.monotonic() < deadline:
             up = [t for t in up if can_connect(self.cluster.address(*t), 0.5)]

@@ -11,8 +11,9 @@ checkpoint, results JSON with 'stopped_by_signal', plot), and then:
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
     process ended by SIGTERM) is raised after everything was saved; the command exits 143.
 
-On a cluster's chief the hooks after the loop also tell the other workers to stop after their
-current step (cluster/coordination.py, ClusterStopHook); they exit 0, the ps tasks too.
+On a cluster's worker (the chief or another) the hooks after the loop also tell the other
+workers to stop after their current step (cluster/coordination.py, ClusterStopHook); they exit
+0, the ps tasks too.
 
 A second signal of either kind aborts at once, without saving, even in the middle of a long step
 (the same signal again within ECHO_SECS is one signal delivered twice, and is not counted)

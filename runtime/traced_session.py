@@ -127,7 +127,9 @@ class TracedSession(tf1.Session):
 
     def close(self):
         """Closes in a helper thread, waiting at most CLOSE_TIMEOUT_SECS (a session whose peer
-        died cannot be closed in TF 2.21: the close blocks forever)."""
+        died cannot be closed in TF 2.21: the close blocks forever); after a cluster error
+        FAILED_CLOSE_TIMEOUT_SECS, and a close left open then says nothing (the error line
+        already named the peer that is gone)."""
         if self._close_started:
             return
         self._close_started = True
@@ -144,7 +146,7 @@ class TracedSession(tf1.Session):
         thread.start()
         timeout = FAILED_CLOSE_TIMEOUT_SECS if self._failed else CLOSE_TIMEOUT_SECS
         thread.join(timeout)
-        if thread.is_alive():
+        if thread.is_alive() and not self._failed:
             cnn_util.warn('the session did not close within %g s (a peer task is gone); '
                           'leaving it open' % timeout)
         elif errors:

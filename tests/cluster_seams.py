@@ -7,13 +7,16 @@ the graph holds before them, and a worker's graph differs from a local one, so e
 --tf_random_seed alone does not give equal values. The test therefore takes the initial
 variables and each tower's synthetic batch from the local run and makes the cluster use them.
 
-Run a task as `python tests/cluster_seams.py [--seam_init=F.npz] [--seam_dump=DIR] FLAGS...`:
+Run a task as `python tests/cluster_seams.py [--seam_init=F.npz] [--seam_dump=DIR]
+[--seam_nan_at=N] FLAGS...`:
 
   --seam_init=<file.npz>  keys 'var/<checkpoint name>' (initial values) and
       'input/<global tower>/images', 'input/<global tower>/labels' (synthetic batches; global
       tower = task index x devices per worker + local device index). The chief assigns the
       variables after initialising; every worker assigns its towers' batches (the hooks'
       after_initialize phase).
+  --seam_nan_at=<step>  this task's run fails after its timed step N as a NaN loss fails it
+      (lifecycle/training_loop.NonFiniteLossError), whatever the loss: one worker's failure.
   --seam_dump=<directory>  each worker writes '<job><index>.npz' at the end of its run:
       'var/<checkpoint name>' (values after the run), 'losses', 'warmup_losses'.
 """
@@ -91,9 +94,22 @@ def make_seam_hook(init_path: str | None, dump_dir: str | None):
     return SeamHook()
 
 
+def make_nan_hook(step: int):
+    """A RunHook whose after_step raises the NaN loss's error at timed step `step`."""
+    from tf_cnn_benchmarks.lifecycle import run_hooks, training_loop
+
+    class NanHook(run_hooks.RunHook):
+        def after_step(self, at, loss):
+            if at == step:
+                raise training_loop.NonFiniteLossError(
+                    'the loss became nan at step %d; the run is invalid (test seam)' % at)
+
+    return NanHook()
+
+
 def task_main(argv: list[str]) -> int:
     """The tf_cnn_benchmarks command with the seam hook; argv as sys.argv."""
-    seams = {'--seam_init': None, '--seam_dump': None}
+    seams = {'--seam_init': None, '--seam_dump': None, '--seam_nan_at': None}
     rest = [argv[0]]
     for arg in argv[1:]:
         name, _, value = arg.partition('=')
@@ -104,7 +120,10 @@ def task_main(argv: list[str]) -> int:
     import checkout
     checkout.load()
     from tf_cnn_benchmarks import cli
-    return cli.main(rest, hooks=[make_seam_hook(seams['--seam_init'], seams['--seam_dump'])])
+    hooks = [make_seam_hook(seams['--seam_init'], seams['--seam_dump'])]
+    if seams['--seam_nan_at']:
+        hooks.append(make_nan_hook(int(seams['--seam_nan_at'])))
+    return cli.main(rest, hooks=hooks)
 
 
 if __name__ == '__main__':

@@ -1,7 +1,7 @@
-"""A signal on the chief of a hand-started cluster (1 ps, 2 workers, every task a process on
-loopback as in test_distributed.py): the chief stops cleanly and tells the others
-(cluster/coordination.py's stop mark, the closed go queues of synchronous updates); worker 1
-stops after its current step with one line naming the chief, the ps exits when told.
+"""A signal on a worker of a hand-started cluster (1 ps, 2 workers, every task a process on
+loopback as in test_distributed.py): the worker stops cleanly and tells the others
+(cluster/coordination.py's stop mark, the closed queues of synchronous updates); the other
+workers stop after their current step with one line naming it, the ps exits when told.
 
 Before, the chief saved, printed `Stopped by SIGINT`, then waited for worker 1's figures while
 worker 1 waited for a go token: after --startup_timeout_secs worker 1 said 'one of them is stuck,
@@ -14,6 +14,18 @@ asynchronous parameter_server one, SIGINT on a collective_all_reduce one (two wo
 worker 1, waiting in an all-reduce the chief will not join, used to stop only at its step's
 deadline, --startup_timeout_secs, after the chief had given up waiting for its figures: the
 chief exited 1, worker 1 with a traceback).
+
+A second wave signals worker 1 instead of the chief (the same modes; the synchronous
+parameter_server cluster has a worker 2 too). Before, worker 1 stopped cleanly but told no one:
+the chief waited for its gradients until --startup_timeout_secs, then exited 1 ('waited more
+than 120 s ... unreachable now: worker 1') without its figures, and the ps exited 1.
+
+A third wave, the faults' lines: SIGTERM on the ps (it exited 143 without a word; each worker
+printed TensorFlow's gRPC text and 'the session did not close within 2 s' as warnings before
+its error line), and a NaN loss on worker 1 (test seam: cluster_seams.py --seam_nan_at) in
+collective_all_reduce (the chief said 'lost the cluster: unreachable now: ps 0, worker 1
+(TensorFlow: ... Socket closed)') and in a synchronous parameter_server cluster (it blamed the
+lost ps).
 """
 
 from __future__ import annotations
@@ -23,7 +35,11 @@ import signal
 import time
 
 import pytest
-from test_distributed import Proc, cluster_args, hosts
+import tensorflow as tf
+from test_distributed import SEAM_ENTRY, Proc, cluster_args, hosts
+
+from tf_cnn_benchmarks.cluster import coordination
+from tf_cnn_benchmarks.variable_managers import distributed
 
 from helpers import run_once
 
@@ -38,6 +54,13 @@ CASES = {
     'replicated_sigterm': ('distributed_replicated', signal.SIGTERM, []),
     'async_ps_sigint': ('parameter_server', signal.SIGINT, ['--nocross_replica_sync']),
     'collective_sigint': ('collective_all_reduce', signal.SIGINT, []),
+}
+#: The second wave: the signal goes to worker 1 (name -> mode, signal, flags, workers).
+WORKER_CASES = {
+    'worker_sync_ps_sigint': ('parameter_server', signal.SIGINT, [], 3),
+    'worker_replicated_sigterm': ('distributed_replicated', signal.SIGTERM, [], 2),
+    'worker_async_ps_sigint': ('parameter_server', signal.SIGINT, ['--nocross_replica_sync'], 2),
+    'worker_collective_sigint': ('collective_all_reduce', signal.SIGINT, [], 2),
 }
 
 
@@ -63,31 +86,34 @@ def _wait_after_signal(procs: list[Proc], signalled: float) -> list[dict]:
     return results
 
 
-def _start(d, name: str) -> list[Proc]:
-    """ps 0 (none in collective_all_reduce), worker 0 (the chief, with a --train_dir) and
-    worker 1 of case `name`."""
-    mode, _, extra = CASES[name]
-    ps, workers = ([] if mode == 'collective_all_reduce' else hosts(1)), hosts(2)
+def _start(d, name: str, mode: str, extra: list, num_workers: int = 2) -> list[Proc]:
+    """ps 0 (none in collective_all_reduce), worker 0 (the chief, with a --train_dir) and the
+    other workers of case `name`."""
+    ps, workers = ([] if mode == 'collective_all_reduce' else hosts(1)), hosts(num_workers)
 
     def args(job, i, more=()):
         return cluster_args(job, i, ps, workers, mode=mode, timeout=120,
                             extra=STEPS + extra + list(more))
     return [Proc(name + '_ps0', args('ps', 0), d)] * bool(ps) + [
-        Proc(name + '_worker0', args('worker', 0, ['--train_dir=%s/%s' % (d, name)]), d),
-        Proc(name + '_worker1', args('worker', 1), d)]
+        Proc(name + '_worker0', args('worker', 0, ['--train_dir=%s/%s' % (d, name)]), d)] + [
+        Proc(name + '_worker%d' % i, args('worker', i), d) for i in range(1, num_workers)]
 
 
-def produce(d) -> dict:
+def produce(d, cases: dict, victim: int) -> dict:
+    """Starts every cluster of `cases` side by side; once all of a cluster's workers are in
+    their timed steps, signals its worker `victim`; returns each cluster's
+    `_wait_after_signal`, the ps first, then the workers by index."""
     clusters = {}
     try:
-        for name in CASES:
-            clusters[name] = _start(d, name)
+        for name, (mode, _, extra, *workers) in cases.items():
+            clusters[name] = _start(d, name, mode, extra, *workers)
         results = {}
         for name, procs in clusters.items():
-            # Both workers in their timed steps (an asynchronous worker 1 may lag behind).
-            for p in procs[-2:]:
+            workers = [p for p in procs if '_worker' in p.name]
+            # Every worker in its timed steps (an asynchronous worker may lag behind).
+            for p in workers:
                 p.wait_for(r'^10\timages/sec')
-            procs[-2].proc.send_signal(CASES[name][1])
+            workers[victim].proc.send_signal(cases[name][1])
             signalled = time.monotonic()
             results[name] = _wait_after_signal(procs, signalled)
         return results
@@ -99,7 +125,13 @@ def produce(d) -> dict:
 
 @pytest.fixture(scope='module')
 def wave(tmp_path_factory):
-    return run_once(tmp_path_factory, 'cluster_stop', produce)
+    return run_once(tmp_path_factory, 'cluster_stop', lambda d: produce(d, CASES, 0))
+
+
+@pytest.fixture(scope='module')
+def worker_wave(tmp_path_factory):
+    return run_once(tmp_path_factory, 'cluster_worker_stop',
+                    lambda d: produce(d, WORKER_CASES, 1))
 
 
 def _lines(result: dict) -> list[str]:
@@ -113,17 +145,28 @@ def _one(pattern: str, result: dict) -> re.Match:
     return found[0]
 
 
-@pytest.mark.parametrize('case', list(CASES))
-def test_a_signal_on_the_chief_stops_the_cluster_cleanly(wave, case):
-    mode, signum, extra = CASES[case]
-    *ps, chief, worker = wave[case]
-    sig = signal.Signals(signum).name
-    for result in ps + [chief, worker]:
+def _all_exited_quietly(results: list[dict]) -> None:
+    for result in results:
         assert result['code'] is not None, '%s still ran %g s after the signal:\n%s' % (
             result['name'], STOP_BOUND_SECS, result['log'][-3000:])
         bad = [line for line in _lines(result) if line.startswith('error:') or 'Traceback' in line
                or 'the session did not close' in line]
         assert not bad, (result['name'], bad)
+
+
+def _ps_exited_when_told(ps: list[dict]) -> None:
+    for result in ps:
+        assert result['code'] == 0, result['log'][-3000:]
+        assert re.match(r'^ps 0 \(localhost:\d+\): every task is done after [\d.]+ s; '
+                        r'exiting$', _lines(result)[-1]), result['log'][-3000:]
+
+
+@pytest.mark.parametrize('case', list(CASES))
+def test_a_signal_on_the_chief_stops_the_cluster_cleanly(wave, case):
+    mode, signum, extra = CASES[case]
+    *ps, chief, worker = wave[case]
+    sig = signal.Signals(signum).name
+    _all_exited_quietly(ps + [chief, worker])
     # The chief: its clean stop as on one host, the figures of both workers, 128 + signal.
     assert chief['code'] == 128 + signum, chief['log'][-3000:]
     steps = int(_one(r'^Stopped by %s after (\d+) timed steps$' % sig, chief).group(1))
@@ -143,7 +186,155 @@ def test_a_signal_on_the_chief_stops_the_cluster_cleanly(wave, case):
         assert worker_steps == steps
     assert _one(r'^total images/sec: [\d.]+$', worker)
     # The ps: told by both workers, exit status 0.
-    for result in ps:
+    _ps_exited_when_told(ps)
+
+
+@pytest.mark.parametrize('case', list(WORKER_CASES))
+def test_a_signal_on_another_worker_stops_the_cluster_cleanly(worker_wave, case):
+    """Worker 1 stops as on one host and tells the others; the chief stops at once with a line
+    naming worker 1, keeps its total block and gathers every worker's figures (exit 0); a
+    worker 2 stops so too; the ps exits 0."""
+    mode, signum, extra, _ = WORKER_CASES[case]
+    results = worker_wave[case]
+    ps = results[:1] if mode != 'collective_all_reduce' else []
+    chief, victim, *others = results[len(ps):]
+    sig = signal.Signals(signum).name
+    _all_exited_quietly(results)
+    # Worker 1: its clean stop as on one host, 128 + signal.
+    assert victim['code'] == 128 + signum, victim['log'][-3000:]
+    steps = int(_one(r'^Stopped by %s after (\d+) timed steps$' % sig, victim).group(1))
+    assert steps >= 10
+    # The chief and a worker 2: stopped by worker 1, their total block, exit status 0.
+    stopped = r'^Stopped after (\d+) timed steps: worker 1 \(localhost:\d+\) was interrupted ' \
+              r'\(%s\)$' % sig
+    for result in [chief] + others:
         assert result['code'] == 0, result['log'][-3000:]
-        assert re.match(r'^ps 0 \(localhost:\d+\): every task is done after [\d.]+ s; '
-                        r'exiting$', _lines(result)[-1]), result['log'][-3000:]
+        done = int(_one(stopped, result).group(1))
+        _one(r'^total images/sec: [\d.]+$', result)
+        if not extra:  # synchronous: the step worker 1 did not join is not counted
+            assert done == steps, result['log'][-3000:]
+    _one(r'^Saved checkpoint .*/%s/model\.ckpt-\d+ \(global step \d+\)$' % case, chief)
+    reported = int(_one(r'^worker 1 images/sec: [\d.]+ \((\d+) steps in [\d.]+ s\)$',
+                        chief).group(1))
+    assert reported == steps
+    how = 'asynchronous: each its own steps' if extra else 'same global steps'
+    assert re.match(r'^cluster total images/sec: [\d.]+ \(sum of %d workers, %s\)$' % (
+        len(results) - len(ps), how), _lines(chief)[-1]), chief['log'][-3000:]
+    _ps_exited_when_told(ps)
+
+
+class _Shape:
+    """A stand-in Cluster: names tasks as Cluster.describe does."""
+
+    def describe(self, job, index):
+        return '%s %d (h:%d)' % (job, index, 2222 + index)
+
+
+def test_a_stop_mark_names_the_worker_and_what_stopped_it():
+    chief = coordination.StopMark.decode(0, b'stop\twas interrupted (SIGINT)')
+    other = coordination.StopMark.decode(1, 'fail\tthe loss is NaN'.encode())
+    assert chief.describe(_Shape()) == 'the chief, worker 0 (h:2222), was interrupted (SIGINT)'
+    assert other.describe(_Shape()) == 'worker 1 (h:2223) failed: the loss is NaN'
+    assert sorted([other, chief])[0] is chief  # several marks: the chief's is named
+
+
+def test_another_worker_closing_its_sync_point_wakes_the_chief():
+    """Worker 1's close ops close the ready queue: the chief's wait for its token fails at once
+    (it waited for --startup_timeout_secs), tokens already there stay."""
+    graph = tf.Graph()
+    with graph.as_default():
+        chief = distributed.SyncPoint(3, 0, '/device:CPU:0')
+        other = distributed.SyncPoint(3, 1, '/device:CPU:0')
+        early = other.ready.enqueue(1)
+        close = other.close_ops()
+        wait = chief.ready.dequeue_many(2)
+        left = chief.ready.size()
+    with tf.compat.v1.Session(graph=graph) as sess:
+        sess.run(early)
+        sess.run(close)
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(wait, options=tf.compat.v1.RunOptions(timeout_in_ms=5000))
+        assert sess.run(left) == 1
+
+
+#: The third wave: name -> (mode, flags of worker 1).
+FAULT_CASES = {
+    'ps_sigterm': ('parameter_server', []),
+    'collective_nan': ('collective_all_reduce', ['--seam_nan_at=10']),
+    'sync_ps_nan': ('parameter_server', ['--seam_nan_at=10']),
+}
+
+
+def produce_faults(d) -> dict:
+    """Starts the FAULT_CASES clusters side by side (the seam entry script for every task),
+    sends SIGTERM to the ps of 'ps_sigterm' once both workers are in their timed steps; returns
+    each cluster's {'name', 'code', 'log', 'secs'} (ps first, then the workers), 'secs' the
+    seconds from the cluster's event (the signal, worker 1's exit) to the task's exit."""
+    clusters = {}
+    try:
+        for name, (mode, more) in FAULT_CASES.items():
+            ps, workers = ([] if mode == 'collective_all_reduce' else hosts(1)), hosts(2)
+            tasks = [('ps', 0, [])] * bool(ps) + [('worker', 0, []), ('worker', 1, more)]
+            clusters[name] = [Proc('%s_%s%d' % (name, job, i), cluster_args(
+                job, i, ps, workers, mode=mode, timeout=120, extra=STEPS + extra), d,
+                entry=SEAM_ENTRY) for job, i, extra in tasks]
+        results = {}
+        for name, procs in clusters.items():
+            if name == 'ps_sigterm':
+                for p in procs[1:]:
+                    p.wait_for(r'^10\timages/sec')
+                procs[0].proc.send_signal(signal.SIGTERM)
+            else:
+                procs[-1].proc.wait(timeout=300)
+            results[name] = _wait_after_signal(procs, time.monotonic())
+        return results
+    finally:
+        for procs in clusters.values():
+            for p in procs:
+                p.kill()
+
+
+@pytest.fixture(scope='module')
+def fault_wave(tmp_path_factory):
+    return run_once(tmp_path_factory, 'cluster_fault_lines', produce_faults)
+
+
+def _after_steps(result: dict) -> list[str]:
+    """The lines after the first timed step's."""
+    lines = _lines(result)
+    first = next(i for i, line in enumerate(lines) if line.startswith('1\timages/sec'))
+    return lines[first + 1:]
+
+
+def test_a_ps_stopped_by_sigterm_says_so_and_the_workers_print_one_line(fault_wave):
+    ps, *workers = fault_wave['ps_sigterm']
+    assert ps['code'] == 128 + signal.SIGTERM, ps['log'][-3000:]
+    assert re.match(r'^Stopped by SIGTERM while serving ps 0 \(localhost:\d+\): worker 0, '
+                    r'worker 1 had not reported done$', _lines(ps)[-1]), ps['log'][-3000:]
+    for worker in workers:
+        assert worker['code'] == 1, worker['log'][-3000:]
+        # One line naming the ps, nothing before it: no gRPC text, no unclosed session.
+        assert re.match(r'^error: lost the cluster: unreachable now: ps 0 \(localhost:\d+\) '
+                        r'\(its process stopped, or its host is down: see its log\)$',
+                        _after_steps(worker)[-1]), worker['log'][-3000:]
+        said = [line for line in _after_steps(worker) if line.startswith(('warning:', 'error:'))]
+        assert len(said) == 1, said
+
+
+@pytest.mark.parametrize('case', ['collective_nan', 'sync_ps_nan'])
+def test_a_failed_worker_is_named_with_its_reason(fault_wave, case):
+    *ps, chief, failed = fault_wave[case]
+    assert failed['code'] == 1, failed['log'][-3000:]
+    assert _lines(failed)[-1].startswith('error: the loss became nan at step 10; '), \
+        failed['log'][-3000:]
+    assert chief['code'] == 1, chief['log'][-3000:]
+    assert chief['secs'] < STOP_BOUND_SECS
+    said = [line for line in _after_steps(chief) if line.startswith(('warning:', 'error:'))]
+    assert len(said) == 1 and re.match(
+        r"^error: worker 1 \(localhost:\d+\) failed: the loss became nan at step 10; "
+        r"worker 0 \(localhost:\d+\) stops \(see worker 1's log\)$", said[0]), \
+        chief['log'][-3000:]
+    for result in ps:  # told by worker 1
+        assert result['code'] == 1
+        assert re.match(r'^error: worker 1 \(localhost:\d+\) reported a failure; ps 0 ',
+                        _lines(result)[-1]), result['log'][-3000:]

@@ -123,10 +123,15 @@ class SyncPoint:
             return [self.go[self.task_index].dequeue()]
 
     def close_ops(self) -> list:
-        """Ops closing the other workers' go queues (the chief's, once its run stopped early):
-        a worker's token already there is still taken, and its next step fails at once with an
-        OutOfRangeError instead of waiting for a go that never comes."""
+        """Ops that wake the workers waiting for this one, once its run stopped early. The
+        chief's close the other workers' go queues: a worker's token already there is still
+        taken, and its next step fails at once with an OutOfRangeError instead of waiting for
+        a go that never comes. Another worker's close the ready queue: the chief's step that
+        waits for this worker's ready token fails at once (OutOfRangeError), as does another
+        worker's next ready token (CancelledError); the tokens already there stay."""
         with tf1.name_scope('sync_tokens_close'):
+            if self.task_index != 0:
+                return [self.ready.close()]
             return [self.go[j].close() for j in range(1, self.num_workers)]
 
 
