@@ -175,12 +175,17 @@ def _index(key: str) -> int:
     return int(key.split(' ')[1])
 
 
-def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0
+def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0, final: bool = False
           ) -> tuple[str, str | None]:
     """What the entries written so far say: ('wait', None) until every worker 0..num_workers-1
     and every ps task 0..num_ps-1 wrote one, ('ok', None) when they agree, ('mismatch', line)
     as soon as a worker differs from the chief (RUN_DEFINING_FLAGS) or a ps task does
     (PS_FLAGS).
+
+    A ps task that differs from the chief in its host lists only is judged once every worker
+    wrote (or `final`): until then the difference may be a worker's, whose host lists give it
+    another task's role, and that worker's entry names the cause (two tasks taking the
+    chief's role) where the ps task's would only say that the lists differ.
 
     Every task judges the same entries the same way, so all print the same line.
 
@@ -189,6 +194,7 @@ def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0
       num_workers: the workers this task's --worker_hosts list.
       num_ps: the ps tasks its --ps_hosts list (a ps task judging its own table: 0, it holds
         no other ps task's entry).
+      final: the wait is over (--startup_timeout_secs): a deferred difference is said.
     """
     by_index: dict[int, list[str]] = {}
     ps = {_index(key) for key in entries if key.startswith('ps ')}
@@ -206,16 +212,22 @@ def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0
             'two tasks take the role of worker 0, the chief: %s, and %s: every task of a '
             'cluster takes the same %s, in the same order; start them all with one list'
             % (sides[0], sides[1], ' and '.join('--' + d[0] for d in hosts)))
+    every_worker = all(i in by_index for i in range(num_workers))
     if chiefs:
         chief = chiefs[0]
-        lines = [mismatch_line(_describe(key), _describe(chief), diffs)
+        found = [(key, diffs)
                  for key in sorted(entries, key=lambda k: (k.startswith('ps '), _index(k), k))
                  if key != chief and (diffs := differences(
                      entries[key], entries[chief],
                      PS_FLAGS if key.startswith('ps ') else RUN_DEFINING_FLAGS))]
-        if lines:
-            return 'mismatch', '; '.join(lines)
-    if all(i in by_index for i in range(num_workers)) and all(k in ps for k in range(num_ps)):
+        if not (every_worker or final):  # host lists a later worker's entry may explain
+            found = [(key, diffs) for key, diffs in found
+                     if not (key.startswith('ps ') and
+                             {d[0] for d in diffs} <= {'worker_hosts', 'ps_hosts'})]
+        if found:
+            return 'mismatch', '; '.join(mismatch_line(_describe(key), _describe(chief), diffs)
+                                         for key, diffs in found)
+    if every_worker and all(k in ps for k in range(num_ps)):
         return 'ok', None
     return 'wait', None
 

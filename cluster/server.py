@@ -466,6 +466,10 @@ class TaskServer:
                     if verdict != 'wait':
                         return sess, entries, line
                     if time.monotonic() >= deadline:
+                        verdict, line = run_flags.judge(entries, c.num_workers, c.num_ps,
+                                                        final=True)
+                        if verdict == 'mismatch':
+                            return sess, entries, line
                         missing = [('worker', i) for i in run_flags.missing_workers(
                             entries, c.num_workers)] + [
                             ('ps', k) for k in run_flags.missing_ps(entries, c.num_ps)]

@@ -211,6 +211,8 @@ def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp
                      num_eval_batches=1, distort_color=True)
     err = capsys.readouterr().err
     assert err.splitlines() == [
+        'warning: --distort_color has no effect with --eval (its images get the central crop '
+        'of evaluation: no random crop, flip or colour change)',
         'warning: --num_batches has no effect with --eval on real data (it evaluates '
         '--num_eval_batches, else --num_eval_epochs, else one pass over the subset)']
 

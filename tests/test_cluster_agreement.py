@@ -155,6 +155,28 @@ def test_judge_waits_for_every_ps_task_and_compares_it_on_the_variables_flags():
     assert run_flags.worker_entries(entries) == {'worker 0 h:1'}
 
 
+def test_a_ps_whose_host_lists_differ_waits_for_the_workers_that_explain_it():
+    """Worker b lists the workers the other way round: it is worker 0 at h:2, and the ps's
+    lists differ from its own. Judged at once, b said the ps's lists differ (half the time,
+    as the ps's entry came before worker a's); the two tasks taking the chief's role are the
+    cause, and a's entry says so."""
+    ps_values = {'model': 'trivial', 'worker_hosts': 'h:1,h:2'}
+    b = {run_flags.entry_key('worker', 0, 'h:2'): dict(ps_values, worker_hosts='h:2,h:1'),
+         run_flags.entry_key('ps', 0, 'h:0'): ps_values}
+    assert run_flags.judge(b, 2, num_ps=1) == ('wait', None)
+    verdict, line = run_flags.judge(b, 2, num_ps=1, final=True)  # nobody else came
+    assert (verdict, line.split(' was started')[0]) == ('mismatch', 'ps 0 (h:0)')
+    b[run_flags.entry_key('worker', 0, 'h:1')] = ps_values
+    verdict, line = run_flags.judge(b, 2, num_ps=1)
+    assert (verdict, line.split(':')[0]) == ('mismatch', 'two tasks take the role of worker 0, '
+                                                         'the chief')
+    # A ps differing in anything else than the lists is said at once.
+    b.pop(run_flags.entry_key('worker', 0, 'h:1'))
+    b[run_flags.entry_key('ps', 0, 'h:0')] = dict(ps_values, model='lenet')
+    verdict, line = run_flags.judge(b, 2, num_ps=1)
+    assert verdict == 'mismatch' and '--model=lenet' in line
+
+
 @pytest.mark.cluster
 def test_a_ps_started_with_another_variable_update_is_named_at_start_up(tmp_path):
     """The ps builds no graph: started with --variable_update=distributed_replicated beside a
