@@ -223,6 +223,24 @@ class Coordination:
                           % cnn_util.error_summary(e))
 
 
+def stop_marks_read(task: tuple[str, int]):
+    """(keys int64 [n], values string [n]): every worker's stop mark (`tfcnn_stop`) as its
+    coordinator `task` holds it, read in that task's own graph (a serving ps task's)."""
+    with tf1.device(task_device(*task) + '/device:CPU:0'):
+        stop = tf.raw_ops.MutableHashTableV2(
+            shared_name='tfcnn_stop', use_node_name_sharing=False,
+            key_dtype=tf.int64, value_dtype=tf.string, name='stop_mark')
+        return tf.raw_ops.LookupTableExportV2(table_handle=stop, Tkeys=tf.int64,
+                                              Tvalues=tf.string)
+
+
+def failed_worker(keys, values) -> int | None:
+    """The lowest task index among the workers whose stop mark says they failed (kind
+    'fail'), or None: what a read of `stop_marks_read` gives."""
+    failed = [int(k) for k, v in zip(keys, values) if StopMark.decode(int(k), v).kind == 'fail']
+    return min(failed) if failed else None
+
+
 class StopMark(NamedTuple):
     """A worker's entry in the stop mark: it stopped early ('stop') or failed ('fail')."""
 

@@ -307,6 +307,8 @@ class TaskServer:
                     me, run_flags.entry_id(key), run_flags.encode_entry(key, flag_values))
             else:
                 put = read = None
+            marks = (coordination.stop_marks_read(me) if me == self.cluster.coordinator
+                     else None)
         config = tf1.ConfigProto(device_filters=[self.cluster.local_device])
         pending = set(signalers)
         down_since: dict = {}
@@ -334,6 +336,7 @@ class TaskServer:
                     pending.discard(task)
                     if status != 0:
                         self._wait_for_exit(sorted(pending), FAILURE_GRACE_SECS)
+                        task = self._first_failed(sess, marks) or task
                         raise cnn_util.ClusterError(
                             self._mismatch(sess, read) or '%s reported a failure; %s stops (see '
                             'that task\'s log)' % (self.cluster.describe(*task),
@@ -349,6 +352,18 @@ class TaskServer:
         cnn_util.log_fn('%s: every task is done after %.1f s; exiting' % (self.name, secs))
         return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
                 'served_secs': secs}
+
+    def _first_failed(self, sess, marks) -> tuple[str, int] | None:
+        """The worker whose own run failed, from the stop marks this coordinator holds (a
+        worker that stops because of another's failure reports a failure too, and its token
+        may come first), or None (not the coordinator, no failure mark, unreadable)."""
+        if marks is None:
+            return None
+        try:
+            index = coordination.failed_worker(*sess.run(marks))
+        except tf.errors.OpError:
+            return None
+        return None if index is None else ('worker', index)
 
     def _mismatch(self, sess, read) -> str | None:
         """The start-up check's mismatch line as this ps task's own table has it (its own

@@ -238,6 +238,16 @@ def test_a_stop_mark_names_the_worker_and_what_stopped_it():
     assert sorted([other, chief])[0] is chief  # several marks: the chief's is named
 
 
+def test_the_coordinator_names_the_worker_whose_own_run_failed():
+    """Worker 0 stops because worker 1 failed and reports a failure too: the ps named whichever
+    token came first (worker 0 under load); the stop marks say which run failed by itself."""
+    keys = [0, 2, 1]
+    values = [b'stop\twas interrupted (SIGINT)', b'fail\tthe loss is NaN', b'fail\tbad data']
+    assert coordination.failed_worker(keys, values) == 1
+    assert coordination.failed_worker(keys[:1], values[:1]) is None
+    assert coordination.failed_worker([], []) is None
+
+
 def test_another_worker_closing_its_sync_point_wakes_the_chief():
     """Worker 1's close ops close the ready queue: the chief's wait for its token fails at once
     (it waited for --startup_timeout_secs), tokens already there stay."""
