@@ -308,14 +308,14 @@ def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, ca
     # The runs were fine, the host was shared: the gate says so, and how to judge anyway.
     assert out.rstrip().endswith(
         'gate: FAILED: nothing was compared: every one of the 3 matching runs of B (3 %s) was '
-        'left out as unclean; --include_unclean_runs keeps them, or rerun the sweep on a quiet '
-        'host' % BUSY_LINE)
+        'left out as unclean; --include_unclean_runs keeps them, or run the sweep again on a '
+        'quiet host with a new --output_dir and compare that' % BUSY_LINE)
     both = _sweep(str(tmp_path / 'both'), [100.0, 101.0], busy=(0, 1))
     assert sweep.main(['tf_cnn_sweep', 'compare', both, b, '--fail_on_slower=5']) == 1
     assert capsys.readouterr().out.rstrip().endswith(
         'every one of the 2 matching runs of A (2 %s) and of the 3 of B (3 %s) was left out as '
-        'unclean; --include_unclean_runs keeps them, or rerun the sweep on a quiet host'
-        % (BUSY_LINE, BUSY_LINE))
+        'unclean; --include_unclean_runs keeps them, or run the sweep again on a quiet host '
+        'with a new --output_dir and compare that' % (BUSY_LINE, BUSY_LINE))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--include_unclean_runs']) == 1  # kept: B is 40% slower
     assert 'gate: FAILED: 1 of 1 configuration(s) slower' in capsys.readouterr().out
@@ -345,8 +345,9 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
     assert capsys.readouterr().out.splitlines()[-1] == (
         'gate: FAILED: 1 of 2 configuration(s) could not be judged: trivial bs=16 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B (1 left out as unclean); too few for the '
-        'test). To judge them: rerun the unclean ones on a quiet host (--include_unclean_runs '
-        'keeps them); or --allow_unjudged passes the gate on the 1 judged')
+        'test). To judge them: run the sweep again on a quiet host with a new --output_dir and '
+        'compare that (--include_unclean_runs keeps the unclean ones); or --allow_unjudged '
+        'passes the gate on the 1 judged')
     # Every run of B's bs=16 left out: named the same way.
     b = folder('b3', [160.0, 161.0, 150.0], busy16=(0, 1, 2))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
@@ -362,7 +363,8 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
         'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
         '(runs: 3 in A, 2 in B (1 left out as unclean); too few for the test); trivial bs=16 '
         'gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 left out as unclean)). To judge '
-        'them: rerun the unclean ones on a quiet host (--include_unclean_runs keeps them)')
+        'them: run the sweep again on a quiet host with a new --output_dir and compare that '
+        '(--include_unclean_runs keeps the unclean ones)')
     # Kept, the three runs are judged: 20% slower.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--include_unclean_runs']) == 1

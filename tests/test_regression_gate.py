@@ -52,7 +52,7 @@ def test_identical_samples_are_the_same():
     assert j.verdict == 'same' and j.p_slower == 1.0 and not j.failed
 
 
-def _write(directory, rates_by_batch):
+def _write(directory, rates_by_batch, extra_flags=()):
     records = []
     for batch, rates in rates_by_batch.items():
         for i, rate in enumerate(rates):
@@ -60,7 +60,7 @@ def _write(directory, rates_by_batch):
                       'precision': 'fp32', 'variable_update': 'parameter_server', 'repeat': i}
             records.append({
                 'key': sweep_results.config_key(config), 'config': config, 'status': 'ok',
-                'images_per_sec': rate, 'extra_flags': [], 'environment': {}})
+                'images_per_sec': rate, 'extra_flags': list(extra_flags), 'environment': {}})
     return rh.sweep_folder(directory, records)
 
 
@@ -105,12 +105,12 @@ def test_compare_gate_fails_when_too_few_repeats_left_nothing_to_judge(tmp_path,
     a = _write(str(tmp_path / 'a'), {8: [100.0]})
     b = _write(str(tmp_path / 'b'), {8: [50.0]})
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
-    # The line now ends naming the configuration and its runs per side (it named none).
+    # The line names the configuration, its runs per side and why, then what to do: the
+    # wording of every 'nothing could be judged' line (it had its own for too few repeats).
     assert capsys.readouterr().out.rstrip().endswith(
-        'gate: FAILED: nothing could be judged: each of the 1 configuration(s) has fewer than '
-        '3 successful repeats a side for the test; sweep with --repeats=3 or more. Not judged: '
-        'trivial bs=8 gpus=1 fp32 parameter_server (runs: 1 in A, 1 in B; too few for the '
-        'test)')
+        'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
+        '(runs: 1 in A, 1 in B; too few for the test). To judge them: give each side 3 or more '
+        'successful runs (the same sweep again with --repeats=3 or more adds the missing ones)')
     # --allow_unjudged never passes a gate that judged nothing.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--allow_unjudged']) == 1
@@ -180,6 +180,32 @@ def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
     b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]})
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 0
     assert '| same |' in capsys.readouterr().out
+
+
+def test_compare_notes_flags_that_differ_in_meaning_not_in_spelling(tmp_path, capsys):
+    # The report: A ran with `-- --noresults_db`, B from a sweep file's `noresults_db: true`
+    # (--results_db=false): compare said the flags for every run differ.
+    a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]},
+               ['--noresults_db', '--nodistortions'])
+    b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]},
+               ['--results_db=false', '--distortions=False', '--optimizer=sgd'])  # the default
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0
+    assert 'note: the flags' not in capsys.readouterr().out
+    c = _write(str(tmp_path / 'c'), {8: [100.5, 98.0, 99.5]},
+               ['--results_db=false', '--distortions=false', '--num_batches=20'])
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, c]) == 0
+    assert ('note: the flags for every run differ: A: --noresults_db --nodistortions; B: '
+            '--results_db=false --distortions=false --num_batches=20'
+            ) in capsys.readouterr().out
+
+
+def test_compare_refuses_allow_unjudged_without_a_gate(tmp_path, capsys):
+    # It was ignored (exit 0): it only means something to --fail_on_slower.
+    a = _write(str(tmp_path / 'a'), {8: [100.0]})
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, a, '--allow_unjudged']) == 2
+    assert capsys.readouterr().err.startswith(
+        'error: --allow_unjudged needs --fail_on_slower=PCT: it passes the gate on the '
+        'configurations it judged, and without a gate compare only reports. usage: ')
 
 
 @pytest.mark.parametrize('arg, message', [

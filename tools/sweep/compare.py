@@ -13,7 +13,9 @@ processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` m
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
 percent, with the failed configurations listed, or when it could not judge a configuration
 both sweeps ran (`?`, or no successful or clean run on a side: named with its runs per side;
-`--allow_unjudged` passes on the judged ones).
+`--allow_unjudged`, which needs the gate, passes on the judged ones). A note before the table
+says when the flags for every run differ between the sides in what they set (two spellings of
+one value, `--noresults_db` and `--results_db=false`, are the same).
 
 The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
 timed part shared the host (other processes above 25% of its cores, steal above 5%) or that
@@ -40,8 +42,8 @@ from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import gate, host_load, results
 
-USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT] [--include_unclean_runs] '
-         '[--allow_unjudged]   (sweep output directories or results.jsonl files)')
+USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT [--allow_unjudged]] '
+         '[--include_unclean_runs]   (sweep output directories or results.jsonl files)')
 LEFT_OUT = 'left out'  # the status a left-out record is given in compare's copy
 
 
@@ -215,6 +217,25 @@ def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool
                                 '; too few for the test' if too_few else ''), why
 
 
+def flags_meaning(extra_flags: list[str]):
+    """What a record's flags for every run set: the Params they parse to
+    (flag_parsing.parse_flags), so two spellings of one value are equal (`--noresults_db`
+    and `--results_db=false`, `--distortions` and `--distortions=true`, a flag at its
+    default and none); the flags themselves when they do not parse."""
+    from tf_cnn_benchmarks import flag_parsing, params  # absolute: see the imports above
+    try:
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+    except params.ParamsError:
+        return tuple(extra_flags)
+    return tuple(repr(v) for v in p)
+
+
+def _flag_sets(records: list[dict]) -> tuple[set, set]:
+    """(each distinct extra_flags of `records` joined by spaces, their meanings)."""
+    given = {tuple(r.get('extra_flags', [])) for r in records}
+    return {' '.join(f) for f in given}, {flags_meaning(f) for f in given}
+
+
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       b_records: list[dict], fail_pct: float | None = None,
                       include_unclean: bool = False, allow_unjudged: bool = False
@@ -231,9 +252,8 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
         head[-1:] = ['A host load', 'B host load', 'notes']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
              'B: %s (%s)' % (b_name, _side(b_records)), '']
-    flags_a = {' '.join(r.get('extra_flags', [])) for r in a_records}
-    flags_b = {' '.join(r.get('extra_flags', [])) for r in b_records}
-    if flags_a != flags_b:
+    (flags_a, meant_a), (flags_b, meant_b) = _flag_sets(a_records), _flag_sets(b_records)
+    if meant_a != meant_b:  # by meaning: --noresults_db is --results_db=false
         lines += ['note: the flags for every run differ: A: %s; B: %s' % (
             ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none'), '']
     if c.rows:

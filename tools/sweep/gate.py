@@ -14,7 +14,8 @@ of the medians is below 1 - PCT/100, and prints which configurations failed; 0 o
 A gate that could not judge a configuration both sweeps ran (`?`: too few runs on a side for
 the test; or no successful, or no clean, run on a side) fails too, naming each one with its
 runs per side, unless `--allow_unjudged` (then it passes on the judged ones and still names
-them); a gate that judged nothing fails even so.
+them; it needs --fail_on_slower); a gate that judged nothing fails even so, on one line naming
+each configuration and why, with what to do.
 A CI job keeps a baseline sweep as an artifact and runs the same sweep, then the compare, as
 its gate (docs/campaigns.md: "A regression gate in CI").
 """
@@ -31,6 +32,10 @@ from . import results
 OPTION = '--fail_on_slower'
 INCLUDE = clean_runs.INCLUDE_FLAG  # keep runs that shared the host or stopped early
 ALLOW_UNJUDGED = '--allow_unjudged'  # pass on the judged configurations, naming the others
+
+
+# A sweep does not rerun a run recorded ok in its folder: a clean rerun goes into a new one.
+QUIET_RERUN = 'run the sweep again on a quiet host with a new --output_dir and compare that'
 
 
 class UsageError(ValueError):
@@ -53,7 +58,8 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool]
     --allow_unjudged given).
 
     Raises:
-      UsageError: a malformed --fail_on_slower or one outside [0, 100), or another option.
+      UsageError: a malformed --fail_on_slower or one outside [0, 100), --allow_unjudged
+        without --fail_on_slower, or another option.
     """
     paths, pct, include, allow = [], None, False, False
     for arg in argv:
@@ -77,6 +83,9 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool]
                              '%s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED))
         else:
             paths.append(arg)
+    if allow and pct is None:
+        raise UsageError('%s needs %s=PCT: it passes the gate on the configurations it judged, '
+                         'and without a gate compare only reports' % (ALLOW_UNJUDGED, OPTION))
     return paths, pct, include, allow
 
 
@@ -116,7 +125,7 @@ def unjudged_advice(why: set) -> str:
     if 'failed' in why:
         steps.append('fix the failed runs and rerun them (--retry_failed)')
     if 'left out' in why:
-        steps.append('rerun the unclean ones on a quiet host (%s keeps them)' % INCLUDE)
+        steps.append(QUIET_RERUN + ' (%s keeps the unclean ones)' % INCLUDE)
     return ', '.join(steps)
 
 
@@ -140,21 +149,13 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
     """
     if not compared and left_out:
         return ['gate: FAILED: nothing was compared: every one of %s was left out as unclean; '
-                '%s keeps them, or rerun the sweep on a quiet host'
-                % (' and of '.join(left_out), INCLUDE)]
+                '%s keeps them, or %s' % (' and of '.join(left_out), INCLUDE, QUIET_RERUN)]
     if not compared:
         return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
-    if not judged and unjudged and not set(unjudged_why) <= {'few'}:
+    if not judged:  # every one of them is unjudged: one line, the reasons vary
         return ['gate: FAILED: nothing could be judged: %s. To judge them: %s'
                 % ('; '.join(unjudged), unjudged_advice(unjudged_why))]
-    if not judged:
-        return ['gate: FAILED: nothing could be judged: each of the %d configuration(s) has '
-                'fewer than %d successful repeats a side for the test; sweep with '
-                '--repeats=%d or more%s' % (compared, regression.min_repeats(),
-                                            regression.min_repeats(),
-                                            '. Not judged: ' + '; '.join(unjudged)
-                                            if unjudged else '')]
     total = judged + len(unjudged)
     if unjudged and not allow_unjudged:
         unsure = ('%d of %d configuration(s) could not be judged: %s. To judge them: %s; '
