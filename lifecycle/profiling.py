@@ -14,7 +14,11 @@
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
   name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The five op
   types that took the most time are printed with their own times, as the text report gives
-  them, and their share of the step's op time (`slowest_op_types`).
+  them, and their share of the step's op time (`slowest_op_types`). tfprof names each node by
+  its op type in the graph as built, so a node Grappler fused counts under the op it ends in
+  (a convolution with its bias and ReLU under Relu); the line names the kernels those ran as,
+  from the step's StepStats (`kernels_run_as`: 'Relu 1.00 ms (80.8%; ran as 2 _FusedConv2D,
+  1 _FusedMatMul)').
 --nouse_chrome_trace_format: --trace_file holds the same step's StepStats protobuf in text
   format (`step_stats_text`) instead of a Chrome trace.
 --partitioned_graph_file_prefix=DIR/name.pbtxt: the graphs TensorFlow actually ran in that step,
@@ -27,6 +31,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import tensorflow as tf
 from google.protobuf import text_format
@@ -106,10 +111,53 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
         _write(path, profiler.serialize_to_string())
     profile = profiler.profile_operations(options.with_empty_output().build())
     total = max(profile.total_exec_micros, 1)
-    cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s' % (kind, path, ', '.join(
-        '%s %.2f ms (%.1f%%)' % (name, micros / 1000.0, 100.0 * micros / total)
-        for name, micros in slowest_op_types(profile, top))))
+    ran = kernels_run_as(graph, metadata.step_stats)
+    cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s%s' % (
+        kind, path, ', '.join(
+            '%s %.2f ms (%.1f%%%s)' % (name, micros / 1000.0, 100.0 * micros / total,
+                                       ran_as_text(ran.get(name, {})))
+            for name, micros in slowest_op_types(profile, top)), FUSED_NOTE if ran else ''))
     return path
+
+
+#: After the slowest ops when some ran as other kernels (`kernels_run_as`).
+FUSED_NOTE = ('; op types as built: a node Grappler fused counts under the op it ends in '
+              '(a convolution or matmul fused with its bias and ReLU under Relu)')
+
+# A StepStats node's timeline_label: '[allocator ...] NAME = KERNEL(inputs)'.
+_LABEL = re.compile(r'^(?:\[[^\]]*\] )?(?P<name>\S+) = (?P<kernel>[\w.]+)\(')
+
+
+def kernels_run_as(graph, step_stats) -> dict[str, dict[str, int]]:
+    """The nodes of one traced step that ran as another kernel than their op type in `graph`
+    (the type tfprof counts them under), per op type: {'Relu': {'_FusedConv2D': 2,
+    '_FusedMatMul': 1}}. Grappler's remapper gives a fused node the name of the op it ends in
+    (`conv0/Relu` runs as `_FusedConv2D`, the convolution, bias and ReLU in one); a kernel
+    that is the same op under oneDNN's name (`_MklNativeMaxPool` for MaxPool) is not counted.
+
+    Args:
+      graph: the tf.Graph the step ran.
+      step_stats: the step's StepStats (RunMetadata.step_stats of a FULL_TRACE run), whose
+        timeline labels name the kernel each node ran as.
+    """
+    ops = {op.name: op.type for op in graph.get_operations()}
+    out: dict[str, dict[str, int]] = {}
+    for device in step_stats.dev_stats:
+        for node in device.node_stats:
+            match = _LABEL.match(node.timeline_label)
+            built = ops.get(match['name']) if match else None
+            kernel = match['kernel'] if match else ''
+            if built and re.sub('^_Mkl(Native)?', '', kernel) != built:
+                counts = out.setdefault(built, {})
+                counts[kernel] = counts.get(kernel, 0) + 1
+    return out
+
+
+def ran_as_text(kernels: dict[str, int]) -> str:
+    """'; ran as 2 _FusedConv2D, 1 _FusedMatMul' for an op type's `kernels_run_as` entry, ''
+    for none."""
+    return ('; ran as ' + ', '.join('%d %s' % (n, k) for k, n in sorted(kernels.items()))
+            if kernels else '')
 
 
 def slowest_op_types(profile, top: int = 5) -> list[tuple[str, int]]:

@@ -4,6 +4,7 @@ import functools
 import glob
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -191,6 +192,48 @@ def test_tfprof_file_format_follows_its_name(tmp_path):
                               tfprof_log_pb2.ProfileProto())
     assert list(proto.steps) == [7] and len(proto.nodes) >= 4
 
+
+
+def test_tfprof_line_names_the_kernels_fused_nodes_ran_as(tmp_path, capsys):
+    """tfprof counts a node under its op type as built: a convolution Grappler fused with its
+    bias and ReLU is 'Relu' (a lenet forward-only run: 'Relu 1.00 ms (80.8%)', no Conv2D).
+    The line names the kernels from the step's StepStats (injected here: the fusion and its
+    kernel names depend on the CPU and oneDNN)."""
+    from tensorflow.core.framework import step_stats_pb2
+
+    from tf_cnn_benchmarks.lifecycle import profiling
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [4, 4], name='x')
+        relu = tf.nn.relu(tf.matmul(x, x, name='mm'), name='r')
+        tf.nn.max_pool2d(tf.reshape(relu, [1, 4, 4, 1]), 2, 2, 'VALID', name='pool')
+    stats = step_stats_pb2.StepStats()
+    device = stats.dev_stats.add(device='/cpu:0')
+    for label in ('[cpu 0.4MB 0.4MB] r = _MklNativeFusedConv2D(x, w, b)',
+                  'pool = _MklNativeMaxPool(r)',  # the same op under oneDNN's name
+                  'mm = MatMul(x, x)', 'gone = _FusedMatMul(x)'):  # as built; not in graph
+        device.node_stats.add(node_name=label.split(' = ')[0].split()[-1],
+                              timeline_label=label)
+    assert profiling.kernels_run_as(graph, stats) == {'Relu': {'_MklNativeFusedConv2D': 1}}
+    assert profiling.ran_as_text({'_FusedMatMul': 1, '_FusedConv2D': 2}) == (
+        '; ran as 2 _FusedConv2D, 1 _FusedMatMul')
+    # A real traced step: Grappler's remapper fuses MatMul, BiasAdd and Relu into one node
+    # named after the Relu (_FusedMatMul; _MklNativeFusedMatMul with oneDNN).
+    with graph.as_default():
+        w, bias = tf1.get_variable('w', [4, 4]), tf1.get_variable('bias', [4])
+        fused = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), bias), name='fused')
+    with graph.as_default(), tf1.Session() as sess:
+        sess.run(tf1.global_variables_initializer())
+        metadata = tf1.RunMetadata()
+        sess.run(fused, {x: np.ones([4, 4], np.float32)},
+                 options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    capsys.readouterr()
+    profiling.write_tfprof(graph, metadata, str(tmp_path / 'p.txt'))
+    out = capsys.readouterr().out
+    assert re.search(r'slowest ops: .*Relu [0-9.]+ ms \([0-9.]+%; ran as 1 '
+                     r'_(MklNative)?FusedMatMul\)', out), out
+    assert out.rstrip().endswith(profiling.FUSED_NOTE)
 
 
 def _file_micros(text: str) -> float:
