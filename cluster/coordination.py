@@ -66,6 +66,8 @@ RELEASE_GRACE_SECS = 10.0
 STOP_POLL_SECS = 1.0
 #: Deadline of one read or write of the stop mark (seconds).
 STOP_MARK_TIMEOUT_SECS = 5.0
+#: Why a worker has no images/sec in the chief's lines (a run that timed no step).
+NOTHING_TIMED = 'nothing timed: stopped in the warm-up'
 
 
 def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
@@ -436,6 +438,10 @@ class ClusterStatsHook(run_hooks.RunHook):
                         '%.2f MB sent, %.2f MB received' % (self._traffic['sent'] / 1e6,
                                                            self._traffic['received'] / 1e6))
         if c.job_name == 'controller':
+            if not result.get('num_steps'):  # stopped in the warm-up: no figure, not 0.00
+                cnn_util.log_fn('no cluster total images/sec: the controller timed no step (%s)'
+                                % NOTHING_TIMED)
+                return
             result['cluster_images_per_sec'] = result['images_per_sec']
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
@@ -453,12 +459,26 @@ class ClusterStatsHook(run_hooks.RunHook):
             sess.run(coord.release_wait)
 
     def _report(self, stats, result):
+        """The per-worker lines and the cluster total. A worker that timed no step (stopped
+        in the warm-up: its images/sec went into the queue as 0) has no figure: its line says
+        so, and the cluster total line is left out (a sum of the others would not be the
+        cluster's, and 0.00 would read as a measured figure); one line says why instead."""
         tasks, rates, steps, secs = stats
         order = sorted(range(len(tasks)), key=lambda i: int(tasks[i]))
-        per_worker = [float(rates[i]) for i in order]
+        untimed = [int(tasks[i]) for i in order if int(steps[i]) <= 0]
         for i in order:
-            cnn_util.log_fn('worker %d images/sec: %.2f (%d steps in %.2f s)' % (
-                tasks[i], rates[i], steps[i], secs[i]))
+            if int(steps[i]) <= 0:
+                cnn_util.log_fn('worker %d images/sec: none (%s)' % (tasks[i], NOTHING_TIMED))
+            else:
+                cnn_util.log_fn('worker %d images/sec: %.2f (%d steps in %.2f s)' % (
+                    tasks[i], rates[i], steps[i], secs[i]))
+        if untimed:
+            who = ('no worker timed a step' if len(untimed) == len(order) else
+                   'worker%s %s timed no step' % ('s' if len(untimed) > 1 else '',
+                                                  ', '.join(map(str, untimed))))
+            cnn_util.log_fn('no cluster total images/sec: %s (%s)' % (who, NOTHING_TIMED))
+            return
+        per_worker = [float(rates[i]) for i in order]
         total = sum(per_worker)
         how = 'same global steps' if self.cluster.sync else 'asynchronous: each its own steps'
         cnn_util.log_fn('cluster total images/sec: %.2f (sum of %d worker%s, %s)' % (

@@ -45,6 +45,13 @@ def _data_dir(tmp_path, kind: str) -> str:
     elif kind == 'a shard file':
         path = tmp_path / 'train-00000-of-00001'
         path.write_bytes(b'\0' * 16)
+    elif kind in ('validation shards only', 'train shards 0 and 2 of 3'):
+        path.mkdir()
+        names = (['validation-0000%d-of-00002' % i for i in range(2)]
+                 if kind == 'validation shards only'
+                 else ['train-0000%d-of-00003' % i for i in (0, 2)])
+        for name in names:  # listed, never read, before the error
+            (path / name).write_bytes(b'\0' * 16)
     elif kind == 'JPEG class folders':
         for name in ('cat', 'dog'):
             (path / name).mkdir(parents=True)
@@ -53,17 +60,29 @@ def _data_dir(tmp_path, kind: str) -> str:
 
 
 @pytest.mark.parametrize('kind', ['missing folder', 'empty folder', 'a shard file',
-                                  'JPEG class folders'])
+                                  'JPEG class folders', 'validation shards only'])
 def test_an_unusable_data_dir_is_the_commands_one_line_before_any_task_starts(
         tmp_path, capsys, started, kind):
     """It was a traceback ending in cnn_util.DataError (exit 1): now the line the command
-    prints for the same --data_dir, and its exit status 1."""
+    prints for the same --data_dir, and its exit status 1. A folder without the shards of the
+    subset the workers read (validation shards only, for a training run) passed the checks:
+    every task started, then each failed with that line."""
     data_dir = '--data_dir=%s' % _data_dir(tmp_path, kind)
     status, line = _refused(capsys, started, task_flags=[data_dir])
     command = helpers.run_command(*TASK_FLAGS, data_dir)
     assert command.returncode == status == 1
     assert command.stderr == line + '\n'
     assert line.startswith('error: ') and '--data_dir %s' % data_dir.split('=')[1] in line
+
+
+def test_shards_that_do_not_number_0_to_n_are_the_commands_line_before_any_task_starts(
+        tmp_path, capsys, started):
+    data_dir = '--data_dir=%s' % _data_dir(tmp_path, 'train shards 0 and 2 of 3')
+    status, line = _refused(capsys, started, task_flags=[data_dir])
+    command = helpers.run_command(*TASK_FLAGS, data_dir)
+    assert command.returncode == status == 1
+    assert command.stderr == line + '\n'
+    assert 'has 2 train shard(s)' in line and '--allow_shard_subset' in line
 
 
 def test_a_named_dataset_in_a_missing_folder_is_one_line_too(tmp_path, capsys, started):

@@ -175,7 +175,8 @@ def check_task_flags(tasks: list[dict]) -> dict:
 
     Raises:
       LaunchError: the command's error line: a usage error (status 2), or a --data_dir that
-        is missing, empty, a file or holds no dataset's files (cnn_util.DataError, status 1).
+        is missing, empty, a file, holds no dataset's files or not the shards of the subset
+        the tasks read (`_check_subset_files`; cnn_util.DataError, status 1).
     """
     # Absolute: `python -m tools.launch_cluster` in a checkout makes `tools` a top-level
     # package (as for the sweep, tools/sweep/cli.py).
@@ -189,12 +190,30 @@ def check_task_flags(tasks: list[dict]) -> dict:
         try:
             p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'])
             usage.check_usage(p, resolve=False)
+            if task['job'] != 'ps':  # the ps reads no data
+                _check_subset_files(p)
         except (params.ParamsError, model_catalog.UnknownModelError) as e:
             raise LaunchError(str(e)) from None
         except cnn_util.BenchmarkError as e:  # the data: the command exits 1 on it
             raise LaunchError(str(e), status=1) from None
         checked[task['job']] = p
     return checked
+
+
+def _check_subset_files(p) -> None:
+    """The shards (or CIFAR-10 batch files) of the subset a worker reads in a local
+    --data_dir, listed and numbered as the run lists them (dataset_info.Dataset.subset_files,
+    `default_subset`; no file is read): a folder of validation shards alone for a training
+    run fails here with the command's line, not in every task after they all started.
+
+    Raises:
+      cnn_util.DataError: no file of the subset, or shards that do not number 0..N-1.
+    """
+    from tf_cnn_benchmarks.input_data import dataset_info
+    from tf_cnn_benchmarks.runtime import file_systems
+    if not p.data_dir or p.data_name == 'synthetic' or file_systems.is_remote(p.data_dir):
+        return
+    dataset_info.get_dataset(p).subset_files(dataset_info.default_subset(p))
 
 
 def check_memory(tasks: list[dict], job_params: dict, available: int | None = None) -> None:

@@ -470,7 +470,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument('--log_dir', help='also write each task\'s output to <log_dir>/'
                                           '<role>.log')
     parser.add_argument('--timeout_secs', type=float, default=0,
-                        help='stop everything after this many seconds (0: no limit)')
+                        help='stop everything after this many seconds and exit 124 '
+                             '(0: no limit)')
     parser.add_argument('--kill_grace_secs', type=float, default=5.0,
                         help='seconds between SIGTERM and SIGKILL when stopping tasks')
     parser.add_argument('--version', action='store_true',  # answered in main, never parsed

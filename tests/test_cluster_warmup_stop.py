@@ -1,0 +1,120 @@
+"""A cluster stopped in its warm-up has no cluster total: the chief's lines say that no worker
+timed a step instead of figures of 0.00.
+
+Before, each worker said `Stopped by SIGINT in the warm-up: no images/sec (nothing timed ...)`,
+then the chief printed `worker 0 images/sec: 0.00 (0 steps in 0.00 s)`, the same for worker 1,
+and `cluster total images/sec: 0.00` (tf_cnn_cluster relayed it as the cluster's total): a
+script reading the total line read 0.00 for "nothing measured".
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+
+import pytest
+from test_distributed import Proc, cluster_args, hosts
+from test_launcher import Launch
+
+from tf_cnn_benchmarks.cluster import coordination
+
+pytestmark = pytest.mark.cluster
+
+
+class _Cluster:
+    sync = True
+
+
+def _report(stats) -> tuple[list[str], dict]:
+    """ClusterStatsHook._report on injected (tasks, images/sec, steps, seconds): its lines and
+    the result it filled."""
+    lines, result = [], {}
+    hook = coordination.ClusterStatsHook.__new__(coordination.ClusterStatsHook)
+    hook.cluster = _Cluster()
+    saved = coordination.cnn_util.log_fn
+    coordination.cnn_util.log_fn = lines.append
+    try:
+        hook._report(stats, result)
+    finally:
+        coordination.cnn_util.log_fn = saved
+    return lines, result
+
+
+def test_no_cluster_total_when_no_worker_timed_a_step():
+    lines, result = _report(([1, 0], [0.0, 0.0], [0, 0], [0.0, 0.0]))
+    assert lines == [
+        'worker 0 images/sec: none (nothing timed: stopped in the warm-up)',
+        'worker 1 images/sec: none (nothing timed: stopped in the warm-up)',
+        'no cluster total images/sec: no worker timed a step (nothing timed: stopped in the '
+        'warm-up)']
+    assert 'cluster_images_per_sec' not in result
+
+
+def test_no_cluster_total_when_one_worker_timed_no_step():
+    """An asynchronous worker may time steps while another stops in its warm-up: a sum of the
+    others is not the cluster's total."""
+    lines, result = _report(([0, 1], [9.5, 0.0], [20, 0], [4.2, 0.0]))
+    assert lines == [
+        'worker 0 images/sec: 9.50 (20 steps in 4.20 s)',
+        'worker 1 images/sec: none (nothing timed: stopped in the warm-up)',
+        'no cluster total images/sec: worker 1 timed no step (nothing timed: stopped in the '
+        'warm-up)']
+    assert 'cluster_images_per_sec' not in result
+
+
+def test_the_cluster_total_of_workers_that_timed_steps():
+    lines, result = _report(([0, 1], [9.5, 10.5], [20, 20], [4.2, 3.8]))
+    assert lines[-1] == 'cluster total images/sec: 20.00 (sum of 2 workers, same global steps)'
+    assert result['cluster_images_per_sec'] == 20.0
+    assert result['worker_images_per_sec'] == [9.5, 10.5]
+
+
+def test_a_cluster_stopped_in_its_warm_up_prints_no_total(tmp_path):
+    """ps + 2 workers by hand, SIGINT on worker 1 in the warm-up: the chief stops too and says
+    no worker timed a step; no 0.00 figure and no cluster total line."""
+    ps, workers = hosts(1), hosts(2)
+    steps = ['--num_batches=10', '--num_warmup_batches=100000', '--noresults_db']
+    procs = [Proc('ps0', cluster_args('ps', 0, ps, workers, timeout=120, extra=steps), tmp_path)]
+    procs += [Proc('worker%d' % i, cluster_args('worker', i, ps, workers, timeout=120,
+                                                extra=steps), tmp_path) for i in range(2)]
+    try:
+        for p in procs[1:]:
+            p.wait_for(r'^Running warm up')
+        time.sleep(1.0)  # a few warm-up steps
+        procs[2].proc.send_signal(signal.SIGINT)
+        results = [p.finish(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.proc.poll() is None:
+                p.kill()
+    chief = results[1]['log']
+    assert results[1]['code'] == 0, chief[-3000:]
+    assert results[2]['code'] == 130, results[2]['log'][-3000:]
+    assert re.search(r'^Stopped by SIGINT in the warm-up', results[2]['log'], re.M)
+    assert re.search(r'^worker 0 images/sec: none \(nothing timed', chief, re.M), chief[-3000:]
+    assert re.search(r'^worker 1 images/sec: none \(nothing timed', chief, re.M)
+    assert re.search(r'^no cluster total images/sec: no worker timed a step', chief, re.M)
+    assert not re.search(r'^cluster total images/sec', chief, re.M)
+    assert not re.search(r'images/sec: 0\.00', chief)
+
+
+def test_the_launcher_stopped_in_the_warm_up_prints_no_total(tmp_path):
+    """`tf_cnn_cluster --num_workers=2 ...` interrupted in the warm-up: it relayed the chief's
+    `cluster total images/sec: 0.00`; now it says why there is no total."""
+    launch = Launch('warmup', ['--num_workers=2', '--', '--model=trivial', '--image_size=16',
+                               '--batch_size=2', '--num_batches=10', '--noresults_db',
+                               '--num_warmup_batches=100000'], tmp_path)
+    try:
+        launch.wait_for(r'^\[worker0\] Running warm up')
+        launch.wait_for(r'^\[worker1\] Running warm up')
+        time.sleep(1.0)
+        launch.proc.send_signal(signal.SIGINT)
+        run = launch.finish()
+    finally:
+        launch.kill()
+    out = run['output']
+    assert run['code'] == 130, out[-3000:]
+    assert not re.search(r'images/sec: 0\.00', out), out[-3000:]
+    assert not re.search(r'^\[launcher\] cluster total', out, re.M)
+    assert out.splitlines()[-1].startswith('[launcher] no cluster total images/sec: '), out[-3000:]
