@@ -106,6 +106,19 @@ def test_jpeg_class_folders_name_the_converter(tmp_path, layout, example, input_
         assert str(info.value).endswith('; ' + hint), str(info.value)
 
 
+def test_a_nested_folder_in_a_class_folder_keeps_the_input_dir(tmp_path):
+    """A user's finding: class folders 'big dog' and 'cat', with one image in cat/sub/, had the
+    hint convert data/cat (as if cat/ were ImageNet's train/) instead of data."""
+    for name in ('big dog/a.jpg', 'cat/b.jpg', 'cat/sub/c.jpg'):
+        (tmp_path / 'data' / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / 'data' / name).write_bytes(b'\xff\xd8\xff')
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path / 'data')
+    assert ('(big dog/a.jpg), not TFRecord shards: convert them with `tf_cnn_build_tfrecords '
+            '--input_dir=%s --output_dir=%s_tfrecords`' % ((tmp_path / 'data',) * 2)
+            in str(info.value)), str(info.value)
+
+
 def test_loose_images_say_the_converter_needs_class_folders(tmp_path):
     (tmp_path / 'a.jpg').write_bytes(b'\xff\xd8\xff')
     with pytest.raises(cnn_util.DataError) as info:
