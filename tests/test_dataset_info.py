@@ -148,12 +148,19 @@ def test_a_folder_of_the_other_subset_names_it_and_the_flag_that_reads_it(tmp_pa
         'no files matching train-*-of-* in --data_dir %s (imagenet train); it holds only 2 '
         'validation shards: train on them with --data_subset=validation or evaluate them with '
         '--eval, else give the folder that holds the train data' % (tmp_path / 'val'))
+    with pytest.raises(cnn_util.DataError) as info:  # a finding: '--eval' named with --eval
+        _dataset(tmp_path / 'val', eval=True, data_subset='train').scan('train')
+    assert str(info.value).endswith(
+        'holds only 2 validation shards: evaluate them by dropping --data_subset=train (--eval '
+        'reads the validation data), else give the folder that holds the train data'), info.value
     h.write_cifar(tmp_path / 'cifar', counts=(), test_count=3)
     with pytest.raises(cnn_util.DataError) as info:
         _dataset(tmp_path / 'cifar').scan('train')
     assert str(info.value).endswith('(cifar10 train); it holds only 1 validation batch file: '
                                     'train on it with --data_subset=validation or evaluate it '
                                     'with --eval, else give the folder that holds the train data')
+    with pytest.raises(cnn_util.DataError, match='evaluate it by dropping --data_subset=train'):
+        _dataset(tmp_path / 'cifar', eval=True, data_subset='train').scan('train')
 
 
 def test_data_name_of_another_dataset_says_what_the_folder_holds(tmp_path, imagenet_dir):
