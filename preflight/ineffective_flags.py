@@ -207,6 +207,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    elif p.forward_only and not p.eval and p.summary_verbosity == 2:  # lifecycle/summaries.py
+        out.append('--summary_verbosity=2 has no effect with --forward_only beyond level 1 (it '
+                   'adds the histogram of the gradients, and a forward-only run has none); '
+                   '--summary_verbosity=3 adds the input images%s'
+                   % ('' if p.freeze_when_forward_only else " and the weights' histograms"))
     if not p.job_name:
         rule(('cross_replica_sync',), 'on one host (it chooses synchronous or asynchronous '
              'updates between a cluster\'s workers: --job_name, TF_CONFIG or Slurm)')
