@@ -287,14 +287,18 @@ def _missing_subset_hint(subset: str) -> str:
             'writes them from JPEG folders)' % subset)
 
 
-def _other_subset_hint(subset: str, found: int, kind: str) -> str:
+def _other_subset_hint(subset: str, found: int, kind: str, evaluating=False) -> str:
     """'; it holds only 2 validation shards: ...' for a folder without the `subset` files but
     with `found` of the other subset's ('' when found is 0), naming the flags that read them
-    and, else, what to give. `kind`: 'shard' or 'batch file'."""
+    and, else, what to give. `kind`: 'shard' or 'batch file'; `evaluating`: --eval is given
+    (then the train subset was asked for with --data_subset=train)."""
     if not found:
         return ''
     other, them = ('validation' if subset == 'train' else 'train'), 'it' if found == 1 else 'them'
     held = '; it holds only %s: ' % cnn_util.counted(found, '%s %s' % (other, kind))
+    if subset == 'train' and evaluating:
+        return held + ('evaluate %s by dropping --data_subset=train (--eval reads the validation '
+                       'data), else give the folder that holds the train data' % them)
     if subset == 'train':
         return held + ('train on %s with --data_subset=validation or evaluate %s with --eval, '
                        'else give the folder that holds the train data' % (them, them))
@@ -345,12 +349,14 @@ class Dataset:
       inferred: True when the name was inferred from the files (said in the header).
       skip_corrupt_records: leave out corrupt or truncated shards instead of raising.
       allow_shard_subset: accept shards whose indices do not cover 0..N-1 of `-of-N`.
+      evaluating: the run is an --eval (for the remedy of a folder of the other subset only).
     """
 
     def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
                  skip_corrupt_records=False, num_classes: int | None = None,
-                 classes_source: str = '', allow_shard_subset=False):
+                 classes_source: str = '', allow_shard_subset=False, evaluating=False):
         self.spec = spec
+        self.evaluating = evaluating  # --eval: a missing subset's hint names its flags
         self.data_dir = data_dir
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
@@ -394,7 +400,8 @@ class Dataset:
                                      % (pattern, self.data_dir, self.name, subset,
                                         _other_dataset_hint(self.data_dir, self.name)
                                         or image_folders.converter_hint(self.data_dir)
-                                        or _other_subset_hint(subset, others, 'shard')
+                                        or _other_subset_hint(subset, others, 'shard',
+                                                              self.evaluating)
                                         or _missing_subset_hint(subset)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
@@ -426,7 +433,8 @@ class Dataset:
             raise cnn_util.DataError('no files matching %s in --data_dir %s (cifar10 %s)%s'
                                      % (self.spec.file_patterns[subset], self.data_dir, subset,
                                         _other_dataset_hint(self.data_dir, 'cifar10')
-                                        or _other_subset_hint(subset, len(others), 'batch file')))
+                                        or _other_subset_hint(subset, len(others), 'batch file',
+                                                              self.evaluating)))
         if missing:
             raise cnn_util.DataError('--data_dir %s lacks CIFAR-10 %s file(s) %s'
                                      % (self.data_dir, subset, ', '.join(missing)))
@@ -555,7 +563,7 @@ def get_dataset(params) -> Dataset:
 
     Args:
       params: a `params.Params`; reads data_dir, data_name, skip_corrupt_records,
-        allow_shard_subset, num_classes.
+        allow_shard_subset, num_classes, eval.
 
     Returns:
       A Dataset. Files are listed and checked lazily, by `scan` or `num_examples`.
@@ -579,7 +587,8 @@ def get_dataset(params) -> Dataset:
                                                            params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,
                    skip_corrupt_records=params.skip_corrupt_records, num_classes=num_classes,
-                   classes_source=source, allow_shard_subset=params.allow_shard_subset)
+                   classes_source=source, allow_shard_subset=params.allow_shard_subset,
+                   evaluating=bool(params.eval))
 
 
 def default_subset(params) -> str:

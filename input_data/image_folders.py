@@ -8,6 +8,9 @@ class folders of about 1,300 images each):
     DIR/train/n01440764/x.JPEG      ImageNet's download (train/, val/): convert DIR/train
     DIR/x.JPEG                      loose images: the converter needs class folders
 
+A class folder that also holds a folder of images (DIR/cat/sub/x.jpg) is still a class folder:
+only a sub-folder without images of its own (ImageNet's train/) moves the input a level down.
+
 Loads no TensorFlow.
 """
 
@@ -74,9 +77,11 @@ def converter_hint(data_dir: str) -> str:
     output = folder + '_tfrecords'
     then = ', then give --data_dir=%s' % output
     split = '; the converter splits --validation_fraction of each class off for validation'
-    # ImageNet's download first: its val/ of loose images would pass for a class folder.
+    # ImageNet's download first: its val/ of loose images would pass for a class folder. A
+    # sub-folder that holds images itself is a class folder (maybe with a nested folder of
+    # more images), not a download's train/: it does not move the input down a level.
     for entry in sorted(_entries(folder), key=lambda e: e.name != 'train'):  # train/ first
-        if _is(entry, 'dir'):
+        if _is(entry, 'dir') and not _an_image(entry.path):
             example = _class_folder_image(entry.path)
             if example:
                 return ('; it holds images in class folders (%s/%s), not TFRecord shards: '

@@ -15,11 +15,13 @@ silently ignored.
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
 the modes, when the command line gave it at a default that asks for a step of the run
 (`STEP_DEFAULTS`: `--datasets_use_prefetch` asks for prefetching, and without a tf.data
-pipeline nothing prefetches). A default that means off, auto, 'same as' or a setting of a step
-(0, false, empty, None, --max_ckpts_to_keep=5, --momentum=0.9) asks for nothing: typed, it stays
-silent, as does --cross_replica_sync=true on one host (nothing to synchronise). The original's
-flags that do nothing here (params/original_flags.py) warn only at another value than the
-default: at the default they ask for what this project does anyway. Where a mode's rule
+pipeline nothing prefetches); an input step's flag set false (`OFF_SWITCHES`: --nodistortions)
+turns the step off, which asks for nothing in a mode without the step. A default that means
+off, auto, 'same as' or a setting of a step (0, false, empty, None, --max_ckpts_to_keep=5,
+--momentum=0.9) asks for nothing: typed, it stays silent, as does --cross_replica_sync=true
+on one host (nothing to synchronise). The original's flags that do nothing here
+(params/original_flags.py) warn only at another value than the default: at the default they
+ask for what this project does anyway. Where a mode's rule
 covers one of them (a tf.data flag on synthetic data), the mode's message replaces the
 original's, so that each line is true for the run it is printed in.
 """
@@ -92,6 +94,12 @@ STEP_DEFAULTS = frozenset({
     'fuse_decode_and_crop',  # decode only the crop of each JPEG
     'fused_weight_decay',  # fold weight decay into the updates
 })
+# The input steps of STEP_DEFAULTS, whose false switches the step off: in a mode without the
+# step, off asks for nothing (--nodistortions on synthetic data, or with --eval), so only true
+# warns there. --nodatasets_use_prefetch is not one: it is one of the original's flags that do
+# nothing here (the tf.data input always prefetches), and says so; --nofused_weight_decay
+# warns at either value where the decay cannot be folded (it cannot choose the update).
+OFF_SWITCHES = frozenset({'distortions', 'fuse_decode_and_crop'})
 
 
 def _unfolded_decay(p) -> str:
@@ -137,7 +145,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     covered = set()  # flags a mode's rule named: the original's own message is left out
 
     def rule(names, why, template='--%s has no effect %s'):
-        chosen = [n for n in names if params_lib.is_set(p, n) or n in asked]
+        chosen = [n for n in names if (getattr(p, n) and n in asked if n in OFF_SWITCHES
+                                       else params_lib.is_set(p, n) or n in asked)]
         covered.update(chosen)
         out.extend(template % (n, why) for n in chosen)
 
@@ -198,6 +207,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
+    elif p.forward_only and not p.eval and p.summary_verbosity == 2:  # lifecycle/summaries.py
+        out.append('--summary_verbosity=2 has no effect with --forward_only beyond level 1 (it '
+                   'adds the histogram of the gradients, and a forward-only run has none); '
+                   '--summary_verbosity=3 adds the input images%s'
+                   % ('' if p.freeze_when_forward_only else " and the weights' histograms"))
     if not p.job_name:
         rule(('cross_replica_sync',), 'on one host (it chooses synchronous or asynchronous '
              'updates between a cluster\'s workers: --job_name, TF_CONFIG or Slurm)')

@@ -106,6 +106,19 @@ def test_jpeg_class_folders_name_the_converter(tmp_path, layout, example, input_
         assert str(info.value).endswith('; ' + hint), str(info.value)
 
 
+def test_a_nested_folder_in_a_class_folder_keeps_the_input_dir(tmp_path):
+    """A user's finding: class folders 'big dog' and 'cat', with one image in cat/sub/, had the
+    hint convert data/cat (as if cat/ were ImageNet's train/) instead of data."""
+    for name in ('big dog/a.jpg', 'cat/b.jpg', 'cat/sub/c.jpg'):
+        (tmp_path / 'data' / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / 'data' / name).write_bytes(b'\xff\xd8\xff')
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path / 'data')
+    assert ('(big dog/a.jpg), not TFRecord shards: convert them with `tf_cnn_build_tfrecords '
+            '--input_dir=%s --output_dir=%s_tfrecords`' % ((tmp_path / 'data',) * 2)
+            in str(info.value)), str(info.value)
+
+
 def test_loose_images_say_the_converter_needs_class_folders(tmp_path):
     (tmp_path / 'a.jpg').write_bytes(b'\xff\xd8\xff')
     with pytest.raises(cnn_util.DataError) as info:
@@ -135,12 +148,19 @@ def test_a_folder_of_the_other_subset_names_it_and_the_flag_that_reads_it(tmp_pa
         'no files matching train-*-of-* in --data_dir %s (imagenet train); it holds only 2 '
         'validation shards: train on them with --data_subset=validation or evaluate them with '
         '--eval, else give the folder that holds the train data' % (tmp_path / 'val'))
+    with pytest.raises(cnn_util.DataError) as info:  # a finding: '--eval' named with --eval
+        _dataset(tmp_path / 'val', eval=True, data_subset='train').scan('train')
+    assert str(info.value).endswith(
+        'holds only 2 validation shards: evaluate them by dropping --data_subset=train (--eval '
+        'reads the validation data), else give the folder that holds the train data'), info.value
     h.write_cifar(tmp_path / 'cifar', counts=(), test_count=3)
     with pytest.raises(cnn_util.DataError) as info:
         _dataset(tmp_path / 'cifar').scan('train')
     assert str(info.value).endswith('(cifar10 train); it holds only 1 validation batch file: '
                                     'train on it with --data_subset=validation or evaluate it '
                                     'with --eval, else give the folder that holds the train data')
+    with pytest.raises(cnn_util.DataError, match='evaluate it by dropping --data_subset=train'):
+        _dataset(tmp_path / 'cifar', eval=True, data_subset='train').scan('train')
 
 
 def test_data_name_of_another_dataset_says_what_the_folder_holds(tmp_path, imagenet_dir):

@@ -10,6 +10,8 @@ was not true for the run (preflight/ineffective_flags.py).
 * --eval reads ImageNet shards with tf.data whatever --use_datasets says, and its tf.data honours
   the prefetch, the cache, the private threads and the interleave: the old line 'no effect
   without --use_datasets (RecordInput reads the files)' was false there.
+* --forward_only --summary_verbosity=2 wrote level 1's summaries only (level 2 adds the
+  gradients' histogram) and said nothing.
 """
 
 from __future__ import annotations
@@ -117,6 +119,21 @@ def test_distortions_warn_where_the_images_get_the_central_crop():
     # Training distorts; evaluations during training crop, but the training steps distort.
     assert warnings_of(*REAL, '--distortions', '--distort_color',
                        '--eval_during_training_every_n_steps=5') == []
+
+
+def test_summary_verbosity_2_in_a_forward_only_run_says_it_writes_level_1():
+    """test_summaries pins what each level writes forward-only: level 2 nothing more than 1,
+    level 3 the images and (unfrozen) the weights' histograms."""
+    fo = ['--forward_only', '--train_dir=/t', '--save_summaries_steps=2']
+    said = ('--summary_verbosity=2 has no effect with --forward_only beyond level 1 (it adds '
+            'the histogram of the gradients, and a forward-only run has none); '
+            '--summary_verbosity=3 adds the input images')
+    assert warnings_of(*fo, '--summary_verbosity=2') == [said + " and the weights' histograms"]
+    assert warnings_of(*fo, '--summary_verbosity=2', '--freeze_when_forward_only') == [said]
+    for verbosity in ('1', '3'):
+        assert warnings_of(*fo, '--summary_verbosity=' + verbosity) == []
+    assert warnings_of('--train_dir=/t', '--save_summaries_steps=2',
+                       '--summary_verbosity=2') == []
 
 
 RECORD_INPUT = 'without --use_datasets (RecordInput reads the files)'

@@ -93,6 +93,26 @@ def test_at_another_value_the_flags_warn_as_before():
         '--cross_replica_sync', '--eval_batch_size', '--save_model_secs', '--max_ckpts_to_keep'}
 
 
+@pytest.mark.parametrize('args', [
+    ['--nodistortions'], ['--nodistortions', '--eval', '--data_dir=/d', '--data_name=imagenet'],
+    ['--nodistortions', '--forward_only'], ['--nofuse_decode_and_crop'],
+    ['--nofuse_decode_and_crop', '--eval', '--train_dir=/tmp/x'],
+    ['--nodistort_color', '--eval', '--train_dir=/tmp/x'],
+])
+def test_an_input_step_switched_off_where_the_run_lacks_it_is_silent(args):
+    """A user's finding: --nodistortions on synthetic data (and with --eval) warned that
+    --distortions has no effect; switching off a step the run does not take asks for nothing."""
+    assert warnings_of(args) == []
+
+
+def test_an_input_step_switched_on_where_the_run_lacks_it_still_warns():
+    assert warnings_of(['--distortions', '--distort_color', '--forward_only', '--data_dir=/d',
+                        '--data_name=imagenet']) == [
+        '--%s has no effect with --forward_only (its images get the central crop of '
+        'evaluation: no random crop, flip or colour change)' % n
+        for n in ('distortions', 'distort_color')]
+
+
 SYNTHETIC = ('has no effect on synthetic data (no --data_dir: nothing is read or '
              'preprocessed)')
 RECORD_INPUT = 'has no effect without --use_datasets (RecordInput reads the files)'
