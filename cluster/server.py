@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import tensorflow as tf
 
 from .. import cnn_util
-from ..lifecycle import checkpoints
+from ..lifecycle import checkpoints, signals
 from ..runtime import traced_session
 from . import coordination, run_flags
 from .topology import Cluster, can_connect, security_warning, task_device
@@ -82,14 +81,14 @@ def port_in_use_advice(cluster: Cluster) -> str:
             'address; %s; else another process holds the port' % fix)
 
 
-class _SignalFlag:
+class _SignalFlag(signals.HandlerSwap):
     """While entered (main thread only), SIGINT and SIGTERM set `name` ('SIGTERM') instead of
     ending the process: a serving task's wait then ends with a line and its exit status (a ps
     killed by SIGTERM used to exit 143 without a word). A second signal acts as before."""
 
     def __init__(self):
+        super().__init__()
         self.name = None
-        self._previous = {}
 
     def _handle(self, signum, frame):
         if self.name is not None:  # a second signal: the previous handling
@@ -102,16 +101,6 @@ class _SignalFlag:
             return
         self.name = signal.Signals(signum).name
 
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
-        return False
 
 
 class TaskServer:

@@ -71,6 +71,30 @@ class Terminated(SystemExit):
         super().__init__(128 + signal.SIGTERM)
 
 
+class HandlerSwap:
+    """While entered, SIGINT and SIGTERM call the subclass's `_handle(signum, frame)` (main
+    thread only: elsewhere nothing is installed); leaving restores the handlers that were there
+    before. The base of the project's small signal catchers (a serving ps task's, the sweep's)."""
+
+    def __init__(self):
+        self._previous: dict = {}
+
+    def _handle(self, signum, frame):
+        raise NotImplementedError
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous = {}
+        return False
+
+
 class SignalCatcher:
     """Turns SIGINT/SIGTERM into a flag while installed (also a context manager).
 

@@ -19,6 +19,7 @@ import sys
 import time
 
 from tf_cnn_benchmarks.history import records  # absolute: `python -m tools.sweep`
+from tf_cnn_benchmarks.lifecycle import signals as run_signals
 
 from . import figures, host_load, results
 
@@ -29,7 +30,7 @@ PRECISION_FLAGS = {'fp32': [], 'fp16': ['--use_fp16'], 'bf16': ['--use_bf16']}
 KILL_GRACE_SECS = 10.0
 
 
-class Interrupts:
+class Interrupts(run_signals.HandlerSwap):
     """SIGINT/SIGTERM handlers for the sweep (a context manager).
 
     The first signal is recorded (`signum`) and forwarded to the running child, which finishes
@@ -38,20 +39,10 @@ class Interrupts:
     """
 
     def __init__(self):
+        super().__init__()
         self.signum: int | None = None
         self.proc: subprocess.Popen | None = None
         self._count = 0
-        self._previous: dict = {}
-
-    def __enter__(self):
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            self._previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
-        return False
 
     def _handle(self, signum, frame):
         del frame
