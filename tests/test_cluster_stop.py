@@ -118,9 +118,14 @@ def produce(d, cases: dict, victim: int) -> dict:
             results[name] = _wait_after_signal(procs, signalled)
         return results
     finally:
-        for procs in clusters.values():
-            for p in procs:
-                p.kill()
+        _kill_all(clusters)
+
+
+def _kill_all(clusters: dict) -> None:
+    """Kills every task of every cluster of a wave (those that ended: nothing)."""
+    for procs in clusters.values():
+        for p in procs:
+            p.kill()
 
 
 @pytest.fixture(scope='module')
@@ -299,9 +304,7 @@ def produce_faults(d) -> dict:
             results[name] = _wait_after_signal(procs, time.monotonic())
         return results
     finally:
-        for procs in clusters.values():
-            for p in procs:
-                p.kill()
+        _kill_all(clusters)
 
 
 @pytest.fixture(scope='module')
