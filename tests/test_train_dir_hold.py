@@ -219,10 +219,23 @@ def test_a_holder_killed_with_sigkill_is_said_gone_not_reused(tmp_path, capsys):
                                                                                    capsys)
 
 
+def _program(pid: int) -> str:
+    try:
+        with open('/proc/%d/comm' % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ''
+
+
 def test_a_stale_holds_pid_reused_by_another_program_is_named(tmp_path, capsys):
     train_dir = str(tmp_path / 'train')
     other = subprocess.Popen(['sleep', '60'])
     try:
+        # Popen returns after the fork, maybe before the exec: until then the pid's program
+        # reads as '?' (the name was '?' once under load).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _program(other.pid) != 'sleep':
+            time.sleep(0.01)
         _write_hold(train_dir, other.pid, started='2026-01-02 03:04:05 UTC')  # before `other`
         assert ('(that process is gone and its pid %d now belongs to another program, sleep, '
                 'started after the hold; ' % other.pid) in _taken_over(train_dir, capsys)
