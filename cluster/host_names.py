@@ -24,10 +24,11 @@ IP addresses (`10.0.0.1`, `[::1]`) are not looked up.
 
 from __future__ import annotations
 
-import concurrent.futures
 import ipaddress
 import os
 import socket
+import threading
+import time
 
 from .. import cnn_util
 from ..params import ParamsError
@@ -35,8 +36,9 @@ from ..params import ParamsError
 #: getaddrinfo's answers that say the name does not exist (not a failure to ask).
 NO_SUCH_NAME = {getattr(socket, n) for n in ('EAI_NONAME', 'EAI_NODATA', 'EAI_FAIL')
                 if hasattr(socket, n)}
-#: Lookups made at once (a Slurm step of many nodes: one per node name).
-MAX_PARALLEL = 16
+#: How long the start-up waits for the name server (seconds): a name not answered by then is
+#: not judged (as a temporary failure), so a slow resolver never holds a run silently.
+LOOKUP_WAIT_SECS = 2.0
 
 
 def _host(address: str) -> str:
@@ -64,19 +66,30 @@ def _lookup(host: str) -> str | None:
     return None
 
 
-def unresolved(hosts, lookup=_lookup) -> dict[str, str]:
+def unresolved(hosts, lookup=_lookup, wait_secs: float = LOOKUP_WAIT_SECS) -> dict[str, str]:
     """{host name: why} for the names among `hosts` that do not resolve, in their order.
+
+    Each name is looked up in a daemon thread of its own, all at once; a name without an
+    answer within `wait_secs` (seconds, for all of them) is not judged.
 
     Args:
       hosts: host names (no ports); IP addresses and repeats are skipped.
       lookup: host -> why it does not resolve, or None (a test seam; default getaddrinfo).
+      wait_secs: the longest wait for the answers.
     """
     names = list(dict.fromkeys(h for h in hosts if h and not _is_ip(h)))
-    if not names:
-        return {}
-    with concurrent.futures.ThreadPoolExecutor(min(MAX_PARALLEL, len(names))) as pool:
-        answers = list(pool.map(lookup, names))
-    return {name: why for name, why in zip(names, answers, strict=True) if why}
+    answers: dict[str, str | None] = {}
+
+    def ask(name):
+        answers[name] = lookup(name)
+
+    threads = [threading.Thread(target=ask, args=(name,), daemon=True) for name in names]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + wait_secs
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return {name: answers[name] for name in names if answers.get(name)}
 
 
 def _origins(p) -> list[tuple[str, list[str]]]:

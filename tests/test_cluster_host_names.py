@@ -6,6 +6,8 @@ TF_CONFIG's get a warning; a name server that does not answer is not judged."""
 from __future__ import annotations
 
 import socket
+import threading
+import time
 
 import pytest
 from test_slurm_resolver import simulated_slurm
@@ -87,6 +89,27 @@ def test_a_name_server_that_does_not_answer_is_not_judged(monkeypatch):
         raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
     monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)
     assert host_names.unresolved(['slow', 'gone']) == {'gone': 'Name or service not known'}
+
+
+def test_a_name_server_that_hangs_holds_the_start_up_for_the_wait_only():
+    """A resolver that does not answer (getaddrinfo blocks for its own timeouts, 10 s and more)
+    held the start-up silently: the names answered are judged, the hanging one is not."""
+    release = threading.Event()
+
+    def lookup(host):
+        if host == 'hangs':
+            release.wait(30)
+            return 'too late'
+        return 'Name or service not known' if host == 'gone' else None
+
+    start = time.monotonic()
+    try:
+        found = host_names.unresolved(['hangs', 'gone', 'here'], lookup=lookup, wait_secs=0.3)
+        waited = time.monotonic() - start
+    finally:
+        release.set()
+    assert found == {'gone': 'Name or service not known'}
+    assert 0.3 <= waited < 20  # the wait, not the resolver's
 
 
 @pytest.mark.cli
