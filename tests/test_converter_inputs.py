@@ -171,3 +171,24 @@ def test_synset_and_text_of_a_folder_name_stay_one_word_and_one_line():
     assert class_folders.text_of(name) == 'a b c d e'
     assert len(class_folders.synset_of(name).split()) == 1
     assert class_folders.text_of(name).splitlines() == ['a b c d e']
+
+
+@pytest.mark.cli
+def test_shard_counts_not_given_fit_a_small_folder(tmp_path, capsys):
+    """The benchmark's hint (`tf_cnn_build_tfrecords --input_dir=DIR --output_dir=...`) on six
+    images was refused: `--num_train_shards=8 is more than the 4 train images`. Counts not given
+    are at most one shard per image; a count given is still checked."""
+    folder = str(tmp_path / 'jp')
+    _jpegs(*('%s/%s/%d.jpg' % (folder, c, i) for c in ('cat', 'dog') for i in range(3)))
+    argv = ['tf_cnn_build_tfrecords', '--input_dir=%s' % folder, '--noprogress']
+    assert convert_tool.main(argv + ['--output_dir=%s' % (tmp_path / 'a')]) == 0
+    shards = sorted(os.listdir(tmp_path / 'a'))
+    assert [s for s in shards if s.startswith('train-')] == [
+        'train-%05d-of-00004' % i for i in range(4)]
+    assert [s for s in shards if s.startswith('validation-')] == [
+        'validation-%05d-of-00002' % i for i in range(2)]
+    capsys.readouterr()
+    assert convert_tool.main(argv + ['--output_dir=%s' % (tmp_path / 'b'),
+                                     '--num_train_shards=8']) == 2
+    assert capsys.readouterr().err == (
+        'error: --num_train_shards=8 is more than the 4 train images; use fewer shards\n')

@@ -61,10 +61,10 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_string('input_dir', None, 'Folder of class sub-folders of images.', flag_values=fv)
     flags.DEFINE_string('output_dir', None, 'Folder for the TFRecord shards (created).',
                         flag_values=fv)
-    flags.DEFINE_integer('num_train_shards', 8, 'Number of train shards.', lower_bound=1,
-                         flag_values=fv)
-    flags.DEFINE_integer('num_validation_shards', 2, 'Number of validation shards.',
-                         lower_bound=1, flag_values=fv)
+    flags.DEFINE_integer('num_train_shards', 8, 'Number of train shards (not given: at most '
+                         'one per train image).', lower_bound=1, flag_values=fv)
+    flags.DEFINE_integer('num_validation_shards', 2, 'Number of validation shards (not given: '
+                         'at most one per validation image).', lower_bound=1, flag_values=fv)
     flags.DEFINE_float('validation_fraction', 0.2, 'Fraction of each class for validation.',
                        lower_bound=0.0, upper_bound=1.0, flag_values=fv)
     flags.DEFINE_integer('seed', 0, 'Seed of the train/validation split and shard order.',
@@ -381,13 +381,17 @@ def _import_tensorflow_quietly() -> None:
         import tensorflow  # noqa: F401
 
 
-def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_validation_shards: int,
+def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
+            num_validation_shards: int | None,
             validation_fraction: float, seed: int, class_text_file: str | None = None,
             num_threads: int = 1, overwrite: bool = False, progress: bool = True,
             warn=_warn) -> dict:
     """Runs the conversion (see the module docstring).
 
     Args:
+      num_train_shards, num_validation_shards: shards per split; None (the flag not given):
+        the flag's default (8, 2), at most one per image of the split; a count given that
+        exceeds the split's images raises ConvertError.
       warn: called with each warning line (classes without text, empty splits) before any
         shard is written; the default prints `warning: <line>` to stderr.
 
@@ -417,6 +421,9 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int, num_valid
     texts = check_class_texts(read_class_texts(class_text_file), [c.synset for c in classes],
                               class_text_file, warn, {c.synset: c.text for c in classes})
     train, validation = split_examples(classes, validation_fraction, seed)
+    # A count the user did not give (None) is the flag's default, at most one shard per image.
+    num_train_shards = num_train_shards or max(1, min(8, len(train)))
+    num_validation_shards = num_validation_shards or max(1, min(2, len(validation)))
     for name, examples, shards in (('train', train, num_train_shards),
                                    ('validation', validation, num_validation_shards)):
         if examples and shards > len(examples):
@@ -490,8 +497,10 @@ def main(argv: list[str] | None = None) -> int:
         print('error: %s' % e, file=sys.stderr)
         return 2
     try:
-        result = convert(fv.input_dir, fv.output_dir, num_train_shards=fv.num_train_shards,
-                         num_validation_shards=fv.num_validation_shards,
+        given = lambda name: fv[name].value if fv[name].present else None  # noqa: E731
+        result = convert(fv.input_dir, fv.output_dir,
+                         num_train_shards=given('num_train_shards'),
+                         num_validation_shards=given('num_validation_shards'),
                          validation_fraction=fv.validation_fraction, seed=fv.seed,
                          class_text_file=fv.class_text_file, num_threads=fv.num_threads,
                          overwrite=fv.overwrite, progress=fv.progress)
