@@ -8,7 +8,9 @@ beside it: the page can be mailed, archived as a CI artifact or opened from disk
 The search and the plots use the clean runs (metrics/clean_runs.py); the runs left out are
 counted with the regressions (one line per reason) and listed under their configuration's
 plot with a badge ('busy', 'stopped at 28 of 100'). With include_unclean
-(--include_unclean_runs) they are kept, and listed with their badge as kept.
+(--include_unclean_runs) they are kept, and listed with their badge as kept. The runs kept
+whose host load was not measured (too short) are counted there too and listed as 'not
+measured', as `tf_cnn_results history` marks them (history/records.py `host_load_word`).
 """
 
 from __future__ import annotations
@@ -81,21 +83,39 @@ def _latest_table(runs: list[dict]) -> str:
                    'repeats', 'runs', 'TensorFlow'], rows, numeric=(3, 4, 5, 6))
 
 
-def _unclean_table(pairs: list, kept: bool) -> str:
-    """The runs of a configuration left out of the verdicts (or kept, `kept`), each with its
-    badge; '' when there are none."""
-    if not pairs:
+def _marked_table(rows: list[dict], what: str) -> str:
+    """The runs of a configuration `what` says (left out of the verdicts, kept unclean, kept
+    with no measured host load), each with its host-load word (records.host_load_word, the
+    words `list` and `history` give: 'busy', 'stopped at 28 of 100', 'not measured'); '' when
+    there are none."""
+    if not rows:
         return ''
     body = ''.join('<tr><td class="num">#%d</td><td>%s</td><td>%s</td><td>%s</td>'
                    '<td class="num">%.1f</td><td><span class="badge">%s</span></td></tr>' % (
                        r['id'], _e(r['run_utc'][:19].replace('T', ' ')),
                        _e(r['hostname'] or '?'), _e(r['label'] or '-'), r['images_per_sec'],
-                       _e(s.badge)) for r, s in pairs)
+                       _e(records.host_load_word(r, clean=''))) for r in rows)
+    return ('<p class="note">%s</p><table><tr><th>run</th><th>finished (UTC)</th>'
+            '<th>host</th><th>label</th><th>images/sec</th><th>why</th></tr>%s</table>'
+            % (_e(what), body))
+
+
+def _unclean_table(rows: list[dict], kept: bool) -> str:
+    """The runs of a configuration left out of the verdicts (or kept, `kept`); '' when none."""
     what = ('unclean runs kept in the verdicts (%s)' % clean_runs.INCLUDE_FLAG if kept else
             'runs left out of the verdicts (%s keeps them)' % clean_runs.INCLUDE_FLAG)
-    return ('<p class="note">%d %s:</p><table><tr><th>run</th><th>finished (UTC)</th>'
-            '<th>host</th><th>label</th><th>images/sec</th><th>why</th></tr>%s</table>'
-            % (len(pairs), _e(what), body))
+    return _marked_table(rows, '%d %s:' % (len(rows), what))
+
+
+def _unmeasured_table(runs: list[dict]) -> str:
+    """The clean runs of a configuration the verdicts kept whose host load was not measured
+    ('3 runs kept in the verdicts, host load not measured (run too short):'); '' when none."""
+    mine = [(r, s) for r, s in ((r, records.run_state(r)) for r in runs)
+            if s.unmeasured and s.clean]
+    if not mine:
+        return ''
+    return _marked_table([r for r, _ in mine], '%d runs kept in the verdicts, host load not '
+                         'measured (%s):' % (len(mine), mine[0][1].unmeasured))
 
 
 def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '',
@@ -114,8 +134,8 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
     """
     chosen = clean_runs.select(rows, records.run_state, include_unclean)
     unclean: dict[str, list] = {}
-    for r, s in chosen.left_out + chosen.kept_unclean:
-        unclean.setdefault(r['config_key'], []).append((r, s))
+    for r, _ in chosen.left_out + chosen.kept_unclean:
+        unclean.setdefault(r['config_key'], []).append(r)
     found, searched, short = regressions.find_regressions(chosen.kept, min_change_pct)
     steps_of: dict[str, list] = {}
     for r in found:
@@ -142,6 +162,9 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                  len(rows), len(by_config), len(hosts), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
              _regressions_section(found, searched, short, min_change_pct, chosen.lines())]
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept])
+    if unmeasured:
+        parts.append('<p class="note">%s</p>' % _e(unmeasured))
     for (model, precision) in sorted(groups):
         parts.append('<h2 id="%s-%s">%s %s</h2>' % (_e(model), _e(precision), _e(model),
                                                      _e(precision)))
@@ -156,6 +179,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                                        base64.b64encode(png).decode('ascii')))
                 parts.append(_latest_table(runs))
             parts.append(_unclean_table(unclean.get(key, []), include_unclean))
+            parts.append(_unmeasured_table(runs))
     parts.append('</body></html>')
     return '\n'.join(parts)
 

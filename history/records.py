@@ -32,7 +32,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
-on load, and its planned steps are its params' --num_batches.
+on load, and its planned steps are its params' --num_batches. `host_load_word` is the word
+every view of the database marks a run with ('busy', 'not measured', ...).
 
 No TensorFlow and nothing above this package: plain dicts in, plain dicts out.
 """
@@ -319,6 +320,15 @@ def run_state(row: dict) -> clean_runs.RunState:
             params = {}
         run, planned = row.get('num_steps'), clean_runs.planned_from_params(params)
     return clean_runs.state(figures.get('host_load'), run, planned)
+
+
+def host_load_word(row: dict, clean: str = 'clean') -> str:
+    """The host-load word of a database row, the one every view of the database gives it
+    (`tf_cnn_results list`'s column, `history`'s mark, the `html` page's): the words `show`
+    gives (metrics/clean_runs.py RunState.verdict: 'busy', 'stopped at 28 of 100', 'not
+    measured' for a run too short to measure, ...), `clean` for a clean one."""
+    verdict = run_state(row).verdict
+    return clean if verdict == 'clean' else verdict
 
 
 def changes(before: dict, after: dict) -> list[str]:

@@ -1,7 +1,7 @@
 """`tf_cnn_results` and the host load of each run: `list` has a 'host load' column with the words
 `show` uses, a run too short for its load to be measured is 'not measured (run too short)', not
-'clean', `history` marks it in `list`'s words, and the verdicts that keep it say so
-(metrics/clean_runs.py)."""
+'clean', `history` and the `html` page mark it in `list`'s words, and the verdicts that keep it
+say so (metrics/clean_runs.py)."""
 
 from __future__ import annotations
 
@@ -94,3 +94,21 @@ def test_history_marks_the_runs_list_does_not_call_clean_in_lists_words(tmp_path
                      7: '', 8: ''}
     marks = _history_marks(capsys, '--results_db=' + db, png, '--include_unclean_runs')
     assert marks[4] == 'busy' and marks[1] == 'not measured' and marks[8] == ''
+
+
+def test_the_page_marks_the_runs_history_marks_not_measured(tmp_path):
+    # `history` marked runs #1-#3 'not measured'; the html page listed only the busy run #4 and
+    # showed the three unmeasured ones nowhere.
+    from tf_cnn_benchmarks.history import page, records, store
+    db = _db(tmp_path)
+    with store.opened(db, read_only=True) as conn:
+        rows = store.select_runs(conn)
+    text = page.build_page(rows, db, 5.0)
+    marked = {int(cell.split('</td>')[0]): cell.split('<span class="badge">')[1].split('<')[0]
+              for cell in text.split('<td class="num">#')[1:]}
+    assert marked == {4: 'busy', 1: 'not measured', 2: 'not measured', 3: 'not measured'}
+    assert marked == {r['id']: records.host_load_word(r, clean='') for r in rows
+                      if records.host_load_word(r, clean='')}
+    assert '3 runs kept in the verdicts, host load not measured (run too short):' in text
+    assert ('<p class="note">host load: not measured for 3 of 7 runs (run too short): whether '
+            'the host was quiet during them is not known') in text

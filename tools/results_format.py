@@ -32,21 +32,14 @@ def _ms(seconds) -> str:
     return '-' if seconds is None else '%.2f' % (1000.0 * seconds)
 
 
-def host_load_word(row: dict, clean: str = 'clean') -> str:
-    """The host-load word of a run, `list`'s column and `history`'s mark alike: the words
-    `show` gives (metrics/clean_runs.py RunState.verdict: 'busy', 'stopped at 28 of 100',
-    'not measured' for a run too short to measure, ...), `clean` for a clean one."""
-    verdict = records.run_state(row).verdict
-    return clean if verdict == 'clean' else verdict
-
-
 def list_lines(rows: list[dict]) -> list[str]:
-    """`list`: one table row per run; its 'host load' column is `host_load_word`."""
+    """`list`: one table row per run; its 'host load' column is history/records.py
+    `host_load_word`."""
     if not rows:
         return ['no runs match.']
     body = [['%d' % r['id'], when(r), r['hostname'] or '?', r['label'] or '-',
              records.describe_config(r), '%.2f' % r['images_per_sec'],
-             _ms(r['step_time_median']), host_load_word(r)] for r in rows]
+             _ms(r['step_time_median']), records.host_load_word(r)] for r in rows]
     return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
                   'step ms (median)', 'host load'], body, numeric=(0, 5, 6)) + [
         '', '%d run(s), %d configuration(s).' % (len(rows), len({r['config_key'] for r in rows}))]
@@ -145,8 +138,8 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         listed after the table with the left-out lines.
 
     The step column marks a step down and every run `list` does not call clean, in its
-    words (`host_load_word`: 'busy', 'stopped at 28 of 100' for unclean runs kept, 'not
-    measured' for a run too short to measure its host load).
+    words (history/records.py `host_load_word`: 'busy', 'stopped at 28 of 100' for unclean
+    runs kept, 'not measured' for a run too short to measure its host load).
     """
     slower = {r.first_slower['id']: r for r in found}
     body, previous = [], {}
@@ -156,7 +149,7 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         changed = '; '.join(records.changes(before, row)) if before else ''
         mark = '; '.join(m for m in (
             'step down %s' % regressions.summary(slower[row['id']])['change']
-            if row['id'] in slower else '', host_load_word(row, clean='')) if m)
+            if row['id'] in slower else '', records.host_load_word(row, clean='')) if m)
         body.append(['%d' % row['id'], when(row), host, row['label'] or '-',
                      '%.2f' % row['images_per_sec'], _ms(row['step_time_median']),
                      _ms(row['step_time_stdev']), mark, changed or '-'])
