@@ -54,7 +54,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util
-from ..lifecycle import run_hooks
+from ..lifecycle import run_hooks, training_loop
 from .topology import Cluster, can_connect, task_device
 
 tf1 = tf.compat.v1
@@ -66,8 +66,9 @@ RELEASE_GRACE_SECS = 10.0
 STOP_POLL_SECS = 1.0
 #: Deadline of one read or write of the stop mark (seconds).
 STOP_MARK_TIMEOUT_SECS = 5.0
-#: Why a worker has no images/sec in the chief's lines (a run that timed no step).
-NOTHING_TIMED = 'nothing timed: stopped in the warm-up'
+#: Why a worker has no images/sec in the chief's lines (a run that timed no step): the words
+#: of its own total line (lifecycle/training_loop.py).
+NOTHING_TIMED = training_loop.NOTHING_TIMED
 
 
 def done_queue(task: tuple[str, int]) -> tf1.FIFOQueue:
@@ -438,7 +439,7 @@ class ClusterStatsHook(run_hooks.RunHook):
                         '%.2f MB sent, %.2f MB received' % (self._traffic['sent'] / 1e6,
                                                            self._traffic['received'] / 1e6))
         if c.job_name == 'controller':
-            if not result.get('num_steps'):  # stopped in the warm-up: no figure, not 0.00
+            if not result.get('num_steps'):  # nothing timed: no figure, not 0.00
                 cnn_util.log_fn('no cluster total images/sec: the controller timed no step (%s)'
                                 % NOTHING_TIMED)
                 return
@@ -446,7 +447,7 @@ class ClusterStatsHook(run_hooks.RunHook):
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
             return
-        # A run stopped in the warm-up timed nothing: images/sec None, sent as 0.
+        # A run stopped before its first timed step timed nothing: images/sec None, sent as 0.
         sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
             float(result['images_per_sec'] or 0.0), int(result['num_steps']),
             float(result['elapsed_secs'])))))
@@ -460,9 +461,10 @@ class ClusterStatsHook(run_hooks.RunHook):
 
     def _report(self, stats, result):
         """The per-worker lines and the cluster total. A worker that timed no step (stopped
-        in the warm-up: its images/sec went into the queue as 0) has no figure: its line says
-        so, and the cluster total line is left out (a sum of the others would not be the
-        cluster's, and 0.00 would read as a measured figure); one line says why instead."""
+        before its first timed step: its images/sec went into the queue as 0) has no figure:
+        its line says so, and the cluster total line is left out (a sum of the others would
+        not be the cluster's, and 0.00 would read as a measured figure); one line says why
+        instead."""
         tasks, rates, steps, secs = stats
         order = sorted(range(len(tasks)), key=lambda i: int(tasks[i]))
         untimed = [int(tasks[i]) for i in order if int(steps[i]) <= 0]

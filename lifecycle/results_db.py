@@ -91,8 +91,9 @@ class RecordHook(run_hooks.RunHook):
         --noresults_db: then only the finish time is stamped.
       eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
 
-    A run stopped in the warm-up (result['stopped_in_warmup']) is not recorded: it timed
-    nothing.
+    A run that timed nothing (stopped in the warm-up, result['stopped_in_warmup'], or a
+    cluster's worker stopped at its first timed step: result['images_per_sec'] None) is not
+    recorded.
     """
 
     def __init__(self, database: str | None, eval_run: bool = False):
@@ -105,6 +106,6 @@ class RecordHook(run_hooks.RunHook):
     def report(self, result):
         if self.eval_run and not result.get('evals'):  # no checkpoint was evaluated
             return
-        if result.get('stopped_in_warmup'):  # a signal in the warm-up: nothing was timed
+        if results_log.timed_nothing(result):
             return
         record(self.database, result)

@@ -76,6 +76,13 @@ def common_fields(plan) -> dict:
     }
 
 
+def timed_nothing(result: dict) -> bool:
+    """True for a run's result that has no images/sec: stopped in the warm-up
+    ('stopped_in_warmup'), or a cluster's worker stopped at its first timed step
+    ('images_per_sec' None: lifecycle/timed_run.py loop_result)."""
+    return bool(result.get('stopped_in_warmup')) or result.get('images_per_sec') is None
+
+
 def step_records(step_times, losses, images_per_step: int) -> list[dict]:
     """Per timed step: {'step' (1-based), 'images_per_sec', 'loss', 'step_time_secs'}."""
     records = []
@@ -212,16 +219,16 @@ class ResultsLogHook(run_hooks.RunHook):
 
 class PlotHook(run_hooks.RunHook):
     """Writes --plot_file (phase `report`; its name is in the result from phase `end`); none
-    for a run stopped in the warm-up, which timed nothing."""
+    for a run that timed nothing (`timed_nothing`)."""
 
     def __init__(self, path: str):
         self.path = path
 
     def end(self, result):
-        result['plot_file'] = None if result.get('stopped_in_warmup') else self.path
+        result['plot_file'] = None if timed_nothing(result) else self.path
 
     def report(self, result):
-        if result.get('stopped_in_warmup'):
+        if timed_nothing(result):
             cnn_util.log_fn('No plot written to %s: nothing was timed' % self.path)
             return
         write_plot(result, self.path)

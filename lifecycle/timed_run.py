@@ -142,7 +142,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     common fields (results_log.common_fields), per-step records, and defaults for the keys
     that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...). A run stopped in the
     warm-up (a signal) has 'stopped_in_warmup' True and 'images_per_sec' None: nothing was
-    timed.
+    timed; so has a cluster's worker stopped at its first timed step ('num_steps' 0).
 
     Args:
       plan: the run's run_plan.RunPlan.
@@ -153,7 +153,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     global_step = (restored_step or 0) + (loop.num_steps + len(loop.warmup_losses)
                                           if plan.training else 0)
     result = {
-        'images_per_sec': None if loop.stopped_in_warmup else loop.images_per_sec,
+        'images_per_sec': None if loop.nothing_timed else loop.images_per_sec,
         'losses': loop.losses,
         'warmup_losses': loop.warmup_losses,
         'step_times': loop.step_times,

@@ -28,6 +28,10 @@ from .. import params as params_lib
 from .phase_runner import PhaseRunner
 
 DASHES = '-' * 64
+#: Why a run (or a cluster's worker) has no images/sec: the stop came before its first timed
+#: step finished, in the warm-up or at the first timed step (a cluster's chief stopping).
+#: The total line says it, and the chief's line for such a worker (cluster/coordination.py).
+NOTHING_TIMED = 'nothing timed: stopped before the first timed step'
 # The reference a --weight_decay is measured against when the NaN message weighs it with the
 # learning rate (decay_advice): the table's default.
 DEFAULT_WEIGHT_DECAY = params_lib.SPEC_BY_NAME['weight_decay'].default
@@ -55,6 +59,9 @@ class LoopResult:
         cnn_util.StopRequested (a cluster's chief stopped; that step is not counted).
       stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up: no step was
         timed, and images_per_sec is no measurement (0.0).
+
+    `nothing_timed` holds for those and for a loop stopped at its first timed step (a
+    cluster's chief stopped): no images/sec either.
     """
 
     images_per_sec: float = 0.0
@@ -67,6 +74,11 @@ class LoopResult:
     hook_secs: float = 0.0
     stopped_early: bool = False
     stopped_in_warmup: bool = False
+
+    @property
+    def nothing_timed(self) -> bool:
+        """No timed step finished: images_per_sec (0.0) is no measurement."""
+        return self.num_steps == 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,7 +274,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     the timed part's line, the timed phases or a total block. A step that raises
     cnn_util.StopRequested (a cluster's chief stopped) ends the loop the same way, before that
     step: in the warm-up as above, in the timed part as after `should_stop` (the step is not
-    counted, nor its time).
+    counted, nor its time). Stopped so at the first timed step, the loop timed nothing: its
+    total block is the one line `total images/sec: none (NOTHING_TIMED)`, without the hooks'
+    lines (their figures are those of the timed steps).
 
     Args:
       spec: the LoopSpec.
@@ -336,6 +350,10 @@ def _total_block(result: LoopResult, phases: PhaseRunner, log) -> None:
         log('%.1f s between steps went to checkpoints, summaries and evaluations (not counted '
             'in total images/sec)' % result.hook_secs)
     log(DASHES)
+    if result.nothing_timed:  # a cluster's chief stopped at the first timed step: no figure
+        log('total images/sec: none (%s)' % NOTHING_TIMED)
+        log(DASHES)
+        return
     log('total images/sec: %.2f' % result.images_per_sec)
     for line in phases.total_lines(result):
         log(line)

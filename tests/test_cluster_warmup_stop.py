@@ -1,5 +1,7 @@
 """A cluster stopped in its warm-up has no cluster total: the chief's lines say that no worker
-timed a step instead of figures of 0.00.
+timed a step instead of figures of 0.00. A worker stopped at its first timed step (another
+task stopped the cluster as the timed part began) says so in its own total line, in the
+chief's words, and its result has no images/sec: no 0.0 in its JSON, no record, no plot.
 
 Before, each worker said `Stopped by SIGINT in the warm-up: no images/sec (nothing timed ...)`,
 then the chief printed `worker 0 images/sec: 0.00 (0 steps in 0.00 s)`, the same for worker 1,
@@ -11,13 +13,15 @@ from __future__ import annotations
 
 import re
 import signal
+import sys
 import time
 
 import pytest
 from test_distributed import Proc, cluster_args, hosts
-from test_launcher import Launch
+from test_launcher import Launch, _launch_script
 
 from tf_cnn_benchmarks.cluster import coordination
+from tf_cnn_benchmarks.lifecycle import results_db, results_log, timed_run, training_loop
 
 pytestmark = pytest.mark.cluster
 
@@ -44,10 +48,10 @@ def _report(stats) -> tuple[list[str], dict]:
 def test_no_cluster_total_when_no_worker_timed_a_step():
     lines, result = _report(([1, 0], [0.0, 0.0], [0, 0], [0.0, 0.0]))
     assert lines == [
-        'worker 0 images/sec: none (nothing timed: stopped in the warm-up)',
-        'worker 1 images/sec: none (nothing timed: stopped in the warm-up)',
-        'no cluster total images/sec: no worker timed a step (nothing timed: stopped in the '
-        'warm-up)']
+        'worker 0 images/sec: none (nothing timed: stopped before the first timed step)',
+        'worker 1 images/sec: none (nothing timed: stopped before the first timed step)',
+        'no cluster total images/sec: no worker timed a step (nothing timed: stopped before the '
+        'first timed step)']
     assert 'cluster_images_per_sec' not in result
 
 
@@ -57,9 +61,9 @@ def test_no_cluster_total_when_one_worker_timed_no_step():
     lines, result = _report(([0, 1], [9.5, 0.0], [20, 0], [4.2, 0.0]))
     assert lines == [
         'worker 0 images/sec: 9.50 (20 steps in 4.20 s)',
-        'worker 1 images/sec: none (nothing timed: stopped in the warm-up)',
-        'no cluster total images/sec: worker 1 timed no step (nothing timed: stopped in the '
-        'warm-up)']
+        'worker 1 images/sec: none (nothing timed: stopped before the first timed step)',
+        'no cluster total images/sec: worker 1 timed no step (nothing timed: stopped before the '
+        'first timed step)']
     assert 'cluster_images_per_sec' not in result
 
 
@@ -118,3 +122,48 @@ def test_the_launcher_stopped_in_the_warm_up_prints_no_total(tmp_path):
     assert not re.search(r'images/sec: 0\.00', out), out[-3000:]
     assert not re.search(r'^\[launcher\] cluster total', out, re.M)
     assert out.splitlines()[-1].startswith('[launcher] no cluster total images/sec: '), out[-3000:]
+
+
+def test_a_worker_stopped_at_its_first_timed_step_has_no_rate_record_or_plot(tmp_path,
+                                                                             monkeypatch):
+    """Its result held images_per_sec 0.0, and the chief's run was recorded in the results
+    database at 0.00 images/sec (ps + 2 workers, worker 1 interrupted in its last warm-up step:
+    worker 0 finished its warm-up and was stopped at its first timed step)."""
+    assert coordination.NOTHING_TIMED == training_loop.NOTHING_TIMED  # the same words
+    monkeypatch.setattr(results_log, 'common_fields', lambda plan: {})
+    plan = type('Plan', (), {'training': True, 'global_batch_size': 4})()
+    loop = training_loop.LoopResult(warmup_losses=[1.0], stopped_early=True, elapsed_secs=0.1)
+    result = timed_run.loop_result(plan, loop, 1.0, None)
+    assert result['images_per_sec'] is None and result['num_steps'] == 0
+    assert not result['stopped_in_warmup'] and results_log.timed_nothing(result)
+    db = tmp_path / 'r.sqlite'
+    results_db.RecordHook(str(db)).report(result)
+    plot = results_log.PlotHook(str(tmp_path / 'p.png'))
+    plot.end(result)
+    plot.report(result)
+    assert not db.exists() and not (tmp_path / 'p.png').exists()
+    assert result['plot_file'] is None
+    timed = dict(result, images_per_sec=4.0, num_steps=1)
+    assert not results_log.timed_nothing(timed)
+
+
+UNTIMED_TASK = """#!%s
+import sys
+if '--task_index=0' in sys.argv and '--job_name=worker' in sys.argv:
+    print('total images/sec: none (nothing timed: stopped before the first timed step)')
+    print('no cluster total images/sec: worker 0 timed no step (nothing timed: ...)')
+elif '--job_name=worker' in sys.argv:
+    print('total images/sec: 4.00')
+"""
+
+
+def test_the_launcher_relays_a_worker_that_timed_nothing(tmp_path):
+    """Without a figure from worker0, the launcher summed the others into a cluster total the
+    chief had refused; now it relays worker0's line and gives no total."""
+    status, out, _ = _launch_script(tmp_path, UNTIMED_TASK % sys.executable, '--num_ps=1',
+                                    '--num_workers=2', '--model=trivial')
+    assert status == 0
+    assert out.splitlines()[-3:] == [
+        '[launcher] worker0 images/sec: none (nothing timed: stopped before the first timed '
+        'step)', '[launcher] worker1 images/sec: 4.00',
+        '[launcher] no cluster total images/sec: worker0 timed no step']

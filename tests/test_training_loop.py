@@ -340,6 +340,35 @@ def test_a_warm_up_step_stopped_by_the_chief_times_nothing():
     assert (result.num_steps, result.warmup_losses) == (0, [1.0, 1.0])
 
 
+class _FigureHook(run_hooks.RunHook):
+    """A total block's figure line made from the loop's images/sec."""
+
+    def total_lines(self, loop):
+        return ['compute images/sec: %.2f' % loop.images_per_sec]
+
+
+def test_a_first_timed_step_stopped_by_the_chief_says_nothing_was_timed():
+    """A worker whose chief stopped as its timed part began (StopRequested at the first timed
+    step) printed `total images/sec: 0.00` and its figures from that 0.00; now its total line
+    says no step was timed, in the words of the chief's line for it, and nothing else."""
+    calls = []
+
+    def step():
+        calls.append('step')
+        if len(calls) == 3:  # two warm-up steps, then the first timed one
+            raise cnn_util.StopRequested('was interrupted (SIGINT)')
+        return (1.0,)
+    lines = []
+    result = training_loop.run_loop(
+        Spec(num_warmup=2, num_steps=10, images_per_step=4, display_every=1), step,
+        [_FigureHook()], log=lines.append)
+    assert lines[-3:] == [training_loop.DASHES, 'total images/sec: none (nothing timed: '
+                          'stopped before the first timed step)', training_loop.DASHES]
+    assert not any(line.startswith('compute images/sec') for line in lines)
+    assert result.nothing_timed and result.stopped_early and not result.stopped_in_warmup
+    assert (result.num_steps, result.step_times, result.warmup_losses) == (0, [], [1.0, 1.0])
+
+
 class _Clocked:
     """A step function on a fake clock: each call takes the next of `durations` seconds."""
 

@@ -59,6 +59,8 @@ LaunchError = cluster_checks.LaunchError  # the checks' refusal, as callers of t
 PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
+# A worker that timed no step (stopped before its first timed step): its reason.
+_NO_TOTAL = re.compile(r'^total images/sec: none \((.*)\)$')
 _CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
 # Seconds a task's error line waits for the same line from other tasks before it is printed.
 COLLAPSE_SECS = 1.0
@@ -175,6 +177,7 @@ class Task:
         self._on_error = on_error
         self.job = spec['job']
         self.images_per_sec = None
+        self.untimed = None  # why, when it printed `total images/sec: none (why)`
         self.cluster_images_per_sec = None
         self._muted = False
         self.muted_lines = 0  # warning and error lines not shown since `mute`
@@ -194,6 +197,9 @@ class Task:
             match = _TOTAL.match(line)
             if match:
                 self.images_per_sec = float(match.group(1))
+            match = _NO_TOTAL.match(line)
+            if match:
+                self.untimed = match.group(1)
             match = _CLUSTER_TOTAL.match(line)
             if match:
                 self.cluster_images_per_sec = float(match.group(1))
@@ -412,11 +418,19 @@ class Launcher:
             figures cover the steps run until then; a worker that printed none (stopped in
             its start-up or warm-up, which time nothing) makes one line saying why there is
             no cluster total instead of a sum of the others.
+
+        A worker whose total line said it timed nothing (`total images/sec: none (why)`:
+        stopped at its first timed step) gets that line, and leaves the total out the same
+        way, stopped by the launcher or not.
         """
         total = 0.0
-        missing = []
+        missing, untimed = [], []
         for task in self.tasks:
             if task.job != 'worker':
+                continue
+            if task.untimed is not None:
+                self.say('%s images/sec: none (%s)' % (task.role, task.untimed))
+                untimed.append(task.role)
                 continue
             if task.images_per_sec is None:
                 missing.append(task.role)
@@ -431,6 +445,8 @@ class Launcher:
             self.say('no cluster total images/sec: %s stopped before printing %s total '
                      '(in the start-up or the warm-up, which time nothing)' % (
                          _roles_text(missing), 'its' if len(missing) == 1 else 'their'))
+        elif untimed:
+            self.say('no cluster total images/sec: %s timed no step' % _roles_text(untimed))
         elif total:
             self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
 
