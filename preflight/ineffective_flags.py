@@ -68,6 +68,10 @@ EVAL_TF_DATA_FLAGS = (
 ALL_REDUCE_FLAGS = ('gradient_repacking', 'agg_small_grads_max_bytes',
                     'agg_small_grads_max_group', 'hierarchical_copy')
 ALL_REDUCE_MODES = ('replicated', 'distributed_all_reduce')
+# The flags that choose the all-reduce of `replicated`, in the table's order: with one tower
+# (one host, --num_gpus=1) all_reduce_gradients returns each gradient as it is, before any
+# spec, pack, group, hierarchy or NCCL is used (its `len(devices) == 1`).
+ONE_TOWER_FLAGS = ('use_nccl', 'all_reduce_spec') + ALL_REDUCE_FLAGS
 # What each other --variable_update does with the towers' gradients instead
 # (variable_managers/one_host.py, variable_managers/distributed.py).
 _OWN_AGGREGATION = {
@@ -177,6 +181,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
                  'gradients of several devices: use one of them)'
                  % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
                     ' and '.join(ALL_REDUCE_MODES)))
+        elif p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling:
+            # --plan_scaling plans this manager on more devices, where they choose the plan.
+            rule(ONE_TOWER_FLAGS, 'with --variable_update=replicated on one device (one tower: '
+                 'there is no all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N '
+                 'towers)')
     if not p.staged_vars:
         rule(('variable_consistency',), 'without --staged_vars (it orders the staged reads of '
              'the variables against their updates; unstaged, every read sees the latest update)')
@@ -345,7 +354,7 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
     the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
     that is not here (`planned_gpu`), those that do not change the plan
-    (`planned_gpu_flags`), and --hierarchical_copy on one device.
+    (`planned_gpu_flags`), and --hierarchical_copy on one device (but for --plan_scaling).
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
@@ -361,7 +370,9 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
             p, 'on the CPU, where this run is because no GPU is visible')
     workers = len(p.worker_hosts) if p.job_name else 1
     said = any(m.startswith('--hierarchical_copy ') for m in out)  # by a mode's rule
-    if p.hierarchical_copy and p.num_gpus * max(1, workers) == 1 and not said:
+    # --plan_scaling plans more devices, where it sets the plan's all-reduce (psgpu/psgpu).
+    if (p.hierarchical_copy and p.num_gpus * max(1, workers) == 1 and not said
+            and not p.plan_scaling):
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
     return list(dict.fromkeys(out))

@@ -3,7 +3,8 @@ was not true for the run (preflight/ineffective_flags.py).
 
 * --gradient_repacking, --agg_small_grads_max_bytes/_group and --hierarchical_copy are read only
   by the managers that all-reduce (replicated and distributed_all_reduce); a run of any other
-  --variable_update said nothing about them.
+  --variable_update said nothing about them, nor did replicated on one tower (with
+  --all_reduce_spec and --use_nccl), where nothing is all-reduced.
 * --variable_consistency=relaxed is read only with --staged_vars.
 * --distortions and --distort_color with --eval (or --forward_only): the images get the central
   crop.
@@ -87,6 +88,52 @@ def test_the_reported_all_reduce_flags_of_a_parameter_server_run():
     # On one device the mode's line alone: no second one about the device count.
     one = warnings_of('--variable_update=parameter_server', '--hierarchical_copy')
     assert one == ['--hierarchical_copy ' + why]
+
+
+ONE_TOWER = ('has no effect with --variable_update=replicated on one device (one tower: there '
+             'is no all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N towers)')
+
+
+@pytest.mark.parametrize('flag', ['--gradient_repacking=2', '--all_reduce_spec=xring',
+                                  '--agg_small_grads_max_bytes=1000', '--hierarchical_copy'])
+def test_all_reduce_flags_warn_with_replicated_on_one_tower(flag):
+    """`--device=cpu --variable_update=replicated --gradient_repacking=2` said nothing, though
+    with one tower nothing is all-reduced (the same on one GPU)."""
+    name = flag.split('=')[0]
+    assert warnings_of('--device=cpu', '--variable_update=replicated', flag) == [
+        '%s %s' % (name, ONE_TOWER)]
+    assert warnings_of('--device=cpu', '--num_gpus=2', '--variable_update=replicated',
+                       flag) == []
+    # --plan_scaling plans the manager on more devices, where the flag chooses the plan.
+    assert warnings_of('--device=gpu', '--gpu_model=V100', '--variable_update=replicated',
+                       '--plan_scaling', flag) == []
+
+
+def test_use_nccl_warns_with_replicated_on_one_gpu():
+    assert warnings_of('--device=gpu', '--variable_update=replicated', '--use_nccl') == [
+        '--use_nccl ' + ONE_TOWER]
+    assert warnings_of('--device=gpu', '--variable_update=replicated', '--nouse_nccl') == []
+
+
+def test_one_tower_is_returned_as_it_is_whatever_the_all_reduce_flags():
+    """The rule's truth (variable_managers/allreduce.py): one device's gradients come back as
+    the same tensors, before any spec, pack, group, hierarchy or NCCL is used."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.variable_managers import allreduce
+    for device, kwargs in (('/cpu:0', dict(num_packs=2)),
+                           ('/cpu:0', dict(agg_small_grads_max_bytes=1000)),
+                           ('/cpu:0', dict(hierarchical_copy=True)),
+                           ('/cpu:0', dict(spec_tuples=allreduce.parse_all_reduce_spec(
+                               'pscpu:32k:xring'))),
+                           ('/gpu:0', dict(use_nccl=True))):
+        with tf.Graph().as_default() as graph:
+            with tf.compat.v1.device(device):
+                grads = [tf.zeros([3, 4]), tf.zeros([5])]
+            ops = len(graph.get_operations())
+            out = allreduce.all_reduce_gradients([grads], [device], **kwargs)
+            assert out[0][0] is grads[0] and out[0][1] is grads[1], kwargs
+            assert len(graph.get_operations()) == ops, kwargs
 
 
 def test_all_reduce_flags_in_forward_only_and_eval_runs():
