@@ -176,6 +176,11 @@ class TaskServer:
     def wait_for_tasks(self, tasks, what: str) -> None:
         """Waits until every task in `tasks` accepts TCP connections.
 
+        A task it cannot reach may never have started, or have stopped with its cluster's run
+        (a ps task exits once that run ended or failed: a start-up mismatch of the
+        run-defining flags stops it with the chief and the other workers, so a worker started
+        after them finds no task that could say why); the error says both.
+
         Raises:
           cnn_util.ClusterError: some did not within --startup_timeout_secs; names them.
         """
@@ -187,12 +192,14 @@ class TaskServer:
             if not pending:
                 return
             if time.monotonic() >= deadline:
+                one = len(pending) == 1
                 raise cnn_util.ClusterError(
-                    '%s: %s unreachable after %g s (--startup_timeout_secs); start %s, or check '
-                    '%s' % (
+                    '%s: %s unreachable after %g s (--startup_timeout_secs): not started yet, or '
+                    'stopped (a task stops when its cluster\'s run ends or fails: %s says '
+                    'why); start %s, or check %s' % (
                         what, ', '.join(self.cluster.describe(*t) for t in pending),
-                        self.cluster.timeout_secs, 'it' if len(pending) == 1 else 'them',
-                        self.cluster.hosts_origin))
+                        self.cluster.timeout_secs, 'its log' if one else 'their logs',
+                        'it' if one else 'them', self.cluster.hosts_origin))
             if not logged:
                 cnn_util.log_fn('Waiting up to %g s for %s' % (
                     self.cluster.timeout_secs,

@@ -115,6 +115,15 @@ def test_other_steps_and_learning_rates_are_named_at_start_up(tmp_path):
         assert (result['code'], last_line(result)) == (1, line), result['log'][-3000:]
         assert 'unreachable' not in result['log'] and 'images/sec' not in result['log']
     assert ps0['code'] == 1
+    # Worker 1 started again after the ps stopped with the job: nothing is left to say why;
+    # its line said 'start it' as of a ps never started, and now says it may have stopped.
+    late = finish_all([Proc('late', cluster_args('worker', 1, ps, workers, timeout=2, extra=[
+        '--num_batches=5', '--init_learning_rate=0.01']), tmp_path)])[0]
+    assert (late['code'], last_line(late)) == (1, (
+        'error: cannot create the session: ps 0 (%s) unreachable after 2 s '
+        "(--startup_timeout_secs): not started yet, or stopped (a task stops when its cluster's "
+        'run ends or fails: its log says why); start it, or check --ps_hosts/--worker_hosts'
+        % ps[0])), late['log'][-3000:]
 
 
 def test_steps_agree_whichever_flag_gave_them():
@@ -209,8 +218,9 @@ def test_an_unreachable_ps_of_a_tf_config_cluster_names_tf_config(monkeypatch):
     with pytest.raises(ClusterError) as raised:
         task.wait_for_tasks([('ps', 0)], 'cannot create the session')
     assert str(raised.value) == (
-        "cannot create the session: ps 0 (%s) unreachable after 1 s (--startup_timeout_secs); "
-        "start it, or check TF_CONFIG's cluster" % ps)
+        "cannot create the session: ps 0 (%s) unreachable after 1 s (--startup_timeout_secs): "
+        "not started yet, or stopped (a task stops when its cluster's run ends or fails: its "
+        "log says why); start it, or check TF_CONFIG's cluster" % ps)
     flags = topology.Cluster(p._replace(cluster_resolver='flags'))
     assert flags.hosts_origin == '--ps_hosts/--worker_hosts'
 
