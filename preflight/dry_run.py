@@ -350,7 +350,8 @@ def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
     device, or None when the search did not run) and predicted_step
     (speed_model/from_flags.predicted_step_report's data: the step, its bound, and for the
     per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak) and
-    warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU)."""
+    warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU, the
+    compute dtype predicted slower than float32)."""
     return {'model': p.model, 'dry_run': True, 'mode': bench.plan.mode,
             'gpu': gpu.name if gpu is not None else 'CPU',
             'batch_size': (p.eval_batch_size or p.batch_size) if p.eval else p.batch_size,
@@ -433,11 +434,14 @@ def run(make_bench, p, visible_gpus: int) -> int:
     lines += step_lines
     for line in lines:
         cnn_util.log_fn(line)
+    warnings = [unsupported] if unsupported else []
+    for text in predicted.get('warnings', ()):  # the dtype predicted slower than float32
+        cnn_util.warn(text)
+        warnings.append(text)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
     if p.benchmark_log_dir:
-        write_report_json(p, bench, gpu, fits, problems, lo, predicted,
-                          [unsupported] if unsupported else [])
+        write_report_json(p, bench, gpu, fits, problems, lo, predicted, warnings)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))

@@ -246,8 +246,10 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     'exposed_secs' (communication the compute does not hide, seconds), 'images_per_sec' (all
     devices), 'scaling_efficiency' (of devices x one device), 'bound', 'compute_source',
     'one_gpu': the per-op model's gpu_step.StepPrediction.as_dict() (which ops bound the step,
-    the share of the peak it reaches) or None when the compute came from a measured figure}.
-    Never raises."""
+    the share of the peak it reaches) or None when the compute came from a measured figure,
+    'float32_images_per_sec': one GPU's figure in float32 by the per-op model beside a
+    float16 or bfloat16 one (`float32_lines`; else None), 'warnings': the texts the dry run
+    warns with (the dtype predicted slower than float32)}. Never raises."""
     try:
         inputs = plan_inputs(p, plan, gpu, find_run=find_run)
         topo = run_topology(p, plan)
@@ -257,15 +259,56 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
         return ['Predicted step:   not planned: %s' % e], {'planned': False, 'reason': str(e)}
     devices = topo.devices
     step = inputs.compute.step
+    in_float32, warnings, float32_rate = float32_lines(p, plan, inputs, step)
     data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
             'step_secs': found.step_secs, 'compute_secs': found.compute_secs,
             'exposed_secs': found.exposed_secs, 'images_per_sec': found.images_per_sec,
             'scaling_efficiency': found.images_per_sec / (devices * one.images_per_sec),
             'bound': scaling_report.resource_name(found.bound, inputs.links),
             'compute_source': inputs.compute.source,
-            'one_gpu': step.as_dict() if step is not None else None}
+            'one_gpu': step.as_dict() if step is not None else None,
+            'float32_images_per_sec': float32_rate, 'warnings': warnings}
     return (_step_lines(found, inputs, one, devices) + gpu_model_lines(step)
-            + _gpu_link_lines(inputs)), data
+            + in_float32 + _gpu_link_lines(inputs)), data
+
+
+def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | None]:
+    """(lines, warnings, one GPU's float32 images/sec) comparing a float16 or bfloat16 step of
+    the per-op model (`step`, a gpu_step.StepPrediction) with the same step in float32 on the
+    same GPU: one line with both figures and the ratio, and a warning where float32 is
+    predicted faster (the step's casts of the float32 variables and gradients outweigh what
+    the dtype's halved bytes and its tensor cores save: a small batch, or a model of large
+    layers and little compute). Nothing for a float32 run or a measured one-device figure."""
+    dtype = _dtype(p)
+    if step is None or dtype == 'float32':
+        return [], [], None
+    gpu = gpu_specs.lookup(inputs.device)
+    try:
+        base = step_time.compute_from_gpu_model(
+            gpu, 'float32', ops_of(p, plan), inputs.batch_size,
+            xla=bool(p.xla_compile or p.xla), tf32=tf32_enabled(p),
+            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused)).step
+    except ValueError:
+        return [], [], None
+    ratio = step.images_per_sec / base.images_per_sec
+    emulated = 'float32 math' in step.math_path
+    why = (' (%s data with float32 math: the float32 rate, half the bytes)' % dtype
+           if emulated else '')
+    lines = ['                  in float32 one %s\'s step: %s images/sec (%s); in %s %.2fx '
+             'that%s' % (gpu.name, step_time.images(base.images_per_sec), base.math_path,
+                         dtype, ratio, why)]
+    warnings = []
+    if ratio < 1.0:
+        warnings.append(
+            '%s: the model predicts one %s slower in %s than in float32 at batch %d (%s against '
+            '%s images/sec: the casts of the float32 variables and their gradients%s cost more '
+            'than the halved bytes%s save); float32 is the faster choice here' % (
+                '--use_fp16' if dtype == 'float16' else '--use_bf16', gpu.name, dtype,
+                inputs.batch_size, step_time.images(step.images_per_sec),
+                step_time.images(base.images_per_sec),
+                ', and the loss scaling,' if dtype == 'float16' else '',
+                '' if emulated else ' and the tensor cores'))
+    return lines, warnings, base.images_per_sec
 
 
 def gpu_model_lines(step) -> list[str]:

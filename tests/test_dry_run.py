@@ -338,13 +338,15 @@ def test_an_unknown_gpu_model_is_a_usage_error_before_tensorflow_loads():
 
 
 def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
-    # No GPU is visible here: the V100's 7.0 says float16 is native, its lack of bfloat16 not.
+    # No GPU is visible here: the V100's 7.0 says float16 is native; bfloat16 runs with float32
+    # math there, as the speed model runs it.
     fp16 = '\n'.join(gpu_bench(use_fp16=True, gpu_model='V100').info_lines())
     assert 'Precision:   float16 compute (--gpu_model=V100 16GB), float32 variables' in fp16
     assert 'GPU compute capability 7.0 >= 7.0: native float16' in fp16
     bf16 = '\n'.join(gpu_bench(use_bf16=True, gpu_model='v100').info_lines())
     assert 'Precision:   bfloat16 compute (--gpu_model=V100 16GB), float32 variables' in bf16
-    assert 'GPU compute capability 7.0 < 8.0: no native bfloat16' in bf16
+    assert 'GPU compute capability 7.0 < 8.0' in bf16
+    assert 'no bfloat16 tensor cores: float32 math, half the memory traffic' in bf16
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):
