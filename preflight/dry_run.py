@@ -342,6 +342,36 @@ def _found_words(lo: int | None, hi: int | None, limit: int, batch: int) -> str:
     return '%d or more (the search ran out of builds or time before a batch failed)' % lo
 
 
+def classes_line(p, dataset) -> list[str]:
+    """The line of a dry run whose model's classes come from --data_dir's labels.txt (the
+    converter's; input_data/class_labels.py) rather than the dataset's published count: how
+    many, from where, and the flag that plans the published count. None otherwise (synthetic
+    data, --num_classes given, or no labels.txt)."""
+    from ..input_data import class_labels
+    if (dataset.synthetic or p.num_classes
+            or not dataset.classes_source.startswith(class_labels.LABELS_FILE)):
+        return []
+    published = dataset.spec.num_classes
+    return ['Dry run:          %d classes from the data (%s), not %s\'s %d: the model\'s last '
+            'layer is planned with %d (--num_classes=%d plans %s\'s)' % (
+                dataset.num_classes, dataset.classes_source, dataset.name, published,
+                dataset.num_classes, published, dataset.name)]
+
+
+def input_line(dataset, predicted: dict) -> list[str]:
+    """The line under a per-op prediction of a real-data run: reading, decoding and
+    preprocessing the images on the host's CPUs are not in it (the model times the GPU's
+    kernels and the batch's copy over PCIe: speed_model/gpu_step.py; a measured one-device
+    figure includes what its run did)."""
+    if dataset.synthetic or not predicted.get('one_gpu'):
+        return []
+    work = ('JPEG decoding and preprocessing' if dataset.spec.file_format == 'tfrecord'
+            else 'reading and preprocessing')
+    return ['                  real data: the host\'s %s are not in this prediction (only '
+            'the batch\'s copy to the GPU is); where the host\'s CPUs cannot keep up, the run is '
+            'slower' % work]
+
+
 def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
                 predicted: dict, warnings=()) -> dict:
     """The dry run's report as plain data (what --benchmark_log_dir gets): model,
@@ -424,6 +454,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
                                                    gpu.compute_capability)
               if on_gpu else 'the CPU')
     cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
+    for line in classes_line(p, bench.dataset):
+        cnn_util.log_fn(line)
     unsupported = gpu_build.unsupported_warning(gpu) if on_gpu else None
     if unsupported:
         cnn_util.warn(unsupported)
@@ -431,7 +463,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
     # its layer profile: built already
     step_lines, predicted = scaling_plan.dry_run_report(p, bench, gpu)
-    lines += step_lines
+    lines += step_lines + input_line(bench.dataset, predicted)
     for line in lines:
         cnn_util.log_fn(line)
     warnings = [unsupported] if unsupported else []
