@@ -19,17 +19,24 @@ The report (one block on stdout, after the usual header):
 The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else
 `--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
 1, with one `error:` line, when an op would leave its device or a device's memory would not
-hold the step.
+hold the step. A phase that may take long gets a line before it (preflight/progress.py).
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import time
 
 from .. import cnn_util
-from . import batch_search, gpu_build, gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from . import (
+    batch_search,
+    gpu_build,
+    gpu_kernels,
+    memory_estimate,
+    progress,
+    scaling_plan,
+    step_traffic,
+)
 from .planned_step import (  # noqa: F401 (dry_run API)
     Built,
     DryRunFailed,
@@ -43,103 +50,6 @@ fmt = memory_estimate.format_bytes
 #: Bounds of the dry run's batch search: seconds, and no batch above this many times the run's.
 MAX_SEARCH_SECS = 60.0
 SEARCH_LIMIT_FACTOR = 16
-
-#: A phase expected to last at least this long gets a line before it (what, and roughly how
-#: long), so that a long dry run is never silent.
-PROGRESS_SECS = 2.0
-#: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
-#: them). Building the step: CPU seconds per op of the one-forward placeholder build
-#: (speed_model/layer_profile.py), times the towers: 8.8 s of CPU for 8 towers of resnet50's
-#: 446 in results/2026-12-05-cpu-tf2.21-dry-run-speed.md (Intel Xeon with AMX, 2 cores, quiet;
-#: the 8e-3 of the 2026-12-04 AMD EPYC run was the slower code before it). Grappler's peak
-#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check: CPU seconds
-#: per op of the step, from the 2026-12-04 run (not timed apart since).
-BUILD_SECS_PER_PROFILE_OP = 2.5e-3
-CHECK_SECS_PER_OP = 2e-4
-GRAPPLER_SECS_PER_OP = 6e-5
-#: The shortest interval over which the others' CPU time is measured for the stretch (seconds);
-#: host_load.min_wall_secs of one core on 2 CPUs is 0.24 s at 100 ticks a second.
-PROBE_SECS = 0.3
-_probe: dict = {}
-
-
-def load_factor(cores: int | None = None, load: float | None = None) -> float:
-    """The 1-minute load average over the CPUs this process may use, at least 1: the most a
-    phase could be stretched on this host now (the load average counts this process's own
-    threads too, so it overstates the others: the upper end of a range only)."""
-    from ..metrics import host_load
-    cores = cores or len(host_load.allowed_cpus()) or 1
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except OSError:
-            load = 0.0
-    return max(1.0, load / cores)
-
-
-def stretch(others_cores: float, cpus: int) -> float:
-    """How much longer than its CPU time a one-thread phase lasts while other processes use
-    `others_cores` core-equivalents of `cpus` CPUs: max(1, (others + 1) / cpus) (the
-    scheduler shares the CPUs among the others' demand and this thread alike)."""
-    return max(1.0, (others_cores + 1.0) / max(1, cpus))
-
-
-def start_probe() -> None:
-    """Starts measuring other processes' CPU time (metrics/host_load.py, one core: the
-    phases are one thread) for the next announcement's stretch."""
-    from ..metrics import host_load
-    meter = host_load.Meter(1)
-    meter.start()
-    _probe['meter'], _probe['since'] = meter, time.monotonic()
-
-
-def others_cores() -> tuple[float, int] | None:
-    """(other processes' core-equivalents since the probe started or last read, the CPUs):
-    waits until PROBE_SECS have passed; None without a probe or where /proc cannot tell."""
-    meter = _probe.get('meter')
-    if meter is None:
-        return None
-    time.sleep(max(0.0, PROBE_SECS - (time.monotonic() - _probe['since'])))
-    load, _probe['since'] = meter.restart(), time.monotonic()
-    if not load or load['others_cores'] is None:
-        return None
-    return load['others_cores'], load['cpus_allowed']
-
-
-def estimate(cpu_secs: float, others: tuple[float, int] | None, load: float) -> tuple:
-    """(low, high) seconds a one-thread phase of `cpu_secs` of CPU lasts on this host now.
-
-    low: stretched by the others' measured CPU time (`others_cores`' pair; quiet when not
-    measured). It understates a crowded host: the others' CPU time is capped by the CPUs,
-    not by how many threads wait for them. high: stretched by the load average per CPU
-    (`load`, load_factor's), which counts the waiting threads but also this run's own.
-    Reported case (2 CPUs): load average 4.9 stretched a build 2.45 x while the others used
-    1.3 cores (1.15 x) and the build took between the two; at load 13 a build of 13.4 s of
-    CPU took 84.8 s, near the high end."""
-    low = cpu_secs * (stretch(*others) if others is not None else 1.0)
-    return low, max(low, cpu_secs * load)
-
-
-def announce(what: str, cpu_secs: float) -> None:
-    """Logs 'Dry run:          <what> (roughly N s) ...', or '(roughly N-M s) ...' when
-    `estimate`'s ends differ by more than a quarter, when the phase may reach PROGRESS_SECS."""
-    if cpu_secs * load_factor() < PROGRESS_SECS:
-        return
-    low, high = estimate(cpu_secs, others_cores(), load_factor())
-    if high >= PROGRESS_SECS:
-        cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, span(low, high)))
-
-
-def span(low: float, high: float) -> str:
-    """'12 s' (the high end, when within a quarter of the low), else '12-58 s', '40 s-3 min'."""
-    if high <= 1.25 * low:
-        return _rough(high)
-    a, b = _rough(low), _rough(high)
-    return '%s-%s' % (a.split()[0] if a.split()[1] == b.split()[1] else a, b)
-
-
-def _rough(secs: float) -> str:
-    return '%.0f s' % secs if secs < 90 else '%.0f min' % (secs / 60)
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
@@ -189,7 +99,8 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     p, plan = bench.params, bench.plan
     lines, problems = [], []
     ops = len(built.graph.get_operations())
-    announce('checking kernels and copies of %d ops' % ops, CHECK_SECS_PER_OP * ops)
+    progress.announce('checking kernels and copies of %d ops' % ops,
+                      progress.CHECK_SECS_PER_OP * ops)
     placement = gpu_kernels.check_placement(built.graph)
     per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
                            if kv[0] != '(none)')
@@ -237,7 +148,8 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     for line in lines:  # what is known so far, before the longest check
         cnn_util.log_fn(line)
     lines = []
-    announce('estimating the peak memory of each device (Grappler)', GRAPPLER_SECS_PER_OP * ops)
+    progress.announce('estimating the peak memory of each device (Grappler)',
+                      progress.GRAPPLER_SECS_PER_OP * ops)
     start = time.perf_counter()
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     secs = time.perf_counter() - start
@@ -414,8 +326,8 @@ def build_announced(bench) -> Built:
         profile_ops = from_flags.profile_of(bench.params, bench.plan).ops
     except Exception:  # noqa: BLE001 - an estimate only: the build itself reports any error
         pass
-    announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
-             BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
+    progress.announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
+                      progress.BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
     start, cpu = time.perf_counter(), time.process_time()
     built = build(bench)
     cnn_util.log_fn('Graph:            %d ops, built in %.1f s (%.1f s of CPU)' % (
@@ -439,7 +351,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
         a device's memory too small); the message names the first problem and a batch that
         fits.
     """
-    start_probe()
+    progress.start_probe()
     p, gpus, gpu = plan_device(p, visible_gpus)
     on_gpu = gpu is not None
     bench = make_bench(p, gpus)
