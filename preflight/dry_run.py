@@ -100,7 +100,7 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     lines, problems = [], []
     ops = len(built.graph.get_operations())
     progress.announce('checking kernels and copies of %d ops' % ops,
-                      progress.CHECK_SECS_PER_OP * ops)
+                      progress.CHECK_SECS_PER_OP * ops, rough=False)
     placement = gpu_kernels.check_placement(built.graph)
     per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
                            if kv[0] != '(none)')

@@ -25,10 +25,16 @@ PROGRESS_SECS = 2.0
 #: (speed_model/layer_profile.py), times the towers: 8.8 s of CPU for 8 towers of resnet50's
 #: 446 in results/2026-12-05-cpu-tf2.21-dry-run-speed.md (Intel Xeon with AMX, 2 cores, quiet;
 #: the 8e-3 of the 2026-12-04 AMD EPYC run was the slower code before it). Grappler's peak
-#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check: CPU seconds
-#: per op of the step, from the 2026-12-04 run (not timed apart since).
+#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check
+#: (gpu_kernels.check_placement and step_traffic.step_traffic): CPU seconds per op of the step,
+#: timed apart on 2026-12-07 on the same host, loaded (load average 4-6): resnet50's 1, 8 and
+#: 16 towers (3,764, 31,099 and 62,147 ops) took 0.18, 1.18 and 2.40 s of CPU, 3.8-4.8e-5 a
+#: op. It decides only whether the check gets a line: that line gives no figure (the 2e-4 a
+#: op it had, from the 2026-12-04 AMD EPYC run before the check's code changed, said 'roughly
+#: 6-8 s' for a check of about 1 s, and 16-64 s for one of 6 s with 16 GPUs), for that rate
+#: was never measured apart on another CPU nor kept in a result file.
 BUILD_SECS_PER_PROFILE_OP = 2.5e-3
-CHECK_SECS_PER_OP = 2e-4
+CHECK_SECS_PER_OP = 4e-5
 GRAPPLER_SECS_PER_OP = 6e-5
 #: The shortest interval over which the others' CPU time is measured for the stretch (seconds);
 #: host_load.min_wall_secs of one core on 2 CPUs is 0.24 s at 100 ticks a second.
@@ -93,15 +99,18 @@ def estimate(cpu_secs: float, others: tuple[float, int] | None, load: float) -> 
     return low, max(low, cpu_secs * load)
 
 
-def announce(what: str, cpu_secs: float, who: str = 'Dry run') -> None:
+def announce(what: str, cpu_secs: float, who: str = 'Dry run', rough: bool = True) -> None:
     """Logs 'Dry run:          <what> (roughly N s) ...', or '(roughly N-M s) ...' when
     `estimate`'s ends differ by more than a quarter, when the phase may reach PROGRESS_SECS.
-    `who` names the command's mode at the line's start: 'Dry run' or 'Scaling plan'."""
+    `who` names the command's mode at the line's start: 'Dry run' or 'Scaling plan'; without
+    `rough` the line gives no figure ('Dry run:          <what> ...': a phase whose cost per op
+    decides whether it gets a line but is not known well enough to be printed)."""
     if cpu_secs * load_factor() < PROGRESS_SECS:
         return
     low, high = estimate(cpu_secs, others_cores(), load_factor())
     if high >= PROGRESS_SECS:
-        cnn_util.log_fn('%-18s%s (roughly %s) ...' % (who + ':', what, span(low, high)))
+        cnn_util.log_fn('%-18s%s%s ...' % (who + ':', what,
+                                           ' (roughly %s)' % span(low, high) if rough else ''))
 
 
 def span(low: float, high: float) -> str:
