@@ -232,26 +232,32 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     limit = SEARCH_LIMIT_FACTOR * batch
     lo, hi, builds = batch_search.search_batch(probe, batch, ratio,
                                                time.monotonic() + MAX_SEARCH_SECS,
-                                               limit=limit)
+                                               limit=limit, max_builds=batch_search.MAX_BUILDS)
+    stopped = batch_search.why_stopped(builds, batch_search.MAX_BUILDS, MAX_SEARCH_SECS)
     cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph build%s%s, %.0f s)' % (
-        device, _found_words(lo, hi, limit, batch), builds, '' if builds == 1 else 's',
+        device, _found_words(lo, hi, limit, batch, stopped), builds, '' if builds == 1 else 's',
         ' of one tower' if one and len(bench.plan.devices) > 1 else '',
         time.perf_counter() - start))
     return lo
 
 
-def _found_words(lo: int | None, hi: int | None, limit: int, batch: int) -> str:
-    """The search's answer in words: '185 (190 does not)', 'none (not even 1)', or 'N or more'
-    with why it stopped there (the search's limit of SEARCH_LIMIT_FACTOR times the run's batch,
-    or its builds or time ran out before a batch failed)."""
+def _found_words(lo: int | None, hi: int | None, limit: int, batch: int, stopped: str) -> str:
+    """The search's answer in words: '185 (190 does not)', 'none (not even 1)' (or not even the
+    smallest batch tried, and why the search stopped there), or 'N or more' with why it
+    stopped there (the search's limit of SEARCH_LIMIT_FACTOR times the run's batch, or its
+    builds or time ran out before a batch failed); a bracket wider than the search's 1/32
+    (batch_search.narrowed) says it is not narrowed and why. `stopped`: which budget ran out
+    (batch_search.why_stopped), e.g. 'its 60 s ran out after 2 graph builds'."""
     if lo is None:
-        return 'none (not even %d)' % hi
+        return 'none (not even %d%s)' % (hi, '' if hi == 1 else '; %s before one fit' % stopped)
     if hi:
-        return '%d (%d does not)' % (lo, hi)
+        if batch_search.narrowed(lo, hi):
+            return '%d (%d does not)' % (lo, hi)
+        return '%d (%d does not; not narrowed to 1/32 of it: %s)' % (lo, hi, stopped)
     if lo >= limit:
         return ('%d or more (%d x the run\'s batch of %d, where the search stops)'
                 % (lo, SEARCH_LIMIT_FACTOR, batch))
-    return '%d or more (the search ran out of builds or time before a batch failed)' % lo
+    return '%d or more (%s before a batch failed)' % (lo, stopped)
 
 
 def classes_line(p, dataset) -> list[str]:
