@@ -102,13 +102,16 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     progress.announce('checking kernels and copies of %d ops' % ops,
                       progress.CHECK_SECS_PER_OP * ops, rough=False)
     placement = gpu_kernels.check_placement(built.graph)
-    per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
+    in_order = gpu_kernels.device_order
+    per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items(),
+                                                         key=lambda kv: in_order(kv[0]))
                            if kv[0] != '(none)')
     lines.append('Ops per device:   %s' % per_device)
     if placement.unplaced:
         lines.append('Ops without a device: %d, placed by TensorFlow on %s' % (
             sum(placement.unplaced.values()),
-            ', '.join('%s %d' % kv for kv in sorted(placement.unplaced.items()))))
+            ', '.join('%s %d' % kv for kv in sorted(placement.unplaced.items(),
+                                                    key=lambda kv: in_order(kv[0])))))
     if not placement.misplaced:
         lines.append('Ops on a GPU without a GPU kernel: none')
     else:
@@ -162,7 +165,8 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
 def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
     """One line per row of `fits` (device_fits); a row that does not fit adds a problem."""
     lines = []
-    for device, (estimate, memory) in sorted(fits.items()):
+    for device, (estimate, memory) in sorted(fits.items(),
+                                             key=lambda kv: gpu_kernels.device_order(kv[0])):
         ok = estimate <= memory
         if memory_estimate.is_gpu(device):
             what = 'of %s usable (%.0f%% of %s)' % (

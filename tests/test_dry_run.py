@@ -224,6 +224,24 @@ def test_a_search_stopped_by_its_budget_says_its_bracket_is_not_narrowed(monkeyp
         "1024 or more (16 x the run's batch of 64, where the search stops)")
 
 
+def test_devices_are_reported_in_natural_order(capsys):
+    """'Ops per device' listed /GPU:10 and /GPU:11 before /GPU:2 with 12 GPUs (string order)."""
+    assert sorted(['/GPU:10', 'host', '/GPU:2', '/job:ps/task:0', '/CPU:0'],
+                  key=gpu_kernels.device_order) == [
+        '/CPU:0', '/GPU:2', '/GPU:10', '/job:ps/task:0', 'host']
+    assert sorted(['/job:worker/task:10/GPU:0', '/job:worker/task:2/GPU:1'],
+                  key=gpu_kernels.device_order) == [
+        '/job:worker/task:2/GPU:1', '/job:worker/task:10/GPU:0']
+    bench = gpu_bench(gpus=12, variable_update='replicated')
+    lines, _, _ = dry_run.report_lines(bench, dry_run.build(bench), gpu_specs.lookup('V100'),
+                                       True)
+    gpus = ['/GPU:%d' % i for i in range(12)]
+    (per_device,) = [x for x in capsys.readouterr().out.splitlines()
+                     if x.startswith('Ops per device:')]
+    assert [kv.split()[0] for kv in per_device.split(':', 1)[1].split(', ')] == ['/CPU:0'] + gpus
+    assert [x.split()[0] for x in lines if x.startswith('  /GPU:')] == gpus
+
+
 def test_host_memory_counts_the_address_space_limit(monkeypatch):
     monkeypatch.setattr(host_memory.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
     monkeypatch.setattr(host_memory, '_mapped_bytes', lambda: 2 << 30)
