@@ -355,10 +355,12 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
     check_cpu_towers(p, device)
     params.check_nccl(p, device)
     if device == 'gpu' and p.num_gpus > MAX_GPUS_PER_HOST:  # a plan of GPUs (--gpu_model)
+        more = ('the plan\'s rows go on to more hosts of them' if p.plan_scaling
+                else '--plan_scaling plans more hosts of them')
         raise params.ParamsError(
             '--num_gpus=%d plans %d GPUs in one host, and the largest hosts hold %d (DGX-2, '
-            'HGX-2); give --num_gpus <= %d (--plan_scaling plans more hosts of them)'
-            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST))
+            'HGX-2); give --num_gpus <= %d (%s)'
+            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST, more))
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return
