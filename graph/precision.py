@@ -267,8 +267,10 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     `measured` (kernel_speed.factors) the text says what they did here, and a CPU whose
     forward kernels in `dtype` are far slower than float32's (kernel_speed.FAR_SLOWER_FACTOR)
     is not native whatever its flags. GPU: bfloat16 needs compute capability >= 8.0 (Ampere),
-    float16 tensor cores >= 7.0 (Volta); on Pascal (6.x) float16 runs with float32 math and
-    counts as native (it is not slower than float32 there).
+    float16 tensor cores >= 7.0 (Volta); below, the dtype's data runs with float32 math (the
+    float32 rate, half the bytes: speed_model/gpu_step.math_path) and counts as native: not
+    slower than float32 by the speed model, which compares the two in the dry run's predicted
+    step (preflight/dry_run.py) and warns where it predicts the dtype slower.
 
     Args:
       dtype: tf.bfloat16, tf.float16 or tf.float32.
@@ -293,15 +295,21 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         if caps and all(c >= need for c in caps):
             return True, 'GPU compute capability %s >= %d.%d: native %s' % (
                 _listed(caps), need[0], need[1], name)
-        if dtype == tf.float16 and caps and all(c >= (6, 0) for c in caps):
-            # Pascal: TensorFlow asks cuDNN and cuBLAS for float32 compute on float16 data
+        if caps:
+            # Below its tensor cores the dtype's convolutions and products run with float32
+            # math: float16 because TensorFlow asks cuDNN and cuBLAS for float32 compute
             # (TF_FP16_CONV_USE_FP32_COMPUTE, TF_FP16_MATMUL_USE_FP32_COMPUTE: default on), so
-            # neither a 1/64-rate nor a 2x float16 unit sets the speed: float32 math, half the
-            # bytes; not slower than float32 (tensorflow/tensorflow#25405: 20-30% faster).
-            return True, ('GPU compute capability %s < 7.0: no float16 tensor cores; float16 '
-                          'data with float32 math, half the memory traffic' % _listed(caps))
-        return False, 'GPU compute capability %s < %d.%d: no native %s' % (
-            _listed(caps) or 'unknown', need[0], need[1], name)
+            # neither Pascal's 1/64-rate nor the P100's 2x float16 units set the speed
+            # (tensorflow/tensorflow#25405: Pascal float16 20-30% faster than float32);
+            # bfloat16 because no GPU before Ampere computes in it. The per-op model takes that
+            # path (speed_model/gpu_step.math_path: the float32 rate, half the bytes); the dry
+            # run's predicted step gives both dtypes' figures and warns where the step's casts
+            # make the dtype slower than float32 (speed_model/from_flags.precision_lines).
+            return True, ('GPU compute capability %s < %d.%d: no %s tensor cores; %s data '
+                          'with float32 math, half the memory traffic' % (
+                              _listed(caps), need[0], need[1], name, name))
+        return False, 'GPU compute capability unknown < %d.%d: no native %s' % (
+            need[0], need[1], name)
     flags = cpu_flags() if flags is None else flags
     wanted = cpu_unit_flags(dtype)
     found = [f for f in wanted if f in flags]

@@ -109,9 +109,9 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         caps = precision.gpu_compute_capabilities() if capabilities is None else capabilities
         native, text = precision.native_support(dtype, 'gpu', capabilities=caps)
         support = [text]
-        if native and '; ' in text:  # Pascal's float16: its capability, then what it does
-            support = [text.split(': ')[0], 'no float16 tensor cores: float32 math, half the '
-                       'memory traffic']
+        if native and '; ' in text:  # no tensor cores of the dtype: the capability, the path
+            support = [text.split(': ')[0], 'no %s tensor cores: float32 math, half the '
+                       'memory traffic' % dtype.name]
     else:
         flags = precision.cpu_flags() if flags is None else flags
         wanted = precision.cpu_unit_flags(dtype)

@@ -14,7 +14,8 @@ planned GPU (planned_step.py), whether this TensorFlow's CUDA build runs that GP
 (memory_estimate.py) and the one search for the largest batch that fits (batch_search.py).
 --plan_scaling and the dry run's predicted step (scaling_plan.py) drive the step-time model
 of speed_model/: they build the steps, read the results database (one device's stored figure:
-stored_runs.py, no TensorFlow) and print. --calibrate
+stored_runs.py, no TensorFlow) and print; both say before each long phase what it does and
+roughly how long it takes (progress.py). --calibrate
 (calibrate.py) measures the host for the run's flags before any run, stores the quiet figures
 and reports them.
 """

@@ -17,6 +17,22 @@ def _tolerance(lo: int) -> int:
     return max(1, lo // 32)
 
 
+def narrowed(lo: int, hi: int) -> bool:
+    """Whether the bracket (lo fits, hi does not) is as close as the search closes it: within
+    1/32 of lo (the docs' promise)."""
+    return hi - lo <= _tolerance(lo)
+
+
+def why_stopped(builds: int, max_builds: int, max_secs: float) -> str:
+    """Which budget ended a search that stopped before its answer was found: 'its 8 graph
+    builds ran out' when it made `max_builds`, else 'its 60 s ran out after 2 graph builds'
+    (the next build would not have finished within `max_secs`)."""
+    if builds >= max_builds:
+        return 'its %d graph builds ran out' % max_builds
+    return 'its %.0f s ran out after %d graph build%s' % (max_secs, builds,
+                                                          '' if builds == 1 else 's')
+
+
 def _crossing(points: dict) -> float | None:
     """The batch where the estimate / memory ratio reaches 1, on the line through the two
     probed points nearest that crossing (memory grows about linearly with the batch: the
@@ -68,8 +84,8 @@ def search_batch(probe, batch: int, ratio: float, deadline: float, limit: int | 
     the line through two probed ratios (secant steps: the estimate grows about linearly with
     the batch); a probe that returns only True or False gets doubling or halving until the
     answer is bracketed, then bisection. Either way the search stops when the bracket is
-    within 1/32 of the batch, after `max_builds` builds, or at `deadline`
-    (time.monotonic()).
+    within 1/32 of the batch (`narrowed`), after `max_builds` builds, or at `deadline`
+    (time.monotonic()): the caller says which (`why_stopped`) when the bracket is wider.
 
     Args:
       probe: batch -> its estimate / memory ratio (float), or True when it fits.
@@ -87,7 +103,7 @@ def search_batch(probe, batch: int, ratio: float, deadline: float, limit: int | 
     while builds < max_builds and time.monotonic() + last < deadline:
         if limit is not None and lo is not None and lo >= limit:
             break
-        if lo is not None and hi is not None and hi - lo <= _tolerance(lo):
+        if lo is not None and hi is not None and narrowed(lo, hi):
             break
         if hi == 1 and lo is None:
             break

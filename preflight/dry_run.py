@@ -19,17 +19,24 @@ The report (one block on stdout, after the usual header):
 The GPU planned for: the visible GPU (its name looked up in hardware/gpu_specs.py), else
 `--gpu_model`. `--device=cpu` estimates against the host's available memory. The exit status is
 1, with one `error:` line, when an op would leave its device or a device's memory would not
-hold the step.
+hold the step. A phase that may take long gets a line before it (preflight/progress.py).
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import time
 
 from .. import cnn_util
-from . import batch_search, gpu_build, gpu_kernels, memory_estimate, scaling_plan, step_traffic
+from . import (
+    batch_search,
+    gpu_build,
+    gpu_kernels,
+    memory_estimate,
+    progress,
+    scaling_plan,
+    step_traffic,
+)
 from .planned_step import (  # noqa: F401 (dry_run API)
     Built,
     DryRunFailed,
@@ -43,103 +50,6 @@ fmt = memory_estimate.format_bytes
 #: Bounds of the dry run's batch search: seconds, and no batch above this many times the run's.
 MAX_SEARCH_SECS = 60.0
 SEARCH_LIMIT_FACTOR = 16
-
-#: A phase expected to last at least this long gets a line before it (what, and roughly how
-#: long), so that a long dry run is never silent.
-PROGRESS_SECS = 2.0
-#: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
-#: them). Building the step: CPU seconds per op of the one-forward placeholder build
-#: (speed_model/layer_profile.py), times the towers: 8.8 s of CPU for 8 towers of resnet50's
-#: 446 in results/2026-12-05-cpu-tf2.21-dry-run-speed.md (Intel Xeon with AMX, 2 cores, quiet;
-#: the 8e-3 of the 2026-12-04 AMD EPYC run was the slower code before it). Grappler's peak
-#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check: CPU seconds
-#: per op of the step, from the 2026-12-04 run (not timed apart since).
-BUILD_SECS_PER_PROFILE_OP = 2.5e-3
-CHECK_SECS_PER_OP = 2e-4
-GRAPPLER_SECS_PER_OP = 6e-5
-#: The shortest interval over which the others' CPU time is measured for the stretch (seconds);
-#: host_load.min_wall_secs of one core on 2 CPUs is 0.24 s at 100 ticks a second.
-PROBE_SECS = 0.3
-_probe: dict = {}
-
-
-def load_factor(cores: int | None = None, load: float | None = None) -> float:
-    """The 1-minute load average over the CPUs this process may use, at least 1: the most a
-    phase could be stretched on this host now (the load average counts this process's own
-    threads too, so it overstates the others: the upper end of a range only)."""
-    from ..metrics import host_load
-    cores = cores or len(host_load.allowed_cpus()) or 1
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except OSError:
-            load = 0.0
-    return max(1.0, load / cores)
-
-
-def stretch(others_cores: float, cpus: int) -> float:
-    """How much longer than its CPU time a one-thread phase lasts while other processes use
-    `others_cores` core-equivalents of `cpus` CPUs: max(1, (others + 1) / cpus) (the
-    scheduler shares the CPUs among the others' demand and this thread alike)."""
-    return max(1.0, (others_cores + 1.0) / max(1, cpus))
-
-
-def start_probe() -> None:
-    """Starts measuring other processes' CPU time (metrics/host_load.py, one core: the
-    phases are one thread) for the next announcement's stretch."""
-    from ..metrics import host_load
-    meter = host_load.Meter(1)
-    meter.start()
-    _probe['meter'], _probe['since'] = meter, time.monotonic()
-
-
-def others_cores() -> tuple[float, int] | None:
-    """(other processes' core-equivalents since the probe started or last read, the CPUs):
-    waits until PROBE_SECS have passed; None without a probe or where /proc cannot tell."""
-    meter = _probe.get('meter')
-    if meter is None:
-        return None
-    time.sleep(max(0.0, PROBE_SECS - (time.monotonic() - _probe['since'])))
-    load, _probe['since'] = meter.restart(), time.monotonic()
-    if not load or load['others_cores'] is None:
-        return None
-    return load['others_cores'], load['cpus_allowed']
-
-
-def estimate(cpu_secs: float, others: tuple[float, int] | None, load: float) -> tuple:
-    """(low, high) seconds a one-thread phase of `cpu_secs` of CPU lasts on this host now.
-
-    low: stretched by the others' measured CPU time (`others_cores`' pair; quiet when not
-    measured). It understates a crowded host: the others' CPU time is capped by the CPUs,
-    not by how many threads wait for them. high: stretched by the load average per CPU
-    (`load`, load_factor's), which counts the waiting threads but also this run's own.
-    Reported case (2 CPUs): load average 4.9 stretched a build 2.45 x while the others used
-    1.3 cores (1.15 x) and the build took between the two; at load 13 a build of 13.4 s of
-    CPU took 84.8 s, near the high end."""
-    low = cpu_secs * (stretch(*others) if others is not None else 1.0)
-    return low, max(low, cpu_secs * load)
-
-
-def announce(what: str, cpu_secs: float) -> None:
-    """Logs 'Dry run:          <what> (roughly N s) ...', or '(roughly N-M s) ...' when
-    `estimate`'s ends differ by more than a quarter, when the phase may reach PROGRESS_SECS."""
-    if cpu_secs * load_factor() < PROGRESS_SECS:
-        return
-    low, high = estimate(cpu_secs, others_cores(), load_factor())
-    if high >= PROGRESS_SECS:
-        cnn_util.log_fn('Dry run:          %s (roughly %s) ...' % (what, span(low, high)))
-
-
-def span(low: float, high: float) -> str:
-    """'12 s' (the high end, when within a quarter of the low), else '12-58 s', '40 s-3 min'."""
-    if high <= 1.25 * low:
-        return _rough(high)
-    a, b = _rough(low), _rough(high)
-    return '%s-%s' % (a.split()[0] if a.split()[1] == b.split()[1] else a, b)
-
-
-def _rough(secs: float) -> str:
-    return '%.0f s' % secs if secs < 90 else '%.0f min' % (secs / 60)
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
@@ -189,15 +99,19 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     p, plan = bench.params, bench.plan
     lines, problems = [], []
     ops = len(built.graph.get_operations())
-    announce('checking kernels and copies of %d ops' % ops, CHECK_SECS_PER_OP * ops)
+    progress.announce('checking kernels and copies of %d ops' % ops,
+                      progress.CHECK_SECS_PER_OP * ops, rough=False)
     placement = gpu_kernels.check_placement(built.graph)
-    per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items())
+    in_order = gpu_kernels.device_order
+    per_device = ', '.join('%s %d' % kv for kv in sorted(placement.ops_per_device.items(),
+                                                         key=lambda kv: in_order(kv[0]))
                            if kv[0] != '(none)')
     lines.append('Ops per device:   %s' % per_device)
     if placement.unplaced:
         lines.append('Ops without a device: %d, placed by TensorFlow on %s' % (
             sum(placement.unplaced.values()),
-            ', '.join('%s %d' % kv for kv in sorted(placement.unplaced.items()))))
+            ', '.join('%s %d' % kv for kv in sorted(placement.unplaced.items(),
+                                                    key=lambda kv: in_order(kv[0])))))
     if not placement.misplaced:
         lines.append('Ops on a GPU without a GPU kernel: none')
     else:
@@ -237,7 +151,8 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     for line in lines:  # what is known so far, before the longest check
         cnn_util.log_fn(line)
     lines = []
-    announce('estimating the peak memory of each device (Grappler)', GRAPPLER_SECS_PER_OP * ops)
+    progress.announce('estimating the peak memory of each device (Grappler)',
+                      progress.GRAPPLER_SECS_PER_OP * ops)
     start = time.perf_counter()
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     secs = time.perf_counter() - start
@@ -250,7 +165,8 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
 def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
     """One line per row of `fits` (device_fits); a row that does not fit adds a problem."""
     lines = []
-    for device, (estimate, memory) in sorted(fits.items()):
+    for device, (estimate, memory) in sorted(fits.items(),
+                                             key=lambda kv: gpu_kernels.device_order(kv[0])):
         ok = estimate <= memory
         if memory_estimate.is_gpu(device):
             what = 'of %s usable (%.0f%% of %s)' % (
@@ -320,26 +236,62 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
     limit = SEARCH_LIMIT_FACTOR * batch
     lo, hi, builds = batch_search.search_batch(probe, batch, ratio,
                                                time.monotonic() + MAX_SEARCH_SECS,
-                                               limit=limit)
+                                               limit=limit, max_builds=batch_search.MAX_BUILDS)
+    stopped = batch_search.why_stopped(builds, batch_search.MAX_BUILDS, MAX_SEARCH_SECS)
     cnn_util.log_fn('Largest batch per device that fits %s: %s (%d graph build%s%s, %.0f s)' % (
-        device, _found_words(lo, hi, limit, batch), builds, '' if builds == 1 else 's',
+        device, _found_words(lo, hi, limit, batch, stopped), builds, '' if builds == 1 else 's',
         ' of one tower' if one and len(bench.plan.devices) > 1 else '',
         time.perf_counter() - start))
     return lo
 
 
-def _found_words(lo: int | None, hi: int | None, limit: int, batch: int) -> str:
-    """The search's answer in words: '185 (190 does not)', 'none (not even 1)', or 'N or more'
-    with why it stopped there (the search's limit of SEARCH_LIMIT_FACTOR times the run's batch,
-    or its builds or time ran out before a batch failed)."""
+def _found_words(lo: int | None, hi: int | None, limit: int, batch: int, stopped: str) -> str:
+    """The search's answer in words: '185 (190 does not)', 'none (not even 1)' (or not even the
+    smallest batch tried, and why the search stopped there), or 'N or more' with why it
+    stopped there (the search's limit of SEARCH_LIMIT_FACTOR times the run's batch, or its
+    builds or time ran out before a batch failed); a bracket wider than the search's 1/32
+    (batch_search.narrowed) says it is not narrowed and why. `stopped`: which budget ran out
+    (batch_search.why_stopped), e.g. 'its 60 s ran out after 2 graph builds'."""
     if lo is None:
-        return 'none (not even %d)' % hi
+        return 'none (not even %d%s)' % (hi, '' if hi == 1 else '; %s before one fit' % stopped)
     if hi:
-        return '%d (%d does not)' % (lo, hi)
+        if batch_search.narrowed(lo, hi):
+            return '%d (%d does not)' % (lo, hi)
+        return '%d (%d does not; not narrowed to 1/32 of it: %s)' % (lo, hi, stopped)
     if lo >= limit:
         return ('%d or more (%d x the run\'s batch of %d, where the search stops)'
                 % (lo, SEARCH_LIMIT_FACTOR, batch))
-    return '%d or more (the search ran out of builds or time before a batch failed)' % lo
+    return '%d or more (%s before a batch failed)' % (lo, stopped)
+
+
+def classes_line(p, dataset) -> list[str]:
+    """The line of a dry run whose model's classes come from --data_dir's labels.txt (the
+    converter's; input_data/class_labels.py) rather than the dataset's published count: how
+    many, from where, and the flag that plans the published count. None otherwise (synthetic
+    data, --num_classes given, or no labels.txt)."""
+    from ..input_data import class_labels
+    if (dataset.synthetic or p.num_classes
+            or not dataset.classes_source.startswith(class_labels.LABELS_FILE)):
+        return []
+    published = dataset.spec.num_classes
+    return ['Dry run:          %d classes from the data (%s), not %s\'s %d: the model\'s last '
+            'layer is planned with %d (--num_classes=%d plans %s\'s)' % (
+                dataset.num_classes, dataset.classes_source, dataset.name, published,
+                dataset.num_classes, published, dataset.name)]
+
+
+def input_line(dataset, predicted: dict) -> list[str]:
+    """The line under a per-op prediction of a real-data run: reading, decoding and
+    preprocessing the images on the host's CPUs are not in it (the model times the GPU's
+    kernels and the batch's copy over PCIe: speed_model/gpu_step.py; a measured one-device
+    figure includes what its run did)."""
+    if dataset.synthetic or not predicted.get('one_gpu'):
+        return []
+    work = ('JPEG decoding and preprocessing' if dataset.spec.file_format == 'tfrecord'
+            else 'reading and preprocessing')
+    return ['                  real data: the host\'s %s are not in this prediction (only '
+            'the batch\'s copy to the GPU is); where the host\'s CPUs cannot keep up, the run is '
+            'slower' % work]
 
 
 def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
@@ -350,7 +302,8 @@ def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
     device, or None when the search did not run) and predicted_step
     (speed_model/from_flags.predicted_step_report's data: the step, its bound, and for the
     per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak) and
-    warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU)."""
+    warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU, the
+    compute dtype predicted slower than float32)."""
     return {'model': p.model, 'dry_run': True, 'mode': bench.plan.mode,
             'gpu': gpu.name if gpu is not None else 'CPU',
             'batch_size': (p.eval_batch_size or p.batch_size) if p.eval else p.batch_size,
@@ -383,8 +336,8 @@ def build_announced(bench) -> Built:
         profile_ops = from_flags.profile_of(bench.params, bench.plan).ops
     except Exception:  # noqa: BLE001 - an estimate only: the build itself reports any error
         pass
-    announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
-             BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
+    progress.announce('building the step: %d tower(s) of %s' % (towers, bench.params.model),
+                      progress.BUILD_SECS_PER_PROFILE_OP * profile_ops * towers)
     start, cpu = time.perf_counter(), time.process_time()
     built = build(bench)
     cnn_util.log_fn('Graph:            %d ops, built in %.1f s (%.1f s of CPU)' % (
@@ -408,7 +361,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
         a device's memory too small); the message names the first problem and a batch that
         fits.
     """
-    start_probe()
+    progress.start_probe()
     p, gpus, gpu = plan_device(p, visible_gpus)
     on_gpu = gpu is not None
     bench = make_bench(p, gpus)
@@ -423,6 +376,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
                                                    gpu.compute_capability)
               if on_gpu else 'the CPU')
     cnn_util.log_fn('Dry run:          %s, planned for %s' % (bench.plan.mode, target))
+    for line in classes_line(p, bench.dataset):
+        cnn_util.log_fn(line)
     unsupported = gpu_build.unsupported_warning(gpu) if on_gpu else None
     if unsupported:
         cnn_util.warn(unsupported)
@@ -430,14 +385,17 @@ def run(make_bench, p, visible_gpus: int) -> int:
     lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
     # its layer profile: built already
     step_lines, predicted = scaling_plan.dry_run_report(p, bench, gpu)
-    lines += step_lines
+    lines += step_lines + input_line(bench.dataset, predicted)
     for line in lines:
         cnn_util.log_fn(line)
+    warnings = [unsupported] if unsupported else []
+    for text in predicted.get('warnings', ()):  # the dtype predicted slower than float32
+        cnn_util.warn(text)
+        warnings.append(text)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
     lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
     if p.benchmark_log_dir:
-        write_report_json(p, bench, gpu, fits, problems, lo, predicted,
-                          [unsupported] if unsupported else [])
+        write_report_json(p, bench, gpu, fits, problems, lo, predicted, warnings)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import re
 import weakref
 from typing import NamedTuple
 
@@ -81,6 +82,14 @@ def short_device(device: str) -> str:
     if spec.job and spec.job != 'localhost':
         prefix = '/job:%s/task:%d' % (spec.job, spec.task or 0)
     return '%s/%s:%d' % (prefix, kind[0], kind[1])
+
+
+def device_order(name: str) -> tuple:
+    """The sort key of a device or report row name in natural order: its numbers compare as
+    numbers ('/GPU:2' before '/GPU:10', '/job:worker/task:2/GPU:0' before
+    '/job:worker/task:10/GPU:0'), the rest as text."""
+    return tuple((0, int(part), '') if part.isdigit() else (1, 0, part)
+                 for part in re.split(r'(\d+)', name) if part)
 
 
 @functools.lru_cache(maxsize=None)

@@ -25,7 +25,7 @@ from .. import cnn_util
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
 from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
-from . import gpu_build, memory_estimate, planned_step, step_traffic
+from . import gpu_build, memory_estimate, planned_step, progress, step_traffic
 from .stored_runs import find_single_device_run
 
 fmt = memory_estimate.format_bytes
@@ -74,16 +74,20 @@ def _small_cluster(p, gpus: int):
 
 
 def counted_lines(make_bench, p, gpu, profile) -> list[str]:
-    """The dry run's count of a small configuration's copies beside the pattern's bytes."""
+    """The dry run's count of a small configuration's copies beside the pattern's bytes (the
+    plan's longest phase: a build of its step, announced by preflight/progress.py)."""
     gpus = 2
     q, topo = _small_cluster(p._replace(gpu_model=p.gpu_model or (gpu.name if gpu else 'V100')),
                              gpus)
+    shape = ('1 host x %d GPUs' % gpus if topo.hosts == 1 else
+             '%s 0 of %d hosts x %d GPUs' % (q.job_name, topo.hosts, gpus))
+    progress.announce('building the step of %s to count its copies: %d tower(s) of %s'
+                      % (shape, gpus, p.model),
+                      progress.BUILD_SECS_PER_PROFILE_OP * profile.ops * gpus, who='Scaling plan')
     built = planned_step.build_step(make_bench, buildable(q), gpus).built
     counted = step_traffic.step_traffic(built.graph, built.fetches).totals
     m = profile.model_bytes
     expected = patterns.expected_counts(topo, m, 0 if p.forward_only else m)
-    shape = ('1 host x %d GPUs' % gpus if topo.hosts == 1 else
-             '%s 0 of %d hosts x %d GPUs' % (q.job_name, topo.hosts, gpus))
     ways = sorted(set(counted) | set(expected or {}))
     line = 'Counted copies:   %s (%s, dry run): %s per step' % (
         shape, topo.variable_update, ', '.join('%s %s' % (w, fmt(counted.get(w, 0)))
@@ -103,6 +107,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
       PlanError: the configuration cannot be planned (one line says what to give).
       cnn_util.BenchmarkError: the PNG cannot be written.
     """
+    progress.start_probe()
     q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
                                                   controller_host=None), visible_gpus)
     if gpu is not None:

@@ -355,10 +355,12 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
     check_cpu_towers(p, device)
     params.check_nccl(p, device)
     if device == 'gpu' and p.num_gpus > MAX_GPUS_PER_HOST:  # a plan of GPUs (--gpu_model)
+        more = ('the plan\'s rows go on to more hosts of them' if p.plan_scaling
+                else '--plan_scaling plans more hosts of them')
         raise params.ParamsError(
             '--num_gpus=%d plans %d GPUs in one host, and the largest hosts hold %d (DGX-2, '
-            'HGX-2); give --num_gpus <= %d (--plan_scaling plans more hosts of them)'
-            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST))
+            'HGX-2); give --num_gpus <= %d (%s)'
+            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST, more))
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return
@@ -430,6 +432,10 @@ def check_input_batch(p: params.Params, dataset: str, available: int | None = No
             available / (1 << 30), max(1, available // (towers * per_image))))
 
 
+#: The synthetic input a dry run without --data_dir plans, by --data_name, in its words.
+_SHAPES = {'imagenet': 'ImageNet', 'cifar10': 'CIFAR-10'}
+
+
 def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -> str | None:
     """--data_name, 'synthetic' without --data_dir, else the name inferred from the files in
     --data_dir ('imagenet', 'cifar10'); None when that fails (the run reports the data), and
@@ -437,8 +443,9 @@ def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -
 
     Raises:
       cnn_util.DataError: with `strict`, a local --data_dir is missing, empty or (without
-        --data_name) holds no dataset's files (dataset_info's lines): a command's run stops
-        there, before TensorFlow loads, as it would after."""
+        --data_name) holds no dataset's files (dataset_info's lines; a dry run's adds that
+        without --data_dir it plans synthetic input): a command's run stops there, before
+        TensorFlow loads, as it would after."""
     if not p.data_dir or p.data_name == 'synthetic':
         return p.data_name or 'synthetic'
     if file_systems.is_remote(p.data_dir) and not remote:
@@ -449,7 +456,11 @@ def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -
                 dataset_info.list_data_dir(p.data_dir)
             return p.data_name
         return dataset_info.infer_dataset_name(p.data_dir)
-    except cnn_util.DataError:
+    except cnn_util.DataError as e:
+        if strict and p.dry_run:  # still an error: the run planned is of this data
+            raise cnn_util.DataError('%s (a dry run without --data_dir plans synthetic %s-shaped '
+                                     'input)' % (e, _SHAPES.get(p.data_name or 'imagenet',
+                                                                p.data_name))) from None
         if strict:
             raise
         return None

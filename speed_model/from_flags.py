@@ -246,8 +246,12 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     'exposed_secs' (communication the compute does not hide, seconds), 'images_per_sec' (all
     devices), 'scaling_efficiency' (of devices x one device), 'bound', 'compute_source',
     'one_gpu': the per-op model's gpu_step.StepPrediction.as_dict() (which ops bound the step,
-    the share of the peak it reaches) or None when the compute came from a measured figure}.
-    Never raises."""
+    the share of the peak it reaches) or None when the compute came from a measured figure,
+    'float32_images_per_sec': one GPU's figure in float32 by the per-op model beside a
+    float16 or bfloat16 one (`float32_lines`; else None), 'local_parameter_device_gpu': the
+    step and images/sec with --local_parameter_device=gpu where the variables' copies over
+    PCIe bound the step (`parameter_device_lines`; else None), 'warnings': the texts the dry
+    run warns with (the dtype predicted slower than float32)}. Never raises."""
     try:
         inputs = plan_inputs(p, plan, gpu, find_run=find_run)
         topo = run_topology(p, plan)
@@ -257,15 +261,88 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
         return ['Predicted step:   not planned: %s' % e], {'planned': False, 'reason': str(e)}
     devices = topo.devices
     step = inputs.compute.step
+    in_float32, warnings, float32_rate = float32_lines(p, plan, inputs, step)
+    on_gpus, on_gpus_data = parameter_device_lines(p, plan, inputs, found)
     data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
             'step_secs': found.step_secs, 'compute_secs': found.compute_secs,
             'exposed_secs': found.exposed_secs, 'images_per_sec': found.images_per_sec,
             'scaling_efficiency': found.images_per_sec / (devices * one.images_per_sec),
             'bound': scaling_report.resource_name(found.bound, inputs.links),
             'compute_source': inputs.compute.source,
-            'one_gpu': step.as_dict() if step is not None else None}
-    return (_step_lines(found, inputs, one, devices) + gpu_model_lines(step)
-            + _gpu_link_lines(inputs)), data
+            'one_gpu': step.as_dict() if step is not None else None,
+            'float32_images_per_sec': float32_rate,
+            'local_parameter_device_gpu': on_gpus_data, 'warnings': warnings}
+    return (_step_lines(found, inputs, one, devices) + on_gpus + gpu_model_lines(step)
+            + in_float32 + _gpu_link_lines(inputs)), data
+
+
+def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | None]:
+    """(lines, warnings, one GPU's float32 images/sec) comparing a float16 or bfloat16 step of
+    the per-op model (`step`, a gpu_step.StepPrediction) with the same step in float32 on the
+    same GPU: one line with both figures and the ratio, and a warning where float32 is
+    predicted faster (the step's casts of the float32 variables and gradients outweigh what
+    the dtype's halved bytes and its tensor cores save: a small batch, or a model of large
+    layers and little compute). Nothing for a float32 run or a measured one-device figure."""
+    dtype = _dtype(p)
+    if step is None or dtype == 'float32':
+        return [], [], None
+    gpu = gpu_specs.lookup(inputs.device)
+    try:
+        base = step_time.compute_from_gpu_model(
+            gpu, 'float32', ops_of(p, plan), inputs.batch_size,
+            xla=bool(p.xla_compile or p.xla), tf32=tf32_enabled(p),
+            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused)).step
+    except ValueError:
+        return [], [], None
+    ratio = step.images_per_sec / base.images_per_sec
+    emulated = 'float32 math' in step.math_path
+    why = (' (%s data with float32 math: the float32 rate, half the bytes)' % dtype
+           if emulated else '')
+    lines = ['                  in float32 one %s\'s step: %s images/sec (%s); in %s %.2fx '
+             'that%s' % (gpu.name, step_time.images(base.images_per_sec), base.math_path,
+                         dtype, ratio, why)]
+    warnings = []
+    if ratio < 1.0:
+        warnings.append(
+            '%s: the model predicts one %s slower in %s than in float32 at batch %d (%s against '
+            '%s images/sec: the casts of the float32 variables and their gradients%s cost more '
+            'than the halved bytes%s save); float32 is the faster choice here' % (
+                '--use_fp16' if dtype == 'float16' else '--use_bf16', gpu.name, dtype,
+                inputs.batch_size, step_time.images(step.images_per_sec),
+                step_time.images(base.images_per_sec),
+                ', and the loss scaling,' if dtype == 'float16' else '',
+                '' if emulated else ' and the tensor cores'))
+    return lines, warnings, base.images_per_sec
+
+
+def parameter_device_lines(p, plan, inputs, found) -> tuple[list[str], dict | None]:
+    """(lines, data) where a one-host parameter_server step with its variables on the CPU
+    (--local_parameter_device=cpu, this project's default) is bound by PCIe: every step copies
+    the variables to each GPU and the gradients back. The line names the fix,
+    --local_parameter_device=gpu, with the step and images/sec the model predicts for it
+    (data: {'step_secs', 'images_per_sec', 'bound'}); nothing where that is not faster, in a
+    cluster, with another manager or another bound."""
+    if (p.variable_update != 'parameter_server' or p.local_parameter_device != 'cpu'
+            or p.job_name or found.bound != 'pcie'):
+        return [], None
+    q = p._replace(local_parameter_device='gpu')
+    try:
+        alt = scaling_report.predict_topology(inputs._replace(local_parameter_device='gpu'),
+                                              run_topology(q, plan))
+    except patterns.UnplannableError:
+        return [], None
+    if alt.step_secs >= found.step_secs:
+        return [], None
+    gpus = 's' if found.devices > 1 else ''
+    return (['                  the variables are held on the CPU (--local_parameter_device=cpu,'
+             ' this project\'s default): each step copies them to the GPU%s%s over PCIe; '
+             '--local_parameter_device=gpu keeps them on the GPU%s: %.1f ms, %.1f images/sec, '
+             'bound by %s' % (
+                 gpus, '' if p.forward_only else ' and the gradients back', gpus,
+                 1e3 * alt.step_secs, alt.images_per_sec,
+                 scaling_report.resource_name(alt.bound, inputs.links))],
+            {'step_secs': alt.step_secs, 'images_per_sec': alt.images_per_sec,
+             'bound': scaling_report.resource_name(alt.bound, inputs.links)})
 
 
 def gpu_model_lines(step) -> list[str]:

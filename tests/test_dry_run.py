@@ -188,6 +188,60 @@ def test_the_batch_search_aims_at_the_line_through_the_probed_ratios():
     assert flags[0] <= 191 < flags[1] and flags[2] > builds
 
 
+def test_a_search_stopped_by_its_budget_says_its_bracket_is_not_narrowed(monkeypatch):
+    """inception3 on an RTX 3090 printed '458 (768 does not) (2 graph builds, 49 s)': each build
+    took about 25 s on a loaded host, so a third would not have finished within the search's
+    60 s, and a bracket of 458-768 was printed as if within the promised 1/32. The clock is
+    injected: each build advances it 24.5 s."""
+    clock = [0.0]
+    monkeypatch.setattr(batch_search.time, 'monotonic', lambda: clock[0])
+
+    def probe(batch):
+        clock[0] += 24.5
+        return batch <= 500
+    lo, hi, builds = batch_search.search_batch(probe, 48, 0.1, 60.0, limit=768)
+    assert (lo, hi, builds) == (480, 768, 2) and not batch_search.narrowed(lo, hi)
+    stopped = batch_search.why_stopped(builds, batch_search.MAX_BUILDS, 60.0)
+    assert stopped == 'its 60 s ran out after 2 graph builds'
+    assert dry_run._found_words(lo, hi, 768, 48, stopped) == (
+        '480 (768 does not; not narrowed to 1/32 of it: its 60 s ran out after 2 graph builds)')
+    # Out of builds: two allowed, time to spare.
+    clock[0] = 0.0
+    lo, hi, builds = batch_search.search_batch(probe, 48, 0.1, 1e9, limit=768, max_builds=2)
+    stopped = batch_search.why_stopped(builds, 2, 60.0)
+    assert stopped == 'its 2 graph builds ran out'
+    assert dry_run._found_words(lo, hi, 768, 48, stopped).endswith(
+        '; not narrowed to 1/32 of it: its 2 graph builds ran out)')
+    # A bracket within 1/32 (the search's own end) says nothing more; nor a search that found
+    # nothing down to a batch of 1.
+    assert dry_run._found_words(185, 190, 1024, 64, stopped) == '185 (190 does not)'
+    assert dry_run._found_words(None, 1, 1024, 64, stopped) == 'none (not even 1)'
+    assert dry_run._found_words(None, 6, 1024, 64, stopped) == (
+        'none (not even 6; its 2 graph builds ran out before one fit)')
+    assert dry_run._found_words(96, None, 1024, 64, stopped) == (
+        '96 or more (its 2 graph builds ran out before a batch failed)')
+    assert dry_run._found_words(1024, None, 1024, 64, stopped) == (
+        "1024 or more (16 x the run's batch of 64, where the search stops)")
+
+
+def test_devices_are_reported_in_natural_order(capsys):
+    """'Ops per device' listed /GPU:10 and /GPU:11 before /GPU:2 with 12 GPUs (string order)."""
+    assert sorted(['/GPU:10', 'host', '/GPU:2', '/job:ps/task:0', '/CPU:0'],
+                  key=gpu_kernels.device_order) == [
+        '/CPU:0', '/GPU:2', '/GPU:10', '/job:ps/task:0', 'host']
+    assert sorted(['/job:worker/task:10/GPU:0', '/job:worker/task:2/GPU:1'],
+                  key=gpu_kernels.device_order) == [
+        '/job:worker/task:2/GPU:1', '/job:worker/task:10/GPU:0']
+    bench = gpu_bench(gpus=12, variable_update='replicated')
+    lines, _, _ = dry_run.report_lines(bench, dry_run.build(bench), gpu_specs.lookup('V100'),
+                                       True)
+    gpus = ['/GPU:%d' % i for i in range(12)]
+    (per_device,) = [x for x in capsys.readouterr().out.splitlines()
+                     if x.startswith('Ops per device:')]
+    assert [kv.split()[0] for kv in per_device.split(':', 1)[1].split(', ')] == ['/CPU:0'] + gpus
+    assert [x.split()[0] for x in lines if x.startswith('  /GPU:')] == gpus
+
+
 def test_host_memory_counts_the_address_space_limit(monkeypatch):
     monkeypatch.setattr(host_memory.resource, 'getrlimit', lambda _: (6 << 30, 6 << 30))
     monkeypatch.setattr(host_memory, '_mapped_bytes', lambda: 2 << 30)
@@ -338,13 +392,15 @@ def test_an_unknown_gpu_model_is_a_usage_error_before_tensorflow_loads():
 
 
 def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
-    # No GPU is visible here: the V100's 7.0 says float16 is native, its lack of bfloat16 not.
+    # No GPU is visible here: the V100's 7.0 says float16 is native; bfloat16 runs with float32
+    # math there, as the speed model runs it.
     fp16 = '\n'.join(gpu_bench(use_fp16=True, gpu_model='V100').info_lines())
     assert 'Precision:   float16 compute (--gpu_model=V100 16GB), float32 variables' in fp16
     assert 'GPU compute capability 7.0 >= 7.0: native float16' in fp16
     bf16 = '\n'.join(gpu_bench(use_bf16=True, gpu_model='v100').info_lines())
     assert 'Precision:   bfloat16 compute (--gpu_model=V100 16GB), float32 variables' in bf16
-    assert 'GPU compute capability 7.0 < 8.0: no native bfloat16' in bf16
+    assert 'GPU compute capability 7.0 < 8.0' in bf16
+    assert 'no bfloat16 tensor cores: float32 math, half the memory traffic' in bf16
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):

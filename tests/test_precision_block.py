@@ -136,7 +136,8 @@ GPU_CASES = [
         'float16 compute (--gpu_model=A100 PCIe 80GB), float32 variables', 'loss scale 128',
         'GPU compute capability 8.0 >= 7.0: native float16']),
     ('bf16-volta', dict(use_bf16=True), 'V100', [
-        'GPU compute capability 7.0 < 8.0: no native bfloat16']),
+        'GPU compute capability 7.0 < 8.0',
+        'no bfloat16 tensor cores: float32 math, half the memory traffic']),
 ]
 
 

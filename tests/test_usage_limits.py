@@ -408,6 +408,19 @@ def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
         assert problem(num_gpus=16, **flags) is None
 
 
+@pytest.mark.parametrize('flags,advice', [
+    (dict(dry_run=True), '(--plan_scaling plans more hosts of them)'),
+    # It advised '--plan_scaling plans more hosts of them' to a command given --plan_scaling.
+    (dict(plan_scaling=True), "(the plan's rows go on to more hosts of them)")])
+def test_the_advice_on_too_many_gpus_in_one_host_fits_the_flags_given(flags, advice):
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_without_gpu(params.make_params(num_gpus=64, gpu_model='V100', **flags),
+                                lambda: None, lambda q, device: None)
+    assert str(e.value) == (
+        '--num_gpus=64 plans 64 GPUs in one host, and the largest hosts hold 16 (DGX-2, HGX-2); '
+        'give --num_gpus <= 16 %s' % advice)
+
+
 def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
     p = params.make_params(num_gpus=3)
     assert usage.cpu_towers_warning(p, 'cpu', cpus=2) == (
