@@ -224,10 +224,11 @@ def measured_link(name: str, bytes_per_sec: float, how: str) -> Link:
 
 
 class HostPreset(NamedTuple):
-    """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs, GPU-to-GPU link, host-to-GPU
-    link, GPUs behind one PCIe uplink to the CPUs, network, the source of the figures, and the
-    host memory its GPUs' bytes to each other pass through when they have no peer-to-peer ('':
-    they have it)."""
+    """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs (the most it holds, stated
+    by its source: a --num_gpus above it is refused), GPU-to-GPU link, host-to-GPU link, GPUs
+    behind one PCIe uplink to the CPUs, network, the source of the figures, and the host memory
+    its GPUs' bytes to each other pass through when they have no peer-to-peer ('': they have
+    it)."""
     name: str
     gpu: str
     gpus: int
@@ -245,7 +246,9 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
                'hybrid cube-mesh of NVLink 1.0, four PCIe switches with two GPUs each, four '
                '100 Gbit/s InfiniBand EDR ports'),
     HostPreset('dgx1_v100', 'V100', 8, 'nvlink2', 'pcie3', 2, 'ib_edr',
-               'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (2017)'),
+               'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (2017): 8 Tesla V100 '
+               'SXM2 in the hybrid cube-mesh of NVLink 2.0, four 100 Gbit/s InfiniBand EDR '
+               'ports'),
     HostPreset('ec2_p2.8xlarge', 'K80', 8, 'pcie3', 'pcie3', 2, '10gbe',
                'Amazon EC2 P2 instance page: 8 K80 GPUs (4 boards of two GK210 behind one '
                'PCIe switch each), 10 Gbit/s network'),
@@ -263,7 +266,7 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
     HostPreset('dgx_h100', 'H100 80GB', 8, 'nvlink4', 'pcie5', 1, 'ib_ndr',
                'NVIDIA DGX H100 user guide: 8 H100 SXM5 on NVLink 4.0 / NVSwitch, 400 Gbit/s '
                'InfiniBand NDR per GPU'),
-    HostPreset('hgx2_v100', 'V100 32GB', 8, 'nvlink2_copy', 'pcie3', 2, 'ib_edr',
+    HostPreset('hgx2_v100', 'V100 32GB', 16, 'nvlink2_copy', 'pcie3', 2, 'ib_edr',
                'NVIDIA HGX-2 / DGX-2 (2018): 16 V100 SXM3 32GB, every GPU\'s six NVLink 2.0 '
                'links to the NVSwitches (any two GPUs at the full six links); the GPU link at '
                'a measured copy\'s rate (nvlink2_copy)'),
@@ -500,6 +503,8 @@ def check_plan_flags(p) -> None:
                 and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
         raise flag_error(flag, e) from None
     preset = preset_of(p.gpu_interconnect)
+    if preset is not None:
+        _check_gpus_of_preset(p, preset)
     if preset is not None and p.gpu_model is not None:
         from . import gpu_specs
         try:
@@ -509,6 +514,26 @@ def check_plan_flags(p) -> None:
         if conflict:
             from ..params import ParamsError
             raise ParamsError(conflict)
+
+
+def _check_gpus_of_preset(p, preset: HostPreset) -> None:
+    """--num_gpus no more than the GPUs the host preset holds (`HostPreset.gpus`, from its
+    source): more GPUs are more hosts, which the plan's multi-host rows and a cluster's
+    --worker_hosts plan. CPU towers (--device=cpu) are not the host's GPUs.
+
+    Raises:
+      params.ParamsError: --num_gpus above the host's GPUs, naming its count and the fix.
+    """
+    if p.device == 'cpu' or p.num_gpus <= preset.gpus:
+        return
+    from ..params import ParamsError
+    from . import gpu_specs
+    raise ParamsError(
+        '--num_gpus=%d is more GPUs than the host --gpu_interconnect=%s holds (%d %s); give '
+        '--num_gpus=%d or fewer, and plan more GPUs as more hosts (--plan_scaling\'s rows plan '
+        '2 to 128 hosts of --num_gpus GPUs; a cluster\'s --dry_run, its --worker_hosts)'
+        % (p.num_gpus, preset.name, preset.gpus, gpu_specs.lookup(preset.gpu).name,
+           preset.gpus))
 
 
 def _check_link_of_gpu_model(p) -> None:

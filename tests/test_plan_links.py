@@ -219,3 +219,46 @@ def test_a_t4_on_a_dgx1_stops_the_command_before_tensorflow_loads():
                               '--use_nccl')
     assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
     assert out.stderr == 'error: %s\n' % _T4_ON_DGX1
+
+
+#: The GPUs each host preset holds, as its source states them (the number checked against the
+#: source's text below; hgx2_v100 said 8, its source 16).
+PRESET_GPUS = {'dgx1_p100': 8, 'dgx1_v100': 8, 'ec2_p2.8xlarge': 8, 'gce_k80x8': 8,
+               'ec2_p2.16xlarge': 16, 'ec2_p3.16xlarge': 8, 'dgx_a100': 8, 'dgx_h100': 8,
+               'hgx2_v100': 16, 'lambda_epyc7502x8': 8, 'lambda_gold6230x8': 8,
+               'lambda_gold6230x8_geforce': 8}
+
+
+def test_every_host_preset_knows_its_gpus_from_its_source():
+    import re
+    assert {name: h.gpus for name, h in links.HOSTS.items()} == PRESET_GPUS
+    for preset in links.HOSTS.values():
+        assert re.search(r'\b%d\b' % preset.gpus, preset.source), preset.name
+
+
+@pytest.mark.parametrize('host', sorted(PRESET_GPUS))
+def test_more_gpus_than_a_host_preset_holds_is_a_usage_error(host):
+    # --num_gpus=16 on a dgx1_v100 (8 on NVLink) planned 16 GPUs on the host's NVLink.
+    gpus = PRESET_GPUS[host]
+    flags = dict(plan_scaling=True, gpu_interconnect=host)
+    links.check_plan_flags(params.make_params(num_gpus=gpus, **flags))
+    links.check_plan_flags(params.make_params(num_gpus=gpus + 1, device='cpu', **flags))
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(num_gpus=gpus + 1, **flags))
+    own = gpu_specs.lookup(links.HOSTS[host].gpu).name
+    assert str(e.value) == (
+        '--num_gpus=%d is more GPUs than the host --gpu_interconnect=%s holds (%d %s); give '
+        '--num_gpus=%d or fewer, and plan more GPUs as more hosts (--plan_scaling\'s rows plan '
+        '2 to 128 hosts of --num_gpus GPUs; a cluster\'s --dry_run, its --worker_hosts)'
+        % (gpus + 1, host, gpus, own, gpus))
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('host, gpus', [('dgx1_v100', 16), ('ec2_p2.8xlarge', 12)])
+def test_16_gpus_on_a_dgx1_stops_the_command_before_tensorflow_loads(host, gpus):
+    out = helpers.run_command('--model=resnet50', '--plan_scaling', '--gpu_interconnect=' + host,
+                              '--num_gpus=%d' % gpus, '--single_device_images_per_sec=380')
+    assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
+    assert out.stderr.startswith('error: --num_gpus=%d is more GPUs than the host '
+                                 '--gpu_interconnect=%s holds (8 ' % (gpus, host))
+    assert out.stderr.count('\n') == 1
