@@ -53,6 +53,8 @@ import difflib
 import re
 from typing import NamedTuple
 
+from .suggest import SUGGEST_CUTOFF, did_you_mean
+
 GIB = 1 << 30
 
 
@@ -350,9 +352,6 @@ def sorted_names() -> list[str]:
 # Characters a name typed by hand may have for a digit ('V1OO' for 'V100').
 _LOOKALIKES = str.maketrans({'o': '0', 'i': '1', 'l': '1'})
 
-#: How alike a typed name and a table name must be to be suggested (difflib's ratio, after
-#: `_LOOKALIKES`; the cutoff of the unknown --model message, models/model_catalog.py).
-SUGGEST_CUTOFF = 0.6
 
 
 def _likeness(typed: tuple[str, frozenset[str]], alias: str) -> tuple[float, int, float]:
@@ -404,13 +403,9 @@ def lookup(name: str) -> GpuSpec:
                               % ', '.join(sorted_names()))
     spec = _INDEX.get(_key(name)) or _FLAT_INDEX.get(_flat(name))
     if spec is None:
-        close = suggestions(name)
-        guess = ''
-        if close:
-            guess = 'did you mean %s? ' % (close[0] if len(close) == 1 else '%s or %s' % (
-                ', '.join(close[:-1]), close[-1]))
         raise UnknownGpuError('unknown GPU model %r; %sknown: %s'
-                              % (name, guess, ', '.join(sorted_names())))
+                              % (name, did_you_mean(suggestions(name)),
+                                 ', '.join(sorted_names())))
     return spec
 
 
