@@ -213,3 +213,18 @@ def test_a_sustained_rate_only_where_the_vendor_states_one(specs):
 
 def test_an_unlisted_visible_gpu_is_none(specs):
     assert specs.from_device_name('NVIDIA B200') is None
+
+
+def test_the_planning_page_lists_every_gpu_of_the_table_by_its_name(specs):
+    # Its list left out the A100 PCIe 40GB (added to the table later), in shorthand
+    # ('V100 16GB/32GB and PCIe') no test could read.
+    import os
+    import re
+
+    from checkout import REPO
+    with open(os.path.join(REPO, 'docs', 'planning-a-gpu-run.md')) as f:
+        text = ' '.join(f.read().split())
+    listed = re.search(r'named as the table names them \(([^;]+);', text)
+    assert listed, 'docs/planning-a-gpu-run.md: the list of the GPU table moved'
+    names = [name.strip() for name in listed.group(1).split(',')]
+    assert sorted(names) == sorted(specs.known_names())
