@@ -181,7 +181,7 @@ def tf32_enabled(p, environ=None) -> bool:
     off with --notf32 or NVIDIA_TF32_OVERRIDE=0 in the environment (what cuBLAS and cuDNN
     read)."""
     environ = os.environ if environ is None else environ
-    return not p.notf32 and environ.get('NVIDIA_TF32_OVERRIDE', '').strip() != '0'
+    return p.tf32 and environ.get('NVIDIA_TF32_OVERRIDE', '').strip() != '0'
 
 
 def ops_of(p, plan) -> op_profile.OpProfile:

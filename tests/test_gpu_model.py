@@ -61,17 +61,17 @@ def test_tf32_on_by_default_on_ampere_and_off_with_the_flag_or_environment(resne
     assert on.images_per_sec > 1.5 * off.images_per_sec
     p = make_params(model='resnet50')
     assert from_flags.tf32_enabled(p, {}) is True
-    assert from_flags.tf32_enabled(p._replace(notf32=True), {}) is False
+    assert from_flags.tf32_enabled(p._replace(tf32=False), {}) is False
     assert from_flags.tf32_enabled(p, {'NVIDIA_TF32_OVERRIDE': '0'}) is False
     assert from_flags.tf32_enabled(p, {'NVIDIA_TF32_OVERRIDE': '1'}) is True
 
 
 def test_notf32_sets_the_variable_cublas_and_cudnn_read():
     from tf_cnn_benchmarks.runtime import gpu_settings
-    p = make_params(model='resnet50', notf32=True)
+    p = make_params(model='resnet50', tf32=False)
     assert gpu_settings.environment_updates(p, {})['NVIDIA_TF32_OVERRIDE'] == '0'
     assert 'NVIDIA_TF32_OVERRIDE' not in gpu_settings.environment_updates(
-        p._replace(notf32=False), {})
+        p._replace(tf32=True), {})
 
 
 @pytest.mark.parametrize('gpu, dtype, path, peak', [
