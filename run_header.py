@@ -247,7 +247,7 @@ def tf32_line(p, capabilities=None, environ=None) -> str | None:
         return None
     if not from_flags.tf32_enabled(p, environ):
         return ('TF32 off (%s); float32 convolutions and matrix products in full float32 on '
-                'the CUDA cores' % ('--notf32' if p.notf32 else 'NVIDIA_TF32_OVERRIDE=0'))
+                'the CUDA cores' % ('--notf32' if not p.tf32 else 'NVIDIA_TF32_OVERRIDE=0'))
     return ('TF32 on: float32 convolutions and matrix products on TF32 tensor cores; compute '
             'capability %s >= 8.0: TensorFlow\'s default, --notf32 turns it off'
             % '/'.join(dict.fromkeys('%d.%d' % tuple(c) for c in caps)))

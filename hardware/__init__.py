@@ -1,6 +1,7 @@
 """What the machine is and can do: its CPU, GPUs and software (machine.py), the GPU table of
 data-sheet memory, peaks and the facts the per-op step model needs (gpu_specs.py), the links
-between devices and hosts with their rates and sources (links.py), this CPU's measured peak
+between devices and hosts with their rates and sources (links.py), the known names closest to
+an unknown one for a usage error's "did you mean" (suggest.py), this CPU's measured peak
 (cpu_peak.py), its reduced-precision kernels timed against float32 (kernel_speed.py), whether
 it runs a reduced precision's NCHW kernels (layout_kernels.py), its loopback rate between two
 tasks (loopback.py) and the memory this process can still allocate (host_memory.py); the

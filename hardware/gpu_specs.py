@@ -37,10 +37,14 @@ one row per GPU with its data sheet named beside it:
     where its vendor states one (`SUSTAINED`: the 250 W A100 PCIe card, 90% of the 400 W
     SXM4 module's), else 1.0.
 
-Names are looked up as users type them: case, spaces, '-', '_' and the words NVIDIA, Tesla and
-GeForce are ignored ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU); a name without its
-memory ('V100', 'A100') means the smaller model. The name TensorFlow reports for a visible GPU
-('Tesla V100-SXM2-16GB', 'NVIDIA A100-SXM4-80GB') is matched by `from_device_name`.
+Names are looked up as users type them and as nvidia-smi and vendors print them: case, spaces,
+'-', '_', the words NVIDIA, Tesla, GeForce and Quadro and the memory's kind (HBM3) are ignored,
+and the memory size and the form factor (PCIe, SXM2/SXM4/SXM5) may come in either order after
+the GPU's own name ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU; 'NVIDIA A100 80GB
+PCIe', 'NVIDIA A100-PCIE-80GB' and 'A100 PCIe 80GB' another); a name without its memory ('V100',
+'A100') means the smaller model, and one with the GPU's only memory size is that GPU ('NVIDIA
+GeForce RTX 3080 10GB'). The name TensorFlow reports for a visible GPU ('Tesla
+V100-SXM2-16GB', 'NVIDIA A100-SXM4-80GB') is matched by `from_device_name`.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ from __future__ import annotations
 import difflib
 import re
 from typing import NamedTuple
+
+from .suggest import SUGGEST_CUTOFF, did_you_mean
 
 GIB = 1 << 30
 
@@ -98,7 +104,7 @@ def _gpu(name, memory_gib, fp32, fp16, bf16, bandwidth, cc, *aliases):
 #: name, memory (GiB), fp32, fp16, bf16 (TFLOP/s), bandwidth (GB/s), compute capability, aliases.
 _ROWS: tuple[GpuSpec, ...] = (
     _gpu('K80', 12, 4.37, 4.37, None, 240, '3.7', 'GK210'),  # one of two GPUs of a board
-    _gpu('P100', 16, 9.3, 18.7, None, 732, '6.0', 'P100 PCIe 16GB', 'P100 16GB'),
+    _gpu('P100', 16, 9.3, 18.7, None, 732, '6.0', 'P100 PCIe 16GB', 'P100 16GB', 'P100 PCIe'),
     _gpu('V100 16GB', 16, 15.7, 125.0, None, 900, '7.0', 'V100', 'V100 SXM2 16GB'),
     _gpu('V100 32GB', 32, 15.7, 125.0, None, 900, '7.0', 'V100 SXM2 32GB'),
     _gpu('T4', 16, 8.1, 65.0, None, 320, '7.5'),
@@ -260,24 +266,69 @@ class UnknownGpuError(ValueError):
     """A GPU name that is not in the table; the message lists the known names."""
 
 
+#: Words vendors and drivers put into a GPU's name that tell no GPU of the table from another:
+#: the brands before it, and the memory's kind after it ('NVIDIA H100 80GB HBM3').
+_IGNORED_WORD = re.compile(r'nvidia|tesla|geforce|quadro|hbm\d?e?')
+
+#: The words of a name that may come in any order after the GPU's own name: its memory
+#: ('80GB') and its form factor ('PCIe', 'SXM4': any SXM generation is the 'sxm' of its chip).
+_QUALIFIER = re.compile(r'\d+gb|pcie|sxm\d?')
+
+
+def _parts(name: str) -> tuple[str, frozenset[str]]:
+    """'NVIDIA A100 80GB PCIe' -> ('a100', {'80gb', 'pcie'}): the GPU's own name without
+    vendor words and separators, and its qualifiers as a set (their order does not matter:
+    nvidia-smi prints 'NVIDIA A100-PCIE-40GB' and 'NVIDIA A100 80GB PCIe')."""
+    text = re.sub(r'\bpci[\s_\-]*e(?:xpress)?\b', 'pcie', name.lower())
+    text = re.sub(r'\b(\d+)\s*gb\b', r'\1gb', text)  # '80 GB' -> '80gb'
+    core, qualifiers = [], set()
+    for word in re.split(r'[\s_\-]+', text):
+        if _QUALIFIER.fullmatch(word):
+            qualifiers.add('sxm' if word.startswith('sxm') else word)
+        elif word and not _IGNORED_WORD.fullmatch(word):
+            core.append(word)
+    return ''.join(core), frozenset(qualifiers)
+
+
 def _key(name: str) -> str:
-    """'NVIDIA Tesla V100-SXM2-16GB' -> 'v100sxm216gb'."""
-    text = re.sub(r'\b(nvidia|tesla|geforce)\b', ' ', name.lower())
+    """'NVIDIA Tesla V100-SXM2-16GB' and 'V100 16GB SXM2' -> 'v100 16gb sxm'."""
+    core, qualifiers = _parts(name)
+    return ' '.join([core] + sorted(qualifiers))
+
+
+def _flat(name: str) -> str:
+    """'a100pcie80gb', 'A100 PCIe 80GB' -> 'a100pcie80gb': a name typed without separators,
+    whose qualifiers cannot be told apart (looked up when `_key` finds nothing)."""
+    text = re.sub(r'\b(%s)\b' % _IGNORED_WORD.pattern, ' ', name.lower())
     return re.sub(r'[\s_\-]+', '', text)
 
 
-def _index() -> dict[str, GpuSpec]:
-    index = {}
+def _keys(spec: GpuSpec) -> list[tuple[str, str]]:
+    """(alias, key) of each name of `spec`: its name and aliases, and each of those without
+    a memory size with the GPU's own added ('RTX 3080' also as 'RTX 3080 10GB', as a driver
+    may print it)."""
+    memory = '%dgb' % round(spec.memory_bytes / GIB)
+    keys = []
+    for alias in (spec.name,) + spec.aliases:
+        core, qualifiers = _parts(alias)
+        keys.append((alias, _key(alias)))
+        if not any(q.endswith('gb') for q in qualifiers):
+            keys.append((alias, ' '.join([core] + sorted(qualifiers | {memory}))))
+    return keys
+
+
+def _index() -> tuple[dict[str, GpuSpec], dict[str, GpuSpec]]:
+    index, flat = {}, {}
     for spec in GPUS:
-        for alias in (spec.name,) + spec.aliases:
-            key = _key(alias)
-            if key in index and index[key] is not spec:
-                raise AssertionError('GPU alias %r names two GPUs' % alias)
-            index[key] = spec
-    return index
+        for alias, key in _keys(spec):
+            for table, found in ((index, key), (flat, _flat(alias))):
+                if table.get(found, spec) is not spec:
+                    raise AssertionError('GPU alias %r names two GPUs' % alias)
+                table[found] = spec
+    return index, flat
 
 
-_INDEX = _index()
+_INDEX, _FLAT_INDEX = _index()
 
 
 def known_names() -> list[str]:
@@ -301,30 +352,41 @@ def sorted_names() -> list[str]:
 # Characters a name typed by hand may have for a digit ('V1OO' for 'V100').
 _LOOKALIKES = str.maketrans({'o': '0', 'i': '1', 'l': '1'})
 
-#: How alike a typed name and a table name must be to be suggested (difflib's ratio, after
-#: `_LOOKALIKES`; the cutoff of the unknown --model message, models/model_catalog.py).
-SUGGEST_CUTOFF = 0.6
+
+
+def _likeness(typed: tuple[str, frozenset[str]], alias: str) -> tuple[float, int, float]:
+    """How alike a typed name's parts (`_parts`) and a table alias are, to rank suggestions:
+    first its own name's (difflib's ratio of the two, O, I and l read as 0, 1 and 1), then
+    the qualifiers both have ('80gb', 'pcie'), then the whole looked-up forms' ratio."""
+    core, qualifiers = _parts(alias)
+    ratio = difflib.SequenceMatcher(None, typed[0].translate(_LOOKALIKES),
+                                    core.translate(_LOOKALIKES)).ratio()
+    whole = difflib.SequenceMatcher(
+        None, ' '.join([typed[0]] + sorted(typed[1])).translate(_LOOKALIKES),
+        _key(alias).translate(_LOOKALIKES)).ratio()
+    return ratio, len(typed[1] & qualifiers), whole
 
 
 def suggestions(name: str, count: int = 3) -> list[str]:
     """The table's names closest to the unknown `name`, best first, one per GPU, each as the
     `known:` list of the message names it (the table name: 'V100 16GB', not its alias 'V100';
-    'RTX 2080', not '2080'); [] when none is close (difflib on the looked-up form of each name
-    and alias, with O, I and l read as 0, 1 and 1 on both sides).
+    'RTX 2080', not '2080'); [] when none is close.
+
+    A GPU is ranked by its closest name or alias (`_likeness`): the GPU's own name first
+    ('P100 PCIe' is the P100 before any other PCIe card), then the memory and form factor
+    in common ('A100 PCIe 48GB': the A100 PCIe cards before the A100 SXM4 modules); a GPU whose
+    own name's ratio is below `SUGGEST_CUTOFF` is not suggested.
 
     Args:
       name: the name as typed; count: the most names returned.
     """
-    by_key = {}
-    for spec in GPUS:
-        for alias in (spec.name,) + spec.aliases:
-            by_key.setdefault(_key(alias).translate(_LOOKALIKES), spec)
-    found = []
-    for key in difflib.get_close_matches(_key(name).translate(_LOOKALIKES), list(by_key),
-                                         n=len(by_key), cutoff=SUGGEST_CUTOFF):
-        if by_key[key].name not in found:
-            found.append(by_key[key].name)
-    return found[:count]
+    typed = _parts(name)
+    ranked = []
+    for order, spec in enumerate(GPUS):
+        best = max(_likeness(typed, alias) for alias in (spec.name,) + spec.aliases)
+        if best[0] >= SUGGEST_CUTOFF:
+            ranked.append((best, -order, spec.name))
+    return [found for _, _, found in sorted(ranked, reverse=True)[:count]]
 
 
 def lookup(name: str) -> GpuSpec:
@@ -332,17 +394,18 @@ def lookup(name: str) -> GpuSpec:
 
     Raises:
       UnknownGpuError: no GPU of the table has that name; the message names the closest ones
-        first ('did you mean V100?': `suggestions`), then every known one (`sorted_names`).
+        first ('did you mean V100?': `suggestions`), then every known one (`sorted_names`);
+        an empty name is said to be empty, with the known ones and the page describing them.
     """
-    spec = _INDEX.get(_key(name))
+    if not name.strip():
+        raise UnknownGpuError('the GPU model name is empty; give one of the known names '
+                              '(docs/planning-a-gpu-run.md describes them): %s'
+                              % ', '.join(sorted_names()))
+    spec = _INDEX.get(_key(name)) or _FLAT_INDEX.get(_flat(name))
     if spec is None:
-        close = suggestions(name)
-        guess = ''
-        if close:
-            guess = 'did you mean %s? ' % (close[0] if len(close) == 1 else '%s or %s' % (
-                ', '.join(close[:-1]), close[-1]))
         raise UnknownGpuError('unknown GPU model %r; %sknown: %s'
-                              % (name, guess, ', '.join(sorted_names())))
+                              % (name, did_you_mean(suggestions(name)),
+                                 ', '.join(sorted_names())))
     return spec
 
 
@@ -354,11 +417,11 @@ def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSp
     reports a little below the data sheet's), the model of that family nearest in memory wins
     ('Tesla V100-PCIE-32GB' with 31 GiB is the V100 32GB).
     """
-    key = _key(device_name)
-    exact = _INDEX.get(key)
+    exact = _INDEX.get(_key(device_name))
     if exact is not None:
         return exact
-    found = sorted(((len(alias), spec) for alias, spec in _INDEX.items() if alias in key),
+    key = _flat(device_name)
+    found = sorted(((len(alias), spec) for alias, spec in _FLAT_INDEX.items() if alias in key),
                    key=lambda item: -item[0])
     if not found:
         return None

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .suggest import did_you_mean, suggestions
+
 GBIT = 1e9 / 8  # bytes/s in one Gbit/s
 
 
@@ -195,21 +197,37 @@ def link(name: str) -> Link:
         raise UnknownLinkError('unknown link %r; known: %s' % (name, ', '.join(LINKS))) from None
 
 
+def network_names() -> list[str]:
+    """The network names --interconnect_gbps takes: the network links' and 'loopback'."""
+    return [n for n, x in LINKS.items() if x.kind == 'network'] + ['loopback']
+
+
+def network_choices() -> str:
+    """What --interconnect_gbps takes, in words (exactly what `network` and the flag's check
+    accept: a rate, a network link's name, or 'loopback')."""
+    return ('give a rate in Gbit/s (a number > 0; %s are Ethernet) or a network: %s (this '
+            'host\'s, measured now)' % (', '.join(str(n) for n in ETHERNET_GBPS),
+                                       ', '.join(network_names())))
+
+
 def network(value: str | float) -> Link:
     """The network of --interconnect_gbps: a preset name ('25gbe', 'ib_hdr', '100gbe') or a
     rate in Gbit/s ('25': the Ethernet preset of that rate; '56': a link of 56 Gbit/s).
+    ('loopback' is measured: speed_model/from_flags.py, hardware/loopback.py.)
 
     Raises:
-      UnknownLinkError: a name that is no network preset, or a rate that is not > 0.
+      UnknownLinkError: a name that is no network preset (the message names the closest ones
+        and every value the flag takes: `network_choices`), or a rate that is not > 0.
     """
     text = str(value).strip().lower()
     try:
         gbps = float(text)
     except ValueError:
-        found = link(text)
-        if found.kind != 'network':
-            raise UnknownLinkError('%r is no network link; known networks: %s' % (
-                value, ', '.join(n for n, x in LINKS.items() if x.kind == 'network'))) from None
+        found = LINKS.get(text)
+        if found is None or found.kind != 'network':
+            raise UnknownLinkError('%s %r; %s%s' % (
+                'unknown network' if found is None else 'no network link:', value,
+                did_you_mean(suggestions(text, network_names())), network_choices())) from None
         return found
     if not gbps > 0:
         raise UnknownLinkError('--interconnect_gbps must be > 0. Received: %r' % (value,))
@@ -224,10 +242,11 @@ def measured_link(name: str, bytes_per_sec: float, how: str) -> Link:
 
 
 class HostPreset(NamedTuple):
-    """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs, GPU-to-GPU link, host-to-GPU
-    link, GPUs behind one PCIe uplink to the CPUs, network, the source of the figures, and the
-    host memory its GPUs' bytes to each other pass through when they have no peer-to-peer ('':
-    they have it)."""
+    """A host as sold: its GPU (hardware/gpu_specs.py name), GPUs (the most it holds, stated
+    by its source: a --num_gpus above it is refused), GPU-to-GPU link, host-to-GPU link, GPUs
+    behind one PCIe uplink to the CPUs, network, the source of the figures, and the host memory
+    its GPUs' bytes to each other pass through when they have no peer-to-peer ('': they have
+    it)."""
     name: str
     gpu: str
     gpus: int
@@ -245,7 +264,9 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
                'hybrid cube-mesh of NVLink 1.0, four PCIe switches with two GPUs each, four '
                '100 Gbit/s InfiniBand EDR ports'),
     HostPreset('dgx1_v100', 'V100', 8, 'nvlink2', 'pcie3', 2, 'ib_edr',
-               'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (2017)'),
+               'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (2017): 8 Tesla V100 '
+               'SXM2 in the hybrid cube-mesh of NVLink 2.0, four 100 Gbit/s InfiniBand EDR '
+               'ports'),
     HostPreset('ec2_p2.8xlarge', 'K80', 8, 'pcie3', 'pcie3', 2, '10gbe',
                'Amazon EC2 P2 instance page: 8 K80 GPUs (4 boards of two GK210 behind one '
                'PCIe switch each), 10 Gbit/s network'),
@@ -263,7 +284,7 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
     HostPreset('dgx_h100', 'H100 80GB', 8, 'nvlink4', 'pcie5', 1, 'ib_ndr',
                'NVIDIA DGX H100 user guide: 8 H100 SXM5 on NVLink 4.0 / NVSwitch, 400 Gbit/s '
                'InfiniBand NDR per GPU'),
-    HostPreset('hgx2_v100', 'V100 32GB', 8, 'nvlink2_copy', 'pcie3', 2, 'ib_edr',
+    HostPreset('hgx2_v100', 'V100 32GB', 16, 'nvlink2_copy', 'pcie3', 2, 'ib_edr',
                'NVIDIA HGX-2 / DGX-2 (2018): 16 V100 SXM3 32GB, every GPU\'s six NVLink 2.0 '
                'links to the NVSwitches (any two GPUs at the full six links); the GPU link at '
                'a measured copy\'s rate (nvlink2_copy)'),
@@ -289,6 +310,12 @@ HOSTS: dict[str, HostPreset] = {h.name: h for h in (
 )}
 
 
+#: Other names a host preset's source gives the host, by preset: suggested for it when typed
+#: (--gpu_interconnect=dgx2: "did you mean hgx2_v100?"), not taken as it: NVIDIA's DGX-2H,
+#: also a DGX-2, runs its V100s at 450 W, faster than the preset's.
+HOST_ALSO = {'hgx2_v100': ('dgx2', 'hgx2')}
+
+
 def host_preset(name: str) -> HostPreset:
     """The host preset named `name`.
 
@@ -306,15 +333,27 @@ def preset_of(value: str | None) -> HostPreset | None:
     return HOSTS.get(value.strip().lower()) if value else None
 
 
+def _pcie_generations() -> list[str]:
+    return [n for n, x in LINKS.items() if x.kind == 'pcie' and n in LABELS and '_' not in n]
+
+
+def _nvlink_generations() -> list[str]:
+    return [n for n, x in LINKS.items() if x.kind == 'nvlink' and '_' not in n]
+
+
 def gpu_link_choices() -> str:
     """What --gpu_interconnect takes, grouped as docs/scaling.md lists it: the PCIe and NVLink
     generations, 'nvlink' (the GPU's own) and the host presets."""
     return ('a PCIe generation (%s), an NVLink generation (%s; nvlink: the GPU\'s own), or a '
-            'host: %s' % (', '.join(n for n, x in LINKS.items() if x.kind == 'pcie'
-                                    and n in LABELS and '_' not in n),
-                          ', '.join(n for n, x in LINKS.items() if x.kind == 'nvlink'
-                                    and '_' not in n),
+            'host: %s' % (', '.join(_pcie_generations()), ', '.join(_nvlink_generations()),
                           ', '.join(HOSTS)))
+
+
+def gpu_link_suggestions(name: str) -> list[str]:
+    """The --gpu_interconnect values closest to the unknown `name` (`suggestions` over the
+    values `gpu_link_choices` lists, a host also by HOST_ALSO's names)."""
+    return suggestions(name, _pcie_generations() + _nvlink_generations() + ['nvlink']
+                       + list(HOSTS), also=HOST_ALSO)
 
 
 def gpu_link_name(value: str, gpu_name: str | None) -> str:
@@ -488,18 +527,18 @@ def check_plan_flags(p) -> None:
     try:
         if p.interconnect_gbps is not None and p.interconnect_gbps.strip().lower() != 'loopback':
             network(p.interconnect_gbps)
-        if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS \
-                and p.gpu_interconnect.strip().lower() != 'nvlink':
-            found = LINKS.get(p.gpu_interconnect.strip().lower())
-            if found is None or found.kind not in ('pcie', 'nvlink'):
-                raise UnknownLinkError('%s %r; give %s' % (
-                    'unknown GPU link' if found is None else 'no GPU link:',
-                    p.gpu_interconnect, gpu_link_choices()))
     except UnknownLinkError as e:
-        flag = ('--gpu_interconnect' if p.gpu_interconnect is not None
-                and str(p.gpu_interconnect) in str(e) else '--interconnect_gbps')
-        raise flag_error(flag, e) from None
+        raise flag_error('interconnect_gbps', e) from None
+    if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS \
+            and p.gpu_interconnect.strip().lower() != 'nvlink':
+        found = LINKS.get(p.gpu_interconnect.strip().lower())
+        if found is None or found.kind not in ('pcie', 'nvlink'):
+            raise flag_error('gpu_interconnect', '%s %r; %sgive %s' % (
+                'unknown GPU link' if found is None else 'no GPU link:', p.gpu_interconnect,
+                did_you_mean(gpu_link_suggestions(p.gpu_interconnect)), gpu_link_choices()))
     preset = preset_of(p.gpu_interconnect)
+    if preset is not None:
+        _check_gpus_of_preset(p, preset)
     if preset is not None and p.gpu_model is not None:
         from . import gpu_specs
         try:
@@ -509,6 +548,26 @@ def check_plan_flags(p) -> None:
         if conflict:
             from ..params import ParamsError
             raise ParamsError(conflict)
+
+
+def _check_gpus_of_preset(p, preset: HostPreset) -> None:
+    """--num_gpus no more than the GPUs the host preset holds (`HostPreset.gpus`, from its
+    source): more GPUs are more hosts, which the plan's multi-host rows and a cluster's
+    --worker_hosts plan. CPU towers (--device=cpu) are not the host's GPUs.
+
+    Raises:
+      params.ParamsError: --num_gpus above the host's GPUs, naming its count and the fix.
+    """
+    if p.device == 'cpu' or p.num_gpus <= preset.gpus:
+        return
+    from ..params import ParamsError
+    from . import gpu_specs
+    raise ParamsError(
+        '--num_gpus=%d is more GPUs than the host --gpu_interconnect=%s holds (%d %s); give '
+        '--num_gpus=%d or fewer, and plan more GPUs as more hosts (--plan_scaling\'s rows plan '
+        '2 to 128 hosts of --num_gpus GPUs; a cluster\'s --dry_run, its --worker_hosts)'
+        % (p.num_gpus, preset.name, preset.gpus, gpu_specs.lookup(preset.gpu).name,
+           preset.gpus))
 
 
 def _check_link_of_gpu_model(p) -> None:

@@ -68,9 +68,20 @@ def _norm(value):
     return list(value) if isinstance(value, (list, tuple)) else value
 
 
+#: Parameters renamed since a results JSON may have been written: old name -> (today's name,
+#: today's value of the old one). --notf32 was a flag of its own; it is absl's negation of
+#: --tf32 now (params/__init__.py), so a baseline's notf32=False is tf32=True.
+RENAMED_PARAMS = {'notf32': ('tf32', lambda value: not value)}
+
+
 def differing_params(stored: dict, params: dict) -> list[str]:
     """'name: A in the baseline, B here' for each parameter that differs (IGNORED_PARAMS
-    excepted), in `params` order; a parameter missing on one side counts as differing."""
+    excepted), in `params` order; a parameter missing on one side counts as differing. A
+    baseline's parameter of an old name (RENAMED_PARAMS) is compared as today's."""
+    stored = dict(stored)
+    for old, (new, value_of) in RENAMED_PARAMS.items():
+        if old in stored and new not in stored:
+            stored[new] = value_of(stored.pop(old))
     out = []
     for name in list(params) + [n for n in stored if n not in params]:
         if name in IGNORED_PARAMS:

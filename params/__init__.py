@@ -316,9 +316,9 @@ SPECS: tuple[ParamSpec, ...] = (
        'JSON has it always (plan.graph_choices). docs/output.md.'),
     _b('xla', False, 'XLA auto-clustering for the whole session.'),
     _b('xla_compile', False, 'Compile each tower\'s forward and backward pass with XLA.'),
-    _b('notf32', False, 'Float32 convolutions and matrix products without TF32 tensor cores on '
-       'compute capability 8.0+ (TensorFlow enables TF32 by default; this sets '
-       'NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
+    _b('tf32', True, 'Float32 convolutions and matrix products on TF32 tensor cores on '
+       'compute capability 8.0+ (TensorFlow\'s default); --notf32 runs them in full float32 '
+       '(it sets NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
        'host\'s physical cores.', lower=0),
     _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides). Default: '

@@ -181,13 +181,13 @@ NO_EFFECT = {
 
 
 # Flags that act on GPUs only (runtime/gpu_settings.py): this module's, and the main table's
-# --notf32 (params/__init__.py; NVIDIA_TF32_OVERRIDE=0). preflight/ineffective_flags.py warns
-# about those set (away from GPU_ONLY_DEFAULTS) where they do nothing.
+# --tf32 (params/__init__.py; --notf32 sets NVIDIA_TF32_OVERRIDE=0). preflight/ineffective_flags.py
+# warns about those set (away from GPU_ONLY_DEFAULTS) where they do nothing.
 GPU_ONLY_FLAGS = (
     'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
     'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
     'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
-    'batchnorm_persistent', 'autotune_threshold', 'notf32')
+    'batchnorm_persistent', 'autotune_threshold', 'tf32')
 
 # The flags that make a training run evaluate as it goes, each one the whole schedule of the
 # evaluations (params.EVAL_DURING_TRAINING_FLAGS; as in the original, `problem` refuses two).
@@ -222,8 +222,8 @@ def specs(make_spec) -> tuple:
 
 DEFAULTS = {row[1]: row[2] for row in _ROWS}
 NO_EFFECT_FLAGS = tuple(NO_EFFECT)
-#: Each GPU_ONLY_FLAGS flag's default, in that order (--notf32's is the main table's: False).
-GPU_ONLY_DEFAULTS = {name: False if name == 'notf32' else DEFAULTS[name]
+#: Each GPU_ONLY_FLAGS flag's default, in that order (--tf32's is the main table's: True).
+GPU_ONLY_DEFAULTS = {name: True if name == 'tf32' else DEFAULTS[name]
                      for name in GPU_ONLY_FLAGS}
 
 

@@ -401,7 +401,7 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     """The GPU-only flags (original_flags.GPU_ONLY_FLAGS) set in a plan of `gpu` that do not
     change it, one message each: the plan's speed model (speed_model/gpu_step.py, fed by
     speed_model/from_flags.py) reads --winograd_nonfused (cuDNN's non-fused Winograd on CUDA
-    cores) and --notf32 (TF32 tensor cores for float32 on compute capability 8.0+), and
+    cores) and --tf32 (TF32 tensor cores for float32 on compute capability 8.0+), and
     neither the speed model nor the memory estimate reads the others (thread pools, memory
     options, kernel trackers, persistent batch norm, the autotuning threshold), which set
     options of a run on a GPU. With --single_device_images_per_sec no flag changes the
@@ -424,7 +424,7 @@ def planned_gpu_flags(p, gpu) -> list[str]:
 def _unplanned(name: str, p, gpu, dtype: str) -> str | None:
     """Why the GPU-only flag `name` does not change the plan of `gpu` in `dtype`; None when
     it may (planned_gpu_flags)."""
-    if p.single_device_images_per_sec and name in ('winograd_nonfused', 'notf32'):
+    if p.single_device_images_per_sec and name in ('winograd_nonfused', 'tf32'):
         return ('the compute is --single_device_images_per_sec=%g, not the speed model\'s'
                 % p.single_device_images_per_sec)
     if name == 'winograd_nonfused':
@@ -433,7 +433,7 @@ def _unplanned(name: str, p, gpu, dtype: str) -> str | None:
             return None  # a CUDA-core path, where autotuning may pick the Winograd kernels
         return ('its %s convolutions run on tensor cores, where cuDNN\'s non-fused Winograd '
                 'is not among the algorithms' % dtype)
-    if name == 'notf32':
+    if name == 'tf32':
         if not gpu.tf32_tflops:
             return 'compute capability %s < 8.0 has no TF32' % gpu.compute_capability
         if dtype != 'float32':

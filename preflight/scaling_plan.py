@@ -116,6 +116,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
             cnn_util.warn(unsupported)
     bench = make_bench(buildable(q), max(1, gpus))
     profile = profile_of(q, bench.plan)
+    from_flags.check_num_ps(q, profile)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []
     inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted)
     try:

@@ -75,7 +75,7 @@ def environment_updates(p, environ=None) -> dict[str, str]:
     if 'TF_GPU_THREAD_MODE' not in updates and 'TF_GPU_THREAD_MODE' in environ and (
             'per_gpu_thread_count' not in _given_flags(p)):
         updates.pop('TF_GPU_THREAD_COUNT', None)  # the user's own thread mode: theirs to size
-    if p.notf32:
+    if not p.tf32:  # --notf32
         updates['NVIDIA_TF32_OVERRIDE'] = '0'  # cuBLAS and cuDNN read it: no TF32
     return {k: v for k, v in updates.items() if environ.get(k) != v}
 

@@ -107,6 +107,36 @@ def plan_links(p, gpu) -> tuple[object, patterns.Links, object]:
         loopback
 
 
+def loopback_note(loopback, gpu) -> str:
+    """Words on a hosts' network measured on this host's loopback (`plan_links`' LoopbackRate,
+    or None: '') when GPUs are planned on it (`gpu`, a GpuSpec; None: CPU towers, whose
+    loopback cluster is this host's own: ''): the rate is gRPC between two tasks of this
+    process on this CPU, not a network between GPU hosts."""
+    if loopback is None or gpu is None:
+        return ''
+    return ('the hosts\' network is this host\'s loopback (gRPC between two tasks of this '
+            'process, measured now: %.3g GB/s), not a network between %s hosts; give their '
+            'network as --interconnect_gbps (Gbit/s, or 25gbe, ib_hdr, ...)'
+            % (loopback.bytes_per_sec / 1e9, gpu.name))
+
+
+def check_num_ps(p, profile: layer_profile.LayerProfile) -> None:
+    """--plan_num_ps no more than the model's variables (`profile`): each variable is placed
+    whole on one ps task (variable_managers/distributed.PsPlacer; traffic_patterns.shard_loads
+    plans the same), so ps tasks past one per variable hold nothing and change no row.
+
+    Raises:
+      params.ParamsError: more ps tasks than variables, naming the count to give.
+    """
+    variables = len(profile.layers)
+    if p.plan_num_ps > variables:
+        from ..params import ParamsError
+        raise ParamsError(
+            '--plan_num_ps=%d is more ps tasks than %s has variables (%d): each variable is '
+            'placed whole on one ps task, so the others would hold none; give --plan_num_ps=%d '
+            'or fewer' % (p.plan_num_ps, profile.model, variables, variables))
+
+
 def gpu_link_origin(p, gpu) -> str:
     """Where the planned GPU-to-GPU link of `p` comes from, in words for the plan and the dry
     run: the host preset, --gpu_interconnect, or the default for `gpu` (a GpuSpec; None: '',
@@ -151,7 +181,7 @@ def tf32_enabled(p, environ=None) -> bool:
     off with --notf32 or NVIDIA_TF32_OVERRIDE=0 in the environment (what cuBLAS and cuDNN
     read)."""
     environ = os.environ if environ is None else environ
-    return not p.notf32 and environ.get('NVIDIA_TF32_OVERRIDE', '').strip() != '0'
+    return p.tf32 and environ.get('NVIDIA_TF32_OVERRIDE', '').strip() != '0'
 
 
 def ops_of(p, plan) -> op_profile.OpProfile:
@@ -196,7 +226,7 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
         local_parameter_device=p.local_parameter_device,
         gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
         num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted),
-        gpu_link_origin=gpu_link_origin(p, gpu))
+        gpu_link_origin=gpu_link_origin(p, gpu), network_note=loopback_note(on_this_host, gpu))
     if on_this_host is not None and gpu is None:
         cores = cpu_tuning.physical_cores()
         base = base._replace(gpus_per_host=1, one_host_gpus=(1,), hosts=(2, 3, 4, 8),
@@ -378,4 +408,5 @@ def _gpu_link_lines(inputs) -> list[str]:
     through = ('; no peer-to-peer: through %s' % lk.host_memory.describe()
                if getattr(lk, 'host_memory', None) is not None else '')
     return ['                  GPU <-> GPU %s%s: %s' % (lk.gpu_link.describe(), through,
-                                                      inputs.gpu_link_origin)]
+                                                      inputs.gpu_link_origin)] + (
+        ['                  %s' % inputs.network_note] if inputs.network_note else [])

@@ -51,7 +51,9 @@ class PlanInputs(NamedTuple):
     tasks share the host's `host_cores` (each worker `threads` intra-op threads; gRPC costs
     `cpu_secs_per_byte` of the host's CPU per byte moved, hardware/loopback.py); counted:
     lines on the bytes the dry run counted; gpu_link_origin: where the GPU-to-GPU link comes
-    from, in words (from_flags.gpu_link_origin: a host preset, the flag or the default)."""
+    from, in words (from_flags.gpu_link_origin: a host preset, the flag or the default);
+    network_note: words on where the hosts' network figure comes from when the plan should say
+    it (from_flags.loopback_note: GPU hosts planned on this host's loopback), else ''."""
     profile: object
     batch_size: int
     links: object
@@ -74,6 +76,7 @@ class PlanInputs(NamedTuple):
     one_host_gpus: tuple = ONE_HOST_GPUS
     hosts: tuple = HOSTS
     gpu_link_origin: str = ''
+    network_note: str = ''
 
 
 class Knob(NamedTuple):
@@ -310,6 +313,8 @@ def header_lines(inputs: PlanInputs) -> list[str]:
     if lk.intra_host is not None:
         parts.append('tasks of one host %s' % lk.intra_host.describe())
     lines.append('Links:            %s' % '; '.join(parts))
+    if inputs.network_note:
+        lines.append('Network:          %s' % inputs.network_note)
     lines.extend(inputs.counted)
     if inputs.on_one_host:
         ps = ('%d ps task(s), each a process of its own; every task on this host, sharing its '

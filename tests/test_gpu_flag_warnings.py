@@ -6,6 +6,7 @@ that they do not change the plan; the dry run's header says whether TF32 is on
 
 import pytest
 
+import helpers
 from checkout import load
 
 load()
@@ -47,7 +48,7 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
                   force_gpu_compatible=True, timestamped_allocator=True, gpu_kt_max_interval=2,
                   gpu_kt_max_bytes=2, gpu_kt_max_pending=2, gpu_indices='0',
                   batchnorm_persistent=False, autotune_threshold=2)
-    assert set(unread) | {'winograd_nonfused', 'notf32'} == set(original_flags.GPU_ONLY_FLAGS)
+    assert set(unread) | {'winograd_nonfused', 'tf32'} == set(original_flags.GPU_ONLY_FLAGS)
     mode = '--plan_scaling' if 'plan_scaling' in flags else '--dry_run'
     lines = warned(winograd_nonfused=False, **unread, **flags)
     assert lines == ['--%s does not change the %s plan of the V100 16GB: %s' % (n, mode, UNREAD)
@@ -58,25 +59,40 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
 
 
 def test_notf32_on_a_cpu_run_warns_as_the_other_gpu_flags():
-    assert warned(notf32=True) == ['--notf32 ' + CPU_TEXT]
-    assert warned(notf32=True, device='cpu') == [
+    assert warned(tf32=False) == ['--notf32 ' + CPU_TEXT]
+    assert warned(tf32=False, device='cpu') == [
         '--notf32 has no effect with --device=cpu (it sets GPU options); use '
         '--num_intra_threads/--num_inter_threads for the CPU']
-    assert warned(notf32=True, visible_gpus=1) == []  # a GPU run: TF32 off
-    assert params.SPEC_BY_NAME['notf32'].default is False  # original_flags' default of it
+    assert warned(tf32=False, visible_gpus=1) == []  # a GPU run: TF32 off
+    assert params.SPEC_BY_NAME['tf32'].default is True  # original_flags' default of it
+
+
+def test_tf32_is_a_flag_whose_negation_is_notf32():
+    # --help showed --[no]notf32, whose negation was --nonotf32; the flag is tf32 (default
+    # on): --notf32 is absl's own negation, --tf32 and --tf32=false work too.
+    from tf_cnn_benchmarks import flag_parsing
+    parse = lambda *a: flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(a))  # noqa: E731
+    assert parse().tf32 is True and parse('--notf32').tf32 is False
+    assert parse('--tf32').tf32 is True and parse('--tf32=false').tf32 is False
+    assert 'notf32' not in params.SPEC_BY_NAME
+    out = helpers.run_command('--help')
+    assert '--[no]tf32' in out.stdout and 'nonotf32' not in out.stdout and (
+        '--[no]notf32' not in out.stdout)
 
 
 def test_notf32_is_silent_where_the_plan_reads_it_and_says_why_elsewhere():
-    assert warned(dry_run=True, gpu_model='A100', notf32=True) == []
-    assert warned(dry_run=True, gpu_model='K80', notf32=True) == [
-        '--notf32 does not change the --dry_run plan of the K80: compute capability 3.7 < 8.0 '
+    # The plan's messages name each GPU-only flag by its name (--winograd_nonfused,
+    # --tf32), whichever way it was set.
+    assert warned(dry_run=True, gpu_model='A100', tf32=False) == []
+    assert warned(dry_run=True, gpu_model='K80', tf32=False) == [
+        '--tf32 does not change the --dry_run plan of the K80: compute capability 3.7 < 8.0 '
         'has no TF32']
-    assert warned(dry_run=True, gpu_model='A100', notf32=True, use_fp16=True) == [
-        '--notf32 does not change the --dry_run plan of the A100 40GB: float16 compute does '
+    assert warned(dry_run=True, gpu_model='A100', tf32=False, use_fp16=True) == [
+        '--tf32 does not change the --dry_run plan of the A100 40GB: float16 compute does '
         'not use TF32 (a float32 math mode)']
-    assert warned(plan_scaling=True, gpu_model='A100', notf32=True,
+    assert warned(plan_scaling=True, gpu_model='A100', tf32=False,
                   single_device_images_per_sec=900.0) == [
-        '--notf32 does not change the --plan_scaling plan of the A100 40GB: the compute is '
+        '--tf32 does not change the --plan_scaling plan of the A100 40GB: the compute is '
         '--single_device_images_per_sec=900, not the speed model\'s']
 
 
@@ -102,7 +118,7 @@ def test_winograd_warns_only_where_it_leaves_the_prediction_unchanged(resnet20, 
     on, off = (gpu_step.predict_step(resnet20, spec, dtype, batch_size=32, tf32=tf32,
                                      winograd=w).seconds for w in (True, False))
     assert (off != on) == changes, (on, off)
-    flags = dict(use_fp16=dtype == 'float16', use_bf16=dtype == 'bfloat16', notf32=not tf32)
+    flags = dict(use_fp16=dtype == 'float16', use_bf16=dtype == 'bfloat16', tf32=tf32)
     said = [m for m in warned(dry_run=True, gpu_model=gpu, winograd_nonfused=False, **flags)
             if m.startswith('--winograd_nonfused')]
     assert said == [] or not changes
@@ -126,7 +142,7 @@ def test_the_header_says_whether_tf32_is_on_where_a_planned_gpu_has_it():
         got = benchmark_cnn.BenchmarkCNN(p, gpus=1).info_lines()
         first = next(i for i, x in enumerate(got) if x.startswith('Precision:'))
         return [x for x in got[first:first + 3] if x.startswith(('Precision:', ' '))]
-    assert lines('A100', notf32=True)[:2] == [
+    assert lines('A100', tf32=False)[:2] == [
         'Precision:   float32 compute (--gpu_model=A100 40GB), float32 variables; TF32 off '
         '(--notf32)',
         '             float32 convolutions and matrix products in full float32 on the CUDA cores']
@@ -135,7 +151,7 @@ def test_the_header_says_whether_tf32_is_on_where_a_planned_gpu_has_it():
         '             TF32 on: float32 convolutions and matrix products on TF32 tensor cores',
         '             compute capability 8.0 >= 8.0: TensorFlow\'s default, --notf32 turns it '
         'off']
-    assert not [line for line in lines('V100', notf32=True) if 'TF32' in line]  # 7.0: none
+    assert not [line for line in lines('V100', tf32=False) if 'TF32' in line]  # 7.0: none
 
 
 def test_tf32_line_follows_the_flag_the_environment_and_the_device():
@@ -143,7 +159,7 @@ def test_tf32_line_follows_the_flag_the_environment_and_the_device():
     assert run_header.tf32_line(gpu, [(8, 6)], {}).startswith('TF32 on: ')
     assert run_header.tf32_line(gpu, [(8, 0)], {'NVIDIA_TF32_OVERRIDE': '0'}).startswith(
         'TF32 off (NVIDIA_TF32_OVERRIDE=0); ')
-    assert run_header.tf32_line(gpu._replace(notf32=True), [(9, 0)], {}).startswith(
+    assert run_header.tf32_line(gpu._replace(tf32=False), [(9, 0)], {}).startswith(
         'TF32 off (--notf32); ')
     assert run_header.tf32_line(gpu, [(8, 0), (7, 5)], {}) is None  # not every GPU has it
     assert run_header.tf32_line(gpu._replace(device='cpu'), [(8, 0)], {}) is None

@@ -62,7 +62,8 @@ def test_an_unknown_name_lists_the_known_ones_sorted(specs):
 @pytest.mark.parametrize('typed, guess', [
     # letter O for zero: the V100 first, as the known: list names it (it said 'V100, V100S',
     # an alias and an alias of another GPU, neither in the list)
-    ('V1OO', 'did you mean V100 16GB, V100S PCIe 32GB or P100? '),
+    # (the V100S, the P100 came second and third: the V100 32GB and PCIe cards are the V100's)
+    ('V1OO', 'did you mean V100 16GB, V100 32GB or V100 PCIe 16GB? '),
     ('k8O', 'did you mean K80? '),
     ('rtx 309', 'did you mean RTX 3090, RTX 4090 or RTX 3080? '),
     ('B200', 'did you mean H200, RTX 2080 or RTX 2080 Ti? ')])  # names, not the alias '2080'
@@ -71,6 +72,91 @@ def test_a_misspelt_name_gets_the_closest_ones_first(specs, typed, guess):
         specs.lookup(typed)
     assert str(err.value) == "unknown GPU model %r; %sknown: %s" % (
         typed, guess, ', '.join(specs.sorted_names()))
+
+
+#: The names nvidia-smi (its table, `-L`, `-q`'s Product Name; NVML's name, which TensorFlow
+#: and PyTorch report too) prints for each GPU of the table, and the names vendors and cloud
+#: catalogues print. Collected from public output, among them: 'Tesla K80'
+#: (NVIDIA/nvidia-docker#809), 'Tesla P100-PCIE-16GB' (NVIDIA/nvidia-docker#1316),
+#: 'Tesla V100-SXM2-16GB' (NVIDIA/nvidia-docker#914), 'Tesla V100-SXM2-32GB'
+#: (NVIDIA/nvidia-docker#1076), 'Tesla V100-PCIE-16GB' (NVIDIA/nvidia-docker#1285),
+#: 'A100-SXM-80GB' (a 450 driver's table, keyu-tian/SparK#8), 'NVIDIA A100-SXM4-80GB'
+#: (influxdata/telegraf#5812), 'NVIDIA A100-SXM4-40GB' (bottlerocket-os/bottlerocket-core-kit
+#: #834), 'NVIDIA A100-PCIE-40GB' (zzc0721/torch-performance-test-data#108), 'NVIDIA H100 80GB
+#: HBM3' (NVIDIA/nccl#1264), 'NVIDIA H100 PCIe' (zzc0721/torch-performance-test-data#95),
+#: 'GeForce GTX 1080' (NVIDIA/nvidia-docker#954), 'GeForce GTX 1080 Ti'
+#: (NVIDIA/nvidia-docker#756), 'NVIDIA RTX A6000' (exo-explore/exo#315), 'NVIDIA A100 80GB
+#: PCIe' (RunPod's GPU type ids, which are the NVML names), 'NVIDIA GeForce RTX 3080 10GB'
+#: (zzc0721/torch-performance-test-data#114).
+NVIDIA_SMI_NAMES = {
+    'K80': ['Tesla K80'],
+    'P100': ['Tesla P100-PCIE-16GB', 'P100 PCIe', 'NVIDIA Tesla P100 PCIe 16GB'],
+    'P100 SXM2': ['Tesla P100-SXM2-16GB'],
+    'V100 16GB': ['Tesla V100-SXM2-16GB', 'V100 SXM2 16GB', 'V100 16GB SXM2'],
+    'V100 32GB': ['Tesla V100-SXM2-32GB'],
+    'V100 PCIe 16GB': ['Tesla V100-PCIE-16GB', 'NVIDIA Tesla V100 PCIe 16GB'],
+    'V100S PCIe 32GB': ['Tesla V100S-PCIE-32GB'],
+    'T4': ['Tesla T4', 'NVIDIA T4 16GB'],
+    'A10': ['NVIDIA A10'],
+    'A100 40GB': ['NVIDIA A100-SXM4-40GB', 'A100-SXM4-40GB', 'NVIDIA A100 40GB SXM4'],
+    'A100 80GB': ['NVIDIA A100-SXM4-80GB', 'A100-SXM-80GB', 'NVIDIA A100 80GB SXM'],
+    'A100 PCIe 40GB': ['NVIDIA A100-PCIE-40GB', 'NVIDIA A100 40GB PCIe', 'A100 40GB PCIe'],
+    'A100 PCIe 80GB': ['NVIDIA A100 80GB PCIe', 'A100 80GB PCIe', 'NVIDIA A100-PCIE-80GB'],
+    'L4': ['NVIDIA L4'],
+    'L40S': ['NVIDIA L40S', 'NVIDIA L40S 48GB'],
+    'H100 80GB': ['NVIDIA H100 80GB HBM3', 'NVIDIA H100 SXM5 80GB', 'H100 SXM5'],
+    'H100 PCIe': ['NVIDIA H100 PCIe', 'NVIDIA H100 80GB PCIe'],
+    'H200': ['NVIDIA H200', 'NVIDIA H200 141GB HBM3e'],
+    'GTX 1080': ['GeForce GTX 1080', 'NVIDIA GeForce GTX 1080'],
+    'GTX 1080 Ti': ['GeForce GTX 1080 Ti', 'NVIDIA GeForce GTX 1080 Ti'],
+    'Titan Xp': ['TITAN Xp', 'NVIDIA TITAN Xp'],
+    'Titan V': ['TITAN V', 'NVIDIA TITAN V'],
+    'RTX 2080': ['GeForce RTX 2080', 'NVIDIA GeForce RTX 2080'],
+    'RTX 2080 Ti': ['GeForce RTX 2080 Ti', 'NVIDIA GeForce RTX 2080 Ti'],
+    'Titan RTX': ['TITAN RTX', 'NVIDIA TITAN RTX'],
+    'Quadro RTX 8000': ['Quadro RTX 8000', 'NVIDIA Quadro RTX 8000'],
+    'RTX 3080': ['NVIDIA GeForce RTX 3080', 'NVIDIA GeForce RTX 3080 10GB'],
+    'RTX 3090': ['GeForce RTX 3090', 'NVIDIA GeForce RTX 3090'],
+    'RTX A6000': ['NVIDIA RTX A6000'],
+    'RTX 4090': ['NVIDIA GeForce RTX 4090'],
+}
+
+
+def test_the_names_nvidia_smi_and_vendors_print_name_their_gpu(specs):
+    # 'NVIDIA A100 80GB PCIe' was refused (its memory before its form factor: 'did you mean
+    # A100 PCIe 40GB, A100 80GB or V100 PCIe 16GB?'), as were 'A100 80GB PCIe', 'NVIDIA A100
+    # 40GB PCIe' and 'P100 PCIe'.
+    assert set(NVIDIA_SMI_NAMES) == set(specs.known_names())  # every GPU of the table
+    wrong = {(printed, specs.lookup(printed).name) for name, printed_names
+             in NVIDIA_SMI_NAMES.items() for printed in printed_names
+             if specs.lookup(printed).name != name}
+    assert not wrong
+    # TensorFlow reports the same names for a visible GPU.
+    assert all(specs.from_device_name(printed).name == name
+               for name, printed_names in NVIDIA_SMI_NAMES.items() for printed in printed_names)
+
+
+@pytest.mark.parametrize('typed, first', [
+    ('P100 PCIe 12GB', 'P100'),  # the P100's 12 GB card: the P100, not another PCIe card
+    ('Tesla V100-PCIE-32GB', 'V100 PCIe 16GB'),  # not in the table: the V100s first
+    ('A100 PCIe 48GB', 'A100 PCIe 80GB'),  # the A100 PCIe cards before the SXM4 modules
+    ('H100 PCIe 94GB', 'H100 PCIe')])
+def test_a_near_name_suggests_the_same_gpu_first_then_its_memory_and_form(specs, typed, first):
+    close = specs.suggestions(typed)
+    assert close[0] == first, close
+    family = typed.replace('Tesla ', '').split('-')[0].split()[0]
+    assert all(name.startswith(family) for name in close[:2]), close
+    if typed.startswith('A100'):
+        assert set(close[:2]) == {'A100 PCIe 40GB', 'A100 PCIe 80GB'}
+
+
+@pytest.mark.parametrize('typed', ['', '   '])
+def test_an_empty_name_is_said_to_be_empty(specs, typed):
+    with pytest.raises(specs.UnknownGpuError) as err:
+        specs.lookup(typed)
+    assert str(err.value) == (
+        'the GPU model name is empty; give one of the known names '
+        '(docs/planning-a-gpu-run.md describes them): ' + ', '.join(specs.sorted_names()))
 
 
 @pytest.mark.parametrize('typed', ['V1OO', 'v100s', 'A1OO', 'rtx 309', 'B200', 'h10', '2O80'])
@@ -127,3 +213,18 @@ def test_a_sustained_rate_only_where_the_vendor_states_one(specs):
 
 def test_an_unlisted_visible_gpu_is_none(specs):
     assert specs.from_device_name('NVIDIA B200') is None
+
+
+def test_the_planning_page_lists_every_gpu_of_the_table_by_its_name(specs):
+    # Its list left out the A100 PCIe 40GB (added to the table later), in shorthand
+    # ('V100 16GB/32GB and PCIe') no test could read.
+    import os
+    import re
+
+    from checkout import REPO
+    with open(os.path.join(REPO, 'docs', 'planning-a-gpu-run.md')) as f:
+        text = ' '.join(f.read().split())
+    listed = re.search(r'named as the table names them \(([^;]+);', text)
+    assert listed, 'docs/planning-a-gpu-run.md: the list of the GPU table moved'
+    names = [name.strip() for name in listed.group(1).split(',')]
+    assert sorted(names) == sorted(specs.known_names())

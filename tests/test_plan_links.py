@@ -26,8 +26,9 @@ def test_link_rates_come_from_the_standards():
 
 
 def test_unknown_links_are_one_usage_line_naming_the_flag():
-    with pytest.raises(params.ParamsError, match=r"^--interconnect_gbps: unknown link '11gbe'; "
-                                                 r'known: pcie2, pcie3'):
+    with pytest.raises(params.ParamsError, match=r"^--interconnect_gbps: unknown network "
+                                                 r"'11gbe'; did you mean 1gbe, 10gbe or 100gbe\? "
+                                                 r'give a rate in Gbit/s'):
         links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps='11gbe'))
     # The flag named once: the rate's own message names it (not '--interconnect_gbps:
     # --interconnect_gbps must be > 0').
@@ -166,7 +167,8 @@ def test_an_unknown_gpu_link_lists_what_a_user_may_type_grouped():
     with pytest.raises(params.ParamsError) as e:
         links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='nvlink9'))
     assert str(e.value) == (
-        "--gpu_interconnect: unknown GPU link 'nvlink9'; give a PCIe generation (pcie2, pcie3, "
+        "--gpu_interconnect: unknown GPU link 'nvlink9'; did you mean nvlink, nvlink1 or "
+        "nvlink2? give a PCIe generation (pcie2, pcie3, "
         "pcie4, pcie5), an NVLink generation (nvlink1, nvlink2, nvlink3, nvlink4; nvlink: the "
         "GPU's own), or a host: " + ', '.join(links.HOSTS))
     for internal in ('ddr4_3200_2ch', 'nvlink1_link_copy', '1gbe'):
@@ -219,3 +221,87 @@ def test_a_t4_on_a_dgx1_stops_the_command_before_tensorflow_loads():
                               '--use_nccl')
     assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
     assert out.stderr == 'error: %s\n' % _T4_ON_DGX1
+
+
+#: The GPUs each host preset holds, as its source states them (the number checked against the
+#: source's text below; hgx2_v100 said 8, its source 16).
+PRESET_GPUS = {'dgx1_p100': 8, 'dgx1_v100': 8, 'ec2_p2.8xlarge': 8, 'gce_k80x8': 8,
+               'ec2_p2.16xlarge': 16, 'ec2_p3.16xlarge': 8, 'dgx_a100': 8, 'dgx_h100': 8,
+               'hgx2_v100': 16, 'lambda_epyc7502x8': 8, 'lambda_gold6230x8': 8,
+               'lambda_gold6230x8_geforce': 8}
+
+
+def test_every_host_preset_knows_its_gpus_from_its_source():
+    import re
+    assert {name: h.gpus for name, h in links.HOSTS.items()} == PRESET_GPUS
+    for preset in links.HOSTS.values():
+        assert re.search(r'\b%d\b' % preset.gpus, preset.source), preset.name
+
+
+@pytest.mark.parametrize('host', sorted(PRESET_GPUS))
+def test_more_gpus_than_a_host_preset_holds_is_a_usage_error(host):
+    # --num_gpus=16 on a dgx1_v100 (8 on NVLink) planned 16 GPUs on the host's NVLink.
+    gpus = PRESET_GPUS[host]
+    flags = dict(plan_scaling=True, gpu_interconnect=host)
+    links.check_plan_flags(params.make_params(num_gpus=gpus, **flags))
+    links.check_plan_flags(params.make_params(num_gpus=gpus + 1, device='cpu', **flags))
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(num_gpus=gpus + 1, **flags))
+    own = gpu_specs.lookup(links.HOSTS[host].gpu).name
+    assert str(e.value) == (
+        '--num_gpus=%d is more GPUs than the host --gpu_interconnect=%s holds (%d %s); give '
+        '--num_gpus=%d or fewer, and plan more GPUs as more hosts (--plan_scaling\'s rows plan '
+        '2 to 128 hosts of --num_gpus GPUs; a cluster\'s --dry_run, its --worker_hosts)'
+        % (gpus + 1, host, gpus, own, gpus))
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('host, gpus', [('dgx1_v100', 16), ('ec2_p2.8xlarge', 12)])
+def test_16_gpus_on_a_dgx1_stops_the_command_before_tensorflow_loads(host, gpus):
+    out = helpers.run_command('--model=resnet50', '--plan_scaling', '--gpu_interconnect=' + host,
+                              '--num_gpus=%d' % gpus, '--single_device_images_per_sec=380')
+    assert (out.returncode, out.stdout) == (2, ''), out.stdout + out.stderr
+    assert out.stderr.startswith('error: --num_gpus=%d is more GPUs than the host '
+                                 '--gpu_interconnect=%s holds (8 ' % (gpus, host))
+    assert out.stderr.count('\n') == 1
+
+
+_NETWORKS = ("give a rate in Gbit/s (a number > 0; 1, 10, 25, 40, 100 are Ethernet) or a "
+             "network: 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, ib_ndr, loopback (this "
+             "host's, measured now)")
+
+
+@pytest.mark.parametrize('value, refused', [
+    # It listed pcie3, nvlink1_link_copy, ddr4_3200_2ch (each then refused as 'no network
+    # link') and left out loopback, which is documented and accepted.
+    ('abc', "--interconnect_gbps: unknown network 'abc'; " + _NETWORKS),
+    ('pcie3', "--interconnect_gbps: no network link: 'pcie3'; " + _NETWORKS),
+    ('25gb', "--interconnect_gbps: unknown network '25gb'; did you mean 25gbe? " + _NETWORKS)])
+def test_an_unknown_network_lists_exactly_the_values_the_flag_takes(value, refused):
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps=value))
+    assert str(e.value) == refused
+    # Every name listed is taken; every other link's name is refused.
+    for name in links.network_names():
+        links.check_plan_flags(params.make_params(plan_scaling=True, interconnect_gbps=name))
+    for name, link in links.LINKS.items():
+        if link.kind != 'network':
+            assert name not in links.network_names()
+            with pytest.raises(params.ParamsError, match='no network link'):
+                links.check_plan_flags(
+                    params.make_params(plan_scaling=True, interconnect_gbps=name))
+
+
+@pytest.mark.parametrize('typed, guess', [
+    ('dgx2', 'did you mean hgx2_v100? '),  # the HGX-2's source names it the DGX-2
+    ('dgx1', 'did you mean dgx1_p100, dgx1_v100 or hgx2_v100? '),  # those it begins first
+    ('DGX-A100', None),  # a preset's name with another separator: suggested first
+    ('p3.16xlarge', 'did you mean ec2_p3.16xlarge, ec2_p2.16xlarge or ec2_p2.8xlarge? '),
+    ('pcie6', 'did you mean pcie2, pcie3 or pcie4? ')])
+def test_an_unknown_gpu_link_suggests_the_closest_values(typed, guess):
+    error = _plan_flags_error(None, typed)
+    if guess is None:
+        assert 'did you mean dgx_a100' in error, error
+        return
+    assert error.startswith("--gpu_interconnect: unknown GPU link %r; %sgive a PCIe "
+                            "generation" % (typed, guess)), error

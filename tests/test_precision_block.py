@@ -120,7 +120,7 @@ GPU_CASES = [
         'float32 compute (--gpu_model=A100 40GB), float32 variables',
         'TF32 on: float32 convolutions and matrix products on TF32 tensor cores',
         "compute capability 8.0 >= 8.0: TensorFlow's default, --notf32 turns it off"]),
-    ('float32-tf32-off', dict(notf32=True), 'A100', [
+    ('float32-tf32-off', dict(tf32=False), 'A100', [
         'TF32 off (--notf32)',
         'float32 convolutions and matrix products in full float32 on the CUDA cores']),
     ('float32-turing', {}, 'Quadro RTX 8000', [  # 7.5: no TF32

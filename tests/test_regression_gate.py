@@ -250,6 +250,24 @@ def test_baseline_of_another_configuration_is_refused_naming_the_params(tmp_path
     assert baseline.check_config(baseline.load(path), path, same)['results_file'] == path
 
 
+def test_a_baseline_written_with_notf32_compares_as_tf32(tmp_path):
+    # --notf32 was a flag of its own (notf32 in a results JSON's params); it is the negation
+    # of --tf32 now: an older baseline's notf32 is today's tf32, not a parameter that differs.
+    for old_value, same in ((False, params.make_params(model='trivial', batch_size=8)),
+                            (True, params.make_params(model='trivial', batch_size=8,
+                                                      tf32=False))):
+        path = _stored(tmp_path, A)
+        data = json.loads(open(path).read())
+        data['params'].pop('tf32')
+        data['params']['notf32'] = old_value
+        open(path, 'w').write(json.dumps(data))
+        assert baseline.check_config(baseline.load(path), path, same)['results_file'] == path
+        with pytest.raises(params.ParamsError, match=r'tf32: %s in the baseline, %s here'
+                           % (not old_value, old_value)):
+            baseline.check_config(baseline.load(path), path,
+                                  same._replace(tf32=not same.tf32))
+
+
 def test_baseline_that_is_not_a_results_json_is_refused(tmp_path):
     bad = tmp_path / 'bad.json'
     bad.write_text('[1, 2]')

@@ -466,7 +466,7 @@ def test_plan_scaling_on_the_command_line(tmp_path):
         [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--plan_scaling',
          '--interconnect_gbps=11gbe'], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
-    assert bad.stderr.startswith("error: --interconnect_gbps: unknown link '11gbe'")
+    assert bad.stderr.startswith("error: --interconnect_gbps: unknown network '11gbe'")
 
 
 @pytest.mark.cli
@@ -571,3 +571,50 @@ def test_a_loopback_cluster_runs_as_predicted(tmp_path):
                         'an unknown share' if others is None else '%.2f' % others, cores,
                         100 * QUIET_SHARE, result['one_worker_load'], row['load_after']))
     assert abs(row['ratio'] - 1) <= LOOPBACK_TOLERANCE, report
+
+
+def test_gpu_hosts_planned_on_this_hosts_loopback_say_so(monkeypatch):
+    # --interconnect_gbps=loopback (gRPC measured on this CPU host) was applied to 128 hosts of
+    # V100s without a word.
+    from tf_cnn_benchmarks.hardware import loopback
+    measured = loopback.LoopbackRate(0.5e9, 0.1, 8.0, 1e-9, 'test')
+    monkeypatch.setattr(loopback, 'measure', lambda *a, **k: measured)
+    p = params.make_params(model='trivial', batch_size=4, gpu_model='V100', device='gpu',
+                           plan_scaling=True, single_device_images_per_sec=380.0,
+                           interconnect_gbps='loopback')
+    bench = benchmark_cnn.BenchmarkCNN(scaling_plan.buildable(p), gpus=1)
+    inputs = scaling_plan.plan_inputs(p, bench, V100)
+    note = ("the hosts' network is this host's loopback (gRPC between two tasks of this "
+            "process, measured now: 0.5 GB/s), not a network between V100 16GB hosts; give "
+            "their network as --interconnect_gbps (Gbit/s, or 25gbe, ib_hdr, ...)")
+    assert inputs.network_note == note
+    header = scaling_report.header_lines(inputs)
+    assert header[header.index(next(h for h in header if h.startswith('Links:'))) + 1] == (
+        'Network:          ' + note)
+    assert from_flags.predicted_step_report(p, bench.plan, V100)[0][-1].strip() == note
+    # A given network, and CPU towers on their own host's loopback, say nothing.
+    given = scaling_plan.plan_inputs(p._replace(interconnect_gbps='25'), bench, V100)
+    assert given.network_note == '' and not any(
+        h.startswith('Network:') for h in scaling_report.header_lines(given))
+    assert from_flags.loopback_note(measured, None) == ''
+
+
+def test_more_ps_tasks_than_the_models_variables_is_a_usage_error():
+    # --plan_num_ps=100000 was planned ('100000 ps tasks on hosts of their own').
+    three = layer_profile.LayerProfile('m', (None,) * 3, 'test')
+    from_flags.check_num_ps(params.make_params(plan_scaling=True, plan_num_ps=3), three)
+    with pytest.raises(params.ParamsError) as e:
+        from_flags.check_num_ps(params.make_params(plan_scaling=True, plan_num_ps=4), three)
+    assert str(e.value) == ('--plan_num_ps=4 is more ps tasks than m has variables (3): each '
+                            'variable is placed whole on one ps task, so the others would hold '
+                            'none; give --plan_num_ps=3 or fewer')
+
+
+@pytest.mark.cli
+def test_plan_num_ps_beyond_the_models_variables_stops_the_plan_with_status_2():
+    out = helpers.run_command('--plan_scaling', '--model=trivial', '--gpu_model=V100',
+                              '--single_device_images_per_sec=380', '--plan_num_ps=100000')
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.startswith('error: --plan_num_ps=100000 is more ps tasks than trivial '
+                                 'has variables (')
+    assert 'Parameter servers' not in out.stdout

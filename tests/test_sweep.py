@@ -184,11 +184,11 @@ def test_sweep_file_reads_a_negated_flag_as_what_it_means(tmp_path, capsys):
     path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
                     'flags: {noresults_db: true, nodistortions: false, notf32: true}\n')
     plan = sweep.build_plan(_parsed(['--sweep_file=%s' % path]), [])
-    # notf32 is a flag of its own (no negation of a 'tf32'): as given.
-    assert plan['extra_flags'] == ['--results_db=false', '--distortions=true', '--notf32=true']
+    # notf32 is the negation of the flag tf32 (it was a flag of its own, given as it was).
+    assert plan['extra_flags'] == ['--results_db=false', '--distortions=true', '--tf32=false']
     from tf_cnn_benchmarks import flag_parsing
     p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + plan['extra_flags'])
-    assert p.results_db is False and p.distortions is True and p.notf32 is True
+    assert p.results_db is False and p.distortions is True and p.tf32 is False
     path.write_text('models: trivial\nbatch_sizes: 8\noutput_dir: out\n'
                     'flags: {noresults_db: /tmp/r.sqlite}\n')
     assert sweep.main(['tf_cnn_sweep', '--sweep_file=%s' % path]) == 2
