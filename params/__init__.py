@@ -35,7 +35,7 @@ from . import cluster_rules as flag_rules
 from . import graph_choice_flag, original_flags, path_switch
 from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
-from .schedule_spec import parse_piecewise_schedule  # noqa: E402,F401  (re-exported)
+from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -469,6 +469,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
                           'each other; the schedule gives the initial rate.')
     if p.piecewise_learning_rate_schedule:
         parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    check_decay_flags(p)
     if p.gradient_clip is not None and not p.gradient_clip > 0:
         raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
                           '[-value, value], so 0 would zero every gradient and freeze training '
