@@ -423,17 +423,12 @@ def check_ranges(p: Params) -> None:
 
 
 def _check_loss_scale(p: Params) -> None:
-    """Rules of the float16 loss-scaling flags (bfloat16 and float32 need no loss scaling)."""
-    if p.fp16_loss_scale is not None and not p.use_fp16:
-        raise ParamsError('--fp16_loss_scale needs --use_fp16 (bfloat16 and float32 need no loss '
-                          'scaling). Received: fp16_loss_scale=%g' % p.fp16_loss_scale)
+    """The float16 loss scale's range (without --use_fp16 the float16 flags have no effect:
+    one warning each, preflight/ineffective_flags.py)."""
     if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
         raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (above it '
                           'the first float16 gradients overflow; the default is 128). Received: '
                           'fp16_loss_scale=%g' % p.fp16_loss_scale)
-    if p.fp16_enable_auto_loss_scale and not p.use_fp16:
-        raise ParamsError('--fp16_enable_auto_loss_scale needs --use_fp16 (bfloat16 and float32 '
-                          'need no loss scaling).')
 
 
 # The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;
@@ -481,8 +476,6 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         graph_choice_flag.parse(p.graph_choices)
     except ValueError as e:
         raise ParamsError(str(e)) from None
-    if p.fp16_vars and not p.use_fp16:
-        raise ParamsError('--fp16_vars needs --use_fp16.')
     _check_loss_scale(p)
     if p.forward_only and p.eval:
         raise ParamsError('--forward_only and --eval exclude each other: --eval measures '
