@@ -139,7 +139,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
-    _f('momentum', 0.9, 'Momentum for the momentum and rmsprop optimizers.', lower=0),
+    _f('momentum', 0.9, 'Momentum of --optimizer=momentum (rmsprop: --rmsprop_momentum).',
+       lower=0),
     _f('rmsprop_decay', 0.9, 'Decay term for RMSProp.', lower=0),
     _f('rmsprop_momentum', 0.9, 'Momentum for RMSProp.', lower=0),
     _f('rmsprop_epsilon', 1.0, 'Epsilon for RMSProp.', lower=0),

@@ -38,6 +38,12 @@ OPTIMIZER_FLAGS = (
     'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
     'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip',
     'fused_weight_decay')
+# The flags each optimizer reads (graph/learning_rate.make_optimizer; sgd reads none of them).
+OPTIMIZER_OWN_FLAGS = {
+    'momentum': ('momentum',),
+    'rmsprop': ('rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon'),
+    'adam': ('adam_beta1', 'adam_beta2', 'adam_epsilon'),
+}
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
@@ -228,6 +234,13 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         rule(FLOAT16_LOSS_SCALE_FLAGS, 'without --use_fp16 (only float16 compute scales the '
              'loss: bfloat16 has float32\'s exponent range, and float32 needs no scaling)')
     if not p.forward_only and not p.eval:
+        for name, own in OPTIMIZER_OWN_FLAGS.items():
+            if name != p.optimizer:
+                rule(own, 'with --optimizer=%s (only --optimizer=%s reads it)'
+                     % (p.optimizer, name))
+        if not p.weight_decay:
+            rule(('single_l2_loss_op',), 'with --weight_decay=0 (there is no weight-decay term '
+                 'to compute)')
         out.extend(_below_the_floor(p))
     # The original's flags that do nothing here, where no mode's rule said so already.
     out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)

@@ -6,13 +6,19 @@ ran.
   --init_learning_rate (graph/learning_rate.py); given without the rest they were ignored (the
   losses of a run without them), where the original refuses them: refused here too, before
   TensorFlow loads (params/schedule_spec.check_decay_flags).
+* The flags of another optimizer (--optimizer=sgd --momentum=0.5, adam with --rmsprop_decay)
+  and --single_l2_loss_op with --weight_decay=0 did nothing and said nothing: one warning each
+  (preflight/ineffective_flags.py).
 """
 
 from __future__ import annotations
 
 import pytest
+from absl import flags
 
+from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks.preflight import ineffective_flags
 
 import helpers
 
@@ -67,3 +73,59 @@ def test_the_command_refuses_a_lone_decay_flag_before_tensorflow_loads():
         '--learning_rate_decay_factor every --num_epochs_per_decay epochs and needs all three; '
         'add --init_learning_rate and --num_epochs_per_decay, or drop it.']
     assert 'Loading TensorFlow' not in done.stdout
+
+
+def warnings_of(*args: str) -> list[str]:
+    """The 'no effect' lines the command prints for `args`."""
+    fv = flags.FlagValues()
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--device=cpu'] + list(args), fv)
+    given = frozenset(n for n in params.SPEC_BY_NAME if fv[n].present)
+    return ineffective_flags.messages(p, 0, None, given)
+
+
+@pytest.mark.parametrize('args, expected', [
+    (['--optimizer=sgd', '--momentum=0.5'],
+     ['--momentum has no effect with --optimizer=sgd (only --optimizer=momentum reads it)']),
+    (['--optimizer=adam', '--momentum=0.5', '--rmsprop_decay=0.5'],
+     ['--momentum has no effect with --optimizer=adam (only --optimizer=momentum reads it)',
+      '--rmsprop_decay has no effect with --optimizer=adam (only --optimizer=rmsprop reads it)']),
+    (['--rmsprop_decay=0.5', '--adam_beta1=0.5'],
+     ['--rmsprop_decay has no effect with --optimizer=sgd (only --optimizer=rmsprop reads it)',
+      '--adam_beta1 has no effect with --optimizer=sgd (only --optimizer=adam reads it)']),
+    (['--optimizer=rmsprop', '--momentum=0.5', '--rmsprop_momentum=0.5'],
+     ['--momentum has no effect with --optimizer=rmsprop (only --optimizer=momentum reads it)']),
+    (['--single_l2_loss_op', '--weight_decay=0'],
+     ['--single_l2_loss_op has no effect with --weight_decay=0 (there is no weight-decay term '
+      'to compute)']),
+    # Their own optimizer's, at the default, or where a mode's rule says it already: silent.
+    (['--optimizer=momentum', '--momentum=0.5'], []),
+    (['--optimizer=adam', '--adam_beta1=0.5', '--adam_beta2=0.9', '--adam_epsilon=1e-6'], []),
+    (['--optimizer=sgd', '--momentum=0.9'], []),
+    (['--single_l2_loss_op', '--weight_decay=0.01'], []),
+    (['--forward_only', '--momentum=0.5'],
+     ['--momentum has no effect with --forward_only (no gradients, no updates)']),
+])
+def test_another_optimizers_flags_warn_once_each(args, expected):
+    assert warnings_of(*args) == expected
+
+
+def test_each_optimizer_reads_its_own_flags_only():
+    """OPTIMIZER_OWN_FLAGS is make_optimizer's truth: changing a flag of another optimizer
+    leaves an optimizer's hyper-parameters as they were; its own flags change them."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.graph import learning_rate
+
+    def hyper(p):
+        opt = learning_rate.make_optimizer(p, 0.1)
+        return {k: v for k, v in vars(opt).items()
+                if k in ('_momentum', '_decay', '_epsilon', '_beta1', '_beta2')}
+
+    names = [n for own in ineffective_flags.OPTIMIZER_OWN_FLAGS.values() for n in own]
+    with tf.Graph().as_default():
+        for optimizer in params.OPTIMIZERS:
+            p = make_params(optimizer=optimizer)
+            own = ineffective_flags.OPTIMIZER_OWN_FLAGS.get(optimizer, ())
+            for name in names:
+                changed = hyper(p._replace(**{name: 0.25})) != hyper(p)
+                assert changed == (name in own), (optimizer, name)
