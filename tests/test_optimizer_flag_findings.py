@@ -9,6 +9,9 @@ ran.
 * The flags of another optimizer (--optimizer=sgd --momentum=0.5, adam with --rmsprop_decay)
   and --single_l2_loss_op with --weight_decay=0 did nothing and said nothing: one warning each
   (preflight/ineffective_flags.py).
+* --optimizer=adam --adam_beta1=1.0 ran into a NaN whose advice was to lower the learning
+  rate, and --rmsprop_decay=1.5 was accepted: each hyper-parameter outside its range is refused
+  (params/optimizer_ranges.py, with the source of each range).
 """
 
 from __future__ import annotations
@@ -129,3 +132,58 @@ def test_each_optimizer_reads_its_own_flags_only():
             for name in names:
                 changed = hyper(p._replace(**{name: 0.25})) != hyper(p)
                 assert changed == (name in own), (optimizer, name)
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    (dict(optimizer='adam', adam_beta1=1.0), '--adam_beta1 must be in [0, 1): Adam\'s decay '
+     'rate of the first moment (Kingma & Ba 2015, Algorithm 1); at 1 its bias correction 1 - '
+     'beta1^t is 0. Received: adam_beta1=1.0'),
+    (dict(adam_beta2=1.0), '--adam_beta2 must be in [0, 1): '),
+    (dict(adam_beta1=-0.1), '--adam_beta1 must be in [0, 1): '),
+    (dict(adam_epsilon=0.0), '--adam_epsilon must be > 0: '),
+    (dict(optimizer='rmsprop', rmsprop_decay=1.5), '--rmsprop_decay must be in [0, 1]: the '
+     'weight of the old mean square in RMSProp\'s moving average (Tieleman & Hinton 2012); '
+     'above 1 the new gradient\'s weight 1 - decay is negative. Received: rmsprop_decay=1.5'),
+    (dict(rmsprop_decay=-0.5), '--rmsprop_decay must be in [0, 1]: '),
+    (dict(rmsprop_epsilon=0.0), '--rmsprop_epsilon must be > 0: '),
+    (dict(rmsprop_epsilon=-1.0), '--rmsprop_epsilon must be > 0: '),
+    (dict(momentum=-0.5), '--momentum must be >= 0'),
+])
+def test_a_hyper_parameter_outside_its_range_is_refused(kwargs, text):
+    message = _refusal(**kwargs)
+    assert message.startswith(text) and '\n' not in message
+
+
+@pytest.mark.parametrize('kwargs', [
+    dict(adam_beta1=0.0, adam_beta2=0.0), dict(adam_beta1=0.999999, adam_beta2=0.999999),
+    dict(adam_epsilon=1e-12), dict(rmsprop_decay=0.0), dict(rmsprop_decay=1.0),
+    dict(rmsprop_epsilon=1e-10), dict(momentum=0.0),
+])
+def test_the_edges_of_the_ranges_are_accepted(kwargs):
+    validate_params(make_params(**kwargs))
+
+
+@pytest.mark.parametrize('optimizer, kwargs, grad', [
+    ('adam', dict(adam_beta1=1.0), 1.0),  # lr / (1 - beta1^t) = lr / 0
+    ('adam', dict(adam_epsilon=0.0), 0.0),  # m / (sqrt(v) + 0) = 0 / 0
+    ('rmsprop', dict(rmsprop_decay=1.5), 10.0),  # ms = 1.5 x 1 - 0.5 x 100 < 0, its sqrt NaN
+    ('rmsprop', dict(rmsprop_decay=0.0, rmsprop_epsilon=0.0), 0.0),  # g / sqrt(0 + 0) = 0 / 0
+])
+def test_the_values_just_outside_the_ranges_make_the_update_non_finite(optimizer, kwargs, grad):
+    """What optimizer_ranges.py says of each edge, on TF1's optimizers: one update of a weight
+    whose gradient is `grad`."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.graph import learning_rate
+
+    p = make_params(optimizer=optimizer, **kwargs)
+    with tf.Graph().as_default():
+        w = tf.compat.v1.get_variable('w', [], initializer=tf.compat.v1.ones_initializer(),
+                                      use_resource=True)
+        opt = learning_rate.make_optimizer(p, 0.1)
+        update = opt.apply_gradients([(tf.constant(grad), w)])
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(update)
+            assert not np.isfinite(sess.run(w)), kwargs
