@@ -35,7 +35,7 @@ def describe_devices(devices) -> str:
     return '[%s] (%d devices)' % (', '.join(shown), len(devices))
 
 
-def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
+def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -> list[str]:
     """The header block, one string per line.
 
     Args:
@@ -45,6 +45,8 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
       precision: `precision_lines`' lines.
       resume: the checkpoints.ResumePoint a training run resumes from, or None
         (`resume_lines`).
+      model: the run's CNNModel, for a training run's `LR schedule:` line (its default rate;
+        graph/learning_rate.describe_schedule); None leaves the line out.
     """
     p = plan.params
     device_note = ''
@@ -67,6 +69,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
                                  % p.weight_decay if fused_decay.applies(p, plan.devices)
                                  else '')]
           if plan.training else []),  # forward-only and eval apply no updates
+        *(['LR schedule: %s' % learning_rate.describe_schedule(
+            p, model, plan.images_per_global_step, plan.examples_per_epoch)]
+          if plan.training and model is not None else []),
         'Variables:   %s' % p.variable_update,
         # A cluster task's: whether the workers' updates are synchronised (the original prints
         # it there for every --job_name run, as Python's True/False).
