@@ -7,15 +7,24 @@ A user found, running the original side by side:
   with no line saying the rate. The `LR schedule:` line after `Optimizer:` gives the schedule as
   resolved: the rate before any change and where it comes from, then its changes, warm-up
   and floor (graph/learning_rate.describe_schedule).
+* a log parser of the original's output missed its lines: `SingleSess:` and `NUMA bind:` were
+  not printed, `Model: lenet` was the original's `Model: lenet5`, `TensorFlow: 2.21.0` its
+  `2.21`; and the `Optimizer:` line said nothing of the weight decay where it is in the loss
+  (adam, a GPU, --gradient_clip), though it said so where it is folded into the updates. None
+  of these was documented as a deliberate difference: the original's lines now keep its
+  names, order and value shapes, this project's own lines between them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import types
 
 import pytest
 import tensorflow as tf
 
+from tf_cnn_benchmarks import run_header
 from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
@@ -100,3 +109,55 @@ def test_a_training_header_has_the_line_after_optimizer_and_an_inference_header_
     for mode in (dict(forward_only=True), dict(eval=True, train_dir='/nonexistent')):
         assert not any(line.startswith('LR schedule:')
                        for line in helpers.tiny_bench(**mode).info_lines())
+
+
+# The original's header lines of a training run of one host (its print_info and the version
+# line before it), in its order; `Batch size:` is followed by its per-device line.
+ORIGINAL_LINES = ['TensorFlow', 'Model', 'Dataset', 'Mode', 'SingleSess', 'Batch size',
+                  'Num batches', 'Num epochs', 'Devices', 'NUMA bind', 'Data format', 'Optimizer',
+                  'Variables']
+
+
+def _named(lines: list[str]) -> dict[str, str]:
+    return {line.split(':', 1)[0]: line.split(':', 1)[1].strip() for line in lines
+            if ':' in line and not line.startswith(' ')}
+
+
+def test_the_originals_lines_keep_their_names_order_and_value_shapes():
+    lines = helpers.tiny_bench().info_lines()
+    names = [line.split(':', 1)[0] for line in lines if not line.startswith(' ')]
+    assert [n for n in names if n in ORIGINAL_LINES] == ORIGINAL_LINES
+    per_device = lines[lines.index('Batch size:  4 global') + 1]
+    assert per_device == '             4 per device'
+    named = _named(lines)
+    assert re.fullmatch(r'\d+\.\d+', named['TensorFlow'])
+    assert named['TensorFlow'] == '.'.join(tf.__version__.split('.')[:2])
+    assert (named['SingleSess'], named['NUMA bind']) == ('False', 'False')
+    assert named['Model'] == 'trivial'
+
+
+def test_lenet_is_named_as_the_original_named_it():
+    lines = helpers.tiny_bench(model='lenet', image_size=28).info_lines()
+    assert 'Model:       lenet5' in lines
+
+
+def test_single_sess_and_numa_bind_say_what_the_plan_does():
+    bench = helpers.tiny_bench()
+    plan = bench.plan
+    config = tf.compat.v1.ConfigProto()
+    config.experimental.use_numa_affinity = True
+    changed = dataclasses.replace(
+        plan, params=plan.params._replace(variable_update='distributed_all_reduce'),
+        session_config=config)
+    named = _named(run_header.header_lines(changed, bench.dataset, []))
+    assert (named['SingleSess'], named['NUMA bind']) == ('True', 'True')
+
+
+@pytest.mark.parametrize('kwargs, optimizer', [
+    (dict(optimizer='adam', weight_decay=1e-4), 'adam, weight decay 0.0001 in the loss'),
+    (dict(weight_decay=1e-4, gradient_clip=1.0), 'sgd, weight decay 0.0001 in the loss'),
+    (dict(weight_decay=1e-4), 'sgd, weight decay 0.0001 inside the updates (fused)'),
+    (dict(optimizer='adam', weight_decay=0.0), 'adam'),
+])
+def test_the_optimizer_line_says_where_the_weight_decay_is(kwargs, optimizer):
+    assert _named(helpers.tiny_bench(**kwargs).info_lines())['Optimizer'] == optimizer
