@@ -22,6 +22,8 @@ from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
+# The --variable_update modes whose header has the original's `AllReduce:` line.
+ALL_REDUCE_HEADER_MODES = ('replicated', 'distributed_all_reduce', 'collective_all_reduce')
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
 
@@ -71,6 +73,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         # Whether the sessions pin threads to NUMA nodes (runtime/cpu_tuning.numa_applies).
         'NUMA bind:   %s' % bool(config is not None and config.experimental.use_numa_affinity),
         'Data format: %s' % p.data_format,
+        *(['RewriterConfig: %s' % p.rewriter_config] if p.rewriter_config else []),
         *precision,
         'XLA:         %s' % plan.xla,
         'Threads:     %s' % cpu_tuning.describe(plan.threads),
@@ -80,9 +83,14 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
             p, model, plan.images_per_global_step, plan.examples_per_epoch)]
           if plan.training and model is not None else []),
         'Variables:   %s' % p.variable_update,
+        # The all-reduce spec of the managers that all-reduce (None: the default algorithm,
+        # or --use_nccl), as the original printed it.
+        *(['AllReduce:   %s' % (p.all_reduce_spec or None)]
+          if p.variable_update in ALL_REDUCE_HEADER_MODES else []),
         # A cluster task's: whether the workers' updates are synchronised (the original prints
         # it there for every --job_name run, as Python's True/False).
         *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
+        *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]

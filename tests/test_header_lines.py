@@ -12,7 +12,8 @@ A user found, running the original side by side:
   `2.21`; and the `Optimizer:` line said nothing of the weight decay where it is in the loss
   (adam, a GPU, --gradient_clip), though it said so where it is folded into the updates. None
   of these was documented as a deliberate difference: the original's lines now keep its
-  names, order and value shapes, this project's own lines between them.
+  names, order and value shapes, this project's own lines between them; its lines of some
+  runs too (`AllReduce:`, `Staged vars:`, `RewriterConfig:`).
 """
 
 from __future__ import annotations
@@ -161,3 +162,19 @@ def test_single_sess_and_numa_bind_say_what_the_plan_does():
 ])
 def test_the_optimizer_line_says_where_the_weight_decay_is(kwargs, optimizer):
     assert _named(helpers.tiny_bench(**kwargs).info_lines())['Optimizer'] == optimizer
+
+
+@pytest.mark.parametrize('kwargs, lines', [
+    (dict(variable_update='replicated', num_gpus=2, device='cpu'), ['AllReduce:   None']),
+    (dict(variable_update='replicated', num_gpus=2, device='cpu', all_reduce_spec='xring'),
+     ['AllReduce:   xring']),
+    (dict(staged_vars=True), ['Staged vars: True']),
+    (dict(rewriter_config='constant_folding: OFF'), ['RewriterConfig: constant_folding: OFF']),
+    (dict(), []),
+])
+def test_the_originals_lines_of_some_runs(kwargs, lines):
+    header = helpers.tiny_bench(**kwargs).info_lines()
+    assert [line for line in header if line.startswith(
+        ('AllReduce:', 'Staged vars:', 'RewriterConfig:'))] == lines
+    if lines and lines[0].startswith('AllReduce:'):  # right after Variables, as there
+        assert header[header.index(lines[0]) - 1] == 'Variables:   replicated'
