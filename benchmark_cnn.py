@@ -110,7 +110,7 @@ class BenchmarkCNN:
         if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
             resume = checkpoints.resume_point(p)  # reads the files: no graph yet
         precision = self.precision_lines()
-        return run_header.header_lines(self.plan, self.dataset, precision, resume)
+        return run_header.header_lines(self.plan, self.dataset, precision, resume, self.model)
 
     def print_info(self) -> None:
         for line in self.info_lines():

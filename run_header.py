@@ -3,7 +3,7 @@ plan (run_plan.RunPlan: every value resolved before the graph, XLA's text and th
 included); its precision lines (`precision_lines`) say what the reduced-precision kernels do
 here (hardware/kernel_speed.py, measured or cached):
 
-    TensorFlow:  2.21.0
+    TensorFlow:  2.21
     Model:       resnet50
     ...
     Variables:   parameter_server
@@ -22,6 +22,8 @@ from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
+# The --variable_update modes whose header has the original's `AllReduce:` line.
+ALL_REDUCE_HEADER_MODES = ('replicated', 'distributed_all_reduce', 'collective_all_reduce')
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
 
@@ -35,7 +37,7 @@ def describe_devices(devices) -> str:
     return '[%s] (%d devices)' % (', '.join(shown), len(devices))
 
 
-def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
+def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -> list[str]:
     """The header block, one string per line.
 
     Args:
@@ -45,35 +47,65 @@ def header_lines(plan, dataset, precision: list[str], resume=None) -> list[str]:
       precision: `precision_lines`' lines.
       resume: the checkpoints.ResumePoint a training run resumes from, or None
         (`resume_lines`).
+      model: the run's CNNModel: its name as the original's header gave it (`original_name`)
+        and a training run's `LR schedule:` line (its default rate;
+        graph/learning_rate.describe_schedule); None: the registry's name, no such line.
     """
     p = plan.params
     device_note = ''
     if p.device == 'cpu' and not plan.visible_gpus:
         device_note = '  (no GPU visible: running on the CPU)'
+    config = plan.session_config
     return [
-        'TensorFlow:  %s' % tf.__version__,
-        'Model:       %s' % p.model,
+        # The original's lines keep their names, order and value shapes (log parsers read
+        # them): the version as major.minor, the model's own name (original_name), SingleSess
+        # and NUMA bind as Python's True/False; this project's lines come between them.
+        'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
+        'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
         'Dataset:     %s' % dataset.describe(plan.subset),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % plan.mode,
+        # One session over every worker: distributed_all_reduce's controller.
+        'SingleSess:  %s' % (p.variable_update == 'distributed_all_reduce'),
         *batch_lines(plan, dataset),
         *(resume_lines(plan, resume) if resume is not None and plan.training else []),
         'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
+        # Whether the sessions pin threads to NUMA nodes (runtime/cpu_tuning.numa_applies).
+        'NUMA bind:   %s' % bool(config is not None and config.experimental.use_numa_affinity),
         'Data format: %s' % p.data_format,
+        *(['RewriterConfig: %s' % p.rewriter_config] if p.rewriter_config else []),
         *precision,
         'XLA:         %s' % plan.xla,
         'Threads:     %s' % cpu_tuning.describe(plan.threads),
-        *(['Optimizer:   %s%s' % (p.optimizer, ', weight decay %g inside the updates (fused)'
-                                 % p.weight_decay if fused_decay.applies(p, plan.devices)
-                                 else '')]
+        *(['Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan))]
           if plan.training else []),  # forward-only and eval apply no updates
+        *(['LR schedule: %s' % learning_rate.describe_schedule(
+            p, model, plan.images_per_global_step, plan.examples_per_epoch)]
+          if plan.training and model is not None else []),
         'Variables:   %s' % p.variable_update,
+        # The all-reduce spec of the managers that all-reduce (None: the default algorithm,
+        # or --use_nccl), as the original printed it.
+        *(['AllReduce:   %s' % (p.all_reduce_spec or None)]
+          if p.variable_update in ALL_REDUCE_HEADER_MODES else []),
         # A cluster task's: whether the workers' updates are synchronised (the original prints
         # it there for every --job_name run, as Python's True/False).
         *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
+        *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]
+
+
+def decay_phrase(plan) -> str:
+    """The Optimizer line's weight decay (graph/tower.py, graph/fused_decay.py): ', weight decay
+    4e-05 inside the updates (fused)', ', weight decay 4e-05 in the loss' (adam, a GPU,
+    --gradient_clip, ...), or '' with --weight_decay=0."""
+    p = plan.params
+    if not p.weight_decay:
+        return ''
+    if fused_decay.applies(p, plan.devices):
+        return ', weight decay %g inside the updates (fused)' % p.weight_decay
+    return ', weight decay %g in the loss' % p.weight_decay
 
 
 def batch_lines(plan, dataset) -> list[str]:

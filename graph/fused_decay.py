@@ -55,7 +55,8 @@ def applies(p, devices) -> bool:
     return bool(p.fused_weight_decay and p.weight_decay and p.optimizer in FOLDABLE_OPTIMIZERS
                 and not p.forward_only and not p.eval
                 and all('/cpu:' in d.lower() for d in devices) and p.gradient_clip is None
-                and not p.staged_vars and not p.job_name and not p.fp16_vars)
+                and not p.staged_vars and not p.job_name
+                and not (p.use_fp16 and p.fp16_vars))
 
 
 def is_decayed(var) -> bool:

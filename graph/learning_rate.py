@@ -106,6 +106,90 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
     return tf.identity(lr, name='learning_rate')
 
 
+def initial_rate(p, model, images_per_step: int) -> tuple[float, list[str]]:
+    """The rate of the schedule before any change, warm-up or floor (get_learning_rate's
+    precedence), and where it comes from, longest form first: (0.1, ['--init_learning_rate']),
+    (0.003125, ["the model's default: 0.1 at a global batch of 128, scaled to 4", "the model's
+    default", 'default']).
+
+    Args:
+      p: Params; model: the CNNModel (its default rate and batch, CNNModel.get_learning_rate);
+      images_per_step: images one global step applies (RunPlan.images_per_global_step).
+    """
+    if p.piecewise_learning_rate_schedule:
+        rates, _ = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+        return rates[0], ['--piecewise_learning_rate_schedule', 'piecewise schedule']
+    if p.init_learning_rate is not None:
+        return p.init_learning_rate, ['--init_learning_rate']
+    base_batch = getattr(model, 'base_lr_batch_size', None)
+    if p.resnet_base_lr is not None and base_batch:
+        return (p.resnet_base_lr * images_per_step / base_batch,
+                ['--resnet_base_lr=%g per %d images, scaled to %d' % (
+                    p.resnet_base_lr, base_batch, images_per_step), '--resnet_base_lr'])
+    rate, batch = model.default_learning_rate, model.default_batch_size
+    return rate * images_per_step / batch, [
+        "the model's default: %g at a global batch of %d, scaled to %d" % (
+            rate, batch, images_per_step), "the model's default", 'default']
+
+
+def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
+                      width: int = 86) -> str:
+    """The learning-rate schedule of a training run as resolved, in at most `width` characters
+    (the header's `LR schedule:` line): the rate before any change and where it comes from
+    (`initial_rate`), then the piecewise changes, the exponential decay, the warm-up and the
+    floor (saying so when no rate is above it), each only when set; shorter forms where the
+    long ones do not fit. Examples:
+
+        0.1 (--init_learning_rate), x0.5 every 2 epochs, floor 0.01
+        0.003125 (the model's default: 0.1 at a global batch of 128, scaled to 4)
+        0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 1, 0.001 from epoch 2
+        0.1 (--init_learning_rate), warm-up from 0 over 1 epoch (12500 steps)
+
+    Args:
+      p: Params; model: the CNNModel; images_per_step: RunPlan.images_per_global_step;
+      examples_per_epoch: examples in an epoch of the training subset.
+    """
+    rate, sources = initial_rate(p, model, images_per_step)
+    steps_per_epoch = examples_per_epoch / float(images_per_step)
+    # Each part's forms, longest first.
+    forms = [['%g (%s)' % (rate, source) for source in sources]]
+    if p.piecewise_learning_rate_schedule:
+        rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+        changes = '%d change%s' % (len(epochs), 's' if len(epochs) > 1 else '')
+        forms.append([', '.join('%g from epoch %g' % (r, e) for r, e in zip(rates[1:], epochs)),
+                      '%s to %g at epoch %g' % (changes, rates[-1], epochs[-1]), changes])
+    elif schedule_flag(p) == '--num_epochs_per_decay':
+        forms.append(['x%g every %g epochs' % (p.learning_rate_decay_factor,
+                                               p.num_epochs_per_decay)])
+    if p.num_learning_rate_warmup_epochs > 0:
+        steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
+        epochs = '%g epoch%s' % (p.num_learning_rate_warmup_epochs,
+                                 '' if p.num_learning_rate_warmup_epochs == 1 else 's')
+        counted = '%d steps%s' % (steps, ': none' if not steps else '')
+        forms.append(['warm-up from 0 over %s (%s)' % (epochs, counted),
+                      'warm-up %s (%s)' % (epochs, counted), 'warm-up %s' % epochs])
+    if p.minimum_learning_rate > 0:
+        # Decay and warm-up only lower the rates: the largest is the first or a piecewise one.
+        top = max(params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)[0]
+                  if p.piecewise_learning_rate_schedule else [rate])
+        floor = 'floor %g' % p.minimum_learning_rate
+        every = top <= p.minimum_learning_rate
+        forms.append(['%s (--minimum_learning_rate)%s' % (
+            floor, ': every update at %g' % p.minimum_learning_rate if every else ''),
+            floor + (': every update at it' if every else ''),
+            floor + (' (every update)' if every else '')])
+    # Where the line is too long: the next form of the part it shortens most, one at a time.
+    chosen = [0] * len(forms)
+    while True:
+        text = ', '.join(f[i] for f, i in zip(forms, chosen))
+        shorter = [k for k, f in enumerate(forms) if chosen[k] + 1 < len(f)]
+        if len(text) <= width or not shorter:
+            break
+        k = max(shorter, key=lambda k: len(forms[k][chosen[k]]) - len(forms[k][chosen[k] + 1]))
+        chosen[k] += 1
+    return text if len(text) <= width else text[:width - 3] + '...'
+
+
 def change_step(epoch: float, examples_per_epoch: int, images_per_step: int,
                 start_step: int = 0, start_images: int | None = None) -> int | None:
     """The global step whose update first uses a change due at `epoch`, for a run that starts

@@ -12,10 +12,10 @@ Library code never reads the global FLAGS object; it receives a `Params`.
 Beside the table: the original's flags beyond it and the warnings of those without effect
 (original_flags.py), a cluster task's rules (cluster_rules.py), `--graph_choices` values
 (graph_choice_flag.py), a path-or-off flag such as `--results_db` (path_switch.py), named
-configurations under configs/ (configs.py), and the check of `--flagfile` lines before absl
-reads them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
-rules that depend on the run's device (device_rules.py: the default device, NCCL) and the usage
-error every check raises (errors.py).
+configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
+them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
+optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
+(device_rules.py: the default device, NCCL) and the usage error every check raises (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
@@ -32,10 +32,10 @@ from absl import flags
 
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
-from . import graph_choice_flag, original_flags, path_switch
+from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch
 from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
-from .schedule_spec import parse_piecewise_schedule  # noqa: E402,F401  (re-exported)
+from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,13 +139,15 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
-    _f('momentum', 0.9, 'Momentum for the momentum and rmsprop optimizers.', lower=0),
-    _f('rmsprop_decay', 0.9, 'Decay term for RMSProp.', lower=0),
+    _f('momentum', 0.9, 'Momentum of --optimizer=momentum (rmsprop: --rmsprop_momentum).',
+       lower=0),
+    # The ranges of rmsprop's decay and epsilon and adam's are optimizer_ranges.py's.
+    _f('rmsprop_decay', 0.9, 'Decay term for RMSProp, in [0, 1].'),
     _f('rmsprop_momentum', 0.9, 'Momentum for RMSProp.', lower=0),
-    _f('rmsprop_epsilon', 1.0, 'Epsilon for RMSProp.', lower=0),
-    _f('adam_beta1', 0.9, 'Beta1 for Adam.', lower=0),
-    _f('adam_beta2', 0.999, 'Beta2 for Adam.', lower=0),
-    _f('adam_epsilon', 1e-8, 'Epsilon for Adam.', lower=0),
+    _f('rmsprop_epsilon', 1.0, 'Epsilon for RMSProp, > 0.'),
+    _f('adam_beta1', 0.9, 'Beta1 for Adam, in [0, 1).'),
+    _f('adam_beta2', 0.999, 'Beta2 for Adam, in [0, 1).'),
+    _f('adam_epsilon', 1e-8, 'Epsilon for Adam, > 0.'),
     _f('init_learning_rate', None, 'Initial learning rate; default: the model\'s own.', lower=0),
     _s('piecewise_learning_rate_schedule', None, 'Piecewise-constant schedule "lr0;e1;lr1;e2;lr2'
        '..." : lr0 until epoch e1, lr1 until epoch e2, and so on. Excludes --init_learning_rate.'),
@@ -396,7 +398,7 @@ _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string
 def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound; first the
     rules of the original's other flags (original_flags.problem: --variable_update=horovod,
-    ...)."""
+    ...), last the optimizers' ranges (optimizer_ranges.py: Adam's betas in [0, 1), ...)."""
     problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
     if problem:
         raise ParamsError(problem)
@@ -420,20 +422,18 @@ def check_ranges(p: Params) -> None:
         if spec.lower is not None and value < spec.lower:
             raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
                 spec.name, spec.lower, spec.name, value))
+    problem = optimizer_ranges.problem(p)  # the optimizers' hyper-parameters within their ranges
+    if problem:
+        raise ParamsError(problem)
 
 
 def _check_loss_scale(p: Params) -> None:
-    """Rules of the float16 loss-scaling flags (bfloat16 and float32 need no loss scaling)."""
-    if p.fp16_loss_scale is not None and not p.use_fp16:
-        raise ParamsError('--fp16_loss_scale needs --use_fp16 (bfloat16 and float32 need no loss '
-                          'scaling). Received: fp16_loss_scale=%g' % p.fp16_loss_scale)
+    """The float16 loss scale's range (without --use_fp16 the float16 flags have no effect:
+    one warning each, preflight/ineffective_flags.py)."""
     if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
         raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (above it '
                           'the first float16 gradients overflow; the default is 128). Received: '
                           'fp16_loss_scale=%g' % p.fp16_loss_scale)
-    if p.fp16_enable_auto_loss_scale and not p.use_fp16:
-        raise ParamsError('--fp16_enable_auto_loss_scale needs --use_fp16 (bfloat16 and float32 '
-                          'need no loss scaling).')
 
 
 # The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;
@@ -469,6 +469,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
                           'each other; the schedule gives the initial rate.')
     if p.piecewise_learning_rate_schedule:
         parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    check_decay_flags(p)
     if p.gradient_clip is not None and not p.gradient_clip > 0:
         raise ParamsError('--gradient_clip must be > 0: it clips every gradient element to '
                           '[-value, value], so 0 would zero every gradient and freeze training '
@@ -480,8 +481,6 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         graph_choice_flag.parse(p.graph_choices)
     except ValueError as e:
         raise ParamsError(str(e)) from None
-    if p.fp16_vars and not p.use_fp16:
-        raise ParamsError('--fp16_vars needs --use_fp16.')
     _check_loss_scale(p)
     if p.forward_only and p.eval:
         raise ParamsError('--forward_only and --eval exclude each other: --eval measures '

@@ -157,9 +157,9 @@ def _cluster_modes_problem(p) -> str | None:
          evaluate),
         ('eval_during_training_at_specified_epochs', p.eval_during_training_at_specified_epochs,
          evaluate),
-        ('fp16_enable_auto_loss_scale', p.fp16_enable_auto_loss_scale, 'each worker would skip '
-         'overflowing steps on its own and break the lockstep of the workers; use a static '
-         '--fp16_loss_scale'),
+        ('fp16_enable_auto_loss_scale', p.use_fp16 and p.fp16_enable_auto_loss_scale,
+         'each worker would skip overflowing steps on its own and break the lockstep of the '
+         'workers; use a static --fp16_loss_scale'),
     ]
     for flag, value, instead in unsupported:
         if value:

@@ -1,4 +1,5 @@
-"""The piecewise learning-rate schedule's language (--piecewise_learning_rate_schedule)."""
+"""The piecewise learning-rate schedule's language (--piecewise_learning_rate_schedule), and
+the exponential decay's flags that go together (`check_decay_flags`)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,38 @@ def parse_piecewise_schedule(text: str) -> tuple[list[float], list[float]]:
         raise ParamsError('--piecewise_learning_rate_schedule epochs must be positive and '
                           'increasing. Received: %r' % text)
     return rates, epochs
+
+
+# The exponential decay's flags: the rate, and how often and by how much it decays.
+DECAY_FLAGS = ('init_learning_rate', 'num_epochs_per_decay', 'learning_rate_decay_factor')
+
+
+def check_decay_flags(p) -> None:
+    """The exponential decay's three flags go together, as in the original: a
+    --num_epochs_per_decay or --learning_rate_decay_factor above 0 needs the other one and
+    --init_learning_rate, the rate they decay (graph/learning_rate.get_learning_rate decays
+    only with all three, so either alone was ignored without a word). --minimum_learning_rate
+    is not one of them: here it bounds any rate, the model's default too (the original refused
+    it without the decay; docs/usage-and-flags.md, Learning-rate schedule).
+
+    Raises:
+      ParamsError: one line naming the decay flags given, those missing and the fix.
+    """
+    given = [n for n in DECAY_FLAGS[1:] if getattr(p, n)]
+    if not given:
+        return
+    shown = ' and '.join('--%s=%g' % (n, getattr(p, n)) for n in given)
+    if p.piecewise_learning_rate_schedule:
+        raise ParamsError('%s %s --init_learning_rate, which --piecewise_learning_rate_schedule '
+                          'excludes; write the lower rates into the schedule ("0.1;30;0.01;60;'
+                          '0.001") or drop %s.' % (shown, 'decays' if len(given) == 1 else 'decay',
+                                                  'it' if len(given) == 1 else 'them'))
+    missing = [n for n in DECAY_FLAGS
+               if (getattr(p, n) is None if n == 'init_learning_rate' else not getattr(p, n))]
+    if missing:
+        wanted = ' and '.join('--' + n for n in missing)
+        raise ParamsError('%s %s %s: the decay multiplies --init_learning_rate by '
+                          '--learning_rate_decay_factor every --num_epochs_per_decay epochs '
+                          'and needs all three; add %s, or drop %s.'
+                          % (shown, 'needs' if len(given) == 1 else 'need', wanted, wanted,
+                             'it' if len(given) == 1 else 'them'))

@@ -38,12 +38,21 @@ OPTIMIZER_FLAGS = (
     'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
     'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip',
     'fused_weight_decay')
+# The flags each optimizer reads (graph/learning_rate.make_optimizer; sgd reads none of them).
+OPTIMIZER_OWN_FLAGS = {
+    'momentum': ('momentum',),
+    'rmsprop': ('rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon'),
+    'adam': ('adam_beta1', 'adam_beta2', 'adam_epsilon'),
+}
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
     'eval_during_training_at_specified_epochs',
     'stop_at_top_1_accuracy', 'loss_type_to_report', 'single_l2_loss_op')
 EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_dir')
+# The loss scale of float16 compute (graph/precision.LossScaler: --use_fp16 only).
+FLOAT16_LOSS_SCALE_FLAGS = ('fp16_loss_scale', 'fp16_enable_auto_loss_scale',
+                            'fp16_inc_loss_scale_every_n')
 # The last three are the original's (params/original_flags.py): their own message names a
 # tf.data flag to use instead, which does nothing either where no tf.data pipeline reads.
 TF_DATA_FLAGS = (
@@ -116,7 +125,7 @@ def _unfolded_decay(p) -> str:
         return ('with --optimizer=%s (only %s fold the decay into their update; it stays in '
                 'the loss)' % (p.optimizer, ', '.join(params_lib.FOLDABLE_OPTIMIZERS)))
     for flag, on in (('gradient_clip', p.gradient_clip is not None),
-                     ('staged_vars', p.staged_vars), ('fp16_vars', p.fp16_vars),
+                     ('staged_vars', p.staged_vars), ('fp16_vars', p.use_fp16 and p.fp16_vars),
                      ('job_name', bool(p.job_name))):
         if on:
             return 'with --%s (the decay stays in the loss)' % flag
@@ -228,7 +237,19 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
           and p.variable_update in ASYNC_MODES):
         rule(('cross_replica_sync',), 'with one worker (it chooses synchronous or asynchronous '
              'updates between several workers)')
+    if not p.use_fp16:  # graph/precision.py reads them for float16 compute only
+        rule(('fp16_vars',), 'without --use_fp16 (the variables are float32 in float32 and '
+             'bfloat16 runs)')
+        rule(FLOAT16_LOSS_SCALE_FLAGS, 'without --use_fp16 (only float16 compute scales the '
+             'loss: bfloat16 has float32\'s exponent range, and float32 needs no scaling)')
     if not p.forward_only and not p.eval:
+        for name, own in OPTIMIZER_OWN_FLAGS.items():
+            if name != p.optimizer:
+                rule(own, 'with --optimizer=%s (only --optimizer=%s reads it)'
+                     % (p.optimizer, name))
+        if not p.weight_decay:
+            rule(('single_l2_loss_op',), 'with --weight_decay=0 (there is no weight-decay term '
+                 'to compute)')
         out.extend(_below_the_floor(p))
     # The original's flags that do nothing here, where no mode's rule said so already.
     out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)

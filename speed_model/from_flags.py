@@ -194,7 +194,7 @@ def profile_of(p, plan) -> layer_profile.LayerProfile:
     """The model's layer profile at the run's dataset, image size, classes and variable dtype."""
     dataset = plan.dataset if plan.dataset in ('imagenet', 'cifar10') else 'imagenet'
     return layer_profile.from_model(p.model, dataset, plan.image_size, plan.num_classes,
-                                    2 if p.fp16_vars else 4)
+                                    2 if p.use_fp16 and p.fp16_vars else 4)
 
 
 def plan_inputs(p, plan, gpu, *, profile=None, counted=(),

@@ -77,4 +77,5 @@ def test_the_kernels_are_what_the_tower_decays():
 def test_the_header_says_where_the_decay_goes():
     assert 'Optimizer:   sgd, weight decay 0.5 inside the updates (fused)' in helpers.tiny_bench(
         **DECAY).info_lines()
-    assert 'Optimizer:   sgd' in helpers.tiny_bench(**DECAY, fused_weight_decay=False).info_lines()
+    assert 'Optimizer:   sgd, weight decay 0.5 in the loss' in helpers.tiny_bench(
+        **DECAY, fused_weight_decay=False).info_lines()

@@ -44,7 +44,6 @@ def test_params_are_immutable():
     ({'variable_update': 'foo'}, "Received: variable_update='foo'"),
     ({'num_batches': 10, 'num_epochs': 1.0}, '--num_batches and --num_epochs exclude each other'),
     ({'use_fp16': True, 'use_bf16': True}, '--use_fp16 and --use_bf16 exclude each other'),
-    ({'fp16_vars': True}, '--fp16_vars needs --use_fp16'),
     ({'forward_only': True, 'eval': True}, '--forward_only and --eval exclude each other'),
     ({'staged_vars': True, 'variable_update': 'replicated'},
      '--staged_vars works only with --variable_update=parameter_server'),

@@ -376,19 +376,65 @@ def test_missing_native_bf16_warns_once(capsys, monkeypatch, flags, factors):
 
 
 @pytest.mark.parametrize('kwargs, text', [
-    (dict(fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
-    (dict(use_bf16=True, fp16_loss_scale=8.0), '--fp16_loss_scale needs --use_fp16'),
     (dict(use_fp16=True, fp16_loss_scale=0.0), '--fp16_loss_scale must be > 0 and at most 2'),
     (dict(use_fp16=True, fp16_loss_scale=-1.0), '--fp16_loss_scale must be > 0 and at most 2'),
     (dict(use_fp16=True, fp16_loss_scale=1e30), 'above it the first float16 gradients overflow'),
-    (dict(fp16_enable_auto_loss_scale=True), '--fp16_enable_auto_loss_scale needs --use_fp16'),
     (dict(use_fp16=True, use_bf16=True), '--use_fp16 and --use_bf16 exclude each other'),
-    (dict(fp16_vars=True, use_bf16=True), '--fp16_vars needs --use_fp16'),
 ])
 def test_refused_precision_flags_give_one_line(kwargs, text):
     with pytest.raises(ParamsError, match=text) as info:
         validate_params(make_params(**kwargs))
     assert '\n' not in str(info.value)
+
+
+# The float16 flags without --use_fp16 were refused ('--fp16_vars needs --use_fp16', exit 2);
+# the original runs them, and every flag of the original is accepted with one warning line
+# where it cannot act (README): they now warn, and the run goes on in its own precision.
+LOSS_SCALE_WARNING = ('has no effect without --use_fp16 (only float16 compute scales the loss: '
+                      'bfloat16 has float32\'s exponent range, and float32 needs no scaling)')
+VARS_WARNING = ('--fp16_vars has no effect without --use_fp16 (the variables are float32 in '
+                'float32 and bfloat16 runs)')
+
+
+@pytest.mark.parametrize('kwargs, warning', [
+    (dict(fp16_loss_scale=8.0), '--fp16_loss_scale ' + LOSS_SCALE_WARNING),
+    (dict(use_bf16=True, fp16_loss_scale=8.0), '--fp16_loss_scale ' + LOSS_SCALE_WARNING),
+    (dict(fp16_enable_auto_loss_scale=True),
+     '--fp16_enable_auto_loss_scale ' + LOSS_SCALE_WARNING),
+    (dict(fp16_vars=True, use_bf16=True), VARS_WARNING),
+])
+def test_float16_flags_without_use_fp16_are_accepted_with_a_warning(kwargs, warning):
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    p = make_params(**kwargs)
+    validate_params(p)
+    assert ineffective_flags.messages(p, 0) == [warning]
+
+
+def test_fp16_vars_without_use_fp16_neither_changes_the_dtypes_nor_the_decay():
+    """--fp16_vars acts with --use_fp16 only: the variables stay float32 and the weight decay
+    stays folded into the updates (it turned the fold off, a graph of its own)."""
+    from tf_cnn_benchmarks.graph import fused_decay
+    for kwargs in (dict(), dict(use_bf16=True)):
+        p = make_params(fp16_vars=True, weight_decay=1e-4, device='cpu', **kwargs)
+        assert precision.compute_dtypes(p)[1] == tf.float32
+        assert fused_decay.applies(p, ('/cpu:0',))
+    assert not fused_decay.applies(
+        make_params(fp16_vars=True, use_fp16=True, weight_decay=1e-4, device='cpu'), ('/cpu:0',))
+
+
+@pytest.mark.cli
+def test_the_command_runs_with_the_float16_flags_without_use_fp16():
+    done = helpers.run_command(
+        '--device=cpu', '--model=trivial', '--batch_size=2', '--num_batches=1',
+        '--num_warmup_batches=0', '--noresults_db', '--fp16_loss_scale=128', '--fp16_vars',
+        '--fp16_enable_auto_loss_scale')
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith('warning: --fp16')]
+    assert warnings == ['warning: ' + VARS_WARNING,
+                        'warning: --fp16_loss_scale ' + LOSS_SCALE_WARNING,
+                        'warning: --fp16_enable_auto_loss_scale ' + LOSS_SCALE_WARNING]
+    assert 'Precision:   float32 compute, float32 variables' in done.stdout
+    assert 'total images/sec' in done.stdout
 
 
 def test_emulated_header_names_what_runs_in_float32():

@@ -102,12 +102,13 @@ def test_a_run_recorded_before_its_given_flags_were_kept_gets_them_derived(tmp_p
     resolved.update(model='trivial', batch_size=16, image_size=227, device='cpu',
                     data_format='NHWC', num_warmup_batches=5, num_epochs=1.5,
                     num_batches=60055, cluster_resolver='flags', momentum=0.8,
-                    not_a_flag_today=3)
+                    optimizer='momentum', not_a_flag_today=3)
     result = rh.result(1000, **resolved)
     db = str(tmp_path / 'r.sqlite')
     rh.fill(db, [result])
     lines = _show(capsys, db, 1)
-    assert _flags_line(lines) == '--batch_size=16 --momentum=0.8 --num_epochs=1.5'
+    assert _flags_line(lines) == ('--batch_size=16 --momentum=0.8 --num_epochs=1.5 '
+                                  '--optimizer=momentum')
     assert ('  flags derived from the resolved ones (recorded before the given flags were '
             'kept): the values the run worked out and the defaults left out') in lines
     p, warnings = _pasted(_flags_line(lines))

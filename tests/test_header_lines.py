@@ -1,0 +1,180 @@
+"""The header's lines against the original's, and the learning-rate line (run_header.py).
+
+A user found, running the original side by side:
+
+* the learning rate a run got was not shown: --minimum_learning_rate (here the floor of any
+  rate, the model's default too) and --num_learning_rate_warmup_epochs changed the losses
+  with no line saying the rate. The `LR schedule:` line after `Optimizer:` gives the schedule as
+  resolved: the rate before any change and where it comes from, then its changes, warm-up
+  and floor (graph/learning_rate.describe_schedule).
+* a log parser of the original's output missed its lines: `SingleSess:` and `NUMA bind:` were
+  not printed, `Model: lenet` was the original's `Model: lenet5`, `TensorFlow: 2.21.0` its
+  `2.21`; and the `Optimizer:` line said nothing of the weight decay where it is in the loss
+  (adam, a GPU, --gradient_clip), though it said so where it is folded into the updates. None
+  of these was documented as a deliberate difference: the original's lines now keep its
+  names, order and value shapes, this project's own lines between them; its lines of some
+  runs too (`AllReduce:`, `Staged vars:`, `RewriterConfig:`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+
+import pytest
+import tensorflow as tf
+
+from tf_cnn_benchmarks import run_header
+from tf_cnn_benchmarks.graph import learning_rate
+from tf_cnn_benchmarks.models import model_config
+from tf_cnn_benchmarks.params import make_params
+
+import helpers
+
+# A model of default rate 0.1 at a global batch of 128 (resnet20's), at 4 images a step.
+MODEL = types.SimpleNamespace(default_learning_rate=0.1, default_batch_size=128)
+EXAMPLES = 50000
+
+
+def describe(**kwargs) -> str:
+    return learning_rate.describe_schedule(make_params(**kwargs), MODEL, 4, EXAMPLES)
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    ({}, "0.003125 (the model's default: 0.1 at a global batch of 128, scaled to 4)"),
+    (dict(minimum_learning_rate=0.01), "0.003125 (the model's default), floor 0.01: every update "
+     'at it'),
+    (dict(minimum_learning_rate=0.001), "0.003125 (the model's default), floor 0.001 "
+     '(--minimum_learning_rate)'),
+    (dict(num_learning_rate_warmup_epochs=1), "0.003125 (the model's default), warm-up from 0 "
+     'over 1 epoch (12500 steps)'),
+    (dict(num_learning_rate_warmup_epochs=1, minimum_learning_rate=0.01), '0.003125 (default), '
+     'warm-up 1 epoch (12500 steps), floor 0.01: every update at it'),
+    (dict(init_learning_rate=0.1, num_learning_rate_warmup_epochs=1),
+     '0.1 (--init_learning_rate), warm-up from 0 over 1 epoch (12500 steps)'),
+    (dict(init_learning_rate=0.1), '0.1 (--init_learning_rate)'),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=2, learning_rate_decay_factor=0.5,
+          minimum_learning_rate=0.01),
+     '0.1 (--init_learning_rate), x0.5 every 2 epochs, floor 0.01 (--minimum_learning_rate)'),
+    (dict(piecewise_learning_rate_schedule='0.1;1;0.01;2;0.001'),
+     '0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 1, 0.001 from epoch 2'),
+    (dict(init_learning_rate=0.1, num_learning_rate_warmup_epochs=0.00001),
+     '0.1 (--init_learning_rate), warm-up from 0 over 1e-05 epochs (0 steps: none)'),
+])
+def test_the_schedule_line_says_the_rate_where_it_comes_from_and_its_changes(kwargs, text):
+    assert describe(**kwargs) == text
+
+
+@pytest.mark.parametrize('kwargs', [
+    dict(piecewise_learning_rate_schedule=';'.join('0.000123456;%g' % (e + 0.123456)
+                                                   for e in range(20)) + ';1e-05',
+         num_learning_rate_warmup_epochs=12.3456, minimum_learning_rate=0.000123456),
+    dict(init_learning_rate=0.000123456, num_epochs_per_decay=12.3456,
+         learning_rate_decay_factor=0.123456, num_learning_rate_warmup_epochs=12.3456,
+         minimum_learning_rate=0.000123456),
+    dict(num_learning_rate_warmup_epochs=12.3456, minimum_learning_rate=0.000123456),
+])
+def test_the_schedule_line_stays_under_100_characters_with_its_label(kwargs):
+    line = 'LR schedule: ' + describe(**kwargs)
+    assert len(line) < 100, line
+    assert line.startswith('LR schedule: 0.00')
+
+
+@pytest.mark.parametrize('name, kwargs, images', [
+    ('trivial', {}, 4),
+    ('resnet50', {}, 48),
+    ('resnet50', dict(resnet_base_lr=0.256), 48),
+    ('trivial', dict(init_learning_rate=0.02), 4),
+    ('trivial', dict(piecewise_learning_rate_schedule='0.3;1;0.01'), 4),
+])
+def test_the_rate_the_line_names_is_the_rate_of_the_first_update(name, kwargs, images):
+    p = make_params(model=name, **kwargs)
+    model = model_config.get_model(name)
+    named = learning_rate.initial_rate(p, model, images)[0]
+    with tf.Graph().as_default():
+        step = tf.constant(0, tf.int64)
+        rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1000,
+                                               images_per_step=images)
+        with tf.compat.v1.Session() as sess:
+            assert sess.run(rate) == pytest.approx(named, rel=1e-6)
+
+
+def test_a_training_header_has_the_line_after_optimizer_and_an_inference_header_none():
+    lines = helpers.tiny_bench(minimum_learning_rate=0.01).info_lines()
+    at = [i for i, line in enumerate(lines) if line.startswith('Optimizer:')][0]
+    # The trivial model's default: 1e-4 at a batch of 32, at the tiny runs' 4 images a step.
+    assert lines[at + 1] == ("LR schedule: 1.25e-05 (the model's default), floor 0.01: every "
+                             'update at it')
+    assert lines[at + 2].startswith('Variables:')
+    for mode in (dict(forward_only=True), dict(eval=True, train_dir='/nonexistent')):
+        assert not any(line.startswith('LR schedule:')
+                       for line in helpers.tiny_bench(**mode).info_lines())
+
+
+# The original's header lines of a training run of one host (its print_info and the version
+# line before it), in its order; `Batch size:` is followed by its per-device line.
+ORIGINAL_LINES = ['TensorFlow', 'Model', 'Dataset', 'Mode', 'SingleSess', 'Batch size',
+                  'Num batches', 'Num epochs', 'Devices', 'NUMA bind', 'Data format', 'Optimizer',
+                  'Variables']
+
+
+def _named(lines: list[str]) -> dict[str, str]:
+    return {line.split(':', 1)[0]: line.split(':', 1)[1].strip() for line in lines
+            if ':' in line and not line.startswith(' ')}
+
+
+def test_the_originals_lines_keep_their_names_order_and_value_shapes():
+    lines = helpers.tiny_bench().info_lines()
+    names = [line.split(':', 1)[0] for line in lines if not line.startswith(' ')]
+    assert [n for n in names if n in ORIGINAL_LINES] == ORIGINAL_LINES
+    per_device = lines[lines.index('Batch size:  4 global') + 1]
+    assert per_device == '             4 per device'
+    named = _named(lines)
+    assert re.fullmatch(r'\d+\.\d+', named['TensorFlow'])
+    assert named['TensorFlow'] == '.'.join(tf.__version__.split('.')[:2])
+    assert (named['SingleSess'], named['NUMA bind']) == ('False', 'False')
+    assert named['Model'] == 'trivial'
+
+
+def test_lenet_is_named_as_the_original_named_it():
+    lines = helpers.tiny_bench(model='lenet', image_size=28).info_lines()
+    assert 'Model:       lenet5' in lines
+
+
+def test_single_sess_and_numa_bind_say_what_the_plan_does():
+    bench = helpers.tiny_bench()
+    plan = bench.plan
+    config = tf.compat.v1.ConfigProto()
+    config.experimental.use_numa_affinity = True
+    changed = dataclasses.replace(
+        plan, params=plan.params._replace(variable_update='distributed_all_reduce'),
+        session_config=config)
+    named = _named(run_header.header_lines(changed, bench.dataset, []))
+    assert (named['SingleSess'], named['NUMA bind']) == ('True', 'True')
+
+
+@pytest.mark.parametrize('kwargs, optimizer', [
+    (dict(optimizer='adam', weight_decay=1e-4), 'adam, weight decay 0.0001 in the loss'),
+    (dict(weight_decay=1e-4, gradient_clip=1.0), 'sgd, weight decay 0.0001 in the loss'),
+    (dict(weight_decay=1e-4), 'sgd, weight decay 0.0001 inside the updates (fused)'),
+    (dict(optimizer='adam', weight_decay=0.0), 'adam'),
+])
+def test_the_optimizer_line_says_where_the_weight_decay_is(kwargs, optimizer):
+    assert _named(helpers.tiny_bench(**kwargs).info_lines())['Optimizer'] == optimizer
+
+
+@pytest.mark.parametrize('kwargs, lines', [
+    (dict(variable_update='replicated', num_gpus=2, device='cpu'), ['AllReduce:   None']),
+    (dict(variable_update='replicated', num_gpus=2, device='cpu', all_reduce_spec='xring'),
+     ['AllReduce:   xring']),
+    (dict(staged_vars=True), ['Staged vars: True']),
+    (dict(rewriter_config='constant_folding: OFF'), ['RewriterConfig: constant_folding: OFF']),
+    (dict(), []),
+])
+def test_the_originals_lines_of_some_runs(kwargs, lines):
+    header = helpers.tiny_bench(**kwargs).info_lines()
+    assert [line for line in header if line.startswith(
+        ('AllReduce:', 'Staged vars:', 'RewriterConfig:'))] == lines
+    if lines and lines[0].startswith('AllReduce:'):  # right after Variables, as there
+        assert header[header.index(lines[0]) - 1] == 'Variables:   replicated'
