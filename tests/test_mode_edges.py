@@ -32,8 +32,9 @@ def test_only_training_headers_print_an_optimizer(mode, shown):
 def test_hierarchical_copy_on_one_device_warns(capsys):
     helpers.tiny_bench(hierarchical_copy=True, variable_update='replicated')
     assert capsys.readouterr().err == (
-        'warning: --hierarchical_copy has no effect on one device (it splits the all-reduce of '
-        'several devices into two levels)\n')
+        'warning: --hierarchical_copy has no effect with --variable_update=replicated on one '
+        'device (one tower: there is no all-reduce, nothing to pack, merge or copy; '
+        '--num_gpus=N gives N towers)\n')
 
 
 def test_a_cluster_tasks_flags_are_checked_with_its_worker_list():
