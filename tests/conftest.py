@@ -22,6 +22,14 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 # the tests and their subprocesses run without them unless a test sets them.
 for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')]:
     del os.environ[_name]
+# The OpenMP variables a run's header names when set (runtime/cpu_tuning.py: KMP_BLOCKTIME,
+# KMP_AFFINITY, KMP_SETTINGS, OMP_NUM_THREADS), which the command sets only where they are
+# unset: a host that sets one (OMP_NUM_THREADS=1 in many CI images) changed the tests' header
+# lines. The tests and their subprocesses run without them unless a test sets them.
+from tf_cnn_benchmarks.runtime import cpu_tuning  # noqa: E402 (no TensorFlow: controller-safe)
+
+for _name in cpu_tuning._MANAGED_VARIABLES:
+    os.environ.pop(_name, None)
 # The caches of the tests and their subprocesses (shard scans: input_data/shard_scan.py; the
 # CPU peak and kernel speeds, measured in seconds each: hardware/) stay out of the user's cache
 # directory. One cache for the whole session: pytest-xdist's workers inherit the folder the
