@@ -38,6 +38,10 @@ if 'TF_CNN_TESTS_CACHE_HOME' not in os.environ:  # the controller, or pytest wit
     os.environ['TF_CNN_TESTS_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
     atexit.register(shutil.rmtree, os.environ['TF_CNN_TESTS_CACHE_HOME'], True)
 os.environ['XDG_CACHE_HOME'] = os.environ['TF_CNN_TESTS_CACHE_HOME']
+# Matplotlib's config folder (plots: history/plots.py, the sweep's, --plot_file) too: by default
+# ~/.config/matplotlib, which it makes; where $HOME cannot be written it warns on stderr of
+# every process that imports it, and the tests' stderr would depend on the host's $HOME.
+os.environ['MPLCONFIGDIR'] = os.path.join(os.environ['TF_CNN_TESTS_CACHE_HOME'], 'matplotlib')
 # So does the results database every finished run records into (history/store.py): the tests
 # never write into the user's own.
 os.environ['XDG_DATA_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_data_')
