@@ -30,6 +30,10 @@ from tf_cnn_benchmarks.runtime import cpu_tuning  # noqa: E402 (no TensorFlow: c
 
 for _name in cpu_tuning._MANAGED_VARIABLES:
     os.environ.pop(_name, None)
+# oneDNN on, as the command's default (runtime/runtime_env.py) sets it where it is unset: the
+# tests' NCHW and kernel expectations are its; a host with TF_ENABLE_ONEDNN_OPTS=0 in its
+# environment (TensorFlow's start-up line suggests it) failed them.
+os.environ['TF_ENABLE_ONEDNN_OPTS'] = '1'
 # The caches of the tests and their subprocesses (shard scans: input_data/shard_scan.py; the
 # CPU peak and kernel speeds, measured in seconds each: hardware/) stay out of the user's cache
 # directory. One cache for the whole session: pytest-xdist's workers inherit the folder the
