@@ -254,6 +254,9 @@ def test_a_graph_without_known_tensor_sizes_has_no_bound():
 
 def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
     monkeypatch.setattr(memory_estimate, 'host_available_bytes', lambda: (4 << 30, 'MemAvailable'))
+    # The advice's search is given its builds, not its 30 s (ADVICE_SECS): one slow build on a
+    # loaded host ends it without a batch that fits (the test below).
+    monkeypatch.setattr(memory_check, 'ADVICE_SECS', 3600.0)
     bench = benchmark_cnn.BenchmarkCNN(make_params(
         model='vgg16', batch_size=64, num_batches=1, num_warmup_batches=0),
         gpus=0)
@@ -263,7 +266,7 @@ def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
         bench.run()
     assert steps == []
     message = str(e.value)
-    assert 'estimated peak' in message and '--batch_size=' in message
+    assert 'estimated peak' in message and message.endswith(' should fit (check with --dry_run)')
     fits = int(message.split('--batch_size=')[1].split()[0])
     assert 1 <= fits < 64
 
@@ -452,7 +455,29 @@ def test_the_memory_checks_advice_uses_the_same_search_within_three_builds():
     # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), then the line
     # through the two probed ratios crosses 1 at 100 (it fits).
     assert calls == [133, 66, 100] and advised.batch_that_fits == 100
-    assert advised._replace(batch_that_fits=66) == found
+    assert advised._replace(batch_that_fits=66, smallest_over=0) == found
+    assert advised.smallest_over == 133
+
+
+def test_a_search_that_runs_out_of_time_says_what_it_found_not_to_fit(monkeypatch):
+    # A first build slower than the search's time (a loaded host) found no batch to fit, and
+    # the advice said 'not even one image per device fits' of a run that fits at 100.
+    def estimate_at(batch):  # as above; each build takes 40 s of a fake clock
+        now[0] += 40.0
+        return 1000 + 10 * batch
+    now = [0.0]
+    monkeypatch.setattr(batch_search.time, 'monotonic', lambda: now[0])
+    found = memory_check.MemoryVerdict('/GPU:0', estimate_at(200), 2000, 200, 66)
+    now[0] = 0.0
+    advised = memory_check.batch_advice(found, estimate_at)
+    assert now[0] == 40.0 and (advised.batch_that_fits, advised.smallest_over) == (0, 133)
+    assert advised.advice() == (
+        'the estimated peak is 2.9 KiB on /GPU:0, which has 2.0 KiB; no batch was found to fit '
+        'before the search stopped (--batch_size=133 does not); a smaller one may: --dry_run '
+        'searches longer')
+    # Only a search that found batch 1 not to fit says so.
+    assert advised._replace(smallest_over=1).advice().endswith(
+        '; not even one image per device fits')
 
 
 def test_a_dry_run_with_benchmark_log_dir_writes_its_prediction_as_json(
