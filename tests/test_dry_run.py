@@ -416,8 +416,9 @@ def test_a_cluster_workers_gpus_are_checked_against_the_planned_gpu_and_its_ps_a
     assert found.device.startswith('/job:worker/task:0/GPU:') and found.memory == usable
 
 
-def test_a_cluster_workers_dry_run_that_does_not_fit_its_gpu_fails(capsys):
+def test_a_cluster_workers_dry_run_that_does_not_fit_its_gpu_fails(capsys, monkeypatch):
     # resnet20 at batch 10000 needs about 16 GiB per GPU: more than a V100's 14.4 usable.
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 3600.0)  # its builds, not 60 s of a host
     p = make_params(model='resnet20', data_name='cifar10', batch_size=10000, dry_run=True,
                     gpu_model='V100', **PS_WORKER)
     with pytest.raises(dry_run.DryRunFailed) as e:
