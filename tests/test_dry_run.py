@@ -319,7 +319,8 @@ def test_the_planning_pages_k80_resnet50_batch_256_row_is_what_the_command_print
 
 
 @pytest.mark.cli
-def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1():
+def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1(monkeypatch):
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 3600.0)  # the batch named is its search's
     out = helpers.run_command('--dry_run', '--gpu_model=GTX 1080', '--model=vgg16',
                               '--batch_size=512')
     assert out.returncode == 1
