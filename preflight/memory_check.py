@@ -28,21 +28,31 @@ class OutOfMemoryError(cnn_util.BenchmarkError):
 
 class MemoryVerdict(NamedTuple):
     """The tightest device of a run: name ('/GPU:0' or 'host'), estimate and memory (bytes),
-    the run's per-device batch and the largest batch estimated to fit (linear in the batch)."""
+    the run's per-device batch and the largest batch estimated to fit (linear in the batch;
+    0: none), and from `batch_advice`'s search the smallest batch found not to fit (0: none
+    searched)."""
     device: str
     estimate: int
     memory: int
     batch_size: int
     batch_that_fits: int
+    smallest_over: int = 0
 
     @property
     def fits(self) -> bool:
         return self.estimate <= self.memory
 
     def advice(self) -> str:
-        """'the estimated peak is 31.49 GiB on host, which has 5.12 GiB; --batch_size=48 fits'."""
-        fit = ('--batch_size=%d should fit' % self.batch_that_fits if self.batch_that_fits
-               else 'not even one image per device fits')
+        """'the estimated peak is 31.49 GiB on host, which has 5.12 GiB; --batch_size=48 should
+        fit'; where the search found no batch to fit before its builds or time ran out, what it
+        found not to fit."""
+        if self.batch_that_fits:
+            fit = '--batch_size=%d should fit' % self.batch_that_fits
+        elif self.smallest_over > 1:
+            fit = ('no batch was found to fit before the search stopped (--batch_size=%d does '
+                   'not); a smaller one may: --dry_run searches longer' % self.smallest_over)
+        else:
+            fit = 'not even one image per device fits'
         return 'the estimated peak is %s on %s, which has %s; %s' % (
             fmt(self.estimate), self.device, fmt(self.memory), fit)
 
@@ -114,13 +124,15 @@ def batch_advice(found: MemoryVerdict, estimate_at) -> MemoryVerdict:
       estimate_at: batch -> the estimate (bytes) of the tightest device at that batch.
 
     Returns:
-      `found` with batch_that_fits the largest batch found to fit (0 if none).
+      `found` with batch_that_fits the largest batch found to fit (0 if none: the search
+      stops after ADVICE_BUILDS builds or ADVICE_SECS seconds, which one slow build on a
+      loaded host can take) and smallest_over the smallest found not to fit.
     """
-    lo, _, _ = batch_search.search_batch(
+    lo, hi, _ = batch_search.search_batch(
         lambda b: estimate_at(b) / max(1, found.memory), found.batch_size,
         found.estimate / max(1, found.memory), time.monotonic() + ADVICE_SECS,
         max_builds=ADVICE_BUILDS)
-    return found._replace(batch_that_fits=lo or 0)
+    return found._replace(batch_that_fits=lo or 0, smallest_over=hi or 0)
 
 
 def check_before_run(plan, graph, fetches, estimate_at=None) -> MemoryVerdict | None:

@@ -22,6 +22,18 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 # the tests and their subprocesses run without them unless a test sets them.
 for _name in [n for n in os.environ if n == 'TF_CONFIG' or n.startswith('SLURM')]:
     del os.environ[_name]
+# The OpenMP variables a run's header names when set (runtime/cpu_tuning.py: KMP_BLOCKTIME,
+# KMP_AFFINITY, KMP_SETTINGS, OMP_NUM_THREADS), which the command sets only where they are
+# unset: a host that sets one (OMP_NUM_THREADS=1 in many CI images) changed the tests' header
+# lines. The tests and their subprocesses run without them unless a test sets them.
+from tf_cnn_benchmarks.runtime import cpu_tuning  # noqa: E402 (no TensorFlow: controller-safe)
+
+for _name in cpu_tuning._MANAGED_VARIABLES:
+    os.environ.pop(_name, None)
+# oneDNN on, as the command's default (runtime/runtime_env.py) sets it where it is unset: the
+# tests' NCHW and kernel expectations are its; a host with TF_ENABLE_ONEDNN_OPTS=0 in its
+# environment (TensorFlow's start-up line suggests it) failed them.
+os.environ['TF_ENABLE_ONEDNN_OPTS'] = '1'
 # The caches of the tests and their subprocesses (shard scans: input_data/shard_scan.py; the
 # CPU peak and kernel speeds, measured in seconds each: hardware/) stay out of the user's cache
 # directory. One cache for the whole session: pytest-xdist's workers inherit the folder the
@@ -30,6 +42,10 @@ if 'TF_CNN_TESTS_CACHE_HOME' not in os.environ:  # the controller, or pytest wit
     os.environ['TF_CNN_TESTS_CACHE_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_cache_')
     atexit.register(shutil.rmtree, os.environ['TF_CNN_TESTS_CACHE_HOME'], True)
 os.environ['XDG_CACHE_HOME'] = os.environ['TF_CNN_TESTS_CACHE_HOME']
+# Matplotlib's config folder (plots: history/plots.py, the sweep's, --plot_file) too: by default
+# ~/.config/matplotlib, which it makes; where $HOME cannot be written it warns on stderr of
+# every process that imports it, and the tests' stderr would depend on the host's $HOME.
+os.environ['MPLCONFIGDIR'] = os.path.join(os.environ['TF_CNN_TESTS_CACHE_HOME'], 'matplotlib')
 # So does the results database every finished run records into (history/store.py): the tests
 # never write into the user's own.
 os.environ['XDG_DATA_HOME'] = tempfile.mkdtemp(prefix='tf_cnn_tests_data_')

@@ -14,6 +14,7 @@
     shared_run(tmp_path_factory, 'name', **flags)  # a run's losses and graph, once a session
     serve_shared_op_profiles(monkeypatch, tmp_path_factory)  # every model's op profile, once
     run_command('--model=trivial', ...)  # the command's exit status and output, in process
+    free_port(span=3, taken=(...))      # a free TCP port for a task process, this worker's own
 
 A test file that needs other defaults binds them once:
 `_run = functools.partial(helpers.tiny_run, image_size=32)`. The `tiny_run` fixture of
@@ -261,6 +262,38 @@ class FakeMeter:
     def stop(self):
         return {'others_cores': self.others, 'others_fraction': self.others / self.cores,
                 'steal_fraction': 0.0}
+
+
+#: free_port hands each pytest-xdist worker the ports of its own blocks of this many.
+PORT_BLOCK = 8
+
+
+def free_port(span: int = 1, taken=()) -> int:
+    """A TCP port p free on this host now, with p .. p + span - 1 free too (consecutive ports:
+    a Slurm node's tasks) and none of them in `taken`, for a task process to bind later.
+
+    A port picked (portpicker: the OS's bind to port 0) is free again until the task binds it,
+    seconds later once TensorFlow has loaded; meanwhile the other pytest-xdist worker's pick
+    could be the same port, and the second task to bind it fails ('Could not start gRPC
+    server'). So each worker takes ports only from its own blocks of PORT_BLOCK (block number
+    modulo the number of workers); within a worker portpicker never hands a port out twice.
+
+    Raises:
+      AssertionError: no such port after many picks.
+    """
+    import portpicker
+    name = os.environ.get('PYTEST_XDIST_WORKER', '')
+    index = int(name[2:]) if name.startswith('gw') and name[2:].isdigit() else 0
+    workers = max(1, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT') or 1))
+    for _ in range(1000):
+        base = portpicker.pick_unused_port()
+        ports = range(base, base + span)
+        if (base // PORT_BLOCK % workers == index % workers
+                and (base + span - 1) // PORT_BLOCK == base // PORT_BLOCK
+                and not set(ports) & set(taken)
+                and all(portpicker.is_port_free(port) for port in ports[1:])):
+            return base
+    raise AssertionError('no %d free consecutive port(s) of this worker' % span)
 
 
 def run_command(*args: str) -> subprocess.CompletedProcess:

@@ -131,12 +131,12 @@ def test_version_and_list_models_need_no_tensorflow():
 @pytest.mark.parametrize('args', [['--help'], ['--list_models'], ['--version']])
 def test_a_closed_pipe_ends_the_command_quietly(args):
     """`tf_cnn_benchmarks --help | head -1`: the reader went away; exit 141, no traceback."""
+    # The reader is closed before the command starts (it was closed just after: a test
+    # process descheduled there let --version's line reach the pipe first, exit 0).
     env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
-    proc = subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
-    proc.stdout.close()  # before the command writes anything
-    _, err = proc.communicate(timeout=120)
-    assert (proc.returncode, err.decode()) == (141, '')
+    proc = _closed_reader_run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'),
+                               *args], env=env)
+    assert (proc.returncode, proc.stderr) == (141, '')
 
 
 _CLOSED_READER = textwrap.dedent('''
@@ -150,14 +150,14 @@ _CLOSED_READER = textwrap.dedent('''
 ''')
 
 
-def _closed_reader_run(argv: list[str]) -> subprocess.CompletedProcess:
+def _closed_reader_run(argv: list[str], env=None) -> subprocess.CompletedProcess:
     """Runs argv with a stdout whose reader closed before the command wrote anything (what
     `| head -1` is once head has its line); stderr is captured."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         return subprocess.run(argv, stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              timeout=120, cwd=REPO)
+                              timeout=120, cwd=REPO, env=env)
     finally:
         os.close(write_end)
 

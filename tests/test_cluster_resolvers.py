@@ -20,7 +20,6 @@ import sys
 import textwrap
 
 import numpy as np
-import portpicker
 import pytest
 import yaml
 from absl import flags
@@ -42,7 +41,7 @@ from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import resolvers
 
-from helpers import run_once
+from helpers import free_port, run_once
 
 EXAMPLES = os.path.join(REPO, 'examples')
 PS, CHIEF, WORKER = 'ps-0.svc:2222', 'chief-0.svc:2222', 'worker-0.svc:2222'
@@ -455,14 +454,8 @@ COMMON = MODEL_FLAGS + EQUIV + ['--variable_update=parameter_server',
 def consecutive_free_ports(count: int, taken=()) -> int:
     """A port p with p .. p + count - 1 all free now (a Slurm node's tasks use consecutive ones)
     and none of them in `taken` (ports handed out already but not yet bound by their task:
-    two clusters on one port would reach each other's tasks)."""
-    for _ in range(200):
-        base = portpicker.pick_unused_port()
-        span = range(base, base + count)
-        if base + count < 65536 and not set(span) & set(taken) and all(
-                portpicker.is_port_free(port) for port in span[1:]):
-            return base
-    raise AssertionError('no %d consecutive free ports' % count)
+    two clusters on one port would reach each other's tasks): helpers.free_port."""
+    return free_port(span=count, taken=taken)
 
 
 def slurm_env(rank: int, tasks: int = 3) -> dict:

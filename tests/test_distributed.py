@@ -22,7 +22,6 @@ import sys
 import time
 
 import numpy as np
-import portpicker
 import pytest
 import tensorflow as tf
 
@@ -33,7 +32,7 @@ from tf_cnn_benchmarks.metrics import step_breakdown
 from tf_cnn_benchmarks.variable_managers import distributed
 
 import cluster_seams
-from helpers import run_once
+from helpers import free_port, run_once
 
 pytestmark = pytest.mark.cluster
 
@@ -51,7 +50,7 @@ FAULT_TIMEOUT = 30
 
 
 def hosts(n: int) -> list[str]:
-    return ['localhost:%d' % portpicker.pick_unused_port() for _ in range(n)]
+    return ['localhost:%d' % free_port() for _ in range(n)]
 
 
 class Proc:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 import types
 
 import pytest
 import tensorflow as tf
+from test_cli_edges import run_main
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.hardware import gpu_specs, host_memory
@@ -309,6 +308,9 @@ def test_a_graph_without_known_tensor_sizes_has_no_bound():
 
 def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
     monkeypatch.setattr(memory_estimate, 'host_available_bytes', lambda: (4 << 30, 'MemAvailable'))
+    # The advice's search is given its builds, not its 30 s (ADVICE_SECS): one slow build on a
+    # loaded host ends it without a batch that fits (the test below).
+    monkeypatch.setattr(memory_check, 'ADVICE_SECS', 3600.0)
     bench = benchmark_cnn.BenchmarkCNN(make_params(
         model='vgg16', batch_size=64, num_batches=1, num_warmup_batches=0),
         gpus=0)
@@ -318,14 +320,9 @@ def test_a_run_that_would_not_fit_stops_before_its_first_step(monkeypatch):
         bench.run()
     assert steps == []
     message = str(e.value)
-    assert 'estimated peak' in message and '--batch_size=' in message
+    assert 'estimated peak' in message and message.endswith(' should fit (check with --dry_run)')
     fits = int(message.split('--batch_size=')[1].split()[0])
     assert 1 <= fits < 64
-
-
-def run_cli(*args, timeout=240):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.cli
@@ -357,9 +354,13 @@ def _planning_page_row(start: str) -> list[str]:
 
 
 @pytest.mark.cli
-def test_the_planning_pages_k80_resnet50_batch_256_row_is_what_the_command_prints():
+def test_the_planning_pages_k80_resnet50_batch_256_row_is_what_the_command_prints(
+        monkeypatch):
     # The page said the largest batch was 137; the command printed 138 (140 does not). (The
     # page's table was typed; this row is checked: the command's estimate and its search.)
+    # The search's builds are counted, not timed (dry_run.MAX_SEARCH_SECS): at load 14 its 60 s
+    # ended after 2 resnet50 builds, at '70 (140 does not)'.
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 3600.0)
     cells = _planning_page_row('| K80 12 GB | resnet50, 256 |')
     estimate, largest = cells[3].split(' (')[0], int(cells[5])
     out = helpers.run_command('--dry_run', '--gpu_model=K80', '--model=resnet50',
@@ -372,7 +373,8 @@ def test_the_planning_pages_k80_resnet50_batch_256_row_is_what_the_command_print
 
 
 @pytest.mark.cli
-def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1():
+def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1(monkeypatch):
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 3600.0)  # the batch named is its search's
     out = helpers.run_command('--dry_run', '--gpu_model=GTX 1080', '--model=vgg16',
                               '--batch_size=512')
     assert out.returncode == 1
@@ -383,12 +385,12 @@ def test_dry_run_of_a_run_that_does_not_fit_is_one_error_line_and_status_1():
 
 @pytest.mark.cli
 def test_an_unknown_gpu_model_is_a_usage_error_before_tensorflow_loads():
-    start = time.perf_counter()
-    out = run_cli('--dry_run', '--gpu_model=Voodoo5')
-    assert out.returncode == 2
-    assert out.stderr.startswith('error: --gpu_model: unknown GPU model')
-    assert 'A100 80GB' in out.stderr and out.stderr.count('--gpu_model') == 1
-    assert time.perf_counter() - start < 5  # TensorFlow alone takes longer to load
+    # The command's main in a fresh process, which says whether TensorFlow was loaded (the
+    # test timed the process under 5 s instead: a loaded host's start-up can pass that).
+    status, _, err, loaded = run_main('--dry_run', '--gpu_model=Voodoo5')
+    assert status == 2 and not loaded
+    assert err.startswith('error: --gpu_model: unknown GPU model')
+    assert 'A100 80GB' in err and err.count('--gpu_model') == 1
 
 
 def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
@@ -471,8 +473,9 @@ def test_a_cluster_workers_gpus_are_checked_against_the_planned_gpu_and_its_ps_a
     assert found.device.startswith('/job:worker/task:0/GPU:') and found.memory == usable
 
 
-def test_a_cluster_workers_dry_run_that_does_not_fit_its_gpu_fails(capsys):
+def test_a_cluster_workers_dry_run_that_does_not_fit_its_gpu_fails(capsys, monkeypatch):
     # resnet20 at batch 10000 needs about 16 GiB per GPU: more than a V100's 14.4 usable.
+    monkeypatch.setattr(dry_run, 'MAX_SEARCH_SECS', 3600.0)  # its builds, not 60 s of a host
     p = make_params(model='resnet20', data_name='cifar10', batch_size=10000, dry_run=True,
                     gpu_model='V100', **PS_WORKER)
     with pytest.raises(dry_run.DryRunFailed) as e:
@@ -510,7 +513,29 @@ def test_the_memory_checks_advice_uses_the_same_search_within_three_builds():
     # Largest that fits: 100. Guess 200 / 1.5 = 133 (no), halve to 66 (yes), then the line
     # through the two probed ratios crosses 1 at 100 (it fits).
     assert calls == [133, 66, 100] and advised.batch_that_fits == 100
-    assert advised._replace(batch_that_fits=66) == found
+    assert advised._replace(batch_that_fits=66, smallest_over=0) == found
+    assert advised.smallest_over == 133
+
+
+def test_a_search_that_runs_out_of_time_says_what_it_found_not_to_fit(monkeypatch):
+    # A first build slower than the search's time (a loaded host) found no batch to fit, and
+    # the advice said 'not even one image per device fits' of a run that fits at 100.
+    def estimate_at(batch):  # as above; each build takes 40 s of a fake clock
+        now[0] += 40.0
+        return 1000 + 10 * batch
+    now = [0.0]
+    monkeypatch.setattr(batch_search.time, 'monotonic', lambda: now[0])
+    found = memory_check.MemoryVerdict('/GPU:0', estimate_at(200), 2000, 200, 66)
+    now[0] = 0.0
+    advised = memory_check.batch_advice(found, estimate_at)
+    assert now[0] == 40.0 and (advised.batch_that_fits, advised.smallest_over) == (0, 133)
+    assert advised.advice() == (
+        'the estimated peak is 2.9 KiB on /GPU:0, which has 2.0 KiB; no batch was found to fit '
+        'before the search stopped (--batch_size=133 does not); a smaller one may: --dry_run '
+        'searches longer')
+    # Only a search that found batch 1 not to fit says so.
+    assert advised._replace(smallest_over=1).advice().endswith(
+        '; not even one image per device fits')
 
 
 def test_a_dry_run_with_benchmark_log_dir_writes_its_prediction_as_json(

@@ -541,10 +541,13 @@ def _worker_params(args):
 
 KILLED_TASK = """#!%s
 import os, signal, sys, time
+ready, workers = %r, %d  # a folder where each worker says it runs, its SIGTERM handler set
 worker = '--job_name=worker' in sys.argv
 role = ('worker' if worker else 'ps') + sys.argv[3].split('=')[1]  # [1]: the script
-if not worker:
-    time.sleep(1.5)
+if not worker:  # once every worker runs (a fixed 1.5 s could come first on a loaded host)
+    deadline = time.monotonic() + 120
+    while len(os.listdir(ready)) < workers and time.monotonic() < deadline:
+        time.sleep(0.05)
     os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer does
 def stop(signum, frame):
     print('warning: could not tell the serving tasks about the failure (%%s)' %% role, flush=True)
@@ -555,6 +558,7 @@ signal.signal(signal.SIGTERM, stop)
 if role == 'worker0':
     print(':::MLLOG {"key": "init_start", "value": null}', flush=True)
 print('running %%s' %% role, flush=True)
+open(os.path.join(ready, role), 'w').close()
 time.sleep(60)
 """
 
@@ -563,9 +567,10 @@ def test_a_task_killed_by_sigkill_is_named_and_the_others_stop_quietly(tmp_path)
     """A ps killed by SIGKILL: one launcher line says it was killed and what to do, the
     other tasks' warning and error lines while they stop are counted in one line (they are
     in their logs), and the chief's MLPerf line is relayed without the role prefix."""
-    logs = tmp_path / 'logs'
-    status, out, err = _launch_script(tmp_path, KILLED_TASK % sys.executable, '--num_ps=1',
-                                      '--num_workers=3', '--kill_grace_secs=10',
+    logs, ready = tmp_path / 'logs', tmp_path / 'ready'
+    ready.mkdir()
+    status, out, err = _launch_script(tmp_path, KILLED_TASK % (sys.executable, str(ready), 3),
+                                      '--num_ps=1', '--num_workers=3', '--kill_grace_secs=10',
                                       '--log_dir=%s' % logs, '--model=trivial')
     assert status == 1
     assert err.splitlines() == [

@@ -245,10 +245,9 @@ def test_an_unreachable_gcs_is_one_line_without_a_traceback(tmp_path):
     nothing listens; one retry instead of TensorFlow's ten, which take about three minutes):
     the data folder cannot be read (exit 1), an output folder cannot be written (exit 2, before
     training), each said in one line with TensorFlow's reason, no traceback."""
-    import portpicker
     from test_usage_limits import run_mains
     env = {**{k: v for k, v in os.environ.items() if 'proxy' not in k.lower()},
-           'https_proxy': 'http://127.0.0.1:%d' % portpicker.pick_unused_port(),
+           'https_proxy': 'http://127.0.0.1:%d' % helpers.free_port(),
            'GCS_RETRY_CONFIG_MAX_RETRIES': '1', 'GCS_RETRY_CONFIG_INIT_DELAY_TIME_US': '1000',
            'GOOGLE_AUTH_TOKEN_FOR_TESTING': 'token'}
     small = ['--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=2',

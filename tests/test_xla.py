@@ -105,7 +105,10 @@ def test_xla_auto_clustering_matches_non_xla_losses():
         np.testing.assert_allclose(xla_losses, plain_losses, rtol=1e-5)
 
 
-def test_xla_after_a_session_warns_and_says_so_in_the_header(capsys):
+def test_xla_after_a_session_warns_and_says_so_in_the_header(capsys, monkeypatch):
+    # The run sets TF_XLA_FLAGS in this process's environment (xla_jit.enable_cpu_auto_jit):
+    # undone afterwards, so the later tests' subprocesses of this pytest worker do not get it.
+    monkeypatch.setenv('TF_XLA_FLAGS', os.environ.get('TF_XLA_FLAGS', ''))
     bench = benchmark_cnn.BenchmarkCNN(_params(xla=True), gpus=0)
     line = next(x for x in bench.info_lines() if x.startswith('XLA:'))
     assert line.startswith('XLA:         auto-clustering (global_jit_level ON_1)')
