@@ -47,11 +47,11 @@ def test_list_filters_by_model_precision_host_label_and_since(db, capsys):
     # The median step: (0.99 + 1) / 2 x 32 ms; no host load recorded: clean, as `show` says.
     assert lines[2] == ('| 1 | 2026-01-05 00:00:00 | node-a | - | trivial fp32 training bs=32 '
                         'x1 parameter_server cpu synthetic 32px | 1000.00 | 31.84 | clean |')
-    assert lines[-1] == '9 run(s), 1 configuration(s).'
+    assert lines[-1] == '9 runs, 1 configuration.'
     _, out, _ = _main(capsys, '--results_db=%s' % db, 'list', '--label=slow-*')
-    assert out.splitlines()[-1] == '3 run(s), 1 configuration(s).'
+    assert out.splitlines()[-1] == '3 runs, 1 configuration.'
     _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--since=2026-01-05T07:00')
-    assert out.splitlines()[-1] == '4 run(s), 1 configuration(s).'  # 07:00 and 08:00 of a, b
+    assert out.splitlines()[-1] == '4 runs, 1 configuration.'  # 07:00 and 08:00 of a, b
     _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--model=resnet50')
     assert out == 'no runs match.\n'
 
@@ -156,7 +156,7 @@ def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):
     # Step times 32/700 s x (0.99, 1, 1.01, 0.99): median 45.49 ms, stdev 0.38 ms.
     assert row == ('| 13 | 2026-01-05 06:00:00 | node-a | slow-build | 700.00 | 45.49 | 0.38 | '
                    'step down -30.1% | --num_intra_threads 0 -> 1 |')
-    assert 'node-a: 9 run(s); latest batch of repeats: 700.00 images/sec median of 3' in lines
+    assert 'node-a: 9 runs; latest batch of repeats: 700.00 images/sec median of 3' in lines
     assert lines[-1] == 'plot written to %s' % png
     from PIL import Image
     image = Image.open(png).convert('RGB')
@@ -519,7 +519,7 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_st
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
                         ['html', '0'], ['html', '2'], ['ingest', '1']], out + err
-    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
+    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
     assert '\nregressions: 1 step(s) down in 1 series, 1 still slower (3 series searched;' in out
     assert os.path.exists(os.path.join(page, 'index.html'))
     assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server-'
@@ -574,7 +574,7 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
-    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
+    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
     assert '\nregressions: 1 step(s) down in 1 series' in out
     assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
     assert [x for x in err.splitlines() if x.startswith('error: ')] == [
