@@ -64,8 +64,9 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
                 '<p class="note">%s</p>' % _e(note))
     fields = [regressions.summary(r) for r in found]
     head = list(fields[0])
-    return ('<h2>Regressions</h2><p class="regression">%d step(s) down found.</p>%s'
-            '<p class="note">%s</p>' % (len(found), _table(head, [list(f.values())
+    return ('<h2>Regressions</h2><p class="regression">%s found.</p>%s'
+            '<p class="note">%s</p>' % (cnn_util.counted(len(found), 'step down', 'steps down'),
+                                        _table(head, [list(f.values())
                                                                  for f in fields]), _e(note)))
 
 

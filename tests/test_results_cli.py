@@ -119,9 +119,9 @@ def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
         '(level 0.013)',  # 1/C(9,3) at Tarone's 0.05/4
         '  still slower: yes',
         '  what changed: --num_intra_threads 0 -> 1']
-    assert lines[-2:] == ['regressions: 1 step(s) down in 1 series, 1 still slower (3 series '
+    assert lines[-2:] == ['regressions: 1 step down in 1 series, 1 still slower (3 series '
                           'searched; 1 with fewer than 6 runs, too few for the test).',
-                          'gate: FAILED: 1 regression(s) still slower by more than 5%']
+                          'gate: FAILED: 1 regression still slower by more than 5%']
     # Only node b, or a step larger than the one found: nothing, and the gate passes.
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--host=node-b',
                            '--fail_on_regression')
@@ -370,9 +370,9 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     db = str(tmp_path / 'db.sqlite')
     status, out, _ = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
     lines = out.splitlines()
-    assert status == 0 and lines[0] == ('ingested: 2 new run(s), 0 already in the database, 0 '
-                                        'failed sweep run(s) not recorded, 1 file(s) or '
-                                        'line(s) skipped')
+    assert status == 0 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
+                                        'failed sweep runs not recorded, 1 file or line '
+                                        'skipped')
     assert lines[1].startswith('skipped: %s/tf_cnn_benchmarks_x_1.json: not a tf_cnn_benchmarks '
                                'result' % logs)
     assert lines[2] == 'database: %s' % db
@@ -399,7 +399,7 @@ def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
     status, out, err = _main(capsys, 'ingest', str(photos / 'trip' / 'beach.jpg'),
                              str(photos / 'notes.json'), '--results_db=%s' % db)
     assert status == 2 and out == ''
-    assert err.startswith('error: ingest: none of the 2 file(s) read holds a result (the '
+    assert err.startswith('error: ingest: none of the 2 files read holds a result (the '
                           'first: %s: ' % (photos / 'notes.json'))
     assert err.endswith("; ingest reads a sweep's results.jsonl and run JSONs "
                         "tf_cnn_benchmarks_*.json\n") and err.count('\n') == 1
@@ -426,9 +426,9 @@ def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_p
                             '--results_db=%s' % db], cwd=REPO, capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.startswith('ingested: 0 new run(s), 2 already in the database, 0 '
-                                   'failed sweep run(s) not recorded, 0 file(s) or line(s) '
-                                   'skipped (2 run JSON(s) were read as their sweep\'s runs)')
+    assert again.stdout.startswith('ingested: 0 new runs, 2 already in the database, 0 '
+                                   'failed sweep runs not recorded, 0 files or lines '
+                                   'skipped (2 run JSONs read as their sweep\'s runs)')
 
 
 def _private_mounts() -> str | None:
@@ -520,7 +520,7 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_st
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
                         ['html', '0'], ['html', '2'], ['ingest', '1']], out + err
     assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step(s) down in 1 series, 1 still slower (3 series searched;' in out
+    assert '\nregressions: 1 step down in 1 series, 1 still slower (3 series searched;' in out
     assert os.path.exists(os.path.join(page, 'index.html'))
     assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server-'
                                      'cpu-synthetic-32px.png')
@@ -575,7 +575,7 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
     assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step(s) down in 1 series' in out
+    assert '\nregressions: 1 step down in 1 series' in out
     assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
     assert [x for x in err.splitlines() if x.startswith('error: ')] == [
         _refused_run_line(db, 'the file is read-only')]

@@ -335,8 +335,8 @@ def _regressions(conn, args) -> int:
                   '%d runs for the test' % (searched, regressions.min_runs()))
             return 1
         if still:
-            print('gate: FAILED: %d regression(s) still slower by more than %g%%'
-                  % (len(still), args.min_change))
+            print('gate: FAILED: %s still slower by more than %g%%'
+                  % (cnn_util.counted(len(still), 'regression'), args.min_change))
             return 1
         print('gate: passed')
     return 0

@@ -176,6 +176,10 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
     return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
 
 
+def _steps_down(found: list) -> str:
+    return cnn_util.counted(len(found), 'step down', 'steps down')
+
+
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
                      ) -> list[str]:
     """`regressions`: a block per step down, then one summary line (with `counts`: the
@@ -192,13 +196,13 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
                   '  what changed: %s' % fields['what changed'], '']
     still = sum(1 for r in found if r.still_slower)
     if counts is None:
-        text = ('%d step(s) down found, %d still slower' % (len(found), still) if found
+        text = ('%s found, %d still slower' % (_steps_down(found), still) if found
                 else 'no step down found')
         return lines + [text + '.']
     searched, short = counts
     if found:
-        head = 'regressions: %d step(s) down in %d series, %d still slower' % (
-            len(found), len({(r.config_key, r.hostname) for r in found}), still)
+        head = 'regressions: %s in %d series, %d still slower' % (
+            _steps_down(found), len({(r.config_key, r.hostname) for r in found}), still)
     else:
         head = 'regressions: none'
     return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '

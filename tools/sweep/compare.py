@@ -333,8 +333,8 @@ def main(argv: list[str]) -> int:
             return 2
         records, bad = results.load_records(jsonl)
         if bad:
-            print('warning: %s: %d line(s) are not sweep records and were skipped'
-                  % (jsonl, bad), file=sys.stderr)
+            print('warning: %s: %s skipped: not sweep records'
+                  % (jsonl, cnn_util.counted(bad, 'line')), file=sys.stderr)
         sides.append(records)
     text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
                                           include, allow)
