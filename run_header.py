@@ -62,7 +62,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         # and NUMA bind as Python's True/False; this project's lines come between them.
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
         'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
-        'Dataset:     %s' % dataset.describe(plan.subset),
+        *dataset_lines(dataset, plan.subset),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % plan.mode,
         # One session over every worker: distributed_all_reduce's controller.
@@ -94,6 +94,14 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]
+
+
+def dataset_lines(dataset, subset: str) -> list[str]:
+    """The `Dataset:` line, its value the original's shape ('imagenet (synthetic)',
+    'imagenet'), then continuation lines with the folder, the example count and the checks
+    (input_data/dataset_info.Dataset.header_values), each under 100 characters."""
+    first, *rest = dataset.header_values(subset)
+    return ['Dataset:     %s' % first] + ['             %s' % line for line in rest]
 
 
 def decay_phrase(plan) -> str:

@@ -25,6 +25,7 @@ import glob
 import json
 import os
 
+from .. import cnn_util
 from . import records, store
 
 SWEEP_FILE = 'results.jsonl'
@@ -57,19 +58,22 @@ class Summary:
     def lines(self) -> list[str]:
         """The summary as printed: one line, then one 'skipped:' line per problem, and one for
         the cluster tasks' JSONs other than the chief's."""
-        head = ('ingested: %d new run(s), %d already in the database, %d failed sweep run(s) '
-                'not recorded, %d file(s) or line(s) skipped' % (
-                    self.added, self.present, self.failed_runs, len(self.problems)))
+        counted = cnn_util.counted
+        head = ('ingested: %s, %d already in the database, %s not recorded, %s skipped' % (
+            counted(self.added, 'new run'), self.present,
+            counted(self.failed_runs, 'failed sweep run'),
+            counted(len(self.problems), 'file or line', 'files or lines')))
         if self.other_tasks:
-            head += ', %d cluster task JSON(s) not the chief\'s' % len(self.other_tasks)
+            head += ', %s not the chief\'s' % counted(len(self.other_tasks), 'cluster task JSON')
         if self.in_sweeps:
-            head += ' (%d run JSON(s) were read as their sweep\'s runs)' % self.in_sweeps
+            head += ' (%s read as their sweep\'s runs)' % counted(self.in_sweeps, 'run JSON')
         lines = [head] + ['skipped: %s' % p for p in self.problems]
         if self.other_tasks:
             lines.append(
-                'skipped: %d cluster task JSON(s) other than the chief\'s, each the task\'s own '
+                'skipped: %s other than the chief\'s, each the task\'s own '
                 'share of a run recorded once, by its chief\'s JSON with the cluster total (as '
-                'the run records itself): %s' % (len(self.other_tasks),
+                'the run records itself): %s' % (cnn_util.counted(len(self.other_tasks),
+                                                                  'cluster task JSON'),
                                                  ', '.join(self.other_tasks)))
         return lines
 
@@ -228,8 +232,9 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
     if (not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps
             and not summary.other_tasks):
         raise NoResultsError(
-            'none of the %d file(s) read holds a result (the first: %s); ingest reads a '
-            'sweep\'s %s and run JSONs %s' % (len(sweeps) + len(runs), summary.problems[0],
+            'none of the %s read holds a result (the first: %s); ingest reads a '
+            'sweep\'s %s and run JSONs %s' % (cnn_util.counted(len(sweeps) + len(runs), 'file'),
+                                               summary.problems[0],
                                                SWEEP_FILE, RUN_JSON))
     with store.opened(db_path) as conn:
         ids = store.insert_rows(conn, rows, db_path)

@@ -20,6 +20,7 @@ import html
 import os
 import statistics
 
+from .. import cnn_util
 from ..metrics import clean_runs
 from . import plots, records, regressions
 
@@ -63,8 +64,9 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
                 '<p class="note">%s</p>' % _e(note))
     fields = [regressions.summary(r) for r in found]
     head = list(fields[0])
-    return ('<h2>Regressions</h2><p class="regression">%d step(s) down found.</p>%s'
-            '<p class="note">%s</p>' % (len(found), _table(head, [list(f.values())
+    return ('<h2>Regressions</h2><p class="regression">%s found.</p>%s'
+            '<p class="note">%s</p>' % (cnn_util.counted(len(found), 'step down', 'steps down'),
+                                        _table(head, [list(f.values())
                                                                  for f in fields]), _e(note)))
 
 
@@ -102,9 +104,11 @@ def _marked_table(rows: list[dict], what: str) -> str:
 
 def _unclean_table(rows: list[dict], kept: bool) -> str:
     """The runs of a configuration left out of the verdicts (or kept, `kept`); '' when none."""
-    what = ('unclean runs kept in the verdicts (%s)' % clean_runs.INCLUDE_FLAG if kept else
-            'runs left out of the verdicts (%s keeps them)' % clean_runs.INCLUDE_FLAG)
-    return _marked_table(rows, '%d %s:' % (len(rows), what))
+    what = ('%s kept in the verdicts (%s)' % (cnn_util.counted(len(rows), 'unclean run'),
+                                               clean_runs.INCLUDE_FLAG) if kept else
+            '%s left out of the verdicts (%s keeps them)' % (cnn_util.counted(len(rows), 'run'),
+                                                            clean_runs.INCLUDE_FLAG))
+    return _marked_table(rows, '%s:' % what)
 
 
 def _unmeasured_table(runs: list[dict]) -> str:
@@ -114,8 +118,9 @@ def _unmeasured_table(runs: list[dict]) -> str:
             if s.unmeasured and s.clean]
     if not mine:
         return ''
-    return _marked_table([r for r, _ in mine], '%d runs kept in the verdicts, host load not '
-                         'measured (%s):' % (len(mine), mine[0][1].unmeasured))
+    return _marked_table([r for r, _ in mine], '%s kept in the verdicts, host load not '
+                         'measured (%s):' % (cnn_util.counted(len(mine), 'run'),
+                                             mine[0][1].unmeasured))
 
 
 def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '',
@@ -157,12 +162,15 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
              '<title>%s</title><style>%s</style></head><body>' % (
                  _e(title or 'tf_cnn_benchmarks results'), STYLE),
              '<h1>%s</h1>' % _e(title or 'tf_cnn_benchmarks results'),
-             '<p class="note">%d run(s) of %d configuration(s) on %d host(s) (%s), %s; database %s.'
-             '</p>' % (
-                 len(rows), len(by_config), len(hosts), _e(', '.join(hosts)), _e(span),
+             '<p class="note">%s of %s on %s (%s), %s; database %s.</p>' % (
+                 cnn_util.counted(len(rows), 'run'), cnn_util.counted(len(by_config),
+                                                                      'configuration'),
+                 cnn_util.counted(len(hosts), 'host'), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
              _regressions_section(found, searched, short, min_change_pct, chosen.lines())]
-    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept])
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
+                                            'run kept in the verdicts',
+                                            'runs kept in the verdicts')
     if unmeasured:
         parts.append('<p class="note">%s</p>' % _e(unmeasured))
     for (model, precision) in sorted(groups):

@@ -44,6 +44,7 @@ import math
 import statistics
 from typing import NamedTuple
 
+from .. import cnn_util
 from ..metrics import significance
 from . import records
 
@@ -306,8 +307,9 @@ def summary(regression: Regression) -> dict[str, str]:
         'host': regression.hostname or '?',
         'first slower run': '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
         'label': first.get('label') or '-',
-        'images/sec': '%.1f (%d runs) -> %.1f (%d runs)' % (
-            before, len(regression.before), after, len(regression.after)),
+        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
+            before, cnn_util.counted(len(regression.before), 'run'), after,
+            cnn_util.counted(len(regression.after), 'run')),
         'change': '%+.1f%%' % (100.0 * (j.ratio - 1.0)),
         'p': '%.2g (level %.2g)' % (j.p_slower, regression.step.level),
         'still slower': 'yes' if regression.still_slower else 'no (recovered later)',

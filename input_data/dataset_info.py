@@ -6,7 +6,8 @@ those files are intact. The input pipelines in `preprocessing.py` read the files
 
     dataset = dataset_info.get_dataset(params)      # name given or inferred from --data_dir
     dataset.num_examples('train')                    # real count when cheap to know, else published
-    dataset.describe('train')                        # one phrase for the run's header
+    dataset.describe('train')                        # one phrase for the pipelines' descriptions
+    dataset.header_values('train')                   # the header's Dataset: lines
     dataset.num_classes                              # --num_classes, labels.txt, or published
 
 ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
@@ -33,6 +34,8 @@ from . import class_labels, compression, image_folders, shard_scan
 from .record_crc import masked_crc32c
 
 SUBSETS = ('train', 'validation')
+# A header value's room: a line of at most 100 characters after its 13-character name column.
+HEADER_VALUE_WIDTH = 100 - len('Dataset:     ')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -508,35 +511,87 @@ class Dataset:
         return self.scan(subset).num_examples
 
     def describe_classes(self) -> str:
-        """The header's phrase for the classes, e.g. '4 (labels.txt in /data: 3 classes,
-        labels 1..3, + background 0)' or '1001 (imagenet's: 1000 classes + background 0)'."""
-        return '%d (%s)' % (self.num_classes, self.classes_source)
+        """The header's phrase for the classes, e.g. '4 (labels.txt in --data_dir: 3 classes,
+        labels 1..3, + background 0)' or '1001 (imagenet's: 1000 classes + background 0)': the
+        labels.txt's folder is said as --data_dir (the `Dataset:` lines above show it), which
+        keeps the line short whatever the path."""
+        source = self.classes_source.replace(
+            '%s in %s:' % (class_labels.LABELS_FILE, self.data_dir),
+            '%s in --data_dir:' % class_labels.LABELS_FILE)
+        return '%d (%s)' % (self.num_classes, source)
 
-    def describe(self, subset: str) -> str:
-        """One phrase for the header: name, how it was chosen, where the example count comes
-        from, e.g. 'imagenet (inferred from the files in /data), train: 512 examples counted in
-        8 TFRecord shards, headers checked (record CRCs as read)'."""
+    def header_name(self) -> str:
+        """The original's `Dataset:` value: 'imagenet (synthetic)', or 'imagenet' for data
+        read from files (log parsers of the original read it)."""
+        name = self.name if self.name != 'synthetic' else 'imagenet'
+        return '%s (synthetic)' % name if self.synthetic else name
+
+    def header_values(self, subset: str, width: int = HEADER_VALUE_WIDTH) -> list[str]:
+        """The header's `Dataset:` values, one per line, each at most `width` characters:
+        `header_name`, then (real data) the folder, then the example count and the checks,
+        wrapped between phrases, e.g.
+        ['imagenet', 'inferred from the files in /data', 'train: 512 examples counted in 8
+        TFRecord shards, headers checked (record CRCs as read)']. A folder too long for the
+        line of 'inferred from the files in' gets a line of its own; one longer than `width`
+        is shown with its middle elided (`_fit_path`)."""
+        lines = [self.header_name()]
+        if not self.synthetic:
+            how = 'inferred from the files in' if self.inferred else 'files in'
+            if len(how) + 1 + len(self.data_dir) <= width:
+                lines.append('%s %s' % (how, self.data_dir))
+            else:  # the folder on a line of its own
+                lines += [how, _fit_path(self.data_dir, width)]
+        counts_from = len(lines)
+        for phrase in self._count_phrases(subset):
+            if len(lines) > counts_from and len(lines[-1]) + 2 + len(phrase) <= width:
+                lines[-1] += ', ' + phrase
+            else:
+                lines.append(phrase)
+        return lines
+
+    def _count_phrases(self, subset: str) -> list[str]:
+        """The phrases of the subset's example count and checks (`describe`)."""
         if self.synthetic:
-            return 'synthetic (%s shapes, %d classes), %s: %d examples per epoch (published %s ' \
-                   'size)' % (self.name if self.name != 'synthetic' else 'imagenet',
-                              self.num_classes, subset, self.num_examples(subset), subset)
-        how = 'inferred from the files in' if self.inferred else 'in'
+            return ['%s: %d examples per epoch (published %s size)'
+                    % (subset, self.num_examples(subset), subset)]
         scan = self.scan(subset)
         kind = 'TFRecord shard' if self.spec.file_format == 'tfrecord' else 'pickle batch'
         kind += '' if len(scan.files) == 1 else ('es' if kind.endswith('batch') else 's')
-        text = '%s (%s %s), %s: %d examples counted in %d %s' % (
-            self.name, how, self.data_dir, subset, scan.num_examples, len(scan.files), kind)
+        phrases = ['%s: %d examples counted in %d %s' % (
+            subset, scan.num_examples, len(scan.files), kind)]
         if self.spec.file_format == 'tfrecord':
-            text += compression.describe(scan.compression)
+            phrases[0] += compression.describe(scan.compression)
             if self._empty.get(subset):
-                text += ', %d of them empty' % self._empty[subset]
-            text += ', headers checked (record CRCs as read)'
+                phrases.append('%d of them empty' % self._empty[subset])
+            phrases.append('headers checked (record CRCs as read)')
         if subset in self._subset_of:
-            text += ', a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset]
+            phrases.append('a subset of -of-%d (--allow_shard_subset)' % self._subset_of[subset])
         if scan.skipped:
-            text += ', %d corrupt shard(s) skipped with %d readable records' % (
-                len(scan.skipped), scan.skipped_records)
-        return text
+            phrases.append('%d corrupt shard(s) skipped with %d readable records' % (
+                len(scan.skipped), scan.skipped_records))
+        return phrases
+
+    def describe(self, subset: str) -> str:
+        """One phrase (the input pipelines' descriptions, the header's `Eval:` line): name, how
+        it was chosen, where the example count comes from, e.g. 'imagenet (inferred from the
+        files in /data), train: 512 examples counted in 8 TFRecord shards, headers checked
+        (record CRCs as read)'. The header's `Dataset:` lines are `header_values`."""
+        if self.synthetic:
+            return 'synthetic (%s shapes, %d classes), %s' % (
+                self.name if self.name != 'synthetic' else 'imagenet', self.num_classes,
+                self._count_phrases(subset)[0])
+        how = 'inferred from the files in' if self.inferred else 'in'
+        return '%s (%s %s), %s' % (self.name, how, self.data_dir,
+                                   ', '.join(self._count_phrases(subset)))
+
+
+def _fit_path(path: str, room: int) -> str:
+    """`path`, or for one longer than `room` characters its start and end around '...'
+    (the end, which names the folder, gets two thirds of the room)."""
+    if len(path) <= room:
+        return path
+    tail = (room - 3) * 2 // 3
+    return path[:room - 3 - tail] + '...' + path[-tail:]
 
 
 def _check_subset(subset):

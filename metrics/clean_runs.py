@@ -42,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable
 
+from .. import cnn_util
 from . import host_load
 
 OTHERS_LIMIT = host_load.OTHERS_LIMIT
@@ -258,29 +259,36 @@ class Selection:
         if not pairs:
             return []
         if self.left_out:
-            head = 'left out %d of %d %s' % (len(pairs), self.total, self.noun)
+            head = 'left out %d of %s' % (len(pairs), self._counted(self.total))
             hint = '%s keeps them' % INCLUDE_FLAG
         else:
-            head = 'kept %d unclean %s of %d (%s)' % (len(pairs), self.noun, self.total,
-                                                      INCLUDE_FLAG)
+            head = 'kept %s of %d (%s)' % (
+                self._counted(len(pairs), 'unclean '), self.total, INCLUDE_FLAG)
             hint = ''
         reasons = reason_lines([s for _, s in pairs])
         if len(reasons) == 1:
             return ['%s: %s%s' % (head, reasons[0], '; ' + hint if hint else '')]
         return ['%s%s:' % (head, ' (%s)' % hint if hint else '')] + ['  ' + r for r in reasons]
 
+    def _counted(self, count: int, prefix: str = '') -> str:
+        """'1 run', '2 runs' ('1 repeat', ...): `noun` is the plural; its singular drops the s."""
+        return cnn_util.counted(count, prefix + self.noun.removesuffix('s'), prefix + self.noun)
 
-def unmeasured_line(states: list[RunState], noun: str = 'runs') -> str:
+
+def unmeasured_line(states: list[RunState], noun: str = 'run', plural: str | None = None
+                    ) -> str:
     """The line a verdict adds when some of the runs it used had no measured host load, e.g.
     'host load: not measured for 3 of 12 runs (run too short): whether the host was quiet
     during them is not known; a longer timed part (a larger --num_batches) measures it';
-    '' when every run's was measured (or not recorded)."""
+    '' when every run's was measured (or not recorded). `noun` (and its `plural`, default
+    noun + 's': cnn_util.counted) says what `states` are, e.g. 'run kept in the verdicts' where
+    they are not every run shown."""
     mine = [s for s in states if s.unmeasured]
     if not mine:
         return ''
-    return ('host load: not measured for %d of %d %s (%s): whether the host was quiet during '
+    return ('host load: not measured for %d of %s (%s): whether the host was quiet during '
             'them is not known; a longer timed part (a larger --num_batches) measures it' % (
-                len(mine), len(states), noun, mine[0].unmeasured))
+                len(mine), cnn_util.counted(len(states), noun, plural), mine[0].unmeasured))
 
 
 def reason_lines(states: list[RunState]) -> list[str]:

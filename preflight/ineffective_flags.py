@@ -356,11 +356,13 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
 
 
 def as_set(p, name: str) -> str:
-    """The flag `name` as its value in `p` is written: '--nowinograd_nonfused' for a boolean
-    set false, '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
+    """The flag `name` as its value in `p` is written: '--tf32=false (--notf32)' for a boolean
+    set false (the Params do not say which form the user typed: both are named, so that
+    neither --tf32=false nor absl's negation --notf32 reads as another flag),
+    '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
     value = getattr(p, name)
     if isinstance(value, bool):
-        return '--%s%s' % ('' if value else 'no', name)
+        return '--%s' % name if value else '--%s=false (--no%s)' % (name, name)
     return '--%s=%s' % (name, value)
 
 

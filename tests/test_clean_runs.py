@@ -159,7 +159,7 @@ def test_a_step_behind_two_busy_full_speed_runs_is_found_at_the_first_slowed_run
     assert lines[2].startswith('  images/sec: 2000.0 (4 runs) -> 1140.0 (6 runs), -43.0%')
     assert lines[-2:] == ['left out 2 of 12 runs: 2 %s; --include_unclean_runs keeps them'
                           % BUSY_LINE,
-                          'gate: FAILED: 1 regression(s) still slower by more than 5%']
+                          'gate: FAILED: 1 regression still slower by more than 5%']
     # Kept in, the two busy runs hide the step (the finding before the rule).
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression',
                            '--include_unclean_runs')
@@ -246,7 +246,7 @@ def test_the_page_counts_and_badges_the_runs_left_out(tmp_path):
     with store.opened(db, read_only=True) as conn:
         rows = store.select_runs(conn)
     text = page.build_page(rows, db, 5.0)
-    assert '1 step(s) down found.' in text
+    assert '1 step down found.' in text
     assert ('left out 2 of 12 runs: 2 shared the host (others used &gt; 25% of the cores); '
             '--include_unclean_runs keeps them') in text
     assert '2 runs left out of the verdicts (--include_unclean_runs keeps them):' in text
@@ -281,7 +281,7 @@ def test_compare_leaves_busy_repeats_out_of_the_gate(tmp_path, capsys):
             'left out (busy) |') in out
     assert ('A: left out 3 of 6 runs: 3 %s; --include_unclean_runs keeps them' % BUSY_LINE
             in out.splitlines())
-    assert out.rstrip().endswith('gate: FAILED: 1 of 1 configuration(s) slower than A by more '
+    assert out.rstrip().endswith('gate: FAILED: 1 of 1 configuration slower than A by more '
                                  'than 5% beyond the noise: trivial bs=8 gpus=1 fp32 '
                                  'parameter_server')
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
@@ -318,7 +318,7 @@ def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, ca
         'with a new --output_dir and compare that' % (BUSY_LINE, BUSY_LINE))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--include_unclean_runs']) == 1  # kept: B is 40% slower
-    assert 'gate: FAILED: 1 of 1 configuration(s) slower' in capsys.readouterr().out
+    assert 'gate: FAILED: 1 of 1 configuration slower' in capsys.readouterr().out
 
 
 def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp_path,
@@ -343,7 +343,7 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
     b = folder('b', [160.0, 161.0, 150.0], busy16=(2,))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
     assert capsys.readouterr().out.splitlines()[-1] == (
-        'gate: FAILED: 1 of 2 configuration(s) could not be judged: trivial bs=16 gpus=1 fp32 '
+        'gate: FAILED: 1 of 2 configurations could not be judged: trivial bs=16 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B (1 left out as unclean); too few for the '
         'test). To judge them: run the sweep again on a quiet host with a new --output_dir and '
         'compare that (--include_unclean_runs keeps the unclean ones); or --allow_unjudged '
@@ -369,7 +369,7 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
                        '--include_unclean_runs']) == 1
     assert capsys.readouterr().out.splitlines()[-1].startswith(
-        'gate: FAILED: 1 of 2 configuration(s) slower than A by more than 5% beyond the noise: '
+        'gate: FAILED: 1 of 2 configurations slower than A by more than 5% beyond the noise: '
         'trivial bs=16 gpus=1 fp32 parameter_server')
 
 

@@ -103,8 +103,8 @@ def test_converted_dataset_trains_with_its_labels(converted):
     assert ds.name == 'imagenet' and ds.num_examples('train') == 12
     # labels.txt lists labels 1..4: the model gets 4 classes + background 0, not ImageNet's 1001.
     assert ds.num_classes == 5
-    assert ds.describe_classes() == '5 (labels.txt in %s: 4 classes, labels 1..4, + background ' \
-        '0)' % (root / 'out')
+    assert ds.describe_classes() == '5 (labels.txt in --data_dir: 4 classes, labels 1..4, + ' \
+        'background 0)'
     _, outputs, _ = h.run_pipeline(p, steps=2, batch_size=4, image_size=16, num_classes=5)
     for images, labels in outputs[-1]:
         assert images.shape == (4, 16, 16, 3) and set(labels.tolist()) <= {1, 2, 3, 4}

@@ -26,8 +26,9 @@ def test_end_to_end_on_the_shared_imagenet_shards(imagenet_dir):
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % imagenet_dir, '--num_gpus=2',
                                '--device=cpu', '--variable_update=replicated')
     assert proc.returncode == 0, proc.stderr
-    assert 'imagenet (inferred from the files in %s), train: 512 examples counted in 8 ' \
-           'TFRecord shards' % imagenet_dir in proc.stdout
+    assert 'Dataset:     imagenet\n             inferred from the files in %s\n' \
+           '             train: 512 examples counted in 8 TFRecord shards' % imagenet_dir \
+        in proc.stdout
     assert 'total images/sec: ' in proc.stdout
 
 
@@ -261,8 +262,8 @@ def test_an_empty_shard_is_warned_of_and_all_empty_is_an_error(tmp_path):
         'warning: shard %s holds no records (0 bytes; a conversion or copy that did not '
         'finish?): the run reads the other train shards; write it again '
         '(tf_cnn_build_tfrecords)' % paths[1]]
-    assert 'train: 4 examples counted in 2 TFRecord shards, 1 of them empty, headers checked' \
-        in one.stdout
+    assert '             train: 4 examples counted in 2 TFRecord shards, 1 of them empty\n' \
+           '             headers checked (record CRCs as read)\n' in one.stdout  # lines <= 100
     assert every.returncode == 1 and 'Traceback' not in every.stderr, every.stderr
     assert [x for x in every.stderr.splitlines() if x.startswith('error: ')] == [
         'error: the train shards matching train-*-of-* in %s hold no records (2 empty '
@@ -290,8 +291,8 @@ def test_gzip_compressed_shards_train(tmp_path, imagenet_dir, flag):
     input_helpers.copy_shards(imagenet_dir, str(tmp_path / 'gz'), ['GZIP'] * 8)
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % (tmp_path / 'gz'), *[flag] if flag else [])
     assert proc.returncode == 0, proc.stderr
-    assert 'train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed), headers ' \
-           'checked (record CRCs as read)' in proc.stdout
+    assert '             train: 512 examples counted in 8 TFRecord shards (8 GZIP-compressed)\n' \
+           '             headers checked (record CRCs as read)\n' in proc.stdout  # lines <= 100
     assert 'total images/sec' in proc.stdout and 'warning' not in proc.stderr
 
 

@@ -59,9 +59,11 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
 
 
 def test_notf32_on_a_cpu_run_warns_as_the_other_gpu_flags():
-    assert warned(tf32=False) == ['--notf32 ' + CPU_TEXT]
+    # Before: '--notf32 has no effect' after --tf32=false, a name the user had not typed (and
+    # the flag's name before it was tf32). Both forms are named.
+    assert warned(tf32=False) == ['--tf32=false (--notf32) ' + CPU_TEXT]
     assert warned(tf32=False, device='cpu') == [
-        '--notf32 has no effect with --device=cpu (it sets GPU options); use '
+        '--tf32=false (--notf32) has no effect with --device=cpu (it sets GPU options); use '
         '--num_intra_threads/--num_inter_threads for the CPU']
     assert warned(tf32=False, visible_gpus=1) == []  # a GPU run: TF32 off
     assert params.SPEC_BY_NAME['tf32'].default is True  # original_flags' default of it

@@ -27,6 +27,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import run_header
 from tf_cnn_benchmarks.graph import learning_rate
+from tf_cnn_benchmarks.input_data import dataset_info
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
 
@@ -135,6 +136,36 @@ def test_the_originals_lines_keep_their_names_order_and_value_shapes():
     assert named['TensorFlow'] == '.'.join(tf.__version__.split('.')[:2])
     assert (named['SingleSess'], named['NUMA bind']) == ('False', 'False')
     assert named['Model'] == 'trivial'
+    # The original's `Dataset:     imagenet (synthetic)`; this project's facts on the line after.
+    at = lines.index('Dataset:     imagenet (synthetic)')
+    assert lines[at + 1] == ('             train: 1281167 examples per epoch (published train '
+                             'size)')
+
+
+def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(tmp_path):
+    # Before: `Dataset:     imagenet (inferred from the files in <folder>), train: ...` (155
+    # characters in a user's converted folder) and `Classes:` repeating the folder (105).
+    import input_helpers
+    folder = tmp_path / ('a-rather-long-folder-name-of-a-converted-photo-collection-' * 2)
+    input_helpers.solid_shards(str(folder), 'train')
+    (folder / 'labels.txt').write_text('1 ant ant\n2 bee bee\n3 moth moth\n')
+    lines = helpers.tiny_bench(data_dir=str(folder), num_batches=1).info_lines()
+    at = lines.index('Dataset:     imagenet')
+    assert lines[at + 1:at + 4] == [
+        '             inferred from the files in',
+        '             %s' % dataset_info._fit_path(str(folder), 87),
+        '             train: 12 examples counted in 2 TFRecord shards, headers checked (record '
+        'CRCs as read)']
+    assert lines[at + 4] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
+                             '+ background 0)')
+    assert max(len(line) for line in lines) <= 100
+
+
+@pytest.mark.parametrize('path, room, shown', [
+    ('/data/imagenet', 20, '/data/imagenet'),
+    ('/a/' + 'x' * 30 + '/end', 20, '/a/xxx...xxxxxxx/end')])
+def test_a_folder_too_long_for_its_line_is_shown_with_its_middle_elided(path, room, shown):
+    assert dataset_info._fit_path(path, room) == shown and len(shown) <= room
 
 
 def test_lenet_is_named_as_the_original_named_it():

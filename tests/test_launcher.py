@@ -578,7 +578,7 @@ def test_a_task_killed_by_sigkill_is_named_and_the_others_stop_quietly(tmp_path)
         'kill -9); if memory ran out, give fewer --num_workers; stopping the other tasks']
     lines = out.splitlines()
     assert ':::MLLOG {"key": "init_start", "value": null}' in lines
-    assert '[launcher] 6 warning and error line(s) of the stopped tasks (worker0, worker1, '\
+    assert '[launcher] 6 warning and error lines of the stopped tasks (worker0, worker1, '\
            'worker2) left out: in %s' % os.path.join(str(logs), '<role>.log') in lines
     assert sorted(line for line in lines if line.startswith('[worker')) == [
         '[worker%d] %s worker%d' % (i, what, i) for i in range(3)

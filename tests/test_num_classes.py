@@ -36,7 +36,7 @@ def test_labels_txt_gives_k_plus_one_classes(tmp_path):
     dataset = dataset_info.get_dataset(tiny_params(data_dir=data_dir))
     assert dataset.num_classes == 4
     assert dataset.describe_classes() == \
-        '4 (labels.txt in %s: 3 classes, labels 1..3, + background 0)' % data_dir
+        '4 (labels.txt in --data_dir: 3 classes, labels 1..3, + background 0)'
 
 
 def test_without_labels_txt_imagenet_keeps_1001(tmp_path):
@@ -60,7 +60,7 @@ def test_read_labels_file(tmp_path, text, labels):
 def test_labels_starting_at_zero_have_no_background(tmp_path):
     data_dir = _labelled_dir(tmp_path, '0 cat\n1 dog\n2 owl\n', labels=(0, 1, 2))
     dataset = dataset_info.get_dataset(tiny_params(data_dir=data_dir))
-    assert dataset.describe_classes() == '3 (labels.txt in %s: 3 classes, labels 0..2)' % data_dir
+    assert dataset.describe_classes() == '3 (labels.txt in --data_dir: 3 classes, labels 0..2)'
 
 
 @pytest.mark.parametrize('text, message', [
@@ -83,7 +83,7 @@ def test_num_classes_flag_overrides_and_must_fit_the_labels(tmp_path):
     data_dir = _labelled_dir(tmp_path, CONVERTER_LABELS)
     dataset = dataset_info.get_dataset(tiny_params(data_dir=data_dir, num_classes=10))
     assert dataset.describe_classes() == \
-        '10 (--num_classes; labels.txt in %s: 3 classes, labels 1..3, + background 0)' % data_dir
+        '10 (--num_classes; labels.txt in --data_dir: 3 classes, labels 1..3, + background 0)'
     with pytest.raises(params.ParamsError) as raised:
         dataset_info.get_dataset(tiny_params(data_dir=data_dir, num_classes=3))
     assert str(raised.value) == (
@@ -110,8 +110,8 @@ def test_training_builds_a_model_of_the_dataset_classes(tmp_path):
     train_dir = str(tmp_path / 'train')
     bench = tiny_bench(data_dir=data_dir, train_dir=train_dir, num_batches=2)
     assert bench.plan.num_classes == 4
-    assert 'Classes:     4 (labels.txt in %s: 3 classes, labels 1..3, + background 0)' \
-        % data_dir in bench.info_lines()
+    assert 'Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, + background 0)' \
+        in bench.info_lines()
     result = bench.run()
     assert result['plan']['num_classes'] == 4
     values = helpers.read_checkpoint_values(result['checkpoint_path'])
@@ -140,9 +140,10 @@ def test_a_label_beyond_labels_txt_names_where_the_classes_come_from(tmp_path):
 
 @pytest.mark.cli
 @pytest.mark.parametrize('case, status, expected', [
-    ('runs', 0, 'Classes:     4 (labels.txt in {d}: 3 classes, labels 1..3, + background 0)'),
-    ('flag', 0, 'Classes:     9 (--num_classes; labels.txt in {d}: 3 classes, labels 1..3, + '
+    ('runs', 0, 'Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, + '
                 'background 0)'),
+    ('flag', 0, 'Classes:     9 (--num_classes; labels.txt in --data_dir: 3 classes, labels '
+                '1..3, + background 0)'),
     ('too_small', 2, 'error: --num_classes=3 is too small for {d}/labels.txt (3 classes, '
                      'labels 1..3, + background 0): give --num_classes >= 4, or drop it to '
                      'use 4'),

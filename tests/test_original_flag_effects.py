@@ -100,10 +100,12 @@ def test_ml_perf_with_eval_warns():
 def test_gpu_flags_warn_with_device_cpu():
     lines = ignored_flags(tiny_params(device='cpu', gpu_thread_mode='gpu_shared',
                                              allow_growth=False))
-    # Named as written: --noallow_growth (it said --allow_growth), with a value as given.
+    # Named as written (it said --allow_growth), with a value as given: a boolean set false
+    # in both of its forms, --allow_growth=false and --noallow_growth.
     assert lines == ['%s has no effect with --device=cpu (it sets GPU options); use '
                      '--num_intra_threads/--num_inter_threads for the CPU' % flag
-                     for flag in ('--gpu_thread_mode=gpu_shared', '--noallow_growth')]
+                     for flag in ('--gpu_thread_mode=gpu_shared',
+                                  '--allow_growth=false (--noallow_growth)')]
     assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
 
 

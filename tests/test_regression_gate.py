@@ -71,7 +71,7 @@ def test_compare_gate_fails_on_a_slower_configuration_and_names_it(tmp_path, cap
     out = capsys.readouterr().out
     assert '| 0.700 | 0.05 | slower | FAILED: 30.0% slower (> 10%) |' in out
     assert out.rstrip().endswith(
-        'gate: FAILED: 1 of 2 configuration(s) slower than A by more than 10% beyond the '
+        'gate: FAILED: 1 of 2 configurations slower than A by more than 10% beyond the '
         'noise: trivial bs=8 gpus=1 fp32 parameter_server')
     # Within the tolerance: passes, and the table says by how much it was slower.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=40']) == 0
@@ -94,7 +94,7 @@ def test_compare_gate_fails_when_nothing_was_compared(tmp_path, capsys):
     assert captured.out.rstrip().endswith(
         'gate: FAILED: nothing was compared (no configuration has successful runs in both A '
         'and B); check that both sweeps ran and that A and B are sweep folders')
-    assert captured.err == ('warning: %s: 2 line(s) are not sweep records and were skipped\n'
+    assert captured.err == ('warning: %s: 2 lines skipped: not sweep records\n'
                             % b)
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0  # no gate asked: a report only
     capsys.readouterr()
@@ -142,7 +142,7 @@ def test_compare_gate_fails_naming_each_configuration_it_could_not_judge(tmp_pat
     out = capsys.readouterr().out
     assert '| 0.815 | - | ? | n=3+2: the Mann-Whitney test cannot reach p<=0.05' in out
     assert out.splitlines()[-1] == (
-        'gate: FAILED: 1 of 2 configuration(s) could not be judged: lenet bs=8 gpus=1 fp32 '
+        'gate: FAILED: 1 of 2 configurations could not be judged: lenet bs=8 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B; too few for the test). To judge them: give '
         'each side 3 or more successful runs (the same sweep again with --repeats=3 or more '
         'adds the missing ones); or --allow_unjudged passes the gate on the 1 judged')
@@ -167,8 +167,8 @@ def test_compare_gate_fails_on_a_configuration_whose_runs_failed_on_a_side(tmp_p
     out = capsys.readouterr().out
     assert 'failed in B (1): alexnet bs=8 gpus=1 fp32 parameter_server' in out
     assert out.splitlines()[-1] == (
-        'gate: FAILED: 1 of 3 configuration(s) slower than A by more than 10% beyond the '
-        'noise: trivial bs=8 gpus=1 fp32 parameter_server; and 2 of 3 configuration(s) could '
+        'gate: FAILED: 1 of 3 configurations slower than A by more than 10% beyond the '
+        'noise: trivial bs=8 gpus=1 fp32 parameter_server; and 2 of 3 configurations could '
         'not be judged: alexnet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 '
         'failed)); lenet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); '
         'too few for the test). To judge them: fix the failed runs and rerun them '

@@ -47,11 +47,11 @@ def test_list_filters_by_model_precision_host_label_and_since(db, capsys):
     # The median step: (0.99 + 1) / 2 x 32 ms; no host load recorded: clean, as `show` says.
     assert lines[2] == ('| 1 | 2026-01-05 00:00:00 | node-a | - | trivial fp32 training bs=32 '
                         'x1 parameter_server cpu synthetic 32px | 1000.00 | 31.84 | clean |')
-    assert lines[-1] == '9 run(s), 1 configuration(s).'
+    assert lines[-1] == '9 runs, 1 configuration.'
     _, out, _ = _main(capsys, '--results_db=%s' % db, 'list', '--label=slow-*')
-    assert out.splitlines()[-1] == '3 run(s), 1 configuration(s).'
+    assert out.splitlines()[-1] == '3 runs, 1 configuration.'
     _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--since=2026-01-05T07:00')
-    assert out.splitlines()[-1] == '4 run(s), 1 configuration(s).'  # 07:00 and 08:00 of a, b
+    assert out.splitlines()[-1] == '4 runs, 1 configuration.'  # 07:00 and 08:00 of a, b
     _, out, _ = _main(capsys, 'list', '--results_db=%s' % db, '--model=resnet50')
     assert out == 'no runs match.\n'
 
@@ -119,9 +119,9 @@ def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
         '(level 0.013)',  # 1/C(9,3) at Tarone's 0.05/4
         '  still slower: yes',
         '  what changed: --num_intra_threads 0 -> 1']
-    assert lines[-2:] == ['regressions: 1 step(s) down in 1 series, 1 still slower (3 series '
+    assert lines[-2:] == ['regressions: 1 step down in 1 series, 1 still slower (3 series '
                           'searched; 1 with fewer than 6 runs, too few for the test).',
-                          'gate: FAILED: 1 regression(s) still slower by more than 5%']
+                          'gate: FAILED: 1 regression still slower by more than 5%']
     # Only node b, or a step larger than the one found: nothing, and the gate passes.
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--host=node-b',
                            '--fail_on_regression')
@@ -156,7 +156,7 @@ def test_history_prints_the_runs_and_writes_the_plot(db, capsys, tmp_path):
     # Step times 32/700 s x (0.99, 1, 1.01, 0.99): median 45.49 ms, stdev 0.38 ms.
     assert row == ('| 13 | 2026-01-05 06:00:00 | node-a | slow-build | 700.00 | 45.49 | 0.38 | '
                    'step down -30.1% | --num_intra_threads 0 -> 1 |')
-    assert 'node-a: 9 run(s); latest batch of repeats: 700.00 images/sec median of 3' in lines
+    assert 'node-a: 9 runs; latest batch of repeats: 700.00 images/sec median of 3' in lines
     assert lines[-1] == 'plot written to %s' % png
     from PIL import Image
     image = Image.open(png).convert('RGB')
@@ -370,9 +370,9 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     db = str(tmp_path / 'db.sqlite')
     status, out, _ = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
     lines = out.splitlines()
-    assert status == 0 and lines[0] == ('ingested: 2 new run(s), 0 already in the database, 0 '
-                                        'failed sweep run(s) not recorded, 1 file(s) or '
-                                        'line(s) skipped')
+    assert status == 0 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
+                                        'failed sweep runs not recorded, 1 file or line '
+                                        'skipped')
     assert lines[1].startswith('skipped: %s/tf_cnn_benchmarks_x_1.json: not a tf_cnn_benchmarks '
                                'result' % logs)
     assert lines[2] == 'database: %s' % db
@@ -399,7 +399,7 @@ def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
     status, out, err = _main(capsys, 'ingest', str(photos / 'trip' / 'beach.jpg'),
                              str(photos / 'notes.json'), '--results_db=%s' % db)
     assert status == 2 and out == ''
-    assert err.startswith('error: ingest: none of the 2 file(s) read holds a result (the '
+    assert err.startswith('error: ingest: none of the 2 files read holds a result (the '
                           'first: %s: ' % (photos / 'notes.json'))
     assert err.endswith("; ingest reads a sweep's results.jsonl and run JSONs "
                         "tf_cnn_benchmarks_*.json\n") and err.count('\n') == 1
@@ -426,9 +426,9 @@ def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_p
                             '--results_db=%s' % db], cwd=REPO, capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.startswith('ingested: 0 new run(s), 2 already in the database, 0 '
-                                   'failed sweep run(s) not recorded, 0 file(s) or line(s) '
-                                   'skipped (2 run JSON(s) were read as their sweep\'s runs)')
+    assert again.stdout.startswith('ingested: 0 new runs, 2 already in the database, 0 '
+                                   'failed sweep runs not recorded, 0 files or lines '
+                                   'skipped (2 run JSONs read as their sweep\'s runs)')
 
 
 def _private_mounts() -> str | None:
@@ -519,8 +519,8 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_st
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
                         ['html', '0'], ['html', '2'], ['ingest', '1']], out + err
-    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step(s) down in 1 series, 1 still slower (3 series searched;' in out
+    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
+    assert '\nregressions: 1 step down in 1 series, 1 still slower (3 series searched;' in out
     assert os.path.exists(os.path.join(page, 'index.html'))
     assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server-'
                                      'cpu-synthetic-32px.png')
@@ -574,8 +574,8 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
-    assert '\n20 run(s), 2 configuration(s).\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step(s) down in 1 series' in out
+    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
+    assert '\nregressions: 1 step down in 1 series' in out
     assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
     assert [x for x in err.splitlines() if x.startswith('error: ')] == [
         _refused_run_line(db, 'the file is read-only')]

@@ -61,7 +61,7 @@ def test_the_page_is_one_file_without_scripts(tmp_path):
     text = open(path, encoding='utf-8').read()
     assert os.listdir(os.path.dirname(path)) == ['index.html']
     assert '<script' not in text and 'src="http' not in text and 'href=' not in text
-    assert '1 step(s) down found.' in text and '<td>image-2</td>' in text
+    assert '1 step down found.' in text and '<td>image-2</td>' in text
     assert text.count('src="data:image/png;base64,') == 1
 
 

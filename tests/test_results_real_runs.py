@@ -133,7 +133,7 @@ def test_real_runs_slowed_in_their_second_half_are_found_at_the_first_slowed_run
     status, out, _ = _results(capsys, 'regressions', '--results_db=' + db, change,
                               '--fail_on_regression')
     assert status == 1 and out.rstrip().endswith(
-        'gate: FAILED: 1 regression(s) still slower by more than %g%%' % MIN_CHANGE_PCT), out
+        'gate: FAILED: 1 regression still slower by more than %g%%' % MIN_CHANGE_PCT), out
     status, out, _ = _results(capsys, 'regressions', '--results_db=' + db, change,
                               '--batch_size=%d' % FLAT_BATCH, '--fail_on_regression')
     assert status == 0 and 'REGRESSION' not in out and out.rstrip().endswith('gate: passed'), (
@@ -142,6 +142,6 @@ def test_real_runs_slowed_in_their_second_half_are_found_at_the_first_slowed_run
     status, out, _ = _results(capsys, 'html', str(tmp_path / 'site'), '--results_db=' + db,
                               change)
     page = (tmp_path / 'site' / 'index.html').read_text(encoding='utf-8')
-    assert status == 0 and '1 step(s) down found.' in page
+    assert status == 0 and '1 step down found.' in page
     assert page.count('src="data:image/png;base64,') == 2  # one plot per series
     assert '<td>%s</td>' % CHANGED.replace('>', '&gt;') in page

@@ -191,10 +191,10 @@ def test_ingest_of_a_clusters_log_dir_stores_the_chiefs_row_and_names_the_rest(t
     assert [(r['images_per_sec'], r['num_workers']) for r in rows] == [(173.66, 2)]
     assert (summary.added, summary.present, summary.problems) == (1, 0, [])
     lines = summary.lines()
-    assert lines[0].endswith(', 0 file(s) or line(s) skipped, 1 cluster task JSON(s) not the '
+    assert lines[0].endswith(', 0 files or lines skipped, 1 cluster task JSON not the '
                              'chief\'s')
     assert len(lines) == 2 and lines[1].startswith(
-        'skipped: 1 cluster task JSON(s) other than the chief\'s, each the task\'s own share ')
+        'skipped: 1 cluster task JSON other than the chief\'s, each the task\'s own share ')
     assert lines[1].endswith(': worker 1 (%s)' % other_path)
     # As a run records itself (only the chief, lifecycle/results_db.py): the same one row.
     db2 = str(tmp_path / 'db2.sqlite')

@@ -65,9 +65,10 @@ def test_list_has_the_host_load_column_and_show_says_not_measured(tmp_path, caps
 def test_the_regression_finder_and_history_say_which_runs_had_no_measured_load(tmp_path,
                                                                               capsys):
     db = _db(tmp_path)
-    line = ('host load: not measured for 3 of 7 runs (run too short): whether the host was '
-            'quiet during them is not known; a longer timed part (a larger --num_batches) '
-            'measures it')
+    # 7 of the 8 runs are kept in the verdicts (the busy #4 is left out): the line says so.
+    line = ('host load: not measured for 3 of 7 runs kept in the verdicts (run too short): '
+            'whether the host was quiet during them is not known; a longer timed part (a '
+            'larger --num_batches) measures it')
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db)
     assert status == 0 and line in out.splitlines(), out
     assert 'left out 1 of 8 runs: 1 shared the host' in out
@@ -110,5 +111,6 @@ def test_the_page_marks_the_runs_history_marks_not_measured(tmp_path):
     assert marked == {r['id']: records.host_load_word(r, clean='') for r in rows
                       if records.host_load_word(r, clean='')}
     assert '3 runs kept in the verdicts, host load not measured (run too short):' in text
-    assert ('<p class="note">host load: not measured for 3 of 7 runs (run too short): whether '
-            'the host was quiet during them is not known') in text
+    # Before: 'of 7 runs' on a page of 8 runs: the count is of the runs kept in the verdicts.
+    assert ('<p class="note">host load: not measured for 3 of 7 runs kept in the verdicts (run '
+            'too short): whether the host was quiet during them is not known') in text

@@ -50,7 +50,7 @@ import sys
 import threading
 import time
 
-from tf_cnn_benchmarks import console
+from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.metrics import cluster_tasks
 from tf_cnn_benchmarks.tools import cluster_checks, command_parser
 
@@ -406,8 +406,9 @@ class Launcher:
         if muted:
             where = ('in %s' % os.path.join(self.opts.log_dir, '<role>.log')
                      if self.opts.log_dir else 'not kept (--log_dir=DIR keeps every line)')
-            self.say('%d warning and error line(s) of the stopped tasks (%s) left out: %s' % (
-                sum(muted.values()), _roles_text(list(muted)), where))
+            self.say('%s of the stopped tasks (%s) left out: %s' % (
+                cnn_util.counted(sum(muted.values()), 'warning and error line'),
+                _roles_text(list(muted)), where))
 
     def summary(self, stopped: bool = False) -> None:
         """Each worker's `total images/sec`, then the cluster total: the chief's

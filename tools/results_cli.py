@@ -314,7 +314,9 @@ def _current_folder_problem() -> str | None:
 def _regressions(conn, args) -> int:
     chosen = _clean(_rows(conn, args), args)
     found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
-    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept])
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
+                                            'run kept in the verdicts',
+                                            'runs kept in the verdicts')
     print('\n'.join(results_format.regression_lines(found, (searched, short))
                     + chosen.lines() + ([unmeasured] if unmeasured else [])))
     still = [r for r in found if r.still_slower]
@@ -333,8 +335,8 @@ def _regressions(conn, args) -> int:
                   '%d runs for the test' % (searched, regressions.min_runs()))
             return 1
         if still:
-            print('gate: FAILED: %d regression(s) still slower by more than %g%%'
-                  % (len(still), args.min_change))
+            print('gate: FAILED: %s still slower by more than %g%%'
+                  % (cnn_util.counted(len(still), 'regression'), args.min_change))
             return 1
         print('gate: passed')
     return 0

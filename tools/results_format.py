@@ -10,6 +10,7 @@ import json
 import shlex
 import statistics
 
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
 from tf_cnn_benchmarks.metrics import clean_runs
@@ -42,7 +43,8 @@ def list_lines(rows: list[dict]) -> list[str]:
              _ms(r['step_time_median']), records.host_load_word(r)] for r in rows]
     return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
                   'step ms (median)', 'host load'], body, numeric=(0, 5, 6)) + [
-        '', '%d run(s), %d configuration(s).' % (len(rows), len({r['config_key'] for r in rows}))]
+        '', '%s, %s.' % (cnn_util.counted(len(rows), 'run'),
+                         cnn_util.counted(len({r['config_key'] for r in rows}), 'configuration'))]
 
 
 def _figures(row: dict) -> str:
@@ -162,14 +164,20 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         mine = [r for r in rows if (r['hostname'] or '?') == host]
         batch = [mine[i]['images_per_sec'] for i in plots.repeat_batches(mine)[-1]]
         lines.append('')
-        lines.append('%s: %d run(s); latest batch of repeats: %.2f images/sec median of %d' % (
-            host, len(mine), statistics.median(batch), len(batch)))
+        lines.append('%s: %s; latest batch of repeats: %.2f images/sec median of %d' % (
+            host, cnn_util.counted(len(mine), 'run'), statistics.median(batch), len(batch)))
     if chosen and chosen.left_out:
         lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
                                                   for r, s in chosen.left_out)]
     lines += chosen.lines() if chosen else []
-    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in rows])
+    unmeasured = clean_runs.unmeasured_line(
+        [records.run_state(r) for r in rows],
+        *(('run kept in the verdicts', 'runs kept in the verdicts') if chosen else ()))
     return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
+
+
+def _steps_down(found: list) -> str:
+    return cnn_util.counted(len(found), 'step down', 'steps down')
 
 
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
@@ -188,13 +196,13 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
                   '  what changed: %s' % fields['what changed'], '']
     still = sum(1 for r in found if r.still_slower)
     if counts is None:
-        text = ('%d step(s) down found, %d still slower' % (len(found), still) if found
+        text = ('%s found, %d still slower' % (_steps_down(found), still) if found
                 else 'no step down found')
         return lines + [text + '.']
     searched, short = counts
     if found:
-        head = 'regressions: %d step(s) down in %d series, %d still slower' % (
-            len(found), len({(r.config_key, r.hostname) for r in found}), still)
+        head = 'regressions: %s in %d series, %d still slower' % (
+            _steps_down(found), len({(r.config_key, r.hostname) for r in found}), still)
     else:
         head = 'regressions: none'
     return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '

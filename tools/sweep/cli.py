@@ -47,7 +47,7 @@ import sys
 
 from absl import flags
 
-from tf_cnn_benchmarks import console
+from tf_cnn_benchmarks import cnn_util, console
 
 from . import compare, file, publish, report, results
 from . import runner as runner_lib
@@ -352,7 +352,8 @@ def _load_previous(output_dir: str, extra_flags: list[str]) -> list[dict]:
     path = results.results_path(output_dir)
     records, bad = results.load_records(path)
     if bad:
-        print('warning: skipped %d unreadable line(s) of %s' % (bad, path), file=sys.stderr)
+        print('warning: skipped %s of %s' % (cnn_util.counted(bad, 'unreadable line'), path),
+              file=sys.stderr)
     for record in records:
         if record.get('extra_flags', []) != extra_flags:
             raise SweepError(

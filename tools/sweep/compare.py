@@ -38,6 +38,7 @@ import sys
 from typing import NamedTuple
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import gate, host_load, results
@@ -69,8 +70,8 @@ def _side(records: list[dict]) -> str:
             if v is not None and v not in values:
                 values.append(v)
         env[name] = ' / '.join(str(v) for v in values) or '?'
-    return 'TF %s, %s, %s, oneDNN %s, %d runs' % (env['tf_version'], env['cpu_model'],
-                                                  env['gpus'], env['onednn'], len(records))
+    return 'TF %s, %s, %s, oneDNN %s, %s' % (env['tf_version'], env['cpu_model'], env['gpus'],
+                                             env['onednn'], cnn_util.counted(len(records), 'run'))
 
 
 def clean_side(records: list[dict], include: bool = False
@@ -92,7 +93,8 @@ def _left_out_note(config, side: str, records: list[dict]) -> str:
     if not gone:
         return ''
     badges = sorted({host_load.record_state(r).badge for r in gone})
-    return '%s: %d of %d runs left out (%s)' % (side, len(gone), len(mine), ', '.join(badges))
+    return '%s: %d of %s left out (%s)' % (side, len(gone), cnn_util.counted(len(mine), 'run'),
+                                          ', '.join(badges))
 
 
 class Comparison(NamedTuple):
@@ -331,8 +333,8 @@ def main(argv: list[str]) -> int:
             return 2
         records, bad = results.load_records(jsonl)
         if bad:
-            print('warning: %s: %d line(s) are not sweep records and were skipped'
-                  % (jsonl, bad), file=sys.stderr)
+            print('warning: %s: %s skipped: not sweep records'
+                  % (jsonl, cnn_util.counted(bad, 'line')), file=sys.stderr)
         sides.append(records)
     text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
                                           include, allow)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package (see
 # cli.unknown_model); the statistics sit with the lifecycle, which --baseline uses too.
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs
 from tf_cnn_benchmarks.metrics import significance as regression
 
@@ -158,15 +159,16 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
                 % ('; '.join(unjudged), unjudged_advice(unjudged_why))]
     total = judged + len(unjudged)
     if unjudged and not allow_unjudged:
-        unsure = ('%d of %d configuration(s) could not be judged: %s. To judge them: %s; '
+        unsure = ('%d of %s could not be judged: %s. To judge them: %s; '
                   'or %s passes the gate on the %d judged'
-                  % (len(unjudged), total, '; '.join(unjudged), unjudged_advice(unjudged_why),
-                     ALLOW_UNJUDGED, judged))
+                  % (len(unjudged), cnn_util.counted(total, 'configuration'),
+                     '; '.join(unjudged), unjudged_advice(unjudged_why), ALLOW_UNJUDGED, judged))
     else:
         unsure = ''
     if failed:
-        return ['gate: FAILED: %d of %d configuration(s) slower than A by more than %g%% '
-                'beyond the noise: %s%s' % (len(failed), total, fail_pct, '; '.join(failed),
+        return ['gate: FAILED: %d of %s slower than A by more than %g%% '
+                'beyond the noise: %s%s' % (len(failed), cnn_util.counted(total, 'configuration'),
+                                            fail_pct, '; '.join(failed),
                                             '; and ' + unsure if unsure else '')]
     if unsure:
         return ['gate: FAILED: ' + unsure]

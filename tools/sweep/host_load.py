@@ -23,6 +23,7 @@ measured'; when no run could, the report's section says so, why, and how to get 
 from __future__ import annotations
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import results
@@ -63,10 +64,10 @@ def _why_unmeasured(records: list[dict]) -> str:
 def unmeasured_line(records: list[dict], used: int) -> str:
     """compare's line for `records` (`unmeasured`'s) of the `used` runs compared: how many,
     why (the first run's reason), and how to get the load measured."""
-    return ('host load: not measured for %d of %d runs compared (%s): whether the host was '
+    return ('host load: not measured for %d of %s compared (%s): whether the host was '
             'quiet during them is not known; lengthen their timed part (a larger --num_batches '
             'in the sweep\'s flags) until the load is measured'
-            % (len(records), used, _why_unmeasured(records)))
+            % (len(records), cnn_util.counted(used, 'run'), _why_unmeasured(records)))
 
 
 def any_measured(records: list[dict]) -> bool:
@@ -135,8 +136,9 @@ def host_table(records: list[dict]) -> str:
             ('busy' if is_busy(r) else 'quiet') if load else
             'not measured' if r in missing else '-'))
     busy = sum(1 for r in rows if is_busy(r))
-    lines += ['', '%d of %d runs on a busy host.%s' % (
-        busy, len(rows), ' Not measured for %d (%s).' % (len(missing), _why_unmeasured(missing))
+    lines += ['', '%d of %s on a busy host.%s' % (
+        busy, cnn_util.counted(len(rows), 'run'),
+        ' Not measured for %d (%s).' % (len(missing), _why_unmeasured(missing))
         if missing else '')]
     return '\n'.join(lines) + '\n'
 

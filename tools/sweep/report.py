@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tf_cnn_benchmarks import cnn_util
+
 from . import figures, host_load, results
 
 MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
@@ -149,11 +151,12 @@ def header(records: list[dict]) -> str:
     extra = records[0].get('extra_flags', []) if records else []
     dates = sorted(r['started_utc'] for r in records if r.get('started_utc'))
     return ('# tf_cnn_sweep report\n\n'
-            '%d runs: %d ok, %d failed, %d interrupted. Flags for every run: %s.\n'
+            '%s: %d ok, %d failed, %d interrupted. Flags for every run: %s.\n'
             'TensorFlow %s; CPU %s (%s cores); GPUs: %s; oneDNN %s.%s\n\n'
             'Scaling efficiency on N devices = images/sec on N devices / (N x images/sec on 1 '
             'device) at the same batch size per device.\n' % (
-                len(records), counts['ok'], counts['failed'], counts['interrupted'],
+                cnn_util.counted(len(records), 'run'), counts['ok'], counts['failed'],
+                counts['interrupted'],
                 _flags_phrase(extra), _distinct(records, 'tf_version'),
                 _distinct(records, 'cpu_model'), _distinct(records, 'cpu_cores'),
                 _distinct(records, 'gpus'), _distinct(records, 'onednn'),
