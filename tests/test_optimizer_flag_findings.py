@@ -103,7 +103,11 @@ def warnings_of(*args: str) -> list[str]:
     # Their own optimizer's, at the default, or where a mode's rule says it already: silent.
     (['--optimizer=momentum', '--momentum=0.5'], []),
     (['--optimizer=adam', '--adam_beta1=0.5', '--adam_beta2=0.9', '--adam_epsilon=1e-6'], []),
-    (['--optimizer=sgd', '--momentum=0.9'], []),
+    # Typed at the default value: given all the same (a user's finding: silent).
+    (['--optimizer=sgd', '--momentum=0.9'],
+     ['--momentum has no effect with --optimizer=sgd (only --optimizer=momentum reads it)']),
+    (['--optimizer=rmsprop', '--adam_beta1=0.9', '--rmsprop_momentum=0.9'],
+     ['--adam_beta1 has no effect with --optimizer=rmsprop (only --optimizer=adam reads it)']),
     (['--single_l2_loss_op', '--weight_decay=0.01'], []),
     (['--forward_only', '--momentum=0.5'],
      ['--momentum has no effect with --forward_only (no gradients, no updates)']),
@@ -148,16 +152,42 @@ def test_each_optimizer_reads_its_own_flags_only():
     (dict(rmsprop_epsilon=0.0), '--rmsprop_epsilon must be > 0: '),
     (dict(rmsprop_epsilon=-1.0), '--rmsprop_epsilon must be > 0: '),
     (dict(momentum=-0.5), '--momentum must be >= 0'),
+    (dict(optimizer='momentum', momentum=1.5), '--momentum must be in [0, 1): the heavy-ball '
+     'velocity v = momentum x v + gradient (Polyak 1964; Sutskever et al. 2013) forgets old '
+     'gradients only when momentum < 1; at 1 or above it never decays and the steps grow '
+     'without bound. Received: momentum=1.5'),
+    (dict(optimizer='momentum', momentum=1.0), '--momentum must be in [0, 1): '),
+    (dict(optimizer='rmsprop', rmsprop_momentum=1.5), '--rmsprop_momentum must be in [0, 1): '
+     'RMSProp\'s momentum accumulates'),
 ])
 def test_a_hyper_parameter_outside_its_range_is_refused(kwargs, text):
     message = _refusal(**kwargs)
     assert message.startswith(text) and '\n' not in message
 
 
+@pytest.mark.parametrize('kwargs, reason', [
+    (dict(optimizer='adam', adam_beta1=-0.1), 'a negative beta1 flips the sign'),
+    (dict(optimizer='adam', adam_beta2=-0.1), 'a negative beta2 can make it negative'),
+    (dict(optimizer='rmsprop', rmsprop_decay=-0.5), 'cannot be negative'),
+])
+def test_a_value_below_the_range_gets_the_lower_bounds_reason(kwargs, reason):
+    # A user's finding: --adam_beta1=-0.1 was refused because "at 1 its bias correction is 0".
+    message = _refusal(**kwargs)
+    assert reason in message and 'at 1' not in message and 'above 1' not in message
+
+
+def test_an_impossible_value_of_an_unread_flag_is_refused_and_says_it_is_unread():
+    assert _refusal(optimizer='sgd', adam_beta1=1.0).endswith(
+        'Received: adam_beta1=1.0 (--optimizer=sgd does not read it, but the value is '
+        'impossible for --optimizer=adam)')
+    assert not _refusal(optimizer='adam', adam_beta1=1.0).endswith(')')
+
+
 @pytest.mark.parametrize('kwargs', [
     dict(adam_beta1=0.0, adam_beta2=0.0), dict(adam_beta1=0.999999, adam_beta2=0.999999),
     dict(adam_epsilon=1e-12), dict(rmsprop_decay=0.0), dict(rmsprop_decay=1.0),
-    dict(rmsprop_epsilon=1e-10), dict(momentum=0.0),
+    dict(rmsprop_epsilon=1e-10), dict(momentum=0.0), dict(momentum=0.999999),
+    dict(optimizer='rmsprop', rmsprop_momentum=0.999999),
 ])
 def test_the_edges_of_the_ranges_are_accepted(kwargs):
     validate_params(make_params(**kwargs))
