@@ -351,6 +351,28 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
     return out
 
 
+def unused_first_rates(p, steps_per_epoch: float) -> list[str]:
+    """One line when the first update of a fresh run already uses a later rate of
+    --piecewise_learning_rate_schedule: a boundary epoch e with boundary_step(e) = 0 (e x
+    steps per epoch < 1), so no update uses the rates before it; [] otherwise.
+
+    Example: '--piecewise_learning_rate_schedule: epoch 1e-06 comes at global step 0 (an
+    epoch is 10 steps), so no update uses the rate 0.001 before it; the first uses 0.1'.
+    """
+    if not p.piecewise_learning_rate_schedule:
+        return []
+    rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    at_zero = [i for i, e in enumerate(epochs) if boundary_step(e, steps_per_epoch) == 0]
+    if not at_zero:
+        return []
+    last = at_zero[-1]
+    unused = rates[:last + 1]
+    return ['--piecewise_learning_rate_schedule: epoch %g comes at global step 0 (an epoch is '
+            '%.6g steps), so no update uses the rate%s %s before it; the first uses %g' % (
+                epochs[last], steps_per_epoch, 's' if len(unused) > 1 else '',
+                ', '.join('%g' % r for r in unused), rates[last + 1])]
+
+
 def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):
     """Returns the tf.compat.v1.train optimizer named by --optimizer.
 

@@ -206,3 +206,21 @@ def test_the_header_line_says_the_models_default_schedule(name, dataset, batch, 
         name, dataset), batch, 1281167 if dataset == 'imagenet' else 50000)
     assert line == text
     assert len('LR schedule: ' + line) < 100
+
+
+@pytest.mark.parametrize('schedule, expected', [
+    # A user's finding: a change at epoch 1e-06 falls within the first step; nothing said so.
+    ('0.001;0.000001;0.1', '--piecewise_learning_rate_schedule: epoch 1e-06 comes at global step '
+     '0 (an epoch is 10 steps), so no update uses the rate 0.001 before it; the first uses 0.1'),
+    ('0.3;0.05;0.2;0.08;0.1', '--piecewise_learning_rate_schedule: epoch 0.08 comes at global '
+     'step 0 (an epoch is 10 steps), so no update uses the rates 0.3, 0.2 before it; the first '
+     'uses 0.1'),
+    ('0.3;0.1;0.2', None),  # epoch 0.1 is global step 1: step 0 uses 0.3
+])
+def test_a_piecewise_change_at_global_step_0_is_named_once(schedule, expected):
+    p = make_params(piecewise_learning_rate_schedule=schedule)
+    said = learning_rate.unused_first_rates(p, 1000 / 100)
+    assert said == ([expected] if expected else [])
+    # What the line says is what the first update gets (10 steps per epoch in _rates).
+    first = _rates([0], piecewise_learning_rate_schedule=schedule)[0]
+    assert first == pytest.approx(0.1 if expected else 0.3)

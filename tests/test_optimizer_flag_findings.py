@@ -20,7 +20,7 @@ import pytest
 from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks.params import ParamsError, make_params, schedule_spec, validate_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
 
 import helpers
@@ -42,11 +42,16 @@ def _refusal(**kwargs) -> str:
      '--learning_rate_decay_factor every --num_epochs_per_decay epochs and needs all three; add '
      '--init_learning_rate, or drop them.'),
     (dict(init_learning_rate=0.1, learning_rate_decay_factor=0.1),
-     '--learning_rate_decay_factor=0.1 needs --num_epochs_per_decay: '),
+     '--learning_rate_decay_factor=0.1 needs --num_epochs_per_decay > 0 (0 epochs is no '
+     'period): '),
     (dict(init_learning_rate=0.1, num_epochs_per_decay=0.0001),
-     '--num_epochs_per_decay=0.0001 needs --learning_rate_decay_factor: '),
+     '--num_epochs_per_decay=0.0001 needs --learning_rate_decay_factor > 0 (a factor of 0 is '
+     'no decay): '),
     (dict(num_epochs_per_decay=2),
-     'add --init_learning_rate and --learning_rate_decay_factor, or drop it.'),
+     'add --init_learning_rate and set --learning_rate_decay_factor above 0, or drop it.'),
+    # A user's finding: given as 0, it was told to 'add --num_epochs_per_decay'.
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=0.0, learning_rate_decay_factor=0.5),
+     'needs all three; set --num_epochs_per_decay above 0, or drop it.'),
     (dict(piecewise_learning_rate_schedule='0.1;1;0.01', learning_rate_decay_factor=0.5),
      '--learning_rate_decay_factor=0.5 decays --init_learning_rate, which '
      '--piecewise_learning_rate_schedule excludes; write the lower rates into the schedule'),
@@ -72,10 +77,28 @@ def test_the_command_refuses_a_lone_decay_flag_before_tensorflow_loads():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         'error: --learning_rate_decay_factor=0.1 needs --init_learning_rate and '
-        '--num_epochs_per_decay: the decay multiplies --init_learning_rate by '
-        '--learning_rate_decay_factor every --num_epochs_per_decay epochs and needs all three; '
-        'add --init_learning_rate and --num_epochs_per_decay, or drop it.']
+        '--num_epochs_per_decay > 0 (0 epochs is no period): the decay multiplies '
+        '--init_learning_rate by --learning_rate_decay_factor every --num_epochs_per_decay '
+        'epochs and needs all three; add --init_learning_rate and set --num_epochs_per_decay '
+        'above 0, or drop it.']
     assert 'Loading TensorFlow' not in done.stdout
+
+
+@pytest.mark.parametrize('kwargs, expected', [
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=2, learning_rate_decay_factor=1.5),
+     ['--learning_rate_decay_factor=1.5 is above 1: the rate grows x1.5 every 2 epochs instead '
+      'of decaying']),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=1.0), []),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=0.5), []),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=2.0,
+          forward_only=True), []),  # nothing trained: the no-effect line says it
+])
+def test_a_growing_decay_factor_is_accepted_with_one_warning(kwargs, expected):
+    # A user's finding: --learning_rate_decay_factor=1.5 was accepted silently (the original
+    # accepts it too: not refused).
+    p = make_params(**kwargs)
+    validate_params(p)
+    assert schedule_spec.decay_warnings(p) == expected
 
 
 def warnings_of(*args: str) -> list[str]:
