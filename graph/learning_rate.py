@@ -9,8 +9,9 @@ Precedence of the schedule flags:
   1. --piecewise_learning_rate_schedule "lr0;e1;lr1;...": lr0 until epoch e1, lr1 until e2, ...
   2. --init_learning_rate, decayed by --learning_rate_decay_factor every --num_epochs_per_decay
      epochs (staircase) when both are > 0.
-  3. otherwise the model's own schedule (`CNNModel.get_learning_rate`); for the ImageNet
-     ResNets with --resnet_base_lr, that rate per 256 images, scaled linearly with the batch.
+  3. otherwise the model's own schedule (`CNNModel.default_schedule`, the original's: a
+     constant rate for most models, warm-up and steps for the ImageNet ResNets, whose base
+     rate --resnet_base_lr is per 256 images, scaled linearly with the batch).
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
 
@@ -89,12 +90,9 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
             exponent = tf.math.ceil(after / period_images) - 1.0
             lr = lr * tf.pow(tf.constant(p.learning_rate_decay_factor, tf.float32),
                              tf.cast(exponent, tf.float32))
-    elif p.resnet_base_lr is not None and getattr(model, 'base_lr_batch_size', None):
-        # The ImageNet ResNets' default rate with the base rate given per 256 images.
-        lr = tf.constant(p.resnet_base_lr * images_per_step / model.base_lr_batch_size,
-                         tf.float32)
     else:
-        lr = model.get_learning_rate(global_step, images_per_step)
+        # The model's schedule counts global steps, as the original's did.
+        lr = model.get_learning_rate(global_step, images_per_step, base_lr=p.resnet_base_lr)
     lr = tf.cast(lr, tf.float32)
     warmup_steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
     if warmup_steps > 0:  # less than one step of warm-up is none
@@ -122,26 +120,53 @@ def initial_rate(p, model, images_per_step: int) -> tuple[float, list[str]]:
     if p.init_learning_rate is not None:
         return p.init_learning_rate, ['--init_learning_rate']
     base_batch = getattr(model, 'base_lr_batch_size', None)
+    rate = model.default_schedule(images_per_step, p.resnet_base_lr).rates[0]
     if p.resnet_base_lr is not None and base_batch:
-        return (p.resnet_base_lr * images_per_step / base_batch,
-                ['--resnet_base_lr=%g per %d images, scaled to %d' % (
-                    p.resnet_base_lr, base_batch, images_per_step), '--resnet_base_lr'])
-    rate, batch = model.default_learning_rate, model.default_batch_size
-    return rate * images_per_step / batch, [
-        "the model's default: %g at a global batch of %d, scaled to %d" % (
-            rate, batch, images_per_step), "the model's default", 'default']
+        return (rate, ['--resnet_base_lr=%g per %d images, scaled to %d' % (
+            p.resnet_base_lr, base_batch, images_per_step), '--resnet_base_lr'])
+    if base_batch:
+        return rate, ["the model's default: %g at a global batch of %d, scaled to %d" % (
+            model.default_learning_rate, model.default_batch_size, images_per_step),
+            "the model's default", 'default']
+    return rate, ["the model's default", 'default']
+
+
+def model_schedule_forms(spec) -> list[list[str]]:
+    """The parts of a model's default schedule after its first rate (models/model.py
+    DefaultSchedule), each as its forms for `describe_schedule`, longest first."""
+    forms = []
+    if spec.warmup_steps > 0:
+        epochs = '%g epoch%s' % (spec.warmup_epochs, '' if spec.warmup_epochs == 1 else 's')
+        forms.append(['warm-up from 0 over %s (%d steps)' % (epochs, spec.warmup_steps),
+                      'warm-up %s (%d steps)' % (epochs, spec.warmup_steps),
+                      'warm-up %s' % epochs])
+    if spec.steps:
+        ratios = {round(b / a, 12) for a, b in zip(spec.rates, spec.rates[1:])}
+        every = ['x%g after epochs %s' % (ratios.pop(), ', '.join('%g' % e for e in spec.epochs))
+                 ] if len(ratios) == 1 else []
+        changes = '%d change%s' % (len(spec.steps), 's' if len(spec.steps) > 1 else '')
+        forms.append(every + [
+            ', '.join('%g after epoch %g' % (r, e) for r, e in zip(spec.rates[1:], spec.epochs)),
+            '%s after epochs %s' % (', '.join('%g' % r for r in spec.rates[1:]),
+                                    ', '.join('%g' % e for e in spec.epochs)),
+            '%s to %g after epoch %g' % (changes, spec.rates[-1], spec.epochs[-1]), changes])
+    if spec.decay is not None:
+        forms.append(['x%g every %g epochs' % (spec.decay[0], spec.decay[2])])
+    return forms
 
 
 def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
                       width: int = 86) -> str:
     """The learning-rate schedule of a training run as resolved, in at most `width` characters
     (the header's `LR schedule:` line): the rate before any change and where it comes from
-    (`initial_rate`), then the piecewise changes, the exponential decay, the warm-up and the
+    (`initial_rate`), then the piecewise changes, the exponential decay (the flags', else the
+    model's own: `model_schedule_forms`), the warm-up and the
     floor (saying so when no rate is above it), each only when set; shorter forms where the
     long ones do not fit. Examples:
 
         0.1 (--init_learning_rate), x0.5 every 2 epochs, floor 0.01
-        0.003125 (the model's default: 0.1 at a global batch of 128, scaled to 4)
+        0.005 (the model's default)
+        0.008 (the model's default), warm-up 5 epochs, x0.1 after epochs 30, 60, 80, 90
         0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 1, 0.001 from epoch 2
         0.1 (--init_learning_rate), warm-up from 0 over 1 epoch (12500 steps)
 
@@ -161,6 +186,9 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
     elif schedule_flag(p) == '--num_epochs_per_decay':
         forms.append(['x%g every %g epochs' % (p.learning_rate_decay_factor,
                                                p.num_epochs_per_decay)])
+    elif p.init_learning_rate is None:
+        forms.extend(model_schedule_forms(model.default_schedule(images_per_step,
+                                                                 p.resnet_base_lr)))
     if p.num_learning_rate_warmup_epochs > 0:
         steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
         epochs = '%g epoch%s' % (p.num_learning_rate_warmup_epochs,
@@ -321,6 +349,28 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
                        'which %s; the rate never reaches its scheduled value'
                        % (p.num_learning_rate_warmup_epochs, step, reach))
     return out
+
+
+def unused_first_rates(p, steps_per_epoch: float) -> list[str]:
+    """One line when the first update of a fresh run already uses a later rate of
+    --piecewise_learning_rate_schedule: a boundary epoch e with boundary_step(e) = 0 (e x
+    steps per epoch < 1), so no update uses the rates before it; [] otherwise.
+
+    Example: '--piecewise_learning_rate_schedule: epoch 1e-06 comes at global step 0 (an
+    epoch is 10 steps), so no update uses the rate 0.001 before it; the first uses 0.1'.
+    """
+    if not p.piecewise_learning_rate_schedule:
+        return []
+    rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    at_zero = [i for i, e in enumerate(epochs) if boundary_step(e, steps_per_epoch) == 0]
+    if not at_zero:
+        return []
+    last = at_zero[-1]
+    unused = rates[:last + 1]
+    return ['--piecewise_learning_rate_schedule: epoch %g comes at global step 0 (an epoch is '
+            '%.6g steps), so no update uses the rate%s %s before it; the first uses %g' % (
+                epochs[last], steps_per_epoch, 's' if len(unused) > 1 else '',
+                ', '.join('%g' % r for r in unused), rates[last + 1])]
 
 
 def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):

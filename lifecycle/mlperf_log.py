@@ -15,8 +15,9 @@ evaluations during training logs, in this order:
     submission_platform, submission_division, submission_status (SUBMISSION_ENV),
     submission_benchmark ('resnet' for resnet50 and resnet50_v1.5, MLPerf's ResNet-50
     benchmark; other models by name, which the checker refuses), global_batch_size, seed,
-    gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the rate at the first
-    step, as the shortest decimal of its float32: 0.0001 for --init_learning_rate=1e-4, not
+    gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the schedule's rate
+    before any change, after any warm-up: graph/learning_rate.initial_rate, as the shortest
+    decimal of its float32: 0.0001 for --init_learning_rate=1e-4, not
     9.999999747378752e-05), train_samples (examples per epoch), eval_samples (examples one
     evaluation scores), init_stop, run_start, block_start;
   each evaluation during training (EvalDuringTrainingHook's listener): block_stop,
@@ -119,7 +120,7 @@ def submission_fields(environ=None) -> dict[str, str]:
     return fields
 
 
-def make_hook(plan, evaluations=None):
+def make_hook(plan, evaluations=None, base_rate=None):
     """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging;
     one warning line when the compliance checker will refuse the run's log (`checker_gaps`).
 
@@ -127,6 +128,9 @@ def make_hook(plan, evaluations=None):
       plan: the run plan.
       evaluations: the run's eval_runner.EvalDuringTrainingHook, or None; the hook listens to
         its evaluations.
+      base_rate: opt_base_learning_rate: the schedule's rate before any change or warm-up
+        (graph/learning_rate.initial_rate; resnet50's default ramps from 0 over 5 epochs);
+        None: the rate at the first step.
 
     Raises:
       ParamsError: see `submission_fields`.
@@ -142,7 +146,7 @@ def make_hook(plan, evaluations=None):
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
-    hook = MlPerfHook(plan, *loaded, submission=submission)
+    hook = MlPerfHook(plan, *loaded, submission=submission, base_rate=base_rate)
     if evaluations is not None:
         evaluations.listeners.append(hook)
     return hook
@@ -213,8 +217,9 @@ class MlPerfHook(run_hooks.RunHook):
     """Logs the run's MLPerf events (see the module docstring) through mllog's logger; made
     before the graph is built (its time is init_start's)."""
 
-    def __init__(self, plan, mllog, constants, submission: dict[str, str]):
+    def __init__(self, plan, mllog, constants, submission: dict[str, str], base_rate=None):
         self.plan = plan
+        self.base_rate = base_rate
         self.c = constants
         self.logger = _run_logger(mllog)
         self.submission = submission
@@ -247,7 +252,8 @@ class MlPerfHook(run_hooks.RunHook):
             log.event(key=c.GRADIENT_ACCUMULATION_STEPS, value=1)
             log.event(key=c.OPT_NAME, value=p.optimizer)
             log.event(key=c.OPT_BASE_LR, value=float32_decimal(
-                ctx.sess.run(ctx.info.learning_rate)))
+                ctx.sess.run(ctx.info.learning_rate) if self.base_rate is None
+                else self.base_rate))
         log.event(key=c.TRAIN_SAMPLES, value=self.plan.examples_per_epoch)
         eval_plan = self.plan.eval
         log.event(key=c.EVAL_SAMPLES, value=eval_plan.num_examples if eval_plan else 0)

@@ -1,5 +1,6 @@
-"""The learning-rate schedule's changes a training run never reaches, warned about once the
-variables are restored (phase `begin`: the restored global step and images seen decide)."""
+"""The learning-rate schedule's changes a training run never reaches, and the piecewise rates
+no update uses (a boundary at global step 0), warned about once the variables are restored
+(phase `begin`: the restored global step and images seen decide)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,6 @@ class ScheduleWarningsHook(run_hooks.RunHook):
         for message in learning_rate.unreached_changes(
                 plan.params, plan.steps_per_epoch, plan.last_update_step(restored), start=start):
             cnn_util.warn(message)
+        if not restored:  # a resumed run's first update was long ago
+            for message in learning_rate.unused_first_rates(plan.params, plan.steps_per_epoch):
+                cnn_util.warn(message)

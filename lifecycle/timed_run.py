@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from ..graph import learning_rate, precision
 from ..models import model_catalog
+from ..params import original_flags
 from ..runtime import traced_session
 from . import results_log, training_loop
 
@@ -96,13 +97,16 @@ def rate_advice(p) -> str:
 
 
 def default_rate(plan) -> float:
-    """The model's default learning rate at the run's batch: its catalogue rate
-    (models/model_catalog.py) scaled linearly with the images a global step applies, as
-    CNNModel.get_learning_rate's default; 0.0 for a model not in the catalogue."""
+    """The model's default learning rate at the run's batch (the first rate of
+    CNNModel.default_schedule): its catalogue rate (models/model_catalog.py), scaled linearly
+    with the images a global step applies for the ImageNet ResNets only (their base rate is
+    per 256 images), as the original's; 0.0 for a model not in the catalogue."""
     row = model_catalog.row(plan.model, plan.params.data_name or plan.dataset)
     if row is None or not plan.images_per_global_step:
         return 0.0
-    return row.learning_rate * plan.images_per_global_step / row.batch_size
+    if row.dataset == 'imagenet' and original_flags.IMAGENET_RESNET.match(row.name):
+        return row.learning_rate * plan.images_per_global_step / row.batch_size
+    return row.learning_rate
 
 
 def loop_spec(plan) -> training_loop.LoopSpec:

@@ -24,6 +24,38 @@ auxiliary head). update_ops: batch-norm moving-average updates of this tower (tr
 decay_tensors: the kernels the network read (weight decay applies to these only)."""
 
 
+class DefaultSchedule(collections.namedtuple(
+        'DefaultSchedule', ['rates', 'steps', 'epochs', 'warmup_steps', 'warmup_epochs',
+                            'decay'], defaults=((), (), 0, 0, None))):
+    """A model's default learning-rate schedule in global steps, as the original benchmark's
+    models define theirs (each model's `get_learning_rate` there).
+
+    rates: the rates in turn; rates[0] is the rate before any change (the peak after a warm-up).
+    steps, epochs: rate i + 1 applies from global step steps[i] + 1 on (the original's
+      tf.train.piecewise_constant: rate i while step <= steps[i]); epochs[i] is the epoch
+      steps[i] stands for (for the header's text).
+    warmup_steps, warmup_epochs: while global step < warmup_steps the rate is
+      rates[0] x step / warmup_steps (linear from 0; Goyal et al. 2017, section 2.2).
+    decay: None, or (factor, every_steps, every_epochs): the rate is multiplied by
+      factor ** floor(step / every_steps) (the original's staircase tf.train.exponential_decay).
+    """
+
+
+def schedule_tensor(spec: DefaultSchedule, global_step):
+    """`spec`'s rate at `global_step` (int64 scalar tensor) as a float32 scalar tensor."""
+    step = tf.cast(global_step, tf.float32)
+    lr = tf.constant(spec.rates[0], tf.float32)
+    for boundary, rate in zip(spec.steps, spec.rates[1:]):
+        lr = tf1.where(global_step > boundary, tf.constant(rate, tf.float32), lr)
+    if spec.decay is not None:
+        factor, every_steps, _ = spec.decay
+        lr = lr * tf.pow(tf.constant(factor, tf.float32), tf.floor(step / every_steps))
+    if spec.warmup_steps > 0:
+        ramp = spec.rates[0] * step / float(spec.warmup_steps)
+        lr = tf1.where(global_step < spec.warmup_steps, ramp, lr)
+    return lr
+
+
 class CNNModel:
     """A convolutional network with its defaults.
 
@@ -31,7 +63,8 @@ class CNNModel:
       name: registry name, e.g. 'resnet50'.
       image_size: default input height and width in pixels.
       batch_size: default per-device batch size.
-      learning_rate: default initial learning rate for that batch size.
+      learning_rate: default learning rate: the constant rate of `default_schedule`, or
+        the first rate of a subclass's schedule at the default batch.
       fixed_image_size: True when the architecture only accepts `image_size` (it flattens a
         fixed spatial map into a fully connected layer); False when any size at least
         `min_image_size` works (global average pooling before the classifier).
@@ -68,20 +101,25 @@ class CNNModel:
         background class of TF's ImageNet TFRecords), 10 for CIFAR-10."""
         return 10 if self.dataset == 'cifar10' else 1001
 
-    def get_learning_rate(self, global_step, batch_size):
-        """The model's own learning-rate schedule; default: constant, scaled linearly with the
-        global batch relative to the default batch (Goyal et al. 2017, section 2.1).
+    def default_schedule(self, batch_size, base_lr=None) -> DefaultSchedule:
+        """The model's own learning-rate schedule at a global batch of `batch_size` images
+        (all devices and workers): by default the constant `default_learning_rate`, whatever
+        the batch, as the original benchmark's base model (models/model.py there) returns its
+        rate unscaled. `base_lr` is the ImageNet ResNets' --resnet_base_lr (others ignore it).
+        """
+        del batch_size, base_lr
+        return DefaultSchedule(rates=(self.default_learning_rate,))
+
+    def get_learning_rate(self, global_step, batch_size, base_lr=None):
+        """The model's own learning-rate schedule as a float32 scalar tensor
+        (`default_schedule`, built by `schedule_tensor`).
 
         Args:
-          global_step: int64 scalar tensor.
+          global_step: int64 scalar tensor: updates applied so far.
           batch_size: global batch size (all devices and workers).
-
-        Returns:
-          float32 scalar tensor.
+          base_lr: --resnet_base_lr, or None (see `default_schedule`).
         """
-        del global_step
-        return tf.constant(self.default_learning_rate * batch_size / self.default_batch_size,
-                           tf.float32)
+        return schedule_tensor(self.default_schedule(batch_size, base_lr), global_step)
 
     def build_network(self, images, *, phase_train, num_classes, data_format='NHWC',
                       dtype=tf.float32, variable_dtype=tf.float32,

@@ -19,6 +19,9 @@ from . import model
 # deep v1 networks start far above ln(classes).
 _ZERO_GAMMA = {'/gamma': tf.compat.v1.zeros_initializer()}
 
+IMAGENET_TRAIN_IMAGES = 1281167  # ILSVRC-2012 training images: an epoch of the default schedule
+CIFAR10_TRAIN_IMAGES = 50000
+
 _IMAGENET_STAGES = ((64, 256), (128, 512), (256, 1024), (512, 2048))  # (bottleneck, output)
 
 
@@ -88,6 +91,7 @@ class ResnetModel(model.CNNModel):
     """
 
     base_lr_batch_size = 256  # --resnet_base_lr is the default rate at this global batch
+    base_lr = 0.128  # the original benchmark's default --resnet_base_lr
 
     def __init__(self, name, layer_counts, version):
         if version not in ('v1', 'v1.5', 'v2'):
@@ -98,11 +102,31 @@ class ResnetModel(model.CNNModel):
         # He et al. train with learning rate 0.1 at batch 256; the original benchmark's base rate
         # is 0.128 per 256 images, scaled linearly to the default batch.
         super().__init__(name, image_size=224, batch_size=batch_size,
-                         learning_rate=0.128 * batch_size / 256, fixed_image_size=False,
+                         learning_rate=self.base_lr * batch_size / self.base_lr_batch_size,
+                         fixed_image_size=False,
                          min_image_size=32)
 
     def uses_batch_norm(self):
         return True
+
+    def default_schedule(self, batch_size, base_lr=None):
+        """The original benchmark's ImageNet ResNet schedule (its models/resnet_model.py): the
+        base rate (`base_lr`, else 0.128) per 256 images, scaled linearly to `batch_size`;
+        a linear warm-up from 0 over 5 epochs, then x0.1 after epochs 30, 60, 80 and 90, an
+        epoch being 1,281,167 images (ImageNet's training set) whatever the data.
+
+        The original divided the base rate by the GPUs under --variable_update=replicated,
+        whose all-reduce summed the towers' gradients; here every mode averages them
+        (graph/train_op.py), which gives the same update without the division.
+        """
+        rate = (self.base_lr if base_lr is None else base_lr) * batch_size / (
+            self.base_lr_batch_size)
+        steps_per_epoch = IMAGENET_TRAIN_IMAGES / batch_size
+        epochs = (30, 60, 80, 90)
+        return model.DefaultSchedule(
+            rates=tuple(rate * 0.1 ** k for k in range(len(epochs) + 1)),
+            steps=tuple(int(steps_per_epoch * e) for e in epochs), epochs=epochs,
+            warmup_steps=int(steps_per_epoch * 5), warmup_epochs=5)
 
     def add_inference(self, cnn):
         v2 = self.version == 'v2'
@@ -178,6 +202,18 @@ class ResnetCifar10Model(model.CNNModel):
 
     def uses_batch_norm(self):
         return True
+
+    def default_schedule(self, batch_size, base_lr=None):
+        """The original benchmark's CIFAR-10 ResNet schedule, not scaled with the batch: 0.1,
+        then 0.01, 0.001 and 0.0002 after epochs 82, 123 and 300 (He et al. 2016, section 4.2,
+        cut at 32k and 48k iterations of batch 128), an epoch being int(50,000 / batch) steps.
+        """
+        del base_lr
+        steps_per_epoch = CIFAR10_TRAIN_IMAGES // batch_size
+        epochs = (82, 123, 300)
+        return model.DefaultSchedule(rates=(0.1, 0.01, 0.001, 0.0002),
+                                     steps=tuple(steps_per_epoch * e for e in epochs),
+                                     epochs=epochs)
 
     def add_inference(self, cnn):
         v2 = self.version == 'v2'

@@ -4,10 +4,11 @@ Layers (as in the original benchmark's "trivial" model): flatten the 227x227x3 i
 layer to 1 unit, a ReLU layer of 4096 units, then the classifier. The network computes almost
 nothing, so its images/sec measure everything except the model.
 
-Default learning rate 1e-4 (batch 32): the 1-unit bottleneck sees all 227*227*3 = 154,587 inputs,
-so one SGD step moves it by lr x |x|^2 (about 5e4 for inputs uniform in [-1, 1]) times its
-downstream gradient; at the original's 0.005 this diverges within a dozen steps. At 1e-4 the loss
-falls steadily from ln(1001) for 100+ steps.
+Default learning rate 1e-4, constant whatever the batch (the form of the original's): the
+1-unit bottleneck sees all 227*227*3 = 154,587 inputs, so one SGD step moves it by lr x |x|^2
+(about 5e4 for inputs uniform in [-1, 1]) times its downstream gradient; at the original's 0.005
+this diverges within a dozen steps. At 1e-4 the loss falls steadily from ln(1001) for 100+ steps
+(docs/usage-and-flags.md, the models' default schedules).
 
 The CIFAR-10 variant (the original offers `trivial` for both datasets) is the same network on
 32x32x3 images (3,072 inputs) with 10 classes; with 32x fewer inputs per bottleneck unit it takes

@@ -139,11 +139,11 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
-    _f('momentum', 0.9, 'Momentum of --optimizer=momentum (rmsprop: --rmsprop_momentum).',
-       lower=0),
-    # The ranges of rmsprop's decay and epsilon and adam's are optimizer_ranges.py's.
+    _f('momentum', 0.9, 'Momentum of --optimizer=momentum, in [0, 1) (rmsprop: '
+       '--rmsprop_momentum).', lower=0),
+    # The momenta's upper bounds, rmsprop's decay and epsilon and adam's are optimizer_ranges.py's.
     _f('rmsprop_decay', 0.9, 'Decay term for RMSProp, in [0, 1].'),
-    _f('rmsprop_momentum', 0.9, 'Momentum for RMSProp.', lower=0),
+    _f('rmsprop_momentum', 0.9, 'Momentum for RMSProp, in [0, 1).', lower=0),
     _f('rmsprop_epsilon', 1.0, 'Epsilon for RMSProp, > 0.'),
     _f('adam_beta1', 0.9, 'Beta1 for Adam, in [0, 1).'),
     _f('adam_beta2', 0.999, 'Beta2 for Adam, in [0, 1).'),

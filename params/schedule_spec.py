@@ -75,9 +75,34 @@ def check_decay_flags(p) -> None:
     missing = [n for n in DECAY_FLAGS
                if (getattr(p, n) is None if n == 'init_learning_rate' else not getattr(p, n))]
     if missing:
-        wanted = ' and '.join('--' + n for n in missing)
+        # 0, the default of the other two, is no period and no factor: they must be > 0.
+        wanted = ' and '.join('--' + n if n == 'init_learning_rate' else '--%s > 0 (%s)' % (
+            n, ZERO_MEANS[n]) for n in missing)
+        numeric = [n for n in missing if n != 'init_learning_rate']
+        added = ' and '.join(
+            (['add --init_learning_rate'] if 'init_learning_rate' in missing else [])
+            + (['set %s above 0' % ' and '.join('--' + n for n in numeric)] if numeric else []))
         raise ParamsError('%s %s %s: the decay multiplies --init_learning_rate by '
                           '--learning_rate_decay_factor every --num_epochs_per_decay epochs '
-                          'and needs all three; add %s, or drop %s.'
-                          % (shown, 'needs' if len(given) == 1 else 'need', wanted, wanted,
+                          'and needs all three; %s, or drop %s.'
+                          % (shown, 'needs' if len(given) == 1 else 'need', wanted, added,
                              'it' if len(given) == 1 else 'them'))
+
+
+# What 0 (the default) of each numeric decay flag means: the decay is off.
+ZERO_MEANS = {'num_epochs_per_decay': '0 epochs is no period',
+              'learning_rate_decay_factor': 'a factor of 0 is no decay'}
+
+
+def decay_warnings(p) -> list[str]:
+    """One line when the exponential decay of a training run makes the rate grow: a
+    --learning_rate_decay_factor above 1 with the other two decay flags (the original accepts
+    it too, so it is not refused). Example: '--learning_rate_decay_factor=1.5 is above 1: the
+    rate grows x1.5 every 2 epochs instead of decaying'."""
+    if (p.forward_only or p.eval or p.init_learning_rate is None
+            or not p.num_epochs_per_decay > 0 or not p.learning_rate_decay_factor > 1):
+        return []
+    return ['--learning_rate_decay_factor=%g is above 1: the rate grows x%g every %g epoch%s '
+            'instead of decaying' % (p.learning_rate_decay_factor, p.learning_rate_decay_factor,
+                                     p.num_epochs_per_decay,
+                                     '' if p.num_epochs_per_decay == 1 else 's')]

@@ -147,7 +147,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         data; None: judged from --data_name alone.
       given: the names of the flags the command line gave (also at their default value);
         empty for a library run, whose flags count only when not at their default. A flag
-        given at its default counts only when it is one of STEP_DEFAULTS.
+        given at its default counts only when it is one of STEP_DEFAULTS or a flag of an
+        optimizer the run does not use (OPTIMIZER_OWN_FLAGS: --optimizer=sgd --momentum=0.9).
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
@@ -245,8 +246,12 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
     if not p.forward_only and not p.eval:
         for name, own in OPTIMIZER_OWN_FLAGS.items():
             if name != p.optimizer:
+                # Given at all counts, at the default too (--optimizer=sgd --momentum=0.9).
+                typed = {n for n in own if n in given} - asked
+                asked.update(typed)
                 rule(own, 'with --optimizer=%s (only --optimizer=%s reads it)'
                      % (p.optimizer, name))
+                asked.difference_update(typed)
         if not p.weight_decay:
             rule(('single_l2_loss_op',), 'with --weight_decay=0 (there is no weight-decay term '
                  'to compute)')

@@ -177,6 +177,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
                 '--data_format=NHWC' % (flag, dtype, dtype))
     for message in ineffective_flags.messages(p, visible_gpus, dataset, given):
         cnn_util.warn(message)
+    for message in params.schedule_spec.decay_warnings(p):
+        cnn_util.warn(message)
 
 
 def cpu_tower_limit(cpus: int | None = None) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import types
 
 import pytest
 import tensorflow as tf
@@ -28,13 +27,14 @@ import tensorflow as tf
 from tf_cnn_benchmarks import run_header
 from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.input_data import dataset_info
+from tf_cnn_benchmarks.models import model as model_lib
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
 
 import helpers
 
-# A model of default rate 0.1 at a global batch of 128 (resnet20's), at 4 images a step.
-MODEL = types.SimpleNamespace(default_learning_rate=0.1, default_batch_size=128)
+# A model of constant default rate 0.003125 (whatever the batch), at 4 images a step.
+MODEL = model_lib.CNNModel('constant', image_size=32, batch_size=128, learning_rate=0.003125)
 EXAMPLES = 50000
 
 
@@ -43,7 +43,7 @@ def describe(**kwargs) -> str:
 
 
 @pytest.mark.parametrize('kwargs, text', [
-    ({}, "0.003125 (the model's default: 0.1 at a global batch of 128, scaled to 4)"),
+    ({}, "0.003125 (the model's default)"),
     (dict(minimum_learning_rate=0.01), "0.003125 (the model's default), floor 0.01: every update "
      'at it'),
     (dict(minimum_learning_rate=0.001), "0.003125 (the model's default), floor 0.001 "
@@ -93,8 +93,11 @@ def test_the_rate_the_line_names_is_the_rate_of_the_first_update(name, kwargs, i
     p = make_params(model=name, **kwargs)
     model = model_config.get_model(name)
     named = learning_rate.initial_rate(p, model, images)[0]
+    # The first update after the model's own warm-up (resnet50's 5 epochs; the line says it).
+    first = 0 if kwargs.keys() - {'resnet_base_lr'} else model.default_schedule(
+        images, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
-        step = tf.constant(0, tf.int64)
+        step = tf.constant(first, tf.int64)
         rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1000,
                                                images_per_step=images)
         with tf.compat.v1.Session() as sess:
@@ -104,8 +107,8 @@ def test_the_rate_the_line_names_is_the_rate_of_the_first_update(name, kwargs, i
 def test_a_training_header_has_the_line_after_optimizer_and_an_inference_header_none():
     lines = helpers.tiny_bench(minimum_learning_rate=0.01).info_lines()
     at = [i for i, line in enumerate(lines) if line.startswith('Optimizer:')][0]
-    # The trivial model's default: 1e-4 at a batch of 32, at the tiny runs' 4 images a step.
-    assert lines[at + 1] == ("LR schedule: 1.25e-05 (the model's default), floor 0.01: every "
+    # The trivial model's default: 1e-4 whatever the batch.
+    assert lines[at + 1] == ("LR schedule: 0.0001 (the model's default), floor 0.01: every "
                              'update at it')
     assert lines[at + 2].startswith('Variables:')
     for mode in (dict(forward_only=True), dict(eval=True, train_dir='/nonexistent')):

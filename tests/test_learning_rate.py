@@ -46,10 +46,70 @@ def test_warmup_ramps_linearly_then_minimum_bounds():
     assert floor == pytest.approx([0.4, 0.01])
 
 
-def test_model_default_scales_with_global_batch():
-    trivial = model_config.get_model('trivial')
-    rate = _rates([0], images_per_step=2 * trivial.default_batch_size)[0]
-    assert rate == pytest.approx(2 * trivial.default_learning_rate)
+def _model_rates(name, dataset, steps, images_per_step, **kwargs):
+    """The rate of `name`'s default schedule at each of `steps` (int64 global steps)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf1.placeholder(tf.int64, [])
+        lr = learning_rate.get_learning_rate(
+            make_params(model=name, **kwargs), step,
+            model=model_config.get_model(name, dataset), examples_per_epoch=1000,
+            images_per_step=images_per_step)
+        with tf1.Session() as sess:
+            return [float(sess.run(lr, {step: s})) for s in steps]
+
+
+def test_a_constant_model_default_is_not_scaled_with_the_batch():
+    # The original's base model returns its rate whatever the batch: vgg16 0.005 (at its
+    # default batch 64), trivial 1e-4 here (0.005 in the original: docs/usage-and-flags.md).
+    assert _model_rates('vgg16', 'imagenet', [0, 10 ** 6], 16) == pytest.approx([0.005] * 2)
+    assert _model_rates('trivial', 'imagenet', [0, 7], 256) == pytest.approx([1e-4] * 2)
+
+
+def _original_imagenet_resnet(step, batch, base_lr=0.128):
+    """The original's ImageNet ResNet rate (its models/resnet_model.py), written out: base_lr
+    per 256 images; linear warm-up over 5 epochs of 1,281,167 images; then x0.1 once the
+    global step is past int(steps per epoch x e) for e in 30, 60, 80, 90."""
+    per_epoch = 1281167 / batch
+    rate = base_lr * batch / 256
+    warmup = int(per_epoch * 5)
+    if step < warmup:
+        return rate * step / warmup
+    return rate * 0.1 ** sum(step > int(per_epoch * e) for e in (30, 60, 80, 90))
+
+
+@pytest.mark.parametrize('batch, kwargs', [(256, {}), (48, dict(resnet_base_lr=0.256))])
+def test_imagenet_resnet_default_is_the_originals_warmup_and_steps(batch, kwargs):
+    per_epoch = 1281167 / batch
+    steps = [0, 1, 1000, int(per_epoch * 5) - 1, int(per_epoch * 5)]
+    for e in (30, 60, 80, 90):
+        steps += [int(per_epoch * e), int(per_epoch * e) + 1]
+    steps.append(10 ** 7)
+    expected = [_original_imagenet_resnet(s, batch, kwargs.get('resnet_base_lr', 0.128))
+                for s in steps]
+    assert _model_rates('resnet50', 'imagenet', steps, batch, **kwargs) == pytest.approx(
+        expected, rel=1e-5, abs=1e-12)
+
+
+@pytest.mark.parametrize('name, batch, epochs, values', [
+    # The original's ResnetCifar10Model: int(50000 / batch) steps per epoch.
+    ('resnet20', 128, (82, 123, 300), (0.1, 0.01, 0.001, 0.0002)),
+    # Its DensenetCifar10Model: 50000 // batch steps per epoch.
+    ('densenet40_k12', 64, (150, 225, 300), (0.1, 0.01, 0.001, 0.0001)),
+])
+def test_cifar_defaults_are_the_originals_steps_unscaled(name, batch, epochs, values):
+    per_epoch = 50000 // batch
+    steps = [0] + [s for e in epochs for s in (per_epoch * e, per_epoch * e + 1)]
+    expected = [values[sum(s > per_epoch * e for e in epochs)] for s in steps]
+    assert _model_rates(name, 'cifar10', steps, batch) == pytest.approx(expected)
+
+
+def test_cifar_alexnet_default_is_the_originals_staircase_decay():
+    # 0.1 x 0.1 ** floor(step / (100 x 50000 // batch)), not scaled with the batch.
+    every = 100 * 50000 // 64
+    steps = [0, every - 1, every, 2 * every + 5]
+    assert _model_rates('alexnet', 'cifar10', steps, 64) == pytest.approx(
+        [0.1, 0.1, 0.01, 0.001])
 
 
 @pytest.mark.parametrize('name, slot', [('sgd', None), ('momentum', 'momentum'),
@@ -129,3 +189,38 @@ def test_only_a_schedule_of_the_flags_has_changes_to_name_and_a_hook_to_warn():
     assert learning_rate.unreached_changes(make_params(), 10.0, 0) == []
     hooks = helpers.tiny_bench().make_hooks()
     assert not any(isinstance(h, schedule_warnings.ScheduleWarningsHook) for h in hooks)
+
+
+@pytest.mark.parametrize('name, dataset, batch, text', [
+    ('resnet50', 'imagenet', 16,
+     '0.008 (default), warm-up 5 epochs (400364 steps), x0.1 after epochs 30, 60, 80, 90'),
+    ('resnet20', 'cifar10', 128, "0.1 (the model's default), 0.01, 0.001, 0.0002 after epochs "
+     '82, 123, 300'),
+    ('alexnet', 'cifar10', 128, "0.1 (the model's default), x0.1 every 100 epochs"),
+    ('vgg16', 'imagenet', 16, "0.005 (the model's default)"),
+])
+def test_the_header_line_says_the_models_default_schedule(name, dataset, batch, text):
+    # A user's finding: resnet50's line said a constant 0.008 "scaled to 16", with no warm-up
+    # and no steps; the line with its 'LR schedule: ' label stays under 100 characters.
+    line = learning_rate.describe_schedule(make_params(model=name), model_config.get_model(
+        name, dataset), batch, 1281167 if dataset == 'imagenet' else 50000)
+    assert line == text
+    assert len('LR schedule: ' + line) < 100
+
+
+@pytest.mark.parametrize('schedule, expected', [
+    # A user's finding: a change at epoch 1e-06 falls within the first step; nothing said so.
+    ('0.001;0.000001;0.1', '--piecewise_learning_rate_schedule: epoch 1e-06 comes at global step '
+     '0 (an epoch is 10 steps), so no update uses the rate 0.001 before it; the first uses 0.1'),
+    ('0.3;0.05;0.2;0.08;0.1', '--piecewise_learning_rate_schedule: epoch 0.08 comes at global '
+     'step 0 (an epoch is 10 steps), so no update uses the rates 0.3, 0.2 before it; the first '
+     'uses 0.1'),
+    ('0.3;0.1;0.2', None),  # epoch 0.1 is global step 1: step 0 uses 0.3
+])
+def test_a_piecewise_change_at_global_step_0_is_named_once(schedule, expected):
+    p = make_params(piecewise_learning_rate_schedule=schedule)
+    said = learning_rate.unused_first_rates(p, 1000 / 100)
+    assert said == ([expected] if expected else [])
+    # What the line says is what the first update gets (10 steps per epoch in _rates).
+    first = _rates([0], piecewise_learning_rate_schedule=schedule)[0]
+    assert first == pytest.approx(0.1 if expected else 0.3)

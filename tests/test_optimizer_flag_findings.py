@@ -20,7 +20,7 @@ import pytest
 from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.params import ParamsError, make_params, validate_params
+from tf_cnn_benchmarks.params import ParamsError, make_params, schedule_spec, validate_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
 
 import helpers
@@ -42,11 +42,16 @@ def _refusal(**kwargs) -> str:
      '--learning_rate_decay_factor every --num_epochs_per_decay epochs and needs all three; add '
      '--init_learning_rate, or drop them.'),
     (dict(init_learning_rate=0.1, learning_rate_decay_factor=0.1),
-     '--learning_rate_decay_factor=0.1 needs --num_epochs_per_decay: '),
+     '--learning_rate_decay_factor=0.1 needs --num_epochs_per_decay > 0 (0 epochs is no '
+     'period): '),
     (dict(init_learning_rate=0.1, num_epochs_per_decay=0.0001),
-     '--num_epochs_per_decay=0.0001 needs --learning_rate_decay_factor: '),
+     '--num_epochs_per_decay=0.0001 needs --learning_rate_decay_factor > 0 (a factor of 0 is '
+     'no decay): '),
     (dict(num_epochs_per_decay=2),
-     'add --init_learning_rate and --learning_rate_decay_factor, or drop it.'),
+     'add --init_learning_rate and set --learning_rate_decay_factor above 0, or drop it.'),
+    # A user's finding: given as 0, it was told to 'add --num_epochs_per_decay'.
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=0.0, learning_rate_decay_factor=0.5),
+     'needs all three; set --num_epochs_per_decay above 0, or drop it.'),
     (dict(piecewise_learning_rate_schedule='0.1;1;0.01', learning_rate_decay_factor=0.5),
      '--learning_rate_decay_factor=0.5 decays --init_learning_rate, which '
      '--piecewise_learning_rate_schedule excludes; write the lower rates into the schedule'),
@@ -72,10 +77,28 @@ def test_the_command_refuses_a_lone_decay_flag_before_tensorflow_loads():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         'error: --learning_rate_decay_factor=0.1 needs --init_learning_rate and '
-        '--num_epochs_per_decay: the decay multiplies --init_learning_rate by '
-        '--learning_rate_decay_factor every --num_epochs_per_decay epochs and needs all three; '
-        'add --init_learning_rate and --num_epochs_per_decay, or drop it.']
+        '--num_epochs_per_decay > 0 (0 epochs is no period): the decay multiplies '
+        '--init_learning_rate by --learning_rate_decay_factor every --num_epochs_per_decay '
+        'epochs and needs all three; add --init_learning_rate and set --num_epochs_per_decay '
+        'above 0, or drop it.']
     assert 'Loading TensorFlow' not in done.stdout
+
+
+@pytest.mark.parametrize('kwargs, expected', [
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=2, learning_rate_decay_factor=1.5),
+     ['--learning_rate_decay_factor=1.5 is above 1: the rate grows x1.5 every 2 epochs instead '
+      'of decaying']),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=1.0), []),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=0.5), []),
+    (dict(init_learning_rate=0.1, num_epochs_per_decay=1, learning_rate_decay_factor=2.0,
+          forward_only=True), []),  # nothing trained: the no-effect line says it
+])
+def test_a_growing_decay_factor_is_accepted_with_one_warning(kwargs, expected):
+    # A user's finding: --learning_rate_decay_factor=1.5 was accepted silently (the original
+    # accepts it too: not refused).
+    p = make_params(**kwargs)
+    validate_params(p)
+    assert schedule_spec.decay_warnings(p) == expected
 
 
 def warnings_of(*args: str) -> list[str]:
@@ -103,7 +126,11 @@ def warnings_of(*args: str) -> list[str]:
     # Their own optimizer's, at the default, or where a mode's rule says it already: silent.
     (['--optimizer=momentum', '--momentum=0.5'], []),
     (['--optimizer=adam', '--adam_beta1=0.5', '--adam_beta2=0.9', '--adam_epsilon=1e-6'], []),
-    (['--optimizer=sgd', '--momentum=0.9'], []),
+    # Typed at the default value: given all the same (a user's finding: silent).
+    (['--optimizer=sgd', '--momentum=0.9'],
+     ['--momentum has no effect with --optimizer=sgd (only --optimizer=momentum reads it)']),
+    (['--optimizer=rmsprop', '--adam_beta1=0.9', '--rmsprop_momentum=0.9'],
+     ['--adam_beta1 has no effect with --optimizer=rmsprop (only --optimizer=adam reads it)']),
     (['--single_l2_loss_op', '--weight_decay=0.01'], []),
     (['--forward_only', '--momentum=0.5'],
      ['--momentum has no effect with --forward_only (no gradients, no updates)']),
@@ -148,16 +175,42 @@ def test_each_optimizer_reads_its_own_flags_only():
     (dict(rmsprop_epsilon=0.0), '--rmsprop_epsilon must be > 0: '),
     (dict(rmsprop_epsilon=-1.0), '--rmsprop_epsilon must be > 0: '),
     (dict(momentum=-0.5), '--momentum must be >= 0'),
+    (dict(optimizer='momentum', momentum=1.5), '--momentum must be in [0, 1): the heavy-ball '
+     'velocity v = momentum x v + gradient (Polyak 1964; Sutskever et al. 2013) forgets old '
+     'gradients only when momentum < 1; at 1 or above it never decays and the steps grow '
+     'without bound. Received: momentum=1.5'),
+    (dict(optimizer='momentum', momentum=1.0), '--momentum must be in [0, 1): '),
+    (dict(optimizer='rmsprop', rmsprop_momentum=1.5), '--rmsprop_momentum must be in [0, 1): '
+     'RMSProp\'s momentum accumulates'),
 ])
 def test_a_hyper_parameter_outside_its_range_is_refused(kwargs, text):
     message = _refusal(**kwargs)
     assert message.startswith(text) and '\n' not in message
 
 
+@pytest.mark.parametrize('kwargs, reason', [
+    (dict(optimizer='adam', adam_beta1=-0.1), 'a negative beta1 flips the sign'),
+    (dict(optimizer='adam', adam_beta2=-0.1), 'a negative beta2 can make it negative'),
+    (dict(optimizer='rmsprop', rmsprop_decay=-0.5), 'cannot be negative'),
+])
+def test_a_value_below_the_range_gets_the_lower_bounds_reason(kwargs, reason):
+    # A user's finding: --adam_beta1=-0.1 was refused because "at 1 its bias correction is 0".
+    message = _refusal(**kwargs)
+    assert reason in message and 'at 1' not in message and 'above 1' not in message
+
+
+def test_an_impossible_value_of_an_unread_flag_is_refused_and_says_it_is_unread():
+    assert _refusal(optimizer='sgd', adam_beta1=1.0).endswith(
+        'Received: adam_beta1=1.0 (--optimizer=sgd does not read it, but the value is '
+        'impossible for --optimizer=adam)')
+    assert not _refusal(optimizer='adam', adam_beta1=1.0).endswith(')')
+
+
 @pytest.mark.parametrize('kwargs', [
     dict(adam_beta1=0.0, adam_beta2=0.0), dict(adam_beta1=0.999999, adam_beta2=0.999999),
     dict(adam_epsilon=1e-12), dict(rmsprop_decay=0.0), dict(rmsprop_decay=1.0),
-    dict(rmsprop_epsilon=1e-10), dict(momentum=0.0),
+    dict(rmsprop_epsilon=1e-10), dict(momentum=0.0), dict(momentum=0.999999),
+    dict(optimizer='rmsprop', rmsprop_momentum=0.999999),
 ])
 def test_the_edges_of_the_ranges_are_accepted(kwargs):
     validate_params(make_params(**kwargs))

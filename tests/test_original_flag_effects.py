@@ -168,10 +168,15 @@ def test_the_learning_rate_is_on_the_cpu_with_gpu_towers_so_compute_lr_on_cpu_is
 
 
 def _first_rate(model, images_per_step, **flags):
+    """The rate at the first step after the model's warm-up (the ImageNet ResNets' 5 epochs of
+    1,281,167 images; none for the others)."""
+    p = params.make_params(model=model, **flags)
+    net = model_config.get_model(model)
+    first = 0 if p.init_learning_rate is not None else net.default_schedule(
+        images_per_step, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
         lr = learning_rate.get_learning_rate(
-            params.make_params(model=model, **flags), tf1.train.get_or_create_global_step(),
-            model=model_config.get_model(model), examples_per_epoch=1000,
+            p, tf.constant(first, tf.int64), model=net, examples_per_epoch=1000,
             images_per_step=images_per_step)
         with tf1.Session() as sess:
             return float(sess.run(lr))

@@ -231,13 +231,13 @@ def test_an_absurd_learning_rate_is_named_before_the_weight_decay():
     """A user's finding: --model=lenet --init_learning_rate=1e30 said 'lower --weight_decay
     (4e-05 now ...; here 4e+25)', the table's default decay, and never named the rate."""
     parts = [(4.478e26, math.inf)]
-    lenet = 0.005 * 2 / 32  # lenet's default rate at a batch of 2
+    lenet = 0.005  # lenet's default rate (at any batch)
     advice = training_loop.decay_advice(parts, 4e-5, 1e30, default_rate=lenet,
                                         rate_lowering='Lower --init_learning_rate')
     assert advice == (
         'The weight-decay term dominates the loss (inf against a cross entropy of 4.478e+26) '
-        'because the learning rate is too high (1e+30, 3.2e+33 x the model\'s default at this '
-        'batch, 0.0003125): lower --init_learning_rate; an SGD update takes the learning rate x '
+        'because the learning rate is too high (1e+30, 2e+32 x the model\'s default at this '
+        'batch, 0.005): lower --init_learning_rate; an SGD update takes the learning rate x '
         '--weight_decay (4e-05) of each kernel off it, and past 2 the kernels grow every step; '
         'here 4e+25.')
     # Through the loop: the rate's flag as the spec says it (here the floor's).
@@ -252,7 +252,7 @@ def test_an_absurd_learning_rate_is_named_before_the_weight_decay():
         loss_parts = staticmethod(lambda: parts)
     with pytest.raises(training_loop.NonFiniteLossError) as info:
         training_loop.run_loop(floor, Blown(), log=lambda _: None)
-    assert ('too high (1e+30, 3.2e+33 x the model\'s default at this batch, 0.0003125): lower '
+    assert ('too high (1e+30, 2e+32 x the model\'s default at this batch, 0.005): lower '
             '--minimum_learning_rate (the rate was at its floor, 1e+30); ') in str(info.value)
     # The decay further above its default than the rate above the model's: the decay first.
     assert training_loop.decay_advice(parts, 1.0, 1.0, default_rate=0.1).startswith(
@@ -269,7 +269,8 @@ def test_the_default_rate_is_the_models_at_the_runs_batch():
     def plan(model, batch):
         return type('Plan', (), dict(params=make_params(model=model), model=model,
                                      dataset='synthetic', images_per_global_step=batch))
-    assert timed_run.default_rate(plan('lenet', 2)) == pytest.approx(0.005 * 2 / 32)
+    # lenet's constant 0.005 whatever the batch; resnet50's 0.128 per 256 images.
+    assert timed_run.default_rate(plan('lenet', 2)) == pytest.approx(0.005)
     assert timed_run.default_rate(plan('resnet50', 256)) == pytest.approx(0.128)
     assert timed_run.default_rate(plan('no_such_model', 2)) == 0.0
 
