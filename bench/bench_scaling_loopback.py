@@ -17,7 +17,7 @@ link the bound), it
      CPU time less this process's and its waited-for children's, i.e. the launcher and every
      task, over the run's wall time, start-up included).
 
-tests/test_scaling_plan.py runs it with 1 and 3 workers on every default test run.
+tests/test_scaling_published.py runs it with 1 and 3 workers (a slow test: -m slow).
 
 Usage (from the checkout's top folder):
     python -m bench.bench_scaling_loopback [--model trivial] [--batch_size 32]

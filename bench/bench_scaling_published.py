@@ -9,7 +9,7 @@ predicts each series from its own one-GPU figure (a placeholder build of each mo
 runs). This script writes that comparison as
 results/<date>-cpu-tf<X.Y>-scaling-published.json and .md (bench/bench_report.py), so the
 tables of docs/scaling.md and the README (`python -m bench.make_performance_page`) name the file
-their figures come from, like every other figure. tests/test_scaling_plan.py fails when the
+their figures come from, like every other figure. tests/test_scaling_published.py fails when the
 committed file no longer is what the model predicts: run this script again after changing the
 model.
 """

@@ -7,7 +7,7 @@ those files are intact. The input pipelines in `preprocessing.py` read the files
     dataset = dataset_info.get_dataset(params)      # name given or inferred from --data_dir
     dataset.num_examples('train')                    # real count when cheap to know, else published
     dataset.describe('train')                        # one phrase for the pipelines' descriptions
-    dataset.header_values('train')                   # the header's Dataset: lines
+    dataset.header_name()                            # the header's Dataset: value
     dataset.num_classes                              # --num_classes, labels.txt, or published
 
 ImageNet-format data is a folder of TFRecord shards named `train-00000-of-00008` ...
@@ -22,7 +22,6 @@ its shard and record). The walk and the cache of shards seen before are in `shar
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import re
 import struct
@@ -32,10 +31,9 @@ from .. import cnn_util
 from ..runtime import file_systems
 from . import class_labels, compression, image_folders, shard_scan
 from .record_crc import masked_crc32c
+from .unreadable_files import check_files_readable, dangling_link_on
 
 SUBSETS = ('train', 'validation')
-# A header value's room: a line of at most 100 characters after its 13-character name column.
-HEADER_VALUE_WIDTH = 100 - len('Dataset:     ')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,100 +147,6 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
             records += 1
             f.seek(offset)
     return records, None
-
-
-# --- Files that are listed but cannot be opened.
-
-def link_loop(path: str) -> str | None:
-    """For a symbolic link that leads back to itself (os.stat fails with ELOOP): 'a loop of
-    symbolic links (/x/a -> /x/b -> /x/a)'; None otherwise."""
-    if not os.path.islink(path):
-        return None
-    try:
-        os.stat(path)
-        return None
-    except OSError as e:
-        if e.errno != errno.ELOOP:
-            return None
-    chain = [os.path.abspath(path)]
-    while os.path.islink(chain[-1]) and len(chain) <= 8:
-        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]),
-                                                   os.readlink(chain[-1]))))
-        if chain[-1] in chain[:-1]:
-            break
-    else:
-        chain.append('...')
-    return 'a loop of symbolic links (%s)' % ' -> '.join(chain)
-
-
-def missing_link_target(path: str) -> str | None:
-    """For a dangling symbolic link, 'a symbolic link to T, which does not exist' (or
-    '..., whose target F does not exist' through a chain of links; `link_loop`'s words for a
-    loop); None otherwise."""
-    if not os.path.islink(path) or os.path.exists(path):
-        return None
-    loop = link_loop(path)
-    if loop:
-        return loop
-    target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
-    final = os.path.realpath(path)
-    if final == target:
-        return 'a symbolic link to %s, which does not exist' % target
-    return 'a symbolic link to %s, whose target %s does not exist' % (target, final)
-
-
-def dangling_link_on(path: str) -> str | None:
-    """For a local path that does not exist because it, or a folder on its way, is a dangling
-    symbolic link: '<path> is a symbolic link to T, which does not exist' (the path itself), or
-    '<path> does not exist: <folder> is a symbolic link to T, ...' (a folder on the way);
-    None otherwise (missing_link_target words the link)."""
-    parts = os.path.abspath(path).split(os.sep)
-    for end in range(2, len(parts) + 1):
-        prefix = os.sep.join(parts[:end])
-        link = missing_link_target(prefix)
-        if link:
-            if end == len(parts):
-                return '%s is %s' % (path, link)
-            return '%s does not exist: %s is %s' % (path, prefix, link)
-        if not os.path.exists(prefix):
-            return None  # a plain missing folder
-    return None
-
-
-def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> None:
-    """Stats every file of a subset before any is read.
-
-    A shard folder of links into a share that is not mounted lists its shards but cannot open
-    them; without this check the shard scan ended with a FileNotFoundError traceback. Not
-    skipped by --skip_corrupt_records: the data is not damaged, it is not there.
-
-    Args:
-      files: the subset's files (`Dataset.subset_files`).
-      what: the subset for the message, e.g. 'imagenet train'.
-      noun: what one file is called: 'shard', or 'file' (a CIFAR-10 batch).
-
-    Raises:
-      DataError: naming the first file that cannot be opened (a dangling link with its missing
-        target) and how many of the subset's files cannot.
-    """
-    bad = []
-    for path in files:
-        try:
-            file_systems.stat(path)  # a remote shard through TensorFlow's file system
-        except OSError as e:
-            bad.append((path, e))
-    if not bad:
-        return
-    path, e = bad[0]
-    link = missing_link_target(path)
-    more = ' (%d of the %d %s files cannot be opened)' % (len(bad), len(files), what) \
-        if len(bad) > 1 else ''
-    if link:
-        fix = ('point the link at the %s' % noun if link.startswith('a loop') else
-               'mount or restore the target (an unmounted share?)')
-        raise cnn_util.DataError('%s %s is %s%s: %s, or remove the link' % (
-            noun, path, link, more, fix))
-    raise cnn_util.DataError('cannot open %s %s: %s%s' % (noun, path, e.strerror or e, more))
 
 
 # --- Datasets.
@@ -526,31 +430,10 @@ class Dataset:
         name = self.name if self.name != 'synthetic' else 'imagenet'
         return '%s (synthetic)' % name if self.synthetic else name
 
-    def header_values(self, subset: str, width: int = HEADER_VALUE_WIDTH) -> list[str]:
-        """The header's `Dataset:` values, one per line, each at most `width` characters:
-        `header_name`, then (real data) the folder, then the example count and the checks,
-        wrapped between phrases, e.g.
-        ['imagenet', 'inferred from the files in /data', 'train: 512 examples counted in 8
-        TFRecord shards, headers checked (record CRCs as read)']. A folder too long for the
-        line of 'inferred from the files in' gets a line of its own; one longer than `width`
-        is shown with its middle elided (`_fit_path`)."""
-        lines = [self.header_name()]
-        if not self.synthetic:
-            how = 'inferred from the files in' if self.inferred else 'files in'
-            if len(how) + 1 + len(self.data_dir) <= width:
-                lines.append('%s %s' % (how, self.data_dir))
-            else:  # the folder on a line of its own
-                lines += [how, _fit_path(self.data_dir, width)]
-        counts_from = len(lines)
-        for phrase in self._count_phrases(subset):
-            if len(lines) > counts_from and len(lines[-1]) + 2 + len(phrase) <= width:
-                lines[-1] += ', ' + phrase
-            else:
-                lines.append(phrase)
-        return lines
-
-    def _count_phrases(self, subset: str) -> list[str]:
-        """The phrases of the subset's example count and checks (`describe`)."""
+    def count_phrases(self, subset: str) -> list[str]:
+        """The phrases of the subset's example count and checks, e.g. ['train: 512 examples
+        counted in 8 TFRecord shards', 'headers checked (record CRCs as read)'] (`describe`
+        joins them; the header wraps them: run_header.dataset_lines)."""
         if self.synthetic:
             return ['%s: %d examples per epoch (published %s size)'
                     % (subset, self.num_examples(subset), subset)]
@@ -575,23 +458,14 @@ class Dataset:
         """One phrase (the input pipelines' descriptions, the header's `Eval:` line): name, how
         it was chosen, where the example count comes from, e.g. 'imagenet (inferred from the
         files in /data), train: 512 examples counted in 8 TFRecord shards, headers checked
-        (record CRCs as read)'. The header's `Dataset:` lines are `header_values`."""
+        (record CRCs as read)'. The header's `Dataset:` lines: run_header.dataset_lines."""
         if self.synthetic:
             return 'synthetic (%s shapes, %d classes), %s' % (
                 self.name if self.name != 'synthetic' else 'imagenet', self.num_classes,
-                self._count_phrases(subset)[0])
+                self.count_phrases(subset)[0])
         how = 'inferred from the files in' if self.inferred else 'in'
         return '%s (%s %s), %s' % (self.name, how, self.data_dir,
-                                   ', '.join(self._count_phrases(subset)))
-
-
-def _fit_path(path: str, room: int) -> str:
-    """`path`, or for one longer than `room` characters its start and end around '...'
-    (the end, which names the folder, gets two thirds of the room)."""
-    if len(path) <= room:
-        return path
-    tail = (room - 3) * 2 // 3
-    return path[:room - 3 - tail] + '...' + path[-tail:]
+                                   ', '.join(self.count_phrases(subset)))
 
 
 def _check_subset(subset):

@@ -26,7 +26,6 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import run_header
 from tf_cnn_benchmarks.graph import learning_rate
-from tf_cnn_benchmarks.input_data import dataset_info
 from tf_cnn_benchmarks.models import model as model_lib
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import make_params
@@ -156,7 +155,7 @@ def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(
     at = lines.index('Dataset:     imagenet')
     assert lines[at + 1:at + 4] == [
         '             inferred from the files in',
-        '             %s' % dataset_info._fit_path(str(folder), 87),
+        '             %s' % run_header.fit_path(str(folder), 87),
         '             train: 12 examples counted in 2 TFRecord shards, headers checked (record '
         'CRCs as read)']
     assert lines[at + 4] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
@@ -168,7 +167,7 @@ def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(
     ('/data/imagenet', 20, '/data/imagenet'),
     ('/a/' + 'x' * 30 + '/end', 20, '/a/xxx...xxxxxxx/end')])
 def test_a_folder_too_long_for_its_line_is_shown_with_its_middle_elided(path, room, shown):
-    assert dataset_info._fit_path(path, room) == shown and len(shown) <= room
+    assert run_header.fit_path(path, room) == shown and len(shown) <= room
 
 
 def test_lenet_is_named_as_the_original_named_it():

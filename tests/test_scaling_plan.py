@@ -1,13 +1,12 @@
 """The step-time model and the scaling plan: traffic patterns, the layer-by-layer overlap,
-the report, the published comparisons and a measured loopback cluster.
+the report (the published comparisons and a measured loopback cluster:
+test_scaling_published.py).
 
 The patterns are checked against the copies the dry run counts in built graphs (one build per
 variable manager, trivial model at 16x16); the overlap against hand-worked timelines; the sweep
 plans every model under every variable manager and checks each report's text, and the
 command's own path plans them too (the catalog's totals; the placeholder builds of every model
-are the slow test); the committed published comparison must be today's model's; the loopback
-cluster (marker cluster, about 40 s on two idle cores) runs 1 and 3 workers against the
-prediction and asserts it only on a quiet host.
+are the slow test); the plan's network note, --plan_num_ps's bound.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from tf_cnn_benchmarks.preflight import dry_run, scaling_plan, step_traffic
 from tf_cnn_benchmarks.speed_model import (
     from_flags,
     layer_profile,
-    published_scaling,
     scaling_report,
     step_time,
 )
@@ -486,91 +484,6 @@ def test_a_plan_scaling_png_that_cannot_be_written_is_refused_before_tensorflow_
     assert (out.returncode, out.stdout) == (2, '')
     assert out.stderr == ('error: --plan_scaling_png=%s cannot be written: cannot create a file '
                           'in %s: Read-only file system. Choose another path.\n' % (png, tmp_path))
-
-
-# --- The published results.
-
-def _same(found, stored, where='data'):
-    """Asserts `found` (computed now) equals `stored` (a results file's JSON), floats to 1e-9."""
-    if isinstance(found, float):
-        assert stored == pytest.approx(found, rel=1e-9, abs=1e-12), where
-    elif isinstance(found, dict):
-        assert sorted(found) == sorted(stored), where
-        for key in found:
-            _same(found[key], stored[key], '%s.%s' % (where, key))
-    elif isinstance(found, (list, tuple)):
-        assert len(found) == len(stored), where
-        for i, (a, b) in enumerate(zip(found, stored)):
-            _same(a, b, '%s[%d]' % (where, i))
-    else:
-        assert found == stored, where
-
-
-def test_the_committed_published_comparison_is_what_the_model_predicts_today():
-    # docs/scaling.md and the README are generated from this file (tests/test_docs.py checks
-    # that they are current); after a change of the model: python -m
-    # bench.bench_scaling_published, then python -m bench.make_performance_page.
-    pages = checkout.load_bench('make_performance_page')
-    stem, doc = checkout.load_bench('scaling_pages').newest(pages.load_results(),
-                                                            'scaling_published')
-    assert doc is not None, 'no results/*-scaling-published.json'
-    _same(published_scaling.comparison_data(), doc['data'], stem)
-
-
-def test_each_published_case_is_predicted_from_its_one_gpu_figure():
-    for case in published_scaling.CASES:
-        rows = published_scaling.compare(case)
-        assert rows[0].error == pytest.approx(0.0, abs=1e-6), case.name
-        assert [r.gpus for r in rows] == [g for g, _ in case.figures]
-        # The rates are line rates, the overheads of a real run are not modelled: the
-        # predictions are upper bounds, within the stated 35% of every published figure.
-        for r in rows:
-            assert -0.05 <= r.error <= 0.35, (case.name, r.gpus, r.error)
-
-
-# --- A measured cluster on this machine.
-
-#: measured / predicted of the loopback cluster on a quiet host: within 30% either way.
-LOOPBACK_TOLERANCE = 0.30
-#: The host is quiet when other processes used at most this share of its cores during every
-#: cluster run (metrics/host_load.OTHERS_LIMIT, the busy-host warning's threshold).
-QUIET_SHARE = 0.25
-#: Workers of the compared cluster. Each worker count is one cluster start-up (a TensorFlow
-#: import per task, about 8 CPU-seconds each), so the test affords one count besides the
-#: 1-worker input: 3, more than 2, where the model says another worker adds nothing once the
-#: ps's link bounds (2 could not tell a bound from a linear rise) and where single-threaded
-#: workers outnumber the development host's 2 cores, as the prediction's core sharing assumes;
-#: 4 would add a fifth start-up to a test meant to stay near 40 s.
-LOOPBACK_WORKERS = 3
-
-
-# Slow: in the default run pytest-xdist's other worker loads the host, so the comparison skips
-# there almost always after ~50 s of cluster start-ups (results/*-scaling-loopback.md is
-# measured by bench/bench_scaling_loopback.py on a quiet host; run this with -m slow).
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_a_loopback_cluster_runs_as_predicted(tmp_path):
-    # The loopback rate (in this process), 1 ps + 1 worker for the single-device figure, then
-    # 1 ps + 3 workers against the prediction; trivial model, batch 32, 20 timed steps.
-    bench = checkout.load_bench('bench_scaling_loopback')
-    result = bench.compare(workers=(LOOPBACK_WORKERS,), num_batches=20, again=False,
-                           log_root=str(tmp_path))
-    row = result['rows'][0]
-    report = '\n'.join(bench.format_result(result))
-    print(report)
-    assert row['measured'] > 0 and result['one_worker'] > 0, report
-    assert math.isfinite(row['predicted']) and row['predicted'] > 0, report
-    cores = result['cores']
-    others = result['others_cores_max']
-    if others is None or others > QUIET_SHARE * cores:
-        pytest.skip('measured / predicted %.2f (%d workers: %.1f images/sec measured, %.1f '
-                    'predicted), not asserted: the host was loaded (other processes used %s '
-                    'of its %d cores during a cluster run, more than %.0f%%; load average '
-                    '%.1f to %.1f)' % (
-                        row['ratio'], row['workers'], row['measured'], row['predicted'],
-                        'an unknown share' if others is None else '%.2f' % others, cores,
-                        100 * QUIET_SHARE, result['one_worker_load'], row['load_after']))
-    assert abs(row['ratio'] - 1) <= LOOPBACK_TOLERANCE, report
 
 
 def test_gpu_hosts_planned_on_this_hosts_loopback_say_so(monkeypatch):
