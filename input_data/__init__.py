@@ -1,7 +1,6 @@
 """Input data: what the pipelines (preprocessing.py) read, and what goes wrong with it.
 
-Datasets and their files: dataset descriptions (dataset_info.py), files listed that cannot be
-opened: dangling links and loops of links (unreadable_files.py), the start-up walk of TFRecord
+Datasets and their files: dataset descriptions (dataset_info.py), the start-up walk of TFRecord
 shards and its cache (shard_scan.py), their compression (compression.py), tf.data's reading of
 a subset's shards (shard_reader.py), the masked CRC-32C of record headers (record_crc.py), the
 model's classes from --num_classes or labels.txt (class_labels.py), CIFAR-10 batches

@@ -31,7 +31,6 @@ from .. import cnn_util
 from ..runtime import file_systems
 from . import class_labels, compression, image_folders, shard_scan
 from .record_crc import masked_crc32c
-from .unreadable_files import check_files_readable, dangling_link_on
 
 SUBSETS = ('train', 'validation')
 
@@ -149,6 +148,44 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
     return records, None
 
 
+# --- Files that are listed but cannot be opened.
+
+def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> None:
+    """Stats every file of a subset before any is read.
+
+    A shard folder of links into a share that is not mounted lists its shards but cannot open
+    them; without this check the shard scan ended with a FileNotFoundError traceback. Not
+    skipped by --skip_corrupt_records: the data is not damaged, it is not there.
+
+    Args:
+      files: the subset's files (`Dataset.subset_files`).
+      what: the subset for the message, e.g. 'imagenet train'.
+      noun: what one file is called: 'shard', or 'file' (a CIFAR-10 batch).
+
+    Raises:
+      DataError: naming the first file that cannot be opened (a dangling link with its missing
+        target) and how many of the subset's files cannot.
+    """
+    bad = []
+    for path in files:
+        try:
+            file_systems.stat(path)  # a remote shard through TensorFlow's file system
+        except OSError as e:
+            bad.append((path, e))
+    if not bad:
+        return
+    path, e = bad[0]
+    link = file_systems.missing_link_target(path)
+    more = ' (%d of the %d %s files cannot be opened)' % (len(bad), len(files), what) \
+        if len(bad) > 1 else ''
+    if link:
+        fix = ('point the link at the %s' % noun if link.startswith('a loop') else
+               'mount or restore the target (an unmounted share?)')
+        raise cnn_util.DataError('%s %s is %s%s: %s, or remove the link' % (
+            noun, path, link, more, fix))
+    raise cnn_util.DataError('cannot open %s %s: %s%s' % (noun, path, e.strerror or e, more))
+
+
 # --- Datasets.
 
 def list_data_dir(data_dir: str) -> list[str]:
@@ -161,7 +198,8 @@ def list_data_dir(data_dir: str) -> list[str]:
     """
     try:
         if not file_systems.exists(data_dir):
-            link = None if file_systems.is_remote(data_dir) else dangling_link_on(data_dir)
+            link = (None if file_systems.is_remote(data_dir)
+                    else file_systems.dangling_link_on(data_dir))
             if link:
                 fix = ('point the link at the folder' if 'a loop of symbolic links' in link
                        else 'mount or restore the target (an unmounted share?)')

@@ -22,13 +22,16 @@ letter, then letters, digits and dots, then `://`.
 
 The helpers below take either kind of path: local ones go to os and open(), the others to
 tf.io.gfile (TensorFlow is imported on first use). Errors are OSError for both (TensorFlow's
-NotFoundError and the like are turned into OSError with TensorFlow's message).
+NotFoundError and the like are turned into OSError with TensorFlow's message). The last
+section words a local path's symbolic links that lead nowhere (a dangling link, a loop of
+links), for the errors of folders and shards that are listed but cannot be opened.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import glob as _glob
 import importlib.util
 import os
@@ -319,3 +322,61 @@ def write_remote(path: str, data: bytes | str) -> None:
     """
     with open_file(path, 'wb' if isinstance(data, bytes) else 'w') as f:
         f.write(data)
+
+
+# --- Symbolic links of local paths that lead nowhere (a listed shard that cannot be opened).
+
+def link_loop(path: str) -> str | None:
+    """For a symbolic link that leads back to itself (os.stat fails with ELOOP): 'a loop of
+    symbolic links (/x/a -> /x/b -> /x/a)'; None otherwise."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+        return None
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            return None
+    chain = [os.path.abspath(path)]
+    while os.path.islink(chain[-1]) and len(chain) <= 8:
+        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]),
+                                                   os.readlink(chain[-1]))))
+        if chain[-1] in chain[:-1]:
+            break
+    else:
+        chain.append('...')
+    return 'a loop of symbolic links (%s)' % ' -> '.join(chain)
+
+
+def missing_link_target(path: str) -> str | None:
+    """For a dangling symbolic link, 'a symbolic link to T, which does not exist' (or
+    '..., whose target F does not exist' through a chain of links; `link_loop`'s words for a
+    loop); None otherwise."""
+    if not os.path.islink(path) or os.path.exists(path):
+        return None
+    loop = link_loop(path)
+    if loop:
+        return loop
+    target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    final = os.path.realpath(path)
+    if final == target:
+        return 'a symbolic link to %s, which does not exist' % target
+    return 'a symbolic link to %s, whose target %s does not exist' % (target, final)
+
+
+def dangling_link_on(path: str) -> str | None:
+    """For a local path that does not exist because it, or a folder on its way, is a dangling
+    symbolic link: '<path> is a symbolic link to T, which does not exist' (the path itself), or
+    '<path> does not exist: <folder> is a symbolic link to T, ...' (a folder on the way);
+    None otherwise (missing_link_target words the link)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for end in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:end])
+        link = missing_link_target(prefix)
+        if link:
+            if end == len(parts):
+                return '%s is %s' % (path, link)
+            return '%s does not exist: %s is %s' % (path, prefix, link)
+        if not os.path.exists(prefix):
+            return None  # a plain missing folder
+    return None

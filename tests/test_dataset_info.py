@@ -8,7 +8,8 @@ import pytest
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.input_data import dataset_info, record_crc, unreadable_files
+from tf_cnn_benchmarks.input_data import dataset_info, record_crc
+from tf_cnn_benchmarks.runtime import file_systems
 
 
 def _dataset(folder, **kwargs):
@@ -361,10 +362,10 @@ def test_a_loop_of_symbolic_links_is_called_a_loop(tmp_path):
         'or give the folder of %s' % (loop, loop, loop, dataset_info._EXPECTED))
     os.symlink('b', str(tmp_path / 'a'))
     os.symlink('a', str(tmp_path / 'b'))
-    assert unreadable_files.missing_link_target(str(tmp_path / 'a')) == (
+    assert file_systems.missing_link_target(str(tmp_path / 'a')) == (
         'a loop of symbolic links (%s -> %s -> %s)' % (tmp_path / 'a', tmp_path / 'b',
                                                        tmp_path / 'a'))
-    assert unreadable_files.link_loop(str(tmp_path)) is None
+    assert file_systems.link_loop(str(tmp_path)) is None
 
 
 def test_a_loop_inside_a_folder_without_a_dataset_is_listed_not_a_traceback(tmp_path):
