@@ -184,8 +184,9 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
         forms.append([', '.join('%g from epoch %g' % (r, e) for r, e in zip(rates[1:], epochs)),
                       '%s to %g at epoch %g' % (changes, rates[-1], epochs[-1]), changes])
     elif schedule_flag(p) == '--num_epochs_per_decay':
-        forms.append(['x%g every %g epochs' % (p.learning_rate_decay_factor,
-                                               p.num_epochs_per_decay)])
+        forms.append(['x%g every %g epoch%s' % (p.learning_rate_decay_factor,
+                                                p.num_epochs_per_decay,
+                                                '' if p.num_epochs_per_decay == 1 else 's')])
     elif p.init_learning_rate is None:
         forms.extend(model_schedule_forms(model.default_schedule(images_per_step,
                                                                  p.resnet_base_lr)))
@@ -215,7 +216,14 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
             break
         k = max(shorter, key=lambda k: len(forms[k][chosen[k]]) - len(forms[k][chosen[k] + 1]))
         chosen[k] += 1
-    return text if len(text) <= width else text[:width - 3] + '...'
+    # Still too long: whole parts after the rate give way to '...' (the last ones, the warm-up
+    # and the floor, kept longest); a number or a word is never cut.
+    parts = [f[i] for f, i in zip(forms, chosen)]
+    for drop in range(1, len(parts)):
+        if len(text) <= width:
+            break
+        text = ', '.join([parts[0], '...'] + parts[1 + drop:])
+    return text
 
 
 def change_step(epoch: float, examples_per_epoch: int, images_per_step: int,

@@ -81,6 +81,27 @@ def test_the_schedule_line_stays_under_100_characters_with_its_label(kwargs):
     assert line.startswith('LR schedule: 0.00')
 
 
+def test_a_schedule_too_long_for_its_line_gives_way_by_whole_parts():
+    # A user's finding: the line was cut at its 100th character ('..., floor 1....', read as
+    # floor 1; or '..., fl...'). Whole parts after the rate give way to '...' now; the warm-up
+    # and the floor are kept, numbers whole.
+    line = learning_rate.describe_schedule(
+        make_params(model='resnet50', resnet_base_lr=0.256, num_learning_rate_warmup_epochs=3.5,
+                    minimum_learning_rate=0.0000123), model_config.get_model('resnet50'), 2,
+        1281167)
+    assert line == ('0.002 (--resnet_base_lr), ..., 4 changes, warm-up 3.5 epochs, '
+                    'floor 1.23e-05')
+    line = learning_rate.describe_schedule(
+        make_params(model='trivial', init_learning_rate=0.0001, num_epochs_per_decay=0.001,
+                    learning_rate_decay_factor=0.999, num_learning_rate_warmup_epochs=0.0001,
+                    minimum_learning_rate=0.00005), MODEL, 2, 50000)
+    assert line == '0.0001 (--init_learning_rate), ..., warm-up 0.0001 epochs, floor 5e-05'
+    # One epoch is singular ('x1.5 every 1 epochs' before).
+    assert describe(init_learning_rate=0.01, num_epochs_per_decay=1,
+                    learning_rate_decay_factor=1.5) == (
+        '0.01 (--init_learning_rate), x1.5 every 1 epoch')
+
+
 @pytest.mark.parametrize('name, kwargs, images', [
     ('trivial', {}, 4),
     ('resnet50', {}, 48),
