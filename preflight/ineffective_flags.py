@@ -355,9 +355,15 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
         when the user asked for it, 'on the CPU, where this run is because no GPU is
         visible' when it was resolved so.
     """
-    return ['%s has no effect %s (it sets GPU options); use '
-            '--num_intra_threads/--num_inter_threads for the CPU' % (as_set(p, name), where)
-            for name in gpu_only_set(p)]
+    return ['%s has no effect %s (it sets GPU options)%s' % (
+        as_set(p, name), where, THREAD_ADVICE if name in GPU_THREAD_FLAGS else '')
+        for name in gpu_only_set(p)]
+
+
+#: The GPU-only flags that size GPU threads, whose CPU counterparts the message names (a user
+#: found the thread advice under --tf32=false, a precision switch).
+GPU_THREAD_FLAGS = ('gpu_thread_mode', 'per_gpu_thread_count')
+THREAD_ADVICE = '; use --num_intra_threads/--num_inter_threads for the CPU'
 
 
 def as_set(p, name: str) -> str:

@@ -416,8 +416,7 @@ def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(m
     monkeypatch.setattr(usage.cnn_util, 'warn', warned.append)
     benchmark_cnn.BenchmarkCNN(given, gpus=0)  # no GPU visible: the run is on the CPU
     assert ('--winograd_nonfused=false (--nowinograd_nonfused) has no effect on the CPU, '
-            'where this run is because no GPU is visible (it sets GPU options); use '
-            '--num_intra_threads/--num_inter_threads for the CPU') in warned
+            'where this run is because no GPU is visible (it sets GPU options)') in warned
 
 
 def test_a_full_disk_is_not_called_out_of_memory():

@@ -17,7 +17,8 @@ from tf_cnn_benchmarks.preflight import ineffective_flags, usage  # noqa: E402
 from tf_cnn_benchmarks.speed_model import gpu_step, op_profile  # noqa: E402
 
 CPU_TEXT = ('has no effect on the CPU, where this run is because no GPU is visible (it sets '
-            'GPU options); use --num_intra_threads/--num_inter_threads for the CPU')
+            'GPU options)')
+THREADS = '; use --num_intra_threads/--num_inter_threads for the CPU'
 UNREAD = ('neither the speed model nor the memory estimate reads it (it sets an option of a '
           'run on a GPU)')
 
@@ -55,7 +56,7 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
                      for n in original_flags.GPU_ONLY_FLAGS if n in unread]
     assert usage.planned_gpus(make_params(**flags), 0) == 1
     # The same flags without a plan of a GPU: a run on the CPU.
-    assert warned(**unread)[0] == '--gpu_thread_mode=gpu_shared ' + CPU_TEXT
+    assert warned(**unread)[0] == '--gpu_thread_mode=gpu_shared ' + CPU_TEXT + THREADS
 
 
 def test_notf32_on_a_cpu_run_warns_as_the_other_gpu_flags():
@@ -63,8 +64,7 @@ def test_notf32_on_a_cpu_run_warns_as_the_other_gpu_flags():
     # the flag's name before it was tf32). Both forms are named.
     assert warned(tf32=False) == ['--tf32=false (--notf32) ' + CPU_TEXT]
     assert warned(tf32=False, device='cpu') == [
-        '--tf32=false (--notf32) has no effect with --device=cpu (it sets GPU options); use '
-        '--num_intra_threads/--num_inter_threads for the CPU']
+        '--tf32=false (--notf32) has no effect with --device=cpu (it sets GPU options)']
     assert warned(tf32=False, visible_gpus=1) == []  # a GPU run: TF32 off
     assert params.SPEC_BY_NAME['tf32'].default is True  # original_flags' default of it
 

@@ -102,10 +102,11 @@ def test_gpu_flags_warn_with_device_cpu():
                                              allow_growth=False))
     # Named as written (it said --allow_growth), with a value as given: a boolean set false
     # in both of its forms, --allow_growth=false and --noallow_growth.
-    assert lines == ['%s has no effect with --device=cpu (it sets GPU options); use '
-                     '--num_intra_threads/--num_inter_threads for the CPU' % flag
-                     for flag in ('--gpu_thread_mode=gpu_shared',
-                                  '--allow_growth=false (--noallow_growth)')]
+    # The thread advice only for the thread flag (a user found it under --tf32=false).
+    assert lines == ['--gpu_thread_mode=gpu_shared has no effect with --device=cpu (it sets GPU '
+                     'options); use --num_intra_threads/--num_inter_threads for the CPU',
+                     '--allow_growth=false (--noallow_growth) has no effect with --device=cpu '
+                     '(it sets GPU options)']
     assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
 
 
