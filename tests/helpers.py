@@ -322,3 +322,22 @@ def run_command(*args: str) -> subprocess.CompletedProcess:
             del os.environ[name]
         os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
     return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
+def dataset_block(lines: list[str]) -> tuple[str, str, list[str]]:
+    """The header's `Dataset:` block of `lines` (a run's output lines) as (value, folder, the
+    count lines stripped): the folder is on the 'inferred from the files in' line when it fits
+    there, on its own line when not (run_header.dataset_lines), so a test reads it whatever the
+    length of its tmp path; folder '' for synthetic data."""
+    at = next(i for i, line in enumerate(lines) if line.startswith('Dataset:     '))
+    end = next((i for i in range(at + 1, len(lines)) if lines[i][:1] != ' '), len(lines))
+    rest = [line.strip() for line in lines[at + 1:end]]
+    folder = ''
+    for how in ('inferred from the files in', 'files in'):
+        if rest and rest[0] == how:
+            folder, rest = rest[1], rest[2:]
+            break
+        if rest and rest[0].startswith(how + ' '):
+            folder, rest = rest[0][len(how) + 1:], rest[1:]
+            break
+    return lines[at][len('Dataset:     '):], folder, rest

@@ -12,6 +12,8 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
+from tf_cnn_benchmarks import run_header
+
 import helpers
 import input_helpers
 from test_cli import REPO
@@ -26,9 +28,10 @@ def test_end_to_end_on_the_shared_imagenet_shards(imagenet_dir):
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % imagenet_dir, '--num_gpus=2',
                                '--device=cpu', '--variable_update=replicated')
     assert proc.returncode == 0, proc.stderr
-    assert 'Dataset:     imagenet\n             inferred from the files in %s\n' \
-           '             train: 512 examples counted in 8 TFRecord shards' % imagenet_dir \
-        in proc.stdout
+    value, folder, counts = helpers.dataset_block(proc.stdout.splitlines())
+    assert (value, folder) == ('imagenet', run_header.fit_path(imagenet_dir,
+                                                              run_header.HEADER_VALUE_WIDTH))
+    assert counts[0].startswith('train: 512 examples counted in 8 TFRecord shards')
     assert 'total images/sec: ' in proc.stdout
 
 

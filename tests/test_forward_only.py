@@ -3,8 +3,12 @@ columns of --print_training_accuracy carry values."""
 
 import pytest
 
+from tf_cnn_benchmarks import run_header
+
 import input_helpers as h
-from helpers import tiny_bench
+from helpers import dataset_block, tiny_bench
+
+WIDTH = run_header.HEADER_VALUE_WIDTH
 
 
 @pytest.fixture(scope='module')
@@ -20,9 +24,8 @@ def test_forward_only_reads_train_like_the_header_says(train_only_dir):
     # directory failed with "no files matching validation-*-of-*".
     bench = tiny_bench(data_dir=train_only_dir, forward_only=True, num_batches=2)
     lines = bench.info_lines()
-    at = lines.index('Dataset:     imagenet')
-    assert lines[at + 2] == ('             train: 12 examples counted in 2 TFRecord shards, '
-                             'headers checked (record CRCs as read)')
+    assert dataset_block(lines)[2] == ['train: 12 examples counted in 2 TFRecord shards, '
+                                       'headers checked (record CRCs as read)']
     result = bench.run()
     assert result['num_steps'] == 2 and result['plan']['subset'] == 'train'
     assert result['plan']['examples_per_epoch'] == 12
@@ -36,12 +39,13 @@ def test_forward_only_pipeline_and_header_agree(subset, expected, imagenet_dir):
     assert bench.plan.subset == pipeline.subset == expected
     examples = {'train': 512, 'validation': 128}[expected]
     lines = bench.info_lines()
-    at = lines.index('Dataset:     imagenet')
     counts = ('%s: %d examples counted in %d TFRecord shards, headers checked (record CRCs as '
               'read)' % (expected, examples, examples // 64))
-    shown = lines[at + 2:lines.index(next(x for x in lines[at + 1:] if x[:1] != ' '))]
-    assert all(len(x) <= 100 for x in shown)  # wrapped between phrases (validation's 105)
-    assert ', '.join(x.strip() for x in shown) == counts
+    value, folder, shown = dataset_block(lines)
+    # (a path longer than the line is shown with its middle elided)
+    assert (value, folder) == ('imagenet', run_header.fit_path(imagenet_dir, WIDTH))
+    assert all(len(x) <= 100 for x in lines)  # wrapped between phrases (validation's 105)
+    assert ', '.join(shown) == counts
     assert pipeline.description.startswith('imagenet (inferred from the files in %s), %s;'
                                            % (imagenet_dir, counts))
 
