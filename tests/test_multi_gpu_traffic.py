@@ -278,7 +278,7 @@ def test_suspect_published_figures_are_marked_by_the_data_not_by_the_error():
 
 
 def test_the_committed_multi_gpu_comparison_is_what_the_model_predicts_today():
-    from test_scaling_plan import _same
+    from test_scaling_published import _same
     pages = checkout.load_bench('make_performance_page')
     stem, doc = checkout.load_bench('scaling_pages').newest(pages.load_results(),
                                                             'multi_gpu_scaling')
