@@ -69,7 +69,7 @@ RANGES = {
                         'be 0 without it', None, False, ''),
 }
 # The optimizer that reads each flag (graph/learning_rate.make_optimizer).
-READ_BY = {'momentum': 'momentum', 'rmsprop_momentum': 'rmsprop', 'rmsprop_decay': 'rmsprop',
+READ_BY = {'momentum': 'momentum', 'rmsprop_decay': 'rmsprop', 'rmsprop_momentum': 'rmsprop',
            'rmsprop_epsilon': 'rmsprop', 'adam_beta1': 'adam', 'adam_beta2': 'adam',
            'adam_epsilon': 'adam'}
 

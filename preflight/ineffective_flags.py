@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .. import params as params_lib
 from ..hardware import gpu_specs, links
-from ..params import original_flags
+from ..params import optimizer_ranges, original_flags
 
 OPTIMIZER_FLAGS = (
     'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
@@ -38,12 +38,11 @@ OPTIMIZER_FLAGS = (
     'piecewise_learning_rate_schedule', 'num_epochs_per_decay', 'learning_rate_decay_factor',
     'num_learning_rate_warmup_epochs', 'minimum_learning_rate', 'weight_decay', 'gradient_clip',
     'fused_weight_decay')
-# The flags each optimizer reads (graph/learning_rate.make_optimizer; sgd reads none of them).
+# The flags each optimizer reads (graph/learning_rate.make_optimizer; sgd reads none of them),
+# from params/optimizer_ranges.READ_BY, the one table of which optimizer reads which flag.
 OPTIMIZER_OWN_FLAGS = {
-    'momentum': ('momentum',),
-    'rmsprop': ('rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon'),
-    'adam': ('adam_beta1', 'adam_beta2', 'adam_epsilon'),
-}
+    optimizer: tuple(n for n, reader in optimizer_ranges.READ_BY.items() if reader == optimizer)
+    for optimizer in ('momentum', 'rmsprop', 'adam')}
 TRAINING_ONLY_FLAGS = (
     'save_model_secs', 'save_model_steps', 'eval_during_training_every_n_steps',
     'eval_during_training_every_n_epochs', 'eval_during_training_at_specified_steps',
@@ -345,6 +344,11 @@ def original_flag_messages(p) -> list[str]:
     return out
 
 
+#: The GPU-only flags that size GPU threads, whose CPU counterparts the message names (a user
+#: found the thread advice under --tf32=false, a precision switch).
+GPU_THREAD_FLAGS = ('gpu_thread_mode', 'per_gpu_thread_count')
+THREAD_ADVICE = '; use --num_intra_threads/--num_inter_threads for the CPU'
+
 def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
     """One message per GPU-only flag (original_flags.GPU_ONLY_FLAGS) set to another value than
     its default, for a run on the CPU.
@@ -359,11 +363,6 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
         as_set(p, name), where, THREAD_ADVICE if name in GPU_THREAD_FLAGS else '')
         for name in gpu_only_set(p)]
 
-
-#: The GPU-only flags that size GPU threads, whose CPU counterparts the message names (a user
-#: found the thread advice under --tf32=false, a precision switch).
-GPU_THREAD_FLAGS = ('gpu_thread_mode', 'per_gpu_thread_count')
-THREAD_ADVICE = '; use --num_intra_threads/--num_inter_threads for the CPU'
 
 
 def as_set(p, name: str) -> str:
