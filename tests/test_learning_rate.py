@@ -1,5 +1,6 @@
 """Learning-rate schedule values at given steps, for each schedule flag."""
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -64,6 +65,16 @@ def test_a_constant_model_default_is_not_scaled_with_the_batch():
     # default batch 64), trivial 1e-4 here (0.005 in the original: docs/usage-and-flags.md).
     assert _model_rates('vgg16', 'imagenet', [0, 10 ** 6], 16) == pytest.approx([0.005] * 2)
     assert _model_rates('trivial', 'imagenet', [0, 7], 256) == pytest.approx([1e-4] * 2)
+    assert _model_rates('trivial', 'cifar10', [0, 7], 256) == pytest.approx([1e-3] * 2)
+
+
+def test_trivial_cifar10_default_rate_trains_at_a_small_batch():
+    # At the original's 0.005 the loss of this run became NaN at step 20 (a CI user's smoke
+    # test at batch 4); at its default 1e-3 it falls and stays finite.
+    losses = helpers.tiny_losses(data_name='cifar10', image_size=32, batch_size=4,
+                                 num_batches=40)
+    assert np.isfinite(losses).all()
+    assert losses[-5:].mean() < losses[:5].mean()
 
 
 def _original_imagenet_resnet(step, batch, base_lr=0.128):
