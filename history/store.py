@@ -372,8 +372,10 @@ def check_file(path: str) -> str | None:
 
 
 def _uri_path(path: str) -> str:
+    """`path` absolute and percent-encoded for an SQLite URI, byte for byte: a name's byte
+    that is not UTF-8 (read as a lone surrogate, PEP 383) is its own byte again."""
     from urllib.parse import quote
-    return quote(os.path.abspath(path))
+    return quote(os.fsencode(os.path.abspath(path)))
 
 
 @contextlib.contextmanager
@@ -398,6 +400,26 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
         raise
 
 
+def bindable(value):
+    """`value` as SQLite can bind it: text that is not valid UTF-8 (a lone surrogate: a
+    file name's undecodable byte, PEP 383, or a JSON's '\\udcff' escape; SQLite binds text
+    as UTF-8 and raised UnicodeEncodeError) with those characters as backslash escapes
+    ('x\\udcffy' from the bytes b'x\\xffy' becomes 'x\\\\xffy'); any other value unchanged.
+    A run refuses such a flag value before it starts (params/text_values.py); an ingested
+    file's name or label may still hold one."""
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode('utf-8')
+        return value
+    except UnicodeEncodeError:
+        pass
+    try:
+        return value.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')
+    except UnicodeEncodeError:  # a surrogate no byte was decoded to: '\\ud800'
+        return value.encode('utf-8', 'backslashreplace').decode('utf-8')
+
+
 def insert_rows(conn: sqlite3.Connection, rows: list[dict], path: str = '') -> list[int | None]:
     """Adds rows (records.ROW_FIELDS) in one transaction; a row whose content_key is there
     already adds nothing.
@@ -412,7 +434,7 @@ def insert_rows(conn: sqlite3.Connection, rows: list[dict], path: str = '') -> l
     with transaction(conn, path or 'the results database'):
         now = records.utc_text()
         for row in rows:
-            cursor = conn.execute(sql, [now] + [row.get(name) for name in names])
+            cursor = conn.execute(sql, [now] + [bindable(row.get(name)) for name in names])
             ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
     return ids
 

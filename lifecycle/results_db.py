@@ -8,11 +8,11 @@ total images/sec (result['cluster_images_per_sec'], cluster/coordination.py).
 
 The file was checked before the run (preflight/output_paths.py: ours, and writable, tried).
 A write that still fails at the end (the lock held by another process past its timeout, a
-full disk) does not fail the finished run: the result is written as a results JSON into the
-folder `unrecorded/` beside the database, with a warning naming the `tf_cnn_results ingest`
-that records it later. A database whose storage turned read-only during the run cannot hold
-that folder either: the warning says the location is read-only, and the JSON goes to the
-default database's folder (`unrecorded_dir`).
+full disk, or any other error: a value SQLite cannot bind) does not fail the finished run:
+the result is written as a results JSON into the folder `unrecorded/` beside the database,
+with a warning naming the `tf_cnn_results ingest` that records it later. A database whose
+storage turned read-only during the run cannot hold that folder either: the warning says the
+location is read-only, and the JSON goes to the default database's folder (`unrecorded_dir`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ def record(database: str | None, result: dict) -> int | None:
     result.setdefault('finished_utc', records.utc_text())
     try:
         run_id = store.record_result(database, result)
-    except (store.StoreError, records.RecordError) as e:
+    except Exception as e:  # any failure to write the row: the finished run keeps its result
+        if not isinstance(e, (store.StoreError, records.RecordError)):
+            e = '%s: %s' % (type(e).__name__, e)  # unforeseen: say what it was
         kept = unrecorded_dir(database)
         try:
             path = results_log.write_json(dict(result), kept)

@@ -15,7 +15,8 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
-(device_rules.py: the default device, NCCL) and the usage error every check raises (errors.py).
+(device_rules.py: the default device, NCCL), that text values are UTF-8 (text_values.py) and
+the usage error every check raises (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
@@ -32,7 +33,7 @@ from absl import flags
 
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
-from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch
+from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch, text_values
 from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
 from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
@@ -280,7 +281,7 @@ SPECS: tuple[ParamSpec, ...] = (
        '$TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite '
        '($XDG_DATA_HOME: ~/.local/share).'),
     _s('label', None, 'A label kept with the run in the results database (an image tag, a '
-       'driver version, a commit), shown where its images/sec stepped.'),
+       'driver version, a commit; UTF-8 text), shown where its images/sec stepped.'),
     _b('refresh_peak', False, 'Measure this CPU\'s peak FLOP/s (for the utilisation line), '
        'its reduced-precision kernel factors (--use_bf16/--use_fp16) and the graph choices '
        'again instead of using the calibrated figures.'),
@@ -398,8 +399,12 @@ _TYPES = dict(boolean=bool, integer=numbers.Integral, float=numbers.Real, string
 def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound; first the
     rules of the original's other flags (original_flags.problem: --variable_update=horovod,
-    ...), last the optimizers' ranges (optimizer_ranges.py: Adam's betas in [0, 1), ...)."""
+    ...), then that every text value is UTF-8 (text_values.py), last the optimizers' ranges
+    (optimizer_ranges.py: Adam's betas in [0, 1), ...)."""
     problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
+    if problem:
+        raise ParamsError(problem)
+    problem = text_values.problem(p._asdict())  # text a database or a file name can hold
     if problem:
         raise ParamsError(problem)
     for spec in SPECS:

@@ -64,6 +64,7 @@ import sys
 from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs
+from tf_cnn_benchmarks.params import text_values
 
 from . import command_parser, results_format
 
@@ -384,6 +385,12 @@ def run(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help
         return int(e.code or 0)
+    # The database holds UTF-8 text: a filter or label that is not (a byte read as a lone
+    # surrogate, PEP 383) cannot be bound to a query, nor match anything.
+    problem = text_values.problem({name: getattr(args, name, None)
+                                   for name in FILTER_FLAGS + ('since',)})
+    if problem:
+        raise UsageError(problem)
     args.db_path = store.resolve_path(getattr(args, 'results_db', None))
     if args.command == 'ingest':
         try:

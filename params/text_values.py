@@ -1,0 +1,59 @@
+"""Flag values are text in UTF-8: a value that is not is refused before the run starts.
+
+On POSIX, Python reads a command-line argument that is not valid UTF-8 (`--label="x$(printf
+'\\xff')y"`) as text holding a lone surrogate for each undecodable byte (PEP 383: 'x\\udcffy').
+Such a value cannot be written as UTF-8: the results database's text columns (SQLite binds
+text as UTF-8), TensorFlow's file names (`compat.as_bytes`) and the printed header all fail
+on it, the database at the end of a finished run (issue: the run's result was lost). So every
+text value of a flag (a string, a path, a list's items) must encode to UTF-8; the check runs
+with the other per-flag checks (params.check_ranges), before TensorFlow loads, and its usage
+error names the flag, the bytes and the fix.
+"""
+
+from __future__ import annotations
+
+
+def _texts(value) -> list[str]:
+    """The text parts of a flag's value: a string, or a list's strings."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def not_utf8(text: str) -> bool:
+    """True when `text` cannot be encoded as UTF-8 (it holds a lone surrogate)."""
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def as_bytes_shown(text: str) -> str:
+    """`text` as the bytes it came from, for a message: "b'x\\xffy'" (an undecodable byte
+    of an argument, PEP 383), or with other lone surrogates escaped ('x\\ud800y')."""
+    try:
+        return repr(text.encode('utf-8', 'surrogateescape'))
+    except UnicodeEncodeError:
+        return repr(text.encode('utf-8', 'backslashreplace').decode('ascii', 'replace'))
+
+
+def problem(values: dict) -> str | None:
+    """The usage error of the first flag whose value is not UTF-8 text, or None.
+
+    Args:
+      values: {flag name: value} (a Params' fields, in table order).
+
+    Returns:
+      "--label is not UTF-8 text (received: b'x\\xffy'); ..." naming the fix, or None.
+    """
+    for name, value in values.items():
+        for text in _texts(value):
+            if not_utf8(text):
+                return ('--%s is not UTF-8 text (received: %s): the results database, the '
+                        'results JSON and TensorFlow keep text as UTF-8; give the value in '
+                        'UTF-8 (convert it, e.g. with iconv -t UTF-8) or in ASCII'
+                        % (name, as_bytes_shown(text)))
+    return None

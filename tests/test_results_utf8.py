@@ -1,0 +1,120 @@
+"""Text that is not UTF-8 and the results database: a `--label="x$(printf '\\xff')y"` (Python
+reads the byte as the lone surrogate '\\udcff', PEP 383) used to end a finished run in a
+traceback from SQLite's bind, its result lost. Now such a flag value is a usage error before
+TensorFlow loads (params/text_values.py), any failure to write the row falls back to
+unrecorded/ (lifecycle/results_db.py), and text an ingest brings in is stored escaped
+(history/store.py bindable)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.history import ingest, store
+from tf_cnn_benchmarks.lifecycle import results_db
+
+import helpers
+import results_helpers as rh
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+BAD = 'x\udcffy'  # the argument b'x\xffy' as Python reads it
+
+
+@pytest.mark.parametrize('name, value', [('label', BAD), ('results_db', '/tmp/' + BAD),
+                                         ('benchmark_log_dir', BAD), ('train_dir', BAD),
+                                         ('eval_during_training_at_specified_steps', ['1', BAD])])
+def test_a_flag_value_that_is_not_utf8_is_a_usage_error(name, value):
+    with pytest.raises(params.ParamsError) as raised:
+        params.validate_params(params.make_params(**{name: value}))
+    text = str(raised.value)
+    assert text.startswith('--%s is not UTF-8 text (received: ' % name), text
+    assert "\\xffy'" in text and 'give the value in UTF-8' in text
+    text.encode('utf-8')  # the message itself prints anywhere
+
+
+def test_a_label_that_is_not_utf8_stops_the_command_before_tensorflow_loads(tmp_path):
+    code = textwrap.dedent('''
+        import sys
+        sys.path.insert(0, %r)
+        import checkout
+        checkout.load()
+        from tf_cnn_benchmarks import cli
+        status = cli.main(['tf_cnn_benchmarks', '--model=trivial', '--num_batches=2',
+                           '--results_db=%s', '--label=x\\udcffy'])
+        print('status', status, 'tensorflow' in sys.modules)
+    ''' % (TESTS, tmp_path / 'r.sqlite'))
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.splitlines()[-1] == 'status 2 False', proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: --label is not UTF-8 text (received: b'x\\xffy')"), proc.stderr
+    assert not os.path.exists(tmp_path / 'r.sqlite')
+
+
+def test_the_command_refuses_the_label_with_exit_status_2():
+    got = helpers.run_command('--model=trivial', '--num_batches=2', '--noresults_db',
+                              '--label=' + BAD)
+    assert got.returncode == 2 and got.stdout == ''
+    assert got.stderr.count('\n') == 1 and got.stderr.startswith('error: --label is not UTF-8')
+
+
+def test_any_failure_to_write_the_row_keeps_the_result_in_unrecorded(tmp_path, capsys,
+                                                                     monkeypatch):
+    # Before, only StoreError and RecordError fell back: a UnicodeEncodeError from SQLite's
+    # bind (or any other error) ended the finished run in a traceback, its result lost.
+    db = str(tmp_path / 'results.sqlite')
+
+    def broken(path, result, source='run'):
+        raise UnicodeEncodeError('utf-8', BAD, 1, 2, 'surrogates not allowed')
+
+    monkeypatch.setattr(store, 'record_result', broken)
+    assert results_db.record(db, rh.result(321.0)) is None
+    err = capsys.readouterr().err
+    kept = str(tmp_path / 'unrecorded')
+    assert err.startswith('warning: the run was not recorded in the results database: '
+                          "UnicodeEncodeError: 'utf-8' codec can't encode"), err
+    assert '`tf_cnn_results ingest %s` records them' % kept in err
+    (name,) = os.listdir(kept)
+    assert json.load(open(os.path.join(kept, name)))['images_per_sec'] == 321.0
+
+
+def test_text_that_is_not_utf8_is_stored_escaped(tmp_path):
+    # A run refuses such a label; an ingested JSON may still hold one (its '\udcff' escape),
+    # and a file name with a byte that is not UTF-8 becomes the row's source.
+    db = str(tmp_path / 'results.sqlite')
+    assert rh.fill(db, [rh.result(321.0, label=BAD, host='node-' + BAD)]) == [1]
+    folder = tmp_path / 'in'
+    folder.mkdir()
+    path = os.path.join(str(folder), 'tf_cnn_benchmarks_trivial_%s.json' % BAD)
+    with open(path, 'w') as f:
+        json.dump(rh.result(123.0, label='\ud800'), f)
+    assert ingest.ingest(db, [str(folder)]).added == 1
+    with store.opened(db, read_only=True) as conn:
+        rows = store.select_runs(conn)
+    assert [(r['label'], r['hostname']) for r in rows] == [
+        ('x\\xffy', 'node-x\\xffy'), ('\\ud800', 'node-a')]
+    assert rows[1]['source'].endswith('tf_cnn_benchmarks_trivial_x\\xffy.json')
+    assert store.bindable(3) == 3 and store.bindable('é') == 'é'
+
+
+def test_tf_cnn_results_reads_a_database_whose_name_is_not_utf8(tmp_path, capsys):
+    db = str(tmp_path / ('r%s.sqlite' % BAD))
+    rh.fill(db, [rh.result(321.0)])
+    status, out, err = rh.results_command(capsys, 'list', '--results_db=' + db)
+    assert status == 0 and '321.00' in out, err  # before: a UnicodeEncodeError in the URI
+
+
+def test_a_filter_that_is_not_utf8_is_a_usage_error(tmp_path, capsys):
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [rh.result(321.0)])
+    status, out, err = rh.results_command(capsys, 'list', '--results_db=' + db,
+                                          '--label=' + BAD)
+    assert status == 2 and out == '' and err.startswith(
+        "error: --label is not UTF-8 text (received: b'x\\xffy')") and err.count('\n') == 1
