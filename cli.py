@@ -4,12 +4,13 @@ Started as the console command, `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`,
 tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one line `error:
 ...` on stderr: exit status 2 for usage errors (bad flags, unusable output paths), 1 for missing
 or bad data and runtime errors (cluster, non-finite loss, a --train_dir held by another run:
-runtime/dir_hold.py), never a traceback. A run stopped by SIGINT exits 130 after its clean
-stop (143 for SIGTERM: lifecycle/signals.py); a cluster worker stopped because its chief was
-(cluster/coordination.py) exits 0. Usage errors (an unknown --model included) are
-found, and --help, --version and --list_models answered, before TensorFlow loads. When the
-reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the command stops
-quietly with exit status 141, as a Unix tool killed by SIGPIPE does.
+runtime/dir_hold.py), never a traceback; the --baseline gate exits 1 when the run is slower
+and 3 when it could not judge it (metrics/baseline.py). A run stopped by SIGINT exits 130
+after its clean stop (143 for SIGTERM: lifecycle/signals.py); a cluster worker stopped
+because its chief was (cluster/coordination.py) exits 0. Usage errors (an unknown --model
+included) are found, and --help, --version and --list_models answered, before TensorFlow
+loads. When the reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the
+command stops quietly with exit status 141, as a Unix tool killed by SIGPIPE does.
 The TF_CONFIG cluster resolver (cluster/resolvers.py) loads TensorFlow once TF_CONFIG has
 passed its own checks, so a malformed TF_CONFIG is a usage error before TensorFlow loads too.
 """
@@ -134,8 +135,8 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         result = bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:
         return _fail(str(e), 2)
-    except cnn_util.BenchmarkError as e:
-        return _fail(str(e), 1)
+    except cnn_util.BenchmarkError as e:  # the --baseline gate's have their own (1 or 3)
+        return _fail(str(e), getattr(e, 'exit_status', 1))
     except tf.errors.ResourceExhaustedError as e:
         from .preflight import memory_check
         return _fail(memory_check.exhausted_message(e, getattr(bench, 'memory', None)), 1)

@@ -47,19 +47,14 @@ import math
 import re
 import statistics
 
-from ..metrics import clean_runs
+from ..metrics import clean_runs, configuration
 
-# The configuration: what a series of runs holds fixed. Everything else (threads, layouts,
-# the environment) may change along a series and is named when images/sec stepped.
-CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
-                 'variable_update', 'device', 'data', 'image_size')
-ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
-                      'cpu_cores', 'gpus', 'onednn', 'hostname')
+# The configuration: what a series of runs holds fixed; everything else (threads, layouts,
+# the environment) may change along a series and is named when images/sec stepped. The one
+# rule of every gate: metrics/configuration.py.
+CONFIG_FIELDS = configuration.CONFIG_FIELDS
+ENVIRONMENT_FIELDS = configuration.ENVIRONMENT_FIELDS
 FIGURE_BLOCKS = ('utilisation', 'input', 'memory', 'latency_ms')
-# Flags that say where a run wrote, not how it ran: left out of "what changed".
-OUTPUT_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'label',
-                'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
-                'partitioned_graph_file_prefix', 'benchmark_test_id', 'checkpoint_path')
 ROW_FIELDS = (
     'content_key', 'run_utc', 'source', 'label', 'config_key') + CONFIG_FIELDS + (
     'hostname', 'tf_version', 'cpu_model', 'cpu_flags', 'gpus', 'onednn',
@@ -97,25 +92,9 @@ def parse_time(text: str) -> datetime.datetime:
     return moment.astimezone(datetime.timezone.utc)
 
 
-def precision_of(params: dict) -> str:
-    """'fp16', 'bf16' or 'fp32' from --use_fp16/--use_bf16 (the sweep's names)."""
-    return 'fp16' if params.get('use_fp16') else 'bf16' if params.get('use_bf16') else 'fp32'
-
-
-def mode_of(params: dict) -> str:
-    """'evaluation', 'forward-only' or 'training' (run_plan.run_mode's words)."""
-    return ('evaluation' if params.get('eval') else 'forward-only' if params.get('forward_only')
-            else 'training')
-
-
-def data_of(params: dict, plan: dict | None = None) -> str:
-    """The dataset: the run plan's name when known, else 'synthetic' without --data_dir, else
-    --data_name ('imagenet' when unset)."""
-    if plan and plan.get('dataset'):
-        return str(plan['dataset'])
-    if not params.get('data_dir') or params.get('data_name') == 'synthetic':
-        return 'synthetic'
-    return params.get('data_name') or 'imagenet'
+precision_of = configuration.precision_of  # the configuration's parts: one rule
+mode_of = configuration.mode_of
+data_of = configuration.data_of
 
 
 def config_key(config: dict) -> str:
@@ -174,11 +153,7 @@ def _json(value) -> str:
 def _base_row(params: dict, environment: dict, plan: dict | None, source: str,
               label: str | None) -> dict:
     """The configuration and environment columns of a row."""
-    config = {'model': params.get('model'), 'mode': mode_of(params),
-              'precision': precision_of(params), 'batch_size': params.get('batch_size'),
-              'num_devices': params.get('num_gpus'), 'num_workers': 1,
-              'variable_update': params.get('variable_update'), 'device': params.get('device'),
-              'data': data_of(params, plan), 'image_size': params.get('image_size')}
+    config = configuration.of_params(params, plan)
     gpus = environment.get('gpus')
     row = dict(config, config_key=config_key(config), source=source,
                label=params.get('label') or label,
@@ -333,24 +308,9 @@ def host_load_word(row: dict, clean: str = 'clean') -> str:
 
 def changes(before: dict, after: dict) -> list[str]:
     """What differs between two rows' environments and flags: ['tf_version 2.20.0 -> 2.21.0',
-    '--num_intra_threads 0 -> 1', ...] (environment first; output paths and labels left out).
-    """
-    out = []
-    env_a = json.loads(before.get('environment_json') or '{}')
-    env_b = json.loads(after.get('environment_json') or '{}')
-    for name in ENVIRONMENT_FIELDS:
-        if name != 'hostname' and env_a.get(name) != env_b.get(name):
-            out.append('%s %s -> %s' % (name, _show(env_a.get(name)), _show(env_b.get(name))))
-    flags_a = json.loads(before.get('params_json') or '{}')
-    flags_b = json.loads(after.get('params_json') or '{}')
-    for name in sorted(set(flags_a) | set(flags_b)):
-        if name not in OUTPUT_FLAGS and flags_a.get(name) != flags_b.get(name):
-            out.append('--%s %s -> %s' % (name, _show(flags_a.get(name)),
-                                          _show(flags_b.get(name))))
-    return out
-
-
-def _show(value) -> str:
-    if isinstance(value, list):
-        return ','.join(str(v) for v in value) or '[]'
-    return str(value)
+    '--num_intra_threads 0 -> 1', ...] (environment first; the flags that name or place a run
+    left out: metrics/configuration.py changes, the words of every gate)."""
+    return configuration.changes(json.loads(before.get('environment_json') or '{}'),
+                                 json.loads(after.get('environment_json') or '{}'),
+                                 json.loads(before.get('params_json') or '{}'),
+                                 json.loads(after.get('params_json') or '{}'))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import cnn_util
+from ..hardware import machine
 from ..metrics import baseline as baseline_lib
 from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
@@ -91,9 +92,11 @@ class FiguresHook(run_hooks.RunHook):
                      'baseline': None}  # null without --baseline
         if self.stored_baseline is not None:
             rates = [plan.images_per_step / t for t in loop.step_times if t > 0]
+            changes = baseline_lib.what_changed(self.stored_baseline, plan.params._asdict(),
+                                                machine.environment())
             c = baseline_lib.compare(self.stored_baseline, rates, rate,
                                      plan.params.fail_on_slower, self._run_state(loop),
-                                     plan.params.include_unclean_runs)
+                                     plan.params.include_unclean_runs, changes)
             self.keys['baseline'] = c
             lines.append(baseline_lib.format_line(c))
         return lines
@@ -110,8 +113,8 @@ class FiguresHook(run_hooks.RunHook):
 
 
 def raise_if_slower(result: dict) -> None:
-    """--baseline: raises metrics.baseline.RegressionError when the run failed its gate (after
-    its results were written)."""
+    """--baseline: raises metrics.baseline.RegressionError when the run failed its gate,
+    NotJudgedError when the gate could not judge it (after its results were written)."""
     baseline_lib.raise_if_failed(result)
 
 

@@ -29,7 +29,8 @@ and the figures of the total block (metrics/utilisation.py):
             process_peak_rss_bytes},
     latency_ms (null in training) {p50, p90, p99, mean, count, batch_size},
     baseline (null without --baseline) {file, baseline_images_per_sec, images_per_sec, ratio,
-             p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, num_steps}
+             p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
+             num_steps, left_out, changes} (metrics/baseline.py compare)
     host_load (null when the timed part did not run) {cores, cpus_allowed, wall_secs,
              load_average_before, load_average_after, others_cpu_secs, others_cores,
              others_fraction, steal_secs, steal_fraction, representative, reasons, warning,

@@ -4,14 +4,18 @@ The samples are the per-step images/sec of the stored run (its 'steps') and of t
 test and the rule are metrics/significance.py's: the run fails (exit status 1, after its results
 are written) when it is slower by the one-sided Mann-Whitney test (p <= 0.05) and its total
 images/sec is more than --fail_on_slower percent below the baseline's. A JSON of another
-configuration is refused before the run starts, with one line naming the parameters that
-differ; the parameters below never count (outputs, reporting, run length).
+configuration (metrics/configuration.py: model, mode, precision, batch size per device, devices,
+workers, --variable_update, device, data, image size; the rule of every gate) is refused before
+the run starts, with one line naming the parts that differ; any other flag (threads, layout,
+XLA, ...) and the environment may differ, and the gate's line names what changed
+('--num_intra_threads None -> 1'), as `tf_cnn_results regressions` and `tf_cnn_sweep compare`
+do.
 
 Only clean runs are judged (metrics/clean_runs.py: the timed part had the host to itself, every
 planned step ran). A baseline that is not clean is refused before the run (exit status 2,
-naming why); a run that is not clean is not judged and fails the gate (exit status 1: a gate
-that judged nothing does not pass), its line saying why. --include_unclean_runs judges both
-anyway.
+naming why); a run that is not clean, or with too few steps for the test, is not judged: exit
+status 3 (significance.NOT_JUDGED: no verdict is neither a pass nor a regression), its line
+saying why. --include_unclean_runs judges both anyway.
 """
 
 from __future__ import annotations
@@ -21,16 +25,8 @@ import json
 from .. import cnn_util
 from .. import params as params_lib
 from ..runtime import file_systems
-from . import clean_runs
+from . import clean_runs, configuration
 from . import significance as regression
-
-#: Parameters that may differ between a run and its baseline.
-IGNORED_PARAMS = frozenset((
-    'baseline', 'fail_on_slower', 'refresh_peak', 'benchmark_log_dir', 'plot_file',
-    'train_dir', 'trace_file', 'graph_file', 'tfprof_file', 'display_every', 'num_batches',
-    'num_epochs', 'num_warmup_batches', 'print_step_breakdown', 'save_model_secs',
-    'save_model_steps', 'max_ckpts_to_keep', 'summary_verbosity', 'save_summaries_steps',
-    'flagfile', 'list_models', 'version', 'print_graph_choices', 'include_unclean_runs'))
 
 
 class BaselineError(params_lib.ParamsError):
@@ -38,7 +34,16 @@ class BaselineError(params_lib.ParamsError):
 
 
 class RegressionError(cnn_util.BenchmarkError):
-    """The run is slower than its baseline beyond the noise and the tolerance."""
+    """The run is slower than its baseline beyond the noise and the tolerance (exit status 1)."""
+
+    exit_status = regression.REGRESSION
+
+
+class NotJudgedError(cnn_util.BenchmarkError):
+    """The gate could not judge this run (not clean, or too few steps for the test): exit
+    status 3 (significance.NOT_JUDGED), neither a pass nor a regression."""
+
+    exit_status = regression.NOT_JUDGED
 
 
 def load(path: str) -> dict:
@@ -74,43 +79,49 @@ def _norm(value):
 RENAMED_PARAMS = {'notf32': ('tf32', lambda value: not value)}
 
 
-def differing_params(stored: dict, params: dict) -> list[str]:
-    """'name: A in the baseline, B here' for each parameter that differs (IGNORED_PARAMS
-    excepted), in `params` order; a parameter missing on one side counts as differing. A
-    baseline's parameter of an old name (RENAMED_PARAMS) is compared as today's."""
+def _renamed(stored: dict) -> dict:
+    """A baseline's params with those of an old name (RENAMED_PARAMS) under today's."""
     stored = dict(stored)
     for old, (new, value_of) in RENAMED_PARAMS.items():
         if old in stored and new not in stored:
             stored[new] = value_of(stored.pop(old))
-    out = []
-    for name in list(params) + [n for n in stored if n not in params]:
-        if name in IGNORED_PARAMS:
-            continue
-        a, b = _norm(stored.get(name, '(absent)')), _norm(params.get(name, '(absent)'))
-        if a != b:
-            out.append('%s: %r in the baseline, %r here' % (name, a, b))
-    return out
+    return stored
 
 
-def check_config(stored: dict, path: str, params) -> dict:
-    """Refuses a loaded baseline (`load`) of another configuration.
+def changed_flags(stored: dict, params: dict) -> list[str]:
+    """'--num_intra_threads None -> 1' for each flag of this run (`params`) that differs from
+    the baseline's (`stored`), the flags that name or place a run left out
+    (metrics/configuration.py changed_flags); a baseline's flag of an old name is compared as
+    today's."""
+    return configuration.changed_flags(_renamed(stored), {k: _norm(v) for k, v in params.items()})
+
+
+def check_config(stored: dict, path: str, params, this_config: dict | None = None) -> dict:
+    """Refuses a loaded baseline (`load`) of another configuration (metrics/configuration.py).
 
     Args:
       stored: the loaded results JSON.
       path: --baseline (for the messages).
       params: the run's resolved Params.
+      this_config: the run's configuration (configuration.of_result of its plan's values:
+        devices, workers, dataset); default: configuration.of_params of `params`.
 
     Returns:
       The stored result, with 'results_file' set to `path`.
 
     Raises:
-      BaselineError: a configuration that differs (one line naming the parameters), or a
-        baseline that is not clean (metrics/clean_runs.py) without --include_unclean_runs.
+      BaselineError: a configuration that differs (one line naming its parts), or a baseline
+        that is not clean (metrics/clean_runs.py) without --include_unclean_runs.
     """
-    diff = differing_params(stored['params'], {k: _norm(v) for k, v in params._asdict().items()})
+    mine = this_config or configuration.of_params(params._asdict())
+    theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
+    diff = configuration.differences(theirs, mine, 'in the baseline', 'here')
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
-                            'results JSON of the same flags' % (path, '; '.join(diff)))
+                            'results JSON of the same model, mode, precision, batch size, '
+                            'devices, workers, --variable_update, device, data and image size '
+                            '(other flags may differ: the baseline line names them)'
+                            % (path, '; '.join(diff)))
     why = clean_runs.of_result(stored).why()
     if why and not getattr(params, 'include_unclean_runs', False):
         raise BaselineError('--baseline=%s is not a clean run (%s); give the results JSON of a '
@@ -126,9 +137,25 @@ def step_rates(result: dict) -> list[float]:
             if s.get('images_per_sec')]
 
 
+def what_changed(stored: dict, params: dict, environment: dict | None) -> list[str]:
+    """What changed since the baseline (metrics/configuration.py changes): its environment
+    (when the baseline recorded one), then its flags ('--num_intra_threads None -> 1').
+
+    Args:
+      stored: the baseline's result dict.
+      params: this run's resolved flag values {name: value}.
+      environment: this run's environment (hardware/machine.py environment()), or None.
+    """
+    theirs = stored.get('environment')
+    if not isinstance(theirs, dict) or not isinstance(environment, dict):
+        theirs = environment = {}
+    return configuration.changes(theirs, environment, _renamed(stored['params']),
+                                 {k: _norm(v) for k, v in params.items()})
+
+
 def compare(stored: dict, rates: list[float], images_per_sec: float,
             fail_pct: float, this_run: clean_runs.RunState | None = None,
-            include_unclean: bool = False) -> dict:
+            include_unclean: bool = False, changes: list[str] = ()) -> dict:
     """This run (B) against the stored one (A).
 
     Args:
@@ -138,12 +165,14 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
       fail_pct: --fail_on_slower.
       this_run: this run's clean_runs.RunState (None: clean).
       include_unclean: --include_unclean_runs: judge this run even when it is not clean.
+      changes: what changed since the baseline (`what_changed`).
 
     Returns:
       {'file', 'baseline_images_per_sec', 'images_per_sec', 'ratio', 'p_slower', 'p_faster',
-       'verdict', 'reason', 'fail_on_slower_pct', 'failed', 'num_steps': [A's, B's],
-       'left_out' (why this run was not judged: it is not clean; None when judged)}. A run
-      left out has verdict '?' and failed True.
+       'verdict', 'reason', 'fail_on_slower_pct', 'failed' (slower beyond the tolerance: the
+       gate failed, exit status 1), 'judged' (False: this run left out, or too few steps for
+       the test: exit status 3), 'num_steps': [A's, B's], 'left_out' (why this run was not
+       judged: it is not clean; None when judged), 'changes'}. A run left out has verdict '?'.
     """
     a = step_rates(stored)
     a_total = float(stored.get('images_per_sec') or 0.0)
@@ -153,49 +182,70 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
         return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
                 'images_per_sec': images_per_sec, 'ratio': ratio, 'p_slower': None,
                 'p_faster': None, 'verdict': '?', 'reason': 'this run is not clean: ' + why,
-                'fail_on_slower_pct': fail_pct, 'failed': True,
-                'num_steps': [len(a), len(rates)], 'left_out': why}
+                'fail_on_slower_pct': fail_pct, 'failed': False, 'judged': False,
+                'num_steps': [len(a), len(rates)], 'left_out': why, 'changes': list(changes)}
     j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
     return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
             'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
             'p_faster': j.p_faster, 'verdict': j.verdict, 'reason': j.reason,
-            'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'num_steps': [len(a),
-                                                                             len(rates)],
-            'left_out': None}
+            'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'judged': j.verdict != '?',
+            'num_steps': [len(a), len(rates)], 'left_out': None, 'changes': list(changes)}
+
+
+def exit_status(c: dict | None) -> int:
+    """The gate's exit status (significance.PASSED, REGRESSION or NOT_JUDGED) of a `compare`
+    result; PASSED without one (no --baseline)."""
+    if not c:
+        return regression.PASSED
+    if c.get('failed'):
+        return regression.REGRESSION
+    if c.get('left_out') or c.get('judged') is False:
+        return regression.NOT_JUDGED
+    return regression.PASSED
 
 
 def format_line(c: dict) -> str:
     """'baseline: 4.25 images/sec, this run 3.61 (-15.1%, Mann-Whitney p=1.2e-05 over 20 and
-    20 steps): slower, more than the 5% allowed: FAILED'."""
+    20 steps): slower, more than the 5% allowed: FAILED', then '; what changed: ...' when
+    something did."""
     change = (c['ratio'] - 1.0) * 100
+    changed = ('; what changed: %s' % '; '.join(c['changes'])) if c.get('changes') else ''
     if c.get('left_out'):
         return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%): not judged, this run is '
-                'not clean (%s): FAILED (rerun on a quiet host, or %s)' % (
+                'not clean (%s): NOT JUDGED (rerun on a quiet host, or %s)%s' % (
                     c['baseline_images_per_sec'], c['images_per_sec'], change, c['left_out'],
-                    clean_runs.INCLUDE_FLAG))
+                    clean_runs.INCLUDE_FLAG, changed))
     if c['verdict'] == '?':
-        test = c['reason']
-    else:
-        test = 'Mann-Whitney p=%.2g over %d and %d steps' % (
-            c['p_slower'] if c['ratio'] <= 1 else c['p_faster'], *c['num_steps'])
+        return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): NOT JUDGED (a larger '
+                '--num_batches gives the test its steps)%s' % (
+                    c['baseline_images_per_sec'], c['images_per_sec'], change, c['reason'],
+                    changed))
+    test = 'Mann-Whitney p=%.2g over %d and %d steps' % (
+        c['p_slower'] if c['ratio'] <= 1 else c['p_faster'], *c['num_steps'])
     tail = c['verdict']
     if c['failed']:
         tail += ', more than the %g%% allowed: FAILED' % c['fail_on_slower_pct']
     elif c['verdict'] == 'slower':
         tail += ', within the %g%% allowed' % c['fail_on_slower_pct']
-    return 'baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): %s' % (
-        c['baseline_images_per_sec'], c['images_per_sec'], change, test, tail)
+    return 'baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): %s%s' % (
+        c['baseline_images_per_sec'], c['images_per_sec'], change, test, tail, changed)
 
 
 def raise_if_failed(result: dict) -> None:
-    """Raises RegressionError when result['baseline'] says the gate failed (slower, or this
-    run left out unjudged)."""
+    """Raises RegressionError when result['baseline'] says the run is slower beyond the
+    tolerance (exit status 1), NotJudgedError when the gate could not judge it (this run not
+    clean, or too few steps for the test: exit status 3)."""
     c = result.get('baseline')
-    if c and c.get('left_out'):
-        raise RegressionError('the --baseline gate could not judge this run: it is not clean '
-                              '(%s); rerun on a quiet host, or give %s to judge it anyway'
-                              % (c['left_out'], clean_runs.INCLUDE_FLAG))
-    if c and c.get('failed'):
+    status = exit_status(c)
+    if status == regression.NOT_JUDGED and c.get('left_out'):
+        raise NotJudgedError('the --baseline gate could not judge this run: it is not clean '
+                             '(%s); rerun on a quiet host, or give %s to judge it anyway'
+                             % (c['left_out'], clean_runs.INCLUDE_FLAG))
+    if status == regression.NOT_JUDGED:
+        raise NotJudgedError('the --baseline gate could not judge this run: %s; a larger '
+                             '--num_batches (here or in the baseline) gives the test its steps'
+                             % c['reason'])
+    if status == regression.REGRESSION:
         raise RegressionError('slower than the baseline %s: %.2f images/sec against %.2f '
                               '(%+.1f%%, more than --fail_on_slower=%g%% and beyond the noise)'
                               % (c.get('file') or '', c['images_per_sec'],

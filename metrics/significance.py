@@ -26,6 +26,17 @@ from typing import NamedTuple
 
 ALPHA = 0.05
 
+# The exit statuses of every regression gate (--baseline, `tf_cnn_sweep compare
+# --fail_on_slower`, `tf_cnn_results regressions --fail_on_regression`), one meaning each so
+# that a CI job can tell them apart: the gate passed; it found a regression (the gate's
+# failure); a usage error (2, every command's); it could judge nothing, or not everything it
+# was asked to (a first night's too few runs, a busy host, runs that failed: no verdict is
+# not a pass, nor a regression).
+PASSED = 0
+REGRESSION = 1
+USAGE = 2
+NOT_JUDGED = 3
+
 
 class Judgement(NamedTuple):
     """B against A.

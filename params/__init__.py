@@ -15,8 +15,8 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
-(device_rules.py: the default device, NCCL), that text values are UTF-8 (text_values.py) and
-the usage error every check raises (errors.py).
+(device_rules.py: the default device, NCCL), UTF-8 text values (text_values.py) and the usage
+error every check raises (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
@@ -290,7 +290,7 @@ SPECS: tuple[ParamSpec, ...] = (
        'batch), store what was measured on a quiet host in the calibration record, report '
        'it and exit without training.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
-       'slower beyond the noise and by more than --fail_on_slower percent.'),
+       'slower beyond the noise and by more than --fail_on_slower percent, 3 if not judged.'),
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',
        lower=0),
     _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '

@@ -27,7 +27,7 @@ from ..cluster import resolvers, topology
 from ..graph import graph_choices, precision
 from ..history import run_flags
 from ..input_data import dataset_info
-from ..metrics import baseline
+from ..metrics import baseline, configuration
 from ..models import model_config
 from ..params import graph_choice_flag
 from ..runtime import cpu_tuning, file_systems, session_config
@@ -86,8 +86,12 @@ def settle(p: params_lib.Params, visible_gpus: int,
     stored, q = checked.baseline, plan.params
     if stored is None and file_systems.is_remote(q.baseline) and not q.eval:
         stored = baseline.load(q.baseline)  # through TensorFlow: not in the usage check
-    if stored is not None:
-        stored = baseline.check_config(stored, q.baseline, q)
+    if stored is not None:  # the configuration as the run resolved it: devices, workers, data
+        stored = baseline.check_config(stored, q.baseline, q, configuration.of_result({
+            'params': q._asdict(), 'plan': {'dataset': plan.dataset},
+            'num_devices': len(plan.devices), 'num_workers': plan.num_workers,
+            'per_device_batch_size': plan.per_device_batch_size,
+            'image_size': plan.image_size}))
     # XLA's flags and the options of every session of this run (training, evaluation, frozen
     # inference; a cluster task's server): once, before the first session.
     plan = session_config.settle(plan)

@@ -183,7 +183,7 @@ def test_a_flat_series_with_three_busy_runs_is_not_flagged(tmp_path, capsys):
     assert '  first slower run: #10 ' in out
 
 
-def test_a_stopped_run_is_left_out_and_a_series_of_only_unclean_runs_fails_the_gate(
+def test_a_stopped_run_is_left_out_and_a_series_of_only_unclean_runs_is_not_judged(
         tmp_path, capsys):
     db = _db(tmp_path, FLAT[:7], stopped=(3, (28, 100)))
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression')
@@ -193,8 +193,8 @@ def test_a_stopped_run_is_left_out_and_a_series_of_only_unclean_runs_fails_the_g
     every = _db(tmp_path, FLAT[:6], busy=range(6), name='busy')
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + every,
                            '--fail_on_regression')
-    assert status == 1 and out.splitlines()[-1] == (
-        'gate: FAILED: no series was searched: every one of the 6 matching runs was left out '
+    assert status == 3 and out.splitlines()[-1] == (
+        'gate: NOT JUDGED: no series was searched: every one of the 6 matching runs was left out '
         '(see above; --include_unclean_runs keeps them)')
 
 
@@ -295,7 +295,7 @@ def test_compare_leaves_busy_repeats_out_of_the_gate(tmp_path, capsys):
 def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, capsys):
     a = _sweep(str(tmp_path / 'a'), [100.0, 101.0, 99.0])
     b = _sweep(str(tmp_path / 'b'), [60.0, 61.0, 59.0], busy=(0, 1, 2))
-    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 3  # not judged
     out = capsys.readouterr().out
     assert 'left out in B (1): trivial bs=8 gpus=1 fp32 parameter_server' in out
     assert 'failed in B' not in out
@@ -307,11 +307,11 @@ def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, ca
         'cannot be 100% slower, so the gate could never fail). usage: tf_cnn_sweep compare ')
     # The runs were fine, the host was shared: the gate says so, and how to judge anyway.
     assert out.rstrip().endswith(
-        'gate: FAILED: nothing was compared: every one of the 3 matching runs of B (3 %s) was '
+        'gate: NOT JUDGED: nothing was compared: every one of the 3 matching runs of B (3 %s) was '
         'left out as unclean; --include_unclean_runs keeps them, or run the sweep again on a '
         'quiet host with a new --output_dir and compare that' % BUSY_LINE)
     both = _sweep(str(tmp_path / 'both'), [100.0, 101.0], busy=(0, 1))
-    assert sweep.main(['tf_cnn_sweep', 'compare', both, b, '--fail_on_slower=5']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', both, b, '--fail_on_slower=5']) == 3
     assert capsys.readouterr().out.rstrip().endswith(
         'every one of the 2 matching runs of A (2 %s) and of the 3 of B (3 %s) was left out as '
         'unclean; --include_unclean_runs keeps them, or run the sweep again on a quiet host '
@@ -341,16 +341,16 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
 
     a = folder('a', [200.0, 202.0, 198.0])
     b = folder('b', [160.0, 161.0, 150.0], busy16=(2,))
-    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 3
     assert capsys.readouterr().out.splitlines()[-1] == (
-        'gate: FAILED: 1 of 2 configurations could not be judged: trivial bs=16 gpus=1 fp32 '
+        'gate: NOT JUDGED: 1 of 2 configurations could not be judged: trivial bs=16 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B (1 left out as unclean); too few for the '
         'test). To judge them: run the sweep again on a quiet host with a new --output_dir and '
         'compare that (--include_unclean_runs keeps the unclean ones); or --allow_unjudged '
         'passes the gate on the 1 judged')
     # Every run of B's bs=16 left out: named the same way.
     b = folder('b3', [160.0, 161.0, 150.0], busy16=(0, 1, 2))
-    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 3
     out = capsys.readouterr().out
     assert 'left out in B (1): trivial bs=16 gpus=1 fp32 parameter_server' in out
     assert ('could not be judged: trivial bs=16 gpus=1 fp32 parameter_server (runs: 3 in A, 0 '
@@ -358,9 +358,9 @@ def test_compare_gate_does_not_pass_when_a_busy_repeat_left_too_few_to_judge(tmp
     # Nothing judged, for that reason and too few runs: the line says what to do about it.
     b = folder('b4', [160.0, 161.0, 150.0], busy16=(0, 1, 2), busy8=(0,))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
-                       '--allow_unjudged']) == 1
+                       '--allow_unjudged']) == 3
     assert capsys.readouterr().out.splitlines()[-1] == (
-        'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
+        'gate: NOT JUDGED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
         '(runs: 3 in A, 2 in B (1 left out as unclean); too few for the test); trivial bs=16 '
         'gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 left out as unclean)). To judge '
         'them: run the sweep again on a quiet host with a new --output_dir and compare that '
@@ -402,26 +402,31 @@ def test_a_baseline_that_is_not_clean_is_refused_unless_included(tmp_path):
     assert baseline.check_config(baseline.load(path), path, kept)['results_file'] == path
 
 
-def test_a_run_that_is_not_clean_fails_the_baseline_gate_unjudged(tmp_path):
+def test_a_run_that_is_not_clean_is_not_judged_by_the_baseline_gate(tmp_path):
+    # Exit status 3 (not judged), not 1: a CI tells a busy host from a regression.
     stored = baseline.load(_stored(tmp_path))
     same = [99.8, 100.7, 99.2, 100.2, 101.2]
     busy = clean_runs.state(load(0.6), 5, 5)
     c = baseline.compare(stored, same, 100.2, 5.0, busy)
-    assert c['verdict'] == '?' and c['failed'] and c['left_out'] == busy.why()
+    assert c['verdict'] == '?' and not c['failed'] and not c['judged']
+    assert c['left_out'] == busy.why() and baseline.exit_status(c) == 3
     assert baseline.format_line(c) == (
         "baseline: 100.00 images/sec, this run 100.20 (+0.2%): not judged, this run is not "
-        "clean (busy: other processes used 60% of the run's cores (more than 25%)): FAILED "
+        "clean (busy: other processes used 60% of the run's cores (more than 25%)): NOT JUDGED "
         "(rerun on a quiet host, or --include_unclean_runs)")
-    with pytest.raises(baseline.RegressionError, match=r'^the --baseline gate could not judge '
-                                                       r'this run: it is not clean \(busy'):
+    with pytest.raises(baseline.NotJudgedError, match=r'^the --baseline gate could not judge '
+                                                      r'this run: it is not clean \(busy'):
         baseline.raise_if_failed({'baseline': c})
-    assert issubclass(baseline.RegressionError, cnn_util.BenchmarkError)  # exit status 1
+    assert issubclass(baseline.NotJudgedError, cnn_util.BenchmarkError)
+    assert baseline.NotJudgedError.exit_status == 3 and baseline.RegressionError.exit_status == 1
     judged = baseline.compare(stored, same, 100.2, 5.0, busy, include_unclean=True)
     assert judged['verdict'] == 'same' and not judged['failed'] and judged['left_out'] is None
+    assert baseline.exit_status(judged) == 0
     clean = baseline.compare(stored, same, 100.2, 5.0, clean_runs.state(load(0.1), 5, 5))
     assert clean['verdict'] == 'same' and not clean['failed']
     stopped = baseline.compare(stored, same[:2], 100.2, 5.0, clean_runs.state(None, 2, 5))
-    assert stopped['failed'] and stopped['left_out'] == 'stopped at 2 of 5 timed steps'
+    assert baseline.exit_status(stopped) == 3
+    assert stopped['left_out'] == 'stopped at 2 of 5 timed steps'
 
 
 def test_the_figures_hook_gives_the_gate_this_runs_load_and_steps():

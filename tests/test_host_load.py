@@ -435,8 +435,8 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     b = [_sweep_record(8, r, i, o) for i, (r, o) in enumerate(
         [(50.0, 0.71), (52.0, 0.6), (51.0, 0.1)])]
     # With --include_unclean_runs the busy runs count (issue 39.4 leaves them out by default).
-    text, failed = sweep_compare.format_comparison('a', 'b', a, b, include_unclean=True)
-    assert not failed
+    text, status, _ = sweep_compare.format_comparison('a', 'b', a, b, include_unclean=True)
+    assert status == 0
     lines = text.splitlines()
     head = [line for line in lines if line.startswith('| model')][0]
     assert head.endswith('| verdict | A host load | B host load | notes |')
@@ -445,7 +445,7 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     assert ('B: kept 2 unclean runs of 3 (--include_unclean_runs): 2 shared the host (others '
             'used > 25% of the cores)') in lines
     # By default they are left out: B keeps one run, too few for a verdict.
-    text, _ = sweep_compare.format_comparison('a', 'b', a, b)
+    text, _, _ = sweep_compare.format_comparison('a', 'b', a, b)
     row = [line for line in text.splitlines() if line.startswith('| trivial')][0]
     assert row.endswith('| 51.0 (1 run) | 0.510 | - | ? | 5% | 71% (2/3 busy) | n=3+1: the '
                         'Mann-Whitney test cannot reach p<=0.05 with fewer than 3 repeats per '
@@ -454,7 +454,7 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
             '--include_unclean_runs keeps them') in text.splitlines()
     assert 'host load: the highest share of a run\'s cores' in text
     # Without host loads on either side, the table is what it was.
-    plain, _ = sweep_compare.format_comparison(
+    plain, _, _ = sweep_compare.format_comparison(
         'a', 'b', [dict(r, host_load=None) for r in a], [dict(r, host_load=None) for r in b])
     assert '| verdict | notes |' in plain and 'host load' not in plain
 
@@ -474,8 +474,8 @@ def test_sweep_gate_says_when_the_host_load_of_the_runs_compared_was_not_measure
 
     a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
     b = [unmeasured(_sweep_record(8, r, i, None)) for i, r in enumerate([99.0, 100.5, 99.5])]
-    text, failed = sweep_compare.format_comparison('a', 'b', a, b, fail_pct=5)
-    assert not failed
+    text, status, _ = sweep_compare.format_comparison('a', 'b', a, b, fail_pct=5)
+    assert status == 0
     lines = text.splitlines()
     note = [line for line in lines if line.startswith('host load: not measured')]
     assert note == ['host load: not measured for 3 of 6 runs compared (%s): whether the host '
@@ -486,6 +486,6 @@ def test_sweep_gate_says_when_the_host_load_of_the_runs_compared_was_not_measure
                          'beyond the noise; the host load of 3 runs was not measured: a quiet '
                          'host is not established')
     # Measured on both sides: no such line, and the gate's line is what it was.
-    text, _ = sweep_compare.format_comparison('a', 'b', a, a, fail_pct=5)
+    text, _, _ = sweep_compare.format_comparison('a', 'b', a, a, fail_pct=5)
     assert 'not measured' not in text
     assert text.splitlines()[-1].endswith('beyond the noise')

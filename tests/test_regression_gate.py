@@ -89,10 +89,10 @@ def test_compare_gate_fails_when_nothing_was_compared(tmp_path, capsys):
     b = str(tmp_path / 'b.jsonl')
     with open(b, 'w') as f:
         f.write('not a sweep record\n{"also": "not one"}\n')
-    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 3
     captured = capsys.readouterr()
     assert captured.out.rstrip().endswith(
-        'gate: FAILED: nothing was compared (no configuration has successful runs in both A '
+        'gate: NOT JUDGED: nothing was compared (no configuration has successful runs in both A '
         'and B); check that both sweeps ran and that A and B are sweep folders')
     assert captured.err == ('warning: %s: 2 lines skipped: not sweep records\n'
                             % b)
@@ -104,17 +104,18 @@ def test_compare_gate_fails_when_too_few_repeats_left_nothing_to_judge(tmp_path,
     # One repeat a side: B at half of A's images/sec, but no test possible (verdict '?').
     a = _write(str(tmp_path / 'a'), {8: [100.0]})
     b = _write(str(tmp_path / 'b'), {8: [50.0]})
-    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 1
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 3
     # The line names the configuration, its runs per side and why, then what to do: the
     # wording of every 'nothing could be judged' line (it had its own for too few repeats).
+    # Exit status 3, not 1: a CI tells a first night's too few runs from a regression.
     assert capsys.readouterr().out.rstrip().endswith(
-        'gate: FAILED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
+        'gate: NOT JUDGED: nothing could be judged: trivial bs=8 gpus=1 fp32 parameter_server '
         '(runs: 1 in A, 1 in B; too few for the test). To judge them: give each side 3 or more '
         'successful runs (the same sweep again with --repeats=3 or more adds the missing ones)')
     # --allow_unjudged never passes a gate that judged nothing.
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
-                       '--allow_unjudged']) == 1
-    assert 'gate: FAILED: nothing could be judged' in capsys.readouterr().out
+                       '--allow_unjudged']) == 3
+    assert 'gate: NOT JUDGED: nothing could be judged' in capsys.readouterr().out
 
 
 def _records(rates_by_model, status_by_model=()):
@@ -138,11 +139,11 @@ def test_compare_gate_fails_naming_each_configuration_it_could_not_judge(tmp_pat
     b = rh.sweep_folder(str(tmp_path / 'b'), _records(
         {'trivial': [100.0, 100.5, 99.5], 'lenet': [41.0, 40.5]}))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
-                       '--include_unclean_runs']) == 1
+                       '--include_unclean_runs']) == 3
     out = capsys.readouterr().out
     assert '| 0.815 | - | ? | n=3+2: the Mann-Whitney test cannot reach p<=0.05' in out
     assert out.splitlines()[-1] == (
-        'gate: FAILED: 1 of 2 configurations could not be judged: lenet bs=8 gpus=1 fp32 '
+        'gate: NOT JUDGED: 1 of 2 configurations could not be judged: lenet bs=8 gpus=1 fp32 '
         'parameter_server (runs: 3 in A, 2 in B; too few for the test). To judge them: give '
         'each side 3 or more successful runs (the same sweep again with --repeats=3 or more '
         'adds the missing ones); or --allow_unjudged passes the gate on the 1 judged')
@@ -212,8 +213,8 @@ def test_compare_refuses_allow_unjudged_without_a_gate(tmp_path, capsys):
     ('--fail_on_slower=abc', 'error: --fail_on_slower=abc: takes a number (percent)'),
     ('--fail_on_slower=-1', 'error: --fail_on_slower=-1: must be >= 0'),
     ('--fail_slower=5', 'error: unknown option --fail_slower=5 (compare takes '
-                        '--fail_on_slower=PCT); its other options are --include_unclean_runs '
-                        'and --allow_unjudged'),
+                        '--fail_on_slower=PCT); its other options are --include_unclean_runs, '
+                        '--allow_unjudged and --json'),
 ])
 def test_compare_refuses_bad_options(tmp_path, capsys, arg, message):
     a = _write(str(tmp_path / 'a'), {8: [100.0]})
@@ -234,25 +235,49 @@ def _stored(tmp_path, rates, **param_overrides):
     return str(path)
 
 
-def test_baseline_of_another_configuration_is_refused_naming_the_params(tmp_path):
+def test_baseline_of_another_configuration_is_refused_naming_the_parts(tmp_path):
     path = _stored(tmp_path, A, num_intra_threads=1)
     here = params.make_params(model='trivial', batch_size=16, num_batches=7,
                               benchmark_log_dir='/x')
     with pytest.raises(params.ParamsError) as e:
         baseline.check_config(baseline.load(path), path, here)
+    # Only the configuration's parts (metrics/configuration.py): the thread count is no part.
     assert str(e.value) == (
         "--baseline=%s is a run of another configuration (batch_size: 8 in the baseline, 16 "
-        "here; num_intra_threads: 1 in the baseline, None here); give a results JSON of the "
-        "same flags" % path)
-    # num_batches and output flags do not count.
-    same = params.make_params(model='trivial', batch_size=8, num_intra_threads=1,
-                              num_batches=7, benchmark_log_dir='/x')
-    assert baseline.check_config(baseline.load(path), path, same)['results_file'] == path
+        "here); give a results JSON of the same model, mode, precision, batch size, devices, "
+        "workers, --variable_update, device, data and image size (other flags may differ: the "
+        "baseline line names them)" % path)
+    with pytest.raises(params.ParamsError, match=r'\(device: None in the baseline, .gpu. '
+                                                 r'here; data: .synthetic. in the baseline, '
+                                                 r'.cifar10. here\)'):
+        baseline.check_config(baseline.load(path), path, params.make_params(
+            model='trivial', batch_size=8, device='gpu', data_dir='/d', data_name='cifar10'))
+
+
+def test_a_thread_count_change_is_what_changed_since_the_baseline_not_refused(tmp_path):
+    # Before, --num_intra_threads=1 against a baseline without it was refused (exit 2,
+    # "another configuration"), while regressions and compare named it under "what changed".
+    path = _stored(tmp_path, A)
+    here = params.make_params(model='trivial', batch_size=8, num_intra_threads=1,
+                              num_batches=7, benchmark_log_dir='/x', label='night-2',
+                              results_db='/y.sqlite')
+    stored = baseline.check_config(baseline.load(path), path, here)
+    assert stored['results_file'] == path
+    changes = baseline.what_changed(stored, here._asdict(), None)
+    assert changes == ['--num_batches None -> 7', '--num_intra_threads None -> 1']
+    env = dict(rh.ENVIRONMENT)
+    stored['environment'] = env
+    assert baseline.what_changed(stored, here._asdict(), dict(env, tf_version='2.22.0'))[0] == (
+        'tf_version 2.21.0 -> 2.22.0')
+    c = baseline.compare(stored, [80.0, 81.0, 79.0, 80.5, 79.5], 80.0, 5.0, changes=changes)
+    assert c['changes'] == changes and baseline.format_line(c).endswith(
+        'slower, more than the 5% allowed: FAILED; what changed: --num_batches None -> 7; '
+        '--num_intra_threads None -> 1')
 
 
 def test_a_baseline_written_with_notf32_compares_as_tf32(tmp_path):
     # --notf32 was a flag of its own (notf32 in a results JSON's params); it is the negation
-    # of --tf32 now: an older baseline's notf32 is today's tf32, not a parameter that differs.
+    # of --tf32 now: an older baseline's notf32 is today's tf32, not a flag that changed.
     for old_value, same in ((False, params.make_params(model='trivial', batch_size=8)),
                             (True, params.make_params(model='trivial', batch_size=8,
                                                       tf32=False))):
@@ -261,11 +286,12 @@ def test_a_baseline_written_with_notf32_compares_as_tf32(tmp_path):
         data['params'].pop('tf32')
         data['params']['notf32'] = old_value
         open(path, 'w').write(json.dumps(data))
-        assert baseline.check_config(baseline.load(path), path, same)['results_file'] == path
-        with pytest.raises(params.ParamsError, match=r'tf32: %s in the baseline, %s here'
-                           % (not old_value, old_value)):
-            baseline.check_config(baseline.load(path), path,
-                                  same._replace(tf32=not same.tf32))
+        stored = baseline.check_config(baseline.load(path), path, same)
+        assert stored['results_file'] == path
+        assert baseline.what_changed(stored, same._asdict(), None) == []
+        other = same._replace(tf32=not same.tf32)
+        assert baseline.what_changed(stored, other._asdict(), None) == [
+            '--tf32 %s -> %s' % (not old_value, old_value)]
 
 
 def test_baseline_that_is_not_a_results_json_is_refused(tmp_path):
@@ -292,6 +318,21 @@ def test_baseline_gate_on_per_step_rates(tmp_path):
     assert same['verdict'] == 'same' and not same['failed']
     baseline.raise_if_failed({'baseline': same})  # no error
     assert baseline.format_line(same).endswith('over 5 and 5 steps): same')
+
+
+def test_a_run_with_too_few_steps_for_the_test_is_not_judged(tmp_path):
+    # It passed (exit 0, verdict '?'); a gate that judged nothing does not pass: exit 3.
+    stored = baseline.load(_stored(tmp_path, A))
+    few = baseline.compare(stored, [50.0], 50.0, 5.0)
+    assert few['verdict'] == '?' and not few['failed'] and not few['judged']
+    assert baseline.exit_status(few) == 3
+    assert baseline.format_line(few) == (
+        'baseline: 100.00 images/sec, this run 50.00 (-50.0%, n=5+1: the Mann-Whitney test '
+        'cannot reach p<=0.05 with fewer than 3 repeats per side): NOT JUDGED (a larger '
+        '--num_batches gives the test its steps)')
+    with pytest.raises(baseline.NotJudgedError, match=r'^the --baseline gate could not judge '
+                                                      r'this run: n=5\+1: '):
+        baseline.raise_if_failed({'baseline': few})
 
 
 # --- The sweep's figures.

@@ -130,17 +130,18 @@ def test_regressions_names_the_first_slower_run_and_fails_the_gate(db, capsys):
         'test).', 'gate: passed']
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--min_change=35')
     assert status == 0 and out.startswith('regressions: none')
-    # A host that matches nothing (a typo, another hostname): the gate searched nothing, fails.
+    # A host that matches nothing (a typo, another hostname): the gate searched nothing, does
+    # not pass: exit status 3 (not judged), which a CI tells from a regression's 1.
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--host=nohost',
                            '--fail_on_regression')
-    assert status == 1 and out.splitlines()[-1] == (
-        'gate: FAILED: no series was searched (no run matches the filters: check --host, '
+    assert status == 3 and out.splitlines()[-1] == (
+        'gate: NOT JUDGED: no series was searched (no run matches the filters: check --host, '
         '--model and the other filters against `tf_cnn_results list`)')
     # Only the bfloat16 series, 2 runs: too short for the test, nothing judged, no pass.
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % db, '--precision=bf16',
                            '--fail_on_regression')
-    assert status == 1 and out.splitlines()[-1] == (
-        'gate: FAILED: nothing could be judged: each of the 1 series has fewer than 6 runs for '
+    assert status == 3 and out.splitlines()[-1] == (
+        'gate: NOT JUDGED: nothing could be judged: each of the 1 series has fewer than 6 runs for '
         'the test')
 
 
@@ -350,13 +351,13 @@ def test_usage_errors_are_one_line_and_exit_2(db, capsys, args, status, text):
 def test_a_missing_or_foreign_database_is_one_error(capsys, tmp_path):
     missing = str(tmp_path / 'none.sqlite')
     status, _, err = _main(capsys, 'list', '--results_db=%s' % missing)
-    assert status == 1 and err.startswith('error: no results database at %s (runs record '
+    assert status == 4 and err.startswith('error: no results database at %s (runs record '
                                           'there unless --noresults_db;' % missing)
     assert not os.path.exists(missing)
     text = tmp_path / 'notes.txt'
     text.write_text('mine\n' * 200)
     status, _, err = _main(capsys, 'regressions', '--results_db=%s' % text)
-    assert status == 1 and err.startswith('error: %s is not an SQLite database' % text)
+    assert status == 4 and err.startswith('error: %s is not an SQLite database' % text)
     assert text.read_text() == 'mine\n' * 200
 
 
@@ -518,7 +519,7 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_st
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
-                        ['html', '0'], ['html', '2'], ['ingest', '1']], out + err
+                        ['html', '0'], ['html', '2'], ['ingest', '4']], out + err
     assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
     assert '\nregressions: 1 step down in 1 series, 1 still slower (3 series searched;' in out
     assert os.path.exists(os.path.join(page, 'index.html'))

@@ -24,7 +24,8 @@ Commands:
                current folder that cannot be written: a warning, no plot)
   regressions  where a configuration's images/sec stepped down beyond the noise on a host
                (history/regressions.py): the first slower run, its label, what changed;
-               --fail_on_regression: exit 1 when one is still slower (a CI gate)
+               --fail_on_regression: exit 1 when one is still slower, 3 when nothing
+               could be judged (a CI gate); --json: one JSON object
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
@@ -46,10 +47,15 @@ recorded before its host load was kept counts as clean), `list` the same word pe
 'host load' column); a run whose timed part was too short to measure its host load is 'not
 measured' there, kept by the verdicts, which say so in a line after them.
 
-Exit status: 0; 1 when --fail_on_regression finds a regression still slower, or the database
-cannot be used (one `error:` line); 2 for bad arguments, among them an output that cannot be
-written (history's --png, html's OUT_DIR: checked before any work). history's plot under its
-default name in a current folder that cannot be written is a `warning:` line, exit 0.
+Exit status: 0; 1 when --fail_on_regression finds a regression still slower (or, for
+history, show and html, when there is nothing to show or an output fails after its checks);
+2 for bad arguments, among them an output that cannot be written (history's --png, html's
+OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
+matched, every run left out, every series too short for the test: a first night); 4 when the
+database cannot be used (missing, not a results database, damaged, newer, cannot be
+written; one `error:` line). history's plot under its default name in a current folder that
+cannot be written is a `warning:` line, exit 0. `regressions --json` prints one JSON object
+(results_format.regressions_json) with the same exit status.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ import sys
 
 from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
-from tf_cnn_benchmarks.metrics import clean_runs
+from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import text_values
 
 from . import command_parser, results_format
@@ -72,6 +78,11 @@ FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'vari
                 'device', 'data', 'image_size', 'host', 'label', 'config')
 _INT_FILTERS = ('batch_size', 'num_devices', 'image_size')
 _AGE = re.compile(r'^(\d+(?:\.\d+)?)([hdw])$')
+
+
+#: The exit status when the database cannot be used (missing, not a results database,
+#: damaged, newer, cannot be written): neither a regression (1) nor not judged (3).
+DATABASE_ERROR = 4
 
 
 class UsageError(Exception):
@@ -144,7 +155,10 @@ def _make_parser() -> _Parser:
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
     p.add_argument('--fail_on_regression', action='store_true',
-                   help='exit 1 when a step down is still slower')
+                   help='exit 1 when a step down is still slower, 3 when nothing could be '
+                   'judged (a CI gate)')
+    p.add_argument('--json', action='store_true', help='print one JSON object: each '
+                   'series\' verdict with its figures, the gate\'s verdict and exit status')
     p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
                        help='a static page')
     p.add_argument('out_dir', metavar='OUT_DIR')
@@ -312,35 +326,53 @@ def _current_folder_problem() -> str | None:
     return cnn_util.write_problem(folder)
 
 
+def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, str | None]:
+    """`regressions --fail_on_regression`: (the exit status, the gate's line); (0, None)
+    without the flag. 1 (significance.REGRESSION) when a step down is still slower; 3
+    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out, or
+    every series has too few runs (a first night); else 0."""
+    if not args.fail_on_regression:
+        return significance.PASSED, None
+    if still:
+        return significance.REGRESSION, ('gate: FAILED: %s still slower by more than %g%%'
+                                         % (cnn_util.counted(len(still), 'regression'),
+                                            args.min_change))
+    if not searched and chosen.total:
+        return significance.NOT_JUDGED, (
+            'gate: NOT JUDGED: no series was searched: every one of the %d matching runs was '
+            'left out (see above; %s keeps them)' % (chosen.total, clean_runs.INCLUDE_FLAG))
+    if not searched:
+        return significance.NOT_JUDGED, (
+            'gate: NOT JUDGED: no series was searched (no run matches the filters: check '
+            '--host, --model and the other filters against `tf_cnn_results list`)')
+    if short == searched:
+        return significance.NOT_JUDGED, (
+            'gate: NOT JUDGED: nothing could be judged: each of the %d series has fewer than '
+            '%d runs for the test' % (searched, regressions.min_runs()))
+    return significance.PASSED, 'gate: passed'
+
+
 def _regressions(conn, args) -> int:
     chosen = _clean(_rows(conn, args), args)
     found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')
+    status, line = _gate(args, searched, short, [r for r in found if r.still_slower], chosen)
+    if args.json:
+        print(json.dumps(results_format.regressions_json(
+            chosen, found, args.min_change, unmeasured,
+            None if line is None else {'line': line, 'verdict': _VERDICTS[status]}, status),
+            sort_keys=True))
+        return status
     print('\n'.join(results_format.regression_lines(found, (searched, short))
-                    + chosen.lines() + ([unmeasured] if unmeasured else [])))
-    still = [r for r in found if r.still_slower]
-    if args.fail_on_regression:
-        if not searched and chosen.total:
-            print('gate: FAILED: no series was searched: every one of the %d matching runs '
-                  'was left out (see above; %s keeps them)' % (chosen.total,
-                                                              clean_runs.INCLUDE_FLAG))
-            return 1
-        if not searched:
-            print('gate: FAILED: no series was searched (no run matches the filters: check '
-                  '--host, --model and the other filters against `tf_cnn_results list`)')
-            return 1
-        if short == searched:
-            print('gate: FAILED: nothing could be judged: each of the %d series has fewer than '
-                  '%d runs for the test' % (searched, regressions.min_runs()))
-            return 1
-        if still:
-            print('gate: FAILED: %s still slower by more than %g%%'
-                  % (cnn_util.counted(len(still), 'regression'), args.min_change))
-            return 1
-        print('gate: passed')
-    return 0
+                    + chosen.lines() + ([unmeasured] if unmeasured else [])
+                    + ([line] if line else [])))
+    return status
+
+
+_VERDICTS = {significance.PASSED: 'passed', significance.REGRESSION: 'regression',
+             significance.NOT_JUDGED: 'not judged'}
 
 
 def _read_command(conn, args) -> int:
@@ -415,7 +447,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print('error: %s' % e, file=sys.stderr)
         return 2
-    except (store.StoreError, plots.PlotError) as e:
+    except store.StoreError as e:  # missing, not ours, damaged, newer, cannot be written
+        print('error: %s' % e, file=sys.stderr)
+        return DATABASE_ERROR
+    except plots.PlotError as e:
         print('error: %s' % e, file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`): 141

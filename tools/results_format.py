@@ -207,3 +207,70 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
         head = 'regressions: none'
     return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '
                     'test).' % (head, searched, short, regressions.min_runs())]
+
+
+def _step_json(r: regressions.Regression) -> dict:
+    """One step down of `regressions --json`: its runs and figures, units in the key names."""
+    j = r.step.judgement
+    return {'first_slower_run_id': r.first_slower['id'],
+            'first_slower_run_utc': r.first_slower['run_utc'],
+            'label': r.first_slower.get('label'), 'last_run_before_id': r.last_before['id'],
+            'median_images_per_sec_before': statistics.median(
+                x['images_per_sec'] for x in r.before),
+            'runs_before': len(r.before),
+            'median_images_per_sec_after': statistics.median(
+                x['images_per_sec'] for x in r.after),
+            'runs_after': len(r.after), 'change_pct': 100.0 * (j.ratio - 1.0),
+            'p_value': j.p_slower, 'significance_level': r.step.level,
+            'still_slower': r.still_slower, 'what_changed': list(r.changes)}
+
+
+def regressions_json(chosen, found: list[regressions.Regression], min_change_pct: float,
+                     unmeasured: str | None, gate: dict | None, exit_status: int) -> dict:
+    """`regressions --json`: one object, units in the key names.
+
+    Args:
+      chosen: the metrics/clean_runs.py Selection of the matching runs (its kept ones were
+        searched).
+      found: the steps down found (history/regressions.py find_regressions).
+      min_change_pct: --min_change.
+      unmeasured: the line on runs whose host load was not measured, or None.
+      gate: {'verdict' ('passed', 'regression', 'not judged'), 'line'}, None without
+        --fail_on_regression.
+      exit_status: the command's.
+
+    Returns:
+      {'min_change_pct', 'min_runs_per_series', 'series': [{'config_key', 'configuration',
+       'host', 'runs', 'latest_run_id', 'latest_images_per_sec', 'median_images_per_sec',
+       'verdict' ('regression': a step down still slower; 'recovered': steps down, none still
+       slower; 'no step down'; 'too few runs': fewer than min_runs_per_series), 'steps_down':
+       [{'first_slower_run_id', 'first_slower_run_utc', 'label', 'last_run_before_id',
+       'median_images_per_sec_before', 'runs_before', 'median_images_per_sec_after',
+       'runs_after', 'change_pct', 'p_value', 'significance_level', 'still_slower',
+       'what_changed'}]}], 'series_searched', 'series_with_too_few_runs', 'runs_matching',
+       'runs_left_out', 'left_out' (the lines saying why), 'host_load_not_measured' (the line,
+       or None), 'gate', 'exit_status'}.
+    """
+    need = regressions.min_runs()
+    steps: dict[tuple, list] = {}
+    for r in found:
+        steps.setdefault((r.config_key, r.hostname), []).append(r)
+    series = []
+    groups = regressions.series_of(chosen.kept)
+    for (key, host), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or '')):
+        mine = steps.get((key, host), [])
+        verdict = ('too few runs' if len(runs) < need else
+                   'regression' if any(r.still_slower for r in mine) else
+                   'recovered' if mine else 'no step down')
+        series.append({'config_key': key, 'configuration': records.describe_config(runs[0]),
+                       'host': host, 'runs': len(runs), 'latest_run_id': runs[-1]['id'],
+                       'latest_images_per_sec': runs[-1]['images_per_sec'],
+                       'median_images_per_sec': statistics.median(
+                           r['images_per_sec'] for r in runs),
+                       'verdict': verdict, 'steps_down': [_step_json(r) for r in mine]})
+    return {'min_change_pct': min_change_pct, 'min_runs_per_series': need, 'series': series,
+            'series_searched': len(groups),
+            'series_with_too_few_runs': sum(s['verdict'] == 'too few runs' for s in series),
+            'runs_matching': chosen.total, 'runs_left_out': len(chosen.left_out),
+            'left_out': chosen.lines(), 'host_load_not_measured': unmeasured, 'gate': gate,
+            'exit_status': exit_status}

@@ -25,9 +25,9 @@ compare prints B/A per configuration present in both sweeps with each side's noi
 range of its repeats) and a one-sided Mann-Whitney test over the repeats: "slower"/"faster" at
 p <= 0.05, "same" otherwise, "?" with the reason when there are too few repeats for the test
 (3 per side needed). `compare A B --fail_on_slower=PCT` is a regression gate: exit 1 when a
-configuration is slower by the test and by more than PCT percent, or when it could not judge a
+configuration is slower by the test and by more than PCT percent, 3 when it could not judge a
 configuration both ran (named, with its runs per side; --allow_unjudged passes on the judged
-ones) (tools/sweep/gate.py). Runs
+ones) (tools/sweep/gate.py); --json prints one JSON object. Runs
 that shared the host or stopped before their planned steps are left out of both, with a line
 saying how many and why (metrics/clean_runs.py); --include_unclean_runs keeps them.
 

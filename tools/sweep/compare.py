@@ -11,11 +11,16 @@ are too few repeats for the test; 3 per side are needed), and when the runs meas
 side's host load (tools/sweep/host_load.py: the busiest run's share of its cores that other
 processes used, and how many runs were on a busy host). `--fail_on_slower=PCT` makes it a
 regression gate: exit status 1 when a configuration is slower by the test and by more than PCT
-percent, with the failed configurations listed, or when it could not judge a configuration
-both sweeps ran (`?`, or no successful or clean run on a side: named with its runs per side;
-`--allow_unjudged`, which needs the gate, passes on the judged ones). A note before the table
-says when the flags for every run differ between the sides in what they set (two spellings of
-one value, `--noresults_db` and `--results_db=false`, are the same).
+percent, with the failed configurations listed; 3 (not judged) when it could not judge a
+configuration both sweeps ran (`?`, or no successful or clean run on a side: named with its
+runs per side; `--allow_unjudged`, which needs the gate, passes on the judged ones). `--json`
+prints one JSON object (`comparison_json`) instead of the text. A note before the table says
+when the flags for every run differ between the sides in what they set, and what changed
+(two spellings of one value, `--noresults_db` and `--results_db=false`, are the same; the
+flags that only name or place a run, a night's --label or --results_db, never count:
+metrics/configuration.py, the rule of every gate). Sweeps whose runs ran another
+configuration (another device, data, mode or image size) are noted, and a gate refuses them
+(exit status 2).
 
 The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
 timed part shared the host (other processes above 25% of its cores, steal above 5%) or that
@@ -27,24 +32,26 @@ them (their side's notes then say 'busy host in B').
 Listed after the table: configurations found on only one side ("only in A"), those both sides
 ran but one side without a successful run ("failed in A": every run of it there failed or was
 interrupted), and those whose every successful run on a side was left out ("left out in A").
-Exit status 0 (1: the gate failed), or 2 when a side has no results file or an argument is
-bad.
+Exit status 0; 1 the gate failed (a configuration slower); 2 when a side has no results file,
+an argument is bad, or a gate's sweeps ran other configurations; 3 the gate could not judge.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import NamedTuple
 
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
 from tf_cnn_benchmarks import cnn_util
-from tf_cnn_benchmarks.metrics import clean_runs
+from tf_cnn_benchmarks.metrics import clean_runs, configuration
 
 from . import gate, host_load, results
 
 USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT [--allow_unjudged]] '
-         '[--include_unclean_runs]   (sweep output directories or results.jsonl files)')
+         '[--include_unclean_runs] [--json]   (sweep output directories or results.jsonl '
+         'files)')
 LEFT_OUT = 'left out'  # the status a left-out record is given in compare's copy
 
 
@@ -219,17 +226,21 @@ def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool
                                 '; too few for the test' if too_few else ''), why
 
 
-def flags_meaning(extra_flags: list[str]):
-    """What a record's flags for every run set: the Params they parse to
+def flags_meaning(extra_flags: list[str]) -> tuple:
+    """What a record's flags for every run set: the values of the Params they parse to
     (flag_parsing.parse_flags), so two spellings of one value are equal (`--noresults_db`
     and `--results_db=false`, `--distortions` and `--distortions=true`, a flag at its
-    default and none); the flags themselves when they do not parse."""
+    default and none), as sorted (name, value) pairs without the flags that only name or
+    place a run (metrics/configuration.py NAMING_FLAGS: a night's --label, --results_db);
+    the flags themselves, as one pair, when they do not parse."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see the imports above
     try:
         p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
     except params.ParamsError:
-        return tuple(extra_flags)
-    return tuple(repr(v) for v in p)
+        return (('(flags that do not parse)', ' '.join(extra_flags)),)
+    return tuple(sorted((name, tuple(v) if isinstance(v, list) else v)
+                        for name, v in p._asdict().items()
+                        if name not in configuration.NAMING_FLAGS))
 
 
 def _flag_sets(records: list[dict]) -> tuple[set, set]:
@@ -238,14 +249,60 @@ def _flag_sets(records: list[dict]) -> tuple[set, set]:
     return {' '.join(f) for f in given}, {flags_meaning(f) for f in given}
 
 
+def flag_changes(a_records: list[dict], b_records: list[dict]) -> tuple[str, list[str]]:
+    """The note on the flags for every run when they differ between the sides in what they
+    set ('' when not: the flags that name or place a run never count), and what changed
+    from A to B ('--num_intra_threads None -> 1': metrics/configuration.py changed_flags, the
+    words of every gate) when each side has one set of them."""
+    (flags_a, meant_a), (flags_b, meant_b) = _flag_sets(a_records), _flag_sets(b_records)
+    if meant_a == meant_b:
+        return '', []
+    changed = []
+    if len(meant_a) == len(meant_b) == 1:
+        changed = configuration.changed_flags(dict(*meant_a), dict(*meant_b))
+    note = 'note: the flags for every run differ: A: %s; B: %s' % (
+        ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none')
+    return note + ('; what changed: %s' % '; '.join(changed) if changed else ''), changed
+
+
+#: The parts of a configuration (metrics/configuration.py) a sweep sets for every run, not
+#: per configuration: compare matches the others (results.AXES).
+SWEEP_WIDE_PARTS = ('mode', 'device', 'data', 'image_size')
+
+
+def other_configuration(a_records: list[dict], b_records: list[dict]) -> list[str]:
+    """'device: 'cpu' in A, 'gpu' in B' for each part of the configuration the sides ran with
+    other values, by the resolved flags of the successful runs of each configuration both
+    ran (a part of one value per side; runs without resolved flags say nothing)."""
+    def parts(records, config):
+        return {tuple(configuration.of_params(r['params'])[p] for p in SWEEP_WIDE_PARTS)
+                for r in records if results.config_of(r) == config and r.get('status') == 'ok'
+                and isinstance(r.get('params'), dict)}
+
+    out = []
+    shared = ({results.config_of(r) for r in a_records}
+              & {results.config_of(r) for r in b_records})
+    for config in sorted(shared, key=results.sort_key):
+        a, b = parts(a_records, config), parts(b_records, config)
+        if len(a) == len(b) == 1 and a != b:
+            for line in configuration.differences(dict(zip(SWEEP_WIDE_PARTS, *a)),
+                                                  dict(zip(SWEEP_WIDE_PARTS, *b)),
+                                                  fields=SWEEP_WIDE_PARTS):
+                if line not in out:
+                    out.append(line)
+    return out
+
+
 def format_comparison(a_name: str, b_name: str, a_records: list[dict],
                       b_records: list[dict], fail_pct: float | None = None,
                       include_unclean: bool = False, allow_unjudged: bool = False
-                      ) -> tuple[str, bool]:
+                      ) -> tuple[str, int, dict]:
     """The text `compare` prints: the sides, a markdown table, what was left out of each side
     and why, the configurations only in one side, those without a successful (or clean) run
-    in one side, and with `fail_pct` the gate's line; and whether the gate failed (with
-    `allow_unjudged`, configurations it could not judge do not fail it: --allow_unjudged)."""
+    in one side, and with `fail_pct` the gate's line; the gate's exit status (gate.exit_status:
+    0, 1 a configuration slower, 3 not judged; with `allow_unjudged`, configurations it could
+    not judge do not count: --allow_unjudged); and the same as one JSON object
+    (`comparison_json`)."""
     c = compare(a_records, b_records, fail_pct, include_unclean)
     head = ['model', 'batch/device', 'devices', 'precision', 'variable_update', 'A images/sec',
             'B images/sec', 'B/A', 'p', 'verdict', 'notes']
@@ -254,10 +311,13 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
         head[-1:] = ['A host load', 'B host load', 'notes']
     lines = ['A: %s (%s)' % (a_name, _side(a_records)),
              'B: %s (%s)' % (b_name, _side(b_records)), '']
-    (flags_a, meant_a), (flags_b, meant_b) = _flag_sets(a_records), _flag_sets(b_records)
-    if meant_a != meant_b:  # by meaning: --noresults_db is --results_db=false
-        lines += ['note: the flags for every run differ: A: %s; B: %s' % (
-            ' | '.join(sorted(flags_a)) or 'none', ' | '.join(sorted(flags_b)) or 'none'), '']
+    note, changed = flag_changes(a_records, b_records)  # by meaning: --noresults_db is
+    if note:                                             # --results_db=false
+        lines += [note, '']
+    other = other_configuration(a_records, b_records)
+    if other:
+        lines += ['note: A and B ran other configurations (%s): a gate (%s) refuses to judge '
+                  'them' % ('; '.join(other), gate.OPTION), '']
     if c.rows:
         lines.append('| ' + ' | '.join(head) + ' |')
         lines.append('| ' + ' | '.join('---' if i < 5 or i > 8 else '---:'
@@ -282,9 +342,7 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
             for line in chosen.lines()]
     if left:
         lines += [''] + left
-    for title, configs in (('only in A', c.only_a), ('only in B', c.only_b),
-                           ('failed in A', c.failed_a), ('failed in B', c.failed_b),
-                           ('left out in A', c.left_out_a), ('left out in B', c.left_out_b)):
+    for title, configs in _lists(c):
         if configs:
             lines += ['', '%s (%d): %s' % (title, len(configs), '; '.join(configs))]
     shared = ({results.config_of(r) for r in c.chosen_a.kept}
@@ -295,28 +353,90 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
         lines += ['', host_load.unmeasured_line(missing, len(used))]
     verdict = head.index('verdict')
     judged = sum(row[verdict] != '?' for row in c.rows)
+    gate_line = None
     if fail_pct is not None:
         gone = [(side, [s for r, s in chosen.left_out
                         if results.describe(results.config_of(r)) in configs])
                 for side, chosen, configs in (('A', c.chosen_a, c.left_out_a),
                                               ('B', c.chosen_b, c.left_out_b))]
-        lines += [''] + gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged,
-                                        gate.left_out_parts(gone), len(missing),
-                                        c.unjudged, c.unjudged_why, allow_unjudged)
-    # A gate that judged nothing (every run failed or was left out, files of something else,
-    # too few repeats for the test) fails; so does one that could not judge a configuration
-    # both sides ran, unless --allow_unjudged.
-    return '\n'.join(lines), bool(c.gate_failed) or (fail_pct is not None and (
-        not judged or (bool(c.unjudged) and not allow_unjudged)))
+        [gate_line] = gate.gate_lines(c.gate_failed, fail_pct, len(c.rows), judged,
+                                      gate.left_out_parts(gone), len(missing),
+                                      c.unjudged, c.unjudged_why, allow_unjudged)
+        lines += ['', gate_line]
+    # A regression found exits 1; a gate that judged nothing (every run failed or was left
+    # out, files of something else, too few repeats for the test), or not a configuration
+    # both sides ran (unless --allow_unjudged), exits 3: not judged is no pass.
+    status = gate.exit_status(c.gate_failed, fail_pct, judged, c.unjudged, allow_unjudged)
+    data = comparison_json(a_name, b_name, c, fail_pct, changed, other, gate_line, status)
+    return '\n'.join(lines), status, data
+
+
+def _lists(c: Comparison) -> list[tuple[str, list]]:
+    return [('only in A', c.only_a), ('only in B', c.only_b), ('failed in A', c.failed_a),
+            ('failed in B', c.failed_b), ('left out in A', c.left_out_a),
+            ('left out in B', c.left_out_b)]
+
+
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def comparison_json(a_name: str, b_name: str, c: Comparison, fail_pct: float | None,
+                    changed: list[str], other: list[str], gate_line: str | None,
+                    status: int) -> dict:
+    """`compare --json`: one object, units in the key names.
+
+    Returns:
+      {'a', 'b' (the paths), 'fail_on_slower_pct' (None without a gate), 'what_changed' (the
+       flags for every run, `flag_changes`), 'other_configuration' (`other_configuration`),
+       'configurations': [{'model', 'batch_size_per_device', 'num_devices', 'precision',
+       'variable_update', 'configuration' (results.describe), 'a_median_images_per_sec',
+       'a_noise_pct', 'a_runs', the same for b, 'b_over_a_ratio', 'p_value' (one-sided, in
+       the ratio's direction; None for '?'), 'verdict' ('slower', 'faster', 'same', '?'),
+       'gate_failed', 'notes'}], 'not_judged' (each with its runs per side and why), the
+       lists 'only_in_a', ..., 'left_out_in_b', 'left_out_runs' {'a', 'b': the lines saying
+       how many and why}, 'gate': {'verdict' ('passed', 'regression', 'not judged'),
+       'line'} (None without --fail_on_slower), and 'exit_status'}.
+    """
+    a_stats = results.config_stats(c.chosen_a.kept)  # the runs the statistics used
+    b_stats = results.config_stats(c.chosen_b.kept)
+    configs = []
+    for row in c.rows:
+        config = (row[0], int(row[1]), int(row[2]), row[3], row[4])
+        a, b = a_stats.get(config), b_stats.get(config)
+        configs.append({
+            'model': row[0], 'batch_size_per_device': int(row[1]), 'num_devices': int(row[2]),
+            'precision': row[3], 'variable_update': row[4],
+            'configuration': results.describe(config),
+            'a_median_images_per_sec': a and a.median, 'a_noise_pct': a and 100 * a.noise,
+            'a_runs': a and a.n, 'b_median_images_per_sec': b and b.median,
+            'b_noise_pct': b and 100 * b.noise, 'b_runs': b and b.n,
+            'b_over_a_ratio': a and b and (b.median / a.median if a.median else None),
+            'p_value': _number(row[8]), 'verdict': row[9],
+            'gate_failed': results.describe(config) in c.gate_failed, 'notes': row[-1]})
+    verdicts = {0: 'passed', 1: 'regression', 3: 'not judged'}
+    out = {'a': a_name, 'b': b_name, 'fail_on_slower_pct': fail_pct, 'what_changed': changed,
+           'other_configuration': other, 'configurations': configs,
+           'not_judged': list(c.unjudged)}
+    out.update({title.replace(' ', '_').lower(): list(items) for title, items in _lists(c)})
+    out['left_out_runs'] = {'a': c.chosen_a.lines(), 'b': c.chosen_b.lines()}
+    out['gate'] = None if fail_pct is None else {'verdict': verdicts[status],
+                                                 'line': gate_line}
+    out['exit_status'] = status
+    return out
 
 
 def main(argv: list[str]) -> int:
-    """`compare A B`; returns the exit status."""
+    """`compare A B`; returns the exit status (0; 1 a configuration slower beyond the gate's
+    tolerance; 2 a usage error; 3 the gate could not judge)."""
     if argv and argv[0] in ('-h', '--help'):
         print(USAGE + '\n\n' + __doc__)
         return 0
     try:
-        paths, fail_pct, include, allow = gate.parse_options(argv)
+        paths, fail_pct, include, allow, as_json = gate.parse_options(argv)
     except gate.UsageError as e:
         print('error: %s. %s' % (e, USAGE), file=sys.stderr)
         return 2
@@ -331,12 +451,24 @@ def main(argv: list[str]) -> int:
             print('error: no results file at %s (give a sweep output directory or its '
                   'results.jsonl)' % jsonl, file=sys.stderr)
             return 2
-        records, bad = results.load_records(jsonl)
+        try:
+            records, bad = results.load_records(jsonl)
+        except OSError as e:
+            print('error: cannot read %s: %s (give a sweep output directory this user can '
+                  'read)' % (jsonl, e.strerror or e), file=sys.stderr)
+            return 2
         if bad:
             print('warning: %s: %s skipped: not sweep records'
                   % (jsonl, cnn_util.counted(bad, 'line')), file=sys.stderr)
         sides.append(records)
-    text, gate_failed = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
-                                          include, allow)
-    print(text)
-    return 1 if gate_failed else 0
+    other = other_configuration(*sides)
+    if other and fail_pct is not None:  # the rule of every gate: metrics/configuration.py
+        print('error: %s: A and B ran other configurations (%s); a gate compares runs of the '
+              'same configuration: give sweeps of the same --device, data (--data_dir, '
+              '--data_name), mode (--forward_only, --eval) and --image_size'
+              % (gate.OPTION, '; '.join(other)), file=sys.stderr)
+        return 2
+    text, status, data = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
+                                           include, allow)
+    print(json.dumps(data, sort_keys=True) if as_json else text)
+    return status

@@ -9,13 +9,15 @@ a one-sided Mann-Whitney U test (metrics/significance.py, scipy.stats.mannwhitne
   ?        too few repeats for the test ever to reach p <= 0.05 (2 + 2 repeats: the smallest
            possible p is 1/6): the notes column says so; sweep with --repeats >= 3
 
-With `--fail_on_slower=PCT`, compare exits 1 when a configuration is `slower` and its B/A ratio
-of the medians is below 1 - PCT/100, and prints which configurations failed; 0 otherwise.
-A gate that could not judge a configuration both sweeps ran (`?`: too few runs on a side for
-the test; or no successful, or no clean, run on a side) fails too, naming each one with its
-runs per side, unless `--allow_unjudged` (then it passes on the judged ones and still names
-them; it needs --fail_on_slower); a gate that judged nothing fails even so, on one line naming
-each configuration and why, with what to do.
+With `--fail_on_slower=PCT`, compare exits 1 (significance.REGRESSION) when a configuration is
+`slower` and its B/A ratio of the medians is below 1 - PCT/100, and prints which
+configurations failed; 0 when it passed. A gate that could not judge a configuration both
+sweeps ran (`?`: too few runs on a side for the test; or no successful, or no clean, run on a
+side) exits 3 (significance.NOT_JUDGED: neither a pass nor a regression), its line `gate: NOT
+JUDGED: ...` naming each one with its runs per side, unless `--allow_unjudged` (then it passes
+on the judged ones and still names them; it needs --fail_on_slower); a gate that judged
+nothing exits 3 even so, on one line naming each configuration and why, with what to do. A
+regression found beside configurations not judged exits 1 (its line names both).
 A CI job keeps a baseline sweep as an artifact and runs the same sweep, then the compare, as
 its gate (docs/campaigns.md: "A regression gate in CI").
 """
@@ -33,6 +35,7 @@ from . import results
 OPTION = '--fail_on_slower'
 INCLUDE = clean_runs.INCLUDE_FLAG  # keep runs that shared the host or stopped early
 ALLOW_UNJUDGED = '--allow_unjudged'  # pass on the judged configurations, naming the others
+JSON = '--json'  # one JSON object instead of the text
 
 
 # A sweep does not rerun a run recorded ok in its folder: a clean rerun goes into a new one.
@@ -50,24 +53,26 @@ def parse_args(argv: list[str]) -> tuple[list[str], float | None]:
     Raises:
       UsageError: see parse_options.
     """
-    paths, pct, _, _ = parse_options(argv)
+    paths, pct = parse_options(argv)[:2]
     return paths, pct
 
 
-def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool]:
+def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool, bool]:
     """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given,
-    --allow_unjudged given).
+    --allow_unjudged given, --json given).
 
     Raises:
       UsageError: a malformed --fail_on_slower or one outside [0, 100), --allow_unjudged
         without --fail_on_slower, or another option.
     """
-    paths, pct, include, allow = [], None, False, False
+    paths, pct, include, allow, as_json = [], None, False, False, False
     for arg in argv:
         if arg == INCLUDE:
             include = True
         elif arg == ALLOW_UNJUDGED:
             allow = True
+        elif arg == JSON:
+            as_json = True
         elif arg == OPTION or arg.startswith(OPTION + '='):
             text = arg.partition('=')[2]
             try:
@@ -81,13 +86,13 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool]
                                  % (OPTION, text))
         elif arg.startswith('--'):
             raise UsageError('unknown option %s (compare takes %s=PCT); its other options are '
-                             '%s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED))
+                             '%s, %s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED, JSON))
         else:
             paths.append(arg)
     if allow and pct is None:
         raise UsageError('%s needs %s=PCT: it passes the gate on the configurations it judged, '
                          'and without a gate compare only reports' % (ALLOW_UNJUDGED, OPTION))
-    return paths, pct, include, allow
+    return paths, pct, include, allow, as_json
 
 
 def judge(a: results.Stats, b: results.Stats,
@@ -134,7 +139,7 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
                left_out: list[str] = (), unmeasured: int = 0, unjudged: list[str] = (),
                unjudged_why: set = frozenset(), allow_unjudged: bool = False) -> list[str]:
     """The gate's summary after the table: `compared` configurations in both sweeps, `judged`
-    of them with enough repeats for the test (a gate that judged none fails).
+    of them with enough repeats for the test (a gate that judged none: `gate: NOT JUDGED`).
 
     Args:
       left_out: when nothing was compared because a side's every successful run of the
@@ -144,18 +149,19 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
       unmeasured: runs compared whose host load could not be measured: a passed gate then
         says that a quiet host is not established for them.
       unjudged: the configurations both sweeps ran that could not be judged, each with its
-        runs per side and why (compare.Comparison.unjudged); any of them fails the gate,
-        named, unless `allow_unjudged` (a passed line then names them).
+        runs per side and why (compare.Comparison.unjudged); any of them makes the gate NOT
+        JUDGED (exit status 3; beside a slower one it FAILED, 1), named, unless
+        `allow_unjudged` (a passed line then names them).
       unjudged_why: their reasons, for the advice (`unjudged_advice`).
     """
     if not compared and left_out:
-        return ['gate: FAILED: nothing was compared: every one of %s was left out as unclean; '
+        return ['gate: NOT JUDGED: nothing was compared: every one of %s was left out as unclean; '
                 '%s keeps them, or %s' % (' and of '.join(left_out), INCLUDE, QUIET_RERUN)]
     if not compared:
-        return ['gate: FAILED: nothing was compared (no configuration has successful runs in '
+        return ['gate: NOT JUDGED: nothing was compared (no configuration has successful runs in '
                 'both A and B); check that both sweeps ran and that A and B are sweep folders']
     if not judged:  # every one of them is unjudged: one line, the reasons vary
-        return ['gate: FAILED: nothing could be judged: %s. To judge them: %s'
+        return ['gate: NOT JUDGED: nothing could be judged: %s. To judge them: %s'
                 % ('; '.join(unjudged), unjudged_advice(unjudged_why))]
     total = judged + len(unjudged)
     if unjudged and not allow_unjudged:
@@ -171,13 +177,27 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
                                             fail_pct, '; '.join(failed),
                                             '; and ' + unsure if unsure else '')]
     if unsure:
-        return ['gate: FAILED: ' + unsure]
+        return ['gate: NOT JUDGED: ' + unsure]
     quiet = ('; the host load of %d run%s was not measured: a quiet host is not established'
              % (unmeasured, '' if unmeasured == 1 else 's') if unmeasured else '')
     allowed = ('; not judged (%s): %s' % (ALLOW_UNJUDGED, '; '.join(unjudged))
                if unjudged else '')
     return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
             'noise%s%s' % (judged, fail_pct, quiet, allowed)]
+
+
+def exit_status(failed: list, fail_pct: float | None, judged: int, unjudged: list,
+                allow_unjudged: bool = False) -> int:
+    """The gate's exit status (metrics/significance.py): REGRESSION (1) when a configuration
+    failed; NOT_JUDGED (3) when nothing was judged, or a configuration both sweeps ran was not
+    and `allow_unjudged` is off; else PASSED (0), as without a gate (`fail_pct` None)."""
+    if fail_pct is None:
+        return regression.PASSED
+    if failed:
+        return regression.REGRESSION
+    if not judged or (unjudged and not allow_unjudged):
+        return regression.NOT_JUDGED
+    return regression.PASSED
 
 
 def left_out_parts(sides: list[tuple[str, list]]) -> list[str]:

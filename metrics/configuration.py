@@ -1,0 +1,120 @@
+"""What a configuration is: the one rule of the three regression gates.
+
+A configuration is what makes two runs comparable at all (docs/results-database.md, "What is a
+configuration"): CONFIG_FIELDS, i.e. model, mode (training, forward-only, evaluation),
+precision (fp32, fp16, bf16), batch size per device, devices, workers, --variable_update,
+device (cpu, gpu), data (synthetic, imagenet, cifar10) and image size. The gates hold it
+fixed:
+
+  tf_cnn_results regressions   a series is the runs of one configuration on one host
+  tf_cnn_sweep compare         configurations are matched between the sides; a gate between
+                               sweeps of other configurations (--device, the data, the mode,
+                               the image size set for every run) is refused
+  --baseline                   a baseline of another configuration is refused (exit status 2)
+
+Every other flag (threads, data layout, XLA, ...) and the environment (TensorFlow version,
+oneDNN, CPU) may change between the runs compared: each gate names what changed (`changes`:
+'--num_intra_threads 0 -> 1', 'tf_version 2.21.0 -> 2.22.0'), never refuses it; a change of
+the host's settings is what a regression finder must show. NAMING_FLAGS never count: they
+only name or place a run (--label, --results_db, the output folders and files) or set a gate
+(--baseline, --fail_on_slower, --include_unclean_runs), and a --config's name (its flags are
+in the values it set).
+
+No TensorFlow and no project imports: plain dicts of flag values in, text out.
+"""
+
+from __future__ import annotations
+
+CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
+                 'variable_update', 'device', 'data', 'image_size')
+ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
+                      'cpu_cores', 'gpus', 'onednn', 'hostname')
+# Flags that say where a run wrote or what it is called, not how it ran, and the gates' own.
+NAMING_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'label',
+                'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
+                'partitioned_graph_file_prefix', 'benchmark_test_id', 'checkpoint_path',
+                'config', 'baseline', 'fail_on_slower', 'include_unclean_runs')
+
+
+def precision_of(params: dict) -> str:
+    """'fp16', 'bf16' or 'fp32' from --use_fp16/--use_bf16 (the sweep's names)."""
+    return 'fp16' if params.get('use_fp16') else 'bf16' if params.get('use_bf16') else 'fp32'
+
+
+def mode_of(params: dict) -> str:
+    """'evaluation', 'forward-only' or 'training' (run_plan.run_mode's words)."""
+    return ('evaluation' if params.get('eval') else 'forward-only' if params.get('forward_only')
+            else 'training')
+
+
+def data_of(params: dict, plan: dict | None = None) -> str:
+    """The dataset: the run plan's name when known, else 'synthetic' without --data_dir, else
+    --data_name ('imagenet' when unset)."""
+    if plan and plan.get('dataset'):
+        return str(plan['dataset'])
+    if not params.get('data_dir') or params.get('data_name') == 'synthetic':
+        return 'synthetic'
+    return params.get('data_name') or 'imagenet'
+
+
+def of_params(params: dict, plan: dict | None = None) -> dict:
+    """The configuration {CONFIG_FIELDS} of a run's flag values (one worker; the devices are
+    --num_gpus)."""
+    return {'model': params.get('model'), 'mode': mode_of(params),
+            'precision': precision_of(params), 'batch_size': params.get('batch_size'),
+            'num_devices': params.get('num_gpus'), 'num_workers': 1,
+            'variable_update': params.get('variable_update'), 'device': params.get('device'),
+            'data': data_of(params, plan), 'image_size': params.get('image_size')}
+
+
+def of_result(result: dict) -> dict:
+    """The configuration of a result dict (a run's, or its results JSON:
+    lifecycle/results_log.py): its params, with the per-device batch, devices, workers and
+    image size the run resolved where it recorded them."""
+    plan = result.get('plan') if isinstance(result.get('plan'), dict) else None
+    params = dict(result.get('params') or {})
+    params['model'] = result.get('model') or params.get('model')
+    config = of_params(params, plan)
+    config['num_devices'] = result.get('num_devices') or config['num_devices']
+    config['num_workers'] = result.get('num_workers') or 1
+    config['batch_size'] = result.get('per_device_batch_size') or config['batch_size']
+    config['image_size'] = result.get('image_size') or config['image_size']
+    return config
+
+
+def differences(a: dict, b: dict, a_where: str = 'in A', b_where: str = 'in B',
+                fields=CONFIG_FIELDS) -> list[str]:
+    """'batch_size: 8 in A, 16 in B' for each part of two configurations that differs (in
+    `fields` order; `a_where`, `b_where`: 'in the baseline', 'here')."""
+    return ['%s: %r %s, %r %s' % (name, a.get(name), a_where, b.get(name), b_where)
+            for name in fields if a.get(name) != b.get(name)]
+
+
+def show(value) -> str:
+    """A value as `changes` writes it: a list comma-joined ('[]' when empty), else str."""
+    if isinstance(value, (list, tuple)):
+        return ','.join(str(v) for v in value) or '[]'
+    return str(value)
+
+
+def _norm(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def changed_flags(before: dict, after: dict) -> list[str]:
+    """'--num_intra_threads 0 -> 1' for each flag whose value differs between two runs'
+    {flag: value} (NAMING_FLAGS left out; a flag missing on one side is None there), by
+    name."""
+    return ['--%s %s -> %s' % (name, show(before.get(name)), show(after.get(name)))
+            for name in sorted(set(before) | set(after))
+            if name not in NAMING_FLAGS and _norm(before.get(name)) != _norm(after.get(name))]
+
+
+def changes(env_before: dict, env_after: dict, flags_before: dict, flags_after: dict
+            ) -> list[str]:
+    """What changed between two runs: their environments (ENVIRONMENT_FIELDS but the host
+    name: 'tf_version 2.20.0 -> 2.21.0'), then their flags (`changed_flags`)."""
+    env = ['%s %s -> %s' % (name, show(env_before.get(name)), show(env_after.get(name)))
+           for name in ENVIRONMENT_FIELDS
+           if name != 'hostname' and env_before.get(name) != env_after.get(name)]
+    return env + changed_flags(flags_before, flags_after)
