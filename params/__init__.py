@@ -15,8 +15,7 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
-(device_rules.py: the default device, NCCL), UTF-8 text values (text_values.py) and the usage
-error every check raises (errors.py).
+(device_rules.py: the default device, NCCL), UTF-8 text (text_values.py), usage errors (errors.py).
 The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
 layer: checked here before TensorFlow loads).
 """
