@@ -114,8 +114,9 @@ def check_config(stored: dict, path: str, params) -> dict:
     why = clean_runs.of_result(stored).why()
     if why and not getattr(params, 'include_unclean_runs', False):
         raise BaselineError('--baseline=%s is not a clean run (%s); give the results JSON of a '
-                            'run on a quiet host that ran all its steps, or %s to judge '
-                            'against it anyway' % (path, why, clean_runs.INCLUDE_FLAG))
+                            'run on a quiet host that ran all its steps (with a timed part long '
+                            'enough to measure its host load), or %s to judge against it anyway'
+                            % (path, why, clean_runs.INCLUDE_FLAG))
     stored['results_file'] = path
     return stored
 
@@ -142,8 +143,9 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
     Returns:
       {'file', 'baseline_images_per_sec', 'images_per_sec', 'ratio', 'p_slower', 'p_faster',
        'verdict', 'reason', 'fail_on_slower_pct', 'failed', 'num_steps': [A's, B's],
-       'left_out' (why this run was not judged: it is not clean; None when judged)}. A run
-      left out has verdict '?' and failed True.
+       'left_out' (why this run was not judged: it is not clean; None when judged)}, and for a
+      run left out 'remedy' (what makes it judgeable: a quiet host, or a timed part long enough
+      to measure its host load). A run left out has verdict '?' and failed True.
     """
     a = step_rates(stored)
     a_total = float(stored.get('images_per_sec') or 0.0)
@@ -154,7 +156,8 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
                 'images_per_sec': images_per_sec, 'ratio': ratio, 'p_slower': None,
                 'p_faster': None, 'verdict': '?', 'reason': 'this run is not clean: ' + why,
                 'fail_on_slower_pct': fail_pct, 'failed': True,
-                'num_steps': [len(a), len(rates)], 'left_out': why}
+                'num_steps': [len(a), len(rates)], 'left_out': why,
+                'remedy': _remedy(this_run)}
     j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
     return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
             'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
@@ -164,15 +167,23 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
             'left_out': None}
 
 
+def _remedy(state: clean_runs.RunState) -> str:
+    """What makes a run that was not clean judgeable: a quiet host, or (its load not
+    measured) a timed part long enough to measure it."""
+    if state.unmeasured and not (state.busy or state.steal):
+        return 'rerun with a longer timed part (a larger --num_batches)'
+    return 'rerun on a quiet host'
+
+
 def format_line(c: dict) -> str:
     """'baseline: 4.25 images/sec, this run 3.61 (-15.1%, Mann-Whitney p=1.2e-05 over 20 and
     20 steps): slower, more than the 5% allowed: FAILED'."""
     change = (c['ratio'] - 1.0) * 100
     if c.get('left_out'):
         return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%): not judged, this run is '
-                'not clean (%s): FAILED (rerun on a quiet host, or %s)' % (
+                'not clean (%s): FAILED (%s, or %s)' % (
                     c['baseline_images_per_sec'], c['images_per_sec'], change, c['left_out'],
-                    clean_runs.INCLUDE_FLAG))
+                    c.get('remedy') or 'rerun on a quiet host', clean_runs.INCLUDE_FLAG))
     if c['verdict'] == '?':
         test = c['reason']
     else:
@@ -193,8 +204,9 @@ def raise_if_failed(result: dict) -> None:
     c = result.get('baseline')
     if c and c.get('left_out'):
         raise RegressionError('the --baseline gate could not judge this run: it is not clean '
-                              '(%s); rerun on a quiet host, or give %s to judge it anyway'
-                              % (c['left_out'], clean_runs.INCLUDE_FLAG))
+                              '(%s); %s, or give %s to judge it anyway'
+                              % (c['left_out'], c.get('remedy') or 'rerun on a quiet host',
+                                 clean_runs.INCLUDE_FLAG))
     if c and c.get('failed'):
         raise RegressionError('slower than the baseline %s: %.2f images/sec against %.2f '
                               '(%+.1f%%, more than --fail_on_slower=%g%% and beyond the noise)'

@@ -13,7 +13,6 @@ import statistics
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
-from tf_cnn_benchmarks.metrics import clean_runs
 
 
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
@@ -170,10 +169,7 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
                                                   for r, s in chosen.left_out)]
     lines += chosen.lines() if chosen else []
-    unmeasured = clean_runs.unmeasured_line(
-        [records.run_state(r) for r in rows],
-        *(('run kept in the verdicts', 'runs kept in the verdicts') if chosen else ()))
-    return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
+    return lines + [''] + regression_lines(found, None)
 
 
 def _steps_down(found: list) -> str:
@@ -183,7 +179,8 @@ def _steps_down(found: list) -> str:
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
                      ) -> list[str]:
     """`regressions`: a block per step down, then one summary line (with `counts`: the
-    series searched and those too short)."""
+    series searched and those too short; 'regressions: nothing could be judged (...)' when no
+    series had runs enough for the test, as the gate's line then says)."""
     lines = []
     for r in found:
         fields = regressions.summary(r)
@@ -203,6 +200,8 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
     if found:
         head = 'regressions: %s in %d series, %d still slower' % (
             _steps_down(found), len({(r.config_key, r.hostname) for r in found}), still)
+    elif short == searched:  # no series searched, or each too short: no verdict, not 'none'
+        head = 'regressions: nothing could be judged'
     else:
         head = 'regressions: none'
     return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '
