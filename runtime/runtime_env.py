@@ -11,7 +11,10 @@
   (bench/bench_core.py; docs/performance-notes.md, "Measurements once in the code").
 * TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
-A value the user already set is kept. Call `apply()` before the first TensorFlow import, or
+A value the user already set is kept. Where the home folder does not exist, `apply()` also
+points KERAS_HOME and MPLCONFIGDIR at a temporary folder of the process (`spare_absent_home`:
+TensorFlow's Keras and matplotlib would make the home folder as they load; the plots' modules
+call it before matplotlib loads). Call `apply()` before the first TensorFlow import, or
 `import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
 writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
 messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,

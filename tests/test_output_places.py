@@ -177,6 +177,20 @@ def test_the_libraries_settings_go_to_a_temporary_folder_under_no_home(no_home, 
     assert runtime_env.spare_absent_home() is None
 
 
+def test_the_plots_spare_a_home_that_does_not_exist(no_home, monkeypatch):
+    # tf_cnn_results' and tf_cnn_sweep's plots load matplotlib outside a run's start.
+    from tf_cnn_benchmarks.history import plots
+    for name in runtime_env.HOME_WRITERS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(runtime_env, '_SPARED', False)
+    plots._pyplot()
+    folder = os.environ['MPLCONFIGDIR']
+    try:
+        assert not folder.startswith(no_home) and not os.path.exists(no_home)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_home_is_the_password_databases_when_home_is_unset():
     import pwd
     account = pwd.getpwuid(os.getuid()).pw_dir  # where os.path.expanduser('~') goes then

@@ -19,6 +19,7 @@ import os
 import sys
 
 from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.runtime import runtime_env
 
 from . import figures, host_load, results
 
@@ -308,6 +309,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
     Raises:
       ImportError: matplotlib is missing.
     """
+    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
     import matplotlib
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot as plt
