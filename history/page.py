@@ -156,6 +156,11 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                  cnn_util.counted(len(hosts), 'host'), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
              _regressions_section(found, searched, short, min_change_pct, chosen.lines())]
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
+                                            'run kept in the verdicts',
+                                            'runs kept in the verdicts')
+    if unmeasured:  # kept with --include_unclean_runs
+        parts.append('<p class="note">%s</p>' % _e(unmeasured))
     for (model, precision) in sorted(groups):
         parts.append('<h2 id="%s-%s">%s %s</h2>' % (_e(model), _e(precision), _e(model),
                                                      _e(precision)))

@@ -288,6 +288,22 @@ class Selection:
         return cnn_util.counted(count, prefix + self.noun.removesuffix('s'), prefix + self.noun)
 
 
+def unmeasured_line(states: list[RunState], noun: str = 'run', plural: str | None = None
+                    ) -> str:
+    """The line a verdict adds when some of the runs it used had no measured host load (kept
+    with INCLUDE_FLAG: the rule leaves them out otherwise), e.g. 'host load: not measured for 3
+    of 12 runs (run too short): whether the host was quiet during them is not known; a longer
+    timed part (a larger --num_batches) measures it'; '' when every run's was measured (or not
+    recorded). `noun` (and its `plural`, default noun + 's': cnn_util.counted) says what
+    `states` are, e.g. 'run kept in the verdicts' where they are not every run shown."""
+    mine = [s for s in states if s.unmeasured]
+    if not mine:
+        return ''
+    return ('host load: not measured for %d of %s (%s): whether the host was quiet during '
+            'them is not known; %s' % (len(mine), cnn_util.counted(len(states), noun, plural),
+                                       mine[0].unmeasured, UNMEASURED_FIX))
+
+
 def reason_lines(states: list[RunState]) -> list[str]:
     """Per reason that holds for any of `states`: '2 shared the host (others used > 25% of
     the cores)', '1 stopped before its planned steps (28 of 100)'."""

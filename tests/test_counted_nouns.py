@@ -33,6 +33,15 @@ def test_a_selection_of_one_run_says_run():
     assert two.lines()[0].startswith('left out 1 of 2 repeats: ')
 
 
+def test_the_unmeasured_line_names_what_it_counts():
+    states = [clean_runs.state(SHORT), clean_runs.state(SHORT)]
+    assert clean_runs.unmeasured_line(states[:1]).startswith(
+        'host load: not measured for 1 of 1 run (run too short)')
+    assert clean_runs.unmeasured_line(
+        states, 'run kept in the verdicts', 'runs kept in the verdicts').startswith(
+        'host load: not measured for 2 of 2 runs kept in the verdicts (run too short)')
+
+
 def test_the_left_out_line_of_unmeasured_runs_counts_them_in_their_number():
     states = [clean_runs.state(SHORT), clean_runs.state(SHORT)]
     assert clean_runs.reason_lines(states[:1])[0].startswith('1 had no measured host load (')

@@ -93,6 +93,9 @@ def test_the_gates_judge_the_measured_quiet_runs_not_the_unmeasured_ones(tmp_pat
     assert 'REGRESSION' in out  # kept, the short slow runs read as a step down
     assert 'kept 8 unclean runs of 16 (--include_unclean_runs): 8 %s' % UNMEASURED \
         in out.splitlines(), out
+    assert ('host load: not measured for 8 of 16 runs kept in the verdicts (run too short): '
+            'whether the host was quiet during them is not known; a longer timed part (a '
+            'larger --num_batches) measures it') in out.splitlines(), out
 
 
 def test_a_gate_with_only_unmeasured_runs_says_nothing_could_be_judged_on_both_lines(

@@ -314,8 +314,11 @@ def _current_folder_problem() -> str | None:
 def _regressions(conn, args) -> int:
     chosen = _clean(_rows(conn, args), args)
     found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
+    unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
+                                            'run kept in the verdicts',
+                                            'runs kept in the verdicts')
     print('\n'.join(results_format.regression_lines(found, (searched, short))
-                    + chosen.lines()))
+                    + chosen.lines() + ([unmeasured] if unmeasured else [])))
     still = [r for r in found if r.still_slower]
     if args.fail_on_regression:
         if not searched and chosen.total:

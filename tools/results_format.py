@@ -13,6 +13,7 @@ import statistics
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
+from tf_cnn_benchmarks.metrics import clean_runs
 
 
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
@@ -169,7 +170,10 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
                                                   for r, s in chosen.left_out)]
     lines += chosen.lines() if chosen else []
-    return lines + [''] + regression_lines(found, None)
+    unmeasured = clean_runs.unmeasured_line(
+        [records.run_state(r) for r in rows],
+        *(('run kept in the verdicts', 'runs kept in the verdicts') if chosen else ()))
+    return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
 
 
 def _steps_down(found: list) -> str:
