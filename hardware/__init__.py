@@ -4,7 +4,8 @@ between devices and hosts with their rates and sources (links.py), the known nam
 an unknown one for a usage error's "did you mean" (suggest.py), this CPU's measured peak
 (cpu_peak.py), its reduced-precision kernels timed against float32 (kernel_speed.py), whether
 it runs a reduced precision's NCHW kernels (layout_kernels.py), its loopback rate between two
-tasks (loopback.py) and the memory this process can still allocate (host_memory.py); the
+tasks (loopback.py), the memory this process can still allocate (host_memory.py) and the
+account's default folders under its home folder (user_dirs.py); the
 measured facts live in one calibration record per host (calibration.py: each with its spread
 and the host's load while it was measured; busy measurements are not kept), keyed per CPU model
 and TensorFlow version.

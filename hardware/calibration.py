@@ -54,6 +54,7 @@ from typing import Callable, NamedTuple
 
 from .. import cnn_util
 from ..metrics import host_load
+from . import user_dirs
 
 RECORD_NAME = 'calibration.json'
 VERSION = 1
@@ -132,9 +133,8 @@ class Measurement(NamedTuple):
 
 def cache_dir(environ=None) -> str:
     """`$XDG_CACHE_HOME/tf_cnn_benchmarks`, else `~/.cache/tf_cnn_benchmarks`."""
-    environ = os.environ if environ is None else environ
-    base = environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
-    return os.path.join(base, 'tf_cnn_benchmarks')
+    return os.path.join(user_dirs.base_folder('XDG_CACHE_HOME', ('.cache',), environ),
+                        'tf_cnn_benchmarks')
 
 
 def record_path(environ=None) -> str | None:
@@ -158,9 +158,15 @@ _SAID_UNUSABLE: set = set()
 
 def record_problem(path: str) -> str | None:
     """Why the record at `path` cannot be read or written ('is a folder, not a file; ...'), or
-    None (a missing file in a folder that can be made or written is no problem)."""
+    None (a missing file in a folder that can be made or written is no problem). A record
+    under a home folder that does not exist cannot be written: the home folder is not made
+    (user_dirs.py)."""
     if os.path.isdir(path):
         return 'is a folder, not a file: set %s to a file\'s path, or to %s' % (ENV, OFF)
+    home = user_dirs.absent_home(path)
+    if home:
+        return '%s (set XDG_CACHE_HOME, or %s to a file\'s path, where this user can write)' % (
+            user_dirs.absent_home_text(home), ENV)
     folder = os.path.dirname(os.path.abspath(path))
     while folder and not os.path.exists(folder):
         folder = os.path.dirname(folder) if os.path.dirname(folder) != folder else ''
@@ -281,7 +287,11 @@ def store(path: str | None, measurements, median_by=None) -> bool:
 
 
 def _write(path: str, entries: dict) -> bool:
-    """Writes the record atomically (a rename). Raises OSError (the temporary file removed)."""
+    """Writes the record atomically (a rename). Raises OSError (the temporary file removed;
+    under a home folder that does not exist, before anything is made)."""
+    home = user_dirs.absent_home(path)
+    if home:
+        raise OSError('the calibration record %s %s' % (path, user_dirs.absent_home_text(home)))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
                                prefix='.calibration_', suffix='.tmp')
@@ -454,8 +464,7 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
     if fresh.quiet:
         written = store(path, [fresh], median_by)
         if not written:  # used by this run only: every run measures it again
-            (warn or _warn)('%s measured now: used by this run, not kept: %s'
-                            % (label, unwritable_text(path)))
+            _say_not_kept(label, path, warn or _warn)
         stored = lookup(key, path) if written and median_by else None
         if stored is None:
             return fresh
@@ -471,6 +480,24 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
 
 def _warn(text: str) -> None:
     print('warning: %s' % text, file=sys.stderr, flush=True)
+
+
+#: The records under a home folder that does not exist this process said it cannot keep.
+_SAID_NOT_KEPT: set = set()
+
+
+def _say_not_kept(label: str, path: str, warn) -> None:
+    """The line of a quiet measurement the record could not keep: per figure ('CPU peak
+    measured now: used by this run, not kept: ...'), but once a process for a record under a
+    home folder that does not exist ('the measurements of this run are not cached: ...'):
+    every figure of the run is lost the same way."""
+    if user_dirs.absent_home(path):
+        if path not in _SAID_NOT_KEPT:
+            _SAID_NOT_KEPT.add(path)
+            warn('the measurements of this run are not cached (each run measures them again): '
+                 '%s' % unwritable_text(path))
+        return
+    warn('%s measured now: used by this run, not kept: %s' % (label, unwritable_text(path)))
 
 
 #: Every Measurement `measure` made in this process, in order (quiet or not): --calibrate

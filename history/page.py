@@ -7,10 +7,10 @@ beside it: the page can be mailed, archived as a CI artifact or opened from disk
 
 The search and the plots use the clean runs (metrics/clean_runs.py); the runs left out are
 counted with the regressions (one line per reason) and listed under their configuration's
-plot with a badge ('busy', 'stopped at 28 of 100'). With include_unclean
-(--include_unclean_runs) they are kept, and listed with their badge as kept. The runs kept
-whose host load was not measured (too short) are counted there too and listed as 'not
-measured', as `tf_cnn_results history` marks them (history/records.py `host_load_word`).
+plot with a badge ('busy', 'stopped at 28 of 100', 'not measured' for a run too short for its
+host load to be measured), the words `tf_cnn_results history` marks them with
+(history/records.py `host_load_word`). With include_unclean (--include_unclean_runs) they are
+kept, and listed with their badge as kept.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def _latest_table(runs: list[dict]) -> str:
 
 
 def _marked_table(rows: list[dict], what: str) -> str:
-    """The runs of a configuration `what` says (left out of the verdicts, kept unclean, kept
-    with no measured host load), each with its host-load word (records.host_load_word, the
+    """The runs of a configuration `what` says (left out of the verdicts, or kept unclean),
+    each with its host-load word (records.host_load_word, the
     words `list` and `history` give: 'busy', 'stopped at 28 of 100', 'not measured'); '' when
     there are none."""
     if not rows:
@@ -109,18 +109,6 @@ def _unclean_table(rows: list[dict], kept: bool) -> str:
             '%s left out of the verdicts (%s keeps them)' % (cnn_util.counted(len(rows), 'run'),
                                                             clean_runs.INCLUDE_FLAG))
     return _marked_table(rows, '%s:' % what)
-
-
-def _unmeasured_table(runs: list[dict]) -> str:
-    """The clean runs of a configuration the verdicts kept whose host load was not measured
-    ('3 runs kept in the verdicts, host load not measured (run too short):'); '' when none."""
-    mine = [(r, s) for r, s in ((r, records.run_state(r)) for r in runs)
-            if s.unmeasured and s.clean]
-    if not mine:
-        return ''
-    return _marked_table([r for r, _ in mine], '%s kept in the verdicts, host load not '
-                         'measured (%s):' % (cnn_util.counted(len(mine), 'run'),
-                                             mine[0][1].unmeasured))
 
 
 def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '',
@@ -171,7 +159,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')
-    if unmeasured:
+    if unmeasured:  # kept with --include_unclean_runs
         parts.append('<p class="note">%s</p>' % _e(unmeasured))
     for (model, precision) in sorted(groups):
         parts.append('<h2 id="%s-%s">%s %s</h2>' % (_e(model), _e(precision), _e(model),
@@ -187,7 +175,6 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                                        base64.b64encode(png).decode('ascii')))
                 parts.append(_latest_table(runs))
             parts.append(_unclean_table(unclean.get(key, []), include_unclean))
-            parts.append(_unmeasured_table(runs))
     parts.append('</body></html>')
     return '\n'.join(parts)
 

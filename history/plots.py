@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import statistics
 
+from ..runtime import runtime_env
 from . import records
 
 # Host colours (matplotlib's tab10 without its red and orange, which mark steps down).
@@ -27,6 +28,7 @@ class PlotError(RuntimeError):
 
 
 def _pyplot():
+    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
     try:
         import matplotlib
     except ImportError:

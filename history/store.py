@@ -34,6 +34,7 @@ import sqlite3
 import time
 
 from ..cnn_util import BenchmarkError
+from ..hardware import user_dirs
 from . import records
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
@@ -60,10 +61,8 @@ PATH_VARIABLE = 'TF_CNN_RESULTS_DB'
 def data_folder(environ=None) -> str:
     """`$XDG_DATA_HOME/tf_cnn_benchmarks`, else `~/.local/share/tf_cnn_benchmarks`: the
     default database's folder (whatever TF_CNN_RESULTS_DB says)."""
-    environ = os.environ if environ is None else environ
-    base = environ.get('XDG_DATA_HOME') or os.path.join(os.path.expanduser('~'), '.local',
-                                                        'share')
-    return os.path.join(base, 'tf_cnn_benchmarks')
+    return os.path.join(user_dirs.base_folder('XDG_DATA_HOME', ('.local', 'share'), environ),
+                        'tf_cnn_benchmarks')
 
 
 def default_path(environ=None) -> str:
@@ -92,6 +91,24 @@ def resolve_path(value) -> str | None:
     if value is False:
         return None
     return default_path() if value is None or value is True else str(value)
+
+
+def home_problem(path: str) -> str | None:
+    """Why the results database `path` cannot be made where it is: 'is under the home folder
+    /nonexistent (HOME), which does not exist and is not made' (user_dirs.py), or None."""
+    home = user_dirs.absent_home(path)
+    return user_dirs.absent_home_text(home) if home else None
+
+
+def run_path(value) -> str | None:
+    """The database a run records into: `resolve_path(value)`, except that the default place
+    (--results_db not given) under a home folder that does not exist is None, as
+    --noresults_db: the run is not recorded and the home folder is not made
+    (preflight/output_paths.py says so in one warning line)."""
+    path = resolve_path(value)
+    if value in (None, True) and path and home_problem(path):
+        return None
+    return path
 
 
 def _column_type(name: str) -> str:
@@ -224,8 +241,9 @@ def open_store(path: str, *, create: bool = True,
       sqlite3.Row.
 
     Raises:
-      StoreError: no file (with create=False), a folder that cannot be made, a file that is
-        not a results database of this program, damaged or newer, or a lock held too long.
+      StoreError: no file (with create=False), a folder that cannot be made (or is under a
+        home folder that does not exist: that is never made), a file that is not a results
+        database of this program, damaged or newer, or a lock held too long.
     """
     if os.path.exists(path) and not os.path.isfile(path):
         raise StoreError('the results database %s is not a regular file (a folder or a '
@@ -235,6 +253,10 @@ def open_store(path: str, *, create: bool = True,
             raise StoreError('no results database at %s (runs record there unless '
                              '--noresults_db; `tf_cnn_results ingest DIR` loads sweep folders '
                              'and run JSONs)' % path)
+        home = home_problem(path)
+        if home:
+            raise StoreError('the results database %s cannot be created: it %s; give '
+                             '--results_db=PATH' % (path, home))
         try:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         except OSError as e:
@@ -284,14 +306,25 @@ def read_only_reason(path: str) -> str | None:
     return None
 
 
-def open_read_only(path: str) -> sqlite3.Connection:
+def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
     """Opens an existing results database for reading only: nothing is written to the file or
     beside it (a shared, read-only mount of a nightly database reads as well as a local one).
 
-    The file is opened with SQLite's `mode=ro`, and with `immutable=1` where its folder cannot
-    be written (no -wal or -shm file can be made there; SQLite then reads the file as it is, so
-    a writer elsewhere must have finished: a WAL that was not checkpointed is not seen). A file
-    of an older schema is migrated in a copy in memory; the file keeps its version.
+    The file is opened with SQLite's `mode=ro`, and with `immutable=1` (SQLite then reads the
+    file as it is, takes no lock and makes no -wal or -shm file) where no writer of the file can
+    be at work (`_as_it_is`): its folder cannot be written, or nothing is beside it (no -wal or
+    -journal file: a writer keeps one while it has the file open) and either this process
+    cannot write the file (`mode=ro` alone would make the -wal and -shm files in a writable
+    folder) or `peek` asks for a look that leaves nothing behind. A read of the file as it is
+    that meets a write begun meanwhile fails as SQLite's error and is tried once more with
+    locks (`mode=ro` alone). A WAL that was not checkpointed is not seen through `immutable`,
+    so where the folder cannot be written a writer elsewhere must have finished. A file of an
+    older schema is migrated in a copy in memory; the file keeps its version.
+
+    Args:
+      path: the file.
+      peek: the identity check of a run before it starts (`check_file`): a database it then
+        refuses must be left as it was, with no new file beside it.
 
     Raises:
       StoreError: no file, not a regular file, not a results database of this program,
@@ -303,7 +336,29 @@ def open_read_only(path: str) -> sqlite3.Connection:
     if not os.path.exists(path):
         raise StoreError('no results database at %s (runs record there unless --noresults_db; '
                          '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
-    immutable = read_only_reason(path) not in (None, 'the file is read-only')
+    reason = read_only_reason(path)
+    folder_unwritable = reason not in (None, 'the file is read-only')
+    if folder_unwritable:
+        return _connect_read_only(path, True)
+    if _as_it_is(path, peek or reason is not None):
+        try:
+            return _connect_read_only(path, True)
+        except StoreError:  # a write begun meanwhile: read it again with locks
+            if os.path.exists(path + '-wal') or os.path.exists(path + '-journal'):
+                return _connect_read_only(path, False)
+            raise
+    return _connect_read_only(path, False)
+
+
+def _as_it_is(path: str, wanted: bool) -> bool:
+    """True when `wanted` and no -wal or -journal file is beside `path` (no writer has it
+    open; `open_read_only`)."""
+    return wanted and not any(os.path.exists(path + tail) for tail in ('-wal', '-journal'))
+
+
+def _connect_read_only(path: str, immutable: bool) -> sqlite3.Connection:
+    """`open_read_only`'s connection (with `immutable=1` when `immutable`), its identity
+    checked and an older schema migrated in a copy in memory."""
     uri = 'file:%s?mode=ro%s' % (_uri_path(path), '&immutable=1' if immutable else '')
     conn = None
     try:
@@ -348,9 +403,14 @@ def check_file(path: str) -> str | None:
     results database of this program with a schema this one knows (or an empty file).
     Whether this process can write it is tried by the run's check before it starts
     (preflight/output_paths.py), which makes a file to know; the read-only commands of
-    tf_cnn_results read a database on read-only storage.
+    tf_cnn_results read a database on read-only storage. The look at an existing file makes
+    no file beside it (`open_read_only`'s peek): a database refused here is left as it was.
     """
     if not os.path.exists(path):
+        home = home_problem(path)
+        if home:
+            return 'the results database %s cannot be made: it %s; give another ' \
+                '--results_db=PATH' % (path, home)
         folder = os.path.dirname(os.path.abspath(path))
         while not os.path.exists(folder):
             folder = os.path.dirname(folder)
@@ -365,7 +425,7 @@ def check_file(path: str) -> str | None:
     if not os.path.isfile(path):
         return 'the results database %s is not a regular file (a folder or a device)' % path
     try:
-        open_read_only(path).close()
+        open_read_only(path, peek=True).close()
     except StoreError as e:
         return str(e)
     return None

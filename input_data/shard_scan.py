@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from .. import cnn_util
+from ..hardware import user_dirs
 from ..runtime import file_systems
 from . import compression
 from .record_crc import masked_crc32c_of_lengths
@@ -106,8 +107,8 @@ def _walk_frames(pread, size: int) -> tuple[int, bool]:
 
 def cache_path() -> str:
     """$XDG_CACHE_HOME/tf_cnn_benchmarks/shard_scans.json, else under ~/.cache."""
-    root = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
-    return os.path.join(root, 'tf_cnn_benchmarks', 'shard_scans.json')
+    return os.path.join(user_dirs.base_folder('XDG_CACHE_HOME', ('.cache',)),
+                        'tf_cnn_benchmarks', 'shard_scans.json')
 
 
 def _key(path: str) -> str:
@@ -170,8 +171,17 @@ class ScanCache:
 
     def save(self) -> None:
         """Writes the file (atomically) when something changed; a cache that cannot be
-        written only costs the next run its speed, so problems are ignored."""
+        written only costs the next run its speed, so a problem is one warning line. A cache
+        under a home folder that does not exist (user_dirs.py) is not written: the home
+        folder is not made."""
         if not self._dirty:
+            return
+        home = user_dirs.absent_home(self.path)
+        if home:  # not made: one line, and the scans are only this run's
+            self._dirty = False
+            self._warn('the shard scans are not cached: the cache %s %s; set XDG_CACHE_HOME '
+                       'to a folder this user can write to keep them'
+                       % (self.path, user_dirs.absent_home_text(home)))
             return
         if len(self._entries) > MAX_CACHE_ENTRIES:
             newest = sorted(self._entries.items(), key=lambda kv: kv[1].get('scanned_ns', 0))

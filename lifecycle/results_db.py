@@ -38,15 +38,20 @@ def _can_write_under(folder: str) -> bool:
     return os.path.isdir(folder) and store.read_only_reason(os.path.join(folder, 'x')) is None
 
 
+def _usable(folder: str) -> bool:
+    """`_can_write_under`, and not under a home folder that does not exist (never made)."""
+    return store.home_problem(folder) is None and _can_write_under(folder)
+
+
 def unrecorded_dir(database: str) -> str:
     """Where the results of runs that could not be recorded go: <database folder>/unrecorded;
     where that folder is on read-only storage, the default database's folder's `unrecorded`
     (store.data_folder), else `tf_cnn_benchmarks-unrecorded` in the system's temporary
-    folder."""
+    folder; never a folder under a home folder that does not exist."""
     candidates = [os.path.join(os.path.dirname(os.path.abspath(database)), 'unrecorded'),
                   os.path.join(store.data_folder(), 'unrecorded'),
                   os.path.join(tempfile.gettempdir(), 'tf_cnn_benchmarks-unrecorded')]
-    return next((c for c in candidates if _can_write_under(c)), candidates[-1])
+    return next((c for c in candidates if _usable(c)), candidates[-1])
 
 
 def record(database: str | None, result: dict) -> int | None:

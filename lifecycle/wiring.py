@@ -64,7 +64,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
-        hooks.append(results_db.RecordHook(store.resolve_path(p.results_db)))
+        hooks.append(results_db.RecordHook(store.run_path(p.results_db)))
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
         evaluations = next((h for h in hooks
                             if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)
@@ -86,5 +86,5 @@ def eval_hooks(plan) -> list[run_hooks.RunHook]:
     hooks = [figure_hooks.EvalFiguresHook(plan)]
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
-    hooks.append(results_db.RecordHook(store.resolve_path(p.results_db), eval_run=True))
+    hooks.append(results_db.RecordHook(store.run_path(p.results_db), eval_run=True))
     return hooks

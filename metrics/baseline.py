@@ -125,8 +125,9 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
     why = clean_runs.of_result(stored).why()
     if why and not getattr(params, 'include_unclean_runs', False):
         raise BaselineError('--baseline=%s is not a clean run (%s); give the results JSON of a '
-                            'run on a quiet host that ran all its steps, or %s to judge '
-                            'against it anyway' % (path, why, clean_runs.INCLUDE_FLAG))
+                            'run on a quiet host that ran all its steps (with a timed part long '
+                            'enough to measure its host load), or %s to judge against it anyway'
+                            % (path, why, clean_runs.INCLUDE_FLAG))
     stored['results_file'] = path
     return stored
 
@@ -172,7 +173,9 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
        'verdict', 'reason', 'fail_on_slower_pct', 'failed' (slower beyond the tolerance: the
        gate failed, exit status 1), 'judged' (False: this run left out, or too few steps for
        the test: exit status 3), 'num_steps': [A's, B's], 'left_out' (why this run was not
-       judged: it is not clean; None when judged), 'changes'}. A run left out has verdict '?'.
+       judged: it is not clean; None when judged), 'changes'}, and for a run left out 'remedy'
+      (what makes it judgeable: a quiet host, or a timed part long enough to measure its host
+      load). A run left out has verdict '?'.
     """
     a = step_rates(stored)
     a_total = float(stored.get('images_per_sec') or 0.0)
@@ -183,7 +186,8 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
                 'images_per_sec': images_per_sec, 'ratio': ratio, 'p_slower': None,
                 'p_faster': None, 'verdict': '?', 'reason': 'this run is not clean: ' + why,
                 'fail_on_slower_pct': fail_pct, 'failed': False, 'judged': False,
-                'num_steps': [len(a), len(rates)], 'left_out': why, 'changes': list(changes)}
+                'num_steps': [len(a), len(rates)], 'left_out': why, 'changes': list(changes),
+                'remedy': _remedy(this_run)}
     j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
     return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
             'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
@@ -204,6 +208,14 @@ def exit_status(c: dict | None) -> int:
     return regression.PASSED
 
 
+def _remedy(state: clean_runs.RunState) -> str:
+    """What makes a run that was not clean judgeable: a quiet host, or (its load not
+    measured) a timed part long enough to measure it."""
+    if state.unmeasured and not (state.busy or state.steal):
+        return 'rerun with a longer timed part (a larger --num_batches)'
+    return 'rerun on a quiet host'
+
+
 def format_line(c: dict) -> str:
     """'baseline: 4.25 images/sec, this run 3.61 (-15.1%, Mann-Whitney p=1.2e-05 over 20 and
     20 steps): slower, more than the 5% allowed: FAILED', then '; what changed: ...' when
@@ -212,9 +224,10 @@ def format_line(c: dict) -> str:
     changed = ('; what changed: %s' % '; '.join(c['changes'])) if c.get('changes') else ''
     if c.get('left_out'):
         return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%): not judged, this run is '
-                'not clean (%s): NOT JUDGED (rerun on a quiet host, or %s)%s' % (
+                'not clean (%s): NOT JUDGED (%s, or %s)%s' % (
                     c['baseline_images_per_sec'], c['images_per_sec'], change, c['left_out'],
-                    clean_runs.INCLUDE_FLAG, changed))
+                    c.get('remedy') or 'rerun on a quiet host', clean_runs.INCLUDE_FLAG,
+                    changed))
     if c['verdict'] == '?':
         return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): NOT JUDGED (a larger '
                 '--num_batches gives the test its steps)%s' % (
@@ -239,8 +252,9 @@ def raise_if_failed(result: dict) -> None:
     status = exit_status(c)
     if status == regression.NOT_JUDGED and c.get('left_out'):
         raise NotJudgedError('the --baseline gate could not judge this run: it is not clean '
-                             '(%s); rerun on a quiet host, or give %s to judge it anyway'
-                             % (c['left_out'], clean_runs.INCLUDE_FLAG))
+                             '(%s); %s, or give %s to judge it anyway'
+                             % (c['left_out'], c.get('remedy') or 'rerun on a quiet host',
+                                clean_runs.INCLUDE_FLAG))
     if status == regression.NOT_JUDGED:
         raise NotJudgedError('the --baseline gate could not judge this run: %s; a larger '
                              '--num_batches (here or in the baseline) gives the test its steps'

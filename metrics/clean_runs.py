@@ -12,12 +12,17 @@ A run is clean when both hold:
                            both into result['host_load'] (its `others_fraction` and
                            `steal_fraction`; the limits are that module's, so its warning and this
                            rule agree). A run whose load was not recorded (results from before the
-                           measurement) counts as clean. A run whose load was not measured (its
-                           timed part too short for /proc's clock ticks, a host without /proc) is
-                           not called clean (`show` says 'not measured (run too short)', `list` 'not
-                           measured'), but the verdicts keep it, as `tf_cnn_sweep compare` does, and
-                           say so after their verdict (`unmeasured_line`): whether its host was
-                           quiet is not known.
+                           measurement) counts as clean: there is nothing to judge it by. A run
+                           whose load was measured but gave no figure (its timed part too short
+                           for /proc's clock ticks, a host without /proc) is not clean: whether
+                           its host was quiet is not known, and a run that short is the one a
+                           neighbour's burst moves most. It is left out like a busy run (`show`
+                           and `list` say 'not measured'), counted with the others ('3 had no
+                           measured host load (run too short: a longer timed part (a larger
+                           --num_batches) measures it)'). It is not judged by a longer window
+                           (the warm-up, the whole process) instead: that would judge another
+                           interval than the one its images/sec covers; the remedy is a timed
+                           part long enough to measure.
     it ran its planned steps   timed steps run == timed steps planned (the run plan's
                            num_batches: --num_batches, or what --num_epochs gives). A run
                            stopped by SIGINT after 1 or 28 of 100 steps is not clean: its
@@ -49,9 +54,11 @@ OTHERS_LIMIT = host_load.OTHERS_LIMIT
 STEAL_LIMIT = host_load.STEAL_LIMIT
 INCLUDE_FLAG = '--include_unclean_runs'
 INCLUDE_HELP = ('keep runs that shared the host (other processes above %.0f%% of their cores, '
-                'or steal above %.0f%%) or stopped before their planned steps in the '
-                'verdicts; they are left out by default' % (100 * OTHERS_LIMIT,
-                                                            100 * STEAL_LIMIT))
+                'or steal above %.0f%%), whose host load was not measured (too short a timed '
+                'part) or that stopped before their planned steps in the verdicts; they are '
+                'left out by default' % (100 * OTHERS_LIMIT, 100 * STEAL_LIMIT))
+#: How a run's host load gets measured: what the left-out line of such runs advises.
+UNMEASURED_FIX = 'a longer timed part (a larger --num_batches) measures it'
 # Why a run is not clean, in the order the lines give them: (key, plural text, singular).
 REASONS = (
     ('busy', 'shared the host (others used > %.0f%% of the cores)' % (100 * OTHERS_LIMIT),
@@ -60,6 +67,7 @@ REASONS = (
         100 * STEAL_LIMIT), 'lost > %.0f%% of the CPUs\' time to steal (the hypervisor)' % (
         100 * STEAL_LIMIT)),
     ('stopped', 'stopped before their planned steps', 'stopped before its planned steps'),
+    ('unmeasured', 'had no measured host load', 'had no measured host load'),
 )
 
 
@@ -112,7 +120,8 @@ class RunState:
 
     @property
     def reasons(self) -> list[str]:
-        """The keys of REASONS that hold ([] for a clean run)."""
+        """The keys of REASONS that hold ([] for a clean run): 'unmeasured' when its host load
+        was recorded without a figure."""
         return [key for key, _, _ in REASONS if getattr(self, key)]
 
     @property
@@ -122,7 +131,8 @@ class RunState:
 
     @property
     def badge(self) -> str:
-        """'busy', 'steal 7%', 'stopped at 28 of 100', joined by ', '; '' when clean."""
+        """'busy', 'steal 7%', 'stopped at 28 of 100', 'not measured', joined by ', '; ''
+        when clean."""
         parts = []
         if self.busy:
             parts.append('busy')
@@ -130,6 +140,8 @@ class RunState:
             parts.append('steal %.0f%%' % (100 * self.steal_fraction))
         if self.stopped:
             parts.append('stopped at %d of %d' % (self.steps_run, self.steps_planned))
+        if self.unmeasured:
+            parts.append('not measured')
         return ', '.join(parts)
 
     def why(self) -> str:
@@ -146,23 +158,24 @@ class RunState:
         if self.stopped:
             parts.append('stopped at %d of %d timed steps' % (self.steps_run,
                                                               self.steps_planned))
+        if self.unmeasured:
+            parts.append('host load not measured (%s): whether the host was quiet is not '
+                         'known' % self.unmeasured)
         return '; '.join(parts)
 
     @property
     def verdict(self) -> str:
-        """The host-load word of `list` and `show`: 'clean', 'busy', 'steal 7%', 'stopped at
-        28 of 100' (the badge), or 'not measured' (its load could not be measured)."""
-        return self.badge or ('not measured' if self.unmeasured else 'clean')
+        """The host-load word of `list` and `show`: 'clean', or the badge: 'busy', 'steal 7%',
+        'stopped at 28 of 100', 'not measured' (its load could not be measured)."""
+        return self.badge or 'clean'
 
     def describe(self) -> str:
-        """One line for `show`: why the run is not clean and that the verdicts leave it out,
-        'not measured (run too short): ...', or 'clean (...)' with its others' share (and the
-        cluster's) or 'host load not recorded'."""
+        """One line for `show`: why the run is not clean and that the verdicts leave it out
+        ('host load not measured (run too short): ... (left out of the verdicts unless
+        --include_unclean_runs)'), or 'clean (...)' with its others' share (and the cluster's)
+        or 'host load not recorded'."""
         if self.why():
             return '%s (left out of the verdicts unless %s)' % (self.why(), INCLUDE_FLAG)
-        if self.unmeasured:
-            return ('not measured (%s): whether the host was quiet is not known; the verdicts '
-                    'keep it and say so' % self.unmeasured)
         if self.others_fraction is None and self.steal_fraction is None:
             return 'clean (host load not recorded: counts as clean)'
         cluster = ('' if not self.cluster_fraction else ': the cluster\'s other tasks on this '
@@ -277,18 +290,18 @@ class Selection:
 
 def unmeasured_line(states: list[RunState], noun: str = 'run', plural: str | None = None
                     ) -> str:
-    """The line a verdict adds when some of the runs it used had no measured host load, e.g.
-    'host load: not measured for 3 of 12 runs (run too short): whether the host was quiet
-    during them is not known; a longer timed part (a larger --num_batches) measures it';
-    '' when every run's was measured (or not recorded). `noun` (and its `plural`, default
-    noun + 's': cnn_util.counted) says what `states` are, e.g. 'run kept in the verdicts' where
-    they are not every run shown."""
+    """The line a verdict adds when some of the runs it used had no measured host load (kept
+    with INCLUDE_FLAG: the rule leaves them out otherwise), e.g. 'host load: not measured for 3
+    of 12 runs (run too short): whether the host was quiet during them is not known; a longer
+    timed part (a larger --num_batches) measures it'; '' when every run's was measured (or not
+    recorded). `noun` (and its `plural`, default noun + 's': cnn_util.counted) says what
+    `states` are, e.g. 'run kept in the verdicts' where they are not every run shown."""
     mine = [s for s in states if s.unmeasured]
     if not mine:
         return ''
     return ('host load: not measured for %d of %s (%s): whether the host was quiet during '
-            'them is not known; a longer timed part (a larger --num_batches) measures it' % (
-                len(mine), cnn_util.counted(len(states), noun, plural), mine[0].unmeasured))
+            'them is not known; %s' % (len(mine), cnn_util.counted(len(states), noun, plural),
+                                       mine[0].unmeasured, UNMEASURED_FIX))
 
 
 def reason_lines(states: list[RunState]) -> list[str]:
@@ -304,6 +317,8 @@ def reason_lines(states: list[RunState]) -> list[str]:
             text += ' (%s)' % ', '.join('%d of %d' % (s.steps_run, s.steps_planned)
                                         for s in mine[:5]) + (', ...' if len(mine) > 5
                                                               else '')
+        if key == 'unmeasured':
+            text += ' (%s: %s)' % (mine[0].unmeasured, UNMEASURED_FIX)
         out.append(text)
     return out
 

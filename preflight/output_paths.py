@@ -18,6 +18,7 @@ loaded a file is written and removed in each remote output folder (`check_remote
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 import tempfile
@@ -41,24 +42,48 @@ _TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path', 'eval_dir')
 def encoding_problem(path: str) -> str | None:
     """Why TensorFlow cannot be given `path` by name, or None.
 
-    Under an ASCII file system encoding (the C locale) Python reads a non-ASCII name as
-    surrogate escapes, which TensorFlow's string conversion refuses.
+    TensorFlow takes a name as UTF-8. A name this process could only read as surrogate escapes
+    is not: under a UTF-8 file system encoding the name's bytes are not valid UTF-8 (the name
+    itself must change); under an ASCII one (the C locale) any non-ASCII name is read so, and
+    a UTF-8 locale reads it.
     """
     try:
         path.encode('utf-8')
     except UnicodeEncodeError:
+        encoding = sys.getfilesystemencoding()
+        if codecs.lookup(encoding).name == 'utf-8':
+            raw = os.fsencode(path)
+            try:
+                raw.decode('utf-8')
+                first = ''
+            except UnicodeDecodeError as e:
+                first = ' (byte %#04x at offset %d)' % (raw[e.start], e.start)
+            return ('its name is not valid UTF-8%s, and TensorFlow takes names as UTF-8; '
+                    'rename it (or give another path) with a name in UTF-8' % first)
         return ('its name is not ASCII and this process reads names as %s (the locale), so '
                 'TensorFlow cannot be given it; run under a UTF-8 locale (LC_ALL=C.UTF-8) or '
-                'with PYTHONUTF8=1' % sys.getfilesystemencoding())
+                'with PYTHONUTF8=1' % encoding)
     return None
+
+
+def shown_name(path: str) -> str:
+    """`path` as a message shows it: bytes its name could not decode as '\\xff' (the bytes
+    the user typed), not Python's surrogate escapes ('\\udcff')."""
+    try:
+        path.encode('utf-8')
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode('utf-8', 'backslashreplace')
 
 
 def _database_folder_problem(database: str) -> str | None:
     """Why a run could not write the results database `database`, or None: tried for real,
     because os.access lets root pass on read-only and special file systems (/proc).
 
-    A database that does not exist yet: its missing folders must be creatable (the store
-    makes every level) under the nearest existing folder, where a folder is made and removed.
+    A database that does not exist yet: in its folder, when that exists, a file is made and
+    removed (a folder such as /proc exists but holds no file: the reason says so); else its
+    missing folders must be creatable (the store makes every level) under the nearest existing
+    folder, where a folder is made and removed. Each reason ends with the fix.
     An existing one: the file is opened for appending (nothing is written) and a file is made
     and removed in its folder (WAL's -wal and -shm files go there): on a read-only mount, or
     a file or folder whose permission bits deny this user, the run would train and then fail
@@ -78,16 +103,36 @@ def _database_folder_problem(database: str) -> str | None:
                     % (database, store.read_only_reason(database) or problem))
         return None
     folder = os.path.dirname(os.path.abspath(database))
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    probe = os.path.join(folder, '.tf_cnn_benchmarks_probe_%d' % os.getpid())
+    existing = folder
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if existing == folder:  # the file itself is all there is to make
+        problem = cnn_util.write_problem(folder)
+        if problem:
+            return ('the results database %s cannot be made: %s; give another '
+                    '--results_db=PATH' % (database, _cannot_hold(folder, problem)))
+        return None
+    probe = os.path.join(existing, '.tf_cnn_benchmarks_probe_%d' % os.getpid())
     try:
         os.mkdir(probe)
         os.rmdir(probe)
     except OSError as e:
-        return ('the results database %s cannot be made: no folder can be created in %s (%s)'
-                % (database, folder, e.strerror or e))
+        return ('the results database %s cannot be made: the folder %s exists but no folder '
+                'can be made in it (%s); give another --results_db=PATH'
+                % (database, existing, e.strerror or e))
     return None
+
+
+def _cannot_hold(folder: str, problem: str) -> str:
+    """cnn_util.write_problem's `problem` for the existing `folder` as a reason: 'the folder
+    /proc exists but cannot hold files (a special file system: making a file there fails: No
+    such file or directory)', or the problem as it is ('cannot write in /x: Read-only file
+    system')."""
+    special = 'cannot write in %s: not a normal folder (making a file there fails: ' % folder
+    if problem.startswith(special):
+        return ('the folder %s exists but cannot hold files (a special file system: making a '
+                'file there fails: %s' % (folder, problem[len(special):]))
+    return problem
 
 
 def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
@@ -196,7 +241,9 @@ def check_output_paths(p: Params) -> None:
     Paths TensorFlow opens by name must be UTF-8 (`encoding_problem`). Each local path given,
     and the longest file the run writes, must fit PATH_MAX and NAME_MAX (path_lengths.py),
     checked before the paths are looked up. The results database (--results_db, or its
-    default place) must be ours (store.check_file) and writable (tried), or can be made.
+    default place) must be ours (store.check_file) and writable (tried), or can be made; its
+    default place under a home folder that does not exist is not used (one `warning:` line:
+    the run is not recorded, store.run_path).
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there. --plan_scaling_png is a file as above; with --calibrate, the
@@ -210,7 +257,7 @@ def check_output_paths(p: Params) -> None:
         path = getattr(p, name)
         problem = path and encoding_problem(path)
         if problem:
-            raise ParamsError('--%s=%s cannot be used: %s.' % (name, path, problem))
+            raise ParamsError('--%s=%s cannot be used: %s.' % (name, shown_name(path), problem))
     path_lengths.check_given_paths(p)
     if writes := any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):
         path_lengths.check_path_lengths(p)
@@ -241,6 +288,10 @@ def check_output_paths(p: Params) -> None:
     if p.calibrate:
         _check_calibration_record()
     database = store.resolve_path(p.results_db)
+    if database and store.run_path(p.results_db) is None:  # the default, under no home
+        cnn_util.warn('the run is not recorded in the results database: its default place %s '
+                      '%s; --results_db=PATH records it' % (database, store.home_problem(database)))
+        database = None
     problem = database and (store.check_file(database) or _database_folder_problem(database))
     if problem:
         raise ParamsError('--results_db%s: %s (or --noresults_db to record nothing)' % (

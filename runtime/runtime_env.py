@@ -11,7 +11,10 @@
   (bench/bench_core.py; docs/performance-notes.md, "Measurements once in the code").
 * TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
-A value the user already set is kept. Call `apply()` before the first TensorFlow import, or
+A value the user already set is kept. Where the home folder does not exist, `apply()` also
+points KERAS_HOME and MPLCONFIGDIR at a temporary folder of the process (`spare_absent_home`:
+TensorFlow's Keras and matplotlib would make the home folder as they load; the plots' modules
+call it before matplotlib loads). Call `apply()` before the first TensorFlow import, or
 `import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
 writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
 messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
@@ -31,6 +34,8 @@ import os
 import re
 import sys
 
+from ..hardware import user_dirs
+
 DEFAULTS = {'TF_ENABLE_ONEDNN_OPTS': '1', 'TF_CPU_ALLOCATOR_USE_BFC': 'true',
             'TF_CPP_MIN_LOG_LEVEL': '2'}
 
@@ -42,9 +47,41 @@ _CUDA_PROBE = 'failed call to cuInit'
 
 
 def apply() -> None:
-    """Sets every variable of DEFAULTS that is not set yet (idempotent)."""
+    """Sets every variable of DEFAULTS that is not set yet, and `spare_absent_home`'s
+    (idempotent)."""
     for name, value in DEFAULTS.items():
         os.environ.setdefault(name, value)
+    spare_absent_home()
+
+
+#: Settings folders that libraries this program loads make under `~` unless told otherwise:
+#: TensorFlow's own Keras writes ~/.keras/keras.json while TensorFlow loads, matplotlib its
+#: settings and font cache under ~/.config/matplotlib (and ~/.cache/matplotlib).
+HOME_WRITERS = ('KERAS_HOME', 'MPLCONFIGDIR')
+_SPARED = False
+
+
+def spare_absent_home() -> str | None:
+    """Where the home folder does not exist (user_dirs.py), points each of HOME_WRITERS that
+    is not set at one temporary folder of this process, removed when it exits, so that
+    loading TensorFlow or matplotlib does not make the home folder; nothing where it exists.
+
+    Returns:
+      The temporary folder, or None (the home folder exists, or this was done already).
+    """
+    global _SPARED
+    unset = [name for name in HOME_WRITERS if not os.environ.get(name)]
+    if _SPARED or not unset or not user_dirs.absent_home(user_dirs.home()):
+        return None
+    import atexit
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix='tf_cnn_benchmarks-settings-')
+    atexit.register(shutil.rmtree, folder, True)
+    _SPARED = True
+    for name in unset:  # a child process inherits them (and keeps its parent's folder)
+        os.environ[name] = folder
+    return folder
 
 
 def min_log_level() -> int:

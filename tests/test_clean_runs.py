@@ -88,7 +88,9 @@ def test_the_rule_a_quarter_of_the_cores_steal_and_the_planned_steps():
     assert clean_runs.state(None, 28, None).clean and clean_runs.state(None).clean
     assert clean_runs.state(None).describe() == ('clean (host load not recorded: counts as '
                                                  'clean)')
-    assert clean_runs.state({'others_fraction': 'x'}, True, 100).clean  # not figures
+    # A load recorded without figures is not measured: not clean (metrics/clean_runs.py).
+    garbled = clean_runs.state({'others_fraction': 'x'}, True, 100)
+    assert not garbled.clean and garbled.unmeasured == 'unknown' and not garbled.stopped
 
 
 def test_planned_steps_of_a_result():
@@ -396,7 +398,8 @@ def test_a_baseline_that_is_not_clean_is_refused_unless_included(tmp_path):
     assert str(e.value) == (
         "--baseline=%s is not a clean run (busy: other processes used 71%% of the run's cores "
         "(more than 25%%)); give the results JSON of a run on a quiet host that ran all its "
-        "steps, or --include_unclean_runs to judge against it anyway" % path)
+        "steps (with a timed part long enough to measure its host load), or "
+        "--include_unclean_runs to judge against it anyway" % path)
     assert isinstance(e.value, params.ParamsError)  # a usage error: exit status 2
     kept = params.make_params(model='trivial', batch_size=8, include_unclean_runs=True)
     assert baseline.check_config(baseline.load(path), path, kept)['results_file'] == path
@@ -444,8 +447,8 @@ def test_every_judging_command_takes_the_flag_and_its_help_names_the_rule(comman
     assert results_cli.main(['tf_cnn_results', command, '--help']) == 0
     out = ' '.join(capsys.readouterr().out.split())
     assert ('--include_unclean_runs keep runs that shared the host (other processes above 25% '
-            'of their cores, or steal above 5%) or stopped before their planned steps in the '
-            'verdicts') in out
+            'of their cores, or steal above 5%), whose host load was not measured (too short a '
+            'timed part) or that stopped before their planned steps in the verdicts') in out
     assert sweep.main(['tf_cnn_sweep', 'compare', '--help']) == 0
     assert '[--include_unclean_runs]' in capsys.readouterr().out
     assert 'include_unclean_runs' in params.SPEC_BY_NAME  # --baseline's, on the command

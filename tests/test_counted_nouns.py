@@ -42,6 +42,13 @@ def test_the_unmeasured_line_names_what_it_counts():
         'host load: not measured for 2 of 2 runs kept in the verdicts (run too short)')
 
 
+def test_the_left_out_line_of_unmeasured_runs_counts_them_in_their_number():
+    states = [clean_runs.state(SHORT), clean_runs.state(SHORT)]
+    assert clean_runs.reason_lines(states[:1])[0].startswith('1 had no measured host load (')
+    assert clean_runs.select(states, lambda s: s).lines()[0].startswith(
+        'left out 2 of 2 runs: 2 had no measured host load (run too short')
+
+
 def test_the_sweeps_lines_of_one_run_say_run():
     config = {'model': 'trivial', 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
               'variable_update': 'parameter_server', 'repeat': 0}

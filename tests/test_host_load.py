@@ -459,10 +459,11 @@ def test_sweep_compare_shows_each_sides_host_load_and_names_a_busy_side():
     assert '| verdict | notes |' in plain and 'host load' not in plain
 
 
-def test_sweep_gate_says_when_the_host_load_of_the_runs_compared_was_not_measured():
+def test_sweep_gate_leaves_out_runs_whose_host_load_was_not_measured():
     """Runs whose timed part was too short to measure the host's load (issue: a CI gate on
-    --model=trivial passed on a busy host) are named, with why and how to get it measured, and
-    a passed gate does not claim a quiet host."""
+    --model=trivial passed on a busy host) are not clean: the gate leaves them out and says
+    why and how to get the load measured (metrics/clean_runs.py); kept with
+    --include_unclean_runs, a passed gate does not claim a quiet host."""
     from tf_cnn_benchmarks.tools.sweep import compare as sweep_compare
     short = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
                               host_load.Sample(0.004, 3.2, 0, 0, 0), 2, 2, 100)
@@ -475,6 +476,15 @@ def test_sweep_gate_says_when_the_host_load_of_the_runs_compared_was_not_measure
     a = [_sweep_record(8, r, i, 0.05) for i, r in enumerate([100.0, 101.0, 99.0])]
     b = [unmeasured(_sweep_record(8, r, i, None)) for i, r in enumerate([99.0, 100.5, 99.5])]
     text, status, _ = sweep_compare.format_comparison('a', 'b', a, b, fail_pct=5)
+    lines = text.splitlines()
+    why = ('3 had no measured host load (run too short: a longer timed part (a larger '
+           '--num_batches) measures it)')
+    assert status == 3 and 'B: left out 3 of 3 runs: %s; --include_unclean_runs keeps them' % why \
+        in lines
+    assert lines[-1].startswith('gate: NOT JUDGED: nothing was compared: every one of the 3 '
+                                'matching runs of B (%s) was left out as unclean' % why)
+    text, status, _ = sweep_compare.format_comparison('a', 'b', a, b, fail_pct=5,
+                                                      include_unclean=True)
     assert status == 0
     lines = text.splitlines()
     note = [line for line in lines if line.startswith('host load: not measured')]

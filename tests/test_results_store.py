@@ -330,10 +330,10 @@ def test_noresults_db_works_in_a_flag_file_and_refuses_a_value(tmp_path):
         flag_parsing.parse_flags(['prog', '--noresults_db=x'])
 
 
-def test_the_default_place_follows_xdg_data_home(monkeypatch):
+def test_the_default_place_follows_xdg_data_home():
     assert store.default_path({'XDG_DATA_HOME': '/d'}) == '/d/tf_cnn_benchmarks/results.sqlite'
-    monkeypatch.setenv('HOME', '/home/u')
-    assert store.default_path({}) == '/home/u/.local/share/tf_cnn_benchmarks/results.sqlite'
+    assert store.default_path({'HOME': '/home/u'}) == (
+        '/home/u/.local/share/tf_cnn_benchmarks/results.sqlite')
     # conftest.py keeps the tests' runs out of the user's database.
     assert store.default_path().startswith(os.environ['XDG_DATA_HOME'])
     assert 'tf_cnn_tests_data_' in os.environ['XDG_DATA_HOME']
@@ -409,7 +409,8 @@ def test_a_database_whose_folder_cannot_be_made_is_a_usage_error():
     # run trained, then ended in a traceback from the fallback's makedirs.
     with pytest.raises(params.ParamsError,
                        match=r'^--results_db: the results database /proc/x/r.sqlite cannot be '
-                             r'made: no folder can be created in /proc \('):
+                             r'made: the folder /proc exists but no folder can be made in it \('
+                             r'.*\); give another --results_db=PATH \(or --noresults_db'):
         output_paths.check_output_paths(params.make_params(results_db='/proc/x/r.sqlite'))
 
 

@@ -383,7 +383,7 @@ def test_report_and_plots_are_written(tmp_path):
     text = sweep_report.write_report(str(tmp_path), _report_records())
     assert (tmp_path / 'report.md').read_text() == text
     assert '17 runs: 16 ok, 1 failed, 0 interrupted. Flags for every run: `--device=cpu`.' in text
-    assert 'TensorFlow 2.21.0; CPU Test CPU (2 cores); GPUs: none; oneDNN on.' in text
+    assert 'TensorFlow 2.21.0; CPU Test CPU (2 cores); GPUs: none visible; oneDNN on.' in text
     # The failed run is config['repeat'] 1 (0-based, as stored): the second, 'repeat 2'.
     assert '- trivial bs=16 gpus=2 fp32 parameter_server repeat 2: failed, exit status 1: ' \
            'error: boom (logs: runs/x)' in text

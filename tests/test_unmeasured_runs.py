@@ -1,17 +1,26 @@
-"""`tf_cnn_results` and the host load of each run: `list` has a 'host load' column with the words
-`show` uses, a run too short for its load to be measured is 'not measured (run too short)', not
-'clean', `history` and the `html` page mark it in `list`'s words, and the verdicts that keep it
-say so (metrics/clean_runs.py)."""
+"""`tf_cnn_results` and the host load of each run: a run too short for its load to be measured
+is not clean. `list` says 'not measured' in its host load column, `show` why, and the verdicts
+(regressions, history, the html page, `--baseline`, `tf_cnn_sweep compare`) leave it out like a
+busy run, counting it in their left-out line; --include_unclean_runs keeps it
+(metrics/clean_runs.py). Before, such runs were kept, so on a shared CI runner the gates judged
+the short runs, whose load nobody knew, and left out the longer ones measured busy."""
 
 from __future__ import annotations
 
-from tf_cnn_benchmarks.metrics import clean_runs, host_load
+import json
+
+import pytest
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.metrics import baseline, clean_runs, host_load
 
 import results_helpers as rh
 
 SHORT = host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
                           host_load.Sample(0.02, 3.2, 0, 0, 0), 2, 2, 100)
 RATES = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0, 998.0, 1003.0]
+UNMEASURED = ('had no measured host load (run too short: a longer timed part (a larger '
+              '--num_batches) measures it)')
 
 
 def _busy(others: float) -> dict:
@@ -20,12 +29,13 @@ def _busy(others: float) -> dict:
                              100)
 
 
-def _db(tmp_path) -> str:
-    """8 runs of one configuration: #1-#3 too short to measure, #4 busy, the rest quiet."""
+def _db(tmp_path, rates=RATES, short=3) -> str:
+    """Runs of one configuration: the first `short` too short to measure, the next busy, the
+    rest quiet."""
     db = str(tmp_path / 'r.sqlite')
-    results = rh.series(RATES)
+    results = rh.series(rates)
     for i, r in enumerate(results):
-        r['host_load'] = SHORT if i < 3 else _busy(0.8 if i == 3 else 0.05)
+        r['host_load'] = SHORT if i < short else _busy(0.8 if i == short else 0.05)
     rh.fill(db, results)
     return db
 
@@ -33,21 +43,22 @@ def _db(tmp_path) -> str:
 _main = rh.results_command
 
 
-def test_a_run_too_short_to_measure_is_not_called_clean():
+def test_a_run_too_short_to_measure_is_not_clean():
     state = clean_runs.state(SHORT, 3, 3)
     assert SHORT['others_fraction'] is None and 'too short' in SHORT['error']
-    assert state.unmeasured == 'run too short' and state.verdict == 'not measured'
-    assert state.describe().startswith('not measured (run too short): whether the host was '
-                                       'quiet is not known')
+    assert state.unmeasured == 'run too short' and not state.clean
+    assert state.reasons == ['unmeasured'] and state.verdict == state.badge == 'not measured'
+    assert state.describe() == (
+        'host load not measured (run too short): whether the host was quiet is not known (left '
+        'out of the verdicts unless --include_unclean_runs)')
+    assert clean_runs.reason_lines([state, state]) == ['2 ' + UNMEASURED]
     # Not recorded at all (results from before the measurement): clean, as before.
-    assert clean_runs.state(None).verdict == 'clean' and not clean_runs.state(None).unmeasured
-    assert clean_runs.unmeasured_line([state, clean_runs.state(None)]) == (
-        'host load: not measured for 1 of 2 runs (run too short): whether the host was quiet '
-        'during them is not known; a longer timed part (a larger --num_batches) measures it')
-    assert clean_runs.unmeasured_line([clean_runs.state(None)]) == ''
+    assert clean_runs.state(None).verdict == 'clean' and clean_runs.state(None).clean
+    assert '--include_unclean_runs' in clean_runs.INCLUDE_FLAG
+    assert 'whose host load was not measured' in clean_runs.INCLUDE_HELP
 
 
-def test_list_has_the_host_load_column_and_show_says_not_measured(tmp_path, capsys):
+def test_list_has_the_host_load_column_and_show_says_why_it_is_left_out(tmp_path, capsys):
     db = _db(tmp_path)
     status, out, _ = _main(capsys, 'list', '--results_db=' + db)
     rows = out.splitlines()
@@ -57,51 +68,69 @@ def test_list_has_the_host_load_column_and_show_says_not_measured(tmp_path, caps
     status, out, _ = _main(capsys, 'show', '1', '5', '--results_db=' + db)
     lines = [line for line in out.splitlines() if line.startswith('  clean: ')]
     assert lines == [
-        '  clean: not measured (run too short): whether the host was quiet is not known; the '
-        'verdicts keep it and say so',
+        '  clean: host load not measured (run too short): whether the host was quiet is not '
+        'known (left out of the verdicts unless --include_unclean_runs)',
         "  clean: clean (other processes used 5% of the run's cores)"]
 
 
-def test_the_regression_finder_and_history_say_which_runs_had_no_measured_load(tmp_path,
-                                                                              capsys):
-    db = _db(tmp_path)
-    # 7 of the 8 runs are kept in the verdicts (the busy #4 is left out): the line says so.
-    line = ('host load: not measured for 3 of 7 runs kept in the verdicts (run too short): '
-            'whether the host was quiet during them is not known; a longer timed part (a '
-            'larger --num_batches) measures it')
+def test_the_gates_judge_the_measured_quiet_runs_not_the_unmeasured_ones(tmp_path, capsys):
+    """The CI user's case: the short runs (no load measured) were slow, the longer quiet ones
+    not. Before, the short runs were kept and the busy one left out: the finder judged the
+    noisiest data and found the 'step'. Now the short runs are left out and counted."""
+    rates = RATES + [r * 0.6 for r in RATES]  # 8 measured quiet, then 8 short and slow
+    db = str(tmp_path / 'r.sqlite')
+    results = rh.series(rates)
+    for i, r in enumerate(results):
+        r['host_load'] = _busy(0.05) if i < 8 else SHORT
+    rh.fill(db, results)
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db)
-    assert status == 0 and line in out.splitlines(), out
-    assert 'left out 1 of 8 runs: 1 shared the host' in out
-    status, out, _ = _main(capsys, 'history', '--results_db=' + db,
-                           '--png=' + str(tmp_path / 'h.png'))
-    assert status == 0 and line in out.splitlines(), out
+    assert status == 0 and out.startswith('regressions: none (1 series searched; 0 with ')
+    assert 'left out 8 of 16 runs: 8 %s; --include_unclean_runs keeps them' % UNMEASURED \
+        in out.splitlines(), out
+    assert 'REGRESSION' not in out
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db,
+                           '--include_unclean_runs')
+    assert 'REGRESSION' in out  # kept, the short slow runs read as a step down
+    assert 'kept 8 unclean runs of 16 (--include_unclean_runs): 8 %s' % UNMEASURED \
+        in out.splitlines(), out
+    assert ('host load: not measured for 8 of 16 runs kept in the verdicts (run too short): '
+            'whether the host was quiet during them is not known; a longer timed part (a '
+            'larger --num_batches) measures it') in out.splitlines(), out
 
 
-def _history_marks(capsys, *flags) -> dict:
-    """{run id: its 'step' column} of `tf_cnn_results history FLAGS`."""
-    status, out, _ = _main(capsys, 'history', *flags)
-    rows = [r for r in out.splitlines() if r.startswith('| ') and r[2:3].isdigit()]
-    assert status == 0 and rows, out
-    return {int(r.split('|')[1]): r.split('|')[8].strip() for r in rows}
+def test_a_gate_with_only_unmeasured_runs_says_nothing_could_be_judged_on_both_lines(
+        tmp_path, capsys):
+    # Before: 'regressions: none (0 series searched; ...)' then a gate that said otherwise.
+    db = _db(tmp_path, short=len(RATES))
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression')
+    lines = out.splitlines()
+    assert status == 3  # not judged
+    assert lines[0] == ('regressions: nothing could be judged (0 series searched; 0 with fewer '
+                        'than 6 runs, too few for the test).')
+    assert lines[1] == 'left out 8 of 8 runs: 8 %s; --include_unclean_runs keeps them' % (
+        UNMEASURED)
+    assert lines[-1].startswith('gate: NOT JUDGED: no series was searched: every one of the 8 '
+                                'matching runs was left out')
+    # One series too short for the test: the same first words as the gate's line.
+    db2 = str(tmp_path / 'few.sqlite')
+    rh.fill(db2, rh.series(RATES[:3]))
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db2, '--fail_on_regression')
+    lines = out.splitlines()
+    assert status == 3 and lines[0].startswith('regressions: nothing could be judged (1 series '
+                                               'searched; 1 with fewer than 6 runs')
+    assert lines[-1].startswith('gate: NOT JUDGED: nothing could be judged')
 
 
-def test_history_marks_the_runs_list_does_not_call_clean_in_lists_words(tmp_path, capsys):
-    # Its step column marked a kept busy run but left the runs too short to measure blank,
-    # where `list` says 'not measured'.
-    db = _db(tmp_path)
-    png = '--png=' + str(tmp_path / 'h.png')
-    marks = _history_marks(capsys, '--results_db=' + db, png)
-    assert marks == {1: 'not measured', 2: 'not measured', 3: 'not measured', 5: '', 6: '',
-                     7: '', 8: ''}
-    marks = _history_marks(capsys, '--results_db=' + db, png, '--include_unclean_runs')
-    assert marks[4] == 'busy' and marks[1] == 'not measured' and marks[8] == ''
-
-
-def test_the_page_marks_the_runs_history_marks_not_measured(tmp_path):
-    # `history` marked runs #1-#3 'not measured'; the html page listed only the busy run #4 and
-    # showed the three unmeasured ones nowhere.
+def test_history_and_the_page_list_the_unmeasured_runs_as_left_out(tmp_path, capsys):
     from tf_cnn_benchmarks.history import page, records, store
     db = _db(tmp_path)
+    status, out, _ = _main(capsys, 'history', '--results_db=' + db,
+                           '--png=' + str(tmp_path / 'h.png'))
+    assert status == 0
+    assert ('left out: #1 2026-01-05 00:00:00 (not measured), #2 2026-01-05 01:00:00 (not '
+            'measured), #3 2026-01-05 02:00:00 (not measured), #4 2026-01-05 03:00:00 (busy)'
+            in out.splitlines()), out
+    assert 'host load: not measured for' not in out  # the left-out lines say it
     with store.opened(db, read_only=True) as conn:
         rows = store.select_runs(conn)
     text = page.build_page(rows, db, 5.0)
@@ -110,7 +139,36 @@ def test_the_page_marks_the_runs_history_marks_not_measured(tmp_path):
     assert marked == {4: 'busy', 1: 'not measured', 2: 'not measured', 3: 'not measured'}
     assert marked == {r['id']: records.host_load_word(r, clean='') for r in rows
                       if records.host_load_word(r, clean='')}
-    assert '3 runs kept in the verdicts, host load not measured (run too short):' in text
-    # Before: 'of 7 runs' on a page of 8 runs: the count is of the runs kept in the verdicts.
-    assert ('<p class="note">host load: not measured for 3 of 7 runs kept in the verdicts (run '
-            'too short): whether the host was quiet during them is not known') in text
+    assert '4 runs left out of the verdicts (--include_unclean_runs keeps them):' in text
+
+
+def _result_json(tmp_path, load) -> str:
+    p = params.make_params(model='trivial', batch_size=8)
+    rates = [100.0, 101.0, 99.0, 100.5, 99.5]
+    data = {'params': {k: (list(v) if isinstance(v, tuple) else v)
+                       for k, v in p._asdict().items()},
+            'images_per_sec': sum(rates) / len(rates), 'host_load': load,
+            'steps': [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(rates)]}
+    path = tmp_path / 'baseline.json'
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_baseline_refuses_an_unmeasured_baseline_and_does_not_judge_an_unmeasured_run(
+        tmp_path):
+    here = params.make_params(model='trivial', batch_size=8)
+    path = _result_json(tmp_path, SHORT)
+    with pytest.raises(baseline.BaselineError, match=r'is not a clean run \(host load not '
+                                                     r'measured \(run too short\)'):
+        baseline.check_config(baseline.load(path), path, here)
+    stored = baseline.check_config(baseline.load(_result_json(tmp_path, _busy(0.05))), path,
+                                   here)
+    c = baseline.compare(stored, [100.0] * 5, 100.0, 5.0, clean_runs.state(SHORT, 5, 5))
+    assert not c['judged'] and c['verdict'] == '?' and 'host load not measured' in c['left_out']
+    assert baseline.format_line(c).endswith(
+        '(host load not measured (run too short): whether the host was quiet is not known): '
+        'NOT JUDGED (rerun with a longer timed part (a larger --num_batches), or '
+        '--include_unclean_runs)')
+    judged = baseline.compare(stored, [100.0] * 5, 100.0, 5.0, clean_runs.state(SHORT, 5, 5),
+                              include_unclean=True)
+    assert judged['left_out'] is None and judged['verdict'] != '?'

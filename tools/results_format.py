@@ -183,7 +183,8 @@ def _steps_down(found: list) -> str:
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
                      ) -> list[str]:
     """`regressions`: a block per step down, then one summary line (with `counts`: the
-    series searched and those too short)."""
+    series searched and those too short; 'regressions: nothing could be judged (...)' when no
+    series had runs enough for the test, as the gate's line then says)."""
     lines = []
     for r in found:
         fields = regressions.summary(r)
@@ -203,6 +204,8 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
     if found:
         head = 'regressions: %s in %d series, %d still slower' % (
             _steps_down(found), len({(r.config_key, r.hostname) for r in found}), still)
+    elif short == searched:  # no series searched, or each too short: no verdict, not 'none'
+        head = 'regressions: nothing could be judged'
     else:
         head = 'regressions: none'
     return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '

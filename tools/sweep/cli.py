@@ -17,8 +17,11 @@ numbered from 1 on screen and in report.md; the results file's `repeat` and the 
 record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
 stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
 Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
-exits 130 (143 for SIGTERM). Running the same command again resumes: configurations whose
-record says ok or failed are skipped (--retry_failed reruns the failed ones). At the end
+exits 130 (143 for SIGTERM). --run_timeout_secs stops a run (SIGTERM, SIGKILL 10 s later):
+one that saved its result is recorded as stopped, with its figures and where it stopped (as
+the results database has it), one that saved nothing as failed. Running the same command
+again resumes: configurations whose record says ok, failed or stopped are skipped
+(--retry_failed reruns the failed and stopped ones). At the end
 <output_dir>/report.md and the PNG plots are written and the report is printed.
 
 compare prints B/A per configuration present in both sweeps with each side's noise (± half the
@@ -88,9 +91,12 @@ def define_flags(fv: flags.FlagValues) -> None:
                         'update and precision are the axes\' defaults, its other flags go to '
                         'every run.', flag_values=fv)
     flags.DEFINE_boolean('retry_failed', False, 'On resume, also rerun configurations that '
-                                                'failed.', flag_values=fv)
-    flags.DEFINE_float('run_timeout_secs', 0.0, 'Stop a run after this many seconds and record '
-                                                'it as failed (0: no limit).', flag_values=fv)
+                                                'failed or were stopped at --run_timeout_secs.',
+                         flag_values=fv)
+    flags.DEFINE_float('run_timeout_secs', 0.0, 'Stop a run after this many seconds (SIGTERM): '
+                                                'recorded as stopped, with its figures, when it '
+                                                'saved its result, else as failed (0: no '
+                                                'limit).', flag_values=fv)
     flags.DEFINE_boolean('progress', True, 'Show the progress lines on stderr.', flag_values=fv)
     flags.DEFINE_string('publish', None, 'After the sweep, also write its records and report as '
                         'the result file <publish_dir>/<date>-<cpu|gpu>-tf<X.Y>-<PUBLISH>.json '
@@ -369,7 +375,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
 
     Args:
       plan: from `build_plan`.
-      retry_failed: also rerun the configurations recorded as failed.
+      retry_failed: also rerun the configurations recorded as failed or stopped.
       timeout_secs: per-run wall-time limit in seconds (0: none).
       progress: print the progress lines on stderr.
       runner: (args, run_dir, interrupts, timeout_secs) -> outcome; default
@@ -429,6 +435,10 @@ def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> 
 def _say_outcome(label: str, record: dict) -> None:
     if record['status'] == 'ok':
         print('%s: %.2f images/sec' % (label, record['images_per_sec']), flush=True)
+    elif record['status'] == 'stopped':  # timed out after saving its result
+        print('%s: stopped (exit status %s): %s; %.2f images/sec over those steps'
+              % (label, record['exit_status'], report.short(record['error']),
+                 record['images_per_sec'] or 0.0), file=sys.stderr, flush=True)
     else:
         print('%s: %s (exit status %s): %s' % (label, record['status'], record['exit_status'],
                                                report.short(record['error'])),

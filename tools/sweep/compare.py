@@ -23,8 +23,9 @@ configuration (another device, data, mode or image size) are noted, and a gate r
 (exit status 2).
 
 The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
-timed part shared the host (other processes above 25% of its cores, steal above 5%) or that
-ran fewer timed steps than its --num_batches is left out, its configuration's notes say how
+timed part shared the host (other processes above 25% of its cores, steal above 5%), was too
+short for its host load to be measured, or that ran fewer timed steps than its --num_batches
+is left out, its configuration's notes say how
 many of a side's runs were, and a line per side after the table says why ('B: left out 2 of
 12 runs: 2 shared the host (others used > 25% of the cores)'). `--include_unclean_runs` keeps
 them (their side's notes then say 'busy host in B').

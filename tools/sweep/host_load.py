@@ -104,7 +104,7 @@ def host_table(records: list[dict]) -> str:
     recorded before runs measured it, or none succeeded)."""
     rows = [r for r in records if r.get('status') == 'ok']
     missing = unmeasured(rows)
-    if not any_measured(records):
+    if not any_measured(rows):
         if not missing:
             return ''
         return ('## Host load\n\nNot measured for %s of the %d successful runs (%s): whether the '

@@ -14,10 +14,12 @@ After the utilisation section, "Host load" lists each run with what else used it
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 
 from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks.runtime import runtime_env
 
 from . import figures, host_load, results
 
@@ -50,6 +52,7 @@ def model_table(model: str, records: list[dict]) -> str:
     stats = results.config_stats(mine)
     configs = sorted({results.config_of(r) for r in mine}, key=results.sort_key)
     failed = {results.config_of(r) for r in mine if r['status'] == 'failed'}
+    stopped = {results.config_of(r) for r in mine if r['status'] == 'stopped'}
     repeats = max((s.n for s in stats.values()), default=0)
     devices = sorted({c[2] for c in configs})
     show_precision, show_update = _variants(configs)
@@ -67,6 +70,8 @@ def model_table(model: str, records: list[dict]) -> str:
             text = format_rate(stats.get(config), repeats)
             if config in failed:
                 text = 'failed' if text == '-' else text + ' (some failed)'
+            elif config in stopped:  # timed out: its figure covers part of the run
+                text = 'stopped' if text == '-' else text + ' (some stopped)'
             cells.append(text)
         for n in devices:
             if n > 1 and 1 in devices:
@@ -147,20 +152,71 @@ def header(records: list[dict]) -> str:
     """Counts, the flags of every run (merged: `merged_flags`), the machine(s) and the dates of
     the runs."""
     counts = {s: sum(1 for r in records if r['status'] == s)
-              for s in ('ok', 'failed', 'interrupted')}
+              for s in ('ok', 'failed', 'stopped', 'interrupted')}
     extra = records[0].get('extra_flags', []) if records else []
-    dates = sorted(r['started_utc'] for r in records if r.get('started_utc'))
     return ('# tf_cnn_sweep report\n\n'
-            '%s: %d ok, %d failed, %d interrupted. Flags for every run: %s.\n'
+            '%s: %d ok, %d failed, %s%d interrupted. Flags for every run: %s.\n'
             'TensorFlow %s; CPU %s (%s cores); GPUs: %s; oneDNN %s.%s\n\n'
             'Scaling efficiency on N devices = images/sec on N devices / (N x images/sec on 1 '
             'device) at the same batch size per device.\n' % (
                 cnn_util.counted(len(records), 'run'), counts['ok'], counts['failed'],
-                counts['interrupted'],
+                '%d stopped (--run_timeout_secs), ' % counts['stopped'] if counts['stopped']
+                else '', counts['interrupted'],
                 _flags_phrase(extra), _distinct(records, 'tf_version'),
                 _distinct(records, 'cpu_model'), _distinct(records, 'cpu_cores'),
-                _distinct(records, 'gpus'), _distinct(records, 'onednn'),
-                ' Runs from %s to %s (UTC).' % (dates[0], dates[-1]) if dates else ''))
+                gpus_text(records), _distinct(records, 'onednn'), span_text(records)))
+
+
+def gpus_text(records: list[dict]) -> str:
+    """The report's GPUs: the names the runs saw ('none visible' where TensorFlow saw none);
+    where no run told (each failed before its result), 'none used (CPU runs: --device=cpu)'
+    when every run's flags say so, else 'unknown'."""
+    values = []
+    for r in records:
+        gpus = (r.get('environment') or {}).get('gpus')
+        if gpus is not None:
+            text = ', '.join(gpus) or 'none visible'
+            if text not in values:
+                values.append(text)
+    if values:
+        return ' / '.join(values)
+    if records and all(_device_of(r) == 'cpu' for r in records):
+        return 'none used (CPU runs: --device=cpu)'
+    return 'unknown'
+
+
+def _device_of(record: dict) -> str | None:
+    """The run's --device: its resolved params', else the last `--device=` of its argv."""
+    device = (record.get('params') or {}).get('device')
+    if device:
+        return device
+    for arg in record.get('argv') or []:
+        if arg.startswith('--device='):
+            device = arg.split('=', 1)[1]
+    return device
+
+
+def span_text(records: list[dict]) -> str:
+    """' Runs from 2026-01-02T13:24:51+00:00 to 13:25:08 (UTC, 17 s).': the first run's start,
+    the last one's end (its start plus its wall time) and the span; '' without start times."""
+    spans = []
+    for r in records:
+        try:
+            start = datetime.datetime.fromisoformat(r['started_utc'])
+        except (KeyError, TypeError, ValueError):
+            continue
+        spans.append((start, start + datetime.timedelta(seconds=float(r.get('wall_secs')
+                                                                        or 0.0))))
+    if not spans:
+        return ''
+    first, last = min(s for s, _ in spans), max(e for _, e in spans)
+    end = last.isoformat(timespec='seconds')
+    if last.date() == first.date():
+        end = last.strftime('%H:%M:%S')
+    seconds = (last - first).total_seconds()
+    took = ('%.0f s' % seconds if seconds < 120 else '%.0f min' % (seconds / 60)
+            if seconds < 7200 else '%.1f h' % (seconds / 3600))
+    return ' Runs from %s to %s (UTC, %s).' % (first.isoformat(timespec='seconds'), end, took)
 
 
 def failures(records: list[dict], base: str = '') -> str:
@@ -175,9 +231,11 @@ def failures(records: list[dict], base: str = '') -> str:
         return ''
     lines = ['## Runs not done\n']
     for r in bad:
-        lines.append('- %s repeat %d: %s, exit status %s: %s (logs: %s)' % (
+        rate = ('; %.2f images/sec over those steps' % r['images_per_sec']
+                if r['status'] == 'stopped' and r.get('images_per_sec') is not None else '')
+        lines.append('- %s repeat %d: %s, exit status %s: %s%s (logs: %s)' % (
             results.describe(results.config_of(r)), r['config']['repeat'] + 1,
-            r['status'], r['exit_status'], short(r.get('error')),
+            r['status'], r['exit_status'], short(r.get('error')), rate,
             _under(base, r['run_dir']) if r.get('run_dir') else '-'))
     return '\n'.join(lines) + '\n'
 
@@ -251,6 +309,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
     Raises:
       ImportError: matplotlib is missing.
     """
+    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
     import matplotlib
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot as plt

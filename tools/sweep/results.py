@@ -10,11 +10,19 @@
                     screen and in report.md is 0 here, and in the run folder's -r0)}
     extra_flags    the flags passed to every run of the sweep, e.g. ['--device=cpu']
     argv           the run's full tf_cnn_benchmarks argument list
-    status         'ok', 'failed' (non-zero exit, timeout, or no results JSON) or
-                   'interrupted' (stopped by Ctrl-C/SIGTERM: not done, a resume reruns it)
+    status         'ok', 'failed' (non-zero exit, no results JSON, or --run_timeout_secs
+                   reached before the run saved a result with timed steps), 'stopped'
+                   (--run_timeout_secs reached, and the run's clean stop saved its result:
+                   its figures cover the steps it ran, as its row in the results database,
+                   'stopped at 327 of 100000', does; a resume does not rerun it,
+                   --retry_failed does) or 'interrupted' (stopped by Ctrl-C/SIGTERM: not
+                   done, a resume reruns it)
     exit_status    the process's exit status (negative: killed by that signal)
-    error          the run's last `error:` line (None when it succeeded)
-    images_per_sec total images/sec of the run (all devices), None when it failed
+    error          the run's last `error:` line (None when it succeeded); for a run stopped
+                   at --run_timeout_secs, why and where ('timed out after 15 s
+                   (--run_timeout_secs), at 327 of 100000 timed steps; ...')
+    images_per_sec total images/sec of the run (all devices), None when it failed (a stopped
+                   run's: over the steps it ran)
     global_batch_size  images per step over all devices
     step_time_secs {median, min, max, mean, stdev, count} over the timed steps, in seconds
                    (history/records.py step_time_summary, which the database reads back)
@@ -46,7 +54,7 @@ import os
 import statistics
 
 AXES = ('model', 'batch_size', 'num_gpus', 'precision', 'variable_update')
-FINAL_STATUSES = ('ok', 'failed')
+FINAL_STATUSES = ('ok', 'failed', 'stopped')
 RESULTS_NAME = 'results.jsonl'
 
 
@@ -105,7 +113,8 @@ def load_records(path: str) -> tuple[list[dict], int]:
 
 
 def done_keys(records: list[dict], retry_failed: bool = False) -> set[str]:
-    """Keys a resumed sweep skips: status 'ok', and 'failed' unless retry_failed."""
+    """Keys a resumed sweep skips: status 'ok', and 'failed' and 'stopped' unless
+    retry_failed."""
     statuses = ('ok',) if retry_failed else FINAL_STATUSES
     return {r['key'] for r in records if r.get('status') in statuses}
 

@@ -19,7 +19,9 @@ import sys
 import time
 
 from tf_cnn_benchmarks.history import records  # absolute: `python -m tools.sweep`
+from tf_cnn_benchmarks.lifecycle import results_log
 from tf_cnn_benchmarks.lifecycle import signals as run_signals
+from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import figures, host_load, results
 
@@ -111,7 +113,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
       run_dir: folder for the logs and the results JSON; emptied first.
       interrupts: the sweep's signal handlers; the child is registered there while it runs.
       timeout_secs: stop the run (SIGTERM, then SIGKILL after 10 s) after this many seconds of
-        wall time; 0 = no limit.
+        wall time; 0 = no limit. Such a run is 'stopped' when it saved its result, else
+        'failed' (`timed_out_outcome`).
 
     Returns:
       {'status', 'exit_status', 'error', 'result' (the results JSON or None), 'wall_secs',
@@ -147,7 +150,7 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
     if name is not None and not timed_out:
         status, error = 'interrupted', 'interrupted by %s' % name
     elif timed_out:
-        status, error = 'failed', 'error: timed out after %g s (--run_timeout_secs)' % timeout_secs
+        status, error = timed_out_outcome(result, proc.returncode, timeout_secs)
     elif proc.returncode == 0 and result is not None:
         status, error = 'ok', None
     else:
@@ -157,6 +160,30 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         error = error or 'error: exit status %d and no output on stderr' % proc.returncode
     return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
             'wall_secs': time.monotonic() - start, 'started_utc': started}
+
+
+def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
+                      ) -> tuple[str, str]:
+    """(status, error) of a run the sweep stopped at --run_timeout_secs (SIGTERM; SIGKILL
+    KILL_GRACE_SECS later).
+
+    A run that saved a result with timed steps (its clean stop after SIGTERM writes its
+    results JSON and records it in the results database, 'stopped at 327 of 100000') is
+    'stopped': its record keeps its figures, as the database does, and the error says where it
+    stopped. One that saved nothing, or timed nothing (stopped in the warm-up), is 'failed',
+    the error saying which.
+    """
+    limit = 'timed out after %g s (--run_timeout_secs)' % timeout_secs
+    if result is not None and not results_log.timed_nothing(result):
+        run, planned = result.get('num_steps'), clean_runs.planned_steps(result)
+        where = ('at %s of %s timed steps' % (run, planned) if run is not None and planned
+                 else 'before its planned steps')
+        return 'stopped', '%s %s (its figures cover those)' % (limit, where)
+    if result is not None:
+        return 'failed', 'error: %s in the warm-up: nothing was timed' % limit
+    how = ('killed %g s after SIGTERM' % KILL_GRACE_SECS if returncode == -signal.SIGKILL
+           else 'exit status %d' % returncode)
+    return 'failed', 'error: %s before it saved a result (%s)' % (limit, how)
 
 
 def _stopped_by(signum: int | None, result: dict | None, returncode: int) -> str | None:
@@ -185,7 +212,8 @@ def local_environment() -> dict:
 
 def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: dict,
                 run_dir: str, environment: dict) -> dict:
-    """The results-file record of one finished run (fields: see results.py)."""
+    """The results-file record of one finished run (fields: see results.py); a run that
+    failed keeps no figures, one stopped or interrupted keeps those of the steps it ran."""
     result = outcome['result'] if outcome['status'] != 'failed' else None
     env = dict(environment)
     if result:

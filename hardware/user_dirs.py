@@ -1,0 +1,67 @@
+"""The user's default folders: the home folder as `~` reads it, the XDG base folders under it,
+and whether a default place lies under a home folder that does not exist.
+
+`~` is $HOME, or where HOME is unset the account's home folder in the password database
+(os.path.expanduser's rule: `home`, `home_origin`). The default places of this program are
+under it unless an XDG variable or the program's own variable names another folder: the results
+database (`$XDG_DATA_HOME`, else `~/.local/share`: history/store.py), the calibration record and
+the shard scan cache (`$XDG_CACHE_HOME`, else `~/.cache`: hardware/calibration.py,
+input_data/shard_scan.py).
+
+A home folder that does not exist (a CI job's HOME=/nonexistent, a service account's) is never
+made: a place under it is not used (`absent_home` says which home), each user of one says so in
+one `warning:` line naming what is not kept and goes on, and runtime/runtime_env.py keeps
+TensorFlow's Keras and matplotlib, which write their own settings under `~` when they load,
+away from it. The standard library only: the command reads it before TensorFlow loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def home(environ=None) -> str:
+    """The home folder `~` names: $HOME when HOME is set (even empty, as expanduser reads it),
+    else the account's home folder in the password database ('' when there is none)."""
+    environ = os.environ if environ is None else environ
+    if 'HOME' in environ:
+        return environ['HOME']
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):  # no password database, or no entry for this user
+        return ''
+
+
+def home_origin(environ=None) -> str:
+    """Where `home` came from, for a message: 'HOME', or 'HOME is unset: the account's home
+    folder in the password database'."""
+    environ = os.environ if environ is None else environ
+    if 'HOME' in environ:
+        return 'HOME'
+    return 'HOME is unset: the account\'s home folder in the password database'
+
+
+def base_folder(variable: str, tail: tuple[str, ...], environ=None) -> str:
+    """`$variable` when set and not empty (an XDG base folder: 'XDG_DATA_HOME'), else
+    `home()` joined with `tail` (('.local', 'share'))."""
+    environ = os.environ if environ is None else environ
+    return environ.get(variable) or os.path.join(home(environ), *tail)
+
+
+def absent_home(path: str, environ=None) -> str | None:
+    """The home folder when `path` lies under it (or is it) and it does not exist; None when
+    the home folder exists, or `path` is elsewhere."""
+    folder = home(environ)
+    if not folder or os.path.isdir(folder):
+        return None
+    folder = os.path.abspath(folder)
+    full = os.path.abspath(path)
+    return folder if full == folder or full.startswith(folder.rstrip(os.sep) + os.sep) else None
+
+
+def absent_home_text(folder: str, environ=None) -> str:
+    """'is under the home folder /nonexistent (HOME), which does not exist and is not made':
+    the reason a default place under `folder` (`absent_home`'s) is not used."""
+    return ('is under the home folder %s (%s), which does not exist and is not made'
+            % (folder, home_origin(environ)))
