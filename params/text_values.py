@@ -12,6 +12,8 @@ error names the flag, the bytes and the fix.
 
 from __future__ import annotations
 
+import os
+
 
 def _texts(value) -> list[str]:
     """The text parts of a flag's value: a string, or a list's strings."""
@@ -23,10 +25,19 @@ def _texts(value) -> list[str]:
 
 
 def not_utf8(text: str) -> bool:
-    """True when `text` cannot be encoded as UTF-8 (it holds a lone surrogate)."""
+    """True when the bytes `text` was read from are not UTF-8: it holds a lone surrogate that
+    the file system encoding does not turn back into bytes forming UTF-8. Under an ASCII
+    locale without Python's UTF-8 mode, a UTF-8 argument ('données') is read with a surrogate
+    per non-ASCII byte; its bytes are UTF-8, so it is not refused here (the paths' own checks
+    say what such a locale cannot do: preflight/output_paths.py)."""
     try:
         text.encode('utf-8')
+        return False
     except UnicodeEncodeError:
+        pass
+    try:
+        os.fsencode(text).decode('utf-8')
+    except (UnicodeEncodeError, UnicodeDecodeError):
         return True
     return False
 

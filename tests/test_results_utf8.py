@@ -118,3 +118,25 @@ def test_a_filter_that_is_not_utf8_is_a_usage_error(tmp_path, capsys):
                                           '--label=' + BAD)
     assert status == 2 and out == '' and err.startswith(
         "error: --label is not UTF-8 text (received: b'x\\xffy')") and err.count('\n') == 1
+
+
+def test_utf8_bytes_read_under_an_ascii_locale_are_accepted():
+    # LC_ALL=C without UTF-8 mode: the argument 'café' in UTF-8 arrives as 'caf\udcc3\udca9',
+    # whose bytes are UTF-8 (accepted: stored as 'café'); b'x\xffy' stays refused.
+    code = textwrap.dedent('''
+        import sys
+        sys.path.insert(0, %r)
+        import checkout
+        checkout.load()
+        from tf_cnn_benchmarks.params import text_values
+        from tf_cnn_benchmarks.history import store
+        print(sys.getfilesystemencoding())
+        print(text_values.problem({'label': 'caf\\udcc3\\udca9'}))
+        print(store.bindable('caf\\udcc3\\udca9') == 'caf\\u00e9')
+        print(text_values.problem({'label': 'x\\udcffy'}) is not None)
+    ''' % TESTS)
+    env = dict(os.environ, LC_ALL='C', PYTHONUTF8='0', PYTHONCOERCECLOCALE='0')
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['ascii', 'None', 'True', 'True']
