@@ -13,6 +13,7 @@ here (hardware/kernel_speed.py, measured or cached):
 from __future__ import annotations
 
 import os
+import textwrap
 
 import tensorflow as tf
 
@@ -94,6 +95,50 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]
+
+
+def ps_header_lines(plan, model=None) -> list[str]:
+    """The header block of a ps task, which builds no graph and runs no step: what it serves
+    and for whom (`served`), its own device (the CPU its variables are placed on:
+    variable_managers/distributed.py PsPlacer), its threads and the cluster lines; not the
+    workers' batch, towers, data or precision, which it does not use (it printed the
+    workers' `Batch size:` and its --num_gpus logical devices as its own).
+
+    Args:
+      plan: the ps task's run_plan.RunPlan (its params: --task_index, the host lists).
+      model: the run's CNNModel (its name as the original's header gave it), or None.
+    """
+    p = plan.params
+    first, *rest = textwrap.wrap(served(p), HEADER_VALUE_WIDTH)
+    return [
+        'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
+        'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
+        'Serves:      %s' % first, *('             %s' % line for line in rest),
+        'Devices:     %s' % describe_devices(
+            ['/job:ps/replica:0/task:%d/device:CPU:0' % p.task_index]),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Variables:   %s' % p.variable_update,
+        'Sync:        %s' % bool(p.cross_replica_sync),
+        *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        '==========',
+    ]
+
+
+def served(p) -> str:
+    """What a ps task holds for the workers, e.g. "its share of the model's variables (placed
+    by size over 2 ps tasks) for 4 workers, which read them and send their gradients each
+    step; this task builds no graph and runs no step of its own" (distributed_replicated: the
+    variables' master copies; the workers keep copies of their own)."""
+    num_ps, workers = len(p.ps_hosts), cnn_util.counted(len(p.worker_hosts), 'worker')
+    if p.variable_update == 'distributed_replicated':
+        what, use = ("the variables' master copies", 'which keep copies of their own and send '
+                     'their gradients each step')
+    else:
+        what, use = "the model's variables", 'which read them and send their gradients each step'
+    if num_ps > 1:
+        what = 'its share of %s (placed by size over %d ps tasks)' % (what, num_ps)
+    return ('%s for %s, %s; this task builds no graph and runs no step of its own'
+            % (what, workers, use))
 
 
 # A header value's room: a line of at most 100 characters after its 13-character name column.

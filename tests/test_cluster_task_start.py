@@ -4,7 +4,9 @@ scripts:
 * docs/clusters.md said the launcher binds to loopback; TensorFlow's server listens on every
   interface whatever address the cluster names (`*:PORT` in `ss -ltn`), and nothing in
   TensorFlow 2.21 chooses another address: each task now says so in one `note:` line (a
-  `warning:` line in a cluster with other addresses).
+  `warning:` line in a cluster with other addresses);
+* a ps task printed the workers' header (`Batch size: 8 global / 2 per device` and its
+  --num_gpus logical devices), though it builds no graph: it now says what it serves.
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ import signal
 import pytest
 from test_distributed import Proc, cluster_args, finish_all, last_line
 
+from tf_cnn_benchmarks import benchmark_cnn, run_header
+from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import topology
 
 from helpers import free_port
+
+# The header lines of a worker's job that a ps task does not run.
+WORKER_LINES = ('Dataset:', 'Classes:', 'Mode:', 'SingleSess:', 'Batch size:', 'Image size:',
+                'Num batches:', 'Num epochs:', 'NUMA bind:', 'Data format:', 'Precision:',
+                'XLA:', 'Optimizer:', 'LR schedule:')
 
 
 def _listening_addresses(port: int) -> set[str]:
@@ -36,12 +45,18 @@ def _listening_addresses(port: int) -> set[str]:
     return found
 
 
+def _header(log: str) -> list[str]:
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('TensorFlow:'))
+    return lines[start:lines.index('==========', start) + 1]
+
+
 @pytest.mark.cluster
 @pytest.mark.skipif(not os.path.exists('/proc/net/tcp'), reason='reads Linux /proc/net/tcp')
-def test_a_ps_task_says_that_its_port_is_open_on_every_interface(tmp_path):
+def test_a_ps_task_says_what_it_serves_and_that_its_port_is_open_on_every_interface(tmp_path):
     """One ps task of distributed_replicated for 2 workers of 2 CPU towers, given 127.0.0.1,
     serves until SIGTERM: its socket listens on the wildcard address (all zeros), not on
-    127.0.0.1 (0100007F), and the task says so."""
+    127.0.0.1 (0100007F), and the task says so; its header has no worker's line."""
     port = free_port()
     ps, workers = ['127.0.0.1:%d' % port], ['127.0.0.1:%d' % free_port() for _ in range(2)]
     proc = Proc('ps0', cluster_args('ps', 0, ps, workers, mode='distributed_replicated',
@@ -61,6 +76,14 @@ def test_a_ps_task_says_that_its_port_is_open_on_every_interface(tmp_path):
         "host the cluster names, and has no authentication (whoever reaches the port can run "
         "graph ops, read and write files); on a shared network, firewall the port"
         % (port, port)], result['log'][-3000:]
+    header = _header(result['log'])
+    assert not [line for line in header if line.startswith(WORKER_LINES)], header
+    assert "Devices:     ['/job:ps/replica:0/task:0/device:CPU:0']" in header
+    assert header[2:4] == [
+        "Serves:      the variables' master copies for 2 workers, which keep copies of their "
+        "own and send",
+        '             their gradients each step; this task builds no graph and runs no step '
+        'of its own']
     assert result['code'] == 143 and last_line(result).startswith('Stopped by SIGTERM'), (
         result['log'][-3000:])
 
@@ -75,3 +98,47 @@ def test_a_cluster_with_other_addresses_says_it_in_its_warning_instead():
                                         '10.0.0.1:2222')
     assert kind == 'warning' and '\n' not in text
     assert 'listen on every interface of their host, whatever address the cluster names' in text
+
+
+def _ps_bench(mode: str, ps: int, **kwargs) -> benchmark_cnn.BenchmarkCNN:
+    p = params_lib.make_params(
+        model='trivial', image_size=16, batch_size=2, device='cpu', num_gpus=2,
+        variable_update=mode, job_name='ps', task_index=ps - 1,
+        ps_hosts=['localhost:%d' % (2200 + k) for k in range(ps)],
+        worker_hosts=['localhost:2210', 'localhost:2211', 'localhost:2212'], **kwargs)
+    return benchmark_cnn.BenchmarkCNN(p, gpus=0)
+
+
+@pytest.mark.parametrize('mode, ps, serves', [
+    ('parameter_server', 1, "the model's variables for 3 workers, which read them and send "
+                            "their gradients each step; this task builds no graph and runs no "
+                            "step of its own"),
+    ('parameter_server', 2, "its share of the model's variables (placed by size over 2 ps "
+                            "tasks) for 3 workers, which read them and send their gradients "
+                            "each step; this task builds no graph and runs no step of its own"),
+    ('distributed_replicated', 3, "its share of the variables' master copies (placed by size "
+                                  "over 3 ps tasks) for 3 workers, which keep copies of their "
+                                  "own and send their gradients each step; this task builds no "
+                                  "graph and runs no step of its own"),
+])
+def test_a_ps_header_describes_what_the_ps_serves(mode, ps, serves):
+    """In process: the header a ps task prints (BenchmarkCNN.info_lines), at most 100
+    characters a line."""
+    lines = _ps_bench(mode, ps, use_bf16=True).info_lines()
+    assert not [line for line in lines if line.startswith(WORKER_LINES)], lines
+    start = lines.index(next(line for line in lines if line.startswith('Serves:')))
+    end = lines.index(next(line for line in lines if line.startswith('Devices:')))
+    assert ' '.join(line[13:] for line in lines[start:end]) == serves
+    assert lines[end] == "Devices:     ['/job:ps/replica:0/task:%d/device:CPU:0']" % (ps - 1)
+    assert [line.split(':')[0] for line in lines[end + 1:]] == [
+        'Threads', 'Variables', 'Sync', 'Cluster', '==========']
+    assert lines[end + 2:end + 5] == ['Variables:   %s' % mode, 'Sync:        True',
+                                      'Cluster:     flags (ps %d of %d, 3 workers)' % (ps - 1, ps)]
+    assert max(map(len, lines)) <= 100
+
+
+def test_the_ps_header_is_made_without_the_precision_lines(monkeypatch):
+    """A ps task uses no compute dtype: its header measures no reduced-precision kernels."""
+    monkeypatch.setattr(run_header, 'precision_lines', lambda plan: pytest.fail(
+        'a ps task asked for the precision lines'))
+    assert _ps_bench('parameter_server', 1, use_bf16=True).info_lines()[-1] == '=========='
