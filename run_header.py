@@ -18,6 +18,7 @@ import textwrap
 import tensorflow as tf
 
 from . import cnn_util, preprocessing
+from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
@@ -85,8 +86,10 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
           if plan.training and model is not None else []),
         'Variables:   %s' % p.variable_update,
         # The all-reduce spec of the managers that all-reduce (None: the default algorithm,
-        # or --use_nccl), as the original printed it.
-        *(['AllReduce:   %s' % (p.all_reduce_spec or None)]
+        # or --use_nccl), as the original printed it; collective_all_reduce's is its own
+        # (it ignores --all_reduce_spec, with a warning: preflight/ineffective_flags.py).
+        *(['AllReduce:   %s' % (p.variable_update in params_lib.ALL_REDUCE_MODES
+                                and p.all_reduce_spec or None)]
           if p.variable_update in ALL_REDUCE_HEADER_MODES else []),
         # A cluster task's: whether the workers' updates are synchronised (the original prints
         # it there for every --job_name run, as Python's True/False).
