@@ -152,7 +152,7 @@ class BenchmarkCNN:
             if self.server is not None:
                 self.server.start(self.plan.server_config)
                 if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
-                    return self.server.serve(run_flags.run_flag_values(self.plan))
+                    return self.server.serve(self._run_flag_values())
             self.precision_lines()  # its warnings, when the header was not printed
             if p.eval:
                 return eval_runner.run_eval(self.plan, self.model, self.dataset,
@@ -254,7 +254,12 @@ class BenchmarkCNN:
 
     def _initialize_task(self, sess, info) -> int | None:
         return self.server.initialize_variables(sess, info, self.params,
-                                                run_flags.run_flag_values(self.plan))
+                                                self._run_flag_values())
+
+    def _run_flag_values(self) -> dict:
+        """This task's run-defining flags for the cluster's start-up check, each value not
+        given saying where it came from (cluster/run_flags.py)."""
+        return run_flags.run_flag_values(self.plan, self.given_params)
 
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from

@@ -6,7 +6,9 @@ scripts:
   TensorFlow 2.21 chooses another address: each task now says so in one `note:` line (a
   `warning:` line in a cluster with other addresses);
 * a ps task printed the workers' header (`Batch size: 8 global / 2 per device` and its
-  --num_gpus logical devices), though it builds no graph: it now says what it serves.
+  --num_gpus logical devices), though it builds no graph: it now says what it serves;
+* a worker given --model=lenet against a trivial chief was said to have `--image_size=28`, the
+  chief `--image_size=227`, though no task was given --image_size.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from test_distributed import Proc, cluster_args, finish_all, last_line
 
 from tf_cnn_benchmarks import benchmark_cnn, run_header
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.cluster import topology
+from tf_cnn_benchmarks.cluster import run_flags, topology
 
 from helpers import free_port
 
@@ -135,6 +137,62 @@ def test_a_ps_header_describes_what_the_ps_serves(mode, ps, serves):
     assert lines[end + 2:end + 5] == ['Variables:   %s' % mode, 'Sync:        True',
                                       'Cluster:     flags (ps %d of %d, 3 workers)' % (ps - 1, ps)]
     assert max(map(len, lines)) <= 100
+
+
+def test_a_start_up_mismatch_names_the_image_size_a_model_chose_as_its_default():
+    """In process: the values a task sends (BenchmarkCNN's, with the flags as given)."""
+    def values(model, index, **kwargs):
+        p = params_lib.make_params(
+            model=model, job_name='worker', task_index=index, ps_hosts=['localhost:2200'],
+            worker_hosts=['localhost:2210', 'localhost:2211'], num_batches=5, **kwargs)
+        return benchmark_cnn.BenchmarkCNN(p, gpus=0)._run_flag_values()
+
+    chief, worker = values('trivial', 0, batch_size=2), values('lenet', 1, batch_size=2)
+    line = run_flags.mismatch_line('worker 1 (h:2)', 'worker 0 (h:1)',
+                                   run_flags.differences(worker, chief))
+    assert line.startswith(
+        "worker 1 (h:2) was started with --model=lenet and image size 28 (lenet's default), "
+        "the chief, worker 0 (h:1), with --model=trivial (the default) and image size 227 "
+        "(trivial's default): every task ")
+    # Given at the model's default, the image size is no difference; given, it is named so.
+    assert run_flags.differences(values('lenet', 1, batch_size=2, image_size=28), worker) == []
+    sized = values('trivial', 1, batch_size=2, image_size=32)
+    assert run_flags.mismatch_line('worker 1 (h:2)', 'worker 0 (h:1)', run_flags.differences(
+        sized, chief)).startswith(
+        "worker 1 (h:2) was started with --image_size=32, the chief, worker 0 (h:1), with "
+        "image size 227 (trivial's default): ")
+    # A false boolean not given is named as not given; None stays 'no --flag'.
+    fp16 = values('trivial', 1, batch_size=2, use_fp16=True)
+    assert run_flags.mismatch_line('worker 1 (h:2)', 'worker 0 (h:1)', run_flags.differences(
+        fp16, chief)).startswith(
+        'worker 1 (h:2) was started with --use_fp16=true, the chief, worker 0 (h:1), with no '
+        '--use_fp16: ')
+
+
+@pytest.mark.cluster
+def test_a_worker_of_another_model_is_named_without_an_image_size_nobody_gave(tmp_path):
+    """ps 0, a trivial chief and a lenet worker, none given --image_size: every task stops at
+    start-up with the one line, which names the image sizes as the models' defaults."""
+    ps, workers = ['localhost:%d' % free_port()], ['localhost:%d' % free_port()
+                                                   for _ in range(2)]
+
+    def args(job, index, model):
+        return ['--job_name=%s' % job, '--task_index=%d' % index, '--ps_hosts=' + ps[0],
+                '--worker_hosts=' + ','.join(workers), '--startup_timeout_secs=90',
+                '--model=' + model, '--batch_size=2', '--num_batches=2']
+
+    ps0, chief, worker1 = finish_all([
+        Proc('ps0', args('ps', 0, 'trivial'), tmp_path),
+        Proc('worker0', args('worker', 0, 'trivial'), tmp_path),
+        Proc('worker1', args('worker', 1, 'lenet'), tmp_path)])
+    line = ("error: worker 1 (%s) was started with --model=lenet and image size 28 (lenet's "
+            "default), the chief, worker 0 (%s), with --model=trivial (the default) and image "
+            "size 227 (trivial's default): every task of a cluster takes the same "
+            % (workers[1], workers[0]))
+    for result in (worker1, chief):
+        assert result['code'] == 1 and last_line(result).startswith(line), (
+            result['log'][-3000:])
+    assert ps0['code'] == 1
 
 
 def test_the_ps_header_is_made_without_the_precision_lines(monkeypatch):
