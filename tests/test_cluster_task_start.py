@@ -8,7 +8,8 @@ scripts:
 * a ps task printed the workers' header (`Batch size: 8 global / 2 per device` and its
   --num_gpus logical devices), though it builds no graph: it now says what it serves;
 * a worker given --model=lenet against a trivial chief was said to have `--image_size=28`, the
-  chief `--image_size=227`, though no task was given --image_size.
+  chief `--image_size=227`, though no task was given --image_size;
+* `--job_name=worker` without --task_index silently became worker 0, the chief.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from test_distributed import Proc, cluster_args, finish_all, last_line
 from tf_cnn_benchmarks import benchmark_cnn, run_header
 from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import run_flags, topology
+from tf_cnn_benchmarks.params import cluster_rules
+from tf_cnn_benchmarks.preflight import usage
 
+import helpers
 from helpers import free_port
 
 # The header lines of a worker's job that a ps task does not run.
@@ -193,6 +197,49 @@ def test_a_worker_of_another_model_is_named_without_an_image_size_nobody_gave(tm
         assert result['code'] == 1 and last_line(result).startswith(line), (
             result['log'][-3000:])
     assert ps0['code'] == 1
+
+
+@pytest.mark.parametrize('flags, warned', [
+    (dict(job_name='worker'), '--task_index not given: this task is worker 0, the chief (the '
+                              'first of the 2 in --worker_hosts); give each task its own '
+                              '--task_index=N (0 to 1)'),
+    (dict(job_name='ps', ps_hosts=['localhost:2200', 'localhost:2201']),
+     '--task_index not given: this task is ps 0 (the first of the 2 in --ps_hosts); give each '
+     'task its own --task_index=N (0 to 1)'),
+    (dict(job_name='worker', task_index=0), None),  # given, at 0
+    (dict(job_name='ps'), None),  # the job's only task
+])
+def test_a_forgotten_task_index_in_a_job_of_several_tasks_warns(flags, warned, capsys):
+    values = dict(model='trivial', ps_hosts=['localhost:2200'],
+                  worker_hosts=['localhost:2210', 'localhost:2211'], results_db=False)
+    values.update(flags)
+    given = frozenset(values) - {'results_db'}
+    usage.prepare(params_lib.make_params(**values), given)
+    err = capsys.readouterr().err
+    assert err == ('warning: %s\n' % warned if warned else '')
+    assert cluster_rules.task_index_warning(params_lib.make_params(**values), given) == warned
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('index', [[], ['--task_index=0']])
+def test_the_command_warns_of_a_forgotten_task_index_before_tensorflow_loads(index):
+    """The command's flags as typed (a bad --rewriter_config stops it once TensorFlow
+    loaded, before any server starts)."""
+    result = helpers.run_command(
+        '--job_name=worker', '--worker_hosts=localhost:2210,localhost:2211',
+        '--ps_hosts=localhost:2200', '--model=trivial', '--rewriter_config=garbage', *index)
+    assert result.returncode == 2 and result.stderr.splitlines()[-1].startswith(
+        'error: --rewriter_config is not a RewriterConfig')
+    warned = [line for line in result.stderr.splitlines() if '--task_index' in line]
+    assert warned == ([] if index else [
+        'warning: --task_index not given: this task is worker 0, the chief (the first of the 2 '
+        'in --worker_hosts); give each task its own --task_index=N (0 to 1)'])
+
+
+def test_a_task_index_from_tf_config_or_slurm_is_not_warned_about():
+    p = params_lib.make_params(job_name='worker', worker_hosts=['h:1', 'h:2'],
+                               cluster_resolver='tf_config')
+    assert cluster_rules.task_index_warning(p, frozenset({'job_name'})) is None
 
 
 def test_the_ps_header_is_made_without_the_precision_lines(monkeypatch):
