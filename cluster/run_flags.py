@@ -79,9 +79,9 @@ def run_flag_values(plan, given=None) -> dict[str, str | None]:
     dataset's or labels.txt's, --num_batches as the timed steps, from --num_epochs when given:
     '5 (from --num_epochs=0.01)').
 
-    With `given`, a value whose flag was not given says where it came from after it (`_origins`:
-    "28 (lenet's default)", 'parameter_server (the default)'), so that a mismatch line names
-    only the flags the user typed (`mismatch_line`); the values compare without it.
+    With `given`, a value the run derived from elsewhere, its flag not given, says where it
+    came from after it (`_origins`: "28 (lenet's default)"), so that a mismatch line does not
+    name a flag nobody typed (`mismatch_line`); the values compare without it.
 
     Args:
       plan: the task's run_plan.RunPlan.
@@ -107,16 +107,15 @@ def run_flag_values(plan, given=None) -> dict[str, str | None]:
 
 
 def _origins(plan, given) -> dict[str, str]:
-    """{flag: where its value came from} of the run-defining flags `given` does not set
-    (params.is_set: at the table's default): the model's defaults, the dataset's classes, the
-    device's warm-up, else the table's default. A --num_batches from --num_epochs says so
-    already; the host lists are the cluster's."""
+    """{flag: where its value came from} of the flags of DERIVED_WORDS that `given` does not
+    set (params.is_set: at the table's default, which for these means "derive it"): the
+    model's image and batch size, the dataset's classes, the device's warm-up. The other flags'
+    values are their own, typed or at the table's default (a --num_batches from --num_epochs
+    says so already)."""
     derived = {'num_classes': "the dataset's", 'image_size': "%s's default" % plan.model,
                'batch_size': "%s's default" % plan.model,
                'num_warmup_batches': 'the default on the %s' % plan.params.device.upper()}
-    return {name: derived.get(name, 'the default') for name in RUN_DEFINING_FLAGS
-            if name not in ('worker_hosts', 'ps_hosts') and not is_set(given, name)
-            and not (name == 'num_batches' and given.num_epochs is not None)}
+    return {name: origin for name, origin in derived.items() if not is_set(given, name)}
 
 
 def encode(values: dict) -> bytes:
@@ -150,9 +149,8 @@ def differences(theirs: dict, chiefs: dict, names=RUN_DEFINING_FLAGS
 
 def _flag(name: str, value) -> str:
     """A value as a mismatch line names it: '--batch_size=4' (given), "image size 28 (lenet's
-    default)" (DERIVED_WORDS, not given), '--model=trivial (the default)', 'no --use_fp16'
-    (false, not given), 'no --init_learning_rate' (None)."""
-    if value is None or value == 'false (the default)':
+    default)" (DERIVED_WORDS, not given), 'no --init_learning_rate' (None)."""
+    if value is None:
         return 'no --%s' % name
     if name == 'ps_hosts' and value == '':
         return 'no --ps_hosts'
