@@ -105,7 +105,10 @@ class BenchmarkCNN:
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
-        """The header block, one string per line (run_header.py)."""
+        """The header block, one string per line (run_header.py; a ps task's says what it
+        serves: run_header.ps_header_lines)."""
+        if self.cluster is not None and self.cluster.job_name == 'ps':
+            return run_header.ps_header_lines(self.plan, self.model)
         p, resume = self.params, None
         if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
             resume = checkpoints.resume_point(p)  # reads the files: no graph yet
@@ -149,7 +152,7 @@ class BenchmarkCNN:
             if self.server is not None:
                 self.server.start(self.plan.server_config)
                 if self.cluster.serves:  # ps tasks (and distributed_all_reduce workers)
-                    return self.server.serve(run_flags.run_flag_values(self.plan))
+                    return self.server.serve(self._run_flag_values())
             self.precision_lines()  # its warnings, when the header was not printed
             if p.eval:
                 return eval_runner.run_eval(self.plan, self.model, self.dataset,
@@ -251,7 +254,12 @@ class BenchmarkCNN:
 
     def _initialize_task(self, sess, info) -> int | None:
         return self.server.initialize_variables(sess, info, self.params,
-                                                run_flags.run_flag_values(self.plan))
+                                                self._run_flag_values())
+
+    def _run_flag_values(self) -> dict:
+        """This task's run-defining flags for the cluster's start-up check, each value not
+        given saying where it came from (cluster/run_flags.py)."""
+        return run_flags.run_flag_values(self.plan, self.given_params)
 
     def make_hooks(self) -> list[run_hooks.RunHook]:
         """The run hooks this run needs (lifecycle/wiring.py; a cluster task's from

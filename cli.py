@@ -76,7 +76,7 @@ def main(argv: list[str], hooks=()) -> int:
         p = parse_args(argv)
         # Before TensorFlow loads, so usage errors stay fast: the environment the flags ask
         # for, the cluster's fields, every flag rule, output paths, the model.
-        checked = usage.prepare(p)
+        checked = usage.prepare(p, given_flags())
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0

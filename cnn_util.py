@@ -104,6 +104,12 @@ def warn(text: str) -> None:
     print('warning: %s' % text, file=sys.stderr, flush=True)
 
 
+def note(text: str) -> None:
+    """Prints one line `note: <text>` to stderr: a fact the user should know that asks for no
+    change of the flags (a warning's does)."""
+    print('note: %s' % text, file=sys.stderr, flush=True)
+
+
 # Scales a median absolute deviation to the standard deviation of a normal distribution
 # (1 / the 75th percentile of the standard normal); the original prints jitter with it.
 MAD_TO_STD = 1.4826

@@ -13,10 +13,12 @@ here (hardware/kernel_speed.py, measured or cached):
 from __future__ import annotations
 
 import os
+import textwrap
 
 import tensorflow as tf
 
 from . import cnn_util, preprocessing
+from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
 from .runtime import cpu_tuning
@@ -84,8 +86,10 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
           if plan.training and model is not None else []),
         'Variables:   %s' % p.variable_update,
         # The all-reduce spec of the managers that all-reduce (None: the default algorithm,
-        # or --use_nccl), as the original printed it.
-        *(['AllReduce:   %s' % (p.all_reduce_spec or None)]
+        # or --use_nccl), as the original printed it; collective_all_reduce's is its own
+        # (it ignores --all_reduce_spec, with a warning: preflight/ineffective_flags.py).
+        *(['AllReduce:   %s' % (p.variable_update in params_lib.ALL_REDUCE_MODES
+                                and p.all_reduce_spec or None)]
           if p.variable_update in ALL_REDUCE_HEADER_MODES else []),
         # A cluster task's: whether the workers' updates are synchronised (the original prints
         # it there for every --job_name run, as Python's True/False).
@@ -94,6 +98,50 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',
     ]
+
+
+def ps_header_lines(plan, model=None) -> list[str]:
+    """The header block of a ps task, which builds no graph and runs no step: what it serves
+    and for whom (`served`), its own device (the CPU its variables are placed on:
+    variable_managers/distributed.py PsPlacer), its threads and the cluster lines; not the
+    workers' batch, towers, data or precision, which it does not use (it printed the
+    workers' `Batch size:` and its --num_gpus logical devices as its own).
+
+    Args:
+      plan: the ps task's run_plan.RunPlan (its params: --task_index, the host lists).
+      model: the run's CNNModel (its name as the original's header gave it), or None.
+    """
+    p = plan.params
+    first, *rest = textwrap.wrap(served(p), HEADER_VALUE_WIDTH)
+    return [
+        'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
+        'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
+        'Serves:      %s' % first, *('             %s' % line for line in rest),
+        'Devices:     %s' % describe_devices(
+            ['/job:ps/replica:0/task:%d/device:CPU:0' % p.task_index]),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Variables:   %s' % p.variable_update,
+        'Sync:        %s' % bool(p.cross_replica_sync),
+        *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        '==========',
+    ]
+
+
+def served(p) -> str:
+    """What a ps task holds for the workers, e.g. "its share of the model's variables (placed
+    by size over 2 ps tasks) for 4 workers, which read them and send their gradients each
+    step; this task builds no graph and runs no step of its own" (distributed_replicated: the
+    variables' master copies; the workers keep copies of their own)."""
+    num_ps, workers = len(p.ps_hosts), cnn_util.counted(len(p.worker_hosts), 'worker')
+    if p.variable_update == 'distributed_replicated':
+        what, use = ("the variables' master copies", 'which keep copies of their own and send '
+                     'their gradients each step')
+    else:
+        what, use = "the model's variables", 'which read them and send their gradients each step'
+    if num_ps > 1:
+        what = 'its share of %s (placed by size over %d ps tasks)' % (what, num_ps)
+    return ('%s for %s, %s; this task builds no graph and runs no step of its own'
+            % (what, workers, use))
 
 
 # A header value's room: a line of at most 100 characters after its 13-character name column.

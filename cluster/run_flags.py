@@ -34,6 +34,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ..params import is_set
+
 #: The learning-rate flags (graph/learning_rate.py reads them; the chief's updates use its own).
 LEARNING_RATE_FLAGS = ('init_learning_rate', 'piecewise_learning_rate_schedule',
                        'num_epochs_per_decay', 'learning_rate_decay_factor',
@@ -65,14 +67,26 @@ def _text(value) -> str | None:
     return str(value)
 
 
-def run_flag_values(plan) -> dict[str, str | None]:
+#: How a line names a value the run derived from something else than its flag (the flag not
+#: given): 'image size 28 (lenet's default)', not '--image_size=28'.
+DERIVED_WORDS = {'num_classes': 'classes', 'image_size': 'image size',
+                 'batch_size': 'batch size', 'num_warmup_batches': 'warm-up steps'}
+
+
+def run_flag_values(plan, given=None) -> dict[str, str | None]:
     """{flag: value as written on a command line, or None for a flag not given} of a run,
     resolved (a default --batch_size or --image_size as the model's, --num_classes as the
     dataset's or labels.txt's, --num_batches as the timed steps, from --num_epochs when given:
     '5 (from --num_epochs=0.01)').
 
+    With `given`, a value the run derived from elsewhere, its flag not given, says where it
+    came from after it (`_origins`: "28 (lenet's default)"), so that a mismatch line does not
+    name a flag nobody typed (`mismatch_line`); the values compare without it.
+
     Args:
       plan: the task's run_plan.RunPlan.
+      given: the task's Params as given, before the machine's and the model's defaults
+        (BenchmarkCNN.given_params), or None: no origins.
     """
     p = plan.params
     steps = str(plan.num_batches)
@@ -84,7 +98,24 @@ def run_flag_values(plan) -> dict[str, str | None]:
               'num_batches': steps, 'num_warmup_batches': plan.num_warmup_batches,
               'worker_hosts': p.worker_hosts, 'ps_hosts': p.ps_hosts}
     values.update({name: getattr(p, name) for name in LEARNING_RATE_FLAGS})
-    return {name: _text(values[name]) for name in RUN_DEFINING_FLAGS}
+    texts = {name: _text(values[name]) for name in RUN_DEFINING_FLAGS}
+    if given is not None:
+        for name, origin in _origins(plan, given).items():
+            if texts[name] is not None:
+                texts[name] = '%s (%s)' % (texts[name], origin)
+    return texts
+
+
+def _origins(plan, given) -> dict[str, str]:
+    """{flag: where its value came from} of the flags of DERIVED_WORDS that `given` does not
+    set (params.is_set: at the table's default, which for these means "derive it"): the
+    model's image and batch size, the dataset's classes, the device's warm-up. The other flags'
+    values are their own, typed or at the table's default (a --num_batches from --num_epochs
+    says so already)."""
+    derived = {'num_classes': "the dataset's", 'image_size': "%s's default" % plan.model,
+               'batch_size': "%s's default" % plan.model,
+               'num_warmup_batches': 'the default on the %s' % plan.params.device.upper()}
+    return {name: origin for name, origin in derived.items() if not is_set(given, name)}
 
 
 def encode(values: dict) -> bytes:
@@ -97,9 +128,10 @@ def decode(data: bytes) -> dict:
     return json.loads(data.decode('utf-8'))
 
 
-def _steps(value) -> str | None:
-    """'5 (from --num_epochs=0.01)' -> '5': steps agree whichever flag gave them."""
-    return value.split(' ')[0] if isinstance(value, str) else value
+def _bare(value) -> str | None:
+    """'5 (from --num_epochs=0.01)' -> '5', "28 (lenet's default)" -> '28': values agree
+    whichever flag or default gave them."""
+    return value.split(' (', 1)[0] if isinstance(value, str) else value
 
 
 def differences(theirs: dict, chiefs: dict, names=RUN_DEFINING_FLAGS
@@ -110,17 +142,21 @@ def differences(theirs: dict, chiefs: dict, names=RUN_DEFINING_FLAGS
     diffs = []
     for name in names:
         mine, chief = theirs.get(name, '?'), chiefs.get(name, '?')
-        same = _steps(mine) == _steps(chief) if name == 'num_batches' else mine == chief
-        if not same:
+        if _bare(mine) != _bare(chief):
             diffs.append((name, mine, chief))
     return diffs
 
 
 def _flag(name: str, value) -> str:
+    """A value as a mismatch line names it: '--batch_size=4' (given), "image size 28 (lenet's
+    default)" (DERIVED_WORDS, not given), 'no --init_learning_rate' (None)."""
     if value is None:
         return 'no --%s' % name
     if name == 'ps_hosts' and value == '':
         return 'no --ps_hosts'
+    bare, _, origin = str(value).partition(' (')
+    if origin and name in DERIVED_WORDS and not origin.startswith('from --'):
+        return '%s %s (%s' % (DERIVED_WORDS[name], bare, origin)
     return '--%s=%s' % (name, value)
 
 

@@ -39,7 +39,7 @@ from .. import cnn_util
 from ..lifecycle import checkpoints, signals
 from ..runtime import traced_session
 from . import coordination, run_flags
-from .topology import Cluster, can_connect, security_warning, task_device
+from .topology import Cluster, can_connect, exposure_line, task_device
 
 tf1 = tf.compat.v1
 
@@ -133,19 +133,18 @@ class TaskServer:
         return config
 
     def start(self, base_config: tf1.ConfigProto) -> None:
-        """Starts this task's gRPC server (devices as in `base_config`).
+        """Starts this task's gRPC server (devices as in `base_config`), then prints one line
+        on who can reach its port (topology.exposure_line: the server listens on every
+        interface).
 
         Raises:
           cnn_util.ClusterError: the server cannot listen on its address (port in use:
             `port_in_use_advice`).
         """
-        warning = security_warning([h for hs in self.cluster.hosts.values() for h in hs])
-        if warning:
-            cnn_util.warn(warning)
+        c = self.cluster
         config = tf1.ConfigProto()
         config.CopyFrom(base_config)
         try:
-            c = self.cluster
             self.server = tf1.train.Server(
                 c.spec, job_name=c.job_name, task_index=c.task_index,
                 protocol=c.params.server_protocol, config=self._with_collective_leader(config),
@@ -158,6 +157,9 @@ class TaskServer:
                 self.name, summary)) from None
         cnn_util.log_fn('Started server %s as %s' % (
             self.server.target, self.name))
+        kind, line = exposure_line([h for hs in c.hosts.values() for h in hs], self.name,
+                                   c.address(c.job_name, c.task_index))
+        (cnn_util.warn if kind == 'warning' else cnn_util.note)(line)
 
     def session_config(self, base_config: tf1.ConfigProto) -> tf1.ConfigProto:
         """`base_config` plus device filters (only this task and its peers are contacted)."""
@@ -280,7 +282,8 @@ class TaskServer:
         Returns:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
 
-          A SIGINT or SIGTERM ends the wait within PROBE_INTERVAL_SECS: the line `Stopped by
+          From its line `Serving ps 0 (...) until ...` on, a SIGINT or SIGTERM ends the
+          wait within PROBE_INTERVAL_SECS: the line `Stopped by
           SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT' or 'SIGTERM': exit
           status 130 or 143, lifecycle/signals.exit_status) in the returned dict.
 
@@ -292,8 +295,6 @@ class TaskServer:
         start = time.monotonic()
         signalers = self.cluster.signalers()
         me = (self.cluster.job_name, self.cluster.task_index)
-        cnn_util.log_fn('Serving %s until %d task(s) report done: %s' % (
-            self.cluster.describe(*me), len(signalers), ', '.join('%s %d' % t for t in signalers)))
         graph = tf.Graph()
         with graph.as_default():
             dequeue = coordination.done_queue(me).dequeue()
@@ -314,6 +315,10 @@ class TaskServer:
                 _SignalFlag() as signalled:
             if put is not None:
                 sess.run(put)
+            # Once a signal is a line and an exit status (_SignalFlag), not before.
+            cnn_util.log_fn('Serving %s until %d task(s) report done: %s' % (
+                self.cluster.describe(*me), len(signalers),
+                ', '.join('%s %d' % t for t in signalers)))
             while pending:
                 if signalled.name:
                     cnn_util.log_fn('Stopped by %s while serving %s: %s had not reported done' % (

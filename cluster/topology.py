@@ -5,7 +5,7 @@ One process per task, started from a shell (or by tools/launch_cluster.py) with 
 cluster package splits what a task does besides building the model:
 
   topology.py      this module: `Cluster`, the cluster's shape as the flags describe it, and
-                   address helpers (loopback, TCP probes, the security warning);
+                   address helpers (loopback, TCP probes, the security line);
   server.py        this task's gRPC server, sessions with deadlines, start-up waits, the
                    serve loop of ps tasks, the chief's initialisation (protocol described there);
   coordination.py  the shared queues between tasks and the hooks of a worker's run (cluster
@@ -15,10 +15,15 @@ and the variable managers of the cluster modes are variable_managers/distributed
 The rules of cluster flags are in params.validate_params, so they fail before TensorFlow loads.
 
 Security: gRPC servers have no authentication; anyone who reaches a port can run graph ops on
-that host (including reading and writing files). A run whose hosts are not loopback prints one
-warning line saying so. TensorFlow binds every server to all interfaces ('*:port', measured in
-TF 2.21) whatever host the address names, so even a loopback cluster's ports need a firewall on
-a shared network.
+that host (including reading and writing files). TensorFlow 2.21 listens on every interface
+whatever host the cluster names: its GrpcServer (tensorflow/core/distributed_runtime/rpc/
+grpc_server_lib.cc) adds the listening port "0.0.0.0:<port>", gRPC makes that the IPv4 and
+IPv6 wildcard ('*:port' in `ss -ltn`; tests/test_cluster_task_start.py reads it from
+/proc/net/tcp6), and nothing chooses another address: ServerDef has a `port` but no host, and
+its environment variables set the port's SO_REUSEPORT (TF_GRPC_REUSE_PORT) and the client
+channels' options (TF_GRPC_DEFAULT_OPTIONS) only. So a task started with 127.0.0.1:PORT is
+reachable from the network on PORT too: every task prints one line at its start
+(`exposure_line`: a note on a loopback cluster, a warning when its hosts are not loopback).
 """
 
 from __future__ import annotations
@@ -69,9 +74,31 @@ def security_warning(hosts: list[str]) -> str | None:
     if not foreign:
         return None
     return ('this cluster uses non-loopback addresses (%s): TensorFlow gRPC servers are '
-            'unauthenticated, anyone who can reach their ports can run graph ops (read and write '
+            'unauthenticated and listen on every interface of their host, whatever address the '
+            'cluster names; anyone who can reach their ports can run graph ops (read and write '
             'files) on these hosts; use a trusted network and firewall the ports'
             % ','.join(foreign))
+
+
+def exposure_line(hosts: list[str], task: str, address: str) -> tuple[str, str]:
+    """What a task says as its server starts about who can reach it (module docstring:
+    TensorFlow listens on every interface whatever the address): ('warning',
+    `security_warning`) when the cluster has non-loopback addresses, else ('note', a line
+    saying that this task's port is open on every interface all the same).
+
+    Args:
+      hosts: every address of the cluster ('host:port').
+      task: this task, described ('ps 0 (127.0.0.1:2222)').
+      address: this task's own 'host:port'.
+    """
+    warning = security_warning(hosts)
+    if warning:
+        return 'warning', warning
+    return 'note', ('%s listens on port %d of every interface of this host, not only loopback: '
+                    'TensorFlow\'s gRPC server binds all addresses (IPv4 and IPv6) whatever '
+                    'host the cluster names, and has no authentication (whoever reaches the '
+                    'port can run graph ops, read and write files); on a shared network, '
+                    'firewall the port' % (task, split_host_port(address)[1]))
 
 
 class Cluster:

@@ -33,7 +33,7 @@ from absl import flags
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch, text_values
-from .device_rules import check_nccl, default_device  # noqa: F401  (re-exported)
+from .device_rules import ALL_REDUCE_MODES, check_nccl, default_device, uses_nccl  # noqa: F401
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
 from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
 
@@ -493,14 +493,11 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
     if p.staged_vars and p.variable_update != 'parameter_server':
         raise ParamsError('--staged_vars works only with --variable_update=parameter_server. '
                           'Received: variable_update=%r' % p.variable_update)
-    if p.use_nccl and p.device == 'cpu':
+    # --use_nccl and --all_reduce_spec with a mode that does not all-reduce: a warning
+    # (preflight/ineffective_flags.py), as the other all-reduce flags.
+    if p.use_nccl and p.device == 'cpu' and p.variable_update in ALL_REDUCE_MODES:
         raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
                           '--all_reduce_spec=xring on CPU.')
-    if (p.use_nccl or p.all_reduce_spec) and p.variable_update not in (
-            'replicated', 'distributed_all_reduce'):
-        raise ParamsError('--use_nccl/--all_reduce_spec need --variable_update=replicated or '
-                          'distributed_all_reduce. Received: variable_update=%r'
-                          % p.variable_update)
     if p.gradient_repacking and p.agg_small_grads_max_bytes:
         raise ParamsError('--gradient_repacking and --agg_small_grads_max_bytes exclude each '
                           'other; use one.')
@@ -510,8 +507,10 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         except ValueError as e:
             raise flag_error('all_reduce_spec', e) from None
     if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
-        raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes '
-                          '--all_reduce_spec/--use_nccl; write "psgpu/psgpu" in the spec instead.')
+        given = [n for n in ('all_reduce_spec', 'use_nccl') if getattr(p, n)]
+        raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes %s; '
+                          'write "psgpu/psgpu" in --all_reduce_spec instead.'
+                          % ' and '.join('--' + n for n in given))
     if p.data_name == 'synthetic' and p.data_dir:
         raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
     for step in p.eval_during_training_at_specified_steps:

@@ -108,6 +108,31 @@ def distributed_problem(p) -> str | None:
     return _cluster_modes_problem(p)
 
 
+def task_index_warning(p, given) -> str | None:
+    """The warning of a task started from host flags with --job_name but without --task_index,
+    in a job of several tasks: it takes task 0 silently (as the original's), for a worker the
+    chief's role, and the task the user meant waits for its peers until
+    --startup_timeout_secs while the real task 0 cannot start its server. None otherwise
+    (one task in the job, --task_index given, or no --job_name).
+
+    Args:
+      p: the Params with the host flags' cluster (its cluster_resolver 'flags').
+      given: the names of the flags the command line gave (also at their default value).
+    """
+    if ('job_name' not in given or 'task_index' in given
+            or p.cluster_resolver not in ('flags', 'auto')):  # auto: the host flags here
+        return None
+    flag = {'ps': 'ps_hosts', 'worker': 'worker_hosts'}.get(p.job_name)
+    count = len(getattr(p, flag)) if flag else 1
+    if count <= 1:
+        return None
+    role = '%s %d' % (p.job_name, p.task_index)
+    if is_chief_task(p.job_name, p.task_index, p.variable_update):
+        role += ', the chief'
+    return ('--task_index not given: this task is %s (the first of the %d in --%s); give each '
+            'task its own --task_index=N (0 to %d)' % (role, count, flag, count - 1))
+
+
 def _cluster_modes_problem(p) -> str | None:
     """The first broken rule of a cluster task's modes (the controller, synchrony, distinct
     addresses, the one-host-only features), or None."""

@@ -73,13 +73,21 @@ EVAL_TF_DATA_FLAGS = (
 # How the gradients of several devices are all-reduced (variable_managers/allreduce.py
 # all_reduce_gradients): read only by the managers of ALL_REDUCE_MODES (one_host.py's
 # VariableMgrReplicated and distributed.py's VariableMgrDistributedAllReduce, its subclass).
+# The algorithm's own two flags come first (the table's order): ALGORITHM_FLAGS.
+ALGORITHM_FLAGS = ('use_nccl', 'all_reduce_spec')
 ALL_REDUCE_FLAGS = ('gradient_repacking', 'agg_small_grads_max_bytes',
                     'agg_small_grads_max_group', 'hierarchical_copy')
-ALL_REDUCE_MODES = ('replicated', 'distributed_all_reduce')
+ALL_REDUCE_MODES = params_lib.ALL_REDUCE_MODES
 # The flags that choose the all-reduce of `replicated`, in the table's order: with one tower
 # (one host, --num_gpus=1) all_reduce_gradients returns each gradient as it is, before any
-# spec, pack, group, hierarchy or NCCL is used (its `len(devices) == 1`).
-ONE_TOWER_FLAGS = ('use_nccl', 'all_reduce_spec') + ALL_REDUCE_FLAGS
+# spec, pack, group, hierarchy or NCCL is used (its `len(devices) == 1`). Every mode without
+# an all-reduce ignores them all alike.
+ONE_TOWER_FLAGS = ALGORITHM_FLAGS + ALL_REDUCE_FLAGS
+# Said after the line of an NCCL flag (--use_nccl, an --all_reduce_spec with nccl) that a
+# mode without all-reduce ignores, when the run is on the CPU: the mode the line advises
+# would refuse it there (params/device_rules.check_nccl).
+NCCL_ON_CPU = ('; NCCL also needs GPUs, and this run is on the CPU, where replicated '
+               'all-reduces with --all_reduce_spec=xring or pscpu')
 # What each other --variable_update does with the towers' gradients instead
 # (variable_managers/one_host.py, variable_managers/distributed.py).
 _OWN_AGGREGATION = {
@@ -136,7 +144,8 @@ def _unfolded_decay(p) -> str:
 ASYNC_MODES = ('parameter_server', 'distributed_replicated')
 
 
-def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]:
+def ignored_flags(p, dataset: str | None = None, given=frozenset(),
+                  device: str | None = None) -> list[str]:
     """One message per flag that has no effect in the run `p` describes.
 
     Args:
@@ -148,6 +157,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         empty for a library run, whose flags count only when not at their default. A flag
         given at its default counts only when it is one of STEP_DEFAULTS or a flag of an
         optimizer the run does not use (OPTIMIZER_OWN_FLAGS: --optimizer=sgd --momentum=0.9).
+      device: the run's device ('cpu', 'gpu'; params.default_device); None: --device as
+        given. On the CPU an ignored NCCL flag's line adds NCCL_ON_CPU.
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
@@ -164,10 +175,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         out.extend(template % (n, why) for n in chosen)
 
     if p.forward_only:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ALL_REDUCE_FLAGS, 'with --forward_only (no '
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --forward_only (no '
              'gradients, no updates)')
     if p.eval:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ALL_REDUCE_FLAGS, 'with --eval (nothing is '
+        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --eval (nothing is '
              'trained)')
         rule(('baseline', 'fail_on_slower'), 'with --eval (the baseline gate compares training '
              'or forward-only runs)')
@@ -186,10 +197,16 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset()) -> list[str]
         if unfolded:
             rule(('fused_weight_decay',), unfolded)
         if p.variable_update not in ALL_REDUCE_MODES:
-            rule(ALL_REDUCE_FLAGS, 'with --variable_update=%s (%s; only %s all-reduce the '
-                 'gradients of several devices: use one of them)'
-                 % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
-                    ' and '.join(ALL_REDUCE_MODES)))
+            why = ('with --variable_update=%s (%s; only %s all-reduce the gradients of several '
+                   'devices: use one of them)'
+                   % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
+                      ' and '.join(ALL_REDUCE_MODES)))
+            on_cpu = (device or p.device) == 'cpu'
+            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised mode would refuse it
+                nccl = p.use_nccl if name == 'use_nccl' else (
+                    p.all_reduce_spec and 'nccl' in p.all_reduce_spec)
+                rule((name,), why + (NCCL_ON_CPU if nccl and on_cpu else ''))
+            rule(ALL_REDUCE_FLAGS, why)
         elif p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling:
             # --plan_scaling plans this manager on more devices, where they choose the plan.
             rule(ONE_TOWER_FLAGS, 'with --variable_update=replicated on one device (one tower: '
@@ -394,8 +411,9 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
       visible_gpus: GPUs TensorFlow sees.
       dataset, given: as for ignored_flags.
     """
-    out = ignored_flags(p, dataset, given)
     planned = planned_gpu(p, visible_gpus)
+    out = ignored_flags(p, dataset, given, device=params_lib.default_device(
+        p, visible_gpus or int(planned is not None)))
     if planned is not None:  # a plan of a GPU that is not here: the flags it does not read
         out += planned_gpu_flags(p, planned)
     elif p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU

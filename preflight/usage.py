@@ -61,12 +61,18 @@ class CheckedRun(NamedTuple):
         return self.resolution.params
 
 
-def prepare(p: params.Params) -> CheckedRun:
+def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
     """The command's flags made ready before TensorFlow loads, in one place: the environment
     they ask for first (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS and
     XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG resolver loads it), then
     `check_usage` with the command's rules (--list_models: the flags only, no cluster, no
     model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
+    Warns (one line) when `given` has --job_name without --task_index in a job of several
+    tasks (params/cluster_rules.task_index_warning).
+
+    Args:
+      p: the Params as parsed.
+      given: the names of the flags the command line gave (cli.given_flags).
 
     Raises:
       params.ParamsError, model_catalog.UnknownModelError, cnn_util.DataError: as
@@ -74,6 +80,10 @@ def prepare(p: params.Params) -> CheckedRun:
     """
     cpu_tuning.configure_environment(p)
     checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
+    if not p.list_models:
+        warning = params.cluster_rules.task_index_warning(checked.params, given)
+        if warning:
+            cnn_util.warn(warning)
     resolvers.apply_environment(checked.resolution)
     return checked
 

@@ -27,6 +27,7 @@ import os
 from typing import Callable
 
 from .. import cnn_util
+from .. import params as params_lib
 from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from ..runtime import cpu_tuning
@@ -48,7 +49,10 @@ def _dtype(p) -> str:
 
 def all_reduce_of(p) -> str:
     """The planned all-reduce algorithm: --all_reduce_spec, 'nccl' for --use_nccl,
-    'psgpu/psgpu' for --hierarchical_copy, else '' (the manager's default)."""
+    'psgpu/psgpu' for --hierarchical_copy, else '' (the manager's default); '' in a mode
+    that does not all-reduce (params.ALL_REDUCE_MODES), which ignores those flags."""
+    if p.variable_update not in params_lib.ALL_REDUCE_MODES:
+        return ''
     if p.all_reduce_spec:
         return p.all_reduce_spec
     if p.use_nccl:

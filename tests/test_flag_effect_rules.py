@@ -136,6 +136,52 @@ def test_one_tower_is_returned_as_it_is_whatever_the_all_reduce_flags():
             assert len(graph.get_operations()) == ops, kwargs
 
 
+@pytest.mark.parametrize('mode', params.VARIABLE_UPDATES)
+def test_the_all_reduce_algorithm_flags_warn_like_the_others_where_nothing_all_reduces(mode):
+    """`--variable_update=parameter_server --all_reduce_spec=pscpu` was refused with
+    `--use_nccl/--all_reduce_spec need --variable_update=replicated or distributed_all_reduce`,
+    naming a flag not given, while --gradient_repacking there warned (as the docs say every
+    all-reduce flag does, and as the original read --all_reduce_spec in its all-reduce
+    managers only). Both now warn, the spec still checked."""
+    said = warnings_of(*_on(mode), '--all_reduce_spec=pscpu')
+    if mode in ineffective_flags.ALL_REDUCE_MODES:
+        assert said == []
+        return
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + _on(mode) + [
+        '--all_reduce_spec=pscpu', '--use_nccl'], flags.FlagValues())
+    params.validate_params(p)  # refused no more (NCCL on these CPU towers would never run)
+    assert said == ['--all_reduce_spec has no effect with --variable_update=%s (%s; only '
+                    'replicated and distributed_all_reduce all-reduce the gradients of several '
+                    'devices: use one of them)' % (mode, ineffective_flags._OWN_AGGREGATION[mode])]
+    with pytest.raises(params.ParamsError, match='unknown algorithm'):  # a bad spec: refused
+        params.validate_params(params.make_params(variable_update=mode, all_reduce_spec='x'))
+
+
+def test_nccl_on_the_cpu_where_nothing_all_reduces_says_both_in_one_line():
+    """`--use_nccl --variable_update=parameter_server` on a CPU said only that NCCL needs GPUs;
+    the mode the warning advises would refuse NCCL there too, so its line says so."""
+    why = ('has no effect with --variable_update=parameter_server (the towers\' gradients are '
+           'summed into one update of the shared variables; only replicated and '
+           'distributed_all_reduce all-reduce the gradients of several devices: use one of '
+           'them); NCCL also needs GPUs, and this run is on the CPU, where replicated '
+           'all-reduces with --all_reduce_spec=xring or pscpu')
+    ps = ['--variable_update=parameter_server']
+    assert warnings_of(*ps, '--use_nccl') == ['--use_nccl ' + why]  # no GPU visible
+    assert warnings_of(*ps, '--device=cpu', '--all_reduce_spec=nccl') == [
+        '--all_reduce_spec ' + why]
+    params.check_nccl(flag_parsing.parse_flags(['tf_cnn_benchmarks', *ps, '--use_nccl'],
+                                               flags.FlagValues()), 'cpu')  # no error
+    # On a GPU only the mode is the problem; where NCCL would run, the CPU stays an error.
+    fv = flags.FlagValues()
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', *ps, '--use_nccl'], fv)
+    on_gpu = ineffective_flags.messages(p, 2, None, frozenset(
+        n for n in params.SPEC_BY_NAME if fv[n].present))
+    assert on_gpu == ['--use_nccl ' + why.split('; NCCL also')[0]]
+    with pytest.raises(params.ParamsError, match='--use_nccl needs GPUs'):
+        params.check_nccl(params.make_params(variable_update='replicated', use_nccl=True),
+                          'cpu')
+
+
 def test_all_reduce_flags_in_forward_only_and_eval_runs():
     assert warnings_of('--variable_update=replicated', '--num_gpus=2', '--device=cpu',
                        '--gradient_repacking=2', '--forward_only') == [

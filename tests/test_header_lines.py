@@ -225,10 +225,15 @@ def test_the_optimizer_line_says_where_the_weight_decay_is(kwargs, optimizer):
     (dict(staged_vars=True), ['Staged vars: True']),
     (dict(rewriter_config='constant_folding: OFF'), ['RewriterConfig: constant_folding: OFF']),
     (dict(), []),
+    # A mode that does not read the spec (a warning says so) does not show it as its own.
+    (dict(variable_update='parameter_server', all_reduce_spec='xring'), []),
+    (dict(variable_update='collective_all_reduce', all_reduce_spec='xring', job_name='worker',
+          worker_hosts=['localhost:2210']), ['AllReduce:   None']),
 ])
 def test_the_originals_lines_of_some_runs(kwargs, lines):
     header = helpers.tiny_bench(**kwargs).info_lines()
     assert [line for line in header if line.startswith(
         ('AllReduce:', 'Staged vars:', 'RewriterConfig:'))] == lines
     if lines and lines[0].startswith('AllReduce:'):  # right after Variables, as there
-        assert header[header.index(lines[0]) - 1] == 'Variables:   replicated'
+        assert header[header.index(lines[0]) - 1] == 'Variables:   %s' % (
+            kwargs['variable_update'])

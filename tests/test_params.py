@@ -49,8 +49,9 @@ def test_params_are_immutable():
      '--staged_vars works only with --variable_update=parameter_server'),
     ({'use_nccl': True, 'device': 'cpu', 'variable_update': 'replicated'},
      '--use_nccl needs GPUs'),
-    ({'all_reduce_spec': 'xring'}, '--use_nccl/--all_reduce_spec need --variable_update='
-                                   'replicated'),
+    # It names the flag given, not both (--use_nccl/--all_reduce_spec).
+    ({'hierarchical_copy': True, 'all_reduce_spec': 'xring', 'variable_update': 'replicated'},
+     '--hierarchical_copy chooses the all-reduce itself and excludes --all_reduce_spec; write'),
     ({'piecewise_learning_rate_schedule': '0.1;10'}, 'odd number of numbers'),
     ({'piecewise_learning_rate_schedule': '0.1;x;0.01'}, "numbers only: 'x' is not a number"),
     ({'piecewise_learning_rate_schedule': '0.1;10;0.01;5;0.001'}, 'positive and increasing'),

@@ -22,7 +22,7 @@ from tf_cnn_benchmarks.tools import launch_cluster
 RULE_FLAGS = tuple(dict.fromkeys(
     ineffective_flags.OPTIMIZER_FLAGS + ineffective_flags.TRAINING_ONLY_FLAGS
     + ineffective_flags.EVAL_FLAGS + ineffective_flags.INPUT_FLAGS
-    + ineffective_flags.ALL_REDUCE_FLAGS + ('variable_consistency',)
+    + ineffective_flags.ONE_TOWER_FLAGS + ('variable_consistency',)
     + ('baseline', 'fail_on_slower', 'print_training_accuracy', 'trace_file', 'tfprof_file',
        'save_summaries_steps', 'freeze_when_forward_only', 'max_ckpts_to_keep',
        'eval_interval_secs', 'num_batches', 'num_epochs', 'gpu_model', 'summary_verbosity',

@@ -8,7 +8,9 @@
 Every flag after `--` (or any flag this launcher does not know) is passed to every task; the
 launcher adds --job_name, --task_index, --ps_hosts, --worker_hosts and, for
 --variable_update=distributed_all_reduce, --controller_host with a controller task. Without host
-lists, each task gets a free port on --host (127.0.0.1: loopback only). With --ps_hosts /
+lists, each task gets a free port on --host (default 127.0.0.1, a loopback address; TensorFlow's
+server still listens on that port of every interface, and each task prints a `note:` line
+saying so: docs/clusters.md, Security). With --ps_hosts /
 --worker_hosts / --controller_host the tasks use those addresses, still as processes on this
 machine (for several machines, run the shell recipe of docs/clusters.md on each one).
 
@@ -477,8 +479,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                              'distributed_replicated, else 0)')
     parser.add_argument('--num_workers', type=int, default=2, help='worker tasks (default 2)')
     parser.add_argument('--host', default='127.0.0.1',
-                        help='an address of this machine to pick free ports on (default '
-                             '127.0.0.1: loopback)')
+                        help='an address of this machine to pick free ports on and to name '
+                             'in the host lists (default 127.0.0.1: loopback; TensorFlow\'s '
+                             'servers listen on every interface whatever it is)')
     parser.add_argument('--ps_hosts', help='host:port list of the ps tasks (instead of '
                                            '--num_ps and free ports)')
     parser.add_argument('--worker_hosts', help='host:port list of the workers')
