@@ -286,9 +286,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
     the warm-up (or the first timed step, without one) a line says how long the timed part
     will take; after a warm-up of one step, which set up the executor, that line is a bound
-    and the first timed step's line gives the estimate. `should_stop` is also asked after each warm-up step: when it says stop (a
-    signal), the loop returns at once, nothing timed (LoopResult.stopped_in_warmup), without
-    the timed part's line, the timed phases or a total block. A step that raises
+    and the first timed step's line gives the estimate. `should_stop` is also asked after
+    each warm-up step: when it says stop (a signal), the loop returns at once, nothing timed
+    (LoopResult.stopped_in_warmup), without the timed part's line, the timed phases or a total block. A step that raises
     cnn_util.StopRequested (a cluster's chief stopped) ends the loop the same way, before that
     step: in the warm-up as above, in the timed part as after `should_stop` (the step is not
     counted, nor its time). Stopped so at the first timed step, the loop timed nothing: its
