@@ -283,17 +283,17 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
     then `traced` with the trace); after each timed step they get `after_step` and
     `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
-    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
-    the warm-up (or the first timed step, without one) a line says how long the timed part
-    will take; after a warm-up of one step, which set up the executor, that line is a bound
-    and the first timed step's line gives the estimate. `should_stop` is also asked after
-    each warm-up step: when it says stop (a signal), the loop returns at once, nothing timed
-    (LoopResult.stopped_in_warmup), without the timed part's line, the timed phases or a total block. A step that raises
-    cnn_util.StopRequested (a cluster's chief stopped) ends the loop the same way, before that
-    step: in the warm-up as above, in the timed part as after `should_stop` (the step is not
-    counted, nor its time). Stopped so at the first timed step, the loop timed nothing: its
-    total block is the one line `total images/sec: none (NOTHING_TIMED)`, without the hooks'
-    lines (their figures are those of the timed steps).
+    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After the
+    warm-up (or the first timed step, without one) a line says how long the timed part will
+    take; after a warm-up of one step, which set up the executor, that line is a bound and the
+    first timed step's line gives the estimate. `should_stop` is also asked after each warm-up
+    step: when it says stop (a signal), the loop returns at once, nothing timed
+    (LoopResult.stopped_in_warmup), without the timed part's line, the timed phases or a total
+    block. A step that raises cnn_util.StopRequested (a cluster's chief stopped) ends the loop
+    the same way, before that step: in the warm-up as above, in the timed part as after
+    `should_stop` (the step is not counted, nor its time). Stopped so at the first timed step,
+    the loop timed nothing: its total block is the one line `total images/sec: none
+    (NOTHING_TIMED)`, without the hooks' lines (their figures are those of the timed steps).
 
     Args:
       spec: the LoopSpec.
