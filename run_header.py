@@ -213,14 +213,15 @@ def resume_lines(plan, resume) -> list[str]:
     where = 'global step %d of %s' % (step, os.path.basename(resume.path))
     if seen is None:
         return ['Resume:      %s, which does not count its images (an earlier version): epochs '
-                'count as %d steps x %d images' % (where, step, per_step)]
+                'count as %s x %d images' % (where, cnn_util.counted(step, 'step'), per_step)]
     lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]
     if seen == step * per_step:
         return lines
     before = '%g images a global step so far (mean)' % (seen / step) if step else 'none so far'
     lines.append('             the global batch changed: %s, %d now; epochs count from the '
-                 'images seen, not %d steps x %d (%.2f epochs)'
-                 % (before, per_step, step, per_step, step * per_step / examples))
+                 'images seen, not %s x %d (%.2f epochs)'
+                 % (before, per_step, cnn_util.counted(step, 'step'), per_step,
+                    step * per_step / examples))
     changes = learning_rate.next_changes(plan.params, examples, per_step, step, seen)
     flag = learning_rate.schedule_flag(plan.params)
     if flag and changes:

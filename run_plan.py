@@ -78,7 +78,8 @@ class EvalPlan:
             self.num_batches, '' if self.num_batches == 1 else 'es', self.global_batch_size,
             self.per_device_batch_size, devices, '' if devices == 1 else 's')
         if self.synthetic:
-            return '%d synthetic examples in %s' % (self.num_examples, batches)
+            return '%d synthetic example%s in %s' % (
+                self.num_examples, '' if self.num_examples == 1 else 's', batches)
         if self.num_examples == self.examples_per_epoch:
             what = 'every %s record once' % self.subset
         elif self.num_examples < self.examples_per_epoch:
@@ -87,7 +88,8 @@ class EvalPlan:
         else:
             what = '%.2f passes over the %d %s records in a fixed order' % (
                 self.epochs, self.examples_per_epoch, self.subset)
-        text = '%d examples (%s) in %s' % (self.num_examples, what, batches)
+        text = '%d example%s (%s) in %s' % (
+            self.num_examples, '' if self.num_examples == 1 else 's', what, batches)
         if self.padding:
             last = self.global_batch_size - self.padding
             text += '; the %sbatch holds %d example%s and %d padding slot%s, not scored' % (
