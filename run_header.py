@@ -270,7 +270,7 @@ def precision_lines(plan) -> list[str]:
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when, date = None, 'measured here', ''
     if p.device == 'cpu':
-        speed = kernel_speed.probe(dtype, plan.threads,
+        speed = kernel_speed.probe(dtype, plan.threads, shapes=plan.kernel_shapes,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
@@ -279,11 +279,12 @@ def precision_lines(plan) -> list[str]:
                                   measured=measured, date=date) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
-        gradients=not (p.forward_only or p.eval))
+        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes)
     support += planned
     faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(
-        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster)
+        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster,
+        shapes=plan.kernel_shapes)
     choice = '; the faster choice: %s' % faster if faster else ''
     has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
     if not has_units:  # the CPU's flags lack the units: said first, whatever was measured

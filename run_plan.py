@@ -156,6 +156,10 @@ class RunPlan:
         default (history/run_flags.given_values of the Params as parsed: no value the run
         worked out), or None when not known (a plan made for other Params: the dry run's,
         the memory advice's); the results' 'given_flags'.
+      kernel_shapes: the hardware/kernel_speed.ProbeShapes of a reduced-precision CPU run
+        (its largest convolution and matmul, which its kernel factors are timed at: the
+        header's, the warning's and the gradients' choice), or None (a float32 or GPU run,
+        or not resolved: the probe's default shapes).
     """
 
     params: params_lib.Params
@@ -188,6 +192,7 @@ class RunPlan:
     server_config: object = dataclasses.field(default=None, compare=False, repr=False)
     graph_choices: object = dataclasses.field(default=None, compare=False)
     given_flags: dict | None = dataclasses.field(default=None, compare=False)
+    kernel_shapes: object = dataclasses.field(default=None, compare=False)
 
     @property
     def asynchronous(self) -> bool:
@@ -245,6 +250,8 @@ class RunPlan:
                 continue
             if field.name == 'graph_choices':
                 value = value.summary() if value is not None else None
+            elif field.name == 'kernel_shapes':  # 'conv 2x32x32x16 3x3->16, matmul 2x64x10'
+                value = value.text() if value is not None else None
             elif field.name in ('compute_dtype', 'variable_dtype'):
                 value = getattr(value, 'name', str(value))
             elif field.name == 'eval' and value is not None:

@@ -13,9 +13,9 @@ first line after 'Precision:   ', the others indented alike (13 characters):
     1000 finite steps)');
   * the support: on a GPU its compute capability against the dtype's (or, in float32, the TF32
     phrases: run_header.tf32_line); on a CPU without the units 'emulated: ...', with them the
-    kernel factors measured against float32 (hardware/kernel_speed.py), forward/gradients per
-    kind, and their date, e.g. 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
-    matmul 1.02/3.10x'.
+    kernel factors measured against float32 at the run's largest convolution and matmul
+    (hardware/kernel_speed.py), forward and gradients of each kind, and their date, e.g. 'time
+    vs float32 on 2026-12-05: conv fwd 1.02x, grad 0.96x; matmul fwd 1.02x, grad 3.10x'.
 
 Where the phrases need more lines than the block has room for, terser forms are tried in turn
 (`LEVELS`): shorter factor wording; an emulated dtype's forward factors only (its gradients run in
@@ -63,21 +63,29 @@ def loss_scale_phrase(p, level: int = 0) -> str:
 
 def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True,
                    level: int = 0) -> str:
-    """The kernel factors (seconds in the reduced dtype / in float32, kernel_speed.KINDS),
-    forward/gradients per kind: 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
-    matmul 1.02/0.71x' (from 'short factors' on: '2026-12-05, fwd/grad vs float32: ...');
-    without `gradients` the forward factors: 'time vs float32 on 2026-12-05: conv 1.02x, matmul
-    1.02x' (short: '2026-12-05 vs float32: ...'). `date`: the measurement's, 'YYYY-MM-DD'."""
+    """The kernel factors (seconds in the reduced dtype / in float32, kernel_speed.KINDS, at
+    the run's largest convolution and matmul), forward ('fwd') and gradients ('grad') of each
+    kind, each a factor of its own: 'time vs float32 on 2026-12-05: conv fwd 1.49x, grad 142x;
+    matmul fwd 1.35x, grad 0.61x' (from 'short factors' on, one decimal: '2026-12-05, fwd/grad
+    vs float32: conv 1.5x/142x, matmul 1.4x/0.6x'); without `gradients` the forward factors:
+    'time vs float32 on 2026-12-05: conv 1.02x, matmul 1.02x' (short: '2026-12-05 vs float32:
+    ...'). `date`: the measurement's, 'YYYY-MM-DD'. (It used to write 'conv 1.49/142x', which
+    read as one number divided by another.)"""
     f = kernel_speed.factor_text
     short = level >= LEVELS.index('short factors')
     if not gradients:
         forward = ', '.join('%s %s' % (kind, f(measured[kind])) for kind in ('conv', 'matmul'))
         return ('%s vs float32: %s' if short else 'time vs float32 on %s: %s') % (date, forward)
-    pairs = ', '.join('%s %s/%s' % (kind, f(measured[kind])[:-1], f(measured[kind + '_gradients']))
-                      for kind in ('conv', 'matmul'))
+    pairs = [(kind, f(measured[kind]), f(measured[kind + '_gradients']))
+             for kind in ('conv', 'matmul')]
     if short:
-        return '%s, fwd/grad vs float32: %s' % (date, pairs)
-    return 'time vs float32 on %s (fwd/grad): %s' % (date, pairs)
+        def one(v):
+            return '%.1fx' % v if v < 10 else '%.0fx' % v
+        return '%s, fwd/grad vs float32: %s' % (date, ', '.join(
+            '%s %s/%s' % (kind, one(measured[kind]), one(measured[kind + '_gradients']))
+            for kind in ('conv', 'matmul')))
+    return 'time vs float32 on %s: %s' % (date, '; '.join('%s fwd %s, grad %s' % p
+                                                          for p in pairs))
 
 
 def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,

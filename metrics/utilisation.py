@@ -150,7 +150,8 @@ def step_precision(plan) -> tuple[str, tuple[str, ...]]:
     name = dtype_name(plan)
     if name == 'float32' or precision.emulated(dtype, 'cpu'):
         return 'float32', ('float32',)
-    if plan.training and 'conv' in precision.float32_gradient_kinds(dtype, 'cpu', plan.threads):
+    if plan.training and 'conv' in precision.float32_gradient_kinds(
+            dtype, 'cpu', plan.threads, getattr(plan, 'kernel_shapes', None)):
         return 'mixed', (name, 'float32')
     return name, (name,)
 

@@ -65,7 +65,7 @@ def cpu_with(monkeypatch):
 
     def set_cpu(flags, factors=None):
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
-        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0): factors)
+        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0), **kw: factors)
     return set_cpu
 
 
