@@ -276,7 +276,8 @@ def precision_lines(plan) -> list[str]:
             measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
     lines = precision_block.block(p, dtype, plan.variable_dtype, room=room,
                                   capabilities=capabilities, planned=planned,
-                                  measured=measured, date=date) + chosen
+                                  measured=measured, date=date,
+                                  shapes=plan.kernel_shapes) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
         gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes)

@@ -318,7 +318,7 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     if found and measured is not None:
         slow = kernel_speed.far_slower_warning('', dtype, measured, shapes=shapes) is not None
         return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(
-            dtype, measured, when=when, gradients=gradients))
+            dtype, measured, when=when, gradients=gradients, shapes=shapes))
     if found and dtype == tf.float16:
         # Not measured quietly here: no flag vouches for TensorFlow 2.21's float16 CPU kernels
         # (a fused float16 MatMul 400-580x, convolution gradients 160-250x float32's time on
@@ -465,7 +465,7 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0), shapes=None) -> tuple[
     measured = kernel_speed.factors(dtype, threads, shapes=shapes)
     if measured is None:  # no quiet probe of this host (or the record is off): the flags'
         return kernel_speed.fallback_gradient_kinds(dtype)
-    return kernel_speed.float32_gradient_kinds(measured)
+    return kernel_speed.float32_gradient_kinds(measured, shapes)
 
 
 def gradient_scope(dtype, device, threads=(0, 0), shapes=None):

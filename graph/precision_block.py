@@ -91,7 +91,7 @@ def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True
 def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             flags: set[str] | None = None, capabilities=None,
             measured: dict[str, float] | None = None, date: str = '', planned: str = '',
-            tf32: str | None = None, environ=None) -> list[str]:
+            tf32: str | None = None, environ=None, shapes=None) -> list[str]:
     """The block's phrases in order (module docstring), at terseness `level` (an index of
     LEVELS).
 
@@ -106,6 +106,8 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         'compute' in the compute phrase.
       tf32: a float32 GPU run's TF32 text (run_header.tf32_line: phrases between '; '), or None.
       environ: the environment (default os.environ): ONEDNN_MAX_CPU_ISA.
+      shapes: the kernel_speed.ProbeShapes `measured` was timed at (RunPlan.kernel_shapes),
+        for the gradients it runs in float32 (kernel_speed.float32_gradient_kinds).
     """
     gradients = not (p.forward_only or p.eval)
     loss = [loss_scale_phrase(p, level)] if loss_scale_phrase(p, level) else []
@@ -127,7 +129,8 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         if found:
             where = ' on %s' % '/'.join(found)
             if gradients:
-                kinds = (kernel_speed.float32_gradient_kinds(measured) if measured is not None
+                kinds = (kernel_speed.float32_gradient_kinds(measured, shapes)
+                         if measured is not None
                          else kernel_speed.fallback_gradient_kinds(dtype))
                 in_float32 += ['%s gradients' % '/'.join(kinds)] if kinds else []
             if measured is not None:
@@ -172,7 +175,7 @@ def block(p, dtype: tf.DType, variable_dtype: tf.DType, *, room: int = MAX_LINES
           **kwargs) -> list[str]:
     """The precision block (without the graph choices): the fullest form of `phrases` whose
     lines fit in `room` lines of at most WIDTH characters, else the tersest form. `kwargs`:
-    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ)."""
+    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ, shapes)."""
     for level in range(len(LEVELS)):
         lines = pack(phrases(p, dtype, variable_dtype, level=level, **kwargs))
         if len(lines) <= room and all(len(line) <= WIDTH for line in lines):

@@ -73,11 +73,18 @@ tf1 = tf.compat.v1
 GRADIENT_SLOWER_FACTOR = 2.0
 #: Forward kernels this much slower than float32's make the run warn up front.
 FAR_SLOWER_FACTOR = 2.0
-#: ... unless the run's op is smaller than this many multiply-adds: its time is the call's own
-#: cost, tens of microseconds, and its factor that cost's noise (resnet20's 2x64x10 matmul at
-#: batch 2: 1.0-2.4x in three probes, results/2026-12-06-cpu-tf2.21-kernel-factors-by-shape.md);
-#: even at the slow float16 matmul's 0.1 GMAC/s it takes under a millisecond.
-WARN_MIN_MACS = 100_000
+#: A factor of an op smaller than this many multiply-adds decides nothing (no warning, its
+#: gradients in the dtype): its time is the call's own cost, tens of microseconds, and its
+#: factor that cost's noise (resnet20's 2x64x10 matmul at batch 2: forward 1.0-2.4x, gradients
+#: 0.7-2.5x in six probes, results/2026-12-06-cpu-tf2.21-kernel-factors-by-shape.md); at
+#: 100,000 even the slow fused float16 matmul kernel takes only about a millisecond.
+MIN_MACS = 100_000
+
+
+def _decides(kind: str, shapes) -> bool:
+    """Whether a factor of `kind` at `shapes` (a ProbeShapes; None: the default, large)
+    decides anything: the op has at least MIN_MACS multiply-adds."""
+    return shapes is None or macs(kind, getattr(shapes, kind)) >= MIN_MACS
 
 #: The probe's op kinds: (kind, what the gradient override replaces).
 KINDS = ('conv', 'conv_gradients', 'matmul', 'matmul_gradients')
@@ -457,11 +464,14 @@ def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
     return ('conv', 'matmul') if dtype == tf.float16 else ()
 
 
-def float32_gradient_kinds(measured: dict[str, float]) -> tuple[str, ...]:
+def float32_gradient_kinds(measured: dict[str, float],
+                           shapes: ProbeShapes | None = None) -> tuple[str, ...]:
     """The op kinds ('conv', 'matmul') whose gradients should run in float32: their
-    reduced-precision gradient kernels measured more than GRADIENT_SLOWER_FACTOR slower."""
+    reduced-precision gradient kernels measured more than GRADIENT_SLOWER_FACTOR slower (at
+    `shapes`, the run's ProbeShapes, an op of at least MIN_MACS multiply-adds)."""
     return tuple(kind for kind in ('conv', 'matmul')
-                 if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR)
+                 if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR
+                 and _decides(kind, shapes))
 
 
 def factor_text(value: float) -> str:
@@ -470,15 +480,16 @@ def factor_text(value: float) -> str:
 
 
 def describe(dtype: tf.DType, measured: dict[str, float], *, when: str = 'measured here',
-             gradients: bool = True) -> str:
+             gradients: bool = True, shapes: ProbeShapes | None = None) -> str:
     """The header's text, e.g. 'float16 kernels measured here (time vs float32): conv 1.90x,
     conv gradients 40x, matmul 4.00x, matmul gradients 145x; gradients of conv, matmul in
     float32'. `when`: 'measured here' or 'calibrated <UTC time>' (see `when`);
-    `gradients` False (--forward_only, --eval): the forward kinds only."""
+    `gradients` False (--forward_only, --eval): the forward kinds only; `shapes`: the
+    ProbeShapes `measured` was timed at (`float32_gradient_kinds`)."""
     kinds = KINDS if gradients else ('conv', 'matmul')
     text = '%s kernels %s (time vs float32): %s' % (dtype.name, when, ', '.join(
         '%s %s' % (kind.replace('_', ' '), factor_text(measured[kind])) for kind in kinds))
-    slow = float32_gradient_kinds(measured) if gradients else ()
+    slow = float32_gradient_kinds(measured, shapes) if gradients else ()
     if slow:
         text += '; gradients of %s in float32' % ', '.join(slow)
     return text
@@ -488,14 +499,13 @@ def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
                        when: str = 'measured now', faster: str | None = None,
                        shapes: ProbeShapes | None = None) -> str | None:
     """The up-front warning when a forward kernel is FAR_SLOWER_FACTOR slower (at `shapes`, an
-    op of at least WARN_MIN_MACS multiply-adds), else None; `when` goes in its parentheses
+    op of at least MIN_MACS multiply-adds), else None; `when` goes in its parentheses
     ('measured now', 'calibrated <UTC time>'), after the shapes timed where they are a run's
     (`shapes`: "this run's largest matmul, timed at 16x2048x1000; "), `faster` after 'the
     faster choice: ' (graph/precision.cpu_faster_choice: from the CPU's flags; default
     'float32 (drop <flag>)')."""
     slow = {kind: measured[kind] for kind in ('conv', 'matmul')
-            if measured[kind] > FAR_SLOWER_FACTOR and (
-                shapes is None or macs(kind, getattr(shapes, kind)) >= WARN_MIN_MACS)}
+            if measured[kind] > FAR_SLOWER_FACTOR and _decides(kind, shapes)}
     if not slow:
         return None
     faster = faster or 'float32 (drop %s)' % flag
