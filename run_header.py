@@ -261,14 +261,15 @@ def resume_lines(plan, resume) -> list[str]:
     where = 'global step %d of %s' % (step, os.path.basename(resume.path))
     if seen is None:
         return ['Resume:      %s, which does not count its images (an earlier version): epochs '
-                'count as %d steps x %d images' % (where, step, per_step)]
+                'count as %s x %d images' % (where, cnn_util.counted(step, 'step'), per_step)]
     lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]
     if seen == step * per_step:
         return lines
     before = '%g images a global step so far (mean)' % (seen / step) if step else 'none so far'
     lines.append('             the global batch changed: %s, %d now; epochs count from the '
-                 'images seen, not %d steps x %d (%.2f epochs)'
-                 % (before, per_step, step, per_step, step * per_step / examples))
+                 'images seen, not %s x %d (%.2f epochs)'
+                 % (before, per_step, cnn_util.counted(step, 'step'), per_step,
+                    step * per_step / examples))
     changes = learning_rate.next_changes(plan.params, examples, per_step, step, seen)
     flag = learning_rate.schedule_flag(plan.params)
     if flag and changes:
@@ -317,20 +318,22 @@ def precision_lines(plan) -> list[str]:
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
     measured, when, date = None, 'measured here', ''
     if p.device == 'cpu':
-        speed = kernel_speed.probe(dtype, plan.threads,
+        speed = kernel_speed.probe(dtype, plan.threads, shapes=plan.kernel_shapes,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
     lines = precision_block.block(p, dtype, plan.variable_dtype, room=room,
                                   capabilities=capabilities, planned=planned,
-                                  measured=measured, date=date) + chosen
+                                  measured=measured, date=date,
+                                  shapes=plan.kernel_shapes) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
-        gradients=not (p.forward_only or p.eval))
+        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes)
     support += planned
     faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(
-        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster)
+        flag, dtype, measured, 'measured now' if when == 'measured here' else when, faster,
+        shapes=plan.kernel_shapes)
     choice = '; the faster choice: %s' % faster if faster else ''
     has_units = p.device != 'cpu' or precision.has_cpu_units(dtype)
     if not has_units:  # the CPU's flags lack the units: said first, whatever was measured

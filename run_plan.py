@@ -78,7 +78,8 @@ class EvalPlan:
             self.num_batches, '' if self.num_batches == 1 else 'es', self.global_batch_size,
             self.per_device_batch_size, devices, '' if devices == 1 else 's')
         if self.synthetic:
-            return '%d synthetic examples in %s' % (self.num_examples, batches)
+            return '%d synthetic example%s in %s' % (
+                self.num_examples, '' if self.num_examples == 1 else 's', batches)
         if self.num_examples == self.examples_per_epoch:
             what = 'every %s record once' % self.subset
         elif self.num_examples < self.examples_per_epoch:
@@ -87,7 +88,8 @@ class EvalPlan:
         else:
             what = '%.2f passes over the %d %s records in a fixed order' % (
                 self.epochs, self.examples_per_epoch, self.subset)
-        text = '%d examples (%s) in %s' % (self.num_examples, what, batches)
+        text = '%d example%s (%s) in %s' % (
+            self.num_examples, '' if self.num_examples == 1 else 's', what, batches)
         if self.padding:
             last = self.global_batch_size - self.padding
             text += '; the %sbatch holds %d example%s and %d padding slot%s, not scored' % (
@@ -154,6 +156,10 @@ class RunPlan:
         default (history/run_flags.given_values of the Params as parsed: no value the run
         worked out), or None when not known (a plan made for other Params: the dry run's,
         the memory advice's); the results' 'given_flags'.
+      kernel_shapes: the hardware/kernel_speed.ProbeShapes of a reduced-precision CPU run
+        (its largest convolution and matmul, which its kernel factors are timed at: the
+        header's, the warning's and the gradients' choice), or None (a float32 or GPU run,
+        or not resolved: the probe's default shapes).
     """
 
     params: params_lib.Params
@@ -186,6 +192,7 @@ class RunPlan:
     server_config: object = dataclasses.field(default=None, compare=False, repr=False)
     graph_choices: object = dataclasses.field(default=None, compare=False)
     given_flags: dict | None = dataclasses.field(default=None, compare=False)
+    kernel_shapes: object = dataclasses.field(default=None, compare=False)
 
     @property
     def asynchronous(self) -> bool:
@@ -243,6 +250,8 @@ class RunPlan:
                 continue
             if field.name == 'graph_choices':
                 value = value.summary() if value is not None else None
+            elif field.name == 'kernel_shapes':  # 'conv 2x32x32x16 3x3->16, matmul 2x64x10'
+                value = value.text() if value is not None else None
             elif field.name in ('compute_dtype', 'variable_dtype'):
                 value = getattr(value, 'name', str(value))
             elif field.name == 'eval' and value is not None:

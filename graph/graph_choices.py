@@ -139,13 +139,15 @@ class Choices(NamedTuple):
         return self.decide if phase_train and self.mode != graph_choice_flag.OFF else None
 
 
-def item(site, form: str, threads: tuple[int, int] = (0, 0)) -> str:
+def item(site, form: str, threads: tuple[int, int] = (0, 0), kernel_shapes=None) -> str:
     """The cache key's part for a site and form: 'conv1x1 matmul bfloat16 NHWC
     16x56x56x64->256, gradients in the dtype, 2 passes, v4' or 'residual xla bfloat16 NHWC
     16x56x56x256, gradients from float32, 2 passes, v1' (the passes and version: a factor of
-    another method is not reused; `threads` decide whether the run computes convolution
-    gradients in float32, which the probe then does too)."""
-    source = ('from float32' if memory_probe.gradients_from_float32(site.dtype, threads)
+    another method is not reused; `threads` and `kernel_shapes`, the run's
+    kernel_speed.ProbeShapes, decide whether the run computes convolution gradients in
+    float32, which the probe then does too)."""
+    source = ('from float32' if memory_probe.gradients_from_float32(site.dtype, threads,
+                                                                    kernel_shapes)
               else 'in the dtype')
     if isinstance(site, fast_paths.Conv1x1):
         return 'conv1x1 %s %s %s %s, gradients %s, %d passes, v4' % (
@@ -208,15 +210,15 @@ def probe_memory_problem(shapes, batch: int) -> str | None:
                                                       available / 2**30, limit))
 
 
-def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0)):
+def _forms(shape: fast_paths.Conv1x1, threads: tuple[int, int] = (0, 0), kernel_shapes=None):
     """(convolution, MatMul, convolution with a MatMul filter gradient) training targets of
     one shape: each the forward output and both gradients (dy a variable), inputs
     random-valued variables of the dtype. Built in the run's precision.gradient_scope (its
-    thread counts `threads`): where the run computes convolution and MatMul gradients in
-    float32, so does the probe, and the filter-gradient form is then a convolution, as
-    ConvNetBuilder builds it."""
+    thread counts `threads`, its kernel_speed.ProbeShapes `kernel_shapes`): where the run
+    computes convolution and MatMul gradients in float32, so does the probe, and the
+    filter-gradient form is then a convolution, as ConvNetBuilder builds it."""
     dtype = tf.as_dtype(shape.dtype)
-    with precision.gradient_scope(dtype, 'cpu', threads):
+    with precision.gradient_scope(dtype, 'cpu', threads, kernel_shapes):
         return _form_targets(shape, dtype)
 
 
@@ -255,16 +257,19 @@ def probe_config(intra: int, inter: int):
 
 
 def measure(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
-            spreads: dict | None = None) -> dict:
+            spreads: dict | None = None, kernel_shapes=None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `forms_of`:
     the 1x1 convolution shapes here (`measure_convs`), the ReLU sites with their batch norms
     by graph/memory_probe.py (each within `budget_secs`); `spreads` receives each factor's
-    spread over the passes."""
+    spread over the passes; `kernel_shapes`: the run's kernel_speed.ProbeShapes
+    (RunPlan.kernel_shapes), for its gradients' dtypes."""
     convs = [s for s in shapes if isinstance(s, fast_paths.Conv1x1)]
     others = [s for s in shapes if not isinstance(s, fast_paths.Conv1x1)]
-    out = measure_convs(convs, intra, inter, budget_secs, spreads) if convs else {}
+    out = (measure_convs(convs, intra, inter, budget_secs, spreads, kernel_shapes) if convs
+           else {})
     if others:
-        out.update(memory_probe.measure(others, intra, inter, budget_secs, spreads))
+        out.update(memory_probe.measure(others, intra, inter, budget_secs, spreads,
+                                        kernel_shapes))
     return out
 
 
@@ -278,7 +283,7 @@ def measure_secs(shapes) -> float:
 
 
 def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
-                  spreads: dict | None = None) -> dict:
+                  spreads: dict | None = None, kernel_shapes=None) -> dict:
     """{(shape, form): that form's seconds / the convolution's} for each shape and form of
     FORMS (forward and both gradients), one graph and session with the run's thread counts.
 
@@ -286,11 +291,12 @@ def measure_convs(shapes, intra: int, inter: int, budget_secs: float = BUDGET_SE
     (kernel_speed.min_secs, the least of REPS); a shape's factor is the larger of its two
     passes' (on a shared machine one pass alone gave the same shape 0.50x in bfloat16 and
     1.18x in float32: a choice is made only where both passes find it faster); `spreads`,
-    when given, receives {(shape, form): the largest pass's factor - the least's}.
+    when given, receives {(shape, form): the largest pass's factor - the least's};
+    `kernel_shapes`: the run's kernel_speed.ProbeShapes, for its gradients' dtypes (`_forms`).
     """
     graph = tf.Graph()
     with graph.as_default():
-        pairs = {shape: _forms(shape, (intra, inter)) for shape in shapes}
+        pairs = {shape: _forms(shape, (intra, inter), kernel_shapes) for shape in shapes}
         init = tf1.global_variables_initializer()
     config = probe_config(intra, inter)
     out: dict = {}
@@ -349,7 +355,8 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
 def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
     """`resolve`'s Choices of `shapes` from the record (measured first with `refresh`)."""
     mode = graph_choice_flag.MEASURED
-    by_item = {item(s, form, threads): (s, form) for s in shapes for form in forms_of(s)}
+    by_item = {item(s, form, threads, plan.kernel_shapes): (s, form)
+               for s in shapes for form in forms_of(s)}
     fn = measure_fn or measure
 
     def measure_items(items, intra, inter):
@@ -358,12 +365,15 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         if problem:
             raise _ProbeTooLarge(problem)
         spreads: dict = {}
-        takes_spreads = 'spreads' in inspect.signature(fn).parameters
-        got = fn(todo, intra, inter, spreads=spreads) if takes_spreads else fn(todo, intra, inter)
+        accepts = inspect.signature(fn).parameters
+        extra = {name: value for name, value in (('spreads', spreads),
+                                                 ('kernel_shapes', plan.kernel_shapes))
+                 if name in accepts}
+        got = fn(todo, intra, inter, **extra)
         out = {}
         for key, f in got.items():
             factor, spread = f if isinstance(f, tuple) else (f, spreads.get(key, 0.0))
-            out[item(*key, threads)] = (factor, spread)
+            out[item(*key, threads, plan.kernel_shapes)] = (factor, spread)
         return out
 
     secs = measure_secs(shapes)

@@ -36,6 +36,7 @@ import math
 
 import tensorflow as tf
 
+from .. import cnn_util
 from .. import params as params_lib
 from ..params import original_flags
 from . import fused_decay
@@ -137,8 +138,9 @@ def model_schedule_forms(spec) -> list[list[str]]:
     forms = []
     if spec.warmup_steps > 0:
         epochs = '%g epoch%s' % (spec.warmup_epochs, '' if spec.warmup_epochs == 1 else 's')
-        forms.append(['warm-up from 0 over %s (%d steps)' % (epochs, spec.warmup_steps),
-                      'warm-up %s (%d steps)' % (epochs, spec.warmup_steps),
+        steps = cnn_util.counted(spec.warmup_steps, 'step')
+        forms.append(['warm-up from 0 over %s (%s)' % (epochs, steps),
+                      'warm-up %s (%s)' % (epochs, steps),
                       'warm-up %s' % epochs])
     if spec.steps:
         ratios = {round(b / a, 12) for a, b in zip(spec.rates, spec.rates[1:])}
@@ -194,7 +196,7 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
         steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
         epochs = '%g epoch%s' % (p.num_learning_rate_warmup_epochs,
                                  '' if p.num_learning_rate_warmup_epochs == 1 else 's')
-        counted = '%d steps%s' % (steps, ': none' if not steps else '')
+        counted = cnn_util.counted(steps, 'step') + (': none' if not steps else '')
         forms.append(['warm-up from 0 over %s (%s)' % (epochs, counted),
                       'warm-up %s (%s)' % (epochs, counted), 'warm-up %s' % epochs])
     if p.minimum_learning_rate > 0:

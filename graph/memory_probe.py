@@ -52,10 +52,13 @@ PRODUCERS = re.compile(r'BatchNorm|VariableOp|VarHandleOp|^(_Arg|_Retval|Const|N
 BUDGET_SECS = 10.0
 
 
-def gradients_from_float32(dtype_name: str, threads: tuple[int, int]) -> bool:
-    """Whether a run of this dtype and thread counts computes convolution gradients in float32
-    (so a gradient from a convolution reaches these ops as a cast from float32)."""
-    return 'conv' in precision.float32_gradient_kinds(tf.as_dtype(dtype_name), 'cpu', threads)
+def gradients_from_float32(dtype_name: str, threads: tuple[int, int],
+                           kernel_shapes=None) -> bool:
+    """Whether a run of this dtype, thread counts and kernel_speed.ProbeShapes computes
+    convolution gradients in float32 (so a gradient from a convolution reaches these ops as a
+    cast from float32)."""
+    return 'conv' in precision.float32_gradient_kinds(tf.as_dtype(dtype_name), 'cpu', threads,
+                                                      kernel_shapes)
 
 
 def _var(dims, dtype):
@@ -137,7 +140,7 @@ def traced_secs(sess, target) -> float:
 
 
 def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
-            spreads: dict | None = None) -> dict:
+            spreads: dict | None = None, kernel_shapes=None) -> dict:
     """{(site, form): that form's seconds / today's} for each site and form of `Site.forms`,
     the seconds of the ops the forms change (module docstring).
 
@@ -148,12 +151,14 @@ def measure(sites, intra: int, inter: int, budget_secs: float = BUDGET_SECS,
         kernel_speed.MIN_REPS runs per site and pass; XLA compiles in the untimed runs of
         `warm_up`).
       spreads: when given, receives {(site, form): the largest pass's factor - the least's}.
+      kernel_shapes: the run's kernel_speed.ProbeShapes (RunPlan.kernel_shapes), for its
+        gradients' dtype (`gradients_from_float32`).
     """
     graph = tf.Graph()
     with graph.as_default():
         targets = {}
         for site in sites:
-            f32 = gradients_from_float32(site.dtype, (intra, inter))
+            f32 = gradients_from_float32(site.dtype, (intra, inter), kernel_shapes)
             targets[site] = [site_target(site, form, f32) for form in (None,) + site.forms()]
         init = tf1.global_variables_initializer()
     out: dict = {}

@@ -258,7 +258,7 @@ def _listed(caps) -> str:
 def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
                    capabilities: list[tuple[int, int]] | None = None,
                    measured: dict[str, float] | None = None, when: str = 'measured here',
-                   gradients: bool = True) -> tuple[bool, str]:
+                   gradients: bool = True, shapes=None) -> tuple[bool, str]:
     """Whether `device` computes in `dtype` natively, with the evidence.
 
     CPU: bfloat16 needs AVX512_BF16 or AMX_BF16, float16 AVX512_FP16 or AMX_FP16 (without them
@@ -282,6 +282,8 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         <date>'.
       gradients: False for a run without gradients (--forward_only, --eval): the text leaves
         out the gradient kernels and what runs in float32 for them.
+      shapes: the kernel_speed.ProbeShapes `measured` was timed at (RunPlan.kernel_shapes),
+        for kernel_speed.far_slower_warning's floor; None: no floor.
 
     Returns:
       (native, text), e.g. (False, 'CPU has no avx512_bf16/amx_bf16: bfloat16 is emulated').
@@ -314,9 +316,9 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     wanted = cpu_unit_flags(dtype)
     found = [f for f in wanted if f in flags]
     if found and measured is not None:
-        slow = kernel_speed.far_slower_warning('', dtype, measured) is not None
+        slow = kernel_speed.far_slower_warning('', dtype, measured, shapes=shapes) is not None
         return not slow, 'CPU has %s, %s' % ('/'.join(found), kernel_speed.describe(
-            dtype, measured, when=when, gradients=gradients))
+            dtype, measured, when=when, gradients=gradients, shapes=shapes))
     if found and dtype == tf.float16:
         # Not measured quietly here: no flag vouches for TensorFlow 2.21's float16 CPU kernels
         # (a fused float16 MatMul 400-580x, convolution gradients 160-250x float32's time on
@@ -446,28 +448,30 @@ def emulated(dtype, device) -> bool:
     return dtype != tf.float32 and device == 'cpu' and not has_cpu_units(dtype)
 
 
-def float32_gradient_kinds(dtype, device, threads=(0, 0)) -> tuple[str, ...]:
+def float32_gradient_kinds(dtype, device, threads=(0, 0), shapes=None) -> tuple[str, ...]:
     """The op kinds ('conv', 'matmul') whose gradients a tower computes in float32.
 
     Both where `dtype` is `emulated`; on a CPU with the flags, those whose gradient kernels
     were measured slower than float32's (kernel_speed.float32_gradient_kinds), or without a
     quiet measurement kernel_speed.fallback_gradient_kinds; none on a GPU or in float32.
-    `threads`: the run's (intra-op, inter-op) counts, for the measurement.
+    `threads`: the run's (intra-op, inter-op) counts, and `shapes` its
+    kernel_speed.ProbeShapes (RunPlan.kernel_shapes; None: the probe's default), for the
+    measurement.
     """
     if dtype == tf.float32 or device != 'cpu':
         return ()
     if emulated(dtype, device):
         return ('conv', 'matmul')
-    measured = kernel_speed.factors(dtype, threads)
+    measured = kernel_speed.factors(dtype, threads, shapes=shapes)
     if measured is None:  # no quiet probe of this host (or the record is off): the flags'
         return kernel_speed.fallback_gradient_kinds(dtype)
-    return kernel_speed.float32_gradient_kinds(measured)
+    return kernel_speed.float32_gradient_kinds(measured, shapes)
 
 
-def gradient_scope(dtype, device, threads=(0, 0)):
+def gradient_scope(dtype, device, threads=(0, 0), shapes=None):
     """The scope to build a tower's forward pass in: the Conv2D and MatMul ops built inside
     get their gradients computed in float32 where `float32_gradient_kinds` says so (an
-    emulated dtype: both).
+    emulated dtype: both; `threads`, `shapes`: the run's, for its measurement).
 
     On a CPU without AVX512_BF16/FP16 the reduced-precision convolution and MatMul gradient
     kernels are several times slower than float32's, and float32 convolution gradients bring a
@@ -476,10 +480,26 @@ def gradient_scope(dtype, device, threads=(0, 0)):
     in the compute dtype. Gradients come back in the op's dtype, so everything downstream (loss
     scaling, the variables' float32 gradients) is unchanged; they are as accurate or better.
     """
-    kinds = float32_gradient_kinds(dtype, device, threads)
+    kinds = float32_gradient_kinds(dtype, device, threads, shapes)
     overrides = {op: name for kind, op, name in (('conv', 'Conv2D', FLOAT32_CONV_GRADIENT),
                                                  ('matmul', 'MatMul', FLOAT32_MATMUL_GRADIENT))
                  if kind in kinds}
     if overrides:
         return tf1.get_default_graph().gradient_override_map(overrides)
     return contextlib.nullcontext()
+
+
+def probe_shapes(plan):
+    """The kernel_speed.ProbeShapes of a reduced-precision CPU run (RunPlan.kernel_shapes): its
+    model's largest convolution and matmul at its per-device batch (an --eval run's: the
+    evaluation's), from the model's forward pass built once at batch 1 with placeholder
+    variables (models/flops.placeholder_graph, cached per process); None for a float32 or GPU
+    run."""
+    if plan.compute_dtype == tf.float32 or plan.params.device != 'cpu':
+        return None
+    from ..models import flops
+    _, graph, _ = flops.placeholder_graph(plan.model, plan.dataset, plan.image_size,
+                                          plan.num_classes)
+    batch = (plan.eval.per_device_batch_size if plan.params.eval and plan.eval is not None
+             else plan.per_device_batch_size)
+    return kernel_speed.run_shapes(graph, batch)

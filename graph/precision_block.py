@@ -13,9 +13,9 @@ first line after 'Precision:   ', the others indented alike (13 characters):
     1000 finite steps)');
   * the support: on a GPU its compute capability against the dtype's (or, in float32, the TF32
     phrases: run_header.tf32_line); on a CPU without the units 'emulated: ...', with them the
-    kernel factors measured against float32 (hardware/kernel_speed.py), forward/gradients per
-    kind, and their date, e.g. 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
-    matmul 1.02/3.10x'.
+    kernel factors measured against float32 at the run's largest convolution and matmul
+    (hardware/kernel_speed.py), forward and gradients of each kind, and their date, e.g. 'time
+    vs float32 on 2026-12-05: conv fwd 1.02x, grad 0.96x; matmul fwd 1.02x, grad 3.10x'.
 
 Where the phrases need more lines than the block has room for, terser forms are tried in turn
 (`LEVELS`): shorter factor wording; an emulated dtype's forward factors only (its gradients run in
@@ -63,27 +63,35 @@ def loss_scale_phrase(p, level: int = 0) -> str:
 
 def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True,
                    level: int = 0) -> str:
-    """The kernel factors (seconds in the reduced dtype / in float32, kernel_speed.KINDS),
-    forward/gradients per kind: 'time vs float32 on 2026-12-05 (fwd/grad): conv 1.02/0.96x,
-    matmul 1.02/0.71x' (from 'short factors' on: '2026-12-05, fwd/grad vs float32: ...');
-    without `gradients` the forward factors: 'time vs float32 on 2026-12-05: conv 1.02x, matmul
-    1.02x' (short: '2026-12-05 vs float32: ...'). `date`: the measurement's, 'YYYY-MM-DD'."""
+    """The kernel factors (seconds in the reduced dtype / in float32, kernel_speed.KINDS, at
+    the run's largest convolution and matmul), forward ('fwd') and gradients ('grad') of each
+    kind, each a factor of its own: 'time vs float32 on 2026-12-05: conv fwd 1.49x, grad 142x;
+    matmul fwd 1.35x, grad 0.61x' (from 'short factors' on, one decimal: '2026-12-05, fwd/grad
+    vs float32: conv 1.5x/142x, matmul 1.4x/0.6x'); without `gradients` the forward factors:
+    'time vs float32 on 2026-12-05: conv 1.02x, matmul 1.02x' (short: '2026-12-05 vs float32:
+    ...'). `date`: the measurement's, 'YYYY-MM-DD'. (It used to write 'conv 1.49/142x', which
+    read as one number divided by another.)"""
     f = kernel_speed.factor_text
     short = level >= LEVELS.index('short factors')
     if not gradients:
         forward = ', '.join('%s %s' % (kind, f(measured[kind])) for kind in ('conv', 'matmul'))
         return ('%s vs float32: %s' if short else 'time vs float32 on %s: %s') % (date, forward)
-    pairs = ', '.join('%s %s/%s' % (kind, f(measured[kind])[:-1], f(measured[kind + '_gradients']))
-                      for kind in ('conv', 'matmul'))
+    pairs = [(kind, f(measured[kind]), f(measured[kind + '_gradients']))
+             for kind in ('conv', 'matmul')]
     if short:
-        return '%s, fwd/grad vs float32: %s' % (date, pairs)
-    return 'time vs float32 on %s (fwd/grad): %s' % (date, pairs)
+        def one(v):
+            return '%.1fx' % v if v < 10 else '%.0fx' % v
+        return '%s, fwd/grad vs float32: %s' % (date, ', '.join(
+            '%s %s/%s' % (kind, one(measured[kind]), one(measured[kind + '_gradients']))
+            for kind in ('conv', 'matmul')))
+    return 'time vs float32 on %s: %s' % (date, '; '.join('%s fwd %s, grad %s' % p
+                                                          for p in pairs))
 
 
 def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             flags: set[str] | None = None, capabilities=None,
             measured: dict[str, float] | None = None, date: str = '', planned: str = '',
-            tf32: str | None = None, environ=None) -> list[str]:
+            tf32: str | None = None, environ=None, shapes=None) -> list[str]:
     """The block's phrases in order (module docstring), at terseness `level` (an index of
     LEVELS).
 
@@ -98,6 +106,8 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         'compute' in the compute phrase.
       tf32: a float32 GPU run's TF32 text (run_header.tf32_line: phrases between '; '), or None.
       environ: the environment (default os.environ): ONEDNN_MAX_CPU_ISA.
+      shapes: the kernel_speed.ProbeShapes `measured` was timed at (RunPlan.kernel_shapes),
+        for the gradients it runs in float32 (kernel_speed.float32_gradient_kinds).
     """
     gradients = not (p.forward_only or p.eval)
     loss = [loss_scale_phrase(p, level)] if loss_scale_phrase(p, level) else []
@@ -119,7 +129,8 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         if found:
             where = ' on %s' % '/'.join(found)
             if gradients:
-                kinds = (kernel_speed.float32_gradient_kinds(measured) if measured is not None
+                kinds = (kernel_speed.float32_gradient_kinds(measured, shapes)
+                         if measured is not None
                          else kernel_speed.fallback_gradient_kinds(dtype))
                 in_float32 += ['%s gradients' % '/'.join(kinds)] if kinds else []
             if measured is not None:
@@ -164,7 +175,7 @@ def block(p, dtype: tf.DType, variable_dtype: tf.DType, *, room: int = MAX_LINES
           **kwargs) -> list[str]:
     """The precision block (without the graph choices): the fullest form of `phrases` whose
     lines fit in `room` lines of at most WIDTH characters, else the tersest form. `kwargs`:
-    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ)."""
+    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ, shapes)."""
     for level in range(len(LEVELS)):
         lines = pack(phrases(p, dtype, variable_dtype, level=level, **kwargs))
         if len(lines) <= room and all(len(line) <= WIDTH for line in lines):

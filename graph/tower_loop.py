@@ -43,7 +43,7 @@ def build_towers(plan, model, batches, mgr, *, phase_train: bool,
         with (mgr.tower_scope(i),
               xla_jit.tower_scope(plan.params, i) if jit else contextlib.nullcontext(),
               precision.gradient_scope(plan.compute_dtype, plan.params.device,
-                                       plan.threads)):
+                                       plan.threads, plan.kernel_shapes)):
             outputs.append(tower.build_forward(plan, model, batch.images, batch.labels,
                                                phase_train=phase_train))
     return outputs

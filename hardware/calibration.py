@@ -398,8 +398,9 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
     of 2026-12-03 19:00 UTC' (or '; no quiet calibration: run tf_cnn_benchmarks --calibrate
     on a quiet host'). With `unwritable` (`unwritable_text`: the record cannot be written),
     that reason comes first: a quiet measurement would not have been kept either."""
-    load = 'other processes used %.2f of %d cores (%.0f%%, more than %.0f%%)' % (
-        fresh.others_cores or 0.0, fresh.cores, 100 * (fresh.others_fraction or 0.0),
+    load = 'other processes used %.2f of %s (%.0f%%, more than %.0f%%)' % (
+        fresh.others_cores or 0.0, cnn_util.counted(fresh.cores, 'core'),
+        100 * (fresh.others_fraction or 0.0),
         100 * QUIET_LIMIT)
     if unwritable:
         text = '%s measured now: not kept, %s; and %s' % (fresh.kind, unwritable, load)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from .. import cnn_util
 from . import calibration
 
 MATMUL_SIZE = 1024
@@ -127,8 +128,9 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
     fn = measure_fn or measure
     return calibration.figure(
         KIND, cache_key(cpu_model, tf_version, dtype, threads), lambda: fn(dtype, threads),
-        what='the CPU peak (%s, %s threads: a matmul chain and a 3x3 convolution)' % (
-            dtype, threads or 'default'), secs=MEASURE_SECS, cores=calibration.cores(threads),
+        what='the CPU peak (%s, %s: a matmul chain and a 3x3 convolution)' % (
+            dtype, cnn_util.counted(threads, 'thread') if threads else 'default threads'),
+        secs=MEASURE_SECS, cores=calibration.cores(threads),
         refresh=refresh, measure_missing=measure_missing, path=path, meter=meter,
         median_by=lambda value: float(value['flops_per_sec']), label='%s (%s)' % (KIND, dtype))
 

@@ -3,31 +3,43 @@
 A CPU flag (avx512_fp16, avx512_bf16, amx_bf16) says what the hardware can do, not what
 TensorFlow's kernels do with it: on a Xeon with AVX512_FP16, TensorFlow 2.21 ran the trivial
 model's float16 training step about 145x slower than float32 (its fused float16 MatMul:
-400-580x float32's time in the probe below), and alexnet did not finish its warm-up in 10
-minutes. So where a CPU flag claims native support, the run measures (once per host, dtype and
-thread counts: cached, see below) the op kinds a training step is made of, each in the reduced
-dtype and in float32, and
+400-580x float32's time at the default shapes below), and alexnet did not finish its warm-up
+in 10 minutes. So where a CPU flag claims native support, the run measures (once per host,
+dtype, thread counts and shapes: cached, see below) the op kinds a training step is made of,
+at the run's shapes, each in the reduced dtype and in float32, and
 
   * computes the gradients of an op kind in float32 (precision.gradient_scope) where its
     reduced-precision gradient kernels are more than GRADIENT_SLOWER_FACTOR slower;
   * says in the header what the kernels do and when they were measured ('time vs float32 on
-    2026-12-05 (fwd/grad): ...', graph/precision_block.py; --forward_only and --eval: the
-    forward kernels only);
+    2026-12-05: conv fwd 1.30x, grad 45x; matmul ...', graph/precision_block.py;
+    --forward_only and --eval: the forward kernels only);
   * warns up front, naming the measured factor and the faster choice, when the forward kernels
     (which stay in the reduced dtype) are more than FAR_SLOWER_FACTOR slower.
 
-The probe: a 3x3 convolution 4x28x28x64 -> 64 with its bias and ReLU (forward; Grappler fuses
-them into one kernel as in a run's graph), its input and filter gradients, and a 32x1024 by
-1024x1024 matmul with its bias and ReLU (forward) and its two gradients, float32 and the
-reduced dtype called in turn after one warm-up, the least of REPS (9) runs (a busy machine
-slows runs, never speeds them up), the repetitions of all kinds bounded by BUDGET_SECS (0.8 s;
-at least MIN_REPS each), in a graph and session of its own with the run's thread counts
-(TensorFlow's intra-op pool is created once per process, by the first session: the probe must
-not size it differently from the run's) and Grappler's rewrites but its dependency optimizer
-(`probe_config`). On an Intel Xeon with AMX_BF16 and AVX512_FP16 (TensorFlow 2.21, 2 threads:
-results/2026-12-06-cpu-tf2.21-kernel-factors.md, `python -m bench.bench_kernel_factors`):
-bfloat16 0.2-0.7x float32's time; float16 convolution 1.7x, its gradients 160-250x, the fused
-matmul 400-580x, the matmul gradients 0.7-0.8x.
+The probe: the run's largest convolution (by multiply-adds, at its per-device batch) with its
+bias and ReLU (forward; Grappler fuses them into one kernel as in a run's graph), its input and
+filter gradients, and the run's largest matmul with its bias and ReLU (forward) and its two
+gradients (`ProbeShapes`, `run_shapes`), float32 and the reduced dtype called in turn after
+one warm-up, the least of REPS (9) runs (a busy machine slows runs, never speeds them up), the
+repetitions of all kinds bounded by BUDGET_SECS (0.8 s; at least MIN_REPS each), in a graph
+and session of its own with the run's thread counts (TensorFlow's intra-op pool is created
+once per process, by the first session: the probe must not size it differently from the
+run's) and Grappler's rewrites but its dependency optimizer (`probe_config`). An op larger
+than DEFAULT_SHAPES' (a 3x3 convolution 4x28x28x64 -> 64, a 32x1024 by 1024x1024 matmul) is
+timed at that size (`capped`: its batch, then its image or inner dimension, cut), so that the
+slow kernels below never make the probe longer than it was.
+
+Why the run's own shapes: a factor depends on the op's size. On an Intel Xeon with AMX_BF16
+and AVX512_FP16 (TensorFlow 2.21, 2 threads; results/2026-12-06-cpu-tf2.21-kernel-factors-by-
+shape.md, `python -m bench.bench_kernel_factors --runs=... --matmuls=...`) TensorFlow's fused
+float16 MatMul (with its bias) took 1.3x float32's time at resnet20's 2x64x10 (batch 2), 5.5x
+at 32x64x10, 20x at 128x64x10, 38x at lenet's 2x3136x512, 280x at 32x1024x1024 and 670x at
+resnet50's 64x2048x1000 (batch 64): its kernel does not get faster with the size, float32's
+does. The convolution gradients likewise: 29x at resnet20's batch-2 shapes, 52x at lenet's,
+125x and 143x at the largest the probe times. The one fixed probe of before (the default
+shapes) made a resnet20 run at batch 2 warn that float16 matmuls ran 284x slower, where its
+one matmul costs microseconds. bfloat16's factors: 0.2-0.7x float32's time at the default
+shapes (results/2026-12-06-cpu-tf2.21-kernel-factors.md).
 
 A single probe on a loaded machine is noisy (conv gradients 0.17x-1.44x across runs of one
 command), and it decides the graph; so its factors are measured once per host and kept in the
@@ -37,13 +49,18 @@ and the host's load while it ran: a probe taken while other processes used more 
 of the cores is not kept (the run then uses the last quiet one, or none: the CPU flags decide,
 `fallback_gradient_kinds`, and float16 counts as not native: graph/precision.py).
 `refresh=True` (--refresh_peak, --calibrate) measures again, once per process. The graph
-choices' factors (`choice_factors`) are kept in the same record.
+choices' factors (`choice_factors`) are kept in the same record. The key names the shapes
+timed: a run of other shapes (another model or batch) probes once more (PROBE_VERSION 3:
+probes of one fixed shape are not read).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import statistics
 import time
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -56,6 +73,18 @@ tf1 = tf.compat.v1
 GRADIENT_SLOWER_FACTOR = 2.0
 #: Forward kernels this much slower than float32's make the run warn up front.
 FAR_SLOWER_FACTOR = 2.0
+#: A factor of an op smaller than this many multiply-adds decides nothing (no warning, its
+#: gradients in the dtype): its time is the call's own cost, tens of microseconds, and its
+#: factor that cost's noise (resnet20's 2x64x10 matmul at batch 2: forward 1.0-2.4x, gradients
+#: 0.7-2.5x in six probes, results/2026-12-06-cpu-tf2.21-kernel-factors-by-shape.md); at
+#: 100,000 even the slow fused float16 matmul kernel takes only about a millisecond.
+MIN_MACS = 100_000
+
+
+def _decides(kind: str, shapes) -> bool:
+    """Whether a factor of `kind` at `shapes` (a ProbeShapes; None: the default, large)
+    decides anything: the op has at least MIN_MACS multiply-adds."""
+    return shapes is None or macs(kind, getattr(shapes, kind)) >= MIN_MACS
 
 #: The probe's op kinds: (kind, what the gradient override replaces).
 KINDS = ('conv', 'conv_gradients', 'matmul', 'matmul_gradients')
@@ -69,37 +98,128 @@ BUDGET_SECS = 0.8
 MEASURE_SECS = 3.0
 KIND = 'reduced-precision kernel factors'
 
-_CONV_INPUT = (4, 28, 28, 64)
-_CONV_FILTER = (3, 3, 64, 64)
-_MATMUL = (32, 1024, 1024)
+
+class ProbeShapes(NamedTuple):
+    """The shapes the probe times, NHWC.
+
+    Attributes:
+      conv: (batch, height, width, input channels, kernel height, kernel width, output
+        channels, stride) of a convolution with SAME padding.
+      matmul: (rows, inner, columns) of a [rows, inner] x [inner, columns] product.
+      of_run: True when they are a run's (`run_shapes`), False for DEFAULT_SHAPES.
+    """
+
+    conv: tuple
+    matmul: tuple
+    of_run: bool = False
+
+    def conv_text(self) -> str:
+        """'4x28x28x64 3x3->64' (' stride 2' after it where the stride is 2)."""
+        n, h, w, c, kh, kw, k, stride = self.conv
+        return '%dx%dx%dx%d %dx%d->%d%s' % (n, h, w, c, kh, kw, k,
+                                            ' stride %d' % stride if stride != 1 else '')
+
+    def matmul_text(self) -> str:
+        """'32x1024x1024' (rows x inner x columns)."""
+        return 'x'.join(str(d) for d in self.matmul)
+
+    def text(self) -> str:
+        """'conv 4x28x28x64 3x3->64, matmul 32x1024x1024' (the record key's last part)."""
+        return 'conv %s, matmul %s' % (self.conv_text(), self.matmul_text())
 
 
-def _kind_ops(dtype):
-    """{kind: op} of the probe in `dtype`, inputs random-valued variables cast once."""
+#: The probe's shapes where a run's are not known (and its bound: `capped`).
+DEFAULT_SHAPES = ProbeShapes((4, 28, 28, 64, 3, 3, 64, 1), (32, 1024, 1024))
+
+
+def macs(kind: str, shape: tuple) -> int:
+    """Multiply-adds of a forward 'conv' (ProbeShapes.conv, SAME padding) or 'matmul'."""
+    if kind == 'matmul':
+        return math.prod(shape)
+    n, h, w, c, kh, kw, k, stride = shape
+    return n * -(-h // stride) * -(-w // stride) * c * kh * kw * k
+
+
+def capped(kind: str, shape: tuple, limit: int | None = None) -> tuple:
+    """`shape` ('conv' or 'matmul', as ProbeShapes holds them) cut to at most `limit`
+    multiply-adds (default: DEFAULT_SHAPES' of the kind): its batch (a matmul's rows) first,
+    then a convolution's height and width alike, a matmul's inner dimension, each at least 1
+    (a convolution's at least its kernel's)."""
+    default = DEFAULT_SHAPES.conv if kind == 'conv' else DEFAULT_SHAPES.matmul
+    limit = macs(kind, default) if limit is None else limit
+    if macs(kind, shape) <= limit:
+        return tuple(shape)
+    one = (1,) + tuple(shape[1:])
+    per_item = macs(kind, one)
+    if per_item <= limit:
+        return (limit // per_item,) + tuple(shape[1:])
+    if kind == 'matmul':
+        _, inner, columns = shape
+        return (1, max(1, min(inner, limit // columns)), columns)
+    _, h, w, c, kh, kw, k, stride = shape
+    scale = math.sqrt(limit / per_item)
+    return (1, max(kh, int(h * scale)), max(kw, int(w * scale)), c, kh, kw, k, stride)
+
+
+def run_shapes(graph, batch: int) -> ProbeShapes:
+    """The probe's shapes of a run: its largest Conv2D and MatMul by multiply-adds at
+    `batch` images (the per-device batch), each `capped`; DEFAULT_SHAPES' of a kind the run
+    has none of. A convolution of the images (4 input channels or fewer: a stem, which has no
+    input gradient and whose filter gradient reads 3 channels) counts only where the model
+    has no other (resnet50's 7x7 stem has a few more multiply-adds than its 3x3 layers).
+
+    Args:
+      graph: a tf.Graph of the model's forward pass built NHWC at batch 1 (with static
+        shapes: models/flops.placeholder_graph).
+      batch: the run's per-device batch.
+    """
+    convs, matmuls = [], []
+    for op in graph.get_operations():
+        if op.type == 'Conv2D':
+            x, f = (t.shape.as_list() for t in op.inputs[:2])
+            stride = int(op.get_attr('strides')[1])
+            convs.append((batch, x[1], x[2], x[3], f[0], f[1], f[3], stride))
+        elif op.type == 'MatMul':
+            a, b = (t.shape.as_list() for t in op.inputs[:2])
+            inner = a[0] if op.get_attr('transpose_a') else a[1]
+            columns = b[0] if op.get_attr('transpose_b') else b[1]
+            matmuls.append((batch, inner, columns))
+    convs = [s for s in convs if s[3] > 4] or convs
+    conv = max(convs, key=lambda s: macs('conv', s), default=None)
+    matmul = max(matmuls, key=lambda s: macs('matmul', s), default=None)
+    return ProbeShapes(capped('conv', conv) if conv else DEFAULT_SHAPES.conv,
+                       capped('matmul', matmul) if matmul else DEFAULT_SHAPES.matmul, True)
+
+
+def _kind_ops(dtype, shapes: ProbeShapes):
+    """{kind: op} of the probe in `dtype` at `shapes`, inputs random-valued variables cast
+    once."""
     def var(shape):
         v = tf1.Variable(tf1.random_normal(shape), name='probe')
         cached = tf1.Variable(tf.zeros(shape, dtype), name='probe_%s' % dtype.name)
         return v, cached
-    x, xc = var(_CONV_INPUT)
-    w, wc = var(_CONV_FILTER)
-    m, k, n = _MATMUL
-    a, ac = var((m, k))
-    b, bc = var((k, n))
-    g, gc = var((m, n))
-    cb, cbc = var(_CONV_FILTER[-1:])
-    mb, mbc = var((n,))
+    n, h, wd, c, kh, kw, k, stride = shapes.conv
+    conv_input, conv_filter = (n, h, wd, c), (kh, kw, c, k)
+    x, xc = var(conv_input)
+    w, wc = var(conv_filter)
+    m, inner, cols = shapes.matmul
+    a, ac = var((m, inner))
+    b, bc = var((inner, cols))
+    g, gc = var((m, cols))
+    cb, cbc = var((k,))
+    mb, mbc = var((cols,))
     setup = tf.group(*[c.assign(tf.cast(v, dtype)) for v, c in
                        ((x, xc), (w, wc), (a, ac), (b, bc), (g, gc), (cb, cbc), (mb, mbc))])
-    conv = dict(strides=[1, 1, 1, 1], padding='SAME')
+    conv = dict(strides=[1, stride, stride, 1], padding='SAME')
     xr, wr, ar, br, gr, cbr, mbr = (c.read_value() for c in (xc, wc, ac, bc, gc, cbc, mbc))
     y = tf.nn.conv2d(xr, wr, **conv)
     dy = tf.stop_gradient(y)
     ops = {  # the forward ops as models build them: bias and ReLU after (fused by Grappler)
         'conv': tf.nn.relu(tf.nn.bias_add(y, cbr)),
         'conv_gradients': tf.group(
-            tf.raw_ops.Conv2DBackpropInput(input_sizes=_CONV_INPUT, filter=wr, out_backprop=dy,
+            tf.raw_ops.Conv2DBackpropInput(input_sizes=conv_input, filter=wr, out_backprop=dy,
                                            **conv),
-            tf.raw_ops.Conv2DBackpropFilter(input=xr, filter_sizes=_CONV_FILTER,
+            tf.raw_ops.Conv2DBackpropFilter(input=xr, filter_sizes=conv_filter,
                                             out_backprop=dy, **conv)),
         'matmul': tf.nn.relu(tf.nn.bias_add(tf.matmul(ar, br), mbr)),
         'matmul_gradients': tf.group(tf.matmul(gr, br, transpose_b=True),
@@ -108,16 +228,17 @@ def _kind_ops(dtype):
     return setup, ops
 
 
-def probe_graph(dtype_name: str):
-    """The probe's graph: (graph, init op, setup ops, {(kind, 'float32' or dtype_name): target
-    op}), each target running its kind's ops (`_kind_ops`) in that dtype."""
+def probe_graph(dtype_name: str, shapes: ProbeShapes = DEFAULT_SHAPES):
+    """The probe's graph at `shapes`: (graph, init op, setup ops, {(kind, 'float32' or
+    dtype_name): target op}), each target running its kind's ops (`_kind_ops`) in that
+    dtype."""
     graph = tf.Graph()
     targets = {}
     with graph.as_default():
         setups = []
         for dtype in (tf.float32, tf.as_dtype(dtype_name)):
             with tf.name_scope(dtype.name):
-                setup, ops = _kind_ops(dtype)
+                setup, ops = _kind_ops(dtype, shapes)
             setups.append(setup)
             for kind, op in ops.items():
                 targets[kind, dtype.name] = op if isinstance(op, tf.Operation) else (
@@ -177,15 +298,17 @@ def ratio_spread(times) -> float:
 
 
 def measure_with_spread(dtype_name: str, intra: int, inter: int,
-                        budget_secs: float = BUDGET_SECS) -> tuple[dict, float]:
+                        budget_secs: float = BUDGET_SECS,
+                        shapes: ProbeShapes = DEFAULT_SHAPES) -> tuple[dict, float]:
     """`measure`'s factors and their spread (the largest `ratio_spread` of the kinds)."""
     spreads: list = []
-    got = measure(dtype_name, intra, inter, budget_secs, spreads=spreads)
+    got = measure(dtype_name, intra, inter, budget_secs, spreads=spreads, shapes=shapes)
     return got, max(spreads, default=0.0)
 
 
 def measure(dtype_name: str, intra: int, inter: int,
-            budget_secs: float = BUDGET_SECS, spreads: list | None = None) -> dict[str, float]:
+            budget_secs: float = BUDGET_SECS, spreads: list | None = None,
+            shapes: ProbeShapes = DEFAULT_SHAPES) -> dict[str, float]:
     """Runs the probe (see the module docstring): {kind: seconds in dtype / in float32};
     `spreads`, when given, receives each kind's `ratio_spread`.
 
@@ -193,8 +316,9 @@ def measure(dtype_name: str, intra: int, inter: int,
       dtype_name: 'bfloat16' or 'float16'.
       intra, inter: the session's intra-op and inter-op threads (0: TensorFlow's default).
       budget_secs: seconds the timed repetitions of all kinds may take together.
+      shapes: the ProbeShapes to time (a run's: `run_shapes`).
     """
-    graph, init, setups, targets = probe_graph(dtype_name)
+    graph, init, setups, targets = probe_graph(dtype_name, shapes)
     out = {}
     with tf1.Session(graph=graph, config=probe_config(intra, inter)) as sess:
         sess.run(init)
@@ -219,15 +343,18 @@ _MEMO: dict = {}
 
 
 #: The probe's version in the record's key: records of an older probe are not read (probe 1
-#: timed its gradient groups under Grappler, which ran none of their kernels: probe_config).
-PROBE_VERSION = 2
+#: timed its gradient groups under Grappler, which ran none of their kernels: probe_config;
+#: probe 2 timed one fixed shape for every run, whose factors were not the run's).
+PROBE_VERSION = 3
 
 
-def cache_key(cpu_model: str, tf_version: str, dtype_name: str, intra: int, inter: int) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|kernel factors|probe 2|bfloat16|2 intra, 1 inter threads'."""
+def cache_key(cpu_model: str, tf_version: str, dtype_name: str, intra: int, inter: int,
+              shapes: ProbeShapes = DEFAULT_SHAPES) -> str:
+    """'AMD EPYC 7B13|tf 2.21.0|kernel factors|probe 3|bfloat16|2 intra, 1 inter threads|conv
+    2x32x32x16 3x3->16, matmul 2x64x10'."""
     return calibration.host_key(cpu_model, tf_version, 'kernel factors',
                                 'probe %d' % PROBE_VERSION, dtype_name,
-                                '%d intra, %d inter threads' % (intra, inter))
+                                '%d intra, %d inter threads' % (intra, inter), shapes.text())
 
 
 def _valid(m) -> bool:
@@ -240,9 +367,11 @@ def _valid(m) -> bool:
 
 def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool = False,
           path: str | None = None, measure_fn=None, cpu_model: str | None = None,
-          tf_version: str | None = None, meter=None) -> calibration.Measurement | None:
-    """The host's quiet factors for this CPU model, TF version, dtype and thread counts: from
-    the record, else measured now (announced; kept when quiet); one answer per process.
+          tf_version: str | None = None, meter=None,
+          shapes: ProbeShapes | None = None) -> calibration.Measurement | None:
+    """The host's quiet factors for this CPU model, TF version, dtype, thread counts and
+    shapes: from the record, else measured now (announced; kept when quiet); one answer per
+    process.
 
     Args:
       dtype: tf.bfloat16 or tf.float16.
@@ -250,9 +379,11 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
       refresh: measure again even when recorded (--refresh_peak, --calibrate).
       path: the record (default calibration.record_path()).
       measure_fn: (dtype name, intra, inter) -> ({kind: factor}, spread); default
-        `measure_with_spread` (a test seam).
+        `measure_with_spread` at `shapes` (a test seam).
       cpu_model, tf_version: the key's (default: machine.cpu_model(), tf.__version__).
       meter: a metrics.host_load.Meter (tests: a fake /proc).
+      shapes: the run's ProbeShapes (`run_shapes`: RunPlan.kernel_shapes); None:
+        DEFAULT_SHAPES.
 
     Returns:
       a calibration.Measurement whose value is {kind: factor} of KINDS, or None (the record
@@ -260,18 +391,21 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
     """
     path = calibration.record_path() if path is None else path
     intra, inter = int(threads[0]), int(threads[1])
+    shapes = shapes or DEFAULT_SHAPES
     key = cache_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
-                    dtype.name, intra, inter)
+                    dtype.name, intra, inter, shapes)
     if (path, key) in _MEMO and (not refresh or _MEMO[path, key] is None
                                  or _MEMO[path, key].measured_now):
         return _MEMO[path, key]
-    fn = measure_fn or measure_with_spread
+    fn = measure_fn or functools.partial(measure_with_spread, shapes=shapes)
     mark = len(calibration.JOURNAL)
     got = calibration.figure(
         KIND, key, lambda: fn(dtype.name, intra, inter),
-        what='%s kernels against float32 (convolution, matmul and their gradients)'
-        % dtype.name, secs=MEASURE_SECS, cores=calibration.cores(intra), refresh=refresh,
-        path=path, meter=meter)
+        what='%s kernels against float32 (%s: convolution %s, matmul %s, and their gradients)'
+        % (dtype.name, 'this run\'s largest' if shapes.of_run else 'the default shapes',
+           shapes.conv_text(), shapes.matmul_text()),
+        secs=MEASURE_SECS, cores=calibration.cores(intra), refresh=refresh, path=path,
+        meter=meter)
     got = got if _valid(got) else None
     _MEMO[path, key] = got
     busy = [m for m in calibration.journal_since(mark) if m.key == key and not m.quiet]
@@ -304,19 +438,21 @@ def when(speed: calibration.Measurement) -> str:
     return 'measured here' if speed.measured_now else 'calibrated %s' % speed.date()
 
 
-def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0)) -> dict[str, float] | None:
+def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0),
+            shapes: ProbeShapes | None = None) -> dict[str, float] | None:
     """{kind: this dtype's seconds / float32's} for each of KINDS (`probe`'s), or None when
     the host has no quiet probe (or the record is off).
 
     Args:
       dtype: tf.bfloat16 or tf.float16.
       threads: the run's (intra-op, inter-op) thread counts (cpu_tuning.thread_counts).
+      shapes: the run's ProbeShapes (RunPlan.kernel_shapes); None: DEFAULT_SHAPES.
 
     Returns:
       e.g. {'conv': 0.9, 'conv_gradients': 0.8, 'matmul': 1.3, 'matmul_gradients': 1.4}: below 1
       the reduced dtype is faster.
     """
-    got = probe(dtype, threads)
+    got = probe(dtype, threads, shapes=shapes)
     return {k: float(v) for k, v in got.value.items()} if got is not None else None
 
 
@@ -328,11 +464,14 @@ def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
     return ('conv', 'matmul') if dtype == tf.float16 else ()
 
 
-def float32_gradient_kinds(measured: dict[str, float]) -> tuple[str, ...]:
+def float32_gradient_kinds(measured: dict[str, float],
+                           shapes: ProbeShapes | None = None) -> tuple[str, ...]:
     """The op kinds ('conv', 'matmul') whose gradients should run in float32: their
-    reduced-precision gradient kernels measured more than GRADIENT_SLOWER_FACTOR slower."""
+    reduced-precision gradient kernels measured more than GRADIENT_SLOWER_FACTOR slower (at
+    `shapes`, the run's ProbeShapes, an op of at least MIN_MACS multiply-adds)."""
     return tuple(kind for kind in ('conv', 'matmul')
-                 if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR)
+                 if measured[kind + '_gradients'] > GRADIENT_SLOWER_FACTOR
+                 and _decides(kind, shapes))
 
 
 def factor_text(value: float) -> str:
@@ -341,35 +480,44 @@ def factor_text(value: float) -> str:
 
 
 def describe(dtype: tf.DType, measured: dict[str, float], *, when: str = 'measured here',
-             gradients: bool = True) -> str:
+             gradients: bool = True, shapes: ProbeShapes | None = None) -> str:
     """The header's text, e.g. 'float16 kernels measured here (time vs float32): conv 1.90x,
     conv gradients 40x, matmul 4.00x, matmul gradients 145x; gradients of conv, matmul in
     float32'. `when`: 'measured here' or 'calibrated <UTC time>' (see `when`);
-    `gradients` False (--forward_only, --eval): the forward kinds only."""
+    `gradients` False (--forward_only, --eval): the forward kinds only; `shapes`: the
+    ProbeShapes `measured` was timed at (`float32_gradient_kinds`)."""
     kinds = KINDS if gradients else ('conv', 'matmul')
     text = '%s kernels %s (time vs float32): %s' % (dtype.name, when, ', '.join(
         '%s %s' % (kind.replace('_', ' '), factor_text(measured[kind])) for kind in kinds))
-    slow = float32_gradient_kinds(measured) if gradients else ()
+    slow = float32_gradient_kinds(measured, shapes) if gradients else ()
     if slow:
         text += '; gradients of %s in float32' % ', '.join(slow)
     return text
 
 
 def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
-                       when: str = 'measured now', faster: str | None = None) -> str | None:
-    """The up-front warning when a forward kernel is FAR_SLOWER_FACTOR slower, else None;
-    `when` goes in its parentheses ('measured now', 'calibrated <UTC time>'), `faster` after
-    'the faster choice: ' (graph/precision.cpu_faster_choice: from the CPU's flags; default
+                       when: str = 'measured now', faster: str | None = None,
+                       shapes: ProbeShapes | None = None) -> str | None:
+    """The up-front warning when a forward kernel is FAR_SLOWER_FACTOR slower (at `shapes`, an
+    op of at least MIN_MACS multiply-adds), else None; `when` goes in its parentheses
+    ('measured now', 'calibrated <UTC time>'), after the shapes timed where they are a run's
+    (`shapes`: "this run's largest matmul, timed at 16x2048x1000; "), `faster` after 'the
+    faster choice: ' (graph/precision.cpu_faster_choice: from the CPU's flags; default
     'float32 (drop <flag>)')."""
     slow = {kind: measured[kind] for kind in ('conv', 'matmul')
-            if measured[kind] > FAR_SLOWER_FACTOR}
+            if measured[kind] > FAR_SLOWER_FACTOR and _decides(kind, shapes)}
     if not slow:
         return None
     faster = faster or 'float32 (drop %s)' % flag
-    return ('%s: %s %s run %s slower than float32 on this CPU (%s); the faster choice: %s' % (
-        flag, dtype.name, ' and '.join('%ss' % ('convolution' if k == 'conv' else k)
-                                       for k in slow),
-        ' and '.join('%.1fx' % v for v in slow.values()), when, faster))
+    names = {'conv': 'convolution', 'matmul': 'matmul'}
+    where = ''
+    if shapes is not None and shapes.of_run:
+        where = 'this run\'s largest %s, timed at %s; ' % (' and '.join(
+            '%s' % names[k] for k in slow), ' and '.join(
+            shapes.conv_text() if k == 'conv' else shapes.matmul_text() for k in slow))
+    return ('%s: %s %s run %s slower than float32 on this CPU (%s%s); the faster choice: %s' % (
+        flag, dtype.name, ' and '.join('%ss' % names[k] for k in slow),
+        ' and '.join('%.1fx' % v for v in slow.values()), where, when, faster))
 
 
 # --- Graph choices: each shape's factor (the choice's seconds / today's graph's), cached.

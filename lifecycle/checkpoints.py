@@ -30,7 +30,10 @@ other's checkpoints): a run holds it (runtime/dir_hold.py).
 
 `CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
-never after a non-finite loss, which ends the run before the hooks' `end`). It keeps
+never after a non-finite loss, which ends the run before the hooks' `end`). The global step
+counts the warm-up steps, and a checkpoint due during the warm-up is saved at its end, before
+the first timed step, as an evaluation due there runs (lifecycle/eval_runner.py): several due
+there become that one, and a warning line says so before the run starts. It keeps
 --max_ckpts_to_keep checkpoints, counting those of earlier runs in the same directory.
 """
 
@@ -471,11 +474,15 @@ class CheckpointHook(run_hooks.RunHook):
       clock: seconds, monotonic (tests inject a fake one).
 
     Saving happens after a timed step that took the global step to or past a multiple of
-    --save_model_steps (run_hooks.GlobalStepCounter: a multiple reached during the warm-up
-    steps is saved after the first timed step; in an asynchronous cluster the shared global
-    step is read from the session), or when --save_model_secs passed since the last save.
-    At `begin` it removes the temporaries of a save that was killed midway
-    (`clean_stale_temporaries`).
+    --save_model_steps (run_hooks.GlobalStepCounter: in an asynchronous cluster the shared
+    global step is read from the session), or when --save_model_secs passed since the last
+    save. A checkpoint due during the warm-up steps (a multiple of --save_model_steps they
+    reach, or --save_model_secs passed) is saved at their end, before the first timed step
+    (`before_timed`: not in the timed part's time); where several multiples fall inside the
+    warm-up, `begin` warns that one checkpoint stands for them (`warmup_warning`). (In an
+    asynchronous cluster the warm-up's steps are not this task's to count: the first timed
+    step saves it.) At `begin` it also removes the temporaries of a save that was killed
+    midway (`clean_stale_temporaries`).
     """
 
     def __init__(self, plan, clock=time.monotonic):
@@ -499,16 +506,55 @@ class CheckpointHook(run_hooks.RunHook):
         if state is not None:
             # Counts the checkpoints of earlier runs against --max_ckpts_to_keep.
             self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
-        self.counter.begin(ctx)
+        start = self.counter.begin(ctx)
         self._last_time = self.clock()
+        line = self.warmup_warning(start)
+        if line:
+            cnn_util.warn(line)
+
+    def _counts_warmup(self) -> bool:
+        """Whether this task counts the warm-up's global steps (one host, a synchronous
+        cluster: each warm-up step adds one)."""
+        return bool(self.plan.num_warmup_batches) and not self.plan.asynchronous
+
+    def warmup_warning(self, start: int) -> str | None:
+        """The warning for the checkpoints --save_model_steps puts inside the warm-up steps of
+        a run that begins at global step `start`, when there are several (one, saved at the
+        warm-up's end, stands for them), else None. E.g. 'the 5 warm-up steps
+        (--num_warmup_batches=5) pass 2 checkpoints --save_model_steps=2 schedules (global
+        steps 2, 4): one at the warm-up's end, global step 5, stands for them; give
+        --num_warmup_batches=2 or fewer to save on schedule' (a checkpoint due at the
+        warm-up's last step is on schedule)."""
+        every = self.p.save_model_steps
+        if not every or not self._counts_warmup():
+            return None
+        warmup = self.plan.num_warmup_batches
+        end = start + warmup
+        due = list(range((start // every + 1) * every, end + 1, every))
+        if len(due) < 2:
+            return None
+        shown = ', '.join(str(g) for g in due[:3]) + (', ...' if len(due) > 3 else '')
+        return ('the %d warm-up steps (--num_warmup_batches=%d) pass %d checkpoints '
+                '--save_model_steps=%d schedules (global steps %s): one at the warm-up\'s end, '
+                'global step %d, stands for them; give --num_warmup_batches=%d or fewer to save '
+                'on schedule' % (warmup, warmup, len(due), every, shown, end, due[0] - start))
+
+    def before_timed(self):
+        """Saves the checkpoint due during the warm-up steps, if any (the class docstring)."""
+        if not self._counts_warmup():
+            return
+        start, end = self.counter.warmed_up()
+        if run_hooks.crossed(start, end, self.p.save_model_steps) or self._secs_due():
+            self.save()
+
+    def _secs_due(self) -> bool:
+        return bool(self.p.save_model_secs) and (
+            self.clock() - self._last_time >= self.p.save_model_secs)
 
     def after_step(self, step, loss):
         del loss
         before, global_step = self.counter.advance(step)
-        due = run_hooks.crossed(before, global_step, self.p.save_model_steps)
-        due = due or (self.p.save_model_secs > 0
-                      and self.clock() - self._last_time >= self.p.save_model_secs)
-        if due:
+        if run_hooks.crossed(before, global_step, self.p.save_model_steps) or self._secs_due():
             self.save()
 
     def save(self) -> str:

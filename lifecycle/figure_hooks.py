@@ -75,7 +75,7 @@ class FiguresHook(run_hooks.RunHook):
             plan.cluster_role)
         lines.append(utilisation.format_input(
             inp, rate, real_or_cluster, 'traced warm-up step' if parts else
-            'no warm-up step to trace: --num_warmup_batches >= 1'))
+            'no warm-up step to trace: needs --num_warmup_batches >= 1'))
         util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
                                                gpu_names=self.gpu_names,
                                                cpu_peak_fn=self.cpu_peak_fn)

@@ -118,9 +118,10 @@ class GlobalStepCounter:
     step `step` returns (before, now): the global step after the previous timed step (for the
     first timed step: before the warm-up steps) and after this one. A hook due at every
     multiple of N uses `crossed(before, now, N)`, so a multiple reached during the warm-up
-    steps is acted on after the first timed step, and one passed over by an asynchronous
-    cluster's shared global step (it grows by about the number of workers per timed step of
-    the chief) is not missed.
+    steps is acted on after the first timed step (a hook that acts at the warm-up's end calls
+    `warmed_up` in before_timed instead, as evaluations and checkpoints do), and one passed
+    over by an asynchronous cluster's shared global step (it grows by about the number of
+    workers per timed step of the chief) is not missed.
 
     On one host and in synchronous clusters `now` is `plan.global_step_after(start, step)`;
     in an asynchronous cluster (`plan.asynchronous`) it is read from the session (one scalar

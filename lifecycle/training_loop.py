@@ -219,11 +219,26 @@ def timed_part_line(steps: int, step_secs: float) -> str:
         steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
 
 
+def set_up_bound_line(steps: int, step_secs: float) -> str:
+    """'Timed part: 80 steps, at most 22 s (0.27 s the only warm-up step, set-up included)':
+    the timed part's bound from a warm-up of one step, which also set up the executor (the
+    steps after it are usually much faster: the first timed step's line follows,
+    `rest_line`)."""
+    return 'Timed part: %d step%s, at most %s (%.2f s the only warm-up step, set-up included)' % (
+        steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
+
+
 def rest_line(count: int, first_secs: float, unit: str = 'step',
-              units: str = 'steps') -> str:
+              units: str = 'steps', set_up: bool = True) -> str:
     """'Timed part: 99 more steps, about 3 min 18 s (2.00 s the first step, set-up included)':
-    what the rest of a timed part without warm-up will take, from its first step's time (an
-    over-estimate: the first step also sets up the executor)."""
+    what the rest of a timed part will take, from its first step's time: without warm-up an
+    over-estimate (the first step also sets up the executor); after a warm-up of one step
+    (`set_up` False: 'Timed part: 79 more steps, about 1.5 s (0.02 s the first timed step)'),
+    a step without set-up."""
+    if not set_up:
+        return 'Timed part: %d more %s, about %s (%.2f s the first timed %s)' % (
+            count, unit if count == 1 else units, format_duration(count * first_secs),
+            first_secs, unit)
     return 'Timed part: %d more %s, about %s (%.2f s the first %s, set-up included)' % (
         count, unit if count == 1 else units, format_duration(count * first_secs), first_secs,
         unit)
@@ -231,8 +246,9 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
 
 def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
             result: LoopResult) -> float:
-    """The warm-up steps; returns the step time to expect of the timed ones (the least warm-up
-    step after the first, which sets up the executor; the first when it is the only one)."""
+    """The warm-up steps; returns the step time to expect of the timed ones: the least warm-up
+    step after the first, which sets up the executor (the first when it is the only one: then
+    a bound, set_up_bound_line)."""
     times = []
     log('Running warm up')
     for call in range(1, spec.num_warmup + 1):
@@ -267,16 +283,17 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
     then `traced` with the trace); after each timed step they get `after_step` and
     `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
-    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After
-    the warm-up (or the first timed step, without one) a line says how long the timed part
-    will take. `should_stop` is also asked after each warm-up step: when it says stop (a
-    signal), the loop returns at once, nothing timed (LoopResult.stopped_in_warmup), without
-    the timed part's line, the timed phases or a total block. A step that raises
-    cnn_util.StopRequested (a cluster's chief stopped) ends the loop the same way, before that
-    step: in the warm-up as above, in the timed part as after `should_stop` (the step is not
-    counted, nor its time). Stopped so at the first timed step, the loop timed nothing: its
-    total block is the one line `total images/sec: none (NOTHING_TIMED)`, without the hooks'
-    lines (their figures are those of the timed steps).
+    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After the
+    warm-up (or the first timed step, without one) a line says how long the timed part will
+    take; after a warm-up of one step, which set up the executor, that line is a bound and the
+    first timed step's line gives the estimate. `should_stop` is also asked after each warm-up
+    step: when it says stop (a signal), the loop returns at once, nothing timed
+    (LoopResult.stopped_in_warmup), without the timed part's line, the timed phases or a total
+    block. A step that raises cnn_util.StopRequested (a cluster's chief stopped) ends the loop
+    the same way, before that step: in the warm-up as above, in the timed part as after
+    `should_stop` (the step is not counted, nor its time). Stopped so at the first timed step,
+    the loop timed nothing: its total block is the one line `total images/sec: none
+    (NOTHING_TIMED)`, without the hooks' lines (their figures are those of the timed steps).
 
     Args:
       spec: the LoopSpec.
@@ -300,7 +317,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         expected = _warmup(spec, step_fn, phases, lr_fn, log, result)
         if result.stopped_in_warmup:
             return result
-        log(timed_part_line(spec.num_steps, expected))
+        log(timed_part_line(spec.num_steps, expected) if spec.num_warmup > 1
+            else set_up_bound_line(spec.num_steps, expected))
     log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
                   + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
@@ -327,8 +345,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if step == 1 or step % spec.display_every == 0:
             extra = '\t'.join('%.3f' % v for v in out[1:]) if spec.extra_columns else ''
             log(cnn_util.format_step_line(step, stats, loss if spec.show_loss else None, extra))
-        if step == 1 and not spec.num_warmup and spec.num_steps > 1:
-            log(rest_line(spec.num_steps - 1, seconds))
+        if step == 1 and spec.num_warmup <= 1 and spec.num_steps > 1:
+            # No warm-up step without set-up: the first timed step gives the estimate.
+            log(rest_line(spec.num_steps - 1, seconds, set_up=not spec.num_warmup))
         hooks_start = clock()
         phases.after_step(step, loss)
         stop = phases.should_stop()

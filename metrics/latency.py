@@ -35,5 +35,6 @@ def latency_ms(step_times, batch_size: int) -> dict | None:
 
 def format_latency(lat: dict) -> str:
     """'latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 100 batches'."""
-    return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batches' % (
-        lat['batch_size'], lat['p50'], lat['p90'], lat['p99'], lat['count'])
+    return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batch%s' % (
+        lat['batch_size'], lat['p50'], lat['p90'], lat['p99'], lat['count'],
+        '' if lat['count'] == 1 else 'es')

@@ -150,7 +150,8 @@ def step_precision(plan) -> tuple[str, tuple[str, ...]]:
     name = dtype_name(plan)
     if name == 'float32' or precision.emulated(dtype, 'cpu'):
         return 'float32', ('float32',)
-    if plan.training and 'conv' in precision.float32_gradient_kinds(dtype, 'cpu', plan.threads):
+    if plan.training and 'conv' in precision.float32_gradient_kinds(
+            dtype, 'cpu', plan.threads, getattr(plan, 'kernel_shapes', None)):
         return 'mixed', (name, 'float32')
     return name, (name,)
 
@@ -196,7 +197,8 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
     peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
             else rates[dtypes[0]])
     oldest = min(got.values(), key=lambda m: m.measured_utc)
-    source = 'CPU peak, %s, %s threads: %s' % (label, threads or 'default', oldest.source())
+    source = 'CPU peak, %s, %s: %s' % (label, cnn_util.counted(threads, 'thread') if threads
+                                       else 'default threads', oldest.source())
     return {'peak_flops_per_sec': peak, 'peak_source': source, 'step_precision': what,
             'measured_now': any(m.measured_now for m in got.values()),
             'peak_measured_utc': oldest.measured_utc,

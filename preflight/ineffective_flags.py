@@ -8,7 +8,8 @@ silently ignored.
                                        params/original_flags.py's tables, which hold the
                                        flags and say why)
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
-                                       or in a plan of a GPU that is not here, ...)
+                                       or in a plan of a GPU that is not here, the OpenMP
+                                       flags where no OpenMP runtime is loaded, ...)
     planned_gpu(p, visible_gpus)       the GPU a --dry_run or --plan_scaling plans where none
                                        is visible
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 from .. import params as params_lib
 from ..hardware import gpu_specs, links
 from ..params import optimizer_ranges, original_flags
+from ..runtime import cpu_tuning
 
 OPTIMIZER_FLAGS = (
     'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
@@ -400,16 +402,45 @@ def gpu_only_set(p) -> list[str]:
             if getattr(p, name) != default]
 
 
-def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()) -> list[str]:
+#: The flags that set an OpenMP runtime's variables (runtime/cpu_tuning.environment_updates).
+OPENMP_FLAGS = ('kmp_blocktime', 'kmp_affinity', 'kmp_settings')
+
+
+def openmp_flags(p, loaded: bool | None) -> list[str]:
+    """One message per OpenMP flag (OPENMP_FLAGS) set to another value than its default (the
+    user chose it: nothing else sets them) where no OpenMP runtime is loaded: the variable
+    is set, and nothing reads it (TensorFlow's stock wheel runs oneDNN on its own thread
+    pool: runtime/cpu_tuning.py). The header's `Threads:` line says so too.
+
+    Args:
+      p: the Params as given.
+      loaded: whether an OpenMP runtime is mapped into this process
+        (cpu_tuning.openmp_runtime_loaded, once TensorFlow has loaded); None (unknown): none.
+    """
+    if loaded is not False:
+        return []
+    variables = {'kmp_blocktime': 'KMP_BLOCKTIME', 'kmp_affinity': 'KMP_AFFINITY',
+                 'kmp_settings': 'KMP_SETTINGS'}
+    return ['--%s has no effect: no OpenMP runtime is loaded (this TensorFlow runs oneDNN on its '
+            'own thread pool), so nothing reads %s; use --num_intra_threads and '
+            '--num_inter_threads for the CPU threads' % (name, variables[name])
+            for name in OPENMP_FLAGS if params_lib.is_set(p, name)]
+
+
+def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset(),
+             openmp_loaded=None) -> list[str]:
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
     the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
     that is not here (`planned_gpu`), those that do not change the plan
-    (`planned_gpu_flags`), and --hierarchical_copy on one device (but for --plan_scaling).
+    (`planned_gpu_flags`), --hierarchical_copy on one device (but for --plan_scaling), and
+    the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
       visible_gpus: GPUs TensorFlow sees.
       dataset, given: as for ignored_flags.
+      openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
+        default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
     """
     planned = planned_gpu(p, visible_gpus)
     out = ignored_flags(p, dataset, given, device=params_lib.default_device(
@@ -426,6 +457,8 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
             and not p.plan_scaling):
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
+    if any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only when one is set
+        out += openmp_flags(p, (openmp_loaded or cpu_tuning.openmp_runtime_loaded)())
     return list(dict.fromkeys(out))
 
 

@@ -7,6 +7,8 @@ after TensorFlow loads and before the graph (BenchmarkCNN receives it).
     CheckedRun --params.resolve_params--> the dataset, the model, the cluster
         --run_plan.make_plan (dtypes, thread counts)--> --the --baseline loaded and compared-->
         --runtime/session_config.settle (XLA's flags, NUMA, session options)-->
+        --graph/precision.probe_shapes (a reduced-precision CPU run's largest convolution and
+          matmul, its kernel factors' shapes)-->
         --graph/graph_choices.resolve (a training graph's forms)--> SettledRun
 
 Without a CheckedRun (a library caller) the command's checks run here first
@@ -97,6 +99,8 @@ def settle(p: params_lib.Params, visible_gpus: int,
     plan = session_config.settle(plan)
     if checked.given is not None:
         plan = dataclasses.replace(plan, given_flags=run_flags.given_values(checked.given))
+    # The shapes its reduced-precision kernels are timed at (hardware/kernel_speed.py).
+    plan = dataclasses.replace(plan, kernel_shapes=precision.probe_shapes(plan))
     if cluster is None or not cluster.serves:
         choices = (graph_choices.resolve(plan, model) if plan.training
                    else graph_choices.Choices(graph_choice_flag.OFF, {}, ''))

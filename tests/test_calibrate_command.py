@@ -150,3 +150,14 @@ def test_a_record_in_a_folder_where_no_file_can_be_made_says_what_is_wrong(tmp_p
         'fails: No such file or directory) (set TF_CNN_CALIBRATION to a path this user can '
         'write)')
     assert calibration.record_problem(str(tmp_path / 'c.json')) is None
+
+
+def test_a_one_core_host_is_counted_in_the_singular():
+    from tf_cnn_benchmarks.preflight import calibrate
+    busy = helpers.measurement({'flops_per_sec': 1e11, 'kernel': 'matmul'}, others_cores=0.9,
+                               cores=1, key='cpu|tf 2.21.0|cpu peak|float32|1 threads')
+    assert not busy.quiet
+    assert 'other processes used 0.90 of 1 core (90%, more than 25%)' in calibration.busy_note(
+        busy, None)
+    assert calibrate.report_line(busy).startswith(
+        'calibration: NOT stored (other processes used 0.90 of 1 core, more than 25%)')

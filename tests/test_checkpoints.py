@@ -56,6 +56,47 @@ def test_saves_every_n_steps_and_keeps_the_newest(tmp_path):
     assert kept == ['model.ckpt-6.index', 'model.ckpt-8.index']
 
 
+def test_checkpoints_due_in_the_warm_up_are_saved_at_its_end(tmp_path, capsys):
+    # 5 warm-up steps pass global steps 2 and 4: one checkpoint at their end (global step 5),
+    # before the first timed step, stands for both, and one warning line says so; then the
+    # timed steps save on schedule (6) and at the end (8).
+    result = _run(train_dir=str(tmp_path), num_warmup_batches=5, num_batches=3,
+                  save_model_steps=2)
+    assert [os.path.basename(p) for p in result['checkpoints']] == [
+        'model.ckpt-5', 'model.ckpt-6', 'model.ckpt-8']
+    warnings = [line for line in capsys.readouterr().err.splitlines()
+                if line.startswith('warning: ') and 'checkpoint' in line]
+    assert warnings == [
+        'warning: the 5 warm-up steps (--num_warmup_batches=5) pass 2 checkpoints '
+        '--save_model_steps=2 schedules (global steps 2, 4): one at the warm-up\'s end, global '
+        'step 5, stands for them; give --num_warmup_batches=2 or fewer to save on schedule']
+
+
+def test_one_checkpoint_due_in_the_warm_up_moves_to_its_end_without_a_warning(tmp_path, capsys):
+    result = _run(train_dir=str(tmp_path), num_warmup_batches=3, num_batches=2,
+                  save_model_steps=2)
+    assert [os.path.basename(p) for p in result['checkpoints']] == [
+        'model.ckpt-3', 'model.ckpt-4', 'model.ckpt-5']
+    assert 'checkpoint' not in ''.join(
+        line for line in capsys.readouterr().err.splitlines() if line.startswith('warning: '))
+
+
+def test_the_warm_up_warning_counts_from_the_restored_step():
+    plan = benchmark_cnn.BenchmarkCNN(_params(train_dir='/unused', save_model_steps=4,
+                                              num_warmup_batches=10), gpus=0).plan
+    hook = checkpoints.CheckpointHook(plan)
+    # Resumed at 7: 8, 12 and 16 fall inside the warm-up (global steps 8 to 17).
+    assert hook.warmup_warning(7) == (
+        'the 10 warm-up steps (--num_warmup_batches=10) pass 3 checkpoints --save_model_steps=4 '
+        'schedules (global steps 8, 12, 16): one at the warm-up\'s end, global step 17, stands '
+        'for them; give --num_warmup_batches=1 or fewer to save on schedule')
+    # Resumed at 8: 12 and 16; four warm-up steps or fewer keep 12 on schedule.
+    assert hook.warmup_warning(8).startswith(
+        'the 10 warm-up steps (--num_warmup_batches=10) pass 2 checkpoints')
+    assert hook.warmup_warning(8).endswith('global step 18, stands for them; give '
+                                           '--num_warmup_batches=4 or fewer to save on schedule')
+
+
 def test_save_model_secs_uses_the_clock():
     plan = benchmark_cnn.BenchmarkCNN(_params(train_dir='/unused', save_model_secs=10),
                                       gpus=0).plan

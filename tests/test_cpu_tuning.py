@@ -148,6 +148,33 @@ def test_header_shows_threads_and_kmp_settings(monkeypatch):
     assert line.endswith('KMP_BLOCKTIME=0 (no OpenMP runtime loaded: no effect)')
 
 
+def test_kmp_flags_warn_once_each_where_no_openmp_runtime_is_loaded(monkeypatch, capsys):
+    loaded = [False]
+    monkeypatch.setattr(cpu_tuning, 'openmp_runtime_loaded', lambda maps_path=None: loaded[0])
+    p = make_params(model='trivial', kmp_blocktime=0, kmp_affinity='compact', kmp_settings=True)
+    benchmark_cnn.BenchmarkCNN(p, gpus=0)
+    warnings = [x for x in capsys.readouterr().err.splitlines() if 'OpenMP' in x]
+    assert warnings == [
+        'warning: --%s has no effect: no OpenMP runtime is loaded (this TensorFlow runs oneDNN on '
+        'its own thread pool), so nothing reads %s; use --num_intra_threads and '
+        '--num_inter_threads for the CPU threads' % pair
+        for pair in (('kmp_blocktime', 'KMP_BLOCKTIME'), ('kmp_affinity', 'KMP_AFFINITY'),
+                     ('kmp_settings', 'KMP_SETTINGS'))]
+    # With a runtime loaded (an Intel build), or where /proc cannot tell, they act: no line.
+    for loaded[0] in (True, None):
+        benchmark_cnn.BenchmarkCNN(p, gpus=0)
+        assert 'OpenMP' not in capsys.readouterr().err
+
+
+def test_kmp_flags_not_typed_say_nothing_and_do_not_read_proc(monkeypatch, capsys):
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    asked = []
+    p = make_params(model='trivial', kmp_settings=False)  # at its default: asks for nothing
+    assert not [m for m in ineffective_flags.messages(
+        p, 0, openmp_loaded=lambda: asked.append(1) or False) if 'OpenMP' in m]
+    assert asked == []
+
+
 def test_openmp_runtime_detection(tmp_path):
     maps = tmp_path / 'maps'
     maps.write_text('7f00-7f01 r-xp 0 0:0 0 /usr/lib/libiomp5.so\n')

@@ -214,7 +214,8 @@ def test_each_quick_run_runs_as_written(command, tmp_path):
         assert os.path.isfile(tmp_path / 'runs' / 'quick' / 'report.md')
         assert "1 of 1" in proc.stderr or 'ok' in proc.stdout
     else:
-        assert re.search(r'^(\[\w+\] )?Timed part: 2 steps, about ', proc.stdout, re.M), \
+        # One warm-up step (TINY), which also set up the executor: the line is a bound.
+        assert re.search(r'^(\[\w+\] )?Timed part: 2 steps, at most ', proc.stdout, re.M), \
             proc.stdout[-3000:]
         assert bench_quick_runs.images_per_sec(proc.stdout) > 0
 

@@ -261,6 +261,9 @@ def test_make_eval_plan_synthetic_and_subset():
     assert (plan.subset, plan.per_device_batch_size, plan.num_batches, plan.num_examples) == (
         'train', 3, 7, 42)
     assert plan.describe() == '42 synthetic examples in 7 batches of 6 (3 per device x 2 devices)'
+    one = run_plan.make_eval_plan(tiny_params(eval=True, eval_batch_size=1), synthetic,
+                                  num_devices=1, per_device_batch_size=1, num_batches=1)
+    assert one.describe() == '1 synthetic example in 1 batch of 1 (1 per device x 1 device)'
 
 
 @pytest.mark.parametrize('examples, batches, expected', [

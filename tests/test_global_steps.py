@@ -142,13 +142,14 @@ def test_asynchronous_summaries_and_checkpoints_use_the_shared_global_step(tmp_p
     ctx.sess.close()
 
 
-def test_a_checkpoint_due_during_warmup_is_saved_after_the_first_timed_step(tmp_path):
-    # Warm-up steps reach global steps 1-3; 3 is due (every 3) and is saved after the first
-    # timed step (global step 4), then 6 (due, and the end of the run).
+def test_a_checkpoint_due_during_warmup_is_saved_at_its_end(tmp_path):
+    # Warm-up steps reach global steps 1-3; 3 is due (every 3) and is saved at the warm-up's
+    # end, before the first timed step (it used to wait for it: global step 4), then 6 (due,
+    # and the end of the run).
     result = helpers.tiny_run(train_dir=str(tmp_path), num_warmup_batches=3, num_batches=3,
                               save_model_steps=3)
     assert [os.path.basename(p) for p in result['checkpoints']] == [
-        'model.ckpt-4', 'model.ckpt-6']
+        'model.ckpt-3', 'model.ckpt-6']
 
 
 def test_schedule_changes_beyond_the_run_are_warned_at_the_start(capsys):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import types
 
 import pytest
 import tensorflow as tf
@@ -61,6 +62,8 @@ def describe(**kwargs) -> str:
      '0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 1, 0.001 from epoch 2'),
     (dict(init_learning_rate=0.1, num_learning_rate_warmup_epochs=0.00001),
      '0.1 (--init_learning_rate), warm-up from 0 over 1e-05 epochs (0 steps: none)'),
+    (dict(init_learning_rate=0.1, num_learning_rate_warmup_epochs=0.0001),  # 1.25 steps
+     '0.1 (--init_learning_rate), warm-up from 0 over 0.0001 epochs (1 step)'),
 ])
 def test_the_schedule_line_says_the_rate_where_it_comes_from_and_its_changes(kwargs, text):
     assert describe(**kwargs) == text
@@ -237,3 +240,11 @@ def test_the_originals_lines_of_some_runs(kwargs, lines):
     if lines and lines[0].startswith('AllReduce:'):  # right after Variables, as there
         assert header[header.index(lines[0]) - 1] == 'Variables:   %s' % (
             kwargs['variable_update'])
+
+
+def test_the_resume_line_of_one_step_says_step():
+    from tf_cnn_benchmarks.lifecycle import checkpoints
+    plan = types.SimpleNamespace(examples_per_epoch=1000, images_per_global_step=16)
+    assert run_header.resume_lines(plan, checkpoints.ResumePoint('d/model.ckpt-1', 1, None)) == [
+        'Resume:      global step 1 of model.ckpt-1, which does not count its images (an '
+        'earlier version): epochs count as 1 step x 16 images']

@@ -1,6 +1,7 @@
 """hardware/kernel_speed.py: what the reduced-precision kernels do here decides the header, the
 up-front warning and which gradients run in float32 (CPU flags alone do not)."""
 
+import datetime
 import json
 
 import pytest
@@ -41,17 +42,22 @@ def test_a_cpu_flag_is_not_native_when_the_kernels_are_slow(cpu, capsys):
     assert 'native float16' not in text
     assert ('Precision:   float16 compute on avx512_fp16, float32 variables and matmul '
             'gradients') in text
-    assert 'time vs float32 on 2026-01-01 (fwd/grad): conv 1.20/1.00x, matmul 145/140x' in text
+    # Each number says what it is (it read 'conv 1.20/1.00x, matmul 145/140x', as one number
+    # divided by another).
+    assert ('time vs float32 on 2026-01-01: conv fwd 1.20x, grad 1.00x; matmul fwd 145x, grad '
+            '140x') in text
     err = capsys.readouterr().err
+    # trivial's largest matmul at batch 4, 16x16 images: 4x4096 by 4096x1001.
     assert err.count('warning: --use_fp16: float16 matmuls run 145.0x slower than float32 on '
-                     'this CPU (measured now); the faster choice: float32 (drop --use_fp16)') == 1
+                     'this CPU (this run\'s largest matmul, timed at 4x4096x1001; measured now); '
+                     'the faster choice: float32 (drop --use_fp16)') == 1
 
 
 def test_fast_kernels_are_native_and_quiet(cpu, capsys):
     cpu({'avx512_bf16'}, FAST)
     lines = benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_bf16=True), gpus=0).info_lines()
     assert 'Precision:   bfloat16 compute on avx512_bf16, float32 variables' in lines
-    assert any('conv 0.60/0.90x, matmul 0.90/1.10x' in x for x in lines)
+    assert any('conv fwd 0.60x, grad 0.90x; matmul fwd 0.90x, grad 1.10x' in x for x in lines)
     assert 'warning' not in capsys.readouterr().err
     graph = helpers.tiny_bench(use_bf16=True, batch_size=2).build_graph().graph
     assert _gradient_matmul_dtypes(graph) == {tf.bfloat16}
@@ -71,12 +77,8 @@ def test_emulated_dtype_computes_affine_gradients_in_float32(cpu):
     assert _gradient_matmul_dtypes(graph) == {tf.float32}
 
 
-@pytest.fixture
-def tiny_probe(monkeypatch):
-    """The probe at tiny shapes: its ops' kinds, not this host's kernel speeds, are tested."""
-    monkeypatch.setattr(kernel_speed, '_CONV_INPUT', (1, 6, 6, 8))
-    monkeypatch.setattr(kernel_speed, '_CONV_FILTER', (3, 3, 8, 8))
-    monkeypatch.setattr(kernel_speed, '_MATMUL', (4, 16, 16))
+#: The probe at tiny shapes: its ops' kinds, not this host's kernel speeds, are tested.
+TINY_SHAPES = kernel_speed.ProbeShapes((1, 6, 6, 8, 3, 3, 8, 1), (4, 16, 16), True)
 
 
 #: The dtypes whose probe kernels this CPU runs: float16 everywhere (TensorFlow's own CPU
@@ -86,19 +88,19 @@ PROBED = ['float16'] + (['bfloat16'] if precision.has_cpu_units(tf.bfloat16) els
 
 
 @pytest.mark.parametrize('dtype_name', PROBED)
-def test_the_probe_measures_every_kind_within_its_budget(tiny_probe, dtype_name):
-    measured = kernel_speed.measure(dtype_name, 1, 1, budget_secs=0.4)
+def test_the_probe_measures_every_kind_within_its_budget(dtype_name):
+    measured = kernel_speed.measure(dtype_name, 1, 1, budget_secs=0.4, shapes=TINY_SHAPES)
     assert set(measured) == set(kernel_speed.KINDS)
     assert all(0 < v < 1000 for v in measured.values())
     assert kernel_speed.float32_gradient_kinds({**FAST, 'conv_gradients': 3.0}) == ('conv',)
 
 
 @pytest.mark.parametrize('dtype_name', PROBED)
-def test_each_probe_target_runs_its_kernels(tiny_probe, dtype_name):
+def test_each_probe_target_runs_its_kernels(dtype_name):
     # Under Grappler the gradient targets (groups of two side-effect-free ops) ran no kernel at
     # all: float16 convolution gradients measured 1.05x float32's where they took 30-100x.
     tf1 = tf.compat.v1
-    graph, init, setups, targets = kernel_speed.probe_graph(dtype_name)
+    graph, init, setups, targets = kernel_speed.probe_graph(dtype_name, TINY_SHAPES)
     wanted = {'conv': {'Conv2D'}, 'conv_gradients': {'Conv2DBackpropInput',
                                                      'Conv2DBackpropFilter'},
               'matmul': {'MatMul'}, 'matmul_gradients': {'MatMul'}}
@@ -160,13 +162,13 @@ def test_the_factors_are_measured_once_and_read_from_the_record_by_a_later_run(
     probe, calls = probe_cache
     first = probe(tf.bfloat16)
     assert first.measured_now and first.value['conv'] == 1.5 and calls == [('bfloat16', 2, 1)]
-    assert first.key == ('Test CPU|tf 2.21.0|kernel factors|probe 2|bfloat16|2 intra, 1 inter '
-                         'threads')
+    assert first.key == ('Test CPU|tf 2.21.0|kernel factors|probe 3|bfloat16|2 intra, 1 inter '
+                         'threads|conv 4x28x28x64 3x3->64, matmul 32x1024x1024')
     assert kernel_speed.when(first) == 'measured here'
     # Announced before it starts: what and how long.
     assert capsys.readouterr().out == (
-        'calibration: measuring bfloat16 kernels against float32 (convolution, matmul and '
-        'their gradients) (about 3 s)\n')
+        'calibration: measuring bfloat16 kernels against float32 (the default shapes: '
+        'convolution 4x28x28x64 3x3->64, matmul 32x1024x1024, and their gradients) (about 3 s)\n')
     kernel_speed._MEMO.clear()  # a later process
     again = probe(tf.bfloat16)
     assert calls == [('bfloat16', 2, 1)]
@@ -249,8 +251,9 @@ def test_a_cached_header_says_when_and_a_forward_only_one_has_no_gradient_text(c
     text = '\n'.join(benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True),
                                                 gpus=0).info_lines())
     assert 'float16 compute on avx512_fp16, float32 variables and matmul gradients' in text
-    assert 'time vs float32 on 2026-01-01 (fwd/grad): conv 1.20/1.00x, matmul 145/140x' in text
-    assert '(calibrated 2026-01-01 00:00 UTC); the faster choice' in capsys.readouterr().err
+    assert ('time vs float32 on 2026-01-01: conv fwd 1.20x, grad 1.00x; matmul fwd 145x, grad '
+            '140x') in text
+    assert '; calibrated 2026-01-01 00:00 UTC); the faster choice' in capsys.readouterr().err
     for mode in (dict(forward_only=True), dict(eval=True)):
         text = '\n'.join(benchmark_cnn.BenchmarkCNN(
             helpers.tiny_params(use_fp16=True, **mode), gpus=0).info_lines())
@@ -320,8 +323,125 @@ def test_the_docs_quote_the_warnings_as_printed(cpu, capsys):
     cpu({'avx512_fp16', 'avx512_bf16', 'amx_bf16'}, SLOW_MATMUL, measured_now=False)
     benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True), gpus=0).info_lines()
     err = capsys.readouterr().err
-    assert re.search(r'\(calibrated \d{4}-\d\d-\d\d \d\d:\d\d UTC\); the faster choice', err)
-    assert 'a factor read from the record says `(calibrated <UTC time>)`' in page
+    assert re.search(r'; calibrated \d{4}-\d\d-\d\d \d\d:\d\d UTC\); the faster choice', err)
+    assert 'a factor read from the record says `calibrated <UTC time>`' in page
     assert 'cached`' not in page
     quoted = re.search(r'`(warning: --use_fp16: float16 matmuls [^`]*)`', page).group(1)
-    assert quoted.replace('(measured now)', '(calibrated 2026-01-01 00:00 UTC)') in err
+    assert quoted.replace('; measured now)', '; calibrated 2026-01-01 00:00 UTC)') in err
+
+
+# --- The probe times the run's own shapes: a factor depends on the op's size.
+
+def test_the_run_shapes_are_its_largest_convolution_and_matmul_but_the_stem():
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf1.placeholder(tf.float32, [1, 32, 32, 3])
+        x = tf.nn.conv2d(images, tf.zeros([3, 3, 3, 16]), 1, 'SAME')  # the stem: left out
+        x = tf.nn.conv2d(x, tf.zeros([3, 3, 16, 16]), 1, 'SAME')  # 32x32x16x16x9: the largest
+        x = tf.nn.conv2d(x, tf.zeros([3, 3, 16, 32]), 2, 'SAME')  # 16x16x16x32x9: half of it
+        flat = tf.reshape(tf.reduce_mean(x, [1, 2]), [1, 32])
+        hidden = tf.matmul(flat, tf.zeros([32, 64]))  # 32x64 a row
+        tf.matmul(hidden, tf.zeros([100, 64]), transpose_b=True)  # 64x100 a row: the largest
+    shapes = kernel_speed.run_shapes(graph, 2)
+    assert shapes == kernel_speed.ProbeShapes((2, 32, 32, 16, 3, 3, 16, 1), (2, 64, 100), True)
+    assert shapes.text() == 'conv 2x32x32x16 3x3->16, matmul 2x64x100'
+    # A model without convolutions (trivial) keeps the default convolution.
+    with tf.Graph().as_default() as dense:
+        tf.matmul(tf1.placeholder(tf.float32, [1, 48]), tf.zeros([48, 8]))
+    assert kernel_speed.run_shapes(dense, 4).conv == kernel_speed.DEFAULT_SHAPES.conv
+
+
+@pytest.mark.parametrize('kind, shape, cut', [
+    # resnet50's FC at batch 64 (131M multiply-adds): its batch cut to the default's 33.6M.
+    ('matmul', (64, 2048, 1000), (16, 2048, 1000)),
+    ('matmul', (2, 64, 10), (2, 64, 10)),  # smaller: as it is
+    # vgg16's first FC is over the bound at one row: its inner dimension cut.
+    ('matmul', (1, 25088, 4096), (1, 8192, 4096)),
+    # resnet50's 3x3 convolution at batch 64: one image of it is the default's size.
+    ('conv', (64, 56, 56, 64, 3, 3, 64, 1), (1, 56, 56, 64, 3, 3, 64, 1)),
+    ('conv', (64, 28, 28, 128, 3, 3, 128, 1), (1, 28, 28, 128, 3, 3, 128, 1)),
+    ('conv', (64, 14, 14, 64, 3, 3, 64, 1), (16, 14, 14, 64, 3, 3, 64, 1)),
+    # One 224x224 image is 16x the bound: a quarter of its height and width.
+    ('conv', (8, 224, 224, 64, 3, 3, 64, 1), (1, 56, 56, 64, 3, 3, 64, 1)),
+])
+def test_a_shape_larger_than_the_default_is_timed_at_the_defaults_size(kind, shape, cut):
+    assert kernel_speed.capped(kind, shape) == cut
+    default = getattr(kernel_speed.DEFAULT_SHAPES, kind)
+    assert kernel_speed.macs(kind, cut) <= kernel_speed.macs(kind, default)
+
+
+def _by_size(dtype_name, intra, inter, budget_secs=None, shapes=None):
+    """Injected timings as this host's float16 kernels behave: the fused matmul's factor grows
+    with its size (1.0-2.4x at resnet20's 2x64x10, call overhead's noise; about 290x at
+    32x1024x1024), the filter gradient's too (45x at resnet20's batch-2 convolutions, 142x at
+    4x28x28x64)."""
+    big_matmul = kernel_speed.macs('matmul', shapes.matmul) > 100_000
+    big_conv = kernel_speed.macs('conv', shapes.conv) > 50_000_000
+    return {'conv': 1.3, 'conv_gradients': 142.0 if big_conv else 45.0,
+            'matmul': 284.0 if big_matmul else 2.2, 'matmul_gradients': 0.6}, 0.05
+
+
+@pytest.fixture
+def by_size(calibration_record, monkeypatch):
+    """A CPU with avx512_fp16 whose probe returns `_by_size`'s factors (a fresh process's memo
+    and a record of the test's own); the shapes each probe timed."""
+    monkeypatch.setattr(kernel_speed, '_MEMO', {})
+    monkeypatch.setattr(kernel_speed, '_BUSY', {})
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'avx512_fp16'})
+    timed = []
+
+    def measure(dtype_name, intra, inter, budget_secs=None, shapes=None):
+        timed.append(shapes.text())
+        return _by_size(dtype_name, intra, inter, budget_secs, shapes)
+    monkeypatch.setattr(kernel_speed, 'measure_with_spread', measure)
+    return timed
+
+
+def test_a_run_of_small_matmuls_is_not_warned_of_a_large_ones_factor(by_size, capsys):
+    # Before: resnet20 at batch 2 (its one matmul 2x64 by 64x10) warned "float16 matmuls run
+    # 283.7x slower than float32 on this CPU", the factor of the probe's 32x1024x1024 matmul;
+    # its float16 step ran about as fast as float32's.
+    params = helpers.tiny_params(model='resnet20', data_name='cifar10', image_size=32,
+                                 batch_size=2, use_fp16=True)
+    lines = benchmark_cnn.BenchmarkCNN(params, gpus=0).info_lines()
+    assert by_size == ['conv 2x32x32x16 3x3->16, matmul 2x64x10']
+    assert ('             time vs float32 on %s: conv fwd 1.30x, grad 45x; matmul fwd 2.20x, '
+            'grad 0.60x' % datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d')
+            in lines)
+    # 2.2x of a 1,280 multiply-add op (tens of microseconds): below MIN_MACS, no warning, and
+    # float16 counts as native here.
+    err = capsys.readouterr().err
+    assert 'float16 matmuls run' not in err and 'expect it slower' not in err
+    # trivial's matmuls are large (4x4096 by 4096x1001): the warning names that shape.
+    benchmark_cnn.BenchmarkCNN(helpers.tiny_params(use_fp16=True), gpus=0).info_lines()
+    assert by_size[-1] == 'conv 4x28x28x64 3x3->64, matmul 4x4096x1001'
+    assert ('warning: --use_fp16: float16 matmuls run 284.0x slower than float32 on this CPU '
+            '(this run\'s largest matmul, timed at 4x4096x1001; measured now)'
+            in capsys.readouterr().err)
+
+
+def test_the_gradients_dtype_is_chosen_from_the_runs_shapes(by_size):
+    # Conv gradients 45x at lenet's shapes: in float32 (the probe's default shapes would say
+    # so too); matmul gradients 0.6x: in float16. The graph's tower reads the run's shapes.
+    graph = helpers.tiny_bench(model='lenet', batch_size=2, image_size=28,
+                               use_fp16=True).build_graph().graph
+    assert by_size == ['conv 2x14x14x32 5x5->64, matmul 2x3136x512']
+    filters = {op.outputs[0].dtype for op in graph.get_operations()
+               if op.type == 'Conv2DBackpropFilter'}
+    assert filters == {tf.float32}
+    assert _gradient_matmul_dtypes(graph) == {tf.float16}
+
+
+def test_a_factor_of_an_op_under_the_floor_decides_nothing():
+    # resnet20 at batch 2: its 2x64x10 matmul's gradients measured 1.5-2.5x in three probes,
+    # the call's own cost; a gradient choice and a warning flipping with that noise would
+    # change the graph between calibrations for nothing.
+    noisy = dict(FAST, matmul=2.4, matmul_gradients=2.5)
+    small = kernel_speed.ProbeShapes((2, 32, 32, 16, 3, 3, 16, 1), (2, 64, 10), True)
+    large = kernel_speed.ProbeShapes((2, 32, 32, 16, 3, 3, 16, 1), (2, 3136, 512), True)
+    assert kernel_speed.float32_gradient_kinds(noisy, small) == ()
+    assert kernel_speed.far_slower_warning('--use_fp16', tf.float16, noisy, shapes=small) is None
+    assert kernel_speed.float32_gradient_kinds(noisy, large) == ('matmul',)
+    assert kernel_speed.far_slower_warning('--use_fp16', tf.float16, noisy, shapes=large)
+    assert kernel_speed.float32_gradient_kinds(noisy) == ('matmul',)  # the default shapes

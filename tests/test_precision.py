@@ -141,7 +141,7 @@ def test_gradient_scope_applies_only_where_the_dtype_is_emulated(monkeypatch):
         with precision.gradient_scope(tf.bfloat16, 'cpu'):
             emulated = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': {'amx_bf16'})
-        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0): {
+        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0), **kw: {
             'conv': 0.5, 'conv_gradients': 0.5, 'matmul': 0.5, 'matmul_gradients': 0.5})
         with precision.gradient_scope(tf.bfloat16, 'cpu'):
             native = tf.matmul(tf.ones([2, 2], tf.bfloat16), tf.ones([2, 2], tf.bfloat16))

@@ -404,6 +404,28 @@ def test_after_the_warm_up_a_line_says_how_long_the_timed_part_takes(monkeypatch
     assert lines[3] == 'Step\tImg/sec\ttotal_loss'
 
 
+def test_one_warm_up_step_gives_a_bound_and_the_first_timed_step_the_estimate(monkeypatch):
+    # The only warm-up step set up the executor (0.27 s); the timed steps take 0.02 s: the line
+    # after the warm-up is a bound that says so, the first timed step's gives the estimate.
+    step = _Clocked(monkeypatch, [0.27] + [0.02] * 80)
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=1, num_steps=80, images_per_step=2,
+                                display_every=100), step, log=lines.append)
+    assert lines[2] == ('Timed part: 80 steps, at most 22 s (0.27 s the only warm-up step, '
+                        'set-up included)')
+    assert lines[4].startswith('1\timages/sec: 100.0')
+    assert lines[5] == 'Timed part: 79 more steps, about 1.6 s (0.02 s the first timed step)'
+    assert len([line for line in lines if line.startswith('Timed part')]) == 2
+
+
+def test_one_warm_up_step_and_one_timed_step_have_only_the_bound(monkeypatch):
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=1, num_steps=1, images_per_step=2, display_every=10),
+                           _Clocked(monkeypatch, [0.27, 0.02]), log=lines.append)
+    assert [line for line in lines if line.startswith('Timed part')] == [
+        'Timed part: 1 step, at most 0.3 s (0.27 s the only warm-up step, set-up included)']
+
+
 def test_without_warm_up_steps_the_estimate_follows_the_first_timed_step(monkeypatch):
     step = _Clocked(monkeypatch, [0.25] * 11)
     lines = []

@@ -65,7 +65,7 @@ def cpu_with(monkeypatch):
 
     def set_cpu(flags, factors=None):
         monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
-        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0): factors)
+        monkeypatch.setattr(kernel_speed, 'factors', lambda dtype, threads=(0, 0), **kw: factors)
     return set_cpu
 
 
@@ -141,7 +141,7 @@ def test_a_line_never_shows_more_than_100_percent():
 
 # --- The CPU peak in the calibration record, and its key.
 
-def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path):
+def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path, capsys):
     path = str(tmp_path / 'cache' / 'calibration.json')
     measured = []
 
@@ -156,7 +156,10 @@ def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path):
     again = cpu_peak.cpu_peak('float32', 2, **kw)
     assert not again.measured_now and cpu_peak.flops_per_sec(again) == 1e9
     assert again.measured_utc == first.measured_utc
+    capsys.readouterr()
     other = cpu_peak.cpu_peak('float32', 1, **kw)  # another thread count: another key
+    said = capsys.readouterr()
+    assert 'the CPU peak (float32, 1 thread: a matmul chain' in said.out + said.err
     assert other.measured_now and cpu_peak.flops_per_sec(other) == 2e9
     # A refresh adds a quiet measurement; the peak is the (lower) median of those kept.
     refreshed = cpu_peak.cpu_peak('float32', 2, refresh=True, **kw)
@@ -295,6 +298,16 @@ def test_latency_percentiles_interpolate_between_ranks():
     assert latency.format_latency(lat) == ('latency per batch of 1 (ms): p50 50.50, p90 90.10, '
                                            'p99 99.01 over 100 batches')
     assert latency.latency_ms([], 4) is None
+    assert latency.format_latency(latency.latency_ms([0.01], 2)) == (
+        'latency per batch of 2 (ms): p50 10.00, p90 10.00, p99 10.00 over 1 batch')
+
+
+def test_without_warm_up_the_compute_line_says_what_it_needs(capsys):
+    helpers.tiny_run(num_warmup_batches=0, num_batches=2)
+    assert [x for x in capsys.readouterr().out.splitlines()
+            if x.startswith('compute images/sec: ')] == [
+        'compute images/sec: not measured (no warm-up step to trace: needs '
+        '--num_warmup_batches >= 1)']
 
 
 # --- Input share from fixed step timings.
@@ -454,7 +467,7 @@ def test_a_real_forward_only_run_prints_every_figure(tmp_path, monkeypatch):
     assert block[0].startswith('compute images/sec: ') and 'traced warm-up step' in block[0]
     assert block[1].startswith('model FLOP/s: ') and '(1 x forward ' in block[1]
     assert block[2].startswith('utilisation: ') and block[2].endswith(
-        'of 1.0 PFLOP/s (CPU peak, float32, 1 threads: calibrated 2026-01-01 00:00 UTC, others '
+        'of 1.0 PFLOP/s (CPU peak, float32, 1 thread: calibrated 2026-01-01 00:00 UTC, others '
         '0.10 of 2 cores, spread 2%)')
     assert block[3].startswith('peak memory: CPU allocator ') and 'process RSS' in block[3]
     assert block[4].startswith('latency per batch of 2 (ms): p50 ')
