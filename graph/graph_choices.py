@@ -388,10 +388,10 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         return Choices(graph_choice_flag.OFF, {}, '')
     if not got:
         note = '' if not calibration.record_path() else (
-            'graph choices: measured on a busy host, not stored: today\'s graph'
+            'graph choices: none (measured on a busy host, not stored)'
             if plan.params.calibrate else
-            'graph choices: not calibrated: today\'s graph (add --calibrate to this command: '
-            '%.0f s)' % secs)
+            'graph choices: none (not calibrated; add --calibrate to this command: %.0f s)'
+            % secs)
         return Choices(mode, {}, '', {}, note)
     return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
                    {by_item[i]: sp for i, (_, sp) in got.items()})

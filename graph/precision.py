@@ -324,7 +324,11 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         # (a fused float16 MatMul 400-580x, convolution gradients 160-250x float32's time on
         # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md). A busy
         # probe's factors far beyond what load explains are said (kernel_speed.busy_far_slower).
-        busy = kernel_speed.busy_far_slower(dtype)
+        # Gradient kinds that run in float32 without a quiet probe are not this run's cost.
+        in_float32 = kernel_speed.fallback_gradient_kinds(dtype) if gradients else ()
+        busy = {k: v for k, v in kernel_speed.busy_far_slower(dtype).items()
+                if not k.endswith('_gradients')
+                or (gradients and k.split('_')[0] not in in_float32)}
         if busy:
             return False, ('CPU has %s; float16 on a busy host (not kept): %s float32\'s time'
                            % ('/'.join(found), ', '.join(

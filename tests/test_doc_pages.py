@@ -109,7 +109,7 @@ def test_the_graph_choices_lines_the_pages_quote_are_printed(monkeypatch, calibr
     monkeypatch.setattr(graph_choices, 'measure', lambda *a, **k: pytest.fail('the probe ran'))
     bench = helpers.tiny_bench(model='resnet50', image_size=32, batch_size=3, num_batches=1)
     note = graph_choices.brief(graph_choices.resolve(bench.plan, bench.model))[0]
-    assert note.startswith('graph choices: not calibrated')
+    assert note.startswith('graph choices: none (not calibrated')
     patterns = printed_choice_patterns(note)
     quotes = [(os.path.relpath(p, REPO), q) for p in PAGES for q in quoted_choice_lines(_read(p))]
     assert len(quotes) >= 6

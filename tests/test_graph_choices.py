@@ -351,7 +351,7 @@ def test_a_first_run_builds_todays_graph_and_says_how_to_calibrate(monkeypatch,
     bench = helpers.tiny_bench(**{**RESNET50, 'batch_size': 3})
     choices = graph_choices.resolve(bench.plan, bench.model)
     assert choices.factors == {} and choices.decide(SHAPE) is None
-    note = ("graph choices: not calibrated: today's graph (add --calibrate to this command: "
+    note = ("graph choices: none (not calibrated; add --calibrate to this command: "
             "%.0f s)" % graph_choices.measure_secs(graph_choices.sites(bench.plan, bench.model)))
     assert graph_choices.describe(choices) == [note] and graph_choices.brief(choices) == [note]
     assert len(note) <= graph_choices.BRIEF_WIDTH
