@@ -329,8 +329,9 @@ def _current_folder_problem() -> str | None:
 def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, str | None]:
     """`regressions --fail_on_regression`: (the exit status, the gate's line); (0, None)
     without the flag. 1 (significance.REGRESSION) when a step down is still slower; 3
-    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out, or
-    every series has too few runs (a first night); else 0."""
+    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out (the
+    line points at the reasons: the lines above it, or with --json the object's `left_out`),
+    or every series has too few runs (a first night); else 0."""
     if not args.fail_on_regression:
         return significance.PASSED, None
     if still:
@@ -340,7 +341,9 @@ def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, st
     if not searched and chosen.total:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched: every one of the %d matching runs was '
-            'left out (see above; %s keeps them)' % (chosen.total, clean_runs.INCLUDE_FLAG))
+            'left out (%s; %s keeps them)' % (
+                chosen.total, 'why: the left_out key' if args.json else 'see above',
+                clean_runs.INCLUDE_FLAG))
     if not searched:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched (no run matches the filters: check '
