@@ -100,6 +100,18 @@ def home_problem(path: str) -> str | None:
     return user_dirs.absent_home_text(home) if home else None
 
 
+def missing_error(path: str) -> StoreError:
+    """The error of a database that is not there: where runs record it and how to load runs
+    into it, or, under a home folder that does not exist (never made: runs there are not
+    recorded, and warn), that reason and the places to give instead."""
+    home = home_problem(path)
+    if home:
+        return StoreError('no results database at %s: it %s, so runs do not record there; '
+                          'give --results_db=PATH or set $%s' % (path, home, PATH_VARIABLE))
+    return StoreError('no results database at %s (runs record there unless --noresults_db; '
+                      '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
+
+
 def run_path(value) -> str | None:
     """The database a run records into: `resolve_path(value)`, except that the default place
     (--results_db not given) under a home folder that does not exist is None, as
@@ -250,9 +262,7 @@ def open_store(path: str, *, create: bool = True,
                          'device); choose another --results_db=PATH' % path)
     if not os.path.exists(path):
         if not create:
-            raise StoreError('no results database at %s (runs record there unless '
-                             '--noresults_db; `tf_cnn_results ingest DIR` loads sweep folders '
-                             'and run JSONs)' % path)
+            raise missing_error(path)
         home = home_problem(path)
         if home:
             raise StoreError('the results database %s cannot be created: it %s; give '
@@ -334,8 +344,7 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
         raise StoreError('the results database %s is not a regular file (a folder or a '
                          'device); choose another --results_db=PATH' % path)
     if not os.path.exists(path):
-        raise StoreError('no results database at %s (runs record there unless --noresults_db; '
-                         '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
+        raise missing_error(path)
     reason = read_only_reason(path)
     folder_unwritable = reason not in (None, 'the file is read-only')
     if folder_unwritable:

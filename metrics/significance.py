@@ -36,6 +36,24 @@ PASSED = 0
 REGRESSION = 1
 USAGE = 2
 NOT_JUDGED = 3
+DATABASE = 4  # `regressions` only: the results database cannot be used
+
+#: The gates' verdicts by exit status, as their --json objects name them ('gate': {'verdict'}).
+VERDICTS = {PASSED: 'passed', REGRESSION: 'regression', USAGE: 'usage error',
+            NOT_JUDGED: 'not judged', DATABASE: 'database error'}
+
+
+def refusal_json(message: str, status: int) -> dict:
+    """A gate's --json object when it refused to judge (a usage error, a database that
+    cannot be used): {'error': the `error:` line's text, 'gate': {'verdict' ('usage error',
+    'database error'), 'line': the `error:` line}, 'exit_status'}, so that the file a CI job
+    saves from stdout is JSON on every exit status; the `error:` line still goes to stderr.
+
+    Raises:
+      KeyError: a status without a verdict (not in VERDICTS).
+    """
+    return {'error': message, 'gate': {'verdict': VERDICTS[status], 'line': 'error: ' + message},
+            'exit_status': status}
 
 
 class Judgement(NamedTuple):

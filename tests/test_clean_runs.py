@@ -198,6 +198,15 @@ def test_a_stopped_run_is_left_out_and_a_series_of_only_unclean_runs_is_not_judg
     assert status == 3 and out.splitlines()[-1] == (
         'gate: NOT JUDGED: no series was searched: every one of the 6 matching runs was left out '
         '(see above; --include_unclean_runs keeps them)')
+    # In JSON nothing is above: the line points at the key that holds the reasons.
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + every,
+                           '--fail_on_regression', '--json')
+    data = json.loads(out)
+    assert status == 3 and data['gate']['line'] == (
+        'gate: NOT JUDGED: no series was searched: every one of the 6 matching runs was left out '
+        '(why: the left_out key; --include_unclean_runs keeps them)')
+    assert data['left_out'] == ['left out 6 of 6 runs: 6 shared the host (others used > 25% '
+                                'of the cores); --include_unclean_runs keeps them']
 
 
 # --- show, history, html.

@@ -130,6 +130,25 @@ def test_compare_json_is_one_object_with_each_verdict_and_the_exit_status(tmp_pa
     assert data['gate'] is None and data['exit_status'] == 0
 
 
+def test_a_compare_gate_refused_with_json_still_prints_one_object(tmp_path, capsys):
+    # `compare ... --json | tee compare.json`: a usage error saved an empty file, not JSON.
+    a = _sweep(str(tmp_path / 'a'), A)
+    gone = str(tmp_path / 'gone')
+    for args, start in (([a, gone, '--fail_on_slower=10'], 'no results file at %s' % gone),
+                        ([a, a, '--fail_on_slower=x'], '--fail_on_slower=x: takes a number'),
+                        ([a], 'compare takes two sweeps')):
+        assert sweep.main(['tf_cnn_sweep', 'compare'] + args + ['--json']) == 2
+        captured = capsys.readouterr()
+        [err] = captured.err.splitlines()
+        data = json.loads(captured.out)
+        assert data == {'error': err[len('error: '):], 'exit_status': 2,
+                        'gate': {'verdict': 'usage error', 'line': err}}
+        assert data['error'].startswith(start)
+    # Without --json the refusal is the error line alone.
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, gone, '--fail_on_slower=10']) == 2
+    assert capsys.readouterr().out == ''
+
+
 # --- tf_cnn_results regressions.
 
 def _nights(tmp_path, rates, name='db', **kwargs) -> str:
@@ -191,6 +210,27 @@ def test_regressions_json_gives_each_series_its_verdict_and_figures(tmp_path, ca
                            '--fail_on_regression', '--json')
     data = json.loads(out)
     assert status == 3 and data['gate']['verdict'] == 'not judged' and data['exit_status'] == 3
+
+
+def test_regressions_refused_with_json_still_prints_one_object(tmp_path, capsys):
+    # `regressions --fail_on_regression --json > regressions.json`: exit 2 and 4 saved nothing.
+    noise = tmp_path / 'noise.sqlite'
+    noise.write_bytes(bytes(range(256)) * 20)
+    flat = _nights(tmp_path, [1000, 1010, 990, 1005, 995, 1002], name='flat')
+    cases = [(['--results_db=%s' % noise], 4, 'database error'),
+             (['--results_db=%s' % (tmp_path / 'none.sqlite')], 4, 'database error'),
+             (['--results_db=' + flat, '--min_change=abc'], 2, 'usage error'),
+             (['--results_db=' + flat, '--frobnicate'], 2, 'usage error')]
+    for args, status, verdict in cases:
+        got, out, err = _main(capsys, 'regressions', '--fail_on_regression', '--json', *args)
+        [line] = err.splitlines()
+        assert got == status and json.loads(out) == {
+            'error': line[len('error: '):], 'exit_status': status,
+            'gate': {'verdict': verdict, 'line': line}}
+    # Without --json, and for list's JSON lines (one object per run), the error line alone.
+    for args in (['regressions', '--fail_on_regression'], ['list', '--json']):
+        got, out, err = _main(capsys, *args, '--results_db=%s' % noise)
+        assert (got, out) == (4, '') and err.startswith('error: ')
 
 
 # --- --baseline through the command.

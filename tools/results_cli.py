@@ -55,7 +55,9 @@ matched, every run left out, every series too short for the test: a first night)
 database cannot be used (missing, not a results database, damaged, newer, cannot be
 written; one `error:` line). history's plot under its default name in a current folder that
 cannot be written is a `warning:` line, exit 0. `regressions --json` prints one JSON object
-(results_format.regressions_json) with the same exit status.
+(results_format.regressions_json) with the same exit status; on a usage error or a database
+that cannot be used, the object of the refusal (significance.refusal_json: 'error', 'gate',
+'exit_status') beside the `error:` line, so that its saved output is JSON on every status.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ _AGE = re.compile(r'^(\d+(?:\.\d+)?)([hdw])$')
 
 #: The exit status when the database cannot be used (missing, not a results database,
 #: damaged, newer, cannot be written): neither a regression (1) nor not judged (3).
-DATABASE_ERROR = 4
+DATABASE_ERROR = significance.DATABASE
 
 
 class UsageError(Exception):
@@ -329,8 +331,9 @@ def _current_folder_problem() -> str | None:
 def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, str | None]:
     """`regressions --fail_on_regression`: (the exit status, the gate's line); (0, None)
     without the flag. 1 (significance.REGRESSION) when a step down is still slower; 3
-    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out, or
-    every series has too few runs (a first night); else 0."""
+    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out (the
+    line points at the reasons: the lines above it, or with --json the object's `left_out`),
+    or every series has too few runs (a first night); else 0."""
     if not args.fail_on_regression:
         return significance.PASSED, None
     if still:
@@ -340,7 +343,9 @@ def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, st
     if not searched and chosen.total:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched: every one of the %d matching runs was '
-            'left out (see above; %s keeps them)' % (chosen.total, clean_runs.INCLUDE_FLAG))
+            'left out (%s; %s keeps them)' % (
+                chosen.total, 'why: the left_out key' if args.json else 'see above',
+                clean_runs.INCLUDE_FLAG))
     if not searched:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched (no run matches the filters: check '
@@ -360,19 +365,15 @@ def _regressions(conn, args) -> int:
                                             'runs kept in the verdicts')
     status, line = _gate(args, searched, short, [r for r in found if r.still_slower], chosen)
     if args.json:
+        gate = None if line is None else {'line': line,
+                                          'verdict': significance.VERDICTS[status]}
         print(json.dumps(results_format.regressions_json(
-            chosen, found, args.min_change, unmeasured,
-            None if line is None else {'line': line, 'verdict': _VERDICTS[status]}, status),
-            sort_keys=True))
+            chosen, found, args.min_change, unmeasured, gate, status), sort_keys=True))
         return status
     print('\n'.join(results_format.regression_lines(found, (searched, short))
                     + chosen.lines() + ([unmeasured] if unmeasured else [])
                     + ([line] if line else [])))
     return status
-
-
-_VERDICTS = {significance.PASSED: 'passed', significance.REGRESSION: 'regression',
-             significance.NOT_JUDGED: 'not judged'}
 
 
 def _read_command(conn, args) -> int:
@@ -445,11 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(argv[1:])
     except UsageError as e:
-        print('error: %s' % e, file=sys.stderr)
-        return 2
+        return _refuse(str(e), significance.USAGE, argv[1:])
     except store.StoreError as e:  # missing, not ours, damaged, newer, cannot be written
-        print('error: %s' % e, file=sys.stderr)
-        return DATABASE_ERROR
+        return _refuse(str(e), DATABASE_ERROR, argv[1:])
     except plots.PlotError as e:
         print('error: %s' % e, file=sys.stderr)
         return 1
@@ -459,6 +458,24 @@ def main(argv: list[str] | None = None) -> int:
         print('error: %s: %s; give an output path this user can write' % (
             e.filename or 'output', e.strerror or e), file=sys.stderr)
         return 1
+
+
+def _gate_json(argv: list[str]) -> bool:
+    """Whether the command is `regressions --json`, read from the arguments as given (those
+    that failed to parse too): its first word that names a command is `regressions`."""
+    commands = ('list', 'show', 'history', 'regressions', 'html', 'ingest')
+    command = next((a for a in argv if a in commands), None)
+    return command == 'regressions' and any(a.split('=')[0] == '--json' for a in argv)
+
+
+def _refuse(message: str, status: int, argv: list[str]) -> int:
+    """Prints the `error:` line (stderr) and, for `regressions --json`, the gate's object
+    (significance.refusal_json) on stdout, so that a CI job's saved JSON is JSON on a refusal
+    too; returns `status`."""
+    print('error: %s' % message, file=sys.stderr)
+    if _gate_json(argv):
+        print(json.dumps(significance.refusal_json(message, status), sort_keys=True))
+    return status
 
 
 def run_main() -> None:

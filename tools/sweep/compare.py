@@ -14,7 +14,8 @@ regression gate: exit status 1 when a configuration is slower by the test and by
 percent, with the failed configurations listed; 3 (not judged) when it could not judge a
 configuration both sweeps ran (`?`, or no successful or clean run on a side: named with its
 runs per side; `--allow_unjudged`, which needs the gate, passes on the judged ones). `--json`
-prints one JSON object (`comparison_json`) instead of the text. A note before the table says
+prints one JSON object (`comparison_json`) instead of the text, and on a usage error the
+refusal's (significance.refusal_json) beside the `error:` line. A note before the table says
 when the flags for every run differ between the sides in what they set, and what changed
 (two spellings of one value, `--noresults_db` and `--results_db=false`, are the same; the
 flags that only name or place a run, a night's --label or --results_db, never count:
@@ -47,6 +48,7 @@ from typing import NamedTuple
 # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package.
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs, configuration
+from tf_cnn_benchmarks.metrics import significance as regression
 
 from . import gate, host_load, results
 
@@ -418,13 +420,12 @@ def comparison_json(a_name: str, b_name: str, c: Comparison, fail_pct: float | N
             'b_over_a_ratio': a and b and (b.median / a.median if a.median else None),
             'p_value': _number(row[8]), 'verdict': row[9],
             'gate_failed': results.describe(config) in c.gate_failed, 'notes': row[-1]})
-    verdicts = {0: 'passed', 1: 'regression', 3: 'not judged'}
     out = {'a': a_name, 'b': b_name, 'fail_on_slower_pct': fail_pct, 'what_changed': changed,
            'other_configuration': other, 'configurations': configs,
            'not_judged': list(c.unjudged)}
     out.update({title.replace(' ', '_').lower(): list(items) for title, items in _lists(c)})
     out['left_out_runs'] = {'a': c.chosen_a.lines(), 'b': c.chosen_b.lines()}
-    out['gate'] = None if fail_pct is None else {'verdict': verdicts[status],
+    out['gate'] = None if fail_pct is None else {'verdict': regression.VERDICTS[status],
                                                  'line': gate_line}
     out['exit_status'] = status
     return out
@@ -432,43 +433,57 @@ def comparison_json(a_name: str, b_name: str, c: Comparison, fail_pct: float | N
 
 def main(argv: list[str]) -> int:
     """`compare A B`; returns the exit status (0; 1 a configuration slower beyond the gate's
-    tolerance; 2 a usage error; 3 the gate could not judge)."""
+    tolerance; 2 a usage error; 3 the gate could not judge). A usage error is one `error:`
+    line on stderr and, with --json, its object (significance.refusal_json) on stdout."""
     if argv and argv[0] in ('-h', '--help'):
         print(USAGE + '\n\n' + __doc__)
         return 0
+    as_json = any(a.split('=')[0] == gate.JSON for a in argv)  # before they parse
+    try:
+        return _compare(argv)
+    except gate.UsageError as e:
+        print('error: %s' % e, file=sys.stderr)
+        if as_json:
+            print(json.dumps(regression.refusal_json(str(e), regression.USAGE),
+                             sort_keys=True))
+        return regression.USAGE
+
+
+def _compare(argv: list[str]) -> int:
+    """`main` after --help.
+
+    Raises:
+      gate.UsageError: a bad argument, a side without sweep records, a gate's sweeps of other
+        configurations.
+    """
     try:
         paths, fail_pct, include, allow, as_json = gate.parse_options(argv)
     except gate.UsageError as e:
-        print('error: %s. %s' % (e, USAGE), file=sys.stderr)
-        return 2
+        raise gate.UsageError('%s. %s' % (e, USAGE)) from None
     if len(paths) != 2:
-        print('error: compare takes two sweeps. Received %d argument(s). %s' % (
-            len(paths), USAGE), file=sys.stderr)
-        return 2
+        raise gate.UsageError('compare takes two sweeps. Received %d argument(s). %s' % (
+            len(paths), USAGE))
     sides = []
     for path in paths:
         jsonl = results.results_path(path)
         if not os.path.isfile(jsonl):
-            print('error: no results file at %s (give a sweep output directory or its '
-                  'results.jsonl)' % jsonl, file=sys.stderr)
-            return 2
+            raise gate.UsageError('no results file at %s (give a sweep output directory or '
+                                  'its results.jsonl)' % jsonl)
         try:
             records, bad = results.load_records(jsonl)
         except OSError as e:
-            print('error: cannot read %s: %s (give a sweep output directory this user can '
-                  'read)' % (jsonl, e.strerror or e), file=sys.stderr)
-            return 2
+            raise gate.UsageError('cannot read %s: %s (give a sweep output directory this '
+                                  'user can read)' % (jsonl, e.strerror or e)) from None
         if bad:
             print('warning: %s: %s skipped: not sweep records'
                   % (jsonl, cnn_util.counted(bad, 'line')), file=sys.stderr)
         sides.append(records)
     other = other_configuration(*sides)
     if other and fail_pct is not None:  # the rule of every gate: metrics/configuration.py
-        print('error: %s: A and B ran other configurations (%s); a gate compares runs of the '
-              'same configuration: give sweeps of the same --device, data (--data_dir, '
-              '--data_name), mode (--forward_only, --eval) and --image_size'
-              % (gate.OPTION, '; '.join(other)), file=sys.stderr)
-        return 2
+        raise gate.UsageError(
+            '%s: A and B ran other configurations (%s); a gate compares runs of the same '
+            'configuration: give sweeps of the same --device, data (--data_dir, --data_name), '
+            'mode (--forward_only, --eval) and --image_size' % (gate.OPTION, '; '.join(other)))
     text, status, data = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
                                            include, allow)
     print(json.dumps(data, sort_keys=True) if as_json else text)
