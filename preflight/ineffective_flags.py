@@ -428,7 +428,7 @@ def openmp_flags(p, loaded: bool | None) -> list[str]:
 
 
 def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset(),
-             openmp_loaded=None) -> list[str]:
+             openmp_loaded=None, device: str | None = None) -> list[str]:
     """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
     the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
     that is not here (`planned_gpu`), those that do not change the plan
@@ -441,10 +441,13 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
       dataset, given: as for ignored_flags.
       openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
         default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
+      device: the run's device as the caller decided it (params.default_device with the GPUs
+        planned: usage.planned_gpus); None: decided here the same way.
     """
     planned = planned_gpu(p, visible_gpus)
-    out = ignored_flags(p, dataset, given, device=params_lib.default_device(
-        p, visible_gpus or int(planned is not None)))
+    if device is None:
+        device = params_lib.default_device(p, visible_gpus or int(planned is not None))
+    out = ignored_flags(p, dataset, given, device=device)
     if planned is not None:  # a plan of a GPU that is not here: the flags it does not read
         out += planned_gpu_flags(p, planned)
     elif p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU

@@ -185,7 +185,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
                 '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
                 'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
                 '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset, given):
+    for message in ineffective_flags.messages(p, visible_gpus, dataset, given, device=device):
         cnn_util.warn(message)
     for message in params.schedule_spec.decay_warnings(p):
         cnn_util.warn(message)
