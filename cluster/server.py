@@ -47,6 +47,10 @@ tf1 = tf.compat.v1
 EXIT_GRACE_SECS = 10.0
 #: Seconds between liveness probes of the signalers of a serving task.
 PROBE_INTERVAL_SECS = 1.0
+#: Seconds between a serving task's looks at its done queue while it is empty.
+TOKEN_POLL_SECS = 0.1
+#: Deadline of the dequeue of a done token the queue holds (seconds): it returns at once.
+TOKEN_TAKE_TIMEOUT_SECS = 30.0
 #: A signaler seen up, then unreachable this long before reporting done, is gone.
 GONE_AFTER_SECS = 5.0
 #: At most this many seconds the chief waits, after a start-up mismatch, for every task that
@@ -79,6 +83,31 @@ def port_in_use_advice(cluster: Cluster) -> str:
                'give every task the same %s, each its own --task_index' % cluster.hosts_origin)
     return ('the port is in use: another task of this cluster may have been given this '
             'address; %s; else another process holds the port' % fix)
+
+
+def take_done_token(sess, queued, dequeue, poll_secs: float = TOKEN_POLL_SECS):
+    """The next done token (signaler index, status) of a serving task's done queue, or None
+    after `poll_secs` when the queue holds none.
+
+    The task is the queue's only reader and dequeues only a token the queue holds (`queued`),
+    so the dequeue returns at once. A dequeue waiting under a short deadline (to look at
+    signals between tokens) lost a token when the deadline fired after the token was taken:
+    TensorFlow 2.21 gives DeadlineExceeded and drops it (4 of 300 tokens with a 5 ms deadline
+    on a loaded host); the ps then said 'worker 1 (...) went away before reporting done'.
+
+    Args:
+      sess: the serving task's session; queued: the queue's size (int32 []); dequeue: its
+        dequeue (index int32 [], status int32 []).
+
+    Raises:
+      tf.errors.OpError: the queue cannot be read (the task's own server failed).
+    """
+    if int(sess.run(queued)) <= 0:
+        time.sleep(poll_secs)
+        return None
+    index, status = sess.run(dequeue, options=tf1.RunOptions(
+        timeout_in_ms=int(TOKEN_TAKE_TIMEOUT_SECS * 1000)))
+    return int(index), int(status)
 
 
 class _SignalFlag(signals.HandlerSwap):
@@ -283,7 +312,7 @@ class TaskServer:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
 
           From its line `Serving ps 0 (...) until ...` on, a SIGINT or SIGTERM ends the
-          wait within PROBE_INTERVAL_SECS: the line `Stopped by
+          wait within TOKEN_POLL_SECS: the line `Stopped by
           SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT' or 'SIGTERM': exit
           status 130 or 143, lifecycle/signals.exit_status) in the returned dict.
 
@@ -297,7 +326,8 @@ class TaskServer:
         me = (self.cluster.job_name, self.cluster.task_index)
         graph = tf.Graph()
         with graph.as_default():
-            dequeue = coordination.done_queue(me).dequeue()
+            done = coordination.done_queue(me)
+            dequeue, queued = done.dequeue(), done.size()
             if flag_values is not None and me[0] == 'ps':
                 key = run_flags.entry_key(*me, self.cluster.address(*me))
                 put, read = coordination.run_flags_table_ops(
@@ -327,12 +357,9 @@ class TaskServer:
                     return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
                             'served_secs': time.monotonic() - start,
                             'stopped_by_signal': signalled.name}
-                try:
-                    index, status = sess.run(dequeue, options=tf1.RunOptions(
-                        timeout_in_ms=int(PROBE_INTERVAL_SECS * 1000)))
-                except tf.errors.DeadlineExceededError:
-                    index = None
-                if index is not None:
+                token = take_done_token(sess, queued, dequeue)
+                if token is not None:
+                    index, status = token
                     task = (signalers[0][0], int(index))
                     pending.discard(task)
                     if status != 0:

@@ -30,15 +30,17 @@ lost ps).
 
 from __future__ import annotations
 
+import random
 import re
 import signal
+import threading
 import time
 
 import pytest
 import tensorflow as tf
 from test_distributed import SEAM_ENTRY, Proc, cluster_args, hosts
 
-from tf_cnn_benchmarks.cluster import coordination
+from tf_cnn_benchmarks.cluster import coordination, server
 from tf_cnn_benchmarks.variable_managers import distributed
 
 from helpers import run_once
@@ -270,6 +272,43 @@ def test_another_worker_closing_its_sync_point_wakes_the_chief():
         with pytest.raises(tf.errors.OutOfRangeError):
             sess.run(wait, options=tf.compat.v1.RunOptions(timeout_in_ms=5000))
         assert sess.run(left) == 1
+
+
+def _tokens_taken(take, count: int, gap_secs: float) -> list:
+    """The tokens `take(sess, queued, dequeue)` gives (None: none now) while another thread
+    puts `count` tokens (i, 0) into a done queue at random moments 0 to `gap_secs` apart."""
+    graph = tf.Graph()
+    with graph.as_default():
+        queue = tf.compat.v1.FIFOQueue(-1, [tf.int32, tf.int32], shapes=[[], []])  # as a ps's
+        index = tf.compat.v1.placeholder(tf.int32, [])
+        put = queue.enqueue([index, tf.constant(0)])
+        dequeue, queued = queue.dequeue(), queue.size()
+    taken = []
+    with tf.compat.v1.Session(graph=graph) as sess:
+        def feed():
+            rng = random.Random(49)
+            for i in range(count):
+                sess.run(put, {index: i})
+                time.sleep(rng.uniform(0.0, gap_secs))
+        feeder = threading.Thread(target=feed)
+        feeder.start()
+        while feeder.is_alive() or int(sess.run(queued)) > 0:
+            token = take(sess, queued, dequeue)
+            if token is not None:
+                taken.append(token)
+        feeder.join()
+    return taken
+
+
+def test_a_serving_task_takes_every_done_token():
+    """server.take_done_token: 200 tokens put at any moment are all taken, in order. The serve
+    loop's dequeue under a one-second deadline lost one now and then on a loaded host (the
+    deadline fired after the token was taken): the ps said worker 1 'went away before
+    reporting done'. With a 2 ms deadline (the same race, made frequent) that loses tokens
+    most runs; here the same short waits between looks lose none."""
+    def take(sess, queued, dequeue):
+        return server.take_done_token(sess, queued, dequeue, poll_secs=0.002)
+    assert _tokens_taken(take, 200, 0.003) == [(i, 0) for i in range(200)]
 
 
 #: The third wave: name -> (mode, flags of worker 1).
