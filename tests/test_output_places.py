@@ -253,3 +253,19 @@ def test_a_name_that_is_not_utf8_says_so_under_a_utf8_locale(monkeypatch):
                                         'valid UTF-8')
     monkeypatch.setattr(sys, 'getfilesystemencoding', lambda: 'ascii')
     assert 'run under a UTF-8 locale' in output_paths.encoding_problem('caf\udcc3\udca9')
+
+
+def test_a_default_database_under_a_home_that_does_not_exist_says_so(capsys, tmp_path,
+                                                                      monkeypatch):
+    # Runs never make a missing home (hardware/user_dirs.py): "runs record there" was wrong.
+    home = str(tmp_path / 'nohome')
+    for name in ('XDG_DATA_HOME', store.PATH_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv('HOME', home)
+    status, out, err = rh.results_command(capsys, 'list')
+    path = os.path.join(home, '.local', 'share', 'tf_cnn_benchmarks', 'results.sqlite')
+    assert (status, out) == (4, '') and err == (
+        'error: no results database at %s: it is under the home folder %s (HOME), which does '
+        'not exist and is not made, so runs do not record there; give --results_db=PATH or '
+        'set $TF_CNN_RESULTS_DB\n' % (path, home))
+    assert not os.path.exists(home)

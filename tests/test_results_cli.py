@@ -348,22 +348,6 @@ def test_usage_errors_are_one_line_and_exit_2(db, capsys, args, status, text):
     assert err.startswith(text) and err.count('\n') == 1
 
 
-def test_a_default_database_under_a_home_that_does_not_exist_says_so(capsys, tmp_path,
-                                                                      monkeypatch):
-    # Runs never make a missing home (hardware/user_dirs.py): "runs record there" was wrong.
-    home = str(tmp_path / 'nohome')
-    for name in ('XDG_DATA_HOME', store.PATH_VARIABLE):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv('HOME', home)
-    status, out, err = _main(capsys, 'list')
-    path = os.path.join(home, '.local', 'share', 'tf_cnn_benchmarks', 'results.sqlite')
-    assert (status, out) == (4, '') and err == (
-        'error: no results database at %s: it is under the home folder %s (HOME), which does '
-        'not exist and is not made, so runs do not record there; give --results_db=PATH or '
-        'set $TF_CNN_RESULTS_DB\n' % (path, home))
-    assert not os.path.exists(home)
-
-
 def test_a_missing_or_foreign_database_is_one_error(capsys, tmp_path):
     missing = str(tmp_path / 'none.sqlite')
     status, _, err = _main(capsys, 'list', '--results_db=%s' % missing)
