@@ -205,6 +205,7 @@ def test_regressions_json_gives_each_series_its_verdict_and_figures(tmp_path, ca
     assert step['what_changed'] == ['--num_intra_threads 0 -> 1']
     assert (data['series_searched'], data['series_with_too_few_runs'],
             data['min_runs_per_series']) == (2, 1, 6)
+    assert data['host_load_not_measured'] is None  # was '' (the docstring says None)
     # Nothing to judge: the object says so and carries exit status 3.
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--precision=bf16',
                            '--fail_on_regression', '--json')

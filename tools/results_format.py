@@ -275,5 +275,5 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
             'series_searched': len(groups),
             'series_with_too_few_runs': sum(s['verdict'] == 'too few runs' for s in series),
             'runs_matching': chosen.total, 'runs_left_out': len(chosen.left_out),
-            'left_out': chosen.lines(), 'host_load_not_measured': unmeasured, 'gate': gate,
+            'left_out': chosen.lines(), 'host_load_not_measured': unmeasured or None, 'gate': gate,
             'exit_status': exit_status}
