@@ -415,6 +415,9 @@ def check_file(path: str) -> str | None:
     tf_cnn_results read a database on read-only storage. The look at an existing file makes
     no file beside it (`open_read_only`'s peek): a database refused here is left as it was.
     """
+    if os.path.islink(path) and not os.path.exists(path):
+        return ('the results database %s is a symbolic link to %s, which does not exist: '
+                'restore its target or give another --results_db=PATH' % (path, os.readlink(path)))
     if not os.path.exists(path):
         home = home_problem(path)
         if home:
@@ -424,15 +427,16 @@ def check_file(path: str) -> str | None:
         while not os.path.exists(folder):
             folder = os.path.dirname(folder)
         if not os.path.isdir(folder):
-            return 'the results database %s cannot be made: %s is a file, not a folder' % (
-                path, folder)
+            return ('the results database %s cannot be made: %s is a file, not a folder; '
+                    'give another --results_db=PATH' % (path, folder))
         reason = read_only_reason(path)  # a read-only mount (EROFS) or permission bits
         if reason:
             return ('the results database %s cannot be made: %s; a run needs another '
                     '--results_db=PATH' % (path, reason))
         return None
     if not os.path.isfile(path):
-        return 'the results database %s is not a regular file (a folder or a device)' % path
+        return 'the results database %s is %s, not a file; give another --results_db=PATH' % (
+            path, 'a folder' if os.path.isdir(path) else 'a device or another special file')
     try:
         open_read_only(path, peek=True).close()
     except StoreError as e:

@@ -144,6 +144,8 @@ def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     everything made is removed again (permissions, read-only or special file systems such as
     /proc, over-long names: what would stop the run is met here, not after the graph is built).
     """
+    if os.path.islink(path) and not os.path.exists(path):
+        return '%s is a symbolic link to %s, which does not exist' % (path, os.readlink(path))
     missing = [os.path.abspath(path)]
     while not os.path.exists(missing[-1]):
         missing.append(os.path.dirname(missing[-1]))

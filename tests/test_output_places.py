@@ -269,3 +269,24 @@ def test_a_default_database_under_a_home_that_does_not_exist_says_so(capsys, tmp
         'not exist and is not made, so runs do not record there; give --results_db=PATH or '
         'set $TF_CNN_RESULTS_DB\n' % (path, home))
     assert not os.path.exists(home)
+
+
+def test_dangling_links_and_folders_as_output_paths_say_what_they_are(tmp_path):
+    # Before: a dangling --results_db link was found only after the run (recorded under
+    # unrecorded/), a dangling --train_dir link said 'File exists', a folder as the database
+    # 'not a regular file (a folder or a device)' with no fix but --noresults_db.
+    db, train, folder = tmp_path / 'db', tmp_path / 'train', tmp_path / 'dbdir'
+    os.symlink(str(tmp_path / 'gone' / 'x.db'), str(db))
+    os.symlink(str(tmp_path / 'gone2'), str(train))
+    folder.mkdir()
+    assert store.check_file(str(db)) == (
+        'the results database %s is a symbolic link to %s, which does not exist: restore its '
+        'target or give another --results_db=PATH' % (db, tmp_path / 'gone' / 'x.db'))
+    assert store.check_file(str(folder)) == (
+        'the results database %s is a folder, not a file; give another --results_db=PATH'
+        % folder)
+    with pytest.raises(params.ParamsError) as raised:
+        output_paths.check_output_paths(params.make_params(train_dir=str(train)))
+    assert '%s is a symbolic link to %s, which does not exist' % (
+        train, tmp_path / 'gone2') in str(raised.value)
+    assert not (tmp_path / 'gone').exists() and not (tmp_path / 'gone2').exists()
