@@ -153,3 +153,8 @@ def run_main() -> None:
     # --help and --version raise SystemExit; a closed reader ends it with 141 (console.finish).
     console.finish(lambda: main(sys.argv), runtime_env.exit_process)
 
+
+if __name__ == '__main__':  # python -m tf_cnn_benchmarks.cli
+    from . import console
+
+    console.tf_cnn_benchmarks()

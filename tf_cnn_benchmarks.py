@@ -4,8 +4,9 @@ The entry script of a checkout. The command itself lives in `cli.py` (flags -> P
 validate -> BenchmarkCNN(params).run()); this file only makes sure it runs inside the
 `tf_cnn_benchmarks` package whichever way it is started:
 
-  * `tf_cnn_benchmarks` (the installed console command) and `python -m
-    tf_cnn_benchmarks.tf_cnn_benchmarks`: already inside the package;
+  * `tf_cnn_benchmarks` (the installed console command), `python -m tf_cnn_benchmarks`
+    (__main__.py) and `python -m tf_cnn_benchmarks.tf_cnn_benchmarks`: already inside the
+    package, the last two run the command as the console command does;
   * `python tf_cnn_benchmarks.py` in a checkout, and `import tf_cnn_benchmarks` from a program
     whose working directory is the checkout (Python then finds this file before any installed
     package): the folder holding this file is loaded as the package `tf_cnn_benchmarks` and
@@ -36,6 +37,10 @@ def load_checkout_package(folder: str):
 
 if __package__:  # a module of the package: the console command, `python -m`
     from .cli import main, run_main  # noqa: F401
+    if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tf_cnn_benchmarks
+        from . import console
+
+        console.tf_cnn_benchmarks()
 else:  # a file of a checkout
     _package = load_checkout_package(os.path.dirname(os.path.abspath(__file__)))
     if __name__ == '__main__':

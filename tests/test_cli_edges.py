@@ -370,3 +370,15 @@ def test_importing_the_package_loads_none_of_its_modules():
         print(ParamsError is params.ParamsError)
     ''').format(tests=TESTS)], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.stdout.splitlines() == ["['tf_cnn_benchmarks.console']", 'True'], proc.stderr
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('module', ['tf_cnn_benchmarks', 'tf_cnn_benchmarks.tf_cnn_benchmarks',
+                                    'tf_cnn_benchmarks.cli'])
+def test_every_python_m_form_of_the_command_runs_it(module, tmp_path):
+    # `python -m tf_cnn_benchmarks.tf_cnn_benchmarks --nosuchflag` imported the command and
+    # exited 0 without running it (a user's script "passed" having run nothing).
+    proc = subprocess.run([sys.executable, '-m', module, '--model=nosuchmodel'],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: unknown --model='nosuchmodel'; "), proc.stderr
