@@ -113,8 +113,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('eval', False, 'Evaluate a checkpoint on the validation subset instead of training.'),
     _b('dry_run', False, 'Build what the run would build, run no step, and report placement, '
        'cross-device traffic and peak memory per device (exit status 1: it would not work).'),
-    _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run), e.g. V100, '
-       'A100 80GB, T4; a visible GPU is used as it is.'),
+    _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run, --plan_scaling), '
+       'e.g. V100, A100 80GB, T4; a visible GPU is used as it is.'),
     _b('plan_scaling', False, 'Print the predicted images/sec, scaling efficiency and bound of '
        'this configuration on 1-8 GPUs of one host and 2-128 hosts; runs no step '
        '(docs/scaling.md).'),
@@ -542,9 +542,9 @@ def _check_plan_flags(p: Params) -> None:
     """Rules of the step-time model's flags (the values of --interconnect_gbps and
     --gpu_interconnect are looked up in hardware/links.py: `links.check_plan_flags`)."""
     if p.plan_scaling and (p.dry_run or p.eval):
-        raise ParamsError('--plan_scaling excludes --%s: it plans a training or forward-only run '
-                          'without building its step; run them one after the other.'
-                          % ('dry_run' if p.dry_run else 'eval'))
+        raise ParamsError('--plan_scaling excludes --%s: %s; run them one after the other.' % ((
+            'dry_run', 'each prints a report of its own (the plan: 1 to 1,024 GPUs; the dry run: '
+            'this run\'s step checked)') if p.dry_run else ('eval', 'it plans no evaluation')))
     for name in ('plan_scaling_png', 'plan_num_ps'):
         if getattr(p, name) and not p.plan_scaling:
             raise ParamsError('--%s needs --plan_scaling.' % name)
