@@ -124,11 +124,14 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
             from .preflight import calibrate
             return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
                                  checked.params, gpus)
-        if checked.params.plan_scaling or checked.params.dry_run:
-            from .preflight import dry_run, scaling_plan
-            plan_or_check = scaling_plan.run if checked.params.plan_scaling else dry_run.run
-            return plan_or_check(benchmark_cnn.bench_factory(checked.resolution, hooks),
-                                 checked.params, gpus)
+        if checked.params.plan_scaling:
+            from .preflight import scaling_plan
+            return scaling_plan.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                    checked.params, gpus, given=given_flags())
+        if checked.params.dry_run:
+            from .preflight import dry_run
+            return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                               checked.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()

@@ -31,17 +31,20 @@ from .stored_runs import find_single_device_run
 fmt = memory_estimate.format_bytes
 
 
-def plan_inputs(p, bench, gpu, *, profile=None, counted=()) -> scaling_report.PlanInputs:
+def plan_inputs(p, bench, gpu, *, profile=None, counted=(), given=frozenset()
+                ) -> scaling_report.PlanInputs:
     """The PlanInputs of the configuration `p` describes (bench: its BenchmarkCNN, for the
     model, dataset, batch and image size the run would use; profile: its layer profile, made
-    when not given), with a one-device figure from the results database when the flags give
-    none (`find_single_device_run`).
+    when not given; given: the names of the flags the command line gave, cli.given_flags),
+    with a one-device figure from the results database when the flags give none
+    (`find_single_device_run`).
 
     Raises:
       PlanError: links, compute or the variable manager cannot be planned.
     """
     return from_flags.plan_inputs(p, bench.plan, gpu, profile=profile, counted=counted,
-                                  find_run=lambda q, device: find_single_device_run(q, device))
+                                  find_run=lambda q, device: find_single_device_run(q, device),
+                                  given=given)
 
 
 PLAN_FLAGS = dict(plan_scaling=False, plan_scaling_png=None, plan_num_ps=0, dry_run=False,
@@ -99,9 +102,13 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
         ', '.join('%s %s' % (w, fmt(expected.get(w, 0))) for w in ways) or 'none')]
 
 
-def run(make_bench, p, visible_gpus: int) -> int:
+def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
     """Prints the scaling plan of the configuration `p` describes; writes the PNG of
     --plan_scaling_png. Returns 0.
+
+    `given`: the names of the flags the command line gave (cli.given_flags), also those at
+    their default value: an explicit --num_gpus=1 plans hosts of one GPU, where without the
+    flag the multi-host rows have 8 (from_flags.gpus_per_host).
 
     Raises:
       PlanError: the configuration cannot be planned (one line says what to give).
@@ -118,7 +125,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
     profile = profile_of(q, bench.plan)
     from_flags.check_num_ps(q, profile)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []
-    inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted)
+    inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted, given=given)
     try:
         rows = scaling_report.plan_rows(inputs)
     except patterns.UnplannableError as e:

@@ -201,8 +201,17 @@ def profile_of(p, plan) -> layer_profile.LayerProfile:
                                     2 if p.use_fp16 and p.fp16_vars else 4)
 
 
+def gpus_per_host(p, gpu, given=frozenset()) -> int:
+    """The GPUs per host of the plan's multi-host rows: --num_gpus when the command line gave
+    it (`given`: the names of the flags it gave, cli.given_flags; --num_gpus=1 plans hosts of
+    one GPU) or when above 1, else 8 for GPUs (the common full host) and 1 for CPU towers."""
+    if 'num_gpus' in given or p.num_gpus > 1:
+        return max(1, p.num_gpus)
+    return 8 if gpu is not None else 1
+
+
 def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
-                find_run: FindRun | None = None) -> scaling_report.PlanInputs:
+                find_run: FindRun | None = None, given=frozenset()) -> scaling_report.PlanInputs:
     """The PlanInputs of the configuration `p` describes.
 
     Args:
@@ -213,6 +222,7 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
       counted: lines of the dry run's copies (preflight/scaling_plan.counted_lines).
       find_run: looks up a stored one-device run's images/sec when
         --single_device_images_per_sec is not given; None looks up nothing.
+      given: the names of the flags the command line gave (`gpus_per_host`).
 
     Raises:
       PlanError: links, compute or the variable manager cannot be planned.
@@ -223,9 +233,8 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
     real = bool(p.data_dir) and p.data_name != 'synthetic'
     batch_bytes = (batch * (3 * plan.image_size ** 2 * plan.compute_dtype.size + 4)
                    if real else 0)
-    gpus_per_host = max(1, p.num_gpus) if p.num_gpus > 1 else (8 if gpu is not None else 1)
     base = scaling_report.PlanInputs(
-        profile, batch, links, None, p.variable_update, gpus_per_host,
+        profile, batch, links, None, p.variable_update, gpus_per_host(p, gpu, given),
         gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
         local_parameter_device=p.local_parameter_device,
         gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
