@@ -126,6 +126,8 @@ def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
     from_flags.check_num_ps(q, profile)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []
     inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted, given=given)
+    for text in inputs.warnings:  # a one-device figure above what its own copies allow
+        cnn_util.warn(text)
     try:
         rows = scaling_report.plan_rows(inputs)
     except patterns.UnplannableError as e:

@@ -23,6 +23,7 @@ drives `--plan_scaling` and the dry run's predicted step with these.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Callable
 
@@ -157,25 +158,33 @@ def gpu_link_origin(p, gpu) -> str:
     return links_lib.default_gpu_link_origin(gpu)
 
 
-def _compute(p, plan, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
-             find_run: FindRun | None):
-    """step_time.Compute from the flags, a stored run (`find_run`) or the GPU's data sheet
-    (the per-op model)."""
+def _with_compute(p, plan, base: scaling_report.PlanInputs, gpu,
+                  find_run: FindRun | None) -> scaling_report.PlanInputs:
+    """`base` with one device's compute from the flags, a stored run (`find_run`), both
+    measured figures whose one-device row is exactly the figure
+    (scaling_report.from_single_device), or the GPU's data sheet (the per-op model, also at the
+    batch knob's batch: PlanInputs.compute_at)."""
     given = p.single_device_images_per_sec
-    found = None if given or find_run is None else find_run(p, device)
+    found = None if given or find_run is None else find_run(p, base.device)
     if given or found:
         figure, source = ((given, '--single_device_images_per_sec') if given else found)
-        return step_time.compute_from_single_device(figure, batch, profile, one, links,
-                                                    source=source)
+        try:
+            return scaling_report.from_single_device(base, figure, source)
+        except ValueError as e:
+            raise PlanError(str(e)) from None
     if gpu is None:
         raise PlanError('a plan of CPU towers needs --single_device_images_per_sec (the total '
                         'images/sec of a run of this configuration on one device, or of a '
                         '1-worker cluster)')
-    try:
+    ops = ops_of(p, plan)
+
+    @functools.lru_cache(maxsize=8)
+    def at(batch: int) -> step_time.Compute:
         return step_time.compute_from_gpu_model(
-            gpu, _dtype(p), ops_of(p, plan), batch, xla=bool(p.xla_compile or p.xla),
-            tf32=tf32_enabled(p), forward_only=forward_only,
-            winograd=bool(p.winograd_nonfused))
+            gpu, _dtype(p), ops, batch, xla=bool(p.xla_compile or p.xla), tf32=tf32_enabled(p),
+            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused))
+    try:
+        return base._replace(compute=at(base.batch_size), compute_at=lambda b: at(b).secs)
     except ValueError as e:
         raise PlanError(str(e)) from None
 
@@ -246,13 +255,10 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
                              on_one_host=True, host_cores=cores,
                              threads=p.num_intra_threads or cores,
                              cpu_secs_per_byte=on_this_host.cpu_secs_per_byte)
-    one = scaling_report.topology(base, 1, 1)
     try:
-        compute = _compute(p, plan, profile, batch, gpu, base.device, one, links,
-                           p.forward_only, find_run)
+        return _with_compute(p, plan, base, gpu, find_run)
     except patterns.UnplannableError as e:
         raise PlanError(str(e)) from None
-    return base._replace(compute=compute)
 
 
 def _host_names(hosts) -> set:
@@ -305,6 +311,7 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     devices = topo.devices
     step = inputs.compute.step
     in_float32, warnings, float32_rate = float32_lines(p, plan, inputs, step)
+    warnings = list(inputs.warnings) + warnings
     on_gpus, on_gpus_data = parameter_device_lines(p, plan, inputs, found)
     data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
             'step_secs': found.step_secs, 'compute_secs': found.compute_secs,

@@ -16,6 +16,7 @@ best one is named when it gains more than KNOB_GAIN.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from ..hardware import links as links_lib
@@ -53,7 +54,12 @@ class PlanInputs(NamedTuple):
     lines on the bytes the dry run counted; gpu_link_origin: where the GPU-to-GPU link comes
     from, in words (from_flags.gpu_link_origin: a host preset, the flag or the default);
     network_note: words on where the hosts' network figure comes from when the plan should say
-    it (from_flags.loopback_note: GPU hosts planned on this host's loopback), else ''."""
+    it (from_flags.loopback_note: GPU hosts planned on this host's loopback), else '';
+    compute_at: batch -> one device's compute seconds at that per-device batch, where the
+    compute came from the per-op model (which is not linear in the batch: the batch knob plans
+    its own batch with it), else None (the compute scales with the batch); warnings: texts
+    the command warns with (a one-device figure above what its own copies allow:
+    `from_single_device`)."""
     profile: object
     batch_size: int
     links: object
@@ -77,12 +83,19 @@ class PlanInputs(NamedTuple):
     hosts: tuple = HOSTS
     gpu_link_origin: str = ''
     network_note: str = ''
+    compute_at: object = None
+    warnings: tuple = ()
 
 
 class Knob(NamedTuple):
-    """A change and its plan: `change` (flags or hardware, in words) and its Prediction."""
+    """A change and its plan: `change` (flags or hardware, in words), its Prediction,
+    `keeps_step`: it keeps the batch and the bytes (another --variable_update or
+    --local_parameter_device, more ps tasks, a faster network), and `capped`: its prediction
+    was cut to perfect scaling of a measured one-device figure (`best_knob`)."""
     change: str
     prediction: object
+    keeps_step: bool = False
+    capped: bool = False
 
 
 class Row(NamedTuple):
@@ -123,6 +136,8 @@ def predict_topology(inputs: PlanInputs, topo, *, profile=None, batch_size=None,
     profile = profile or inputs.profile
     batch = batch_size or inputs.batch_size
     compute = inputs.compute.secs * batch / inputs.batch_size
+    if batch != inputs.batch_size and inputs.compute_at is not None:
+        compute = inputs.compute_at(batch)
     share, extra = 1.0, {}
     if inputs.on_one_host:
         share = topo.hosts * inputs.threads / max(1, inputs.host_cores)
@@ -131,6 +146,79 @@ def predict_topology(inputs: PlanInputs, topo, *, profile=None, batch_size=None,
                              compute_secs=compute, gradient_ratio=inputs.gradient_ratio,
                              batch_bytes=inputs.batch_bytes * batch // inputs.batch_size,
                              core_share=share, extra_busy=extra)
+
+
+#: The Links field of the link each resource of a step crosses (a ps host's link is its
+#: network link; the GPU link is the PCIe link where Links.gpu_link is None).
+_LINK_FIELDS = {'pcie': 'pcie', 'gpu_link': 'gpu_link', 'host_memory': 'host_memory',
+                'network': 'network', 'ps_link': 'network', 'intra_host': 'intra_host'}
+
+
+def _faster_links(links, resources, factor: float) -> tuple:
+    """(`links` with the link each of `resources` crosses `factor` times as fast, named so;
+    the links changed)."""
+    changes = {}
+    for resource in resources:
+        field = _LINK_FIELDS.get(resource)  # None: the host's cores ('host_cpu')
+        if field == 'gpu_link' and links.gpu_link is None:
+            field = 'pcie'
+        link = getattr(links, field) if field else None
+        if link is None or field in changes:
+            continue
+        changes[field] = link._replace(
+            name='%s at %.3gx' % (links_lib.LABELS.get(link.name, link.name), factor),
+            gbytes_per_sec=link.gbytes_per_sec * factor,
+            source='%s; x %.3g: as fast as a measured one-device figure needs' % (
+                link.source, factor))
+    return links._replace(**changes), list(changes.values())
+
+
+def from_single_device(inputs: PlanInputs, images_per_sec: float, source: str) -> PlanInputs:
+    """`inputs` with the compute whose one-device row is exactly `images_per_sec` (a measured
+    figure of this configuration on one device; `source` says where it comes from): t_c is
+    what is left of batch / images_per_sec once the one device's own communication that does
+    not overlap is taken off, as predict_topology plans that row (a real-data batch's copy and
+    shared cores included).
+
+    Where the one device's own copies alone take longer than batch / images_per_sec over the
+    planned links, the figure shows those links faster than planned: every link of that row is
+    planned f times as fast (f: the copies' time over the measured step; a loopback cluster's
+    gRPC CPU cost per byte f times smaller), the compute is 0 (the measured step is all
+    copies), and `warnings` gains a line saying so.
+
+    Raises:
+      ValueError: images_per_sec is not > 0.
+    """
+    if not images_per_sec > 0:
+        raise ValueError('the single-device figure must be > 0 images/sec. Received: %r'
+                         % (images_per_sec,))
+    one, target = topology(inputs, 1, 1), inputs.batch_size / images_per_sec
+    rate = step_time.images(images_per_sec)
+
+    def at(secs: float):
+        return predict_topology(inputs._replace(compute=step_time.Compute(secs, source)), one)
+    floor = at(0.0)
+    if floor.step_secs <= target:
+        secs = step_time.compute_for_step(lambda t: at(t).step_secs, target)
+        return inputs._replace(compute=step_time.Compute(
+            secs, '%s: %s images/sec on one device' % (source, rate), measured=True))
+    factor = floor.step_secs / target
+    links, moved = _faster_links(inputs.links, floor.busy, factor)
+    faster = ', '.join(lk.describe() for lk in moved) or "the host's cores"
+    most = step_time.images(inputs.batch_size / floor.step_secs)
+    warning = ('%s: %s images/sec on one device is more than its own copies allow over the '
+               'planned links (at most %s images/sec, bound by %s); the plan keeps the '
+               'one-device row at %s with no compute left and %s: check that the figure was '
+               'measured with these flags (--variable_update, --local_parameter_device, '
+               'batch, precision)' % (source, rate, most,
+                                      resource_name(floor.bound, inputs.links), rate, faster))
+    return inputs._replace(
+        links=links, cpu_secs_per_byte=inputs.cpu_secs_per_byte / factor,
+        warnings=inputs.warnings + (warning,),
+        compute=step_time.Compute(0.0, '%s: %s images/sec on one device, more than its own '
+                                  'copies allow over the planned links (%s at most): those '
+                                  'links planned %.3gx as fast' % (source, rate, most, factor),
+                                  measured=True))
 
 
 def host_cpu_secs(inputs: PlanInputs, topo, compute_secs: float, profile) -> float:
@@ -153,6 +241,25 @@ def _faster_network(current):
     return faster[0] if faster else None
 
 
+def _one_host_knobs(inputs: PlanInputs, topo) -> list[Knob]:
+    """The one-host managers of a row of one host: --local_parameter_device=gpu for
+    parameter_server with its variables on the CPU, then the other managers (with 2 GPUs or
+    more, NCCL's and xring's all-reduce; on one GPU, replicated, whose variables stay on it)."""
+    mode, out = topo.variable_update, []
+    if mode == 'parameter_server' and topo.local_parameter_device == 'cpu':
+        out.append(Knob('--local_parameter_device=gpu', predict_topology(
+            inputs, topo._replace(local_parameter_device='gpu')), keeps_step=True))
+    choices = ((('replicated', 'nccl'), ('replicated', 'xring'), ('parameter_server', ''))
+               if topo.gpus_per_host > 1 else (('replicated', ''), ('parameter_server', '')))
+    for other, spec in choices:
+        if other != mode or (topo.gpus_per_host > 1 and spec != topo.all_reduce):
+            flag = '--variable_update=%s%s' % (other, ' --all_reduce_spec=%s' % spec
+                                               if spec else '')
+            out.append(Knob(flag, predict_topology(inputs, topo._replace(
+                variable_update=other, all_reduce=spec, num_ps=0)), keeps_step=True))
+    return out
+
+
 def knobs(inputs: PlanInputs, topo, found) -> list[Knob]:
     """Every change that may move the bound of `found` (the Prediction of `topo`), planned."""
     out = []
@@ -160,22 +267,18 @@ def knobs(inputs: PlanInputs, topo, found) -> list[Knob]:
     if topo.num_ps and topo.hosts > 1:
         more = topo.num_ps * 2
         out.append(Knob('%d ps tasks instead of %d (--ps_hosts)' % (more, topo.num_ps),
-                        predict_topology(inputs, topo._replace(num_ps=more, ps_on_workers=False))))
+                        predict_topology(inputs, topo._replace(num_ps=more, ps_on_workers=False)),
+                        keeps_step=True))
     if topo.hosts > 1:
         for other in traffic_patterns.CLUSTER_MODES:
             if other != mode:
                 ps = max(1, topo.num_ps or topo.hosts) if other in (
                     'parameter_server', 'distributed_replicated') else 0
                 out.append(Knob('--variable_update=%s' % other, predict_topology(
-                    inputs, topo._replace(variable_update=other, num_ps=ps, all_reduce=''))))
-    elif topo.gpus_per_host > 1:
-        for other, spec in (('replicated', 'nccl'), ('replicated', 'xring'),
-                            ('parameter_server', '')):
-            if (other, spec) != (mode, topo.all_reduce):
-                flag = '--variable_update=%s%s' % (other, ' --all_reduce_spec=%s' % spec
-                                                   if spec else '')
-                out.append(Knob(flag, predict_topology(inputs, topo._replace(
-                    variable_update=other, all_reduce=spec, num_ps=0))))
+                    inputs, topo._replace(variable_update=other, num_ps=ps, all_reduce='')),
+                    keeps_step=True))
+    elif not inputs.on_one_host:
+        out.extend(_one_host_knobs(inputs, topo))
     out.append(Knob('--batch_size=%d (if it fits: --dry_run)' % (2 * inputs.batch_size),
                     predict_topology(inputs, topo, batch_size=2 * inputs.batch_size)))
     half = inputs.profile.scaled(0.5)
@@ -185,7 +288,7 @@ def knobs(inputs: PlanInputs, topo, found) -> list[Knob]:
     if topo.hosts > 1 and faster is not None and found.bound in ('network', 'ps_link'):
         faster_links = inputs.links._replace(network=faster)
         out.append(Knob('a faster network: %s' % faster.describe(),
-                        predict_topology(inputs, topo, links=faster_links)))
+                        predict_topology(inputs, topo, links=faster_links), keeps_step=True))
     return out
 
 
@@ -204,20 +307,23 @@ def best_knob(inputs: PlanInputs, topo, found, per_device: float | None = None
     """The knob of `knobs` with the most images/sec, if it gains KNOB_GAIN; None for a
     compute-bound row.
 
-    per_device: the plan's one-device images/sec (its first row). A knob that keeps the batch
-    and the bytes (another --variable_update, more ps tasks, a faster network) is held to
-    perfect scaling of it: the one-device figure is the whole step of this --variable_update
-    (measured with --single_device_images_per_sec), and the model's estimate of that step's
-    own exposed copies is no ground to predict more than N devices x that figure.
+    per_device: the plan's one-device images/sec (its first row) when it is a measured
+    figure (Compute.measured: --single_device_images_per_sec or a stored run); None when the
+    compute is the model's own estimate (the GPU's data sheet). A knob that keeps the batch
+    and the bytes (another --variable_update or --local_parameter_device, more ps tasks, a
+    faster network: Knob.keeps_step) is held to perfect scaling of a measured figure, and
+    marked `capped` where cut: that figure is the whole step of this --variable_update, and
+    the model's estimate of that step's own exposed copies is no ground to predict more than
+    N devices x that figure. A knob that changes the batch or the bytes is never held so.
     """
     if found.bound == 'compute':
         return None
     candidates = knobs(inputs, topo, found)
     if per_device:
         ceiling = topo.devices * per_device
-        candidates = [k._replace(prediction=at_most(k.prediction, ceiling))
-                      if k.change.startswith(('--variable_update', 'a faster network'))
-                      or ' ps tasks instead of ' in k.change else k for k in candidates]
+        candidates = [k._replace(prediction=at_most(k.prediction, ceiling),
+                                 capped=k.prediction.images_per_sec > ceiling)
+                      if k.keeps_step else k for k in candidates]
     best = max(candidates, key=lambda k: k.prediction.images_per_sec, default=None)
     if best is None or best.prediction.images_per_sec < (1 + KNOB_GAIN) * found.images_per_sec:
         return None
@@ -241,14 +347,24 @@ def plan_rows(inputs: PlanInputs, with_knobs: bool = True) -> list[Row]:
     shapes += [(h, inputs.gpus_per_host) for h in inputs.hosts]
     one = predict_topology(inputs, topology(inputs, 1, 1))
     per_device = one.images_per_sec
+    ceiling = per_device if inputs.compute.measured else None
     rows = []
     for hosts, gpus in shapes:
         topo = topology(inputs, hosts, gpus)
         found = predict_topology(inputs, topo)
-        rows.append(Row(hosts, gpus, found, found.images_per_sec / (topo.devices * per_device),
-                        best_knob(inputs, topo, found, per_device)
+        rows.append(Row(hosts, gpus, found, efficiency(found.images_per_sec, topo.devices,
+                                                       per_device),
+                        best_knob(inputs, topo, found, ceiling)
                         if with_knobs else None))
     return rows
+
+
+def efficiency(images_per_sec: float, devices: int, per_device: float) -> float:
+    """images_per_sec over devices x per_device (1 where both are infinite: steps of no
+    compute and no copies, step_time.Prediction)."""
+    if math.isinf(per_device):
+        return 1.0 if math.isinf(images_per_sec) else 0.0
+    return images_per_sec / (devices * per_device)
 
 
 def alternatives(inputs: PlanInputs) -> dict:
@@ -344,15 +460,13 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
     knobbed = [row for row in rows if row.knob is not None]
     if knobbed:
         lines.append('Knobs (planned with the same model):')
-    per_device = rows[0].prediction.images_per_sec / rows[0].prediction.devices if rows else 0
     for row in knobbed:
         k = row.knob.prediction
-        perfect = abs(k.images_per_sec - k.devices * per_device) < 1e-6 * k.images_per_sec
         lines.append('  %d x %d: bound by %s; %s: %.1f images/sec (%.0f%% more%s)' % (
             row.hosts, row.gpus_per_host, resource_name(row.prediction.bound, inputs.links),
             row.knob.change, k.images_per_sec,
             100 * (k.images_per_sec / row.prediction.images_per_sec - 1),
-            '; perfect scaling of the one-device figure' if perfect else ''))
+            '; perfect scaling of the one-device figure' if row.knob.capped else ''))
     if not knobbed:
         lines.append('Knobs: none needed: every row is bound by compute or no change gains '
                      '%.0f%%.' % (100 * KNOB_GAIN))
