@@ -395,6 +395,17 @@ def resource_name(resource: str, links) -> str:
     return RESOURCE_NAMES.get(resource, resource)
 
 
+def bound_label(prediction, links) -> str:
+    """The table's bound of `prediction`: resource_name, and for a compute-bound row whose
+    communication that does not overlap shows (0.5% of the step or more) that share, under
+    the BOUND_SHARE that names another bound: 'compute (3% of the step exposed, under 5%)'."""
+    share = prediction.exposed_secs / prediction.step_secs if prediction.step_secs > 0 else 0.0
+    if prediction.bound != 'compute' or share < 0.005:
+        return resource_name(prediction.bound, links)
+    return 'compute (%.0f%% of the step exposed, under %.0f%%)' % (
+        100 * share, 100 * step_time.BOUND_SHARE)
+
+
 def _mib(n: float) -> str:
     return '%.1f MiB' % (n / (1 << 20))
 
@@ -439,7 +450,8 @@ def header_lines(inputs: PlanInputs) -> list[str]:
     elif not inputs.num_ps:
         ps = 'one ps task per worker host, on it'
     else:
-        ps = '%d ps tasks on hosts of their own' % inputs.num_ps
+        ps = '%d ps task%s on hosts of their own' % (inputs.num_ps,
+                                                     's' if inputs.num_ps > 1 else '')
     lines.append('Parameter servers: %s' % ps)
     return lines
 
@@ -456,7 +468,7 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
         lines.append('%-9s %5d  %-24s %12.1f %6.1f%% %9.1f %9.1f  %s' % (
             '%d x %d' % (row.hosts, row.gpus_per_host), p.devices, p.topology.variable_update,
             p.images_per_sec, 100 * row.efficiency, 1e3 * p.step_secs, 1e3 * p.exposed_secs,
-            resource_name(p.bound, inputs.links)))
+            bound_label(p, inputs.links)))
     knobbed = [row for row in rows if row.knob is not None]
     if knobbed:
         lines.append('Knobs (planned with the same model):')

@@ -279,8 +279,8 @@ def _check_report(lines: list[str], model: str, mode: str, rows) -> None:
         assert line.startswith('%-9s %5d  ' % ('%d x %d' % (r.hosts, r.gpus_per_host),
                                                 r.prediction.devices)), line
         assert ' %.1f ' % r.prediction.images_per_sec in line, line
-        assert line.endswith(scaling_report.RESOURCE_NAMES.get(r.prediction.bound, '')) or \
-            r.prediction.bound == 'gpu_link', line
+        assert r.prediction.bound == 'gpu_link' or line.endswith(
+            scaling_report.bound_label(r.prediction, None)), line
     knobbed = [r for r in rows if r.knob is not None]
     rest = lines[head + 1 + len(rows):]
     assert len([x for x in rest if x.startswith('  ')]) == len(knobbed)

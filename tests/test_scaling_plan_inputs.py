@@ -187,3 +187,24 @@ def test_the_batch_knob_plans_the_per_op_models_step_at_its_batch(monkeypatch):
     direct = scaling_report.predict_topology(large, scaling_report.topology(large, 2, 8))
     assert knob.prediction.compute_secs == pytest.approx(large.compute.secs, rel=1e-12)
     assert knob.prediction.images_per_sec == pytest.approx(direct.images_per_sec, rel=1e-12)
+
+
+def test_a_compute_bound_row_with_exposed_communication_says_how_much():
+    # 'bound: compute' beside 5.4 ms exposed (AlexNet, NCCL on a DGX-1's NVLink) read as a
+    # contradiction: compute-bound means under 5% of the step exposed.
+    inputs = scaling_report.from_single_device(_t4_forward(batch=64, mode='replicated')._replace(
+        forward_only=False, all_reduce='nccl', gpus_per_host=8), 400.0, 'measured')
+    rows = scaling_report.plan_rows(inputs, with_knobs=False)
+    exposed = [r for r in rows if r.prediction.bound == 'compute'
+               and r.prediction.exposed_secs >= 0.005 * r.prediction.step_secs]
+    assert exposed, [(r.prediction.bound, r.prediction.exposed_secs) for r in rows]
+    lines = scaling_report.format_report(inputs, rows)
+    for row in exposed:
+        share = row.prediction.exposed_secs / row.prediction.step_secs
+        line = next(x for x in lines if x.startswith('%-9s %5d ' % (
+            '%d x %d' % (row.hosts, row.gpus_per_host), row.prediction.devices)))
+        assert line.endswith('compute (%.0f%% of the step exposed, under 5%%)' % (100 * share))
+    first = next(x for x in lines if x.startswith('1 x 1 '))
+    assert first.endswith('  compute'), first  # nothing exposed: the word alone
+    one_ps = scaling_report.header_lines(inputs._replace(num_ps=1))
+    assert 'Parameter servers: 1 ps task on hosts of their own' in one_ps  # was '1 ps tasks'
