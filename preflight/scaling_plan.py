@@ -104,7 +104,8 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
 
 def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
     """Prints the scaling plan of the configuration `p` describes; writes the PNG of
-    --plan_scaling_png. Returns 0.
+    --plan_scaling_png and, with --benchmark_log_dir=D, the plan as JSON
+    (scaling_report.plan_data) to D/scaling_plan_<model>_<UTC time>.json. Returns 0.
 
     `given`: the names of the flags the command line gave (cli.given_flags), also those at
     their default value: an explicit --num_gpus=1 plans hosts of one GPU, where without the
@@ -112,7 +113,7 @@ def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
 
     Raises:
       PlanError: the configuration cannot be planned (one line says what to give).
-      cnn_util.BenchmarkError: the PNG cannot be written.
+      cnn_util.BenchmarkError: the PNG or the JSON cannot be written.
     """
     progress.start_probe()
     q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
@@ -146,6 +147,10 @@ def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
             raise cnn_util.BenchmarkError('cannot write --plan_scaling_png %s: %s' % (
                 p.plan_scaling_png, e.strerror or e)) from None
         cnn_util.log_fn('Figure:           %s' % os.path.abspath(path))
+    if p.benchmark_log_dir:  # the plan as JSON, as the dry run writes its report
+        from ..lifecycle import results_log
+        results_log.write_json(scaling_report.plan_data(inputs, rows), p.benchmark_log_dir,
+                               prefix='scaling_plan')
     return 0
 
 

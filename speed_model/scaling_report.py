@@ -485,6 +485,49 @@ def format_report(inputs: PlanInputs, rows: list[Row]) -> list[str]:
     return lines
 
 
+def plan_data(inputs: PlanInputs, rows: list[Row]) -> dict:
+    """The plan as plain data (what `--plan_scaling --benchmark_log_dir=D` writes):
+    {'model', 'plan_scaling': True, 'batch_size' (per device), 'variable_update',
+    'all_reduce', 'local_parameter_device', 'forward_only', 'device', 'gpus_per_host',
+    'num_ps' (0: one on each worker host), 'compute_secs', 'compute_source',
+    'compute_measured' (a measured one-device figure), 'links': {'pcie', 'gpu_link',
+    'host_memory', 'network' (each in words with its rate, or None), 'gpus_per_pcie_uplink',
+    'gpu_link_origin'}, 'counted_copies' (the dry run's count, lines), 'rows': [{'hosts',
+    'gpus_per_host', 'devices', 'variable_update', 'images_per_sec' (all devices),
+    'scaling_efficiency', 'step_secs', 'exposed_secs', 'bound' (a RESOURCE_NAMES key),
+    'bound_name' (the table's words), 'knob': None or {'change', 'images_per_sec',
+    'step_secs', 'capped'}}], 'warnings'}."""
+    lk = inputs.links
+
+    def words(link):
+        return link.describe() if link is not None else None
+    out = []
+    for row in rows:
+        p, k = row.prediction, row.knob
+        out.append({
+            'hosts': row.hosts, 'gpus_per_host': row.gpus_per_host, 'devices': p.devices,
+            'variable_update': p.topology.variable_update, 'images_per_sec': p.images_per_sec,
+            'scaling_efficiency': row.efficiency, 'step_secs': p.step_secs,
+            'exposed_secs': p.exposed_secs, 'bound': p.bound,
+            'bound_name': bound_label(p, inputs.links),
+            'knob': None if k is None else {
+                'change': k.change, 'images_per_sec': k.prediction.images_per_sec,
+                'step_secs': k.prediction.step_secs, 'capped': k.capped}})
+    return {'model': inputs.profile.model, 'plan_scaling': True,
+            'batch_size': inputs.batch_size, 'variable_update': inputs.variable_update,
+            'all_reduce': inputs.all_reduce,
+            'local_parameter_device': inputs.local_parameter_device,
+            'forward_only': inputs.forward_only, 'device': inputs.device,
+            'gpus_per_host': inputs.gpus_per_host, 'num_ps': inputs.num_ps,
+            'compute_secs': inputs.compute.secs, 'compute_source': inputs.compute.source,
+            'compute_measured': inputs.compute.measured,
+            'links': {'pcie': words(lk.pcie), 'gpus_per_pcie_uplink': lk.gpus_per_pcie_uplink,
+                      'gpu_link': words(lk.gpu_link), 'host_memory': words(lk.host_memory),
+                      'network': words(lk.network), 'gpu_link_origin': inputs.gpu_link_origin},
+            'counted_copies': [line.strip() for line in inputs.counted],
+            'rows': out, 'warnings': list(inputs.warnings)}
+
+
 def write_png(inputs: PlanInputs, rows: list[Row], path: str, others: dict | None = None
               ) -> str:
     """Writes efficiency against GPUs (log scale) to `path` (PNG, matplotlib), with `others`

@@ -208,3 +208,25 @@ def test_a_compute_bound_row_with_exposed_communication_says_how_much():
     assert first.endswith('  compute'), first  # nothing exposed: the word alone
     one_ps = scaling_report.header_lines(inputs._replace(num_ps=1))
     assert 'Parameter servers: 1 ps task on hosts of their own' in one_ps  # was '1 ps tasks'
+
+
+@pytest.mark.cli
+def test_the_plan_is_written_as_json_to_the_benchmark_log_dir(tmp_path):
+    # --plan_scaling --benchmark_log_dir=D wrote nothing and said nothing.
+    import json
+    out = helpers.run_command(*TRIVIAL, '--benchmark_log_dir=%s' % tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (path,) = tmp_path.iterdir()
+    assert path.name.startswith('scaling_plan_trivial_') and path.suffix == '.json'
+    assert out.stdout.splitlines()[-1] == 'Results written to %s' % path
+    data = json.loads(path.read_text())
+    assert data['plan_scaling'] is True and data['model'] == 'trivial'
+    assert data['compute_measured'] is True and data['device'] == 'V100 16GB'
+    rows = data['rows']
+    assert [(r['hosts'], r['devices']) for r in rows] == [
+        (1, 1), (1, 2), (1, 4), (1, 8), (2, 16), (4, 32), (8, 64), (16, 128), (32, 256),
+        (64, 512), (128, 1024)]
+    assert rows[0]['images_per_sec'] == pytest.approx(380.0, rel=1e-9)
+    printed = [x for x in out.stdout.splitlines() if x.startswith('128 x 8 ')]
+    assert printed and ' %.1f ' % rows[-1]['images_per_sec'] in printed[0]
+    assert rows[-1]['knob']['change'] in out.stdout
