@@ -5,13 +5,18 @@
     print('\\n'.join(scaling_report.format_report(inputs, rows)))
     scaling_report.write_png(inputs, rows, 'scaling.png')
 
+Compute: the data sheet's (speed_model/from_flags.py), or `from_single_device`: the compute
+(and, for a figure above what the device's own copies allow, the links) whose one-device row
+is a measured figure exactly.
+
 Rows: 1, 2, 4, 8 GPUs on one host (up to the GPUs per host, and that count), then 2 to 128
 hosts of that many GPUs (the single-host variable managers in their cluster form beyond one host:
 traffic_patterns.CLUSTER_FORM). Each row: images/sec, scaling efficiency, step and exposed
 (not overlapped) communication per step, the resource that bounds it, and the knob that moves
-that bound with its predicted images/sec (more ps tasks, another --variable_update, a larger
-batch, float16 variables, a faster network): each knob is planned with the same model, and the
-best one is named when it gains more than KNOB_GAIN.
+that bound with its predicted images/sec (more ps tasks, another --variable_update or
+--local_parameter_device, a larger batch, float16 variables, a faster network): each knob is
+planned with the same model, and the best one is named when it gains more than KNOB_GAIN.
+`plan_data` is the plan as plain data (--benchmark_log_dir's JSON).
 """
 
 from __future__ import annotations
