@@ -32,7 +32,7 @@ from .. import params as params_lib
 from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from ..runtime import cpu_tuning
-from . import layer_profile, op_profile, scaling_report, step_time
+from . import bf16_casts, layer_profile, op_profile, scaling_report, step_time
 from . import traffic_patterns as patterns
 
 # (Params, device name such as 'V100 16GB' or 'CPU') -> (images/sec, source) of a stored
@@ -346,8 +346,13 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
         return [], [], None
     ratio = step.images_per_sec / base.images_per_sec
     emulated = 'float32 math' in step.math_path
+    casts = bf16_casts.casts_convolutions(gpu, dtype)
     why = (' (%s data with float32 math: the float32 rate, half the bytes)' % dtype
            if emulated else '')
+    if casts:
+        why = (' (below compute capability 8.0 TensorFlow casts each convolution\'s operands '
+               'to float32 and its result back: float32 math and bytes in the convolutions, '
+               'plus the casts; half the bytes in the other ops)')
     lines = ['                  in float32 one %s\'s step: %s images/sec (%s); in %s %.2fx '
              'that%s' % (gpu.name, step_time.images(base.images_per_sec), base.math_path,
                          dtype, ratio, why)]
@@ -360,7 +365,8 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
                 '--use_fp16' if dtype == 'float16' else '--use_bf16', gpu.name, dtype,
                 inputs.batch_size, step_time.images(step.images_per_sec),
                 step_time.images(base.images_per_sec),
-                ', and the loss scaling,' if dtype == 'float16' else '',
+                ', and the loss scaling,' if dtype == 'float16' else (
+                    ', and those of every convolution to float32 and back,' if casts else ''),
                 '' if emulated else ' and the tensor cores'))
     return lines, warnings, base.images_per_sec
 

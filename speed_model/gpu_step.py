@@ -24,7 +24,8 @@ The model (docs/estimate-vs-reality.md has it with its errors against published 
     (`best_secs`, speed_model/conv_algorithms.py): the direct kernel on each path
     (`conv_paths`: with TF32 the CUDA cores' float32 kernels too), Winograd on CUDA cores; a
     tensor-core kernel of a step that runs in NCHW (float32 on TF32: Grappler keeps a float32
-    training graph in NCHW) pays the transposes to NHWC and back.
+    training graph in NCHW) pays the transposes to NHWC and back. bfloat16 below compute
+    capability 8.0: float32 convolutions between casts (speed_model/bf16_casts.py).
   * XLA (--xla_compile): elementwise ops (ReLU, bias, residual additions) fuse into the batch
     norm or convolution before them: their intermediate tensors are neither written nor read
     again and they launch no kernel of their own; in the backward pass a ReLU's mask and the
@@ -40,7 +41,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from . import conv_algorithms
+from . import bf16_casts, conv_algorithms
 
 #: Launch cost per kernel, seconds: the CUDA launch overhead of an empty kernel is about 5 us
 #: (NVIDIA CUDA C++ Best Practices Guide, "kernel launch overhead"; Jia et al. 2018,
@@ -304,7 +305,8 @@ def math_path(gpu, dtype: str, tf32: bool = True) -> tuple[str, float, str]:
         float16 data (TF_FP16_CONV_USE_FP32_COMPUTE and TF_FP16_MATMUL_USE_FP32_COMPUTE,
         default on), so the math runs at the float32 rate whatever the GPU's float16 rate
         (1/64 on compute capability 6.1, 2x on the P100);
-      * bfloat16: tensor cores from compute capability 8.0; before, float32 compute.
+      * bfloat16: tensor cores from compute capability 8.0; before, float32 compute (and
+        float32 bytes in the convolutions, which TensorFlow casts: bf16_casts.py).
 
     Raises:
       ValueError: another dtype.
@@ -435,12 +437,16 @@ def update_kernels(variable_elems, dtype: str, forward_only: bool = False) -> li
 
 
 def step_kernels(profile, batch_size: int, dtype: str, xla: bool = False,
-                 forward_only: bool = False) -> list[Kernel]:
-    """Every kernel of one training step of `profile` (op_profile.OpProfile) at `batch_size`."""
+                 forward_only: bool = False, conv_casts: bool = False) -> list[Kernel]:
+    """Every kernel of one training step of `profile` (op_profile.OpProfile) at `batch_size`;
+    with `conv_casts` the convolutions run in float32 between casts (bf16_casts.py)."""
     e = 4 if dtype == 'float32' else 2
     kernels = []
     for op in profile.ops:
-        if op.gemm is not None:
+        if op.gemm is not None and conv_casts and bf16_casts.cast_op(op):
+            kernels += bf16_casts.with_casts(_gemm_kernels(op, batch_size, 4, forward_only), op,
+                                             batch_size, xla)
+        elif op.gemm is not None:
             kernels += _gemm_kernels(op, batch_size, e, forward_only)
         else:
             kernels += _memory_kernels(op, batch_size, e, xla, forward_only)
@@ -577,7 +583,8 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     nchw = conv_algorithms.runs_nchw(gpu, dtype, xla)
     bandwidth = achieved_bandwidth(gpu)
     by_kind, total, launches = {}, 0.0, 0
-    for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only):
+    casts = bf16_casts.casts_convolutions(gpu, dtype)
+    for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only, casts):
         secs, bound, count = best_secs(kernel, gpu, paths, bandwidth, winograd=winograd,
                                        nchw=nchw, filter_winograd=filter_winograd)
         kind = by_kind.setdefault(kernel.kind, {'secs': 0.0, 'bounds': {}, 'kernels': 0})

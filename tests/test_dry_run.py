@@ -402,7 +402,7 @@ def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
     bf16 = '\n'.join(gpu_bench(use_bf16=True, gpu_model='v100').info_lines())
     assert 'Precision:   bfloat16 compute (--gpu_model=V100 16GB), float32 variables' in bf16
     assert 'GPU compute capability 7.0 < 8.0' in bf16
-    assert 'no bfloat16 tensor cores: float32 math, half the memory traffic' in bf16
+    assert 'no bfloat16 tensor cores: float32 math, convolutions cast to float32 and back' in bf16
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):
