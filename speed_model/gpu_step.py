@@ -84,12 +84,12 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
 #: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
 #: hardware/gpu_specs.SUSTAINED, `sustained_rate`).
+#: The table's GV100 boards (hardware/gpu_specs.py), each at the V100 SXM2's measured shares.
+_GV100 = ('V100 16GB', 'V100 32GB', 'V100 PCIe 16GB', 'V100 PCIe 32GB', 'V100S PCIe 32GB')
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
-    ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
-    ('V100 16GB', 'tensor'): 0.90, ('V100 32GB', 'tensor'): 0.90,
-    ('V100 PCIe 16GB', 'tensor'): 0.90, ('V100S PCIe 32GB', 'tensor'): 0.90,
-    ('V100S PCIe 32GB', 'cuda'): 0.94, ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
+    **{(v, 'cuda'): 0.94 for v in _GV100}, **{(v, 'tensor'): 0.90 for v in _GV100},
+    ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
     ('T4', 'cuda'): 0.58, ('T4', 'tensor'): 0.72,
     ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
     ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
@@ -121,10 +121,8 @@ GEMM_EFFICIENCY = {'cuda': 0.94, 'tensor': 0.90, 'tf32': 0.92, 'kepler': 0.58}
 #: share at batch 64 and more.
 MEASURED_CONV = {
     ('P100', 'cuda'): 0.57, ('P100 SXM2', 'cuda'): 0.57,
-    ('V100 16GB', 'cuda'): 0.61, ('V100 32GB', 'cuda'): 0.61, ('V100 PCIe 16GB', 'cuda'): 0.61,
-    ('V100 16GB', 'tensor'): 0.45, ('V100 32GB', 'tensor'): 0.45,
-    ('V100 PCIe 16GB', 'tensor'): 0.45, ('V100S PCIe 32GB', 'tensor'): 0.45,
-    ('V100S PCIe 32GB', 'cuda'): 0.61, ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
+    **{(v, 'cuda'): 0.61 for v in _GV100}, **{(v, 'tensor'): 0.45 for v in _GV100},
+    ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
     ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
 }
 #: A GPU with a measured GEMM share but no convolution measurement: its GEMM share times the
@@ -144,10 +142,7 @@ CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.37}
 #: kernels, quartiles 0.48-0.72), T4 0.56 (30). On CUDA cores cuDNN runs these layers with
 #: Winograd or FFT (the sheets' float32 kernels reach 1.2-1.4x the direct peak), so their
 #: direct share is not measured there: the unit's MEASURED_CONV / CONV_EFFICIENCY is taken.
-MEASURED_CONV_3X3 = {
-    ('V100 16GB', 'tensor'): 0.62, ('V100 32GB', 'tensor'): 0.62,
-    ('V100 PCIe 16GB', 'tensor'): 0.62, ('V100S PCIe 32GB', 'tensor'): 0.62, ('T4', 'tensor'): 0.56,
-}
+MEASURED_CONV_3X3 = {**{(v, 'tensor'): 0.62 for v in _GV100}, ('T4', 'tensor'): 0.56}
 #: A GPU with a measured tensor-core GEMM share: that share x the measured 3 x 3 / GEMM
 #: ratios' median (V100 0.69, T4 0.78: 0.73), as CONV_TO_GEMM; elsewhere on tensor cores the
 #: median of the two shares (0.59), taken for TF32 too (no measurement of an Ampere or later
@@ -184,7 +179,7 @@ def gemm_share(gpu, unit: str, conv: bool = False, conv3x3: bool = False) -> flo
 #: "Dissecting the NVidia Turing T4 GPU via Microbenchmarking", arXiv:1903.07486, Table 3.2).
 MEASURED_BANDWIDTH = {'K80': 191 / 240, 'P100': 510 / 732, 'P100 SXM2': 510 / 732,
                       'V100 16GB': 750 / 900, 'V100 32GB': 750 / 900,
-                      'V100 PCIe 16GB': 750 / 900, 'T4': 220 / 320}
+                      'V100 PCIe 16GB': 750 / 900, 'V100 PCIe 32GB': 750 / 900, 'T4': 220 / 320}
 #: Where no measurement of that GPU was found: the median of the measured shares above (0.78),
 #: an assumption stated as such.
 DEFAULT_BANDWIDTH_SHARE = 0.78
