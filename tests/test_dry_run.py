@@ -540,7 +540,7 @@ def test_a_search_that_runs_out_of_time_says_what_it_found_not_to_fit(monkeypatc
 def test_a_dry_run_with_benchmark_log_dir_writes_its_prediction_as_json(
         tmp_path, monkeypatch, capsys):
     # Issue 40.1: the JSON says which ops bound the step and what share of the peak it reaches.
-    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: 96)
+    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: dry_run.LargestBatch(96))
     p = make_params(model='trivial', image_size=16, batch_size=8, dry_run=True, num_gpus=1,
                     gpu_model='V100', variable_update='replicated',
                     benchmark_log_dir=str(tmp_path))
