@@ -88,18 +88,38 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
                       % (shape, gpus, p.model),
                       progress.BUILD_SECS_PER_PROFILE_OP * profile.ops * gpus, who='Scaling plan')
     built = planned_step.build_step(make_bench, buildable(q), gpus).built
-    counted = step_traffic.step_traffic(built.graph, built.fetches).totals
+    counted = {w: b for w, b in step_traffic.step_traffic(built.graph, built.fetches).totals
+               .items() if b}
     m = profile.model_bytes
     expected = patterns.expected_counts(topo, m, 0 if p.forward_only else m)
+    return _counted_words(shape, topo, counted, expected)
+
+
+#: Counted and pattern bytes of one direction agree within this share of the larger (the count
+#: leaves out tensors of 64 bytes or less: preflight/step_traffic.py).
+AGREEMENT = 0.05
+
+
+def _counted_words(shape: str, topo, counted: dict, expected: dict | None) -> list[str]:
+    """The 'Counted copies' line, the pattern's line (or why there is none:
+    traffic_patterns.uncounted_reason) and, where the two differ in a direction by more than
+    AGREEMENT, a line naming those directions."""
     ways = sorted(set(counted) | set(expected or {}))
     line = 'Counted copies:   %s (%s, dry run): %s per step' % (
         shape, topo.variable_update, ', '.join('%s %s' % (w, fmt(counted.get(w, 0)))
                                                for w in ways) or 'none')
+    indent = ' ' * 18
     if expected is None:
-        return [line, '                  (the pattern\'s transfers happen inside NCCL or '
-                      'collective ops, or a two-level spec: not counted)']
-    return [line, '                  the pattern for that shape: %s' % (
+        return [line, indent + '(no pattern to compare it with: %s)'
+                % patterns.uncounted_reason(topo)]
+    lines = [line, indent + 'the pattern for that shape: %s' % (
         ', '.join('%s %s' % (w, fmt(expected.get(w, 0))) for w in ways) or 'none')]
+    differ = [w for w in ways if abs(counted.get(w, 0) - expected.get(w, 0))
+              > AGREEMENT * max(counted.get(w, 0), expected.get(w, 0))]
+    if differ:
+        lines.append(indent + 'the count and the pattern differ (%s): the plan\'s bytes for '
+                     'this configuration are not the graph\'s' % ', '.join(differ))
+    return lines
 
 
 def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
