@@ -54,14 +54,18 @@ SEARCH_LIMIT_FACTOR = 16
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
-    """step_traffic.budget for this run's variable manager and data (towers on GPUs)."""
+    """step_traffic.budget for this run's variable manager and data (towers on GPUs). Nothing
+    moves between GPUs with one tower, nor with an all-reduce spec whose every algorithm is
+    pscpu (the sums are made on the CPU)."""
     spec = p.all_reduce_spec or ''
     on_host = ((p.variable_update == 'parameter_server' and p.local_parameter_device == 'cpu')
                or p.variable_update in ('distributed_replicated', 'distributed_all_reduce')
                or bool(p.job_name) or 'pscpu' in spec)
-    on_gpus = (p.variable_update in ('replicated', 'distributed_replicated',
-                                     'distributed_all_reduce')
-               or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
+    algorithms = {word for word in spec.replace('/', ':').replace('#', ':').split(':')
+                  if word.isalpha()}
+    on_gpus = num_towers > 1 and algorithms != {'pscpu'} and (
+        p.variable_update in ('replicated', 'distributed_replicated', 'distributed_all_reduce')
+        or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
     return step_traffic.budget(num_towers=num_towers, model_bytes=built.model_bytes,
                                batch_bytes=built.batch_bytes, real_data=bool(p.data_dir),
                                variables_on_host=on_host, gpu_reduction=on_gpus,
@@ -173,9 +177,9 @@ def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
             what = 'of %s usable (%.0f%% of %s)' % (
                 fmt(memory), 100 * memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
         else:
-            what = 'of %s available (%s%s)' % (
-                fmt(memory), memory_estimate.host_available_bytes()[1],
-                '' if device == 'host' else ' of this host: its host planned alike')
+            what = 'of %s usable (%s%s)' % (
+                fmt(memory), '' if device == 'host' else 'its host planned as this one: ',
+                memory_estimate.host_memory_words())
         lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
                                            'fits' if ok else 'DOES NOT FIT'))
         if not ok:
@@ -200,8 +204,8 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
     estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
         '/CPU:0')))
     ok = estimate <= memory
-    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s available (%s): %s' % (
-        row, fmt(estimate), fmt(memory), memory_estimate.host_available_bytes()[1],
+    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s usable (%s): %s' % (
+        row, fmt(estimate), fmt(memory), memory_estimate.host_memory_words(),
         'fits' if ok else 'DOES NOT FIT'))
     if not ok:
         raise DryRunFailed('the run would not work as built: %s needs about %s, more than its '

@@ -503,8 +503,8 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     for name in gpu_only_set(p):
         why = _unplanned(name, p, gpu, dtype)
         if why:
-            out.append('--%s does not change the %s plan of the %s: %s'
-                       % (name, mode, gpu.name, why))
+            out.append('%s does not change the %s plan of the %s: %s'
+                       % (as_set(p, name), mode, gpu.name, why))
     return out
 
 
