@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import types
 
+import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks.hardware import gpu_specs
@@ -73,3 +74,39 @@ def test_a_cluster_tasks_ops_without_a_device_are_placed_on_its_own_task():
             x = tf.compat.v1.placeholder(tf.float32, [4], name='x')
         tf.identity(x, name='unplaced')
     assert gpu_kernels.placed_devices(local)['unplaced'] == '/GPU:0'
+
+
+def _documented_example() -> list[str]:
+    import os
+
+    from checkout import REPO
+    with open(os.path.join(REPO, 'docs', 'planning-a-gpu-run.md'), encoding='utf-8') as f:
+        text = f.read()
+    start = text.index('$ tf_cnn_benchmarks --dry_run --gpu_model=V100 --model=resnet50 '
+                       '--num_gpus=8')
+    return text[start:text.index('```', start)].splitlines()
+
+
+#: The example's lines that do not depend on the host's speed or memory, by their start.
+_STABLE = ('Ops per device:', 'Ops without a device:', 'Ops on a GPU', 'Copies per step',
+           '  GPU->GPU', '  (NCCL', '  /GPU:0', '  /GPU:1', 'Predicted step:', '  ' * 9)
+
+
+@pytest.mark.slow
+def test_the_planning_pages_8_gpu_example_is_what_the_command_prints(monkeypatch, capsys):
+    # Its output had drifted: 31099 ops against 31129, /CPU:0 38 against 62, 7160 ops
+    # without a device against 7166, host '52 B' against '177 B'.
+    from tf_cnn_benchmarks import benchmark_cnn
+    documented = _documented_example()
+    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: dry_run.LargestBatch(185))
+    p = make_params(model='resnet50', num_gpus=8, variable_update='replicated', use_nccl=True,
+                    dry_run=True, gpu_model='V100')
+    assert dry_run.run(lambda q, gpus: benchmark_cnn.BenchmarkCNN(q, gpus=gpus), p, 0) == 0
+    printed = capsys.readouterr().out.splitlines()
+    graph = next(x for x in printed if x.startswith('Graph:'))
+    assert graph.split(' ops,')[0] in '\n'.join(documented)
+    for line in documented:
+        if line.startswith(_STABLE):
+            assert line in printed, line
+    host = next(x for x in documented if x.strip().startswith('host'))
+    assert any(x.startswith(host.split(' of ')[0] + ' of ') for x in printed), host
