@@ -517,10 +517,11 @@ def lookup(name: str) -> GpuSpec:
 def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSpec | None:
     """The table's GPU for the name TensorFlow or nvidia-smi reports, or None.
 
-    The longest table name found inside the reported name wins ('A100-SXM4-80GB' is the
-    A100 80GB, not the A100); with `memory_bytes` (the device's memory, which TensorFlow
-    reports a little below the data sheet's), the model of that family nearest in memory wins
-    ('Tesla V100-PCIE-32GB' with 31 GiB is the V100 32GB).
+    A name `lookup` takes is that GPU ('Tesla V100-PCIE-32GB': the V100 PCIe 32GB); else the
+    longest table name found inside the reported name wins ('A100-SXM4-80GB' is the A100 80GB,
+    not the A100); with `memory_bytes` (the device's memory, which TensorFlow reports a little
+    below the data sheet's), the model of that family nearest in memory wins ('Tesla
+    V100-DGXS-32GB' with 31 GiB: the V100 32GB).
     """
     exact = _exact(device_name) or _by_form(device_name)
     if exact is not None:
@@ -533,6 +534,6 @@ def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSp
     best = found[0][1]
     if not memory_bytes:
         return best
-    # The same GPU in several memory sizes ('V100-PCIE-32GB' names only the family 'V100').
+    # The same GPU in several memory sizes ('V100-DGXS-32GB' names only the family 'V100').
     family = [spec for spec in GPUS if spec.name.split()[0] == best.name.split()[0]]
     return min(family, key=lambda spec: abs(spec.memory_bytes - memory_bytes))
