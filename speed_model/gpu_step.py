@@ -24,8 +24,7 @@ The model (docs/estimate-vs-reality.md has it with its errors against published 
     (`best_secs`, speed_model/conv_algorithms.py): the direct kernel on each path
     (`conv_paths`: with TF32 the CUDA cores' float32 kernels too), Winograd on CUDA cores; a
     tensor-core kernel of a step that runs in NCHW (float32 on TF32: Grappler keeps a float32
-    training graph in NCHW) pays the transposes to NHWC and back. bfloat16 below compute
-    capability 8.0: float32 convolutions between casts (speed_model/bf16_casts.py).
+    training graph in NCHW) pays the transposes to NHWC and back; bf16 below Ampere: bf16_casts.py.
   * XLA (--xla_compile): elementwise ops (ReLU, bias, residual additions) fuse into the batch
     norm or convolution before them: their intermediate tensors are neither written nor read
     again and they launch no kernel of their own; in the backward pass a ReLU's mask and the
@@ -84,7 +83,7 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
 #: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
 #: hardware/gpu_specs.SUSTAINED, `sustained_rate`).
-#: The table's GV100 boards (hardware/gpu_specs.py), each at the V100 SXM2's measured shares.
+#: GV100 boards, at the SXM2's shares:
 _GV100 = ('V100 16GB', 'V100 32GB', 'V100 PCIe 16GB', 'V100 PCIe 32GB', 'V100S PCIe 32GB')
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
