@@ -83,8 +83,7 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
 #: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
 #: hardware/gpu_specs.SUSTAINED, `sustained_rate`).
-#: GV100 boards, at the SXM2's shares:
-_GV100 = ('V100 16GB', 'V100 32GB', 'V100 PCIe 16GB', 'V100 PCIe 32GB', 'V100S PCIe 32GB')
+_GV100 = ('V100 16GB', 'V100 32GB', 'V100 PCIe 16GB', 'V100 PCIe 32GB', 'V100S PCIe 32GB')  # SXM2's
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
     **{(v, 'cuda'): 0.94 for v in _GV100}, **{(v, 'tensor'): 0.90 for v in _GV100},
