@@ -157,9 +157,8 @@ def test_header_and_eval_line_describe_the_evaluation(crafted):
                  'tf.data without shuffling, each record once, central crop, bilinear resize'
                  % (described, crafted['five']))
     assert lines[start + 1:start + 8] == [
-        'SingleSess:  False', 'Batch size:  2 global (eval)', '             2 per device',
-        'Image size:  28x28',
-        'Num batches: 3 per evaluation', 'Num epochs:  1.00 per evaluation', eval_line]
+        'SingleSess:  False', 'Batch size:  2 global', '             2 per device',
+        'Image size:  28x28', 'Num batches: 3', 'Num epochs:  1.00', eval_line]
     assert 'Accuracy @ 5 is 1' not in '\n'.join(lines)  # 10 classes
     out = run_command(*('--%s=%s' % item for item in {**TINY, **flags}.items())).stdout
     assert [line for line in out.splitlines() if line.startswith('Eval:')] == [eval_line]

@@ -22,11 +22,13 @@ def test_forward_only_without_a_checkpoint_says_it_times_random_weights(capsys):
             'weights\n') in capsys.readouterr().out
 
 
-@pytest.mark.parametrize('mode, shown', [({}, True), ({'forward_only': True}, False),
-                                         ({'eval': True}, False)])
-def test_only_training_headers_print_an_optimizer(mode, shown):
-    lines = helpers.tiny_bench(**mode).info_lines()
-    assert any(line.startswith('Optimizer:') for line in lines) == shown, lines
+@pytest.mark.parametrize('mode, line', [
+    ({}, 'Optimizer:   sgd, weight decay 4e-05 inside the updates (fused)'),
+    ({'forward_only': True}, 'Optimizer:   sgd'), ({'eval': True}, 'Optimizer:   sgd')])
+def test_every_header_prints_the_optimizer_and_only_training_its_weight_decay(mode, line):
+    # The original prints `Optimizer:` in every mode (a log parser reads it); forward-only and
+    # eval runs apply no updates, so the flag's value alone.
+    assert line in helpers.tiny_bench(**mode).info_lines()
 
 
 def test_hierarchical_copy_on_one_device_warns(capsys):
