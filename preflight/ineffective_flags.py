@@ -177,8 +177,14 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         out.extend(template % (n, why) for n in chosen)
 
     if p.forward_only:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --forward_only (no '
-             'gradients, no updates)')
+        # --loss_type_to_report names the forward-only step lines' loss column, as the
+        # original's (lifecycle/timed_run.loop_spec), and their accuracy columns are always
+        # there.
+        rule(OPTIMIZER_FLAGS + tuple(n for n in TRAINING_ONLY_FLAGS
+                                     if n != 'loss_type_to_report') + ONE_TOWER_FLAGS,
+             'with --forward_only (no gradients, no updates)')
+        rule(('print_training_accuracy',), 'with --forward_only (its step lines always have '
+             'the top_1_accuracy and top_5_accuracy columns, as the original\'s)')
     if p.eval:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --eval (nothing is '
              'trained)')

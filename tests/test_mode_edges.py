@@ -82,6 +82,18 @@ def _said(p, given=frozenset()):
     return ineffective_flags.messages(p, 0, None, frozenset(given))
 
 
+def test_forward_only_reads_loss_type_to_report_and_always_has_the_accuracy_columns():
+    # Forward-only step lines have the original's columns (tests/test_forward_only.py): the
+    # loss column named by --loss_type_to_report (before: "has no effect with --forward_only"),
+    # and the accuracy columns, which --print_training_accuracy no longer adds there.
+    from tf_cnn_benchmarks import params
+    said = _said(params.make_params(forward_only=True, loss_type_to_report='base_loss',
+                                    print_training_accuracy=True))
+    assert said == ["--print_training_accuracy has no effect with --forward_only (its step "
+                    "lines always have the top_1_accuracy and top_5_accuracy columns, as the "
+                    "original's)"]
+
+
 def test_cross_replica_sync_warns_where_no_workers_share_updates():
     from tf_cnn_benchmarks import params
     one_host = params.make_params(cross_replica_sync=False)
