@@ -29,14 +29,41 @@ ALL_REDUCE_HEADER_MODES = ('replicated', 'distributed_all_reduce', 'collective_a
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
 
+# The original's `Mode:` values (its BenchmarkMode), by the run plan's mode; a training run
+# with --eval_during_training_* is its 'training + evaluation' (`header_mode`).
+ORIGINAL_MODES = {'training': 'training', 'evaluation': 'evaluation',
+                  'forward-only': 'forward only'}
+
+
+def header_mode(plan) -> str:
+    """The `Mode:` line's value, the original's: 'training', 'training + evaluation' (a
+    training run that evaluates during training), 'evaluation' or 'forward only'."""
+    if plan.training and plan.eval is not None:
+        return 'training + evaluation'
+    return ORIGINAL_MODES.get(plan.mode, plan.mode)
+
+
 def describe_devices(devices) -> str:
-    """The header's device list: "['/cpu:0', '/cpu:1']", or for more than SHOWN_DEVICES
-    "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:15'] (16 devices)"."""
+    """The header's device list, a Python literal as the original's value was (log parsers
+    read it with ast.literal_eval): "['/cpu:0', '/cpu:1']", or for more than SHOWN_DEVICES
+    "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:15']" (`device_notes` says how many)."""
     devices = list(devices)
     if len(devices) <= SHOWN_DEVICES:
         return str(devices)
     shown = [repr(d) for d in devices[:3]] + ['...', repr(devices[-1])]
-    return '[%s] (%d devices)' % (', '.join(shown), len(devices))
+    return '[%s]' % ', '.join(shown)
+
+
+def device_notes(plan) -> list[str]:
+    """The continuation lines under `Devices:`, each a note of this project's after the
+    original's value: how many devices a shortened list stands for ('16 devices'), and 'no GPU
+    visible: running on the CPU' where no GPU is visible to a CPU run."""
+    notes = []
+    if len(plan.devices) > SHOWN_DEVICES:
+        notes.append('%d devices' % len(plan.devices))
+    if plan.params.device == 'cpu' and not plan.visible_gpus:
+        notes.append('no GPU visible: running on the CPU')
+    return ['             %s' % note for note in notes]
 
 
 def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -> list[str]:
@@ -54,9 +81,6 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         graph/learning_rate.describe_schedule); None: the registry's name, no such line.
     """
     p = plan.params
-    device_note = ''
-    if p.device == 'cpu' and not plan.visible_gpus:
-        device_note = '  (no GPU visible: running on the CPU)'
     config = plan.session_config
     return [
         # The original's lines keep their names, order and value shapes (log parsers read
@@ -66,12 +90,12 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
         *dataset_lines(dataset, plan.subset),
         'Classes:     %s' % dataset.describe_classes(),
-        'Mode:        %s' % plan.mode,
+        'Mode:        %s' % header_mode(plan),
         # One session over every worker: distributed_all_reduce's controller.
         'SingleSess:  %s' % (p.variable_update == 'distributed_all_reduce'),
         *batch_lines(plan, dataset),
         *(resume_lines(plan, resume) if resume is not None and plan.training else []),
-        'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
+        'Devices:     %s' % describe_devices(plan.devices), *device_notes(plan),
         # Whether the sessions pin threads to NUMA nodes (runtime/cpu_tuning.numa_applies).
         'NUMA bind:   %s' % bool(config is not None and config.experimental.use_numa_affinity),
         'Data format: %s' % p.data_format,
@@ -79,8 +103,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *precision,
         'XLA:         %s' % plan.xla,
         'Threads:     %s' % cpu_tuning.describe(plan.threads),
-        *(['Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan))]
-          if plan.training else []),  # forward-only and eval apply no updates
+        # Every mode's, as the original's (forward-only and eval runs apply no updates: the
+        # flag's value alone, without the weight decay's phrase).
+        'Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan) if plan.training else ''),
         *(['LR schedule: %s' % learning_rate.describe_schedule(
             p, model, plan.images_per_global_step, plan.examples_per_epoch)]
           if plan.training and model is not None else []),
@@ -196,15 +221,17 @@ def decay_phrase(plan) -> str:
 
 
 def batch_lines(plan, dataset) -> list[str]:
-    """The header's batch, image size, batches and epochs lines: an evaluation's (its EvalPlan)
-    with --eval, else the timed steps', then `eval_lines` when the training evaluates."""
+    """The header's batch, image size, batches and epochs lines: one evaluation's (its
+    EvalPlan) with --eval, else the timed steps', then `eval_lines` when the training
+    evaluates. The values keep the original's shapes ('4 global', '3', '0.00'); the `Eval:`
+    line says that they are an evaluation's."""
     image = 'Image size:  %dx%d' % (plan.image_size, plan.image_size)
     ev = plan.eval
-    if plan.mode == 'evaluation':
-        return ['Batch size:  %d global (eval)' % ev.global_batch_size,
+    if plan.mode == 'evaluation':  # one evaluation's, in the original's value shapes
+        return ['Batch size:  %d global' % ev.global_batch_size,
                 '             %d per device' % ev.per_device_batch_size, image,
-                'Num batches: %d per evaluation' % ev.num_batches,
-                'Num epochs:  %.2f per evaluation' % ev.epochs,
+                'Num batches: %d' % ev.num_batches,
+                'Num epochs:  %.2f' % ev.epochs,
                 *eval_lines(plan, dataset)]
     lines = ['Batch size:  %d global' % plan.global_batch_size,
              '             %d per device' % plan.per_device_batch_size, image,

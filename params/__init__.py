@@ -99,8 +99,9 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('list_models', False, 'Print a table of every model (dataset, image size, parameters, '
        'forward GFLOPs, default batch size and learning rate) and exit.'),
     _i('batch_size', 0, 'Batch size per device (tower); 0 uses the model default.', lower=0),
-    _i('num_batches', None, 'Number of timed training steps. Default: 100 when --num_epochs is '
-       'not given either.', lower=1),
+    _i('num_batches', None, 'Number of timed training steps (with --eval and no '
+       '--num_eval_batches or --num_eval_epochs: batches to evaluate). Default: 100 when '
+       '--num_epochs is not given either.', lower=1),
     _f('num_epochs', None, 'Number of epochs to run; excludes --num_batches.', lower=0),
     _i('num_warmup_batches', None, 'Untimed steps before timing starts. Default: 10 on a GPU, '
        '5 on a CPU.', lower=0),
@@ -250,8 +251,9 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir.', lower=1),
     _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
        '--train_dir).'),
-    _i('num_eval_batches', None, 'Full batches to evaluate (default: every record of the subset '
-       'once, the last batch padded).', lower=1),
+    _i('num_eval_batches', None, 'Full batches to evaluate (default: --num_eval_epochs; with '
+       '--eval, --num_batches or --num_epochs; else every record of the subset once, the last '
+       'batch padded).', lower=1),
     _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score: ceil(epochs x '
        'records) examples.', lower=0),
     _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),

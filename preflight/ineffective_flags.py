@@ -177,8 +177,14 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         out.extend(template % (n, why) for n in chosen)
 
     if p.forward_only:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --forward_only (no '
-             'gradients, no updates)')
+        # --loss_type_to_report names the forward-only step lines' loss column, as the
+        # original's (lifecycle/timed_run.loop_spec), and their accuracy columns are always
+        # there.
+        rule(OPTIMIZER_FLAGS + tuple(n for n in TRAINING_ONLY_FLAGS
+                                     if n != 'loss_type_to_report') + ONE_TOWER_FLAGS,
+             'with --forward_only (no gradients, no updates)')
+        rule(('print_training_accuracy',), 'with --forward_only (its step lines always have '
+             'the top_1_accuracy and top_5_accuracy columns, as the original\'s)')
     if p.eval:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --eval (nothing is '
              'trained)')
@@ -222,10 +228,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
     else:
         _real_data_input(p, dataset, rule)
-    if p.eval and (not synthetic or p.num_eval_batches):
-        rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '
-             'else --num_eval_epochs, else one pass over the subset)'
-             % ('on real data' if not synthetic else 'and --num_eval_batches'))
+    if p.eval and (p.num_eval_batches or p.num_eval_epochs):
+        rule(('num_batches', 'num_epochs'), 'with --eval and --%s (an evaluation\'s length is '
+             '--num_eval_batches, else --num_eval_epochs, else --num_batches or --num_epochs, '
+             'as in the original)'
+             % ('num_eval_batches' if p.num_eval_batches else 'num_eval_epochs'))
     if p.forward_only:
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:

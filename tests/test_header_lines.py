@@ -18,6 +18,7 @@ A user found, running the original side by side:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import types
@@ -166,6 +167,34 @@ def test_the_originals_lines_keep_their_names_order_and_value_shapes():
     at = lines.index('Dataset:     imagenet (synthetic)')
     assert lines[at + 1] == ('             train: 1281167 examples per epoch (published train '
                              'size)')
+
+
+# The modes of a run, by their flags, and the original's `Mode:` value of each (its
+# BenchmarkMode).
+MODES = [({}, 'training'), (dict(forward_only=True), 'forward only'),
+         (dict(eval=True, train_dir='/nonexistent'), 'evaluation'),
+         (dict(eval_during_training_every_n_steps=2), 'training + evaluation')]
+
+
+@pytest.mark.parametrize('kwargs, mode', MODES)
+def test_every_modes_header_has_the_originals_lines_and_mode_value(kwargs, mode):
+    # Before: `Mode: forward-only` (the original's `forward only`), `Mode: training` with
+    # evaluations during training (`training + evaluation`), no `Optimizer:` line in
+    # forward-only and eval runs, `Batch size:  4 global (eval)` and `Num batches: 3 per
+    # evaluation`, and `Devices:     ['/cpu:0']  (no GPU visible: running on the CPU)`, whose
+    # value ast.literal_eval could not read.
+    lines = helpers.tiny_bench(**kwargs).info_lines()
+    names = [line.split(':', 1)[0] for line in lines if not line.startswith(' ')]
+    assert [n for n in names if n in ORIGINAL_LINES] == ORIGINAL_LINES
+    named = _named(lines)
+    assert named['Mode'] == mode
+    assert named['Optimizer'].split(',')[0] == 'sgd'
+    assert re.fullmatch(r'\d+ global', named['Batch size'])
+    assert re.fullmatch(r'\d+', named['Num batches'])
+    assert re.fullmatch(r'\d+\.\d\d', named['Num epochs'])
+    assert ast.literal_eval(named['Devices']) == ['/cpu:0']
+    at = lines.index("Devices:     ['/cpu:0']")
+    assert lines[at + 1] == '             no GPU visible: running on the CPU'
 
 
 def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(tmp_path):
