@@ -21,6 +21,7 @@ from . import cnn_util, preprocessing
 from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
+from .params import zero_values
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
@@ -96,6 +97,8 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
         *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        # The original's 0 for "unset" (--num_batches=0), and what each became.
+        *zero_values.header_lines(plan.given_flags, p, HEADER_VALUE_WIDTH),
         '==========',
     ]
 
