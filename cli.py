@@ -26,7 +26,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import cnn_util, console, flag_parsing, params
-from .preflight import usage
+from .preflight import output_paths, usage
 from .runtime import dir_hold
 
 FLAGS = flags.FLAGS
@@ -80,6 +80,9 @@ def main(argv: list[str], hooks=()) -> int:
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
+        # Missing folders above the output paths, made as the original made them; said.
+        for line in output_paths.make_parent_folders(checked.params):
+            cnn_util.log_fn(line)
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     except cnn_util.DataError as e:  # a missing, empty or foreign local --data_dir
