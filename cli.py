@@ -15,7 +15,10 @@ The TF_CONFIG cluster resolver (cluster/resolvers.py) loads TensorFlow once TF_C
 passed its own checks, so a malformed TF_CONFIG is a usage error before TensorFlow loads too.
 """
 
+import html
+import io
 import os
+import re
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -54,9 +57,16 @@ def parse_args(argv: list[str]) -> params.Params:
     """
     if 'model' not in FLAGS:
         params.define_flags(FLAGS)
-    if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
+    wanted, argv = flag_parsing.help_request(argv)  # --help=false, --nohelp: no help
+    if wanted == 'help':
         print(USAGE)
         print(FLAGS.module_help(params))
+        raise SystemExit(0)
+    if wanted == 'xml':  # --helpxml, as absl's: every flag as XML, with this usage text
+        out = io.StringIO()
+        FLAGS.write_help_in_xml_format(out)
+        print(re.sub(r'<usage>.*?</usage>', lambda _: '<usage>%s</usage>' % html.escape(
+            USAGE.strip(), quote=False), out.getvalue(), count=1, flags=re.S), end='')
         raise SystemExit(0)
     status = console.answer_version(argv[1:])
     if status is not None:
@@ -156,3 +166,8 @@ def run_main() -> None:
     # --help and --version raise SystemExit; a closed reader ends it with 141 (console.finish).
     console.finish(lambda: main(sys.argv), runtime_env.exit_process)
 
+
+if __name__ == '__main__':  # python -m tf_cnn_benchmarks.cli
+    from . import console
+
+    console.tf_cnn_benchmarks()
