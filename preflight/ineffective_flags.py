@@ -241,6 +241,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         if not p.eval and not p.forward_only:
             rule(('save_model_secs', 'save_model_steps', 'max_ckpts_to_keep'),
                  'without --train_dir (checkpoints are written there)')
+    elif not p.eval and not p.summary_verbosity:  # the original writes none at level 0 too
+        rule(('save_summaries_steps',), 'without --summary_verbosity (at its default, 0, no '
+             'summary is written; --summary_verbosity=1 writes the loss, learning rate and '
+             'images/sec)')
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)

@@ -1,8 +1,12 @@
-"""Scripts and habits of the original tf_cnn_benchmarks: absl's help flags, the --mkl advice."""
+"""Scripts and habits of the original tf_cnn_benchmarks: absl's help flags, the --mkl advice,
+--save_summaries_steps without a verbosity and the first summary's images/sec."""
+
+import types
 
 import pytest
 
 from tf_cnn_benchmarks import flag_parsing
+from tf_cnn_benchmarks.lifecycle import summaries
 from tf_cnn_benchmarks.params import ParamsError, make_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
 
@@ -45,3 +49,41 @@ def test_the_mkl_advice_names_no_flag_that_then_warns(loaded, advice):
                                         openmp_loaded=lambda: loaded, device='cpu')
     assert line.startswith('--mkl has no effect on TensorFlow 2.21') and line.endswith(
         'use TF_ENABLE_ONEDNN_OPTS=0 to turn it off' + advice)
+
+
+def test_save_summaries_steps_without_a_verbosity_says_it_writes_nothing():
+    # The original wrote no summary at --summary_verbosity=0 either; here it said nothing.
+    assert ineffective_flags.ignored_flags(make_params(train_dir='d', save_summaries_steps=2)) == [
+        '--save_summaries_steps has no effect without --summary_verbosity (at its default, 0, '
+        'no summary is written; --summary_verbosity=1 writes the loss, learning rate and '
+        'images/sec)']
+    assert ineffective_flags.ignored_flags(make_params(
+        train_dir='d', save_summaries_steps=2, summary_verbosity=1)) == []
+
+
+def test_the_first_summarys_images_per_sec_counts_timed_steps_only(tmp_path):
+    # It counted the warm-up steps and the time since the hook began, the first step's set-up
+    # included: 70.4 images/sec in the summary where the step line said 489.1.
+    now = [0.0]
+    plan = helpers.stub_plan(
+        summary_verbosity=1, save_summaries_steps=2, forward_only=False,
+        loss_type_to_report='total_loss', train_dir=str(tmp_path))
+    plan.asynchronous = False
+    plan.global_step_after = lambda start, step: start + 2 + step  # 2 warm-up steps
+    hook = summaries.SummaryHook(plan, None, None, clock=lambda: now[0])
+    values = {'global_step': 0, 'learning_rate': 0.25}
+    sess = types.SimpleNamespace(run=lambda fetch: values[fetch])
+    hook.begin(types.SimpleNamespace(sess=sess, info=types.SimpleNamespace(
+        graph=None, global_step='global_step', learning_rate='learning_rate')))
+    written = []
+    hook.writer.close()
+    hook.writer = types.SimpleNamespace(add_summary=lambda s, step: written.append((step, {
+        v.tag: v.simple_value for v in s.value})))
+    now[0] = 10.0  # the warm-up steps, set-up included
+    hook.before_timed()
+    now[0] = 10.5
+    hook.after_step(1, 6.5)  # global step 3: the multiple 2 of the warm-up, written now
+    now[0] = 11.0
+    hook.after_step(2, 6.0)  # global step 4
+    assert written == [(3, {'images_per_sec': 8.0, 'total_loss': 6.5, 'learning_rate': 0.25}),
+                       (4, {'images_per_sec': 8.0, 'total_loss': 6.0, 'learning_rate': 0.25})]
