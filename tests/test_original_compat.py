@@ -1,15 +1,18 @@
 """Scripts and habits of the original tf_cnn_benchmarks: absl's help flags, the --mkl advice,
---save_summaries_steps without a verbosity and the first summary's images/sec."""
+--save_summaries_steps without a verbosity and the first summary's images/sec, the defaults a
+CPU run resolves otherwise listed."""
 
+import os
 import types
 
 import pytest
 
-from tf_cnn_benchmarks import flag_parsing
+from tf_cnn_benchmarks import flag_parsing, params
 from tf_cnn_benchmarks.lifecycle import summaries
 from tf_cnn_benchmarks.params import ParamsError, make_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
 
+import checkout
 import helpers
 
 
@@ -87,3 +90,18 @@ def test_the_first_summarys_images_per_sec_counts_timed_steps_only(tmp_path):
     hook.after_step(2, 6.0)  # global step 4
     assert written == [(3, {'images_per_sec': 8.0, 'total_loss': 6.5, 'learning_rate': 0.25}),
                        (4, {'images_per_sec': 8.0, 'total_loss': 6.0, 'learning_rate': 0.25})]
+
+
+def test_the_defaults_a_cpu_run_resolves_otherwise_are_listed_as_differing():
+    # --num_warmup_batches was in the flag table (5 on a CPU) but not in the list, though the
+    # original warmed up 10 steps on every device (max(10, 5 x autotune_threshold^2)).
+    original = {'num_warmup_batches': 10, 'data_format': 'NCHW', 'device': 'gpu',
+                'num_inter_threads': 0}
+    resolved = params.resolve_params(make_params(), 0)
+    differing = [n for n, value in original.items() if getattr(resolved, n) != value]
+    assert differing == list(original)
+    with open(os.path.join(checkout.REPO, 'docs', 'usage-and-flags.md')) as f:
+        text = ' '.join(f.read().split())
+    paragraph = text[text.index("Flags whose default differs from the original's on purpose"):]
+    paragraph = paragraph[:paragraph.index('## ')]
+    assert [n for n in differing if '`--%s`' % n not in paragraph] == []
