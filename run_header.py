@@ -21,6 +21,7 @@ from . import cnn_util, preprocessing
 from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
+from .params import zero_values
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
@@ -88,7 +89,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         # and NUMA bind as Python's True/False; this project's lines come between them.
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
         'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
-        *dataset_lines(dataset, plan.subset),
+        *dataset_lines(dataset, plan.subset, epochs=plan.training),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % header_mode(plan),
         # One session over every worker: distributed_all_reduce's controller.
@@ -121,6 +122,8 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
         *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        # The original's 0 for "unset" (--num_batches=0), and what each became.
+        *zero_values.header_lines(plan.given_flags, p, HEADER_VALUE_WIDTH),
         '==========',
     ]
 
@@ -173,7 +176,8 @@ def served(p) -> str:
 HEADER_VALUE_WIDTH = 100 - len('Dataset:     ')
 
 
-def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list[str]:
+def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH,
+                  epochs: bool = False) -> list[str]:
     """The `Dataset:` line, its value the original's shape ('imagenet (synthetic)',
     'imagenet': Dataset.header_name), then continuation lines each at most `width` characters
     after the name column: (real data) the folder, then the example count and the checks
@@ -181,7 +185,13 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list
     '             inferred from the files in /data', '             train: 512 examples counted
     in 8 TFRecord shards, headers checked (record CRCs as read)']. A folder too long for the
     line of 'inferred from the files in' gets a line of its own; one longer than `width` is
-    shown with its middle elided (`fit_path`)."""
+    shown with its middle elided (`fit_path`).
+
+    With `epochs` (a training run), real data's phrases end with the one
+    definition of an epoch, the records found, which --num_epochs, the learning-rate schedules
+    (the models' own too) and the epochs of the evaluations count: 'an epoch is these 512
+    examples (--num_epochs, LR schedule; published: 1281167)' (the published count, the
+    original's epoch, said where it differs). Synthetic data's count line says its epoch."""
     values = [dataset.header_name()]
     if not dataset.synthetic:
         how = 'inferred from the files in' if dataset.inferred else 'files in'
@@ -190,7 +200,12 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list
         else:  # the folder on a line of its own
             values += [how, fit_path(dataset.data_dir, width)]
     counts_from = len(values)
-    for phrase in dataset.count_phrases(subset):
+    phrases = dataset.count_phrases(subset)
+    if epochs and not dataset.synthetic:
+        count, published = dataset.num_examples(subset), dataset.spec.published_examples[subset]
+        phrases.append('an epoch is these %d examples (--num_epochs, LR schedule%s)' % (
+            count, '' if count == published else '; published: %d' % published))
+    for phrase in phrases:
         if len(values) > counts_from and len(values[-1]) + 2 + len(phrase) <= width:
             values[-1] += ', ' + phrase
         else:

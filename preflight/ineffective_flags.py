@@ -248,6 +248,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         if not p.eval and not p.forward_only:
             rule(('save_model_secs', 'save_model_steps', 'max_ckpts_to_keep'),
                  'without --train_dir (checkpoints are written there)')
+    elif not p.eval and not p.summary_verbosity:  # the original writes none at level 0 too
+        rule(('save_summaries_steps',), 'without --summary_verbosity (at its default, 0, no '
+             'summary is written; --summary_verbosity=1 writes the loss, learning rate and '
+             'images/sec)')
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
@@ -467,9 +471,28 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
             and not p.plan_scaling):
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
-    if any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only when one is set
-        out += openmp_flags(p, (openmp_loaded or cpu_tuning.openmp_runtime_loaded)())
+    if p.mkl or any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only then
+        loaded = (openmp_loaded or cpu_tuning.openmp_runtime_loaded)()
+        out = [m + mkl_threads(loaded) if m.startswith('--mkl has no effect') else m
+               for m in out] + openmp_flags(p, loaded)
     return list(dict.fromkeys(out))
+
+
+def mkl_threads(loaded: bool | None) -> str:
+    """The end of --mkl's line: what sets the threads the original's --mkl set (KMP_BLOCKTIME,
+    KMP_AFFINITY, KMP_SETTINGS, OMP_NUM_THREADS) on this host, so that it names no flag that
+    would then warn (`openmp_flags`).
+
+    Args:
+      loaded: whether an OpenMP runtime is loaded (cpu_tuning.openmp_runtime_loaded); None:
+        unknown.
+    """
+    if loaded is False:
+        return ('; for the threads it set use --num_intra_threads and --num_inter_threads (this '
+                'TensorFlow loads no OpenMP runtime, so the --kmp_* flags do nothing either)')
+    return ('; for the threads it set use --num_intra_threads, and --kmp_blocktime, '
+            '--kmp_affinity, --kmp_settings for the OpenMP runtime%s'
+            % (' this build loads' if loaded else ' of a build that loads one'))
 
 
 def planned_gpu(p, visible_gpus: int):

@@ -235,12 +235,17 @@ def test_eval_without_a_checkpoint_is_a_clear_error(tmp_path):
         benchmark_cnn.BenchmarkCNN(make_params(eval=True), gpus=0).run()
 
 
-def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys):
+def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys, monkeypatch):
+    # --stop_at_top_1_accuracy=0 is unset, as in the original (params/zero_values.py): every
+    # evaluation scores at least 0.5 here, so 0.5 is reached at once.
+    evaluate = eval_runner.Evaluator.evaluate
+    monkeypatch.setattr(eval_runner.Evaluator, 'evaluate', lambda self, **kwargs: {
+        **evaluate(self, **kwargs), 'top_1': 0.5})
     result = benchmark_cnn.BenchmarkCNN(make_params(
         model='trivial', batch_size=4, image_size=16, num_batches=10, num_warmup_batches=1,
         display_every=100, train_dir=str(tmp_path), eval_during_training_every_n_steps=3,
-        num_eval_batches=2, stop_at_top_1_accuracy=0.0), gpus=0).run()
-    # Global steps 2, 3, ...: the first evaluation is at 3 (after timed step 2) and 0.0 is
+        num_eval_batches=2, stop_at_top_1_accuracy=0.5), gpus=0).run()
+    # Global steps 2, 3, ...: the first evaluation is at 3 (after timed step 2) and 0.5 is
     # reached at once, so training stops there and saves.
     assert [e['global_step'] for e in result['evals']] == [3]
     assert result['stopped_at_top_1_accuracy'] and result['stopped_early']

@@ -122,7 +122,7 @@ def test_the_rate_the_line_names_is_the_rate_of_the_first_update(name, kwargs, i
         images, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
         step = tf.constant(first, tf.int64)
-        rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1000,
+        rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1281167,
                                                images_per_step=images)
         with tf.compat.v1.Session() as sess:
             assert sess.run(rate) == pytest.approx(named, rel=1e-6)
@@ -211,7 +211,10 @@ def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(
         '             %s' % run_header.fit_path(str(folder), 87),
         '             train: 12 examples counted in 2 TFRecord shards, headers checked (record '
         'CRCs as read)']
-    assert lines[at + 4] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
+    # The one epoch of --num_epochs and the learning-rate schedules (the models' own too).
+    assert lines[at + 4] == ('             an epoch is these 12 examples (--num_epochs, LR '
+                             'schedule; published: 1281167)')
+    assert lines[at + 5] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
                              '+ background 0)')
     assert max(len(line) for line in lines) <= 100
 

@@ -177,7 +177,7 @@ def _first_rate(model, images_per_step, **flags):
         images_per_step, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
         lr = learning_rate.get_learning_rate(
-            p, tf.constant(first, tf.int64), model=net, examples_per_epoch=1000,
+            p, tf.constant(first, tf.int64), model=net, examples_per_epoch=1281167,
             images_per_step=images_per_step)
         with tf1.Session() as sess:
             return float(sess.run(lr))

@@ -78,9 +78,9 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
     deep = os.path.join(_deep_folder(str(tmp_path), 4040), 'run')  # its folder can be made
     cases = [['--data_dir='], ['--train_dir=s3://bucket/run1'],
              ['--data_dir=hdfs://namenode/imagenet'], ['--results_db=gs://bucket/r.sqlite'],
-             ['--config=resnet50_cpu.flags', '--num_batches=0'],
+             ['--config=resnet50_cpu.flags', '--num_batches=-1'],
              ['--config=' + os.path.join(checkout.REPO, 'configs', 'ci_smoke.flags'),
-              '--num_batches=0'],
+              '--num_batches=-1'],
              ['--train_dir=' + deep, '--num_batches=100']]
     results = run_mains(cases, str(tmp_path))
     assert [(status, loaded, err.count('\n')) for status, err, loaded in results] == [
@@ -100,7 +100,7 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
                                 'is an SQLite file, which needs a local disk')
     # The configuration was read (resnet50_cpu's flags), and the next rule stopped the run.
     assert errors[4] == errors[5] == ('error: --num_batches must be >= 1. Received: '
-                                      'num_batches=0\n')
+                                      'num_batches=-1\n')
     # Before: the folder could be made, the run trained 110 steps and lost them at the save.
     assert errors[6] == ('error: --train_dir=%s cannot be used: the run would write '
                          'model.ckpt-111.data-00000-of-00001.tempstate%s there, a path of %d '
