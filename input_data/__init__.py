@@ -2,7 +2,8 @@
 
 Datasets and their files: dataset descriptions (dataset_info.py), the start-up walk of TFRecord
 shards and its cache (shard_scan.py), their compression (compression.py), tf.data's reading of
-a subset's shards (shard_reader.py), the masked CRC-32C of record headers (record_crc.py), the
+a subset's shards (shard_reader.py), whether each listed file can be opened (shard_files.py),
+the masked CRC-32C of record headers (record_crc.py), the
 model's classes from --num_classes or labels.txt (class_labels.py), CIFAR-10 batches
 (cifar10_data.py), and the converter's hint for a folder of JPEG images (image_folders.py).
 Images: the preprocessing ops (image_processing.py). The interface every pipeline implements:

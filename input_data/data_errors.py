@@ -1,9 +1,10 @@
 """Input-data errors: a session.run error caused by bad input records, as one-line DataError.
 
 Run-time data errors (a label outside the model's classes, an undecodable image, a corrupt
-record) surface as tf.errors.OpError from session.run; `data_errors()` turns them into one-line
-`cnn_util.DataError`s. The label check of the pipelines (preprocessing.py) puts
-LABEL_ERROR_MARKER in its message so that it is recognised here.
+record, a shard that could not be opened any more) surface as tf.errors.OpError from
+session.run; `data_errors()` turns them into one-line `cnn_util.DataError`s. The label check
+of the pipelines (preprocessing.py) puts LABEL_ERROR_MARKER in its message so that it is
+recognised here.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         undecodable image, another schema, a label outside the classes) is then located in
         them (bad_images.locate_unusable_record, up to 30 s) and the message names its shard,
         record, image/filename and problem; so is a record whose CRC fails
-        (corrupt_records.locate).
+        (corrupt_records.locate); so is a shard that could not be opened any more
+        (shard_files.open_failure).
       skipped: the pipeline's skipped_records.SkippedRecords (--skip_corrupt_records), or
         None: its stream, repeated without end, only ends (OutOfRangeError) when every record
         was skipped, which is then said.
@@ -60,6 +62,12 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         return _nothing_left(skipped)
     message = error.message
     suffix = ' (data: %s)' % where if where else ''
+    if isinstance(error, (tf.errors.NotFoundError, tf.errors.PermissionDeniedError)) or (
+            "Can't open" in message):  # tf.data's readers; RecordInput's
+        from . import shard_files
+        unopened = shard_files.open_failure(message, files)
+        if unopened is not None:
+            return unopened
     if isinstance(error, tf.errors.InvalidArgumentError) and LABEL_ERROR_MARKER in message:
         start = message.index(LABEL_ERROR_MARKER) + len(LABEL_ERROR_MARKER)
         detail = message[start:].split('\n')[0].split('[[')[0].strip().replace("\\'", "'")

@@ -29,7 +29,7 @@ from typing import Mapping
 
 from .. import cnn_util
 from ..runtime import file_systems
-from . import class_labels, compression, image_folders, shard_scan
+from . import class_labels, compression, image_folders, shard_files, shard_scan
 from .record_crc import masked_crc32c
 
 SUBSETS = ('train', 'validation')
@@ -146,44 +146,6 @@ def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
             records += 1
             f.seek(offset)
     return records, None
-
-
-# --- Files that are listed but cannot be opened.
-
-def check_files_readable(files: list[str], what: str, noun: str = 'shard') -> None:
-    """Stats every file of a subset before any is read.
-
-    A shard folder of links into a share that is not mounted lists its shards but cannot open
-    them; without this check the shard scan ended with a FileNotFoundError traceback. Not
-    skipped by --skip_corrupt_records: the data is not damaged, it is not there.
-
-    Args:
-      files: the subset's files (`Dataset.subset_files`).
-      what: the subset for the message, e.g. 'imagenet train'.
-      noun: what one file is called: 'shard', or 'file' (a CIFAR-10 batch).
-
-    Raises:
-      DataError: naming the first file that cannot be opened (a dangling link with its missing
-        target) and how many of the subset's files cannot.
-    """
-    bad = []
-    for path in files:
-        try:
-            file_systems.stat(path)  # a remote shard through TensorFlow's file system
-        except OSError as e:
-            bad.append((path, e))
-    if not bad:
-        return
-    path, e = bad[0]
-    link = file_systems.missing_link_target(path)
-    more = ' (%d of the %d %s files cannot be opened)' % (len(bad), len(files), what) \
-        if len(bad) > 1 else ''
-    if link:
-        fix = ('point the link at the %s' % noun if link.startswith('a loop') else
-               'mount or restore the target (an unmounted share?)')
-        raise cnn_util.DataError('%s %s is %s%s: %s, or remove the link' % (
-            noun, path, link, more, fix))
-    raise cnn_util.DataError('cannot open %s %s: %s%s' % (noun, path, e.strerror or e, more))
 
 
 # --- Datasets.
@@ -389,8 +351,9 @@ class Dataset:
         """Lists, counts and checks the subset's files (once; the result is cached).
 
         Raises:
-          DataError: see `subset_files`; a file cannot be opened (a dangling symbolic link:
-            `check_files_readable`, whatever --skip_corrupt_records); a shard is truncated or
+          DataError: see `subset_files`; a file cannot be opened (a dangling symbolic link, a
+            folder, no read permission: `shard_files.check_files_readable`, whatever
+            --skip_corrupt_records); a shard is truncated or
             corrupt (without
             --skip_corrupt_records); every shard is corrupt; the subset has no records; for
             CIFAR-10, a batch file cannot be read or holds labels outside [0, 10).
@@ -401,8 +364,8 @@ class Dataset:
 
     def _scan(self, subset):
         files = self.subset_files(subset)
-        check_files_readable(files, '%s %s' % (self.name, subset),
-                             'shard' if self.spec.file_format == 'tfrecord' else 'file')
+        shard_files.check_files_readable(files, '%s %s' % (self.name, subset),
+                                         'shard' if self.spec.file_format == 'tfrecord' else 'file')
         if self.spec.file_format == 'cifar10_pickle':
             from . import cifar10_data
             counts = [len(cifar10_data.load_batches([f])[1]) for f in files]

@@ -10,9 +10,15 @@ at start-up, see `shard_scan`). Without the flag a bad record fails the step
 `tf.data.TFRecordDataset` whose errors are ignored: TensorFlow's reader then ends that shard
 at the record it could not read (it moves on to the next file rather than retry), so the
 records from there to the shard's end, whose number the start-up header walk counted, are
-skipped. A marker after each shard's records carries how many were read; when fewer than
-counted, `SkippedRecords` prints one `warning:` line naming the shard, the record and how many
-records were skipped (the first time that shard falls short), and keeps the counts.
+skipped. A shard is opened (in Python, once each time it is read) before TensorFlow's
+reader gets it: that reader retries a file it cannot open without end (an error the flag then
+ignores, again and again, at 100% CPU), so a shard that cannot be opened any more (removed, or
+its permission taken away, after the start-up check of `shard_files`) is read as no file, all
+its records skipped and named once; only a shard lost in the instant between the two opens
+would still be retried. A marker after each shard's records carries how many were read; when
+fewer than counted, `SkippedRecords` prints one `warning:` line naming the shard, the record
+and how many records were skipped (the first time that shard falls short), and keeps the
+counts.
 
 Each record read is also checked as the pipelines will parse and decode it
 (record_schema.usable: its schema, a non-empty image, its label within the model's classes,
@@ -32,6 +38,7 @@ import threading
 import tensorflow as tf
 
 from .. import cnn_util
+from ..runtime import file_systems
 from . import compression, record_schema
 
 #: Records the pipeline cannot use that are named in a warning line each; the rest are counted.
@@ -54,6 +61,8 @@ class SkippedRecords:
       passes: how many times shards fell short (each reading of a damaged shard counts).
       unusable: path -> indices of the records the pipeline cannot use (skipped every epoch).
       left_out: as given.
+      unopened: path -> the reason a shard could not be opened when last read (it could at
+        start-up); all its records are then skipped.
     """
 
     def __init__(self, num_classes: int | None = None, left_out: tuple = ()):
@@ -62,6 +71,7 @@ class SkippedRecords:
         self.passes = 0
         self.unusable: dict[str, set[int]] = {}
         self.left_out = tuple(left_out)
+        self.unopened: dict[str, str] = {}  # path -> why it could not be opened in the run
         self._lock = threading.Lock()
 
     @property
@@ -94,7 +104,13 @@ class SkippedRecords:
         Returns:
           A dataset of string scalars (serialized records).
         """
-        records = tf.data.TFRecordDataset(path, compression_type=compression).ignore_errors()
+        # TensorFlow's reader moves on after a record it cannot read, but retries a file it
+        # cannot open, without end (ignore_errors then spun at 100% CPU, deaf to Ctrl-C):
+        # the shard is opened here first, and one that cannot be is read as no file at all.
+        opened = tf.py_function(self._can_open, [path], tf.bool)
+        opened.set_shape([])
+        names = tf.boolean_mask(tf.reshape(path, [1]), tf.reshape(opened, [1]))
+        records = tf.data.TFRecordDataset(names, compression_type=compression).ignore_errors()
         marked = records.map(lambda r: (r, tf.constant(False))).concatenate(
             tf.data.Dataset.from_tensors((tf.constant(b''), tf.constant(True))))
         counted = marked.scan(tf.constant(0, tf.int64),
@@ -130,6 +146,20 @@ class SkippedRecords:
 
         return gaps.filter(keep).map(lambda record, is_marker, read, first_dropped: record)
 
+    def _can_open(self, path) -> bool:
+        """Whether the shard can be opened now (it could at start-up: shard_files); one that
+        cannot is named by `_note` with the reason kept here."""
+        name = os.fsdecode(path.numpy())
+        try:
+            file_systems.check_readable(name)
+        except OSError as e:
+            with self._lock:
+                self.unopened[name] = e.strerror or cnn_util.error_summary(e)
+            return False
+        with self._lock:
+            self.unopened.pop(name, None)
+        return True
+
     def _note(self, path, read, expected) -> bool:
         name = os.fsdecode(path.numpy())
         read, expected = int(read.numpy()), int(expected.numpy())
@@ -138,7 +168,12 @@ class SkippedRecords:
             self.by_shard[name] = expected - read
             self.passes += 1
             total = self.records
-        if first:
+            unopened = self.unopened.get(name)
+        if unopened and first:
+            cnn_util.warn('skipped all %d records of %s (%d skipped an epoch so far): it cannot '
+                          'be opened any more (%s; it could at start-up); '
+                          '--skip_corrupt_records' % (expected, name, total, unopened))
+        elif first:
             cnn_util.warn('skipped records %d..%d (indices %d..%d) of %s (%d of its %d records; '
                           '%d skipped an epoch so far): %s cannot be read (a CRC check failed, '
                           'or the file changed after the start-up scan); --skip_corrupt_records'

@@ -36,6 +36,7 @@ import glob as _glob
 import importlib.util
 import os
 import re
+import stat as stat_lib
 import warnings
 from typing import NamedTuple
 
@@ -273,6 +274,34 @@ def replace(source: str, target: str) -> None:
         return
     with _as_os_error(source):
         _gfile().rename(source, target, overwrite=True)
+
+
+def check_readable(path: str) -> None:
+    """Opens a file for reading and reads its first byte, as a record reader will.
+
+    A `stat` alone passes a file this user cannot read (a shard copied as root with mode 600)
+    and a folder named like a file; both failed later, inside a reader.
+
+    Raises:
+      IsADirectoryError: `path` is a folder.
+      OSError: it cannot be opened or read (PermissionError, FileNotFoundError, an I/O error;
+        a remote file system's error with its message), or it is not a regular file (a
+        named pipe, a device).
+    """
+    if is_remote(path):
+        with _as_os_error(path):
+            if _gfile().isdir(path):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        with open_file(path, 'rb') as f:
+            f.read(1)
+        return
+    mode = os.stat(path).st_mode
+    if stat_lib.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if not stat_lib.S_ISREG(mode):  # opening a named pipe would wait for its writer
+        raise OSError(errno.EINVAL, 'not a regular file', path)
+    with builtins.open(path, 'rb') as f:
+        f.read(1)
 
 
 def open_file(path: str, mode: str = 'r', encoding: str | None = None):

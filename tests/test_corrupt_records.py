@@ -2,6 +2,8 @@
 start-up, issue 29.6): the error names the shard, the record and --skip_corrupt_records, which
 reads such a shard up to that record and counts and reports what it skips."""
 
+import re
+
 import pytest
 
 from tests import input_helpers as h
@@ -159,3 +161,35 @@ def test_skip_corrupt_records_skips_names_and_counts_records_of_another_schema(t
     assert set(warnings[:-1]) <= lines and len(set(warnings[:-1])) == skipped_records.MAX_WARNED
     assert warnings[-1] == ('warning: more records the pipeline cannot use are skipped (the '
                             'first 5 are named above); the total block counts them')
+
+
+@pytest.mark.timeout(300, method='thread')  # the old reader spun here without end
+def test_a_shard_that_cannot_be_opened_during_the_run_is_skipped_not_retried(
+        shards, monkeypatch, capsys):
+    """A shard readable at start-up that cannot be opened when read (gone, or its permission
+    taken away) is skipped whole with one line naming it: TensorFlow's reader, whose errors
+    --skip_corrupt_records ignores, retried opening it at 100% CPU for ever (realdata 1)."""
+    import os
+
+    from tf_cnn_benchmarks import preprocessing
+    paths, _ = shards
+    made = preprocessing.make_input_pipeline
+
+    def make_then_remove(*args, **kwargs):
+        pipeline = made(*args, **kwargs)  # the start-up scan and checks are done
+        os.remove(paths[0])
+        return pipeline
+
+    monkeypatch.setattr(preprocessing, 'make_input_pipeline', make_then_remove)
+    p = h.make_params(data_dir=str(paths[0].rsplit('/', 1)[0]), skip_corrupt_records=True)
+    pipeline, outputs, _ = h.run_pipeline(p, steps=2)  # 8 images from the 2 records left
+    assert sorted(int(x) for step in outputs for _, lab in step for x in lab) == [1] * 4 + [2] * 4
+    assert pipeline.skipped.by_shard == {paths[0]: 6, paths[1]: 4}
+    assert pipeline.skipped.unopened == {paths[0]: 'No such file or directory'}
+    warnings = [x for x in capsys.readouterr().err.splitlines() if x.startswith('warning:')]
+    # The shards are read in parallel: the running total is 6 or 10 (the other shard first).
+    [gone] = [w for w in warnings if paths[0] in w]
+    assert re.fullmatch(
+        r'warning: skipped all 6 records of %s \((6|10) skipped an epoch so far\): it cannot '
+        r'be opened any more \(No such file or directory; it could at start-up\); '
+        r'--skip_corrupt_records' % re.escape(paths[0]), gone), gone

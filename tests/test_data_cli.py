@@ -345,7 +345,8 @@ def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_
         errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
         assert errors == [
             'error: shard %s is a symbolic link to %s, which does not exist: mount or restore '
-            'the target (an unmounted share?), or remove the link'
+            'the target (an unmounted share?), or remove the link and pass --allow_shard_subset '
+            '(the other shards are then a subset)'
             % (links / shard, tmp_path / 'share' / target)], proc.stderr
 
 

@@ -398,7 +398,8 @@ def test_dangling_links_are_named_with_their_targets(tmp_path):
         assert str(info.value) == (
             'shard %s is a symbolic link to %s, whose target %s does not exist (2 of the 3 '
             'imagenet train files cannot be opened): mount or restore the target (an unmounted '
-            'share?), or remove the link' % (paths[1], tmp_path / 'data' / 'hop',
+            'share?), or remove the link and pass --allow_shard_subset (the other shards are '
+            'then a subset)' % (paths[1], tmp_path / 'data' / 'hop',
                                               tmp_path / 'share' / 'x'))
     cifar = h.write_cifar(str(tmp_path / 'cifar'))
     os.remove(os.path.join(cifar, 'test_batch'))
