@@ -328,10 +328,16 @@ class _TfDataPipeline(StagedPipeline):
         if self.params.datasets_use_caching:
             records = records.cache()
         slots = plan.num_batches * plan.global_batch_size
-        scored = records.repeat().take(plan.num_examples).map(lambda r: (r, tf.constant(True)))
-        padding = records.take(1).repeat(slots - plan.num_examples).map(
-            lambda r: (r, tf.constant(False)))
-        ds = scored.concatenate(padding).batch(self.batch_size, drop_remainder=True)
+        # Whole passes, then the first records of a last partial one: with every record
+        # readable, the records going round from the first. A record --skip_corrupt_records
+        # skips leaves its slot to padding: another record is never read twice in its place
+        # (the scored count is then the distinct records read, once a pass).
+        passes, rest = divmod(plan.num_examples, plan.examples_per_epoch)
+        scored = records.repeat(passes).concatenate(records.take(rest)).take(
+            plan.num_examples).map(lambda r: (r, tf.constant(True)))
+        padding = records.take(1).cache().repeat().map(lambda r: (r, tf.constant(False)))
+        ds = scored.concatenate(padding).take(slots).batch(self.batch_size,
+                                                           drop_remainder=True)
         ds = ds.map(lambda records, valid: (*self._process_batch(records), valid),
                     num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         return self._prefetched(ds)
@@ -443,7 +449,9 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
         preprocessing whatever `train` says): its records read in a fixed order without
         shuffling, `full_pass.num_examples` of them marked valid, then padding slots (the
         first record again, marked not valid) up to num_batches x global batch, so that every
-        batch is full and the devices together read each slot once. ImageNet-format shards
+        batch is full and the devices together read each slot once; the slots of records
+        --skip_corrupt_records skips are padding too (no record is scored twice in a pass to
+        fill them). ImageNet-format shards
         are then read as --use_datasets does (also when training uses RecordInput), CIFAR-10
         as its training pipeline does; --batch_group_size is capped at the evaluation's
         batches; --datasets_repeat_cached_sample and --shuffle_buffer_size do not apply.

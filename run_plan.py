@@ -49,6 +49,9 @@ class EvalPlan:
       num_examples: examples scored by one evaluation.
       examples_per_epoch: records in `subset` (published size for synthetic data).
       synthetic: True when no records are read.
+      skipping: --skip_corrupt_records on real data: a record it skips leaves its slot
+        unscored (not filled by a record read twice), so `num_examples` is then an upper
+        bound of the examples scored.
     """
 
     subset: str
@@ -58,6 +61,7 @@ class EvalPlan:
     num_examples: int
     examples_per_epoch: int
     synthetic: bool = False
+    skipping: bool = False
 
     @property
     def padding(self) -> int:
@@ -88,8 +92,11 @@ class EvalPlan:
         else:
             what = '%.2f passes over the %d %s records in a fixed order' % (
                 self.epochs, self.examples_per_epoch, self.subset)
-        text = '%d example%s (%s) in %s' % (
-            self.num_examples, '' if self.num_examples == 1 else 's', what, batches)
+        if self.skipping:
+            what += '; a record --skip_corrupt_records skips is not scored, nor replaced'
+        text = '%s%d example%s (%s) in %s' % (
+            'up to ' if self.skipping else '', self.num_examples,
+            '' if self.num_examples == 1 else 's', what, batches)
         if self.padding:
             last = self.global_batch_size - self.padding
             text += '; the %sbatch holds %d example%s and %d padding slot%s, not scored' % (
@@ -326,7 +333,8 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
         examples = batches * global_batch
     elif not epochs:
         examples = records
-    return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records)
+    return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records,
+                    skipping=bool(p.skip_corrupt_records))
 
 
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,

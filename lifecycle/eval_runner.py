@@ -152,7 +152,9 @@ class Evaluator:
            'subset', 'elapsed_secs', 'batch_times': seconds per batch, 'host_load': what else
            used the CPUs over the timed batches (metrics/host_load.py measure),
            'skipped_records': records of the subset --skip_corrupt_records skipped (None
-           without it)}.
+           without it), 'skipped_left_out': those of them in shards left out at start-up
+           (not among the records the plan counted), 'passes': planned passes over the
+           subset}.
 
         Raises:
           CheckpointError: the checkpoint does not fit the model.
@@ -203,6 +205,8 @@ class Evaluator:
         skipped = getattr(self.pipeline, 'skipped', None)
         return {
             'skipped_records': skipped.records if skipped is not None else None,
+            'skipped_left_out': skipped.left_out_records if skipped is not None else None,
+            'passes': self.eval_plan.epochs,
             'top_1': hits_1 / examples,
             'top_5': hits_5 / examples,
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
@@ -226,15 +230,38 @@ def log_eval(r: dict, during_training: bool = True) -> None:
     X` (an --eval run's rate is its total block's `total images/sec`: `eval_block`)."""
     cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]'
                     % (r['top_1'], r['top_5'], r['num_examples']))
-    skipped = r.get('skipped_records')
-    if skipped == 0:
-        cnn_util.log_fn('skipped records: none (--skip_corrupt_records)')
-    elif skipped:
-        cnn_util.log_fn('skipped records: %d of the %s records (--skip_corrupt_records; the '
-                        "pass's %d examples were read from the records left, some twice)"
-                        % (skipped, r['subset'], r['num_examples']))
+    line = skipped_line(r)
+    if line:
+        cnn_util.log_fn(line)
     if during_training:
         cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
+
+
+def skipped_line(r: dict) -> str | None:
+    """The line after an evaluation's accuracy with --skip_corrupt_records, e.g. 'skipped
+    records: 55 of the validation records (--skip_corrupt_records: 55 while reading, their
+    slots not scored); the 73 examples scored are distinct records, each once'; None without
+    the flag. Records of shards left out at start-up are not among those the header counted
+    (nothing stands in for them); a record skipped while reading leaves its slot unscored
+    (preprocessing's full pass): no record is scored twice to fill it."""
+    skipped = r.get('skipped_records')
+    if skipped is None:
+        return None
+    if not skipped:
+        return 'skipped records: none (--skip_corrupt_records)'
+    left_out = r.get('skipped_left_out') or 0
+    parts = []
+    if left_out:
+        parts.append('%d readable in shards left out at start-up, not among the records the '
+                     'header counted' % left_out)
+    if skipped > left_out:
+        parts.append('%d while reading, their slots not scored' % (skipped - left_out))
+    passes = r.get('passes', 1.0)
+    scored = ('distinct records, each scored once' if passes <= 1 else
+              'the records left, each once a pass (%.2f passes)' % passes)
+    return ('skipped records: %d of the %s records (--skip_corrupt_records: %s); the %d '
+            'examples scored are %s' % (skipped, r['subset'], '; '.join(parts),
+                                         r['num_examples'], scored))
 
 
 class EvalSummaryWriter:

@@ -297,3 +297,53 @@ def test_eval_interval_loop_on_real_data(crafted, tmp_path):
                             'the evaluation') == 130, loop.err  # Ctrl-C'd (0 before)
     assert ('Running evaluation at global_step 7\n' in loop.out
             and 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples]\n' in loop.out)
+
+
+@pytest.mark.parametrize('flags, scored, top_1, top_5, each', [
+    ({}, 3, 2 / 3, 1.0, 'distinct records, each scored once'),
+    ({'num_eval_epochs': 2.0}, 6, 2 / 3, 1.0,  # both passes read records 1, 2 and 4
+     'the records left, each once a pass (2.00 passes)'),
+])
+def test_skipped_records_leave_their_slots_unscored(crafted, tmp_path, capsys, flags, scored,
+                                                    top_1, top_5, each):
+    """Realdata 4: records 3 and 5 (shard 0 from its bad record 2) skipped, the pass of five
+    slots was filled by reading records 1 and 2 again: '[5 examples]' at top-1 0.8 from 3
+    records, and a header of 'every validation record once'. The slots are padding now: the
+    3 records left are scored, each once a pass, and the lines say so."""
+    folder = write_records(tmp_path / 'flip', RECORDS)  # shard 0: records 1, 3, 5
+    h.damage_record(os.path.join(folder, 'validation-00000-of-00002'), 1)
+    bench = tiny_bench(data_dir=folder, train_dir=crafted['train_dir'], eval=True,
+                       image_size=CROP, num_classes=10, num_batches=None,
+                       skip_corrupt_records=True, eval_batch_size=2, **flags)
+    [header] = [x for x in bench.info_lines() if x.startswith('Eval:')]
+    r = bench.run()['eval']
+    assert (r['num_examples'], r['top_1'], r['top_5']) == (scored, top_1, top_5)
+    out = capsys.readouterr().out.splitlines()
+    assert header.startswith('Eval:        up to %d examples (' % (5 * len(flags) + 5))
+    assert "; a record --skip_corrupt_records skips is not scored, nor replaced) in " in header
+    at = out.index('Accuracy @ 1 = %.4f Accuracy @ 5 = 1.0000 [%d examples]' % (top_1, scored))
+    assert out[at + 1] == (
+        'skipped records: 2 of the validation records (--skip_corrupt_records: 2 while '
+        'reading, their slots not scored); the %d examples scored are %s' % (scored, each))
+
+
+def test_an_unusable_record_is_not_replaced_by_another(crafted, tmp_path):
+    """Record 5's label 70 lies outside the 10 classes: skipped alone, 4 examples scored (the
+    first record was read again in its place: 5 examples, top-1 0.8)."""
+    folder = write_records(tmp_path / 'label', RECORDS[:4] + [(BRIGHT, 70)])
+    r = tiny_bench(data_dir=folder, train_dir=crafted['train_dir'], eval=True, image_size=CROP,
+                   num_classes=10, num_batches=None, skip_corrupt_records=True).run()['eval']
+    assert (r['num_examples'], r['top_1'], r['top_5'], r['skipped_records']) == (4, 0.75, 1.0,
+                                                                                 1)
+
+
+def test_a_shard_left_out_at_start_up_is_not_called_read_twice(tmp_path):
+    """A truncated shard, left out at start-up: the plan counts the other shards' records, all
+    scored once; the line said '... the pass's N examples were read from the records left,
+    some twice'."""
+    line = eval_runner.skipped_line({'skipped_records': 13, 'skipped_left_out': 13,
+                                     'subset': 'validation', 'num_examples': 64, 'passes': 1.0})
+    assert line == ('skipped records: 13 of the validation records (--skip_corrupt_records: 13 '
+                    'readable in shards left out at start-up, not among the records the header '
+                    'counted); the 64 examples scored are distinct records, each scored once')
+    assert eval_runner.skipped_line({'skipped_records': None}) is None
