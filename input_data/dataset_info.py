@@ -65,9 +65,16 @@ SPECS = {s.name: s for s in (IMAGENET, CIFAR10, SYNTHETIC)}
 
 CIFAR10_FILES = {'train': tuple('data_batch_%d' % i for i in range(1, 6)),
                  'validation': ('test_batch',)}
-_SHARD_RE = re.compile(r'^(train|validation)-(\d+)-of-(\d+)$')
-_EXPECTED = ('ImageNet TFRecord shards (train-*-of-*, validation-*-of-*) or CIFAR-10 python '
-             'batches (data_batch_1..5, test_batch)')
+# A shard's name: train-00003-of-00008, with an optional ending of the usual kinds
+# (train-00003-of-00008.tfrecord, .tfrecords, .tfrec, a compression's .gz or .zlib; the
+# compression itself is read from the file): the original's glob train-* read them all.
+_SHARD_RE = re.compile(r'^(train|validation)-(\d+)-of-(\d+)'
+                       r'((?:\.(?:tfrecords?|tfrec))?(?:\.(?:gz|gzip|zlib|zz))?)$')
+SHARD_FORM = ('%s-NNNNN-of-NNNNN (a .tfrecord, .tfrecords, .tfrec, .gz or .zlib ending '
+              'allowed)')
+_EXPECTED = ('ImageNet TFRecord shards (train-NNNNN-of-NNNNN, validation-NNNNN-of-NNNNN, '
+             'optionally ending in .tfrecord) or CIFAR-10 python batches (data_batch_1..5, '
+             'test_batch)')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,6 +191,19 @@ def list_data_dir(data_dir: str) -> list[str]:
     return names
 
 
+def stray_names(names: list[str], subset: str) -> list[str]:
+    """The names in --data_dir that the original's glob `subset-*` read as shards but that are
+    no shard name here (train-00000-of-00008.bak, train-extra), sorted."""
+    return [n for n in names if n.startswith(subset + '-') and not _SHARD_RE.match(n)]
+
+
+def _strays_phrase(strays: list[str]) -> str:
+    """'train-00000-of-00008.bak is not a shard name' (up to 3 named, then how many more)."""
+    shown = ', '.join(strays[:3]) + (' and %d more' % (len(strays) - 3) if len(strays) > 3
+                                     else '')
+    return '%s %s not a shard name' % (shown, 'is' if len(strays) == 1 else 'are')
+
+
 def _missing_subset_hint(subset: str) -> str:
     """The remedy for a folder without the subset's shards."""
     if subset == 'validation':
@@ -274,6 +294,7 @@ class Dataset:
         self.classes_source = classes_source or class_labels.published_classes(spec)
         self._scans: dict[str, SubsetScan] = {}
         self._empty: dict[str, int] = {}  # subset -> its shards that hold no records
+        self._strays: dict[str, list[str]] = {}  # subset -> names like shards that are not
 
     name = property(lambda self: self.spec.name)
     image_size = property(lambda self: self.spec.image_size)
@@ -291,9 +312,11 @@ class Dataset:
         """Paths of the subset's files, sorted, after checking that none is missing.
 
         Raises:
-          DataError: the directory is missing or empty; no file matches the pattern; ImageNet
-            shards disagree on their count or do not number 0..N-1 of `-of-N` (missing indices
-            are accepted with allow_shard_subset); a CIFAR-10 batch file is missing.
+          DataError: the directory is missing or empty; no file matches the pattern (or only
+            names like shards that are none, `stray_names`: said so); ImageNet shards disagree
+            on their count, name one index twice (train-00000-of-00008 and its .tfrecord) or
+            do not number 0..N-1 of `-of-N` (missing indices are accepted with
+            allow_shard_subset); a CIFAR-10 batch file is missing.
         """
         names = list_data_dir(self.data_dir)
         pattern = self.spec.file_patterns[_check_subset(subset)]
@@ -301,8 +324,15 @@ class Dataset:
             return self._cifar_files(subset, names)
         matches = [(n, _SHARD_RE.match(n)) for n in names]
         shards = [(n, m) for n, m in matches if m and m.group(1) == subset]
+        strays = self._strays[subset] = stray_names(names, subset)
         if not shards:
             others = sum(1 for _, m in matches if m and m.group(1) != subset)
+            if strays:  # train-00000-of-00008.bak matches train-*-of-*: say why it is no shard
+                raise cnn_util.DataError(
+                    'no %s shards in --data_dir %s (%s %s): %s; a shard is named %s: rename '
+                    'the shards, or give the folder that holds them'
+                    % (subset, self.data_dir, self.name, subset, _strays_phrase(strays),
+                       SHARD_FORM % subset))
             raise cnn_util.DataError('no files matching %s in --data_dir %s (%s %s)%s'
                                      % (pattern, self.data_dir, self.name, subset,
                                         _other_dataset_hint(self.data_dir, self.name)
@@ -315,6 +345,15 @@ class Dataset:
             raise cnn_util.DataError('%s shards in %s disagree on their count (-of-%s); remove '
                                      'the stale ones' % (subset, self.data_dir,
                                                          ', -of-'.join(map(str, totals))))
+        by_index: dict[int, list[str]] = {}
+        for n, m in shards:
+            by_index.setdefault(int(m.group(2)), []).append(n)
+        twice = next((names for names in by_index.values() if len(names) > 1), None)
+        if twice:  # train-00000-of-00008 and train-00000-of-00008.tfrecord
+            raise cnn_util.DataError(
+                '%s holds %s for one %s shard index: %s; remove the copies (each index once)'
+                % (self.data_dir, cnn_util.counted(len(twice), 'file'), subset,
+                   ' and '.join(twice)))
         indices = {int(m.group(2)) for _, m in shards}
         missing = sorted(set(range(totals[0])) - indices)
         extra = sorted(i for i in indices if i >= totals[0])
@@ -364,6 +403,12 @@ class Dataset:
 
     def _scan(self, subset):
         files = self.subset_files(subset)
+        strays = self._strays.get(subset)
+        if strays:  # the original's glob read them: never left out without a word
+            cnn_util.warn('--data_dir %s: %s, not read (the original\'s glob %s-* read it as a '
+                          'shard); a shard is named %s: rename it to read it, or move it out '
+                          'of the folder' % (self.data_dir, _strays_phrase(strays), subset,
+                                              SHARD_FORM % subset))
         shard_files.check_files_readable(files, '%s %s' % (self.name, subset),
                                          'shard' if self.spec.file_format == 'tfrecord' else 'file')
         if self.spec.file_format == 'cifar10_pickle':

@@ -90,8 +90,9 @@ def test_a_data_dir_that_is_a_file_is_one_line_with_the_fix(tmp_path):
     assert (proc.returncode, proc.stdout) == (1, '')
     assert proc.stderr == (
         'error: --data_dir %s is not a directory: give the folder of ImageNet TFRecord shards '
-        '(train-*-of-*, validation-*-of-*) or CIFAR-10 python batches (data_batch_1..5, '
-        'test_batch), or drop --data_dir for synthetic data\n' % shard)
+        '(train-NNNNN-of-NNNNN, validation-NNNNN-of-NNNNN, optionally ending in .tfrecord) or '
+        'CIFAR-10 python batches (data_batch_1..5, test_batch), or drop --data_dir for '
+        'synthetic data\n' % shard)
 
 
 @pytest.mark.parametrize('case', ['missing', 'empty', 'no_match', 'truncated', 'label',

@@ -70,8 +70,8 @@ def test_the_generated_sample_set_has_the_shared_sets_shape(sample_imagenet_dir)
 
 @pytest.mark.parametrize('setup, words', [
     ('missing', ['does not exist']),
-    ('empty', ['is empty', 'train-*-of-*']),
-    ('unrelated', ['no dataset files', 'notes.txt', 'train-*-of-*']),
+    ('empty', ['is empty', 'train-NNNNN-of-NNNNN']),
+    ('unrelated', ['no dataset files', 'notes.txt', 'train-NNNNN-of-NNNNN']),
 ])
 def test_directory_errors_name_directory_and_pattern(tmp_path, setup, words):
     folder = tmp_path / 'data'
@@ -407,3 +407,46 @@ def test_dangling_links_are_named_with_their_targets(tmp_path):
     with pytest.raises(cnn_util.DataError, match=r'^file .*test_batch is a symbolic link to '
                        r'.*nope, which does not exist'):
         _dataset(tmp_path / 'cifar').scan('validation')
+
+
+def test_shards_with_a_tfrecord_ending_are_read(tmp_path, capsys):
+    """train-00000-of-00002.tfrecord was refused ('expected ... (train-*-of-*, ...); found
+    train-00000-of-00002.tfrecord', a name that matches; realdata 5): the original's glob
+    train-* read it. The ending is accepted, compressed ones' .gz too."""
+    paths = h.write_shards(str(tmp_path), 'train', [[b'a', b'b'], [b'c']])
+    os.rename(paths[0], paths[0] + '.tfrecord')
+    os.rename(paths[1], paths[1] + '.tfrecord.gz')
+    dataset = _dataset(tmp_path)
+    assert dataset.name == 'imagenet' and dataset.num_examples('train') == 3
+    assert dataset.scan('train').files == (paths[0] + '.tfrecord', paths[1] + '.tfrecord.gz')
+    assert capsys.readouterr().err == ''
+    with pytest.raises(cnn_util.DataError) as info:  # the same index twice
+        h.write_shards(str(tmp_path), 'train', [[b'a'], [b'b']])
+        _dataset(tmp_path).scan('train')
+    assert str(info.value) == (
+        '%s holds 2 files for one train shard index: train-00000-of-00002 and '
+        'train-00000-of-00002.tfrecord; remove the copies (each index once)' % tmp_path)
+
+
+def test_a_name_the_original_read_as_a_shard_is_named_not_ignored(tmp_path, capsys):
+    """A stray train-00000-of-00002.bak beside the shards was left out without a word (the
+    original's glob train-* read it); alone, the error said the folder held no file matching
+    train-*-of-*, which it does."""
+    paths = h.write_shards(str(tmp_path), 'train', [[b'a', b'b'], [b'c']])
+    with open(paths[0] + '.bak', 'wb') as f:
+        f.write(open(paths[0], 'rb').read())
+    assert _dataset(tmp_path).num_examples('train') == 3
+    assert capsys.readouterr().err == (
+        "warning: --data_dir %s: train-00000-of-00002.bak is not a shard name, not read (the "
+        "original's glob train-* read it as a shard); a shard is named train-NNNNN-of-NNNNN (a "
+        ".tfrecord, .tfrecords, .tfrec, .gz or .zlib ending allowed): rename it to read it, or "
+        "move it out of the folder\n" % tmp_path)
+    for path in paths:
+        os.remove(path)
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path, data_name='imagenet').scan('train')
+    assert str(info.value) == (
+        'no train shards in --data_dir %s (imagenet train): train-00000-of-00002.bak is not a '
+        'shard name; a shard is named train-NNNNN-of-NNNNN (a .tfrecord, .tfrecords, .tfrec, '
+        '.gz or .zlib ending allowed): rename the shards, or give the folder that holds them'
+        % tmp_path)

@@ -129,8 +129,9 @@ def test_a_data_dir_that_is_missing_or_cannot_be_read_names_the_fix(tmp_path, mo
     assert proc.returncode == 1 and 'Traceback' not in proc.stderr
     assert proc.stderr.splitlines()[-1] == (
         'error: --data_dir %s does not exist: give the folder of ImageNet TFRecord shards '
-        '(train-*-of-*, validation-*-of-*) or CIFAR-10 python batches (data_batch_1..5, '
-        'test_batch), or drop --data_dir for synthetic data' % missing)
+        '(train-NNNNN-of-NNNNN, validation-NNNNN-of-NNNNN, optionally ending in .tfrecord) or '
+        'CIFAR-10 python batches (data_batch_1..5, test_batch), or drop --data_dir for '
+        'synthetic data' % missing)
 
     def unreachable(path):  # TensorFlow's GCS client without a network
         raise OSError('%s: Error executing an HTTP request: libcurl code 6 meaning \'Could not '
