@@ -81,7 +81,8 @@ def default_origin(environ=None) -> str:
     environ = os.environ if environ is None else environ
     if environ.get(PATH_VARIABLE, '').strip():
         return ' (not given: %s)' % PATH_VARIABLE
-    return ' (not given: under %s)' % ('XDG_DATA_HOME' if environ.get('XDG_DATA_HOME')
+    return ' (not given: under %s)' % ('XDG_DATA_HOME'
+                                       if os.path.isabs(environ.get('XDG_DATA_HOME') or '')
                                        else '~/.local/share')
 
 
