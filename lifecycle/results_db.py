@@ -103,9 +103,13 @@ class RecordHook(run_hooks.RunHook):
     recorded.
     """
 
+    output = 'the record in the results database'
+    output_flag = '--results_db'
+
     def __init__(self, database: str | None, eval_run: bool = False):
         self.database = database
         self.eval_run = eval_run
+        self.run_id = None
 
     def end(self, result):
         result['finished_utc'] = now_utc()
@@ -115,4 +119,8 @@ class RecordHook(run_hooks.RunHook):
             return
         if results_log.timed_nothing(result):
             return
-        record(self.database, result)
+        self.run_id = record(self.database, result)
+
+    def written(self, result):
+        return (['the record in the results database %s (run %d)' % (self.database, self.run_id)]
+                if self.run_id is not None else [])

@@ -84,6 +84,9 @@ class SummaryHook(run_hooks.RunHook):
       dataset: the run's dataset (input_images reads a batch of its own).
     """
 
+    output = 'the TensorBoard summaries'
+    output_flag = '--train_dir'
+
     def __init__(self, plan, model, dataset):
         self.plan = plan
         self.model = model
@@ -161,6 +164,14 @@ class SummaryHook(run_hooks.RunHook):
         self._last = (step, time.perf_counter())
 
     def end(self, result):
-        self.writer.close()
+        try:
+            self.writer.close()
+        except (OSError, tf.errors.OpError) as e:  # a full disk: the other outputs go on
+            raise cnn_util.BenchmarkError('cannot write the summaries in %s: %s' % (
+                self.p.train_dir, cnn_util.error_summary(e))) from None
         result['summary_dir'] = self.p.train_dir
         cnn_util.log_fn('TensorBoard summaries in %s' % self.p.train_dir)
+
+    def written(self, result):
+        return (['the TensorBoard summaries in %s' % result['summary_dir']]
+                if result.get('summary_dir') else [])
