@@ -51,7 +51,7 @@ def disk_problem(path: str, error: sqlite3.Error) -> str | None:
     with the fix; None for any other error.
 
     Returns:
-      'the results database /d/r.sqlite cannot be written: the disk holding /d is full
+      'the results database /d/r.sqlite cannot be used: the disk holding /d is full
       (disk I/O error); free space there, or give --results_db=PATH on another disk' when
       SQLite says so (SQLITE_FULL) or under LOW_SPACE_BYTES are free there; else 'the storage
       holding /d failed to read or write it (disk I/O error): check that disk, or give
@@ -68,7 +68,7 @@ def disk_problem(path: str, error: sqlite3.Error) -> str | None:
     if 'no transaction is active' in text:
         text = 'SQLite: %s: an I/O error ended the transaction' % text
     if full:
-        return ('the results database %s cannot be written: the disk holding %s is full (%s); '
+        return ('the results database %s cannot be used: the disk holding %s is full (%s); '
                 'free space there, or give --results_db=PATH on another disk'
                 % (path, folder, text))
     return ('the results database %s cannot be used: the storage holding %s failed to read or '
@@ -87,30 +87,40 @@ def rollback_quietly(conn: sqlite3.Connection) -> None:
             pass
 
 
+def _count_runs(uri: str) -> int | None:
+    """The runs of the database at the SQLite `uri` (0 without a runs table), or None when it
+    cannot be read."""
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as e:
+        return 0 if 'no such table' in str(e) else None
+    except sqlite3.Error:
+        return None
+
+
 def remove_unused_file(path: str) -> bool:
     """Removes the database file `path` with its -wal, -shm and -journal files when it holds
     no run (no runs table, or an empty one): for a file that a first write which then failed
     made. A file that cannot be read (locked by a writer, damaged) is left as it is.
 
+    It is read as SQLite reads it (its -wal too; read-write: as the last connection it leaves
+    no -wal or -shm behind, where a read-only one leaves both). On a full disk that read fails
+    (the -shm file cannot grow: SQLITE_IOERR_SHMSIZE); where the -wal is then empty or absent
+    the file alone holds everything, and it is read as it is (`immutable`).
+
     Returns:
       True when the file was removed.
     """
-    # Read-write, not mode=ro: it reads what a -wal holds, and as the last connection it
-    # leaves no -wal or -shm behind when it closes (a read-only one leaves both).
-    uri = 'file:%s?mode=rw' % quote(os.fsencode(os.path.abspath(path)))
-    try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        try:
-            runs = conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.OperationalError as e:
-        if 'no such table' not in str(e):
-            return False
-        runs = 0
-    except sqlite3.Error:
-        return False
-    if runs:
+    where = quote(os.fsencode(os.path.abspath(path)))
+    runs = _count_runs('file:%s?mode=rw' % where)
+    wal = path + '-wal'
+    if runs is None and (not os.path.exists(wal) or os.path.getsize(wal) == 0):
+        runs = _count_runs('file:%s?mode=ro&immutable=1' % where)
+    if runs is None or runs:
         return False
     for tail in ('-wal', '-shm', '-journal', ''):
         try:

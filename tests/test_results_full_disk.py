@@ -18,7 +18,7 @@ from tf_cnn_benchmarks.lifecycle import results_db, results_log
 
 import results_helpers as rh
 
-FULL = ('the results database %s cannot be written: the disk holding %s is full (%s); free '
+FULL = ('the results database %s cannot be used: the disk holding %s is full (%s); free '
         'space there, or give --results_db=PATH on another disk')
 
 
@@ -153,3 +153,23 @@ def test_only_a_database_without_runs_is_removed(tmp_path):
     sqlite3.connect(empty).execute('PRAGMA journal_mode=WAL')
     assert disk_errors.remove_unused_file(empty) is True
     assert sorted(os.listdir(tmp_path)) == ['r.sqlite']
+
+
+def test_a_file_unreadable_on_a_full_disk_is_read_as_it_is(monkeypatch, tmp_path):
+    # On a full disk the -shm cannot grow (SQLITE_IOERR_SHMSIZE) and no read succeeds: the
+    # operator's r.sqlite, -wal and -shm were left there. With an empty -wal the file alone
+    # holds everything, and is read as it is; a -wal with content might hold a run: kept.
+    real = disk_errors._count_runs
+    monkeypatch.setattr(disk_errors, '_count_runs', lambda uri: (
+        None if 'mode=rw' in uri else real(uri)))
+    db = str(tmp_path / 'r.sqlite')
+    conn = sqlite3.connect(db)
+    conn.execute('PRAGMA journal_mode=WAL')
+    conn.close()
+    for tail, content in (('-wal', b'frames'), ('-shm', b'')):
+        with open(db + tail, 'wb') as f:
+            f.write(content)
+    assert disk_errors.remove_unused_file(db) is False
+    open(db + '-wal', 'wb').close()  # empty
+    assert disk_errors.remove_unused_file(db) is True
+    assert os.listdir(tmp_path) == []
