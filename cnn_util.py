@@ -203,7 +203,8 @@ def format_step_line(step: int, stats: ImageRateStats, loss: float | None,
                      extra: str = '') -> str:
     """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)[\\tLOSS][\\textra]`.
 
-    A loss of None (forward-only runs) leaves out the loss column.
+    A loss of None leaves out the loss column (a forward-only run's loss, not a training
+    loss, comes in `extra`: lifecycle/timed_run.loop_spec).
     """
     line = '%i\t%s' % (step, format_rate(stats))
     if loss is not None:

@@ -219,9 +219,12 @@ class StagedPipeline(InputPipeline):
                 self.warmup_ops.extend(puts)
                 self.size_ops.append(area.size())
                 self.drain_ops.append(area.clear())
-                staged = area.get()
-                for tensor, shape in zip(staged, shapes, strict=True):
-                    tensor.set_shape(shape)
+                # Unstage's outputs have no static shape in the GraphDef (its shape function
+                # knows none): EnsureShape writes them there, so that Grappler -- the memory
+                # estimate of preflight/memory_estimate.py, and the run's own optimizers --
+                # sees the batch's dimensions, not unknown ones it counts as 1 each.
+                staged = [tf.ensure_shape(tensor, shape)
+                          for tensor, shape in zip(area.get(), shapes, strict=True)]
                 batches.append(Batch(*staged) if self.full_pass is None else ScoredBatch(*staged))
         return batches
 

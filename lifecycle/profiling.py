@@ -200,6 +200,7 @@ def _write(path: str, data: bytes) -> None:
         return
     tmp = path + '.tmp'
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as the original
         with open(tmp, 'wb') as f:
             f.write(data)
         os.replace(tmp, path)

@@ -204,7 +204,8 @@ def test_nchw_on_the_cpu_warns_once(capsys):
     assert 'warning' not in err.replace('warning: --data_format=NCHW', '')
 
 
-def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp_path, capsys):
+def test_an_eval_with_num_eval_batches_warns_that_num_batches_has_no_effect(imagenet_dir,
+                                                                          tmp_path, capsys):
     helpers.tiny_run(data_dir=imagenet_dir, train_dir=str(tmp_path), num_batches=1)
     capsys.readouterr()
     helpers.tiny_run(data_dir=imagenet_dir, train_dir=str(tmp_path), eval=True, num_batches=7,
@@ -213,8 +214,9 @@ def test_a_full_pass_eval_warns_that_num_batches_has_no_effect(imagenet_dir, tmp
     assert err.splitlines() == [
         'warning: --distort_color has no effect with --eval (its images get the central crop '
         'of evaluation: no random crop, flip or colour change)',
-        'warning: --num_batches has no effect with --eval on real data (it evaluates '
-        '--num_eval_batches, else --num_eval_epochs, else one pass over the subset)']
+        "warning: --num_batches has no effect with --eval and --num_eval_batches (an "
+        "evaluation's length is --num_eval_batches, else --num_eval_epochs, else --num_batches "
+        "or --num_epochs, as in the original)"]
 
 
 @pytest.mark.parametrize('name, meant', [
