@@ -287,6 +287,25 @@ def remote_outputs(p: Params) -> list[str]:
             if file_systems.is_remote(getattr(p, n))]
 
 
+def check_working_folder(p: Params) -> None:
+    """Refuses a relative path flag (params.PATH_FLAGS, --results_db, or TF_CNN_RESULTS_DB's
+    path) when the working folder no longer exists (cnn_util.working_folder_problem): every
+    look-up of it would fail with 'No such file or directory'.
+
+    Raises:
+      ParamsError: naming the working folder, the flag and the fix (absolute paths, or cd to
+        an existing folder).
+    """
+    given = [('--' + name, getattr(p, name)) for name in params_lib.PATH_FLAGS]
+    if isinstance(p.results_db, str):
+        given.append(('--results_db', p.results_db))
+    elif p.results_db is None and os.environ.get(store.PATH_VARIABLE, '').strip():
+        given.append((store.PATH_VARIABLE, store.default_path()))
+    problem = cnn_util.working_folder_problem(given)
+    if problem:
+        raise ParamsError(problem)
+
+
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
