@@ -15,7 +15,8 @@ and ingest them.
 
 A file that is not a results database of this program (another program's SQLite file, any
 other file, a damaged database, a newer schema) is never written to: `StoreError` says what
-it is and how to go on, and the file stays as it was.
+it is and how to go on, and the file stays as it was. A full disk or failing storage is said
+so, with the fix, not in SQLite's words (history/disk_errors.py).
 
 Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
   1  meta (key, value), runs (every records.ROW_FIELDS column but config_key), the unique
@@ -35,7 +36,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..hardware import user_dirs
-from . import records
+from . import disk_errors, records
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
 SCHEMA_VERSION = 3
@@ -81,7 +82,8 @@ def default_origin(environ=None) -> str:
     environ = os.environ if environ is None else environ
     if environ.get(PATH_VARIABLE, '').strip():
         return ' (not given: %s)' % PATH_VARIABLE
-    return ' (not given: under %s)' % ('XDG_DATA_HOME' if environ.get('XDG_DATA_HOME')
+    return ' (not given: under %s)' % ('XDG_DATA_HOME'
+                                       if os.path.isabs(environ.get('XDG_DATA_HOME') or '')
                                        else '~/.local/share')
 
 
@@ -164,6 +166,9 @@ def _problem(path: str, error: sqlite3.Error) -> StoreError:
         return StoreError('the results database %s stayed locked by another process for %g s '
                           '(%s); try again, or give this run --results_db=OTHER_PATH'
                           % (path, BUSY_TIMEOUT_SECS, text))
+    disk = disk_errors.disk_problem(path, error)  # a full disk, failing storage
+    if disk:
+        return StoreError(disk)
     if isinstance(error, sqlite3.DatabaseError) and ('not a database' in text
                                                      or 'malformed' in text):
         what = ('is not an SQLite database' if 'not a database' in text
@@ -187,14 +192,18 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
     """
     # One read transaction: another process creating the schema commits between the reads
     # otherwise (application_id 0 read before its commit, its tables after: 'another program').
+    # A failed read ends it with a quiet ROLLBACK: a COMMIT in a `finally` raised 'cannot
+    # commit - no transaction is active' over the I/O error that ended it (a full disk).
     conn.execute('BEGIN')
     try:
         app_id = conn.execute('PRAGMA application_id').fetchone()[0]
         version = conn.execute('PRAGMA user_version').fetchone()[0]
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-    finally:
-        conn.execute('COMMIT')
+    except BaseException:
+        disk_errors.rollback_quietly(conn)
+        raise
+    conn.execute('COMMIT')
     if app_id == 0 and not tables:
         return 0
     if app_id != APPLICATION_ID:
@@ -235,7 +244,7 @@ def _migrate(conn: sqlite3.Connection, target: int) -> None:
             conn.execute('PRAGMA user_version = %d' % target)
         conn.execute('COMMIT')
     except BaseException:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)  # never hiding the error that ended it
         raise
 
 
@@ -456,7 +465,8 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
     """One write transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any error).
 
     Raises:
-      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed.
+      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed (a full disk
+        or failing storage said so: history/disk_errors.py).
     """
     try:
         conn.execute('BEGIN IMMEDIATE')
@@ -466,10 +476,10 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
         yield conn
         conn.execute('COMMIT')
     except sqlite3.Error as e:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)  # after an I/O error SQLite rolled back already
         raise _problem(path, e) from None
     except BaseException:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)
         raise
 
 

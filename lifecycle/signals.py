@@ -212,8 +212,11 @@ def _abort(signum: int, saved: str | None = None) -> None:
     else:
         what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
                 'results database\'s record) may be missing' % saved)
-    os.write(2, ('error: received %s again: aborting at once, %s\n'
-                 % (signal.Signals(signum).name, what)).encode())
+    try:
+        os.write(2, ('error: received %s again: aborting at once, %s\n'
+                     % (signal.Signals(signum).name, what)).encode())
+    except OSError:  # stderr on a full disk or closed: the exit status says it
+        pass
     dir_hold.release_all()  # the --train_dir is free for the next run
     os._exit(128 + signum)
 

@@ -88,6 +88,9 @@ class SummaryHook(run_hooks.RunHook):
       clock: seconds, monotonic (tests inject a fake one).
     """
 
+    output = 'the TensorBoard summaries'
+    output_flag = '--train_dir'
+
     def __init__(self, plan, model, dataset, clock=time.perf_counter):
         self.clock = clock
         self.plan = plan
@@ -168,6 +171,14 @@ class SummaryHook(run_hooks.RunHook):
         self._last = (step, self.clock())
 
     def end(self, result):
-        self.writer.close()
+        try:
+            self.writer.close()
+        except (OSError, tf.errors.OpError) as e:  # a full disk: the other outputs go on
+            raise cnn_util.BenchmarkError('cannot write the summaries in %s: %s' % (
+                self.p.train_dir, cnn_util.error_summary(e))) from None
         result['summary_dir'] = self.p.train_dir
         cnn_util.log_fn('TensorBoard summaries in %s' % self.p.train_dir)
+
+    def written(self, result):
+        return (['the TensorBoard summaries in %s' % result['summary_dir']]
+                if result.get('summary_dir') else [])

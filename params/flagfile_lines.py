@@ -23,6 +23,8 @@ from __future__ import annotations
 import os
 import re
 
+from .. import cnn_util
+
 # A word of a line that is itself a flag: `--batch_size=4`, `--use_fp16`, `'--model=x`.
 _FLAG_WORD = re.compile(r"""^['"]?--(?P<name>[A-Za-z_]\w*)(=|['"]?$)""")
 _DIRECTIVE = ('--flagfile=', '-flagfile=')
@@ -156,11 +158,15 @@ def check_flagfiles(args: list[str]) -> None:
     Raises:
       FlagfileError: one line naming the file, the line and the fix: an empty --flagfile=, two
         flags on a line, a quoted value, a line that is not `--name=value`, or a nested
-        flagfile not found (with the folder it was looked for in). A top-level flagfile that
-        cannot be opened is left to absl's own message.
+        flagfile not found (with the folder it was looked for in), a relative one where the
+        working folder no longer exists (cnn_util.working_folder_problem). A top-level
+        flagfile that cannot be opened otherwise is left to absl's own message.
     """
     for path in _top_level_files(args):
         if not path:
             raise FlagfileError('--flagfile= names no file (an unset variable in a script?): '
                                 'give the flag file\'s path, or drop --flagfile')
+        gone = cnn_util.working_folder_problem([('--flagfile', path)])
+        if gone:
+            raise FlagfileError(gone)
         _check_file(path, [])

@@ -191,8 +191,10 @@ def parent_folders(p: Params) -> list[tuple[str, str]]:
     folder itself is made where the run writes into it: runtime/dir_hold.py, the hooks), a
     file flag's folder and its parents."""
     out, seen = [], set()
-    for name in output_dirs(p) + _OUTPUT_FILES + ('plan_scaling_png',):
-        path = getattr(p, name)
+    paths = [(name, getattr(p, name)) for name in output_dirs(p) + _OUTPUT_FILES
+             + ('plan_scaling_png',)]
+    paths.append(('results_db', named_database(p)))
+    for name, path in paths:
         if not path or file_systems.is_remote(path):
             continue
         for folder in _missing_folders(os.path.dirname(os.path.abspath(path))):
@@ -200,6 +202,25 @@ def parent_folders(p: Params) -> list[tuple[str, str]]:
                 seen.add(folder)
                 out.append((name, folder))
     return out
+
+
+def named_database(p: Params) -> str | None:
+    """The results database's path when the user named it (--results_db=PATH, or
+    $TF_CNN_RESULTS_DB without the flag), else None (off, or the default place under the
+    XDG data folder, whose folders are made as that specification expects)."""
+    if isinstance(p.results_db, str):
+        return p.results_db
+    if p.results_db is not False and os.environ.get(store.PATH_VARIABLE, '').strip():
+        return store.default_path()
+    return None
+
+
+def _flag_text(p: Params, name: str) -> str:
+    """'--train_dir=/tmp/a' for a message; the database named by the environment as
+    '$TF_CNN_RESULTS_DB=/tmp/r.sqlite'."""
+    if name == 'results_db' and not isinstance(p.results_db, str):
+        return '$%s=%s' % (store.PATH_VARIABLE, store.default_path())
+    return '--%s=%s' % (name, getattr(p, name))
 
 
 def make_parent_folders(p: Params) -> list[str]:
@@ -218,11 +239,11 @@ def make_parent_folders(p: Params) -> list[str]:
         except FileExistsError:  # another task of the cluster made it meanwhile
             continue
         except OSError as e:
-            raise ParamsError('--%s=%s cannot be written: cannot create %s: %s. Choose another '
-                              'path.' % (name, getattr(p, name), folder, e.strerror or e)) from None
+            raise ParamsError('%s cannot be written: cannot create %s: %s. Choose another '
+                              'path.' % (_flag_text(p, name), folder, e.strerror or e)) from None
         made.setdefault(name, []).append(folder)
-    return ['Made the missing folder%s %s for --%s=%s' % (
-        's' if len(folders) > 1 else '', ', '.join(folders), name, getattr(p, name))
+    return ['Made the missing folder%s %s for %s' % (
+        's' if len(folders) > 1 else '', ', '.join(folders), _flag_text(p, name))
         for name, folders in made.items()]
 
 
@@ -264,6 +285,25 @@ def remote_outputs(p: Params) -> list[str]:
     """The output flags of `p` that name remote paths, as '--flag=value'."""
     return ['--%s=%s' % (n, getattr(p, n)) for n in output_dirs(p) + _OUTPUT_FILES
             if file_systems.is_remote(getattr(p, n))]
+
+
+def check_working_folder(p: Params) -> None:
+    """Refuses a relative path flag (params.PATH_FLAGS, --results_db, or TF_CNN_RESULTS_DB's
+    path) when the working folder no longer exists (cnn_util.working_folder_problem): every
+    look-up of it would fail with 'No such file or directory'.
+
+    Raises:
+      ParamsError: naming the working folder, the flag and the fix (absolute paths, or cd to
+        an existing folder).
+    """
+    given = [('--' + name, getattr(p, name)) for name in params_lib.PATH_FLAGS]
+    if isinstance(p.results_db, str):
+        given.append(('--results_db', p.results_db))
+    elif p.results_db is None and os.environ.get(store.PATH_VARIABLE, '').strip():
+        given.append((store.PATH_VARIABLE, store.default_path()))
+    problem = cnn_util.working_folder_problem(given)
+    if problem:
+        raise ParamsError(problem)
 
 
 def check_output_paths(p: Params) -> None:

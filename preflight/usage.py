@@ -115,12 +115,15 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
         check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
-        an output path cannot be written, or the cluster does not resolve (its source, or a
-        host name: cluster/host_names.py).
+        a relative path given where the working folder no longer exists
+        (output_paths.check_working_folder), an output path cannot be written, or the
+        cluster does not resolve (its source, or a host name: cluster/host_names.py).
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       cnn_util.DataError: with `command` and `paths`, a local --data_dir that is missing,
         empty or holds no dataset's files (`dataset_name`).
     """
+    if paths:
+        output_paths.check_working_folder(p)  # before any check looks a relative path up
     given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params

@@ -204,6 +204,34 @@ def test_missing_folders_of_output_paths_are_made_and_said(tmp_path, flag, relat
     assert output_paths.make_parent_folders(p) == []  # nothing missing any more
 
 
+def test_a_named_results_database_s_missing_folders_are_made_and_said(tmp_path, monkeypatch):
+    # --results_db=/tmp/a/b/r.sqlite made a/ and b/ without a word (history/store.py's
+    # makedirs), unlike every other output path; $TF_CNN_RESULTS_DB likewise.
+    monkeypatch.delenv('TF_CNN_RESULTS_DB', raising=False)
+    path = str(tmp_path / 'a' / 'b' / 'r.sqlite')
+    p = make_params(results_db=path)
+    assert output_paths.make_parent_folders(p) == [
+        'Made the missing folders %s, %s for --results_db=%s' % (
+            tmp_path / 'a', tmp_path / 'a' / 'b', path)]
+    env_path = str(tmp_path / 'c' / 'r.sqlite')
+    monkeypatch.setenv('TF_CNN_RESULTS_DB', env_path)
+    assert output_paths.make_parent_folders(make_params()) == [
+        'Made the missing folder %s for $TF_CNN_RESULTS_DB=%s' % (tmp_path / 'c', env_path)]
+    assert output_paths.named_database(make_params(results_db=False)) is None
+
+
+def test_a_relative_xdg_data_home_is_ignored_as_the_specification_says(tmp_path, monkeypatch):
+    # XDG_DATA_HOME=rel/dir made ./rel/dir/tf_cnn_benchmarks/results.sqlite under the working
+    # folder; the XDG Base Directory Specification says a relative value is to be ignored.
+    from tf_cnn_benchmarks.history import store
+    env = {'HOME': str(tmp_path), 'XDG_DATA_HOME': 'rel/dir'}
+    assert store.default_path(env) == str(
+        tmp_path / '.local' / 'share' / 'tf_cnn_benchmarks' / 'results.sqlite')
+    assert store.default_origin(env) == ' (not given: under ~/.local/share)'
+    env['XDG_DATA_HOME'] = str(tmp_path / 'xdg')
+    assert store.default_path(env) == str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')
+
+
 def test_a_folder_under_a_file_is_still_refused(tmp_path):
     (tmp_path / 'afile').write_text('x')
     path = str(tmp_path / 'afile' / 'a' / 't.json')
