@@ -205,6 +205,9 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH,
         count, published = dataset.num_examples(subset), dataset.spec.published_examples[subset]
         phrases.append('an epoch is these %d examples (--num_epochs, LR schedule%s)' % (
             count, '' if count == published else '; published: %d' % published))
+        if dataset.skip_corrupt_records:  # the count is known before any record is read
+            phrases.append('fewer when --skip_corrupt_records skips records while reading '
+                           '(the total block then says how many an epoch reads)')
     for phrase in phrases:
         if len(values) > counts_from and len(values[-1]) + 2 + len(phrase) <= width:
             values[-1] += ', ' + phrase

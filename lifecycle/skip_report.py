@@ -5,7 +5,8 @@ cut short, and per record the pipeline cannot use, as it happens), with the read
 of the shards left out at start-up (one `warning:` line each, dataset_info); this hook adds
 the count to the run's end: a `skipped records:` line after `total images/sec` and
 `result['skipped_records']` (records skipped an epoch, 0 when none; a lower bound when
-shards were left out at start-up).
+shards were left out at start-up), then, when records were skipped while reading, an `epochs:`
+line: the header's Num epochs counted the records found at start-up, an epoch reads fewer.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ class SkipReportHook(run_hooks.RunHook):
 
     def __init__(self):
         self._skipped = None
+        self._plan = None
 
     def begin(self, ctx: run_hooks.RunContext) -> None:
         self._skipped = ctx.info.pipeline.skipped
+        self._plan = ctx.plan
 
     def total_lines(self, loop) -> list[str]:
         if self._skipped is None:
@@ -45,7 +48,30 @@ class SkipReportHook(run_hooks.RunHook):
         count = '%d an epoch' % skipped.records
         if skipped.left_out:
             count = 'at least ' + count if skipped.records else 'uncounted'
-        return ['skipped records: %s, %s (--skip_corrupt_records)' % (count, ' and '.join(parts))]
+        lines = ['skipped records: %s, %s (--skip_corrupt_records)' % (count, ' and '.join(parts))]
+        epochs = self.epochs_line(loop)
+        return lines + ([epochs] if epochs else [])
+
+    def epochs_line(self, loop) -> str | None:
+        """'epochs: ...' when records were skipped while reading in a run that steps through
+        the data: the header's Num epochs and the epoch of --num_epochs and the schedules
+        count the records found at start-up (less the shards left out then), but an epoch
+        reads only those left; None otherwise."""
+        plan, skipped = self._plan, self._skipped
+        while_reading = skipped.records - skipped.left_out_records
+        if plan is None or not while_reading or loop is None:
+            return None
+        counted = plan.examples_per_epoch
+        read = counted - while_reading
+        if read <= 0:
+            return None
+        steps = getattr(loop, 'num_steps', plan.num_batches)
+        images = steps * plan.global_batch_size
+        return ('epochs: with the %d records an epoch skipped while reading, an epoch reads %d '
+                'records, not the %d counted: the %d timed steps read %.2f epochs of them, not '
+                "the header's %.2f (which --num_epochs and the learning-rate schedule count)"
+                % (while_reading, read, counted, steps, images / read,
+                   images / float(counted)))
 
     def end(self, result: dict) -> None:
         if self._skipped is not None:

@@ -120,8 +120,15 @@ def test_a_run_reports_the_skipped_records(shards, frozen, capsys):
     result = helpers.tiny_run(data_dir=str(paths[0].rsplit('/', 1)[0]), skip_corrupt_records=True,
                               num_batches=6, forward_only=frozen, freeze_when_forward_only=frozen)
     assert result['skipped_records'] == 4
-    assert 'skipped records: 4 an epoch, the ends of 1 shard(s) from their first bad record ' \
-           '(--skip_corrupt_records)' in capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out.splitlines()
+    at = out.index('skipped records: 4 an epoch, the ends of 1 shard(s) from their first bad '
+                   'record (--skip_corrupt_records)')
+    # 6 steps of 4 images: 2.00 epochs of the 12 records counted, 3.00 of the 8 an epoch reads
+    # (realdata 8: the header's figure was never corrected).
+    assert out[at + 1] == (
+        'epochs: with the 4 records an epoch skipped while reading, an epoch reads 8 records, '
+        "not the 12 counted: the 6 timed steps read 3.00 epochs of them, not the header's 2.00 "
+        '(which --num_epochs and the learning-rate schedule count)')
 
 
 def test_skip_corrupt_records_skips_names_and_counts_records_of_another_schema(tmp_path,
@@ -193,3 +200,16 @@ def test_a_shard_that_cannot_be_opened_during_the_run_is_skipped_not_retried(
         r'warning: skipped all 6 records of %s \((6|10) skipped an epoch so far\): it cannot '
         r'be opened any more \(No such file or directory; it could at start-up\); '
         r'--skip_corrupt_records' % re.escape(paths[0]), gone), gone
+
+
+def test_the_header_says_an_epoch_may_read_fewer_records(shards):
+    """The header's epoch is counted before any record is read: with --skip_corrupt_records it
+    says that records skipped while reading make it shorter, and where the figure comes."""
+    from tests import helpers
+    paths, _ = shards
+    lines = helpers.tiny_bench(data_dir=str(paths[0].rsplit('/', 1)[0]),
+                               skip_corrupt_records=True).info_lines()
+    text = ' '.join(line.strip() for line in lines)
+    assert ('an epoch is these 12 examples (--num_epochs, LR schedule; published: 1281167) '
+            'fewer when --skip_corrupt_records skips records while reading (the total block '
+            'then says how many an epoch reads)') in text.replace(', fewer', ' fewer')
