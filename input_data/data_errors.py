@@ -107,6 +107,9 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
             fix = ('; re-encode or remove that image and write its shard again '
                    '(tf_cnn_build_tfrecords), or --skip_corrupt_records to skip the records '
                    'whose image does not decode (each named, and counted)')
+            if 'JPEG' in message:  # libjpeg's own lines, printed straight to stderr
+                from .record_schema import LIBJPEG_LINES
+                fix += '; ' + LIBJPEG_LINES
         return cnn_util.DataError('an input record could not be processed: %s%s%s%s%s'
                                   % (cnn_util.error_summary(error), hint, suffix,
                                      _located(files, 'first record the pipeline cannot use'),

@@ -103,6 +103,24 @@ def filename_of(serialized: bytes) -> str:
         return ''
 
 
+def image_is_jpeg(path: str, index: int) -> bool:
+    """Whether record `index` of a shard holds JPEG bytes (FF D8 FF) in image/encoded."""
+    record = _record(path, index)
+    try:
+        values = tf.train.Example.FromString(record).features.feature[ENCODED]
+        return values.bytes_list.value[0][:3] == b'\xff\xd8\xff'
+    except Exception:  # noqa: BLE001 - a record that does not parse holds no JPEG
+        return False
+
+
+#: Whose the bare lines on stderr next to an image that does not decode are: libjpeg (inside
+#: TensorFlow's JPEG decoder) prints them itself, bypassing TensorFlow's log level, each time it
+#: meets the image (with --skip_corrupt_records, each time the record is read and checked).
+LIBJPEG_LINES = ("the bare lines on stderr such as 'Input file read error', 'Premature end of "
+                 "JPEG file' or 'Improper call to JPEG library in state 201' are libjpeg's, "
+                 'printed each time it meets such an image')
+
+
 def describe_record(path: str, index: int, num_classes: int | None = None,
                     default: str = '') -> str:
     """'record N (index N-1) of PATH (image/filename 'NAME'): PROBLEM', the form of every

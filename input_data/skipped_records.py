@@ -43,6 +43,7 @@ from . import compression, record_schema
 
 #: Records the pipeline cannot use that are named in a warning line each; the rest are counted.
 MAX_WARNED = 5
+UNDECODABLE = 'its image does not decode'
 
 
 class SkippedRecords:
@@ -72,6 +73,7 @@ class SkippedRecords:
         self.unusable: dict[str, set[int]] = {}
         self.left_out = tuple(left_out)
         self.unopened: dict[str, str] = {}  # path -> why it could not be opened in the run
+        self._libjpeg_said = False  # record_schema.LIBJPEG_LINES was said
         self._lock = threading.Lock()
 
     @property
@@ -196,9 +198,14 @@ class SkippedRecords:
             for k, i in enumerate(new, start=start):
                 if k < MAX_WARNED:
                     # The check's other failures have a phrase of record_problem's.
-                    cnn_util.warn('skipped %s; --skip_corrupt_records'
-                                  % record_schema.describe_record(
-                                      name, i, self.num_classes, 'its image does not decode'))
+                    named = record_schema.describe_record(name, i, self.num_classes,
+                                                          UNDECODABLE)
+                    note = ''
+                    if (named.endswith(UNDECODABLE) and not self._libjpeg_said
+                            and record_schema.image_is_jpeg(name, i)):  # once a run
+                        self._libjpeg_said = True
+                        note = ' (%s)' % record_schema.LIBJPEG_LINES
+                    cnn_util.warn('skipped %s; --skip_corrupt_records%s' % (named, note))
                 elif k == MAX_WARNED:
                     cnn_util.warn('more records the pipeline cannot use are skipped (the first '
                                   '%d are named above); the total block counts them' % MAX_WARNED)

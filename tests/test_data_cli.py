@@ -234,7 +234,9 @@ def test_skip_corrupt_records_skips_names_and_counts_images_that_do_not_decode(t
         "warning: skipped record 2 (index 1) of %s (image/filename 'junk.jpg'): its image does not "
         'decode; --skip_corrupt_records' % paths[0],
         "warning: skipped record 3 (index 2) of %s (image/filename 'half.jpg'): its image does not "
-        'decode; --skip_corrupt_records' % paths[1]]
+        "decode; --skip_corrupt_records (the bare lines on stderr such as 'Input file read "
+        "error', 'Premature end of JPEG file' or 'Improper call to JPEG library in state 201' "
+        "are libjpeg's, printed each time it meets such an image)" % paths[1]]
     assert ('skipped records: 2 an epoch, 2 record(s) the pipeline cannot use (another schema, '
             'a label outside the classes, an image that does not decode) in 2 shard(s) '
             '(--skip_corrupt_records)' in proc.stdout.splitlines())
@@ -400,3 +402,22 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
             'a label outside the classes, an image that does not decode) in 1 shard(s) '
             '(--skip_corrupt_records)'
             in skipped.stdout.splitlines())
+
+
+def test_libjpegs_own_lines_are_said_whose_they_are(tmp_path):
+    """libjpeg prints 'Premature end of JPEG file' and the like straight to stderr, past
+    TensorFlow's log level (realdata 9: bare lines between the command's own): the error of
+    a JPEG that does not decode says whose they are."""
+    import numpy as np
+    jpeg = input_helpers.image_bytes(64, 48, pixels=np.random.default_rng(0).integers(
+        0, 256, (48, 64, 3)))
+    good = input_helpers.example(jpeg, 3, filename='good.jpg')
+    half = input_helpers.example(jpeg[:len(jpeg) // 2], 3, filename='half.jpg')
+    input_helpers.write_shards(str(tmp_path / 'cut'), 'train', [[good, half, good, good]])
+    proc = helpers.run_command(*SMALL, '--data_dir=%s' % (tmp_path / 'cut'))
+    assert proc.returncode == 1, proc.stderr
+    [error] = [x for x in proc.stderr.splitlines() if x.startswith('error: ')]
+    assert error.endswith(
+        "(each named, and counted); the bare lines on stderr such as 'Input file read error', "
+        "'Premature end of JPEG file' or 'Improper call to JPEG library in state 201' are "
+        "libjpeg's, printed each time it meets such an image"), error
