@@ -214,11 +214,13 @@ def _missing_subset_hint(subset: str) -> str:
             'writes them from JPEG folders)' % subset)
 
 
-def _other_subset_hint(subset: str, found: int, kind: str, evaluating=False) -> str:
+def _other_subset_hint(subset: str, found: int, kind: str, evaluating=False,
+                       subset_given=False) -> str:
     """'; it holds only 2 validation shards: ...' for a folder without the `subset` files but
     with `found` of the other subset's ('' when found is 0), naming the flags that read them
     and, else, what to give. `kind`: 'shard' or 'batch file'; `evaluating`: --eval is given
-    (then the train subset was asked for with --data_subset=train)."""
+    (then the train subset was asked for with --data_subset=train); `subset_given`: the
+    subset is --data_subset's (else the run's default, or its evaluations')."""
     if not found:
         return ''
     other, them = ('validation' if subset == 'train' else 'train'), 'it' if found == 1 else 'them'
@@ -229,6 +231,10 @@ def _other_subset_hint(subset: str, found: int, kind: str, evaluating=False) -> 
     if subset == 'train':
         return held + ('train on %s with --data_subset=validation or evaluate %s with --eval, '
                        'else give the folder that holds the train data' % (them, them))
+    if subset_given and not evaluating:  # training, --data_subset=validation
+        return held + ('train on %s by dropping --data_subset=validation (training reads the '
+                       'train data), else give the folder that holds the validation data'
+                       % them)
     return held + ('--eval --data_subset=train evaluates %s; evaluations during training need '
                    'validation data (tf_cnn_build_tfrecords --validation_fraction above 0 '
                    'writes it)' % them)
@@ -277,13 +283,16 @@ class Dataset:
       skip_corrupt_records: leave out corrupt or truncated shards instead of raising.
       allow_shard_subset: accept shards whose indices do not cover 0..N-1 of `-of-N`.
       evaluating: the run is an --eval (for the remedy of a folder of the other subset only).
+      data_subset: --data_subset (for the same remedy).
     """
 
     def __init__(self, spec: DatasetSpec, data_dir: str | None = None, *, inferred=False,
                  skip_corrupt_records=False, num_classes: int | None = None,
-                 classes_source: str = '', allow_shard_subset=False, evaluating=False):
+                 classes_source: str = '', allow_shard_subset=False, evaluating=False,
+                 data_subset: str | None = None):
         self.spec = spec
         self.evaluating = evaluating  # --eval: a missing subset's hint names its flags
+        self.data_subset = data_subset  # --data_subset, for the same hints
         self.data_dir = data_dir
         self.inferred = inferred
         self.skip_corrupt_records = skip_corrupt_records
@@ -338,7 +347,8 @@ class Dataset:
                                         _other_dataset_hint(self.data_dir, self.name)
                                         or image_folders.converter_hint(self.data_dir)
                                         or _other_subset_hint(subset, others, 'shard',
-                                                              self.evaluating)
+                                                              self.evaluating,
+                                                              self.data_subset == subset)
                                         or _missing_subset_hint(subset)))
         totals = sorted({int(m.group(3)) for _, m in shards})
         if len(totals) > 1:
@@ -380,7 +390,8 @@ class Dataset:
                                      % (self.spec.file_patterns[subset], self.data_dir, subset,
                                         _other_dataset_hint(self.data_dir, 'cifar10')
                                         or _other_subset_hint(subset, len(others), 'batch file',
-                                                              self.evaluating)))
+                                                              self.evaluating,
+                                                              self.data_subset == subset)))
         if missing:
             raise cnn_util.DataError('--data_dir %s lacks CIFAR-10 %s file(s) %s'
                                      % (self.data_dir, subset, ', '.join(missing)))
@@ -563,7 +574,7 @@ def get_dataset(params) -> Dataset:
     return Dataset(SPECS[name], data_dir, inferred=inferred,
                    skip_corrupt_records=params.skip_corrupt_records, num_classes=num_classes,
                    classes_source=source, allow_shard_subset=params.allow_shard_subset,
-                   evaluating=bool(params.eval))
+                   evaluating=bool(params.eval), data_subset=params.data_subset)
 
 
 def default_subset(params) -> str:

@@ -123,7 +123,8 @@ class ScanCache:
     Args:
       path: the cache file; default `cache_path()`.
       warn: called with one line when the file exists but cannot be used (it is then ignored
-        and rewritten by `save`).
+        and rewritten by `save`, or, where its folder is not writable, left alone: the line
+        says so).
     """
 
     def __init__(self, path: str | None = None, warn=cnn_util.warn):
@@ -131,6 +132,7 @@ class ScanCache:
         self._warn = warn
         self._entries: dict[str, dict] = {}
         self._dirty = False
+        self._unwritable = False  # said by _load: the folder of an unusable file is read-only
         self._load()
 
     def _load(self) -> None:
@@ -144,8 +146,17 @@ class ScanCache:
         except FileNotFoundError:
             pass
         except (OSError, ValueError, UnicodeDecodeError) as e:
-            self._warn('ignoring the shard scan cache %s (%s); every shard is walked and the '
-                       'file rewritten' % (self.path, e))
+            folder = os.path.dirname(self.path)
+            if os.access(folder, os.W_OK):
+                self._warn('ignoring the shard scan cache %s (%s); every shard is walked and '
+                           'the file rewritten' % (self.path, e))
+                return
+            # Said once here: `save` then writes nothing and says nothing more.
+            self._unwritable = True
+            self._warn('ignoring the shard scan cache %s (%s); every shard is walked, and the '
+                       'file cannot be rewritten (its folder %s is not writable by this user): '
+                       'set XDG_CACHE_HOME to a folder this user can write to keep the scans'
+                       % (self.path, e, folder))
 
     def get(self, path: str, stat: os.stat_result) -> dict | None:
         """The cached {'records': int, 'compression': str} of `path`, or None when it is
@@ -174,7 +185,7 @@ class ScanCache:
         written only costs the next run its speed, so a problem is one warning line. A cache
         under a home folder that does not exist (user_dirs.py) is not written: the home
         folder is not made."""
-        if not self._dirty:
+        if not self._dirty or self._unwritable:
             return
         home = user_dirs.absent_home(self.path)
         if home:  # not made: one line, and the scans are only this run's

@@ -164,6 +164,22 @@ def test_a_folder_of_the_other_subset_names_it_and_the_flag_that_reads_it(tmp_pa
         _dataset(tmp_path / 'cifar', eval=True, data_subset='train').scan('train')
 
 
+def test_training_on_a_validation_subset_that_is_not_there_says_drop_the_flag(tmp_path):
+    """Realdata 10: training with --data_subset=validation on a folder of train shards only
+    was told '--eval --data_subset=train evaluates them'; the fix is to drop --data_subset."""
+    h.write_shards(tmp_path / 'train', 'train', [[b'a'], [b'b']])
+    with pytest.raises(cnn_util.DataError) as info:
+        _dataset(tmp_path / 'train', data_subset='validation').scan('validation')
+    assert str(info.value).endswith(
+        'it holds only 2 train shards: train on them by dropping --data_subset=validation '
+        '(training reads the train data), else give the folder that holds the validation '
+        'data'), info.value
+    with pytest.raises(cnn_util.DataError) as info:  # evaluations during training: as before
+        _dataset(tmp_path / 'train').scan('validation')
+    assert '--eval --data_subset=train evaluates them; evaluations during training need ' \
+        'validation data' in str(info.value)
+
+
 def test_data_name_of_another_dataset_says_what_the_folder_holds(tmp_path, imagenet_dir):
     with pytest.raises(cnn_util.DataError) as info:
         _dataset(imagenet_dir, data_name='cifar10').subset_files('train')

@@ -116,3 +116,24 @@ def test_no_crc_pass_at_start_up(tmp_path, cache_file, reads):
     assert dataset.describe('train').endswith('7 examples counted in 2 TFRecord shards, headers '
                                               'checked (record CRCs as read)')
     assert sorted(reads['walked']) == ['train-00000-of-00002', 'train-00001-of-00002']
+
+
+def test_an_unreadable_cache_in_a_read_only_folder_is_not_promised_a_rewrite(
+        tmp_path, cache_file, monkeypatch, capsys):
+    """Realdata 10: the line said 'the file rewritten', then a second line said it could not
+    be written. Now one line says it cannot be rewritten and what to do."""
+    paths = h.write_shards(tmp_path / 'd', 'train', [[b'a'] * 3])
+    _age(paths)
+    cache_file.parent.mkdir(parents=True)
+    cache_file.write_text('not json')
+    real_access = os.access
+    monkeypatch.setattr(os, 'access', lambda path, mode: False if os.path.samefile(
+        path, cache_file.parent) else real_access(path, mode))
+    before = cache_file.read_text()
+    assert _dataset(tmp_path / 'd').scan('train').num_examples == 3
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: ignoring the shard scan cache %s (Expecting value: line 1 column 1 (char 0)); '
+        'every shard is walked, and the file cannot be rewritten (its folder %s is not '
+        'writable by this user): set XDG_CACHE_HOME to a folder this user can write to keep '
+        'the scans' % (cache_file, cache_file.parent)]
+    assert cache_file.read_text() == before  # not tried
