@@ -28,7 +28,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       result dict, or a sweep record's flat 'figures' when its JSON is gone;
                       and when the run recorded them, 'host_load' (result['host_load'],
                       metrics/host_load.py; a sweep record's subset) and 'timed_steps'
-                      {'run', 'planned'} (metrics/clean_runs.py planned_steps)
+                      {'run', 'planned'} (metrics/clean_runs.py planned_steps); and
+                      'skipped_records' of a run with --skip_corrupt_records
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
@@ -208,10 +209,10 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
-        figures_json=_json(_with_cleanliness(
+        figures_json=_json(_with_skipped(_with_cleanliness(
             {k: result.get(k) for k in FIGURE_BLOCKS}, result.get('host_load'),
             result.get('num_steps') or (summary or {}).get('count'),
-            clean_runs.planned_steps(result))),
+            clean_runs.planned_steps(result)), result.get('skipped_records'))),
         given_flags_json=(_json(result['given_flags'])
                           if isinstance(result.get('given_flags'), dict) else None))
     util, inp = result.get('utilisation') or {}, result.get('input') or {}
@@ -273,6 +274,14 @@ def _with_cleanliness(figures: dict, load, steps_run, steps_planned) -> dict:
         figures['host_load'] = load
     if steps_planned is not None:
         figures['timed_steps'] = {'run': steps_run, 'planned': steps_planned}
+    return figures
+
+
+def _with_skipped(figures: dict, skipped) -> dict:
+    """`figures` with 'skipped_records' (records --skip_corrupt_records skipped: an epoch in
+    training, of the evaluated subset in an --eval) where the run read with the flag."""
+    if isinstance(skipped, int) and not isinstance(skipped, bool):
+        figures['skipped_records'] = skipped
     return figures
 
 

@@ -64,6 +64,19 @@ def _figures(row: dict) -> str:
     return ', '.join(parts) or 'none recorded'
 
 
+def _skipped_lines(row: dict) -> list[str]:
+    """`show`'s line of the records --skip_corrupt_records skipped ([] for a run without the
+    flag, or recorded before they were kept): its images/sec came from the records left."""
+    skipped = json.loads(row['figures_json'] or '{}').get('skipped_records')
+    if skipped is None:
+        return []
+    if not skipped:
+        return ['  skipped records: none (--skip_corrupt_records)']
+    what = ('of the evaluated records' if row['mode'] == 'evaluation' else 'an epoch')
+    return ['  skipped records: %d %s (--skip_corrupt_records: the figures come from the '
+            'records left)' % (skipped, what)]
+
+
 def pasteable_flags(params: dict) -> list[str]:
     """Flags as arguments a shell passes back to `tf_cnn_benchmarks` unchanged.
 
@@ -119,6 +132,7 @@ def show_lines(row: dict) -> list[str]:
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
             _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
         '  figures: %s' % _figures(row),
+        *_skipped_lines(row),
         '  environment: host %s; TensorFlow %s; Python %s; %s (%s cores; %s); GPUs %s; '
         'oneDNN %s; %s' % (
             env.get('hostname'), env.get('tf_version'), env.get('python_version'),
