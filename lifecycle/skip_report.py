@@ -15,11 +15,19 @@ from . import run_hooks
 
 
 class SkipReportHook(run_hooks.RunHook):
-    """Reports the records the pipeline skipped (only for a pipeline that can skip)."""
+    """Reports the records the pipeline skipped (only for a pipeline that can skip), and
+    those the evaluations during training skipped.
 
-    def __init__(self):
+    Args:
+      evaluations: the run's eval_runner.EvalDuringTrainingHook, or None: its evaluations'
+        skipped records get a line of their own (their own pipeline reads the validation
+        records; the training line counted only the training pipeline's).
+    """
+
+    def __init__(self, evaluations=None):
         self._skipped = None
         self._plan = None
+        self._evaluations = evaluations
 
     def begin(self, ctx: run_hooks.RunContext) -> None:
         self._skipped = ctx.info.pipeline.skipped
@@ -28,10 +36,26 @@ class SkipReportHook(run_hooks.RunHook):
     def total_lines(self, loop) -> list[str]:
         if self._skipped is None:
             return []
+        evaluations = self.evaluations_line()
+        return self._training_lines(loop, evaluations is not None) + (
+            [evaluations] if evaluations else [])
+
+    def evaluations_line(self) -> str | None:
+        """'skipped records in the evaluations: ...' when the evaluations during training
+        skipped records (the last one's count), else None."""
+        evals = getattr(self._evaluations, 'evals', None)
+        if not evals or not evals[-1].get('skipped_records'):
+            return None
+        last = evals[-1]
+        return ('skipped records in the evaluations: %d of the %s records an evaluation '
+                '(--skip_corrupt_records; named in the warnings above; the accuracy lines '
+                'count the records left)' % (last['skipped_records'], last['subset']))
+
+    def _training_lines(self, loop, evaluations_skipped: bool) -> list[str]:
         skipped = self._skipped
         if not skipped.records and not skipped.left_out:
-            return ['skipped records: none (--skip_corrupt_records; record CRCs checked as '
-                    'read)']
+            return ['skipped records: none%s (--skip_corrupt_records; record CRCs checked as '
+                    'read)' % (' in training' if evaluations_skipped else '')]
         parts = []
         if skipped.left_out:
             # The records after a shard's damage cannot be counted: the count is a lower bound.

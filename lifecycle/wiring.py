@@ -73,7 +73,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate)]
                      if h is not None)
     if p.skip_corrupt_records and not dataset.synthetic:
-        hooks.append(skip_report.SkipReportHook())
+        hooks.append(skip_report.SkipReportHook(next(
+            (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))
     hooks.append(signals.SignalHook())
     return hooks
 

@@ -213,3 +213,21 @@ def test_the_header_says_an_epoch_may_read_fewer_records(shards):
     assert ('an epoch is these 12 examples (--num_epochs, LR schedule; published: 1281167) '
             'fewer when --skip_corrupt_records skips records while reading (the total block '
             'then says how many an epoch reads)') in text.replace(', fewer', ' fewer')
+
+
+def test_records_the_evaluations_skipped_are_in_the_total_block(tmp_path, capsys):
+    """Realdata 10: an evaluation during training skipped a record, and the total block said
+    'skipped records: none' (it counted the training pipeline's only)."""
+    from tests import helpers
+    h.solid_shards(str(tmp_path), 'train', num_shards=1, per_shard=4)
+    bad = h.example_with_label(2000, filename='bad.jpg', size=(24, 20))
+    good = h.example(h.image_bytes(24, 20), 1, [(0.1, 0.1, 0.9, 0.9)])
+    h.write_shards(str(tmp_path), 'validation', [[good, bad, good]])
+    helpers.tiny_run(data_dir=str(tmp_path), skip_corrupt_records=True, num_batches=2,
+                     eval_during_training_every_n_steps=100)
+    out = capsys.readouterr().out.splitlines()
+    assert 'skipped records: none in training (--skip_corrupt_records; record CRCs checked as ' \
+           'read)' in out
+    assert ('skipped records in the evaluations: 1 of the validation records an evaluation '
+            '(--skip_corrupt_records; named in the warnings above; the accuracy lines count '
+            'the records left)') in out
