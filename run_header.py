@@ -256,6 +256,11 @@ def batch_lines(plan, dataset) -> list[str]:
              'Num batches: %d' % plan.num_batches,
              'Num epochs:  %.2f' % plan.epochs]
     p = plan.params
+    if p.datasets_repeat_cached_sample and not dataset.synthetic and (
+            dataset.name == 'cifar10' or p.use_datasets or p.skip_corrupt_records):
+        # The tf.data input repeats one cached batch: the steps read no epoch of records.
+        lines[-1] += (' (--datasets_repeat_cached_sample: every step repeats one batch, read '
+                      'once: no epoch of records is read)')
     if p.ml_perf and p.num_epochs is not None and plan.training:
         lines[-1] += (' timed; %.2f with the %d warm-up steps, which train too (--ml_perf: '
                       '--num_epochs counts them)' % (

@@ -231,3 +231,17 @@ def test_records_the_evaluations_skipped_are_in_the_total_block(tmp_path, capsys
     assert ('skipped records in the evaluations: 1 of the validation records an evaluation '
             '(--skip_corrupt_records; named in the warnings above; the accuracy lines count '
             'the records left)') in out
+
+
+def test_a_repeated_cached_batch_is_said_to_read_no_epoch(shards):
+    """Realdata 10: --datasets_repeat_cached_sample --num_epochs=1 said 'Num epochs: 1.00'
+    while one cached batch was repeated."""
+    from tests import helpers
+    paths, _ = shards
+    folder = str(paths[0].rsplit('/', 1)[0])
+    lines = helpers.tiny_bench(data_dir=folder, use_datasets=True, num_batches=None,
+                               num_epochs=1, datasets_repeat_cached_sample=True).info_lines()
+    assert 'Num epochs:  1.00 (--datasets_repeat_cached_sample: every step repeats one batch, ' \
+           'read once: no epoch of records is read)' in lines
+    lines = helpers.tiny_bench(data_dir=folder, num_batches=None, num_epochs=1).info_lines()
+    assert 'Num epochs:  1.00' in lines
