@@ -10,7 +10,8 @@ Images: the preprocessing ops (image_processing.py). The interface every pipelin
 batch types and `InputPipeline` (pipeline_interface.py). Bad input, named and never silently
 dropped: a session error of bad records as one line (data_errors.py), the shard and record
 behind a "corrupted record" error (corrupt_records.py), records --skip_corrupt_records skipped
-(skipped_records.py), the lookup of the first record the pipeline cannot use (bad_images.py),
+(skipped_records.py) and the records after a bad one, read by their offsets (record_tail.py),
+the lookup of the first record the pipeline cannot use (bad_images.py),
 the record schema the pipelines read and what a record of another one has wrong
 (record_schema.py).
 """

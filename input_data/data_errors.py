@@ -82,8 +82,8 @@ def to_data_error(error: tf.errors.OpError, where: str = '',
         else:
             where_bad = 'in one of the shards read (%s)' % cnn_util.error_summary(error)
         return cnn_util.DataError(
-            'corrupt TFRecord record: %s%s; --skip_corrupt_records skips the rest of a shard '
-            'from its first bad record (and counts what it skips)' % (where_bad, suffix))
+            'corrupt TFRecord record: %s%s; --skip_corrupt_records skips such a record (and '
+            'counts what it skips)' % (where_bad, suffix))
     if isinstance(error, tf.errors.InvalidArgumentError) and (
             'Could not parse example input' in message):
         return cnn_util.DataError(

@@ -1,24 +1,25 @@
-"""--skip_corrupt_records while reading: a shard is read up to its first bad record, the rest of
-it is skipped, counted and reported; a record the pipeline cannot use (another schema, a label
-outside the model's classes, an image that does not decode) is skipped alone, counted and
-reported. The shards left out at start-up (dataset_info: truncated, a corrupt length field)
+"""--skip_corrupt_records while reading: a record whose data CRC fails is skipped alone (the
+records after it are found by their lengths and read), counted and reported; so is a record the
+pipeline cannot use (another schema, a label outside the model's classes, an image that does
+not decode). The shards left out at start-up (dataset_info: truncated, a corrupt length field)
 are counted with them, so that the run's closing line says all that was skipped.
 
 The record CRCs are checked by TensorFlow's reader as the run reads them (there is no CRC pass
 at start-up, see `shard_scan`). Without the flag a bad record fails the step
 (`data_errors` names the shard and the record). With it, each shard is read by its own
 `tf.data.TFRecordDataset` whose errors are ignored: TensorFlow's reader then ends that shard
-at the record it could not read (it moves on to the next file rather than retry), so the
-records from there to the shard's end, whose number the start-up header walk counted, are
-skipped. A shard is opened (in Python, once each time it is read) before TensorFlow's
-reader gets it: that reader retries a file it cannot open without end (an error the flag then
-ignores, again and again, at 100% CPU), so a shard that cannot be opened any more (removed, or
-its permission taken away, after the start-up check of `shard_files`) is read as no file, all
-its records skipped and named once; only a shard lost in the instant between the two opens
-would still be retried. A marker after each shard's records carries how many were read; when
-fewer than counted, `SkippedRecords` prints one `warning:` line naming the shard, the record
-and how many records were skipped (the first time that shard falls short), and keeps the
-counts.
+at the record it could not read (it moves on to the next file rather than retry). A marker
+after each shard's records carries how many were read; when fewer than counted, the records
+from there are read by their offsets (`record_tail`: each record's length field says where the
+next starts), each whose data CRC fails skipped alone and named in one `warning:` line (the
+first time that shard is read). Where the framing itself is lost (a file changed since the
+start-up walk, a compressed shard), the rest of the shard is skipped, named in one line too. A
+shard is opened (in Python, once each time it is read) before TensorFlow's reader gets it:
+that reader retries a file it cannot open without end (an error the flag then ignores, again
+and again, at 100% CPU), so a shard that cannot be opened any more (removed, or its permission
+taken away, after the start-up check of `shard_files`) is read as no file, all its records
+skipped and named once; only a shard lost in the instant between the two opens would still be
+retried.
 
 Each record read is also checked as the pipelines will parse and decode it
 (record_schema.usable: its schema, a non-empty image, its label within the model's classes,
@@ -39,7 +40,7 @@ import tensorflow as tf
 
 from .. import cnn_util
 from ..runtime import file_systems
-from . import compression, record_schema
+from . import compression, record_schema, record_tail
 
 #: Records the pipeline cannot use that are named in a warning line each; the rest are counted.
 MAX_WARNED = 5
@@ -58,7 +59,9 @@ class SkippedRecords:
 
     Attributes:
       by_shard: path -> records skipped at the last reading of that shard (a shard is read
-        once an epoch).
+        once an epoch): those whose data CRC fails, and its end where the reading stopped.
+      crc_bad: path -> indices of the records whose data CRC fails (skipped every epoch).
+      stop_reasons: path -> why the reading of that shard stopped before its end.
       passes: how many times shards fell short (each reading of a damaged shard counts).
       unusable: path -> indices of the records the pipeline cannot use (skipped every epoch).
       left_out: as given.
@@ -74,6 +77,9 @@ class SkippedRecords:
         self.left_out = tuple(left_out)
         self.unopened: dict[str, str] = {}  # path -> why it could not be opened in the run
         self._libjpeg_said = False  # record_schema.LIBJPEG_LINES was said
+        self.crc_bad: dict[str, set[int]] = {}  # path -> records whose data CRC failed
+        self.stop_reasons: dict[str, str] = {}  # path -> why its tail could not be read
+        self._ends_warned: set[str] = set()  # shards whose skipped end was named
         self._lock = threading.Lock()
 
     @property
@@ -96,7 +102,9 @@ class SkippedRecords:
 
     def read_shard(self, path: tf.Tensor, expected: tf.Tensor,
                    compression: tf.Tensor | str = '') -> tf.data.Dataset:
-        """The records of one shard, ending at its first record that cannot be read.
+        """The records of one shard, without those that cannot be read or used (the records
+        after one whose data CRC fails are read by their offsets; the reading ends where the
+        framing is lost).
 
         Args:
           path: string scalar, the shard (bytes of the file system's name).
@@ -117,6 +125,14 @@ class SkippedRecords:
             tf.data.Dataset.from_tensors((tf.constant(b''), tf.constant(True))))
         counted = marked.scan(tf.constant(0, tf.int64),
                               lambda n, x: (n + 1, (x[0], x[1], n)))
+        # Where TensorFlow's reader stopped short (a record whose data CRC fails), the records
+        # after it are read by their offsets (record_tail), each bad one skipped alone; the
+        # marker then carries where reading had to stop (the shard's end when it did not).
+        counted = counted.map(lambda record, is_marker, read: tf.cond(
+            is_marker & (read < expected),
+            lambda: self._tail(path, read, expected, compression),
+            lambda: (tf.reshape(record, [1]), tf.reshape(is_marker, [1]),
+                     tf.reshape(read, [1])))).unbatch()
         # The check fails (and ignore_errors drops) a record the pipeline cannot use; the
         # numbers of the records kept then have a gap where it was. It decodes each image
         # (scaled): records in parallel, in their order.
@@ -148,6 +164,49 @@ class SkippedRecords:
 
         return gaps.filter(keep).map(lambda record, is_marker, read, first_dropped: record)
 
+    def _tail(self, path, read, expected, compression):
+        """The records after the one where TensorFlow's reader stopped, then the marker:
+        ([records..., b''], [False..., True], [indices..., stop]) (tensors of one shape)."""
+        records, indices = tf.py_function(self._read_tail, [path, read, expected, compression],
+                                          [tf.string, tf.int64])
+        records.set_shape([None])
+        indices.set_shape([None])  # the last is the marker's: where reading stopped
+        return (tf.concat([records, [b'']], 0),
+                tf.concat([tf.zeros_like(records, tf.bool), [True]], 0), indices)
+
+    def _read_tail(self, path, read, expected, kind):
+        """record_tail.read_tail of a shard TensorFlow's reader stopped short in (not of a
+        compressed one, nor of one that cannot be opened: their records from `read` on are
+        skipped, as before); names its bad records once (the first reading) and counts them."""
+        name = os.fsdecode(path.numpy())
+        read, expected = int(read.numpy()), int(expected.numpy())
+        with self._lock:
+            unopened = name in self.unopened
+        if unopened or kind.numpy():
+            return tf.constant([], tf.string), tf.constant([read], tf.int64)
+        tail = record_tail.read_tail(name, read, expected)
+        stop = expected if tail.stop is None else tail.stop
+        with self._lock:
+            first = name not in self.crc_bad
+            self.crc_bad.setdefault(name, set()).update(tail.bad)
+            if tail.bad:
+                self.by_shard[name] = len(self.crc_bad[name]) + expected - stop
+                self.passes += 1
+            total = self.records
+        if first and tail.bad:
+            shown = ', '.join(compression.record_name(i) for i in tail.bad[:3])
+            more = ' and %d more' % (len(tail.bad) - 3) if len(tail.bad) > 3 else ''
+            cnn_util.warn('skipped %s of %s (%d of its %d records; %d skipped an epoch so '
+                          'far): %s its data CRC; the records after %s are read '
+                          '(found by their lengths); --skip_corrupt_records'
+                          % (shown + more, name, len(tail.bad), expected, total,
+                             'each fails' if len(tail.bad) > 1 else 'it fails',
+                             'them' if len(tail.bad) > 1 else 'it'))
+        if tail.stop is not None:
+            self.stop_reasons[name] = tail.reason
+        return (tf.constant(tail.records, tf.string),
+                tf.constant(tail.indices + [stop], tf.int64))
+
     def _can_open(self, path) -> bool:
         """Whether the shard can be opened now (it could at start-up: shard_files); one that
         cannot is named by `_note` with the reason kept here."""
@@ -163,24 +222,30 @@ class SkippedRecords:
         return True
 
     def _note(self, path, read, expected) -> bool:
+        """The shard's records `read`..`expected`-1 could not be read (with those whose CRC
+        failed before them, they are the shard's skipped records): named once, counted."""
         name = os.fsdecode(path.numpy())
         read, expected = int(read.numpy()), int(expected.numpy())
         with self._lock:
-            first = name not in self.by_shard
-            self.by_shard[name] = expected - read
+            first = name not in self._ends_warned
+            self._ends_warned.add(name)
+            bad_before = sum(1 for i in self.crc_bad.get(name, ()) if i < read)
+            self.by_shard[name] = expected - read + bad_before
             self.passes += 1
             total = self.records
             unopened = self.unopened.get(name)
+            why = self.stop_reasons.get(name)
         if unopened and first:
             cnn_util.warn('skipped all %d records of %s (%d skipped an epoch so far): it cannot '
                           'be opened any more (%s; it could at start-up); '
                           '--skip_corrupt_records' % (expected, name, total, unopened))
         elif first:
             cnn_util.warn('skipped records %d..%d (indices %d..%d) of %s (%d of its %d records; '
-                          '%d skipped an epoch so far): %s cannot be read (a CRC check failed, '
-                          'or the file changed after the start-up scan); --skip_corrupt_records'
+                          '%d skipped an epoch so far): %s; --skip_corrupt_records'
                           % (read + 1, expected, read, expected - 1, name, expected - read,
-                             expected, total, compression.record_name(read)))
+                             expected, total, why or (
+                                 '%s cannot be read (the file changed after the start-up '
+                                 'scan?)' % compression.record_name(read))))
         return True
 
     def _note_unusable(self, path, first, end) -> bool:
@@ -192,7 +257,8 @@ class SkippedRecords:
         # under the same lock so that the "more records" line always follows the named ones.
         with self._lock:
             seen = self.unusable.setdefault(name, set())
-            new = [i for i in indices if i not in seen]
+            crc_bad = self.crc_bad.get(name, ())  # skipped by the reader, already counted
+            new = [i for i in indices if i not in seen and i not in crc_bad]
             seen.update(new)
             start = self.unusable_records - len(new)
             for k, i in enumerate(new, start=start):

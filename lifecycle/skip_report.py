@@ -11,6 +11,7 @@ line: the header's Num epochs counted the records found at start-up, an epoch re
 
 from __future__ import annotations
 
+from .. import cnn_util
 from . import run_hooks
 
 
@@ -62,9 +63,15 @@ class SkipReportHook(run_hooks.RunHook):
             parts.append('%d corrupt shard(s) left out at start-up with their %d readable '
                          'record(s) (those after the damage cannot be counted)'
                          % (len(skipped.left_out), skipped.left_out_records))
-        if skipped.by_shard:
-            parts.append('the ends of %d shard(s) from their first bad record'
-                         % len(skipped.by_shard))
+        crc = sum(len(v) for v in getattr(skipped, 'crc_bad', {}).values())
+        if crc:
+            parts.append('%d record(s) whose data CRC fails in %d shard(s) (the records after '
+                         'each are read)' % (crc, sum(1 for v in skipped.crc_bad.values() if v)))
+        ends = [path for path, n in skipped.by_shard.items()
+                if n > len(getattr(skipped, 'crc_bad', {}).get(path, ()))]
+        if ends:
+            parts.append('the ends of %d shard(s) that could not be read past a record'
+                         % len(ends))
         if skipped.unusable_records:
             parts.append('%d record(s) the pipeline cannot use (another schema, a label '
                          'outside the classes, an image that does not decode) in %d shard(s)'
@@ -91,11 +98,13 @@ class SkipReportHook(run_hooks.RunHook):
             return None
         steps = getattr(loop, 'num_steps', plan.num_batches)
         images = steps * plan.global_batch_size
-        return ('epochs: with the %d records an epoch skipped while reading, an epoch reads %d '
+        if '%.2f' % (images / read) == '%.2f' % (images / float(counted)):
+            return None  # the header's figure holds to its two decimals
+        return ('epochs: with the %s an epoch skipped while reading, an epoch reads %d '
                 'records, not the %d counted: the %d timed steps read %.2f epochs of them, not '
                 "the header's %.2f (which --num_epochs and the learning-rate schedule count)"
-                % (while_reading, read, counted, steps, images / read,
-                   images / float(counted)))
+                % (cnn_util.counted(while_reading, 'record'), read, counted, steps,
+                   images / read, images / float(counted)))
 
     def end(self, result: dict) -> None:
         if self._skipped is not None:

@@ -187,8 +187,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('datasets_parallel_interleave_cycle_length', None, 'Files tf.data reads at once (0: all, '
        'up to 64).', lower=1),
     _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
-       'failing (found at start-up), and the rest of a shard from a record whose CRC fails '
-       'as it is read, and records the pipeline cannot use (another schema, a label outside '
+       'failing (found at start-up), a record whose CRC fails as it is read (the records '
+       'after it are read), and records the pipeline cannot use (another schema, a label outside '
        'the classes, an image that does not decode; shards then read by tf.data); the skipped '
        'records are reported.'),
     _b('allow_shard_subset', False, 'Accept a deliberate subset of the TFRecord shards (e.g. 3 '

@@ -125,8 +125,8 @@ def test_data_errors_are_one_line_with_exit_status_1(case, tmp_path, imagenet_di
                        % (tmp_path / 'bad' / 'train-00001-of-00002'),
         'bad_crc': 'error: corrupt TFRecord record: record 6 (index 5, byte {start}) of '
                    '%s: its data fails '
-                   'its CRC; --skip_corrupt_records skips the rest of a shard from its first bad '
-                   'record (and counts what it skips)'
+                   'its CRC; --skip_corrupt_records skips such a record (and counts what it '
+                   'skips)'
                    % (tmp_path / 'crc' / 'train-00003-of-00008'),
     }[case]
     args = list(SMALL)
@@ -283,11 +283,12 @@ def test_skip_corrupt_records_counts_a_bad_crc_found_while_reading(tmp_path, ima
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records',
                                '--batch_size=64', '--shuffle_buffer_size=512')
     assert proc.returncode == 0, proc.stderr
-    assert 'skipped records: 59 an epoch, the ends of 1 shard(s) from their first bad record ' \
-           '(--skip_corrupt_records)' in proc.stdout.splitlines()
-    assert ('warning: skipped records 6..64 (indices 5..63) of %s (59 of its 64 records; '
-            '59 skipped an epoch '
-            'so far): record 6 (index 5) cannot be read' % victim) in proc.stderr
+    # Realdata 8: records 6..64 were skipped, 58 of them intact.
+    assert 'skipped records: 1 an epoch, 1 record(s) whose data CRC fails in 1 shard(s) (the ' \
+           'records after each are read) (--skip_corrupt_records)' in proc.stdout.splitlines()
+    assert ('warning: skipped record 6 (index 5) of %s (1 of its 64 records; 1 skipped an '
+            'epoch so far): it fails its data CRC; the records after it are read (found by '
+            'their lengths); --skip_corrupt_records' % victim) in proc.stderr.splitlines()
 
 
 @pytest.mark.parametrize('flag', [None, '--skip_corrupt_records'])
