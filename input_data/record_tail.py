@@ -13,8 +13,9 @@ before. Compressed shards are not resumed: their stream's own check finds damage
 (input_data/compression.py), so one that falls short during the run changed since.
 
 Costs: one header read per record before the stop (a few bytes each) and one record read per
-record after it, in Python, each time the damaged shard is read (once an epoch); nothing for
-an intact shard.
+record after it, in Python, each time the damaged shard is read (once an epoch); the records
+after the stop are handed to tf.data at once (at most one shard's bytes in memory); nothing
+for an intact shard.
 """
 
 from __future__ import annotations
