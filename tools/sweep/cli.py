@@ -349,7 +349,8 @@ def _lock(output_dir: str):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         handle.close()
-        raise SweepError('another tf_cnn_sweep is running in --output_dir %s; wait for it or '
+        raise SweepError('another tf_cnn_sweep is running in --output_dir %s (or a run of one '
+                         'that was killed: each run holds the folder too); wait for it or '
                          'choose another folder' % output_dir) from None
     return handle
 
@@ -386,7 +387,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
     """
     out_dir = plan['output_dir']
     _prepare_output(out_dir)
-    with _lock(out_dir):
+    with _lock(out_dir) as lock:
         records = _load_previous(out_dir, plan['extra_flags'])
         runs = configurations(plan['axes'], plan['repeats'])
         done = results.done_keys(records, retry_failed)
@@ -398,7 +399,7 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
         bar = runner_lib.Progress(len(runs), len(runs) - len(todo), len(todo),
                                     enabled=progress)
         interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
-                               timeout_secs)
+                               timeout_secs, lock.fileno())
         records, _ = results.load_records(results.results_path(out_dir))
         print(report.write_report(out_dir, records, for_screen=True))
     if interrupted is not None:
@@ -409,12 +410,15 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
     return 1 if failed else 0
 
 
-def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> int | None:
-    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any."""
+def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float,
+             lock_fd: int) -> int | None:
+    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any.
+    Each run inherits `lock_fd`, the output folder's lock (runner.py says why)."""
     out_dir, extra = plan['output_dir'], plan['extra_flags']
     results_file = results.results_path(out_dir)
     environment = runner_lib.local_environment()
     with runner_lib.Interrupts() as interrupts:
+        interrupts.hold_fds = (lock_fd,)
         for config in todo:
             if interrupts.signum is not None:
                 break

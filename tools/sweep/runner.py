@@ -4,10 +4,17 @@ The process gets its own session (a terminal's Ctrl-C reaches only the sweep, wh
 with `Interrupts`), writes its output to `<run_dir>/stdout.log` and `<run_dir>/stderr.log` and
 its results JSON into `<run_dir>` (--benchmark_log_dir). `run_configuration` returns the
 outcome; `make_record` turns it into a results-file record (see results.py).
+
+The run never outlives the sweep: on Linux the kernel kills it (SIGKILL) when the sweep dies,
+however it dies (`die_with_parent`: prctl PR_SET_PDEATHSIG; a SIGKILL'ed sweep cannot forward
+anything); and it inherits the sweep's lock on the output folder (`Interrupts.hold_fds`), so
+that where the kernel cannot do that, a resume started while a run of the dead sweep still
+runs is refused instead of running the same configuration beside it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import glob
 import json
@@ -30,6 +37,34 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 ENTRY_SCRIPT = os.path.join(_PACKAGE, 'tf_cnn_benchmarks.py')
 PRECISION_FLAGS = {'fp32': [], 'fp16': ['--use_fp16'], 'bf16': ['--use_bf16']}
 KILL_GRACE_SECS = 10.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _prctl():
+    """libc's prctl, or None where there is none (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent():
+    """A `preexec_fn` that makes the child die (SIGKILL) when this process dies, or None where
+    the kernel offers no such thing.
+
+    Looked up here, in the parent: the function runs in the child between fork and exec, where
+    loading a library is unsafe. It also ends the child at once when this process died before
+    the request took effect (the child then has another parent already).
+    """
+    prctl, parent = _prctl(), os.getpid()
+    if prctl is None:
+        return None
+
+    def request():
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + int(signal.SIGKILL))
+    return request
 
 
 class Interrupts(run_signals.HandlerSwap):
@@ -44,6 +79,8 @@ class Interrupts(run_signals.HandlerSwap):
         super().__init__()
         self.signum: int | None = None
         self.proc: subprocess.Popen | None = None
+        #: File descriptors each run inherits: the output folder's lock (cli._lock).
+        self.hold_fds: tuple[int, ...] = ()
         self._count = 0
 
     def _handle(self, signum, frame):
@@ -111,7 +148,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
     Args:
       args: the benchmark's arguments (see `command_for`).
       run_dir: folder for the logs and the results JSON; emptied first.
-      interrupts: the sweep's signal handlers; the child is registered there while it runs.
+      interrupts: the sweep's signal handlers; the child is registered there while it runs,
+        and inherits its `hold_fds`.
       timeout_secs: stop the run (SIGTERM, then SIGKILL after 10 s) after this many seconds of
         wall time; 0 = no limit. Such a run is 'stopped' when it saved its result, else
         'failed' (`timed_out_outcome`).
@@ -129,7 +167,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
     with open(os.path.join(run_dir, 'stdout.log'), 'wb') as out, \
             open(os.path.join(run_dir, 'stderr.log'), 'wb') as err:
         proc = subprocess.Popen([sys.executable, ENTRY_SCRIPT] + args, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                                preexec_fn=die_with_parent(), pass_fds=interrupts.hold_fds)
         interrupts.proc = proc
         interrupts.forward()  # a signal that arrived while the process was starting
         try:
