@@ -103,6 +103,8 @@ class RecordHook(run_hooks.RunHook):
     recorded.
     """
 
+    salvage_name = "the results database's record"
+
     def __init__(self, database: str | None, eval_run: bool = False):
         self.database = database
         self.eval_run = eval_run

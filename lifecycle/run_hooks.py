@@ -32,8 +32,8 @@ within a phase the order of the hooks carries no meaning:
 
 The phase runner (lifecycle/phase_runner.py) calls every phase, from one place.
 A hook that raises `cnn_util.BenchmarkError` ends the run with that message. The run, not a
-hook, turns a SIGTERM recorded in result['stopped_by_signal'] into exit status 143 once every
-phase has run; the command, a SIGINT into 130 (signals.exit_status).
+hook, turns a SIGTERM (SIGHUP) recorded in result['stopped_by_signal'] into exit status 143
+(129) once every phase has run; the command, a SIGINT into 130 (signals.exit_status).
 """
 
 from __future__ import annotations

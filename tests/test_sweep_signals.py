@@ -126,3 +126,52 @@ def test_the_death_request_ends_a_child_whose_parent_is_gone_already(monkeypatch
     request()
     assert calls == [(sweep_runner.PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)]
     assert exits == [128 + int(signal.SIGKILL)]
+
+
+def test_a_run_that_ended_complete_is_ok_though_the_sweep_forwarded_a_signal(tmp_path,
+                                                                             monkeypatch):
+    """The sweep's Ctrl-C reached the run after its timed steps: the run finished complete
+    (exit status 0, not stopped early), so its record is ok, not interrupted (which a resume
+    reran, recording the same configuration twice in the results database)."""
+    entry = tmp_path / 'entry.py'
+    entry.write_text(
+        'import json, os, sys\n'
+        'folder = sys.argv[-1].split("=", 1)[1]\n'
+        'json.dump({"images_per_sec": 50.0, "num_steps": 20, "stopped_early": False,\n'
+        '           "stopped_by_signal": None},\n'
+        '          open(os.path.join(folder, "tf_cnn_benchmarks_x.json"), "w"))\n')
+    monkeypatch.setattr(sweep_runner, 'ENTRY_SCRIPT', str(entry))
+
+    class Forwarded(sweep_runner.Interrupts):
+        def forward(self):  # the stand-in run got it after its timed steps: it finishes
+            pass
+    interrupts = Forwarded()
+    interrupts.signum = signal.SIGINT  # what the handler records on the sweep's Ctrl-C
+    run_dir = str(tmp_path / 'run')
+    outcome = sweep_runner.run_configuration(['--benchmark_log_dir=%s' % run_dir], run_dir,
+                                             interrupts)
+    assert (outcome['status'], outcome['error']) == ('ok', None)
+    # One stopped by that signal is interrupted, as before.
+    entry.write_text('import sys\nsys.exit(130)\n')
+    outcome = sweep_runner.run_configuration([], run_dir, interrupts)
+    assert (outcome['status'], outcome['error']) == ('interrupted', 'interrupted by SIGINT')
+
+
+def test_sighup_stops_the_sweep_as_sigterm_does(tmp_path, monkeypatch):
+    # Before: SIGHUP (the terminal or SSH session closed) killed the sweep outright, and its run
+    # went on without it.
+    ignore = lambda signum, frame: None  # noqa: E731 - where Interrupts does not take it
+    previous = signal.signal(signal.SIGHUP, ignore)
+    try:
+        with sweep_runner.Interrupts() as interrupts:
+            os.kill(os.getpid(), signal.SIGHUP)
+        assert interrupts.signum == signal.SIGHUP
+        assert signal.getsignal(signal.SIGHUP) is ignore
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    entry = tmp_path / 'entry.py'
+    entry.write_text('import sys\nsys.exit(129)\n')  # a run's clean stop after SIGHUP
+    monkeypatch.setattr(sweep_runner, 'ENTRY_SCRIPT', str(entry))
+    outcome = sweep_runner.run_configuration([], str(tmp_path / 'run'),
+                                             sweep_runner.Interrupts())
+    assert (outcome['status'], outcome['error']) == ('interrupted', 'interrupted by SIGHUP')

@@ -16,8 +16,9 @@ numbered from 1 on screen and in report.md; the results file's `repeat` and the 
 `-rN` count from 0 (-r0 is repeat 1). Each run's
 record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
 stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
-Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
-exits 130 (143 for SIGTERM). --run_timeout_secs stops a run (SIGTERM, SIGKILL 10 s later):
+Ctrl-C (or SIGTERM, or SIGHUP) stops the current run, records it as interrupted (unless it had
+finished its timed steps: then ok), writes the report and exits 130 (143 for SIGTERM, 129 for
+SIGHUP). --run_timeout_secs stops a run (SIGTERM, SIGKILL 10 s later):
 one that saved its result is recorded as stopped, with its figures and where it stopped (as
 the results database has it), one that saved nothing as failed. Running the same command
 again resumes: configurations whose record says ok, failed or stopped are skipped
@@ -40,7 +41,7 @@ of '--name=value'); flags given on the command line win over the file.
 
 Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags (a
 model name the model catalog does not know included: checked before any run) or a bad sweep
-file, 130/143 when interrupted.
+file, 130/143/129 when interrupted.
 """
 
 from __future__ import annotations

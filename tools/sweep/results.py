@@ -15,7 +15,7 @@
                    (--run_timeout_secs reached, and the run's clean stop saved its result:
                    its figures cover the steps it ran, as its row in the results database,
                    'stopped at 327 of 100000', does; a resume does not rerun it,
-                   --retry_failed does) or 'interrupted' (stopped by Ctrl-C/SIGTERM: not
+                   --retry_failed does) or 'interrupted' (stopped by Ctrl-C/SIGTERM/SIGHUP: not
                    done, a resume reruns it)
     exit_status    the process's exit status (negative: killed by that signal)
     error          the run's last `error:` line (None when it succeeded); for a run stopped

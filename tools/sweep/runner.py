@@ -68,7 +68,7 @@ def die_with_parent():
 
 
 class Interrupts(run_signals.HandlerSwap):
-    """SIGINT/SIGTERM handlers for the sweep (a context manager).
+    """SIGINT/SIGTERM/SIGHUP handlers for the sweep (a context manager).
 
     The first signal is recorded (`signum`) and forwarded to the running child, which finishes
     its step, saves and exits; a second is forwarded too (the child then aborts at once); a
@@ -226,14 +226,17 @@ def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
 
 
 def _stopped_by(signum: int | None, result: dict | None, returncode: int) -> str | None:
-    """'SIGINT' or 'SIGTERM' when a signal stopped the run: the sweep's own (forwarded), the
-    one its results JSON names, or the one its exit status says (128 + N after the run's clean
-    stop, -N when the signal killed it); None otherwise."""
-    if signum is not None:
-        return signal.Signals(signum).name
+    """'SIGINT', 'SIGTERM' or 'SIGHUP' when a signal stopped the run: the sweep's own
+    (forwarded), the one its results JSON names, or the one its exit status says (128 + N after
+    the run's clean stop, -N when the signal killed it); None otherwise, and None for a run that
+    ended complete (exit status 0, its results JSON not stopped early) although the sweep
+    forwarded a signal to it: it came after the run's timed steps (lifecycle/signals.py)."""
     if (result or {}).get('stopped_by_signal'):
         return result['stopped_by_signal']
-    for stopping in (signal.SIGINT, signal.SIGTERM):
+    if signum is not None:
+        complete = returncode == 0 and result is not None and not result.get('stopped_early')
+        return None if complete else signal.Signals(signum).name
+    for stopping in run_signals.SIGNALS:
         if returncode in (128 + stopping, -stopping):
             return stopping.name
     return None
