@@ -175,3 +175,41 @@ def test_sighup_stops_the_sweep_as_sigterm_does(tmp_path, monkeypatch):
     outcome = sweep_runner.run_configuration([], str(tmp_path / 'run'),
                                              sweep_runner.Interrupts())
     assert (outcome['status'], outcome['error']) == ('interrupted', 'interrupted by SIGHUP')
+
+
+def test_the_cluster_launcher_takes_sighup_as_sigterm(monkeypatch):
+    """tf_cnn_cluster stops its tasks on SIGHUP and exits 129; a task that exited 129 (its
+    clean stop after SIGHUP) is interrupted, not failed."""
+    from tf_cnn_benchmarks.tools import launch_cluster
+    said = []
+
+    class FakeLauncher:
+        def __init__(self, opts, tasks):
+            pass
+
+        def start(self):
+            pass
+
+        def wait(self):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(30)  # the handler interrupts this
+            return 0
+
+        def say(self, line):
+            said.append(line)
+
+        def stop_all(self):
+            said.append('stop_all')
+
+        def summary(self, stopped):
+            pass
+
+    monkeypatch.setattr(launch_cluster, 'Launcher', FakeLauncher)
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: None)  # not pytest's death
+    try:
+        status = launch_cluster.main(['--num_workers=1', '--', '--model=trivial'])
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert status == 129
+    assert said == ['interrupted (SIGHUP); stopping every task', 'stop_all']
+    assert launch_cluster.stopped_by(129) == signal.SIGHUP
