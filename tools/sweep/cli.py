@@ -53,7 +53,7 @@ from absl import flags
 
 from tf_cnn_benchmarks import cnn_util, console
 
-from . import compare, file, publish, report, results
+from . import compare, disk, file, publish, report, results
 from . import runner as runner_lib
 
 PRECISIONS = tuple(runner_lib.PRECISION_FLAGS)
@@ -385,35 +385,47 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
 
     Raises:
       SweepError: the output folder is unusable, in use, or holds runs with other flags.
+      OSError: the results file or a run's folder cannot be written (`disk.write_error`).
     """
     out_dir = plan['output_dir']
     _prepare_output(out_dir)
     with _lock(out_dir) as lock:
         records = _load_previous(out_dir, plan['extra_flags'])
         runs = configurations(plan['axes'], plan['repeats'])
+        planned = {results.config_key(c) for c in runs}
         done = results.done_keys(records, retry_failed)
         todo = [c for c in runs if results.config_key(c) not in done]
-        if len(todo) < len(runs):
-            print('resuming: %d of %d runs already done in %s are skipped' % (
-                len(runs) - len(todo), len(runs), results.results_path(out_dir)),
-                file=sys.stderr)
+        line = results.resume_line(out_dir, records, planned, done, len(todo), retry_failed)
+        if line:
+            print(line, file=sys.stderr)
         bar = runner_lib.Progress(len(runs), len(runs) - len(todo), len(todo),
                                     enabled=progress)
-        interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
-                               timeout_secs, lock.fileno())
+        interrupted, full = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
+                                     timeout_secs, lock.fileno())
         records, _ = results.load_records(results.results_path(out_dir))
-        print(report.write_report(out_dir, records, for_screen=True))
+        try:
+            print(report.write_report(out_dir, records, for_screen=True))
+            not_saved = None
+        except report.NotSaved as e:  # a full disk: the report on the screen all the same
+            print(e.text)
+            not_saved = disk.write_error(e, out_dir)
     if interrupted is not None:
+        if not_saved:
+            print('warning: %s' % not_saved, file=sys.stderr)
         print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
         return 128 + interrupted
-    planned = {results.config_key(c) for c in runs}
     failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
-    return 1 if failed else 0
+    problem = (disk.full_disk_line(*full) if full else not_saved
+               or (results.not_done_line(failed, len(runs), out_dir) if failed else None))
+    if problem:
+        print('error: %s' % problem, file=sys.stderr)
+    return 1 if problem else 0
 
 
 def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float,
-             lock_fd: int) -> int | None:
-    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any.
+             lock_fd: int) -> tuple[int | None, tuple | None]:
+    """Runs `todo` in order, appending each record; returns (the signal that stopped it, if
+    any; (label, error) of a run that failed for lack of space, where it stopped, if any).
     Each run inherits `lock_fd`, the output folder's lock (runner.py says why)."""
     out_dir, extra = plan['output_dir'], plan['extra_flags']
     results_file = results.results_path(out_dir)
@@ -434,7 +446,9 @@ def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float,
             results.append_record(results_file, record)
             bar.end()
             _say_outcome(label, record)
-        return interrupts.signum
+            if record['no_space']:  # every run after it would fail the same way
+                return interrupts.signum, (label, record['error'])
+        return interrupts.signum, None
 
 
 def _say_outcome(label: str, record: dict) -> None:
@@ -532,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
         raise
     except OSError as e:  # the results file or a run folder cannot be written
-        print('error: %s' % e, file=sys.stderr)
+        print('error: %s' % disk.write_error(e, plan['output_dir']), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C outside a run (the handlers cover the runs)
         print('error: interrupted; rerun the same command to resume', file=sys.stderr)

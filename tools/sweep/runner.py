@@ -30,7 +30,7 @@ from tf_cnn_benchmarks.lifecycle import results_log
 from tf_cnn_benchmarks.lifecycle import signals as run_signals
 from tf_cnn_benchmarks.metrics import clean_runs
 
-from . import figures, host_load, results
+from . import disk, figures, host_load, results
 
 # The package folder holds the entry script, both in a checkout and when installed.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -156,7 +156,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
 
     Returns:
       {'status', 'exit_status', 'error', 'result' (the results JSON or None), 'wall_secs',
-       'started_utc'}.
+       'started_utc', 'no_space' (True for a failed run whose error says the disk was full, or
+       whose folder's disk is: disk.out_of_space)}.
     """
     shutil.rmtree(run_dir, ignore_errors=True)  # a previous attempt that left no record
     os.makedirs(run_dir)
@@ -184,7 +185,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         finally:
             interrupts.proc = None
     result = _read_result(run_dir)
-    error = last_error_line(_read_text(os.path.join(run_dir, 'stderr.log')))
+    stderr_text = _read_text(os.path.join(run_dir, 'stderr.log'))
+    error = last_error_line(stderr_text)
     name = _stopped_by(interrupts.signum, result, proc.returncode)
     if name is not None and not timed_out:
         status, error = 'interrupted', 'interrupted by %s' % name
@@ -197,8 +199,10 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         if proc.returncode == 0:
             error = 'error: exit status 0 but no results JSON in %s' % run_dir
         error = error or 'error: exit status %d and no output on stderr' % proc.returncode
+    no_space = status == 'failed' and disk.out_of_space(run_dir, error, stderr_text)
     return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
-            'wall_secs': time.monotonic() - start, 'started_utc': started}
+            'wall_secs': time.monotonic() - start, 'started_utc': started,
+            'no_space': no_space}
 
 
 def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
@@ -273,6 +277,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'host_load': host_load.record_host_load(result) if result else None,
         'environment': env, 'started_utc': outcome['started_utc'],
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
+        'no_space': bool(outcome.get('no_space')),
     }
 
 
