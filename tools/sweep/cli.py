@@ -160,7 +160,8 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
     problems = []
     for config in configurations(axes, 1):
         args = runner_lib.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
-        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags))
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags),
+                                     quiet=True)  # warned once: run_flags_problem
         if p.cluster_resolver in ('tf_config', 'slurm') or (p.cluster_resolver == 'auto' and (
                 'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
             return None  # a resolver fills the cluster's fields in each run first

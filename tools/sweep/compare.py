@@ -238,7 +238,7 @@ def flags_meaning(extra_flags: list[str]) -> tuple:
     the flags themselves, as one pair, when they do not parse."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see the imports above
     try:
-        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags), quiet=True)
     except params.ParamsError:
         return (('(flags that do not parse)', ' '.join(extra_flags)),)
     return tuple(sorted((name, tuple(v) if isinstance(v, list) else v)
