@@ -213,3 +213,19 @@ def test_the_cluster_launcher_takes_sighup_as_sigterm(monkeypatch):
     assert status == 129
     assert said == ['interrupted (SIGHUP); stopping every task', 'stop_all']
     assert launch_cluster.stopped_by(129) == signal.SIGHUP
+
+
+def test_an_output_dir_in_use_exits_1_as_a_held_train_dir(tmp_path, capsys, monkeypatch):
+    # Before: exit status 2, the usage errors' (README: an output path that cannot be used),
+    # where a run whose --train_dir another run holds exits 1.
+    holder = sweep._lock(str(tmp_path))
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: pytest.fail('ran'))
+    try:
+        status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % tmp_path, '--models=trivial',
+                             '--batch_sizes=2', '--repeats=1', '--noprogress', '--',
+                             '--device=cpu'])
+    finally:
+        holder.close()
+    assert status == 1
+    assert capsys.readouterr().err.startswith(
+        'error: another tf_cnn_sweep is running in --output_dir %s' % tmp_path)

@@ -39,9 +39,10 @@ Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
 of '--name=value'); flags given on the command line win over the file.
 
-Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags (a
-model name the model catalog does not know included: checked before any run) or a bad sweep
-file, 130/143/129 when interrupted.
+Exit status: 0 when every configuration succeeded, 1 when some failed (or --output_dir is in use
+by another sweep, as a held --train_dir of a run), 2 for bad flags (a model name the model
+catalog does not know included: checked before any run) or a bad sweep file, 130/143/129 when
+interrupted.
 """
 
 from __future__ import annotations
@@ -68,7 +69,16 @@ CONFIG_AXES = {'model': 'models', 'batch_size': 'batch_sizes', 'num_gpus': 'num_
 
 
 class SweepError(Exception):
-    """Bad flags or sweep file: one `error:` line, exit status 2."""
+    """Bad flags or sweep file: one `error:` line, exit status 2 (`exit_status`)."""
+
+    exit_status = 2
+
+
+class SweepBusy(SweepError):
+    """--output_dir is held by another sweep or a run of one: exit status 1, as a run's held
+    --train_dir (runtime/dir_hold.py): the path is good, only in use now."""
+
+    exit_status = 1
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -351,7 +361,7 @@ def _lock(output_dir: str):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         handle.close()
-        raise SweepError('another tf_cnn_sweep is running in --output_dir %s (or a run of one '
+        raise SweepBusy('another tf_cnn_sweep is running in --output_dir %s (or a run of one '
                          'that was killed: each run holds the folder too); wait for it or '
                          'choose another folder' % output_dir) from None
     return handle
@@ -543,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except SweepError as e:
         print('error: %s' % e, file=sys.stderr)
-        return 2
+        return e.exit_status
     except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
         raise
     except OSError as e:  # the results file or a run folder cannot be written
