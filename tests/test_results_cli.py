@@ -5,6 +5,7 @@ ingest; usage errors and a database that is not there."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shlex
 import subprocess
@@ -369,11 +370,15 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     (tmp_path / 'logs' / 'tf_cnn_benchmarks_x_1.json').write_text('{"not": "a result"}')
     capsys.readouterr()
     db = str(tmp_path / 'db.sqlite')
-    status, out, _ = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
+    status, out, err = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
     lines = out.splitlines()
-    assert status == 0 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
+    # Exit status 1 (it was 0): a file that is no result is named, the rest is ingested.
+    assert status == 1 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
                                         'failed sweep runs not recorded, 1 file or line '
                                         'skipped')
+    assert err == ('error: ingest: 1 file or line could not be read as a result (named above); '
+                   'the other runs were ingested: fix or remove it and ingest again (a run '
+                   'already in the database is not added twice)\n')
     assert lines[1].startswith('skipped: %s/tf_cnn_benchmarks_x_1.json: not a tf_cnn_benchmarks '
                                'result' % logs)
     assert lines[2] == 'database: %s' % db
@@ -589,3 +594,25 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
         'Its results are in %s instead: `tf_cnn_results ingest %s --results_db=PATH` records '
         'them into a database that can be written' % (db, os.path.join(kept, name), kept)]
     assert not os.path.exists(tmp_path / 'xdg')  # the database's own folder could take them
+
+
+@pytest.mark.parametrize('value, said', [
+    ('"fast"', 'its images_per_sec is "fast", not a finite number'),
+    ('Infinity', 'its images_per_sec is Infinity, not a finite number'),
+    (None, 'not a tf_cnn_benchmarks result (no images_per_sec)'),
+])
+def test_ingest_names_a_bad_images_per_sec_as_bad_not_missing(capsys, tmp_path, value, said):
+    # Before: "fast" or Infinity read as 'no params, environment or images_per_sec'.
+    from tf_cnn_benchmarks.lifecycle import results_log
+    logs = tmp_path / 'logs'
+    results_log.write_json(rh.result(10.0), str(logs))
+    good = json.loads(next(logs.iterdir()).read_text())
+    text = json.dumps(good).replace('"images_per_sec": 10.0', '"images_per_sec": %s' % value)
+    if value is None:
+        text = json.dumps({k: v for k, v in good.items() if k != 'images_per_sec'})
+    bad = logs / 'tf_cnn_benchmarks_bad_1.json'
+    bad.write_text(text)
+    capsys.readouterr()
+    status, out, _ = _main(capsys, 'ingest', str(logs), '--results_db=%s' % (tmp_path / 'db'))
+    assert status == 1
+    assert 'skipped: %s: %s' % (bad, said) in out.splitlines()

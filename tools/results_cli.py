@@ -48,7 +48,8 @@ recorded before its host load was kept counts as clean), `list` the same word pe
 measured' there, kept by the verdicts, which say so in a line after them.
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower (or, for
-history, show and html, when there is nothing to show or an output fails after its checks);
+history, show and html, when there is nothing to show or an output fails after its checks;
+for ingest, when a file or line could not be read as a result: the rest is ingested);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night); 4 when the
@@ -432,6 +433,13 @@ def run(argv: list[str]) -> int:
             raise UsageError('ingest: %s' % e) from None
         print('\n'.join(summary.lines()))
         print('database: %s' % args.db_path)
+        if summary.problems:  # the rest is in; what was not must not pass for done
+            print('error: ingest: %s could not be read as a result (named above); the other '
+                  'runs were ingested: fix or remove %s and ingest again (a run already in the '
+                  'database is not added twice)' % (
+                      cnn_util.counted(len(summary.problems), 'file or line', 'files or lines'),
+                      'it' if len(summary.problems) == 1 else 'them'), file=sys.stderr)
+            return 1
         return 0
     with store.opened(args.db_path, read_only=True) as conn:
         return _read_command(conn, args)
