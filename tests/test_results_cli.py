@@ -5,6 +5,7 @@ ingest; usage errors and a database that is not there."""
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import os
 import shlex
@@ -246,6 +247,37 @@ def test_html_writes_one_page(db, capsys, tmp_path):
     assert '<script' not in text and 'http' not in text.replace('http-equiv', '')
     assert text.count('<img ') == 2 and text.count('src="data:image/png;base64,') == 2
     assert '<td>#13 2026-01-05 06:00:00</td><td>slow-build</td>' in text
+
+
+def test_a_page_on_a_full_disk_names_its_path_and_the_fix(db, capsys, tmp_path, monkeypatch):
+    # Before: 'error: output: No space left on device; give an output path this user can
+    # write' (no path; and this user can write there), and an index.html.tmp left behind.
+    import builtins
+    real_open = builtins.open
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def opener(path, *args, **kwargs):
+        f = real_open(path, *args, **kwargs)
+        return Full(f) if str(path).endswith('index.html.tmp') else f
+    monkeypatch.setattr(builtins, 'open', opener)
+    status, out, err = _main(capsys, 'html', str(tmp_path / 'site'), '--results_db=%s' % db)
+    page = tmp_path / 'site' / 'index.html'
+    assert (status, out) == (1, '') and err == (
+        'error: cannot write %s: No space left on device; free space on its disk, or give an '
+        'output path on another disk\n' % page)
+    assert os.listdir(tmp_path / 'site') == []
 
 
 def test_an_output_that_cannot_be_written_is_refused_before_the_work(db, capsys, tmp_path,

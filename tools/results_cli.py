@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import errno
 import json
 import os
 import re
@@ -463,8 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`): 141
         raise  # console.finish ends the command quietly
     except OSError as e:  # the plot or the page cannot be written (after `check_output`)
-        print('error: %s: %s; give an output path this user can write' % (
-            e.filename or 'output', e.strerror or e), file=sys.stderr)
+        fix = ('free space on its disk, or give an output path on another disk'
+               if e.errno in (errno.ENOSPC, errno.EDQUOT)
+               else 'give an output path this user can write')
+        print('error: cannot write %s: %s; %s' % (e.filename or 'the output', e.strerror or e,
+                                                  fix), file=sys.stderr)
         return 1
 
 
