@@ -648,3 +648,13 @@ def test_ingest_names_a_bad_images_per_sec_as_bad_not_missing(capsys, tmp_path, 
     status, out, _ = _main(capsys, 'ingest', str(logs), '--results_db=%s' % (tmp_path / 'db'))
     assert status == 1
     assert 'skipped: %s: %s' % (bad, said) in out.splitlines()
+
+
+def test_a_results_db_name_too_long_is_named_so(capsys, tmp_path):
+    # Before: 'no results database at ...' (the kernel's ENAMETOOLONG reads as missing).
+    path = str(tmp_path / ('r' * 257 + '.sqlite'))
+    status, out, err = _main(capsys, 'list', '--results_db=%s' % path)
+    assert (status, out) == (2, '')
+    assert err.startswith('error: the results database %s cannot be used: a name of 264 bytes '
+                          % path)
+    assert err.endswith("per name (NAME_MAX); give a shorter --results_db=PATH\n")

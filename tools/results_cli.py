@@ -75,6 +75,7 @@ from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import text_values
+from tf_cnn_benchmarks.preflight import path_lengths
 
 from . import command_parser, results_format
 
@@ -427,6 +428,10 @@ def run(argv: list[str]) -> int:
     if problem:
         raise UsageError(problem)
     args.db_path = store.resolve_path(getattr(args, 'results_db', None))
+    too_long = path_lengths.path_problem(args.db_path)  # over PATH_MAX it reads as missing
+    if too_long:
+        raise UsageError('the results database %s cannot be used: %s; give a shorter '
+                         '--results_db=PATH' % (args.db_path, too_long))
     if args.command == 'ingest':
         try:
             summary = ingest.ingest(args.db_path, args.paths, args.label)
