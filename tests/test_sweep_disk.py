@@ -141,3 +141,24 @@ def test_a_failed_runs_error_saying_the_disk_is_full_marks_it_no_space(tmp_path,
     entry.write_text('import sys\nsys.exit(1)\n')
     outcome = sweep_runner.run_configuration([], run_dir, sweep_runner.Interrupts())
     assert (outcome['status'], outcome['no_space']) == ('failed', True)
+
+
+def test_an_output_dir_too_deep_for_a_runs_results_json_is_refused_before_any_run(tmp_path,
+                                                                                  capsys,
+                                                                                  monkeypatch):
+    # Before: the pre-run checks passed, the run failed (exit status 2, recorded failed) and
+    # the sweep went on; docs/campaigns.md says such path problems stop it before any run.
+    deep = str(tmp_path)
+    while len(deep) < 4000:
+        deep = os.path.join(deep, 'd' * min(200, 4000 - len(deep)))
+    monkeypatch.setattr(sweep_runner, 'run_configuration', Runner(fail=['all']))
+    status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % deep, '--models=trivial',
+                         '--batch_sizes=2', '--repeats=1', '--', '--device=cpu'])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith('error: --output_dir=%s cannot be used: the run --model=trivial '
+                          '--batch_size=2 --num_gpus=1 --variable_update=parameter_server would '
+                          'write runs/trivial-bs2-gpus1-fp32-parameter_server-r0/'
+                          'tf_cnn_benchmarks_trivial_' % deep)
+    assert err.endswith('; choose a shorter --output_dir\n') and 'PATH_MAX' in err
+    assert os.listdir(tmp_path) == []  # nothing made

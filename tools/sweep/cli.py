@@ -308,7 +308,12 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
     if not (fv.run_timeout_secs >= 0):
         raise SweepError('--run_timeout_secs must be >= 0. Received: %g' % fv.run_timeout_secs)
-    problem = invalid_configuration(axes, extra)
+    # The run whose results JSON has the longest path: its folder under runs/ too long?
+    longest = max(configurations(axes, repeats),
+                  key=lambda c: len(run_dir_name(c)) + len(c['model']))
+    problem = invalid_configuration(axes, extra) or disk.run_path_problem(
+        pick('output_dir'), runner_lib.command_for(longest, extra, os.path.join(
+            pick('output_dir'), 'runs', run_dir_name(longest))))
     if problem:
         raise SweepError(problem)
     return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),

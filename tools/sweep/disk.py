@@ -1,5 +1,6 @@
-"""The disk under a sweep's output folder: whether a run failed for lack of space there, and
-the one error line of a file the sweep could not write (its path, why, and the fix).
+"""The disk under a sweep's output folder: whether a run failed for lack of space there, the
+one error line of a file the sweep could not write (its path, why, and the fix), and whether a
+run's folder under it is too deep for the files the run writes (`run_path_problem`).
 
 A run that failed while the disk was full failed for the disk, not for its configuration: its
 record says `no_space` (results.py), a resume runs it again (results.done_keys), and the sweep
@@ -61,3 +62,22 @@ def full_disk_line(label: str, error: str | None) -> str:
             'run after it would fail alike); free space on that disk (or give another '
             '--output_dir), %s, and the runs that failed for lack of space run again'
             % (label, error or 'no error line: its logs could not be written', RESUME))
+
+
+def run_path_problem(output_dir: str, args: list[str]) -> str | None:
+    """An error message when the results JSON of the run `args` (tf_cnn_benchmarks arguments
+    with its --benchmark_log_dir under <output_dir>/runs/: runner.command_for) would be over
+    the system's path limits (preflight/path_lengths.py), else None. The sweep asks for the
+    run with the longest such path before any run: such a run failed with exit status 2,
+    recorded failed, after the runs before it."""
+    from tf_cnn_benchmarks import flag_parsing  # absolute: `python -m tools.sweep`
+    from tf_cnn_benchmarks.preflight import path_lengths
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(args), quiet=True)
+    for flag, path in path_lengths.written_paths(p):
+        problem = path_lengths.path_problem(path) if flag == '--benchmark_log_dir' else None
+        if problem:
+            return ('--output_dir=%s cannot be used: the run %s would write %s there, %s; '
+                    'choose a shorter --output_dir' % (output_dir, ' '.join(args[:4]),
+                                                       os.path.relpath(path, output_dir),
+                                                       problem))
+    return None
