@@ -13,10 +13,10 @@ run), the hooks' phases after the loop run (final checkpoint, results JSON with
     process ended by SIGTERM) is raised after everything was saved; the command exits 143;
   - SIGHUP: as SIGTERM, with exit status 129 (128 + 1).
 
-A signal that arrives after the last timed step (during the total block's figures, a CPU peak
-measured for them, the final checkpoint or the reports) stops nothing: the run is complete, so
-it finishes as if no signal had come (result['stopped_by_signal'] None, exit status 0), saying
-so in one `warning:` line.
+A signal that arrives during the last timed step or after it (during the total block's
+figures, a CPU peak measured for them, the final checkpoint or the reports) stops nothing: the
+run is complete, so it finishes as if no signal had come (result['stopped_by_signal'] None,
+exit status 0), saying so (after the last step: in one `warning:` line).
 
 On a cluster's worker (the chief or another) the hooks after the loop also tell the other
 workers to stop after their current step (cluster/coordination.py, ClusterStopHook); they exit
@@ -377,6 +377,8 @@ class SignalHook(run_hooks.RunHook):
 
     def __init__(self, reporters=()):
         self._sess = None
+        self._planned = None  # the run's timed steps (its plan's num_batches)
+        self._step = 0  # the timed steps run so far
         self.reporters = list(reporters)
         self._result: dict | None = None
         self._claim = threading.Lock()
@@ -387,13 +389,21 @@ class SignalHook(run_hooks.RunHook):
 
     def begin(self, ctx):
         self._sess = ctx.sess
+        self._planned = getattr(ctx.plan, 'num_batches', None)
         self.catcher.install()
+
+    def after_step(self, step, loss):
+        del loss
+        self._step = step
 
     def should_stop(self):
         return self.catcher.received is not None
 
     def after_timed(self):
         self.catcher.timed_done = True
+        if (self.catcher.received is not None and self._planned
+                and self._step >= self._planned):  # came during the last step: stopped nothing
+            self.catcher.late = True
 
     def after_loop(self, result):
         # The figures are known from here on: a second signal writes them before it exits.
@@ -449,8 +459,8 @@ class SignalHook(run_hooks.RunHook):
             self.catcher.saved = 'the checkpoint %s' % result['checkpoint_path']
         name = result['stopped_by_signal'] = self._signal_name()
         if self.catcher.late:
-            cnn_util.log_fn('Received %s after the timed steps: the run is complete, not stopped '
-                            'by it' % self.catcher.name)
+            cnn_util.log_fn('Received %s at the end of the timed steps: the run is complete, not '
+                            'stopped by it' % self.catcher.name)
         elif name is not None and result.get('stopped_in_warmup'):
             cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '
                             'recorded in the results database)' % name)

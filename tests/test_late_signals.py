@@ -60,15 +60,31 @@ def test_a_signal_after_the_timed_steps_stops_nothing(tmp_path, capfd, signum):
     out, err = capfd.readouterr()
     assert ('warning: received %s after the timed steps: the run is complete and finishes as '
             'if none had come' % name) in err
-    assert 'Received %s after the timed steps: the run is complete, not stopped by it' % name \
-        in out
+    assert ('Received %s at the end of the timed steps: the run is complete, not stopped by '
+            'it' % name) in out
     assert 'Stopped by' not in out and 'stopping after the current step' not in err
 
 
 class SignalAtStep(run_hooks.RunHook):
+    def __init__(self, step=2, signum=signal.SIGHUP):
+        self.step, self.signum = step, signum
+
     def after_step(self, step, loss):
-        if step == 2:
-            os.kill(os.getpid(), signal.SIGHUP)
+        if step == self.step:
+            os.kill(os.getpid(), self.signum)
+
+
+def test_a_signal_during_the_last_timed_step_stops_nothing(tmp_path, capfd):
+    # The last of 3 steps: the loop ended where it would have; a sweep that forwarded the
+    # signal then found the run stopped 'at 3 of 3' and ran it again.
+    bench = helpers.tiny_bench(hooks=[SignalAtStep(3, signal.SIGINT)], num_batches=3,
+                               benchmark_log_dir=str(tmp_path))
+    result = bench.run()
+    assert (result['stopped_by_signal'], result['stopped_early'], result['num_steps']) == (
+        None, False, 3)
+    out = capfd.readouterr().out
+    assert ('Received SIGINT at the end of the timed steps: the run is complete, not stopped by '
+            'it') in out and 'Stopped by' not in out
 
 
 def test_sighup_stops_a_run_as_sigterm_does_with_status_129(tmp_path):
