@@ -274,7 +274,7 @@ class BenchmarkCNN:
         return hooks + self.extra_hooks
 
     def make_step_fn(self, sess, info) -> timed_run.Step:
-        """One step: () -> (loss or None, *accuracy values) (lifecycle/timed_run.py)."""
+        """One step: () -> (loss or None, *extra values) (lifecycle/timed_run.py)."""
         return timed_run.Step(sess, info, self.plan)
 
     @staticmethod

@@ -17,7 +17,10 @@ The TF_CONFIG cluster resolver (cluster/resolvers.py) loads TensorFlow once TF_C
 passed its own checks, so a malformed TF_CONFIG is a usage error before TensorFlow loads too.
 """
 
+import html
+import io
 import os
+import re
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -28,7 +31,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import cnn_util, console, flag_parsing, params
-from .preflight import usage
+from .preflight import output_paths, usage
 from .runtime import dir_hold
 
 FLAGS = flags.FLAGS
@@ -56,9 +59,16 @@ def parse_args(argv: list[str]) -> params.Params:
     """
     if 'model' not in FLAGS:
         params.define_flags(FLAGS)
-    if any(a in ('-h', '--help', '-help', '--helpfull', '--helpshort') for a in argv[1:]):
+    wanted, argv = flag_parsing.help_request(argv)  # --help=false, --nohelp: no help
+    if wanted == 'help':
         print(USAGE)
         print(FLAGS.module_help(params))
+        raise SystemExit(0)
+    if wanted == 'xml':  # --helpxml, as absl's: every flag as XML, with this usage text
+        out = io.StringIO()
+        FLAGS.write_help_in_xml_format(out)
+        print(re.sub(r'<usage>.*?</usage>', lambda _: '<usage>%s</usage>' % html.escape(
+            USAGE.strip(), quote=False), out.getvalue(), count=1, flags=re.S), end='')
         raise SystemExit(0)
     status = console.answer_version(argv[1:])
     if status is not None:
@@ -82,6 +92,9 @@ def main(argv: list[str], hooks=()) -> int:
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
+        # Missing folders above the output paths, made as the original made them; said.
+        for line in output_paths.make_parent_folders(checked.params):
+            cnn_util.log_fn(line)
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         return _fail(str(e), 2)
     except cnn_util.DataError as e:  # a missing, empty or foreign local --data_dir
@@ -131,11 +144,14 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
             from .preflight import calibrate
             return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
                                  checked.params, gpus)
-        if checked.params.plan_scaling or checked.params.dry_run:
-            from .preflight import dry_run, scaling_plan
-            plan_or_check = scaling_plan.run if checked.params.plan_scaling else dry_run.run
-            return plan_or_check(benchmark_cnn.bench_factory(checked.resolution, hooks),
-                                 checked.params, gpus)
+        if checked.params.plan_scaling:
+            from .preflight import scaling_plan
+            return scaling_plan.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                    checked.params, gpus, given=given_flags())
+        if checked.params.dry_run:
+            from .preflight import dry_run
+            return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                               checked.params, gpus)
         bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
                                            checked=checked)
         bench.print_info()

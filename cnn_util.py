@@ -88,6 +88,40 @@ def write_problem(folder: str) -> str | None:
     return None
 
 
+def working_folder_problem(paths) -> str | None:
+    """Why relative paths cannot be used, or None: the working folder was removed (or moved)
+    after the shell entered it, so a relative path has no folder to be looked up in (every
+    open, every `os.path.abspath` fails with 'No such file or directory').
+
+    Args:
+      paths: (how the user gave it, path) pairs: a flag or an environment variable, shown as
+        '--train_dir=td', 'TF_CNN_RESULTS_DB=r.sqlite', or words for a positional argument
+        ('the page folder', 'site'), shown as 'the page folder site'. A path that is
+        None, empty, not a string, absolute or remote (`gs://...`) needs no working folder.
+
+    Returns:
+      None when no path is relative or the working folder exists; else one line naming the
+      first relative path and the fix ('the working folder no longer exists (...), so
+      --train_dir=td, a relative path, cannot be found or made; give absolute paths, or cd
+      to an existing folder').
+    """
+    relative = [(name, path) for name, path in paths
+                if isinstance(path, str) and path and not os.path.isabs(path)
+                and '://' not in path]
+    if not relative:
+        return None
+    try:
+        os.getcwd()
+        return None
+    except FileNotFoundError:
+        pass
+    name, path = relative[0]
+    shown = ('%s=%s' if name.startswith('-') or name.isupper() else '%s %s') % (name, path)
+    return ('the working folder no longer exists (it was removed or moved after the shell '
+            'entered it), so %s, a relative path, cannot be found or made; give absolute '
+            'paths, or cd to an existing folder' % shown)
+
+
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """'1 shard', '2 shards', '0 shards': `count` and the noun in its number (`plural`, default
     noun + 's', for every count but 1)."""
@@ -169,7 +203,8 @@ def format_step_line(step: int, stats: ImageRateStats, loss: float | None,
                      extra: str = '') -> str:
     """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)[\\tLOSS][\\textra]`.
 
-    A loss of None (forward-only runs) leaves out the loss column.
+    A loss of None leaves out the loss column (a forward-only run's loss, not a training
+    loss, comes in `extra`: lifecycle/timed_run.loop_spec).
     """
     line = '%i\t%s' % (step, format_rate(stats))
     if loss is not None:

@@ -13,12 +13,16 @@ started in the background by a shell without job control), it stays ignored.
 Every command ends through `finish`: a reader of its output that went away
 (`tf_cnn_sweep --help | head -1`) ends it quietly with exit status 141 (128 + SIGPIPE, what a
 shell reports for a Unix tool killed by SIGPIPE), with no traceback, whichever print met it.
+stdout or stderr that cannot be written (a full disk, /dev/full, a closed descriptor) does not
+stop a command (runtime/output_streams.py): its work goes on, and `finish` ends it with one
+line saying what was lost and exit status 74 (output_streams.OUTPUT_LOST_STATUS).
 
 Every command answers `--version` with the same line (`version_line`), here before it imports
 anything (and in its own main too, for its `python -m` form: `answer_version`).
 
-Importing this module loads nothing but the standard library (the package's `__init__` loads
-its names on first use), so the handler is in place a few milliseconds after Python starts.
+Importing this module loads nothing but the standard library and runtime/output_streams.py
+(which imports only the standard library; the package's `__init__` loads its names on first
+use), so the handler is in place a few milliseconds after Python starts.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+
+from .runtime import output_streams
 
 #: Exit status of a command ended by Ctrl-C: 128 + SIGINT.
 INTERRUPTED_STATUS = 128 + signal.SIGINT
@@ -45,7 +51,10 @@ HELP_FLAGS = frozenset(('-h', '--help', '-help', '--helpfull', '--helpshort'))
 def _exit_interrupted(signum=None, frame=None) -> None:
     """Ends the process at once: `error: interrupted` on stderr, exit status 130 (no traceback,
     no clean-up: nothing has started yet)."""
-    os.write(2, b'error: interrupted\n')
+    try:
+        os.write(2, b'error: interrupted\n')
+    except OSError:  # stderr on a full disk: the status says it
+        pass
     os._exit(INTERRUPTED_STATUS)
 
 
@@ -95,6 +104,8 @@ def finish(main: Callable[[], int | None],
     A BrokenPipeError (the reader of stdout went away: `... --help | head -1`, from any print
     of the command, or from the last flush here) becomes exit status 141 (SIGPIPE_STATUS), with
     no traceback: stdout then points at /dev/null, so Python's flush at exit cannot fail again.
+    Output lost on the way (runtime/output_streams.py: stdout or stderr on a full disk,
+    /dev/full, closed) gets its one `error:` line here, and the status 74 in place of 0.
 
     Args:
       main: the command's main, without arguments; returns the exit status or raises
@@ -103,8 +114,9 @@ def finish(main: Callable[[], int | None],
         runtime_env.exit_process for a command that loaded TensorFlow.
 
     Raises:
-      SystemExit: from `exit_process`, with the command's status (141 as above).
+      SystemExit: from `exit_process`, with the command's status (141, 74 as above).
     """
+    output_streams.install()
     try:
         try:
             status = main()
@@ -114,7 +126,7 @@ def finish(main: Callable[[], int | None],
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = SIGPIPE_STATUS
-    exit_process(status)
+    exit_process(output_streams.report_loss(status))
 
 
 def run(module: str, function: str = 'run_main') -> None:
@@ -129,9 +141,10 @@ def run(module: str, function: str = 'run_main') -> None:
       SystemExit: 0 (141) after `--version`, answered before the command imports; 130 when Ctrl-C's
         KeyboardInterrupt leaves the command; else whatever the command raises (its status).
     """
+    output_streams.install()
     status = answer_version(sys.argv[1:])
     if status is not None:
-        raise SystemExit(status)
+        raise SystemExit(output_streams.report_loss(status))
     quiet = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if quiet:
         signal.signal(signal.SIGINT, _exit_interrupted)

@@ -98,6 +98,47 @@ def describe_value_error(error: ValueError) -> str:
     return '%s (see --help)' % str(error).splitlines()[0]
 
 
+#: absl's help flags (absl.app defines them for a program it runs, as the original's was), each
+#: a boolean: what it asks for when true ('help': the flags' help, 'xml': --helpxml's XML).
+HELP_FLAGS = {'help': 'help', 'helpshort': 'help', 'helpfull': 'help', 'helpxml': 'xml'}
+_TRUE, _FALSE = ('true', 't', '1'), ('false', 'f', '0')
+
+
+def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
+    """absl's help flags in `argv` (argv[0] is the program): what they ask for, and argv
+    without them.
+
+    `--help`, `-h`, `-?`, `--helpshort`, `--helpfull` (also `=true`) ask for 'help',
+    `--helpxml` for 'xml'; set false (`--help=false`, `--nohelp`) they ask for nothing and are
+    dropped, as absl drops them. Arguments after `--` are left alone.
+
+    Returns:
+      ('help', 'xml' or None, the other arguments).
+
+    Raises:
+      params.ParamsError: a help flag with a value that is not a boolean (`--help=maybe`).
+    """
+    wanted, rest = None, [argv[0]]
+    for i, arg in enumerate(argv[1:], 1):
+        if arg == '--':
+            rest += argv[i:]
+            break
+        if arg in ('-h', '-?'):
+            wanted = wanted or 'help'
+            continue
+        name, has_value, value = arg.lstrip('-').partition('=')
+        negated = name.startswith('no') and name[2:] in HELP_FLAGS and not has_value
+        if not arg.startswith('-') or (name not in HELP_FLAGS and not negated):
+            rest.append(arg)
+            continue
+        if has_value and value.lower() not in _TRUE + _FALSE:
+            raise params.ParamsError('--%s=%s: a boolean flag takes true or false (also --%s, '
+                                     '--no%s)' % (name, value, name, name))
+        if not negated and (not has_value or value.lower() in _TRUE):
+            wanted = wanted or HELP_FLAGS[name]
+    return wanted, rest
+
+
 def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None, *,
                 quiet: bool = False) -> params.Params:
     """Parses argv (argv[0] is the program) into Params (not yet validated).

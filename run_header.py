@@ -21,6 +21,7 @@ from . import cnn_util, preprocessing
 from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
+from .params import zero_values
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
@@ -29,14 +30,41 @@ ALL_REDUCE_HEADER_MODES = ('replicated', 'distributed_all_reduce', 'collective_a
 SHOWN_DEVICES = 8  # a longer list shows its first few, '...', the last and the count
 
 
+# The original's `Mode:` values (its BenchmarkMode), by the run plan's mode; a training run
+# with --eval_during_training_* is its 'training + evaluation' (`header_mode`).
+ORIGINAL_MODES = {'training': 'training', 'evaluation': 'evaluation',
+                  'forward-only': 'forward only'}
+
+
+def header_mode(plan) -> str:
+    """The `Mode:` line's value, the original's: 'training', 'training + evaluation' (a
+    training run that evaluates during training), 'evaluation' or 'forward only'."""
+    if plan.training and plan.eval is not None:
+        return 'training + evaluation'
+    return ORIGINAL_MODES.get(plan.mode, plan.mode)
+
+
 def describe_devices(devices) -> str:
-    """The header's device list: "['/cpu:0', '/cpu:1']", or for more than SHOWN_DEVICES
-    "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:15'] (16 devices)"."""
+    """The header's device list, a Python literal as the original's value was (log parsers
+    read it with ast.literal_eval): "['/cpu:0', '/cpu:1']", or for more than SHOWN_DEVICES
+    "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:15']" (`device_notes` says how many)."""
     devices = list(devices)
     if len(devices) <= SHOWN_DEVICES:
         return str(devices)
     shown = [repr(d) for d in devices[:3]] + ['...', repr(devices[-1])]
-    return '[%s] (%d devices)' % (', '.join(shown), len(devices))
+    return '[%s]' % ', '.join(shown)
+
+
+def device_notes(plan) -> list[str]:
+    """The continuation lines under `Devices:`, each a note of this project's after the
+    original's value: how many devices a shortened list stands for ('16 devices'), and 'no GPU
+    visible: running on the CPU' where no GPU is visible to a CPU run."""
+    notes = []
+    if len(plan.devices) > SHOWN_DEVICES:
+        notes.append('%d devices' % len(plan.devices))
+    if plan.params.device == 'cpu' and not plan.visible_gpus:
+        notes.append('no GPU visible: running on the CPU')
+    return ['             %s' % note for note in notes]
 
 
 def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -> list[str]:
@@ -54,9 +82,6 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         graph/learning_rate.describe_schedule); None: the registry's name, no such line.
     """
     p = plan.params
-    device_note = ''
-    if p.device == 'cpu' and not plan.visible_gpus:
-        device_note = '  (no GPU visible: running on the CPU)'
     config = plan.session_config
     return [
         # The original's lines keep their names, order and value shapes (log parsers read
@@ -64,14 +89,14 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         # and NUMA bind as Python's True/False; this project's lines come between them.
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
         'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
-        *dataset_lines(dataset, plan.subset),
+        *dataset_lines(dataset, plan.subset, epochs=plan.training),
         'Classes:     %s' % dataset.describe_classes(),
-        'Mode:        %s' % plan.mode,
+        'Mode:        %s' % header_mode(plan),
         # One session over every worker: distributed_all_reduce's controller.
         'SingleSess:  %s' % (p.variable_update == 'distributed_all_reduce'),
         *batch_lines(plan, dataset),
         *(resume_lines(plan, resume) if resume is not None and plan.training else []),
-        'Devices:     %s%s' % (describe_devices(plan.devices), device_note),
+        'Devices:     %s' % describe_devices(plan.devices), *device_notes(plan),
         # Whether the sessions pin threads to NUMA nodes (runtime/cpu_tuning.numa_applies).
         'NUMA bind:   %s' % bool(config is not None and config.experimental.use_numa_affinity),
         'Data format: %s' % p.data_format,
@@ -79,8 +104,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *precision,
         'XLA:         %s' % plan.xla,
         'Threads:     %s' % cpu_tuning.describe(plan.threads),
-        *(['Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan))]
-          if plan.training else []),  # forward-only and eval apply no updates
+        # Every mode's, as the original's (forward-only and eval runs apply no updates: the
+        # flag's value alone, without the weight decay's phrase).
+        'Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan) if plan.training else ''),
         *(['LR schedule: %s' % learning_rate.describe_schedule(
             p, model, plan.images_per_global_step, plan.examples_per_epoch)]
           if plan.training and model is not None else []),
@@ -96,6 +122,8 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Sync:        %s' % bool(p.cross_replica_sync)] if p.job_name else []),
         *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        # The original's 0 for "unset" (--num_batches=0), and what each became.
+        *zero_values.header_lines(plan.given_flags, p, HEADER_VALUE_WIDTH),
         '==========',
     ]
 
@@ -148,7 +176,8 @@ def served(p) -> str:
 HEADER_VALUE_WIDTH = 100 - len('Dataset:     ')
 
 
-def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list[str]:
+def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH,
+                  epochs: bool = False) -> list[str]:
     """The `Dataset:` line, its value the original's shape ('imagenet (synthetic)',
     'imagenet': Dataset.header_name), then continuation lines each at most `width` characters
     after the name column: (real data) the folder, then the example count and the checks
@@ -156,7 +185,13 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list
     '             inferred from the files in /data', '             train: 512 examples counted
     in 8 TFRecord shards, headers checked (record CRCs as read)']. A folder too long for the
     line of 'inferred from the files in' gets a line of its own; one longer than `width` is
-    shown with its middle elided (`fit_path`)."""
+    shown with its middle elided (`fit_path`).
+
+    With `epochs` (a training run), real data's phrases end with the one
+    definition of an epoch, the records found, which --num_epochs, the learning-rate schedules
+    (the models' own too) and the epochs of the evaluations count: 'an epoch is these 512
+    examples (--num_epochs, LR schedule; published: 1281167)' (the published count, the
+    original's epoch, said where it differs). Synthetic data's count line says its epoch."""
     values = [dataset.header_name()]
     if not dataset.synthetic:
         how = 'inferred from the files in' if dataset.inferred else 'files in'
@@ -165,7 +200,12 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH) -> list
         else:  # the folder on a line of its own
             values += [how, fit_path(dataset.data_dir, width)]
     counts_from = len(values)
-    for phrase in dataset.count_phrases(subset):
+    phrases = dataset.count_phrases(subset)
+    if epochs and not dataset.synthetic:
+        count, published = dataset.num_examples(subset), dataset.spec.published_examples[subset]
+        phrases.append('an epoch is these %d examples (--num_epochs, LR schedule%s)' % (
+            count, '' if count == published else '; published: %d' % published))
+    for phrase in phrases:
         if len(values) > counts_from and len(values[-1]) + 2 + len(phrase) <= width:
             values[-1] += ', ' + phrase
         else:
@@ -196,15 +236,17 @@ def decay_phrase(plan) -> str:
 
 
 def batch_lines(plan, dataset) -> list[str]:
-    """The header's batch, image size, batches and epochs lines: an evaluation's (its EvalPlan)
-    with --eval, else the timed steps', then `eval_lines` when the training evaluates."""
+    """The header's batch, image size, batches and epochs lines: one evaluation's (its
+    EvalPlan) with --eval, else the timed steps', then `eval_lines` when the training
+    evaluates. The values keep the original's shapes ('4 global', '3', '0.00'); the `Eval:`
+    line says that they are an evaluation's."""
     image = 'Image size:  %dx%d' % (plan.image_size, plan.image_size)
     ev = plan.eval
-    if plan.mode == 'evaluation':
-        return ['Batch size:  %d global (eval)' % ev.global_batch_size,
+    if plan.mode == 'evaluation':  # one evaluation's, in the original's value shapes
+        return ['Batch size:  %d global' % ev.global_batch_size,
                 '             %d per device' % ev.per_device_batch_size, image,
-                'Num batches: %d per evaluation' % ev.num_batches,
-                'Num epochs:  %.2f per evaluation' % ev.epochs,
+                'Num batches: %d' % ev.num_batches,
+                'Num epochs:  %.2f' % ev.epochs,
                 *eval_lines(plan, dataset)]
     lines = ['Batch size:  %d global' % plan.global_batch_size,
              '             %d per device' % plan.per_device_batch_size, image,

@@ -281,13 +281,18 @@ def evaluates(p) -> bool:
 
 
 def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
-                   num_batches: int) -> EvalPlan:
+                   num_batches: int, given_num_batches: int | None = None) -> EvalPlan:
     """What one evaluation scores.
 
-    Real data: --num_eval_batches N scores N full batches (N x global batch examples, going
-    round the subset again when that exceeds it); --num_eval_epochs E scores ceil(E x records)
-    examples in ceil(E x records / global batch) batches; neither scores every record once.
-    Synthetic data: --num_eval_batches, else `num_batches` (the run's), full batches.
+    Its length, in the original's order: --num_eval_batches, else --num_eval_epochs; with
+    --eval, else --num_batches as given (`given_num_batches`) or --num_epochs, as the
+    original's --eval counted them (over the evaluated subset).
+
+    Real data: N batches score N full batches (N x global batch examples, going round the
+    subset again when that exceeds it); E epochs score ceil(E x records) examples in
+    ceil(E x records / global batch) batches; neither (the default) scores every record once
+    (the original evaluated --num_batches' default, 100 batches, there).
+    Synthetic data scores full batches: those counts, else `num_batches` (the run's).
 
     Args:
       p: the run's resolved Params.
@@ -295,6 +300,8 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
       num_devices: towers the evaluation runs on.
       per_device_batch_size: the training batch (used without --eval_batch_size).
       num_batches: the run's timed steps (synthetic evaluations).
+      given_num_batches: --num_batches as the user gave it (before params.resolve_params
+        filled in its default), or None: not given.
 
     Raises:
       DataError: the subset's files are missing or corrupt (dataset_info.Dataset.scan).
@@ -303,22 +310,28 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
     batch = p.eval_batch_size or per_device_batch_size
     global_batch = batch * num_devices
     records = dataset.num_examples(subset)
+    batches, epochs = p.num_eval_batches, p.num_eval_epochs
+    if p.eval and not batches and not epochs:
+        batches, epochs = given_num_batches, p.num_epochs
+    if epochs and not batches:
+        # round() first: 0.1 x 30 is 3.0000000000000004 in floating point, 3 examples.
+        examples = max(1, int(math.ceil(round(epochs * records, 6))))
     if dataset.synthetic:
-        batches = p.num_eval_batches or num_batches
+        if epochs and not batches:
+            batches = -(-examples // global_batch)
+        batches = batches or num_batches
         return EvalPlan(subset, batch, global_batch, batches, batches * global_batch, records,
                         synthetic=True)
-    if p.num_eval_batches:
-        examples = p.num_eval_batches * global_batch
-    elif p.num_eval_epochs:
-        # round() first: 0.1 x 30 is 3.0000000000000004 in floating point, 3 examples.
-        examples = max(1, int(math.ceil(round(p.num_eval_epochs * records, 6))))
-    else:
+    if batches:
+        examples = batches * global_batch
+    elif not epochs:
         examples = records
     return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records)
 
 
 def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str,
-              dtypes: tuple, cluster_source: str = '', threads: tuple = (0, 0)) -> RunPlan:
+              dtypes: tuple, cluster_source: str = '', threads: tuple = (0, 0),
+              given_num_batches: int | None = None) -> RunPlan:
     """Resolves a run's values (see the module docstring).
 
     Args:
@@ -331,6 +344,9 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
       dtypes: (compute dtype, variable dtype) (graph.precision.compute_dtypes).
       cluster_source: where the cluster came from (cluster.resolvers.Resolution.description).
       threads: (intra-op, inter-op) thread-pool sizes (runtime/cpu_tuning.thread_counts).
+      given_num_batches: --num_batches as given, before params.resolve_params filled in its
+        default (None: not given): an --eval run's length when no --num_eval_* is given
+        (make_eval_plan).
 
     Returns:
       The RunPlan.
@@ -372,7 +388,8 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     eval_plan = None
     if evaluates(p):
         eval_plan = make_eval_plan(p, dataset, num_devices=len(devices),
-                                   per_device_batch_size=batch_size, num_batches=num_batches)
+                                   per_device_batch_size=batch_size, num_batches=num_batches,
+                                   given_num_batches=given_num_batches)
     return RunPlan(
         params=p, mode=run_mode(p), model=p.model, dataset=dataset.name, subset=subset,
         num_classes=dataset.num_classes, examples_per_epoch=examples, image_size=image_size,

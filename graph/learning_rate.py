@@ -11,7 +11,9 @@ Precedence of the schedule flags:
      epochs (staircase) when both are > 0.
   3. otherwise the model's own schedule (`CNNModel.default_schedule`, the original's: a
      constant rate for most models, warm-up and steps for the ImageNet ResNets, whose base
-     rate --resnet_base_lr is per 256 images, scaled linearly with the batch).
+     rate --resnet_base_lr is per 256 images, scaled linearly with the batch), its epochs the
+     run's examples per epoch as every other epoch here (the training records found in real
+     data: on the full ImageNet the original's 1,281,167).
 Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
 2017, section 2.2), and --minimum_learning_rate bounds the result from below.
 
@@ -93,7 +95,8 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
                              tf.cast(exponent, tf.float32))
     else:
         # The model's schedule counts global steps, as the original's did.
-        lr = model.get_learning_rate(global_step, images_per_step, base_lr=p.resnet_base_lr)
+        lr = model.get_learning_rate(global_step, images_per_step, base_lr=p.resnet_base_lr,
+                                     examples_per_epoch=examples_per_epoch)
     lr = tf.cast(lr, tf.float32)
     warmup_steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
     if warmup_steps > 0:  # less than one step of warm-up is none
@@ -190,8 +193,8 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
                                                 p.num_epochs_per_decay,
                                                 '' if p.num_epochs_per_decay == 1 else 's')])
     elif p.init_learning_rate is None:
-        forms.extend(model_schedule_forms(model.default_schedule(images_per_step,
-                                                                 p.resnet_base_lr)))
+        forms.extend(model_schedule_forms(model.default_schedule(
+            images_per_step, p.resnet_base_lr, examples_per_epoch)))
     if p.num_learning_rate_warmup_epochs > 0:
         steps = boundary_step(p.num_learning_rate_warmup_epochs, steps_per_epoch)
         epochs = '%g epoch%s' % (p.num_learning_rate_warmup_epochs,

@@ -267,10 +267,11 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     `measured` (kernel_speed.factors) the text says what they did here, and a CPU whose
     forward kernels in `dtype` are far slower than float32's (kernel_speed.FAR_SLOWER_FACTOR)
     is not native whatever its flags. GPU: bfloat16 needs compute capability >= 8.0 (Ampere),
-    float16 tensor cores >= 7.0 (Volta); below, the dtype's data runs with float32 math (the
-    float32 rate, half the bytes: speed_model/gpu_step.math_path) and counts as native: not
-    slower than float32 by the speed model, which compares the two in the dry run's predicted
-    step (preflight/dry_run.py) and warns where it predicts the dtype slower.
+    float16 tensor cores >= 7.0 (Volta); below, the dtype's data runs with float32 math
+    (float16: the float32 rate, half the bytes: speed_model/gpu_step.math_path; bfloat16:
+    TensorFlow casts each convolution to float32 and back, speed_model/bf16_casts.py) and
+    counts as native: the speed model compares the two in the dry run's predicted step
+    (preflight/dry_run.py) and warns where it predicts the dtype slower.
 
     Args:
       dtype: tf.bfloat16, tf.float16 or tf.float32.
@@ -303,13 +304,16 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
             # (TF_FP16_CONV_USE_FP32_COMPUTE, TF_FP16_MATMUL_USE_FP32_COMPUTE: default on), so
             # neither Pascal's 1/64-rate nor the P100's 2x float16 units set the speed
             # (tensorflow/tensorflow#25405: Pascal float16 20-30% faster than float32);
-            # bfloat16 because no GPU before Ampere computes in it. The per-op model takes that
-            # path (speed_model/gpu_step.math_path: the float32 rate, half the bytes); the dry
-            # run's predicted step gives both dtypes' figures and warns where the step's casts
-            # make the dtype slower than float32 (speed_model/from_flags.precision_lines).
+            # bfloat16 because no GPU before Ampere computes in it: TensorFlow casts each
+            # convolution's operands to float32 and its result back (speed_model/
+            # bf16_casts.py). The per-op model takes that path (speed_model/gpu_step.math_path);
+            # the dry run's predicted step gives both dtypes' figures and warns where the
+            # step's casts make the dtype slower than float32 (speed_model/from_flags.py).
+            traffic = ('convolutions cast to float32 and back' if dtype == tf.bfloat16
+                       else 'half the memory traffic')
             return True, ('GPU compute capability %s < %d.%d: no %s tensor cores; %s data '
-                          'with float32 math, half the memory traffic' % (
-                              _listed(caps), need[0], need[1], name, name))
+                          'with float32 math, %s' % (
+                              _listed(caps), need[0], need[1], name, name, traffic))
         return False, 'GPU compute capability unknown < %d.%d: no native %s' % (
             need[0], need[1], name)
     flags = cpu_flags() if flags is None else flags

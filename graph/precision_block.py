@@ -120,8 +120,8 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         native, text = precision.native_support(dtype, 'gpu', capabilities=caps)
         support = [text]
         if native and '; ' in text:  # no tensor cores of the dtype: the capability, the path
-            support = [text.split(': ')[0], 'no %s tensor cores: float32 math, half the '
-                       'memory traffic' % dtype.name]
+            support = [text.split(': ')[0], 'no %s tensor cores: float32 math, %s' % (
+                dtype.name, text.split(' with float32 math, ')[-1])]
     else:
         flags = precision.cpu_flags() if flags is None else flags
         wanted = precision.cpu_unit_flags(dtype)

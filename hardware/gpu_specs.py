@@ -43,8 +43,12 @@ and the memory size and the form factor (PCIe, SXM2/SXM4/SXM5) may come in eithe
 the GPU's own name ('a100-80gb', 'A100 80GB', 'nvidia a100_80gb' are one GPU; 'NVIDIA A100 80GB
 PCIe', 'NVIDIA A100-PCIE-80GB' and 'A100 PCIe 80GB' another); a name without its memory ('V100',
 'A100') means the smaller model, and one with the GPU's only memory size is that GPU ('NVIDIA
-GeForce RTX 3080 10GB'). The name TensorFlow reports for a visible GPU ('Tesla
-V100-SXM2-16GB', 'NVIDIA A100-SXM4-80GB') is matched by `from_device_name`.
+GeForce RTX 3080 10GB'). A form word must be the GPU's own form (`form_of`: SXM_FORM_OF_GPU for
+the modules, PCIe for every other card), its generation optional: 'T4 PCIe' is the T4, 'H200
+SXM' the H200, 'A100 SXM4' the A100 40GB; 'T4 SXM' and 'V100 SXM4' are no GPU of the table. The
+name TensorFlow reports for a visible GPU ('Tesla V100-SXM2-16GB', 'NVIDIA A100-SXM4-80GB') is
+matched by `from_device_name`. Not in the table, for want of a vendor data sheet with their
+rates, SM count or memory: the H100 NVL, AWS's A10G, the DGX Station's V100 (V100-DGXS).
 """
 
 from __future__ import annotations
@@ -137,6 +141,8 @@ _ROWS: tuple[GpuSpec, ...] = (
     _gpu('A100 PCIe 40GB', 40, 19.5, 312.0, 312.0, 1555, '8.0', 'A100 PCIe'),
     # The V100S: a PCIe card only (no SXM module), its own clocks and HBM2 rate.
     _gpu('V100S PCIe 32GB', 32, 16.4, 130.0, None, 1134, '7.0', 'V100S', 'V100S PCIe'),
+    # The V100 PCIe card with 32 GB: the 16 GB card's rates (nvidia-smi: Tesla V100-PCIE-32GB).
+    _gpu('V100 PCIe 32GB', 32, 14.0, 112.0, None, 900, '7.0'),
 )
 
 _WP = {
@@ -195,6 +201,11 @@ COMPUTE_FACTS: dict[str, tuple] = {
                         'NVIDIA Tesla V100S data sheet (2019, PCIe form factor only): 16.4 '
                         'TFLOP/s single precision, 130 TFLOP/s tensor, 32 GB HBM2 at 1,134 GB/s, '
                         'PCIe 3.0 x16, 250 W; the GV100 chip of the V100 whitepaper (80 SMs)'),
+    'V100 PCIe 32GB': (80, None, 'volta', 'pcie3', True,
+                       'NVIDIA V100 Tensor Core GPU data sheet (2020), its V100 PCIe column: '
+                       '14 TFLOP/s single precision, 112 TFLOP/s tensor, 32 GB or 16 GB HBM2 at '
+                       '900 GB/s, PCIe 32 GB/s, 250 W; the GV100 chip of the V100 whitepaper (80 '
+                       'SMs)'),
 }
 
 _SHEET_GEN3 = 'PCIe Gen3 x16 (32 GB/s both directions together)'
@@ -210,6 +221,7 @@ PCIE_SOURCES: dict[str, str] = {
     'V100 32GB': 'NVIDIA Tesla V100 data sheet (2018): NVLink 300 GB/s, ' + _SHEET_GEN3,
     'V100 PCIe 16GB': 'NVIDIA Tesla V100 data sheet (2017), PCIe form: ' + _SHEET_GEN3,
     'V100S PCIe 32GB': 'NVIDIA Tesla V100S data sheet (2019): ' + _SHEET_GEN3,
+    'V100 PCIe 32GB': 'NVIDIA V100 Tensor Core GPU data sheet (2020), PCIe form: ' + _SHEET_GEN3,
     'Titan V': 'NVIDIA TITAN V specifications (2017): bus support PCI Express 3.0',
     'T4': 'NVIDIA T4 data sheet (2019): system interface x16 PCIe Gen3',
     'GTX 1080': 'NVIDIA GeForce GTX 1080 specifications (2016): bus support PCIe 3.0',
@@ -234,6 +246,16 @@ PCIE_SOURCES: dict[str, str] = {
     'H100 80GB': 'NVIDIA H100 data sheet (2022): SXM and PCIe forms, PCIe Gen5 128 GB/s',
     'H100 PCIe': 'NVIDIA H100 data sheet (2022): PCIe form, PCIe Gen5 128 GB/s',
     'H200': 'NVIDIA H200 data sheet (2024): PCIe Gen5 128 GB/s',
+}
+
+#: The SXM module form of the table's GPUs that are modules, by name (NVIDIA's P100, V100, A100
+#: and H100 whitepapers and data sheets; the H200's data sheet: its SXM form); every other GPU of
+#: the table is a PCIe card (its data sheet's form factor: PCIE_SOURCES). A form word typed with a
+#: GPU's name ('A100 SXM4', 'T4 PCIe') must be its form (`lookup`); hardware/links.py plans an
+#: SXM module on its NVLink board.
+SXM_FORM_OF_GPU = {
+    'P100 SXM2': 'SXM2', 'V100 16GB': 'SXM2', 'V100 32GB': 'SXM2', 'A100 40GB': 'SXM4',
+    'A100 80GB': 'SXM4', 'H100 80GB': 'SXM5', 'H200': 'SXM5',
 }
 
 #: Share of its data-sheet arithmetic rates a card sustains under load where its vendor states
@@ -354,17 +376,27 @@ _LOOKALIKES = str.maketrans({'o': '0', 'i': '1', 'l': '1'})
 
 
 
-def _likeness(typed: tuple[str, frozenset[str]], alias: str) -> tuple[float, int, float]:
+def _likeness(typed: tuple[str, frozenset[str]], alias: str) -> tuple[bool, float, int, float]:
     """How alike a typed name's parts (`_parts`) and a table alias are, to rank suggestions:
-    first its own name's (difflib's ratio of the two, O, I and l read as 0, 1 and 1), then
-    the qualifiers both have ('80gb', 'pcie'), then the whole looked-up forms' ratio."""
+    first whether the typed name begins with the alias's own name ('H100 NVL', 'V100-DGXS':
+    a variant of that GPU the table lacks), then its own name's likeness (difflib's ratio of
+    the two, O, I and l read as 0, 1 and 1), then the qualifiers both have ('80gb', 'pcie'),
+    then the whole looked-up forms' ratio."""
     core, qualifiers = _parts(alias)
-    ratio = difflib.SequenceMatcher(None, typed[0].translate(_LOOKALIKES),
-                                    core.translate(_LOOKALIKES)).ratio()
+    mine, theirs = typed[0].translate(_LOOKALIKES), core.translate(_LOOKALIKES)
+    ratio = difflib.SequenceMatcher(None, mine, theirs).ratio()
     whole = difflib.SequenceMatcher(
         None, ' '.join([typed[0]] + sorted(typed[1])).translate(_LOOKALIKES),
         _key(alias).translate(_LOOKALIKES)).ratio()
-    return ratio, len(typed[1] & qualifiers), whole
+    begins = len(theirs) >= 3 and mine.startswith(theirs)
+    return begins, ratio, len(typed[1] & qualifiers), whole
+
+
+def _comparable(typed_core: str, alias: str) -> bool:
+    """Whether a typed name is compared with `alias`: an alias that is a bare number ('2080',
+    '1080 Ti': shorthand for a GeForce card) only with a typed name that begins with a digit
+    too (B200 is nothing like the 2080)."""
+    return not _parts(alias)[0][:1].isdigit() or typed_core[:1].isdigit()
 
 
 def suggestions(name: str, count: int = 3) -> list[str]:
@@ -372,10 +404,12 @@ def suggestions(name: str, count: int = 3) -> list[str]:
     `known:` list of the message names it (the table name: 'V100 16GB', not its alias 'V100';
     'RTX 2080', not '2080'); [] when none is close.
 
-    A GPU is ranked by its closest name or alias (`_likeness`): the GPU's own name first
-    ('P100 PCIe' is the P100 before any other PCIe card), then the memory and form factor
-    in common ('A100 PCIe 48GB': the A100 PCIe cards before the A100 SXM4 modules); a GPU whose
-    own name's ratio is below `SUGGEST_CUTOFF` is not suggested.
+    A GPU is ranked by its closest name or alias (`_likeness`): a GPU the typed name begins
+    with first ('H100 NVL': the H100s), then the GPU's own name ('P100 PCIe' is the P100 before
+    any other PCIe card), then the memory and form factor in common ('A100 PCIe 48GB': the A100
+    PCIe cards before the A100 SXM4 modules); a GPU whose own name's ratio is below
+    `SUGGEST_CUTOFF` is not suggested unless the typed name begins with it, nor one only a bare
+    number of whose names is like a typed name that begins with a letter (`_comparable`).
 
     Args:
       name: the name as typed; count: the most names returned.
@@ -383,28 +417,99 @@ def suggestions(name: str, count: int = 3) -> list[str]:
     typed = _parts(name)
     ranked = []
     for order, spec in enumerate(GPUS):
-        best = max(_likeness(typed, alias) for alias in (spec.name,) + spec.aliases)
-        if best[0] >= SUGGEST_CUTOFF:
+        names = [alias for alias in (spec.name,) + spec.aliases if _comparable(typed[0], alias)]
+        if not names:
+            continue
+        best = max(_likeness(typed, alias) for alias in names)
+        if best[0] or best[1] >= SUGGEST_CUTOFF:
             ranked.append((best, -order, spec.name))
     return [found for _, _, found in sorted(ranked, reverse=True)[:count]]
+
+
+def form_of(spec: GpuSpec) -> str:
+    """The form factor of a GPU of the table: its SXM generation ('SXM4': SXM_FORM_OF_GPU) for
+    a module, else 'PCIe'."""
+    return SXM_FORM_OF_GPU.get(spec.name, 'PCIe')
+
+
+def _typed_forms(name: str) -> set[str]:
+    """The form words of a typed name as form_of spells them: 'PCIe', 'SXM4', or 'SXM' (any
+    generation)."""
+    text = re.sub(r'\bpci[\s_\-]*e(?:xpress)?\b', 'pcie', name.lower())
+    words = re.split(r'[\s_\-]+', text)
+    return ({'PCIe'} if 'pcie' in words else set()) | {
+        word.upper() for word in words if re.fullmatch(r'sxm\d?', word)}
+
+
+def _family(core: str) -> list[GpuSpec]:
+    """The table's GPUs with a name or alias whose own name is `core` ('v100': the V100 16GB,
+    V100 32GB and the V100 PCIe cards), in the order of `sorted_names`."""
+    return sorted((spec for spec in GPUS
+                   if any(_parts(alias)[0] == core for alias in (spec.name,) + spec.aliases)),
+                  key=lambda spec: _natural(spec.name))
+
+
+def _form_fits(spec: GpuSpec, forms: set[str]) -> bool:
+    """Whether every typed form word (`_typed_forms`) is `spec`'s form."""
+    return all(f == form_of(spec) or (f == 'SXM' and form_of(spec).startswith('SXM'))
+               for f in forms)
+
+
+def _exact(name: str) -> GpuSpec | None:
+    """The GPU a name or alias of the table names, whose form a form word typed is ('A100
+    SXM2 40GB' is none: the A100 40GB is an SXM4 module)."""
+    spec = _INDEX.get(_key(name)) or _FLAT_INDEX.get(_flat(name))
+    return spec if spec is not None and _form_fits(spec, _typed_forms(name)) else None
+
+
+def _by_form(name: str) -> GpuSpec | None:
+    """The GPU a name with a form word names when no name of the table has that word: the GPU
+    of that name (and memory, if typed) whose form it is ('T4 PCIe': the T4, a PCIe card; 'H200
+    SXM': the H200, an SXM5 module; 'A100 SXM4': of the A100 40GB and 80GB modules the smaller,
+    as 'A100' alone), or None (no such form of that GPU: 'T4 SXM', 'V100 SXM4')."""
+    forms = _typed_forms(name)
+    if not forms:
+        return None
+    core, qualifiers = _parts(name)
+    memory = {q for q in qualifiers if q.endswith('gb')}
+    found = [spec for spec in _family(core)
+             if _form_fits(spec, forms) and memory <= {'%dgb' % round(spec.memory_bytes / GIB)}]
+    return min(found, key=lambda spec: spec.memory_bytes) if found else None
+
+
+def _as_in_the_table(name: str) -> str:
+    """'that GPU is in the table as T4 (PCIe); ' for a name whose GPU the table has but not in
+    the memory or form typed ('T4 SXM', 'P100 PCIe 12GB'); '' otherwise."""
+    family = _family(_parts(name)[0])
+    if not family:
+        return ''
+    rows = ['%s (%s)' % (spec.name, form_of(spec)) for spec in family]
+    return 'that GPU is in the table as %s; ' % (
+        rows[0] if len(rows) == 1 else '%s and %s' % (', '.join(rows[:-1]), rows[-1]))
 
 
 def lookup(name: str) -> GpuSpec:
     """The GPU named `name` as a user types it (see the module docstring).
 
+    A form word must be the GPU's form (`form_of`); where no name of the table has it, the GPU
+    of that form is found by its name and memory (`_by_form`: 'T4 PCIe', 'H200 SXM', 'A100
+    SXM4').
+
     Raises:
-      UnknownGpuError: no GPU of the table has that name; the message names the closest ones
-        first ('did you mean V100?': `suggestions`), then every known one (`sorted_names`);
-        an empty name is said to be empty, with the known ones and the page describing them.
+      UnknownGpuError: no GPU of the table has that name; the message names the table's forms
+        and memories of that GPU where it has the GPU ('T4 SXM': 'that GPU is in the table as
+        T4 (PCIe)'), else the closest names ('did you mean V100?': `suggestions`), then every
+        known one (`sorted_names`); an empty name is said to be empty, with the known ones and
+        the page describing them.
     """
     if not name.strip():
         raise UnknownGpuError('the GPU model name is empty; give one of the known names '
                               '(docs/planning-a-gpu-run.md describes them): %s'
                               % ', '.join(sorted_names()))
-    spec = _INDEX.get(_key(name)) or _FLAT_INDEX.get(_flat(name))
+    spec = _exact(name) or _by_form(name)
     if spec is None:
         raise UnknownGpuError('unknown GPU model %r; %sknown: %s'
-                              % (name, did_you_mean(suggestions(name)),
+                              % (name, _as_in_the_table(name) or did_you_mean(suggestions(name)),
                                  ', '.join(sorted_names())))
     return spec
 
@@ -412,12 +517,13 @@ def lookup(name: str) -> GpuSpec:
 def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSpec | None:
     """The table's GPU for the name TensorFlow or nvidia-smi reports, or None.
 
-    The longest table name found inside the reported name wins ('A100-SXM4-80GB' is the
-    A100 80GB, not the A100); with `memory_bytes` (the device's memory, which TensorFlow
-    reports a little below the data sheet's), the model of that family nearest in memory wins
-    ('Tesla V100-PCIE-32GB' with 31 GiB is the V100 32GB).
+    A name `lookup` takes is that GPU ('Tesla V100-PCIE-32GB': the V100 PCIe 32GB); else the
+    longest table name found inside the reported name wins ('A100-SXM4-80GB' is the A100 80GB,
+    not the A100); with `memory_bytes` (the device's memory, which TensorFlow reports a little
+    below the data sheet's), the model of that family nearest in memory wins ('Tesla
+    V100-DGXS-32GB' with 31 GiB: the V100 32GB).
     """
-    exact = _INDEX.get(_key(device_name))
+    exact = _exact(device_name) or _by_form(device_name)
     if exact is not None:
         return exact
     key = _flat(device_name)
@@ -428,6 +534,6 @@ def from_device_name(device_name: str, memory_bytes: int | None = None) -> GpuSp
     best = found[0][1]
     if not memory_bytes:
         return best
-    # The same GPU in several memory sizes ('V100-PCIE-32GB' names only the family 'V100').
+    # The same GPU in several memory sizes ('V100-DGXS-32GB' names only the family 'V100').
     family = [spec for spec in GPUS if spec.name.split()[0] == best.name.split()[0]]
     return min(family, key=lambda spec: abs(spec.memory_bytes - memory_bytes))

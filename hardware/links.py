@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from . import gpu_specs
 from .suggest import did_you_mean, suggestions
 
 GBIT = 1e9 / 8  # bytes/s in one Gbit/s
@@ -151,11 +152,9 @@ NVLINK_BRIDGE_OF_GPU = {
     'Quadro RTX 8000': 'nvlink2', 'RTX 3090': 'nvlink3', 'RTX A6000': 'nvlink3',
     'A100 PCIe 40GB': 'nvlink3', 'A100 PCIe 80GB': 'nvlink3', 'H100 PCIe': 'nvlink4',
 }
-#: The module form of each NVLINK_OF_GPU entry (the same sources), for the plan's words.
-SXM_FORM_OF_GPU = {
-    'P100 SXM2': 'SXM2', 'V100 16GB': 'SXM2', 'V100 32GB': 'SXM2', 'A100 40GB': 'SXM4',
-    'A100 80GB': 'SXM4', 'H100 80GB': 'SXM5', 'H200': 'SXM5',
-}
+#: The module form of each NVLINK_OF_GPU entry, for the plan's words (kept with the GPU table,
+#: whose names it reads: hardware/gpu_specs.py).
+SXM_FORM_OF_GPU = gpu_specs.SXM_FORM_OF_GPU
 #: The host memory a GPU without peer-to-peer (hardware/gpu_specs.py GpuSpec.p2p False:
 #: GeForce and Titan boards, to which NVIDIA's driver gives none; NCCL then moves a ring's bytes
 #: through host memory, its SHM transport: NCCL user guide, NCCL_P2P_DISABLE and
@@ -168,7 +167,6 @@ def peer_to_peer_over_pcie(gpu) -> bool:
     """Whether two boards of `gpu` (a gpu_specs.GpuSpec or its table name) copy to each other
     over PCIe without host memory: the GPU table's `p2p` (True for a name not in the table)."""
     if isinstance(gpu, str):
-        from . import gpu_specs
         try:
             gpu = gpu_specs.lookup(gpu)
         except gpu_specs.UnknownGpuError:
@@ -384,7 +382,6 @@ def gpu_link_name(value: str, gpu_name: str | None) -> str:
 
 def _no_nvlink(value: str, gpu_name: str) -> str:
     """The refusal of an NVLink link for a GPU that has none, naming its PCIe link."""
-    from . import gpu_specs
     pcie = gpu_specs.lookup(gpu_name).pcie
     return ('--gpu_interconnect=%s: the %s has no NVLink (neither an SXM module nor a card with '
             'an NVLink bridge); plan it on its PCIe (--gpu_interconnect=%s, or drop '
@@ -426,7 +423,6 @@ def pcie_conflict(value: str, gpu_name: str) -> str | None:
     found = LINKS.get(value.strip().lower())
     if found is None or found.kind != 'pcie':
         return None
-    from . import gpu_specs
     gpu = gpu_specs.lookup(gpu_name)
     if pcie_generation(found.name) <= pcie_generation(gpu.pcie):
         return None
@@ -471,7 +467,6 @@ def preset_conflict(preset: HostPreset, gpu) -> str | None:
     peer-to-peer over PCIe as the preset's GPUs, and a PCIe generation no lower than the host's
     (a host is sold with its GPUs' boards: a T4 card has no NVLink to plug into a DGX-1's, an
     SXM module no PCIe slot; a PCIe 3.0 card in a PCIe 4.0 host runs at PCIe 3.0)."""
-    from . import gpu_specs
     own = gpu_specs.lookup(preset.gpu)
     if gpu.name == own.name:
         return None
@@ -540,7 +535,6 @@ def check_plan_flags(p) -> None:
     if preset is not None:
         _check_gpus_of_preset(p, preset)
     if preset is not None and p.gpu_model is not None:
-        from . import gpu_specs
         try:
             conflict = preset_conflict(preset, gpu_specs.lookup(p.gpu_model))
         except gpu_specs.UnknownGpuError:
@@ -561,7 +555,6 @@ def _check_gpus_of_preset(p, preset: HostPreset) -> None:
     if p.device == 'cpu' or p.num_gpus <= preset.gpus:
         return
     from ..params import ParamsError
-    from . import gpu_specs
     raise ParamsError(
         '--num_gpus=%d is more GPUs than the host --gpu_interconnect=%s holds (%d %s); give '
         '--num_gpus=%d or fewer, and plan more GPUs as more hosts (--plan_scaling\'s rows plan '
@@ -585,7 +578,6 @@ def _check_link_of_gpu_model(p) -> None:
     if p.gpu_interconnect is None or p.gpu_model is None:
         return
     from ..params import ParamsError
-    from . import gpu_specs
     try:
         gpu = gpu_specs.lookup(p.gpu_model)
     except gpu_specs.UnknownGpuError:

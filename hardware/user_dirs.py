@@ -43,10 +43,12 @@ def home_origin(environ=None) -> str:
 
 
 def base_folder(variable: str, tail: tuple[str, ...], environ=None) -> str:
-    """`$variable` when set and not empty (an XDG base folder: 'XDG_DATA_HOME'), else
-    `home()` joined with `tail` (('.local', 'share'))."""
+    """`$variable` when set to an absolute path (an XDG base folder: 'XDG_DATA_HOME'), else
+    `home()` joined with `tail` (('.local', 'share')): the XDG Base Directory Specification
+    ignores an empty or relative value."""
     environ = os.environ if environ is None else environ
-    return environ.get(variable) or os.path.join(home(environ), *tail)
+    given = environ.get(variable) or ''
+    return given if os.path.isabs(given) else os.path.join(home(environ), *tail)
 
 
 def absent_home(path: str, environ=None) -> str | None:

@@ -15,9 +15,9 @@ and ingest them.
 
 A file that is not a results database of this program (another program's SQLite file, any
 other file, a damaged database, a newer schema) is never written to: `StoreError` says what
-it is and how to go on, and the file stays as it was. Damage is looked for at each opening
-(`PRAGMA quick_check`, index pages included): 0.05 s for 10,000 runs (90 MB; shared 2-core
-Intel Xeon, warm cache, load 6), where recording a run there takes 0.02 s.
+it is and how to go on, and the file stays as it was. A full disk or failing storage is said
+so, with the fix, not in SQLite's words (history/disk_errors.py). Damage is looked for at
+each opening, index pages included (history/intact.py: 0.05 s for 10,000 runs).
 
 Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
   1  meta (key, value), runs (every records.ROW_FIELDS column but config_key), the unique
@@ -37,7 +37,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..hardware import user_dirs
-from . import records
+from . import disk_errors, intact, records
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
 SCHEMA_VERSION = 3
@@ -83,7 +83,8 @@ def default_origin(environ=None) -> str:
     environ = os.environ if environ is None else environ
     if environ.get(PATH_VARIABLE, '').strip():
         return ' (not given: %s)' % PATH_VARIABLE
-    return ' (not given: under %s)' % ('XDG_DATA_HOME' if environ.get('XDG_DATA_HOME')
+    return ' (not given: under %s)' % ('XDG_DATA_HOME'
+                                       if os.path.isabs(environ.get('XDG_DATA_HOME') or '')
                                        else '~/.local/share')
 
 
@@ -166,6 +167,9 @@ def _problem(path: str, error: sqlite3.Error) -> StoreError:
         return StoreError('the results database %s stayed locked by another process for %g s '
                           '(%s); try again, or give this run --results_db=OTHER_PATH'
                           % (path, BUSY_TIMEOUT_SECS, text))
+    disk = disk_errors.disk_problem(path, error)  # a full disk, failing storage
+    if disk:
+        return StoreError(disk)
     if isinstance(error, sqlite3.DatabaseError) and ('not a database' in text
                                                      or 'malformed' in text):
         what = ('is not an SQLite database' if 'not a database' in text
@@ -189,14 +193,18 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
     """
     # One read transaction: another process creating the schema commits between the reads
     # otherwise (application_id 0 read before its commit, its tables after: 'another program').
+    # A failed read ends it with a quiet ROLLBACK: a COMMIT in a `finally` raised 'cannot
+    # commit - no transaction is active' over the I/O error that ended it (a full disk).
     conn.execute('BEGIN')
     try:
         app_id = conn.execute('PRAGMA application_id').fetchone()[0]
         version = conn.execute('PRAGMA user_version').fetchone()[0]
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-    finally:
-        conn.execute('COMMIT')
+    except BaseException:
+        disk_errors.rollback_quietly(conn)
+        raise
+    conn.execute('COMMIT')
     if app_id == 0 and not tables:
         return 0
     if app_id != APPLICATION_ID:
@@ -211,23 +219,12 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
-#: How many of quick_check's findings the error line names.
-DAMAGE_LINES = 3
-
-
-def _check_intact(conn: sqlite3.Connection, path: str) -> None:
-    """Raises StoreError when SQLite's quick_check finds damage (a page overwritten, an index
-    page out of range), naming its first findings; a damaged file is neither read nor written.
-    """
-    found = [row[0] for row in conn.execute('PRAGMA quick_check(%d)' % DAMAGE_LINES)]
-    if found == ['ok']:
-        return
-    lines = [line.strip() for finding in found for line in finding.splitlines()]
-    text = '; '.join(line for line in lines if line and not line.startswith('***'))
-    raise StoreError('%s is a damaged SQLite database (PRAGMA quick_check: %s); it was left '
-                     'untouched: move it away (a new database is made in its place) or choose '
-                     'another --results_db=PATH; `sqlite3 %s .recover` may save its runs'
-                     % (path, text, path))
+def _check_intact(conn: sqlite3.Connection, path: str, version: int) -> None:
+    """Raises StoreError when the file (schema `version`; 0: new, nothing to check) is
+    damaged (history/intact.py)."""
+    problem = intact.damage(conn, path) if version else None
+    if problem:
+        raise StoreError(problem)
 
 
 def _wal(conn: sqlite3.Connection) -> None:
@@ -256,7 +253,7 @@ def _migrate(conn: sqlite3.Connection, target: int) -> None:
             conn.execute('PRAGMA user_version = %d' % target)
         conn.execute('COMMIT')
     except BaseException:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)  # never hiding the error that ended it
         raise
 
 
@@ -301,8 +298,7 @@ def open_store(path: str, *, create: bool = True,
         conn.row_factory = sqlite3.Row
         conn.execute('PRAGMA busy_timeout = %d' % int(BUSY_TIMEOUT_SECS * 1000))
         version = _check_identity(conn, path)
-        if version:
-            _check_intact(conn, path)
+        _check_intact(conn, path, version)
         _wal(conn)
         if version < schema_version:
             _migrate(conn, schema_version)
@@ -397,8 +393,7 @@ def _connect_read_only(path: str, immutable: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
         conn.row_factory = sqlite3.Row
         version = _check_identity(conn, path)
-        if version:
-            _check_intact(conn, path)
+        _check_intact(conn, path, version)
         if version < SCHEMA_VERSION:
             copy = sqlite3.connect(':memory:', isolation_level=None)
             conn.backup(copy)
@@ -481,7 +476,8 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
     """One write transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any error).
 
     Raises:
-      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed.
+      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed (a full disk
+        or failing storage said so: history/disk_errors.py).
     """
     try:
         conn.execute('BEGIN IMMEDIATE')
@@ -491,10 +487,10 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
         yield conn
         conn.execute('COMMIT')
     except sqlite3.Error as e:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)  # after an I/O error SQLite rolled back already
         raise _problem(path, e) from None
     except BaseException:
-        conn.execute('ROLLBACK')
+        disk_errors.rollback_quietly(conn)
         raise
 
 

@@ -24,7 +24,8 @@ checkpoint, which is what the next run restores. Such a kill leaves TensorFlow's
 behind (`model.ckpt-N.index.tempstate<digits>` and `model.ckpt-N.data-*.tempstate<digits>` of a
 save in progress, the directory `model.ckpt-N_temp/` of a sharded one, `checkpoint.tmp<hex>` of
 the state file being replaced): `CheckpointHook` removes them when it starts
-(`clean_stale_temporaries`; one line names what it removed), so they never pile up. Two
+(`clean_stale_temporaries`; one line names what it removed), so they never pile up, and after
+a save of its own that failed (a full disk: lifecycle/checkpoint_temporaries.py). Two
 training runs must not share one --train_dir at the same time (they would also overwrite each
 other's checkpoints): a run holds it (runtime/dir_hold.py).
 
@@ -40,7 +41,6 @@ there become that one, and a warning line says so before the run starts. It keep
 from __future__ import annotations
 
 import os
-import re
 import time
 import weakref
 from typing import NamedTuple
@@ -51,12 +51,14 @@ from .. import cnn_util, variable_mgr
 from ..graph import images_seen
 from ..runtime import file_systems
 from . import run_hooks
+from .checkpoint_temporaries import (  # noqa: F401 (clean_stale_temporaries: as before)
+    CHECKPOINT_BASENAME,
+    clean_stale_temporaries,
+    save_failure,
+)
 
 tf1 = tf.compat.v1
 
-CHECKPOINT_BASENAME = 'model.ckpt'
-_STALE = re.compile(r'^(%s-\d+(_temp|\.(index|data-\d+-of-\d+)\.tempstate\d+)'
-                    r'|checkpoint\.tmp[0-9a-f]{32})$' % re.escape(CHECKPOINT_BASENAME))
 _SAVER_COLLECTION = 'tf_cnn_benchmarks_checkpoint_saver'
 
 
@@ -433,38 +435,6 @@ def post_init(sess, info) -> None:
         sess.run(ops)
 
 
-def clean_stale_temporaries(train_dir: str) -> list[str]:
-    """Removes what a save killed midway (SIGKILL, power loss) left in `train_dir`.
-
-    Those are TensorFlow's temporaries, renamed into place only when complete: files
-    `model.ckpt-<step>.index.tempstate<digits>` and `model.ckpt-<step>.data-<i>-of-<n>.tempstate
-    <digits>` (a checkpoint being written), directories `model.ckpt-<step>_temp` (the same for a
-    sharded save) and files `checkpoint.tmp<32 hex digits>` (the state file being replaced).
-    No complete checkpoint and nothing else is touched. Logs one line naming what was
-    removed, if anything.
-
-    Returns:
-      The names removed, sorted (empty when there were none or `train_dir` does not exist).
-    """
-    try:
-        names = sorted(n for n in file_systems.listdir(train_dir) if _STALE.match(n))
-    except FileNotFoundError:
-        return []
-    for name in names:
-        path = os.path.join(train_dir, name)
-        if file_systems.isdir(path):
-            file_systems.rmtree(path)
-        else:
-            try:
-                file_systems.remove(path)
-            except FileNotFoundError:
-                pass
-    if names:
-        cnn_util.log_fn('Removed %d temporary file(s) of an interrupted checkpoint save from %s: '
-                        '%s' % (len(names), train_dir, ', '.join(names)))
-    return names
-
-
 class CheckpointHook(run_hooks.RunHook):
     """Saves checkpoints into --train_dir during and at the end of a training run.
 
@@ -484,6 +454,9 @@ class CheckpointHook(run_hooks.RunHook):
     step saves it.) At `begin` it also removes the temporaries of a save that was killed
     midway (`clean_stale_temporaries`).
     """
+
+    output = 'the checkpoint'
+    output_flag = '--train_dir'
 
     def __init__(self, plan, clock=time.monotonic):
         self.plan = plan
@@ -558,13 +531,21 @@ class CheckpointHook(run_hooks.RunHook):
             self.save()
 
     def save(self) -> str:
-        """Saves now; returns the checkpoint prefix."""
+        """Saves now; returns the checkpoint prefix.
+
+        Raises:
+          CheckpointError: the save failed (a full disk, ...): its temporary files removed
+            (`save_failure`).
+        """
         sess = self._ctx.sess
         global_step = int(sess.run(self._ctx.info.global_step))
         if global_step == self._saved_step and self.paths:
             return self.paths[-1]
-        path = self.saver.save(sess, self._prefix, global_step=global_step,
-                               write_meta_graph=False)
+        try:
+            path = self.saver.save(sess, self._prefix, global_step=global_step,
+                                   write_meta_graph=False)
+        except (tf.errors.OpError, OSError) as e:  # a full disk: no partial files left
+            raise save_failure(e, self.p.train_dir, global_step) from None
         self.paths.append(path)
         self._saved_step = global_step
         self._last_time = self.clock()
@@ -576,3 +557,7 @@ class CheckpointHook(run_hooks.RunHook):
         result['checkpoint_path'] = path
         result['checkpoints'] = list(self.paths)
         result['global_step'] = self._saved_step
+
+    def written(self, result):
+        path = result.get('checkpoint_path')
+        return ['the checkpoint %s' % path] if path else []

@@ -3,7 +3,10 @@
 Three ways in, one evaluator:
 
   - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
-    else the latest in --train_dir; none is a CheckpointError) and evaluates it once; with
+    else the latest in --train_dir; none is a CheckpointError) and evaluates it once, printing
+    the original's lines (`Successfully loaded model from ...`, `Accuracy @ 1 = ... [N
+    examples]`, the dashed `total images/sec` block, here with the figures that explain it:
+    `eval_block`) and, between them, the global step it evaluates; with
     --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
     or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet. --graph_file
     gets the eval graph, written once it is built (before the first checkpoint is restored).
@@ -11,8 +14,9 @@ Three ways in, one evaluator:
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
     devices x workers), or is listed in --eval_during_training_at_specified_steps (or
-    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)); with
-    --ml_perf also after the last timed step (the original's final evaluation); those due in
+    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)), and after
+    the last timed step (the original's final evaluation: `Running final evaluation at
+    global_step N`; the others' line is `Running evaluation at global_step N`); those due in
     the warm-up steps become one at the warm-up's end, before the first timed step (on
     schedule when the last warm-up step is the one due; a warning before the run when that
     drops any, or with --ml_perf moves one: `warmup_warning`). The current
@@ -25,10 +29,11 @@ preprocessing: central crop, no randomness), the towers of training built with
 phase_train=False inside the same variable-manager scopes, so the checkpoint names match (a
 checkpoint written by any --variable_update and any number of devices evaluates on any number
 of devices). What one evaluation scores is the run plan's `EvalPlan`
-(run_plan.make_eval_plan): by default every record of the subset exactly once, whatever the batch
-size and the number of devices (the last batch is padded; padding is not scored); else
---num_eval_batches full batches, or --num_eval_epochs of the subset; synthetic data uses
---num_batches. The subset is --data_subset with --eval, else validation. Per-device batch:
+(run_plan.make_eval_plan): --num_eval_batches full batches, else --num_eval_epochs of the
+subset, else with --eval --num_batches or --num_epochs (the original's order); without them
+every record of the subset exactly once, whatever the batch size and the number of devices
+(the last batch is padded; padding is not scored); synthetic data the run's --num_batches. The
+subset is --data_subset with --eval, else validation. Per-device batch:
 --eval_batch_size, else the training batch. Accuracy is hits / examples scored, both counted in
 the graph.
 """
@@ -60,7 +65,11 @@ from . import (
 )
 
 tf1 = tf.compat.v1
-EVAL_FIGURE = 'eval images/sec'  # the figure an evaluation's timed batches give
+# The figure an evaluation's timed batches give, as its lines name it (the host load's
+# warnings name it too): an --eval run's, the original's total line; those during training,
+# their own line's.
+EVAL_FIGURE = 'total images/sec'
+DURING_TRAINING_FIGURE = 'eval images/sec'
 SET_UP = ('set-up before the first batch (session, restore, input warm-up)', 'set-up')
 
 
@@ -73,6 +82,8 @@ class Evaluator:
       dataset: the run's dataset (input_data.dataset_info.Dataset).
       config: the tf.compat.v1.ConfigProto of its sessions (the run's:
         BenchmarkCNN.session_config).
+      figure: the name of the rate its lines print, which its host load's warning names
+        (EVAL_FIGURE, or DURING_TRAINING_FIGURE).
 
     Attributes:
       eval_plan: the run_plan.EvalPlan (what one evaluation scores). batch_size: per device.
@@ -80,7 +91,7 @@ class Evaluator:
       'validation'.
     """
 
-    def __init__(self, plan, model, dataset, config):
+    def __init__(self, plan, model, dataset, config, figure: str = EVAL_FIGURE):
         p = plan.params
         self.config = config
         self.plan = plan
@@ -94,7 +105,7 @@ class Evaluator:
         self.global_batch = plan.eval.global_batch_size
         self.num_batches = plan.eval.num_batches
         self._loaders = None
-        self.host_meter = host_load.Meter(plan.threads[0], figure=EVAL_FIGURE)
+        self.host_meter = host_load.Meter(plan.threads[0], figure=figure)
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start
@@ -154,6 +165,9 @@ class Evaluator:
             if checkpoint_path is not None:
                 step = checkpoints.restore(sess, self.graph, self.mgr, checkpoint_path,
                                            self.p.model)
+                if announce:  # the original's line, then the step it holds
+                    cnn_util.log_fn('Successfully loaded model from %s.' % checkpoint_path)
+                    cnn_util.log_fn(running_line(step))
             else:
                 self._load_values(sess, values)
                 step = int(values['global_step'])
@@ -198,11 +212,20 @@ class Evaluator:
         }
 
 
-def log_eval(r: dict) -> None:
-    """Prints the accuracy lines of one evaluation."""
-    cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples, global step %d]'
-                    % (r['top_1'], r['top_5'], r['num_examples'], r['global_step']))
-    cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
+def running_line(global_step: int, final: bool = False) -> str:
+    """The original's line before an evaluation of the weights of `global_step`:
+    'Running evaluation at global_step 4' ('Running final evaluation ...' after the last
+    timed step of a training run)."""
+    return 'Running %sevaluation at global_step %d' % ('final ' if final else '', global_step)
+
+
+def log_eval(r: dict, during_training: bool = True) -> None:
+    """Prints the accuracy line of one evaluation, the original's `Accuracy @ 1 = 0.5000
+    Accuracy @ 5 = 1.0000 [16 examples]` (its global step is the `running_line` before it),
+    the skipped records with --skip_corrupt_records, and during training `eval images/sec:
+    X` (an --eval run's rate is its total block's `total images/sec`: `eval_block`)."""
+    cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]'
+                    % (r['top_1'], r['top_5'], r['num_examples']))
     skipped = r.get('skipped_records')
     if skipped == 0:
         cnn_util.log_fn('skipped records: none (--skip_corrupt_records)')
@@ -210,6 +233,8 @@ def log_eval(r: dict) -> None:
         cnn_util.log_fn('skipped records: %d of the %s records (--skip_corrupt_records; the '
                         "pass's %d examples were read from the records left, some twice)"
                         % (skipped, r['subset'], r['num_examples']))
+    if during_training:
+        cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
 
 
 class EvalSummaryWriter:
@@ -273,16 +298,19 @@ def _waiting_line(p, last: str | None) -> str:
 
 
 def run_eval(plan, model, dataset, config, hooks=()) -> dict:
-    """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs), then
-    runs the phases after a run for `hooks` (wiring.eval_hooks: the figures, the results JSON
-    and the results database), as a training run's end does. `config`: the sessions'
+    """--eval: evaluates the checkpoint (once, or in a loop with --eval_interval_secs), each
+    evaluation with its accuracy line and its dashed total block (figure_hooks.eval_block),
+    then runs the phases after a run for `hooks` (wiring.eval_hooks: the results JSON and the
+    results database), as a training run's end does. `config`: the sessions'
     tf.compat.v1.ConfigProto (BenchmarkCNN.session_config).
 
     Returns:
       The run's result dict: the common keys (see results_log.common_fields), 'eval' (the last
       evaluation, see Evaluator.evaluate), 'evals' (all of them), 'restored_step',
-      'checkpoint_path', images_per_sec / num_steps / step_times of the last evaluation, and
-      'graph_file' with --graph_file.
+      'checkpoint_path', images_per_sec / num_steps / step_times / host_load of the last
+      evaluation and its figures ('utilisation', 'input', 'memory', 'latency_ms':
+      utilisation.eval_figures; absent when nothing was evaluated), and 'graph_file' with
+      --graph_file.
 
     Raises:
       CheckpointError: no checkpoint (without --eval_interval_secs), or one that does not fit.
@@ -293,19 +321,19 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
         path = checkpoints.find_checkpoint(p)
         if path is None:
             raise _missing_checkpoint_error(p)
-    cnn_util.log_fn('Generating eval model')
+    cnn_util.log_fn('Generating evaluation model')
     evaluator = Evaluator(plan, model, dataset, config)  # the header said what it scores
     if p.graph_file:  # the graph an evaluation runs, before a checkpoint is restored into it
         profiling.write_graph(evaluator.graph, p.graph_file)
     summaries = EvalSummaryWriter(p)
-    evals, last, waiting = [], None, False
+    evals, last, waiting, figures = [], None, False, {}
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
         while True:
             path = checkpoints.find_checkpoint(p)
             if path is not None and path != last:
-                cnn_util.log_fn('Evaluating checkpoint %s' % path)
                 r = evaluator.evaluate(checkpoint_path=path, announce=True)
-                log_eval(r)
+                log_eval(r, during_training=False)
+                figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
                 evals.append(r)
                 last, waiting = path, False
@@ -319,6 +347,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
                 break
     summaries.close()
     result = _eval_result(plan, evaluator, evals, catcher.name)
+    result.update(figures)  # the last evaluation's (none: no utilisation keys)
     if p.graph_file:
         result['graph_file'] = p.graph_file
     phase_runner.PhaseRunner(hooks, plan).finish(result)
@@ -343,6 +372,7 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
         'per_device_batch_size': evaluator.batch_size,
         'stopped_by_signal': signal_name,
         'skipped_records': last['skipped_records'] if last else None,
+        'host_load': last['host_load'] if last else None,
     })
     return result
 
@@ -385,7 +415,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
 
     def begin(self, ctx):
         self._ctx = ctx
-        self.evaluator = Evaluator(self.plan, *self._model_and_dataset, self.config)
+        self.evaluator = Evaluator(self.plan, *self._model_and_dataset, self.config,
+                                   figure=DURING_TRAINING_FIGURE)
         self._savable = ctx.info.mgr.savable_variables()
         start = self.counter.begin(ctx)
         self._summaries = EvalSummaryWriter(self.p)
@@ -457,17 +488,20 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
     def after_step(self, step, loss):
         del loss
         before, global_step = self.counter.advance(step)
-        # --ml_perf: the last timed step is evaluated too (the original's final evaluation), so
-        # every MLPerf block ends with its evaluation.
-        final = self.p.ml_perf and step == self.plan.num_batches
+        # The last timed step is always evaluated: the original's final evaluation (once, when
+        # the schedule has one due there too), so the weights a run ends with are scored, and
+        # with --ml_perf every MLPerf block ends with its evaluation.
+        final = step == self.plan.num_batches
         if final or self.due(global_step, before):
-            self._evaluate(global_step, more_steps=step < self.plan.num_batches)
+            self._evaluate(global_step, more_steps=not final, final=final)
 
-    def _evaluate(self, global_step: int, more_steps: bool) -> None:
+    def _evaluate(self, global_step: int, more_steps: bool, final: bool = False) -> None:
         """Evaluates the current weights (those after `global_step`), tells the listeners;
-        `more_steps`: timed steps follow."""
+        `more_steps`: timed steps follow; `final`: after the last timed step (its
+        `running_line` says so)."""
         for listener in self.listeners:
             listener.eval_started(global_step)
+        cnn_util.log_fn(running_line(global_step, final))
         values = self._ctx.sess.run(self._savable)
         r = self.evaluator.evaluate(values=values)
         log_eval(r)

@@ -6,6 +6,8 @@
     HostLoadHook        the total block's last line: what else used the CPUs during the
                         timed part (metrics/host_load.py), a warning when that was a lot
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
+    eval_block          an --eval evaluation's total block: `total images/sec` between the
+                        original's dashed lines, with the same figures and its host load
 
 FiguresHook and StepBreakdownHook get their traces from the loop (RunHook.wants_trace /
 traced): no timed step is traced for the total block (its traced step is the last warm-up
@@ -22,7 +24,7 @@ from ..metrics import baseline as baseline_lib
 from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
-from . import run_hooks
+from . import run_hooks, training_loop
 
 
 class FiguresHook(run_hooks.RunHook):
@@ -248,19 +250,34 @@ def _warn(text: str, warn) -> None:
         cnn_util.warn(text)
 
 
-class EvalFiguresHook(run_hooks.RunHook):
-    """The figures of an --eval run (phase `end`): utilisation.eval_figures of the last
-    evaluation, and its host load (result['host_load'], its line printed as the total block's
-    is)."""
+def eval_block(plan, evaluation: dict, log: Callable[[str], None] = cnn_util.log_fn) -> dict:
+    """Prints an --eval evaluation's total block, the original's dashed `total images/sec`
+    block with the figures that explain it (utilisation.eval_figures) and its host load, as a
+    training run's total block has them:
 
-    def __init__(self, plan):
-        self.plan = plan
+        ----------------------------------------------------------------
+        total images/sec: 327.17
+        compute images/sec: not measured (an evaluation has no warm-up step to trace)
+        model FLOP/s: ...
+        Host load: ...
+        ----------------------------------------------------------------
 
-    def end(self, result):
-        result.update(utilisation.eval_figures(self.plan, result['eval']))
-        result['host_load'] = (result['eval'] or {}).get('host_load')
-        for line in host_load_lines(result['host_load']):
-            cnn_util.log_fn(line)
+    Args:
+      plan: the run's run_plan.RunPlan.
+      evaluation: eval_runner.Evaluator.evaluate's dict (images_per_sec, batch_times,
+        host_load).
+      log: where the lines go.
+
+    Returns:
+      The result's keys of its figures: 'utilisation', 'input', 'memory', 'latency_ms'.
+    """
+    log(training_loop.DASHES)
+    log('total images/sec: %.2f' % evaluation['images_per_sec'])
+    keys = utilisation.eval_figures(plan, evaluation, log=log)
+    for line in host_load_lines(evaluation.get('host_load')):
+        log(line)
+    log(training_loop.DASHES)
+    return keys
 
 
 def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None) -> list[str]:

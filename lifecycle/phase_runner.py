@@ -12,13 +12,58 @@ evaluation's end calls `finish` (lifecycle/eval_runner.py). Nothing else iterate
 Each phase goes to the hooks whose class (or the hook object itself) defines it, in the hooks'
 order: a hook that leaves a phase to `RunHook`'s empty method is not called for it (the
 base's methods do nothing, so this changes no result, and a timed step calls no empty method).
+
+The outputs of a finished run are written independently: a hook with an `output` (the
+checkpoint, the results JSON, the trace, the plot) that fails in after_loop, end or report
+is noted and the other hooks go on (the database record and the results JSON are still
+written when the checkpoint cannot be); once every phase has run, `OutputsNotWritten` names
+what was not written, why and the fix, and what was.
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Callable
 
+from .. import cnn_util
 from . import run_hooks
+
+
+class OutputsNotWritten(cnn_util.BenchmarkError):
+    """A finished run one or more of whose outputs could not be written (the others were):
+    one line, `not_written_message` (exit status 1)."""
+
+
+def _fix(hook, error: BaseException) -> str:
+    """'free space there, or give another --train_dir' for a full disk, else 'give another
+    --train_dir' (or a general advice for a hook without a flag)."""
+    text = str(error)
+    full = (getattr(error, 'errno', None) in (errno.ENOSPC, errno.EDQUOT)
+            or 'No space left' in text or 'quota exceeded' in text.lower())
+    flag = hook.output_flag
+    place = 'give another %s' % flag if flag else 'choose another path'
+    return 'free space there, or %s' % place if full else place
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and not isinstance(error, cnn_util.BenchmarkError):
+        where = ' %s' % error.filename if error.filename else ''
+        return 'cannot write%s: %s' % (where, error.strerror or error)
+    return str(error)
+
+
+def not_written_message(failed: list, written: list[str]) -> str:
+    """The line of a finished run whose outputs `failed` ([(hook, error)]) could not be
+    written: 'the run finished, but not all of its outputs were written. Not written: the
+    checkpoint (--train_dir): <why>; free space there, or give another --train_dir. Written:
+    the results JSON /bl/x.json, the record in the results database /r.sqlite (run 3).'"""
+    parts = ['%s (%s): %s; %s' % (hook.output, hook.output_flag, _reason(error), _fix(hook, error))
+             if hook.output_flag else '%s: %s; %s' % (hook.output, _reason(error),
+                                                     _fix(hook, error))
+             for hook, error in failed]
+    return ('the run finished, but not all of its outputs were written. %s. %s'
+            % ('. '.join('Not written: %s' % part for part in parts),
+               'Written: %s.' % ', '.join(written) if written else 'Nothing else was written.'))
 
 #: The phases, in the order run_hooks.py lists them.
 PHASES = ('after_initialize', 'begin', 'wants_trace', 'traced', 'before_timed', 'after_step',
@@ -48,8 +93,9 @@ class PhaseRunner:
     def __init__(self, hooks=(), plan=None):
         self.hooks = list(hooks)
         self.plan = plan
-        self._calls = {phase: [getattr(h, phase) for h in self.hooks if _defines(h, phase)]
-                       for phase in PHASES}
+        self._owners = {phase: [h for h in self.hooks if _defines(h, phase)] for phase in PHASES}
+        self._calls = {phase: [getattr(h, phase) for h in owners]
+                       for phase, owners in self._owners.items()}
         self._tracers = [h for h in self.hooks if _defines(h, 'wants_trace')]
 
     def _call(self, phase: str, *args) -> None:
@@ -86,10 +132,30 @@ class PhaseRunner:
 
     def finish(self, result: dict) -> None:
         """The phases after a successful loop: after_loop, end, report, release (each phase for
-        every hook before the next phase starts)."""
+        every hook before the next phase starts).
+
+        A hook with an `output` that raises cnn_util.BenchmarkError or OSError in after_loop,
+        end or report does not stop the others (the module docstring); any other hook's error
+        ends the run at once, as before.
+
+        Raises:
+          OutputsNotWritten: after release, when an output hook failed: what was not written
+            (why, the fix) and what was (each hook's `written`).
+        """
+        failed = []
         for phase in ('after_loop', 'end', 'report'):
-            self._call(phase, result)
+            for hook, call in zip(self._owners[phase], self._calls[phase]):
+                try:
+                    call(result)
+                except (cnn_util.BenchmarkError, OSError) as e:
+                    if getattr(hook, 'output', None) is None:
+                        raise
+                    failed.append((hook, e))
         self._call('release')
+        if failed:
+            written = [w for hook in self.hooks
+                       for w in getattr(hook, 'written', lambda r: [])(result)]
+            raise OutputsNotWritten(not_written_message(failed, written))
 
     def abort(self) -> None:
         """Every hook's abort (the loop raised)."""

@@ -200,6 +200,7 @@ def _write(path: str, data: bytes) -> None:
         return
     tmp = path + '.tmp'
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as the original
         with open(tmp, 'wb') as f:
             f.write(data)
         os.replace(tmp, path)
@@ -240,6 +241,9 @@ class ProfilingHook(run_hooks.RunHook):
         use_chrome_trace_format, num_warmup_batches: resolved, as RunPlan.params has it).
     """
 
+    output = 'the profiling files'  # after_loop names those that failed
+    output_flag = None
+
     def __init__(self, p):
         self.p = p
         self._ctx = None
@@ -277,20 +281,62 @@ class ProfilingHook(run_hooks.RunHook):
         cnn_util.log_fn('Traced step: %s of this run%s' % (
             traced_step_name(p.num_warmup_batches),
             '' if p.num_warmup_batches else ' (its time includes the tracing)'))
-        if p.trace_file and p.use_chrome_trace_format:
-            result['trace_file'] = write_chrome_trace(metadata, p.trace_file)
-        elif p.trace_file:  # --nouse_chrome_trace_format
-            _write(p.trace_file, step_stats_text(metadata))
-            cnn_util.log_fn('StepStats (protobuf text) written to %s' % p.trace_file)
-            result['trace_file'] = p.trace_file
+        writers = []
+        if p.trace_file:
+            writers.append(('the trace', '--trace_file', 'trace_file',
+                            lambda: self._write_trace(metadata)))
         if prefix:
-            files = partition_graph_files(metadata, prefix)
-            for path, data in files:
-                _write(path, data)
-            cnn_util.log_fn('Partition graphs written: %s' % ', '.join(f for f, _ in files))
-            result['partition_graph_files'] = [f for f, _ in files]
+            writers.append(('the partition graphs', '--partitioned_graph_file_prefix',
+                            'partition_graph_files',
+                            lambda: self._write_partition_graphs(metadata, prefix)))
         if p.tfprof_file:
-            result['tfprof_file'] = write_tfprof(self._ctx.info.graph, metadata, p.tfprof_file)
+            writers.append(('the tfprof profile', '--tfprof_file', 'tfprof_file',
+                            lambda: write_tfprof(self._ctx.info.graph, metadata,
+                                                 p.tfprof_file)))
+        failed = []
+        for output, flag, key, write in writers:  # each written whatever the others do
+            try:
+                result[key] = write()
+            except (cnn_util.BenchmarkError, OSError, tf.errors.OpError) as e:
+                failed.append((output, flag, e))
+        if failed:
+            self.output = ' and '.join(output for output, _, _ in failed)
+            self.output_flag = ', '.join(flag for _, flag, _ in failed)
+            raise cnn_util.BenchmarkError('; '.join(_failure_text(e, flag)
+                                                    for _, flag, e in failed))
+
+    def _write_trace(self, metadata) -> str:
+        p = self.p
+        if p.use_chrome_trace_format:
+            return write_chrome_trace(metadata, p.trace_file)
+        _write(p.trace_file, step_stats_text(metadata))  # --nouse_chrome_trace_format
+        cnn_util.log_fn('StepStats (protobuf text) written to %s' % p.trace_file)
+        return p.trace_file
+
+    @staticmethod
+    def _write_partition_graphs(metadata, prefix: str) -> list[str]:
+        files = partition_graph_files(metadata, prefix)
+        for path, data in files:
+            _write(path, data)
+        cnn_util.log_fn('Partition graphs written: %s' % ', '.join(f for f, _ in files))
+        return [f for f, _ in files]
+
+    def written(self, result):
+        shown = [('the graph', 'graph_file'), ('the trace', 'trace_file'),
+                 ('the tfprof profile', 'tfprof_file')]
+        lines = ['%s %s' % (what, result[key]) for what, key in shown if result.get(key)]
+        if result.get('partition_graph_files'):
+            lines.append('the partition graphs %s' % ', '.join(result['partition_graph_files']))
+        return lines
+
+
+def _failure_text(error: BaseException, flag: str) -> str:
+    """'cannot write /t.json: No space left on device' for a profiling file that failed."""
+    if isinstance(error, cnn_util.BenchmarkError):
+        return str(error)
+    if isinstance(error, OSError):
+        return 'cannot write %s: %s' % (error.filename or flag, error.strerror or error)
+    return 'cannot write %s: %s' % (flag, cnn_util.error_summary(error))
 
 
 def step_stats_text(metadata) -> bytes:

@@ -114,43 +114,81 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
     piece through TensorFlow's file system (an object appears when complete).
 
     Returns:
-      The file's path (also stored in result['results_file'] before writing).
+      The file's path (also stored in result['results_file'] before writing; None again when
+      the write fails).
 
     Raises:
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); no partial file is
-        left behind.
+        left behind, nor a folder this call made for it.
     """
+    made = _missing_folders(directory)
     try:
         file_systems.makedirs(directory)
     except OSError as e:
+        _remove_empty(made)
         raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
                                       % (directory, e.strerror or e)) from None
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
     path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
     text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
-    if file_systems.is_remote(path):
-        try:
-            file_systems.write_remote(path, text + '\n')
-        except OSError as e:
-            raise cnn_util.BenchmarkError('cannot write %s: %s' % (
-                path, cnn_util.error_summary(e))) from None
-        cnn_util.log_fn('Results written to %s' % path)
-        return path
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
     try:
+        if file_systems.is_remote(path):
+            try:
+                file_systems.write_remote(path, text + '\n')
+            except OSError as e:
+                raise cnn_util.BenchmarkError('cannot write %s: %s' % (
+                    path, cnn_util.error_summary(e))) from None
+        else:
+            _write_local(path, directory, text + '\n')
+    except cnn_util.BenchmarkError:
+        result['results_file'] = None
+        _remove_empty(made)
+        raise
+    cnn_util.log_fn('Results written to %s' % path)
+    return path
+
+
+def _write_local(path: str, directory: str, text: str) -> None:
+    """Writes `text` to the local `path` through a temporary file in `directory`, renamed.
+
+    Raises:
+      cnn_util.BenchmarkError: a full disk, ...: the temporary file is removed.
+    """
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text + '\n')
+            f.write(text)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() gives, like other outputs
         os.replace(tmp, path)
     except OSError as e:  # a full disk: one error line, no partial file left
-        if os.path.exists(tmp):
+        if tmp and os.path.exists(tmp):
             os.remove(tmp)
         raise cnn_util.BenchmarkError('cannot write %s: %s' % (path, e.strerror or e)) from None
-    cnn_util.log_fn('Results written to %s' % path)
-    return path
+
+
+def _missing_folders(directory: str) -> list[str]:
+    """The local folders `makedirs(directory)` would make, deepest first ([] for a remote
+    path or one that exists)."""
+    if file_systems.is_remote(directory):
+        return []
+    missing, folder = [], os.path.abspath(directory)
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
+def _remove_empty(folders: list[str]) -> None:
+    """Removes each of `folders` (deepest first) that exists and is empty."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 def check_plot_available() -> None:
@@ -167,7 +205,8 @@ def write_plot(result: dict, path: str) -> str:
     """Writes a PNG of images/sec (and the loss, when there is one) per timed step.
 
     Raises:
-      cnn_util.BenchmarkError: matplotlib is missing.
+      cnn_util.BenchmarkError: matplotlib is missing, or the file cannot be written (no
+        partial file is left).
     """
     check_plot_available()
     import matplotlib
@@ -203,9 +242,15 @@ def write_plot(result: dict, path: str) -> str:
         cnn_util.log_fn('Plot written to %s' % path)
         return path
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fig.savefig(path, format='png', dpi=80)
-    plt.close(fig)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fig.savefig(path, format='png', dpi=80)
+    except OSError as e:  # a full disk: no partial file left
+        if os.path.isfile(path):
+            os.remove(path)
+        raise cnn_util.BenchmarkError('cannot write %s: %s' % (path, e.strerror or e)) from None
+    finally:
+        plt.close(fig)
     cnn_util.log_fn('Plot written to %s' % path)
     return path
 
@@ -214,21 +259,30 @@ class ResultsLogHook(run_hooks.RunHook):
     """Writes the result dict as JSON into --benchmark_log_dir (phase `report`: every hook's
     keys are in it; or earlier, by a second signal: signals.SignalHook.salvage)."""
 
-    salvage_name = 'the results JSON'
+    output = 'the results JSON'
+    output_flag = '--benchmark_log_dir'
 
     def __init__(self, directory: str):
         self.directory = directory
+        self.path = None
 
     def report(self, result):
-        write_json(result, self.directory)
+        self.path = write_json(result, self.directory)
+
+    def written(self, result):
+        return ['the results JSON %s' % self.path] if self.path else []
 
 
 class PlotHook(run_hooks.RunHook):
     """Writes --plot_file (phase `report`; its name is in the result from phase `end`); none
     for a run that timed nothing (`timed_nothing`)."""
 
+    output = 'the plot'
+    output_flag = '--plot_file'
+
     def __init__(self, path: str):
         self.path = path
+        self.done = False
 
     def end(self, result):
         result['plot_file'] = None if timed_nothing(result) else self.path
@@ -238,3 +292,7 @@ class PlotHook(run_hooks.RunHook):
             cnn_util.log_fn('No plot written to %s: nothing was timed' % self.path)
             return
         write_plot(result, self.path)
+        self.done = True
+
+    def written(self, result):
+        return ['the plot %s' % self.path] if self.done else []

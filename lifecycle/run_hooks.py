@@ -31,7 +31,11 @@ within a phase the order of the hooks carries no meaning:
                             loss, data error): release what begin took, save nothing
 
 The phase runner (lifecycle/phase_runner.py) calls every phase, from one place.
-A hook that raises `cnn_util.BenchmarkError` ends the run with that message. The run, not a
+A hook that raises `cnn_util.BenchmarkError` ends the run with that message; a hook that
+writes one of the run's outputs (`RunHook.output`: the checkpoint, the results JSON, the
+trace, ...) and fails in after_loop, end or report does not stop the others: every other
+hook's phases run, and the run then ends with one line naming the outputs written and those
+not (phase_runner.OutputsNotWritten). The run, not a
 hook, turns a SIGTERM (SIGHUP) recorded in result['stopped_by_signal'] into exit status 143
 (129) once every phase has run; the command, a SIGINT into 130 (signals.exit_status).
 """
@@ -60,7 +64,26 @@ class RunContext:
 
 
 class RunHook:
-    """Base hook: every method does nothing (see the module docstring for the phases)."""
+    """Base hook: every method does nothing (see the module docstring for the phases).
+
+    Attributes:
+      output: what the hook writes for the user, as the error line of a finished run names it
+        ('the checkpoint', 'the results JSON'), or None (it writes none). Its
+        cnn_util.BenchmarkError (or OSError) in after_loop, end or report is then collected,
+        not raised at once: the other hooks still write theirs (phase_runner.PhaseRunner
+        .finish).
+      output_flag: the flag that places that output ('--train_dir'), for the fix the line
+        gives.
+    """
+
+    output: str | None = None
+    output_flag: str | None = None
+
+    def written(self, result: dict) -> list[str]:
+        """What this hook wrote, each as the error line of a run one of whose outputs failed
+        lists it ('the results JSON /bl/tf_cnn_benchmarks_trivial_...json'); [] when nothing
+        (or when it writes no output)."""
+        return []
 
     def after_initialize(self, ctx: RunContext) -> None:
         """Called once the variables are initialised or restored, before post-init ops."""

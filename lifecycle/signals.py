@@ -300,8 +300,11 @@ def _abort(signum: int, saved: str | None = None, salvage=None) -> None:
     else:
         what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
                 'results database\'s record) may be missing' % saved)
-    os.write(2, ('error: received %s again: aborting at once, %s\n'
-                 % (signal.Signals(signum).name, what)).encode())
+    try:
+        os.write(2, ('error: received %s again: aborting at once, %s\n'
+                     % (signal.Signals(signum).name, what)).encode())
+    except OSError:  # stderr on a full disk or closed: the exit status says it
+        pass
     dir_hold.release_all()  # the --train_dir is free for the next run
     os._exit(128 + signum)
 
@@ -420,7 +423,8 @@ class SignalHook(run_hooks.RunHook):
     def salvage(self, signum: int) -> str | None:
         """Writes the reports of the result known so far (the reporters' `report`: results
         JSON, results database) when the report phase has not begun; returns what it wrote
-        ('the results JSON /x.json and the results database\'s record'), else None. Called by
+        ('the results JSON /x.json and the record in the results database': each hook's
+        `output`), else None. Called by
         a second signal's abort (in a thread, while the main thread may be saving); the main
         thread's `end` then waits for the exit instead of reporting a second time."""
         with self._claim:
@@ -439,7 +443,7 @@ class SignalHook(run_hooks.RunHook):
                 hook.report(result)
             except Exception:  # noqa: BLE001 - each report on its own; the abort goes on
                 continue
-            written.append(getattr(hook, 'salvage_name', type(hook).__name__))
+            written.append(getattr(hook, 'output', None) or type(hook).__name__)
         if not written:
             return None
         text = ' and '.join(written)

@@ -2,8 +2,9 @@
 
 --summary_verbosity (with --train_dir), the levels of the original's flag:
   1: cheap scalars: the graph, and every --save_summaries_steps global steps `total_loss` (the
-     step's loss), `learning_rate` and `images_per_sec` (over the steps since the last
-     summary, the warm-up steps included in the first one, hook bookkeeping included);
+     step's loss), `learning_rate` and `images_per_sec` (over the timed steps since the last
+     summary, or since the timed part began, hook bookkeeping included: the warm-up steps,
+     whose first one also sets up the executor, are left out as from the step lines);
   2: also `log_gradients`: one histogram of log|g| over every non-zero entry of every
      gradient (training only: a forward-only run has no gradients);
   3: also `input_images` (three images of a training batch, as the model receives them) and
@@ -16,7 +17,9 @@ Summaries are labelled with the global step after the timed step that wrote them
 (run_hooks.GlobalStepCounter: in an asynchronous cluster the shared global step read from the
 session, which counts every worker's updates). They are written after the first timed step
 whose global step reached the next multiple of --save_summaries_steps (a multiple reached
-during the warm-up steps, or passed over by an asynchronous cluster, is written then).
+during the warm-up steps, or passed over by an asynchronous cluster, is written then, with that
+step's values: the original wrote a summary during its warm-up from the warm-up step's own
+tensors, which a hook here cannot fetch; docs/usage-and-flags.md lists this departure).
 
 The timed step's own tensors cannot be fetched by a hook without consuming an extra batch from
 the staging areas, so the summaries of levels 2 and 3 come from a small input pipeline of their
@@ -82,9 +85,14 @@ class SummaryHook(run_hooks.RunHook):
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel (gradient histograms rebuild a tower).
       dataset: the run's dataset (input_images reads a batch of its own).
+      clock: seconds, monotonic (tests inject a fake one).
     """
 
-    def __init__(self, plan, model, dataset):
+    output = 'the TensorBoard summaries'
+    output_flag = '--train_dir'
+
+    def __init__(self, plan, model, dataset, clock=time.perf_counter):
+        self.clock = clock
         self.plan = plan
         self.model = model
         self.dataset = dataset
@@ -103,7 +111,7 @@ class SummaryHook(run_hooks.RunHook):
             self._build_graph_summaries(ctx)
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
         self.counter.begin(ctx)
-        self._last = (0, time.perf_counter())
+        self._last = (0, self.clock())
 
     def _build_graph_summaries(self, ctx):
         plan, p, info = self.plan, self.p, ctx.info
@@ -139,16 +147,18 @@ class SummaryHook(run_hooks.RunHook):
         grads = tf1.gradients(out.total_loss, variables)
         return [(v, g) for v, g in zip(variables, grads) if g is not None]
 
+    def before_timed(self):
+        """The images/sec of the first summary count from here, as the step lines do."""
+        self._last = (0, self.clock())
+
     def after_step(self, step, loss):
         before, global_step = self.counter.advance(step)
         if not run_hooks.crossed(before, global_step, self.p.save_summaries_steps):
             return
         sess, info = self._ctx.sess, self._ctx.info
-        now = time.perf_counter()
         last_step, last_time = self._last
-        steps = step - last_step + (self.plan.num_warmup_batches if last_step == 0 else 0)
-        values = {'images_per_sec': self.plan.global_batch_size * steps
-                  / max(now - last_time, 1e-9)}
+        values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
+                  / max(self.clock() - last_time, 1e-9)}
         if loss is not None:
             values[self.p.loss_type_to_report] = loss  # total_loss or base_loss
         if not self.p.forward_only:
@@ -158,9 +168,17 @@ class SummaryHook(run_hooks.RunHook):
             with data_errors.data_errors():
                 serialized = sess.run([self._summary_op] + self._summary_step_ops)[0]
             self.writer.add_summary(serialized, global_step)
-        self._last = (step, time.perf_counter())
+        self._last = (step, self.clock())
 
     def end(self, result):
-        self.writer.close()
+        try:
+            self.writer.close()
+        except (OSError, tf.errors.OpError) as e:  # a full disk: the other outputs go on
+            raise cnn_util.BenchmarkError('cannot write the summaries in %s: %s' % (
+                self.p.train_dir, cnn_util.error_summary(e))) from None
         result['summary_dir'] = self.p.train_dir
         cnn_util.log_fn('TensorBoard summaries in %s' % self.p.train_dir)
+
+    def written(self, result):
+        return (['the TensorBoard summaries in %s' % result['summary_dir']]
+                if result.get('summary_dir') else [])

@@ -1,7 +1,7 @@
 """The timed part of a training or forward-only run on a built graph: the step, the loop with
 the hooks (training_loop.run_loop), the draining of the staging areas, and the run's result dict.
 
-    step = Step(sess, info, plan)            # () -> (loss or None, *accuracy values)
+    step = Step(sess, info, plan)            # () -> (loss or None, *extra values)
     loop = timed_loop(sess, info, plan, hooks)
     result = loop_result(plan, loop, build_secs, restored_step)
 """
@@ -18,9 +18,10 @@ from . import results_log, training_loop
 
 
 class Step:
-    """One step of a built graph: `step()` -> (loss or None, *accuracy values); `traced()` ->
-    (the same, its RunMetadata) with a full trace; `learning_rate()` and `loss_parts()`
-    for the NaN message.
+    """One step of a built graph: `step()` -> (loss or None, *extra values: top-1 and top-5
+    with --print_training_accuracy; a forward-only step's None, then its loss, top-1 and
+    top-5); `traced()` -> (the same, its RunMetadata) with a full trace; `learning_rate()` and
+    `loss_parts()` for the NaN message.
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
     ones included, run the same fetches, so TensorFlow prepares one executor for them
@@ -32,12 +33,14 @@ class Step:
     Args:
       sess: a session of `info.graph`, initialised.
       info: the graph.graph_info.GraphInfo.
-      plan: the run's run_plan.RunPlan (--print_training_accuracy adds top-1, top-5).
+      plan: the run's run_plan.RunPlan (--print_training_accuracy adds top-1, top-5; a
+        forward-only step always has them, as the original's, and gives its loss among the
+        extra values: `loop_spec`'s columns).
     """
 
     def __init__(self, sess, info, plan):
         fetches = [info.train_op, info.loss]
-        if plan.params.print_training_accuracy:
+        if plan.params.print_training_accuracy or not plan.training:
             fetches += [info.top_1, info.top_5]
         # With weight decay, the cross entropy and the decay term of each step (a scalar pair
         # the loss is made of: no extra computation), kept for the NaN message.
@@ -56,7 +59,9 @@ class Step:
             self._recent_parts = (self._recent_parts + [tuple(float(v) for v in
                                                               out[self._count])])[-2:]
         out = out[:self._count]
-        return (float(out[1]) if self._show_loss else None,) + tuple(out[2:])
+        if not self._show_loss:  # forward-only: no loss to check; its value is a column
+            return (None, float(out[1])) + tuple(out[2:])
+        return (float(out[1]),) + tuple(out[2:])
 
     def loss_parts(self) -> list[tuple[float, float]]:
         """(cross entropy, weight-decay term) of the last two steps run, oldest first; empty
@@ -67,7 +72,7 @@ class Step:
         return self._values(self._run())
 
     def traced(self, partition_graphs: bool = False) -> tuple:
-        """((loss or None, *accuracy values), RunMetadata) of one step run with a full trace
+        """((loss or None, *extra values), RunMetadata) of one step run with a full trace
         (its `step_stats`; its `partition_graphs` too when `partition_graphs`)."""
         metadata = tf.compat.v1.RunMetadata()
         out = self._run(options=traced_session.trace_options(partition_graphs=partition_graphs),
@@ -110,14 +115,24 @@ def default_rate(plan) -> float:
 
 
 def loop_spec(plan) -> training_loop.LoopSpec:
-    """The timed loop's steps, columns and messages for the run `plan` describes."""
+    """The timed loop's steps, columns and messages for the run `plan` describes.
+
+    The step lines' columns are the original's: `Step Img/sec total_loss` (the
+    --loss_type_to_report), then `top_1_accuracy top_5_accuracy` with
+    --print_training_accuracy and always in a forward-only run. A forward-only step's loss
+    (its cross entropy: no weight decay without updates) is an extra value there, not a
+    training loss: the results' losses stay None and no NaN check applies to it."""
     p = plan.params
+    accuracy = ('top_1_accuracy', 'top_5_accuracy')
+    if plan.training:
+        columns = accuracy if p.print_training_accuracy else ()
+    else:
+        columns = (p.loss_type_to_report,) + accuracy
     return training_loop.LoopSpec(
         num_warmup=plan.num_warmup_batches, num_steps=plan.num_batches,
         images_per_step=plan.images_per_step, display_every=p.display_every,
         show_loss=plan.training, loss_name=p.loss_type_to_report,
-        extra_columns=(('top_1_accuracy', 'top_5_accuracy') if p.print_training_accuracy
-                       else ()),
+        extra_columns=columns,
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
         rate_floor=p.minimum_learning_rate if plan.training else 0.0,

@@ -83,10 +83,11 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
 
 
 def eval_hooks(plan) -> list[run_hooks.RunHook]:
-    """The hooks of an --eval run's end (eval_runner.run_eval): its figures, --benchmark_log_dir's
-    JSON and the results database (which records nothing when no checkpoint was evaluated)."""
+    """The hooks of an --eval run's end (eval_runner.run_eval, which prints each evaluation's
+    figures: figure_hooks.eval_block): --benchmark_log_dir's JSON and the results database
+    (which records nothing when no checkpoint was evaluated)."""
     p = plan.params
-    hooks = [figure_hooks.EvalFiguresHook(plan)]
+    hooks = []
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     hooks.append(results_db.RecordHook(store.run_path(p.results_db), eval_run=True))

@@ -262,7 +262,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         over the interval (cluster_tasks.delta; None: not read), 'tasks': the cluster's other
         task addresses on this host, 'processes': their processes found}; None on one host.
       figure: the figure the timed part gave, which the warning names: 'total images/sec'
-        (a training or forward-only run), 'eval images/sec' (an --eval run).
+        (a training, forward-only or --eval run), 'eval images/sec' (an evaluation during
+        training).
 
     Returns:
       {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
@@ -490,7 +491,8 @@ def warning_text(load: dict, figure: str = TOTAL_FIGURE) -> str | None:
     """The warning (without 'warning: ') when the host was busy, else None: e.g. 'total
     images/sec is not representative of this host: other processes used 1.42 of the run's 2
     cores (71%, more than 25%) during the timed part; rerun when the host is quiet'. `figure`:
-    the figure the run printed (measure's `figure`: 'eval images/sec' for an --eval run)."""
+    the figure the run printed (measure's `figure`: 'eval images/sec' for an evaluation
+    during training)."""
     if not load['reasons']:
         return None
     return ('%s is not representative of this host: %s during the timed part; '

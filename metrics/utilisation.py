@@ -387,11 +387,12 @@ INPUT_METHOD = ('FULL_TRACE of the last warm-up step; input share = input / wall
                 '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
 
 
-def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None) -> dict:
-    """--eval: prints the model FLOP/s, utilisation, peak memory and latency lines of the last
-    evaluation (after its `eval images/sec`); returns the result's keys ('utilisation',
-    'input' (not measured: an evaluation has no warm-up step to trace), 'memory',
-    'latency_ms'). {} without an evaluation."""
+def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None,
+                 log=cnn_util.log_fn) -> dict:
+    """--eval: prints (to `log`) the compute images/sec, model FLOP/s, utilisation, peak
+    memory and latency lines of an evaluation (after its `total images/sec`); returns the
+    result's keys ('utilisation', 'input' (not measured: an evaluation has no warm-up step to
+    trace), 'memory', 'latency_ms'). {} without an evaluation."""
     if not evaluation:
         return {}
     rate = evaluation['images_per_sec']
@@ -404,7 +405,7 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
     if lat:
         lines.append(latency_lib.format_latency(lat))
     for line in lines:
-        cnn_util.log_fn(line)
+        log(line)
     return {'utilisation': util, 'memory': mem, 'latency_ms': lat,
             'input': {'input_share': None, 'sync_share': None, 'compute_images_per_sec': None,
                       'input_bound': None, 'breakdown': None,

@@ -64,13 +64,14 @@ class AlexnetCifar10Model(model.CNNModel):
         super().__init__('alexnet', image_size=32, batch_size=128, learning_rate=0.1,
                          fixed_image_size=True, min_image_size=32, dataset='cifar10')
 
-    def default_schedule(self, batch_size, base_lr=None):
+    def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's CIFAR-10 AlexNet schedule, not scaled with the batch: 0.1,
-        x0.1 every 100 epochs (staircase), an epoch being 50,000 images and 100 epochs
-        100 x 50,000 // batch steps."""
+        x0.1 every 100 epochs (staircase), 100 epochs being 100 x examples // batch steps, the
+        run's examples per epoch (default, and the original's: 50,000)."""
         del base_lr
         return model.DefaultSchedule(rates=(self.default_learning_rate,),
-                                     decay=(0.1, 100 * 50000 // batch_size, 100))
+                                     decay=(0.1, 100 * (examples_per_epoch or 50000) // batch_size,
+                                            100))
 
     def add_inference(self, cnn):
         lrn = dict(depth_radius=4, bias=1.0, alpha=0.001 / 9.0, beta=0.75)

@@ -97,12 +97,13 @@ class DensenetCifar10Model(model.CNNModel):
         super().__init__(name, image_size=32, batch_size=64, learning_rate=0.1,
                          fixed_image_size=False, min_image_size=8, dataset='cifar10')
 
-    def default_schedule(self, batch_size, base_lr=None):
+    def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's CIFAR-10 DenseNet schedule, not scaled with the batch: 0.1,
         then 0.01, 0.001 and 0.0001 after epochs 150, 225 and 300 (Huang et al. 2017, section
-        4.2, cut at 50% and 75% of 300 epochs), an epoch being 50,000 // batch steps."""
+        4.2, cut at 50% and 75% of 300 epochs), an epoch being examples // batch steps, the
+        run's examples per epoch (default, and the original's: 50,000)."""
         del base_lr
-        steps_per_epoch = 50000 // batch_size
+        steps_per_epoch = (examples_per_epoch or 50000) // batch_size
         epochs = (150, 225, 300)
         return model.DefaultSchedule(rates=(0.1, 0.01, 0.001, 0.0001),
                                      steps=tuple(steps_per_epoch * e for e in epochs),

@@ -101,16 +101,21 @@ class CNNModel:
         background class of TF's ImageNet TFRecords), 10 for CIFAR-10."""
         return 10 if self.dataset == 'cifar10' else 1001
 
-    def default_schedule(self, batch_size, base_lr=None) -> DefaultSchedule:
+    def default_schedule(self, batch_size, base_lr=None,
+                         examples_per_epoch=None) -> DefaultSchedule:
         """The model's own learning-rate schedule at a global batch of `batch_size` images
         (all devices and workers): by default the constant `default_learning_rate`, whatever
         the batch, as the original benchmark's base model (models/model.py there) returns its
         rate unscaled. `base_lr` is the ImageNet ResNets' --resnet_base_lr (others ignore it).
+        `examples_per_epoch` is the epoch of the schedules that change with the epochs: the
+        run's (RunPlan.examples_per_epoch: the training records found in real data, the
+        published size of synthetic data), None for the model's dataset's published size
+        (ImageNet's 1,281,167, CIFAR-10's 50,000: the original's constants).
         """
-        del batch_size, base_lr
+        del batch_size, base_lr, examples_per_epoch
         return DefaultSchedule(rates=(self.default_learning_rate,))
 
-    def get_learning_rate(self, global_step, batch_size, base_lr=None):
+    def get_learning_rate(self, global_step, batch_size, base_lr=None, examples_per_epoch=None):
         """The model's own learning-rate schedule as a float32 scalar tensor
         (`default_schedule`, built by `schedule_tensor`).
 
@@ -118,8 +123,10 @@ class CNNModel:
           global_step: int64 scalar tensor: updates applied so far.
           batch_size: global batch size (all devices and workers).
           base_lr: --resnet_base_lr, or None (see `default_schedule`).
+          examples_per_epoch: the run's epoch, or None (see `default_schedule`).
         """
-        return schedule_tensor(self.default_schedule(batch_size, base_lr), global_step)
+        return schedule_tensor(self.default_schedule(batch_size, base_lr, examples_per_epoch),
+                               global_step)
 
     def build_network(self, images, *, phase_train, num_classes, data_format='NHWC',
                       dtype=tf.float32, variable_dtype=tf.float32,

@@ -109,11 +109,12 @@ class ResnetModel(model.CNNModel):
     def uses_batch_norm(self):
         return True
 
-    def default_schedule(self, batch_size, base_lr=None):
+    def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's ImageNet ResNet schedule (its models/resnet_model.py): the
         base rate (`base_lr`, else 0.128) per 256 images, scaled linearly to `batch_size`;
         a linear warm-up from 0 over 5 epochs, then x0.1 after epochs 30, 60, 80 and 90, an
-        epoch being 1,281,167 images (ImageNet's training set) whatever the data.
+        epoch being `examples_per_epoch` images, the run's (the original: 1,281,167,
+        ImageNet's training set, whatever the data; the default here too).
 
         The original divided the base rate by the GPUs under --variable_update=replicated,
         whose all-reduce summed the towers' gradients; here every mode averages them
@@ -121,7 +122,7 @@ class ResnetModel(model.CNNModel):
         """
         rate = (self.base_lr if base_lr is None else base_lr) * batch_size / (
             self.base_lr_batch_size)
-        steps_per_epoch = IMAGENET_TRAIN_IMAGES / batch_size
+        steps_per_epoch = (examples_per_epoch or IMAGENET_TRAIN_IMAGES) / batch_size
         epochs = (30, 60, 80, 90)
         return model.DefaultSchedule(
             rates=tuple(rate * 0.1 ** k for k in range(len(epochs) + 1)),
@@ -203,13 +204,14 @@ class ResnetCifar10Model(model.CNNModel):
     def uses_batch_norm(self):
         return True
 
-    def default_schedule(self, batch_size, base_lr=None):
+    def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's CIFAR-10 ResNet schedule, not scaled with the batch: 0.1,
         then 0.01, 0.001 and 0.0002 after epochs 82, 123 and 300 (He et al. 2016, section 4.2,
-        cut at 32k and 48k iterations of batch 128), an epoch being int(50,000 / batch) steps.
+        cut at 32k and 48k iterations of batch 128), an epoch being int(examples / batch)
+        steps, the run's examples per epoch (default, and the original's: 50,000).
         """
         del base_lr
-        steps_per_epoch = CIFAR10_TRAIN_IMAGES // batch_size
+        steps_per_epoch = (examples_per_epoch or CIFAR10_TRAIN_IMAGES) // batch_size
         epochs = (82, 123, 300)
         return model.DefaultSchedule(rates=(0.1, 0.01, 0.001, 0.0002),
                                      steps=tuple(steps_per_epoch * e for e in epochs),

@@ -1,8 +1,7 @@
 """Every command-line parameter, defined once, and the rules that tie them together.
 
-This module owns the parameter table. The table generates both the absl flags of the
-`tf_cnn_benchmarks` command and `make_params(**kwargs)` for library and test use, so the two can
-never disagree. The flow is one-directional:
+The parameter table generates both the absl flags of the `tf_cnn_benchmarks` command and
+`make_params(**kwargs)` for library and test use (they cannot disagree). The flow:
 
     table -> flags or kwargs -> Params (immutable) -> validate_params -> resolve_params
           -> BenchmarkCNN
@@ -15,9 +14,9 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
-(device_rules.py: the default device, NCCL), UTF-8 text (text_values.py), usage errors (errors.py).
-The `--all_reduce_spec` language is variable_managers/allreduce_spec.py (pure Python, in this
-layer: checked here before TensorFlow loads).
+(device_rules.py: the default device, NCCL), UTF-8 text (text_values.py), the original's 0 for
+"unset" (zero_values.py), usage errors (errors.py). The `--all_reduce_spec` language is
+variable_managers/allreduce_spec.py (pure Python, in this layer: checked before TensorFlow loads).
 """
 
 from __future__ import annotations
@@ -99,9 +98,9 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('list_models', False, 'Print a table of every model (dataset, image size, parameters, '
        'forward GFLOPs, default batch size and learning rate) and exit.'),
     _i('batch_size', 0, 'Batch size per device (tower); 0 uses the model default.', lower=0),
-    _i('num_batches', None, 'Number of timed training steps. Default: 100 when --num_epochs is '
-       'not given either.', lower=1),
-    _f('num_epochs', None, 'Number of epochs to run; excludes --num_batches.', lower=0),
+    _i('num_batches', None, 'Timed steps (--eval: batches to score, unless --num_eval_*). '
+       'Default (and 0): 100 unless --num_epochs.', lower=1),
+    _f('num_epochs', None, 'Epochs to run; excludes --num_batches (0: unset).', lower=0),
     _i('num_warmup_batches', None, 'Untimed steps before timing starts. Default: 10 on a GPU, '
        '5 on a CPU.', lower=0),
     _i('display_every', 10, 'Print an images/sec line every this many timed steps.', lower=1),
@@ -113,8 +112,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('eval', False, 'Evaluate a checkpoint on the validation subset instead of training.'),
     _b('dry_run', False, 'Build what the run would build, run no step, and report placement, '
        'cross-device traffic and peak memory per device (exit status 1: it would not work).'),
-    _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run), e.g. V100, '
-       'A100 80GB, T4; a visible GPU is used as it is.'),
+    _s('gpu_model', None, 'GPU to plan for where none is visible (--dry_run, --plan_scaling), '
+       'e.g. V100, A100 80GB, T4; a visible GPU is used as it is.'),
     _b('plan_scaling', False, 'Print the predicted images/sec, scaling efficiency and bound of '
        'this configuration on 1-8 GPUs of one host and 2-128 hosts; runs no step '
        '(docs/scaling.md).'),
@@ -178,15 +177,15 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('resize_method', 'bilinear', 'Image resize method.', RESIZE_METHODS),
     _b('fuse_decode_and_crop', True, 'Decode only the cropped window of a JPEG.'),
     _b('use_datasets', False, 'Read with a tf.data pipeline instead of RecordInput.'),
-    _i('datasets_num_private_threads', None, 'Size of a private thread pool for tf.data.',
+    _i('datasets_num_private_threads', None, 'Private tf.data thread pool size (0: none).',
        lower=1),
     _b('datasets_use_caching', False, 'Cache the serialized records of the tf.data input in '
        'memory.'),
     _b('datasets_repeat_cached_sample', False, 'Repeat one cached batch forever (tf.data input '
        'benchmark of the rest of the pipeline).'),
     _i('datasets_prefetch_buffer_size', 1, 'Batches prefetched per device by tf.data.', lower=1),
-    _i('datasets_parallel_interleave_cycle_length', None, 'Files read in parallel by tf.data.',
-       lower=1),
+    _i('datasets_parallel_interleave_cycle_length', None, 'Files tf.data reads at once (0: all, '
+       'up to 64).', lower=1),
     _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
        'failing (found at start-up), and the rest of a shard from a record whose CRC fails '
        'as it is read, and records the pipeline cannot use (another schema, a label outside '
@@ -246,12 +245,13 @@ SPECS: tuple[ParamSpec, ...] = (
     # --- Lifecycle: checkpoints, eval, summaries, traces, results.
     _s('train_dir', None, 'Directory for checkpoints and summaries (and resume).'),
     _i('save_model_secs', 0, 'Save a checkpoint every this many seconds (0: off).', lower=0),
-    _i('save_model_steps', None, 'Save a checkpoint every this many steps.', lower=1),
-    _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir.', lower=1),
+    _i('save_model_steps', None, 'Save a checkpoint every this many steps (0: off).', lower=1),
+    _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir (0: all).', lower=0),
     _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
        '--train_dir).'),
-    _i('num_eval_batches', None, 'Full batches to evaluate (default: every record of the subset '
-       'once, the last batch padded).', lower=1),
+    _i('num_eval_batches', None, 'Full batches to evaluate (default: --num_eval_epochs; with '
+       '--eval, --num_batches or --num_epochs; else every record of the subset once, the last '
+       'batch padded; 0: 100 batches, as in the original).', lower=1),
     _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score: ceil(epochs x '
        'records) examples.', lower=0),
     _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),
@@ -542,9 +542,9 @@ def _check_plan_flags(p: Params) -> None:
     """Rules of the step-time model's flags (the values of --interconnect_gbps and
     --gpu_interconnect are looked up in hardware/links.py: `links.check_plan_flags`)."""
     if p.plan_scaling and (p.dry_run or p.eval):
-        raise ParamsError('--plan_scaling excludes --%s: it plans a training or forward-only run '
-                          'without building its step; run them one after the other.'
-                          % ('dry_run' if p.dry_run else 'eval'))
+        raise ParamsError('--plan_scaling excludes --%s: %s; run them one after the other.' % ((
+            'dry_run', 'each prints a report of its own (the plan: 1 to 1,024 GPUs; the dry run: '
+            'this run\'s step checked)') if p.dry_run else ('eval', 'it plans no evaluation')))
     for name in ('plan_scaling_png', 'plan_num_ps'):
         if getattr(p, name) and not p.plan_scaling:
             raise ParamsError('--%s needs --plan_scaling.' % name)
@@ -591,8 +591,8 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
     check_nccl(p, device)
     data_format = p.data_format or ('NCHW' if device == 'gpu' else 'NHWC')
     warmup = p.num_warmup_batches
-    if warmup is None:
-        warmup = 10 if device == 'gpu' else 5
+    if warmup is None:  # the original's GPU rule: cuDNN autotunes 5 x threshold^2 steps
+        warmup = max(10, 5 * (p.autotune_threshold or 1) ** 2) if device == 'gpu' else 5
     num_batches = p.num_batches
     if num_batches is None and p.num_epochs is None:
         num_batches = 100

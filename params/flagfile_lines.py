@@ -30,6 +30,8 @@ import os
 import re
 from typing import NamedTuple
 
+from .. import cnn_util
+
 # A word of a line that is itself a flag: `--batch_size=4`, `--use_fp16`, `'--model=x`.
 _FLAG_WORD = re.compile(r"""^['"]?--(?P<name>[A-Za-z_]\w*)(=|['"]?$)""")
 _DIRECTIVE = ('--flagfile=', '-flagfile=')
@@ -215,7 +217,8 @@ def expand_flagfiles(args: list[str]) -> Expanded:
       FlagfileError: one line naming the file (and the line) and the fix: an empty
         --flagfile=, a file that cannot be read, is not text or too large, two flags on a line,
         a quoted value, a line that is not `--name=value`, a nested flagfile not found (with
-        the folder it was looked for in), or a loop of flagfiles.
+        the folder it was looked for in), a loop of flagfiles, or a relative one where the
+        working folder no longer exists (cnn_util.working_folder_problem).
     """
     out = Expanded([], {}, [])
     rest = list(args)
@@ -234,6 +237,9 @@ def expand_flagfiles(args: list[str]) -> Expanded:
         if not path:
             raise FlagfileError('--flagfile= names no file (an unset variable in a script?): '
                                 'give the flag file\'s path, or drop --flagfile')
+        gone = cnn_util.working_folder_problem([('--flagfile', path)])
+        if gone:
+            raise FlagfileError(gone)
         _file_args(path, [], None, out)
     return out
 

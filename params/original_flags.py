@@ -165,8 +165,7 @@ NO_EFFECT = {
     'original\'s NCF model had them); nothing to use instead',
     'mkl': 'on TensorFlow 2.21: oneDNN (formerly MKL-DNN) is built into the standard wheel and '
     'the command turns it on (TF_ENABLE_ONEDNN_OPTS=1); use TF_ENABLE_ONEDNN_OPTS=0 to turn it '
-    'off, and --kmp_blocktime, --kmp_affinity, --kmp_settings for the OpenMP settings of a '
-    'build that loads an OpenMP runtime',
+    'off',  # + the threads' advice of this host (preflight/ineffective_flags.mkl_threads)
     'allreduce_merge_scope': 'here: the all-reduce ops are built without merge scopes; use '
     '--gradient_repacking=N to merge gradients into N packs',
     'horovod_device': 'here: Horovod is not available (see --variable_update=horovod); use '

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import time
+from typing import NamedTuple
 
 from .. import cnn_util
 from . import (
@@ -53,14 +54,18 @@ SEARCH_LIMIT_FACTOR = 16
 
 
 def traffic_budget(p, num_towers: int, built: Built) -> dict:
-    """step_traffic.budget for this run's variable manager and data (towers on GPUs)."""
+    """step_traffic.budget for this run's variable manager and data (towers on GPUs). Nothing
+    moves between GPUs with one tower, nor with an all-reduce spec whose every algorithm is
+    pscpu (the sums are made on the CPU)."""
     spec = p.all_reduce_spec or ''
     on_host = ((p.variable_update == 'parameter_server' and p.local_parameter_device == 'cpu')
                or p.variable_update in ('distributed_replicated', 'distributed_all_reduce')
                or bool(p.job_name) or 'pscpu' in spec)
-    on_gpus = (p.variable_update in ('replicated', 'distributed_replicated',
-                                     'distributed_all_reduce')
-               or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
+    algorithms = {word for word in spec.replace('/', ':').replace('#', ':').split(':')
+                  if word.isalpha()}
+    on_gpus = num_towers > 1 and algorithms != {'pscpu'} and (
+        p.variable_update in ('replicated', 'distributed_replicated', 'distributed_all_reduce')
+        or (p.variable_update == 'parameter_server' and p.local_parameter_device == 'gpu'))
     return step_traffic.budget(num_towers=num_towers, model_bytes=built.model_bytes,
                                batch_bytes=built.batch_bytes, real_data=bool(p.data_dir),
                                variables_on_host=on_host, gpu_reduction=on_gpus,
@@ -172,9 +177,9 @@ def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
             what = 'of %s usable (%.0f%% of %s)' % (
                 fmt(memory), 100 * memory_estimate.USABLE_GPU_FRACTION, fmt(gpu.memory_bytes))
         else:
-            what = 'of %s available (%s%s)' % (
-                fmt(memory), memory_estimate.host_available_bytes()[1],
-                '' if device == 'host' else ' of this host: its host planned alike')
+            what = 'of %s usable (%s%s)' % (
+                fmt(memory), '' if device == 'host' else 'its host planned as this one: ',
+                memory_estimate.host_memory_words())
         lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
                                            'fits' if ok else 'DOES NOT FIT'))
         if not ok:
@@ -199,8 +204,8 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
     estimate, memory = device_fits(peaks, gpu).get(row, (0, memory_estimate.device_memory(
         '/CPU:0')))
     ok = estimate <= memory
-    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s available (%s): %s' % (
-        row, fmt(estimate), fmt(memory), memory_estimate.host_available_bytes()[1],
+    cnn_util.log_fn('Peak memory of this task:\n  %s %10s of %s usable (%s): %s' % (
+        row, fmt(estimate), fmt(memory), memory_estimate.host_memory_words(),
         'fits' if ok else 'DOES NOT FIT'))
     if not ok:
         raise DryRunFailed('the run would not work as built: %s needs about %s, more than its '
@@ -210,12 +215,25 @@ def ps_task(make_bench, p, gpus: int, gpu) -> int:
     return 0
 
 
-def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | None:
+class LargestBatch(NamedTuple):
+    """The batch search's answer: batch, the largest per-device batch found to fit (None when
+    not even the smallest tried fits); lower_bound, True when no larger batch was found not to
+    fit (the search stopped first: its limit, builds or time; the text's 'N or more')."""
+    batch: int | None
+    lower_bound: bool = False
+
+
+def run_batch(p, bench) -> int:
+    """The per-device batch the run uses (the model's default where --batch_size is not
+    given; --eval's own batch with --eval)."""
+    return bench.plan.eval.per_device_batch_size if p.eval else bench.plan.per_device_batch_size
+
+
+def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> LargestBatch:
     """Prints and returns the largest per-device batch found to fit (batch_search over graph
-    builds of the run at other batches), None when not even the smallest tried fits."""
+    builds of the run at other batches) and whether it is a lower bound."""
     on_gpu = gpu is not None
-    batch = (bench.plan.eval.per_device_batch_size if p.eval
-             else bench.plan.per_device_batch_size)
+    batch = run_batch(p, bench)
     device, ratio = _worst(fits, on_gpu)
 
     # Every tower holds the same step: the search builds one tower (half the time for two).
@@ -242,7 +260,7 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> int | Non
         device, _found_words(lo, hi, limit, batch, stopped), builds, '' if builds == 1 else 's',
         ' of one tower' if one and len(bench.plan.devices) > 1 else '',
         time.perf_counter() - start))
-    return lo
+    return LargestBatch(lo, lo is not None and not hi)
 
 
 def _found_words(lo: int | None, hi: int | None, limit: int, batch: int, stopped: str) -> str:
@@ -294,23 +312,26 @@ def input_line(dataset, predicted: dict) -> list[str]:
             'slower' % work]
 
 
-def report_data(p, bench, gpu, fits: dict, problems: list, largest: int | None,
+def report_data(p, bench, gpu, fits: dict, problems: list, largest: LargestBatch,
                 predicted: dict, warnings=()) -> dict:
     """The dry run's report as plain data (what --benchmark_log_dir gets): model,
-    'dry_run': True, mode, gpu (the planned GPU's name, or 'CPU'), batch_size (per device),
-    works, problems, memory {device: {'estimate', 'usable'} in bytes}, largest_batch (per
-    device, or None when the search did not run) and predicted_step
+    'dry_run': True, mode, gpu (the planned GPU's name, or 'CPU'), batch_size (per device: the
+    model's default where --batch_size is not given, `run_batch`), works, problems, memory
+    {device: {'estimate', 'usable'} in bytes}, largest_batch (per device, or None when not even
+    the smallest batch tried fits), largest_batch_is_lower_bound (True: the search stopped
+    before a batch failed, the text's 'N or more') and predicted_step
     (speed_model/from_flags.predicted_step_report's data: the step, its bound, and for the
     per-op GPU model 'one_gpu' with the ops that bound it and the share of the peak) and
     warnings (the `warning:` lines' texts: this TensorFlow cannot run on the GPU, the
     compute dtype predicted slower than float32)."""
     return {'model': p.model, 'dry_run': True, 'mode': bench.plan.mode,
             'gpu': gpu.name if gpu is not None else 'CPU',
-            'batch_size': (p.eval_batch_size or p.batch_size) if p.eval else p.batch_size,
+            'batch_size': run_batch(p, bench),
             'works': not problems, 'problems': list(problems),
             'memory': {device: {'estimate': int(est), 'usable': int(usable)}
                        for device, (est, usable) in fits.items()},
-            'largest_batch': largest, 'predicted_step': predicted, 'warnings': list(warnings)}
+            'largest_batch': largest.batch, 'largest_batch_is_lower_bound': largest.lower_bound,
+            'predicted_step': predicted, 'warnings': list(warnings)}
 
 
 def write_report_json(p, bench, gpu, fits, problems, largest, predicted, warnings=()) -> str:
@@ -393,9 +414,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.warn(text)
         warnings.append(text)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
-    lo = largest_batch(make_bench, p, bench, gpus, gpu, fits)
+    found = largest_batch(make_bench, p, bench, gpus, gpu, fits)
+    lo = found.batch
     if p.benchmark_log_dir:
-        write_report_json(p, bench, gpu, fits, problems, lo, predicted, warnings)
+        write_report_json(p, bench, gpu, fits, problems, found, predicted, warnings)
     if problems:
         advice = '; a batch that fits: --%s=%d' % (batch_flag, lo) if lo else ''
         raise DryRunFailed('the run would not work as built: %s%s' % (problems[0], advice))

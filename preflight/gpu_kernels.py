@@ -215,7 +215,8 @@ def placed_devices(graph: tf.Graph) -> dict[str, str]:
     """{op name: the short device it runs on ('/GPU:0', '/job:ps/task:0/CPU:0')} for every op:
     its own device, else its colocation group's or resource input's, else where TensorFlow's
     placer prefers (the first GPU when a GPU kernel accepts its dtypes and the graph uses a GPU,
-    else the CPU). Computed once per graph while it gains no op (a copy is returned)."""
+    else the CPU; of the cluster task whose GPUs the graph uses). Computed once per graph
+    while it gains no op (a copy is returned)."""
     ops = graph.get_operations()
     cached = _PLACED.get(graph)
     if cached is not None and cached[0] == len(ops):
@@ -226,12 +227,16 @@ def placed_devices(graph: tf.Graph) -> dict[str, str]:
 
 
 def _placed_devices(graph: tf.Graph, ops: list) -> dict[str, str]:
-    uses_gpu = any((device_kind_index(op.device) or ('',))[0] == 'GPU' for op in ops)
+    on_gpus = [op for op in ops if (device_kind_index(op.device) or ('',))[0] == 'GPU']
+    # A cluster task's ops without a device go to its own task ('/job:worker/task:0'): the one
+    # whose GPUs the graph uses, where it is one.
+    tasks = {short_device(op.device).rpartition('/')[0] for op in on_gpus}
+    home = tasks.pop() if len(tasks) == 1 else ''
     memo, out = {}, {}
     for op in ops:
         device = _placed_device(op, graph, memo)
         if device_kind_index(device) is None:
-            device = '/GPU:0' if uses_gpu and has_kernel(op, 'GPU') else '/CPU:0'
+            device = home + ('/GPU:0' if on_gpus and has_kernel(op, 'GPU') else '/CPU:0')
         out[op.name] = short_device(device)
     return out
 

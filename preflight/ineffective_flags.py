@@ -177,8 +177,14 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         out.extend(template % (n, why) for n in chosen)
 
     if p.forward_only:
-        rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --forward_only (no '
-             'gradients, no updates)')
+        # --loss_type_to_report names the forward-only step lines' loss column, as the
+        # original's (lifecycle/timed_run.loop_spec), and their accuracy columns are always
+        # there.
+        rule(OPTIMIZER_FLAGS + tuple(n for n in TRAINING_ONLY_FLAGS
+                                     if n != 'loss_type_to_report') + ONE_TOWER_FLAGS,
+             'with --forward_only (no gradients, no updates)')
+        rule(('print_training_accuracy',), 'with --forward_only (its step lines always have '
+             'the top_1_accuracy and top_5_accuracy columns, as the original\'s)')
     if p.eval:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --eval (nothing is '
              'trained)')
@@ -222,10 +228,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
     else:
         _real_data_input(p, dataset, rule)
-    if p.eval and (not synthetic or p.num_eval_batches):
-        rule(('num_batches', 'num_epochs'), 'with --eval %s (it evaluates --num_eval_batches, '
-             'else --num_eval_epochs, else one pass over the subset)'
-             % ('on real data' if not synthetic else 'and --num_eval_batches'))
+    if p.eval and (p.num_eval_batches or p.num_eval_epochs):
+        rule(('num_batches', 'num_epochs'), 'with --eval and --%s (an evaluation\'s length is '
+             '--num_eval_batches, else --num_eval_epochs, else --num_batches or --num_epochs, '
+             'as in the original)'
+             % ('num_eval_batches' if p.num_eval_batches else 'num_eval_epochs'))
     if p.forward_only:
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:
@@ -241,6 +248,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         if not p.eval and not p.forward_only:
             rule(('save_model_secs', 'save_model_steps', 'max_ckpts_to_keep'),
                  'without --train_dir (checkpoints are written there)')
+    elif not p.eval and not p.summary_verbosity:  # the original writes none at level 0 too
+        rule(('save_summaries_steps',), 'without --summary_verbosity (at its default, 0, no '
+             'summary is written; --summary_verbosity=1 writes the loss, learning rate and '
+             'images/sec)')
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
         out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
                    % p.summary_verbosity)
@@ -460,9 +471,28 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
             and not p.plan_scaling):
         out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
                    'of several devices into two levels)')
-    if any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only when one is set
-        out += openmp_flags(p, (openmp_loaded or cpu_tuning.openmp_runtime_loaded)())
+    if p.mkl or any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only then
+        loaded = (openmp_loaded or cpu_tuning.openmp_runtime_loaded)()
+        out = [m + mkl_threads(loaded) if m.startswith('--mkl has no effect') else m
+               for m in out] + openmp_flags(p, loaded)
     return list(dict.fromkeys(out))
+
+
+def mkl_threads(loaded: bool | None) -> str:
+    """The end of --mkl's line: what sets the threads the original's --mkl set (KMP_BLOCKTIME,
+    KMP_AFFINITY, KMP_SETTINGS, OMP_NUM_THREADS) on this host, so that it names no flag that
+    would then warn (`openmp_flags`).
+
+    Args:
+      loaded: whether an OpenMP runtime is loaded (cpu_tuning.openmp_runtime_loaded); None:
+        unknown.
+    """
+    if loaded is False:
+        return ('; for the threads it set use --num_intra_threads and --num_inter_threads (this '
+                'TensorFlow loads no OpenMP runtime, so the --kmp_* flags do nothing either)')
+    return ('; for the threads it set use --num_intra_threads, and --kmp_blocktime, '
+            '--kmp_affinity, --kmp_settings for the OpenMP runtime%s'
+            % (' this build loads' if loaded else ' of a build that loads one'))
 
 
 def planned_gpu(p, visible_gpus: int):
@@ -503,8 +533,8 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     for name in gpu_only_set(p):
         why = _unplanned(name, p, gpu, dtype)
         if why:
-            out.append('--%s does not change the %s plan of the %s: %s'
-                       % (name, mode, gpu.name, why))
+            out.append('%s does not change the %s plan of the %s: %s'
+                       % (as_set(p, name), mode, gpu.name, why))
     return out
 
 

@@ -248,6 +248,16 @@ def host_memory() -> int:
     return max(0, int((available - overhead) * USABLE_HOST_FRACTION))
 
 
+def host_memory_words() -> str:
+    """How `host_memory` is made, for the dry run's host line beside the usable figure: '90% of
+    22.51 GiB available (MemAvailable) less 256 MiB' (RLIMIT_AS: what the address-space limit
+    leaves, less 1 GiB)."""
+    available, limit = host_available_bytes()
+    return '%.0f%% of %s available (%s) less %s' % (
+        100 * USABLE_HOST_FRACTION, format_bytes(available), limit,
+        format_bytes(HOST_OVERHEAD_BYTES.get(limit, 1 << 30)))
+
+
 #: Ops whose outputs may be made again and again within one step (a loop's frames).
 _LOOP_OPS = ('Enter', 'Exit', 'NextIteration', 'While', 'StatelessWhile')
 #: Dtypes of no fixed size per element: their tensors' bytes are not known before a step.

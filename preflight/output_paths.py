@@ -3,12 +3,13 @@
 A --train_dir that cannot be created used to fail after the graph was built, minutes into a run;
 the command calls `check_output_paths` right after `params.validate_params`.
 
-A run creates only what the user named, inside folders that exist: a directory flag's own
-folder may be made (its parent must exist), a file flag's folder must exist. A mistyped prefix
-(`--trace_file=/nonexistent_dir/t.json`) is refused up front instead of creating folders
-at the root. Each path given, and the longest file the run writes, must fit the system's
-path limits (preflight/path_lengths.py), checked first: a path over PATH_MAX cannot even be
-looked up.
+Missing folders are made, as the original's gfile.MakeDirs made them: a directory flag's
+folder with its missing parents, a file flag's folder. The check here makes and removes them
+(nothing is left behind when the run stops on a later usage error); the command then makes the
+parents (`make_parent_folders`) and says which it made, so that a mistyped prefix
+(`--trace_file=/tmp/tarce/t.json`) shows at once where its files go. Each path given, and the
+longest file the run writes, must fit the system's path limits (preflight/path_lengths.py),
+checked first: a path over PATH_MAX cannot even be looked up.
 
 A path with a scheme (`gs://bucket/run1`, `ram://x`: runtime/file_systems.py) is refused
 before TensorFlow loads when no file system can serve its scheme (`check_path_schemes`);
@@ -135,10 +136,8 @@ def _cannot_hold(folder: str, problem: str) -> str:
     return problem
 
 
-def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
+def _creatable_dir_problem(path: str) -> str | None:
     """Why directory `path` cannot exist or be made by this process, or None if it can.
-
-    Only `path` itself may be missing (and only when `may_create`): its parent must exist.
 
     Tried for real: the missing directories are made and a file is created in `path`, then
     everything made is removed again (permissions, read-only or special file systems such as
@@ -152,9 +151,6 @@ def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     parent, missing = missing[-1], missing[-2::-1]  # outermost missing directory first
     if not os.path.isdir(parent):
         return '%s is a file, not a directory' % parent
-    if len(missing) > 1 or (missing and not may_create):
-        return ('the folder %s does not exist (create it first: only the last folder of a '
-                'directory flag is made)' % missing[0])
     made = []
     try:
         for folder in missing:
@@ -179,15 +175,76 @@ def _creatable_dir_problem(path: str, may_create: bool = True) -> str | None:
     return None
 
 
-def _missing_folder(path: str) -> bool:
-    """True when file `path`'s folder is missing under existing folders (a file among its
-    parents is `_creatable_dir_problem`'s 'is a file, not a directory')."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.exists(folder):
-        return False
+def _missing_folders(folder: str) -> list[str]:
+    """The folders of local path `folder` that do not exist, outermost first (absolute)."""
+    missing = []
+    folder = os.path.abspath(folder)
     while not os.path.exists(folder):
+        missing.append(folder)
         folder = os.path.dirname(folder)
-    return os.path.isdir(folder)
+    return missing[::-1]
+
+
+def parent_folders(p: Params) -> list[tuple[str, str]]:
+    """The missing folders above each local output path of `p` (`check_output_paths`' paths):
+    (flag, folder) pairs, outermost first, each folder once: a directory flag's parents (the
+    folder itself is made where the run writes into it: runtime/dir_hold.py, the hooks), a
+    file flag's folder and its parents."""
+    out, seen = [], set()
+    paths = [(name, getattr(p, name)) for name in output_dirs(p) + _OUTPUT_FILES
+             + ('plan_scaling_png',)]
+    paths.append(('results_db', named_database(p)))
+    for name, path in paths:
+        if not path or file_systems.is_remote(path):
+            continue
+        for folder in _missing_folders(os.path.dirname(os.path.abspath(path))):
+            if folder not in seen:
+                seen.add(folder)
+                out.append((name, folder))
+    return out
+
+
+def named_database(p: Params) -> str | None:
+    """The results database's path when the user named it (--results_db=PATH, or
+    $TF_CNN_RESULTS_DB without the flag), else None (off, or the default place under the
+    XDG data folder, whose folders are made as that specification expects)."""
+    if isinstance(p.results_db, str):
+        return p.results_db
+    if p.results_db is not False and os.environ.get(store.PATH_VARIABLE, '').strip():
+        return store.default_path()
+    return None
+
+
+def _flag_text(p: Params, name: str) -> str:
+    """'--train_dir=/tmp/a' for a message; the database named by the environment as
+    '$TF_CNN_RESULTS_DB=/tmp/r.sqlite'."""
+    if name == 'results_db' and not isinstance(p.results_db, str):
+        return '$%s=%s' % (store.PATH_VARIABLE, store.default_path())
+    return '--%s=%s' % (name, getattr(p, name))
+
+
+def make_parent_folders(p: Params) -> list[str]:
+    """Makes the folders `parent_folders` names, as the original's gfile.MakeDirs did, and
+    returns one line per flag that needed some, e.g. 'Made the missing folders /tmp/a,
+    /tmp/a/b for --train_dir=/tmp/a/b/run1' (the command prints them): [] when none was missing.
+
+    Raises:
+      ParamsError: a folder cannot be made after all (`check_output_paths` tried it first;
+        another process may have changed the disk meanwhile).
+    """
+    made: dict[str, list[str]] = {}
+    for name, folder in parent_folders(p):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # another task of the cluster made it meanwhile
+            continue
+        except OSError as e:
+            raise ParamsError('%s cannot be written: cannot create %s: %s. Choose another '
+                              'path.' % (_flag_text(p, name), folder, e.strerror or e)) from None
+        made.setdefault(name, []).append(folder)
+    return ['Made the missing folder%s %s for %s' % (
+        's' if len(folders) > 1 else '', ', '.join(folders), _flag_text(p, name))
+        for name, folders in made.items()]
 
 
 def check_path_schemes(p: Params) -> None:
@@ -230,15 +287,34 @@ def remote_outputs(p: Params) -> list[str]:
             if file_systems.is_remote(getattr(p, n))]
 
 
+def check_working_folder(p: Params) -> None:
+    """Refuses a relative path flag (params.PATH_FLAGS, --results_db, or TF_CNN_RESULTS_DB's
+    path) when the working folder no longer exists (cnn_util.working_folder_problem): every
+    look-up of it would fail with 'No such file or directory'.
+
+    Raises:
+      ParamsError: naming the working folder, the flag and the fix (absolute paths, or cd to
+        an existing folder).
+    """
+    given = [('--' + name, getattr(p, name)) for name in params_lib.PATH_FLAGS]
+    if isinstance(p.results_db, str):
+        given.append(('--results_db', p.results_db))
+    elif p.results_db is None and os.environ.get(store.PATH_VARIABLE, '').strip():
+        given.append((store.PATH_VARIABLE, store.default_path()))
+    problem = cnn_util.working_folder_problem(given)
+    if problem:
+        raise ParamsError(problem)
+
+
 def check_output_paths(p: Params) -> None:
     """Checks up front that every output directory and file of the run can be written.
 
     Directories (--train_dir, --benchmark_log_dir, --eval_dir; an --eval's --train_dir only
-    where its summaries go: `output_dirs`) may not exist yet: their parent must be a
-    writable directory that exists. Files (--trace_file, --graph_file, --tfprof_file,
-    --plot_file) must not be directories and their folder must exist and be writable. Each
-    directory is tried for real (made, a file created in it, then removed again): nothing is
-    left behind.
+    where its summaries go: `output_dirs`) and the folders of files (--trace_file,
+    --graph_file, --tfprof_file, --plot_file) may not exist yet, with any of their parents:
+    they must be makeable under the nearest existing folder (a file flag must not name a
+    directory). Each is tried for real (made, a file created in it, then removed again):
+    nothing is left behind (`make_parent_folders` makes the parents for the run).
 
     Paths TensorFlow opens by name must be UTF-8 (`encoding_problem`). Each local path given,
     and the longest file the run writes, must fit PATH_MAX and NAME_MAX (path_lengths.py),
@@ -276,12 +352,8 @@ def check_output_paths(p: Params) -> None:
             problem = 'it is not a regular file (a device or a pipe); give a file name'
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
-        elif is_file and _missing_folder(path):
-            problem = ('its folder %s does not exist (a file flag\'s folder is not made: create '
-                       'it first)' % os.path.dirname(path))
         else:
-            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path,
-                                             may_create=not is_file)
+            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
                               % (name, path, problem))

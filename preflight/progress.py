@@ -114,10 +114,11 @@ def announce(what: str, cpu_secs: float, who: str = 'Dry run', rough: bool = Tru
 
 
 def span(low: float, high: float) -> str:
-    """'12 s' (the high end, when within a quarter of the low), else '12-58 s', '40 s-3 min'."""
-    if high <= 1.25 * low:
-        return _rough(high)
+    """'12 s' (the high end, when within a quarter of the low, or when both ends round to the
+    same figure: never '3-3 s'), else '12-58 s', '40 s-3 min'."""
     a, b = _rough(low), _rough(high)
+    if high <= 1.25 * low or a == b:
+        return b
     return '%s-%s' % (a.split()[0] if a.split()[1] == b.split()[1] else a, b)
 
 

@@ -31,17 +31,20 @@ from .stored_runs import find_single_device_run
 fmt = memory_estimate.format_bytes
 
 
-def plan_inputs(p, bench, gpu, *, profile=None, counted=()) -> scaling_report.PlanInputs:
+def plan_inputs(p, bench, gpu, *, profile=None, counted=(), given=frozenset()
+                ) -> scaling_report.PlanInputs:
     """The PlanInputs of the configuration `p` describes (bench: its BenchmarkCNN, for the
     model, dataset, batch and image size the run would use; profile: its layer profile, made
-    when not given), with a one-device figure from the results database when the flags give
-    none (`find_single_device_run`).
+    when not given; given: the names of the flags the command line gave, cli.given_flags),
+    with a one-device figure from the results database when the flags give none
+    (`find_single_device_run`).
 
     Raises:
       PlanError: links, compute or the variable manager cannot be planned.
     """
     return from_flags.plan_inputs(p, bench.plan, gpu, profile=profile, counted=counted,
-                                  find_run=lambda q, device: find_single_device_run(q, device))
+                                  find_run=lambda q, device: find_single_device_run(q, device),
+                                  given=given)
 
 
 PLAN_FLAGS = dict(plan_scaling=False, plan_scaling_png=None, plan_num_ps=0, dry_run=False,
@@ -85,27 +88,52 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
                       % (shape, gpus, p.model),
                       progress.BUILD_SECS_PER_PROFILE_OP * profile.ops * gpus, who='Scaling plan')
     built = planned_step.build_step(make_bench, buildable(q), gpus).built
-    counted = step_traffic.step_traffic(built.graph, built.fetches).totals
+    counted = {w: b for w, b in step_traffic.step_traffic(built.graph, built.fetches).totals
+               .items() if b}
     m = profile.model_bytes
     expected = patterns.expected_counts(topo, m, 0 if p.forward_only else m)
+    return _counted_words(shape, topo, counted, expected)
+
+
+#: Counted and pattern bytes of one direction agree within this share of the larger (the count
+#: leaves out tensors of 64 bytes or less: preflight/step_traffic.py).
+AGREEMENT = 0.05
+
+
+def _counted_words(shape: str, topo, counted: dict, expected: dict | None) -> list[str]:
+    """The 'Counted copies' line, the pattern's line (or why there is none:
+    traffic_patterns.uncounted_reason) and, where the two differ in a direction by more than
+    AGREEMENT, a line naming those directions."""
     ways = sorted(set(counted) | set(expected or {}))
     line = 'Counted copies:   %s (%s, dry run): %s per step' % (
         shape, topo.variable_update, ', '.join('%s %s' % (w, fmt(counted.get(w, 0)))
                                                for w in ways) or 'none')
+    indent = ' ' * 18
     if expected is None:
-        return [line, '                  (the pattern\'s transfers happen inside NCCL or '
-                      'collective ops, or a two-level spec: not counted)']
-    return [line, '                  the pattern for that shape: %s' % (
+        return [line, indent + '(no pattern to compare it with: %s)'
+                % patterns.uncounted_reason(topo)]
+    lines = [line, indent + 'the pattern for that shape: %s' % (
         ', '.join('%s %s' % (w, fmt(expected.get(w, 0))) for w in ways) or 'none')]
+    differ = [w for w in ways if abs(counted.get(w, 0) - expected.get(w, 0))
+              > AGREEMENT * max(counted.get(w, 0), expected.get(w, 0))]
+    if differ:
+        lines.append(indent + 'the count and the pattern differ (%s): the plan\'s bytes for '
+                     'this configuration are not the graph\'s' % ', '.join(differ))
+    return lines
 
 
-def run(make_bench, p, visible_gpus: int) -> int:
+def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
     """Prints the scaling plan of the configuration `p` describes; writes the PNG of
-    --plan_scaling_png. Returns 0.
+    --plan_scaling_png and, with --benchmark_log_dir=D, the plan as JSON
+    (scaling_report.plan_data) to D/scaling_plan_<model>_<UTC time>.json. Returns 0.
+
+    `given`: the names of the flags the command line gave (cli.given_flags), also those at
+    their default value: an explicit --num_gpus=1 plans hosts of one GPU, where without the
+    flag the multi-host rows have 8 (from_flags.gpus_per_host).
 
     Raises:
       PlanError: the configuration cannot be planned (one line says what to give).
-      cnn_util.BenchmarkError: the PNG cannot be written.
+      cnn_util.BenchmarkError: the PNG or the JSON cannot be written.
     """
     progress.start_probe()
     q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
@@ -118,7 +146,9 @@ def run(make_bench, p, visible_gpus: int) -> int:
     profile = profile_of(q, bench.plan)
     from_flags.check_num_ps(q, profile)
     counted = counted_lines(make_bench, q, gpu, profile) if gpu is not None else []
-    inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted)
+    inputs = plan_inputs(q, bench, gpu, profile=profile, counted=counted, given=given)
+    for text in inputs.warnings:  # a one-device figure above what its own copies allow
+        cnn_util.warn(text)
     try:
         rows = scaling_report.plan_rows(inputs)
     except patterns.UnplannableError as e:
@@ -137,6 +167,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
             raise cnn_util.BenchmarkError('cannot write --plan_scaling_png %s: %s' % (
                 p.plan_scaling_png, e.strerror or e)) from None
         cnn_util.log_fn('Figure:           %s' % os.path.abspath(path))
+    if p.benchmark_log_dir:  # the plan as JSON, as the dry run writes its report
+        from ..lifecycle import results_log
+        results_log.write_json(scaling_report.plan_data(inputs, rows), p.benchmark_log_dir,
+                               prefix='scaling_plan')
     return 0
 
 

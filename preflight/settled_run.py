@@ -84,7 +84,8 @@ def settle(p: params_lib.Params, visible_gpus: int,
     plan = run_plan.make_plan(
         q, model=model, dataset=dataset, visible_gpus=visible_gpus, cluster=cluster,
         subset=dataset_info.default_subset(q), dtypes=precision.compute_dtypes(q),
-        cluster_source=checked.resolution.description, threads=cpu_tuning.thread_counts(q))
+        cluster_source=checked.resolution.description, threads=cpu_tuning.thread_counts(q),
+        given_num_batches=checked.params.num_batches)
     stored, q = checked.baseline, plan.params
     if stored is None and file_systems.is_remote(q.baseline) and not q.eval:
         stored = baseline.load(q.baseline)  # through TensorFlow: not in the usage check

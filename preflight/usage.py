@@ -5,7 +5,8 @@
     prepare(p)                 the command's: the environment the flags ask for, check_usage,
                                the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
-        Params --resolve the cluster's fields--> --flag rules--> host names--> --gpu_model-->
+        Params --the original's 0 for unset (params/zero_values.py)--> --resolve the
+        cluster's fields--> --flag rules--> host names--> --gpu_model-->
         --plot_file, --baseline (loaded once)--> --output paths--> --model--> the rules of a host
         without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
     check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
@@ -28,6 +29,7 @@ from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline
 from ..models import model_catalog
+from ..params import zero_values
 from ..runtime import cpu_tuning, file_systems
 from . import ineffective_flags, output_paths, path_lengths
 
@@ -106,18 +108,23 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         that are elsewhere.
 
     Returns:
-      The CheckedRun: its params are the ones to run with (`p` itself, with no cluster
-      source, when `resolve` is False).
+      The CheckedRun: its params are the ones to run with (`p` with the original's 0 for
+      "unset" taken so, params/zero_values.as_unset; with no cluster source when `resolve`
+      is False), its `given` is `p` as it came.
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
         check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
-        an output path cannot be written, or the cluster does not resolve (its source, or a
-        host name: cluster/host_names.py).
+        a relative path given where the working folder no longer exists
+        (output_paths.check_working_folder), an output path cannot be written, or the
+        cluster does not resolve (its source, or a host name: cluster/host_names.py).
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
       cnn_util.DataError: with `command` and `paths`, a local --data_dir that is missing,
         empty or holds no dataset's files (`dataset_name`).
     """
+    if paths:
+        output_paths.check_working_folder(p)  # before any check looks a relative path up
+    given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
     params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
@@ -135,7 +142,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         check_model(q, dataset_name(q, strict=command and paths and not q.list_models))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
-    return CheckedRun(resolution, stored, p)
+    return CheckedRun(resolution, stored, given)
 
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:

@@ -23,6 +23,7 @@ drives `--plan_scaling` and the dry run's predicted step with these.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Callable
 
@@ -31,7 +32,7 @@ from .. import params as params_lib
 from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from ..runtime import cpu_tuning
-from . import layer_profile, op_profile, scaling_report, step_time
+from . import bf16_casts, layer_profile, op_profile, scaling_report, step_time
 from . import traffic_patterns as patterns
 
 # (Params, device name such as 'V100 16GB' or 'CPU') -> (images/sec, source) of a stored
@@ -157,25 +158,33 @@ def gpu_link_origin(p, gpu) -> str:
     return links_lib.default_gpu_link_origin(gpu)
 
 
-def _compute(p, plan, profile, batch: int, gpu, device: str, one, links, forward_only: bool,
-             find_run: FindRun | None):
-    """step_time.Compute from the flags, a stored run (`find_run`) or the GPU's data sheet
-    (the per-op model)."""
+def _with_compute(p, plan, base: scaling_report.PlanInputs, gpu,
+                  find_run: FindRun | None) -> scaling_report.PlanInputs:
+    """`base` with one device's compute from the flags, a stored run (`find_run`), both
+    measured figures whose one-device row is exactly the figure
+    (scaling_report.from_single_device), or the GPU's data sheet (the per-op model, also at the
+    batch knob's batch: PlanInputs.compute_at)."""
     given = p.single_device_images_per_sec
-    found = None if given or find_run is None else find_run(p, device)
+    found = None if given or find_run is None else find_run(p, base.device)
     if given or found:
         figure, source = ((given, '--single_device_images_per_sec') if given else found)
-        return step_time.compute_from_single_device(figure, batch, profile, one, links,
-                                                    source=source)
+        try:
+            return scaling_report.from_single_device(base, figure, source)
+        except ValueError as e:
+            raise PlanError(str(e)) from None
     if gpu is None:
         raise PlanError('a plan of CPU towers needs --single_device_images_per_sec (the total '
                         'images/sec of a run of this configuration on one device, or of a '
                         '1-worker cluster)')
-    try:
+    ops = ops_of(p, plan)
+
+    @functools.lru_cache(maxsize=8)
+    def at(batch: int) -> step_time.Compute:
         return step_time.compute_from_gpu_model(
-            gpu, _dtype(p), ops_of(p, plan), batch, xla=bool(p.xla_compile or p.xla),
-            tf32=tf32_enabled(p), forward_only=forward_only,
-            winograd=bool(p.winograd_nonfused))
+            gpu, _dtype(p), ops, batch, xla=bool(p.xla_compile or p.xla), tf32=tf32_enabled(p),
+            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused))
+    try:
+        return base._replace(compute=at(base.batch_size), compute_at=lambda b: at(b).secs)
     except ValueError as e:
         raise PlanError(str(e)) from None
 
@@ -201,8 +210,17 @@ def profile_of(p, plan) -> layer_profile.LayerProfile:
                                     2 if p.use_fp16 and p.fp16_vars else 4)
 
 
+def gpus_per_host(p, gpu, given=frozenset()) -> int:
+    """The GPUs per host of the plan's multi-host rows: --num_gpus when the command line gave
+    it (`given`: the names of the flags it gave, cli.given_flags; --num_gpus=1 plans hosts of
+    one GPU) or when above 1, else 8 for GPUs (the common full host) and 1 for CPU towers."""
+    if 'num_gpus' in given or p.num_gpus > 1:
+        return max(1, p.num_gpus)
+    return 8 if gpu is not None else 1
+
+
 def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
-                find_run: FindRun | None = None) -> scaling_report.PlanInputs:
+                find_run: FindRun | None = None, given=frozenset()) -> scaling_report.PlanInputs:
     """The PlanInputs of the configuration `p` describes.
 
     Args:
@@ -213,6 +231,7 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
       counted: lines of the dry run's copies (preflight/scaling_plan.counted_lines).
       find_run: looks up a stored one-device run's images/sec when
         --single_device_images_per_sec is not given; None looks up nothing.
+      given: the names of the flags the command line gave (`gpus_per_host`).
 
     Raises:
       PlanError: links, compute or the variable manager cannot be planned.
@@ -223,9 +242,8 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
     real = bool(p.data_dir) and p.data_name != 'synthetic'
     batch_bytes = (batch * (3 * plan.image_size ** 2 * plan.compute_dtype.size + 4)
                    if real else 0)
-    gpus_per_host = max(1, p.num_gpus) if p.num_gpus > 1 else (8 if gpu is not None else 1)
     base = scaling_report.PlanInputs(
-        profile, batch, links, None, p.variable_update, gpus_per_host,
+        profile, batch, links, None, p.variable_update, gpus_per_host(p, gpu, given),
         gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
         local_parameter_device=p.local_parameter_device,
         gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
@@ -237,13 +255,10 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
                              on_one_host=True, host_cores=cores,
                              threads=p.num_intra_threads or cores,
                              cpu_secs_per_byte=on_this_host.cpu_secs_per_byte)
-    one = scaling_report.topology(base, 1, 1)
     try:
-        compute = _compute(p, plan, profile, batch, gpu, base.device, one, links,
-                           p.forward_only, find_run)
+        return _with_compute(p, plan, base, gpu, find_run)
     except patterns.UnplannableError as e:
         raise PlanError(str(e)) from None
-    return base._replace(compute=compute)
 
 
 def _host_names(hosts) -> set:
@@ -296,6 +311,7 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     devices = topo.devices
     step = inputs.compute.step
     in_float32, warnings, float32_rate = float32_lines(p, plan, inputs, step)
+    warnings = list(inputs.warnings) + warnings
     on_gpus, on_gpus_data = parameter_device_lines(p, plan, inputs, found)
     data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
             'step_secs': found.step_secs, 'compute_secs': found.compute_secs,
@@ -330,8 +346,13 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
         return [], [], None
     ratio = step.images_per_sec / base.images_per_sec
     emulated = 'float32 math' in step.math_path
+    casts = bf16_casts.casts_convolutions(gpu, dtype)
     why = (' (%s data with float32 math: the float32 rate, half the bytes)' % dtype
            if emulated else '')
+    if casts:
+        why = (' (below compute capability 8.0 TensorFlow casts each convolution\'s operands '
+               'to float32 and its result back: float32 math and bytes in the convolutions, '
+               'plus the casts; half the bytes in the other ops)')
     lines = ['                  in float32 one %s\'s step: %s images/sec (%s); in %s %.2fx '
              'that%s' % (gpu.name, step_time.images(base.images_per_sec), base.math_path,
                          dtype, ratio, why)]
@@ -344,7 +365,8 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
                 '--use_fp16' if dtype == 'float16' else '--use_bf16', gpu.name, dtype,
                 inputs.batch_size, step_time.images(step.images_per_sec),
                 step_time.images(base.images_per_sec),
-                ', and the loss scaling,' if dtype == 'float16' else '',
+                ', and the loss scaling,' if dtype == 'float16' else (
+                    ', and those of every convolution to float32 and back,' if casts else ''),
                 '' if emulated else ' and the tensor cores'))
     return lines, warnings, base.images_per_sec
 

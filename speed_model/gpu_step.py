@@ -24,7 +24,7 @@ The model (docs/estimate-vs-reality.md has it with its errors against published 
     (`best_secs`, speed_model/conv_algorithms.py): the direct kernel on each path
     (`conv_paths`: with TF32 the CUDA cores' float32 kernels too), Winograd on CUDA cores; a
     tensor-core kernel of a step that runs in NCHW (float32 on TF32: Grappler keeps a float32
-    training graph in NCHW) pays the transposes to NHWC and back.
+    training graph in NCHW) pays the transposes to NHWC and back; bf16 below Ampere: bf16_casts.py.
   * XLA (--xla_compile): elementwise ops (ReLU, bias, residual additions) fuse into the batch
     norm or convolution before them: their intermediate tensors are neither written nor read
     again and they launch no kernel of their own; in the backward pass a ReLU's mask and the
@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from . import conv_algorithms
+from . import bf16_casts, conv_algorithms
 
 #: Launch cost per kernel, seconds: the CUDA launch overhead of an empty kernel is about 5 us
 #: (NVIDIA CUDA C++ Best Practices Guide, "kernel launch overhead"; Jia et al. 2018,
@@ -83,12 +83,11 @@ DEEPBENCH = 'Baidu DeepBench training results, results/train/DeepBench_NV_%s.xls
 #: A100 PCIe cards at the SXM4's (the same chip and data-sheet peaks; a card whose vendor states
 #: a lower sustained rate, the 250 W A100 PCIe 40GB, runs at that share of them:
 #: hardware/gpu_specs.SUSTAINED, `sustained_rate`).
+_GV100 = ('V100 16GB', 'V100 32GB', 'V100 PCIe 16GB', 'V100 PCIe 32GB', 'V100S PCIe 32GB')  # SXM2's
 MEASURED_GEMM = {
     ('P100', 'cuda'): 0.98, ('P100 SXM2', 'cuda'): 0.98,
-    ('V100 16GB', 'cuda'): 0.94, ('V100 32GB', 'cuda'): 0.94, ('V100 PCIe 16GB', 'cuda'): 0.94,
-    ('V100 16GB', 'tensor'): 0.90, ('V100 32GB', 'tensor'): 0.90,
-    ('V100 PCIe 16GB', 'tensor'): 0.90, ('V100S PCIe 32GB', 'tensor'): 0.90,
-    ('V100S PCIe 32GB', 'cuda'): 0.94, ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
+    **{(v, 'cuda'): 0.94 for v in _GV100}, **{(v, 'tensor'): 0.90 for v in _GV100},
+    ('GTX 1080 Ti', 'cuda'): 1.07, ('Titan Xp', 'cuda'): 0.93,
     ('T4', 'cuda'): 0.58, ('T4', 'tensor'): 0.72,
     ('A100 40GB', 'tf32'): 0.92, ('A100 80GB', 'tf32'): 0.92, ('A100 PCIe 80GB', 'tf32'): 0.92,
     ('A100 40GB', 'tensor'): 0.96, ('A100 80GB', 'tensor'): 0.96,
@@ -120,10 +119,8 @@ GEMM_EFFICIENCY = {'cuda': 0.94, 'tensor': 0.90, 'tf32': 0.92, 'kepler': 0.58}
 #: share at batch 64 and more.
 MEASURED_CONV = {
     ('P100', 'cuda'): 0.57, ('P100 SXM2', 'cuda'): 0.57,
-    ('V100 16GB', 'cuda'): 0.61, ('V100 32GB', 'cuda'): 0.61, ('V100 PCIe 16GB', 'cuda'): 0.61,
-    ('V100 16GB', 'tensor'): 0.45, ('V100 32GB', 'tensor'): 0.45,
-    ('V100 PCIe 16GB', 'tensor'): 0.45, ('V100S PCIe 32GB', 'tensor'): 0.45,
-    ('V100S PCIe 32GB', 'cuda'): 0.61, ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
+    **{(v, 'cuda'): 0.61 for v in _GV100}, **{(v, 'tensor'): 0.45 for v in _GV100},
+    ('GTX 1080 Ti', 'cuda'): 0.68, ('Titan Xp', 'cuda'): 0.59,
     ('T4', 'cuda'): 0.51, ('T4', 'tensor'): 0.39,
 }
 #: A GPU with a measured GEMM share but no convolution measurement: its GEMM share times the
@@ -143,10 +140,7 @@ CONV_EFFICIENCY = {'cuda': 0.59, 'tensor': 0.42, 'tf32': 0.42, 'kepler': 0.37}
 #: kernels, quartiles 0.48-0.72), T4 0.56 (30). On CUDA cores cuDNN runs these layers with
 #: Winograd or FFT (the sheets' float32 kernels reach 1.2-1.4x the direct peak), so their
 #: direct share is not measured there: the unit's MEASURED_CONV / CONV_EFFICIENCY is taken.
-MEASURED_CONV_3X3 = {
-    ('V100 16GB', 'tensor'): 0.62, ('V100 32GB', 'tensor'): 0.62,
-    ('V100 PCIe 16GB', 'tensor'): 0.62, ('V100S PCIe 32GB', 'tensor'): 0.62, ('T4', 'tensor'): 0.56,
-}
+MEASURED_CONV_3X3 = {**{(v, 'tensor'): 0.62 for v in _GV100}, ('T4', 'tensor'): 0.56}
 #: A GPU with a measured tensor-core GEMM share: that share x the measured 3 x 3 / GEMM
 #: ratios' median (V100 0.69, T4 0.78: 0.73), as CONV_TO_GEMM; elsewhere on tensor cores the
 #: median of the two shares (0.59), taken for TF32 too (no measurement of an Ampere or later
@@ -183,7 +177,7 @@ def gemm_share(gpu, unit: str, conv: bool = False, conv3x3: bool = False) -> flo
 #: "Dissecting the NVidia Turing T4 GPU via Microbenchmarking", arXiv:1903.07486, Table 3.2).
 MEASURED_BANDWIDTH = {'K80': 191 / 240, 'P100': 510 / 732, 'P100 SXM2': 510 / 732,
                       'V100 16GB': 750 / 900, 'V100 32GB': 750 / 900,
-                      'V100 PCIe 16GB': 750 / 900, 'T4': 220 / 320}
+                      'V100 PCIe 16GB': 750 / 900, 'V100 PCIe 32GB': 750 / 900, 'T4': 220 / 320}
 #: Where no measurement of that GPU was found: the median of the measured shares above (0.78),
 #: an assumption stated as such.
 DEFAULT_BANDWIDTH_SHARE = 0.78
@@ -304,7 +298,8 @@ def math_path(gpu, dtype: str, tf32: bool = True) -> tuple[str, float, str]:
         float16 data (TF_FP16_CONV_USE_FP32_COMPUTE and TF_FP16_MATMUL_USE_FP32_COMPUTE,
         default on), so the math runs at the float32 rate whatever the GPU's float16 rate
         (1/64 on compute capability 6.1, 2x on the P100);
-      * bfloat16: tensor cores from compute capability 8.0; before, float32 compute.
+      * bfloat16: tensor cores from compute capability 8.0; before, float32 compute (and
+        float32 bytes in the convolutions, which TensorFlow casts: bf16_casts.py).
 
     Raises:
       ValueError: another dtype.
@@ -435,12 +430,16 @@ def update_kernels(variable_elems, dtype: str, forward_only: bool = False) -> li
 
 
 def step_kernels(profile, batch_size: int, dtype: str, xla: bool = False,
-                 forward_only: bool = False) -> list[Kernel]:
-    """Every kernel of one training step of `profile` (op_profile.OpProfile) at `batch_size`."""
+                 forward_only: bool = False, conv_casts: bool = False) -> list[Kernel]:
+    """Every kernel of one training step of `profile` (op_profile.OpProfile) at `batch_size`;
+    with `conv_casts` the convolutions run in float32 between casts (bf16_casts.py)."""
     e = 4 if dtype == 'float32' else 2
     kernels = []
     for op in profile.ops:
-        if op.gemm is not None:
+        if op.gemm is not None and conv_casts and bf16_casts.cast_op(op):
+            kernels += bf16_casts.with_casts(_gemm_kernels(op, batch_size, 4, forward_only), op,
+                                             batch_size, xla)
+        elif op.gemm is not None:
             kernels += _gemm_kernels(op, batch_size, e, forward_only)
         else:
             kernels += _memory_kernels(op, batch_size, e, xla, forward_only)
@@ -577,7 +576,8 @@ def predict_step(profile, gpu, dtype: str, *, batch_size: int, xla: bool = False
     nchw = conv_algorithms.runs_nchw(gpu, dtype, xla)
     bandwidth = achieved_bandwidth(gpu)
     by_kind, total, launches = {}, 0.0, 0
-    for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only):
+    casts = bf16_casts.casts_convolutions(gpu, dtype)
+    for kernel in step_kernels(profile, batch_size, dtype, xla, forward_only, casts):
         secs, bound, count = best_secs(kernel, gpu, paths, bandwidth, winograd=winograd,
                                        nchw=nchw, filter_winograd=filter_winograd)
         kind = by_kind.setdefault(kernel.kind, {'secs': 0.0, 'bounds': {}, 'kernels': 0})

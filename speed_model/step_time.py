@@ -56,19 +56,25 @@ BOUND_SHARE = 0.05
 
 class Compute(NamedTuple):
     """secs: one device's compute per step (seconds); source: where it comes from; step: the
-    gpu_step.StepPrediction it came from (None: a measured figure or the flat estimate)."""
+    gpu_step.StepPrediction it came from (None: a measured figure or the flat estimate);
+    measured: it was taken from a measured one-device figure of the configuration
+    (--single_device_images_per_sec, a stored run), which holds the whole step, copies
+    included."""
     secs: float
     source: str
     step: object = None
+    measured: bool = False
 
 
 class Prediction(NamedTuple):
     """One planned configuration.
 
     topology: the traffic_patterns.Topology; batch_size: per device; compute_secs: one
-    device's compute per step (after core sharing); step_secs; images_per_sec (all devices);
-    busy: {resource: seconds per step its busiest link instance moves bytes}; exposed_secs:
-    step - compute; bound: 'compute' or the resource of the largest busy time."""
+    device's compute per step (after core sharing); step_secs; images_per_sec (all devices;
+    infinite for a step of no compute and no copies: a plan whose measured one-device figure
+    left no compute, scaling_report.from_single_device); busy: {resource: seconds per step
+    its busiest link instance moves bytes}; exposed_secs: step - compute; bound: 'compute' or
+    the resource of the largest busy time."""
     topology: object
     batch_size: int
     compute_secs: float
@@ -165,8 +171,8 @@ def predict(profile, topo, links, *, batch_size: int, compute_secs: float,
     bound = 'compute'
     if busy and exposed > BOUND_SHARE * step:
         bound = bounding_resource(compute, profile, phases, busy, step, topo.forward_only)
-    return Prediction(topo, batch_size, compute, step, topo.devices * batch_size / step, busy,
-                      exposed, bound)
+    rate = topo.devices * batch_size / step if step > 0 else float('inf')  # no compute, no copy
+    return Prediction(topo, batch_size, compute, step, rate, busy, exposed, bound)
 
 
 def _without(phases, resource: str):
@@ -218,19 +224,32 @@ def compute_from_single_device(images_per_sec: float, batch_size: int, profile, 
     target = batch_size / images_per_sec
     phases = traffic_patterns.phases(topo_one, links, [layer.bytes for layer in profile.layers],
                                      gradient_ratio=gradient_ratio, batch_bytes=batch_bytes)
+
+    def step_of(secs: float) -> float:
+        return step_secs(secs, profile, phases, topo_one.forward_only)
+    floor = step_of(0.0)
+    if floor >= target:  # scaling_report.from_single_device plans the links faster instead
+        return Compute(0.0, '%s: %s images/sec on one device, more than its own copies allow '
+                       'over these links (%s images/sec at most): no compute left to plan'
+                       % (source, images(images_per_sec), images(batch_size / floor)),
+                       measured=True)
+    return Compute(compute_for_step(step_of, target), '%s: %s images/sec on one device' % (
+        source, images(images_per_sec)), measured=True)
+
+
+def compute_for_step(step_of, target: float) -> float:
+    """The compute t in [0, target] whose step `step_of(t)` (seconds, non-decreasing in t and
+    at least t) is `target` seconds, by bisection; 0 where step_of(0) >= target."""
     lo, hi = 0.0, target
-    if step_secs(0.0, profile, phases, topo_one.forward_only) >= target:
-        return Compute(target * 1e-3, '%s: %s images/sec, at or below what its own traffic '
-                       'allows over these links (the links are faster than planned)'
-                       % (source, images(images_per_sec)))
+    if step_of(0.0) >= target:
+        return 0.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        if step_secs(mid, profile, phases, topo_one.forward_only) < target:
+        if step_of(mid) < target:
             lo = mid
         else:
             hi = mid
-    return Compute((lo + hi) / 2, '%s: %s images/sec on one device' % (source,
-                                                                      images(images_per_sec)))
+    return (lo + hi) / 2
 
 
 def compute_from_peak(gpu, dtype: str, forward_flops_per_image: float, batch_size: int, *,

@@ -382,18 +382,45 @@ def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float =
 def expected_counts(topo: Topology, model_bytes: float, gradient_bytes: float) -> dict | None:
     """{direction: bytes} the dry run counts (preflight/step_traffic.py) in the graph of one task
     of `topo` with GPU towers: a single-host run, a cluster's worker 0, or the controller of
-    distributed_all_reduce; None where the pattern is not one the dry run can see (collective
-    ops move their bytes inside the op; two-level specs).
+    distributed_all_reduce; directions with no bytes are left out; None where no pattern of
+    copies is modelled for that shape (`uncounted_reason` says why).
 
     The dry run counts a copy between two tasks as host->host whether or not they share a host,
     and an NCCL all-reduce as the ring's bytes every GPU sends (2 (n-1) / n g each, 2 (n-1) g
-    in all: preflight/step_traffic.py).
+    in all: preflight/step_traffic.py). A forward-only step has no gradients: its copies are
+    the variables' reads (none after an update that does not happen: distributed_replicated).
+    A two-level spec on one host of two GPUs ('pscpu/pscpu': groups of one GPU) moves the
+    bytes of its outer level between the two, as the plan does (`_replicated`).
     """
-    n, m, g = topo.gpus_per_host, model_bytes, gradient_bytes
+    n, m = topo.gpus_per_host, model_bytes
+    g = 0.0 if topo.forward_only else gradient_bytes
+    if topo.forward_only and topo.variable_update in (
+            'replicated', 'independent', 'distributed_replicated', 'collective_all_reduce',
+            'distributed_all_reduce'):
+        return {}
+    found = _expected(topo, n, m, g)
+    return None if found is None else {way: size for way, size in found.items() if size}
+
+
+def _level_counts(alg: str, gpus: int, g: float) -> dict:
+    """The counted bytes of one all-reduce of g over `gpus` GPUs by `alg`: pscpu through the
+    host, any other between the GPUs."""
+    if gpus <= 1:
+        return {}
+    if alg.split('#')[0] == 'pscpu':
+        return {'host->GPU': gpus * g, 'GPU->host': gpus * g}
+    return {'GPU->GPU': 2 * (gpus - 1) * g}
+
+
+def _expected(topo: Topology, n: int, m: float, g: float) -> dict | None:
     mode, alg = topo.variable_update, topo.all_reduce
-    if mode == 'replicated' and alg == 'nccl' and topo.hosts == 1 and not topo.forward_only:
+    if ':' in alg:
+        return None
+    if mode == 'replicated' and topo.hosts == 1 and '/' in alg:
+        return _level_counts(alg.partition('/')[2], 2, g) if n == 2 else None
+    if mode == 'replicated' and alg == 'nccl' and topo.hosts == 1:
         return {'GPU->GPU': 2 * (n - 1) * g} if n > 1 else {}
-    if topo.forward_only or alg == 'nccl' or ('/' in alg and alg != DEFAULT_DISTRIBUTED_SPEC):
+    if alg == 'nccl' or ('/' in alg and alg != DEFAULT_DISTRIBUTED_SPEC):
         return None
     if mode == 'independent':
         return {}
@@ -402,11 +429,7 @@ def expected_counts(topo: Topology, model_bytes: float, gradient_bytes: float) -
             return {'GPU->GPU': (n - 1) * (m + g)} if n > 1 else {}
         return {'host->GPU': n * m, 'GPU->host': n * g}
     if mode == 'replicated':
-        if n == 1:
-            return {}
-        if alg == 'pscpu':
-            return {'host->GPU': n * g, 'GPU->host': n * g}
-        return {'GPU->GPU': 2 * (n - 1) * g}
+        return _level_counts(alg, n, g)
     if mode in ('parameter_server', 'distributed_replicated'):
         return {'host->GPU': n * m, 'GPU->host': n * g, 'host->host': m + g}
     if mode == 'collective_all_reduce':
@@ -417,3 +440,19 @@ def expected_counts(topo: Topology, model_bytes: float, gradient_bytes: float) -
         return {'host->GPU': devices * g, 'GPU->host': devices * g,
                 'host->host': (topo.hosts - 1) * g}
     return None
+
+
+def uncounted_reason(topo: Topology) -> str:
+    """Why `expected_counts` models no copies for `topo` (where it returns None), in words."""
+    alg = topo.all_reduce
+    if ':' in alg:
+        return ('--all_reduce_spec=%s sends tensors of different sizes different ways; its '
+                'copies are not modelled one by one' % alg)
+    if '/' in alg:
+        return ('the two-level --all_reduce_spec=%s over %d GPUs per host is not modelled copy '
+                'by copy' % (alg, topo.gpus_per_host))
+    if alg == 'nccl':
+        return ('NCCL\'s all-reduce in a %s task is not modelled copy by copy'
+                % topo.variable_update)
+    return 'no pattern of copies is modelled for --variable_update=%s in that shape' % (
+        topo.variable_update)

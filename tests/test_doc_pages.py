@@ -222,3 +222,18 @@ def test_every_timeout_example_keeps_the_runs_exit_status():
     uses = [(os.path.relpath(p, REPO), m) for p in PAGES
             for m in re.findall(r'\btimeout (?:-[^`\n]*?)?tf_cnn_\w+', ' '.join(_read(p).split()))]
     assert uses and [(p, m) for p, m in uses if '--preserve-status' not in m] == []
+
+
+def test_the_scaling_pages_compute_without_a_figure_is_what_the_command_uses():
+    # It said 't_c = batch x 3 x forward FLOPs / (50% x the data-sheet peak)' after the plan
+    # had moved to the per-op model (step_time.compute_from_gpu_model).
+    import inspect
+
+    from tf_cnn_benchmarks.speed_model import from_flags
+    text = _read(os.path.join(REPO, 'docs', 'scaling.md'))
+    paragraph = next(p for p in text.split('\n\n') if p.startswith('**Compute** comes'))
+    without = paragraph[paragraph.index('Without a figure'):]
+    assert 'speed_model/gpu_step.py' in without and '50%' not in without, without
+    source = inspect.getsource(from_flags)
+    assert 'compute_from_gpu_model' in source and 'compute_from_peak' not in source
+    assert 'utilisation is a stated assumption' not in text

@@ -402,7 +402,7 @@ def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
     bf16 = '\n'.join(gpu_bench(use_bf16=True, gpu_model='v100').info_lines())
     assert 'Precision:   bfloat16 compute (--gpu_model=V100 16GB), float32 variables' in bf16
     assert 'GPU compute capability 7.0 < 8.0' in bf16
-    assert 'no bfloat16 tensor cores: float32 math, half the memory traffic' in bf16
+    assert 'no bfloat16 tensor cores: float32 math, convolutions cast to float32 and back' in bf16
 
 
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):
@@ -540,7 +540,7 @@ def test_a_search_that_runs_out_of_time_says_what_it_found_not_to_fit(monkeypatc
 def test_a_dry_run_with_benchmark_log_dir_writes_its_prediction_as_json(
         tmp_path, monkeypatch, capsys):
     # Issue 40.1: the JSON says which ops bound the step and what share of the peak it reaches.
-    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: 96)
+    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: dry_run.LargestBatch(96))
     p = make_params(model='trivial', image_size=16, batch_size=8, dry_run=True, num_gpus=1,
                     gpu_model='V100', variable_update='replicated',
                     benchmark_log_dir=str(tmp_path))

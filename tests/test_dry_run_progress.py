@@ -94,6 +94,16 @@ def test_short_phases_are_not_announced_and_the_load_stretches_the_estimate(caps
     assert capsys.readouterr().out == 'Dry run:          building (roughly 12 s) ...\n'
 
 
+def test_a_range_whose_ends_round_alike_is_one_figure():
+    # The plan said 'roughly 3-3 s' and 'roughly 2-2 s': ends apart by more than a quarter
+    # that round to the same whole second.
+    assert progress.span(2.6, 3.4) == '3 s'
+    assert progress.span(1.6, 2.2) == '2 s'
+    assert progress.span(2.6, 4.0) == '3-4 s'
+    assert progress.span(100.0, 130.0) == '2 min'
+    assert progress.span(40.0, 180.0) == '40 s-3 min'
+
+
 def test_the_kernel_and_copy_check_gets_a_line_without_a_figure(capsys, monkeypatch):
     """It said 'roughly 6-8 s' for a check of about 1 s (8 GPUs of resnet50) and 'roughly 16-64
     s' for one of 6 s (16 GPUs): its cost per op was 5 x too high and measured on one CPU only.

@@ -117,8 +117,19 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     top_1, top_5 = numpy_trivial_accuracy(values, trained.items['validation'])
     assert (r['top_1'], r['top_5']) == (top_1, top_5)
     out = capsys.readouterr().out
-    assert 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [48 examples' % (top_1, top_5) in out
-    assert 'eval images/sec: ' in out and r['images_per_sec'] > 0
+    lines = out.splitlines()
+    # The original's lines: `Generating evaluation model`, `Successfully loaded model from
+    # ...`, the accuracy with `[N examples]`, then the dashed `total images/sec` block, here
+    # with the figures that explain it. Before: `[48 examples, global step 12]` and `eval
+    # images/sec: X` with no dashes, no total line (scripts grep it).
+    assert 'Generating evaluation model' in lines
+    at = lines.index('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [48 examples]' % (top_1, top_5))
+    loaded = lines.index('Successfully loaded model from %s.' % result['checkpoint_path'])
+    assert lines[loaded + 1] == 'Running evaluation at global_step 12' and loaded < at
+    assert lines[at + 1:at + 3] == ['-' * 64, 'total images/sec: %.2f' % r['images_per_sec']]
+    end = lines.index('-' * 64, at + 2)
+    assert lines[end - 1].startswith('Host load: ') and end == len(lines) - 1
+    assert 'eval images/sec' not in out and r['images_per_sec'] > 0
     # After the first of its 6 batches, how long the other 5 will take.
     assert [line for line in out.splitlines() if line.startswith('Timed part: ')][0].startswith(
         'Timed part: 5 more batches, about ')
@@ -170,16 +181,41 @@ def test_eval_batch_size_flag(trained):
     assert result['eval']['num_examples'] == 48 and result['per_device_batch_size'] == 16
 
 
-@pytest.mark.parametrize('flags, expected', [
-    ({}, (7, 50)),  # one pass: every record once, the last batch 2 examples + 6 padding slots
-    ({'num_eval_batches': 2}, (2, 16)),
-    ({'num_eval_epochs': 1.5}, (10, 75)),  # ceil(75 / 8) batches
+@pytest.mark.parametrize('flags, given, expected', [
+    ({}, None, (7, 50)),  # one pass: every record once, the last batch 2 examples + 6 padding
+    ({'num_eval_batches': 2}, None, (2, 16)),
+    ({'num_eval_epochs': 1.5}, None, (10, 75)),  # ceil(75 / 8) batches
+    # --eval counts --num_batches as given, or --num_epochs, as the original did (before: one
+    # pass over the subset, whatever they said, with a warning that they had no effect).
+    ({'eval': True}, 3, (3, 24)),
+    ({'eval': True, 'num_epochs': 0.5}, None, (4, 25)),
+    ({'eval': True, 'num_eval_batches': 2}, 3, (2, 16)),  # the eval flags come first
+    ({'eval': True, 'num_eval_epochs': 1.5}, 3, (10, 75)),
+    ({}, 3, (7, 50)),  # during training, --num_batches is the training's: a pass
 ])
-def test_number_of_eval_batches(flags, expected):
+def test_number_of_eval_batches(flags, given, expected):
     dataset = types.SimpleNamespace(synthetic=False, num_examples=lambda subset: 50)
     plan = run_plan.make_eval_plan(make_params(**flags), dataset, num_devices=1,
-                                   per_device_batch_size=8, num_batches=100)
+                                   per_device_batch_size=8, num_batches=100,
+                                   given_num_batches=given)
     assert (plan.num_batches, plan.num_examples) == expected
+
+
+def test_synthetic_eval_counts_num_eval_epochs():
+    # Before: --num_eval_epochs did nothing on synthetic data, and said nothing.
+    dataset = types.SimpleNamespace(synthetic=True, num_examples=lambda subset: 50000)
+    plan = run_plan.make_eval_plan(make_params(eval=True, num_eval_epochs=0.001), dataset,
+                                   num_devices=1, per_device_batch_size=8, num_batches=100)
+    assert (plan.num_batches, plan.num_examples) == (7, 56)  # ceil(50 / 8) full batches
+
+
+def test_eval_on_real_data_honours_num_batches_and_num_epochs(trained):
+    # A user's `--eval --num_batches=3` on 50,000 validation images: the original scored 3
+    # batches, this project the whole set (a quick check became a full pass).
+    r = _eval(trained, num_batches=2)['eval']
+    assert (r['num_batches'], r['num_examples']) == (2, 16)
+    r = _eval(trained, num_epochs=0.5)['eval']
+    assert (r['num_batches'], r['num_examples']) == (3, 24)
 
 
 def test_synthetic_eval_uses_num_batches():
@@ -199,12 +235,17 @@ def test_eval_without_a_checkpoint_is_a_clear_error(tmp_path):
         benchmark_cnn.BenchmarkCNN(make_params(eval=True), gpus=0).run()
 
 
-def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys):
+def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys, monkeypatch):
+    # --stop_at_top_1_accuracy=0 is unset, as in the original (params/zero_values.py): every
+    # evaluation scores at least 0.5 here, so 0.5 is reached at once.
+    evaluate = eval_runner.Evaluator.evaluate
+    monkeypatch.setattr(eval_runner.Evaluator, 'evaluate', lambda self, **kwargs: {
+        **evaluate(self, **kwargs), 'top_1': 0.5})
     result = benchmark_cnn.BenchmarkCNN(make_params(
         model='trivial', batch_size=4, image_size=16, num_batches=10, num_warmup_batches=1,
         display_every=100, train_dir=str(tmp_path), eval_during_training_every_n_steps=3,
-        num_eval_batches=2, stop_at_top_1_accuracy=0.0), gpus=0).run()
-    # Global steps 2, 3, ...: the first evaluation is at 3 (after timed step 2) and 0.0 is
+        num_eval_batches=2, stop_at_top_1_accuracy=0.5), gpus=0).run()
+    # Global steps 2, 3, ...: the first evaluation is at 3 (after timed step 2) and 0.5 is
     # reached at once, so training stops there and saves.
     assert [e['global_step'] for e in result['evals']] == [3]
     assert result['stopped_at_top_1_accuracy'] and result['stopped_early']
@@ -215,13 +256,36 @@ def test_eval_during_training_and_stop_at_top_1(tmp_path, capsys):
     assert checkpoints.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-3')
 
 
-def test_eval_during_training_at_steps_without_train_dir():
+def test_eval_during_training_at_steps_without_train_dir(capsys):
     result = benchmark_cnn.BenchmarkCNN(make_params(
         model='trivial', batch_size=4, image_size=16, num_batches=4, num_warmup_batches=0,
         display_every=100, eval_during_training_at_specified_steps=['1', '4'],
         num_eval_batches=1), gpus=0).run()
+    # The last step, due by the schedule, is the final evaluation: evaluated once.
     assert [e['global_step'] for e in result['evals']] == [1, 4]
     assert result['checkpoint_path'] is None and not result['stopped_early']
+    assert [line for line in capsys.readouterr().out.splitlines()
+            if 'evaluation at global_step' in line] == [
+        'Running evaluation at global_step 1', 'Running final evaluation at global_step 4']
+
+
+def test_training_ends_with_the_originals_final_evaluation(capsys):
+    # Before: evaluations at global steps 2 and 4 of 5 only; the weights the run ended with
+    # were never scored, and the header said `Mode: training`.
+    bench = benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=4, image_size=16, num_batches=4, num_warmup_batches=1,
+        display_every=100, eval_during_training_every_n_steps=2, num_eval_batches=1), gpus=0)
+    assert 'Mode:        training + evaluation' in bench.info_lines()
+    result = bench.run()
+    assert [e['global_step'] for e in result['evals']] == [2, 4, 5]
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if 'evaluation at global_step' in line] == [
+        'Running evaluation at global_step 2', 'Running evaluation at global_step 4',
+        'Running final evaluation at global_step 5']
+    final = lines.index('Running final evaluation at global_step 5')
+    assert lines[final + 1].startswith('Accuracy @ 1 = ')
+    assert lines[final + 1].endswith(' [4 examples]')
+    assert lines[final + 2].startswith('eval images/sec: ')
 
 
 def test_every_n_epochs_uses_the_images_per_global_step():

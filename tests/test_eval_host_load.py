@@ -1,7 +1,7 @@
 """An --eval run's host load reports as a training run's does (lifecycle/eval_runner.py's meter,
 metrics/host_load.py): a busy host is said before the first batch, and the warning after the
-timed batches names the figure the run printed, `eval images/sec`. A fake /proc where other
-processes use 1.8 of 2 cores gives the figures."""
+timed batches names the figure the run printed, the original's `total images/sec`. A fake
+/proc where other processes use 1.8 of 2 cores gives the figures."""
 
 from __future__ import annotations
 
@@ -53,21 +53,22 @@ def busy_evaluator(monkeypatch):
     return evaluator, values
 
 
-def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_eval_images_sec(
+def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_total_images_sec(
         busy_evaluator, capsys):
-    # Before: no warning before the batches, and the one after them named 'total images/sec',
-    # a figure an --eval run does not print.
+    # Before: no warning before the batches. The figure named is the one the run prints, the
+    # original's `total images/sec` (for a while an --eval run printed `eval images/sec`
+    # instead, and its warnings named that).
     evaluator, values = busy_evaluator
     r = evaluator.evaluate(values=values, announce=True)
     err = capsys.readouterr().err.splitlines()
     assert err == [
         'warning: the host is busy as the run starts: other processes used 1.80 of the run\'s '
         '2 cores (90%, more than 25%) over the 1.0 s of set-up before the first batch '
-        '(session, restore, input warm-up) (load average 3.5); eval images/sec may not be '
+        '(session, restore, input warm-up) (load average 3.5); total images/sec may not be '
         'representative: stop it (Ctrl-C) and rerun when the host is quiet']
     load = r['host_load']
     assert load['warning'] == (
-        'eval images/sec is not representative of this host: other processes used 1.80 of the '
+        'total images/sec is not representative of this host: other processes used 1.80 of the '
         'run\'s 2 cores (90%, more than 25%) during the timed part; rerun when the host is '
         'quiet')
     assert load['warmup']['others_fraction'] == pytest.approx(0.9)
@@ -75,8 +76,10 @@ def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_eval_images_se
 
 def test_evaluations_during_training_warn_of_nothing_before_their_batches(busy_evaluator,
                                                                           capsys):
-    # The training run's own hook says the host load; its evaluations only measure theirs.
+    # The training run's own hook says the host load; its evaluations only measure theirs,
+    # under the name of the rate their lines print.
     evaluator, values = busy_evaluator
+    evaluator.host_meter.figure = eval_runner.DURING_TRAINING_FIGURE
     r = evaluator.evaluate(values=values)
     assert capsys.readouterr().err == ''
     assert 'warmup' not in r['host_load']

@@ -83,8 +83,10 @@ def crafted(tmp_path_factory):
 
 
 def _eval(crafted, data='five', **kwargs):
+    # No --num_batches (TINY's 3 would be the evaluation's length, as in the original): the
+    # default, one pass over the subset.
     settings = dict(data_dir=crafted[data], train_dir=crafted['train_dir'], eval=True,
-                    image_size=CROP, num_classes=10)
+                    image_size=CROP, num_classes=10, num_batches=None)
     settings.update(kwargs)
     return tiny_bench(**settings).run()['eval']
 
@@ -95,8 +97,13 @@ def test_every_record_once_whatever_the_batch(crafted, eval_batch_size, batches,
     r = _eval(crafted, eval_batch_size=eval_batch_size)
     assert (r['num_examples'], r['num_batches']) == (5, batches)
     assert (r['top_1'], r['top_5']) == (0.6, 0.8)
-    assert 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples, global step 7]' \
-        in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    # The original's lines; the global step on the line before them (it was in the bracket).
+    at = out.index('Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples]')
+    run = out.index('Running evaluation at global_step 7')
+    assert out[run - 1] == 'Successfully loaded model from %s.' % os.path.join(
+        crafted['train_dir'], 'model.ckpt-%d' % STEP)
+    assert run < at <= run + 2  # the 'Timed part:' line between them with several batches
 
 
 @pytest.mark.parametrize('update, devices, batch, batches', [
@@ -133,7 +140,7 @@ def test_num_eval_batches_and_epochs_keep_their_meaning(crafted, flags, eval_bat
 def test_each_evaluation_starts_again_from_the_first_record(crafted):
     # The --eval_interval_secs loop and evaluation during training reuse one evaluator.
     bench = tiny_bench(data_dir=crafted['five'], eval=True, image_size=CROP, num_classes=10,
-                       eval_batch_size=2)
+                       eval_batch_size=2, num_batches=None)
     evaluator = eval_runner.Evaluator(bench.plan, bench.model, bench.dataset,
                                        bench.session_config)
     values = crafted_values()
@@ -147,7 +154,7 @@ def test_header_and_eval_line_describe_the_evaluation(crafted):
     # Before: the header's 'Eval:' line, then after 'Generating eval model' a second, longer
     # 'Eval:' line with the input's description. Now the header's is the longer one, the only one.
     flags = dict(data_dir=crafted['five'], train_dir=crafted['train_dir'], eval=True,
-                 image_size=CROP, num_classes=10, eval_batch_size=2, num_batches=100)
+                 image_size=CROP, num_classes=10, eval_batch_size=2, num_batches=None)
     lines = tiny_bench(**flags).info_lines()
     start = lines.index('Mode:        evaluation')
     described = ('5 examples (every validation record once) in 3 batches of 2 (2 per device x 1 '
@@ -157,11 +164,11 @@ def test_header_and_eval_line_describe_the_evaluation(crafted):
                  'tf.data without shuffling, each record once, central crop, bilinear resize'
                  % (described, crafted['five']))
     assert lines[start + 1:start + 8] == [
-        'SingleSess:  False', 'Batch size:  2 global (eval)', '             2 per device',
-        'Image size:  28x28',
-        'Num batches: 3 per evaluation', 'Num epochs:  1.00 per evaluation', eval_line]
+        'SingleSess:  False', 'Batch size:  2 global', '             2 per device',
+        'Image size:  28x28', 'Num batches: 3', 'Num epochs:  1.00', eval_line]
     assert 'Accuracy @ 5 is 1' not in '\n'.join(lines)  # 10 classes
-    out = run_command(*('--%s=%s' % item for item in {**TINY, **flags}.items())).stdout
+    out = run_command(*('--%s=%s' % item for item in {**TINY, **flags}.items()
+                        if item[1] is not None)).stdout
     assert [line for line in out.splitlines() if line.startswith('Eval:')] == [eval_line]
 
 
@@ -211,7 +218,7 @@ def test_cifar10_evaluation_scores_each_test_image_once(tmp_path):
     train_dir = str(tmp_path / 'train')
     tiny_bench(data_dir=data_dir, train_dir=train_dir, image_size=0, num_batches=1).run()
     bench = tiny_bench(data_dir=data_dir, train_dir=train_dir, image_size=0, eval=True,
-                       eval_batch_size=2)
+                       eval_batch_size=2, num_batches=None)
     r = bench.run()['eval']
     assert (r['num_examples'], r['num_batches']) == (3, 2)
     assert r['top_1'] in (0.0, 1 / 3, 2 / 3, 1.0)
@@ -286,6 +293,7 @@ def test_eval_interval_loop_on_real_data(crafted, tmp_path):
         '--model=trivial', '--image_size=28', '--num_classes=10', '--eval',
         '--eval_interval_secs=1', '--eval_batch_size=2', '--data_dir=' + crafted['five'],
         '--train_dir=' + crafted['train_dir']])
-    assert loop.signal_when(lambda: '[5 examples, global step 7]' in loop.out,
+    assert loop.signal_when(lambda: 'total images/sec: ' in loop.out,
                             'the evaluation') == 130, loop.err  # Ctrl-C'd (0 before)
-    assert 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples, global step 7]' in loop.out
+    assert ('Running evaluation at global_step 7\n' in loop.out
+            and 'Accuracy @ 1 = 0.6000 Accuracy @ 5 = 0.8000 [5 examples]\n' in loop.out)

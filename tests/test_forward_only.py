@@ -1,5 +1,5 @@
-"""Forward-only runs: the subset they read is the one the header names, and the accuracy
-columns of --print_training_accuracy carry values."""
+"""Forward-only runs: the subset they read is the one the header names, and their step lines
+have the original's columns (loss, top-1 and top-5 accuracy), with values."""
 
 import pytest
 
@@ -50,17 +50,26 @@ def test_forward_only_pipeline_and_header_agree(subset, expected, imagenet_dir):
                                            % (imagenet_dir, counts))
 
 
-def test_forward_only_accuracy_columns_print_values(tiny_run, capsys):
+@pytest.mark.parametrize('flags, loss_name', [
+    ({}, 'total_loss'), (dict(print_training_accuracy=True), 'total_loss'),
+    (dict(loss_type_to_report='base_loss'), 'base_loss')])
+def test_forward_only_step_lines_have_the_originals_columns(tiny_run, capsys, flags, loss_name):
+    # The original's forward-only lines: `Step Img/sec total_loss top_1_accuracy
+    # top_5_accuracy`, with or without --print_training_accuracy. Before: `Step Img/sec` alone,
+    # and with the flag the accuracy in columns 3-4 instead of 4-5.
     # 2 classes: every label is in the top 5 (top 2), so the top-5 column is exactly 1.000.
-    tiny_run(forward_only=True, print_training_accuracy=True, num_classes=2, num_batches=2,
-             display_every=1)
+    result = tiny_run(forward_only=True, num_classes=2, num_batches=2, display_every=1,
+                      **flags)
     lines = capsys.readouterr().out.splitlines()
-    start = lines.index('Step\tImg/sec\ttop_1_accuracy\ttop_5_accuracy')
+    start = lines.index('Step\tImg/sec\t%s\ttop_1_accuracy\ttop_5_accuracy' % loss_name)
     # Without warm-up the 'Timed part:' estimate follows the first step's line.
     step_lines = [line for line in lines[start + 1:] if line.split('\t')[0].isdigit()]
     assert len(step_lines) == 2
     for step, line in zip((1, 2), step_lines):
         fields = line.split('\t')
         assert fields[0] == str(step) and fields[1].startswith('images/sec: ')
-        assert len(fields) == 4 and fields[3] == '1.000'
-        assert fields[2] in ('0.000', '0.250', '0.500', '0.750', '1.000')  # 4 images a batch
+        assert len(fields) == 5 and fields[4] == '1.000'
+        assert fields[3] in ('0.000', '0.250', '0.500', '0.750', '1.000')  # 4 images a batch
+        # The forward pass's cross entropy over 2 classes (the original printed 0.000 there).
+        assert 0.0 < float(fields[2]) < 20.0
+    assert result['losses'] == [None, None]  # no training loss: none is recorded or checked

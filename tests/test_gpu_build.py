@@ -57,7 +57,7 @@ def _make_bench(q, gpus):
 
 def _k80_dry_run(monkeypatch, info, tmp_path):
     monkeypatch.setattr(gpu_build, 'build_info', lambda: info)
-    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: 64)
+    monkeypatch.setattr(dry_run, 'largest_batch', lambda *args: dry_run.LargestBatch(64))
     p = make_params(model='trivial', image_size=16, batch_size=4, dry_run=True, num_gpus=1,
                     gpu_model='K80', benchmark_log_dir=str(tmp_path))
     assert dry_run.run(_make_bench, p, 0) == 0

@@ -36,8 +36,9 @@ def test_a_gpu_dry_run_does_not_call_the_flags_the_model_reads_cpu_flags(monkeyp
     monkeypatch.setattr(usage.cnn_util, 'warn', said.append)
     usage.check_with_tensorflow(p, 0)
     assert not [m for m in said if 'on the CPU' in m or m.startswith('--winograd_nonfused')]
-    assert said == ['--%s does not change the --dry_run plan of the K80: %s' % (name, UNREAD)
-                    for name in ('batchnorm_persistent', 'autotune_threshold')]
+    assert said == ['%s does not change the --dry_run plan of the K80: %s' % (name, UNREAD)
+                    for name in ('--batchnorm_persistent=false (--nobatchnorm_persistent)',
+                                 '--autotune_threshold=3')]
 
 
 @pytest.mark.parametrize('flags', [dict(dry_run=True, gpu_model='V100'),
@@ -52,8 +53,10 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
     assert set(unread) | {'winograd_nonfused', 'tf32'} == set(original_flags.GPU_ONLY_FLAGS)
     mode = '--plan_scaling' if 'plan_scaling' in flags else '--dry_run'
     lines = warned(winograd_nonfused=False, **unread, **flags)
-    assert lines == ['--%s does not change the %s plan of the V100 16GB: %s' % (n, mode, UNREAD)
-                     for n in original_flags.GPU_ONLY_FLAGS if n in unread]
+    typed = make_params(model='trivial', **unread)
+    assert lines == ['%s does not change the %s plan of the V100 16GB: %s' % (
+        ineffective_flags.as_set(typed, n), mode, UNREAD)
+        for n in original_flags.GPU_ONLY_FLAGS if n in unread]
     assert usage.planned_gpus(make_params(**flags), 0) == 1
     # The same flags without a plan of a GPU: a run on the CPU.
     assert warned(**unread)[0] == '--gpu_thread_mode=gpu_shared ' + CPU_TEXT + THREADS
@@ -83,19 +86,19 @@ def test_tf32_is_a_flag_whose_negation_is_notf32():
 
 
 def test_notf32_is_silent_where_the_plan_reads_it_and_says_why_elsewhere():
-    # The plan's messages name each GPU-only flag by its name (--winograd_nonfused,
-    # --tf32), whichever way it was set.
+    # The plan's messages name a GPU-only flag as it was set, both forms of a boolean set false
+    # (they said '--tf32 does not change ...' of a run given --notf32).
     assert warned(dry_run=True, gpu_model='A100', tf32=False) == []
     assert warned(dry_run=True, gpu_model='K80', tf32=False) == [
-        '--tf32 does not change the --dry_run plan of the K80: compute capability 3.7 < 8.0 '
-        'has no TF32']
+        '--tf32=false (--notf32) does not change the --dry_run plan of the K80: compute '
+        'capability 3.7 < 8.0 has no TF32']
     assert warned(dry_run=True, gpu_model='A100', tf32=False, use_fp16=True) == [
-        '--tf32 does not change the --dry_run plan of the A100 40GB: float16 compute does '
-        'not use TF32 (a float32 math mode)']
+        '--tf32=false (--notf32) does not change the --dry_run plan of the A100 40GB: float16 '
+        'compute does not use TF32 (a float32 math mode)']
     assert warned(plan_scaling=True, gpu_model='A100', tf32=False,
                   single_device_images_per_sec=900.0) == [
-        '--tf32 does not change the --plan_scaling plan of the A100 40GB: the compute is '
-        '--single_device_images_per_sec=900, not the speed model\'s']
+        '--tf32=false (--notf32) does not change the --plan_scaling plan of the A100 40GB: the '
+        'compute is --single_device_images_per_sec=900, not the speed model\'s']
 
 
 @pytest.fixture(scope='module')
@@ -125,7 +128,8 @@ def test_winograd_warns_only_where_it_leaves_the_prediction_unchanged(resnet20, 
             if m.startswith('--winograd_nonfused')]
     assert said == [] or not changes
     if dtype != 'float32' and not changes:  # tensor cores only: said, with the reason
-        assert said == ['--winograd_nonfused does not change the --dry_run plan of the %s: its '
+        assert said == ['--winograd_nonfused=false (--nowinograd_nonfused) does not change the '
+                        '--dry_run plan of the %s: its '
                         '%s convolutions run on tensor cores, where cuDNN\'s non-fused Winograd '
                         'is not among the algorithms' % (spec.name, dtype)]
 

@@ -95,6 +95,39 @@ def test_pascal_float16_runs_at_the_float32_rate_with_half_the_bytes(resnet50):
     assert 1.0 < fp16.images_per_sec / fp32.images_per_sec < 1.5
 
 
+def test_bfloat16_below_ampere_runs_its_convolutions_in_float32_between_casts(resnet50):
+    """The V100's bfloat16 was predicted 1.23x float32 ('the float32 rate, half the bytes'):
+    TensorFlow casts a bfloat16 convolution's operands to float32 below compute capability 8.0
+    (conv_ops_bfloat16.cc, IsBF16SupportedInOps), so the convolutions move float32 bytes and
+    the casts' on top; only the other ops move half the bytes."""
+    from tf_cnn_benchmarks.speed_model import bf16_casts
+    assert bf16_casts.casts_convolutions(V100, 'bfloat16')
+    assert bf16_casts.casts_convolutions(T4, 'bfloat16')
+    assert not bf16_casts.casts_convolutions(A100, 'bfloat16')
+    assert not bf16_casts.casts_convolutions(V100, 'float16')
+    kernels = gpu_step.step_kernels(resnet50, 64, 'bfloat16', conv_casts=True)
+    fp32 = {k.name: k for k in gpu_step.step_kernels(resnet50, 64, 'float32')}
+    bf16 = {k.name: k for k in gpu_step.step_kernels(resnet50, 64, 'bfloat16')}
+    convs = [k for k in kernels if k.kind == 'conv']
+    assert convs and all(k.bytes == fp32[k.name].bytes for k in convs)
+    casts = [k for k in kernels if k.kind == 'cast']
+    # One cast kernel group after each pass: 53 forward, 52 data gradients, 53 filter gradients.
+    assert len(casts) == 53 + 52 + 53 and all(k.launches == 3 for k in casts)
+    first = next(op for op in resnet50.ops if op.kind == 'conv')
+    assert casts[0].bytes == 6 * (64 * first.in_elems + first.weight_elems + 64 * first.out_elems)
+    others = [k for k in kernels if k.kind in ('batchnorm', 'relu')]
+    assert all(k.bytes == bf16[k.name].bytes == fp32[k.name].bytes / 2 for k in others)
+    v100 = gpu_step.predict_step(resnet50, V100, 'bfloat16', batch_size=64)
+    v100_fp32 = gpu_step.predict_step(resnet50, V100, 'float32', batch_size=64)
+    assert 'cast' in [op.kind for op in v100.bound_ops]
+    assert v100.images_per_sec < v100_fp32.images_per_sec  # was 1.23x
+    a100 = gpu_step.predict_step(resnet50, A100, 'bfloat16', batch_size=64)
+    assert 'cast' not in [op.kind for op in a100.bound_ops]
+    # XLA fuses the conversions: their bytes stay, their launches go.
+    fused = gpu_step.step_kernels(resnet50, 64, 'bfloat16', xla=True, conv_casts=True)
+    assert all(k.launches == 0 for k in fused if k.kind == 'cast')
+
+
 def test_the_header_does_not_call_pascal_float16_slower_than_float32():
     import tensorflow as tf
 
@@ -129,8 +162,10 @@ def test_the_header_says_of_every_gpu_what_the_model_runs_it_on(dtype):
             assert text.endswith(': native %s' % dtype), (name, text)
         else:
             assert path == '%s data, float32 math on CUDA cores' % dtype, name
-            assert text.endswith('no %s tensor cores; %s data with float32 math, half the '
-                                 'memory traffic' % (dtype, dtype)), (name, text)
+            traffic = ('convolutions cast to float32 and back' if dtype == 'bfloat16'
+                       else 'half the memory traffic')
+            assert text.endswith('no %s tensor cores; %s data with float32 math, %s' % (
+                dtype, dtype, traffic)), (name, text)
             emulated.append(gpu.compute_capability)
     # The generations covered: Kepler and Pascal, and for bfloat16 Volta and Turing too.
     assert {'3.7', '6.0', '6.1'} <= set(emulated)

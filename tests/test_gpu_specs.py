@@ -20,7 +20,7 @@ REQUIRED = ['K80', 'P100', 'V100 16GB', 'V100 32GB', 'T4', 'A10', 'A100 40GB', '
 # and their order are unchanged).
 ADDED = ['GTX 1080 Ti', 'Titan Xp', 'P100 SXM2', 'Titan V', 'V100 PCIe 16GB', 'RTX 2080',
          'Titan RTX', 'Quadro RTX 8000', 'RTX 3080', 'RTX A6000', 'A100 PCIe 80GB', 'H100 PCIe',
-         'A100 PCIe 40GB', 'V100S PCIe 32GB']
+         'A100 PCIe 40GB', 'V100S PCIe 32GB', 'V100 PCIe 32GB']
 
 
 def test_the_table_has_every_gpu_the_issue_names(specs):
@@ -57,6 +57,7 @@ def test_an_unknown_name_lists_the_known_ones_sorted(specs):
     assert sorted(names) == sorted(REQUIRED + ADDED)
     assert names[:3] == ['A10', 'A100 40GB', 'A100 80GB']  # numbers as numbers: A10 first
     assert names.index('L4') < names.index('L40S') and names[-1] == 'V100S PCIe 32GB'
+    assert names.index('V100 PCIe 16GB') < names.index('V100 PCIe 32GB')
 
 
 @pytest.mark.parametrize('typed, guess', [
@@ -66,7 +67,13 @@ def test_an_unknown_name_lists_the_known_ones_sorted(specs):
     ('V1OO', 'did you mean V100 16GB, V100 32GB or V100 PCIe 16GB? '),
     ('k8O', 'did you mean K80? '),
     ('rtx 309', 'did you mean RTX 3090, RTX 4090 or RTX 3080? '),
-    ('B200', 'did you mean H200, RTX 2080 or RTX 2080 Ti? ')])  # names, not the alias '2080'
+    # It said 'H200, RTX 2080 or RTX 2080 Ti': the alias '2080' is a number, B200 is not.
+    ('B200', 'did you mean H200? '),
+    # A variant the table lacks: the GPU it begins with (it added 'or GTX 1080 Ti', by the
+    # alias '1080 Ti'); the DGX Station's V100 32GB: the V100s of 32 GB first.
+    ('NVIDIA H100 NVL', 'did you mean H100 80GB or H100 PCIe? '),
+    ('Tesla V100-DGXS-32GB', 'did you mean V100 32GB, V100 PCIe 32GB or V100 16GB? '),
+    ('NVIDIA A10G', 'did you mean A10, A100 40GB or A100 80GB? ')])
 def test_a_misspelt_name_gets_the_closest_ones_first(specs, typed, guess):
     with pytest.raises(specs.UnknownGpuError) as err:
         specs.lookup(typed)
@@ -95,6 +102,7 @@ NVIDIA_SMI_NAMES = {
     'V100 16GB': ['Tesla V100-SXM2-16GB', 'V100 SXM2 16GB', 'V100 16GB SXM2'],
     'V100 32GB': ['Tesla V100-SXM2-32GB'],
     'V100 PCIe 16GB': ['Tesla V100-PCIE-16GB', 'NVIDIA Tesla V100 PCIe 16GB'],
+    'V100 PCIe 32GB': ['Tesla V100-PCIE-32GB', 'V100 PCIe 32GB', 'V100 32GB PCIe'],
     'V100S PCIe 32GB': ['Tesla V100S-PCIE-32GB'],
     'T4': ['Tesla T4', 'NVIDIA T4 16GB'],
     'A10': ['NVIDIA A10'],
@@ -138,7 +146,7 @@ def test_the_names_nvidia_smi_and_vendors_print_name_their_gpu(specs):
 
 @pytest.mark.parametrize('typed, first', [
     ('P100 PCIe 12GB', 'P100'),  # the P100's 12 GB card: the P100, not another PCIe card
-    ('Tesla V100-PCIE-32GB', 'V100 PCIe 16GB'),  # not in the table: the V100s first
+    ('Tesla V100-PCIE-24GB', 'V100 PCIe 32GB'),  # not in the table: the V100 PCIe cards first
     ('A100 PCIe 48GB', 'A100 PCIe 80GB'),  # the A100 PCIe cards before the SXM4 modules
     ('H100 PCIe 94GB', 'H100 PCIe')])
 def test_a_near_name_suggests_the_same_gpu_first_then_its_memory_and_form(specs, typed, first):
@@ -148,6 +156,8 @@ def test_a_near_name_suggests_the_same_gpu_first_then_its_memory_and_form(specs,
     assert all(name.startswith(family) for name in close[:2]), close
     if typed.startswith('A100'):
         assert set(close[:2]) == {'A100 PCIe 40GB', 'A100 PCIe 80GB'}
+    if 'V100' in typed:
+        assert set(close[:2]) == {'V100 PCIe 16GB', 'V100 PCIe 32GB'}
 
 
 @pytest.mark.parametrize('typed', ['', '   '])
@@ -192,7 +202,9 @@ def test_data_sheet_figures(specs):
 
 @pytest.mark.parametrize('reported, memory_gib, name', [
     ('Tesla V100-SXM2-16GB', None, 'V100 16GB'), ('NVIDIA A100-SXM4-80GB', None, 'A100 80GB'),
-    ('Tesla V100-PCIE-32GB', 31.1, 'V100 32GB'), ('NVIDIA A100-PCIE-40GB', 39.4, 'A100 PCIe 40GB'),
+    # The PCIe card of 32 GB, not the SXM2 module of the V100 32GB (the card's row was missing).
+    ('Tesla V100-PCIE-32GB', 31.1, 'V100 PCIe 32GB'),
+    ('NVIDIA A100-PCIE-40GB', 39.4, 'A100 PCIe 40GB'),
     ('A100-PCIE-40GB', None, 'A100 PCIe 40GB'), ('A100-SXM4-40GB', 39.4, 'A100 40GB'),
     ('NVIDIA GeForce RTX 3090', 23.7, 'RTX 3090'), ('Tesla T4', 14.7, 'T4'),
     ('NVIDIA H100 80GB HBM3', 79.1, 'H100 80GB')])
@@ -209,6 +221,39 @@ def test_a_sustained_rate_only_where_the_vendor_states_one(specs):
         sxm4.fp16_tflops, sxm4.tf32_tflops, sxm4.bandwidth_gbs)
     assert (pcie.sustained, sxm4.sustained) == (0.90, 1.0) and '250 W' in pcie.source
     assert {s.name for s in specs.GPUS if s.sustained != 1.0} == {'A100 PCIe 40GB'}
+
+
+@pytest.mark.parametrize('typed, name', [
+    # They were refused while 'H100 SXM', 'A100 PCIe' and 'V100 PCIe' resolved.
+    ('A100 SXM4', 'A100 40GB'), ('A100 SXM', 'A100 40GB'), ('V100 SXM2', 'V100 16GB'),
+    ('H200 SXM', 'H200'), ('L40S PCIe', 'L40S'), ('T4 PCIe', 'T4'), ('RTX 4090 PCIe', 'RTX 4090'),
+    ('K80 PCIe', 'K80'), ('A100 SXM4 80GB', 'A100 80GB'), ('NVIDIA H200 SXM 141GB', 'H200'),
+    ('H100 SXM', 'H100 80GB'), ('A100 PCIe', 'A100 PCIe 40GB'), ('V100 PCIe', 'V100 PCIe 16GB')])
+def test_a_form_word_names_the_gpu_of_that_form(specs, typed, name):
+    assert specs.lookup(typed).name == name
+
+
+@pytest.mark.parametrize('typed, rows', [
+    ('T4 SXM', 'T4 (PCIe)'), ('H200 PCIe', 'H200 (SXM5)'),
+    # A generation the module is not: the A100 is SXM4 ('A100 SXM2 40GB' was the A100 40GB).
+    ('A100 SXM2 40GB', 'A100 40GB (SXM4), A100 80GB (SXM4), A100 PCIe 40GB (PCIe) and A100 '
+                       'PCIe 80GB (PCIe)'),
+    ('V100 SXM4', 'V100 16GB (SXM2), V100 32GB (SXM2), V100 PCIe 16GB (PCIe) and V100 PCIe '
+                  '32GB (PCIe)'),
+    ('P100 PCIe 12GB', 'P100 (PCIe) and P100 SXM2 (SXM2)')])
+def test_a_form_or_memory_the_gpu_has_not_names_those_it_has(specs, typed, rows):
+    with pytest.raises(specs.UnknownGpuError) as err:
+        specs.lookup(typed)
+    assert str(err.value) == "unknown GPU model %r; that GPU is in the table as %s; known: %s" % (
+        typed, rows, ', '.join(specs.sorted_names()))
+
+
+def test_the_v100_pcie_32gb_is_the_16gb_cards_rates_with_32gb(specs):
+    card, small = specs.lookup('V100 PCIe 32GB'), specs.lookup('V100 PCIe 16GB')
+    assert card.memory_bytes == 32 * 2 ** 30
+    assert card._replace(name='', memory_bytes=0, aliases=(), source='', pcie_source='') == \
+        small._replace(name='', memory_bytes=0, aliases=(), source='', pcie_source='')
+    assert 'V100 Tensor Core GPU data sheet' in card.source and specs.form_of(card) == 'PCIe'
 
 
 def test_an_unlisted_visible_gpu_is_none(specs):

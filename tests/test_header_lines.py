@@ -18,6 +18,7 @@ A user found, running the original side by side:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import types
@@ -121,7 +122,7 @@ def test_the_rate_the_line_names_is_the_rate_of_the_first_update(name, kwargs, i
         images, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
         step = tf.constant(first, tf.int64)
-        rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1000,
+        rate = learning_rate.get_learning_rate(p, step, model=model, examples_per_epoch=1281167,
                                                images_per_step=images)
         with tf.compat.v1.Session() as sess:
             assert sess.run(rate) == pytest.approx(named, rel=1e-6)
@@ -168,6 +169,34 @@ def test_the_originals_lines_keep_their_names_order_and_value_shapes():
                              'size)')
 
 
+# The modes of a run, by their flags, and the original's `Mode:` value of each (its
+# BenchmarkMode).
+MODES = [({}, 'training'), (dict(forward_only=True), 'forward only'),
+         (dict(eval=True, train_dir='/nonexistent'), 'evaluation'),
+         (dict(eval_during_training_every_n_steps=2), 'training + evaluation')]
+
+
+@pytest.mark.parametrize('kwargs, mode', MODES)
+def test_every_modes_header_has_the_originals_lines_and_mode_value(kwargs, mode):
+    # Before: `Mode: forward-only` (the original's `forward only`), `Mode: training` with
+    # evaluations during training (`training + evaluation`), no `Optimizer:` line in
+    # forward-only and eval runs, `Batch size:  4 global (eval)` and `Num batches: 3 per
+    # evaluation`, and `Devices:     ['/cpu:0']  (no GPU visible: running on the CPU)`, whose
+    # value ast.literal_eval could not read.
+    lines = helpers.tiny_bench(**kwargs).info_lines()
+    names = [line.split(':', 1)[0] for line in lines if not line.startswith(' ')]
+    assert [n for n in names if n in ORIGINAL_LINES] == ORIGINAL_LINES
+    named = _named(lines)
+    assert named['Mode'] == mode
+    assert named['Optimizer'].split(',')[0] == 'sgd'
+    assert re.fullmatch(r'\d+ global', named['Batch size'])
+    assert re.fullmatch(r'\d+', named['Num batches'])
+    assert re.fullmatch(r'\d+\.\d\d', named['Num epochs'])
+    assert ast.literal_eval(named['Devices']) == ['/cpu:0']
+    at = lines.index("Devices:     ['/cpu:0']")
+    assert lines[at + 1] == '             no GPU visible: running on the CPU'
+
+
 def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(tmp_path):
     # Before: `Dataset:     imagenet (inferred from the files in <folder>), train: ...` (155
     # characters in a user's converted folder) and `Classes:` repeating the folder (105).
@@ -182,7 +211,10 @@ def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(
         '             %s' % run_header.fit_path(str(folder), 87),
         '             train: 12 examples counted in 2 TFRecord shards, headers checked (record '
         'CRCs as read)']
-    assert lines[at + 4] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
+    # The one epoch of --num_epochs and the learning-rate schedules (the models' own too).
+    assert lines[at + 4] == ('             an epoch is these 12 examples (--num_epochs, LR '
+                             'schedule; published: 1281167)')
+    assert lines[at + 5] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
                              '+ background 0)')
     assert max(len(line) for line in lines) <= 100
 

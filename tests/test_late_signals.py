@@ -105,7 +105,7 @@ def test_sighup_stops_a_run_as_sigterm_does_with_status_129(tmp_path):
 
 
 class Reporter(run_hooks.RunHook):
-    salvage_name = 'the fake record'
+    output = 'the fake record'
 
     def __init__(self):
         self.reported = []
@@ -187,7 +187,7 @@ def test_a_second_signal_after_the_timed_loop_keeps_the_figures(tmp_path):
         3, 'SIGINT', None)
     assert saved['images_per_sec'] > 0
     assert ('error: received SIGINT again: aborting at once, after writing the results JSON %s '
-            "and the results database's record" % path) in proc.stderr
+            'and the record in the results database' % path) in proc.stderr
     with sqlite3.connect(str(db)) as conn:
         assert conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0] == 1
     assert not os.path.exists(tmp_path / 't')  # no checkpoint yet: hold released, removed

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.graph import learning_rate
 from tf_cnn_benchmarks.lifecycle import schedule_warnings
 from tf_cnn_benchmarks.models import model_config
@@ -48,13 +49,15 @@ def test_warmup_ramps_linearly_then_minimum_bounds():
 
 
 def _model_rates(name, dataset, steps, images_per_step, **kwargs):
-    """The rate of `name`'s default schedule at each of `steps` (int64 global steps)."""
+    """The rate of `name`'s default schedule at each of `steps` (int64 global steps), an
+    epoch being the dataset's published size (synthetic data's, the original's)."""
     graph = tf.Graph()
     with graph.as_default():
         step = tf1.placeholder(tf.int64, [])
         lr = learning_rate.get_learning_rate(
             make_params(model=name, **kwargs), step,
-            model=model_config.get_model(name, dataset), examples_per_epoch=1000,
+            model=model_config.get_model(name, dataset),
+            examples_per_epoch={'imagenet': 1281167, 'cifar10': 50000}[dataset],
             images_per_step=images_per_step)
         with tf1.Session() as sess:
             return [float(sess.run(lr, {step: s})) for s in steps]
@@ -235,3 +238,26 @@ def test_a_piecewise_change_at_global_step_0_is_named_once(schedule, expected):
     # What the line says is what the first update gets (10 steps per epoch in _rates).
     first = _rates([0], piecewise_learning_rate_schedule=schedule)[0]
     assert first == pytest.approx(0.1 if expected else 0.3)
+
+
+def test_an_epoch_is_the_records_found_for_the_models_schedule_too(imagenet_dir):
+    # resnet50's warm-up of 5 epochs counted ImageNet's 1,281,167 images an epoch (3,202,917
+    # steps at batch 2) while --num_epochs counted the 512 records found.
+    bench = benchmark_cnn.BenchmarkCNN(make_params(
+        model='resnet50', batch_size=2, image_size=32, data_dir=imagenet_dir, num_epochs=0.01,
+        device='cpu'), gpus=0)
+    assert bench.plan.examples_per_epoch == 512 and bench.plan.num_batches == 3
+    lines = bench.info_lines()
+    assert ('             an epoch is these 512 examples (--num_epochs, LR schedule; published: '
+            '1281167)') in lines
+    assert ('LR schedule: 0.001 (default), warm-up 5 epochs (1280 steps), x0.1 after epochs 30, '
+            '60, 80, 90') in lines
+    model = model_config.get_model('resnet50', 'imagenet')
+    with tf.Graph().as_default():
+        step = tf1.placeholder(tf.int64, [])
+        lr = learning_rate.get_learning_rate(bench.params, step, model=model,
+                                             examples_per_epoch=512, images_per_step=2)
+        with tf1.Session() as sess:
+            rates = [sess.run(lr, {step: s}) for s in (640, 1280, 7680, 7681)]
+    peak = 0.128 * 2 / 256
+    assert rates == pytest.approx([peak / 2, peak, peak, peak / 10])  # epoch 30: step 7680

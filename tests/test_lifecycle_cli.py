@@ -278,13 +278,15 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
         loop.wait_for(lambda: first in loop.out, 'the eval loop waiting')
         for step in (1, 2):
             benchmark_cnn.BenchmarkCNN(make_params(**params), gpus=0).run()
-            loop.wait_for(lambda s=step: '[4 examples, global step %d]' % s in loop.out,
+            loop.wait_for(lambda s=step: loop.out.count('\ntotal images/sec: ') == s,
                           'the evaluation of step %d' % step)
         loop.proc.send_signal(signal.SIGINT)
         assert loop.wait() == 130, loop.err  # stopped by Ctrl-C after its summary
     finally:
         loop.kill()
     assert loop.out.count('Accuracy @ 1 = ') == 2
+    assert [line for line in loop.out.splitlines() if line.startswith('Running evaluation')] == [
+        'Running evaluation at global_step 1', 'Running evaluation at global_step 2']
     # One line per wait: what it waits for, where and how often it looks.
     assert [line for line in loop.out.splitlines() if line.startswith('Waiting for')] == [
         first.rstrip('\n')] + ['Waiting for a checkpoint newer than model.ckpt-%d in %s: '
@@ -334,13 +336,15 @@ def test_ignored_flag_warnings():
     assert warnings(use_datasets=True, datasets_use_caching=True, **real) == []
     # --skip_corrupt_records reads TFRecords with tf.data (input_data/skipped_records.py).
     assert warnings(skip_corrupt_records=True, datasets_use_caching=True, **real) == []
-    full_pass = ('(it evaluates --num_eval_batches, else --num_eval_epochs, else one pass over '
-                 'the subset)')
-    assert warnings(eval=True, num_batches=5, **real) == [
-        '--num_batches has no effect with --eval on real data ' + full_pass]
-    assert warnings(eval=True, num_batches=5) == []  # synthetic eval runs --num_batches
+    order = ("(an evaluation's length is --num_eval_batches, else --num_eval_epochs, else "
+             "--num_batches or --num_epochs, as in the original)")
+    # --eval runs --num_batches (on real data too, as the original: before, it warned there).
+    assert warnings(eval=True, num_batches=5, **real) == []
+    assert warnings(eval=True, num_batches=5) == []
     assert warnings(eval=True, num_batches=5, num_eval_batches=2) == [
-        '--num_batches has no effect with --eval and --num_eval_batches ' + full_pass]
+        '--num_batches has no effect with --eval and --num_eval_batches ' + order]
+    assert warnings(eval=True, num_epochs=0.5, num_eval_epochs=1.0, **real) == [
+        '--num_epochs has no effect with --eval and --num_eval_epochs ' + order]
 
 
 def test_warnings_are_printed_once_each_at_the_start(capsys):

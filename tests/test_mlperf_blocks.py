@@ -168,9 +168,12 @@ def test_the_command_warns_once_before_the_run_of_evaluations_inside_its_warm_up
                            '=2 schedules (the first at global step 2, epoch 0.00)')
     out = proc.stdout.splitlines()
     assert out.index('Running warm up') > 0
-    # One at the warm-up's end (global step 5) for those due at 2 and 4, then 6 on schedule.
-    assert [line.rpartition('global step ')[2] for line in out
-            if line.startswith('Accuracy @ 1')] == ['5]', '6]']
+    # One at the warm-up's end (global step 5) for those due at 2 and 4, then 6 on schedule,
+    # then the original's final evaluation after the last timed step.
+    assert [line for line in out if line.startswith('Running ')] == [
+        'Running warm up', 'Running evaluation at global_step 5',
+        'Running evaluation at global_step 6', 'Running final evaluation at global_step 7']
+    assert len([line for line in out if line.startswith('Accuracy @ 1')]) == 3
     assert out.index('Done warm up') < [i for i, line in enumerate(out)
                                         if line.startswith('Accuracy @ 1')][0] < out.index(
         next(line for line in out if line.startswith('1\t')))

@@ -22,11 +22,13 @@ def test_forward_only_without_a_checkpoint_says_it_times_random_weights(capsys):
             'weights\n') in capsys.readouterr().out
 
 
-@pytest.mark.parametrize('mode, shown', [({}, True), ({'forward_only': True}, False),
-                                         ({'eval': True}, False)])
-def test_only_training_headers_print_an_optimizer(mode, shown):
-    lines = helpers.tiny_bench(**mode).info_lines()
-    assert any(line.startswith('Optimizer:') for line in lines) == shown, lines
+@pytest.mark.parametrize('mode, line', [
+    ({}, 'Optimizer:   sgd, weight decay 4e-05 inside the updates (fused)'),
+    ({'forward_only': True}, 'Optimizer:   sgd'), ({'eval': True}, 'Optimizer:   sgd')])
+def test_every_header_prints_the_optimizer_and_only_training_its_weight_decay(mode, line):
+    # The original prints `Optimizer:` in every mode (a log parser reads it); forward-only and
+    # eval runs apply no updates, so the flag's value alone.
+    assert line in helpers.tiny_bench(**mode).info_lines()
 
 
 def test_hierarchical_copy_on_one_device_warns(capsys):
@@ -78,6 +80,18 @@ def test_hierarchical_copy_counts_a_clusters_workers_from_the_host_list(workers,
 def _said(p, given=frozenset()):
     from tf_cnn_benchmarks.preflight import ineffective_flags
     return ineffective_flags.messages(p, 0, None, frozenset(given))
+
+
+def test_forward_only_reads_loss_type_to_report_and_always_has_the_accuracy_columns():
+    # Forward-only step lines have the original's columns (tests/test_forward_only.py): the
+    # loss column named by --loss_type_to_report (before: "has no effect with --forward_only"),
+    # and the accuracy columns, which --print_training_accuracy no longer adds there.
+    from tf_cnn_benchmarks import params
+    said = _said(params.make_params(forward_only=True, loss_type_to_report='base_loss',
+                                    print_training_accuracy=True))
+    assert said == ["--print_training_accuracy has no effect with --forward_only (its step "
+                    "lines always have the top_1_accuracy and top_5_accuracy columns, as the "
+                    "original's)"]
 
 
 def test_cross_replica_sync_warns_where_no_workers_share_updates():

@@ -177,7 +177,7 @@ def _first_rate(model, images_per_step, **flags):
         images_per_step, p.resnet_base_lr).warmup_steps
     with tf.Graph().as_default():
         lr = learning_rate.get_learning_rate(
-            p, tf.constant(first, tf.int64), model=net, examples_per_epoch=1000,
+            p, tf.constant(first, tf.int64), model=net, examples_per_epoch=1281167,
             images_per_step=images_per_step)
         with tf1.Session() as sess:
             return float(sess.run(lr))
@@ -240,17 +240,17 @@ def test_eval_at_specified_epochs_runs_on_one_host_only():
 
 def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir, tmp_path):
     # 512 training records in batches of 4: 128 steps per epoch; epochs 0.01 and 0.03 are
-    # global steps 1 and 3.
+    # global steps 1 and 3; the last step, 4, has the original's final evaluation.
     eval_dir = tmp_path / 'evals'
     result = tiny_run(data_dir=imagenet_dir, num_batches=4, image_size=32,
                       eval_during_training_at_specified_epochs=['0.01', '0.03'],
                       num_eval_batches=1, eval_dir=str(eval_dir))
-    assert [e['global_step'] for e in result['evals']] == [1, 3]
+    assert [e['global_step'] for e in result['evals']] == [1, 3, 4]
     events = glob.glob(str(eval_dir / 'events.out.tfevents.*'))
     assert len(events) == 1
     tops = [(e.step, v.simple_value) for e in tf1.train.summary_iterator(events[0])
             for v in e.summary.value if v.tag == 'eval/top_1']
-    assert [s for s, _ in tops] == [1, 3]
+    assert [s for s, _ in tops] == [1, 3, 4]
     assert [v for _, v in tops] == pytest.approx([e['top_1'] for e in result['evals']])
 
 

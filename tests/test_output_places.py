@@ -317,3 +317,20 @@ def test_dangling_links_and_folders_as_output_paths_say_what_they_are(tmp_path):
     assert '%s is a symbolic link to %s, which does not exist' % (
         train, tmp_path / 'gone2') in str(raised.value)
     assert not (tmp_path / 'gone').exists() and not (tmp_path / 'gone2').exists()
+
+
+@pytest.mark.cli
+def test_missing_folders_of_output_paths_are_made_and_said_first(tmp_path):
+    # The original made them (gfile.MakeDirs); here they were refused with exit status 2:
+    # 'only the last folder of a directory flag is made', 'a file flag's folder is not made'.
+    train_dir, trace = tmp_path / 'runs' / 'a' / 'train', tmp_path / 'traces' / 't.json'
+    done = helpers.run_command(
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=1',
+        '--num_batches=1', '--train_dir=%s' % train_dir, '--trace_file=%s' % trace,
+        '--noresults_db')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == [
+        'Made the missing folders %s, %s for --train_dir=%s' % (
+            tmp_path / 'runs', tmp_path / 'runs' / 'a', train_dir),
+        'Made the missing folder %s for --trace_file=%s' % (tmp_path / 'traces', trace)]
+    assert os.path.isfile(trace) and os.path.isfile(train_dir / 'checkpoint')

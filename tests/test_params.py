@@ -181,37 +181,64 @@ def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
 
 
 @pytest.mark.parametrize('flag, relative, missing', [
-    ('train_dir', 'a/b', 'a'),
-    ('benchmark_log_dir', 'a/b/c', 'a'),
+    ('train_dir', 'a/b', ['a']),
+    ('benchmark_log_dir', 'a/b/c', ['a', 'a/b']),
+    ('trace_file', 'nonexistent_dir/t.json', ['nonexistent_dir']),
+    ('graph_file', 'new/deeper/g.pbtxt', ['new', 'new/deeper']),
+    ('plan_scaling_png', 'nonexist/dir/s.png', ['nonexist', 'nonexist/dir']),
 ])
-def test_output_paths_create_only_what_was_named_inside_folders_that_exist(tmp_path, flag,
-                                                                           relative, missing):
+def test_missing_folders_of_output_paths_are_made_and_said(tmp_path, flag, relative, missing):
+    # The original made them (gfile.MakeDirs: the trace's folder, --train_dir); they were
+    # refused: 'the folder a does not exist (create it first: only the last folder of a
+    # directory flag is made)', 'its folder ... does not exist (a file flag's folder is not
+    # made: create it first)', exit status 2.
     path = str(tmp_path / relative)
-    with pytest.raises(ParamsError) as info:
-        output_paths.check_output_paths(make_params(**{flag: path}))
-    assert str(info.value) == (
-        '--%s=%s cannot be written: the folder %s does not exist (create it first: only the last '
-        'folder of a directory flag is made). Choose another path.' % (flag, path,
-                                                                      tmp_path / missing))
-    assert os.listdir(tmp_path) == []  # nothing was created
+    p = make_params(**{flag: path}, **(dict(plan_scaling=True) if 'png' in flag else {}))
+    output_paths.check_output_paths(p)
+    assert os.listdir(tmp_path) == []  # the check leaves nothing behind
+    folders = [str(tmp_path / m) for m in missing]
+    assert output_paths.parent_folders(p) == [(flag, f) for f in folders]
+    assert output_paths.make_parent_folders(p) == ['Made the missing folder%s %s for --%s=%s' % (
+        's' if len(folders) > 1 else '', ', '.join(folders), flag, path)]
+    assert all(os.path.isdir(f) for f in folders) and not os.path.exists(path)
+    assert output_paths.make_parent_folders(p) == []  # nothing missing any more
 
 
-@pytest.mark.parametrize('flag, relative, folder', [
-    ('trace_file', 'nonexistent_dir/t.json', 'nonexistent_dir'),
-    ('graph_file', 'new/g.pbtxt', 'new'),
-    ('plan_scaling_png', 'nonexist/dir/s.png', 'nonexist/dir'),
-])
-def test_a_file_flag_in_a_missing_folder_names_that_folder(tmp_path, flag, relative, folder):
-    # A file flag's missing folder read as a directory flag's: 'the folder nonexist does not
-    # exist (create it first: only the last folder of a directory flag is made)'.
-    path = str(tmp_path / relative)
-    extra = dict(plan_scaling=True) if flag == 'plan_scaling_png' else {}
+def test_a_named_results_database_s_missing_folders_are_made_and_said(tmp_path, monkeypatch):
+    # --results_db=/tmp/a/b/r.sqlite made a/ and b/ without a word (history/store.py's
+    # makedirs), unlike every other output path; $TF_CNN_RESULTS_DB likewise.
+    monkeypatch.delenv('TF_CNN_RESULTS_DB', raising=False)
+    path = str(tmp_path / 'a' / 'b' / 'r.sqlite')
+    p = make_params(results_db=path)
+    assert output_paths.make_parent_folders(p) == [
+        'Made the missing folders %s, %s for --results_db=%s' % (
+            tmp_path / 'a', tmp_path / 'a' / 'b', path)]
+    env_path = str(tmp_path / 'c' / 'r.sqlite')
+    monkeypatch.setenv('TF_CNN_RESULTS_DB', env_path)
+    assert output_paths.make_parent_folders(make_params()) == [
+        'Made the missing folder %s for $TF_CNN_RESULTS_DB=%s' % (tmp_path / 'c', env_path)]
+    assert output_paths.named_database(make_params(results_db=False)) is None
+
+
+def test_a_relative_xdg_data_home_is_ignored_as_the_specification_says(tmp_path, monkeypatch):
+    # XDG_DATA_HOME=rel/dir made ./rel/dir/tf_cnn_benchmarks/results.sqlite under the working
+    # folder; the XDG Base Directory Specification says a relative value is to be ignored.
+    from tf_cnn_benchmarks.history import store
+    env = {'HOME': str(tmp_path), 'XDG_DATA_HOME': 'rel/dir'}
+    assert store.default_path(env) == str(
+        tmp_path / '.local' / 'share' / 'tf_cnn_benchmarks' / 'results.sqlite')
+    assert store.default_origin(env) == ' (not given: under ~/.local/share)'
+    env['XDG_DATA_HOME'] = str(tmp_path / 'xdg')
+    assert store.default_path(env) == str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')
+
+
+def test_a_folder_under_a_file_is_still_refused(tmp_path):
+    (tmp_path / 'afile').write_text('x')
+    path = str(tmp_path / 'afile' / 'a' / 't.json')
     with pytest.raises(ParamsError) as info:
-        output_paths.check_output_paths(make_params(**{flag: path}, **extra))
-    assert str(info.value) == (
-        '--%s=%s cannot be written: its folder %s does not exist (a file flag\'s folder is not '
-        'made: create it first). Choose another path.' % (flag, path, tmp_path / folder))
-    assert os.listdir(tmp_path) == []
+        output_paths.check_output_paths(make_params(trace_file=path))
+    assert str(info.value) == ('--trace_file=%s cannot be written: %s is a file, not a '
+                               'directory. Choose another path.' % (path, tmp_path / 'afile'))
 
 
 def test_a_train_dir_made_by_another_task_meanwhile_passes(tmp_path, monkeypatch):

@@ -155,3 +155,53 @@ def test_initialize_calls_after_initialize_between_the_two_halves():
     assert restored == 7
     assert order == [('init', 'sess', 'info'), ('after_initialize', 'sess', 'info', 'the plan'),
                      ('post_init', 'sess', 'info')]
+
+
+class Output(run_hooks.RunHook):
+    """An output hook that writes `what` in `phase`, or fails there with `error`."""
+
+    def __init__(self, what: str, flag: str, phase: str, error=None):
+        self.output, self.output_flag, self.what, self.error = what, flag, what, error
+        self.done = False
+        setattr(self, phase, self._write)
+
+    def _write(self, result):
+        if self.error is not None:
+            raise self.error
+        self.done = True
+
+    def written(self, result):
+        return ['%s /out/%s' % (self.what, self.what.split()[-1])] if self.done else []
+
+
+def test_a_failed_output_does_not_stop_the_others():
+    # The operator's trial: the checkpoint failed at the final save (end) and the results
+    # JSON and the database record, due in report, were never written.
+    recorder = Recorder()
+    checkpoint = Output('the checkpoint', '--train_dir', 'end', cnn_util.BenchmarkError(
+        'the checkpoint of global step 10 could not be saved in /td: No space left on device'))
+    trace = Output('the trace', '--trace_file', 'after_loop',
+                   OSError(28, 'No space left on device', '/t.json'))
+    results = Output('the results JSON', '--benchmark_log_dir', 'report')
+    record = Output('the record', None, 'report')
+    runner = phase_runner.PhaseRunner([checkpoint, trace, recorder, results, record])
+    with pytest.raises(phase_runner.OutputsNotWritten) as raised:
+        runner.finish({})
+    assert recorder.log == ['after_loop', 'end', 'report', 'release']
+    assert results.done and record.done
+    assert str(raised.value) == (
+        'the run finished, but not all of its outputs were written. Not written: the trace '
+        '(--trace_file): cannot write /t.json: No space left on device; free space there, or '
+        'give another --trace_file. Not written: the checkpoint (--train_dir): the checkpoint '
+        'of global step 10 could not be saved in /td: No space left on device; free space '
+        'there, or give another --train_dir. Written: the results JSON /out/JSON, the record '
+        '/out/record.')
+
+
+def test_a_hook_without_an_output_still_ends_the_run_at_once():
+    recorder = Recorder()
+    fails = run_hooks.RunHook()
+    fails.end = lambda result: (_ for _ in ()).throw(cnn_util.BenchmarkError('figures failed'))
+    with pytest.raises(cnn_util.BenchmarkError, match='^figures failed$'):
+        phase_runner.PhaseRunner([fails, recorder]).finish({})
+    assert recorder.log == ['after_loop']

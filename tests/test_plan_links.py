@@ -148,7 +148,12 @@ def test_pcie4_for_a_v100s_stops_the_command_before_tensorflow_loads():
                                    '--plan_scaling and --dry_run'),
     (dict(plan_scaling_png='x.png'), '--plan_scaling_png needs --plan_scaling.'),
     (dict(plan_num_ps=4), '--plan_num_ps needs --plan_scaling.'),
-    (dict(plan_scaling=True, dry_run=True), '--plan_scaling excludes --dry_run'),
+    # It said the plan runs 'without building its step', but it builds a two-tower step.
+    (dict(plan_scaling=True, dry_run=True), '--plan_scaling excludes --dry_run: each prints a '
+     'report of its own (the plan: 1 to 1,024 GPUs; the dry run: this run\'s step checked); '
+     'run them one after the other.'),
+    (dict(plan_scaling=True, eval=True), '--plan_scaling excludes --eval: it plans no '
+     'evaluation; run them one after the other.'),
     (dict(dry_run=True, single_device_images_per_sec=0.0),
      '--single_device_images_per_sec must be > 0'),
     (dict(dry_run=True, single_device_images_per_sec=-380.0),  # said '>= 0' before
@@ -159,6 +164,14 @@ def test_the_planning_flags_rules(flags, message):
     with pytest.raises(params.ParamsError) as e:
         params.validate_params(params.make_params(**flags))
     assert str(e.value).startswith(message)
+
+
+def test_the_planning_flags_help_names_both_modes_that_read_them():
+    # --help for --gpu_model named --dry_run only.
+    for name in ('gpu_model', 'single_device_images_per_sec', 'interconnect_gbps',
+                 'gpu_interconnect'):
+        text = params.SPEC_BY_NAME[name].help
+        assert '--dry_run' in text and '--plan_scaling' in text, (name, text)
 
 
 def test_an_unknown_gpu_link_lists_what_a_user_may_type_grouped():

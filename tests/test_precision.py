@@ -326,7 +326,7 @@ def test_native_support_reads_cpu_flags_and_gpu_capability(tmp_path, monkeypatch
     # header warning; the dry run compares it with float32.
     native, text = precision.native_support(tf.bfloat16, 'gpu', capabilities=[(7, 0)])
     assert native and text.endswith('no bfloat16 tensor cores; bfloat16 data with float32 math, '
-                                    'half the memory traffic')
+                                    'convolutions cast to float32 and back')
     assert precision.native_support(tf.float16, 'gpu', capabilities=[(7, 0)])[0]
     assert precision.cpu_flags(str(tmp_path / 'absent')) == set()
 

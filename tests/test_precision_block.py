@@ -138,7 +138,7 @@ GPU_CASES = [
         'GPU compute capability 8.0 >= 7.0: native float16']),
     ('bf16-volta', dict(use_bf16=True), 'V100', [
         'GPU compute capability 7.0 < 8.0',
-        'no bfloat16 tensor cores: float32 math, half the memory traffic']),
+        'no bfloat16 tensor cores: float32 math, convolutions cast to float32 and back']),
 ]
 
 

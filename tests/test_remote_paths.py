@@ -182,7 +182,9 @@ def test_a_run_on_ram_trains_saves_resumes_and_writes_its_results_there(tmp_path
     assert checkpoints.resolve_checkpoint_path(folder + '/run') == folder + '/run/model.ckpt-5'
     assert checkpoints.resolve_checkpoint_path(folder + '/run/model.ckpt-3') == (
         folder + '/run/model.ckpt-3')  # (ram:// calls any prefix of a name a folder)
-    evaluated = helpers.tiny_run(eval=True, eval_dir=folder + '/eval', **run)
+    # No --num_batches: the whole validation subset once (with it, --eval scores that many).
+    evaluated = helpers.tiny_run(eval=True, eval_dir=folder + '/eval',
+                                 **dict(run, num_batches=None))
     assert (evaluated['eval']['global_step'], evaluated['eval']['num_examples'],
             evaluated['checkpoint_path']) == (5, 8, folder + '/run/model.ckpt-5')
     [events] = gfile.listdir(folder + '/eval')  # the eval's scalars, in --eval_dir

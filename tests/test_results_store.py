@@ -456,13 +456,22 @@ def test_an_existing_database_this_user_cannot_write_is_a_usage_error(tmp_path):
                                      '%s%s' % (db, reason, fix))
 
 
-def test_results_kept_where_no_folder_can_be_made_is_one_warning(capsys):
+def test_results_kept_where_no_folder_can_be_made_is_one_warning(capsys, monkeypatch,
+                                                                  tmp_path):
     # The fallback's own failure (the database's folder vanished after the check) is one
-    # warning, not a traceback.
+    # warning, not a traceback; the next place of unrecorded_dirs keeps the results.
+    monkeypatch.setenv('XDG_DATA_HOME', str(tmp_path))
     assert results_db.record('/proc/x/r.sqlite', rh.result(321.0)) is None
     err = capsys.readouterr().err
     assert err.startswith('warning: the run was not recorded in the results database: ')
-    assert 'nor could its results be kept: cannot create the folder /proc/x/unrecorded' in err
+    kept = os.path.join(store.data_folder(), 'unrecorded')
+    assert ('Its results are in %s/tf_cnn_benchmarks_trivial_' % kept) in err
+    assert 'instead (cannot create the folder /proc/x/unrecorded for the results JSON' in err
+    # Where no place takes them, the warning says so.
+    monkeypatch.setattr(results_db, 'unrecorded_dirs', lambda database: ['/proc/x/unrecorded'])
+    assert results_db.record('/proc/x/r.sqlite', rh.result(321.0)) is None
+    assert 'nor could its results be kept: cannot create the folder /proc/x/unrecorded' in (
+        capsys.readouterr().err)
 
 
 def test_tf_cnn_results_db_names_the_default_database(monkeypatch, tmp_path):

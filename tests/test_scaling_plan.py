@@ -98,12 +98,22 @@ COUNTED = [
          **dict(CLUSTER, ps_hosts=[])),
     dict(variable_update='distributed_all_reduce', job_name='controller',
          controller_host='h0:3', **dict(CLUSTER, ps_hosts=[])),
+    # Two-level specs on one host of two GPUs: the outer level between the two (the pattern said
+    # GPU->GPU for pscpu/pscpu, which the graph sends through the host; the others had none).
+    dict(variable_update='replicated', all_reduce_spec='pscpu/pscpu'),
+    dict(variable_update='replicated', all_reduce_spec='nccl/pscpu'),
+    dict(variable_update='replicated', all_reduce_spec='psgpu/xring'),
 ]
+# Forward-only steps: the variables' reads alone (they had no pattern, and a note blaming NCCL,
+# collective ops or a two-level spec that none of them has).
+COUNTED += [dict(flags, forward_only=True) for flags in COUNTED
+            if flags.get('all_reduce_spec') in (None, 'pscpu/pscpu')]
 
 
 @pytest.mark.parametrize('flags', COUNTED, ids=lambda f: '-'.join(
     str(v) for k, v in f.items() if k in ('variable_update', 'local_parameter_device',
-                                          'all_reduce_spec', 'job_name', 'use_nccl')))
+                                          'all_reduce_spec', 'job_name', 'use_nccl',
+                                          'forward_only')))
 def test_each_pattern_gives_the_bytes_the_dry_run_counts(flags):
     p = params.make_params(num_gpus=2, **SMALL, **flags)
     built = dry_run.build(benchmark_cnn.BenchmarkCNN(p, gpus=2))
@@ -112,8 +122,10 @@ def test_each_pattern_gives_the_bytes_the_dry_run_counts(flags):
     hosts = 2 if p.job_name else 1
     topo = patterns.Topology(p.variable_update, 2, hosts, len(p.ps_hosts),
                              all_reduce=from_flags.all_reduce_of(p),
-                             local_parameter_device=p.local_parameter_device)
+                             local_parameter_device=p.local_parameter_device,
+                             forward_only=p.forward_only)
     expected = patterns.expected_counts(topo, m, m)
+    counted = {way: size for way, size in counted.items() if size}
     assert sorted(counted) == sorted(expected)
     for way, size in expected.items():
         assert counted[way] == pytest.approx(size, rel=0.02), way
@@ -279,8 +291,8 @@ def _check_report(lines: list[str], model: str, mode: str, rows) -> None:
         assert line.startswith('%-9s %5d  ' % ('%d x %d' % (r.hosts, r.gpus_per_host),
                                                 r.prediction.devices)), line
         assert ' %.1f ' % r.prediction.images_per_sec in line, line
-        assert line.endswith(scaling_report.RESOURCE_NAMES.get(r.prediction.bound, '')) or \
-            r.prediction.bound == 'gpu_link', line
+        assert r.prediction.bound == 'gpu_link' or line.endswith(
+            scaling_report.bound_label(r.prediction, None)), line
     knobbed = [r for r in rows if r.knob is not None]
     rest = lines[head + 1 + len(rows):]
     assert len([x for x in rest if x.startswith('  ')]) == len(knobbed)

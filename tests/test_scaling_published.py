@@ -8,6 +8,7 @@ asserts it only on a quiet host.
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 
@@ -53,6 +54,56 @@ def test_each_published_case_is_predicted_from_its_one_gpu_figure():
         # predictions are upper bounds, within the stated 35% of every published figure.
         for r in rows:
             assert -0.05 <= r.error <= 0.35, (case.name, r.gpus, r.error)
+
+
+def _plan_rows(monkeypatch, *flags: str) -> dict:
+    """{GPUs: images/sec} of the one-host rows `tf_cnn_benchmarks --plan_scaling *flags`
+    prints (cli.py's path, without the dry run's count of copies)."""
+    from tf_cnn_benchmarks import benchmark_cnn, flag_parsing
+    from tf_cnn_benchmarks.cluster import resolvers
+    from tf_cnn_benchmarks.preflight import scaling_plan, usage
+    monkeypatch.setattr(scaling_plan, 'counted_lines', lambda *args: [])
+    printed = []
+    monkeypatch.setattr(scaling_plan.cnn_util, 'log_fn', printed.append)
+    argv = ['tf_cnn_benchmarks', '--plan_scaling', *flags]
+    checked = usage.check_usage(flag_parsing.parse_flags(argv), resolve=False, paths=False)
+    assert scaling_plan.run(lambda q, n: benchmark_cnn.BenchmarkCNN(
+        q, gpus=n, checked=usage.CheckedRun(resolvers.Resolution(q, 'flags'))),
+        checked.params, 0) == 0
+    return {int(line.split()[3]): float(line.split()[5]) for line in printed
+            if line.startswith('1 x ')}
+
+
+def test_what_the_command_plans_for_the_dgx1_nccl_rows_is_what_the_pages_say(monkeypatch):
+    # docs/scaling.md said the validated host presets plan each hop at a measured copy's rate;
+    # `--gpu_interconnect=dgx1_p100` plans NVLink 1.0's line rate over four links (23164.7 on
+    # 8 GPUs, not the table's 19650.7): the table plans TF 1.1's NCCL 1.x ring apart.
+    from tf_cnn_benchmarks.hardware import links
+    preset = links.host_preset('dgx1_p100')
+    assert (preset.gpu_link, links.link(preset.gpu_link).gbytes_per_sec) == ('nvlink1', 80)
+    case = next(c for c in published_scaling.CASES if c.name == 'DGX-1 AlexNet')
+    assert case.host == 'dgx1_p100' and case.gpu_link == published_scaling.NCCL1_RING
+    published = {r.gpus: r.predicted for r in published_scaling.compare(case)}
+    common = ('--model=alexnet', '--batch_size=512', '--variable_update=replicated',
+              '--use_nccl', '--single_device_images_per_sec=2987')
+    host = _plan_rows(monkeypatch, '--gpu_interconnect=dgx1_p100', *common)
+    ring = _plan_rows(monkeypatch, '--gpu_model=P100 SXM2',
+                      '--gpu_interconnect=nvlink1_link_copy', *common)
+    assert ring[2] == pytest.approx(published[2], abs=0.05)
+    assert ring[4] == pytest.approx(published[4], abs=0.05)
+    assert ring[8] > published[8] + 100  # the two hops through host memory: no flag plans them
+    with open(os.path.join(checkout.REPO, 'docs', 'scaling.md'), encoding='utf-8') as f:
+        page = ' '.join(f.read().split())
+    with open(os.path.join(checkout.REPO, 'README.md'), encoding='utf-8') as f:
+        readme = ' '.join(f.read().split())
+    assert 'The presets of hosts whose published NCCL rings are validated below plan' not in page
+    quoted = ('%.1f images/sec on 8 GPUs, bound by compute (%+.1f%% against the published %d)'
+              % (host[8], 100 * (host[8] / case.figures[-1][1] - 1), case.figures[-1][1]))
+    assert quoted in page, quoted
+    assert ('the table\'s 2- and 4-GPU rows (%.1f and %.1f), and %.1f on 8 GPUs, where the '
+            'table\'s %.1f' % (ring[2], ring[4], ring[8], published[8])) in page
+    assert 'the `dgx1_p100` preset plans today\'s NCCL: %.1f for AlexNet\'s 8 GPUs' % host[8] \
+        in readme
 
 
 # --- A measured cluster on this machine.

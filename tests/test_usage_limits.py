@@ -5,11 +5,13 @@ exit status 2 before anything is built."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -76,9 +78,9 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
     deep = os.path.join(_deep_folder(str(tmp_path), 4040), 'run')  # its folder can be made
     cases = [['--data_dir='], ['--train_dir=s3://bucket/run1'],
              ['--data_dir=hdfs://namenode/imagenet'], ['--results_db=gs://bucket/r.sqlite'],
-             ['--config=resnet50_cpu.flags', '--num_batches=0'],
+             ['--config=resnet50_cpu.flags', '--num_batches=-1'],
              ['--config=' + os.path.join(checkout.REPO, 'configs', 'ci_smoke.flags'),
-              '--num_batches=0'],
+              '--num_batches=-1'],
              ['--train_dir=' + deep, '--num_batches=100']]
     results = run_mains(cases, str(tmp_path))
     assert [(status, loaded, err.count('\n')) for status, err, loaded in results] == [
@@ -98,7 +100,7 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
                                 'is an SQLite file, which needs a local disk')
     # The configuration was read (resnet50_cpu's flags), and the next rule stopped the run.
     assert errors[4] == errors[5] == ('error: --num_batches must be >= 1. Received: '
-                                      'num_batches=0\n')
+                                      'num_batches=-1\n')
     # Before: the folder could be made, the run trained 110 steps and lost them at the save.
     assert errors[6] == ('error: --train_dir=%s cannot be used: the run would write '
                          'model.ckpt-111.data-00000-of-00001.tempstate%s there, a path of %d '
@@ -202,11 +204,19 @@ def test_the_cpu_tower_limit_is_one_per_cpu_and_at_least_sixteen():
     usage.check_cpu_towers(p._replace(job_name='ps'), 'cpu', cpus=2)  # a ps builds no towers
 
 
-def test_the_header_shortens_a_long_device_list():
+def test_the_header_shortens_a_long_device_list_and_keeps_it_a_python_literal():
     assert header.describe_devices(['/cpu:%d' % i for i in range(8)]) == str(
         ['/cpu:%d' % i for i in range(8)])
-    assert header.describe_devices(['/cpu:%d' % i for i in range(100000)]) == (
-        "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:99999'] (100000 devices)")
+    many = ['/cpu:%d' % i for i in range(100000)]
+    shown = header.describe_devices(many)
+    # Before: "[...] (100000 devices)", which the original's log parsers (ast.literal_eval of
+    # the value) could not read; the count is a note on the line after it.
+    assert shown == "['/cpu:0', '/cpu:1', '/cpu:2', ..., '/cpu:99999']"
+    assert ast.literal_eval(shown) == ['/cpu:0', '/cpu:1', '/cpu:2', Ellipsis, '/cpu:99999']
+    plan = types.SimpleNamespace(devices=tuple(many), visible_gpus=0,
+                                 params=types.SimpleNamespace(device='cpu'))
+    assert header.device_notes(plan) == ['             100000 devices',
+                                         '             no GPU visible: running on the CPU']
 
 
 def test_every_path_flag_given_empty_is_refused_and_unset_is_not():

@@ -493,6 +493,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in ('input_dir', 'output_dir'):
             if not fv[name].value:
                 raise flags.Error('--%s is required' % name)
+        gone = cnn_util.working_folder_problem(
+            ('--' + name, fv[name].value) for name in ('input_dir', 'output_dir',
+                                                       'class_text_file'))
+        if gone:
+            raise flags.Error(gone)
     except flags.Error as e:
         print('error: %s' % e, file=sys.stderr)
         return 2

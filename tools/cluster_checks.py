@@ -139,11 +139,16 @@ def check_log_dir(log_dir: str | None, roles: list[str]) -> None:
       roles: the tasks' roles ('ps0', 'worker1', 'controller').
 
     Raises:
-      LaunchError: the path is a file, the folder cannot be made or written, or a task's
-        log path is a folder.
+      LaunchError: the path is a file, the folder cannot be made or written (or, relative,
+        has no working folder: cnn_util.working_folder_problem), or a task's log path is a
+        folder.
     """
     if not log_dir:
         return
+    from tf_cnn_benchmarks import cnn_util  # absolute: see check_task_flags
+    gone = cnn_util.working_folder_problem([('--log_dir', log_dir)])
+    if gone:
+        raise LaunchError(gone)
     if os.path.exists(log_dir) and not os.path.isdir(log_dir):
         raise LaunchError('--log_dir %s is not a directory; choose another path' % log_dir)
     try:

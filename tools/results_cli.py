@@ -428,6 +428,13 @@ def run(argv: list[str]) -> int:
     if problem:
         raise UsageError(problem)
     args.db_path = store.resolve_path(getattr(args, 'results_db', None))
+    gone = cnn_util.working_folder_problem(
+        [('--results_db' if hasattr(args, 'results_db') else 'the results database',
+          args.db_path),
+         ('--png', getattr(args, 'png', None)), ('the page folder', getattr(args, 'out_dir', None))]
+        + [('the path', path) for path in getattr(args, 'paths', None) or []])
+    if gone:
+        raise UsageError(gone)
     too_long = path_lengths.path_problem(args.db_path)  # over PATH_MAX it reads as missing
     if too_long:
         raise UsageError('the results database %s cannot be used: %s; give a shorter '

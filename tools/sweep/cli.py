@@ -153,6 +153,7 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
                     'Received: %s' % (base, arg))
     try:
         p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+        output_paths.check_working_folder(p)
         output_paths.check_output_paths(p)
     except params.ParamsError as e:
         return 'the flags for every run: %s' % e
@@ -255,9 +256,16 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     'extra_flags'}; flags given on the command line win.
 
     Raises:
-      SweepError: a missing or invalid axis (an unknown model included), or a reserved flag
-        among the flags for every run.
+      SweepError: a missing or invalid axis (an unknown model included), a reserved flag
+        among the flags for every run, or a relative path where the working folder no longer
+        exists (cnn_util.working_folder_problem).
     """
+    given = [('--sweep_file', fv.sweep_file), ('--output_dir', fv.output_dir)]
+    if fv.publish:
+        given.append(('--publish_dir', fv.publish_dir))
+    gone = cnn_util.working_folder_problem(given)
+    if gone:
+        raise SweepError(gone)
     try:
         file_values = file.read_sweep_file(fv.sweep_file) if fv.sweep_file else {}
     except file.SweepFileError as e:
@@ -280,6 +288,9 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
     for name in ('models', 'batch_sizes', 'output_dir'):
         if not pick(name):
             raise SweepError('--%s is required (on the command line or in --sweep_file)' % name)
+    gone = cnn_util.working_folder_problem([("the sweep file's output_dir", pick('output_dir'))])
+    if gone:
+        raise SweepError(gone)
     problem = unknown_model(list(pick('models')))
     if problem:
         raise SweepError(problem)
@@ -500,6 +511,10 @@ def _report_main(argv: list[str]) -> int:
     if len(argv) != 1:
         print('error: report takes one sweep output directory. Received %d argument(s). %s'
               % (len(argv), usage), file=sys.stderr)
+        return 2
+    gone = cnn_util.working_folder_problem([('the sweep', argv[0])])
+    if gone:
+        print('error: %s' % gone, file=sys.stderr)
         return 2
     path = results.results_path(argv[0])
     if not os.path.isfile(path):

@@ -464,6 +464,9 @@ def _compare(argv: list[str]) -> int:
     if len(paths) != 2:
         raise gate.UsageError('compare takes two sweeps. Received %d argument(s). %s' % (
             len(paths), USAGE))
+    gone = cnn_util.working_folder_problem(('the sweep', path) for path in paths)
+    if gone:
+        raise gate.UsageError(gone)
     sides = []
     for side, path in zip('AB', paths):
         jsonl = results.results_path(path)

@@ -89,8 +89,12 @@ class Interrupts(run_signals.HandlerSwap):
         if self.signum is None:
             self.signum = signum
         # os.write: a handler must not re-enter the buffered sys.stderr.
-        os.write(2, ('\nsweep: received %s: stopping the current run (again to abort it at '
-                     'once); results so far are kept\n' % signal.Signals(signum).name).encode())
+        try:
+            os.write(2, ('\nsweep: received %s: stopping the current run (again to abort it '
+                         'at once); results so far are kept\n'
+                         % signal.Signals(signum).name).encode())
+        except OSError:  # stderr on a full disk or closed: the stop goes on
+            pass
         self.forward()
 
     def forward(self) -> None:

@@ -1,0 +1,146 @@
+"""stdout or stderr that cannot be written (a full disk, /dev/full, a closed descriptor) costs
+the command its output, not its work (output_streams.py): the run goes on and saves, and the
+command ends with one `error:` line on the stream that works and exit status 74."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_cnn_benchmarks.runtime import output_streams
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, 'tests')
+LOST = "error: part of this command's output was lost: "
+
+
+class FullDisk(io.StringIO):
+    """A text file whose writes fail with ENOSPC once `room` characters were written."""
+
+    def __init__(self, room: int):
+        super().__init__()
+        self.room = room
+
+    def write(self, text):
+        if self.tell() + len(text) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return super().write(text)
+
+
+def test_a_failed_write_is_counted_as_lost_not_raised(monkeypatch):
+    pointed = []
+    monkeypatch.setattr(output_streams, '_point_at_devnull', pointed.append)
+    stream = output_streams.GuardedStream(FullDisk(room=12), 1, 'stdout')
+    print('first line', file=stream, flush=True)
+    print('second line', file=stream, flush=True)  # over the room: ENOSPC
+    print('third line', file=stream, flush=True)
+    assert stream.inner.getvalue() == 'first line\n'
+    assert stream.reason == 'No space left on device'
+    assert stream.lost_lines == 2
+    assert pointed == [1]  # the descriptor goes to /dev/null once, at the first failure
+
+
+def test_the_loss_line_and_the_status(monkeypatch):
+    out = output_streams.GuardedStream(FullDisk(room=0), 1, 'stdout')
+    err = output_streams.GuardedStream(io.StringIO(), 2, 'stderr')
+    monkeypatch.setattr(output_streams, '_point_at_devnull', lambda fd: None)
+    monkeypatch.setattr(sys, 'stdout', out)
+    monkeypatch.setattr(sys, 'stderr', err)
+    assert output_streams.report_loss(0) == 0  # nothing lost: the status stays
+    print('a line')
+    assert output_streams.report_loss(0) == output_streams.OUTPUT_LOST_STATUS == 74
+    assert output_streams.report_loss(2) == 2  # a usage error keeps its status
+    assert err.inner.getvalue().splitlines()[0] == (
+        LOST + '1 line to stdout (No space left on device) could not be written; the command '
+        'went on to its end regardless (the files it writes were written as usual); give '
+        'stdout a file on a disk with space, a terminal or /dev/null')
+
+
+def _command(args, **kwargs) -> subprocess.CompletedProcess:
+    """`tf_cnn_benchmarks ARGS` from the checkout, as a process of its own."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    return subprocess.run([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
+                          text=True, timeout=300, cwd=REPO, env=env, **kwargs)
+
+
+def _close(fd):
+    return lambda: os.close(fd)
+
+
+@pytest.mark.cli
+def test_stdout_on_dev_full_is_one_line_and_74():
+    # Before: an OSError traceback from the first print, exit 1.
+    with open('/dev/full', 'w') as full:
+        proc = _command(['--list_models'], stdout=full, stderr=subprocess.PIPE)
+    assert proc.returncode == 74
+    assert proc.stderr.startswith(LOST) and proc.stderr.count('\n') == 1
+    assert 'lines to stdout (No space left on device)' in proc.stderr
+
+
+@pytest.mark.cli
+def test_closed_stdout_is_one_line_and_74():
+    # Before (a whole run): AttributeError: 'NoneType' object has no attribute 'flush'.
+    proc = _command(['--list_models'], stdout=None, stderr=subprocess.PIPE,
+                    preexec_fn=_close(1))
+    assert proc.returncode == 74
+    assert proc.stderr.startswith(LOST) and 'to stdout (it was closed (>&-))' in proc.stderr
+
+
+@pytest.mark.cli
+def test_closed_stderr_puts_the_line_on_stdout_and_keeps_a_usage_error_status():
+    # Before: exit 1 and nothing said (the usage error's line went nowhere).
+    proc = _command(['--model=no_such_model'], stdout=subprocess.PIPE, stderr=None,
+                    preexec_fn=_close(2))
+    assert proc.returncode == 2
+    assert proc.stdout.startswith(LOST) and 'to stderr (it was closed (2>&-))' in proc.stdout
+
+
+_FILLS_MID_RUN = textwrap.dedent('''
+    import os, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import cli, console
+    from tf_cnn_benchmarks.lifecycle import run_hooks
+    from tf_cnn_benchmarks.runtime import runtime_env
+
+    class DiskFills(run_hooks.RunHook):
+        """stdout's disk is full from the first timed step on."""
+
+        def before_timed(self):
+            full = os.open('/dev/full', os.O_WRONLY)
+            os.dup2(full, 1)
+            os.close(full)
+
+    console.finish(lambda: cli.main(sys.argv, hooks=[DiskFills()]), runtime_env.exit_process)
+''')
+
+
+@pytest.mark.cli
+def test_a_run_whose_stdout_fills_mid_run_saves_everything(tmp_path):
+    # The operator's trial: stdout on a disk that filled during the timed steps. Before: an
+    # OSError traceback from log_fn, exit 1, no checkpoint, no results JSON, no database record.
+    train_dir, log_dir, db = tmp_path / 'td', tmp_path / 'bl', tmp_path / 'r.sqlite'
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    proc = subprocess.run(
+        [sys.executable, '-c', _FILLS_MID_RUN.format(tests=TESTS), '--model=trivial',
+         '--batch_size=2', '--image_size=16', '--num_batches=3', '--num_warmup_batches=1',
+         '--display_every=1', '--train_dir=%s' % train_dir, '--benchmark_log_dir=%s' % log_dir,
+         '--results_db=%s' % db], capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    assert proc.returncode == 74, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(LOST)
+    assert 'to stdout (No space left on device)' in proc.stderr
+    assert 'Initializing graph' in proc.stdout and 'total images/sec' not in proc.stdout
+    assert (train_dir / 'model.ckpt-4.index').exists()
+    [results] = list(log_dir.iterdir())
+    assert json.loads(results.read_text())['num_steps'] == 3
+    assert sqlite3.connect(db).execute('SELECT COUNT(*) FROM runs').fetchone() == (1,)

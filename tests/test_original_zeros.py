@@ -1,0 +1,83 @@
+"""Scripts written for the original tf_cnn_benchmarks give 0 for "unset" where it read a flag as
+a truth value (`num_batches or 100`, `if params.save_model_steps:`): taken with its meaning, the
+header saying what each became (params/zero_values.py)."""
+
+import glob
+
+import pytest
+
+from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks.params import make_params, zero_values
+from tf_cnn_benchmarks.preflight import ineffective_flags, usage
+
+import helpers
+
+ZEROS = dict(num_batches=0, num_epochs=0, save_model_steps=0,
+             eval_during_training_every_n_epochs=0, stop_at_top_1_accuracy=0,
+             num_eval_batches=0, num_eval_epochs=0, datasets_num_private_threads=0,
+             datasets_parallel_interleave_cycle_length=0, fp16_loss_scale=0, resnet_base_lr=0,
+             autotune_threshold=0, max_ckpts_to_keep=0)
+
+
+def test_every_zero_the_original_read_as_unset_is_accepted_with_its_meaning():
+    # Each was 'error: --num_batches must be >= 1' (exit 2), or took 0 literally: a loss scale
+    # refused, a rate of 0, a stop at the first evaluation, a GPU-only warning on a CPU.
+    checked = usage.check_usage(make_params(**ZEROS), command=False, paths=False)
+    p = checked.params
+    assert {name: getattr(p, name) for name in ZEROS} == dict(
+        {name: None for name in ZEROS}, max_ckpts_to_keep=0)  # nothing evaluates: no 100
+    assert checked.given.num_batches == 0  # the flags as given stay (results' given_flags)
+    assert ineffective_flags.messages(p, 0, 'synthetic', frozenset(ZEROS), device='cpu') == [
+        '--max_ckpts_to_keep has no effect without --train_dir (checkpoints are written there)']
+    # An evaluation's 0 batches (or epochs) without the other: the original's 100 batches.
+    for zero in (dict(num_eval_batches=0), dict(num_eval_epochs=0)):
+        q = zero_values.as_unset(make_params(eval=True, **zero))
+        assert (q.num_eval_batches, q.num_eval_epochs) == (100, None)
+    q = zero_values.as_unset(make_params(eval=True, num_eval_batches=0, num_eval_epochs=0.5))
+    assert (q.num_eval_batches, q.num_eval_epochs) == (None, 0.5)
+    assert zero_values.as_unset(make_params(num_batches=-1)).num_batches == -1  # still refused
+
+
+def test_the_header_says_what_each_zero_became():
+    given = dict(num_batches=0, save_model_steps=0, num_eval_batches=0, max_ckpts_to_keep=0,
+                 eval_during_training_every_n_steps=2)
+    p = params.resolve_params(zero_values.as_unset(make_params(**given)), 0)
+    assert zero_values.header_lines(given, p) == [
+        'Flags at 0:  --num_batches=0 is unset, as in the original: 100 steps (the default)',
+        '             --save_model_steps=0 is unset, as in the original: no checkpoint every N '
+        'steps',
+        '             --num_eval_batches=0, as in the original: 100 batches per evaluation (its '
+        'default)',
+        '             --max_ckpts_to_keep=0, as in the original: every checkpoint is kept']
+    assert zero_values.header_lines({'num_batches': 5}, p) == []
+
+
+def test_a_gpu_run_warms_up_as_long_as_the_originals_autotuning():
+    resolve = params.resolve_params
+    assert resolve(make_params(device='gpu', autotune_threshold=2), 1).num_warmup_batches == 20
+    assert resolve(make_params(device='gpu'), 1).num_warmup_batches == 10
+    assert resolve(make_params(device='cpu', autotune_threshold=2), 0).num_warmup_batches == 5
+
+
+@pytest.mark.cli
+def test_a_script_of_the_original_with_zeros_runs(tmp_path):
+    train_dir = tmp_path / 'train'
+    done = helpers.run_command(
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=0',
+        '--num_batches=0', '--num_epochs=0.000004', '--save_model_steps=1',
+        '--max_ckpts_to_keep=0', '--display_every=10', '--autotune_threshold=0',
+        '--train_dir=%s' % train_dir, '--noresults_db')
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert 'Num batches: 3' in lines  # ceil(4e-06 x 1,281,167 / 2)
+    start = lines.index('Flags at 0:  --num_batches=0 is unset, as in the original: the steps '
+                        'of --num_epochs=4e-06')
+    assert lines[start + 1:start + 4] == [
+        '             --autotune_threshold=0 is unset, as in the original: TF_AUTOTUNE_THRESHOLD '
+        'is not set',
+        '             --max_ckpts_to_keep=0, as in the original: every checkpoint is kept',
+        '==========']
+    assert 'warning: --autotune_threshold' not in done.stderr  # unset: no GPU-only warning
+    kept = sorted(int(f.split('-')[-1].split('.')[0])
+                  for f in glob.glob(str(train_dir / 'model.ckpt-*.index')))
+    assert kept == [1, 2, 3]  # every checkpoint kept
