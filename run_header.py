@@ -260,7 +260,7 @@ def resume_lines(plan, resume) -> list[str]:
     step, seen = resume.global_step, resume.images_seen
     where = 'global step %d of %s' % (step, os.path.basename(resume.path))
     if seen is None:
-        writer = 'the original tf_cnn_benchmarks' if resume.original else 'an earlier version'
+        writer = 'the original tf_cnn_benchmarks.py' if resume.original else 'an earlier version'
         return ['Resume:      %s, which does not count its images (%s): epochs count as %s x '
                 '%d images' % (where, writer, cnn_util.counted(step, 'step'), per_step)]
     lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]

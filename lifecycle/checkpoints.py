@@ -288,7 +288,7 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
                 'Note: checkpoint %s does not count the images it saw (written by %s): taking '
                 'global step %d x %d images a step = %d images seen; epoch-based schedules '
                 'assume this run\'s global batch throughout' % (
-                    path, 'the original tf_cnn_benchmarks' if original else 'an earlier version',
+                    path, 'the original tf_cnn_benchmarks.py' if original else 'an earlier version',
                     step, per_step, step * per_step))
         return step
 

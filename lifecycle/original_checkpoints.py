@@ -146,12 +146,12 @@ def mapped_line(path: str, translation: Translation) -> str:
     """The log line of a restore of an original checkpoint."""
     renamed = sorted(((s, n) for n, s in translation.names.items() if s != n),
                      key=lambda pair: (not _KERNEL.search(pair[0]), pair))
-    line = ('Checkpoint %s was written by the original tf_cnn_benchmarks: %d variables restored '
+    line = ('Checkpoint %s was written by the original tf_cnn_benchmarks.py: %d variables restored '
             'by their names there (e.g. %s as %s)' % (
                 path, len(translation.names), *(renamed or [('global_step',) * 2])[0]))
     if translation.unscaled:
-        line += ('; its batch norms have no gamma (no scale): the %d gammas here stay 1, the '
-                 'same function' % len(translation.unscaled))
+        line += ('; its batch norms have no gamma (no scale): the %d gammas here stay 1'
+                 % len(translation.unscaled))
     return line
 
 
@@ -159,14 +159,14 @@ def unmapped_message(path: str, model_name: str, missing: list, total: int) -> s
     """The CheckpointError text for an original checkpoint whose names do not all map."""
     if re.match(r'^resnet\d+_v2$', model_name):
         why = ('the original\'s ResNet v2 layers differ from this project\'s (it normalises the '
-               'first convolution\'s output and numbers its batch norms otherwise): its ResNet v2 '
-               'checkpoints do not load here')
+               'first convolution\'s output and numbers its batch norms otherwise), so its ResNet '
+               'v2 checkpoints do not load here: train afresh with another --train_dir')
     else:
         why = ('the original\'s checkpoints load for the --model they were written with among '
-               '%s (CIFAR-10 ones with --num_classes=11); give that --model' % MAPPED_MODELS)
-    return ('checkpoint %s was written by the original tf_cnn_benchmarks (names such as %s), and '
-            '%d of --model=%s\'s %d variables have no counterpart in it (e.g. %s): %s, or train '
-            'afresh with another --train_dir'
+               '%s (CIFAR-10 ones with --num_classes=11): give that --model, or train afresh '
+               'with another --train_dir' % MAPPED_MODELS)
+    return ('checkpoint %s was written by the original tf_cnn_benchmarks.py (names such as %s), '
+            'and %d of --model=%s\'s %d variables have no counterpart in it (e.g. %s): %s'
             % (path, EXAMPLE, len(missing), model_name, total, missing[0], why))
 
 
@@ -178,6 +178,9 @@ def shape_hint() -> str:
 
 # Models whose names map but whose layers compute otherwise than the original's.
 _DIFFERENCES = [
+    (re.compile(r'^trivial$'),
+     'the original\'s 1-unit layer has a ReLU, this project\'s is linear (models/trivial_model'
+     '.py): the outputs differ wherever that unit is negative'),
     (re.compile(r'^resnet(20|32|44|56|110)$'),
      'the original\'s CIFAR-10 ResNet v1 has no ReLU after its first convolution, this '
      'project\'s has (He et al. 2016): the restored network computes another function'),
@@ -245,10 +248,11 @@ def rows_to_reorder(graph, path: str, names) -> dict:
         return {}
     layout = written_layout(path)
     if layout is None:
-        cnn_util.warn('checkpoint %s was written by the original tf_cnn_benchmarks, and its graph '
-                      '(%s.meta or graph.pbtxt) is not beside it: the rows of %s are taken in '
-                      'NHWC order; if the original ran with --data_format=NCHW (its GPU default) '
-                      'they are in another order and that layer computes nonsense'
+        cnn_util.warn('checkpoint %s was written by the original tf_cnn_benchmarks.py, and its '
+                      'graph (%s.meta or graph.pbtxt) is not beside it: the rows of %s are taken '
+                      'in NHWC order; if the original ran with --data_format=NCHW (its GPU '
+                      'default) they are in another order and that layer computes nonsense; copy '
+                      'the .meta file with the checkpoint'
                       % (path, os.path.basename(path), ', '.join(sorted(rows))))
         return {}
     if layout == 'NHWC':

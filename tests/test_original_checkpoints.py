@@ -186,10 +186,10 @@ def test_an_original_checkpoint_resumes_as_this_projects_own(tmp_path, own_check
     np.testing.assert_allclose(result['losses'], losses, rtol=1e-6)
     out = capsys.readouterr().out
     # 3 layers' weights and biases, their momentum slots and the global step.
-    assert ('Checkpoint %s was written by the original tf_cnn_benchmarks: 13 variables restored '
+    assert ('Checkpoint %s was written by the original tf_cnn_benchmarks.py: 13 variables restored '
             'by their names there (e.g. v/cg/affine0/biases as cg/affine0/biases)'
             % (tmp_path / 'model.ckpt-2')) in out
-    assert 'does not count the images it saw (written by the original tf_cnn_benchmarks)' in out
+    assert 'does not count the images it saw (written by the original tf_cnn_benchmarks.py)' in out
 
 
 def test_its_eval_scores_as_this_projects_own(tmp_path, own_checkpoint):
@@ -238,9 +238,9 @@ def test_without_its_graph_the_rows_are_taken_as_nhwc_with_a_warning(tmp_path, o
     _, restored = _resume(tmp_path)
     _assert_same_values(restored, values)
     err = capsys.readouterr().err
-    assert ('warning: checkpoint %s was written by the original tf_cnn_benchmarks, and its graph '
-            '(model.ckpt-2.meta or graph.pbtxt) is not beside it: the rows of cg/affine0/weights '
-            'are taken in NHWC order' % (tmp_path / 'model.ckpt-2')) in err
+    assert ('warning: checkpoint %s was written by the original tf_cnn_benchmarks.py, and its '
+            'graph (model.ckpt-2.meta or graph.pbtxt) is not beside it: the rows of '
+            'cg/affine0/weights are taken in NHWC order' % (tmp_path / 'model.ckpt-2')) in err
 
 
 def test_the_header_says_whose_checkpoint_resumes():
@@ -248,7 +248,7 @@ def test_the_header_says_whose_checkpoint_resumes():
     point = checkpoints.ResumePoint('d/model.ckpt-3', 3, None, original=True)
     assert run_header.resume_lines(plan, point) == [
         'Resume:      global step 3 of model.ckpt-3, which does not count its images (the '
-        'original tf_cnn_benchmarks): epochs count as 3 steps x 4 images']
+        'original tf_cnn_benchmarks.py): epochs count as 3 steps x 4 images']
 
 
 # --- What does not map: one error line that says whose checkpoint it is.
@@ -261,10 +261,10 @@ def test_an_original_checkpoint_of_another_model_names_its_writer(tmp_path, own_
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith('error:')]
     assert errors == [
-        'error: checkpoint %s was written by the original tf_cnn_benchmarks (names such as '
+        'error: checkpoint %s was written by the original tf_cnn_benchmarks.py (names such as '
         'v/cg/conv0/conv2d/kernel), and 4 of --model=lenet\'s 9 variables have no counterpart '
         'in it (e.g. cg/conv0/biases): the original\'s checkpoints load for the --model they '
-        'were written with among %s (CIFAR-10 ones with --num_classes=11); give that --model, '
+        'were written with among %s (CIFAR-10 ones with --num_classes=11): give that --model, '
         'or train afresh with another --train_dir'
         % (tmp_path / 'model.ckpt-2', original_checkpoints.MAPPED_MODELS)]
     assert 'Traceback' not in out.stderr
@@ -275,8 +275,8 @@ def test_resnet_v2_and_cifar_classes_say_what_differs():
                                                  ['cg/batchnorm0/beta'], 98)
     assert text.endswith('(e.g. cg/batchnorm0/beta): the original\'s ResNet v2 layers differ '
                          'from this project\'s (it normalises the first convolution\'s output '
-                         'and numbers its batch norms otherwise): its ResNet v2 checkpoints do '
-                         'not load here, or train afresh with another --train_dir')
+                         'and numbers its batch norms otherwise), so its ResNet v2 checkpoints '
+                         'do not load here: train afresh with another --train_dir')
     assert 'give --num_classes=11' in original_checkpoints.shape_hint()
     assert 'no ReLU after its first convolution' in original_checkpoints.difference('resnet20')
     assert original_checkpoints.difference('resnet50') is None
