@@ -4,10 +4,13 @@ lifecycle/checkpoints.py restores through it: `check_fits` compares the checkpoi
 shapes and dtypes with the run's variables (a checkpoint the original tf_cnn_benchmarks wrote
 seen through lifecycle/original_checkpoints.py) and says what to restore; `restore_fed` restores
 the variables a Saver cannot: another floating-point dtype (cast), the original's NCHW rows
-(reordered).
+(reordered); `non_finite_problem` refuses the weights of a run that diverged.
 """
 
 from __future__ import annotations
+
+import os
+import weakref
 
 import tensorflow as tf
 
@@ -117,3 +120,30 @@ def cast_line(path: str, cast: dict, var_list: dict) -> str:
                'without --fp16_vars' if kinds[0][1] == 'float16' else 'in another precision')
     return 'Cast %d variable(s) of %s from %s (written %s)' % (
         len(cast), path, ', '.join('%s to %s' % k for k in kinds), written)
+
+
+_FINITE_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def non_finite_problem(sess, graph, path: str, var_list: dict) -> str | None:
+    """The CheckpointError text when a restored floating-point variable of `var_list`
+    ({checkpoint name: variable}) holds a NaN or an infinity (the run that wrote the checkpoint
+    diverged: the original saved such weights), else None. The counting ops are built once per
+    graph and name set (an eval loop restores many checkpoints into one graph)."""
+    names = sorted(n for n, v in var_list.items() if v.dtype.base_dtype.is_floating)
+    cache = _FINITE_COUNTS.setdefault(graph, {})
+    if tuple(names) not in cache:
+        with graph.as_default(), tf1.name_scope('checkpoint_non_finite'):
+            cache[tuple(names)] = [tf.reduce_sum(tf.cast(tf.logical_not(tf.math.is_finite(
+                var_list[n])), tf.int64)) for n in names]
+    bad = [(n, int(c)) for n, c in zip(names, sess.run(cache[tuple(names)])) if c]
+    if not bad:
+        return None
+    name, count = bad[0]
+    more = ', and %d more variables' % (len(bad) - 1) if len(bad) > 1 else ''
+    return ('checkpoint %s holds NaN or infinite values (%d of the %d values of %s%s): the run '
+            'that wrote it diverged, so its weights cannot be evaluated or trained on: give an '
+            'earlier one, --checkpoint_path=%s/model.ckpt-N (with another --train_dir to train '
+            'from it), or train afresh with another --train_dir'
+            % (path, count, var_list[name].shape.num_elements(), name, more,
+               os.path.dirname(path) or '.'))

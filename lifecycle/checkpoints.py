@@ -252,7 +252,8 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
       The restored global step.
 
     Raises:
-      CheckpointError: the checkpoint is unreadable or does not fit the model.
+      CheckpointError: the checkpoint is unreadable, does not fit the model, or holds NaN or
+        infinite values (the run that wrote it diverged).
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
@@ -269,6 +270,9 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
             raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
                                   'file? delete this checkpoint to fall back to an older one)'
                                   % (path, cnn_util.error_summary(e))) from None
+        problem = checkpoint_fit.non_finite_problem(sess, graph, path, var_list)
+        if problem:
+            raise CheckpointError(problem)
         if cast:
             cnn_util.log_fn(checkpoint_fit.cast_line(path, cast, var_list))
         if original:

@@ -280,3 +280,23 @@ def test_resnet_v2_and_cifar_classes_say_what_differs():
     assert 'give --num_classes=11' in original_checkpoints.shape_hint()
     assert 'no ReLU after its first convolution' in original_checkpoints.difference('resnet20')
     assert original_checkpoints.difference('resnet50') is None
+
+
+def test_a_checkpoint_of_a_run_that_diverged_is_refused(tmp_path, own_checkpoint):
+    """The original saved the weights of a run whose loss became NaN (its lenet at its default
+    rate on synthetic data did: every value NaN after 5 steps)."""
+    values, _ = own_checkpoint
+    diverged = dict(values)
+    diverged['cg/affine1/weights'] = values['cg/affine1/weights'].copy()
+    diverged['cg/affine1/weights'][0, :3] = [np.nan, np.inf, np.nan]
+    _write_original(str(tmp_path / 'model.ckpt-2'), diverged)
+    out = helpers.run_command('--model=trivial', '--device=cpu', '--batch_size=4',
+                              '--image_size=16', '--num_batches=1',
+                              '--train_dir=%s' % tmp_path, '--eval')
+    assert out.returncode == 1
+    assert [line for line in out.stderr.splitlines() if line.startswith('error:')] == [
+        'error: checkpoint %s holds NaN or infinite values (3 of the 4096 values of '
+        'cg/affine1/weights): the run that wrote it diverged, so its weights cannot be '
+        'evaluated or trained on: give an earlier one, --checkpoint_path=%s/model.ckpt-N (with '
+        'another --train_dir to train from it), or train afresh with another --train_dir'
+        % (tmp_path / 'model.ckpt-2', tmp_path)]
