@@ -13,7 +13,7 @@ project's only in their spelling, observed in checkpoints the original wrote (Te
   v/cg/resnet_v10/conv1/... (a block's scope)      cg/conv1/... (resnet), cg/mixed_35x35_0/...
   v/cg/conv0/conv2d/kernel/Momentum (slots)        cg/conv0/weights/Momentum (also RMSProp,
                                                    RMSProp_1, Adam, Adam_1)
-  append_apply_gradient_ops/beta1_power, beta2_   beta1_power, beta2_power
+  append_apply_gradient_ops/beta1_power (beta2)   beta1_power, beta2_power
   loss_scale, loss_scale_normal_steps              loss_scale/scale, loss_scale/good_steps
   global_step                                      global_step
   (none)                                           images_seen
@@ -21,9 +21,11 @@ project's only in their spelling, observed in checkpoints the original wrote (Te
 Both number their layers over the whole model (conv0, conv1, ... batchnorm0, ...), whatever
 block holds them, so a layer is found by its number: `layer_key` drops a block's scope. The
 original's inception3 and inception4 batch norms have no gamma (no scale): here each has one,
-which then stays at its initial 1 (the same function). ResNet v2's layers differ (the original
+which then stays at its initial 1 (as no scale). ResNet v2's layers differ (the original
 normalises its first convolution and numbers its batch norms otherwise): those checkpoints do
-not map, and the error says so.
+not map, and the error says so. Where the names map but the layers compute otherwise (trivial,
+the CIFAR-10 ResNet v1, inception's batch-norm epsilon), `difference` says how, for a warning;
+the other models gave the original's logits from its checkpoints (docs/train-dir.md).
 
 The original flattens a convolution's output in the run's layout (NCHW, its GPU default, or
 NHWC), this project always in NHWC order (models/convnet_builder.flatten): the rows of the dense
