@@ -11,7 +11,8 @@ run), the hooks' phases after the loop run (final checkpoint, results JSON with
     `exit_status`), so a script tells an interrupted run from a finished one;
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
     process ended by SIGTERM) is raised after everything was saved; the command exits 143;
-  - SIGHUP: as SIGTERM, with exit status 129 (128 + 1).
+  - SIGHUP: as SIGTERM, with exit status 129 (128 + 1); unless the process ignores it
+    (`nohup`): then it stays ignored (`handled_signals`).
 
 A signal that arrives during the last timed step or after it (during the total block's
 figures, a CPU peak measured for them, the final checkpoint or the reports) stops nothing: the
@@ -73,6 +74,14 @@ SALVAGE_SECS = 10.0
 ECHO_SECS = 0.05
 
 
+def handled_signals() -> tuple:
+    """SIGNALS less SIGHUP where this process ignores it (`nohup tf_cnn_benchmarks ... &`:
+    the user asked that a closed terminal not stop the run; the ignored disposition is
+    inherited, and kept)."""
+    return tuple(s for s in SIGNALS
+                 if not (s == signal.SIGHUP and signal.getsignal(s) == signal.SIG_IGN))
+
+
 def exit_status(result: dict) -> int | None:
     """The command's exit status for a run stopped by a signal after its clean stop: 130 for
     SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + the signal's number); None when no signal
@@ -108,9 +117,10 @@ class Interrupted(BaseException):
 
 
 class HandlerSwap:
-    """While entered, SIGINT and SIGTERM call the subclass's `_handle(signum, frame)` (main
-    thread only: elsewhere nothing is installed); leaving restores the handlers that were there
-    before. The base of the project's small signal catchers (a serving ps task's, the sweep's)."""
+    """While entered, SIGINT, SIGTERM and SIGHUP (`handled_signals`) call the subclass's
+    `_handle(signum, frame)` (main thread only: elsewhere nothing is installed); leaving
+    restores the handlers that were there before. The base of the project's small signal
+    catchers (a serving ps task's, the sweep's, the command's)."""
 
     def __init__(self):
         self._previous: dict = {}
@@ -120,7 +130,7 @@ class HandlerSwap:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for signum in SIGNALS:
+            for signum in handled_signals():
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
@@ -144,7 +154,8 @@ class CommandSignals(HandlerSwap):
 
 
 class SignalCatcher:
-    """Turns SIGINT/SIGTERM into a flag while installed (also a context manager).
+    """Turns SIGINT/SIGTERM/SIGHUP (`handled_signals`) into a flag while installed (also a
+    context manager).
 
     Args:
       what: what finishes before stopping, for the message ('the current step').
@@ -188,7 +199,7 @@ class SignalCatcher:
         """Installs the handlers (main thread only; elsewhere does nothing)."""
         if threading.current_thread() is not threading.main_thread():
             return
-        for signum in SIGNALS:
+        for signum in handled_signals():
             self._previous[signum] = signal.signal(signum, self._handle)
         if self._watcher is None:
             self._watcher = _Watcher.start(self._watched)

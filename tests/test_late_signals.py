@@ -227,3 +227,18 @@ def test_sigterm_while_tensorflow_loads_is_one_error_line(tmp_path, signum):
     assert (proc.returncode, proc.stderr) == (128 + signum, 'error: interrupted by %s\n' % name)
     assert 'not interrupted' not in proc.stdout
     assert not os.path.exists(train_dir)  # made by the run, left empty: removed
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path):
+    # `nohup tf_cnn_benchmarks ... &`: SIGHUP is ignored from the start, and a closed terminal
+    # must not stop the run now that SIGHUP stops a run as SIGTERM does.
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals.CommandSignals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            result = helpers.tiny_bench(hooks=[SignalAtStep(2, signal.SIGHUP)], num_batches=4,
+                                        benchmark_log_dir=str(tmp_path)).run()
+        assert (result['stopped_by_signal'], result['num_steps']) == (None, 4)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
