@@ -526,8 +526,10 @@ def main(argv: list[str]) -> int:
     launcher = Launcher(opts, tasks)
     # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
     # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
+    # SIGHUP ignored from the start (`nohup tf_cnn_cluster ... &`) stays ignored.
     previous = {signum: signal.signal(signum, _raise_interrupt)
-                for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+                for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+                if signum != signal.SIGHUP or signal.getsignal(signum) != signal.SIG_IGN}
     try:
         launcher.start()
         return launcher.wait()
