@@ -143,7 +143,8 @@ class BenchmarkCNN:
         Raises:
           training_loop.NonFiniteLossError: the loss became NaN or Inf.
           checkpoints.CheckpointError: no checkpoint for --eval, or one that does not fit.
-          signals.Terminated: SIGTERM stopped the run (after saving); exit status 143.
+          signals.Terminated: SIGTERM or SIGHUP stopped the run (after saving); exit status 143
+            or 129.
           dir_hold.HeldError: --train_dir or --eval_dir is held by another run.
         """
         p = self.params
@@ -217,8 +218,7 @@ class BenchmarkCNN:
             return result
 
         result = runner.run(sess, info, timed_run.timed_loop, make_result)
-        if result.get('stopped_by_signal') == 'SIGTERM':
-            raise signals.Terminated()  # after everything was saved and reported
+        signals.raise_if_terminated(result)  # SIGTERM, SIGHUP: after everything was saved
         if result.get('stopped_by_signal') is None:  # an interrupted run is not judged
             figure_hooks.raise_if_slower(result)  # --baseline, after the results were written
         return result

@@ -6,7 +6,9 @@ tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one 
 or bad data and runtime errors (cluster, non-finite loss, a --train_dir held by another run:
 runtime/dir_hold.py), never a traceback; the --baseline gate exits 1 when the run is slower
 and 3 when it could not judge it (metrics/baseline.py). A run stopped by SIGINT exits 130
-after its clean stop (143 for SIGTERM: lifecycle/signals.py); a cluster worker stopped
+after its clean stop (143 for SIGTERM, 129 for SIGHUP: lifecycle/signals.py); one of these
+signals before the run's own handlers (TensorFlow loading, the graph's building) ends the
+command with `error: interrupted by SIGTERM` and the same status; a cluster worker stopped
 because its chief was (cluster/coordination.py) exits 0. Usage errors (an unknown --model
 included) are found, and --help, --version and --list_models answered, before TensorFlow
 loads. When the reader of the output goes away (`tf_cnn_benchmarks --help | head -1`), the
@@ -97,19 +99,24 @@ def main(argv: list[str], hooks=()) -> int:
         return _fail(str(e), 2)
     except cnn_util.DataError as e:  # a missing, empty or foreign local --data_dir
         return _fail(str(e), 1)
-    # A --train_dir or --eval_dir held by another run stops this one before anything loads.
-    holds = dir_hold.hold_run_dirs(checked.params, argv)
-    try:
-        holds.__enter__()
-    except cnn_util.BenchmarkError as e:
-        return _fail(str(e), 1)
-    # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
-    try:
-        return _run(checked, hooks)
-    except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
-        return _fail('interrupted', 130)
-    finally:
-        holds.__exit__(None, None, None)
+    from .lifecycle import signals  # no TensorFlow
+    # SIGTERM and SIGHUP before the run's own handlers end it as Ctrl-C does: one line.
+    with signals.CommandSignals():
+        # A --train_dir or --eval_dir held by another run stops this one before anything loads.
+        holds = dir_hold.hold_run_dirs(checked.params, argv)
+        try:
+            holds.__enter__()
+        except cnn_util.BenchmarkError as e:
+            return _fail(str(e), 1)
+        # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
+        try:
+            return _run(checked, hooks)
+        except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
+            return _fail('interrupted', 130)
+        except signals.Interrupted as e:
+            return _fail('interrupted by %s' % e, 128 + e.signum)
+        finally:
+            holds.__exit__(None, None, None)
 
 
 def given_flags() -> frozenset:

@@ -10,7 +10,7 @@ import re
 
 from absl import flags
 
-from . import params
+from . import cnn_util, params
 from .params import configs, flagfile_lines
 
 # absl reports a bad boolean with its exception's argument tuple:
@@ -139,23 +139,27 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
     return wanted, rest
 
 
-def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) -> params.Params:
+def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None, *,
+                quiet: bool = False) -> params.Params:
     """Parses argv (argv[0] is the program) into Params (not yet validated).
 
     Args:
       argv: the program name, then the flags (`--name=value`, `--flagfile=FILE`).
       flag_values: where the flags are defined and parsed: a fresh FlagValues by default (the
         command passes absl's global FLAGS).
+      quiet: no `warning:` line (a flagfile that holds no flag): for a caller that parses the
+        same flags again and again (the sweep's check of each configuration).
 
     Raises:
-      params.ParamsError: an unknown flag, a malformed value, a stray positional argument, or
-        a flagfile line absl would misread (flagfile_lines.py).
+      params.ParamsError: an unknown flag, a malformed value (naming the flagfile and line it
+        came from, when it came from one), a stray positional argument, or a flagfile that
+        cannot be read or has a line absl would misread (flagfile_lines.py).
     """
     if flag_values is None:
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
-    rest = _parse(flag_values, argv)
+    rest = _parse(flag_values, argv, quiet)
     if len(rest) > 1:
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '
@@ -163,29 +167,46 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None) ->
     return params.make_params_from_flags(flag_values)
 
 
-def _parse(flag_values: flags.FlagValues, argv: list[str]) -> list[str]:
-    """flag_values(argv) with the configuration read first (params/configs.py expand), each
-    pass after the flagfile line check; absl's errors as ParamsError. A --config that came
-    from a --flagfile is read first too: a second pass."""
+_NAMED = re.compile(r"--(\w+)|'(\w+)'")
+
+
+def _from_file(message: str, expanded: flagfile_lines.Expanded) -> str:
+    """`message` (absl's error, described) prefixed by 'FILE line N: ' when the flag it names
+    was read from a flagfile (the last such line: the one absl parsed last)."""
+    names = {a or b for a, b in _NAMED.findall(message)}
+    names |= {n[2:] for n in names if n.startswith('no')}  # --nodistortions=true
+    for index in sorted(expanded.origins, reverse=True):
+        name = expanded.args[index].lstrip('-').split('=', 1)[0]
+        if name in names or (name.startswith('no') and name[2:] in names):
+            return '%s: %s' % (expanded.origins[index], message)
+    return message
+
+
+def _parse(flag_values: flags.FlagValues, argv: list[str], quiet: bool) -> list[str]:
+    """flag_values(argv) with the configuration read first (params/configs.py expand) and the
+    flagfiles read and checked here (flagfile_lines.expand_flagfiles); absl's errors as
+    ParamsError. A --config that came from a --flagfile is read first too: a second pass."""
     argv, config = configs.expand(argv), None
     while True:
         try:
-            flagfile_lines.check_flagfiles(list(argv[1:]))
+            expanded = flagfile_lines.expand_flagfiles(list(argv[1:]))
         except flagfile_lines.FlagfileError as e:
             raise params.ParamsError(str(e)) from None
         try:
-            rest = flag_values(argv, known_only=False)
+            rest = flag_values([argv[0]] + expanded.args, known_only=False)
         except flags.UnrecognizedFlagError as e:
-            raise params.ParamsError(_unknown_flag_message(e, list(flag_values))) from None
+            raise params.ParamsError(_from_file(
+                _unknown_flag_message(e, list(flag_values)), expanded)) from None
         except flags.Error as e:
-            raise params.ParamsError(describe_flag_error(e)) from None
-        except UnicodeDecodeError as e:  # a --flagfile saved as UTF-16 or another encoding
-            raise params.ParamsError(
-                'a --flagfile is not UTF-8 text (byte %#04x at position %d); save it as UTF-8'
-                % (e.object[e.start], e.start)) from None
+            raise params.ParamsError(_from_file(describe_flag_error(e), expanded)) from None
         except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
-            raise params.ParamsError(describe_value_error(e)) from None
+            raise params.ParamsError(_from_file(describe_value_error(e), expanded)) from None
         name = flag_values['config'].value
         if config is not None or name is None or configs.expanded(argv, name):
-            return rest
+            break
         argv, config = configs.expand(argv, name), name
+    if not quiet:
+        for path in expanded.empty:
+            cnn_util.warn('--flagfile=%s holds no flag (an empty file, or only comments): '
+                          'nothing of the run is set by it' % path)
+    return rest

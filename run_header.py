@@ -310,8 +310,9 @@ def resume_lines(plan, resume) -> list[str]:
     step, seen = resume.global_step, resume.images_seen
     where = 'global step %d of %s' % (step, os.path.basename(resume.path))
     if seen is None:
-        return ['Resume:      %s, which does not count its images (an earlier version): epochs '
-                'count as %s x %d images' % (where, cnn_util.counted(step, 'step'), per_step)]
+        writer = 'the original tf_cnn_benchmarks.py' if resume.original else 'an earlier version'
+        return ['Resume:      %s, which does not count its images (%s): epochs count as %s x '
+                '%d images' % (where, writer, cnn_util.counted(step, 'step'), per_step)]
     lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]
     if seen == step * per_step:
         return lines

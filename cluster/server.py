@@ -24,7 +24,7 @@ cluster/coordination.py), else the peers that are unreachable at that moment. A 
 exits with status 1 when a signaler reports a failure (after at most FAILURE_GRACE_SECS for the
 others to read the failure mark it holds), goes away (it was up, then its port stays closed for
 GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs before reporting done (it never
-started); on SIGINT or SIGTERM it says so and exits 130 or 143.
+started); on SIGINT, SIGTERM or SIGHUP it says so and exits 130, 143 or 129.
 """
 
 from __future__ import annotations
@@ -111,9 +111,10 @@ def take_done_token(sess, queued, dequeue, poll_secs: float = TOKEN_POLL_SECS):
 
 
 class _SignalFlag(signals.HandlerSwap):
-    """While entered (main thread only), SIGINT and SIGTERM set `name` ('SIGTERM') instead of
-    ending the process: a serving task's wait then ends with a line and its exit status (a ps
-    killed by SIGTERM used to exit 143 without a word). A second signal acts as before."""
+    """While entered (main thread only), SIGINT, SIGTERM and SIGHUP set `name` ('SIGTERM')
+    instead of ending the process: a serving task's wait then ends with a line and its exit
+    status (a ps killed by SIGTERM used to exit 143 without a word). A second signal acts as
+    before."""
 
     def __init__(self):
         super().__init__()
@@ -311,10 +312,10 @@ class TaskServer:
         Returns:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
 
-          From its line `Serving ps 0 (...) until ...` on, a SIGINT or SIGTERM ends the
-          wait within TOKEN_POLL_SECS: the line `Stopped by
-          SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT' or 'SIGTERM': exit
-          status 130 or 143, lifecycle/signals.exit_status) in the returned dict.
+          From its line `Serving ps 0 (...) until ...` on, a SIGINT, SIGTERM or SIGHUP ends
+          the wait within TOKEN_POLL_SECS: the line `Stopped by
+          SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT', 'SIGTERM' or 'SIGHUP':
+          exit status 130, 143 or 129, lifecycle/signals.exit_status) in the returned dict.
 
         Raises:
           cnn_util.ClusterError: a signaler reported a failure (the start-up check's line when

@@ -417,7 +417,11 @@ def unwritable_text(path: str) -> str:
     """Why the record at `path` cannot be written, with the fix: 'the calibration record
     /ro/c.json cannot be written: cannot write in /ro: Read-only file system (set
     TF_CNN_CALIBRATION to a path this user can write)' (`record_problem`'s words, else a
-    failed write's)."""
+    failed write's). Once this process said why the record cannot be used (`_unusable`), the
+    reason is not said again: 'the calibration record /x/c.json cannot be written (said
+    above)'."""
+    if path in _SAID_UNUSABLE:
+        return 'the calibration record %s cannot be written (said above)' % path
     problem = record_problem(path) or (
         'could not be written (set %s to a path this user can write, or to %s)' % (ENV, OFF))
     return 'the calibration record %s %s' % (path, problem)

@@ -64,6 +64,9 @@ def absent_home(path: str, environ=None) -> str | None:
 
 def absent_home_text(folder: str, environ=None) -> str:
     """'is under the home folder /nonexistent (HOME), which does not exist and is not made':
-    the reason a default place under `folder` (`absent_home`'s) is not used."""
-    return ('is under the home folder %s (%s), which does not exist and is not made'
-            % (folder, home_origin(environ)))
+    the reason a default place under `folder` (`absent_home`'s) is not used; for a home that
+    is a file (HOME=/etc/passwd), '..., which is a file, not a folder'."""
+    what = ('is a file, not a folder' if os.path.isfile(folder)
+            else 'is not a folder' if os.path.lexists(folder)  # a dangling link, a device
+            else 'does not exist and is not made')
+    return 'is under the home folder %s (%s), which %s' % (folder, home_origin(environ), what)

@@ -185,13 +185,19 @@ def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: flo
     (build_page says what the arguments are).
 
     Raises:
-      OSError: the folder or file cannot be written; plots.PlotError: no matplotlib.
+      OSError: the folder or file cannot be written (a full disk: no partial file is left),
+        with the page's path as its filename; plots.PlotError: no matplotlib.
     """
     text = build_page(rows, db_path, min_change_pct, include_unclean=include_unclean)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, 'index.html')
     tmp = path + '.tmp'
-    with open(tmp, 'w', encoding='utf-8') as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise OSError(e.errno, e.strerror, path) from None
     return path

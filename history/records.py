@@ -185,13 +185,19 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         results file's name, else now.
 
     Raises:
-      RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks).
+      RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks),
+        or an images_per_sec that is no finite number ("fast", Infinity).
     """
     params, environment = result.get('params'), result.get('environment')
     rate = _number(result.get('images_per_sec'))
-    if not isinstance(params, dict) or not isinstance(environment, dict) or rate is None:
-        raise RecordError('not a tf_cnn_benchmarks result (no params, environment or '
-                          'images_per_sec)')
+    missing = [name for name, value in (('params', params), ('environment', environment),
+                                        ('images_per_sec', result.get('images_per_sec')))
+               if value is None or (name != 'images_per_sec' and not isinstance(value, dict))]
+    if missing:
+        raise RecordError('not a tf_cnn_benchmarks result (no %s)' % ', '.join(missing))
+    if rate is None:  # the key is there, its value no figure: "fast", Infinity, NaN, true
+        raise RecordError('its images_per_sec is %s, not a finite number'
+                          % json.dumps(result['images_per_sec'], allow_nan=True))
     params = dict(params, model=result.get('model') or params.get('model'))
     plan = result.get('plan') if isinstance(result.get('plan'), dict) else None
     row = _base_row(params, environment, plan, source, label)

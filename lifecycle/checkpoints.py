@@ -10,6 +10,8 @@ What a checkpoint holds (names never depend on --variable_update or the number o
     beta powers, the automatic loss scale, named the same way ('cg/conv0/weights/Momentum').
     It is optional on restore: a checkpoint written with another --optimizer restores the model
     and the step, and the missing state keeps its initial values (one warning line says so).
+A checkpoint of the original tf_cnn_benchmarks ('v/cg/conv0/conv2d/kernel') restores by its names
+there (lifecycle/original_checkpoints.py), or fails with an error that says whose it is.
 
 Where a run restores from (`find_checkpoint`):
   - training: the latest checkpoint in --train_dir (resume); when --train_dir has none,
@@ -50,7 +52,8 @@ import tensorflow as tf
 from .. import cnn_util, variable_mgr
 from ..graph import images_seen
 from ..runtime import file_systems
-from . import run_hooks
+from . import checkpoint_fit, original_checkpoints, run_hooks
+from .checkpoint_fit import CheckpointError  # noqa: F401 (the error of every checkpoint problem)
 from .checkpoint_temporaries import (  # noqa: F401 (clean_stale_temporaries: as before)
     CHECKPOINT_BASENAME,
     clean_stale_temporaries,
@@ -60,10 +63,6 @@ from .checkpoint_temporaries import (  # noqa: F401 (clean_stale_temporaries: as
 tf1 = tf.compat.v1
 
 _SAVER_COLLECTION = 'tf_cnn_benchmarks_checkpoint_saver'
-
-
-class CheckpointError(cnn_util.BenchmarkError):
-    """No checkpoint where one is needed, or a checkpoint that does not fit the model."""
 
 
 def savable_state(mgr) -> tuple[dict, dict]:
@@ -163,12 +162,14 @@ class ResumePoint(NamedTuple):
       path: the checkpoint prefix.
       global_step: its global step.
       images_seen: its count of training images (graph/images_seen.py), or None when it was
-        written before the images were counted.
+        written before the images were counted (or by the original tf_cnn_benchmarks).
+      original: written by the original tf_cnn_benchmarks (lifecycle/original_checkpoints.py).
     """
 
     path: str
     global_step: int
     images_seen: int | None
+    original: bool = False
 
 
 def resume_point(p) -> ResumePoint | None:
@@ -182,22 +183,16 @@ def resume_point(p) -> ResumePoint | None:
     if path is None:
         return None
     try:
-        reader = _reader(path)
+        reader = checkpoint_fit.open_reader(path)
         names = reader.get_variable_to_shape_map()
         if 'global_step' not in names:
             return None
         seen = (int(reader.get_tensor(images_seen.CHECKPOINT_NAME))
                 if images_seen.CHECKPOINT_NAME in names else None)
-        return ResumePoint(path, int(reader.get_tensor('global_step')), seen)
+        return ResumePoint(path, int(reader.get_tensor('global_step')), seen,
+                           original_checkpoints.is_original(names))
     except (tf.errors.OpError, ValueError):
         return None  # the restore names what is wrong with it
-
-
-def _reader(path: str):
-    """A CheckpointReader of the checkpoint prefix `path`. (tf.train.load_checkpoint first
-    asks whether `path` is a folder, which TensorFlow's ram:// file system answers yes for
-    any prefix of a file name: 'ram://run/model.ckpt-2' of 'model.ckpt-2.index'.)"""
-    return tf1.train.NewCheckpointReader(path)
 
 
 def resolve_checkpoint_path(path: str) -> str:
@@ -236,79 +231,6 @@ def find_checkpoint(p) -> str | None:
     return found
 
 
-def _check_fits(path: str, required: dict, optional: dict,
-                model_name: str) -> tuple[dict, dict]:
-    """Checks names, shapes and dtypes; returns what to restore from `path`.
-
-    Returns:
-      (var_list, cast): every variable to restore, {checkpoint name: variable}, and the subset
-      stored with another floating-point dtype (float16 <-> float32: a checkpoint written
-      with or without --fp16_vars), restored by casting.
-
-    Raises:
-      CheckpointError: a model variable is missing, has another shape, or another dtype that
-        is not a floating-point one.
-    """
-    try:
-        reader = _reader(path)
-        shapes = reader.get_variable_to_shape_map()
-        dtypes = reader.get_variable_to_dtype_map()
-    except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError('cannot read checkpoint %s: %s (a damaged index or data file? '
-                              'delete this checkpoint to fall back to an older one)' % (
-                                  path, cnn_util.error_summary(e))) from None
-    missing = sorted(n for n in required if n not in shapes)
-    if missing:
-        raise CheckpointError(
-            'checkpoint %s does not fit --model=%s: it lacks %d of the model\'s %d variables '
-            '(e.g. %s); use the --model it was written with or another --train_dir'
-            % (path, model_name, len(missing), len(required), missing[0]))
-    for name, var in sorted(required.items()):
-        want = var.shape.as_list()
-        if list(shapes[name]) != want:
-            raise CheckpointError(
-                'checkpoint %s does not fit this run: %s has shape %s there and %s here '
-                '(another --model, --image_size, dataset or --num_classes?); use another '
-                '--train_dir'
-                % (path, name, list(shapes[name]), want))
-    present = {n: v for n, v in optional.items()
-               if n in shapes and list(shapes[n]) == v.shape.as_list()}
-    # A checkpoint from before the images were counted: restore() fills the count in.
-    absent = sorted(set(optional) - set(present) - {images_seen.CHECKPOINT_NAME})
-    if absent:
-        cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
-                      'written with another --optimizer?): they start from their initial values'
-                      % (path, len(absent), absent[0]))
-    var_list = {**required, **present}
-    cast = {}
-    for name, var in sorted(var_list.items()):
-        have, want = dtypes[name], var.dtype.base_dtype
-        if have == want:
-            continue
-        if not (have.is_floating and want.is_floating):
-            raise CheckpointError(
-                'checkpoint %s does not fit this run: %s is %s there and %s here; use another '
-                '--train_dir' % (path, name, have.name, want.name))
-        cast[name] = var
-    return var_list, cast
-
-
-def _restore_cast(sess, path: str, cast: dict) -> None:
-    """Restores the variables of `cast` ({checkpoint name: variable}) from `path`, each value
-    cast to its variable's dtype (fed to the variable's initializer: no new graph ops), and
-    logs one line saying so."""
-    reader = _reader(path)
-    stored = reader.get_variable_to_dtype_map()
-    for name, var in sorted(cast.items()):
-        value = reader.get_tensor(name).astype(var.dtype.base_dtype.as_numpy_dtype)
-        sess.run(var.initializer, {var.initializer.inputs[1]: value})
-    kinds = sorted({(stored[n].name, v.dtype.base_dtype.name) for n, v in cast.items()})
-    written = ('with --fp16_vars' if kinds[0][0] == 'float16' else
-               'without --fp16_vars' if kinds[0][1] == 'float16' else 'in another precision')
-    cnn_util.log_fn('Cast %d variable(s) of %s from %s (written %s)' % (
-        len(cast), path, ', '.join('%s to %s' % k for k in kinds), written))
-
-
 def restore(sess, graph, mgr, path: str, model_name: str = '',
             images_per_step: int | None = None) -> int:
     """Restores `path` into the graph's variables and syncs the towers' copies.
@@ -325,26 +247,41 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
 
     Variables stored as float16 restore into float32 ones and back (a checkpoint written with
     --fp16_vars, restored without it, or the other way round): their values are cast, and one
-    line says so.
+    line says so. A checkpoint the original tf_cnn_benchmarks wrote restores by its names
+    there (lifecycle/original_checkpoints.py), and one line says so.
 
     Returns:
       The restored global step.
 
     Raises:
-      CheckpointError: the checkpoint is unreadable or does not fit the model.
+      CheckpointError: the checkpoint is unreadable, does not fit the model, or holds NaN or
+        infinite values (the run that wrote it diverged).
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
-        var_list, cast = _check_fits(path, required, optional, model_name)
-        saver = _restorer(graph, {n: v for n, v in var_list.items() if n not in cast})
+        var_list, cast, original = checkpoint_fit.check_fits(path, required, optional, model_name)
+        stored = original.names if original else {}
+        reorder = original_checkpoints.rows_to_reorder(graph, path, var_list) if original else {}
+        fed = {n: var_list[n] for n in set(cast) | set(reorder)}
+        saver = _restorer(graph, {stored.get(n, n): v for n, v in var_list.items()
+                                  if n not in fed})
         try:
             saver.restore(sess, path)
-            if cast:
-                _restore_cast(sess, path, cast)
+            checkpoint_fit.restore_fed(sess, path, fed, stored, reorder)
         except tf.errors.OpError as e:
             raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
                                   'file? delete this checkpoint to fall back to an older one)'
                                   % (path, cnn_util.error_summary(e))) from None
+        problem = checkpoint_fit.non_finite_problem(sess, graph, path, var_list)
+        if problem:
+            raise CheckpointError(problem)
+        if cast:
+            cnn_util.log_fn(checkpoint_fit.cast_line(path, cast, var_list))
+        if original:
+            cnn_util.log_fn(original_checkpoints.mapped_line(path, original))
+            differs = original_checkpoints.difference(model_name)
+            if differs:
+                cnn_util.warn('checkpoint %s: %s' % (path, differs))
         mirrors = mirror_ops(var_list)
         if mirrors:
             sess.run(mirrors)
@@ -354,10 +291,11 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
             per_step = images_per_step or 0
             sess.run(counter.initializer, {counter.initializer.inputs[1]: step * per_step})
             cnn_util.log_fn(
-                'Note: checkpoint %s does not count the images it saw (written by an earlier '
-                'version): taking global step %d x %d images a step = %d images seen; epoch-based '
-                'schedules assume this run\'s global batch throughout' % (
-                    path, step, per_step, step * per_step))
+                'Note: checkpoint %s does not count the images it saw (written by %s): taking '
+                'global step %d x %d images a step = %d images seen; epoch-based schedules '
+                'assume this run\'s global batch throughout' % (
+                    path, 'the original tf_cnn_benchmarks.py' if original else 'an earlier version',
+                    step, per_step, step * per_step))
         return step
 
 

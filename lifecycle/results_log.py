@@ -15,7 +15,10 @@ the same structure either way. Keys (all runs):
     restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
     eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches, global_step,
           checkpoint_path, subset, elapsed_secs, batch_times, host_load}), evals [same],
-    stopped_early, stopped_by_signal (null, 'SIGINT' or 'SIGTERM'), results_file
+    stopped_early, stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP': what stopped the
+    timed loop early; a signal after it stops nothing), results_file,
+    aborted_by_signal (only in the results of a run a second signal aborted after its timed
+    loop: written before the process exited, without the final checkpoint; lifecycle/signals.py)
 
 and the figures of the total block (metrics/utilisation.py):
 
@@ -254,7 +257,7 @@ def write_plot(result: dict, path: str) -> str:
 
 class ResultsLogHook(run_hooks.RunHook):
     """Writes the result dict as JSON into --benchmark_log_dir (phase `report`: every hook's
-    keys are in it)."""
+    keys are in it; or earlier, by a second signal: signals.SignalHook.salvage)."""
 
     output = 'the results JSON'
     output_flag = '--benchmark_log_dir'

@@ -36,8 +36,8 @@ writes one of the run's outputs (`RunHook.output`: the checkpoint, the results J
 trace, ...) and fails in after_loop, end or report does not stop the others: every other
 hook's phases run, and the run then ends with one line naming the outputs written and those
 not (phase_runner.OutputsNotWritten). The run, not a
-hook, turns a SIGTERM recorded in result['stopped_by_signal'] into exit status 143 once every
-phase has run; the command, a SIGINT into 130 (signals.exit_status).
+hook, turns a SIGTERM (SIGHUP) recorded in result['stopped_by_signal'] into exit status 143
+(129) once every phase has run; the command, a SIGINT into 130 (signals.exit_status).
 """
 
 from __future__ import annotations

@@ -1,15 +1,23 @@
-"""SIGINT and SIGTERM: finish the current step, save, print the summary so far, then exit.
+"""SIGINT, SIGTERM and SIGHUP: finish the current step, save, print the summary so far, exit.
 
-While a training run's timed loop (or an eval loop) runs, the first SIGINT (Ctrl-C) or SIGTERM
-only sets a flag: the current step finishes, the loop ends as if it had reached its last step
-(the `total images/sec` line covers the steps run), the hooks' phases after the loop run (final
-checkpoint, results JSON with 'stopped_by_signal', plot), and then:
+While a training run's timed loop (or an eval loop) runs, the first SIGINT (Ctrl-C), SIGTERM or
+SIGHUP (the terminal or SSH session closed) only sets a flag: the current step finishes, the
+loop ends as if it had reached its last step (the `total images/sec` line covers the steps
+run), the hooks' phases after the loop run (final checkpoint, results JSON with
+'stopped_by_signal', plot), and then:
 
   - SIGINT: `run()` returns normally (result['stopped_by_signal'] == 'SIGINT'); the command
     then exits with status 130 (128 + 2, what a shell reports for a process ended by Ctrl-C:
     `exit_status`), so a script tells an interrupted run from a finished one;
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
-    process ended by SIGTERM) is raised after everything was saved; the command exits 143.
+    process ended by SIGTERM) is raised after everything was saved; the command exits 143;
+  - SIGHUP: as SIGTERM, with exit status 129 (128 + 1); unless the process ignores it
+    (`nohup`): then it stays ignored (`handled_signals`).
+
+A signal that arrives during the last timed step or after it (during the total block's
+figures, a CPU peak measured for them, the final checkpoint or the reports) stops nothing: the
+run is complete, so it finishes as if no signal had come (result['stopped_by_signal'] None,
+exit status 0), saying so (after the last step: in one `warning:` line).
 
 On a cluster's worker (the chief or another) the hooks after the loop also tell the other
 workers to stop after their current step (cluster/coordination.py, ClusterStopHook); they exit
@@ -17,7 +25,11 @@ workers to stop after their current step (cluster/coordination.py, ClusterStopHo
 
 A second signal of either kind aborts at once, without saving, even in the middle of a long step
 (the same signal again within ECHO_SECS is one signal delivered twice, and is not counted)
-(exit status 130 for SIGINT, 143 for SIGTERM, after one `error:` line). Once the final
+(exit status 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, after one `error:` line). Once
+the timed loop has ended, its figures are known: a second signal in the phases after it, before
+the reports (the final checkpoint's save, say), first writes the results JSON and the results
+database's record of what is known (result['aborted_by_signal'] names the signal; no
+checkpoint_path), then exits (SignalHook.salvage; at most SALVAGE_SECS). Once the final
 checkpoint is written (by SignalHook's `end`, after the checkpoint hook's), the line no longer
 says "without saving": it names the checkpoint and says that what is written after it
 (results JSON, plot, the results database's record) may be missing. Python runs a signal
@@ -25,8 +37,10 @@ handler only between bytecodes of the main thread, so not while a step runs insi
 the catcher therefore also watches the signals from a thread (`signal.set_wakeup_fd`), which says
 at once that the first one was received and ends the process (`os._exit`) on the second.
 
-Signals arriving before the hooks begin (graph building, session set-up,
-restore) keep their default effect; one arriving during the warm-up steps stops the run after the
+Signals arriving before the hooks begin (TensorFlow's import, graph building, session set-up,
+restore) end the command at once with one `error: interrupted by SIGTERM` line and exit status
+128 + N (`CommandSignals`, installed by the command: SIGINT raises KeyboardInterrupt, as by
+default; the others `Interrupted`); one arriving during the warm-up steps stops the run after the
 current warm-up step: nothing is timed (no timed part's estimate, no timed step, no images/sec:
 result['stopped_in_warmup'], 'images_per_sec' None, not recorded in the results database), the
 phases after the loop run as above and the exit status is the same. Handlers can only be
@@ -44,9 +58,13 @@ import time
 
 from .. import cnn_util
 from ..runtime import dir_hold
-from . import run_hooks
+from . import results_log, run_hooks
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The names of SIGNALS, as result['stopped_by_signal'] holds them.
+SIGNAL_NAMES = tuple(signal.Signals(s).name for s in SIGNALS)
+#: Seconds a second signal's abort waits for the results to be written (SignalHook.salvage).
+SALVAGE_SECS = 10.0
 #: A signal of the same kind read within this many seconds of the last one counted is the same
 #: signal delivered twice, not a second one: GNU timeout(1) without --foreground sends its
 #: signal to the command and then to the command's process group (coreutils timeout.c,
@@ -56,25 +74,53 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 ECHO_SECS = 0.05
 
 
+def handled_signals() -> tuple:
+    """SIGNALS less SIGHUP where this process ignores it (`nohup tf_cnn_benchmarks ... &`:
+    the user asked that a closed terminal not stop the run; the ignored disposition is
+    inherited, and kept)."""
+    return tuple(s for s in SIGNALS
+                 if not (s == signal.SIGHUP and signal.getsignal(s) == signal.SIG_IGN))
+
+
 def exit_status(result: dict) -> int | None:
     """The command's exit status for a run stopped by a signal after its clean stop: 130 for
-    SIGINT, 143 for SIGTERM (128 + the signal's number); None when no signal stopped it (or
-    `result` is not a run's result dict)."""
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + the signal's number); None when no signal
+    stopped it (or `result` is not a run's result dict)."""
     name = result.get('stopped_by_signal') if isinstance(result, dict) else None
-    return 128 + signal.Signals[name] if name in ('SIGINT', 'SIGTERM') else None
+    return 128 + signal.Signals[name] if name in SIGNAL_NAMES else None
 
 
 class Terminated(SystemExit):
-    """Raised after a run stopped by SIGTERM finished saving; exit status 128 + SIGTERM."""
+    """Raised after a run stopped by SIGTERM (or SIGHUP) finished saving; exit status 128 + N
+    (143, 129)."""
 
-    def __init__(self):
-        super().__init__(128 + signal.SIGTERM)
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(128 + signum)
+
+
+def raise_if_terminated(result: dict) -> None:
+    """Raises Terminated when SIGTERM or SIGHUP stopped the run (its result dict says so);
+    SIGINT's run returns (the command exits 130: `exit_status`)."""
+    name = result.get('stopped_by_signal')
+    if name in SIGNAL_NAMES and name != 'SIGINT':
+        raise Terminated(signal.Signals[name])
+
+
+class Interrupted(BaseException):
+    """SIGTERM or SIGHUP before a run's own handlers were installed (TensorFlow's import, the
+    graph's building): raised by `CommandSignals`, as Python raises KeyboardInterrupt for
+    SIGINT. `signum` is the signal's number; the command exits 128 + signum."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 class HandlerSwap:
-    """While entered, SIGINT and SIGTERM call the subclass's `_handle(signum, frame)` (main
-    thread only: elsewhere nothing is installed); leaving restores the handlers that were there
-    before. The base of the project's small signal catchers (a serving ps task's, the sweep's)."""
+    """While entered, SIGINT, SIGTERM and SIGHUP (`handled_signals`) call the subclass's
+    `_handle(signum, frame)` (main thread only: elsewhere nothing is installed); leaving
+    restores the handlers that were there before. The base of the project's small signal
+    catchers (a serving ps task's, the sweep's, the command's)."""
 
     def __init__(self):
         self._previous: dict = {}
@@ -84,7 +130,7 @@ class HandlerSwap:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for signum in SIGNALS:
+            for signum in handled_signals():
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
@@ -95,8 +141,21 @@ class HandlerSwap:
         return False
 
 
+class CommandSignals(HandlerSwap):
+    """The command's handlers while no run's own are installed (a context manager): SIGINT
+    raises KeyboardInterrupt (Python's default), SIGTERM and SIGHUP `Interrupted`, so that
+    each ends the command with one line and 128 + N instead of SIGTERM's silent death."""
+
+    def _handle(self, signum, frame):
+        del frame
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Interrupted(signum)
+
+
 class SignalCatcher:
-    """Turns SIGINT/SIGTERM into a flag while installed (also a context manager).
+    """Turns SIGINT/SIGTERM/SIGHUP (`handled_signals`) into a flag while installed (also a
+    context manager).
 
     Args:
       what: what finishes before stopping, for the message ('the current step').
@@ -108,6 +167,12 @@ class SignalCatcher:
       saved: what the run has saved when a second signal aborts it ('the checkpoint
         /x/model.ckpt-3'), or None while nothing is: the abort's line then says 'without
         saving'.
+      timed_done: True once the timed loop has ended (SignalHook.after_timed): a first
+        signal from then on stops nothing (`late`).
+      late: True when the first signal came after the timed loop had ended.
+      salvage: (signum of the second signal) -> a description of what it wrote, or None:
+        called by a second signal's abort before the process exits (SignalHook.salvage), or
+        None.
     """
 
     def __init__(self, what: str = 'the current step', is_stale=None, saves: bool = True):
@@ -115,6 +180,9 @@ class SignalCatcher:
         self.saves = saves
         self.received: int | None = None
         self.saved: str | None = None
+        self.timed_done = False
+        self.late = False
+        self.salvage = None
         self._is_stale = is_stale
         self._previous: dict = {}
         self._watcher: _Watcher | None = None
@@ -131,7 +199,7 @@ class SignalCatcher:
         """Installs the handlers (main thread only; elsewhere does nothing)."""
         if threading.current_thread() is not threading.main_thread():
             return
-        for signum in SIGNALS:
+        for signum in handled_signals():
             self._previous[signum] = signal.signal(signum, self._handle)
         if self._watcher is None:
             self._watcher = _Watcher.start(self._watched)
@@ -181,7 +249,7 @@ class SignalCatcher:
         if self._seen == 1:
             self._first(signum)
         else:
-            _abort(signum, self.saved)
+            _abort(signum, self.saved, self.salvage)
 
     def _first(self, signum: int) -> None:
         """Records the first signal (seen by the handler, the watcher or both) and says so once."""
@@ -189,25 +257,56 @@ class SignalCatcher:
             if self.received is not None:
                 return
             self.received = signum
+            self.late = self.timed_done
+        name = signal.Signals(signum).name
+        if self.late:
+            cnn_util.warn('received %s after the timed steps: the run is complete and finishes '
+                          'as if none had come (send it again to stop at once, its results '
+                          'written first)' % name)
+            return
         then = 'then saving and summarising' if self.saves else 'then summarising'
         cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'
-                      % (signal.Signals(signum).name, self.what, then))
+                      % (name, self.what, then))
 
     def exit_if_terminated(self) -> None:
-        """Raises Terminated when the signal received was SIGTERM."""
-        if self.received == signal.SIGTERM:
-            raise Terminated()
+        """Raises Terminated when the signal received was SIGTERM or SIGHUP."""
+        if self.received in (signal.SIGTERM, signal.SIGHUP):
+            raise Terminated(self.received)
 
 
-def _abort(signum: int, saved: str | None = None) -> None:
-    """Ends the process now: one error line, exit status 128 + signum (130, 143); the line
-    says 'without saving', or with `saved` what was saved before and what may be missing."""
+def _salvaged(salvage, signum: int) -> str | None:
+    """What `salvage(signum)` wrote, run in a thread of its own for at most SALVAGE_SECS (a
+    database locked by another process must not hold the abort); None when it wrote nothing,
+    failed or took longer."""
+    if salvage is None:
+        return None
+    kept: list = []
+
+    def write():
+        try:
+            kept.append(salvage(signum))
+        except Exception:  # noqa: BLE001 - nothing may stop the abort
+            kept.append(None)
+    thread = threading.Thread(target=write, name='signal-salvage', daemon=True)
+    thread.start()
+    thread.join(SALVAGE_SECS)
+    return kept[0] if kept else None
+
+
+def _abort(signum: int, saved: str | None = None, salvage=None) -> None:
+    """Ends the process now: one error line, exit status 128 + signum (130, 143, 129); the line
+    says 'without saving', or with `saved` what was saved before and what may be missing, or
+    what `salvage` (see SignalCatcher) wrote first."""
+    kept = _salvaged(salvage, signum)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # noqa: BLE001 - nothing may stop the abort
         pass
-    if saved is None:
+    if kept is not None:
+        what = ('after writing %s (the figures of its timed steps); the final checkpoint and '
+                'the plot may be missing' % kept)
+    elif saved is None:
         what = 'without saving'
     else:
         what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
@@ -272,44 +371,116 @@ class _Watcher:
 def _default_action(signum):
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
-    raise Terminated()
+    raise Terminated(signum)
 
 
 class SignalHook(run_hooks.RunHook):
-    """Stops the timed loop on SIGINT/SIGTERM and records which (phase `end`:
-    result['stopped_by_signal'] = 'SIGINT', 'SIGTERM' or None). The run raises `Terminated` for
-    SIGTERM once every phase has run (benchmark_cnn), so saving and reporting come first.
+    """Stops the timed loop on SIGINT/SIGTERM/SIGHUP and records which (phase `end`:
+    result['stopped_by_signal'] = 'SIGINT', 'SIGTERM', 'SIGHUP' or None). The run raises
+    `Terminated` for SIGTERM and SIGHUP once every phase has run (benchmark_cnn), so saving and
+    reporting come first. A signal after the timed loop stops nothing (the module docstring).
+
+    Args:
+      reporters: the hooks whose `report` writes what a second signal after the timed loop
+        keeps (`salvage`): the results JSON's and the results database's
+        (lifecycle/wiring.py).
 
     If the run dies before `release` (a non-finite loss), the handlers stay installed but act as
     the defaults once the run's session is closed.
     """
 
-    def __init__(self):
+    def __init__(self, reporters=()):
         self._sess = None
+        self._planned = None  # the run's timed steps (its plan's num_batches)
+        self._step = 0  # the timed steps run so far
+        self.reporters = list(reporters)
+        self._result: dict | None = None
+        self._claim = threading.Lock()
+        self._reporting = False  # the report phase begins (or a salvage wrote the reports)
         # A run that ended by an exception never calls `end`: once its session is closed, the
         # handlers act as the previous ones.
         self.catcher = SignalCatcher(is_stale=lambda: getattr(self._sess, '_closed', False))
 
     def begin(self, ctx):
         self._sess = ctx.sess
+        self._planned = getattr(ctx.plan, 'num_batches', None)
         self.catcher.install()
+
+    def after_step(self, step, loss):
+        del loss
+        self._step = step
 
     def should_stop(self):
         return self.catcher.received is not None
 
+    def after_timed(self):
+        self.catcher.timed_done = True
+        if (self.catcher.received is not None and self._planned
+                and self._step >= self._planned):  # came during the last step: stopped nothing
+            self.catcher.late = True
+
+    def after_loop(self, result):
+        # The figures are known from here on: a second signal writes them before it exits.
+        self._result = result
+        self.catcher.salvage = self.salvage
+
     def abort(self):
         self.catcher.uninstall()
 
+    def _signal_name(self) -> str | None:
+        """The signal that stopped the run: the first one, unless it came after the timed loop."""
+        return None if self.catcher.late else self.catcher.name
+
+    def salvage(self, signum: int) -> str | None:
+        """Writes the reports of the result known so far (the reporters' `report`: results
+        JSON, results database) when the report phase has not begun; returns what it wrote
+        ('the results JSON /x.json and the record in the results database': each hook's
+        `output`), else None. Called by
+        a second signal's abort (in a thread, while the main thread may be saving); the main
+        thread's `end` then waits for the exit instead of reporting a second time."""
+        with self._claim:
+            if self._reporting or self._result is None:
+                return None
+            self._reporting = True
+        result = dict(self._result)
+        result['stopped_by_signal'] = self._signal_name()
+        result['aborted_by_signal'] = signal.Signals(signum).name
+        result.setdefault('checkpoint_path', None)
+        if results_log.timed_nothing(result):  # no figures to keep
+            return None
+        written = []
+        for hook in self.reporters:
+            try:
+                hook.report(result)
+            except Exception:  # noqa: BLE001 - each report on its own; the abort goes on
+                continue
+            written.append(getattr(hook, 'output', None) or type(hook).__name__)
+        if not written:
+            return None
+        text = ' and '.join(written)
+        if result.get('results_file') and 'the results JSON' in written:
+            text = text.replace('the results JSON', 'the results JSON %s'
+                                % result['results_file'], 1)
+        return text
+
     def end(self, result):
         # After the checkpoint hook (wiring adds this one last): its final save has run.
+        with self._claim:
+            salvaged = self._reporting
+            self._reporting = True
+        if salvaged:  # a second signal wrote the reports and is ending the process
+            threading.Event().wait(SALVAGE_SECS * 2)
         if result.get('checkpoint_path'):
             self.catcher.saved = 'the checkpoint %s' % result['checkpoint_path']
-        result['stopped_by_signal'] = self.catcher.name
-        if self.catcher.received is not None and result.get('stopped_in_warmup'):
+        name = result['stopped_by_signal'] = self._signal_name()
+        if self.catcher.late:
+            cnn_util.log_fn('Received %s at the end of the timed steps: the run is complete, not '
+                            'stopped by it' % self.catcher.name)
+        elif name is not None and result.get('stopped_in_warmup'):
             cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '
-                            'recorded in the results database)' % self.catcher.name)
-        elif self.catcher.received is not None:
-            cnn_util.log_fn('Stopped by %s after %d timed steps' % (self.catcher.name,
+                            'recorded in the results database)' % name)
+        elif name is not None:
+            cnn_util.log_fn('Stopped by %s after %d timed steps' % (name,
                                                                      result.get('num_steps', 0)))
 
     def release(self):

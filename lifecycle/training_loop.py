@@ -55,8 +55,9 @@ class LoopResult:
       elapsed_secs: wall seconds of the timed loop, without hook_secs.
       hook_secs: wall seconds spent in `after_step` and `should_stop` between timed steps
         (checkpoints, summaries, evaluations during training).
-      stopped_early: True when `should_stop` ended the loop, or a step's
-        cnn_util.StopRequested (a cluster's chief stopped; that step is not counted).
+      stopped_early: True when `should_stop` ended the loop before its last step, or a step's
+        cnn_util.StopRequested (a cluster's chief stopped; that step is not counted). A stop
+        asked for after the last step (a signal during it) ends nothing early.
       stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up: no step was
         timed, and images_per_sec is no measurement (0.0).
 
@@ -353,7 +354,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         stop = phases.should_stop()
         result.hook_secs += clock() - hooks_start
         if stop:
-            result.stopped_early = True
+            result.stopped_early = step < spec.num_steps
             break
     result.elapsed_secs = (loop_end or clock()) - loop_start - result.hook_secs
     phases.after_timed()

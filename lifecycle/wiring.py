@@ -75,7 +75,10 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if p.skip_corrupt_records and not dataset.synthetic:
         hooks.append(skip_report.SkipReportHook(next(
             (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))
-    hooks.append(signals.SignalHook())
+    # Last: its `end` sees the final checkpoint; a second signal after the timed loop has the
+    # results JSON and the database's record written first (SignalHook.salvage).
+    hooks.append(signals.SignalHook(reporters=[
+        h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))]))
     return hooks
 
 

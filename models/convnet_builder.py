@@ -26,6 +26,8 @@ from . import fast_paths, memory_forms
 tf1 = tf.compat.v1
 
 WEIGHT_DECAY_SUFFIX = '/weights'
+# Collection of (checkpoint name, (height, width, channels)) of each dense kernel after a flatten.
+FLATTENED_ROWS = 'tf_cnn_benchmarks_flattened_rows'
 
 _TOWER_PREFIX = re.compile(r'^v\d*/')
 
@@ -103,6 +105,7 @@ class ConvNetBuilder:
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
         self.aux_top_size = 0
+        self._flat = None  # (the flatten's output, its input's [height, width, channels])
 
     # --- Helpers.
     def _name(self, kind: str) -> str:
@@ -289,7 +292,8 @@ class ConvNetBuilder:
         if self.data_format == 'NCHW':
             x = tf.transpose(x, [0, 2, 3, 1])
         features = int(np.prod(x.shape[1:]))
-        return self.reshape([-1, features], input_layer=x)
+        self._flat = (self.reshape([-1, features], input_layer=x), tuple(x.shape[1:].as_list()))
+        return self._flat[0]
 
     def affine(self, num_out_channels, input_layer=None, num_channels_in=None, bias=0.0,
                stddev=None, activation='relu'):
@@ -305,6 +309,9 @@ class ConvNetBuilder:
         with tf1.variable_scope(name):
             kernel = self.get_variable('weights', [c_in, num_out_channels],
                                        tf1.truncated_normal_initializer(stddev=stddev))
+            if self._flat is not None and x is self._flat[0]:
+                tf1.add_to_collection(FLATTENED_ROWS, (without_tower_prefix(
+                    tf1.get_variable_scope().name + '/weights'), self._flat[1]))
             y = fast_paths.dense_matmul(x, kernel)
             if bias is not None:
                 biases = self.get_variable('biases', [num_out_channels],

@@ -9,6 +9,12 @@ directory, not from the folder of the file that names it. A flagfile that names 
 naming it (a loop), absl skips with a warning and runs without its flags. Each of these is one
 ParamsError line here, naming the file, the line and the fix.
 
+The flagfiles are read here, once each (`expand_flagfiles`), and absl parses the flags they
+hold in their place: a file that can be read only once (`--flagfile=<(...)`, a pipe) keeps its
+flags; one that cannot be read as a flag file (/proc/self/mem, /dev/zero, not UTF-8) is one
+line naming it; an error in a flag read from a file names the file and line
+(flag_parsing.py); a flagfile that holds no flag (/dev/null) is reported (`Expanded.empty`).
+
 Grammar of a line absl accepts, as checked here:
 
     line     := blank | comment | flag
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import NamedTuple
 
 from .. import cnn_util
 
@@ -29,6 +36,8 @@ from .. import cnn_util
 _FLAG_WORD = re.compile(r"""^['"]?--(?P<name>[A-Za-z_]\w*)(=|['"]?$)""")
 _DIRECTIVE = ('--flagfile=', '-flagfile=')
 _ONE_FLAG = 'a flagfile holds one flag a line, unquoted'
+#: A flagfile larger than this is no flag file (/dev/zero would fill the memory).
+MAX_FLAGFILE_BYTES = 1 << 20
 
 
 class FlagfileError(ValueError):
@@ -41,20 +50,6 @@ def _directive_file(arg: str) -> str | None:
         if arg.startswith(prefix):
             return os.path.expanduser(arg[len(prefix):].strip())
     return None
-
-
-def _top_level_files(args: list[str]) -> list[str]:
-    """The flagfiles named on the command line (`--flagfile=F`, `--flagfile F`), in order."""
-    files, rest = [], list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == '--':
-            break
-        if arg in ('--flagfile', '-flagfile') and rest:
-            files.append(os.path.expanduser(rest.pop(0)))
-        elif _directive_file(arg) is not None:
-            files.append(_directive_file(arg))
-    return files
 
 
 def _unquoted(value: str) -> str | None:
@@ -97,44 +92,102 @@ def check_line(line: str, where: str) -> None:
                             % (where, line, line, words[0], _unquoted(value) or value))
 
 
-def _check_file(path: str, stack: list[tuple[str, str]]) -> None:
-    """Checks every line of one flagfile and, recursively, the flagfiles it names.
+class Expanded(NamedTuple):
+    """The command line with every --flagfile replaced by its flags (`expand_flagfiles`).
+
+    Attributes:
+      args: the arguments, each `--flagfile=F` (or `--flagfile F`) replaced by F's flag lines,
+        stripped, in place (nested flagfiles too), as absl would expand them.
+      origins: {index in args: 'FILE line N'} of each argument read from a flagfile.
+      empty: the flagfiles that hold no flag (an empty file, /dev/null, only comments).
+    """
+
+    args: list
+    origins: dict
+    empty: list
+
+
+def _label(path: str, where: str | None) -> str:
+    return '--flagfile=%s' % path + (' (%s)' % where if where else '')
+
+
+def read_flagfile(path: str, where: str | None = None) -> list[str]:
+    """The lines of flagfile `path`, read once (a pipe, `<(...)`, can be read only once),
+    with their line ends.
 
     Args:
-      path: the flagfile as absl will open it (relative paths: from the working directory).
-      stack: the flagfiles being read, outermost first, as (path, real path) pairs.
+      path: as given (relative: from the working directory).
+      where: 'FILE line N' of a nested flagfile's directive, for the messages.
 
     Raises:
-      FlagfileError: a misread line, a nested flagfile that cannot be opened, or a loop of
-        flagfiles (absl would skip the repeated one with a warning and run without it).
+      FlagfileError: the file cannot be opened or read (its path and why: a folder,
+        permissions, /proc/self/mem's I/O error), is larger than MAX_FLAGFILE_BYTES (/dev/zero),
+        or is not UTF-8 text.
     """
-    if not path:
-        return
     try:
-        with open(path, encoding='utf-8') as f:
-            lines = f.readlines()
-    except (OSError, UnicodeDecodeError):
-        return  # absl's own message (cli: 'Unable to open flagfile ...', 'not UTF-8 text')
+        with open(path, 'rb') as f:
+            data = f.read(MAX_FLAGFILE_BYTES + 1)
+    except OSError as e:
+        raise FlagfileError('%s cannot be read: %s; give the path of a text file of '
+                            '--name=value lines this user can read'
+                            % (_label(path, where), e.strerror or e)) from None
+    if len(data) > MAX_FLAGFILE_BYTES:
+        raise FlagfileError('%s is not a flag file: more than %d MiB (a device such as '
+                            '/dev/zero, or another kind of file?); give a text file of '
+                            '--name=value lines' % (_label(path, where),
+                                                    MAX_FLAGFILE_BYTES >> 20))
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as e:  # saved as UTF-16, Latin-1, ...
+        raise FlagfileError('%s is not UTF-8 text (byte %#04x at position %d); save it as '
+                            'UTF-8' % (_label(path, where), data[e.start], e.start)) from None
+    return text.splitlines(keepends=True)
+
+
+def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
+               out: Expanded) -> None:
+    """Appends the flags of one flagfile (and, in place, of the flagfiles it names) to `out`,
+    checking every line.
+
+    Args:
+      path: the flagfile as absl would open it (relative paths: from the working directory).
+      stack: the flagfiles being read, outermost first, as (path, real path) pairs.
+      where: 'FILE line N' of the directive naming `path` (None on the command line).
+      out: what is expanded so far.
+
+    Raises:
+      FlagfileError: an unreadable file (`read_flagfile`), a misread line, a nested flagfile
+        that cannot be found, or a loop of flagfiles (absl would skip the repeated one with a
+        warning and run without it).
+    """
+    lines = read_flagfile(path, where)
+    before = len(out.args)
     stack.append((path, os.path.realpath(path)))
     for number, raw in enumerate(lines, start=1):
         if raw.isspace() or raw.startswith(('#', '//')):
             continue
-        where = '%s line %d' % (path, number)
+        line_where = '%s line %d' % (path, number)
         nested = _directive_file(raw)
         if nested is None:
-            check_line(raw.strip(), where)
+            check_line(raw.strip(), line_where)
+            out.origins[len(out.args)] = line_where
+            out.args.append(raw.strip())
             continue
-        if nested and not os.path.isfile(nested):
+        if not nested:
+            continue  # absl reads `--flagfile=` in a file as nothing
+        if not os.path.exists(nested):
             beside = os.path.join(os.path.dirname(os.path.abspath(path)), nested)
             hint = ('; it is beside %s: write --flagfile=%s' % (os.path.basename(path), beside)
                     if not os.path.isabs(nested) and os.path.isfile(beside) else '')
             raise FlagfileError(
                 '%s reads --flagfile=%s: no such file in %s (absl opens a nested flagfile from '
                 'the working directory, not from the folder of the file naming it)%s'
-                % (where, nested, os.path.dirname(os.path.abspath(nested)), hint))
-        _check_loop(nested, stack, where)
-        _check_file(nested, stack)
+                % (line_where, nested, os.path.dirname(os.path.abspath(nested)), hint))
+        _check_loop(nested, stack, line_where)
+        _file_args(nested, stack, line_where, out)
     stack.pop()
+    if len(out.args) == before:
+        out.empty.append(path)
 
 
 def _check_loop(nested: str, stack: list[tuple[str, str]], where: str) -> None:
@@ -149,24 +202,48 @@ def _check_loop(nested: str, stack: list[tuple[str, str]], where: str) -> None:
         'run without its flags; remove this line' % (where, nested, ' -> '.join(loop)))
 
 
-def check_flagfiles(args: list[str]) -> None:
-    """Checks every flagfile the command line names, nested ones included, before absl.
+def expand_flagfiles(args: list[str]) -> Expanded:
+    """Reads every flagfile the command line names, nested ones included, once, and puts its
+    flags in its place (absl's expansion: a later flag wins), checking each line.
 
     Args:
       args: the command-line arguments after the program name.
 
+    Returns:
+      An Expanded: the arguments absl is to parse (no --flagfile left before `--`), where each
+      one read from a file came from, and the flagfiles that hold no flag.
+
     Raises:
-      FlagfileError: one line naming the file, the line and the fix: an empty --flagfile=, two
-        flags on a line, a quoted value, a line that is not `--name=value`, or a nested
-        flagfile not found (with the folder it was looked for in), a relative one where the
-        working folder no longer exists (cnn_util.working_folder_problem). A top-level
-        flagfile that cannot be opened otherwise is left to absl's own message.
+      FlagfileError: one line naming the file (and the line) and the fix: an empty
+        --flagfile=, a file that cannot be read, is not text or too large, two flags on a line,
+        a quoted value, a line that is not `--name=value`, a nested flagfile not found (with
+        the folder it was looked for in), a loop of flagfiles, or a relative one where the
+        working folder no longer exists (cnn_util.working_folder_problem).
     """
-    for path in _top_level_files(args):
+    out = Expanded([], {}, [])
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ('--flagfile', '-flagfile') and rest:
+            path = os.path.expanduser(rest.pop(0))
+        elif _directive_file(arg) is not None:
+            path = _directive_file(arg)
+        else:
+            out.args.append(arg)
+            if arg == '--':  # absl stops there too
+                out.args.extend(rest)
+                break
+            continue
         if not path:
             raise FlagfileError('--flagfile= names no file (an unset variable in a script?): '
                                 'give the flag file\'s path, or drop --flagfile')
         gone = cnn_util.working_folder_problem([('--flagfile', path)])
         if gone:
             raise FlagfileError(gone)
-        _check_file(path, [])
+        _file_args(path, [], None, out)
+    return out
+
+
+def check_flagfiles(args: list[str]) -> None:
+    """`expand_flagfiles` for its checks only (raises FlagfileError as it does)."""
+    expand_flagfiles(args)

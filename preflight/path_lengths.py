@@ -163,6 +163,14 @@ def length_problem(path: str, name_max: int, path_max: int) -> str | None:
     return None
 
 
+def path_problem(path: str) -> str | None:
+    """`length_problem` of `path` under the limits of the file system it would be on, or None
+    (a remote path: None)."""
+    if file_systems.is_remote(path):
+        return None
+    return length_problem(path, *_limits(path))
+
+
 def check_path_lengths(p: Params, host: str | None = None) -> None:
     """Refuses a run whose longest file of some kind would exceed the system's limits.
 

@@ -282,15 +282,25 @@ def acquire(flag: str, directory: str, argv: list[str] | None = None) -> DirHold
     Raises:
       HeldError: another process holds the folder, or a stale hold names another host.
       HoldFileError: the folder or the hold file cannot be made (preflight/output_paths.py
-        checks the folders first).
+        checks the folders first), a full disk included: the line says the fix, and the folder
+        is left as it was (the hold file this made removed, the folder too when this made it).
     """
     path = os.path.join(directory, HOLD_FILE)
+    made_dir = False
     try:
         made_dir = _make_dir(directory)
         return _acquire(flag, directory, path, made_dir, argv)
     except OSError as e:
-        raise HoldFileError('%s %s: cannot make its hold file %s: %s' % (
-            flag, directory, path, e.strerror or e)) from None
+        if made_dir:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        fix = ('free space on its disk, or give another %s' % flag
+               if e.errno in (errno.ENOSPC, errno.EDQUOT)
+               else 'give another %s (a folder this user can write)' % flag)
+        raise HoldFileError('%s %s: cannot make its hold file %s: %s; %s' % (
+            flag, directory, path, e.strerror or e, fix)) from None
 
 
 def _make_dir(directory: str) -> bool:
@@ -342,9 +352,15 @@ def _acquire(flag, directory, path, made_dir, argv) -> DirHold:
                       'restarted?). Check the latest checkpoint before trusting it'
                       % (flag, directory, describe_holder(previous), gone))
     record = _record(argv)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, record, 0)
-    os.fsync(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record, 0)
+        os.fsync(fd)
+    except OSError:  # a full disk: no empty hold file left behind (the lock is ours)
+        if previous is None:
+            os.remove(path)
+        os.close(fd)
+        raise
     return DirHold(flag, directory, fd, made_dir, previous)
 
 

@@ -65,7 +65,8 @@ def test_training_run_prints_the_documented_format():
     (['--bogus_flag=1'], 2, "Unknown command line flag 'bogus_flag'"),
     (['--batch_size=abc'], 2, 'error: --batch_size=abc: takes an integer (see --help)'),
     (['--weight_decay=1e-4x'], 2, 'error: --weight_decay=1e-4x: takes a number (see --help)'),
-    (['--flagfile=/no/such/flagfile'], 2, 'error: Unable to open flagfile: [Errno 2] No such'),
+    (['--flagfile=/no/such/flagfile'], 2, 'error: --flagfile=/no/such/flagfile cannot be read: '
+                                          'No such file or directory; give the path of'),
     (['--model=trivial', '--train_dir=/dev/null/ckpt'], 2,
      'error: --train_dir=/dev/null/ckpt cannot be written: /dev/null is a file, not a directory.'),
     (['--distortions', 'False'], 2, "unexpected positional argument 'False'"),
@@ -130,8 +131,8 @@ def test_a_flagfile_that_is_not_utf8_is_one_error_line(tmp_path):
     flagfile.write_bytes('--model=trivial\n'.encode('utf-16'))  # a BOM, then UTF-16
     proc = run_cli('--flagfile=%s' % flagfile)
     assert proc.returncode == 2 and 'Traceback' not in proc.stderr
-    assert proc.stderr.strip() == ('error: a --flagfile is not UTF-8 text (byte 0xff at '
-                                   'position 0); save it as UTF-8')
+    assert proc.stderr.strip() == ('error: --flagfile=%s is not UTF-8 text (byte 0xff at '
+                                   'position 0); save it as UTF-8' % flagfile)
 
 
 def test_flagfile(tmp_path):

@@ -4,10 +4,17 @@ looked for in the working directory."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import test_cli_edges
 
 from tf_cnn_benchmarks import flag_parsing, params
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def _error(tmp_path, monkeypatch, argv):
@@ -112,3 +119,94 @@ def test_one_flagfile_named_twice_without_a_loop_parses(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     p = flag_parsing.parse_flags(['prog', '--flagfile=a.txt', '--flagfile=b.txt'])
     assert (p.model, p.batch_size) == ('trivial', 2)
+
+
+@pytest.mark.parametrize('path, message', [
+    ('/proc/self/mem', '--flagfile=/proc/self/mem cannot be read: Input/output error; give the '
+                       'path of a text file of --name=value lines this user can read'),
+    ('/', '--flagfile=/ cannot be read: Is a directory; give the path of a text file of '
+          '--name=value lines this user can read'),
+])
+def test_a_flagfile_that_is_no_text_file_is_one_error_naming_it(tmp_path, monkeypatch, path,
+                                                                 message):
+    # Before: an OSError traceback (/proc/self/mem: Errno 5) or a MemoryError (/dev/zero).
+    assert _error(tmp_path, monkeypatch, ['--flagfile=%s' % path]) == message
+
+
+# /dev/zero as a flagfile, parsed in a process whose address space is capped at 2 GiB: read
+# whole, it was a MemoryError traceback (here: the cap), and on a host without a cap it takes
+# the memory of the whole host first.
+_ZERO = textwrap.dedent("""
+    import resource, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import flag_parsing, params
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    try:
+        flag_parsing.parse_flags(['prog', '--flagfile=/dev/zero'])
+    except params.ParamsError as e:
+        print(e)
+""")
+
+
+def test_dev_zero_as_a_flagfile_is_one_error_naming_it():
+    proc = subprocess.run([sys.executable, '-c', _ZERO.format(tests=TESTS)],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (0, (
+        '--flagfile=/dev/zero is not a flag file: more than 1 MiB (a device such as /dev/zero, '
+        'or another kind of file?); give a text file of --name=value lines\n')), proc.stderr
+
+
+def test_a_nested_flagfile_that_is_not_utf8_is_named(tmp_path, monkeypatch):
+    # Before: 'a --flagfile is not UTF-8 text (byte 0xff at position 0)', naming no file.
+    (tmp_path / 'outer.txt').write_text('--model=trivial\n--flagfile=inner.txt\n')
+    (tmp_path / 'inner.txt').write_bytes(b'\xff--batch_size=2\n')
+    assert _error(tmp_path, monkeypatch, ['--flagfile=outer.txt']) == (
+        '--flagfile=inner.txt (outer.txt line 2) is not UTF-8 text (byte 0xff at position 0); '
+        'save it as UTF-8')
+
+
+@pytest.mark.parametrize('line, message', [
+    ('--batch_size=x', 'inner.txt line 2: --batch_size=x: takes an integer (see --help)'),
+    ('--distortions=maybe', 'inner.txt line 2: --distortions=maybe: a boolean flag takes true '
+                            'or false (also --distortions, --nodistortions) (see --help)'),
+    ('--nodistortions=true', 'inner.txt line 2: --nodistortions=true: --nodistortions takes no '
+                             'value; write --nodistortions or --distortions=false'),
+    ('--bogus_flag=1', "inner.txt line 2: Unknown command line flag 'bogus_flag' (see --help)"),
+])
+def test_a_bad_value_in_a_flagfile_names_the_file_and_line(tmp_path, monkeypatch, line,
+                                                             message):
+    # Before: '--batch_size=x: takes an integer', which of the files and lines left unsaid.
+    (tmp_path / 'outer.txt').write_text('--flagfile=inner.txt\n')
+    (tmp_path / 'inner.txt').write_text('--model=trivial\n%s\n' % line)
+    assert _error(tmp_path, monkeypatch, ['--batch_size=2', '--flagfile=outer.txt']) == message
+    # The same flag on the command line names no file.
+    assert _error(tmp_path, monkeypatch, [line]) == message.split(': ', 1)[1]
+
+
+def test_an_empty_flagfile_is_warned_about(tmp_path, monkeypatch, capsys):
+    # Before: --flagfile=/dev/null (or a file of comments) ran the default run without a word.
+    (tmp_path / 'comments.txt').write_text('# nothing yet\n\n')
+    monkeypatch.chdir(tmp_path)
+    p = flag_parsing.parse_flags(['prog', '--flagfile=/dev/null', '--flagfile=comments.txt',
+                                  '--model=trivial'])
+    assert p.model == 'trivial'
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: --flagfile=%s holds no flag (an empty file, or only comments): nothing of the '
+        'run is set by it' % name for name in ('/dev/null', 'comments.txt')]
+    flag_parsing.parse_flags(['prog', '--flagfile=/dev/null'], quiet=True)
+    assert capsys.readouterr().err == ''
+
+
+def test_a_flagfile_that_can_be_read_once_keeps_its_flags(tmp_path):
+    # A pipe (bash's --flagfile=<(...)): read by the line check, it was empty for absl, whose
+    # run then ignored its flags.
+    read, write = os.pipe()
+    os.write(write, b'--model=lenet\n--batch_size=3\n')
+    os.close(write)
+    try:
+        p = flag_parsing.parse_flags(['prog', '--flagfile=/dev/fd/%d' % read])
+    finally:
+        os.close(read)
+    assert (p.model, p.batch_size) == ('lenet', 3)

@@ -142,6 +142,33 @@ def test_measurements_under_no_home_are_used_not_cached_in_one_line(no_home):
     assert not os.path.exists(no_home)
 
 
+def test_a_home_that_is_a_file_is_named_so_and_the_record_s_reason_said_once(
+        tmp_path, monkeypatch, capsys):
+    # HOME=/etc/passwd: 'the home folder /etc/passwd (HOME), which does not exist' (it does: a
+    # file), and a busy CPU peak's line repeated the record's reason the line above it gave.
+    home = tmp_path / 'passwd'
+    home.write_text('root:x:0:0\n')
+    monkeypatch.setenv('HOME', str(home))
+    for name in ('XDG_DATA_HOME', 'XDG_CACHE_HOME', 'TF_CNN_RESULTS_DB', 'TF_CNN_CALIBRATION'):
+        monkeypatch.delenv(name, raising=False)
+    output_paths.check_output_paths(params.make_params())
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: the run is not recorded in the results database: its default place '
+        '%s/.local/share/tf_cnn_benchmarks/results.sqlite is under the home folder %s (HOME), '
+        'which is a file, not a folder; --results_db=PATH records it' % (home, home)]
+    warnings = []
+    assert calibration.figure('CPU peak', 'k', lambda: (7.0, 0.0), what='x', secs=1, cores=2,
+                              meter=helpers.FakeMeter(1.5), warn=warnings.append) is None
+    record = '%s/.cache/tf_cnn_benchmarks/calibration.json' % home
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: the calibration record %s is under the home folder %s (HOME), which is a '
+        'file, not a folder (set XDG_CACHE_HOME, or TF_CNN_CALIBRATION to a file\'s path, '
+        'where this user can write)' % (record, home)]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        'CPU peak measured now: not kept, the calibration record %s cannot be written (said '
+        'above); and other processes used' % record)
+
+
 def test_shard_scans_under_no_home_are_not_cached_in_one_line(no_home, tmp_path):
     said = []
     cache = shard_scan.ScanCache(warn=said.append)

@@ -84,20 +84,42 @@ def test_compare_gate_fails_on_a_slower_configuration_and_names_it(tmp_path, cap
 
 
 def test_compare_gate_fails_when_nothing_was_compared(tmp_path, capsys):
-    # Every run of B failed, or B is a file of something else: nothing compared, no pass.
+    # Every run of B failed: nothing compared, no pass.
     a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
-    b = str(tmp_path / 'b.jsonl')
-    with open(b, 'w') as f:
-        f.write('not a sweep record\n{"also": "not one"}\n')
+    config = {'model': 'trivial', 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
+              'variable_update': 'parameter_server', 'repeat': 0}
+    b = rh.sweep_folder(str(tmp_path / 'b'), [{
+        'key': sweep_results.config_key(config), 'config': config, 'status': 'failed',
+        'images_per_sec': None, 'extra_flags': [], 'environment': {}}])
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 3
     captured = capsys.readouterr()
     assert captured.out.rstrip().endswith(
         'gate: NOT JUDGED: nothing was compared (no configuration has successful runs in both A '
         'and B); check that both sweeps ran and that A and B are sweep folders')
-    assert captured.err == ('warning: %s: 2 lines skipped: not sweep records\n'
-                            % b)
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0  # no gate asked: a report only
     capsys.readouterr()
+
+
+@pytest.mark.parametrize('text, what', [
+    ('not a sweep record\n{"also": "not one"}\n', '2 lines, none a sweep record'),
+    ('', 'an empty file'),
+])
+@pytest.mark.parametrize('gate', [['--fail_on_slower=10'], []])
+def test_compare_against_a_path_without_sweep_records_is_a_usage_error(tmp_path, capsys, text,
+                                                                       what, gate):
+    # Before: with the gate, NOT JUDGED (exit 3); without it, a table against "0 runs" and
+    # exit 0, where docs/campaigns.md said a usage error (exit 2), which a CI job needs.
+    a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
+    b = str(tmp_path / 'b.jsonl')  # a run's results JSON, or an empty results file
+    with open(b, 'w') as f:
+        f.write(text)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b] + gate) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ('', (
+        'error: B (%s) holds no sweep records (%s): give a sweep output directory or its '
+        'results.jsonl\n' % (b, what)))
+    assert sweep.main(['tf_cnn_sweep', 'compare', b, a] + gate) == 2
+    assert capsys.readouterr().err.startswith('error: A (%s) holds no sweep records' % b)
 
 
 def test_compare_gate_fails_when_too_few_repeats_left_nothing_to_judge(tmp_path, capsys):

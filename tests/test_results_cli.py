@@ -381,11 +381,15 @@ def test_ingest_prints_what_it_added(capsys, tmp_path):
     (tmp_path / 'logs' / 'tf_cnn_benchmarks_x_1.json').write_text('{"not": "a result"}')
     capsys.readouterr()
     db = str(tmp_path / 'db.sqlite')
-    status, out, _ = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
+    status, out, err = _main(capsys, 'ingest', logs, '--results_db=%s' % db, '--label=copied')
     lines = out.splitlines()
-    assert status == 0 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
+    # Exit status 1 (it was 0): a file that is no result is named, the rest is ingested.
+    assert status == 1 and lines[0] == ('ingested: 2 new runs, 0 already in the database, 0 '
                                         'failed sweep runs not recorded, 1 file or line '
                                         'skipped')
+    assert err == ('error: ingest: 1 file or line could not be read as a result (named above); '
+                   'the other runs were ingested: fix or remove it and ingest again (a run '
+                   'already in the database is not added twice)\n')
     assert lines[1].startswith('skipped: %s/tf_cnn_benchmarks_x_1.json: not a tf_cnn_benchmarks '
                                'result' % logs)
     assert lines[2] == 'database: %s' % db

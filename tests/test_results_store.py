@@ -288,8 +288,7 @@ def _damaged(path):
                'not a tf_cnn_benchmarks results database; it was left untouched'),
     (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (3); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
-    (_damaged, 'is a damaged SQLite database (database disk image is malformed); it was left '
-               'untouched'),
+    (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])
 def test_a_file_that_is_not_ours_is_one_error_and_left_untouched(tmp_path, make, text):
     path = str(tmp_path / 'results.sqlite')
@@ -302,9 +301,10 @@ def test_a_file_that_is_not_ours_is_one_error_and_left_untouched(tmp_path, make,
     assert str(raised.value).startswith(path + ' ') and text in str(raised.value)
     assert '\n' not in str(raised.value)
     assert _sha(path) == before
-    if make is not _damaged:  # found before a run starts, as a usage error of the command
-        with pytest.raises(params.ParamsError, match='^--results_db: %s ' % path):
-            output_paths.check_output_paths(params.make_params(results_db=path))
+    # Found before a run starts, as a usage error of the command (a damaged one too: its
+    # quick_check, issue ops 11).
+    with pytest.raises(params.ParamsError, match='^--results_db: %s ' % path):
+        output_paths.check_output_paths(params.make_params(results_db=path))
 
 
 # --- The flag.

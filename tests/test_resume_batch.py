@@ -94,7 +94,7 @@ def test_a_resume_at_another_batch_counts_epochs_from_the_images_seen(records_20
     expected = {20: 0.1, 21: 0.1, **{g: 0.01 for g in range(22, 35)}, 35: 0.001}
     assert _rates(second.rows) == expected
     assert [seen for _, seen, _ in second.rows] == list(range(160, 401, 16))
-    assert checkpoints.resume_point(resumed.params) == (
+    assert checkpoints.resume_point(resumed.params) == checkpoints.ResumePoint(
         os.path.join(train_dir, 'model.ckpt-35'), 35, 400)
     # The warning counts from the images too (from the step alone it would say step 25).
     assert err.count('warning:') == 1

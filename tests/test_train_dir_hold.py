@@ -1,6 +1,7 @@
 """One run at a time per --train_dir / --eval_dir (runtime/dir_hold.py, issue 33.2): the
 second run's line, stale holds, release after a run, eval beside training, cluster tasks."""
 
+import errno
 import fcntl
 import json
 import os
@@ -377,3 +378,25 @@ def test_eval_of_a_held_train_dir_without_a_checkpoint_names_the_training_run(tm
         % (train_dir, holder.proc.pid, HOST, hold['started'],
            os.path.join(train_dir, dir_hold.HOLD_FILE))]
     assert 'Traceback' not in out.stderr
+
+
+@pytest.mark.parametrize('exists', [False, True])
+def test_a_hold_file_on_a_full_disk_names_the_fix_and_leaves_the_folder_as_it_was(
+        tmp_path, monkeypatch, exists):
+    # Before: 'cannot make its hold file ...: No space left on device' with no fix, and the new
+    # folder left behind with an empty tf_cnn_benchmarks.hold.
+    folder = tmp_path / 'train'
+    if exists:
+        folder.mkdir()
+
+    def full(fd, data, offset):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(dir_hold.os, 'pwrite', full)
+    with pytest.raises(dir_hold.HoldFileError) as raised:
+        dir_hold.acquire('--train_dir', str(folder))
+    assert str(raised.value) == (
+        '--train_dir %s: cannot make its hold file %s/tf_cnn_benchmarks.hold: No space left on '
+        'device; free space on its disk, or give another --train_dir' % (folder, folder))
+    assert os.listdir(tmp_path) == (['train'] if exists else [])
+    if exists:
+        assert os.listdir(folder) == []

@@ -193,7 +193,7 @@ def check_task_flags(tasks: list[dict]) -> dict:
         if task['job'] in checked:  # the tasks of one job differ in --task_index only
             continue
         try:
-            p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'])
+            p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + task['args'], quiet=True)
             usage.check_usage(p, resolve=False)
             if task['job'] != 'ps':  # the ps reads no data
                 _check_subset_files(p)

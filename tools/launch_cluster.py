@@ -20,15 +20,16 @@ tasks' and the launcher's own) go to stderr, the rest to stdout. The same error 
 several tasks (a bad flag makes every task fail alike) is printed once, naming them all:
 '[ps0,worker0,worker1] error: ...' (task error lines wait up to COLLAPSE_SECS for this). At the
 end the launcher prints each worker's images/sec and the cluster total. When a task exits with
-a non-zero status, or on Ctrl-C / SIGTERM, or after --timeout_secs, every other task is stopped
-(workers and controller first, so a chief can save while the ps still serves, then the ps
-tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero naming the
-task: the task's status, 130 on Ctrl-C, 143 on SIGTERM (as a run and the sweep do), 124 on
-timeout; after Ctrl-C, SIGTERM or the timeout it still prints the workers' images/sec and the
-cluster total the tasks printed as they stopped (or why there is none: a worker stopped in its
-start-up or warm-up). A task stopped by a signal of its own (130 after SIGINT, 143 after
-SIGTERM: it saved first) is named as interrupted, not failed: 'worker0 was interrupted (SIGINT,
-exit status 130)', and the launcher exits with its status.
+a non-zero status, or on Ctrl-C / SIGTERM / SIGHUP, or after --timeout_secs, every other task
+is stopped (workers and controller first, so a chief can save while the ps still serves, then
+the ps tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero
+naming the task: the task's status, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (as a run and
+the sweep do), 124 on timeout; after Ctrl-C, SIGTERM or the timeout it still prints the
+workers' images/sec and the cluster total the tasks printed as they stopped (or why there is
+none: a worker stopped in its start-up or warm-up). A task stopped by a signal of its own (130
+after SIGINT, 143 after SIGTERM, 129 after SIGHUP: it saved first) is named as interrupted, not
+failed: 'worker0 was interrupted (SIGINT, exit status 130)', and the launcher exits with its
+status.
 A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
 fewer --num_workers). After a task failed,
 the warning and error lines of the tasks being stopped follow from it: they go to their logs
@@ -455,10 +456,10 @@ class Launcher:
 
 
 def stopped_by(status: int) -> signal.Signals | None:
-    """SIGINT or SIGTERM when a task's exit status says a signal stopped it: 128 + N after
-    its clean stop (tf_cnn_benchmarks saves, then exits 130 or 143), -N when the signal killed
-    it; None otherwise."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    """SIGINT, SIGTERM or SIGHUP when a task's exit status says a signal stopped it: 128 + N
+    after its clean stop (tf_cnn_benchmarks saves, then exits 130, 143 or 129), -N when the
+    signal killed it; None otherwise."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         if status in (128 + signum, -signum):
             return signum
     return None
@@ -525,8 +526,10 @@ def main(argv: list[str]) -> int:
     launcher = Launcher(opts, tasks)
     # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
     # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
+    # SIGHUP ignored from the start (`nohup tf_cnn_cluster ... &`) stays ignored.
     previous = {signum: signal.signal(signum, _raise_interrupt)
-                for signum in (signal.SIGTERM, signal.SIGINT)}
+                for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+                if signum != signal.SIGHUP or signal.getsignal(signum) != signal.SIG_IGN}
     try:
         launcher.start()
         return launcher.wait()
@@ -550,15 +553,15 @@ def main(argv: list[str]) -> int:
         for other in previous:  # every task has stopped: nothing left to interrupt
             signal.signal(other, signal.SIG_IGN)
         launcher.summary(stopped=True)  # the figures the tasks printed as they stopped
-        return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, as a run and the sweep
+        return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, as a run
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM received by the launcher (`signum`): it stops every task, then exits
-    128 + signum."""
+    """SIGINT, SIGTERM or SIGHUP received by the launcher (`signum`): it stops every task, then
+    exits 128 + signum."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)

@@ -48,7 +48,8 @@ recorded before its host load was kept counts as clean), `list` the same word pe
 measured' there, kept by the verdicts, which say so in a line after them.
 
 Exit status: 0; 1 when --fail_on_regression finds a regression still slower (or, for
-history, show and html, when there is nothing to show or an output fails after its checks);
+history, show and html, when there is nothing to show or an output fails after its checks;
+for ingest, when a file or line could not be read as a result: the rest is ingested);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night); 4 when the
@@ -64,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import errno
 import json
 import os
 import re
@@ -73,6 +75,7 @@ from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import text_values
+from tf_cnn_benchmarks.preflight import path_lengths
 
 from . import command_parser, results_format
 
@@ -432,6 +435,10 @@ def run(argv: list[str]) -> int:
         + [('the path', path) for path in getattr(args, 'paths', None) or []])
     if gone:
         raise UsageError(gone)
+    too_long = path_lengths.path_problem(args.db_path)  # over PATH_MAX it reads as missing
+    if too_long:
+        raise UsageError('the results database %s cannot be used: %s; give a shorter '
+                         '--results_db=PATH' % (args.db_path, too_long))
     if args.command == 'ingest':
         try:
             summary = ingest.ingest(args.db_path, args.paths, args.label)
@@ -439,6 +446,13 @@ def run(argv: list[str]) -> int:
             raise UsageError('ingest: %s' % e) from None
         print('\n'.join(summary.lines()))
         print('database: %s' % args.db_path)
+        if summary.problems:  # the rest is in; what was not must not pass for done
+            print('error: ingest: %s could not be read as a result (named above); the other '
+                  'runs were ingested: fix or remove %s and ingest again (a run already in the '
+                  'database is not added twice)' % (
+                      cnn_util.counted(len(summary.problems), 'file or line', 'files or lines'),
+                      'it' if len(summary.problems) == 1 else 'them'), file=sys.stderr)
+            return 1
         return 0
     with store.opened(args.db_path, read_only=True) as conn:
         return _read_command(conn, args)
@@ -462,8 +476,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`): 141
         raise  # console.finish ends the command quietly
     except OSError as e:  # the plot or the page cannot be written (after `check_output`)
-        print('error: %s: %s; give an output path this user can write' % (
-            e.filename or 'output', e.strerror or e), file=sys.stderr)
+        fix = ('free space on its disk, or give an output path on another disk'
+               if e.errno in (errno.ENOSPC, errno.EDQUOT)
+               else 'give an output path this user can write')
+        print('error: cannot write %s: %s; %s' % (e.filename or 'the output', e.strerror or e,
+                                                  fix), file=sys.stderr)
         return 1
 
 

@@ -7,7 +7,9 @@ The command and its flags (cli.py: the plan of configurations, the checks before
 fresh process and its record (runner.py); the results file and its statistics (results.py); the
 markdown report and plots (report.py) with the figures behind the images/sec (figures.py) and
 each run's host load (host_load.py); `compare A B` (compare.py) with its statistics and
-regression gate (gate.py: `--fail_on_slower`); `--publish` as a results/ file (publish.py).
+regression gate (gate.py: `--fail_on_slower`); `--publish` as a results/ file (publish.py);
+the output folder's disk: a run that failed for lack of space, the error line of a file the
+sweep cannot write (disk.py).
 """
 
 from .cli import main, run_main  # noqa: F401  (the console script: tools.sweep:run_main)

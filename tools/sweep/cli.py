@@ -16,8 +16,9 @@ numbered from 1 on screen and in report.md; the results file's `repeat` and the 
 `-rN` count from 0 (-r0 is repeat 1). Each run's
 record is appended to <output_dir>/results.jsonl as soon as it ends; its logs and results JSON
 stay in <output_dir>/runs/<configuration>/. A failed run is recorded and the sweep goes on.
-Ctrl-C (or SIGTERM) stops the current run, records it as interrupted, writes the report and
-exits 130 (143 for SIGTERM). --run_timeout_secs stops a run (SIGTERM, SIGKILL 10 s later):
+Ctrl-C (or SIGTERM, or SIGHUP) stops the current run, records it as interrupted (unless it had
+finished its timed steps: then ok), writes the report and exits 130 (143 for SIGTERM, 129 for
+SIGHUP). --run_timeout_secs stops a run (SIGTERM, SIGKILL 10 s later):
 one that saved its result is recorded as stopped, with its figures and where it stopped (as
 the results database has it), one that saved nothing as failed. Running the same command
 again resumes: configurations whose record says ok, failed or stopped are skipped
@@ -38,9 +39,10 @@ Sweep file (YAML): the keys models, batch_sizes, num_gpus, precisions, variable_
 (lists), repeats, output_dir, and flags (passed to every run: a mapping {name: value} or a list
 of '--name=value'); flags given on the command line win over the file.
 
-Exit status: 0 when every configuration succeeded, 1 when some failed, 2 for bad flags (a
-model name the model catalog does not know included: checked before any run) or a bad sweep
-file, 130/143 when interrupted.
+Exit status: 0 when every configuration succeeded, 1 when some failed (or --output_dir is in use
+by another sweep, as a held --train_dir of a run), 2 for bad flags (a model name the model
+catalog does not know included: checked before any run) or a bad sweep file, 130/143/129 when
+interrupted.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from absl import flags
 
 from tf_cnn_benchmarks import cnn_util, console
 
-from . import compare, file, publish, report, results
+from . import compare, disk, file, publish, report, results
 from . import runner as runner_lib
 
 PRECISIONS = tuple(runner_lib.PRECISION_FLAGS)
@@ -67,7 +69,16 @@ CONFIG_AXES = {'model': 'models', 'batch_size': 'batch_sizes', 'num_gpus': 'num_
 
 
 class SweepError(Exception):
-    """Bad flags or sweep file: one `error:` line, exit status 2."""
+    """Bad flags or sweep file: one `error:` line, exit status 2 (`exit_status`)."""
+
+    exit_status = 2
+
+
+class SweepBusy(SweepError):
+    """--output_dir is held by another sweep or a run of one: exit status 1, as a run's held
+    --train_dir (runtime/dir_hold.py): the path is good, only in use now."""
+
+    exit_status = 1
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -160,7 +171,8 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
     problems = []
     for config in configurations(axes, 1):
         args = runner_lib.command_for(config, [], '')[:-1]  # without --benchmark_log_dir
-        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags))
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + args + list(extra_flags),
+                                     quiet=True)  # warned once: run_flags_problem
         if p.cluster_resolver in ('tf_config', 'slurm') or (p.cluster_resolver == 'auto' and (
                 'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
             return None  # a resolver fills the cluster's fields in each run first
@@ -307,7 +319,12 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
     if not (fv.run_timeout_secs >= 0):
         raise SweepError('--run_timeout_secs must be >= 0. Received: %g' % fv.run_timeout_secs)
-    problem = invalid_configuration(axes, extra)
+    # The run whose results JSON has the longest path: its folder under runs/ too long?
+    longest = max(configurations(axes, repeats),
+                  key=lambda c: len(run_dir_name(c)) + len(c['model']))
+    problem = invalid_configuration(axes, extra) or disk.run_path_problem(
+        pick('output_dir'), runner_lib.command_for(longest, extra, os.path.join(
+            pick('output_dir'), 'runs', run_dir_name(longest))))
     if problem:
         raise SweepError(problem)
     return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),
@@ -360,7 +377,8 @@ def _lock(output_dir: str):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         handle.close()
-        raise SweepError('another tf_cnn_sweep is running in --output_dir %s; wait for it or '
+        raise SweepBusy('another tf_cnn_sweep is running in --output_dir %s (or a run of one '
+                         'that was killed: each run holds the folder too); wait for it or '
                          'choose another folder' % output_dir) from None
     return handle
 
@@ -394,38 +412,53 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
 
     Raises:
       SweepError: the output folder is unusable, in use, or holds runs with other flags.
+      OSError: the results file or a run's folder cannot be written (`disk.write_error`).
     """
     out_dir = plan['output_dir']
     _prepare_output(out_dir)
-    with _lock(out_dir):
+    with _lock(out_dir) as lock:
         records = _load_previous(out_dir, plan['extra_flags'])
         runs = configurations(plan['axes'], plan['repeats'])
+        planned = {results.config_key(c) for c in runs}
         done = results.done_keys(records, retry_failed)
         todo = [c for c in runs if results.config_key(c) not in done]
-        if len(todo) < len(runs):
-            print('resuming: %d of %d runs already done in %s are skipped' % (
-                len(runs) - len(todo), len(runs), results.results_path(out_dir)),
-                file=sys.stderr)
+        line = results.resume_line(out_dir, records, planned, done, len(todo), retry_failed)
+        if line:
+            print(line, file=sys.stderr)
         bar = runner_lib.Progress(len(runs), len(runs) - len(todo), len(todo),
                                     enabled=progress)
-        interrupted = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
-                               timeout_secs)
+        interrupted, full = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
+                                     timeout_secs, lock.fileno())
         records, _ = results.load_records(results.results_path(out_dir))
-        print(report.write_report(out_dir, records, for_screen=True))
+        try:
+            print(report.write_report(out_dir, records, for_screen=True))
+            not_saved = None
+        except report.NotSaved as e:  # a full disk: the report on the screen all the same
+            print(e.text)
+            not_saved = disk.write_error(e, out_dir)
     if interrupted is not None:
+        if not_saved:
+            print('warning: %s' % not_saved, file=sys.stderr)
         print('sweep: interrupted; rerun the same command to resume', file=sys.stderr)
         return 128 + interrupted
-    planned = {results.config_key(c) for c in runs}
     failed = [r for r in records if r['key'] in planned and r['status'] != 'ok']
-    return 1 if failed else 0
+    problem = (disk.full_disk_line(*full) if full else not_saved
+               or (results.not_done_line(failed, len(runs), out_dir) if failed else None))
+    if problem:
+        print('error: %s' % problem, file=sys.stderr)
+    return 1 if problem else 0
 
 
-def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> int | None:
-    """Runs `todo` in order, appending each record; returns the signal that stopped it, if any."""
+def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float,
+             lock_fd: int) -> tuple[int | None, tuple | None]:
+    """Runs `todo` in order, appending each record; returns (the signal that stopped it, if
+    any; (label, error) of a run that failed for lack of space, where it stopped, if any).
+    Each run inherits `lock_fd`, the output folder's lock (runner.py says why)."""
     out_dir, extra = plan['output_dir'], plan['extra_flags']
     results_file = results.results_path(out_dir)
     environment = runner_lib.local_environment()
     with runner_lib.Interrupts() as interrupts:
+        interrupts.hold_fds = (lock_fd,)
         for config in todo:
             if interrupts.signum is not None:
                 break
@@ -440,7 +473,9 @@ def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float) -> 
             results.append_record(results_file, record)
             bar.end()
             _say_outcome(label, record)
-        return interrupts.signum
+            if record['no_space']:  # every run after it would fail the same way
+                return interrupts.signum, (label, record['error'])
+        return interrupts.signum, None
 
 
 def _say_outcome(label: str, record: dict) -> None:
@@ -538,11 +573,11 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except SweepError as e:
         print('error: %s' % e, file=sys.stderr)
-        return 2
+        return e.exit_status
     except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
         raise
     except OSError as e:  # the results file or a run folder cannot be written
-        print('error: %s' % e, file=sys.stderr)
+        print('error: %s' % disk.write_error(e, plan['output_dir']), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C outside a run (the handlers cover the runs)
         print('error: interrupted; rerun the same command to resume', file=sys.stderr)

@@ -34,8 +34,9 @@ them (their side's notes then say 'busy host in B').
 Listed after the table: configurations found on only one side ("only in A"), those both sides
 ran but one side without a successful run ("failed in A": every run of it there failed or was
 interrupted), and those whose every successful run on a side was left out ("left out in A").
-Exit status 0; 1 the gate failed (a configuration slower); 2 when a side has no results file,
-an argument is bad, or a gate's sweeps ran other configurations; 3 the gate could not judge.
+Exit status 0; 1 the gate failed (a configuration slower); 2 when a side has no results file
+or no sweep record in it (an empty file, a run's results JSON), an argument is bad, or a gate's
+sweeps ran other configurations; 3 the gate could not judge.
 """
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ def flags_meaning(extra_flags: list[str]) -> tuple:
     the flags themselves, as one pair, when they do not parse."""
     from tf_cnn_benchmarks import flag_parsing, params  # absolute: see the imports above
     try:
-        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
+        p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags), quiet=True)
     except params.ParamsError:
         return (('(flags that do not parse)', ' '.join(extra_flags)),)
     return tuple(sorted((name, tuple(v) if isinstance(v, list) else v)
@@ -467,7 +468,7 @@ def _compare(argv: list[str]) -> int:
     if gone:
         raise gate.UsageError(gone)
     sides = []
-    for path in paths:
+    for side, path in zip('AB', paths):
         jsonl = results.results_path(path)
         if not os.path.isfile(jsonl):
             raise gate.UsageError('no results file at %s (give a sweep output directory or '
@@ -477,6 +478,11 @@ def _compare(argv: list[str]) -> int:
         except OSError as e:
             raise gate.UsageError('cannot read %s: %s (give a sweep output directory this '
                                   'user can read)' % (jsonl, e.strerror or e)) from None
+        if not records:  # a wrong path: no comparison (and no gate) against nothing
+            raise gate.UsageError(
+                '%s (%s) holds no sweep records (%s): give a sweep output directory or its '
+                'results.jsonl' % (side, jsonl, 'an empty file' if not bad else
+                                   '%s, none a sweep record' % cnn_util.counted(bad, 'line')))
         if bad:
             print('warning: %s: %s skipped: not sweep records'
                   % (jsonl, cnn_util.counted(bad, 'line')), file=sys.stderr)

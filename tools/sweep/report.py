@@ -23,6 +23,16 @@ from tf_cnn_benchmarks.runtime import runtime_env
 
 from . import figures, host_load, results
 
+
+class NotSaved(OSError):
+    """report.md or a plot could not be written (the errno, strerror and filename of the first
+    failure: a full disk, say); `text` is the report for the screen all the same."""
+
+    def __init__(self, error: OSError, filename: str, text: str):
+        super().__init__(error.errno, error.strerror or str(error), error.filename or filename)
+        self.text = text
+
+
 MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
                    '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
 
@@ -253,17 +263,24 @@ def write_report(output_dir: str, records: list[dict], *, for_screen: bool = Fal
     text returned names them as seen from the current folder (under output_dir), so that a
     path printed on the terminal opens from where the command ran.
     Without matplotlib the report says how to install it (and a warning goes to stderr).
+
+    Raises:
+      NotSaved: report.md or a plot could not be written (no partial report.md is left); its
+        `text` is the text this returns otherwise.
     """
     models = []
     for r in records:
         if r['config']['model'] not in models:
             models.append(r['config']['model'])
+    failed = None
     try:
         plots = [os.path.relpath(p, output_dir)
                  for p in write_plots(os.path.join(output_dir, 'plots'), records)]
     except ImportError:
         print('warning: no plots: %s' % MATPLOTLIB_HINT, file=sys.stderr)
         plots = None
+    except OSError as e:  # a full disk
+        failed, plots = (e, os.path.join(output_dir, 'plots')), []
     parts = [header(records)] + [model_table(m, records) for m in models]
     parts.append(figures.figures_table(records))
     parts.append(host_load.host_table(records))
@@ -280,10 +297,18 @@ def write_report(output_dir: str, records: list[dict], *, for_screen: bool = Fal
 
     text = text_under('')
     path = os.path.join(output_dir, 'report.md')
-    with open(path + '.tmp', 'w', encoding='utf-8') as f:
-        f.write(text)
-    os.replace(path + '.tmp', path)
-    return text_under(output_dir) if for_screen else text
+    try:
+        with open(path + '.tmp', 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.replace(path + '.tmp', path)
+    except OSError as e:  # a full disk: no partial report left behind
+        if os.path.exists(path + '.tmp'):
+            os.remove(path + '.tmp')
+        failed = failed or (e, path)
+    shown = text_under(output_dir) if for_screen else text
+    if failed is not None:
+        raise NotSaved(failed[0], failed[1], shown)
+    return shown
 
 
 def short(text: str | None, limit: int = 160) -> str:

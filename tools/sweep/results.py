@@ -15,7 +15,7 @@
                    (--run_timeout_secs reached, and the run's clean stop saved its result:
                    its figures cover the steps it ran, as its row in the results database,
                    'stopped at 327 of 100000', does; a resume does not rerun it,
-                   --retry_failed does) or 'interrupted' (stopped by Ctrl-C/SIGTERM: not
+                   --retry_failed does) or 'interrupted' (stopped by Ctrl-C/SIGTERM/SIGHUP: not
                    done, a resume reruns it)
     exit_status    the process's exit status (negative: killed by that signal)
     error          the run's last `error:` line (None when it succeeded); for a run stopped
@@ -42,6 +42,10 @@
     started_utc    ISO 8601 start time; wall_secs: the process's wall time in seconds
     run_dir        folder of the run's stdout.log, stderr.log and results JSON (relative to the
                    output directory)
+    no_space       true for a failed run that failed while the disk was full (its error says
+                   so, or its folder's disk had no space left: disk.py): not its
+                   configuration's failure, so a resume runs it again (false, or absent in
+                   older files, otherwise)
 
 A line that is not valid JSON (a sweep killed in the middle of a write) is skipped on reading;
 for a key written several times (a rerun), the last record wins.
@@ -52,6 +56,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
+
+from tf_cnn_benchmarks import cnn_util  # absolute: `python -m tools.sweep`
 
 AXES = ('model', 'batch_size', 'num_gpus', 'precision', 'variable_update')
 FINAL_STATUSES = ('ok', 'failed', 'stopped')
@@ -80,12 +86,20 @@ def results_path(path: str) -> str:
 
 
 def append_record(path: str, record: dict) -> None:
-    """Appends one record as a line and forces it to disk (a crash afterwards keeps it)."""
+    """Appends one record as a line and forces it to disk (a crash afterwards keeps it).
+
+    Raises:
+      OSError: the line cannot be written (a full disk), with `path` as its filename (a torn
+        line is skipped on reading).
+    """
     line = json.dumps(record, sort_keys=True, allow_nan=True)
-    with open(path, 'a', encoding='utf-8') as f:
-        f.write(line + '\n')
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(path, 'a', encoding='utf-8') as f:
+            f.write(line + '\n')
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
 
 
 def load_records(path: str) -> tuple[list[dict], int]:
@@ -114,9 +128,52 @@ def load_records(path: str) -> tuple[list[dict], int]:
 
 def done_keys(records: list[dict], retry_failed: bool = False) -> set[str]:
     """Keys a resumed sweep skips: status 'ok', and 'failed' and 'stopped' unless
-    retry_failed."""
+    retry_failed; never a run that failed for lack of space (`no_space`)."""
     statuses = ('ok',) if retry_failed else FINAL_STATUSES
-    return {r['key'] for r in records if r.get('status') in statuses}
+    return {r['key'] for r in records
+            if r.get('status') in statuses and not r.get('no_space')}
+
+
+def resume_line(out_dir: str, records: list[dict], planned: set, done: set, todo: int,
+                retry_failed: bool) -> str | None:
+    """The line of a resume (None when nothing is skipped or run again): the runs skipped,
+    those of them not ok (which --retry_failed runs again), and those that run again because
+    they failed for lack of space (`no_space`).
+
+    Args:
+      out_dir: the sweep's folder; records: its records (`load_records`); planned: the keys of
+        this sweep's runs; done: the keys skipped (`done_keys`); todo: how many runs run.
+    """
+    again = [r for r in records if r['key'] in planned and r.get('no_space')
+             and r.get('status') == 'failed' and r['key'] not in done]
+    if todo == len(planned) and not again:
+        return None
+    skipped = [r for r in records if r['key'] in planned and r['key'] in done]
+    line = 'resuming: %d of %d runs already done in %s are skipped' % (
+        len(planned) - todo, len(planned), results_path(out_dir))
+    if not retry_failed and any(r['status'] != 'ok' for r in skipped):
+        line += ' (%s: --retry_failed runs them again)' % status_counts(skipped)
+    if again:
+        line += '; %s that failed for lack of disk space %s again' % (
+            cnn_util.counted(len(again), 'run'), 'runs' if len(again) == 1 else 'run')
+    return line
+
+
+def status_counts(records: list[dict]) -> str:
+    """'1 failed, 2 stopped': the records not ok, by status."""
+    counts: dict[str, int] = {}
+    for r in records:
+        if r['status'] != 'ok':
+            counts[r['status']] = counts.get(r['status'], 0) + 1
+    return ', '.join('%d %s' % (n, status) for status, n in counts.items())
+
+
+def not_done_line(failed: list[dict], total: int, out_dir: str) -> str:
+    """The error line's text at the end of a sweep with runs not ok: '1 of 4 runs of this
+    sweep did not end ok (1 failed): see "Runs not done" in runs/a/report.md; ...'."""
+    return ('%d of %d runs of this sweep did not end ok (%s): see "Runs not done" in %s; '
+            '--retry_failed runs the failed and stopped ones again' % (
+                len(failed), total, status_counts(failed), os.path.join(out_dir, 'report.md')))
 
 
 def sort_key(values: tuple) -> tuple:

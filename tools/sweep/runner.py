@@ -4,10 +4,17 @@ The process gets its own session (a terminal's Ctrl-C reaches only the sweep, wh
 with `Interrupts`), writes its output to `<run_dir>/stdout.log` and `<run_dir>/stderr.log` and
 its results JSON into `<run_dir>` (--benchmark_log_dir). `run_configuration` returns the
 outcome; `make_record` turns it into a results-file record (see results.py).
+
+The run never outlives the sweep: on Linux the kernel kills it (SIGKILL) when the sweep dies,
+however it dies (`die_with_parent`: prctl PR_SET_PDEATHSIG; a SIGKILL'ed sweep cannot forward
+anything); and it inherits the sweep's lock on the output folder (`Interrupts.hold_fds`), so
+that where the kernel cannot do that, a resume started while a run of the dead sweep still
+runs is refused instead of running the same configuration beside it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import glob
 import json
@@ -23,17 +30,45 @@ from tf_cnn_benchmarks.lifecycle import results_log
 from tf_cnn_benchmarks.lifecycle import signals as run_signals
 from tf_cnn_benchmarks.metrics import clean_runs
 
-from . import figures, host_load, results
+from . import disk, figures, host_load, results
 
 # The package folder holds the entry script, both in a checkout and when installed.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENTRY_SCRIPT = os.path.join(_PACKAGE, 'tf_cnn_benchmarks.py')
 PRECISION_FLAGS = {'fp32': [], 'fp16': ['--use_fp16'], 'bf16': ['--use_bf16']}
 KILL_GRACE_SECS = 10.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _prctl():
+    """libc's prctl, or None where there is none (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent():
+    """A `preexec_fn` that makes the child die (SIGKILL) when this process dies, or None where
+    the kernel offers no such thing.
+
+    Looked up here, in the parent: the function runs in the child between fork and exec, where
+    loading a library is unsafe. It also ends the child at once when this process died before
+    the request took effect (the child then has another parent already).
+    """
+    prctl, parent = _prctl(), os.getpid()
+    if prctl is None:
+        return None
+
+    def request():
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + int(signal.SIGKILL))
+    return request
 
 
 class Interrupts(run_signals.HandlerSwap):
-    """SIGINT/SIGTERM handlers for the sweep (a context manager).
+    """SIGINT/SIGTERM/SIGHUP handlers for the sweep (a context manager).
 
     The first signal is recorded (`signum`) and forwarded to the running child, which finishes
     its step, saves and exits; a second is forwarded too (the child then aborts at once); a
@@ -44,6 +79,8 @@ class Interrupts(run_signals.HandlerSwap):
         super().__init__()
         self.signum: int | None = None
         self.proc: subprocess.Popen | None = None
+        #: File descriptors each run inherits: the output folder's lock (cli._lock).
+        self.hold_fds: tuple[int, ...] = ()
         self._count = 0
 
     def _handle(self, signum, frame):
@@ -115,14 +152,16 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
     Args:
       args: the benchmark's arguments (see `command_for`).
       run_dir: folder for the logs and the results JSON; emptied first.
-      interrupts: the sweep's signal handlers; the child is registered there while it runs.
+      interrupts: the sweep's signal handlers; the child is registered there while it runs,
+        and inherits its `hold_fds`.
       timeout_secs: stop the run (SIGTERM, then SIGKILL after 10 s) after this many seconds of
         wall time; 0 = no limit. Such a run is 'stopped' when it saved its result, else
         'failed' (`timed_out_outcome`).
 
     Returns:
       {'status', 'exit_status', 'error', 'result' (the results JSON or None), 'wall_secs',
-       'started_utc'}.
+       'started_utc', 'no_space' (True for a failed run whose error says the disk was full, or
+       whose folder's disk is: disk.out_of_space)}.
     """
     shutil.rmtree(run_dir, ignore_errors=True)  # a previous attempt that left no record
     os.makedirs(run_dir)
@@ -133,7 +172,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
     with open(os.path.join(run_dir, 'stdout.log'), 'wb') as out, \
             open(os.path.join(run_dir, 'stderr.log'), 'wb') as err:
         proc = subprocess.Popen([sys.executable, ENTRY_SCRIPT] + args, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                                preexec_fn=die_with_parent(), pass_fds=interrupts.hold_fds)
         interrupts.proc = proc
         interrupts.forward()  # a signal that arrived while the process was starting
         try:
@@ -149,7 +189,8 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         finally:
             interrupts.proc = None
     result = _read_result(run_dir)
-    error = last_error_line(_read_text(os.path.join(run_dir, 'stderr.log')))
+    stderr_text = _read_text(os.path.join(run_dir, 'stderr.log'))
+    error = last_error_line(stderr_text)
     name = _stopped_by(interrupts.signum, result, proc.returncode)
     if name is not None and not timed_out:
         status, error = 'interrupted', 'interrupted by %s' % name
@@ -162,8 +203,10 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         if proc.returncode == 0:
             error = 'error: exit status 0 but no results JSON in %s' % run_dir
         error = error or 'error: exit status %d and no output on stderr' % proc.returncode
+    no_space = status == 'failed' and disk.out_of_space(run_dir, error, stderr_text)
     return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
-            'wall_secs': time.monotonic() - start, 'started_utc': started}
+            'wall_secs': time.monotonic() - start, 'started_utc': started,
+            'no_space': no_space}
 
 
 def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
@@ -191,14 +234,17 @@ def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
 
 
 def _stopped_by(signum: int | None, result: dict | None, returncode: int) -> str | None:
-    """'SIGINT' or 'SIGTERM' when a signal stopped the run: the sweep's own (forwarded), the
-    one its results JSON names, or the one its exit status says (128 + N after the run's clean
-    stop, -N when the signal killed it); None otherwise."""
-    if signum is not None:
-        return signal.Signals(signum).name
+    """'SIGINT', 'SIGTERM' or 'SIGHUP' when a signal stopped the run: the sweep's own
+    (forwarded), the one its results JSON names, or the one its exit status says (128 + N after
+    the run's clean stop, -N when the signal killed it); None otherwise, and None for a run that
+    ended complete (exit status 0, its results JSON not stopped early) although the sweep
+    forwarded a signal to it: it came after the run's timed steps (lifecycle/signals.py)."""
     if (result or {}).get('stopped_by_signal'):
         return result['stopped_by_signal']
-    for stopping in (signal.SIGINT, signal.SIGTERM):
+    if signum is not None:
+        complete = returncode == 0 and result is not None and not result.get('stopped_early')
+        return None if complete else signal.Signals(signum).name
+    for stopping in run_signals.SIGNALS:
         if returncode in (128 + stopping, -stopping):
             return stopping.name
     return None
@@ -235,6 +281,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'host_load': host_load.record_host_load(result) if result else None,
         'environment': env, 'started_utc': outcome['started_utc'],
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
+        'no_space': bool(outcome.get('no_space')),
     }
 
 

@@ -1,0 +1,86 @@
+"""tf_cnn_results when its inputs or outputs fail: an ingested file whose images_per_sec is no
+number, a page on a full disk, a --results_db name over the file system's limit (tools/
+results_cli.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+
+import pytest
+
+import results_helpers as rh
+
+_main = rh.results_command
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = str(tmp_path / 'results.sqlite')
+    rh.fill(path, rh.series([1000, 1010, 990]))
+    return path
+
+
+def test_a_page_on_a_full_disk_names_its_path_and_the_fix(db, capsys, tmp_path, monkeypatch):
+    # Before: 'error: output: No space left on device; give an output path this user can
+    # write' (no path; and this user can write there), and an index.html.tmp left behind.
+    import builtins
+    real_open = builtins.open
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def opener(path, *args, **kwargs):
+        f = real_open(path, *args, **kwargs)
+        return Full(f) if str(path).endswith('index.html.tmp') else f
+    monkeypatch.setattr(builtins, 'open', opener)
+    status, out, err = _main(capsys, 'html', str(tmp_path / 'site'), '--results_db=%s' % db)
+    page = tmp_path / 'site' / 'index.html'
+    assert (status, out) == (1, '') and err == (
+        'error: cannot write %s: No space left on device; free space on its disk, or give an '
+        'output path on another disk\n' % page)
+    assert os.listdir(tmp_path / 'site') == []
+
+
+
+@pytest.mark.parametrize('value, said', [
+    ('"fast"', 'its images_per_sec is "fast", not a finite number'),
+    ('Infinity', 'its images_per_sec is Infinity, not a finite number'),
+    (None, 'not a tf_cnn_benchmarks result (no images_per_sec)'),
+])
+def test_ingest_names_a_bad_images_per_sec_as_bad_not_missing(capsys, tmp_path, value, said):
+    # Before: "fast" or Infinity read as 'no params, environment or images_per_sec'.
+    from tf_cnn_benchmarks.lifecycle import results_log
+    logs = tmp_path / 'logs'
+    results_log.write_json(rh.result(10.0), str(logs))
+    good = json.loads(next(logs.iterdir()).read_text())
+    text = json.dumps(good).replace('"images_per_sec": 10.0', '"images_per_sec": %s' % value)
+    if value is None:
+        text = json.dumps({k: v for k, v in good.items() if k != 'images_per_sec'})
+    bad = logs / 'tf_cnn_benchmarks_bad_1.json'
+    bad.write_text(text)
+    capsys.readouterr()
+    status, out, _ = _main(capsys, 'ingest', str(logs), '--results_db=%s' % (tmp_path / 'db'))
+    assert status == 1
+    assert 'skipped: %s: %s' % (bad, said) in out.splitlines()
+
+
+def test_a_results_db_name_too_long_is_named_so(capsys, tmp_path):
+    # Before: 'no results database at ...' (the kernel's ENAMETOOLONG reads as missing).
+    path = str(tmp_path / ('r' * 257 + '.sqlite'))
+    status, out, err = _main(capsys, 'list', '--results_db=%s' % path)
+    assert (status, out) == (2, '')
+    assert err.startswith('error: the results database %s cannot be used: a name of 264 bytes '
+                          % path)
+    assert err.endswith("per name (NAME_MAX); give a shorter --results_db=PATH\n")
