@@ -84,18 +84,6 @@ def test_show_prints_a_run_in_full(db, capsys):
     assert status == 2 and err.startswith('error: show takes run ids')
 
 
-def test_show_says_the_records_a_run_skipped(tmp_path, capsys):
-    """Realdata 10: the results JSON held "skipped_records": 59, `show` said nothing of it."""
-    path = str(tmp_path / 'r.sqlite')
-    rh.fill(path, [dict(rh.result(rate, skip_corrupt_records=True), skipped_records=skipped)
-                   for rate, skipped in ((1000, 59), (1010, 0))] + [rh.result(990)])
-    shown = [[x for x in _main(capsys, 'show', str(run), '--results_db=%s' % path)[1]
-              .splitlines() if x.startswith('  skipped records:')] for run in (1, 2, 3)]
-    assert shown == [
-        ['  skipped records: 59 an epoch (--skip_corrupt_records: the figures come from the '
-         'records left)'], ['  skipped records: none (--skip_corrupt_records)'], []]
-
-
 def test_show_prints_flags_a_user_can_paste_back(tmp_path, capsys):
     """Every printed flag parses back (flag_parsing) to the run's value; unset ones (None) and
     those at their default (--noforward_only was printed: a pasted line warned of them) are

@@ -136,3 +136,15 @@ def test_a_run_with_no_flag_given_pastes_as_none(tmp_path, capsys):
     line = _flags_line(_show(capsys, db, 1))
     assert line == '# none: every flag at its default'
     assert shlex.split(line, comments=True) == []  # a shell reads a comment
+
+
+def test_show_says_the_records_a_run_skipped(tmp_path, capsys):
+    """Realdata 10: the results JSON held "skipped_records": 59, `show` said nothing of it."""
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [dict(rh.result(rate, skip_corrupt_records=True), skipped_records=skipped)
+                   for rate, skipped in ((1000, 59), (1010, 0))] + [rh.result(990)])
+    shown = [[x for x in rh.results_command(capsys, 'show', str(run), '--results_db=%s' % path)[1]
+              .splitlines() if x.startswith('  skipped records:')] for run in (1, 2, 3)]
+    assert shown == [
+        ['  skipped records: 59 an epoch (--skip_corrupt_records: the figures come from the '
+         'records left)'], ['  skipped records: none (--skip_corrupt_records)'], []]
