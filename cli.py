@@ -60,6 +60,8 @@ def parse_args(argv: list[str]) -> params.Params:
     if 'model' not in FLAGS:
         params.define_flags(FLAGS)
     wanted, argv = flag_parsing.help_request(argv)  # --help=false, --nohelp: no help
+    if wanted == 'version':
+        raise SystemExit(console.print_version())
     if wanted == 'help':
         print(USAGE)
         print(FLAGS.module_help(params))
@@ -70,9 +72,6 @@ def parse_args(argv: list[str]) -> params.Params:
         print(re.sub(r'<usage>.*?</usage>', lambda _: '<usage>%s</usage>' % html.escape(
             USAGE.strip(), quote=False), out.getvalue(), count=1, flags=re.S), end='')
         raise SystemExit(0)
-    status = console.answer_version(argv[1:])
-    if status is not None:
-        raise SystemExit(status)
     return flag_parsing.parse_flags(argv, FLAGS)
 
 

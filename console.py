@@ -88,6 +88,12 @@ def answer_version(args: list[str]) -> int | None:
     asked = args[:args.index('--')] if '--' in args else args
     if '--version' not in asked or HELP_FLAGS & set(asked):
         return None
+    return print_version()
+
+
+def print_version() -> int:
+    """Prints `version_line()`; returns 0, or 141 (SIGPIPE_STATUS) when the reader of stdout
+    went away (stdout then points at /dev/null, so Python's flush at exit cannot fail again)."""
     try:
         print(version_line(), flush=True)
     except BrokenPipeError:

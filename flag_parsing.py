@@ -105,15 +105,16 @@ _TRUE, _FALSE = ('true', 't', '1'), ('false', 'f', '0')
 
 
 def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
-    """absl's help flags in `argv` (argv[0] is the program): what they ask for, and argv
-    without them.
+    """What `argv` (argv[0] is the program) asks of the command instead of a run, and argv
+    without absl's help flags.
 
     `--help`, `-h`, `-?`, `--helpshort`, `--helpfull` (also `=true`) ask for 'help',
     `--helpxml` for 'xml'; set false (`--help=false`, `--nohelp`) they ask for nothing and are
-    dropped, as absl drops them. Arguments after `--` are left alone.
+    dropped, as absl drops them. `--version` asks for 'version' unless help is asked for too
+    (help wins, as in every command). Arguments after `--` are left alone.
 
     Returns:
-      ('help', 'xml' or None, the other arguments).
+      ('help', 'xml', 'version' or None, the other arguments).
 
     Raises:
       params.ParamsError: a help flag with a value that is not a boolean (`--help=maybe`).
@@ -136,6 +137,8 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
                                      '--no%s)' % (name, value, name, name))
         if not negated and (not has_value or value.lower() in _TRUE):
             wanted = wanted or HELP_FLAGS[name]
+    if wanted is None and '--version' in rest[:rest.index('--') if '--' in rest else None]:
+        wanted = 'version'
     return wanted, rest
 
 
@@ -167,19 +170,6 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None, *,
     return params.make_params_from_flags(flag_values)
 
 
-_NAMED = re.compile(r"--(\w+)|'(\w+)'")
-
-
-def _from_file(message: str, expanded: flagfile_lines.Expanded) -> str:
-    """`message` (absl's error, described) prefixed by 'FILE line N: ' when the flag it names
-    was read from a flagfile (the last such line: the one absl parsed last)."""
-    names = {a or b for a, b in _NAMED.findall(message)}
-    names |= {n[2:] for n in names if n.startswith('no')}  # --nodistortions=true
-    for index in sorted(expanded.origins, reverse=True):
-        name = expanded.args[index].lstrip('-').split('=', 1)[0]
-        if name in names or (name.startswith('no') and name[2:] in names):
-            return '%s: %s' % (expanded.origins[index], message)
-    return message
 
 
 def _parse(flag_values: flags.FlagValues, argv: list[str], quiet: bool) -> list[str]:
@@ -195,12 +185,12 @@ def _parse(flag_values: flags.FlagValues, argv: list[str], quiet: bool) -> list[
         try:
             rest = flag_values([argv[0]] + expanded.args, known_only=False)
         except flags.UnrecognizedFlagError as e:
-            raise params.ParamsError(_from_file(
-                _unknown_flag_message(e, list(flag_values)), expanded)) from None
+            raise params.ParamsError(expanded.origin_of(
+                _unknown_flag_message(e, list(flag_values)))) from None
         except flags.Error as e:
-            raise params.ParamsError(_from_file(describe_flag_error(e), expanded)) from None
+            raise params.ParamsError(expanded.origin_of(describe_flag_error(e))) from None
         except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
-            raise params.ParamsError(_from_file(describe_value_error(e), expanded)) from None
+            raise params.ParamsError(expanded.origin_of(describe_value_error(e))) from None
         name = flag_values['config'].value
         if config is not None or name is None or configs.expanded(argv, name):
             break

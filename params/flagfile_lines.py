@@ -106,6 +106,21 @@ class Expanded(NamedTuple):
     origins: dict
     empty: list
 
+    def origin_of(self, message: str) -> str:
+        """`message` (a parse error naming a flag as `--name` or 'name') prefixed by
+        'FILE line N: ' when that flag was read from a flagfile (the last such line: the one
+        the parser read last), else `message` as it is."""
+        names = {a or b for a, b in _NAMED.findall(message)}
+        names |= {n[2:] for n in names if n.startswith('no')}  # --nodistortions=true
+        for index in sorted(self.origins, reverse=True):
+            name = self.args[index].lstrip('-').split('=', 1)[0]
+            if name in names or (name.startswith('no') and name[2:] in names):
+                return '%s: %s' % (self.origins[index], message)
+        return message
+
+
+_NAMED = re.compile(r"--(\w+)|'(\w+)'")
+
 
 def _label(path: str, where: str | None) -> str:
     return '--flagfile=%s' % path + (' (%s)' % where if where else '')

@@ -23,6 +23,9 @@ import helpers
     (['--helpfull=1'], 'help', []),
     (['-?'], 'help', []),
     (['--model=x', '--', '--help'], None, ['--model=x', '--', '--help']),
+    (['--help=false', '--version'], 'version', ['--version']),
+    (['--version', '--helpshort'], 'help', ['--version']),  # help wins, as in every command
+    (['--', '--version'], None, ['--', '--version']),
 ])
 def test_absls_help_flags_read_as_absl_reads_them(argv, wanted, rest):
     # --help=false was 'error: Unknown command line flag 'help'' (exit 2), and --helpxml too.
