@@ -6,7 +6,8 @@ the command calls `check_output_paths` right after `params.validate_params`.
 Missing folders are made, as the original's gfile.MakeDirs made them: a directory flag's
 folder with its missing parents, a file flag's folder. The check here makes and removes them
 (nothing is left behind when the run stops on a later usage error); the command then makes the
-parents (`make_parent_folders`) and says which it made, so that a mistyped prefix
+parents of the outputs it writes (`make_parent_folders`; a --dry_run writes only
+--benchmark_log_dir's JSON: `written_outputs`) and says which it made, so that a mistyped prefix
 (`--trace_file=/tmp/tarce/t.json`) shows at once where its files go. Each path given, and the
 longest file the run writes, must fit the system's path limits (preflight/path_lengths.py),
 checked first: a path over PATH_MAX cannot even be looked up.
@@ -185,15 +186,31 @@ def _missing_folders(folder: str) -> list[str]:
     return missing[::-1]
 
 
+def written_outputs(p: Params) -> tuple[str, ...]:
+    """The output flags whose files `p`'s command writes, in cli.py's order of modes:
+    --calibrate writes only the calibration record (none of them); --plan_scaling the plan's
+    JSON into --benchmark_log_dir and --plan_scaling_png (preflight/scaling_plan.py); --dry_run
+    its report's JSON into --benchmark_log_dir (preflight/dry_run.py); a run (training, an
+    --eval) `output_dirs`, the file flags (its hooks: lifecycle/wiring.py) and the results
+    database ('results_db')."""
+    if p.calibrate:
+        return ()
+    if p.plan_scaling:
+        return ('benchmark_log_dir', 'plan_scaling_png')
+    if p.dry_run:
+        return ('benchmark_log_dir',)
+    return output_dirs(p) + _OUTPUT_FILES + ('results_db',)
+
+
 def parent_folders(p: Params) -> list[tuple[str, str]]:
-    """The missing folders above each local output path of `p` (`check_output_paths`' paths):
-    (flag, folder) pairs, outermost first, each folder once: a directory flag's parents (the
-    folder itself is made where the run writes into it: runtime/dir_hold.py, the hooks), a
-    file flag's folder and its parents."""
+    """The missing folders above each local output path that `p`'s command writes
+    (`written_outputs`; a --dry_run's --train_dir is checked, not made): (flag, folder) pairs,
+    outermost first, each folder once: a directory flag's parents (the folder itself is made
+    where the run writes into it: runtime/dir_hold.py, the hooks), a file flag's folder and
+    its parents."""
     out, seen = [], set()
-    paths = [(name, getattr(p, name)) for name in output_dirs(p) + _OUTPUT_FILES
-             + ('plan_scaling_png',)]
-    paths.append(('results_db', named_database(p)))
+    paths = [(name, named_database(p) if name == 'results_db' else getattr(p, name))
+             for name in written_outputs(p)]
     for name, path in paths:
         if not path or file_systems.is_remote(path):
             continue

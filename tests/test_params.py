@@ -204,6 +204,29 @@ def test_missing_folders_of_output_paths_are_made_and_said(tmp_path, flag, relat
     assert output_paths.make_parent_folders(p) == []  # nothing missing any more
 
 
+_WRITTEN_BY_A_RUN = ['train_dir', 'benchmark_log_dir', 'trace_file', 'graph_file', 'results_db']
+
+
+@pytest.mark.parametrize('mode, written', [
+    ({}, _WRITTEN_BY_A_RUN),
+    (dict(dry_run=True), ['benchmark_log_dir']),
+    (dict(plan_scaling=True), ['benchmark_log_dir', 'plan_scaling_png']),
+    (dict(calibrate=True), []),
+])
+def test_only_the_folders_of_outputs_the_mode_writes_are_made(tmp_path, monkeypatch, mode,
+                                                              written):
+    # A --dry_run (or --plan_scaling) writes only its JSON into --benchmark_log_dir (and the
+    # plan's PNG), yet made the missing folders of --train_dir, --results_db, --graph_file...
+    monkeypatch.delenv('TF_CNN_RESULTS_DB', raising=False)
+    names = _WRITTEN_BY_A_RUN + (['plan_scaling_png'] if 'plan_scaling' in mode else [])
+    paths = {n: str(tmp_path / n / 'sub' / ('out.png' if n == 'plan_scaling_png' else 'out'))
+             for n in names}
+    lines = output_paths.make_parent_folders(make_params(**paths, **mode))
+    assert lines == ['Made the missing folders %s, %s for --%s=%s' % (
+        tmp_path / n, tmp_path / n / 'sub', n, paths[n]) for n in written]
+    assert sorted(os.listdir(tmp_path)) == sorted(written)
+
+
 def test_a_named_results_database_s_missing_folders_are_made_and_said(tmp_path, monkeypatch):
     # --results_db=/tmp/a/b/r.sqlite made a/ and b/ without a word (history/store.py's
     # makedirs), unlike every other output path; $TF_CNN_RESULTS_DB likewise.
