@@ -141,6 +141,19 @@ def _unfolded_decay(p) -> str:
     return ''
 
 
+def _eval_length_flag(p, given) -> str:
+    """The flag that sets the length of the evaluation of `p` (a positive --num_eval_batches
+    or --num_eval_epochs, after params/zero_values.as_unset) as the user gave it:
+    '--num_eval_batches', '--num_eval_epochs', or for the original's 0 that as_unset made 100
+    batches, the flag given 0 ('--num_eval_epochs=0'): --num_eval_batches was not given."""
+    name = 'num_eval_batches' if p.num_eval_batches else 'num_eval_epochs'
+    if given and name not in given:  # as_unset's 100 batches for a 0 given
+        zero = next((n for n in ('num_eval_epochs', 'num_eval_batches') if n in given), None)
+        if zero is not None:
+            return '--%s=0' % zero
+    return '--' + name
+
+
 # The --variable_update modes whose workers may train asynchronously (--nocross_replica_sync;
 # the other cluster modes refuse it: params/cluster_rules.py).
 ASYNC_MODES = ('parameter_server', 'distributed_replicated')
@@ -229,10 +242,9 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
     else:
         _real_data_input(p, dataset, rule)
     if p.eval and (p.num_eval_batches or p.num_eval_epochs):
-        rule(('num_batches', 'num_epochs'), 'with --eval and --%s (an evaluation\'s length is '
+        rule(('num_batches', 'num_epochs'), 'with --eval and %s (an evaluation\'s length is '
              '--num_eval_batches, else --num_eval_epochs, else --num_batches or --num_epochs, '
-             'as in the original)'
-             % ('num_eval_batches' if p.num_eval_batches else 'num_eval_epochs'))
+             'as in the original)' % _eval_length_flag(p, given))
     if p.forward_only:
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:

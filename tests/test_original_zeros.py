@@ -3,6 +3,7 @@ a truth value (`num_batches or 100`, `if params.save_model_steps:`): taken with 
 header saying what each became (params/zero_values.py)."""
 
 import glob
+import re
 
 import pytest
 
@@ -36,6 +37,38 @@ def test_every_zero_the_original_read_as_unset_is_accepted_with_its_meaning():
     q = zero_values.as_unset(make_params(eval=True, num_eval_batches=0, num_eval_epochs=0.5))
     assert (q.num_eval_batches, q.num_eval_epochs) == (None, 0.5)
     assert zero_values.as_unset(make_params(num_batches=-1)).num_batches == -1  # still refused
+
+
+# The runs the zeros are given in: a training run that evaluates, and an --eval given
+# --num_batches (which an evaluation's own length overrides: a warning names that flag).
+_MODES = {'training': dict(eval_during_training_every_n_steps=5, train_dir='/tmp/train'),
+          'eval': dict(eval=True, train_dir='/tmp/train', num_batches=5)}
+
+
+def test_the_zeros_are_the_tables_flags():
+    assert list(ZEROS) == [*zero_values.UNSET_BY_ZERO, *zero_values.KEPT_ZERO]
+
+
+@pytest.mark.parametrize('mode', sorted(_MODES))
+@pytest.mark.parametrize('flag', sorted(ZEROS))
+def test_each_zero_s_lines_name_the_flag_given(flag, mode):
+    # --eval --num_eval_epochs=0 --num_batches=5 warned '--num_batches has no effect with
+    # --eval and --num_eval_batches (...)': the 100 batches as_unset gives the original's 0
+    # are --num_eval_batches', a flag the user never gave.
+    given = dict(_MODES[mode], **{flag: 0})
+    p = usage.check_usage(make_params(**given), command=False, paths=False).params
+    header = zero_values.header_lines(given, params.resolve_params(p, 0))
+    assert [line[13:].split(' ')[0].rstrip(',') for line in header
+            if line[13:].startswith('--')] == ['--%s=0' % flag]
+    for message in ineffective_flags.ignored_flags(p, 'synthetic', frozenset(given)):
+        named = re.findall(r'--(\w+)', message.split(' (')[0])
+        assert set(named) <= set(given), message
+    if mode == 'eval' and flag in ('num_eval_batches', 'num_eval_epochs'):
+        assert ineffective_flags.ignored_flags(p, 'synthetic', frozenset(given)) == [
+            '--num_batches has no effect with --eval and %s (an evaluation\'s length is '
+            '--num_eval_batches, else --num_eval_epochs, else --num_batches or --num_epochs, as '
+            'in the original)' % {'num_eval_batches': '--num_eval_batches',  # its 100, as given
+                                  'num_eval_epochs': '--num_eval_epochs=0'}[flag]]
 
 
 def test_the_header_says_what_each_zero_became():
