@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 from typing import NamedTuple
 
 from .suggest import SUGGEST_CUTOFF, did_you_mean
@@ -488,6 +489,41 @@ def _as_in_the_table(name: str) -> str:
         rows[0] if len(rows) == 1 else '%s and %s' % (', '.join(rows[:-1]), rows[-1]))
 
 
+def _gb(spec: GpuSpec) -> int:
+    return round(spec.memory_bytes / GIB)
+
+
+def _other_memory(name: str) -> str:
+    """For a name whose GPU the table has in a form typed but not with the memory typed
+    ('Tesla P100-PCIE-12GB': only the 16 GB P100s), the rest of `lookup`'s message: the sizes
+    the table has, each row's form and memory, and the nearest row of the form typed to plan
+    (the largest memory not above the card's, else the smallest: a step that fits the row then
+    fits the card), with what its memory means for the plan; '' for any other name."""
+    core, qualifiers = _parts(name)
+    memory = [int(q[:-2]) for q in qualifiers if q.endswith('gb')]
+    family = _family(core)
+    if len(memory) != 1 or not family or any(_gb(spec) == memory[0] for spec in family):
+        return ''
+    typed, forms = memory[0], _typed_forms(name)
+    fitting = [spec for spec in GPUS if spec in family and _form_fits(spec, forms)]
+    if not fitting:
+        return ''
+    below = [spec for spec in fitting if _gb(spec) <= typed]
+    use = max(below, key=_gb) if below else min(fitting, key=_gb)
+    shown = min((a for spec in family for a in (spec.name,) + spec.aliases
+                 if _parts(a) == (core, frozenset())), key=len, default=family[0].name)
+    sizes = sorted({_gb(spec) for spec in family})
+    side = ('less than the card\'s %dGB: a step that fits the plan fits the card' % typed
+            if _gb(use) < typed else 'more than the card\'s %dGB: check the dry run\'s peak '
+            'memory per device against %dGB yourself' % (typed, typed))
+    return ('the table has the %s with %s only (%s), not %dGB: plan the nearest, '
+            '--gpu_model=%s (%s, %dGB, %s; no flag sets a planned GPU\'s memory)' % (
+                shown, ' and '.join('%dGB' % gb for gb in sizes),
+                '; '.join('%s: %s, %dGB' % (spec.name, form_of(spec), _gb(spec))
+                          for spec in family),
+                typed, shlex.quote(use.name), form_of(use), _gb(use), side))
+
+
 def lookup(name: str) -> GpuSpec:
     """The GPU named `name` as a user types it (see the module docstring).
 
@@ -496,17 +532,21 @@ def lookup(name: str) -> GpuSpec:
     SXM4').
 
     Raises:
-      UnknownGpuError: no GPU of the table has that name; the message names the table's forms
-        and memories of that GPU where it has the GPU ('T4 SXM': 'that GPU is in the table as
-        T4 (PCIe)'), else the closest names ('did you mean V100?': `suggestions`), then every
-        known one (`sorted_names`); an empty name is said to be empty, with the known ones and
-        the page describing them.
+      UnknownGpuError: no GPU of the table has that name; the message names the table's
+        memory sizes of that GPU, and the nearest row to plan, where it has the GPU but not
+        with the memory typed ('P100 PCIe 12GB': `_other_memory`), the forms and memories of
+        that GPU where it has the GPU but not in the form typed ('T4 SXM': 'that GPU is in the
+        table as T4 (PCIe)'), else the closest names ('did you mean V100?': `suggestions`),
+        then every known one (`sorted_names`); an empty name is said to be empty, with the
+        known ones and the page describing them.
     """
     if not name.strip():
         raise UnknownGpuError('the GPU model name is empty; give one of the known names '
                               '(docs/planning-a-gpu-run.md describes them): %s'
                               % ', '.join(sorted_names()))
     spec = _exact(name) or _by_form(name)
+    if spec is None and _other_memory(name):
+        raise UnknownGpuError('unknown GPU model %r; %s' % (name, _other_memory(name)))
     if spec is None:
         raise UnknownGpuError('unknown GPU model %r; %sknown: %s'
                               % (name, _as_in_the_table(name) or did_you_mean(suggestions(name)),

@@ -240,12 +240,46 @@ def test_a_form_word_names_the_gpu_of_that_form(specs, typed, name):
                        'PCIe 80GB (PCIe)'),
     ('V100 SXM4', 'V100 16GB (SXM2), V100 32GB (SXM2), V100 PCIe 16GB (PCIe) and V100 PCIe '
                   '32GB (PCIe)'),
-    ('P100 PCIe 12GB', 'P100 (PCIe) and P100 SXM2 (SXM2)')])
+    ('T4 SXM 32GB', 'T4 (PCIe)')])  # a form it has not: said so, whatever the memory
 def test_a_form_or_memory_the_gpu_has_not_names_those_it_has(specs, typed, rows):
     with pytest.raises(specs.UnknownGpuError) as err:
         specs.lookup(typed)
     assert str(err.value) == "unknown GPU model %r; that GPU is in the table as %s; known: %s" % (
         typed, rows, ', '.join(specs.sorted_names()))
+
+
+_NO_MEMORY_FLAG = 'no flag sets a planned GPU\'s memory)'
+_BELOW = 'a step that fits the plan fits the card; ' + _NO_MEMORY_FLAG
+
+
+@pytest.mark.parametrize('typed, has, nearest', [
+    # 'that GPU is in the table as P100 (PCIe) and P100 SXM2 (SXM2)': not which memory it has,
+    # nor which row to plan instead.
+    ('Tesla P100-PCIE-12GB', 'P100 with 16GB only (P100: PCIe, 16GB; P100 SXM2: SXM2, 16GB), '
+     'not 12GB', "P100 (PCIe, 16GB, more than the card's 12GB: check the dry run's peak memory "
+     "per device against 12GB yourself; " + _NO_MEMORY_FLAG),
+    ('P100 SXM2 12GB', 'P100 with 16GB only (P100: PCIe, 16GB; P100 SXM2: SXM2, 16GB), not '
+     '12GB', "'P100 SXM2' (SXM2, 16GB, more than the card's 12GB: check the dry run's peak "
+     "memory per device against 12GB yourself; " + _NO_MEMORY_FLAG),
+    ('A100 PCIe 48GB', 'A100 with 40GB and 80GB only (A100 40GB: SXM4, 40GB; A100 80GB: SXM4, '
+     '80GB; A100 PCIe 40GB: PCIe, 40GB; A100 PCIe 80GB: PCIe, 80GB), not 48GB',
+     "'A100 PCIe 40GB' (PCIe, 40GB, less than the card's 48GB: " + _BELOW),
+    ('V100 24GB', 'V100 with 16GB and 32GB only (V100 16GB: SXM2, 16GB; V100 32GB: SXM2, 32GB; '
+     'V100 PCIe 16GB: PCIe, 16GB; V100 PCIe 32GB: PCIe, 32GB), not 24GB',
+     "'V100 16GB' (SXM2, 16GB, less than the card's 24GB: " + _BELOW),
+    ('NVIDIA H100 94GB', 'H100 with 80GB only (H100 80GB: SXM5, 80GB; H100 PCIe: PCIe, 80GB), '
+     'not 94GB', "'H100 80GB' (SXM5, 80GB, less than the card's 94GB: " + _BELOW),
+    ('RTX 3080 12GB', 'RTX 3080 with 10GB only (RTX 3080: PCIe, 10GB), not 12GB',
+     "'RTX 3080' (PCIe, 10GB, less than the card's 12GB: " + _BELOW)])
+def test_a_memory_the_gpu_has_not_names_the_sizes_it_has_and_the_row_to_plan(specs, typed, has,
+                                                                               nearest):
+    with pytest.raises(specs.UnknownGpuError) as err:
+        specs.lookup(typed)
+    assert str(err.value) == ('unknown GPU model %r; the table has the %s: plan the nearest, '
+                              '--gpu_model=%s' % (typed, has, nearest))
+    suggested = nearest.split(' (')[0].strip("'")
+    assert specs.lookup(suggested).name == suggested  # the row named is one to give
+    assert specs.lookup('A100 80GB').memory_bytes == 80 * 2 ** 30  # a size the table has
 
 
 def test_the_v100_pcie_32gb_is_the_16gb_cards_rates_with_32gb(specs):
