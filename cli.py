@@ -31,6 +31,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import cnn_util, console, flag_parsing, params
+from .params import flagfile_lines
 from .preflight import output_paths, usage
 from .runtime import dir_hold
 
@@ -51,8 +52,9 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-def parse_args(argv: list[str]) -> params.Params:
-    """Parses argv (argv[0] is the program) into validated-later Params.
+def parse_args(argv: list[str]) -> tuple[params.Params, flagfile_lines.FlagOrigins]:
+    """Parses argv (argv[0] is the program) into validated-later Params, and where each flag
+    given got its value (its `locate` names the flagfile lines of a rule's error).
 
     Raises:
       params.ParamsError: an unknown flag, a malformed value, or a stray positional argument.
@@ -72,7 +74,7 @@ def parse_args(argv: list[str]) -> params.Params:
         print(re.sub(r'<usage>.*?</usage>', lambda _: '<usage>%s</usage>' % html.escape(
             USAGE.strip(), quote=False), out.getvalue(), count=1, flags=re.S), end='')
         raise SystemExit(0)
-    return flag_parsing.parse_flags(argv, FLAGS)
+    return flag_parsing.parse_flags_located(argv, FLAGS)
 
 
 def main(argv: list[str], hooks=()) -> int:
@@ -84,7 +86,10 @@ def main(argv: list[str], hooks=()) -> int:
     """
     from .models import model_catalog  # plain data: no TensorFlow
     try:
-        p = parse_args(argv)
+        p, origins = parse_args(argv)
+    except params.ParamsError as e:  # a parse error names its flagfile line itself
+        return _fail(str(e), 2)
+    try:
         # Before TensorFlow loads, so usage errors stay fast: the environment the flags ask
         # for, the cluster's fields, every flag rule, output paths, the model.
         checked = usage.prepare(p, given_flags())
@@ -95,7 +100,8 @@ def main(argv: list[str], hooks=()) -> int:
         for line in output_paths.make_parent_folders(checked.params):
             cnn_util.log_fn(line)
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
-        return _fail(str(e), 2)
+        # A rule broken by flags of one flagfile names its lines (flagfile_lines.FlagOrigins).
+        return _fail(origins.locate(str(e)), 2)
     except cnn_util.DataError as e:  # a missing, empty or foreign local --data_dir
         return _fail(str(e), 1)
     from .lifecycle import signals  # no TensorFlow
@@ -109,7 +115,7 @@ def main(argv: list[str], hooks=()) -> int:
             return _fail(str(e), 1)
         # TensorFlow is imported only after the flags parsed: --help and usage errors stay fast.
         try:
-            return _run(checked, hooks)
+            return _run(checked, hooks, origins)
         except KeyboardInterrupt:  # Ctrl-C while TensorFlow is still importing
             return _fail('interrupted', 130)
         except signals.Interrupted as e:
@@ -124,7 +130,7 @@ def given_flags() -> frozenset:
     return frozenset(name for name in params.SPEC_BY_NAME if FLAGS[name].present)
 
 
-def _run(checked: usage.CheckedRun, hooks) -> int:
+def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) -> int:
     # The first line within a second: TensorFlow's import takes about 2 s on an idle host
     # (a minute on a loaded one), and the header comes after it (issue 39.1).
     cnn_util.log_fn('Loading TensorFlow %s' % ('to calibrate this host' if checked.params.calibrate
@@ -156,7 +162,7 @@ def _run(checked: usage.CheckedRun, hooks) -> int:
         bench.print_info()
         result = bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:
-        return _fail(str(e), 2)
+        return _fail(origins.locate(str(e)), 2)
     except cnn_util.BenchmarkError as e:  # the --baseline gate's have their own (1 or 3)
         return _fail(str(e), getattr(e, 'exit_status', 1))
     except tf.errors.ResourceExhaustedError as e:

@@ -158,24 +158,36 @@ def parse_flags(argv: list[str], flag_values: flags.FlagValues | None = None, *,
         came from, when it came from one), a stray positional argument, or a flagfile that
         cannot be read or has a line absl would misread (flagfile_lines.py).
     """
+    return parse_flags_located(argv, flag_values, quiet=quiet)[0]
+
+
+def parse_flags_located(argv: list[str], flag_values: flags.FlagValues | None = None, *,
+                        quiet: bool = False) -> tuple[params.Params, flagfile_lines.FlagOrigins]:
+    """`parse_flags`, and where each flag given got its value (flagfile_lines.FlagOrigins:
+    its `locate` names the flagfile and lines of a rule's error about flags read from one).
+
+    Raises:
+      params.ParamsError: as `parse_flags`.
+    """
     if flag_values is None:
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
-    rest = _parse(flag_values, argv, quiet)
+    rest, expanded = _parse(flag_values, argv, quiet)
     if len(rest) > 1:
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '
             '--name, --noname or --name=false)' % rest[1])
-    return params.make_params_from_flags(flag_values)
+    return (params.make_params_from_flags(flag_values),
+            expanded.flag_origins(frozenset(flag_values)))
 
 
-
-
-def _parse(flag_values: flags.FlagValues, argv: list[str], quiet: bool) -> list[str]:
+def _parse(flag_values: flags.FlagValues, argv: list[str],
+           quiet: bool) -> tuple[list[str], flagfile_lines.Expanded]:
     """flag_values(argv) with the configuration read first (params/configs.py expand) and the
     flagfiles read and checked here (flagfile_lines.expand_flagfiles); absl's errors as
-    ParamsError. A --config that came from a --flagfile is read first too: a second pass."""
+    ParamsError. A --config that came from a --flagfile is read first too: a second pass.
+    Returns absl's remaining arguments and the expanded command line."""
     argv, config = configs.expand(argv), None
     while True:
         try:
@@ -199,4 +211,4 @@ def _parse(flag_values: flags.FlagValues, argv: list[str], quiet: bool) -> list[
         for path in expanded.empty:
             cnn_util.warn('--flagfile=%s holds no flag (an empty file, or only comments): '
                           'nothing of the run is set by it' % path)
-    return rest
+    return rest, expanded

@@ -13,7 +13,8 @@ The flagfiles are read here, once each (`expand_flagfiles`), and absl parses the
 hold in their place: a file that can be read only once (`--flagfile=<(...)`, a pipe) keeps its
 flags; one that cannot be read as a flag file (/proc/self/mem, /dev/zero, not UTF-8) is one
 line naming it; an error in a flag read from a file names the file and line
-(flag_parsing.py); a flagfile that holds no flag (/dev/null) is reported (`Expanded.empty`).
+(flag_parsing.py), as does a rule's error about flags all read from one file (`FlagOrigins`:
+cli.py); a flagfile that holds no flag (/dev/null) is reported (`Expanded.empty`).
 
 Grammar of a line absl accepts, as checked here:
 
@@ -106,6 +107,29 @@ class Expanded(NamedTuple):
     origins: dict
     empty: list
 
+    def flag_origins(self, known) -> FlagOrigins:
+        """Where each flag given got its value (`FlagOrigins`), for the names in `known` (the
+        defined flags; `--noname` is flag `name`); the arguments after `--` are no flags."""
+        lines, given = {}, set()
+        for index, arg in enumerate(self.args):
+            if arg == '--':
+                break
+            if not arg.startswith('-'):
+                continue  # a value of `--name value`, or a positional argument
+            name = arg.lstrip('-').split('=', 1)[0]
+            if name not in known and name.startswith('no') and name[2:] in known:
+                name = name[2:]
+            if name not in known:
+                continue
+            given.add(name)
+            where = self.origins.get(index)
+            if where is None:
+                lines.pop(name, None)
+            else:
+                path, _, number = where.rpartition(' line ')
+                lines[name] = (path, int(number))
+        return FlagOrigins(lines, frozenset(given))
+
     def origin_of(self, message: str) -> str:
         """`message` (a parse error naming a flag as `--name` or 'name') prefixed by
         'FILE line N: ' when that flag was read from a flagfile (the last such line: the one
@@ -120,6 +144,43 @@ class Expanded(NamedTuple):
 
 
 _NAMED = re.compile(r"--(\w+)|'(\w+)'")
+
+
+class FlagOrigins(NamedTuple):
+    """Where each flag of a parsed command line got its value (`Expanded.flag_origins`).
+
+    Attributes:
+      lines: {flag name: (flagfile path, line number)} of each flag whose value (the last one
+        given: absl's later flag wins) was read from a flagfile line; a flag whose value came
+        from the command line is not in it.
+      given: the names of every flag given, from a flagfile or the command line.
+    """
+
+    lines: dict
+    given: frozenset
+
+    def locate(self, message: str) -> str:
+        """`message` (a rule's usage error naming flags as `--name`) prefixed by where its
+        flags were set, 'FILE line N: ' or 'FILE lines N and M: ', when every flag it names
+        that was given was read from one flagfile; else `message` as it is (a flag from the
+        command line, flags of two files, no flag given). Flags it names that were not given
+        (a default, a fix it advises: '--all_reduce_spec=xring') do not count."""
+        named = set()
+        for name in re.findall(r'--(\w+)', message):
+            if name not in self.given and name.startswith('no'):
+                name = name[2:]  # --nodistortions
+            if name in self.given:
+                named.add(name)
+        if not named or not named <= set(self.lines):
+            return message
+        files = {self.lines[name][0] for name in named}
+        if len(files) != 1:
+            return message
+        numbers = sorted({self.lines[name][1] for name in named})
+        shown = ', '.join(str(n) for n in numbers[:-1])
+        return '%s line%s %s: %s' % (
+            files.pop(), 's' if shown else '',
+            '%s and %d' % (shown, numbers[-1]) if shown else numbers[-1], message)
 
 
 def _label(path: str, where: str | None) -> str:

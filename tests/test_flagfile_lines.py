@@ -210,3 +210,55 @@ def test_a_flagfile_that_can_be_read_once_keeps_its_flags(tmp_path):
     finally:
         os.close(read)
     assert (p.model, p.batch_size) == ('lenet', 3)
+
+
+_EXCLUDE = '--use_fp16 and --use_bf16 exclude each other; pick one.'
+
+
+@pytest.mark.cli
+def test_a_rule_broken_by_flags_of_a_flagfile_names_its_lines(tmp_path):
+    # Before: 'error: --use_fp16 and --use_bf16 exclude each other; pick one.' with no word of
+    # the flagfile, while a parse error in it named its line.
+    flagfile = tmp_path / 'flags.txt'
+    flagfile.write_text('--model=trivial\n--use_fp16\n# and bfloat16 too\n--use_bf16\n')
+    status, out, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == 'error: %s lines 2 and 4: %s\n' % (flagfile, _EXCLUDE), err
+    # A value out of its range, on one line of the file.
+    flagfile.write_text('--model=trivial\n--gradient_clip=0\n')
+    status, _, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
+    assert (status, loaded) == (2, False)
+    assert err.startswith('error: %s line 2: --gradient_clip must be > 0: ' % flagfile), err
+
+
+@pytest.mark.cli
+def test_a_rule_broken_on_the_command_line_keeps_its_text():
+    status, out, err, loaded = test_cli_edges.run_main('--use_fp16', '--use_bf16')
+    assert (status, loaded, out.strip(), err) == (2, False, '', 'error: %s\n' % _EXCLUDE)
+
+
+def _origins(tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    return flag_parsing.parse_flags_located(['prog'] + argv)[1]
+
+
+def test_a_rule_error_names_one_flagfile_only_when_its_flags_all_came_from_it(tmp_path,
+                                                                            monkeypatch):
+    (tmp_path / 'a.txt').write_text('--use_fp16\n--flagfile=b.txt\n--use_bf16\n')
+    (tmp_path / 'b.txt').write_text('--staged_vars\n--nouse_bf16\n')
+    origins = _origins(tmp_path, monkeypatch, ['--flagfile=a.txt'])
+    assert origins.locate(_EXCLUDE) == 'a.txt lines 1 and 3: ' + _EXCLUDE  # a.txt's bf16 last
+    staged = ('--staged_vars works only with --variable_update=parameter_server. Received: '
+              'variable_update=\'replicated\'')
+    # Flags it names that were not given (a default, a fix it advises) do not count.
+    assert origins.locate(staged) == 'b.txt line 1: ' + staged
+    # A flag given later on the command line wins: it is the command line's.
+    later = _origins(tmp_path, monkeypatch, ['--flagfile=a.txt', '--nouse_bf16', '--use_bf16'])
+    assert later.locate(_EXCLUDE) == _EXCLUDE
+    # Flags of two files: no file is the place.
+    (tmp_path / 'c.txt').write_text('--use_fp16\n')
+    (tmp_path / 'd.txt').write_text('--use_bf16\n')
+    two = _origins(tmp_path, monkeypatch, ['--flagfile=c.txt', '--flagfile=d.txt'])
+    assert two.locate(_EXCLUDE) == _EXCLUDE
+    # A message naming no flag given stays as it is.
+    assert origins.locate('--eval needs a checkpoint') == '--eval needs a checkpoint'
