@@ -132,15 +132,26 @@ class Expanded(NamedTuple):
 
     def origin_of(self, message: str) -> str:
         """`message` (a parse error naming a flag as `--name` or 'name') prefixed by
-        'FILE line N: ' when that flag was read from a flagfile (the last such line: the one
-        the parser read last), else `message` as it is."""
-        names = {a or b for a, b in _NAMED.findall(message)}
-        names |= {n[2:] for n in names if n.startswith('no')}  # --nodistortions=true
-        for index in sorted(self.origins, reverse=True):
-            name = self.args[index].lstrip('-').split('=', 1)[0]
-            if name in names or (name.startswith('no') and name[2:] in names):
-                return '%s: %s' % (self.origins[index], message)
-        return message
+        'FILE line N: ' when the argument it is about was read from a flagfile, else `message`
+        as it is. The argument is the first (the parser stops at it) of: those whose
+        `name=value` the message quotes, else those of the name it names, else those it names
+        as `--noname` (`--nodistortions=true`); one from the command line gets no prefix."""
+        named = {a or b for a, b in _NAMED.findall(message)}
+        plain = {n[2:] for n in named if n.startswith('no')}
+        ranked = []
+        for index, arg in enumerate(self.args):
+            text = arg.lstrip('-')
+            name = text.split('=', 1)[0]
+            if '=' in text and text in message and name in named:
+                ranked.append((0, index))
+            elif name in named:
+                ranked.append((1, index))
+            elif name in plain or (name.startswith('no') and name[2:] in named):
+                ranked.append((2, index))
+        if not ranked:
+            return message
+        index = min(ranked)[1]
+        return '%s: %s' % (self.origins[index], message) if index in self.origins else message
 
 
 _NAMED = re.compile(r"--(\w+)|'(\w+)'")

@@ -185,6 +185,17 @@ def test_a_bad_value_in_a_flagfile_names_the_file_and_line(tmp_path, monkeypatch
     assert _error(tmp_path, monkeypatch, [line]) == message.split(': ', 1)[1]
 
 
+@pytest.mark.parametrize('argv, message', [
+    (['--flagfile=g.txt', '--nogradient_clip'],
+     "Unknown command line flag 'nogradient_clip'. Did you mean: gradient_clip ? (see --help)"),
+    (['--batch_size=xyz', '--flagfile=g.txt'], '--batch_size=xyz: takes an integer (see --help)'),
+])
+def test_a_bad_flag_on_the_command_line_names_no_flagfile(tmp_path, monkeypatch, argv, message):
+    # Before: 'g.txt line 2: ...', the flagfile's valid line of the same flag named instead.
+    (tmp_path / 'g.txt').write_text('--batch_size=4\n--gradient_clip=1\n')
+    assert _error(tmp_path, monkeypatch, argv) == message
+
+
 def test_an_empty_flagfile_is_warned_about(tmp_path, monkeypatch, capsys):
     # Before: --flagfile=/dev/null (or a file of comments) ran the default run without a word.
     (tmp_path / 'comments.txt').write_text('# nothing yet\n\n')
