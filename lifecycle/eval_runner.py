@@ -140,10 +140,11 @@ class Evaluator:
     def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None,
                  announce: bool = False) -> dict:
         """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}; with
-        `announce` (an --eval run), a line after the first batch says how long the others will
-        take, and a busy host is said before the first batch, as a training run says it
-        before its timed part (figure_hooks.warmup_lines: the host load over the set-up,
-        kept in r['host_load']['warmup']).
+        `announce` (an --eval run), a line after the second batch says how long the others
+        will take (`timed_batches`: the first sets up the session's kernels), and a busy host
+        is said before the first batch, as a training run says it before its timed part
+        (figure_hooks.warmup_lines: the host load over the set-up, kept in
+        r['host_load']['warmup']).
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
@@ -175,8 +176,6 @@ class Evaluator:
                 step = int(values['global_step'])
             if self.post_init:
                 sess.run(self.post_init)
-            totals = np.zeros(3, np.int64)
-            batch_times = []
             with data_errors.data_errors(files=self.pipeline.record_files,
                                          skipped=self.pipeline.skipped):
                 if self.pipeline.warmup_ops:
@@ -187,17 +186,12 @@ class Evaluator:
                 run_with_puts = sess.make_callable([self.counts] + list(self.pipeline.step_ops))
                 run_last = sess.make_callable([self.counts])
                 warm = self._host_meter_restart(announce)
-                start = time.perf_counter()
-                for index in range(self.num_batches):
-                    batch_start = time.perf_counter()
+
+                def run_batch(index):
                     puts = self.pipeline.step_ops_for(index, self.num_batches)
-                    out = run_with_puts() if puts else run_last()
-                    batch_times.append(time.perf_counter() - batch_start)
-                    if announce and index == 0 and self.num_batches > 1:
-                        cnn_util.log_fn(training_loop.rest_line(
-                            self.num_batches - 1, batch_times[0], 'batch', 'batches'))
-                    totals += np.asarray(out[0], dtype=np.int64)
-                elapsed = time.perf_counter() - start
+                    return (run_with_puts() if puts else run_last())[0]
+                totals, batch_times, elapsed = timed_batches(
+                    run_batch, self.num_batches, log=cnn_util.log_fn if announce else None)
                 load = self.host_meter.stop()
                 if load is not None and announce:
                     load['warmup'] = figure_hooks.warmup_subset(warm)
@@ -214,6 +208,43 @@ class Evaluator:
             'checkpoint_path': checkpoint_path, 'subset': self.subset, 'elapsed_secs': elapsed,
             'batch_times': batch_times, 'host_load': load,
         }
+
+
+def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_counter) -> tuple:
+    """Runs and times an evaluation's batches; with `log`, the line after its second batch
+    says how long the others will take (`rest_line`).
+
+    Args:
+      run_batch: index -> that batch's counts (int64 [3]: top-1 hits, top-5 hits, examples).
+      num_batches: batches to run.
+      log: where the line goes (None: no line: an evaluation during training).
+      clock: seconds (time.perf_counter; a test's).
+
+    Returns:
+      (the counts summed: int64 [3], each batch's seconds, seconds of all the batches).
+    """
+    totals = np.zeros(3, np.int64)
+    batch_times = []
+    start = clock()
+    for index in range(num_batches):
+        batch_start = clock()
+        totals += np.asarray(run_batch(index), dtype=np.int64)
+        batch_times.append(clock() - batch_start)
+        if log is not None and index == 1 and num_batches > 2:
+            log(rest_line(num_batches - 2, batch_times[1], batch_times[0]))
+    return totals, batch_times, clock() - start
+
+
+def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
+    """'Timed part: 14 more batches, about 1.7 s (0.12 s the second batch; the first took
+    2.18 s, set-up included)': the rest of an evaluation from its second batch's time. The
+    first batch sets up what the session runs (kernels, their buffers, the input's threads),
+    often many times a batch's time, so the estimate leaves it out, as a training run's
+    estimate leaves its first warm-up step out (training_loop.timed_part_line)."""
+    return 'Timed part: %d more %s, about %s (%.2f s the second batch; the first took %.2f ' \
+        's, set-up included)' % (count, 'batch' if count == 1 else 'batches',
+                                 training_loop.format_duration(count * batch_secs),
+                                 batch_secs, first_secs)
 
 
 def running_line(global_step: int, final: bool = False) -> str:

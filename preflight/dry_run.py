@@ -72,18 +72,20 @@ def traffic_budget(p, num_towers: int, built: Built) -> dict:
                                cluster_task=bool(p.job_name))
 
 
-def device_fits(peaks: dict, gpu) -> dict:
+def device_fits(peaks: dict, gpu, host: memory_estimate.HostMemory | None = None) -> dict:
     """{row: (estimate bytes, memory bytes)}: each GPU on its own against the planned GPU's
     usable memory (a cluster worker's '/job:worker/task:0/GPU:0' too), 'host' for the CPU
     devices of this task together (logical CPU devices share the host's memory), and one row
     per ps task ('/job:ps/task:0': the variables it holds, their optimizer slots and sync
-    accumulators) against a host like this one."""
+    accumulators) against a host like this one. The host's memory is `host`'s usable figure
+    (memory_estimate.HostMemory), else read once now."""
     groups = memory_estimate.group_devices(peaks)
     out = {device: (peak.total, memory_estimate.device_memory(device, gpu))
            for device, peak in groups.gpus.items()}
-    out['host'] = (groups.host.total, memory_estimate.device_memory('/CPU:0'))
+    on_host = memory_estimate.device_memory('/CPU:0', host=host)
+    out['host'] = (groups.host.total, on_host)
     for task, peak in groups.ps.items():
-        out[task] = (peak.total, memory_estimate.device_memory('/CPU:0'))
+        out[task] = (peak.total, on_host)
     return out
 
 
@@ -96,11 +98,15 @@ def _worst(fits: dict, on_gpu: bool) -> tuple[str, float]:
     return device, candidates[device][0] / max(1, candidates[device][1])
 
 
-def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], list[str], dict]:
+def report_lines(bench, built: Built, gpu, on_gpu: bool,
+                 host: memory_estimate.HostMemory | None = None
+                 ) -> tuple[list[str], list[str], dict]:
     """The report, the problems (each a reason the run would not work) and `device_fits`.
 
     The kernels' and copies' lines are logged as soon as they are known (before the memory
-    estimate, the longest check); the lines returned are the memory's."""
+    estimate, the longest check); the lines returned are the memory's. `host`: the host's
+    memory the rows are checked against (`run` reads it once, right after the build; None:
+    read now)."""
     p, plan = bench.params, bench.plan
     lines, problems = [], []
     ops = len(built.graph.get_operations())
@@ -159,16 +165,21 @@ def report_lines(bench, built: Built, gpu, on_gpu: bool) -> tuple[list[str], lis
     progress.announce('estimating the peak memory of each device (Grappler)',
                       progress.GRAPPLER_SECS_PER_OP * ops)
     start = time.perf_counter()
+    host = host or memory_estimate.read_host_memory()
     peaks = memory_estimate.estimate_peaks(built.graph, built.fetches, gpu=gpu)
     secs = time.perf_counter() - start
     lines.append('Peak memory per device (Grappler, %.1f s):' % secs)
-    fits = device_fits(peaks, gpu)
-    lines += memory_lines(fits, gpu, problems)
+    fits = device_fits(peaks, gpu, host)
+    lines += memory_lines(fits, gpu, problems, host)
     return lines, problems, fits
 
 
-def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
-    """One line per row of `fits` (device_fits); a row that does not fit adds a problem."""
+def memory_lines(fits: dict, gpu, problems: list,
+                 host: memory_estimate.HostMemory | None = None) -> list[str]:
+    """One line per row of `fits` (device_fits); a row that does not fit adds a problem. A host
+    row says how its figure is made from `host` (the reading `fits` was made with; None: read
+    now)."""
+    host = host or memory_estimate.read_host_memory()
     lines = []
     for device, (estimate, memory) in sorted(fits.items(),
                                              key=lambda kv: gpu_kernels.device_order(kv[0])):
@@ -179,7 +190,7 @@ def memory_lines(fits: dict, gpu, problems: list) -> list[str]:
         else:
             what = 'of %s usable (%s%s)' % (
                 fmt(memory), '' if device == 'host' else 'its host planned as this one: ',
-                memory_estimate.host_memory_words())
+                host.words())
         lines.append('  %-8s %10s %s: %s' % (device, fmt(estimate), what,
                                            'fits' if ok else 'DOES NOT FIT'))
         if not ok:
@@ -229,9 +240,17 @@ def run_batch(p, bench) -> int:
     return bench.plan.eval.per_device_batch_size if p.eval else bench.plan.per_device_batch_size
 
 
-def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> LargestBatch:
+def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict,
+                  host: memory_estimate.HostMemory | None = None) -> LargestBatch:
     """Prints and returns the largest per-device batch found to fit (batch_search over graph
-    builds of the run at other batches) and whether it is a lower bound."""
+    builds of the run at other batches) and whether it is a lower bound.
+
+    Every batch tried is checked against the memory `fits` was (`host`: the reading of the
+    host's memory `fits` was made with; None: read once now), not a new reading per build:
+    under an address-space limit (`prlimit --as`) what is left shrinks with every graph this
+    process builds, which the run would not build (resnet50 with real data under a 4 GB limit
+    was found to fit 2 per device, then none, where the run works with 6)."""
+    host = host or memory_estimate.read_host_memory()
     on_gpu = gpu is not None
     batch = run_batch(p, bench)
     device, ratio = _worst(fits, on_gpu)
@@ -245,7 +264,7 @@ def largest_batch(make_bench, p, bench, gpus: int, gpu, fits: dict) -> LargestBa
     def probe(b):
         trial = build_step(make_bench, p, 1 if one else gpus, batch_size=b, **one).built
         peaks = memory_estimate.estimate_peaks(trial.graph, trial.fetches, gpu=gpu)
-        return _worst(device_fits(peaks, gpu), on_gpu)[1]  # its ratio: secant steps
+        return _worst(device_fits(peaks, gpu, host), on_gpu)[1]  # its ratio: secant steps
 
     start = time.perf_counter()
     if MAX_SEARCH_SECS > 0:  # a silent minute would read as a hang
@@ -403,7 +422,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
     if unsupported:
         cnn_util.warn(unsupported)
     built = build_announced(bench)
-    lines, problems, fits = report_lines(bench, built, gpu, on_gpu)
+    # The host's memory, read once where the run's own check reads it (after its build): the
+    # dry run's later builds map address space the run would not (memory_estimate.HostMemory).
+    host = memory_estimate.read_host_memory()
+    lines, problems, fits = report_lines(bench, built, gpu, on_gpu, host)
     # its layer profile: built already
     step_lines, predicted = scaling_plan.dry_run_report(p, bench, gpu)
     lines += step_lines + input_line(bench.dataset, predicted)
@@ -414,7 +436,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
         cnn_util.warn(text)
         warnings.append(text)
     batch_flag = 'eval_batch_size' if p.eval else 'batch_size'
-    found = largest_batch(make_bench, p, bench, gpus, gpu, fits)
+    found = largest_batch(make_bench, p, bench, gpus, gpu, fits, host)
     lo = found.batch
     if p.benchmark_log_dir:
         write_report_json(p, bench, gpu, fits, problems, found, predicted, warnings)

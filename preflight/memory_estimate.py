@@ -231,31 +231,59 @@ def group_devices(peaks: dict) -> DeviceGroups:
     return DeviceGroups(gpus, host, ps)
 
 
-def device_memory(device: str, gpu=None) -> int:
-    """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
-    or the host's (`host_memory`; for a ps task, this host's: the plan assumes the ps hosts
-    are alike)."""
-    if is_gpu(device):
-        return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
-    return host_memory()
+class HostMemory(NamedTuple):
+    """One reading of this host's memory for a run: available (bytes, `host_available_bytes`:
+    MemAvailable, or the address-space limit less what this process maps at the moment of the
+    reading) and limit (which of them: 'MemAvailable', 'RLIMIT_AS').
+
+    Under an address-space limit the figure shrinks as the process maps more, and a dry run
+    maps more than the run it plans (the step at other batches, Grappler's clusters): the dry
+    run reads it once, after building the run's step, where the run's own memory check reads
+    it (preflight/memory_check.py), and compares every batch it tries with that reading."""
+    available: int
+    limit: str
+
+    @property
+    def overhead(self) -> int:
+        """HOST_OVERHEAD_BYTES of the limit (1 GiB where the limit is not known), bytes."""
+        return HOST_OVERHEAD_BYTES.get(self.limit, 1 << 30)
+
+    @property
+    def usable(self) -> int:
+        """Bytes a run may use: USABLE_HOST_FRACTION of available less the overhead."""
+        return max(0, int((self.available - self.overhead) * USABLE_HOST_FRACTION))
+
+    def words(self) -> str:
+        """How `usable` is made, for the dry run's host line beside it: '90% of 22.51 GiB
+        available (MemAvailable) less 256 MiB' (RLIMIT_AS: what the address-space limit
+        leaves, less 1 GiB)."""
+        return '%.0f%% of %s available (%s) less %s' % (
+            100 * USABLE_HOST_FRACTION, format_bytes(self.available), self.limit,
+            format_bytes(self.overhead))
+
+
+def read_host_memory() -> HostMemory:
+    """This host's memory for a run, read now (`host_available_bytes`)."""
+    return HostMemory(*host_available_bytes())
 
 
 def host_memory() -> int:
-    """Bytes a run may use on this host: USABLE_HOST_FRACTION of its available memory less
-    HOST_OVERHEAD_BYTES."""
-    available, limit = host_available_bytes()
-    overhead = HOST_OVERHEAD_BYTES.get(limit, 1 << 30)
-    return max(0, int((available - overhead) * USABLE_HOST_FRACTION))
+    """Bytes a run may use on this host, read now: `HostMemory.usable`."""
+    return read_host_memory().usable
 
 
 def host_memory_words() -> str:
-    """How `host_memory` is made, for the dry run's host line beside the usable figure: '90% of
-    22.51 GiB available (MemAvailable) less 256 MiB' (RLIMIT_AS: what the address-space limit
-    leaves, less 1 GiB)."""
-    available, limit = host_available_bytes()
-    return '%.0f%% of %s available (%s) less %s' % (
-        100 * USABLE_HOST_FRACTION, format_bytes(available), limit,
-        format_bytes(HOST_OVERHEAD_BYTES.get(limit, 1 << 30)))
+    """How `host_memory` is made, read now: `HostMemory.words`."""
+    return read_host_memory().words()
+
+
+def device_memory(device: str, gpu=None, host: HostMemory | None = None) -> int:
+    """Bytes a run may use on `device` (short name): USABLE_GPU_FRACTION of the GPU's memory,
+    or the host's (`host`'s usable figure, else `host_memory` read now; for a ps task, this
+    host's: the plan assumes the ps hosts are alike)."""
+    if is_gpu(device):
+        return int(gpu.memory_bytes * USABLE_GPU_FRACTION)
+    return host.usable if host is not None else host_memory()
 
 
 #: Ops whose outputs may be made again and again within one step (a loop's frames).

@@ -299,8 +299,11 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     'float32_images_per_sec': one GPU's figure in float32 by the per-op model beside a
     float16 or bfloat16 one (`float32_lines`; else None), 'local_parameter_device_gpu': the
     step and images/sec with --local_parameter_device=gpu where the variables' copies over
-    PCIe bound the step (`parameter_device_lines`; else None), 'warnings': the texts the dry
-    run warns with (the dtype predicted slower than float32)}. Never raises."""
+    PCIe bound the step (`parameter_device_lines`; else None), 'gpu_link': the GPU-to-GPU
+    link planned ({'link', 'through': the host memory peer-to-peer goes through or None,
+    'origin'}, as its line says) where a host has several GPUs, else None (one GPU per host:
+    nothing crosses it, and no line names it), 'warnings': the texts the dry run warns with
+    (the dtype predicted slower than float32)}. Never raises."""
     try:
         inputs = plan_inputs(p, plan, gpu, find_run=find_run)
         topo = run_topology(p, plan)
@@ -321,9 +324,10 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
             'compute_source': inputs.compute.source,
             'one_gpu': step.as_dict() if step is not None else None,
             'float32_images_per_sec': float32_rate,
-            'local_parameter_device_gpu': on_gpus_data, 'warnings': warnings}
+            'local_parameter_device_gpu': on_gpus_data,
+            'gpu_link': _gpu_link_data(inputs, topo), 'warnings': warnings}
     return (_step_lines(found, inputs, one, devices) + on_gpus + gpu_model_lines(step)
-            + in_float32 + _gpu_link_lines(inputs)), data
+            + in_float32 + _gpu_link_lines(inputs, topo)), data
 
 
 def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | None]:
@@ -425,14 +429,26 @@ def _step_lines(found, inputs, one, devices) -> list[str]:
             inputs.links.network.describe())]
 
 
-def _gpu_link_lines(inputs) -> list[str]:
-    """The dry run's line on the GPU-to-GPU link it planned and where that came from (none for
-    CPU towers)."""
+def _gpu_link_data(inputs, topo) -> dict | None:
+    """The GPU-to-GPU link the step is planned with where a host has several GPUs ({'link':
+    its words, 'through': the host memory's where there is no peer-to-peer, else None,
+    'origin': where it came from}); None for one GPU per host (no GPU-to-GPU bytes) and for
+    CPU towers."""
     lk = inputs.links
-    if lk.gpu_link is None:
-        return []
-    through = ('; no peer-to-peer: through %s' % lk.host_memory.describe()
-               if getattr(lk, 'host_memory', None) is not None else '')
-    return ['                  GPU <-> GPU %s%s: %s' % (lk.gpu_link.describe(), through,
-                                                      inputs.gpu_link_origin)] + (
+    if lk.gpu_link is None or topo.gpus_per_host < 2:
+        return None
+    host_memory = getattr(lk, 'host_memory', None)
+    return {'link': lk.gpu_link.describe(),
+            'through': host_memory.describe() if host_memory is not None else None,
+            'origin': inputs.gpu_link_origin}
+
+
+def _gpu_link_lines(inputs, topo) -> list[str]:
+    """The dry run's line on the GPU-to-GPU link it planned and where that came from, where a
+    host has several GPUs (`_gpu_link_data`); then the note on the hosts' network, if any."""
+    link = _gpu_link_data(inputs, topo)
+    through = '; no peer-to-peer: through %s' % link['through'] if link and link['through'] \
+        else ''
+    return (['                  GPU <-> GPU %s%s: %s' % (link['link'], through, link['origin'])]
+            if link else []) + (
         ['                  %s' % inputs.network_note] if inputs.network_note else [])

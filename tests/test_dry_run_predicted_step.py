@@ -122,3 +122,24 @@ def test_no_fix_is_named_where_the_variables_are_not_copied_from_the_cpu(flags):
     lines, data = _report('V100', 1, **flags)
     assert data['local_parameter_device_gpu'] is None
     assert not any('--local_parameter_device' in x for x in lines)
+
+
+def test_the_gpu_link_is_named_only_where_a_host_has_several_gpus():
+    """A one-GPU dry run (--gpu_model=V100 --num_gpus=1) printed 'GPU <-> GPU NVLink 2.0 (6
+    links) (150 GB/s): the default for the V100 16GB, ...': no byte crosses it with one GPU.
+    The JSON says the same as the lines: its 'gpu_link' is None with one GPU."""
+    lines, data = _report('V100', 8)
+    assert data['planned'] is True and data['devices'] == 1
+    assert not [x for x in lines if 'GPU <-> GPU' in x], lines
+    assert data['gpu_link'] is None
+    lines, data = _report('V100', 8, gpus=2, variable_update='replicated')
+    (line,) = [x for x in lines if x.strip().startswith('GPU <-> GPU')]
+    assert data['gpu_link'] == {'link': 'NVLink 2.0 (6 links) (150 GB/s)', 'through': None,
+                                'origin': line.split(': ', 1)[1]}
+    assert line.strip() == 'GPU <-> GPU NVLink 2.0 (6 links) (150 GB/s): %s' % (
+        data['gpu_link']['origin'])
+    # Without peer-to-peer (a GeForce card), the line and the JSON name the host memory.
+    lines, data = _report('RTX 3090', 8, gpus=2, variable_update='replicated')
+    (line,) = [x for x in lines if x.strip().startswith('GPU <-> GPU')]
+    assert data['gpu_link']['through'] and (
+        '; no peer-to-peer: through %s: ' % data['gpu_link']['through']) in line
