@@ -372,39 +372,14 @@ class ConvNetBuilder:
         return gamma, beta, moving_mean, moving_var
 
     def _conv_folded(self, x, kernel, strides, padding, channels):
-        """conv2d then inference batch norm, as one convolution and a bias add.
-
-        With s = gamma / sqrt(moving_variance + epsilon), batch norm of y = x * w is
-        s (y - moving_mean) + beta = x * (w s) + (beta - s moving_mean): the kernel [kh, kw,
-        in, channels] is scaled per output channel in float32 (the variables' dtype) and cast
-        once to the compute dtype, and the bias add (plus the activation and a residual add
-        after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
-        where a bfloat16 convolution followed by a batch norm is not fused. The variables and
-        their names are those of `batch_norm`: checkpoints are the same. With the options'
-        `fold_once` the folded kernel is computed by a session's first step only
-        (`once_per_session`): made every step, the multiply and the cast of every kernel are a
-        fifth of a bfloat16 inference step (docs/performance-notes.md, "Measurements once in
-        the code").
-        """
+        """conv2d then inference batch norm, as one convolution and a bias add
+        (fast_paths.conv_folded), normalising as `batch_norm_config` says; the variables and
+        their names are those of `batch_norm`: checkpoints are the same."""
         config = self.batch_norm_config
         with tf1.variable_scope(self._name('batchnorm')):
-            gamma, beta, mean, var = self._batch_norm_variables(channels, config['scale'])
-            factor = gamma * tf1.rsqrt(tf1.convert_to_tensor(var) + config['epsilon'])
-            bias = beta - factor * mean
-
-        def folded_kernel():
-            w = tf.cast(kernel, tf.float32) * factor  # broadcasts over the last axis (channels)
-            return w if self.dtype == tf.float32 else tf.cast(w, self.dtype)
-
-        if self._fold_once:
-            w = fast_paths.once_per_session(folded_kernel, kernel.shape, self.dtype,
-                                            'folded_weights')
-        else:
-            w = folded_kernel()
-        y = tf.nn.conv2d(x, w, strides, padding,
-                         data_format=self.data_format)
-        bias = bias if self.dtype == tf.float32 else tf.cast(bias, self.dtype)
-        return tf.nn.bias_add(y, bias, data_format=self.data_format)
+            norm = self._batch_norm_variables(channels, config['scale'])
+        return fast_paths.conv_folded(x, kernel, norm, config['epsilon'], (strides, padding),
+                                      self.data_format, self.dtype, self._fold_once)
 
     def _normalise_and_activate(self, y, activation):
         """batch_norm then the activation; both in float32 with `float32_norm_and_pool` (the
