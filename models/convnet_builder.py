@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
+import types
 import zlib
 
 import numpy as np
@@ -30,6 +31,12 @@ WEIGHT_DECAY_SUFFIX = '/weights'
 FLATTENED_ROWS = 'tf_cnn_benchmarks_flattened_rows'
 
 _TOWER_PREFIX = re.compile(r'^v\d*/')
+
+#: The batch norm of a network that sets none of its own (`ConvNetBuilder.batch_norm_config`,
+#: models/model.py CNNModel.batch_norm_config), and `batch_norm`'s defaults: the original
+#: benchmark's (its builder sets no configuration, and its batch_norm's defaults are these):
+#: moving averages with decay 0.999, epsilon 0.001, no trainable scale (gamma fixed at 1).
+DEFAULT_BATCH_NORM = types.MappingProxyType({'decay': 0.999, 'epsilon': 0.001, 'scale': False})
 
 
 def without_tower_prefix(name: str) -> str:
@@ -70,6 +77,9 @@ class ConvNetBuilder:
       top_layer: the output tensor of the last layer added.
       top_size: number of channels (or features) of `top_layer`.
       update_ops: batch-norm moving-average update ops created so far (training only).
+      batch_norm_config: {'decay', 'epsilon', 'scale'} of the batch norm after a convolution
+        (`conv`, `depthwise_conv`, also when folded): DEFAULT_BATCH_NORM unless the model
+        sets its own (models/model.py build_network).
       fold_batch_norm: inference only: a convolution followed by batch norm is built as one
         convolution with the normalisation folded into its kernel and a bias (`conv`); from
         `options`.
@@ -101,7 +111,7 @@ class ConvNetBuilder:
         self.fold_batch_norm = options.fold_batch_norm and not phase_train
         self.float32_norm_and_pool = options.float32_norm_and_pool and dtype != tf.float32
         self.choose = options.choose if phase_train else None
-        self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
+        self.batch_norm_config = dict(DEFAULT_BATCH_NORM)
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
         self.aux_top_size = 0
@@ -406,8 +416,11 @@ class ConvNetBuilder:
             self.top_layer = self._activate(shortcut + branch, activation)
         return self.top_layer
 
-    def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
-        """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
+    def batch_norm(self, input_layer=None, decay=DEFAULT_BATCH_NORM['decay'],
+                   scale=DEFAULT_BATCH_NORM['scale'], epsilon=DEFAULT_BATCH_NORM['epsilon']):
+        """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis: the
+        moving averages' `decay` (the update is moving -= (moving - batch) x (1 - decay)),
+        `scale` (a trainable gamma, else 1), `epsilon` added to the variance.
 
         Training normalises with the batch statistics and appends moving-average update ops to
         `update_ops`; inference uses the moving averages. Statistics and parameters are float32
@@ -421,7 +434,7 @@ class ConvNetBuilder:
             return y
         return self._batch_norm(x, decay, scale, epsilon)
 
-    def _batch_norm(self, x, decay=0.997, scale=True, epsilon=1e-5):
+    def _batch_norm(self, x, decay, scale, epsilon):
         channels = int(x.shape[self.channel_axis])
         with tf1.variable_scope(self._name('batchnorm')):
             gamma, beta, moving_mean, moving_var = self._batch_norm_variables(channels, scale)
