@@ -2,9 +2,11 @@
 
 lifecycle/checkpoints.py restores through it: `check_fits` compares the checkpoint's names,
 shapes and dtypes with the run's variables (a checkpoint the original tf_cnn_benchmarks wrote
-seen through lifecycle/original_checkpoints.py) and says what to restore; `restore_fed` restores
-the variables a Saver cannot: another floating-point dtype (cast), the original's NCHW rows
-(reordered); `non_finite_problem` refuses the weights of a run that diverged.
+seen through lifecycle/original_checkpoints.py) and says what to restore, refusing a
+checkpoint whose trained batch-norm scales the model has no variable for (`lost_scales`);
+`restore_fed` restores the variables a Saver cannot: another floating-point dtype (cast), the
+original's NCHW rows (reordered); `non_finite_problem` refuses the weights of a run that
+diverged.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
 
     Raises:
       CheckpointError: a model variable is missing, has another shape, or another dtype that
-        is not a floating-point one.
+        is not a floating-point one; or the checkpoint holds trained batch-norm scales the
+        model has no variable for (`lost_scales`).
     """
     try:
         reader = open_reader(path)
@@ -58,11 +61,10 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
     if original_checkpoints.is_original(shapes):
         original = original_checkpoints.translate(shapes, dtypes, {**required, **optional})
         shapes, dtypes = original.shapes, original.dtypes
-        required = {n: v for n, v in required.items() if n not in original.unscaled}
     missing = sorted(n for n in required if n not in shapes)
     if missing and original:
         raise CheckpointError(original_checkpoints.unmapped_message(
-            path, model_name, missing, len(required) + len(original.unscaled)))
+            path, model_name, missing, len(required)))
     if missing:
         raise CheckpointError(
             'checkpoint %s does not fit --model=%s: it lacks %d of the model\'s %d variables '
@@ -77,6 +79,20 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
                 % (path, name, list(shapes[name]), want,
                    original_checkpoints.shape_hint() if original else
                    '(another --model, --image_size, dataset or --num_classes?)'))
+    try:
+        lost = [] if original else lost_scales(reader, shapes, required)
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError('cannot read checkpoint %s: %s (a truncated or damaged file? '
+                              'delete this checkpoint to fall back to an older one)' % (
+                                  path, cnn_util.error_summary(e))) from None
+    if lost:
+        raise CheckpointError(
+            'checkpoint %s does not fit --model=%s: its batch norms have a trained scale (%s, '
+            'e.g. %s) where this version\'s have none, as the original tf_cnn_benchmarks\' (it '
+            'was written by an earlier version of this project, whose batch norms all had '
+            'one): restoring it would drop them; evaluate it with the version that wrote it, '
+            'or train afresh with another --train_dir'
+            % (path, model_name, cnn_util.counted(len(lost), 'gamma'), lost[0]))
     present = {n: v for n, v in optional.items()
                if n in shapes and list(shapes[n]) == v.shape.as_list()}
     # A checkpoint from before the images were counted: restore() fills the count in.
@@ -97,6 +113,18 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
                 '--train_dir' % (path, name, have.name, want.name))
         cast[name] = have.name
     return var_list, cast, original
+
+
+def lost_scales(reader, shapes: dict, restored) -> list:
+    """The checkpoint's batch-norm scales ('.../gamma', float32 [channels]) that `restored`
+    (the names this model restores) lacks beside the same batch norm's beta, and whose values
+    are not all 1: a trained scale that restoring into this model would drop. (This project's
+    batch norms all had a scale until they took the original's settings, 2026-12-06: inception3
+    and inception4, and ResNet v2's pre-activation and final batch norms, have none since.)
+    Sorted names; [] when the checkpoint has none."""
+    return sorted(n for n in shapes if n.endswith('/gamma') and n not in restored
+                  and n[:-len('gamma')] + 'beta' in restored
+                  and not (reader.get_tensor(n) == 1).all())
 
 
 def restore_fed(sess, path: str, fed: dict, stored: dict, reorder: dict) -> None:

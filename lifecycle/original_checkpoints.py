@@ -19,13 +19,13 @@ project's only in their spelling, observed in checkpoints the original wrote (Te
   (none)                                           images_seen
 
 Both number their layers over the whole model (conv0, conv1, ... batchnorm0, ...), whatever
-block holds them, so a layer is found by its number: `layer_key` drops a block's scope. The
-original's inception3 and inception4 batch norms have no gamma (no scale): here each has one,
-which then stays at its initial 1 (as no scale). ResNet v2's layers differ (the original
-normalises its first convolution and numbers its batch norms otherwise): those checkpoints do
-not map, and the error says so. Where the names map but the layers compute otherwise (trivial,
-the CIFAR-10 ResNet v1, inception's batch-norm epsilon), `difference` says how, for a warning;
-the other models gave the original's logits from its checkpoints (docs/train-dir.md).
+block holds them, so a layer is found by its number: `layer_key` drops a block's scope. Every
+batch norm has the original's settings (tests/test_batch_norm_settings.py): a gamma where the
+original's has one (none in inception3 and inception4), its epsilon. ResNet v2's layers differ
+(the original normalises its first convolution and numbers its batch norms otherwise): those
+checkpoints do not map, and the error says so. Where the names map but the layers compute
+otherwise (trivial, the CIFAR-10 ResNet v1), `difference` says how, for a warning; the other
+models gave the original's logits from its checkpoints (docs/train-dir.md).
 
 The original flattens a convolution's output in the run's layout (NCHW, its GPU default, or
 NHWC), this project always in NHWC order (models/convnet_builder.flatten): the rows of the dense
@@ -108,14 +108,11 @@ class Translation(NamedTuple):
     Attributes:
       names: {name here: name in the checkpoint} for each variable found there.
       shapes, dtypes: the checkpoint's shapes and dtypes under the names here.
-      unscaled: this model's batch-norm gammas that the checkpoint has no counterpart for,
-        where it has the same batch norm's beta (the original's norm without scale).
     """
 
     names: dict
     shapes: dict
     dtypes: dict
-    unscaled: frozenset
 
 
 def translate(shapes: dict, dtypes: dict, wanted) -> Translation:
@@ -138,23 +135,17 @@ def translate(shapes: dict, dtypes: dict, wanted) -> Translation:
         ours[layer_key(name)].append(name)
     names = {mine[0]: found[0] for key, mine in ours.items()
              for found in [stored.get(key, [])] if len(mine) == 1 and len(found) == 1}
-    unscaled = frozenset(n for n in wanted if n.endswith('/gamma') and n not in names
-                         and n[:-len('gamma')] + 'beta' in names)
     return Translation(names, {n: shapes[s] for n, s in names.items()},
-                       {n: dtypes[s] for n, s in names.items()}, unscaled)
+                       {n: dtypes[s] for n, s in names.items()})
 
 
 def mapped_line(path: str, translation: Translation) -> str:
     """The log line of a restore of an original checkpoint."""
     renamed = sorted(((s, n) for n, s in translation.names.items() if s != n),
                      key=lambda pair: (not _KERNEL.search(pair[0]), pair))
-    line = ('Checkpoint %s was written by the original tf_cnn_benchmarks.py: %d variables restored '
-            'by their names there (e.g. %s as %s)' % (
+    return ('Checkpoint %s was written by the original tf_cnn_benchmarks.py: %d variables '
+            'restored by their names there (e.g. %s as %s)' % (
                 path, len(translation.names), *(renamed or [('global_step',) * 2])[0]))
-    if translation.unscaled:
-        line += ('; its batch norms have no gamma (no scale): the %d gammas here stay 1'
-                 % len(translation.unscaled))
-    return line
 
 
 def unmapped_message(path: str, model_name: str, missing: list, total: int) -> str:
@@ -186,9 +177,6 @@ _DIFFERENCES = [
     (re.compile(r'^resnet(20|32|44|56|110)$'),
      'the original\'s CIFAR-10 ResNet v1 has no ReLU after its first convolution, this '
      'project\'s has (He et al. 2016): the restored network computes another function'),
-    (re.compile(r'^inception[34]$'),
-     'the original\'s batch norms of this model use epsilon 0.001, this project\'s 1e-5: its '
-     'outputs differ slightly (by about 0.1% on a checkpoint after 3 steps)'),
 ]
 
 

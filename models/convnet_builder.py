@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
+import types
 import zlib
 
 import numpy as np
@@ -30,6 +31,12 @@ WEIGHT_DECAY_SUFFIX = '/weights'
 FLATTENED_ROWS = 'tf_cnn_benchmarks_flattened_rows'
 
 _TOWER_PREFIX = re.compile(r'^v\d*/')
+
+#: The batch norm of a network that sets none of its own (`ConvNetBuilder.batch_norm_config`,
+#: models/model.py CNNModel.batch_norm_config), and `batch_norm`'s defaults: the original
+#: benchmark's (its builder sets no configuration, and its batch_norm's defaults are these):
+#: moving averages with decay 0.999, epsilon 0.001, no trainable scale (gamma fixed at 1).
+DEFAULT_BATCH_NORM = types.MappingProxyType({'decay': 0.999, 'epsilon': 0.001, 'scale': False})
 
 
 def without_tower_prefix(name: str) -> str:
@@ -70,6 +77,9 @@ class ConvNetBuilder:
       top_layer: the output tensor of the last layer added.
       top_size: number of channels (or features) of `top_layer`.
       update_ops: batch-norm moving-average update ops created so far (training only).
+      batch_norm_config: {'decay', 'epsilon', 'scale'} of the batch norm after a convolution
+        (`conv`, `depthwise_conv`, also when folded): DEFAULT_BATCH_NORM unless the model
+        sets its own (models/model.py build_network).
       fold_batch_norm: inference only: a convolution followed by batch norm is built as one
         convolution with the normalisation folded into its kernel and a bias (`conv`); from
         `options`.
@@ -101,7 +111,7 @@ class ConvNetBuilder:
         self.fold_batch_norm = options.fold_batch_norm and not phase_train
         self.float32_norm_and_pool = options.float32_norm_and_pool and dtype != tf.float32
         self.choose = options.choose if phase_train else None
-        self.batch_norm_config = {'decay': 0.997, 'epsilon': 1e-5, 'scale': True}
+        self.batch_norm_config = dict(DEFAULT_BATCH_NORM)
         self.counts: dict[str, int] = {}
         self.aux_top_layer = None
         self.aux_top_size = 0
@@ -372,39 +382,14 @@ class ConvNetBuilder:
         return gamma, beta, moving_mean, moving_var
 
     def _conv_folded(self, x, kernel, strides, padding, channels):
-        """conv2d then inference batch norm, as one convolution and a bias add.
-
-        With s = gamma / sqrt(moving_variance + epsilon), batch norm of y = x * w is
-        s (y - moving_mean) + beta = x * (w s) + (beta - s moving_mean): the kernel [kh, kw,
-        in, channels] is scaled per output channel in float32 (the variables' dtype) and cast
-        once to the compute dtype, and the bias add (plus the activation and a residual add
-        after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
-        where a bfloat16 convolution followed by a batch norm is not fused. The variables and
-        their names are those of `batch_norm`: checkpoints are the same. With the options'
-        `fold_once` the folded kernel is computed by a session's first step only
-        (`once_per_session`): made every step, the multiply and the cast of every kernel are a
-        fifth of a bfloat16 inference step (docs/performance-notes.md, "Measurements once in
-        the code").
-        """
+        """conv2d then inference batch norm, as one convolution and a bias add
+        (fast_paths.conv_folded), normalising as `batch_norm_config` says; the variables and
+        their names are those of `batch_norm`: checkpoints are the same."""
         config = self.batch_norm_config
         with tf1.variable_scope(self._name('batchnorm')):
-            gamma, beta, mean, var = self._batch_norm_variables(channels, config['scale'])
-            factor = gamma * tf1.rsqrt(tf1.convert_to_tensor(var) + config['epsilon'])
-            bias = beta - factor * mean
-
-        def folded_kernel():
-            w = tf.cast(kernel, tf.float32) * factor  # broadcasts over the last axis (channels)
-            return w if self.dtype == tf.float32 else tf.cast(w, self.dtype)
-
-        if self._fold_once:
-            w = fast_paths.once_per_session(folded_kernel, kernel.shape, self.dtype,
-                                            'folded_weights')
-        else:
-            w = folded_kernel()
-        y = tf.nn.conv2d(x, w, strides, padding,
-                         data_format=self.data_format)
-        bias = bias if self.dtype == tf.float32 else tf.cast(bias, self.dtype)
-        return tf.nn.bias_add(y, bias, data_format=self.data_format)
+            norm = self._batch_norm_variables(channels, config['scale'])
+        return fast_paths.conv_folded(x, kernel, norm, config['epsilon'], (strides, padding),
+                                      self.data_format, self.dtype, self._fold_once)
 
     def _normalise_and_activate(self, y, activation):
         """batch_norm then the activation; both in float32 with `float32_norm_and_pool` (the
@@ -431,8 +416,11 @@ class ConvNetBuilder:
             self.top_layer = self._activate(shortcut + branch, activation)
         return self.top_layer
 
-    def batch_norm(self, input_layer=None, decay=0.997, scale=True, epsilon=1e-5):
-        """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis.
+    def batch_norm(self, input_layer=None, decay=DEFAULT_BATCH_NORM['decay'],
+                   scale=DEFAULT_BATCH_NORM['scale'], epsilon=DEFAULT_BATCH_NORM['epsilon']):
+        """Adds fused batch normalisation (Ioffe & Szegedy 2015) over the channel axis: the
+        moving averages' `decay` (the update is moving -= (moving - batch) x (1 - decay)),
+        `scale` (a trainable gamma, else 1), `epsilon` added to the variance.
 
         Training normalises with the batch statistics and appends moving-average update ops to
         `update_ops`; inference uses the moving averages. Statistics and parameters are float32
@@ -446,7 +434,7 @@ class ConvNetBuilder:
             return y
         return self._batch_norm(x, decay, scale, epsilon)
 
-    def _batch_norm(self, x, decay=0.997, scale=True, epsilon=1e-5):
+    def _batch_norm(self, x, decay, scale, epsilon):
         channels = int(x.shape[self.channel_axis])
         with tf1.variable_scope(self._name('batchnorm')):
             gamma, beta, moving_mean, moving_var = self._batch_norm_variables(channels, scale)

@@ -2,10 +2,16 @@
 
 All layers are pre-activation composites BN -> ReLU -> convolution (Huang et al. 2017, section 3,
 "composite function"); convolutions have no bias, since every convolution's output reaches a
-batch norm before any nonlinearity.
+batch norm before any nonlinearity. Batch norm is the original benchmark's for its (CIFAR-10)
+DenseNets: moving averages with decay 0.9, epsilon 1e-5, a trainable scale (the paper gives no
+values; the original has no DenseNet-121, which takes the same).
 """
 
+import types
+
 from . import model
+
+_BATCH_NORM = types.MappingProxyType({'decay': 0.9, 'epsilon': 1e-5, 'scale': True})
 
 
 def _composite(cnn, channels, kernel, config):
@@ -52,6 +58,7 @@ class Densenet121Model(model.CNNModel):
     """
 
     uses_batch_norm = True
+    batch_norm_config = _BATCH_NORM
 
     def __init__(self):
         super().__init__('densenet121', image_size=224, batch_size=32,
@@ -88,6 +95,7 @@ class DensenetCifar10Model(model.CNNModel):
     """
 
     uses_batch_norm = True
+    batch_norm_config = _BATCH_NORM
 
     def __init__(self, name, depth, growth_rate):
         if (depth - 4) % 3:

@@ -2,9 +2,10 @@
 
   * `dense_matmul`: a fully connected layer whose input gradient is computed in the layout
     oneDNN's CPU matmul runs fastest (and in float32 where graph/precision.py asks);
-  * folded batch norm: inference batch norm folded into the convolutions (reduced precision
-    on the CPU, graph/precision.py folds_batch_norm), each folded kernel optionally computed
-    once per session (`once_per_session`);
+  * folded batch norm: inference batch norm folded into the convolutions (`conv_folded`,
+    with the epsilon and scale of the model's own batch norm; reduced precision on the CPU,
+    graph/precision.py folds_batch_norm), each folded kernel optionally computed once per
+    session (`once_per_session`);
   * float32 norm and pool: batch norm and pooling in float32 inside a reduced-precision graph
     (float16 on a CPU without float16 arithmetic, graph/precision.py float32_norm_and_pool);
   * the graph choices of a training graph (graph/graph_choices.py): a 1x1 convolution as one
@@ -118,6 +119,47 @@ def once_per_session(compute, shape, dtype, name):
             return tf.identity(value)
 
     return tf.cond(ready.read_value(), cache.read_value, store)
+
+
+def conv_folded(x, kernel, norm, epsilon, conv, data_format, dtype, fold_once):
+    """conv2d then inference batch norm, as one convolution and a bias add.
+
+    With s = gamma / sqrt(moving_variance + epsilon), batch norm of y = x * w is
+    s (y - moving_mean) + beta = x * (w s) + (beta - s moving_mean): the kernel [kh, kw,
+    in, channels] is scaled per output channel in float32 (the variables' dtype) and cast
+    once to the compute dtype, and the bias add (plus the activation and a residual add
+    after it) is what Grappler's remapper fuses into oneDNN's convolution in every dtype,
+    where a bfloat16 convolution followed by a batch norm is not fused. With `fold_once` the
+    folded kernel is computed by a session's first step only (`once_per_session`): made every
+    step, the multiply and the cast of every kernel are a fifth of a bfloat16 inference step
+    (docs/performance-notes.md, "Measurements once in the code").
+
+    Args:
+      x: the input, `data_format`, in `dtype`.
+      kernel: the stored kernel [kh, kw, in, channels] (not its cast: rounded only once).
+      norm: (gamma, beta, moving_mean, moving_variance), float32 [channels] (gamma a constant
+        1 for a batch norm without scale).
+      epsilon: the batch norm's epsilon.
+      conv: (strides, padding) of tf.nn.conv2d.
+      data_format: 'NHWC' or 'NCHW'; dtype: the compute dtype.
+      fold_once: compute the folded kernel once per session.
+
+    Returns:
+      The batch norm's output before its activation, `data_format`, in `dtype`.
+    """
+    gamma, beta, mean, var = norm
+    factor = gamma * tf1.rsqrt(tf1.convert_to_tensor(var) + epsilon)
+    bias = beta - factor * mean
+
+    def folded_kernel():
+        w = tf.cast(kernel, tf.float32) * factor  # broadcasts over the last axis (channels)
+        return w if dtype == tf.float32 else tf.cast(w, dtype)
+
+    w = (once_per_session(folded_kernel, kernel.shape, dtype, 'folded_weights') if fold_once
+         else folded_kernel())
+    y = tf.nn.conv2d(x, w, *conv, data_format=data_format)
+    bias = bias if dtype == tf.float32 else tf.cast(bias, dtype)
+    return tf.nn.bias_add(y, bias, data_format=data_format)
 
 
 class Conv1x1(NamedTuple):

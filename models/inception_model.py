@@ -1,8 +1,10 @@
 """Inception v3 and Inception v4.
 
-Both use batch normalisation after every convolution (no biases). Layer columns are described as
-lists of tuples for `ConvNetBuilder.columns`; ('share',) at position i reuses the previous
-column's layer i.
+Both use batch normalisation after every convolution (no biases), the original benchmark's:
+no trainable scale (gamma), moving averages with decay 0.999, epsilon 0.001 (its builder's
+defaults, models/convnet_builder.DEFAULT_BATCH_NORM; the papers give no values). Layer
+columns are described as lists of tuples for `ConvNetBuilder.columns`; ('share',) at position
+i reuses the previous column's layer i.
 """
 
 from . import model
@@ -19,8 +21,9 @@ class Inceptionv3Model(model.CNNModel):
     with factorised 7x7 convolutions (Figure 6), a grid reduction, two 8x8 modules with split
     1x3/3x1 outputs (Figure 7), a global average pool and the classifier. No auxiliary classifier
     (the original benchmark's default). The last module pools with max, the one before with
-    average, as the original benchmark. Batch norm has a trainable scale (gamma), unlike Keras's
-    InceptionV3, so the count is Keras's plus the 17,216 batch-norm channels.
+    average, as the original benchmark. Batch norm has no trainable scale, as the original
+    benchmark's and Keras's InceptionV3: 23,819,401 trainable parameters, the original's count
+    and Keras's (1000 classes) plus the 1001st class's 2,049.
 
     Input: [batch, 299, 299, 3] (NHWC) or [batch, 3, 299, 299] (NCHW) by default, any size >= 75
     (the final 8x8 average pool is a global spatial mean); output logits [batch, num_classes].
@@ -81,7 +84,8 @@ class Inceptionv4Model(model.CNNModel):
     m=256, n=384). Follows the figures exactly: stem (Figure 3), 4 x Inception-A (Figure 4),
     Reduction-A (Figure 7), 7 x Inception-B (Figure 5), Reduction-B (Figure 8), 3 x Inception-C
     (Figure 6), global average pool, dropout (keep 0.8), classifier (Figure 9). Convolutions
-    without 'V' in the figures are 'SAME'.
+    without 'V' in the figures are 'SAME'. Batch norm has no trainable scale, as the original
+    benchmark's: 42,649,769 trainable parameters, the original's count.
 
     Input: [batch, 299, 299, 3] (NHWC) or [batch, 3, 299, 299] (NCHW) by default, any size >= 75;
     output logits [batch, num_classes].

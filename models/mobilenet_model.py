@@ -1,10 +1,17 @@
 """MobileNet v1 and MobileNet v2 (width multiplier 1.0).
 
 Every convolution is followed by batch norm (no biases) and ReLU6, except MobileNet v2's linear
-projections. Depthwise kernels are named ``depthwise_weights`` and get no weight decay.
+projections. Depthwise kernels are named ``depthwise_weights`` and get no weight decay. Batch
+norm is the original benchmark's MobileNet's (its TF1-only MobileNet v2 in TF-slim's training
+scope): moving averages with decay 0.997, epsilon 0.001 (TF-slim's default), a trainable scale;
+the papers give no values, and the original has no MobileNet v1, which takes the same.
 """
 
+import types
+
 from . import model
+
+_BATCH_NORM = types.MappingProxyType({'decay': 0.997, 'epsilon': 0.001, 'scale': True})
 
 # MobileNet v1 body, Howard et al. 2017, Table 1: (pointwise output channels, depthwise stride)
 # for each depthwise separable layer. (Table 1 prints the second-to-last depthwise layer as "s2";
@@ -35,6 +42,7 @@ class MobilenetModel(model.CNNModel):
     """
 
     uses_batch_norm = True
+    batch_norm_config = _BATCH_NORM
 
     def __init__(self):
         super().__init__('mobilenet', image_size=224, batch_size=32, learning_rate=0.005,
@@ -64,6 +72,7 @@ class Mobilenetv2Model(model.CNNModel):
     """
 
     uses_batch_norm = True
+    batch_norm_config = _BATCH_NORM
 
     def __init__(self):
         super().__init__('mobilenet_v2', image_size=224, batch_size=32, learning_rate=0.005,

@@ -75,6 +75,12 @@ class CNNModel:
     #: Whether the network's convolutions are followed by batch norm unless a layer says
     #: otherwise (the builder's default; a fact of the architecture, set by the subclass).
     uses_batch_norm = False
+    #: The batch norm after this network's convolutions, and of its stand-alone batch norms
+    #: unless a layer says otherwise: {'decay', 'epsilon', 'scale'} (ConvNetBuilder.batch_norm).
+    #: The original benchmark's values for the model; by default its builder's (no trainable
+    #: scale, decay 0.999, epsilon 0.001). tests/test_batch_norm_settings.py holds each model's
+    #: with its source.
+    batch_norm_config = convnet_builder.DEFAULT_BATCH_NORM
     #: True when add_inference already produces [batch, num_classes] logits (no final
     #: classifier is added after it).
     skips_final_affine_layer = False
@@ -149,6 +155,7 @@ class CNNModel:
         cnn = convnet_builder.ConvNetBuilder(images, 3, phase_train, data_format, dtype,
                                              variable_dtype, options=options)
         cnn.use_batch_norm = self.uses_batch_norm
+        cnn.batch_norm_config = dict(self.batch_norm_config)
         with tf1.variable_scope('cg'):
             self.add_inference(cnn)
             if not self.skips_final_affine_layer:

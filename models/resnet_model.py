@@ -10,9 +10,19 @@ Versions:
     activation units (Figure 4(e)): BN-ReLU before each convolution, nothing after the addition.
 """
 
+import types
+
 import tensorflow as tf
 
-from . import model
+from . import convnet_builder, model
+
+# Batch norm, the original benchmark's (He et al. give no values): after a convolution, decay
+# 0.9, epsilon 1e-5 and a trainable scale (gamma); ResNet v2's pre-activation and final batch
+# norms, which it adds without that configuration, take its builder's defaults (decay 0.999,
+# epsilon 0.001, no scale: a positive scale before a ReLU is one the next layer's weights
+# can learn).
+_BATCH_NORM = types.MappingProxyType({'decay': 0.9, 'epsilon': 1e-5, 'scale': True})
+_PREACTIVATION = convnet_builder.DEFAULT_BATCH_NORM
 
 # The batch norm closing a v1 residual branch starts with scale 0, so every unit starts as the
 # identity (Goyal et al. 2017, section 5.1): without it the output variance grows with depth and
@@ -47,7 +57,7 @@ def _bottleneck_v2(cnn, depth, bottleneck, stride):
     """Full pre-activation bottleneck unit: BN-ReLU, then three convolutions; the projection
     shortcut (when the shape changes) is taken from the pre-activated input."""
     x, c_in = cnn.top_layer, cnn.top_size
-    preact = cnn.activation('relu', input_layer=cnn.batch_norm(x, **cnn.batch_norm_config))
+    preact = cnn.activation('relu', input_layer=cnn.batch_norm(x, **_PREACTIVATION))
     if c_in == depth and stride == 1:
         shortcut = x
     else:
@@ -79,7 +89,11 @@ class ResnetModel(model.CNNModel):
     TensorFlow's official ResNet v2. (The original benchmark's v2 keeps batch norm on the stem and
     strides the first 1x1 convolution; we follow the paper's released design.) In v1 and v1.5 the
     batch norm closing each residual branch starts with scale 0 (Goyal et al. 2017, section 5.1),
-    so that deep networks start with a loss near ln(classes).
+    so that deep networks start with a loss near ln(classes). Batch norm is the original
+    benchmark's: decay 0.9, epsilon 1e-5 and a trainable scale after a convolution; v2's
+    stand-alone pre-activation and final ones without scale, decay 0.999, epsilon 0.001. So v1
+    and v1.5 have the original's trainable parameters (resnet50: 25,559,081), and v2 the
+    original's less its stem's batch norm (resnet50_v2: 25,536,233, the original 25,536,361).
 
     Args:
       name: registry name.
@@ -90,6 +104,7 @@ class ResnetModel(model.CNNModel):
     output logits [batch, num_classes].
     """
 
+    batch_norm_config = _BATCH_NORM
     base_lr_batch_size = 256  # --resnet_base_lr is the default rate at this global batch
     base_lr = 0.128  # the original benchmark's default --resnet_base_lr
 
@@ -144,7 +159,7 @@ class ResnetModel(model.CNNModel):
                     _bottleneck_v1(cnn, depth, bottleneck, stride,
                                    stride_on_3x3=self.version == 'v1.5')
         if v2:
-            cnn.activation('relu', input_layer=cnn.batch_norm(**cnn.batch_norm_config))
+            cnn.activation('relu', input_layer=cnn.batch_norm(**_PREACTIVATION))
         cnn.spatial_mean()                                                # 2048
 
 
@@ -160,7 +175,7 @@ def _basic_unit(cnn, depth, stride, pre_activation):
         shortcut = cnn.pad_channels(shortcut, extra // 2, extra - extra // 2)
     inner = x
     if pre_activation:
-        inner = cnn.activation('relu', input_layer=cnn.batch_norm(x, **cnn.batch_norm_config))
+        inner = cnn.activation('relu', input_layer=cnn.batch_norm(x, **_PREACTIVATION))
     cnn.conv(depth, 3, 3, stride, stride, mode='SAME_RESNET', input_layer=inner,
              num_channels_in=c_in, use_batch_norm=True, bias=None)
     with cnn.variable_initializers({} if pre_activation else _ZERO_GAMMA):
@@ -181,6 +196,7 @@ class ResnetCifar10Model(model.CNNModel):
     with scale 0 as in ResnetModel). v2 follows Identity Mappings Figure 4(e): BN-ReLU before each
     convolution, the stem convolution alone, a final BN-ReLU. (The original benchmark's v1 stem
     omits the ReLU and its v2 stem adds a batch norm, 32 more parameters; we follow the papers.)
+    Batch norm as ResnetModel's, the original benchmark's (v2's stand-alone ones without scale).
 
     Args:
       name: registry name.
@@ -190,6 +206,8 @@ class ResnetCifar10Model(model.CNNModel):
     Input: [batch, 32, 32, 3] (NHWC) or [batch, 3, 32, 32] (NCHW) by default, any size >= 8;
     output logits [batch, 10].
     """
+
+    batch_norm_config = _BATCH_NORM
 
     def __init__(self, name, depth, version):
         if (depth - 2) % 6 or depth < 8:
@@ -224,5 +242,5 @@ class ResnetCifar10Model(model.CNNModel):
             for i in range(self.units_per_stage):
                 _basic_unit(cnn, depth, 2 if stage > 0 and i == 0 else 1, pre_activation=v2)
         if v2:
-            cnn.activation('relu', input_layer=cnn.batch_norm(**cnn.batch_norm_config))
+            cnn.activation('relu', input_layer=cnn.batch_norm(**_PREACTIVATION))
         cnn.spatial_mean()                                                # 64

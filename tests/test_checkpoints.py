@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.graph import frozen
-from tf_cnn_benchmarks.lifecycle import checkpoints, run_hooks
+from tf_cnn_benchmarks.lifecycle import checkpoint_fit, checkpoints, run_hooks
 
 import helpers
 
@@ -159,6 +159,48 @@ def test_checkpoint_of_another_shape_is_a_clear_error(tmp_path):
     with pytest.raises(checkpoints.CheckpointError, match=r'cg/affine0/weights has shape '
                        r'\[768, 1\] there and \[1728, 1\] here'):
         _run(train_dir=str(tmp_path), num_batches=1, image_size=24)
+
+
+_NORM = 'cg/conv0/batchnorm0/'
+
+
+def _conv_norm_checkpoint(prefix, gamma=None):
+    """Writes a checkpoint of one convolution and its batch norm under this project's names,
+    with a gamma of value `gamma` (None: none, a batch norm without scale); returns its
+    variables as a model without scale has them ({name: tf variable}, another graph)."""
+    values = {'global_step': np.int64(3), 'cg/conv0/weights': np.ones([3, 3, 3, 4], np.float32),
+              _NORM + 'beta': np.zeros(4, np.float32),
+              _NORM + 'moving_mean': np.zeros(4, np.float32),
+              _NORM + 'moving_variance': np.ones(4, np.float32)}
+    with tf.Graph().as_default():
+        stored = dict(values, **({} if gamma is None else {_NORM + 'gamma': gamma}))
+        saver = tf1.train.Saver([tf1.Variable(v, name=n) for n, v in stored.items()])
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.save(sess, prefix, write_meta_graph=False)
+    with tf.Graph().as_default():
+        return {n: tf1.Variable(v, name=n) for n, v in values.items()}
+
+
+def test_trained_batch_norm_scales_the_model_has_not_are_refused(tmp_path):
+    """An earlier version's inception3 or ResNet v2 checkpoint: its batch norms had a gamma,
+    this version's (the original's settings) have none; dropping trained ones is refused."""
+    prefix = str(tmp_path / 'model.ckpt-3')
+    required = _conv_norm_checkpoint(prefix, np.array([1.0, 1.5, 1.0, 0.5], np.float32))
+    with pytest.raises(checkpoint_fit.CheckpointError) as raised:
+        checkpoint_fit.check_fits(prefix, required, {}, 'inception3')
+    assert str(raised.value) == (
+        'checkpoint %s does not fit --model=inception3: its batch norms have a trained scale '
+        '(1 gamma, e.g. cg/conv0/batchnorm0/gamma) where this version\'s have none, as the '
+        'original tf_cnn_benchmarks\' (it was written by an earlier version of this project, '
+        'whose batch norms all had one): restoring it would drop them; evaluate it with the '
+        'version that wrote it, or train afresh with another --train_dir' % prefix)
+    # Gammas still at their initial 1 drop nothing; a checkpoint without them is this model's.
+    for gamma in (np.ones(4, np.float32), None):
+        other = str(tmp_path / ('ones' if gamma is not None else 'none') / 'model.ckpt-3')
+        required = _conv_norm_checkpoint(other, gamma)
+        var_list, _, _ = checkpoint_fit.check_fits(other, required, {}, 'inception3')
+        assert sorted(var_list) == sorted(required)
 
 
 def test_checkpoint_path_must_be_a_checkpoint(tmp_path):

@@ -7,6 +7,8 @@ import tensorflow as tf
 from tf_cnn_benchmarks.models import convnet_builder, fast_paths
 
 tf1 = tf.compat.v1
+# A batch norm with a trainable scale (the ResNets'; the builder's default has none).
+SCALED = {'decay': 0.9, 'epsilon': 1e-5, 'scale': True}
 
 
 def test_dense_matmul_gradients_match_matmul():
@@ -24,7 +26,7 @@ def test_dense_matmul_gradients_match_matmul():
 
 
 def _conv_bn_relu(dtype, fold, stats):
-    """[2, 6, 6, 8] float32 output of conv(5, 3x3) + inference batch norm + ReLU, and the
+    """[2, 6, 6, 8] float32 output of conv(5, 3x3) + inference batch norm (SCALED) + ReLU, and the
     variable names, with gamma/beta/moving statistics set to `stats`."""
     graph = tf.Graph()
     with graph.as_default():
@@ -33,6 +35,7 @@ def _conv_bn_relu(dtype, fold, stats):
                                              dtype=dtype,
                                              options=fast_paths.BuildOptions(fold_batch_norm=fold))
         cnn.use_batch_norm = True
+        cnn.batch_norm_config = dict(SCALED)
         with tf1.variable_scope('cg'):
             out = tf.cast(cnn.conv(5, 3, 3), tf.float32)
         names = sorted(v.op.name for v in tf1.global_variables())
@@ -135,6 +138,8 @@ def test_folded_kernels_once_per_session_are_computed_by_the_first_step_only():
                                                   dtype=tf.bfloat16,
                                                   options=fast_paths.BuildOptions(True, False))
         cnn.use_batch_norm = per_step.use_batch_norm = True
+        cnn.batch_norm_config = dict(SCALED)
+        per_step.batch_norm_config = dict(SCALED)
         with tf1.variable_scope('cg'):
             cached = tf.cast(cnn.conv(5, 3, 3), tf.float32)
         with tf1.variable_scope('cg', reuse=True):

@@ -4,11 +4,13 @@ an error that says whose they are (lifecycle/original_checkpoints.py).
 The original is not run here. The names below were observed in checkpoints the real original
 wrote (tensorflow/benchmarks' tf_cnn_benchmarks on TensorFlow 2.21, 2026-12-06, e.g.
 `tf_cnn_benchmarks.py --device=cpu --data_format=NHWC --model=lenet --batch_size=2
---num_batches=2 --train_dir=...`), read with tf.compat.v1.train.NewCheckpointReader; the tests
+--num_batches=2 --train_dir=...`), read with tf.compat.v1.train.NewCheckpointReader (every
+variable of its inception3 checkpoint: tests/data/original_inception3_checkpoint.txt); the tests
 write checkpoints under those names with a tf.compat.v1 Saver.
 """
 
 import os
+import re
 import types
 
 import numpy as np
@@ -17,6 +19,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, run_header
 from tf_cnn_benchmarks.lifecycle import checkpoints, original_checkpoints, run_hooks
+from tf_cnn_benchmarks.models import model_config
 
 import helpers
 
@@ -33,7 +36,8 @@ ORIGINAL_RESNET50 = [
     'v/cg/conv0/batchnorm0/moving_variance', 'v/cg/resnet_v10/conv1/conv2d/kernel',
     'v/cg/resnet_v10/conv1/batchnorm1/beta/Momentum', 'v/cg/resnet_v11/conv5/conv2d/kernel',
     'v/cg/affine0/weights/Momentum']
-# --model=inception3: batch norm without gamma; this project's block scopes are other ones.
+# --model=inception3: batch norm without gamma (as here); this project's block scopes are other
+# ones.
 ORIGINAL_INCEPTION3 = [
     'v/cg/conv0/batchnorm0/beta', 'v/cg/conv0/batchnorm0/moving_mean',
     'v/cg/incept_v3_a0/conv10/batchnorm10/beta', 'v/cg/incept_v3_a0/conv10/conv2d/kernel']
@@ -63,8 +67,7 @@ def test_the_original_names_read_as_this_projects():
 
 def test_layers_are_found_by_their_number_whatever_block_holds_them():
     ours = ['cg/mixed_35x35_0/conv10/weights', 'cg/mixed_35x35_0/conv10/batchnorm10/beta',
-            'cg/mixed_35x35_0/conv10/batchnorm10/gamma', 'cg/conv0/batchnorm0/beta',
-            'cg/conv0/batchnorm0/gamma', 'cg/conv0/batchnorm0/moving_mean', 'cg/conv0/weights']
+            'cg/conv0/batchnorm0/beta', 'cg/conv0/batchnorm0/moving_mean', 'cg/conv0/weights']
     shapes = {n: [1] for n in ORIGINAL_INCEPTION3}
     dtypes = {n: tf.float32 for n in ORIGINAL_INCEPTION3}
     found = original_checkpoints.translate(shapes, dtypes, ours)
@@ -73,10 +76,39 @@ def test_layers_are_found_by_their_number_whatever_block_holds_them():
         'cg/mixed_35x35_0/conv10/batchnorm10/beta': 'v/cg/incept_v3_a0/conv10/batchnorm10/beta',
         'cg/conv0/batchnorm0/beta': 'v/cg/conv0/batchnorm0/beta',
         'cg/conv0/batchnorm0/moving_mean': 'v/cg/conv0/batchnorm0/moving_mean'}
-    # No gamma there (the original's norm without scale); its beta is: gamma stays 1.
-    assert found.unscaled == {'cg/mixed_35x35_0/conv10/batchnorm10/gamma',
-                              'cg/conv0/batchnorm0/gamma'}
     assert 'cg/conv0/weights' not in found.names  # no conv0 kernel in this excerpt
+
+
+def _original_inception3():
+    """{name: (shape, dtype name)} of every variable of the original's inception3 checkpoint."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
+                        'original_inception3_checkpoint.txt')
+    with open(path) as f:
+        rows = [line.split() for line in f if not line.startswith('#')]
+    return {name: ([int(d) for d in re.findall(r'\d+', shape)], dtype)
+            for name, shape, dtype in rows}
+
+
+def test_the_originals_inception3_checkpoint_holds_exactly_this_projects_variables():
+    """Every one of the 569 variables of the original's inception3 checkpoint (momentum) is one
+    of this project's inception3 variables, with its shape, and every variable here is one of
+    them: batch norms without gamma on both sides (tests/test_batch_norm_settings.py)."""
+    stored = _original_inception3()
+    assert len(stored) == 569
+    model = model_config.get_model('inception3', 'imagenet')
+    with tf.Graph().as_default():
+        model.build_network(tf.zeros([1, 75, 75, 3]), phase_train=False, num_classes=1001)
+        ours = {v.op.name: v.shape.as_list() for v in tf1.global_variables()}
+        ours.update({v.op.name + '/Momentum': v.shape.as_list()
+                     for v in tf1.trainable_variables()})
+    ours['global_step'] = []
+    found = original_checkpoints.translate(
+        {n: shape for n, (shape, _) in stored.items()},
+        {n: tf.as_dtype(dtype) for n, (_, dtype) in stored.items()}, ours)
+    assert sorted(found.names) == sorted(ours)
+    assert sorted(found.names.values()) == sorted(stored)
+    assert found.shapes == ours
+    assert not [n for n in ours if n.endswith('/gamma')]
 
 
 def test_nchw_rows_reordered_compute_the_same_dense_layer():
