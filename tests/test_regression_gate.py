@@ -357,6 +357,55 @@ def test_a_run_with_too_few_steps_for_the_test_is_not_judged(tmp_path):
         baseline.raise_if_failed({'baseline': few})
 
 
+# 40 steps spread evenly over 90-110 images/sec (a busy host's baseline): 10 of them lie more
+# than 5% below the median.
+SPREAD = [100.0 * (1 + 0.2 * (((i * 7) % 40) / 39 - 0.5)) for i in range(40)]
+
+
+def test_a_run_too_short_to_show_a_slowdown_of_the_tolerance_is_not_judged(tmp_path):
+    # The CI trial (ci51): 2 steps against 40 were judged 'same' (p=0.83) and passed (exit
+    # 0), although 2 steps each 5% below the baseline's median give p=0.14: the test could
+    # not have caught the slowdown the gate is there for. Not judged now, exit 3.
+    stored = baseline.load(_stored(tmp_path, SPREAD))
+    assert significance.p_at_slowdown(SPREAD, 2, 5.0) == pytest.approx(0.1405, abs=1e-4)
+    assert significance.p_at_slowdown(SPREAD, 5, 5.0) < 0.05  # 5 steps could
+    short = baseline.compare(stored, [101.2, 100.8], 101.0, 5.0)
+    assert (short['verdict'], short['judged'], short['steps_needed']) == ('same', False, 5)
+    assert baseline.exit_status(short) == significance.NOT_JUDGED
+    assert baseline.format_line(short) == (
+        'baseline: 100.00 images/sec, this run 101.00 (+1.0%, Mann-Whitney p=0.42 over 40 and '
+        '2 '
+        'steps): same, but NOT JUDGED: with 2 steps here against 40 in the baseline the test '
+        'could not have caught a 5% slowdown (--fail_on_slower): every step 5% below the '
+        "baseline's median step would give p=0.14, above 0.05; --num_batches=5 gives it its "
+        'steps')
+    with pytest.raises(baseline.NotJudgedError, match=r'^the --baseline gate could not judge '
+                                                      r'this run: with 2 steps here against 40 '):
+        baseline.raise_if_failed({'baseline': short})
+    # 5 steps: judged, and it passes.
+    enough = baseline.compare(stored, [100.2, 99.8, 100.4, 99.6, 100.0], 100.0, 5.0)
+    assert enough['judged'] and baseline.exit_status(enough) == significance.PASSED
+    # A tolerance of 15%: 2 steps 15% below the median lie below every step of the baseline
+    # (p = 1/C(42, 2)), so 2 steps can judge it.
+    wide = baseline.compare(stored, [100.2, 99.8], 100.0, 15.0)
+    assert wide['judged'] and wide['p_at_threshold'] == pytest.approx(1 / 861)
+    # --fail_on_slower=0 (any slowdown): the test's smallest p with these counts decides.
+    assert baseline.compare(stored, [100.2, 99.8], 100.0, 0.0)['judged']
+    # A slowdown the test caught fails the gate, however few the steps.
+    slow = baseline.compare(stored, [60.0, 61.0], 60.5, 5.0)
+    assert slow['failed'] and baseline.exit_status(slow) == significance.REGRESSION
+
+
+def test_a_baseline_too_spread_for_the_tolerance_says_no_length_of_run_can_judge(tmp_path):
+    # 5 steps over 80-120: 5 steps here or 4096 cannot show a 5% slowdown against them.
+    stored = baseline.load(_stored(tmp_path, [80.0, 90.0, 100.0, 110.0, 120.0]))
+    c = baseline.compare(stored, [100.0, 101.0, 99.0, 100.5, 99.5], 100.0, 5.0)
+    assert not c['judged'] and c['steps_needed'] is None
+    assert baseline.format_line(c).endswith(
+        "no --num_batches here can against the baseline's 5 steps (too few, or spread wider "
+        'than 5%): record a longer baseline on a quiet host, or give a larger --fail_on_slower')
+
+
 # --- The sweep's figures.
 
 def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
