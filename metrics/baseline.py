@@ -13,7 +13,7 @@ do.
 
 Only clean runs are judged (metrics/clean_runs.py: the timed part had the host to itself, every
 planned step ran). A baseline that is not clean is refused before the run (exit status 2,
-naming why); a run
+naming why; before TensorFlow loads for a local file: preflight/usage.py check_extras); a run
 that is not clean is not judged: exit status 3 (significance.NOT_JUDGED: no verdict is neither
 a pass nor a regression), its line saying why. --include_unclean_runs judges both anyway.
 
@@ -113,7 +113,9 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
       path: --baseline (for the messages).
       params: the run's resolved Params.
       this_config: the run's configuration (configuration.of_result of its plan's values:
-        devices, workers, dataset); default: configuration.of_params of `params`.
+        devices, workers, dataset), or the parts of it known so far (before TensorFlow loads:
+        preflight/usage.py known_configuration): only the parts it has are compared; default:
+        configuration.of_params of `params`.
 
     Returns:
       The stored result, with 'results_file' set to `path`.
@@ -124,7 +126,8 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
     """
     mine = this_config or configuration.of_params(params._asdict())
     theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
-    diff = configuration.differences(theirs, mine, 'in the baseline', 'here')
+    diff = configuration.differences(theirs, mine, 'in the baseline', 'here', [
+        name for name in configuration.CONFIG_FIELDS if name in mine])
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
                             'results JSON of the same model, mode, precision, batch size, '

@@ -406,6 +406,78 @@ def test_a_baseline_too_spread_for_the_tolerance_says_no_length_of_run_can_judge
         'than 5%): record a longer baseline on a quiet host, or give a larger --fail_on_slower')
 
 
+def _result_json(tmp_path, name, host_load=None) -> str:
+    """A results JSON as a one-host run writes it (lifecycle/results_log.py's keys): trivial,
+    8 a device, 32 pixels, on the CPU, synthetic data, 5 steps; `host_load` its
+    result['host_load'] (None: not recorded, clean)."""
+    data = rh.result(100.0, batch_size=8, device='cpu')
+    if host_load is not None:
+        data['host_load'] = host_load
+    data['steps'] = [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(A)]
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _busy_load() -> dict:
+    """result['host_load'] of a 10 s timed part on 2 CPUs where others used 71% of them."""
+    from tf_cnn_benchmarks.metrics import host_load
+    return host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                             host_load.Sample(10.0, 3.4, 1420, 0, 0), 2, 2, 100)
+
+
+@pytest.mark.cli
+def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorflow_loads(
+        tmp_path):
+    # The CI trial (ci51): both refusals printed 'Loading TensorFlow for the run' and came
+    # after it loaded (about 7 s); a missing baseline was refused at once. Same exit status 2.
+    import helpers
+    flags = ['--model=trivial', '--image_size=32', '--device=cpu', '--num_batches=2',
+             '--noresults_db']
+    other = _result_json(tmp_path, 'bs8.json')
+    got = helpers.run_command(*flags, '--batch_size=4', '--baseline=' + other)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout  # no 'Loading TensorFlow'
+    assert got.stderr == (
+        'error: --baseline=%s is a run of another configuration (batch_size: 8 in the baseline, '
+        '4 here); give a results JSON of the same model, mode, precision, batch size, devices, '
+        'workers, --variable_update, device, data and image size (other flags may differ: the '
+        'baseline line names them)\n' % other)
+    busy = _result_json(tmp_path, 'busy.json', host_load=_busy_load())
+    got = helpers.run_command(*flags, '--batch_size=8', '--baseline=' + busy)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout
+    assert got.stderr.startswith(
+        "error: --baseline=%s is not a clean run (busy: other processes used 71%% of the run's "
+        'cores (more than 25%%)); ' % busy)
+    # The model's own batch (32: no --batch_size) and 2 towers; without --device, the device
+    # is TensorFlow's to decide, and not compared before it loads.
+    got = helpers.run_command(*[f for f in flags if f != '--device=cpu'], '--num_gpus=2',
+                              '--baseline=' + other)
+    assert got.returncode == 2 and got.stdout == '' and (
+        'another configuration (batch_size: 8 in the baseline, 32 here; num_devices: 1 in the '
+        'baseline, 2 here); give' in got.stderr), got.stderr
+
+
+def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle():
+    from tf_cnn_benchmarks.preflight import usage
+    known = usage.known_configuration(params.make_params(model='trivial', batch_size=8))
+    # No --device: TensorFlow's GPUs decide it; the image size is the model's own.
+    assert known == {'model': 'trivial', 'mode': 'training', 'precision': 'fp32',
+                     'variable_update': 'parameter_server', 'num_devices': 1,
+                     'num_workers': 1, 'data': 'synthetic', 'batch_size': 8,
+                     'image_size': 227}
+    cifar = usage.known_configuration(params.make_params(model='resnet20',
+                                                         data_name='cifar10', device='cpu'))
+    assert (cifar['data'], cifar['batch_size'], cifar['image_size'], cifar['device']) == (
+        'cifar10', 128, 32, 'cpu')
+    remote = usage.known_configuration(params.make_params(model='trivial',
+                                                          data_dir='gs://bucket/imagenet'))
+    assert not {'data', 'batch_size', 'image_size', 'device'} & set(remote)
+    task = usage.known_configuration(params.make_params(
+        model='trivial', job_name='worker', task_index=0, worker_hosts='a:1,b:2',
+        ps_hosts='c:3'))
+    assert set(task) == {'model', 'mode', 'precision', 'variable_update'}
+
+
 # --- The sweep's figures.
 
 def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):
