@@ -52,22 +52,30 @@ def _table(head: list[str], rows: list[list[str]], numeric=()) -> str:
 
 
 def _regressions_section(found: list[regressions.Regression], searched: int, short: int,
-                         min_change_pct: float, left_out: list[str] = ()) -> str:
+                         min_change_pct: float, left_out: list[str] = (),
+                         unjudged: list[regressions.Unjudged] = ()) -> str:
     note = ('%d series (configuration x host) searched, %d too short for the test (fewer than '
             '%d runs); a step counts when the one-sided Mann-Whitney test says slower and the '
             'median moved by more than %g%%.' % (searched, short, regressions.min_runs(),
                                                   min_change_pct))
     if left_out:
         note += ' ' + ' '.join(line.strip() for line in left_out)
+    pending = ''
+    if unjudged:  # a possible step down the test cannot judge yet: no 'No step down found'
+        fields = [regressions.unjudged_summary(u) for u in unjudged]
+        pending = ('<p class="regression">%s not judged: a possible step down with too few '
+                   'runs on a side for the test.</p>%s' % (
+                       cnn_util.counted(len(unjudged), 'series', 'series'),
+                       _table(list(fields[0]), [list(f.values()) for f in fields])))
     if not found:
-        return ('<h2>Regressions</h2><p class="ok">No step down found.</p>'
-                '<p class="note">%s</p>' % _e(note))
+        return ('<h2>Regressions</h2>%s<p class="note">%s</p>' % (
+            pending or '<p class="ok">No step down found.</p>', _e(note)))
     fields = [regressions.summary(r) for r in found]
     head = list(fields[0])
-    return ('<h2>Regressions</h2><p class="regression">%s found.</p>%s'
+    return ('<h2>Regressions</h2><p class="regression">%s found.</p>%s%s'
             '<p class="note">%s</p>' % (cnn_util.counted(len(found), 'step down', 'steps down'),
-                                        _table(head, [list(f.values())
-                                                                 for f in fields]), _e(note)))
+                                        _table(head, [list(f.values()) for f in fields]),
+                                        pending, _e(note)))
 
 
 def _latest_table(runs: list[dict]) -> str:
@@ -129,7 +137,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
     unclean: dict[str, list] = {}
     for r, _ in chosen.left_out + chosen.kept_unclean:
         unclean.setdefault(r['config_key'], []).append(r)
-    found, searched, short = regressions.find_regressions(chosen.kept, min_change_pct)
+    found, searched, short, unjudged = regressions.search(chosen.kept, min_change_pct)
     steps_of: dict[str, list] = {}
     for r in found:
         steps_of.setdefault(r.config_key, []).append((r.first_slower['id'],
@@ -155,7 +163,8 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
                                                                       'configuration'),
                  cnn_util.counted(len(hosts), 'host'), _e(', '.join(hosts)), _e(span),
                  _e(db_path)),
-             _regressions_section(found, searched, short, min_change_pct, chosen.lines())]
+             _regressions_section(found, searched, short, min_change_pct, chosen.lines(),
+                                  unjudged)]
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')

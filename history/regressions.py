@@ -29,6 +29,19 @@ picked. The split search and the stretch search are two such families, each at a
 series is flagged slower with probability at most about 2 alpha, whatever its length, and
 measured far below (tests/test_results_regressions.py measures it).
 
+A split the corrected level leaves out can still hold a step: with 4 or 5 runs before a step
+and 3 after (7 or 8 runs in the segment: 3|4, 4|3, 3|5, 5|3; in no other segment length) the
+exact test's smallest p-value, 1/35 or 1/56, is above the level of 0.025 or 0.0167, so a clean
+50% step down there can never be found. Such a series is not judged, not passed
+(`untestable_step`): when the runs after the last step found (the whole series when none was)
+hold a split with at least `min_segment` runs on each side whose after part's median is more
+than --min_change below the before part's and whose smallest possible p-value is above the
+level that segment is tested at, the gate cannot tell a step from noise there; the runs to
+add after the latest before that split's test can reach its level are counted
+(`more_runs`: 1 for 4|3, 5|3 and 3|5; 2 for 3|4). A series whose every possible step down the test
+can reach is judged; one whose runs do not move by more than --min_change anywhere has no
+possible step to judge.
+
 Sources: L. Y. Vostrikova, "Detecting 'disorder' in multidimensional random processes",
 Soviet Math. Doklady 24, 1981 (binary segmentation); D. V. Hinkley, "Inference about the
 change-point in a sequence of random variables", Biometrika 57(1), 1970 (the least-squares
@@ -220,6 +233,92 @@ def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_P
     return sorted(steps, key=lambda s: s.index)
 
 
+class Untestable(NamedTuple):
+    """A possible step down in a series' latest runs that the test cannot judge (the module
+    docstring's rule).
+
+    Attributes:
+      index: position in the series of the first run after the possible step.
+      start, end: the segment it splits: the runs after the last step found (0 when none was)
+        to the end of the series.
+      ratio: median of values[index:end] / median of values[start:index] (below 1 - the
+        minimum change).
+      smallest_p: the exact test's smallest p-value with those counts (significance
+        .min_p_value), above `level`.
+      level: the corrected level the segment is tested at (`corrected_level`).
+      more_runs: the runs to add after the latest before this split can reach its level
+        (None: no number of runs can, with a `min_segment` below 3).
+    """
+    index: int
+    start: int
+    end: int
+    ratio: float
+    smallest_p: float
+    level: float
+    more_runs: int | None
+
+
+def _candidate_sizes(n: int, min_segment: int) -> list[tuple[int, int]]:
+    """(runs before, runs after) of every split of n runs with min_segment on each side."""
+    return [(k, n - k) for k in range(min_segment, n - min_segment + 1)]
+
+
+def runs_to_reach(before: int, after: int, min_segment: int | None = None,
+                  alpha: float = significance.ALPHA, most: int = 1000) -> int | None:
+    """The runs to add after the latest before a split of `before` and `after` runs (the end
+    of its segment the end of the series) can reach the corrected level of its longer segment:
+    0 when it can now; None when no number up to `most` can (`before` below 3 at 0.05)."""
+    min_segment = min_segment or significance.min_repeats(alpha)
+    for more in range(most + 1):
+        sizes = _candidate_sizes(before + after + more, min_segment)
+        if significance.min_p_value(before, after + more) <= corrected_level(sizes, alpha):
+            return more
+    return None
+
+
+def untestable_step(values: list[float], steps: list[Step],
+                    min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+                    alpha: float = significance.ALPHA, min_segment: int | None = None
+                    ) -> Untestable | None:
+    """The possible step down in the runs after the last of `steps` (`find_steps` of the same
+    values and settings) that the test cannot judge, or None (the module docstring's rule).
+
+    Of several such splits, the one least squares locates (`_located`) is returned: the
+    likeliest place of a step, as for a step found.
+
+    Args:
+      values: images/sec of each run, oldest first.
+      steps: the steps found in them (`find_steps`).
+      min_change_pct, alpha, min_segment: as `find_steps`.
+
+    Returns:
+      Untestable, or None: every possible step down there can reach its level, or none
+      moved by more than min_change_pct.
+    """
+    values = [float(v) for v in values]
+    min_segment = min_segment or significance.min_repeats(alpha)
+    start, end = max((s.index for s in steps), default=0), len(values)
+    sizes = _candidate_sizes(end - start, min_segment)
+    if not sizes:
+        return None
+    level = corrected_level(sizes, alpha)
+    possible = []
+    for before_runs, after_runs in sizes:
+        if significance.min_p_value(before_runs, after_runs) <= level:
+            continue
+        k = start + before_runs
+        before = statistics.median(values[start:k])
+        if before and statistics.median(values[k:end]) / before < 1.0 - min_change_pct / 100.0:
+            possible.append(k)
+    if not possible:
+        return None
+    k = _located(values, start, end, possible)
+    return Untestable(k, start, end, statistics.median(values[k:end])
+                      / statistics.median(values[start:k]),
+                      significance.min_p_value(k - start, end - k), level,
+                      runs_to_reach(k - start, end - k, min_segment, alpha))
+
+
 class Regression(NamedTuple):
     """A step down found in a series.
 
@@ -266,15 +365,56 @@ def _still_slower(values: list[float], steps: list[Step], step: Step,
     return statistics.median(latest) < (1.0 - min_change) * statistics.median(before)
 
 
-def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-                     alpha: float = significance.ALPHA) -> tuple[list[Regression], int, int]:
-    """The steps down of every series in `rows`.
+class Unjudged(NamedTuple):
+    """A series the gate cannot judge: its latest runs hold a possible step down the test
+    cannot reach its level at (`untestable_step`).
+
+    Attributes:
+      config_key, hostname: the series.
+      step: the Untestable.
+      before, after: the runs of its segment before and after the possible step.
+      first_after: after[0]; last_before: before[-1].
+      changes: what differs between last_before and first_after (records.changes).
+    """
+    config_key: str
+    hostname: str
+    step: Untestable
+    before: list
+    after: list
+    first_after: dict
+    last_before: dict
+    changes: list
+
+
+class Search(NamedTuple):
+    """Every series of some runs, searched (`search`).
+
+    Attributes:
+      found: the steps down (Regression), ordered by series and run.
+      searched: the number of series.
+      short: the number of series too short for any step (fewer than `min_runs`).
+      unjudged: the series whose latest runs hold a possible step down the test cannot judge
+        (Unjudged), in series order.
+    """
+    found: list
+    searched: int
+    short: int
+    unjudged: list
+
+
+def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+           alpha: float = significance.ALPHA) -> Search:
+    """The steps down of every series in `rows`, and the series it cannot judge.
+
+    Args:
+      rows: runs (store rows: config_key, hostname, images_per_sec, ...), oldest first.
+      min_change_pct: --min_change, percent.
+      alpha: the family-wise significance level of each segment's search.
 
     Returns:
-      (regressions ordered by series and run, the number of series searched, the number of
-      series too short for any step: fewer than 2 x min_segment runs).
+      Search.
     """
-    found, short = [], 0
+    found, unjudged, short = [], [], 0
     groups = series_of(rows)
     need = min_runs(alpha)
     for (key, host), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or '')):
@@ -291,7 +431,24 @@ def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANG
                 key, host, step, before, after, after[0], before[-1],
                 records.changes(before[-1], after[0]),
                 _still_slower(values, steps, step, min_change_pct / 100.0)))
-    return found, len(groups), short
+        possible = untestable_step(values, steps, min_change_pct, alpha)
+        if possible is not None:
+            before, after = runs[possible.start:possible.index], runs[possible.index:]
+            unjudged.append(Unjudged(key, host, possible, before, after, after[0], before[-1],
+                                     records.changes(before[-1], after[0])))
+    return Search(found, len(groups), short, unjudged)
+
+
+def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+                     alpha: float = significance.ALPHA) -> tuple[list[Regression], int, int]:
+    """The steps down of every series in `rows` (`search` without the series it cannot
+    judge).
+
+    Returns:
+      (regressions ordered by series and run, the number of series searched, the number of
+      series too short for any step: fewer than 2 x min_segment runs).
+    """
+    return tuple(search(rows, min_change_pct, alpha)[:3])
 
 
 def summary(regression: Regression) -> dict[str, str]:
@@ -315,4 +472,31 @@ def summary(regression: Regression) -> dict[str, str]:
         'still slower': 'yes' if regression.still_slower else 'no (recovered later)',
         'what changed': '; '.join(regression.changes) or 'nothing recorded (the same flags '
                                                           'and environment)',
+    }
+
+
+def unjudged_summary(u: Unjudged) -> dict[str, str]:
+    """The fields the command shows of a series it cannot judge, as text, in order:
+    configuration, host, first run after, label, images/sec, change, p, more runs, what
+    changed."""
+    step = u.step
+    first = u.first_after
+    before = statistics.median(r['images_per_sec'] for r in u.before)
+    after = statistics.median(r['images_per_sec'] for r in u.after)
+    combinations = round(1.0 / step.smallest_p)
+    return {
+        'configuration': records.describe_config(first),
+        'host': u.hostname or '?',
+        'first run after': '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
+        'label': first.get('label') or '-',
+        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
+            before, cnn_util.counted(len(u.before), 'run'), after,
+            cnn_util.counted(len(u.after), 'run')),
+        'change': '%+.1f%%' % (100.0 * (step.ratio - 1.0)),
+        'p': 'at least 1/%d = %.2g with %d and %d runs, above the level %.2g' % (
+            combinations, step.smallest_p, len(u.before), len(u.after), step.level),
+        'more runs': ('no number of runs' if step.more_runs is None
+                      else cnn_util.counted(step.more_runs, 'more run')),
+        'what changed': '; '.join(u.changes) or 'nothing recorded (the same flags and '
+                                                'environment)',
     }

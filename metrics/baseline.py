@@ -13,9 +13,17 @@ do.
 
 Only clean runs are judged (metrics/clean_runs.py: the timed part had the host to itself, every
 planned step ran). A baseline that is not clean is refused before the run (exit status 2,
-naming why); a run that is not clean, or with too few steps for the test, is not judged: exit
-status 3 (significance.NOT_JUDGED: no verdict is neither a pass nor a regression), its line
-saying why. --include_unclean_runs judges both anyway.
+naming why; before TensorFlow loads for a local file: preflight/usage.py check_extras); a run
+that is not clean is not judged: exit status 3 (significance.NOT_JUDGED: no verdict is neither
+a pass nor a regression), its line saying why. --include_unclean_runs judges both anyway.
+
+A pass needs a test that could have failed the run: the gate passes only when a run whose
+every step were --fail_on_slower percent below the baseline's median step would have been
+called slower (significance.p_at_slowdown <= 0.05; with --fail_on_slower=0, any slowdown: the
+test's smallest p with these counts). A run with fewer steps (against a baseline of few or
+widely spread steps) is not judged, exit status 3, its line naming the --num_batches that
+would judge it (significance.samples_to_detect); a run the test found slower beyond the
+tolerance fails however few its steps.
 """
 
 from __future__ import annotations
@@ -40,8 +48,9 @@ class RegressionError(cnn_util.BenchmarkError):
 
 
 class NotJudgedError(cnn_util.BenchmarkError):
-    """The gate could not judge this run (not clean, or too few steps for the test): exit
-    status 3 (significance.NOT_JUDGED), neither a pass nor a regression."""
+    """The gate could not judge this run (not clean, or too few steps for the test to catch a
+    slowdown of --fail_on_slower): exit status 3 (significance.NOT_JUDGED), neither a pass
+    nor a regression."""
 
     exit_status = regression.NOT_JUDGED
 
@@ -104,7 +113,9 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
       path: --baseline (for the messages).
       params: the run's resolved Params.
       this_config: the run's configuration (configuration.of_result of its plan's values:
-        devices, workers, dataset); default: configuration.of_params of `params`.
+        devices, workers, dataset), or the parts of it known so far (before TensorFlow loads:
+        preflight/usage.py known_configuration): only the parts it has are compared; default:
+        configuration.of_params of `params`.
 
     Returns:
       The stored result, with 'results_file' set to `path`.
@@ -115,7 +126,8 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
     """
     mine = this_config or configuration.of_params(params._asdict())
     theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
-    diff = configuration.differences(theirs, mine, 'in the baseline', 'here')
+    diff = configuration.differences(theirs, mine, 'in the baseline', 'here', [
+        name for name in configuration.CONFIG_FIELDS if name in mine])
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
                             'results JSON of the same model, mode, precision, batch size, '
@@ -172,8 +184,12 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
       {'file', 'baseline_images_per_sec', 'images_per_sec', 'ratio', 'p_slower', 'p_faster',
        'verdict', 'reason', 'fail_on_slower_pct', 'failed' (slower beyond the tolerance: the
        gate failed, exit status 1), 'judged' (False: this run left out, or too few steps for
-       the test: exit status 3), 'num_steps': [A's, B's], 'left_out' (why this run was not
-       judged: it is not clean; None when judged), 'changes'}, and for a run left out 'remedy'
+       the test to catch a slowdown of fail_pct: exit status 3), 'num_steps': [A's, B's],
+       'p_at_threshold' (significance.p_at_slowdown of B's steps at fail_pct, computed for a
+       verdict that did not fail; else None), 'steps_needed' (for a run with too few steps for
+       that: the --num_batches that would judge it, significance.samples_to_detect; None when
+       none would or when judged), 'left_out' (why this run was not judged: it is not clean;
+       None when judged), 'changes'}, and for a run left out 'remedy'
       (what makes it judgeable: a quiet host, or a timed part long enough to measure its host
       load). A run left out has verdict '?'.
     """
@@ -187,13 +203,49 @@ def compare(stored: dict, rates: list[float], images_per_sec: float,
                 'p_faster': None, 'verdict': '?', 'reason': 'this run is not clean: ' + why,
                 'fail_on_slower_pct': fail_pct, 'failed': False, 'judged': False,
                 'num_steps': [len(a), len(rates)], 'left_out': why, 'changes': list(changes),
-                'remedy': _remedy(this_run)}
+                'remedy': _remedy(this_run), 'p_at_threshold': None, 'steps_needed': None}
     j = regression.judge(a, rates or [0.0], fail_pct, ratio=ratio)
-    return {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
-            'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
-            'p_faster': j.p_faster, 'verdict': j.verdict, 'reason': j.reason,
-            'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'judged': j.verdict != '?',
-            'num_steps': [len(a), len(rates)], 'left_out': None, 'changes': list(changes)}
+    c = {'file': stored.get('results_file'), 'baseline_images_per_sec': a_total,
+         'images_per_sec': images_per_sec, 'ratio': j.ratio, 'p_slower': j.p_slower,
+         'p_faster': j.p_faster, 'verdict': j.verdict, 'reason': j.reason,
+         'fail_on_slower_pct': fail_pct, 'failed': j.failed, 'judged': j.verdict != '?',
+         'num_steps': [len(a), len(rates)], 'left_out': None, 'changes': list(changes),
+         'p_at_threshold': None, 'steps_needed': None}
+    if j.verdict != '?' and not j.failed and rates:
+        # A pass needs a test that could have caught a slowdown of the gate's own size.
+        c['p_at_threshold'] = regression.p_at_slowdown(a, len(rates), fail_pct)
+        if c['p_at_threshold'] > regression.ALPHA:
+            c['steps_needed'] = regression.samples_to_detect(a, len(rates), fail_pct)
+            c['judged'] = False
+            c['reason'] = _undetectable(c)
+    return c
+
+
+def _slowdown(fail_pct: float) -> str:
+    """'a 5% slowdown', or 'any slowdown' for --fail_on_slower=0."""
+    return 'a %g%% slowdown' % fail_pct if fail_pct else 'any slowdown'
+
+
+def _undetectable(c: dict) -> str:
+    """Why a run the test could not have caught slower by --fail_on_slower is not judged, and
+    what would let it judge (`compare`'s 'reason'), e.g. 'with 2 steps here against 40 in the
+    baseline the test could not have caught a 5% slowdown (--fail_on_slower): every step 5%
+    below the baseline's median step would give p=0.3, above 0.05; --num_batches=32 gives it
+    its steps'."""
+    n_a, n_b = c['num_steps']
+    pct = c['fail_on_slower_pct']
+    where = ('every step %g%% below the baseline\'s median step' % pct if pct
+             else 'every step below the baseline\'s slowest')
+    if c['steps_needed'] is None:
+        fix = ('no --num_batches here can against the baseline\'s %d steps (too few, or spread '
+               'wider than %g%%): record a longer baseline on a quiet host, or give a larger '
+               '--fail_on_slower' % (n_a, pct))
+    else:
+        fix = '--num_batches=%d gives it its steps' % c['steps_needed']
+    return ('with %s here against %d in the baseline the test could not have caught %s '
+            '(--fail_on_slower): %s would give p=%.2g, above %g; %s' % (
+                cnn_util.counted(n_b, 'step'), n_a, _slowdown(pct), where, c['p_at_threshold'],
+                regression.ALPHA, fix))
 
 
 def exit_status(c: dict | None) -> int:
@@ -235,6 +287,10 @@ def format_line(c: dict) -> str:
                     changed))
     test = 'Mann-Whitney p=%.2g over %d and %d steps' % (
         c['p_slower'] if c['ratio'] <= 1 else c['p_faster'], *c['num_steps'])
+    if c.get('judged') is False:  # the test could not have caught a slowdown of the gate's
+        return ('baseline: %.2f images/sec, this run %.2f (%+.1f%%, %s): %s, but NOT JUDGED: '
+                '%s%s' % (c['baseline_images_per_sec'], c['images_per_sec'], change, test,
+                            c['verdict'], c['reason'], changed))
     tail = c['verdict']
     if c['failed']:
         tail += ', more than the %g%% allowed: FAILED' % c['fail_on_slower_pct']
@@ -247,7 +303,8 @@ def format_line(c: dict) -> str:
 def raise_if_failed(result: dict) -> None:
     """Raises RegressionError when result['baseline'] says the run is slower beyond the
     tolerance (exit status 1), NotJudgedError when the gate could not judge it (this run not
-    clean, or too few steps for the test: exit status 3)."""
+    clean, or too few steps for the test to catch a slowdown of --fail_on_slower: exit status
+    3)."""
     c = result.get('baseline')
     status = exit_status(c)
     if status == regression.NOT_JUDGED and c.get('left_out'):
@@ -255,6 +312,8 @@ def raise_if_failed(result: dict) -> None:
                              '(%s); %s, or give %s to judge it anyway'
                              % (c['left_out'], c.get('remedy') or 'rerun on a quiet host',
                                 clean_runs.INCLUDE_FLAG))
+    if status == regression.NOT_JUDGED and c.get('verdict') != '?':
+        raise NotJudgedError('the --baseline gate could not judge this run: %s' % c['reason'])
     if status == regression.NOT_JUDGED:
         raise NotJudgedError('the --baseline gate could not judge this run: %s; a larger '
                              '--num_batches (here or in the baseline) gives the test its steps'

@@ -12,7 +12,10 @@ else the same. A gate fails when B is slower by that test *and* the ratio of the
 
 The exact test's smallest possible p-value for n_a and n_b samples is 1 / C(n_a + n_b, n_a):
 with 2 repeats on each side it is 1/6 = 0.17, so no verdict can be reached (`?`); 3 repeats on
-each side reach 1/20 = 0.05.
+each side reach 1/20 = 0.05. A test that can reach 0.05 may still be unable to see a slowdown
+of a given size against a spread-out A: `p_at_slowdown` is the most n_b samples that much
+below A's median can show, and --baseline passes a run only when it is <= 0.05 at
+--fail_on_slower (`samples_to_detect`: how many would do).
 
 No TensorFlow and no project imports: tools/sweep/gate.py (the sweep's gate) and
 metrics/baseline.py (--baseline) share it.
@@ -129,6 +132,42 @@ def judge(a_values, b_values, fail_pct: float | None = None, *, ratio: float | N
     failed = (fail_pct is not None and verdict == 'slower'
               and ratio < 1.0 - fail_pct / 100.0)
     return Judgement(ratio, p_slower, p_faster, verdict, '', failed)
+
+
+def p_at_slowdown(a_values, n_b: int, slowdown_pct: float) -> float:
+    """The one-sided p-value of "B lower than A" (`judge`'s test) for a B of `n_b` samples that
+    all lie `slowdown_pct` percent below A's median: the strongest evidence a slowdown of that
+    size can give with n_b samples against these A. The samples are a hair apart (a relative
+    1e-9), as distinct measurements are, so the test is the exact one wherever `judge` would
+    use it on real samples. With slowdown_pct 0 (any slowdown), they lie below A's lowest:
+    the smallest p-value the test can give with these counts.
+
+    Args:
+      a_values: A's rates (images/sec; higher is better), at least one.
+      n_b: B's sample count, at least one.
+      slowdown_pct: percent below A's median.
+
+    Returns:
+      The p-value (1.0 when A's median is not positive).
+    """
+    from scipy import stats
+    a = [float(v) for v in a_values]
+    point = statistics.median(a) * (1.0 - slowdown_pct / 100.0) if slowdown_pct else min(a)
+    if point <= 0:
+        return 1.0
+    b = [point * (1.0 - 1e-9 * (i + 1)) for i in range(n_b)]
+    return float(stats.mannwhitneyu(b, a, alternative='less').pvalue)
+
+
+def samples_to_detect(a_values, n_b: int, slowdown_pct: float, alpha: float = ALPHA,
+                      most: int = 4096) -> int | None:
+    """A count of B samples, above n_b, with which a slowdown of `slowdown_pct` percent could
+    reach p <= alpha against these A (`p_at_slowdown`): the smallest up to 16, then the
+    first of 32, 64, ... up to `most`; None when none up to `most` can (A's spread is wider
+    than the slowdown, or A has too few samples)."""
+    counts = list(range(n_b + 1, 17)) + [2 ** k for k in range(5, 64) if 2 ** k <= most]
+    return next((n for n in counts if n > n_b and p_at_slowdown(a_values, n, slowdown_pct)
+                 <= alpha), None)
 
 
 def describe(j: Judgement) -> str:

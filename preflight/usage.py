@@ -7,8 +7,9 @@
     check_usage(p)             before TensorFlow loads:
         Params --the original's 0 for unset (params/zero_values.py)--> --resolve the
         cluster's fields--> --flag rules--> host names--> --gpu_model-->
-        --plot_file, --baseline (loaded once)--> --output paths--> --model--> the rules of a host
-        without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
+        --plot_file, --baseline (loaded once)--> --output paths--> --model--> the baseline's
+        configuration as far as the flags settle it, and that it is clean--> the rules of a
+        host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
     check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
         CPU devices, remote paths (schemes served, output folders written), --model for a
         remote --data_dir
@@ -27,7 +28,7 @@ from .. import cnn_util, params
 from ..cluster import host_names, resolvers
 from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
-from ..metrics import baseline
+from ..metrics import baseline, configuration
 from ..models import model_catalog
 from ..params import zero_values
 from ..runtime import cpu_tuning, file_systems
@@ -114,8 +115,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
-        check_gpu_model, check_gpu_driver, check_without_gpu, check_extras),
-        a relative path given where the working folder no longer exists
+        check_gpu_model, check_gpu_driver, check_without_gpu, check_extras), a local
+        --baseline of another configuration or not clean (metrics/baseline.py BaselineError,
+        with `model`), a relative path given where the working folder no longer exists
         (output_paths.check_working_folder), an output path cannot be written, or the
         cluster does not resolve (its source, or a host name: cluster/host_names.py).
       model_catalog.UnknownModelError: naming the closest models and the valid ones.
@@ -140,6 +142,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         output_paths.check_output_paths(q)
     if model:  # a command's run stops on bad data here (not --list_models, which reads none)
         check_model(q, dataset_name(q, strict=command and paths and not q.list_models))
+        if stored is not None:  # after the model's own check: an unknown --model first
+            baseline.check_config(stored, q.baseline, q, known_configuration(q))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
     return CheckedRun(resolution, stored, given)
@@ -272,7 +276,9 @@ def check_command_rules(p: params.Params) -> None:
 
 def check_extras(p: params.Params) -> dict | None:
     """What optional outputs and inputs need: matplotlib for --plot_file, a readable results
-    JSON for --baseline (its configuration is compared once the run's is resolved).
+    JSON for --baseline (`check_usage` then refuses, after the model's check, a baseline of
+    another configuration by the parts the flags settle, `known_configuration`, or one that is
+    not clean; the rest of the configuration once the run's is resolved).
 
     Returns:
       The loaded --baseline results JSON, or None without --baseline or with --eval (which
@@ -291,6 +297,43 @@ def check_extras(p: params.Params) -> dict | None:
         stored = baseline.load(p.baseline)
         return None if p.eval else stored
     return None
+
+
+def known_configuration(p: params.Params) -> dict:
+    """The parts of a run's configuration (metrics/configuration.py CONFIG_FIELDS) its flags
+    settle before TensorFlow loads, for the --baseline checks there (metrics/baseline.py
+    check_config compares only the parts given; the run's settled plan is compared in full
+    after TensorFlow loads: preflight/settled_run.py).
+
+    Always: model, mode, precision, --variable_update. On one host (no --job_name: a cluster
+    task's devices, workers and batch are its cluster's): devices (--num_gpus towers) and 1
+    worker; --device when given (else TensorFlow's GPUs decide); the data when known without
+    TensorFlow (`dataset_name`: not a remote --data_dir); the batch size per device and the
+    image size, given or the model's own (models/model_catalog.py).
+
+    Args:
+      p: the checked Params (after `check_model`).
+
+    Returns:
+      {part: value} of the parts known.
+    """
+    config = configuration.of_params(p._asdict())
+    known = {name: config[name] for name in ('model', 'mode', 'precision', 'variable_update')}
+    if p.job_name:
+        return known
+    known.update(num_devices=p.num_gpus, num_workers=1)
+    if p.device:
+        known['device'] = p.device
+    dataset = dataset_name(p)
+    if dataset is None:
+        return known
+    known['data'] = dataset
+    row = model_catalog.row(p.model, dataset)
+    if p.batch_size or row:
+        known['batch_size'] = p.batch_size or row.batch_size
+    if p.image_size or row:
+        known['image_size'] = p.image_size or row.image_size
+    return known
 
 
 def check_gpu_model(p: params.Params) -> None:

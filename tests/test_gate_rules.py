@@ -213,6 +213,61 @@ def test_regressions_json_gives_each_series_its_verdict_and_figures(tmp_path, ca
     assert status == 3 and data['gate']['verdict'] == 'not judged' and data['exit_status'] == 3
 
 
+def test_regressions_does_not_pass_a_step_down_the_test_cannot_reach(tmp_path, capsys):
+    # The CI trial (ci51): 5 clean nights' runs, then 3 runs 50% slower. With 5 and 3 runs the
+    # exact test gives p >= 1/56 = 0.018, above Tarone's 0.0167 for 8 runs: 'regressions:
+    # none', 'gate: passed', exit 0. Now the series is not judged (exit 3), named, with the
+    # runs that judge it; one more run finds the step (exit 1).
+    rates = [700.0, 710.0, 705.0, 702.0, 704.0, 350.0, 355.0, 352.0]
+    db = _nights(tmp_path, rates, name='five', change_at=5, changed={'label': 'night-6'})
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression')
+    lines = out.splitlines()
+    assert status == 3, out
+    assert lines[:5] == [
+        'NOT JUDGED: trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px on '
+        'node-a',
+        '  possible step down at run: #6 2026-01-05 05:00:00 (label: night-6)',
+        '  images/sec: 704.0 (5 runs) -> 352.0 (3 runs), -50.0%, Mann-Whitney p at least 1/56 '
+        '= 0.018 with 5 and 3 runs, above the level 0.017: too few runs for the test',
+        '  judgeable after: 1 more run',
+        '  what changed: nothing recorded (the same flags and environment)']
+    assert lines[-2:] == [
+        'regressions: none found, 1 series not judged: too few runs on a side of a possible '
+        'step down for the test (1 series searched; 0 with fewer than 6 runs, too few for the '
+        'test).',
+        'gate: NOT JUDGED: 1 of 1 series could not be judged: trivial fp32 training bs=32 x1 '
+        'parameter_server cpu synthetic 32px on node-a (a possible step down of -50.0% at run '
+        '#6: 5 runs before it and 3 after are too few for the test; judgeable after 1 more '
+        "run). More runs of the configuration judge it (the next night's); filters (--since, "
+        '--config) leave out a configuration no longer run']
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression',
+                           '--json')
+    data = json.loads(out)
+    [series] = data['series']
+    assert (status, data['exit_status'], data['gate']['verdict'], series['verdict']) == (
+        3, 3, 'not judged', 'not judged')
+    step = series['possible_step_down']
+    assert (step['first_run_after_id'], step['label'], step['runs_before'], step['runs_after'],
+            step['more_runs_needed'], data['series_not_judged']) == (6, 'night-6', 5, 3, 1, 1)
+    assert step['smallest_p_value'] > step['significance_level']
+    # 4 runs before the step: the same (1/35 against 0.025).
+    four = _nights(tmp_path, rates[1:], name='four')
+    assert _main(capsys, 'regressions', '--results_db=' + four, '--fail_on_regression')[0] == 3
+    # The next night's run: found, the gate fails.
+    more = _nights(tmp_path, rates + [351.0], name='more')
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + more, '--fail_on_regression')
+    assert status == 1 and out.splitlines()[-1] == (
+        'gate: FAILED: 1 regression still slower by more than 5%')
+    # A regression elsewhere fails the gate, whose line names the series not judged too.
+    both = str(tmp_path / 'both.sqlite')
+    rh.fill(both, rh.series(rates + [351.0], host='node-b') + rh.series(rates, host='node-a'))
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + both, '--fail_on_regression')
+    assert status == 1 and out.splitlines()[-1].startswith(
+        'gate: FAILED: 1 regression still slower by more than 5%; and 1 of 2 series could not '
+        'be judged: trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px on '
+        'node-a (a possible step down of -50.0% at run #')
+
+
 def test_regressions_refused_with_json_still_prints_one_object(tmp_path, capsys):
     # `regressions --fail_on_regression --json > regressions.json`: exit 2 and 4 saved nothing.
     noise = tmp_path / 'noise.sqlite'

@@ -357,6 +357,127 @@ def test_a_run_with_too_few_steps_for_the_test_is_not_judged(tmp_path):
         baseline.raise_if_failed({'baseline': few})
 
 
+# 40 steps spread evenly over 90-110 images/sec (a busy host's baseline): 10 of them lie more
+# than 5% below the median.
+SPREAD = [100.0 * (1 + 0.2 * (((i * 7) % 40) / 39 - 0.5)) for i in range(40)]
+
+
+def test_a_run_too_short_to_show_a_slowdown_of_the_tolerance_is_not_judged(tmp_path):
+    # The CI trial (ci51): 2 steps against 40 were judged 'same' (p=0.83) and passed (exit
+    # 0), although 2 steps each 5% below the baseline's median give p=0.14: the test could
+    # not have caught the slowdown the gate is there for. Not judged now, exit 3.
+    stored = baseline.load(_stored(tmp_path, SPREAD))
+    assert significance.p_at_slowdown(SPREAD, 2, 5.0) == pytest.approx(0.1405, abs=1e-4)
+    assert significance.p_at_slowdown(SPREAD, 5, 5.0) < 0.05  # 5 steps could
+    short = baseline.compare(stored, [101.2, 100.8], 101.0, 5.0)
+    assert (short['verdict'], short['judged'], short['steps_needed']) == ('same', False, 5)
+    assert baseline.exit_status(short) == significance.NOT_JUDGED
+    assert baseline.format_line(short) == (
+        'baseline: 100.00 images/sec, this run 101.00 (+1.0%, Mann-Whitney p=0.42 over 40 and '
+        '2 '
+        'steps): same, but NOT JUDGED: with 2 steps here against 40 in the baseline the test '
+        'could not have caught a 5% slowdown (--fail_on_slower): every step 5% below the '
+        "baseline's median step would give p=0.14, above 0.05; --num_batches=5 gives it its "
+        'steps')
+    with pytest.raises(baseline.NotJudgedError, match=r'^the --baseline gate could not judge '
+                                                      r'this run: with 2 steps here against 40 '):
+        baseline.raise_if_failed({'baseline': short})
+    # 5 steps: judged, and it passes.
+    enough = baseline.compare(stored, [100.2, 99.8, 100.4, 99.6, 100.0], 100.0, 5.0)
+    assert enough['judged'] and baseline.exit_status(enough) == significance.PASSED
+    # A tolerance of 15%: 2 steps 15% below the median lie below every step of the baseline
+    # (p = 1/C(42, 2)), so 2 steps can judge it.
+    wide = baseline.compare(stored, [100.2, 99.8], 100.0, 15.0)
+    assert wide['judged'] and wide['p_at_threshold'] == pytest.approx(1 / 861)
+    # --fail_on_slower=0 (any slowdown): the test's smallest p with these counts decides.
+    assert baseline.compare(stored, [100.2, 99.8], 100.0, 0.0)['judged']
+    # A slowdown the test caught fails the gate, however few the steps.
+    slow = baseline.compare(stored, [60.0, 61.0], 60.5, 5.0)
+    assert slow['failed'] and baseline.exit_status(slow) == significance.REGRESSION
+
+
+def test_a_baseline_too_spread_for_the_tolerance_says_no_length_of_run_can_judge(tmp_path):
+    # 5 steps over 80-120: 5 steps here or 4096 cannot show a 5% slowdown against them.
+    stored = baseline.load(_stored(tmp_path, [80.0, 90.0, 100.0, 110.0, 120.0]))
+    c = baseline.compare(stored, [100.0, 101.0, 99.0, 100.5, 99.5], 100.0, 5.0)
+    assert not c['judged'] and c['steps_needed'] is None
+    assert baseline.format_line(c).endswith(
+        "no --num_batches here can against the baseline's 5 steps (too few, or spread wider "
+        'than 5%): record a longer baseline on a quiet host, or give a larger --fail_on_slower')
+
+
+def _result_json(tmp_path, name, host_load=None) -> str:
+    """A results JSON as a one-host run writes it (lifecycle/results_log.py's keys): trivial,
+    8 a device, 32 pixels, on the CPU, synthetic data, 5 steps; `host_load` its
+    result['host_load'] (None: not recorded, clean)."""
+    data = rh.result(100.0, batch_size=8, device='cpu')
+    if host_load is not None:
+        data['host_load'] = host_load
+    data['steps'] = [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(A)]
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _busy_load() -> dict:
+    """result['host_load'] of a 10 s timed part on 2 CPUs where others used 71% of them."""
+    from tf_cnn_benchmarks.metrics import host_load
+    return host_load.measure(host_load.Sample(0.0, 3.1, 0, 0, 0),
+                             host_load.Sample(10.0, 3.4, 1420, 0, 0), 2, 2, 100)
+
+
+@pytest.mark.cli
+def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorflow_loads(
+        tmp_path):
+    # The CI trial (ci51): both refusals printed 'Loading TensorFlow for the run' and came
+    # after it loaded (about 7 s); a missing baseline was refused at once. Same exit status 2.
+    import helpers
+    flags = ['--model=trivial', '--image_size=32', '--device=cpu', '--num_batches=2',
+             '--noresults_db']
+    other = _result_json(tmp_path, 'bs8.json')
+    got = helpers.run_command(*flags, '--batch_size=4', '--baseline=' + other)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout  # no 'Loading TensorFlow'
+    assert got.stderr == (
+        'error: --baseline=%s is a run of another configuration (batch_size: 8 in the baseline, '
+        '4 here); give a results JSON of the same model, mode, precision, batch size, devices, '
+        'workers, --variable_update, device, data and image size (other flags may differ: the '
+        'baseline line names them)\n' % other)
+    busy = _result_json(tmp_path, 'busy.json', host_load=_busy_load())
+    got = helpers.run_command(*flags, '--batch_size=8', '--baseline=' + busy)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout
+    assert got.stderr.startswith(
+        "error: --baseline=%s is not a clean run (busy: other processes used 71%% of the run's "
+        'cores (more than 25%%)); ' % busy)
+    # The model's own batch (32: no --batch_size) and 2 towers; without --device, the device
+    # is TensorFlow's to decide, and not compared before it loads.
+    got = helpers.run_command(*[f for f in flags if f != '--device=cpu'], '--num_gpus=2',
+                              '--baseline=' + other)
+    assert got.returncode == 2 and got.stdout == '' and (
+        'another configuration (batch_size: 8 in the baseline, 32 here; num_devices: 1 in the '
+        'baseline, 2 here); give' in got.stderr), got.stderr
+
+
+def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle():
+    from tf_cnn_benchmarks.preflight import usage
+    known = usage.known_configuration(params.make_params(model='trivial', batch_size=8))
+    # No --device: TensorFlow's GPUs decide it; the image size is the model's own.
+    assert known == {'model': 'trivial', 'mode': 'training', 'precision': 'fp32',
+                     'variable_update': 'parameter_server', 'num_devices': 1,
+                     'num_workers': 1, 'data': 'synthetic', 'batch_size': 8,
+                     'image_size': 227}
+    cifar = usage.known_configuration(params.make_params(model='resnet20',
+                                                         data_name='cifar10', device='cpu'))
+    assert (cifar['data'], cifar['batch_size'], cifar['image_size'], cifar['device']) == (
+        'cifar10', 128, 32, 'cpu')
+    remote = usage.known_configuration(params.make_params(model='trivial',
+                                                          data_dir='gs://bucket/imagenet'))
+    assert not {'data', 'batch_size', 'image_size', 'device'} & set(remote)
+    task = usage.known_configuration(params.make_params(
+        model='trivial', job_name='worker', task_index=0, worker_hosts='a:1,b:2',
+        ps_hosts='c:3'))
+    assert set(task) == {'model', 'mode', 'precision', 'variable_update'}
+
+
 # --- The sweep's figures.
 
 def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(tmp_path):

@@ -119,3 +119,62 @@ def test_series_shorter_than_two_segments_are_counted_not_searched():
             for i, r in enumerate(rh.series([1000.0, 500.0, 400.0, 300.0, 200.0]))]
     assert regressions.find_regressions(rows) == ([], 1, 1)
     assert regressions.min_runs() == 6
+
+
+# The CI trial's nights (ci51): 4 or 5 clean runs, then 3 runs 50% slower. No split of 7 or 8
+# runs with 3 on a side can reach Tarone's level (1/35 > 0.025, 1/56 > 0.0167), so the search
+# found nothing and the gate passed a clean 50% step down. Such a step is not judged now.
+BEFORE = [700.0, 710.0, 705.0, 702.0, 704.0, 706.0]
+AFTER = [350.0, 355.0, 352.0, 351.0]
+
+
+@pytest.mark.parametrize('before, after, at, smallest, level, more', [
+    (4, 3, 4, 1 / 35, 0.025, 1),   # 8 runs: 4|4 reaches 0.0167
+    (5, 3, 5, 1 / 56, 0.05 / 3, 1),  # 9 runs: 5|4 (1/126) reaches 0.0125
+    (3, 4, 3, 1 / 35, 0.025, 2),   # 8 runs: 3|5 (1/56) still cannot; 9 runs: 3|6 (1/84) can
+])
+def test_a_step_down_the_test_cannot_reach_is_untestable_with_the_runs_that_judge_it(
+        before, after, at, smallest, level, more):
+    values = BEFORE[:before] + AFTER[:after]
+    assert regressions.find_steps(values) == []
+    step = regressions.untestable_step(values, [])
+    assert (step.index, step.start, step.end) == (at, 0, before + after)
+    assert step.smallest_p == pytest.approx(smallest) and step.smallest_p > step.level
+    assert step.level == pytest.approx(level) and step.more_runs == more
+    assert step.ratio == pytest.approx(0.5, abs=0.01)
+    # `more` runs later, at the same speed, the step is found where it was.
+    longer = values + [353.0, 354.0][:more]
+    assert [(s.index, s.direction) for s in regressions.find_steps(longer)] == [(at, 'slower')]
+    assert regressions.untestable_step(longer, regressions.find_steps(longer)) is None
+
+
+def test_series_the_test_can_judge_have_no_untestable_step():
+    for values in (BEFORE[:3] + AFTER[:3],      # 6 runs: 3|3 reaches 0.05
+                   BEFORE + AFTER[:3],          # 9 runs: found
+                   [700.0, 690.0, 705.0, 695.0, 702.0, 698.0, 701.0, 699.0],  # flat, 8 runs
+                   BEFORE[:5] + [720.0, 730.0, 725.0]):  # 8 runs, a step up: not a regression
+        assert regressions.untestable_step(values, regressions.find_steps(values)) is None
+    assert regressions.runs_to_reach(3, 3) == 0 and regressions.runs_to_reach(4, 3) == 1
+
+
+def test_an_untestable_step_after_a_step_found_is_in_the_runs_after_it():
+    # A step found at run 10; then 4 runs and 3 runs 12.5% slower: the 7 runs after the step
+    # cannot be split by the test, and the series is not judged there.
+    values = [1000.0, 1004.0, 998.0, 1002.0, 1001.0, 999.0, 1003.0, 997.0, 1000.5, 1002.5,
+              800.0, 802.0, 798.0, 801.0, 700.0, 702.0, 699.0]  # no ties: the exact test
+    steps = regressions.find_steps(values)
+    assert [s.index for s in steps] == [10]
+    step = regressions.untestable_step(values, steps)
+    assert (step.index, step.start, step.end, step.more_runs) == (14, 10, 17, 1)
+    rows = [dict(records.from_result(r), id=i + 1) for i, r in enumerate(rh.series(values))]
+    search = regressions.search(rows)
+    assert (len(search.found), search.searched, search.short) == (1, 1, 0)
+    [unjudged] = search.unjudged
+    assert (unjudged.first_after['id'], len(unjudged.before), len(unjudged.after)) == (15, 4, 3)
+    assert regressions.unjudged_summary(unjudged)['p'] == (
+        'at least 1/35 = 0.029 with 4 and 3 runs, above the level 0.025')
+    # One more run: the second step is found, and nothing is left that the test cannot judge.
+    more = [dict(records.from_result(r), id=i + 1)
+            for i, r in enumerate(rh.series(values + [701.0]))]
+    search = regressions.search(more)
+    assert [r.first_slower['id'] for r in search.found] == [11, 15] and search.unjudged == []

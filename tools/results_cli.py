@@ -25,7 +25,8 @@ Commands:
   regressions  where a configuration's images/sec stepped down beyond the noise on a host
                (history/regressions.py): the first slower run, its label, what changed;
                --fail_on_regression: exit 1 when one is still slower, 3 when nothing
-               could be judged (a CI gate); --json: one JSON object
+               could be judged, or a series' possible step down (a CI gate); --json: one
+               JSON object
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
@@ -52,7 +53,9 @@ history, show and html, when there is nothing to show or an output fails after i
 for ingest, when a file or line could not be read as a result: the rest is ingested);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
-matched, every run left out, every series too short for the test: a first night); 4 when the
+matched, every run left out, every series too short for the test: a first night) or a
+series' latest runs hold a possible step down the test cannot reach its level at
+(history/regressions.py untestable_step: 4 or 5 runs before it and 3 after); 4 when the
 database cannot be used (missing, not a results database, damaged, newer, cannot be
 written; one `error:` line). history's plot under its default name in a current folder that
 cannot be written is a `warning:` line, exit 0. `regressions --json` prints one JSON object
@@ -331,49 +334,67 @@ def _current_folder_problem() -> str | None:
     return cnn_util.write_problem(folder)
 
 
-def _gate(args, searched: int, short: int, still: list, chosen) -> tuple[int, str | None]:
+def _gate(args, search: regressions.Search, chosen) -> tuple[int, str | None]:
     """`regressions --fail_on_regression`: (the exit status, the gate's line); (0, None)
-    without the flag. 1 (significance.REGRESSION) when a step down is still slower; 3
-    (NOT_JUDGED) when nothing could be judged: no series matched, every run was left out (the
-    line points at the reasons: the lines above it, or with --json the object's `left_out`),
-    or every series has too few runs (a first night); else 0."""
+    without the flag. 1 (significance.REGRESSION) when a step down is still slower (the line
+    also names the series it could not judge); 3 (NOT_JUDGED) when something could not be
+    judged: no series matched, every run was left out (the line points at the reasons: the
+    lines above it, or with --json the object's `left_out`), every series has too few runs
+    (a first night), or a series' latest runs hold a possible step down the test cannot
+    judge (history/regressions.py untestable_step: the line names each series and the runs
+    that judge it); else 0."""
     if not args.fail_on_regression:
         return significance.PASSED, None
+    still = [r for r in search.found if r.still_slower]
+    unjudged = ''
+    if search.unjudged:
+        unjudged = '%d of %s could not be judged: %s' % (
+            len(search.unjudged), cnn_util.counted(search.searched, 'series', 'series'),
+            '; '.join(results_format.unjudged_line(u) for u in search.unjudged))
     if still:
-        return significance.REGRESSION, ('gate: FAILED: %s still slower by more than %g%%'
+        return significance.REGRESSION, ('gate: FAILED: %s still slower by more than %g%%%s'
                                          % (cnn_util.counted(len(still), 'regression'),
-                                            args.min_change))
-    if not searched and chosen.total:
+                                            args.min_change,
+                                            '; and ' + unjudged if unjudged else ''))
+    if not search.searched and chosen.total:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched: every one of the %d matching runs was '
             'left out (%s; %s keeps them)' % (
                 chosen.total, 'why: the left_out key' if args.json else 'see above',
                 clean_runs.INCLUDE_FLAG))
-    if not searched:
+    if not search.searched:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: no series was searched (no run matches the filters: check '
             '--host, --model and the other filters against `tf_cnn_results list`)')
-    if short == searched:
+    if search.short == search.searched:
         return significance.NOT_JUDGED, (
             'gate: NOT JUDGED: nothing could be judged: each of the %d series has fewer than '
-            '%d runs for the test' % (searched, regressions.min_runs()))
+            '%d runs for the test' % (search.searched, regressions.min_runs()))
+    if unjudged:
+        return significance.NOT_JUDGED, (
+            'gate: NOT JUDGED: %s. More runs of the configuration judge it (the next '
+            "night's); filters (--since, --config) leave out a configuration no longer run"
+            % unjudged)
     return significance.PASSED, 'gate: passed'
 
 
 def _regressions(conn, args) -> int:
     chosen = _clean(_rows(conn, args), args)
-    found, searched, short = regressions.find_regressions(chosen.kept, args.min_change)
+    search = regressions.search(chosen.kept, args.min_change)
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')
-    status, line = _gate(args, searched, short, [r for r in found if r.still_slower], chosen)
+    status, line = _gate(args, search, chosen)
     if args.json:
         gate = None if line is None else {'line': line,
                                           'verdict': significance.VERDICTS[status]}
         print(json.dumps(results_format.regressions_json(
-            chosen, found, args.min_change, unmeasured, gate, status), sort_keys=True))
+            chosen, search.found, args.min_change, unmeasured, gate, status, search.unjudged),
+            sort_keys=True))
         return status
-    print('\n'.join(results_format.regression_lines(found, (searched, short))
+    print('\n'.join(results_format.regression_lines(search.found,
+                                                    (search.searched, search.short),
+                                                    search.unjudged)
                     + chosen.lines() + ([unmeasured] if unmeasured else [])
                     + ([line] if line else [])))
     return status

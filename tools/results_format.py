@@ -194,11 +194,13 @@ def _steps_down(found: list) -> str:
     return cnn_util.counted(len(found), 'step down', 'steps down')
 
 
-def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None
-                     ) -> list[str]:
-    """`regressions`: a block per step down, then one summary line (with `counts`: the
-    series searched and those too short; 'regressions: nothing could be judged (...)' when no
-    series had runs enough for the test, as the gate's line then says)."""
+def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None,
+                     unjudged: list[regressions.Unjudged] = ()) -> list[str]:
+    """`regressions`: a block per step down, a block per series whose latest runs hold a
+    possible step down the test cannot judge (`unjudged`: history/regressions.py
+    untestable_step), then one summary line (with `counts`: the series searched and those too
+    short; 'regressions: nothing could be judged (...)' when no series had runs enough for the
+    test, as the gate's line then says)."""
     lines = []
     for r in found:
         fields = regressions.summary(r)
@@ -209,11 +211,20 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
                       fields['images/sec'], fields['change'], fields['p']),
                   '  still slower: %s' % fields['still slower'],
                   '  what changed: %s' % fields['what changed'], '']
+    for u in unjudged:
+        fields = regressions.unjudged_summary(u)
+        lines += ['NOT JUDGED: %s on %s' % (fields['configuration'], fields['host']),
+                  '  possible step down at run: %s (label: %s)' % (fields['first run after'],
+                                                                  fields['label']),
+                  '  images/sec: %s, %s, Mann-Whitney p %s: too few runs for the test' % (
+                      fields['images/sec'], fields['change'], fields['p']),
+                  '  judgeable after: %s' % fields['more runs'],
+                  '  what changed: %s' % fields['what changed'], '']
     still = sum(1 for r in found if r.still_slower)
     if counts is None:
         text = ('%s found, %d still slower' % (_steps_down(found), still) if found
                 else 'no step down found')
-        return lines + [text + '.']
+        return lines + [text + _unjudged_note(unjudged) + '.']
     searched, short = counts
     if found:
         head = 'regressions: %s in %d series, %d still slower' % (
@@ -221,9 +232,30 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
     elif short == searched:  # no series searched, or each too short: no verdict, not 'none'
         head = 'regressions: nothing could be judged'
     else:
-        head = 'regressions: none'
-    return lines + ['%s (%d series searched; %d with fewer than %d runs, too few for the '
-                    'test).' % (head, searched, short, regressions.min_runs())]
+        head = 'regressions: none found' if unjudged else 'regressions: none'
+    return lines + ['%s%s (%d series searched; %d with fewer than %d runs, too few for the '
+                    'test).' % (head, _unjudged_note(unjudged), searched, short,
+                                regressions.min_runs())]
+
+
+def _unjudged_note(unjudged) -> str:
+    """', 1 series not judged: ...', or '' when every series with runs enough was judged."""
+    if not unjudged:
+        return ''
+    return (', %s not judged: too few runs on a side of a possible step down for the test'
+            % cnn_util.counted(len(unjudged), 'series', 'series'))
+
+
+def unjudged_line(u: regressions.Unjudged) -> str:
+    """A series the gate could not judge, for its line: '<configuration> on <host> (a
+    possible step down of -50.0% at run #7: 5 runs before it and 3 after are too few for the
+    test; judgeable after 1 more run)'."""
+    fields = regressions.unjudged_summary(u)
+    return ('%s on %s (a possible step down of %s at run %s: %d runs before it and %d after '
+            'are too few for the test; judgeable after %s)' % (
+                fields['configuration'], fields['host'], fields['change'],
+                fields['first run after'].split()[0], len(u.before), len(u.after),
+                fields['more runs']))
 
 
 def _step_json(r: regressions.Regression) -> dict:
@@ -242,8 +274,24 @@ def _step_json(r: regressions.Regression) -> dict:
             'still_slower': r.still_slower, 'what_changed': list(r.changes)}
 
 
+def _unjudged_json(u: regressions.Unjudged) -> dict:
+    """A series' possible step down the test cannot judge, for `regressions --json`."""
+    return {'first_run_after_id': u.first_after['id'],
+            'first_run_after_utc': u.first_after['run_utc'], 'label': u.first_after.get('label'),
+            'last_run_before_id': u.last_before['id'],
+            'median_images_per_sec_before': statistics.median(
+                x['images_per_sec'] for x in u.before),
+            'runs_before': len(u.before),
+            'median_images_per_sec_after': statistics.median(
+                x['images_per_sec'] for x in u.after),
+            'runs_after': len(u.after), 'change_pct': 100.0 * (u.step.ratio - 1.0),
+            'smallest_p_value': u.step.smallest_p, 'significance_level': u.step.level,
+            'more_runs_needed': u.step.more_runs, 'what_changed': list(u.changes)}
+
+
 def regressions_json(chosen, found: list[regressions.Regression], min_change_pct: float,
-                     unmeasured: str | None, gate: dict | None, exit_status: int) -> dict:
+                     unmeasured: str | None, gate: dict | None, exit_status: int,
+                     unjudged: list[regressions.Unjudged] = ()) -> dict:
     """`regressions --json`: one object, units in the key names.
 
     Args:
@@ -255,39 +303,54 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
       gate: {'verdict' ('passed', 'regression', 'not judged'), 'line'}, None without
         --fail_on_regression.
       exit_status: the command's.
+      unjudged: the series whose latest runs hold a possible step down the test cannot judge
+        (history/regressions.py search).
 
     Returns:
       {'min_change_pct', 'min_runs_per_series', 'series': [{'config_key', 'configuration',
        'host', 'runs', 'latest_run_id', 'latest_images_per_sec', 'median_images_per_sec',
-       'verdict' ('regression': a step down still slower; 'recovered': steps down, none still
-       slower; 'no step down'; 'too few runs': fewer than min_runs_per_series), 'steps_down':
+       'verdict' ('regression': a step down still slower; 'not judged': a possible step down
+       in its latest runs that the test cannot judge, 'possible_step_down' says where and
+       how many more runs judge it; 'recovered': steps down, none still slower; 'no step
+       down'; 'too few runs': fewer than min_runs_per_series), 'steps_down':
        [{'first_slower_run_id', 'first_slower_run_utc', 'label', 'last_run_before_id',
        'median_images_per_sec_before', 'runs_before', 'median_images_per_sec_after',
        'runs_after', 'change_pct', 'p_value', 'significance_level', 'still_slower',
-       'what_changed'}]}], 'series_searched', 'series_with_too_few_runs', 'runs_matching',
-       'runs_left_out', 'left_out' (the lines saying why), 'host_load_not_measured' (the line,
-       or None), 'gate', 'exit_status'}.
+       'what_changed'}], 'possible_step_down': None or {'first_run_after_id',
+       'first_run_after_utc', 'label', 'last_run_before_id', 'median_images_per_sec_before',
+       'runs_before', 'median_images_per_sec_after', 'runs_after', 'change_pct',
+       'smallest_p_value' (the most the test can show with those runs), 'significance_level'
+       (what it must reach), 'more_runs_needed', 'what_changed'}}], 'series_searched',
+       'series_with_too_few_runs', 'series_not_judged' (those with a
+       possible_step_down), 'runs_matching', 'runs_left_out',
+       'left_out' (the lines saying why), 'host_load_not_measured' (the line, or None), 'gate',
+       'exit_status'}.
     """
     need = regressions.min_runs()
     steps: dict[tuple, list] = {}
     for r in found:
         steps.setdefault((r.config_key, r.hostname), []).append(r)
+    possible = {(u.config_key, u.hostname): u for u in unjudged}
     series = []
     groups = regressions.series_of(chosen.kept)
     for (key, host), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or '')):
         mine = steps.get((key, host), [])
         verdict = ('too few runs' if len(runs) < need else
                    'regression' if any(r.still_slower for r in mine) else
+                   'not judged' if (key, host) in possible else
                    'recovered' if mine else 'no step down')
         series.append({'config_key': key, 'configuration': records.describe_config(runs[0]),
                        'host': host, 'runs': len(runs), 'latest_run_id': runs[-1]['id'],
                        'latest_images_per_sec': runs[-1]['images_per_sec'],
                        'median_images_per_sec': statistics.median(
                            r['images_per_sec'] for r in runs),
-                       'verdict': verdict, 'steps_down': [_step_json(r) for r in mine]})
+                       'verdict': verdict, 'steps_down': [_step_json(r) for r in mine],
+                       'possible_step_down': (_unjudged_json(possible[key, host])
+                                              if (key, host) in possible else None)})
     return {'min_change_pct': min_change_pct, 'min_runs_per_series': need, 'series': series,
             'series_searched': len(groups),
             'series_with_too_few_runs': sum(s['verdict'] == 'too few runs' for s in series),
+            'series_not_judged': len(unjudged),
             'runs_matching': chosen.total, 'runs_left_out': len(chosen.left_out),
             'left_out': chosen.lines(), 'host_load_not_measured': unmeasured or None, 'gate': gate,
             'exit_status': exit_status}
