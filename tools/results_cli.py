@@ -47,8 +47,10 @@ recorded before its host load was kept counts as clean), `list` the same word pe
 'host load' column); a run whose timed part was too short to measure its host load is 'not
 measured' there, kept by the verdicts, which say so in a line after them.
 
-Exit status: 0; 1 when --fail_on_regression finds a regression still slower (or, for
-history, show and html, when there is nothing to show or an output fails after its checks;
+Exit status: 0 (also for a `list` that no run matches: `no runs match.`, and with --json no
+line at all); 1 when --fail_on_regression finds a regression still slower (or, for
+history, show and html, when there is nothing to show (no run matches the filters: one
+`error:` line naming them) or an output fails after its checks;
 for ingest, when a file or line could not be read as a result: the rest is ingested);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
@@ -69,6 +71,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import sys
 
 from tf_cnn_benchmarks import cnn_util, console
@@ -180,10 +183,20 @@ def _rows(conn, args, ids=None) -> list[dict]:
     return store.select_runs(conn, since=since, ids=ids, **filters)
 
 
+def nothing_matches(args) -> str:
+    """The `error:` text of `show` and `history` when no run matches: 'no run in
+    /data/r.sqlite matches --model=nomodel --since=7d' (the filters given, as flags), or 'no
+    run in /data/r.sqlite' without a filter."""
+    given = ' '.join('--%s=%s' % (name, shlex.quote(str(getattr(args, name))))
+                     for name in FILTER_FLAGS + ('since',) if getattr(args, name) is not None)
+    return 'no run in %s%s' % (args.db_path, ' matches ' + given if given else '')
+
+
 def _json_line(row: dict) -> str:
     out = dict(row)
     for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
         out[name[:-5]] = json.loads(out.pop(name) or 'null')
+    out['images_per_sec_of'] = records.rate_of(row)  # a cluster run's: whose figure it is
     return json.dumps(out, sort_keys=True)
 
 
@@ -287,7 +300,7 @@ def _history(conn, args) -> int:
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
-        print('error: no runs match the filters', file=sys.stderr)
+        print('error: %s' % nothing_matches(args), file=sys.stderr)
         return 1
     if len(keys) > 1:
         raise UsageError(many_configurations_message(rows))
@@ -382,8 +395,10 @@ def _regressions(conn, args) -> int:
 def _read_command(conn, args) -> int:
     if args.command == 'list':
         rows = _rows(conn, args)
-        print('\n'.join(_json_line(r) for r in rows) if args.json
-              else '\n'.join(results_format.list_lines(rows)))
+        if args.json:  # no run: no line at all (a JSON-lines reader parses every line)
+            print(''.join(_json_line(r) + '\n' for r in rows), end='')
+        else:
+            print('\n'.join(results_format.list_lines(rows)))
         return 0
     if args.command == 'show':
         filtered = args.ids or any(getattr(args, n) is not None for n in FILTER_FLAGS + (
@@ -395,6 +410,9 @@ def _read_command(conn, args) -> int:
         if missing:
             print('error: no run %s in %s' % (', '.join('#%d' % i for i in missing),
                                                args.db_path), file=sys.stderr)
+            return 1
+        if not rows:  # filters that match nothing: nothing to show, as `history` says
+            print('error: %s' % nothing_matches(args), file=sys.stderr)
             return 1
         for row in rows:
             print(_json_line(row) if args.json else '\n'.join(results_format.show_lines(row)))
