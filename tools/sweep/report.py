@@ -334,7 +334,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
     Raises:
       ImportError: matplotlib is missing.
     """
-    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
+    runtime_env.spare_home()  # matplotlib makes ~/.config/matplotlib as it loads
     import matplotlib
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot as plt
