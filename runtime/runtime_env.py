@@ -20,7 +20,8 @@ before the first TensorFlow import, or `import_tensorflow()`, which also keeps T
 start-up lines off stderr: TensorFlow 2.21 writes "oneDNN custom operations are on", "Could
 not find cuda drivers" and absl's "All log messages before absl::InitializeLog() ..." straight
 to file descriptor 2 while it loads, whatever TF_CPP_MIN_LOG_LEVEL says (no environment
-variable turns them off), and its first device probe an ERROR line "failed call to cuInit" on hosts without a GPU driver.
+variable turns them off), and its first device probe an ERROR line "failed call to cuInit"
+on hosts without a GPU driver.
 `import_tensorflow` leaves out the Keras TensorFlow loads with it (`keras_deferred`), and
 `exit_process` ends a command that loaded TensorFlow without the interpreter's last garbage
 collections. `import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
