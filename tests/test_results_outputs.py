@@ -78,3 +78,16 @@ def test_list_and_show_say_a_cluster_runs_figure_is_the_cluster_total(tmp_path, 
         "the cluster's total: the sum of its 2 workers'")
     assert cluster['figures']['cluster'] == {'workers': 2, 'total': True,
                                              'worker_images_per_sec': [56.08, 56.14]}
+
+
+def test_a_label_with_a_bar_or_a_line_break_stays_in_its_cell(tmp_path, capsys):
+    # Before: `--label=$'a|b\nc'` split list's row in two and added a column.
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [rh.result(1000.0, label='a|b\nc'), rh.result(990.0, label='x\r\ny')])
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % path)
+    rows = out.splitlines()[2:4]
+    assert status == 0 and [r.count(' | ') for r in rows] == [7, 7]
+    assert '| node-a | a\\|b\\nc | trivial ' in rows[0] and '| node-a | x\\ny | ' in rows[1]
+    _, out, _ = _main(capsys, 'history', '--results_db=%s' % path, '--png=%s' % (
+        tmp_path / 'h.png'))
+    assert '| node-a | a\\|b\\nc | 1000.00 |' in out

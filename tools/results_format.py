@@ -16,12 +16,21 @@ from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
 from tf_cnn_benchmarks.metrics import clean_runs
 
 
+def cell(value) -> str:
+    """A markdown table cell's text: a `|` escaped (`\\|`, shown as `|`), a line break as the
+    two characters `\\n` (`\\r` for a carriage return), so that a label such as 'a|b' or
+    'a<newline>b' stays in its cell and its row on one line."""
+    return (str(value).replace('|', '\\|').replace('\r\n', '\\n').replace('\n', '\\n')
+            .replace('\r', '\\r'))
+
+
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
-    """A markdown table; columns whose index is in `numeric` are right-aligned."""
+    """A markdown table; columns whose index is in `numeric` are right-aligned; every cell
+    escaped (`cell`)."""
     lines = ['| ' + ' | '.join(head) + ' |',
              '| ' + ' | '.join('---:' if i in numeric else '---' for i in range(len(head)))
              + ' |']
-    return lines + ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+    return lines + ['| ' + ' | '.join(cell(c) for c in row) + ' |' for row in rows]
 
 
 def when(row: dict) -> str:
