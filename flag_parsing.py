@@ -11,6 +11,7 @@ import re
 from absl import flags
 
 from . import cnn_util, params
+from .hardware import user_dirs
 from .params import configs, flagfile_lines
 
 # absl reports a bad boolean with its exception's argument tuple:
@@ -178,8 +179,23 @@ def parse_flags_located(argv: list[str], flag_values: flags.FlagValues | None = 
         raise params.ParamsError(
             'unexpected positional argument %r; flags take the form --name=value (booleans: '
             '--name, --noname or --name=false)' % rest[1])
-    return (params.make_params_from_flags(flag_values),
+    return (home_expanded(params.make_params_from_flags(flag_values)),
             expanded.flag_origins(frozenset(flag_values)))
+
+
+#: The flags whose value is a path that a leading `~` may start: the path flags and
+#: --results_db (--flagfile's `~` is flagfile_lines.py's).
+HOME_PATH_FLAGS = params.PATH_FLAGS + ('results_db',)
+
+
+def home_expanded(p: params.Params) -> params.Params:
+    """`p` with a leading `~` of each path flag's value expanded (user_dirs.expand_home):
+    the shell leaves `--train_dir=~/runs` as typed (it expands `~` only at a word's start),
+    and a folder named '~' in the working folder is never what was meant. A remote URI or a
+    path without `~` is unchanged."""
+    changed = {name: user_dirs.expand_home(getattr(p, name)) for name in HOME_PATH_FLAGS
+               if isinstance(getattr(p, name), str) and getattr(p, name).startswith('~')}
+    return p._replace(**changed) if changed else p
 
 
 def _parse(flag_values: flags.FlagValues, argv: list[str],

@@ -51,6 +51,18 @@ def base_folder(variable: str, tail: tuple[str, ...], environ=None) -> str:
     return given if os.path.isabs(given) else os.path.join(home(environ), *tail)
 
 
+def expand_home(path: str, environ=None) -> str:
+    """`path` with a leading `~` or `~user` as the shell expands it (os.path.expanduser; `~`
+    is `home()`), else unchanged: a path flag's value after '=' (`--results_db=~/r.sqlite`),
+    which the shell leaves as typed, means what TF_CNN_RESULTS_DB='~/r.sqlite' and
+    --flagfile=~/f mean, not a folder named '~'."""
+    if not path.startswith('~'):
+        return path
+    if path == '~' or path.startswith('~/'):
+        return home(environ) + path[1:] if home(environ) else path
+    return os.path.expanduser(path)
+
+
 def absent_home(path: str, environ=None) -> str | None:
     """The home folder when `path` lies under it (or is it) and it does not exist; None when
     the home folder exists, or `path` is elsewhere."""

@@ -28,7 +28,7 @@ class PlotError(RuntimeError):
 
 
 def _pyplot():
-    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
+    runtime_env.spare_home()  # matplotlib makes ~/.config/matplotlib as it loads
     try:
         import matplotlib
     except ImportError:

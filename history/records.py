@@ -215,10 +215,10 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
-        figures_json=_json(_with_skipped(_with_cleanliness(
+        figures_json=_json(_with_cluster(_with_skipped(_with_cleanliness(
             {k: result.get(k) for k in FIGURE_BLOCKS}, result.get('host_load'),
             result.get('num_steps') or (summary or {}).get('count'),
-            clean_runs.planned_steps(result)), result.get('skipped_records'))),
+            clean_runs.planned_steps(result)), result.get('skipped_records')), result, total)),
         given_flags_json=(_json(result['given_flags'])
                           if isinstance(result.get('given_flags'), dict) else None))
     util, inp = result.get('utilisation') or {}, result.get('input') or {}
@@ -289,6 +289,45 @@ def _with_skipped(figures: dict, skipped) -> dict:
     if isinstance(skipped, int) and not isinstance(skipped, bool):
         figures['skipped_records'] = skipped
     return figures
+
+
+def _with_cluster(figures: dict, result: dict, total: float | None) -> dict:
+    """`figures` with 'cluster' for a run of several workers: {'workers': N, 'total': whether
+    the row's images/sec is the cluster's total (the chief's 'cluster_images_per_sec'), else
+    the chief's own share (no total: a worker timed no step), 'worker_images_per_sec': each
+    worker's by task index, or None (the controller's one graph)}."""
+    workers = result.get('num_workers')
+    if isinstance(workers, int) and workers > 1:
+        per_worker = result.get('worker_images_per_sec')
+        figures['cluster'] = {'workers': workers, 'total': total is not None,
+                              'worker_images_per_sec': per_worker
+                              if isinstance(per_worker, list) else None}
+    return figures
+
+
+def rate_of(row: dict, short: bool = False) -> str:
+    """What a row's images/sec is: 'the run' on one host; for a cluster run 'the cluster\'s
+    total: the sum of its 2 workers\' images/sec (56.08, 56.14)' (short: 'sum of 2 workers'),
+    or, where the cluster had no total, 'worker 0\'s own share (no cluster total: a worker
+    timed no step)' (short: 'worker 0 only'). A cluster run recorded before this was kept
+    reads as the total, which its chief recorded whenever it had one."""
+    workers = row.get('num_workers') or 1
+    if workers <= 1:
+        return 'the run'
+    try:
+        cluster = (json.loads(row.get('figures_json') or '{}') or {}).get('cluster') or {}
+    except (ValueError, AttributeError):
+        cluster = {}
+    if cluster.get('total') is False:
+        return 'worker 0 only' if short else (
+            'worker 0\'s own share (no cluster total: a worker timed no step)')
+    if short:
+        return 'sum of %d workers' % workers
+    rates = cluster.get('worker_images_per_sec')
+    numbers = isinstance(rates, list) and rates and all(
+        isinstance(r, (int, float)) and not isinstance(r, bool) for r in rates)
+    each = ' (%s)' % ', '.join('%.2f' % r for r in rates) if numbers else ''
+    return 'the cluster\'s total: the sum of its %d workers\' images/sec%s' % (workers, each)
 
 
 def run_state(row: dict) -> clean_runs.RunState:

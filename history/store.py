@@ -3,8 +3,9 @@ migrations, writes and queries.
 
 Where: --results_db=PATH, else the path in TF_CNN_RESULTS_DB, else
 `$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (XDG's default: `~/.local/share`),
-`default_path()`. The file is ours when its SQLite header's
-application_id is APPLICATION_ID ('tcnb'); its user_version is the schema version.
+`default_path()` (the variable read as the flag is: `variable_value`). The file is ours when
+its SQLite header's application_id is APPLICATION_ID ('tcnb'); its user_version is the schema
+version.
 
 Several runs on one host may write at once: the file is in WAL mode (readers never wait for
 a writer), every write is one transaction (`BEGIN IMMEDIATE`: writers queue), and a writer
@@ -37,6 +38,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..hardware import user_dirs
+from ..params import path_switch
 from . import disk_errors, intact, records
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
@@ -67,13 +69,24 @@ def data_folder(environ=None) -> str:
                         'tf_cnn_benchmarks')
 
 
-def default_path(environ=None) -> str:
-    """The database of a run without --results_db: TF_CNN_RESULTS_DB's path (`~` expanded)
-    when set and not empty, else `data_folder()`'s results.sqlite."""
+def variable_value(environ=None):
+    """TF_CNN_RESULTS_DB read as --results_db is (params/path_switch.py): None (unset, empty,
+    'true': the default place), False ('false', 'off', 'no': record nothing), or its path."""
     environ = os.environ if environ is None else environ
     given = environ.get(PATH_VARIABLE, '').strip()
-    if given:
-        return os.path.expanduser(given)
+    if not given or given.lower() in path_switch.ON_WORDS:
+        return None
+    if given.lower() in path_switch.OFF_WORDS:
+        return False
+    return user_dirs.expand_home(given, environ)
+
+
+def default_path(environ=None) -> str:
+    """The database of a run without --results_db: TF_CNN_RESULTS_DB's path when it names one
+    (`~` expanded), else `data_folder()`'s results.sqlite."""
+    given = variable_value(environ)
+    if isinstance(given, str):
+        return given
     return os.path.join(data_folder(environ), FILE_NAME)
 
 
@@ -81,7 +94,7 @@ def default_origin(environ=None) -> str:
     """Where `default_path` took the path from, for a message: ' (not given: TF_CNN_RESULTS_DB)',
     ' (not given: under XDG_DATA_HOME)' or ' (not given: under ~/.local/share)'."""
     environ = os.environ if environ is None else environ
-    if environ.get(PATH_VARIABLE, '').strip():
+    if isinstance(variable_value(environ), str):
         return ' (not given: %s)' % PATH_VARIABLE
     return ' (not given: under %s)' % ('XDG_DATA_HOME'
                                        if os.path.isabs(environ.get('XDG_DATA_HOME') or '')
@@ -89,11 +102,13 @@ def default_origin(environ=None) -> str:
 
 
 def resolve_path(value) -> str | None:
-    """The file a --results_db value names: None (or True) -> `default_path()`, False -> None
-    (off), a path -> itself."""
+    """The file a --results_db value names: None (or True) -> `default_path()` (None where
+    TF_CNN_RESULTS_DB is off); False -> None (off); a path -> itself, `~` expanded."""
     if value is False:
         return None
-    return default_path() if value is None or value is True else str(value)
+    if value is None or value is True:
+        return None if variable_value() is False else default_path()
+    return user_dirs.expand_home(str(value))
 
 
 def home_problem(path: str) -> str | None:

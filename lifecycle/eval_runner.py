@@ -132,7 +132,7 @@ class Evaluator:
         if not announce:
             self.host_meter.start()
             return None
-        warm = self.host_meter.restart()
+        warm = self.host_meter.restart('the ' + SET_UP[1])
         for text in figure_hooks.warmup_lines(warm, SET_UP, EVAL_FIGURE):
             figure_hooks.warn_line(text)
         return warm

@@ -161,7 +161,7 @@ class HostLoadHook(run_hooks.RunHook):
         self.meter.start()
 
     def before_timed(self):
-        self.warmup = self.meter.restart()
+        self.warmup = self.meter.restart(host_load_lib.WARM_UP)
         if self.warmup is None:  # no begin (a test's hook): the timed part only
             self.meter.start()
         for text in warmup_lines(self.warmup):

@@ -80,6 +80,8 @@ from . import cluster_tasks
 OTHERS_LIMIT = 0.25
 STEAL_LIMIT = 0.05
 TOTAL_FIGURE = 'total images/sec'
+# The intervals a measurement's `error` names ('the warm-up lasted 0.39 s, too short ...').
+TIMED_PART, WARM_UP = 'the timed part', 'the warm-up'
 WARNING_ENV = 'TF_CNN_BUSY_HOST_WARNING'
 METHOD = ('/proc samples at the start and end of the timed part: others = busy ticks '
           '(user+nice+system+irq+softirq) of the affinity CPUs in /proc/stat - this '
@@ -250,7 +252,7 @@ def run_cores(intra_threads: int | None, cpus) -> int:
 
 def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             ticks_per_sec: int, cluster: dict | None = None,
-            figure: str = TOTAL_FIGURE) -> dict:
+            figure: str = TOTAL_FIGURE, interval: str = TIMED_PART) -> dict:
     """The result dict's 'host_load' from two samples.
 
     Args:
@@ -264,6 +266,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
       figure: the figure the timed part gave, which the warning names: 'total images/sec'
         (a training, forward-only or --eval run), 'eval images/sec' (an evaluation during
         training).
+      interval: what the samples bound, as `error` names it ('the timed part lasted 0.02 s,
+        too short ...'): TIMED_PART, WARM_UP ('the warm-up'), or an --eval's 'the set-up'.
 
     Returns:
       {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
@@ -312,8 +316,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             out['steal_fraction'] = out['steal_secs'] / (cpus * wall)
     if short:
         out['error'] = '; '.join(e for e in (out['error'], (
-            'the timed part lasted %.2f s, too short for /proc\'s clock ticks of %g s: %s'
-            % (wall, 1.0 / ticks_per_sec, ', '.join(short)))) if e)
+            '%s lasted %.2f s, too short for /proc\'s clock ticks of %g s: %s'
+            % (interval, wall, 1.0 / ticks_per_sec, ', '.join(short)))) if e)
     if out['others_fraction'] is None and out['steal_fraction'] is None:
         return out
     if out['outside_fraction'] is not None and out['outside_fraction'] > OTHERS_LIMIT:
@@ -415,15 +419,16 @@ class Meter:
         load, self._start = self._measure(self._read()), None
         return load
 
-    def restart(self) -> dict | None:
+    def restart(self, interval: str = TIMED_PART) -> dict | None:
         """Ends the interval and starts the next one on the same sample: `stop`'s dict of the
-        interval that ended (None without a `start`)."""
+        interval that ended (None without a `start`), named `interval` in its error (the
+        warm-up before a timed part: WARM_UP)."""
         readings = self._read()
-        load = self._measure(readings)
+        load = self._measure(readings, interval)
         self._start = readings
         return load
 
-    def _measure(self, readings) -> dict | None:
+    def _measure(self, readings, interval: str = TIMED_PART) -> dict | None:
         if self._start is None:
             return None
         (files, ticks), (start_files, start_ticks) = readings, self._start
@@ -434,7 +439,7 @@ class Meter:
                                  if self._cluster_pids else None),
                        'tasks': self._cluster_tasks, 'processes': len(self._cluster_pids)}
         return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec,
-                       cluster, self.figure)
+                       cluster, self.figure, interval)
 
 
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:

@@ -34,6 +34,7 @@ from . import cluster_rules as flag_rules
 from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch, text_values
 from .device_rules import ALL_REDUCE_MODES, check_nccl, default_device, uses_nccl  # noqa: F401
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
+from .gate_tolerance import problem as tolerance_problem  # noqa: E402
 from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
 
 
@@ -290,8 +291,8 @@ SPECS: tuple[ParamSpec, ...] = (
        'it and exit without training.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
        'slower beyond the noise and by more than --fail_on_slower percent, 3 if not judged.'),
-    _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed.',
-       lower=0),
+    _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed, '
+       'in [0, 100).'),
     _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '
        'when one of them shared the host (other processes above 25% of its cores, or steal '
        'above 5%), had no measured host load (too short a timed part) or stopped before its '
@@ -400,7 +401,7 @@ def check_ranges(p: Params) -> None:
     """Checks each value against its own spec: type, allowed values, lower bound; first the
     rules of the original's other flags (original_flags.problem: --variable_update=horovod,
     ...), then that every text value is UTF-8 (text_values.py), last the optimizers' ranges
-    (optimizer_ranges.py: Adam's betas in [0, 1), ...)."""
+    (optimizer_ranges.py: Adam's betas in [0, 1), ...), --fail_on_slower's (gate_tolerance.py)."""
     problem = original_flags.problem(p)  # --variable_update=horovod first: its own line
     if problem:
         raise ParamsError(problem)
@@ -427,7 +428,7 @@ def check_ranges(p: Params) -> None:
         if spec.lower is not None and value < spec.lower:
             raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
                 spec.name, spec.lower, spec.name, value))
-    problem = optimizer_ranges.problem(p)  # the optimizers' hyper-parameters within their ranges
+    problem = optimizer_ranges.problem(p) or tolerance_problem(p.fail_on_slower)  # ranges
     if problem:
         raise ParamsError(problem)
 

@@ -227,7 +227,7 @@ def named_database(p: Params) -> str | None:
     XDG data folder, whose folders are made as that specification expects)."""
     if isinstance(p.results_db, str):
         return p.results_db
-    if p.results_db is not False and os.environ.get(store.PATH_VARIABLE, '').strip():
+    if p.results_db is not False and isinstance(store.variable_value(), str):
         return store.default_path()
     return None
 
@@ -316,7 +316,7 @@ def check_working_folder(p: Params) -> None:
     given = [('--' + name, getattr(p, name)) for name in params_lib.PATH_FLAGS]
     if isinstance(p.results_db, str):
         given.append(('--results_db', p.results_db))
-    elif p.results_db is None and os.environ.get(store.PATH_VARIABLE, '').strip():
+    elif p.results_db is None and isinstance(store.variable_value(), str):
         given.append((store.PATH_VARIABLE, store.default_path()))
     problem = cnn_util.working_folder_problem(given)
     if problem:

@@ -11,15 +11,17 @@
   (bench/bench_core.py; docs/performance-notes.md, "Measurements once in the code").
 * TF_CPP_MIN_LOG_LEVEL=2: TensorFlow's C++ log shows errors only (the command sets 3).
 
-A value the user already set is kept. Where the home folder does not exist, `apply()` also
-points KERAS_HOME and MPLCONFIGDIR at a temporary folder of the process (`spare_absent_home`:
-TensorFlow's Keras and matplotlib would make the home folder as they load; the plots' modules
-call it before matplotlib loads). Call `apply()` before the first TensorFlow import, or
-`import_tensorflow()`, which also keeps TensorFlow's start-up lines off stderr: TensorFlow 2.21
-writes "oneDNN custom operations are on", "Could not find cuda drivers" and absl's "All log
-messages before absl::InitializeLog() ..." straight to file descriptor 2 while it loads,
-whatever TF_CPP_MIN_LOG_LEVEL says (no environment variable turns them off), and its first
-device probe an ERROR line "failed call to cuInit" on hosts without a GPU driver.
+A value the user already set is kept. Where the home folder does not exist, or the folders
+TensorFlow's Keras and matplotlib write their settings into under it cannot be written (a
+read-only home), `apply()` also points KERAS_HOME and MPLCONFIGDIR at a temporary folder of
+the process (`spare_home`: the libraries would make the home folder as they load, or warn on
+stderr that they cannot; the plots' modules call it before matplotlib loads). Call `apply()`
+before the first TensorFlow import, or `import_tensorflow()`, which also keeps TensorFlow's
+start-up lines off stderr: TensorFlow 2.21 writes "oneDNN custom operations are on", "Could
+not find cuda drivers" and absl's "All log messages before absl::InitializeLog() ..." straight
+to file descriptor 2 while it loads, whatever TF_CPP_MIN_LOG_LEVEL says (no environment
+variable turns them off), and its first device probe an ERROR line "failed call to cuInit"
+on hosts without a GPU driver.
 `import_tensorflow` leaves out the Keras TensorFlow loads with it (`keras_deferred`), and
 `exit_process` ends a command that loaded TensorFlow without the interpreter's last garbage
 collections. `import_tensorflow` (and session_config.num_visible_gpus, with `quiet_stderr`) capture
@@ -47,11 +49,11 @@ _CUDA_PROBE = 'failed call to cuInit'
 
 
 def apply() -> None:
-    """Sets every variable of DEFAULTS that is not set yet, and `spare_absent_home`'s
+    """Sets every variable of DEFAULTS that is not set yet, and `spare_home`'s
     (idempotent)."""
     for name, value in DEFAULTS.items():
         os.environ.setdefault(name, value)
-    spare_absent_home()
+    spare_home()
 
 
 #: Settings folders that libraries this program loads make under `~` unless told otherwise:
@@ -61,18 +63,50 @@ HOME_WRITERS = ('KERAS_HOME', 'MPLCONFIGDIR')
 _SPARED = False
 
 
-def spare_absent_home() -> str | None:
+def settings_folders(environ=None) -> dict[str, list[str]]:
+    """{HOME_WRITERS name: the folders its library writes when the variable is unset}:
+    Keras ~/.keras; matplotlib its config and cache folders ($XDG_CONFIG_HOME/matplotlib, else
+    ~/.config/matplotlib; $XDG_CACHE_HOME/matplotlib, else ~/.cache/matplotlib)."""
+    return {'KERAS_HOME': [os.path.join(user_dirs.home(environ), '.keras')],
+            'MPLCONFIGDIR': [
+                os.path.join(user_dirs.base_folder('XDG_CONFIG_HOME', ('.config',), environ),
+                             'matplotlib'),
+                os.path.join(user_dirs.base_folder('XDG_CACHE_HOME', ('.cache',), environ),
+                             'matplotlib')]}
+
+
+def _unwritable(folder: str) -> bool:
+    """Whether `folder` cannot be written, or made: its nearest existing folder is no folder,
+    or this user cannot write it (a read-only file system stops root too: access(2) says
+    EROFS)."""
+    while folder and not os.path.lexists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return not (os.path.isdir(folder) and os.access(folder, os.W_OK))
+
+
+def spare_home() -> str | None:
     """Where the home folder does not exist (user_dirs.py), points each of HOME_WRITERS that
     is not set at one temporary folder of this process, removed when it exits, so that
-    loading TensorFlow or matplotlib does not make the home folder; nothing where it exists.
+    loading TensorFlow or matplotlib does not make the home folder; where it exists, so
+    points each whose folders (`settings_folders`) cannot be written or made (a read-only
+    home: matplotlib printed 'mkdir -p failed ...' and 'Matplotlib created a temporary cache
+    directory ...' on stderr of every command that plots); nothing where they can.
 
     Returns:
-      The temporary folder, or None (the home folder exists, or this was done already).
+      The temporary folder, or None (nothing to spare, or this was done already).
     """
     global _SPARED
     unset = [name for name in HOME_WRITERS if not os.environ.get(name)]
-    if _SPARED or not unset or not user_dirs.absent_home(user_dirs.home()):
+    if _SPARED or not unset:
         return None
+    if not user_dirs.absent_home(user_dirs.home()):
+        places = settings_folders()
+        unset = [name for name in unset if any(_unwritable(f) for f in places[name])]
+        if not unset:
+            return None
     import atexit
     import shutil
     import tempfile

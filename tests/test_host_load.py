@@ -307,6 +307,23 @@ def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_b
     assert capsys.readouterr().err == '' and off.load['warning'] is not None
 
 
+def test_a_warm_up_too_short_to_measure_is_named_the_warm_up():
+    # Before: the results JSON's host_load.warmup.error said 'the timed part lasted 0.05 s'
+    # about the warm-up.
+    proc = FakeProc()
+    proc.set('1.00', own=(0, 0, 0, 0))
+    hook = figure_hooks.HostLoadHook(_plan(), reader=proc.reader(), warn=[].append)
+    hook.meter.start()  # as `begin` does (a one-host run)
+    proc.now += 0.05
+    hook.before_timed()
+    proc.now += 0.07
+    hook.after_timed()
+    assert hook.load['warmup']['error'] == (
+        "the warm-up lasted 0.05 s, too short for /proc's clock ticks of 0.01 s: others' CPU "
+        "time needs 0.12 s, steal needs 0.40 s")
+    assert hook.load['error'].startswith('the timed part lasted 0.07 s, too short')
+
+
 class _Phases(run_hooks.RunHook):
     def __init__(self):
         self.log = []

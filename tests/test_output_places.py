@@ -190,18 +190,18 @@ def test_the_libraries_settings_go_to_a_temporary_folder_under_no_home(no_home, 
     for name in runtime_env.HOME_WRITERS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(runtime_env, '_SPARED', False)
-    folder = runtime_env.spare_absent_home()
+    folder = runtime_env.spare_home()
     try:
         assert folder and os.path.isdir(folder) and not folder.startswith(no_home)
         assert [os.environ[name] for name in runtime_env.HOME_WRITERS] == [folder, folder]
-        assert runtime_env.spare_absent_home() is None  # once a process
+        assert runtime_env.spare_home() is None  # once a process
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     monkeypatch.setattr(runtime_env, '_SPARED', False)
     monkeypatch.setenv('HOME', os.path.dirname(no_home))  # a home that exists: nothing
     for name in runtime_env.HOME_WRITERS:
         monkeypatch.delenv(name, raising=False)
-    assert runtime_env.spare_absent_home() is None
+    assert runtime_env.spare_home() is None
 
 
 def test_the_plots_spare_a_home_that_does_not_exist(no_home, monkeypatch):

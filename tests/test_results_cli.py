@@ -173,7 +173,7 @@ def test_history_wants_one_configuration(db, capsys):
         'bf16): --precision=fp32 picks the first, or give --config=KEY (`tf_cnn_results show '
         'RUN` prints a KEY)\n')
     status, _, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=vgg16')
-    assert status == 1 and err == 'error: no runs match the filters\n'
+    assert status == 1 and err == 'error: no run in %s matches --model=vgg16\n' % db
 
 
 def test_history_tells_configurations_apart_by_their_data(capsys, tmp_path, monkeypatch):

@@ -70,10 +70,19 @@ def test_configurations_are_repeat_major_and_keyed_by_axes_and_repeat():
 
 @pytest.mark.parametrize('args, text', [
     (['--models=trivial', '--batch_sizes=8', '--', '--batch_size=16'],
-     'error: --batch_size is set by the sweep for each run; use --batch_sizes instead. '
-     'Received: --batch_size=16'),
+     "error: --batch_size is set by the sweep for each run; use the sweep's --batch_sizes=16 "
+     'before -- instead (a comma-separated list: one run per value). Received: '
+     '--batch_size=16'),
+    # A flag the sweep has under the same name: before -- (it said 'use --num_gpus instead').
+    (['--models=trivial', '--batch_sizes=8', '--', '--num_gpus=2'],
+     "error: --num_gpus is set by the sweep for each run; use the sweep's own --num_gpus=2 "
+     'before -- instead (a comma-separated list: one run per value). Received: --num_gpus=2'),
     (['--models=trivial', '--batch_sizes=8', '--nouse_fp16'],
-     'error: --use_fp16 is set by the sweep for each run; use --precisions instead.'),
+     "error: --use_fp16 is set by the sweep for each run; use the sweep's --precisions=fp32 "
+     'before -- instead.'),
+    (['--models=trivial', '--batch_sizes=8', '--', '--use_bf16=true'],
+     "error: --use_bf16 is set by the sweep for each run; use the sweep's --precisions=bf16 "
+     'before -- instead.'),
     (['--models=trivial', '--batch_sizes=8', '--precisions=fp32,fp8'],
      "error: --precisions takes fp32, fp16, bf16. Received: 'fp8'"),
     (['--models=trivial', '--batch_sizes=8,0'],

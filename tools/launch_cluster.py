@@ -54,6 +54,7 @@ import threading
 import time
 
 from tf_cnn_benchmarks import cnn_util, console
+from tf_cnn_benchmarks.hardware import user_dirs
 from tf_cnn_benchmarks.metrics import cluster_tasks
 from tf_cnn_benchmarks.tools import cluster_checks, command_parser
 
@@ -488,8 +489,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument('--worker_hosts', help='host:port list of the workers')
     parser.add_argument('--controller_host', help='host:port of the controller '
                                                   '(distributed_all_reduce)')
-    parser.add_argument('--log_dir', help='also write each task\'s output to <log_dir>/'
-                                          '<role>.log')
+    parser.add_argument('--log_dir', type=user_dirs.expand_home,
+                        help='also write each task\'s output to <log_dir>/<role>.log')
     parser.add_argument('--timeout_secs', type=float, default=0,
                         help='stop everything after this many seconds and exit 124 '
                              '(0: no limit)')
@@ -497,8 +498,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help='seconds between SIGTERM and SIGKILL when stopping tasks')
     parser.add_argument('--version', action='store_true',  # answered in main, never parsed
                         help=console.VERSION_HELP)
-    parser.add_argument('--python', default=sys.executable, help='Python interpreter of the '
-                                                                 'tasks')
+    parser.add_argument('--python', default=sys.executable, type=user_dirs.expand_home,
+                        help='Python interpreter of the tasks')
     if '--' in argv:
         cut = argv.index('--')
         opts, unknown = parser.parse_known_args(argv[:cut])

@@ -10,7 +10,8 @@
 (`python -m tools.results_cli ...` from a checkout.) Every finished run of tf_cnn_benchmarks
 and of tf_cnn_sweep records itself into the database (`--results_db=PATH`, default
 $TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e.
-~/.local/share/...; `--noresults_db` records nothing); `ingest` loads sweep folders and run
+~/.local/share/...; `--noresults_db` records nothing, and so does TF_CNN_RESULTS_DB=false;
+a leading `~` of either is the home folder: `database_path`); `ingest` loads sweep folders and run
 JSONs made elsewhere. Every command but `ingest` only reads the file (SQLite's read-only
 mode, `store.open_read_only`): a database on a read-only mount, or one whose file or folder
 this user cannot write, reads as well.
@@ -33,6 +34,9 @@ Commands:
                database; the same run twice is one row, a cluster run is its chief's
                JSON (the other workers' are skipped, named on one line)
 
+Booleans (--json, --fail_on_regression, --include_unclean_runs) take a run's forms: --NAME,
+--noNAME, --NAME=true or =false (tools/command_parser.py).
+
 Filters (list, show, history, regressions, html): --model, --precision (fp32, fp16, bf16),
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
 --variable_update, --device (cpu, gpu), --data (synthetic, imagenet, cifar10), --image_size,
@@ -48,8 +52,10 @@ recorded before its host load was kept counts as clean), `list` the same word pe
 'host load' column); a run whose timed part was too short to measure its host load is 'not
 measured' there, kept by the verdicts, which say so in a line after them.
 
-Exit status: 0; 1 when --fail_on_regression finds a regression still slower (or, for
-history, show and html, when there is nothing to show or an output fails after its checks;
+Exit status: 0 (also for a `list` that no run matches: `no runs match.`, and with --json no
+line at all); 1 when --fail_on_regression finds a regression still slower (or, for
+history, show and html, when there is nothing to show (no run matches the filters: one
+`error:` line naming them) or an output fails after its checks;
 for ingest, when a file or line could not be read as a result: the rest is ingested);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
@@ -72,12 +78,14 @@ import errno
 import json
 import os
 import re
+import shlex
 import sys
 
 from tf_cnn_benchmarks import cnn_util, console
+from tf_cnn_benchmarks.hardware import user_dirs
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs, significance
-from tf_cnn_benchmarks.params import text_values
+from tf_cnn_benchmarks.params import path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
 from . import command_parser, results_format
@@ -142,8 +150,7 @@ def _make_parser() -> _Parser:
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
                         metavar='PCT', help='the smallest step that counts, in percent of the '
                         'median before it (default %(default)g)')
-    change.add_argument(clean_runs.INCLUDE_FLAG, action='store_true',
-                        help=clean_runs.INCLUDE_HELP.replace('%', '%%'))
+    change.add_boolean(clean_runs.INCLUDE_FLAG[2:], clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--version', action='store_true',  # answered in main, never parsed
@@ -151,22 +158,21 @@ def _make_parser() -> _Parser:
     sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
     sub.required = True
     p = sub.add_parser('list', parents=[common, filters], allow_abbrev=False, help='runs')
-    p.add_argument('--json', action='store_true', help='print the runs as JSON lines')
+    p.add_boolean('json', 'print the runs as JSON lines')
     p = sub.add_parser('show', parents=[common, filters], allow_abbrev=False, help='runs in full')
     p.add_argument('ids', nargs='*', type=int, metavar='RUN_ID')
-    p.add_argument('--json', action='store_true', help='print the runs as JSON lines')
+    p.add_boolean('json', 'print the runs as JSON lines')
     p = sub.add_parser('history', parents=[common, filters, change], allow_abbrev=False,
                        help='one configuration over time')
-    p.add_argument('--png', metavar='PATH', help='the plot (default: history-<configuration>'
-                   '.png in the current folder; where it cannot be written, a warning and no '
-                   'plot)')
+    p.add_argument('--png', metavar='PATH', type=user_dirs.expand_home,
+                   help='the plot (default: history-<configuration>.png in the current '
+                   'folder; where it cannot be written, a warning and no plot)')
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
-    p.add_argument('--fail_on_regression', action='store_true',
-                   help='exit 1 when a step down is still slower, 3 when nothing could be '
-                   'judged (a CI gate)')
-    p.add_argument('--json', action='store_true', help='print one JSON object: each '
-                   'series\' verdict with its figures, the gate\'s verdict and exit status')
+    p.add_boolean('fail_on_regression', 'exit 1 when a step down is still slower, 3 when '
+                  'nothing could be judged (a CI gate)')
+    p.add_boolean('json', 'print one JSON object: each series\' verdict with its figures, the '
+                  'gate\'s verdict and exit status')
     p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
                        help='a static page')
     p.add_argument('out_dir', metavar='OUT_DIR')
@@ -183,10 +189,20 @@ def _rows(conn, args, ids=None) -> list[dict]:
     return store.select_runs(conn, since=since, ids=ids, **filters)
 
 
+def nothing_matches(args) -> str:
+    """The `error:` text of `show` and `history` when no run matches: 'no run in
+    /data/r.sqlite matches --model=nomodel --since=7d' (the filters given, as flags), or 'no
+    run in /data/r.sqlite' without a filter."""
+    given = ' '.join('--%s=%s' % (name, shlex.quote(str(getattr(args, name))))
+                     for name in FILTER_FLAGS + ('since',) if getattr(args, name) is not None)
+    return 'no run in %s%s' % (args.db_path, ' matches ' + given if given else '')
+
+
 def _json_line(row: dict) -> str:
     out = dict(row)
     for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
         out[name[:-5]] = json.loads(out.pop(name) or 'null')
+    out['images_per_sec_of'] = records.rate_of(row)  # a cluster run's: whose figure it is
     return json.dumps(out, sort_keys=True)
 
 
@@ -290,7 +306,7 @@ def _history(conn, args) -> int:
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
-        print('error: no runs match the filters', file=sys.stderr)
+        print('error: %s' % nothing_matches(args), file=sys.stderr)
         return 1
     if len(keys) > 1:
         raise UsageError(many_configurations_message(rows))
@@ -403,8 +419,10 @@ def _regressions(conn, args) -> int:
 def _read_command(conn, args) -> int:
     if args.command == 'list':
         rows = _rows(conn, args)
-        print('\n'.join(_json_line(r) for r in rows) if args.json
-              else '\n'.join(results_format.list_lines(rows)))
+        if args.json:  # no run: no line at all (a JSON-lines reader parses every line)
+            print(''.join(_json_line(r) + '\n' for r in rows), end='')
+        else:
+            print('\n'.join(results_format.list_lines(rows)))
         return 0
     if args.command == 'show':
         filtered = args.ids or any(getattr(args, n) is not None for n in FILTER_FLAGS + (
@@ -416,6 +434,9 @@ def _read_command(conn, args) -> int:
         if missing:
             print('error: no run %s in %s' % (', '.join('#%d' % i for i in missing),
                                                args.db_path), file=sys.stderr)
+            return 1
+        if not rows:  # filters that match nothing: nothing to show, as `history` says
+            print('error: %s' % nothing_matches(args), file=sys.stderr)
             return 1
         for row in rows:
             print(_json_line(row) if args.json else '\n'.join(results_format.show_lines(row)))
@@ -429,6 +450,37 @@ def _read_command(conn, args) -> int:
                            include_unclean=args.include_unclean_runs)
     print('page written to %s' % path)
     return 0
+
+
+def database_path(given: str | None) -> str:
+    """The database a command reads (or ingest writes): --results_db's value as a run reads
+    it (params/path_switch.py: 'true' is the default place; a leading `~` the home folder),
+    else TF_CNN_RESULTS_DB's path, else the default place (history/store.py).
+
+    Raises:
+      UsageError: an empty value (`--results_db=$DB` with DB unset), or one that names no
+        database: --results_db=false, or without the flag TF_CNN_RESULTS_DB=false (a run
+        then records nothing).
+    """
+    if given is not None:
+        word = given.strip().lower()
+        if not word:
+            raise UsageError('--results_db= names no file (an unset shell variable?); give '
+                             '--results_db=PATH, or leave the flag out for the default '
+                             'database (%s)' % store.default_path())
+        if word in path_switch.OFF_WORDS:
+            raise UsageError('--results_db=%s names no database (on a run it records nothing); '
+                             'give --results_db=PATH (./%s for a file of that name)'
+                             % (given, given))
+        if word in path_switch.ON_WORDS:
+            given = None
+    path = store.resolve_path(given)
+    if path is None:
+        raise UsageError('$%s=%s turns the results database off (runs record nothing), so '
+                         'there is none to read; give --results_db=PATH, or unset %s for the '
+                         'default one' % (store.PATH_VARIABLE, os.environ[store.PATH_VARIABLE],
+                                          store.PATH_VARIABLE))
+    return path
 
 
 def run(argv: list[str]) -> int:
@@ -448,7 +500,7 @@ def run(argv: list[str]) -> int:
                                    for name in FILTER_FLAGS + ('since',)})
     if problem:
         raise UsageError(problem)
-    args.db_path = store.resolve_path(getattr(args, 'results_db', None))
+    args.db_path = database_path(getattr(args, 'results_db', None))
     gone = cnn_util.working_folder_problem(
         [('--results_db' if hasattr(args, 'results_db') else 'the results database',
           args.db_path),
@@ -510,7 +562,7 @@ def _gate_json(argv: list[str]) -> bool:
     that failed to parse too): its first word that names a command is `regressions`."""
     commands = ('list', 'show', 'history', 'regressions', 'html', 'ingest')
     command = next((a for a in argv if a in commands), None)
-    return command == 'regressions' and any(a.split('=')[0] == '--json' for a in argv)
+    return command == 'regressions' and command_parser.last_boolean(argv, 'json')
 
 
 def _refuse(message: str, status: int, argv: list[str]) -> int:

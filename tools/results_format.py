@@ -16,12 +16,21 @@ from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
 from tf_cnn_benchmarks.metrics import clean_runs
 
 
+def cell(value) -> str:
+    """A markdown table cell's text: a `|` escaped (`\\|`, shown as `|`), a line break as the
+    two characters `\\n` (`\\r` for a carriage return), so that a label such as 'a|b' or
+    'a<newline>b' stays in its cell and its row on one line."""
+    return (str(value).replace('|', '\\|').replace('\r\n', '\\n').replace('\n', '\\n')
+            .replace('\r', '\\r'))
+
+
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
-    """A markdown table; columns whose index is in `numeric` are right-aligned."""
+    """A markdown table; columns whose index is in `numeric` are right-aligned; every cell
+    escaped (`cell`)."""
     lines = ['| ' + ' | '.join(head) + ' |',
              '| ' + ' | '.join('---:' if i in numeric else '---' for i in range(len(head)))
              + ' |']
-    return lines + ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+    return lines + ['| ' + ' | '.join(cell(c) for c in row) + ' |' for row in rows]
 
 
 def when(row: dict) -> str:
@@ -39,12 +48,19 @@ def list_lines(rows: list[dict]) -> list[str]:
     if not rows:
         return ['no runs match.']
     body = [['%d' % r['id'], when(r), r['hostname'] or '?', r['label'] or '-',
-             records.describe_config(r), '%.2f' % r['images_per_sec'],
+             records.describe_config(r), _rate_cell(r),
              _ms(r['step_time_median']), records.host_load_word(r)] for r in rows]
     return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
                   'step ms (median)', 'host load'], body, numeric=(0, 5, 6)) + [
         '', '%s, %s.' % (cnn_util.counted(len(rows), 'run'),
                          cnn_util.counted(len({r['config_key'] for r in rows}), 'configuration'))]
+
+
+def _rate_cell(row: dict) -> str:
+    """`list`'s images/sec: '1000.00'; a cluster run's says whose: '112.22 (sum of 2
+    workers)' (history/records.py rate_of)."""
+    of = records.rate_of(row, short=True)
+    return '%.2f' % row['images_per_sec'] + ('' if of == 'the run' else ' (%s)' % of)
 
 
 def _figures(row: dict) -> str:
@@ -125,8 +141,9 @@ def show_lines(row: dict) -> list[str]:
         '  label: %s' % (row['label'] or '-'),
         '  configuration: %s' % records.describe_config(row),
         '  config key: %s' % row['config_key'],
-        '  images/sec: %.2f (global batch %s, %s timed step%s)' % (
-            row['images_per_sec'], row['global_batch_size'], row['num_steps'],
+        '  images/sec: %.2f%s (global batch %s, %s timed step%s)' % (
+            row['images_per_sec'], '' if (row.get('num_workers') or 1) <= 1
+            else ', ' + records.rate_of(row), row['global_batch_size'], row['num_steps'],
             '' if row['num_steps'] == 1 else 's'),
         '  clean: %s' % records.run_state(row).describe(),
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(

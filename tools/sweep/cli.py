@@ -53,19 +53,16 @@ import sys
 from absl import flags
 
 from tf_cnn_benchmarks import cnn_util, console
+from tf_cnn_benchmarks.hardware import user_dirs
 
 from . import compare, disk, file, publish, report, results
 from . import runner as runner_lib
+from .reserved import CONFIG_AXES, RESERVED, flag_name, reserved_flag  # noqa: F401
 
 PRECISIONS = tuple(runner_lib.PRECISION_FLAGS)
-# tf_cnn_benchmarks flags the sweep sets itself, with the sweep flag to use instead.
-RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--num_gpus',
-            'variable_update': '--variable_updates', 'use_fp16': '--precisions',
-            'use_bf16': '--precisions', 'benchmark_log_dir': '--output_dir',
-            'config': '--config before -- (its model, batch and precision become the axes)'}
-# A configuration's flags (configs/NAME.flags) that give a sweep axis its default.
-CONFIG_AXES = {'model': 'models', 'batch_size': 'batch_sizes', 'num_gpus': 'num_gpus',
-               'variable_update': 'variable_updates'}
+# The sweep's path flags, whose leading `~` is the home folder (user_dirs.expand_home), as
+# it is in the flags for every run (flag_parsing.home_expanded).
+HOME_PATH_FLAGS = ('output_dir', 'sweep_file', 'publish_dir')
 
 
 class SweepError(Exception):
@@ -116,26 +113,6 @@ def define_flags(fv: flags.FlagValues) -> None:
                         flag_values=fv)
 
 
-def _flag_name(arg: str) -> str | None:
-    if not arg.startswith('-'):
-        return None
-    name = arg.lstrip('-').split('=', 1)[0]
-    return name
-
-
-def reserved_flag(extra_flags: list[str]) -> str | None:
-    """An error message when the flags for every run set a flag the sweep sets, else None."""
-    for arg in extra_flags:
-        name = _flag_name(arg)
-        if name is None:
-            continue
-        base = name[2:] if name.startswith('no') and name[2:] in RESERVED else name
-        if base in RESERVED:
-            return ('%s is set by the sweep for each run; use %s instead. Received: %s'
-                    % ('--' + base, RESERVED[base], arg))
-    return None
-
-
 def run_flags_problem(extra_flags: list[str]) -> str | None:
     """An error message when the flags for every run do not parse as the benchmark's flags
     (an unknown flag, a malformed value, a stray word) or an output path they name cannot be
@@ -146,7 +123,7 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
     sweep_flags = flags.FlagValues()
     define_flags(sweep_flags)
     for arg in extra_flags:
-        name = _flag_name(arg) or ''
+        name = flag_name(arg) or ''
         base = name[2:] if name.startswith('no') and name[2:] in sweep_flags else name
         if base in sweep_flags and base not in params.SPEC_BY_NAME:
             return ('--%s is a flag of the sweep, not of every run: put it before --. '
@@ -260,6 +237,9 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         among the flags for every run, or a relative path where the working folder no longer
         exists (cnn_util.working_folder_problem).
     """
+    for name in HOME_PATH_FLAGS:  # `--output_dir=~/runs`: the shell leaves `~` after '='
+        if isinstance(fv[name].value, str):
+            fv[name].value = user_dirs.expand_home(fv[name].value)
     given = [('--sweep_file', fv.sweep_file), ('--output_dir', fv.output_dir)]
     if fv.publish:
         given.append(('--publish_dir', fv.publish_dir))
@@ -278,7 +258,9 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         if fv[name].present:
             return fv[name].value
         if name in file_values:
-            return file_values[name]
+            value = file_values[name]
+            return (user_dirs.expand_home(value) if name in HOME_PATH_FLAGS
+                    and isinstance(value, str) else value)
         return config_axes.get(name, fv[name].value)
 
     extra = config_flags + file_values.get('flags', []) + list(extra_flags)

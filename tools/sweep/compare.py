@@ -51,6 +51,7 @@ from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs, configuration
 from tf_cnn_benchmarks.metrics import significance as regression
 
+from .. import command_parser
 from . import gate, host_load, results
 
 USAGE = ('usage: tf_cnn_sweep compare A B [--fail_on_slower=PCT [--allow_unjudged]] '
@@ -439,7 +440,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in ('-h', '--help'):
         print(USAGE + '\n\n' + __doc__)
         return 0
-    as_json = any(a.split('=')[0] == gate.JSON for a in argv)  # before they parse
+    as_json = command_parser.last_boolean(argv, gate.JSON[2:])  # before they parse
     try:
         return _compare(argv)
     except gate.UsageError as e:

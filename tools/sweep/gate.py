@@ -29,7 +29,9 @@ from __future__ import annotations
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.metrics import clean_runs
 from tf_cnn_benchmarks.metrics import significance as regression
+from tf_cnn_benchmarks.params import gate_tolerance
 
+from .. import command_parser
 from . import results
 
 OPTION = '--fail_on_slower'
@@ -61,38 +63,57 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool,
     """(the sweep paths, the --fail_on_slower percent or None, --include_unclean_runs given,
     --allow_unjudged given, --json given).
 
+    The options take the forms of every command's (tools/command_parser.py): the percent
+    after '=' or as the next argument (`--fail_on_slower=10`, `--fail_on_slower 10`); a
+    boolean as `--NAME`, `--noNAME`, `--NAME=true` or `=false`. A flag given twice takes its
+    last value.
+
     Raises:
-      UsageError: a malformed --fail_on_slower or one outside [0, 100), --allow_unjudged
-        without --fail_on_slower, or another option.
+      UsageError: a malformed --fail_on_slower (no number, or no value at the end) or one
+        outside [0, 100) (params/gate_tolerance.py, the rule of a run's --baseline too), a
+        boolean with a value that is no boolean, --allow_unjudged without --fail_on_slower,
+        or another option.
     """
-    paths, pct, include, allow, as_json = [], None, False, False, False
-    for arg in argv:
-        if arg == INCLUDE:
-            include = True
-        elif arg == ALLOW_UNJUDGED:
-            allow = True
-        elif arg == JSON:
-            as_json = True
-        elif arg == OPTION or arg.startswith(OPTION + '='):
-            text = arg.partition('=')[2]
+    paths, pct = [], None
+    switches = {INCLUDE: False, ALLOW_UNJUDGED: False, JSON: False}
+    args = iter(argv)
+    for arg in args:
+        if arg == OPTION or arg.startswith(OPTION + '='):
+            if arg == OPTION:  # the space form: the next argument is the value
+                text = next(args, None)
+                if text is None or text.startswith('--'):
+                    raise UsageError('%s needs a number (percent) after it or after =, e.g. '
+                                     '%s=5%s' % (OPTION, OPTION, '' if text is None else
+                                                 '; the next argument is %s' % text))
+            else:
+                text = arg.partition('=')[2]
             try:
                 pct = float(text)
             except ValueError:
                 raise UsageError('%s=%s: takes a number (percent), e.g. %s=5'
                                  % (OPTION, text, OPTION)) from None
-            if not 0 <= pct < 100:
-                raise UsageError('%s=%s: must be >= 0 and below 100 (percent slower allowed; '
-                                 'a run cannot be 100%% slower, so the gate could never fail)'
-                                 % (OPTION, text))
-        elif arg.startswith('--'):
-            raise UsageError('unknown option %s (compare takes %s=PCT); its other options are '
-                             '%s, %s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED, JSON))
+            problem = gate_tolerance.problem(pct, text)
+            if problem:
+                raise UsageError(problem)
+            continue
+        for switch in switches:
+            try:
+                value = command_parser.boolean_value(arg, switch[2:])
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            if value is not None:
+                switches[switch] = value
+                break
         else:
+            if arg.startswith('--'):
+                raise UsageError('unknown option %s (compare takes %s=PCT); its other options '
+                                 'are %s, %s and %s' % (arg, OPTION, INCLUDE, ALLOW_UNJUDGED,
+                                                        JSON))
             paths.append(arg)
-    if allow and pct is None:
+    if switches[ALLOW_UNJUDGED] and pct is None:
         raise UsageError('%s needs %s=PCT: it passes the gate on the configurations it judged, '
                          'and without a gate compare only reports' % (ALLOW_UNJUDGED, OPTION))
-    return paths, pct, include, allow, as_json
+    return paths, pct, switches[INCLUDE], switches[ALLOW_UNJUDGED], switches[JSON]
 
 
 def judge(a: results.Stats, b: results.Stats,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
+import shlex
 import sys
 
 from tf_cnn_benchmarks import cnn_util
@@ -145,15 +147,41 @@ def _flag_key(group: list[str]) -> str:
     return group[0].lstrip('-').split('=', 1)[0]
 
 
+def link(path: str) -> str:
+    """`path` as a markdown link's target: the characters that end or split one (space,
+    parentheses, angle brackets, '%', control characters) percent-encoded, so that
+    'sw ü/plots/x.png' links as 'sw%20ü/plots/x.png'; other characters (non-ASCII too, which
+    a markdown link may hold) as they are."""
+    return ''.join('%%%02X' % ord(c) if c in ' ()<>%' or ord(c) < 0x20 or ord(c) == 0x7f
+                   else c for c in path)
+
+
+def shell_arg(arg: str) -> str:
+    """`arg` as a shell reads it back: '--label=a b' -> "--label='a b'" (the value quoted, as
+    `tf_cnn_results show` prints flags), a word a shell would split or expand quoted."""
+    name, has_value, value = arg.partition('=')
+    if arg.startswith('-') and has_value:
+        return '%s=%s' % (name, shlex.quote(value))
+    return shlex.quote(arg)
+
+
+def code(text: str) -> str:
+    """`text` as a markdown code span, its fence longer than any run of backticks in it."""
+    fence = '`' * (max((len(run) for run in re.findall('`+', text)), default=0) + 1)
+    pad = ' ' if text.startswith('`') or text.endswith('`') else ''
+    return '%s%s%s%s%s' % (fence, pad, text, pad, fence)
+
+
 def _flags_phrase(extra_flags: list[str]) -> str:
-    """The report's flags for every run: those that apply, and those later values overrode."""
-    applied, overridden = merged_flags(extra_flags)
+    """The report's flags for every run: those that apply, and those later values overrode,
+    each as a shell reads it back (`shell_arg`)."""
+    applied, overridden = merged_flags([shell_arg(a) for a in extra_flags])
     if not applied:
         return 'none'
-    text = '`%s`' % ' '.join(applied)
+    text = code(' '.join(applied))
     if overridden:
-        text += (' (a flag given twice takes its later value: `%s` given earlier, e.g. by '
-                 '--config, do%s not apply)' % (' '.join(overridden),
+        text += (' (a flag given twice takes its later value: %s given earlier, e.g. by '
+                 '--config, do%s not apply)' % (code(' '.join(overridden)),
                                                'es' if len(overridden) == 1 else ''))
     return text
 
@@ -289,7 +317,7 @@ def write_report(output_dir: str, records: list[dict], *, for_screen: bool = Fal
         if plots is None:
             plot_text = 'Plots not drawn: %s.' % MATPLOTLIB_HINT
         else:
-            plot_text = '\n'.join('![%s](%s)' % (os.path.basename(p), _under(base, p))
+            plot_text = '\n'.join('![%s](%s)' % (os.path.basename(p), link(_under(base, p)))
                                   for p in plots)
         return '\n'.join(p for p in parts + [
             failures(records, base),
@@ -334,7 +362,7 @@ def write_plots(plot_dir: str, records: list[dict]) -> list[str]:
     Raises:
       ImportError: matplotlib is missing.
     """
-    runtime_env.spare_absent_home()  # matplotlib makes ~/.config/matplotlib as it loads
+    runtime_env.spare_home()  # matplotlib makes ~/.config/matplotlib as it loads
     import matplotlib
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot as plt

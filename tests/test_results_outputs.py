@@ -1,0 +1,93 @@
+"""What `tf_cnn_results list` and `show` print where a CI engineer's trial found them silent,
+broken or ambiguous (tools/results_cli.py, tools/results_format.py): filters that match
+nothing, a cluster run's figure, labels that break a markdown table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import results_helpers as rh
+
+_main = rh.results_command
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = str(tmp_path / 'results.sqlite')
+    rh.fill(path, rh.series([1000, 1010, 990]))
+    return path
+
+
+def test_show_of_filters_that_match_nothing_says_so_and_exits_1(db, capsys):
+    # Before: no output at all and exit 0, though `show 999` and `history` exit 1.
+    for extra in ([], ['--json']):
+        status, out, err = _main(capsys, 'show', '--model=nomodel', "--label=a b",
+                                 '--results_db=%s' % db, *extra)
+        assert (status, out) == (1, '')
+        assert err == "error: no run in %s matches --model=nomodel --label='a b'\n" % db
+    status, out, _ = _main(capsys, 'show', '--model=trivial', '--results_db=%s' % db)
+    assert status == 0 and out.count('run #') == 3
+
+
+def test_list_json_of_no_run_prints_nothing(db, capsys):
+    # Before: one blank line, which a JSON-lines reader fails on (json.loads('')).
+    status, out, err = _main(capsys, 'list', '--json', '--model=nomodel', '--results_db=%s' % db)
+    assert (status, out, err) == (0, '', '')
+    status, out, _ = _main(capsys, 'list', '--json', '--results_db=%s' % db)
+    assert status == 0 and [json.loads(line)['id'] for line in out.splitlines()] == [1, 2, 3]
+    assert out.endswith('}\n')
+    status, out, _ = _main(capsys, 'list', '--model=nomodel', '--results_db=%s' % db)
+    assert (status, out) == (0, 'no runs match.\n')
+
+
+def _cluster_chief(own: float, total: float | None) -> dict:
+    """The chief's result of a 2-worker run: its own images/sec `own`, the cluster's `total`
+    (as tf_cnn_cluster's chief JSON has them: 56.08 and 112.22); None: a worker timed no
+    step."""
+    result = rh.result(own, num_gpus=1, batch_size=8)
+    result.update(num_workers=2, task='worker 0')
+    if total is not None:
+        result.update(cluster_images_per_sec=total, worker_images_per_sec=[56.08, 56.14])
+    return result
+
+
+def test_list_and_show_say_a_cluster_runs_figure_is_the_cluster_total(tmp_path, capsys):
+    # Before: 112.22 with nothing saying it is not the chief JSON's images_per_sec (56.08).
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [rh.result(1000.0), _cluster_chief(56.08, 112.22),
+                   _cluster_chief(55.5, None)])
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % path)
+    rows = out.splitlines()
+    assert status == 0 and rows[2].endswith('| 1000.00 | 31.84 | clean |')
+    assert ' x2w parameter_server cpu synthetic 32px | 112.22 (sum of 2 workers) |' in rows[3]
+    assert ' | 55.50 (worker 0 only) |' in rows[4]
+    _, out, _ = _main(capsys, 'show', '1', '2', '3', '--results_db=%s' % path)
+    said = [x for x in out.splitlines() if x.startswith('  images/sec: ')]
+    assert said == [
+        '  images/sec: 1000.00 (global batch 32, 4 timed steps)',
+        "  images/sec: 112.22, the cluster's total: the sum of its 2 workers' images/sec "
+        '(56.08, 56.14) (global batch 8, 4 timed steps)',
+        "  images/sec: 55.50, worker 0's own share (no cluster total: a worker timed no step) "
+        '(global batch 8, 4 timed steps)']
+    _, out, _ = _main(capsys, 'show', '1', '2', '--json', '--results_db=%s' % path)
+    one, cluster = (json.loads(line) for line in out.splitlines())
+    assert one['images_per_sec_of'] == 'the run'
+    assert cluster['images_per_sec'] == 112.22 and cluster['images_per_sec_of'].startswith(
+        "the cluster's total: the sum of its 2 workers'")
+    assert cluster['figures']['cluster'] == {'workers': 2, 'total': True,
+                                             'worker_images_per_sec': [56.08, 56.14]}
+
+
+def test_a_label_with_a_bar_or_a_line_break_stays_in_its_cell(tmp_path, capsys):
+    # Before: `--label=$'a|b\nc'` split list's row in two and added a column.
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [rh.result(1000.0, label='a|b\nc'), rh.result(990.0, label='x\r\ny')])
+    status, out, _ = _main(capsys, 'list', '--results_db=%s' % path)
+    rows = out.splitlines()[2:4]
+    assert status == 0 and [r.count(' | ') for r in rows] == [7, 7]
+    assert '| node-a | a\\|b\\nc | trivial ' in rows[0] and '| node-a | x\\ny | ' in rows[1]
+    _, out, _ = _main(capsys, 'history', '--results_db=%s' % path, '--png=%s' % (
+        tmp_path / 'h.png'))
+    assert '| node-a | a\\|b\\nc | 1000.00 |' in out
