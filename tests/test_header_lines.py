@@ -8,14 +8,13 @@ A user found, running the original side by side:
   resolved: the rate before any change and where it comes from, then its changes, warm-up
   and floor (graph/learning_rate.describe_schedule).
 * a log parser of the original's output missed its lines: `SingleSess:` and `NUMA bind:` were
-  not printed, `TensorFlow: 2.21.0` was its `2.21`; and the `Optimizer:` line said nothing of
-  the weight decay where it is in the loss (adam, a GPU, --gradient_clip), though it said so
-  where it is folded into the updates. None of these was documented as a deliberate
-  difference: the original's lines now keep its names, order and value shapes, this
-  project's own lines between them; its lines of some runs too (`AllReduce:`, `Staged
-  vars:`, `RewriterConfig:`). One value differs on purpose: `Model:` is --model's name,
-  `lenet` where the original said `lenet5`, as every other output of this project
-  (`tf_cnn_results list`, the sweep, the results JSON) names it.
+  not printed, `TensorFlow: 2.21.0` was its `2.21`; and the `Optimizer:` line said nothing of the weight decay where it is in the loss
+  (adam, a GPU, --gradient_clip), though it said so where it is folded into the updates. None
+  of these was documented as a deliberate difference: the original's lines now keep its
+  names, order and value shapes, this project's own lines between them; its lines of some
+  runs too (`AllReduce:`, `Staged vars:`, `RewriterConfig:`). One value differs on purpose:
+  `Model:` is --model's name, `lenet` where the original said `lenet5`, as every other output
+  of this project (`tf_cnn_results list`, the sweep, the results JSON) names it.
 """
 
 from __future__ import annotations
