@@ -108,7 +108,7 @@ class BenchmarkCNN:
         """The header block, one string per line (run_header.py; a ps task's says what it
         serves: run_header.ps_header_lines)."""
         if self.cluster is not None and self.cluster.job_name == 'ps':
-            return run_header.ps_header_lines(self.plan)
+            return run_header.ps_header_lines(self.plan, self.model)
         p, resume = self.params, None
         if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
             resume = checkpoints.resume_point(p)  # reads the files: no graph yet

@@ -77,18 +77,18 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
       precision: `precision_lines`' lines.
       resume: the checkpoints.ResumePoint a training run resumes from, or None
         (`resume_lines`).
-      model: the run's CNNModel, for a training run's `LR schedule:` line (its default rate;
-        graph/learning_rate.describe_schedule); None: no such line.
+      model: the run's CNNModel: its name as the original's header gave it (`original_name`)
+        and a training run's `LR schedule:` line (its default rate;
+        graph/learning_rate.describe_schedule); None: the registry's name, no such line.
     """
     p = plan.params
     config = plan.session_config
     return [
         # The original's lines keep their names, order and value shapes (log parsers read
-        # them): the version as major.minor, SingleSess and NUMA bind as Python's True/False;
-        # this project's lines come between them. The model is --model's name, as `tf_cnn_results
-        # list` and the sweep name it (the original's lenet said `lenet5`).
+        # them): the version as major.minor, the model's own name (original_name), SingleSess
+        # and NUMA bind as Python's True/False; this project's lines come between them.
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
-        'Model:       %s' % p.model,
+        'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
         *dataset_lines(dataset, plan.subset, epochs=plan.training),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % header_mode(plan),
@@ -128,7 +128,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
     ]
 
 
-def ps_header_lines(plan) -> list[str]:
+def ps_header_lines(plan, model=None) -> list[str]:
     """The header block of a ps task, which builds no graph and runs no step: what it serves
     and for whom (`served`), its own device (the CPU its variables are placed on:
     variable_managers/distributed.py PsPlacer), its threads and the cluster lines; not the
@@ -136,14 +136,14 @@ def ps_header_lines(plan) -> list[str]:
     workers' `Batch size:` and its --num_gpus logical devices as its own).
 
     Args:
-      plan: the ps task's run_plan.RunPlan (its params: --model, --task_index, the host
-        lists).
+      plan: the ps task's run_plan.RunPlan (its params: --task_index, the host lists).
+      model: the run's CNNModel (its name as the original's header gave it), or None.
     """
     p = plan.params
     first, *rest = textwrap.wrap(served(p), HEADER_VALUE_WIDTH)
     return [
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
-        'Model:       %s' % p.model,
+        'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
         'Serves:      %s' % first, *('             %s' % line for line in rest),
         'Devices:     %s' % describe_devices(
             ['/job:ps/replica:0/task:%d/device:CPU:0' % p.task_index]),

@@ -21,6 +21,8 @@ class Lenet5Model(model.CNNModel):
     [batch, num_classes] in both layouts. The flatten fixes the image size at 28.
     """
 
+    original_name = 'lenet5'  # the original's Lenet5Model named itself so
+
     def __init__(self):
         super().__init__('lenet', image_size=28, batch_size=32, learning_rate=0.005,
                          fixed_image_size=True, min_image_size=28)

@@ -84,6 +84,9 @@ class CNNModel:
     #: True when add_inference already produces [batch, num_classes] logits (no final
     #: classifier is added after it).
     skips_final_affine_layer = False
+    #: The name the original benchmark's model gave itself where it is not the registry's
+    #: (the header's `Model:` line shows it, as the original's did); None: the registry's.
+    original_name = None
 
     def __init__(self, name, *, image_size, batch_size, learning_rate, fixed_image_size=False,
                  min_image_size=32, dataset='imagenet'):
