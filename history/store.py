@@ -1,11 +1,10 @@
 """The results database: one SQLite file (the standard library's sqlite3), its schema and
 migrations, writes and queries.
 
-Where: --results_db=PATH, else the path in TF_CNN_RESULTS_DB, else
-`$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (XDG's default: `~/.local/share`),
-`default_path()` (the variable read as the flag is: `variable_value`). The file is ours when
-its SQLite header's application_id is APPLICATION_ID ('tcnb'); its user_version is the schema
-version.
+Where: --results_db=PATH, else TF_CNN_RESULTS_DB (read as the flag is: `variable_value`),
+else `$XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite` (`~/.local/share`): `default_path()`.
+Ours when its SQLite header's application_id is APPLICATION_ID ('tcnb'); user_version is the
+schema version.
 
 Several runs on one host may write at once: the file is in WAL mode (readers never wait for
 a writer), every write is one transaction (`BEGIN IMMEDIATE`: writers queue), and a writer
@@ -21,10 +20,9 @@ so, with the fix, not in SQLite's words (history/disk_errors.py). Damage is look
 each opening, index pages included (history/intact.py: 0.05 s for 10,000 runs).
 
 Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
-  1  meta (key, value), runs (every records.ROW_FIELDS column but config_key), the unique
-     index on content_key
-  2  runs.config_key (filled in from each row's configuration columns), the index of a
-     series (config_key, hostname, run_utc)
+  1  meta (key, value), runs (records.ROW_FIELDS but config_key), unique index on content_key
+  2  runs.config_key (from each row's configuration columns), a series' index (config_key,
+     hostname, run_utc)
   3  runs.given_flags_json (NULL for the runs recorded before: history/run_flags.py derives
      their flags from params_json)
 """
@@ -63,8 +61,7 @@ PATH_VARIABLE = 'TF_CNN_RESULTS_DB'
 
 
 def data_folder(environ=None) -> str:
-    """`$XDG_DATA_HOME/tf_cnn_benchmarks`, else `~/.local/share/tf_cnn_benchmarks`: the
-    default database's folder (whatever TF_CNN_RESULTS_DB says)."""
+    """`$XDG_DATA_HOME/tf_cnn_benchmarks` (else under ~/.local/share): the default folder."""
     return os.path.join(user_dirs.base_folder('XDG_DATA_HOME', ('.local', 'share'), environ),
                         'tf_cnn_benchmarks')
 
@@ -96,9 +93,8 @@ def default_origin(environ=None) -> str:
     environ = os.environ if environ is None else environ
     if isinstance(variable_value(environ), str):
         return ' (not given: %s)' % PATH_VARIABLE
-    return ' (not given: under %s)' % ('XDG_DATA_HOME'
-                                       if os.path.isabs(environ.get('XDG_DATA_HOME') or '')
-                                       else '~/.local/share')
+    xdg = os.path.isabs(environ.get('XDG_DATA_HOME') or '')
+    return ' (not given: under %s)' % ('XDG_DATA_HOME' if xdg else '~/.local/share')
 
 
 def resolve_path(value) -> str | None:
@@ -562,10 +558,9 @@ def record_result(path: str, result: dict, source: str = 'run') -> int | None:
         return insert_rows(conn, [row], path)[0]
 
 
-FILTERS = {'model': 'model', 'precision': 'precision', 'mode': 'mode',
-           'batch_size': 'batch_size', 'num_devices': 'num_devices',
-           'variable_update': 'variable_update', 'device': 'device', 'data': 'data',
-           'image_size': 'image_size', 'config': 'config_key'}
+FILTERS = {'model': 'model', 'precision': 'precision', 'mode': 'mode', 'batch_size': 'batch_size',
+           'num_devices': 'num_devices', 'variable_update': 'variable_update', 'device': 'device',
+           'data': 'data', 'image_size': 'image_size', 'config': 'config_key'}
 GLOB_FILTERS = {'host': 'hostname', 'label': 'label'}
 
 

@@ -15,8 +15,8 @@ configurations under configs/ (configs.py), the check of `--flagfile` lines befo
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
 (device_rules.py: the default device, NCCL), UTF-8 text (text_values.py), the original's 0 for
-"unset" (zero_values.py), usage errors (errors.py). The `--all_reduce_spec` language is
-variable_managers/allreduce_spec.py (pure Python, in this layer: checked before TensorFlow loads).
+"unset" (zero_values.py), the gates' tolerance (gate_tolerance.py), usage errors (errors.py).
+`--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from . import cluster_rules as flag_rules
 from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch, text_values
 from .device_rules import ALL_REDUCE_MODES, check_nccl, default_device, uses_nccl  # noqa: F401
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
-from .gate_tolerance import problem as tolerance_problem  # noqa: E402
+from .gate_tolerance import problem as tolerance_problem
 from .schedule_spec import check_decay_flags, parse_piecewise_schedule  # noqa: F401 (re-exported)
 
 
@@ -291,8 +291,7 @@ SPECS: tuple[ParamSpec, ...] = (
        'it and exit without training.'),
     _s('baseline', None, 'A results JSON of the same configuration: exit 1 when this run is '
        'slower beyond the noise and by more than --fail_on_slower percent, 3 if not judged.'),
-    _f('fail_on_slower', 5.0, 'With --baseline: percent slower than the baseline allowed, '
-       'in [0, 100).'),
+    _f('fail_on_slower', 5.0, 'With --baseline: percent slower than it allowed, in [0, 100).'),
     _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '
        'when one of them shared the host (other processes above 25% of its cores, or steal '
        'above 5%), had no measured host load (too short a timed part) or stopped before its '
@@ -428,7 +427,7 @@ def check_ranges(p: Params) -> None:
         if spec.lower is not None and value < spec.lower:
             raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
                 spec.name, spec.lower, spec.name, value))
-    problem = optimizer_ranges.problem(p) or tolerance_problem(p.fail_on_slower)  # ranges
+    problem = optimizer_ranges.problem(p) or tolerance_problem(p.fail_on_slower)
     if problem:
         raise ParamsError(problem)
 

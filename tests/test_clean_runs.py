@@ -455,9 +455,10 @@ def test_the_figures_hook_gives_the_gate_this_runs_load_and_steps():
 def test_every_judging_command_takes_the_flag_and_its_help_names_the_rule(command, capsys):
     assert results_cli.main(['tf_cnn_results', command, '--help']) == 0
     out = ' '.join(capsys.readouterr().out.split())
-    assert ('--include_unclean_runs keep runs that shared the host (other processes above 25% '
-            'of their cores, or steal above 5%), whose host load was not measured (too short a '
-            'timed part) or that stopped before their planned steps in the verdicts') in out
+    assert ('--include_unclean_runs, --noinclude_unclean_runs keep runs that shared the host '
+            '(other processes above 25% of their cores, or steal above 5%), whose host load was '
+            'not measured (too short a timed part) or that stopped before their planned steps '
+            'in the verdicts') in out
     assert sweep.main(['tf_cnn_sweep', 'compare', '--help']) == 0
     assert '[--include_unclean_runs]' in capsys.readouterr().out
     assert 'include_unclean_runs' in params.SPEC_BY_NAME  # --baseline's, on the command
