@@ -295,12 +295,19 @@ def test_compare_leaves_busy_repeats_out_of_the_gate(tmp_path, capsys):
     assert out.rstrip().endswith('gate: FAILED: 1 of 1 configuration slower than A by more '
                                  'than 5% beyond the noise: trivial bs=8 gpus=1 fp32 '
                                  'parameter_server')
+    # Kept, the busy runs spread A so wide that no 5% slowdown of B's 3 repeats could have
+    # been caught: not judged (3), where it passed (0) before (the --baseline gate's rule).
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5',
-                       '--include_unclean_runs']) == 0
+                       '--include_unclean_runs']) == 3
     out = capsys.readouterr().out
-    assert '| 80% (3/6 busy) | 5% | busy host in A |' in out
+    assert ('| ? | 80% (3/6 busy) | 5% | the test could not have caught a 5% slowdown with '
+            '6+3 repeats (p=0.548 at 5% slower, A spread 26.2%): no count of B repeats can '
+            'against this A; repeat A on a quiet host; busy host in A |') in out
     assert 'A: kept 3 unclean runs of 6 (--include_unclean_runs): 3 ' + BUSY_LINE in out
-    assert 'gate: passed' in out
+    assert ('gate: NOT JUDGED: nothing could be judged: trivial bs=8 gpus=1 fp32 '
+            "parameter_server (runs: 6 in A, 3 in B; a slowdown of the gate's size could not "
+            'have been caught). '
+            'To judge them: more repeats, or less spread, as the notes say (a quiet host)') in out
 
 
 def test_compare_names_a_configuration_whose_every_run_was_left_out(tmp_path, capsys):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tf_cnn_benchmarks.metrics import configuration
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
 from tf_cnn_benchmarks.tools.sweep import results as sweep_results
@@ -321,3 +323,25 @@ def test_the_three_gates_share_one_definition_of_a_configuration():
     assert {'label', 'results_db', 'benchmark_log_dir', 'train_dir'} <= set(
         configuration.NAMING_FLAGS)
     assert 'num_intra_threads' not in configuration.NAMING_FLAGS
+
+
+@pytest.mark.parametrize('a, b, verdict, reason', [
+    # A tight: three B repeats 5% below A's median would have been caught (p=0.05): judged.
+    ([100.0, 104.0, 96.0], [100.0, 99.0, 101.0], 'same', ''),
+    # A spread 8%: no count of B repeats could catch 5% (one of A's three lies below it).
+    ([100.0, 92.0, 108.0], [100.0, 99.0, 101.0], '?',
+     'the test could not have caught a 5% slowdown with 3+3 repeats (p=0.35 at 5% slower, A '
+     'spread 8.0%): no count of B repeats can against this A; repeat A on a quiet host'),
+    ([100.0, 106.0, 94.0, 100.0], [100.0, 101.0, 99.0], '?',
+     'the test could not have caught a 5% slowdown with 4+3 repeats (p=0.186 at 5% slower, A '
+     'spread 6.0%): B with 64 repeats could'),
+])
+def test_compare_passes_same_only_where_a_slowdown_of_its_size_could_be_caught(a, b, verdict,
+                                                                              reason):
+    # Before: 'same' passed the gate even where the test had no power at --fail_on_slower
+    # (the --baseline gate refused that: metrics/baseline.py).
+    from tf_cnn_benchmarks.tools.sweep import gate
+    j = gate.judge(sweep_results.Stats(a), sweep_results.Stats(b), 5.0)
+    assert (j.verdict, j.reason, j.failed) == (verdict, reason, False)
+    # Without a gate the table's verdict stays the test's own.
+    assert gate.judge(sweep_results.Stats(a), sweep_results.Stats(b)).verdict == 'same'

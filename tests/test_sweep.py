@@ -482,7 +482,8 @@ def test_compare_lists_configurations_that_failed_on_one_side_as_failed_not_miss
     assert '| 1.000 | - | ? | n=2+2: the Mann-Whitney test cannot reach p<=0.05 with fewer ' \
            'than 3 repeats per side |' in out
     assert out.endswith(
-        '?: too few repeats for the test (3 per side needed).\n\n'
+        '?: too few repeats for the test (3 per side needed), or for a gate, a slowdown of its '
+        'size could not have been caught (the notes say why).\n\n'
         'only in B (1): alexnet bs=8 gpus=1 fp32 parameter_server\n\n'
         'failed in A (2): lenet bs=8 gpus=1 fp32 parameter_server; '
         'trivial bs=16 gpus=1 fp32 parameter_server\n\n'

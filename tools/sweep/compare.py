@@ -170,7 +170,7 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
     a_stats = results.config_stats(a_used)
     b_stats = results.config_stats(b_used)
     hosts = host_load.any_measured(a_records + b_records)
-    rows, gate_failed, unsure = [], [], []
+    rows, gate_failed, unsure, weak = [], [], [], set()
     for config in sorted(set(a_stats) & set(b_stats), key=results.sort_key):
         a, b = a_stats[config], b_stats[config]
         ratio = '%.3f' % (b.median / a.median) if a.median else 'inf'
@@ -183,6 +183,7 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
             gate_failed.append(results.describe(config))
         if j.verdict == '?':
             unsure.append(config)
+            weak |= {config} if j.reason.startswith(gate.WEAK) else set()
     a_ran = {results.config_of(r) for r in a_records}
     b_ran = {results.config_of(r) for r in b_records}
     both = a_ran & b_ran
@@ -195,7 +196,7 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
     unjudged, why = [], set()
     for config in sorted(set(unsure) | (both - (set(a_stats) & set(b_stats))),
                          key=results.sort_key):
-        text, reasons = _unjudged(config, a_used, b_used, config in unsure)
+        text, reasons = _unjudged(config, a_used, b_used, config in unsure, config in weak)
         unjudged.append(text)
         why |= reasons
     return Comparison(
@@ -205,11 +206,12 @@ def compare(a_records: list[dict], b_records: list[dict], fail_pct: float | None
         gate_failed, chosen_a, chosen_b, unjudged, why)
 
 
-def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool
-              ) -> tuple[str, set]:
+def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool,
+              weak: bool = False) -> tuple[str, set]:
     """A configuration the test could not judge, with its runs per side and why ('lenet
     bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 failed))'), and which of the
-    reasons 'few', 'failed' and 'left out' it has."""
+    reasons 'few', 'weak' (`gate.judge`: a slowdown of the gate's size could not have been
+    caught), 'failed' and 'left out' it has."""
     sides, why = [], set()
     for name, used in (('A', a_used), ('B', b_used)):
         mine = [r for r in used if results.config_of(r) == config]
@@ -226,9 +228,10 @@ def _unjudged(config, a_used: list[dict], b_used: list[dict], too_few: bool
         sides.append('%d in %s%s' % (counts.get('ok', 0), name,
                                      ' (%s)' % ', '.join(others) if others else ''))
     if too_few and not why:
-        why = {'few'}  # (with failed or left-out runs, those are what to fix)
+        why = {'weak' if weak else 'few'}  # (with failed or left-out runs, fix those)
     return '%s (runs: %s%s)' % (results.describe(config), ', '.join(sides),
-                                '; too few for the test' if too_few else ''), why
+                                '; a slowdown of the gate\'s size could not have been caught'
+                                if weak else '; too few for the test' if too_few else ''), why
 
 
 def flags_meaning(extra_flags: list[str]) -> tuple:
@@ -331,7 +334,8 @@ def format_comparison(a_name: str, b_name: str, a_records: list[dict],
         lines += ['', 'noise: ± half the range of the repeats as %% of the median; p: one-sided '
                       'Mann-Whitney U over the repeats (B slower, or faster, than A); slower/'
                       'faster: p <= %g; same: neither; ?: too few repeats for the test (%d per '
-                      'side needed).' % (gate.regression.ALPHA,
+                      'side needed), or for a gate, a slowdown of its size could not have been '
+                      'caught (the notes say why).' % (gate.regression.ALPHA,
                                          gate.regression.min_repeats())]
         if hosts:
             lines += ['', 'host load: the highest share of a run\'s cores that other processes '

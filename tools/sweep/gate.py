@@ -7,7 +7,8 @@ a one-sided Mann-Whitney U test (metrics/significance.py, scipy.stats.mannwhitne
   faster   B's repeats are higher than A's with p <= 0.05
   same     neither test reaches p <= 0.05: the difference is within the noise
   ?        too few repeats for the test ever to reach p <= 0.05 (2 + 2 repeats: the smallest
-           possible p is 1/6): the notes column says so; sweep with --repeats >= 3
+           possible p is 1/6): the notes column says so; sweep with --repeats >= 3; or, in a
+           gate, `same` where a slowdown of --fail_on_slower could not have been caught (`judge`)
 
 With `--fail_on_slower=PCT`, compare exits 1 (significance.REGRESSION) when a configuration is
 `slower` and its B/A ratio of the medians is below 1 - PCT/100, and prints which
@@ -116,10 +117,29 @@ def parse_options(argv: list[str]) -> tuple[list[str], float | None, bool, bool,
     return paths, pct, switches[INCLUDE], switches[ALLOW_UNJUDGED], switches[JSON]
 
 
+#: The start of a `?` reason for a gate's `same` the test could not have told from a slowdown.
+WEAK = 'the test could not have caught'
+
+
 def judge(a: results.Stats, b: results.Stats,
           fail_pct: float | None = None) -> regression.Judgement:
-    """B against A over the repeats' images/sec (see the module docstring)."""
-    return regression.judge(a.values, b.values, fail_pct)
+    """B against A over the repeats' images/sec (see the module docstring). A gate's `same`
+    passes only where the test could have caught a slowdown of `fail_pct` percent with B's
+    repeats against A's (significance.p_at_slowdown <= 0.05, the rule of a run's --baseline,
+    metrics/baseline.py); else `?`, its reason naming the p-value at that slowdown and the
+    repeats of B that would reach it (significance.samples_to_detect)."""
+    j = regression.judge(a.values, b.values, fail_pct)
+    if fail_pct is None or j.verdict != 'same':
+        return j
+    p = regression.p_at_slowdown(a.values, b.n, fail_pct)
+    if p <= regression.ALPHA:
+        return j
+    enough = regression.samples_to_detect(a.values, b.n, fail_pct)
+    return j._replace(verdict='?', reason='%s a %g%% slowdown with %d+%d repeats (p=%.3g at '
+                      '%g%% slower, A spread %.1f%%): %s' % (
+                          WEAK, fail_pct, a.n, b.n, p, fail_pct, 100 * a.noise,
+                          'B with %d repeats could' % enough if enough else
+                          'no count of B repeats can against this A; repeat A on a quiet host'))
 
 
 def p_cell(j: regression.Judgement) -> str:
@@ -143,8 +163,10 @@ def notes(j: regression.Judgement, fail_pct: float | None) -> str:
 
 def unjudged_advice(why: set) -> str:
     """What to do about configurations the gate could not judge, for the reasons `why` (a
-    subset of {'few', 'failed', 'left out'}: compare.Comparison.unjudged_why)."""
+    subset of {'few', 'weak', 'failed', 'left out'}: compare.Comparison.unjudged_why)."""
     steps = []
+    if 'weak' in why:
+        steps.append('more repeats, or less spread, as the notes say (a quiet host)')
     if 'few' in why:
         steps.append('give each side %d or more successful runs (the same sweep again '
                      'with --repeats=%d or more adds the missing ones)'
