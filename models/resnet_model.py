@@ -104,6 +104,7 @@ class ResnetModel(model.CNNModel):
     output logits [batch, num_classes].
     """
 
+    uses_batch_norm = True
     batch_norm_config = _BATCH_NORM
     base_lr_batch_size = 256  # --resnet_base_lr is the default rate at this global batch
     base_lr = 0.128  # the original benchmark's default --resnet_base_lr
@@ -120,9 +121,6 @@ class ResnetModel(model.CNNModel):
                          learning_rate=self.base_lr * batch_size / self.base_lr_batch_size,
                          fixed_image_size=False,
                          min_image_size=32)
-
-    def uses_batch_norm(self):
-        return True
 
     def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's ImageNet ResNet schedule (its models/resnet_model.py): the
@@ -207,6 +205,7 @@ class ResnetCifar10Model(model.CNNModel):
     output logits [batch, 10].
     """
 
+    uses_batch_norm = True
     batch_norm_config = _BATCH_NORM
 
     def __init__(self, name, depth, version):
@@ -218,9 +217,6 @@ class ResnetCifar10Model(model.CNNModel):
         self.version = version
         super().__init__(name, image_size=32, batch_size=128, learning_rate=0.1,
                          fixed_image_size=False, min_image_size=8, dataset='cifar10')
-
-    def uses_batch_norm(self):
-        return True
 
     def default_schedule(self, batch_size, base_lr=None, examples_per_epoch=None):
         """The original benchmark's CIFAR-10 ResNet schedule, not scaled with the batch: 0.1,

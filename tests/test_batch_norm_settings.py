@@ -172,3 +172,12 @@ def test_a_training_step_moves_the_averages_by_one_minus_decay(settings):
     other = dict(settings._asdict(), decay=0.5)
     _, moved = _conv_bn(other, False, phase_train=True)
     np.testing.assert_allclose(moved['moving_mean'], batch_mean * 0.5, rtol=1e-4, atol=1e-7)
+
+
+def test_every_model_says_whether_it_uses_batch_norm_as_a_bool():
+    # ResNets said it with a method, so the builder's use_batch_norm was a bound method (truthy
+    # whatever it returned).
+    for name, dataset in [(n, d) for d in ('imagenet', 'cifar10')
+                          for n, _ in model_config.list_models(d)]:
+        flag = model_config.get_model(name, dataset).uses_batch_norm
+        assert flag is True or flag is False, (name, flag)
