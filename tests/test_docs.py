@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import glob
 import os
 import re
@@ -352,6 +353,43 @@ def test_the_results_files_are_named_by_what_they_measured():
     assert bad == []
     for name in names:
         assert os.path.isfile(os.path.join(REPO, 'results', name[:-5] + '.md')), name
+
+
+# ------------------------------------------------------------------------ quoted output
+
+def _pages_text() -> dict[str, str]:
+    """{page name: its text with every run of whitespace one space} (a quote spans lines)."""
+    return {os.path.relpath(p, REPO): ' '.join(_read(p).split()) for p in PAGES}
+
+
+def _gate_verdicts() -> dict[tuple, set]:
+    """{the first three words after a gate line's verdict: the verdicts the program gives
+    them}, from the format strings of `tf_cnn_results regressions` and `tf_cnn_sweep compare`
+    (adjacent literals are one constant in the syntax tree)."""
+    found = {}
+    for module in ('tools/results_cli.py', 'tools/sweep/gate.py'):
+        for node in ast.walk(ast.parse(_read(os.path.join(REPO, module)))):
+            text = node.value if isinstance(node, ast.Constant) else ''
+            text = text if isinstance(text, str) else ''
+            m = re.match(r'gate: (FAILED|NOT JUDGED|passed): ([^%]*)', text)
+            words = tuple(re.findall(r'[a-z]+', m.group(2)))[:3] if m else ()
+            if len(words) == 3:
+                found.setdefault(words, set()).add(m.group(1))
+    return found
+
+
+def test_every_gate_line_the_docs_quote_has_the_verdict_the_program_gives():
+    # results-database.md said an all-left-out gate printed 'gate: FAILED: no series was
+    # searched'; the program says 'gate: NOT JUDGED: no series was searched' (exit 3).
+    verdicts = _gate_verdicts()
+    assert verdicts[('no', 'series', 'was')] == {'NOT JUDGED'}
+    wrong = []
+    for page, text in _pages_text().items():
+        for m in re.finditer(r'gate: (FAILED|NOT JUDGED|passed): ([^`]*)', text):
+            words = tuple(re.findall(r'[a-z]+', m.group(2)))[:3]
+            if words in verdicts and m.group(1) not in verdicts[words]:
+                wrong.append('%s: %s' % (page, m.group(0)[:80]))
+    assert wrong == []
 
 
 # ------------------------------------------------------------------------ the front door
