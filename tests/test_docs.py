@@ -392,6 +392,17 @@ def test_every_gate_line_the_docs_quote_has_the_verdict_the_program_gives():
     assert wrong == []
 
 
+def test_a_non_utf8_train_dir_is_quoted_as_the_usage_check_refuses_it():
+    # output.md quoted a message of preflight/output_paths.py that the flag-value check
+    # (params/text_values.py) keeps from ever being printed.
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_usage(flag_parsing.parse_flags(['tf_cnn_benchmarks', '--train_dir=td\udcff']),
+                          resolve=False, paths=True)
+    head = str(e.value).split('): ')[0] + ')'
+    assert head == "--train_dir is not UTF-8 text (received: b'td\\xff')"
+    assert '`error: %s' % head in _pages_text()['docs/output.md']
+
+
 # ------------------------------------------------------------------------ the front door
 
 def test_the_readme_is_short_and_starts_with_the_two_set_up_commands():
