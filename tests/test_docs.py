@@ -26,7 +26,7 @@ import pytest
 from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.hardware import machine
+from tf_cnn_benchmarks.hardware import links, machine
 from tf_cnn_benchmarks.preflight import usage
 from tf_cnn_benchmarks.tools import launch_cluster
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
@@ -390,6 +390,30 @@ def test_every_gate_line_the_docs_quote_has_the_verdict_the_program_gives():
             if words in verdicts and m.group(1) not in verdicts[words]:
                 wrong.append('%s: %s' % (page, m.group(0)[:80]))
     assert wrong == []
+
+
+def test_the_gpu_interconnect_values_are_one_list_in_help_error_and_docs():
+    # The docs told users to run --gpu_interconnect=nvlink1_link_copy, which --help, the
+    # unknown-value error and the flag table left out; --help left out pcie2.
+    names = links.gpu_link_names()
+    assert {'pcie2', 'nvlink', 'nvlink1_link_copy', 'pcie3_copy', 'dgx1_v100'} <= set(names)
+    for name in names:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect=name))
+
+    def listed(text: str) -> list[str]:
+        """The link and host names in `text`, each once, in order."""
+        looks = re.compile(r'(pcie|nvlink|dgx|hgx|ec2|gce|lambda)\w*(\.\w+)?$')
+        words = re.findall(r'[\w.]+', text)
+        return list(dict.fromkeys(w.rstrip('.') for w in words if looks.match(w.rstrip('.'))))
+
+    help_text = params.SPEC_BY_NAME['gpu_interconnect'].help.split(' Default:')[0]
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='pcie9'))
+    error = str(e.value).split('give ', 1)[1]
+    row = re.search(r'^\| `--gpu_interconnect=L` \| the GPU-to-GPU link: (.*?) \(a host preset',
+                    _read(os.path.join(REPO, 'docs', 'scaling.md')), re.M).group(1)
+    for where, text in (('--help', help_text), ('the error', error), ('scaling.md', row)):
+        assert listed(text) == names, where
 
 
 def test_a_non_utf8_train_dir_is_quoted_as_the_usage_check_refuses_it():
