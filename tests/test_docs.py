@@ -21,11 +21,12 @@ import re
 import shlex
 import subprocess
 import sys
+import types
 
 import pytest
 from absl import flags
 
-from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks import flag_parsing, params, run_header
 from tf_cnn_benchmarks.hardware import links, machine
 from tf_cnn_benchmarks.preflight import usage
 from tf_cnn_benchmarks.tools import launch_cluster
@@ -425,6 +426,36 @@ def test_a_non_utf8_train_dir_is_quoted_as_the_usage_check_refuses_it():
     head = str(e.value).split('): ')[0] + ')'
     assert head == "--train_dir is not UTF-8 text (received: b'td\\xff')"
     assert '`error: %s' % head in _pages_text()['docs/output.md']
+
+
+def test_a_shortened_device_list_is_shown_as_the_header_prints_it():
+    # usage-and-flags.md showed '(16 devices)' on the Devices: line; it is on the next line.
+    found = 0
+    for path in PAGES:
+        lines = _read(path).splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"Devices: +\['/cpu:0', .*'/cpu:(\d+)'\]$", line)
+            if not m or '...' not in line:
+                continue
+            plan = types.SimpleNamespace(  # a CPU run's plan as run_header reads it
+                devices=['/cpu:%d' % k for k in range(int(m.group(1)) + 1)],
+                params=types.SimpleNamespace(device='cpu'), visible_gpus=[])
+            printed = (['Devices:     ' + run_header.describe_devices(plan.devices)]
+                       + run_header.device_notes(plan))
+            assert lines[i:i + len(printed)] == printed, path
+            found += 1
+        assert not re.search(r"'/cpu:\d+'\] \(\d+ devices\)", ' '.join(lines)), path
+    assert found
+
+
+def test_the_usage_page_quotes_no_quick_run_figure():
+    # usage-and-flags.md quoted 34.7 s and 4.5 s from the 2026-12-05 file as 'the README's
+    # quick runs' when the README's table was the 2026-12-06 file's: it points at them.
+    text = _read(os.path.join(REPO, 'docs', 'usage-and-flags.md'))
+    calling = text.split('## Calling it')[1].split('Every run says after its')[0]
+    assert _MEASURED.findall(calling) == []
+    assert not re.search(r'results/\d{4}-\d\d-\d\d-[\w.-]*quick-runs', calling)
+    assert "README's quick-runs table" in calling
 
 
 # ------------------------------------------------------------------------ the front door
