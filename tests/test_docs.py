@@ -28,6 +28,7 @@ from absl import flags
 
 from tf_cnn_benchmarks import flag_parsing, params, run_header
 from tf_cnn_benchmarks.hardware import links, machine
+from tf_cnn_benchmarks.metrics import baseline
 from tf_cnn_benchmarks.preflight import usage
 from tf_cnn_benchmarks.tools import launch_cluster
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
@@ -391,6 +392,18 @@ def test_every_gate_line_the_docs_quote_has_the_verdict_the_program_gives():
             if words in verdicts and m.group(1) not in verdicts[words]:
                 wrong.append('%s: %s' % (page, m.group(0)[:80]))
     assert wrong == []
+
+
+def test_the_baseline_example_of_too_few_steps_is_what_the_gate_prints():
+    # docs/campaigns.md: 2 steps against 40 spread evenly over +-20% of 100 images/sec.
+    quoted = re.search(r'`\.\.\.: (same, but NOT JUDGED: with 2 steps here against 40 .*?)`',
+                       _pages_text()['docs/campaigns.md']).group(1)
+    spread = [80.0 + 40.0 * i / 39 for i in range(40)]
+    stored = {'images_per_sec': 100.0,
+              'steps': [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(spread)]}
+    c = baseline.compare(stored, [100.5, 99.5], 100.0, 5.0)
+    assert baseline.format_line(c).endswith('): ' + quoted)
+    assert baseline.exit_status(c) == 3
 
 
 def test_the_gpu_interconnect_values_are_one_list_in_help_error_and_docs():
