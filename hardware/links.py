@@ -331,27 +331,36 @@ def preset_of(value: str | None) -> HostPreset | None:
     return HOSTS.get(value.strip().lower()) if value else None
 
 
-def _pcie_generations() -> list[str]:
-    return [n for n, x in LINKS.items() if x.kind == 'pcie' and n in LABELS and '_' not in n]
+def _gpu_link_groups() -> tuple[list[str], list[str], list[str]]:
+    """The links of LINKS --gpu_interconnect takes, as `gpu_link_choices` groups them: the PCIe
+    generations, the NVLink generations, and one link or a measured copy (a name with '_':
+    'nvlink1_link', 'nvlink1_link_copy', 'pcie3_copy'; the links table of docs/scaling.md)."""
+    ours = [(n, x.kind) for n, x in LINKS.items() if x.kind in ('pcie', 'nvlink')]
+    return ([n for n, kind in ours if kind == 'pcie' and '_' not in n],
+            [n for n, kind in ours if kind == 'nvlink' and '_' not in n],
+            [n for n, _ in ours if '_' in n])
 
 
-def _nvlink_generations() -> list[str]:
-    return [n for n, x in LINKS.items() if x.kind == 'nvlink' and '_' not in n]
+def gpu_link_names() -> list[str]:
+    """Every value --gpu_interconnect takes (any case), in `gpu_link_choices`' order: the one
+    list `check_plan_flags` accepts, --help and docs/scaling.md's flag table name."""
+    pcie, nvlink, rates = _gpu_link_groups()
+    return pcie + nvlink + ['nvlink'] + rates + list(HOSTS)
 
 
 def gpu_link_choices() -> str:
-    """What --gpu_interconnect takes, grouped as docs/scaling.md lists it: the PCIe and NVLink
-    generations, 'nvlink' (the GPU's own) and the host presets."""
-    return ('a PCIe generation (%s), an NVLink generation (%s; nvlink: the GPU\'s own), or a '
-            'host: %s' % (', '.join(_pcie_generations()), ', '.join(_nvlink_generations()),
-                          ', '.join(HOSTS)))
+    """What --gpu_interconnect takes in words, grouped as docs/scaling.md lists it: the PCIe and
+    NVLink generations, 'nvlink' (the GPU's own), one link or a measured copy, the hosts."""
+    pcie, nvlink, rates = _gpu_link_groups()
+    return ('a PCIe generation (%s), an NVLink generation (%s; nvlink: the GPU\'s own), one link '
+            'or a measured copy (%s), or a host: %s' % (
+                ', '.join(pcie), ', '.join(nvlink), ', '.join(rates), ', '.join(HOSTS)))
 
 
 def gpu_link_suggestions(name: str) -> list[str]:
-    """The --gpu_interconnect values closest to the unknown `name` (`suggestions` over the
-    values `gpu_link_choices` lists, a host also by HOST_ALSO's names)."""
-    return suggestions(name, _pcie_generations() + _nvlink_generations() + ['nvlink']
-                       + list(HOSTS), also=HOST_ALSO)
+    """The --gpu_interconnect values closest to the unknown `name` (`suggestions` over
+    `gpu_link_names`, a host also by HOST_ALSO's names)."""
+    return suggestions(name, gpu_link_names(), also=HOST_ALSO)
 
 
 def gpu_link_name(value: str, gpu_name: str | None) -> str:
@@ -524,13 +533,11 @@ def check_plan_flags(p) -> None:
             network(p.interconnect_gbps)
     except UnknownLinkError as e:
         raise flag_error('interconnect_gbps', e) from None
-    if p.gpu_interconnect is not None and p.gpu_interconnect.strip().lower() not in HOSTS \
-            and p.gpu_interconnect.strip().lower() != 'nvlink':
-        found = LINKS.get(p.gpu_interconnect.strip().lower())
-        if found is None or found.kind not in ('pcie', 'nvlink'):
-            raise flag_error('gpu_interconnect', '%s %r; %sgive %s' % (
-                'unknown GPU link' if found is None else 'no GPU link:', p.gpu_interconnect,
-                did_you_mean(gpu_link_suggestions(p.gpu_interconnect)), gpu_link_choices()))
+    value = p.gpu_interconnect
+    if value is not None and value.strip().lower() not in gpu_link_names():
+        raise flag_error('gpu_interconnect', '%s %r; %sgive %s' % (
+            'no GPU link:' if value.strip().lower() in LINKS else 'unknown GPU link', value,
+            did_you_mean(gpu_link_suggestions(value)), gpu_link_choices()))
     preset = preset_of(p.gpu_interconnect)
     if preset is not None:
         _check_gpus_of_preset(p, preset)

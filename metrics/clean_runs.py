@@ -267,7 +267,10 @@ class Selection:
         'left out 2 of 12 runs: 2 shared the host (others used > 25% of the cores)', or with
         several reasons 'left out 3 of 12 runs (--include_unclean_runs keeps them):' and
         '  2 shared the host ...' lines; with INCLUDE_FLAG 'kept 2 unclean runs of 12
-        (--include_unclean_runs): ...'."""
+        (--include_unclean_runs): ...'. A run with several reasons (busy and stopped) is counted
+        under each, so the counts below can add up to more than the head's; the head then says
+        how many such runs there are: 'left out 26 of 26 runs, 1 of them for more than one
+        reason (--include_unclean_runs keeps them):'."""
         pairs = self.left_out or self.kept_unclean
         if not pairs:
             return []
@@ -275,13 +278,17 @@ class Selection:
             head = 'left out %d of %s' % (len(pairs), self._counted(self.total))
             hint = '%s keeps them' % INCLUDE_FLAG
         else:
-            head = 'kept %s of %d (%s)' % (
-                self._counted(len(pairs), 'unclean '), self.total, INCLUDE_FLAG)
-            hint = ''
+            head = 'kept %s of %d' % (self._counted(len(pairs), 'unclean '), self.total)
+            hint = INCLUDE_FLAG
         reasons = reason_lines([s for _, s in pairs])
+        if len(reasons) == 1 and self.left_out:
+            return ['%s: %s; %s' % (head, reasons[0], hint)]
         if len(reasons) == 1:
-            return ['%s: %s%s' % (head, reasons[0], '; ' + hint if hint else '')]
-        return ['%s%s:' % (head, ' (%s)' % hint if hint else '')] + ['  ' + r for r in reasons]
+            return ['%s (%s): %s' % (head, hint, reasons[0])]
+        several = sum(len(s.reasons) > 1 for _, s in pairs)
+        if several:
+            head += ', %d of them for more than one reason' % several
+        return ['%s (%s):' % (head, hint)] + ['  ' + r for r in reasons]
 
     def _counted(self, count: int, prefix: str = '') -> str:
         """'1 run', '2 runs' ('1 repeat', ...): `noun` is the plural; its singular drops the s."""

@@ -126,14 +126,14 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('interconnect_gbps', None, 'Network between hosts for --plan_scaling and --dry_run: '
        'Gbit/s (10, 25, 100: Ethernet) or 1gbe, 10gbe, 25gbe, 40gbe, 100gbe, ib_edr, ib_hdr, '
        'ib_ndr, loopback (measured now; every task on this host). Default: 10.'),
-    _s('gpu_interconnect', None, 'GPU <-> GPU link for --plan_scaling and --dry_run: pcie3, '
-       'pcie4, pcie5, nvlink1-nvlink4, nvlink (the GPU\'s own generation), or a host: '
-       'dgx1_p100, dgx1_v100, gce_k80x8, ec2_p2.8xlarge, ec2_p2.16xlarge, ec2_p3.16xlarge, '
-       'dgx_a100, dgx_h100, hgx2_v100, lambda_epyc7502x8, lambda_gold6230x8, '
-       'lambda_gold6230x8_geforce (a host with another --gpu_model than its own is refused '
-       'when their links differ). Default: an SXM module\'s NVLink (V100, A100, H100, H200, '
-       'P100 SXM2), else the card\'s PCIe (peer-to-peer; through host memory for GeForce '
-       'boards).'),
+    _s('gpu_interconnect', None, 'GPU <-> GPU link for --plan_scaling and --dry_run: pcie2, '
+       'pcie3, pcie4, pcie5, nvlink1, nvlink2, nvlink3, nvlink4, nvlink (the GPU\'s own '
+       'generation), one link or a measured copy: nvlink1_link, nvlink2_link, nvlink1_link_copy, '
+       'nvlink2_copy, pcie3_copy, or a host: dgx1_p100, dgx1_v100, ec2_p2.8xlarge, gce_k80x8, '
+       'ec2_p2.16xlarge, ec2_p3.16xlarge, dgx_a100, dgx_h100, hgx2_v100, lambda_epyc7502x8, '
+       'lambda_gold6230x8, lambda_gold6230x8_geforce (a host is refused with a --gpu_model '
+       'whose links differ). Default: an SXM module\'s NVLink (V100, A100, H100, H200, P100 '
+       'SXM2), else the card\'s PCIe (peer-to-peer; through host memory for GeForce boards).'),
     _i('plan_num_ps', 0, 'ps tasks of the --plan_scaling rows: 0 puts one on each worker host '
        '(as the original\'s published EC2 runs); N plans N on hosts of their own.', lower=0),
     _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),

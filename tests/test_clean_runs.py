@@ -125,6 +125,23 @@ def test_the_left_out_lines_one_per_reason():
     assert clean_runs.select('b', states.get).lines() == []
 
 
+def test_a_run_left_out_for_two_reasons_is_counted_under_each_and_the_head_says_so():
+    # The docs trial (docs51): 'left out 26 of 26 runs' over '22 shared the host', '1 stopped
+    # ...', '4 had no measured host load': 27, a run stopped by SIGINT beside other jobs.
+    states = {'a': clean_runs.state(load(0.8)), 'b': clean_runs.state(load(0.9), 92, 100),
+              'c': clean_runs.state(load(0.05), 28, 100), 'd': clean_runs.state(load(0.05))}
+    assert states['b'].reasons == ['busy', 'stopped']
+    assert clean_runs.select('abcd', states.get).lines() == [
+        'left out 3 of 4 runs, 1 of them for more than one reason (--include_unclean_runs '
+        'keeps them):', '  2 ' + BUSY_LINE,
+        '  2 stopped before their planned steps (92 of 100, 28 of 100)']
+    kept = clean_runs.select('ab', states.get, include=True)
+    assert kept.lines()[0] == ('kept 2 unclean runs of 2, 1 of them for more than one reason '
+                               '(--include_unclean_runs):')
+    # One reason, or several runs of one reason each: the counts add up, nothing to say.
+    assert 'more than one' not in ' '.join(clean_runs.select('acd', states.get).lines())
+
+
 # --- The database: what a row keeps, older rows.
 
 def test_a_row_keeps_the_host_load_and_the_timed_steps_and_reads_them_back():

@@ -14,18 +14,21 @@
 
 from __future__ import annotations
 
+import ast
 import glob
 import os
 import re
 import shlex
 import subprocess
 import sys
+import types
 
 import pytest
 from absl import flags
 
-from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.hardware import machine
+from tf_cnn_benchmarks import flag_parsing, params, run_header
+from tf_cnn_benchmarks.hardware import links, machine
+from tf_cnn_benchmarks.metrics import baseline
 from tf_cnn_benchmarks.preflight import usage
 from tf_cnn_benchmarks.tools import launch_cluster
 from tf_cnn_benchmarks.tools.sweep import cli as sweep
@@ -352,6 +355,120 @@ def test_the_results_files_are_named_by_what_they_measured():
     assert bad == []
     for name in names:
         assert os.path.isfile(os.path.join(REPO, 'results', name[:-5] + '.md')), name
+
+
+# ------------------------------------------------------------------------ quoted output
+
+def _pages_text() -> dict[str, str]:
+    """{page name: its text with every run of whitespace one space} (a quote spans lines)."""
+    return {os.path.relpath(p, REPO): ' '.join(_read(p).split()) for p in PAGES}
+
+
+def _gate_verdicts() -> dict[tuple, set]:
+    """{the first three words after a gate line's verdict: the verdicts the program gives
+    them}, from the format strings of `tf_cnn_results regressions` and `tf_cnn_sweep compare`
+    (adjacent literals are one constant in the syntax tree)."""
+    found = {}
+    for module in ('tools/results_cli.py', 'tools/sweep/gate.py'):
+        for node in ast.walk(ast.parse(_read(os.path.join(REPO, module)))):
+            text = node.value if isinstance(node, ast.Constant) else ''
+            text = text if isinstance(text, str) else ''
+            m = re.match(r'gate: (FAILED|NOT JUDGED|passed): ([^%]*)', text)
+            words = tuple(re.findall(r'[a-z]+', m.group(2)))[:3] if m else ()
+            if len(words) == 3:
+                found.setdefault(words, set()).add(m.group(1))
+    return found
+
+
+def test_every_gate_line_the_docs_quote_has_the_verdict_the_program_gives():
+    # results-database.md said an all-left-out gate printed 'gate: FAILED: no series was
+    # searched'; the program says 'gate: NOT JUDGED: no series was searched' (exit 3).
+    verdicts = _gate_verdicts()
+    assert verdicts[('no', 'series', 'was')] == {'NOT JUDGED'}
+    wrong = []
+    for page, text in _pages_text().items():
+        for m in re.finditer(r'gate: (FAILED|NOT JUDGED|passed): ([^`]*)', text):
+            words = tuple(re.findall(r'[a-z]+', m.group(2)))[:3]
+            if words in verdicts and m.group(1) not in verdicts[words]:
+                wrong.append('%s: %s' % (page, m.group(0)[:80]))
+    assert wrong == []
+
+
+def test_the_baseline_example_of_too_few_steps_is_what_the_gate_prints():
+    # docs/campaigns.md: 2 steps against 40 spread evenly over +-20% of 100 images/sec.
+    quoted = re.search(r'`\.\.\.: (same, but NOT JUDGED: with 2 steps here against 40 .*?)`',
+                       _pages_text()['docs/campaigns.md']).group(1)
+    spread = [80.0 + 40.0 * i / 39 for i in range(40)]
+    stored = {'images_per_sec': 100.0,
+              'steps': [{'step': i + 1, 'images_per_sec': r} for i, r in enumerate(spread)]}
+    c = baseline.compare(stored, [100.5, 99.5], 100.0, 5.0)
+    assert baseline.format_line(c).endswith('): ' + quoted)
+    assert baseline.exit_status(c) == 3
+
+
+def test_the_gpu_interconnect_values_are_one_list_in_help_error_and_docs():
+    # The docs told users to run --gpu_interconnect=nvlink1_link_copy, which --help, the
+    # unknown-value error and the flag table left out; --help left out pcie2.
+    names = links.gpu_link_names()
+    assert {'pcie2', 'nvlink', 'nvlink1_link_copy', 'pcie3_copy', 'dgx1_v100'} <= set(names)
+    for name in names:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect=name))
+
+    def listed(text: str) -> list[str]:
+        """The link and host names in `text`, each once, in order."""
+        looks = re.compile(r'(pcie|nvlink|dgx|hgx|ec2|gce|lambda)\w*(\.\w+)?$')
+        words = re.findall(r'[\w.]+', text)
+        return list(dict.fromkeys(w.rstrip('.') for w in words if looks.match(w.rstrip('.'))))
+
+    help_text = params.SPEC_BY_NAME['gpu_interconnect'].help.split(' Default:')[0]
+    with pytest.raises(params.ParamsError) as e:
+        links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='pcie9'))
+    error = str(e.value).split('give ', 1)[1]
+    row = re.search(r'^\| `--gpu_interconnect=L` \| the GPU-to-GPU link: (.*?) \(a host preset',
+                    _read(os.path.join(REPO, 'docs', 'scaling.md')), re.M).group(1)
+    for where, text in (('--help', help_text), ('the error', error), ('scaling.md', row)):
+        assert listed(text) == names, where
+
+
+def test_a_non_utf8_train_dir_is_quoted_as_the_usage_check_refuses_it():
+    # output.md quoted a message of preflight/output_paths.py that the flag-value check
+    # (params/text_values.py) keeps from ever being printed.
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_usage(flag_parsing.parse_flags(['tf_cnn_benchmarks', '--train_dir=td\udcff']),
+                          resolve=False, paths=True)
+    head = str(e.value).split('): ')[0] + ')'
+    assert head == "--train_dir is not UTF-8 text (received: b'td\\xff')"
+    assert '`error: %s' % head in _pages_text()['docs/output.md']
+
+
+def test_a_shortened_device_list_is_shown_as_the_header_prints_it():
+    # usage-and-flags.md showed '(16 devices)' on the Devices: line; it is on the next line.
+    found = 0
+    for path in PAGES:
+        lines = _read(path).splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"Devices: +\['/cpu:0', .*'/cpu:(\d+)'\]$", line)
+            if not m or '...' not in line:
+                continue
+            plan = types.SimpleNamespace(  # a CPU run's plan as run_header reads it
+                devices=['/cpu:%d' % k for k in range(int(m.group(1)) + 1)],
+                params=types.SimpleNamespace(device='cpu'), visible_gpus=[])
+            printed = (['Devices:     ' + run_header.describe_devices(plan.devices)]
+                       + run_header.device_notes(plan))
+            assert lines[i:i + len(printed)] == printed, path
+            found += 1
+        assert not re.search(r"'/cpu:\d+'\] \(\d+ devices\)", ' '.join(lines)), path
+    assert found
+
+
+def test_the_usage_page_quotes_no_quick_run_figure():
+    # usage-and-flags.md quoted 34.7 s and 4.5 s from the 2026-12-05 file as 'the README's
+    # quick runs' when the README's table was the 2026-12-06 file's: it points at them.
+    text = _read(os.path.join(REPO, 'docs', 'usage-and-flags.md'))
+    calling = text.split('## Calling it')[1].split('Every run says after its')[0]
+    assert _MEASURED.findall(calling) == []
+    assert not re.search(r'results/\d{4}-\d\d-\d\d-[\w.-]*quick-runs', calling)
+    assert "README's quick-runs table" in calling
 
 
 # ------------------------------------------------------------------------ the front door

@@ -175,17 +175,26 @@ def test_the_planning_flags_help_names_both_modes_that_read_them():
 
 
 def test_an_unknown_gpu_link_lists_what_a_user_may_type_grouped():
-    # It listed every internal link (ddr4_3200_2ch, nvlink1_link_copy, 1gbe, ...) and left out
-    # 'nvlink' and the host presets docs/scaling.md documents.
+    # It listed every internal link (ddr4_3200_2ch, 1gbe, ...) and left out 'nvlink' and the
+    # host presets docs/scaling.md documents; then it left out the one-link and measured-copy
+    # links the flag takes (docs/scaling.md runs nvlink1_link_copy).
     with pytest.raises(params.ParamsError) as e:
         links.check_plan_flags(params.make_params(plan_scaling=True, gpu_interconnect='nvlink9'))
     assert str(e.value) == (
         "--gpu_interconnect: unknown GPU link 'nvlink9'; did you mean nvlink, nvlink1 or "
         "nvlink2? give a PCIe generation (pcie2, pcie3, "
         "pcie4, pcie5), an NVLink generation (nvlink1, nvlink2, nvlink3, nvlink4; nvlink: the "
-        "GPU's own), or a host: " + ', '.join(links.HOSTS))
-    for internal in ('ddr4_3200_2ch', 'nvlink1_link_copy', '1gbe'):
+        "GPU's own), one link or a measured copy (nvlink1_link, nvlink2_link, "
+        "nvlink1_link_copy, nvlink2_copy, pcie3_copy), or a host: " + ', '.join(links.HOSTS))
+    for internal in ('ddr4_3200_2ch', '1gbe'):
         assert internal not in str(e.value)
+    # Every link the flag takes is in the list, and no other one (a network, host memory).
+    for name, link in links.LINKS.items():
+        assert (name in links.gpu_link_names()) == (link.kind in ('pcie', 'nvlink')), name
+        if link.kind not in ('pcie', 'nvlink'):
+            with pytest.raises(params.ParamsError, match="no GPU link: '%s'" % name):
+                links.check_plan_flags(params.make_params(plan_scaling=True,
+                                                          gpu_interconnect=name))
 
 
 _T4_ON_DGX1 = ("--gpu_interconnect=dgx1_v100 is a host of 8 V100 16GB on NVLink 2.0 (6 links): "
