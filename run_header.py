@@ -13,6 +13,7 @@ here (hardware/kernel_speed.py, measured or cached):
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 
 import tensorflow as tf
@@ -123,9 +124,44 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['Staged vars: True'] if p.staged_vars else []),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         # The original's 0 for "unset" (--num_batches=0), and what each became.
-        *zero_values.header_lines(plan.given_flags, p, HEADER_VALUE_WIDTH),
+        *zero_values.header_lines(plan.given_flags, p, HEADER_VALUE_WIDTH,
+                                  zero_flag_reasons(plan, dataset.name)),
         '==========',
     ]
+
+
+def zero_flag_reasons(plan, dataset_name: str | None = None) -> dict[str, str]:
+    """Why each flag the user gave 0 (params/zero_values.zero_flags) has no effect in this run,
+    by flag: the rest of the `warning:` line the flag gets here at any value
+    (preflight/ineffective_flags.messages, asked of the flags as given with that flag set: 1
+    for a 0 the original took as unset, the 0 itself where it is kept), e.g.
+    {'max_ckpts_to_keep': 'without --train_dir (checkpoints are written there)'}. Flags that
+    act are left out. The header's `Flags at 0:` lines say this instead of an effect: a docs
+    reader saw `--max_ckpts_to_keep=0, as in the original: every checkpoint is kept` under the
+    warning that it has no effect without --train_dir.
+
+    Args:
+      plan: the run's RunPlan (its given_flags: none known, no reasons).
+      dataset_name: the run's dataset ('imagenet', 'cifar10', 'synthetic'), for the rules of
+        real data.
+    """
+    from .preflight import ineffective_flags
+    given = plan.given_flags or {}
+    names = zero_values.zero_flags(given)
+    if not names:
+        return {}
+    p = zero_values.as_unset(params_lib.make_params(**given))  # the flags as checked
+    out = {}
+    for name in names:
+        probe = p if name in zero_values.KEPT_ZERO else p._replace(**{name: 1})
+        # '--NAME has no effect WHY', or with the value: '--NAME=1 has no effect WHY'.
+        line = re.compile(r'--%s(=\S*)? has no effect (.*)' % name)
+        said = ineffective_flags.messages(probe, plan.visible_gpus, dataset_name,
+                                          frozenset(given), device=plan.params.device)
+        why = next((m.group(2) for m in map(line.fullmatch, said) if m), None)
+        if why is not None:
+            out[name] = why
+    return out
 
 
 def ps_header_lines(plan, model=None) -> list[str]:

@@ -26,6 +26,7 @@ import dataclasses
 import math
 
 from . import params as params_lib
+from .params import original_flags
 
 # Cluster modes that train asynchronously with --nocross_replica_sync (the others are always
 # synchronous; params.validate_params refuses --nocross_replica_sync with them).
@@ -386,7 +387,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     examples = dataset.num_examples(subset)
     num_batches = p.num_batches
     if p.num_epochs is not None:
-        num_batches = max(1, int(math.ceil(p.num_epochs * examples / global_batch)))
+        num_batches = max(1, original_flags.epoch_step(p.num_epochs, examples / global_batch))
         if p.ml_perf and not (p.forward_only or p.eval):
             # The warm-up steps train too, and MLPerf counts every sample trained: with
             # --ml_perf the run trains --num_epochs in all, warm-up included (the original

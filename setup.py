@@ -19,9 +19,10 @@ setuptools.setup(
         'params', 'preflight', 'runtime', 'speed_model', 'tools', 'tools.sweep',
         'variable_managers')],
     package_data={'tf_cnn_benchmarks': ['configs/*.flags']},
-    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'PyYAML', 'scipy'],
+    # Pillow: tf_cnn_build_tfrecords reads and converts the images with it.
+    install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'Pillow', 'PyYAML', 'scipy'],
     extras_require={
-        'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'Pillow', 'portpicker', 'scikit-learn',
+        'test': ['pytest', 'pytest-timeout', 'pytest-xdist', 'portpicker', 'scikit-learn',
                  'matplotlib', 'mlperf-logging', 'mkdocs>=1.6',  # mkdocs: tests/test_docs.py
                  'gcp-storage-emulator'],  # a local GCS for gs:// (tests/gcs_emulator.py)
         'plot': ['matplotlib'],

@@ -380,8 +380,11 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
     try:
         got, when = kernel_speed.choice_factors(
             list(by_item), threads, measure_items, refresh=refresh,
-            what='graph choices of %s at batch %d (%d sites, each form against today\'s)' % (
-                plan.params.model, plan.per_device_batch_size, len(shapes)), secs=secs)
+            # In the report's unit: factors (--calibrate's 'calibration: stored graph
+            # choice: 39 factors'), one per form of a site.
+            what='graph choices of %s at batch %d (%d factors: each form of its %d sites '
+                 'against today\'s)' % (plan.params.model, plan.per_device_batch_size,
+                                       len(by_item), len(shapes)), secs=secs)
     except _ProbeTooLarge as e:  # only what is not recorded yet needs the probe
         cnn_util.warn('graph choices not measured: %s; building today\'s graph '
                       '(--graph_choices=off builds it without this line)' % e)

@@ -14,7 +14,8 @@ Three ways in, one evaluator:
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
     --eval_during_training_every_n_epochs (epochs of the global batch: per-device batch x
     devices x workers), or is listed in --eval_during_training_at_specified_steps (or
-    --eval_during_training_at_specified_epochs: step int(epoch x steps per epoch)), and after
+    --eval_during_training_at_specified_epochs; an epoch's step is rounded up, as the
+    original's: original_flags.epoch_step), and after
     the last timed step (the original's final evaluation: `Running final evaluation at
     global_step N`; the others' line is `Running evaluation at global_step N`); those due in
     the warm-up steps become one at the warm-up's end, before the first timed step (on
@@ -526,9 +527,9 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             return True
         if run_hooks.crossed(before, global_step, self.every_steps):
             return True
-        if self.every_epoch_steps:
-            return (math.floor(global_step / self.every_epoch_steps)
-                    > math.floor(before / self.every_epoch_steps))
+        if self.every_epoch_steps:  # the first step at or past a multiple: epoch_step's rule
+            return (math.floor(round(global_step / self.every_epoch_steps, 9))
+                    > math.floor(round(before / self.every_epoch_steps, 9)))
         return False
 
     def before_timed(self):

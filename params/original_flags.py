@@ -13,6 +13,7 @@ Loads no TensorFlow: the rules run before the command imports it.
 
 from __future__ import annotations
 
+import math
 import re
 
 from .schedule_spec import is_number
@@ -73,7 +74,7 @@ _ROWS = (
      'summaries: total_loss (with the weight-decay term) or base_loss (cross entropy only).',
      LOSS_TYPES),
     ('list', 'eval_during_training_at_specified_epochs', [], 'Evaluate after these training '
-     'epochs (each taken at global step int(epoch x steps per epoch)).', None),
+     'epochs (each at global step ceil(epoch x steps per epoch): once it is trained).', None),
     ('boolean', 'single_l2_loss_op', False, 'Weight decay as one L2 loss over all weights '
      'concatenated, instead of one per variable.', None),
     ('float', 'display_perf_ewma', None, 'If set (0..1), step lines show images/sec as an '
@@ -268,6 +269,24 @@ def ml_perf_wanted(p) -> bool:
     return bool(p.ml_perf or p.ml_perf_compliance_logging)
 
 
+def epoch_step(epoch: float, steps_per_epoch: float) -> int:
+    """The first global step by which `epoch` epochs have been trained: ceil(epoch x
+    steps_per_epoch), as the original's (epoch x examples + batch - 1) // batch, so an
+    evaluation of "epoch 1" never runs before epoch 1's last images are trained (17 records at
+    4 a step: step 5, not 4). The product is rounded to 9 decimals first, so float error does
+    not add a step (0.3 x 10 steps = 3.0000000000000004: step 3). --num_epochs and the
+    evaluations during training (`specified_epoch_steps`, --..._every_n_epochs) all use it.
+
+    Args:
+      epoch: epochs (>= 0; fractions allowed).
+      steps_per_epoch: global steps per epoch (examples per epoch / images per global step).
+
+    Returns:
+      The global step (>= 0).
+    """
+    return int(math.ceil(round(epoch * steps_per_epoch, 9)))
+
+
 def specified_epoch_steps(epochs, steps_per_epoch: float) -> list[int]:
     """Global steps of --eval_during_training_at_specified_epochs.
 
@@ -276,7 +295,7 @@ def specified_epoch_steps(epochs, steps_per_epoch: float) -> list[int]:
       steps_per_epoch: global steps per epoch (examples per epoch / global batch).
 
     Returns:
-      Sorted distinct steps int(epoch x steps_per_epoch) (the README's rule for epochs), each
-      at least 1.
+      Sorted distinct steps `epoch_step(epoch)` (the first step by which the epoch is
+      trained: rounded up, as the original), each at least 1.
     """
-    return sorted({max(1, int(float(e) * steps_per_epoch)) for e in epochs})
+    return sorted({max(1, epoch_step(float(e), steps_per_epoch)) for e in epochs})

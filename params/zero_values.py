@@ -10,6 +10,11 @@ from the flags as given (RunPlan.given_flags) and the resolved ones:
 
     Flags at 0:  --num_batches=0 is unset, as in the original: 100 steps (the default)
 
+A flag that has no effect in the run at any value says that instead, with the reason its
+`warning:` line gives (run_header.zero_flag_reasons asks preflight/ineffective_flags.py), never
+what its 0 would do (`--max_ckpts_to_keep=0 has no effect without --train_dir (checkpoints are
+written there)`, not "every checkpoint is kept").
+
 Most become None (unset here too). Two do not: `--num_eval_batches=0` or `--num_eval_epochs=0`
 without the other evaluated the original's 100 batches (its default --num_batches), not its
 usual default (--num_batches), so here 100 batches too; and `--max_ckpts_to_keep=0` stays 0,
@@ -91,9 +96,11 @@ def as_unset(p):
     return p
 
 
-def _said(name: str, given: dict, p) -> str:
+def _said(name: str, given: dict, p, no_effect: dict) -> str:
     """What flag `name`, given 0, became in the run of resolved Params `p`: the rest of its
-    header sentence after '--NAME=0'."""
+    header sentence after '--NAME=0' (`no_effect`: see header_lines)."""
+    if name in no_effect:
+        return ' has no effect ' + no_effect[name]
     unset = ' is unset, as in the original: '
     if name in ('num_batches', 'num_epochs'):
         if p.num_epochs is not None:
@@ -114,7 +121,8 @@ def _said(name: str, given: dict, p) -> str:
     return unset + UNSET_BY_ZERO[name]
 
 
-def header_lines(given: dict | None, p, width: int = 87) -> list[str]:
+def header_lines(given: dict | None, p, width: int = 87,
+                 no_effect: dict | None = None) -> list[str]:
     """The header's `Flags at 0:` lines: one sentence per flag of `given` at 0 (UNSET_BY_ZERO,
     KEPT_ZERO), each wrapped to `width` characters after the name column; [] when there is
     none.
@@ -122,9 +130,12 @@ def header_lines(given: dict | None, p, width: int = 87) -> list[str]:
     Args:
       given: {flag: value} as the user gave them (RunPlan.given_flags), or None (unknown).
       p: the run's resolved Params (RunPlan.params).
+      no_effect: {flag: why} of those flags that have no effect in this run at any value,
+        `why` the rest of their `warning:` line after '--NAME has no effect ' (e.g. 'without
+        --train_dir (checkpoints are written there)'): their sentence says that instead.
     """
     lines = []
     for name in zero_flags(given or {}):
-        lines += textwrap.wrap('--%s=0%s' % (name, _said(name, given, p)), width,
-                               subsequent_indent='  ')
+        lines += textwrap.wrap('--%s=0%s' % (name, _said(name, given, p, no_effect or {})),
+                               width, subsequent_indent='  ')
     return ['%-13s%s' % ('Flags at 0:' if i == 0 else '', line) for i, line in enumerate(lines)]

@@ -1,8 +1,10 @@
 """--calibrate: measure this host for the given flags, store the quiet figures, report, exit.
 
 What a run would otherwise measure in passing (or not at all on a first run), measured on
-purpose and all at once, each announced with its expected duration before it starts
-(hardware/calibration.py):
+purpose and all at once, after one line saying what is calibrated (`summary_line`: model,
+batch, dtype, threads, record), each announced with its expected duration before it starts
+(hardware/calibration.py; the graph choices in the unit their report counts: factors, one
+per form of a site):
 
   * the CPU peak of every precision the step computes in (metrics/utilisation.py
     step_precision: float32; a reduced dtype with its units; both for a mixed step);
@@ -20,8 +22,13 @@ for one or more of them (run again when it is quiet), 2 when the record is off
 from __future__ import annotations
 
 from .. import cnn_util
+from .. import params as params_lib
+from ..graph import precision
 from ..hardware import calibration, kernel_speed
 from ..metrics import utilisation
+from ..models import model_catalog
+from ..runtime import cpu_tuning
+from . import usage
 
 BUSY_STATUS = 3
 
@@ -51,6 +58,20 @@ def report_line(m: calibration.Measurement) -> str:
         state, what, _value_text(m), 100 * m.spread, m.load_text(), m.measure_secs)
 
 
+def summary_line(q, path: str) -> str:
+    """'calibration: resnet50, batch 16 per device, float32, 2 intra-op threads; record
+    /home/u/.cache/tf_cnn_benchmarks/calibration.json': what is calibrated, from the resolved
+    flags `q` (params.resolve_params) as the run plan takes them (run_plan.make_plan: the
+    batch, else the model's default; precision.compute_dtypes; cpu_tuning.thread_counts), so it
+    is printed before the bench is built: building it measures the graph choices (a minute
+    for resnet50), and the line came after that measurement."""
+    row = model_catalog.row(q.model, usage.dataset_name(q) or 'imagenet')
+    batch = q.batch_size or (row.batch_size if row is not None else 0)
+    return ('calibration: %s, batch %s per device, %s, %s intra-op threads; record %s'
+            % (q.model, batch or "the model's default", precision.compute_dtypes(q)[0].name,
+               cpu_tuning.thread_counts(q)[0] or 'default', path))
+
+
 def run(make_bench, p, visible_gpus: int) -> int:
     """Measures, stores and reports the host's figures for the flags `p` (--calibrate set).
 
@@ -71,16 +92,15 @@ def run(make_bench, p, visible_gpus: int) -> int:
     if problem is not None:
         cnn_util.log_fn('error: --calibrate: the record %s %s' % (path, problem))
         return 2
-    mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
-    bench = make_bench(p, visible_gpus)
-    plan = bench.plan
-    if plan.params.device != 'cpu':
+    q = params_lib.resolve_params(p, visible_gpus)  # the device and batch the plan will have
+    if q.device != 'cpu':
         cnn_util.log_fn('error: --calibrate measures a CPU; a GPU run takes its peak from the '
                         'data-sheet table (add --device=cpu to calibrate this host\'s CPU)')
         return 2
-    cnn_util.log_fn('calibration: %s, batch %d per device, %s, %s intra-op threads; record %s'
-                    % (plan.params.model, plan.per_device_batch_size,
-                       utilisation.dtype_name(plan), plan.threads[0] or 'default', path))
+    cnn_util.log_fn(summary_line(q, path))  # before the first measurement
+    mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
+    bench = make_bench(p, visible_gpus)
+    plan = bench.plan
     lines = bench.precision_lines()  # the kernel factors and the graph choices
     peak = utilisation.cpu_device_peak(plan, refresh=True)
     made = calibration.journal_since(mark)

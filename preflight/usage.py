@@ -7,7 +7,8 @@
     check_usage(p)             before TensorFlow loads:
         Params --the original's 0 for unset (params/zero_values.py)--> --resolve the
         cluster's fields--> --flag rules--> host names--> --gpu_model-->
-        --plot_file, --baseline (loaded once)--> --output paths--> --model--> the baseline's
+        --plot_file and --plan_scaling_png (matplotlib), --baseline (loaded once)-->
+        --output paths--> --model--> the baseline's
         configuration as far as the flags settle it, and that it is clean--> the rules of a
         host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
     check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
@@ -275,10 +276,12 @@ def check_command_rules(p: params.Params) -> None:
 
 
 def check_extras(p: params.Params) -> dict | None:
-    """What optional outputs and inputs need: matplotlib for --plot_file, a readable results
-    JSON for --baseline (`check_usage` then refuses, after the model's check, a baseline of
-    another configuration by the parts the flags settle, `known_configuration`, or one that is
-    not clean; the rest of the configuration once the run's is resolved).
+    """What optional outputs and inputs need: matplotlib for --plot_file and
+    --plan_scaling_png (a plan's figure without it failed only after the plan was printed),
+    a readable results JSON for --baseline (`check_usage` then refuses, after the model's
+    check, a baseline of another configuration by the parts the flags settle,
+    `known_configuration`, or one that is not clean; the rest of the configuration once the
+    run's is resolved).
 
     Returns:
       The loaded --baseline results JSON, or None without --baseline or with --eval (which
@@ -288,10 +291,11 @@ def check_extras(p: params.Params) -> dict | None:
       params.ParamsError: matplotlib is missing, or the --baseline file is unreadable
         (metrics/baseline.py's BaselineError).
     """
-    if p.plot_file and importlib.util.find_spec('matplotlib') is None:
-        raise params.ParamsError(
-            '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
-            'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file')
+    for name in ('plot_file', 'plan_scaling_png'):
+        if getattr(p, name) and importlib.util.find_spec('matplotlib') is None:
+            raise params.ParamsError(
+                '--%s needs matplotlib, which is not installed: pip install matplotlib (or '
+                'pip install "tf_cnn_benchmarks[plot]"), or drop --%s' % (name, name))
     if p.baseline and not file_systems.is_remote(p.baseline):  # a remote one: BenchmarkCNN
         path_lengths.check_given_paths(p, ('baseline',))  # over PATH_MAX it reads as missing
         stored = baseline.load(p.baseline)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 
 import pytest
 
@@ -41,6 +42,32 @@ def test_a_busy_calibration_counts_every_figure_it_could_not_store(calibration_r
     assert any(x.startswith('calibration: there will be no utilisation line: no quiet '
                             'calibration of the float32 peak') for x in lines), lines
     assert not any('divide by nothing' in x for x in lines)
+
+
+@pytest.mark.cli
+def test_calibrate_says_what_it_calibrates_before_it_measures_and_counts_in_one_unit(
+        calibration_record, monkeypatch):
+    """A docs reader's trial: the summary line (`calibration: resnet50, batch 16 per device,
+    ...`) came after the first, 80-second measurement, and the graph choices were announced
+    as '24 sites' but reported as '39 factors'."""
+    monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
+        (s, form): 0.5 for s in shapes for form in graph_choices.forms_of(s)})
+    monkeypatch.setattr(cpu_peak, 'measure', lambda dtype, threads: (
+        {'flops_per_sec': 1e11, 'kernel': 'matmul'}, 0.02))
+    got = helpers.run_command('--calibrate', '--model=resnet50', '--image_size=32',
+                              '--device=cpu', '--num_intra_threads=2')
+    assert got.returncode == 0, got.stdout + got.stderr
+    lines = got.stdout.splitlines()
+    summary = lines.index('calibration: resnet50, batch 64 per device, float32, 2 intra-op '
+                          'threads; record %s' % calibration_record)  # the model's batch
+    measuring = [i for i, x in enumerate(lines) if x.startswith('calibration: measuring ')]
+    assert measuring and summary < measuring[0], lines
+    announced = next(x for x in lines if x.startswith('calibration: measuring graph choices'))
+    factors, sites = map(int, re.search(r'\((\d+) factors: each form of its (\d+) sites '
+                                        r"against today's\)", announced).groups())
+    assert sites < factors  # resnet50's 1x1 convolutions have more than one form
+    stored = next(x for x in lines if x.startswith('calibration: stored graph choice'))
+    assert ': %d factors;' % factors in stored, stored
 
 
 def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_path,

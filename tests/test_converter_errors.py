@@ -1,10 +1,13 @@
 """tf_cnn_build_tfrecords' refusals: bad flag values (exit 2, one line) and unreadable images
 (every one counted in one run, the first five named, no shard written, each image read once)."""
 
+import ast
 import collections
 import io
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +15,8 @@ from PIL import Image
 
 from tests import input_helpers as h
 from tf_cnn_benchmarks.tools import build_imagenet_tfrecords as convert_tool
+
+import checkout
 
 
 @pytest.mark.parametrize('setup, message', [
@@ -141,3 +146,34 @@ def test_the_unreadable_images_line_names_the_first_five_by_path():
         'in/c/05.jpg (truncated) and 7 more; remove or convert them, then run again')
     assert convert_tool.unreadable_message(unreadable[:1], 3).endswith(
         ': in/c/12.jpg (truncated); remove or convert it, then run again')
+
+
+def test_setup_installs_pillow_for_the_converter():
+    """The README's `pip install -e .` then `tf_cnn_build_tfrecords ...`: Pillow was in the
+    `test` extra only, so the converter ended in a traceback (No module named 'PIL')."""
+    tree = ast.parse(open(os.path.join(checkout.REPO, 'setup.py'), encoding='utf-8').read())
+    requires = next(ast.literal_eval(node.value) for node in ast.walk(tree)
+                    if isinstance(node, ast.keyword) and node.arg == 'install_requires')
+    assert 'Pillow' in requires
+
+
+@pytest.mark.cli
+def test_a_python_without_pillow_gets_one_error_line_and_exit_2(tmp_path):
+    """Pillow hidden (`sys.modules['PIL'] = None`: `import PIL` raises ImportError, as where it
+    is not installed): one `error:` line naming the fix before any image is read, no
+    traceback (before: ModuleNotFoundError from tools/class_folders.py, exit 1)."""
+    src = tmp_path / 'in'
+    (src / 'cls').mkdir(parents=True)
+    Image.new('RGB', (4, 4)).save(src / 'cls' / 'a.png')
+    script = ("import runpy, sys; sys.modules['PIL'] = None; "
+              "runpy.run_module('tools.build_imagenet_tfrecords', run_name='__main__', "
+              "alter_sys=True)")
+    run = subprocess.run([sys.executable, '-c', script, '--input_dir=%s' % src,
+                          '--output_dir=%s' % (tmp_path / 'out')], cwd=checkout.REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout) == (2, '')
+    assert run.stderr == 'error: %s\n' % convert_tool.NO_PILLOW
+    assert convert_tool.NO_PILLOW.startswith(
+        'tf_cnn_build_tfrecords needs Pillow to read the images, which is not installed: '
+        'pip install Pillow')
+    assert not (tmp_path / 'out').exists()

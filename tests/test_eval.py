@@ -10,9 +10,10 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, run_plan
-from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner
+from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner, training_loop
 from tf_cnn_benchmarks.params import make_params
 
+import checkout
 import helpers
 
 tf1 = tf.compat.v1
@@ -166,6 +167,25 @@ def test_the_eval_estimate_leaves_the_first_batchs_set_up_out():
         times = iter([2.14] + [0.12] * 15)
         eval_runner.timed_batches(run_batch, batches, log=log, clock=lambda: now[0])
         assert lines == []
+
+
+def test_the_readme_names_the_runs_without_a_timed_part_line(monkeypatch):
+    """A docs reader's trial: README said every run prints `Timed part:`, and an evaluation of
+    2 batches printed none (nothing is left to time after its second batch, where the line
+    comes). The README names those runs now; the program prints none for each of them."""
+    with open(os.path.join(checkout.REPO, 'README.md'), encoding='utf-8') as f:
+        readme = ' '.join(f.read().split())
+    assert ('a run with nothing left to time by then (an evaluation of one or two batches, one '
+            'step without warm-up) prints none.') in readme
+    for batches in (1, 2, 3):
+        lines = []
+        eval_runner.timed_batches(lambda index: [0, 0, 8], batches, log=lines.append)
+        assert len(lines) == (batches > 2), (batches, lines)
+    lines = []
+    training_loop.run_loop(
+        training_loop.LoopSpec(num_warmup=0, num_steps=1, images_per_step=4, display_every=10),
+        lambda: (1.0,), log=lines.append)
+    assert not [line for line in lines if line.startswith('Timed part')]
 
 
 def _write_checkpoint(values: dict, train_dir: str, step: int) -> None:

@@ -224,9 +224,44 @@ def test_specified_epochs_become_global_steps():
     plan = types.SimpleNamespace(params=tiny_params(
         eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
-    # int(epoch x 12.5): 6, 12; a tiny epoch still evaluates after the first step.
-    assert hook.at_steps == {1, 6, 12}
-    assert [s for s in range(1, 20) if hook.due(s)] == [1, 6, 12]
+    # ceil(epoch x 12.5), as the original's (epoch x 100 + 7) // 8: 7, 13 (before: int(),
+    # 6 and 12, before the epoch's last images were trained); a tiny epoch still evaluates
+    # after the first step.
+    assert hook.at_steps == {1, 7, 13}
+    assert [s for s in range(1, 20) if hook.due(s)] == [1, 7, 13]
+
+
+@pytest.mark.parametrize('flag, value', [
+    ('eval_during_training_every_n_epochs', 1.0),
+    ('eval_during_training_at_specified_epochs', ['1', '2']),
+])
+def test_both_epoch_flags_evaluate_an_epoch_once_it_is_trained(flag, value):
+    """A docs reader's trial: 17 records at 4 a step (4.25 steps an epoch) evaluated at global
+    steps 5 and 9 with every_n_epochs=1 but at 4 and 8 with at_specified_epochs=1,2, before
+    the epoch's 17th image was trained. The original rounds both up: (e x 17 + 3) // 4."""
+    plan = types.SimpleNamespace(params=tiny_params(num_warmup_batches=0, **{flag: value}),
+                                 steps_per_epoch=17 / 4)
+    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    assert [s for s in range(1, 11) if hook.due(s)] == [5, 9]
+
+
+def test_epoch_steps_round_up_without_float_error():
+    assert [original_flags.epoch_step(e, 17 / 4) for e in (0, 1, 2, 4)] == [0, 5, 9, 17]
+    # 0.3 x 10 = 3.0000000000000004 and 0.0082 x 50000 / 2 = 205.00000000000003: one step
+    # too many without the rounding.
+    assert original_flags.epoch_step(0.3, 10.0) == 3
+    assert original_flags.epoch_step(0.0082, 50000 / 2) == 205
+    plan = types.SimpleNamespace(params=tiny_params(
+        num_warmup_batches=0, eval_during_training_every_n_epochs=0.3), steps_per_epoch=10.0)
+    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    assert [s for s in range(1, 10) if hook.due(s)] == [3, 6, 9]
+
+
+def test_num_epochs_steps_have_no_float_error():
+    # 0.0082 epochs of CIFAR-10's 50,000 images at 2 a step: 205 steps (before: 206).
+    bench = benchmark_cnn.BenchmarkCNN(params.make_params(
+        model='trivial', data_name='cifar10', batch_size=2, num_epochs=0.0082), gpus=0)
+    assert bench.plan.num_batches == 205
 
 
 def test_eval_at_specified_epochs_runs_on_one_host_only():
@@ -239,11 +274,12 @@ def test_eval_at_specified_epochs_runs_on_one_host_only():
 
 
 def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir, tmp_path):
-    # 512 training records in batches of 4: 128 steps per epoch; epochs 0.01 and 0.03 are
-    # global steps 1 and 3; the last step, 4, has the original's final evaluation.
+    # 512 training records in batches of 4: 128 steps per epoch; epochs 0.005 and 0.02 (0.64
+    # and 2.56 steps, rounded up) are global steps 1 and 3; the last step, 4, has the
+    # original's final evaluation.
     eval_dir = tmp_path / 'evals'
     result = tiny_run(data_dir=imagenet_dir, num_batches=4, image_size=32,
-                      eval_during_training_at_specified_epochs=['0.01', '0.03'],
+                      eval_during_training_at_specified_epochs=['0.005', '0.02'],
                       num_eval_batches=1, eval_dir=str(eval_dir))
     assert [e['global_step'] for e in result['evals']] == [1, 3, 4]
     events = glob.glob(str(eval_dir / 'events.out.tfevents.*'))

@@ -4,10 +4,11 @@ header saying what each became (params/zero_values.py)."""
 
 import glob
 import re
+import types
 
 import pytest
 
-from tf_cnn_benchmarks import params
+from tf_cnn_benchmarks import params, run_header
 from tf_cnn_benchmarks.params import make_params, zero_values
 from tf_cnn_benchmarks.preflight import ineffective_flags, usage
 
@@ -105,12 +106,72 @@ def test_a_script_of_the_original_with_zeros_runs(tmp_path):
     assert 'Num batches: 3' in lines  # ceil(4e-06 x 1,281,167 / 2)
     start = lines.index('Flags at 0:  --num_batches=0 is unset, as in the original: the steps '
                         'of --num_epochs=4e-06')
-    assert lines[start + 1:start + 4] == [
-        '             --autotune_threshold=0 is unset, as in the original: TF_AUTOTUNE_THRESHOLD '
-        'is not set',
+    # The GPU-only flag on the CPU has no effect at any value: the header says so (it said
+    # 'TF_AUTOTUNE_THRESHOLD is not set'), and, unset, it gets no warning line.
+    assert lines[start + 1:start + 5] == [
+        '             --autotune_threshold=0 has no effect on the CPU, where this run is because '
+        'no GPU is',
+        '               visible (it sets GPU options)',
         '             --max_ckpts_to_keep=0, as in the original: every checkpoint is kept',
         '==========']
     assert 'warning: --autotune_threshold' not in done.stderr  # unset: no GPU-only warning
     kept = sorted(int(f.split('-')[-1].split('.')[0])
                   for f in glob.glob(str(train_dir / 'model.ckpt-*.index')))
     assert kept == [1, 2, 3]  # every checkpoint kept
+
+
+def _zero_header(device='cpu', **given):
+    """The `Flags at 0:` lines of a run given `given` (the header's: run_header's reasons)."""
+    p = params.resolve_params(zero_values.as_unset(make_params(**given)), 0)
+    plan = types.SimpleNamespace(given_flags=given, visible_gpus=int(device == 'gpu'),
+                                 params=p._replace(device=device))
+    return zero_values.header_lines(given, p, no_effect=run_header.zero_flag_reasons(
+        plan, 'synthetic'))
+
+
+def test_a_zero_without_effect_is_said_to_have_none_not_what_its_0_does():
+    """A docs reader's trial: `--max_ckpts_to_keep=0` without --train_dir warned that it has
+    no effect without --train_dir, and the header said `every checkpoint is kept`."""
+    assert _zero_header(max_ckpts_to_keep=0) == [
+        'Flags at 0:  --max_ckpts_to_keep=0 has no effect without --train_dir (checkpoints are '
+        'written there)']
+    assert _zero_header(max_ckpts_to_keep=0, train_dir='/tmp/t') == [
+        'Flags at 0:  --max_ckpts_to_keep=0, as in the original: every checkpoint is kept']
+    # The zeros taken as unset: no warning (unset), but no effect claimed either where the flag
+    # has none at any value in the run.
+    assert _zero_header(fp16_loss_scale=0, resnet_base_lr=0, save_model_steps=0) == [
+        'Flags at 0:  --save_model_steps=0 has no effect without --train_dir (checkpoints are '
+        'written there)',
+        '             --fp16_loss_scale=0 has no effect without --use_fp16 (only float16 compute '
+        'scales the',
+        "               loss: bfloat16 has float32's exponent range, and float32 needs no "
+        'scaling)',
+        '             --resnet_base_lr=0 has no effect with --model=trivial: it sets the default '
+        'learning',
+        '               rate of the ImageNet ResNets (resnet50, resnet101, resnet152 and their '
+        '_v1.5/_v2);',
+        '               use --init_learning_rate']
+    assert _zero_header(fp16_loss_scale=0, resnet_base_lr=0, use_fp16=True, model='resnet50',
+                        save_model_steps=0, train_dir='/tmp/t') == [
+        'Flags at 0:  --save_model_steps=0 is unset, as in the original: no checkpoint every N '
+        'steps',
+        '             --fp16_loss_scale=0 is unset, as in the original: the default loss scale, '
+        '128',
+        '             --resnet_base_lr=0 is unset, as in the original: the default, 0.128 per 256 '
+        'images']
+    assert _zero_header(device='gpu', autotune_threshold=0) == [
+        'Flags at 0:  --autotune_threshold=0 is unset, as in the original: TF_AUTOTUNE_THRESHOLD '
+        'is not set']
+
+
+@pytest.mark.cli
+def test_the_warning_and_the_header_agree_on_a_zero_without_effect():
+    done = helpers.run_command(
+        '--model=trivial', '--batch_size=2', '--image_size=16', '--num_warmup_batches=0',
+        '--num_batches=1', '--max_ckpts_to_keep=0', '--noresults_db')
+    assert done.returncode == 0, done.stderr
+    assert ('warning: --max_ckpts_to_keep has no effect without --train_dir (checkpoints are '
+            'written there)') in done.stderr.splitlines()
+    assert ('Flags at 0:  --max_ckpts_to_keep=0 has no effect without --train_dir (checkpoints '
+            'are written there)') in done.stdout.splitlines()
+    assert 'every checkpoint is kept' not in done.stdout

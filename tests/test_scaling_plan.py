@@ -11,6 +11,7 @@ are the slow test); the plan's network note, --plan_num_ps's bound.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -496,6 +497,38 @@ def test_a_plan_scaling_png_that_cannot_be_written_is_refused_before_tensorflow_
     assert (out.returncode, out.stdout) == (2, '')
     assert out.stderr == ('error: --plan_scaling_png=%s cannot be written: cannot create a file '
                           'in %s: Read-only file system. Choose another path.\n' % (png, tmp_path))
+
+
+_WITHOUT_MATPLOTLIB = """
+import json, sys
+sys.modules['matplotlib'] = None  # import matplotlib -> ImportError, as where it is missing
+sys.path.insert(0, %r)
+import checkout
+checkout.load()
+from tf_cnn_benchmarks import cli
+status = cli.main(['tf_cnn_benchmarks'] + %r)
+sys.stdout.flush()
+print('\\nSTATUS ' + json.dumps([status, 'tensorflow' in sys.modules]))
+"""
+
+
+@pytest.mark.cli
+def test_a_plan_scaling_png_without_matplotlib_is_refused_before_tensorflow_loads(tmp_path):
+    """A docs reader's trial: the whole plan was printed, then `error: --plan_scaling_png needs
+    matplotlib`, exit 1; scaling.md says an unusable FILE is refused before TensorFlow loads,
+    as --plot_file without matplotlib is (exit 2)."""
+    args = ['--plan_scaling', '--model=resnet50', '--gpu_model=V100',
+            '--plan_scaling_png=%s' % (tmp_path / 'x.png')]
+    proc = subprocess.run(
+        [sys.executable, '-c', _WITHOUT_MATPLOTLIB % (os.path.join(REPO, 'tests'), args)],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    out, _, last = proc.stdout.rpartition('\nSTATUS ')
+    assert last, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(last) == [2, False]  # exit 2, TensorFlow not loaded
+    assert out.strip() == ''
+    assert proc.stderr == (
+        'error: --plan_scaling_png needs matplotlib, which is not installed: pip install '
+        'matplotlib (or pip install "tf_cnn_benchmarks[plot]"), or drop --plan_scaling_png\n')
 
 
 def test_gpu_hosts_planned_on_this_hosts_loopback_say_so(monkeypatch):

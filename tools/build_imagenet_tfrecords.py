@@ -32,13 +32,14 @@ first five, each with its reason, and no shards in --output_dir. Errors print on
 `error: ...` and exit with status 1 (2 for what a flag or another folder fixes: --input_dir not
 a folder of class folders, an --output_dir that cannot be created or written (read-only),
 already holds shards (--overwrite) or lies inside --input_dir, more shards than images, a bad
---class_text_file).
+--class_text_file, a Python without Pillow).
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import importlib.util
 import os
 import random
 import sys
@@ -55,6 +56,20 @@ from .class_folders import print_warning as _warn
 from .class_folders import some_names as _some
 
 _SHARD_PREFIXES = ('train-', 'validation-')
+
+#: The usage error of a Python without Pillow (setup.py installs it; a copy run from a checkout,
+#: or an environment that removed it, may lack it), printed before any folder is read.
+NO_PILLOW = ('tf_cnn_build_tfrecords needs Pillow to read the images, which is not installed: '
+             'pip install Pillow (or pip install -e . in the checkout)')
+
+
+def pillow_missing() -> bool:
+    """Whether Pillow (the `PIL` package, which reads and converts every image) cannot be
+    imported: not installed, or hidden (`sys.modules['PIL'] = None`)."""
+    try:
+        return importlib.util.find_spec('PIL') is None
+    except (ImportError, ValueError):  # a half-set-up PIL in sys.modules
+        return True
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -498,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
                                                        'class_text_file'))
         if gone:
             raise flags.Error(gone)
+        if pillow_missing():
+            raise flags.Error(NO_PILLOW)
     except flags.Error as e:
         print('error: %s' % e, file=sys.stderr)
         return 2
