@@ -117,7 +117,7 @@ _ENTRY_SCRIPT = textwrap.dedent('''
         seen['tensorflow_loaded'] = 'tensorflow' in sys.modules
         return original(p, environ)
     cpu_tuning.configure_environment = spy
-    cli._run = lambda resolution, hooks: 2  # stop where the run would import TensorFlow
+    cli._run = lambda resolution, *rest: 2  # stop where the run would import TensorFlow
     status = cli.main(['tf_cnn_benchmarks', '--model=trivial', '--kmp_blocktime=3',
                                      '--kmp_affinity=compact', '--kmp_settings', '--xla'])
     print('STATUS', status, seen['tensorflow_loaded'],
