@@ -456,17 +456,9 @@ def summary(regression: Regression) -> dict[str, str]:
     configuration, host, first slower run, label, images/sec, change, p, still slower, what
     changed."""
     j = regression.step.judgement
-    first = regression.first_slower
-    before = statistics.median(r['images_per_sec'] for r in regression.before)
-    after = statistics.median(r['images_per_sec'] for r in regression.after)
     return {
-        'configuration': records.describe_config(first),
-        'host': regression.hostname or '?',
-        'first slower run': '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
-        'label': first.get('label') or '-',
-        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
-            before, cnn_util.counted(len(regression.before), 'run'), after,
-            cnn_util.counted(len(regression.after), 'run')),
+        **_series_fields(regression.first_slower, regression.hostname, 'first slower run',
+                         regression.before, regression.after),
         'change': '%+.1f%%' % (100.0 * (j.ratio - 1.0)),
         'p': '%.2g (level %.2g)' % (j.p_slower, regression.step.level),
         'still slower': 'yes' if regression.still_slower else 'no (recovered later)',
@@ -475,23 +467,32 @@ def summary(regression: Regression) -> dict[str, str]:
     }
 
 
+def _series_fields(first: dict, hostname: str | None, first_key: str, before: list,
+                   after: list) -> dict[str, str]:
+    """The fields a step's summary opens with: configuration, host, `first_key` (the first
+    run after the step, '#12 2026-12-01 02:00:00'), label, the medians' images/sec before ->
+    after with their run counts."""
+    median_before = statistics.median(r['images_per_sec'] for r in before)
+    median_after = statistics.median(r['images_per_sec'] for r in after)
+    return {
+        'configuration': records.describe_config(first),
+        'host': hostname or '?',
+        first_key: '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
+        'label': first.get('label') or '-',
+        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
+            median_before, cnn_util.counted(len(before), 'run'), median_after,
+            cnn_util.counted(len(after), 'run')),
+    }
+
+
 def unjudged_summary(u: Unjudged) -> dict[str, str]:
     """The fields the command shows of a series it cannot judge, as text, in order:
     configuration, host, first run after, label, images/sec, change, p, more runs, what
     changed."""
     step = u.step
-    first = u.first_after
-    before = statistics.median(r['images_per_sec'] for r in u.before)
-    after = statistics.median(r['images_per_sec'] for r in u.after)
     combinations = round(1.0 / step.smallest_p)
     return {
-        'configuration': records.describe_config(first),
-        'host': u.hostname or '?',
-        'first run after': '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
-        'label': first.get('label') or '-',
-        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
-            before, cnn_util.counted(len(u.before), 'run'), after,
-            cnn_util.counted(len(u.after), 'run')),
+        **_series_fields(u.first_after, u.hostname, 'first run after', u.before, u.after),
         'change': '%+.1f%%' % (100.0 * (step.ratio - 1.0)),
         'p': 'at least 1/%d = %.2g with %d and %d runs, above the level %.2g' % (
             combinations, step.smallest_p, len(u.before), len(u.after), step.level),
