@@ -112,7 +112,8 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
     `--help`, `-h`, `-?`, `--helpshort`, `--helpfull` (also `=true`) ask for 'help',
     `--helpxml` for 'xml'; set false (`--help=false`, `--nohelp`) they ask for nothing and are
     dropped, as absl drops them. `--version` asks for 'version' unless help is asked for too
-    (help wins, as in every command). Arguments after `--` are left alone.
+    (help wins, as in every command), also as `--version=true`; `--version=false` and
+    `--noversion` ask for nothing and are dropped. Arguments after `--` are left alone.
 
     Returns:
       ('help', 'xml', 'version' or None, the other arguments).
@@ -120,11 +121,18 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
     Raises:
       params.ParamsError: a help flag with a value that is not a boolean (`--help=maybe`).
     """
-    wanted, rest = None, [argv[0]]
+    wanted, rest, version = None, [argv[0]], False
     for i, arg in enumerate(argv[1:], 1):
         if arg == '--':
             rest += argv[i:]
             break
+        if arg == '--noversion' or arg.startswith('--version='):  # absl's boolean forms
+            value = arg.partition('=')[2].lower()
+            if value and value not in _TRUE + _FALSE:
+                raise params.ParamsError('%s: a boolean flag takes true or false (also '
+                                         '--version, --noversion)' % arg)
+            version = version or value in _TRUE
+            continue
         if arg in ('-h', '-?'):
             wanted = wanted or 'help'
             continue
@@ -138,7 +146,8 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
                                      '--no%s)' % (name, value, name, name))
         if not negated and (not has_value or value.lower() in _TRUE):
             wanted = wanted or HELP_FLAGS[name]
-    if wanted is None and '--version' in rest[:rest.index('--') if '--' in rest else None]:
+    if wanted is None and (version or '--version' in rest[:rest.index('--') if '--' in rest
+                                                        else None]):
         wanted = 'version'
     return wanted, rest
 

@@ -177,3 +177,19 @@ def test_a_python_without_pillow_gets_one_error_line_and_exit_2(tmp_path):
         'tf_cnn_build_tfrecords needs Pillow to read the images, which is not installed: '
         'pip install Pillow')
     assert not (tmp_path / 'out').exists()
+
+
+def test_a_leading_tilde_is_the_home_folder(tmp_path, monkeypatch, capsys):
+    # Before: --output_dir='~/pt' wrote into a folder named '~' of the working folder, and
+    # --input_dir='~/photos' was 'not a directory' (the shell leaves '~' after '=' as typed).
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'home' / 'photos' / 'cls').mkdir(parents=True)
+    for name in ('a.png', 'b.png'):
+        Image.new('RGB', (4, 4)).save(tmp_path / 'home' / 'photos' / 'cls' / name)
+    status = convert_tool.main(['tf_cnn_build_tfrecords', '--input_dir=~/photos',
+                                '--output_dir=~/pt', '--noprogress', '--validation_fraction=0',
+                                '--num_train_shards=1'])
+    assert status == 0, capsys.readouterr().err
+    assert 'train-00000-of-00001' in os.listdir(tmp_path / 'home' / 'pt')
+    assert not os.path.exists(tmp_path / '~')

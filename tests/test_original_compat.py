@@ -26,6 +26,9 @@ import helpers
     (['--help=false', '--version'], 'version', ['--version']),
     (['--version', '--helpshort'], 'help', ['--version']),  # help wins, as in every command
     (['--', '--version'], None, ['--', '--version']),
+    (['--version=true'], 'version', []),  # was: Unknown command line flag 'version'
+    (['--noversion', '--model=x'], None, ['--model=x']),
+    (['--version=false'], None, []),
 ])
 def test_absls_help_flags_read_as_absl_reads_them(argv, wanted, rest):
     # --help=false was 'error: Unknown command line flag 'help'' (exit 2), and --helpxml too.

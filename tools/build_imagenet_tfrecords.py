@@ -49,6 +49,7 @@ import time
 from absl import flags
 
 from tf_cnn_benchmarks import cnn_util, console
+from tf_cnn_benchmarks.hardware import user_dirs
 
 from . import image_encoding
 from .class_folders import ConvertError, FlagValueError, list_classes
@@ -508,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in ('input_dir', 'output_dir'):
             if not fv[name].value:
                 raise flags.Error('--%s is required' % name)
+        for name in ('input_dir', 'output_dir', 'class_text_file'):  # '~/x' after '=': home
+            if fv[name].value:
+                fv[name].value = user_dirs.expand_home(fv[name].value)
         gone = cnn_util.working_folder_problem(
             ('--' + name, fv[name].value) for name in ('input_dir', 'output_dir',
                                                        'class_text_file'))
