@@ -493,7 +493,7 @@ def test_the_suite_loads_no_timing_plugin(pytestconfig):
     # The suite's time is CONTRIBUTING's, measured (the README said 'about ten minutes' when
     # it took 13): the README links to it and quotes none.
     assert '[its time on 2 cores](docs/CONTRIBUTING.md#tests)' in readme
-    assert re.search(r'On 2 cores it takes about \d+ minutes: \d+ s',
+    assert re.search(r'On 2 cores it takes about \d+ minutes: [\d,]+ s',
                      _read(os.path.join(REPO, 'docs', 'CONTRIBUTING.md')))
     assert 'tests/test_gpu_model.py::test_no_row_beyond_35_percent' in readme
 
