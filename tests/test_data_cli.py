@@ -336,7 +336,8 @@ def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_
         (links / name).unlink()
         (links / name).symlink_to(target)
     train_dir = str(tmp_path / 'train')
-    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    # A checkpoint for --eval, of ImageNet's 1001 classes as the command's (not TINY_CLASSES).
+    helpers.tiny_run(train_dir=train_dir, num_batches=1, num_classes=None)
     data = '--data_dir=%s' % links
     runs = _run_clis(SMALL + [data], SMALL + [data, '--skip_corrupt_records'],
                      ['--model=trivial', '--batch_size=4', '--image_size=16', data, '--eval',
@@ -371,7 +372,8 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
               for kind in ('float', 'two')}
     evaluated = _schema_shards(tmp_path / 'minus', 'validation', -1)[1]
     train_dir = str(tmp_path / 'train')
-    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    # A checkpoint for --eval, of ImageNet's 1001 classes as the command's (not TINY_CLASSES).
+    helpers.tiny_run(train_dir=train_dir, num_batches=1, num_classes=None)
     small = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_batches=3']
     runs = _run_clis(small + ['--data_dir=%s' % (tmp_path / 'float')],
                      small + ['--data_dir=%s' % (tmp_path / 'two'), '--skip_corrupt_records'],
