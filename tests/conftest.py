@@ -75,8 +75,9 @@ def pytest_collection_finish(session):
     """Takes every object alive once the tests are collected (TensorFlow's and the test
     modules' hundreds of thousands, alive to the end) out of the garbage collector's reach
     (gc.freeze), as the command does before it exits (runtime_env.exit_process): each full
-    collection of a test process walked them all again, 5-10% of its CPU time. Objects made
-    later, the tests' graphs among them, are collected as before."""
+    collection of a test process walked them all again (11.5 s of 244 CPU seconds in five
+    model-building test files; 6.7 s frozen). Objects made later, the tests' graphs among
+    them, are collected as before."""
     del session
     gc.freeze()
 

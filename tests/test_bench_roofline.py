@@ -28,7 +28,7 @@ def _collected(**overrides):
 
 
 def test_trivial_counts_only_the_matmuls_the_step_needs():
-    # trivial: flatten -> affine(1) -> affine(4096) -> classifier(1001): 3 forward MatMuls,
+    # trivial: flatten -> affine(1) -> affine(4096) -> classifier: 3 forward MatMuls,
     # 3 weight gradients (x^T dy) and the input gradients (dy W^T) of the classifier and of
     # affine(4096). affine(1)'s input gradient flows to the images, which nothing trains:
     # tf.gradients builds it (9 MatMuls in the graph) but the train op does not need it.

@@ -38,7 +38,7 @@ import time
 
 import pytest
 import tensorflow as tf
-from test_distributed import SEAM_ENTRY, Proc, cluster_args, hosts
+from test_distributed import PROCESS_TIMEOUT_SECS, SEAM_ENTRY, Proc, cluster_args, hosts
 
 from tf_cnn_benchmarks.cluster import coordination, server
 from tf_cnn_benchmarks.variable_managers import distributed
@@ -66,26 +66,59 @@ WORKER_CASES = {
 }
 
 
-def _wait_after_signal(procs: list[Proc], signalled: float) -> list[dict]:
-    """Each task's {'name', 'code', 'log', 'secs'}: its exit status and the seconds from the
-    signal to its exit; a task still running STOP_BOUND_SECS after the signal is killed (code
-    None)."""
-    exited: dict = {}
-    while len(exited) < len(procs) and time.monotonic() < signalled + STOP_BOUND_SECS:
-        for p in procs:
-            if p.name not in exited and p.proc.poll() is not None:
-                exited[p.name] = time.monotonic() - signalled
+def _run_wave(clusters: dict, event) -> dict:
+    """Runs a wave of clusters started side by side to its end, polling them all together:
+    `event(name, procs)` is asked of each cluster until it returns True (it sent the cluster's
+    signal, or saw the failure the cluster waits for), which starts that cluster's stop.
+    Returns name -> each task's {'name', 'code', 'log', 'secs'}: its exit status and the
+    seconds from its cluster's event to its exit; a task still running STOP_BOUND_SECS after
+    the event is killed (code None).
+
+    Each cluster is signalled as soon as it is ready: taken in turn, a cluster ready early
+    ran steps flat out, on the cores the others were starting on, until its turn came."""
+    events: dict = {}
+    exited: dict = {name: {} for name in clusters}
+    deadline = time.monotonic() + PROCESS_TIMEOUT_SECS
+    while True:
+        for name, procs in clusters.items():
+            if name not in events:
+                if event(name, procs):
+                    events[name] = time.monotonic()
+                continue
+            for p in procs:
+                if p.name not in exited[name] and p.proc.poll() is not None:
+                    exited[name][p.name] = time.monotonic() - events[name]
+        now = time.monotonic()
+        if all(name in events and (len(exited[name]) == len(procs)
+                                   or now >= events[name] + STOP_BOUND_SECS)
+               for name, procs in clusters.items()):
+            break
+        if now > deadline and len(events) < len(clusters):
+            raise AssertionError('no event within %d s in %s' % (
+                PROCESS_TIMEOUT_SECS, sorted(set(clusters) - set(events))))
         time.sleep(0.05)
-    results = []
-    for p in procs:
-        late = p.name not in exited
-        if late:
-            p.kill()
-        p.proc.wait()
-        p._log.close()
-        results.append({'name': p.name, 'code': None if late else p.proc.returncode,
-                        'log': p.log(), 'secs': exited.get(p.name)})
+    results = {}
+    for name, procs in clusters.items():
+        results[name] = []
+        for p in procs:
+            late = p.name not in exited[name]
+            if late:
+                p.kill()
+            p.proc.wait()
+            p._log.close()
+            results[name].append({'name': p.name, 'code': None if late else p.proc.returncode,
+                                  'log': p.log(), 'secs': exited[name].get(p.name)})
     return results
+
+
+def _timed(procs: list[Proc], pattern: str = r'^10\timages/sec') -> bool:
+    """Whether every task of `procs` has printed `pattern` (by default: it is in its timed
+    steps, past the 10th); a task that exited before it fails the wave, as Proc.wait_for."""
+    for p in procs:
+        if p.proc.poll() is not None and not p.has(pattern):
+            raise AssertionError('%s: no %r in its log (exit %s):\n%s' % (
+                p.name, pattern, p.proc.poll(), p.log()[-3000:]))
+    return all(p.has(pattern) for p in procs)
 
 
 def _start(d, name: str, mode: str, extra: list, num_workers: int = 2) -> list[Proc]:
@@ -103,22 +136,20 @@ def _start(d, name: str, mode: str, extra: list, num_workers: int = 2) -> list[P
 
 def produce(d, cases: dict, victim: int) -> dict:
     """Starts every cluster of `cases` side by side; once all of a cluster's workers are in
-    their timed steps, signals its worker `victim`; returns each cluster's
-    `_wait_after_signal`, the ps first, then the workers by index."""
+    their timed steps (an asynchronous worker may lag behind), signals its worker `victim`;
+    returns each cluster's tasks (_run_wave), the ps first, then the workers by index."""
     clusters = {}
+
+    def signal_when_timed(name, procs):
+        workers = [p for p in procs if '_worker' in p.name]
+        if not _timed(workers):
+            return False
+        workers[victim].proc.send_signal(cases[name][1])
+        return True
     try:
         for name, (mode, _, extra, *workers) in cases.items():
             clusters[name] = _start(d, name, mode, extra, *workers)
-        results = {}
-        for name, procs in clusters.items():
-            workers = [p for p in procs if '_worker' in p.name]
-            # Every worker in its timed steps (an asynchronous worker may lag behind).
-            for p in workers:
-                p.wait_for(r'^10\timages/sec')
-            workers[victim].proc.send_signal(cases[name][1])
-            signalled = time.monotonic()
-            results[name] = _wait_after_signal(procs, signalled)
-        return results
+        return _run_wave(clusters, signal_when_timed)
     finally:
         _kill_all(clusters)
 
@@ -332,18 +363,20 @@ def produce_faults(d) -> dict:
             clusters[name] = [Proc('%s_%s%d' % (name, job, i), cluster_args(
                 job, i, ps, workers, mode=mode, timeout=120, extra=STEPS + extra), d,
                 entry=SEAM_ENTRY) for job, i, extra in tasks]
-        results = {}
-        for name, procs in clusters.items():
-            if name == 'ps_sigterm':
-                for p in procs[1:]:
-                    p.wait_for(r'^10\timages/sec')
-                procs[0].proc.send_signal(signal.SIGTERM)
-            else:
-                procs[-1].proc.wait(timeout=300)
-            results[name] = _wait_after_signal(procs, time.monotonic())
-        return results
+        return _run_wave(clusters, _fault_event)
     finally:
         _kill_all(clusters)
+
+
+def _fault_event(name: str, procs: list[Proc]) -> bool:
+    """The event of a FAULT_CASES cluster: SIGTERM sent to the ps of 'ps_sigterm' once both
+    workers are in their timed steps; worker 1's exit (its NaN loss) in the others."""
+    if name != 'ps_sigterm':
+        return procs[-1].proc.poll() is not None
+    if not _timed(procs[1:]):
+        return False
+    procs[0].proc.send_signal(signal.SIGTERM)
+    return True
 
 
 @pytest.fixture(scope='module')

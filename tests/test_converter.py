@@ -270,13 +270,13 @@ def test_cli_error_exit_is_one_line(tmp_path):
 
 
 @pytest.mark.cli
-def test_cli_success_with_progress_bar(tmp_path):
+def test_cli_success_with_progress_bar(tmp_path, capfd):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)
     for i in range(3):
         Image.new('RGB', (5, 5), (i, 0, 0)).save(tmp_path / 'in' / 'cls' / ('%d.png' % i))
-    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
-               '--num_train_shards=1', '--num_validation_shards=1',
-               '--validation_fraction=0.34', '--seed=2')
+    run = h.converter_main(capfd, '--input_dir=%s' % (tmp_path / 'in'),
+                           '--output_dir=%s' % (tmp_path / 'out'), '--num_train_shards=1',
+                           '--num_validation_shards=1', '--validation_fraction=0.34', '--seed=2')
     assert run.returncode == 0, run.stderr
     assert '3/3 images' in run.stderr and 'Traceback' not in run.stderr
     # Each count with its noun in its number (it said '1 shards', '1 validation images').
@@ -290,7 +290,7 @@ def test_cli_success_with_progress_bar(tmp_path):
 
 
 @pytest.mark.cli
-def test_cli_scales_a_16_bit_png_and_counts_it_in_the_summary(tmp_path):
+def test_cli_scales_a_16_bit_png_and_counts_it_in_the_summary(tmp_path, capfd):
     """Issue 41.5 as a user meets it: a 16-bit grayscale PNG of mean 127 (of 255) beside an
     8-bit RGB JPEG was stored as mean 254, exit 0 and no word; now stored near 127 and counted
     in the summary's last line (the JPEG is kept byte for byte, not counted)."""
@@ -299,8 +299,9 @@ def test_cli_scales_a_16_bit_png_and_counts_it_in_the_summary(tmp_path):
     ramp = np.linspace(0, 65535, 64 * 48).reshape(48, 64).astype(np.uint16)
     Image.fromarray(ramp).save(tmp_path / 'in' / 'a' / 'scan.png')
     (tmp_path / 'in' / 'b' / 'photo.jpg').write_bytes(h.image_bytes(9, 7))
-    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
-               '--num_train_shards=1', '--num_validation_shards=1', '--validation_fraction=0')
+    run = h.converter_main(capfd, '--input_dir=%s' % (tmp_path / 'in'),
+                           '--output_dir=%s' % (tmp_path / 'out'), '--num_train_shards=1',
+                           '--num_validation_shards=1', '--validation_fraction=0')
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == (
         'pixel values changed: 1 of 2 images, converted to 8-bit RGB JPEG (quality 95): 1 '
@@ -340,13 +341,14 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
 
 
 @pytest.mark.cli
-def test_cli_error_after_the_checked_images_bar_starts_its_own_line(tmp_path):
+def test_cli_error_after_the_checked_images_bar_starts_its_own_line(tmp_path, capfd):
     (tmp_path / 'in' / 'cls').mkdir(parents=True)
     for i in range(3):
         Image.new('RGB', (5, 5)).save(tmp_path / 'in' / 'cls' / ('%d.png' % i))
     (tmp_path / 'in' / 'cls' / 'z.jpg').write_text('not an image')
-    run = _cli('--input_dir=%s' % (tmp_path / 'in'), '--output_dir=%s' % (tmp_path / 'out'),
-               '--num_train_shards=4', '--validation_fraction=0', '--seed=1', '--num_threads=1')
+    run = h.converter_main(capfd, '--input_dir=%s' % (tmp_path / 'in'),
+                           '--output_dir=%s' % (tmp_path / 'out'), '--num_train_shards=4',
+                           '--validation_fraction=0', '--seed=1', '--num_threads=1')
     assert run.returncode == 1
     assert run.stderr.splitlines()[-1].startswith('error: 1 of 4 images cannot be read, ')
     assert run.stderr.splitlines()[-2].endswith(' 4/4 images')

@@ -86,7 +86,7 @@ def _truncated_jpeg() -> bytes:
 
 
 @pytest.mark.cli
-def test_every_unreadable_image_is_named_in_one_run_and_no_shard_is_written(tmp_path):
+def test_every_unreadable_image_is_named_in_one_run_and_no_shard_is_written(tmp_path, capfd):
     """A new user's trial: a class folder holding a truncated JPEG and a text file named x.jpg
     needed one run per bad file (the first one stopped the conversion)."""
     src, out = tmp_path / 'in', tmp_path / 'out'
@@ -96,8 +96,9 @@ def test_every_unreadable_image_is_named_in_one_run_and_no_shard_is_written(tmp_
             Image.new('RGB', (6, 5), (40 * i, 9, 9)).save(src / name / ('%d.png' % i))
     (src / 'dogs' / 'cut.jpg').write_bytes(_truncated_jpeg())
     (src / 'dogs' / 'x.jpg').write_text('not an image')
-    run = h.converter_cli('--input_dir=%s' % src, '--output_dir=%s' % out, '--num_train_shards=2',
-               '--num_validation_shards=1', '--validation_fraction=0.25', '--seed=3')
+    run = h.converter_main(capfd, '--input_dir=%s' % src, '--output_dir=%s' % out,
+                           '--num_train_shards=2', '--num_validation_shards=1',
+                           '--validation_fraction=0.25', '--seed=3')
     assert (run.returncode, run.stdout) == (1, '')
     errors = [x for x in run.stderr.splitlines() if 'error' in x.lower() or 'Trace' in x]
     assert len(errors) == 1, run.stderr

@@ -71,10 +71,10 @@ def test_many_left_out_files_are_counted_and_the_first_five_named(tmp_path):
 
 
 @pytest.mark.cli
-def test_cli_reports_the_left_out_files_and_exits_0(tmp_path):
+def test_cli_reports_the_left_out_files_and_exits_0(tmp_path, capfd):
     p2 = _user_folder(tmp_path)
-    proc = h.converter_cli('--input_dir=%s' % p2, '--output_dir=%s' % (tmp_path / 'out'),
-                           '--num_train_shards=1', '--num_validation_shards=1', '--noprogress')
+    proc = h.converter_main(capfd, '--input_dir=%s' % p2, '--output_dir=%s' % (tmp_path / 'out'),
+                            '--num_train_shards=1', '--num_validation_shards=1', '--noprogress')
     assert proc.returncode == 0, proc.stderr
     warned = [line for line in proc.stderr.splitlines() if line.startswith('warning: skipped')]
     assert len(warned) == 4

@@ -5,8 +5,6 @@ print and their exit status; no TensorFlow start-up each)."""
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -16,7 +14,6 @@ from tf_cnn_benchmarks import run_header
 
 import helpers
 import input_helpers
-from test_cli import REPO
 
 pytestmark = pytest.mark.cli
 
@@ -35,18 +32,17 @@ def test_end_to_end_on_the_shared_imagenet_shards(imagenet_dir):
     assert 'total images/sec: ' in proc.stdout
 
 
-def test_end_to_end_on_a_converter_dataset(tmp_path):
+def test_end_to_end_on_a_converter_dataset(tmp_path, capfd):
     for k, colour in enumerate([(250, 10, 10), (10, 250, 10)]):
         folder = tmp_path / 'photos' / ('class_%d' % k)
         folder.mkdir(parents=True)
         for i in range(6):
             Image.new('RGB', (20 + i, 30), colour).save(folder / ('%d.png' % i))
     out = tmp_path / 'shards'
-    convert = subprocess.run(
-        [sys.executable, '-m', 'tools.build_imagenet_tfrecords', '--input_dir=%s' %
-         (tmp_path / 'photos'), '--output_dir=%s' % out, '--num_train_shards=2',
-         '--num_validation_shards=1', '--validation_fraction=0.25', '--seed=3'],
-        capture_output=True, text=True, timeout=120, cwd=REPO)
+    convert = input_helpers.converter_main(
+        capfd, '--input_dir=%s' % (tmp_path / 'photos'), '--output_dir=%s' % out,
+        '--num_train_shards=2', '--num_validation_shards=1', '--validation_fraction=0.25',
+        '--seed=3')
     assert convert.returncode == 0, convert.stderr
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % out, '--nodistortions')
     assert proc.returncode == 0, proc.stderr
@@ -336,7 +332,8 @@ def test_a_dangling_shard_link_is_one_line_naming_its_target(tmp_path, imagenet_
         (links / name).unlink()
         (links / name).symlink_to(target)
     train_dir = str(tmp_path / 'train')
-    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    # A checkpoint for --eval, of ImageNet's 1001 classes as the command's (not TINY_CLASSES).
+    helpers.tiny_run(train_dir=train_dir, num_batches=1, num_classes=None)
     data = '--data_dir=%s' % links
     runs = _run_clis(SMALL + [data], SMALL + [data, '--skip_corrupt_records'],
                      ['--model=trivial', '--batch_size=4', '--image_size=16', data, '--eval',
@@ -371,7 +368,8 @@ def test_records_of_another_schema_are_named_in_training_skipping_and_eval(tmp_p
               for kind in ('float', 'two')}
     evaluated = _schema_shards(tmp_path / 'minus', 'validation', -1)[1]
     train_dir = str(tmp_path / 'train')
-    helpers.tiny_run(train_dir=train_dir, num_batches=1)  # a checkpoint for --eval
+    # A checkpoint for --eval, of ImageNet's 1001 classes as the command's (not TINY_CLASSES).
+    helpers.tiny_run(train_dir=train_dir, num_batches=1, num_classes=None)
     small = ['--model=trivial', '--batch_size=4', '--image_size=16', '--num_batches=3']
     runs = _run_clis(small + ['--data_dir=%s' % (tmp_path / 'float')],
                      small + ['--data_dir=%s' % (tmp_path / 'two'), '--skip_corrupt_records'],

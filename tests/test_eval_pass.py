@@ -228,7 +228,7 @@ def test_synthetic_evaluation_scores_full_batches(tmp_path):
     train_dir = str(tmp_path)
     write_checkpoint(train_dir, crafted_values(num_classes=1001))
     r = tiny_bench(eval=True, train_dir=train_dir, image_size=CROP, num_batches=3,
-                   eval_batch_size=2).run()['eval']
+                   eval_batch_size=2, num_classes=None).run()['eval']
     assert (r['num_examples'], r['num_batches']) == (6, 3)
 
 

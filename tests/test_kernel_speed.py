@@ -18,6 +18,14 @@ SLOW_MATMUL = {'conv': 1.2, 'conv_gradients': 1.0, 'matmul': 145.0, 'matmul_grad
 FAST = {'conv': 0.6, 'conv_gradients': 0.9, 'matmul': 0.9, 'matmul_gradients': 1.1}
 
 
+@pytest.fixture(autouse=True)
+def _imagenet_classes(monkeypatch):
+    """This file's tiny runs keep ImageNet's 1001 classes (not helpers.TINY_CLASSES): the
+    precision a run's kernels take follows its largest matmul, the trivial model's 4096 x 1001
+    classifier."""
+    monkeypatch.setattr(helpers, 'TINY_CLASSES', None)
+
+
 @pytest.fixture
 def cpu(monkeypatch):
     """cpu(flags, measured, measured_now=True): this process's CPU has `flags` and its kernels

@@ -43,7 +43,7 @@ def test_without_labels_txt_imagenet_keeps_1001(tmp_path):
     data_dir = _labelled_dir(tmp_path, None)
     dataset = dataset_info.get_dataset(tiny_params(data_dir=data_dir))
     assert dataset.describe_classes() == "1001 (imagenet's: 1000 classes + background 0)"
-    synthetic = dataset_info.get_dataset(tiny_params())
+    synthetic = dataset_info.get_dataset(tiny_params(num_classes=None))  # the dataset's
     assert synthetic.num_classes == 1001
 
 

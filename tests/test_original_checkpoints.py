@@ -9,6 +9,7 @@ variable of its inception3 checkpoint: tests/data/original_inception3_checkpoint
 write checkpoints under those names with a tf.compat.v1 Saver.
 """
 
+import functools
 import os
 import re
 import types
@@ -141,7 +142,9 @@ def test_the_layout_is_read_from_the_original_graph_beside_the_checkpoint(tmp_pa
 # original's names must continue exactly as this project's own checkpoint does.
 
 H, W, C = 16, 16, 3  # helpers.TINY's image: the trivial model flattens it into affine0's rows
-_run = helpers.tiny_run
+# ImageNet's 1001 classes (not helpers.TINY_CLASSES): the command's --eval of these checkpoints
+# builds the trivial model of the synthetic default.
+_run = functools.partial(helpers.tiny_run, num_classes=None)
 
 
 def _original_name(name):
@@ -166,7 +169,8 @@ def _resume(train_dir, **kwargs):
     """(result, values restored) of 2 more steps in train_dir (momentum)."""
     recorder = _ValuesAtBegin()
     result = benchmark_cnn.BenchmarkCNN(helpers.tiny_params(
-        train_dir=str(train_dir), num_batches=2, optimizer='momentum', **kwargs), gpus=0,
+        train_dir=str(train_dir), num_batches=2, optimizer='momentum', num_classes=None,
+        **kwargs), gpus=0,
         hooks=[recorder]).run()
     return result, recorder.values
 

@@ -23,6 +23,14 @@ FAR_SLOWER = {'conv': 1.2, 'conv_gradients': 1.0, 'matmul': 145.0, 'matmul_gradi
 AUTO = dict(fp16_enable_auto_loss_scale=True)
 DATE = '2026-01-01'  # helpers.measurement's
 
+
+@pytest.fixture(autouse=True)
+def _imagenet_classes(monkeypatch):
+    """This file's tiny runs keep ImageNet's 1001 classes (not helpers.TINY_CLASSES): the
+    precision a run's kernels take follows its largest matmul, the trivial model's 4096 x 1001
+    classifier."""
+    monkeypatch.setattr(helpers, 'TINY_CLASSES', None)
+
 # (id, flags, CPU flags, kernel factors or None, ONEDNN_MAX_CPU_ISA, facts in the block: a
 # factor's leading digits, which the terser form, one decimal, keeps).
 CPU_CASES = [

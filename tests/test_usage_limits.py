@@ -329,7 +329,8 @@ def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
     if why:
         pytest.skip(why)
     train_dir = str(tmp_path / 'run')
-    helpers.tiny_run(train_dir=train_dir, num_batches=1)
+    # ImageNet's 1001 classes, as the command's --eval below (not helpers.TINY_CLASSES).
+    helpers.tiny_run(train_dir=train_dir, num_batches=1, num_classes=None)
     command = [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'),
                '--model=trivial', '--batch_size=2', '--image_size=16', '--noresults_db',
                '--eval', '--num_eval_batches=1', '--train_dir=' + train_dir]
