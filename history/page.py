@@ -78,6 +78,14 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
                                         pending, _e(note)))
 
 
+def _whose(row: dict) -> str:
+    """'' for a one-host run's images/sec; ' (sum of 2 workers)' or ' (worker 0 only)' for a
+    cluster run's (records.rate_of, the words `list` gives), so the page does not pass a
+    cluster's total off as one host's figure."""
+    of = records.rate_of(row, short=True)
+    return '' if of == 'the run' else ' (%s)' % of
+
+
 def _latest_table(runs: list[dict]) -> str:
     rows = []
     for host in sorted({r['hostname'] or '?' for r in runs}):
@@ -87,7 +95,8 @@ def _latest_table(runs: list[dict]) -> str:
         spread = (max(rates) - min(rates)) / 2 / statistics.median(rates) if len(rates) > 1 \
             else 0.0
         rows.append([host, batch[-1]['run_utc'][:19].replace('T', ' '), batch[-1]['label'] or '-',
-                     '%.1f' % statistics.median(rates), '±%.1f%%' % (100 * spread),
+                     '%.1f' % statistics.median(rates) + _whose(batch[-1]),
+                     '±%.1f%%' % (100 * spread),
                      str(len(rates)), str(len(mine)), batch[-1]['tf_version'] or '?'])
     return _table(['host', 'latest run (UTC)', 'label', 'images/sec (latest batch)', 'spread',
                    'repeats', 'runs', 'TensorFlow'], rows, numeric=(3, 4, 5, 6))
@@ -101,9 +110,10 @@ def _marked_table(rows: list[dict], what: str) -> str:
     if not rows:
         return ''
     body = ''.join('<tr><td class="num">#%d</td><td>%s</td><td>%s</td><td>%s</td>'
-                   '<td class="num">%.1f</td><td><span class="badge">%s</span></td></tr>' % (
+                   '<td class="num">%s</td><td><span class="badge">%s</span></td></tr>' % (
                        r['id'], _e(r['run_utc'][:19].replace('T', ' ')),
-                       _e(r['hostname'] or '?'), _e(r['label'] or '-'), r['images_per_sec'],
+                       _e(r['hostname'] or '?'), _e(r['label'] or '-'),
+                       _e('%.1f' % r['images_per_sec'] + _whose(r)),
                        _e(records.host_load_word(r, clean=''))) for r in rows)
     return ('<p class="note">%s</p><table><tr><th>run</th><th>finished (UTC)</th>'
             '<th>host</th><th>label</th><th>images/sec</th><th>why</th></tr>%s</table>'

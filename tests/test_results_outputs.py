@@ -91,3 +91,18 @@ def test_a_label_with_a_bar_or_a_line_break_stays_in_its_cell(tmp_path, capsys):
     _, out, _ = _main(capsys, 'history', '--results_db=%s' % path, '--png=%s' % (
         tmp_path / 'h.png'))
     assert '| node-a | a\\|b\\nc | 1000.00 |' in out
+
+
+def test_the_html_page_says_a_cluster_runs_figure_is_the_cluster_total(tmp_path, capsys):
+    # Before: the page's latest-batch table gave 112.2 as the host's figure, unmarked.
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [_cluster_chief(56.08, 112.22)])
+    status, _, err = _main(capsys, 'html', str(tmp_path / 'site'), '--results_db=%s' % path)
+    text = open(tmp_path / 'site' / 'index.html', encoding='utf-8').read()
+    assert status == 0, err
+    assert '<td class="num">112.2 (sum of 2 workers)</td>' in text
+    one = str(tmp_path / 'one.sqlite')
+    rh.fill(one, [rh.result(1000.0)])
+    _main(capsys, 'html', str(tmp_path / 'one'), '--results_db=%s' % one)
+    text = open(tmp_path / 'one' / 'index.html', encoding='utf-8').read()
+    assert '<td class="num">1000.0</td>' in text and 'workers)' not in text
