@@ -432,10 +432,11 @@ def _step_lines(found, inputs, one, devices) -> list[str]:
 def _gpu_link_data(inputs, topo) -> dict | None:
     """The GPU-to-GPU link the step is planned with where a host has several GPUs ({'link':
     its words, 'through': the host memory's where there is no peer-to-peer, else None,
-    'origin': where it came from}); None for one GPU per host (no GPU-to-GPU bytes) and for
-    CPU towers."""
+    'origin': where it came from}); None for one GPU per host (no GPU-to-GPU bytes), for
+    --variable_update=independent (each tower keeps its own variables: nothing crosses it) and
+    for CPU towers."""
     lk = inputs.links
-    if lk.gpu_link is None or topo.gpus_per_host < 2:
+    if lk.gpu_link is None or topo.gpus_per_host < 2 or topo.variable_update == 'independent':
         return None
     host_memory = getattr(lk, 'host_memory', None)
     return {'link': lk.gpu_link.describe(),

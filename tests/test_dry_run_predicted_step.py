@@ -138,6 +138,10 @@ def test_the_gpu_link_is_named_only_where_a_host_has_several_gpus():
                                 'origin': line.split(': ', 1)[1]}
     assert line.strip() == 'GPU <-> GPU NVLink 2.0 (6 links) (150 GB/s): %s' % (
         data['gpu_link']['origin'])
+    # Independent towers share nothing: no line named the link no byte crosses.
+    lines, data = _report('V100', 8, gpus=2, variable_update='independent')
+    assert data['gpu_link'] is None and data['devices'] == 2
+    assert not [x for x in lines if 'GPU <-> GPU' in x], lines
     # Without peer-to-peer (a GeForce card), the line and the JSON name the host memory.
     lines, data = _report('RTX 3090', 8, gpus=2, variable_update='replicated')
     (line,) = [x for x in lines if x.strip().startswith('GPU <-> GPU')]
