@@ -106,3 +106,11 @@ def test_the_html_page_says_a_cluster_runs_figure_is_the_cluster_total(tmp_path,
     _main(capsys, 'html', str(tmp_path / 'one'), '--results_db=%s' % one)
     text = open(tmp_path / 'one' / 'index.html', encoding='utf-8').read()
     assert '<td class="num">1000.0</td>' in text and 'workers)' not in text
+
+
+def test_show_keeps_a_label_with_a_line_break_on_its_line(tmp_path, capsys):
+    # Before: `label: a` then a line `b`, which read as another field of the block.
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, [rh.result(1000.0, label='a|b\nc')])
+    status, out, _ = _main(capsys, 'show', '1', '--results_db=%s' % path)
+    assert status == 0 and '\n  label: a|b\\nc\n' in out

@@ -20,8 +20,14 @@ def cell(value) -> str:
     """A markdown table cell's text: a `|` escaped (`\\|`, shown as `|`), a line break as the
     two characters `\\n` (`\\r` for a carriage return), so that a label such as 'a|b' or
     'a<newline>b' stays in its cell and its row on one line."""
-    return (str(value).replace('|', '\\|').replace('\r\n', '\\n').replace('\n', '\\n')
-            .replace('\r', '\\r'))
+    return one_line(str(value).replace('|', '\\|'))
+
+
+def one_line(value) -> str:
+    """`value`'s text on one line: a line break as the two characters `\\n` (`\\r` for a
+    carriage return), as in `cell`, so that a label's line break does not start what reads as
+    another field of `show`'s block."""
+    return str(value).replace('\r\n', '\\n').replace('\n', '\\n').replace('\r', '\\r')
 
 
 def table(head: list[str], rows: list[list[str]], numeric=()) -> list[str]:
@@ -138,7 +144,7 @@ def show_lines(row: dict) -> list[str]:
         'run #%d' % row['id'],
         '  finished (UTC): %s; recorded %s from %s' % (when(row), row['recorded_utc'][:19]
                                                        .replace('T', ' '), row['source']),
-        '  label: %s' % (row['label'] or '-'),
+        '  label: %s' % one_line(row['label'] or '-'),
         '  configuration: %s' % records.describe_config(row),
         '  config key: %s' % row['config_key'],
         '  images/sec: %.2f%s (global batch %s, %s timed step%s)' % (
