@@ -63,9 +63,9 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
     pending = ''
     if unjudged:  # a possible step down the test cannot judge yet: no 'No step down found'
         fields = [regressions.unjudged_summary(u) for u in unjudged]
-        pending = ('<p class="regression">%s not judged: a possible step down with too few '
-                   'runs on a side for the test.</p>%s' % (
+        pending = ('<p class="regression">%s not judged: %s.</p>%s' % (
                        cnn_util.counted(len(unjudged), 'series', 'series'),
+                       _e(regressions.unjudged_note(unjudged)),
                        _table(list(fields[0]), [list(f.values()) for f in fields])))
     if not found:
         return ('<h2>Regressions</h2>%s<p class="note">%s</p>' % (

@@ -42,6 +42,18 @@ add after the latest before that split's test can reach its level are counted
 can reach is judged; one whose runs do not move by more than --min_change anywhere has no
 possible step to judge.
 
+A test that can reach its level may still be unable to see a step of --min_change: the rule
+of the other two gates (a run's --baseline, `tf_cnn_sweep compare --fail_on_slower`) holds
+here too. Such a split (a possible step down there, as above) is not judged either when
+after runs all --min_change below the before part's median would not reach the level
+(significance.p_at_slowdown of the before part with that many runs after, above the level):
+3 runs then 3 runs 6% slower, one of the 3 before 6% below the others, cannot tell a 5%
+step from noise (p 0.35 at best, against 0.05), so the test's `same` there is no pass. Its
+`more_runs` counts the runs after it with which such a step could reach the level; None when
+no number can: before parts of few runs, one of them below the point, keep the p-value above
+it however many runs follow (1/6 at best for 3 runs, one below). With --min_change=0 the rule
+is the one above.
+
 Sources: L. Y. Vostrikova, "Detecting 'disorder' in multidimensional random processes",
 Soviet Math. Doklady 24, 1981 (binary segmentation); D. V. Hinkley, "Inference about the
 change-point in a sequence of random variables", Biometrika 57(1), 1970 (the least-squares
@@ -244,10 +256,15 @@ class Untestable(NamedTuple):
       ratio: median of values[index:end] / median of values[start:index] (below 1 - the
         minimum change).
       smallest_p: the exact test's smallest p-value with those counts (significance
-        .min_p_value), above `level`.
+        .min_p_value); above `level` when the runs are too few (`too_few_runs`).
       level: the corrected level the segment is tested at (`corrected_level`).
-      more_runs: the runs to add after the latest before this split can reach its level
-        (None: no number of runs can, with a `min_segment` below 3).
+      more_runs: the runs to add after the latest before a step of min_change_pct here could
+        reach its level (`runs_to_reach`; None: no number of runs can, the runs before it
+        spread wider than min_change_pct, or a `min_segment` below 3).
+      p_at_change: the p-value of after runs all min_change_pct below the before part's
+        median (significance.p_at_slowdown), above `level` when the runs are not too few:
+        the test could not have caught a step of min_change_pct there.
+      min_change_pct: --min_change, percent.
     """
     index: int
     start: int
@@ -256,6 +273,14 @@ class Untestable(NamedTuple):
     smallest_p: float
     level: float
     more_runs: int | None
+    p_at_change: float = 1.0
+    min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
+
+    @property
+    def too_few_runs(self) -> bool:
+        """No p-value at all reaches the level with these counts (else: too wide a spread
+        before the split for a step of min_change_pct to reach it)."""
+        return self.smallest_p > self.level
 
 
 def _candidate_sizes(n: int, min_segment: int) -> list[tuple[int, int]]:
@@ -263,15 +288,39 @@ def _candidate_sizes(n: int, min_segment: int) -> list[tuple[int, int]]:
     return [(k, n - k) for k in range(min_segment, n - min_segment + 1)]
 
 
+def _reaches(before_values, before: int, after: int, level: float,
+             min_change_pct: float) -> bool:
+    """Whether a split of `before` and `after` runs can reach `level`: at all (the exact
+    test's smallest p-value), and, given the before part's values, for after runs all
+    min_change_pct below its median (significance.p_at_slowdown)."""
+    if significance.min_p_value(before, after) > level:
+        return False
+    return (before_values is None
+            or significance.p_at_slowdown(before_values, after, min_change_pct) <= level)
+
+
 def runs_to_reach(before: int, after: int, min_segment: int | None = None,
-                  alpha: float = significance.ALPHA, most: int = 1000) -> int | None:
+                  alpha: float = significance.ALPHA, most: int = 1000, *,
+                  before_values=None, min_change_pct: float = 0.0) -> int | None:
     """The runs to add after the latest before a split of `before` and `after` runs (the end
     of its segment the end of the series) can reach the corrected level of its longer segment:
-    0 when it can now; None when no number up to `most` can (`before` below 3 at 0.05)."""
+    0 when it can now; the smallest count up to 16, then the first of 32, 64, ... up to
+    `most`; None when none can (`before` below 3 at 0.05; or, with `before_values`, the runs
+    before the split spread so that a step of min_change_pct never reaches it).
+
+    Args:
+      before, after: the runs on each side of the split.
+      min_segment, alpha: as `find_steps`.
+      most: the most runs to add.
+      before_values: the before part's images/sec: a step of `min_change_pct` percent must
+        reach the level too (`_reaches`); None: any step (the smallest p-value).
+      min_change_pct: --min_change, percent.
+    """
     min_segment = min_segment or significance.min_repeats(alpha)
-    for more in range(most + 1):
-        sizes = _candidate_sizes(before + after + more, min_segment)
-        if significance.min_p_value(before, after + more) <= corrected_level(sizes, alpha):
+    counts = list(range(min(most, 16) + 1)) + [2 ** k for k in range(5, 64) if 2 ** k <= most]
+    for more in counts:
+        level = corrected_level(_candidate_sizes(before + after + more, min_segment), alpha)
+        if _reaches(before_values, before, after + more, level, min_change_pct):
             return more
     return None
 
@@ -281,7 +330,10 @@ def untestable_step(values: list[float], steps: list[Step],
                     alpha: float = significance.ALPHA, min_segment: int | None = None
                     ) -> Untestable | None:
     """The possible step down in the runs after the last of `steps` (`find_steps` of the same
-    values and settings) that the test cannot judge, or None (the module docstring's rule).
+    values and settings) that the test cannot judge, or None (the module docstring's rules):
+    a split whose after part's median is more than min_change_pct below its before part's,
+    where the test cannot reach its level at all, or not for a step of min_change_pct
+    against the before part's spread (`_reaches`).
 
     Of several such splits, the one least squares locates (`_located`) is returned: the
     likeliest place of a step, as for a step found.
@@ -304,11 +356,12 @@ def untestable_step(values: list[float], steps: list[Step],
     level = corrected_level(sizes, alpha)
     possible = []
     for before_runs, after_runs in sizes:
-        if significance.min_p_value(before_runs, after_runs) <= level:
-            continue
         k = start + before_runs
         before = statistics.median(values[start:k])
-        if before and statistics.median(values[k:end]) / before < 1.0 - min_change_pct / 100.0:
+        if not before or (statistics.median(values[k:end]) / before
+                           >= 1.0 - min_change_pct / 100.0):
+            continue
+        if not _reaches(values[start:k], before_runs, after_runs, level, min_change_pct):
             possible.append(k)
     if not possible:
         return None
@@ -316,7 +369,11 @@ def untestable_step(values: list[float], steps: list[Step],
     return Untestable(k, start, end, statistics.median(values[k:end])
                       / statistics.median(values[start:k]),
                       significance.min_p_value(k - start, end - k), level,
-                      runs_to_reach(k - start, end - k, min_segment, alpha))
+                      runs_to_reach(k - start, end - k, min_segment, alpha,
+                                    before_values=values[start:k],
+                                    min_change_pct=min_change_pct),
+                      significance.p_at_slowdown(values[start:k], end - k, min_change_pct),
+                      min_change_pct)
 
 
 class Regression(NamedTuple):
@@ -485,17 +542,43 @@ def _series_fields(first: dict, hostname: str | None, first_key: str, before: li
     }
 
 
+def why_unjudged(step: Untestable) -> str:
+    """Why the test cannot judge a possible step down: 'too few runs for the test', or 'the
+    runs before it spread too wide for the test to catch a 5% step'."""
+    if step.too_few_runs:
+        return 'too few runs for the test'
+    return ('the runs before it spread too wide for the test to catch a %g%% step'
+            % step.min_change_pct)
+
+
+def unjudged_note(unjudged: list[Unjudged]) -> str:
+    """What the series not judged have in common, for a summary: 'too few runs on a side of a
+    possible step down for the test', 'runs spread too wide before a possible step down for
+    the test to catch --min_change', or both joined by 'or'."""
+    reasons = {u.step.too_few_runs for u in unjudged}
+    texts = {True: 'too few runs on a side of a possible step down for the test',
+             False: 'runs spread too wide before a possible step down for the test to catch '
+                    '--min_change'}
+    return ' or '.join(texts[r] for r in (True, False) if r in reasons)
+
+
 def unjudged_summary(u: Unjudged) -> dict[str, str]:
     """The fields the command shows of a series it cannot judge, as text, in order:
-    configuration, host, first run after, label, images/sec, change, p, more runs, what
+    configuration, host, first run after, label, images/sec, change, p, why, more runs, what
     changed."""
     step = u.step
-    combinations = round(1.0 / step.smallest_p)
+    if step.too_few_runs:
+        p = 'at least 1/%d = %.2g with %d and %d runs, above the level %.2g' % (
+            round(1.0 / step.smallest_p), step.smallest_p, len(u.before), len(u.after),
+            step.level)
+    else:
+        p = 'at best %.2g for a %g%% step with %d and %d runs, above the level %.2g' % (
+            step.p_at_change, step.min_change_pct, len(u.before), len(u.after), step.level)
     return {
         **_series_fields(u.first_after, u.hostname, 'first run after', u.before, u.after),
         'change': '%+.1f%%' % (100.0 * (step.ratio - 1.0)),
-        'p': 'at least 1/%d = %.2g with %d and %d runs, above the level %.2g' % (
-            combinations, step.smallest_p, len(u.before), len(u.after), step.level),
+        'p': p,
+        'why': why_unjudged(step),
         'more runs': ('no number of runs' if step.more_runs is None
                       else cnn_util.counted(step.more_runs, 'more run')),
         'what changed': '; '.join(u.changes) or 'nothing recorded (the same flags and '

@@ -61,7 +61,9 @@ for ingest, when a file or line could not be read as a result: the rest is inges
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night) or a
 series' latest runs hold a possible step down the test cannot reach its level at
-(history/regressions.py untestable_step: 4 or 5 runs before it and 3 after); 4 when the
+(history/regressions.py untestable_step: 4 or 5 runs before it and 3 after; or runs before
+it spread so wide that a step of --min_change could not have been caught, the rule of
+--baseline and `tf_cnn_sweep compare`); 4 when the
 database cannot be used (missing, not a results database, damaged, newer, cannot be
 written; one `error:` line). history's plot under its default name in a current folder that
 cannot be written is a `warning:` line, exit 0. `regressions --json` prints one JSON object
@@ -170,7 +172,8 @@ def _make_parser() -> _Parser:
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
     p.add_boolean('fail_on_regression', 'exit 1 when a step down is still slower, 3 when '
-                  'nothing could be judged (a CI gate)')
+                  'nothing could be judged, or a possible step down could not be (too few '
+                  'runs, or runs too spread for --min_change) (a CI gate)')
     p.add_boolean('json', 'print one JSON object: each series\' verdict with its figures, the '
                   'gate\'s verdict and exit status')
     p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
@@ -357,8 +360,9 @@ def _gate(args, search: regressions.Search, chosen) -> tuple[int, str | None]:
     judged: no series matched, every run was left out (the line points at the reasons: the
     lines above it, or with --json the object's `left_out`), every series has too few runs
     (a first night), or a series' latest runs hold a possible step down the test cannot
-    judge (history/regressions.py untestable_step: the line names each series and the runs
-    that judge it); else 0."""
+    judge (history/regressions.py untestable_step: too few runs on a side, or a step of
+    --min_change the test could not have caught against the spread of the runs before it;
+    the line names each series, its runs on each side and the runs that judge it); else 0."""
     if not args.fail_on_regression:
         return significance.PASSED, None
     still = [r for r in search.found if r.still_slower]
@@ -387,11 +391,10 @@ def _gate(args, search: regressions.Search, chosen) -> tuple[int, str | None]:
             'gate: NOT JUDGED: nothing could be judged: each of the %d series has fewer than '
             '%d runs for the test' % (search.searched, regressions.min_runs()))
     if unjudged:
-        return significance.NOT_JUDGED, (
-            'gate: NOT JUDGED: %s. More runs of the configuration judge it (the next '
-            "night's); filters (--since, --config) leave out a configuration no longer run"
-            % unjudged)
+        return significance.NOT_JUDGED, 'gate: NOT JUDGED: %s. %s' % (
+            unjudged, results_format.unjudged_advice(search.unjudged))
     return significance.PASSED, 'gate: passed'
+
 
 
 def _regressions(conn, args) -> int:

@@ -239,8 +239,8 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
         lines += ['NOT JUDGED: %s on %s' % (fields['configuration'], fields['host']),
                   '  possible step down at run: %s (label: %s)' % (fields['first run after'],
                                                                   fields['label']),
-                  '  images/sec: %s, %s, Mann-Whitney p %s: too few runs for the test' % (
-                      fields['images/sec'], fields['change'], fields['p']),
+                  '  images/sec: %s, %s, Mann-Whitney p %s: %s' % (
+                      fields['images/sec'], fields['change'], fields['p'], fields['why']),
                   '  judgeable after: %s' % fields['more runs'],
                   '  what changed: %s' % fields['what changed'], '']
     still = sum(1 for r in found if r.still_slower)
@@ -265,20 +265,48 @@ def _unjudged_note(unjudged) -> str:
     """', 1 series not judged: ...', or '' when every series with runs enough was judged."""
     if not unjudged:
         return ''
-    return (', %s not judged: too few runs on a side of a possible step down for the test'
-            % cnn_util.counted(len(unjudged), 'series', 'series'))
+    return ', %s not judged: %s' % (cnn_util.counted(len(unjudged), 'series', 'series'),
+                                    regressions.unjudged_note(unjudged))
 
 
 def unjudged_line(u: regressions.Unjudged) -> str:
     """A series the gate could not judge, for its line: '<configuration> on <host> (a
     possible step down of -50.0% at run #7: 5 runs before it and 3 after are too few for the
-    test; judgeable after 1 more run)'."""
+    test; judgeable after 1 more run)', or for runs before it spread wider than --min_change
+    '... (a possible step down of -5.8% at run #4: with 3 runs before it and 3 after the test
+    could not have caught a 5% step (p at best 0.35, above the level 0.05); no number of runs
+    after it can judge it: the runs before it spread too wide)'."""
     fields = regressions.unjudged_summary(u)
-    return ('%s on %s (a possible step down of %s at run %s: %d runs before it and %d after '
-            'are too few for the test; judgeable after %s)' % (
-                fields['configuration'], fields['host'], fields['change'],
-                fields['first run after'].split()[0], len(u.before), len(u.after),
-                fields['more runs']))
+    step = u.step
+    head = '%s on %s (a possible step down of %s at run %s: ' % (
+        fields['configuration'], fields['host'], fields['change'],
+        fields['first run after'].split()[0])
+    if step.too_few_runs:
+        return head + ('%d runs before it and %d after are too few for the test; judgeable '
+                       'after %s)' % (len(u.before), len(u.after), fields['more runs']))
+    return head + ('with %d runs before it and %d after the test could not have caught a %g%% '
+                   'step (p at best %.2g, above the level %.2g); %s)' % (
+                       len(u.before), len(u.after), step.min_change_pct, step.p_at_change,
+                       step.level,
+                       'no number of runs after it can judge it: the runs before it spread '
+                       'too wide' if step.more_runs is None else
+                       'judgeable after ' + fields['more runs']))
+
+
+def unjudged_advice(unjudged: list[regressions.Unjudged]) -> str:
+    """What judges the series the gate could not: more runs where a count of them would,
+    else a larger --min_change or --since past the runs spread too wide before the step."""
+    counted = [u.step.more_runs is not None for u in unjudged]
+    never = ('a larger --min_change does, or --since past the runs spread too wide before '
+             'the possible step')
+    if all(counted):
+        advice = "More runs of the configuration judge it (the next night's)"
+    elif not any(counted):
+        advice = 'No number of runs judges it; ' + never
+    else:
+        advice = ("More runs judge those with a count (the next night's); for the others "
+                  'no number of runs does; ' + never)
+    return advice + '; filters (--since, --config) leave out a configuration no longer run'
 
 
 def _step_json(r: regressions.Regression) -> dict:
@@ -309,6 +337,8 @@ def _unjudged_json(u: regressions.Unjudged) -> dict:
                 x['images_per_sec'] for x in u.after),
             'runs_after': len(u.after), 'change_pct': 100.0 * (u.step.ratio - 1.0),
             'smallest_p_value': u.step.smallest_p, 'significance_level': u.step.level,
+            'p_value_at_min_change': u.step.p_at_change,
+            'why': 'too few runs' if u.step.too_few_runs else 'too wide a spread',
             'more_runs_needed': u.step.more_runs, 'what_changed': list(u.changes)}
 
 
@@ -333,9 +363,11 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
       {'min_change_pct', 'min_runs_per_series', 'series': [{'config_key', 'configuration',
        'host', 'runs', 'latest_run_id', 'latest_images_per_sec', 'median_images_per_sec',
        'verdict' ('regression': a step down still slower; 'not judged': a possible step down
-       in its latest runs that the test cannot judge, 'possible_step_down' says where and
-       how many more runs judge it; 'recovered': steps down, none still slower; 'no step
-       down'; 'too few runs': fewer than min_runs_per_series), 'steps_down':
+       in its latest runs that the test cannot judge (too few runs on a side, or a step of
+       --min_change it could not have caught against the spread of the runs before it),
+       'possible_step_down' says where, why and how many more runs judge it; 'recovered':
+       steps down, none still slower; 'no step down'; 'too few runs': fewer than
+       min_runs_per_series), 'steps_down':
        [{'first_slower_run_id', 'first_slower_run_utc', 'label', 'last_run_before_id',
        'median_images_per_sec_before', 'runs_before', 'median_images_per_sec_after',
        'runs_after', 'change_pct', 'p_value', 'significance_level', 'still_slower',
@@ -343,7 +375,10 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
        'first_run_after_utc', 'label', 'last_run_before_id', 'median_images_per_sec_before',
        'runs_before', 'median_images_per_sec_after', 'runs_after', 'change_pct',
        'smallest_p_value' (the most the test can show with those runs), 'significance_level'
-       (what it must reach), 'more_runs_needed', 'what_changed'}}], 'series_searched',
+       (what it must reach), 'p_value_at_min_change' (the most a step of --min_change can
+       show against the runs before it), 'why' ('too few runs': the smallest p-value is above
+       the level; 'too wide a spread': the p-value at --min_change is), 'more_runs_needed'
+       (None: no number of runs), 'what_changed'}}], 'series_searched',
        'series_with_too_few_runs', 'series_not_judged' (those with a
        possible_step_down), 'runs_matching', 'runs_left_out',
        'left_out' (the lines saying why), 'host_load_not_measured' (the line, or None), 'gate',
