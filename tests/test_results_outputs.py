@@ -114,3 +114,13 @@ def test_show_keeps_a_label_with_a_line_break_on_its_line(tmp_path, capsys):
     rh.fill(path, [rh.result(1000.0, label='a|b\nc')])
     status, out, _ = _main(capsys, 'show', '1', '--results_db=%s' % path)
     assert status == 0 and '\n  label: a|b\\nc\n' in out
+
+
+def test_regressions_keep_a_label_with_a_line_break_on_its_line(tmp_path, capsys):
+    # Before: '(label: new' then a line 'build)'.
+    path = str(tmp_path / 'r.sqlite')
+    rh.fill(path, rh.series([1000, 1010, 990, 1005, 995, 700, 705, 698, 702, 699], change_at=5,
+                            changed={'label': 'new\nbuild'}))
+    status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % path)
+    assert status == 0 and '  first slower run: #6 ' in out, out
+    assert '(label: new\\nbuild)\n' in out

@@ -229,7 +229,7 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
         fields = regressions.summary(r)
         lines += ['REGRESSION: %s on %s' % (fields['configuration'], fields['host']),
                   '  first slower run: %s (label: %s)' % (fields['first slower run'],
-                                                          fields['label']),
+                                                          one_line(fields['label'])),
                   '  images/sec: %s, %s, Mann-Whitney p=%s' % (
                       fields['images/sec'], fields['change'], fields['p']),
                   '  still slower: %s' % fields['still slower'],
@@ -238,7 +238,7 @@ def regression_lines(found: list[regressions.Regression], counts: tuple[int, int
         fields = regressions.unjudged_summary(u)
         lines += ['NOT JUDGED: %s on %s' % (fields['configuration'], fields['host']),
                   '  possible step down at run: %s (label: %s)' % (fields['first run after'],
-                                                                  fields['label']),
+                                                                  one_line(fields['label'])),
                   '  images/sec: %s, %s, Mann-Whitney p %s: %s' % (
                       fields['images/sec'], fields['change'], fields['p'], fields['why']),
                   '  judgeable after: %s' % fields['more runs'],
