@@ -338,6 +338,12 @@ def test_history_in_a_removed_current_folder_warns_without_the_plot(db, capsys, 
     (['list', '--min_change=3'], 2, 'error: unrecognized arguments: --min_change=3 (see '
                                     'tf_cnn_results --help)'),
     (['regressions', '--min_change=-1'], 2, 'error: argument --min_change: must be >= 0'),
+    # A step of 100% or more (to 0 images/sec) cannot happen: such a gate could never fail.
+    (['regressions', '--min_change=100'], 2, 'error: argument --min_change: must be >= 0 and '
+                                             'below 100 (percent slower; a run cannot be 100% '
+                                             'slower, so no step could count)'),
+    (['html', 'site', '--min_change=150'], 2, 'error: argument --min_change: must be >= 0 and '
+                                              'below 100'),
     (['list', '--since=soon'], 2, 'error: --since=soon: give a date or time'),
     (['frobnicate'], 2, "error: argument COMMAND: invalid choice: 'frobnicate'"),
     ([], 2, 'error: the following arguments are required: COMMAND'),

@@ -135,8 +135,10 @@ def _percent(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError('takes a number (percent), e.g. 5') from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError('must be >= 0 (percent)')
+    if not 0 <= value < 100:  # a step of 100% or more is to 0 images/sec or below: none
+        raise argparse.ArgumentTypeError(
+            'must be >= 0 and below 100 (percent slower; a run cannot be 100% slower, so no '
+            'step could count)')
     return value
 
 
@@ -151,7 +153,7 @@ def _make_parser() -> _Parser:
     change = _Parser(add_help=False)
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
                         metavar='PCT', help='the smallest step that counts, in percent of the '
-                        'median before it (default %(default)g)')
+                        'median before it, >= 0 and below 100 (default %(default)g)')
     change.add_boolean(clean_runs.INCLUDE_FLAG[2:], clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
