@@ -458,7 +458,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self.p = p
         self.at_steps = {int(s) for s in p.eval_during_training_at_specified_steps}
         self.at_steps.update(original_flags.specified_epoch_steps(  # --..._specified_epochs
-            p.eval_during_training_at_specified_epochs, plan.steps_per_epoch))
+            p.eval_during_training_at_specified_epochs, plan.examples_per_epoch,
+            plan.images_per_global_step))
         self.every_steps = p.eval_during_training_every_n_steps or 0
         epochs = p.eval_during_training_every_n_epochs or 0
         self.every_epoch_steps = epochs * plan.steps_per_epoch if epochs else 0.0

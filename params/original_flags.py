@@ -269,33 +269,38 @@ def ml_perf_wanted(p) -> bool:
     return bool(p.ml_perf or p.ml_perf_compliance_logging)
 
 
-def epoch_step(epoch: float, steps_per_epoch: float) -> int:
-    """The first global step by which `epoch` epochs have been trained: ceil(epoch x
-    steps_per_epoch), as the original's (epoch x examples + batch - 1) // batch, so an
-    evaluation of "epoch 1" never runs before epoch 1's last images are trained (17 records at
-    4 a step: step 5, not 4). The product is rounded to 9 decimals first, so float error does
-    not add a step (0.3 x 10 steps = 3.0000000000000004: step 3). --num_epochs and the
-    evaluations during training (`specified_epoch_steps`, --..._every_n_epochs) all use it.
+def epoch_step(epoch: float, examples_per_epoch: int, images_per_step: int) -> int:
+    """The first global step by which `epoch` epochs have been trained, as the original's
+    int(epoch x examples + batch - 1) // batch: the image count epoch x examples is floored
+    first (0.0003 ImageNet epochs are 384 images: step 96 at 4 a step, not 97), then rounded
+    up to whole steps, so an evaluation of "epoch 1" never runs before epoch 1's last images are
+    trained (17 records at 4 a step: step 5, not 4). The product is rounded to 9 decimals
+    first, so float error does not drop an image (0.3 x 10 = 2.9999999999999996: 3 images).
+    --num_epochs and the evaluations during training (`specified_epoch_steps`) use it.
 
     Args:
       epoch: epochs (>= 0; fractions allowed).
-      steps_per_epoch: global steps per epoch (examples per epoch / images per global step).
+      examples_per_epoch: images in one epoch (> 0).
+      images_per_step: images one global step trains (> 0).
 
     Returns:
       The global step (>= 0).
     """
-    return int(math.ceil(round(epoch * steps_per_epoch, 9)))
+    images = int(math.floor(round(epoch * examples_per_epoch, 9)))
+    return -(-images // images_per_step)
 
 
-def specified_epoch_steps(epochs, steps_per_epoch: float) -> list[int]:
+def specified_epoch_steps(epochs, examples_per_epoch: int, images_per_step: int) -> list[int]:
     """Global steps of --eval_during_training_at_specified_epochs.
 
     Args:
       epochs: epoch numbers (strings or numbers, >= 0).
-      steps_per_epoch: global steps per epoch (examples per epoch / global batch).
+      examples_per_epoch: images in one epoch.
+      images_per_step: images one global step trains.
 
     Returns:
       Sorted distinct steps `epoch_step(epoch)` (the first step by which the epoch is
       trained: rounded up, as the original), each at least 1.
     """
-    return sorted({max(1, epoch_step(float(e), steps_per_epoch)) for e in epochs})
+    return sorted({max(1, epoch_step(float(e), examples_per_epoch, images_per_step))
+                   for e in epochs})

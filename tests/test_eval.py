@@ -339,7 +339,7 @@ def test_training_ends_with_the_originals_final_evaluation(capsys):
 def test_every_n_epochs_uses_the_images_per_global_step():
     plan = types.SimpleNamespace(
         params=make_params(eval_during_training_every_n_epochs=0.5, num_warmup_batches=0),
-        steps_per_epoch=100 / 8)
+        steps_per_epoch=100 / 8, examples_per_epoch=100, images_per_global_step=8)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
     # Half an epoch = 50 images = 6.25 global steps of 8: evaluate at steps 7, 13, 19, 25.
     assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]

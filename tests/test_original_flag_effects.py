@@ -222,7 +222,8 @@ def test_the_sweeps_horovod_axis_is_one_line_and_exit_status_2(tmp_path, capsys)
 
 def test_specified_epochs_become_global_steps():
     plan = types.SimpleNamespace(params=tiny_params(
-        eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8)
+        eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8,
+        examples_per_epoch=100, images_per_global_step=8)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
     # ceil(epoch x 12.5), as the original's (epoch x 100 + 7) // 8: 7, 13 (before: int(),
     # 6 and 12, before the epoch's last images were trained); a tiny epoch still evaluates
@@ -240,19 +241,26 @@ def test_both_epoch_flags_evaluate_an_epoch_once_it_is_trained(flag, value):
     steps 5 and 9 with every_n_epochs=1 but at 4 and 8 with at_specified_epochs=1,2, before
     the epoch's 17th image was trained. The original rounds both up: (e x 17 + 3) // 4."""
     plan = types.SimpleNamespace(params=tiny_params(num_warmup_batches=0, **{flag: value}),
-                                 steps_per_epoch=17 / 4)
+                                 steps_per_epoch=17 / 4, examples_per_epoch=17,
+                                 images_per_global_step=4)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
     assert [s for s in range(1, 11) if hook.due(s)] == [5, 9]
 
 
 def test_epoch_steps_round_up_without_float_error():
-    assert [original_flags.epoch_step(e, 17 / 4) for e in (0, 1, 2, 4)] == [0, 5, 9, 17]
-    # 0.3 x 10 = 3.0000000000000004 and 0.0082 x 50000 / 2 = 205.00000000000003: one step
-    # too many without the rounding.
-    assert original_flags.epoch_step(0.3, 10.0) == 3
-    assert original_flags.epoch_step(0.0082, 50000 / 2) == 205
+    assert [original_flags.epoch_step(e, 17, 4) for e in (0, 1, 2, 4)] == [0, 5, 9, 17]
+    # 0.3 x 10 = 3.0000000000000004 and 0.0082 x 50000 = 410.00000000000006: one step too
+    # many without the rounding; 0.29 x 100 = 28.999999999999996: one image too few.
+    assert original_flags.epoch_step(0.3, 10, 1) == 3
+    assert original_flags.epoch_step(0.0082, 50000, 2) == 205
+    assert original_flags.epoch_step(0.29, 100, 1) == 29
+    # The image count is floored first, as the original's int(e x N + B - 1) // B: 0.0003
+    # ImageNet epochs are 384.35 images, 96 steps of 4 (ceil(384.35 / 4) would be 97).
+    assert original_flags.epoch_step(0.0003, 1281167, 4) == 96
+    assert original_flags.specified_epoch_steps(['0.0003', 1], 1281167, 4) == [96, 320292]
     plan = types.SimpleNamespace(params=tiny_params(
-        num_warmup_batches=0, eval_during_training_every_n_epochs=0.3), steps_per_epoch=10.0)
+        num_warmup_batches=0, eval_during_training_every_n_epochs=0.3), steps_per_epoch=10.0,
+        examples_per_epoch=10, images_per_global_step=1)
     hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
     assert [s for s in range(1, 10) if hook.due(s)] == [3, 6, 9]
 

@@ -40,9 +40,10 @@ def test_batch_size_zero_is_the_models_default_everywhere(tmp_path):
 def test_epochs_and_global_steps():
     plan = helpers.tiny_bench(num_epochs=1e-5, num_batches=None, batch_size=4,
                               num_warmup_batches=2).plan
-    # ImageNet's 1,281,167 images x 1e-5 epochs / 4 per step = 3.2 -> 4 steps.
-    assert plan.num_batches == 4 and plan.params.num_batches == 4
-    assert plan.epochs == pytest.approx(16 / 1281167)
+    # ImageNet's 1,281,167 images x 1e-5 epochs = 12.8 -> 12 images (floored first, as the
+    # original's int(e x N + B - 1) // B), / 4 per step = 3 steps (ceil(3.2) would be 4).
+    assert plan.num_batches == 3 and plan.params.num_batches == 3
+    assert plan.epochs == pytest.approx(12 / 1281167)
     # After timed step 3 of a run restored at step 10 with 2 warm-up steps: 10 + 2 + 3.
     assert plan.global_step_after(10, 3) == 15
     forward = helpers.tiny_bench(forward_only=True, num_warmup_batches=2).plan
