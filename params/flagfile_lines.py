@@ -173,20 +173,24 @@ class FlagOrigins(NamedTuple):
     def locate(self, message: str) -> str:
         """`message` (a rule's usage error naming flags as `--name`) prefixed by where its
         flags were set, 'FILE line N: ' or 'FILE lines N and M: ', when every flag it names
-        that was given was read from one flagfile; else `message` as it is (a flag from the
-        command line, flags of two files, no flag given). Flags it names that were not given
-        (a default, a fix it advises: '--all_reduce_spec=xring') do not count."""
-        named = set()
+        that was given was read from one flagfile; where they came from several places (two
+        files, a file and the command line), each flag's: '--a from FILE line N, --b from the
+        command line: '; else `message` as it is (every flag from the command line, no flag
+        given). Flags it names that were not given (a default, a fix it advises:
+        '--all_reduce_spec=xring') do not count."""
+        named = []  # in the message's order
         for name in re.findall(r'--(\w+)', message):
             if name not in self.given and name.startswith('no'):
                 name = name[2:]  # --nodistortions
-            if name in self.given:
-                named.add(name)
-        if not named or not named <= set(self.lines):
+            if name in self.given and name not in named:
+                named.append(name)
+        if not set(named) & set(self.lines):
             return message
-        files = {self.lines[name][0] for name in named}
-        if len(files) != 1:
-            return message
+        files = {self.lines[name][0] for name in named if name in self.lines}
+        if len(files) != 1 or not set(named) <= set(self.lines):
+            return '%s: %s' % (', '.join(
+                '--%s from %s' % (name, '%s line %d' % self.lines[name] if name in self.lines
+                                  else 'the command line') for name in named), message)
         numbers = sorted({self.lines[name][1] for name in named})
         shown = ', '.join(str(n) for n in numbers[:-1])
         return '%s line%s %s: %s' % (

@@ -263,13 +263,19 @@ def test_a_rule_error_names_one_flagfile_only_when_its_flags_all_came_from_it(tm
               'variable_update=\'replicated\'')
     # Flags it names that were not given (a default, a fix it advises) do not count.
     assert origins.locate(staged) == 'b.txt line 1: ' + staged
-    # A flag given later on the command line wins: it is the command line's.
+    # A flag given later on the command line wins: it is the command line's, and each flag
+    # says where it came from (before: the message alone named neither place).
     later = _origins(tmp_path, monkeypatch, ['--flagfile=a.txt', '--nouse_bf16', '--use_bf16'])
-    assert later.locate(_EXCLUDE) == _EXCLUDE
-    # Flags of two files: no file is the place.
+    assert later.locate(_EXCLUDE) == (
+        '--use_fp16 from a.txt line 1, --use_bf16 from the command line: ' + _EXCLUDE)
+    # Flags of two files: each flag's file and line.
     (tmp_path / 'c.txt').write_text('--use_fp16\n')
     (tmp_path / 'd.txt').write_text('--use_bf16\n')
     two = _origins(tmp_path, monkeypatch, ['--flagfile=c.txt', '--flagfile=d.txt'])
-    assert two.locate(_EXCLUDE) == _EXCLUDE
+    assert two.locate(_EXCLUDE) == (
+        '--use_fp16 from c.txt line 1, --use_bf16 from d.txt line 1: ' + _EXCLUDE)
+    # Every flag from the command line: the message as it is.
+    assert _origins(tmp_path, monkeypatch, ['--use_fp16', '--use_bf16']).locate(
+        _EXCLUDE) == _EXCLUDE
     # A message naming no flag given stays as it is.
     assert origins.locate('--eval needs a checkpoint') == '--eval needs a checkpoint'
