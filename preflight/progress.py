@@ -21,18 +21,12 @@ from .. import cnn_util
 #: long), so that a long dry run or plan is never silent.
 PROGRESS_SECS = 2.0
 #: Rough CPU costs of the phases on one core, for those lines only (nothing is decided by
-#: them). Building the step: CPU seconds per op of the one-forward placeholder build
-#: (speed_model/layer_profile.py), times the towers: 8.8 s of CPU for 8 towers of resnet50's
-#: 446 in results/2026-12-05-cpu-tf2.21-dry-run-speed.md (Intel Xeon with AMX, 2 cores, quiet;
-#: the 8e-3 of the 2026-12-04 AMD EPYC run was the slower code before it). Grappler's peak
-#: memory: 1.8 s for the step's 31,099 ops there. The placement and copies check
-#: (gpu_kernels.check_placement and step_traffic.step_traffic): CPU seconds per op of the step,
-#: timed apart on 2026-12-07 on the same host, loaded (load average 4-6): resnet50's 1, 8 and
-#: 16 towers (3,764, 31,099 and 62,147 ops) took 0.18, 1.18 and 2.40 s of CPU, 3.8-4.8e-5 a
-#: op. It decides only whether the check gets a line: that line gives no figure (the 2e-4 a
-#: op it had, from the 2026-12-04 AMD EPYC run before the check's code changed, said 'roughly
-#: 6-8 s' for a check of about 1 s, and 16-64 s for one of 6 s with 16 GPUs), for that rate
-#: was never measured apart on another CPU nor kept in a result file.
+#: them): building the step, CPU seconds per op of the one-forward placeholder build
+#: (speed_model/layer_profile.py) times the towers; Grappler's peak memory and the placement
+#: and copies check (gpu_kernels.check_placement, step_traffic.step_traffic), CPU seconds per
+#: op of the step. The check's rate decides only whether it gets a line (that line gives no
+#: figure). Where they were measured: results/2026-12-05-cpu-tf2.21-dry-run-speed.md and
+#: docs/performance-notes.md, "Measurements once in the code".
 BUILD_SECS_PER_PROFILE_OP = 2.5e-3
 CHECK_SECS_PER_OP = 4e-5
 GRAPPLER_SECS_PER_OP = 6e-5
