@@ -82,8 +82,8 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
       params.ParamsError, model_catalog.UnknownModelError, cnn_util.DataError: as
         `check_usage`.
     """
-    cpu_tuning.configure_environment(p)
-    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
+    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models,
+                          environment=True)
     if not p.list_models:
         warning = params.cluster_rules.task_index_warning(checked.params, given)
         if warning:
@@ -93,8 +93,12 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
-                model: bool = True, command: bool = True) -> CheckedRun:
-    """Every check of the flags that needs no TensorFlow, in order.
+                model: bool = True, command: bool = True,
+                environment: bool = False) -> CheckedRun:
+    """Every check of the flags that needs no TensorFlow, in order: the parsed flags are
+    handed down, the working folder first (this module), then the environment (runtime/), the
+    values as the original reads them and each against its own spec (params/), and then the
+    cluster's resolution (cluster/resolvers.py), the checks of the resolved run after it.
 
     Args:
       p: the Params as parsed.
@@ -108,6 +112,10 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         looked up: cluster/host_names.py); library callers may build an eval graph without a
         checkpoint, a GPU graph on a host without a GPU, or a cluster task's graph for hosts
         that are elsewhere.
+      environment: set the environment the flags ask for
+        (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS, XLA's CPU flag,
+        read when TensorFlow loads) before the cluster's resolver may load TensorFlow (the
+        command's `prepare`).
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` with the original's 0 for
@@ -127,10 +135,13 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     """
     if paths:
         output_paths.check_working_folder(p)  # before any check looks a relative path up
+    if environment:
+        cpu_tuning.configure_environment(p)
     given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
+    params.check_ranges(p)  # each value against its own spec, before the cluster reads them
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
-    params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
+    params.validate_params(q, ranges_checked=True)
     if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
         host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
     if command:
