@@ -7,7 +7,9 @@ NCHW step fails after the graph is built with "Default AvgPoolingOp only support
 type CPU" (TensorFlow's graph rewrite left the op to the NHWC-only kernel), while float32 NCHW
 runs. The CPU flags do not say it reliably (TensorFlow decides inside its oneDNN layout pass), so
 `nchw_runs` runs the ops once: a tiny step of a 3x3 convolution, fused batch norm, average and
-max pooling and their gradients (about 0.1 s), remembered for the process.
+max pooling and their gradients (about 0.1 s), remembered for the process. `check_cpu_layout`
+is the usage check of an NCHW run on the CPU once TensorFlow has loaded
+(preflight/usage.check_with_tensorflow).
 """
 
 from __future__ import annotations

@@ -1,19 +1,24 @@
 """The usage check of a run's flags, in one place: the command (cli.py), the library
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
-(tools/sweep/cli.py).
+(tools/sweep/cli.py). Each step hands the flags down the layers (README's drawing): this
+package's own checks first, then the lower concerns' (runtime, hardware, params, models), so
+that a value read below is not brought back up to be judged again here.
 
-    prepare(p)                 the command's: the environment the flags ask for, check_usage,
-                               the cluster's environment (Slurm's GPUs)
+    prepare(p)                 the command's: check_usage with the environment the flags ask
+                               for, then the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
-        Params --the original's 0 for unset (params/zero_values.py)--> --resolve the
-        cluster's fields--> --flag rules--> host names--> --gpu_model-->
+        the working folder--> the environment (prepare's: before a cluster resolver may load
+        TensorFlow)--> the original's 0 for unset (params/zero_values.py)--> each value
+        against its own spec (params.check_ranges)--> --resolve the cluster's fields-->
+        --flag rules--> host names--> --gpu_model-->
         --plot_file and --plan_scaling_png (matplotlib), --baseline (loaded once)-->
         --output paths--> --model--> the baseline's
         configuration as far as the flags settle it, and that it is clean--> the rules of a
         host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
-    check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
-        CPU devices, remote paths (schemes served, output folders written), --model for a
-        remote --data_dir
+    check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
+        folders written)--> the device and its logical CPU devices
+        (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
+        NCHW on the CPU (hardware/layout_kernels.py)--> the warnings
 
 `check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
 used). A BenchmarkCNN handed the CheckedRun validates nothing again.
@@ -55,11 +60,12 @@ class CheckedRun(NamedTuple):
 
 
 def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
-    """The command's flags made ready before TensorFlow loads, in one place: the environment
-    they ask for first (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS and
-    XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG resolver loads it), then
-    `check_usage` with the command's rules (--list_models: the flags only, no cluster, no
-    model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
+    """The command's flags made ready before TensorFlow loads, in one place: `check_usage`
+    with the command's rules (--list_models: the flags only, no cluster, no model) and the
+    environment the flags ask for (runtime/cpu_tuning.configure_environment: KMP_*,
+    OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG
+    resolver loads it), then the cluster's environment (Slurm's GPUs: before TensorFlow
+    looks for GPUs).
     Warns (one line) when `given` has --job_name without --task_index in a job of several
     tasks (params/cluster_rules.task_index_warning).
 
