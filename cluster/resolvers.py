@@ -134,17 +134,15 @@ def default_num_ps(variable_update: str) -> int:
 def resolve(p) -> Resolution:
     """Resolves this task's cluster (see the module docstring); reads os.environ.
 
-    Args:
-      p: the Params, each value checked against its own spec already (params.check_ranges:
-        the choices of --cluster_resolver, the bounds of --num_ps and --slurm_port_base).
-
     Raises:
-      params.ParamsError: a malformed TF_CONFIG, a Slurm step whose variables are malformed,
+      params.ParamsError: a value outside its flag's choices or bounds (as validate_params says
+        it), a malformed TF_CONFIG, a Slurm step whose variables are malformed,
         a task type this project does not run, host flags that contradict the source, or a
         --variable_update the cluster cannot run (no ps for a ps mode; a ps for
         collective_all_reduce; distributed_all_reduce, whose controller only the host flags
         describe).
     """
+    params_lib.check_ranges(p)  # each value against its own spec (choices, lower bounds)
     source = choose_source(p)
     if source == 'flags':
         if not host_flags_given(p):  # a local run: no cluster

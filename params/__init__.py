@@ -455,9 +455,8 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
 
     Args:
       p: the Params.
-      ranges_checked: `check_ranges` ran already (preflight/usage.check_usage checks the
-        given values before the cluster's resolver reads them, which checks the cluster fields
-        it fills in as it makes them): not again.
+      ranges_checked: `check_ranges` ran already (cluster/resolvers.resolve checks the given
+        values, and the cluster fields it fills in as it makes them): not again.
 
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.

@@ -8,8 +8,8 @@ that a value read below is not brought back up to be judged again here.
                                for, then the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
         the working folder--> the environment (prepare's: before a cluster resolver may load
-        TensorFlow)--> the original's 0 for unset (params/zero_values.py)--> each value
-        against its own spec (params.check_ranges)--> --resolve the cluster's fields-->
+        TensorFlow)--> the original's 0 for unset (params/zero_values.py)--> --resolve the
+        cluster's fields (each value against its own spec first: params.check_ranges)-->
         --flag rules--> host names--> --gpu_model-->
         --plot_file and --plan_scaling_png (matplotlib), --baseline (loaded once)-->
         --output paths--> --model--> the baseline's
@@ -91,9 +91,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
                 model: bool = True, command: bool = True,
                 environment: bool = False) -> CheckedRun:
     """Every check of the flags that needs no TensorFlow, in order: the parsed flags are
-    handed down, the working folder first (this module), then the environment (runtime/), the
-    values as the original reads them and each against its own spec (params/), and then the
-    cluster's resolution (cluster/resolvers.py), the checks of the resolved run after it.
+    handed down, the working folder first (this module), then the environment (runtime/) and
+    the values as the original reads them (params/zero_values.py), then the cluster's
+    resolution (cluster/resolvers.py), the checks of the resolved run after it.
 
     Args:
       p: the Params as parsed.
@@ -133,10 +133,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if environment:
         cpu_tuning.configure_environment(p)
     given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
-    params.check_ranges(p)  # each value against its own spec, before the cluster reads them
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
-    params.validate_params(q, ranges_checked=True)
+    params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
     if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
         host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
     if command:
