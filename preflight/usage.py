@@ -1,8 +1,9 @@
 """The usage check of a run's flags, in one place: the command (cli.py), the library
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
-(tools/sweep/cli.py). Each step hands the flags down the layers (README's drawing): this
-package's own checks first, then the lower concerns' (runtime, hardware, params, models), so
-that a value read below is not brought back up to be judged again here.
+(tools/sweep/cli.py). Where the order of their errors allows, a step hands the flags down
+the layers (docs/CONTRIBUTING.md's drawing): this package's own checks first, then the lower
+concerns' (runtime, hardware, params, models); the checks of the resolved run after the
+cluster's resolution keep the order of their errors (the flag rules first).
 
     prepare(p)                 the command's: check_usage with the environment the flags ask
                                for, then the cluster's environment (Slurm's GPUs)
@@ -182,8 +183,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
         --data_dir.
     """
     output_paths.check_remote_paths(p)
-    planned = planned_gpus(p, visible_gpus)
-    device = params.default_device(p, planned)
+    gpus = planned_gpus(p, visible_gpus)
+    device = params.default_device(p, gpus)
     device_rules.check_cpu_towers(p, device)
     towers = device_rules.cpu_towers_warning(p, device)
     if towers:
