@@ -18,6 +18,7 @@ import pytest
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.hardware import machine
+from tf_cnn_benchmarks.models import model_catalog
 from tf_cnn_benchmarks.params import configs, device_rules
 from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
 from tf_cnn_benchmarks.runtime import file_systems
@@ -453,3 +454,29 @@ def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cp
     assert usage.planned_gpus(p._replace(plan_scaling=True, gpu_model='V100'), 0) == 1
     assert usage.planned_gpus(p._replace(dry_run=True, gpu_model='V100'), 4) == 4
     assert usage.planned_gpus(p._replace(gpu_model='V100'), 0) == 0  # a run, not a plan
+
+
+def test_the_input_batch_is_judged_only_for_a_model_and_size_the_catalog_takes():
+    # check_model asks the input batch first; an unknown --model, or an --image_size the model
+    # does not take, still gets its own line, not the batch's (far beyond any host here).
+    huge = dict(data_dir='/no/such/folder', batch_size=10 ** 12)
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_model(params.make_params(model='vgg16', image_size=100, **huge), 'imagenet')
+    assert str(e.value) == '--model=vgg16 takes only 224x224 images. Received: image_size=100'
+    with pytest.raises(model_catalog.UnknownModelError, match=r"^unknown --model='resnet49'"):
+        usage.check_model(params.make_params(model='resnet49', **huge), 'imagenet')
+    with pytest.raises(params.ParamsError, match=r'^not enough memory for --batch_size='):
+        usage.check_model(params.make_params(model='vgg16', **huge), 'imagenet')
+
+
+def test_the_checks_after_tensorflow_loads_report_the_layers_top_down():
+    # The remote outputs (this package) before the device's towers (params/device_rules.py),
+    # those before TensorFlow's reading of --rewriter_config (runtime/gpu_settings.py).
+    towers = dict(device='cpu', num_gpus=100000)
+    remote = dict(train_dir='s3://bucket/run1')
+    cases = [(dict(towers, **remote), r'^--train_dir=s3://bucket/run1: TensorFlow '),
+             (dict(towers, rewriter_config='garbage'), r'^--num_gpus=100000 asks for '),
+             (dict(remote, rewriter_config='garbage'), r'^--train_dir=s3://bucket/run1: ')]
+    for flags, first in cases:
+        with pytest.raises(params.ParamsError, match=first):
+            usage.check_with_tensorflow(params.make_params(**flags), 0)
