@@ -7,17 +7,50 @@ NCHW step fails after the graph is built with "Default AvgPoolingOp only support
 type CPU" (TensorFlow's graph rewrite left the op to the NHWC-only kernel), while float32 NCHW
 runs. The CPU flags do not say it reliably (TensorFlow decides inside its oneDNN layout pass), so
 `nchw_runs` runs the ops once: a tiny step of a 3x3 convolution, fused batch norm, average and
-max pooling and their gradients (about 0.1 s), remembered for the process.
+max pooling and their gradients (about 0.1 s), remembered for the process. `check_cpu_layout`
+is the usage check of an NCHW run on the CPU once TensorFlow has loaded
+(preflight/usage.check_with_tensorflow).
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import tensorflow as tf
+
+from ..params import ParamsError
 
 tf1 = tf.compat.v1
 
 _MEMO: dict[str, bool] = {}
+
+
+def check_cpu_layout(p, device: str) -> None:
+    """Refuses --data_format=NCHW on the CPU where it cannot run: without oneDNN
+    (TF_ENABLE_ONEDNN_OPTS=0), or with --use_bf16 or --use_fp16 where `nchw_runs` says this
+    CPU runs no NCHW kernels in that dtype. Any other run passes (NHWC, or GPUs).
+
+    Args:
+      p: the checked Params; device: the run's device ('cpu' or 'gpu', params.default_device).
+
+    Raises:
+      ParamsError: one line naming the problem and --data_format=NHWC as the fix.
+    """
+    if device != 'cpu' or p.data_format != 'NCHW':
+        return
+    if os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0':
+        raise ParamsError(
+            '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
+            'off; unset it or use --data_format=NHWC.')
+    if not (p.use_bf16 or p.use_fp16):
+        return
+    flag, dtype = ('--use_fp16', 'float16') if p.use_fp16 else ('--use_bf16', 'bfloat16')
+    if not nchw_runs(dtype):
+        raise ParamsError(
+            '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
+            'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
+            '--data_format=NHWC' % (flag, dtype, dtype))
 
 
 def nchw_runs(dtype) -> bool:

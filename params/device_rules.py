@@ -1,12 +1,25 @@
 """The flags' rules that depend on the run's device: the default device (--device, else the
-GPUs visible or planned) and NCCL, which runs on GPUs only. Used before TensorFlow loads (the
-device a host without a driver will get, preflight/usage.py) and after (params.resolve_params,
-with the GPUs TensorFlow counts). Loads no TensorFlow."""
+GPUs visible or planned), NCCL, which runs on GPUs only, and the logical CPU devices (towers)
+a run on the CPU may ask for. Used before TensorFlow loads (the device a host without a driver
+will get, preflight/usage.py) and after (params.resolve_params, with the GPUs TensorFlow
+counts). Loads no TensorFlow."""
 
 from __future__ import annotations
 
+import os
+
 from ..variable_managers import allreduce_spec
 from .errors import ParamsError
+
+# Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
+# least 16, the most GPUs one host holds (DGX-2, HGX-2), so that any one-host GPU layout can be
+# emulated with --device=cpu anywhere. Beyond one per CPU a tower adds graph to build (time
+# and memory grow with each tower: --num_gpus=1000 built for minutes) and no compute.
+#: The most GPUs one host holds (NVIDIA DGX-2 and HGX-2: 16 V100s on NVSwitches): a plan of
+#: GPUs without a visible one (--dry_run or --plan_scaling with --gpu_model) plans at most
+#: this many per host.
+MAX_GPUS_PER_HOST = 16
+MIN_CPU_TOWER_LIMIT = MAX_GPUS_PER_HOST
 
 #: The --variable_update modes that all-reduce the gradients of several devices, the only ones
 #: that read --use_nccl and --all_reduce_spec (their managers are built on
@@ -47,3 +60,59 @@ def check_nccl(p, device: str) -> None:
     if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
         raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
                           'or xring%s.' % (p.all_reduce_spec, plan))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (os.sched_getaffinity; os.cpu_count where the
+    affinity cannot be read)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cpu_tower_limit(cpus: int | None = None) -> int:
+    """The most logical CPU devices a run may ask for (MIN_CPU_TOWER_LIMIT's reason).
+
+    Args:
+      cpus: the CPUs this process may run on; default `usable_cpus`.
+    """
+    return max(MIN_CPU_TOWER_LIMIT, usable_cpus() if cpus is None else cpus)
+
+
+def check_cpu_towers(p, device: str, cpus: int | None = None) -> None:
+    """Refuses more logical CPU devices than `cpu_tower_limit` before the graph is built.
+
+    Args:
+      p: the Params; device: the run's device (`default_device`).
+      cpus: the CPUs this process may run on; default `usable_cpus`.
+
+    Raises:
+      ParamsError: --num_gpus above the limit on the CPU (a ps task builds no towers).
+    """
+    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= MIN_CPU_TOWER_LIMIT:
+        return  # within any host's limit: its CPUs need not be counted
+    limit = cpu_tower_limit(cpus)
+    if p.num_gpus <= limit:
+        return
+    raise ParamsError(
+        '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '
+        'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
+        'only adds graph to build, not compute; give --num_gpus <= %d'
+        % (p.num_gpus, p.num_gpus, cpus if cpus is not None else usable_cpus(), limit))
+
+
+def cpu_towers_warning(p, device: str, cpus: int | None = None) -> str | None:
+    """The warning of a run that asks for GPUs (--num_gpus > 1, no --device) and gets logical
+    CPU devices, because no GPU is visible; None for any other run (--device=cpu asks for
+    them on purpose; a ps task builds no towers).
+
+    Args:
+      p: the checked Params; device: the run's device (`default_device`).
+      cpus: the CPUs this process may run on; default `usable_cpus`.
+    """
+    if device != 'cpu' or p.device or p.num_gpus <= 1 or p.job_name == 'ps':
+        return None
+    return ('--num_gpus=%d and no GPU is visible: its %d towers run as logical CPU devices on '
+            'the %d CPU cores this process may use; --device=cpu asks for this on purpose'
+            % (p.num_gpus, p.num_gpus, cpus if cpus is not None else usable_cpus()))

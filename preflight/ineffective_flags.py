@@ -471,22 +471,27 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     if device is None:
         device = params_lib.default_device(p, visible_gpus or int(planned is not None))
     out = ignored_flags(p, dataset, given, device=device)
-    if planned is not None:  # a plan of a GPU that is not here: the flags it does not read
-        out += planned_gpu_flags(p, planned)
-    elif p.device != 'cpu' and not visible_gpus:  # no GPU visible: the run is on the CPU
-        out += gpu_only_on_cpu(
-            p, 'on the CPU, where this run is because no GPU is visible')
+    # The GPU-only flags of a run on the CPU (no GPU visible) or, in a plan of a GPU that is
+    # not here, those the plan does not read (its speed model's reading, asked last): the
+    # lines go after ignored_flags' either way.
+    on_cpu = (gpu_only_on_cpu(p, 'on the CPU, where this run is because no GPU is visible')
+              if planned is None and p.device != 'cpu' and not visible_gpus else [])
     workers = len(p.worker_hosts) if p.job_name else 1
     said = any(m.startswith('--hierarchical_copy ') for m in out)  # by a mode's rule
     # --plan_scaling plans more devices, where it sets the plan's all-reduce (psgpu/psgpu).
-    if (p.hierarchical_copy and p.num_gpus * max(1, workers) == 1 and not said
-            and not p.plan_scaling):
-        out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
-                   'of several devices into two levels)')
+    one_device = (p.hierarchical_copy and p.num_gpus * max(1, workers) == 1 and not said
+                  and not p.plan_scaling)
+    openmp, loaded = [], None
     if p.mkl or any(params_lib.is_set(p, n) for n in OPENMP_FLAGS):  # /proc read only then
         loaded = (openmp_loaded or cpu_tuning.openmp_runtime_loaded)()
+        openmp = openmp_flags(p, loaded)
+    out += planned_gpu_flags(p, planned) if planned is not None else on_cpu
+    if one_device:
+        out.append('--hierarchical_copy has no effect on one device (it splits the all-reduce '
+                   'of several devices into two levels)')
+    if p.mkl or openmp:
         out = [m + mkl_threads(loaded) if m.startswith('--mkl has no effect') else m
-               for m in out] + openmp_flags(p, loaded)
+               for m in out] + openmp
     return list(dict.fromkeys(out))
 
 
@@ -542,11 +547,11 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run'
     dtype = 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
     out = []
-    for name in gpu_only_set(p):
+    for name, flag in [(name, as_set(p, name)) for name in gpu_only_set(p)]:
         why = _unplanned(name, p, gpu, dtype)
         if why:
             out.append('%s does not change the %s plan of the %s: %s'
-                       % (as_set(p, name), mode, gpu.name, why))
+                       % (flag, mode, gpu.name, why))
     return out
 
 

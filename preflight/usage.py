@@ -1,19 +1,25 @@
 """The usage check of a run's flags, in one place: the command (cli.py), the library
 (BenchmarkCNN without a checked run) and the sweep's check of each configuration
-(tools/sweep/cli.py).
+(tools/sweep/cli.py). Where the order of their errors allows, a step hands the flags down
+the layers (docs/CONTRIBUTING.md's drawing): this package's own checks first, then the lower
+concerns' (runtime, hardware, params, models); the checks of the resolved run after the
+cluster's resolution keep the order of their errors (the flag rules first).
 
-    prepare(p)                 the command's: the environment the flags ask for, check_usage,
-                               the cluster's environment (Slurm's GPUs)
+    prepare(p)                 the command's: check_usage with the environment the flags ask
+                               for, then the cluster's environment (Slurm's GPUs)
     check_usage(p)             before TensorFlow loads:
-        Params --the original's 0 for unset (params/zero_values.py)--> --resolve the
-        cluster's fields--> --flag rules--> host names--> --gpu_model-->
+        the working folder--> the environment (prepare's: before a cluster resolver may load
+        TensorFlow)--> the original's 0 for unset (params/zero_values.py)--> --resolve the
+        cluster's fields (each value against its own spec first: params.check_ranges)-->
+        --flag rules--> host names--> --gpu_model-->
         --plot_file and --plan_scaling_png (matplotlib), --baseline (loaded once)-->
         --output paths--> --model--> the baseline's
         configuration as far as the flags settle it, and that it is clean--> the rules of a
         host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
-    check_with_tensorflow(p)   right after it loads: --rewriter_config, NCHW on the CPU, logical
-        CPU devices, remote paths (schemes served, output folders written), --model for a
-        remote --data_dir
+    check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
+        folders written)--> the device and its logical CPU devices
+        (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
+        NCHW on the CPU (hardware/layout_kernels.py)--> the warnings
 
 `check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
 used). A BenchmarkCNN handed the CheckedRun validates nothing again.
@@ -22,7 +28,6 @@ used). A BenchmarkCNN handed the CheckedRun validates nothing again.
 from __future__ import annotations
 
 import importlib.util
-import os
 from typing import NamedTuple
 
 from .. import cnn_util, params
@@ -31,19 +36,9 @@ from ..hardware import gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline, configuration
 from ..models import model_catalog
-from ..params import zero_values
+from ..params import device_rules, zero_values
 from ..runtime import cpu_tuning, file_systems
 from . import ineffective_flags, output_paths, path_lengths
-
-# Logical CPU devices (towers) a run may ask for: one per CPU the process may use, and at
-# least 16, the most GPUs one host holds (DGX-2, HGX-2), so that any one-host GPU layout can be
-# emulated with --device=cpu anywhere. Beyond one per CPU a tower adds graph to build (time
-# and memory grow with each tower: --num_gpus=1000 built for minutes) and no compute.
-#: The most GPUs one host holds (NVIDIA DGX-2 and HGX-2: 16 V100s on NVSwitches): a plan of
-#: GPUs without a visible one (--dry_run or --plan_scaling with --gpu_model) plans at most
-#: this many per host.
-MAX_GPUS_PER_HOST = 16
-MIN_CPU_TOWER_LIMIT = MAX_GPUS_PER_HOST
 
 
 class CheckedRun(NamedTuple):
@@ -66,11 +61,12 @@ class CheckedRun(NamedTuple):
 
 
 def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
-    """The command's flags made ready before TensorFlow loads, in one place: the environment
-    they ask for first (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS and
-    XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG resolver loads it), then
-    `check_usage` with the command's rules (--list_models: the flags only, no cluster, no
-    model), then the cluster's environment (Slurm's GPUs: before TensorFlow looks for GPUs).
+    """The command's flags made ready before TensorFlow loads, in one place: `check_usage`
+    with the command's rules (--list_models: the flags only, no cluster, no model) and the
+    environment the flags ask for (runtime/cpu_tuning.configure_environment: KMP_*,
+    OMP_NUM_THREADS and XLA's CPU flag are read when TensorFlow loads, and the TF_CONFIG
+    resolver loads it), then the cluster's environment (Slurm's GPUs: before TensorFlow
+    looks for GPUs).
     Warns (one line) when `given` has --job_name without --task_index in a job of several
     tasks (params/cluster_rules.task_index_warning).
 
@@ -82,8 +78,8 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
       params.ParamsError, model_catalog.UnknownModelError, cnn_util.DataError: as
         `check_usage`.
     """
-    cpu_tuning.configure_environment(p)
-    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models)
+    checked = check_usage(p, resolve=not p.list_models, model=not p.list_models,
+                          environment=True)
     if not p.list_models:
         warning = params.cluster_rules.task_index_warning(checked.params, given)
         if warning:
@@ -93,8 +89,12 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
 
 
 def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
-                model: bool = True, command: bool = True) -> CheckedRun:
-    """Every check of the flags that needs no TensorFlow, in order.
+                model: bool = True, command: bool = True,
+                environment: bool = False) -> CheckedRun:
+    """Every check of the flags that needs no TensorFlow, in order: the parsed flags are
+    handed down, the working folder first (this module), then the environment (runtime/) and
+    the values as the original reads them (params/zero_values.py), then the cluster's
+    resolution (cluster/resolvers.py), the checks of the resolved run after it.
 
     Args:
       p: the Params as parsed.
@@ -108,6 +108,10 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
         looked up: cluster/host_names.py); library callers may build an eval graph without a
         checkpoint, a GPU graph on a host without a GPU, or a cluster task's graph for hosts
         that are elsewhere.
+      environment: set the environment the flags ask for
+        (runtime/cpu_tuning.configure_environment: KMP_*, OMP_NUM_THREADS, XLA's CPU flag,
+        read when TensorFlow loads) before the cluster's resolver may load TensorFlow (the
+        command's `prepare`).
 
     Returns:
       The CheckedRun: its params are the ones to run with (`p` with the original's 0 for
@@ -127,6 +131,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     """
     if paths:
         output_paths.check_working_folder(p)  # before any check looks a relative path up
+    if environment:
+        cpu_tuning.configure_environment(p)
     given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
     resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
     q = resolution.params
@@ -151,11 +157,15 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:
-    """The checks that need TensorFlow, right after it loads: --rewriter_config parses as a
-    RewriterConfig (runtime/gpu_settings.py), and NCHW on the CPU has oneDNN (and, for
-    bfloat16 or float16, its kernels in that dtype on this CPU); then one
-    `warning:` line per flag that has no effect in this run on this host
-    (preflight/ineffective_flags.py), and `cpu_towers_warning`'s line.
+    """The checks that need TensorFlow, right after it loads, the flags handed down the
+    layers: the remote output folders (`output_paths.check_remote_paths`: written once), the
+    run's device from the GPUs visible or planned (`planned_gpus`, params.default_device) and
+    its towers (params/device_rules.py: `check_cpu_towers`, and `cpu_towers_warning`'s line),
+    the dataset of a remote --data_dir and --model for it, the `warning:` lines of the flags
+    that have no effect in this run on this host (preflight/ineffective_flags.py: composed
+    here, printed once every check passed), --rewriter_config as a RewriterConfig
+    (runtime/gpu_settings.py), NCHW on the CPU (hardware/layout_kernels.check_cpu_layout), then
+    those warnings and the decay schedule's (params/schedule_spec.py).
 
     Args:
       p: the checked Params (CheckedRun.params).
@@ -164,70 +174,32 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
         warnings: ineffective_flags.ignored_flags).
 
     Raises:
-      params.ParamsError: a malformed --rewriter_config, or --data_format=NCHW on the CPU with
-        TF_ENABLE_ONEDNN_OPTS=0, or with a reduced precision whose NCHW kernels this CPU does
-        not run (hardware/layout_kernels.py); more logical CPU devices than
-        `cpu_tower_limit`; a remote path TensorFlow cannot serve or write
-        (output_paths.check_remote_paths).
+      params.ParamsError: a remote path TensorFlow cannot serve or write
+        (output_paths.check_remote_paths); more logical CPU devices than
+        params/device_rules.cpu_tower_limit; a malformed --rewriter_config; --data_format=NCHW
+        on the CPU with TF_ENABLE_ONEDNN_OPTS=0, or with a reduced precision whose NCHW
+        kernels this CPU does not run (hardware/layout_kernels.py).
       model_catalog.UnknownModelError: --model is not defined for the dataset of a remote
         --data_dir.
     """
-    from ..runtime import gpu_settings  # loads TensorFlow's protos
-    if p.rewriter_config:
-        gpu_settings.parse_rewriter_config(p.rewriter_config)
-    device = params.default_device(p, planned_gpus(p, visible_gpus))
-    check_cpu_towers(p, device)
-    towers = cpu_towers_warning(p, device)
+    output_paths.check_remote_paths(p)
+    gpus = planned_gpus(p, visible_gpus)
+    device = params.default_device(p, gpus)
+    device_rules.check_cpu_towers(p, device)
+    towers = device_rules.cpu_towers_warning(p, device)
     if towers:
         cnn_util.warn(towers)
-    output_paths.check_remote_paths(p)
     dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
-    if (device == 'cpu' and p.data_format == 'NCHW'
-            and os.environ.get('TF_ENABLE_ONEDNN_OPTS') == '0'):
-        raise params.ParamsError(
-            '--data_format=NCHW on the CPU needs oneDNN, which TF_ENABLE_ONEDNN_OPTS=0 turns '
-            'off; unset it or use --data_format=NHWC.')
-    if device == 'cpu' and p.data_format == 'NCHW' and (p.use_bf16 or p.use_fp16):
-        from ..hardware import layout_kernels
-        flag, dtype = ('--use_fp16', 'float16') if p.use_fp16 else ('--use_bf16', 'bfloat16')
-        if not layout_kernels.nchw_runs(dtype):
-            raise params.ParamsError(
-                '--data_format=NCHW with %s: this CPU runs no %s NCHW kernels (tried: oneDNN '
-                'does not take %s here, and TensorFlow\'s own CPU kernels are NHWC only); use '
-                '--data_format=NHWC' % (flag, dtype, dtype))
-    for message in ineffective_flags.messages(p, visible_gpus, dataset, given, device=device):
+    warnings = ineffective_flags.messages(p, visible_gpus, dataset, given, device=device)
+    from ..hardware import layout_kernels
+    from ..runtime import gpu_settings  # loads TensorFlow's protos
+    if p.rewriter_config:
+        gpu_settings.parse_rewriter_config(p.rewriter_config)
+    layout_kernels.check_cpu_layout(p, device)
+    for message in warnings + params.schedule_spec.decay_warnings(p):
         cnn_util.warn(message)
-    for message in params.schedule_spec.decay_warnings(p):
-        cnn_util.warn(message)
-
-
-def cpu_tower_limit(cpus: int | None = None) -> int:
-    """The most logical CPU devices a run may ask for (MIN_CPU_TOWER_LIMIT's reason).
-
-    Args:
-      cpus: the CPUs this process may run on; default os.sched_getaffinity(0).
-    """
-    return max(MIN_CPU_TOWER_LIMIT, _cpus() if cpus is None else cpus)
-
-
-def check_cpu_towers(p: params.Params, device: str, cpus: int | None = None) -> None:
-    """Refuses more logical CPU devices than `cpu_tower_limit` before the graph is built.
-
-    Raises:
-      params.ParamsError: --num_gpus above the limit on the CPU (a ps task builds no towers).
-    """
-    if device != 'cpu' or p.job_name == 'ps' or p.num_gpus <= MIN_CPU_TOWER_LIMIT:
-        return  # within any host's limit: its CPUs need not be counted
-    limit = cpu_tower_limit(cpus)
-    if p.num_gpus <= limit:
-        return
-    raise params.ParamsError(
-        '--num_gpus=%d asks for %d logical CPU devices (towers), and this process may use %d '
-        'CPUs: beyond one tower per CPU (and beyond 16, the most GPUs of one host) a tower '
-        'only adds graph to build, not compute; give --num_gpus <= %d'
-        % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus(), limit))
 
 
 def planned_gpus(p: params.Params, visible_gpus: int) -> int:
@@ -238,29 +210,6 @@ def planned_gpus(p: params.Params, visible_gpus: int) -> int:
     if visible_gpus or p.device == 'cpu':
         return visible_gpus
     return 0 if ineffective_flags.planned_gpu(p, 0) is None else 1
-
-
-def cpu_towers_warning(p: params.Params, device: str, cpus: int | None = None) -> str | None:
-    """The warning of a run that asks for GPUs (--num_gpus > 1, no --device) and gets logical
-    CPU devices, because no GPU is visible; None for any other run (--device=cpu asks for
-    them on purpose; a ps task builds no towers).
-
-    Args:
-      p: the checked Params; device: the run's device (params.default_device).
-      cpus: the CPUs this process may run on; default os.sched_getaffinity(0).
-    """
-    if device != 'cpu' or p.device or p.num_gpus <= 1 or p.job_name == 'ps':
-        return None
-    return ('--num_gpus=%d and no GPU is visible: its %d towers run as logical CPU devices on '
-            'the %d CPU cores this process may use; --device=cpu asks for this on purpose'
-            % (p.num_gpus, p.num_gpus, cpus if cpus is not None else _cpus()))
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def check_command_rules(p: params.Params) -> None:
@@ -406,7 +355,7 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         default stored_runs.find_single_device_run (the results database).
 
     Raises:
-      params.ParamsError: more CPU towers than `cpu_tower_limit` (`check_cpu_towers`); NCCL
+      params.ParamsError: more CPU towers than params/device_rules.cpu_tower_limit; NCCL
         where CPU towers run or are planned (params.check_nccl); --dry_run or --plan_scaling
         with --device=gpu and no --gpu_model (preflight/planned_step.plan_device's rule);
         --plan_scaling of CPU towers without
@@ -414,19 +363,20 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         (speed_model/from_flags.py's rule).
     """
     if p.device == 'cpu':
-        check_cpu_towers(p, 'cpu')  # on any host
+        device_rules.check_cpu_towers(p, 'cpu')  # on any host
     if (find_driver or machine.nvidia_driver_evidence)() is not None:
         return
     device = params.default_device(p, planned_gpus(p, 0))  # no driver: TensorFlow sees none
-    check_cpu_towers(p, device)
+    device_rules.check_cpu_towers(p, device)
     params.check_nccl(p, device)
-    if device == 'gpu' and p.num_gpus > MAX_GPUS_PER_HOST:  # a plan of GPUs (--gpu_model)
+    if device == 'gpu' and p.num_gpus > device_rules.MAX_GPUS_PER_HOST:  # a plan (--gpu_model)
         more = ('the plan\'s rows go on to more hosts of them' if p.plan_scaling
                 else '--plan_scaling plans more hosts of them')
         raise params.ParamsError(
             '--num_gpus=%d plans %d GPUs in one host, and the largest hosts hold %d (DGX-2, '
             'HGX-2); give --num_gpus <= %d (%s)'
-            % (p.num_gpus, p.num_gpus, MAX_GPUS_PER_HOST, MAX_GPUS_PER_HOST, more))
+            % (p.num_gpus, p.num_gpus, device_rules.MAX_GPUS_PER_HOST,
+               device_rules.MAX_GPUS_PER_HOST, more))
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run' if p.dry_run else None
     if mode is None:
         return
@@ -458,18 +408,20 @@ def check_model(p: params.Params, dataset: str | None) -> None:
         or the size is below its smallest).
     """
     if dataset is not None:
+        check_input_batch(p, dataset)  # judges only a model and size the catalog takes
         model_catalog.check_model(p.model, dataset)
         problem = model_catalog.image_size_problem(p.model, dataset, p.image_size)
         if problem:
             raise params.ParamsError(problem)
-        check_input_batch(p, dataset)
 
 
 def check_input_batch(p: params.Params, dataset: str, available: int | None = None) -> None:
     """Refuses real data whose input batch alone, float32 images of this host's towers,
     exceeds the memory this host can allocate (hardware/host_memory.py): the input pipeline
     builds a chain of ops per image, so at --batch_size=100000000 the build itself ran for
-    minutes before the memory check could run on the built step.
+    minutes before the memory check could run on the built step. An unknown --model, or an
+    --image_size it does not take, passes here: `check_model` (which asks this first) refuses
+    those with their own lines.
 
     Args:
       p: the Params; dataset: the run's dataset name (`dataset_name`).
@@ -480,7 +432,8 @@ def check_input_batch(p: params.Params, dataset: str, available: int | None = No
         input alone fits.
     """
     model = model_catalog.row(p.model, dataset)
-    if not p.data_dir or dataset == 'synthetic' or model is None:
+    if (not p.data_dir or dataset == 'synthetic' or model is None
+            or model_catalog.image_size_problem(p.model, dataset, p.image_size)):
         return
     from ..hardware import host_memory
     size = p.image_size or model.image_size

@@ -77,18 +77,26 @@ def held_dirs(p) -> list[tuple[str, str]]:
     """
     if p.dry_run or p.plan_scaling or p.list_models:
         return []
+    # The folders first: a lock holds only local ones ('' for a remote folder or none);
+    # <train_dir>/eval is where --train_dir is.
+    train_dir = p.train_dir if p.train_dir and not file_systems.is_remote(p.train_dir) else ''
+    eval_dir = p.eval_dir if p.eval_dir and not file_systems.is_remote(p.eval_dir) else ''
+    train_dir_exists = bool(train_dir) and os.path.isdir(train_dir)
+    # Then the run: whether it evaluates, and whether this task is the one that writes there.
+    evaluates = run_plan.evaluates(p)
+    if not cluster_rules.is_chief_task(p.job_name, p.task_index, p.variable_update):
+        return []
     out = []  # the folders the run writes into
-    if p.train_dir and not p.eval and (not p.forward_only or p.summary_verbosity >= 1):
-        out.append(('--train_dir', p.train_dir))
-    if run_plan.evaluates(p):
-        if p.eval_dir:
-            out.append(('--eval_dir', p.eval_dir))
-        elif p.train_dir and p.summary_verbosity >= 1 and (out or os.path.isdir(p.train_dir)):
-            out.append(('--eval_dir', os.path.join(p.train_dir, 'eval')))
-    # Of those, a lock holds the local ones, and only the task that writes there holds them.
-    local = [(flag, path) for flag, path in out if not file_systems.is_remote(path)]
-    return local if cluster_rules.is_chief_task(p.job_name, p.task_index,
-                                                p.variable_update) else []
+    trains = bool(p.train_dir) and not p.eval and (
+        not p.forward_only or p.summary_verbosity >= 1)
+    if trains and train_dir:
+        out.append(('--train_dir', train_dir))
+    if evaluates and p.eval_dir:
+        if eval_dir:
+            out.append(('--eval_dir', eval_dir))
+    elif evaluates and train_dir and p.summary_verbosity >= 1 and (trains or train_dir_exists):
+        out.append(('--eval_dir', os.path.join(train_dir, 'eval')))
+    return out
 
 
 def _now_utc() -> str:

@@ -18,7 +18,8 @@ import pytest
 from tf_cnn_benchmarks import params
 from tf_cnn_benchmarks import run_header as header
 from tf_cnn_benchmarks.hardware import machine
-from tf_cnn_benchmarks.params import configs
+from tf_cnn_benchmarks.models import model_catalog
+from tf_cnn_benchmarks.params import configs, device_rules
 from tf_cnn_benchmarks.preflight import output_paths, path_lengths, usage
 from tf_cnn_benchmarks.runtime import file_systems
 
@@ -165,7 +166,7 @@ def test_a_thousand_logical_cpu_devices_are_refused_before_tensorflow_loads(tmp_
                         'and this process may use %d CPUs: beyond one tower per CPU (and beyond '
                         '16, the most GPUs of one host) a tower only adds graph to build, not '
                         'compute; give --num_gpus <= %d\n'
-                        % (n, n, usage._cpus(), usage.cpu_tower_limit()), False)
+                        % (n, n, device_rules.usable_cpus(), device_rules.cpu_tower_limit()), False)
                        for n in (1000, 100000)]
 
 
@@ -192,16 +193,16 @@ def test_real_data_whose_input_batch_alone_exceeds_the_host_is_refused_before_th
 
 
 def test_the_cpu_tower_limit_is_one_per_cpu_and_at_least_sixteen():
-    assert [usage.cpu_tower_limit(c) for c in (1, 2, 16, 17, 96)] == [16, 16, 16, 17, 96]
+    assert [device_rules.cpu_tower_limit(c) for c in (1, 2, 16, 17, 96)] == [16, 16, 16, 17, 96]
     p = params.make_params(num_gpus=17)
     with pytest.raises(params.ParamsError, match=r'--num_gpus=17 asks for 17 logical CPU '
                        r'devices \(towers\), and this process may use 2 CPUs: .* give '
                        r'--num_gpus <= 16$'):
-        usage.check_cpu_towers(p, 'cpu', cpus=2)
-    usage.check_cpu_towers(p, 'cpu', cpus=17)  # one per CPU
-    usage.check_cpu_towers(p._replace(num_gpus=16), 'cpu', cpus=2)  # any one-host GPU layout
-    usage.check_cpu_towers(p, 'gpu', cpus=2)  # GPUs are checked against those visible
-    usage.check_cpu_towers(p._replace(job_name='ps'), 'cpu', cpus=2)  # a ps builds no towers
+        device_rules.check_cpu_towers(p, 'cpu', cpus=2)
+    device_rules.check_cpu_towers(p, 'cpu', cpus=17)  # one per CPU
+    device_rules.check_cpu_towers(p._replace(num_gpus=16), 'cpu', cpus=2)  # any one-host GPU layout
+    device_rules.check_cpu_towers(p, 'gpu', cpus=2)  # GPUs are checked against those visible
+    device_rules.check_cpu_towers(p._replace(job_name='ps'), 'cpu', cpus=2)  # a ps builds no towers
 
 
 def test_the_header_shortens_a_long_device_list_and_keeps_it_a_python_literal():
@@ -434,15 +435,15 @@ def test_the_advice_on_too_many_gpus_in_one_host_fits_the_flags_given(flags, adv
 
 def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cpu(capsys):
     p = params.make_params(num_gpus=3)
-    assert usage.cpu_towers_warning(p, 'cpu', cpus=2) == (
+    assert device_rules.cpu_towers_warning(p, 'cpu', cpus=2) == (
         '--num_gpus=3 and no GPU is visible: its 3 towers run as logical CPU devices on the 2 '
         'CPU cores this process may use; --device=cpu asks for this on purpose')
-    assert usage.cpu_towers_warning(p._replace(device='cpu'), 'cpu') is None  # on purpose
-    assert usage.cpu_towers_warning(p, 'gpu') is None  # GPUs visible
-    assert usage.cpu_towers_warning(p._replace(num_gpus=1), 'cpu') is None
-    assert usage.cpu_towers_warning(p._replace(job_name='ps'), 'cpu') is None
+    assert device_rules.cpu_towers_warning(p._replace(device='cpu'), 'cpu') is None  # on purpose
+    assert device_rules.cpu_towers_warning(p, 'gpu') is None  # GPUs visible
+    assert device_rules.cpu_towers_warning(p._replace(num_gpus=1), 'cpu') is None
+    assert device_rules.cpu_towers_warning(p._replace(job_name='ps'), 'cpu') is None
     usage.check_with_tensorflow(p, 0)  # the command's check once TensorFlow loaded: no GPU
-    assert capsys.readouterr().err == 'warning: %s\n' % usage.cpu_towers_warning(p, 'cpu')
+    assert capsys.readouterr().err == 'warning: %s\n' % device_rules.cpu_towers_warning(p, 'cpu')
     usage.check_with_tensorflow(p._replace(device='cpu'), 0)
     assert capsys.readouterr().err == ''
     # A dry run of a named GPU plans GPUs, not CPU towers: no warning.
@@ -453,3 +454,29 @@ def test_towers_asked_as_gpus_on_a_host_without_one_warn_that_they_run_on_the_cp
     assert usage.planned_gpus(p._replace(plan_scaling=True, gpu_model='V100'), 0) == 1
     assert usage.planned_gpus(p._replace(dry_run=True, gpu_model='V100'), 4) == 4
     assert usage.planned_gpus(p._replace(gpu_model='V100'), 0) == 0  # a run, not a plan
+
+
+def test_the_input_batch_is_judged_only_for_a_model_and_size_the_catalog_takes():
+    # check_model asks the input batch first; an unknown --model, or an --image_size the model
+    # does not take, still gets its own line, not the batch's (far beyond any host here).
+    huge = dict(data_dir='/no/such/folder', batch_size=10 ** 12)
+    with pytest.raises(params.ParamsError) as e:
+        usage.check_model(params.make_params(model='vgg16', image_size=100, **huge), 'imagenet')
+    assert str(e.value) == '--model=vgg16 takes only 224x224 images. Received: image_size=100'
+    with pytest.raises(model_catalog.UnknownModelError, match=r"^unknown --model='resnet49'"):
+        usage.check_model(params.make_params(model='resnet49', **huge), 'imagenet')
+    with pytest.raises(params.ParamsError, match=r'^not enough memory for --batch_size='):
+        usage.check_model(params.make_params(model='vgg16', **huge), 'imagenet')
+
+
+def test_the_checks_after_tensorflow_loads_report_the_layers_top_down():
+    # The remote outputs (this package) before the device's towers (params/device_rules.py),
+    # those before TensorFlow's reading of --rewriter_config (runtime/gpu_settings.py).
+    towers = dict(device='cpu', num_gpus=100000)
+    remote = dict(train_dir='s3://bucket/run1')
+    cases = [(dict(towers, **remote), r'^--train_dir=s3://bucket/run1: TensorFlow '),
+             (dict(towers, rewriter_config='garbage'), r'^--num_gpus=100000 asks for '),
+             (dict(remote, rewriter_config='garbage'), r'^--train_dir=s3://bucket/run1: ')]
+    for flags, first in cases:
+        with pytest.raises(params.ParamsError, match=first):
+            usage.check_with_tensorflow(params.make_params(**flags), 0)
