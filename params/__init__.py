@@ -14,9 +14,8 @@ Beside the table: the original's flags beyond it and the warnings of those witho
 configurations under configs/ (configs.py), the check of `--flagfile` lines before absl reads
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
-(device_rules.py: the default device, NCCL, the logical CPU devices), UTF-8 text
-(text_values.py), the original's 0 for "unset" (zero_values.py), the gates' tolerance
-(gate_tolerance.py), usage errors (errors.py).
+(device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
+the original's 0 for "unset" (zero_values.py), gate tolerance (gate_tolerance.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 

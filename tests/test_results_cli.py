@@ -342,8 +342,7 @@ def test_history_in_a_removed_current_folder_warns_without_the_plot(db, capsys, 
     (['regressions', '--min_change=100'], 2, 'error: argument --min_change: must be >= 0 and '
                                              'below 100 (percent slower; a run cannot be 100% '
                                              'slower, so no step could count)'),
-    (['html', 'site', '--min_change=150'], 2, 'error: argument --min_change: must be >= 0 and '
-                                              'below 100'),
+    (['html', 'site', '--min_change=150'], 2, 'error: argument --min_change: must be >= 0 and'),
     (['list', '--since=soon'], 2, 'error: --since=soon: give a date or time'),
     (['frobnicate'], 2, "error: argument COMMAND: invalid choice: 'frobnicate'"),
     ([], 2, 'error: the following arguments are required: COMMAND'),
