@@ -251,6 +251,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         rule(('freeze_when_forward_only',), 'without --forward_only')
     if not p.baseline:
         rule(('fail_on_slower',), 'without --baseline')
+    if p.dry_run and not p.plan_scaling and not p.calibrate:
+        _dry_run_only(p, rule)
     if not p.dry_run and not p.plan_scaling:
         rule(('gpu_model',), 'without --dry_run or --plan_scaling (a run uses the GPUs it '
              'sees; --gpu_model plans a GPU that is not here: add --dry_run or --plan_scaling)')
@@ -300,6 +302,20 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
     # The original's flags that do nothing here, where no mode's rule said so already.
     out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)
     return list(dict.fromkeys(out))
+
+
+def _dry_run_only(p, rule) -> None:
+    """The rules of a dry run (preflight/dry_run.py): it trains nothing, so --train_dir gets
+    no checkpoint and --results_db no record; a --gpu_interconnect link (not a host preset,
+    whose GPU the dry run plans) is crossed by no byte with one GPU, or with independent towers,
+    which share nothing."""
+    rule(('train_dir', 'results_db'), 'with --dry_run (nothing is trained, saved or recorded; '
+         'its report goes to --benchmark_log_dir)')
+    if links.preset_of(p.gpu_interconnect) is None and (
+            p.num_gpus == 1 or p.variable_update == 'independent'):
+        rule(('gpu_interconnect',), 'with --dry_run on %s (no byte crosses a GPU <-> GPU link; '
+             '--plan_scaling plans several GPUs)' % (
+                 'one GPU' if p.num_gpus == 1 else 'independent towers, which share nothing'))
 
 
 def _real_data_input(p, dataset, rule) -> None:

@@ -541,3 +541,26 @@ def test_mlperf_run_stop_is_success_only_when_a_target_was_reached():
     # A float32 rate read back from the session, as the shortest decimal of that float32.
     assert mlperf_log.float32_decimal(0.25600001215934753) == 0.256
     assert mlperf_log.float32_decimal(9.999999747378752e-05) == 1e-4
+
+
+def test_a_dry_runs_flags_without_effect_warn():
+    # Before: a dry run took --train_dir, --results_db and a one-GPU --gpu_interconnect
+    # silently, though it saves, records and copies nothing.
+    lines = ignored_flags(params.make_params(dry_run=True, gpu_model='V100', train_dir='t',
+                                             results_db='r.sqlite', gpu_interconnect='pcie3'))
+    assert lines == [
+        '--train_dir has no effect with --dry_run (nothing is trained, saved or recorded; its '
+        'report goes to --benchmark_log_dir)',
+        '--results_db has no effect with --dry_run (nothing is trained, saved or recorded; its '
+        'report goes to --benchmark_log_dir)',
+        '--gpu_interconnect has no effect with --dry_run on one GPU (no byte crosses a GPU <-> '
+        'GPU link; --plan_scaling plans several GPUs)']
+    [line] = ignored_flags(params.make_params(dry_run=True, gpu_model='V100', num_gpus=2,
+                                              variable_update='independent',
+                                              gpu_interconnect='nvlink2'))
+    assert 'on independent towers, which share nothing' in line
+    # Several replicated GPUs cross the link; a host preset names the GPU the dry run plans.
+    assert ignored_flags(params.make_params(dry_run=True, num_gpus=2, gpu_model='V100',
+                                            variable_update='replicated',
+                                            gpu_interconnect='nvlink2')) == []
+    assert ignored_flags(params.make_params(dry_run=True, gpu_interconnect='dgx1_v100')) == []
