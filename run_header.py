@@ -195,13 +195,22 @@ def served(p) -> str:
     """What a ps task holds for the workers, e.g. "its share of the model's variables (placed
     by size over 2 ps tasks) for 4 workers, which read them and send their gradients each
     step; this task builds no graph and runs no step of its own" (distributed_replicated: the
-    variables' master copies; the workers keep copies of their own)."""
+    variables' master copies; the workers keep copies of their own). Forward-only workers
+    (--forward_only) send no gradients: "which read them each step (forward-only: no
+    gradients, no updates)"; distributed_replicated's copy them once, at the start."""
     num_ps, workers = len(p.ps_hosts), cnn_util.counted(len(p.worker_hosts), 'worker')
-    if p.variable_update == 'distributed_replicated':
-        what, use = ("the variables' master copies", 'which keep copies of their own and send '
-                     'their gradients each step')
+    replicated = p.variable_update == 'distributed_replicated'
+    if replicated:
+        what = "the variables' master copies"
     else:
-        what, use = "the model's variables", 'which read them and send their gradients each step'
+        what = "the model's variables"
+    if p.forward_only:
+        use = ('which copy them once, at the start' if replicated else
+               'which read them each step') + ' (forward-only: no gradients, no updates)'
+    elif replicated:
+        use = 'which keep copies of their own and send their gradients each step'
+    else:
+        use = 'which read them and send their gradients each step'
     if num_ps > 1:
         what = 'its share of %s (placed by size over %d ps tasks)' % (what, num_ps)
     return ('%s for %s, %s; this task builds no graph and runs no step of its own'

@@ -4,7 +4,8 @@ Coordination queues (FIFOQueues with shared names, so every task's graph refers 
 
   name                 lives on            written by -> read by
   tfcnn_ready          coordinator         chief -> other workers: variables initialised/restored
-  tfcnn_stats          coordinator         each worker -> chief: (task, images/sec, steps, secs)
+  tfcnn_stats          coordinator         each worker -> chief: (task, images/sec, steps, secs,
+                                           images, timed part's wall start and end)
   tfcnn_release        worker 0 (no ps)    chief -> other workers: stats gathered, you may exit
   tfcnn_done_<job>_<i> each serving task   each signaler -> serving task: (task, status)
 
@@ -20,8 +21,9 @@ start-up check names the lists.
 The coordinator is ps 0 when there are ps tasks, else worker 0. This module builds the queue ops
 into a graph (`Coordination`, `done_queue`) and gives a worker's or the controller's run its
 hooks (`cluster_hooks`): `ClusterStopHook` (a worker's early stop passed on to the other
-workers), `ClusterStatsHook` (per-worker images/sec gathered by the chief, which prints the
-cluster total) and `ClusterDoneHook` (the done tokens that let the serving tasks exit;
+workers), `ClusterStatsHook` (a worker's `total images/sec` as the original meant it and its
+own figure, per-worker images/sec gathered by the chief, which prints the cluster total:
+cluster/figures.py) and `ClusterDoneHook` (the done tokens that let the serving tasks exit;
 cluster/server.py's serve loop waits for them).
 
 A worker whose loop stopped early (SIGINT or SIGTERM: lifecycle/signals.py; the chief's
@@ -55,6 +57,7 @@ import tensorflow as tf
 
 from .. import cnn_util
 from ..lifecycle import run_hooks, training_loop
+from . import figures
 from .topology import Cluster, can_connect, task_device
 
 tf1 = tf.compat.v1
@@ -120,12 +123,13 @@ class Coordination:
                                       name='ready_queue')
                 self.ready_signal = ready.enqueue_many([tf.zeros([max(n - 1, 0)], tf.int32)])
                 self.ready_wait = ready.dequeue()
-                stats = tf1.FIFOQueue(n, [tf.int32, tf.float64, tf.int64, tf.float64],
-                                      shapes=[[]] * 4, shared_name='tfcnn_stats',
-                                      name='stats_queue')
-                self.stats_in = [tf1.placeholder(tf.float64, []),
-                                 tf1.placeholder(tf.int64, []),
-                                 tf1.placeholder(tf.float64, [])]
+                # figures.WorkerStats: task, images/sec, steps, seconds, images, wall start
+                # and end of the timed part.
+                columns = [tf.int32, tf.float64, tf.int64, tf.float64, tf.int64, tf.float64,
+                           tf.float64]
+                stats = tf1.FIFOQueue(n, columns, shapes=[[]] * len(columns),
+                                      shared_name='tfcnn_stats', name='stats_queue')
+                self.stats_in = [tf1.placeholder(t, []) for t in columns[1:]]
                 self.stats_put = stats.enqueue([tf.constant(me, tf.int32)] + self.stats_in)
                 self.stats_take = stats.dequeue_many(n)
             self.checks_flags = c.job_name == 'worker' and not c.serves
@@ -408,27 +412,74 @@ def failed_peer_line(cluster: Cluster, mark: StopMark) -> str:
 
 
 class ClusterStatsHook(run_hooks.RunHook):
-    """Images/sec accounting at the end of a worker's (or the controller's) run (phase `end`).
+    """Images/sec accounting of a worker's (or the controller's) run (cluster/figures.py).
 
-    Every worker puts (task, images/sec, timed steps, seconds) into the stats queue; the chief
-    takes all of them and prints one line per worker and the cluster total: the sum of the
-    workers' own images/sec (with --cross_replica_sync the workers' timed steps are the same
-    global steps). Adds to the result: 'worker_images_per_sec' (chief: list by task index),
-    'cluster_images_per_sec' (chief), 'task' ('worker 1'), 'traffic_bytes_estimate'
-    ({'sent', 'received'}: bytes per step and worker, from the variables' sizes; see the
-    managers' `traffic_bytes`).
+    Every worker, with more than one: its `total images/sec` as the original meant it, the
+    cluster's rate as it sees it, and its own figure on the line after it (`total_figure`;
+    with asynchronous updates the shared global step is read as its timed part starts and
+    ends). At the end (phase `end`) every worker puts its figures (figures.WorkerStats: its
+    own images/sec, steps, seconds, images, and its timed part's wall-clock start and end)
+    into the stats queue; the chief takes all of them and prints one line per worker and the
+    cluster total (figures.report). Adds to the result: 'task' ('worker 1'),
+    'traffic_bytes_estimate' ({'sent', 'received'}: bytes per step and worker, from the
+    variables' sizes; see the managers' `traffic_bytes`), 'total_line_images_per_sec' (a
+    worker of several: the figure its `total images/sec` line printed, None when it timed no
+    step); the chief's also 'worker_images_per_sec' (list by task index),
+    'cluster_images_per_sec', 'cluster_images' and 'cluster_span_secs'. 'images_per_sec'
+    stays this worker's own figure.
+
+    Args:
+      server: this task's cluster.server.TaskServer.
+      wall_clock: () -> seconds since the epoch (time.time): the timed part's start and end
+        as the chief compares them with the other workers'.
     """
 
-    def __init__(self, server):
+    def __init__(self, server, wall_clock=time.time):
         self.server = server
         self.cluster = server.cluster
+        self._clock = wall_clock  # seconds since the epoch, every task's on one clock
         self._sess = None
         self._traffic = None
+        self._plan = None
+        self._global_step = None  # read around the timed part: asynchronous updates only
+        self._wall = [0.0, 0.0]   # time.time() at the timed part's start and end
+        self._steps_at = []       # (global step, time.time()) at its start and end
+        self._figure = None
 
     def begin(self, ctx):
-        self._sess = ctx.sess
+        self._sess, self._plan = ctx.sess, ctx.plan
         with ctx.info.graph.as_default():
             self._traffic = ctx.info.mgr.traffic_bytes()
+        if ctx.plan.asynchronous and ctx.plan.training:
+            self._global_step = ctx.info.global_step
+
+    def _read_global_step(self) -> None:
+        if self._global_step is not None:
+            step = int(self._sess.run(self._global_step))
+            self._steps_at.append((step, self._clock()))
+
+    def before_timed(self):
+        self._read_global_step()
+        self._wall[0] = self._clock()
+
+    def after_timed(self):
+        self._wall[1] = self._clock()
+        self._read_global_step()
+
+    def total_figure(self, loop):
+        """A worker of several: (the cluster's images/sec as it sees it, [its own figure's
+        line]) (figures.worker_view); None for the controller, whose one graph's figure is
+        the cluster's already, and for a cluster of one worker."""
+        c = self.cluster
+        if c.job_name != 'worker' or c.num_workers <= 1:
+            return None
+        counted = None
+        if len(self._steps_at) == 2:
+            (first, start), (last, end) = self._steps_at
+            counted = (last - first, end - start)
+        self._figure, lines = figures.worker_view(
+            loop.images_per_sec, c.num_workers, counted, self._plan.images_per_global_step)
+        return self._figure, lines
 
     def end(self, result):
         c, sess = self.cluster, self._sess
@@ -447,10 +498,13 @@ class ClusterStatsHook(run_hooks.RunHook):
             cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
             return
+        if c.num_workers > 1:
+            result['total_line_images_per_sec'] = self._figure
+        steps = int(result['num_steps'])
         # A run stopped before its first timed step timed nothing: images/sec None, sent as 0.
         sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
-            float(result['images_per_sec'] or 0.0), int(result['num_steps']),
-            float(result['elapsed_secs'])))))
+            float(result['images_per_sec'] or 0.0), steps, float(result['elapsed_secs']),
+            steps * self._plan.images_per_step, self._wall[0], self._wall[1]))))
         if c.is_chief:
             self._report(sess.run(coord.stats_take), result)
             if coord.has_release:
@@ -460,33 +514,13 @@ class ClusterStatsHook(run_hooks.RunHook):
             sess.run(coord.release_wait)
 
     def _report(self, stats, result):
-        """The per-worker lines and the cluster total. A worker that timed no step (stopped
-        before its first timed step: its images/sec went into the queue as 0) has no figure:
-        its line says so, and the cluster total line is left out (a sum of the others would
-        not be the cluster's, and 0.00 would read as a measured figure); one line says why
-        instead."""
-        tasks, rates, steps, secs = stats
-        order = sorted(range(len(tasks)), key=lambda i: int(tasks[i]))
-        untimed = [int(tasks[i]) for i in order if int(steps[i]) <= 0]
-        for i in order:
-            if int(steps[i]) <= 0:
-                cnn_util.log_fn('worker %d images/sec: none (%s)' % (tasks[i], NOTHING_TIMED))
-            else:
-                cnn_util.log_fn('worker %d images/sec: %.2f (%d steps in %.2f s)' % (
-                    tasks[i], rates[i], steps[i], secs[i]))
-        if untimed:
-            who = ('no worker timed a step' if len(untimed) == len(order) else
-                   'worker%s %s timed no step' % ('s' if len(untimed) > 1 else '',
-                                                  ', '.join(map(str, untimed))))
-            cnn_util.log_fn('no cluster total images/sec: %s (%s)' % (who, NOTHING_TIMED))
-            return
-        per_worker = [float(rates[i]) for i in order]
-        total = sum(per_worker)
-        how = 'same global steps' if self.cluster.sync else 'asynchronous: each its own steps'
-        cnn_util.log_fn('cluster total images/sec: %.2f (sum of %d worker%s, %s)' % (
-            total, len(per_worker), 's' if len(per_worker) > 1 else '', how))
-        result['worker_images_per_sec'] = per_worker
-        result['cluster_images_per_sec'] = total
+        """The per-worker lines and the cluster total (figures.report) of the stats queue's
+        columns `stats`; their keys into `result`."""
+        lines, keys = figures.report([figures.WorkerStats(*row) for row in zip(*stats)],
+                                     NOTHING_TIMED)
+        for line in lines:
+            cnn_util.log_fn(line)
+        result.update(keys)
 
     def _wait_released(self, sess, coord) -> None:
         """Keeps worker 0 (which hosts the release queue) up until every worker took its token."""

@@ -79,7 +79,7 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
 
 
 def _whose(row: dict) -> str:
-    """'' for a one-host run's images/sec; ' (sum of 2 workers)' or ' (worker 0 only)' for a
+    """'' for a one-host run's images/sec; ' (total of 2 workers)' or ' (worker 0 only)' for a
     cluster run's (records.rate_of, the words `list` gives), so the page does not pass a
     cluster's total off as one host's figure."""
     of = records.rate_of(row, short=True)

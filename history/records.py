@@ -295,22 +295,32 @@ def _with_cluster(figures: dict, result: dict, total: float | None) -> dict:
     """`figures` with 'cluster' for a run of several workers: {'workers': N, 'total': whether
     the row's images/sec is the cluster's total (the chief's 'cluster_images_per_sec'), else
     the chief's own share (no total: a worker timed no step), 'worker_images_per_sec': each
-    worker's by task index, or None (the controller's one graph)}."""
+    worker's by task index, or None (the controller's one graph)}, and 'span_secs' where the
+    total is the workers' images over their timed parts' span (the chief's
+    'cluster_span_secs', cluster/figures.py; a chief of before recorded the sum of its
+    workers' images/sec, without it)."""
     workers = result.get('num_workers')
     if isinstance(workers, int) and workers > 1:
         per_worker = result.get('worker_images_per_sec')
         figures['cluster'] = {'workers': workers, 'total': total is not None,
                               'worker_images_per_sec': per_worker
                               if isinstance(per_worker, list) else None}
+        span = _number(result.get('cluster_span_secs'))
+        if total is not None and span is not None:
+            figures['cluster']['span_secs'] = span
     return figures
 
 
 def rate_of(row: dict, short: bool = False) -> str:
     """What a row's images/sec is: 'the run' on one host; for a cluster run 'the cluster\'s
-    total: the sum of its 2 workers\' images/sec (56.08, 56.14)' (short: 'sum of 2 workers'),
+    total: its 2 workers\' images over 4.21 s, the first one\'s timed start to the last
+    one\'s end (each worker\'s own images/sec: 56.08, 56.14)' (short: 'total of 2 workers'),
     or, where the cluster had no total, 'worker 0\'s own share (no cluster total: a worker
-    timed no step)' (short: 'worker 0 only'). A cluster run recorded before this was kept
-    reads as the total, which its chief recorded whenever it had one."""
+    timed no step)' (short: 'worker 0 only'). A total recorded before the span was (no
+    'span_secs') was the sum of the workers' images/sec, and says so: 'the cluster\'s total:
+    the sum of its 2 workers\' images/sec (56.08, 56.14)' (short: 'sum of 2 workers'). A
+    cluster run recorded before even that was kept reads as the total, which its chief
+    recorded whenever it had one."""
     workers = row.get('num_workers') or 1
     if workers <= 1:
         return 'the run'
@@ -321,13 +331,21 @@ def rate_of(row: dict, short: bool = False) -> str:
     if cluster.get('total') is False:
         return 'worker 0 only' if short else (
             'worker 0\'s own share (no cluster total: a worker timed no step)')
+    span = cluster.get('span_secs')
+    spanned = isinstance(span, (int, float)) and not isinstance(span, bool)
     if short:
-        return 'sum of %d workers' % workers
+        return ('total of %d workers' if spanned else 'sum of %d workers') % workers
     rates = cluster.get('worker_images_per_sec')
     numbers = isinstance(rates, list) and rates and all(
         isinstance(r, (int, float)) and not isinstance(r, bool) for r in rates)
-    each = ' (%s)' % ', '.join('%.2f' % r for r in rates) if numbers else ''
-    return 'the cluster\'s total: the sum of its %d workers\' images/sec%s' % (workers, each)
+    listed = ', '.join('%.2f' % r for r in rates) if numbers else ''
+    if spanned:
+        return ('the cluster\'s total: its %d workers\' images over %.2f s, the first one\'s '
+                'timed start to the last one\'s end%s' % (
+                    workers, span, ' (each worker\'s own images/sec: %s)' % listed
+                    if listed else ''))
+    return 'the cluster\'s total: the sum of its %d workers\' images/sec%s' % (
+        workers, ' (%s)' % listed if listed else '')
 
 
 def run_state(row: dict) -> clean_runs.RunState:

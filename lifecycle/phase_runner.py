@@ -6,7 +6,8 @@
 
 `initialize` and `run` call the phases around a run; the timed loop
 (lifecycle/training_loop.py) runs the steps and asks the runner for the phases between them
-(`run_step`, `before_timed`, `after_step`, `should_stop`, `after_timed`, `total_lines`). The
+(`run_step`, `before_timed`, `after_step`, `should_stop`, `after_timed`, `total_figure`,
+`total_lines`). The
 evaluation's end calls `finish` (lifecycle/eval_runner.py). Nothing else iterates the hooks.
 
 Each phase goes to the hooks whose class (or the hook object itself) defines it, in the hooks'
@@ -67,8 +68,8 @@ def not_written_message(failed: list, written: list[str]) -> str:
 
 #: The phases, in the order run_hooks.py lists them.
 PHASES = ('after_initialize', 'begin', 'wants_trace', 'traced', 'before_timed', 'after_step',
-          'should_stop', 'after_timed', 'total_lines', 'after_loop', 'end', 'report', 'release',
-          'abort')
+          'should_stop', 'after_timed', 'total_figure', 'total_lines', 'after_loop', 'end',
+          'report', 'release', 'abort')
 
 
 def _defines(hook, phase: str) -> bool:
@@ -192,6 +193,14 @@ class PhaseRunner:
 
     def after_timed(self) -> None:
         self._call('after_timed')
+
+    def total_figure(self, loop) -> tuple[float, list[str]] | None:
+        """The first hook's (images/sec, lines) for the `total images/sec` line, or None."""
+        for figure in self._calls['total_figure']:
+            given = figure(loop)
+            if given is not None:
+                return given
+        return None
 
     def total_lines(self, loop) -> list[str]:
         """The total block's lines of every hook, in the hooks' order."""

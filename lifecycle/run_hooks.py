@@ -18,6 +18,10 @@ within a phase the order of the hooks carries no meaning:
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
     should_stop()           after each timed step; any True ends the loop early
     after_timed()           right after the last timed step, before the total block
+    total_figure(loop)      the figure the `total images/sec` line prints instead of the
+                            loop's own, with the lines right after it (a cluster worker's:
+                            the cluster's rate as it sees it, then its own); the first
+                            hook that gives one wins, None keeps the loop's
     total_lines(loop)       the lines each hook adds to the total block after `total
                             images/sec` (in the hooks' order: the one phase where it counts)
     after_loop(result)      work after the timed steps, before `end` (the profiling files
@@ -113,6 +117,12 @@ class RunHook:
     def after_timed(self) -> None:
         """Called right after the last timed step (also when stopped early), before the total
         block."""
+
+    def total_figure(self, loop) -> tuple[float, list[str]] | None:
+        """(images/sec, lines): the figure the `total images/sec` line prints instead of
+        `loop.images_per_sec` (loop: the LoopResult) and the lines that follow it at once;
+        None keeps the loop's figure. Called only when a step was timed."""
+        return None
 
     def total_lines(self, loop) -> list[str]:
         """Lines for the total block, after `total images/sec` (loop: the LoopResult)."""

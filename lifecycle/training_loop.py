@@ -13,7 +13,9 @@ A step line is printed after timed step 1 and every --display_every steps; its n
 of `cnn_util.ImageRateStats` over the timed steps so far. `total images/sec` is the images of all
 timed steps divided by the wall time of the whole timed loop (bookkeeping included), less the
 time the run hooks spend between steps on checkpoints, summaries and evaluations during training
-(a line before the total says how much, when it is more than 1%).
+(a line before the total says how much, when it is more than 1%). A cluster worker's line
+keeps the original's meaning, the cluster's rate as this worker sees it, and its own figure
+follows it (cluster/coordination.py, ClusterStatsHook.total_figure).
 """
 
 from __future__ import annotations
@@ -284,7 +286,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     hooks (lifecycle/run_hooks.py) are asked whether to trace it (`wants_trace`,
     then `traced` with the trace); after each timed step they get `after_step` and
     `should_stop`; `before_timed` and `after_timed` bracket the timed steps; in the total
-    block each adds its `total_lines` after `total images/sec`, in the hooks' order. After the
+    block the first hook's `total_figure` replaces the figure of `total images/sec` (a cluster
+    worker's: the cluster's rate as it sees it, the original's figure there) and adds the lines
+    after it, then each adds its `total_lines`, in the hooks' order. After the
     warm-up (or the first timed step, without one) a line says how long the timed part will
     take; after a warm-up of one step, which set up the executor, that line is a bound and the
     first timed step's line gives the estimate. `should_stop` is also asked after each warm-up
@@ -374,7 +378,14 @@ def _total_block(result: LoopResult, phases: PhaseRunner, log) -> None:
         log('total images/sec: none (%s)' % NOTHING_TIMED)
         log(DASHES)
         return
-    log('total images/sec: %.2f' % result.images_per_sec)
+    given = phases.total_figure(result)
+    if given is None:
+        log('total images/sec: %.2f' % result.images_per_sec)
+    else:
+        figure, lines = given
+        log('total images/sec: %.2f' % figure)
+        for line in lines:
+            log(line)
     for line in phases.total_lines(result):
         log(line)
     log(DASHES)

@@ -143,6 +143,23 @@ def test_a_ps_header_describes_what_the_ps_serves(mode, ps, serves):
     assert max(map(len, lines)) <= 100
 
 
+@pytest.mark.parametrize('mode, serves', [
+    ('parameter_server', "the model's variables for 3 workers, which read them each step "
+                         "(forward-only: no gradients, no updates); this task builds no graph "
+                         "and runs no step of its own"),
+    ('distributed_replicated', "the variables' master copies for 3 workers, which copy them "
+                               "once, at the start (forward-only: no gradients, no updates); "
+                               "this task builds no graph and runs no step of its own"),
+])
+def test_a_forward_only_ps_header_says_no_gradients_come(mode, serves):
+    """A forward-only cluster's ps said its workers 'send their gradients each step'."""
+    lines = _ps_bench(mode, 1, forward_only=True).info_lines()
+    start = lines.index(next(line for line in lines if line.startswith('Serves:')))
+    end = lines.index(next(line for line in lines if line.startswith('Devices:')))
+    assert ' '.join(line[13:] for line in lines[start:end]) == serves
+    assert max(map(len, lines)) <= 100
+
+
 def test_a_start_up_mismatch_names_the_image_size_a_model_chose_as_its_default():
     """In process: the values a task sends (BenchmarkCNN's, with the flags as given)."""
     def values(model, index, **kwargs):

@@ -26,20 +26,18 @@ from tf_cnn_benchmarks.lifecycle import results_db, results_log, timed_run, trai
 pytestmark = pytest.mark.cluster
 
 
-class _Cluster:
-    sync = True
-
-
 def _report(stats) -> tuple[list[str], dict]:
-    """ClusterStatsHook._report on injected (tasks, images/sec, steps, seconds): its lines and
-    the result it filled."""
+    """ClusterStatsHook._report on injected columns (tasks, images/sec, steps, seconds; the
+    images and the timed parts' wall start and end made up: steps x 2 images, from 0 for
+    their seconds): its lines and the result it filled."""
     lines, result = [], {}
+    tasks, rates, steps, secs = stats
+    columns = (tasks, rates, steps, secs, [2 * n for n in steps], [0.0] * len(tasks), secs)
     hook = coordination.ClusterStatsHook.__new__(coordination.ClusterStatsHook)
-    hook.cluster = _Cluster()
     saved = coordination.cnn_util.log_fn
     coordination.cnn_util.log_fn = lines.append
     try:
-        hook._report(stats, result)
+        hook._report(columns, result)
     finally:
         coordination.cnn_util.log_fn = saved
     return lines, result
@@ -69,8 +67,9 @@ def test_no_cluster_total_when_one_worker_timed_no_step():
 
 def test_the_cluster_total_of_workers_that_timed_steps():
     lines, result = _report(([0, 1], [9.5, 10.5], [20, 20], [4.2, 3.8]))
-    assert lines[-1] == 'cluster total images/sec: 20.00 (sum of 2 workers, same global steps)'
-    assert result['cluster_images_per_sec'] == 20.0
+    assert lines[-1] == ("cluster total images/sec: 19.05 (2 workers: 80 images in 4.20 s, "
+                         "from the first timed part's start to the last one's end)")
+    assert result['cluster_images_per_sec'] == 80 / 4.2
     assert result['worker_images_per_sec'] == [9.5, 10.5]
 
 

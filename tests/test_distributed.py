@@ -233,15 +233,33 @@ def wave1(tmp_path_factory):
     return run_once(tmp_path_factory, 'cluster_wave1', lambda d: produce_wave1(d, reference))
 
 
+def check_sync_figures(worker_logs: list[str], images: int) -> None:
+    """A synchronous cluster's figures (worker_logs: the chief's first): each worker's `total
+    images/sec` is the original's, workers x its own figure (on the next line), which the
+    chief's line for it repeats; the chief's cluster total counts every worker's `images`."""
+    n = len(worker_logs)
+    for index, log in enumerate(worker_logs):
+        total = float(re.search(r'^total images/sec: ([0-9.]+)$', log, re.M).group(1))
+        own = re.search(r"^this worker's images/sec: ([0-9.]+) \(its own steps; the total "
+                        r"above: %d workers x this, the cluster's rate as this worker sees "
+                        r"it\)$" % n, log, re.M)
+        assert own, log[-3000:]
+        assert total == pytest.approx(n * float(own.group(1)), abs=0.02)
+        assert re.search(r'^worker %d images/sec: %s \(' % (index, re.escape(own.group(1))),
+                         worker_logs[0], re.M), worker_logs[0][-3000:]
+    assert re.search(r"^cluster total images/sec: [0-9.]+ \(%d workers: %d images in [0-9.]+ "
+                     r"s, from the first timed part's start to the last one's end\)$"
+                     % (n, images), worker_logs[0], re.M), worker_logs[0][-3000:]
+
+
 @pytest.mark.parametrize('mode', ['parameter_server', 'distributed_replicated'])
 def test_sync_cluster_equals_local_replicated(wave1, mode):
     """2 workers x 1 device, sync, momentum: the same losses and variables after 2 steps as
     local replicated on 2 devices with the same initial values and batches."""
     logs = [expect_ok(r) for r in wave1['runs'][mode]]
-    ps_log, chief_log = logs[0], logs[1]
+    ps_log = logs[0]
     assert 'every task is done' in ps_log
-    assert re.search(r'^cluster total images/sec: [0-9.]+ \(sum of 2 workers', chief_log, re.M)
-    assert re.search(r'^worker 1 images/sec: [0-9.]+', chief_log, re.M)
+    check_sync_figures(logs[1:], images=2 * 2 * 2)  # 2 steps x batch 2 x 2 workers
     ref = np.load(wave1['reference'])
     dumps = [np.load(os.path.join(wave1['dumps'][mode], 'worker%d.npz' % i)) for i in range(2)]
     worker_mean = (dumps[0]['losses'] + dumps[1]['losses']) / 2
@@ -273,7 +291,7 @@ def test_worker_started_before_ps_waited_for_it(wave1):
 
 def test_collective_all_reduce_without_ps(wave1):
     logs = [expect_ok(r) for r in wave1['runs']['collective_all_reduce']]
-    assert re.search(r'^cluster total images/sec: [0-9.]+ \(sum of 2 workers', logs[0], re.M)
+    check_sync_figures(logs, images=3 * 2 * 2)  # 3 steps x batch 2 x 2 workers
     # --print_step_breakdown: one line per traced step and the mean.
     assert re.search(r'^Step breakdown\tstep 1 \(traced\)\twall [0-9.]+ ms = input [0-9.]+ '
                      r'\+ compute [0-9.]+ \+ sync [0-9.]+ \+ overhead [0-9.]+\tmoved',
@@ -519,6 +537,26 @@ def test_worker_graph_places_variables_and_tokens():
     ops = {op.type for op in info.graph.get_operations()}
     assert {'QueueEnqueueV2', 'QueueDequeueV2'} <= ops  # non-chief: ready token, go token
     assert info.global_step.device.startswith('/job:ps/replica:0/task:0')
+
+
+@pytest.mark.parametrize('mode, forward_only, sent, received', [
+    ('parameter_server', False, 1, 1),          # gradients out, updated variables in
+    ('parameter_server', True, 0, 1),           # only the variables' reads, each step
+    ('distributed_replicated', False, 1, 1),
+    ('distributed_replicated', True, 0, 0),     # the towers' own copies: nothing each step
+    ('collective_all_reduce', True, 0, 0),      # no gradients to all-reduce
+])
+def test_a_forward_only_workers_traffic_estimate_sends_no_gradients(mode, forward_only, sent,
+                                                                    received):
+    """In models: the estimate per step and worker (the `Network per step` line) said a
+    forward-only worker sent the model's size in gradients (17.06 MB for trivial)."""
+    extra = dict(ps_hosts=[]) if mode == 'collective_all_reduce' else {}
+    p = _cluster_params(variable_update=mode, forward_only=forward_only, **extra)
+    info = benchmark_cnn.BenchmarkCNN(p, gpus=0).build_graph()
+    with info.graph.as_default():
+        size = distributed.model_bytes(info.mgr.trainable_variables(0))
+        assert size > 0
+        assert info.mgr.traffic_bytes() == {'sent': sent * size, 'received': received * size}
 
 
 def test_breakdown_arithmetic():

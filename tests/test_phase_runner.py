@@ -13,8 +13,8 @@ import helpers
 #: The phases a training run of 2 timed steps after 1 warm-up step calls, in order.
 TWO_STEPS = ['after_initialize', 'begin', 'wants_trace 1', 'should_stop', 'before_timed',
              'wants_trace 2', 'after_step 1', 'should_stop', 'wants_trace 3', 'after_step 2',
-             'should_stop', 'after_timed', 'total_lines', 'after_loop', 'end', 'report',
-             'release']
+             'should_stop', 'after_timed', 'total_figure', 'total_lines', 'after_loop', 'end',
+             'report', 'release']
 
 
 class Recorder(run_hooks.RunHook):
@@ -53,6 +53,10 @@ class Recorder(run_hooks.RunHook):
 
     def after_timed(self):
         self.log.append('after_timed')
+
+    def total_figure(self, loop):
+        self.log.append('total_figure')
+        return None
 
     def total_lines(self, loop):
         self.log.append('total_lines')

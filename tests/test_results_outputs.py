@@ -80,6 +80,26 @@ def test_list_and_show_say_a_cluster_runs_figure_is_the_cluster_total(tmp_path, 
                                              'worker_images_per_sec': [56.08, 56.14]}
 
 
+def test_a_cluster_total_over_the_workers_span_says_so(tmp_path, capsys):
+    """A chief of today records its workers' images over their timed parts' span
+    (cluster/figures.py; 'cluster_span_secs'), not the sum of their images/sec: `list` and
+    `show` said 'sum of 2 workers' for it too."""
+    path = str(tmp_path / 'r.sqlite')
+    chief = _cluster_chief(56.08, 105.4)
+    chief.update(cluster_images=448, cluster_span_secs=4.25)
+    rh.fill(path, [chief])
+    _, out, _ = _main(capsys, 'list', '--results_db=%s' % path)
+    assert ' | 105.40 (total of 2 workers) |' in out.splitlines()[2]
+    _, out, _ = _main(capsys, 'show', '1', '--results_db=%s' % path)
+    assert [x for x in out.splitlines() if x.startswith('  images/sec: ')] == [
+        "  images/sec: 105.40, the cluster's total: its 2 workers' images over 4.25 s, the "
+        "first one's timed start to the last one's end (each worker's own images/sec: 56.08, "
+        "56.14) (global batch 8, 4 timed steps)"]
+    _, out, _ = _main(capsys, 'show', '1', '--json', '--results_db=%s' % path)
+    assert json.loads(out)['figures']['cluster'] == {
+        'workers': 2, 'total': True, 'worker_images_per_sec': [56.08, 56.14], 'span_secs': 4.25}
+
+
 def test_a_label_with_a_bar_or_a_line_break_stays_in_its_cell(tmp_path, capsys):
     # Before: `--label=$'a|b\nc'` split list's row in two and added a column.
     path = str(tmp_path / 'r.sqlite')

@@ -481,6 +481,34 @@ def test_hooks_get_the_traces_they_ask_for_and_add_their_total_lines_in_order(mo
     assert lines[total + 1:] == ['a: first', 'b: second', training_loop.DASHES]
 
 
+class _Figure(run_hooks.RunHook):
+    """Gives the total line's figure, as a cluster worker's ClusterStatsHook does."""
+
+    def __init__(self, given):
+        self.given, self.seen = given, []
+
+    def total_figure(self, loop):
+        self.seen.append(loop.images_per_sec)
+        return self.given
+
+
+def test_a_hooks_total_figure_replaces_the_total_line_and_its_lines_follow_it(monkeypatch):
+    """A cluster worker's `total images/sec` is the cluster's rate as it sees it, its own
+    figure on the next line, before the other hooks' lines; the loop's result keeps its own
+    images/sec. The first hook that gives a figure wins."""
+    step = _Clocked(monkeypatch, [1.0] * 3)
+    first = _Figure((8.0, ["this worker's images/sec: 4.00 (its own steps; ...)"]))
+    second = _Figure((99.0, ['never']))
+    lines = []
+    result = training_loop.run_loop(
+        Spec(num_warmup=1, num_steps=2, images_per_step=4, display_every=10), step,
+        [_Figure(None), first, second, _Tracer((), ['a: first'])], log=lines.append)
+    total = lines.index('total images/sec: 8.00')
+    assert lines[total + 1:] == ["this worker's images/sec: 4.00 (its own steps; ...)",
+                                 'a: first', training_loop.DASHES]
+    assert result.images_per_sec == 4.0 and first.seen == [4.0] and second.seen == []
+
+
 @pytest.mark.parametrize('message, summary', [
     ("Graph execution error:\n\nDetected at node 'decode' defined at (most recent call last):\n"
      '  File "x.py", line 3, in <module>\n    sess.run(op)\nNode: \'decode\'\n'

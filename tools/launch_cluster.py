@@ -19,8 +19,9 @@ Output: each task's lines (stdout and stderr), prefixed with its role ('[ps0] ',
 tasks' and the launcher's own) go to stderr, the rest to stdout. The same error line from
 several tasks (a bad flag makes every task fail alike) is printed once, naming them all:
 '[ps0,worker0,worker1] error: ...' (task error lines wait up to COLLAPSE_SECS for this). At the
-end the launcher prints each worker's images/sec and the cluster total. When a task exits with
-a non-zero status, or on Ctrl-C / SIGTERM / SIGHUP, or after --timeout_secs, every other task
+end the launcher prints each worker's own images/sec (its `this worker's images/sec` line) and
+the cluster total. When a task exits with a non-zero status, or on Ctrl-C / SIGTERM / SIGHUP,
+or after --timeout_secs, every other task
 is stopped (workers and controller first, so a chief can save while the ps still serves, then
 the ps tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero
 naming the task: the task's status, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (as a run and
@@ -63,6 +64,9 @@ LaunchError = cluster_checks.LaunchError  # the checks' refusal, as callers of t
 PS_MODES = ('parameter_server', 'distributed_replicated')
 RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
+# A worker of several: its own figure, after its `total images/sec` (the cluster's rate as it
+# sees it: cluster/figures.py).
+_OWN = re.compile(r"^this worker's images/sec: ([0-9.]+)")
 # A worker that timed no step (stopped before its first timed step): its reason.
 _NO_TOTAL = re.compile(r'^total images/sec: none \((.*)\)$')
 _CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
@@ -198,7 +202,7 @@ class Task:
     def _copy(self) -> None:
         for raw in self.proc.stdout:
             line = raw.decode('utf-8', 'replace').rstrip('\n')
-            match = _TOTAL.match(line)
+            match = _TOTAL.match(line) or _OWN.match(line)  # its own figure comes second
             if match:
                 self.images_per_sec = float(match.group(1))
             match = _NO_TOTAL.match(line)
@@ -415,8 +419,10 @@ class Launcher:
                 _roles_text(list(muted)), where))
 
     def summary(self, stopped: bool = False) -> None:
-        """Each worker's `total images/sec`, then the cluster total: the chief's
-        `cluster total images/sec` line when it printed one, else the workers' sum.
+        """Each worker's own images/sec (its `this worker's images/sec` line; a cluster of
+        one worker, or a worker that printed no such line: its `total images/sec`), then the
+        cluster total: the chief's `cluster total images/sec` line when it printed one, else
+        the workers' sum.
 
         Args:
           stopped: the launcher stopped the tasks (Ctrl-C, SIGTERM, --timeout_secs): their

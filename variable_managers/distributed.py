@@ -202,7 +202,11 @@ class _ClusterMgr(VariableMgr):
     def traffic_bytes(self) -> dict:
         """{'sent', 'received'}: estimated bytes a worker sends and receives per step, from
         the variables' sizes (sync tokens and scalars left out): by default the model each
-        way (the gradients to the ps, the updated variables back)."""
+        way (the gradients to the ps, the updated variables back); a forward-only run
+        (--forward_only) sends no gradients and gets no updated values: nothing, where the
+        towers keep copies of their own (parameter_server's workers read the variables)."""
+        if self.params.forward_only:
+            return {'sent': 0, 'received': 0}
         size = self.model_bytes()
         return {'sent': size, 'received': size}
 
@@ -225,6 +229,13 @@ class VariableMgrClusterParameterServer(_ClusterMgr):
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
         return self._update(sum_towers(tower_grads, self.worker_cpu), optimizer, global_step)
+
+    def traffic_bytes(self) -> dict:
+        """The model each way; forward-only, the variables' reads alone: every step reads
+        each variable from its ps (the caching device), and sends nothing back."""
+        if self.params.forward_only:
+            return {'sent': 0, 'received': self.model_bytes()}
+        return super().traffic_bytes()
 
 
 class VariableMgrDistributedReplicated(_ClusterMgr):
@@ -377,15 +388,18 @@ class VariableMgrCollectiveAllReduce(_ClusterMgr):
         return ops
 
     def traffic_bytes(self):
+        """The gradients' all-reduce; nothing forward-only (no gradients)."""
+        if self.params.forward_only:
+            return {'sent': 0, 'received': 0}
         return all_reduce_traffic(self.cluster.num_workers, self.model_bytes())
 
 
 class VariableMgrDistributedAllReduce(VariableMgrReplicated):
     """`distributed_all_reduce`, built by the controller over every worker's devices.
 
-    `traffic_bytes` estimates a bandwidth-optimal all-reduce (2 (n-1)/n x model per worker);
-    the default 'pscpu/pscpu' gathers on one worker's CPU instead, which moves more to and from
-    that worker."""
+    `traffic_bytes` estimates a bandwidth-optimal all-reduce (2 (n-1)/n x model per worker;
+    nothing forward-only); the default 'pscpu/pscpu' gathers on one worker's CPU instead,
+    which moves more to and from that worker."""
 
     name = 'distributed_all_reduce'
 
@@ -399,6 +413,8 @@ class VariableMgrDistributedAllReduce(VariableMgrReplicated):
             self.params = p._replace(all_reduce_spec=DEFAULT_ALL_REDUCE_SPEC)
 
     def traffic_bytes(self):
+        if self.params.forward_only:  # no gradients to all-reduce
+            return {'sent': 0, 'received': 0}
         return all_reduce_traffic(len(self.params.worker_hosts),
                                   model_bytes(self.trainable_variables(0)))
 
