@@ -180,6 +180,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'stopped_early': loop.stopped_early,
         'stopped_in_warmup': loop.stopped_in_warmup,
         'elapsed_secs': loop.elapsed_secs,
+        'between_steps_secs': loop.hook_secs,  # checkpoints, summaries, evaluations: not timed
         'graph_build_secs': build_secs,
     }
     result.update(results_log.common_fields(plan))

@@ -42,12 +42,14 @@ def test_result_accounts_for_devices_and_steps():
     assert result['num_devices'] == 2 and result['global_batch_size'] == 8
     assert result['num_steps'] == 3 and len(result['step_times']) == 3
     assert result['images_per_sec'] == pytest.approx(8 * 3 / result['elapsed_secs'])
+    assert 0 <= result['between_steps_secs'] < result['elapsed_secs']  # no checkpoint here
 
 
 def test_num_epochs_sets_the_step_count():
     bench = benchmark_cnn.BenchmarkCNN(make_params(num_epochs=1e-5, batch_size=4), gpus=0)
-    # ImageNet's 1,281,167 training images x 1e-5 epochs / 4 images per step = 3.2 -> 4 steps.
-    assert bench.plan.num_batches == 4
+    # ImageNet's 1,281,167 training images x 1e-5 epochs = 12.8 -> 12 images (floored first,
+    # as the original's int(e x N + B - 1) // B), / 4 images per step = 3 steps.
+    assert bench.plan.num_batches == 3
 
 
 def test_absurd_learning_rate_stops_with_non_finite_error():
