@@ -71,6 +71,7 @@ Where /proc cannot be read (not Linux), the figures are None and the line says w
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 from typing import Callable
@@ -109,6 +110,17 @@ class Sample:
     steal_ticks: int | None
     self_ticks: int | None
     error: str = ''
+
+
+def _down(secs: float) -> float:
+    """`secs` rounded down to the hundredth shown, so a stretch just short of what it needs
+    never reads as long as it (0.119 s of 0.12 s needed: 0.11, not 0.12)."""
+    return math.floor(round(secs * 100, 6)) / 100
+
+
+def _up(secs: float) -> float:
+    """`secs` rounded up to the hundredth shown (what a measurement needs)."""
+    return math.ceil(round(secs * 100, 6)) / 100
 
 
 def _read(path: str) -> str:
@@ -298,7 +310,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     short = []
     if None not in (start.busy_ticks, end.busy_ticks, start.self_ticks, end.self_ticks):
         if wall < need['others']:
-            short.append('others\' CPU time needs %.2f s' % need['others'])
+            short.append('others\' CPU time needs %.2f s' % _up(need['others']))
         else:
             ticks = (end.busy_ticks - start.busy_ticks) - (end.self_ticks - start.self_ticks)
             out['others_cpu_secs'] = min(max(0, ticks) / ticks_per_sec, cpus * wall)
@@ -309,7 +321,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         _cluster_share(out, cluster, wall, cores, ticks_per_sec)
     if None not in (start.steal_ticks, end.steal_ticks):
         if wall < need['steal']:
-            short.append('steal needs %.2f s' % need['steal'])
+            short.append('steal needs %.2f s' % _up(need['steal']))
         else:
             out['steal_secs'] = min(max(0, end.steal_ticks - start.steal_ticks) / ticks_per_sec,
                                     cpus * wall)
@@ -317,7 +329,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     if short:
         out['error'] = '; '.join(e for e in (out['error'], (
             '%s lasted %.2f s, too short for /proc\'s clock ticks of %g s: %s'
-            % (interval, wall, 1.0 / ticks_per_sec, ', '.join(short)))) if e)
+            % (interval, _down(wall), 1.0 / ticks_per_sec, ', '.join(short)))) if e)
     if out['others_fraction'] is None and out['steal_fraction'] is None:
         return out
     if out['outside_fraction'] is not None and out['outside_fraction'] > OTHERS_LIMIT:

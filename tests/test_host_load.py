@@ -181,6 +181,12 @@ def test_a_timed_part_too_short_for_the_clock_ticks_is_not_measured():
         "Host load: other processes used 1.00 of 2 cores (50%), load average 1.0 before, 1.0 "
         "after, steal not measured (the timed part lasted 0.20 s, too short for /proc's clock "
         "ticks of 0.01 s: steal needs 0.40 s)")
+    # Just short of what it needs: shown rounded down, the need rounded up (a skeptic read
+    # 'lasted 0.12 s, too short ...: others' CPU time needs 0.12 s').
+    proc = FakeProc()
+    load = host_load.measure(*_interval(proc, 0.119, user=(15, 10), own=5), 2, 2, 100)
+    assert "the timed part lasted 0.11 s, too short for /proc's clock ticks of 0.01 s: others' " \
+        "CPU time needs 0.12 s" in host_load.format_line(load)
     # A source that cannot be read is still '?', its reason after '?:'.
     proc = FakeProc()
     start, end = _interval(proc, 0.5, user=(20, 10), own=10)
