@@ -73,9 +73,10 @@ def images_per_sec(stdout: str) -> float | None:
 
 def time_command(command: str, timeout_secs: float) -> dict:
     """Runs one quick command; returns {'command', 'wall_secs', 'images_per_sec',
-    'exit_status', 'error' (the first `error:` line, None), 'load_before', 'output' (its
-    standard output, at most OUTPUT_LINES last lines: docs/output.md shows the resnet50
-    run's)}."""
+    'exit_status', 'error' (the first `error:` line, None), 'load_before', 'busy' (the run's
+    own verdict: True where it warned that other processes made its images/sec not
+    representative, metrics/host_load.py), 'output' (its standard output, at most
+    OUTPUT_LINES last lines: docs/output.md shows the resnet50 run's)}."""
     with tempfile.TemporaryDirectory(prefix='quick_runs_') as work:
         load = os.getloadavg()[0]
         start = time.perf_counter()
@@ -88,15 +89,18 @@ def time_command(command: str, timeout_secs: float) -> dict:
     return {'command': command, 'wall_secs': round(wall, 1),
             'images_per_sec': images_per_sec(proc.stdout), 'exit_status': proc.returncode,
             'error': errors[0] if errors else None, 'load_before': round(load, 2),
+            'busy': 'is not representative' in proc.stderr,
             'output': '\n'.join(proc.stdout.splitlines()[-OUTPUT_LINES:])}
 
 
 def markdown(rows: list[dict]) -> str:
     return bench_report.markdown_table(
-        ['command', 'wall time (s)', 'images/sec', 'exit', 'load before'], 'lrrrr',
+        ['command', 'wall time (s)', 'images/sec', 'exit', 'load before', 'the run said'],
+        'lrrrrl',
         [['`%s`' % r['command'], '%.1f' % r['wall_secs'],
           '-' if r['images_per_sec'] is None else '%.2f' % r['images_per_sec'],
-          str(r['exit_status']), '%.2f' % r['load_before']] for r in rows])
+          str(r['exit_status']), '%.2f' % r['load_before'],
+          {True: 'busy host', False: 'quiet host'}.get(r.get('busy'), '?')] for r in rows])
 
 
 def main(argv=None) -> int:
