@@ -249,6 +249,9 @@ _INTERRUPTED_IMPORT = textwrap.dedent('''
     import checkout
     checkout.load()
     from tf_cnn_benchmarks import console
+    # Python's own Ctrl-C handler, even where this process was started with SIGINT ignored
+    # (a background job of a non-interactive shell: `.ci/run &`).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     real_import = builtins.__import__
     def interrupting_import(name, *args, **kwargs):
         if name == {module!r}:

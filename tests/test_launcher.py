@@ -201,9 +201,11 @@ def test_launcher_prefixes_output_and_gives_each_workers_own_figure_and_the_tota
     assert run['code'] == 0, out[-3000:]
     for role in ('ps0', 'worker0', 'worker1'):
         assert re.search(r'^\[%s\] Started server grpc://127\.0\.0\.1:\d+ as ' % role, out, re.M)
-    rates = re.findall(r'^\[launcher\] worker[01] images/sec: ([0-9.]+)$', out, re.M)
-    own = re.findall(r"^\[worker[01]\] this worker's images/sec: ([0-9.]+) \(its own steps; "
-                     r'the total above: \d+ global steps of all 2 workers in its ', out, re.M)
+    # By worker: the two workers' lines come in the order they finished.
+    rates = dict(re.findall(r'^\[launcher\] (worker[01]) images/sec: ([0-9.]+)$', out, re.M))
+    own = dict(re.findall(r"^\[(worker[01])\] this worker's images/sec: ([0-9.]+) \(its own "
+                          r'steps; the total above: \d+ global steps of all 2 workers in its ',
+                          out, re.M))
     assert rates == own and len(rates) == 2, out[-3000:]
     total = re.search(r'^\[launcher\] cluster total images/sec: ([0-9.]+)$', out, re.M)
     chief = re.search(r'^\[worker0\] cluster total images/sec: ([0-9.]+) \(2 workers: 160 '
