@@ -53,6 +53,21 @@ CONFIGS['resnet50_b16_real'] = ('resnet50', 16, True, 8)
 
 
 FAILURES: dict[str, str] = {}  # program -> last failure line, for the table
+#: program -> what its runs of one configuration said beside the figure: 'busy host' (ours
+#: warned that other processes made its images/sec not representative; the original warns of
+#: nothing), 'loss nan' (a step line's loss was nan or inf: the figure times a diverged model).
+NOTES: dict[str, set] = {}
+_NON_FINITE_LOSS = re.compile(r'^\d+\s+images/sec:.*\s(-?nan|-?inf)\s*$', re.M | re.I)
+
+
+def run_notes(stdout: str, stderr: str) -> set:
+    """What one run's output says beside its figure (see NOTES)."""
+    notes = set()
+    if 'is not representative' in stderr:
+        notes.add('busy host')
+    if _NON_FINITE_LOSS.search(stdout):
+        notes.add('loss nan')
+    return notes
 
 
 def run_once(python: str, cwd: str, flags: list[str], timeout: float,
@@ -67,6 +82,7 @@ def run_once(python: str, cwd: str, flags: list[str], timeout: float,
         print('  timed out after %.0f s: %s' % (timeout, ' '.join(flags)), flush=True)
         FAILURES[who] = 'timed out after %.0f s' % timeout
         return None
+    NOTES.setdefault(who, set()).update(run_notes(done.stdout, done.stderr))
     match = TOTAL.search(done.stdout)
     if done.returncode or not match:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -99,6 +115,7 @@ def measure(name, args) -> dict:
                 'original': (args.original_python, args.original_dir)}
     runs = {'ours': [], 'original': []}
     FAILURES.clear()
+    NOTES.clear()
     for repeat in range(args.repeats):
         order = ['ours', 'original'] if repeat % 2 == 0 else ['original', 'ours']
         for who in order:
@@ -115,7 +132,8 @@ def measure(name, args) -> dict:
             'ours_runs': runs['ours'], 'original_runs': runs['original'],
             'ours_spread_pct': spread(runs['ours']) if runs['ours'] else None,
             'original_spread_pct': spread(runs['original']) if runs['original'] else None,
-            'failures': dict(FAILURES)}
+            'failures': dict(FAILURES),
+            'notes': {who: sorted(n) for who, n in NOTES.items() if n}}
 
 
 def distortions_row(args) -> dict:
@@ -156,7 +174,7 @@ def markdown(rows, extra, meta) -> str:
                  meta['repeats'], meta['load_before'], meta['load_after']), '']
     lines.append(bench_report.markdown_table(
         ['model', 'batch', 'data', 'ours images/sec', 'original images/sec', 'ratio',
-         'median ratio', 'spread ours / original'], 'lrlrrrrr',
+         'median ratio', 'spread ours / original', 'the runs said'], 'lrlrrrrrl',
         [[r['model'], '%d' % r['batch_size'], r['data'],
           '%.2f' % r['ours'] if r['ours'] else 'fails: %s' % r['failures'].get(
               'ours', '?')[:60].replace('|', '/'),
@@ -165,7 +183,9 @@ def markdown(rows, extra, meta) -> str:
           '%.2f' % r['ratio'] if r['ratio'] else 'n/a',
           '%.2f' % r['median_ratio'] if r.get('median_ratio') else 'n/a',
           '%s / %s' % tuple('%.0f%%' % s if s is not None else '-' for s in (
-              r['ours_spread_pct'], r['original_spread_pct']))] for r in rows]))
+              r['ours_spread_pct'], r['original_spread_pct'])),
+          '; '.join('%s: %s' % (who, ', '.join(n)) for who, n in sorted(
+              r.get('notes', {}).items())) or '-'] for r in rows]))
     if extra:
         lines += ['', 'Ours, resnet50 batch 16: real data with --distortions %.2f images/sec, '
                   'synthetic %.2f: ratio %.2f' % (extra['distortions'], extra['synthetic'],
