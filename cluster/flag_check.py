@@ -21,6 +21,7 @@ Loads TensorFlow (graph ops and a session); server.py's TaskServer owns the sess
 
 from __future__ import annotations
 
+import threading
 import time
 
 import tensorflow as tf
@@ -32,6 +33,9 @@ from .topology import Cluster, can_connect, task_device
 
 tf1 = tf.compat.v1
 
+#: Seconds a task waits (for its peers, or for the others' entries) before it uses the lobby:
+#: a cluster whose tasks agree and start together never needs it.
+LOBBY_AFTER_SECS = 2.0
 #: Seconds between a task's writes and reads of the lobby while it waits.
 LOBBY_POLL_SECS = 1.0
 #: Deadline of one write or read of the lobby (seconds).
@@ -69,7 +73,7 @@ class Lobby:
         self._read = None
         self._dropped = []  # sessions whose runs failed (worker 0 went away)
         self._seen = False  # the entry says this task saw the verdict (from then on, always)
-        self._next = 0.0
+        self._next = time.monotonic() + LOBBY_AFTER_SECS
 
     @staticmethod
     def wanted(cluster: Cluster) -> bool:
@@ -78,6 +82,8 @@ class Lobby:
         return cluster.job_name == 'worker' and not cluster.serves and cluster.num_ps > 0
 
     def _open(self) -> bool:
+        """Makes the lobby's session (its graph: this entry's two writes and the read), once
+        worker 0 accepts connections; False while it does not."""
         if self._sess is not None:
             return True
         c, chief = self.cluster, ('worker', 0)
@@ -100,21 +106,31 @@ class Lobby:
         """Writes this task's entry (`seen`: it saw the verdict; once written so, it stays)
         and reads every entry: run_flags.decode_entries of the lobby, or None when it cannot
         be reached now (worker 0 not up, or gone: the next exchange tries a new session), or,
-        with `wait`, when the last exchange is less than LOBBY_POLL_SECS ago."""
+        with `wait`, less than LOBBY_AFTER_SECS after this Lobby was made or LOBBY_POLL_SECS
+        after the last exchange."""
         if wait and time.monotonic() < self._next:
             return None
         self._next = time.monotonic() + LOBBY_POLL_SECS
         self._seen = self._seen or seen
-        try:
-            if not self._open():
-                return None
-            self._sess.run(self._puts[self._seen])
-            return run_flags.decode_entries(self._sess.run(self._read))
-        except (tf.errors.OpError, ValueError):
-            # Not closed (a session whose peer died cannot be), nor collected (the same).
-            self._dropped.append(self._sess)
-            self._sess = None
+        if not self._open():
             return None
+        sess, put, done = self._sess, self._puts[self._seen], []
+
+        def run():  # in a thread: a CreateSession waiting for a peer gone meanwhile never ends
+            try:
+                sess.run(put)
+                done.append(run_flags.decode_entries(sess.run(self._read)))
+            except (tf.errors.OpError, ValueError):
+                done.append(None)
+        thread = threading.Thread(target=run, daemon=True, name='flag-lobby')
+        thread.start()
+        thread.join(LOBBY_TIMEOUT_SECS + 1.0)
+        if done and done[0] is not None:
+            return done[0]
+        # Not closed (a session whose peer died cannot be), nor collected (the same).
+        self._dropped.append(sess)
+        self._sess = None
+        return None
 
     def mismatch(self) -> str | None:
         """The mismatch line the lobby's entries give now (run_flags.judge), or None: for a
@@ -279,8 +295,8 @@ class FlagCheck:
         worker that wrote has seen the verdict; then the chief, or a worker whose ps tables
         never got the chief's entry, tells the serving tasks it failed (a serving task then
         reads the line from its own table: TaskServer.serve); last, another worker marks its
-        entry in the lobby seen (the chief, still waiting for its session, waits for it:
-        Lobby.mismatch)."""
+        entry in the lobby seen, when the lobby took part (the chief, still waiting for its
+        session, waits for it: Lobby.mismatch)."""
         c, coord = self.cluster, self.coord
         tells = c.is_chief or not any(k.startswith('worker 0 ') for k in self.tables
                                       if k != self.key)
@@ -300,7 +316,7 @@ class FlagCheck:
                 wait_until = time.monotonic() + MISMATCH_SEEN_SECS
                 while time.monotonic() < wait_until:
                     entries, seen = self._read_tables(sess)
-                    more = self.lobby.exchange(seen=True) if self.lobby is not None else None
+                    more = self.lobby.exchange(seen=True) if lobby else None
                     if more is not None:
                         entries, seen = dict(more[0], **entries), seen | more[1]
                     if seen >= run_flags.worker_entries(entries):
@@ -310,5 +326,5 @@ class FlagCheck:
             pass
         if tells:
             coord.signal_done(sess, status=1, timeout_secs=5.0)
-        if self.lobby is not None and not c.is_chief:
+        if lobby and not c.is_chief:  # the lobby took part in the check
             self.lobby.exchange(seen=True)
