@@ -224,9 +224,12 @@ class BenchmarkCNN:
         return result
 
     def create_session(self, info):
-        """A session on this host's devices (a cluster run connects to its server instead)."""
+        """A session on this host's devices (a cluster run connects to its server instead,
+        comparing its run-defining flags with the other workers' while it waits for its peers:
+        cluster/flag_check.py)."""
         if self.server is not None:
-            return self.server.create_session(info.graph, self.session_config)
+            return self.server.create_session(info.graph, self.session_config,
+                                              self._run_flag_values())
         return tf1.Session(config=self.session_config)
 
     def initialize(self, sess, info, hooks=()) -> int | None:

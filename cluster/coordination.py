@@ -132,7 +132,10 @@ class Coordination:
                 self.stats_in = [tf1.placeholder(t, []) for t in columns[1:]]
                 self.stats_put = stats.enqueue([tf.constant(me, tf.int32)] + self.stats_in)
                 self.stats_take = stats.dequeue_many(n)
-            self.checks_flags = c.job_name == 'worker' and not c.serves
+            # The workers that run a graph of their own, and the controller, whose graph the
+            # workers of distributed_all_reduce serve: the start-up check of the run flags.
+            self.checks_flags = c.job_name == 'controller' or (c.job_name == 'worker'
+                                                               and not c.serves)
             self.has_release = c.coordinator == ('worker', 0) and n > 1
             if self.has_release:
                 with tf1.device(task_device('worker', 0) + '/device:CPU:0'):

@@ -3,18 +3,21 @@
 Workers started with another --model (or classes, image size, precision, variable update,
 batch) build graphs whose variables do not match the chief's: the run used to fail with
 `Could not find variable v/cg/conv4/...` on that worker and `lost the cluster: unreachable
-now: ps 0` on the chief. Other steps (--num_batches, --num_epochs, --num_warmup_batches) made
-the worker that finished first leave the others waiting out --startup_timeout_secs for a
-step it never ran; other learning-rate flags were ignored on all but the chief (which
-applies the updates) without a word; other --worker_hosts or --ps_hosts made TensorFlow fail
-with `Shared queue ... has capacity 3 but requested capacity was 2` or `RecvTensor expects a
-different device incarnation` (two tasks taking one role).
+now: ps 0` on the chief. Other steps (--num_batches, --num_epochs, --num_warmup_batches), or
+a worker that does not wait for the others (--cross_replica_sync=false, --forward_only),
+made the worker that finished first leave the others waiting out --startup_timeout_secs for
+a step it never ran, then blame it as unreachable; other devices per worker (--num_gpus) made
+each worker's header give another global batch (and its epochs and learning-rate schedule
+count with it) without a word; other learning-rate or optimizer flags were ignored on all but
+the chief (which applies the updates) without a word; other --worker_hosts or --ps_hosts
+made TensorFlow fail with `Shared queue ... has capacity 3 but requested capacity was 2` or
+`RecvTensor expects a different device incarnation` (two tasks taking one role).
 
 At start-up every worker writes its values, under its role and address, to a shared table
 on every ps task it knows (on every worker without ps: cluster/coordination.py
 `Coordination.run_flags_ops`), reads what the others wrote, and judges them the same way
 (`judge`): so a mismatch is the same one line on every task, naming the flags and both
-values (cluster/server.py `TaskServer.check_run_flags`).
+values (cluster/flag_check.py, which also reaches a worker whose --ps_hosts point elsewhere).
 
 A ps task builds no graph: other flags there changed nothing it did, and a ps started with
 another --variable_update or --model served the chief's variables without a word. It writes
@@ -25,6 +28,12 @@ which a ps never reads). The chief then tells the ps it failed, and the ps, read
 table, stops with the line too. Nothing is fed into the table
 (its key and value are constants of the graph), so a task whose host lists place it in
 another task's role can still write and read it.
+
+With distributed_all_reduce the controller is the chief, and the workers serve its graph
+(they build none): like a ps task, each writes its entry into its own table as it starts to
+serve; the controller compares them on the flags that matter to the graph it places on them
+(`SERVED_FLAGS`: a worker given another --controller_host waited for the controller's done
+token at that address and stopped the run after --startup_timeout_secs).
 
 Pure functions on plain values; loads no TensorFlow.
 """
@@ -41,20 +50,35 @@ LEARNING_RATE_FLAGS = ('init_learning_rate', 'piecewise_learning_rate_schedule',
                        'num_epochs_per_decay', 'learning_rate_decay_factor',
                        'num_learning_rate_warmup_epochs', 'minimum_learning_rate',
                        'resnet_base_lr')
+#: The hyper-parameter flags of each --optimizer that has some (graph/learning_rate.py
+#: make_optimizer reads them); a task sends those of its own optimizer only.
+OPTIMIZER_FLAGS = {'momentum': ('momentum',),
+                   'rmsprop': ('rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon'),
+                   'adam': ('adam_beta1', 'adam_beta2', 'adam_epsilon')}
+_HYPER_FLAGS = tuple(name for names in OPTIMIZER_FLAGS.values() for name in names)
 #: The flags compared, in the order messages list them.
 RUN_DEFINING_FLAGS = ('model', 'num_classes', 'image_size', 'use_fp16', 'use_bf16',
-                      'variable_update', 'batch_size', 'num_batches', 'num_warmup_batches',
-                      *LEARNING_RATE_FLAGS, 'worker_hosts', 'ps_hosts')
+                      'variable_update', 'cross_replica_sync', 'forward_only', 'num_gpus',
+                      'batch_size', 'num_batches', 'num_warmup_batches', 'optimizer',
+                      *_HYPER_FLAGS, *LEARNING_RATE_FLAGS, 'worker_hosts', 'ps_hosts')
 #: How messages name the compared flags.
 FLAGS_NAMED = ('--model, --num_classes, --image_size, --use_fp16, --use_bf16, '
-               '--variable_update, --batch_size, --num_batches (or --num_epochs), '
-               '--num_warmup_batches, the learning-rate flags, --worker_hosts and --ps_hosts')
+               '--variable_update, --cross_replica_sync, --forward_only, --num_gpus, '
+               '--batch_size, --num_batches (or --num_epochs), --num_warmup_batches, '
+               '--optimizer and its flags, the learning-rate flags, --worker_hosts and '
+               '--ps_hosts')
 #: The flags a ps task's values are compared on: which variables it holds (their names and
 #: shapes: the model, its classes and image size; their layout: --variable_update) and the
 #: cluster it serves.
 PS_FLAGS = ('model', 'num_classes', 'image_size', 'variable_update', 'worker_hosts', 'ps_hosts')
 PS_FLAGS_NAMED = ('--model, --num_classes, --image_size, --variable_update, --worker_hosts '
                   'and --ps_hosts')
+#: The flags a worker of distributed_all_reduce, which serves the controller's graph, is
+#: compared with the controller on: the mode, the devices the controller places towers on
+#: (--num_gpus) and the cluster (a worker given another --controller_host waited for the
+#: controller's done token at that address and stopped the run after --startup_timeout_secs).
+SERVED_FLAGS = ('variable_update', 'num_gpus', 'worker_hosts', 'controller_host')
+SERVED_FLAGS_NAMED = '--variable_update, --num_gpus, --worker_hosts and --controller_host'
 
 
 def _text(value) -> str | None:
@@ -94,11 +118,16 @@ def run_flag_values(plan, given=None) -> dict[str, str | None]:
         steps += ' (from --num_epochs=%g)' % p.num_epochs
     values = {'model': plan.model, 'num_classes': plan.num_classes,
               'image_size': plan.image_size, 'use_fp16': p.use_fp16, 'use_bf16': p.use_bf16,
-              'variable_update': p.variable_update, 'batch_size': plan.per_device_batch_size,
+              'variable_update': p.variable_update,
+              'cross_replica_sync': p.cross_replica_sync, 'forward_only': p.forward_only,
+              'num_gpus': p.num_gpus, 'batch_size': plan.per_device_batch_size,
               'num_batches': steps, 'num_warmup_batches': plan.num_warmup_batches,
-              'worker_hosts': p.worker_hosts, 'ps_hosts': p.ps_hosts}
+              'optimizer': p.optimizer, 'worker_hosts': p.worker_hosts, 'ps_hosts': p.ps_hosts,
+              'controller_host': p.controller_host}
+    own = OPTIMIZER_FLAGS.get(p.optimizer, ())
+    values.update({name: getattr(p, name) if name in own else None for name in _HYPER_FLAGS})
     values.update({name: getattr(p, name) for name in LEARNING_RATE_FLAGS})
-    texts = {name: _text(values[name]) for name in RUN_DEFINING_FLAGS}
+    texts = {name: _text(values[name]) for name in (*RUN_DEFINING_FLAGS, 'controller_host')}
     if given is not None:
         for name, origin in _origins(plan, given).items():
             if texts[name] is not None:
@@ -138,9 +167,14 @@ def differences(theirs: dict, chiefs: dict, names=RUN_DEFINING_FLAGS
                 ) -> list[tuple[str, object, object]]:
     """[(flag, the task's value, the chief's value)] of the flags `names` (a worker's:
     RUN_DEFINING_FLAGS; a ps task's: PS_FLAGS) that differ, in their order (a flag one side
-    does not send counts as '?')."""
+    does not send counts as '?'). Of two tasks with other optimizers only --optimizer is
+    named, not the hyper-parameters each sends of its own."""
+    other_optimizer = ('optimizer' in names and
+                       theirs.get('optimizer', '?') != chiefs.get('optimizer', '?'))
     diffs = []
     for name in names:
+        if other_optimizer and name in _HYPER_FLAGS:
+            continue
         mine, chief = theirs.get(name, '?'), chiefs.get(name, '?')
         if _bare(mine) != _bare(chief):
             diffs.append((name, mine, chief))
@@ -170,6 +204,10 @@ def mismatch_line(task: str, chief: str, diffs: list[tuple[str, object, object]]
       diffs: non-empty, from `differences`.
     """
     flags = lambda side: ' and '.join(_flag(d[0], d[side]) for d in diffs)  # noqa: E731
+    if chief.startswith('controller '):  # distributed_all_reduce: the controller is the chief
+        return ('%s was started with %s, and %s with %s: a worker of distributed_all_reduce takes '
+                'the controller\'s %s; start it with the controller\'s'
+                % (task, flags(1), chief, flags(2), SERVED_FLAGS_NAMED))
     rule = ('a ps task takes the chief\'s %s' % PS_FLAGS_NAMED if task.startswith('ps ')
             else 'every task of a cluster takes the same %s' % FLAGS_NAMED)
     return ('%s was started with %s, the chief, %s, with %s: %s; start it with the chief\'s'
@@ -232,6 +270,9 @@ def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0, final: bo
         no other ps task's entry).
       final: the wait is over (--startup_timeout_secs): a deferred difference is said.
     """
+    controllers = sorted(key for key in entries if key.startswith('controller '))
+    if controllers:  # distributed_all_reduce: the workers serve the controller's graph
+        return _judge_served(entries, controllers[0], num_workers)
     by_index: dict[int, list[str]] = {}
     ps = {_index(key) for key in entries if key.startswith('ps ')}
     for key in entries:
@@ -264,6 +305,21 @@ def judge(entries: dict[str, dict], num_workers: int, num_ps: int = 0, final: bo
             return 'mismatch', '; '.join(mismatch_line(_describe(key), _describe(chief), diffs)
                                          for key, diffs in found)
     if every_worker and all(k in ps for k in range(num_ps)):
+        return 'ok', None
+    return 'wait', None
+
+
+def _judge_served(entries: dict[str, dict], controller: str, num_workers: int
+                  ) -> tuple[str, str | None]:
+    """`judge` of distributed_all_reduce: every worker (written into its own table as it
+    starts to serve) compared with the controller on SERVED_FLAGS."""
+    workers = sorted((key for key in entries if key.startswith('worker ')), key=_index)
+    found = [(key, diffs) for key in workers if (diffs := differences(
+        entries[key], entries[controller], SERVED_FLAGS))]
+    if found:
+        return 'mismatch', '; '.join(mismatch_line(_describe(key), _describe(controller), diffs)
+                                     for key, diffs in found)
+    if not missing_workers(entries, num_workers):
         return 'ok', None
     return 'wait', None
 

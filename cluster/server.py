@@ -38,7 +38,7 @@ import tensorflow as tf
 from .. import cnn_util
 from ..lifecycle import checkpoints, signals
 from ..runtime import traced_session
-from . import coordination, run_flags
+from . import coordination, flag_check, run_flags
 from .topology import Cluster, can_connect, exposure_line, task_device
 
 tf1 = tf.compat.v1
@@ -53,14 +53,6 @@ TOKEN_POLL_SECS = 0.1
 TOKEN_TAKE_TIMEOUT_SECS = 30.0
 #: A signaler seen up, then unreachable this long before reporting done, is gone.
 GONE_AFTER_SECS = 5.0
-#: At most this many seconds the chief waits, after a start-up mismatch, for every task that
-#: wrote its run-defining flags to read the others' before it tells the serving tasks to stop.
-MISMATCH_SEEN_SECS = 10.0
-#: TensorFlow's words when another process took this task's role on a peer (its session there
-#: was dropped, or its devices' incarnations differ).
-DROPPED_SESSION_MARKS = ('Session handle is not found', 'different device incarnation',
-                         # a step of the dropped session still running on the twin's task:
-                         'CANCELLED: From /job:worker/replica:0/task:0')
 #: After a lost connection, seconds to probe for the peer that went away before blaming none.
 PEER_GONE_PROBE_SECS = 2.0
 #: After a signaler's failure token, at most this many seconds a serving task stays up for the
@@ -151,6 +143,7 @@ class TaskServer:
         self.coordination = None
         self._session_args = None
         self._checking = False  # the start-up check runs: a failed run tells no serving task
+        self._lobby = None  # the start-up check's flag_check.Lobby, while it runs
 
     @property
     def name(self) -> str:
@@ -206,15 +199,20 @@ class TaskServer:
         return [t for t in tasks if not can_connect(self.cluster.address(*t))]
 
     def wait_for_tasks(self, tasks, what: str) -> None:
-        """Waits until every task in `tasks` accepts TCP connections.
+        """Waits until every task in `tasks` accepts TCP connections; meanwhile a worker with
+        a lobby (flag_check.Lobby: from `create_session`) compares its run-defining flags with
+        the other workers' there, about once a second.
 
         A task it cannot reach may never have started, or have stopped with its cluster's run
         (a ps task exits once that run ended or failed: a start-up mismatch of the
         run-defining flags stops it with the chief and the other workers, so a worker started
-        after them finds no task that could say why); the error says both.
+        after them finds no task that could say why); the error says both, and when other
+        tasks of the cluster are up, that this task's host lists may give it another address
+        (`_unreachable_line`).
 
         Raises:
-          cnn_util.ClusterError: some did not within --startup_timeout_secs; names them.
+          cnn_util.ClusterError: some did not within --startup_timeout_secs; names them. Or
+            the lobby's line: this worker's flags differ from the chief's.
         """
         deadline = time.monotonic() + self.cluster.timeout_secs
         pending = list(tasks)
@@ -223,15 +221,11 @@ class TaskServer:
             pending = self.unreachable(pending)
             if not pending:
                 return
+            line = self._lobby.mismatch() if self._lobby is not None else None
+            if line is not None:
+                raise cnn_util.ClusterError(line)
             if time.monotonic() >= deadline:
-                one = len(pending) == 1
-                raise cnn_util.ClusterError(
-                    '%s: %s unreachable after %g s (--startup_timeout_secs): not started yet, or '
-                    'stopped (a task stops when its cluster\'s run ends or fails: %s says '
-                    'why); start %s, or check %s' % (
-                        what, ', '.join(self.cluster.describe(*t) for t in pending),
-                        self.cluster.timeout_secs, 'its log' if one else 'their logs',
-                        'it' if one else 'them', self.cluster.hosts_origin))
+                raise cnn_util.ClusterError(self._unreachable_line(pending, what))
             if not logged:
                 cnn_util.log_fn('Waiting up to %g s for %s' % (
                     self.cluster.timeout_secs,
@@ -239,12 +233,46 @@ class TaskServer:
                 logged = True
             time.sleep(0.25)
 
-    def create_session(self, graph, base_config):
+    def _unreachable_line(self, pending, what: str) -> str:
+        """The error of tasks that stayed unreachable; when other tasks of the cluster are up,
+        it says that this task's host lists may give the missing ones another address than
+        the others' (a worker given another --ps_hosts port waited for a ps nobody runs)."""
+        c = self.cluster
+        one = len(pending) == 1
+        names = ', '.join(c.describe(*t) for t in pending)
+        me = (c.job_name, c.task_index)
+        up = [t for t in c.tasks if t != me and t not in pending
+              and can_connect(c.address(*t), 0.5)]
+        stopped = ('stopped (a task stops when its cluster\'s run ends or fails: %s)'
+                   % ('its log says why' if one else 'their logs say why'))
+        if not up:
+            return ('%s: %s unreachable after %g s (--startup_timeout_secs): not started yet, '
+                    'or %s; start %s, or check %s' % (what, names, c.timeout_secs, stopped,
+                                                      'it' if one else 'them', c.hosts_origin))
+        return ('%s: %s unreachable after %g s (--startup_timeout_secs), while %s %s up: if '
+                '%s, this task\'s %s give %s another address than the other tasks\' (give '
+                'every task the same); else %s not started yet, or %s' % (
+                    what, names, c.timeout_secs, ', '.join(c.describe(*t) for t in up),
+                    'is' if len(up) == 1 else 'are', '%s %d runs' % pending[0] if one
+                    else 'they run',
+                    c.hosts_origin, 'it' if one else 'them', 'it was' if one else 'they were',
+                    stopped))
+
+    def create_session(self, graph, base_config, flag_values: dict | None = None):
         """A session on this task's server, once its peers are up.
 
+        Args:
+          graph, base_config: the session's graph and ConfigProto (before device filters).
+          flag_values: this task's run_flags.run_flag_values, for the start-up check's lobby
+            (flag_check.Lobby: a worker of a cluster with ps tasks compares them with the
+            other workers' while it waits); None: no lobby.
+
         Raises:
-          cnn_util.ClusterError: a peer is unreachable after --startup_timeout_secs.
+          cnn_util.ClusterError: a peer is unreachable after --startup_timeout_secs, or the
+            lobby's line (this worker's flags differ from the chief's).
         """
+        if flag_values is not None and flag_check.Lobby.wanted(self.cluster):
+            self._lobby = flag_check.Lobby(self.cluster, self.server.target, flag_values)
         self.wait_for_tasks(self.cluster.session_peers(), 'cannot create the session')
         self._session_args = (graph, base_config)
         return traced_session.TracedSession(
@@ -282,6 +310,7 @@ class TaskServer:
                 and time.monotonic() < deadline:  # a peer that reset the connection may be
             time.sleep(0.1)                        # still closing its port
             down = self.unreachable(peers)
+        down = self.cluster.causes_first(down)
         names = ', '.join(self.cluster.describe(*t) for t in down)
         first = cnn_util.error_summary(error)
         if isinstance(error, tf.errors.DeadlineExceededError):
@@ -290,11 +319,10 @@ class TaskServer:
                 ('unreachable now: %s' % names) if down else
                 'all peers still accept connections: one of them is stuck, stopped early or '
                 'runs a different number of steps'))
-        elif down and self._checking:  # _await_verdict reads TensorFlow's words
+        elif down and self._checking:  # flag_check.FlagCheck reads TensorFlow's words
             text = 'lost the cluster: unreachable now: %s (TensorFlow: %s)' % (names, first)
         elif down:  # the peer that went away is the cause: TensorFlow's words add nothing
-            text = 'lost the cluster: unreachable now: %s (its process stopped, or its host ' \
-                   'is down: see its log)' % names
+            text = 'lost the cluster: unreachable now: %s' % self.cluster.lost_words(down)
         else:
             text = 'lost the cluster: a peer failed (TensorFlow: %s)' % first
         if self.coordination is not None and not self._checking:
@@ -306,8 +334,10 @@ class TaskServer:
         """Serves this task's graph ops until every signaler is done, then returns.
 
         Args:
-          flag_values: a ps task's run_flags.run_flag_values: written into its own run-flags
-            table first, for the workers' start-up check (`check_run_flags`); None writes none.
+          flag_values: this task's run_flags.run_flag_values (a ps task's, or a worker's of
+            distributed_all_reduce): written into its own run-flags table first, for the
+            start-up check of the workers (or the controller: `check_run_flags`); None writes
+            none.
 
         Returns:
           {'role': job name, 'task_index': ..., 'served_secs': seconds}.
@@ -319,7 +349,7 @@ class TaskServer:
 
         Raises:
           cnn_util.ClusterError: a signaler reported a failure (the start-up check's line when
-            this ps task's flags, or a worker's, differ from the chief's), or was unreachable
+            this task's flags, or a worker's, differ from the chief's), or was unreachable
             for --startup_timeout_secs before reporting done.
         """
         start = time.monotonic()
@@ -329,7 +359,7 @@ class TaskServer:
         with graph.as_default():
             done = coordination.done_queue(me)
             dequeue, queued = done.dequeue(), done.size()
-            if flag_values is not None and me[0] == 'ps':
+            if flag_values is not None:  # a ps task, or a worker of distributed_all_reduce
                 key = run_flags.entry_key(*me, self.cluster.address(*me))
                 put, read = coordination.run_flags_table_ops(
                     me, run_flags.entry_id(key), run_flags.encode_entry(key, flag_values))
@@ -444,7 +474,8 @@ class TaskServer:
         lists included), and every ps task its flags of the variables (run_flags.PS_FLAGS).
 
         Each worker writes its values to the shared table (coordination.Coordination
-        .run_flags_ops), then reads the table until every worker of its --worker_hosts and
+        .run_flags_ops; in a cluster with ps tasks also to worker 0's, the lobby: cluster/
+        flag_check.py), then reads the tables until every worker of its --worker_hosts and
         every ps task of its --ps_hosts wrote (a ps task as it starts to serve: `serve`), or
         two entries disagree, and judges the entries as every other worker does
         (run_flags.judge). On a mismatch every worker stops with the same line; the chief
@@ -456,93 +487,35 @@ class TaskServer:
 
         Raises:
           cnn_util.ClusterError: one line: the tasks, the flags and both values
-            (run_flags.judge), or the workers that wrote nothing within
-            --startup_timeout_secs.
+            (run_flags.judge), or the tasks that never answered within
+            --startup_timeout_secs (flag_check.missing_line).
         """
-        c, coord = self.cluster, self.coordination
-        key = run_flags.entry_key(c.job_name, c.task_index, c.address(c.job_name, c.task_index))
-        put, reads = coord.run_flags_ops(run_flags.entry_id(key),
-                                         run_flags.encode_entry(key, values))
-        deadline = time.monotonic() + c.timeout_secs
+        if self._lobby is None and flag_check.Lobby.wanted(self.cluster):
+            self._lobby = flag_check.Lobby(self.cluster, self.server.target, values)
+        check = flag_check.FlagCheck(self.cluster, self.coordination, values, self._lobby,
+                                     self._new_session)
         self._checking = True
         try:
-            sess, entries, line = self._await_verdict(sess, put, reads, deadline)
+            sess, line = check.await_verdict(sess)
         finally:
             self._checking = False
+        lobby, self._lobby = self._lobby, None
         if line is None:
+            if lobby is not None:  # a failed run exits without it: worker 0 may be gone
+                lobby.close()
             return
-        try:  # the verdict is known: what fails from here on is left unsaid
-            sess.run(coord.run_flags_ops(run_flags.entry_id(key), run_flags.encode_entry(
-                key, values, seen=True))[0])
-            if c.is_chief:  # once every task that wrote has read (bounded): the ps stops
-                wait_until = time.monotonic() + MISMATCH_SEEN_SECS
-                while time.monotonic() < wait_until:
-                    entries, seen = self._read_run_flags(sess, reads)
-                    if seen >= run_flags.worker_entries(entries):
-                        break
-                    time.sleep(0.1)
-        except cnn_util.ClusterError:
-            pass
-        if c.is_chief:
-            coord.signal_done(sess, status=1, timeout_secs=5.0)
+        check.conclude(sess)
         raise cnn_util.ClusterError(line)
 
-    def _await_verdict(self, sess, put, reads, deadline):
-        """Writes this task's entry, reads until run_flags.judge decides; returns (the session
-        used, the entries, the mismatch line or None).
-
-        A task whose host lists give it another task's role shares that role's sessions on
-        the ps tasks: the later session makes TensorFlow drop the earlier (`Session handle is
-        not found`). The task whose session was dropped makes a new one, once, to read the
-        entries that name the lists.
-
-        Raises:
-          cnn_util.ClusterError: workers wrote nothing within --startup_timeout_secs.
-        """
-        c = self.cluster
-        retried = False
-        while True:
-            try:
-                sess.run(put)
-                while True:
-                    entries, _ = self._read_run_flags(sess, reads)
-                    verdict, line = run_flags.judge(entries, c.num_workers, c.num_ps)
-                    if verdict != 'wait':
-                        return sess, entries, line
-                    if time.monotonic() >= deadline:
-                        verdict, line = run_flags.judge(entries, c.num_workers, c.num_ps,
-                                                        final=True)
-                        if verdict == 'mismatch':
-                            return sess, entries, line
-                        missing = [('worker', i) for i in run_flags.missing_workers(
-                            entries, c.num_workers)] + [
-                            ('ps', k) for k in run_flags.missing_ps(entries, c.num_ps)]
-                        raise cnn_util.ClusterError(
-                            'the start-up check of the run-defining flags: %s wrote nothing '
-                            'within %g s (--startup_timeout_secs); start %s, or check %s' % (
-                                ', '.join(c.describe(*t) for t in missing),
-                                c.timeout_secs, 'it' if len(missing) == 1 else 'them',
-                                c.hosts_origin))
-                    time.sleep(0.2)
-            except cnn_util.ClusterError as e:
-                dropped = any(m in str(e) for m in DROPPED_SESSION_MARKS)
-                if retried or not dropped or self._session_args is None:
-                    raise
-                retried = True
-                graph, base_config = self._session_args
-                sess = traced_session.TracedSession(
-                    self.server.target, graph=graph, config=self.session_config(base_config),
-                    timeout_secs=c.timeout_secs, error_hook=self.step_error)
-
-    @staticmethod
-    def _read_run_flags(sess, reads) -> tuple[dict, set]:
-        """run_flags.decode_entries of every table's values, merged."""
-        entries, seen = {}, set()
-        for found in sess.run(reads):
-            more, more_seen = run_flags.decode_entries(found)
-            entries.update(more)
-            seen |= more_seen
-        return entries, seen
+    def _new_session(self):
+        """A new session of this task's graph (flag_check.FlagCheck, after TensorFlow dropped
+        the first), or None before `create_session` ran."""
+        if self._session_args is None:
+            return None
+        graph, base_config = self._session_args
+        return traced_session.TracedSession(
+            self.server.target, graph=graph, config=self.session_config(base_config),
+            timeout_secs=self.cluster.timeout_secs, error_hook=self.step_error)
 
     def initialize_variables(self, sess, info, p, flag_values=None) -> int | None:
         """The start-up check of the run-defining flags (`check_run_flags`, with

@@ -187,6 +187,39 @@ class Cluster:
         return '--ps_hosts/--worker_hosts' + ('/--controller_host' if 'controller' in self.hosts
                                               else '')
 
+    @property
+    def tasks(self) -> list[tuple[str, int]]:
+        """Every task of the cluster, as this task's host lists give them."""
+        return [(job, i) for job, hosts in self.hosts.items() for i in range(len(hosts))]
+
+    def causes_first(self, down) -> list[tuple[str, int]]:
+        """The tasks `down` (unreachable from this task) with those that stop by themselves
+        once a task they serve is gone (a worker's ps tasks: server.TaskServer.serve) last:
+        the others are the likely cause."""
+        serving = set(self.serving_tasks()) if self.job_name == 'worker' else set()
+        return sorted(down, key=lambda t: t in serving)
+
+    def lost_words(self, down) -> str:
+        """The unreachable peers `down` (`causes_first`), each group with what may have
+        happened: 'worker 1 (h:2) (its process stopped, or its host is down: see its log), and
+        ps 0 (h:0), which stops once a worker it serves is gone (its log says which)'. (A kill
+        -9 of worker 1 used to name 'ps 0 (...), worker 1 (...) (its process stopped ...)',
+        though ps 0 stopped because of worker 1.)"""
+        serving = set(self.serving_tasks()) if self.job_name == 'worker' else set()
+        causes = [t for t in down if t not in serving]
+        followers = [t for t in down if t in serving]
+        if not (causes and followers):
+            one = len(down) == 1
+            return '%s (%s)' % (', '.join(self.describe(*t) for t in down),
+                                'its process stopped, or its host is down: see its log' if one
+                                else 'their processes stopped, or their hosts are down: see '
+                                     'their logs')
+        one = len(followers) == 1
+        return '%s, and %s, which %s once a worker %s serve%s is gone (%s)' % (
+            self.lost_words(causes), ', '.join(self.describe(*t) for t in followers),
+            'stops' if one else 'stop', 'it' if one else 'they', 's' if one else '',
+            'its log says which' if one else 'their logs say which')
+
     def address(self, job: str, index: int) -> str:
         return self.hosts[job][index]
 

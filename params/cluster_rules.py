@@ -1,5 +1,5 @@
 """Flag rules of a cluster task: --job_name, --task_index, the host lists, the distributed
-variable-update modes, and the one-host-only features refused in a cluster.
+variable-update modes, --server_protocol, and the one-host-only features refused in a cluster.
 
 Each rule gives the message of the first broken rule, or None; params.validate_params raises it
 as a ParamsError (this module does not import params, so params can call it: no import cycle).
@@ -70,7 +70,7 @@ def hosts_problem(name: str, hosts: list[str]) -> str | None:
 def distributed_problem(p) -> str | None:
     """The first broken rule of --job_name, --task_index, --ps_hosts, --worker_hosts and the
     distributed modes (p: params.Params), or None."""
-    problem = (hosts_problem('ps_hosts', p.ps_hosts)
+    problem = (server_protocol_problem(p) or hosts_problem('ps_hosts', p.ps_hosts)
                or hosts_problem('worker_hosts', p.worker_hosts))
     if problem:
         return problem
@@ -99,6 +99,9 @@ def distributed_problem(p) -> str | None:
         return ('--variable_update=%s is for one host; in a cluster use '
                 'parameter_server, distributed_replicated, distributed_all_reduce or '
                 'collective_all_reduce.' % p.variable_update)
+    role = _role_problem(p)
+    if role:
+        return role
     jobs = {'ps': p.ps_hosts, 'worker': p.worker_hosts,
             'controller': [p.controller_host] if p.controller_host else []}
     count = len(jobs[p.job_name])
@@ -106,6 +109,57 @@ def distributed_problem(p) -> str | None:
         return ('--task_index must be < %d, the number of %s hosts. Received: '
                 'task_index=%d' % (count, p.job_name, p.task_index))
     return _cluster_modes_problem(p)
+
+
+#: What each cluster mode has instead of ps tasks (a ps task there serves nothing).
+_NO_PS = {'distributed_all_reduce': "its workers hold the variables and all-reduce the "
+                                    "gradients in the controller's graph",
+          'collective_all_reduce': 'its workers all-reduce among themselves'}
+
+
+def _role_problem(p) -> str | None:
+    """The problem of a --job_name the cluster mode has no task of (a ps task without ps,
+    a controller without --controller_host), or of ps tasks a mode would not use, or None.
+    Said before --task_index is checked against the job's host count, which is then 0 (it
+    said '--task_index must be < 0, the number of controller hosts')."""
+    mode = p.variable_update
+    if mode in _NO_PS:  # a ps there would only be waited for
+        if p.job_name == 'ps':
+            return ('--job_name=ps: --variable_update=%s has no ps task (%s); start only its '
+                    '%s.' % (mode, _NO_PS[mode], 'workers and the controller'
+                             if mode == 'distributed_all_reduce' else 'workers'))
+        if p.ps_hosts:
+            return ('--variable_update=%s has no ps task (%s); drop --ps_hosts.'
+                    % (mode, _NO_PS[mode]))
+    if p.job_name == 'controller' and not p.controller_host:
+        if mode != 'distributed_all_reduce':
+            return ('--job_name=controller is only for --variable_update=distributed_all_reduce. '
+                    'Received: variable_update=%r' % mode)
+        return ('--job_name=controller needs --controller_host: this task\'s own host:port, '
+                'which every task of the cluster is given.')
+    return None
+
+
+#: The original's --server_protocol values besides grpc, and what each was.
+_OLD_PROTOCOLS = {'grpc+verbs': 'gRPC with RDMA over InfiniBand verbs',
+                  'grpc+mpi': 'gRPC with MPI', 'grpc+gdr': 'gRPC with GPUDirect RDMA'}
+
+
+def server_protocol_problem(p) -> str | None:
+    """The problem of a --server_protocol other than grpc (the original also took grpc+verbs,
+    grpc+mpi and grpc+gdr, transports of TensorFlow 1's contrib that TensorFlow 2.21 does not
+    have: its server failed with 'No server factory registered' after TensorFlow loaded), or
+    None."""
+    if p.server_protocol == 'grpc':
+        return None
+    what = _OLD_PROTOCOLS.get(p.server_protocol)
+    if what is None:
+        return ('--server_protocol must be grpc (TensorFlow 2.21 has only grpc). Received: '
+                'server_protocol=%r' % p.server_protocol)
+    return ('--server_protocol=%s (a value the original took: %s, from TensorFlow 1\'s '
+            'contrib) is not in TensorFlow 2.21, which has only grpc; drop the flag or give '
+            '--server_protocol=grpc. Received: server_protocol=%r'
+            % (p.server_protocol, what, p.server_protocol))
 
 
 def task_index_warning(p, given) -> str | None:
@@ -141,9 +195,8 @@ def _cluster_modes_problem(p) -> str | None:
         return ('--variable_update=distributed_all_reduce needs --controller_host: the '
                 'controller task builds the one graph of every worker.')
     if p.job_name == 'controller' and mode != 'distributed_all_reduce':
-        return ('--job_name=controller is only for '
-                '--variable_update=distributed_all_reduce. Received: '
-                'variable_update=%r' % mode)
+        return ('--job_name=controller is only for --variable_update=distributed_all_reduce. '
+                'Received: variable_update=%r' % mode)
     if p.controller_host and mode != 'distributed_all_reduce':
         return ('--controller_host is only used by '
                 '--variable_update=distributed_all_reduce; drop it.')
@@ -151,9 +204,6 @@ def _cluster_modes_problem(p) -> str | None:
         return ('--variable_update=%s is always synchronous; drop '
                 '--nocross_replica_sync (asynchronous training: '
                 'parameter_server or distributed_replicated).' % mode)
-    if mode == 'collective_all_reduce' and p.ps_hosts:  # they would only be waited for
-        return ('--variable_update=collective_all_reduce has no ps task (its workers all-reduce '
-                'among themselves); drop --ps_hosts.')
     jobs = {'ps_hosts': p.ps_hosts, 'worker_hosts': p.worker_hosts,
             'controller_host': [p.controller_host] if p.controller_host else []}
     seen: dict[str, tuple[str, str]] = {}  # address key -> (flag, spelling)
@@ -167,9 +217,6 @@ def _cluster_modes_problem(p) -> str | None:
                          % (first, first_flag, host, flag))
                 return ('%s; every task needs its own host:port.' % where)
             seen[key] = (flag, host)
-    if not p.server_protocol.startswith('grpc'):
-        return ('--server_protocol must be grpc (TensorFlow 2.21 has no '
-                'other). Received: server_protocol=%r' % p.server_protocol)
     evaluate = 'evaluate the checkpoints of --train_dir with a local --eval run instead'
     unsupported = [
         ('staged_vars', p.staged_vars, 'use --variable_update=distributed_replicated for local '

@@ -428,8 +428,9 @@ def test_a_worker_started_with_another_batch_size_is_named_at_start_up(tmp_path)
     line = ('error: worker 1 (%s) was started with --batch_size=4, the chief, worker 0 (%s), '
             'with --batch_size=2: every task of a cluster takes the same --model, '
             '--num_classes, --image_size, --use_fp16, --use_bf16, --variable_update, '
-            '--batch_size, --num_batches (or --num_epochs), --num_warmup_batches, the '
-            "learning-rate flags, --worker_hosts and --ps_hosts; start it with the chief's"
+            '--cross_replica_sync, --forward_only, --num_gpus, --batch_size, --num_batches (or '
+            '--num_epochs), --num_warmup_batches, --optimizer and its flags, the learning-rate '
+            "flags, --worker_hosts and --ps_hosts; start it with the chief's"
             % (workers[1], workers[0]))
     # The ps too: it said 'worker 0 (...) reported a failure; ps 0 stops'; it now reads the
     # line from its own run-flags table (cluster/server.py TaskServer.serve).
@@ -444,13 +445,17 @@ def test_run_flag_differences_name_each_flag_and_both_values():
     values = run_flags.run_flag_values(benchmark_cnn.BenchmarkCNN(p, gpus=0).plan)
     assert values == {'model': 'trivial', 'num_classes': '1001', 'image_size': '16',
                       'use_fp16': 'false', 'use_bf16': 'false',
-                      'variable_update': 'parameter_server', 'batch_size': '2',
-                      'num_batches': '100', 'num_warmup_batches': '5',
+                      'variable_update': 'parameter_server', 'cross_replica_sync': 'true',
+                      'forward_only': 'false', 'num_gpus': '1', 'batch_size': '2',
+                      'num_batches': '100', 'num_warmup_batches': '5', 'optimizer': 'sgd',
+                      'momentum': None, 'rmsprop_decay': None, 'rmsprop_momentum': None,
+                      'rmsprop_epsilon': None, 'adam_beta1': None, 'adam_beta2': None,
+                      'adam_epsilon': None,
                       'init_learning_rate': None, 'piecewise_learning_rate_schedule': None,
                       'num_epochs_per_decay': '0', 'learning_rate_decay_factor': '0',
                       'num_learning_rate_warmup_epochs': '0', 'minimum_learning_rate': '0',
                       'resnet_base_lr': None, 'worker_hosts': 'localhost:2223,localhost:2224',
-                      'ps_hosts': 'localhost:2222'}
+                      'ps_hosts': 'localhost:2222', 'controller_host': None}
     chiefs = run_flags.decode(run_flags.encode(dict(values, model='resnet50', use_fp16='true')))
     diffs = run_flags.differences(values, chiefs)
     assert diffs == [('model', 'trivial', 'resnet50'), ('use_fp16', 'false', 'true')]
@@ -480,8 +485,9 @@ def _cluster_params(**kwargs):
     (dict(task_index=5), '--task_index must be < 2'),
     (dict(job_name='ps', ps_hosts=[]), 'needs --ps_hosts'),
     (dict(worker_hosts=['localhost:2222', 'localhost:2224']), 'in both --ps_hosts and'),
-    (dict(variable_update='distributed_all_reduce'), 'needs --controller_host'),
-    (dict(variable_update='collective_all_reduce', cross_replica_sync=False),
+    (dict(variable_update='distributed_all_reduce', ps_hosts=[]), 'needs --controller_host'),
+    (dict(variable_update='distributed_all_reduce'), 'has no ps task'),
+    (dict(variable_update='collective_all_reduce', cross_replica_sync=False, ps_hosts=[]),
      'always synchronous'),
     (dict(job_name='controller', controller_host='localhost:2225'), 'only for'),
     (dict(staged_vars=True), '--staged_vars runs on one host only'),
