@@ -325,6 +325,10 @@ def runs_to_reach(before: int, after: int, min_segment: int | None = None,
     return None
 
 
+#: The step the power rule asks about at --min_change=0 (percent): just below the median.
+ANY_STEP_PCT = 1e-6
+
+
 def untestable_step(values: list[float], steps: list[Step],
                     min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
                     alpha: float = significance.ALPHA, min_segment: int | None = None
@@ -348,6 +352,9 @@ def untestable_step(values: list[float], steps: list[Step],
       moved by more than min_change_pct.
     """
     values = [float(v) for v in values]
+    # --min_change=0 (any step counts): the power asked is a step just below the median, not
+    # p_at_slowdown's 0 (below the lowest run), so 0 judges no more than 0.001 does.
+    asked = min_change_pct or ANY_STEP_PCT
     min_segment = min_segment or significance.min_repeats(alpha)
     start, end = max((s.index for s in steps), default=0), len(values)
     sizes = _candidate_sizes(end - start, min_segment)
@@ -361,7 +368,7 @@ def untestable_step(values: list[float], steps: list[Step],
         if not before or (statistics.median(values[k:end]) / before
                            >= 1.0 - min_change_pct / 100.0):
             continue
-        if not _reaches(values[start:k], before_runs, after_runs, level, min_change_pct):
+        if not _reaches(values[start:k], before_runs, after_runs, level, asked):
             possible.append(k)
     if not possible:
         return None
@@ -370,9 +377,8 @@ def untestable_step(values: list[float], steps: list[Step],
                       / statistics.median(values[start:k]),
                       significance.min_p_value(k - start, end - k), level,
                       runs_to_reach(k - start, end - k, min_segment, alpha,
-                                    before_values=values[start:k],
-                                    min_change_pct=min_change_pct),
-                      significance.p_at_slowdown(values[start:k], end - k, min_change_pct),
+                                    before_values=values[start:k], min_change_pct=asked),
+                      significance.p_at_slowdown(values[start:k], end - k, asked),
                       min_change_pct)
 
 

@@ -90,6 +90,11 @@ def test_the_issues_series_is_not_judged_as_compare_does_not_judge_it(tmp_path, 
         'can judge it: the runs before it spread too wide). No number of runs judges it; a '
         'larger --min_change does, or --since past the runs spread too wide before the '
         'possible step; filters (--since, --config) leave out a configuration no longer run']
+    # --min_change=0 (any step) judges no more than 0.001 does: it passed this series.
+    for zero in ('0', '0.001'):
+        status, out, _ = _main(capsys, 'regressions', '--results_db=' + db,
+                               '--fail_on_regression', '--min_change=' + zero)
+        assert status == 3 and out.startswith('NOT JUDGED: '), (zero, out)
     # A larger tolerance than the step: nothing moved by more, the gate passes.
     status, out, _ = _main(capsys, 'regressions', '--results_db=' + db, '--fail_on_regression',
                            '--min_change=6')
