@@ -481,7 +481,8 @@ class ClusterStatsHook(run_hooks.RunHook):
             (first, start), (last, end) = self._steps_at
             counted = (last - first, end - start)
         self._figure, lines = figures.worker_view(
-            loop.images_per_sec, c.num_workers, counted, self._plan.images_per_global_step)
+            loop.images_per_sec, c.num_workers, counted, self._plan.images_per_global_step,
+            forward_only=not self._plan.training)
         return self._figure, lines
 
     def end(self, result):

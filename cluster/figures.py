@@ -62,7 +62,8 @@ def own_line(images_per_sec: float, note: str) -> str:
 
 
 def worker_view(own: float, num_workers: int, global_steps: tuple | None = None,
-                images_per_global_step: int = 0) -> tuple[float, list[str]]:
+                images_per_global_step: int = 0, forward_only: bool = False
+                ) -> tuple[float, list[str]]:
     """The `total images/sec` figure of a cluster worker and the line after it (see the
     module docstring).
 
@@ -74,6 +75,9 @@ def worker_view(own: float, num_workers: int, global_steps: tuple | None = None,
         forward-only runs (workers x `own`).
       images_per_global_step: images one global step applies (a worker's batch), with
         `global_steps`.
+      forward_only: the workers of a forward-only run never wait for each other, so the line
+        adds that workers x this assumes they ran side by side the whole time, and that the
+        chief's cluster total (images over the span of every timed part) is the measured one.
 
     Returns:
       (images/sec, [the own figure's line]).
@@ -81,6 +85,10 @@ def worker_view(own: float, num_workers: int, global_steps: tuple | None = None,
     if global_steps is None:
         note = ("the total above: %d workers x this, the cluster's rate as this worker sees it"
                 % num_workers)
+        if forward_only:
+            note += (" if they ran side by side; forward-only workers do not wait for each "
+                     "other: the chief's cluster total, over the span of every timed part, is "
+                     "the measured figure")
         return own * num_workers, [own_line(own, note)]
     steps, secs = global_steps
     figure = steps * images_per_global_step / secs if secs > 0 else 0.0

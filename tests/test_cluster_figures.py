@@ -34,6 +34,16 @@ def test_a_synchronous_workers_total_is_the_clusters_rate_as_it_sees_it():
                      "workers x this, the cluster's rate as this worker sees it)"]
 
 
+def test_a_forward_only_workers_line_points_at_the_measured_total():
+    # A final user: forward-only workers' "cluster's rate" of 2234 and 4714 against the chief's
+    # measured 335, with nothing saying why.
+    figure, [line] = figures.worker_view(50.0, 2, forward_only=True)
+    assert figure == pytest.approx(100.0)
+    assert line.endswith("the cluster's rate as this worker sees it if they ran side by side; "
+                         "forward-only workers do not wait for each other: the chief's cluster "
+                         "total, over the span of every timed part, is the measured figure)")
+
+
 def test_an_asynchronous_workers_total_counts_every_workers_global_steps_in_its_window():
     # 58 global steps (its own 30 and the other worker's 28) of 2 images in its 1.80 s.
     figure, lines = figures.worker_view(33.33, 2, (58, 1.8), 2)
