@@ -144,6 +144,9 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
         raise LaunchError('--num_workers must be >= 1. Received: %d' % num_workers)
     if mode in PS_MODES and num_ps < 1:
         raise LaunchError('--variable_update=%s needs at least one ps (--num_ps >= 1)' % mode)
+    if mode not in PS_MODES and num_ps > 0:  # the command's own rule would name --job_name=ps
+        raise LaunchError('--variable_update=%s has no ps task (no task would use it and the '
+                          'workers would wait for it): give --num_ps=0 or leave it out' % mode)
     free_port = cluster_checks.free_port  # a --host no port binds on: LaunchError
     ps_hosts = ps_hosts or [_format_host(opts.host, free_port(opts.host)) for _ in range(num_ps)]
     worker_hosts = worker_hosts or [_format_host(opts.host, free_port(opts.host))
