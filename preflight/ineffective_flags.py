@@ -309,8 +309,9 @@ def _dry_run_only(p, rule) -> None:
     no checkpoint and --results_db no record; a --gpu_interconnect link (not a host preset,
     whose GPU the dry run plans) is crossed by no byte with one GPU, or with independent towers,
     which share nothing."""
-    rule(('train_dir', 'results_db'), 'with --dry_run (nothing is trained, saved or recorded; '
-         'its report goes to --benchmark_log_dir)')
+    # --noresults_db (False) asks for nothing to be recorded, which the dry run keeps.
+    rule(('train_dir',) + (('results_db',) if p.results_db else ()), 'with --dry_run (nothing '
+         'is trained, saved or recorded; its report goes to --benchmark_log_dir)')
     if links.preset_of(p.gpu_interconnect) is None and (
             p.num_gpus == 1 or p.variable_update == 'independent'):
         rule(('gpu_interconnect',), 'with --dry_run on %s (no byte crosses a GPU <-> GPU link; '

@@ -564,3 +564,5 @@ def test_a_dry_runs_flags_without_effect_warn():
                                             variable_update='replicated',
                                             gpu_interconnect='nvlink2')) == []
     assert ignored_flags(params.make_params(dry_run=True, gpu_interconnect='dgx1_v100')) == []
+    # --noresults_db asks for what the dry run does anyway: no warning (a final user's trial).
+    assert ignored_flags(params.make_params(dry_run=True, results_db=False)) == []
