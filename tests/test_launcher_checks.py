@@ -146,3 +146,13 @@ def test_the_log_dir_is_made_only_when_every_check_passed(tmp_path, capsys, star
     assert status == 2 and line == (
         'error: --log_dir %s: %s is a folder, and task worker1 writes its log there; move it '
         'or choose another path' % (logs, logs / 'worker1.log'))
+
+
+def test_a_ps_the_mode_has_none_of_names_the_launchers_own_flag(capsys):
+    # A final user: `tf_cnn_cluster --num_ps=1 -- --variable_update=collective_all_reduce`
+    # was refused naming --job_name=ps, a flag the user never gave.
+    for mode in ('collective_all_reduce', 'distributed_all_reduce'):
+        assert launch_cluster.main(['--num_ps=1', '--', '--variable_update=' + mode]) == 2
+        assert capsys.readouterr().err == (
+            'error: --variable_update=%s has no ps task (no task would use it and the workers '
+            'would wait for it): give --num_ps=0 or leave it out\n' % mode)
