@@ -232,12 +232,20 @@ def set_up_bound_line(steps: int, step_secs: float) -> str:
 
 
 def rest_line(count: int, first_secs: float, unit: str = 'step',
-              units: str = 'steps', set_up: bool = True) -> str:
+              units: str = 'steps', set_up: bool = True, set_up_secs: float | None = None
+              ) -> str:
     """'Timed part: 99 more steps, about 3 min 18 s (2.00 s the first step, set-up included)':
     what the rest of a timed part will take, from its first step's time: without warm-up an
     over-estimate (the first step also sets up the executor); after a warm-up of one step
     (`set_up` False: 'Timed part: 79 more steps, about 1.5 s (0.02 s the first timed step)'),
-    a step without set-up."""
+    a step without set-up; from the second step of a run without warm-up (`set_up_secs`, the
+    first step's time: 'Timed part: 98 more steps, about 1.6 s (0.02 s the second step; the
+    first took 0.31 s, set-up included)')."""
+    if set_up_secs is not None:
+        return 'Timed part: %d more %s, about %s (%.2f s the second %s; the first took %.2f s, ' \
+            'set-up included)' % (count, unit if count == 1 else units,
+                                  format_duration(count * first_secs), first_secs, unit,
+                                  set_up_secs)
     if not set_up:
         return 'Timed part: %d more %s, about %s (%.2f s the first timed %s)' % (
             count, unit if count == 1 else units, format_duration(count * first_secs),
@@ -350,9 +358,14 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if step == 1 or step % spec.display_every == 0:
             extra = '\t'.join('%.3f' % v for v in out[1:]) if spec.extra_columns else ''
             log(cnn_util.format_step_line(step, stats, loss if spec.show_loss else None, extra))
-        if step == 1 and spec.num_warmup <= 1 and spec.num_steps > 1:
+        if spec.num_warmup == 1 and step == 1 and spec.num_steps > 1:
             # No warm-up step without set-up: the first timed step gives the estimate.
-            log(rest_line(spec.num_steps - 1, seconds, set_up=not spec.num_warmup))
+            log(rest_line(spec.num_steps - 1, seconds, set_up=False))
+        elif not spec.num_warmup and step == (2 if spec.num_steps > 2 else 1) < spec.num_steps:
+            # Without warm-up the first step carries the set-up (often many steps' time): the
+            # second gives the estimate, as an evaluation's (a run of 2 steps: the first).
+            log(rest_line(spec.num_steps - step, seconds, set_up=step == 1,
+                          set_up_secs=stats.step_times[0] if step == 2 else None))
         hooks_start = clock()
         phases.after_step(step, loss)
         stop = phases.should_stop()
