@@ -240,12 +240,10 @@ def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
     """'Timed part: 14 more batches, about 1.7 s (0.12 s the second batch; the first took
     2.18 s, set-up included)': the rest of an evaluation from its second batch's time. The
     first batch sets up what the session runs (kernels, their buffers, the input's threads),
-    often many times a batch's time, so the estimate leaves it out, as a training run's
-    estimate leaves its first warm-up step out (training_loop.timed_part_line)."""
-    return 'Timed part: %d more %s, about %s (%.2f s the second batch; the first took %.2f ' \
-        's, set-up included)' % (count, 'batch' if count == 1 else 'batches',
-                                 training_loop.format_duration(count * batch_secs),
-                                 batch_secs, first_secs)
+    often many times a batch's time, so the estimate leaves it out, as a training run without
+    warm-up leaves its first step out (training_loop.rest_line)."""
+    return training_loop.rest_line(count, batch_secs, 'batch', 'batches',
+                                   set_up_secs=first_secs)
 
 
 def running_line(global_step: int, final: bool = False) -> str:

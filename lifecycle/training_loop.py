@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 import time
 from typing import Callable
 
@@ -361,11 +362,12 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         if spec.num_warmup == 1 and step == 1 and spec.num_steps > 1:
             # No warm-up step without set-up: the first timed step gives the estimate.
             log(rest_line(spec.num_steps - 1, seconds, set_up=False))
-        elif not spec.num_warmup and step == (2 if spec.num_steps > 2 else 1) < spec.num_steps:
+        elif not spec.num_warmup and spec.num_steps == 2 and step == 1:
+            log(rest_line(1, seconds))  # one step left: the first, set-up included, says it
+        elif not spec.num_warmup and spec.num_steps > 2 and step == 2:
             # Without warm-up the first step carries the set-up (often many steps' time): the
-            # second gives the estimate, as an evaluation's (a run of 2 steps: the first).
-            log(rest_line(spec.num_steps - step, seconds, set_up=step == 1,
-                          set_up_secs=stats.step_times[0] if step == 2 else None))
+            # second gives the estimate, as an evaluation's.
+            log(rest_line(spec.num_steps - 2, seconds, set_up_secs=stats.step_times[0]))
         hooks_start = clock()
         phases.after_step(step, loss)
         stop = phases.should_stop()
@@ -385,15 +387,13 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
 
 
 def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
-    """After the total of a run without warm-up steps: the first timed step carries the
+    """Before the total of a run without warm-up steps: the first timed step carries the
     session's set-up (kernels chosen, memory allocated), as in the original; where it took over
     twice the others' median, one line says so and gives the figure without it."""
     times = result.step_times
     if result.nothing_timed or len(times) < 3:
         return
-    rest = sorted(times[1:])
-    median = rest[len(rest) // 2] if len(rest) % 2 else (
-        rest[len(rest) // 2 - 1] + rest[len(rest) // 2]) / 2
+    median = statistics.median(times[1:])
     if not median or times[0] <= 2 * median or result.elapsed_secs <= times[0]:
         return
     log('note: the first timed step took %.2f s, %.0fx the others\' median: with '
