@@ -78,14 +78,6 @@ def _regressions_section(found: list[regressions.Regression], searched: int, sho
                                         pending, _e(note)))
 
 
-def _whose(row: dict) -> str:
-    """'' for a one-host run's images/sec; ' (total of 2 workers)' or ' (worker 0 only)' for a
-    cluster run's (records.rate_of, the words `list` gives), so the page does not pass a
-    cluster's total off as one host's figure."""
-    of = records.rate_of(row, short=True)
-    return '' if of == 'the run' else ' (%s)' % of
-
-
 def _latest_table(runs: list[dict]) -> str:
     rows = []
     for host in sorted({r['hostname'] or '?' for r in runs}):
@@ -95,7 +87,7 @@ def _latest_table(runs: list[dict]) -> str:
         spread = (max(rates) - min(rates)) / 2 / statistics.median(rates) if len(rates) > 1 \
             else 0.0
         rows.append([host, batch[-1]['run_utc'][:19].replace('T', ' '), batch[-1]['label'] or '-',
-                     '%.1f' % statistics.median(rates) + _whose(batch[-1]),
+                     '%.1f' % statistics.median(rates) + records.rate_suffix(batch[-1]),
                      '±%.1f%%' % (100 * spread),
                      str(len(rates)), str(len(mine)), batch[-1]['tf_version'] or '?'])
     return _table(['host', 'latest run (UTC)', 'label', 'images/sec (latest batch)', 'spread',
@@ -113,7 +105,7 @@ def _marked_table(rows: list[dict], what: str) -> str:
                    '<td class="num">%s</td><td><span class="badge">%s</span></td></tr>' % (
                        r['id'], _e(r['run_utc'][:19].replace('T', ' ')),
                        _e(r['hostname'] or '?'), _e(r['label'] or '-'),
-                       _e('%.1f' % r['images_per_sec'] + _whose(r)),
+                       _e('%.1f' % r['images_per_sec'] + records.rate_suffix(r)),
                        _e(records.host_load_word(r, clean=''))) for r in rows)
     return ('<p class="note">%s</p><table><tr><th>run</th><th>finished (UTC)</th>'
             '<th>host</th><th>label</th><th>images/sec</th><th>why</th></tr>%s</table>'

@@ -311,6 +311,14 @@ def _with_cluster(figures: dict, result: dict, total: float | None) -> dict:
     return figures
 
 
+def rate_suffix(row: dict) -> str:
+    """What follows a row's images/sec in a table: '' for one host's run, ' (total of 2
+    workers)' or ' (worker 0 only)' for a cluster's (`rate_of`, short), so that no table passes
+    a cluster's figure off as one host's."""
+    of = rate_of(row, short=True)
+    return '' if of == 'the run' else ' (%s)' % of
+
+
 def rate_of(row: dict, short: bool = False) -> str:
     """What a row's images/sec is: 'the run' on one host; for a cluster run 'the cluster\'s
     total: its 2 workers\' images over 4.21 s, the first one\'s timed start to the last

@@ -65,8 +65,7 @@ def list_lines(rows: list[dict]) -> list[str]:
 def _rate_cell(row: dict) -> str:
     """`list`'s images/sec: '1000.00'; a cluster run's says whose: '112.22 (total of 2
     workers)' (history/records.py rate_of)."""
-    of = records.rate_of(row, short=True)
-    return '%.2f' % row['images_per_sec'] + ('' if of == 'the run' else ' (%s)' % of)
+    return '%.2f' % row['images_per_sec'] + records.rate_suffix(row)
 
 
 def _figures(row: dict) -> str:
