@@ -391,7 +391,7 @@ def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
     session's set-up (kernels chosen, memory allocated), as in the original; where it took over
     twice the others' median, one line says so and gives the figure without it."""
     times = result.step_times
-    if result.nothing_timed or len(times) < 3:
+    if result.nothing_timed or len(times) < 2:
         return
     median = statistics.median(times[1:])
     if not median or times[0] <= 2 * median or result.elapsed_secs <= times[0]:

@@ -156,3 +156,12 @@ def test_a_ps_the_mode_has_none_of_names_the_launchers_own_flag(capsys):
         assert capsys.readouterr().err == (
             'error: --variable_update=%s has no ps task (no task would use it and the workers '
             'would wait for it): give --num_ps=0 or leave it out\n' % mode)
+
+
+def test_num_ps_after_the_separator_and_a_one_host_mode_are_named_for_what_they_are(capsys):
+    # A final user: --num_ps after `--` reached the workers, which blamed a --ps_hosts never
+    # given; --num_ps=1 with replicated advised --num_ps=0, which then met the one-host rule.
+    assert launch_cluster.main(['--', '--num_ps=1']) == 2
+    assert capsys.readouterr().err.startswith('error: --num_ps is set by the launcher; ')
+    assert launch_cluster.main(['--num_ps=1', '--', '--variable_update=replicated']) == 2
+    assert 'has no ps task' not in capsys.readouterr().err

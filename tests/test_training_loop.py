@@ -165,6 +165,11 @@ def test_without_warm_up_a_slow_first_step_is_said_with_the_figure_without_it(mo
         "note: the first timed step took 1.00 s, 100x the others' median: with "
         "--num_warmup_batches=0 the set-up is in total images/sec (400.00 without that step); "
         "1 or more warm-up steps leave it out")
+    # Two steps: the second is the others' median.
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=2, images_per_step=4, display_every=1),
+                           _Clocked(monkeypatch, [0.2, 0.02]), [], log=lines.append)
+    assert [x for x in lines if x.startswith('note: the first timed step took 0.20 s, 10x ')]
     # A first step like the others, or a warm-up step: no note.
     for warmup, times in ((0, [0.01] * 4), (1, [1.0] + [0.01] * 4)):
         lines = []

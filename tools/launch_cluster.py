@@ -62,7 +62,12 @@ from tf_cnn_benchmarks.tools import cluster_checks, command_parser
 LaunchError = cluster_checks.LaunchError  # the checks' refusal, as callers of the launcher name it
 
 PS_MODES = ('parameter_server', 'distributed_replicated')
-RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host')
+# Cluster modes without a ps task (one-host modes get the command's own rule first).
+NO_PS_MODES = ('collective_all_reduce', 'distributed_all_reduce')
+# --num_ps after `--` would be the command's (a Slurm step's ps count): the launcher's own
+# --num_ps is the one meant.
+RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host',
+                  'num_ps')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
 # A worker of several: its own figure, after its `total images/sec` (the cluster's rate as it
 # sees it: cluster/figures.py).
@@ -144,7 +149,7 @@ def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
         raise LaunchError('--num_workers must be >= 1. Received: %d' % num_workers)
     if mode in PS_MODES and num_ps < 1:
         raise LaunchError('--variable_update=%s needs at least one ps (--num_ps >= 1)' % mode)
-    if mode not in PS_MODES and num_ps > 0:  # the command's own rule would name --job_name=ps
+    if mode in NO_PS_MODES and num_ps > 0:  # the command's own rule would name --job_name=ps
         raise LaunchError('--variable_update=%s has no ps task (no task would use it and the '
                           'workers would wait for it): give --num_ps=0 or leave it out' % mode)
     free_port = cluster_checks.free_port  # a --host no port binds on: LaunchError
