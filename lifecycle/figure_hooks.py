@@ -127,11 +127,11 @@ class HostLoadHook(run_hooks.RunHook):
     before_timed) it checks whether the host is already busy as the run starts: one `warning:`
     line before the first timed step when other processes used more than
     host_load.OTHERS_LIMIT of the run's cores (warmup_lines), so that a user can stop and rerun
-    early. Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%),
+    early; a run without warm-up steps has only the load average to go by (start_lines). Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%),
     load average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
     the host was too busy for the figure to be representative (host_load_lines); `end` adds
     result['host_load'] (host_load.measure lists its fields; None when the timed part did not
-    run) with 'warmup' (the warm-up's dict, or None).
+    run) with 'warmup' (the warm-up's dict, or None: not measured, or no warm-up steps).
 
     A cluster task counts the cluster's other tasks on this host apart (begin finds their
     processes: metrics/cluster_tasks.py).
@@ -151,6 +151,7 @@ class HostLoadHook(run_hooks.RunHook):
         self.load = None
         self.warmup = None
         self._params = plan.params
+        self._warmup_steps = plan.num_warmup_batches
         self._find_cluster = find_cluster or (lambda: cluster_processes(plan.params))
 
     def begin(self, ctx):
@@ -161,10 +162,14 @@ class HostLoadHook(run_hooks.RunHook):
         self.meter.start()
 
     def before_timed(self):
-        self.warmup = self.meter.restart(host_load_lib.WARM_UP)
-        if self.warmup is None:  # no begin (a test's hook): the timed part only
+        warm = self.meter.restart(host_load_lib.WARM_UP)
+        if warm is None:  # no begin (a test's hook): the timed part only
             self.meter.start()
-        for text in warmup_lines(self.warmup):
+        if self._warmup_steps:
+            self.warmup, lines = warm, warmup_lines(warm)
+        else:  # no warm-up steps: no interval before the timed part to measure the others over
+            self.warmup, lines = None, start_lines(warm)
+        for text in lines:
             _warn(text, self.warn)
 
     def after_timed(self):
@@ -222,15 +227,33 @@ def warmup_lines(warm: dict | None, span: tuple[str, str] = ('warm-up steps', 'w
                 '%s); %s may not be representative: %s' % (
                     '; '.join(warm['reasons']), warm['wall_secs'], span[0],
                     _fmt(warm['load_average_before'], '%.1f'), figure, stop)]
-    load = warm.get('load_average_before')
-    if warm['representative'] is not None or load is None \
-            or load <= warm['cpus_allowed'] + warm['cores']:
+    if warm['representative'] is not None:
+        return []
+    return _load_average_lines(warm, 'the %s was too short to measure the other processes'
+                               % span[1])
+
+
+def start_lines(warm: dict | None) -> list[str]:
+    """The warning (without 'warning: ') of a run without warm-up steps
+    (--num_warmup_batches=0) when the 1-minute load average as its timed part starts is above
+    the allowed CPUs plus the run's cores: no warm-up ran, so the other processes' CPU time
+    was not measured before the timed part (`warm`: the meter's dict up to the timed part's
+    start, read for its load average and CPUs only). [] otherwise."""
+    return _load_average_lines(warm, 'with --num_warmup_batches=0 no warm-up step ran to '
+                                     'measure the other processes over')
+
+
+def _load_average_lines(warm: dict | None, why: str) -> list[str]:
+    """'the host may be busy as the run starts: load average 4.9 on 2 CPUs (it counts this
+    run's own threads too; `why`); ...' when `warm`'s load average before passes its allowed
+    CPUs plus the run's cores, else []."""
+    load = None if warm is None else warm.get('load_average_before')
+    if load is None or load <= warm['cpus_allowed'] + warm['cores']:
         return []
     return ['the host may be busy as the run starts: load average %.1f on %d CPU%s (it counts '
-            'this run\'s own threads too; the %s was too short to measure the other '
-            'processes); if the timed part\'s host load says so, %s' % (
-                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', span[1],
-                stop)]
+            'this run\'s own threads too; %s); if the timed part\'s host load says so, stop it '
+            '(Ctrl-C) and rerun when the host is quiet' % (
+                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', why)]
 
 
 def _fmt(value, pattern: str) -> str:

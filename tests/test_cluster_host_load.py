@@ -202,6 +202,7 @@ def test_a_real_task_is_found_by_its_listening_port():
 class _Plan:
     def __init__(self, job_name=''):
         self.threads = (0, 0)
+        self.num_warmup_batches = 2
         self.params = type('P', (), {'job_name': job_name})()
 
 

@@ -330,6 +330,39 @@ def test_a_warm_up_too_short_to_measure_is_named_the_warm_up():
     assert hook.load['error'].startswith('the timed part lasted 0.07 s, too short')
 
 
+def test_a_run_without_warm_up_steps_names_no_warm_up():
+    # A user's trial: --num_warmup_batches=0 printed 'the warm-up was too short to measure the
+    # other processes' (there was no warm-up); the load average alone warns, and says why.
+    proc, said = FakeProc(), []
+    plan = _plan()
+    plan.num_warmup_batches = 0
+    hook = figure_hooks.HostLoadHook(plan, reader=proc.reader(), warn=said.append)
+    proc.set('4.90', own=(0, 0, 0, 0))
+    hook.meter.start()  # as `begin` does (a one-host run)
+    proc.now += 0.01
+    hook.before_timed()
+    assert said == [
+        "the host may be busy as the run starts: load average 4.9 on 2 CPUs (it counts this "
+        "run's own threads too; with --num_warmup_batches=0 no warm-up step ran to measure "
+        "the other processes over); if the timed part's host load says so, stop it (Ctrl-C) "
+        "and rerun when the host is quiet"]
+    assert not any('warm-up was' in text for text in said)
+    proc.now += 1.0
+    hook.after_timed()
+    assert hook.load['warmup'] is None and hook.load['wall_secs'] == pytest.approx(1.0)
+    # A quiet load average says nothing; with warm-up steps the old line is unchanged.
+    proc.set('3.90', own=(0, 0, 0, 0))
+    quiet = figure_hooks.HostLoadHook(plan, reader=proc.reader(), warn=said.append)
+    quiet.meter.start()
+    quiet.before_timed()
+    assert len(said) == 1
+    proc.set('4.90', own=(0, 0, 0, 0))
+    warm = figure_hooks.HostLoadHook(_plan(), reader=proc.reader(), warn=said.append)
+    warm.meter.start()
+    warm.before_timed()
+    assert 'the warm-up was too short to measure the other processes' in said[-1]
+
+
 class _Phases(run_hooks.RunHook):
     def __init__(self):
         self.log = []
