@@ -127,8 +127,9 @@ class HostLoadHook(run_hooks.RunHook):
     before_timed) it checks whether the host is already busy as the run starts: one `warning:`
     line before the first timed step when other processes used more than
     host_load.OTHERS_LIMIT of the run's cores (warmup_lines), so that a user can stop and rerun
-    early; a run without warm-up steps has only the load average to go by (start_lines). Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%),
-    load average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
+    early; a run without warm-up steps has only the load average to go by (start_lines).
+    Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%), load
+    average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
     the host was too busy for the figure to be representative (host_load_lines); `end` adds
     result['host_load'] (host_load.measure lists its fields; None when the timed part did not
     run) with 'warmup' (the warm-up's dict, or None: not measured, or no warm-up steps).
