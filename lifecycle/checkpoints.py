@@ -31,7 +31,7 @@ a save of its own that failed (a full disk: lifecycle/checkpoint_temporaries.py)
 training runs must not share one --train_dir at the same time (they would also overwrite each
 other's checkpoints): a run holds it (runtime/dir_hold.py).
 
-`CheckpointHook` saves every --save_model_steps global steps and/or --save_model_secs seconds and
+`CheckpointHook` saves every --save_model_steps global steps or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
 never after a non-finite loss, which ends the run before the hooks' `end`). The global step
 counts the warm-up steps, and a checkpoint due during the warm-up is saved at its end, before

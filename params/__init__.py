@@ -246,7 +246,8 @@ SPECS: tuple[ParamSpec, ...] = (
     # --- Lifecycle: checkpoints, eval, summaries, traces, results.
     _s('train_dir', None, 'Directory for checkpoints and summaries (and resume).'),
     _i('save_model_secs', 0, 'Save a checkpoint every this many seconds (0: off).', lower=0),
-    _i('save_model_steps', None, 'Save a checkpoint every this many steps (0: off).', lower=1),
+    _i('save_model_steps', None, 'Save a checkpoint every this many steps (0: off; excludes '
+       '--save_model_secs).', lower=1),
     _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir (0: all).', lower=0),
     _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
        '--train_dir).'),
@@ -469,6 +470,11 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
     if p.num_batches is not None and p.num_epochs is not None:
         raise ParamsError('--num_batches and --num_epochs exclude each other; give one. '
                           'Received: num_batches=%d, num_epochs=%g' % (p.num_batches, p.num_epochs))
+    if p.save_model_steps and p.save_model_secs:  # the original refused the pair too
+        raise ParamsError('--save_model_steps and --save_model_secs exclude each other; give one '
+                          '(a checkpoint every N steps, or every N seconds). Received: '
+                          'save_model_steps=%d, save_model_secs=%d'
+                          % (p.save_model_steps, p.save_model_secs))
     if p.piecewise_learning_rate_schedule and p.init_learning_rate is not None:
         raise ParamsError('--piecewise_learning_rate_schedule and --init_learning_rate exclude '
                           'each other; the schedule gives the initial rate.')

@@ -109,6 +109,17 @@ def test_an_absurd_learning_rate_is_the_first_flag_the_nan_advice_names():
     assert advice[advice.index('--'):].startswith('--init_learning_rate'), line
 
 
+def test_save_model_steps_with_save_model_secs_is_refused_before_tensorflow_loads(tmp_path):
+    # A user's trial: the pair was accepted (the original refuses it: 'At most one of
+    # --save_model_secs and --save_model_steps can be specified').
+    train_dir = tmp_path / 'x'
+    proc = run_cli('--model=trivial', '--batch_size=2', '--num_batches=2',
+                   '--train_dir=%s' % train_dir, '--save_model_steps=1', '--save_model_secs=5')
+    _assert_one_error_line(proc, 2, 'error: --save_model_steps and --save_model_secs exclude '
+                                    'each other; give one')
+    assert 'Loading TensorFlow' not in proc.stdout and not train_dir.exists()
+
+
 def _assert_one_error_line(proc, status, text):
     assert proc.returncode == status, proc.stderr
     assert 'Traceback' not in proc.stderr

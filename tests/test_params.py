@@ -43,6 +43,9 @@ def test_params_are_immutable():
     ({'device': 'tpu'}, "--device must be one of 'cpu', 'gpu'. Received: device='tpu'"),
     ({'variable_update': 'foo'}, "Received: variable_update='foo'"),
     ({'num_batches': 10, 'num_epochs': 1.0}, '--num_batches and --num_epochs exclude each other'),
+    ({'save_model_steps': 1, 'save_model_secs': 5},
+     '--save_model_steps and --save_model_secs exclude each other; give one (a checkpoint every N '
+     'steps, or every N seconds). Received: save_model_steps=1, save_model_secs=5'),
     ({'use_fp16': True, 'use_bf16': True}, '--use_fp16 and --use_bf16 exclude each other'),
     ({'forward_only': True, 'eval': True}, '--forward_only and --eval exclude each other'),
     ({'staged_vars': True, 'variable_update': 'replicated'},
