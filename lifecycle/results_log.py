@@ -10,6 +10,8 @@ the same structure either way. Keys (all runs):
     environment {tf_version, python_version, platform, hostname, cpu_model, cpu_flags,
                  cpu_cores, gpus [names], onednn} (hardware/machine.py),
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
+    between_steps_secs, after_last_step_secs (the hooks' time between timed steps, and after
+    the last one: neither in elapsed_secs),
     losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
     restored_step (int or null), checkpoint_path (null without --train_dir), global_step,

@@ -181,6 +181,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'stopped_in_warmup': loop.stopped_in_warmup,
         'elapsed_secs': loop.elapsed_secs,
         'between_steps_secs': loop.hook_secs,  # checkpoints, summaries, evaluations: not timed
+        'after_last_step_secs': loop.after_last_secs,  # the hooks' after the timed part
         'graph_build_secs': build_secs,
     }
     result.update(results_log.common_fields(plan))

@@ -13,7 +13,10 @@ A step line is printed after timed step 1 and every --display_every steps; its n
 of `cnn_util.ImageRateStats` over the timed steps so far. `total images/sec` is the images of all
 timed steps divided by the wall time of the whole timed loop (bookkeeping included), less the
 time the run hooks spend between steps on checkpoints, summaries and evaluations during training
-(a line before the total says how much, when it is more than 1%). A cluster worker's line
+(a line before the total says how much, when it is more than 1%). The timed loop ends with the
+last timed step: the hooks' work after it (a checkpoint, summary or the final evaluation due
+there) is after the timed part, neither in the total nor in that line (LoopResult
+after_last_secs). A cluster worker's line
 keeps the original's meaning, the cluster's rate as this worker sees it, and its own figure
 follows it (cluster/coordination.py, ClusterStatsHook.total_figure).
 """
@@ -55,9 +58,14 @@ class LoopResult:
       warmup_losses: loss of each warm-up step.
       extras: per timed step, the extra values the step function returned (e.g. accuracy).
       num_steps: timed steps run (fewer than asked when stopped early).
-      elapsed_secs: wall seconds of the timed loop, without hook_secs.
+      elapsed_secs: wall seconds of the timed loop, from the first timed step's start to the
+        last one's end (its step line included), without hook_secs.
       hook_secs: wall seconds spent in `after_step` and `should_stop` between timed steps
-        (checkpoints, summaries, evaluations during training).
+        (checkpoints, summaries, evaluations during training), each followed by another
+        timed step.
+      after_last_secs: wall seconds spent in `after_step` and `should_stop` after the last
+        timed step (a checkpoint or summary due there, the final evaluation): after the timed
+        part, in neither elapsed_secs nor hook_secs.
       stopped_early: True when `should_stop` ended the loop before its last step, or a step's
         cnn_util.StopRequested (a cluster's chief stopped; that step is not counted). A stop
         asked for after the last step (a signal during it) ends nothing early.
@@ -76,6 +84,7 @@ class LoopResult:
     num_steps: int = 0
     elapsed_secs: float = 0.0
     hook_secs: float = 0.0
+    after_last_secs: float = 0.0
     stopped_early: bool = False
     stopped_in_warmup: bool = False
 
@@ -340,6 +349,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     phases.before_timed()
     loop_start = clock()
     loop_end = None
+    hooks_start = hooks_secs = None  # the last timed step's hooks: when they began, how long
     for step in range(1, spec.num_steps + 1):
         start = clock()
         try:
@@ -347,6 +357,10 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         except cnn_util.StopRequested:  # a cluster's chief stopped: this step is not counted
             result.stopped_early = True
             loop_end = start  # its wait is not the timed steps' time
+            if hooks_start is not None:  # the step before was the last timed one
+                loop_end = hooks_start
+                result.hook_secs -= hooks_secs
+                result.after_last_secs = hooks_secs
             break
         seconds = clock() - start
         stats.add(seconds)
@@ -371,11 +385,16 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         hooks_start = clock()
         phases.after_step(step, loss)
         stop = phases.should_stop()
-        result.hook_secs += clock() - hooks_start
+        hooks_secs = clock() - hooks_start
+        if stop or step == spec.num_steps:  # after the last timed step: not between steps
+            loop_end, result.after_last_secs = hooks_start, hooks_secs
+        else:
+            result.hook_secs += hooks_secs
         if stop:
             result.stopped_early = step < spec.num_steps
             break
-    result.elapsed_secs = (loop_end or clock()) - loop_start - result.hook_secs
+    result.elapsed_secs = (clock() if loop_end is None else loop_end) - loop_start \
+        - result.hook_secs
     phases.after_timed()
     result.step_times = stats.step_times
     result.images_per_sec = (spec.images_per_step * result.num_steps / result.elapsed_secs

@@ -129,11 +129,40 @@ def test_time_in_hooks_is_reported_and_left_out_of_the_total(monkeypatch):
     result = training_loop.run_loop(
         Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
         [_Hooks(after_step=slow_hook)], log=lines.append)
-    assert result.hook_secs == pytest.approx(0.3)
+    # Between steps: after steps 1 and 2; the hooks after step 3 come after the timed part.
+    assert result.hook_secs == pytest.approx(0.2)
+    assert result.after_last_secs == pytest.approx(0.1)
     assert result.elapsed_secs == pytest.approx(0.03)
     assert result.images_per_sec == pytest.approx(12 / 0.03)
-    assert lines[-4] == ('0.30 s between steps went to checkpoints, summaries and evaluations '
+    assert lines[-4] == ('0.20 s between steps went to checkpoints, summaries and evaluations '
                          '(not counted in total images/sec)')
+
+
+def test_a_save_after_the_last_timed_step_is_not_between_steps(monkeypatch):
+    # A user's trial: --save_model_steps landing on the last timed step put its save in the
+    # 'between steps' line (and the end-of-run save stood for it), though no step followed.
+    step = _Clocked(monkeypatch, [0.05] * 3)
+
+    def save(at, loss):
+        step.now[0] += 0.5 if at == 3 else 0.0
+    lines = []
+    result = training_loop.run_loop(
+        Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
+        [_Hooks(after_step=save)], log=lines.append)
+    assert (result.hook_secs, result.after_last_secs) == (0.0, pytest.approx(0.5))
+    assert result.elapsed_secs == pytest.approx(0.15)
+    assert not [x for x in lines if 'between steps' in x]
+    # Stopped early (a signal after step 2): the hooks after it are after the timed part too.
+    step = _Clocked(monkeypatch, [0.05] * 3)
+
+    def slow(at, loss):
+        step.now[0] += 0.25
+    result = training_loop.run_loop(
+        Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
+        [_Hooks(after_step=slow, should_stop=lambda: step.now[0] > 0.3)], log=lines.append)
+    assert (result.num_steps, result.hook_secs) == (2, pytest.approx(0.25))
+    assert result.after_last_secs == pytest.approx(0.25)
+    assert result.elapsed_secs == pytest.approx(0.1)
 
 
 def test_a_short_save_left_out_of_the_total_is_said_too(monkeypatch):
@@ -367,6 +396,25 @@ def test_a_step_stopped_by_the_chief_ends_the_loop_uncounted(monkeypatch):
     assert result.stopped_early and not result.stopped_in_warmup
     assert (result.num_steps, result.step_times, result.elapsed_secs) == (2, [1.0, 1.0], 2.0)
     assert result.images_per_sec == 4.0 and 'total images/sec: 4.00' in lines
+    # With hooks of 0.5 s after each timed step: those after the last counted step (2) are
+    # after the timed part, not between steps.
+    clocked = _Clocked(monkeypatch, [1.0, 1.0, 1.0, 7.0])
+    calls = []
+
+    def stopped_at_fourth_call():
+        calls.append(1)
+        out = clocked()
+        if len(calls) == 4:  # warm-up 1, timed 1, timed 2, timed 3
+            raise cnn_util.StopRequested('was interrupted (SIGINT)')
+        return out
+
+    def hook(at, loss):
+        clocked.now[0] += 0.5
+    result = training_loop.run_loop(
+        Spec(num_warmup=1, num_steps=10, images_per_step=4, display_every=1),
+        stopped_at_fourth_call, [_Hooks(after_step=hook)], log=lines.append)
+    assert (result.num_steps, result.elapsed_secs) == (2, 2.0)
+    assert (result.hook_secs, result.after_last_secs) == (0.5, 0.5)
 
 
 def test_a_warm_up_step_stopped_by_the_chief_times_nothing():
