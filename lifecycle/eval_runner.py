@@ -106,7 +106,8 @@ class Evaluator:
         self.global_batch = plan.eval.global_batch_size
         self.num_batches = plan.eval.num_batches
         self._loaders = None
-        self.host_meter = host_load.Meter(plan.threads[0], figure=figure)
+        self.host_meter = host_load.Meter(plan.threads[0], figure=figure,
+                                           whole_process=True)
         start = time.perf_counter()
         self._build()
         self.build_secs = time.perf_counter() - start

@@ -138,7 +138,8 @@ class HostLoadHook(run_hooks.RunHook):
     processes: metrics/cluster_tasks.py).
 
     Args:
-      plan: the run_plan.RunPlan (its intra-op threads give the run's cores; a cluster task's
+      plan: the run_plan.RunPlan (the share is of every CPU the run may use, its intra-op
+        threads named when fewer: host_load.Meter's `whole_process`; a cluster task's
         params its task addresses).
       reader: a host_load.ProcReader (a test feeds a fake /proc); default the real one.
       warn: where the warnings go (host_load_lines).
@@ -147,7 +148,7 @@ class HostLoadHook(run_hooks.RunHook):
     """
 
     def __init__(self, plan, *, reader=None, warn=None, find_cluster=None):
-        self.meter = host_load_lib.Meter(plan.threads[0], reader)
+        self.meter = host_load_lib.Meter(plan.threads[0], reader, whole_process=True)
         self.warn = warn
         self.load = None
         self.warmup = None

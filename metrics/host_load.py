@@ -27,13 +27,20 @@ HostLoadHook takes them), give:
                      the virtual CPUs to other machines (0 on bare metal).
                        steal_fraction = steal_secs / (allowed CPUs x wall_secs)
 
-`cores` (the cores the run uses) = min(intra-op threads, CPUs in the affinity mask); intra-op
-0 ("TensorFlow decides") counts as the whole mask. /proc/stat and /proc/self/stat count in
-clock ticks (USER_HZ, os.sysconf('SC_CLK_TCK'), usually 100 a second), so a figure is good to
-about 2 ticks per counter over the timed part (0.02 s at 100 Hz): 2 x (allowed CPUs + 1) ticks
-for others' CPU time (each CPU's line and this process's), 2 ticks per CPU for steal. A timed
-part too short for that rounding to stay within the figure's limit gives no figure (None, and
-`error` says how long the timed part was and how long it needs to be: `min_wall_secs`):
+`cores` (what the others' share divides by): for a training or evaluation run, every CPU in
+the affinity mask, whatever its intra-op threads: its inter-op pool and its input pipeline's
+threads run beside them on any CPU of the mask, and the others are counted over those same
+CPUs, so the share is never more than 100% (a share of the intra-op threads read 'other
+processes used 1.66 cores (166% of the run's 1)'); the line says so when the intra-op threads
+are fewer (`intra_threads`). For a measurement confined to its intra-op threads (a
+calibration's kernel, one op at a time: hardware/calibration.py) min(intra-op threads, CPUs in
+the mask) (run_cores); intra-op 0 ("TensorFlow decides") counts as the whole mask.
+/proc/stat and /proc/self/stat count in clock ticks (USER_HZ, os.sysconf('SC_CLK_TCK'), usually
+100 a second), so a figure is good to about 2 ticks per counter over the timed part (0.02 s at
+100 Hz): 2 x (allowed CPUs + 1) ticks for others' CPU time (each CPU's line and this
+process's), 2 ticks per CPU for steal. A timed part too short for that rounding to stay within
+the figure's limit gives no figure (None, and `error` says how long the timed part was and how
+long it needs to be: `min_wall_secs`):
 
     others   measured when 2 x (CPUs + 1) / ticks_per_sec <= OTHERS_LIMIT x cores x wall_secs
              (2 CPUs, 2 cores, 100 Hz: 0.12 s)
@@ -87,7 +94,8 @@ WARNING_ENV = 'TF_CNN_BUSY_HOST_WARNING'
 METHOD = ('/proc samples at the start and end of the timed part: others = busy ticks '
           '(user+nice+system+irq+softirq) of the affinity CPUs in /proc/stat - this '
           'process\'s utime+stime+cutime+cstime (/proc/self/stat); steal from /proc/stat; '
-          'load average: /proc/loadavg 1-minute (counts this run too)')
+          'load average: /proc/loadavg 1-minute (counts this run too); share = others / '
+          '(cores x wall), a run\'s cores being every CPU it may run on')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,20 +264,24 @@ def parse_self_stat(text: str) -> int:
 
 
 def run_cores(intra_threads: int | None, cpus) -> int:
-    """The cores a run uses: min(intra-op threads, allowed CPUs); 0 or None threads: all the
-    allowed CPUs (TensorFlow then sizes its pool by them)."""
+    """The cores a measurement confined to its intra-op threads uses (a calibration's kernel;
+    a training or evaluation run's share is of every allowed CPU: Meter's `whole_process`):
+    min(intra-op threads, allowed CPUs); 0 or None threads: all the allowed CPUs (TensorFlow
+    then sizes its pool by them)."""
     allowed = max(1, len(cpus))
     return min(intra_threads, allowed) if intra_threads and intra_threads > 0 else allowed
 
 
 def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
             ticks_per_sec: int, cluster: dict | None = None,
-            figure: str = TOTAL_FIGURE, interval: str = TIMED_PART) -> dict:
+            figure: str = TOTAL_FIGURE, interval: str = TIMED_PART,
+            intra_threads: int | None = None) -> dict:
     """The result dict's 'host_load' from two samples.
 
     Args:
       start, end: the Samples at the start and end of the timed part.
-      cores: the cores the run uses (run_cores).
+      cores: what the others' share divides by: a run's allowed CPUs, a confined
+        measurement's run_cores (the module docstring).
       num_cpus: CPUs in the affinity mask (steal's denominator).
       ticks_per_sec: clock ticks a second of the counters.
       cluster: a cluster task's {'ticks': clock ticks its other local tasks' processes used
@@ -280,9 +292,11 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         training).
       interval: what the samples bound, as `error` names it ('the timed part lasted 0.02 s,
         too short ...'): TIMED_PART, WARM_UP ('the warm-up'), or an --eval's 'the set-up'.
+      intra_threads: a run's intra-op threads when fewer than `cores` (its share is of every
+        allowed CPU: format_line says so), else None.
 
     Returns:
-      {cores, cpus_allowed, wall_secs, load_average_before, load_average_after,
+      {cores, intra_threads, cpus_allowed, wall_secs, load_average_before, load_average_after,
        others_cpu_secs, others_cores, others_fraction, cluster_tasks, cluster_processes,
        cluster_cpu_secs, cluster_cores, cluster_fraction, outside_fraction (the others less
        the cluster's; the cluster_ keys are None on one host), steal_secs, steal_fraction,
@@ -294,7 +308,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
        the timed part is shorter than `min_wall_secs` (`error` then says how long it lasted).
     """
     wall = end.wall_secs - start.wall_secs
-    out = {'cores': cores, 'cpus_allowed': num_cpus, 'wall_secs': wall,
+    out = {'cores': cores, 'intra_threads': intra_threads, 'cpus_allowed': num_cpus,
+           'wall_secs': wall,
            'load_average_before': start.load_average, 'load_average_after': end.load_average,
            'others_cpu_secs': None, 'others_cores': None, 'others_fraction': None,
            'cluster_tasks': None, 'cluster_processes': None, 'cluster_cpu_secs': None,
@@ -392,16 +407,19 @@ class Meter:
     ends one interval and starts the next on the same sample).
 
     Args:
-      intra_threads: the run's intra-op threads (0 or None: TensorFlow's choice), for
-        run_cores.
+      intra_threads: the intra-op threads (0 or None: TensorFlow's choice).
       reader: a ProcReader (a test's fake /proc); default the real one.
       figure: the figure its warning names (measure's `figure`).
+      whole_process: True for a training or evaluation run: the share is of every allowed
+        CPU (its inter-op and input threads run beside the intra-op ones); False for a
+        measurement confined to its intra-op threads (run_cores).
     """
 
     def __init__(self, intra_threads: int | None, reader: ProcReader | None = None,
-                 figure: str = TOTAL_FIGURE):
+                 figure: str = TOTAL_FIGURE, *, whole_process: bool = False):
         self.reader = reader or ProcReader()
         self.figure = figure
+        self.whole_process = whole_process
         self._intra_threads = intra_threads
         self._start = None
         self._cluster_pids = None
@@ -409,8 +427,16 @@ class Meter:
 
     @property
     def cores(self) -> int:
-        """The cores the run uses (run_cores)."""
+        """What the others' share divides by: the allowed CPUs (`whole_process`), else
+        run_cores."""
+        if self.whole_process:
+            return max(1, len(self.reader.cpus))
         return run_cores(self._intra_threads, self.reader.cpus)
+
+    def _fewer_intra_threads(self) -> int | None:
+        """A whole process's intra-op threads when fewer than its cores, else None."""
+        intra = self._intra_threads
+        return intra if self.whole_process and intra and 0 < intra < self.cores else None
 
     def watch_cluster(self, pids, tasks: int) -> None:
         """Counts the processes `pids` (metrics/cluster_tasks.py find) apart, as the cluster's
@@ -451,7 +477,7 @@ class Meter:
                                  if self._cluster_pids else None),
                        'tasks': self._cluster_tasks, 'processes': len(self._cluster_pids)}
         return measure(start, end, self.cores, len(self.reader.cpus), self.reader.ticks_per_sec,
-                       cluster, self.figure, interval)
+                       cluster, self.figure, interval, self._fewer_intra_threads())
 
 
 def _fmt(value, pattern: str, scale: float = 1.0) -> str:
@@ -465,20 +491,24 @@ def format_line(load: dict) -> str:
     measured (the timed part lasted 0.02 s, too short ...)'); a figure that is '?' (its source
     unreadable) gets the reason after the line, '(?: why)'; steal that a timed part too short
     for it could not measure reads 'steal not measured (the timed part lasted 0.37 s, too
-    short for /proc's clock ticks of 0.01 s: steal needs 0.40 s)'. Others above the run's
-    cores (a run on fewer cores than the CPUs) read '1.50 cores (150% of the run's 1)'. A
+    short for /proc's clock ticks of 0.01 s: steal needs 0.40 s)'. A run's share is of every
+    CPU it may use, so never above 100%; with fewer intra-op threads than those CPUs the
+    line says so: '1.66 of 2 cores (83%: of every CPU the run may use: its inter-op and input
+    threads run beside its 1 intra-op thread)'. Others above a confined measurement's cores
+    (run_cores fewer than the CPUs) read '1.50 cores (150% of the run's 1)'. A
     cluster task's line adds ', of which 1.30 the cluster's other tasks on this host' after
     the others (_cluster_clause)."""
     if load['others_fraction'] is None and load['steal_fraction'] is None:
         return 'Host load: not measured (%s)' % (load['error'] or 'unknown')
     cores = load['cores']
     others = load['others_cores']
-    if others is not None and others > cores:  # more than the run's cores (fewer than the CPUs)
+    if others is not None and others > cores:  # more than a confined measurement's cores
         used = '%.2f cores (%.0f%% of the run\'s %d)' % (others, 100 * load['others_fraction'],
                                                          cores)
     else:
-        used = '%s of %d core%s (%s)' % (_fmt(others, '%.2f'), cores, '' if cores == 1 else 's',
-                                         _fmt(load['others_fraction'], '%.0f%%', 100))
+        used = '%s of %d core%s (%s%s)' % (_fmt(others, '%.2f'), cores, '' if cores == 1 else 's',
+                                           _fmt(load['others_fraction'], '%.0f%%', 100),
+                                           _whole_mask_note(load))
     line = ('Host load: other processes used %s%s, load average %s before, %s after, steal %s' % (
         used, _cluster_clause(load), _fmt(load['load_average_before'], '%.1f'),
         _fmt(load['load_average_after'], '%.1f'),
@@ -487,6 +517,17 @@ def format_line(load: dict) -> str:
     if not load['error']:
         return line
     return line + (' (?: %s)' if '?' in line else ' (%s)') % load['error']
+
+
+def _whole_mask_note(load: dict) -> str:
+    """': of every CPU the run may use: its inter-op and input threads run beside its 1
+    intra-op thread' when a run's intra-op threads are fewer than its cores (measure's
+    `intra_threads`), else ''."""
+    intra = load.get('intra_threads')
+    if not intra:
+        return ''
+    return (': of every CPU the run may use: its inter-op and input threads run beside its %d '
+            'intra-op thread%s' % (intra, '' if intra == 1 else 's'))
 
 
 def _cluster_clause(load: dict) -> str:

@@ -109,7 +109,7 @@ def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
         'others_cpu_secs', 'others_cores', 'others_fraction', 'steal_secs', 'steal_fraction',
         'representative', 'reasons', 'warning', 'error', 'others_limit', 'steal_limit',
         'method', 'cluster_tasks', 'cluster_processes', 'cluster_cpu_secs', 'cluster_cores',
-        'cluster_fraction', 'outside_fraction'}
+        'cluster_fraction', 'outside_fraction', 'intra_threads'}
     assert load['outside_fraction'] == load['others_fraction']  # one host: all outside
     assert load['cluster_fraction'] is None
 
@@ -311,6 +311,46 @@ def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_b
     off = figure_hooks.HostLoadHook(_plan(), reader=proc.reader())
     training_loop.run_loop(spec, _Step(), [_Load(proc), off], log=lines.append)
     assert capsys.readouterr().err == '' and off.load['warning'] is not None
+
+
+def test_a_run_with_fewer_intra_op_threads_than_cpus_shares_every_cpu_it_may_use():
+    # A user's trial: --num_intra_threads=1 on 2 CPUs printed 'other processes used 1.66 cores
+    # (166% of the run's 1)': the run's inter-op and input threads use both CPUs, and the
+    # others were counted over both. The share is of the CPUs the run may use, never > 100%.
+    proc, said = FakeProc(), []
+    hook = figure_hooks.HostLoadHook(_plan(intra=1), reader=proc.reader(), warn=said.append)
+    proc.set('2.00', own=(0, 0, 0, 0))
+    hook.meter.start()
+    hook.before_timed()
+    proc.now += 1.0
+    proc.set('2.00', user=(100, 76), own=(10, 0, 0, 0))  # 166 ticks not ours: 1.66 cores
+    hook.after_timed()
+    load = hook.load
+    assert (load['cores'], load['intra_threads']) == (2, 1)
+    assert load['others_fraction'] == pytest.approx(0.83) and load['others_fraction'] <= 1
+    assert host_load.format_line(load) == (
+        'Host load: other processes used 1.66 of 2 cores (83%: of every CPU the run may use: '
+        'its inter-op and input threads run beside its 1 intra-op thread), load average 2.0 '
+        'before, 2.0 after, steal 0.0%')
+    # Others on every CPU the whole time: 100%, not more.
+    proc.now += 1.0
+    proc.set('2.00', user=(210, 186), own=(10, 0, 0, 0))
+    hook.before_timed()
+    proc.now += 1.0
+    proc.set('2.00', user=(320, 296), own=(10, 0, 0, 0))
+    hook.after_timed()
+    assert hook.load['others_fraction'] == 1.0
+    assert '2.00 of 2 cores (100%: ' in host_load.format_line(hook.load)
+    # As many intra-op threads as CPUs: the line as before, no note.
+    full = figure_hooks.HostLoadHook(_plan(intra=2), reader=proc.reader())
+    full.meter.start()
+    full.before_timed()
+    proc.now += 1.0
+    proc.set('2.00', user=(420, 346), own=(10, 0, 0, 0))
+    full.after_timed()
+    assert full.load['intra_threads'] is None
+    assert host_load.format_line(full.load).startswith(
+        'Host load: other processes used 1.50 of 2 cores (75%), ')
 
 
 def test_a_warm_up_too_short_to_measure_is_named_the_warm_up():
