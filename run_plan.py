@@ -23,7 +23,6 @@ the subset, batches and examples one evaluation scores (`make_eval_plan`).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from . import params as params_lib
 from .params import original_flags
@@ -38,9 +37,10 @@ class EvalPlan:
 
     Real data is read in a fixed order, without shuffling: the scored examples are the
     subset's records one after the other, from the first, each once (`num_examples` <= the subset's
-    size), or going round again for --num_eval_batches/--num_eval_epochs beyond one pass. The
-    last batch is filled up with padding slots that are not scored. Synthetic data scores
-    every slot of --num_eval_batches (default --num_batches) batches.
+    size), or going round again for --num_eval_batches/--num_eval_epochs beyond one pass.
+    Those two score full batches (--num_eval_epochs as the original's whole number of them);
+    the default pass, every record once, fills its last batch up with padding slots that are
+    not scored. Synthetic data scores every slot of its batches.
 
     Attributes:
       subset: 'validation' (or --data_subset with --eval).
@@ -296,11 +296,12 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
     --eval, else --num_batches as given (`given_num_batches`) or --num_epochs, as the
     original's --eval counted them (over the evaluated subset).
 
-    Real data: N batches score N full batches (N x global batch examples, going round the
-    subset again when that exceeds it); E epochs score ceil(E x records) examples in
-    ceil(E x records / global batch) batches; neither (the default) scores every record once
-    (the original evaluated --num_batches' default, 100 batches, there).
-    Synthetic data scores full batches: those counts, else `num_batches` (the run's).
+    N batches score N full batches (N x global batch examples, going round the subset again
+    when that exceeds it); E epochs are the original's whole number of batches,
+    int(E x records + global batch - 1) // global batch (original_flags.epoch_step; at least
+    one), scored as full batches too; neither (the default) scores every record of real data
+    once, the last batch padded (the original evaluated --num_batches' default, 100 batches,
+    there), and synthetic data `num_batches` (the run's) full batches.
 
     Args:
       p: the run's resolved Params.
@@ -321,19 +322,13 @@ def make_eval_plan(p, dataset, *, num_devices: int, per_device_batch_size: int,
     batches, epochs = p.num_eval_batches, p.num_eval_epochs
     if p.eval and not batches and not epochs:
         batches, epochs = given_num_batches, p.num_epochs
-    if epochs and not batches:
-        # round() first: 0.1 x 30 is 3.0000000000000004 in floating point, 3 examples.
-        examples = max(1, int(math.ceil(round(epochs * records, 6))))
+    if epochs and not batches:  # the original's whole batches of E epochs
+        batches = max(1, original_flags.epoch_step(epochs, records, global_batch))
     if dataset.synthetic:
-        if epochs and not batches:
-            batches = -(-examples // global_batch)
         batches = batches or num_batches
         return EvalPlan(subset, batch, global_batch, batches, batches * global_batch, records,
                         synthetic=True)
-    if batches:
-        examples = batches * global_batch
-    elif not epochs:
-        examples = records
+    examples = batches * global_batch if batches else records
     return EvalPlan(subset, batch, global_batch, -(-examples // global_batch), examples, records,
                     skipping=bool(p.skip_corrupt_records))
 

@@ -31,7 +31,8 @@ phase_train=False inside the same variable-manager scopes, so the checkpoint nam
 checkpoint written by any --variable_update and any number of devices evaluates on any number
 of devices). What one evaluation scores is the run plan's `EvalPlan`
 (run_plan.make_eval_plan): --num_eval_batches full batches, else --num_eval_epochs of the
-subset, else with --eval --num_batches or --num_epochs (the original's order); without them
+subset in the original's whole number of full batches, else with --eval --num_batches or
+--num_epochs (the original's order); without them
 every record of the subset exactly once, whatever the batch size and the number of devices
 (the last batch is padded; padding is not scored); synthetic data the run's --num_batches. The
 subset is --data_subset with --eval, else validation. Per-device batch:

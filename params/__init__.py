@@ -254,8 +254,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('num_eval_batches', None, 'Full batches to evaluate (default: --num_eval_epochs; with '
        '--eval, --num_batches or --num_epochs; else every record of the subset once, the last '
        'batch padded; 0: 100 batches, as in the original).', lower=1),
-    _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score: ceil(epochs x '
-       'records) examples.', lower=0),
+    _f('num_eval_epochs', None, 'Epochs of the evaluated subset to score, in full batches as '
+       'the original: int(epochs x records + batch - 1) // batch.', lower=0),
     _i('eval_batch_size', 0, 'Batch size per device for eval (0: --batch_size).', lower=0),
     _i('eval_interval_secs', 0, 'With --eval, re-evaluate new checkpoints every this many '
        'seconds (0: once).', lower=0),

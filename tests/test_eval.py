@@ -232,13 +232,16 @@ def test_eval_batch_size_flag(trained):
 @pytest.mark.parametrize('flags, given, expected', [
     ({}, None, (7, 50)),  # one pass: every record once, the last batch 2 examples + 6 padding
     ({'num_eval_batches': 2}, None, (2, 16)),
-    ({'num_eval_epochs': 1.5}, None, (10, 75)),  # ceil(75 / 8) batches
+    # The original's whole batches: int(1.5 x 50 + 8 - 1) // 8 = 10 full batches (a user's
+    # trial: this project scored ceil(E x records) examples, 75, the last batch padded).
+    ({'num_eval_epochs': 1.5}, None, (10, 80)),
     # --eval counts --num_batches as given, or --num_epochs, as the original did (before: one
     # pass over the subset, whatever they said, with a warning that they had no effect).
     ({'eval': True}, 3, (3, 24)),
-    ({'eval': True, 'num_epochs': 0.5}, None, (4, 25)),
+    ({'eval': True, 'num_epochs': 0.5}, None, (4, 32)),
     ({'eval': True, 'num_eval_batches': 2}, 3, (2, 16)),  # the eval flags come first
-    ({'eval': True, 'num_eval_epochs': 1.5}, 3, (10, 75)),
+    ({'eval': True, 'num_eval_epochs': 1.5}, 3, (10, 80)),
+    ({'num_eval_epochs': 0.001}, None, (1, 8)),  # 0 whole images: at least one batch
     ({}, 3, (7, 50)),  # during training, --num_batches is the training's: a pass
 ])
 def test_number_of_eval_batches(flags, given, expected):

@@ -127,8 +127,11 @@ def test_a_set_smaller_than_the_default_batch(crafted):
 @pytest.mark.parametrize('flags, eval_batch, examples, batches, top_1, top_5', [
     ({'num_eval_batches': 2}, 2, 4, 2, 0.75, 1.0),        # 2 full batches: records 1-4
     ({'num_eval_batches': 4}, 3, 12, 4, 8 / 12, 10 / 12),  # records 1-5, 1-5, 1-2
-    ({'num_eval_epochs': 2.0}, 3, 10, 4, 0.6, 0.8),       # each record twice; 2 padding slots
-    ({'num_eval_epochs': 0.4}, 3, 2, 1, 1.0, 1.0),        # records 1 and 2; 1 padding slot
+    # The original's whole batches of E epochs: int(2 x 5 + 3 - 1) // 3 = 4 full batches,
+    # records 1-5, 1-5, 1-2 (before: 10 examples, 2 padding slots); int(0.8 x 5 + 2) // 3 = 2
+    # batches, records 1-5, 1.
+    ({'num_eval_epochs': 2.0}, 3, 12, 4, 8 / 12, 10 / 12),
+    ({'num_eval_epochs': 0.8}, 3, 6, 2, 4 / 6, 5 / 6),
 ])
 def test_num_eval_batches_and_epochs_keep_their_meaning(crafted, flags, eval_batch, examples,
                                                         batches, top_1, top_5):
@@ -249,9 +252,10 @@ class _Data:
     ({}, 48, 1, (6, 48, 0)),
     ({}, 5, 2, (1, 5, 11)),                         # global batch 16
     ({'num_eval_batches': 2}, 50, 1, (2, 16, 0)),
-    ({'num_eval_epochs': 1.5}, 50, 1, (10, 75, 5)),  # ceil(75 / 8) batches, as before
-    ({'num_eval_epochs': 0.1}, 30, 1, (1, 3, 5)),    # 0.1 x 30 = 3 (not 3.0000000000000004)
-    ({'num_eval_epochs': 0.001}, 30, 1, (1, 1, 7)),  # at least one example
+    ({'num_eval_epochs': 1.5}, 50, 1, (10, 80, 0)),  # int(75 + 7) // 8 full batches
+    ({'num_eval_epochs': 1.14}, 50, 1, (8, 64, 0)),  # 57 images (not 56.99...): 8 batches
+    ({'num_eval_epochs': 0.001}, 30, 1, (1, 8, 0)),  # 0 whole images: at least one batch
+    ({'num_eval_epochs': 1.0}, 48, 2, (3, 48, 0)),   # global batch 16: one pass exactly
 ])
 def test_make_eval_plan(flags, records, devices, expected):
     plan = run_plan.make_eval_plan(tiny_params(**flags), _Data(records), num_devices=devices,
