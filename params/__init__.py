@@ -15,7 +15,8 @@ configurations under configs/ (configs.py), the check of `--flagfile` lines befo
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
-the original's 0 for "unset" (zero_values.py), gate tolerance (gate_tolerance.py), errors.py.
+the original's 0 for "unset" (zero_values.py), gate tolerance (gate_tolerance.py), the
+step-time model's flags (plan_rules.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
@@ -31,7 +32,14 @@ from absl import flags
 
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
-from . import graph_choice_flag, optimizer_ranges, original_flags, path_switch, text_values
+from . import (
+    graph_choice_flag,
+    optimizer_ranges,
+    original_flags,
+    path_switch,
+    plan_rules,
+    text_values,
+)
 from .device_rules import ALL_REDUCE_MODES, check_nccl, default_device, uses_nccl  # noqa: F401
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
 from .gate_tolerance import problem as tolerance_problem
@@ -523,7 +531,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         if not str(step).isdigit():
             raise ParamsError('--eval_during_training_at_specified_steps takes step numbers. '
                               'Received: %r' % step)
-    _check_plan_flags(p)
+    plan_rules.check_plan_flags(p)
     problem = flag_rules.distributed_problem(p)
     if problem:
         raise ParamsError(problem)
@@ -542,27 +550,6 @@ def _check_empty_paths(p: Params) -> None:
             raise ParamsError('--%s is given an empty value (an unset variable in a script?); '
                               'give a path, or drop the flag for %s. Received: %s=%r'
                               % (name, meaning, name, value))
-
-
-def _check_plan_flags(p: Params) -> None:
-    """Rules of the step-time model's flags (the values of --interconnect_gbps and
-    --gpu_interconnect are looked up in hardware/links.py: `links.check_plan_flags`)."""
-    if p.plan_scaling and (p.dry_run or p.eval):
-        raise ParamsError('--plan_scaling excludes --%s: %s; run them one after the other.' % ((
-            'dry_run', 'each prints a report of its own (the plan: 1 to 1,024 GPUs; the dry run: '
-            'this run\'s step checked)') if p.dry_run else ('eval', 'it plans no evaluation')))
-    for name in ('plan_scaling_png', 'plan_num_ps'):
-        if getattr(p, name) and not p.plan_scaling:
-            raise ParamsError('--%s needs --plan_scaling.' % name)
-    planning = [n for n in ('single_device_images_per_sec', 'interconnect_gbps',
-                            'gpu_interconnect') if getattr(p, n) is not None]
-    if planning and not (p.plan_scaling or p.dry_run):
-        raise ParamsError('--%s feeds the step-time model of --plan_scaling and --dry_run; add '
-                          'one of them or drop the flag.' % planning[0])
-    if p.single_device_images_per_sec is not None and not p.single_device_images_per_sec > 0:
-        raise ParamsError('--single_device_images_per_sec must be > 0 (images/sec of one device). '
-                          'Received: single_device_images_per_sec=%g'
-                          % p.single_device_images_per_sec)
 
 
 def resolve_params(p: Params, num_visible_gpus: int) -> Params:
