@@ -206,7 +206,7 @@ def test_a_worker_of_another_model_is_named_without_an_image_size_nobody_gave(tm
         Proc('worker1', args('worker', 1, 'lenet'), tmp_path)])
     line = ("error: worker 1 (%s) was started with --model=lenet and image size 28 (lenet's "
             "default), the chief, worker 0 (%s), with --model=trivial and image size 227 "
-            "(trivial's default): every task of a cluster takes the same "
+            "(trivial's default): every worker of a cluster takes the same "
             % (workers[1], workers[0]))
     for result in (worker1, chief):
         assert result['code'] == 1 and last_line(result).startswith(line), (
