@@ -69,7 +69,8 @@ def test_each_mismatch_line_names_only_the_flags_its_task_was_compared_on():
     # The optimizer's and learning rate's flags are named as groups, --num_epochs as
     # --num_batches' other form.
     assert named(line) <= set(run_flags.RUN_DEFINING_FLAGS) | {'num_epochs'}
-    entries = {run_flags.entry_key('worker', 0, W0): _values(0), ps: dict(_values(0), model='lenet'),
+    entries = {run_flags.entry_key('worker', 0, W0): _values(0),
+               ps: dict(_values(0), model='lenet'),
                run_flags.entry_key('worker', 1, W1): _values(1)}
     verdict, line = run_flags.judge(entries, 2, 1)
     assert verdict == 'mismatch' and line.startswith('ps 0 (%s) was started with --model=lenet'
