@@ -143,6 +143,14 @@ def test_a_number_flag_of_the_tools_takes_a_finite_number(tmp_path, db, capsys, 
             % (flag, value, what, example, value))
 
 
+def test_an_age_before_year_1_is_a_usage_error(db, capsys):
+    # Before: OverflowError's traceback from datetime.timedelta.
+    status, out, err = _main(capsys, 'list', '--since=99999999999w', '--results_db=' + db)
+    assert (status, out) == (2, '') and err == (
+        'error: --since=99999999999w: an age reaching back before year 1; give a smaller one '
+        '(12h, 7d, 2w) or a date\n')
+
+
 # --- The results database's path.
 
 @pytest.mark.parametrize('value, said', [

@@ -116,13 +116,17 @@ def since_time(text: str, now: datetime.datetime | None = None) -> str:
     age '12h', '7d', '2w' before `now`.
 
     Raises:
-      UsageError: neither.
+      UsageError: neither, or an age reaching back before year 1 (99999999999w).
     """
     age = _AGE.match(text.strip())
     if age:
         hours = float(age.group(1)) * {'h': 1, 'd': 24, 'w': 168}[age.group(2)]
         now = now or datetime.datetime.now(datetime.timezone.utc)
-        return records.utc_text(now - datetime.timedelta(hours=hours))
+        try:
+            return records.utc_text(now - datetime.timedelta(hours=hours))
+        except (OverflowError, ValueError):  # before year 1: a traceback before
+            raise UsageError('--since=%s: an age reaching back before year 1; give a smaller '
+                             'one (12h, 7d, 2w) or a date' % text) from None
     try:
         return records.utc_text(records.parse_time(text))
     except ValueError:
