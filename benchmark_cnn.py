@@ -105,10 +105,13 @@ class BenchmarkCNN:
         return self._precision_lines
 
     def info_lines(self) -> list[str]:
-        """The header block, one string per line (run_header.py; a ps task's says what it
-        serves: run_header.ps_header_lines)."""
+        """The header block, one string per line (run_header.py; a ps task's, and a worker's
+        of distributed_all_reduce, say what they serve: run_header.ps_header_lines,
+        served_worker_header_lines)."""
         if self.cluster is not None and self.cluster.job_name == 'ps':
             return run_header.ps_header_lines(self.plan, self.model)
+        if self.cluster is not None and self.cluster.serves:  # distributed_all_reduce's worker
+            return run_header.served_worker_header_lines(self.plan)
         p, resume = self.params, None
         if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
             resume = checkpoints.resume_point(p)  # reads the files: no graph yet

@@ -191,6 +191,42 @@ def ps_header_lines(plan, model=None) -> list[str]:
     ]
 
 
+def served_worker_header_lines(plan) -> list[str]:
+    """The header block of a worker of distributed_all_reduce, which serves the controller's
+    graph and runs no step of its own: what it serves (`served_graph`), the devices the
+    controller places its towers on (this task's; --num_gpus is compared with the
+    controller's at start-up: cluster/run_flags.py SERVED_FLAGS), its server's threads and
+    the cluster lines. Not the batch, steps, epochs, data, model, precision, optimizer or
+    all-reduce spec: the controller's flags set those, this task's own are not read (it
+    printed its own `Batch size:`, `Num batches:` and `Num epochs:` as if it ran them).
+
+    Args:
+      plan: the worker's run_plan.RunPlan (its params: --controller_host, --worker_hosts).
+    """
+    p = plan.params
+    first, *rest = textwrap.wrap(served_graph(p), HEADER_VALUE_WIDTH)
+    return [
+        'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
+        'Serves:      %s' % first, *('             %s' % line for line in rest),
+        'Devices:     %s' % describe_devices(plan.devices), *device_notes(plan),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Variables:   %s' % p.variable_update,
+        *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
+        '==========',
+    ]
+
+
+def served_graph(p) -> str:
+    """What a worker of distributed_all_reduce does, e.g. "the graph of the controller
+    (h0:2222), which places towers on this worker's devices and runs every step of the 2
+    workers in one session; the batch, steps and model are the controller's; this task builds
+    no graph and runs no step of its own"."""
+    return ("the graph of the controller (%s), which places towers on this worker's devices "
+            "and runs every step of the %s in one session; the batch, steps and model are the "
+            "controller's; this task builds no graph and runs no step of its own"
+            % (p.controller_host, cnn_util.counted(len(p.worker_hosts), 'worker')))
+
+
 def served(p) -> str:
     """What a ps task holds for the workers, e.g. "its share of the model's variables (placed
     by size over 2 ps tasks) for 4 workers, which read them and send their gradients each

@@ -196,7 +196,10 @@ def _flag(name: str, value) -> str:
 
 def mismatch_line(task: str, chief: str, diffs: list[tuple[str, object, object]]) -> str:
     """'worker 1 (h:p) was started with --model=a, the chief, worker 0 (h:q), with
-    --model=b: ...' for the differences of `differences`; a ps task's names PS_FLAGS.
+    --model=b: every worker of a cluster takes the same --model, ...' for the differences of
+    `differences`; a ps task's names PS_FLAGS ('a ps task takes the chief's --model, ...'),
+    a worker of distributed_all_reduce's SERVED_FLAGS: each line names the flags its task was
+    compared on, no other.
 
     Args:
       task: the mismatching task, described ('worker 1 (localhost:2223)', 'ps 0 (...)').
@@ -208,8 +211,11 @@ def mismatch_line(task: str, chief: str, diffs: list[tuple[str, object, object]]
         return ('%s was started with %s, and %s with %s: a worker of distributed_all_reduce takes '
                 'the controller\'s %s; start it with the controller\'s'
                 % (task, flags(1), chief, flags(2), SERVED_FLAGS_NAMED))
+    # A worker's rule names the workers: every task prints the line, a ps task's log too,
+    # and a ps task is compared on PS_FLAGS only ('every task of a cluster takes the same
+    # --batch_size ...' said otherwise there).
     rule = ('a ps task takes the chief\'s %s' % PS_FLAGS_NAMED if task.startswith('ps ')
-            else 'every task of a cluster takes the same %s' % FLAGS_NAMED)
+            else 'every worker of a cluster takes the same %s' % FLAGS_NAMED)
     return ('%s was started with %s, the chief, %s, with %s: %s; start it with the chief\'s'
             % (task, flags(1), chief, flags(2), rule))
 

@@ -15,7 +15,7 @@ from tf_cnn_benchmarks import params as params_lib
 from tf_cnn_benchmarks.cluster import resolvers, run_flags, server, topology
 from tf_cnn_benchmarks.cnn_util import ClusterError
 
-NAMED = ('every task of a cluster takes the same --model, --num_classes, --image_size, '
+NAMED = ('every worker of a cluster takes the same --model, --num_classes, --image_size, '
          '--use_fp16, --use_bf16, --variable_update, --cross_replica_sync, --forward_only, '
          '--num_gpus, --batch_size, --num_batches (or --num_epochs), --num_warmup_batches, '
          '--optimizer and its flags, the learning-rate flags, --worker_hosts and --ps_hosts; '

@@ -55,6 +55,29 @@ def test_sync_forward_only_devices_and_optimizer_are_run_defining(kwargs, named)
                                '0 (%s), with %s: %s' % (W1, named, W0, chiefs, NAMED))
 
 
+def test_each_mismatch_line_names_only_the_flags_its_task_was_compared_on():
+    """Every task prints the line, a ps task too, and a ps task is compared on PS_FLAGS only:
+    a worker's line said 'every task of a cluster takes the same ... --batch_size ...' on the
+    ps's log as well (a user's trial)."""
+    import re
+    ps = run_flags.entry_key('ps', 0, PS)
+    entries = {run_flags.entry_key('worker', 0, W0): _values(0), ps: _values(0),
+               run_flags.entry_key('worker', 1, W1): _values(1, num_warmup_batches=3)}
+    verdict, line = run_flags.judge(entries, 2, 1)
+    assert verdict == 'mismatch' and line.endswith(NAMED) and 'every task' not in line
+    named = lambda text: set(re.findall(r'--(\w+)', text.split(': ', 1)[1]))  # noqa: E731
+    # The optimizer's and learning rate's flags are named as groups, --num_epochs as
+    # --num_batches' other form.
+    assert named(line) <= set(run_flags.RUN_DEFINING_FLAGS) | {'num_epochs'}
+    entries = {run_flags.entry_key('worker', 0, W0): _values(0),
+               ps: dict(_values(0), model='lenet'),
+               run_flags.entry_key('worker', 1, W1): _values(1)}
+    verdict, line = run_flags.judge(entries, 2, 1)
+    assert verdict == 'mismatch' and line.startswith('ps 0 (%s) was started with --model=lenet'
+                                                     % PS)
+    assert named(line) == set(run_flags.PS_FLAGS), line
+
+
 def test_an_optimizers_own_flags_are_compared_and_no_other():
     """Of two optimizers only --optimizer is named (each sends its own flags); of one, the
     flags it reads: --momentum with momentum, not --adam_beta1."""

@@ -160,6 +160,35 @@ def test_a_forward_only_ps_header_says_no_gradients_come(mode, serves):
     assert max(map(len, lines)) <= 100
 
 
+def test_a_distributed_all_reduce_worker_header_has_only_what_it_serves():
+    """A worker of distributed_all_reduce serves the controller's graph: its header printed
+    its own `Batch size: 8 global`, `Num batches:` and `Num epochs:` as if it ran them (a
+    user's trial); now what it serves, its devices (where the controller places towers),
+    threads and cluster lines, as a ps task's."""
+    p = params_lib.make_params(
+        model='trivial', image_size=16, batch_size=2, device='cpu', num_gpus=2,
+        variable_update='distributed_all_reduce', job_name='worker', task_index=1,
+        worker_hosts=['localhost:2210', 'localhost:2211'], controller_host='localhost:2220')
+    lines = benchmark_cnn.BenchmarkCNN(p, gpus=0).info_lines()
+    assert not [line for line in lines if line.startswith(WORKER_LINES + ('Model:',))], lines
+    assert [line.split(':')[0] for line in lines if not line.startswith(' ')] == [
+        'TensorFlow', 'Serves', 'Devices', 'Threads', 'Variables', 'Cluster', '==========']
+    start, end = lines.index(lines[1]), next(i for i, line in enumerate(lines)
+                                             if line.startswith('Devices:'))
+    assert ' '.join(line[13:] for line in lines[start:end]) == (
+        "the graph of the controller (localhost:2220), which places towers on this worker's "
+        "devices and runs every step of the 2 workers in one session; the batch, steps and "
+        "model are the controller's; this task builds no graph and runs no step of its own")
+    assert lines[end] == ("Devices:     ['/job:worker/replica:0/task:1/device:CPU:0', "
+                          "'/job:worker/replica:0/task:1/device:CPU:1']")
+    assert 'Variables:   distributed_all_reduce' in lines
+    assert max(map(len, lines[start:end])) <= 100  # the Serves lines wrapped
+    # The controller's header keeps the run's lines.
+    controller = benchmark_cnn.BenchmarkCNN(p._replace(job_name='controller', task_index=0),
+                                            gpus=0).info_lines()
+    assert 'Batch size:  8 global' in controller and 'SingleSess:  True' in controller
+
+
 def test_a_start_up_mismatch_names_the_image_size_a_model_chose_as_its_default():
     """In process: the values a task sends (BenchmarkCNN's, with the flags as given)."""
     def values(model, index, **kwargs):
@@ -174,7 +203,7 @@ def test_a_start_up_mismatch_names_the_image_size_a_model_chose_as_its_default()
     assert line.startswith(
         "worker 1 (h:2) was started with --model=lenet and image size 28 (lenet's default), "
         "the chief, worker 0 (h:1), with --model=trivial and image size 227 (trivial's "
-        "default): every task ")
+        "default): every worker ")
     # Given at the model's default, the image size is no difference; given, it is named so.
     assert run_flags.differences(values('lenet', 1, batch_size=2, image_size=28), worker) == []
     sized = values('trivial', 1, batch_size=2, image_size=32)
@@ -206,7 +235,7 @@ def test_a_worker_of_another_model_is_named_without_an_image_size_nobody_gave(tm
         Proc('worker1', args('worker', 1, 'lenet'), tmp_path)])
     line = ("error: worker 1 (%s) was started with --model=lenet and image size 28 (lenet's "
             "default), the chief, worker 0 (%s), with --model=trivial and image size 227 "
-            "(trivial's default): every task of a cluster takes the same "
+            "(trivial's default): every worker of a cluster takes the same "
             % (workers[1], workers[0]))
     for result in (worker1, chief):
         assert result['code'] == 1 and last_line(result).startswith(line), (

@@ -426,7 +426,7 @@ def test_a_worker_started_with_another_batch_size_is_named_at_start_up(tmp_path)
              Proc('worker1', args('worker', 1, ['--batch_size=4']), tmp_path)]
     ps0, chief, worker1 = finish_all(procs)
     line = ('error: worker 1 (%s) was started with --batch_size=4, the chief, worker 0 (%s), '
-            'with --batch_size=2: every task of a cluster takes the same --model, '
+            'with --batch_size=2: every worker of a cluster takes the same --model, '
             '--num_classes, --image_size, --use_fp16, --use_bf16, --variable_update, '
             '--cross_replica_sync, --forward_only, --num_gpus, --batch_size, --num_batches (or '
             '--num_epochs), --num_warmup_batches, --optimizer and its flags, the learning-rate '

@@ -107,6 +107,50 @@ def test_fail_on_slower_has_one_rule_for_compare_and_a_run(tmp_path, capsys, val
     params.validate_params(flag_parsing.parse_flags(['x', '--fail_on_slower=99.5']))
 
 
+# --- No number flag of the tools takes nan or an infinity (params/gate_tolerance.not_finite).
+
+@pytest.mark.parametrize('text, shown', [('nan', 'nan'), ('inf', 'inf'), ('-inf', '-inf'),
+                                         ('1e400', '1e400 (read as inf)')])
+def test_a_number_flag_of_the_tools_takes_a_finite_number(tmp_path, db, capsys, text, shown):
+    # Before: --min_change=nan and =inf said 'must be >= 0 and below 100' (nan fails every
+    # comparison, so the range rule caught it for the wrong reason); compare's
+    # --fail_on_slower=nan the same; the sweep's --run_timeout_secs=inf and the launcher's
+    # --timeout_secs=inf and --kill_grace_secs=inf were taken (a limit that never came).
+    for command in ('regressions', 'history', 'html'):
+        args = [command] + ([str(tmp_path / 'site')] if command == 'html' else [])
+        status, out, err = _main(capsys, *args, '--min_change=' + text, '--results_db=' + db)
+        assert (status, out) == (2, '') and err == (
+            'error: argument --min_change: takes a finite number (percent, >= 0 and below '
+            '100), e.g. 5; %s is none (see tf_cnn_results %s --help)\n' % (shown, command))
+    a, b = _sweeps(tmp_path)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=' + text]) == 2
+    assert capsys.readouterr().err.split('. usage:')[0] == (
+        'error: --fail_on_slower=%s: takes a finite number (percent slower allowed, >= 0 and '
+        'below 100), e.g. 5; %s is none' % (text, shown))
+    value = '%r' % float(text)
+    output = str(tmp_path / 'sweep')
+    assert sweep.main(['tf_cnn_sweep', '--output_dir=' + output, '--models=trivial',
+                       '--batch_sizes=8', '--run_timeout_secs=' + text]) == 2
+    assert capsys.readouterr().err == (
+        'error: --run_timeout_secs=%s: takes a finite number (seconds, 0: no limit), e.g. '
+        '600; %s is none\n' % (value, value))
+    assert not os.path.exists(output)  # refused before any run
+    for flag, what, example in (('timeout_secs', 'seconds, 0: no limit', '600'),
+                                ('kill_grace_secs', 'seconds', '5')):
+        assert launch_cluster.main(['--%s=%s' % (flag, text), '--', '--model=trivial']) == 2
+        assert capsys.readouterr().err == (
+            'error: --%s=%s: takes a finite number (%s), e.g. %s; %s is none\n'
+            % (flag, value, what, example, value))
+
+
+def test_an_age_before_year_1_is_a_usage_error(db, capsys):
+    # Before: OverflowError's traceback from datetime.timedelta.
+    status, out, err = _main(capsys, 'list', '--since=99999999999w', '--results_db=' + db)
+    assert (status, out) == (2, '') and err == (
+        'error: --since=99999999999w: an age reaching back before year 1; give a smaller one '
+        '(12h, 7d, 2w) or a date\n')
+
+
 # --- The results database's path.
 
 @pytest.mark.parametrize('value, said', [

@@ -58,7 +58,8 @@ def test_plan_defaults_per_mode():
 
 @pytest.mark.parametrize('args, text', [
     (['--timeout_secs=-5'], 'error: --timeout_secs must be >= 0. Received: timeout_secs=-5'),
-    (['--kill_grace_secs=nan'], 'error: --kill_grace_secs must be >= 0.'),
+    (['--kill_grace_secs=nan'], 'error: --kill_grace_secs=nan: takes a finite number '
+     '(seconds), e.g. 5; nan is none'),
     (['--log_dir=/dev/null'], 'error: --log_dir /dev/null is not a directory; choose another'),
     (['--python=/nonexistent/python'], 'error: --python /nonexistent/python is not an '
      'executable file'),

@@ -5,6 +5,8 @@ at p 0.05), the detection power for a 10% step, steps up and recoveries, one ser
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,30 @@ def test_an_untestable_step_after_a_step_found_is_in_the_runs_after_it():
             for i, r in enumerate(rh.series(values + [701.0]))]
     search = regressions.search(more)
     assert [r.first_slower['id'] for r in search.found] == [11, 15] and search.unjudged == []
+
+
+def test_the_summary_counts_the_series_too_short_for_the_search(tmp_path, capsys):
+    # A user's trial read '(1 series searched; 0 with fewer than 6 runs ...)' as a count stuck
+    # at 0 (their one series had 8 runs): four series, two of them short (5 runs; 1 run),
+    # counted alike by the text, --json and the page.
+    db = str(tmp_path / 'results.sqlite')
+    rh.fill(db, rh.series([100.0 + i for i in range(8)], batch_size=32)
+            + rh.series([200.0 + i for i in range(6)], batch_size=16)
+            + rh.series([300.0 + i for i in range(5)], batch_size=8)
+            + rh.series([400.0], batch_size=4))
+    status, out, _ = rh.results_command(capsys, 'regressions', '--results_db=' + db)
+    assert status == 0 and out == ('regressions: none (4 series searched; 2 with fewer than 6 '
+                                   'runs, too few for the test).\n')
+    status, out, _ = rh.results_command(capsys, 'regressions', '--json', '--results_db=' + db)
+    data = json.loads(out)
+    assert (data['series_searched'], data['series_with_too_few_runs']) == (4, 2)
+    assert sorted(s['runs'] for s in data['series'] if s['verdict'] == 'too few runs') == [1, 5]
+    status, _, _ = rh.results_command(capsys, 'html', str(tmp_path / 'site'),
+                                      '--results_db=' + db)
+    with open(tmp_path / 'site' / 'index.html', encoding='utf-8') as f:
+        assert ('4 series (configuration x host) searched, 2 too short for the test (fewer '
+                'than 6 runs)') in f.read()
+    status, out, _ = rh.results_command(capsys, 'regressions', '--batch_size=8',
+                                        '--results_db=' + db)
+    assert out == ('regressions: nothing could be judged (1 series searched; 1 with fewer '
+                   'than 6 runs, too few for the test).\n')

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import socket
 
+from tf_cnn_benchmarks.params import gate_tolerance
+
 LOOPBACK = '127.0.0.1'
 # Host names that portpicker's free ports are on (it picks on the loopback interface).
 _PORTPICKER_HOSTS = (LOOPBACK, 'localhost')
@@ -41,12 +43,17 @@ def check_launcher_values(opts) -> None:
       opts: the launcher's parsed flags (timeout_secs, kill_grace_secs in seconds; python).
 
     Raises:
-      LaunchError: a negative or nan number of seconds, or a --python that is not an
-        executable file.
+      LaunchError: a number of seconds that is negative or no finite number (nan, inf), or
+        a --python that is not an executable file.
     """
     for name in ('timeout_secs', 'kill_grace_secs'):
         value = getattr(opts, name)
-        if not value >= 0:  # also refuses nan
+        problem = gate_tolerance.not_finite(
+            value, 'seconds, 0: no limit' if name == 'timeout_secs' else 'seconds',
+            example='600' if name == 'timeout_secs' else '5')
+        if problem:  # inf met the rule below: a launch that never timed out
+            raise LaunchError('--%s=%r: %s' % (name, value, problem))
+        if not value >= 0:
             raise LaunchError('--%s must be >= 0. Received: %s=%g' % (name, name, value))
     if not (os.path.isfile(opts.python) and os.access(opts.python, os.X_OK)):
         raise LaunchError('--python %s is not an executable file; give a Python interpreter '

@@ -87,7 +87,7 @@ from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.hardware import user_dirs
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs, significance
-from tf_cnn_benchmarks.params import path_switch, text_values
+from tf_cnn_benchmarks.params import gate_tolerance, path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
 from . import command_parser, results_format
@@ -116,13 +116,17 @@ def since_time(text: str, now: datetime.datetime | None = None) -> str:
     age '12h', '7d', '2w' before `now`.
 
     Raises:
-      UsageError: neither.
+      UsageError: neither, or an age reaching back before year 1 (99999999999w).
     """
     age = _AGE.match(text.strip())
     if age:
         hours = float(age.group(1)) * {'h': 1, 'd': 24, 'w': 168}[age.group(2)]
         now = now or datetime.datetime.now(datetime.timezone.utc)
-        return records.utc_text(now - datetime.timedelta(hours=hours))
+        try:
+            return records.utc_text(now - datetime.timedelta(hours=hours))
+        except (OverflowError, ValueError):  # before year 1: a traceback before
+            raise UsageError('--since=%s: an age reaching back before year 1; give a smaller '
+                             'one (12h, 7d, 2w) or a date' % text) from None
     try:
         return records.utc_text(records.parse_time(text))
     except ValueError:
@@ -135,6 +139,9 @@ def _percent(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError('takes a number (percent), e.g. 5') from None
+    problem = gate_tolerance.not_finite(value, 'percent, >= 0 and below 100', text)
+    if problem:  # nan fails no comparison of the range, inf and -inf would meet it
+        raise argparse.ArgumentTypeError(problem)
     if not 0 <= value < 100:  # a step of 100% or more is to 0 images/sec or below: none
         raise argparse.ArgumentTypeError(
             'must be >= 0 and below 100 (percent slower; a run cannot be 100% slower, so no '

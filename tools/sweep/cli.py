@@ -281,7 +281,7 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         if p not in PRECISIONS:
             raise SweepError('--precisions takes %s. Received: %r' % (', '.join(PRECISIONS), p))
     from tf_cnn_benchmarks import params  # absolute: see unknown_model
-    from tf_cnn_benchmarks.params import original_flags
+    from tf_cnn_benchmarks.params import gate_tolerance, original_flags
     for update in pick('variable_updates'):
         if update == 'horovod':
             raise SweepError('--variable_updates: %s' % original_flags.HOROVOD_MESSAGE)
@@ -299,6 +299,10 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
             'batch_size': _positive_ints('batch_sizes', pick('batch_sizes')),
             'num_gpus': _positive_ints('num_gpus', pick('num_gpus')),
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
+    problem = gate_tolerance.not_finite(fv.run_timeout_secs, 'seconds, 0: no limit',
+                                        example='600')
+    if problem:  # nan and inf met no rule: inf timed nothing out, nan stopped runs at once
+        raise SweepError('--run_timeout_secs=%r: %s' % (fv.run_timeout_secs, problem))
     if not (fv.run_timeout_secs >= 0):
         raise SweepError('--run_timeout_secs must be >= 0. Received: %g' % fv.run_timeout_secs)
     # The run whose results JSON has the longest path: its folder under runs/ too long?
