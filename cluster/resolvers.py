@@ -143,6 +143,17 @@ def resolve(p) -> Resolution:
         describe).
     """
     params_lib.check_ranges(p)  # each value against its own spec (choices, lower bounds)
+    return resolve_checked(p)
+
+
+def resolve_checked(p) -> Resolution:
+    """`resolve` of Params whose values were checked against their own specs already
+    (params.check_ranges: the usage check runs it with the other rules of the params layer,
+    before the cluster's resolution).
+
+    Raises:
+      params.ParamsError: as `resolve`, but for a value outside its flag's choices or bounds.
+    """
     source = choose_source(p)
     if source == 'flags':
         if not host_flags_given(p):  # a local run: no cluster

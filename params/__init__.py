@@ -463,8 +463,9 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
 
     Args:
       p: the Params.
-      ranges_checked: `check_ranges` ran already (cluster/resolvers.resolve checks the given
-        values, and the cluster fields it fills in as it makes them): not again.
+      ranges_checked: `check_ranges` ran already (the usage check runs it on the given values
+        before the cluster's resolution, as cluster/resolvers.resolve does, which checks the
+        cluster fields it fills in as it makes them): not again.
 
     Raises:
       ParamsError: with one line naming the flag(s), the received value and the fix.

@@ -134,9 +134,12 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     if environment:
         cpu_tuning.configure_environment(p)
     given, p = p, zero_values.as_unset(p)  # the original's 0 for "unset" (--num_batches=0)
-    resolution = resolvers.resolve(p) if resolve else resolvers.Resolution(p, p.cluster_resolver)
+    if resolve:  # each value against its own spec, before the cluster is resolved from them
+        params.check_ranges(p)
+    resolution = (resolvers.resolve_checked(p) if resolve
+                  else resolvers.Resolution(p, p.cluster_resolver))
     q = resolution.params
-    params.validate_params(q, ranges_checked=resolve)  # resolvers.resolve checked them
+    params.validate_params(q, ranges_checked=resolve)  # checked before the resolution
     if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
         host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
     if command:
