@@ -49,7 +49,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import tempfile
 
 import numpy as np
 
@@ -142,7 +141,7 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
                 raise cnn_util.BenchmarkError('cannot write %s: %s' % (
                     path, cnn_util.error_summary(e))) from None
         else:
-            _write_local(path, directory, text + '\n')
+            _write_local(path, text + '\n')
     except cnn_util.BenchmarkError:
         result['results_file'] = None
         _remove_empty(made)
@@ -151,24 +150,16 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
     return path
 
 
-def _write_local(path: str, directory: str, text: str) -> None:
-    """Writes `text` to the local `path` through a temporary file in `directory`, renamed.
+def _write_local(path: str, text: str) -> None:
+    """Writes `text` to the local `path` through a temporary file beside it, renamed
+    (runtime/file_systems.write_local).
 
     Raises:
       cnn_util.BenchmarkError: a full disk, ...: the temporary file is removed.
     """
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix='.results_', suffix='.tmp')
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() gives, like other outputs
-        os.replace(tmp, path)
+        file_systems.write_local(path, text)
     except OSError as e:  # a full disk: one error line, no partial file left
-        if tmp and os.path.exists(tmp):
-            os.remove(tmp)
         raise cnn_util.BenchmarkError('cannot write %s: %s' % (path, e.strerror or e)) from None
 
 

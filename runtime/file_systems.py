@@ -37,6 +37,7 @@ import importlib.util
 import os
 import re
 import stat as stat_lib
+import tempfile
 import warnings
 from typing import NamedTuple
 
@@ -351,6 +352,28 @@ def write_remote(path: str, data: bytes | str) -> None:
     """
     with open_file(path, 'wb' if isinstance(data, bytes) else 'w') as f:
         f.write(data)
+
+
+def write_local(path: str, text: str, prefix: str = '.results_') -> None:
+    """Writes `text` to the local `path` atomically: through a temporary file beside it
+    (`<prefix>XXXX.tmp`, mode 0666 less the umask, as open() gives), renamed over `path`.
+
+    Raises:
+      OSError: it cannot be written (a full disk, ...): the temporary file is removed.
+    """
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=prefix, suffix='.tmp')
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what open() gives, like other outputs
+        os.replace(tmp, path)
+    except OSError:
+        if tmp and os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 # --- Symbolic links of local paths that lead nowhere (a listed shard that cannot be opened).

@@ -95,11 +95,11 @@ def _fails_like_a_full_disk(monkeypatch, full: str):
 
     real = results_log._write_local
 
-    def write_local(path, directory, text):
+    def write_local(path, text):
         if path.startswith(full):
             raise cnn_util.BenchmarkError('cannot write %s: %s' % (
                 path, os.strerror(errno.ENOSPC)))
-        return real(path, directory, text)
+        return real(path, text)
 
     monkeypatch.setattr(store, 'record_result', record_result)
     monkeypatch.setattr(results_log, '_write_local', write_local)

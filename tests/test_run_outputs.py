@@ -89,7 +89,7 @@ def test_a_trace_and_a_results_json_that_cannot_be_written_keep_the_others(tmp_p
     monkeypatch.setattr(profiling, '_write', lambda path, data: (
         profiling.write_failed(path, full) if path.endswith('trace.json')
         else real_write(path, data)))
-    monkeypatch.setattr(results_log, '_write_local', lambda path, directory, text: (
+    monkeypatch.setattr(results_log, '_write_local', lambda path, text: (
         _raise(cnn_util.BenchmarkError('cannot write %s: %s' % (path, full.strerror)))))
     train_dir, log_dir, db = tmp_path / 'td', tmp_path / 'bl', tmp_path / 'r.sqlite'
     trace = tmp_path / 'trace.json'
