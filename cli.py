@@ -32,7 +32,7 @@ from absl import flags
 
 from . import cnn_util, console, flag_parsing, params
 from .params import flagfile_lines
-from .preflight import output_paths, usage
+from .preflight import usage
 from .runtime import dir_hold
 
 FLAGS = flags.FLAGS
@@ -97,7 +97,7 @@ def main(argv: list[str], hooks=()) -> int:
             print(model_catalog.format_model_table(model_catalog.rows()))
             return 0
         # Missing folders above the output paths, made as the original made them; said.
-        for line in output_paths.make_parent_folders(checked.params):
+        for line in dir_hold.make_parent_folders(checked.folders):
             cnn_util.log_fn(line)
     except (params.ParamsError, model_catalog.UnknownModelError) as e:
         # A rule broken by flags of one flagfile names its lines (flagfile_lines.FlagOrigins).

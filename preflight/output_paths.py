@@ -30,7 +30,7 @@ from .. import params as params_lib
 from ..hardware import calibration
 from ..history import store
 from ..params import Params, ParamsError
-from ..runtime import file_systems
+from ..runtime import dir_hold, file_systems
 from . import path_lengths
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
@@ -240,28 +240,23 @@ def _flag_text(p: Params, name: str) -> str:
     return '--%s=%s' % (name, getattr(p, name))
 
 
+def folders_to_make(p: Params) -> list[tuple[str, str]]:
+    """`parent_folders` with each flag as a message names it (`_flag_text`): the (flag,
+    folder) pairs runtime/dir_hold.make_parent_folders makes once every check passed."""
+    return [(_flag_text(p, name), folder) for name, folder in parent_folders(p)]
+
+
 def make_parent_folders(p: Params) -> list[str]:
     """Makes the folders `parent_folders` names, as the original's gfile.MakeDirs did, and
     returns one line per flag that needed some, e.g. 'Made the missing folders /tmp/a,
-    /tmp/a/b for --train_dir=/tmp/a/b/run1' (the command prints them): [] when none was missing.
+    /tmp/a/b for --train_dir=/tmp/a/b/run1' (runtime/dir_hold.make_parent_folders, which the
+    command calls with the usage check's `folders_to_make`): [] when none was missing.
 
     Raises:
       ParamsError: a folder cannot be made after all (`check_output_paths` tried it first;
         another process may have changed the disk meanwhile).
     """
-    made: dict[str, list[str]] = {}
-    for name, folder in parent_folders(p):
-        try:
-            os.mkdir(folder)
-        except FileExistsError:  # another task of the cluster made it meanwhile
-            continue
-        except OSError as e:
-            raise ParamsError('%s cannot be written: cannot create %s: %s. Choose another '
-                              'path.' % (_flag_text(p, name), folder, e.strerror or e)) from None
-        made.setdefault(name, []).append(folder)
-    return ['Made the missing folder%s %s for %s' % (
-        's' if len(folders) > 1 else '', ', '.join(folders), _flag_text(p, name))
-        for name, folders in made.items()]
+    return dir_hold.make_parent_folders(folders_to_make(p))
 
 
 def check_path_schemes(p: Params) -> None:

@@ -50,10 +50,15 @@ class CheckedRun(NamedTuple):
         run's once that is resolved: metrics/baseline.py check_config), or None.
       given: the Params as parsed, before the cluster's fields were filled in (the run as its
         user gave it: the results' 'given_flags'), or None (a run made from other Params).
+      folders: the missing folders above the output paths a command's run writes, (the flag
+        as a message names it, folder) pairs (output_paths.folders_to_make), which the command
+        makes once every check passed (runtime/dir_hold.make_parent_folders); () when the
+        check was not a command's or checked no path.
     """
     resolution: resolvers.Resolution
     baseline: dict | None = None
     given: params.Params | None = None
+    folders: tuple = ()
 
     @property
     def params(self) -> params.Params:
@@ -116,7 +121,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     Returns:
       The CheckedRun: its params are the ones to run with (`p` with the original's 0 for
       "unset" taken so, params/zero_values.as_unset; with no cluster source when `resolve`
-      is False), its `given` is `p` as it came.
+      is False), its `given` is `p` as it came, its `folders` (with `paths` and `command`,
+      not for --list_models) the missing folders above the output paths, to make.
 
     Raises:
       params.ParamsError: a flag rule is broken (params.validate_params, check_command_rules,
@@ -156,7 +162,9 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
             baseline.check_config(stored, q.baseline, q, known_configuration(q))
     if command:
         check_without_gpu(q)  # after the flags' own values: a wrong one is the first problem
-    return CheckedRun(resolution, stored, given)
+    folders = (tuple(output_paths.folders_to_make(q)) if paths and command and not q.list_models
+               else ())
+    return CheckedRun(resolution, stored, given, folders)
 
 
 def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:

@@ -33,6 +33,10 @@ reused by another program, which does not hold the lock) and the run takes it ov
 naming another host is refused like a live hold: the lock does not say whether a process
 elsewhere is alive (NFS mounted with `nolock` keeps locks per host), so the user deletes the
 file once that run is known to be gone.
+
+Before it holds them, the command makes the missing folders above its output paths, as the
+original's gfile.MakeDirs did (`make_parent_folders`; which folders, and the words of their
+flags, are preflight/output_paths.py's `folders_to_make`, found by the usage check).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ import threading
 import time
 
 from .. import cnn_util, run_plan
-from ..params import cluster_rules
+from ..params import ParamsError, cluster_rules
 from . import file_systems
 
 HOLD_FILE = 'tf_cnn_benchmarks.hold'
@@ -448,6 +452,34 @@ class RunHolds:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         self._release()
         return False
+
+
+def make_parent_folders(wanted) -> list[str]:
+    """Makes the missing local folders `wanted` names, outermost first, and returns one line
+    per flag that needed some, e.g. 'Made the missing folders /tmp/a, /tmp/a/b for
+    --train_dir=/tmp/a/b/run1': [] when none was missing.
+
+    Args:
+      wanted: (the flag as a message names it, folder) pairs, outermost first
+        (preflight/output_paths.folders_to_make).
+
+    Raises:
+      ParamsError: a folder cannot be made after all (the usage check tried it first; another
+        process may have changed the disk meanwhile).
+    """
+    made: dict[str, list[str]] = {}
+    for flag, folder in wanted:
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # another task of the cluster made it meanwhile
+            continue
+        except OSError as e:
+            raise ParamsError('%s cannot be written: cannot create %s: %s. Choose another '
+                              'path.' % (flag, folder, e.strerror or e)) from None
+        made.setdefault(flag, []).append(folder)
+    return ['Made the missing folder%s %s for %s' % (
+        's' if len(folders) > 1 else '', ', '.join(folders), flag)
+        for flag, folders in made.items()]
 
 
 def hold_run_dirs(p, argv: list[str] | None = None) -> RunHolds:
