@@ -15,7 +15,9 @@ cluster's resolution keep the order of their errors (the flag rules first).
         --plot_file and --plan_scaling_png (matplotlib), --baseline (loaded once)-->
         --output paths--> --model--> the baseline's
         configuration as far as the flags settle it, and that it is clean--> the rules of a
-        host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> CheckedRun
+        host without a GPU (CPU towers, --dry_run's and --plan_scaling's device)--> the
+        missing folders above the output paths (the command makes them: CheckedRun.folders)
+        --> CheckedRun
     check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
         folders written)--> the device and its logical CPU devices
         (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
