@@ -1,5 +1,6 @@
 """What the machine is and can do: its CPU, GPUs and software (machine.py), the GPU table of
-data-sheet memory, peaks and the facts the per-op step model needs (gpu_specs.py), the links
+data-sheet memory, peaks and the facts the per-op step model needs (gpu_specs.py), the GPU a
+plan of GPUs that are not here plans (gpu_plans.py: --gpu_model or a host preset's), the links
 between devices and hosts with their rates and sources (links.py), the known names closest to
 an unknown one for a usage error's "did you mean" (suggest.py), this CPU's measured peak
 (cpu_peak.py), its reduced-precision kernels timed against float32 (kernel_speed.py), whether

@@ -10,8 +10,9 @@ silently ignored.
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
                                        or in a plan of a GPU that is not here, the OpenMP
                                        flags where no OpenMP runtime is loaded, ...)
-    planned_gpu(p, visible_gpus)       the GPU a --dry_run or --plan_scaling plans where none
-                                       is visible
+    device_messages(p, visible_gpus, planned, device, ...)  the same, for a run whose planned
+                                       GPU (hardware/gpu_plans.planned_gpu) and device are
+                                       decided already (the usage check decides them once)
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
 the modes, when the command line gave it at a default that asks for a step of the run
@@ -30,7 +31,7 @@ original's, so that each line is true for the run it is printed in.
 from __future__ import annotations
 
 from .. import params as params_lib
-from ..hardware import gpu_specs, links
+from ..hardware import gpu_plans, links
 from ..params import optimizer_ranges, original_flags
 from ..runtime import cpu_tuning
 
@@ -469,24 +470,42 @@ def openmp_flags(p, loaded: bool | None) -> list[str]:
 
 def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset(),
              openmp_loaded=None, device: str | None = None) -> list[str]:
-    """Every 'has no effect' message of the run `p` describes on this host: `ignored_flags`,
-    the GPU-only flags of a run that lands on the CPU (no GPU visible) or, in a plan of a GPU
-    that is not here (`planned_gpu`), those that do not change the plan
-    (`planned_gpu_flags`), --hierarchical_copy on one device (but for --plan_scaling), and
-    the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
+    """Every 'has no effect' message of the run `p` describes on this host:
+    `device_messages` with the GPU a plan of GPUs that are not here plans
+    (hardware/gpu_plans.planned_gpu) and, unless given, the device decided with it.
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
       visible_gpus: GPUs TensorFlow sees.
       dataset, given: as for ignored_flags.
-      openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
-        default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
+      openmp_loaded: as for `device_messages`.
       device: the run's device as the caller decided it (params.default_device with the GPUs
         planned: usage.planned_gpus); None: decided here the same way.
     """
-    planned = planned_gpu(p, visible_gpus)
+    planned = gpu_plans.planned_gpu(p, visible_gpus)
     if device is None:
         device = params_lib.default_device(p, visible_gpus or int(planned is not None))
+    return device_messages(p, visible_gpus, planned, device, dataset, given, openmp_loaded)
+
+
+def device_messages(p, visible_gpus: int, planned, device: str, dataset: str | None = None,
+                    given=frozenset(), openmp_loaded=None) -> list[str]:
+    """Every 'has no effect' message of the run `p` describes on this host, its planned GPU
+    and device decided: `ignored_flags`, the GPU-only flags of a run that lands on the CPU
+    (no GPU visible) or, in a plan of a GPU that is not here (`planned`), those that do not
+    change the plan (`planned_gpu_flags`), --hierarchical_copy on one device (but for
+    --plan_scaling), and the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
+
+    Args:
+      p: the checked Params as given (not resolved: see ignored_flags).
+      visible_gpus: GPUs TensorFlow sees.
+      planned: the GpuSpec a plan of GPUs that are not here plans
+        (hardware/gpu_plans.planned_gpu), or None.
+      device: the run's device ('cpu' or 'gpu': params.default_device with the GPUs planned).
+      dataset, given: as for ignored_flags.
+      openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
+        default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
+    """
     out = ignored_flags(p, dataset, given, device=device)
     # The GPU-only flags of a run on the CPU (no GPU visible) or, in a plan of a GPU that is
     # not here, those the plan does not read (its speed model's reading, asked last): the
@@ -529,25 +548,6 @@ def mkl_threads(loaded: bool | None) -> str:
             % (' this build loads' if loaded else ' of a build that loads one'))
 
 
-def planned_gpu(p, visible_gpus: int):
-    """The GPU (hardware/gpu_specs.GpuSpec) a plan of GPUs that are not here plans: where no
-    GPU is visible and --device is not cpu, --dry_run or --plan_scaling with --gpu_model, or
-    with a host preset's GPU (--gpu_interconnect=dgx1_v100: its V100s;
-    preflight/planned_step.plan_device's rule); None for any other run.
-    preflight/usage.planned_gpus counts it.
-
-    Raises:
-      gpu_specs.UnknownGpuError: an unknown --gpu_model (usage.check_gpu_model refuses it
-        first).
-    """
-    if visible_gpus or p.device == 'cpu' or not (p.dry_run or p.plan_scaling):
-        return None
-    if p.gpu_model:
-        return gpu_specs.lookup(p.gpu_model)
-    preset = links.preset_of(p.gpu_interconnect)
-    return gpu_specs.lookup(preset.gpu) if preset is not None else None
-
-
 def planned_gpu_flags(p, gpu) -> list[str]:
     """The GPU-only flags (original_flags.GPU_ONLY_FLAGS) set in a plan of `gpu` that do not
     change it, one message each: the plan's speed model (speed_model/gpu_step.py, fed by
@@ -559,7 +559,8 @@ def planned_gpu_flags(p, gpu) -> list[str]:
     compute.
 
     Args:
-      p: the checked Params as given; gpu: the GpuSpec planned (`planned_gpu`).
+      p: the checked Params as given; gpu: the GpuSpec planned
+      (hardware/gpu_plans.planned_gpu).
     """
     mode = '--plan_scaling' if p.plan_scaling else '--dry_run'
     dtype = 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'

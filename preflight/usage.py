@@ -19,7 +19,8 @@ cluster's resolution keep the order of their errors (the flag rules first).
         missing folders above the output paths (the command makes them: CheckedRun.folders)
         --> CheckedRun
     check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
-        folders written)--> the device and its logical CPU devices
+        folders written)--> a remote --data_dir's dataset (no error)--> the GPU planned
+        (hardware/gpu_plans.py)--> the device and its logical CPU devices
         (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
         NCHW on the CPU (hardware/layout_kernels.py)--> the warnings
 
@@ -34,7 +35,7 @@ from typing import NamedTuple
 
 from .. import cnn_util, params
 from ..cluster import host_names, resolvers
-from ..hardware import gpu_specs, links, machine
+from ..hardware import gpu_plans, gpu_specs, links, machine
 from ..input_data import dataset_info
 from ..metrics import baseline, configuration
 from ..models import model_catalog
@@ -172,11 +173,13 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
 def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:
     """The checks that need TensorFlow, right after it loads, the flags handed down the
     layers: the remote output folders (`output_paths.check_remote_paths`: written once), the
-    run's device from the GPUs visible or planned (`planned_gpus`, params.default_device) and
-    its towers (params/device_rules.py: `check_cpu_towers`, and `cpu_towers_warning`'s line),
-    the dataset of a remote --data_dir and --model for it, the `warning:` lines of the flags
-    that have no effect in this run on this host (preflight/ineffective_flags.py: composed
-    here, printed once every check passed), --rewriter_config as a RewriterConfig
+    dataset of a remote --data_dir (`dataset_name`: listed once, no error), the GPU a plan
+    of GPUs that are not here plans (hardware/gpu_plans.py) and with it the run's device
+    (`planned_gpus`' rule, params.default_device) and its towers (params/device_rules.py:
+    `check_cpu_towers`, and `cpu_towers_warning`'s line), --model for the dataset of a
+    remote --data_dir, the `warning:` lines of the flags that have no effect in this run on
+    this host (preflight/ineffective_flags.device_messages: composed here, printed once
+    every check passed), --rewriter_config as a RewriterConfig
     (runtime/gpu_settings.py), NCHW on the CPU (hardware/layout_kernels.check_cpu_layout), then
     those warnings and the decay schedule's (params/schedule_spec.py).
 
@@ -196,16 +199,17 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
         --data_dir.
     """
     output_paths.check_remote_paths(p)
-    gpus = planned_gpus(p, visible_gpus)
-    device = params.default_device(p, gpus)
+    dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once; raises nothing
+    planned = gpu_plans.planned_gpu(p, visible_gpus)  # decided once: the device, the warnings
+    device = params.default_device(p, visible_gpus or int(planned is not None))  # planned_gpus
     device_rules.check_cpu_towers(p, device)
     towers = device_rules.cpu_towers_warning(p, device)
     if towers:
         cnn_util.warn(towers)
-    dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
-    warnings = ineffective_flags.messages(p, visible_gpus, dataset, given, device=device)
+    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, dataset,
+                                                 given)
     from ..hardware import layout_kernels
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
@@ -219,10 +223,8 @@ def planned_gpus(p: params.Params, visible_gpus: int) -> int:
     """The GPU count a run's device is decided with (params.default_device): the GPUs
     TensorFlow sees, or where it sees none, 1 for --dry_run or --plan_scaling with --gpu_model
     or a preset host (--gpu_interconnect=dgx1_v100, ...), which plan GPUs
-    (preflight/planned_step.plan_device's rule; ineffective_flags.planned_gpu names the GPU)."""
-    if visible_gpus or p.device == 'cpu':
-        return visible_gpus
-    return 0 if ineffective_flags.planned_gpu(p, 0) is None else 1
+    (preflight/planned_step.plan_device's rule; hardware/gpu_plans.planned_gpu names the GPU)."""
+    return visible_gpus or int(gpu_plans.planned_gpu(p, visible_gpus) is not None)
 
 
 def check_command_rules(p: params.Params) -> None:
