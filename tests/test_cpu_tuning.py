@@ -91,9 +91,10 @@ def test_the_commands_preparation_sets_the_environment_before_the_cluster_resolv
     from tf_cnn_benchmarks.cluster import resolvers
     from tf_cnn_benchmarks.preflight import usage
     order = []
-    resolve = resolvers.resolve
+    resolve = resolvers.resolve_checked
     monkeypatch.setattr(cpu_tuning, 'configure_environment', lambda p: order.append('env'))
-    monkeypatch.setattr(resolvers, 'resolve', lambda p: order.append('cluster') or resolve(p))
+    monkeypatch.setattr(resolvers, 'resolve_checked',
+                        lambda p: order.append('cluster') or resolve(p))
     monkeypatch.setattr(resolvers, 'apply_environment',
                         lambda resolution: order.append('cluster env'))
     checked = usage.prepare(make_params(model='trivial', results_db=False))
