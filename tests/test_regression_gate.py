@@ -457,6 +457,53 @@ def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorfl
         'baseline, 2 here); give' in got.stderr), got.stderr
 
 
+@pytest.mark.parametrize('value, said', [
+    (None, 'its images_per_sec is null, not a positive finite number'),
+    ('fast', 'its images_per_sec is "fast", not a positive finite number'),
+    (float('inf'), 'its images_per_sec is Infinity, not a positive finite number'),
+    (0, 'its images_per_sec is 0, not a positive finite number'),
+    (-100.0, 'its images_per_sec is -100.0, not a positive finite number'),
+    (5000.0, 'its images_per_sec (5000.00) is above what its steps allow (its fastest step: '
+             '101.00 images/sec), so its figures contradict each other'),
+])
+def test_a_baseline_whose_images_per_sec_is_no_figure_or_contradicts_its_steps_is_refused(
+        tmp_path, value, said):
+    # The trial (sweep53): null passed a run 65% slower (+inf%, 'within the 5% allowed'),
+    # "fast" ended the run in a traceback after it trained, and 5000 against steps of about
+    # 550 printed -85.4% beside the verdict 'faster'. One rule with `tf_cnn_results ingest`
+    # (metrics/result_rates.py), applied where the baseline is loaded (before TensorFlow).
+    path = tmp_path / 'b.json'
+    data = json.loads(open(_result_json(tmp_path, 'good.json')).read())
+    path.write_text(json.dumps(dict(data, images_per_sec=value)))
+    with pytest.raises(params.ParamsError) as e:
+        baseline.load(str(path))
+    assert str(e.value) == ('--baseline=%s: %s; give a results JSON written by '
+                            '--benchmark_log_dir, unedited' % (path, said))
+    # A step's figure is checked too; a total at its steps' rate (rounding aside) is not.
+    data['steps'][2]['images_per_sec'] = 'x'
+    path.write_text(json.dumps(data))
+    with pytest.raises(params.ParamsError, match="its step 3's images_per_sec is \"x\", not a"):
+        baseline.load(str(path))
+    data['steps'][2]['images_per_sec'] = 99.0
+    path.write_text(json.dumps(dict(data, images_per_sec=101.5)))
+    assert baseline.load(str(path))['images_per_sec'] == 101.5
+
+
+@pytest.mark.cli
+def test_a_baseline_without_images_per_sec_is_refused_before_tensorflow_loads(tmp_path):
+    import helpers
+    data = json.loads(open(_result_json(tmp_path, 'good.json')).read())
+    path = tmp_path / 'noips.json'
+    path.write_text(json.dumps(dict(data, images_per_sec=None)))
+    got = helpers.run_command('--model=trivial', '--image_size=32', '--device=cpu',
+                              '--num_batches=2', '--batch_size=8', '--noresults_db',
+                              '--baseline=%s' % path)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout  # no 'Loading TensorFlow'
+    assert got.stderr == ('error: --baseline=%s: its images_per_sec is null, not a positive '
+                          'finite number; give a results JSON written by --benchmark_log_dir, '
+                          'unedited\n' % path)
+
+
 def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle():
     from tf_cnn_benchmarks.preflight import usage
     known = usage.known_configuration(params.make_params(model='trivial', batch_size=8))

@@ -56,7 +56,8 @@ Exit status: 0 (also for a `list` that no run matches: `no runs match.`, and wit
 line at all); 1 when --fail_on_regression finds a regression still slower (or, for
 history, show and html, when there is nothing to show (no run matches the filters: one
 `error:` line naming them) or an output fails after its checks;
-for ingest, when a file or line could not be read as a result: the rest is ingested);
+for ingest, when a file or line could not be read as a result: the rest is ingested, or
+nothing when no file read holds one);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night) or a
@@ -527,6 +528,9 @@ def run(argv: list[str]) -> int:
     if args.command == 'ingest':
         try:
             summary = ingest.ingest(args.db_path, args.paths, args.label)
+        except ingest.NothingReadError as e:  # bad data, as a skipped file is: 1
+            print('error: ingest: %s' % e, file=sys.stderr)
+            return 1
         except (FileNotFoundError, ingest.NoResultsError) as e:
             raise UsageError('ingest: %s' % e) from None
         print('\n'.join(summary.lines()))
