@@ -196,6 +196,15 @@ def test_compare_gate_fails_on_a_configuration_whose_runs_failed_on_a_side(tmp_p
         'failed)); lenet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); '
         'too few for the test). To judge them: fix the failed runs and rerun them '
         '(--retry_failed); or --allow_unjudged passes the gate on the 1 judged')
+    # With --allow_unjudged the failed line still names them (it dropped them: sweep53).
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
+                       '--allow_unjudged']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: FAILED: 1 of 3 configurations slower than A by more than 10% beyond the '
+        'noise: trivial bs=8 gpus=1 fp32 parameter_server; not judged (--allow_unjudged): '
+        'alexnet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 failed)); lenet '
+        'bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); too few for the '
+        'test)')
 
 
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
