@@ -105,3 +105,32 @@ def test_a_results_db_name_too_long_is_named_so(capsys, tmp_path):
     assert err.startswith('error: the results database %s cannot be used: a name of 264 bytes '
                           % path)
     assert err.endswith("per name (NAME_MAX); give a shorter --results_db=PATH\n")
+
+
+def test_ingest_into_an_immutable_database_leaves_no_file_beside_it(capsys, tmp_path):
+    # Before (sweep53): exit 4 with the right message, and results.sqlite-shm and -wal left
+    # beside the immutable file (SQLite made them, then could not write the file).
+    import subprocess
+
+    from tf_cnn_benchmarks.lifecycle import results_log
+    folder = tmp_path / 'db'
+    folder.mkdir()
+    db = str(folder / 'results.sqlite')
+    rh.fill(db, [rh.result(10.0)])
+    logs = tmp_path / 'logs'
+    results_log.write_json(rh.result(20.0), str(logs))
+    assert sorted(os.listdir(folder)) == ['results.sqlite']
+    capsys.readouterr()
+    if subprocess.run(['chattr', '+i', db], capture_output=True).returncode:
+        pytest.skip('chattr +i does not work here (not root, or a file system without it)')
+    try:
+        status, out, err = _main(capsys, 'ingest', str(logs), '--results_db=%s' % db)
+        listed = sorted(os.listdir(folder))
+    finally:
+        subprocess.run(['chattr', '-i', db], check=True)
+    assert (status, out) == (4, '')
+    assert err == ('error: the results database %s cannot be written: the file is read-only '
+                   '(nothing was written, nor made beside it); the read-only commands (list, '
+                   'show, history, regressions, html) read it, writes need another '
+                   '--results_db=PATH\n' % db)
+    assert listed == ['results.sqlite']
