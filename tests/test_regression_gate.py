@@ -207,6 +207,19 @@ def test_compare_gate_fails_on_a_configuration_whose_runs_failed_on_a_side(tmp_p
         'test)')
 
 
+def test_compare_shows_the_p_value_of_a_verdict_the_gate_could_not_use(tmp_path, capsys):
+    # Before (sweep53): 'p = -' in the text and "p_value": null in the JSON for a `?` whose
+    # test was run (3+3 repeats, A spread too wide for a 10% slowdown to be caught).
+    a = rh.sweep_folder(str(tmp_path / 'a'), _records({'trivial': [100.0, 130.0, 70.0]}))
+    b = rh.sweep_folder(str(tmp_path / 'b'), _records({'trivial': [95.0, 96.0, 94.0]}))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 3
+    row = [x for x in capsys.readouterr().out.splitlines() if x.startswith('| trivial')][0]
+    assert '| 0.950 | 0.35 | ? | the test could not have caught a 10% slowdown' in row, row
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10', '--json']) == 3
+    [config] = json.loads(capsys.readouterr().out)['configurations']
+    assert (config['verdict'], config['p_value']) == ('?', 0.35)
+
+
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
     a = _write(str(tmp_path / 'a'), {8: [100.0, 101.0, 99.0]})
     b = _write(str(tmp_path / 'b'), {8: [100.5, 98.0, 99.5]})

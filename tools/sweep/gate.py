@@ -143,8 +143,10 @@ def judge(a: results.Stats, b: results.Stats,
 
 
 def p_cell(j: regression.Judgement) -> str:
-    """The p-value of the test in the direction of the ratio, '-' for `?`."""
-    if j.verdict == '?':
+    """The p-value of the test in the direction of the ratio; '-' where it was not computed
+    (too few repeats for the test), a `?` of a test that could not have caught the gate's
+    slowdown keeps its p-value."""
+    if j.p_slower is None or j.p_faster is None:
         return '-'
     return '%.3g' % (j.p_slower if j.ratio <= 1 else j.p_faster)
 
