@@ -33,7 +33,13 @@ RUN_JSON = 'tf_cnn_benchmarks_*.json'
 
 
 class NoResultsError(ValueError):
-    """A folder given to ingest holds no result file at any level (the message says which)."""
+    """A folder given to ingest holds no result file at any level (the message says which):
+    a bad argument (exit status 2)."""
+
+
+class NothingReadError(NoResultsError):
+    """No file or line read holds a result (corrupt, empty, not a run's): bad data, as a file
+    skipped beside good ones is (exit status 1); the database untouched."""
 
 
 @dataclasses.dataclass
@@ -212,8 +218,8 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
 
     Raises:
       FileNotFoundError: a path does not exist.
-      NoResultsError: a folder holds no result file, or no file read holds a result (the
-        database untouched).
+      NoResultsError: a folder holds no result file (the database untouched).
+      NothingReadError: no file read holds a result (the database untouched).
       store.StoreError: the database cannot be used.
     """
     sweeps, runs = find_files(paths)
@@ -231,7 +237,7 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
             rows.append(row)
     if (not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps
             and not summary.other_tasks):
-        raise NoResultsError(
+        raise NothingReadError(
             'none of the %s read holds a result (the first: %s); ingest reads a '
             'sweep\'s %s and run JSONs %s' % (cnn_util.counted(len(sweeps) + len(runs), 'file'),
                                                summary.problems[0],

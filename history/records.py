@@ -48,7 +48,7 @@ import math
 import re
 import statistics
 
-from ..metrics import clean_runs, configuration
+from ..metrics import clean_runs, configuration, result_rates
 
 # The configuration: what a series of runs holds fixed; everything else (threads, layouts,
 # the environment) may change along a series and is named when images/sec stepped. The one
@@ -186,7 +186,8 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
 
     Raises:
       RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks),
-        or an images_per_sec that is no finite number ("fast", Infinity).
+        or images/sec figures that are no positive finite numbers ("fast", Infinity, 0) or
+        contradict each other (metrics/result_rates.py: the rule --baseline applies).
     """
     params, environment = result.get('params'), result.get('environment')
     rate = _number(result.get('images_per_sec'))
@@ -195,9 +196,9 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
                if value is None or (name != 'images_per_sec' and not isinstance(value, dict))]
     if missing:
         raise RecordError('not a tf_cnn_benchmarks result (no %s)' % ', '.join(missing))
-    if rate is None:  # the key is there, its value no figure: "fast", Infinity, NaN, true
-        raise RecordError('its images_per_sec is %s, not a finite number'
-                          % json.dumps(result['images_per_sec'], allow_nan=True))
+    wrong = result_rates.problem(result)  # "fast", Infinity, NaN, true, 0; steps beyond it
+    if wrong:
+        raise RecordError(wrong)
     params = dict(params, model=result.get('model') or params.get('model'))
     plan = result.get('plan') if isinstance(result.get('plan'), dict) else None
     row = _base_row(params, environment, plan, source, label)

@@ -35,14 +35,22 @@ import sqlite3
 import time
 
 from ..cnn_util import BenchmarkError
-from ..hardware import user_dirs
-from ..params import path_switch
 from . import disk_errors, intact, records
+from .store_paths import (  # noqa: F401 (re-exported: where the database is)
+    FILE_NAME,
+    PATH_VARIABLE,
+    data_folder,
+    default_origin,
+    default_path,
+    home_problem,
+    resolve_path,
+    run_path,
+    variable_value,
+)
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_SECS = 60.0
-FILE_NAME = 'results.sqlite'
 _TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
          'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
          'cpu_model', 'cpu_flags', 'gpus', 'onednn', 'params_json', 'environment_json',
@@ -56,64 +64,6 @@ class StoreError(BenchmarkError):
     the message is one line naming the file and the way out (exit status 1)."""
 
 
-#: The environment variable that names the database when --results_db is not given.
-PATH_VARIABLE = 'TF_CNN_RESULTS_DB'
-
-
-def data_folder(environ=None) -> str:
-    """`$XDG_DATA_HOME/tf_cnn_benchmarks` (else under ~/.local/share): the default folder."""
-    return os.path.join(user_dirs.base_folder('XDG_DATA_HOME', ('.local', 'share'), environ),
-                        'tf_cnn_benchmarks')
-
-
-def variable_value(environ=None):
-    """TF_CNN_RESULTS_DB read as --results_db is (params/path_switch.py): None (unset, empty,
-    'true': the default place), False ('false', 'off', 'no': record nothing), or its path."""
-    environ = os.environ if environ is None else environ
-    given = environ.get(PATH_VARIABLE, '').strip()
-    if not given or given.lower() in path_switch.ON_WORDS:
-        return None
-    if given.lower() in path_switch.OFF_WORDS:
-        return False
-    return user_dirs.expand_home(given, environ)
-
-
-def default_path(environ=None) -> str:
-    """The database of a run without --results_db: TF_CNN_RESULTS_DB's path when it names one
-    (`~` expanded), else `data_folder()`'s results.sqlite."""
-    given = variable_value(environ)
-    if isinstance(given, str):
-        return given
-    return os.path.join(data_folder(environ), FILE_NAME)
-
-
-def default_origin(environ=None) -> str:
-    """Where `default_path` took the path from, for a message: ' (not given: TF_CNN_RESULTS_DB)',
-    ' (not given: under XDG_DATA_HOME)' or ' (not given: under ~/.local/share)'."""
-    environ = os.environ if environ is None else environ
-    if isinstance(variable_value(environ), str):
-        return ' (not given: %s)' % PATH_VARIABLE
-    xdg = os.path.isabs(environ.get('XDG_DATA_HOME') or '')
-    return ' (not given: under %s)' % ('XDG_DATA_HOME' if xdg else '~/.local/share')
-
-
-def resolve_path(value) -> str | None:
-    """The file a --results_db value names: None (or True) -> `default_path()` (None where
-    TF_CNN_RESULTS_DB is off); False -> None (off); a path -> itself, `~` expanded."""
-    if value is False:
-        return None
-    if value is None or value is True:
-        return None if variable_value() is False else default_path()
-    return user_dirs.expand_home(str(value))
-
-
-def home_problem(path: str) -> str | None:
-    """Why the results database `path` cannot be made where it is: 'is under the home folder
-    /nonexistent (HOME), which does not exist and is not made' (user_dirs.py), or None."""
-    home = user_dirs.absent_home(path)
-    return user_dirs.absent_home_text(home) if home else None
-
-
 def missing_error(path: str) -> StoreError:
     """The error of a database that is not there: where runs record it and how to load runs
     into it, or, under a home folder that does not exist (never made: runs there are not
@@ -124,17 +74,6 @@ def missing_error(path: str) -> StoreError:
                           'give --results_db=PATH or set $%s' % (path, home, PATH_VARIABLE))
     return StoreError('no results database at %s (runs record there unless --noresults_db; '
                       '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
-
-
-def run_path(value) -> str | None:
-    """The database a run records into: `resolve_path(value)`, except that the default place
-    (--results_db not given) under a home folder that does not exist is None, as
-    --noresults_db: the run is not recorded and the home folder is not made
-    (preflight/output_paths.py says so in one warning line)."""
-    path = resolve_path(value)
-    if value in (None, True) and path and home_problem(path):
-        return None
-    return path
 
 
 def _column_type(name: str) -> str:
@@ -289,6 +228,13 @@ def open_store(path: str, *, create: bool = True,
     if os.path.exists(path) and not os.path.isfile(path):
         raise StoreError('the results database %s is not a regular file (a folder or a '
                          'device); choose another --results_db=PATH' % path)
+    if os.path.exists(path) and read_only_reason(path) == 'the file is read-only':
+        # Refused before SQLite opens it: in a writable folder it made the -wal and -shm files
+        # beside a file it then could not write (an immutable file: a user's trial).
+        raise StoreError('the results database %s cannot be written: the file is read-only '
+                         '(nothing was written, nor made beside it); the read-only commands '
+                         '(list, show, history, regressions, html) read it, writes need '
+                         'another --results_db=PATH' % path)
     if not os.path.exists(path):
         if not create:
             raise missing_error(path)
@@ -357,9 +303,12 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
     cannot write the file (`mode=ro` alone would make the -wal and -shm files in a writable
     folder) or `peek` asks for a look that leaves nothing behind. A read of the file as it is
     that meets a write begun meanwhile fails as SQLite's error and is tried once more with
-    locks (`mode=ro` alone). A WAL that was not checkpointed is not seen through `immutable`,
-    so where the folder cannot be written a writer elsewhere must have finished. A file of an
-    older schema is migrated in a copy in memory; the file keeps its version.
+    locks (`mode=ro` alone). Where nothing is beside the file, the checks (identity, damage)
+    are made as it is first in any case: a file they refuse is left with no new file beside
+    it (a damaged one left -wal and -shm files though the error said 'left untouched'), one
+    they pass is then read with locks. A WAL that was not checkpointed is not seen through
+    `immutable`, so where the folder cannot be written a writer elsewhere must have finished.
+    A file of an older schema is migrated in a copy in memory; the file keeps its version.
 
     Args:
       path: the file.
@@ -379,13 +328,17 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
     folder_unwritable = reason not in (None, 'the file is read-only')
     if folder_unwritable:
         return _connect_read_only(path, True)
-    if _as_it_is(path, peek or reason is not None):
+    if _as_it_is(path, True):
         try:
-            return _connect_read_only(path, True)
+            conn = _connect_read_only(path, True)
         except StoreError:  # a write begun meanwhile: read it again with locks
             if os.path.exists(path + '-wal') or os.path.exists(path + '-journal'):
                 return _connect_read_only(path, False)
-            raise
+            raise  # refused as it is (damaged, another program's): nothing made beside it
+        if peek or reason is not None:
+            return conn
+        conn.close()  # checked as it is; read with locks (a writer may start meanwhile)
+        return _connect_read_only(path, False, check_intact=False)
     return _connect_read_only(path, False)
 
 
@@ -395,16 +348,19 @@ def _as_it_is(path: str, wanted: bool) -> bool:
     return wanted and not any(os.path.exists(path + tail) for tail in ('-wal', '-journal'))
 
 
-def _connect_read_only(path: str, immutable: bool) -> sqlite3.Connection:
+def _connect_read_only(path: str, immutable: bool, check_intact: bool = True
+                       ) -> sqlite3.Connection:
     """`open_read_only`'s connection (with `immutable=1` when `immutable`), its identity
-    checked and an older schema migrated in a copy in memory."""
+    checked, its pages too unless not `check_intact` (checked a moment before), and an older
+    schema migrated in a copy in memory."""
     uri = 'file:%s?mode=ro%s' % (_uri_path(path), '&immutable=1' if immutable else '')
     conn = None
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
         conn.row_factory = sqlite3.Row
         version = _check_identity(conn, path)
-        _check_intact(conn, path, version)
+        if check_intact:
+            _check_intact(conn, path, version)
         if version < SCHEMA_VERSION:
             copy = sqlite3.connect(':memory:', isolation_level=None)
             conn.backup(copy)

@@ -33,7 +33,7 @@ import json
 from .. import cnn_util
 from .. import params as params_lib
 from ..runtime import file_systems
-from . import clean_runs, configuration
+from . import clean_runs, configuration, result_rates
 from . import significance as regression
 
 
@@ -59,7 +59,9 @@ def load(path: str) -> dict:
     """The stored result.
 
     Raises:
-      BaselineError: missing, not JSON, or without 'params' and 'steps'.
+      BaselineError: missing, not JSON, without 'params' and 'steps', or with images/sec
+        figures that are no positive numbers or contradict each other (a total above what
+        its steps allow: metrics/result_rates.py, the rule `tf_cnn_results ingest` applies).
     """
     try:
         with file_systems.open_file(path, 'r') as f:  # local, or remote (gs://: TensorFlow)
@@ -75,6 +77,10 @@ def load(path: str) -> dict:
         raise BaselineError('--baseline=%s: not a results JSON of a training or forward-only '
                             'run (no params or no steps); give one written by '
                             '--benchmark_log_dir' % path)
+    wrong = result_rates.problem(data)
+    if wrong:
+        raise BaselineError('--baseline=%s: %s; give a results JSON written by '
+                            '--benchmark_log_dir, unedited' % (path, wrong))
     return data
 
 

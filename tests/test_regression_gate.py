@@ -196,6 +196,28 @@ def test_compare_gate_fails_on_a_configuration_whose_runs_failed_on_a_side(tmp_p
         'failed)); lenet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); '
         'too few for the test). To judge them: fix the failed runs and rerun them '
         '(--retry_failed); or --allow_unjudged passes the gate on the 1 judged')
+    # With --allow_unjudged the failed line still names them (it dropped them: sweep53).
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10',
+                       '--allow_unjudged']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'gate: FAILED: 1 of 3 configurations slower than A by more than 10% beyond the '
+        'noise: trivial bs=8 gpus=1 fp32 parameter_server; not judged (--allow_unjudged): '
+        'alexnet bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 0 in B (3 failed)); lenet '
+        'bs=8 gpus=1 fp32 parameter_server (runs: 3 in A, 2 in B (1 failed); too few for the '
+        'test)')
+
+
+def test_compare_shows_the_p_value_of_a_verdict_the_gate_could_not_use(tmp_path, capsys):
+    # Before (sweep53): 'p = -' in the text and "p_value": null in the JSON for a `?` whose
+    # test was run (3+3 repeats, A spread too wide for a 10% slowdown to be caught).
+    a = rh.sweep_folder(str(tmp_path / 'a'), _records({'trivial': [100.0, 130.0, 70.0]}))
+    b = rh.sweep_folder(str(tmp_path / 'b'), _records({'trivial': [95.0, 96.0, 94.0]}))
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10']) == 3
+    row = [x for x in capsys.readouterr().out.splitlines() if x.startswith('| trivial')][0]
+    assert '| 0.950 | 0.35 | ? | the test could not have caught a 10% slowdown' in row, row
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=10', '--json']) == 3
+    [config] = json.loads(capsys.readouterr().out)['configurations']
+    assert (config['verdict'], config['p_value']) == ('?', 0.35)
 
 
 def test_compare_gate_passes_on_a_repeat_of_the_same_sweep(tmp_path, capsys):
@@ -455,6 +477,53 @@ def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorfl
     assert got.returncode == 2 and got.stdout == '' and (
         'another configuration (batch_size: 8 in the baseline, 32 here; num_devices: 1 in the '
         'baseline, 2 here); give' in got.stderr), got.stderr
+
+
+@pytest.mark.parametrize('value, said', [
+    (None, 'its images_per_sec is null, not a positive finite number'),
+    ('fast', 'its images_per_sec is "fast", not a positive finite number'),
+    (float('inf'), 'its images_per_sec is Infinity, not a positive finite number'),
+    (0, 'its images_per_sec is 0, not a positive finite number'),
+    (-100.0, 'its images_per_sec is -100.0, not a positive finite number'),
+    (5000.0, 'its images_per_sec (5000.00) is above what its steps allow (its fastest step: '
+             '101.00 images/sec), so its figures contradict each other'),
+])
+def test_a_baseline_whose_images_per_sec_is_no_figure_or_contradicts_its_steps_is_refused(
+        tmp_path, value, said):
+    # The trial (sweep53): null passed a run 65% slower (+inf%, 'within the 5% allowed'),
+    # "fast" ended the run in a traceback after it trained, and 5000 against steps of about
+    # 550 printed -85.4% beside the verdict 'faster'. One rule with `tf_cnn_results ingest`
+    # (metrics/result_rates.py), applied where the baseline is loaded (before TensorFlow).
+    path = tmp_path / 'b.json'
+    data = json.loads(open(_result_json(tmp_path, 'good.json')).read())
+    path.write_text(json.dumps(dict(data, images_per_sec=value)))
+    with pytest.raises(params.ParamsError) as e:
+        baseline.load(str(path))
+    assert str(e.value) == ('--baseline=%s: %s; give a results JSON written by '
+                            '--benchmark_log_dir, unedited' % (path, said))
+    # A step's figure is checked too; a total at its steps' rate (rounding aside) is not.
+    data['steps'][2]['images_per_sec'] = 'x'
+    path.write_text(json.dumps(data))
+    with pytest.raises(params.ParamsError, match="its step 3's images_per_sec is \"x\", not a"):
+        baseline.load(str(path))
+    data['steps'][2]['images_per_sec'] = 99.0
+    path.write_text(json.dumps(dict(data, images_per_sec=101.5)))
+    assert baseline.load(str(path))['images_per_sec'] == 101.5
+
+
+@pytest.mark.cli
+def test_a_baseline_without_images_per_sec_is_refused_before_tensorflow_loads(tmp_path):
+    import helpers
+    data = json.loads(open(_result_json(tmp_path, 'good.json')).read())
+    path = tmp_path / 'noips.json'
+    path.write_text(json.dumps(dict(data, images_per_sec=None)))
+    got = helpers.run_command('--model=trivial', '--image_size=32', '--device=cpu',
+                              '--num_batches=2', '--batch_size=8', '--noresults_db',
+                              '--baseline=%s' % path)
+    assert (got.returncode, got.stdout) == (2, ''), got.stdout  # no 'Loading TensorFlow'
+    assert got.stderr == ('error: --baseline=%s: its images_per_sec is null, not a positive '
+                          'finite number; give a results JSON written by --benchmark_log_dir, '
+                          'unedited\n' % path)
 
 
 def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle():

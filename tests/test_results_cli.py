@@ -405,15 +405,22 @@ def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
                    "sweep's --output_dir or the run's --benchmark_log_dir\n" % photos)
     assert not db.exists()
     # Files named one by one, none of them a result: an error too (it said 'skipped: ...' and
-    # exited 0).
+    # exited 0); bad data, exit 1 as a file skipped beside good ones (it was 2, a usage
+    # error's, though the docs give 1 for a file that cannot be read as a result).
     status, out, err = _main(capsys, 'ingest', str(photos / 'trip' / 'beach.jpg'),
                              str(photos / 'notes.json'), '--results_db=%s' % db)
-    assert status == 2 and out == ''
+    assert status == 1 and out == ''
     assert err.startswith('error: ingest: none of the 2 files read holds a result (the '
                           'first: %s: ' % (photos / 'notes.json'))
     assert err.endswith("; ingest reads a sweep's results.jsonl and run JSONs "
                         "tf_cnn_benchmarks_*.json\n") and err.count('\n') == 1
     assert not db.exists()
+    for name, text in (('corrupt.json', '{bad'), ('empty.json', '')):
+        (tmp_path / name).write_text(text)
+        status, out, err = _main(capsys, 'ingest', str(tmp_path / name), '--results_db=%s' % db)
+        assert (status, out, err.count('\n')) == (1, '', 1), err
+        assert err.startswith('error: ingest: none of the 1 file read holds a result')
+        assert not db.exists()
 
 
 @pytest.mark.cli

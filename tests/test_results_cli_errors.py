@@ -55,8 +55,10 @@ def test_a_page_on_a_full_disk_names_its_path_and_the_fix(db, capsys, tmp_path, 
 
 
 @pytest.mark.parametrize('value, said', [
-    ('"fast"', 'its images_per_sec is "fast", not a finite number'),
-    ('Infinity', 'its images_per_sec is Infinity, not a finite number'),
+    ('"fast"', 'its images_per_sec is "fast", not a positive finite number'),
+    ('Infinity', 'its images_per_sec is Infinity, not a positive finite number'),
+    ('0', 'its images_per_sec is 0, not a positive finite number'),
+    ('-3.5', 'its images_per_sec is -3.5, not a positive finite number'),
     (None, 'not a tf_cnn_benchmarks result (no images_per_sec)'),
 ])
 def test_ingest_names_a_bad_images_per_sec_as_bad_not_missing(capsys, tmp_path, value, said):
@@ -76,6 +78,25 @@ def test_ingest_names_a_bad_images_per_sec_as_bad_not_missing(capsys, tmp_path, 
     assert 'skipped: %s: %s' % (bad, said) in out.splitlines()
 
 
+def test_ingest_skips_a_total_its_steps_contradict_as_the_baseline_gate_refuses_it(
+        capsys, tmp_path):
+    # Before: a JSON whose images_per_sec was edited to 5000 (its steps at about 10) went into
+    # the database; --baseline now refuses it (metrics/result_rates.py: one rule for both).
+    from tf_cnn_benchmarks.lifecycle import results_log
+    logs = tmp_path / 'logs'
+    results_log.write_json(dict(rh.result(10.0), steps=[
+        {'step': i + 1, 'images_per_sec': r} for i, r in enumerate([9.9, 10.1, 10.0])]),
+        str(logs))
+    path = next(logs.iterdir())
+    path.write_text(path.read_text().replace('"images_per_sec": 10.0,',
+                                             '"images_per_sec": 5000,', 1))
+    capsys.readouterr()
+    status, out, err = _main(capsys, 'ingest', str(path), '--results_db=%s' % (tmp_path / 'db'))
+    assert (status, out) == (1, ''), err
+    assert ('%s: its images_per_sec (5000.00) is above what its steps allow (its fastest '
+            'step: 10.10 images/sec), so its figures contradict each other' % path) in err
+
+
 def test_a_results_db_name_too_long_is_named_so(capsys, tmp_path):
     # Before: 'no results database at ...' (the kernel's ENAMETOOLONG reads as missing).
     path = str(tmp_path / ('r' * 257 + '.sqlite'))
@@ -84,3 +105,32 @@ def test_a_results_db_name_too_long_is_named_so(capsys, tmp_path):
     assert err.startswith('error: the results database %s cannot be used: a name of 264 bytes '
                           % path)
     assert err.endswith("per name (NAME_MAX); give a shorter --results_db=PATH\n")
+
+
+def test_ingest_into_an_immutable_database_leaves_no_file_beside_it(capsys, tmp_path):
+    # Before (sweep53): exit 4 with the right message, and results.sqlite-shm and -wal left
+    # beside the immutable file (SQLite made them, then could not write the file).
+    import subprocess
+
+    from tf_cnn_benchmarks.lifecycle import results_log
+    folder = tmp_path / 'db'
+    folder.mkdir()
+    db = str(folder / 'results.sqlite')
+    rh.fill(db, [rh.result(10.0)])
+    logs = tmp_path / 'logs'
+    results_log.write_json(rh.result(20.0), str(logs))
+    assert sorted(os.listdir(folder)) == ['results.sqlite']
+    capsys.readouterr()
+    if subprocess.run(['chattr', '+i', db], capture_output=True).returncode:
+        pytest.skip('chattr +i does not work here (not root, or a file system without it)')
+    try:
+        status, out, err = _main(capsys, 'ingest', str(logs), '--results_db=%s' % db)
+        listed = sorted(os.listdir(folder))
+    finally:
+        subprocess.run(['chattr', '-i', db], check=True)
+    assert (status, out) == (4, '')
+    assert err == ('error: the results database %s cannot be written: the file is read-only '
+                   '(nothing was written, nor made beside it); the read-only commands (list, '
+                   'show, history, regressions, html) read it, writes need another '
+                   '--results_db=PATH\n' % db)
+    assert listed == ['results.sqlite']

@@ -67,6 +67,29 @@ def test_a_damaged_index_page_is_found_before_any_write(damaged):
     assert not os.path.exists(damaged + '-wal')
 
 
+def test_a_refused_database_in_wal_mode_gets_no_file_beside_it(tmp_path, capsys):
+    # Before (sweep53): `list` on a damaged database in WAL mode said 'it was left
+    # untouched' (exit 4) and left results.sqlite-shm and -wal beside it.
+    path = str(tmp_path / 'results.sqlite')
+    rh.fill(path, rh.series([100.0 + i for i in range(50)]))
+    conn = sqlite3.connect(path)
+    assert conn.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
+    page = conn.execute('PRAGMA page_size').fetchone()[0]
+    [(root,)] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = "
+                             "'sqlite_autoindex_meta_1'").fetchall()
+    conn.close()  # the last connection: the -wal and -shm files go
+    assert sorted(os.listdir(tmp_path)) == ['results.sqlite']
+    with open(path, 'r+b') as f:
+        f.seek((root - 1) * page + 8)
+        f.write(bytes((i * 37 + 11) % 256 for i in range(1000)))
+    before = _sha(path)
+    for command in (['list'], ['show', '1'], ['regressions']):
+        status, _, err = rh.results_command(capsys, *command, '--results_db=%s' % path)
+        assert status == 4 and 'is a damaged SQLite database' in err, err
+        assert sorted(os.listdir(tmp_path)) == ['results.sqlite'], command
+    assert _sha(path) == before
+
+
 @pytest.mark.parametrize('command', [['list'], ['show', '1'], ['regressions'], ['html']])
 def test_the_reading_commands_refuse_a_damaged_index_page(damaged, tmp_path, capsys, command):
     # Before: list, show, regressions and html read it and exited 0.

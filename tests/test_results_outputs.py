@@ -31,6 +31,37 @@ def test_show_of_filters_that_match_nothing_says_so_and_exits_1(db, capsys):
     assert status == 0 and out.count('run #') == 3
 
 
+def test_html_of_filters_that_match_nothing_says_so_exits_1_and_writes_no_page(
+        db, capsys, tmp_path):
+    # Before (sweep53): 'page written to hz/index.html', exit 0, a page of '0 runs of 0
+    # configurations on 0 hosts ()', though --help promises exit 1 as `show` and `history`.
+    site = tmp_path / 'site'
+    status, out, err = _main(capsys, 'html', str(site), '--model=nomodel',
+                             '--results_db=%s' % db)
+    assert (status, out) == (1, '')
+    assert err == 'error: no run in %s matches --model=nomodel; no page written\n' % db
+    assert not site.exists()
+    from tf_cnn_benchmarks.history import store
+    empty = str(tmp_path / 'empty.sqlite')
+    with store.opened(empty):  # a database of no run
+        pass
+    status, out, err = _main(capsys, 'html', str(site), '--results_db=%s' % empty)
+    assert (status, out, err) == (1, '', 'error: no run in %s; no page written\n' % empty)
+    assert not site.exists()
+    status, out, _ = _main(capsys, 'html', str(site), '--results_db=%s' % db)
+    assert status == 0 and (site / 'index.html').exists()
+
+
+def test_help_says_runs_whose_host_load_was_not_measured_are_left_out(capsys):
+    # Before: '... is 'not measured' there, kept by the verdicts' (they are left out).
+    status, out, _ = _main(capsys, '--help')
+    text = ' '.join(out.split())
+    assert status == 0 and 'kept by the verdicts' not in text
+    assert ("or was too short for its host load to be measured ('not measured': a larger "
+            "--num_batches measures it), or that stopped before its planned steps (SIGINT "
+            "after 28 of 100) is left out" in text)
+
+
 def test_list_json_of_no_run_prints_nothing(db, capsys):
     # Before: one blank line, which a JSON-lines reader fails on (json.loads('')).
     status, out, err = _main(capsys, 'list', '--json', '--model=nomodel', '--results_db=%s' % db)

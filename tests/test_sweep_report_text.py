@@ -39,3 +39,47 @@ def test_a_plots_link_from_a_folder_with_a_space_is_percent_encoded(tmp_path, ca
     assert links == ['sw%20ü/plots/trivial_images_per_sec.png']
     assert os.path.isfile(links[0].replace('%20', ' '))
     assert sweep_report.link('a (1)/<b>%.png') == 'a%20%281%29/%3Cb%3E%25.png'
+
+
+def _loaded(record: dict, load: dict | None) -> dict:
+    return dict(record, host_load=load)
+
+
+# A run of --num_intra_threads=1 on 2 CPUs recorded before metrics/host_load.py divided the
+# others by every CPU the run may use (commit 03ef60c): its record's 'cores' is 1.
+OLD_INTRA_1 = {'cores': 1, 'others_cores': 1.16, 'others_fraction': 1.16,
+               'steal_fraction': None, 'load_average_before': 3.8, 'load_average_after': 3.8,
+               'representative': False, 'reasons': [], 'others_limit': 0.25,
+               'steal_limit': 0.05, 'error': '', 'cluster_fraction': None}
+
+
+def test_the_host_load_table_divides_by_every_cpu_the_run_may_use_never_above_100():
+    # Before (sweep53): '1.16 of 1 (116%)' for a run of --num_intra_threads=1, whose own line
+    # (metrics/host_load.py since 03ef60c) divides by every allowed CPU.
+    from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
+    old = _loaded(_record('trivial', 8, 1, 466.3), OLD_INTRA_1)
+    new = _loaded(_record('trivial', 8, 1, 466.3, repeat=1),
+                  dict(OLD_INTRA_1, cores=2, cpus_allowed=2, intra_threads=1,
+                       others_fraction=0.58))
+    table = sweep_host_load.host_table([old, new])  # old's machine: environment cpu_cores 2
+    assert table.count('| 1.16 of 2 (58%) |') == 2, table
+    # Without the CPUs it was allowed or the machine's, the share is still no more than 100%.
+    assert '| 1.16 of 1 (100%) |' in sweep_host_load.host_table([dict(old, environment={})])
+    assert 'cpus_allowed' in sweep_host_load.FIELDS and 'intra_threads' in sweep_host_load.FIELDS
+
+
+def test_the_compare_host_load_cell_says_how_many_runs_were_measured():
+    # Before (sweep53): '52% (1/1 busy)' for a side of 3 runs, 2 of them not measured.
+    from tf_cnn_benchmarks.tools.sweep import host_load as sweep_host_load
+    busy = dict(OLD_INTRA_1, cores=2, others_cores=1.04, others_fraction=0.52)
+    quiet = dict(busy, others_cores=0.1, others_fraction=0.05, representative=True)
+    short = dict(busy, others_cores=None, others_fraction=None, representative=None,
+                 error='the timed part lasted 0.09 s, too short')
+    runs = [_loaded(_record('trivial', 2, 1, 100.0, repeat=i), load)
+            for i, load in enumerate([busy, short, short])]
+    assert sweep_host_load.compare_cell(runs) == '52% (1 of 3 measured, 1 busy)'
+    runs[0] = _loaded(runs[0], quiet)
+    assert sweep_host_load.compare_cell(runs) == '5% (1 of 3 measured)'
+    every = [_loaded(r, load) for r, load in zip(runs, [busy, quiet, busy])]
+    assert sweep_host_load.compare_cell(every) == '52% (2/3 busy)'
+    assert sweep_host_load.compare_cell([_loaded(r, short) for r in runs]) == '-'

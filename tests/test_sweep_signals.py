@@ -177,6 +177,26 @@ def test_sighup_stops_the_sweep_as_sigterm_does(tmp_path, monkeypatch):
     assert (outcome['status'], outcome['error']) == ('interrupted', 'interrupted by SIGHUP')
 
 
+def test_a_run_the_signal_ended_before_its_handlers_has_the_shells_exit_status(
+        tmp_path, monkeypatch):
+    # Before (sweep53): SIGTERM in the run's first second (its handlers not yet installed)
+    # was recorded as 'exit status -15' (Popen's returncode); the README says 143.
+    entry = tmp_path / 'entry.py'
+    entry.write_text('import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n')
+    monkeypatch.setattr(sweep_runner, 'ENTRY_SCRIPT', str(entry))
+    outcome = sweep_runner.run_configuration([], str(tmp_path / 'run'),
+                                             sweep_runner.Interrupts())
+    assert (outcome['status'], outcome['exit_status'], outcome['error']) == (
+        'interrupted', 143, 'interrupted by SIGTERM')
+    entry.write_text('import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n')
+    outcome = sweep_runner.run_configuration([], str(tmp_path / 'run'),
+                                             sweep_runner.Interrupts())
+    assert (outcome['status'], outcome['exit_status'], outcome['error']) == (
+        'failed', 139, 'error: exit status 139 and no output on stderr')
+    assert sweep_runner.timed_out_outcome(None, -signal.SIGTERM, 15)[1].endswith(
+        '(exit status 143)')
+
+
 def test_the_cluster_launcher_takes_sighup_as_sigterm(monkeypatch):
     """tf_cnn_cluster stops its tasks on SIGHUP and exits 129; a task that exited 129 (its
     clean stop after SIGHUP) is interrupted, not failed."""

@@ -44,19 +44,20 @@ Filters (list, show, history, regressions, html): --model, --precision (fp32, fp
 age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
 
 Verdicts from clean runs (history, regressions, html): a run whose timed part shared the host
-(other processes above 25% of its cores, steal above 5%) or that stopped before its planned
-steps (SIGINT after 28 of 100) is left out, with one line per reason ('left out 2 of 12 runs:
-2 shared the host (others used > 25% of the cores)'); --include_unclean_runs keeps them in.
-`show` says of each run whether it is clean (metrics/clean_runs.py has the rule; a run
-recorded before its host load was kept counts as clean), `list` the same word per row (its
-'host load' column); a run whose timed part was too short to measure its host load is 'not
-measured' there, kept by the verdicts, which say so in a line after them.
+(other processes above 25% of its cores, steal above 5%) or was too short for its host load
+to be measured ('not measured': a larger --num_batches measures it), or that stopped before
+its planned steps (SIGINT after 28 of 100) is left out, with one line per reason ('left out 2
+of 12 runs: 2 shared the host (others used > 25% of the cores)'); --include_unclean_runs
+keeps them in. `show` says of each run whether it is clean (metrics/clean_runs.py has the
+rule; a run recorded before its host load was kept counts as clean), `list` the same word per
+row (its 'host load' column).
 
 Exit status: 0 (also for a `list` that no run matches: `no runs match.`, and with --json no
 line at all); 1 when --fail_on_regression finds a regression still slower (or, for
 history, show and html, when there is nothing to show (no run matches the filters: one
 `error:` line naming them) or an output fails after its checks;
-for ingest, when a file or line could not be read as a result: the rest is ingested);
+for ingest, when a file or line could not be read as a result: the rest is ingested, or
+nothing when no file read holds one);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night) or a
@@ -202,7 +203,7 @@ def _rows(conn, args, ids=None) -> list[dict]:
 
 
 def nothing_matches(args) -> str:
-    """The `error:` text of `show` and `history` when no run matches: 'no run in
+    """The `error:` text of `show`, `history` and `html` when no run matches: 'no run in
     /data/r.sqlite matches --model=nomodel --since=7d' (the filters given, as flags), or 'no
     run in /data/r.sqlite' without a filter."""
     given = ' '.join('--%s=%s' % (name, shlex.quote(str(getattr(args, name))))
@@ -210,12 +211,10 @@ def nothing_matches(args) -> str:
     return 'no run in %s%s' % (args.db_path, ' matches ' + given if given else '')
 
 
-def _json_line(row: dict) -> str:
-    out = dict(row)
-    for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
-        out[name[:-5]] = json.loads(out.pop(name) or 'null')
-    out['images_per_sec_of'] = records.rate_of(row)  # a cluster run's: whose figure it is
-    return json.dumps(out, sort_keys=True)
+def _nothing_to_show(args, tail: str = '') -> int:
+    """Prints the `error:` line of a command with nothing to show (`nothing_matches`); 1."""
+    print('error: %s%s' % (nothing_matches(args), tail), file=sys.stderr)
+    return 1
 
 
 def _slug(row: dict) -> str:
@@ -318,8 +317,7 @@ def _history(conn, args) -> int:
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
-        print('error: %s' % nothing_matches(args), file=sys.stderr)
-        return 1
+        return _nothing_to_show(args)
     if len(keys) > 1:
         raise UsageError(many_configurations_message(rows))
     chosen = _clean(rows, args)
@@ -432,7 +430,7 @@ def _read_command(conn, args) -> int:
     if args.command == 'list':
         rows = _rows(conn, args)
         if args.json:  # no run: no line at all (a JSON-lines reader parses every line)
-            print(''.join(_json_line(r) + '\n' for r in rows), end='')
+            print(''.join(results_format.json_line(r) + '\n' for r in rows), end='')
         else:
             print('\n'.join(results_format.list_lines(rows)))
         return 0
@@ -448,17 +446,20 @@ def _read_command(conn, args) -> int:
                                                args.db_path), file=sys.stderr)
             return 1
         if not rows:  # filters that match nothing: nothing to show, as `history` says
-            print('error: %s' % nothing_matches(args), file=sys.stderr)
-            return 1
+            return _nothing_to_show(args)
         for row in rows:
-            print(_json_line(row) if args.json else '\n'.join(results_format.show_lines(row)))
+            print(results_format.json_line(row) if args.json
+                  else '\n'.join(results_format.show_lines(row)))
         return 0
     if args.command == 'history':
         return _history(conn, args)
     if args.command == 'regressions':
         return _regressions(conn, args)
     check_output(args.out_dir, is_file=False)
-    path = page.write_page(args.out_dir, _rows(conn, args), args.db_path, args.min_change,
+    rows = _rows(conn, args)
+    if not rows:  # nothing to show, as `show` and `history` say: no page (it wrote an empty one)
+        return _nothing_to_show(args, '; no page written')
+    path = page.write_page(args.out_dir, rows, args.db_path, args.min_change,
                            include_unclean=args.include_unclean_runs)
     print('page written to %s' % path)
     return 0
@@ -527,6 +528,9 @@ def run(argv: list[str]) -> int:
     if args.command == 'ingest':
         try:
             summary = ingest.ingest(args.db_path, args.paths, args.label)
+        except ingest.NothingReadError as e:  # bad data, as a skipped file is: 1
+            print('error: ingest: %s' % e, file=sys.stderr)
+            return 1
         except (FileNotFoundError, ingest.NoResultsError) as e:
             raise UsageError('ingest: %s' % e) from None
         print('\n'.join(summary.lines()))

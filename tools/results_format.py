@@ -16,6 +16,16 @@ from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
 from tf_cnn_benchmarks.metrics import clean_runs
 
 
+def json_line(row: dict) -> str:
+    """A database row as `list --json` and `show --json` print it: one JSON object, its
+    *_json columns parsed, and 'images_per_sec_of' (a cluster run's: whose figure it is)."""
+    out = dict(row)
+    for name in ('params_json', 'environment_json', 'figures_json', 'given_flags_json'):
+        out[name[:-5]] = json.loads(out.pop(name) or 'null')
+    out['images_per_sec_of'] = records.rate_of(row)
+    return json.dumps(out, sort_keys=True)
+
+
 def cell(value) -> str:
     """A markdown table cell's text: a `|` escaped (`\\|`, shown as `|`), a line break as the
     two characters `\\n` (`\\r` for a carriage return), so that a label such as 'a|b' or

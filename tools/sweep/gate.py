@@ -143,8 +143,10 @@ def judge(a: results.Stats, b: results.Stats,
 
 
 def p_cell(j: regression.Judgement) -> str:
-    """The p-value of the test in the direction of the ratio, '-' for `?`."""
-    if j.verdict == '?':
+    """The p-value of the test in the direction of the ratio; '-' where it was not computed
+    (too few repeats for the test), a `?` of a test that could not have caught the gate's
+    slowdown keeps its p-value."""
+    if j.p_slower is None or j.p_faster is None:
         return '-'
     return '%.3g' % (j.p_slower if j.ratio <= 1 else j.p_faster)
 
@@ -194,7 +196,7 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
       unjudged: the configurations both sweeps ran that could not be judged, each with its
         runs per side and why (compare.Comparison.unjudged); any of them makes the gate NOT
         JUDGED (exit status 3; beside a slower one it FAILED, 1), named, unless
-        `allow_unjudged` (a passed line then names them).
+        `allow_unjudged` (a passed or failed line then names them as not judged).
       unjudged_why: their reasons, for the advice (`unjudged_advice`).
     """
     if not compared and left_out:
@@ -214,17 +216,19 @@ def gate_lines(failed: list[str], fail_pct: float, compared: int, judged: int,
                      '; '.join(unjudged), unjudged_advice(unjudged_why), ALLOW_UNJUDGED, judged))
     else:
         unsure = ''
+    # With --allow_unjudged the configurations not judged are named all the same, on a failed
+    # line too (it named them only on a passed one).
+    allowed = ('; not judged (%s): %s' % (ALLOW_UNJUDGED, '; '.join(unjudged))
+               if unjudged and allow_unjudged else '')
     if failed:
         return ['gate: FAILED: %d of %s slower than A by more than %g%% '
                 'beyond the noise: %s%s' % (len(failed), cnn_util.counted(total, 'configuration'),
                                             fail_pct, '; '.join(failed),
-                                            '; and ' + unsure if unsure else '')]
+                                            '; and ' + unsure if unsure else allowed)]
     if unsure:
         return ['gate: NOT JUDGED: ' + unsure]
     quiet = ('; the host load of %d run%s was not measured: a quiet host is not established'
              % (unmeasured, '' if unmeasured == 1 else 's') if unmeasured else '')
-    allowed = ('; not judged (%s): %s' % (ALLOW_UNJUDGED, '; '.join(unjudged))
-               if unjudged else '')
     return ['gate: passed: no configuration of %d slower than A by more than %g%% beyond the '
             'noise%s%s' % (judged, fail_pct, quiet, allowed)]
 

@@ -9,7 +9,8 @@ time on the run's CPUs over the timed part, the load average before and after, s
                           its images/sec, others' CPU, load average, steal and whether the run
                           was on a busy host (its images/sec then not representative)
     compare_cell(records) a compare cell for one side's runs of a configuration: the busiest
-                          run's others' share, and how many runs were busy
+                          run's others' share, how many runs were busy, and how many were
+                          measured when not all were
     record_state(record)  the record as metrics/clean_runs.py RunState: its host load and its
                           timed steps (step_time_secs count) against its --num_batches; the
                           rule there says whether compare may use it
@@ -28,9 +29,9 @@ from tf_cnn_benchmarks.metrics import clean_runs
 
 from . import results
 
-FIELDS = ('cores', 'others_cores', 'others_fraction', 'steal_fraction', 'load_average_before',
-          'load_average_after', 'representative', 'reasons', 'others_limit', 'steal_limit',
-          'error', 'cluster_fraction')
+FIELDS = ('cores', 'cpus_allowed', 'intra_threads', 'others_cores', 'others_fraction',
+          'steal_fraction', 'load_average_before', 'load_average_after', 'representative',
+          'reasons', 'others_limit', 'steal_limit', 'error', 'cluster_fraction')
 
 
 def record_host_load(result: dict) -> dict | None:
@@ -44,6 +45,27 @@ def record_host_load(result: dict) -> dict | None:
 def _load(record: dict) -> dict | None:
     load = record.get('host_load')
     return load if isinstance(load, dict) and load.get('others_fraction') is not None else None
+
+
+def share(record: dict) -> tuple[float, int, float] | None:
+    """(others' cores, the run's cores, others' share) of a record's measured host load, the
+    share of every CPU the run may use as its own host-load line gives it
+    (metrics/host_load.py: its inter-op and input threads run beside the intra-op ones), so
+    never above 100%. A record of a run measured before that (its 'cores' its intra-op
+    threads: 'others 1.16 of 1 (116%)') is read the same way: its cores are the CPUs it was
+    allowed ('cpus_allowed'), else the machine's (environment cpu_cores); None when its load
+    was not measured."""
+    load = _load(record)
+    if load is None:
+        return None
+    others = float(load.get('others_cores') or 0.0)
+    cores = load.get('cores') or 1
+    allowed = load.get('cpus_allowed') or (record.get('environment') or {}).get('cpu_cores')
+    if isinstance(allowed, int) and allowed > cores:
+        cores = allowed
+    fraction = others / cores if load.get('others_cores') is not None else float(
+        load['others_fraction'])
+    return others, cores, min(fraction, 1.0)
 
 
 def unmeasured(records: list[dict]) -> list[dict]:
@@ -123,9 +145,8 @@ def host_table(records: list[dict]) -> str:
              '| run | images/sec | others\' CPU | load average | steal | host |',
              '| --- | ---: | ---: | ---: | ---: | --- |']
     for r in rows:
-        load = _load(r) or {}
-        others = '-' if not load else '%.2f of %s (%s)' % (
-            load['others_cores'], load.get('cores'), _pct(load['others_fraction']))
+        load, cut = _load(r) or {}, share(r)
+        others = '-' if not cut else '%.2f of %s (%s)' % (cut[0], cut[1], _pct(cut[2]))
         average = '-' if not load else '%s → %s' % (
             _num(load.get('load_average_before'), '%.1f'),
             _num(load.get('load_average_after'), '%.1f'))
@@ -144,11 +165,17 @@ def host_table(records: list[dict]) -> str:
 
 
 def compare_cell(records: list[dict]) -> str:
-    """One side's runs of a configuration: '71% (2/3 busy)' (the highest others' share and
-    the busy runs among those measured), '5%' when none was busy, '-' when none measured."""
-    loads = [r for r in records if r.get('status') == 'ok' and _load(r)]
+    """One side's runs of a configuration: the highest others' share (`share`) and the busy
+    runs: '71% (2/3 busy)' when every successful run's load was measured, '5%' when none was
+    busy; when some were not, how many were: '52% (1 of 3 measured, 1 busy)', '5% (2 of 3
+    measured)'; '-' when none was."""
+    ran = [r for r in records if r.get('status') == 'ok']
+    loads = [r for r in ran if _load(r)]
     if not loads:
         return '-'
-    highest = max(_load(r)['others_fraction'] for r in loads)
+    highest = max(share(r)[2] for r in loads)
     busy = sum(1 for r in loads if is_busy(r))
+    if len(loads) < len(ran):
+        return _pct(highest) + ' (%d of %d measured%s)' % (
+            len(loads), len(ran), ', %d busy' % busy if busy else '')
     return _pct(highest) + (' (%d/%d busy)' % (busy, len(loads)) if busy else '')

@@ -202,11 +202,20 @@ def run_configuration(args: list[str], run_dir: str, interrupts: Interrupts,
         status = 'failed'
         if proc.returncode == 0:
             error = 'error: exit status 0 but no results JSON in %s' % run_dir
-        error = error or 'error: exit status %d and no output on stderr' % proc.returncode
+        error = error or 'error: exit status %d and no output on stderr' % shell_status(
+            proc.returncode)
     no_space = status == 'failed' and disk.out_of_space(run_dir, error, stderr_text)
-    return {'status': status, 'exit_status': proc.returncode, 'error': error, 'result': result,
+    return {'status': status, 'exit_status': shell_status(proc.returncode), 'error': error,
+            'result': result,
             'wall_secs': time.monotonic() - start, 'started_utc': started,
             'no_space': no_space}
+
+
+def shell_status(returncode: int) -> int:
+    """A child's exit status as a shell and the README give it: 128 + N for a process the
+    signal N ended before its handlers were installed (Popen's -N: SIGTERM in its first
+    second is 143, as after its clean stop), else the status it exited with."""
+    return 128 - returncode if returncode < 0 else returncode
 
 
 def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
@@ -229,7 +238,7 @@ def timed_out_outcome(result: dict | None, returncode: int, timeout_secs: float
     if result is not None:
         return 'failed', 'error: %s in the warm-up: nothing was timed' % limit
     how = ('killed %g s after SIGTERM' % KILL_GRACE_SECS if returncode == -signal.SIGKILL
-           else 'exit status %d' % returncode)
+           else 'exit status %d' % shell_status(returncode))
     return 'failed', 'error: %s before it saved a result (%s)' % (limit, how)
 
 

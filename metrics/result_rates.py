@@ -1,0 +1,68 @@
+"""The one rule for a results JSON's images/sec figures, for every reader that trusts them: the
+--baseline gate (metrics/baseline.py load, before TensorFlow loads) and `tf_cnn_results
+ingest` (history/records.py from_result).
+
+A result's 'images_per_sec' (its total: images of the timed steps over the wall seconds of the
+timed loop, lifecycle/training_loop.py) is a finite number above 0; its per-step records
+('steps': images/sec of each timed step) are too, or null (a step of no measurable time);
+and the total is no faster than its fastest step allows. The timed loop's seconds hold every
+timed step's, so one process's total cannot exceed its fastest step's rate; a cluster's
+worker may count every worker's steps (the cluster's rate as it sees it), so its bound is the
+fastest step times the workers. A total
+above that bound contradicts the steps the gate's test reads (Mann-Whitney over the steps):
+the file was edited or damaged.
+
+No TensorFlow and no project imports: plain dicts in, text out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+# Float rounding between a run's total and its steps' rates: 1%.
+_ROUNDING = 1.01
+
+
+def figure(value) -> float | None:
+    """A positive finite number (int or float, not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def problem(result: dict) -> str | None:
+    """What is wrong with a result's images/sec figures, or None when nothing is.
+
+    Args:
+      result: a run's result dict (its results JSON).
+
+    Returns:
+      None, or a phrase to follow the file's name: 'its images_per_sec is "fast", not a
+      positive finite number', 'its step 3's images_per_sec is null, ...', 'its
+      images_per_sec (5000.00) is above its fastest step's (560.40 images/sec): ...'.
+    """
+    total = figure(result.get('images_per_sec'))
+    if total is None:
+        return ('its images_per_sec is %s, not a positive finite number'
+                % json.dumps(result.get('images_per_sec'), allow_nan=True))
+    steps = result.get('steps')
+    if not isinstance(steps, list):
+        return None
+    rates = []
+    for i, step in enumerate(steps):
+        value = step.get('images_per_sec') if isinstance(step, dict) else step
+        if value is None and isinstance(step, dict):
+            continue  # a step of no measurable time (lifecycle/results_log.py step_records)
+        rate = figure(value)
+        if rate is None:
+            return ("its step %d's images_per_sec is %s, not a positive finite number"
+                    % (i + 1, json.dumps(value, allow_nan=True)))
+        rates.append(rate)
+    workers = result.get('num_workers')
+    workers = workers if isinstance(workers, int) and workers > 1 else 1
+    if rates and total > max(rates) * workers * _ROUNDING:
+        return ('its images_per_sec (%.2f) is above what its steps allow (its fastest step: '
+                '%.2f images/sec%s), so its figures contradict each other'
+                % (total, max(rates), ', times its %d workers' % workers if workers > 1 else ''))
+    return None
