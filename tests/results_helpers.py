@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import subprocess
 
 from tf_cnn_benchmarks.history import store
 from tf_cnn_benchmarks.tools.sweep import results as sweep_results
@@ -64,6 +65,37 @@ def series(rates, *, start: datetime.datetime = T0, host: str = 'node-a', env=No
 def fill(db_path: str, results: list[dict]) -> list[int | None]:
     """Records the results into the database at `db_path` (as the run hook does)."""
     return [store.record_result(db_path, r) for r in results]
+
+
+#: Where `three_series` turns slower: node a's 7th run (index 6).
+SLOW_AT = 6
+
+
+def three_series(db_path: str) -> str:
+    """A database at `db_path` of three series: node a, 6 runs then 3 runs 30% slower with
+    --num_intra_threads=1 (labelled slow-build, from SLOW_AT); node b, the same configuration,
+    flat; and a bfloat16 configuration of 2 runs on node a. Returns `db_path`."""
+    a = series([1000, 1010, 990, 1005, 995, 1002, 700, 705, 698], host='node-a',
+               change_at=SLOW_AT, changed={'num_intra_threads': 1, 'label': 'slow-build'})
+    b = series([800, 805, 795, 802, 798, 801, 799, 803, 797], host='node-b')
+    bf16 = series([1500, 1490], use_bf16=True, host='node-a')
+    fill(db_path, [r for pair in zip(a, b) for r in pair] + bf16)
+    return db_path
+
+
+def private_mounts() -> str | None:
+    """Why a read-only bind mount cannot be made in a private mount namespace here, or None
+    (`unshare -rm`: a user and mount namespace of this process's own; nothing outside sees it,
+    and it holds for root, whom chmod does not stop)."""
+    import shutil
+    if not (shutil.which('unshare') and shutil.which('mount')):
+        return 'no unshare or mount command'
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        probe = subprocess.run(['unshare', '-rm', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && '
+                                '! touch "$0/x" 2>/dev/null', folder],
+                               capture_output=True, text=True, timeout=30)
+    return None if probe.returncode == 0 else 'unshare -rm: %s' % probe.stderr.strip()
 
 
 def count_runs(conn) -> int:

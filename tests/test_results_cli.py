@@ -19,23 +19,13 @@ from tf_cnn_benchmarks.tools import results_cli
 import results_helpers as rh
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Node a: 6 runs, then 3 runs 30% slower with --num_intra_threads=1 (labelled slow-build);
-# node b: the same configuration, flat; and a bfloat16 configuration with 2 runs.
-SLOW_AT = 6
-
-
+SLOW_AT = rh.SLOW_AT
 _main = rh.results_command
 
 
 @pytest.fixture
 def db(tmp_path):
-    path = str(tmp_path / 'results.sqlite')
-    a = rh.series([1000, 1010, 990, 1005, 995, 1002, 700, 705, 698], host='node-a',
-                  change_at=SLOW_AT, changed={'num_intra_threads': 1, 'label': 'slow-build'})
-    b = rh.series([800, 805, 795, 802, 798, 801, 799, 803, 797], host='node-b')
-    bf16 = rh.series([1500, 1490], use_bf16=True, host='node-a')
-    rh.fill(path, [r for pair in zip(a, b) for r in pair] + bf16)
-    return path
+    return rh.three_series(str(tmp_path / 'results.sqlite'))
 
 
 def test_list_filters_by_model_precision_host_label_and_since(db, capsys):
@@ -295,7 +285,7 @@ def test_history_in_a_read_only_folder_prints_its_table_and_warns_without_the_pl
     """The default plot was not asked for: in a read-only current folder (a real read-only
     bind in a private mount namespace) the table prints, one warning naming --png, exit 0
     (before: exit 1 after the table). A --png given into that folder stays an error, exit 2."""
-    why = _private_mounts()
+    why = rh.private_mounts()
     if why:
         pytest.skip(why)
     folder = str(tmp_path / 'ro')
@@ -446,162 +436,3 @@ def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_p
     assert again.stdout.startswith('ingested: 0 new runs, 2 already in the database, 0 '
                                    'failed sweep runs not recorded, 0 files or lines '
                                    'skipped (2 run JSONs read as their sweep\'s runs)')
-
-
-def _private_mounts() -> str | None:
-    """Why a read-only bind mount cannot be made in a private mount namespace here, or None
-    (`unshare -rm`: a user and mount namespace of this process's own; nothing outside sees it,
-    and it holds for root, whom chmod does not stop)."""
-    import shutil
-    if not (shutil.which('unshare') and shutil.which('mount')):
-        return 'no unshare or mount command'
-    import tempfile
-    with tempfile.TemporaryDirectory() as folder:
-        probe = subprocess.run(['unshare', '-rm', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && '
-                                '! touch "$0/x" 2>/dev/null', folder],
-                               capture_output=True, text=True, timeout=30)
-    return None if probe.returncode == 0 else 'unshare -rm: %s' % probe.stderr.strip()
-
-
-_READ_ALL = '''
-import sys
-sys.path.insert(0, {tests!r})
-import checkout
-checkout.load()
-from tf_cnn_benchmarks.tools import results_cli
-for args in {commands!r}:
-    status = results_cli.main(['tf_cnn_results'] + args + ['--results_db=' + {db!r}])
-    sys.stdout.flush()
-    print('STATUS %s %d' % (args[0], status), flush=True)
-'''
-
-
-_RECORD = '''
-import sys
-sys.path.insert(0, {tests!r})
-import checkout
-checkout.load()
-from tf_cnn_benchmarks.lifecycle import results_db
-import results_helpers as rh
-print('RECORDED %s' % results_db.record({db!r}, rh.result(321.0)), flush=True)
-'''
-
-
-def _refused_run_line(db: str, reason: str) -> str:
-    """The one line of a run refused before it starts for a database it cannot write."""
-    return ('error: --results_db: the results database %s cannot be written: %s; '
-            'tf_cnn_results\' read-only commands (list, show, history, regressions, html) read '
-            'it, a run needs another --results_db=PATH (or --noresults_db to record nothing)'
-            % (db, reason))
-
-
-@pytest.mark.cli
-def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_starts(
-        db, tmp_path):
-    """A shared, read-only mount of the nightly database: every read-only command failed
-    with `unable to open database file` (issue 41.3); a run trained, then kept its results
-    elsewhere. Now the run is refused before it starts (exit 2, one line), as one into a
-    read-only folder where the database does not exist yet; a result recorded anyway (the
-    mount turned read-only during the run) is still kept elsewhere. The mount is a real
-    read-only bind, made in a private mount namespace (root is not stopped by chmod)."""
-    why = _private_mounts()
-    if why:
-        pytest.skip(why)
-    folder = str(tmp_path / 'share')
-    os.mkdir(folder)
-    os.rename(db, os.path.join(folder, 'results.sqlite'))
-    db = os.path.join(folder, 'results.sqlite')
-    before = sorted(os.listdir(folder))
-    page = str(tmp_path / 'page')
-    copied = tmp_path / 'copied'  # a result file to ingest (one without a result is refused)
-    copied.mkdir()
-    (copied / 'results.jsonl').write_text('{"key": "a", "status": "failed"}\n')
-    commands = [['list'], ['show', '1'], ['history', '--model=trivial', '--precision=fp32',
-                                          '--host=node-b'],
-                ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
-                ['ingest', str(copied)]]
-    tests = os.path.join(REPO, 'tests')
-    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
-    data_home = str(tmp_path / 'xdg')
-    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
-           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
-           '--results_db=' + db]
-    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
-             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
-    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', folder, sys.executable,
-                           script, data_home, _RECORD.format(tests=tests, db=db), *run],
-                          capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))  # history writes its PNG here
-    out, err = proc.stdout, proc.stderr
-    statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
-    assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
-                        ['html', '0'], ['html', '2'], ['ingest', '4']], out + err
-    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step down in 1 series, 1 still slower (3 series searched;' in out
-    assert os.path.exists(os.path.join(page, 'index.html'))
-    assert os.path.exists(tmp_path / 'history-trivial-fp32-training-bs32-x1-parameter_server-'
-                                     'cpu-synthetic-32px.png')
-    # A page into the read-only folder: refused up front with the reason and the fix.
-    assert ('error: html OUT_DIR %s/site: cannot write in %s: Read-only file system; give a '
-            'folder this user can write (made when missing) for its index.html\n'
-            % (folder, folder)) in err
-    assert ('error: the results database %s cannot be written: %s is on a read-only file '
-            'system (' % (db, folder)) in err
-    # The run: refused before TensorFlow loads, one line (before: it trained and exited 0).
-    assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
-    assert [x for x in err.splitlines() if x.startswith('error: --')] == [
-        _refused_run_line(db, '%s is on a read-only file system' % folder)]
-    # A result recorded anyway is kept in the default database's folder.
-    assert 'RECORDED None' in out.splitlines(), out + err
-    kept = os.path.join(data_home, 'tf_cnn_benchmarks', 'unrecorded')
-    names = os.listdir(kept)
-    assert len(names) == 1 and names[0].startswith('tf_cnn_benchmarks_trivial_')
-    warnings = [x for x in err.splitlines() if x.startswith('warning: ')]
-    assert warnings == [
-        'warning: the run was not recorded in the results database %s: %s is on a read-only '
-        'file system. Its results are in %s instead: `tf_cnn_results ingest %s '
-        '--results_db=PATH` records them into a database that can be written'
-        % (db, folder, os.path.join(kept, names[0]), kept)]
-    assert sorted(os.listdir(folder)) == before  # no -wal, -shm nor unrecorded/ left there
-
-
-@pytest.mark.cli
-def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refused(
-        db, tmp_path):
-    """The other read-only case of issue 41.3: the file read-only (a read-only bind mount of the
-    file alone, in a private mount namespace), its folder writable. The read-only commands read
-    it; a run is refused before it starts (it trained, then kept its results beside); a
-    result recorded anyway goes to the folder's unrecorded/."""
-    why = _private_mounts()
-    if why:
-        pytest.skip(why)
-    folder = os.path.dirname(db)
-    commands = [['list'], ['show', '1'], ['regressions']]
-    tests = os.path.join(REPO, 'tests')
-    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
-    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
-           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
-           '--results_db=' + db]
-    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
-             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
-    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', db, sys.executable,
-                           script, str(tmp_path / 'xdg'), _RECORD.format(tests=tests, db=db),
-                           *run], capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))
-    out, err = proc.stdout, proc.stderr
-    statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
-    assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err
-    assert '\n20 runs, 2 configurations.\n' in out and 'run #1\n' in out
-    assert '\nregressions: 1 step down in 1 series' in out
-    assert 'RUN 2' in out.splitlines() and 'Loading TensorFlow' not in out, out + err
-    assert [x for x in err.splitlines() if x.startswith('error: ')] == [
-        _refused_run_line(db, 'the file is read-only')]
-    assert 'RECORDED None' in out.splitlines(), out + err
-    kept = os.path.join(folder, 'unrecorded')
-    [name] = os.listdir(kept)
-    warnings = [x for x in err.splitlines() if x.startswith('warning: the run was not')]
-    assert warnings == [
-        'warning: the run was not recorded in the results database %s: the file is read-only. '
-        'Its results are in %s instead: `tf_cnn_results ingest %s --results_db=PATH` records '
-        'them into a database that can be written' % (db, os.path.join(kept, name), kept)]
-    assert not os.path.exists(tmp_path / 'xdg')  # the database's own folder could take them
