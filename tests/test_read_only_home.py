@@ -17,12 +17,12 @@ import subprocess
 import sys
 
 import pytest
-from test_results_cli import _private_mounts
 from test_sweep import _records
 
 from tf_cnn_benchmarks.runtime import runtime_env
 
 import results_helpers as rh
+from results_helpers import private_mounts as _private_mounts
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

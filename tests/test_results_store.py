@@ -509,7 +509,7 @@ def test_a_database_to_be_made_on_a_read_only_mount_says_read_only(tmp_path):
     read-only mount said `the folder ... is not writable`: it says the file system is
     read-only (EROFS) and gives the fix, as for an existing database there. A real read-only
     bind mount in a private mount namespace (root is not stopped by chmod)."""
-    from test_results_cli import _private_mounts
+    from results_helpers import private_mounts as _private_mounts
     why = _private_mounts()
     if why:
         pytest.skip(why)

@@ -323,9 +323,8 @@ def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
     """--eval of a checkpoint folder on a read-only mount was refused up front ('--train_dir
     ... cannot be written'), though an evaluation only reads it; its summaries still need a
     folder that can be written. The mount is a read-only bind in a private mount namespace."""
-    from test_results_cli import _private_mounts
-
     import helpers
+    from results_helpers import private_mounts as _private_mounts
     why = _private_mounts()
     if why:
         pytest.skip(why)
