@@ -434,7 +434,7 @@ def test_an_existing_database_this_user_cannot_write_is_a_usage_error(tmp_path):
     # in a folder it cannot write was refused up front. The read-only reads still work.
     if _writes_through_permission_bits(str(tmp_path)):
         pytest.skip('this process (root) writes a file whose permission bits deny writing; '
-                    'the read-only mounts of tests/test_results_cli.py stop root')
+                    'the read-only mounts of tests/test_results_read_only.py stop root')
     db = str(tmp_path / 'results.sqlite')
     rh.fill(db, [rh.result(321.0)])
     fix = ("; tf_cnn_results' read-only commands (list, show, history, regressions, html) read "
