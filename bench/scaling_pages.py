@@ -118,11 +118,13 @@ def readme_rows(results) -> list[list[str]]:
         drift = ('' if again is None else '; the 1-worker input drifted %s within the run'
                  % _percent(again / d['one_worker'] - 1))
         for r in d['rows']:
+            others = r.get('others_cores')
+            busy = ' with other jobs' if others is None or others >= 0.1 else ''
             rows.append([
                 'Loopback cluster, 1 ps + %d workers (%s)' % (r['workers'], d['cpu']),
                 '%d workers' % r['workers'], '%.1f' % r['measured'], '%.1f' % r['predicted'],
                 _percent(r['predicted'] / r['measured'] - 1),
-                'the tasks share the %d cores with other jobs (others used %s cores, load '
-                'average %.1f-%.1f)%s' % (d['cores'], _load(r.get('others_cores')),
-                                          r['load_before'], r['load_after'], drift), link])
+                'the %d tasks share the %d cores%s (others used %s cores, load average '
+                '%.1f-%.1f)%s' % (r['workers'] + 1, d['cores'], busy, _load(others),
+                                  r['load_before'], r['load_after'], drift), link])
     return rows
