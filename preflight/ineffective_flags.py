@@ -251,7 +251,7 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
     elif not p.eval:
         rule(('freeze_when_forward_only',), 'without --forward_only')
     if not p.baseline:
-        rule(('fail_on_slower',), 'without --baseline')
+        rule(('fail_on_slower', 'include_unclean_runs'), 'without --baseline')
     if p.dry_run and not p.plan_scaling and not p.calibrate:
         _dry_run_only(p, rule)
     if not p.dry_run and not p.plan_scaling:

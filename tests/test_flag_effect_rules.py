@@ -310,3 +310,12 @@ def test_the_command_warns_of_the_reported_flags(tmp_path):
     warned = [line.split(' ', 2)[1] for line in out.stderr.splitlines()
               if line.startswith('warning: ') and ' has no effect ' in line]
     assert warned == ['--gradient_repacking', '--hierarchical_copy', '--variable_consistency']
+
+
+def test_the_baseline_gates_flags_without_a_baseline_are_said():
+    # A user's trial: --include_unclean_runs without --baseline said nothing (--fail_on_slower
+    # did); both only shape the --baseline gate.
+    assert warnings_of('--include_unclean_runs', '--fail_on_slower=10') == [
+        '--fail_on_slower has no effect without --baseline',
+        '--include_unclean_runs has no effect without --baseline']
+    assert warnings_of('--include_unclean_runs', '--baseline=/b.json') == []
