@@ -245,6 +245,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
+        rule(('batch_group_size',), 'on synthetic data (it sets the batches staged per device; '
+             'synthetic batches are made on each device, and nothing is staged)')
     else:
         _real_data_input(p, dataset, rule)
     if p.eval and (p.num_eval_batches or p.num_eval_epochs):

@@ -14,7 +14,8 @@ was not true for the run (preflight/ineffective_flags.py).
 * --forward_only --summary_verbosity=2 wrote level 1's summaries only (level 2 adds the
   gradients' histogram) and said nothing.
 * Multi-device options: NCCL on one CPU tower was an error where the docs said it warns;
-  --hierarchical_copy with --all_reduce_spec was refused (the original ignored it).
+  --hierarchical_copy with --all_reduce_spec was refused (the original ignored it);
+  --batch_group_size on synthetic data did nothing and said nothing.
 """
 
 from __future__ import annotations
@@ -234,6 +235,21 @@ def test_hierarchical_copy_warns_where_the_spec_or_nccl_chooses_the_all_reduce()
     resolved = params.resolve_params(p, num_visible_gpus=0)
     assert (resolved.hierarchical_copy, resolved.all_reduce_spec) == (False, 'xring')
     assert params.resolve_params(p._replace(all_reduce_spec=None), 0).hierarchical_copy
+
+
+def test_batch_group_size_warns_on_synthetic_data():
+    """Synthetic batches live on each device (preprocessing.SyntheticInput: staging_depth
+    0), so --batch_group_size, which sizes the staging of real data's batches, did nothing
+    and said nothing."""
+    assert warnings_of('--batch_group_size=4') == [
+        '--batch_group_size has no effect on synthetic data (it sets the batches staged per '
+        'device; synthetic batches are made on each device, and nothing is staged)']
+    assert warnings_of('--batch_group_size=1') == []  # the default asks for nothing
+    assert warnings_of(*REAL, '--batch_group_size=4') == []
+    from tf_cnn_benchmarks import preprocessing
+    synthetic = preprocessing.SyntheticInput(batch_size=2, image_size=8, num_classes=10,
+                                             data_format='NHWC', dtype=None)
+    assert synthetic.staging_depth == 0
 
 
 def test_all_reduce_flags_in_forward_only_and_eval_runs():
