@@ -33,6 +33,7 @@ from __future__ import annotations
 from .. import params as params_lib
 from ..hardware import gpu_plans, links
 from ..params import optimizer_ranges, original_flags
+from ..params.device_rules import one_tower_all_reduce
 from ..runtime import cpu_tuning
 
 OPTIMIZER_FLAGS = (
@@ -87,8 +88,8 @@ ALL_REDUCE_MODES = params_lib.ALL_REDUCE_MODES
 # an all-reduce ignores them all alike.
 ONE_TOWER_FLAGS = ALGORITHM_FLAGS + ALL_REDUCE_FLAGS
 # Said after the line of an NCCL flag (--use_nccl, an --all_reduce_spec with nccl) that a
-# mode without all-reduce ignores, when the run is on the CPU: the mode the line advises
-# would refuse it there (params/device_rules.check_nccl).
+# mode without all-reduce, or replicated on one device, ignores, when the run is on the CPU:
+# the run the line advises would refuse it there (params/device_rules.check_nccl).
 NCCL_ON_CPU = ('; NCCL also needs GPUs, and this run is on the CPU, where replicated '
                'all-reduces with --all_reduce_spec=xring or pscpu')
 # What each other --variable_update does with the towers' gradients instead
@@ -218,28 +219,34 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         unfolded = _unfolded_decay(p)
         if unfolded:
             rule(('fused_weight_decay',), unfolded)
+        why = ''
         if p.variable_update not in ALL_REDUCE_MODES:
             why = ('with --variable_update=%s (%s; only %s all-reduce the gradients of several '
                    'devices: use one of them)'
                    % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
                       ' and '.join(ALL_REDUCE_MODES)))
-            on_cpu = (device or p.device) == 'cpu'
-            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised mode would refuse it
+        elif one_tower_all_reduce(p):  # not with --plan_scaling, which plans more devices
+            why = ('with --variable_update=replicated on one device (one tower: there is no '
+                   'all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N towers)')
+        if why:  # the ONE_TOWER_FLAGS alike
+            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised run would refuse it
                 nccl = p.use_nccl if name == 'use_nccl' else (
                     p.all_reduce_spec and 'nccl' in p.all_reduce_spec)
-                rule((name,), why + (NCCL_ON_CPU if nccl and on_cpu else ''))
+                rule((name,), why + (NCCL_ON_CPU if nccl and (device or p.device) == 'cpu'
+                                     else ''))
             rule(ALL_REDUCE_FLAGS, why)
-        elif p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling:
-            # --plan_scaling plans this manager on more devices, where they choose the plan.
-            rule(ONE_TOWER_FLAGS, 'with --variable_update=replicated on one device (one tower: '
-                 'there is no all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N '
-                 'towers)')
+        elif p.all_reduce_spec or p.use_nccl:  # either chooses the all-reduce, as originally
+            rule(('hierarchical_copy',), '%s; --hierarchical_copy is the spec psgpu/psgpu)' % (
+                'with --all_reduce_spec (the spec chooses the all-reduce, as in the original'
+                if p.all_reduce_spec else 'with --use_nccl (NCCL all-reduces every gradient'))
     if not p.staged_vars:
         rule(('variable_consistency',), 'without --staged_vars (it orders the staged reads of '
              'the variables against their updates; unstaged, every read sees the latest update)')
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
+        rule(('batch_group_size',), 'on synthetic data (it sets the batches staged per device; '
+             'synthetic batches are made on each device, and nothing is staged)')
     else:
         _real_data_input(p, dataset, rule)
     if p.eval and (p.num_eval_batches or p.num_eval_epochs):
