@@ -461,7 +461,7 @@ def test_run_flag_differences_name_each_flag_and_both_values():
     assert diffs == [('model', 'trivial', 'resnet50'), ('use_fp16', 'false', 'true')]
     assert run_flags.mismatch_line('worker 1 (h:2)', 'worker 0 (h:1)', diffs).startswith(
         'worker 1 (h:2) was started with --model=trivial and --use_fp16=false, the chief, '
-        'worker 0 (h:1), with --model=resnet50 and --use_fp16=true: every task of a cluster ')
+        'worker 0 (h:1), with --model=resnet50 and --use_fp16=true: every worker of a cluster ')
     assert run_flags.differences(values, values) == []
 
 
