@@ -6,6 +6,10 @@ variables as one tower of batch N*B, because gradients are averaged over towers.
 has no batch norm, so the equality is exact up to float summation order.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -13,6 +17,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn, preprocessing, variable_mgr
 from tf_cnn_benchmarks.params import make_params
 
+import checkout
 import helpers
 
 tf1 = tf.compat.v1
@@ -132,3 +137,18 @@ def test_unknown_mode_lists_valid_ones():
                                          'replicated'):
         variable_mgr.make_variable_mgr(make_params()._replace(variable_update='bogus'),
                                        ['/cpu:0'])
+
+
+
+@pytest.mark.parametrize('num_gpus', ['1', '2'])
+def test_staged_vars_forward_only_steps_refill_the_staging_areas(num_gpus):
+    # Every forward-only step reads the staged values and must put the next ones: without the
+    # puts the second step waited for ever on an empty staging area (a blocked read ignores
+    # a session's deadline, so the run is a subprocess, killed at the timeout).
+    proc = subprocess.run(
+        [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
+         '--device=cpu', '--num_gpus=' + num_gpus, '--batch_size=2', '--image_size=8',
+         '--num_batches=2', '--num_warmup_batches=1', '--staged_vars', '--forward_only'],
+        capture_output=True, text=True, timeout=180, cwd=checkout.REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert 'total images/sec:' in proc.stdout
