@@ -34,6 +34,9 @@ HOROVOD_MESSAGE = (
 # (kind, name, default, help, choices or lower bound). Kinds as params.ParamSpec.
 _ROWS = (
     # --- Work here.
+    ('boolean', 'compact_gradient_transfer', True, 'With --use_fp16 in replicated on more than '
+     'one device: the all-reduce moves float32 gradients as float16, cast back after it.',
+     None),
     ('string', 'gpu_thread_mode', 'gpu_private', 'GPU host threads: global (shared with the CPU '
      'work), gpu_private (a pool per GPU) or gpu_shared (one pool for all GPUs); sets '
      'TF_GPU_THREAD_MODE before TensorFlow loads.', GPU_THREAD_MODES),
@@ -101,8 +104,6 @@ _ROWS = (
      'dataset chooses the pipeline.', None),
     ('string', 'network_topology', 'dgx1', 'The original\'s topology for --hierarchical_copy; no '
      'effect here.', NETWORK_TOPOLOGIES),
-    ('boolean', 'compact_gradient_transfer', True, 'No effect here (see --gradient_repacking).',
-     None),
     ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),
     ('string', 'debugger', None, 'No effect here: tfdbg is gone from TensorFlow 2.', None),
     ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
@@ -139,8 +140,6 @@ NO_EFFECT = {
     'and --use_datasets; use --data_name and --use_datasets to choose it',
     'network_topology': 'here: --hierarchical_copy groups the devices itself; to choose the '
     'hierarchy use --all_reduce_spec (e.g. psgpu/psgpu, pscpu/xring)',
-    'compact_gradient_transfer': 'here: gradients are transferred as computed; use '
-    '--gradient_repacking=N or --agg_small_grads_max_bytes to pack them',
     'use_tf_layers': 'on TensorFlow 2.21: tf.layers is gone with Keras 3; every layer is built '
     'from tf.nn ops, which gives the same values; nothing to use instead',
     'debugger': 'on TensorFlow 2.21: tfdbg\'s session wrappers (CLI and TensorBoard debugger) '

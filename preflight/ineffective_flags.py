@@ -34,6 +34,7 @@ from .. import params as params_lib
 from ..hardware import gpu_plans, links
 from ..params import optimizer_ranges, original_flags
 from ..runtime import cpu_tuning
+from ..variable_managers import transfer_rules
 
 OPTIMIZER_FLAGS = (
     'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
@@ -116,6 +117,7 @@ STEP_DEFAULTS = frozenset({
     'distortions',  # distort the training images
     'fuse_decode_and_crop',  # decode only the crop of each JPEG
     'fused_weight_decay',  # fold weight decay into the updates
+    'compact_gradient_transfer',  # all-reduce float16 (variable_managers/grad_transfer.py)
 })
 # The input steps of STEP_DEFAULTS, whose false switches the step off: in a mode without the
 # step, off asks for nothing (--nodistortions on synthetic data, or with --eval), so only true
@@ -234,9 +236,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
             rule(ONE_TOWER_FLAGS, 'with --variable_update=replicated on one device (one tower: '
                  'there is no all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N '
                  'towers)')
-    if not p.staged_vars:
-        rule(('variable_consistency',), 'without --staged_vars (it orders the staged reads of '
-             'the variables against their updates; unstaged, every read sees the latest update)')
+    for name, why in transfer_rules.no_effect_reasons(p).items():  # replicated's all-reduce
+        rule((name,), why)
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')

@@ -49,6 +49,7 @@ from .allreduce_spec import (  # noqa: F401  (re-exported for callers and tests)
     AllReduceSpecTuple,
     parse_all_reduce_spec,
 )
+from .grad_transfer import GradientTransfer
 
 tf1 = tf.compat.v1
 
@@ -321,7 +322,8 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
                          spec_tuples: Sequence[AllReduceSpecTuple] | None = None, *,
                          num_packs: int = 0, agg_small_grads_max_bytes: int = 0,
                          agg_small_grads_max_group: int = 10, hierarchical_copy: bool = False,
-                         use_nccl: bool = False) -> list[list[tf.Tensor | None]]:
+                         use_nccl: bool = False, transfer: GradientTransfer | None = None
+                         ) -> list[list[tf.Tensor | None]]:
     """Sums each gradient over the towers, leaving one copy of every sum on every tower's device.
 
     Args:
@@ -339,6 +341,9 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
       hierarchical_copy: sum within two halves of the devices, then across (for the default
         all-reduce only; equivalent to the spec 'psgpu/psgpu').
       use_nccl: all-reduce every tensor with NCCL (GPU devices only; no spec allowed).
+      transfer: a grad_transfer.GradientTransfer, or None: what each device's pieces go
+        through before the all-reduce (float16 compaction, a one-step deferral) and after it
+        (the cast back). With deferral the pieces go through it on one device too.
 
     Returns:
       out[i][j]: the sum over towers of gradient j, same shape and dtype, placed on devices[i]
@@ -366,7 +371,7 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
         elif hierarchical_copy:
             spec_tuples = [AllReduceSpecTuple('psgpu/psgpu', 1, None)]
     outputs = [list(g) for g in tower_grads]
-    if len(devices) == 1 or not present:
+    if not present or (len(devices) == 1 and not (transfer and transfer.defer)):
         return outputs
     grads = [[g[j] for j in present] for g in tower_grads]
     shapes = [g.shape for g in grads[0]]
@@ -374,17 +379,24 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
     plans = _make_plans(grads[0], num_packs, agg_small_grads_max_bytes, agg_small_grads_max_group)
     for plan in plans:
         packed = [_pack(plan, g, d) for g, d in zip(grads, devices, strict=True)]
+        dtypes = [piece.dtype for piece in packed[0]]
+        if transfer:
+            packed = [[transfer.send(piece, d) for piece in p]
+                      for p, d in zip(packed, devices, strict=True)]
         reduced = [[] for _ in devices]
         for k in range(len(packed[0])):
             pieces = [p[k] for p in packed]
-            if spec_tuples:
+            if len(devices) == 1:
+                totals = pieces
+            elif spec_tuples:
                 entry = select_spec(spec_tuples, num_bytes(pieces[0].shape, pieces[0].dtype))
                 totals = _reduce_piece(entry, pieces, devices, ctx)
             else:
                 with tf1.device(devices[0]):
                     totals = _broadcast(tf.add_n(pieces), devices)
             for i, total in enumerate(totals):
-                reduced[i].append(total)
+                reduced[i].append(GradientTransfer.receive(total, dtypes[k], devices[i])
+                                  if transfer else total)
         for i, device in enumerate(devices):
             grads_i = _unpack(plan, reduced[i], shapes, device)
             for j, grad in zip(plan.indices, grads_i, strict=True):
