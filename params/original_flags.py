@@ -251,6 +251,12 @@ def problem(p) -> str | None:
         if not all(i.strip().isdigit() for i in items) or len(set(items)) != len(items):
             return ('--gpu_indices takes distinct GPU indices separated by commas, e.g. '
                     '"0,1,3,2". Received: gpu_indices=%r' % p.gpu_indices)
+        beyond = [int(i) for i in items if int(i) >= p.num_gpus]
+        if beyond:  # the ring orders this run's devices, 0 to num_gpus - 1
+            return ('--gpu_indices orders the run\'s %d devices, 0 to %d; index %d is beyond '
+                    'them: give indices below %d or raise --num_gpus. Received: gpu_indices=%r, '
+                    'num_gpus=%d' % (p.num_gpus, p.num_gpus - 1, beyond[0], p.num_gpus,
+                                     p.gpu_indices, p.num_gpus))
     epochs = p.eval_during_training_at_specified_epochs
     bad = [e for e in epochs if not is_number(e) or not 0 <= float(e) < float('inf')]
     if bad:
