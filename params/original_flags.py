@@ -58,7 +58,8 @@ _ROWS = (
     ('integer', 'gpu_kt_max_pending', 0, 'If > 0, at most this many GPU tracking events '
      'outstanding.', 0),
     ('string', 'gpu_indices', '', 'GPU indices in ring order for collective all-reduce '
-     '(GPUOptions.experimental.collective_ring_order), e.g. "0,1,3,2".', None),
+     '(GPUOptions.experimental.collective_ring_order) and for replicated\'s xring on GPUs, '
+     'e.g. "0,1,3,2"; each below --num_gpus.', None),
     ('boolean', 'winograd_nonfused', True, 'cuDNN\'s non-fused Winograd convolutions '
      '(TF_ENABLE_WINOGRAD_NONFUSED).', None),
     ('boolean', 'batchnorm_persistent', True, 'cuDNN\'s persistent spatial batch norm '

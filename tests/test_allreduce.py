@@ -327,3 +327,28 @@ def test_deferral_returns_the_previous_steps_sum(num_devices, kwargs):
         np.testing.assert_array_equal(firsts[i][1], np.zeros([2, 2]))
         np.testing.assert_array_equal(seconds[i][0], np.full(3, 1.0 * per_tower))  # step 1's
         np.testing.assert_array_equal(seconds[i][1], np.full([2, 2], 1.0 * num_devices))
+
+
+def _first_hops(out) -> set:
+    """(sender, adder) CPU indices of the ring's first reduce step: adds of a split chunk."""
+    hops = set()
+    for op in out[0][0].graph.get_operations():
+        if op.type == 'AddV2' and op.inputs[0].op.type in ('Split', 'SplitV'):
+            hops.add((int(op.inputs[0].op.device[-1]), int(op.device[-1])))
+    return hops
+
+
+@pytest.mark.parametrize('order, hops', [
+    (None, {(0, 1), (1, 2), (2, 0)}),
+    ([0, 2, 1], {(0, 2), (2, 1), (1, 0)}),
+    ([2], {(2, 0), (0, 1), (1, 2)}),  # the unlisted devices follow in their order
+])
+def test_ring_order_sets_the_xring_neighbours(order, hops):
+    # --gpu_indices on one host's GPUs (VariableMgrReplicated._ring_order); the values stay
+    # the sums, on every tower's own device.
+    values, results, out = _reduce(3, 'xring', shapes=[(6,)], dtypes=[np.float32],
+                                   ring_order=order)
+    assert _first_hops(out) == hops
+    for i in range(3):
+        np.testing.assert_allclose(results[i][0], sum(v[0] for v in values), rtol=1e-6)
+        assert out[i][0].device == '/device:CPU:%d' % i

@@ -197,3 +197,15 @@ def test_fp16_replicated_all_reduces_float16_unless_told_not_to(compact):
     # The ring's sums, of float16 casts of the float32 gradients: 6 gradients (3 kernels, 3
     # biases) of the trivial model, one add per device each.
     assert len(adds) == (6 * 2 if compact else 0)
+
+
+def test_gpu_indices_order_the_xring_ring_of_replicated_on_gpus_only():
+    from tf_cnn_benchmarks.variable_managers import one_host
+    p = make_params(num_gpus=2, variable_update='replicated', gpu_indices='1,0')
+
+    def order(devices, **kwargs):
+        return one_host.VariableMgrReplicated(devices=devices, param_device='/cpu:0',
+                                              params=p._replace(**kwargs))._ring_order()
+    assert order(['/gpu:0', '/gpu:1']) == [1, 0]
+    assert order(['/cpu:0', '/cpu:1']) is None  # logical CPU devices: --gpu_indices warns
+    assert order(['/gpu:0', '/gpu:1'], gpu_indices='') is None

@@ -144,7 +144,15 @@ class VariableMgrReplicated(VariableMgr):
             agg_small_grads_max_bytes=p.agg_small_grads_max_bytes,
             agg_small_grads_max_group=p.agg_small_grads_max_group,
             hierarchical_copy=p.hierarchical_copy, use_nccl=p.use_nccl,
-            transfer=self._transfer)
+            transfer=self._transfer, ring_order=self._ring_order())
+
+    def _ring_order(self) -> list[int] | None:
+        """--gpu_indices as the xring ring's order, on one host's GPUs (as the original's)."""
+        p = self.params
+        on_gpus = all('gpu' in d.lower() for d in self.devices)
+        if not (p.gpu_indices and on_gpus and self.name == 'replicated'):
+            return None
+        return [int(i) for i in p.gpu_indices.split(',')]
 
     def reduce_gradients(self, tower_grads):
         """Every tower's pairs with the all-reduced sums (deferred with relaxed)."""
