@@ -505,10 +505,13 @@ class ClusterStatsHook(run_hooks.RunHook):
         if c.num_workers > 1:
             result['total_line_images_per_sec'] = self._figure
         steps = int(result['num_steps'])
+        # The timed part ends with its last step: a save or an evaluation due after it
+        # (after_last_step_secs) is not the cluster's training time.
+        end = max(self._wall[0], self._wall[1] - float(result.get('after_last_step_secs') or 0))
         # A run stopped before its first timed step timed nothing: images/sec None, sent as 0.
         sess.run(coord.stats_put, feed_dict=dict(zip(coord.stats_in, (
             float(result['images_per_sec'] or 0.0), steps, float(result['elapsed_secs']),
-            steps * self._plan.images_per_step, self._wall[0], self._wall[1]))))
+            steps * self._plan.images_per_step, self._wall[0], end))))
         if c.is_chief:
             self._report(sess.run(coord.stats_take), result)
             if coord.has_release:

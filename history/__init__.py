@@ -2,6 +2,7 @@
 where it got slower.
 
 The database (store.py: the SQLite file, its schema and migrations, writes and queries;
+store_paths.py: where it is, from --results_db, TF_CNN_RESULTS_DB or the default folder;
 disk_errors.py: what SQLite's errors of a full disk or failing storage mean; intact.py:
 damage no query would read, looked for at each opening), what
 it keeps of a run (records.py: a row from a result dict or a sweep record, the configuration

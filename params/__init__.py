@@ -33,6 +33,7 @@ from absl import flags
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import (
+    device_rules,
     graph_choice_flag,
     optimizer_ranges,
     original_flags,
@@ -509,24 +510,26 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
     if p.staged_vars and p.variable_update != 'parameter_server':
         raise ParamsError('--staged_vars works only with --variable_update=parameter_server. '
                           'Received: variable_update=%r' % p.variable_update)
-    # --use_nccl and --all_reduce_spec with a mode that does not all-reduce: a warning
-    # (preflight/ineffective_flags.py), as the other all-reduce flags.
-    if p.use_nccl and p.device == 'cpu' and p.variable_update in ALL_REDUCE_MODES:
-        raise ParamsError('--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use '
-                          '--all_reduce_spec=xring on CPU.')
-    if p.gradient_repacking and p.agg_small_grads_max_bytes:
-        raise ParamsError('--gradient_repacking and --agg_small_grads_max_bytes exclude each '
-                          'other; use one.')
     if p.all_reduce_spec:
         try:
             allreduce_spec.parse_all_reduce_spec(p.all_reduce_spec)
         except ValueError as e:
             raise flag_error('all_reduce_spec', e) from None
-    if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
-        given = [n for n in ('all_reduce_spec', 'use_nccl') if getattr(p, n)]
-        raise ParamsError('--hierarchical_copy chooses the all-reduce itself and excludes %s; '
-                          'write "psgpu/psgpu" in --all_reduce_spec instead.'
-                          % ' and '.join('--' + n for n in given))
+    # The all-reduce flags with a mode that does not all-reduce, or with one tower (NCCL on
+    # the CPU too): warnings (preflight/ineffective_flags.py); so is --hierarchical_copy with
+    # --all_reduce_spec or --use_nccl, which choose the all-reduce (resolve_params drops it).
+    if p.use_nccl and p.all_reduce_spec and p.variable_update in ALL_REDUCE_MODES:
+        raise ParamsError('--use_nccl and --all_reduce_spec exclude each other (--use_nccl is '
+                          'the spec nccl); drop --use_nccl to all-reduce with '
+                          '--all_reduce_spec=%s.' % p.all_reduce_spec)
+    if p.device == 'cpu':
+        check_nccl(p, 'cpu')
+    if p.gradient_repacking and p.agg_small_grads_max_bytes:
+        raise ParamsError('--gradient_repacking and --agg_small_grads_max_bytes exclude each '
+                          'other here (the original, with --all_reduce_spec, merged the packs '
+                          'under the byte limit; fewer packs do that); use one. Received: '
+                          'gradient_repacking=%d, agg_small_grads_max_bytes=%d'
+                          % (p.gradient_repacking, p.agg_small_grads_max_bytes))
     if p.data_name == 'synthetic' and p.data_dir:
         raise ParamsError('--data_name=synthetic ignores --data_dir; drop one of them.')
     for step in p.eval_during_training_at_specified_steps:
@@ -562,7 +565,8 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
       num_visible_gpus: GPUs TensorFlow can see on this host.
 
     Returns:
-      Params with `device`, `data_format`, `num_warmup_batches` and `num_batches` set.
+      Params with `device`, `data_format`, `num_warmup_batches` and `num_batches` set, and
+      the all-reduce flags without effect off (device_rules.all_reduce_flags_read).
 
     Raises:
       ParamsError: --device=gpu (or --local_parameter_device=gpu, or --num_gpus > 1 with
@@ -584,6 +588,7 @@ def resolve_params(p: Params, num_visible_gpus: int) -> Params:
         raise ParamsError('--local_parameter_device=gpu, but no GPU is visible; use '
                           '--local_parameter_device=cpu.')
     check_nccl(p, device)
+    p = device_rules.all_reduce_flags_read(p, device)
     data_format = p.data_format or ('NCHW' if device == 'gpu' else 'NHWC')
     warmup = p.num_warmup_batches
     if warmup is None:  # the original's GPU rule: cuDNN autotunes 5 x threshold^2 steps

@@ -219,8 +219,11 @@ def _cluster_modes_problem(p) -> str | None:
             seen[key] = (flag, host)
     evaluate = 'evaluate the checkpoints of --train_dir with a local --eval run instead'
     unsupported = [
-        ('staged_vars', p.staged_vars, 'use --variable_update=distributed_replicated for local '
-         'copies of the variables'),
+        # The original staged a worker's reads from the ps; this project's cluster managers
+        # do not (variable_managers/distributed.py): docs' departures from the original.
+        ('staged_vars', p.staged_vars, 'this project\'s cluster parameter_server does not stage '
+         'its reads from the ps, as the original\'s did; use '
+         '--variable_update=distributed_replicated for local copies of the variables'),
         ('eval', p.eval, evaluate),
         ('freeze_when_forward_only', p.freeze_when_forward_only, 'time a frozen graph locally'),
         ('eval_during_training_every_n_steps', p.eval_during_training_every_n_steps, evaluate),

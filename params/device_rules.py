@@ -40,16 +40,25 @@ def uses_nccl(p) -> bool:
     return bool(p.use_nccl) or any('nccl' in entry.alg for entry in spec)
 
 
+def one_tower_all_reduce(p) -> bool:
+    """True for `replicated` on one device of one host (--num_gpus=1) outside --plan_scaling
+    (which plans it on more devices): one tower, nothing to all-reduce, so the all-reduce flags
+    have no effect (variable_managers/allreduce.py returns one device's gradients as they are)
+    and warn (preflight/ineffective_flags.py), NCCL on the CPU too, as the original ran NCCL
+    on one GPU."""
+    return p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling
+
+
 def check_nccl(p, device: str) -> None:
     """NCCL (--use_nccl, an --all_reduce_spec with nccl) only on GPUs: `device` is the run's
-    ('cpu' or 'gpu', default_device). A mode that does not all-reduce (ALL_REDUCE_MODES) never
-    runs NCCL: there the flags warn instead (preflight/ineffective_flags.py, whose line says
-    that NCCL needs GPUs too).
+    ('cpu' or 'gpu', default_device). A mode that does not all-reduce (ALL_REDUCE_MODES), or
+    replicated on one device (`one_tower_all_reduce`), never runs NCCL: there the flags warn
+    instead (preflight/ineffective_flags.py, whose line says that NCCL needs GPUs too).
 
     Raises:
       ParamsError: NCCL asked for on the CPU, naming the CPU's all-reduce to use instead.
     """
-    if p.variable_update not in ALL_REDUCE_MODES:
+    if p.variable_update not in ALL_REDUCE_MODES or one_tower_all_reduce(p):
         return
     # A plan (--dry_run, --plan_scaling) of CPU towers may have meant GPUs.
     plan = ', or give --gpu_model=NAME to plan GPUs' if p.dry_run or p.plan_scaling else ''
@@ -60,6 +69,23 @@ def check_nccl(p, device: str) -> None:
     if device != 'gpu' and any('nccl' in entry.alg for entry in spec):
         raise ParamsError('--all_reduce_spec=%s uses nccl, which needs GPUs; on the CPU use pscpu '
                           'or xring%s.' % (p.all_reduce_spec, plan))
+
+
+def all_reduce_flags_read(p, device: str):
+    """`p` with the all-reduce flags that have no effect (a warning says so:
+    preflight/ineffective_flags.py) turned off, so that the manager
+    (variable_managers/allreduce.py) is given none of them: --hierarchical_copy where
+    --all_reduce_spec or --use_nccl chooses the all-reduce (the original ignored it there), and
+    NCCL on the CPU with one tower (`one_tower_all_reduce`), which all-reduces nothing.
+
+    Args:
+      p: the checked Params; device: the run's ('cpu' or 'gpu', default_device).
+    """
+    if p.hierarchical_copy and (p.all_reduce_spec or p.use_nccl):
+        p = p._replace(hierarchical_copy=False)
+    if device != 'gpu' and one_tower_all_reduce(p) and uses_nccl(p):
+        p = p._replace(use_nccl=False, all_reduce_spec=None)
+    return p
 
 
 def usable_cpus() -> int:

@@ -5,7 +5,8 @@ and the few checks that need it right after), the run plan settled from them onc
 has loaded, before the graph (settled_run.py: what BenchmarkCNN receives), with output paths
 that cannot be written (output_paths.py; local, or remote on TensorFlow's file systems), the
 longest paths a run writes against the system's limits (path_lengths.py) and the flags that
-have no effect in the run (ineffective_flags.py).
+have no effect in the run (ineffective_flags.py; the original's GPU-only flags where they change
+nothing: gpu_only_flags.py).
 On a built graph, with no step run: --dry_run (dry_run.py), the memory check before the first
 step (memory_check.py), and the static analysis both use: the step as it would be built for the
 planned GPU (planned_step.py), whether this TensorFlow's CUDA build runs that GPU

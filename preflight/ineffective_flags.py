@@ -33,8 +33,10 @@ from __future__ import annotations
 from .. import params as params_lib
 from ..hardware import gpu_plans, links
 from ..params import optimizer_ranges, original_flags
+from ..params.device_rules import one_tower_all_reduce
 from ..runtime import cpu_tuning
 from ..variable_managers import transfer_rules
+from .gpu_only_flags import as_set, gpu_only_on_cpu, planned_gpu_flags  # noqa: F401
 
 OPTIMIZER_FLAGS = (
     'optimizer', 'momentum', 'rmsprop_decay', 'rmsprop_momentum', 'rmsprop_epsilon',
@@ -88,8 +90,8 @@ ALL_REDUCE_MODES = params_lib.ALL_REDUCE_MODES
 # an all-reduce ignores them all alike.
 ONE_TOWER_FLAGS = ALGORITHM_FLAGS + ALL_REDUCE_FLAGS
 # Said after the line of an NCCL flag (--use_nccl, an --all_reduce_spec with nccl) that a
-# mode without all-reduce ignores, when the run is on the CPU: the mode the line advises
-# would refuse it there (params/device_rules.check_nccl).
+# mode without all-reduce, or replicated on one device, ignores, when the run is on the CPU:
+# the run the line advises would refuse it there (params/device_rules.check_nccl).
 NCCL_ON_CPU = ('; NCCL also needs GPUs, and this run is on the CPU, where replicated '
                'all-reduces with --all_reduce_spec=xring or pscpu')
 # What each other --variable_update does with the towers' gradients instead
@@ -220,27 +222,33 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         unfolded = _unfolded_decay(p)
         if unfolded:
             rule(('fused_weight_decay',), unfolded)
+        why = ''
         if p.variable_update not in ALL_REDUCE_MODES:
             why = ('with --variable_update=%s (%s; only %s all-reduce the gradients of several '
                    'devices: use one of them)'
                    % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
                       ' and '.join(ALL_REDUCE_MODES)))
-            on_cpu = (device or p.device) == 'cpu'
-            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised mode would refuse it
+        elif one_tower_all_reduce(p):  # not with --plan_scaling, which plans more devices
+            why = ('with --variable_update=replicated on one device (one tower: there is no '
+                   'all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N towers)')
+        if why:  # the ONE_TOWER_FLAGS alike
+            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised run would refuse it
                 nccl = p.use_nccl if name == 'use_nccl' else (
                     p.all_reduce_spec and 'nccl' in p.all_reduce_spec)
-                rule((name,), why + (NCCL_ON_CPU if nccl and on_cpu else ''))
+                rule((name,), why + (NCCL_ON_CPU if nccl and (device or p.device) == 'cpu'
+                                     else ''))
             rule(ALL_REDUCE_FLAGS, why)
-        elif p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling:
-            # --plan_scaling plans this manager on more devices, where they choose the plan.
-            rule(ONE_TOWER_FLAGS, 'with --variable_update=replicated on one device (one tower: '
-                 'there is no all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N '
-                 'towers)')
+        elif p.all_reduce_spec or p.use_nccl:  # either chooses the all-reduce, as originally
+            rule(('hierarchical_copy',), '%s; --hierarchical_copy is the spec psgpu/psgpu)' % (
+                'with --all_reduce_spec (the spec chooses the all-reduce, as in the original'
+                if p.all_reduce_spec else 'with --use_nccl (NCCL all-reduces every gradient'))
     for name, why in transfer_rules.no_effect_reasons(p).items():  # replicated's all-reduce
         rule((name,), why)
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
+        rule(('batch_group_size',), 'on synthetic data (it sets the batches staged per device; '
+             'synthetic batches are made on each device, and nothing is staged)')
     else:
         _real_data_input(p, dataset, rule)
     if p.eval and (p.num_eval_batches or p.num_eval_epochs):
@@ -405,45 +413,6 @@ def original_flag_messages(p) -> list[str]:
     return out
 
 
-#: The GPU-only flags that size GPU threads, whose CPU counterparts the message names (a user
-#: found the thread advice under --tf32=false, a precision switch).
-GPU_THREAD_FLAGS = ('gpu_thread_mode', 'per_gpu_thread_count')
-THREAD_ADVICE = '; use --num_intra_threads/--num_inter_threads for the CPU'
-
-def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
-    """One message per GPU-only flag (original_flags.GPU_ONLY_FLAGS) set to another value than
-    its default, for a run on the CPU.
-
-    Args:
-      p: the Params as given.
-      where: how the run came to be on the CPU, as the message says it: 'with --device=cpu'
-        when the user asked for it, 'on the CPU, where this run is because no GPU is
-        visible' when it was resolved so.
-    """
-    return ['%s has no effect %s (it sets GPU options)%s' % (
-        as_set(p, name), where, THREAD_ADVICE if name in GPU_THREAD_FLAGS else '')
-        for name in gpu_only_set(p)]
-
-
-
-def as_set(p, name: str) -> str:
-    """The flag `name` as its value in `p` is written: '--tf32=false (--notf32)' for a boolean
-    set false (the Params do not say which form the user typed: both are named, so that
-    neither --tf32=false nor absl's negation --notf32 reads as another flag),
-    '--winograd_nonfused' set true, '--gpu_thread_mode=gpu_shared' otherwise."""
-    value = getattr(p, name)
-    if isinstance(value, bool):
-        return '--%s' % name if value else '--%s=false (--no%s)' % (name, name)
-    return '--%s=%s' % (name, value)
-
-
-def gpu_only_set(p) -> list[str]:
-    """The GPU-only flags of `p` at another value than their default
-    (original_flags.GPU_ONLY_DEFAULTS), in original_flags.GPU_ONLY_FLAGS' order."""
-    return [name for name, default in original_flags.GPU_ONLY_DEFAULTS.items()
-            if getattr(p, name) != default]
-
-
 #: The flags that set an OpenMP runtime's variables (runtime/cpu_tuning.environment_updates).
 OPENMP_FLAGS = ('kmp_blocktime', 'kmp_affinity', 'kmp_settings')
 
@@ -547,50 +516,3 @@ def mkl_threads(loaded: bool | None) -> str:
     return ('; for the threads it set use --num_intra_threads, and --kmp_blocktime, '
             '--kmp_affinity, --kmp_settings for the OpenMP runtime%s'
             % (' this build loads' if loaded else ' of a build that loads one'))
-
-
-def planned_gpu_flags(p, gpu) -> list[str]:
-    """The GPU-only flags (original_flags.GPU_ONLY_FLAGS) set in a plan of `gpu` that do not
-    change it, one message each: the plan's speed model (speed_model/gpu_step.py, fed by
-    speed_model/from_flags.py) reads --winograd_nonfused (cuDNN's non-fused Winograd on CUDA
-    cores) and --tf32 (TF32 tensor cores for float32 on compute capability 8.0+), and
-    neither the speed model nor the memory estimate reads the others (thread pools, memory
-    options, kernel trackers, persistent batch norm, the autotuning threshold), which set
-    options of a run on a GPU. With --single_device_images_per_sec no flag changes the
-    compute.
-
-    Args:
-      p: the checked Params as given; gpu: the GpuSpec planned
-      (hardware/gpu_plans.planned_gpu).
-    """
-    mode = '--plan_scaling' if p.plan_scaling else '--dry_run'
-    dtype = 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
-    out = []
-    for name, flag in [(name, as_set(p, name)) for name in gpu_only_set(p)]:
-        why = _unplanned(name, p, gpu, dtype)
-        if why:
-            out.append('%s does not change the %s plan of the %s: %s'
-                       % (flag, mode, gpu.name, why))
-    return out
-
-
-def _unplanned(name: str, p, gpu, dtype: str) -> str | None:
-    """Why the GPU-only flag `name` does not change the plan of `gpu` in `dtype`; None when
-    it may (planned_gpu_flags)."""
-    if p.single_device_images_per_sec and name in ('winograd_nonfused', 'tf32'):
-        return ('the compute is --single_device_images_per_sec=%g, not the speed model\'s'
-                % p.single_device_images_per_sec)
-    if name == 'winograd_nonfused':
-        from ..speed_model import gpu_step
-        if dtype == 'float32' or gpu_step.math_path(gpu, dtype)[2] not in ('tensor', 'tf32'):
-            return None  # a CUDA-core path, where autotuning may pick the Winograd kernels
-        return ('its %s convolutions run on tensor cores, where cuDNN\'s non-fused Winograd '
-                'is not among the algorithms' % dtype)
-    if name == 'tf32':
-        if not gpu.tf32_tflops:
-            return 'compute capability %s < 8.0 has no TF32' % gpu.compute_capability
-        if dtype != 'float32':
-            return '%s compute does not use TF32 (a float32 math mode)' % dtype
-        return None
-    return ('neither the speed model nor the memory estimate reads it (it sets an option of a '
-            'run on a GPU)')

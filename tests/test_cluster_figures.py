@@ -135,6 +135,18 @@ def test_an_asynchronous_worker_reads_the_global_step_around_its_timed_part():
     assert 'cluster_images_per_sec' not in result  # the chief's
 
 
+def test_a_save_after_the_last_timed_step_is_not_in_the_window_sent_to_the_chief():
+    # A fixer's finding: the chief's span ran to the end of a worker's last save (its
+    # after_timed came after the hooks of the last step), so a save there lowered the total.
+    sess = _Session(steps=[])
+    hook = _hook(1, sess, asynchronous=False, clock=[100.0, 103.0])
+    hook.before_timed()
+    hook.after_timed()
+    hook.end({'images_per_sec': 30.0, 'num_steps': 30, 'elapsed_secs': 2.0,
+              'after_last_step_secs': 1.0})
+    assert sess.feeds == [[30.0, 30, 2.0, 60, 100.0, 102.0]]
+
+
 def test_the_chief_reports_the_cluster_total_from_its_workers_figures(capsys):
     taken = ([1, 0], [38.0, 40.0], [20, 20], [2.1, 2.0], [40, 40], [10.2, 10.0],
              [12.3, 12.0])

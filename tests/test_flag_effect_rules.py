@@ -16,6 +16,9 @@ was not true for the run (preflight/ineffective_flags.py).
   without --use_datasets (RecordInput reads the files)' was false there.
 * --forward_only --summary_verbosity=2 wrote level 1's summaries only (level 2 adds the
   gradients' histogram) and said nothing.
+* Multi-device options: NCCL on one CPU tower was an error where the docs said it warns;
+  --hierarchical_copy with --all_reduce_spec was refused (the original ignored it);
+  --batch_group_size on synthetic data did nothing and said nothing.
 """
 
 from __future__ import annotations
@@ -181,8 +184,75 @@ def test_nccl_on_the_cpu_where_nothing_all_reduces_says_both_in_one_line():
         n for n in params.SPEC_BY_NAME if fv[n].present))
     assert on_gpu == ['--use_nccl ' + why.split('; NCCL also')[0]]
     with pytest.raises(params.ParamsError, match='--use_nccl needs GPUs'):
-        params.check_nccl(params.make_params(variable_update='replicated', use_nccl=True),
-                          'cpu')
+        params.check_nccl(params.make_params(variable_update='replicated', use_nccl=True,
+                                             num_gpus=2), 'cpu')
+
+
+@pytest.mark.parametrize('flag', ['--use_nccl', '--all_reduce_spec=nccl'])
+def test_nccl_on_one_cpu_tower_warns_as_the_docs_say(flag):
+    """`--num_gpus=1 --variable_update=replicated --use_nccl` on the CPU was an error, though
+    the devices page says each all-reduce flag warns on one device (the original ran NCCL on
+    one GPU): a warning that adds that NCCL needs GPUs, and the run gets no NCCL to build."""
+    args = ('--device=cpu', '--variable_update=replicated', flag)
+    assert warnings_of(*args) == ['%s %s%s' % (flag.split('=')[0], ONE_TOWER,
+                                               ineffective_flags.NCCL_ON_CPU)]
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', *args], flags.FlagValues())
+    params.validate_params(p)
+    resolved = params.resolve_params(p, num_visible_gpus=0)
+    assert not resolved.use_nccl and resolved.all_reduce_spec is None
+    on_gpu = params.make_params(device='gpu', variable_update='replicated', use_nccl=True)
+    assert params.resolve_params(on_gpu, num_visible_gpus=1).use_nccl  # as the original
+    with pytest.raises(params.ParamsError, match='needs GPUs'):  # two towers would run it
+        params.validate_params(params.make_params(**dict(p._asdict(), num_gpus=2)))
+
+
+@pytest.mark.cli
+def test_nccl_on_one_cpu_tower_runs_with_its_warning():
+    out = helpers.run_command('--model=trivial', '--batch_size=2', '--num_batches=1',
+                              '--num_warmup_batches=0', '--image_size=8', '--noresults_db',
+                              '--device=cpu', '--variable_update=replicated',
+                              '--all_reduce_spec=nccl')
+    assert out.returncode == 0, out.stderr
+    assert ('warning: --all_reduce_spec ' + ONE_TOWER) in out.stderr
+
+
+def test_hierarchical_copy_warns_where_the_spec_or_nccl_chooses_the_all_reduce():
+    """The original ignored --hierarchical_copy with --all_reduce_spec; here it was refused,
+    even on one device, where the docs say these flags warn."""
+    two = ['--device=cpu', '--num_gpus=2', '--variable_update=replicated', '--hierarchical_copy']
+    assert warnings_of(*two, '--all_reduce_spec=xring') == [
+        '--hierarchical_copy has no effect with --all_reduce_spec (the spec chooses the '
+        'all-reduce, as in the original; --hierarchical_copy is the spec psgpu/psgpu)']
+    plan = ['--device=gpu', '--gpu_model=V100', '--dry_run', '--num_gpus=2',
+            '--variable_update=replicated', '--hierarchical_copy', '--use_nccl']
+    assert warnings_of(*plan) == [
+        '--hierarchical_copy has no effect with --use_nccl (NCCL all-reduces every gradient; '
+        '--hierarchical_copy is the spec psgpu/psgpu)']
+    one = warnings_of('--device=cpu', '--variable_update=replicated', '--hierarchical_copy',
+                      '--all_reduce_spec=xring')
+    assert one == ['--all_reduce_spec ' + ONE_TOWER, '--hierarchical_copy ' + ONE_TOWER]
+    # The manager is given the spec alone (allreduce.all_reduce_gradients refuses both).
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', *two, '--all_reduce_spec=xring'],
+                                 flags.FlagValues())
+    params.validate_params(p)
+    resolved = params.resolve_params(p, num_visible_gpus=0)
+    assert (resolved.hierarchical_copy, resolved.all_reduce_spec) == (False, 'xring')
+    assert params.resolve_params(p._replace(all_reduce_spec=None), 0).hierarchical_copy
+
+
+def test_batch_group_size_warns_on_synthetic_data():
+    """Synthetic batches live on each device (preprocessing.SyntheticInput: staging_depth
+    0), so --batch_group_size, which sizes the staging of real data's batches, did nothing
+    and said nothing."""
+    assert warnings_of('--batch_group_size=4') == [
+        '--batch_group_size has no effect on synthetic data (it sets the batches staged per '
+        'device; synthetic batches are made on each device, and nothing is staged)']
+    assert warnings_of('--batch_group_size=1') == []  # the default asks for nothing
+    assert warnings_of(*REAL, '--batch_group_size=4') == []
+    from tf_cnn_benchmarks import preprocessing
+    synthetic = preprocessing.SyntheticInput(batch_size=2, image_size=8, num_classes=10,
+                                             data_format='NHWC', dtype=None)
+    assert synthetic.staging_depth == 0
 
 
 def test_all_reduce_flags_in_forward_only_and_eval_runs():

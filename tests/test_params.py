@@ -50,11 +50,17 @@ def test_params_are_immutable():
     ({'forward_only': True, 'eval': True}, '--forward_only and --eval exclude each other'),
     ({'staged_vars': True, 'variable_update': 'replicated'},
      '--staged_vars works only with --variable_update=parameter_server'),
-    ({'use_nccl': True, 'device': 'cpu', 'variable_update': 'replicated'},
-     '--use_nccl needs GPUs'),
-    # It names the flag given, not both (--use_nccl/--all_reduce_spec).
-    ({'hierarchical_copy': True, 'all_reduce_spec': 'xring', 'variable_update': 'replicated'},
-     '--hierarchical_copy chooses the all-reduce itself and excludes --all_reduce_spec; write'),
+    ({'use_nccl': True, 'device': 'cpu', 'variable_update': 'replicated', 'num_gpus': 2},
+     '--use_nccl needs GPUs (NCCL has no CPU kernels); drop it or use --all_reduce_spec=xring'),
+    # The fix it names is the one left: not the spec the user gave already.
+    ({'use_nccl': True, 'all_reduce_spec': 'xring', 'variable_update': 'replicated',
+      'device': 'cpu', 'num_gpus': 2},
+     '--use_nccl and --all_reduce_spec exclude each other (--use_nccl is the spec nccl); drop '
+     '--use_nccl to all-reduce with --all_reduce_spec=xring.'),
+    ({'gradient_repacking': 2, 'agg_small_grads_max_bytes': 1000, 'all_reduce_spec': 'pscpu'},
+     '--gradient_repacking and --agg_small_grads_max_bytes exclude each other here (the '
+     'original, with --all_reduce_spec, merged the packs under the byte limit; fewer packs do '
+     'that); use one. Received: gradient_repacking=2, agg_small_grads_max_bytes=1000'),
     ({'piecewise_learning_rate_schedule': '0.1;10'}, 'odd number of numbers'),
     ({'piecewise_learning_rate_schedule': '0.1;x;0.01'}, "numbers only: 'x' is not a number"),
     ({'piecewise_learning_rate_schedule': '0.1;10;0.01;5;0.001'}, 'positive and increasing'),
@@ -148,7 +154,8 @@ def test_resolve_defaults_follow_the_machine():
     ({'device': 'gpu'}, 0, '--device=gpu, but no GPU is visible; use --device=cpu'),
     ({'device': 'gpu', 'num_gpus': 4}, 2, '--num_gpus=4, but 2 GPU(s) are visible'),
     ({'local_parameter_device': 'gpu'}, 0, '--local_parameter_device=gpu, but no GPU'),
-    ({'use_nccl': True, 'variable_update': 'replicated'}, 0, '--use_nccl needs GPUs'),
+    ({'use_nccl': True, 'variable_update': 'replicated', 'num_gpus': 2}, 0,
+     '--use_nccl needs GPUs'),
 ])
 def test_resolve_rejects_missing_gpus(kwargs, gpus, text):
     with pytest.raises(ParamsError) as info:
@@ -311,3 +318,37 @@ def test_a_parsers_message_names_its_flag_once():
         params.validate_params(params.make_params(variable_update='replicated',
                                                   all_reduce_spec='ring'))
     assert str(err.value).startswith("--all_reduce_spec 'ring': unknown algorithm 'ring'")
+
+
+def test_use_nccl_with_a_spec_is_refused_on_a_gpu_too():
+    """`--dry_run --gpu_model=V100 --num_gpus=2 --variable_update=replicated --use_nccl
+    --all_reduce_spec=xring` ended in the manager's ValueError traceback."""
+    assert _error(use_nccl=True, all_reduce_spec='pscpu', variable_update='replicated',
+                  device='gpu', num_gpus=2).startswith(
+        '--use_nccl and --all_reduce_spec exclude each other')
+    validate_params(make_params(use_nccl=True, all_reduce_spec='pscpu'))  # no all-reduce: warns
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('args, line', [
+    (['--device=cpu', '--num_gpus=2', '--variable_update=replicated', '--use_nccl',
+      '--all_reduce_spec=xring'], 'error: --use_nccl and --all_reduce_spec exclude each other '
+     '(--use_nccl is the spec nccl); drop --use_nccl to all-reduce with --all_reduce_spec=xring.'),
+    (['--dry_run', '--gpu_model=V100', '--num_gpus=2', '--variable_update=replicated',
+      '--use_nccl', '--all_reduce_spec=xring'], 'error: --use_nccl and --all_reduce_spec '
+     'exclude each other'),
+    (['--device=cpu', '--num_gpus=2', '--variable_update=replicated', '--gradient_repacking=2',
+      '--agg_small_grads_max_bytes=1000'], 'error: --gradient_repacking and '
+     '--agg_small_grads_max_bytes exclude each other here'),
+    (['--job_name=worker', '--ps_hosts=127.0.0.1:1', '--worker_hosts=127.0.0.1:2',
+      '--staged_vars'], "error: --staged_vars runs on one host only; drop it from cluster runs "
+     "(this project's cluster parameter_server does not stage its reads from the ps, as the "
+     "original's did; use --variable_update=distributed_replicated for local copies of the "
+     "variables)."),
+])
+def test_the_multi_device_refusals_are_one_line_and_exit_2(args, line):
+    from helpers import run_command
+    out = run_command('--model=trivial', '--batch_size=2', '--num_batches=1', *args)
+    errors = [e for e in out.stderr.splitlines() if e.startswith('error:')]
+    assert out.returncode == 2 and len(errors) == 1, out.stderr
+    assert errors[0].startswith(line) and 'Traceback' not in out.stderr

@@ -137,17 +137,23 @@ def test_time_in_hooks_is_reported_and_left_out_of_the_total(monkeypatch):
                          '(not counted in total images/sec)')
 
 
-def test_a_save_after_the_last_timed_step_is_not_between_steps(monkeypatch):
-    # A user's trial: --save_model_steps landing on the last timed step put its save in the
-    # 'between steps' line (and the end-of-run save stood for it), though no step followed.
+def _three_steps_with_a_save(monkeypatch, at: int, secs: float):
+    """Three timed steps of 0.05 s with a save of `secs` after step `at`: (LoopResult, lines)."""
     step = _Clocked(monkeypatch, [0.05] * 3)
 
-    def save(at, loss):
-        step.now[0] += 0.5 if at == 3 else 0.0
+    def save(done, loss):
+        step.now[0] += secs if done == at else 0.0
     lines = []
     result = training_loop.run_loop(
         Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
         [_Hooks(after_step=save)], log=lines.append)
+    return result, lines
+
+
+def test_a_save_after_the_last_timed_step_is_not_between_steps(monkeypatch):
+    # A user's trial: --save_model_steps landing on the last timed step put its save in the
+    # 'between steps' line (and the end-of-run save stood for it), though no step followed.
+    result, lines = _three_steps_with_a_save(monkeypatch, at=3, secs=0.5)
     assert (result.hook_secs, result.after_last_secs) == (0.0, pytest.approx(0.5))
     assert result.elapsed_secs == pytest.approx(0.15)
     assert not [x for x in lines if 'between steps' in x]
@@ -167,14 +173,7 @@ def test_a_save_after_the_last_timed_step_is_not_between_steps(monkeypatch):
 def test_a_short_save_left_out_of_the_total_is_said_too(monkeypatch):
     # A skeptic's run: one 0.04 s save in a 0.17 s loop was subtracted without a line (the line
     # needed 0.1 s as well as 1%).
-    step = _Clocked(monkeypatch, [0.05] * 3)
-
-    def save(at, loss):
-        step.now[0] += 0.04 if at == 2 else 0.0
-    lines = []
-    result = training_loop.run_loop(
-        Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
-        [_Hooks(after_step=save)], log=lines.append)
+    result, lines = _three_steps_with_a_save(monkeypatch, at=2, secs=0.04)
     assert result.hook_secs == pytest.approx(0.04)
     assert lines[-4] == ('0.04 s between steps went to checkpoints, summaries and evaluations '
                          '(not counted in total images/sec)')

@@ -399,8 +399,10 @@ def test_device_rules_before_tensorflow_follow_the_driver_and_the_flags():
     # NCCL needs GPUs: refused before TensorFlow loads where it will see none ...
     nccl = dict(num_gpus=2, variable_update='replicated', use_nccl=True)
     assert problem(**nccl) == '--use_nccl needs GPUs (NCCL has no CPU kernels)'
-    assert problem(all_reduce_spec='nccl', variable_update='replicated') == (
+    assert problem(all_reduce_spec='nccl', variable_update='replicated', num_gpus=2) == (
         '--all_reduce_spec=nccl uses nccl, which needs GPUs')
+    # One tower all-reduces nothing: a warning (test_flag_effect_rules), as on one GPU.
+    assert problem(all_reduce_spec='nccl', variable_update='replicated') is None
     assert problem(find_driver=driver, **nccl) is None  # TensorFlow counts the GPUs
     # ... but a dry run or scaling plan of a named GPU plans GPUs: NCCL and many towers fit.
     assert problem(dry_run=True, gpu_model='A100', **nccl) is None
