@@ -61,7 +61,10 @@ def build_graph(plan, model, dataset, *, cluster=None, pipeline_factory=None) ->
             step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr,
                                               images_seen=seen)
         else:
-            step_op = tf.group(*[o.logits for o in outputs])
+            # The manager's step ops too: with --staged_vars every step reads the values the
+            # step before put, so a forward-only step must put the next ones (or the second
+            # step waits for ever on an empty staging area).
+            step_op = tf.group(*[o.logits for o in outputs], *mgr.step_ops())
         init_ops = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
     return GraphInfo(graph, step_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
                      init_ops, loss_parts,

@@ -30,6 +30,7 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
 from .. import params as params_lib
+from ..variable_managers import transfer_rules
 
 tf1 = tf.compat.v1
 
@@ -56,7 +57,9 @@ def applies(p, devices) -> bool:
                 and not p.forward_only and not p.eval
                 and all('/cpu:' in d.lower() for d in devices) and p.gradient_clip is None
                 and not p.staged_vars and not p.job_name
-                and not (p.use_fp16 and p.fp16_vars))
+                and not (p.use_fp16 and p.fp16_vars)
+                # Deferred gradients (relaxed replicated) carry their decay term with them.
+                and not transfer_rules.defers_gradients(p))
 
 
 def is_decayed(var) -> bool:

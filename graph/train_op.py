@@ -69,12 +69,16 @@ def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.
         # The decay term of the reported loss reads the kernels outside the gradients; the
         # updates must wait for it or the loss could see updated kernels.
         update_ops = list(update_ops) + [out.total_loss for out in outputs]
-    # 4. Aggregation and apply by the manager, inside the loss scaler's check, after the
+    # 4. Aggregation by the manager, then its apply inside the loss scaler's check, after the
     # batch-norm updates. Through one group op: every op made in the block gets one control
     # input instead of all the updates (8 ResNet-50 towers: 848 updates on each of some 1,300
     # ops made 1.1 million control edges, a third of the dry run's build).
     with tf.control_dependencies([tf.group(*update_ops, name='update_ops')] if update_ops
                                  else []):
+        # replicated's all-reduce, outside the loss scaler's condition: the scaler checks the
+        # sums to apply (as the original's), and a deferred all-reduce's staging runs every
+        # step.
+        tower_grads = mgr.reduce_gradients(tower_grads)
         apply_fn = lambda grads: mgr.apply_gradients(grads, optimizer, global_step)
         apply_ops = (scaler.apply(tower_grads, apply_fn, global_step) if scaler
                      else apply_fn(tower_grads))

@@ -34,6 +34,9 @@ HOROVOD_MESSAGE = (
 # (kind, name, default, help, choices or lower bound). Kinds as params.ParamSpec.
 _ROWS = (
     # --- Work here.
+    ('boolean', 'compact_gradient_transfer', True, 'With --use_fp16 in replicated on more than '
+     'one device: the all-reduce moves float32 gradients as float16, cast back after it.',
+     None),
     ('string', 'gpu_thread_mode', 'gpu_private', 'GPU host threads: global (shared with the CPU '
      'work), gpu_private (a pool per GPU) or gpu_shared (one pool for all GPUs); sets '
      'TF_GPU_THREAD_MODE before TensorFlow loads.', GPU_THREAD_MODES),
@@ -55,7 +58,8 @@ _ROWS = (
     ('integer', 'gpu_kt_max_pending', 0, 'If > 0, at most this many GPU tracking events '
      'outstanding.', 0),
     ('string', 'gpu_indices', '', 'GPU indices in ring order for collective all-reduce '
-     '(GPUOptions.experimental.collective_ring_order), e.g. "0,1,3,2".', None),
+     '(GPUOptions.experimental.collective_ring_order) and for replicated\'s xring on GPUs, '
+     'e.g. "0,1,3,2"; each below --num_gpus.', None),
     ('boolean', 'winograd_nonfused', True, 'cuDNN\'s non-fused Winograd convolutions '
      '(TF_ENABLE_WINOGRAD_NONFUSED).', None),
     ('boolean', 'batchnorm_persistent', True, 'cuDNN\'s persistent spatial batch norm '
@@ -101,8 +105,6 @@ _ROWS = (
      'dataset chooses the pipeline.', None),
     ('string', 'network_topology', 'dgx1', 'The original\'s topology for --hierarchical_copy; no '
      'effect here.', NETWORK_TOPOLOGIES),
-    ('boolean', 'compact_gradient_transfer', True, 'No effect here (see --gradient_repacking).',
-     None),
     ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),
     ('string', 'debugger', None, 'No effect here: tfdbg is gone from TensorFlow 2.', None),
     ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
@@ -139,8 +141,6 @@ NO_EFFECT = {
     'and --use_datasets; use --data_name and --use_datasets to choose it',
     'network_topology': 'here: --hierarchical_copy groups the devices itself; to choose the '
     'hierarchy use --all_reduce_spec (e.g. psgpu/psgpu, pscpu/xring)',
-    'compact_gradient_transfer': 'here: gradients are transferred as computed; use '
-    '--gradient_repacking=N or --agg_small_grads_max_bytes to pack them',
     'use_tf_layers': 'on TensorFlow 2.21: tf.layers is gone with Keras 3; every layer is built '
     'from tf.nn ops, which gives the same values; nothing to use instead',
     'debugger': 'on TensorFlow 2.21: tfdbg\'s session wrappers (CLI and TensorBoard debugger) '
@@ -252,6 +252,12 @@ def problem(p) -> str | None:
         if not all(i.strip().isdigit() for i in items) or len(set(items)) != len(items):
             return ('--gpu_indices takes distinct GPU indices separated by commas, e.g. '
                     '"0,1,3,2". Received: gpu_indices=%r' % p.gpu_indices)
+        beyond = [int(i) for i in items if int(i) >= p.num_gpus]
+        if beyond:  # the ring orders this run's devices, 0 to num_gpus - 1
+            return ('--gpu_indices orders the run\'s %d devices, 0 to %d; index %d is beyond '
+                    'them: give indices below %d or raise --num_gpus. Received: gpu_indices=%r, '
+                    'num_gpus=%d' % (p.num_gpus, p.num_gpus - 1, beyond[0], p.num_gpus,
+                                     p.gpu_indices, p.num_gpus))
     epochs = p.eval_during_training_at_specified_epochs
     bad = [e for e in epochs if not is_number(e) or not 0 <= float(e) < float('inf')]
     if bad:

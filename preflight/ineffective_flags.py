@@ -35,6 +35,7 @@ from ..hardware import gpu_plans, links
 from ..params import optimizer_ranges, original_flags
 from ..params.device_rules import one_tower_all_reduce
 from ..runtime import cpu_tuning
+from ..variable_managers import transfer_rules
 from .gpu_only_flags import as_set, gpu_only_on_cpu, planned_gpu_flags  # noqa: F401
 
 OPTIMIZER_FLAGS = (
@@ -118,6 +119,7 @@ STEP_DEFAULTS = frozenset({
     'distortions',  # distort the training images
     'fuse_decode_and_crop',  # decode only the crop of each JPEG
     'fused_weight_decay',  # fold weight decay into the updates
+    'compact_gradient_transfer',  # all-reduce float16 (variable_managers/grad_transfer.py)
 })
 # The input steps of STEP_DEFAULTS, whose false switches the step off: in a mode without the
 # step, off asks for nothing (--nodistortions on synthetic data, or with --eval), so only true
@@ -240,9 +242,8 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
             rule(('hierarchical_copy',), '%s; --hierarchical_copy is the spec psgpu/psgpu)' % (
                 'with --all_reduce_spec (the spec chooses the all-reduce, as in the original'
                 if p.all_reduce_spec else 'with --use_nccl (NCCL all-reduces every gradient'))
-    if not p.staged_vars:
-        rule(('variable_consistency',), 'without --staged_vars (it orders the staged reads of '
-             'the variables against their updates; unstaged, every read sees the latest update)')
+    for name, why in transfer_rules.no_effect_reasons(p).items():  # replicated's all-reduce
+        rule((name,), why)
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')

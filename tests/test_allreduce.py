@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks.variable_managers import allreduce
+from tf_cnn_benchmarks.variable_managers import allreduce, grad_transfer
 from tf_cnn_benchmarks.variable_managers.allreduce import AllReduceSpecTuple as T
 
 tf1 = tf.compat.v1
@@ -273,3 +273,82 @@ def test_mismatched_towers_raise():
             allreduce.all_reduce_gradients([[a], [b]], ['/cpu:0', '/cpu:1'])
         with pytest.raises(ValueError, match='one gradient list per device'):
             allreduce.all_reduce_gradients([[a]], ['/cpu:0', '/cpu:1'])
+
+
+# ----------------------------------------------------------------------------------------------
+# Around the all-reduce (grad_transfer.py): float16 compaction and the one-step deferral.
+
+
+def _sum_dtypes(graph) -> set:
+    """The dtypes of the all-reduce's sums (AddN: default and ps; AddV2: the ring)."""
+    return {op.get_attr('T') for op in graph.get_operations() if op.type in ('AddN', 'AddV2')}
+
+
+@pytest.mark.parametrize('spec, kwargs', [(None, {}), ('xring', {}), ('pscpu', {'num_packs': 2}),
+                                          ('psgpu', {'agg_small_grads_max_bytes': 100})])
+def test_compaction_sums_in_float16_and_returns_the_gradients_dtype(spec, kwargs):
+    transfer = grad_transfer.GradientTransfer(compact=True)
+    shapes, dtypes = [(3, 5), (7,), (40,)], [np.float32] * 3
+    values, results, out = _reduce(2, spec, shapes=shapes, dtypes=dtypes, transfer=transfer,
+                                   **kwargs)
+    assert _sum_dtypes(out[0][0].graph) == {tf.float16}
+    assert transfer.warmup_ops == []
+    for j in range(len(shapes)):
+        for i in range(2):
+            assert out[i][j].dtype == tf.float32 and results[i][j].dtype == np.float32
+            np.testing.assert_allclose(results[i][j], values[0][j] + values[1][j], atol=1e-2)
+
+
+def test_without_compaction_the_sums_keep_float32():
+    _, _, out = _reduce(2, 'xring', shapes=[(3, 5)], dtypes=[np.float32],
+                        transfer=grad_transfer.GradientTransfer(compact=False))
+    assert _sum_dtypes(out[0][0].graph) == {tf.float32}
+
+
+@pytest.mark.parametrize('num_devices, kwargs', [(2, {}), (2, {'num_packs': 1}), (1, {})])
+def test_deferral_returns_the_previous_steps_sum(num_devices, kwargs):
+    devices = ['/cpu:%d' % i for i in range(num_devices)]
+    transfer = grad_transfer.GradientTransfer(defer=True)
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf1.placeholder(tf.float32, [])
+        tower_grads = [[tf.fill([3], step * (i + 1)), tf.fill([2, 2], step)]
+                       for i in range(num_devices)]
+        out = allreduce.all_reduce_gradients(tower_grads, devices, None, transfer=transfer,
+                                             **kwargs)
+    per_tower = sum(i + 1 for i in range(num_devices))
+    config = tf1.ConfigProto(device_count={'CPU': NUM_CPUS})
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(transfer.warmup_ops)  # one zero piece in every area
+        firsts = sess.run(out, {step: 1.0})
+        seconds = sess.run(out, {step: 2.0})
+    for i in range(num_devices):
+        np.testing.assert_array_equal(firsts[i][0], np.zeros(3))  # the warm-up's zeros
+        np.testing.assert_array_equal(firsts[i][1], np.zeros([2, 2]))
+        np.testing.assert_array_equal(seconds[i][0], np.full(3, 1.0 * per_tower))  # step 1's
+        np.testing.assert_array_equal(seconds[i][1], np.full([2, 2], 1.0 * num_devices))
+
+
+def _first_hops(out) -> set:
+    """(sender, adder) CPU indices of the ring's first reduce step: adds of a split chunk."""
+    hops = set()
+    for op in out[0][0].graph.get_operations():
+        if op.type == 'AddV2' and op.inputs[0].op.type in ('Split', 'SplitV'):
+            hops.add((int(op.inputs[0].op.device[-1]), int(op.device[-1])))
+    return hops
+
+
+@pytest.mark.parametrize('order, hops', [
+    (None, {(0, 1), (1, 2), (2, 0)}),
+    ([0, 2, 1], {(0, 2), (2, 1), (1, 0)}),
+    ([2], {(2, 0), (0, 1), (1, 2)}),  # the unlisted devices follow in their order
+])
+def test_ring_order_sets_the_xring_neighbours(order, hops):
+    # --gpu_indices on one host's GPUs (VariableMgrReplicated._ring_order); the values stay
+    # the sums, on every tower's own device.
+    values, results, out = _reduce(3, 'xring', shapes=[(6,)], dtypes=[np.float32],
+                                   ring_order=order)
+    assert _first_hops(out) == hops
+    for i in range(3):
+        np.testing.assert_allclose(results[i][0], sum(v[0] for v in values), rtol=1e-6)
+        assert out[i][0].device == '/device:CPU:%d' % i

@@ -5,7 +5,10 @@ was not true for the run (preflight/ineffective_flags.py).
   by the managers that all-reduce (replicated and distributed_all_reduce); a run of any other
   --variable_update said nothing about them, nor did replicated on one tower (with
   --all_reduce_spec and --use_nccl), where nothing is all-reduced.
-* --variable_consistency=relaxed is read only with --staged_vars.
+* --variable_consistency=relaxed acts in replicated training only (it defers the all-reduced
+  gradients by one step, as the original's); the old line said it needed --staged_vars.
+* --compact_gradient_transfer (default on) acts with --use_fp16 in replicated on several devices;
+  the old line said it never did.
 * --distortions and --distort_color with --eval (or --forward_only): the images get the central
   crop.
 * --eval reads ImageNet shards with tf.data whatever --use_datasets says, and its tf.data honours
@@ -261,13 +264,38 @@ def test_all_reduce_flags_in_forward_only_and_eval_runs():
         '--hierarchical_copy has no effect with --eval (nothing is trained)']
 
 
-def test_variable_consistency_warns_without_staged_vars():
+def test_variable_consistency_warns_outside_replicated_training():
     assert warnings_of('--variable_consistency=relaxed') == [
-        '--variable_consistency has no effect without --staged_vars (it orders the staged '
-        'reads of the variables against their updates; unstaged, every read sees the latest '
-        'update)']
-    assert warnings_of('--variable_consistency=relaxed', '--staged_vars') == []
+        '--variable_consistency has no effect with --variable_update=parameter_server (relaxed '
+        'defers the gradients of --variable_update=replicated by one step, as in the original; '
+        'elsewhere each step applies its own)']
+    assert len(warnings_of('--variable_consistency=relaxed', '--staged_vars')) == 1
+    assert warnings_of('--variable_consistency=relaxed', '--variable_update=replicated') == []
+    assert warnings_of('--variable_consistency=relaxed', '--variable_update=replicated',
+                       '--forward_only') == [
+        '--variable_consistency has no effect with --forward_only (no gradients)']
     assert warnings_of('--variable_consistency=strong') == []  # the default asks for nothing
+
+
+def test_compact_gradient_transfer_warns_where_nothing_is_compacted():
+    two = ('--variable_update=replicated', '--num_gpus=2', '--device=cpu')
+    assert warnings_of('--compact_gradient_transfer', *two) == [
+        '--compact_gradient_transfer has no effect without --use_fp16 (it moves float32 '
+        'gradients as float16 in the all-reduce of --variable_update=replicated)']
+    assert warnings_of('--nocompact_gradient_transfer', *two) == [
+        '--compact_gradient_transfer has no effect without --use_fp16 (it moves float32 '
+        'gradients as float16 in the all-reduce of --variable_update=replicated)']
+    assert warnings_of('--nocompact_gradient_transfer', '--use_fp16', *two) == []
+    assert warnings_of('--compact_gradient_transfer', '--use_fp16', *two) == []
+    assert warnings_of('--compact_gradient_transfer', '--use_fp16', '--num_gpus=2',
+                       '--device=cpu') == [
+        '--compact_gradient_transfer has no effect with --variable_update=parameter_server '
+        '(only the all-reduce of --variable_update=replicated moves gradients as float16)']
+    assert warnings_of('--compact_gradient_transfer', '--use_fp16',
+                       '--variable_update=replicated', '--device=cpu') == [
+        '--compact_gradient_transfer has no effect with --variable_update=replicated on one '
+        'device (one tower: nothing is transferred)']
+    assert warnings_of('--use_fp16', *two) == []  # untyped, the default asks for nothing
 
 
 CENTRAL = ('(its images get the central crop of evaluation: no random crop, flip or colour '

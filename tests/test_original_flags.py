@@ -143,6 +143,10 @@ def test_a_schedule_at_or_below_the_rate_floor_warns_that_it_has_no_effect():
     (['--display_perf_ewma=1.5'], '--display_perf_ewma is the weight of the newest step'),
     (['--gpu_indices=0,x'], '--gpu_indices takes distinct GPU indices'),
     (['--gpu_indices=1,1'], '--gpu_indices takes distinct GPU indices'),
+    (['--gpu_indices=0,5', '--num_gpus=2'], "--gpu_indices orders the run's 2 devices, 0 to 1; "
+     'index 5 is beyond them: give indices below 2 or raise --num_gpus. Received: '
+     "gpu_indices='0,5', num_gpus=2"),
+    (['--gpu_indices=1,0'], "index 1 is beyond them"),
     (['--gpu_thread_mode=global', '--per_gpu_thread_count=2'], '--per_gpu_thread_count needs'),
     (['--gpu_thread_mode=private'], '--gpu_thread_mode must be one of'),
     (['--loss_type_to_report=l2'], '--loss_type_to_report must be one of'),

@@ -6,6 +6,10 @@ variables as one tower of batch N*B, because gradients are averaged over towers.
 has no batch norm, so the equality is exact up to float summation order.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -13,6 +17,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import benchmark_cnn, preprocessing, variable_mgr
 from tf_cnn_benchmarks.params import make_params
 
+import checkout
 import helpers
 
 tf1 = tf.compat.v1
@@ -132,3 +137,75 @@ def test_unknown_mode_lists_valid_ones():
                                          'replicated'):
         variable_mgr.make_variable_mgr(make_params()._replace(variable_update='bogus'),
                                        ['/cpu:0'])
+
+
+
+@pytest.mark.parametrize('num_gpus', ['1', '2'])
+def test_staged_vars_forward_only_steps_refill_the_staging_areas(num_gpus):
+    # Every forward-only step reads the staged values and must put the next ones: without the
+    # puts the second step waited for ever on an empty staging area (a blocked read ignores
+    # a session's deadline, so the run is a subprocess, killed at the timeout).
+    proc = subprocess.run(
+        [sys.executable, os.path.join(checkout.REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
+         '--device=cpu', '--num_gpus=' + num_gpus, '--batch_size=2', '--image_size=8',
+         '--num_batches=2', '--num_warmup_batches=1', '--staged_vars', '--forward_only'],
+        capture_output=True, text=True, timeout=180, cwd=checkout.REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert 'total images/sec:' in proc.stdout
+
+
+@pytest.mark.parametrize('num_gpus,extra', [
+    (2, {}),
+    (2, {'all_reduce_spec': 'xring', 'gradient_repacking': 2}),
+    (1, {}),
+], ids=['two', 'two-repacked', 'one'])
+def test_relaxed_replicated_applies_the_previous_steps_gradients(num_gpus, extra):
+    mode = dict(num_gpus=num_gpus, variable_update='replicated', **extra)
+    _, initial, _ = _train(steps=0, **mode)
+    strong, after_one, _ = _train(steps=1, **mode)
+    relaxed_1 = _train(steps=1, variable_consistency='relaxed', **mode)
+    relaxed_2 = _train(steps=2, variable_consistency='relaxed', **mode)
+    # Step 1 applies the warm-up's zeros: the variables stay the initial ones.
+    for name, value in initial.items():
+        if name != 'global_step':
+            np.testing.assert_array_equal(relaxed_1[1][name], value, err_msg=name)
+    # So step 2 sees the same variables (the same loss on the fixed batch) and applies step
+    # 1's gradients: the variables strong has after its step 1.
+    assert relaxed_2[0][0] == strong[0] and relaxed_2[0][1] == relaxed_2[0][0]
+    for name, value in after_one.items():
+        if name != 'global_step':
+            np.testing.assert_allclose(relaxed_2[1][name], value, atol=1e-7, err_msg=name)
+    assert not np.allclose(after_one['cg/affine0/weights'], initial['cg/affine0/weights'])
+
+
+def test_strong_replicated_applies_each_steps_own_gradients(reference):
+    losses, _, _ = _train(steps=2, num_gpus=2, variable_update='replicated',
+                          variable_consistency='strong')
+    assert losses[1] != pytest.approx(losses[0], rel=1e-4)
+    _assert_matches(reference, (losses, *_train(steps=2, num_gpus=2,
+                                               variable_update='replicated')[1:]))
+
+
+@pytest.mark.parametrize('compact', [True, False])
+def test_fp16_replicated_all_reduces_float16_unless_told_not_to(compact):
+    p = make_params(model='trivial', image_size=IMAGE, batch_size=2, num_gpus=2,
+                    variable_update='replicated', all_reduce_spec='xring', use_fp16=True,
+                    compact_gradient_transfer=compact)
+    info = benchmark_cnn.BenchmarkCNN(p, gpus=0).build_graph()  # synthetic float16 images
+    adds = [op for op in info.graph.get_operations() if op.type == 'AddV2'
+            and op.get_attr('T') == tf.float16]
+    # The ring's sums, of float16 casts of the float32 gradients: 6 gradients (3 kernels, 3
+    # biases) of the trivial model, one add per device each.
+    assert len(adds) == (6 * 2 if compact else 0)
+
+
+def test_gpu_indices_order_the_xring_ring_of_replicated_on_gpus_only():
+    from tf_cnn_benchmarks.variable_managers import one_host
+    p = make_params(num_gpus=2, variable_update='replicated', gpu_indices='1,0')
+
+    def order(devices, **kwargs):
+        return one_host.VariableMgrReplicated(devices=devices, param_device='/cpu:0',
+                                              params=p._replace(**kwargs))._ring_order()
+    assert order(['/gpu:0', '/gpu:1']) == [1, 0]
+    assert order(['/cpu:0', '/cpu:1']) is None  # logical CPU devices: --gpu_indices warns
+    assert order(['/gpu:0', '/gpu:1'], gpu_indices='') is None

@@ -49,6 +49,7 @@ from .allreduce_spec import (  # noqa: F401  (re-exported for callers and tests)
     AllReduceSpecTuple,
     parse_all_reduce_spec,
 )
+from .grad_transfer import GradientTransfer
 
 tf1 = tf.compat.v1
 
@@ -77,10 +78,22 @@ def _cpu_of(device: str) -> str:
 
 
 class _Context:
-    """State of one all_reduce_gradients call: bytes summed on each device so far (psgpu)."""
+    """State of one all_reduce_gradients call: bytes summed on each device so far (psgpu),
+    and the xring ring's order of the device indices (None: the devices' order)."""
 
-    def __init__(self):
+    def __init__(self, ring_order: Sequence[int] | None = None):
         self.load_bytes: dict[str, int] = {}
+        self.ring_order = list(ring_order) if ring_order else None
+
+    def ring_positions(self, devices: Sequence[str]) -> list[int]:
+        """Positions of `devices` in ring order: the device indices (the N of '/gpu:N') that
+        ring_order lists first, in its order, then the others as given."""
+        if not self.ring_order:
+            return list(range(len(devices)))
+        rank = {index: r for r, index in enumerate(self.ring_order)}
+        indices = [tf.DeviceSpec.from_string(d).device_index for d in devices]
+        return sorted(range(len(devices)),
+                      key=lambda i: (rank.get(indices[i], len(rank)), i))
 
     def least_loaded(self, devices: Sequence[str], num_bytes: int) -> str:
         keys = [_canonical(d) for d in devices]
@@ -179,9 +192,14 @@ def _flat_all_reduce(alg: str, tensors, devices, ctx: _Context, shard: int) -> l
         return _broadcast(_ps_reduce(alg, tensors, devices, ctx), devices)
     if alg == 'nccl':
         return _nccl(tensors, devices)
+    order = ctx.ring_positions(devices)
     if shard % 2:
-        return _ring(tensors[::-1], devices[::-1])[::-1]
-    return _ring(tensors, devices)
+        order = order[::-1]
+    ring = _ring([tensors[i] for i in order], [devices[i] for i in order])
+    outputs = [None] * len(devices)
+    for position, total in zip(order, ring, strict=True):
+        outputs[position] = total
+    return outputs
 
 
 def _hierarchical(inner: str, outer: str, tensors, devices, ctx: _Context,
@@ -321,7 +339,9 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
                          spec_tuples: Sequence[AllReduceSpecTuple] | None = None, *,
                          num_packs: int = 0, agg_small_grads_max_bytes: int = 0,
                          agg_small_grads_max_group: int = 10, hierarchical_copy: bool = False,
-                         use_nccl: bool = False) -> list[list[tf.Tensor | None]]:
+                         use_nccl: bool = False, transfer: GradientTransfer | None = None,
+                         ring_order: Sequence[int] | None = None
+                         ) -> list[list[tf.Tensor | None]]:
     """Sums each gradient over the towers, leaving one copy of every sum on every tower's device.
 
     Args:
@@ -339,6 +359,12 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
       hierarchical_copy: sum within two halves of the devices, then across (for the default
         all-reduce only; equivalent to the spec 'psgpu/psgpu').
       use_nccl: all-reduce every tensor with NCCL (GPU devices only; no spec allowed).
+      transfer: a grad_transfer.GradientTransfer, or None: what each device's pieces go
+        through before the all-reduce (float16 compaction, a one-step deferral) and after it
+        (the cast back). With deferral the pieces go through it on one device too.
+      ring_order: --gpu_indices on one host, e.g. [1, 0, 3, 2]: the xring rings visit the
+        devices whose index (the N of '/gpu:N') it lists first, in its order, then the others;
+        None: the order of `devices`.
 
     Returns:
       out[i][j]: the sum over towers of gradient j, same shape and dtype, placed on devices[i]
@@ -366,25 +392,32 @@ def all_reduce_gradients(tower_grads: Sequence[Sequence[tf.Tensor | None]],
         elif hierarchical_copy:
             spec_tuples = [AllReduceSpecTuple('psgpu/psgpu', 1, None)]
     outputs = [list(g) for g in tower_grads]
-    if len(devices) == 1 or not present:
+    if not present or (len(devices) == 1 and not (transfer and transfer.defer)):
         return outputs
     grads = [[g[j] for j in present] for g in tower_grads]
     shapes = [g.shape for g in grads[0]]
-    ctx = _Context()
+    ctx = _Context(ring_order)
     plans = _make_plans(grads[0], num_packs, agg_small_grads_max_bytes, agg_small_grads_max_group)
     for plan in plans:
         packed = [_pack(plan, g, d) for g, d in zip(grads, devices, strict=True)]
+        dtypes = [piece.dtype for piece in packed[0]]
+        if transfer:
+            packed = [[transfer.send(piece, d) for piece in p]
+                      for p, d in zip(packed, devices, strict=True)]
         reduced = [[] for _ in devices]
         for k in range(len(packed[0])):
             pieces = [p[k] for p in packed]
-            if spec_tuples:
+            if len(devices) == 1:
+                totals = pieces
+            elif spec_tuples:
                 entry = select_spec(spec_tuples, num_bytes(pieces[0].shape, pieces[0].dtype))
                 totals = _reduce_piece(entry, pieces, devices, ctx)
             else:
                 with tf1.device(devices[0]):
                     totals = _broadcast(tf.add_n(pieces), devices)
             for i, total in enumerate(totals):
-                reduced[i].append(total)
+                reduced[i].append(GradientTransfer.receive(total, dtypes[k], devices[i])
+                                  if transfer else total)
         for i, device in enumerate(devices):
             grads_i = _unpack(plan, reduced[i], shapes, device)
             for j, grad in zip(plan.indices, grads_i, strict=True):

@@ -6,10 +6,13 @@ the run loop):
   1. for each tower i:  `with mgr.tower_scope(i):` build the forward pass, loss and gradients.
      The scope sets the variable scope (names), the custom getter (where variables live) and the
      device of the tower's ops.
-  2. `mgr.apply_gradients(tower_grads, optimizer, global_step)`: aggregate the towers' (gradient,
-     variable) pairs as the mode wants and return the ops that apply them (global step included).
-  3. after variable initialisation, run `mgr.post_init_ops()` (e.g. broadcast tower 0's values).
-  4. `mgr.savable_variables()` gives the {checkpoint name: variable} map. Checkpoint names never
+  2. `mgr.reduce_gradients(tower_grads)`: the towers' (gradient, variable) pairs as they are to
+     be applied, before automatic loss scaling checks them (replicated: all-reduced, and with
+     --variable_consistency=relaxed deferred by one step; other modes: unchanged).
+  3. `mgr.apply_gradients(tower_grads, optimizer, global_step)`: aggregate step 2's pairs as the
+     mode wants and return the ops that apply them (global step included).
+  4. after variable initialisation, run `mgr.post_init_ops()` (e.g. broadcast tower 0's values).
+  5. `mgr.savable_variables()` gives the {checkpoint name: variable} map. Checkpoint names never
      depend on the mode or the tower count: the tower prefix ('v/' or 'v<i>/') is dropped, and
      only tower 0's copy is saved.
 """
@@ -99,6 +102,12 @@ class VariableMgr(abc.ABC):
         """Ops to run with every training step besides the apply ops (e.g. staging puts)."""
         return []
 
+    def reduce_gradients(self, tower_grads):
+        """The towers' (gradient, variable) pairs as `apply_gradients` is to get them, built
+        outside automatic loss scaling's condition (so that a step's staging puts run whether
+        it applies or not); same structure as `tower_grads`. Default: unchanged."""
+        return tower_grads
+
     @abc.abstractmethod
     def apply_gradients(self, tower_grads, optimizer, global_step):
         """Aggregates the towers' gradients and returns the ops applying them.
@@ -106,7 +115,8 @@ class VariableMgr(abc.ABC):
         Args:
           tower_grads: for each tower, a list of (gradient, variable) pairs over
             `trainable_variables(tower)`, gradients of the tower's loss (already divided by the
-            number of towers, so a plain sum over towers is the average).
+            number of towers, so a plain sum over towers is the average), as
+            `reduce_gradients` returned them.
           optimizer: a tf.compat.v1.train.Optimizer.
           global_step: the int64 global step variable; the returned ops increment it once.
 

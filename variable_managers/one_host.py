@@ -10,7 +10,7 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
-from . import allreduce
+from . import allreduce, grad_transfer
 from .base import VariableMgr, sum_towers
 
 tf1 = tf.compat.v1
@@ -28,8 +28,9 @@ class VariableMgrLocalParameterServer(VariableMgr):
     the next, so the parameter copy overlaps with compute. The values a step reads are one update
     old (the put of step t reads the variables before step t's update), which makes this
     one-step-stale SGD, a different algorithm from plain SGD: with a fixed batch the losses are
-    L(w0), L(w0), L(w1), L(w2'), ... With --variable_consistency=relaxed the put and the update
-    are not ordered, so a step may see values zero or one update old.
+    L(w0), L(w0), L(w1), L(w2'), ... The update waits for the puts whatever
+    --variable_consistency says (the original ignored it with --staged_vars; relaxed acts in
+    `replicated` only, grad_transfer.py).
     """
 
     name = 'parameter_server'
@@ -85,9 +86,7 @@ class VariableMgrLocalParameterServer(VariableMgr):
     def apply_gradients(self, tower_grads, optimizer, global_step):
         on_gpus = self.params.local_parameter_device == 'gpu'
         summed = sum_towers(tower_grads, None if on_gpus else self.param_device)
-        strong = self.params.variable_consistency == 'strong'
-        deps = self._puts() if strong else []
-        with tf1.device(self.param_device), tf.control_dependencies(deps):
+        with tf1.device(self.param_device), tf.control_dependencies(self._puts()):
             return [optimizer.apply_gradients(summed, global_step=global_step)]
 
 
@@ -121,10 +120,20 @@ class VariableMgrReplicated(VariableMgr):
     Tower 0's initial values are broadcast after initialisation; the gradients are summed across
     devices by an all-reduce (allreduce.py; default: sum on one device and copy back) and every
     device applies the same update to its own copy.
+
+    Around the all-reduce (grad_transfer.py): with --use_fp16 the pieces move as float16
+    (--compact_gradient_transfer); with --variable_consistency=relaxed every device's pieces
+    are deferred by one step, so step t applies the gradients of step t-1 (step 1: zeros).
     """
 
     name = 'replicated'
     each_tower_has_variables = True
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._transfer = grad_transfer.GradientTransfer(
+            compact=grad_transfer.compacts_gradients(self.params, self.num_towers),
+            defer=grad_transfer.defers_gradients(self.params))
 
     def _all_reduce(self, grads_per_tower):
         """Returns, per tower, the list of summed gradients placed on that tower's device."""
@@ -134,16 +143,28 @@ class VariableMgrReplicated(VariableMgr):
             grads_per_tower, self.devices, spec, num_packs=p.gradient_repacking,
             agg_small_grads_max_bytes=p.agg_small_grads_max_bytes,
             agg_small_grads_max_group=p.agg_small_grads_max_group,
-            hierarchical_copy=p.hierarchical_copy, use_nccl=p.use_nccl)
+            hierarchical_copy=p.hierarchical_copy, use_nccl=p.use_nccl,
+            transfer=self._transfer, ring_order=self._ring_order())
+
+    def _ring_order(self) -> list[int] | None:
+        """--gpu_indices as the xring ring's order, on one host's GPUs (as the original's)."""
+        p = self.params
+        on_gpus = all('gpu' in d.lower() for d in self.devices)
+        if not (p.gpu_indices and on_gpus and self.name == 'replicated'):
+            return None
+        return [int(i) for i in p.gpu_indices.split(',')]
+
+    def reduce_gradients(self, tower_grads):
+        """Every tower's pairs with the all-reduced sums (deferred with relaxed)."""
+        reduced = self._all_reduce([[g for g, _ in pairs] for pairs in tower_grads])
+        return [[(g, v) for g, (_, v) in zip(sums, pairs, strict=True)]
+                for sums, pairs in zip(reduced, tower_grads, strict=True)]
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
-        grads_per_tower = [[g for g, _ in pairs] for pairs in tower_grads]
-        reduced = self._all_reduce(grads_per_tower)
         ops = []
-        for tower, pairs in enumerate(tower_grads):
+        for tower, pairs in enumerate(tower_grads):  # the sums of reduce_gradients
             with tf1.device(self.devices[tower]):
-                ops.append(optimizer.apply_gradients(
-                    [(g, v) for g, (_, v) in zip(reduced[tower], pairs)]))
+                ops.append(optimizer.apply_gradients(pairs))
         with tf1.device(self.param_device), tf.control_dependencies(ops):
             ops.append(tf1.assign_add(global_step, 1))
         return ops
@@ -155,7 +176,8 @@ class VariableMgrReplicated(VariableMgr):
             for src, dst in zip(source, self.tower_variables(tower)):
                 with tf1.device(self.devices[tower]):
                     ops.append(dst.assign(src.read_value()))
-        return ops
+        # The zero pieces of the deferred all-reduce: after the broadcast, once per run.
+        return ops + self._transfer.warmup_ops
 
 
 MANAGERS = {cls.name: cls for cls in (VariableMgrLocalParameterServer, VariableMgrReplicated,
