@@ -103,7 +103,8 @@ def _eval_hook(warmup, **flags):
     hook = eval_runner.EvalDuringTrainingHook.__new__(eval_runner.EvalDuringTrainingHook)
     p = dict(eval_during_training_every_n_steps=None, eval_during_training_every_n_epochs=None,
              eval_during_training_at_specified_steps=[],
-             eval_during_training_at_specified_epochs=[], ml_perf=False)
+             eval_during_training_at_specified_epochs=[], ml_perf=False,
+             ml_perf_compliance_logging=False)
     p.update(flags)
     hook.p = types.SimpleNamespace(**p)
     hook.plan = types.SimpleNamespace(num_warmup_batches=warmup, training=True,
@@ -204,3 +205,41 @@ def test_a_warm_up_of_one_whole_epoch_evaluates_on_the_epoch_boundaries(tmp_path
     assert blocks == [('block_start', 0.0, 0), ('block_stop', 0.0, 10),
                       ('block_start', 1.0, 10), ('block_stop', 1.0, 20)]
     assert not [line for line in proc.stderr.splitlines() if 'warm-up' in line]
+
+
+@pytest.mark.parametrize('steps_flags', [
+    dict(eval_during_training_every_n_epochs=1.0),
+    dict(eval_during_training_every_n_steps=4)])
+def test_the_originals_flag_gives_the_plan_epochs_and_evaluations_of_ml_perf(steps_flags):
+    """--ml_perf_compliance_logging is --ml_perf here: a new user's trial of it trained 16
+    steps (not 11: the warm-up was not counted in --num_epochs), evaluated at other epochs and
+    lost the warm-up warning, because three readers tested p.ml_perf alone."""
+    from tf_cnn_benchmarks import run_header
+
+    def schedule(**flag):
+        bench = helpers.tiny_bench(num_epochs=2, num_batches=None, batch_size=64,
+                                   num_warmup_batches=5, **steps_flags, **flag)
+        plan = bench.plan
+        hook = eval_runner.EvalDuringTrainingHook(plan, None, None)
+        due = [g for g in range(1, plan.num_batches + plan.num_warmup_batches + 1)
+               if hook.due(g)]
+        header = [line for line in run_header.batch_lines(plan, bench.dataset)
+                  if line.startswith('Num ')]
+        return plan.num_batches, plan.epochs, due, header, hook.warmup_warning(0)
+
+    ml_perf = schedule(ml_perf=True)
+    assert schedule(ml_perf_compliance_logging=True) == ml_perf
+    # Both count the 5 warm-up steps in --num_epochs (a run without either flag does not).
+    assert ml_perf[0] == schedule()[0] - 5
+    assert ml_perf[3][-1].endswith('(--ml_perf: --num_epochs counts them)')
+
+
+def test_only_the_one_predicate_reads_the_ml_perf_flag():
+    """Every reader asks original_flags.ml_perf_wanted, so the alias cannot drift again."""
+    import pathlib
+    import re
+    root = pathlib.Path(mlperf_log.__file__).resolve().parents[1]
+    readers = [str(path.relative_to(root)) for path in root.rglob('*.py')
+               if 'tests' not in path.parts and re.search(
+                   r'\bp\.ml_perf\b(?!_)', path.read_text(encoding='utf-8'))]
+    assert readers == ['params/original_flags.py']
