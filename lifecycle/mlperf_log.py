@@ -37,6 +37,9 @@ evaluations during training logs, in this order:
     target (nothing to reach), a signal, an error. MLPerf's meaning: the results summarizer
     (mlperf_logging's rcp_checker) counts a run as converged only when its run_stop says
     success.
+  a second signal's abort (lifecycle/signals.py, which exits without the phases after the
+    loop) logs the open block's block_stop at the steps counted so far and run_stop aborted
+    first (`close_on_abort`); its error line says when the log could not be closed.
 
 Every block and evaluation event carries samples_count (images trained so far: global step x
 global batch); block_start and block_stop also first_epoch_num, the block's first epoch in both
@@ -60,6 +63,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 
 from .. import cnn_util
@@ -229,6 +233,7 @@ class MlPerfHook(run_hooks.RunHook):
         self._ctx = None
         self._block = None  # the open block: (its start's time_ms, its first global step)
         self._stopped = False
+        self._stop_lock = threading.Lock()
 
     def _progress(self, global_step: int, epoch_key: str) -> dict:
         epoch = global_step / (self.plan.steps_per_epoch or 1.0)
@@ -342,8 +347,20 @@ class MlPerfHook(run_hooks.RunHook):
         except Exception:  # noqa: BLE001 - abort must not raise
             pass
 
+    def close_on_abort(self) -> bool:
+        """A second signal's abort (signals.SignalHook's closer, from another thread): closes
+        the open block at the steps counted so far and logs run_stop aborted, unless run_stop
+        was logged; returns whether the log now ends with its run_stop on stdout."""
+        try:
+            self._stop(self.c.ABORTED)
+            sys.stdout.flush()
+        except Exception:  # noqa: BLE001 - a closed or full stdout: the log stays open
+            return False
+        return True
+
     def _stop(self, status):
-        if not self._stopped:
-            self._stopped = True
-            self._stop_block()
-            self.logger.end(key=self.c.RUN_STOP, metadata={self.c.STATUS: status})
+        with self._stop_lock:  # the main thread's report and a second signal's abort
+            if not self._stopped:
+                self._stopped = True
+                self._stop_block()
+                self.logger.end(key=self.c.RUN_STOP, metadata={self.c.STATUS: status})

@@ -77,8 +77,10 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
             (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))
     # Last: its `end` sees the final checkpoint; a second signal after the timed loop has the
     # results JSON and the database's record written first (SignalHook.salvage).
+    # A second signal's abort closes the MLPerf log (run_stop aborted) before it exits.
     hooks.append(signals.SignalHook(reporters=[
-        h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))]))
+        h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))],
+        closers=[h.close_on_abort for h in hooks if isinstance(h, mlperf_log.MlPerfHook)]))
     return hooks
 
 
