@@ -156,7 +156,10 @@ def test_a_second_signal_closes_the_ml_perf_log_before_it_exits(monkeypatch, cap
 
     from tf_cnn_benchmarks.lifecycle import run_hooks, signals
 
-    def exit_now(status):
+    at_exit = []
+
+    def exit_now(status):  # the output as the process would end (no abort phase after it)
+        at_exit.append(capfd.readouterr())
         raise _Exited(status)
     monkeypatch.setattr(signals.os, '_exit', exit_now)
     made = []
@@ -178,7 +181,7 @@ def test_a_second_signal_closes_the_ml_perf_log_before_it_exits(monkeypatch, cap
         helpers.tiny_bench(hooks=[TwoSignalsAfterStep()], ml_perf=True, batch_size=2,
                            num_batches=4, num_warmup_batches=1).run()
     assert exited.value.args == (130,)
-    out, err = capfd.readouterr()
+    [(out, err)] = at_exit
     events = [json.loads(line[len(':::MLLOG '):]) for line in out.splitlines()
               if line.startswith(':::MLLOG ')]
     assert [e['key'] for e in events][-3:] == ['block_start', 'block_stop', 'run_stop']
