@@ -167,7 +167,8 @@ def test_a_stale_hold_of_this_host_is_taken_over_with_a_warning(tmp_path, capsys
     err = capsys.readouterr().err
     assert ('warning: --train_dir %s: took over the stale hold of pid %d on host %s, started '
             '2026-01-02 03:04:05 UTC (that process is gone; killed, its host restarted, or it '
-            'could not remove this file?). Check the latest checkpoint before trusting it' % (train_dir, pid, HOST)) in err
+            'could not remove this file?). Check the latest checkpoint before trusting it'
+            % (train_dir, pid, HOST)) in err
     # Released after the run: the next one starts without a word about holds.
     assert not os.path.exists(os.path.join(train_dir, dir_hold.HOLD_FILE))
     helpers.tiny_run(train_dir=train_dir, num_batches=1)
