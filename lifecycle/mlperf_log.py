@@ -30,7 +30,11 @@ evaluations during training logs, in this order:
     one a signal stopped) with the samples it trained, warm-up steps included;
   a block's block_start is logged when the block closes (with the time it started), so a block
     that trained nothing (a signal before its first step, or right after an evaluation) logs
-    neither line;
+    neither line, and a --forward_only run (which trains nothing) no block at all: its log
+    keeps train_samples, the size of the epoch (the checker wants exactly one), but no
+    samples_count of images trained; it cannot evaluate during training, so the checker
+    refuses it (the warning says so, and that a training run is needed, as in the original,
+    whose --forward_only refused --eval_during_training_*);
   report: run_stop with status success only when the run reached its quality target (an
     evaluation's top-1 at least --stop_at_top_1_accuracy, else MLPerf's ResNet-50 target
     RESNET_TARGET_TOP_1), aborted otherwise: the target not reached, a model without a
@@ -146,7 +150,7 @@ def make_hook(plan, evaluations=None, base_rate=None):
         return None
     submission = submission_fields()
     gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'],
-                        cluster=bool(plan.cluster_role))
+                        cluster=bool(plan.cluster_role), training=plan.training)
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
@@ -157,7 +161,7 @@ def make_hook(plan, evaluations=None, base_rate=None):
 
 
 def checker_gaps(model: str, evaluates: bool, division: str, *,
-                 cluster: bool = False) -> list[str]:
+                 cluster: bool = False, training: bool = True) -> list[str]:
     """What in a run's log the compliance checker will refuse, with what to change; [] for a
     log it can accept (a ResNet-50 run with evaluations during training, open division).
 
@@ -167,6 +171,9 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
       division: the submission division ('open' or 'closed').
       cluster: a cluster task's run, which cannot evaluate during training (those flags run
         on one host only: params/cluster_rules.py), so its log has no evaluations to add.
+      training: False for a --forward_only run, which trains nothing and so cannot evaluate
+        during training either (as in the original, where --forward_only with
+        --eval_during_training_* is an error; here those flags have no effect with it).
 
     The checker's rules (training_4.0.0): common.yaml requires eval_start, eval_stop and
     eval_accuracy; submission_benchmark must name an MLPerf benchmark (ResNet-50 is this
@@ -175,7 +182,12 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
     no schedule of this program has.
     """
     gaps = []
-    if not evaluates and cluster:
+    if not training:
+        gaps.append('it has no evaluations, and a --forward_only run cannot have them (it '
+                    'trains nothing, so --eval_during_training_* has no effect): an accepted '
+                    'MLPerf log needs a training run (without --forward_only) with '
+                    '--eval_during_training_every_n_epochs=N')
+    elif not evaluates and cluster:
         gaps.append('it has no evaluations, and a cluster run cannot have them (evaluation '
                     'during training runs on one host only): an accepted MLPerf log needs a '
                     'one-host run with --eval_during_training_every_n_epochs=N')
@@ -270,7 +282,10 @@ class MlPerfHook(run_hooks.RunHook):
 
     def _start_block(self):
         """Opens a block at the current global step; its block_start is logged (with this
-        time) when it closes having trained samples (`_stop_block`)."""
+        time) when it closes having trained samples (`_stop_block`). A forward-only run
+        trains nothing: it opens none (its steps' images are no training samples)."""
+        if not self.plan.training:
+            return
         self._block = (int(time.time() * 1000), self.global_step)
 
     def _stop_block(self):

@@ -243,3 +243,25 @@ def test_only_the_one_predicate_reads_the_ml_perf_flag():
                if 'tests' not in path.parts and re.search(
                    r'\bp\.ml_perf\b(?!_)', path.read_text(encoding='utf-8'))]
     assert readers == ['params/original_flags.py']
+
+
+@pytest.mark.cli
+def test_a_forward_only_run_logs_no_training_samples_and_no_advice_it_would_refuse():
+    """A new user's trial: --forward_only --ml_perf advised --eval_during_training_*, which
+    then had no effect with --forward_only, and logged a block of 16 images "trained"."""
+    pytest.importorskip('mlperf_logging')
+    proc = helpers.run_command(
+        '--model=resnet50', '--batch_size=2', '--image_size=32', '--num_batches=2',
+        '--num_warmup_batches=1', '--forward_only', '--ml_perf', '--device=cpu',
+        '--noresults_db')
+    assert proc.returncode == 0, proc.stderr
+    [line] = [w for w in proc.stderr.splitlines() if 'compliance checker' in w]
+    assert line == (
+        "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will "
+        'refuse this log: it has no evaluations, and a --forward_only run cannot have them (it '
+        'trains nothing, so --eval_during_training_* has no effect): an accepted MLPerf log '
+        'needs a training run (without --forward_only) with '
+        '--eval_during_training_every_n_epochs=N')
+    keys = [e['key'] for e in _events(proc.stdout)]
+    assert 'block_start' not in keys and 'block_stop' not in keys
+    assert keys[-2:] == ['run_start', 'run_stop'] and keys.count('train_samples') == 1
