@@ -15,7 +15,8 @@ evaluations during training logs, in this order:
     submission_platform, submission_division, submission_status (SUBMISSION_ENV),
     submission_benchmark ('resnet' for resnet50 and resnet50_v1.5, MLPerf's ResNet-50
     benchmark; other models by name, which the checker refuses), global_batch_size, seed,
-    gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the schedule's rate
+    gradient_accumulation_steps (1), opt_name (MLPerf's name: OPT_NAMES; sgd_opt_momentum
+    after it for --optimizer=momentum), opt_base_learning_rate (the schedule's rate
     before any change, after any warm-up: graph/learning_rate.initial_rate, as the shortest
     decimal of its float32: 0.0001 for --init_learning_rate=1e-4, not
     9.999999747378752e-05), train_samples (examples per epoch), eval_samples (examples one
@@ -91,6 +92,13 @@ SUBMISSION_ENV = {
 RESNET_MODELS = ('resnet50', 'resnet50_v1.5')
 #: MLPerf ResNet-50's quality target, top-1 (training_4.0.0/closed_resnet.yaml: >= 0.7590).
 RESNET_TARGET_TOP_1 = 0.759
+#: --optimizer -> opt_name, MLPerf's name (mllog's constants: sgd, lars, adam, ...): momentum
+#: SGD is 'sgd' with its momentum as sgd_opt_momentum, as MLPerf's ResNet-50 reference logs
+#: it. rmsprop has no MLPerf name and is logged as 'rmsprop'.
+OPT_NAMES = {'sgd': 'sgd', 'momentum': 'sgd', 'adam': 'adam'}
+#: The opt_name values the closed division's ResNet-50 rules allow (closed_resnet.yaml); for
+#: any other the checker (4.1.68) stops with a FileNotFoundError instead of a verdict.
+CLOSED_RESNET_OPT_NAMES = ('sgd', 'lars')
 
 
 def float32_decimal(value) -> float:
@@ -128,7 +136,7 @@ def submission_fields(environ=None) -> dict[str, str]:
     return fields
 
 
-def make_hook(plan, evaluations=None, base_rate=None):
+def make_hook(plan, evaluations=None, base_rate=None, synthetic=False):
     """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging;
     one warning line when the compliance checker will refuse the run's log (`checker_gaps`).
 
@@ -139,6 +147,8 @@ def make_hook(plan, evaluations=None, base_rate=None):
       base_rate: opt_base_learning_rate: the schedule's rate before any change or warm-up
         (graph/learning_rate.initial_rate; resnet50's default ramps from 0 over 5 epochs);
         None: the rate at the first step.
+      synthetic: the run trains on synthetic data (no --data_dir): one more warning line
+        (`not_mlperf_results`).
 
     Raises:
       ParamsError: see `submission_fields`.
@@ -150,18 +160,45 @@ def make_hook(plan, evaluations=None, base_rate=None):
         return None
     submission = submission_fields()
     gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'],
-                        cluster=bool(plan.cluster_role), training=plan.training)
+                        cluster=bool(plan.cluster_role), training=plan.training,
+                        optimizer=plan.params.optimizer)
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
+    unreal = not_mlperf_results(synthetic, plan.params.stop_at_top_1_accuracy,
+                                plan.model in RESNET_MODELS)
+    if unreal:
+        cnn_util.warn('--ml_perf: MLPerf would not take this log as a result, even where '
+                      'MLCommons\' compliance checker accepts it: %s' % '; '.join(unreal))
     hook = MlPerfHook(plan, *loaded, submission=submission, base_rate=base_rate)
     if evaluations is not None:
         evaluations.listeners.append(hook)
     return hook
 
 
+def not_mlperf_results(synthetic: bool, target: float | None, resnet: bool) -> list[str]:
+    """What in a run makes its log no MLPerf result though the checker accepts it, with what
+    to change; [] when nothing does.
+
+    Args:
+      synthetic: the run trains on synthetic data (no --data_dir): its log still holds
+        ImageNet's train_samples (1281167), for random images.
+      target: --stop_at_top_1_accuracy, or None (MLPerf's own target, RESNET_TARGET_TOP_1).
+      resnet: the model is logged as MLPerf's ResNet-50.
+    """
+    notes = []
+    if synthetic:
+        notes.append('it trains on synthetic data (no --data_dir), yet logs ImageNet\'s '
+                     'train_samples; give --data_dir=<ImageNet TFRecords>')
+    if resnet and target is not None and target < RESNET_TARGET_TOP_1:
+        notes.append('--stop_at_top_1_accuracy=%g is below MLPerf ResNet-50\'s target %g, and '
+                     'run_stop says success at it' % (target, RESNET_TARGET_TOP_1))
+    return notes
+
+
 def checker_gaps(model: str, evaluates: bool, division: str, *,
-                 cluster: bool = False, training: bool = True) -> list[str]:
+                 cluster: bool = False, training: bool = True,
+                 optimizer: str = 'sgd') -> list[str]:
     """What in a run's log the compliance checker will refuse, with what to change; [] for a
     log it can accept (a ResNet-50 run with evaluations during training, open division).
 
@@ -174,6 +211,8 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
       training: False for a --forward_only run, which trains nothing and so cannot evaluate
         during training either (as in the original, where --forward_only with
         --eval_during_training_* is an error; here those flags have no effect with it).
+      optimizer: --optimizer; in the closed division its opt_name (OPT_NAMES) must be one of
+        CLOSED_RESNET_OPT_NAMES.
 
     The checker's rules (training_4.0.0): common.yaml requires eval_start, eval_stop and
     eval_accuracy; submission_benchmark must name an MLPerf benchmark (ResNet-50 is this
@@ -201,6 +240,12 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
         gaps.append("the closed division's ResNet-50 rules want the reference's "
                     'polynomial-decay learning rate (sgd_opt_* keys), which this program does '
                     'not run (MLPERF_SUBMISSION_DIVISION=open, the default, has no such rule)')
+        opt_name = OPT_NAMES.get(optimizer, optimizer)
+        if opt_name not in CLOSED_RESNET_OPT_NAMES:
+            gaps.append('--optimizer=%s logs opt_name %s, and the closed division allows %s '
+                        '(the checker stops with a FileNotFoundError for it): use '
+                        '--optimizer=momentum' % (optimizer, opt_name,
+                                                  ' or '.join(CLOSED_RESNET_OPT_NAMES)))
     return gaps
 
 
@@ -267,7 +312,9 @@ class MlPerfHook(run_hooks.RunHook):
         log.event(key=c.SEED, value=p.tf_random_seed)
         if self.plan.training:
             log.event(key=c.GRADIENT_ACCUMULATION_STEPS, value=1)
-            log.event(key=c.OPT_NAME, value=p.optimizer)
+            log.event(key=c.OPT_NAME, value=OPT_NAMES.get(p.optimizer, p.optimizer))
+            if p.optimizer == 'momentum':
+                log.event(key='sgd_opt_momentum', value=p.momentum)
             log.event(key=c.OPT_BASE_LR, value=float32_decimal(
                 ctx.sess.run(ctx.info.learning_rate) if self.base_rate is None
                 else self.base_rate))

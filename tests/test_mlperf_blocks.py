@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import types
 
 import pytest
@@ -70,6 +71,7 @@ def _hook(global_step_now):
     _, constants = mlperf_log.load_mllog()
     hook = mlperf_log.MlPerfHook.__new__(mlperf_log.MlPerfHook)
     hook.c, hook.logger, hook._stopped, hook._block = constants, _Logger(), False, None
+    hook._stop_lock = threading.Lock()
     hook.plan = types.SimpleNamespace(steps_per_epoch=10.0, global_batch_size=2, training=True,
                                       model='trivial', params=types.SimpleNamespace(
                                           stop_at_top_1_accuracy=None))
@@ -255,7 +257,7 @@ def test_a_forward_only_run_logs_no_training_samples_and_no_advice_it_would_refu
         '--num_warmup_batches=1', '--forward_only', '--ml_perf', '--device=cpu',
         '--noresults_db')
     assert proc.returncode == 0, proc.stderr
-    [line] = [w for w in proc.stderr.splitlines() if 'compliance checker' in w]
+    [line] = [w for w in proc.stderr.splitlines() if 'will refuse' in w]
     assert line == (
         "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will "
         'refuse this log: it has no evaluations, and a --forward_only run cannot have them (it '
@@ -265,3 +267,39 @@ def test_a_forward_only_run_logs_no_training_samples_and_no_advice_it_would_refu
     keys = [e['key'] for e in _events(proc.stdout)]
     assert 'block_start' not in keys and 'block_stop' not in keys
     assert keys[-2:] == ['run_start', 'run_stop'] and keys.count('train_samples') == 1
+
+
+def test_opt_name_is_mlperfs_name_and_the_closed_division_warns_of_others(capsys):
+    """A new user's trial logged opt_name 'momentum' / 'rmsprop', which are no MLPerf names;
+    the closed division's checker crashed on them (FileNotFoundError for
+    closed_resnet_momentum.yaml)."""
+    pytest.importorskip('mlperf_logging')
+    helpers.tiny_run(ml_perf=True, optimizer='momentum', momentum=0.8, num_batches=1)
+    events = {e['key']: e['value'] for e in _events(capsys.readouterr().out)}
+    assert events['opt_name'] == 'sgd' and events['sgd_opt_momentum'] == 0.8
+    assert mlperf_log.OPT_NAMES['adam'] == 'adam' and 'rmsprop' not in mlperf_log.OPT_NAMES
+    closed = mlperf_log.checker_gaps('resnet50', True, 'closed', optimizer='rmsprop')
+    assert closed[-1] == (
+        '--optimizer=rmsprop logs opt_name rmsprop, and the closed division allows sgd or lars '
+        '(the checker stops with a FileNotFoundError for it): use --optimizer=momentum')
+    assert len(mlperf_log.checker_gaps('resnet50', True, 'closed', optimizer='momentum')) == 1
+    assert mlperf_log.checker_gaps('resnet50', True, 'open', optimizer='rmsprop') == []
+
+
+def test_a_log_the_checker_accepts_but_mlperf_would_not_is_one_warning(capsys):
+    """Synthetic data logged ImageNet's train_samples and passed the checker without a word;
+    so did a run_stop success at a target below MLPerf's."""
+    pytest.importorskip('mlperf_logging')
+    assert mlperf_log.not_mlperf_results(False, None, True) == []
+    assert mlperf_log.not_mlperf_results(False, 0.8, True) == []
+    assert mlperf_log.not_mlperf_results(True, 0.1, True) == [
+        "it trains on synthetic data (no --data_dir), yet logs ImageNet's train_samples; give "
+        '--data_dir=<ImageNet TFRecords>',
+        "--stop_at_top_1_accuracy=0.1 is below MLPerf ResNet-50's target 0.759, and run_stop "
+        'says success at it']
+    helpers.tiny_run(ml_perf=True, num_batches=1)  # synthetic data
+    [line] = [w for w in capsys.readouterr().err.splitlines() if 'would not' in w]
+    assert line == (
+        "warning: --ml_perf: MLPerf would not take this log as a result, even where MLCommons' "
+        "compliance checker accepts it: it trains on synthetic data (no --data_dir), yet logs "
+        "ImageNet's train_samples; give --data_dir=<ImageNet TFRecords>")
