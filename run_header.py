@@ -22,7 +22,7 @@ from . import cnn_util, preprocessing
 from . import params as params_lib
 from .graph import fused_decay, graph_choices, learning_rate, precision, precision_block
 from .hardware import gpu_specs, kernel_speed
-from .params import zero_values
+from .params import original_flags, zero_values
 from .runtime import cpu_tuning
 from .speed_model import from_flags
 
@@ -342,7 +342,7 @@ def batch_lines(plan, dataset) -> list[str]:
         # The tf.data input repeats one cached batch: the steps read no epoch of records.
         lines[-1] += (' (--datasets_repeat_cached_sample: every step repeats one batch, read '
                       'once: no epoch of records is read)')
-    if p.ml_perf and p.num_epochs is not None and plan.training:
+    if original_flags.ml_perf_wanted(p) and p.num_epochs is not None and plan.training:
         lines[-1] += (' timed; %.2f with the %d warm-up steps, which train too (--ml_perf: '
                       '--num_epochs counts them)' % (
                           (plan.num_batches + plan.num_warmup_batches)

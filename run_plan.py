@@ -383,7 +383,7 @@ def make_plan(p, *, model, dataset, visible_gpus: int, cluster=None, subset: str
     num_batches = p.num_batches
     if p.num_epochs is not None:
         num_batches = max(1, original_flags.epoch_step(p.num_epochs, examples, global_batch))
-        if p.ml_perf and not (p.forward_only or p.eval):
+        if original_flags.ml_perf_wanted(p) and not (p.forward_only or p.eval):
             # The warm-up steps train too, and MLPerf counts every sample trained: with
             # --ml_perf the run trains --num_epochs in all, warm-up included (the original
             # trains the warm-up on top of them).

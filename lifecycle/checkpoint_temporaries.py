@@ -77,6 +77,20 @@ def remove_temporaries(train_dir: str) -> list[str]:
     return removed
 
 
+def _is_folder(path: str) -> bool:
+    try:
+        return bool(file_systems.isdir(path))
+    except (OSError, tf.errors.OpError):
+        return False
+
+
+def _exists(path: str) -> bool:
+    try:
+        return bool(file_systems.exists(path))
+    except (OSError, tf.errors.OpError):
+        return False
+
+
 def save_failure(error: BaseException, train_dir: str,
                  global_step: int) -> CheckpointSaveError:
     """The error of a checkpoint save that failed (TensorFlow's OpError or an OSError), after
@@ -86,6 +100,10 @@ def save_failure(error: BaseException, train_dir: str,
     text = cnn_util.error_summary(error)
     if isinstance(error, OSError) and error.strerror:
         text = error.strerror
+    if not _is_folder(train_dir):
+        # The Saver's ValueError "Parent directory of ... doesn't exist": say what happened.
+        text = ('--train_dir is no longer a folder (%s during the run)' % (
+            'replaced by a file' if _exists(train_dir) else 'removed'))
     writing = ''
     if '; ' in text:  # TensorFlow's '<file>; <reason>'
         where, text = text.rsplit('; ', 1)

@@ -472,7 +472,8 @@ class CheckpointHook(run_hooks.RunHook):
         """Saves now; returns the checkpoint prefix.
 
         Raises:
-          CheckpointError: the save failed (a full disk, ...): its temporary files removed
+          CheckpointError: the save failed (a full disk, a --train_dir made read-only or
+            replaced by a file during the run, ...): its temporary files removed
             (`save_failure`).
         """
         sess = self._ctx.sess
@@ -482,7 +483,8 @@ class CheckpointHook(run_hooks.RunHook):
         try:
             path = self.saver.save(sess, self._prefix, global_step=global_step,
                                    write_meta_graph=False)
-        except (tf.errors.OpError, OSError) as e:  # a full disk: no partial files left
+        except (tf.errors.OpError, OSError, ValueError) as e:  # a full disk: no partial files
+            # left; ValueError: the Saver's own check of the folder (replaced by a file)
             raise save_failure(e, self.p.train_dir, global_step) from None
         self.paths.append(path)
         self._saved_step = global_step

@@ -498,7 +498,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             return None
         end = start + warmup
         due = [g for g in range(start + 1, end + 1) if self.due(g)]
-        if due in ([], [end]) or (len(due) == 1 and not self.p.ml_perf):
+        if due in ([], [end]) or (len(due) == 1 and not original_flags.ml_perf_wanted(self.p)):
             return None
         per_epoch = self.plan.steps_per_epoch or 1.0
         flags = ' '.join('--%s=%s' % (name, ','.join(_flag_value(v) for v in (

@@ -15,7 +15,8 @@ evaluations during training logs, in this order:
     submission_platform, submission_division, submission_status (SUBMISSION_ENV),
     submission_benchmark ('resnet' for resnet50 and resnet50_v1.5, MLPerf's ResNet-50
     benchmark; other models by name, which the checker refuses), global_batch_size, seed,
-    gradient_accumulation_steps (1), opt_name, opt_base_learning_rate (the schedule's rate
+    gradient_accumulation_steps (1), opt_name (MLPerf's name: OPT_NAMES; sgd_opt_momentum
+    after it for --optimizer=momentum), opt_base_learning_rate (the schedule's rate
     before any change, after any warm-up: graph/learning_rate.initial_rate, as the shortest
     decimal of its float32: 0.0001 for --init_learning_rate=1e-4, not
     9.999999747378752e-05), train_samples (examples per epoch), eval_samples (examples one
@@ -30,13 +31,20 @@ evaluations during training logs, in this order:
     one a signal stopped) with the samples it trained, warm-up steps included;
   a block's block_start is logged when the block closes (with the time it started), so a block
     that trained nothing (a signal before its first step, or right after an evaluation) logs
-    neither line;
+    neither line, and a --forward_only run (which trains nothing) no block at all: its log
+    keeps train_samples, the size of the epoch (the checker wants exactly one), but no
+    samples_count of images trained; it cannot evaluate during training, so the checker
+    refuses it (the warning says so, and that a training run is needed, as in the original,
+    whose --forward_only refused --eval_during_training_*);
   report: run_stop with status success only when the run reached its quality target (an
     evaluation's top-1 at least --stop_at_top_1_accuracy, else MLPerf's ResNet-50 target
     RESNET_TARGET_TOP_1), aborted otherwise: the target not reached, a model without a
     target (nothing to reach), a signal, an error. MLPerf's meaning: the results summarizer
     (mlperf_logging's rcp_checker) counts a run as converged only when its run_stop says
     success.
+  a second signal's abort (lifecycle/signals.py, which exits without the phases after the
+    loop) logs the open block's block_stop at the steps counted so far and run_stop aborted
+    first (`close_on_abort`); its error line says when the log could not be closed.
 
 Every block and evaluation event carries samples_count (images trained so far: global step x
 global batch); block_start and block_stop also first_epoch_num, the block's first epoch in both
@@ -60,6 +68,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 
 from .. import cnn_util
@@ -83,6 +92,13 @@ SUBMISSION_ENV = {
 RESNET_MODELS = ('resnet50', 'resnet50_v1.5')
 #: MLPerf ResNet-50's quality target, top-1 (training_4.0.0/closed_resnet.yaml: >= 0.7590).
 RESNET_TARGET_TOP_1 = 0.759
+#: --optimizer -> opt_name, MLPerf's name (mllog's constants: sgd, lars, adam, ...): momentum
+#: SGD is 'sgd' with its momentum as sgd_opt_momentum, as MLPerf's ResNet-50 reference logs
+#: it. rmsprop has no MLPerf name and is logged as 'rmsprop'.
+OPT_NAMES = {'sgd': 'sgd', 'momentum': 'sgd', 'adam': 'adam'}
+#: The opt_name values the closed division's ResNet-50 rules allow (closed_resnet.yaml); for
+#: any other the checker (4.1.68) stops with a FileNotFoundError instead of a verdict.
+CLOSED_RESNET_OPT_NAMES = ('sgd', 'lars')
 
 
 def float32_decimal(value) -> float:
@@ -120,7 +136,7 @@ def submission_fields(environ=None) -> dict[str, str]:
     return fields
 
 
-def make_hook(plan, evaluations=None, base_rate=None):
+def make_hook(plan, evaluations=None, base_rate=None, synthetic=False):
     """An MlPerfHook for the run, or None (with one warning line) without mlperf-logging;
     one warning line when the compliance checker will refuse the run's log (`checker_gaps`).
 
@@ -131,6 +147,8 @@ def make_hook(plan, evaluations=None, base_rate=None):
       base_rate: opt_base_learning_rate: the schedule's rate before any change or warm-up
         (graph/learning_rate.initial_rate; resnet50's default ramps from 0 over 5 epochs);
         None: the rate at the first step.
+      synthetic: the run trains on synthetic data (no --data_dir): one more warning line
+        (`not_mlperf_results`).
 
     Raises:
       ParamsError: see `submission_fields`.
@@ -142,18 +160,45 @@ def make_hook(plan, evaluations=None, base_rate=None):
         return None
     submission = submission_fields()
     gaps = checker_gaps(plan.model, evaluations is not None, submission['submission_division'],
-                        cluster=bool(plan.cluster_role))
+                        cluster=bool(plan.cluster_role), training=plan.training,
+                        optimizer=plan.params.optimizer)
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
+    unreal = not_mlperf_results(synthetic, plan.params.stop_at_top_1_accuracy,
+                                plan.model in RESNET_MODELS)
+    if unreal:
+        cnn_util.warn('--ml_perf: MLPerf would not take this log as a result, even where '
+                      'MLCommons\' compliance checker accepts it: %s' % '; '.join(unreal))
     hook = MlPerfHook(plan, *loaded, submission=submission, base_rate=base_rate)
     if evaluations is not None:
         evaluations.listeners.append(hook)
     return hook
 
 
+def not_mlperf_results(synthetic: bool, target: float | None, resnet: bool) -> list[str]:
+    """What in a run makes its log no MLPerf result though the checker accepts it, with what
+    to change; [] when nothing does.
+
+    Args:
+      synthetic: the run trains on synthetic data (no --data_dir): its log still holds
+        ImageNet's train_samples (1281167), for random images.
+      target: --stop_at_top_1_accuracy, or None (MLPerf's own target, RESNET_TARGET_TOP_1).
+      resnet: the model is logged as MLPerf's ResNet-50.
+    """
+    notes = []
+    if synthetic:
+        notes.append('it trains on synthetic data (no --data_dir), yet logs ImageNet\'s '
+                     'train_samples; give --data_dir=<ImageNet TFRecords>')
+    if resnet and target is not None and target < RESNET_TARGET_TOP_1:
+        notes.append('--stop_at_top_1_accuracy=%g is below MLPerf ResNet-50\'s target %g, and '
+                     'run_stop says success at it' % (target, RESNET_TARGET_TOP_1))
+    return notes
+
+
 def checker_gaps(model: str, evaluates: bool, division: str, *,
-                 cluster: bool = False) -> list[str]:
+                 cluster: bool = False, training: bool = True,
+                 optimizer: str = 'sgd') -> list[str]:
     """What in a run's log the compliance checker will refuse, with what to change; [] for a
     log it can accept (a ResNet-50 run with evaluations during training, open division).
 
@@ -163,6 +208,11 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
       division: the submission division ('open' or 'closed').
       cluster: a cluster task's run, which cannot evaluate during training (those flags run
         on one host only: params/cluster_rules.py), so its log has no evaluations to add.
+      training: False for a --forward_only run, which trains nothing and so cannot evaluate
+        during training either (as in the original, where --forward_only with
+        --eval_during_training_* is an error; here those flags have no effect with it).
+      optimizer: --optimizer; in the closed division its opt_name (OPT_NAMES) must be one of
+        CLOSED_RESNET_OPT_NAMES.
 
     The checker's rules (training_4.0.0): common.yaml requires eval_start, eval_stop and
     eval_accuracy; submission_benchmark must name an MLPerf benchmark (ResNet-50 is this
@@ -171,7 +221,12 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
     no schedule of this program has.
     """
     gaps = []
-    if not evaluates and cluster:
+    if not training:
+        gaps.append('it has no evaluations, and a --forward_only run cannot have them (it '
+                    'trains nothing, so --eval_during_training_* has no effect): an accepted '
+                    'MLPerf log needs a training run (without --forward_only) with '
+                    '--eval_during_training_every_n_epochs=N')
+    elif not evaluates and cluster:
         gaps.append('it has no evaluations, and a cluster run cannot have them (evaluation '
                     'during training runs on one host only): an accepted MLPerf log needs a '
                     'one-host run with --eval_during_training_every_n_epochs=N')
@@ -185,6 +240,12 @@ def checker_gaps(model: str, evaluates: bool, division: str, *,
         gaps.append("the closed division's ResNet-50 rules want the reference's "
                     'polynomial-decay learning rate (sgd_opt_* keys), which this program does '
                     'not run (MLPERF_SUBMISSION_DIVISION=open, the default, has no such rule)')
+        opt_name = OPT_NAMES.get(optimizer, optimizer)
+        if opt_name not in CLOSED_RESNET_OPT_NAMES:
+            gaps.append('--optimizer=%s logs opt_name %s, and the closed division allows %s '
+                        '(the checker stops with a FileNotFoundError for it): use '
+                        '--optimizer=momentum' % (optimizer, opt_name,
+                                                  ' or '.join(CLOSED_RESNET_OPT_NAMES)))
     return gaps
 
 
@@ -229,6 +290,7 @@ class MlPerfHook(run_hooks.RunHook):
         self._ctx = None
         self._block = None  # the open block: (its start's time_ms, its first global step)
         self._stopped = False
+        self._stop_lock = threading.Lock()
 
     def _progress(self, global_step: int, epoch_key: str) -> dict:
         epoch = global_step / (self.plan.steps_per_epoch or 1.0)
@@ -250,7 +312,9 @@ class MlPerfHook(run_hooks.RunHook):
         log.event(key=c.SEED, value=p.tf_random_seed)
         if self.plan.training:
             log.event(key=c.GRADIENT_ACCUMULATION_STEPS, value=1)
-            log.event(key=c.OPT_NAME, value=p.optimizer)
+            log.event(key=c.OPT_NAME, value=OPT_NAMES.get(p.optimizer, p.optimizer))
+            if p.optimizer == 'momentum':
+                log.event(key='sgd_opt_momentum', value=p.momentum)
             log.event(key=c.OPT_BASE_LR, value=float32_decimal(
                 ctx.sess.run(ctx.info.learning_rate) if self.base_rate is None
                 else self.base_rate))
@@ -265,7 +329,10 @@ class MlPerfHook(run_hooks.RunHook):
 
     def _start_block(self):
         """Opens a block at the current global step; its block_start is logged (with this
-        time) when it closes having trained samples (`_stop_block`)."""
+        time) when it closes having trained samples (`_stop_block`). A forward-only run
+        trains nothing: it opens none (its steps' images are no training samples)."""
+        if not self.plan.training:
+            return
         self._block = (int(time.time() * 1000), self.global_step)
 
     def _stop_block(self):
@@ -342,8 +409,20 @@ class MlPerfHook(run_hooks.RunHook):
         except Exception:  # noqa: BLE001 - abort must not raise
             pass
 
+    def close_on_abort(self) -> bool:
+        """A second signal's abort (signals.SignalHook's closer, from another thread): closes
+        the open block at the steps counted so far and logs run_stop aborted, unless run_stop
+        was logged; returns whether the log now ends with its run_stop on stdout."""
+        try:
+            self._stop(self.c.ABORTED)
+            sys.stdout.flush()
+        except Exception:  # noqa: BLE001 - a closed or full stdout: the log stays open
+            return False
+        return True
+
     def _stop(self, status):
-        if not self._stopped:
-            self._stopped = True
-            self._stop_block()
-            self.logger.end(key=self.c.RUN_STOP, metadata={self.c.STATUS: status})
+        with self._stop_lock:  # the main thread's report and a second signal's abort
+            if not self._stopped:
+                self._stopped = True
+                self._stop_block()
+                self.logger.end(key=self.c.RUN_STOP, metadata={self.c.STATUS: status})

@@ -29,7 +29,9 @@ A second signal of either kind aborts at once, without saving, even in the middl
 the timed loop has ended, its figures are known: a second signal in the phases after it, before
 the reports (the final checkpoint's save, say), first writes the results JSON and the results
 database's record of what is known (result['aborted_by_signal'] names the signal; no
-checkpoint_path), then exits (SignalHook.salvage; at most SALVAGE_SECS). Once the final
+checkpoint_path), then exits (SignalHook.salvage; at most SALVAGE_SECS). At any point, an
+--ml_perf log is closed first (block_stop, run_stop aborted: SignalHook's closers), or the
+error line says it is left open. Once the final
 checkpoint is written (by SignalHook's `end`, after the checkpoint hook's), the line no longer
 says "without saving": it names the checkpoint and says that what is written after it
 (results JSON, plot, the results database's record) may be missing. Python runs a signal
@@ -183,6 +185,9 @@ class SignalCatcher:
         self.timed_done = False
         self.late = False
         self.salvage = None
+        # Callables a second signal's abort calls before it exits, each returning whether it
+        # closed what it keeps open (SignalHook's `closers`: the MLPerf log's run_stop).
+        self.closers: list = []
         self._is_stale = is_stale
         self._previous: dict = {}
         self._watcher: _Watcher | None = None
@@ -249,7 +254,7 @@ class SignalCatcher:
         if self._seen == 1:
             self._first(signum)
         else:
-            _abort(signum, self.saved, self.salvage)
+            _abort(signum, self.saved, self.salvage, self.closers)
 
     def _first(self, signum: int) -> None:
         """Records the first signal (seen by the handler, the watcher or both) and says so once."""
@@ -293,11 +298,37 @@ def _salvaged(salvage, signum: int) -> str | None:
     return kept[0] if kept else None
 
 
-def _abort(signum: int, saved: str | None = None, salvage=None) -> None:
+def _closed(closers) -> bool:
+    """Whether every one of `closers` (SignalCatcher.closers) returned True within
+    SALVAGE_SECS, each run in a thread of its own (the main thread may hold the stream)."""
+    done: list = []
+
+    def close():
+        for closer in closers:
+            try:
+                done.append(bool(closer()))
+            except Exception:  # noqa: BLE001 - nothing may stop the abort
+                done.append(False)
+    if not closers:
+        return True
+    thread = threading.Thread(target=close, name='signal-close', daemon=True)
+    thread.start()
+    thread.join(SALVAGE_SECS)
+    return len(done) == len(closers) and all(done)
+
+
+#: What the abort line adds when a closer failed (the MLPerf log is the one closer today).
+NOT_CLOSED = ('; the MLPerf log (stdout) is left without run_stop, so the compliance checker '
+              'will refuse it')
+
+
+def _abort(signum: int, saved: str | None = None, salvage=None, closers=()) -> None:
     """Ends the process now: one error line, exit status 128 + signum (130, 143, 129); the line
     says 'without saving', or with `saved` what was saved before and what may be missing, or
-    what `salvage` (see SignalCatcher) wrote first."""
+    what `salvage` (see SignalCatcher) wrote first, and NOT_CLOSED when one of `closers` (the
+    MLPerf log's run_stop aborted) could not close what it keeps open."""
     kept = _salvaged(salvage, signum)
+    closed = _closed(closers)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -312,8 +343,9 @@ def _abort(signum: int, saved: str | None = None, salvage=None) -> None:
         what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
                 'results database\'s record) may be missing' % saved)
     try:
-        os.write(2, ('error: received %s again: aborting at once, %s\n'
-                     % (signal.Signals(signum).name, what)).encode())
+        os.write(2, ('error: received %s again: aborting at once, %s%s\n'
+                     % (signal.Signals(signum).name, what, '' if closed else NOT_CLOSED)
+                     ).encode())
     except OSError:  # stderr on a full disk or closed: the exit status says it
         pass
     dir_hold.release_all()  # the --train_dir is free for the next run
@@ -384,12 +416,16 @@ class SignalHook(run_hooks.RunHook):
       reporters: the hooks whose `report` writes what a second signal after the timed loop
         keeps (`salvage`): the results JSON's and the results database's
         (lifecycle/wiring.py).
+      closers: callables a second signal's abort calls before it exits, at any point of the
+        run, each returning whether it closed what it keeps open (mlperf_log.MlPerfHook's
+        `close_on_abort`: block_stop and run_stop aborted); the abort line says when one
+        could not (NOT_CLOSED).
 
     If the run dies before `release` (a non-finite loss), the handlers stay installed but act as
     the defaults once the run's session is closed.
     """
 
-    def __init__(self, reporters=()):
+    def __init__(self, reporters=(), closers=()):
         self._sess = None
         self._planned = None  # the run's timed steps (its plan's num_batches)
         self._step = 0  # the timed steps run so far
@@ -400,6 +436,7 @@ class SignalHook(run_hooks.RunHook):
         # A run that ended by an exception never calls `end`: once its session is closed, the
         # handlers act as the previous ones.
         self.catcher = SignalCatcher(is_stale=lambda: getattr(self._sess, '_closed', False))
+        self.catcher.closers = list(closers)
 
     def begin(self, ctx):
         self._sess = ctx.sess

@@ -70,15 +70,18 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
                             if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)
         # MLPerf's base rate is the schedule's rate before its changes (after any warm-up).
         base_rate = learning_rate.initial_rate(p, model, plan.images_per_global_step)[0]
-        hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate)]
+        hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate,
+                                                      synthetic=dataset.synthetic)]
                      if h is not None)
     if p.skip_corrupt_records and not dataset.synthetic:
         hooks.append(skip_report.SkipReportHook(next(
             (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))
     # Last: its `end` sees the final checkpoint; a second signal after the timed loop has the
     # results JSON and the database's record written first (SignalHook.salvage).
+    # A second signal's abort closes the MLPerf log (run_stop aborted) before it exits.
     hooks.append(signals.SignalHook(reporters=[
-        h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))]))
+        h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))],
+        closers=[h.close_on_abort for h in hooks if isinstance(h, mlperf_log.MlPerfHook)]))
     return hooks
 
 

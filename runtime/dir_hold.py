@@ -245,16 +245,29 @@ class DirHold:
         return self._fd is not None
 
     def release(self) -> None:
-        """Removes the hold file and drops the lock (idempotent). A folder the hold made and
-        nothing else was written into is removed too."""
+        """Removes the hold file and drops the lock (idempotent; never raises). A folder the
+        hold made and nothing else was written into is removed too. A hold file that cannot
+        be removed (the folder made read-only during the run) gets one `warning:` line; the
+        lock is dropped all the same, so the next run there takes the file over as stale. One
+        whose folder is gone (removed, or replaced by a file) went with it: nothing is said."""
         fd, self._fd = self._fd, None
         if fd is None:
             return
         try:
             os.unlink(self.path)  # before the lock goes: a waiter re-checks the file it locked
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
-        os.close(fd)
+        except OSError as e:
+            try:
+                cnn_util.warn('could not remove the hold file %s of %s (%s): the next run there '
+                              'takes it over as stale; delete it when no run uses the folder'
+                              % (self.path, self.flag, e.strerror or e))
+            except (OSError, ValueError):  # stderr closed or full: the release goes on
+                pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass
         if self._made_dir:
             try:
                 os.rmdir(self.directory)
@@ -360,8 +373,9 @@ def _acquire(flag, directory, path, made_dir, argv) -> DirHold:
         raise HeldError(_held_message(flag, directory, path, previous, live=False))
     if previous is not None:
         gone = stale_pid_state(previous)
-        cnn_util.warn('%s %s: took over the stale hold of %s (%s; killed, or its host '
-                      'restarted?). Check the latest checkpoint before trusting it'
+        cnn_util.warn('%s %s: took over the stale hold of %s (%s; killed, its host '
+                      'restarted, or it could not remove this file?). Check the latest '
+                      'checkpoint before trusting it'
                       % (flag, directory, describe_holder(previous), gone))
     record = _record(argv)
     try:

@@ -5,6 +5,7 @@ exit status the command gives."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
@@ -165,3 +166,29 @@ def test_num_ps_after_the_separator_and_a_one_host_mode_are_named_for_what_they_
     assert capsys.readouterr().err.startswith('error: --num_ps is set by the launcher; ')
     assert launch_cluster.main(['--num_ps=1', '--', '--variable_update=replicated']) == 2
     assert 'has no ps task' not in capsys.readouterr().err
+
+
+def test_a_log_dir_that_exists_but_cannot_be_written_is_refused_before_any_task_starts(
+        tmp_path, capsys, started, monkeypatch):
+    """A new user's trial: --log_dir=/sys/kernel (there, writable for root by its mode) was
+    '[launcher] error: cannot start the tasks: [Errno 13] Permission denied:
+    '/sys/kernel/ps0.log'; stopping them', exit 1."""
+    if os.path.isdir('/sys/kernel') and not os.access('/sys/kernel/ps0.log', os.F_OK):
+        status, line = _refused(capsys, started, '--log_dir=/sys/kernel')
+        assert status == 2 and line.startswith(
+            'error: --log_dir /sys/kernel cannot be written ('), line
+    logs = tmp_path / 'logs'
+    logs.mkdir()
+
+    real = cluster_checks.tempfile.TemporaryFile
+
+    def refuse(*args, dir=None, **kwargs):  # a read-only folder (chattr +i) for root too
+        if dir == str(logs):
+            raise PermissionError(errno.EACCES, 'Permission denied')
+        return real(*args, dir=dir, **kwargs)
+    monkeypatch.setattr(cluster_checks.tempfile, 'TemporaryFile', refuse)
+    status, line = _refused(capsys, started, '--log_dir=%s' % logs)
+    assert status == 2 and line == (
+        'error: --log_dir %s cannot be written (cannot create a file there: Permission '
+        'denied); choose another path' % logs)
+    assert os.listdir(logs) == []

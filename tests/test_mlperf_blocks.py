@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import types
 
 import pytest
@@ -70,6 +71,7 @@ def _hook(global_step_now):
     _, constants = mlperf_log.load_mllog()
     hook = mlperf_log.MlPerfHook.__new__(mlperf_log.MlPerfHook)
     hook.c, hook.logger, hook._stopped, hook._block = constants, _Logger(), False, None
+    hook._stop_lock = threading.Lock()
     hook.plan = types.SimpleNamespace(steps_per_epoch=10.0, global_batch_size=2, training=True,
                                       model='trivial', params=types.SimpleNamespace(
                                           stop_at_top_1_accuracy=None))
@@ -103,7 +105,8 @@ def _eval_hook(warmup, **flags):
     hook = eval_runner.EvalDuringTrainingHook.__new__(eval_runner.EvalDuringTrainingHook)
     p = dict(eval_during_training_every_n_steps=None, eval_during_training_every_n_epochs=None,
              eval_during_training_at_specified_steps=[],
-             eval_during_training_at_specified_epochs=[], ml_perf=False)
+             eval_during_training_at_specified_epochs=[], ml_perf=False,
+             ml_perf_compliance_logging=False)
     p.update(flags)
     hook.p = types.SimpleNamespace(**p)
     hook.plan = types.SimpleNamespace(num_warmup_batches=warmup, training=True,
@@ -204,3 +207,99 @@ def test_a_warm_up_of_one_whole_epoch_evaluates_on_the_epoch_boundaries(tmp_path
     assert blocks == [('block_start', 0.0, 0), ('block_stop', 0.0, 10),
                       ('block_start', 1.0, 10), ('block_stop', 1.0, 20)]
     assert not [line for line in proc.stderr.splitlines() if 'warm-up' in line]
+
+
+@pytest.mark.parametrize('steps_flags', [
+    dict(eval_during_training_every_n_epochs=1.0),
+    dict(eval_during_training_every_n_steps=4)])
+def test_the_originals_flag_gives_the_plan_epochs_and_evaluations_of_ml_perf(steps_flags):
+    """--ml_perf_compliance_logging is --ml_perf here: a new user's trial of it trained 16
+    steps (not 11: the warm-up was not counted in --num_epochs), evaluated at other epochs and
+    lost the warm-up warning, because three readers tested p.ml_perf alone."""
+    from tf_cnn_benchmarks import run_header
+
+    def schedule(**flag):
+        bench = helpers.tiny_bench(num_epochs=2, num_batches=None, batch_size=64,
+                                   num_warmup_batches=5, **steps_flags, **flag)
+        plan = bench.plan
+        hook = eval_runner.EvalDuringTrainingHook(plan, None, None)
+        due = [g for g in range(1, plan.num_batches + plan.num_warmup_batches + 1)
+               if hook.due(g)]
+        header = [line for line in run_header.batch_lines(plan, bench.dataset)
+                  if line.startswith('Num ')]
+        return plan.num_batches, plan.epochs, due, header, hook.warmup_warning(0)
+
+    ml_perf = schedule(ml_perf=True)
+    assert schedule(ml_perf_compliance_logging=True) == ml_perf
+    # Both count the 5 warm-up steps in --num_epochs (a run without either flag does not).
+    assert ml_perf[0] == schedule()[0] - 5
+    assert ml_perf[3][-1].endswith('(--ml_perf: --num_epochs counts them)')
+
+
+def test_only_the_one_predicate_reads_the_ml_perf_flag():
+    """Every reader asks original_flags.ml_perf_wanted, so the alias cannot drift again."""
+    import pathlib
+    import re
+    root = pathlib.Path(mlperf_log.__file__).resolve().parents[1]
+    readers = [str(path.relative_to(root)) for path in root.rglob('*.py')
+               if 'tests' not in path.parts and re.search(
+                   r'\bp\.ml_perf\b(?!_)', path.read_text(encoding='utf-8'))]
+    assert readers == ['params/original_flags.py']
+
+
+@pytest.mark.cli
+def test_a_forward_only_run_logs_no_training_samples_and_no_advice_it_would_refuse():
+    """A new user's trial: --forward_only --ml_perf advised --eval_during_training_*, which
+    then had no effect with --forward_only, and logged a block of 16 images "trained"."""
+    pytest.importorskip('mlperf_logging')
+    proc = helpers.run_command(
+        '--model=resnet50', '--batch_size=2', '--image_size=32', '--num_batches=2',
+        '--num_warmup_batches=1', '--forward_only', '--ml_perf', '--device=cpu',
+        '--noresults_db')
+    assert proc.returncode == 0, proc.stderr
+    [line] = [w for w in proc.stderr.splitlines() if 'will refuse' in w]
+    assert line == (
+        "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will "
+        'refuse this log: it has no evaluations, and a --forward_only run cannot have them (it '
+        'trains nothing, so --eval_during_training_* has no effect): an accepted MLPerf log '
+        'needs a training run (without --forward_only) with '
+        '--eval_during_training_every_n_epochs=N')
+    keys = [e['key'] for e in _events(proc.stdout)]
+    assert 'block_start' not in keys and 'block_stop' not in keys
+    assert keys[-2:] == ['run_start', 'run_stop'] and keys.count('train_samples') == 1
+
+
+def test_opt_name_is_mlperfs_name_and_the_closed_division_warns_of_others(capsys):
+    """A new user's trial logged opt_name 'momentum' / 'rmsprop', which are no MLPerf names;
+    the closed division's checker crashed on them (FileNotFoundError for
+    closed_resnet_momentum.yaml)."""
+    pytest.importorskip('mlperf_logging')
+    helpers.tiny_run(ml_perf=True, optimizer='momentum', momentum=0.8, num_batches=1)
+    events = {e['key']: e['value'] for e in _events(capsys.readouterr().out)}
+    assert events['opt_name'] == 'sgd' and events['sgd_opt_momentum'] == 0.8
+    assert mlperf_log.OPT_NAMES['adam'] == 'adam' and 'rmsprop' not in mlperf_log.OPT_NAMES
+    closed = mlperf_log.checker_gaps('resnet50', True, 'closed', optimizer='rmsprop')
+    assert closed[-1] == (
+        '--optimizer=rmsprop logs opt_name rmsprop, and the closed division allows sgd or lars '
+        '(the checker stops with a FileNotFoundError for it): use --optimizer=momentum')
+    assert len(mlperf_log.checker_gaps('resnet50', True, 'closed', optimizer='momentum')) == 1
+    assert mlperf_log.checker_gaps('resnet50', True, 'open', optimizer='rmsprop') == []
+
+
+def test_a_log_the_checker_accepts_but_mlperf_would_not_is_one_warning(capsys):
+    """Synthetic data logged ImageNet's train_samples and passed the checker without a word;
+    so did a run_stop success at a target below MLPerf's."""
+    pytest.importorskip('mlperf_logging')
+    assert mlperf_log.not_mlperf_results(False, None, True) == []
+    assert mlperf_log.not_mlperf_results(False, 0.8, True) == []
+    assert mlperf_log.not_mlperf_results(True, 0.1, True) == [
+        "it trains on synthetic data (no --data_dir), yet logs ImageNet's train_samples; give "
+        '--data_dir=<ImageNet TFRecords>',
+        "--stop_at_top_1_accuracy=0.1 is below MLPerf ResNet-50's target 0.759, and run_stop "
+        'says success at it']
+    helpers.tiny_run(ml_perf=True, num_batches=1)  # synthetic data
+    [line] = [w for w in capsys.readouterr().err.splitlines() if 'would not' in w]
+    assert line == (
+        "warning: --ml_perf: MLPerf would not take this log as a result, even where MLCommons' "
+        "compliance checker accepts it: it trains on synthetic data (no --data_dir), yet logs "
+        "ImageNet's train_samples; give --data_dir=<ImageNet TFRecords>")

@@ -344,7 +344,10 @@ def test_ml_perf_warns_once_of_a_log_the_checker_will_refuse(capsys):
         "warning: --ml_perf: MLCommons' compliance checker (training, ruleset 4.0.0) will "
         'refuse this log: it has no evaluations (add --eval_during_training_every_n_epochs=N '
         'or --eval_during_training_every_n_steps=N); --model=trivial is no MLPerf training '
-        'benchmark (ResNet-50 is: --model=resnet50)']
+        'benchmark (ResNet-50 is: --model=resnet50)',
+        "warning: --ml_perf: MLPerf would not take this log as a result, even where MLCommons' "
+        "compliance checker accepts it: it trains on synthetic data (no --data_dir), yet logs "
+        "ImageNet's train_samples; give --data_dir=<ImageNet TFRecords>"]
     assert result['num_steps'] == 3
     assert mlperf_log.checker_gaps('resnet50', True, 'open') == []
     assert mlperf_log.checker_gaps('resnet50_v1.5', True, 'open') == []
@@ -360,7 +363,8 @@ def test_ml_perf_in_a_cluster_names_no_flag_a_cluster_refuses(monkeypatch, capsy
     pytest.importorskip('mlperf_logging')
     monkeypatch.setattr(mlperf_log, 'MlPerfHook', lambda *args, **kwargs: 'hook')
     for role in ('worker 0', ''):
-        plan = helpers.stub_plan(model='resnet50')
+        plan = helpers.stub_plan(model='resnet50', optimizer='momentum',
+                                 stop_at_top_1_accuracy=None)
         plan.cluster_role = role
         assert mlperf_log.make_hook(plan) == 'hook'
     cluster, one_host = capsys.readouterr().err.splitlines()
@@ -481,9 +485,13 @@ def test_the_originals_first_command_in_miniature_writes_an_mlperf_log_the_check
     assert 'INFO - SUCCESS' in checked.stdout + checked.stderr
     assert 'training_4.0.0/open_resnet.yaml' in checked.stdout + checked.stderr
     warnings = proc.stderr.splitlines()
-    assert len(warnings) == 2 and all(w.startswith('warning: --') for w in warnings)
+    assert len(warnings) == 3 and all(w.startswith('warning: --') for w in warnings)
     assert warnings[0].startswith('warning: --use_python32_barrier has no effect here')
     assert warnings[1].startswith('warning: --mkl has no effect on TensorFlow 2.21')
+    # The checker's SUCCESS above is for synthetic data, which MLPerf would not take.
+    assert warnings[2].startswith('warning: --ml_perf: MLPerf would not take this log as a '
+                                  'result, even where MLCommons\' compliance checker accepts '
+                                  'it: it trains on synthetic data')
 
 
 @pytest.mark.cli

@@ -142,3 +142,68 @@ def test_a_signal_to_the_command_and_its_process_group_stops_after_the_step(tmp_
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+class _Exited(BaseException):
+    """os._exit's stand-in: ends the run as the abort would end the process."""
+
+
+def test_a_second_signal_closes_the_ml_perf_log_before_it_exits(monkeypatch, capfd):
+    """A new user's trial: two Ctrl-Cs in the timed loop left the MLPerf log without
+    block_stop and run_stop, and MLCommons' checker failed it (run_stop found 0)."""
+    pytest.importorskip('mlperf_logging')
+    import json
+
+    from tf_cnn_benchmarks.lifecycle import run_hooks, signals
+
+    at_exit = []
+
+    def exit_now(status):  # the output as the process would end (no abort phase after it)
+        at_exit.append(capfd.readouterr())
+        raise _Exited(status)
+    monkeypatch.setattr(signals.os, '_exit', exit_now)
+    made = []
+    original_init = signals.SignalHook.__init__
+
+    def remember(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        made.append(self)
+    monkeypatch.setattr(signals.SignalHook, '__init__', remember)
+    monkeypatch.setattr(signals, 'ECHO_SECS', 0.0)  # two signals, not one delivered twice
+
+    class TwoSignalsAfterStep(run_hooks.RunHook):
+        def after_step(self, step, loss):
+            if step == 2:  # the watcher thread's calls, made by hand
+                made[0].catcher._watched(signal.SIGINT)
+                made[0].catcher._watched(signal.SIGINT)
+
+    with pytest.raises(_Exited) as exited:
+        helpers.tiny_bench(hooks=[TwoSignalsAfterStep()], ml_perf=True, batch_size=2,
+                           num_batches=4, num_warmup_batches=1).run()
+    assert exited.value.args == (130,)
+    [(out, err)] = at_exit
+    events = [json.loads(line[len(':::MLLOG '):]) for line in out.splitlines()
+              if line.startswith(':::MLLOG ')]
+    assert [e['key'] for e in events][-3:] == ['block_start', 'block_stop', 'run_stop']
+    assert events[-1]['metadata']['status'] == 'aborted'
+    # One warm-up step and two timed steps of 2 images were trained.
+    assert events[-2]['metadata']['samples_count'] == 6
+    assert 'error: received SIGINT again: aborting at once, without saving\n' in err
+
+
+def test_the_abort_line_says_when_the_ml_perf_log_could_not_be_closed(monkeypatch, capfd):
+    from tf_cnn_benchmarks.lifecycle import signals
+    exits = []
+    monkeypatch.setattr(signals.os, '_exit', exits.append)
+    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
+
+    def broken():
+        raise OSError('stdout closed')
+    signals._abort(signal.SIGINT, closers=[lambda: True, broken])
+    assert capfd.readouterr().err == (
+        'error: received SIGINT again: aborting at once, without saving; the MLPerf log '
+        '(stdout) is left without run_stop, so the compliance checker will refuse it\n')
+    signals._abort(signal.SIGTERM, closers=[lambda: True])
+    assert capfd.readouterr().err == (
+        'error: received SIGTERM again: aborting at once, without saving\n')
+    assert exits == [130, 143]

@@ -166,8 +166,9 @@ def test_a_stale_hold_of_this_host_is_taken_over_with_a_warning(tmp_path, capsys
     assert result['global_step'] == 1
     err = capsys.readouterr().err
     assert ('warning: --train_dir %s: took over the stale hold of pid %d on host %s, started '
-            '2026-01-02 03:04:05 UTC (that process is gone; killed, or its host restarted?). '
-            'Check the latest checkpoint before trusting it' % (train_dir, pid, HOST)) in err
+            '2026-01-02 03:04:05 UTC (that process is gone; killed, its host restarted, or it '
+            'could not remove this file?). Check the latest checkpoint before trusting it'
+            % (train_dir, pid, HOST)) in err
     # Released after the run: the next one starts without a word about holds.
     assert not os.path.exists(os.path.join(train_dir, dir_hold.HOLD_FILE))
     helpers.tiny_run(train_dir=train_dir, num_batches=1)
@@ -216,8 +217,8 @@ def test_a_holder_killed_with_sigkill_is_said_gone_not_reused(tmp_path, capsys):
     assert '(that process is gone (it exited; a zombie until its parent reaps it); ' in err
     assert 'reused' not in err and 'another program' not in err
     _write_hold(train_dir, holder.proc.pid)  # reaped now: no such pid
-    assert '(that process is gone; killed, or its host restarted?)' in _taken_over(train_dir,
-                                                                                   capsys)
+    assert ('(that process is gone; killed, its host restarted, or it could not remove this '
+            'file?)') in _taken_over(train_dir, capsys)
 
 
 def _program(pid: int) -> str:
@@ -400,3 +401,62 @@ def test_a_hold_file_on_a_full_disk_names_the_fix_and_leaves_the_folder_as_it_wa
     assert os.listdir(tmp_path) == (['train'] if exists else [])
     if exists:
         assert os.listdir(folder) == []
+
+
+def test_release_never_raises_and_says_which_hold_file_stays(tmp_path, monkeypatch, capsys):
+    """A new user's trial: a --train_dir made read-only (chattr +i) during the run ended in a
+    PermissionError traceback from release, and one replaced by a file in a
+    NotADirectoryError traceback."""
+    read_only = dir_hold.acquire('--train_dir', str(tmp_path / 'ro'))
+    real_unlink = os.unlink
+
+    def refuse(path, *args, **kwargs):
+        if path == read_only.path:
+            raise PermissionError(errno.EPERM, 'Operation not permitted', path)
+        return real_unlink(path, *args, **kwargs)
+    monkeypatch.setattr(dir_hold.os, 'unlink', refuse)
+    read_only.release()
+    assert not read_only.held and _lock_free(read_only.path)
+    assert capsys.readouterr().err == (
+        'warning: could not remove the hold file %s of --train_dir (Operation not permitted): '
+        'the next run there takes it over as stale; delete it when no run uses the folder\n'
+        % read_only.path)
+    monkeypatch.setattr(dir_hold.os, 'unlink', real_unlink)
+    replaced = dir_hold.acquire('--train_dir', str(tmp_path / 'gone'))
+    os.unlink(replaced.path)
+    os.rmdir(replaced.directory)
+    with open(replaced.directory, 'w') as f:
+        f.write('x')
+    replaced.release()  # its hold file went with the folder: nothing to say
+    assert not replaced.held and capsys.readouterr().err == ''
+
+
+@pytest.mark.cli
+def test_a_train_dir_replaced_by_a_file_is_one_error_line_and_the_mlperf_log_closes(
+        tmp_path, monkeypatch):
+    """The same trial: the final save raised the Saver's ValueError (chained to TensorFlow's
+    FailedPreconditionError) and then release's traceback; MLCommons' checker found no
+    run_stop."""
+    pytest.importorskip('mlperf_logging')
+    import shutil
+
+    from tf_cnn_benchmarks.lifecycle import checkpoints
+    train_dir = tmp_path / 'train'
+    original_end = checkpoints.CheckpointHook.end
+
+    def replace_then_save(self, result):
+        shutil.rmtree(train_dir)
+        train_dir.write_text('x')
+        return original_end(self, result)
+    monkeypatch.setattr(checkpoints.CheckpointHook, 'end', replace_then_save)
+    proc = helpers.run_command(*TINY, '--num_batches=2', '--device=cpu', '--noresults_db',
+                               '--ml_perf', '--train_dir=%s' % train_dir)
+    assert proc.returncode == 1
+    [error] = [line for line in proc.stderr.splitlines() if not line.startswith('warning:')]
+    assert error == (
+        'error: the run finished, but not all of its outputs were written. Not written: the '
+        'checkpoint (--train_dir): the checkpoint of global step 2 could not be saved in %s: '
+        '--train_dir is no longer a folder (replaced by a file during the run); give another '
+        '--train_dir. Nothing else was written.' % train_dir)
+    assert proc.stdout.splitlines()[-1].startswith(':::MLLOG ')
+    assert '"key": "run_stop"' in proc.stdout.splitlines()[-1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 
 from tf_cnn_benchmarks.params import gate_tolerance
 
@@ -166,11 +167,23 @@ def check_log_dir(log_dir: str | None, roles: list[str]) -> None:
     if not os.access(log_dir, os.W_OK | os.X_OK):
         raise LaunchError('--log_dir %s cannot be written (permission denied); choose another '
                           'path' % log_dir)
+    try:  # for real: root passes os.access on read-only and special file systems (/sys)
+        tempfile.TemporaryFile(dir=log_dir).close()
+    except OSError as e:
+        raise LaunchError('--log_dir %s cannot be written (cannot create a file there: %s); '
+                          'choose another path' % (log_dir, e.strerror or e)) from None
     for role in roles:
         path = os.path.join(log_dir, role + '.log')
         if os.path.isdir(path):
             raise LaunchError('--log_dir %s: %s is a folder, and task %s writes its log there; '
                               'move it or choose another path' % (log_dir, path, role))
+        if os.path.exists(path):
+            try:
+                open(path, 'a').close()  # appends nothing: the launcher rewrites it
+            except OSError as e:
+                raise LaunchError('--log_dir %s: task %s\'s log %s cannot be written (%s); move '
+                                  'it or choose another path' % (log_dir, role, path,
+                                                                 e.strerror or e)) from None
 
 
 def check_task_flags(tasks: list[dict]) -> dict:
