@@ -27,6 +27,7 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
+from .. import cnn_util
 from ..hardware import kernel_speed, machine
 
 tf1 = tf.compat.v1
@@ -64,6 +65,12 @@ def initial_loss_scale(p) -> float:
     if not p.use_fp16:
         return 1.0
     return float(p.fp16_loss_scale) if p.fp16_loss_scale is not None else DEFAULT_FP16_LOSS_SCALE
+
+
+def scale_text(scale: float) -> str:
+    """A loss scale as the header and messages show it: exact, '16777216' (not '%g''s
+    1.67772e+07), '128', '0.5' (cnn_util.number_text)."""
+    return cnn_util.number_text(scale)
 
 
 def next_loss_scale(scale: float, good_steps: int, finite: bool, inc_every_n: int
