@@ -38,6 +38,10 @@ DEFAULT_FP16_LOSS_SCALE = 128.0
 #: reach float32 Inf, from which halving never recovers.
 MIN_LOSS_SCALE = 1.0
 MAX_LOSS_SCALE = 2.0 ** 24
+#: Graph collections of the automatic loss scale's steps skipped (int64 local variable) and
+#: its scale (float32 variable): what lifecycle/loss_scale_report.py reads.
+SKIPPED_STEPS = 'loss_scale_skipped_steps'
+LOSS_SCALE = 'loss_scale_value'
 
 # /proc/cpuinfo flags of native bfloat16 and float16 arithmetic on x86 CPUs.
 _CPU_BF16_FLAGS = ('avx512_bf16', 'amx_bf16')
@@ -133,6 +137,8 @@ class LossScaler:
       dynamic: as given.
       scale_var, good_steps_var: the dynamic scale's state (float32 and int32 scalars, not
         trainable, saved in checkpoints as optional state); None when static.
+      skipped_var: with `dynamic`, the steps this process skipped (int64 scalar, a local
+        variable in the SKIPPED_STEPS collection, not saved); None when static.
 
     Raises:
       ValueError: initial_scale <= 0 (params.validate_params refuses it first).
@@ -145,7 +151,7 @@ class LossScaler:
         self.dynamic = dynamic
         self.inc_every_n = int(inc_every_n)
         self.device = device
-        self.scale_var = self.good_steps_var = None
+        self.scale_var = self.good_steps_var = self.skipped_var = None
         self.loss_scale = float(initial_scale)
         if dynamic:
             with tf1.device(device), tf1.variable_scope('loss_scale'):
@@ -155,6 +161,12 @@ class LossScaler:
                 self.good_steps_var = tf1.get_variable(
                     'good_steps', [], tf.int32, tf1.zeros_initializer(), trainable=False)
                 self.loss_scale = tf.identity(self.scale_var.read_value(), name='value')
+                # This process's count of skipped steps (a local variable: not saved; read by
+                # lifecycle/loss_scale_report.py through SKIPPED_STEPS).
+                self.skipped_var = tf1.get_variable(
+                    'skipped_steps', [], tf.int64, tf1.zeros_initializer(), trainable=False,
+                    collections=[tf1.GraphKeys.LOCAL_VARIABLES, SKIPPED_STEPS])
+                tf1.add_to_collection(LOSS_SCALE, self.scale_var)
 
     @classmethod
     def from_params(cls, p, device: str = '/cpu:0') -> LossScaler | None:
@@ -210,7 +222,8 @@ class LossScaler:
                 return tf.constant(True)
 
         def skip_branch():
-            with tf.control_dependencies([tf1.assign_add(global_step, 1)]):
+            with tf.control_dependencies([tf1.assign_add(global_step, 1),
+                                          tf1.assign_add(self.skipped_var, 1)]):
                 return tf.constant(False)
 
         with tf1.device(self.device):
