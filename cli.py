@@ -157,9 +157,11 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
             from .preflight import dry_run
             return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
                                checked.params, gpus)
-        bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
-                                           checked=checked)
-        bench.print_info()
+        from .hardware import kernel_speed
+        with kernel_speed.refreshing(checked.params.refresh_peak):  # the build's probe too
+            bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
+                                               checked=checked)
+            bench.print_info()
         result = bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:
         return _fail(origins.locate(str(e)), 2)

@@ -56,6 +56,7 @@ probes of one fixed shape are not read).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import statistics
@@ -340,6 +341,21 @@ def measure(dtype_name: str, intra: int, inter: int,
 #: This process's probes {(record path, key): Measurement or None}: every caller of a run sees
 #: one answer, a busy probe (not kept in the record) included.
 _MEMO: dict = {}
+#: The (record path, key) pairs this process measured (quiet or busy): a refresh's not again.
+_TRIED: set = set()
+#: Whether every probe in this process is a refresh now (`refreshing`).
+_REFRESHING = [False]
+
+
+@contextlib.contextmanager
+def refreshing(on: bool = True):
+    """Within it every `probe` refreshes (--refresh_peak, --calibrate: the graph's build asks
+    for the factors before the header does, and must not back off)."""
+    before, _REFRESHING[0] = _REFRESHING[0], bool(on) or _REFRESHING[0]
+    try:
+        yield
+    finally:
+        _REFRESHING[0] = before
 
 
 #: The probe's version in the record's key: records of an older probe are not read (probe 1
@@ -390,12 +406,15 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
       is off, or the probe shared the host and no quiet one is recorded).
     """
     path = calibration.record_path() if path is None else path
+    refresh = refresh or _REFRESHING[0]
     intra, inter = int(threads[0]), int(threads[1])
     shapes = shapes or DEFAULT_SHAPES
     key = cache_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
                     dtype.name, intra, inter, shapes)
-    if (path, key) in _MEMO and (not refresh or _MEMO[path, key] is None
-                                 or _MEMO[path, key].measured_now):
+    # A refresh measures unless this process measured the key already (quiet or busy): an
+    # earlier call's None may be a back-off that measured nothing (calibration.BUSY_RETRY_SECS),
+    # which --refresh_peak and --calibrate must not inherit.
+    if (path, key) in _MEMO and (not refresh or (path, key) in _TRIED):
         return _MEMO[path, key]
     fn = measure_fn or functools.partial(measure_with_spread, shapes=shapes)
     mark = len(calibration.JOURNAL)
@@ -408,6 +427,9 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
         meter=meter)
     got = got if _valid(got) else None
     _MEMO[path, key] = got
+    if any(m.key == key for m in calibration.journal_since(mark)) or (
+            got is not None and got.measured_now):
+        _TRIED.add((path, key))
     busy = [m for m in calibration.journal_since(mark) if m.key == key and not m.quiet]
     if got is None and busy and _valid(busy[-1]):
         _BUSY[dtype.name] = {k: float(v) for k, v in busy[-1].value.items()}
