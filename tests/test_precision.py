@@ -386,7 +386,10 @@ def test_missing_native_bf16_warns_once(capsys, monkeypatch, flags, factors):
 @pytest.mark.parametrize('kwargs, text', [
     (dict(use_fp16=True, fp16_loss_scale=0.0), '--fp16_loss_scale must be > 0 and at most 2'),
     (dict(use_fp16=True, fp16_loss_scale=-1.0), '--fp16_loss_scale must be > 0 and at most 2'),
-    (dict(use_fp16=True, fp16_loss_scale=1e30), 'above it the first float16 gradients overflow'),
+    (dict(use_fp16=True, fp16_loss_scale=1e30), r"automatic scale's bound; float16 holds at "
+                                                 r'most 65504'),
+    # Exact, not %g's 1.67772e+07, which reads as below the limit it broke.
+    (dict(use_fp16=True, fp16_loss_scale=2.0 ** 24 + 1), r'Received: fp16_loss_scale=16777217$'),
     (dict(use_fp16=True, use_bf16=True), '--use_fp16 and --use_bf16 exclude each other'),
 ])
 def test_refused_precision_flags_give_one_line(kwargs, text):
