@@ -465,3 +465,17 @@ def test_a_float16_nan_names_the_loss_scale():
     assert str(info.value).endswith(
         'Lower --init_learning_rate, lower the loss scale (--fp16_loss_scale=128 now; float16 '
         'overflows above 65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale).')
+
+
+@pytest.mark.parametrize('kwargs, warned', [
+    (dict(use_fp16=True, fp16_inc_loss_scale_every_n=10), True),  # static scale: no effect
+    (dict(use_fp16=True, fp16_inc_loss_scale_every_n=10, fp16_enable_auto_loss_scale=True),
+     False),
+    (dict(use_fp16=True), False),  # at its default, not given
+])
+def test_the_doubling_period_without_automatic_scaling_warns(kwargs, warned):
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    messages = ineffective_flags.ignored_flags(make_params(**kwargs))
+    line = ('--fp16_inc_loss_scale_every_n has no effect without --fp16_enable_auto_loss_scale '
+            '(the static loss scale never changes)')
+    assert (line in messages) == warned, messages
