@@ -349,7 +349,7 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md). A busy
         # probe's factors far beyond what load explains are said (kernel_speed.busy_far_slower).
         # Gradient kinds that run in float32 without a quiet probe are not this run's cost.
-        in_float32 = kernel_speed.fallback_gradient_kinds(dtype) if gradients else ()
+        in_float32 = kernel_speed.fallback_gradient_kinds(dtype, shapes) if gradients else ()
         busy = {k: v for k, v in kernel_speed.busy_far_slower(dtype).items()
                 if not k.endswith('_gradients')
                 or (gradients and k.split('_')[0] not in in_float32)}
@@ -492,7 +492,7 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0), shapes=None) -> tuple[
         return ('conv', 'matmul')
     measured = kernel_speed.factors(dtype, threads, shapes=shapes)
     if measured is None:  # no quiet probe of this host (or the record is off): the flags'
-        return kernel_speed.fallback_gradient_kinds(dtype)
+        return kernel_speed.fallback_gradient_kinds(dtype, shapes)
     return kernel_speed.float32_gradient_kinds(measured, shapes)
 
 

@@ -140,7 +140,7 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             if gradients:
                 kinds = (kernel_speed.float32_gradient_kinds(measured, shapes)
                          if measured is not None
-                         else kernel_speed.fallback_gradient_kinds(dtype))
+                         else kernel_speed.fallback_gradient_kinds(dtype, shapes))
                 grads = 'grads' if level >= LEVELS.index('short gradients') else 'gradients'
                 in_float32 += ['%s %s' % ('/'.join(kinds), grads)] if kinds else []
             if measured is not None:

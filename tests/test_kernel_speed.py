@@ -411,6 +411,16 @@ def test_the_run_shapes_are_its_largest_convolution_and_matmul_but_the_stem():
     with tf.Graph().as_default() as dense:
         tf.matmul(tf1.placeholder(tf.float32, [1, 48]), tf.zeros([48, 8]))
     assert kernel_speed.run_shapes(dense, 4).conv == kernel_speed.DEFAULT_SHAPES.conv
+    # ... timed for the key, but deciding nothing: no 'conv gradients in float32' for a model
+    # without convolutions (prec53 item 3), whatever the factor or the fallback says.
+    no_conv = kernel_speed.run_shapes(dense, 4)
+    assert no_conv.absent == ('conv',) and shapes.absent == ()
+    big = dict(conv=1.4, conv_gradients=140.0, matmul=1.0, matmul_gradients=3.0)
+    assert kernel_speed.float32_gradient_kinds(big, no_conv) == ()  # 4x48x8: too small
+    assert kernel_speed.float32_gradient_kinds(big, no_conv._replace(matmul=(64, 2048, 1000))
+                                               ) == ('matmul',)
+    assert kernel_speed.fallback_gradient_kinds(tf.float16, no_conv) == ('matmul',)
+    assert kernel_speed.fallback_gradient_kinds(tf.float16) == ('conv', 'matmul')
 
 
 @pytest.mark.parametrize('kind, shape, cut', [
