@@ -39,7 +39,7 @@ DEFAULT_FP16_LOSS_SCALE = 128.0
 MIN_LOSS_SCALE = 1.0
 MAX_LOSS_SCALE = 2.0 ** 24
 #: Graph collections of the automatic loss scale's steps skipped (int64 local variable) and
-#: its scale (float32 variable): what lifecycle/loss_scale_report.py reads.
+#: its scale (float32 variable): what lifecycle/precision_report.py reads.
 SKIPPED_STEPS = 'loss_scale_skipped_steps'
 LOSS_SCALE = 'loss_scale_value'
 
@@ -162,7 +162,7 @@ class LossScaler:
                     'good_steps', [], tf.int32, tf1.zeros_initializer(), trainable=False)
                 self.loss_scale = tf.identity(self.scale_var.read_value(), name='value')
                 # This process's count of skipped steps (a local variable: not saved; read by
-                # lifecycle/loss_scale_report.py through SKIPPED_STEPS).
+                # lifecycle/precision_report.py through SKIPPED_STEPS).
                 self.skipped_var = tf1.get_variable(
                     'skipped_steps', [], tf.int64, tf1.zeros_initializer(), trainable=False,
                     collections=[tf1.GraphKeys.LOCAL_VARIABLES, SKIPPED_STEPS])

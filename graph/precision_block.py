@@ -206,3 +206,44 @@ def squeeze(lines: list[str], room: int) -> list[str]:
         last = cut[-1][:WIDTH - 4] if len(cut[-1]) > WIDTH - 4 else cut[-1]
         cut[-1] = last + ' ...'
     return cut
+
+
+def facts(plan) -> dict:
+    """What the header's precision block shows, as values for the results JSON
+    (result['precision']; run_header.precision_lines formats the same): the dtypes, whether
+    the device computes the reduced dtype natively or it is emulated, the ONEDNN_MAX_CPU_ISA
+    cap, the gradient kinds computed in float32, the kernel factors ({kind: seconds in the
+    dtype / in float32}, hardware/kernel_speed.KINDS), when they were measured ('2026-12-07
+    02:13 UTC') and the shapes, and the first step's loss scale (float16 training).
+
+    Args:
+      plan: the run's run_plan.RunPlan (reads the memoised probe: measures nothing new
+        unless no caller asked before).
+    """
+    p, dtype = plan.params, plan.compute_dtype
+    out = {'compute_dtype': dtype.name, 'variable_dtype': plan.variable_dtype.name,
+           'onednn_max_cpu_isa': machine.onednn_isa_limit(), 'native': True,
+           'emulated': False, 'float32_gradients': [], 'kernel_factors': None,
+           'kernel_factors_measured': None, 'kernel_shapes': None, 'loss_scale': None}
+    training = not (p.forward_only or p.eval)
+    if p.use_fp16 and training:
+        out['loss_scale'] = {'initial': precision.initial_loss_scale(p),
+                             'automatic': bool(p.fp16_enable_auto_loss_scale),
+                             'inc_every_n': (p.fp16_inc_loss_scale_every_n
+                                             if p.fp16_enable_auto_loss_scale else None)}
+    if dtype == tf.float32 or p.device != 'cpu':
+        return out
+    shapes = plan.kernel_shapes
+    out['kernel_shapes'] = shapes.text() if shapes is not None else None
+    out['emulated'] = precision.emulated(dtype, 'cpu')
+    speed = kernel_speed.probe(dtype, plan.threads, shapes=shapes)
+    measured = dict(speed.value) if speed is not None else None
+    if speed is not None:
+        out['kernel_factors'] = {k: float(v) for k, v in measured.items()}
+        out['kernel_factors_measured'] = speed.date()
+    out['native'] = precision.native_support(dtype, 'cpu', measured=measured,
+                                             gradients=training, shapes=shapes)[0]
+    if training:
+        out['float32_gradients'] = list(precision.float32_gradient_kinds(
+            dtype, 'cpu', plan.threads, shapes))
+    return out

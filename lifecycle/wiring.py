@@ -15,8 +15,8 @@ from . import (
     checkpoints,
     eval_runner,
     figure_hooks,
-    loss_scale_report,
     mlperf_log,
+    precision_report,
     profiling,
     results_db,
     results_log,
@@ -73,8 +73,9 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         base_rate = learning_rate.initial_rate(p, model, plan.images_per_global_step)[0]
         hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate)]
                      if h is not None)
+    hooks.append(precision_report.PrecisionFactsHook(plan))
     if plan.training and p.use_fp16 and p.fp16_enable_auto_loss_scale:
-        hooks.append(loss_scale_report.LossScaleReportHook(precision.initial_loss_scale(p)))
+        hooks.append(precision_report.LossScaleReportHook(precision.initial_loss_scale(p)))
     if p.skip_corrupt_records and not dataset.synthetic:
         hooks.append(skip_report.SkipReportHook(next(
             (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))

@@ -1,4 +1,6 @@
-"""The steps automatic loss scaling skipped, in the total block and the result.
+"""The run's precision in the result: the facts the header's precision block shows
+(`PrecisionFactsHook`: result['precision']), and the steps automatic loss scaling skipped, in
+the total block and the result (`LossScaleReportHook`).
 
 With --fp16_enable_auto_loss_scale a step whose gradients are not all finite changes no
 variable (graph/precision.LossScaler.apply: only the global step advances) and halves the
@@ -83,3 +85,15 @@ class LossScaleReportHook(run_hooks.RunHook):
     def end(self, result: dict) -> None:
         if self._final is not None:
             result['loss_scale'] = self._final
+
+
+class PrecisionFactsHook(run_hooks.RunHook):
+    """Adds result['precision'] (graph/precision_block.facts: what the header's block shows,
+    as values) to a run whose plan is resolved."""
+
+    def __init__(self, plan):
+        self._plan = plan
+
+    def end(self, result: dict) -> None:
+        from ..graph import precision_block
+        result['precision'] = precision_block.facts(self._plan)
