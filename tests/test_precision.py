@@ -379,8 +379,9 @@ def test_missing_native_bf16_warns_once(capsys, monkeypatch, flags, factors):
     err = capsys.readouterr().err
     assert err.count('warning: --use_bf16: CPU has no avx512_bf16/amx_bf16') == 1
     assert err.count('warning:') == 1
-    assert ('bfloat16 convolutions and matmuls run 3.5x and 3.6x slower' in err) == (
-        factors is not None)
+    # The trivial model has no convolution: only its matmul's factor is said (prec53 item 3).
+    assert ('bfloat16 matmuls run 3.6x slower' in err) == (factors is not None)
+    assert 'convolutions' not in err
 
 
 @pytest.mark.parametrize('kwargs, text', [
