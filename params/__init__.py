@@ -30,7 +30,7 @@ from typing import Any
 
 from absl import flags
 
-from .. import cnn_util
+from ..cnn_util import number_text
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import (
@@ -449,8 +449,7 @@ def _check_loss_scale(p: Params) -> None:
     if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
         raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (the '
                           'automatic scale\'s bound; float16 holds at most 65504, the default '
-                          'is 128). Received: fp16_loss_scale=%s'
-                          % cnn_util.number_text(p.fp16_loss_scale))
+                          'is 128). Received: fp16_loss_scale=' + number_text(p.fp16_loss_scale))
 
 
 # The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;
