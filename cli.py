@@ -157,9 +157,11 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
             from .preflight import dry_run
             return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
                                checked.params, gpus)
-        bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
-                                           checked=checked)
-        bench.print_info()
+        from .hardware import kernel_speed
+        with kernel_speed.refreshing(checked.params.refresh_peak):  # the build's probe too
+            bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,
+                                               checked=checked)
+            bench.print_info()
         result = bench.run()
     except (params.ParamsError, model_config.UnknownModelError) as e:
         return _fail(origins.locate(str(e)), 2)
@@ -169,11 +171,26 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
         from .preflight import memory_check
         return _fail(memory_check.exhausted_message(e, getattr(bench, 'memory', None)), 1)
     except tf.errors.OpError as e:
-        return _fail('TensorFlow: %s' % cnn_util.error_summary(e), 1)
+        return _fail('TensorFlow: %s%s' % (cnn_util.error_summary(e), onednn_hint(e)), 1)
     except KeyboardInterrupt:
         return _fail('interrupted', 130)
     from .lifecycle import signals
     return signals.exit_status(result) or 0  # 130: stopped by Ctrl-C after saving
+
+
+def onednn_hint(error, environ=None) -> str:
+    """What to do about oneDNN's 'could not create a primitive descriptor' under
+    ONEDNN_MAX_CPU_ISA (a kernel the cap leaves oneDNN without; hardware/machine.py
+    isa_cap_problem refuses the known cases before TensorFlow loads), appended to the error's
+    one line: '; oneDNN has no kernel for this op under ONEDNN_MAX_CPU_ISA=AVX2: unset it or
+    run in float32'; '' for any other error or without a cap."""
+    from .hardware import machine
+    environ = os.environ if environ is None else environ
+    limit = machine.onednn_isa_limit(environ)
+    if not limit or 'could not create a primitive descriptor' not in str(error):
+        return ''
+    return ('; oneDNN has no kernel for this op under ONEDNN_MAX_CPU_ISA=%s: unset it or run '
+            'in float32' % limit)
 
 
 def run_main() -> None:

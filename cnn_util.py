@@ -128,6 +128,16 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return '%d %s' % (count, noun if count == 1 else plural or noun + 's')
 
 
+def number_text(value: float) -> str:
+    """`value` exactly as a user would type it, for a message that sets it against a limit:
+    '16777216' and '16777217' (where '%g' gives 1.67772e+07 for both), '0.5', '1e-10' (Python's
+    shortest repr that reads back as the same float), 'nan', 'inf'."""
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e16:
+        return '%d' % value
+    return repr(value)
+
+
 def log_fn(text: str) -> None:
     """Prints one line of the benchmark's output to stdout and flushes it."""
     print(text, flush=True)

@@ -96,12 +96,16 @@ class Choices(NamedTuple):
       spreads: {(site, form): the factor's spread over the probe's passes} (absolute, in
         factor units): a form is chosen only where it is faster by more than its spread.
       note: a line for the header when nothing is measured ('' otherwise).
+      forced_sites: forced: {choice name: the run's sites it changes} (0: it changes nothing
+        here, e.g. relu_float32 in a float32 graph, an XLA form inside --xla_compile's
+        cluster); None where not counted.
     """
     mode: object
     factors: dict
     when: str
     spreads: dict = {}
     note: str = ''
+    forced_sites: dict | None = None
 
     def decide(self, site) -> str | None:
         """How `site` is built: a form of forms_of(site) ('matmul', 'filter_matmul'; 'xla',
@@ -131,7 +135,10 @@ class Choices(NamedTuple):
         mode = self.mode if isinstance(self.mode, str) else sorted(self.mode)
         rows = [{'choice': choice_name(s, form), 'site': s.describe(), 'factor': f,
                  'built': self.decide(s) == form} for (s, form), f in self.factors.items()]
-        return {'mode': mode, 'when': self.when, 'sites': rows}
+        out = {'mode': mode, 'when': self.when, 'sites': rows}
+        if self.forced_sites is not None:
+            out['forced_sites'] = dict(sorted(self.forced_sites.items()))
+        return out
 
     def chooser(self, phase_train: bool):
         """The fast_paths.BuildOptions `choose` of a tower: `decide` for a training graph whose
@@ -335,8 +342,10 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     """
     p = plan.params
     mode = graph_choice_flag.parse(p.graph_choices)
-    if mode != graph_choice_flag.MEASURED:
+    if mode == graph_choice_flag.OFF:
         return Choices(mode, {}, '')
+    if mode != graph_choice_flag.MEASURED:
+        return _forced(plan, model, mode)
     if p.device != 'cpu' or not plan.training:  # GPU graphs and inference stay as they are
         return Choices(graph_choice_flag.OFF, {}, '')
     if not calibration.record_path():
@@ -350,6 +359,26 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
               or not (p.xla or p.xla_compile)]
     return _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
         mode, {}, '')
+
+
+def _forced(plan, model, mode) -> Choices:
+    """`resolve`'s Choices of forced names, each with the count of the run's sites it
+    changes (Choices.forced_sites; a name that changes none gets one `warning:` line)."""
+    choices = Choices(mode, {}, '')
+    found = sites(plan, model)  # a training run's (settled_run: others' choices are off)
+    counts = {name: 0 for name in mode}
+    for site in found:
+        form = choices.decide(site)
+        name = choice_name(site, form) if form else None
+        if name in counts and not (plan.params.xla_compile and form == 'xla'):
+            counts[name] += 1
+    idle = sorted(name for name, n in counts.items() if not n)
+    if idle:
+        cnn_util.warn('--graph_choices: %s change%s nothing in this run (no site: the float32 '
+                      'forms change only bfloat16/float16 graphs, the XLA forms nothing inside '
+                      '--xla_compile; --print_graph_choices lists the forms)'
+                      % (', '.join(idle), 's' if len(idle) == 1 else ''))
+    return choices._replace(forced_sites=counts)
 
 
 def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
@@ -416,8 +445,16 @@ def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
     tail = '; all: --print_graph_choices'
     if choices.mode != graph_choice_flag.MEASURED:
         names = sorted(choices.mode)
+        counts = choices.forced_sites
+        if counts is not None:  # 'conv1x1_matmul 2, relu_float32 (no site)'
+            names = ['%s %d' % (n, counts[n]) if counts.get(n) else '%s (no site)' % n
+                     for n in names]
         head = 'graph choices forced (--graph_choices): '
-        for text in (head + ', '.join(names), head + '%d choices%s' % (len(names), tail),
+        idle = [n for n in sorted(choices.mode) if counts is not None and not counts.get(n)]
+        shorter = ([head + 'no site changed (%s)' % ', '.join(idle)]
+                   if idle and len(idle) == len(names) else [])
+        for text in (head + ', '.join(names), *shorter,
+                     head + '%d choices%s' % (len(names), tail),
                      head + '%d choices' % len(names)):
             if len(text) <= width:
                 return [text]
@@ -469,7 +506,7 @@ def describe(choices: Choices) -> list[str]:
     if choices.mode == graph_choice_flag.OFF:
         return []
     if choices.mode != graph_choice_flag.MEASURED:
-        return ['graph choices forced (--graph_choices): %s' % ', '.join(sorted(choices.mode))]
+        return brief(choices, width=1 << 20)  # the forced names, each with its sites
     if not choices.factors:
         return [choices.note] if choices.note else []
     parts = []

@@ -27,6 +27,7 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
+from .. import cnn_util
 from ..hardware import kernel_speed, machine
 
 tf1 = tf.compat.v1
@@ -37,6 +38,10 @@ DEFAULT_FP16_LOSS_SCALE = 128.0
 #: reach float32 Inf, from which halving never recovers.
 MIN_LOSS_SCALE = 1.0
 MAX_LOSS_SCALE = 2.0 ** 24
+#: Graph collections of the automatic loss scale's steps skipped (int64 local variable) and
+#: its scale (float32 variable): what lifecycle/precision_report.py reads.
+SKIPPED_STEPS = 'loss_scale_skipped_steps'
+LOSS_SCALE = 'loss_scale_value'
 
 # /proc/cpuinfo flags of native bfloat16 and float16 arithmetic on x86 CPUs.
 _CPU_BF16_FLAGS = ('avx512_bf16', 'amx_bf16')
@@ -64,6 +69,12 @@ def initial_loss_scale(p) -> float:
     if not p.use_fp16:
         return 1.0
     return float(p.fp16_loss_scale) if p.fp16_loss_scale is not None else DEFAULT_FP16_LOSS_SCALE
+
+
+def scale_text(scale: float) -> str:
+    """A loss scale as the header and messages show it: exact, '16777216' (not '%g''s
+    1.67772e+07), '128', '0.5' (cnn_util.number_text)."""
+    return cnn_util.number_text(scale)
 
 
 def next_loss_scale(scale: float, good_steps: int, finite: bool, inc_every_n: int
@@ -126,6 +137,8 @@ class LossScaler:
       dynamic: as given.
       scale_var, good_steps_var: the dynamic scale's state (float32 and int32 scalars, not
         trainable, saved in checkpoints as optional state); None when static.
+      skipped_var: with `dynamic`, the steps this process skipped (int64 scalar, a local
+        variable in the SKIPPED_STEPS collection, not saved); None when static.
 
     Raises:
       ValueError: initial_scale <= 0 (params.validate_params refuses it first).
@@ -138,7 +151,7 @@ class LossScaler:
         self.dynamic = dynamic
         self.inc_every_n = int(inc_every_n)
         self.device = device
-        self.scale_var = self.good_steps_var = None
+        self.scale_var = self.good_steps_var = self.skipped_var = None
         self.loss_scale = float(initial_scale)
         if dynamic:
             with tf1.device(device), tf1.variable_scope('loss_scale'):
@@ -148,6 +161,12 @@ class LossScaler:
                 self.good_steps_var = tf1.get_variable(
                     'good_steps', [], tf.int32, tf1.zeros_initializer(), trainable=False)
                 self.loss_scale = tf.identity(self.scale_var.read_value(), name='value')
+                # This process's count of skipped steps (a local variable: not saved; read by
+                # lifecycle/precision_report.py through SKIPPED_STEPS).
+                self.skipped_var = tf1.get_variable(
+                    'skipped_steps', [], tf.int64, tf1.zeros_initializer(), trainable=False,
+                    collections=[tf1.GraphKeys.LOCAL_VARIABLES, SKIPPED_STEPS])
+                tf1.add_to_collection(LOSS_SCALE, self.scale_var)
 
     @classmethod
     def from_params(cls, p, device: str = '/cpu:0') -> LossScaler | None:
@@ -203,7 +222,8 @@ class LossScaler:
                 return tf.constant(True)
 
         def skip_branch():
-            with tf.control_dependencies([tf1.assign_add(global_step, 1)]):
+            with tf.control_dependencies([tf1.assign_add(global_step, 1),
+                                          tf1.assign_add(self.skipped_var, 1)]):
                 return tf.constant(False)
 
         with tf1.device(self.device):
@@ -329,7 +349,7 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         # a Xeon with AVX512_FP16: results/2026-12-06-cpu-tf2.21-kernel-factors.md). A busy
         # probe's factors far beyond what load explains are said (kernel_speed.busy_far_slower).
         # Gradient kinds that run in float32 without a quiet probe are not this run's cost.
-        in_float32 = kernel_speed.fallback_gradient_kinds(dtype) if gradients else ()
+        in_float32 = kernel_speed.fallback_gradient_kinds(dtype, shapes) if gradients else ()
         busy = {k: v for k, v in kernel_speed.busy_far_slower(dtype).items()
                 if not k.endswith('_gradients')
                 or (gradients and k.split('_')[0] not in in_float32)}
@@ -472,7 +492,7 @@ def float32_gradient_kinds(dtype, device, threads=(0, 0), shapes=None) -> tuple[
         return ('conv', 'matmul')
     measured = kernel_speed.factors(dtype, threads, shapes=shapes)
     if measured is None:  # no quiet probe of this host (or the record is off): the flags'
-        return kernel_speed.fallback_gradient_kinds(dtype)
+        return kernel_speed.fallback_gradient_kinds(dtype, shapes)
     return kernel_speed.float32_gradient_kinds(measured, shapes)
 
 

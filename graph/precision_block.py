@@ -21,8 +21,11 @@ Where the phrases need more lines than the block has room for, terser forms are 
 (`LEVELS`): shorter factor wording; an emulated dtype's forward factors only (its gradients run in
 float32 whatever its gradient kernels measured); the ONEDNN_MAX_CPU_ISA detail left to the
 warning line, which says it in full (run_header.precision_lines); the automatic loss scale's
-doubling period left to the flag. Longer texts (the warnings, graph/precision.native_support)
-are not the block.
+doubling period left to the flag; 'float16 kernels unmeasured here' without its reason;
+'emulated' without the units; the factors without their date; 'grads' for 'gradients'; a GPU
+without the dtype's tensor cores in one phrase. The tersest form fits every combination
+(tests/test_precision_block_fit.py); `squeeze` is the hard bound behind it. Longer texts (the
+warnings, graph/precision.native_support) are not the block.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ INDENT = 13
 MAX_LINES = 3
 #: Terser and terser forms of the phrases (see the module docstring), tried in this order.
 LEVELS = ('full', 'short factors', 'emulated forward factors', 'no isa detail',
-          'no loss scale period')
+          'no loss scale period', 'short unmeasured', 'short emulated', 'no factor date',
+          'short gradients', 'short gpu')
 
 
 def _and(items) -> str:
@@ -53,12 +57,12 @@ def loss_scale_phrase(p, level: int = 0) -> str:
     pass: --forward_only, --eval)."""
     if not p.use_fp16 or p.forward_only or p.eval:
         return ''
-    scale = precision.initial_loss_scale(p)
+    scale = precision.scale_text(precision.initial_loss_scale(p))
     if not p.fp16_enable_auto_loss_scale:
-        return 'loss scale %g' % scale
+        return 'loss scale %s' % scale
     if level >= LEVELS.index('no loss scale period'):
-        return 'auto loss scale %g' % scale
-    return 'auto loss scale %g (x2 per %d finite steps)' % (scale, p.fp16_inc_loss_scale_every_n)
+        return 'auto loss scale %s' % scale
+    return 'auto loss scale %s (x2 per %d finite steps)' % (scale, p.fp16_inc_loss_scale_every_n)
 
 
 def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True,
@@ -73,15 +77,18 @@ def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True
     read as one number divided by another.)"""
     f = kernel_speed.factor_text
     short = level >= LEVELS.index('short factors')
+    if level >= LEVELS.index('no factor date'):
+        date = ''  # the tersest form: the date is in the results JSON (plan.precision)
     if not gradients:
         forward = ', '.join('%s %s' % (kind, f(measured[kind])) for kind in ('conv', 'matmul'))
-        return ('%s vs float32: %s' if short else 'time vs float32 on %s: %s') % (date, forward)
+        return ('%s vs float32: %s' if short else 'time vs float32 on %s: %s') % (
+            date, forward) if date else 'vs float32: %s' % forward
     pairs = [(kind, f(measured[kind]), f(measured[kind + '_gradients']))
              for kind in ('conv', 'matmul')]
     if short:
         def one(v):
             return '%.1fx' % v if v < 10 else '%.0fx' % v
-        return '%s, fwd/grad vs float32: %s' % (date, ', '.join(
+        return '%sfwd/grad vs float32: %s' % (date and date + ', ', ', '.join(
             '%s %s/%s' % (kind, one(measured[kind]), one(measured[kind + '_gradients']))
             for kind in ('conv', 'matmul')))
     return 'time vs float32 on %s: %s' % (date, '; '.join('%s fwd %s, grad %s' % p
@@ -119,7 +126,9 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
         caps = precision.gpu_compute_capabilities() if capabilities is None else capabilities
         native, text = precision.native_support(dtype, 'gpu', capabilities=caps)
         support = [text]
-        if native and '; ' in text:  # no tensor cores of the dtype: the capability, the path
+        if native and '; ' in text and level >= LEVELS.index('short gpu'):
+            support = ['%s: no %s tensor cores' % (text.split(': ')[0], dtype.name)]
+        elif native and '; ' in text:  # no tensor cores of the dtype: the capability, the path
             support = [text.split(': ')[0], 'no %s tensor cores: float32 math, %s' % (
                 dtype.name, text.split(' with float32 math, ')[-1])]
     else:
@@ -131,10 +140,13 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             if gradients:
                 kinds = (kernel_speed.float32_gradient_kinds(measured, shapes)
                          if measured is not None
-                         else kernel_speed.fallback_gradient_kinds(dtype))
-                in_float32 += ['%s gradients' % '/'.join(kinds)] if kinds else []
+                         else kernel_speed.fallback_gradient_kinds(dtype, shapes))
+                grads = 'grads' if level >= LEVELS.index('short gradients') else 'gradients'
+                in_float32 += ['%s %s' % ('/'.join(kinds), grads)] if kinds else []
             if measured is not None:
                 support = [factors_phrase(measured, date, gradients, level)]
+            elif level >= LEVELS.index('short unmeasured'):  # the warning says the rest
+                support = ['%s kernels unmeasured here' % dtype.name]
             elif dtype == tf.float16:  # 'float16 kernels unmeasured here (...)'
                 support = [precision.native_support(dtype, 'cpu', flags=flags)[1].split('; ')[1]]
             else:
@@ -144,7 +156,9 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             in_float32 += ['batch norm', 'pooling'] if dtype == tf.float16 else []
             limit = machine.onednn_isa_limit(environ)
             support = ['emulated: no %s' % '/'.join(wanted)]
-            if limit and level < LEVELS.index('no isa detail'):
+            if level >= LEVELS.index('short emulated'):  # the warning names the units
+                support = ['emulated']
+            elif limit and level < LEVELS.index('no isa detail'):
                 support[0] += ' under ONEDNN_MAX_CPU_ISA=%s' % limit
             if measured is not None:
                 support.append(factors_phrase(
@@ -180,4 +194,56 @@ def block(p, dtype: tf.DType, variable_dtype: tf.DType, *, room: int = MAX_LINES
         lines = pack(phrases(p, dtype, variable_dtype, level=level, **kwargs))
         if len(lines) <= room and all(len(line) <= WIDTH for line in lines):
             return lines
-    return lines
+    return squeeze(lines, room)
+
+
+def squeeze(lines: list[str], room: int) -> list[str]:
+    """`lines` cut to `room` lines of at most WIDTH characters, whatever they hold: what does
+    not fit ends the last line as '...' (the safety net behind LEVELS, whose tersest form
+    fits every case tests/test_precision_block_fit.py builds)."""
+    cut = [line if len(line) <= WIDTH else line[:WIDTH - 3] + '...' for line in lines[:room]]
+    if len(lines) > room and not cut[-1].endswith('...'):
+        last = cut[-1][:WIDTH - 4] if len(cut[-1]) > WIDTH - 4 else cut[-1]
+        cut[-1] = last + ' ...'
+    return cut
+
+
+def facts(plan) -> dict:
+    """What the header's precision block shows, as values for the results JSON
+    (result['precision']; run_header.precision_lines formats the same): the dtypes, whether
+    the device computes the reduced dtype natively or it is emulated, the ONEDNN_MAX_CPU_ISA
+    cap, the gradient kinds computed in float32, the kernel factors ({kind: seconds in the
+    dtype / in float32}, hardware/kernel_speed.KINDS), when they were measured ('2026-12-07
+    02:13 UTC') and the shapes, and the first step's loss scale (float16 training).
+
+    Args:
+      plan: the run's run_plan.RunPlan (reads the memoised probe: measures nothing new
+        unless no caller asked before).
+    """
+    p, dtype = plan.params, plan.compute_dtype
+    out = {'compute_dtype': dtype.name, 'variable_dtype': plan.variable_dtype.name,
+           'onednn_max_cpu_isa': machine.onednn_isa_limit(), 'native': True,
+           'emulated': False, 'float32_gradients': [], 'kernel_factors': None,
+           'kernel_factors_measured': None, 'kernel_shapes': None, 'loss_scale': None}
+    training = not (p.forward_only or p.eval)
+    if p.use_fp16 and training:
+        out['loss_scale'] = {'initial': precision.initial_loss_scale(p),
+                             'automatic': bool(p.fp16_enable_auto_loss_scale),
+                             'inc_every_n': (p.fp16_inc_loss_scale_every_n
+                                             if p.fp16_enable_auto_loss_scale else None)}
+    if dtype == tf.float32 or p.device != 'cpu':
+        return out
+    shapes = plan.kernel_shapes
+    out['kernel_shapes'] = shapes.text() if shapes is not None else None
+    out['emulated'] = precision.emulated(dtype, 'cpu')
+    speed = kernel_speed.probe(dtype, plan.threads, shapes=shapes)
+    measured = dict(speed.value) if speed is not None else None
+    if speed is not None:
+        out['kernel_factors'] = {k: float(v) for k, v in measured.items()}
+        out['kernel_factors_measured'] = speed.date()
+    out['native'] = precision.native_support(dtype, 'cpu', measured=measured,
+                                             gradients=training, shapes=shapes)[0]
+    if training:
+        out['float32_gradients'] = list(precision.float32_gradient_kinds(
+            dtype, 'cpu', plan.threads, shapes))
+    return out

@@ -54,7 +54,7 @@ from typing import Callable, NamedTuple
 
 from .. import cnn_util
 from ..metrics import host_load
-from . import user_dirs
+from . import machine, user_dirs
 
 RECORD_NAME = 'calibration.json'
 VERSION = 1
@@ -147,9 +147,15 @@ def record_path(environ=None) -> str | None:
     return value or os.path.join(cache_dir(environ), RECORD_NAME)
 
 
-def host_key(cpu_model: str, tf_version: str, *parts) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads': the CPU, TensorFlow and what."""
-    return '|'.join([cpu_model, 'tf %s' % tf_version] + [str(p) for p in parts])
+def host_key(cpu_model: str, tf_version: str, *parts, environ=None) -> str:
+    """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads': the CPU, TensorFlow and what;
+    under ONEDNN_MAX_CPU_ISA (machine.onednn_isa_limit of `environ`, default os.environ) the
+    cap after the version, 'AMD EPYC 7B13|tf 2.21.0|ONEDNN_MAX_CPU_ISA=AVX2|cpu peak|...':
+    oneDNN's kernels under a cap are other kernels, and a capped run reads and keeps figures
+    of its own (an uncapped run's keys stay as they were)."""
+    limit = machine.onednn_isa_limit(environ)
+    isa = ['ONEDNN_MAX_CPU_ISA=%s' % limit] if limit else []
+    return '|'.join([cpu_model, 'tf %s' % tf_version] + isa + [str(p) for p in parts])
 
 
 #: The records this process already said it cannot use (`load_record` says it once a path).

@@ -56,6 +56,7 @@ probes of one fixed shape are not read).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import statistics
@@ -84,6 +85,8 @@ MIN_MACS = 100_000
 def _decides(kind: str, shapes) -> bool:
     """Whether a factor of `kind` at `shapes` (a ProbeShapes; None: the default, large)
     decides anything: the op has at least MIN_MACS multiply-adds."""
+    if shapes is not None and kind in shapes.absent:
+        return False  # the model has no such op (the trivial model's convolutions)
     return shapes is None or macs(kind, getattr(shapes, kind)) >= MIN_MACS
 
 #: The probe's op kinds: (kind, what the gradient override replaces).
@@ -107,11 +110,14 @@ class ProbeShapes(NamedTuple):
         channels, stride) of a convolution with SAME padding.
       matmul: (rows, inner, columns) of a [rows, inner] x [inner, columns] product.
       of_run: True when they are a run's (`run_shapes`), False for DEFAULT_SHAPES.
+      absent: the kinds ('conv', 'matmul') the run has none of (its shape is then the
+        default's, timed for the record's key but deciding nothing: `_decides`).
     """
 
     conv: tuple
     matmul: tuple
     of_run: bool = False
+    absent: tuple = ()
 
     def conv_text(self) -> str:
         """'4x28x28x64 3x3->64' (' stride 2' after it where the stride is 2)."""
@@ -188,7 +194,8 @@ def run_shapes(graph, batch: int) -> ProbeShapes:
     conv = max(convs, key=lambda s: macs('conv', s), default=None)
     matmul = max(matmuls, key=lambda s: macs('matmul', s), default=None)
     return ProbeShapes(capped('conv', conv) if conv else DEFAULT_SHAPES.conv,
-                       capped('matmul', matmul) if matmul else DEFAULT_SHAPES.matmul, True)
+                       capped('matmul', matmul) if matmul else DEFAULT_SHAPES.matmul, True,
+                       tuple(k for k, s in (('conv', conv), ('matmul', matmul)) if s is None))
 
 
 def _kind_ops(dtype, shapes: ProbeShapes):
@@ -340,6 +347,21 @@ def measure(dtype_name: str, intra: int, inter: int,
 #: This process's probes {(record path, key): Measurement or None}: every caller of a run sees
 #: one answer, a busy probe (not kept in the record) included.
 _MEMO: dict = {}
+#: The (record path, key) pairs this process measured (quiet or busy): a refresh's not again.
+_TRIED: set = set()
+#: Whether every probe in this process is a refresh now (`refreshing`).
+_REFRESHING = [False]
+
+
+@contextlib.contextmanager
+def refreshing(on: bool = True):
+    """Within it every `probe` refreshes (--refresh_peak, --calibrate: the graph's build asks
+    for the factors before the header does, and must not back off)."""
+    before, _REFRESHING[0] = _REFRESHING[0], bool(on) or _REFRESHING[0]
+    try:
+        yield
+    finally:
+        _REFRESHING[0] = before
 
 
 #: The probe's version in the record's key: records of an older probe are not read (probe 1
@@ -390,12 +412,15 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
       is off, or the probe shared the host and no quiet one is recorded).
     """
     path = calibration.record_path() if path is None else path
+    refresh = refresh or _REFRESHING[0]
     intra, inter = int(threads[0]), int(threads[1])
     shapes = shapes or DEFAULT_SHAPES
     key = cache_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
                     dtype.name, intra, inter, shapes)
-    if (path, key) in _MEMO and (not refresh or _MEMO[path, key] is None
-                                 or _MEMO[path, key].measured_now):
+    # A refresh measures unless this process measured the key already (quiet or busy): an
+    # earlier call's None may be a back-off that measured nothing (calibration.BUSY_RETRY_SECS),
+    # which --refresh_peak and --calibrate must not inherit.
+    if (path, key) in _MEMO and (not refresh or (path, key) in _TRIED):
         return _MEMO[path, key]
     fn = measure_fn or functools.partial(measure_with_spread, shapes=shapes)
     mark = len(calibration.JOURNAL)
@@ -408,6 +433,9 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
         meter=meter)
     got = got if _valid(got) else None
     _MEMO[path, key] = got
+    if any(m.key == key for m in calibration.journal_since(mark)) or (
+            got is not None and got.measured_now):
+        _TRIED.add((path, key))
     busy = [m for m in calibration.journal_since(mark) if m.key == key and not m.quiet]
     if got is None and busy and _valid(busy[-1]):
         _BUSY[dtype.name] = {k: float(v) for k, v in busy[-1].value.items()}
@@ -456,12 +484,15 @@ def factors(dtype: tf.DType, threads: tuple[int, int] = (0, 0),
     return {k: float(v) for k, v in got.value.items()} if got is not None else None
 
 
-def fallback_gradient_kinds(dtype: tf.DType) -> tuple[str, ...]:
+def fallback_gradient_kinds(dtype: tf.DType, shapes: ProbeShapes | None = None
+                            ) -> tuple[str, ...]:
     """The op kinds whose gradients run in float32 on a CPU with the dtype's flags but no
     quiet probe: both for float16 (TensorFlow 2.21's float16 convolution gradients took
     160-250x float32's time on a Xeon with AVX512_FP16, module docstring), none
-    for bfloat16 (oneDNN's bfloat16 kernels cover them wherever the flags are)."""
-    return ('conv', 'matmul') if dtype == tf.float16 else ()
+    for bfloat16 (oneDNN's bfloat16 kernels cover them wherever the flags are); not a kind
+    the run has none of (`shapes.absent`)."""
+    kinds = ('conv', 'matmul') if dtype == tf.float16 else ()
+    return tuple(k for k in kinds if shapes is None or k not in shapes.absent)
 
 
 def float32_gradient_kinds(measured: dict[str, float],
@@ -522,72 +553,9 @@ def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
 
 # --- Graph choices: each shape's factor (the choice's seconds / today's graph's), cached.
 
-CHOICE_KIND = 'graph choice'
 #: min_secs is the probe's timing rule, shared with graph/graph_choices.py's measurement.
 min_secs = _min_secs
 
 
-def choice_key(cpu_model: str, tf_version: str, intra: int, inter: int, item: str) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|graph choice|2 intra, 1 inter threads|conv1x1 bfloat16 NHWC
-    16x56x56x64->256'."""
-    return calibration.host_key(cpu_model, tf_version, 'graph choice',
-                                '%d intra, %d inter threads' % (intra, inter), item)
-
-
-def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool = False,
-                   measure_missing: bool = False, what: str = 'graph choices', secs: float = 0,
-                   path: str | None = None, cpu_model: str | None = None,
-                   tf_version: str | None = None, meter=None) -> tuple[dict, str]:
-    """{item: (factor, spread)} of the items with a quiet factor in the record; with
-    `measure_missing` (--calibrate) or `refresh` (--refresh_peak: all of them) the missing
-    ones measured at once (announced: `what`, about `secs`), under one host-load meter, and
-    kept when quiet (a busy measurement is not kept: the last quiet factors, or none, are
-    used, and a warning says so).
-
-    Args:
-      items: distinct strings naming what is measured (e.g. 'conv1x1 bfloat16 NHWC 16x56x56x64
-        ->256'), the key's last part.
-      threads: the run's (intra-op, inter-op) thread counts.
-      measure_fn: (missing items, intra, inter) -> {item: (factor, spread)}.
-      path: the record (default calibration.record_path(); off: nothing).
-
-    Returns:
-      ({item: (factor > 0, spread)}, when): when is 'measured here' if the factors were
-      measured now, 'calibrated <date of the oldest>' from the record, '' for none.
-    """
-    path = calibration.record_path() if path is None else path
-    if not path:
-        return {}, ''
-    intra, inter = int(threads[0]), int(threads[1])
-    keys = {item: choice_key(cpu_model or machine.cpu_model(), tf_version or tf.__version__,
-                             intra, inter, item) for item in items}
-    record = calibration.load_record(path)
-    kept = {item: calibration.lookup(key, record=record) for item, key in keys.items()}
-    kept = {item: m for item, m in kept.items() if m is not None}
-    todo = list(items) if refresh else [i for i in items if i not in kept]
-    fresh = {}
-    if todo and (refresh or measure_missing):
-        batch = calibration.measure(
-            CHOICE_KIND, 'graph choices', lambda: (measure_fn(todo, intra, inter), 0.0),
-            what=what, secs=secs, cores=calibration.cores(intra), meter=meter)
-        for item in todo:
-            factor, spread = batch.value[item]
-            fresh[item] = batch._replace(key=keys[item], value=float(factor),
-                                         spread=float(spread))
-        kind = 'the graph choices\' factors'
-        if batch.quiet:
-            if not calibration.store(path, fresh.values()):
-                calibration._warn('%s measured now are used by this run but not kept: %s'
-                                  % (kind, calibration.unwritable_text(path)))
-            kept.update(fresh)
-        else:
-            unwritable = calibration.record_problem(path)
-            calibration._warn(calibration.busy_note(
-                batch._replace(kind=kind), None if not kept else next(iter(kept.values())),
-                unwritable and calibration.unwritable_text(path)))
-    out = {item: (float(m.value), m.spread) for item, m in kept.items()}
-    if not out:
-        return {}, ''
-    if any(m.measured_now for m in kept.values()):
-        return out, 'measured here'
-    return out, 'calibrated %s' % min(m.date() for m in kept.values())
+# The graph choices' factors live in choice_speed.py (the same record; re-exported here).
+from .choice_speed import CHOICE_KIND, choice_factors, choice_key  # noqa: E402,F401

@@ -71,6 +71,52 @@ def usable_cpu_flags(flags, environ=None) -> set[str]:
     return set(flags) - set(_ISA_DROPS[limit]) if limit else set(flags)
 
 
+#: The reduced-precision runs TensorFlow 2.21 hands to oneDNN by the CPU's own flags, whatever
+#: ONEDNN_MAX_CPU_ISA says: (flag, dtype, the CPU flags that make TensorFlow send the dtype's
+#: convolutions and matmuls to oneDNN, the lowest cap whose oneDNN kernels take the dtype).
+#: Under a lower cap oneDNN has no kernel for them and the run stops at its first step ("could
+#: not create a primitive descriptor", or an abort from a fused matmul); measured on an AMX
+#: host with avx512_fp16 on 2026-12-07: float16 under AVX512_CORE, AVX512_CORE_BF16 and AVX2,
+#: bfloat16 under AVX2; bfloat16 under AVX512_CORE runs (oneDNN emulates it there).
+ISA_CAP_NEEDS = (('--use_fp16', 'float16', ('avx512_fp16', 'amx_fp16'), 'AVX512_CORE_FP16'),
+                 ('--use_bf16', 'bfloat16', ('avx512f',), 'AVX512_CORE'))
+
+
+def isa_cap_problem(use_fp16: bool, use_bf16: bool, flags=None, environ=None) -> str | None:
+    """The usage error of a reduced-precision CPU run that ONEDNN_MAX_CPU_ISA makes fail: the
+    CPU has the units TensorFlow sends the dtype to oneDNN by (`ISA_CAP_NEEDS`), and the cap
+    keeps oneDNN from them. None where the run can go on (no cap, float32, a cap that keeps
+    the units, or a CPU without them: TensorFlow's own kernels then run the dtype).
+
+    Args:
+      use_fp16, use_bf16: the precision flags.
+      flags: the CPU's flags as /proc/cpuinfo lists them (default: this CPU's, all of them).
+      environ: the environment (default os.environ): ONEDNN_MAX_CPU_ISA, DNNL_MAX_CPU_ISA.
+
+    Returns:
+      One line naming the variable, its value, the flag and the three fixes, or None.
+    """
+    environ = os.environ if environ is None else environ
+    limit = onednn_isa_limit(environ)
+    if limit is None or not (use_fp16 or use_bf16):
+        return None
+    flags = set((_cpuinfo_field('flags') or '').split() if flags is None else flags)
+    for flag, dtype, units, lowest in ISA_CAP_NEEDS:
+        if (flag == '--use_fp16') != bool(use_fp16):
+            continue
+        have = [unit for unit in units if unit in flags]
+        if not have or set(have) - set(_ISA_DROPS[limit]):
+            return None
+        name = 'ONEDNN_MAX_CPU_ISA' if environ.get('ONEDNN_MAX_CPU_ISA') else 'DNNL_MAX_CPU_ISA'
+        return ('%s=%s with %s: TensorFlow sends %s convolutions and matmuls to oneDNN because '
+                'this CPU has %s, and oneDNN under this cap has no %s kernels (the run would '
+                'stop at its first step); unset %s, give a cap that keeps the units (%s or '
+                'above), or drop %s to run in float32' % (
+                    name, environ.get(name).strip(), flag, dtype, '/'.join(have), dtype, name,
+                    lowest, flag))
+    return None
+
+
 def cpu_flags() -> list[str]:
     """The NOTABLE_CPU_FLAGS this CPU has (/proc/cpuinfo 'flags') and oneDNN may use
     (`usable_cpu_flags`), e.g. ['avx2', 'fma', 'avx512f', 'avx512_bf16']; [] where

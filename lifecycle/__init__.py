@@ -10,7 +10,8 @@ original_checkpoints.py), evaluation during training and the --eval runner
 (eval_runner.py), summaries (summaries.py), profiles and traces (profiling.py), the figures'
 hooks (figure_hooks.py), signals (signals.py), results JSON and plot (results_log.py), every
 finished run into the results database (results_db.py), the records --skip_corrupt_records
-skipped (skip_report.py), the schedule's changes a run never reaches (schedule_warnings.py),
+skipped (skip_report.py), the run's precision facts and the steps automatic loss scaling
+skipped (precision_report.py), the schedule's changes a run never reaches (schedule_warnings.py),
 MLPerf lines (mlperf_log.py).
 
 Below the cluster and the preflight checks; above the figures (metrics/), which it reports,

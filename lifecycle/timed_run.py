@@ -137,9 +137,9 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         rate_advice=rate_advice(p),
         rate_floor=p.minimum_learning_rate if plan.training else 0.0,
         default_rate=default_rate(plan),
-        nan_hint=(', lower the loss scale (--fp16_loss_scale=%g now; float16 overflows above '
+        nan_hint=(', lower the loss scale (--fp16_loss_scale=%s now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
-                  % precision.initial_loss_scale(p)
+                  % precision.scale_text(precision.initial_loss_scale(p))
                   if p.use_fp16 and not p.fp16_enable_auto_loss_scale else ''))
 
 

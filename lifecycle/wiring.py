@@ -8,7 +8,7 @@ run is made by timed_run.loop_result.
 from __future__ import annotations
 
 from .. import params as params_lib
-from ..graph import learning_rate
+from ..graph import learning_rate, precision
 from ..history import store
 from ..params import original_flags
 from . import (
@@ -16,6 +16,7 @@ from . import (
     eval_runner,
     figure_hooks,
     mlperf_log,
+    precision_report,
     profiling,
     results_db,
     results_log,
@@ -73,6 +74,9 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate,
                                                       synthetic=dataset.synthetic)]
                      if h is not None)
+    hooks.append(precision_report.PrecisionFactsHook(plan))
+    if plan.training and p.use_fp16 and p.fp16_enable_auto_loss_scale:
+        hooks.append(precision_report.LossScaleReportHook(precision.initial_loss_scale(p)))
     if p.skip_corrupt_records and not dataset.synthetic:
         hooks.append(skip_report.SkipReportHook(next(
             (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))

@@ -30,6 +30,7 @@ from typing import Any
 
 from absl import flags
 
+from ..cnn_util import number_text
 from ..variable_managers import allreduce_spec
 from . import cluster_rules as flag_rules
 from . import (
@@ -315,8 +316,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('fp16_loss_scale', None, 'Static loss scale for --use_fp16 (default: 128); > 0 and at '
        'most 2**24.'),
     _b('fp16_enable_auto_loss_scale', False, 'Automatic loss scaling for --use_fp16.'),
-    _i('fp16_inc_loss_scale_every_n', 1000, 'Double the automatic loss scale after this many '
-       'finite steps.', lower=1),
+    _i('fp16_inc_loss_scale_every_n', 1000, 'With --fp16_enable_auto_loss_scale, double the '
+       'loss scale after this many finite steps.', lower=1),
     _b('use_bf16', False, 'bfloat16 compute with float32 master variables.'),
     _s('graph_choices', 'measured', 'Graph choices of a training step: measured (each where '
        'this host\'s probe measured it faster, cached), off (none), or a comma list forced '
@@ -447,9 +448,9 @@ def _check_loss_scale(p: Params) -> None:
     """The float16 loss scale's range (without --use_fp16 the float16 flags have no effect:
     one warning each, preflight/ineffective_flags.py)."""
     if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
-        raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (above it '
-                          'the first float16 gradients overflow; the default is 128). Received: '
-                          'fp16_loss_scale=%g' % p.fp16_loss_scale)
+        raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (the '
+                          'automatic scale\'s bound; float16 holds at most 65504, the default '
+                          'is 128). Received: fp16_loss_scale=' + number_text(p.fp16_loss_scale))
 
 
 # The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;

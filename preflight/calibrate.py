@@ -99,9 +99,10 @@ def run(make_bench, p, visible_gpus: int) -> int:
         return 2
     cnn_util.log_fn(summary_line(q, path))  # before the first measurement
     mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
-    bench = make_bench(p, visible_gpus)
-    plan = bench.plan
-    lines = bench.precision_lines()  # the kernel factors and the graph choices
+    with kernel_speed.refreshing():  # every figure it reports measured again, no back-off
+        bench = make_bench(p, visible_gpus)
+        plan = bench.plan
+        lines = bench.precision_lines()  # the kernel factors and the graph choices
     peak = utilisation.cpu_device_peak(plan, refresh=True)
     made = calibration.journal_since(mark)
     for m in made:

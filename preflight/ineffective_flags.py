@@ -296,6 +296,9 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
              'bfloat16 runs)')
         rule(FLOAT16_LOSS_SCALE_FLAGS, 'without --use_fp16 (only float16 compute scales the '
              'loss: bfloat16 has float32\'s exponent range, and float32 needs no scaling)')
+    elif not p.fp16_enable_auto_loss_scale:  # LossScaler: only the automatic scale doubles
+        rule(('fp16_inc_loss_scale_every_n',), 'without --fp16_enable_auto_loss_scale (the '
+             'static loss scale never changes)')
     if not p.forward_only and not p.eval:
         for name, own in OPTIMIZER_OWN_FLAGS.items():
             if name != p.optimizer:

@@ -370,7 +370,8 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         default stored_runs.find_single_device_run (the results database).
 
     Raises:
-      params.ParamsError: more CPU towers than params/device_rules.cpu_tower_limit; NCCL
+      params.ParamsError: more CPU towers than params/device_rules.cpu_tower_limit; a
+        reduced precision ONEDNN_MAX_CPU_ISA keeps from running (`check_isa_cap`); NCCL
         where CPU towers run or are planned (params.check_nccl); --dry_run or --plan_scaling
         with --device=gpu and no --gpu_model (preflight/planned_step.plan_device's rule);
         --plan_scaling of CPU towers without
@@ -379,10 +380,13 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
     """
     if p.device == 'cpu':
         device_rules.check_cpu_towers(p, 'cpu')  # on any host
+        check_isa_cap(p)
     if (find_driver or machine.nvidia_driver_evidence)() is not None:
         return
     device = params.default_device(p, planned_gpus(p, 0))  # no driver: TensorFlow sees none
     device_rules.check_cpu_towers(p, device)
+    if device == 'cpu' and p.device != 'cpu':
+        check_isa_cap(p)
     params.check_nccl(p, device)
     if device == 'gpu' and p.num_gpus > device_rules.MAX_GPUS_PER_HOST:  # a plan (--gpu_model)
         more = ('the plan\'s rows go on to more hosts of them' if p.plan_scaling
@@ -410,6 +414,26 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
             'images/sec of one device: give --single_device_images_per_sec=N (the total '
             'images/sec of this configuration on one device; no matching run is in the results '
             'database), or --gpu_model=NAME to plan GPUs')
+
+
+def check_isa_cap(p: params.Params, flags=None, environ=None) -> None:
+    """Refuses a CPU run in float16 or bfloat16 that ONEDNN_MAX_CPU_ISA would make fail at
+    its first step (hardware/machine.isa_cap_problem: TensorFlow sends the dtype to oneDNN by
+    the CPU's own flags, and the cap leaves oneDNN no kernel for it). --dry_run and
+    --plan_scaling run no step and pass.
+
+    Args:
+      p: the Params; flags, environ: the CPU's flags and the environment (default: this
+        host's, os.environ).
+
+    Raises:
+      params.ParamsError: one line naming the variable, its value, the flag and the fixes.
+    """
+    if p.dry_run or p.plan_scaling:
+        return
+    problem = machine.isa_cap_problem(p.use_fp16, p.use_bf16, flags, environ)
+    if problem:
+        raise params.ParamsError(problem)
 
 
 def check_model(p: params.Params, dataset: str | None) -> None:

@@ -445,3 +445,33 @@ def test_a_probe_that_would_not_fit_is_not_run_and_says_so(monkeypatch, capsys,
         'the probe ran'))
     assert cached.mode == graph_choice_flag.MEASURED and cached.factors == measured.factors
     assert capsys.readouterr().err == ''
+
+
+@pytest.mark.parametrize('flags, changed', [
+    (dict(), False),  # float32: the float32 form changes nothing
+    (dict(use_bf16=True), True),
+])
+def test_forced_choices_say_whether_they_change_a_site(flags, changed, capsys):
+    """prec53 item 9: a forced choice that changes nothing is not shown as applied."""
+    plan = helpers.tiny_bench(model='resnet20', data_name='cifar10', image_size=None,
+                              graph_choices='relu_float32', **flags).plan
+    counts = plan.graph_choices.forced_sites
+    assert set(counts) == {'relu_float32'} and (counts['relu_float32'] > 0) == changed
+    line = graph_choices.brief(plan.graph_choices)[0]
+    err = capsys.readouterr().err
+    if changed:
+        assert line == ('graph choices forced (--graph_choices): relu_float32 %d'
+                        % counts['relu_float32'])
+        assert 'change' not in err
+    else:
+        assert line == 'graph choices forced (--graph_choices): relu_float32 (no site)'
+        assert 'warning: --graph_choices: relu_float32 changes nothing in this run' in err
+    assert plan.graph_choices.summary()['forced_sites'] == counts
+
+
+def test_forced_choices_of_a_forward_only_run_are_off():
+    plan = helpers.tiny_bench(model='resnet20', data_name='cifar10', image_size=None,
+                              graph_choices='relu_float32', use_bf16=True,
+                              forward_only=True).plan
+    assert plan.graph_choices.mode == graph_choice_flag.OFF
+    assert graph_choices.brief(plan.graph_choices) == []

@@ -146,7 +146,10 @@ def probe_cache(tmp_path, monkeypatch):
     """(probe(dtype, threads, **kw) on a record in tmp_path with a counting fake measure and
     a quiet host, the calls it measured); a fresh process's memo."""
     monkeypatch.setattr(kernel_speed, '_MEMO', {})
+    monkeypatch.setattr(kernel_speed, '_TRIED', set())
     monkeypatch.setattr(kernel_speed, '_BUSY', {})
+    for name in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA'):
+        monkeypatch.delenv(name, raising=False)
     calls = []
 
     def fake_measure(dtype_name, intra, inter):
@@ -207,6 +210,49 @@ def test_refresh_measures_again_once_per_process(probe_cache):
     assert refreshed.measured_now and refreshed.value['conv'] == 2.5 and len(calls) == 2
     assert probe(tf.bfloat16, refresh=True) is refreshed  # the gradient scopes' later calls
     assert probe(tf.bfloat16).value['conv'] == 2.5 and len(calls) == 2
+
+
+def test_a_refresh_after_a_back_off_in_this_process_measures(probe_cache, capsys):
+    """The graph's build asks first, without refresh, and backs off (a busy try minutes ago):
+    the header's refresh (--refresh_peak, --calibrate) must still measure (prec53 item 5)."""
+    probe, calls = probe_cache
+    assert probe(tf.bfloat16, meter=helpers.FakeMeter(1.9)) is None  # an earlier busy try
+    kernel_speed._MEMO.clear()
+    kernel_speed._TRIED.clear()  # this process
+    assert probe(tf.bfloat16) is None and len(calls) == 1  # backed off, nothing measured
+    refreshed = probe(tf.bfloat16, refresh=True)
+    assert len(calls) == 2 and refreshed.measured_now
+    assert probe(tf.bfloat16, refresh=True) is refreshed and len(calls) == 2  # once a process
+
+
+def test_within_refreshing_every_probe_refreshes(probe_cache):
+    probe, calls = probe_cache
+    probe(tf.bfloat16)
+    kernel_speed._MEMO.clear()  # a later process
+    probe(tf.bfloat16)
+    assert len(calls) == 1  # read from the record
+    kernel_speed._MEMO.clear()
+    with kernel_speed.refreshing():
+        assert probe(tf.bfloat16).measured_now and len(calls) == 2
+    with kernel_speed.refreshing(False):
+        assert probe(tf.bfloat16).measured_now and len(calls) == 2
+    assert not kernel_speed._REFRESHING[0]
+
+
+def test_a_capped_run_keys_its_factors_by_the_cap(probe_cache, monkeypatch):
+    """ONEDNN_MAX_CPU_ISA runs other kernels: its factors are not the uncapped run's."""
+    probe, calls = probe_cache
+    uncapped = probe(tf.bfloat16)
+    assert 'ONEDNN_MAX_CPU_ISA' not in uncapped.key
+    kernel_speed._MEMO.clear()
+    monkeypatch.setenv('ONEDNN_MAX_CPU_ISA', 'avx512_core')
+    capped = probe(tf.bfloat16)
+    assert len(calls) == 2 and capped.measured_now
+    assert capped.key.startswith('Test CPU|tf 2.21.0|ONEDNN_MAX_CPU_ISA=AVX512_CORE|kernel '
+                                 'factors|probe 3|bfloat16|')
+    kernel_speed._MEMO.clear()
+    monkeypatch.delenv('ONEDNN_MAX_CPU_ISA')
+    assert probe(tf.bfloat16).value == uncapped.value and len(calls) == 2
 
 
 def test_a_busy_probe_is_not_kept_and_the_last_quiet_one_is_used(probe_cache, tmp_path,
@@ -365,6 +411,16 @@ def test_the_run_shapes_are_its_largest_convolution_and_matmul_but_the_stem():
     with tf.Graph().as_default() as dense:
         tf.matmul(tf1.placeholder(tf.float32, [1, 48]), tf.zeros([48, 8]))
     assert kernel_speed.run_shapes(dense, 4).conv == kernel_speed.DEFAULT_SHAPES.conv
+    # ... timed for the key, but deciding nothing: no 'conv gradients in float32' for a model
+    # without convolutions (prec53 item 3), whatever the factor or the fallback says.
+    no_conv = kernel_speed.run_shapes(dense, 4)
+    assert no_conv.absent == ('conv',) and shapes.absent == ()
+    big = dict(conv=1.4, conv_gradients=140.0, matmul=1.0, matmul_gradients=3.0)
+    assert kernel_speed.float32_gradient_kinds(big, no_conv) == ()  # 4x48x8: too small
+    assert kernel_speed.float32_gradient_kinds(big, no_conv._replace(matmul=(64, 2048, 1000))
+                                               ) == ('matmul',)
+    assert kernel_speed.fallback_gradient_kinds(tf.float16, no_conv) == ('matmul',)
+    assert kernel_speed.fallback_gradient_kinds(tf.float16) == ('conv', 'matmul')
 
 
 @pytest.mark.parametrize('kind, shape, cut', [

@@ -1,0 +1,53 @@
+"""Automatic loss scaling's skipped steps are counted and said (lifecycle/precision_report.py):
+a `loss scale:` line after `total images/sec` and result['loss_scale']. A scale of 2**24
+overflows the first float16 gradients of any loss near 1 (the gradient of the cross entropy
+at the logits, up to 1 / batch, times 2**24 is past float16's 65504), so the count does not
+depend on this host."""
+
+from tf_cnn_benchmarks.lifecycle import precision_report
+
+from helpers import tiny_run
+
+AUTO = dict(use_fp16=True, fp16_enable_auto_loss_scale=True, fp16_loss_scale=2.0 ** 24)
+
+
+def test_skipped_steps_are_counted_in_the_result_and_the_total_block(capsys):
+    result = tiny_run(num_batches=3, num_warmup_batches=1, **AUTO)
+    figures = result['loss_scale']
+    # Every step overflows until the scale is 2**24 / 2**k < 65504 * batch: none here.
+    assert figures == {'skipped_steps': 3, 'timed_steps': 3, 'warmup_skipped_steps': 1,
+                       'initial': 2.0 ** 24, 'final': 2.0 ** 20}
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith('loss scale:'))
+    assert line == ('loss scale: 3 of 3 timed steps skipped, 1 of the warm-up steps '
+                    '(non-finite gradients: their updates were not applied; images/sec counts '
+                    'them as steps), 1048576 now (started at 16777216)')
+    assert len(set(result['losses'])) == 1  # nothing was applied
+
+
+def test_no_count_without_automatic_scaling():
+    result = tiny_run(num_batches=1, num_warmup_batches=0, use_fp16=True)
+    assert 'loss_scale' not in result
+
+
+def test_the_line_without_warmup_skips():
+    hook = precision_report.LossScaleReportHook(128.0)
+    hook._at_begin, hook._at_timed, hook._at_end = (0, 128.0), (0, 128.0), (1, 64.0)
+
+    class Loop:
+        num_steps = 5
+    assert hook.total_lines(Loop()) == [
+        'loss scale: 1 of 5 timed steps skipped (non-finite gradients: their updates were not '
+        'applied; images/sec counts them as steps), 64 now (started at 128)']
+
+
+def test_the_result_records_the_precision_blocks_facts():
+    result = tiny_run(num_batches=1, num_warmup_batches=0, **AUTO)
+    facts = result['precision']
+    assert facts['compute_dtype'] == 'float16' and facts['variable_dtype'] == 'float32'
+    assert facts['loss_scale'] == {'initial': 2.0 ** 24, 'automatic': True,
+                                   'inc_every_n': 1000}
+    assert set(facts) >= {'native', 'emulated', 'onednn_max_cpu_isa', 'float32_gradients',
+                          'kernel_factors', 'kernel_factors_measured', 'kernel_shapes'}
+    assert facts['kernel_factors'] is None  # tests/conftest.py: the record is off
+    assert tiny_run(num_batches=1, num_warmup_batches=0)['precision']['loss_scale'] is None
