@@ -229,9 +229,8 @@ SPECS: tuple[ParamSpec, ...] = (
        'uses the variables of the previous step.'),
     _i('batch_group_size', 1, 'Number of batches staged per device between the host and the '
        'device.', lower=1),
-    _s('variable_consistency', 'strong', 'strong: each step applies its own gradients; relaxed '
-       '(replicated): each step applies the all-reduced gradients of the step before (step 1: '
-       'zeros), so the all-reduce overlaps the next gradients.', ('strong', 'relaxed')),
+    _s('variable_consistency', 'strong', 'strong: a step applies its own gradients; relaxed '
+       '(replicated): the step before\'s (step 1: zeros).', ('strong', 'relaxed')),
     # --- Distribution.
     _s('cluster_resolver', 'auto', 'Where a cluster task learns its role and peers: flags (the '
        'host flags below), tf_config (TF_CONFIG, e.g. Kubeflow TFJob), slurm (the srun step), or '
