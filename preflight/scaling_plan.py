@@ -91,7 +91,8 @@ def counted_lines(make_bench, p, gpu, profile) -> list[str]:
     counted = {w: b for w, b in step_traffic.step_traffic(built.graph, built.fetches).totals
                .items() if b}
     m = profile.model_bytes
-    expected = patterns.expected_counts(topo, m, 0 if p.forward_only else m)
+    g = m * patterns.gradient_ratio_of(topo, from_flags.compacts_gradients(p))
+    expected = patterns.expected_counts(topo, m, 0 if p.forward_only else g)
     return _counted_words(shape, topo, counted, expected)
 
 

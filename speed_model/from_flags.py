@@ -48,6 +48,17 @@ def _dtype(p) -> str:
     return 'float16' if p.use_fp16 else 'bfloat16' if p.use_bf16 else 'float32'
 
 
+def compacts_gradients(p) -> bool:
+    """Whether the run of Params `p` all-reduces float32 gradients as float16 wherever it
+    all-reduces them between one host's GPUs in `replicated` (traffic_patterns.
+    gradient_ratio_of says where): --use_fp16 with --compact_gradient_transfer (default on, as
+    in the original), float32 variables (--fp16_vars' gradients are float16 already, and the
+    layer profile counts them at 2 bytes), and a step with gradients. The per-device rule of
+    the run itself: variable_managers/transfer_rules.compacts_gradients."""
+    return bool(p.use_fp16 and p.compact_gradient_transfer and not p.fp16_vars
+                and not p.forward_only and not p.eval)
+
+
 def all_reduce_of(p) -> str:
     """The planned all-reduce algorithm: --all_reduce_spec, 'nccl' for --use_nccl,
     'psgpu/psgpu' for --hierarchical_copy, else '' (the manager's default); '' in a mode
@@ -247,7 +258,8 @@ def plan_inputs(p, plan, gpu, *, profile=None, counted=(),
         gpu.name if gpu is not None else 'CPU', all_reduce=all_reduce_of(p),
         local_parameter_device=p.local_parameter_device,
         gradient_repacking=bool(p.gradient_repacking), forward_only=p.forward_only,
-        num_ps=p.plan_num_ps, batch_bytes=batch_bytes, counted=tuple(counted),
+        num_ps=p.plan_num_ps, compact_gradients=compacts_gradients(p),
+        batch_bytes=batch_bytes, counted=tuple(counted),
         gpu_link_origin=gpu_link_origin(p, gpu), network_note=loopback_note(on_this_host, gpu))
     if on_this_host is not None and gpu is None:
         cores = cpu_tuning.physical_cores()

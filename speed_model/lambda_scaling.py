@@ -13,13 +13,18 @@ hosts are hardware/links.py presets (`lambda_epyc7502x8`, `lambda_gold6230x8`,
 `lambda_gold6230x8_geforce`, `dgx_a100`, `hgx2_v100`), each with that evidence. Each series is
 predicted from its own one-GPU figure (published_scaling.compare), nothing fitted; the runs'
 XLA (TF_XLA_FLAGS auto-clustering in the folders so named, and in 7502-A100-PCIE-40GB, whose
-logs compile XLA clusters) is in that figure.
+logs compile XLA clusters) is in that figure. The float16 runs used the original's defaults:
+--use_fp16 with float32 variables and --compact_gradient_transfer, so their all-reduce moved the
+gradients as float16, half the bytes of the float32 runs' (Case.compact_gradients).
 
 Suspect figures stay in the comparison and its statistics, marked with their evidence
 (`suspect_rows`): a float16 series without XLA of a model with batch norm whose own host scales
-the same model near-linearly in float32 (the gradients' bytes are float32 either way) and the
-same series' VGG16 and AlexNet (no batch norm) too; and, where Lambda logged two runs of one
-configuration on one host, the GPU counts at which the two disagree by more than 10%.
+the same model near-linearly in float32 and the same series' VGG16 and AlexNet (no batch norm)
+too. The traffic does not explain such a loss: the float16 all-reduce moves half the float32
+run's bytes (over a step about twice as short), and in every such series VGG16's and AlexNet's
+all-reduce moves at least as many bytes per second of compute as the batch-norm models' (from
+about ResNet-152's to 2.6 times ResNet-50's); and, where Lambda logged two runs
+of one configuration on one host, the GPU counts at which the two disagree by more than 10%.
 `NOT_VALIDATED` lists the logged series left out, each with the reason.
 """
 
@@ -216,8 +221,9 @@ def suspect_rows(folder: str, dtype: str, model: str) -> dict:
     if dtype == 'float16' and 'XLA' not in HOSTS[folder][2] and model in BATCH_NORM_MODELS:
         top = max(gpus for gpus, _ in figures)
         why = ('float16 without XLA, a model with batch norm: %.2f of linear on %d GPUs, where '
-               'the same host runs it in float32 at %.2f (float32 gradients either way) and '
-               'this series\' VGG16 and AlexNet scale near-linearly' % (
+               'the same host runs it in float32 at %.2f (twice the all-reduced bytes: '
+               'float16 moves its gradients as float16) and this series\' VGG16 and AlexNet '
+               'scale near-linearly' % (
                    scaling(figures)[top], top,
                    scaling(SERIES[folder]['float32'][model][1])[top]))
         out.update({gpus: why for gpus, _ in figures if gpus > 1})
@@ -245,7 +251,8 @@ def cases() -> list[Case]:
                 out.append(Case(
                     '%s %s %s (%s)' % (label, model, dtype, software), model, batch,
                     'replicated', host, figures, LAMBDA_REPO % folder, all_reduce='nccl',
-                    why=_WHY[host], suspect=tuple(sorted(suspect.items()))))
+                    why=_WHY[host], suspect=tuple(sorted(suspect.items())),
+                    compact_gradients=dtype == 'float16'))
     return out
 
 

@@ -43,7 +43,10 @@ class Case(NamedTuple):
     why: one line on why the prediction is off (written after the comparison); gpu_link: the
     GPU-to-GPU link the run's software reached instead of the host's (hardware/links.py name;
     '' the host preset's); suspect: ((GPUs, evidence), ...) for published figures that are
-    themselves suspect (kept in the comparison and its statistics, marked)."""
+    themselves suspect (kept in the comparison and its statistics, marked); compact_gradients:
+    the runs all-reduced float32 gradients as float16 in one host's replicated all-reduce (the
+    original with --use_fp16 and its default --compact_gradient_transfer:
+    traffic_patterns.gradient_ratio_of)."""
     name: str
     model: str
     batch_size: int
@@ -60,6 +63,7 @@ class Case(NamedTuple):
     why: str = ''
     gpu_link: str = ''
     suspect: tuple = ()
+    compact_gradients: bool = False
 
 
 _DGX = dict(host='dgx1_p100', source=BENCHMARKS_PAGE + ', "Details for NVIDIA DGX-1 (NVIDIA '
@@ -201,13 +205,17 @@ def compare(case: Case, profile=None) -> list[Compared]:
     """Every figure of `case` beside its prediction from the case's one-GPU figure."""
     profile = profile or _profile(case.model)
     one_gpus, one_figure = case.figures[0]
+    first = _topology(case, one_gpus)
     compute = step_time.compute_from_single_device(
-        one_figure, case.batch_size, profile, _topology(case, one_gpus),
-        _links(case, one_gpus))
+        one_figure, case.batch_size, profile, first, _links(case, one_gpus),
+        gradient_ratio=patterns.gradient_ratio_of(first, case.compact_gradients))
     out = []
     for gpus, published in case.figures:
-        found = step_time.predict(profile, _topology(case, gpus), _links(case, gpus),
-                                  batch_size=case.batch_size, compute_secs=compute.secs)
+        topo = _topology(case, gpus)
+        found = step_time.predict(
+            profile, topo, _links(case, gpus), batch_size=case.batch_size,
+            compute_secs=compute.secs,
+            gradient_ratio=patterns.gradient_ratio_of(topo, case.compact_gradients))
         out.append(Compared(case, gpus, published, found.images_per_sec,
                             found.images_per_sec / published - 1, found.bound))
     return out

@@ -51,9 +51,11 @@ class PlanInputs(NamedTuple):
     all_reduce, local_parameter_device, gradient_repacking, forward_only: as the flags;
     gpus_per_host: the multi-host rows' GPUs per host; num_ps: 0 for one ps task per worker host
     (on it), else this many ps tasks on hosts of their own; device: a label ('V100 16GB', 'CPU');
-    gradient_ratio, batch_bytes: see traffic_patterns.phases; on_one_host: every worker and
-    ps task runs on this one host (a loopback cluster of CPU towers): the workers are one task
-    per row's "host", the ps tasks have endpoints of their own (num_ps, default 1), and the
+    compact_gradients: the run all-reduces its float32 gradients as float16 where it moves them
+    between one host's GPUs in `replicated` (from_flags.compacts_gradients; each topology's
+    ratio: `gradient_ratio`); batch_bytes: see traffic_patterns.phases; on_one_host: every
+    worker and ps task runs on this one host (a loopback cluster of CPU towers): the workers are
+    one task per row's "host", the ps tasks have endpoints of their own (num_ps, default 1), and the
     tasks share the host's `host_cores` (each worker `threads` intra-op threads; gRPC costs
     `cpu_secs_per_byte` of the host's CPU per byte moved, hardware/loopback.py); counted:
     lines on the bytes the dry run counted; gpu_link_origin: where the GPU-to-GPU link comes
@@ -77,7 +79,7 @@ class PlanInputs(NamedTuple):
     gradient_repacking: bool = False
     forward_only: bool = False
     num_ps: int = 0
-    gradient_ratio: float = 1.0
+    compact_gradients: bool = False
     batch_bytes: int = 0
     on_one_host: bool = False
     host_cores: int = 1
@@ -135,6 +137,13 @@ def topology(inputs: PlanInputs, hosts: int, gpus: int, mode: str | None = None,
         gradient_repacking=inputs.gradient_repacking, forward_only=inputs.forward_only)
 
 
+def gradient_ratio(inputs: PlanInputs, topo) -> float:
+    """Gradient bytes / variable bytes a step of `topo` moves with the inputs' flags
+    (traffic_patterns.gradient_ratio_of: 0.5 in one host's replicated all-reduce of a
+    compacting run, else 1.0)."""
+    return traffic_patterns.gradient_ratio_of(topo, inputs.compact_gradients)
+
+
 def predict_topology(inputs: PlanInputs, topo, *, profile=None, batch_size=None, links=None):
     """step_time.predict of `topo` with the inputs (profile, batch or links replaced when
     given; the compute scales with the batch)."""
@@ -148,7 +157,7 @@ def predict_topology(inputs: PlanInputs, topo, *, profile=None, batch_size=None,
         share = topo.hosts * inputs.threads / max(1, inputs.host_cores)
         extra = {'host_cpu': host_cpu_secs(inputs, topo, compute, profile)}
     return step_time.predict(profile, topo, links or inputs.links, batch_size=batch,
-                             compute_secs=compute, gradient_ratio=inputs.gradient_ratio,
+                             compute_secs=compute, gradient_ratio=gradient_ratio(inputs, topo),
                              batch_bytes=inputs.batch_bytes * batch // inputs.batch_size,
                              core_share=share, extra_busy=extra)
 
@@ -232,7 +241,7 @@ def host_cpu_secs(inputs: PlanInputs, topo, compute_secs: float, profile) -> flo
     from the ps tasks (reads and gradients) at cpu_secs_per_byte, over the cores."""
     cores = max(1, inputs.host_cores)
     moved = topo.hosts * profile.model_bytes * (1 + (0 if topo.forward_only
-                                                     else inputs.gradient_ratio))
+                                                     else gradient_ratio(inputs, topo)))
     work = (topo.hosts * compute_secs * min(inputs.threads, cores)
             + moved * inputs.cpu_secs_per_byte)
     return work / cores
@@ -415,6 +424,17 @@ def _mib(n: float) -> str:
     return '%.1f MiB' % (n / (1 << 20))
 
 
+def _compact_words(inputs: PlanInputs) -> list[str]:
+    """Where the plan's one-host rows all-reduce the gradients as float16 (`gradient_ratio`
+    of two GPUs below 1): a line on the bytes they move; else none."""
+    ratio = gradient_ratio(inputs, topology(inputs, 1, 2))
+    if ratio == 1.0:
+        return []
+    return ['                  the all-reduce between one host\'s GPUs moves them as float16: '
+            '%s per device (--compact_gradient_transfer; float32 across hosts)'
+            % _mib(inputs.profile.model_bytes * ratio)]
+
+
 def header_lines(inputs: PlanInputs) -> list[str]:
     """The plan's inputs in words: model, batch, device, compute, links, bytes."""
     lk = inputs.links
@@ -426,10 +446,9 @@ def header_lines(inputs: PlanInputs) -> list[str]:
             inputs.device, 1e3 * inputs.compute.secs, inputs.compute.source),
         'Bytes per step:   %s of variables read and %s of gradients sent per device '
         '(%d variables; %s)' % (_mib(inputs.profile.model_bytes),
-                                _mib(0 if inputs.forward_only else
-                                     inputs.profile.model_bytes * inputs.gradient_ratio),
+                                _mib(0 if inputs.forward_only else inputs.profile.model_bytes),
                                 len(inputs.profile.layers), inputs.profile.source),
-    ]
+    ] + _compact_words(inputs)
     parts = []
     if lk.pcie is not None:
         parts.append('host <-> GPU %s, %d GPU(s) per uplink' % (lk.pcie.describe(),

@@ -65,6 +65,9 @@ CLUSTER_MODES = ('parameter_server', 'distributed_replicated', 'collective_all_r
 CLUSTER_FORM = {'parameter_server': 'parameter_server', 'replicated': 'distributed_replicated',
                 'independent': 'independent'}
 DEFAULT_DISTRIBUTED_SPEC = 'pscpu/pscpu'
+#: Gradient bytes / variable bytes of float32 gradients all-reduced as float16
+#: (--compact_gradient_transfer: `gradient_ratio_of`).
+COMPACT_RATIO = 0.5
 
 
 class Links(NamedTuple):
@@ -325,6 +328,20 @@ def _distributed_all_reduce(topo, links, layer_bytes, g) -> Phases:
     return Phases((), stages, (), ())
 
 
+def gradient_ratio_of(topo: Topology, compact: bool) -> float:
+    """Gradient bytes / variable bytes of what a step of `topo` moves: COMPACT_RATIO where
+    `compact` (a --use_fp16 run's float32 gradients with --compact_gradient_transfer, the
+    original's default: from_flags.compacts_gradients) and `topo` is one host's replicated
+    all-reduce over more than one GPU, the only manager that casts them to float16 for the
+    transfer (variable_managers/grad_transfer.py, as the original's local replicated manager);
+    else 1.0 (every other manager moves the float32 gradients; float16 variables' gradients are
+    float16 already, and their profile counts 2 bytes a value)."""
+    if (compact and topo.variable_update == 'replicated' and topo.hosts == 1
+            and topo.devices > 1 and not topo.forward_only):
+        return COMPACT_RATIO
+    return 1.0
+
+
 def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float = 1.0,
            batch_bytes: int = 0) -> Phases:
     """The traffic of one step of `topo` over `links`.
@@ -335,7 +352,7 @@ def phases(topo: Topology, links: Links, layer_bytes, *, gradient_ratio: float =
       layer_bytes: each trainable variable's bytes, in creation order (speed_model/
         layer_profile.py).
       gradient_ratio: gradient bytes / variable bytes (1 for float32 gradients of float32
-        variables).
+        variables; `gradient_ratio_of(topo, compact)` for a run's flags).
       batch_bytes: one tower's input batch copied from the host per step (real data), bytes.
 
     Returns:

@@ -277,6 +277,24 @@ def test_suspect_published_figures_are_marked_by_the_data_not_by_the_error():
     assert lambda_scaling.scaling(((1, 100.0), (2, 150.0))) == {1: 1.0, 2: 0.75}
 
 
+def test_lambdas_float16_series_all_reduce_float16_gradients_as_the_original_did():
+    # Lambda ran the original with its default --compact_gradient_transfer: a float16 run's
+    # all-reduce moved float16 gradients, which the comparison planned at float32's bytes.
+    cases = lambda_scaling.cases()
+    assert {c.compact_gradients for c in cases if 'float16' in c.name} == {True}
+    assert {c.compact_gradients for c in cases if 'float32' in c.name} == {False}
+    geforce = next(c for c in cases if c.name == 'RTX 2080 Ti alexnet float16 (TF 1.15.3, run '
+                   'trt)')
+    halved = {r.gpus: r.predicted for r in published_scaling.compare(geforce)}
+    full = {r.gpus: r.predicted for r in published_scaling.compare(
+        geforce._replace(compact_gradients=False))}
+    assert halved[1] == pytest.approx(full[1], rel=1e-9)  # one GPU moves nothing
+    assert all(halved[n] > full[n] for n in (2, 4, 8))  # bound by host memory: faster
+    assert 'float32 either way' not in lambda_scaling.__doc__
+    assert 'either way' not in lambda_scaling.suspect_rows(
+        'Gold_6230-Quadro_RTX_8000_trt2_TF2_2', 'float16', 'resnet50')[8]
+
+
 def test_the_committed_multi_gpu_comparison_is_what_the_model_predicts_today():
     from test_scaling_published import _same
     pages = checkout.load_bench('make_performance_page')

@@ -230,3 +230,62 @@ def test_the_plan_is_written_as_json_to_the_benchmark_log_dir(tmp_path):
     printed = [x for x in out.stdout.splitlines() if x.startswith('128 x 8 ')]
     assert printed and ' %.1f ' % rows[-1]['images_per_sec'] in printed[0]
     assert rows[-1]['knob']['change'] in out.stdout
+
+
+# --- A float16 run's gradients in the all-reduce (--compact_gradient_transfer).
+
+def _fp16_inputs(**flags):
+    """The PlanInputs of resnet50 on 8 V100s, --use_fp16, replicated NCCL, plus `flags`."""
+    from tf_cnn_benchmarks import params
+    p = params.make_params(plan_scaling=True, model='resnet50', use_fp16=True,
+                           variable_update='replicated', all_reduce_spec='nccl', num_gpus=8,
+                           **flags)
+    lk = patterns.Links(links.link('pcie3'), 1, links.link('nvlink2'), links.link('10gbe'))
+    return p, scaling_report.PlanInputs(
+        layer_profile.from_model('resnet50'), 64, lk, step_time.Compute(0.1, 'given'),
+        'replicated', 8, 'V100', all_reduce='nccl',
+        compact_gradients=from_flags.compacts_gradients(p))
+
+
+def test_a_float16_replicated_plan_all_reduces_half_the_bytes_only_where_the_run_compacts():
+    # The plan all-reduced float32-sized gradients whatever --compact_gradient_transfer said,
+    # though the run (variable_managers/grad_transfer.py, as the original) casts them to float16.
+    p, compact = _fp16_inputs()
+    _, full = _fp16_inputs(compact_gradient_transfer=False)
+    assert from_flags.compacts_gradients(p) and not full.compact_gradients
+    eight = scaling_report.topology(compact, 1, 8)
+    moved = scaling_report.predict_topology(compact, eight).busy['gpu_link']
+    assert moved == pytest.approx(0.5 * scaling_report.predict_topology(full, eight)
+                                  .busy['gpu_link'], rel=1e-9)
+    # Only one host's replicated all-reduce casts: not across hosts (distributed_replicated),
+    # not parameter_server's copies, not one GPU.
+    for topo in (scaling_report.topology(compact, 2, 8),
+                 scaling_report.topology(compact, 1, 8, mode='parameter_server'),
+                 scaling_report.topology(compact, 1, 1)):
+        assert scaling_report.gradient_ratio(compact, topo) == 1.0, topo
+    assert scaling_report.gradient_ratio(compact, eight) == 0.5
+    # Float16 variables: their gradients are float16 already (the profile's 2 bytes a value).
+    assert not from_flags.compacts_gradients(p._replace(fp16_vars=True))
+    assert not from_flags.compacts_gradients(p._replace(use_fp16=False))
+    words = '\n'.join(scaling_report.header_lines(compact))
+    assert ('the all-reduce between one host\'s GPUs moves them as float16: 48.8 MiB per '
+            'device (--compact_gradient_transfer; float32 across hosts)') in words
+    assert 'as float16' not in '\n'.join(scaling_report.header_lines(full))
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('flag,compact', [('--compact_gradient_transfer', True),
+                                       ('--nocompact_gradient_transfer', False)])
+def test_the_plans_pattern_bytes_follow_compact_gradient_transfer(flag, compact):
+    # The counted copies of the built step (float16 in the all-reduce) and the pattern's bytes
+    # (float32) differed: 'the count and the pattern differ (GPU->GPU)'.
+    done = helpers.run_command(*TRIVIAL, '--use_fp16', '--variable_update=replicated',
+                               '--num_gpus=2', flag)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    counted = next(i for i, line in enumerate(lines) if line.startswith('Counted copies:'))
+    count = float(lines[counted].split('GPU->GPU ')[1].split()[0])
+    pattern = float(lines[counted + 1].split('GPU->GPU ')[1].split()[0])
+    assert count == pytest.approx(pattern, rel=0.05)
+    assert 'the count and the pattern differ' not in done.stdout
+    assert ('moves them as float16' in done.stdout) == compact
