@@ -472,8 +472,8 @@ class CheckpointHook(run_hooks.RunHook):
         """Saves now; returns the checkpoint prefix.
 
         Raises:
-          CheckpointError: the save failed (a full disk, a --train_dir made read-only or
-            replaced by a file during the run, ...): its temporary files removed
+          CheckpointError: the save failed (a full disk, a --train_dir made read-only,
+            removed or replaced by a file during the run, ...): its temporary files removed
             (`save_failure`).
         """
         sess = self._ctx.sess
@@ -481,6 +481,10 @@ class CheckpointHook(run_hooks.RunHook):
         if global_step == self._saved_step and self.paths:
             return self.paths[-1]
         try:
+            if not file_systems.isdir(self.p.train_dir):
+                # Removed during the run: the Saver would make it again, without the run's
+                # hold (runtime/dir_hold.py), and let a second run resume from it.
+                raise FileNotFoundError(2, 'removed during the run', self.p.train_dir)
             path = self.saver.save(sess, self._prefix, global_step=global_step,
                                    write_meta_graph=False)
         except (tf.errors.OpError, OSError, ValueError) as e:  # a full disk: no partial files

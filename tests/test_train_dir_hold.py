@@ -460,3 +460,27 @@ def test_a_train_dir_replaced_by_a_file_is_one_error_line_and_the_mlperf_log_clo
         '--train_dir. Nothing else was written.' % train_dir)
     assert proc.stdout.splitlines()[-1].startswith(':::MLLOG ')
     assert '"key": "run_stop"' in proc.stdout.splitlines()[-1]
+
+
+@pytest.mark.cli
+def test_a_train_dir_removed_during_the_run_is_not_made_again(tmp_path, monkeypatch):
+    """A last user's trial: `rm -rf` of the --train_dir during a run, and the next save made the
+    folder again without the run's hold file, so a second run resumed from it while the first
+    went on (exit 0 for both)."""
+    import shutil
+
+    from tf_cnn_benchmarks.lifecycle import checkpoints
+    train_dir = tmp_path / 'train'
+    original_end = checkpoints.CheckpointHook.end
+
+    def remove_then_save(self, result):
+        shutil.rmtree(train_dir)
+        return original_end(self, result)
+    monkeypatch.setattr(checkpoints.CheckpointHook, 'end', remove_then_save)
+    proc = helpers.run_command(*TINY, '--num_batches=2', '--device=cpu', '--noresults_db',
+                               '--train_dir=%s' % train_dir)
+    assert proc.returncode == 1
+    assert not train_dir.exists()
+    [error] = [line for line in proc.stderr.splitlines() if line.startswith('error:')]
+    assert ('the checkpoint of global step 2 could not be saved in %s: --train_dir is no '
+            'longer a folder (removed during the run)' % train_dir) in error
