@@ -269,7 +269,7 @@ class SignalCatcher:
                           'as if none had come (send it again to stop at once, its results '
                           'written first)' % name)
             return
-        then = 'then saving and summarising' if self.saves else 'then summarising'
+        then = 'then summarising and saving' if self.saves else 'then summarising'
         cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'
                       % (name, self.what, then))
 
@@ -431,6 +431,7 @@ class SignalHook(run_hooks.RunHook):
         self._step = 0  # the timed steps run so far
         self.reporters = list(reporters)
         self._result: dict | None = None
+        self._known = threading.Event()  # set once `after_loop` has the result
         self._claim = threading.Lock()
         self._reporting = False  # the report phase begins (or a salvage wrote the reports)
         # A run that ended by an exception never calls `end`: once its session is closed, the
@@ -452,6 +453,9 @@ class SignalHook(run_hooks.RunHook):
 
     def after_timed(self):
         self.catcher.timed_done = True
+        # From here on a second signal writes the figures: those of the total block and the
+        # lines after it, which `after_loop` hands over (salvage waits for them).
+        self.catcher.salvage = self.salvage
         if (self.catcher.received is not None and self._planned
                 and self._step >= self._planned):  # came during the last step: stopped nothing
             self.catcher.late = True
@@ -459,6 +463,7 @@ class SignalHook(run_hooks.RunHook):
     def after_loop(self, result):
         # The figures are known from here on: a second signal writes them before it exits.
         self._result = result
+        self._known.set()
         self.catcher.salvage = self.salvage
 
     def abort(self):
@@ -475,6 +480,10 @@ class SignalHook(run_hooks.RunHook):
         `output`), else None. Called by
         a second signal's abort (in a thread, while the main thread may be saving); the main
         thread's `end` then waits for the exit instead of reporting a second time."""
+        # A signal between the timed loop's end and `after_loop` (the total block's lines):
+        # the main thread hands the result over within moments.
+        if not self._known.wait(SALVAGE_SECS / 2):
+            return None
         with self._claim:
             if self._reporting or self._result is None:
                 return None

@@ -242,3 +242,22 @@ def test_nohup_keeps_sighup_ignored(tmp_path):
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_a_second_signal_while_the_total_block_prints_waits_for_the_figures(monkeypatch):
+    """A last user's trial: a second Ctrl-C right after `total images/sec` (after the timed
+    loop, before its result reached the signal hook) aborted 'without saving', no results JSON
+    and no record, though the first signal's warning promised them. The salvage now waits for
+    the result the main thread hands over."""
+    import threading
+    fake = Reporter()
+    hook = signals.SignalHook(reporters=[fake])
+    hook.after_timed()
+    assert hook.catcher.salvage == hook.salvage
+    written = []
+    thread = threading.Thread(target=lambda: written.append(hook.salvage(signal.SIGINT)))
+    thread.start()
+    hook.after_loop({'model': 'trivial', 'images_per_sec': 55.5, 'num_steps': 4,
+                     'stopped_early': False})
+    thread.join(timeout=30)
+    assert written == ['the fake record'] and [r['images_per_sec'] for r in fake.reported] == [55.5]
