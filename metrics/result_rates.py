@@ -62,7 +62,20 @@ def problem(result: dict) -> str | None:
     workers = result.get('num_workers')
     workers = workers if isinstance(workers, int) and workers > 1 else 1
     if rates and total > max(rates) * workers * _ROUNDING:
-        return ('its images_per_sec (%.2f) is above what its steps allow (its fastest step: '
-                '%.2f images/sec%s), so its figures contradict each other'
-                % (total, max(rates), ', times its %d workers' % workers if workers > 1 else ''))
+        return ('its images_per_sec (%s) is above what its steps allow (its fastest step: '
+                '%s images/sec%s), so its figures contradict each other'
+                % (_rate(total), _rate(max(rates)),
+                   ', times its %d workers' % workers if workers > 1 else ''))
+    # The timed loop's seconds are its steps' and little more: its total is at least its
+    # slowest step's rate, less the loop's own moments between steps (half is far beyond).
+    if rates and total < min(rates) / 2:
+        return ('its images_per_sec (%s) is below what its steps allow (its slowest step: %s '
+                'images/sec), so its figures contradict each other'
+                % (_rate(total), _rate(min(rates))))
     return None
+
+
+def _rate(value: float) -> str:
+    """images/sec as the run printed it (%.2f), or in 3 significant digits where that would
+    be unreadable (1e+300, 1e-300 in an edited file)."""
+    return '%.2f' % value if 0.01 <= value < 1e9 else '%.3g' % value

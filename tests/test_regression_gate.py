@@ -487,6 +487,12 @@ def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorfl
     (-100.0, 'its images_per_sec is -100.0, not a positive finite number'),
     (5000.0, 'its images_per_sec (5000.00) is above what its steps allow (its fastest step: '
              '101.00 images/sec), so its figures contradict each other'),
+    # A last user's trial: 1e-300 against steps of about 100 passed with
+    # --include_unclean_runs and printed a 300-digit percentage; 1e300 a 300-digit figure.
+    (1e-300, 'its images_per_sec (1e-300) is below what its steps allow (its slowest step: '
+             '99.00 images/sec), so its figures contradict each other'),
+    (1e300, 'its images_per_sec (1e+300) is above what its steps allow (its fastest step: '
+            '101.00 images/sec), so its figures contradict each other'),
 ])
 def test_a_baseline_whose_images_per_sec_is_no_figure_or_contradicts_its_steps_is_refused(
         tmp_path, value, said):
