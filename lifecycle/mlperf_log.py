@@ -165,7 +165,8 @@ def make_hook(plan, evaluations=None, base_rate=None, synthetic=False):
     if gaps:
         cnn_util.warn('--ml_perf: MLCommons\' compliance checker (training, ruleset 4.0.0) will '
                       'refuse this log: %s' % '; '.join(gaps))
-    unreal = not_mlperf_results(synthetic, plan.params.stop_at_top_1_accuracy,
+    # A forward-only run trains nothing (the line above says so): not 'trains on synthetic'.
+    unreal = not_mlperf_results(synthetic and plan.training, plan.params.stop_at_top_1_accuracy,
                                 plan.model in RESNET_MODELS)
     if unreal:
         cnn_util.warn('--ml_perf: MLPerf would not take this log as a result, even where '

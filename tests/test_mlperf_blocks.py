@@ -303,3 +303,7 @@ def test_a_log_the_checker_accepts_but_mlperf_would_not_is_one_warning(capsys):
         "warning: --ml_perf: MLPerf would not take this log as a result, even where MLCommons' "
         "compliance checker accepts it: it trains on synthetic data (no --data_dir), yet logs "
         "ImageNet's train_samples; give --data_dir=<ImageNet TFRecords>")
+    # A last user's trial: a forward-only run was told it 'trains on synthetic data' one line
+    # after the checker's line said it trains nothing.
+    helpers.tiny_run(ml_perf=True, num_batches=1, forward_only=True)
+    assert not [w for w in capsys.readouterr().err.splitlines() if 'would not' in w]
