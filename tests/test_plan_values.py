@@ -195,4 +195,7 @@ def test_print_graph_choices_puts_the_table_in_the_header_and_the_json_has_it():
 
 def test_a_runs_results_json_records_its_graph_choices(tmp_path):
     result = helpers.tiny_run(num_batches=1, num_warmup_batches=0, graph_choices='relu_xla')
-    assert result['plan']['graph_choices'] == {'mode': ['relu_xla'], 'when': '', 'sites': []}
+    # 'forced_sites': how many of the model's sites each forced choice changed (none in the
+    # trivial model: its header says '(no site)').
+    assert result['plan']['graph_choices'] == {'mode': ['relu_xla'], 'when': '', 'sites': [],
+                                               'forced_sites': {'relu_xla': 0}}
