@@ -196,8 +196,8 @@ def describe(threads: tuple[int, int]) -> str:
     """The header's thread text for `threads` (the run plan's (intra-op, inter-op) counts),
     e.g. 'intra-op 2, inter-op 1 (2 physical cores)'."""
     intra, inter = threads
-    text = 'intra-op %s, inter-op %s (%d physical cores)' % (
-        intra or 'auto', inter or 'auto', physical_cores())
+    text = 'intra-op %s, inter-op %s (%s)' % (
+        intra or 'auto', inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'))
     kmp = {k: os.environ[k] for k in _MANAGED_VARIABLES if k in os.environ}
     if kmp:
         text += '; %s' % ' '.join('%s=%s' % kv for kv in sorted(kmp.items()))

@@ -205,3 +205,10 @@ def test_negative_values_are_usage_errors(flag):
                           capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 2 and proc.stderr.startswith('error: --')
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize('cores, said', [(1, '(1 physical core)'), (2, '(2 physical cores)')])
+def test_the_threads_text_counts_cores_in_their_number(monkeypatch, cores, said):
+    # A last user's trial: '(1 physical cores)' on a one-core host.
+    monkeypatch.setattr(cpu_tuning, 'physical_cores', lambda: cores)
+    assert cpu_tuning.describe((1, 1)).startswith('intra-op 1, inter-op 1 %s' % said)
