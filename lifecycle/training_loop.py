@@ -423,10 +423,12 @@ def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
 
 
 def _total_block(result: LoopResult, phases: PhaseRunner, log) -> None:
-    if result.hook_secs > 0.01 * result.elapsed_secs:  # said whatever its size (0.03 s too)
+    # Said whatever its share (0.03 s too), once it reads as at least 0.01 s: a tiny run's
+    # 0.16 ms of loop overhead read '0.01 s between steps went to checkpoints ...'.
+    if result.hook_secs >= 0.005 and result.hook_secs > 0.01 * result.elapsed_secs:
         log('%s between steps went to checkpoints, summaries and evaluations (not counted '
             'in total images/sec)' % ('%.1f s' % result.hook_secs if result.hook_secs >= 1
-                                     else '%.2f s' % max(result.hook_secs, 0.01)))
+                                     else '%.2f s' % result.hook_secs))
     log(DASHES)
     if result.nothing_timed:  # a cluster's chief stopped at the first timed step: no figure
         log('total images/sec: none (%s)' % NOTHING_TIMED)

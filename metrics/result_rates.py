@@ -22,6 +22,9 @@ import math
 
 # Float rounding between a run's total and its steps' rates: 1%.
 _ROUNDING = 1.01
+# The least share of its slowest step's rate a run's total can be (the loop's moments between
+# its steps are a few percent of a step at most).
+_SLOWEST_SHARE = 0.75
 
 
 def figure(value) -> float | None:
@@ -67,11 +70,14 @@ def problem(result: dict) -> str | None:
                 % (_rate(total), _rate(max(rates)),
                    ', times its %d workers' % workers if workers > 1 else ''))
     # The timed loop's seconds are its steps' and little more: its total is at least its
-    # slowest step's rate, less the loop's own moments between steps (half is far beyond).
-    if rates and total < min(rates) / 2:
-        return ('its images_per_sec (%s) is below what its steps allow (its slowest step: %s '
-                'images/sec), so its figures contradict each other'
-                % (_rate(total), _rate(min(rates))))
+    # slowest step's rate, less the loop's own moments between steps (a quarter is far
+    # beyond them); a cluster worker's steps count the global batch, its total its own.
+    floor = min(rates) * _SLOWEST_SHARE / workers if rates else 0.0
+    if total < floor:
+        return ('its images_per_sec (%s) is below what its steps allow (%s: %g of its slowest '
+                'step\'s %s images/sec%s), so its figures contradict each other'
+                % (_rate(total), _rate(floor), _SLOWEST_SHARE, _rate(min(rates)),
+                   ', over its %d workers' % workers if workers > 1 else ''))
     return None
 
 

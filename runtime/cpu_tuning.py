@@ -194,7 +194,7 @@ def openmp_runtime_loaded(maps_path: str = '/proc/self/maps') -> bool | None:
 
 def describe(threads: tuple[int, int]) -> str:
     """The header's thread text for `threads` (the run plan's (intra-op, inter-op) counts),
-    e.g. 'intra-op 2, inter-op 1 (2 physical cores)'."""
+    e.g. 'intra-op 2, inter-op 2 (2 physical cores)'."""
     intra, inter = threads
     text = 'intra-op %s, inter-op %s (%s)' % (
         intra or 'auto', inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'))

@@ -489,8 +489,11 @@ def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorfl
              '101.00 images/sec), so its figures contradict each other'),
     # A last user's trial: 1e-300 against steps of about 100 passed with
     # --include_unclean_runs and printed a 300-digit percentage; 1e300 a 300-digit figure.
-    (1e-300, 'its images_per_sec (1e-300) is below what its steps allow (its slowest step: '
-             '99.00 images/sec), so its figures contradict each other'),
+    (1e-300, 'its images_per_sec (1e-300) is below what its steps allow (74.25: 0.75 of its '
+             'slowest step\'s 99.00 images/sec), so its figures contradict each other'),
+    # A last user's: half its slowest step's rate passed, '+194.9% ... slower, within 5%'.
+    (49.5, 'its images_per_sec (49.50) is below what its steps allow (74.25: 0.75 of its '
+           'slowest step\'s 99.00 images/sec), so its figures contradict each other'),
     (1e300, 'its images_per_sec (1e+300) is above what its steps allow (its fastest step: '
             '101.00 images/sec), so its figures contradict each other'),
 ])
