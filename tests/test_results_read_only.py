@@ -42,6 +42,24 @@ print('RECORDED %s' % results_db.record({db!r}, rh.result(321.0)), flush=True)
 '''
 
 
+def _read_only_session(mounted: str, db: str, commands, tmp_path):
+    """In a private mount namespace with `mounted` (the database's folder, or the file) bound
+    read-only: the results tool's `commands` on `db`, then a tiny run recording into it ('RUN
+    <status>'), then a record made by the library (XDG_DATA_HOME under `tmp_path`, where the
+    history plot goes too). Returns the CompletedProcess."""
+    tests = os.path.join(REPO, 'tests')
+    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
+    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
+           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
+           '--results_db=' + db]
+    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
+             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
+    return subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', mounted,
+                           sys.executable, script, str(tmp_path / 'xdg'),
+                           _RECORD.format(tests=tests, db=db), *run],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+
+
 def _refused_run_line(db: str, reason: str) -> str:
     """The one line of a run refused before it starts for a database it cannot write."""
     return ('error: --results_db: the results database %s cannot be written: %s; '
@@ -75,18 +93,8 @@ def test_a_database_on_a_read_only_mount_reads_and_a_run_is_refused_before_it_st
                                           '--host=node-b'],
                 ['regressions'], ['html', page], ['html', os.path.join(folder, 'site')],
                 ['ingest', str(copied)]]
-    tests = os.path.join(REPO, 'tests')
-    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
     data_home = str(tmp_path / 'xdg')
-    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
-           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
-           '--results_db=' + db]
-    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
-             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
-    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', folder, sys.executable,
-                           script, data_home, _RECORD.format(tests=tests, db=db), *run],
-                          capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))  # history writes its PNG here
+    proc = _read_only_session(folder, db, commands, tmp_path)
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['history', '0'], ['regressions', '0'],
@@ -132,17 +140,7 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
         pytest.skip(why)
     folder = os.path.dirname(db)
     commands = [['list'], ['show', '1'], ['regressions']]
-    tests = os.path.join(REPO, 'tests')
-    script = _READ_ALL.format(tests=tests, commands=commands, db=db)
-    run = [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), '--model=trivial',
-           '--batch_size=2', '--image_size=16', '--num_batches=1', '--num_warmup_batches=0',
-           '--results_db=' + db]
-    shell = ('mount --bind -o ro "$1" "$1" && "$2" -c "$3" && { "${@:6}"; echo "RUN $?"; } '
-             '&& XDG_DATA_HOME="$4" "$2" -c "$5"')
-    proc = subprocess.run(['unshare', '-rm', 'bash', '-c', shell, 'sh', db, sys.executable,
-                           script, str(tmp_path / 'xdg'), _RECORD.format(tests=tests, db=db),
-                           *run], capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))
+    proc = _read_only_session(db, db, commands, tmp_path)
     out, err = proc.stdout, proc.stderr
     statuses = [line.split()[1:] for line in out.splitlines() if line.startswith('STATUS ')]
     assert statuses == [['list', '0'], ['show', '0'], ['regressions', '0']], out + err

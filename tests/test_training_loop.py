@@ -137,9 +137,10 @@ def test_time_in_hooks_is_reported_and_left_out_of_the_total(monkeypatch):
                          '(not counted in total images/sec)')
 
 
-def _three_steps_with_a_save(monkeypatch, at: int, secs: float):
-    """Three timed steps of 0.05 s with a save of `secs` after step `at`: (LoopResult, lines)."""
-    step = _Clocked(monkeypatch, [0.05] * 3)
+def _three_steps_with_a_save(monkeypatch, at: int, secs: float, step_secs: float = 0.05):
+    """Three timed steps of `step_secs` with a save of `secs` after step `at`: (LoopResult,
+    lines)."""
+    step = _Clocked(monkeypatch, [step_secs] * 3)
 
     def save(done, loss):
         step.now[0] += secs if done == at else 0.0
@@ -501,13 +502,6 @@ def test_error_summary_keeps_the_informative_line(message, summary):
 def test_a_fraction_of_a_millisecond_between_steps_is_not_said(monkeypatch):
     # A last user's trial: 0.16 ms between the steps of a 12 ms timed part (1.3%, no checkpoint,
     # summary or evaluation) read '0.01 s between steps went to checkpoints, ...'.
-    step = _Clocked(monkeypatch, [0.004] * 3)
-
-    def tick(at, loss):
-        step.now[0] += 0.00008
-    lines = []
-    result = training_loop.run_loop(
-        Spec(num_warmup=0, num_steps=3, images_per_step=4, display_every=1), step,
-        [_Hooks(after_step=tick)], log=lines.append)
+    result, lines = _three_steps_with_a_save(monkeypatch, at=1, secs=0.00016, step_secs=0.004)
     assert result.hook_secs == pytest.approx(0.00016)
     assert not [x for x in lines if 'between steps' in x]
