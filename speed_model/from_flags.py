@@ -32,6 +32,7 @@ from .. import params as params_lib
 from ..hardware import gpu_specs
 from ..hardware import links as links_lib
 from ..runtime import cpu_tuning
+from ..variable_managers import transfer_rules
 from . import bf16_casts, layer_profile, op_profile, scaling_report, step_time
 from . import traffic_patterns as patterns
 
@@ -55,8 +56,7 @@ def compacts_gradients(p) -> bool:
     in the original), float32 variables (--fp16_vars' gradients are float16 already, and the
     layer profile counts them at 2 bytes), and a step with gradients. The per-device rule of
     the run itself: variable_managers/transfer_rules.compacts_gradients."""
-    return bool(p.use_fp16 and p.compact_gradient_transfer and not p.fp16_vars
-                and not p.forward_only and not p.eval)
+    return transfer_rules.casts_to_float16(p) and not p.fp16_vars
 
 
 def all_reduce_of(p) -> str:

@@ -17,11 +17,18 @@ def defers_gradients(p) -> bool:
             and not p.forward_only and not p.eval)
 
 
+def casts_to_float16(p) -> bool:
+    """Whether Params `p` ask for float32 gradients all-reduced as float16 wherever
+    `replicated` all-reduces between devices: --use_fp16 with --compact_gradient_transfer in a
+    step with gradients (speed_model/from_flags.py plans the bytes by it)."""
+    return bool(p.compact_gradient_transfer and p.use_fp16 and not p.forward_only
+                and not p.eval)
+
+
 def compacts_gradients(p, num_devices: int) -> bool:
     """Whether a run with Params `p` on `num_devices` towers all-reduces its gradients as
     float16."""
-    return bool(p.compact_gradient_transfer and p.use_fp16 and num_devices > 1
-                and p.variable_update == 'replicated' and not p.forward_only and not p.eval)
+    return casts_to_float16(p) and num_devices > 1 and p.variable_update == 'replicated'
 
 
 def no_effect_reasons(p) -> dict[str, str]:
