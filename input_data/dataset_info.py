@@ -269,8 +269,38 @@ def infer_dataset_name(data_dir: str) -> str:
         shown = ', '.join(names[:5]) + (', ...' if len(names) > 5 else '')
         raise cnn_util.DataError('no dataset files in --data_dir %s: expected %s; found %s%s'
                                  % (data_dir, _EXPECTED, shown,
-                                    image_folders.converter_hint(data_dir)))
+                                    _dataset_below(data_dir, names)
+                                    or image_folders.converter_hint(data_dir)))
     return 'imagenet' if imagenet else 'cifar10'
+
+
+_SUB_FOLDERS_LOOKED_IN = 20  # a remote folder's listing is a round trip each
+
+
+def _dataset_below(data_dir: str, names: list[str]) -> str:
+    """'; its sub-folder imagenet_tfrecords holds ImageNet TFRecord shards: give
+    --data_dir=<data_dir>/imagenet_tfrecords' when one of the first 20 sub-folders of `data_dir`
+    holds a dataset's files; '' when none does (or one cannot be listed)."""
+    looked = 0
+    for name in names:
+        path = os.path.join(data_dir, name)
+        try:
+            if not file_systems.isdir(path):
+                continue
+            looked += 1
+            inside = file_systems.listdir(path)
+        except OSError:
+            continue
+        if any(_SHARD_RE.match(n) for n in inside):
+            what = 'ImageNet TFRecord shards'
+        elif any(n in CIFAR10_FILES['train'] + CIFAR10_FILES['validation'] for n in inside):
+            what = 'CIFAR-10 python batches'
+        else:
+            if looked >= _SUB_FOLDERS_LOOKED_IN:
+                break
+            continue
+        return '; its sub-folder %s holds %s: give --data_dir=%s' % (name, what, path)
+    return ''
 
 
 class Dataset:

@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import shutil
 import struct
 
 import pytest
@@ -396,6 +397,30 @@ def test_a_loop_inside_a_folder_without_a_dataset_is_listed_not_a_traceback(tmp_
         dataset_info.infer_dataset_name(str(folder))
     assert str(info.value).startswith('no dataset files in --data_dir %s' % folder)
     assert 'loop' in str(info.value) and '\n' not in str(info.value)
+
+
+def test_a_folder_whose_sub_folder_holds_the_dataset_names_the_sub_folder(tmp_path):
+    # Before: a folder holding shards/ beside images/ advised converting the images.
+    top = tmp_path / 'top'
+    h.solid_shards(str(top / 'shards'), num_shards=2, per_shard=1)
+    (top / 'images' / 'cat').mkdir(parents=True)
+    (top / 'images' / 'cat' / 'a.jpg').write_bytes(b'')
+    (top / 'cifar').mkdir()
+    (top / 'cifar' / 'test_batch').write_bytes(b'')
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.infer_dataset_name(str(top))
+    assert str(info.value).endswith('found cifar, images, shards; its sub-folder cifar holds '
+                                    'CIFAR-10 python batches: give --data_dir=%s' % (top / 'cifar'))
+    os.remove(str(top / 'cifar' / 'test_batch'))
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.infer_dataset_name(str(top))
+    assert str(info.value).endswith('; its sub-folder shards holds ImageNet TFRecord shards: '
+                                    'give --data_dir=%s' % (top / 'shards'))
+    shutil.rmtree(str(top / 'shards'))  # no dataset below: the images' converter, as before
+    with pytest.raises(cnn_util.DataError) as info:
+        dataset_info.infer_dataset_name(str(top))
+    assert 'convert them with `tf_cnn_build_tfrecords --input_dir=%s' % (top / 'images') in str(
+        info.value)
 
 
 def test_dangling_links_are_named_with_their_targets(tmp_path):
