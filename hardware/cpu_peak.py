@@ -39,9 +39,25 @@ KIND = 'CPU peak'
 
 
 def cache_key(cpu_model: str, tf_version: str, dtype: str, threads: int) -> str:
-    """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads' (threads 0: TensorFlow's pool)."""
+    """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads' (threads 0: TensorFlow's pool);
+    '...|2 threads on 1 CPU' when the affinity mask allows fewer CPUs than threads
+    (`threads_phrase`)."""
+    cores = calibration.cores(threads)
     return calibration.host_key(cpu_model, tf_version, 'cpu peak', dtype,
-                                '%d threads' % threads)
+                                '%d threads' % threads + _on_cpus(threads, cores))
+
+
+def _on_cpus(threads: int, cores: int) -> str:
+    return ' on %s' % cnn_util.counted(cores, 'CPU') if threads and cores < threads else ''
+
+
+def threads_phrase(threads: int) -> str:
+    """'2 threads', 'default threads' (0: TensorFlow's pool), or '2 threads on 1 CPU' where
+    the process may run on fewer CPUs than its intra-op threads (taskset, numactl, a cpuset:
+    calibration.cores): such a peak is the allowed CPUs', kept apart from the host's."""
+    if not threads:
+        return 'default threads'
+    return cnn_util.counted(threads, 'thread') + _on_cpus(threads, calibration.cores(threads))
 
 
 def _kernels(tf, dtype):
@@ -129,7 +145,7 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
     return calibration.figure(
         KIND, cache_key(cpu_model, tf_version, dtype, threads), lambda: fn(dtype, threads),
         what='the CPU peak (%s, %s: a matmul chain and a 3x3 convolution)' % (
-            dtype, cnn_util.counted(threads, 'thread') if threads else 'default threads'),
+            dtype, threads_phrase(threads)),
         secs=MEASURE_SECS, cores=calibration.cores(threads),
         refresh=refresh, measure_missing=measure_missing, path=path, meter=meter,
         median_by=lambda value: float(value['flops_per_sec']), label='%s (%s)' % (KIND, dtype))

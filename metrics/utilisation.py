@@ -197,8 +197,8 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
     peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
             else rates[dtypes[0]])
     oldest = min(got.values(), key=lambda m: m.measured_utc)
-    source = 'CPU peak, %s, %s: %s' % (label, cnn_util.counted(threads, 'thread') if threads
-                                       else 'default threads', oldest.source())
+    source = 'CPU peak, %s, %s: %s' % (label, cpu_peak.threads_phrase(threads),
+                                       oldest.source())
     return {'peak_flops_per_sec': peak, 'peak_source': source, 'step_precision': what,
             'measured_now': any(m.measured_now for m in got.values()),
             'peak_measured_utc': oldest.measured_utc,

@@ -11,7 +11,7 @@ from tensorflow.core.framework import step_stats_pb2
 
 from tf_cnn_benchmarks.hardware import cpu_peak
 from tf_cnn_benchmarks.lifecycle import figure_hooks, training_loop
-from tf_cnn_benchmarks.metrics import latency, step_breakdown, utilisation
+from tf_cnn_benchmarks.metrics import host_load, latency, step_breakdown, utilisation
 
 import helpers
 
@@ -139,9 +139,25 @@ def test_a_line_never_shows_more_than_100_percent():
                               "(`tf_cnn_benchmarks --calibrate`))")
 
 
+def test_a_peak_with_more_threads_than_allowed_cpus_is_keyed_and_named_by_them(monkeypatch):
+    """Under `taskset -c 0` a 2-thread run's peak is one CPU's: it read the host's 2-CPU peak
+    (307.8 GFLOP/s where one CPU measured 181.8), halving its utilisation."""
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0}))
+    key = cpu_peak.cache_key('Test CPU', '2.21.0', 'float32', 2)
+    assert key == 'Test CPU|tf 2.21.0|cpu peak|float32|2 threads on 1 CPU'
+    assert cpu_peak.threads_phrase(2) == '2 threads on 1 CPU'
+    assert cpu_peak.cache_key('Test CPU', '2.21.0', 'float32', 1).endswith('|1 threads')
+    assert cpu_peak.threads_phrase(0) == 'default threads'  # TensorFlow sizes it by the mask
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1, 2}))
+    assert cpu_peak.threads_phrase(3) == '3 threads'
+    assert cpu_peak.threads_phrase(4) == '4 threads on 3 CPUs'
+
+
 # --- The CPU peak in the calibration record, and its key.
 
-def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path, capsys):
+def test_cpu_peak_is_measured_once_per_key_and_remeasured_on_refresh(tmp_path, capsys,
+                                                                     monkeypatch):
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))  # any host
     path = str(tmp_path / 'cache' / 'calibration.json')
     measured = []
 
