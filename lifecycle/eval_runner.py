@@ -8,7 +8,9 @@ Three ways in, one evaluator:
     examples]`, the dashed `total images/sec` block, here with the figures that explain it:
     `eval_block`) and, between them, the global step it evaluates; with
     --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
-    or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet. --graph_file
+    or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet. A signal stops
+    an evaluation after its current batch (its accuracy then partial, and said so) and a wait
+    at once (eval_stop.py). --graph_file
     gets the eval graph, written once it is built (before the first checkpoint is restored).
   - `EvalDuringTrainingHook`: inside a training run, after the timed steps whose global step is a
     multiple of --eval_during_training_every_n_steps, crosses a multiple of
@@ -57,6 +59,7 @@ from ..params import EVAL_DURING_TRAINING_FLAGS, original_flags
 from ..runtime import dir_hold
 from . import (
     checkpoints,
+    eval_stop,
     figure_hooks,
     phase_runner,
     profiling,
@@ -65,6 +68,7 @@ from . import (
     signals,
     training_loop,
 )
+from . import summaries as summaries_lib
 
 tf1 = tf.compat.v1
 # The figure an evaluation's timed batches give, as its lines name it (the host load's
@@ -141,13 +145,15 @@ class Evaluator:
         return warm
 
     def evaluate(self, *, checkpoint_path: str | None = None, values: dict | None = None,
-                 announce: bool = False) -> dict:
+                 announce: bool = False, should_stop=None) -> dict:
         """Evaluates a checkpoint, or in-memory values {checkpoint name: ndarray}; with
         `announce` (an --eval run), a line after the second batch says how long the others
         will take (`timed_batches`: the first sets up the session's kernels), and a busy host
         is said before the first batch, as a training run says it before its timed part
         (figure_hooks.warmup_lines: the host load over the set-up, kept in
-        r['host_load']['warmup']).
+        r['host_load']['warmup']). `should_stop`: None, or () -> bool, asked after each batch
+        but the last: True stops the evaluation there (a signal: eval_stop.py), with the
+        accuracy of the batches run, `partial` True.
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
@@ -158,7 +164,8 @@ class Evaluator:
            'skipped_records': records of the subset --skip_corrupt_records skipped (None
            without it), 'skipped_left_out': those of them in shards left out at start-up
            (not among the records the plan counted), 'passes': planned passes over the
-           subset}.
+           subset, 'num_batches': the batches run, 'planned_batches': those planned,
+           'partial': True when `should_stop` stopped it before the last}.
 
         Raises:
           CheckpointError: the checkpoint does not fit the model.
@@ -194,7 +201,8 @@ class Evaluator:
                     puts = self.pipeline.step_ops_for(index, self.num_batches)
                     return (run_with_puts() if puts else run_last())[0]
                 totals, batch_times, elapsed = timed_batches(
-                    run_batch, self.num_batches, log=cnn_util.log_fn if announce else None)
+                    run_batch, self.num_batches, log=cnn_util.log_fn if announce else None,
+                    should_stop=should_stop)
                 load = self.host_meter.stop()
                 if load is not None and announce:
                     load['warmup'] = figure_hooks.warmup_subset(warm)
@@ -207,13 +215,16 @@ class Evaluator:
             'top_1': hits_1 / examples,
             'top_5': hits_5 / examples,
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
-            'num_examples': examples, 'num_batches': self.num_batches, 'global_step': step,
+            'num_examples': examples, 'num_batches': len(batch_times),
+            'planned_batches': self.num_batches,
+            'partial': len(batch_times) < self.num_batches, 'global_step': step,
             'checkpoint_path': checkpoint_path, 'subset': self.subset, 'elapsed_secs': elapsed,
             'batch_times': batch_times, 'host_load': load,
         }
 
 
-def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_counter) -> tuple:
+def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_counter,
+                  should_stop=None) -> tuple:
     """Runs and times an evaluation's batches; with `log`, the line after its second batch
     says how long the others will take (`rest_line`).
 
@@ -222,9 +233,12 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
       num_batches: batches to run.
       log: where the line goes (None: no line: an evaluation during training).
       clock: seconds (time.perf_counter; a test's).
+      should_stop: None, or () -> bool, asked after each batch but the last: True ends the
+        batches there (a signal: eval_stop.py).
 
     Returns:
-      (the counts summed: int64 [3], each batch's seconds, seconds of all the batches).
+      (the counts summed: int64 [3], each batch's seconds (one per batch run), seconds of all
+      the batches run).
     """
     totals = np.zeros(3, np.int64)
     batch_times = []
@@ -233,6 +247,8 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
         batch_start = clock()
         totals += np.asarray(run_batch(index), dtype=np.int64)
         batch_times.append(clock() - batch_start)
+        if should_stop is not None and index + 1 < num_batches and should_stop():
+            break
         if log is not None and index == 1 and num_batches > 2:
             log(rest_line(num_batches - 2, batch_times[1], batch_times[0]))
     return totals, batch_times, clock() - start
@@ -296,30 +312,6 @@ def skipped_line(r: dict) -> str | None:
                                          r['num_examples'], scored))
 
 
-class EvalSummaryWriter:
-    """Eval scalars for TensorBoard: in --eval_dir when given, else in <train_dir>/eval with
-    --summary_verbosity >= 1."""
-
-    def __init__(self, p):
-        self.writer = None
-        if p.eval_dir:
-            self.writer = tf1.summary.FileWriter(p.eval_dir)
-        elif p.train_dir and p.summary_verbosity >= 1:
-            self.writer = tf1.summary.FileWriter(os.path.join(p.train_dir, 'eval'))
-
-    def write(self, r: dict) -> None:
-        if self.writer is None:
-            return
-        values = [tf1.Summary.Value(tag='eval/' + k, simple_value=r[k])
-                  for k in ('top_1', 'top_5', 'images_per_sec')]
-        self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
-        self.writer.flush()
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-
-
 def _missing_checkpoint_error(p) -> checkpoints.CheckpointError:
     """Why --eval has nothing to evaluate: no --train_dir, an empty one, or one a training run
     holds (runtime/dir_hold.py) that has not saved yet."""
@@ -350,10 +342,14 @@ def _waiting_line(p, last: str | None) -> str:
     """What an --eval_interval_secs loop waits for, and how often it looks (logged once per
     wait)."""
     where = p.checkpoint_path or p.train_dir
-    what = ('a checkpoint newer than %s' % os.path.basename(last) if last
-            else 'a first checkpoint')
     return ('Waiting for %s in %s: looking every %d s (--eval_interval_secs); SIGINT (Ctrl-C) '
-            'stops' % (what, where, p.eval_interval_secs))
+            'stops' % (_awaited(last), where, p.eval_interval_secs))
+
+
+def _awaited(last: str | None) -> str:
+    """'a checkpoint newer than model.ckpt-601', or 'a first checkpoint'."""
+    return ('a checkpoint newer than %s' % os.path.basename(last) if last
+            else 'a first checkpoint')
 
 
 def run_eval(plan, model, dataset, config, hooks=()) -> dict:
@@ -384,13 +380,23 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     evaluator = Evaluator(plan, model, dataset, config)  # the header said what it scores
     if p.graph_file:  # the graph an evaluation runs, before a checkpoint is restored into it
         profiling.write_graph(evaluator.graph, p.graph_file)
-    summaries = EvalSummaryWriter(p)
-    evals, last, waiting, figures = [], None, False, {}
+    summaries = summaries_lib.EvalSummaryWriter(p)
+    last, waiting, figures, waited_for = None, False, {}, None
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
+        stop = eval_stop.EvalStop(catcher, single=not p.eval_interval_secs)
+        evals = stop.evals
         while True:
             path = checkpoints.find_checkpoint(p)
             if path is not None and path != last:
-                r = evaluator.evaluate(checkpoint_path=path, announce=True)
+                stop.evaluating = path
+                try:
+                    r = evaluator.evaluate(checkpoint_path=path, announce=True,
+                                           should_stop=stop.should_stop)
+                finally:
+                    stop.evaluating = None
+                line = stop.partial_line(r)
+                if line:
+                    cnn_util.log_fn(line)
                 log_eval(r, during_training=False)
                 figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
@@ -403,14 +409,18 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
                 waiting = True
             _wait(p.eval_interval_secs, catcher)
             if catcher.received is not None:
+                waited_for = _awaited(last)
                 break
     summaries.close()
-    result = _eval_result(plan, evaluator, evals, catcher.name)
+    stop.log_stop(waited_for)
+    late = bool(evals) and stop.late(evals[-1])
+    result = _eval_result(plan, evaluator, evals, None if late else catcher.name)
     result.update(figures)  # the last evaluation's (none: no utilisation keys)
     if p.graph_file:
         result['graph_file'] = p.graph_file
     phase_runner.PhaseRunner(hooks, plan).finish(result)
-    catcher.exit_if_terminated()
+    if not late:
+        catcher.exit_if_terminated()
     return result
 
 
@@ -479,7 +489,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
                                    figure=DURING_TRAINING_FIGURE)
         self._savable = ctx.info.mgr.savable_variables()
         start = self.counter.begin(ctx)
-        self._summaries = EvalSummaryWriter(self.p)
+        self._summaries = summaries_lib.EvalSummaryWriter(self.p)
         line = self.warmup_warning(start)
         if line:
             cnn_util.warn(line)

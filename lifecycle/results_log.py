@@ -15,7 +15,8 @@ the same structure either way. Keys (all runs):
     losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
     restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
-    eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches, global_step,
+    eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches (run),
+          planned_batches, partial (an --eval stopped by a signal: eval_stop.py), global_step,
           checkpoint_path, subset, elapsed_secs, batch_times, host_load}), evals [same],
     stopped_early, stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP': what stopped the
     timed loop early; a signal after it stops nothing), results_file,

@@ -175,6 +175,9 @@ class SignalCatcher:
       salvage: (signum of the second signal) -> a description of what it wrote, or None:
         called by a second signal's abort before the process exits (SignalHook.salvage), or
         None.
+      first_line: None, or (signal name) -> the text of the first signal's warning (without
+        'warning: '), for a caller whose stop depends on what it is doing when the signal
+        comes (an --eval loop: mid-evaluation, or waiting: eval_stop.EvalStop.first_line).
     """
 
     def __init__(self, what: str = 'the current step', is_stale=None, saves: bool = True):
@@ -185,6 +188,7 @@ class SignalCatcher:
         self.timed_done = False
         self.late = False
         self.salvage = None
+        self.first_line = None
         # Callables a second signal's abort calls before it exits, each returning whether it
         # closed what it keeps open (SignalHook's `closers`: the MLPerf log's run_stop).
         self.closers: list = []
@@ -268,6 +272,9 @@ class SignalCatcher:
             cnn_util.warn('received %s after the timed steps: the run is complete and finishes '
                           'as if none had come (send it again to stop at once, its results '
                           'written first)' % name)
+            return
+        if self.first_line is not None:
+            cnn_util.warn(self.first_line(name))
             return
         then = 'then summarising and saving' if self.saves else 'then summarising'
         cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'

@@ -30,6 +30,7 @@ batch at the current weights, not exactly the ones the step applied.
 
 from __future__ import annotations
 
+import os
 import time
 
 import tensorflow as tf
@@ -182,3 +183,27 @@ class SummaryHook(run_hooks.RunHook):
     def written(self, result):
         return (['the TensorBoard summaries in %s' % result['summary_dir']]
                 if result.get('summary_dir') else [])
+
+
+class EvalSummaryWriter:
+    """Eval scalars for TensorBoard: in --eval_dir when given, else in <train_dir>/eval with
+    --summary_verbosity >= 1."""
+
+    def __init__(self, p):
+        self.writer = None
+        if p.eval_dir:
+            self.writer = tf1.summary.FileWriter(p.eval_dir)
+        elif p.train_dir and p.summary_verbosity >= 1:
+            self.writer = tf1.summary.FileWriter(os.path.join(p.train_dir, 'eval'))
+
+    def write(self, r: dict) -> None:
+        if self.writer is None:
+            return
+        values = [tf1.Summary.Value(tag='eval/' + k, simple_value=r[k])
+                  for k in ('top_1', 'top_5', 'images_per_sec')]
+        self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
+        self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()

@@ -11,7 +11,7 @@ Two training runs writing one --train_dir interleave their checkpoints and flip 
     checkpoints of the training run holding it (finding none yet, it names that run:
     `live_holder`).
   - the folder of the eval summaries: --eval_dir, else <train_dir>/eval with
-    --summary_verbosity >= 1 (lifecycle/eval_runner.EvalSummaryWriter), held by an --eval run
+    --summary_verbosity >= 1 (lifecycle/summaries.EvalSummaryWriter), held by an --eval run
     and by a training run that evaluates during training.
   - dry runs (--dry_run, --plan_scaling) write nothing and hold nothing.
   - a folder on one of TensorFlow's file systems (gs://, ram://: runtime/file_systems.py) is

@@ -365,3 +365,22 @@ def test_train_resume_eval_and_forward_only_on_the_shared_shards(imagenet_dir, t
     assert evaluated['subset'] == 'validation' and 0 <= evaluated['top_1'] <= 1
     inference = run(forward_only=True, num_batches=2)
     assert inference['restored_step'] == 5 and inference['num_steps'] == 2
+
+
+def test_timed_batches_stop_after_the_batch_a_stop_is_asked_in():
+    # A signal asks the evaluation to stop: the batch that ran finishes, no other starts (the
+    # last batch's stop is not asked: nothing is left to stop).
+    asked = []
+
+    def should_stop():
+        asked.append(len(ran))
+        return len(ran) >= 3
+    ran = []
+    totals, times, _ = eval_runner.timed_batches(
+        lambda i: ran.append(i) or [1, 2, 4], 10, should_stop=should_stop)
+    assert (ran, list(totals), len(times), asked) == ([0, 1, 2], [3, 6, 12], 3, [1, 2, 3])
+    ran.clear()
+    asked.clear()
+    eval_runner.timed_batches(lambda i: ran.append(i) or [0, 0, 1], 2,
+                              should_stop=lambda: asked.append(1) or False)
+    assert (ran, asked) == ([0, 1], [1])

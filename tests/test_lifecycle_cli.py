@@ -2,11 +2,13 @@
 (subprocesses under timeouts), the NaN guard and eval errors (the command's main in process),
 and the ineffective-flag warnings."""
 
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -294,9 +296,81 @@ def test_eval_loop_waits_and_evaluates_each_new_checkpoint(tmp_path):
         first.rstrip('\n')] + ['Waiting for a checkpoint newer than model.ckpt-%d in %s: '
                                 'looking every 1 s (--eval_interval_secs); SIGINT (Ctrl-C) '
                                 'stops' % (step, train_dir) for step in (1, 2)]
-    assert ('received SIGINT: stopping after the current evaluation, then summarising (send it '
-            'again to abort at once)') in loop.err
+    # Stopped while waiting: it stops now, and says what it did (before: it promised to stop
+    # 'after the current evaluation, then summarising', though none ran, and printed nothing).
+    assert ('received SIGINT: stopping now (no evaluation is running): 2 evaluations done, the '
+            'last of global step 2') in loop.err
+    assert loop.out.splitlines()[-1] == (
+        'Stopped by SIGINT while waiting for a checkpoint newer than model.ckpt-2: 2 '
+        'evaluations done, the last of global step 2')
     assert 'saving' not in loop.err  # an eval-only run saves nothing
+
+
+# An --eval run whose batch number {at} (from 0) sends SIGINT to its own process, so the signal
+# comes inside that batch on any host, however fast or loaded.
+_SIGNAL_IN_EVAL_BATCH = textwrap.dedent('''
+    import os, signal, sys
+    sys.path.insert(0, {tests!r})
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import cli
+    from tf_cnn_benchmarks.lifecycle import eval_runner
+    timed_batches = eval_runner.timed_batches
+
+    def signalling(run_batch, num_batches, **kwargs):
+        def run(index):
+            if index == {at}:
+                os.kill(os.getpid(), signal.SIGINT)
+            return run_batch(index)
+        return timed_batches(run, num_batches, **kwargs)
+    eval_runner.timed_batches = signalling
+    sys.exit(cli.main(['tf_cnn_benchmarks'] + {args!r}))
+''')
+
+
+@pytest.mark.timeout(400)
+def test_ctrl_c_stops_an_eval_after_the_current_batch(tmp_path):
+    # Before: the whole evaluation ran (3000 batches in a user's trial), then exit 130 with no
+    # line saying what was stopped.
+    train_dir = str(tmp_path / 'train')
+    benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=4, image_size=16, num_batches=1, num_warmup_batches=0,
+        train_dir=train_dir), gpus=0).run()
+    args = ['--model=trivial', '--batch_size=4', '--image_size=16', '--eval',
+            '--num_eval_batches=50', '--train_dir=' + train_dir, '--noresults_db']
+    runs = {}
+    for at in (4, 49):  # the fifth batch; the last
+        log_dir = str(tmp_path / ('json%d' % at))
+        runs[at] = subprocess.run(
+            [sys.executable, '-c', _SIGNAL_IN_EVAL_BATCH.format(
+                tests=os.path.join(REPO, 'tests'), at=at,
+                args=args + ['--benchmark_log_dir=' + log_dir])],
+            capture_output=True, text=True, timeout=WAIT_SECS, cwd=REPO,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    stopped = runs[4]
+    assert stopped.returncode == 130, stopped.stderr
+    assert ('received SIGINT: stopping the evaluation of model.ckpt-1 after the current batch, '
+            'then printing the accuracy of the batches scored so far (send it again to abort '
+            'at once)') in stopped.stderr
+    lines = stopped.stdout.splitlines()
+    at = lines.index('Stopped by SIGINT after 5 of 50 batches of the evaluation of '
+                     'model.ckpt-1: the accuracy below is partial, over the 20 examples scored')
+    assert re.match(r'Accuracy @ 1 = [\d.]+ Accuracy @ 5 = [\d.]+ \[20 examples\]$',
+                    lines[at + 1])
+    [saved] = [json.load(open(os.path.join(tmp_path, 'json4', name)))
+               for name in os.listdir(tmp_path / 'json4')]
+    assert (saved['stopped_by_signal'], saved['eval']['partial'], saved['eval']['num_batches'],
+            saved['eval']['planned_batches'], saved['eval']['num_examples']) == (
+        'SIGINT', True, 5, 50, 20)
+    # In the last batch: the evaluation is complete; the run finishes as if none had come.
+    last = runs[49]
+    assert last.returncode == 0, last.stderr
+    assert '[200 examples]' in last.stdout and 'partial' not in last.stdout
+    assert ('Received SIGINT during the last batch: the evaluation is complete, not stopped by '
+            'it') in last.stdout
+    [saved] = [json.load(open(os.path.join(tmp_path, 'json49', name)))
+               for name in os.listdir(tmp_path / 'json49')]
+    assert (saved['stopped_by_signal'], saved['eval']['partial']) == (None, False)
 
 
 def test_ignored_flag_warnings():
