@@ -189,6 +189,9 @@ class SignalCatcher:
         self.late = False
         self.salvage = None
         self.first_line = None
+        # What the run writes after a salvage and after its final checkpoint (SignalHook's
+        # `later`: {'salvage': [...], 'saved': [...]}), for the abort's line; None: unknown.
+        self.later: dict | None = None
         # Callables a second signal's abort calls before it exits, each returning whether it
         # closed what it keeps open (SignalHook's `closers`: the MLPerf log's run_stop).
         self.closers: list = []
@@ -258,7 +261,7 @@ class SignalCatcher:
         if self._seen == 1:
             self._first(signum)
         else:
-            _abort(signum, self.saved, self.salvage, self.closers)
+            _abort(signum, self.saved, self.salvage, self.closers, self.later)
 
     def _first(self, signum: int) -> None:
         """Records the first signal (seen by the handler, the watcher or both) and says so once."""
@@ -329,11 +332,14 @@ NOT_CLOSED = ('; the MLPerf log (stdout) is left without run_stop, so the compli
               'will refuse it')
 
 
-def _abort(signum: int, saved: str | None = None, salvage=None, closers=()) -> None:
+def _abort(signum: int, saved: str | None = None, salvage=None, closers=(),
+           later: dict | None = None) -> None:
     """Ends the process now: one error line, exit status 128 + signum (130, 143, 129); the line
     says 'without saving', or with `saved` what was saved before and what may be missing, or
     what `salvage` (see SignalCatcher) wrote first, and NOT_CLOSED when one of `closers` (the
-    MLPerf log's run_stop aborted) could not close what it keeps open."""
+    MLPerf log's run_stop aborted) could not close what it keeps open. `later`: what the run
+    writes after a salvage ('salvage') and after its final checkpoint ('saved'), each a list
+    of names, so the line names only outputs the run has (None: the generic lists)."""
     kept = _salvaged(salvage, signum)
     closed = _closed(closers)
     try:
@@ -341,14 +347,19 @@ def _abort(signum: int, saved: str | None = None, salvage=None, closers=()) -> N
         sys.stderr.flush()
     except Exception:  # noqa: BLE001 - nothing may stop the abort
         pass
+    later = later or {'salvage': ['the final checkpoint', 'the plot'],
+                      'saved': ['results JSON', 'plot', 'the results database\'s record']}
     if kept is not None:
-        what = ('after writing %s (the figures of its timed steps); the final checkpoint and '
-                'the plot may be missing' % kept)
+        what = 'after writing %s, with the figures of its timed steps' % kept
+        if later['salvage']:
+            what += '; %s may be missing' % ' and '.join(later['salvage'])
     elif saved is None:
         what = 'without saving'
     else:
-        what = ('after %s was saved; what the run writes after it (results JSON, plot, the '
-                'results database\'s record) may be missing' % saved)
+        what = 'after %s was saved' % saved
+        if later['saved']:
+            what += ('; what the run writes after it (%s) may be missing'
+                     % ', '.join(later['saved']))
     try:
         os.write(2, ('error: received %s again: aborting at once, %s%s\n'
                      % (signal.Signals(signum).name, what, '' if closed else NOT_CLOSED)
@@ -427,12 +438,16 @@ class SignalHook(run_hooks.RunHook):
         run, each returning whether it closed what it keeps open (mlperf_log.MlPerfHook's
         `close_on_abort`: block_stop and run_stop aborted); the abort line says when one
         could not (NOT_CLOSED).
+      later: None, or the run's outputs the abort line may call missing: {'salvage': those
+        written after a salvage ('the final checkpoint', 'the plot'), 'saved': those written
+        after the final checkpoint ('results JSON', 'plot', 'the results database\'s
+        record')} (wiring.py: only the run's own).
 
     If the run dies before `release` (a non-finite loss), the handlers stay installed but act as
     the defaults once the run's session is closed.
     """
 
-    def __init__(self, reporters=(), closers=()):
+    def __init__(self, reporters=(), closers=(), later: dict | None = None):
         self._sess = None
         self._planned = None  # the run's timed steps (its plan's num_batches)
         self._step = 0  # the timed steps run so far
@@ -445,6 +460,7 @@ class SignalHook(run_hooks.RunHook):
         # handlers act as the previous ones.
         self.catcher = SignalCatcher(is_stale=lambda: getattr(self._sess, '_closed', False))
         self.catcher.closers = list(closers)
+        self.catcher.later = later
 
     def begin(self, ctx):
         self._sess = ctx.sess
@@ -483,8 +499,8 @@ class SignalHook(run_hooks.RunHook):
     def salvage(self, signum: int) -> str | None:
         """Writes the reports of the result known so far (the reporters' `report`: results
         JSON, results database) when the report phase has not begun; returns what it wrote
-        ('the results JSON /x.json and the record in the results database': each hook's
-        `output`), else None. Called by
+        ('the results JSON /x.json and the record in the results database /r.sqlite (run 3)':
+        each hook's `written`; nothing for --noresults_db's), else None. Called by
         a second signal's abort (in a thread, while the main thread may be saving); the main
         thread's `end` then waits for the exit instead of reporting a second time."""
         # A signal between the timed loop's end and `after_loop` (the total block's lines):
@@ -505,16 +521,10 @@ class SignalHook(run_hooks.RunHook):
         for hook in self.reporters:
             try:
                 hook.report(result)
+                written += hook.written(result)  # nothing when it wrote nothing
             except Exception:  # noqa: BLE001 - each report on its own; the abort goes on
                 continue
-            written.append(getattr(hook, 'output', None) or type(hook).__name__)
-        if not written:
-            return None
-        text = ' and '.join(written)
-        if result.get('results_file') and 'the results JSON' in written:
-            text = text.replace('the results JSON', 'the results JSON %s'
-                                % result['results_file'], 1)
-        return text
+        return ' and '.join(written) if written else None
 
     def end(self, result):
         # After the checkpoint hook (wiring adds this one last): its final save has run.

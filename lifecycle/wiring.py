@@ -85,8 +85,24 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     # A second signal's abort closes the MLPerf log (run_stop aborted) before it exits.
     hooks.append(signals.SignalHook(reporters=[
         h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))],
-        closers=[h.close_on_abort for h in hooks if isinstance(h, mlperf_log.MlPerfHook)]))
+        closers=[h.close_on_abort for h in hooks if isinstance(h, mlperf_log.MlPerfHook)],
+        later=_later_outputs(hooks)))
     return hooks
+
+
+def _later_outputs(hooks) -> dict:
+    """What a second signal's abort line may call missing (signals.SignalHook's `later`):
+    only the outputs this run writes (no results database's record under --noresults_db)."""
+    def has(kind):
+        return any(isinstance(h, kind) for h in hooks)
+    recorded = any(isinstance(h, results_db.RecordHook) and h.database for h in hooks)
+    return {
+        'salvage': (['the final checkpoint'] if has(checkpoints.CheckpointHook) else [])
+        + (['the plot'] if has(results_log.PlotHook) else []),
+        'saved': (['results JSON'] if has(results_log.ResultsLogHook) else [])
+        + (['plot'] if has(results_log.PlotHook) else [])
+        + (['the results database\'s record'] if recorded else []),
+    }
 
 
 

@@ -207,3 +207,27 @@ def test_the_abort_line_says_when_the_ml_perf_log_could_not_be_closed(monkeypatc
     assert capfd.readouterr().err == (
         'error: received SIGTERM again: aborting at once, without saving\n')
     assert exits == [130, 143]
+
+
+def test_the_abort_line_names_only_the_outputs_the_run_writes(monkeypatch, capfd):
+    # --noresults_db, no --benchmark_log_dir, no --plot_file: the line after the final save
+    # listed 'results JSON, plot, the results database's record' as maybe missing.
+    from tf_cnn_benchmarks.lifecycle import results_db, results_log, signals, wiring
+    exits = []
+    monkeypatch.setattr(signals.os, '_exit', exits.append)
+    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
+    clock = iter([10.0, 11.0, 12.0, 13.0])
+    monkeypatch.setattr(signals.time, 'monotonic', lambda: next(clock))
+    hooks = [results_db.RecordHook(None)]
+    assert wiring._later_outputs(hooks) == {'salvage': [], 'saved': []}
+    hook = signals.SignalHook(reporters=hooks, later=wiring._later_outputs(hooks))
+    hook.catcher._watched(signal.SIGINT)
+    hook.end({'num_steps': 3, 'checkpoint_path': '/runs/a/model.ckpt-3'})
+    hook.catcher._watched(signal.SIGINT)
+    assert capfd.readouterr().err.splitlines()[-1] == (
+        'error: received SIGINT again: aborting at once, after the checkpoint '
+        '/runs/a/model.ckpt-3 was saved')
+    hooks = [results_log.ResultsLogHook('/bl'), results_log.PlotHook('/p.png'),
+             results_db.RecordHook('/r.sqlite')]
+    assert wiring._later_outputs(hooks) == {
+        'salvage': ['the plot'], 'saved': ['results JSON', 'plot', "the results database's record"]}
