@@ -5,13 +5,18 @@
      step's loss), `learning_rate` and `images_per_sec` (over the timed steps since the last
      summary, or since the timed part began, hook bookkeeping included: the warm-up steps,
      whose first one also sets up the executor, are left out as from the step lines);
-  2: also `log_gradients`: one histogram of log|g| over every non-zero entry of every
-     gradient (training only: a forward-only run has no gradients);
+  2: also `log_gradients_summary/log_gradients` (the original's tag): one histogram of log|g|
+     over every non-zero entry of every gradient (training only: a forward-only run has no
+     gradients);
   3: also `input_images` (three images of a training batch, as the model receives them) and
-     histograms of every trainable variable (`weights/<name>`) and of its gradient
-     (`gradients/<name>`).
-Eval accuracy goes to <train_dir>/eval (see eval_runner). Forward-only runs count summary steps
-in timed steps (their global step does not move) and have no loss or gradients.
+     histograms of every trainable variable (`summaries/weights/<name>`) and of its gradient
+     (`summaries/gradients/<name>`), by this project's checkpoint names (the original's tags
+     were its variables' names, `v/cg/conv0/conv2d/kernel_1` and
+     `v/cg/conv0/conv2d/kernel/gradients`: docs/usage-and-flags.md's departures).
+Evaluations' accuracy goes to --eval_dir, else <train_dir>/eval (`EvalSummaryWriter`: the
+original's tags `eval/Accuracy@1` and `eval/Accuracy@5`, and `eval/images_per_sec`).
+Forward-only runs count summary steps in timed steps (their global step does not move) and have
+no loss or gradients.
 
 Summaries are labelled with the global step after the timed step that wrote them
 (run_hooks.GlobalStepCounter: in an asynchronous cluster the shared global step read from the
@@ -49,10 +54,15 @@ def scalar_summary(values: dict) -> tf1.Summary:
                               for tag, value in values.items()])
 
 
+#: The level-2 histogram's tag, the original's (its name scope and name).
+LOG_GRADIENTS_TAG = 'log_gradients_summary/log_gradients'
+
+
 def log_gradients_histogram(grads) -> tf.Tensor:
-    """The level-2 summary: a histogram named `log_gradients` of the natural log of |g| over
+    """The level-2 summary: a histogram tagged LOG_GRADIENTS_TAG of the natural log of |g| over
     every non-zero entry of `grads` (one distribution for the whole model: its spread shows
-    vanishing or exploding gradients at a glance; zeros, whose log is -inf, are left out).
+    vanishing or exploding gradients at a glance; zeros, whose log is -inf, are left out),
+    whatever name scope it is built in.
 
     Args:
       grads: gradient tensors of any shapes and float dtypes.
@@ -62,8 +72,10 @@ def log_gradients_histogram(grads) -> tf.Tensor:
     """
     flat = tf.concat([tf.reshape(tf.cast(g, tf.float32), [-1]) for g in grads], 0)
     magnitudes = tf.abs(flat)
-    return tf1.summary.histogram('log_gradients',
-                                 tf.math.log(tf.boolean_mask(magnitudes, magnitudes > 0)))
+    scope, name = LOG_GRADIENTS_TAG.split('/')
+    with tf1.name_scope(scope + '/'):  # absolute: the tag is the original's in any scope
+        return tf1.summary.histogram(
+            name, tf.math.log(tf.boolean_mask(magnitudes, magnitudes > 0)))
 
 
 def _images_summary(images, data_format: str) -> tf.Tensor:
@@ -185,22 +197,31 @@ class SummaryHook(run_hooks.RunHook):
                 if result.get('summary_dir') else [])
 
 
+#: An evaluation's TensorBoard tags: the original's accuracy tags, then this project's rate.
+EVAL_TAGS = {'top_1': 'eval/Accuracy@1', 'top_5': 'eval/Accuracy@5',
+             'images_per_sec': 'eval/images_per_sec'}
+
+
 class EvalSummaryWriter:
-    """Eval scalars for TensorBoard: in --eval_dir when given, else in <train_dir>/eval with
-    --summary_verbosity >= 1."""
+    """Eval scalars for TensorBoard (EVAL_TAGS, at the evaluated global step): in --eval_dir
+    when given, else in <train_dir>/eval with --summary_verbosity >= 1.
+
+    Attributes:
+      folder: where they go, or None when nothing is written.
+    """
 
     def __init__(self, p):
         self.writer = None
-        if p.eval_dir:
-            self.writer = tf1.summary.FileWriter(p.eval_dir)
-        elif p.train_dir and p.summary_verbosity >= 1:
-            self.writer = tf1.summary.FileWriter(os.path.join(p.train_dir, 'eval'))
+        self.folder = p.eval_dir or (os.path.join(p.train_dir, 'eval')
+                                     if p.train_dir and p.summary_verbosity >= 1 else None)
+        if self.folder:
+            self.writer = tf1.summary.FileWriter(self.folder)
 
     def write(self, r: dict) -> None:
         if self.writer is None:
             return
-        values = [tf1.Summary.Value(tag='eval/' + k, simple_value=r[k])
-                  for k in ('top_1', 'top_5', 'images_per_sec')]
+        values = [tf1.Summary.Value(tag=tag, simple_value=r[key])
+                  for key, tag in EVAL_TAGS.items()]
         self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
         self.writer.flush()
 

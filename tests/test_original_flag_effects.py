@@ -293,7 +293,7 @@ def test_eval_at_specified_epochs_writes_its_summaries_to_eval_dir(imagenet_dir,
     events = glob.glob(str(eval_dir / 'events.out.tfevents.*'))
     assert len(events) == 1
     tops = [(e.step, v.simple_value) for e in tf1.train.summary_iterator(events[0])
-            for v in e.summary.value if v.tag == 'eval/top_1']
+            for v in e.summary.value if v.tag == 'eval/Accuracy@1']
     assert [s for s, _ in tops] == [1, 3, 4]
     assert [v for _, v in tops] == pytest.approx([e['top_1'] for e in result['evals']])
 

@@ -50,7 +50,9 @@ def test_event_files_hold_the_tags_of_each_verbosity(tmp_path, verbosity):
     gradients = {t for t in tags if '/gradients/cg/' in t}
     # The original's levels: 2 adds the histogram of all gradients, 3 the images and the
     # histograms of each variable and gradient (images came at level 2 here: the bug).
-    assert (tags.get('summaries/log_gradients') == [2, 4]) == (verbosity >= 2)
+    # The original's tag (here: summaries/log_gradients, until a user's trial).
+    assert (tags.get('log_gradients_summary/log_gradients') == [2, 4]) == (verbosity >= 2)
+    assert not any('summaries/log_gradients' == t for t in tags)
     assert bool(images) == (verbosity >= 3)
     assert len(weights) == len(gradients) == (6 if verbosity >= 3 else 0)
     if verbosity >= 3:
@@ -65,7 +67,7 @@ def test_log_gradients_histogram_counts_the_non_zero_gradient_entries():
         grads = [tf.constant([[1.0, 0.0], [-np.e, 0.0]]), tf.constant([np.e ** 2], tf.float16)]
         serialized = sess.run(summaries.log_gradients_histogram(grads))
     [value] = tf1.Summary.FromString(serialized).value
-    assert value.tag == 'log_gradients'
+    assert value.tag == 'log_gradients_summary/log_gradients'
     # log|g| of the 3 non-zero entries: 0, 1, 2 (float16 e^2 = 7.387: log 1.9998).
     assert value.histo.num == 3 and value.histo.min == 0.0
     assert value.histo.sum == pytest.approx(3.0, abs=1e-3)
@@ -80,7 +82,7 @@ def test_forward_only_level_2_writes_the_scalars_only(tmp_path):
         _run(train_dir=str(folder), summary_verbosity=verbosity, save_summaries_steps=2,
              forward_only=True)
         tags, _ = read_events(str(folder))
-        assert 'summaries/log_gradients' not in tags
+        assert not any('log_gradients' in t for t in tags)
         assert not any('/gradients/' in t for t in tags)
         assert any('input_images/image/' in t for t in tags) == (verbosity == 3)
         assert sum('/weights/cg/' in t for t in tags) == (6 if verbosity == 3 else 0)
@@ -101,7 +103,10 @@ def test_eval_accuracy_goes_to_the_eval_folder(tmp_path):
     _run(train_dir=str(tmp_path), summary_verbosity=1, eval_during_training_every_n_steps=5,
          num_eval_batches=1)
     tags, _ = read_events(str(tmp_path / 'eval'))
-    assert tags['eval/top_1'] == tags['eval/top_5'] == [5]
+    # The original's tags (here: eval/top_1 and eval/top_5, until a user's trial), and the rate.
+    assert (tags['eval/Accuracy@1'] == tags['eval/Accuracy@5'] == tags['eval/images_per_sec']
+            == [5])
+    assert sorted(tags) == ['eval/Accuracy@1', 'eval/Accuracy@5', 'eval/images_per_sec']
 
 
 def test_trace_graph_tfprof_json_and_plot_files(tmp_path):
