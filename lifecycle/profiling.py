@@ -8,7 +8,10 @@
   trace too), so tracing overhead never touches the reported images/sec, and the run takes
   no extra step (the same global step and checkpoint as without the flag). Without warm-up
   steps (--num_warmup_batches=0) it is timed step 1, and that step's time includes the
-  tracing. The files are written after the timed loop (phase `after_loop`).
+  tracing. With fewer than two warm-up steps the traced step is the run's first, which also
+  does the one-time set-up (kernels chosen, buffers allocated), so its slowest ops may be the
+  set-up's: the `Traced step` and tfprof lines say so (`set_up_note`). The files are written
+  after the timed loop (phase `after_loop`).
 --tfprof_file: a tfprof profile of the same step (tf.compat.v1.profiler.Profiler), in the
   form its name asks for: `.txt` a text report (tfprof's op view: every op type with its time
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
@@ -91,9 +94,10 @@ def tfprof_format(path: str) -> str:
     return 'text' if lower.endswith('.txt') else 'pbtxt' if lower.endswith('.pbtxt') else 'binary'
 
 
-def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str:
+def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5,
+                 note: str = '') -> str:
     """Writes a tfprof profile of one traced step in the format of `path` (`tfprof_format`)
-    and prints the `top` slowest ops."""
+    and prints the `top` slowest ops, then `note` (`set_up_note`) on the same line."""
     profiler = tf1.profiler.Profiler(graph)
     profiler.add_step(step, metadata)
     kind = tfprof_format(path)
@@ -116,7 +120,8 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5) -> str
         kind, path, ', '.join(
             '%s %.2f ms (%.1f%%%s)' % (name, micros / 1000.0, 100.0 * micros / total,
                                        ran_as_text(ran.get(name, {})))
-            for name, micros in slowest_op_types(profile, top)), FUSED_NOTE if ran else ''))
+            for name, micros in slowest_op_types(profile, top)),
+        (FUSED_NOTE if ran else '') + note))
     return path
 
 
@@ -226,6 +231,18 @@ def traced_call(num_warmup: int) -> int:
     return num_warmup if num_warmup > 0 else 1
 
 
+def set_up_note(num_warmup: int) -> str:
+    """'' with two warm-up steps or more; else what the traced step (the run's first) holds
+    besides a step, after a '; ' for the end of a profile's line: '; the traced step is the
+    run's first, one-time set-up included (1 warm-up step): its slowest ops may be the
+    set-up's; give --num_warmup_batches=2 or more to profile a settled step'."""
+    if num_warmup >= 2:
+        return ''
+    return ("; the traced step is the run's first, one-time set-up included (%s): its slowest "
+            "ops may be the set-up's; give --num_warmup_batches=2 or more to profile a settled "
+            "step" % ('1 warm-up step' if num_warmup == 1 else 'no warm-up step'))
+
+
 def traced_step_name(num_warmup: int) -> str:
     """'warm-up step 5' or 'timed step 1': the step `traced_call` picks, as the lines say it."""
     return 'warm-up step %d' % num_warmup if num_warmup > 0 else 'timed step 1'
@@ -278,9 +295,10 @@ class ProfilingHook(run_hooks.RunHook):
             cnn_util.warn('no trace written: the run stopped before %s, the traced step'
                           % traced_step_name(p.num_warmup_batches))
             return
-        cnn_util.log_fn('Traced step: %s of this run%s' % (
+        note = set_up_note(p.num_warmup_batches)
+        cnn_util.log_fn('Traced step: %s of this run%s%s' % (
             traced_step_name(p.num_warmup_batches),
-            '' if p.num_warmup_batches else ' (its time includes the tracing)'))
+            '' if p.num_warmup_batches else ' (its time includes the tracing)', note))
         writers = []
         if p.trace_file:
             writers.append(('the trace', '--trace_file', 'trace_file',
@@ -292,7 +310,7 @@ class ProfilingHook(run_hooks.RunHook):
         if p.tfprof_file:
             writers.append(('the tfprof profile', '--tfprof_file', 'tfprof_file',
                             lambda: write_tfprof(self._ctx.info.graph, metadata,
-                                                 p.tfprof_file)))
+                                                 p.tfprof_file, note=note)))
         failed = []
         for output, flag, key, write in writers:  # each written whatever the others do
             try:
