@@ -30,10 +30,9 @@ from typing import Any
 
 from absl import flags
 
-from ..cnn_util import number_text
 from ..variable_managers import allreduce_spec
-from . import cluster_rules as flag_rules
 from . import (
+    bounds,
     device_rules,
     graph_choice_flag,
     optimizer_ranges,
@@ -42,6 +41,7 @@ from . import (
     plan_rules,
     text_values,
 )
+from . import cluster_rules as flag_rules
 from .device_rules import ALL_REDUCE_MODES, check_nccl, default_device, uses_nccl  # noqa: F401
 from .errors import ParamsError, flag_error  # noqa: E402  (re-exported: params.ParamsError)
 from .gate_tolerance import problem as tolerance_problem
@@ -435,21 +435,12 @@ def check_ranges(p: Params) -> None:
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
             raise ParamsError('--%s must fit in 64 bits. Received: %s=%r' % (
                 spec.name, spec.name, value))
-        if spec.lower is not None and value < spec.lower:
-            raise ParamsError('--%s must be >= %s. Received: %s=%r' % (
-                spec.name, spec.lower, spec.name, value))
+        problem = bounds.problem(spec.name, spec.lower, value)  # with what 0 means
+        if problem:
+            raise ParamsError(problem)
     problem = optimizer_ranges.problem(p) or tolerance_problem(p.fail_on_slower)
     if problem:
         raise ParamsError(problem)
-
-
-def _check_loss_scale(p: Params) -> None:
-    """The float16 loss scale's range (without --use_fp16 the float16 flags have no effect:
-    one warning each, preflight/ineffective_flags.py)."""
-    if p.fp16_loss_scale is not None and not 0 < p.fp16_loss_scale <= 2.0 ** 24:
-        raise ParamsError('--fp16_loss_scale must be > 0 and at most 2**24 = 16777216 (the '
-                          'automatic scale\'s bound; float16 holds at most 65504, the default '
-                          'is 128). Received: fp16_loss_scale=' + number_text(p.fp16_loss_scale))
 
 
 # The optimizers whose update graph/fused_decay.py folds weight decay into (--fused_weight_decay;
@@ -503,7 +494,9 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
         graph_choice_flag.parse(p.graph_choices)
     except ValueError as e:
         raise ParamsError(str(e)) from None
-    _check_loss_scale(p)
+    problem = bounds.loss_scale_problem(p.fp16_loss_scale)
+    if problem:
+        raise ParamsError(problem)
     if p.forward_only and p.eval:
         raise ParamsError('--forward_only and --eval exclude each other: --eval measures '
                           'accuracy of a checkpoint, --forward_only times inference.')

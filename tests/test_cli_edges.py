@@ -394,3 +394,11 @@ def test_every_python_m_form_of_the_command_runs_it(module, tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: unknown --model='nosuchmodel'; "), proc.stderr
+
+
+def test_a_top_1_accuracy_above_1_is_one_error_line_before_tensorflow_loads():
+    proc = helpers.run_command('--model=trivial', '--eval_during_training_every_n_steps=1',
+                               '--stop_at_top_1_accuracy=1.5')
+    assert proc.returncode == 2
+    assert proc.stderr.startswith('error: --stop_at_top_1_accuracy must be at most 1')
+    assert len(proc.stderr.splitlines()) == 1 and 'Loading TensorFlow' not in proc.stdout

@@ -175,3 +175,27 @@ def test_the_warning_and_the_header_agree_on_a_zero_without_effect():
     assert ('Flags at 0:  --max_ckpts_to_keep=0 has no effect without --train_dir (checkpoints '
             'are written there)') in done.stdout.splitlines()
     assert 'every checkpoint is kept' not in done.stdout
+
+
+@pytest.mark.parametrize('flag', sorted(ZEROS))
+def test_a_negative_value_s_error_says_0_is_accepted(flag):
+    # Before: '--save_model_steps must be >= 1' for -3, though 0 is accepted ('0: off').
+    spec = next(s for s in params.SPECS if s.name == flag)
+    with pytest.raises(params.ParamsError) as e:
+        params.validate_params(make_params(**{flag: -3 if spec.kind == 'integer' else -3.0}))
+    text = str(e.value)
+    if flag == 'fp16_loss_scale':  # its own rule: > 0 and at most 2**24
+        assert text.startswith('--fp16_loss_scale must be > 0 and at most 2**24') and (
+            '0 is unset, as in the original: that default' in text), text
+        return
+    assert text.startswith('--%s must be >= %s' % (flag, spec.lower))
+    assert ('or 0 (unset, as in the original: ' if spec.lower else '(0: ') in text, text
+
+
+def test_a_top_1_accuracy_above_1_is_refused():
+    # The original's accuracy is a fraction (Accuracy @ 1 = 0.7512): 1.5 can never be reached,
+    # and was accepted without a word.
+    params.validate_params(make_params(stop_at_top_1_accuracy=1.0))
+    with pytest.raises(params.ParamsError, match=r'^--stop_at_top_1_accuracy must be at most 1: '
+                       r'it is a top-1 accuracy, a fraction from 0 to 1 \(0\.75 for 75%\)'):
+        params.validate_params(make_params(stop_at_top_1_accuracy=1.5))

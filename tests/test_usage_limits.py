@@ -100,7 +100,8 @@ def test_path_flag_problems_are_one_line_and_status_2_before_tensorflow_loads(tm
     assert errors[3].startswith('error: --results_db=gs://bucket/r.sqlite: the results database '
                                 'is an SQLite file, which needs a local disk')
     # The configuration was read (resnet50_cpu's flags), and the next rule stopped the run.
-    assert errors[4] == errors[5] == ('error: --num_batches must be >= 1. Received: '
+    assert errors[4] == errors[5] == ('error: --num_batches must be >= 1, or 0 (unset, as in '
+                                      'the original: the default number of steps). Received: '
                                       'num_batches=-1\n')
     # Before: the folder could be made, the run trained 110 steps and lost them at the save.
     assert errors[6] == ('error: --train_dir=%s cannot be used: the run would write '
