@@ -15,7 +15,8 @@ configurations under configs/ (configs.py), the check of `--flagfile` lines befo
 them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.py), the
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
-the original's 0 for "unset" (zero_values.py), gate tolerance (gate_tolerance.py), the
+the original's 0 for "unset" (zero_values.py), a numeric flag's range as its error says it
+(bounds.py), gate tolerance (gate_tolerance.py), the
 step-time model's flags (plan_rules.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
