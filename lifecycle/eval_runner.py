@@ -65,7 +65,9 @@ from . import (
     profiling,
     results_log,
     run_hooks,
+    schedule_warnings,
     signals,
+    skip_report,
     training_loop,
 )
 from . import summaries as summaries_lib
@@ -278,38 +280,11 @@ def log_eval(r: dict, during_training: bool = True) -> None:
     X` (an --eval run's rate is its total block's `total images/sec`: `eval_block`)."""
     cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]'
                     % (r['top_1'], r['top_5'], r['num_examples']))
-    line = skipped_line(r)
+    line = skip_report.skipped_line(r)
     if line:
         cnn_util.log_fn(line)
     if during_training:
         cnn_util.log_fn('eval images/sec: %.2f' % r['images_per_sec'])
-
-
-def skipped_line(r: dict) -> str | None:
-    """The line after an evaluation's accuracy with --skip_corrupt_records, e.g. 'skipped
-    records: 55 of the validation records (--skip_corrupt_records: 55 while reading, their
-    slots not scored); the 73 examples scored are distinct records, each once'; None without
-    the flag. Records of shards left out at start-up are not among those the header counted
-    (nothing stands in for them); a record skipped while reading leaves its slot unscored
-    (preprocessing's full pass): no record is scored twice to fill it."""
-    skipped = r.get('skipped_records')
-    if skipped is None:
-        return None
-    if not skipped:
-        return 'skipped records: none (--skip_corrupt_records)'
-    left_out = r.get('skipped_left_out') or 0
-    parts = []
-    if left_out:
-        parts.append('%d readable in shards left out at start-up, not among the records the '
-                     'header counted' % left_out)
-    if skipped > left_out:
-        parts.append('%d while reading, their slots not scored' % (skipped - left_out))
-    passes = r.get('passes', 1.0)
-    scored = ('distinct records, each scored once' if passes <= 1 else
-              'the records left, each once a pass (%.2f passes)' % passes)
-    return ('skipped records: %d of the %s records (--skip_corrupt_records: %s); the %d '
-            'examples scored are %s' % (skipped, r['subset'], '; '.join(parts),
-                                         r['num_examples'], scored))
 
 
 def _missing_checkpoint_error(p) -> checkpoints.CheckpointError:
@@ -490,9 +465,26 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self._savable = ctx.info.mgr.savable_variables()
         start = self.counter.begin(ctx)
         self._summaries = summaries_lib.EvalSummaryWriter(self.p)
-        line = self.warmup_warning(start)
-        if line:
-            cnn_util.warn(line)
+        for line in [self.warmup_warning(start)] + self.unreached_warnings(start):
+            if line:
+                cnn_util.warn(line)
+
+    def unreached_warnings(self, start: int) -> list:
+        """The warnings (schedule_warnings.unreached_evaluations) for the steps or epochs
+        --eval_during_training_at_specified_* lists outside a run that begins at global step
+        `start`; [] where the steps are not this task's to count (an asynchronous cluster)."""
+        plan, p = self.plan, self.p
+        if plan.asynchronous:
+            return []
+        end = start + plan.num_warmup_batches + plan.num_batches
+        given = {'eval_during_training_at_specified_steps': [
+            (v, int(v)) for v in p.eval_during_training_at_specified_steps],
+            'eval_during_training_at_specified_epochs': [
+            (v, original_flags.specified_epoch_steps([v], plan.examples_per_epoch,
+                                                     plan.images_per_global_step)[0])
+            for v in p.eval_during_training_at_specified_epochs]}
+        return [schedule_warnings.unreached_evaluations(flag, points, start, end)
+                for flag, points in given.items() if points]
 
     def warmup_warning(self, start: int) -> str | None:
         """The warning for evaluations the schedule puts inside the warm-up steps of a run that

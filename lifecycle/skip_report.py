@@ -7,6 +7,7 @@ the count to the run's end: a `skipped records:` line after `total images/sec` a
 `result['skipped_records']` (records skipped an epoch, 0 when none; a lower bound when
 shards were left out at start-up), then, when records were skipped while reading, an `epochs:`
 line: the header's Num epochs counted the records found at start-up, an epoch reads fewer.
+An evaluation's own line after its accuracy is `skipped_line` (eval_runner.log_eval).
 """
 
 from __future__ import annotations
@@ -109,3 +110,30 @@ class SkipReportHook(run_hooks.RunHook):
     def end(self, result: dict) -> None:
         if self._skipped is not None:
             result['skipped_records'] = self._skipped.records
+
+
+def skipped_line(r: dict) -> str | None:
+    """The line after an evaluation's accuracy with --skip_corrupt_records, e.g. 'skipped
+    records: 55 of the validation records (--skip_corrupt_records: 55 while reading, their
+    slots not scored); the 73 examples scored are distinct records, each once'; None without
+    the flag. Records of shards left out at start-up are not among those the header counted
+    (nothing stands in for them); a record skipped while reading leaves its slot unscored
+    (preprocessing's full pass): no record is scored twice to fill it."""
+    skipped = r.get('skipped_records')
+    if skipped is None:
+        return None
+    if not skipped:
+        return 'skipped records: none (--skip_corrupt_records)'
+    left_out = r.get('skipped_left_out') or 0
+    parts = []
+    if left_out:
+        parts.append('%d readable in shards left out at start-up, not among the records the '
+                     'header counted' % left_out)
+    if skipped > left_out:
+        parts.append('%d while reading, their slots not scored' % (skipped - left_out))
+    passes = r.get('passes', 1.0)
+    scored = ('distinct records, each scored once' if passes <= 1 else
+              'the records left, each once a pass (%.2f passes)' % passes)
+    return ('skipped records: %d of the %s records (--skip_corrupt_records: %s); the %d '
+            'examples scored are %s' % (skipped, r['subset'], '; '.join(parts),
+                                         r['num_examples'], scored))

@@ -384,3 +384,29 @@ def test_timed_batches_stop_after_the_batch_a_stop_is_asked_in():
     eval_runner.timed_batches(lambda i: ran.append(i) or [0, 0, 1], 2,
                               should_stop=lambda: asked.append(1) or False)
     assert (ran, asked) == ([0, 1], [1])
+
+
+def test_specified_steps_the_run_never_reaches_get_one_warning(capsys):
+    # Before: =1,3,7,30 on an 11-step run evaluated at 1, 3, 7 and the end; 30 (and =0) went
+    # without a word.
+    result = benchmark_cnn.BenchmarkCNN(make_params(
+        model='trivial', batch_size=4, image_size=16, num_batches=4, num_warmup_batches=0,
+        display_every=100, eval_during_training_at_specified_steps=['0', '3', '30', '40'],
+        num_eval_batches=1), gpus=0).run()
+    assert [e['global_step'] for e in result['evals']] == [3, 4]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if 'specified' in line]
+    assert warnings == [
+        "warning: --eval_during_training_at_specified_steps: 30 and 40 are after this run's last "
+        'global step, 4, and 0 before its first, 1: no evaluation runs there (the final '
+        'evaluation runs after global step 4)']
+
+
+def test_unreached_evaluations_of_a_resumed_run_and_of_epochs():
+    from tf_cnn_benchmarks.lifecycle import schedule_warnings
+    assert schedule_warnings.unreached_evaluations(
+        'eval_during_training_at_specified_epochs', [('0.5', 5), ('3', 30)], 10, 20) == (
+        "--eval_during_training_at_specified_epochs: 3 (global step 30) is after this run's "
+        'last global step, 20, and 0.5 (global step 5) before its first, 11 (it resumes from '
+        'global step 10): no evaluation runs there (the final evaluation runs after global '
+        'step 20)')
+    assert schedule_warnings.unreached_evaluations('x', [('2', 2), ('20', 20)], 0, 20) is None

@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import preprocessing, run_plan
-from tf_cnn_benchmarks.lifecycle import eval_runner
+from tf_cnn_benchmarks.lifecycle import eval_runner, skip_report
 
 import input_helpers as h
 from helpers import TINY, run_command, tiny_bench, tiny_params
@@ -345,9 +345,9 @@ def test_a_shard_left_out_at_start_up_is_not_called_read_twice(tmp_path):
     """A truncated shard, left out at start-up: the plan counts the other shards' records, all
     scored once; the line said '... the pass's N examples were read from the records left,
     some twice'."""
-    line = eval_runner.skipped_line({'skipped_records': 13, 'skipped_left_out': 13,
+    line = skip_report.skipped_line({'skipped_records': 13, 'skipped_left_out': 13,
                                      'subset': 'validation', 'num_examples': 64, 'passes': 1.0})
     assert line == ('skipped records: 13 of the validation records (--skip_corrupt_records: 13 '
                     'readable in shards left out at start-up, not among the records the header '
                     'counted); the 64 examples scored are distinct records, each scored once')
-    assert eval_runner.skipped_line({'skipped_records': None}) is None
+    assert skip_report.skipped_line({'skipped_records': None}) is None
