@@ -34,7 +34,9 @@ def latency_ms(step_times, batch_size: int) -> dict | None:
 
 
 def format_latency(lat: dict) -> str:
-    """'latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 100 batches'."""
-    return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batch%s' % (
+    """'latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 100 batches', then
+    ' after the first (set-up) batch' when lat['set_up_left_out'] (an evaluation's)."""
+    return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batch%s%s' % (
         lat['batch_size'], lat['p50'], lat['p90'], lat['p99'], lat['count'],
-        '' if lat['count'] == 1 else 'es')
+        '' if lat['count'] == 1 else 'es',
+        ' after the first (set-up) batch' if lat.get('set_up_left_out') else '')

@@ -390,7 +390,8 @@ INPUT_METHOD = ('FULL_TRACE of the last warm-up step; input share = input / wall
 def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None,
                  log=cnn_util.log_fn) -> dict:
     """--eval: prints (to `log`) the compute images/sec, model FLOP/s, utilisation, peak
-    memory and latency lines of an evaluation (after its `total images/sec`); returns the
+    memory and latency lines of an evaluation (after its `total images/sec`: the latency of
+    its batches after the first, which sets up: `latency_ms['set_up_left_out']`); returns the
     result's keys ('utilisation', 'input' (not measured: an evaluation has no warm-up step to
     trace), 'memory', 'latency_ms'). {} without an evaluation."""
     if not evaluation:
@@ -401,8 +402,13 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
                                cpu_peak_fn=cpu_peak_fn)
     mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
     lines.append(format_memory(mem))
-    lat = latency_lib.latency_ms(evaluation.get('batch_times'), plan.eval.global_batch_size)
+    # The first batch also sets up the session's kernels (eval_runner.rest_line): left out of
+    # the percentiles, as a training run's warm-up is, where another batch ran.
+    times = evaluation.get('batch_times') or []
+    lat = latency_lib.latency_ms(times[1:] if len(times) > 1 else times,
+                                 plan.eval.global_batch_size)
     if lat:
+        lat['set_up_left_out'] = len(times) > 1
         lines.append(latency_lib.format_latency(lat))
     for line in lines:
         log(line)
