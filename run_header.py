@@ -397,7 +397,9 @@ def resume_lines(plan, resume) -> list[str]:
     lines = ['Resume:      %s: %d images seen, %.2f epochs' % (where, seen, seen / examples)]
     if seen == step * per_step:
         return lines
-    before = '%g images a global step so far (mean)' % (seen / step) if step else 'none so far'
+    mean = seen / step if step else 0.0
+    before = ('%s images a global step so far (mean)' % (
+        '%d' % mean if mean.is_integer() else '%.2f' % mean) if step else 'none so far')
     lines.append('             the global batch changed: %s, %d now; epochs count from the '
                  'images seen, not %s x %d (%.2f epochs)'
                  % (before, per_step, cnn_util.counted(step, 'step'), per_step,

@@ -543,8 +543,9 @@ class SignalHook(run_hooks.RunHook):
             cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '
                             'recorded in the results database)' % name)
         elif name is not None:
-            cnn_util.log_fn('Stopped by %s after %d timed steps' % (name,
-                                                                     result.get('num_steps', 0)))
+            steps = result.get('num_steps', 0)
+            cnn_util.log_fn('Stopped by %s after %d timed step%s' % (
+                name, steps, '' if steps == 1 else 's'))
 
     def release(self):
         self.catcher.uninstall()

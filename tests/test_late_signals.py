@@ -272,3 +272,10 @@ def test_a_second_signal_while_the_total_block_prints_waits_for_the_figures(monk
                      'stopped_early': False})
     thread.join(timeout=30)
     assert written == ['the fake record'] and [r['images_per_sec'] for r in fake.reported] == [55.5]
+
+
+def test_stopped_after_one_timed_step_is_singular(capfd):
+    # Before: 'Stopped by SIGINT after 1 timed steps'.
+    result = helpers.tiny_bench(hooks=[SignalAtStep(1, signal.SIGINT)], num_batches=3).run()
+    assert (result['stopped_by_signal'], result['num_steps']) == ('SIGINT', 1)
+    assert 'Stopped by SIGINT after 1 timed step\n' in capfd.readouterr().out

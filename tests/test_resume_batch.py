@@ -177,3 +177,13 @@ def test_resume_lines_without_a_change_of_batch_are_one_line():
 
 def _bench_plan(**kw):
     return benchmark_cnn.BenchmarkCNN(tiny_params(**kw), gpus=0).plan
+
+
+def test_the_mean_images_a_global_step_is_printed_to_two_decimals():
+    # Before: '4.36364 images a global step so far (mean)'.
+    import types
+    plan = types.SimpleNamespace(examples_per_epoch=10000, images_per_global_step=4,
+                                 params=make_params(model='trivial'))
+    lines = header.resume_lines(plan, checkpoints.ResumePoint('/t/model.ckpt-11', 11, 48))
+    assert lines[1].startswith('             the global batch changed: 4.36 images a global '
+                               'step so far (mean), 4 now;')
