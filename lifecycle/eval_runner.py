@@ -386,7 +386,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
             if catcher.received is not None:
                 waited_for = _awaited(last)
                 break
-    summaries.close()
+    summaries.close(announce='')
     stop.log_stop(waited_for)
     late = bool(evals) and stop.late(evals[-1])
     result = _eval_result(plan, evaluator, evals, None if late else catcher.name)
@@ -581,7 +581,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         return self.reached
 
     def end(self, result):
-        self._summaries.close()
+        self._summaries.close(announce=' of the evaluations')
         result['evals'] = self.evals
         result['eval'] = self.evals[-1] if self.evals else None
         result['stopped_at_top_1_accuracy'] = self.reached

@@ -212,6 +212,7 @@ class EvalSummaryWriter:
 
     def __init__(self, p):
         self.writer = None
+        self.written = False
         self.folder = p.eval_dir or (os.path.join(p.train_dir, 'eval')
                                      if p.train_dir and p.summary_verbosity >= 1 else None)
         if self.folder:
@@ -223,8 +224,15 @@ class EvalSummaryWriter:
         values = [tf1.Summary.Value(tag=tag, simple_value=r[key])
                   for key, tag in EVAL_TAGS.items()]
         self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
+        self.written = True
         self.writer.flush()
 
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+    def close(self, announce: str | None = None) -> None:
+        """Closes the event file; with `announce` (what they are: '' for an --eval run's,
+        ' of the evaluations' during training), says where they went when any was written,
+        as a training run's `TensorBoard summaries in DIR`."""
+        if self.writer is None:
+            return
+        self.writer.close()
+        if announce is not None and self.written:
+            cnn_util.log_fn('TensorBoard summaries%s in %s' % (announce, self.folder))

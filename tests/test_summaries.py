@@ -99,14 +99,28 @@ def test_scalar_values_are_the_run_s(tmp_path):
     assert values['learning_rate'][1] == pytest.approx(0.002)
 
 
-def test_eval_accuracy_goes_to_the_eval_folder(tmp_path):
+def test_eval_accuracy_goes_to_the_eval_folder(tmp_path, capsys):
     _run(train_dir=str(tmp_path), summary_verbosity=1, eval_during_training_every_n_steps=5,
          num_eval_batches=1)
+    out = capsys.readouterr().out
+    assert 'TensorBoard summaries of the evaluations in %s\n' % (tmp_path / 'eval') in out
     tags, _ = read_events(str(tmp_path / 'eval'))
     # The original's tags (here: eval/top_1 and eval/top_5, until a user's trial), and the rate.
     assert (tags['eval/Accuracy@1'] == tags['eval/Accuracy@5'] == tags['eval/images_per_sec']
             == [5])
     assert sorted(tags) == ['eval/Accuracy@1', 'eval/Accuracy@5', 'eval/images_per_sec']
+
+
+def test_an_eval_run_says_where_its_summaries_went(tmp_path, capsys):
+    # Before: training said `TensorBoard summaries in DIR`, an --eval run with --eval_dir
+    # nothing.
+    _run(train_dir=str(tmp_path / 'train'))
+    eval_dir = tmp_path / 'ed'
+    helpers.tiny_run(train_dir=str(tmp_path / 'train'), eval=True, num_eval_batches=1,
+                     eval_dir=str(eval_dir))
+    assert 'TensorBoard summaries in %s\n' % eval_dir in capsys.readouterr().out
+    assert sorted(read_events(str(eval_dir))[0]) == [
+        'eval/Accuracy@1', 'eval/Accuracy@5', 'eval/images_per_sec']
 
 
 def test_trace_graph_tfprof_json_and_plot_files(tmp_path):
