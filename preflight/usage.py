@@ -21,7 +21,8 @@ cluster's resolution keep the order of their errors (the flag rules first).
     check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
         folders written)--> a remote --data_dir's dataset (no error)--> the GPU planned
         (hardware/gpu_plans.py)--> the device and its logical CPU devices
-        (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
+        (params/device_rules.py)--> why the all-reduce and transfer flags do nothing on it (no
+        error)--> --model for a remote --data_dir--> --rewriter_config-->
         NCHW on the CPU (hardware/layout_kernels.py)--> the warnings
 
 `check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
@@ -41,6 +42,7 @@ from ..metrics import baseline, configuration
 from ..models import model_catalog
 from ..params import device_rules, zero_values
 from ..runtime import cpu_tuning, file_systems
+from ..variable_managers import transfer_rules
 from . import ineffective_flags, output_paths, path_lengths
 
 
@@ -176,7 +178,9 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     dataset of a remote --data_dir (`dataset_name`: listed once, no error), the GPU a plan
     of GPUs that are not here plans (hardware/gpu_plans.py) and with it the run's device
     (`planned_gpus`' rule, params.default_device) and its towers (params/device_rules.py:
-    `check_cpu_towers`, and `cpu_towers_warning`'s line), --model for the dataset of a
+    `check_cpu_towers`, and `cpu_towers_warning`'s line), the reasons its all-reduce flags
+    and `replicated`'s transfer options have no effect (device_rules.all_reduce_reasons,
+    variable_managers/transfer_rules.no_effect_reasons), --model for the dataset of a
     remote --data_dir, the `warning:` lines of the flags that have no effect in this run on
     this host (preflight/ineffective_flags.device_messages: composed here, printed once
     every check passed), --rewriter_config as a RewriterConfig
@@ -206,10 +210,13 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     towers = device_rules.cpu_towers_warning(p, device)
     if towers:
         cnn_util.warn(towers)
+    # With the device: why its all-reduce and transfer flags do nothing (no error, no line).
+    reasons = {**device_rules.all_reduce_reasons(p, device),
+               **transfer_rules.no_effect_reasons(p)}  # ineffective_flags.transfer_reasons
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
-    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, dataset,
-                                                 given)
+    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, reasons,
+                                                 dataset, given)
     from ..hardware import layout_kernels
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
