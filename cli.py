@@ -144,7 +144,7 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
     try:
-        usage.check_with_tensorflow(checked.params, gpus, given_flags())
+        named = usage.check_with_tensorflow(checked.params, gpus, given_flags())  # its GPU
         if checked.params.calibrate:
             from .preflight import calibrate
             return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
@@ -155,8 +155,8 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
                                     checked.params, gpus, given=given_flags())
         if checked.params.dry_run:
             from .preflight import dry_run
-            return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
-                               checked.params, gpus)
+            return dry_run.run_planned(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                       checked.params, gpus, named)
         from .hardware import kernel_speed
         with kernel_speed.refreshing(checked.params.refresh_peak):  # the build's probe too
             bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,

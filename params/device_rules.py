@@ -1,9 +1,9 @@
 """The flags' rules that depend on the run's device: the default device (--device, else the
 GPUs visible or planned), NCCL, which runs on GPUs only, the all-reduce flags that do
 nothing on one device or in a mode without an all-reduce (`all_reduce_reasons`: why, for the
-warnings), and the logical CPU devices (towers) a run on the CPU may ask for. Used before TensorFlow loads (the device a host without a driver
-will get, preflight/usage.py) and after (params.resolve_params, with the GPUs TensorFlow
-counts). Loads no TensorFlow."""
+warnings), and the logical CPU devices (towers) a run on the CPU may ask for. Used before
+TensorFlow loads (the device a host without a driver will get, preflight/usage.py) and after
+(params.resolve_params, with the GPUs TensorFlow counts). Loads no TensorFlow."""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     return CheckedRun(resolution, stored, given, folders)
 
 
-def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:
+def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()):
     """The checks that need TensorFlow, right after it loads, the flags handed down the
     layers: the remote output folders (`output_paths.check_remote_paths`: written once), the
     dataset of a remote --data_dir (`dataset_name`: listed once, no error), the GPU a plan
@@ -193,6 +193,10 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
       given: the flags the command line gave, also at their default value (for the
         warnings: ineffective_flags.ignored_flags).
 
+    Returns:
+      The GPU the flags name (hardware/gpu_plans.named_gpu: a gpu_specs.GpuSpec, or None),
+      decided here once: a dry run plans with it (preflight/dry_run.run_planned).
+
     Raises:
       params.ParamsError: a remote path TensorFlow cannot serve or write
         (output_paths.check_remote_paths); more logical CPU devices than
@@ -204,7 +208,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     """
     output_paths.check_remote_paths(p)
     dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once; raises nothing
-    planned = gpu_plans.planned_gpu(p, visible_gpus)  # decided once: the device, the warnings
+    named = gpu_plans.named_gpu(p)  # decided once: the GPU planned, the dry run's
+    planned = named if gpu_plans.plans_gpus(p, visible_gpus) else None  # gpu_plans.planned_gpu
     device = params.default_device(p, visible_gpus or int(planned is not None))  # planned_gpus
     device_rules.check_cpu_towers(p, device)
     towers = device_rules.cpu_towers_warning(p, device)
@@ -224,6 +229,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     layout_kernels.check_cpu_layout(p, device)
     for message in warnings + params.schedule_spec.decay_warnings(p):
         cnn_util.warn(message)
+    return named
 
 
 def planned_gpus(p: params.Params, visible_gpus: int) -> int:
