@@ -195,7 +195,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
 
     Returns:
       The GPU the flags name (hardware/gpu_plans.named_gpu: a gpu_specs.GpuSpec, or None),
-      decided here once: a dry run plans with it (preflight/dry_run.run_planned).
+      decided here once: a dry run and a scaling plan plan with it
+      (preflight/dry_run.run_planned, preflight/scaling_plan.run_planned).
 
     Raises:
       params.ParamsError: a remote path TensorFlow cannot serve or write

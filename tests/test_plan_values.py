@@ -129,6 +129,13 @@ def test_the_dry_run_plans_the_gpu_the_usage_check_decided_without_looking_it_up
                                '--gpu_interconnect=dgx1_v100', '--batch_size=2').returncode == 0
     assert seen == [('dgx1_v100', 0, named)]
     assert checked == [['V100']] and looked_up == ['V100']  # once after TensorFlow loaded
+    from tf_cnn_benchmarks.preflight import scaling_plan  # the scaling plan's too
+    monkeypatch.setattr(scaling_plan, 'run_planned',
+                        lambda make_bench, q, visible, gpu, given: planned(None, q, visible, gpu))
+    assert helpers.run_command('--model=trivial', '--plan_scaling', '--num_gpus=8',
+                               '--gpu_interconnect=dgx1_v100', '--batch_size=2').returncode == 0
+    assert seen[1:] == [('dgx1_v100', 0, named)] and checked[1:] == [['V100']]
+    assert looked_up == ['V100']
     # No GPU named: the CPU is planned, and nothing is looked up either.
     assert usage.check_with_tensorflow(p._replace(gpu_interconnect=None), 0) is None
 
