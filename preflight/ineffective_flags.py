@@ -13,7 +13,7 @@ silently ignored.
     device_messages(p, visible_gpus, planned, device, reasons, ...)  the same, for a run
                                        whose planned GPU (hardware/gpu_plans.planned_gpu),
                                        device and the reasons of its all-reduce and transfer
-                                       flags (`transfer_reasons`) are decided already (the
+                                       flags (`exchange_reasons`) are decided already (the
                                        usage check decides them once)
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
@@ -164,10 +164,10 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
       updates)', in parameter-table order within each rule (`flags_without_effect`).
     """
-    return flags_without_effect(p, dataset, given, transfer_reasons(p, device or p.device))
+    return flags_without_effect(p, dataset, given, exchange_reasons(p, device or p.device))
 
 
-def transfer_reasons(p, device: str | None) -> dict[str, str]:
+def exchange_reasons(p, device: str | None) -> dict[str, str]:
     """{flag: why it has no effect} of the flags of the gradients' exchange in run `p` on
     `device`, whatever their values: the all-reduce flags (params/device_rules.py
     all_reduce_reasons), then `replicated`'s transfer options
@@ -199,13 +199,13 @@ class _Rules:
 
 def flags_without_effect(p, dataset: str | None, given, reasons: dict) -> list[str]:
     """`ignored_flags` with the reasons of the gradients' exchange flags decided
-    (`transfer_reasons`): the rules of the modes, the all-reduce's, the data's, the outputs',
+    (`exchange_reasons`): the rules of the modes, the all-reduce's, the data's, the outputs',
     the cluster's and precision's, the optimizer's, then the original's flags that do
     nothing here where no rule said so already (`original_flag_messages`).
 
     Args:
       p, dataset, given: as for `ignored_flags`.
-      reasons: {flag: why} of `transfer_reasons`, in their order.
+      reasons: {flag: why} of `exchange_reasons`, in their order.
 
     Returns:
       The messages, each once, in the rules' order.
@@ -485,7 +485,7 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     planned = gpu_plans.planned_gpu(p, visible_gpus)
     if device is None:
         device = params_lib.default_device(p, visible_gpus or int(planned is not None))
-    return device_messages(p, visible_gpus, planned, device, transfer_reasons(p, device),
+    return device_messages(p, visible_gpus, planned, device, exchange_reasons(p, device),
                            dataset, given, openmp_loaded)
 
 
@@ -505,7 +505,7 @@ def device_messages(p, visible_gpus: int, planned, device: str, reasons: dict,
       planned: the GpuSpec a plan of GPUs that are not here plans
         (hardware/gpu_plans.planned_gpu), or None.
       device: the run's device ('cpu' or 'gpu': params.default_device with the GPUs planned).
-      reasons: {flag: why} of the gradients' exchange flags on `device` (`transfer_reasons`).
+      reasons: {flag: why} of the gradients' exchange flags on `device` (`exchange_reasons`).
       dataset, given: as for ignored_flags.
       openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
         default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).

@@ -218,7 +218,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
         cnn_util.warn(towers)
     # With the device: why its all-reduce and transfer flags do nothing (no error, no line).
     reasons = {**device_rules.all_reduce_reasons(p, device),
-               **transfer_rules.no_effect_reasons(p)}  # ineffective_flags.transfer_reasons
+               **transfer_rules.no_effect_reasons(p)}  # ineffective_flags.exchange_reasons
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
     warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, reasons,
