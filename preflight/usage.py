@@ -42,7 +42,6 @@ from ..metrics import baseline, configuration
 from ..models import model_catalog
 from ..params import device_rules, zero_values
 from ..runtime import cpu_tuning, file_systems
-from ..variable_managers import transfer_rules
 from . import ineffective_flags, output_paths, path_lengths
 
 
@@ -217,8 +216,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     if towers:
         cnn_util.warn(towers)
     # With the device: why its all-reduce and transfer flags do nothing (no error, no line).
-    reasons = {**device_rules.all_reduce_reasons(p, device),
-               **transfer_rules.no_effect_reasons(p)}  # ineffective_flags.exchange_reasons
+    reasons = ineffective_flags.exchange_reasons(p, device)
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
     warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, reasons,
