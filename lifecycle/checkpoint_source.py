@@ -188,6 +188,11 @@ def start_warnings(p, path: str | None) -> list[str]:
     return []
 
 
+# Checkpoints in a row an evaluation may find rotated away before it gives up (a training run
+# that saves faster than a checkpoint can be restored, with a small --max_ckpts_to_keep).
+MAX_ROTATIONS = 5
+
+
 def evaluate_newest(p, last: str | None, evaluate) -> dict | None:
     """Evaluates the newest checkpoint (`find_checkpoint`) unless it is `last`, the one
     evaluated before (then None). A checkpoint that a training run beside this one rotated
@@ -204,9 +209,10 @@ def evaluate_newest(p, last: str | None, evaluate) -> dict | None:
       `evaluate`'s dict, or None when there is no new checkpoint.
 
     Raises:
-      CheckpointError: a checkpoint whose files are there cannot be restored, or does not fit.
+      CheckpointError: a checkpoint whose files are there cannot be restored, or does not fit;
+        more than MAX_ROTATIONS checkpoints in a row were rotated away before they were read.
     """
-    path = find_checkpoint(p)
+    path, rotations = find_checkpoint(p), 0
     while path is not None and path != last:
         try:
             return evaluate(path)
@@ -214,6 +220,14 @@ def evaluate_newest(p, last: str | None, evaluate) -> dict | None:
             newest = rotated_away(p, path)
             if newest is None:
                 raise
+            rotations += 1
+            if rotations > MAX_ROTATIONS:
+                raise CheckpointError(
+                    'the training run saving into %s removed %d checkpoints in a row before they '
+                    'could be read (the last %s): it saves too often for its '
+                    '--max_ckpts_to_keep; give it a larger --max_ckpts_to_keep or save less often '
+                    '(--save_model_steps, --save_model_secs)'
+                    % (os.path.dirname(path) or '.', rotations, os.path.basename(path))) from None
             cnn_util.log_fn('%s was removed before it could be read (rotated away by the '
                             'training run\'s --max_ckpts_to_keep): evaluating the newest, %s'
                             % (path, os.path.basename(newest)))

@@ -174,7 +174,9 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
         try:
             saver.restore(sess, path)
             checkpoint_fit.restore_fed(sess, path, fed, stored, reorder)
-        except (tf.errors.OpError, IndexError) as e:
+        except (tf.errors.OpError, IndexError, ValueError) as e:
+            # ValueError: the Saver's own check that the files are there (a checkpoint removed
+            # since it was found); IndexError: a truncated data file
             raise checkpoint_fit.damaged_error(path, e, training) from None
         problem = checkpoint_fit.non_finite_problem(sess, graph, path, var_list)
         if problem:

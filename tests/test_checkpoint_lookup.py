@@ -12,7 +12,13 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import params
-from tf_cnn_benchmarks.lifecycle import checkpoint_lookup, checkpoints, eval_runner
+from tf_cnn_benchmarks.lifecycle import (
+    checkpoint_fit,
+    checkpoint_lookup,
+    checkpoint_source,
+    checkpoints,
+    eval_runner,
+)
 
 import helpers
 
@@ -68,6 +74,42 @@ def test_eval_takes_the_newest_when_the_trainer_rotated_its_pick_away(tmp_path, 
     assert ('%s was removed before it could be read (rotated away by the training run\'s '
             '--max_ckpts_to_keep): evaluating the newest, model.ckpt-3' % second) in out
     assert 'Successfully loaded model from %s.' % rotated[0] in out
+
+
+def test_a_checkpoint_removed_between_reading_its_index_and_restoring_is_rotated(
+        tmp_path, monkeypatch, capsys):
+    # The Saver's own check of the files (a ValueError, not an OpError): it was a traceback.
+    _, second = _two_checkpoints(tmp_path)
+    fit = checkpoint_fit.check_fits
+    rotated = []
+
+    def removed_after_the_check(path, *args, **kwargs):
+        fits = fit(path, *args, **kwargs)
+        if not rotated:
+            rotated.append(_rotate(tmp_path, path, 3))
+        return fits
+    monkeypatch.setattr(checkpoint_fit, 'check_fits', removed_after_the_check)
+    result = _eval(tmp_path)
+    assert result['checkpoint_path'] == rotated[0]
+    assert '%s was removed before it could be read' % second in capsys.readouterr().out
+
+
+def test_an_eval_that_never_catches_a_checkpoint_gives_up_with_the_fix(tmp_path, monkeypatch,
+                                                                        capsys):
+    _, second = _two_checkpoints(tmp_path)
+    steps = iter(range(3, 100))
+
+    def trainer_saves(path):
+        _rotate(tmp_path, path, next(steps))
+    with pytest.raises(checkpoints.CheckpointError) as raised:
+        _eval(tmp_path, monkeypatch, trainer_saves)
+    limit = checkpoint_source.MAX_ROTATIONS
+    assert str(raised.value) == (
+        'the training run saving into %s removed %d checkpoints in a row before they could be '
+        'read (the last model.ckpt-%d): it saves too often for its --max_ckpts_to_keep; give '
+        'it a larger --max_ckpts_to_keep or save less often (--save_model_steps, '
+        '--save_model_secs)' % (tmp_path, limit + 1, limit + 2))
+    assert capsys.readouterr().out.count('was removed before it could be read') == limit
 
 
 def test_eval_of_a_damaged_checkpoint_whose_files_are_there_is_the_error(tmp_path):
