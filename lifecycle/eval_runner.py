@@ -388,14 +388,14 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     evals, last, waiting, figures = [], None, False, {}
     with signals.SignalCatcher('the current evaluation', saves=False) as catcher:
         while True:
-            path = checkpoints.find_checkpoint(p)
-            if path is not None and path != last:
-                r = evaluator.evaluate(checkpoint_path=path, announce=True)
+            r = checkpoints.evaluate_newest(p, last, lambda path: evaluator.evaluate(
+                checkpoint_path=path, announce=True))
+            if r is not None:
                 log_eval(r, during_training=False)
                 figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
                 evals.append(r)
-                last, waiting = path, False
+                last, waiting = r['checkpoint_path'], False
             if not p.eval_interval_secs or catcher.received is not None:
                 break
             if not waiting:
