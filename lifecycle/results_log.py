@@ -248,6 +248,47 @@ def write_plot(result: dict, path: str) -> str:
     return path
 
 
+def original_stats(result: dict) -> dict:
+    """The keys the original tf_cnn_benchmarks' `BenchmarkCNN.run()` returned, from `result`
+    (a training, forward-only or --eval run's), for scripts written against it. Each key is
+    always present here (None where the original left it out):
+
+      num_workers, num_steps, images_per_sec: as they are in `result` already (num_steps: this
+        process's timed steps, or the last evaluation's batches; the original's summed every
+        worker's steps in a cluster with a global step watcher);
+      average_wall_time: seconds per timed step (elapsed_secs / num_steps; per batch in an
+        evaluation), None when nothing was timed (the original: 0);
+      last_average_loss: the last timed step's total loss (the step lines' figure: averaged
+        over the towers, weight decay included), None without one (forward-only: the
+        original's 0.0; nothing timed: absent there);
+      top_1_accuracy, top_5_accuracy: fractions in [0, 1] of the last evaluation (--eval, or
+        the last evaluation during training; the original averaged the batches' accuracies),
+        None without an evaluation.
+    """
+    steps, elapsed = result.get('num_steps') or 0, result.get('elapsed_secs')
+    losses = [loss for loss in result.get('losses') or [] if loss is not None]
+    last_eval = result.get('eval') or {}
+    return {
+        'num_workers': result.get('num_workers'),
+        'num_steps': result.get('num_steps'),
+        'images_per_sec': result.get('images_per_sec'),
+        'average_wall_time': (elapsed / steps if steps and elapsed is not None
+                              and not timed_nothing(result) else None),
+        'last_average_loss': float(losses[-1]) if losses else None,
+        'top_1_accuracy': last_eval.get('top_1'),
+        'top_5_accuracy': last_eval.get('top_5'),
+    }
+
+
+class OriginalStatsHook(run_hooks.RunHook):
+    """Adds the original's keys (`original_stats`) to the result in phase `end`: after the
+    evaluations during training set 'eval' (their hook comes first), before `report` writes
+    the JSON."""
+
+    def end(self, result):
+        result.update(original_stats(result))
+
+
 class ResultsLogHook(run_hooks.RunHook):
     """Writes the result dict as JSON into --benchmark_log_dir (phase `report`: every hook's
     keys are in it; or earlier, by a second signal: signals.SignalHook.salvage)."""
