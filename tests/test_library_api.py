@@ -4,8 +4,10 @@ model_config.register_model, and the original's keys in the dict BenchmarkCNN.ru
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -75,11 +77,36 @@ def test_a_script_in_the_originals_style_registers_a_model_and_gets_the_original
     assert evaluation['average_wall_time'] > 0
 
 
-def test_a_training_run_returns_the_originals_keys():
-    result = helpers.tiny_run(num_batches=2)
+def _documented_words() -> set[str]:
+    return set(re.findall(r'\w+', results_log.__doc__))
+
+
+def _written(directory) -> dict:
+    (path,) = glob.glob(os.path.join(directory, '*.json'))
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def test_every_key_a_training_and_an_eval_run_write_is_documented(tmp_path):
+    train_dir = str(tmp_path / 'train')
+    result = helpers.tiny_run(num_batches=2, train_dir=train_dir,
+                              benchmark_log_dir=str(tmp_path / 'train_json'))
     assert set(ORIGINAL_KEYS) <= set(result)
     assert result['last_average_loss'] == pytest.approx(result['losses'][-1])
     assert result['average_wall_time'] == pytest.approx(result['elapsed_secs'] / 2)
+    helpers.tiny_run(num_batches=2, train_dir=train_dir, eval=True,
+                     benchmark_log_dir=str(tmp_path / 'eval_json'))
+    training, evaluation = _written(tmp_path / 'train_json'), _written(tmp_path / 'eval_json')
+    assert (training['mode'], evaluation['mode']) == ('training', 'evaluation')
+    assert "'evaluation'" in results_log.__doc__
+    words = _documented_words()
+    for written in (training, evaluation):
+        assert [k for k in written if k not in words] == []
+        for part in ('host_load', 'utilisation'):
+            assert [k for k in written[part] or {} if k not in words] == [], part
+        assert [k for k in written['host_load'].get('warmup') or {} if k not in words] == []
+    assert [k for k in evaluation['eval'] if k not in words] == []
+    assert set(ORIGINAL_KEYS) <= set(evaluation)
 
 
 def test_original_stats_of_a_run_with_an_evaluation_and_of_one_that_timed_nothing():
