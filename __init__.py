@@ -6,7 +6,7 @@ The library API (the `tf_cnn_benchmarks` command is `cli.py`):
 
     p = tfcnn.make_params(model='resnet50', batch_size=16, num_batches=10, device='cpu')
     result = tfcnn.run(p)   # dict: images_per_sec, losses, step_times, params, environment...
-    tfcnn.list_models()     # ['alexnet', 'densenet100_k12', ...]
+    tfcnn.list_models()     # ['alexnet', 'densenet121', 'googlenet', ...] (ImageNet's)
 
 Errors: `ParamsError` (an invalid parameter or combination: a usage error), `UnknownModelError`
 (a model name the registry does not know, or not defined for the dataset), `BenchmarkError`

@@ -54,6 +54,10 @@ OTHER_NAMES = {
     'gpus': 'num_gpus', 'num_devices': 'num_gpus', 'arch': 'model', 'network': 'model',
     'data': 'data_dir', 'dataset': 'data_name', 'optimiser': 'optimizer',
     'fp16': 'use_fp16', 'bf16': 'use_bf16',
+    # The results JSON's folder (its key is 'results_file'; the file is named by the time).
+    'result_file': 'benchmark_log_dir', 'results_file': 'benchmark_log_dir',
+    'result_dir': 'benchmark_log_dir', 'results_dir': 'benchmark_log_dir',
+    'results_json': 'benchmark_log_dir', 'json_file': 'benchmark_log_dir',
 }
 
 

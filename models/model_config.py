@@ -10,6 +10,12 @@ from __future__ import annotations
 
 import functools
 
+from ..runtime import runtime_env
+
+# Imported directly (the original's `model_config.register_model`): TensorFlow's environment
+# set and its start-up lines kept off stderr, as the package's names that load it do.
+runtime_env.import_tensorflow()
+
 from . import (
     alexnet_model,
     densenet_model,

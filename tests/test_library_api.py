@@ -154,3 +154,10 @@ def test_register_model_refuses_a_taken_name_another_dataset_and_a_non_model():
         model_config.register_model('new_net', 'imagenet', object)
     assert model_config.list_models() == before
     assert 'new_net' not in model_catalog.names('imagenet')
+
+
+def test_the_package_docstrings_list_models_example_is_what_it_returns():
+    import tf_cnn_benchmarks as tfcnn
+    shown = re.search(r"tfcnn\.list_models\(\)\s+# \[([^\]]*)\]", tfcnn.__doc__).group(1)
+    names = [n.strip(" '") for n in shown.split(',') if n.strip() != '...']
+    assert names == tfcnn.list_models()[:len(names)] and len(names) >= 2
