@@ -23,6 +23,12 @@ from __future__ import annotations
 import functools
 import time
 
+if not __package__:  # `import benchmark_cnn` inside the checkout, as the original's scripts did
+    raise ImportError(
+        'benchmark_cnn is a module of the package tf_cnn_benchmarks (the checkout folder), whose '
+        'modules import each other relatively: write `from tf_cnn_benchmarks import '
+        "benchmark_cnn` after `pip install -e .` in the checkout (docs/python-api.md)")
+
 from .runtime import runtime_env
 
 # oneDNN kernels, BFC allocator, log level: set before TensorFlow loads, and its start-up lines

@@ -161,3 +161,25 @@ def test_the_package_docstrings_list_models_example_is_what_it_returns():
     shown = re.search(r"tfcnn\.list_models\(\)\s+# \[([^\]]*)\]", tfcnn.__doc__).group(1)
     names = [n.strip(" '") for n in shown.split(',') if n.strip() != '...']
     assert names == tfcnn.list_models()[:len(names)] and len(names) >= 2
+
+
+def test_import_benchmark_cnn_inside_the_checkout_says_which_import_to_write():
+    """It failed with 'attempted relative import with no known parent package'."""
+    proc = subprocess.run([sys.executable, '-c', 'import benchmark_cnn'], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1].startswith(
+        'ImportError: benchmark_cnn is a module of the package tf_cnn_benchmarks')
+    assert '`from tf_cnn_benchmarks import benchmark_cnn`' in proc.stderr
+
+
+def test_the_python_api_page_names_the_variables_a_call_sets():
+    from tf_cnn_benchmarks.runtime import runtime_env
+    with open(os.path.join(REPO, 'docs', 'python-api.md'), encoding='utf-8') as f:
+        page = f.read()
+    for name, value in runtime_env.DEFAULTS.items():
+        assert '`%s=%s`' % (name, value) in page
+    for name in runtime_env.HOME_WRITERS:
+        assert '`%s`' % name in page
+    for name in ORIGINAL_KEYS:
+        assert '`%s`' % name in page
