@@ -6,7 +6,11 @@ The library API (the `tf_cnn_benchmarks` command is `cli.py`):
 
     p = tfcnn.make_params(model='resnet50', batch_size=16, num_batches=10, device='cpu')
     result = tfcnn.run(p)   # dict: images_per_sec, losses, step_times, params, environment...
-    tfcnn.list_models()     # ['alexnet', 'densenet100_k12', ...]
+    tfcnn.list_models()     # ['alexnet', 'densenet121', 'googlenet', ...] (ImageNet's)
+
+The original's calls work too (`benchmark_cnn.make_params`, `setup`, `BenchmarkCNN(p).run()`,
+`models.model_config.register_model`); docs/python-api.md says more, signals and environment
+variables included.
 
 Errors: `ParamsError` (an invalid parameter or combination: a usage error), `UnknownModelError`
 (a model name the registry does not know, or not defined for the dataset), `BenchmarkError`
@@ -62,7 +66,11 @@ def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:
 
     Raises:
       ParamsError, UnknownModelError: invalid parameters.
-      BenchmarkError: data, checkpoint, cluster or non-finite-loss problems.
+      BenchmarkError: data, checkpoint, cluster or non-finite-loss problems, a --train_dir
+        held by another run (runtime.dir_hold.HeldError), a failed --baseline gate.
+      lifecycle.signals.Terminated: SIGTERM or SIGHUP stopped the run (a SystemExit, code 143
+        or 129). A first SIGINT raises nothing: the result's 'stopped_by_signal' is 'SIGINT';
+        a second signal ends the process (os._exit): docs/python-api.md.
     """
     from . import benchmark_cnn  # prepares TensorFlow's environment, then imports it quietly
 

@@ -4,6 +4,10 @@
     bench.print_info()             # the header block (run_header.py)
     result = bench.run()           # dict: images_per_sec, losses, step_times, ...
 
+The original's library calls work too: `make_params(**kwargs)` (or `make_params_from_flags()`
+after absl parsed the flags), `setup(params)`, then `BenchmarkCNN(params).run()`, whose dict has
+the original's keys (lifecycle/results_log.original_stats) among its own.
+
 What a run does, in order: the graph of its step (graph/builder.py: input pipeline, towers,
 train op), a session (a cluster task's from its server), initialise or restore
 (lifecycle/checkpoints.py), the hooks' phases around the timed loop, all called by the phase
@@ -19,6 +23,12 @@ from __future__ import annotations
 import functools
 import time
 
+if not __package__:  # `import benchmark_cnn` inside the checkout, as the original's scripts did
+    raise ImportError(
+        'benchmark_cnn is a module of the package tf_cnn_benchmarks (the checkout folder), whose '
+        'modules import each other relatively: write `from tf_cnn_benchmarks import '
+        "benchmark_cnn` after `pip install -e .` in the checkout (docs/python-api.md)")
+
 from .runtime import runtime_env
 
 # oneDNN kernels, BFC allocator, log level: set before TensorFlow loads, and its start-up lines
@@ -26,8 +36,10 @@ from .runtime import runtime_env
 runtime_env.import_tensorflow()
 
 import tensorflow as tf
+from absl import flags as absl_flags
 
 from . import cnn_util, run_header, run_plan
+from . import params as params_lib
 from .cluster import coordination, resolvers, run_flags
 from .cluster import server as cluster_server
 from .graph import builder, frozen
@@ -50,6 +62,58 @@ tf1 = tf.compat.v1
 
 num_visible_gpus = session_config.num_visible_gpus
 make_session_config = session_config.make_session_config
+
+
+# The original's library API (its benchmark_cnn module): make_params, make_params_from_flags,
+# setup, then BenchmarkCNN(params).run().
+def make_params(**kwargs) -> params_lib.Params:
+    """Params with the flags' defaults, overridden by `kwargs` (the package's `make_params`).
+
+    Raises:
+      params.ParamsError: a keyword is not a flag name. A value is checked when the run
+        starts (or by `setup`), not here.
+    """
+    return params_lib.make_params(**kwargs)
+
+
+def make_params_from_flags(flag_values: absl_flags.FlagValues = absl_flags.FLAGS
+                           ) -> params_lib.Params:
+    """Params of the parsed command-line flags, as the original's: every flag's value from
+    `flag_values` (absl's global FLAGS), which must hold the flags (`params.define_flags()`)
+    and have parsed them (`absl.app.run(main)`, or `FLAGS(sys.argv)`).
+
+    Raises:
+      params.ParamsError: the flags are not defined in `flag_values`, or not parsed yet.
+    """
+    if 'model' not in flag_values:
+        raise params_lib.ParamsError(
+            "the benchmark's flags are not defined: call tf_cnn_benchmarks.params.define_flags()"
+            ' before parsing the command line (absl.app.run(main) or FLAGS(sys.argv))')
+    if not flag_values.is_parsed():
+        raise params_lib.ParamsError(
+            'the command line is not parsed yet: run main through absl.app.run(main), or call '
+            'FLAGS(sys.argv), before make_params_from_flags()')
+    return params_lib.make_params_from_flags(flag_values)
+
+
+def setup(params: params_lib.Params) -> params_lib.Params:
+    """Checks `params` as a run would, before any graph, and returns them (the original's
+    setup, which also set MKL and GPU-thread environment variables, filled in thread counts
+    and opened a session to create the devices).
+
+    Here TensorFlow's environment is prepared when this module is imported
+    (runtime/runtime_env.py), and each run settles its own thread counts, logical devices and
+    session options when BenchmarkCNN is made (preflight/settled_run.py): nothing global is
+    set, and the params come back unchanged (the run resolves its defaults itself, so its
+    results' given_flags stay the ones given). Calling it is optional.
+
+    Raises:
+      params.ParamsError: an invalid value or flag combination, or an output path that cannot
+        be written (the checks of a library run: preflight/usage.check_usage).
+      models.model_catalog.UnknownModelError: the model is not defined for the dataset.
+    """
+    usage.check_usage(params, command=False)
+    return params
 
 
 class BenchmarkCNN:
@@ -137,7 +201,10 @@ class BenchmarkCNN:
         Returns:
           A dict: images_per_sec (float, global), losses (timed steps), warmup_losses,
           step_times (seconds), num_steps, global_batch_size, per_device_batch_size,
-          num_devices, model, image_size, elapsed_secs.
+          num_devices, model, image_size, elapsed_secs; the original's keys num_workers,
+          num_steps, average_wall_time (seconds per step), last_average_loss, top_1_accuracy
+          and top_5_accuracy (fractions; None without an evaluation): results_log
+          .original_stats.
 
           With --eval, the evaluation's result (eval_runner.run_eval). Lifecycle keys
           (params, plan, environment, steps, restored_step, checkpoint_path, eval, ...): see

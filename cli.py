@@ -144,19 +144,20 @@ def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) 
         gpus = benchmark_cnn.num_visible_gpus()
     bench = None
     try:
-        usage.check_with_tensorflow(checked.params, gpus, given_flags())
+        named = usage.check_with_tensorflow(checked.params, gpus, given_flags())  # a plan's GPU
         if checked.params.calibrate:
             from .preflight import calibrate
             return calibrate.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
                                  checked.params, gpus)
         if checked.params.plan_scaling:
             from .preflight import scaling_plan
-            return scaling_plan.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
-                                    checked.params, gpus, given=given_flags())
+            return scaling_plan.run_planned(
+                benchmark_cnn.bench_factory(checked.resolution, hooks), checked.params, gpus,
+                named, given=given_flags())
         if checked.params.dry_run:
             from .preflight import dry_run
-            return dry_run.run(benchmark_cnn.bench_factory(checked.resolution, hooks),
-                               checked.params, gpus)
+            return dry_run.run_planned(benchmark_cnn.bench_factory(checked.resolution, hooks),
+                                       checked.params, gpus, named)
         from .hardware import kernel_speed
         with kernel_speed.refreshing(checked.params.refresh_peak):  # the build's probe too
             bench = benchmark_cnn.BenchmarkCNN(checked.params, gpus=gpus, hooks=hooks,

@@ -54,6 +54,10 @@ OTHER_NAMES = {
     'gpus': 'num_gpus', 'num_devices': 'num_gpus', 'arch': 'model', 'network': 'model',
     'data': 'data_dir', 'dataset': 'data_name', 'optimiser': 'optimizer',
     'fp16': 'use_fp16', 'bf16': 'use_bf16',
+    # The results JSON's folder (its key is 'results_file'; the file is named by the time).
+    'result_file': 'benchmark_log_dir', 'results_file': 'benchmark_log_dir',
+    'result_dir': 'benchmark_log_dir', 'results_dir': 'benchmark_log_dir',
+    'results_json': 'benchmark_log_dir', 'json_file': 'benchmark_log_dir',
 }
 
 
@@ -229,9 +233,12 @@ def _parse(flag_values: flags.FlagValues, argv: list[str],
         except ValueError as e:  # absl: "--nodistortions=true does not take an argument"
             raise params.ParamsError(expanded.origin_of(describe_value_error(e))) from None
         name = flag_values['config'].value
-        if config is not None or name is None or configs.expanded(argv, name):
-            break
-        argv, config = configs.expand(argv, name), name
+        try:
+            if config is not None or name is None or configs.expanded(argv, name):
+                break
+            argv, config = configs.expand(argv, name), name
+        except params.ParamsError as e:  # a --config line of a flagfile: its file and line
+            raise params.ParamsError(expanded.origin_of(str(e))) from None
     if not quiet:
         for path in expanded.empty:
             cnn_util.warn('--flagfile=%s holds no flag (an empty file, or only comments): '

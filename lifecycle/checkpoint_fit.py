@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from .. import cnn_util
 from ..graph import images_seen
-from . import original_checkpoints
+from . import checkpoint_lookup, original_checkpoints
 
 tf1 = tf.compat.v1
 
@@ -34,7 +34,18 @@ def open_reader(path: str):
     return tf1.train.NewCheckpointReader(path)
 
 
-def check_fits(path: str, required: dict, optional: dict, model_name: str):
+def damaged_error(path: str, error: BaseException, training: bool) -> CheckpointError:
+    """The error of a checkpoint whose files are there but cannot be read (a truncated or
+    damaged file): 'cannot restore checkpoint P: <what TensorFlow said> (a truncated or damaged
+    file? <what to do: checkpoint_lookup.damaged_advice>)'. `training`: the advice of a
+    training run (else an evaluation's)."""
+    return CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged file? %s)'
+                           % (path, cnn_util.error_summary(error),
+                              checkpoint_lookup.damaged_advice(path, training)))
+
+
+def check_fits(path: str, required: dict, optional: dict, model_name: str,
+               training: bool = False):
     """Checks names, shapes and dtypes; returns what to restore from `path`.
 
     Returns:
@@ -44,19 +55,20 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
       casting; and, for a checkpoint the original tf_cnn_benchmarks wrote, its names
       (original_checkpoints.Translation), else None.
 
+    `training`: for the advice of a damaged checkpoint's error (`damaged_error`).
+
     Raises:
-      CheckpointError: a model variable is missing, has another shape, or another dtype that
-        is not a floating-point one; or the checkpoint holds trained batch-norm scales the
-        model has no variable for (`lost_scales`).
+      CheckpointError: the checkpoint cannot be read (`damaged_error`); a model variable is
+        missing, has another shape, or another dtype that is not a floating-point one; or the
+        checkpoint holds trained batch-norm scales the model has no variable for
+        (`lost_scales`).
     """
     try:
         reader = open_reader(path)
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
-    except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError('cannot read checkpoint %s: %s (a damaged index or data file? '
-                              'delete this checkpoint to fall back to an older one)' % (
-                                  path, cnn_util.error_summary(e))) from None
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        raise damaged_error(path, e, training) from None
     original = None
     if original_checkpoints.is_original(shapes):
         original = original_checkpoints.translate(shapes, dtypes, {**required, **optional})
@@ -81,10 +93,8 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str):
                    '(another --model, --image_size, dataset or --num_classes?)'))
     try:
         lost = [] if original else lost_scales(reader, shapes, required)
-    except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError('cannot read checkpoint %s: %s (a truncated or damaged file? '
-                              'delete this checkpoint to fall back to an older one)' % (
-                                  path, cnn_util.error_summary(e))) from None
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        raise damaged_error(path, e, training) from None
     if lost:
         raise CheckpointError(
             'checkpoint %s does not fit --model=%s: its batch norms have a trained scale (%s, '

@@ -13,11 +13,7 @@ What a checkpoint holds (names never depend on --variable_update or the number o
 A checkpoint of the original tf_cnn_benchmarks ('v/cg/conv0/conv2d/kernel') restores by its names
 there (lifecycle/original_checkpoints.py), or fails with an error that says whose it is.
 
-Where a run restores from (`find_checkpoint`):
-  - training: the latest checkpoint in --train_dir (resume); when --train_dir has none,
-    --checkpoint_path (a warm start); otherwise the variables are initialised;
-  - eval and forward-only: --checkpoint_path when given, else the latest in --train_dir.
---checkpoint_path is a checkpoint prefix ('dir/model.ckpt-300') or a directory (its latest).
+Where a run restores from: lifecycle/checkpoint_source.py (`find_checkpoint`).
 
 Saving is crash-safe: TensorFlow writes the checkpoint's files under temporary names, renames them
 when complete and only then updates the `checkpoint` state file (itself written atomically), so a
@@ -45,7 +41,6 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -54,6 +49,16 @@ from ..graph import images_seen
 from ..runtime import file_systems
 from . import checkpoint_fit, original_checkpoints, run_hooks
 from .checkpoint_fit import CheckpointError  # noqa: F401 (the error of every checkpoint problem)
+from .checkpoint_source import (  # noqa: F401 (where a run restores from: as before)
+    ResumePoint,
+    evaluate_newest,
+    find_checkpoint,
+    latest_checkpoint,
+    resolve_checkpoint_path,
+    resume_point,
+    rotated_away,
+    start_warnings,
+)
 from .checkpoint_temporaries import (  # noqa: F401 (clean_stale_temporaries: as before)
     CHECKPOINT_BASENAME,
     clean_stale_temporaries,
@@ -129,110 +134,8 @@ def get_saver(graph, mgr, max_to_keep: int = 5) -> tf1.train.Saver:
         return saver
 
 
-def latest_checkpoint(directory: str | None) -> str | None:
-    """The newest complete checkpoint recorded in `directory`, or None when it records none.
-
-    Raises:
-      CheckpointError: `directory` has a `checkpoint` state file that is unreadable or names
-        checkpoint files that are gone (TensorFlow would ignore it and the run would silently
-        start from scratch).
-    """
-    if not directory or not file_systems.isdir(directory):
-        return None
-    state_file = os.path.join(directory, 'checkpoint')
-    logger = tf.get_logger()
-    level = logger.level
-    logger.setLevel('FATAL')  # TensorFlow logs its own take on a bad state file; ours follows
-    try:
-        found = tf1.train.latest_checkpoint(directory)
-    except (ValueError, UnicodeDecodeError, tf.errors.OpError):  # empty or binary state file
-        found = None
-    finally:
-        logger.setLevel(level)
-    if found is None and file_systems.exists(state_file):
-        raise CheckpointError('%s is corrupt or names checkpoint files that are gone; delete it '
-                              'to start from scratch, or give --checkpoint_path' % state_file)
-    return found
-
-
-class ResumePoint(NamedTuple):
-    """Where a training run resumes (read from the checkpoint's files, before any graph).
-
-    Attributes:
-      path: the checkpoint prefix.
-      global_step: its global step.
-      images_seen: its count of training images (graph/images_seen.py), or None when it was
-        written before the images were counted (or by the original tf_cnn_benchmarks).
-      original: written by the original tf_cnn_benchmarks (lifecycle/original_checkpoints.py).
-    """
-
-    path: str
-    global_step: int
-    images_seen: int | None
-    original: bool = False
-
-
-def resume_point(p) -> ResumePoint | None:
-    """The checkpoint a training run resumes from (`find_checkpoint`) and its counts, or None
-    (no checkpoint, or one without a global step).
-
-    Raises:
-      CheckpointError: --checkpoint_path is not a checkpoint, or the state file is corrupt.
-    """
-    path = find_checkpoint(p)
-    if path is None:
-        return None
-    try:
-        reader = checkpoint_fit.open_reader(path)
-        names = reader.get_variable_to_shape_map()
-        if 'global_step' not in names:
-            return None
-        seen = (int(reader.get_tensor(images_seen.CHECKPOINT_NAME))
-                if images_seen.CHECKPOINT_NAME in names else None)
-        return ResumePoint(path, int(reader.get_tensor('global_step')), seen,
-                           original_checkpoints.is_original(names))
-    except (tf.errors.OpError, ValueError):
-        return None  # the restore names what is wrong with it
-
-
-def resolve_checkpoint_path(path: str) -> str:
-    """--checkpoint_path as a checkpoint prefix: itself, or the latest in a directory.
-
-    Raises:
-      CheckpointError: nothing there is a checkpoint.
-    """
-    if file_systems.exists(path + '.index'):
-        return path
-    if file_systems.isdir(path):
-        found = latest_checkpoint(path)
-        if found is None:
-            raise CheckpointError('--checkpoint_path %s is a directory without a checkpoint; give '
-                                  'a train_dir that holds one or a prefix such as '
-                                  '%s/model.ckpt-100' % (path, path))
-        return found
-    raise CheckpointError('--checkpoint_path %s is not a checkpoint (no %s.index); give a '
-                          'prefix such as train_dir/model.ckpt-100 or a directory'
-                          % (path, path))
-
-
-def find_checkpoint(p) -> str | None:
-    """The checkpoint a run restores from (see the module docstring), or None.
-
-    Raises:
-      CheckpointError: --checkpoint_path is given but is not a checkpoint.
-    """
-    if p.eval or p.forward_only:
-        if p.checkpoint_path:
-            return resolve_checkpoint_path(p.checkpoint_path)
-        return latest_checkpoint(p.train_dir)
-    found = latest_checkpoint(p.train_dir)
-    if found is None and p.checkpoint_path:
-        found = resolve_checkpoint_path(p.checkpoint_path)
-    return found
-
-
 def restore(sess, graph, mgr, path: str, model_name: str = '',
-            images_per_step: int | None = None) -> int:
+            images_per_step: int | None = None, training: bool = False) -> int:
     """Restores `path` into the graph's variables and syncs the towers' copies.
 
     Args:
@@ -244,6 +147,8 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
       images_per_step: images one global step of this run applies: a checkpoint without
         'images_seen' (written before the images were counted, graph/images_seen.py) gets
         the restored global step x this, with one line saying so.
+      training: for the advice of a damaged checkpoint's error (checkpoint_fit.damaged_error):
+        a training run's, else an evaluation's or a forward-only run's.
 
     Variables stored as float16 restore into float32 ones and back (a checkpoint written with
     --fp16_vars, restored without it, or the other way round): their values are cast, and one
@@ -259,7 +164,8 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
-        var_list, cast, original = checkpoint_fit.check_fits(path, required, optional, model_name)
+        var_list, cast, original = checkpoint_fit.check_fits(path, required, optional, model_name,
+                                                             training=training)
         stored = original.names if original else {}
         reorder = original_checkpoints.rows_to_reorder(graph, path, var_list) if original else {}
         fed = {n: var_list[n] for n in set(cast) | set(reorder)}
@@ -268,10 +174,10 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
         try:
             saver.restore(sess, path)
             checkpoint_fit.restore_fed(sess, path, fed, stored, reorder)
-        except tf.errors.OpError as e:
-            raise CheckpointError('cannot restore checkpoint %s: %s (a truncated or damaged '
-                                  'file? delete this checkpoint to fall back to an older one)'
-                                  % (path, cnn_util.error_summary(e))) from None
+        except (tf.errors.OpError, IndexError, ValueError) as e:
+            # ValueError: the Saver's own check that the files are there (a checkpoint removed
+            # since it was found); IndexError: a truncated data file
+            raise checkpoint_fit.damaged_error(path, e, training) from None
         problem = checkpoint_fit.non_finite_problem(sess, graph, path, var_list)
         if problem:
             raise CheckpointError(problem)
@@ -351,9 +257,12 @@ def initialize_or_restore(sess, info, p) -> int | None:
     sess.run(info.init_ops)
     path = find_checkpoint(p) if p.train_dir or p.checkpoint_path else None  # nowhere to look
     step = None
+    for line in start_warnings(p, path):
+        cnn_util.warn(line)
     if path is not None:
         step = restore(sess, info.graph, info.mgr, path, p.model,
-                       images_per_step=getattr(info.images_seen, 'per_step', None))
+                       images_per_step=getattr(info.images_seen, 'per_step', None),
+                       training=not (p.eval or p.forward_only))
         what = 'weights for forward-only' if p.forward_only else 'training state'
         cnn_util.log_fn('Restored from step %d: %s from %s' % (step, what, path))
     elif p.forward_only and p.train_dir:
@@ -405,6 +314,7 @@ class CheckpointHook(run_hooks.RunHook):
         self._ctx = None
         self.counter = run_hooks.GlobalStepCounter(plan)
         self._saved_step = None
+        self._surplus: list[str] = []
         self._last_time = 0.0
         self._prefix = os.path.join(p.train_dir, CHECKPOINT_BASENAME)
 
@@ -413,15 +323,27 @@ class CheckpointHook(run_hooks.RunHook):
         file_systems.makedirs(self.p.train_dir)
         clean_stale_temporaries(self.p.train_dir)
         self.saver = get_saver(ctx.info.graph, ctx.info.mgr, self.p.max_ckpts_to_keep)
-        state = tf1.train.get_checkpoint_state(self.p.train_dir)
-        if state is not None:
-            # Counts the checkpoints of earlier runs against --max_ckpts_to_keep.
-            self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
+        self._surplus = self._recover_earlier()
         start = self.counter.begin(ctx)
         self._last_time = self.clock()
         line = self.warmup_warning(start)
         if line:
             cnn_util.warn(line)
+
+    def _recover_earlier(self) -> list[str]:
+        """Counts the checkpoints of earlier runs (the state file's) against
+        --max_ckpts_to_keep: the Saver keeps the newest of them and removes the oldest one at
+        each save; those beyond what it keeps (a resume with a lower --max_ckpts_to_keep) are
+        returned, for `save` to remove after its first save, so the folder keeps the newest
+        N from then on (the Saver alone removes one a save)."""
+        state = tf1.train.get_checkpoint_state(self.p.train_dir)
+        if state is None:
+            return []
+        earlier = list(state.all_model_checkpoint_paths)
+        keep = self.p.max_ckpts_to_keep
+        surplus = earlier[:-keep] if keep and len(earlier) > keep else []
+        self.saver.recover_last_checkpoints(earlier[len(surplus):])
+        return surplus
 
     def _counts_warmup(self) -> bool:
         """Whether this task counts the warm-up's global steps (one host, a synchronous
@@ -490,6 +412,13 @@ class CheckpointHook(run_hooks.RunHook):
         except (tf.errors.OpError, OSError, ValueError) as e:  # a full disk: no partial files
             # left; ValueError: the Saver's own check of the folder (replaced by a file)
             raise save_failure(e, self.p.train_dir, global_step) from None
+        for earlier in self._surplus:
+            if earlier not in self.saver.last_checkpoints:
+                try:
+                    tf1.train.remove_checkpoint(earlier)
+                except (tf.errors.OpError, OSError):
+                    pass  # gone already (removed by hand)
+        self._surplus = []
         self.paths.append(path)
         self._saved_step = global_step
         self._last_time = self.clock()

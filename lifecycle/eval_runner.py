@@ -361,14 +361,9 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
         stop = eval_stop.EvalStop(catcher, single=not p.eval_interval_secs)
         evals = stop.evals
         while True:
-            path = checkpoints.find_checkpoint(p)
-            if path is not None and path != last:
-                stop.evaluating = path
-                try:
-                    r = evaluator.evaluate(checkpoint_path=path, announce=True,
-                                           should_stop=stop.should_stop)
-                finally:
-                    stop.evaluating = None
+            r = checkpoints.evaluate_newest(p, last, lambda path: _evaluate(evaluator, stop,
+                                                                            path))
+            if r is not None:
                 line = stop.partial_line(r)
                 if line:
                     cnn_util.log_fn(line)
@@ -376,7 +371,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
                 figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
                 evals.append(r)
-                last, waiting = path, False
+                last, waiting = r['checkpoint_path'], False
             if not p.eval_interval_secs or catcher.received is not None:
                 break
             if not waiting:
@@ -397,6 +392,17 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     if not late:
         catcher.exit_if_terminated()
     return result
+
+
+def _evaluate(evaluator, stop, path: str) -> dict:
+    """An --eval run's evaluation of checkpoint `path`, which a signal stops after its current
+    batch (eval_stop.EvalStop `stop` knows what is being evaluated)."""
+    stop.evaluating = path
+    try:
+        return evaluator.evaluate(checkpoint_path=path, announce=True,
+                                  should_stop=stop.should_stop)
+    finally:
+        stop.evaluating = None
 
 
 def _eval_result(plan, evaluator, evals, signal_name) -> dict:

@@ -1,33 +1,52 @@
 """Results for machines and people: the JSON record (--benchmark_log_dir), the plot (--plot_file).
 
 `run()` returns a dict and --benchmark_log_dir writes that same dict as JSON, so a script gets
-the same structure either way. Keys (all runs):
+the same structure either way. Keys (all runs; tests/test_library_api.py checks that every
+top-level key a training and an --eval run write is named here, and the keys of eval,
+host_load and utilisation):
 
-    model, mode ('training', 'forward-only' or 'eval'), params {flag: value} (every flag,
-    resolved), given_flags {flag: value} (those the user gave at another value than the
-    default, as given: no cluster fields or values the run worked out filled in; null when
-    not known),
+    model, mode ('training', 'forward-only' or 'evaluation': the original's names, with
+    'forward-only' for its 'forward only'), benchmark_test_id (--benchmark_test_id, or null),
+    params {flag: value} (every flag, resolved), given_flags {flag: value} (those the user
+    gave at another value than the default, as given: no cluster fields or values the run
+    worked out filled in; null when not known), plan {the run plan's resolved values:
+    devices, dtypes, threads, graph choices, ...: run_plan.RunPlan.summary},
     environment {tf_version, python_version, platform, hostname, cpu_model, cpu_flags,
                  cpu_cores, gpus [names], onednn} (hardware/machine.py),
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
+    graph_build_secs (building the step's graph, or the evaluation's),
     between_steps_secs, after_last_step_secs (the hooks' time between timed steps, and after
     the last one: neither in elapsed_secs),
     losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
-    restored_step (int or null), checkpoint_path (null without --train_dir), global_step,
-    eval (null, or {top_1, top_5, images_per_sec, num_examples, num_batches (run),
-          planned_batches, partial (an --eval stopped by a signal: eval_stop.py), global_step,
-          checkpoint_path, subset, elapsed_secs, batch_times, host_load}), evals [same],
-    stopped_early, stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP': what stopped the
-    timed loop early; a signal after it stops nothing), results_file,
-    aborted_by_signal (only in the results of a run a second signal aborted after its timed
-    loop: written before the process exited, without the final checkpoint; lifecycle/signals.py)
+    restored_step (int or null), checkpoint_path (null without --train_dir), checkpoints
+    [the paths this run saved] (only with --train_dir), global_step,
+    eval (null, or {top_1, top_5 (fractions in [0, 1]), images_per_sec, num_examples,
+          num_batches (run), planned_batches, partial (an --eval stopped by a signal:
+          eval_stop.py), global_step, checkpoint_path, subset, elapsed_secs, batch_times,
+          host_load, skipped_records (records --skip_corrupt_records skipped, null without
+          it), skipped_left_out (those of them in shards left out at start-up), passes
+          (planned passes over the subset)}: lifecycle/eval_runner.py), evals [same],
+    skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
+    skip_report.py), stopped_early, stopped_in_warmup (a signal stopped the run before its
+    timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP':
+    what stopped the timed loop early; a signal after it stops nothing), results_file,
+    finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
+    precision (a training or forward-only run: the header's precision facts,
+    graph/precision_block.facts), aborted_by_signal (only in the results of a run a second
+    signal aborted after its timed loop: written before the process exited, without the final
+    checkpoint; lifecycle/signals.py),
+    the original tf_cnn_benchmarks' keys (`original_stats`): average_wall_time (seconds per
+    step), last_average_loss, top_1_accuracy, top_5_accuracy (null without an evaluation)
 
 and the figures of the total block (metrics/utilisation.py):
 
     utilisation {dtype, forward_flops_per_image, flops_multiplier (3 training, 1 inference),
                  flops_per_image, model_flops_per_sec, peak_flops_per_sec (null: unknown),
-                 peak_source, measured_now, fraction_of_peak (null: unknown)},
+                 peak_source, measured_now, fraction_of_peak (null: unknown; at most 1),
+                 above_peak (the rate was above the peak); a CPU's also step_precision,
+                 peak_measured_utc, peak_others_fraction, peak_spread, peak_kernel (its
+                 calibration record: hardware/calibration.py)},
     input {input_share, sync_share (fractions of the traced step's wall time),
            compute_images_per_sec, input_bound, breakdown {wall_ms, input_ms, compute_ms,
            sync_ms, overhead_ms, transfer_bytes}, method} (figures null when nothing was traced),
@@ -38,10 +57,14 @@ and the figures of the total block (metrics/utilisation.py):
     baseline (null without --baseline) {file, baseline_images_per_sec, images_per_sec, ratio,
              p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
              num_steps, left_out, changes} (metrics/baseline.py compare)
-    host_load (null when the timed part did not run) {cores, cpus_allowed, wall_secs,
-             load_average_before, load_average_after, others_cpu_secs, others_cores,
-             others_fraction, steal_secs, steal_fraction, representative, reasons, warning,
-             error, others_limit, steal_limit, method} (metrics/host_load.py)
+    host_load (null when the timed part did not run) {cores, intra_threads, cpus_allowed,
+             wall_secs, load_average_before, load_average_after, others_cpu_secs,
+             others_cores, others_fraction, cluster_tasks, cluster_processes,
+             cluster_cpu_secs, cluster_cores, cluster_fraction, outside_fraction,
+             steal_secs, steal_fraction, representative, reasons, warning, error,
+             others_limit, steal_limit, method, warmup {wall_secs, load_average_before,
+             others_fraction, cluster_fraction, outside_fraction, error: the set-up before
+             the first batch}} (metrics/host_load.py)
 
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """
@@ -248,6 +271,47 @@ def write_plot(result: dict, path: str) -> str:
         plt.close(fig)
     cnn_util.log_fn('Plot written to %s' % path)
     return path
+
+
+def original_stats(result: dict) -> dict:
+    """The keys the original tf_cnn_benchmarks' `BenchmarkCNN.run()` returned, from `result`
+    (a training, forward-only or --eval run's), for scripts written against it. Each key is
+    always present here (None where the original left it out):
+
+      num_workers, num_steps, images_per_sec: as they are in `result` already (num_steps: this
+        process's timed steps, or the last evaluation's batches; the original's summed every
+        worker's steps in a cluster with a global step watcher);
+      average_wall_time: seconds per timed step (elapsed_secs / num_steps; per batch in an
+        evaluation), None when nothing was timed (the original: 0);
+      last_average_loss: the last timed step's total loss (the step lines' figure: averaged
+        over the towers, weight decay included), None without one (forward-only: the
+        original's 0.0; nothing timed: absent there);
+      top_1_accuracy, top_5_accuracy: fractions in [0, 1] of the last evaluation (--eval, or
+        the last evaluation during training; the original averaged the batches' accuracies),
+        None without an evaluation.
+    """
+    steps, elapsed = result.get('num_steps') or 0, result.get('elapsed_secs')
+    losses = [loss for loss in result.get('losses') or [] if loss is not None]
+    last_eval = result.get('eval') or {}
+    return {
+        'num_workers': result.get('num_workers'),
+        'num_steps': result.get('num_steps'),
+        'images_per_sec': result.get('images_per_sec'),
+        'average_wall_time': (elapsed / steps if steps and elapsed is not None
+                              and not timed_nothing(result) else None),
+        'last_average_loss': float(losses[-1]) if losses else None,
+        'top_1_accuracy': last_eval.get('top_1'),
+        'top_5_accuracy': last_eval.get('top_5'),
+    }
+
+
+class OriginalStatsHook(run_hooks.RunHook):
+    """Adds the original's keys (`original_stats`) to the result in phase `end`: after the
+    evaluations during training set 'eval' (their hook comes first), before `report` writes
+    the JSON."""
+
+    def end(self, result):
+        result.update(original_stats(result))
 
 
 class ResultsLogHook(run_hooks.RunHook):

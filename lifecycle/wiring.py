@@ -60,6 +60,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         hooks.append(checkpoints.CheckpointHook(plan))
     if p.print_step_breakdown:
         hooks.append(figure_hooks.StepBreakdownHook(plan, is_local))
+    hooks.append(results_log.OriginalStatsHook())  # after the evaluations' hook: its `end`
     if p.plot_file:
         hooks.append(results_log.PlotHook(p.plot_file))
     if p.benchmark_log_dir:
@@ -111,7 +112,7 @@ def eval_hooks(plan) -> list[run_hooks.RunHook]:
     figures: figure_hooks.eval_block): --benchmark_log_dir's JSON and the results database
     (which records nothing when no checkpoint was evaluated)."""
     p = plan.params
-    hooks = []
+    hooks = [results_log.OriginalStatsHook()]
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     hooks.append(results_db.RecordHook(store.run_path(p.results_db), eval_run=True))

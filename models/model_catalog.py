@@ -87,6 +87,18 @@ ORIGINAL_ONLY = (
 )
 
 
+# Models registered at run time in this process (model_config.register_model): (name,
+# dataset) -> ModelRow, their parameters and gflops None (not measured: --list_models prints
+# the table above, in a process of its own).
+_REGISTERED: dict[tuple[str, str], ModelRow] = {}
+
+
+def add_registered(model_row: ModelRow) -> None:
+    """Adds a model registered at run time (model_config.register_model) to this process's
+    names; its dataset is 'imagenet' or 'cifar10'."""
+    _REGISTERED[(model_row.name, model_row.dataset)] = model_row
+
+
 class UnknownModelError(ValueError):
     """The model name is not registered for the dataset (a usage error, exit status 2)."""
 
@@ -107,12 +119,15 @@ def names(dataset: str) -> list[str]:
         raise ValueError('unknown dataset %r; give one of %s' % (
             dataset, ', '.join(DATASETS + ('synthetic',))))
     dataset = 'imagenet' if dataset == 'synthetic' else dataset
-    return sorted(row[0] for row in ROWS if row[1] == dataset)
+    return sorted([row[0] for row in ROWS if row[1] == dataset]
+                  + [name for name, d in _REGISTERED if d == dataset])
 
 
 def list_models(dataset: str | None = None) -> list[tuple[str, str]]:
-    """Sorted (name, dataset) pairs of every model, or of one dataset's."""
-    return sorted((row[0], row[1]) for row in ROWS if dataset in (None, row[1]))
+    """Sorted (name, dataset) pairs of every model (those registered at run time too), or of
+    one dataset's."""
+    return sorted([(row[0], row[1]) for row in ROWS if dataset in (None, row[1])]
+                  + [key for key in _REGISTERED if dataset in (None, key[1])])
 
 
 def check_model(name: str, dataset: str) -> None:
@@ -162,7 +177,8 @@ def check_model(name: str, dataset: str) -> None:
 def row(name: str, dataset: str) -> ModelRow | None:
     """The ModelRow of a model ('synthetic' means ImageNet's models), or None."""
     dataset = 'imagenet' if dataset == 'synthetic' else dataset
-    return next((r for r in rows() if (r.name, r.dataset) == (name, dataset)), None)
+    return next((r for r in rows() if (r.name, r.dataset) == (name, dataset)),
+                _REGISTERED.get((name, dataset)))
 
 
 def image_size_problem(name: str, dataset: str, image_size: int | None) -> str | None:

@@ -1,6 +1,7 @@
 """The model registry: one explicit table from name to factory, per dataset.
 
-`get_model(name, dataset)` builds a model; `list_models()` drives the parametrised tests. Depth
+`get_model(name, dataset)` builds a model; `list_models()` drives the parametrised tests;
+`register_model(name, dataset, func)` adds one for this process (the original's call). Depth
 variants are `functools.partial` entries. The names and their `--list_models` figures are also
 in model_catalog.py as plain data (no TensorFlow), checked against this registry by the tests.
 """
@@ -8,6 +9,12 @@ in model_catalog.py as plain data (no TensorFlow), checked against this registry
 from __future__ import annotations
 
 import functools
+
+from ..runtime import runtime_env
+
+# Imported directly (the original's `model_config.register_model`): TensorFlow's environment
+# set and its start-up lines kept off stderr, as the package's names that load it do.
+runtime_env.import_tensorflow()
 
 from . import (
     alexnet_model,
@@ -81,6 +88,40 @@ def list_models(dataset: str | None = None) -> list[tuple[str, str]]:
     """Returns sorted (name, dataset) pairs of every registered model, or of one dataset's."""
     datasets = [dataset] if dataset else ['imagenet', 'cifar10']
     return sorted((name, d) for d in datasets for name in _MODELS_BY_DATASET[d])
+
+
+def register_model(name: str, dataset: str, func) -> None:
+    """Adds a model to this process's registry, as the original's `register_model`: `--model=
+    name` (make_params(model=name)) then runs it, and `list_models()`, the package's
+    `list_models(dataset)` and the `--model` check know it. Other processes do not (the
+    command's `--list_models` prints the stored table: model_catalog.py; a model of the project
+    itself goes into the table above, see docs/CONTRIBUTING.md).
+
+    Args:
+      name: the model's name.
+      dataset: 'imagenet' (synthetic data runs ImageNet's models) or 'cifar10'.
+      func: () -> a new models.model.CNNModel (called here once, to read its image size and
+        defaults; the original's model functions took `params=`, and its model classes do not
+        run here).
+
+    Raises:
+      ValueError: `name` is registered for `dataset` already, or `dataset` is another name.
+      TypeError: `func()` does not return a models.model.CNNModel.
+    """
+    if dataset not in model_catalog.DATASETS:
+        raise ValueError('cannot register model %r for dataset %r: give one of %s' % (
+            name, dataset, ', '.join(model_catalog.DATASETS)))
+    if name in _MODELS_BY_DATASET[dataset] or name in model_catalog.names(dataset):
+        raise ValueError('model %r is already registered for dataset %r' % (name, dataset))
+    model = func()
+    if not isinstance(model, model_lib.CNNModel):
+        raise TypeError('register_model(%r): the function must return a '
+                        'tf_cnn_benchmarks.models.model.CNNModel; it returned %s' % (
+                            name, type(model).__name__))
+    _MODELS_BY_DATASET[dataset][name] = func
+    model_catalog.add_registered(model_catalog.ModelRow(
+        name, dataset, model.image_size, None, None, model.default_batch_size,
+        model.default_learning_rate, model.min_image_size, bool(model.fixed_image_size)))
 
 
 def get_model(name: str, dataset: str = 'imagenet') -> model_lib.CNNModel:

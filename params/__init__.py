@@ -260,8 +260,10 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('save_model_steps', None, 'Save a checkpoint every this many steps (0: off; excludes '
        '--save_model_secs).', lower=1),
     _i('max_ckpts_to_keep', 5, 'Checkpoints kept in --train_dir (0: all).', lower=0),
-    _s('checkpoint_path', None, 'Checkpoint to evaluate or restore (default: the latest in '
-       '--train_dir).'),
+    _s('checkpoint_path', None, 'Checkpoint (a model.ckpt-N prefix, or a directory: its '
+       'latest) that --eval and --forward_only read instead of the latest in --train_dir; in '
+       'training, a warm start used only when --train_dir holds no checkpoint yet (its own '
+       'wins).'),
     _i('num_eval_batches', None, 'Full batches to evaluate (default: --num_eval_epochs; with '
        '--eval, --num_batches or --num_epochs; else every record of the subset once, the last '
        'batch padded; 0: 100 batches, as in the original).', lower=1),

@@ -35,9 +35,14 @@ def path_of(name: str) -> str:
     `.flags` suffix (what `ls configs/` shows: `resnet50_cpu.flags`), or a path to a flagfile.
 
     Raises:
-      params.ParamsError: no such configuration or file (the message lists the known ones).
+      params.ParamsError: an empty name, no such configuration or file (the message lists the
+        known ones).
     """
     known = '; known: %s (files in %s)' % (', '.join(names()) or 'none', CONFIG_DIR)
+    if not name:
+        raise params.ParamsError('--config= names no configuration (an unset variable in a '
+                                 "script?): give a configuration's name, or drop --config%s"
+                                 % known)
     if os.path.isfile(name) and (os.sep in name or name.endswith(SUFFIX)):
         return name
     if os.sep in name:

@@ -1,8 +1,9 @@
 """The flags' rules that depend on the run's device: the default device (--device, else the
-GPUs visible or planned), NCCL, which runs on GPUs only, and the logical CPU devices (towers)
-a run on the CPU may ask for. Used before TensorFlow loads (the device a host without a driver
-will get, preflight/usage.py) and after (params.resolve_params, with the GPUs TensorFlow
-counts). Loads no TensorFlow."""
+GPUs visible or planned), NCCL, which runs on GPUs only, the all-reduce flags that do
+nothing on one device or in a mode without an all-reduce (`all_reduce_reasons`: why, for the
+warnings), and the logical CPU devices (towers) a run on the CPU may ask for. Used before
+TensorFlow loads (the device a host without a driver will get, preflight/usage.py) and after
+(params.resolve_params, with the GPUs TensorFlow counts). Loads no TensorFlow."""
 
 from __future__ import annotations
 
@@ -47,6 +48,73 @@ def one_tower_all_reduce(p) -> bool:
     and warn (preflight/ineffective_flags.py), NCCL on the CPU too, as the original ran NCCL
     on one GPU."""
     return p.variable_update == 'replicated' and p.num_gpus == 1 and not p.plan_scaling
+
+
+# The flags that choose `replicated`'s all-reduce (variable_managers/allreduce.py
+# all_reduce_gradients), read only by the managers of ALL_REDUCE_MODES (one_host.py's
+# VariableMgrReplicated and distributed.py's VariableMgrDistributedAllReduce, its subclass), in
+# the table's order: the algorithm's own two flags first (ALGORITHM_FLAGS). With one tower
+# (one host, --num_gpus=1) all_reduce_gradients returns each gradient as it is, before any
+# spec, pack, group, hierarchy or NCCL is used (its `len(devices) == 1`). Every mode without
+# an all-reduce ignores them all alike.
+ALGORITHM_FLAGS = ('use_nccl', 'all_reduce_spec')
+ALL_REDUCE_FLAGS = ('gradient_repacking', 'agg_small_grads_max_bytes',
+                    'agg_small_grads_max_group', 'hierarchical_copy')
+ONE_TOWER_FLAGS = ALGORITHM_FLAGS + ALL_REDUCE_FLAGS
+# Said after the line of an NCCL flag (--use_nccl, an --all_reduce_spec with nccl) that a
+# mode without all-reduce, or replicated on one device, ignores, when the run is on the CPU:
+# the run the line advises would refuse it there (`check_nccl`).
+NCCL_ON_CPU = ('; NCCL also needs GPUs, and this run is on the CPU, where replicated '
+               'all-reduces with --all_reduce_spec=xring or pscpu')
+# What each other --variable_update does with the towers' gradients instead
+# (variable_managers/one_host.py, variable_managers/distributed.py).
+OWN_AGGREGATION = {
+    'parameter_server': 'the towers\' gradients are summed into one update of the shared '
+                        'variables',
+    'independent': 'each tower applies its own gradients: nothing is exchanged',
+    'distributed_replicated': 'each worker sums its towers\' gradients on its CPU and sends '
+                              'them to the ps',
+    'collective_all_reduce': 'it packs the gradients into one tensor per dtype for its own '
+                             'collective all-reduce',
+}
+
+
+def all_reduce_reasons(p, device: str) -> dict[str, str]:
+    """{flag: why it has no effect} for the all-reduce flags (ONE_TOWER_FLAGS) of a training
+    run `p` on `device`, whatever their values (the caller warns only for flags the user
+    chose: preflight/ineffective_flags.py): all of them in a mode without an all-reduce
+    (ALL_REDUCE_MODES) or replicated on one device (`one_tower_all_reduce`; an NCCL flag's
+    reason adds NCCL_ON_CPU on the CPU), else --hierarchical_copy where --all_reduce_spec or
+    --use_nccl chooses the all-reduce (`all_reduce_flags_read` turns it off there). {} for
+    --forward_only and --eval (their own rules name these flags).
+
+    Args:
+      p: the Params as given; device: the run's ('cpu' or 'gpu': `default_device`).
+
+    Returns:
+      The reasons, each the rest of a line '--NAME has no effect ...', in the table's order.
+    """
+    if p.forward_only or p.eval:
+        return {}
+    why = ''
+    if p.variable_update not in ALL_REDUCE_MODES:
+        why = ('with --variable_update=%s (%s; only %s all-reduce the gradients of several '
+               'devices: use one of them)'
+               % (p.variable_update, OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
+                  ' and '.join(ALL_REDUCE_MODES)))
+    elif one_tower_all_reduce(p):  # not with --plan_scaling, which plans more devices
+        why = ('with --variable_update=replicated on one device (one tower: there is no '
+               'all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N towers)')
+    if why:  # the ONE_TOWER_FLAGS alike; NCCL on the CPU: the advised run would refuse it
+        nccl = {'use_nccl': p.use_nccl,
+                'all_reduce_spec': p.all_reduce_spec and 'nccl' in p.all_reduce_spec}
+        return {name: why + (NCCL_ON_CPU if nccl.get(name) and device == 'cpu' else '')
+                for name in ONE_TOWER_FLAGS}
+    if p.all_reduce_spec or p.use_nccl:  # either chooses the all-reduce, as originally
+        return {'hierarchical_copy': '%s; --hierarchical_copy is the spec psgpu/psgpu)' % (
+            'with --all_reduce_spec (the spec chooses the all-reduce, as in the original'
+            if p.all_reduce_spec else 'with --use_nccl (NCCL all-reduces every gradient')}
+    return {}
 
 
 def check_nccl(p, device: str) -> None:

@@ -37,6 +37,9 @@ from .. import cnn_util
 _FLAG_WORD = re.compile(r"""^['"]?--(?P<name>[A-Za-z_]\w*)(=|['"]?$)""")
 _DIRECTIVE = ('--flagfile=', '-flagfile=')
 _ONE_FLAG = 'a flagfile holds one flag a line, unquoted'
+#: A `--flagfile=` of no file, on the command line or a flagfile's line (which absl skips).
+EMPTY_FLAGFILE = ('--flagfile= names no file (an unset variable in a script?): give the flag '
+                  "file's path, or drop --flagfile")
 #: A flagfile larger than this is no flag file (/dev/zero would fill the memory).
 MAX_FLAGFILE_BYTES = 1 << 20
 
@@ -247,9 +250,9 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
       out: what is expanded so far.
 
     Raises:
-      FlagfileError: an unreadable file (`read_flagfile`), a misread line, a nested flagfile
-        that cannot be found, or a loop of flagfiles (absl would skip the repeated one with a
-        warning and run without it).
+      FlagfileError: an unreadable file (`read_flagfile`), a misread line, a `--flagfile=`
+        line of no file, a nested flagfile that cannot be found, or a loop of flagfiles (absl
+        would skip the repeated one with a warning and run without it).
     """
     lines = read_flagfile(path, where)
     before = len(out.args)
@@ -264,8 +267,8 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
             out.origins[len(out.args)] = line_where
             out.args.append(raw.strip())
             continue
-        if not nested:
-            continue  # absl reads `--flagfile=` in a file as nothing
+        if not nested:  # absl would read it as nothing: the command line's usage error
+            raise FlagfileError('%s: %s' % (line_where, EMPTY_FLAGFILE))
         if not os.path.exists(nested):
             beside = os.path.join(os.path.dirname(os.path.abspath(path)), nested)
             hint = ('; it is beside %s: write --flagfile=%s' % (os.path.basename(path), beside)
@@ -326,8 +329,7 @@ def expand_flagfiles(args: list[str]) -> Expanded:
                 break
             continue
         if not path:
-            raise FlagfileError('--flagfile= names no file (an unset variable in a script?): '
-                                'give the flag file\'s path, or drop --flagfile')
+            raise FlagfileError(EMPTY_FLAGFILE)
         gone = cnn_util.working_folder_problem([('--flagfile', path)])
         if gone:
             raise FlagfileError(gone)

@@ -29,6 +29,7 @@ import time
 from typing import NamedTuple
 
 from .. import cnn_util
+from ..hardware import gpu_plans
 from . import (
     batch_search,
     gpu_build,
@@ -44,6 +45,7 @@ from .planned_step import (  # noqa: F401 (dry_run API)
     build,
     build_step,
     plan_device,
+    plan_named_device,
 )
 
 fmt = memory_estimate.format_bytes
@@ -387,6 +389,12 @@ def build_announced(bench) -> Built:
 
 
 def run(make_bench, p, visible_gpus: int) -> int:
+    """`run_planned` with the GPU the flags name looked up here (hardware/gpu_plans.named_gpu):
+    the library's and the tests' dry run. Raises as `run_planned`."""
+    return run_planned(make_bench, p, visible_gpus, gpu_plans.named_gpu(p))
+
+
+def run_planned(make_bench, p, visible_gpus: int, named) -> int:
     """Prints the dry-run report of the run the flags `p` describe; returns 0 (it would work,
     or it builds and fits but this TensorFlow's CUDA build cannot run on the planned GPU:
     preflight/gpu_build.py's `warning:` line, and a final line saying so).
@@ -395,6 +403,8 @@ def run(make_bench, p, visible_gpus: int) -> int:
       make_bench: (Params, gpus) -> benchmark_cnn.BenchmarkCNN (the command's constructor).
       p: the run's Params (--dry_run set).
       visible_gpus: GPUs TensorFlow sees on this host.
+      named: the GPU the flags name (hardware/gpu_plans.named_gpu), or None, as the usage
+        check decided it (preflight/usage.check_with_tensorflow returns it).
 
     Raises:
       DryRunFailed: the run would not work as built (an op without a kernel on its device, or
@@ -402,7 +412,7 @@ def run(make_bench, p, visible_gpus: int) -> int:
         fits.
     """
     progress.start_probe()
-    p, gpus, gpu = plan_device(p, visible_gpus)
+    p, gpus, gpu = plan_named_device(p, visible_gpus, named)
     on_gpu = gpu is not None
     bench = make_bench(p, gpus)
     bench.print_info()

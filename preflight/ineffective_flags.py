@@ -10,9 +10,11 @@ silently ignored.
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
                                        or in a plan of a GPU that is not here, the OpenMP
                                        flags where no OpenMP runtime is loaded, ...)
-    device_messages(p, visible_gpus, planned, device, ...)  the same, for a run whose planned
-                                       GPU (hardware/gpu_plans.planned_gpu) and device are
-                                       decided already (the usage check decides them once)
+    device_messages(p, visible_gpus, planned, device, reasons, ...)  the same, for a run
+                                       whose planned GPU (hardware/gpu_plans.planned_gpu),
+                                       device and the reasons of its all-reduce and transfer
+                                       flags (`exchange_reasons`) are decided already (the
+                                       usage check decides them once)
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
 the modes, when the command line gave it at a default that asks for a step of the run
@@ -32,8 +34,7 @@ from __future__ import annotations
 
 from .. import params as params_lib
 from ..hardware import gpu_plans, links
-from ..params import optimizer_ranges, original_flags
-from ..params.device_rules import one_tower_all_reduce
+from ..params import device_rules, optimizer_ranges, original_flags
 from ..runtime import cpu_tuning
 from ..variable_managers import transfer_rules
 from .gpu_only_flags import as_set, gpu_only_on_cpu, planned_gpu_flags  # noqa: F401
@@ -76,35 +77,14 @@ EVAL_DURING_TRAINING_FLAGS = params_lib.EVAL_DURING_TRAINING_FLAGS
 EVAL_TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_prefetch_buffer_size',
     'datasets_parallel_interleave_cycle_length', 'datasets_use_prefetch')
-# How the gradients of several devices are all-reduced (variable_managers/allreduce.py
-# all_reduce_gradients): read only by the managers of ALL_REDUCE_MODES (one_host.py's
-# VariableMgrReplicated and distributed.py's VariableMgrDistributedAllReduce, its subclass).
-# The algorithm's own two flags come first (the table's order): ALGORITHM_FLAGS.
-ALGORITHM_FLAGS = ('use_nccl', 'all_reduce_spec')
-ALL_REDUCE_FLAGS = ('gradient_repacking', 'agg_small_grads_max_bytes',
-                    'agg_small_grads_max_group', 'hierarchical_copy')
+# The all-reduce flags and their reasons are the device's rules' (params/device_rules.py
+# all_reduce_reasons): the algorithm's two flags, then those of packing, merging and copying.
+ALGORITHM_FLAGS = device_rules.ALGORITHM_FLAGS
+ALL_REDUCE_FLAGS = device_rules.ALL_REDUCE_FLAGS
 ALL_REDUCE_MODES = params_lib.ALL_REDUCE_MODES
-# The flags that choose the all-reduce of `replicated`, in the table's order: with one tower
-# (one host, --num_gpus=1) all_reduce_gradients returns each gradient as it is, before any
-# spec, pack, group, hierarchy or NCCL is used (its `len(devices) == 1`). Every mode without
-# an all-reduce ignores them all alike.
-ONE_TOWER_FLAGS = ALGORITHM_FLAGS + ALL_REDUCE_FLAGS
-# Said after the line of an NCCL flag (--use_nccl, an --all_reduce_spec with nccl) that a
-# mode without all-reduce, or replicated on one device, ignores, when the run is on the CPU:
-# the run the line advises would refuse it there (params/device_rules.check_nccl).
-NCCL_ON_CPU = ('; NCCL also needs GPUs, and this run is on the CPU, where replicated '
-               'all-reduces with --all_reduce_spec=xring or pscpu')
-# What each other --variable_update does with the towers' gradients instead
-# (variable_managers/one_host.py, variable_managers/distributed.py).
-_OWN_AGGREGATION = {
-    'parameter_server': 'the towers\' gradients are summed into one update of the shared '
-                        'variables',
-    'independent': 'each tower applies its own gradients: nothing is exchanged',
-    'distributed_replicated': 'each worker sums its towers\' gradients on its CPU and sends '
-                              'them to the ps',
-    'collective_all_reduce': 'it packs the gradients into one tensor per dtype for its own '
-                             'collective all-reduce',
-}
+ONE_TOWER_FLAGS = device_rules.ONE_TOWER_FLAGS
+NCCL_ON_CPU = device_rules.NCCL_ON_CPU
+_OWN_AGGREGATION = device_rules.OWN_AGGREGATION
 
 # The flags of the rules below whose default switches on a step of the run: typed at that
 # default, they still ask for the step, so a mode without it warns. Every other flag's default
@@ -182,18 +162,77 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
 
     Returns:
       Messages such as '--momentum has no effect with --forward_only (no gradients, no
-      updates)', in parameter-table order within each rule.
+      updates)', in parameter-table order within each rule (`flags_without_effect`).
     """
-    out = []
-    asked = {n for n in given if n in STEP_DEFAULTS}
-    covered = set()  # flags a mode's rule named: the original's own message is left out
+    return flags_without_effect(p, dataset, given, exchange_reasons(p, device or p.device))
 
-    def rule(names, why, template='--%s has no effect %s'):
+
+def exchange_reasons(p, device: str | None) -> dict[str, str]:
+    """{flag: why it has no effect} of the flags of the gradients' exchange in run `p` on
+    `device`, whatever their values: the all-reduce flags (params/device_rules.py
+    all_reduce_reasons), then `replicated`'s transfer options
+    (variable_managers/transfer_rules.no_effect_reasons). The usage check asks once the
+    device is decided (preflight/usage.check_with_tensorflow)."""
+    return {**device_rules.all_reduce_reasons(p, device),
+            **transfer_rules.no_effect_reasons(p)}
+
+
+class _Rules:
+    """The messages of `flags_without_effect`, collected: calling it with (flag names, why)
+    adds '--NAME has no effect WHY' for each flag of the names the user chose (set away from
+    its default, or given at one of STEP_DEFAULTS; an OFF_SWITCHES flag only when true), in
+    the names' order, and remembers them as covered (the original's own line is left out)."""
+
+    def __init__(self, p, given):
+        self.p = p
+        self.asked = {n for n in given if n in STEP_DEFAULTS}
+        self.covered = set()
+        self.out = []
+
+    def __call__(self, names, why, template='--%s has no effect %s') -> None:
+        p, asked = self.p, self.asked
         chosen = [n for n in names if (getattr(p, n) and n in asked if n in OFF_SWITCHES
                                        else params_lib.is_set(p, n) or n in asked)]
-        covered.update(chosen)
-        out.extend(template % (n, why) for n in chosen)
+        self.covered.update(chosen)
+        self.out.extend(template % (n, why) for n in chosen)
 
+
+def flags_without_effect(p, dataset: str | None, given, reasons: dict) -> list[str]:
+    """`ignored_flags` with the reasons of the gradients' exchange flags decided
+    (`exchange_reasons`): the rules of the modes, the all-reduce's, the data's, the outputs',
+    the cluster's and precision's, the optimizer's, then the original's flags that do
+    nothing here where no rule said so already (`original_flag_messages`).
+
+    Args:
+      p, dataset, given: as for `ignored_flags`.
+      reasons: {flag: why} of `exchange_reasons`, in their order.
+
+    Returns:
+      The messages, each once, in the rules' order.
+    """
+    rule = _Rules(p, given)
+    _mode_rules(p, rule)
+    if not p.forward_only and not p.eval:
+        unfolded = _unfolded_decay(p)
+        if unfolded:
+            rule(('fused_weight_decay',), unfolded)
+    for name, why in reasons.items():  # all-reduce flags, replicated's transfer options
+        rule((name,), why)
+    _data_rules(p, rule, dataset, given)
+    _output_rules(p, rule)
+    _cluster_and_precision_rules(p, rule)
+    if not p.forward_only and not p.eval:
+        _optimizer_rules(p, rule, given)
+        rule.out.extend(_below_the_floor(p))
+    # The original's flags that do nothing here, where no mode's rule said so already.
+    rule.out.extend(m for m in original_flag_messages(p)
+                    if m.split(' ', 1)[0][2:] not in rule.covered)
+    return list(dict.fromkeys(rule.out))
+
+
+def _mode_rules(p, rule) -> None:
+    """The rules of --forward_only and --eval (nothing trained), and of the evaluation flags
+    of a run without an evaluation."""
     if p.forward_only:
         # --loss_type_to_report names the forward-only step lines' loss column, as the
         # original's (lifecycle/timed_run.loop_spec), and their accuracy columns are always
@@ -218,32 +257,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
             rule(EVAL_FLAGS, 'without --eval or --eval_during_training_*')
             rule(('stop_at_top_1_accuracy',), 'without --eval_during_training_* (no '
                  'evaluation runs during training)')
-    if not p.forward_only and not p.eval:
-        unfolded = _unfolded_decay(p)
-        if unfolded:
-            rule(('fused_weight_decay',), unfolded)
-        why = ''
-        if p.variable_update not in ALL_REDUCE_MODES:
-            why = ('with --variable_update=%s (%s; only %s all-reduce the gradients of several '
-                   'devices: use one of them)'
-                   % (p.variable_update, _OWN_AGGREGATION.get(p.variable_update, 'no all-reduce'),
-                      ' and '.join(ALL_REDUCE_MODES)))
-        elif one_tower_all_reduce(p):  # not with --plan_scaling, which plans more devices
-            why = ('with --variable_update=replicated on one device (one tower: there is no '
-                   'all-reduce, nothing to pack, merge or copy; --num_gpus=N gives N towers)')
-        if why:  # the ONE_TOWER_FLAGS alike
-            for name in ALGORITHM_FLAGS:  # NCCL on the CPU: the advised run would refuse it
-                nccl = p.use_nccl if name == 'use_nccl' else (
-                    p.all_reduce_spec and 'nccl' in p.all_reduce_spec)
-                rule((name,), why + (NCCL_ON_CPU if nccl and (device or p.device) == 'cpu'
-                                     else ''))
-            rule(ALL_REDUCE_FLAGS, why)
-        elif p.all_reduce_spec or p.use_nccl:  # either chooses the all-reduce, as originally
-            rule(('hierarchical_copy',), '%s; --hierarchical_copy is the spec psgpu/psgpu)' % (
-                'with --all_reduce_spec (the spec chooses the all-reduce, as in the original'
-                if p.all_reduce_spec else 'with --use_nccl (NCCL all-reduces every gradient'))
-    for name, why in transfer_rules.no_effect_reasons(p).items():  # replicated's all-reduce
-        rule((name,), why)
+
+
+def _data_rules(p, rule, dataset, given) -> None:
+    """The rules of the input flags (synthetic data, or real data: `_real_data_input`), of an
+    evaluation's length, and of the evaluation flags of a forward-only run."""
     synthetic = not p.data_dir or p.data_name == 'synthetic'
     if synthetic:
         rule(INPUT_FLAGS, 'on synthetic data (no --data_dir: nothing is read or preprocessed)')
@@ -259,6 +277,11 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
         rule(EVAL_FLAGS, 'with --forward_only')
     elif not p.eval:
         rule(('freeze_when_forward_only',), 'without --forward_only')
+
+
+def _output_rules(p, rule) -> None:
+    """The rules of the run's outputs: --baseline's gate, a dry run's (`_dry_run_only`),
+    --gpu_model outside a plan, and what --train_dir and --summary_verbosity write."""
     if not p.baseline:
         rule(('fail_on_slower', 'include_unclean_runs'), 'without --baseline')
     if p.dry_run and not p.plan_scaling and not p.calibrate:
@@ -277,13 +300,18 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
              'summary is written; --summary_verbosity=1 writes the loss, learning rate and '
              'images/sec)')
     elif not p.eval and p.summary_verbosity >= 1 and not p.save_summaries_steps:
-        out.append('--summary_verbosity=%d writes only the graph without --save_summaries_steps'
-                   % p.summary_verbosity)
+        rule.out.append('--summary_verbosity=%d writes only the graph without '
+                        '--save_summaries_steps' % p.summary_verbosity)
     elif p.forward_only and not p.eval and p.summary_verbosity == 2:  # lifecycle/summaries.py
-        out.append('--summary_verbosity=2 has no effect with --forward_only beyond level 1 (it '
-                   'adds the histogram of the gradients, and a forward-only run has none); '
-                   '--summary_verbosity=3 adds the input images%s'
-                   % ('' if p.freeze_when_forward_only else " and the weights' histograms"))
+        rule.out.append('--summary_verbosity=2 has no effect with --forward_only beyond level 1 '
+                        '(it adds the histogram of the gradients, and a forward-only run has '
+                        'none); --summary_verbosity=3 adds the input images%s'
+                        % ('' if p.freeze_when_forward_only else " and the weights' histograms"))
+
+
+def _cluster_and_precision_rules(p, rule) -> None:
+    """The rules of --cross_replica_sync (one host, or one worker of an asynchronous mode)
+    and of the float16 flags (graph/precision.py reads them for float16 compute only)."""
     if not p.job_name:
         rule(('cross_replica_sync',), 'on one host (it chooses synchronous or asynchronous '
              'updates between a cluster\'s workers: --job_name, TF_CONFIG or Slurm)')
@@ -291,7 +319,7 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
           and p.variable_update in ASYNC_MODES):
         rule(('cross_replica_sync',), 'with one worker (it chooses synchronous or asynchronous '
              'updates between several workers)')
-    if not p.use_fp16:  # graph/precision.py reads them for float16 compute only
+    if not p.use_fp16:
         rule(('fp16_vars',), 'without --use_fp16 (the variables are float32 in float32 and '
              'bfloat16 runs)')
         rule(FLOAT16_LOSS_SCALE_FLAGS, 'without --use_fp16 (only float16 compute scales the '
@@ -299,22 +327,21 @@ def ignored_flags(p, dataset: str | None = None, given=frozenset(),
     elif not p.fp16_enable_auto_loss_scale:  # LossScaler: only the automatic scale doubles
         rule(('fp16_inc_loss_scale_every_n',), 'without --fp16_enable_auto_loss_scale (the '
              'static loss scale never changes)')
-    if not p.forward_only and not p.eval:
-        for name, own in OPTIMIZER_OWN_FLAGS.items():
-            if name != p.optimizer:
-                # Given at all counts, at the default too (--optimizer=sgd --momentum=0.9).
-                typed = {n for n in own if n in given} - asked
-                asked.update(typed)
-                rule(own, 'with --optimizer=%s (only --optimizer=%s reads it)'
-                     % (p.optimizer, name))
-                asked.difference_update(typed)
-        if not p.weight_decay:
-            rule(('single_l2_loss_op',), 'with --weight_decay=0 (there is no weight-decay term '
-                 'to compute)')
-        out.extend(_below_the_floor(p))
-    # The original's flags that do nothing here, where no mode's rule said so already.
-    out.extend(m for m in original_flag_messages(p) if m.split(' ', 1)[0][2:] not in covered)
-    return list(dict.fromkeys(out))
+
+
+def _optimizer_rules(p, rule, given) -> None:
+    """The rules of a training run's optimizer flags: those of an optimizer it does not use
+    (OPTIMIZER_OWN_FLAGS; given at all counts, at the default too: --optimizer=sgd
+    --momentum=0.9), and --single_l2_loss_op without weight decay."""
+    for name, own in OPTIMIZER_OWN_FLAGS.items():
+        if name != p.optimizer:
+            typed = {n for n in own if n in given} - rule.asked
+            rule.asked.update(typed)
+            rule(own, 'with --optimizer=%s (only --optimizer=%s reads it)' % (p.optimizer, name))
+            rule.asked.difference_update(typed)
+    if not p.weight_decay:
+        rule(('single_l2_loss_op',), 'with --weight_decay=0 (there is no weight-decay term '
+             'to compute)')
 
 
 def _dry_run_only(p, rule) -> None:
@@ -333,7 +360,7 @@ def _dry_run_only(p, rule) -> None:
 
 
 def _real_data_input(p, dataset, rule) -> None:
-    """The rules of the input flags on real data (`ignored_flags`' `rule`).
+    """The rules of the input flags on real data (`flags_without_effect`' `rule`: _Rules).
 
     An evaluation (--eval, or --eval_during_training_* in training) reads with tf.data,
     without shuffling, whatever --use_datasets says, and takes the central crop, as a
@@ -458,13 +485,16 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     planned = gpu_plans.planned_gpu(p, visible_gpus)
     if device is None:
         device = params_lib.default_device(p, visible_gpus or int(planned is not None))
-    return device_messages(p, visible_gpus, planned, device, dataset, given, openmp_loaded)
+    return device_messages(p, visible_gpus, planned, device, exchange_reasons(p, device),
+                           dataset, given, openmp_loaded)
 
 
-def device_messages(p, visible_gpus: int, planned, device: str, dataset: str | None = None,
-                    given=frozenset(), openmp_loaded=None) -> list[str]:
-    """Every 'has no effect' message of the run `p` describes on this host, its planned GPU
-    and device decided: `ignored_flags`, the GPU-only flags of a run that lands on the CPU
+def device_messages(p, visible_gpus: int, planned, device: str, reasons: dict,
+                    dataset: str | None = None, given=frozenset(),
+                    openmp_loaded=None) -> list[str]:
+    """Every 'has no effect' message of the run `p` describes on this host, its planned GPU,
+    device and the reasons of its gradients' exchange flags decided: `ignored_flags`
+    (`flags_without_effect`), the GPU-only flags of a run that lands on the CPU
     (no GPU visible) or, in a plan of a GPU that is not here (`planned`), those that do not
     change the plan (`planned_gpu_flags`), --hierarchical_copy on one device (but for
     --plan_scaling), and the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
@@ -475,11 +505,12 @@ def device_messages(p, visible_gpus: int, planned, device: str, dataset: str | N
       planned: the GpuSpec a plan of GPUs that are not here plans
         (hardware/gpu_plans.planned_gpu), or None.
       device: the run's device ('cpu' or 'gpu': params.default_device with the GPUs planned).
+      reasons: {flag: why} of the gradients' exchange flags on `device` (`exchange_reasons`).
       dataset, given: as for ignored_flags.
       openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
         default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
     """
-    out = ignored_flags(p, dataset, given, device=device)
+    out = flags_without_effect(p, dataset, given, reasons)
     # The GPU-only flags of a run on the CPU (no GPU visible) or, in a plan of a GPU that is
     # not here, those the plan does not read (its speed model's reading, asked last): the
     # lines go after ignored_flags' either way.

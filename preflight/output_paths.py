@@ -367,8 +367,8 @@ def check_output_paths(p: Params) -> None:
         else:
             problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
         if problem:
-            raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
-                              % (name, path, problem))
+            raise ParamsError('--%s=%s cannot be written: %s. %s'
+                              % (name, path, problem, _remedy(p, name)))
     if writes:
         _warn_remote_outputs(p)
     if p.calibrate:
@@ -441,8 +441,17 @@ def check_remote_paths(p: Params) -> None:
         if file_systems.is_remote(folder):
             problem = _remote_write_problem(folder)
             if problem:
-                raise ParamsError('--%s=%s cannot be written: %s. Choose another path.'
-                                  % (name, getattr(p, name), problem))
+                raise ParamsError('--%s=%s cannot be written: %s. %s'
+                                  % (name, getattr(p, name), problem, _remedy(p, name)))
+
+
+def _remedy(p: Params, name: str) -> str:
+    """The end of an unwritable path's error: 'Choose another path.'; for an --eval's
+    --train_dir, written only for its summaries (`output_dirs`), the flag that moves them."""
+    if name == 'train_dir' and p.eval:
+        return ('An --eval writes only its summaries there: give --eval_dir=DIR (a folder '
+                'this user can write) or --summary_verbosity=0.')
+    return 'Choose another path.'
 
 
 def _remote_write_problem(folder: str) -> str | None:

@@ -1,7 +1,7 @@
 """The step a run would build, built without running it: the graph, its fetches and sizes,
 for the GPU it is planned for (shared by --dry_run and --plan_scaling).
 
-    p, gpus, gpu = planned_step.plan_device(params, visible_gpus)
+    p, gpus, gpu = planned_step.plan_named_device(params, visible_gpus, named)  # named: decided
     built = planned_step.build(make_bench(p, gpus))    # Built(graph, fetches, ...)
     step = planned_step.build_step(make_bench, p, gpus, batch_size=64)   # StepAt(plan, built)
 """
@@ -13,7 +13,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .. import cnn_util, params
-from ..hardware import gpu_specs, links
+from ..hardware import gpu_plans, gpu_specs
 from ..lifecycle import eval_runner
 from . import memory_check
 
@@ -54,21 +54,30 @@ class DryRunFailed(cnn_util.BenchmarkError):
 
 
 def plan_device(p, visible_gpus: int) -> tuple:
+    """`plan_named_device` with the GPU the flags name looked up here
+    (hardware/gpu_plans.named_gpu).
+
+    Raises:
+      DryRunFailed: as `plan_named_device`.
+    """
+    return plan_named_device(p, visible_gpus, gpu_plans.named_gpu(p))
+
+
+def plan_named_device(p, visible_gpus: int, named) -> tuple:
     """(Params with --device filled in, the GPU count to build with, GpuSpec or None).
 
-    A visible GPU is planned as itself (its table entry; --gpu_model when the table lacks it);
-    else --gpu_model plans --num_gpus GPUs of that model, or a host preset's GPU
-    (--gpu_interconnect=dgx1_v100: its V100s; the returned Params name it in gpu_model); else
-    the CPU.
+    `named`: the GPU the flags name (hardware/gpu_plans.named_gpu: --gpu_model, or a host
+    preset's where --device is not cpu), or None, as the usage check decided it
+    (preflight/usage.check_with_tensorflow returns it). A visible GPU is planned as itself
+    (its table entry; --gpu_model when the table lacks it); else --gpu_model plans --num_gpus
+    GPUs of that model, or a host preset's GPU (--gpu_interconnect=dgx1_v100: its V100s; the
+    returned Params name it in gpu_model); else the CPU.
 
     Raises:
       DryRunFailed: a GPU run is asked for, no GPU is visible and --gpu_model is not given, or
         the visible GPU is not in the table and --gpu_model is not given.
     """
-    named = gpu_specs.lookup(p.gpu_model) if p.gpu_model else None
-    preset = links.preset_of(p.gpu_interconnect) if p.device != 'cpu' else None
-    if named is None and preset is not None:
-        named = gpu_specs.lookup(preset.gpu)
+    if named is not None and not p.gpu_model:  # a preset host's GPU
         p = p._replace(gpu_model=named.name)
     if visible_gpus and p.device != 'cpu':
         spec = memory_check.visible_gpu_spec() or named

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 
 from .. import cnn_util
+from ..hardware import gpu_plans
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
 from ..speed_model.from_flags import PlanError, all_reduce_of, profile_of
@@ -124,21 +125,30 @@ def _counted_words(shape: str, topo, counted: dict, expected: dict | None) -> li
 
 
 def run(make_bench, p, visible_gpus: int, given=frozenset()) -> int:
+    """`run_planned` with the GPU the flags name looked up here (hardware/gpu_plans.named_gpu):
+    the library's and the tests' plan. Raises as `run_planned`."""
+    return run_planned(make_bench, p, visible_gpus, gpu_plans.named_gpu(p), given)
+
+
+def run_planned(make_bench, p, visible_gpus: int, named, given=frozenset()) -> int:
     """Prints the scaling plan of the configuration `p` describes; writes the PNG of
     --plan_scaling_png and, with --benchmark_log_dir=D, the plan as JSON
     (scaling_report.plan_data) to D/scaling_plan_<model>_<UTC time>.json. Returns 0.
 
     `given`: the names of the flags the command line gave (cli.given_flags), also those at
     their default value: an explicit --num_gpus=1 plans hosts of one GPU, where without the
-    flag the multi-host rows have 8 (from_flags.gpus_per_host).
+    flag the multi-host rows have 8 (from_flags.gpus_per_host). `named`: the GPU the flags
+    name (hardware/gpu_plans.named_gpu), or None, as the usage check decided it
+    (preflight/usage.check_with_tensorflow returns it).
 
     Raises:
       PlanError: the configuration cannot be planned (one line says what to give).
       cnn_util.BenchmarkError: the PNG or the JSON cannot be written.
     """
     progress.start_probe()
-    q, gpus, gpu = planned_step.plan_device(p._replace(job_name=None, ps_hosts=[], worker_hosts=[],
-                                                  controller_host=None), visible_gpus)
+    q, gpus, gpu = planned_step.plan_named_device(
+        p._replace(job_name=None, ps_hosts=[], worker_hosts=[], controller_host=None),
+        visible_gpus, named)
     if gpu is not None:
         unsupported = gpu_build.unsupported_warning(gpu)
         if unsupported:

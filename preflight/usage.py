@@ -21,7 +21,8 @@ cluster's resolution keep the order of their errors (the flag rules first).
     check_with_tensorflow(p)   right after it loads: remote paths (schemes served, output
         folders written)--> a remote --data_dir's dataset (no error)--> the GPU planned
         (hardware/gpu_plans.py)--> the device and its logical CPU devices
-        (params/device_rules.py)--> --model for a remote --data_dir--> --rewriter_config-->
+        (params/device_rules.py)--> why the all-reduce and transfer flags do nothing on it (no
+        error)--> --model for a remote --data_dir--> --rewriter_config-->
         NCHW on the CPU (hardware/layout_kernels.py)--> the warnings
 
 `check_usage` loads no TensorFlow (the TF_CONFIG and Slurm resolvers load it when they are
@@ -170,13 +171,15 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     return CheckedRun(resolution, stored, given, folders)
 
 
-def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()) -> None:
+def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()):
     """The checks that need TensorFlow, right after it loads, the flags handed down the
     layers: the remote output folders (`output_paths.check_remote_paths`: written once), the
     dataset of a remote --data_dir (`dataset_name`: listed once, no error), the GPU a plan
     of GPUs that are not here plans (hardware/gpu_plans.py) and with it the run's device
     (`planned_gpus`' rule, params.default_device) and its towers (params/device_rules.py:
-    `check_cpu_towers`, and `cpu_towers_warning`'s line), --model for the dataset of a
+    `check_cpu_towers`, and `cpu_towers_warning`'s line), the reasons its all-reduce flags
+    and `replicated`'s transfer options have no effect (device_rules.all_reduce_reasons,
+    variable_managers/transfer_rules.no_effect_reasons), --model for the dataset of a
     remote --data_dir, the `warning:` lines of the flags that have no effect in this run on
     this host (preflight/ineffective_flags.device_messages: composed here, printed once
     every check passed), --rewriter_config as a RewriterConfig
@@ -189,6 +192,11 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
       given: the flags the command line gave, also at their default value (for the
         warnings: ineffective_flags.ignored_flags).
 
+    Returns:
+      The GPU the flags name (hardware/gpu_plans.named_gpu: a gpu_specs.GpuSpec, or None),
+      decided here once: a dry run and a scaling plan plan with it
+      (preflight/dry_run.run_planned, preflight/scaling_plan.run_planned).
+
     Raises:
       params.ParamsError: a remote path TensorFlow cannot serve or write
         (output_paths.check_remote_paths); more logical CPU devices than
@@ -200,16 +208,19 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     """
     output_paths.check_remote_paths(p)
     dataset = dataset_name(p, remote=True)  # a remote --data_dir listed once; raises nothing
-    planned = gpu_plans.planned_gpu(p, visible_gpus)  # decided once: the device, the warnings
+    named = gpu_plans.named_gpu(p)  # decided once: the GPU planned, the dry run's
+    planned = named if gpu_plans.plans_gpus(p, visible_gpus) else None  # gpu_plans.planned_gpu
     device = params.default_device(p, visible_gpus or int(planned is not None))  # planned_gpus
     device_rules.check_cpu_towers(p, device)
     towers = device_rules.cpu_towers_warning(p, device)
     if towers:
         cnn_util.warn(towers)
+    # With the device: why its all-reduce and transfer flags do nothing (no error, no line).
+    reasons = ineffective_flags.exchange_reasons(p, device)
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
-    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, dataset,
-                                                 given)
+    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, reasons,
+                                                 dataset, given)
     from ..hardware import layout_kernels
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
@@ -217,6 +228,7 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     layout_kernels.check_cpu_layout(p, device)
     for message in warnings + params.schedule_spec.decay_warnings(p):
         cnn_util.warn(message)
+    return named
 
 
 def planned_gpus(p: params.Params, visible_gpus: int) -> int:

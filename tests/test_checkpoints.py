@@ -220,8 +220,9 @@ def test_unreadable_checkpoint_state_is_an_error_not_a_fresh_start(tmp_path, sta
         (tmp_path / 'checkpoint').write_text(state)
     with pytest.raises(checkpoints.CheckpointError) as info:
         _run(train_dir=str(tmp_path), num_batches=1)
-    assert str(info.value) == ('%s is corrupt or names checkpoint files that are gone; delete '
-                               'it to start from scratch, or give --checkpoint_path'
+    assert str(info.value) == ('%s is corrupt or names checkpoint files that are gone and no '
+                               'intact checkpoint is there; delete it to start from scratch, or '
+                               'give --checkpoint_path a checkpoint elsewhere'
                                % (tmp_path / 'checkpoint'))
 
 
@@ -234,8 +235,10 @@ def test_truncated_checkpoint_data_names_the_problem(tmp_path):
     message = str(info.value)
     assert message.startswith('cannot restore checkpoint %s: ' % (tmp_path / 'model.ckpt-1'))
     assert 'Graph execution error' not in message and len(message.splitlines()) == 1
-    assert message.endswith('(a truncated or damaged file? delete this checkpoint to fall back '
-                            'to an older one)')
+    assert message.endswith('(a truncated or damaged file? no intact older checkpoint is in %s: '
+                            'delete this one\'s files (%s.*) and the state file %s to start '
+                            'from scratch)' % (tmp_path, tmp_path / 'model.ckpt-1',
+                                               tmp_path / 'checkpoint'))
 
 
 def test_a_damaged_checkpoint_index_says_what_to_do(tmp_path):
@@ -244,10 +247,12 @@ def test_a_damaged_checkpoint_index_says_what_to_do(tmp_path):
     with pytest.raises(checkpoints.CheckpointError) as info:
         _run(train_dir=str(tmp_path), num_batches=1)
     message = str(info.value)
-    assert message.startswith('cannot read checkpoint %s: ' % (tmp_path / 'model.ckpt-1'))
+    assert message.startswith('cannot restore checkpoint %s: ' % (tmp_path / 'model.ckpt-1'))
     assert len(message.splitlines()) == 1
-    assert message.endswith('(a damaged index or data file? delete this checkpoint to fall '
-                            'back to an older one)')
+    assert message.endswith('(a truncated or damaged file? no intact older checkpoint is in %s: '
+                            'delete this one\'s files (%s.*) and the state file %s to start '
+                            'from scratch)' % (tmp_path, tmp_path / 'model.ckpt-1',
+                                               tmp_path / 'checkpoint'))
 
 
 def test_warm_start_from_checkpoint_path_and_optimizer_change(tmp_path, capsys):

@@ -226,6 +226,9 @@ def test_an_eval_with_num_eval_batches_warns_that_num_batches_has_no_effect(imag
     ('batch', 'batch_size'),  # absl: batch_group_size, batch_size, batchnorm_persistent
     ('num_batch', 'num_batches'),  # a prefix of one flag
     ('num_warmup', 'num_warmup_batches'),
+    ('result_file', 'benchmark_log_dir'),  # absl: plot_file, resnet_base_lr, results_db
+    ('results_file', 'benchmark_log_dir'),  # the results JSON's key; absl: results_db
+    ('result_dir', 'benchmark_log_dir'),
     ('bogus', None),
 ])
 def test_an_unknown_flag_suggests_the_flag_it_most_likely_meant(name, meant):

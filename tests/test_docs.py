@@ -63,18 +63,18 @@ def _logical_lines(block: list[str]) -> list[str]:
 
 
 def commands_in(text: str) -> list[str]:
-    """Every command line of the three commands in a markdown text: in fenced code blocks (a
-    line's command up to a comment, pipe or `;`, continuations joined) and in inline code
-    spans that start with the command. Lines with placeholders ('...') are left out."""
+    """Every command line of the three commands in a markdown text: in fenced code blocks but
+    Python ones (a line's command up to a comment, pipe or `;`, continuations joined) and in
+    inline code spans that start with the command. Lines with placeholders ('...') are left out."""
     found, block, fenced = [], [], False
-    prose = []
+    prose, python = [], False
     for line in text.splitlines():
         if _FENCE.match(line):
-            if fenced:
+            if fenced and not python:  # a Python block names the package, runs no command
                 for logical in _logical_lines(block):
                     found += [m.strip() for m in _COMMAND.findall(logical.split(' # ')[0])]
-                block = []
-            fenced = not fenced
+            block = []
+            fenced, python = not fenced, line.strip() == '```python'
             continue
         (block if fenced else prose).append(line)
     for span in _INLINE.findall('\n'.join(prose)):
@@ -93,7 +93,7 @@ def test_the_extraction_finds_block_and_inline_commands():
     text = ('Run `tf_cnn_benchmarks --model=trivial | head -1` or `tf_cnn_sweep ... x`.\n'
             '```sh\n$ tf_cnn_benchmarks --model=a \\\n    --batch_size=2   # note\n'
             'srun -N2 tf_cnn_cluster --num_workers=2 -- --model=b\nnot tf_cnn_benchmarks.py\n'
-            '```\n')
+            '```\n```python\nimport tf_cnn_benchmarks as tfcnn\n```\n')
     assert commands_in(text) == ['tf_cnn_benchmarks --model=a      --batch_size=2',
                                  'tf_cnn_cluster --num_workers=2 -- --model=b',
                                  'tf_cnn_benchmarks --model=trivial']

@@ -417,3 +417,32 @@ def test_the_baseline_gates_flags_without_a_baseline_are_said():
         '--fail_on_slower has no effect without --baseline',
         '--include_unclean_runs has no effect without --baseline']
     assert warnings_of('--include_unclean_runs', '--baseline=/b.json') == []
+
+
+@pytest.mark.parametrize('args', [
+    ['--variable_update=replicated', '--num_gpus=1', '--use_nccl', '--gradient_repacking=2',
+     '--variable_consistency=relaxed'],
+    ['--variable_update=parameter_server', '--all_reduce_spec=nccl', '--hierarchical_copy'],
+    ['--variable_update=replicated', '--num_gpus=2', '--all_reduce_spec=pscpu',
+     '--hierarchical_copy', '--nocompact_gradient_transfer'],
+    ['--forward_only', '--variable_update=replicated', '--use_nccl',
+     '--variable_consistency=relaxed'],
+])
+def test_the_usage_check_prints_the_exchange_flags_lines_its_rules_compose(monkeypatch, args):
+    """check_with_tensorflow decides the all-reduce and transfer flags' reasons with the device
+    (params/device_rules.all_reduce_reasons, variable_managers/transfer_rules) and hands them
+    to ineffective_flags.device_messages: its lines are `messages`' (which decides them
+    itself: ineffective_flags.exchange_reasons), NCCL on the CPU included."""
+    from tf_cnn_benchmarks import cnn_util
+    from tf_cnn_benchmarks.preflight import usage
+    fv = flags.FlagValues()
+    p = flag_parsing.parse_flags(['tf_cnn_benchmarks', '--device=cpu'] + args, fv)
+    given = frozenset(n for n in params.SPEC_BY_NAME if fv[n].present)
+    printed = []
+    monkeypatch.setattr(cnn_util, 'warn', printed.append)
+    usage.check_with_tensorflow(p, 0, given)
+    expected = ineffective_flags.messages(p, 0, 'synthetic', given)
+    assert [m for m in printed if ' has no effect ' in m] == [
+        m for m in expected if ' has no effect ' in m]
+    assert any(m.startswith(('--use_nccl', '--all_reduce_spec', '--hierarchical_copy'))
+               for m in printed)

@@ -93,6 +93,27 @@ def test_an_empty_flagfile_flag_is_a_usage_error():
                    "the flag file's path, or drop --flagfile\n"), err
 
 
+def test_an_empty_flagfile_line_is_the_same_usage_error_naming_file_and_line(tmp_path):
+    """A flagfile's `--flagfile=` (a template's unset $VAR) was skipped without a word, the
+    file then warned about as holding no flag, and the default run went on, exit 0."""
+    flagfile = tmp_path / 'em2.flags'
+    flagfile.write_text('--model=trivial\n--num_batches=2\n--noresults_db\n--flagfile=\n')
+    status, out, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
+    assert (status, loaded, out.strip()) == (2, False, '')
+    assert err == ("error: %s line 4: --flagfile= names no file (an unset variable in a "
+                   "script?): give the flag file's path, or drop --flagfile\n" % flagfile), err
+
+
+@pytest.mark.parametrize('line, message', [
+    ('--config=', "flags.txt line 2: --config= names no configuration (an unset variable in a "
+                  "script?): give a configuration's name, or drop --config; known: "),
+    ('--config=nosuch', 'flags.txt line 2: --config=nosuch: unknown configuration; known: '),
+])
+def test_a_bad_config_line_names_the_flagfile_and_line(tmp_path, monkeypatch, line, message):
+    (tmp_path / 'flags.txt').write_text('--model=trivial\n%s\n' % line)
+    assert _error(tmp_path, monkeypatch, ['--flagfile=flags.txt']).startswith(message)
+
+
 def test_a_flagfile_naming_itself_is_one_error_naming_the_loop(tmp_path):
     """absl skips a circular flagfile with a warning and ran the default run, exit 0."""
     flagfile = tmp_path / 'self.txt'

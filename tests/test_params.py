@@ -183,6 +183,19 @@ def test_unwritable_output_paths_are_refused_up_front(tmp_path, flag, relative, 
         flag, path, text)
 
 
+def test_an_eval_whose_train_dir_cannot_take_its_summaries_names_eval_dir(tmp_path):
+    # Before: "Choose another path." where the --train_dir holds the checkpoint to evaluate.
+    (tmp_path / 'afile').write_text('x')
+    path = str(tmp_path / 'afile' / 'ckpts')
+    with pytest.raises(ParamsError) as info:
+        output_paths.check_output_paths(make_params(train_dir=path, eval=True,
+                                                    summary_verbosity=1))
+    assert str(info.value) == (
+        '--train_dir=%s cannot be written: %s is a file, not a directory. An --eval writes '
+        'only its summaries there: give --eval_dir=DIR (a folder this user can write) or '
+        '--summary_verbosity=0.' % (path, tmp_path / 'afile'))
+
+
 def test_output_paths_that_do_not_exist_yet_pass(tmp_path):
     output_paths.check_output_paths(make_params(
         train_dir=str(tmp_path / 'a'), benchmark_log_dir=str(tmp_path / 'logs'),

@@ -89,6 +89,57 @@ def test_a_host_preset_plans_its_gpu_in_the_dry_run_and_the_scaling_plan():
     assert planned_step.plan_device(p._replace(gpu_interconnect='nvlink'), 0)[2] is None
 
 
+def test_the_dry_run_plans_the_gpu_the_usage_check_decided_without_looking_it_up_again(
+        monkeypatch):
+    """issue 38's one planned-device rule: check_with_tensorflow decides the GPU the flags
+    name once (hardware/gpu_plans.named_gpu) and returns it; the command's dry run plans with
+    it (dry_run.run_planned, planned_step.plan_named_device) and asks the GPU table nothing."""
+    from tf_cnn_benchmarks.hardware import gpu_plans, gpu_specs
+    from tf_cnn_benchmarks.preflight import dry_run, planned_step, usage
+    looked_up = []
+    real = gpu_specs.lookup
+    monkeypatch.setattr(gpu_specs, 'lookup', lambda name: looked_up.append(name) or real(name))
+    p = helpers.tiny_params(device=None, num_gpus=8, gpu_interconnect='dgx1_v100',
+                            dry_run=True)
+    named = usage.check_with_tensorflow(p, 0)
+    assert named.name == 'V100 16GB' and looked_up == ['V100']  # decided once
+    assert gpu_plans.planned_gpu(p, 0) == named == gpu_plans.named_gpu(p)
+    q, gpus, gpu = planned_step.plan_named_device(p, 0, named)
+    assert (q.device, q.gpu_model, gpus, gpu) == ('gpu', 'V100 16GB', 8, named)
+    assert (q, gpus, gpu) == planned_step.plan_device(p, 0)  # the library's: looked up
+    looked_up.clear()
+    seen = []
+
+    def planned(make_bench, q, visible, gpu):  # the command's dry run, as cli calls it
+        seen.append((q.gpu_interconnect, visible, gpu))
+        return 0
+
+    checked = []
+    real_check = usage.check_with_tensorflow
+
+    def check(*args, **kwargs):
+        looked_up.clear()
+        out = real_check(*args, **kwargs)
+        checked.append(list(looked_up))
+        return out
+
+    monkeypatch.setattr(dry_run, 'run_planned', planned)
+    monkeypatch.setattr(usage, 'check_with_tensorflow', check)
+    assert helpers.run_command('--model=trivial', '--dry_run', '--num_gpus=8',
+                               '--gpu_interconnect=dgx1_v100', '--batch_size=2').returncode == 0
+    assert seen == [('dgx1_v100', 0, named)]
+    assert checked == [['V100']] and looked_up == ['V100']  # once after TensorFlow loaded
+    from tf_cnn_benchmarks.preflight import scaling_plan  # the scaling plan's too
+    monkeypatch.setattr(scaling_plan, 'run_planned',
+                        lambda make_bench, q, visible, gpu, given: planned(None, q, visible, gpu))
+    assert helpers.run_command('--model=trivial', '--plan_scaling', '--num_gpus=8',
+                               '--gpu_interconnect=dgx1_v100', '--batch_size=2').returncode == 0
+    assert seen[1:] == [('dgx1_v100', 0, named)] and checked[1:] == [['V100']]
+    assert looked_up == ['V100']
+    # No GPU named: the CPU is planned, and nothing is looked up either.
+    assert usage.check_with_tensorflow(p._replace(gpu_interconnect=None), 0) is None
+
+
 def _forward_op_types(graph) -> collections.Counter:
     return collections.Counter(op.type for op in graph.get_operations()
                                if op.type in ('Conv2D', 'MatMul') and 'gradients' not in op.name)

@@ -82,3 +82,17 @@ def test_the_test_run_prints_no_tensorflow_chatter(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert '1 passed' in proc.stdout
     assert [c for c in CHATTER if c in proc.stderr + proc.stdout] == []
+
+
+def test_importing_the_model_registry_prints_no_tensorflow_chatter(tmp_path):
+    """The original's scripts import model_config itself (register_model): its model modules
+    loaded TensorFlow, whose start-up lines (cudart_stub, oneDNN) went to stderr."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    script = ('import sys; sys.path.insert(0, %r); import checkout; checkout.load(); '
+              'from tf_cnn_benchmarks.models import model_config; '
+              "print('MODELS', len(model_config.list_models()))" % TESTS)
+    proc = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert 'MODELS ' in proc.stdout
+    assert [c for c in CHATTER if c in proc.stderr + proc.stdout] == []
