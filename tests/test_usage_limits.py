@@ -345,7 +345,8 @@ def test_a_training_directory_on_read_only_storage_can_be_evaluated(tmp_path):
     assert 'Accuracy @ 1 = ' in proc.stdout
     assert [x for x in proc.stderr.splitlines() if x.startswith('error: ')] == [
         'error: --train_dir=%s cannot be written: cannot create a file in %s: Read-only file '
-        'system. Choose another path.' % (train_dir, train_dir)]
+        'system. An --eval writes only its summaries there: give --eval_dir=DIR (a folder this '
+        'user can write) or --summary_verbosity=0.' % (train_dir, train_dir)]
 
 
 @pytest.mark.cli
