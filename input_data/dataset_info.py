@@ -24,13 +24,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import struct
 from typing import Mapping
 
 from .. import cnn_util
 from ..runtime import file_systems
 from . import class_labels, compression, image_folders, shard_files, shard_scan
-from .record_crc import masked_crc32c
 
 SUBSETS = ('train', 'validation')
 
@@ -117,42 +115,6 @@ class SubsetScan:
     def skipped_records(self) -> int:
         """Readable records inside skipped shards (a lower bound of the records lost)."""
         return sum(s.readable_records for s in self.skipped)
-
-
-# --- TFRecord framing.
-
-def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
-    """Counts the records of a TFRecord file by walking the headers, without reading the data.
-
-    Args:
-      path: a TFRecord file (uncompressed), local or remote (runtime/file_systems.py).
-
-    Returns:
-      (records, problem): the number of complete records before any damage, and None for an
-      intact file or one phrase describing a truncation or a corrupt length field.
-    """
-    size = file_systems.getsize(path)
-    offset = records = 0
-    with file_systems.open_file(path, 'rb') as f:
-        while offset < size:
-            header = f.read(12)
-            if len(header) < 12:
-                return records, ('truncated: %d stray bytes %s (file size %d)'
-                                 % (len(header), compression.after_records(records), size))
-            (length,) = struct.unpack('<Q', header[:8])
-            (crc,) = struct.unpack('<I', header[8:])
-            if masked_crc32c(header[:8]) != crc:
-                return records, ('corrupt length field of %s at byte %d'
-                                 % (compression.record_name(records), offset))
-            end = offset + 12 + length + 4
-            if end > size:
-                return records, ('truncated: %s at byte %d needs %d bytes, the file '
-                                 'ends at %d' % (compression.record_name(records), offset,
-                                                 end - offset, size))
-            offset = end
-            records += 1
-            f.seek(offset)
-    return records, None
 
 
 # --- Datasets.
@@ -458,7 +420,7 @@ class Dataset:
             return SubsetScan(subset, tuple(files), sum(counts), tuple(counts), ())
         cache = shard_scan.ScanCache() if self.use_scan_cache else None
         counts, problems, kinds = shard_scan.scan_files(
-            files, locate_problem=walk_tfrecord_headers, cache=cache)
+            files, locate_problem=shard_scan.walk_tfrecord_headers, cache=cache)
         skipped = []
         for path in files:
             if path not in problems:

@@ -37,7 +37,7 @@ from .. import cnn_util
 from ..hardware import user_dirs
 from ..runtime import file_systems
 from . import compression
-from .record_crc import masked_crc32c_of_lengths
+from .record_crc import masked_crc32c, masked_crc32c_of_lengths
 
 BLOCK_BYTES = 1 << 20
 SMALL_RECORD_BYTES = 16 << 10  # smaller records are walked a block at a time
@@ -58,7 +58,7 @@ def walk_headers(path: str) -> tuple[int, bool]:
 
     Returns:
       (records, intact): the number of records, and False when the file is truncated or a length
-      field is corrupt (then `dataset_info.walk_tfrecord_headers` says exactly where).
+      field is corrupt (then `walk_tfrecord_headers` says exactly where).
 
     Raises:
       OSError: the file cannot be read.
@@ -231,7 +231,7 @@ def scan_files(files: list[str], *, locate_problem, cache: ScanCache | None
     Args:
       files: the shards.
       locate_problem: path -> (records, problem phrase) for a damaged uncompressed file
-        (`dataset_info.walk_tfrecord_headers`).
+        (`walk_tfrecord_headers`).
       cache: a ScanCache, or None to walk every shard.
 
     Returns:
@@ -259,3 +259,37 @@ def scan_files(files: list[str], *, locate_problem, cache: ScanCache | None
                 cache.put(f, stats[f], records[f], kinds[f])
         cache.save()
     return records, problems, kinds
+
+
+def walk_tfrecord_headers(path: str) -> tuple[int, str | None]:
+    """Counts the records of a TFRecord file by walking the headers, without reading the data.
+
+    Args:
+      path: a TFRecord file (uncompressed), local or remote (runtime/file_systems.py).
+
+    Returns:
+      (records, problem): the number of complete records before any damage, and None for an
+      intact file or one phrase describing a truncation or a corrupt length field.
+    """
+    size = file_systems.getsize(path)
+    offset = records = 0
+    with file_systems.open_file(path, 'rb') as f:
+        while offset < size:
+            header = f.read(12)
+            if len(header) < 12:
+                return records, ('truncated: %d stray bytes %s (file size %d)'
+                                 % (len(header), compression.after_records(records), size))
+            (length,) = struct.unpack('<Q', header[:8])
+            (crc,) = struct.unpack('<I', header[8:])
+            if masked_crc32c(header[:8]) != crc:
+                return records, ('corrupt length field of %s at byte %d'
+                                 % (compression.record_name(records), offset))
+            end = offset + 12 + length + 4
+            if end > size:
+                return records, ('truncated: %s at byte %d needs %d bytes, the file '
+                                 'ends at %d' % (compression.record_name(records), offset,
+                                                 end - offset, size))
+            offset = end
+            records += 1
+            f.seek(offset)
+    return records, None

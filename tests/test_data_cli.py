@@ -181,14 +181,14 @@ def test_skip_corrupt_records_reports_what_was_skipped(tmp_path, imagenet_dir, d
     """A shard left out at start-up: its warning said 'N readable records skipped with it' and
     the closing line 'skipped records: none' (a new user's trial). Now the closing line counts
     the shard and its readable records."""
-    from tf_cnn_benchmarks.input_data import dataset_info
+    from tf_cnn_benchmarks.input_data import shard_scan
     data, victim = _corrupt_copy(imagenet_dir, tmp_path)
     if damage == 'cut_500_bytes':
         shutil.copy(os.path.join(imagenet_dir, victim.name), victim)
         victim.write_bytes(victim.read_bytes()[:-500])
     else:
         victim.write_bytes(os.urandom(20000))
-    readable = dataset_info.walk_tfrecord_headers(str(victim))[0]
+    readable = shard_scan.walk_tfrecord_headers(str(victim))[0]
     proc = helpers.run_command(*SMALL, '--data_dir=%s' % data, '--skip_corrupt_records')
     assert proc.returncode == 0, proc.stderr
     assert '1 corrupt shard(s) skipped with %d readable records' % readable in proc.stdout
