@@ -189,8 +189,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _s('resize_method', 'bilinear', 'Image resize method.', RESIZE_METHODS),
     _b('fuse_decode_and_crop', True, 'Decode only the cropped window of a JPEG.'),
     _b('use_datasets', False, 'Read with a tf.data pipeline instead of RecordInput.'),
-    _i('datasets_num_private_threads', None, 'Private tf.data thread pool size (0: none).',
-       lower=1),
+    _i('datasets_num_private_threads', None, 'Private tf.data thread pool size (0: none; at '
+       'most 1024: params/bounds.py).', lower=1),
     _b('datasets_use_caching', False, 'Cache the serialized records of the tf.data input in '
        'memory.'),
     _b('datasets_repeat_cached_sample', False, 'Repeat one cached batch forever (tf.data input '
@@ -336,10 +336,11 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('tf32', True, 'Float32 convolutions and matrix products on TF32 tensor cores on '
        'compute capability 8.0+ (TensorFlow\'s default); --notf32 runs them in full float32 '
        '(it sets NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
-    _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides). Default: the '
-       'host\'s physical cores.', lower=0),
-    _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides). Default: '
-       'measured best for the host.', lower=0),
+    _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides; at most 1024, on '
+       'any host; more than the CPUs the run may use: one warning). Default: the physical '
+       'cores the run may use.', lower=0),
+    _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides; at most 1024). '
+       'Default: measured best for the host (2, 1 on one core, +1 with real data).', lower=0),
     _i('kmp_blocktime', None, 'KMP_BLOCKTIME for oneDNN/OpenMP threads (ms).', lower=0),
     _s('kmp_affinity', None, 'KMP_AFFINITY for oneDNN/OpenMP threads.'),
     _b('kmp_settings', False, 'Print the OpenMP settings at start (KMP_SETTINGS=1).'),

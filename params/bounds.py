@@ -11,6 +11,14 @@ the float16 loss scale's range (`loss_scale_problem`), and the upper bound of a 
 --stop_at_top_1_accuracy is a top-1 accuracy in [0, 1], as the original's evaluations reported
 it (`Accuracy @ 1 = 0.7512`); a run can never reach 1.5.
 
+The upper bound of a thread count (`THREAD_FLAGS`, at most `MOST_THREADS` = 1024), the same on
+every host (a dry run or a cluster task's flags may be checked on another host than the one that
+runs them): 1024 is above the logical CPUs of today's largest servers (8 sockets x 60 cores x 2
+hyper-threads = 960; 2 x 192 x 2 = 768), so no host runs more threads of one pool at once, and
+every thread costs its stack and a thread of the host: --num_intra_threads=100000 made 15,786
+threads and 19 GB before its first step, without a word. A count above this host's CPUs but
+within the bound runs, with one warning (runtime/cpu_tuning.oversubscription_warning).
+
 Pure Python, no TensorFlow: the command calls it before TensorFlow loads.
 """
 
@@ -28,6 +36,11 @@ _WORKED_OUT = {
     'num_eval_epochs': '100 batches, unless --num_eval_batches is given',
 }
 #: The flags that are fractions in [0, 1], with what they are.
+#: The flags that size a thread pool, bounded above by MOST_THREADS.
+THREAD_FLAGS = ('num_intra_threads', 'num_inter_threads', 'datasets_num_private_threads',
+                'per_gpu_thread_count')
+#: The most threads one pool may have (the module's docstring says why 1024).
+MOST_THREADS = 1024
 FRACTIONS = {'stop_at_top_1_accuracy': 'a top-1 accuracy, a fraction from 0 to 1 (0.75 for '
                                        '75%), as the evaluations print it'}
 
@@ -54,6 +67,11 @@ def problem(name: str, lower, value) -> str | None:
         else:
             bound = '>= %s (0: %s)' % (lower, meaning)
         return '--%s must be %s. Received: %s=%r' % (name, bound, name, value)
+    if name in THREAD_FLAGS and value > MOST_THREADS:
+        return ('--%s must be at most %d: more threads than the logical CPUs of any host today '
+                '(960 on 8 sockets of 60 cores), which only crowd the CPUs and take memory; '
+                'give at most this host\'s CPUs. Received: %s=%r'
+                % (name, MOST_THREADS, name, value))
     if name in FRACTIONS and value > 1:
         return '--%s must be at most 1: it is %s. Received: %s=%r' % (
             name, FRACTIONS[name], name, value)

@@ -41,7 +41,7 @@ _ROWS = (
      'work), gpu_private (a pool per GPU) or gpu_shared (one pool for all GPUs); sets '
      'TF_GPU_THREAD_MODE before TensorFlow loads.', GPU_THREAD_MODES),
     ('integer', 'per_gpu_thread_count', 0, 'Threads per GPU pool with gpu_private/gpu_shared '
-     '(0: 2); sets TF_GPU_THREAD_COUNT.', 0),
+     '(0: 2; at most 1024); sets TF_GPU_THREAD_COUNT.', 0),
     ('boolean', 'allow_growth', None, 'GPU memory grows as needed (GPUOptions.allow_growth). '
      'Default here: on.', None),
     ('float', 'gpu_memory_frac_for_testing', 0.0, 'If > 0, the fraction of each GPU\'s memory a '

@@ -7,7 +7,10 @@ This module owns
     OMP_NUM_THREADS) and of --xla's CPU auto-clustering, which must be set before TensorFlow
     starts: the entry script calls `configure_environment` right after parsing the flags and
     before `import tensorflow`;
-  * --use_numa_affinity (`configure_session`, `numa_nodes`).
+  * --use_numa_affinity (`configure_session`, `numa_nodes`);
+  * the warning of a run whose intra-op threads outnumber the CPUs it may run on
+    (`oversubscription_warning`; the flags' hard bound, the same on every host, is
+    params/bounds.py's).
 
 It does not import TensorFlow at module level, so the entry script can use it before TensorFlow
 loads.
@@ -26,6 +29,7 @@ import os
 import sys
 
 from .. import cnn_util
+from ..metrics import host_load
 from . import gpu_settings
 
 XLA_CPU_GLOBAL_JIT_FLAG = '--tf_xla_cpu_global_jit'
@@ -153,6 +157,26 @@ def configure_environment(p, environ=None) -> dict[str, str]:
         cnn_util.warn('%s set after TensorFlow was imported: an OpenMP runtime already loaded '
                       'keeps its settings' % ', '.join(late))
     return updates
+
+
+def oversubscription_warning(p, threads: tuple[int, int]) -> str | None:
+    """The one warning line of a run on this host whose intra-op threads (`threads`: the run's
+    (intra-op, inter-op) counts) outnumber the CPUs this process may run on
+    (metrics/host_load.allowed_cpus: its affinity mask, e.g. `taskset -c 0`), or None.
+
+    No line for a dry run or a scaling plan (--dry_run, --plan_scaling: they may plan for
+    another host and run no step here), nor for 0 (TensorFlow sizes the pool by the mask).
+    """
+    intra = threads[0]
+    if p.dry_run or p.plan_scaling or not intra:
+        return None
+    cpus = len(host_load.allowed_cpus()) or 1
+    if intra <= cpus:
+        return None
+    return ('%s on the %s this run may use: oversubscribed, the threads of each op take turns '
+            'on the CPUs, so its images/sec are those of an oversubscribed run '
+            '(--num_intra_threads=%d or fewer gives each thread a CPU)'
+            % (cnn_util.counted(intra, 'intra-op thread'), cnn_util.counted(cpus, 'CPU'), cpus))
 
 
 def numa_nodes(root: str = '/sys/devices/system/node') -> list[str]:

@@ -212,3 +212,67 @@ def test_the_threads_text_counts_cores_in_their_number(monkeypatch, cores, said)
     # A last user's trial: '(1 physical cores)' on a one-core host.
     monkeypatch.setattr(cpu_tuning, 'physical_cores', lambda: cores)
     assert cpu_tuning.describe((1, 1)).startswith('intra-op 1, inter-op 1 %s' % said)
+
+
+# --- Thread counts: a hard bound on every host, a warning above this host's CPUs.
+
+def test_more_intra_op_threads_than_allowed_cpus_warn_on_this_host_only(monkeypatch):
+    from tf_cnn_benchmarks.metrics import host_load
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0}))  # `taskset -c 0`
+    line = cpu_tuning.oversubscription_warning(make_params(), (2, 1))
+    assert line.startswith('2 intra-op threads on the 1 CPU this run may use: oversubscribed')
+    assert 'images/sec are those of an oversubscribed run' in line
+    assert line.endswith('(--num_intra_threads=1 or fewer gives each thread a CPU)')
+    assert cpu_tuning.oversubscription_warning(make_params(), (1, 4)) is None  # inter-op: no
+    assert cpu_tuning.oversubscription_warning(make_params(), (0, 2)) is None  # TF sizes it
+    # A dry run or a scaling plan may plan for another host and runs no step here.
+    assert cpu_tuning.oversubscription_warning(make_params(dry_run=True), (2, 1)) is None
+    assert cpu_tuning.oversubscription_warning(make_params(plan_scaling=True), (2, 1)) is None
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset(range(64)))
+    assert cpu_tuning.oversubscription_warning(make_params(), (64, 2)) is None
+
+
+_WARN_SCRIPT = textwrap.dedent('''
+    import os, sys
+    sys.path.insert(0, os.path.join({repo!r}, 'tests'))
+    import checkout
+    checkout.load()
+    from tf_cnn_benchmarks import cli
+    from tf_cnn_benchmarks.metrics import host_load
+    from tf_cnn_benchmarks.runtime import runtime_env
+    host_load.allowed_cpus = lambda: frozenset({{0, 1}})
+    def stop():
+        raise KeyboardInterrupt  # where TensorFlow would load: the run stops there (130)
+    runtime_env.import_tensorflow = stop
+    print('STATUS', cli.main(['tf_cnn_benchmarks', '--model=trivial', *sys.argv[1:]]))
+''')
+
+
+@pytest.mark.parametrize('extra, warned', [([], True), (['--dry_run'], False),
+                                           (['--num_intra_threads=2'], False)])
+def test_the_command_warns_once_of_an_oversubscribed_run(extra, warned):
+    args = ['--num_intra_threads=3'] + extra
+    proc = subprocess.run([sys.executable, '-c', _WARN_SCRIPT.format(repo=REPO), *args],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert 'STATUS 130' in proc.stdout, proc.stdout + proc.stderr
+    said = proc.stderr.count('warning: 3 intra-op threads on the 2 CPUs this run may use: '
+                             'oversubscribed')
+    assert said == int(warned), proc.stderr
+
+
+@pytest.mark.parametrize('flag', ['num_intra_threads', 'num_inter_threads',
+                                  'datasets_num_private_threads', 'per_gpu_thread_count'])
+def test_absurd_thread_counts_are_refused_before_tensorflow_loads(flag):
+    # A new user's --num_intra_threads=100000 made 15,786 threads and 19 GB before its first
+    # step (load average 129): now one error line, exit 2, nothing loaded. (Through
+    # _WARN_SCRIPT: were the bound lost, the run stops where TensorFlow would load, 130.)
+    proc = subprocess.run([sys.executable, '-c', _WARN_SCRIPT.format(repo=REPO),
+                           '--%s=100000' % flag],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert 'STATUS 2' in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stderr.startswith('error: --%s must be at most 1024: ' % flag)
+    assert proc.stderr.rstrip().endswith('Received: %s=100000' % flag)
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert 'Loading TensorFlow' not in proc.stdout
+    from tf_cnn_benchmarks import params
+    params.check_ranges(make_params(**{flag: 1024}))  # the bound itself runs
