@@ -524,3 +524,15 @@ def journal_since(mark: int) -> list:
 def cores(intra_threads: int | None) -> int:
     """The cores a measurement with these intra-op threads uses (host_load.run_cores)."""
     return host_load.run_cores(intra_threads, host_load.allowed_cpus())
+
+
+def on_cpus(intra_threads: int) -> str:
+    """The one rule of a key's CPU set, for every figure measured with intra-op threads (the
+    CPU peak's '2 threads on 1 CPU', the kernel factors' and graph choices' '2 intra, 2 inter
+    threads on 1 CPU'): ' on 1 CPU' when the process may run on fewer CPUs than its intra-op
+    threads (taskset, numactl, a cpuset: host_load.allowed_cpus), else '' (0 threads:
+    TensorFlow sizes the pool by the mask). Such a figure is the allowed CPUs', kept apart
+    from the host's; a key without the suffix is as it always was."""
+    used = cores(intra_threads)
+    return (' on %s' % cnn_util.counted(used, 'CPU')
+            if intra_threads and used < intra_threads else '')

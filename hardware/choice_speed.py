@@ -14,9 +14,12 @@ CHOICE_KIND = 'graph choice'
 
 def choice_key(cpu_model: str, tf_version: str, intra: int, inter: int, item: str) -> str:
     """'AMD EPYC 7B13|tf 2.21.0|graph choice|2 intra, 1 inter threads|conv1x1 bfloat16 NHWC
-    16x56x56x64->256'."""
+    16x56x56x64->256'; '...|2 intra, 2 inter threads on 1 CPU|...' when the process may run
+    on fewer CPUs than its intra-op threads (calibration.on_cpus: the CPU peak's rule), so a
+    pinned run's choices are its own."""
     return calibration.host_key(cpu_model, tf_version, 'graph choice',
-                                '%d intra, %d inter threads' % (intra, inter), item)
+                                '%d intra, %d inter threads' % (intra, inter)
+                                + calibration.on_cpus(intra), item)
 
 
 def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool = False,

@@ -41,14 +41,9 @@ KIND = 'CPU peak'
 def cache_key(cpu_model: str, tf_version: str, dtype: str, threads: int) -> str:
     """'AMD EPYC 7B13|tf 2.21.0|cpu peak|float32|2 threads' (threads 0: TensorFlow's pool);
     '...|2 threads on 1 CPU' when the affinity mask allows fewer CPUs than threads
-    (`threads_phrase`)."""
-    cores = calibration.cores(threads)
+    (`threads_phrase`; the rule: calibration.on_cpus)."""
     return calibration.host_key(cpu_model, tf_version, 'cpu peak', dtype,
-                                '%d threads' % threads + _on_cpus(threads, cores))
-
-
-def _on_cpus(threads: int, cores: int) -> str:
-    return ' on %s' % cnn_util.counted(cores, 'CPU') if threads and cores < threads else ''
+                                '%d threads' % threads + calibration.on_cpus(threads))
 
 
 def threads_phrase(threads: int) -> str:
@@ -57,7 +52,7 @@ def threads_phrase(threads: int) -> str:
     calibration.cores): such a peak is the allowed CPUs', kept apart from the host's."""
     if not threads:
         return 'default threads'
-    return cnn_util.counted(threads, 'thread') + _on_cpus(threads, calibration.cores(threads))
+    return cnn_util.counted(threads, 'thread') + calibration.on_cpus(threads)
 
 
 def _kernels(tf, dtype):

@@ -373,10 +373,12 @@ PROBE_VERSION = 3
 def cache_key(cpu_model: str, tf_version: str, dtype_name: str, intra: int, inter: int,
               shapes: ProbeShapes = DEFAULT_SHAPES) -> str:
     """'AMD EPYC 7B13|tf 2.21.0|kernel factors|probe 3|bfloat16|2 intra, 1 inter threads|conv
-    2x32x32x16 3x3->16, matmul 2x64x10'."""
+    2x32x32x16 3x3->16, matmul 2x64x10'; '... threads on 1 CPU|...' when the process may run
+    on fewer CPUs than its intra-op threads (calibration.on_cpus: the CPU peak's rule)."""
     return calibration.host_key(cpu_model, tf_version, 'kernel factors',
                                 'probe %d' % PROBE_VERSION, dtype_name,
-                                '%d intra, %d inter threads' % (intra, inter), shapes.text())
+                                '%d intra, %d inter threads' % (intra, inter)
+                                + calibration.on_cpus(intra), shapes.text())
 
 
 def _valid(m) -> bool:

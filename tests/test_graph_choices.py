@@ -320,6 +320,38 @@ def test_the_probe_measures_both_forms_and_is_recorded(tmp_path, capsys):
     assert 'not kept, other processes used 1.50 of 2 cores (75%' in capsys.readouterr().err
 
 
+def test_a_pinned_runs_choices_and_kernel_factors_are_its_own(tmp_path, monkeypatch):
+    # A new user's pinned --calibrate (taskset -c 0, 2/2 threads) overwrote the unpinned run's
+    # six 'graph choice|2 intra, 2 inter threads|...' factors, which that run then used: the
+    # peak was kept apart ('2 threads on 1 CPU'), the choices and kernel factors were not.
+    from tf_cnn_benchmarks.hardware import calibration, cpu_peak
+    from tf_cnn_benchmarks.metrics import host_load
+    kw = dict(path=str(tmp_path / 'calibration.json'), cpu_model='cpu', tf_version='x',
+              meter=helpers.FakeMeter(0.0))
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    whole = kernel_speed.choice_key('cpu', 'x', 2, 2, 'a')
+    assert whole == 'cpu|tf x|graph choice|2 intra, 2 inter threads|a'  # as it always was
+    assert kernel_speed.cache_key('cpu', 'x', 'bfloat16', 2, 2).split('|')[5] == (
+        '2 intra, 2 inter threads')
+    got, _ = kernel_speed.choice_factors(['a'], (2, 2), lambda items, *_: {
+        i: (0.5, 0.0) for i in items}, measure_missing=True, **kw)
+    assert got == {'a': (0.5, 0.0)}
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0}))  # `taskset -c 0`
+    assert kernel_speed.choice_key('cpu', 'x', 2, 2, 'a') == (
+        'cpu|tf x|graph choice|2 intra, 2 inter threads on 1 CPU|a')
+    assert kernel_speed.cache_key('cpu', 'x', 'bfloat16', 2, 2).split('|')[5] == (
+        '2 intra, 2 inter threads on 1 CPU')
+    assert cpu_peak.threads_phrase(2) == '2 threads' + calibration.on_cpus(2)  # one rule
+    assert kernel_speed.choice_factors(['a'], (2, 2), None, **kw) == ({}, '')  # not shared
+    got, _ = kernel_speed.choice_factors(['a'], (2, 2), lambda items, *_: {
+        i: (0.9, 0.0) for i in items}, measure_missing=True, **kw)
+    assert got == {'a': (0.9, 0.0)}
+    assert kernel_speed.choice_key('cpu', 'x', 1, 1, 'a').endswith('|1 intra, 1 inter threads|a')
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    got, _ = kernel_speed.choice_factors(['a'], (2, 2), None, **kw)
+    assert got == {'a': (0.5, 0.0)}  # the unpinned run's own, untouched by the pinned one
+
+
 def test_the_header_names_the_measured_choices(monkeypatch, calibration_record):
     seen = []
 
