@@ -16,10 +16,11 @@ and graph/memory_probe.py) goes through `measure`:
      one of the same key (or none) and `busy_note` says why in one line.
 
 A busy measurement of a figure the record does not hold yet leaves a note in the record
-(`busy|<key>`: when, and the others' load): for BUSY_RETRY_SECS after it, a run does not
-measure that figure again in passing (each try cost a run 3-5 s on a busy host and was thrown
-away) and says so in one line; `--calibrate` (a refresh) measures whatever the note says, and a
-quiet measurement removes the note.
+(`busy|<key>|cpus <the allowed CPUs>`: when, and the others' load): for BUSY_RETRY_SECS after
+it, a run on the same CPUs does not measure that figure again in passing (a busy try on CPU 0
+does not hold back a run pinned to CPU 1, nor an unpinned one; each try cost a run 3-5 s on a
+busy host and was thrown away) and says so in one line; `--calibrate` (a refresh) measures
+whatever the note says, and a quiet measurement removes the notes of every CPU set.
 
 A figure whose quiet measurements still move between calibrations (the CPU peak: on a
 2-core cloud VM the best 8-second rate of one kernel moved between 334 and 364 GFLOP/s over
@@ -286,7 +287,8 @@ def store(path: str | None, measurements, median_by=None) -> bool:
         for m in quiet:
             entries[m.key] = (_entry(m) if median_by is None
                               else _sampled_entry(entries.get(m.key), _entry(m), median_by))
-            entries.pop(BUSY_PREFIX + m.key, None)
+            for note in [k for k in entries if k.startswith(BUSY_PREFIX + m.key + '|cpus ')]:
+                entries.pop(note)  # every CPU set's: the figure is there now
         return _write(path, entries)
     except OSError:
         return False
@@ -312,14 +314,27 @@ def _write(path: str, entries: dict) -> bool:
     return True
 
 
+def cpu_set_text(cpus) -> str:
+    """'0', '0,1', '2,5': the CPU numbers of `cpus` in order."""
+    return ','.join(str(c) for c in sorted(cpus))
+
+
+def busy_key(key: str, cpus=None) -> str:
+    """'busy|<key>|cpus 0': the note of a busy try of `key` on the CPU set `cpus` (default:
+    those this process may run on, host_load.allowed_cpus)."""
+    cpus = host_load.allowed_cpus() if cpus is None else cpus
+    return '%s%s|cpus %s' % (BUSY_PREFIX, key, cpu_set_text(cpus))
+
+
 def note_busy(path: str | None, m: Measurement) -> bool:
-    """Notes in the record that `m`, a busy measurement, was tried (module docstring);
-    False when not written (off, or a folder that is not writable)."""
+    """Notes in the record that `m`, a busy measurement, was tried on this process's CPUs
+    (`busy_key`; module docstring); False when not written (off, or a folder that is not
+    writable)."""
     if not path:
         return False
     try:
         entries = load_record(path)
-        entries[BUSY_PREFIX + m.key] = {'busy_utc': m.measured_utc,
+        entries[busy_key(m.key)] = {'busy_utc': m.measured_utc,
                                         'others_cores': m.others_cores, 'cores': m.cores}
         return _write(path, entries)
     except OSError:
@@ -331,9 +346,9 @@ def _now() -> datetime.datetime:
 
 
 def recent_busy_try(key: str, path: str) -> str | None:
-    """The date ('2026-12-05 21:40 UTC') of a busy try of `key` within BUSY_RETRY_SECS
-    before now, or None."""
-    note = load_record(path).get(BUSY_PREFIX + key)
+    """The date ('2026-12-05 21:40 UTC') of a busy try of `key` on this process's CPUs
+    (`busy_key`) within BUSY_RETRY_SECS before now, or None."""
+    note = load_record(path).get(busy_key(key))
     if not isinstance(note, dict):
         return None
     try:
@@ -467,9 +482,12 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return kept
     tried = None if refresh else recent_busy_try(key, path)
     if tried is not None:
-        (warn or _warn)('%s not measured: its try at %s was on a busy host and is not tried '
-                        'again for %d minutes; run `tf_cnn_benchmarks --calibrate` when the '
-                        'host is quiet' % (label, tried, BUSY_RETRY_SECS // 60))
+        cpus = host_load.allowed_cpus()
+        (warn or _warn)('%s not measured: its try at %s found this run\'s %s (%s) busy and is '
+                        'not tried again on them for %d minutes; run `tf_cnn_benchmarks '
+                        '--calibrate` when they are quiet' % (
+                            label, tried, 'CPU' if len(cpus) == 1 else 'CPUs',
+                            cpu_set_text(cpus), BUSY_RETRY_SECS // 60))
         return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:

@@ -76,6 +76,7 @@ def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_pa
     # says so instead, --calibrate (a refresh) measures, and a quiet measurement ends the note.
     path = str(tmp_path / 'calibration.json')
     calls, warnings, clock = [], [], ['2026-12-05T21:00:00Z']
+    monkeypatch.setattr(calibration.host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
     monkeypatch.setattr(calibration, '_utc_now', lambda: clock[0])
     monkeypatch.setattr(calibration, '_now', lambda: datetime.datetime.strptime(
         clock[0], '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=datetime.timezone.utc))
@@ -89,13 +90,40 @@ def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_pa
 
     assert figure('2026-12-05T21:00:00Z', 1.5) is None and len(calls) == 1  # busy: noted
     assert figure('2026-12-05T21:05:00Z', 1.5) is None and len(calls) == 1  # not tried again
-    assert warnings[-1] == ('cpu peak not measured: its try at 2026-12-05 21:00 UTC was on a '
-                            'busy host and is not tried again for 10 minutes; run '
-                            '`tf_cnn_benchmarks --calibrate` when the host is quiet')
+    assert warnings[-1] == ("cpu peak not measured: its try at 2026-12-05 21:00 UTC found this "
+                            "run's CPUs (0,1) busy and is not tried again on them for 10 "
+                            'minutes; run `tf_cnn_benchmarks --calibrate` when they are quiet')
     assert figure('2026-12-05T21:05:00Z', 1.5, refresh=True) is None  # --calibrate measures
     assert len(calls) == 2
     assert figure('2026-12-05T21:20:00Z', 0.0).value == 7.0 and len(calls) == 3  # 15 min on
     assert calibration.load_record(path).keys() == {'k'}  # the quiet figure ended the note
+
+
+def test_a_busy_try_holds_back_only_the_same_measurement_on_the_same_cpus(tmp_path,
+                                                                           monkeypatch):
+    # A new user's busy try of the 1-thread peak under `taskset -c 0` (a spinner on CPU 0)
+    # refused a peak for 10 minutes to a run pinned to the idle CPU 1, and to unpinned
+    # 1-thread runs: the note named the key, not the CPUs it was busy on.
+    path = str(tmp_path / 'calibration.json')
+    cpus, calls, warnings = [frozenset({0})], [], []
+    monkeypatch.setattr(calibration.host_load, 'allowed_cpus', lambda: cpus[0])
+
+    def figure(others, key='k|1 threads'):
+        return calibration.figure(
+            'cpu peak', key, lambda: calls.append(cpus[0]) or (7.0, 0.0), what='x', secs=1,
+            cores=1, path=path, meter=helpers.FakeMeter(others, cores=1), warn=warnings.append)
+
+    assert figure(0.9) is None and len(calls) == 1  # busy on CPU 0: noted for CPU 0
+    assert 'busy|k|1 threads|cpus 0' in calibration.load_record(path)
+    assert figure(0.9) is None and len(calls) == 1  # CPU 0 again: held back, one line
+    assert "found this run's CPU (0) busy" in warnings[-1]
+    cpus[0] = frozenset({1})  # `taskset -c 1`: its own CPU was never tried
+    assert figure(0.0).value == 7.0 and len(calls) == 2
+    assert len(warnings) == 2  # the busy try's line and the held-back one only
+    cpus[0] = frozenset({0})
+    assert figure(0.9, key='k|2 threads on 1 CPU') is None and len(calls) == 3  # another key
+    assert calibration.load_record(path).keys() == {'k|1 threads', 'busy|k|2 threads on 1 CPU'
+                                                    '|cpus 0'}  # the quiet one ended CPU 0's
 
 
 @pytest.mark.cli
