@@ -243,18 +243,22 @@ def _entry(m: Measurement) -> dict:
             'cores': m.cores, 'quiet': True}
 
 
-def _sampled_entry(old, new: dict, rank) -> dict:
+def _sampled_entry(old, new: dict, rank, floor: float | None = None) -> dict:
     """The entry of a sampled figure after the quiet measurement `new` (an `_entry`): the last
     SAMPLES quiet measurements (the old entry's samples, or the old entry itself) and, as the
     figure, the lower median of them by `rank(value)` (a measurement that was made, with its
-    own date, load and spread)."""
+    own date, load and spread). With `floor` (a rate this host just achieved: a peak below it
+    is impossible), the old samples ranked below it are dropped: a peak of 1.0 GFLOP/s measured
+    again at 219.3 after a run's 93 GFLOP/s is 219.3, not the median of the two."""
     samples = []
     if isinstance(old, dict):
         kept = old.get('samples')
         samples = [e for e in (kept if isinstance(kept, list) else [old])
                    if isinstance(e, dict) and 'value' in e]
-    samples = (samples + [new])[-SAMPLES:]
     try:
+        if floor is not None:
+            samples = [e for e in samples if rank(e['value']) >= floor]
+        samples = (samples + [new])[-SAMPLES:]
         ordered = sorted(samples, key=lambda e: rank(e['value']))
     except (KeyError, TypeError, ValueError):  # an older sample of another form
         samples, ordered = [new], [new]
@@ -270,10 +274,10 @@ def lookup(key: str, path: str | None = None, *, record: dict | None = None
     return _from_entry(key, entries.get(key))
 
 
-def store(path: str | None, measurements, median_by=None) -> bool:
+def store(path: str | None, measurements, median_by=None, floor: float | None = None) -> bool:
     """Adds or replaces the quiet ones of `measurements` in the record (atomically, a rename);
     with `median_by` (value -> number), an entry keeps its last SAMPLES quiet measurements
-    and is their median by that number.
+    and is their median by that number (the old ones below `floor` dropped: `_sampled_entry`).
 
     Returns:
       True when written; False when off, nothing quiet, or the folder is not writable (a
@@ -286,7 +290,8 @@ def store(path: str | None, measurements, median_by=None) -> bool:
         entries = load_record(path)
         for m in quiet:
             entries[m.key] = (_entry(m) if median_by is None
-                              else _sampled_entry(entries.get(m.key), _entry(m), median_by))
+                              else _sampled_entry(entries.get(m.key), _entry(m), median_by,
+                                                  floor))
             for note in [k for k in entries if k.startswith(BUSY_PREFIX + m.key + '|cpus ')]:
                 entries.pop(note)  # every CPU set's: the figure is there now
         return _write(path, entries)
@@ -450,8 +455,8 @@ def unwritable_text(path: str) -> str:
 
 def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
            cores: int, refresh: bool = False, measure_missing: bool = True, warn=None,
-           path: str | None = None, meter=None, median_by=None, label: str | None = None
-           ) -> Measurement | None:
+           path: str | None = None, meter=None, median_by=None, label: str | None = None,
+           floor: float | None = None) -> Measurement | None:
     """The host's figure of `key`: the stored quiet one, else (or with `refresh`) measured
     now and stored when quiet; a busy measurement is not used: the last quiet one (or None)
     is, and `warn` gets `busy_note`'s line.
@@ -466,6 +471,8 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         measurements by that number (None: the last quiet measurement).
       label: what the warning lines call the figure (default `kind`), e.g. 'CPU peak
         (float16)': a run that needs two figures of one kind says which.
+      floor: a rate by `median_by` this host just achieved: older samples below it are
+        dropped when the new one is stored (`_sampled_entry`).
 
     Returns:
       a Measurement, or None (off, not measured, or busy without a quiet one). A sampled
@@ -491,7 +498,7 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
         return kept
     fresh = measure(kind, key, fn, what=what, secs=secs, cores=cores, meter=meter)
     if fresh.quiet:
-        written = store(path, [fresh], median_by)
+        written = store(path, [fresh], median_by, floor)
         if not written:  # used by this run only: every run measures it again
             _say_not_kept(label, path, warn or _warn)
         stored = lookup(key, path) if written and median_by else None

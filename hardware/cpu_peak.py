@@ -118,7 +118,8 @@ def measure(dtype: str, threads: int, budget_secs: float = BUDGET_SECS) -> tuple
 
 def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
              refresh: bool = False, measure_missing: bool = True, path: str | None = None,
-             measure_fn=None, meter=None) -> calibration.Measurement | None:
+             measure_fn=None, meter=None, floor: float | None = None
+             ) -> calibration.Measurement | None:
     """The host's quiet peak for (cpu_model, tf_version, dtype, threads): from the record,
     else measured now (announced) and kept when quiet (hardware/calibration.py figure).
 
@@ -131,6 +132,9 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
       path: the record (default calibration.record_path()).
       measure_fn: (dtype, threads) -> (value dict, spread); default `measure` (a test seam).
       meter: a metrics.host_load.Meter (tests: a fake /proc).
+      floor: FLOP/s this host just achieved (a run's model FLOP/s above its recorded peak):
+        the recorded samples below it are dropped when the new one is kept, as no peak can
+        be below a rate reached (calibration.figure).
 
     Returns:
       a calibration.Measurement whose value is {'flops_per_sec', 'kernel'}, or None (the
@@ -143,7 +147,8 @@ def cpu_peak(dtype: str, threads: int, *, cpu_model: str, tf_version: str,
             dtype, threads_phrase(threads)),
         secs=MEASURE_SECS, cores=calibration.cores(threads),
         refresh=refresh, measure_missing=measure_missing, path=path, meter=meter,
-        median_by=lambda value: float(value['flops_per_sec']), label='%s (%s)' % (KIND, dtype))
+        median_by=lambda value: float(value['flops_per_sec']), label='%s (%s)' % (KIND, dtype),
+        floor=floor)
 
 
 def flops_per_sec(m: calibration.Measurement | None) -> float | None:

@@ -169,7 +169,8 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
                     achieved_flops_per_sec: float | None = None) -> dict:
     """`device_peak` of a CPU run: the quiet calibrated peak of the precision the step
     computes in (`step_precision`), measured now where the record has none (announced; kept
-    when quiet). A recorded peak below the run's rate is measured again, once. The source
+    when quiet). A recorded peak below the run's rate is measured again, once, and its
+    samples below that rate are dropped (hardware/calibration.py `figure`'s floor). The source
     names the peak's date, the host's load while it was measured and its spread."""
     threads = plan.threads[0] or 0
     measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, threads=threads,
@@ -182,7 +183,9 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
             rate = cpu_peak.flops_per_sec(got[dtype])
             if (rate is not None and not got[dtype].measured_now and len(dtypes) == 1
                     and (achieved_flops_per_sec or 0) > rate):
-                got[dtype] = measure(dtype, refresh=True) or got[dtype]
+                # The samples below the rate just reached are dropped: no peak is below it.
+                got[dtype] = (measure(dtype, refresh=True, floor=achieved_flops_per_sec)
+                              or got[dtype])
     except (tf.errors.OpError, ValueError, TypeError) as e:  # no such kernel for the dtype
         return {'peak_flops_per_sec': None, 'measured_now': False,
                 'peak_source': 'the CPU peak could not be measured in %s: %s' % (

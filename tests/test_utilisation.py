@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.framework import step_stats_pb2
 
-from tf_cnn_benchmarks.hardware import cpu_peak
+from tf_cnn_benchmarks.hardware import cpu_peak, machine
 from tf_cnn_benchmarks.lifecycle import figure_hooks, training_loop
 from tf_cnn_benchmarks.metrics import host_load, latency, step_breakdown, utilisation
 
@@ -126,6 +126,27 @@ def test_a_recorded_peak_below_the_runs_rate_is_measured_again_once():
     assert util['peak_flops_per_sec'] == 300e9 and util['measured_now']
     assert util['fraction_of_peak'] == pytest.approx(0.9)
     assert util['peak_source'].startswith('CPU peak, float32, 2 threads: measured now ')
+
+
+def test_a_peak_measured_again_drops_its_samples_below_the_runs_rate(tmp_path, monkeypatch):
+    # A new user's record held one 1.0 GFLOP/s sample; the run (93 GFLOP/s) measured the peak
+    # again at 219.3 and stored it, but the figure stayed the lower median of the two, 1.0:
+    # 'utilisation: 100.0% of 1.0 GFLOP/s ... this run's rate is above it'.
+    import functools
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    rates = iter([1.0e9, 219.3e9])
+    peak_fn = functools.partial(
+        cpu_peak.cpu_peak, path=str(tmp_path / 'calibration.json'), meter=helpers.FakeMeter(0.0),
+        measure_fn=lambda d, t: ({'flops_per_sec': next(rates), 'kernel': 'conv3x3'}, 0.0))
+    assert cpu_peak.flops_per_sec(peak_fn('float32', threads=2, cpu_model=machine.cpu_model(),
+                                          tf_version=tf.__version__)) == 1.0e9  # recorded
+    util = utilisation.utilisation_figures(_plan(training=False), 93e9 / 8_209_920, False, [],
+                                           cpu_peak_fn=peak_fn)
+    assert util['peak_flops_per_sec'] == 219.3e9 and not util['above_peak']
+    assert util['fraction_of_peak'] == pytest.approx(93 / 219.3)
+    again = peak_fn('float32', threads=2, cpu_model=machine.cpu_model(),
+                    tf_version=tf.__version__, measure_missing=False)
+    assert cpu_peak.flops_per_sec(again) == 219.3e9 and again.samples == 1  # 1.0 dropped
 
 
 def test_a_line_never_shows_more_than_100_percent():
