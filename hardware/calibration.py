@@ -45,6 +45,7 @@ peak, and the precision rules of the CPU's flags). The test suite runs with 'off
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -436,7 +437,42 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
         return text + '; using the quiet calibration of %s' % kept.date()
     if unwritable:
         return text + '; no quiet calibration'
-    return text + '; no quiet calibration: run `tf_cnn_benchmarks --calibrate` on a quiet host'
+    return text + '; no quiet calibration: ' + quiet_advice()
+
+
+#: Whether this process is `tf_cnn_benchmarks --calibrate` (`calibrating`): its advice on a
+#: busy host is to run it again, not to run it.
+_CALIBRATING = [False]
+
+
+@contextlib.contextmanager
+def calibrating():
+    """Within it the lines of a busy measurement advise rerunning the command when the host
+    is quiet (`quiet_advice`): preflight/calibrate.py, which is that command."""
+    before, _CALIBRATING[0] = _CALIBRATING[0], True
+    try:
+        yield
+    finally:
+        _CALIBRATING[0] = before
+
+
+def quiet_advice() -> str:
+    """What to do when no quiet figure is recorded: 'run `tf_cnn_benchmarks --calibrate` on a
+    quiet host', or within `calibrating` (that command itself) 'rerun this --calibrate when the
+    host is quiet'."""
+    if _CALIBRATING[0]:
+        return 'rerun this --calibrate when the host is quiet'
+    return 'run `tf_cnn_benchmarks --calibrate` on a quiet host'
+
+
+def off_text(environ=None) -> str | None:
+    """'the calibration record is off (TF_CNN_CALIBRATION=off): unset it, or set it to a
+    file's path, to measure and keep one' when the record is off (`record_path`), else None."""
+    if record_path(environ) is not None:
+        return None
+    value = (os.environ if environ is None else environ).get(ENV, '').strip()
+    return ('the calibration record is off (%s=%s): unset it, or set it to a file\'s path, to '
+            'measure and keep one' % (ENV, value))
 
 
 def unwritable_text(path: str) -> str:

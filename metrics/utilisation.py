@@ -47,7 +47,7 @@ import sys
 import tensorflow as tf
 
 from .. import cnn_util
-from ..hardware import cpu_peak, gpu_specs, machine
+from ..hardware import calibration, cpu_peak, gpu_specs, machine
 from . import latency as latency_lib
 
 INPUT_BOUND_SHARE = 0.10
@@ -194,9 +194,11 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
     label = ('mixed (forward %s, gradients float32)' % dtypes[0] if what == 'mixed'
              else what)
     if None in rates.values():
+        off = calibration.off_text()  # TF_CNN_CALIBRATION=off: --calibrate is refused there
         return {'peak_flops_per_sec': None, 'measured_now': False, 'step_precision': what,
-                'peak_source': 'no quiet calibration of the %s peak on this host (run `%s` '
-                               'on a quiet host)' % (label, CALIBRATE)}
+                'peak_source': 'no %s peak: %s' % (label, off) if off else
+                'no quiet calibration of the %s peak on this host (%s)' % (
+                    label, calibration.quiet_advice())}
     peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
             else rates[dtypes[0]])
     oldest = min(got.values(), key=lambda m: m.measured_utc)

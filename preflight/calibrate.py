@@ -99,11 +99,12 @@ def run(make_bench, p, visible_gpus: int) -> int:
         return 2
     cnn_util.log_fn(summary_line(q, path))  # before the first measurement
     mark = len(calibration.JOURNAL)  # the graph choices are measured as the step's plan is made
-    with kernel_speed.refreshing():  # every figure it reports measured again, no back-off
+    # Every figure it reports measured again, no back-off; a busy one's line says to rerun it.
+    with kernel_speed.refreshing(), calibration.calibrating():
         bench = make_bench(p, visible_gpus)
         plan = bench.plan
         lines = bench.precision_lines()  # the kernel factors and the graph choices
-    peak = utilisation.cpu_device_peak(plan, refresh=True)
+        peak = utilisation.cpu_device_peak(plan, refresh=True)
     made = calibration.journal_since(mark)
     for m in made:
         cnn_util.log_fn(report_line(m))

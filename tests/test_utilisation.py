@@ -105,13 +105,27 @@ def test_the_peak_is_the_precision_the_step_computes_in(cpu_with, flags, factors
                                   'others 0.10 of 2 cores, spread 2%%' % label)
 
 
-def test_no_quiet_peak_is_no_utilisation_and_says_how_to_calibrate():
-    util = utilisation.utilisation_figures(_plan(training=False), 100.0, False, [],
-                                           cpu_peak_fn=lambda *a, **k: None)
-    assert util['fraction_of_peak'] is None
-    assert utilisation.format_utilisation(util) == (
+def test_no_quiet_peak_is_no_utilisation_and_says_how_to_calibrate(tmp_path, monkeypatch):
+    from tf_cnn_benchmarks.hardware import calibration
+    monkeypatch.setenv('TF_CNN_CALIBRATION', str(tmp_path / 'calibration.json'))
+
+    def line():
+        util = utilisation.utilisation_figures(_plan(training=False), 100.0, False, [],
+                                               cpu_peak_fn=lambda *a, **k: None)
+        assert util['fraction_of_peak'] is None
+        return utilisation.format_utilisation(util)
+    assert line() == (
         'utilisation: not known (no quiet calibration of the float32 peak on this host (run '
         '`tf_cnn_benchmarks --calibrate` on a quiet host))')
+    # --calibrate on a busy host advised running --calibrate: now to run it again when quiet.
+    with calibration.calibrating():
+        assert line().endswith('(rerun this --calibrate when the host is quiet))')
+    # TF_CNN_CALIBRATION=off advised --calibrate, which is refused with off: it says off.
+    monkeypatch.setenv('TF_CNN_CALIBRATION', 'OFF')
+    assert line() == (
+        'utilisation: not known (no float32 peak: the calibration record is off '
+        "(TF_CNN_CALIBRATION=OFF): unset it, or set it to a file's path, to measure and keep "
+        'one)')
 
 
 def test_a_recorded_peak_below_the_runs_rate_is_measured_again_once():
