@@ -367,10 +367,11 @@ def recent_busy_try(key: str, path: str) -> str | None:
     return when.strftime('%Y-%m-%d %H:%M UTC')
 
 
-def announce(what: str, secs: float, out=None) -> None:
-    """Prints 'calibration: measuring <what> (about N s)' before a measurement starts."""
-    print('calibration: measuring %s (about %s s)' % (what, '%.0f' % secs if secs >= 1
-                                                       else '%.1f' % secs),
+def announce(what: str, secs: float, out=None, upto: bool = False) -> None:
+    """Prints 'calibration: measuring <what> (about N s)' before a measurement starts ('up to
+    N s' with `upto`: N is its budget, a cap small shapes end well within)."""
+    print('calibration: measuring %s (%s %s s)' % (what, 'up to' if upto else 'about',
+                                                    '%.0f' % secs if secs >= 1 else '%.1f' % secs),
           file=out or sys.stdout, flush=True)
 
 
@@ -393,18 +394,18 @@ def new_meter(cores: int):
 
 
 def measure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: float,
-            cores: int, meter=None, out=None) -> Measurement:
+            cores: int, meter=None, out=None, upto: bool = False) -> Measurement:
     """Announces, runs `fn() -> (value, spread)` under a host-load meter, returns the
     Measurement (quiet or not; `store` keeps only quiet ones).
 
     Args:
       kind, key: the Measurement's.
       fn: the measurement; returns (value, relative spread over its repeats).
-      what, secs: what it measures and about how long it takes (for `announce`).
+      what, secs, upto: what it measures and about (`upto`: at most) how long it takes.
       cores: the cores it uses (host_load.run_cores of its intra-op threads).
       meter: a host_load.Meter (tests give one over a fake /proc); default a new one.
     """
-    announce(what, secs, out)
+    announce(what, secs, out, upto)
     meter = meter or new_meter(cores)
     meter.start()
     start = time.perf_counter()
@@ -440,15 +441,12 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
     return text + '; no quiet calibration: ' + quiet_advice()
 
 
-#: Whether this process is `tf_cnn_benchmarks --calibrate` (`calibrating`): its advice on a
-#: busy host is to run it again, not to run it.
-_CALIBRATING = [False]
+_CALIBRATING = [False]  # within `calibrating`: this process is `tf_cnn_benchmarks --calibrate`
 
 
 @contextlib.contextmanager
 def calibrating():
-    """Within it the lines of a busy measurement advise rerunning the command when the host
-    is quiet (`quiet_advice`): preflight/calibrate.py, which is that command."""
+    """Within it (preflight/calibrate.py) a busy figure's advice is to rerun it when quiet."""
     before, _CALIBRATING[0] = _CALIBRATING[0], True
     try:
         yield

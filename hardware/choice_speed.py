@@ -28,7 +28,8 @@ def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool
                    tf_version: str | None = None, meter=None) -> tuple[dict, str]:
     """{item: (factor, spread)} of the items with a quiet factor in the record; with
     `measure_missing` (--calibrate) or `refresh` (--refresh_peak: all of them) the missing
-    ones measured at once (announced: `what`, about `secs`), under one host-load meter, and
+    ones measured at once (announced: `what`, up to `secs`: the probes' budgets are caps,
+    small shapes end well within them), under one host-load meter, and
     kept when quiet (a busy measurement is not kept: the last quiet factors, or none, are
     used, and a warning says so).
 
@@ -57,7 +58,7 @@ def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool
     if todo and (refresh or measure_missing):
         batch = calibration.measure(
             CHOICE_KIND, 'graph choices', lambda: (measure_fn(todo, intra, inter), 0.0),
-            what=what, secs=secs, cores=calibration.cores(intra), meter=meter)
+            what=what, secs=secs, cores=calibration.cores(intra), meter=meter, upto=True)
         for item in todo:
             factor, spread = batch.value[item]
             fresh[item] = batch._replace(key=keys[item], value=float(factor),

@@ -60,16 +60,21 @@ def report_line(m: calibration.Measurement) -> str:
 
 def summary_line(q, path: str) -> str:
     """'calibration: resnet50, batch 16 per device, float32, 2 intra-op threads; record
-    /home/u/.cache/tf_cnn_benchmarks/calibration.json': what is calibrated, from the resolved
+    /home/u/.cache/tf_cnn_benchmarks/calibration.json' ('1 intra-op thread', '2 intra-op
+    threads on 1 CPU' where the process may run on fewer CPUs: calibration.on_cpus, as the
+    figures' keys say it): what is calibrated, from the resolved
     flags `q` (params.resolve_params) as the run plan takes them (run_plan.make_plan: the
     batch, else the model's default; precision.compute_dtypes; cpu_tuning.thread_counts), so it
     is printed before the bench is built: building it measures the graph choices (a minute
     for resnet50), and the line came after that measurement."""
     row = model_catalog.row(q.model, usage.dataset_name(q) or 'imagenet')
     batch = q.batch_size or (row.batch_size if row is not None else 0)
-    return ('calibration: %s, batch %s per device, %s, %s intra-op threads; record %s'
+    intra = cpu_tuning.thread_counts(q)[0]
+    threads = (cnn_util.counted(intra, 'intra-op thread') + calibration.on_cpus(intra) if intra
+               else 'default intra-op threads')  # '2 intra-op threads on 1 CPU': the peak's
+    return ('calibration: %s, batch %s per device, %s, %s; record %s'
             % (q.model, batch or "the model's default", precision.compute_dtypes(q)[0].name,
-               cpu_tuning.thread_counts(q)[0] or 'default', path))
+               threads, path))
 
 
 def run(make_bench, p, visible_gpus: int) -> int:

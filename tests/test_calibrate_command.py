@@ -70,6 +70,24 @@ def test_calibrate_says_what_it_calibrates_before_it_measures_and_counts_in_one_
     assert ': %d factors;' % factors in stored, stored
 
 
+def test_the_summary_line_counts_threads_in_their_number_and_names_a_pinned_cpu_set(
+        monkeypatch):
+    # A new user's '1 intra-op threads'; pinned with 2 threads the line lacked the 'on 1 CPU'
+    # its peak line had.
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.preflight import calibrate
+    monkeypatch.setattr(calibration.host_load, 'allowed_cpus', lambda: frozenset({0}))
+
+    def line(threads):
+        return calibrate.summary_line(params.make_params(
+            model='resnet20', data_name='cifar10', batch_size=8, num_intra_threads=threads),
+            '/r.json')
+    assert line(1) == ('calibration: resnet20, batch 8 per device, float32, 1 intra-op thread; '
+                       'record /r.json')
+    assert ', 2 intra-op threads on 1 CPU; record' in line(2)
+    assert ', default intra-op threads; record' in line(0)
+
+
 def test_a_figure_tried_on_a_busy_host_is_not_tried_again_for_ten_minutes(tmp_path,
                                                                           monkeypatch):
     # Each busy try cost a run 3-5 s and was thrown away; a run within BUSY_RETRY_SECS of it
