@@ -44,6 +44,18 @@ def trace_options(partition_graphs: bool = False, timeout_ms: int = 0,
     return options
 
 
+def undecodable_error(error: UnicodeDecodeError) -> tf.errors.OpError:
+    """The error of a run whose status message TensorFlow could not decode as UTF-8 (a gRPC
+    peer's message with stray bytes: its binding raises UnicodeDecodeError, the status code
+    lost), as an UnavailableError (a transport-level failure, handled as the cluster's other
+    lost peers are) whose message is the bytes decoded with U+FFFD for the stray ones: its
+    text (a dropped session's 'Session handle is not found', say) still reads."""
+    raw = error.object if isinstance(error.object, bytes) else bytes(error.object)
+    text = raw.decode('utf-8', 'replace').replace('\n', ' ').strip()
+    return tf.errors.UnavailableError(None, None, text or 'a TensorFlow error whose message '
+                                      'is not UTF-8')
+
+
 class TracedSession(tf1.Session):
     """A tf.compat.v1.Session with a per-run deadline, error translation and a bounded close
     (the session of cluster tasks).
@@ -105,7 +117,10 @@ class TracedSession(tf1.Session):
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         try:
-            return self.run_unchecked(fetches, feed_dict, options, run_metadata)
+            try:
+                return self.run_unchecked(fetches, feed_dict, options, run_metadata)
+            except UnicodeDecodeError as e:
+                raise undecodable_error(e) from None
         except tf.errors.OpError as e:
             replacement = self._translate(e)
             if replacement is None:
@@ -117,7 +132,11 @@ class TracedSession(tf1.Session):
 
         def call(*args, options=None, run_metadata=None):
             try:
-                return inner(*args, options=self._options(options), run_metadata=run_metadata)
+                try:
+                    return inner(*args, options=self._options(options),
+                                 run_metadata=run_metadata)
+                except UnicodeDecodeError as e:
+                    raise undecodable_error(e) from None
             except tf.errors.OpError as e:
                 replacement = self._translate(e)
                 if replacement is None:

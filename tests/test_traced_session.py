@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks.runtime import traced_session
@@ -36,3 +37,32 @@ def test_cancel_in_flight_ends_a_waiting_run_and_later_runs_go_to_a_new_session(
     assert not thread.is_alive() and isinstance(raised[0], tf.errors.CancelledError)
     assert sess.run(seven) == 7 and sess.run_unchecked(seven) == 7  # the new session
     sess.close()
+
+
+def test_a_status_message_that_is_not_utf8_is_the_cluster_error_not_a_traceback(monkeypatch):
+    """A full-suite run saw TensorFlow's binding raise UnicodeDecodeError (byte 0xf2 of a
+    peer's status message) out of a cluster task's run: a traceback where the error hook
+    would have named the lost peer. It reaches the hook as an UnavailableError now."""
+    raw = b'Session handle is not found: \xf2\x80 from /job:ps/replica:0/task:0'
+
+    def garbled(*args, **kwargs):
+        raise UnicodeDecodeError('utf-8', raw, 29, 30, 'invalid continuation byte')
+    seen = []
+
+    def hook(error, session):
+        seen.append(error)
+        return RuntimeError('translated')
+    graph = tf.Graph()
+    with graph.as_default():
+        seven = tf.constant(7)
+    sess = traced_session.TracedSession(graph=graph, error_hook=hook)
+    monkeypatch.setattr(tf1.Session, 'run', garbled)
+    try:
+        with pytest.raises(RuntimeError, match='^translated$'):
+            sess.run(seven)
+    finally:
+        monkeypatch.undo()
+        sess.close()
+    assert isinstance(seen[0], tf.errors.UnavailableError)
+    assert seen[0].message.startswith('Session handle is not found: \ufffd')
+    assert seen[0].message.endswith(' from /job:ps/replica:0/task:0')
