@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import cnn_util
-from ..hardware import machine
+from ..hardware import cpu_quota, machine
 from ..metrics import baseline as baseline_lib
 from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
@@ -148,10 +148,20 @@ class HostLoadHook(run_hooks.RunHook):
       warn: where the warnings go (host_load_lines).
       find_cluster: () -> (pids, tasks): the cluster's other processes on this host and its
         other task addresses here (a test's seam); default cluster_processes(plan).
+      quota: the container's CPU quota (hardware/cpu_quota.py Quota, or None: none); default
+        read from the cgroup files. Under one the share is of min(allowed CPUs, the quota's
+        whole CPUs), and the throttling over the timed part is in result['host_load']
+        ['cpu_quota'] and on the line (cpu_quota.apply, line_clause).
+      cgroup_read: path -> text for the quota's cpu.stat (a test's fake files).
     """
 
-    def __init__(self, plan, *, reader=None, warn=None, find_cluster=None):
-        self.meter = host_load_lib.Meter(plan.threads[0], reader, whole_process=True)
+    def __init__(self, plan, *, reader=None, warn=None, find_cluster=None, quota=False,
+                 cgroup_read=None):
+        self.quota = cpu_quota.host_quota() if quota is False else quota
+        self._cgroup_read = cgroup_read or cpu_quota.read_file
+        self._throttling = None
+        self.meter = host_load_lib.Meter(plan.threads[0], reader, whole_process=True,
+                                         cpu_limit=self.quota and self.quota.whole_cpus)
         self.warn = warn
         self.load = None
         self.warmup = None
@@ -164,7 +174,8 @@ class HostLoadHook(run_hooks.RunHook):
         self._setup = None
         if not getattr(plan.params, 'job_name', None):  # (a test's plan may have no flags)
             self._setup = host_load_lib.Meter(plan.threads[0], self.meter.reader,
-                                              whole_process=True)
+                                              whole_process=True,
+                                              cpu_limit=self.meter.cpu_limit)
             self._setup.start()
 
     def begin(self, ctx):
@@ -186,11 +197,14 @@ class HostLoadHook(run_hooks.RunHook):
             self.warmup, lines = None, start_lines(warm, setup)
         for text in lines:
             _warn(text, self.warn)
+        self._throttling = cpu_quota.throttling(self.quota, self._cgroup_read)
 
     def after_timed(self):
         self.load = self.meter.stop()
         if self.load is not None:
             self.load['warmup'] = warmup_subset(self.warmup)
+            cpu_quota.apply(self.load, self.quota, self._throttling,
+                            cpu_quota.throttling(self.quota, self._cgroup_read))
 
     def total_lines(self, loop) -> list[str]:
         return host_load_lines(self.load, self.warn)
@@ -347,7 +361,7 @@ def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None
         return []
     if load['warning']:
         _warn(load['warning'], warn)
-    return [host_load_lib.format_line(load)]
+    return [host_load_lib.format_line(load) + cpu_quota.line_clause(load)]
 
 
 class StepBreakdownHook(run_hooks.RunHook):

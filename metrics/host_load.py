@@ -423,10 +423,14 @@ class Meter:
       whole_process: True for a training or evaluation run: the share is of every allowed
         CPU (its inter-op and input threads run beside the intra-op ones); False for a
         measurement confined to its intra-op threads (run_cores).
+      cpu_limit: the whole CPUs of a container's CPU quota (hardware/cpu_quota.py), which
+        caps the allowed CPUs the share divides by; None: no quota.
     """
 
     def __init__(self, intra_threads: int | None, reader: ProcReader | None = None,
-                 figure: str = TOTAL_FIGURE, *, whole_process: bool = False):
+                 figure: str = TOTAL_FIGURE, *, whole_process: bool = False,
+                 cpu_limit: int | None = None):
+        self.cpu_limit = cpu_limit
         self.reader = reader or ProcReader()
         self.figure = figure
         self.whole_process = whole_process
@@ -439,9 +443,10 @@ class Meter:
     def cores(self) -> int:
         """What the others' share divides by: the allowed CPUs (`whole_process`), else
         run_cores."""
+        cpus = max(1, min(len(self.reader.cpus), self.cpu_limit or len(self.reader.cpus)))
         if self.whole_process:
-            return max(1, len(self.reader.cpus))
-        return run_cores(self._intra_threads, self.reader.cpus)
+            return cpus
+        return run_cores(self._intra_threads, range(cpus))
 
     def _fewer_intra_threads(self) -> int | None:
         """A whole process's intra-op threads when fewer than its cores, else None."""
