@@ -35,6 +35,7 @@ import json
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..hardware import cpu_quota
 from ..runtime import file_systems
 from . import clean_runs, configuration, host_load, result_rates
 from . import significance as regression
@@ -94,8 +95,10 @@ CPUS_HINT = (', run on as many allowed CPUs (taskset, numactl and a container\'s
 
 def run_cpus() -> int:
     """The count of CPUs this process may run on (metrics/host_load.py allowed_cpus: what its
-    results JSON records as host_load's 'cpus_allowed'), this run's part CPUS_FIELD."""
-    return len(host_load.allowed_cpus())
+    results JSON records as host_load's 'cpus_allowed'), no more than a container's CPU
+    quota's whole CPUs (hardware/cpu_quota.py), this run's part CPUS_FIELD
+    (configuration.cpus_of reads a result's the same way)."""
+    return cpu_quota.usable(len(host_load.allowed_cpus()), cpu_quota.host_quota())
 
 
 def _norm(value):

@@ -28,6 +28,8 @@ No TensorFlow and no project imports: plain dicts of flag values in, text out.
 
 from __future__ import annotations
 
+import math
+
 CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
                  'variable_update', 'device', 'data', 'image_size')
 ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
@@ -91,9 +93,17 @@ def of_result(result: dict) -> dict:
 
 def cpus_of(host_load) -> int | None:
     """The count of CPUs a run was allowed, from its host load (metrics/host_load.py measure's
-    dict, or a sweep record's subset: 'cpus_allowed'); None where it is not recorded."""
+    dict, or a sweep record's subset: 'cpus_allowed'), no more than the whole CPUs of the
+    container's CPU quota it recorded ('cpu_quota': hardware/cpu_quota.py usable); None where
+    it is not recorded."""
     value = host_load.get(CPUS_FIELD) if isinstance(host_load, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None
+    quota = host_load.get('cpu_quota')
+    cpus = quota.get('cpus') if isinstance(quota, dict) else None
+    if isinstance(cpus, (int, float)) and not isinstance(cpus, bool) and cpus > 0:
+        value = max(1, min(value, math.ceil(round(cpus, 6))))
+    return value
 
 
 def cpus_differ(a: dict, b: dict) -> bool:

@@ -137,3 +137,15 @@ def test_no_quota_keeps_the_host_load_line_and_dict_as_before():
                     {'nr_periods': 10, 'nr_throttled': 1, 'throttled_secs': 0.1})
     assert busy['representative'] is False and busy['reasons'][0].startswith(
         'other processes used')
+
+
+def test_a_run_under_a_quota_is_a_configuration_of_its_whole_cpus(monkeypatch):
+    from tf_cnn_benchmarks.metrics import baseline, configuration
+    assert configuration.cpus_of({'cpus_allowed': 2}) == 2
+    assert configuration.cpus_of({'cpus_allowed': 2, 'cpu_quota': {'cpus': 0.5}}) == 1
+    assert configuration.cpus_of({'cpus_allowed': 2, 'cpu_quota': {'cpus': 4.0}}) == 2
+    assert configuration.cpus_of({'cpus_allowed': None}) is None
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    assert baseline.run_cpus() == 2
+    monkeypatch.setattr(cpu_quota, 'host_quota', lambda: _quota(V2))
+    assert baseline.run_cpus() == 1  # an unlimited baseline of 2 CPUs is refused
