@@ -259,6 +259,15 @@ def test_runs_of_other_allowed_cpu_counts_are_other_configurations(tmp_path, cap
     assert status == 0 and '3 runs, 3 configurations' in out
     assert records.describe_config(dict(records.from_result(_pinned(1.0, 1)))).endswith(
         'synthetic 32px on 1 CPU')
+    # history needs one configuration: no filter picks the CPUs, --config=KEY does.
+    status, _, err = rh.results_command(capsys, 'history', '--results_db=' + db)
+    assert status != 0 and err.startswith(
+        'error: history shows one configuration; 3 match the filters (trivial on 2 CPUs; '
+        'trivial on 1 CPU; trivial on ? CPUs): they differ in the allowed CPUs, which has no '
+        'filter: give --config=KEY')
+    status, out, _ = rh.results_command(capsys, 'history', '--results_db=' + db,
+                                        '--config=' + KEY + '|cpus_allowed=1')
+    assert status == 0 and '245.5' in out
 
 
 def test_a_schema_3_database_keys_its_runs_by_their_allowed_cpus(tmp_path):
