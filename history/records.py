@@ -120,11 +120,19 @@ def describe_config(row: dict) -> str:
     (x: devices; 'x2 x4w' with 4 workers; ' on 1 CPU' after it where its key has the allowed
     CPUs)."""
     workers = ' x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
-    cpus = cpus_in_key(row.get('config_key'))
     return '%s %s %s bs=%s x%s%s %s %s %s %spx%s' % (
         row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
         workers, row['variable_update'], row['device'], row['data'], row['image_size'],
-        '' if cpus is None else ' on %d CPU%s' % (cpus, '' if cpus == 1 else 's'))
+        cpus_words(row.get('config_key')))
+
+
+def cpus_words(key: str | None, unknown: str | None = None) -> str:
+    """' on 1 CPU' for a configuration key with its allowed CPUs; without, '' (or with
+    `unknown`, e.g. '?': ' on ? CPUs')."""
+    cpus = cpus_in_key(key)
+    if cpus is None and unknown is None:
+        return ''
+    return ' on %s CPU%s' % (unknown if cpus is None else cpus, '' if cpus == 1 else 's')
 
 
 def content_key(hostname, model, mode, images_per_sec, step_times_min, step_times_max,

@@ -220,13 +220,12 @@ def _nothing_to_show(args, tail: str = '') -> int:
 def _slug(row: dict) -> str:
     """The default PNG name's configuration: every part of it, so that two configurations
     never share a file ('trivial-fp32-training-bs32-x1-parameter_server-cpu-synthetic-32px';
-    'x2x4w' with 4 workers; '-1cpu' where the key has the allowed CPUs)."""
+    'x2x4w' with 4 workers; '_on_1_CPU' where the key has the allowed CPUs)."""
     workers = 'x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
-    cpus = records.cpus_in_key(row.get('config_key'))
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s%s-%s-%s-%s-%spx%s' % (
         row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
         workers, row['variable_update'], row['device'], row['data'], row['image_size'],
-        '' if cpus is None else '-%dcpu' % cpus))
+        records.cpus_words(row.get('config_key'))))
 
 
 #: The configurations a one-line error names before 'and N more', and the length it keeps
@@ -251,12 +250,6 @@ def _short_config(row: dict, differ: list[str]) -> str:
     return ' '.join(str(p) for p in parts)
 
 
-def _cpus_words(key: str) -> str:
-    """' on 1 CPU' for a configuration key with its allowed CPUs, ' on ? CPUs' without."""
-    cpus = records.cpus_in_key(key)
-    return ' on %s CPU%s' % ('?' if cpus is None else cpus, '' if cpus == 1 else 's')
-
-
 def many_configurations_message(rows: list[dict]) -> str:
     """history's error for rows of several configurations, within LINE_LIMIT characters: the
     count, the first few in short form (their differing parts only), the filter flags that
@@ -268,9 +261,8 @@ def many_configurations_message(rows: list[dict]) -> str:
     differ = [name for name in records.CONFIG_FIELDS
               if len({str(r[name]) for r in first.values()}) > 1]
     unfiltered = [name for name in differ if name not in FILTER_FLAGS]
-    by_cpus = len({records.cpus_in_key(key) for key in first}) > 1
-    if by_cpus:  # pinned runs (the key's cpus_allowed): no filter picks them
-        unfiltered.append('the allowed CPUs')
+    by_cpus = len({records.cpus_in_key(key) for key in first}) > 1  # no filter picks them
+    unfiltered += ['the allowed CPUs'] if by_cpus else []
     pick = ' '.join('--%s=%s' % (name, rows[0][name]) for name in differ
                     if name in FILTER_FLAGS)
     where = ' (`tf_cnn_results show RUN` prints a KEY)'
@@ -279,8 +271,8 @@ def many_configurations_message(rows: list[dict]) -> str:
             ' and '.join(unfiltered))
     else:
         hint = '%s picks the first, or give --config=KEY' % pick
-    short = [_short_config(r, differ) + (_cpus_words(r['config_key']) if by_cpus else '')
-             for r in first.values()]
+    short = [_short_config(r, differ) + (records.cpus_words(r['config_key'], '?') if by_cpus
+                                         else '') for r in first.values()]
     # Fewer configurations, then no word on where a KEY is, until the line fits.
     for shown, tail in ((SHOWN, where), (2, where), (SHOWN, ''), (2, ''), (1, where), (1, '')):
         text = 'history shows one configuration; %d match the filters (%s): %s%s' % (
