@@ -7,7 +7,8 @@ an unknown one for a usage error's "did you mean" (suggest.py), this CPU's measu
 graph choices' factors (choice_speed.py), whether
 it runs a reduced precision's NCHW kernels, refusing an NCHW run on it that cannot
 (layout_kernels.py), its loopback rate between two tasks (loopback.py), the memory this
-process can still allocate (host_memory.py) and the account's default folders under its home
+process can still allocate (host_memory.py), a container's CPU quota and how much it
+throttled a run (cpu_quota.py) and the account's default folders under its home
 folder (user_dirs.py); the measured facts live in one calibration record per host
 (calibration.py: each with its spread and the host's load while it was measured; busy
 measurements are not kept), keyed per CPU model, TensorFlow version and ONEDNN_MAX_CPU_ISA cap.

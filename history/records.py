@@ -8,7 +8,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
     run_utc       when the run finished, 'YYYY-MM-DDTHH:MM:SS.ffffffZ' (orders a series)
     source        'run' (recorded by the run), 'sweep DIR' or 'json FILE' (ingested)
     label         the run's --label, else the ingest's --label, else None
-    config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...'
+    config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...', and
+                  '|cpus_allowed=N' where the run recorded its allowed CPUs
     model, mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
     num_workers, variable_update, device ('cpu'/'gpu'), data ('synthetic', 'imagenet',
     'cifar10'), image_size: the configuration's parts
@@ -98,19 +99,40 @@ mode_of = configuration.mode_of
 data_of = configuration.data_of
 
 
-def config_key(config: dict) -> str:
+def config_key(config: dict, cpus: int | None = None) -> str:
     """'model=trivial|mode=training|precision=fp32|batch_size=32|num_devices=1|num_workers=1|
-    variable_update=parameter_server|device=cpu|data=synthetic|image_size=32' (one line)."""
-    return '|'.join('%s=%s' % (name, config[name]) for name in CONFIG_FIELDS)
+    variable_update=parameter_server|device=cpu|data=synthetic|image_size=32' (one line), and
+    '|cpus_allowed=1' after it for a run that recorded its allowed CPUs (`cpus`:
+    configuration.cpus_of its host load): runs pinned to other CPU counts are other
+    configurations; a run that did not record it keeps the key without it."""
+    key = '|'.join('%s=%s' % (name, config[name]) for name in CONFIG_FIELDS)
+    return key if cpus is None else '%s|%s=%d' % (key, configuration.CPUS_FIELD, cpus)
+
+
+def cpus_in_key(key: str | None) -> int | None:
+    """The allowed-CPU count a `config_key` holds, None when it holds none."""
+    head, _, value = (key or '').rpartition('|%s=' % configuration.CPUS_FIELD)
+    return int(value) if head and value.isdigit() else None
 
 
 def describe_config(row: dict) -> str:
     """A short label: 'trivial fp32 training bs=32 x1 parameter_server cpu synthetic 32px'
-    (x: devices; 'x2 x4w' with 4 workers)."""
+    (x: devices; 'x2 x4w' with 4 workers; ' on 1 CPU' after it where its key has the allowed
+    CPUs)."""
     workers = ' x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
-    return '%s %s %s bs=%s x%s%s %s %s %s %spx' % (
+    return '%s %s %s bs=%s x%s%s %s %s %s %spx%s' % (
         row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
-        workers, row['variable_update'], row['device'], row['data'], row['image_size'])
+        workers, row['variable_update'], row['device'], row['data'], row['image_size'],
+        cpus_words(row.get('config_key')))
+
+
+def cpus_words(key: str | None, unknown: str | None = None) -> str:
+    """' on 1 CPU' for a configuration key with its allowed CPUs; without, '' (or with
+    `unknown`, e.g. '?': ' on ? CPUs')."""
+    cpus = cpus_in_key(key)
+    if cpus is None and unknown is None:
+        return ''
+    return ' on %s CPU%s' % (unknown if cpus is None else cpus, '' if cpus == 1 else 's')
 
 
 def content_key(hostname, model, mode, images_per_sec, step_times_min, step_times_max,
@@ -206,7 +228,7 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
     row['num_workers'] = result.get('num_workers') or 1
     row['batch_size'] = result.get('per_device_batch_size') or row['batch_size']
     row['image_size'] = result.get('image_size') or row['image_size']
-    row['config_key'] = config_key(row)
+    row['config_key'] = config_key(row, configuration.cpus_of(result.get('host_load')))
     summary = step_time_summary(result.get('step_times'))
     total = _number(result.get('cluster_images_per_sec'))
     row.update(
@@ -254,6 +276,7 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         raise RecordError('no params or images_per_sec in the sweep record')
     environment = record.get('environment') or {}
     row = _base_row(params, environment, None, source, label)
+    row['config_key'] = config_key(row, configuration.cpus_of(record.get('host_load')))
     summary = record.get('step_time_secs') or {}
     finished = parse_time(record['started_utc']) + datetime.timedelta(
         seconds=float(record.get('wall_secs') or 0.0))

@@ -25,16 +25,20 @@ Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
      hostname, run_utc)
   3  runs.given_flags_json (NULL for the runs recorded before: history/run_flags.py derives
      their flags from params_json)
+  4  runs.config_key ends in '|cpus_allowed=N' for the runs whose host load recorded their
+     allowed CPUs (records.config_key): runs pinned to other CPU counts are other series
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import time
 
 from ..cnn_util import BenchmarkError
+from ..metrics import configuration
 from . import disk_errors, intact, records
 from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     FILE_NAME,
@@ -49,7 +53,7 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
 )
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_SECS = 60.0
 _TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
          'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
@@ -108,7 +112,21 @@ def _add_given_flags(conn: sqlite3.Connection) -> None:
     conn.execute('ALTER TABLE runs ADD COLUMN given_flags_json TEXT')
 
 
-MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags}
+def _key_allowed_cpus(conn: sqlite3.Connection) -> None:
+    names = ', '.join(records.CONFIG_FIELDS)
+    for row in conn.execute('SELECT id, figures_json, %s FROM runs' % names).fetchall():
+        try:
+            figures = json.loads(row[1] or 'null')
+        except ValueError:
+            figures = None
+        cpus = configuration.cpus_of((figures or {}).get('host_load')
+                                     if isinstance(figures, dict) else None)
+        if cpus is not None:
+            key = records.config_key(dict(zip(records.CONFIG_FIELDS, row[2:])), cpus)
+            conn.execute('UPDATE runs SET config_key = ? WHERE id = ?', (key, row[0]))
+
+
+MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus}
 
 
 def _problem(path: str, error: sqlite3.Error) -> StoreError:

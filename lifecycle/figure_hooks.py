@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import cnn_util
-from ..hardware import machine
+from ..hardware import cpu_quota, machine
 from ..metrics import baseline as baseline_lib
 from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
@@ -127,7 +127,10 @@ class HostLoadHook(run_hooks.RunHook):
     before_timed) it checks whether the host is already busy as the run starts: one `warning:`
     line before the first timed step when other processes used more than
     host_load.OTHERS_LIMIT of the run's cores (warmup_lines), so that a user can stop and rerun
-    early; a run without warm-up steps has only the load average to go by (start_lines).
+    early; a warm-up too short to measure, or none, is judged over the set-up instead (from
+    the hook's making, before the graph is built: one-host runs), and only when that too is too
+    short by the host's load average, never for a run pinned to fewer CPUs than the host has
+    (warmup_lines, start_lines).
     Its total-block line is 'Host load: other processes used 1.42 of 2 cores (71%), load
     average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
     the host was too busy for the figure to be representative (host_load_lines); `end` adds
@@ -145,16 +148,35 @@ class HostLoadHook(run_hooks.RunHook):
       warn: where the warnings go (host_load_lines).
       find_cluster: () -> (pids, tasks): the cluster's other processes on this host and its
         other task addresses here (a test's seam); default cluster_processes(plan).
+      quota: the container's CPU quota (hardware/cpu_quota.py Quota, or None: none); default
+        read from the cgroup files. Under one the share is of min(allowed CPUs, the quota's
+        whole CPUs), and the throttling over the timed part is in result['host_load']
+        ['cpu_quota'] and on the line (cpu_quota.apply, line_clause).
+      cgroup_read: path -> text for the quota's cpu.stat (a test's fake files).
     """
 
-    def __init__(self, plan, *, reader=None, warn=None, find_cluster=None):
-        self.meter = host_load_lib.Meter(plan.threads[0], reader, whole_process=True)
+    def __init__(self, plan, *, reader=None, warn=None, find_cluster=None, quota=False,
+                 cgroup_read=None):
+        self.quota = cpu_quota.host_quota() if quota is False else quota
+        self._cgroup_read = cgroup_read or cpu_quota.read_file
+        self._throttling = None
+        self.meter = host_load_lib.Meter(plan.threads[0], reader, whole_process=True,
+                                         cpu_limit=self.quota and self.quota.whole_cpus)
         self.warn = warn
         self.load = None
         self.warmup = None
         self._params = plan.params
         self._warmup_steps = plan.num_warmup_batches
         self._find_cluster = find_cluster or (lambda: cluster_processes(plan.params))
+        # From the hook's making (before the graph is built) to the timed part: the interval a
+        # run whose warm-up is too short (or absent) has for its allowed CPUs' busy time. A
+        # cluster task's other tasks set up on this host meanwhile: not for a cluster task.
+        self._setup = None
+        if not getattr(plan.params, 'job_name', None):  # (a test's plan may have no flags)
+            self._setup = host_load_lib.Meter(plan.threads[0], self.meter.reader,
+                                              whole_process=True,
+                                              cpu_limit=self.meter.cpu_limit)
+            self._setup.start()
 
     def begin(self, ctx):
         if self._params.job_name:
@@ -167,17 +189,22 @@ class HostLoadHook(run_hooks.RunHook):
         warm = self.meter.restart(host_load_lib.WARM_UP)
         if warm is None:  # no begin (a test's hook): the timed part only
             self.meter.start()
+        setup = self._setup.stop() if self._setup is not None else None
+        self._setup = None
         if self._warmup_steps:
-            self.warmup, lines = warm, warmup_lines(warm)
+            self.warmup, lines = warm, warmup_lines(warm, setup=setup)
         else:  # no warm-up steps: no interval before the timed part to measure the others over
-            self.warmup, lines = None, start_lines(warm)
+            self.warmup, lines = None, start_lines(warm, setup)
         for text in lines:
             _warn(text, self.warn)
+        self._throttling = cpu_quota.throttling(self.quota, self._cgroup_read)
 
     def after_timed(self):
         self.load = self.meter.stop()
         if self.load is not None:
             self.load['warmup'] = warmup_subset(self.warmup)
+            cpu_quota.apply(self.load, self.quota, self._throttling,
+                            cpu_quota.throttling(self.quota, self._cgroup_read))
 
     def total_lines(self, loop) -> list[str]:
         return host_load_lines(self.load, self.warn)
@@ -211,51 +238,72 @@ def cluster_processes(p) -> tuple[set, int]:
     return cluster_tasks.find(ports, cluster_tasks.launcher_pid()), tasks
 
 
+SET_UP_SPAN = ('set-up and warm-up', 'set-up')  # HostLoadHook's interval from its making
+
+
 def warmup_lines(warm: dict | None, span: tuple[str, str] = ('warm-up steps', 'warm-up'),
-                 figure: str = "the timed part's images/sec") -> list[str]:
+                 figure: str = "the timed part's images/sec", setup: dict | None = None
+                 ) -> list[str]:
     """The warning (without 'warning: ') when the host is already busy as the run starts:
     over the warm-up (`span`: how the interval measured is named, in full and short: an
     --eval run's is the set-up before its first batch; `figure`: what may not be
     representative), other processes (not the cluster's) used more than
     host_load.OTHERS_LIMIT of the run's cores, or steal passed STEAL_LIMIT (the timed part's
-    rule); or, when the warm-up was too short to measure, a 1-minute load average above the
-    allowed CPUs plus the run's cores (the load average counts this run's own threads too,
-    hence the margin). [] otherwise."""
+    rule, on the CPUs the run may use); when the warm-up was too short to measure, the same
+    rule over `setup` (the meter's dict from before the graph was built: SET_UP_SPAN), and
+    when that too was not measured (or None), the host's load average (`_load_average_lines`).
+    [] otherwise."""
     if warm is None:
         return []
-    stop = 'stop it (Ctrl-C) and rerun when the host is quiet'
     if warm['representative'] is False:
-        return ['the host is busy as the run starts: %s over the %.1f s of %s (load average '
-                '%s); %s may not be representative: %s' % (
-                    '; '.join(warm['reasons']), warm['wall_secs'], span[0],
-                    _fmt(warm['load_average_before'], '%.1f'), figure, stop)]
+        return _busy_lines(warm, span[0], figure)
     if warm['representative'] is not None:
         return []
+    if setup is not None and setup['representative'] is not None:
+        return _busy_lines(setup, SET_UP_SPAN[0], figure) if not setup['representative'] else []
     return _load_average_lines(warm, 'the %s was too short to measure the other processes'
                                % span[1])
 
 
-def start_lines(warm: dict | None) -> list[str]:
+def _busy_lines(load: dict, span: str, figure: str) -> list[str]:
+    """'the host is busy as the run starts: other processes used 0.75 of the run's 1 core
+    (75%, more than 25%) over the 3.2 s of set-up and warm-up (the host's load average 2.7);
+    ...' for a measured dict that is not representative."""
+    return ['the host is busy as the run starts: %s over the %.1f s of %s (the host\'s load '
+            'average %s); %s may not be representative: stop it (Ctrl-C) and rerun when the '
+            'host is quiet' % ('; '.join(load['reasons']), load['wall_secs'], span,
+                               _fmt(load['load_average_before'], '%.1f'), figure)]
+
+
+def start_lines(warm: dict | None, setup: dict | None = None) -> list[str]:
     """The warning (without 'warning: ') of a run without warm-up steps
-    (--num_warmup_batches=0) when the 1-minute load average as its timed part starts is above
-    the allowed CPUs plus the run's cores: no warm-up ran, so the other processes' CPU time
-    was not measured before the timed part (`warm`: the meter's dict up to the timed part's
-    start, read for its load average and CPUs only). [] otherwise."""
+    (--num_warmup_batches=0): other processes' share of the run's CPUs over `setup` (the
+    meter's dict from before the graph was built to the timed part's start) when measured,
+    as `warmup_lines` judges a warm-up; else the host's load average (`_load_average_lines`:
+    `warm`, the meter's dict up to the timed part's start, read for its load average and
+    CPUs only). [] otherwise."""
+    if setup is not None and setup['representative'] is not None:
+        return [] if setup['representative'] else _busy_lines(
+            setup, SET_UP_SPAN[0], "the timed part's images/sec")
     return _load_average_lines(warm, 'with --num_warmup_batches=0 no warm-up step ran to '
                                      'measure the other processes over')
 
 
 def _load_average_lines(warm: dict | None, why: str) -> list[str]:
-    """'the host may be busy as the run starts: load average 4.9 on 2 CPUs (it counts this
-    run's own threads too; `why`); ...' when `warm`'s load average before passes its allowed
-    CPUs plus the run's cores, else []."""
+    """'the host may be busy as the run starts: the host's load average 4.9 on its 2 CPUs
+    (it counts this run's own threads too; `why`); ...' when `warm`'s load average before
+    passes the host's CPUs plus the run's cores, else []. The load average is the whole
+    host's: a run that may use fewer CPUs than the host has (taskset, a cpuset) gets no line
+    from it, since the load may be on CPUs the run does not use (its timed part's host load
+    counts its own CPUs)."""
     load = None if warm is None else warm.get('load_average_before')
-    if load is None or load <= warm['cpus_allowed'] + warm['cores']:
+    host = warm.get('host_cpus') or warm['cpus_allowed'] if warm is not None else None
+    if load is None or warm['cpus_allowed'] < host or load <= host + warm['cores']:
         return []
-    return ['the host may be busy as the run starts: load average %.1f on %d CPU%s (it counts '
-            'this run\'s own threads too; %s); if the timed part\'s host load says so, stop it '
-            '(Ctrl-C) and rerun when the host is quiet' % (
-                load, warm['cpus_allowed'], '' if warm['cpus_allowed'] == 1 else 's', why)]
+    return ['the host may be busy as the run starts: the host\'s load average %.1f on its %d '
+            'CPU%s (it counts this run\'s own threads too; %s); if the timed part\'s host load '
+            'says so, stop it (Ctrl-C) and rerun when the host is quiet' % (
+                load, host, '' if host == 1 else 's', why)]
 
 
 def _fmt(value, pattern: str) -> str:
@@ -313,7 +361,7 @@ def host_load_lines(load: dict | None, warn: Callable[[str], None] | None = None
         return []
     if load['warning']:
         _warn(load['warning'], warn)
-    return [host_load_lib.format_line(load)]
+    return [host_load_lib.format_line(load) + cpu_quota.line_clause(load)]
 
 
 class StepBreakdownHook(run_hooks.RunHook):

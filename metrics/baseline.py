@@ -5,8 +5,11 @@ test and the rule are metrics/significance.py's: the run fails (exit status 1, a
 are written) when it is slower by the one-sided Mann-Whitney test (p <= 0.05) and its total
 images/sec is more than --fail_on_slower percent below the baseline's. A JSON of another
 configuration (metrics/configuration.py: model, mode, precision, batch size per device, devices,
-workers, --variable_update, device, data, image size; the rule of every gate) is refused before
-the run starts, with one line naming the parts that differ; any other flag (threads, layout,
+workers, --variable_update, device, data, image size, and the count of CPUs the run may use
+where the baseline recorded it; the rule of every gate) is refused before the run starts, with
+one line naming the parts that differ (a run pinned to 1 CPU against a baseline that had 2 is
+not a regression of the code: another configuration of the host, known before the run, so
+refused as the others are, not judged after it); any other flag (threads, layout,
 XLA, ...) and the environment may differ, and the gate's line names what changed
 ('--num_intra_threads None -> 1'), as `tf_cnn_results regressions` and `tf_cnn_sweep compare`
 do.
@@ -32,8 +35,9 @@ import json
 
 from .. import cnn_util
 from .. import params as params_lib
+from ..hardware import cpu_quota
 from ..runtime import file_systems
-from . import clean_runs, configuration, result_rates
+from . import clean_runs, configuration, host_load, result_rates
 from . import significance as regression
 
 
@@ -84,6 +88,19 @@ def load(path: str) -> dict:
     return data
 
 
+#: What the refusal of a baseline of another allowed-CPU count adds to its list of parts.
+CPUS_HINT = (', run on as many allowed CPUs (taskset, numactl and a container\'s cpuset set '
+             'them: the run and its baseline must agree)')
+
+
+def run_cpus() -> int:
+    """The count of CPUs this process may run on (metrics/host_load.py allowed_cpus: what its
+    results JSON records as host_load's 'cpus_allowed'), no more than a container's CPU
+    quota's whole CPUs (hardware/cpu_quota.py), this run's part CPUS_FIELD
+    (configuration.cpus_of reads a result's the same way)."""
+    return cpu_quota.usable(len(host_load.allowed_cpus()), cpu_quota.host_quota())
+
+
 def _norm(value):
     return list(value) if isinstance(value, (list, tuple)) else value
 
@@ -119,9 +136,10 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
       path: --baseline (for the messages).
       params: the run's resolved Params.
       this_config: the run's configuration (configuration.of_result of its plan's values:
-        devices, workers, dataset), or the parts of it known so far (before TensorFlow loads:
-        preflight/usage.py known_configuration): only the parts it has are compared; default:
-        configuration.of_params of `params`.
+        devices, workers, dataset; and its allowed CPUs, 'cpus_allowed'), or the parts of it
+        known so far (before TensorFlow loads: preflight/usage.py known_configuration): only
+        the parts it has are compared (the allowed CPUs only where the baseline recorded
+        them too); default: configuration.of_params of `params`.
 
     Returns:
       The stored result, with 'results_file' set to `path`.
@@ -134,12 +152,16 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
     theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
     diff = configuration.differences(theirs, mine, 'in the baseline', 'here', [
         name for name in configuration.CONFIG_FIELDS if name in mine])
+    cpus = configuration.cpus_differ(theirs, mine)
+    if cpus:
+        diff += configuration.differences(theirs, mine, 'in the baseline', 'here',
+                                          [configuration.CPUS_FIELD])
     if diff:
         raise BaselineError('--baseline=%s is a run of another configuration (%s); give a '
                             'results JSON of the same model, mode, precision, batch size, '
-                            'devices, workers, --variable_update, device, data and image size '
+                            'devices, workers, --variable_update, device, data and image size%s '
                             '(other flags may differ: the baseline line names them)'
-                            % (path, '; '.join(diff)))
+                            % (path, '; '.join(diff), CPUS_HINT if cpus else ''))
     why = clean_runs.of_result(stored).why()
     if why and not getattr(params, 'include_unclean_runs', False):
         raise BaselineError('--baseline=%s is not a clean run (%s); give the results JSON of a '

@@ -3,8 +3,11 @@
 A configuration is what makes two runs comparable at all (docs/results-database.md, "What is a
 configuration"): CONFIG_FIELDS, i.e. model, mode (training, forward-only, evaluation),
 precision (fp32, fp16, bf16), batch size per device, devices, workers, --variable_update,
-device (cpu, gpu), data (synthetic, imagenet, cifar10) and image size. The gates hold it
-fixed:
+device (cpu, gpu), data (synthetic, imagenet, cifar10) and image size; and where the runs
+recorded it, the count of CPUs the run was allowed (CPUS_FIELD: its host load's
+`cpus_allowed`, the affinity mask of taskset or a container's cpuset): a run pinned to 1 CPU
+and one on every CPU are two configurations of the host, while a record without the count (an
+old one) stays comparable with the others without it. The gates hold it fixed:
 
   tf_cnn_results regressions   a series is the runs of one configuration on one host
   tf_cnn_sweep compare         configurations are matched between the sides; a gate between
@@ -25,10 +28,15 @@ No TensorFlow and no project imports: plain dicts of flag values in, text out.
 
 from __future__ import annotations
 
+import math
+
 CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
                  'variable_update', 'device', 'data', 'image_size')
 ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
                       'cpu_cores', 'gpus', 'onednn', 'hostname')
+#: The allowed-CPU count's part: not a column of the results database (history/records.py puts
+#: it in the configuration key where a run recorded it), compared where both sides have it.
+CPUS_FIELD = 'cpus_allowed'
 # Flags that say where a run wrote or what it is called, not how it ran, and the gates' own.
 NAMING_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'label',
                 'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
@@ -79,7 +87,29 @@ def of_result(result: dict) -> dict:
     config['num_workers'] = result.get('num_workers') or 1
     config['batch_size'] = result.get('per_device_batch_size') or config['batch_size']
     config['image_size'] = result.get('image_size') or config['image_size']
+    config[CPUS_FIELD] = cpus_of(result.get('host_load'))
     return config
+
+
+def cpus_of(host_load) -> int | None:
+    """The count of CPUs a run was allowed, from its host load (metrics/host_load.py measure's
+    dict, or a sweep record's subset: 'cpus_allowed'), no more than the whole CPUs of the
+    container's CPU quota it recorded ('cpu_quota': hardware/cpu_quota.py usable); None where
+    it is not recorded."""
+    value = host_load.get(CPUS_FIELD) if isinstance(host_load, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None
+    quota = host_load.get('cpu_quota')
+    cpus = quota.get('cpus') if isinstance(quota, dict) else None
+    if isinstance(cpus, (int, float)) and not isinstance(cpus, bool) and cpus > 0:
+        value = max(1, min(value, math.ceil(round(cpus, 6))))
+    return value
+
+
+def cpus_differ(a: dict, b: dict) -> bool:
+    """True when both configurations recorded their allowed-CPU count and the counts differ
+    (a configuration without it is comparable with any)."""
+    return None not in (a.get(CPUS_FIELD), b.get(CPUS_FIELD)) and a[CPUS_FIELD] != b[CPUS_FIELD]
 
 
 def differences(a: dict, b: dict, a_where: str = 'in A', b_where: str = 'in B',

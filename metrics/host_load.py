@@ -110,6 +110,8 @@ class Sample:
       steal_ticks: steal summed over the allowed CPUs (clock ticks), or None.
       self_ticks: utime+stime+cutime+cstime of this process (clock ticks), or None.
       error: why a reading is None ('' when all were read).
+      host_cpus: the `cpuN` lines of /proc/stat, every CPU of the host (the load average's
+        CPUs), or None when not read.
     """
 
     wall_secs: float
@@ -118,6 +120,7 @@ class Sample:
     steal_ticks: int | None
     self_ticks: int | None
     error: str = ''
+    host_cpus: int | None = None
 
 
 def _down(secs: float) -> float:
@@ -204,8 +207,9 @@ class ProcReader:
             except (OSError, ValueError, IndexError) as e:
                 errors.append('%s/%s: %s' % (self.root, name, _why(e)))
         busy, steal = values.get('stat', (None, None))
+        host_cpus = None if isinstance(texts['stat'], OSError) else count_cpus(texts['stat'])
         return Sample(wall, values.get('loadavg'), busy, steal, values.get('self/stat'),
-                      '; '.join(errors))
+                      '; '.join(errors), host_cpus or None)
 
     def sample(self) -> Sample:
         """Reads and parses one sample (`read_files`, `parse`)."""
@@ -256,6 +260,11 @@ def parse_stat(text: str, cpus) -> tuple[int, int]:
     return busy, steal
 
 
+def count_cpus(text: str) -> int:
+    """The `cpuN` lines of a /proc/stat text: the host's online CPUs."""
+    return sum(1 for line in text.splitlines() if line[3:4].isdigit() and line[:3] == 'cpu')
+
+
 def parse_self_stat(text: str) -> int:
     """utime + stime + cutime + cstime (clock ticks) of a /proc/[pid]/stat line: fields 14-17
     of proc(5), counted after the parenthesised command name (which may hold spaces)."""
@@ -296,7 +305,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         allowed CPU: format_line says so), else None.
 
     Returns:
-      {cores, intra_threads, cpus_allowed, wall_secs, load_average_before, load_average_after,
+      {cores, intra_threads, cpus_allowed, host_cpus (the host's CPUs, which the load
+       average counts over; None unread), wall_secs, load_average_before, load_average_after,
        others_cpu_secs, others_cores, others_fraction, cluster_tasks, cluster_processes,
        cluster_cpu_secs, cluster_cores, cluster_fraction, outside_fraction (the others less
        the cluster's; the cluster_ keys are None on one host), steal_secs, steal_fraction,
@@ -309,7 +319,7 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
     """
     wall = end.wall_secs - start.wall_secs
     out = {'cores': cores, 'intra_threads': intra_threads, 'cpus_allowed': num_cpus,
-           'wall_secs': wall,
+           'host_cpus': end.host_cpus, 'wall_secs': wall,
            'load_average_before': start.load_average, 'load_average_after': end.load_average,
            'others_cpu_secs': None, 'others_cores': None, 'others_fraction': None,
            'cluster_tasks': None, 'cluster_processes': None, 'cluster_cpu_secs': None,
@@ -413,10 +423,14 @@ class Meter:
       whole_process: True for a training or evaluation run: the share is of every allowed
         CPU (its inter-op and input threads run beside the intra-op ones); False for a
         measurement confined to its intra-op threads (run_cores).
+      cpu_limit: the whole CPUs of a container's CPU quota (hardware/cpu_quota.py), which
+        caps the allowed CPUs the share divides by; None: no quota.
     """
 
     def __init__(self, intra_threads: int | None, reader: ProcReader | None = None,
-                 figure: str = TOTAL_FIGURE, *, whole_process: bool = False):
+                 figure: str = TOTAL_FIGURE, *, whole_process: bool = False,
+                 cpu_limit: int | None = None):
+        self.cpu_limit = cpu_limit
         self.reader = reader or ProcReader()
         self.figure = figure
         self.whole_process = whole_process
@@ -429,9 +443,10 @@ class Meter:
     def cores(self) -> int:
         """What the others' share divides by: the allowed CPUs (`whole_process`), else
         run_cores."""
+        cpus = max(1, min(len(self.reader.cpus), self.cpu_limit or len(self.reader.cpus)))
         if self.whole_process:
-            return max(1, len(self.reader.cpus))
-        return run_cores(self._intra_threads, self.reader.cpus)
+            return cpus
+        return run_cores(self._intra_threads, range(cpus))
 
     def _fewer_intra_threads(self) -> int | None:
         """A whole process's intra-op threads when fewer than its cores, else None."""

@@ -90,11 +90,11 @@ def settle(p: params_lib.Params, visible_gpus: int,
     if stored is None and file_systems.is_remote(q.baseline) and not q.eval:
         stored = baseline.load(q.baseline)  # through TensorFlow: not in the usage check
     if stored is not None:  # the configuration as the run resolved it: devices, workers, data
-        stored = baseline.check_config(stored, q.baseline, q, configuration.of_result({
+        stored = baseline.check_config(stored, q.baseline, q, dict(configuration.of_result({
             'params': q._asdict(), 'plan': {'dataset': plan.dataset},
             'num_devices': len(plan.devices), 'num_workers': plan.num_workers,
             'per_device_batch_size': plan.per_device_batch_size,
-            'image_size': plan.image_size}))
+            'image_size': plan.image_size}), cpus_allowed=baseline.run_cpus()))
     # XLA's flags and the options of every session of this run (training, evaluation, frozen
     # inference; a cluster task's server): once, before the first session.
     plan = session_config.settle(plan)

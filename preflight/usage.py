@@ -285,7 +285,8 @@ def known_configuration(p: params.Params) -> dict:
     check_config compares only the parts given; the run's settled plan is compared in full
     after TensorFlow loads: preflight/settled_run.py).
 
-    Always: model, mode, precision, --variable_update. On one host (no --job_name: a cluster
+    Always: model, mode, precision, --variable_update, the CPUs this process may run on
+    (configuration.CPUS_FIELD: baseline.run_cpus). On one host (no --job_name: a cluster
     task's devices, workers and batch are its cluster's): devices (--num_gpus towers) and 1
     worker; --device when given (else TensorFlow's GPUs decide); the data when known without
     TensorFlow (`dataset_name`: not a remote --data_dir); the batch size per device and the
@@ -299,6 +300,7 @@ def known_configuration(p: params.Params) -> dict:
     """
     config = configuration.of_params(p._asdict())
     known = {name: config[name] for name in ('model', 'mode', 'precision', 'variable_update')}
+    known[configuration.CPUS_FIELD] = baseline.run_cpus()
     if p.job_name:
         return known
     known.update(num_devices=p.num_gpus, num_workers=1)

@@ -29,6 +29,7 @@ import os
 import sys
 
 from .. import cnn_util
+from ..hardware import cpu_quota
 from ..metrics import host_load
 from . import gpu_settings
 
@@ -64,6 +65,12 @@ def physical_cores(cpuinfo_path: str = '/proc/cpuinfo') -> int:
     return len(cores) or len(allowed) or 1
 
 
+def usable_cores() -> int:
+    """The physical cores this process may keep busy: `physical_cores()`, no more than the
+    whole CPUs of a container's CPU quota (hardware/cpu_quota.py: a 0.5-CPU quota gives 1)."""
+    return cpu_quota.usable(physical_cores(), cpu_quota.host_quota())
+
+
 def default_thread_counts(num_cores: int | None = None, *,
                           real_data: bool = False) -> tuple[int, int]:
     """The measured best (intra-op, inter-op) thread-pool sizes for a CPU run.
@@ -82,10 +89,11 @@ def default_thread_counts(num_cores: int | None = None, *,
     real data only.
 
     Args:
-      num_cores: physical cores; default `physical_cores()`.
+      num_cores: physical cores; default `usable_cores()` (the physical cores, no more than a
+        container's CPU quota allows).
       real_data: the run reads a dataset (--data_dir) rather than synthetic images.
     """
-    cores = num_cores or physical_cores()
+    cores = num_cores or usable_cores()
     return cores, min(2, cores) + (1 if real_data else 0)
 
 
@@ -162,7 +170,8 @@ def configure_environment(p, environ=None) -> dict[str, str]:
 def oversubscription_warning(p, threads: tuple[int, int]) -> str | None:
     """The one warning line of a run on this host whose intra-op threads (`threads`: the run's
     (intra-op, inter-op) counts) outnumber the CPUs this process may run on
-    (metrics/host_load.allowed_cpus: its affinity mask, e.g. `taskset -c 0`), or None.
+    (metrics/host_load.allowed_cpus: its affinity mask, e.g. `taskset -c 0`; no more than a
+    container's CPU quota's whole CPUs: hardware/cpu_quota.usable), or None.
 
     No line for a dry run or a scaling plan (--dry_run, --plan_scaling: they may plan for
     another host and run no step here), nor for 0 (TensorFlow sizes the pool by the mask).
@@ -170,7 +179,7 @@ def oversubscription_warning(p, threads: tuple[int, int]) -> str | None:
     intra = threads[0]
     if p.dry_run or p.plan_scaling or not intra:
         return None
-    cpus = len(host_load.allowed_cpus()) or 1
+    cpus = cpu_quota.usable(len(host_load.allowed_cpus()) or 1, cpu_quota.host_quota())
     if intra <= cpus:
         return None
     return ('%s on the %s this run may use: oversubscribed, the threads of each op take turns '
@@ -218,10 +227,13 @@ def openmp_runtime_loaded(maps_path: str = '/proc/self/maps') -> bool | None:
 
 def describe(threads: tuple[int, int]) -> str:
     """The header's thread text for `threads` (the run plan's (intra-op, inter-op) counts),
-    e.g. 'intra-op 2, inter-op 2 (2 physical cores)'."""
+    e.g. 'intra-op 2, inter-op 2 (2 physical cores)'; under a container's CPU quota
+    'intra-op 1, inter-op 1 (2 physical cores; CPU quota 0.5 CPU (cgroup v2 ...))'."""
     intra, inter = threads
-    text = 'intra-op %s, inter-op %s (%s)' % (
-        intra or 'auto', inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'))
+    quota = cpu_quota.host_quota()
+    text = 'intra-op %s, inter-op %s (%s%s)' % (
+        intra or 'auto', inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'),
+        '' if quota is None else '; ' + quota.words())
     kmp = {k: os.environ[k] for k in _MANAGED_VARIABLES if k in os.environ}
     if kmp:
         text += '; %s' % ' '.join('%s=%s' % kv for kv in sorted(kmp.items()))

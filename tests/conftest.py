@@ -60,6 +60,10 @@ os.environ['TF_CNN_BUSY_HOST_WARNING'] = '0'
 # CPU peak, and the precision rules of the CPU's flags; a test that needs a figure injects it
 # (a record it writes, under TF_CNN_CALIBRATION=<its file>, or a measure_fn / probe stand-in).
 os.environ['TF_CNN_CALIBRATION'] = 'off'
+# Nor its container's CPU quota (hardware/cpu_quota.py): the default threads, the header's
+# Threads line and the host load's share stay the same in a container with `--cpus`; a test of
+# the quota injects its cgroup files.
+os.environ['TF_CNN_CPU_QUOTA'] = 'off'
 from tf_cnn_benchmarks.runtime import runtime_env  # noqa: E402
 
 

@@ -271,8 +271,8 @@ def test_history_of_only_unclean_runs_is_an_error(tmp_path, capsys):
     assert status == 1 and out.splitlines() == [
         'left out 2 of 2 runs: 2 %s; --include_unclean_runs keeps them' % BUSY_LINE]
     assert err == ('error: every run of trivial fp32 training bs=32 x1 parameter_server cpu '
-                   'synthetic 32px was left out of the history; --include_unclean_runs keeps '
-                   'them\n')
+                   'synthetic 32px on 2 CPUs was left out of the history; '
+                   '--include_unclean_runs keeps them\n')
 
 
 def test_the_page_counts_and_badges_the_runs_left_out(tmp_path):

@@ -216,9 +216,9 @@ def test_a_host_busy_over_the_warm_up_is_said_before_the_timed_part():
     hook.before_timed()
     assert said == [
         "the host is busy as the run starts: other processes used 1.30 of the run's 2 cores "
-        "(65%, more than 25%) over the 2.0 s of warm-up steps (load average 4.9); the timed "
-        "part's images/sec may not be representative: stop it (Ctrl-C) and rerun when the host "
-        "is quiet"]
+        "(65%, more than 25%) over the 2.0 s of warm-up steps (the host's load average 4.9); "
+        "the timed part's images/sec may not be representative: stop it (Ctrl-C) and rerun "
+        "when the host is quiet"]
     proc.now += 10.0
     proc.set('4.0', (1200, 1200), 1940)  # timed: others 2 s of 20 (10%): representative
     hook.after_timed()
@@ -240,9 +240,10 @@ def test_a_warm_up_too_short_to_measure_falls_back_to_a_high_load_average():
                              host_load.Sample(0.01, 4.9, 0, 0, 0), 2, 2, 100)
     assert warm['representative'] is None
     assert figure_hooks.warmup_lines(warm) == [
-        "the host may be busy as the run starts: load average 4.9 on 2 CPUs (it counts this "
-        "run's own threads too; the warm-up was too short to measure the other processes); if "
-        "the timed part's host load says so, stop it (Ctrl-C) and rerun when the host is quiet"]
+        "the host may be busy as the run starts: the host's load average 4.9 on its 2 CPUs (it "
+        "counts this run's own threads too; the warm-up was too short to measure the other "
+        "processes); if the timed part's host load says so, stop it (Ctrl-C) and rerun when the "
+        "host is quiet"]
     quiet = dict(warm, load_average_before=3.9)  # at most CPUs + the run's cores: nothing
     assert figure_hooks.warmup_lines(quiet) == [] and figure_hooks.warmup_lines(None) == []
 

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
+from tf_cnn_benchmarks.hardware import cpu_quota
 from tf_cnn_benchmarks.params import make_params
 from tf_cnn_benchmarks.runtime import cpu_tuning
 
@@ -230,6 +231,10 @@ def test_more_intra_op_threads_than_allowed_cpus_warn_on_this_host_only(monkeypa
     assert cpu_tuning.oversubscription_warning(make_params(plan_scaling=True), (2, 1)) is None
     monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset(range(64)))
     assert cpu_tuning.oversubscription_warning(make_params(), (64, 2)) is None
+    # Under a container's 0.5-CPU quota, 2 threads on 64 allowed CPUs take turns on one.
+    monkeypatch.setattr(cpu_quota, 'host_quota', lambda: cpu_quota.Quota(0.5, 'test', ''))
+    assert cpu_tuning.oversubscription_warning(make_params(), (2, 2)).startswith(
+        '2 intra-op threads on the 1 CPU this run may use: oversubscribed')
 
 
 _WARN_SCRIPT = textwrap.dedent('''

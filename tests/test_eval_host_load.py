@@ -64,8 +64,8 @@ def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_total_images_s
     assert err == [
         'warning: the host is busy as the run starts: other processes used 1.80 of the run\'s '
         '2 cores (90%, more than 25%) over the 1.0 s of set-up before the first batch '
-        '(session, restore, input warm-up) (load average 3.5); total images/sec may not be '
-        'representative: stop it (Ctrl-C) and rerun when the host is quiet']
+        '(session, restore, input warm-up) (the host\'s load average 3.5); total images/sec '
+        'may not be representative: stop it (Ctrl-C) and rerun when the host is quiet']
     load = r['host_load']
     assert load['warning'] == (
         'total images/sec is not representative of this host: other processes used 1.80 of the '

@@ -32,7 +32,9 @@ import results_helpers as rh
 _main = rh.results_command
 
 
-def _sweep(directory, rates, extra_flags=(), params=None, batch=8):
+def _sweep(directory, rates, extra_flags=(), params=None, batch=8, cpus=None):
+    """A sweep folder of one configuration's repeats at `rates`; `cpus`: the allowed CPUs its
+    runs' host loads recorded (None: no host load)."""
     records = []
     for i, rate in enumerate(rates):
         config = {'model': 'trivial', 'batch_size': batch, 'num_gpus': 1, 'precision': 'fp32',
@@ -41,6 +43,10 @@ def _sweep(directory, rates, extra_flags=(), params=None, batch=8):
                         'status': 'ok', 'images_per_sec': rate,
                         'extra_flags': list(extra_flags), 'environment': {},
                         'params': params})
+        if cpus is not None:
+            records[-1]['host_load'] = {'cores': cpus, 'cpus_allowed': cpus,
+                                        'others_fraction': 0.01, 'outside_fraction': 0.01,
+                                        'steal_fraction': 0.0, 'representative': True}
     return rh.sweep_folder(directory, records)
 
 
@@ -83,14 +89,34 @@ def test_a_compare_gate_between_other_configurations_is_a_usage_error(tmp_path, 
     assert captured.out == '' and captured.err == (
         "error: --fail_on_slower: A and B ran other configurations (device: 'cpu' in A, 'gpu' "
         "in B); a gate compares runs of the same configuration: give sweeps of the same "
-        "--device, data (--data_dir, --data_name), mode (--forward_only, --eval) and "
-        "--image_size\n")
+        "--device, data (--data_dir, --data_name), mode (--forward_only, --eval), "
+        "--image_size and allowed CPUs (taskset, numactl, a container's cpuset)\n")
     assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0  # a report: it says so
     assert ("note: A and B ran other configurations (device: 'cpu' in A, 'gpu' in B): a gate "
             "(--fail_on_slower) refuses to judge them") in capsys.readouterr().out
     same = _sweep(str(tmp_path / 'c'), A, params=dict(cpu, num_intra_threads=1))
     assert sweep.main(['tf_cnn_sweep', 'compare', a, same, '--fail_on_slower=5']) == 0
     capsys.readouterr()
+
+
+def test_a_compare_gate_between_sweeps_of_other_allowed_cpus_is_a_usage_error(tmp_path,
+                                                                             capsys):
+    # A new user's trial: `taskset -c 0 tf_cnn_sweep` against an unpinned sweep was compared
+    # as one configuration, without a word (the runs recorded 1 and 2 allowed CPUs).
+    a = _sweep(str(tmp_path / 'a'), A, cpus=2)
+    b = _sweep(str(tmp_path / 'b'), [70.0, 71.0, 69.0], cpus=1)
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b, '--fail_on_slower=5']) == 2
+    captured = capsys.readouterr()
+    assert captured.out == '' and captured.err.startswith(
+        "error: --fail_on_slower: A and B ran other configurations (cpus_allowed: 2 in A, 1 in "
+        "B); a gate compares runs of the same configuration: ")
+    assert sweep.main(['tf_cnn_sweep', 'compare', a, b]) == 0  # a report: it says so
+    assert ("note: A and B ran other configurations (cpus_allowed: 2 in A, 1 in B): a gate "
+            "(--fail_on_slower) refuses to judge them") in capsys.readouterr().out
+    # The same count, or a side whose runs did not record it (older sweeps): judged.
+    for other in (_sweep(str(tmp_path / 'c'), A, cpus=2), _sweep(str(tmp_path / 'd'), A)):
+        assert sweep.main(['tf_cnn_sweep', 'compare', a, other, '--fail_on_slower=5']) == 0
+        assert 'ran other configurations' not in capsys.readouterr().out
 
 
 def test_compare_exit_statuses_tell_a_regression_from_not_judged(tmp_path, capsys):

@@ -105,7 +105,8 @@ def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
         "the run's 2 cores (71%, more than 25%) during the timed part; rerun when the host is "
         "quiet")
     assert set(load) == {
-        'cores', 'cpus_allowed', 'wall_secs', 'load_average_before', 'load_average_after',
+        'cores', 'cpus_allowed', 'host_cpus', 'wall_secs', 'load_average_before',
+        'load_average_after',
         'others_cpu_secs', 'others_cores', 'others_fraction', 'steal_secs', 'steal_fraction',
         'representative', 'reasons', 'warning', 'error', 'others_limit', 'steal_limit',
         'method', 'cluster_tasks', 'cluster_processes', 'cluster_cpu_secs', 'cluster_cores',
@@ -373,34 +374,73 @@ def test_a_warm_up_too_short_to_measure_is_named_the_warm_up():
 def test_a_run_without_warm_up_steps_names_no_warm_up():
     # A user's trial: --num_warmup_batches=0 printed 'the warm-up was too short to measure the
     # other processes' (there was no warm-up); the load average alone warns, and says why.
+    # The fake host has 3 CPUs (cpu0..cpu2): the run may use all of them here.
     proc, said = FakeProc(), []
     plan = _plan()
     plan.num_warmup_batches = 0
-    hook = figure_hooks.HostLoadHook(plan, reader=proc.reader(), warn=said.append)
-    proc.set('4.90', own=(0, 0, 0, 0))
+    every = (0, 1, 2)
+    hook = figure_hooks.HostLoadHook(plan, reader=proc.reader(every), warn=said.append)
+    proc.set('6.10', own=(0, 0, 0, 0))
     hook.meter.start()  # as `begin` does (a one-host run)
     proc.now += 0.01
     hook.before_timed()
     assert said == [
-        "the host may be busy as the run starts: load average 4.9 on 2 CPUs (it counts this "
-        "run's own threads too; with --num_warmup_batches=0 no warm-up step ran to measure "
-        "the other processes over); if the timed part's host load says so, stop it (Ctrl-C) "
-        "and rerun when the host is quiet"]
+        "the host may be busy as the run starts: the host's load average 6.1 on its 3 CPUs (it "
+        "counts this run's own threads too; with --num_warmup_batches=0 no warm-up step ran to "
+        "measure the other processes over); if the timed part's host load says so, stop it "
+        "(Ctrl-C) and rerun when the host is quiet"]
     assert not any('warm-up was' in text for text in said)
     proc.now += 1.0
     hook.after_timed()
     assert hook.load['warmup'] is None and hook.load['wall_secs'] == pytest.approx(1.0)
     # A quiet load average says nothing; with warm-up steps the old line is unchanged.
-    proc.set('3.90', own=(0, 0, 0, 0))
-    quiet = figure_hooks.HostLoadHook(plan, reader=proc.reader(), warn=said.append)
+    proc.set('5.90', own=(0, 0, 0, 0))
+    quiet = figure_hooks.HostLoadHook(plan, reader=proc.reader(every), warn=said.append)
     quiet.meter.start()
     quiet.before_timed()
     assert len(said) == 1
-    proc.set('4.90', own=(0, 0, 0, 0))
-    warm = figure_hooks.HostLoadHook(_plan(), reader=proc.reader(), warn=said.append)
+    proc.set('6.10', own=(0, 0, 0, 0))
+    warm = figure_hooks.HostLoadHook(_plan(), reader=proc.reader(every), warn=said.append)
     warm.meter.start()
     warm.before_timed()
     assert 'the warm-up was too short to measure the other processes' in said[-1]
+
+
+def test_a_pinned_run_is_not_warned_of_the_load_on_cpus_it_does_not_use():
+    # A new user's trial: three spinners on CPU 1, the run under `taskset -c 0` with
+    # --num_warmup_batches=0 said 'the host may be busy as the run starts: load average 2.7
+    # on 1 CPU': the host's load average set against the run's one CPU. The verdict is the
+    # run's own CPUs' busy time over the set-up (from the hook's making to the timed part).
+    proc, said = FakeProc(), []
+    plan = _plan()
+    plan.num_warmup_batches = 0
+    proc.set('2.70', user=(0, 0), own=(0, 0, 0, 0))
+    hook = figure_hooks.HostLoadHook(plan, reader=proc.reader((0,)), warn=said.append)
+    proc.now += 3.0  # the graph built, the session made: cpu0 is the run's own (300 ticks)
+    proc.set('2.70', user=(310, 300), own=(300, 0, 0, 0))  # cpu1 busy: not the run's
+    hook.meter.start()  # `begin`
+    proc.now += 0.01
+    hook.before_timed()
+    assert said == []  # before: 'load average 2.7 on 1 CPU'
+    # Others on the run's own CPU over the set-up: said, with its measured share.
+    proc2, said2 = FakeProc(), []
+    proc2.set('2.70', own=(0, 0, 0, 0))
+    busy = figure_hooks.HostLoadHook(plan, reader=proc2.reader((0,)), warn=said2.append)
+    proc2.now += 3.0
+    proc2.set('2.70', user=(300, 300), own=(75, 0, 0, 0))  # others: 225 of 300 ticks
+    busy.meter.start()
+    proc2.now += 0.01
+    busy.before_timed()
+    assert said2 == [
+        "the host is busy as the run starts: other processes used 0.75 of the run's 1 core "
+        "(75%, more than 25%) over the 3.0 s of set-up and warm-up (the host's load average "
+        "2.7); the timed part's images/sec may not be representative: stop it (Ctrl-C) and "
+        "rerun when the host is quiet"]
+    # Not measured at all (a too short set-up): the host's load average says nothing of a
+    # pinned run's CPUs; the whole host's line stays for a run on every CPU (above).
+    warm = host_load.measure(host_load.Sample(0.0, 4.9, 0, 0, 0, '', 3),
+                             host_load.Sample(0.01, 4.9, 0, 0, 0, '', 3), 1, 1, 100)
+    assert warm['host_cpus'] == 3 and figure_hooks.start_lines(warm) == []
 
 
 class _Phases(run_hooks.RunHook):

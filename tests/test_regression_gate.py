@@ -298,6 +298,41 @@ def test_baseline_of_another_configuration_is_refused_naming_the_parts(tmp_path)
             model='trivial', batch_size=8, device='gpu', data_dir='/d', data_name='cifar10'))
 
 
+def test_a_baseline_of_another_allowed_cpu_count_is_refused_before_the_run(tmp_path,
+                                                                           monkeypatch):
+    # A new user's trial: a run under `taskset -c 0` against an unpinned baseline of the same
+    # flags said 'slower ... -32.0% ... FAILED' (exit 1) without a word that the baseline had
+    # 2 CPUs and the run 1, though both results record it (host_load.cpus_allowed).
+    from tf_cnn_benchmarks.metrics import host_load
+    from tf_cnn_benchmarks.preflight import usage
+    path = _stored(tmp_path, A)
+    data = json.loads(open(path).read())
+    data['image_size'] = 227  # the run's resolved one (trivial's own)
+    data['host_load'] = {'cores': 2, 'cpus_allowed': 2, 'representative': True,
+                         'others_fraction': 0.01, 'outside_fraction': 0.01,
+                         'steal_fraction': 0.0, 'reasons': []}
+    open(path, 'w').write(json.dumps(data))
+    here = params.make_params(model='trivial', batch_size=8, baseline=path)
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0}))  # taskset -c 0
+    with pytest.raises(params.ParamsError) as e:
+        baseline.check_config(baseline.load(path), path, here, usage.known_configuration(here))
+    assert str(e.value) == (
+        "--baseline=%s is a run of another configuration (cpus_allowed: 2 in the baseline, 1 "
+        "here); give a results JSON of the same model, mode, precision, batch size, devices, "
+        "workers, --variable_update, device, data and image size, run on as many allowed CPUs "
+        "(taskset, numactl and a container's cpuset set them: the run and its baseline must "
+        "agree) (other flags may differ: the baseline line names them)" % path)
+    # The same count passes; so does a baseline that did not record its CPUs (an old one).
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    assert baseline.check_config(baseline.load(path), path, here,
+                                 usage.known_configuration(here))['results_file'] == path
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0}))
+    del data['host_load']
+    open(path, 'w').write(json.dumps(data))
+    assert baseline.check_config(baseline.load(path), path, here,
+                                 usage.known_configuration(here))['results_file'] == path
+
+
 def test_a_thread_count_change_is_what_changed_since_the_baseline_not_refused(tmp_path):
     # Before, --num_intra_threads=1 against a baseline without it was refused (exit 2,
     # "another configuration"), while regressions and compare named it under "what changed".
@@ -535,14 +570,17 @@ def test_a_baseline_without_images_per_sec_is_refused_before_tensorflow_loads(tm
                           'unedited\n' % path)
 
 
-def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle():
+def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settle(
+        monkeypatch):
+    from tf_cnn_benchmarks.metrics import host_load
     from tf_cnn_benchmarks.preflight import usage
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({3}))  # taskset -c 3
     known = usage.known_configuration(params.make_params(model='trivial', batch_size=8))
     # No --device: TensorFlow's GPUs decide it; the image size is the model's own.
     assert known == {'model': 'trivial', 'mode': 'training', 'precision': 'fp32',
                      'variable_update': 'parameter_server', 'num_devices': 1,
                      'num_workers': 1, 'data': 'synthetic', 'batch_size': 8,
-                     'image_size': 227}
+                     'image_size': 227, 'cpus_allowed': 1}
     cifar = usage.known_configuration(params.make_params(model='resnet20',
                                                          data_name='cifar10', device='cpu'))
     assert (cifar['data'], cifar['batch_size'], cifar['image_size'], cifar['device']) == (
@@ -553,7 +591,7 @@ def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settl
     task = usage.known_configuration(params.make_params(
         model='trivial', job_name='worker', task_index=0, worker_hosts='a:1,b:2',
         ps_hosts='c:3'))
-    assert set(task) == {'model', 'mode', 'precision', 'variable_update'}
+    assert set(task) == {'model', 'mode', 'precision', 'variable_update', 'cpus_allowed'}
 
 
 # --- The sweep's figures.

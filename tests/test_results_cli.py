@@ -428,7 +428,8 @@ def test_a_sweep_records_every_run_and_its_folder_ingests_as_the_same_runs(tmp_p
     assert [r['label'] for r in rows] == ['nightly-1', 'nightly-1']
     assert {r['config_key'] for r in rows} == {
         'model=trivial|mode=training|precision=fp32|batch_size=4|num_devices=1|num_workers=1|'
-        'variable_update=parameter_server|device=cpu|data=synthetic|image_size=16'}
+        'variable_update=parameter_server|device=cpu|data=synthetic|image_size=16'
+        '|cpus_allowed=%d' % len(os.sched_getaffinity(0))}  # the runs' CPUs: a part of it
     again = subprocess.run([sys.executable, '-m', 'tools.results_cli', 'ingest', out,
                             '--results_db=%s' % db], cwd=REPO, capture_output=True, text=True,
                            timeout=120)

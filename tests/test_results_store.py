@@ -5,6 +5,7 @@ run recording itself."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -235,6 +236,57 @@ def test_a_schema_1_database_is_migrated_with_its_runs(tmp_path):
     assert indexes == {'runs_content_key', 'runs_series'}
 
 
+def _pinned(rate: float, cpus: int | None, hours: int = 0) -> dict:
+    """A result whose host load recorded `cpus` allowed CPUs (None: no host load)."""
+    r = rh.result(rate, finished=rh.T0 + datetime.timedelta(hours=hours))
+    if cpus is not None:
+        r['host_load'] = {'cores': cpus, 'cpus_allowed': cpus, 'representative': True,
+                          'others_fraction': 0.01, 'outside_fraction': 0.01,
+                          'steal_fraction': 0.0, 'reasons': []}
+    return r
+
+
+def test_runs_of_other_allowed_cpu_counts_are_other_configurations(tmp_path, capsys):
+    # A new user's trial: `tf_cnn_results list` of a run pinned to 1 CPU and an unpinned one
+    # of the same flags said '2 runs, 1 configuration'.
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [_pinned(361.0, 2), _pinned(245.5, 1, 1), _pinned(300.0, None, 2)])
+    with store.opened(db) as conn:
+        keys = [r['config_key'] for r in store.select_runs(conn)]
+    assert keys == [KEY + '|cpus_allowed=2', KEY + '|cpus_allowed=1', KEY]  # old: as before
+    assert [records.cpus_in_key(k) for k in keys] == [2, 1, None]
+    status, out, _ = rh.results_command(capsys, 'list', '--results_db=' + db)
+    assert status == 0 and '3 runs, 3 configurations' in out
+    assert records.describe_config(dict(records.from_result(_pinned(1.0, 1)))).endswith(
+        'synthetic 32px on 1 CPU')
+    # history needs one configuration: no filter picks the CPUs, --config=KEY does.
+    status, _, err = rh.results_command(capsys, 'history', '--results_db=' + db)
+    assert status != 0 and err.startswith(
+        'error: history shows one configuration; 3 match the filters (trivial on 2 CPUs; '
+        'trivial on 1 CPU; trivial on ? CPUs): they differ in the allowed CPUs, which has no '
+        'filter: give --config=KEY')
+    status, out, _ = rh.results_command(capsys, 'history', '--results_db=' + db,
+                                        '--config=' + KEY + '|cpus_allowed=1')
+    assert status == 0 and '245.5' in out
+
+
+def test_a_schema_3_database_keys_its_runs_by_their_allowed_cpus(tmp_path):
+    db = str(tmp_path / 'old.sqlite')
+    old_rows = [records.from_result(_pinned(1000.0 + i, cpus, i))
+                for i, cpus in enumerate((1, 2, None))]
+    with store.opened(db, schema_version=3) as conn:
+        for row in old_rows:  # as the schema-3 program wrote them: no CPUs in the key
+            row = dict(row, config_key=KEY)
+            names = list(records.ROW_FIELDS)
+            conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
+                ', '.join(names), ', '.join('?' * len(names))),
+                ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
+    with store.opened(db) as conn:
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 4
+        keys = [r['config_key'] for r in store.select_runs(conn)]
+    assert keys == [KEY + '|cpus_allowed=1', KEY + '|cpus_allowed=2', KEY]
+
+
 def test_a_schema_1_database_reads_read_only_without_being_migrated(tmp_path):
     """The read-only commands never write (issue 41.3): an older file is migrated in a copy
     in memory and keeps its version; a database that is not there is not made."""
@@ -286,7 +338,7 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (3); it was left '
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (4); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
     (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])
@@ -353,7 +405,8 @@ def test_a_run_records_itself_once_and_noresults_db_records_nothing(tiny_run, tm
     assert rows[0]['run_utc'] == result['finished_utc']
     assert rows[0]['config_key'] == ('model=trivial|mode=training|precision=fp32|batch_size=4|'
                                      'num_devices=1|num_workers=1|variable_update='
-                                     'parameter_server|device=cpu|data=synthetic|image_size=16')
+                                     'parameter_server|device=cpu|data=synthetic|image_size=16'
+                                     '|cpus_allowed=%d' % len(os.sched_getaffinity(0)))
     assert json.load(open(result['results_file']))['finished_utc'] == result['finished_utc']
     assert ingest.ingest(db, [str(tmp_path / 'l')]).present == 1  # its JSON: the same run
     monkeypatch.setenv('XDG_DATA_HOME', str(tmp_path / 'xdg'))

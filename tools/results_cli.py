@@ -220,11 +220,12 @@ def _nothing_to_show(args, tail: str = '') -> int:
 def _slug(row: dict) -> str:
     """The default PNG name's configuration: every part of it, so that two configurations
     never share a file ('trivial-fp32-training-bs32-x1-parameter_server-cpu-synthetic-32px';
-    'x2x4w' with 4 workers)."""
+    'x2x4w' with 4 workers; '_on_1_CPU' where the key has the allowed CPUs)."""
     workers = 'x%dw' % row['num_workers'] if (row.get('num_workers') or 1) > 1 else ''
-    return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s%s-%s-%s-%s-%spx' % (
+    return re.sub(r'[^A-Za-z0-9_.-]+', '_', '%s-%s-%s-bs%s-x%s%s-%s-%s-%s-%spx%s' % (
         row['model'], row['precision'], row['mode'], row['batch_size'], row['num_devices'],
-        workers, row['variable_update'], row['device'], row['data'], row['image_size']))
+        workers, row['variable_update'], row['device'], row['data'], row['image_size'],
+        records.cpus_words(row.get('config_key'))))
 
 
 #: The configurations a one-line error names before 'and N more', and the length it keeps
@@ -260,6 +261,8 @@ def many_configurations_message(rows: list[dict]) -> str:
     differ = [name for name in records.CONFIG_FIELDS
               if len({str(r[name]) for r in first.values()}) > 1]
     unfiltered = [name for name in differ if name not in FILTER_FLAGS]
+    by_cpus = len({records.cpus_in_key(key) for key in first}) > 1  # no filter picks them
+    unfiltered += ['the allowed CPUs'] if by_cpus else []
     pick = ' '.join('--%s=%s' % (name, rows[0][name]) for name in differ
                     if name in FILTER_FLAGS)
     where = ' (`tf_cnn_results show RUN` prints a KEY)'
@@ -268,7 +271,8 @@ def many_configurations_message(rows: list[dict]) -> str:
             ' and '.join(unfiltered))
     else:
         hint = '%s picks the first, or give --config=KEY' % pick
-    short = [_short_config(r, differ) for r in first.values()]
+    short = [_short_config(r, differ) + (records.cpus_words(r['config_key'], '?') if by_cpus
+                                         else '') for r in first.values()]
     # Fewer configurations, then no word on where a KEY is, until the line fits.
     for shown, tail in ((SHOWN, where), (2, where), (SHOWN, ''), (2, ''), (1, where), (1, '')):
         text = 'history shows one configuration; %d match the filters (%s): %s%s' % (

@@ -20,8 +20,9 @@ when the flags for every run differ between the sides in what they set, and what
 (two spellings of one value, `--noresults_db` and `--results_db=false`, are the same; the
 flags that only name or place a run, a night's --label or --results_db, never count:
 metrics/configuration.py, the rule of every gate). Sweeps whose runs ran another
-configuration (another device, data, mode or image size) are noted, and a gate refuses them
-(exit status 2).
+configuration (another device, data, mode or image size, or another count of allowed CPUs
+where their runs recorded it: a sweep under `taskset -c 0` against one that was not pinned)
+are noted, and a gate refuses them (exit status 2).
 
 The statistics and the gate use each side's clean runs (metrics/clean_runs.py): a run whose
 timed part shared the host (other processes above 25% of its cores, steal above 5%), was too
@@ -281,23 +282,32 @@ SWEEP_WIDE_PARTS = ('mode', 'device', 'data', 'image_size')
 def other_configuration(a_records: list[dict], b_records: list[dict]) -> list[str]:
     """'device: 'cpu' in A, 'gpu' in B' for each part of the configuration the sides ran with
     other values, by the resolved flags of the successful runs of each configuration both
-    ran (a part of one value per side; runs without resolved flags say nothing)."""
+    ran (a part of one value per side; runs without resolved flags say nothing), and
+    'cpus_allowed: 2 in A, 1 in B' where their host loads recorded other allowed-CPU counts
+    (a sweep pinned with taskset against one that was not; runs without it say nothing)."""
     def parts(records, config):
         return {tuple(configuration.of_params(r['params'])[p] for p in SWEEP_WIDE_PARTS)
                 for r in records if results.config_of(r) == config and r.get('status') == 'ok'
                 and isinstance(r.get('params'), dict)}
 
+    def cpus(records, config):  # the runs that recorded their allowed CPUs
+        return {configuration.cpus_of(r.get('host_load')) for r in records
+                if results.config_of(r) == config and r.get('status') == 'ok'} - {None}
+
     out = []
     shared = ({results.config_of(r) for r in a_records}
               & {results.config_of(r) for r in b_records})
     for config in sorted(shared, key=results.sort_key):
+        lines = []
         a, b = parts(a_records, config), parts(b_records, config)
         if len(a) == len(b) == 1 and a != b:
-            for line in configuration.differences(dict(zip(SWEEP_WIDE_PARTS, *a)),
-                                                  dict(zip(SWEEP_WIDE_PARTS, *b)),
-                                                  fields=SWEEP_WIDE_PARTS):
-                if line not in out:
-                    out.append(line)
+            lines = configuration.differences(dict(zip(SWEEP_WIDE_PARTS, *a)),
+                                              dict(zip(SWEEP_WIDE_PARTS, *b)),
+                                              fields=SWEEP_WIDE_PARTS)
+        a, b = cpus(a_records, config), cpus(b_records, config)
+        if len(a) == len(b) == 1 and a != b:
+            lines += ['%s: %d in A, %d in B' % (configuration.CPUS_FIELD, *a, *b)]
+        out += [line for line in lines if line not in out]
     return out
 
 
@@ -497,7 +507,8 @@ def _compare(argv: list[str]) -> int:
         raise gate.UsageError(
             '%s: A and B ran other configurations (%s); a gate compares runs of the same '
             'configuration: give sweeps of the same --device, data (--data_dir, --data_name), '
-            'mode (--forward_only, --eval) and --image_size' % (gate.OPTION, '; '.join(other)))
+            'mode (--forward_only, --eval), --image_size and allowed CPUs (taskset, numactl, '
+            'a container\'s cpuset)' % (gate.OPTION, '; '.join(other)))
     text, status, data = format_comparison(paths[0], paths[1], sides[0], sides[1], fail_pct,
                                            include, allow)
     print(json.dumps(data, sort_keys=True) if as_json else text)
