@@ -14,7 +14,7 @@ import pytest
 
 from tf_cnn_benchmarks import flag_parsing
 from tf_cnn_benchmarks.history import records, store
-from tf_cnn_benchmarks.tools import results_cli
+from tf_cnn_benchmarks.tools import results_cli, results_format
 
 import results_helpers as rh
 
@@ -211,7 +211,7 @@ def test_history_of_many_configurations_names_a_few_and_the_filters_that_pick_on
         'error: history shows one configuration; 11 match the filters (trivial fp32 bs=8 x1 '
         'and 10 more): --model=trivial --precision=fp32 --batch_size=8 --num_devices=1 picks '
         'the first, or give --config=KEY\n')
-    assert len(err.rstrip('\n')) <= results_cli.LINE_LIMIT
+    assert len(err.rstrip('\n')) <= results_format.LINE_LIMIT
     status, out, err = _main(capsys, 'history', '--results_db=%s' % db, '--model=trivial',
                              '--precision=fp32', '--batch_size=8', '--num_devices=1',
                              '--png=%s' % (tmp_path / 'h.png'))
@@ -221,7 +221,7 @@ def test_history_of_many_configurations_names_a_few_and_the_filters_that_pick_on
     rows = [dict(records.from_result(r), id=i) for i, r in enumerate(
         rh.series([100]) * 2)]
     rows[1]['num_workers'], rows[1]['config_key'] = 2, 'other'
-    assert results_cli.many_configurations_message(rows) == (
+    assert results_format.many_configurations_message(rows, results_cli.FILTER_FLAGS) == (
         'history shows one configuration; 2 match the filters (trivial x1w; trivial x2w): they '
         'differ in num_workers, which has no filter: give --config=KEY (`tf_cnn_results show '
         'RUN` prints a KEY)')
