@@ -98,6 +98,10 @@ class PhaseRunner:
         self._calls = {phase: [getattr(h, phase) for h in owners]
                        for phase, owners in self._owners.items()}
         self._tracers = [h for h in self.hooks if _defines(h, 'wants_trace')]
+        self.timed = run_hooks.TimedSteps()  # every RunContext's: the loop adds each step
+
+    def _context(self, sess, info) -> run_hooks.RunContext:
+        return run_hooks.RunContext(sess=sess, info=info, plan=self.plan, timed=self.timed)
 
     def _call(self, phase: str, *args) -> None:
         for call in self._calls[phase]:
@@ -111,7 +115,7 @@ class PhaseRunner:
         manager's post-init ops, a cluster's ready signal, the pipeline's warm-up). Returns
         the restored global step."""
         restored = init_variables(sess, info)
-        self._call('after_initialize', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
+        self._call('after_initialize', self._context(sess, info))
         post_init(sess, info)
         return restored
 
@@ -121,7 +125,7 @@ class PhaseRunner:
         call the phases between steps: lifecycle/timed_run.timed_loop), then `finish` with
         `make_result(loop)`; `abort` instead when the loop raises (the exception goes on).
         Returns the result dict."""
-        self._call('begin', run_hooks.RunContext(sess=sess, info=info, plan=self.plan))
+        self._call('begin', self._context(sess, info))
         try:
             loop = timed_loop(sess, info, self.plan, self)
         except BaseException:
@@ -184,7 +188,10 @@ class PhaseRunner:
     def before_timed(self) -> None:
         self._call('before_timed')
 
-    def after_step(self, step: int, loss) -> None:
+    def after_step(self, step: int, loss, step_secs: float = 0.0) -> None:
+        """Adds the timed step's wall seconds to the timed steps' clock (`timed`), then the
+        after_step phase."""
+        self.timed.secs += step_secs
         self._call('after_step', step, loss)
 
     def should_stop(self) -> bool:

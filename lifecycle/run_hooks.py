@@ -57,14 +57,26 @@ if TYPE_CHECKING:  # types only: this module loads no TensorFlow
 
 
 @dataclasses.dataclass
+class TimedSteps:
+    """The timed steps' own clock, as the step lines count it: `secs` is the sum of the wall
+    seconds of each timed step so far (the loop adds one as it hands the step to after_step),
+    without the hooks' work between steps (checkpoints, evaluations, summaries). A hook's
+    rate over timed steps divides by its change (lifecycle/summaries.py images_per_sec)."""
+
+    secs: float = 0.0
+
+
+@dataclasses.dataclass
 class RunContext:
     """What a hook may use: the session (a tf.compat.v1.Session, or the cluster's or the
-    traced session), the built graph (graph.graph_info.GraphInfo) and the run's plan
-    (run_plan.RunPlan: resolved batch sizes, devices, steps, modes)."""
+    traced session), the built graph (graph.graph_info.GraphInfo), the run's plan
+    (run_plan.RunPlan: resolved batch sizes, devices, steps, modes) and the timed steps'
+    clock (TimedSteps)."""
 
     sess: tf.compat.v1.Session
     info: GraphInfo
     plan: RunPlan
+    timed: TimedSteps = dataclasses.field(default_factory=TimedSteps)
 
 
 class RunHook:

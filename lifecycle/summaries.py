@@ -3,8 +3,9 @@
 --summary_verbosity (with --train_dir), the levels of the original's flag:
   1: cheap scalars: the graph, and every --save_summaries_steps global steps `total_loss` (the
      step's loss), `learning_rate` and `images_per_sec` (over the timed steps since the last
-     summary, or since the timed part began, hook bookkeeping included: the warm-up steps,
-     whose first one also sets up the executor, are left out as from the step lines);
+     summary, or since the timed part began, by the step lines' clock: the time of the
+     evaluations, checkpoints and summaries between steps and the warm-up steps, whose first
+     one also sets up the executor, are left out);
   2: also `log_gradients_summary/log_gradients` (the original's tag): one histogram of log|g|
      over every non-zero entry of every gradient (training only: a forward-only run has no
      gradients);
@@ -36,7 +37,6 @@ batch at the current weights, not exactly the ones the step applied.
 from __future__ import annotations
 
 import os
-import time
 
 import tensorflow as tf
 
@@ -98,14 +98,16 @@ class SummaryHook(run_hooks.RunHook):
       plan: the run's run_plan.RunPlan.
       model: the run's CNNModel (gradient histograms rebuild a tower).
       dataset: the run's dataset (input_images reads a batch of its own).
-      clock: seconds, monotonic (tests inject a fake one).
+
+    Its images_per_sec divides by the timed steps' own seconds since the last summary
+    (RunContext.timed: the step lines' clock), not by the wall time between summaries, which
+    holds the evaluations, checkpoints and summaries run between steps.
     """
 
     output = 'the TensorBoard summaries'
     output_flag = '--train_dir'
 
-    def __init__(self, plan, model, dataset, clock=time.perf_counter):
-        self.clock = clock
+    def __init__(self, plan, model, dataset):
         self.plan = plan
         self.model = model
         self.dataset = dataset
@@ -115,7 +117,7 @@ class SummaryHook(run_hooks.RunHook):
         self._summary_op = None
         self._summary_step_ops: list = []
         self.counter = run_hooks.GlobalStepCounter(plan)
-        self._last = (0, 0.0)  # (step, time) of the last summary.
+        self._last = (0, 0.0)  # (step, timed seconds) of the last summary.
 
     def begin(self, ctx):
         self._ctx = ctx
@@ -124,7 +126,7 @@ class SummaryHook(run_hooks.RunHook):
             self._build_graph_summaries(ctx)
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
         self.counter.begin(ctx)
-        self._last = (0, self.clock())
+        self._last = (0, ctx.timed.secs)
 
     def _build_graph_summaries(self, ctx):
         plan, p, info = self.plan, self.p, ctx.info
@@ -162,16 +164,16 @@ class SummaryHook(run_hooks.RunHook):
 
     def before_timed(self):
         """The images/sec of the first summary count from here, as the step lines do."""
-        self._last = (0, self.clock())
+        self._last = (0, self._ctx.timed.secs)
 
     def after_step(self, step, loss):
         before, global_step = self.counter.advance(step)
         if not run_hooks.crossed(before, global_step, self.p.save_summaries_steps):
             return
         sess, info = self._ctx.sess, self._ctx.info
-        last_step, last_time = self._last
+        last_step, last_secs = self._last
         values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
-                  / max(self.clock() - last_time, 1e-9)}
+                  / max(self._ctx.timed.secs - last_secs, 1e-9)}
         if loss is not None:
             values[self.p.loss_type_to_report] = loss  # total_loss or base_loss
         if not self.p.forward_only:
@@ -181,7 +183,7 @@ class SummaryHook(run_hooks.RunHook):
             with data_errors.data_errors():
                 serialized = sess.run([self._summary_op] + self._summary_step_ops)[0]
             self.writer.add_summary(serialized, global_step)
-        self._last = (step, self.clock())
+        self._last = (step, self._ctx.timed.secs)
 
     def end(self, result):
         try:

@@ -383,7 +383,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
             # second gives the estimate, as an evaluation's.
             log(rest_line(spec.num_steps - 2, seconds, set_up_secs=stats.step_times[0]))
         hooks_start = clock()
-        phases.after_step(step, loss)
+        phases.after_step(step, loss, seconds)
         stop = phases.should_stop()
         hooks_secs = clock() - hooks_start
         if stop or step == spec.num_steps:  # after the last timed step: not between steps

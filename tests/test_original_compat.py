@@ -8,7 +8,7 @@ import types
 import pytest
 
 from tf_cnn_benchmarks import flag_parsing, params
-from tf_cnn_benchmarks.lifecycle import summaries
+from tf_cnn_benchmarks.lifecycle import run_hooks, summaries
 from tf_cnn_benchmarks.params import ParamsError, make_params
 from tf_cnn_benchmarks.preflight import ineffective_flags
 
@@ -73,26 +73,25 @@ def test_save_summaries_steps_without_a_verbosity_says_it_writes_nothing():
 def test_the_first_summarys_images_per_sec_counts_timed_steps_only(tmp_path):
     # It counted the warm-up steps and the time since the hook began, the first step's set-up
     # included: 70.4 images/sec in the summary where the step line said 489.1.
-    now = [0.0]
+    timed = run_hooks.TimedSteps()  # the timed steps' clock the loop advances
     plan = helpers.stub_plan(
         summary_verbosity=1, save_summaries_steps=2, forward_only=False,
         loss_type_to_report='total_loss', train_dir=str(tmp_path))
     plan.asynchronous = False
     plan.global_step_after = lambda start, step: start + 2 + step  # 2 warm-up steps
-    hook = summaries.SummaryHook(plan, None, None, clock=lambda: now[0])
+    hook = summaries.SummaryHook(plan, None, None)
     values = {'global_step': 0, 'learning_rate': 0.25}
     sess = types.SimpleNamespace(run=lambda fetch: values[fetch])
-    hook.begin(types.SimpleNamespace(sess=sess, info=types.SimpleNamespace(
+    hook.begin(types.SimpleNamespace(sess=sess, timed=timed, info=types.SimpleNamespace(
         graph=None, global_step='global_step', learning_rate='learning_rate')))
     written = []
     hook.writer.close()
     hook.writer = types.SimpleNamespace(add_summary=lambda s, step: written.append((step, {
         v.tag: v.simple_value for v in s.value})))
-    now[0] = 10.0  # the warm-up steps, set-up included
-    hook.before_timed()
-    now[0] = 10.5
+    hook.before_timed()  # the warm-up steps, set-up included, are not on the timed clock
+    timed.secs += 0.5
     hook.after_step(1, 6.5)  # global step 3: the multiple 2 of the warm-up, written now
-    now[0] = 11.0
+    timed.secs += 0.5
     hook.after_step(2, 6.0)  # global step 4
     assert written == [(3, {'images_per_sec': 8.0, 'total_loss': 6.5, 'learning_rate': 0.25}),
                        (4, {'images_per_sec': 8.0, 'total_loss': 6.0, 'learning_rate': 0.25})]
