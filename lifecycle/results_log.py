@@ -58,9 +58,10 @@ and the figures of the total block (metrics/utilisation.py):
              p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
              num_steps, left_out, changes} (metrics/baseline.py compare)
     host_load (null when the timed part did not run) {cores, intra_threads, cpus_allowed,
-             wall_secs, load_average_before, load_average_after, others_cpu_secs,
-             others_cores, others_fraction, cluster_tasks, cluster_processes,
-             cluster_cpu_secs, cluster_cores, cluster_fraction, outside_fraction,
+             host_cpus (the CPUs the host has, /proc/stat's), wall_secs, load_average_before,
+             load_average_after, others_cpu_secs, others_cores, others_fraction,
+             cluster_tasks, cluster_processes, cluster_cpu_secs, cluster_cores,
+             cluster_fraction, outside_fraction,
              steal_secs, steal_fraction, representative, reasons, warning, error,
              others_limit, steal_limit, method, warmup {wall_secs, load_average_before,
              others_fraction, cluster_fraction, outside_fraction, error: the set-up before

@@ -51,7 +51,7 @@ def undecodable_error(error: UnicodeDecodeError) -> tf.errors.OpError:
     lost peers are) whose message is the bytes decoded with U+FFFD for the stray ones: its
     text (a dropped session's 'Session handle is not found', say) still reads."""
     raw = error.object if isinstance(error.object, bytes) else bytes(error.object)
-    text = raw.decode('utf-8', 'replace').replace('\n', ' ').strip()
+    text = raw.decode('utf-8', 'replace').strip()  # its lines kept: cnn_util.error_summary
     return tf.errors.UnavailableError(None, None, text or 'a TensorFlow error whose message '
                                       'is not UTF-8')
 

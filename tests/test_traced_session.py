@@ -9,6 +9,7 @@ import threading
 import pytest
 import tensorflow as tf
 
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.runtime import traced_session
 
 tf1 = tf.compat.v1
@@ -43,7 +44,8 @@ def test_a_status_message_that_is_not_utf8_is_the_cluster_error_not_a_traceback(
     """A full-suite run saw TensorFlow's binding raise UnicodeDecodeError (byte 0xf2 of a
     peer's status message) out of a cluster task's run: a traceback where the error hook
     would have named the lost peer. It reaches the hook as an UnavailableError now."""
-    raw = b'Session handle is not found: \xf2\x80 from /job:ps/replica:0/task:0'
+    raw = (b'From /job:ps/replica:0/task:0:\nSession handle is not found: \xf2\x80 from '
+           b'/job:ps/replica:0/task:0')
 
     def garbled(*args, **kwargs):
         raise UnicodeDecodeError('utf-8', raw, 29, 30, 'invalid continuation byte')
@@ -64,5 +66,6 @@ def test_a_status_message_that_is_not_utf8_is_the_cluster_error_not_a_traceback(
         monkeypatch.undo()
         sess.close()
     assert isinstance(seen[0], tf.errors.UnavailableError)
-    assert seen[0].message.startswith('Session handle is not found: \ufffd')
-    assert seen[0].message.endswith(' from /job:ps/replica:0/task:0')
+    # Its lines kept: the one-line summary (and the dropped-session retry) read the second.
+    assert cnn_util.error_summary(seen[0]) == (
+        'Session handle is not found: \ufffd from /job:ps/replica:0/task:0')
