@@ -261,7 +261,7 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
         if raw.isspace() or raw.startswith(('#', '//')):
             continue
         line_where = '%s line %d' % (path, number)
-        nested = _directive_file(raw)
+        nested = _directive_file(raw.strip())  # absl strips a line's blanks first
         if nested is None:
             check_line(raw.strip(), line_where)
             out.origins[len(out.args)] = line_where

@@ -184,7 +184,7 @@ def oversubscription_warning(p, threads: tuple[int, int]) -> str | None:
         return None
     return ('%s on the %s this run may use: oversubscribed, the threads of each op take turns '
             'on the CPUs, so its images/sec are those of an oversubscribed run '
-            '(--num_intra_threads=%d or fewer gives each thread a CPU)'
+            '(--num_intra_threads=%d gives each thread a CPU)'
             % (cnn_util.counted(intra, 'intra-op thread'), cnn_util.counted(cpus, 'CPU'), cpus))
 
 

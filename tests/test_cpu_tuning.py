@@ -223,7 +223,7 @@ def test_more_intra_op_threads_than_allowed_cpus_warn_on_this_host_only(monkeypa
     line = cpu_tuning.oversubscription_warning(make_params(), (2, 1))
     assert line.startswith('2 intra-op threads on the 1 CPU this run may use: oversubscribed')
     assert 'images/sec are those of an oversubscribed run' in line
-    assert line.endswith('(--num_intra_threads=1 or fewer gives each thread a CPU)')
+    assert line.endswith('(--num_intra_threads=1 gives each thread a CPU)')
     assert cpu_tuning.oversubscription_warning(make_params(), (1, 4)) is None  # inter-op: no
     assert cpu_tuning.oversubscription_warning(make_params(), (0, 2)) is None  # TF sizes it
     # A dry run or a scaling plan may plan for another host and runs no step here.

@@ -93,11 +93,13 @@ def test_an_empty_flagfile_flag_is_a_usage_error():
                    "the flag file's path, or drop --flagfile\n"), err
 
 
-def test_an_empty_flagfile_line_is_the_same_usage_error_naming_file_and_line(tmp_path):
+@pytest.mark.parametrize('indent', ['', '  '])  # absl strips the blanks: the same line
+def test_an_empty_flagfile_line_is_the_same_usage_error_naming_file_and_line(tmp_path, indent):
     """A flagfile's `--flagfile=` (a template's unset $VAR) was skipped without a word, the
     file then warned about as holding no flag, and the default run went on, exit 0."""
     flagfile = tmp_path / 'em2.flags'
-    flagfile.write_text('--model=trivial\n--num_batches=2\n--noresults_db\n--flagfile=\n')
+    flagfile.write_text('--model=trivial\n--num_batches=2\n--noresults_db\n%s--flagfile=\n'
+                        % indent)
     status, out, err, loaded = test_cli_edges.run_main('--flagfile=%s' % flagfile)
     assert (status, loaded, out.strip()) == (2, False, '')
     assert err == ("error: %s line 4: --flagfile= names no file (an unset variable in a "
