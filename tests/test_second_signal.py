@@ -37,6 +37,19 @@ LONG_STEP = textwrap.dedent('''
 ''') % TESTS
 
 
+
+def _aborts_recorded(monkeypatch, times=None) -> list:
+    """The exit statuses lifecycle/signals.py's abort would end the process with, recorded
+    instead (no run directory released); with `times`, its monotonic clock reads them."""
+    from tf_cnn_benchmarks.lifecycle import signals
+    exits = []
+    monkeypatch.setattr(signals.os, '_exit', exits.append)
+    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
+    if times is not None:
+        clock = iter(times)
+        monkeypatch.setattr(signals.time, 'monotonic', lambda: next(clock))
+    return exits
+
 def _wait_for(proc, path, text, secs):
     return helpers.wait_for(lambda: text in open(path).read(), secs, proc)
 
@@ -77,11 +90,8 @@ def test_a_second_signal_after_the_final_save_does_not_claim_without_saving(monk
     # Two quick Ctrl-Cs: the second came after 'Saved checkpoint ...' and said 'aborting at
     # once, without saving'. The watcher thread's calls are made by hand (nothing installed).
     from tf_cnn_benchmarks.lifecycle import signals
-    exits = []
-    monkeypatch.setattr(signals.os, '_exit', exits.append)
-    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
-    clock = iter([10.0, 11.0, 12.0])  # a second apart: two signals, not one delivered twice
-    monkeypatch.setattr(signals.time, 'monotonic', lambda: next(clock))
+    # A second apart: two signals, not one delivered twice.
+    exits = _aborts_recorded(monkeypatch, [10.0, 11.0, 12.0])
     hook = signals.SignalHook()
     hook.catcher._watched(signal.SIGINT)
     hook.catcher._watched(signal.SIGINT)  # in the loop: nothing saved yet
@@ -102,11 +112,7 @@ def test_one_signal_delivered_twice_at_once_is_one_signal(monkeypatch, capfd):
     # aborted without saving. Within ECHO_SECS it is one signal; a SIGTERM after a SIGINT, or
     # the same signal later, is a second one.
     from tf_cnn_benchmarks.lifecycle import signals
-    exits = []
-    monkeypatch.setattr(signals.os, '_exit', exits.append)
-    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
-    clock = iter([5.0, 5.00001, 5.04, 5.045, 9.0])
-    monkeypatch.setattr(signals.time, 'monotonic', lambda: next(clock))
+    exits = _aborts_recorded(monkeypatch, [5.0, 5.00001, 5.04, 5.045, 9.0])
     catcher = signals.SignalCatcher()
     catcher._watched(signal.SIGINT)
     catcher._watched(signal.SIGINT)
@@ -193,9 +199,7 @@ def test_a_second_signal_closes_the_ml_perf_log_before_it_exits(monkeypatch, cap
 
 def test_the_abort_line_says_when_the_ml_perf_log_could_not_be_closed(monkeypatch, capfd):
     from tf_cnn_benchmarks.lifecycle import signals
-    exits = []
-    monkeypatch.setattr(signals.os, '_exit', exits.append)
-    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
+    exits = _aborts_recorded(monkeypatch)
 
     def broken():
         raise OSError('stdout closed')
@@ -213,11 +217,7 @@ def test_the_abort_line_names_only_the_outputs_the_run_writes(monkeypatch, capfd
     # --noresults_db, no --benchmark_log_dir, no --plot_file: the line after the final save
     # listed 'results JSON, plot, the results database's record' as maybe missing.
     from tf_cnn_benchmarks.lifecycle import results_db, results_log, signals, wiring
-    exits = []
-    monkeypatch.setattr(signals.os, '_exit', exits.append)
-    monkeypatch.setattr(signals.dir_hold, 'release_all', lambda: None)
-    clock = iter([10.0, 11.0, 12.0, 13.0])
-    monkeypatch.setattr(signals.time, 'monotonic', lambda: next(clock))
+    _aborts_recorded(monkeypatch, [10.0, 11.0, 12.0, 13.0])
     hooks = [results_db.RecordHook(None)]
     assert wiring._later_outputs(hooks) == {'salvage': [], 'saved': []}
     hook = signals.SignalHook(reporters=hooks, later=wiring._later_outputs(hooks))
