@@ -33,7 +33,7 @@ from absl import flags
 from . import cnn_util, console, flag_parsing, params
 from .params import flagfile_lines
 from .preflight import usage
-from .runtime import cpu_tuning, dir_hold
+from .runtime import dir_hold
 
 FLAGS = flags.FLAGS
 
@@ -131,11 +131,6 @@ def given_flags() -> frozenset:
 
 
 def _run(checked: usage.CheckedRun, hooks, origins: flagfile_lines.FlagOrigins) -> int:
-    # More intra-op threads than the CPUs this process may use: one line, runs on this host only.
-    crowded = cpu_tuning.oversubscription_warning(checked.params,
-                                                  cpu_tuning.thread_counts(checked.params))
-    if crowded:
-        cnn_util.warn(crowded)
     # The first line within a second: TensorFlow's import takes about 2 s on an idle host
     # (a minute on a loaded one), and the header comes after it (issue 39.1).
     cnn_util.log_fn('Loading TensorFlow %s' % ('to calibrate this host' if checked.params.calibrate

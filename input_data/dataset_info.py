@@ -214,6 +214,21 @@ def _other_dataset_hint(data_dir: str, asked: str) -> str:
         found, found)
 
 
+def folder_dataset_name(data_dir: str, named: str | None = None) -> str:
+    """The dataset of the files in `data_dir`: `named` (--data_name) once the folder is found
+    to hold files (`list_data_dir`), else the name inferred from them (`infer_dataset_name`).
+    The rule of a run's --data_dir, here once: the usage check asks it before TensorFlow loads,
+    `get_dataset` when the input is built.
+
+    Raises:
+      cnn_util.DataError: as `list_data_dir`, or without `named` as `infer_dataset_name`.
+    """
+    if named:
+        list_data_dir(data_dir)
+        return named
+    return infer_dataset_name(data_dir)
+
+
 def infer_dataset_name(data_dir: str) -> str:
     """Returns 'imagenet' or 'cifar10' from the names of the files in `data_dir`.
 
@@ -557,10 +572,7 @@ def get_dataset(params) -> Dataset:
         return Dataset(spec, num_classes=params.num_classes,
                        classes_source='--num_classes' if params.num_classes else '')
     inferred = name is None
-    if inferred:
-        name = infer_dataset_name(data_dir)
-    else:
-        list_data_dir(data_dir)
+    name = folder_dataset_name(data_dir, name)
     num_classes, source = class_labels.resolve_num_classes(SPECS[name], data_dir,
                                                            params.num_classes)
     return Dataset(SPECS[name], data_dir, inferred=inferred,

@@ -10,11 +10,11 @@ silently ignored.
     messages(p, visible_gpus, dataset, given)  those, and the host's (GPU flags on a CPU run,
                                        or in a plan of a GPU that is not here, the OpenMP
                                        flags where no OpenMP runtime is loaded, ...)
-    device_messages(p, visible_gpus, planned, device, reasons, ...)  the same, for a run
-                                       whose planned GPU (hardware/gpu_plans.planned_gpu),
-                                       device and the reasons of its all-reduce and transfer
-                                       flags (`exchange_reasons`) are decided already (the
-                                       usage check decides them once)
+    device_messages(p, visible_gpus, planned, device, ...)  the same, for a run whose
+                                       planned GPU (hardware/gpu_plans.planned_gpu) and
+                                       device are decided already (the usage check decides
+                                       them once), with the reasons of its all-reduce and
+                                       transfer flags on that device (`exchange_reasons`)
 
 A flag counts as chosen when its value differs from the table's default, or, for the rules of
 the modes, when the command line gave it at a default that asks for a step of the run
@@ -171,8 +171,8 @@ def exchange_reasons(p, device: str | None) -> dict[str, str]:
     """{flag: why it has no effect} of the flags of the gradients' exchange in run `p` on
     `device`, whatever their values: the all-reduce flags (params/device_rules.py
     all_reduce_reasons), then `replicated`'s transfer options
-    (variable_managers/transfer_rules.no_effect_reasons). The usage check asks once the
-    device is decided (preflight/usage.check_with_tensorflow)."""
+    (variable_managers/transfer_rules.no_effect_reasons). `device_messages` asks once the
+    device is decided (preflight/usage.check_with_tensorflow decides it)."""
     return {**device_rules.all_reduce_reasons(p, device),
             **transfer_rules.no_effect_reasons(p)}
 
@@ -485,19 +485,18 @@ def messages(p, visible_gpus: int, dataset: str | None = None, given=frozenset()
     planned = gpu_plans.planned_gpu(p, visible_gpus)
     if device is None:
         device = params_lib.default_device(p, visible_gpus or int(planned is not None))
-    return device_messages(p, visible_gpus, planned, device, exchange_reasons(p, device),
-                           dataset, given, openmp_loaded)
+    return device_messages(p, visible_gpus, planned, device, dataset, given, openmp_loaded)
 
 
-def device_messages(p, visible_gpus: int, planned, device: str, reasons: dict,
+def device_messages(p, visible_gpus: int, planned, device: str,
                     dataset: str | None = None, given=frozenset(),
                     openmp_loaded=None) -> list[str]:
-    """Every 'has no effect' message of the run `p` describes on this host, its planned GPU,
-    device and the reasons of its gradients' exchange flags decided: `ignored_flags`
-    (`flags_without_effect`), the GPU-only flags of a run that lands on the CPU
-    (no GPU visible) or, in a plan of a GPU that is not here (`planned`), those that do not
-    change the plan (`planned_gpu_flags`), --hierarchical_copy on one device (but for
-    --plan_scaling), and the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
+    """Every 'has no effect' message of the run `p` describes on this host, its planned GPU
+    and device decided: `ignored_flags` (`flags_without_effect`, with the reasons of the
+    gradients' exchange flags on `device`: `exchange_reasons`), the GPU-only flags of a run
+    that lands on the CPU (no GPU visible) or, in a plan of a GPU that is not here
+    (`planned`), those that do not change the plan (`planned_gpu_flags`), --hierarchical_copy
+    on one device (but for --plan_scaling), and the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
@@ -505,12 +504,11 @@ def device_messages(p, visible_gpus: int, planned, device: str, reasons: dict,
       planned: the GpuSpec a plan of GPUs that are not here plans
         (hardware/gpu_plans.planned_gpu), or None.
       device: the run's device ('cpu' or 'gpu': params.default_device with the GPUs planned).
-      reasons: {flag: why} of the gradients' exchange flags on `device` (`exchange_reasons`).
       dataset, given: as for ignored_flags.
       openmp_loaded: () -> whether an OpenMP runtime is loaded, True, False or None (unknown);
         default cpu_tuning.openmp_runtime_loaded (call after TensorFlow loaded; a test seam).
     """
-    out = flags_without_effect(p, dataset, given, reasons)
+    out = flags_without_effect(p, dataset, given, exchange_reasons(p, device))
     # The GPU-only flags of a run on the CPU (no GPU visible) or, in a plan of a GPU that is
     # not here, those the plan does not read (its speed model's reading, asked last): the
     # lines go after ignored_flags' either way.

@@ -77,7 +77,8 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
     resolver loads it), then the cluster's environment (Slurm's GPUs: before TensorFlow
     looks for GPUs).
     Warns (one line) when `given` has --job_name without --task_index in a job of several
-    tasks (params/cluster_rules.task_index_warning).
+    tasks (params/cluster_rules.task_index_warning), and (one line) when the run's intra-op
+    threads outnumber the CPUs it may use (runtime/cpu_tuning.oversubscription_warning).
 
     Args:
       p: the Params as parsed.
@@ -94,6 +95,12 @@ def prepare(p: params.Params, given=frozenset()) -> CheckedRun:
         if warning:
             cnn_util.warn(warning)
     resolvers.apply_environment(checked.resolution)
+    # More intra-op threads than the CPUs this process may use: one line, once every check
+    # passed (a run on this host only: cpu_tuning.oversubscription_warning).
+    crowded = cpu_tuning.oversubscription_warning(checked.params,
+                                                  cpu_tuning.thread_counts(checked.params))
+    if crowded:
+        cnn_util.warn(crowded)
     return checked
 
 
@@ -177,12 +184,11 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     dataset of a remote --data_dir (`dataset_name`: listed once, no error), the GPU a plan
     of GPUs that are not here plans (hardware/gpu_plans.py) and with it the run's device
     (`planned_gpus`' rule, params.default_device) and its towers (params/device_rules.py:
-    `check_cpu_towers`, and `cpu_towers_warning`'s line), the reasons its all-reduce flags
-    and `replicated`'s transfer options have no effect (device_rules.all_reduce_reasons,
-    variable_managers/transfer_rules.no_effect_reasons), --model for the dataset of a
+    `check_cpu_towers`, and `cpu_towers_warning`'s line), --model for the dataset of a
     remote --data_dir, the `warning:` lines of the flags that have no effect in this run on
-    this host (preflight/ineffective_flags.device_messages: composed here, printed once
-    every check passed), --rewriter_config as a RewriterConfig
+    this host, its all-reduce and transfer flags' on its device among them
+    (preflight/ineffective_flags.device_messages: composed here, printed once every check
+    passed), --rewriter_config as a RewriterConfig
     (runtime/gpu_settings.py), NCHW on the CPU (hardware/layout_kernels.check_cpu_layout), then
     those warnings and the decay schedule's (params/schedule_spec.py).
 
@@ -215,12 +221,10 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     towers = device_rules.cpu_towers_warning(p, device)
     if towers:
         cnn_util.warn(towers)
-    # With the device: why its all-reduce and transfer flags do nothing (no error, no line).
-    reasons = ineffective_flags.exchange_reasons(p, device)
     if file_systems.is_remote(p.data_dir) and not p.data_name:
         check_model(p, dataset)  # not known before TensorFlow loaded
-    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, reasons,
-                                                 dataset, given)
+    warnings = ineffective_flags.device_messages(p, visible_gpus, planned, device, dataset,
+                                                 given)
     from ..hardware import layout_kernels
     from ..runtime import gpu_settings  # loads TensorFlow's protos
     if p.rewriter_config:
@@ -523,11 +527,9 @@ def dataset_name(p: params.Params, remote: bool = False, strict: bool = False) -
     if file_systems.is_remote(p.data_dir) and not remote:
         return p.data_name
     try:
-        if p.data_name:  # named: the folder must still be there and hold files
-            if strict:
-                dataset_info.list_data_dir(p.data_dir)
+        if p.data_name and not strict:  # named: strict, the folder must hold files
             return p.data_name
-        return dataset_info.infer_dataset_name(p.data_dir)
+        return dataset_info.folder_dataset_name(p.data_dir, p.data_name)
     except cnn_util.DataError as e:
         if strict and p.dry_run:  # still an error: the run planned is of this data
             raise cnn_util.DataError('%s (a dry run without --data_dir plans synthetic %s-shaped '

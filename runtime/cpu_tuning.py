@@ -173,11 +173,12 @@ def oversubscription_warning(p, threads: tuple[int, int]) -> str | None:
     (metrics/host_load.allowed_cpus: its affinity mask, e.g. `taskset -c 0`; no more than a
     container's CPU quota's whole CPUs: hardware/cpu_quota.usable), or None.
 
-    No line for a dry run or a scaling plan (--dry_run, --plan_scaling: they may plan for
-    another host and run no step here), nor for 0 (TensorFlow sizes the pool by the mask).
+    No line for a dry run, a scaling plan or --list_models (--dry_run, --plan_scaling: they
+    may plan for another host; none runs a step here), nor for 0 (TensorFlow sizes the pool by
+    the mask).
     """
     intra = threads[0]
-    if p.dry_run or p.plan_scaling or not intra:
+    if p.dry_run or p.plan_scaling or p.list_models or not intra:
         return None
     cpus = cpu_quota.usable(len(host_load.allowed_cpus()) or 1, cpu_quota.host_quota())
     if intra <= cpus:

@@ -429,10 +429,10 @@ def test_the_baseline_gates_flags_without_a_baseline_are_said():
      '--variable_consistency=relaxed'],
 ])
 def test_the_usage_check_prints_the_exchange_flags_lines_its_rules_compose(monkeypatch, args):
-    """check_with_tensorflow decides the all-reduce and transfer flags' reasons with the device
-    (params/device_rules.all_reduce_reasons, variable_managers/transfer_rules) and hands them
-    to ineffective_flags.device_messages: its lines are `messages`' (which decides them
-    itself: ineffective_flags.exchange_reasons), NCCL on the CPU included."""
+    """check_with_tensorflow decides the device and hands it to
+    ineffective_flags.device_messages, which decides the all-reduce and transfer flags' reasons
+    on it (params/device_rules.all_reduce_reasons, variable_managers/transfer_rules): its
+    lines are `messages`' (which decides the device itself), NCCL on the CPU included."""
     from tf_cnn_benchmarks import cnn_util
     from tf_cnn_benchmarks.preflight import usage
     fv = flags.FlagValues()
