@@ -496,7 +496,8 @@ def device_messages(p, visible_gpus: int, planned, device: str,
     gradients' exchange flags on `device`: `exchange_reasons`), the GPU-only flags of a run
     that lands on the CPU (no GPU visible) or, in a plan of a GPU that is not here
     (`planned`), those that do not change the plan (`planned_gpu_flags`), --hierarchical_copy
-    on one device (but for --plan_scaling), and the OpenMP flags where no OpenMP runtime is loaded (`openmp_flags`).
+    on one device (but for --plan_scaling), and the OpenMP flags where no OpenMP runtime is
+    loaded (`openmp_flags`).
 
     Args:
       p: the checked Params as given (not resolved: see ignored_flags).
