@@ -251,7 +251,7 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
 
     Raises:
       FlagfileError: an unreadable file (`read_flagfile`), a misread line, a `--flagfile=`
-        line of no file, a nested flagfile that cannot be found, or a loop of flagfiles (absl
+        line of no file or a `--flagfile` line without `=PATH`, a nested flagfile that cannot be found, or a loop of flagfiles (absl
         would skip the repeated one with a warning and run without it).
     """
     lines = read_flagfile(path, where)
@@ -262,6 +262,10 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
             continue
         line_where = '%s line %d' % (path, number)
         nested = _directive_file(raw.strip())  # absl strips a line's blanks first
+        if raw.strip() in ('--flagfile', '-flagfile'):  # absl: the next argument is its file
+            raise FlagfileError('%s reads %s without a file: write --flagfile=PATH on one line '
+                                '(absl would open the argument after it as the file)'
+                                % (line_where, raw.strip()))
         if nested is None:
             check_line(raw.strip(), line_where)
             out.origins[len(out.args)] = line_where

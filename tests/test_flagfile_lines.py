@@ -106,6 +106,18 @@ def test_an_empty_flagfile_line_is_the_same_usage_error_naming_file_and_line(tmp
                    "script?): give the flag file's path, or drop --flagfile\n" % flagfile), err
 
 
+@pytest.mark.parametrize('text, bad', [('--model=trivial\n--flagfile\n', 2),
+                                       ('--flagfile\n--model=trivial\n', 1)])
+def test_a_flagfile_line_of_a_bare_flagfile_names_its_line(tmp_path, monkeypatch, text, bad):
+    """A last line `--flagfile` took the next command-line flag as its file ("Unable to open
+    flagfile: No such file '--num_batches=2'"), a first one the next line."""
+    (tmp_path / 'flags.txt').write_text(text)
+    message = _error(tmp_path, monkeypatch, ['--flagfile=flags.txt', '--num_batches=2'])
+    assert message == ('flags.txt line %d reads --flagfile without a file: write '
+                       '--flagfile=PATH on one line (absl would open the argument after it as '
+                       'the file)' % bad)
+
+
 @pytest.mark.parametrize('line, message', [
     ('--config=', "flags.txt line 2: --config= names no configuration (an unset variable in a "
                   "script?): give a configuration's name, or drop --config; known: "),
