@@ -251,8 +251,9 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
 
     Raises:
       FlagfileError: an unreadable file (`read_flagfile`), a misread line, a `--flagfile=`
-        line of no file or a `--flagfile` line without `=PATH`, a nested flagfile that cannot be found, or a loop of flagfiles (absl
-        would skip the repeated one with a warning and run without it).
+        line of no file or a `--flagfile` line without `=PATH`, a nested flagfile that cannot
+        be found, or a loop of flagfiles (absl would skip the repeated one with a warning and
+        run without it).
     """
     lines = read_flagfile(path, where)
     before = len(out.args)
