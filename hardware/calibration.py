@@ -22,19 +22,20 @@ does not hold back a run pinned to CPU 1, nor an unpinned one; each try cost a r
 busy host and was thrown away) and says so in one line; `--calibrate` (a refresh) measures
 whatever the note says, and a quiet measurement removes the notes of every CPU set.
 
-A figure whose quiet measurements still move between calibrations (the CPU peak: on a
-2-core cloud VM the best 8-second rate of one kernel moved between 334 and 364 GFLOP/s over
-four quiet measurements in a row) keeps its last SAMPLES quiet measurements, and the host's
-figure is their median (`figure(..., median_by=...)`: how its values are ranked): one
-calibration more moves it less than one measurement moves.
+A figure whose quiet measurements still move between calibrations (the CPU peak: on a 2-core
+cloud VM the best 8-second rate of one kernel moved between 334 and 364 GFLOP/s over four
+quiet measurements in a row) keeps its last SAMPLES quiet measurements, the host's figure
+their median (`figure(..., median_by=...)`): one calibration moves it less than one
+measurement moves.
 
 The record is one JSON file, `$XDG_CACHE_HOME/tf_cnn_benchmarks/calibration.json` (default
 `~/.cache/...`), {'version': 1, 'entries': {key: entry}}, an entry holding `kind`, `value` (a
 number, or {name: number}), `spread`, `measured_utc`, `measure_secs`, `others_cores`,
 `others_fraction`, `cores` and `quiet` (always true in the file); the entry of a sampled
 figure is its median measurement, with `samples` (the last SAMPLES quiet ones, oldest
-first). A key names the CPU model, the TensorFlow version, the thread counts and what was
-measured (`host_key`), so a record copied to another host or TensorFlow answers nothing there.
+first). A key names the CPU model, the TensorFlow version, the thread counts and the CPUs
+they may use (`on_cpus`: a CPU set or quota smaller than the threads) and what was measured
+(`host_key`), so a record copied to another host or TensorFlow answers nothing there.
 
 The environment variable TF_CNN_CALIBRATION changes where the record is: a path (a record
 of another place, or one a test wrote with the figures it injects), or 'off': no record is
@@ -55,8 +56,8 @@ import time
 from typing import Callable, NamedTuple
 
 from .. import cnn_util
-from ..metrics import host_load
-from . import machine, user_dirs
+from ..metrics import configuration, host_load
+from . import cpu_quota, machine, user_dirs
 
 RECORD_NAME = 'calibration.json'
 VERSION = 1
@@ -589,9 +590,11 @@ def on_cpus(intra_threads: int) -> str:
     """The one rule of a key's CPU set, for every figure measured with intra-op threads (the
     CPU peak's '2 threads on 1 CPU', the kernel factors' and graph choices' '2 intra, 2 inter
     threads on 1 CPU'): ' on 1 CPU' when the process may run on fewer CPUs than its intra-op
-    threads (taskset, numactl, a cpuset: host_load.allowed_cpus), else '' (0 threads:
-    TensorFlow sizes the pool by the mask). Such a figure is the allowed CPUs', kept apart
-    from the host's; a key without the suffix is as it always was."""
-    used = cores(intra_threads)
-    return (' on %s' % cnn_util.counted(used, 'CPU')
-            if intra_threads and used < intra_threads else '')
+    threads (taskset, a cpuset: host_load.allowed_cpus; a smaller container quota to 2
+    decimals, ' on 0.5 CPUs': metrics/configuration.cpus_figure), else '' (0 threads:
+    TensorFlow sizes the pool by the mask). Such a figure is those CPUs', kept apart."""
+    quota = cpu_quota.host_quota()
+    cpus = configuration.cpus_figure(cores(intra_threads), quota.cpus if quota else None)
+    whole = isinstance(cpus, int)
+    return ('' if not intra_threads or cpus >= intra_threads
+            else ' on %s' % (cnn_util.counted(cpus, 'CPU') if whole else '%s CPUs' % cpus))
