@@ -73,7 +73,8 @@ def resume_point(p) -> ResumePoint | None:
     (no checkpoint, or one without a global step).
 
     Raises:
-      CheckpointError: --checkpoint_path is not a checkpoint, or the state file is corrupt.
+      CheckpointError: --checkpoint_path is not a checkpoint, the state file is corrupt, or
+        the checkpoint's files are truncated or damaged (checkpoint_fit.damaged_error).
     """
     path = find_checkpoint(p)
     if path is None:
@@ -87,9 +88,12 @@ def resume_point(p) -> ResumePoint | None:
                 if images_seen.CHECKPOINT_NAME in names else None)
         return ResumePoint(path, int(reader.get_tensor('global_step')), seen,
                            original_checkpoints.is_original(names))
-    except IndexError as e:  # a truncated data file: 'Read less bytes than requested'
+    except (IndexError, tf.errors.OpError) as e:
+        # IndexError: a truncated data file ('Read less bytes than requested'); OpError: a
+        # truncated or damaged index ('file is too short to be an sstable'): said now, before
+        # the graph is built, as the restore would say it after.
         raise checkpoint_fit.damaged_error(path, e, training=True) from None
-    except (tf.errors.OpError, ValueError):
+    except ValueError:
         return None  # the restore names what is wrong with it
 
 

@@ -239,3 +239,20 @@ def test_a_lower_max_ckpts_to_keep_on_resume_keeps_the_newest_n(tmp_path):
         'model.ckpt-4.index']
     state = tf1.train.get_checkpoint_state(str(tmp_path))
     assert list(state.all_model_checkpoint_paths) == [str(tmp_path / 'model.ckpt-4')]
+
+
+def test_a_truncated_index_is_said_before_the_graph_is_built(tmp_path):
+    """A truncated .index was found only by the restore, after the model's graph was built
+    (minutes for a large model); its error is now the resume's, before the graph."""
+    first, second = _two_checkpoints(tmp_path)
+    with open(second + '.index', 'r+b') as f:
+        f.truncate(30)
+    got = helpers.run_command('--model=trivial', '--batch_size=4', '--image_size=16',
+                              '--num_classes=10', '--num_batches=1', '--num_warmup_batches=0',
+                              '--noresults_db', '--train_dir=%s' % tmp_path)
+    assert got.returncode == 1, got.stderr
+    assert [x for x in got.stderr.splitlines() if x.startswith('error:')] == [
+        'error: cannot restore checkpoint %s: file is too short to be an sstable (a truncated or '
+        'damaged file? the older %s there is intact: to resume from it, delete this one\'s '
+        'files (%s.*) and give --checkpoint_path=%s)' % (second, first, second, first)]
+    assert 'Generating training model' not in got.stdout
