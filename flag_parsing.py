@@ -13,6 +13,7 @@ from absl import flags
 from . import cnn_util, params
 from .hardware import user_dirs
 from .params import configs, flagfile_lines
+from .params.flag_names import OTHER_NAMES, suggest_flag  # noqa: F401 (re-exported)
 
 # absl reports a bad boolean with its exception's argument tuple:
 # "flag --distortions=maybe: ('Non-boolean argument to boolean flag', 'maybe')".
@@ -42,43 +43,6 @@ def describe_flag_error(error: flags.Error) -> str:
         message = ('--%s=%s: a boolean flag takes true or false (also --%s, --no%s)'
                    % (name, boolean['value'], name, name))
     return message + ' (see --help)'
-
-
-#: Flags other tools (Keras, tf.estimator scripts, timm) name differently: the name users type
-#: first -> this command's (and the original's) flag.
-OTHER_NAMES = {
-    'learning_rate': 'init_learning_rate', 'lr': 'init_learning_rate',
-    'base_learning_rate': 'init_learning_rate', 'base_lr': 'init_learning_rate',
-    'epochs': 'num_epochs', 'steps': 'num_batches', 'num_steps': 'num_batches',
-    'train_steps': 'num_batches', 'warmup_steps': 'num_warmup_batches',
-    'gpus': 'num_gpus', 'num_devices': 'num_gpus', 'arch': 'model', 'network': 'model',
-    'data': 'data_dir', 'dataset': 'data_name', 'optimiser': 'optimizer',
-    'fp16': 'use_fp16', 'bf16': 'use_bf16',
-    # The results JSON's folder (its key is 'results_file'; the file is named by the time).
-    'result_file': 'benchmark_log_dir', 'results_file': 'benchmark_log_dir',
-    'result_dir': 'benchmark_log_dir', 'results_dir': 'benchmark_log_dir',
-    'results_json': 'benchmark_log_dir', 'json_file': 'benchmark_log_dir',
-}
-
-
-def suggest_flag(name: str, known: list[str]) -> str | None:
-    """The flag an unknown `--name` most likely meant, or None (absl's suggestions then).
-
-    In order: another tool's name for one of ours (OTHER_NAMES; `--learning_rate` ->
-    init_learning_rate, where absl's edit distance picks learning_rate_decay_factor); the only
-    flag `name` begins; of several, the shortest whose first words are `name` (`--batch` ->
-    batch_size before batch_group_size), else the shortest it begins.
-
-    Args:
-      name: the unknown flag's name, without dashes (a leading 'no' of a boolean kept).
-      known: the names of the defined flags.
-    """
-    key = name.lower()
-    if OTHER_NAMES.get(key) in known:
-        return OTHER_NAMES[key]
-    started = sorted((k for k in known if k.startswith(key)), key=lambda k: (len(k), k))
-    words = [k for k in started if k.startswith(key + '_')]
-    return (words or started or [None])[0]
 
 
 def _unknown_flag_message(error: flags.UnrecognizedFlagError, known: list[str]) -> str:

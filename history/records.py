@@ -29,8 +29,12 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       result dict, or a sweep record's flat 'figures' when its JSON is gone;
                       and when the run recorded them, 'host_load' (result['host_load'],
                       metrics/host_load.py; a sweep record's subset) and 'timed_steps'
-                      {'run', 'planned'} (metrics/clean_runs.py planned_steps); and
-                      'skipped_records' of a run with --skip_corrupt_records
+                      {'run', 'planned'} (metrics/clean_runs.py planned_steps);
+                      'skipped_records' of a run with --skip_corrupt_records;
+                      'stopped_by_signal' of a run a signal stopped, and an evaluation's
+                      'partial' (stopped before its last batch: its accuracy is of the
+                      batches scored), recorded since they were kept (no schema change:
+                      the column is JSON)
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
@@ -238,10 +242,11 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
-        figures_json=_json(_with_cluster(_with_skipped(_with_cleanliness(
+        figures_json=_json(_with_stop(_with_cluster(_with_skipped(_with_cleanliness(
             {k: result.get(k) for k in FIGURE_BLOCKS}, result.get('host_load'),
             result.get('num_steps') or (summary or {}).get('count'),
-            clean_runs.planned_steps(result)), result.get('skipped_records')), result, total)),
+            clean_runs.planned_steps(result)), result.get('skipped_records')), result, total),
+            result)),
         given_flags_json=(_json(result['given_flags'])
                           if isinstance(result.get('given_flags'), dict) else None))
     util, inp = result.get('utilisation') or {}, result.get('input') or {}
@@ -312,6 +317,18 @@ def _with_skipped(figures: dict, skipped) -> dict:
     training, of the evaluated subset in an --eval) where the run read with the flag."""
     if isinstance(skipped, int) and not isinstance(skipped, bool):
         figures['skipped_records'] = skipped
+    return figures
+
+
+def _with_stop(figures: dict, result: dict) -> dict:
+    """`figures` with 'stopped_by_signal' ('SIGINT', 'SIGTERM', 'SIGHUP') where a signal
+    stopped the run, and for an evaluation 'partial' (result['eval']['partial']: True when a
+    signal stopped it before its last batch, its accuracy then of the batches scored)."""
+    if isinstance(result.get('stopped_by_signal'), str):
+        figures['stopped_by_signal'] = result['stopped_by_signal']
+    evaluation = result.get('eval')
+    if result.get('mode') == 'evaluation' and isinstance(evaluation, dict):
+        figures['partial'] = bool(evaluation.get('partial'))
     return figures
 
 

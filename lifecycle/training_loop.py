@@ -216,8 +216,20 @@ def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):
                advice or '%s.' % spec.nan_advice(lr)))
 
 
+def format_step_secs(seconds: float) -> str:
+    """A step's or batch's time as the estimate lines give it, never '0.00 s': 0.123 ->
+    '0.12 s', from below 0.01 s in milliseconds (0.00173 -> '1.73 ms'), below 0.005 ms
+    'under 0.01 ms'."""
+    if seconds >= 0.01:
+        return '%.2f s' % seconds
+    return '%.2f ms' % (seconds * 1e3) if seconds >= 5e-6 else 'under 0.01 ms'
+
+
 def format_duration(seconds: float) -> str:
-    """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'."""
+    """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'; below 0.05 s as
+    `format_step_secs` (0.04 -> '0.04 s', 0.0035 -> '3.50 ms'), not '0.0 s'."""
+    if seconds < 0.05:
+        return format_step_secs(seconds)
     if seconds < 60:
         return '%.1f s' % seconds if seconds < 10 else '%d s' % round(seconds)
     if seconds < 3600:
@@ -228,8 +240,9 @@ def format_duration(seconds: float) -> str:
 def timed_part_line(steps: int, step_secs: float) -> str:
     """'Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up)': what the
     timed loop will take, its steps x the measured step time (hooks' work not counted)."""
-    return 'Timed part: %d step%s, about %s (%.2f s a step in the warm-up)' % (
-        steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
+    return 'Timed part: %d step%s, about %s (%s a step in the warm-up)' % (
+        steps, '' if steps == 1 else 's', format_duration(steps * step_secs),
+        format_step_secs(step_secs))
 
 
 def set_up_bound_line(steps: int, step_secs: float) -> str:
@@ -237,8 +250,9 @@ def set_up_bound_line(steps: int, step_secs: float) -> str:
     the timed part's bound from a warm-up of one step, which also set up the executor (the
     steps after it are usually much faster: the first timed step's line follows,
     `rest_line`)."""
-    return 'Timed part: %d step%s, at most %s (%.2f s the only warm-up step, set-up included)' % (
-        steps, '' if steps == 1 else 's', format_duration(steps * step_secs), step_secs)
+    return 'Timed part: %d step%s, at most %s (%s the only warm-up step, set-up included)' % (
+        steps, '' if steps == 1 else 's', format_duration(steps * step_secs),
+        format_step_secs(step_secs))
 
 
 def rest_line(count: int, first_secs: float, unit: str = 'step',
@@ -252,17 +266,18 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
     first step's time: 'Timed part: 98 more steps, about 1.6 s (0.02 s the second step; the
     first took 0.31 s, set-up included)')."""
     if set_up_secs is not None:
-        return 'Timed part: %d more %s, about %s (%.2f s the second %s; the first took %.2f s, ' \
+        return 'Timed part: %d more %s, about %s (%s the second %s; the first took %s, ' \
             'set-up included)' % (count, unit if count == 1 else units,
-                                  format_duration(count * first_secs), first_secs, unit,
-                                  set_up_secs)
+                                  format_duration(count * first_secs),
+                                  format_step_secs(first_secs), unit,
+                                  format_step_secs(set_up_secs))
     if not set_up:
-        return 'Timed part: %d more %s, about %s (%.2f s the first timed %s)' % (
+        return 'Timed part: %d more %s, about %s (%s the first timed %s)' % (
             count, unit if count == 1 else units, format_duration(count * first_secs),
-            first_secs, unit)
-    return 'Timed part: %d more %s, about %s (%.2f s the first %s, set-up included)' % (
-        count, unit if count == 1 else units, format_duration(count * first_secs), first_secs,
-        unit)
+            format_step_secs(first_secs), unit)
+    return 'Timed part: %d more %s, about %s (%s the first %s, set-up included)' % (
+        count, unit if count == 1 else units, format_duration(count * first_secs),
+        format_step_secs(first_secs), unit)
 
 
 def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,

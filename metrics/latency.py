@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 PERCENTILES = (50, 90, 99)
+#: The fewest timed batches the percentiles are given for.
+MIN_SAMPLES = 2
 
 
 def latency_ms(step_times, batch_size: int) -> dict | None:
@@ -21,13 +23,15 @@ def latency_ms(step_times, batch_size: int) -> dict | None:
       batch_size: images per step over all devices (the batch the latency is of).
 
     Returns:
-      {'p50', 'p90', 'p99' (milliseconds), 'mean' (ms), 'count' (steps), 'batch_size'}, or None
-      without steps.
+      {'p50', 'p90', 'p99' (milliseconds; None with fewer than MIN_SAMPLES steps: percentiles
+      of one value would pass it off as a distribution), 'mean' (ms: with one step, its
+      time), 'count' (steps), 'batch_size'}, or None without steps.
     """
     times = np.asarray([t for t in step_times or [] if t is not None], dtype=np.float64) * 1e3
     if times.size == 0:
         return None
-    out = {'p%d' % q: float(np.percentile(times, q)) for q in PERCENTILES}
+    out = {'p%d' % q: float(np.percentile(times, q)) if times.size >= MIN_SAMPLES else None
+           for q in PERCENTILES}
     out.update({'mean': float(times.mean()), 'count': int(times.size),
                 'batch_size': int(batch_size)})
     return out
@@ -35,8 +39,14 @@ def latency_ms(step_times, batch_size: int) -> dict | None:
 
 def format_latency(lat: dict) -> str:
     """'latency per batch of 16 (ms): p50 12.31, p90 13.05, p99 14.00 over 100 batches', then
-    ' after the first (set-up) batch' when lat['set_up_left_out'] (an evaluation's)."""
+    ' after the first (set-up) batch' when lat['set_up_left_out'] (an evaluation's); with
+    fewer than MIN_SAMPLES batches the one time, without percentiles: 'latency per batch of
+    2 (ms): 2.62, 1 batch after the first (set-up) batch: too few for percentiles'."""
+    after = ' after the first (set-up) batch' if lat.get('set_up_left_out') else ''
+    if lat['p50'] is None:
+        return 'latency per batch of %d (ms): %.2f, %d batch%s%s: too few for percentiles' % (
+            lat['batch_size'], lat['mean'], lat['count'], '' if lat['count'] == 1 else 'es',
+            after)
     return 'latency per batch of %d (ms): p50 %.2f, p90 %.2f, p99 %.2f over %d batch%s%s' % (
         lat['batch_size'], lat['p50'], lat['p90'], lat['p99'], lat['count'],
-        '' if lat['count'] == 1 else 'es',
-        ' after the first (set-up) batch' if lat.get('set_up_left_out') else '')
+        '' if lat['count'] == 1 else 'es', after)

@@ -26,6 +26,19 @@ def test_unknown_keyword_is_rejected():
         make_params(bogus=1)
 
 
+def test_a_misspelt_keyword_gets_the_commands_did_you_mean():
+    # Before: 'unknown parameter(s): modle', where the command's --modle says 'Did you mean:
+    # model'. The same rule (params/flag_names.py): absl's edit distance, then other tools' names.
+    from tf_cnn_benchmarks import benchmark_cnn
+    with pytest.raises(ParamsError) as e:
+        benchmark_cnn.make_params(modle='resnet50')
+    assert str(e.value) == 'unknown parameter(s): modle (did you mean model?)'
+    with pytest.raises(ParamsError) as e:
+        make_params(batchsize=2, lr=0.1, bogus=1)
+    assert str(e.value) == ('unknown parameter(s): batchsize (did you mean batch_size?), bogus, '
+                            'lr (did you mean init_learning_rate?)')
+
+
 def test_params_are_immutable():
     p = make_params()
     with pytest.raises(AttributeError):

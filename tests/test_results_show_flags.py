@@ -148,3 +148,27 @@ def test_show_says_the_records_a_run_skipped(tmp_path, capsys):
     assert shown == [
         ['  skipped records: 59 an epoch (--skip_corrupt_records: the figures come from the '
          'records left)'], ['  skipped records: none (--skip_corrupt_records)'], []]
+
+
+def test_a_partial_eval_is_recorded_and_shown_as_partial(tmp_path, capsys):
+    """A Ctrl-C'd --eval: its row kept the stop only as 'stopped at 3 of 10', neither the signal
+    nor that its accuracy is partial (result['eval']['partial']); a complete one says
+    partial false, a run without a signal nothing of a signal."""
+    path = str(tmp_path / 'r.sqlite')
+
+    def evaluation(rate, run, signal=None):
+        r = dict(rh.result(rate, steps=run, eval=True), mode='evaluation',
+                 stopped_by_signal=signal, plan={'dataset': 'synthetic',
+                                                 'eval': {'num_batches': 10}})
+        r['eval'] = {'partial': run < 10, 'num_batches': run, 'planned_batches': 10}
+        return r
+    rh.fill(path, [evaluation(1000, 3, 'SIGINT'), evaluation(1010, 10), rh.result(990)])
+    with store.opened(path) as conn:
+        figures = [json.loads(f) for (f,) in conn.execute(
+            'SELECT figures_json FROM runs ORDER BY id')]
+    assert [(f.get('stopped_by_signal'), f.get('partial')) for f in figures] == [
+        ('SIGINT', True), (None, False), (None, None)]
+    shown = [[x for x in rh.results_command(capsys, 'show', str(run), '--results_db=%s' % path)[1]
+              .splitlines() if x.startswith('  stopped:')] for run in (1, 2, 3)]
+    assert shown == [['  stopped: by SIGINT after 3 of 10 batches: a partial evaluation, its '
+                      'accuracy and figures of the batches scored'], [], []]

@@ -420,7 +420,20 @@ def test_a_one_step_run_without_warm_up_has_nothing_left_to_estimate(monkeypatch
 
 def test_durations_read_as_a_person_would_say_them():
     assert [training_loop.format_duration(s) for s in (0.04, 9.94, 59.4, 75, 3600, 4000)] == [
-        '0.0 s', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
+        '0.04 s', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
+
+
+def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
+    # Before: 'Timed part: 2 more batches, about 0.0 s (0.00 s the second batch; ...)' for a
+    # 2-batch --eval of the trivial model.
+    from tf_cnn_benchmarks.lifecycle import eval_runner
+    assert eval_runner.rest_line(2, 0.00173, 0.0512) == (
+        'Timed part: 2 more batches, about 3.46 ms (1.73 ms the second batch; the first took '
+        '0.05 s, set-up included)')
+    assert [training_loop.format_step_secs(s) for s in (2.0, 0.01, 0.0099, 0.0004, 1e-6)] == [
+        '2.00 s', '0.01 s', '9.90 ms', '0.40 ms', 'under 0.01 ms']
+    assert training_loop.timed_part_line(4, 0.0025) == (
+        'Timed part: 4 steps, about 0.01 s (2.50 ms a step in the warm-up)')
 
 
 class _Tracer(run_hooks.RunHook):

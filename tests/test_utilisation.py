@@ -349,8 +349,13 @@ def test_latency_percentiles_interpolate_between_ranks():
     assert latency.format_latency(lat) == ('latency per batch of 1 (ms): p50 50.50, p90 90.10, '
                                            'p99 99.01 over 100 batches')
     assert latency.latency_ms([], 4) is None
-    assert latency.format_latency(latency.latency_ms([0.01], 2)) == (
-        'latency per batch of 2 (ms): p50 10.00, p90 10.00, p99 10.00 over 1 batch')
+    # One sample: its time, no percentiles (before: 'p50 10.00, p90 10.00, p99 10.00 over 1
+    # batch', three figures of one value); the JSON's percentiles null, its mean the time.
+    one = latency.latency_ms([0.01], 2)
+    assert latency.format_latency(one) == (
+        'latency per batch of 2 (ms): 10.00, 1 batch: too few for percentiles')
+    assert (one['p50'], one['p90'], one['p99'], one['mean'], one['count']) == (
+        None, None, None, 10.0, 1)
 
 
 def test_without_warm_up_the_compute_line_says_what_it_needs(capsys):
@@ -556,6 +561,13 @@ def test_eval_reports_flops_utilisation_memory_and_latency_of_the_last_evaluatio
     assert keys['latency_ms']['count'] == 2 and keys['latency_ms']['set_up_left_out']
     assert keys['utilisation']['fraction_of_peak'] == pytest.approx(0.1)
     assert utilisation.eval_figures(plan, None) == {}
+    # A 2-batch --eval: one batch after the set-up one, too few for percentiles.
+    keys = utilisation.eval_figures(plan, {'images_per_sec': 100.0, 'batch_times': [0.05, 0.002]},
+                                    cpu_peak_fn=lambda *a, **k: _peak(8.20992e9))
+    assert capsys.readouterr().out.splitlines()[4] == (
+        'latency per batch of 4 (ms): 2.00, 1 batch after the first (set-up) batch: too few for '
+        'percentiles')
+    assert keys['latency_ms']['p50'] is None and keys['latency_ms']['count'] == 1
 
 
 def test_a_mixed_runs_two_busy_peaks_name_their_dtype(tmp_path, capsys, monkeypatch):

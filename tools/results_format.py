@@ -108,6 +108,25 @@ def _skipped_lines(row: dict) -> list[str]:
             'records left)' % (skipped, what)]
 
 
+def _stop_lines(row: dict) -> list[str]:
+    """`show`'s line of a run a signal stopped (figures_json's 'stopped_by_signal', and an
+    evaluation's 'partial'): '  stopped: by SIGINT after 3 of 10 batches: a partial
+    evaluation, its accuracy and figures of the batches scored'; [] otherwise, and for a run
+    recorded before they were kept (its `clean:` line still says where it stopped)."""
+    figures = json.loads(row['figures_json'] or '{}')
+    signal, partial = figures.get('stopped_by_signal'), figures.get('partial')
+    if not signal and not partial:
+        return []
+    steps = figures.get('timed_steps') if isinstance(figures.get('timed_steps'), dict) else {}
+    unit = 'batches' if row['mode'] == 'evaluation' else 'timed steps'
+    where = (' after %s of %s %s' % (steps['run'], steps['planned'], unit)
+             if steps.get('run') is not None and steps.get('planned') is not None else '')
+    line = '  stopped: by %s%s' % (signal or 'a signal', where)
+    if partial:
+        line += ': a partial evaluation, its accuracy and figures of the batches scored'
+    return [line]
+
+
 def pasteable_flags(params: dict) -> list[str]:
     """Flags as arguments a shell passes back to `tf_cnn_benchmarks` unchanged.
 
@@ -161,6 +180,7 @@ def show_lines(row: dict) -> list[str]:
             else ', ' + records.rate_of(row), row['global_batch_size'], row['num_steps'],
             '' if row['num_steps'] == 1 else 's'),
         '  clean: %s' % records.run_state(row).describe(),
+        *_stop_lines(row),
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
             _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
         '  figures: %s' % _figures(row),
