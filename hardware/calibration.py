@@ -56,7 +56,7 @@ import time
 from typing import Callable, NamedTuple
 
 from .. import cnn_util
-from ..metrics import configuration, host_load
+from ..metrics import host_load
 from . import cpu_quota, machine, user_dirs
 
 RECORD_NAME = 'calibration.json'
@@ -591,10 +591,10 @@ def on_cpus(intra_threads: int) -> str:
     CPU peak's '2 threads on 1 CPU', the kernel factors' and graph choices' '2 intra, 2 inter
     threads on 1 CPU'): ' on 1 CPU' when the process may run on fewer CPUs than its intra-op
     threads (taskset, a cpuset: host_load.allowed_cpus; a smaller container quota to 2
-    decimals, ' on 0.5 CPUs': metrics/configuration.cpus_figure), else '' (0 threads:
+    decimals, ' on 0.5 CPUs': cpu_quota.cpus_figure), else '' (0 threads:
     TensorFlow sizes the pool by the mask). Such a figure is those CPUs', kept apart."""
     quota = cpu_quota.host_quota()
-    cpus = configuration.cpus_figure(cores(intra_threads), quota.cpus if quota else None)
+    cpus = cpu_quota.cpus_figure(cores(intra_threads), quota.cpus if quota else None)
     whole = isinstance(cpus, int)
     return ('' if not intra_threads or cpus >= intra_threads
             else ' on %s' % (cnn_util.counted(cpus, 'CPU') if whole else '%s CPUs' % cpus))

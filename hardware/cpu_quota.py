@@ -151,6 +151,16 @@ def host_quota(environ=None) -> Quota | None:
     return None if value.strip().lower() == 'off' else read_quota()
 
 
+def cpus_figure(allowed: int, quota_cpus: float | None) -> int | float:
+    """A configuration's CPUs: the allowed CPUs' count, or a smaller CPU quota to 2 decimals
+    (0.5 under `docker --cpus=0.5`: a run throttled to half a CPU is not one pinned to a whole
+    CPU); whole counts as int (2, not 2.0)."""
+    if quota_cpus is None or quota_cpus >= allowed:
+        return allowed
+    value = max(round(quota_cpus, 2), 0.01)
+    return int(value) if float(value).is_integer() else value
+
+
 def usable(cpus: int, quota: Quota | None) -> int:
     """The CPUs a process may keep busy: `cpus` (its affinity mask's, or physical cores),
     no more than the quota's whole CPUs."""

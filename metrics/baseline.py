@@ -96,11 +96,11 @@ CPUS_HINT = (', run on as many allowed CPUs (taskset, numactl and a container\'s
 def run_cpus() -> int | float:
     """The CPUs this process may run on (metrics/host_load.py allowed_cpus: what its results
     JSON records as host_load's 'cpus_allowed'), no more than a container's CPU quota
-    (hardware/cpu_quota.py; configuration.cpus_figure), this run's part CPUS_FIELD
+    (hardware/cpu_quota.cpus_figure), this run's part CPUS_FIELD
     (configuration.cpus_of reads a result's the same way)."""
     quota = cpu_quota.host_quota()
-    return configuration.cpus_figure(len(host_load.allowed_cpus()),
-                                     quota.cpus if quota is not None else None)
+    return cpu_quota.cpus_figure(len(host_load.allowed_cpus()),
+                                 quota.cpus if quota is not None else None)
 
 
 def _norm(value):

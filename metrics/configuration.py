@@ -23,10 +23,13 @@ only name or place a run (--label, --results_db, the output folders and files) o
 (--baseline, --fail_on_slower, --include_unclean_runs), and a --config's name (its flags are
 in the values it set).
 
-No TensorFlow and no project imports: plain dicts of flag values in, text out.
+No TensorFlow: plain dicts of flag values in, text out (a quota's CPU figure is
+hardware/cpu_quota.py's rule).
 """
 
 from __future__ import annotations
+
+from ..hardware import cpu_quota
 
 CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
                  'variable_update', 'device', 'data', 'image_size')
@@ -92,26 +95,16 @@ def of_result(result: dict) -> dict:
 def cpus_of(host_load) -> int | float | None:
     """The CPUs a run was allowed, from its host load (metrics/host_load.py measure's dict, or
     a sweep record's subset: 'cpus_allowed'), no more than the container's CPU quota it
-    recorded ('cpu_quota': hardware/cpu_quota.py), as `cpus_figure` gives them; None where it
-    is not recorded."""
+    recorded ('cpu_quota'), as hardware/cpu_quota.cpus_figure gives them; None where it is
+    not recorded."""
     value = host_load.get(CPUS_FIELD) if isinstance(host_load, dict) else None
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         return None
     quota = host_load.get('cpu_quota')
     cpus = quota.get('cpus') if isinstance(quota, dict) else None
     if isinstance(cpus, (int, float)) and not isinstance(cpus, bool) and cpus > 0:
-        return cpus_figure(value, cpus)
+        return cpu_quota.cpus_figure(value, cpus)
     return value
-
-
-def cpus_figure(allowed: int, quota_cpus: float | None) -> int | float:
-    """A configuration's CPUs: the allowed CPUs' count, or a smaller CPU quota to 2 decimals
-    (0.5 under `docker --cpus=0.5`: a run throttled to half a CPU is not one pinned to a whole
-    CPU); whole counts as int (2, not 2.0)."""
-    if quota_cpus is None or quota_cpus >= allowed:
-        return allowed
-    value = max(round(quota_cpus, 2), 0.01)
-    return int(value) if float(value).is_integer() else value
 
 
 def cpus_differ(a: dict, b: dict) -> bool:

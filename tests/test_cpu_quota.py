@@ -154,3 +154,19 @@ def test_a_run_under_a_quota_is_a_configuration_of_the_quotas_cpus(monkeypatch):
     assert baseline.run_cpus() == 2
     monkeypatch.setattr(cpu_quota, 'host_quota', lambda: _quota(V2))
     assert baseline.run_cpus() == 0.5  # an unlimited baseline of 2 CPUs is refused
+
+
+def test_a_peak_under_a_smaller_cpu_quota_is_keyed_by_the_quota(monkeypatch):
+    """A 0.5-CPU container (docker --cpus=0.5) measured and read the host's unthrottled
+    '2 threads' peak: its figures are the quota's, kept apart ('on 0.5 CPUs')."""
+    from tf_cnn_benchmarks.hardware import calibration, cpu_peak
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    monkeypatch.setattr(cpu_quota, 'host_quota', lambda: cpu_quota.Quota(0.5, 'test', ''))
+    assert cpu_peak.cache_key('Test CPU', '2.21.0', 'float32', 2).endswith(
+        '|2 threads on 0.5 CPUs')
+    assert calibration.on_cpus(1) == ' on 0.5 CPUs'
+    monkeypatch.setattr(cpu_quota, 'host_quota', lambda: cpu_quota.Quota(1.0, 'test', ''))
+    assert calibration.on_cpus(2) == ' on 1 CPU'
+    monkeypatch.setattr(cpu_quota, 'host_quota', lambda: cpu_quota.Quota(4.0, 'test', ''))
+    assert calibration.on_cpus(2) == ''  # a quota above the threads: the host's figure
+    assert calibration.on_cpus(0) == ''
