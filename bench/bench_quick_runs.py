@@ -8,7 +8,7 @@ console script replaced by its module (`tf_cnn_benchmarks` -> `python tf_cnn_ben
 `tf_cnn_cluster` -> `python -m tools.launch_cluster`, `tf_cnn_sweep` -> `python -m
 tools.sweep`), with `--noresults_db` added so the runs leave the results database alone.
 Records per command its wall time in seconds (TensorFlow's start-up included), the last
-`total images/sec` (a cluster: `cluster total images/sec`; a sweep: none), its exit status
+`total images/sec` (a cluster: `cluster images/sec`; a sweep: none), its exit status
 and its output (the example output of docs/output.md is the resnet50 run's). Before the first
 command TensorFlow is imported once in a process of its own (untimed), so that every time is a
 warm-cache time, as of any command after the first since boot; the file says so
@@ -45,7 +45,9 @@ OUTPUT_LINES = 80  # of a command's standard output, kept in the result file
 _MODULES = {'tf_cnn_benchmarks': ['tf_cnn_benchmarks.py'],
             'tf_cnn_cluster': ['-m', 'tools.launch_cluster'],
             'tf_cnn_sweep': ['-m', 'tools.sweep']}
-_RATE = re.compile(r'^(?:\[\w+\] )?(cluster )?total images/sec: ([0-9.]+)', re.M)
+# `total images/sec: X`, or a cluster's `cluster images/sec: X` (`cluster total images/sec`
+# in older versions).
+_RATE = re.compile(r'^(?:\[\w+\] )?(?:(cluster )(?:total )?|total )images/sec: ([0-9.]+)', re.M)
 
 
 def checkout_argv(command: str, work_dir: str) -> list[str]:

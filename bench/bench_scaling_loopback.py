@@ -40,7 +40,8 @@ import time
 from . import bench_report
 from .preamble import REPO, RESULTS, ArgumentParser, start
 
-_TOTAL = re.compile(r'^\[launcher\] cluster total images/sec: ([0-9.]+)', re.M)
+# The launcher's cluster figure (`cluster total images/sec` in older versions).
+_TOTAL = re.compile(r'^\[launcher\] cluster (?:total )?images/sec: ([0-9.]+)', re.M)
 _WORKER = re.compile(r'^\[launcher\] worker(\d+) images/sec: ([0-9.]+)', re.M)
 
 

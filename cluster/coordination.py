@@ -495,11 +495,11 @@ class ClusterStatsHook(run_hooks.RunHook):
                                                            self._traffic['received'] / 1e6))
         if c.job_name == 'controller':
             if not result.get('num_steps'):  # nothing timed: no figure, not 0.00
-                cnn_util.log_fn('no cluster total images/sec: the controller timed no step (%s)'
+                cnn_util.log_fn('no cluster images/sec: the controller timed no step (%s)'
                                 % NOTHING_TIMED)
                 return
             result['cluster_images_per_sec'] = result['images_per_sec']
-            cnn_util.log_fn('cluster total images/sec: %.2f (%d workers, one graph)' % (
+            cnn_util.log_fn('cluster images/sec: %.2f (%d workers, one graph)' % (
                 result['images_per_sec'], c.num_workers))
             return
         if c.num_workers > 1:

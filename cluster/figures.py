@@ -19,7 +19,7 @@ chief's per-worker lines repeat.
 
 Each worker sends the chief its own images/sec, timed steps and seconds, its images and the
 wall-clock start and end of its timed part (time.time(): the hosts' clocks are taken to agree,
-as NTP keeps them). The chief's `cluster total images/sec` is every worker's images over the
+as NTP keeps them). The chief's `cluster images/sec` is every worker's images over the
 span from the earliest start to the latest end (`report`): one rule for synchronous and
 asynchronous updates. Over the same steps it is the sum of the workers' figures within noise;
 where the workers' timed parts do not line up (one paused, one finished early), it is what the
@@ -108,7 +108,7 @@ def report(stats: list[WorkerStats], nothing_timed: str) -> tuple[list[str], dic
     Returns:
       (lines, keys): one line per worker by task index ('worker 1 images/sec: 37.46 (30
       steps in 1.60 s)', or 'worker 1 images/sec: none (<why>)'), then the cluster total
-      ('cluster total images/sec: 7.05 (2 workers: 120 images in 17.02 s, from the first
+      ('cluster images/sec: 7.05 (2 workers: 120 images in 17.02 s, from the first
       timed part's start to the last one's end)'); and {'worker_images_per_sec': by task
       index, 'cluster_images_per_sec', 'cluster_images', 'cluster_span_secs'}. A worker that
       timed no step leaves the total out, with one line saying so, and the keys empty (the
@@ -128,7 +128,7 @@ def report(stats: list[WorkerStats], nothing_timed: str) -> tuple[list[str], dic
         who = ('no worker timed a step' if len(untimed) == len(ordered) else
                'worker%s %s timed no step' % ('s' if len(untimed) > 1 else '',
                                               ', '.join(map(str, untimed))))
-        lines.append('no cluster total images/sec: %s (%s)' % (who, nothing_timed))
+        lines.append('no cluster images/sec: %s (%s)' % (who, nothing_timed))
         return lines, {}
     images = sum(int(s.images) for s in ordered)
     span = max(float(s.wall_end) for s in ordered) - min(float(s.wall_start) for s in ordered)
@@ -136,7 +136,7 @@ def report(stats: list[WorkerStats], nothing_timed: str) -> tuple[list[str], dic
     # timed part instead, which bounds it from below.
     span = max(span, max(float(s.secs) for s in ordered))
     total = images / span
-    lines.append("cluster total images/sec: %.2f (%s: %d images in %.2f s, from the first "
+    lines.append("cluster images/sec: %.2f (%s: %d images in %.2f s, from the first "
                  "timed part's start to the last one's end)" % (
                      total, cnn_util.counted(len(ordered), 'worker'), images, span))
     return lines, {'worker_images_per_sec': [float(s.images_per_sec) for s in ordered],

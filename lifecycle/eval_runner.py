@@ -75,8 +75,8 @@ from . import summaries as summaries_lib
 tf1 = tf.compat.v1
 # The figure an evaluation's timed batches give, as its lines name it (the host load's
 # warnings name it too): an --eval run's, the original's total line; those during training,
-# their own line's.
-EVAL_FIGURE = 'total images/sec'
+# their own line's. Never the words `total images/sec` (only the total line holds them).
+EVAL_FIGURE = host_load.TOTAL_FIGURE
 DURING_TRAINING_FIGURE = 'eval images/sec'
 SET_UP = ('set-up before the first batch (session, restore, input warm-up)', 'set-up')
 

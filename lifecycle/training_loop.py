@@ -329,7 +329,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     (LoopResult.stopped_in_warmup), without the timed part's line, the timed phases or a total
     block. A step that raises cnn_util.StopRequested (a cluster's chief stopped) ends the loop
     the same way, before that step: in the warm-up as above, in the timed part as after
-    `should_stop` (the step is not counted, nor its time). Stopped so at the first timed step,
+    `should_stop` (the step is not counted, nor its time). Without warm-up steps
+    (--num_warmup_batches=0) `Running warm up` and `Done warm up` are still printed, one after
+    the other, as the original does. Stopped so at the first timed step,
     the loop timed nothing: its total block is the one line `total images/sec: none
     (NOTHING_TIMED)`, without the hooks' lines (their figures are those of the timed steps).
 
@@ -357,6 +359,9 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
             return result
         log(timed_part_line(spec.num_steps, expected) if spec.num_warmup > 1
             else set_up_bound_line(spec.num_steps, expected))
+    else:  # the original prints both with no warm-up step too (scripts wait for the second)
+        log('Running warm up')
+        log('Done warm up')
     log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
                   + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
@@ -431,8 +436,8 @@ def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
     if not median or times[0] <= 2 * median or result.elapsed_secs <= times[0]:
         return
     log('note: the first timed step took %.2f s, %.0fx the others\' median: with '
-        '--num_warmup_batches=0 the set-up is in total images/sec (%.2f without that step); '
-        '1 or more warm-up steps leave it out' % (
+        '--num_warmup_batches=0 the set-up is in the total line\'s images/sec (%.2f without '
+        'that step); 1 or more warm-up steps leave it out' % (
             times[0], times[0] / median,
             images_per_step * (len(times) - 1) / (result.elapsed_secs - times[0])))
 
@@ -442,8 +447,9 @@ def _total_block(result: LoopResult, phases: PhaseRunner, log) -> None:
     # 0.16 ms of loop overhead read '0.01 s between steps went to checkpoints ...'.
     if result.hook_secs >= 0.005 and result.hook_secs > 0.01 * result.elapsed_secs:
         log('%s between steps went to checkpoints, summaries and evaluations (not counted '
-            'in total images/sec)' % ('%.1f s' % result.hook_secs if result.hook_secs >= 1
-                                     else '%.2f s' % result.hook_secs))
+            'in the total line\'s images/sec)' % ('%.1f s' % result.hook_secs
+                                                   if result.hook_secs >= 1
+                                                   else '%.2f s' % result.hook_secs))
     log(DASHES)
     if result.nothing_timed:  # a cluster's chief stopped at the first timed step: no figure
         log('total images/sec: none (%s)' % NOTHING_TIMED)

@@ -149,12 +149,13 @@ class RunState:
         (more than 25%); stopped at 28 of 100 timed steps'; '' when it is clean."""
         parts = []
         if self.busy:
-            parts.append('busy: %s used %.0f%% of the run\'s cores (more than %.0f%%)' % (
+            parts.append('busy: %s used %s of the run\'s cores (more than %.0f%%)' % (
                 'processes outside the cluster' if self.cluster_fraction else 'other processes',
-                100 * self.outside_fraction, 100 * OTHERS_LIMIT))
+                host_load.share_above(self.outside_fraction, OTHERS_LIMIT), 100 * OTHERS_LIMIT))
         if self.steal:
-            parts.append('steal: the hypervisor took %.1f%% of the CPUs\' time (more than '
-                         '%.0f%%)' % (100 * self.steal_fraction, 100 * STEAL_LIMIT))
+            parts.append('steal: the hypervisor took %s of the CPUs\' time (more than '
+                         '%.0f%%)' % (host_load.share_above(self.steal_fraction, STEAL_LIMIT, 1),
+                                      100 * STEAL_LIMIT))
         if self.stopped:
             parts.append('stopped at %d of %d timed steps' % (self.steps_run,
                                                               self.steps_planned))

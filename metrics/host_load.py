@@ -87,7 +87,9 @@ from . import cluster_tasks
 
 OTHERS_LIMIT = 0.25
 STEAL_LIMIT = 0.05
-TOTAL_FIGURE = 'total images/sec'
+# The total line's figure as other lines name it: never the words `total images/sec`, which
+# only the total line itself holds (scripts grep for them: docs/output.md).
+TOTAL_FIGURE = "the total line's images/sec"
 # The intervals a measurement's `error` names ('the warm-up lasted 0.39 s, too short ...').
 TIMED_PART, WARM_UP = 'the timed part', 'the warm-up'
 WARNING_ENV = 'TF_CNN_BUSY_HOST_WARNING'
@@ -296,8 +298,8 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
       cluster: a cluster task's {'ticks': clock ticks its other local tasks' processes used
         over the interval (cluster_tasks.delta; None: not read), 'tasks': the cluster's other
         task addresses on this host, 'processes': their processes found}; None on one host.
-      figure: the figure the timed part gave, which the warning names: 'total images/sec'
-        (a training, forward-only or --eval run), 'eval images/sec' (an evaluation during
+      figure: the figure the timed part gave, which the warning names: TOTAL_FIGURE (a
+        training, forward-only or --eval run), 'eval images/sec' (an evaluation during
         training).
       interval: what the samples bound, as `error` names it ('the timed part lasted 0.02 s,
         too short ...'): TIMED_PART, WARM_UP ('the warm-up'), or an --eval's 'the set-up'.
@@ -361,8 +363,9 @@ def measure(start: Sample, end: Sample, cores: int, num_cpus: int,
         out['reasons'].append(_others_reason(out))
     if out['steal_fraction'] is not None and out['steal_fraction'] > STEAL_LIMIT:
         out['reasons'].append(
-            'the hypervisor took %.1f%% of the CPUs\' time for other machines (steal, more '
-            'than %.0f%%)' % (100 * out['steal_fraction'], 100 * STEAL_LIMIT))
+            'the hypervisor took %s of the CPUs\' time for other machines (steal, more '
+            'than %.0f%%)' % (share_above(out['steal_fraction'], STEAL_LIMIT, 1),
+                              100 * STEAL_LIMIT))
     out['representative'] = not out['reasons']
     out['warning'] = warning_text(out, figure)
     return out
@@ -388,6 +391,19 @@ def unfound_tasks(load: dict) -> bool:
     return bool(load.get('cluster_tasks')) and not load.get('cluster_processes')
 
 
+def share_above(fraction: float, limit: float, decimals: int = 0) -> str:
+    """A share (`fraction` 0..1, above `limit`, a fraction) as a warning prints it beside
+    'more than <limit>': 100 x fraction with `decimals` decimals and '%', or more (up to 2)
+    where fewer would read as the limit (0.2504 of 25%: '25.04%', never '25%, more than
+    25%'); closer still, rounded up to 0.01% ('25.01%'). The rule stays `fraction > limit`:
+    the text shows enough digits to agree with it. E.g. '71%', '25.04%', '5.1%'."""
+    for places in range(decimals, 3):
+        text = '%.*f' % (places, 100 * fraction)
+        if float(text) > 100 * limit:
+            return text + '%'
+    return '%.2f%%' % max(math.ceil(10000 * fraction) / 100, 100 * limit + 0.01)
+
+
 def _others_reason(load: dict) -> str:
     cores = load['cores']
     outside = max(0.0, load['others_cores'] - (load.get('cluster_cores') or 0.0))
@@ -398,9 +414,9 @@ def _others_reason(load: dict) -> str:
         who = ('other processes (maybe the cluster\'s own %d other task%s on this host: '
                'their processes were not found)' % (
                    load['cluster_tasks'], '' if load['cluster_tasks'] == 1 else 's'))
-    return '%s used %.2f of the run\'s %d core%s (%.0f%%, more than %.0f%%)' % (
-        who, outside, cores, '' if cores == 1 else 's', 100 * load['outside_fraction'],
-        100 * OTHERS_LIMIT)
+    return '%s used %.2f of the run\'s %d core%s (%s, more than %.0f%%)' % (
+        who, outside, cores, '' if cores == 1 else 's',
+        share_above(load['outside_fraction'], OTHERS_LIMIT), 100 * OTHERS_LIMIT)
 
 
 def min_wall_secs(cores: int, num_cpus: int, ticks_per_sec: int) -> dict:
@@ -561,9 +577,9 @@ def _cluster_clause(load: dict) -> str:
 
 
 def warning_text(load: dict, figure: str = TOTAL_FIGURE) -> str | None:
-    """The warning (without 'warning: ') when the host was busy, else None: e.g. 'total
-    images/sec is not representative of this host: other processes used 1.42 of the run's 2
-    cores (71%, more than 25%) during the timed part; rerun when the host is quiet'. `figure`:
+    """The warning (without 'warning: ') when the host was busy, else None: e.g. "the total
+    line's images/sec is not representative of this host: other processes used 1.42 of the run's 2
+    cores (71%, more than 25%) during the timed part; rerun when the host is quiet". `figure`:
     the figure the run printed (measure's `figure`: 'eval images/sec' for an evaluation
     during training)."""
     if not load['reasons']:

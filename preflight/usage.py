@@ -430,8 +430,8 @@ def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None
         raise params.ParamsError(
             '--plan_scaling on a host without a GPU plans CPU towers, which needs the '
             'images/sec of one device: give --single_device_images_per_sec=N (the total '
-            'images/sec of this configuration on one device; no matching run is in the results '
-            'database), or --gpu_model=NAME to plan GPUs')
+            'line\'s images/sec of this configuration on one device; no matching run is in the '
+            'results database), or --gpu_model=NAME to plan GPUs')
 
 
 def check_isa_cap(p: params.Params, flags=None, environ=None) -> None:

@@ -185,7 +185,7 @@ def _with_compute(p, plan, base: scaling_report.PlanInputs, gpu,
             raise PlanError(str(e)) from None
     if gpu is None:
         raise PlanError('a plan of CPU towers needs --single_device_images_per_sec (the total '
-                        'images/sec of a run of this configuration on one device, or of a '
+                        'line\'s images/sec of a run of this configuration on one device, or of a '
                         '1-worker cluster)')
     ops = ops_of(p, plan)
 

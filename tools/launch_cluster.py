@@ -74,7 +74,9 @@ _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
 _OWN = re.compile(r"^this worker's images/sec: ([0-9.]+)")
 # A worker that timed no step (stopped before its first timed step): its reason.
 _NO_TOTAL = re.compile(r'^total images/sec: none \((.*)\)$')
-_CLUSTER_TOTAL = re.compile(r'^cluster total images/sec: ([0-9.]+)')
+# The chief's cluster figure: `cluster images/sec: X (...)`; before the words `total
+# images/sec` were kept for the total line alone, `cluster total images/sec: X` (old logs).
+_CLUSTER_TOTAL = re.compile(r'^cluster (?:total )?images/sec: ([0-9.]+)')
 # Seconds a task's error line waits for the same line from other tasks before it is printed.
 COLLAPSE_SECS = 1.0
 # MLPerf's log lines (lifecycle/mlperf_log.py; the chief prints them): relayed without a prefix.
@@ -429,8 +431,9 @@ class Launcher:
     def summary(self, stopped: bool = False) -> None:
         """Each worker's own images/sec (its `this worker's images/sec` line; a cluster of
         one worker, or a worker that printed no such line: its `total images/sec`), then the
-        cluster total: the chief's `cluster total images/sec` line when it printed one, else
-        the workers' sum.
+        cluster total: the chief's `cluster images/sec` line (`cluster total images/sec` in
+        older versions) when it printed one, else the workers' sum. These lines say `cluster
+        images/sec`, never `total images/sec` (only the tasks' total lines hold those words).
 
         Args:
           stopped: the launcher stopped the tasks (Ctrl-C, SIGTERM, --timeout_secs): their
@@ -459,15 +462,15 @@ class Launcher:
         reported = [t.cluster_images_per_sec for t in self.tasks
                     if t.cluster_images_per_sec is not None]
         if reported:
-            self.say('cluster total images/sec: %.2f' % reported[0])
+            self.say('cluster images/sec: %.2f' % reported[0])
         elif stopped and missing:
-            self.say('no cluster total images/sec: %s stopped before printing %s total '
+            self.say('no cluster images/sec: %s stopped before printing %s total '
                      '(in the start-up or the warm-up, which time nothing)' % (
                          _roles_text(missing), 'its' if len(missing) == 1 else 'their'))
         elif untimed:
-            self.say('no cluster total images/sec: %s timed no step' % _roles_text(untimed))
+            self.say('no cluster images/sec: %s timed no step' % _roles_text(untimed))
         elif total:
-            self.say('cluster total images/sec: %.2f (sum of the workers)' % total)
+            self.say('cluster images/sec: %.2f (sum of the workers)' % total)
 
 
 def stopped_by(status: int) -> signal.Signals | None:
