@@ -11,9 +11,9 @@ import checkout
 bench_quick_runs = checkout.load_bench('bench_quick_runs')
 bench_vs_original = checkout.load_bench('bench_vs_original')
 
-BUSY = ('warning: total images/sec is not representative of this host: other processes used '
-        '1.28 of the run\'s 2 cores (64%, more than 25%) during the timed part; rerun when the '
-        'host is quiet\n')
+BUSY = ('warning: the total line\'s images/sec is not representative of this host: other '
+        'processes used 1.28 of the run\'s 2 cores (64%, more than 25%) during the timed '
+        'part; rerun when the host is quiet\n')
 
 
 def _timed(monkeypatch, stderr: str) -> dict:

@@ -3,9 +3,9 @@ in process with injected figures: no server, no timing.
 
 Before, each worker's `total images/sec` was its own share (about 1/N of the original's
 figure, which a script grepping a worker's log read as the cluster's rate), and the chief's
-`cluster total images/sec` summed the workers' rates, each over its own time window: a worker
-paused 15 s gave `chief 32.40 in 1.85 s + worker 1 3.56 in 16.87 s = 35.95`, while the
-cluster trained its 120 images in about 17 s.
+`cluster total images/sec` (now `cluster images/sec`) summed the workers' rates, each over its
+own time window: a worker paused 15 s gave `chief 32.40 in 1.85 s + worker 1 3.56 in 16.87 s
+= 35.95`, while the cluster trained its 120 images in about 17 s.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_cluster_total_of_unbalanced_windows_is_the_images_over_their_span()
     assert lines == [
         'worker 0 images/sec: 32.40 (30 steps in 1.85 s)',
         'worker 1 images/sec: 3.56 (30 steps in 16.87 s)',
-        "cluster total images/sec: 7.05 (2 workers: 120 images in 17.02 s, from the first "
+        "cluster images/sec: 7.05 (2 workers: 120 images in 17.02 s, from the first "
         "timed part's start to the last one's end)"]
     assert keys == {'worker_images_per_sec': [32.40, 3.56],
                     'cluster_images_per_sec': pytest.approx(120 / 17.02),
@@ -74,7 +74,7 @@ def test_a_synchronous_clusters_total_is_the_sum_of_its_workers_within_their_ske
         _stats(1, 40.0, 20, 2.0, 80, 500.02, 502.02)], NOTHING)
     assert keys['cluster_images_per_sec'] == pytest.approx(160 / 2.02)
     assert abs(keys['cluster_images_per_sec'] - 80.0) < 1.0
-    assert lines[-1].startswith('cluster total images/sec: 79.21 (2 workers: 160 images in '
+    assert lines[-1].startswith('cluster images/sec: 79.21 (2 workers: 160 images in '
                                 '2.02 s')
 
 
@@ -160,7 +160,7 @@ def test_the_chief_reports_the_cluster_total_from_its_workers_figures(capsys):
     result = {'images_per_sec': 40.0, 'num_steps': 20, 'elapsed_secs': 2.0}
     hook.end(result)
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "cluster total images/sec: 34.78 (2 workers: 80 images in 2.30 s, from the first "
+        "cluster images/sec: 34.78 (2 workers: 80 images in 2.30 s, from the first "
         "timed part's start to the last one's end)")
     assert result['images_per_sec'] == 40.0 and result['total_line_images_per_sec'] == 80.0
     assert result['worker_images_per_sec'] == [40.0, 38.0]

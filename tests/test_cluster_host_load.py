@@ -92,9 +92,9 @@ def test_outsiders_above_the_limit_still_warn_and_say_they_are_not_the_cluster()
     load = meter.stop()
     assert load['outside_fraction'] == pytest.approx(0.8)
     assert load['warning'] == (
-        "total images/sec is not representative of this host: processes outside the cluster "
-        "used 1.60 of the run's 2 cores (80%, more than 25%) during the timed part; rerun when "
-        "the host is quiet")
+        "the total line's images/sec is not representative of this host: processes outside the "
+        "cluster used 1.60 of the run's 2 cores (80%, more than 25%) during the timed part; "
+        "rerun when the host is quiet")
     assert clean_runs.state(load).why() == (
         "busy: processes outside the cluster used 80% of the run's cores (more than 25%)")
 
@@ -111,8 +111,9 @@ def test_tasks_whose_processes_were_not_found_are_named_as_possibly_the_others()
     assert ("of which ? the cluster's 2 other tasks on this host (their processes were not "
             "found: the others may be the cluster's own)") in host_load.format_line(load)
     assert load['warning'].startswith(
-        "total images/sec is not representative of this host: other processes (maybe the "
-        "cluster's own 2 other tasks on this host: their processes were not found) used 2.00")
+        "the total line's images/sec is not representative of this host: other processes "
+        "(maybe the cluster's own 2 other tasks on this host: their processes were not found) "
+        "used 2.00")
 
 
 def test_the_clusters_share_never_exceeds_the_others_and_a_reused_pid_is_not_counted():

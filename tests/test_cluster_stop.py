@@ -222,7 +222,7 @@ def _check_cluster_total(chief: dict, workers: int) -> None:
     timed parts' span."""
     steps = [int(_one(r'^worker %d images/sec: [\d.]+ \((\d+) steps in [\d.]+ s\)$' % i,
                       chief).group(1)) for i in range(workers)]
-    assert re.match(r"^cluster total images/sec: [\d.]+ \(%d workers: %d images in [\d.]+ s, "
+    assert re.match(r"^cluster images/sec: [\d.]+ \(%d workers: %d images in [\d.]+ s, "
                     r"from the first timed part's start to the last one's end\)$"
                     % (workers, 2 * sum(steps)), _lines(chief)[-1]), chief['log'][-3000:]
 

@@ -48,7 +48,7 @@ def test_no_cluster_total_when_no_worker_timed_a_step():
     assert lines == [
         'worker 0 images/sec: none (nothing timed: stopped before the first timed step)',
         'worker 1 images/sec: none (nothing timed: stopped before the first timed step)',
-        'no cluster total images/sec: no worker timed a step (nothing timed: stopped before the '
+        'no cluster images/sec: no worker timed a step (nothing timed: stopped before the '
         'first timed step)']
     assert 'cluster_images_per_sec' not in result
 
@@ -60,14 +60,14 @@ def test_no_cluster_total_when_one_worker_timed_no_step():
     assert lines == [
         'worker 0 images/sec: 9.50 (20 steps in 4.20 s)',
         'worker 1 images/sec: none (nothing timed: stopped before the first timed step)',
-        'no cluster total images/sec: worker 1 timed no step (nothing timed: stopped before the '
+        'no cluster images/sec: worker 1 timed no step (nothing timed: stopped before the '
         'first timed step)']
     assert 'cluster_images_per_sec' not in result
 
 
 def test_the_cluster_total_of_workers_that_timed_steps():
     lines, result = _report(([0, 1], [9.5, 10.5], [20, 20], [4.2, 3.8]))
-    assert lines[-1] == ("cluster total images/sec: 19.05 (2 workers: 80 images in 4.20 s, "
+    assert lines[-1] == ("cluster images/sec: 19.05 (2 workers: 80 images in 4.20 s, "
                          "from the first timed part's start to the last one's end)")
     assert result['cluster_images_per_sec'] == 80 / 4.2
     assert result['worker_images_per_sec'] == [9.5, 10.5]
@@ -97,8 +97,8 @@ def test_a_cluster_stopped_in_its_warm_up_prints_no_total(tmp_path):
     assert re.search(r'^Stopped by SIGINT in the warm-up', results[2]['log'], re.M)
     assert re.search(r'^worker 0 images/sec: none \(nothing timed', chief, re.M), chief[-3000:]
     assert re.search(r'^worker 1 images/sec: none \(nothing timed', chief, re.M)
-    assert re.search(r'^no cluster total images/sec: no worker timed a step', chief, re.M)
-    assert not re.search(r'^cluster total images/sec', chief, re.M)
+    assert re.search(r'^no cluster images/sec: no worker timed a step', chief, re.M)
+    assert not re.search(r'^cluster images/sec', chief, re.M)
     assert not re.search(r'images/sec: 0\.00', chief)
 
 
@@ -120,7 +120,7 @@ def test_the_launcher_stopped_in_the_warm_up_prints_no_total(tmp_path):
     assert run['code'] == 130, out[-3000:]
     assert not re.search(r'images/sec: 0\.00', out), out[-3000:]
     assert not re.search(r'^\[launcher\] cluster total', out, re.M)
-    assert out.splitlines()[-1].startswith('[launcher] no cluster total images/sec: '), out[-3000:]
+    assert out.splitlines()[-1].startswith('[launcher] no cluster images/sec: '), out[-3000:]
 
 
 def test_a_worker_stopped_at_its_first_timed_step_has_no_rate_record_or_plot(tmp_path,
@@ -150,7 +150,7 @@ UNTIMED_TASK = """#!%s
 import sys
 if '--task_index=0' in sys.argv and '--job_name=worker' in sys.argv:
     print('total images/sec: none (nothing timed: stopped before the first timed step)')
-    print('no cluster total images/sec: worker 0 timed no step (nothing timed: ...)')
+    print('no cluster images/sec: worker 0 timed no step (nothing timed: ...)')
 elif '--job_name=worker' in sys.argv:
     print('total images/sec: 4.00')
 """
@@ -165,4 +165,4 @@ def test_the_launcher_relays_a_worker_that_timed_nothing(tmp_path):
     assert out.splitlines()[-3:] == [
         '[launcher] worker0 images/sec: none (nothing timed: stopped before the first timed '
         'step)', '[launcher] worker1 images/sec: 4.00',
-        '[launcher] no cluster total images/sec: worker0 timed no step']
+        '[launcher] no cluster images/sec: worker0 timed no step']

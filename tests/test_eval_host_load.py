@@ -68,9 +68,9 @@ def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_total_images_s
         'may not be representative: stop it (Ctrl-C) and rerun when the host is quiet']
     load = r['host_load']
     assert load['warning'] == (
-        'total images/sec is not representative of this host: other processes used 1.80 of the '
-        'run\'s 2 cores (90%, more than 25%) during the timed part; rerun when the host is '
-        'quiet')
+        'the total line\'s images/sec is not representative of this host: other processes used '
+        '1.80 of the run\'s 2 cores (90%, more than 25%) during the timed part; rerun '
+        'when the host is quiet')
     assert load['warmup']['others_fraction'] == pytest.approx(0.9)
 
 
@@ -90,5 +90,5 @@ def test_the_training_runs_warning_still_names_total_images_sec():
     start = host_load.Sample(0.0, 1.0, 0, 0, 0)
     end = host_load.Sample(1.0, 1.0, 180, 0, 0)
     assert host_load.measure(start, end, 2, 2, 100)['warning'].startswith(
-        'total images/sec is not representative')
-    assert host_load.Meter(2).figure == 'total images/sec'
+        'the total line\'s images/sec is not representative')
+    assert host_load.Meter(2).figure == "the total line's images/sec"

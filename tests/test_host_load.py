@@ -101,9 +101,9 @@ def test_a_busy_host_gives_the_line_the_keys_and_the_warning():
     assert (load['cores'], load['cpus_allowed'], load['wall_secs']) == (2, 2, 10.0)
     assert load['representative'] is False and load['error'] == ''
     assert load['warning'] == (
-        "total images/sec is not representative of this host: other processes used 1.42 of "
-        "the run's 2 cores (71%, more than 25%) during the timed part; rerun when the host is "
-        "quiet")
+        "the total line's images/sec is not representative of this host: other processes used "
+        "1.42 of the run's 2 cores (71%, more than 25%) during the timed part; rerun "
+        "when the host is quiet")
     assert set(load) == {
         'cores', 'cpus_allowed', 'host_cpus', 'wall_secs', 'load_average_before',
         'load_average_after',
@@ -304,7 +304,7 @@ def test_the_hook_samples_around_the_timed_steps_and_reports_last_in_the_total_b
     real = figure_hooks.HostLoadHook(_plan(intra=0), reader=proc.reader())
     training_loop.run_loop(spec, _Step(), [_Load(proc), real], log=lines.append)
     err = capsys.readouterr().err
-    assert err == ("warning: total images/sec is not representative of this host: other "
+    assert err == ("warning: the total line's images/sec is not representative of this host: other "
                    "processes used 1.42 of the run's 2 cores (71%, more than 25%) during the "
                    "timed part; rerun when the host is quiet\n")
     monkeypatch.setenv('TF_CNN_BUSY_HOST_WARNING', '0')

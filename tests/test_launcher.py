@@ -208,8 +208,8 @@ def test_launcher_prefixes_output_and_gives_each_workers_own_figure_and_the_tota
                           r'steps; the total above: \d+ global steps of all 2 workers in its ',
                           out, re.M))
     assert rates == own and len(rates) == 2, out[-3000:]
-    total = re.search(r'^\[launcher\] cluster total images/sec: ([0-9.]+)$', out, re.M)
-    chief = re.search(r'^\[worker0\] cluster total images/sec: ([0-9.]+) \(2 workers: 160 '
+    total = re.search(r'^\[launcher\] cluster images/sec: ([0-9.]+)$', out, re.M)
+    chief = re.search(r'^\[worker0\] cluster images/sec: ([0-9.]+) \(2 workers: 160 '
                       r'images in [0-9.]+ s, ', out, re.M)
     assert total and chief and total.group(1) == chief.group(1), out[-3000:]
     assert '[ps0] ps 0 (127.0.0.1' in out and 'every task is done' in out
@@ -248,10 +248,10 @@ def test_launcher_ctrl_c_tears_down_every_task(launches):
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
     # The chief printed its totals as it stopped: the launcher relays them as on a normal end
     # (it printed none after a Ctrl-C).
-    chief = re.search(r'^\[worker0\] cluster total images/sec: ([0-9.]+) ', out, re.M)
+    chief = re.search(r'^\[worker0\] cluster images/sec: ([0-9.]+) ', out, re.M)
     assert chief, out[-3000:]
     lines = out.splitlines()
-    assert '[launcher] cluster total images/sec: %s' % chief.group(1) in lines
+    assert '[launcher] cluster images/sec: %s' % chief.group(1) in lines
     assert any(re.fullmatch(r'\[launcher\] worker0 images/sec: [0-9.]+', x) for x in lines)
 
 
@@ -385,7 +385,7 @@ def test_a_signal_to_the_launcher_stops_every_task_and_exits_128_plus_it(tmp_pat
     assert run['pids_gone'] == {'ps0': True, 'worker0': True}
     # The worker printed no figures (as in a warm-up): the launcher says why there is no total.
     assert run['output'].splitlines()[-1] == (
-        '[launcher] no cluster total images/sec: worker0 stopped before printing its total (in '
+        '[launcher] no cluster images/sec: worker0 stopped before printing its total (in '
         'the start-up or the warm-up, which time nothing)')
 
 
@@ -398,7 +398,7 @@ def stop(signum, frame):
         print('total images/sec: %%.2f' %% (2 * own), flush=True)  # the cluster's, as it sees it
         print("this worker's images/sec: %%.2f (its own steps; ...)" %% own, flush=True)
         if chief:
-            print('cluster total images/sec: 22.50 (2 workers: 45 images in 2.00 s, ...)',
+            print('cluster images/sec: 22.50 (2 workers: 45 images in 2.00 s, ...)',
                   flush=True)
     sys.exit(143 if worker else 0)
 signal.signal(signal.SIGTERM, stop)
@@ -428,7 +428,7 @@ def test_after_ctrl_c_the_launcher_prints_the_totals_the_tasks_printed_as_they_s
     assert run['code'] == 130, run['output'][-3000:]
     assert run['output'].splitlines()[-3:] == [
         '[launcher] worker0 images/sec: 12.50', '[launcher] worker1 images/sec: 10.00',
-        '[launcher] cluster total images/sec: 22.50']
+        '[launcher] cluster images/sec: 22.50']
 
 
 TOTALS_TASK = """#!%s
@@ -447,7 +447,7 @@ def test_after_the_timeout_the_launcher_prints_the_totals_the_tasks_printed(tmp_
     assert err.splitlines()[0].startswith('[launcher] error: timeout after 5 s')
     assert out.splitlines()[-3:] == [
         '[launcher] worker0 images/sec: 4.00', '[launcher] worker1 images/sec: 4.00',
-        '[launcher] cluster total images/sec: 8.00 (sum of the workers)']
+        '[launcher] cluster images/sec: 8.00 (sum of the workers)']
 
 
 STUBBORN_TASK = """#!%s

@@ -100,7 +100,7 @@ def test_the_quick_runs_run_from_the_checkout_without_recording(tmp_path):
     assert bench_quick_runs.checkout_argv('tf_cnn_benchmarks --model=trivial', 'w') == [
         sys.executable, 'tf_cnn_benchmarks.py', '--model=trivial', '--noresults_db']
     out = ('total images/sec: 3.50\n[worker0] total images/sec: 2.00\n'
-           '[launcher] cluster total images/sec: 9.25 (sum of the workers)\n')
+           '[launcher] cluster images/sec: 9.25 (sum of the workers)\n')
     assert bench_quick_runs.images_per_sec(out) == 9.25
     assert bench_quick_runs.images_per_sec('a\ntotal images/sec: 3.50\n') == 3.5
     assert bench_quick_runs.images_per_sec('nothing') is None
