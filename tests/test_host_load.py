@@ -14,7 +14,7 @@ import pytest
 
 from tf_cnn_benchmarks import benchmark_cnn
 from tf_cnn_benchmarks.lifecycle import figure_hooks, run_hooks, training_loop
-from tf_cnn_benchmarks.metrics import host_load
+from tf_cnn_benchmarks.metrics import clean_runs, host_load
 
 import helpers
 
@@ -497,3 +497,24 @@ def test_a_real_run_beside_a_busy_loop_sees_the_others_cpu_time():
     # The child spins a core for the whole timed part (less its share on a loaded host).
     assert load['others_cores'] > 0.2, load
     assert load['error'] == '' and load['cpus_allowed'] == len(cpus)
+
+
+def test_a_share_just_above_the_limit_never_reads_as_the_limit():
+    # A new user's busy warning read '0.50 of the run's 2 cores (25%, more than 25%)': the
+    # share, 25.04%, was rounded to the limit. Now it shows the digits that put it above.
+    start = host_load.Sample(0.0, 1.0, 0, 0, 0)
+    end = host_load.Sample(100.0, 1.0, 5008, 0, 0)  # 50.08 CPU s over 100 s of 2 cores
+    load = host_load.measure(start, end, 2, 2, 100)
+    assert load['outside_fraction'] == pytest.approx(0.2504)
+    assert "(25.04%, more than 25%)" in load['warning']
+    steal = host_load.measure(host_load.Sample(0.0, 1.0, 0, 0, 0),
+                              host_load.Sample(100.0, 1.0, 0, 1008, 0), 2, 2, 100)
+    assert steal['steal_fraction'] == pytest.approx(0.0504)
+    assert '(steal, more than 5%)' in steal['warning']
+    assert 'took 5.04% of the CPUs' in steal['warning']
+    assert [host_load.share_above(f, 0.25) for f in (0.71, 0.2549, 0.2504, 0.250001)] == [
+        '71%', '25.5%', '25.04%', '25.01%']
+    assert [host_load.share_above(f, 0.05, 1) for f in (0.0551, 0.05004)] == ['5.5%', '5.01%']
+    state = clean_runs.state(load)
+    assert state.why() == ("busy: other processes used 25.04% of the run's cores (more than "
+                           "25%)")
