@@ -53,19 +53,21 @@ def busy_evaluator(monkeypatch):
     return evaluator, values
 
 
-def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_total_images_sec(
+def test_an_eval_runs_busy_host_is_said_before_its_batches_naming_the_total_line(
         busy_evaluator, capsys):
     # Before: no warning before the batches. The figure named is the one the run prints, the
-    # original's `total images/sec` (for a while an --eval run printed `eval images/sec`
-    # instead, and its warnings named that).
+    # original's total line (for a while an --eval run printed `eval images/sec` instead, and
+    # its warnings named that), without the words `total images/sec`, which only the total
+    # line holds (scripts grep for them).
     evaluator, values = busy_evaluator
     r = evaluator.evaluate(values=values, announce=True)
     err = capsys.readouterr().err.splitlines()
     assert err == [
         'warning: the host is busy as the run starts: other processes used 1.80 of the run\'s '
         '2 cores (90%, more than 25%) over the 1.0 s of set-up before the first batch '
-        '(session, restore, input warm-up) (the host\'s load average 3.5); total images/sec '
-        'may not be representative: stop it (Ctrl-C) and rerun when the host is quiet']
+        '(session, restore, input warm-up) (the host\'s load average 3.5); the total line\'s '
+        'images/sec may not be representative: stop it (Ctrl-C) and rerun when the host is '
+        'quiet']
     load = r['host_load']
     assert load['warning'] == (
         'the total line\'s images/sec is not representative of this host: other processes used '
