@@ -15,7 +15,13 @@ Every command ends through `finish`: a reader of its output that went away
 shell reports for a Unix tool killed by SIGPIPE), with no traceback, whichever print met it.
 stdout or stderr that cannot be written (a full disk, /dev/full, a closed descriptor) does not
 stop a command (runtime/output_streams.py): its work goes on, and `finish` ends it with one
-line saying what was lost and exit status 74 (output_streams.OUTPUT_LOST_STATUS).
+line saying what was lost and exit status 74 (output_streams.OUTPUT_LOST_STATUS). A training
+or evaluation run whose reader goes away (`tf_cnn_benchmarks ... | grep -m1 'total
+images/sec'`) is stopped as a signal stops it (lifecycle/signals.py: after the current step,
+its checkpoint, results JSON and database record written), then ends quietly with 141 too.
+Every command's stdout and stderr write a character their encoding cannot (PYTHONIOENCODING=
+ascii: a non-ASCII path or label, the sweep report's '±') as a backslash escape, never a
+UnicodeEncodeError (output_streams.install, here before anything else).
 
 Every command answers `--version` with the same line (`version_line`), here before it imports
 anything (and in its own main too, for its `python -m` form: `answer_version`).
@@ -39,7 +45,7 @@ from .runtime import output_streams
 INTERRUPTED_STATUS = 128 + signal.SIGINT
 
 #: Exit status of a command whose reader went away: 128 + SIGPIPE, as a shell reports it.
-SIGPIPE_STATUS = 141
+SIGPIPE_STATUS = output_streams.READER_GONE_STATUS
 
 #: The help line of every command's --version.
 VERSION_HELP = 'print the version line (the same as tf_cnn_benchmarks --version) and exit'

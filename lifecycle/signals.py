@@ -39,6 +39,16 @@ handler only between bytecodes of the main thread, so not while a step runs insi
 the catcher therefore also watches the signals from a thread (`signal.set_wakeup_fd`), which says
 at once that the first one was received and ends the process (`os._exit`) on the second.
 
+A reader of the output that goes away (`tf_cnn_benchmarks ... | head -40`, `| grep -m1 'total
+images/sec'`) stops the run as a first signal does, quietly (no line: the reader is gone),
+named 'SIGPIPE': Python ignores the signal itself, so the print that met the closed pipe tells
+the catcher instead (runtime/output_streams.watch_reader, while the catcher is installed); the
+run's stdout is then lost, the current step finishes, the checkpoint, results JSON and
+database record are written (result['stopped_by_signal'] 'SIGPIPE', unless the timed loop had
+ended: then the run is complete) and the command exits 141 (128 + SIGPIPE: `exit_status`,
+output_streams.report_loss). A later SIGINT, SIGTERM or SIGHUP is the run's first signal as
+far as aborting goes: the second one aborts.
+
 Signals arriving before the hooks begin (TensorFlow's import, graph building, session set-up,
 restore) end the command at once with one `error: interrupted by SIGTERM` line and exit status
 128 + N (`CommandSignals`, installed by the command: SIGINT raises KeyboardInterrupt, as by
@@ -59,12 +69,14 @@ import threading
 import time
 
 from .. import cnn_util
-from ..runtime import dir_hold
+from ..runtime import dir_hold, output_streams
 from . import results_log, run_hooks
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: The names of SIGNALS, as result['stopped_by_signal'] holds them.
 SIGNAL_NAMES = tuple(signal.Signals(s).name for s in SIGNALS)
+#: result['stopped_by_signal'] of a run whose reader of stdout (or stderr) went away.
+READER_GONE = signal.SIGPIPE.name
 #: Seconds a second signal's abort waits for the results to be written (SignalHook.salvage).
 SALVAGE_SECS = 10.0
 #: A signal of the same kind read within this many seconds of the last one counted is the same
@@ -86,10 +98,11 @@ def handled_signals() -> tuple:
 
 def exit_status(result: dict) -> int | None:
     """The command's exit status for a run stopped by a signal after its clean stop: 130 for
-    SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + the signal's number); None when no signal
-    stopped it (or `result` is not a run's result dict)."""
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP, 141 for a reader that went away (READER_GONE)
+    (128 + the signal's number); None when no signal stopped it (or `result` is not a run's
+    result dict)."""
     name = result.get('stopped_by_signal') if isinstance(result, dict) else None
-    return 128 + signal.Signals[name] if name in SIGNAL_NAMES else None
+    return 128 + signal.Signals[name] if name in SIGNAL_NAMES + (READER_GONE,) else None
 
 
 class Terminated(SystemExit):
@@ -208,16 +221,19 @@ class SignalCatcher:
         return signal.Signals(self.received).name if self.received is not None else None
 
     def install(self) -> None:
-        """Installs the handlers (main thread only; elsewhere does nothing)."""
+        """Installs the handlers (main thread only; elsewhere does nothing), and watches for a
+        reader of the output that goes away (`reader_gone`)."""
         if threading.current_thread() is not threading.main_thread():
             return
         for signum in handled_signals():
             self._previous[signum] = signal.signal(signum, self._handle)
         if self._watcher is None:
             self._watcher = _Watcher.start(self._watched)
+        output_streams.watch_reader(self.reader_gone)
 
     def uninstall(self) -> None:
         """Restores the handlers that were there before `install`."""
+        output_streams.unwatch_reader(self.reader_gone)
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -263,13 +279,22 @@ class SignalCatcher:
         else:
             _abort(signum, self.saved, self.salvage, self.closers, self.later)
 
-    def _first(self, signum: int) -> None:
-        """Records the first signal (seen by the handler, the watcher or both) and says so once."""
+    def reader_gone(self) -> None:
+        """The reader of stdout (or stderr) went away (output_streams.watch_reader): a first
+        SIGPIPE (READER_GONE), said nowhere; the run stops after the current step."""
+        if not self._stale():
+            self._first(signal.SIGPIPE, quiet=True)
+
+    def _first(self, signum: int, quiet: bool = False) -> None:
+        """Records the first signal (seen by the handler, the watcher or both) and says so once
+        (unless `quiet`)."""
         with self._lock:
             if self.received is not None:
                 return
             self.received = signum
             self.late = self.timed_done
+        if quiet:
+            return
         name = signal.Signals(signum).name
         if self.late:
             cnn_util.warn('received %s after the timed steps: the run is complete and finishes '

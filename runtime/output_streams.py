@@ -1,5 +1,5 @@
 """stdout and stderr that cannot be written do not stop a command: its output is lost, not
-its work.
+its work; a character they cannot encode is written escaped.
 
 A write to stdout or stderr can fail: the file it goes to is on a full disk (ENOSPC), it is
 /dev/full, the storage failed (EIO), or the descriptor was closed when the command started
@@ -14,8 +14,18 @@ error again, and later writes to that stream are counted as lost too. A descript
 start (0, 1 or 2) is opened on /dev/null first, so that no file the command opens later (a
 checkpoint, the results database) takes its number and receives output meant for the
 terminal; writes to such a stream are lost the same way. A reader that went away
-(BrokenPipeError) is not handled here: it still ends the command with exit status 141
-(console.finish).
+(BrokenPipeError: `| head`, `| grep -m1`) ends a command with exit status 141
+(READER_GONE_STATUS), quietly: raised from the print that met it (console.finish), unless a
+run is watching for it (`watch_reader`: lifecycle/signals.py, while a run's stop handlers are
+installed); the stream is then lost as above, the watcher told, and the run stops as a signal
+stops it (after the current step, its checkpoint and results saved), then exits 141 with no
+line (`report_loss`).
+
+A stream whose encoding cannot write a character the command prints (`PYTHONIOENCODING=ascii`,
+a terminal set to ASCII: a non-ASCII --train_dir, a label 'café', the sweep report's '±') writes
+it as a backslash escape ('caf\\xe9'), as Python's own stderr does, instead of raising
+UnicodeEncodeError: `install()` reconfigures Python's streams with errors='backslashreplace',
+and a GuardedStream escapes the text itself for an inner stream that cannot be reconfigured.
 
 When the command ends, `loss_line()` is the one line saying what was lost (console.finish
 prints it on the stream that still works, stderr first) and the exit status becomes
@@ -34,6 +44,13 @@ import sys
 #: The exit status of a command that did its work but lost part of its stdout or stderr.
 OUTPUT_LOST_STATUS = 74
 
+#: The exit status of a command whose reader went away: 128 + SIGPIPE, as a shell reports a
+#: tool killed by SIGPIPE.
+READER_GONE_STATUS = 141
+
+#: The callables told when a reader went away (`watch_reader`), in the order added.
+_reader_watchers: list = []
+
 #: What a shell writes for each stream, for the message: the flags that closed it.
 _CLOSED_SPELLING = {1: '>&-', 2: '2>&-'}
 
@@ -51,6 +68,8 @@ class GuardedStream(io.TextIOBase):
       reason: None while nothing was lost; else why ('No space left on device', 'it was
         closed (>&-)').
       lost_lines: the lines (newlines, or 1 for text without one) lost so far.
+      reader_gone: True when the stream was lost because its reader went away while a run
+        watched for it (`watch_reader`): no loss line, exit status 141.
     """
 
     def __init__(self, inner, fd: int, name: str):
@@ -59,6 +78,7 @@ class GuardedStream(io.TextIOBase):
         self.fd = fd
         self.name = name
         self.reason: str | None = None
+        self.reader_gone = False
         self._lost_newlines = 0
         self._partial = False  # the last text lost did not end its line
 
@@ -88,9 +108,17 @@ class GuardedStream(io.TextIOBase):
             self._lose(text)
             return len(text)
         try:
-            return self.inner.write(text)
-        except BrokenPipeError:
-            raise
+            try:
+                self.inner.write(text)
+            except UnicodeEncodeError:  # nothing was written: the encoding failed first
+                self.inner.write(escaped(text, self.encoding))
+            return len(text)
+        except BrokenPipeError as e:
+            if not _reader_watchers:
+                raise
+            self._reader_went_away(e)
+            self._lose(text)
+            return len(text)
         except OSError as e:
             self._failed(e)
             self._lose(text)
@@ -101,11 +129,21 @@ class GuardedStream(io.TextIOBase):
             return
         try:
             self.inner.flush()
-        except BrokenPipeError:
-            raise
+        except BrokenPipeError as e:
+            if not _reader_watchers:
+                raise
+            self._reader_went_away(e)
+            self._lost_newlines += 1  # the buffered text: at least a line
         except OSError as e:
             self._failed(e)
             self._lost_newlines += 1  # the buffered text: at least a line
+
+    def _reader_went_away(self, error: BrokenPipeError) -> None:
+        """Loses the stream as `_failed` does, then tells the watchers (`watch_reader`)."""
+        self.reader_gone = True
+        self._failed(error)
+        for watcher in list(_reader_watchers):
+            watcher()
 
     def writable(self) -> bool:
         return True
@@ -122,12 +160,50 @@ class GuardedStream(io.TextIOBase):
 
     @property
     def errors(self) -> str:
-        return getattr(self.inner, 'errors', None) or 'strict'
+        """'backslashreplace': a character the encoding cannot write is escaped (`write`)."""
+        return 'backslashreplace'
 
     @property
     def buffer(self):
         """The binary stream under `inner` (None for a stream closed at start)."""
         return getattr(self.inner, 'buffer', None)
+
+
+def escaped(text: str, encoding: str) -> str:
+    """`text` with each character `encoding` cannot write as a backslash escape: 'caf\\xe9'
+    for 'café' in 'ascii', '\\xb1' for '±'; `text` itself where every character fits."""
+    return text.encode(encoding, 'backslashreplace').decode(encoding, 'replace')
+
+
+def _escaping(stream):
+    """`stream` (Python's sys.stdout or sys.stderr) reconfigured to write a character its
+    encoding cannot write as a backslash escape (errors='backslashreplace'); a stream that
+    cannot be reconfigured is returned as it is (GuardedStream.write escapes for it)."""
+    if getattr(stream, 'errors', None) == 'strict' and hasattr(stream, 'reconfigure'):
+        try:
+            stream.reconfigure(errors='backslashreplace')
+        except (OSError, ValueError):  # a closed or failing stream: its writes are lost anyway
+            pass
+    return stream
+
+
+def watch_reader(watcher) -> None:
+    """From now on, a reader of stdout or stderr that goes away (BrokenPipeError) loses that
+    stream quietly, as a full disk's does, and calls `watcher()` (each time a stream's first
+    write or flush fails so), instead of raising from the print that met it. Until
+    `unwatch_reader(watcher)`.
+
+    Args:
+      watcher: a callable without arguments (lifecycle/signals.SignalCatcher's: the run stops
+        after its current step); called from the thread that printed.
+    """
+    _reader_watchers.append(watcher)
+
+
+def unwatch_reader(watcher) -> None:
+    """Undoes `watch_reader(watcher)` (nothing when it is not watching)."""
+    if watcher in _reader_watchers:
+        _reader_watchers.remove(watcher)
 
 
 def _point_at_devnull(fd: int) -> None:
@@ -150,7 +226,8 @@ def _is_open(fd: int) -> bool:
 
 
 def install() -> None:
-    """Guards `sys.stdout` and `sys.stderr` (once per process; a second call does nothing).
+    """Guards `sys.stdout` and `sys.stderr` (once per process; a second call does nothing),
+    each writing what its encoding cannot as backslash escapes.
 
     Descriptors 0, 1 and 2 that are closed are opened on /dev/null first (the module
     docstring). A stream that is not Python's own (a test's redirection) is guarded as it is.
@@ -162,7 +239,7 @@ def install() -> None:
         stream = getattr(sys, name)
         if isinstance(stream, GuardedStream):
             continue
-        inner = None if (fd in closed or stream is None) else stream
+        inner = None if (fd in closed or stream is None) else _escaping(stream)
         setattr(sys, name, GuardedStream(inner, fd, name))
 
 
@@ -176,7 +253,7 @@ def loss_line() -> str | None:
     'error: 12 lines of this command's output to stdout were lost: No space left on device;
     the command went on to its end regardless (its files, checkpoint and results were
     written as usual); give stdout a file on a disk with space, or >/dev/null'."""
-    lost = [s for s in guarded() if s.reason is not None]
+    lost = [s for s in guarded() if s.reason is not None and not s.reader_gone]
     if not lost:
         return None
     parts = ['%d line%s to %s (%s)' % (s.lost_lines, '' if s.lost_lines == 1 else 's', s.name,
@@ -189,8 +266,12 @@ def loss_line() -> str | None:
 
 def report_loss(status):
     """Prints `loss_line()` (if any output was lost) on stderr, or on stdout where stderr is
-    the stream that failed, and returns the command's exit status: OUTPUT_LOST_STATUS in
-    place of 0 (or None) when output was lost, `status` otherwise."""
+    the stream that failed, and returns the command's exit status: in place of 0 (or None),
+    READER_GONE_STATUS (141) when a reader went away while a run watched for it (quietly:
+    that is no loss to report), else OUTPUT_LOST_STATUS (74) when output was lost; `status`
+    otherwise."""
+    if status in (0, None) and any(s.reader_gone for s in guarded()):
+        status = READER_GONE_STATUS
     line = loss_line()
     if line is None:
         return status

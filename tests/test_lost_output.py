@@ -144,3 +144,94 @@ def test_a_run_whose_stdout_fills_mid_run_saves_everything(tmp_path):
     [results] = list(log_dir.iterdir())
     assert json.loads(results.read_text())['num_steps'] == 3
     assert sqlite3.connect(db).execute('SELECT COUNT(*) FROM runs').fetchone() == (1,)
+
+
+class GonePipe(io.StringIO):
+    """A text stream whose reader went away after `room` characters (EPIPE on the next write)."""
+
+    def __init__(self, room: int):
+        super().__init__()
+        self.room = room
+
+    def write(self, text):
+        if self.tell() + len(text) > self.room:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        return super().write(text)
+
+
+def test_a_gone_reader_raises_unless_a_run_watches_for_it(monkeypatch):
+    monkeypatch.setattr(output_streams, '_point_at_devnull', lambda fd: None)
+    out = output_streams.GuardedStream(GonePipe(room=5), 1, 'stdout')
+    err = output_streams.GuardedStream(io.StringIO(), 2, 'stderr')
+    monkeypatch.setattr(sys, 'stdout', out)
+    monkeypatch.setattr(sys, 'stderr', err)
+    with pytest.raises(BrokenPipeError):  # a tool: console.finish ends it with 141
+        print('a line')
+    assert out.reason is None and not out.reader_gone
+    told = []
+    output_streams.watch_reader(lambda: told.append(1))
+    try:
+        print('a line')
+        print('another line')
+    finally:
+        output_streams.unwatch_reader(output_streams._reader_watchers[-1])
+    assert told == [1]  # the first failure only: the stream is lost from then on
+    assert out.reader_gone and out.lost_lines == 2
+    # Quiet: no loss line (the reader is gone, nothing to tell), and 141 in place of 0.
+    assert output_streams.report_loss(0) == output_streams.READER_GONE_STATUS == 141
+    assert output_streams.report_loss(1) == 1
+    assert err.inner.getvalue() == ''
+
+
+def _reader_closes_after(args: list[str], last_line: str) -> tuple[int, str, list[str]]:
+    """Runs `tf_cnn_benchmarks ARGS` whose stdout's reader reads up to the first line starting
+    with `last_line` and then closes the pipe (`| grep -m1 ...`, `| head`); returns the exit
+    status, stderr and the lines read."""
+    env = {k: v for k, v in os.environ.items() if k != 'TF_CPP_MIN_LOG_LEVEL'}
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO, env=env)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith(last_line):
+                break
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        return proc.wait(timeout=300), stderr, lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize('last_line, stopped', [
+    ('1\timages/sec', 'SIGPIPE'),  # `| head -n 30`: in the timed steps, it stops the run
+    ('total images/sec', None),    # `| grep -m1 'total images/sec'`: the run was complete
+])
+def test_a_run_whose_reader_goes_away_saves_everything_and_exits_141(tmp_path, last_line,
+                                                                     stopped):
+    # The trial: exit 141 with nothing on stderr, no checkpoint, no results JSON, no database
+    # record, and the --train_dir and --benchmark_log_dir it had made removed again.
+    train_dir, log_dir, db = tmp_path / 'td', tmp_path / 'bl', tmp_path / 'r.sqlite'
+    planned = 5 if stopped is None else 2000  # a run the pipe must stop
+    status, stderr, lines = _reader_closes_after(
+        ['--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=%d' % planned,
+         '--num_warmup_batches=1', '--display_every=1', '--train_dir=%s' % train_dir,
+         '--benchmark_log_dir=%s' % log_dir, '--results_db=%s' % db], last_line)
+    assert status == 141, stderr
+    assert stderr == ''  # quiet, as `| head` is: no traceback, no error line
+    assert lines[-1].startswith(last_line)
+    [results] = list(log_dir.iterdir())
+    result = json.loads(results.read_text())
+    assert result['stopped_by_signal'] == stopped
+    if stopped is None:
+        assert result['num_steps'] == planned
+    else:  # stopped after the step whose line met the closed pipe (or the next one)
+        assert 1 <= result['num_steps'] < planned
+    step = result['num_steps'] + 1  # + the warm-up step
+    assert (train_dir / ('model.ckpt-%d.index' % step)).exists()
+    assert result['checkpoint_path'] == str(train_dir / ('model.ckpt-%d' % step))
+    assert sqlite3.connect(db).execute('SELECT COUNT(*) FROM runs').fetchone() == (1,)
