@@ -321,8 +321,8 @@ def _with_skipped(figures: dict, skipped) -> dict:
 
 
 def _with_stop(figures: dict, result: dict) -> dict:
-    """`figures` with 'stopped_by_signal' ('SIGINT', 'SIGTERM', 'SIGHUP') where a signal
-    stopped the run, and for an evaluation 'partial' (result['eval']['partial']: True when a
+    """`figures` with 'stopped_by_signal' ('SIGINT', 'SIGTERM', 'SIGHUP'; 'SIGPIPE': the
+    reader of stdout went away) where a signal stopped the run, and for an evaluation 'partial' (result['eval']['partial']: True when a
     signal stopped it before its last batch, its accuracy then of the batches scored)."""
     if isinstance(result.get('stopped_by_signal'), str):
         figures['stopped_by_signal'] = result['stopped_by_signal']
