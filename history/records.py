@@ -322,8 +322,9 @@ def _with_skipped(figures: dict, skipped) -> dict:
 
 def _with_stop(figures: dict, result: dict) -> dict:
     """`figures` with 'stopped_by_signal' ('SIGINT', 'SIGTERM', 'SIGHUP'; 'SIGPIPE': the
-    reader of stdout went away) where a signal stopped the run, and for an evaluation 'partial' (result['eval']['partial']: True when a
-    signal stopped it before its last batch, its accuracy then of the batches scored)."""
+    reader of stdout went away) where a signal stopped the run, and for an evaluation
+    'partial' (result['eval']['partial']: True when a signal stopped it before its last
+    batch, its accuracy then of the batches scored)."""
     if isinstance(result.get('stopped_by_signal'), str):
         figures['stopped_by_signal'] = result['stopped_by_signal']
     evaluation = result.get('eval')
