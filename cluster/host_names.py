@@ -32,6 +32,7 @@ import time
 
 from .. import cnn_util
 from ..params import ParamsError
+from . import slurm_nodes
 
 #: getaddrinfo's answers that say the name does not exist (not a failure to ask).
 NO_SUCH_NAME = {getattr(socket, n) for n in ('EAI_NONAME', 'EAI_NODATA', 'EAI_FAIL')
@@ -116,13 +117,17 @@ def _names(found: dict[str, str]) -> str:
     return '; '.join('%s (%s)' % (', '.join(names), why) for why, names in reasons.items())
 
 
-def check(p, lookup=_lookup) -> None:
+def check(p, lookup=_lookup, automatic: bool = False) -> None:
     """Looks up every host name of a cluster task's Params once (module docstring).
 
     Args:
       p: resolved Params (cluster/resolvers.resolve); a local run (no --job_name) is not
         checked.
       lookup: as `unresolved`.
+      automatic: --cluster_resolver=auto chose the source (Resolution.automatic): a Slurm
+        cluster's error then says it came from the Slurm variables, and that
+        --cluster_resolver=flags runs without one (a local run where a Slurm step's variables
+        leaked in: its node names resolve nowhere but in that step).
 
     Raises:
       ParamsError: with the host flags or Slurm, a name that does not exist, naming it and
@@ -144,6 +149,8 @@ def check(p, lookup=_lookup) -> None:
     fix = ('fix the node names, or the name service of this host (DNS, /etc/hosts)'
            if p.cluster_resolver == 'slurm' else
            'fix the name, or give an IP address or a name in DNS or /etc/hosts')
+    if automatic and p.cluster_resolver == 'slurm':
+        fix = '%s; in a Slurm step, %s' % (slurm_nodes.auto_slurm_fix(), fix)
     raise ParamsError('%s: %s %s not resolve on this host; %s.'
                       % (' and '.join(where), _names(found),
                          'does' if len(found) == 1 else 'do', fix))

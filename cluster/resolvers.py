@@ -15,7 +15,9 @@
   auto       (default) the host flags when any is given, else TF_CONFIG when set, else Slurm in
              a step of more than one task, else a local run. When host flags win over a
              TF_CONFIG or Slurm step that is also there, or TF_CONFIG over a Slurm step, one
-             warning line says which source was taken, why, and how to choose the other.
+             warning line says which source was taken, why, and how to choose the other; a
+             Slurm step it took whose variables do not fit this host (`SlurmStepError`,
+             host_names.py) ends its error with the way to a local run (slurm_nodes.auto_slurm_fix).
 
 A resolved cluster becomes the same Params fields the host flags give, so everything after
 (params.validate_params' cluster rules, topology.Cluster, server.TaskServer) is one code path.
@@ -70,6 +72,11 @@ _TF_CONFIG_SHAPE = ('{"cluster": {"chief": ["host:port"], "worker": [...], "ps":
 ParamsError = params_lib.ParamsError
 
 
+class SlurmStepError(ParamsError):
+    """The Slurm step's variables are malformed, disagree, or place this task elsewhere (not a
+    flag's fault): under --cluster_resolver=auto the line ends with slurm_nodes.auto_slurm_fix."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Resolution:
     """Where this task's cluster came from, and what it is.
@@ -83,12 +90,16 @@ class Resolution:
         '' for a local run.
       environment: variables to set before TensorFlow initialises GPUs, {name: value}
         (Slurm: CUDA_VISIBLE_DEVICES); empty otherwise.
+      automatic: --cluster_resolver=auto chose the source from the environment (a Slurm step's
+        variables, TF_CONFIG), not the user by name: its errors say so
+        (slurm_nodes.auto_slurm_fix).
     """
 
     params: params_lib.Params
     source: str
     description: str = ''
     environment: dict = dataclasses.field(default_factory=dict)
+    automatic: bool = False
 
 
 def host_flags_given(p) -> bool:
@@ -163,11 +174,18 @@ def resolve_checked(p) -> Resolution:
         return _from_flags(p._replace(cluster_resolver=source))
     if source == 'tf_config' and p.cluster_resolver == 'auto':
         _warn_tf_config_over_slurm()
+    automatic = p.cluster_resolver == 'auto'
     p = p._replace(cluster_resolver=source)
     with cnn_util.captured_fd_stderr(os.environ.get('TF_CPP_MIN_LOG_LEVEL') == '3'):
         if source == 'tf_config':
-            return _from_tf_config(p)
-        return _from_slurm(p)
+            return dataclasses.replace(_from_tf_config(p), automatic=automatic)
+        try:
+            return dataclasses.replace(_from_slurm(p), automatic=automatic)
+        except SlurmStepError as e:
+            if not automatic:
+                raise
+            raise SlurmStepError('%s; %s.' % (str(e).rstrip('.'),
+                                                  slurm_nodes.auto_slurm_fix())) from None
 
 
 def apply_environment(resolution: Resolution, environ=None) -> None:
@@ -460,30 +478,9 @@ def _slurm_int(name: str) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ParamsError('--cluster_resolver=slurm needs %s (a number) in the environment; '
+        raise SlurmStepError('--cluster_resolver=slurm needs %s (a number) in the environment; '
                           'received %r. Start the tasks with srun inside an allocation.'
                           % (name, value)) from None
-
-
-def _slurm_list_fix(nodelist: str, per_node: str) -> str:
-    """The remedy for a step's node list or tasks per node that slurm_nodes cannot read: which
-    variable to fix and what its valid form looks like."""
-    try:
-        slurm_nodes.expand_hostlist(nodelist)
-    except slurm_nodes.HostlistError:
-        # srun copies the allocation's list (SLURM_JOB_NODELIST) when the step spans it all.
-        source = ('SLURM_JOB_NODELIST and SLURM_STEP_NODELIST (srun copies the first into the '
-                  'second)' if os.environ.get('SLURM_JOB_NODELIST', '').strip() == nodelist
-                  else 'SLURM_STEP_NODELIST (srun sets it in a step)')
-        return ('fix %s: a Slurm hostlist looks like node[01-03], node[1,3-5],gpu7 or '
-                'node01,node02' % source)
-    try:
-        slurm_nodes.expand_tasks_per_node(per_node)
-    except slurm_nodes.HostlistError:
-        return ('fix SLURM_STEP_TASKS_PER_NODE (srun sets it): one count per node, e.g. '
-                '2(x3),1 for 2 tasks on each of 3 nodes then 1')
-    return ('fix SLURM_STEP_TASKS_PER_NODE or SLURM_STEP_NODELIST (srun sets both for one '
-            'step): one task count per node of the list, in its order')
 
 
 def read_slurm_step(p) -> tuple[dict, str, int]:
@@ -515,11 +512,13 @@ def read_slurm_step(p) -> tuple[dict, str, int]:
     try:
         addresses = slurm_nodes.block_addresses(nodelist, per_node, p.slurm_port_base)
     except slurm_nodes.HostlistError as e:
-        raise ParamsError('Slurm: SLURM_STEP_NODELIST=%s, SLURM_STEP_TASKS_PER_NODE=%s: %s '
-                          '(rank %d of %d); %s' % (nodelist, per_node, e, rank, tasks,
-                                                   _slurm_list_fix(nodelist, per_node))) from None
+        fix = slurm_nodes.malformed_fix(nodelist, per_node,
+                                        os.environ.get('SLURM_JOB_NODELIST', ''))
+        raise SlurmStepError('Slurm: SLURM_STEP_NODELIST=%s, SLURM_STEP_TASKS_PER_NODE=%s: %s '
+                          '(rank %d of %d); %s'
+                          % (nodelist, per_node, e, rank, tasks, fix)) from None
     if len(addresses) != tasks or not 0 <= rank < tasks:
-        raise ParamsError('Slurm: SLURM_STEP_TASKS_PER_NODE=%s makes %d task(s), '
+        raise SlurmStepError('Slurm: SLURM_STEP_TASKS_PER_NODE=%s makes %d task(s), '
                           'SLURM_STEP_NUM_TASKS says %d and SLURM_PROCID %d; run inside one '
                           'srun step' % (per_node, len(addresses), tasks, rank))
     spec = {'worker': addresses[num_ps:]}
@@ -539,7 +538,7 @@ def _check_placement(address: str, spec: dict, rank: int) -> None:
     """Refuses a task that Slurm started elsewhere than the resolver's address says."""
     node = os.environ.get('SLURMD_NODENAME')
     if node and node != _host(address):
-        raise ParamsError(
+        raise SlurmStepError(
             'Slurm started rank %d on node %s, but block distribution over SLURM_STEP_NODELIST '
             'gives it %s; start the step with srun --distribution=block (the default).'
             % (rank, node, address))
@@ -547,7 +546,7 @@ def _check_placement(address: str, spec: dict, rank: int) -> None:
     on_node = sorted((a for tasks in spec.values() for a in tasks if _host(a) == _host(address)),
                      key=lambda a: int(a.rpartition(':')[2]))
     if local is not None and local.isdigit() and on_node.index(address) != int(local):
-        raise ParamsError(
+        raise SlurmStepError(
             'Slurm rank %d is task %s of its node (SLURM_LOCALID), but block distribution gives '
             'it %s, the port of task %d; start the step with srun --distribution=block (the '
             'default).' % (rank, local, address, on_node.index(address)))

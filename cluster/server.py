@@ -24,7 +24,9 @@ cluster/coordination.py), else the peers that are unreachable at that moment. A 
 exits with status 1 when a signaler reports a failure (after at most FAILURE_GRACE_SECS for the
 others to read the failure mark it holds), goes away (it was up, then its port stays closed for
 GONE_AFTER_SECS) or stays unreachable for --startup_timeout_secs before reporting done (it never
-started); on SIGINT, SIGTERM or SIGHUP it says so and exits 130, 143 or 129.
+started); on SIGINT, SIGTERM or SIGHUP it says so and exits 130, 143 or 129, unless every
+signaler had reported done (tf_cnn_cluster stops its ps tasks once the workers exited): then it
+says so in its last line and exits 0.
 """
 
 from __future__ import annotations
@@ -345,7 +347,9 @@ class TaskServer:
           From its line `Serving ps 0 (...) until ...` on, a SIGINT, SIGTERM or SIGHUP ends
           the wait within TOKEN_POLL_SECS: the line `Stopped by
           SIGTERM while serving ...` and 'stopped_by_signal' ('SIGINT', 'SIGTERM' or 'SIGHUP':
-          exit status 130, 143 or 129, lifecycle/signals.exit_status) in the returned dict.
+          exit status 130, 143 or 129, lifecycle/signals.exit_status) in the returned dict;
+          once every signaler reported done, one ends the wait for their exit, no error
+          (`_end_serving`).
 
         Raises:
           cnn_util.ClusterError: a signaler reported a failure (the start-up check's line when
@@ -406,9 +410,22 @@ class TaskServer:
                 if time.monotonic() - last_probe >= PROBE_INTERVAL_SECS:
                     last_probe = time.monotonic()
                     self._check_alive(pending, down_since, seen_up)
-        self._wait_for_exit(signalers)
-        secs = time.monotonic() - start
-        cnn_util.log_fn('%s: every task is done after %.1f s; exiting' % (self.name, secs))
+        return self._end_serving(signalers, start)
+
+    def _end_serving(self, signalers, start: float) -> dict:
+        """Every signaler reported done: lets them exit (`_wait_for_exit`), says so and
+        returns serve's dict. A SIGINT, SIGTERM or SIGHUP now (tf_cnn_cluster stops its ps
+        tasks once the workers exited, and a worker's exit is what this task waits for) cut
+        the wait short with no work left: said in the same line, no error, exit status 0
+        (before: `error: interrupted by SIGTERM`, 143, after `worker 0 ... is done (0 to go)`).
+        """
+        with _SignalFlag() as signalled:
+            self._wait_for_exit(signalers, stop=lambda: signalled.name is not None)
+            secs = time.monotonic() - start
+            stopped = ('; %s came as they exited, with nothing left to serve' % signalled.name
+                       if signalled.name else '')
+            cnn_util.log_fn('%s: every task is done after %.1f s%s; exiting'
+                            % (self.name, secs, stopped))
         return {'role': self.cluster.job_name, 'task_index': self.cluster.task_index,
                 'served_secs': secs}
 
@@ -458,12 +475,13 @@ class TaskServer:
                     '(it never started or it died); %s stops' % (
                         self.cluster.describe(*task), self.cluster.timeout_secs, me))
 
-    def _wait_for_exit(self, tasks, grace_secs: float = EXIT_GRACE_SECS) -> None:
+    def _wait_for_exit(self, tasks, grace_secs: float = EXIT_GRACE_SECS,
+                       stop=lambda: False) -> None:
         """Lets done signalers close their sessions (which talk to this task) before it exits
-        (at most `grace_secs`)."""
+        (at most `grace_secs`; `stop()` True ends the wait earlier)."""
         deadline = time.monotonic() + grace_secs
         up = list(tasks)
-        while up and time.monotonic() < deadline:
+        while up and time.monotonic() < deadline and not stop():
             up = [t for t in up if can_connect(self.cluster.address(*t), 0.5)]
             if up:
                 time.sleep(0.1)

@@ -26,10 +26,15 @@ Text after the last group (`n[1-2]-ib`), which Slurm's own lists do not hold, is
     node[08-10]          node08 node09 node10
 
 Tasks per node: `2(x3),1` is 2, 2, 2, 1 (a count, optionally `(xREPEATS)`, comma separated).
+
+The fixes of a step's variables: a malformed list's (`malformed_fix`), and the way to a local
+run when --cluster_resolver=auto took a step whose variables are not this host's
+(`auto_slurm_fix`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 #: Slurm's bound on one range's hosts (hostlist.c MAX_RANGE): larger is taken for a typo.
@@ -161,3 +166,43 @@ def block_addresses(hostlist: str, tasks_per_node: str, port_base: int) -> list[
                             % (len(hosts), hostlist, len(counts), tasks_per_node))
     return ['%s:%d' % (host, port_base + k) for host, n in zip(hosts, counts, strict=True)
             for k in range(n)]
+
+
+def malformed_fix(nodelist: str, per_node: str, job_nodelist: str = '') -> str:
+    """The remedy for a step's node list or tasks per node that this module cannot read: which
+    variable to fix and what its valid form looks like.
+
+    Args:
+      nodelist: SLURM_STEP_NODELIST; per_node: SLURM_STEP_TASKS_PER_NODE.
+      job_nodelist: SLURM_JOB_NODELIST ('' when unset): srun copies it into the step's list
+        when the step spans the whole allocation, so the fix names both then.
+    """
+    try:
+        expand_hostlist(nodelist)
+    except HostlistError:
+        source = ('SLURM_JOB_NODELIST and SLURM_STEP_NODELIST (srun copies the first into the '
+                  'second)' if job_nodelist.strip() == nodelist
+                  else 'SLURM_STEP_NODELIST (srun sets it in a step)')
+        return ('fix %s: a Slurm hostlist looks like node[01-03], node[1,3-5],gpu7 or '
+                'node01,node02' % source)
+    try:
+        expand_tasks_per_node(per_node)
+    except HostlistError:
+        return ('fix SLURM_STEP_TASKS_PER_NODE (srun sets it): one count per node, e.g. '
+                '2(x3),1 for 2 tasks on each of 3 nodes then 1')
+    return ('fix SLURM_STEP_TASKS_PER_NODE or SLURM_STEP_NODELIST (srun sets both for one '
+            'step): one task count per node of the list, in its order')
+
+
+def auto_slurm_fix(environ=None) -> str:
+    """The way out of a cluster --cluster_resolver=auto took from the Slurm variables, for the
+    end of its errors (a local run where a Slurm step's variables leaked in: a shell inside
+    `srun --pty`, a CI runner a Slurm job started): 'the cluster came from the Slurm variables
+    of this environment (SLURM_PROCID=1 of SLURM_STEP_NUM_TASKS=2: ...); --cluster_resolver=flags
+    runs without one (or unset the SLURM_* variables)'."""
+    environ = os.environ if environ is None else environ
+    return ('the cluster came from the Slurm variables of this environment (SLURM_PROCID=%s of '
+            'SLURM_STEP_NUM_TASKS=%s: --cluster_resolver=auto runs a Slurm step of more than '
+            'one task as a cluster); --cluster_resolver=flags runs without one (or unset the '
+            'SLURM_* variables)' % (environ.get('SLURM_PROCID', '').strip(),
+                                    environ.get('SLURM_STEP_NUM_TASKS', '').strip()))

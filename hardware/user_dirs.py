@@ -1,8 +1,12 @@
 """The user's default folders: the home folder as `~` reads it, the XDG base folders under it,
 and whether a default place lies under a home folder that does not exist.
 
-`~` is $HOME, or where HOME is unset the account's home folder in the password database
-(os.path.expanduser's rule: `home`, `home_origin`). The default places of this program are
+`~` is $HOME, or where HOME is unset or empty the account's home folder in the password
+database (`home`, `home_origin`): os.path.expanduser's rule, except for an empty HOME (a CI
+job's `HOME=`), which expanduser reads as the root folder and a plain join as the working
+folder (the results database and the calibration record went into ./.local/share and
+./.cache of the folder the command ran in, silently); an account with no home at all has
+`NO_HOME`, which does not exist. The default places of this program are
 under it unless an XDG variable or the program's own variable names another folder: the results
 database (`$XDG_DATA_HOME`, else `~/.local/share`: history/store.py), the calibration record and
 the shard scan cache (`$XDG_CACHE_HOME`, else `~/.cache`: hardware/calibration.py,
@@ -19,27 +23,32 @@ from __future__ import annotations
 
 import os
 
+#: The home folder of an account that has none (HOME unset or empty, and no home folder in the
+#: password database): `~` itself, as os.path.expanduser leaves it; never a folder (`absent_home`).
+NO_HOME = '~'
+
 
 def home(environ=None) -> str:
-    """The home folder `~` names: $HOME when HOME is set (even empty, as expanduser reads it),
-    else the account's home folder in the password database ('' when there is none)."""
+    """The home folder `~` names: $HOME when HOME is set and not empty, else (unset, or empty:
+    `HOME=`) the account's home folder in the password database, else NO_HOME."""
     environ = os.environ if environ is None else environ
-    if 'HOME' in environ:
+    if environ.get('HOME'):
         return environ['HOME']
     try:
         import pwd
-        return pwd.getpwuid(os.getuid()).pw_dir
+        return pwd.getpwuid(os.getuid()).pw_dir or NO_HOME
     except (ImportError, KeyError):  # no password database, or no entry for this user
-        return ''
+        return NO_HOME
 
 
 def home_origin(environ=None) -> str:
     """Where `home` came from, for a message: 'HOME', or 'HOME is unset: the account's home
-    folder in the password database'."""
+    folder in the password database' ('HOME is empty: ...' for `HOME=`)."""
     environ = os.environ if environ is None else environ
-    if 'HOME' in environ:
+    if environ.get('HOME'):
         return 'HOME'
-    return 'HOME is unset: the account\'s home folder in the password database'
+    return 'HOME is %s: the account\'s home folder in the password database' % (
+        'empty' if 'HOME' in environ else 'unset')
 
 
 def base_folder(variable: str, tail: tuple[str, ...], environ=None) -> str:
@@ -59,15 +68,18 @@ def expand_home(path: str, environ=None) -> str:
     if not path.startswith('~'):
         return path
     if path == '~' or path.startswith('~/'):
-        return home(environ) + path[1:] if home(environ) else path
+        return home(environ) + path[1:]
     return os.path.expanduser(path)
 
 
 def absent_home(path: str, environ=None) -> str | None:
     """The home folder when `path` lies under it (or is it) and it does not exist; None when
-    the home folder exists, or `path` is elsewhere."""
+    the home folder exists, or `path` is elsewhere. NO_HOME never exists: a path under it
+    starts with `~/`."""
     folder = home(environ)
-    if not folder or os.path.isdir(folder):
+    if folder == NO_HOME:
+        return NO_HOME if path == NO_HOME or path.startswith(NO_HOME + os.sep) else None
+    if os.path.isdir(folder):
         return None
     folder = os.path.abspath(folder)
     full = os.path.abspath(path)
@@ -77,7 +89,13 @@ def absent_home(path: str, environ=None) -> str | None:
 def absent_home_text(folder: str, environ=None) -> str:
     """'is under the home folder /nonexistent (HOME), which does not exist and is not made':
     the reason a default place under `folder` (`absent_home`'s) is not used; for a home that
-    is a file (HOME=/etc/passwd), '..., which is a file, not a folder'."""
+    is a file (HOME=/etc/passwd), '..., which is a file, not a folder'; for NO_HOME, 'is
+    under the home folder ~, which this account does not have (...)'."""
+    if folder == NO_HOME:
+        return ('is under the home folder ~, which this account does not have (HOME is %s, and '
+                'the password database names no home folder for it)'
+                % ('empty' if 'HOME' in (os.environ if environ is None else environ)
+                   else 'unset'))
     what = ('is a file, not a folder' if os.path.isfile(folder)
             else 'is not a folder' if os.path.lexists(folder)  # a dangling link, a device
             else 'does not exist and is not made')

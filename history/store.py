@@ -46,10 +46,13 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     data_folder,
     default_origin,
     default_path,
+    default_problem,
     home_problem,
+    read_only_reason,
     resolve_path,
     run_path,
     variable_value,
+    write_problem,
 )
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
@@ -285,29 +288,6 @@ def open_store(path: str, *, create: bool = True,
         conn.close()
         raise
     return conn
-
-
-def read_only_reason(path: str) -> str | None:
-    """Why the results database at `path` cannot be written here, or None.
-
-    A database in WAL mode needs its file and its folder writable (the -wal and -shm files
-    are made beside it). Read-only storage is told by the file system's flag (statvfs
-    ST_RDONLY: a read-only mount, which stops root too) or by access(2) (permissions, an
-    immutable file or folder).
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return '%s is on a read-only file system' % folder
-    except OSError:
-        pass
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        return 'the file is read-only'
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return 'its folder %s is not writable' % folder
-    return None
 
 
 def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:

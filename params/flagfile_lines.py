@@ -12,9 +12,11 @@ ParamsError line here, naming the file, the line and the fix.
 The flagfiles are read here, once each (`expand_flagfiles`), and absl parses the flags they
 hold in their place: a file that can be read only once (`--flagfile=<(...)`, a pipe) keeps its
 flags; one that cannot be read as a flag file (/proc/self/mem, /dev/zero, not UTF-8) is one
-line naming it; an error in a flag read from a file names the file and line
-(flag_parsing.py), as does a rule's error about flags all read from one file (`FlagOrigins`:
-cli.py); a flagfile that holds no flag (/dev/null) is reported (`Expanded.empty`).
+line naming it (a UTF-8 byte-order mark that starts a file, Notepad's, is no text: dropped,
+where absl itself would read its first line as a positional argument); an error in a flag read
+from a file names the file and line (flag_parsing.py), as does a rule's error about flags all
+read from one file (`FlagOrigins`: cli.py); a flagfile that holds no flag (/dev/null) is
+reported (`Expanded.empty`).
 
 Grammar of a line absl accepts, as checked here:
 
@@ -27,6 +29,7 @@ Loads no TensorFlow.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from typing import NamedTuple
@@ -37,6 +40,8 @@ from .. import cnn_util
 _FLAG_WORD = re.compile(r"""^['"]?--(?P<name>[A-Za-z_]\w*)(=|['"]?$)""")
 _DIRECTIVE = ('--flagfile=', '-flagfile=')
 _ONE_FLAG = 'a flagfile holds one flag a line, unquoted'
+#: The byte-order mark some editors put first in a UTF-8 file (Notepad's "UTF-8 with BOM").
+BOM = '\ufeff'
 #: A `--flagfile=` of no file, on the command line or a flagfile's line (which absl skips).
 EMPTY_FLAGFILE = ('--flagfile= names no file (an unset variable in a script?): give the flag '
                   "file's path, or drop --flagfile")
@@ -74,6 +79,10 @@ def check_line(line: str, where: str) -> None:
       FlagfileError: two flags on the line, a quoted value, `--name value` with a space, or a
         line that is not a flag.
     """
+    if line.startswith(BOM):  # the file's own mark is dropped (`read_flagfile`): files joined
+        raise FlagfileError('%s starts with a UTF-8 byte-order mark (U+FEFF, invisible in most '
+                            'editors: files joined by cat?); delete it (absl would take this '
+                            'line as a positional argument)' % where)
     if not line.startswith('-'):
         raise FlagfileError('%s reads %r: %s, each line starting with --name (absl would take '
                             'this line as a positional argument)' % (where, line, _ONE_FLAG))
@@ -216,7 +225,8 @@ def read_flagfile(path: str, where: str | None = None) -> list[str]:
     Raises:
       FlagfileError: the file cannot be opened or read (its path and why: a folder,
         permissions, /proc/self/mem's I/O error), is larger than MAX_FLAGFILE_BYTES (/dev/zero),
-        or is not UTF-8 text.
+        or is not UTF-8 text (a UTF-16 file named so). A leading UTF-8 byte-order mark is
+        dropped.
     """
     try:
         with open(path, 'rb') as f:
@@ -230,11 +240,18 @@ def read_flagfile(path: str, where: str | None = None) -> list[str]:
                             '/dev/zero, or another kind of file?); give a text file of '
                             '--name=value lines' % (_label(path, where),
                                                     MAX_FLAGFILE_BYTES >> 20))
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise FlagfileError('%s is UTF-16 text (it starts with a UTF-16 byte-order mark: '
+                            'Notepad\'s "Unicode"); save it as UTF-8' % _label(path, where))
+    # Notepad's "UTF-8 with BOM": the mark is no text (absl, which opens a flagfile as plain
+    # UTF-8, would take '\ufeff--model=x' for a positional argument; its lines are read here).
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode('utf-8')
-    except UnicodeDecodeError as e:  # saved as UTF-16, Latin-1, ...
+        text = data[bom:].decode('utf-8')
+    except UnicodeDecodeError as e:  # saved as Latin-1, ...
+        at = bom + e.start
         raise FlagfileError('%s is not UTF-8 text (byte %#04x at position %d); save it as '
-                            'UTF-8' % (_label(path, where), data[e.start], e.start)) from None
+                            'UTF-8' % (_label(path, where), data[at], at)) from None
     return text.splitlines(keepends=True)
 
 

@@ -34,6 +34,9 @@ from ..runtime import dir_hold, file_systems
 from . import path_lengths
 
 _OUTPUT_DIRS = ('train_dir', 'benchmark_log_dir', 'eval_dir')
+#: The fix a run's warning gives for the default database it does not record into.
+DEFAULT_PLACE_FIX = 'give --results_db=PATH to record it, or --noresults_db to record nothing'
+
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file',
                  'partitioned_graph_file_prefix')
 # Paths TensorFlow itself opens by name (checkpoints, summaries, the graph file): it takes them
@@ -76,65 +79,6 @@ def shown_name(path: str) -> str:
         return path
     except UnicodeEncodeError:
         return os.fsencode(path).decode('utf-8', 'backslashreplace')
-
-
-def _database_folder_problem(database: str) -> str | None:
-    """Why a run could not write the results database `database`, or None: tried for real,
-    because os.access lets root pass on read-only and special file systems (/proc).
-
-    A database that does not exist yet: in its folder, when that exists, a file is made and
-    removed (a folder such as /proc exists but holds no file: the reason says so); else its
-    missing folders must be creatable (the store makes every level) under the nearest existing
-    folder, where a folder is made and removed. Each reason ends with the fix.
-    An existing one: the file is opened for appending (nothing is written) and a file is made
-    and removed in its folder (WAL's -wal and -shm files go there): on a read-only mount, or
-    a file or folder whose permission bits deny this user, the run would train and then fail
-    to record.
-    """
-    if os.path.exists(database):
-        folder = os.path.dirname(os.path.abspath(database))
-        try:
-            open(database, 'ab').close()
-            problem = cnn_util.write_problem(folder)
-        except OSError as e:
-            problem = 'opening it for writing: %s' % (e.strerror or e)
-        if problem:
-            return ('the results database %s cannot be written: %s; tf_cnn_results\' '
-                    'read-only commands (list, show, history, regressions, html) read it, a '
-                    'run needs another --results_db=PATH'
-                    % (database, store.read_only_reason(database) or problem))
-        return None
-    folder = os.path.dirname(os.path.abspath(database))
-    existing = folder
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if existing == folder:  # the file itself is all there is to make
-        problem = cnn_util.write_problem(folder)
-        if problem:
-            return ('the results database %s cannot be made: %s; give another '
-                    '--results_db=PATH' % (database, _cannot_hold(folder, problem)))
-        return None
-    probe = os.path.join(existing, '.tf_cnn_benchmarks_probe_%d' % os.getpid())
-    try:
-        os.mkdir(probe)
-        os.rmdir(probe)
-    except OSError as e:
-        return ('the results database %s cannot be made: the folder %s exists but no folder '
-                'can be made in it (%s); give another --results_db=PATH'
-                % (database, existing, e.strerror or e))
-    return None
-
-
-def _cannot_hold(folder: str, problem: str) -> str:
-    """cnn_util.write_problem's `problem` for the existing `folder` as a reason: 'the folder
-    /proc exists but cannot hold files (a special file system: making a file there fails: No
-    such file or directory)', or the problem as it is ('cannot write in /x: Read-only file
-    system')."""
-    special = 'cannot write in %s: not a normal folder (making a file there fails: ' % folder
-    if problem.startswith(special):
-        return ('the folder %s exists but cannot hold files (a special file system: making a '
-                'file there fails: %s' % (folder, problem[len(special):]))
-    return problem
 
 
 def _creatable_dir_problem(path: str) -> str | None:
@@ -331,9 +275,11 @@ def check_output_paths(p: Params) -> None:
     Paths TensorFlow opens by name must be UTF-8 (`encoding_problem`). Each local path given,
     and the longest file the run writes, must fit PATH_MAX and NAME_MAX (path_lengths.py),
     checked before the paths are looked up. The results database (--results_db, or its
-    default place) must be ours (store.check_file) and writable (tried), or can be made; its
-    default place under a home folder that does not exist is not used (one `warning:` line:
-    the run is not recorded, store.run_path).
+    default place) must be ours (store.check_file) and writable (tried: store.write_problem),
+    or can be made; its default place (neither --results_db nor TF_CNN_RESULTS_DB given)
+    under a home folder that does not exist, or on storage this user cannot write (a
+    read-only home), is not used: one `warning:` line says the run is not recorded, why, and
+    the fix (store.default_problem, store.run_path), and the run goes on.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there. --plan_scaling_png is a file as above; with --calibrate, the
@@ -374,11 +320,15 @@ def check_output_paths(p: Params) -> None:
     if p.calibrate:
         _check_calibration_record()
     database = store.resolve_path(p.results_db)
-    if database and store.run_path(p.results_db) is None:  # the default, under no home
+    unused = database and store.default_problem(p.results_db)
+    if unused:  # the default place, under no home or on storage this user cannot write
         cnn_util.warn('the run is not recorded in the results database: its default place %s '
-                      '%s; --results_db=PATH records it' % (database, store.home_problem(database)))
+                      '%s; %s' % (database, unused, DEFAULT_PLACE_FIX))
         database = None
-    problem = database and (store.check_file(database) or _database_folder_problem(database))
+    problem = database and store.check_file(database)
+    if database and not problem:
+        cannot = store.write_problem(database)
+        problem = cannot and 'the results database %s %s; %s' % (database, *cannot)
     if problem:
         raise ParamsError('--results_db%s: %s (or --noresults_db to record nothing)' % (
             store.default_origin() if p.results_db in (None, True) else '', problem))

@@ -158,7 +158,8 @@ def check_usage(p: params.Params, *, resolve: bool = True, paths: bool = True,
     q = resolution.params
     params.validate_params(q, ranges_checked=resolve)  # checked before the resolution
     if command and resolve and not (q.dry_run or q.plan_scaling):  # those start no server
-        host_names.check(q)  # a peer's name that does not resolve: now, not after the wait
+        # A peer's name that does not resolve: now, not after the wait.
+        host_names.check(q, automatic=resolution.automatic)
     if command:
         check_command_rules(q)
         check_gpu_driver(q)

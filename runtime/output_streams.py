@@ -37,6 +37,7 @@ The command's own entry (console.py) installs it; library callers' streams are l
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -93,8 +94,13 @@ class GuardedStream(io.TextIOBase):
 
     def _failed(self, error: OSError) -> None:
         """Records the first failure and points the descriptor at /dev/null, so that the text
-        still in `inner`'s buffer and Python's flush at exit go nowhere instead of failing."""
-        self.reason = error.strerror or str(error)
+        still in `inner`'s buffer and Python's flush at exit go nowhere instead of failing.
+        EBADF (the descriptor is not open for writing) is a closed stream, said as one closed
+        at start is: a launcher script that runs Python with `2>&-` can leave its own file,
+        opened for reading, on the number (pyenv's shims do), and the line said 'Bad file
+        descriptor' for stderr but 'it was closed (>&-)' for stdout."""
+        self.reason = (_closed_reason(self.fd) if error.errno == errno.EBADF
+                       else error.strerror or str(error))
         _point_at_devnull(self.fd)
         try:
             self.inner.flush()
@@ -103,7 +109,7 @@ class GuardedStream(io.TextIOBase):
 
     def write(self, text: str) -> int:
         if self.reason is None and self.inner is None:
-            self.reason = 'it was closed (%s)' % _CLOSED_SPELLING.get(self.fd, 'closed')
+            self.reason = _closed_reason(self.fd)
         if self.reason is not None:
             self._lose(text)
             return len(text)
@@ -204,6 +210,11 @@ def unwatch_reader(watcher) -> None:
     """Undoes `watch_reader(watcher)` (nothing when it is not watching)."""
     if watcher in _reader_watchers:
         _reader_watchers.remove(watcher)
+
+
+def _closed_reason(fd: int) -> str:
+    """'it was closed (>&-)', 'it was closed (2>&-)': the reason of a stream that was closed."""
+    return 'it was closed (%s)' % _CLOSED_SPELLING.get(fd, 'closed')
 
 
 def _point_at_devnull(fd: int) -> None:

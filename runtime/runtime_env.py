@@ -88,12 +88,13 @@ def _unwritable(folder: str) -> bool:
 
 
 def spare_home() -> str | None:
-    """Where the home folder does not exist (user_dirs.py), points each of HOME_WRITERS that
-    is not set at one temporary folder of this process, removed when it exits, so that
-    loading TensorFlow or matplotlib does not make the home folder; where it exists, so
-    points each whose folders (`settings_folders`) cannot be written or made (a read-only
-    home: matplotlib printed 'mkdir -p failed ...' and 'Matplotlib created a temporary cache
-    directory ...' on stderr of every command that plots); nothing where they can.
+    """Where the home folder does not exist (user_dirs.py), or HOME is empty, points each of
+    HOME_WRITERS that is not set at one temporary folder of this process, removed when it
+    exits, so that loading TensorFlow or matplotlib does not make the home folder (or
+    /.keras); where it exists, so points each whose folders (`settings_folders`) cannot be
+    written or made (a read-only home: matplotlib printed 'mkdir -p failed ...' and
+    'Matplotlib created a temporary cache directory ...' on stderr of every command that
+    plots); nothing where they can.
 
     Returns:
       The temporary folder, or None (nothing to spare, or this was done already).
@@ -102,7 +103,9 @@ def spare_home() -> str | None:
     unset = [name for name in HOME_WRITERS if not os.environ.get(name)]
     if _SPARED or not unset:
         return None
-    if not user_dirs.absent_home(user_dirs.home()):
+    # An empty HOME: the libraries read `~` as the root folder (os.path.expanduser), not as
+    # user_dirs.home() does, and would make /.keras: spared too.
+    if not user_dirs.absent_home(user_dirs.home()) and os.environ.get('HOME') != '':
         places = settings_folders()
         unset = [name for name in unset if any(_unwritable(f) for f in places[name])]
         if not unset:

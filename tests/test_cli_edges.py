@@ -408,3 +408,47 @@ def test_a_top_1_accuracy_above_1_is_one_error_line_before_tensorflow_loads():
     assert proc.returncode == 2
     assert proc.stderr.startswith('error: --stop_at_top_1_accuracy must be at most 1')
     assert len(proc.stderr.splitlines()) == 1 and 'Loading TensorFlow' not in proc.stdout
+
+
+#: `python -m tf_cnn_benchmarks ARGS` as an editable install runs it (pip install -e .):
+#: setuptools' finder of the checkout asked after Python's own path finder, the working folder
+#: first on sys.path (`-c` puts it there as `-m` does).
+_EDITABLE_M = textwrap.dedent('''
+    import importlib.machinery, importlib.util, runpy, sys
+    REPO = {repo!r}
+
+    class Editable:
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name == 'tf_cnn_benchmarks':
+                return importlib.util.spec_from_file_location(
+                    name, REPO + '/__init__.py', submodule_search_locations=[REPO])
+            if name.rpartition('.')[0] == 'tf_cnn_benchmarks':
+                return importlib.machinery.PathFinder.find_spec(name, [REPO])
+            return None
+
+    sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder) + 1, Editable)
+    sys.argv = ['tf_cnn_benchmarks'] + {args!r}
+    runpy._run_module_as_main('tf_cnn_benchmarks')
+''')
+
+
+@pytest.mark.cli
+def test_python_m_version_beside_a_folder_named_like_the_package(tmp_path):
+    """A user's trial: `python -m tf_cnn_benchmarks --version` in a folder holding a folder
+    named tf_cnn_benchmarks (a --train_dir of that name) ended in `ImportError: cannot import
+    name '__version__' from 'tf_cnn_benchmarks' (unknown location)`, exit 1, while runs worked:
+    that folder was the package (a namespace package), only the modules came from the install."""
+    (tmp_path / 'tf_cnn_benchmarks' / 'eval').mkdir(parents=True)
+
+    def run(*args):
+        script = _EDITABLE_M.format(repo=REPO, args=list(args))
+        return subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    version = run('--version')
+    assert (version.returncode, version.stderr) == (0, ''), version.stderr[-2000:]
+    assert version.stdout.startswith('tf_cnn_benchmarks %s (TensorFlow ' % __version__)
+    usage = run('--model=nosuchmodel')  # a run's answer, as before
+    assert usage.returncode == 2 and usage.stderr.startswith("error: unknown --model="), (
+        usage.stderr[-2000:])

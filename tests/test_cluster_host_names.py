@@ -154,5 +154,55 @@ def test_the_command_stops_at_once_on_slurm_nodes_that_do_not_resolve(
     line = proc.stderr.splitlines()[-1]
     assert line.startswith('error: SLURM_STEP_NODELIST=node[01-03].invalid: node01.invalid, '
                            'node02.invalid, node03.invalid (')
-    assert line.endswith(') do not resolve on this host; fix the node names, or the name '
-                         'service of this host (DNS, /etc/hosts).')
+    assert (') do not resolve on this host; the cluster came from the Slurm variables of this '
+            'environment (SLURM_PROCID=1 of SLURM_STEP_NUM_TASKS=3: ') in line  # auto took it
+    assert line.endswith('; in a Slurm step, fix the node names, or the name service of this '
+                         'host (DNS, /etc/hosts).')
+
+
+#: A Slurm step's variables leaked into a shell that is no task of it (a user's trial): rank 1
+#: of 2, on nodes whose names resolve nowhere but in that step.
+LEAKED_SLURM = {'SLURM_JOB_ID': '12345', 'SLURM_NODELIST': 'node[01-02].invalid',
+                'SLURM_PROCID': '1', 'SLURM_NTASKS': '2', 'SLURM_STEP_ID': '0',
+                'SLURM_STEP_NODELIST': 'node[01-02].invalid', 'SLURM_STEP_NUM_TASKS': '2',
+                'SLURM_STEP_TASKS_PER_NODE': '1(x2)'}
+
+
+def test_names_of_a_slurm_cluster_auto_took_say_where_it_came_from_and_the_way_out():
+    p = _params(cluster_resolver='slurm', ps_hosts=['node01:8888'], worker_hosts=['node02:8888'])
+    with pytest.raises(params_lib.ParamsError) as chosen:
+        host_names.check(p, _lookup({'node01', 'node02'}))
+    with pytest.raises(params_lib.ParamsError) as automatic:
+        host_names.check(p, _lookup({'node01', 'node02'}), automatic=True)
+    assert 'cluster_resolver' not in str(chosen.value)  # --cluster_resolver=slurm: as before
+    assert str(automatic.value) == (
+        'SLURM_STEP_NODELIST=: node01, node02 (Name or service not known) do not resolve on '
+        'this host; the cluster came from the Slurm variables of this environment '
+        '(SLURM_PROCID= of SLURM_STEP_NUM_TASKS=: --cluster_resolver=auto runs a Slurm step of '
+        'more than one task as a cluster); --cluster_resolver=flags runs without one (or unset '
+        'the SLURM_* variables); in a Slurm step, fix the node names, or the name service of '
+        'this host (DNS, /etc/hosts).')
+
+
+@pytest.mark.cli
+def test_a_local_run_in_leaked_slurm_variables_is_told_the_way_out(
+        monkeypatch, invalid_names_do_not_exist):
+    """The user's trial: the error said only to fix the node names or the name service; the
+    way to a local run, --cluster_resolver=flags, was not named."""
+    for name, value in LEAKED_SLURM.items():
+        monkeypatch.setenv(name, value)
+    proc = run_command(*TINY)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1] == (
+        'error: SLURM_STEP_NODELIST=node[01-02].invalid: node01.invalid, node02.invalid (Name or '
+        'service not known) do not resolve on this host; the cluster came from the Slurm '
+        'variables of this environment (SLURM_PROCID=1 of SLURM_STEP_NUM_TASKS=2: '
+        '--cluster_resolver=auto runs a Slurm step of more than one task as a cluster); '
+        '--cluster_resolver=flags runs without one (or unset the SLURM_* variables); in a Slurm '
+        'step, fix the node names, or the name service of this host (DNS, /etc/hosts).')
+    chosen = run_command('--cluster_resolver=slurm', *TINY)  # asked for by name: as before
+    assert chosen.stderr.splitlines()[-1].endswith(
+        'do not resolve on this host; fix the node names, or the name service of this host '
+        '(DNS, /etc/hosts).')
+    local = run_command('--cluster_resolver=flags', '--dry_run', *TINY)
+    assert local.returncode == 0, local.stderr[-2000:]

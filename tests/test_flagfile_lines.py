@@ -314,3 +314,29 @@ def test_a_rule_error_names_one_flagfile_only_when_its_flags_all_came_from_it(tm
         _EXCLUDE) == _EXCLUDE
     # A message naming no flag given stays as it is.
     assert origins.locate('--eval needs a checkpoint') == '--eval needs a checkpoint'
+
+
+def test_a_flagfile_saved_with_a_byte_order_mark_parses(tmp_path, monkeypatch):
+    # Notepad's "UTF-8 with BOM": before, `flags.txt line 1 reads '\ufeff--model=trivial': a
+    # flagfile holds one flag a line, ...`, which did not name the invisible mark. absl itself
+    # opens a flagfile as plain UTF-8 and would take that line for a positional argument; the
+    # command reads its flagfiles and drops the mark, nested ones too.
+    (tmp_path / 'flags.txt').write_bytes(b'\xef\xbb\xbf--model=trivial\n--flagfile=inner.txt\n')
+    (tmp_path / 'inner.txt').write_bytes(b'\xef\xbb\xbf--batch_size=3\n')
+    monkeypatch.chdir(tmp_path)
+    p = flag_parsing.parse_flags(['prog', '--flagfile=flags.txt'])
+    assert (p.model, p.batch_size) == ('trivial', 3)
+
+
+@pytest.mark.parametrize('data, message', [
+    (b'--batch_size=2\n\xef\xbb\xbf--model=trivial\n',
+     'flags.txt line 2 starts with a UTF-8 byte-order mark (U+FEFF, invisible in most editors: '
+     'files joined by cat?); delete it (absl would take this line as a positional argument)'),
+    (b'\xff\xfe-\x00-\x00m\x00', '--flagfile=flags.txt is UTF-16 text (it starts with a UTF-16 '
+     'byte-order mark: Notepad\'s "Unicode"); save it as UTF-8'),
+    (b'\xef\xbb\xbf--model=trivial\n--label=caf\xe9\n', '--flagfile=flags.txt is not UTF-8 text '
+     '(byte 0xe9 at position 30); save it as UTF-8'),  # the file's offset, its mark counted
+])
+def test_a_byte_order_mark_elsewhere_is_named(tmp_path, monkeypatch, data, message):
+    (tmp_path / 'flags.txt').write_bytes(data)
+    assert _error(tmp_path, monkeypatch, ['--flagfile=flags.txt']) == message

@@ -103,6 +103,45 @@ def test_closed_stderr_puts_the_line_on_stdout_and_keeps_a_usage_error_status():
     assert proc.stdout.startswith(LOST) and 'to stderr (it was closed (2>&-))' in proc.stdout
 
 
+class NotOpenForWriting(io.StringIO):
+    """A stream whose descriptor is open for reading only: every write fails with EBADF."""
+
+    def write(self, text):
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+
+def test_a_descriptor_not_open_for_writing_is_said_as_a_closed_one(monkeypatch):
+    # `2>&-` through a launcher script (pyenv's shim) left the script's own file, opened for
+    # reading, as descriptor 2: 'to stderr (Bad file descriptor)', where `>&-` said 'to
+    # stdout (it was closed (>&-))'.
+    monkeypatch.setattr(output_streams, '_point_at_devnull', lambda fd: None)
+    err = output_streams.GuardedStream(NotOpenForWriting(), 2, 'stderr')
+    out = output_streams.GuardedStream(None, 1, 'stdout')  # closed at start
+    print('a line', file=err, flush=True)
+    print('a line', file=out, flush=True)
+    assert (err.reason, out.reason) == ('it was closed (2>&-)', 'it was closed (>&-)')
+    disk = output_streams.GuardedStream(FullDisk(room=0), 1, 'stdout')
+    print('a line', file=disk, flush=True)
+    assert disk.reason == 'No space left on device'  # any other failure: its own words
+
+
+def _read_only_on(fd):
+    """In the child: descriptor `fd` open on a file for reading only (what a shell script that
+    ran Python with `2>&-` may leave there)."""
+    def prepare():
+        os.dup2(os.open(__file__, os.O_RDONLY), fd)
+    return prepare
+
+
+@pytest.mark.cli
+def test_stderr_open_for_reading_only_is_said_as_closed():
+    proc = _command(['--model=no_such_model'], stdout=subprocess.PIPE, stderr=None,
+                    preexec_fn=_read_only_on(2))
+    assert proc.returncode == 2
+    assert proc.stdout.startswith(LOST) and 'to stderr (it was closed (2>&-))' in proc.stdout, (
+        proc.stdout)
+
+
 _FILLS_MID_RUN = textwrap.dedent('''
     import os, sys
     sys.path.insert(0, {tests!r})

@@ -110,8 +110,8 @@ def test_the_default_database_under_no_home_is_one_warning_and_no_record(no_home
     err = capsys.readouterr().err.splitlines()
     assert err == ['warning: the run is not recorded in the results database: its default place '
                    '%s/.local/share/tf_cnn_benchmarks/results.sqlite is under the home folder %s '
-                   '(HOME), which does not exist and is not made; --results_db=PATH records it'
-                   % (no_home, no_home)]
+                   '(HOME), which does not exist and is not made; give --results_db=PATH to '
+                   'record it, or --noresults_db to record nothing' % (no_home, no_home)]
     # A database named under it is refused before the run (a usage error), and the store makes
     # no home folder for a writer that gets there (tf_cnn_results ingest).
     named = os.path.join(no_home, 'r.sqlite')
@@ -155,7 +155,8 @@ def test_a_home_that_is_a_file_is_named_so_and_the_record_s_reason_said_once(
     assert capsys.readouterr().err.splitlines() == [
         'warning: the run is not recorded in the results database: its default place '
         '%s/.local/share/tf_cnn_benchmarks/results.sqlite is under the home folder %s (HOME), '
-        'which is a file, not a folder; --results_db=PATH records it' % (home, home)]
+        'which is a file, not a folder; give --results_db=PATH to record it, or --noresults_db '
+        'to record nothing' % (home, home)]
     warnings = []
     assert calibration.figure('CPU peak', 'k', lambda: (7.0, 0.0), what='x', secs=1, cores=2,
                               meter=helpers.FakeMeter(1.5), warn=warnings.append) is None
@@ -224,9 +225,126 @@ def test_home_is_the_password_databases_when_home_is_unset():
     assert user_dirs.home({}) == account
     assert user_dirs.home_origin({}) == ('HOME is unset: the account\'s home folder in the '
                                          'password database')
-    assert user_dirs.home({'HOME': '/h'}) == '/h' and user_dirs.home_origin({'HOME': ''}) == 'HOME'
+    assert user_dirs.home({'HOME': '/h'}) == '/h'
+    assert user_dirs.home_origin({'HOME': '/h'}) == 'HOME'
     assert user_dirs.absent_home('/h/x', {'HOME': '/h-none'}) is None  # elsewhere
     assert store.data_folder({}) == os.path.join(account, '.local', 'share', 'tf_cnn_benchmarks')
+
+
+def test_a_default_database_this_user_cannot_write_is_one_warning_and_no_record(
+        tmp_path, monkeypatch, capsys):
+    # Before: a read-only home (or XDG_DATA_HOME) refused every run without --noresults_db
+    # (exit 2), while a home that does not exist let it go on with a warning. The default
+    # place now goes the second way; a database named by --results_db or TF_CNN_RESULTS_DB
+    # stays a usage error. (Read-only storage stands in: chmod does not stop root.)
+    from tf_cnn_benchmarks.history import store_paths
+    data = tmp_path / 'data'
+    monkeypatch.setenv('XDG_DATA_HOME', str(data))
+    monkeypatch.delenv('TF_CNN_RESULTS_DB', raising=False)
+
+    def read_only(path):
+        return '%s is on a read-only file system' % tmp_path
+
+    monkeypatch.setattr(store_paths, 'read_only_reason', read_only)
+    monkeypatch.setattr(store, 'read_only_reason', read_only)
+    default = str(data / 'tf_cnn_benchmarks' / 'results.sqlite')
+    assert store.run_path(None) is None and store.run_path(True) is None
+    output_paths.check_output_paths(params.make_params())  # goes on
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: the run is not recorded in the results database: its default place %s cannot '
+        'be made: %s is on a read-only file system; give --results_db=PATH to record it, or '
+        '--noresults_db to record nothing' % (default, tmp_path)]
+    named = str(tmp_path / 'r.sqlite')
+    refused = ('--results_db%s: the results database %s cannot be made: %s is on a read-only '
+               'file system; a run needs another --results_db=PATH (or --noresults_db to record '
+               'nothing)')
+    for given, origin in ((named, ''), (None, ' (not given: TF_CNN_RESULTS_DB)')):
+        if given is None:
+            monkeypatch.setenv('TF_CNN_RESULTS_DB', named)
+        assert store.run_path(given) == named
+        with pytest.raises(params.ParamsError) as raised:
+            output_paths.check_output_paths(params.make_params(results_db=given))
+        assert str(raised.value) == refused % (origin, named, tmp_path)
+    assert not os.path.exists(data)
+
+
+class _Account:
+    """A password database's entry (pwd.struct_passwd's pw_dir)."""
+
+    def __init__(self, pw_dir: str):
+        self.pw_dir = pw_dir
+
+
+@pytest.fixture
+def empty_home(tmp_path, monkeypatch):
+    """HOME set but empty (a CI job's `HOME=`), the working folder a fresh one, the XDG folders
+    and the program's variables unset; the account's home in the password database is a folder
+    of the test (never this host's). Returns (the account's home, the working folder)."""
+    import pwd
+    account, work = tmp_path / 'account', tmp_path / 'work'
+    account.mkdir()
+    work.mkdir()
+    monkeypatch.setattr(pwd, 'getpwuid', lambda uid: _Account(str(account)))
+    monkeypatch.setenv('HOME', '')
+    for name in ('XDG_DATA_HOME', 'XDG_CACHE_HOME', 'TF_CNN_RESULTS_DB', 'TF_CNN_CALIBRATION'):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(work)
+    return str(account), str(work)
+
+
+def test_an_empty_home_is_the_account_s_home_as_an_unset_one(empty_home, capsys):
+    # Before: `HOME=` joined '' and '.local/share': the results database and the calibration
+    # record went into ./.local/share and ./.cache of the working folder, without a word.
+    account, work = empty_home
+    assert user_dirs.home() == account == user_dirs.home({})
+    assert user_dirs.home_origin() == ('HOME is empty: the account\'s home folder in the '
+                                       'password database')
+    assert store.run_path(None) == os.path.join(account, '.local', 'share', 'tf_cnn_benchmarks',
+                                                'results.sqlite')
+    assert calibration.record_path() == os.path.join(account, '.cache', 'tf_cnn_benchmarks',
+                                                     'calibration.json')
+    assert shard_scan.ScanCache().path.startswith(account + os.sep)
+    assert user_dirs.expand_home('~/r.sqlite') == os.path.join(account, 'r.sqlite')
+    output_paths.check_output_paths(params.make_params())
+    assert capsys.readouterr().err == ''
+    assert os.listdir(work) == []
+
+
+def test_an_account_without_any_home_records_and_caches_nothing_in_the_working_folder(
+        empty_home, monkeypatch, capsys):
+    # HOME empty (or unset) and no home folder in the password database (a container's user
+    # without an entry): the places under `~` are not used, as under a home that does not exist.
+    import pwd
+
+    def no_entry(uid):
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, 'getpwuid', no_entry)
+    work = empty_home[1]
+    assert user_dirs.home() == user_dirs.NO_HOME
+    assert store.run_path(None) is None
+    output_paths.check_output_paths(params.make_params())
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: the run is not recorded in the results database: its default place '
+        '~/.local/share/tf_cnn_benchmarks/results.sqlite is under the home folder ~, which this '
+        'account does not have (HOME is empty, and the password database names no home folder '
+        'for it); give --results_db=PATH to record it, or --noresults_db to record nothing']
+    assert calibration.record_problem(calibration.record_path()).startswith(
+        'is under the home folder ~, which this account does not have')
+    assert user_dirs.expand_home('~/r.sqlite') == '~/r.sqlite'  # as os.path.expanduser leaves it
+    assert os.listdir(work) == []
+
+
+def test_the_libraries_settings_are_spared_under_an_empty_home(empty_home, monkeypatch):
+    # Keras and matplotlib read an empty HOME as the root folder (os.path.expanduser): /.keras.
+    for name in runtime_env.HOME_WRITERS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(runtime_env, '_SPARED', False)
+    folder = runtime_env.spare_home()
+    try:
+        assert folder and [os.environ[name] for name in runtime_env.HOME_WRITERS] == [folder] * 2
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.cli
@@ -247,7 +365,8 @@ def test_a_run_under_no_home_makes_no_home_and_gets_its_benchmark(tmp_path):
     assert [x for x in proc.stderr.splitlines() if 'results database' in x] == [
         'warning: the run is not recorded in the results database: its default place '
         '%s/.local/share/tf_cnn_benchmarks/results.sqlite is under the home folder %s (HOME), '
-        'which does not exist and is not made; --results_db=PATH records it' % (home, home)]
+        'which does not exist and is not made; give --results_db=PATH to record it, or '
+        '--noresults_db to record nothing' % (home, home)]
     assert not os.path.exists(home)
 
 

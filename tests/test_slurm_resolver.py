@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.cluster import resolvers
+from tf_cnn_benchmarks.cluster import resolvers, slurm_nodes
 
 
 def _params(**kwargs):
@@ -124,4 +124,12 @@ def test_slurm_errors_are_one_line(monkeypatch, setup, kwargs, message):
     simulated_slurm(monkeypatch, **setup)
     with pytest.raises(params_lib.ParamsError) as raised:
         resolvers.resolve(_params(**kwargs))
+    if message.startswith(('Slurm: ', 'Slurm started', 'Slurm rank')):
+        # The step's variables at fault, in a cluster --cluster_resolver=auto took from them:
+        # the line ends with where the cluster came from and the way to a local run (variables
+        # leaked into a shell that is no task of the step); asked for by name, as it was.
+        assert str(raised.value) == '%s; %s.' % (message.rstrip('.'), slurm_nodes.auto_slurm_fix())
+        assert 'SLURM_PROCID=%d of SLURM_STEP_NUM_TASKS=' % setup['rank'] in str(raised.value)
+        with pytest.raises(params_lib.ParamsError) as raised:
+            resolvers.resolve(_params(cluster_resolver='slurm', **kwargs))
     assert str(raised.value) == message
