@@ -10,7 +10,10 @@ A row's fields (the columns of the `runs` table, history/store.py):
     label         the run's --label, else the ingest's --label, else None
     config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...', and
                   '|cpus_allowed=N' where the run recorded its allowed CPUs
-    model, mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
+    model (the network it ran by today's names: an ingested record of a renamed model's old
+    network as its today's name, metrics/configuration.py stored_model; the content key keeps
+    the name recorded),
+    mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
     num_workers, variable_update, device ('cpu'/'gpu'), data ('synthetic', 'imagenet',
     'cifar10'), image_size: the configuration's parts
     hostname, tf_version, cpu_model, cpu_flags (space-separated), gpus (comma-separated, ''
@@ -232,6 +235,9 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
     row['num_workers'] = result.get('num_workers') or 1
     row['batch_size'] = result.get('per_device_batch_size') or row['batch_size']
     row['image_size'] = result.get('image_size') or row['image_size']
+    recorded_model = row['model']  # the content key's: the same run ingested again matches
+    if source != 'run':  # a stored result, maybe of a model's old network (configuration.py)
+        row['model'] = configuration.stored_result_model(result, row)
     row['config_key'] = config_key(row, configuration.cpus_of(result.get('host_load')))
     summary = step_time_summary(result.get('step_times'))
     total = _number(result.get('cluster_images_per_sec'))
@@ -239,7 +245,7 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         run_utc=run_utc or _result_time(result), images_per_sec=total or rate,
         global_batch_size=result.get('global_batch_size'),
         num_steps=result.get('num_steps') or (summary or {}).get('count'),
-        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+        content_key=content_key(environment.get('hostname'), recorded_model, row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
         figures_json=_json(_with_stop(_with_cluster(_with_skipped(_with_cleanliness(
@@ -281,15 +287,19 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         raise RecordError('no params or images_per_sec in the sweep record')
     environment = record.get('environment') or {}
     row = _base_row(params, environment, None, source, label)
+    recorded_model = row['model']  # the content key's: the same run ingested again matches
+    figures = record.get('figures') or {}
+    row['model'] = configuration.stored_model(
+        recorded_model, _sweep_forward_flops(figures, rate, row['mode']), row['image_size'],
+        params.get('num_classes'))
     row['config_key'] = config_key(row, configuration.cpus_of(record.get('host_load')))
     summary = record.get('step_time_secs') or {}
     finished = parse_time(record['started_utc']) + datetime.timedelta(
         seconds=float(record.get('wall_secs') or 0.0))
-    figures = record.get('figures') or {}
     row.update(
         run_utc=utc_text(finished), images_per_sec=rate,
         global_batch_size=record.get('global_batch_size'), num_steps=summary.get('count'),
-        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+        content_key=content_key(environment.get('hostname'), recorded_model, row['mode'], rate,
                                 summary.get('min'), summary.get('max'), summary.get('count')),
         figures_json=_json(_with_cleanliness(
             {'sweep_figures': figures}, record.get('host_load'), summary.get('count'),
@@ -301,6 +311,16 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         latency_p50_ms=_number(figures.get('latency_p50_ms')),
         latency_p99_ms=_number(figures.get('latency_p99_ms')))
     return _with_steps(row, summary)
+
+
+def _sweep_forward_flops(figures: dict, images_per_sec: float, mode: str) -> float | None:
+    """A sweep record's forward FLOPs per image: its model FLOP/s over its images/sec and
+    the pass's multiple (3 training, 1 inference: metrics/utilisation.py); None when not
+    recorded."""
+    rate = _number(figures.get('model_flops_per_sec'))
+    if not rate or not images_per_sec:
+        return None
+    return rate / images_per_sec / (3 if mode == 'training' else 1)
 
 
 def _with_cleanliness(figures: dict, load, steps_run, steps_planned) -> dict:

@@ -151,7 +151,7 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
         that is not clean (metrics/clean_runs.py) without --include_unclean_runs.
     """
     mine = this_config or configuration.of_params(params._asdict())
-    theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
+    theirs = configuration.of_stored_result(dict(stored, params=_renamed(stored['params'])))
     diff = configuration.differences(theirs, mine, 'in the baseline', 'here', [
         name for name in configuration.CONFIG_FIELDS if name in mine])
     cpus = configuration.cpus_differ(theirs, mine)

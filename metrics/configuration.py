@@ -23,11 +23,21 @@ only name or place a run (--label, --results_db, the output folders and files) o
 (--baseline, --fail_on_slower, --include_unclean_runs), and a --config's name (its flags are
 in the values it set).
 
+A model name that changed its network is read by what a stored record ran (`stored_model`):
+'mobilenet' was this project's MobileNet v1 until it took the original's meaning, MobileNet v2;
+a record of the old 'mobilenet' reads as 'mobilenet_v1' (its forward FLOPs per image say so,
+v1 being 1.9x v2 at any image size), one that recorded no FLOPs as 'mobilenet?' (comparable
+with neither), and the results database's rows of before (schema 4 and older: only the old
+code wrote them) as 'mobilenet_v1' (history/store.py). A run's own configuration is today's
+name (`of_params`, `of_result`).
+
 No TensorFlow: plain dicts of flag values in, text out (a quota's CPU figure is
 hardware/cpu_quota.py's rule).
 """
 
 from __future__ import annotations
+
+import math
 
 from ..hardware import cpu_quota
 
@@ -43,6 +53,70 @@ NAMING_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'lab
                 'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
                 'partitioned_graph_file_prefix', 'benchmark_test_id', 'checkpoint_path',
                 'config', 'baseline', 'fail_on_slower', 'include_unclean_runs')
+
+
+#: Model names whose network changed: name -> today's name of the network it meant before.
+RENAMED_MODELS = {'mobilenet': 'mobilenet_v1'}
+#: Of each renamed model, (old network, today's): forward FLOPs per image at 224x224 with 1001
+#: classes and the width of the classifier's input (models/model_catalog.py: mobilenet_v1 and
+#: mobilenet).
+_RENAMED_FLOPS = {'mobilenet': ((1137482752, 1024), (601551104, 1280))}
+#: What a renamed model's stored record reads as when it does not say which network it ran.
+UNKNOWN_MARK = '?'
+
+
+def _expected_flops(flops_224: int, features: int, image_size: int, num_classes: int) -> float:
+    """A network's forward FLOPs per image at `image_size` with `num_classes`, near enough to
+    tell two apart: its body's scale with the pixels of its five stride-2 stages' feature maps
+    ('SAME' padding rounds each up: at 33 px 17, 9, 5, 3, 2 where 224 px gives 112 ... 7; the
+    geometric mean of the stages' growth), its classifier (multiply-add = 2 FLOPs) with the
+    classes."""
+    body = flops_224 - 2 * features * 1001
+    scale, side = 1.0, image_size
+    for stage in range(1, 6):
+        side = -(-side // 2)
+        scale *= (side / (224.0 / 2 ** stage)) ** (2 / 5)
+    return body * scale + 2 * features * num_classes
+
+
+def stored_model(name, forward_flops, image_size, num_classes=None) -> str:
+    """The model a stored record of `name` ran, by today's names: `name` itself, except for
+    a renamed one (RENAMED_MODELS), which is its old network's today's name when the record's
+    forward FLOPs per image are nearer the old network's (geometric mean of the two as the
+    bound), `name` when nearer today's, and `name` + UNKNOWN_MARK ('mobilenet?') without
+    FLOPs.
+
+    Args:
+      name: the record's model name.
+      forward_flops: its forward FLOPs per image (None: not recorded).
+      image_size: its image size in pixels (None: the renamed model's default, 224 for both
+        MobileNets).
+      num_classes: its classifier's classes (None: ImageNet's 1001).
+    """
+    if name not in RENAMED_MODELS:
+        return name
+    image_size = image_size or 224
+    numbers = [v for v in (forward_flops, image_size)
+               if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
+    if len(numbers) < 2:
+        return name + UNKNOWN_MARK
+    classes = num_classes if isinstance(num_classes, int) and num_classes > 0 else 1001
+    old, new = (_expected_flops(f, w, image_size, classes) for f, w in _RENAMED_FLOPS[name])
+    return RENAMED_MODELS[name] if forward_flops > math.sqrt(old * new) else name
+
+
+def result_flops(result: dict):
+    """A result dict's forward FLOPs per image (its utilisation's), None when not recorded."""
+    util = result.get('utilisation')
+    return util.get('forward_flops_per_image') if isinstance(util, dict) else None
+
+
+def stored_result_model(result: dict, config: dict) -> str:
+    """`stored_model` of a stored result dict (a results JSON) whose configuration is
+    `config` (`of_result`; its plan's classes where it recorded them)."""
+    plan = result.get('plan') if isinstance(result.get('plan'), dict) else {}
+    return stored_model(config['model'], result_flops(result), config.get('image_size'),
+                        plan.get('num_classes'))
 
 
 def precision_of(params: dict) -> str:
@@ -89,6 +163,14 @@ def of_result(result: dict) -> dict:
     config['batch_size'] = result.get('per_device_batch_size') or config['batch_size']
     config['image_size'] = result.get('image_size') or config['image_size']
     config[CPUS_FIELD] = cpus_of(result.get('host_load'))
+    return config
+
+
+def of_stored_result(result: dict) -> dict:
+    """`of_result` of a result stored before (a --baseline): a renamed model as the network
+    it ran (`stored_model`)."""
+    config = of_result(result)
+    config['model'] = stored_result_model(result, config)
     return config
 
 

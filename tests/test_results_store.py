@@ -282,7 +282,7 @@ def test_a_schema_3_database_keys_its_runs_by_their_allowed_cpus(tmp_path):
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 4
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 5
         keys = [r['config_key'] for r in store.select_runs(conn)]
     assert keys == [KEY + '|cpus_allowed=1', KEY + '|cpus_allowed=2', KEY]
 
