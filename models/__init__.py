@@ -8,6 +8,6 @@ dtype (convnet_builder.py) and its graph choices made for the kernels' speed (fa
 float32); FLOPs and parameters counted from a built graph (flops.py). One file per family: alexnet
 (alexnet_model.py), densenet (densenet_model.py), googlenet (googlenet_model.py), inception3
 and inception4 (inception_model.py), lenet (lenet_model.py), mobilenet (v2, also named
-mobilenet_v2) and mobilenet_v1 (mobilenet_model.py), overfeat (overfeat_model.py), resnets (resnet_model.py), trivial
-(trivial_model.py), vgg (vgg_model.py).
+mobilenet_v2) and mobilenet_v1 (mobilenet_model.py), overfeat (overfeat_model.py), resnets
+(resnet_model.py), trivial (trivial_model.py), vgg (vgg_model.py).
 """
