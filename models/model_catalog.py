@@ -88,6 +88,41 @@ ORIGINAL_ONLY = (
 )
 
 
+# How each model stands to the original's model of its name (the --list_models column
+# 'original'): not in the original, or built otherwise (docs/usage-and-flags.md, "Departures
+# from the original": trivial's linear 1-unit layer; the ImageNet ResNet v2 stems without batch
+# norm; the CIFAR-10 models' 10 outputs where the original's have 11, and the CIFAR ResNets'
+# stems and DenseNets' transitions). Every other model is the original's network.
+NOT_IN_ORIGINAL = frozenset({('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'),
+                             ('mobilenet_v2', 'imagenet'), ('resnet101_v1.5', 'imagenet'),
+                             ('resnet152_v1.5', 'imagenet')})
+DIFFERS_FROM_ORIGINAL = frozenset(
+    {('trivial', 'imagenet'), ('resnet50_v2', 'imagenet'), ('resnet101_v2', 'imagenet'),
+     ('resnet152_v2', 'imagenet')} | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'})
+#: The lines --list_models prints after the table: what its 'original' column says.
+TABLE_LEGEND = (
+    "original: same = the original's network of that name; new = not in the original; "
+    'differs = built otherwise (CIFAR-10 models: 10 outputs, the original\'s 11; trivial, '
+    'resnet*_v2: one layer; docs/usage-and-flags.md, "Departures from the original")')
+
+
+def origin(name: str, dataset: str) -> str:
+    """'new', 'differs' or 'same': how the model stands to the original's of its name (a
+    model registered at run time: 'new')."""
+    if (name, dataset) in NOT_IN_ORIGINAL or (name, dataset) not in {(r[0], r[1]) for r in ROWS}:
+        return 'new'
+    return 'differs' if (name, dataset) in DIFFERS_FROM_ORIGINAL else 'same'
+
+
+def count_text() -> str:
+    """'38 models (36 names: alexnet and trivial for ImageNet and CIFAR-10)': what the
+    --list_models table counts."""
+    names = [row[0] for row in ROWS]
+    both = sorted({n for n in names if names.count(n) > 1})
+    return '%d models (%d names: %s for ImageNet and CIFAR-10)' % (
+        len(ROWS), len(set(names)), ' and '.join(both))
+
+
 # Models registered at run time in this process (model_config.register_model): (name,
 # dataset) -> ModelRow, their parameters and gflops None (not measured: --list_models prints
 # the table above, in a process of its own).
@@ -150,8 +185,7 @@ def check_model(name: str, dataset: str) -> None:
     if name in ORIGINAL_ONLY:
         raise UnknownModelError(
             '--model=%s is a model of the original tf_cnn_benchmarks that this project does not '
-            'build; --list_models names the %d it builds' % (
-                name, len({row[0] for row in ROWS})))
+            'build; --list_models lists the %s it builds' % (name, count_text()))
     others = [d for d in DATASETS if name in names(d)]
     if others:
         fix = ''
@@ -208,6 +242,7 @@ _COLUMNS = (  # (header, attribute, format, left-aligned)
     ('GFLOPs', 'gflops', '{:.3f}', False),
     ('batch', 'batch_size', '{:d}', False),
     ('learning_rate', 'learning_rate', '{:g}', False),
+    ('original', None, '{}', True),  # origin(): same, new, differs
 )
 
 
@@ -215,11 +250,12 @@ def format_model_table(table_rows: list[ModelRow]) -> str:
     """Formats rows as a fixed-width text table: a header line, a dashed line, one line per row.
 
     Columns (two spaces apart): model, dataset, image, parameters (with thousands separators),
-    GFLOPs (forward, per image, 3 decimals), batch, learning_rate. Text columns are left-aligned,
-    numbers right-aligned. No trailing newline.
+    GFLOPs (forward, per image, 3 decimals), batch, learning_rate, original (`origin`: same,
+    new, differs; TABLE_LEGEND says them). Text columns are left-aligned, numbers
+    right-aligned. No trailing newline.
     """
-    cells = [[fmt.format(getattr(row, attr)) for _, attr, fmt, _ in _COLUMNS]
-             for row in table_rows]
+    cells = [[fmt.format(getattr(row, attr) if attr else origin(row.name, row.dataset))
+              for _, attr, fmt, _ in _COLUMNS] for row in table_rows]
     widths = [max([len(header)] + [len(line[i]) for line in cells])
               for i, (header, _, _, _) in enumerate(_COLUMNS)]
 

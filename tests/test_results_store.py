@@ -338,7 +338,7 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (4); it was left '
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (5); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
     (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])
