@@ -10,9 +10,9 @@ A row's fields (the columns of the `runs` table, history/store.py):
     label         the run's --label, else the ingest's --label, else None
     config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...', and
                   '|cpus_allowed=N' where the run recorded its allowed CPUs
-    model (the network it ran by today's names: an ingested record of a renamed model's old
-    network as its today's name, metrics/configuration.py stored_model; the content key keeps
-    the name recorded),
+    model (the network it ran by today's names: a format-1 result or sweep record of a renamed
+    model as its old network's today's name, 'mobilenet' -> 'mobilenet_v1',
+    metrics/configuration.py stored_model; the content key keeps the name recorded),
     mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
     num_workers, variable_update, device ('cpu'/'gpu'), data ('synthetic', 'imagenet',
     'cifar10'), image_size: the configuration's parts
@@ -236,8 +236,7 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
     row['batch_size'] = result.get('per_device_batch_size') or row['batch_size']
     row['image_size'] = result.get('image_size') or row['image_size']
     recorded_model = row['model']  # the content key's: the same run ingested again matches
-    if source != 'run':  # a stored result, maybe of a model's old network (configuration.py)
-        row['model'] = configuration.stored_result_model(result, row)
+    row['model'] = configuration.stored_model(recorded_model, configuration.format_of(result))
     row['config_key'] = config_key(row, configuration.cpus_of(result.get('host_load')))
     summary = step_time_summary(result.get('step_times'))
     total = _number(result.get('cluster_images_per_sec'))
@@ -288,14 +287,12 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
     environment = record.get('environment') or {}
     row = _base_row(params, environment, None, source, label)
     recorded_model = row['model']  # the content key's: the same run ingested again matches
-    figures = record.get('figures') or {}
-    row['model'] = configuration.stored_model(
-        recorded_model, _sweep_forward_flops(figures, rate, row['mode']), row['image_size'],
-        params.get('num_classes'))
+    row['model'] = configuration.stored_model(recorded_model, configuration.format_of(record))
     row['config_key'] = config_key(row, configuration.cpus_of(record.get('host_load')))
     summary = record.get('step_time_secs') or {}
     finished = parse_time(record['started_utc']) + datetime.timedelta(
         seconds=float(record.get('wall_secs') or 0.0))
+    figures = record.get('figures') or {}
     row.update(
         run_utc=utc_text(finished), images_per_sec=rate,
         global_batch_size=record.get('global_batch_size'), num_steps=summary.get('count'),
@@ -311,16 +308,6 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         latency_p50_ms=_number(figures.get('latency_p50_ms')),
         latency_p99_ms=_number(figures.get('latency_p99_ms')))
     return _with_steps(row, summary)
-
-
-def _sweep_forward_flops(figures: dict, images_per_sec: float, mode: str) -> float | None:
-    """A sweep record's forward FLOPs per image: its model FLOP/s over its images/sec and
-    the pass's multiple (3 training, 1 inference: metrics/utilisation.py); None when not
-    recorded."""
-    rate = _number(figures.get('model_flops_per_sec'))
-    if not rate or not images_per_sec:
-        return None
-    return rate / images_per_sec / (3 if mode == 'training' else 1)
 
 
 def _with_cleanliness(figures: dict, load, steps_run, steps_planned) -> dict:
@@ -450,8 +437,15 @@ def host_load_word(row: dict, clean: str = 'clean') -> str:
 def changes(before: dict, after: dict) -> list[str]:
     """What differs between two rows' environments and flags: ['tf_version 2.20.0 -> 2.21.0',
     '--num_intra_threads 0 -> 1', ...] (environment first; the flags that name or place a run
-    left out: metrics/configuration.py changes, the words of every gate)."""
+    left out: metrics/configuration.py changes, the words of every gate); a row's --model as
+    its model column says (a renamed model's old network by today's name: stored_model)."""
     return configuration.changes(json.loads(before.get('environment_json') or '{}'),
                                  json.loads(after.get('environment_json') or '{}'),
-                                 json.loads(before.get('params_json') or '{}'),
-                                 json.loads(after.get('params_json') or '{}'))
+                                 _flags_of(before), _flags_of(after))
+
+
+def _flags_of(row: dict) -> dict:
+    flags = json.loads(row.get('params_json') or '{}')
+    if row.get('model') and flags.get('model') in configuration.RENAMED_MODELS:
+        flags['model'] = row['model']
+    return flags

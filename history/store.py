@@ -29,7 +29,8 @@ Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
      allowed CPUs (records.config_key): runs pinned to other CPU counts are other series
   5  a renamed model's runs (metrics/configuration.py RENAMED_MODELS) are its old network's:
      runs.model and config_key 'mobilenet' -> 'mobilenet_v1' (only the code of before the
-     rename wrote a file of schema 4 or older; it refuses a newer one), params_json as run
+     rename, of results format 1, wrote a file of schema 4 or older; it refuses a newer one),
+     params_json as run
 """
 
 from __future__ import annotations

@@ -23,21 +23,20 @@ only name or place a run (--label, --results_db, the output folders and files) o
 (--baseline, --fail_on_slower, --include_unclean_runs), and a --config's name (its flags are
 in the values it set).
 
-A model name that changed its network is read by what a stored record ran (`stored_model`):
-'mobilenet' was this project's MobileNet v1 until it took the original's meaning, MobileNet v2;
-a record of the old 'mobilenet' reads as 'mobilenet_v1' (its forward FLOPs per image say so,
-v1 being 1.9x v2 at any image size), one that recorded no FLOPs as 'mobilenet?' (comparable
-with neither), and the results database's rows of before (schema 4 and older: only the old
-code wrote them) as 'mobilenet_v1' (history/store.py). A run's own configuration is today's
-name (`of_params`, `of_result`).
+A model name that changed its network is read by the results format of the record that
+stored it (`stored_model`): every results JSON and sweep record this code writes says its
+format (FORMAT_KEY 'format': RESULTS_FORMAT, 2); one without it is format 1, written before
+'mobilenet' took the original's meaning (MobileNet v2), when it was this project's MobileNet
+v1: a format-1 record of 'mobilenet' reads as 'mobilenet_v1', so it is never one
+configuration with a run of today's. The results database's rows of before (schema 4 and
+older: only the code of format 1 wrote them) are migrated the same way (history/store.py). A
+run's own configuration is today's name (`of_params`, `of_result`).
 
 No TensorFlow: plain dicts of flag values in, text out (a quota's CPU figure is
 hardware/cpu_quota.py's rule).
 """
 
 from __future__ import annotations
-
-import math
 
 from ..hardware import cpu_quota
 
@@ -55,68 +54,33 @@ NAMING_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'lab
                 'config', 'baseline', 'fail_on_slower', 'include_unclean_runs')
 
 
-#: Model names whose network changed: name -> today's name of the network it meant before.
+#: The results format this code writes: the value of FORMAT_KEY in every results JSON
+#: (lifecycle/results_log.py) and sweep record (tools/sweep/results.py). 1 (no key): written
+#: before the renames of RENAMED_MODELS; 2: 'mobilenet' is MobileNet v2.
+RESULTS_FORMAT = 2
+FORMAT_KEY = 'format'
+#: Model names whose network changed at format 2: name -> today's name of the network it
+#: meant in a format-1 record.
 RENAMED_MODELS = {'mobilenet': 'mobilenet_v1'}
-#: Of each renamed model, (old network, today's): forward FLOPs per image at 224x224 with 1001
-#: classes and the width of the classifier's input (models/model_catalog.py: mobilenet_v1 and
-#: mobilenet).
-_RENAMED_FLOPS = {'mobilenet': ((1137482752, 1024), (601551104, 1280))}
-#: What a renamed model's stored record reads as when it does not say which network it ran.
-UNKNOWN_MARK = '?'
 
 
-def _expected_flops(flops_224: int, features: int, image_size: int, num_classes: int) -> float:
-    """A network's forward FLOPs per image at `image_size` with `num_classes`, near enough to
-    tell two apart: its body's scale with the pixels of its five stride-2 stages' feature maps
-    ('SAME' padding rounds each up: at 33 px 17, 9, 5, 3, 2 where 224 px gives 112 ... 7; the
-    geometric mean of the stages' growth), its classifier (multiply-add = 2 FLOPs) with the
-    classes."""
-    body = flops_224 - 2 * features * 1001
-    scale, side = 1.0, image_size
-    for stage in range(1, 6):
-        side = -(-side // 2)
-        scale *= (side / (224.0 / 2 ** stage)) ** (2 / 5)
-    return body * scale + 2 * features * num_classes
+def format_of(record: dict) -> int:
+    """The results format of a stored results JSON or sweep record: its FORMAT_KEY, 1 when it
+    has none (or one that is not a positive whole number)."""
+    value = record.get(FORMAT_KEY) if isinstance(record, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
-def stored_model(name, forward_flops, image_size, num_classes=None) -> str:
-    """The model a stored record of `name` ran, by today's names: `name` itself, except for
-    a renamed one (RENAMED_MODELS), which is its old network's today's name when the record's
-    forward FLOPs per image are nearer the old network's (geometric mean of the two as the
-    bound), `name` when nearer today's, and `name` + UNKNOWN_MARK ('mobilenet?') without
-    FLOPs.
+def stored_model(name, record_format: int) -> str:
+    """The model a stored record of `name` ran, by today's names: `name`, except a renamed
+    one (RENAMED_MODELS) in a record of format 1, which is its old network's today's name
+    ('mobilenet' -> 'mobilenet_v1').
 
     Args:
       name: the record's model name.
-      forward_flops: its forward FLOPs per image (None: not recorded).
-      image_size: its image size in pixels (None: the renamed model's default, 224 for both
-        MobileNets).
-      num_classes: its classifier's classes (None: ImageNet's 1001).
+      record_format: the record's results format (`format_of`).
     """
-    if name not in RENAMED_MODELS:
-        return name
-    image_size = image_size or 224
-    numbers = [v for v in (forward_flops, image_size)
-               if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
-    if len(numbers) < 2:
-        return name + UNKNOWN_MARK
-    classes = num_classes if isinstance(num_classes, int) and num_classes > 0 else 1001
-    old, new = (_expected_flops(f, w, image_size, classes) for f, w in _RENAMED_FLOPS[name])
-    return RENAMED_MODELS[name] if forward_flops > math.sqrt(old * new) else name
-
-
-def result_flops(result: dict):
-    """A result dict's forward FLOPs per image (its utilisation's), None when not recorded."""
-    util = result.get('utilisation')
-    return util.get('forward_flops_per_image') if isinstance(util, dict) else None
-
-
-def stored_result_model(result: dict, config: dict) -> str:
-    """`stored_model` of a stored result dict (a results JSON) whose configuration is
-    `config` (`of_result`; its plan's classes where it recorded them)."""
-    plan = result.get('plan') if isinstance(result.get('plan'), dict) else {}
-    return stored_model(config['model'], result_flops(result), config.get('image_size'),
-                        plan.get('num_classes'))
+    return RENAMED_MODELS.get(name, name) if record_format < 2 else name
 
 
 def precision_of(params: dict) -> str:
@@ -167,10 +131,10 @@ def of_result(result: dict) -> dict:
 
 
 def of_stored_result(result: dict) -> dict:
-    """`of_result` of a result stored before (a --baseline): a renamed model as the network
-    it ran (`stored_model`)."""
+    """`of_result` of a result stored before (a --baseline, an ingested JSON): a renamed model
+    as the network it ran (`stored_model` by its format)."""
     config = of_result(result)
-    config['model'] = stored_result_model(result, config)
+    config['model'] = stored_model(config['model'], format_of(result))
     return config
 
 
