@@ -17,6 +17,8 @@ from __future__ import annotations
 import collections
 import difflib
 
+from ..params import original_flags
+
 DATASETS = ('imagenet', 'cifar10')
 
 ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
@@ -184,8 +186,8 @@ def check_model(name: str, dataset: str) -> None:
         return
     if name in ORIGINAL_ONLY:
         raise UnknownModelError(
-            '--model=%s is a model of the original tf_cnn_benchmarks that this project does not '
-            'build; --list_models lists the %s it builds' % (name, count_text()))
+            '--model=%s is a model %s; --list_models lists the %s it builds'
+            % (name, original_flags.NOT_BUILT, count_text()))
     others = [d for d in DATASETS if name in names(d)]
     if others:
         fix = ''

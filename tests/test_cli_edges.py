@@ -54,6 +54,15 @@ def run_main(*args):
     (['--model=nasnet'], 'error: --model=nasnet is a model of the original tf_cnn_benchmarks '
      'that this project does not build; --list_models lists the 38 models (36 names: alexnet '
      'and trivial for ImageNet and CIFAR-10) it builds\n'),
+    (['--data_name=coco'], 'error: --data_name=coco is the dataset of ssd300, a model of the '
+     'original tf_cnn_benchmarks that this project does not build; --data_name takes imagenet, '
+     'cifar10 or synthetic, the datasets of the models --list_models lists\n'),
+    (['--model=resnet50', '--data_name=librispeech'], 'error: --data_name=librispeech is the '
+     'dataset of deepspeech2, a model of the original tf_cnn_benchmarks that this project does '
+     'not build; --data_name takes imagenet, cifar10 or synthetic, the datasets of the models '
+     '--list_models lists\n'),
+    (['--data_name=mnist'], "error: --data_name must be one of 'imagenet', 'cifar10', "
+     "'synthetic'. Received: data_name='mnist'\n"),
     (['--model=densenet40_k12'], 'error: --model=densenet40_k12 is a cifar10 model and does not '
      'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10)'),
     (['--job_name=worker', '--ps_hosts=localhost:2222', '--worker_hosts=localhost:2222'],
@@ -113,6 +122,13 @@ def test_models_of_the_original_not_built_here_are_named_as_such():
                 '--model=%s is a model of the original tf_cnn_benchmarks that this project '
                 'does not build; --list_models lists the 38 models (36 names: alexnet and '
                 'trivial for ImageNet and CIFAR-10) it builds' % name)
+
+
+def test_the_originals_datasets_not_read_here_are_those_of_its_models_not_built_here():
+    from tf_cnn_benchmarks.params import original_flags
+    for models in original_flags.ORIGINAL_ONLY_DATASETS.values():
+        assert set(models) <= set(model_catalog.ORIGINAL_ONLY)
+    assert not set(original_flags.ORIGINAL_ONLY_DATASETS) & set(model_catalog.DATASETS)
 
 
 def test_version_and_list_models_need_no_tensorflow():
