@@ -95,6 +95,7 @@ def main(argv: list[str], hooks=()) -> int:
         checked = usage.prepare(p, given_flags())
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
+            print('%s; %s' % (model_catalog.count_text(), model_catalog.TABLE_LEGEND))
             return 0
         # Missing folders above the output paths, made as the original made them; said.
         for line in dir_hold.make_parent_folders(checked.folders):

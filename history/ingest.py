@@ -26,6 +26,7 @@ import json
 import os
 
 from .. import cnn_util
+from ..metrics import configuration
 from . import records, store
 
 SWEEP_FILE = 'results.jsonl'
@@ -157,6 +158,15 @@ def _run_json_of(sweep_dir: str, record: dict) -> dict | None:
     return None
 
 
+def _record_key(record: dict) -> tuple:
+    """A sweep record's key as the sweep reads it (tools/sweep/results.py load_records): with
+    the model it ran, so that a format-1 record of a renamed model ('mobilenet', MobileNet v1)
+    and a record of today's under the same key (a resumed sweep's) are two runs."""
+    key = record['key']  # KeyError, TypeError: not a sweep record
+    config = record.get('config') if isinstance(record.get('config'), dict) else {}
+    return configuration.stored_model(config.get('model'), configuration.format_of(record)), key
+
+
 def sweep_rows(path: str, summary: Summary, label: str | None = None) -> list[dict]:
     """The rows of a sweep's results file (the last record of each key, as the sweep reads
     it); counts failed runs and bad lines in `summary`."""
@@ -169,7 +179,7 @@ def sweep_rows(path: str, summary: Summary, label: str | None = None) -> list[di
                 continue
             try:
                 record = json.loads(line)
-                latest[record['key']] = (number, record)
+                latest[_record_key(record)] = (number, record)
             except (ValueError, KeyError, TypeError):
                 summary.problems.append('%s line %d: not a sweep record' % (path, number))
     rows = []

@@ -10,7 +10,10 @@ A row's fields (the columns of the `runs` table, history/store.py):
     label         the run's --label, else the ingest's --label, else None
     config_key    the configuration (`config_key`): 'model=resnet50|mode=training|...', and
                   '|cpus_allowed=N' where the run recorded its allowed CPUs
-    model, mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
+    model (the network it ran by today's names: a format-1 result or sweep record of a renamed
+    model as its old network's today's name, 'mobilenet' -> 'mobilenet_v1',
+    metrics/configuration.py stored_model; the content key keeps the name recorded),
+    mode, precision ('fp32', 'fp16', 'bf16'), batch_size (per device), num_devices,
     num_workers, variable_update, device ('cpu'/'gpu'), data ('synthetic', 'imagenet',
     'cifar10'), image_size: the configuration's parts
     hostname, tf_version, cpu_model, cpu_flags (space-separated), gpus (comma-separated, ''
@@ -232,6 +235,8 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
     row['num_workers'] = result.get('num_workers') or 1
     row['batch_size'] = result.get('per_device_batch_size') or row['batch_size']
     row['image_size'] = result.get('image_size') or row['image_size']
+    recorded_model = row['model']  # the content key's: the same run ingested again matches
+    row['model'] = configuration.stored_model(recorded_model, configuration.format_of(result))
     row['config_key'] = config_key(row, configuration.cpus_of(result.get('host_load')))
     summary = step_time_summary(result.get('step_times'))
     total = _number(result.get('cluster_images_per_sec'))
@@ -239,7 +244,7 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         run_utc=run_utc or _result_time(result), images_per_sec=total or rate,
         global_batch_size=result.get('global_batch_size'),
         num_steps=result.get('num_steps') or (summary or {}).get('count'),
-        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+        content_key=content_key(environment.get('hostname'), recorded_model, row['mode'], rate,
                                 (summary or {}).get('min'), (summary or {}).get('max'),
                                 (summary or {}).get('count')),
         figures_json=_json(_with_stop(_with_cluster(_with_skipped(_with_cleanliness(
@@ -281,6 +286,8 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         raise RecordError('no params or images_per_sec in the sweep record')
     environment = record.get('environment') or {}
     row = _base_row(params, environment, None, source, label)
+    recorded_model = row['model']  # the content key's: the same run ingested again matches
+    row['model'] = configuration.stored_model(recorded_model, configuration.format_of(record))
     row['config_key'] = config_key(row, configuration.cpus_of(record.get('host_load')))
     summary = record.get('step_time_secs') or {}
     finished = parse_time(record['started_utc']) + datetime.timedelta(
@@ -289,7 +296,7 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
     row.update(
         run_utc=utc_text(finished), images_per_sec=rate,
         global_batch_size=record.get('global_batch_size'), num_steps=summary.get('count'),
-        content_key=content_key(environment.get('hostname'), row['model'], row['mode'], rate,
+        content_key=content_key(environment.get('hostname'), recorded_model, row['mode'], rate,
                                 summary.get('min'), summary.get('max'), summary.get('count')),
         figures_json=_json(_with_cleanliness(
             {'sweep_figures': figures}, record.get('host_load'), summary.get('count'),
@@ -431,8 +438,15 @@ def host_load_word(row: dict, clean: str = 'clean') -> str:
 def changes(before: dict, after: dict) -> list[str]:
     """What differs between two rows' environments and flags: ['tf_version 2.20.0 -> 2.21.0',
     '--num_intra_threads 0 -> 1', ...] (environment first; the flags that name or place a run
-    left out: metrics/configuration.py changes, the words of every gate)."""
+    left out: metrics/configuration.py changes, the words of every gate); a row's --model as
+    its model column says (a renamed model's old network by today's name: stored_model)."""
     return configuration.changes(json.loads(before.get('environment_json') or '{}'),
                                  json.loads(after.get('environment_json') or '{}'),
-                                 json.loads(before.get('params_json') or '{}'),
-                                 json.loads(after.get('params_json') or '{}'))
+                                 _flags_of(before), _flags_of(after))
+
+
+def _flags_of(row: dict) -> dict:
+    flags = json.loads(row.get('params_json') or '{}')
+    if row.get('model') and flags.get('model') in configuration.RENAMED_MODELS:
+        flags['model'] = row['model']
+    return flags

@@ -20,6 +20,7 @@ import json
 from typing import NamedTuple
 
 from .. import params as params_lib
+from ..metrics import configuration
 from ..models import model_catalog
 from ..params import cluster_rules
 
@@ -109,6 +110,8 @@ def run_flags(row: dict) -> RunFlags:
                        _loads(row.get('environment_json')) or {}, row.get('data'))
     flags = {name: value for name, value in given.items()
              if name in params_lib.SPEC_BY_NAME and name not in cluster_rules.TASK_FLAGS}
+    if flags.get('model') in configuration.RENAMED_MODELS and row.get('model'):
+        flags['model'] = row['model']  # the network it ran, by today's name
     return RunFlags(flags, derived)
 
 

@@ -27,6 +27,10 @@ Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
      their flags from params_json)
   4  runs.config_key ends in '|cpus_allowed=N' for the runs whose host load recorded their
      allowed CPUs (records.config_key): runs pinned to other CPU counts are other series
+  5  a renamed model's runs (metrics/configuration.py RENAMED_MODELS) are its old network's:
+     runs.model and config_key 'mobilenet' -> 'mobilenet_v1' (only the code of before the
+     rename, of results format 1, wrote a file of schema 4 or older; it refuses a newer one),
+     params_json as run
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
 )
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_SECS = 60.0
 _TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
          'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
@@ -129,7 +133,19 @@ def _key_allowed_cpus(conn: sqlite3.Connection) -> None:
             conn.execute('UPDATE runs SET config_key = ? WHERE id = ?', (key, row[0]))
 
 
-MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus}
+def _rename_old_models(conn: sqlite3.Connection) -> None:
+    names = ', '.join(records.CONFIG_FIELDS)
+    for old, today in configuration.RENAMED_MODELS.items():
+        for row in conn.execute('SELECT id, config_key, %s FROM runs WHERE model = ?' % names,
+                                (old,)).fetchall():
+            config = dict(zip(records.CONFIG_FIELDS, row[2:]), model=today)
+            key = records.config_key(config, records.cpus_in_key(row[1]))
+            conn.execute('UPDATE runs SET model = ?, config_key = ? WHERE id = ?',
+                         (today, key, row[0]))
+
+
+MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus,
+              5: _rename_old_models}
 
 
 def _problem(path: str, error: sqlite3.Error) -> StoreError:

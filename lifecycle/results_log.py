@@ -5,6 +5,9 @@ the same structure either way. Keys (all runs; tests/test_library_api.py checks 
 top-level key a training and an --eval run write is named here, and the keys of eval,
 host_load and utilisation):
 
+    format (the results format, 2: metrics/configuration.py RESULTS_FORMAT; a JSON without
+    it is format 1, written before 'mobilenet' meant MobileNet v2: its 'mobilenet' ran
+    MobileNet v1 and reads as 'mobilenet_v1'; every JSON write_json writes has it),
     model, mode ('training', 'forward-only' or 'evaluation': the original's names, with
     'forward-only' for its 'forward only'), benchmark_test_id (--benchmark_test_id, or null),
     params {flag: value} (every flag, resolved), given_flags {flag: value} (those the user
@@ -81,6 +84,7 @@ import numpy as np
 
 from .. import cnn_util
 from ..hardware import machine
+from ..metrics import configuration
 from ..runtime import file_systems
 from . import run_hooks
 
@@ -92,6 +96,7 @@ def common_fields(plan) -> dict:
     examples per epoch, ...)."""
     p = plan.params
     return {
+        configuration.FORMAT_KEY: configuration.RESULTS_FORMAT,  # 'format': 2
         'model': p.model,
         'mode': plan.mode,  # 'training', 'forward-only' or 'evaluation', as the header says
         'benchmark_test_id': p.benchmark_test_id,  # the user's label, or None
@@ -136,7 +141,8 @@ def _json_default(value):
 
 def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') -> str:
     """Writes `result` as `<directory>/<prefix>_<model>_<UTC time>.json` atomically (the dry
-    run's prefix is 'dry_run', so that `results ingest` finds no run in it).
+    run's prefix is 'dry_run', so that `results ingest` finds no run in it), with its results
+    format ('format', metrics/configuration.py RESULTS_FORMAT) where `result` has none.
 
     A remote `directory` (gs://, ram://: runtime/file_systems.py) gets the file written in one
     piece through TensorFlow's file system (an object appears when complete).
@@ -159,6 +165,7 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
     path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
+    result.setdefault(configuration.FORMAT_KEY, configuration.RESULTS_FORMAT)
     text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
     try:
         if file_systems.is_remote(path):

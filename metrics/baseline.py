@@ -122,6 +122,17 @@ def _renamed(stored: dict) -> dict:
     return stored
 
 
+def _stored_params(stored: dict) -> dict:
+    """A baseline result's params by today's names: its flags of an old name (`_renamed`), and
+    a renamed model's name in a result of format 1 as the network it ran ('mobilenet' ->
+    'mobilenet_v1': metrics/configuration.py stored_model)."""
+    params = _renamed(stored['params'])
+    if 'model' in params:
+        params['model'] = configuration.stored_model(params['model'],
+                                                     configuration.format_of(stored))
+    return params
+
+
 def changed_flags(stored: dict, params: dict) -> list[str]:
     """'--num_intra_threads None -> 1' for each flag of this run (`params`) that differs from
     the baseline's (`stored`), the flags that name or place a run left out
@@ -151,7 +162,7 @@ def check_config(stored: dict, path: str, params, this_config: dict | None = Non
         that is not clean (metrics/clean_runs.py) without --include_unclean_runs.
     """
     mine = this_config or configuration.of_params(params._asdict())
-    theirs = configuration.of_result(dict(stored, params=_renamed(stored['params'])))
+    theirs = configuration.of_stored_result(dict(stored, params=_renamed(stored['params'])))
     diff = configuration.differences(theirs, mine, 'in the baseline', 'here', [
         name for name in configuration.CONFIG_FIELDS if name in mine])
     cpus = configuration.cpus_differ(theirs, mine)
@@ -192,7 +203,7 @@ def what_changed(stored: dict, params: dict, environment: dict | None) -> list[s
     theirs = stored.get('environment')
     if not isinstance(theirs, dict) or not isinstance(environment, dict):
         theirs = environment = {}
-    return configuration.changes(theirs, environment, _renamed(stored['params']),
+    return configuration.changes(theirs, environment, _stored_params(stored),
                                  {k: _norm(v) for k, v in params.items()})
 
 

@@ -23,6 +23,15 @@ only name or place a run (--label, --results_db, the output folders and files) o
 (--baseline, --fail_on_slower, --include_unclean_runs), and a --config's name (its flags are
 in the values it set).
 
+A model name that changed its network is read by the results format of the record that
+stored it (`stored_model`): every results JSON and sweep record this code writes says its
+format (FORMAT_KEY 'format': RESULTS_FORMAT, 2); one without it is format 1, written before
+'mobilenet' took the original's meaning (MobileNet v2), when it was this project's MobileNet
+v1: a format-1 record of 'mobilenet' reads as 'mobilenet_v1', so it is never one
+configuration with a run of today's. The results database's rows of before (schema 4 and
+older: only the code of format 1 wrote them) are migrated the same way (history/store.py). A
+run's own configuration is today's name (`of_params`, `of_result`).
+
 No TensorFlow: plain dicts of flag values in, text out (a quota's CPU figure is
 hardware/cpu_quota.py's rule).
 """
@@ -43,6 +52,35 @@ NAMING_FLAGS = ('benchmark_log_dir', 'train_dir', 'eval_dir', 'results_db', 'lab
                 'plot_file', 'trace_file', 'graph_file', 'tfprof_file',
                 'partitioned_graph_file_prefix', 'benchmark_test_id', 'checkpoint_path',
                 'config', 'baseline', 'fail_on_slower', 'include_unclean_runs')
+
+
+#: The results format this code writes: the value of FORMAT_KEY in every results JSON
+#: (lifecycle/results_log.py) and sweep record (tools/sweep/results.py). 1 (no key): written
+#: before the renames of RENAMED_MODELS; 2: 'mobilenet' is MobileNet v2.
+RESULTS_FORMAT = 2
+FORMAT_KEY = 'format'
+#: Model names whose network changed at format 2: name -> today's name of the network it
+#: meant in a format-1 record.
+RENAMED_MODELS = {'mobilenet': 'mobilenet_v1'}
+
+
+def format_of(record: dict) -> int:
+    """The results format of a stored results JSON or sweep record: its FORMAT_KEY, 1 when it
+    has none (or one that is not a positive whole number)."""
+    value = record.get(FORMAT_KEY) if isinstance(record, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def stored_model(name, record_format: int) -> str:
+    """The model a stored record of `name` ran, by today's names: `name`, except a renamed
+    one (RENAMED_MODELS) in a record of format 1, which is its old network's today's name
+    ('mobilenet' -> 'mobilenet_v1').
+
+    Args:
+      name: the record's model name.
+      record_format: the record's results format (`format_of`).
+    """
+    return RENAMED_MODELS.get(name, name) if record_format < 2 else name
 
 
 def precision_of(params: dict) -> str:
@@ -89,6 +127,14 @@ def of_result(result: dict) -> dict:
     config['batch_size'] = result.get('per_device_batch_size') or config['batch_size']
     config['image_size'] = result.get('image_size') or config['image_size']
     config[CPUS_FIELD] = cpus_of(result.get('host_load'))
+    return config
+
+
+def of_stored_result(result: dict) -> dict:
+    """`of_result` of a result stored before (a --baseline, an ingested JSON): a renamed model
+    as the network it ran (`stored_model` by its format)."""
+    config = of_result(result)
+    config['model'] = stored_model(config['model'], format_of(result))
     return config
 
 

@@ -1,4 +1,5 @@
-"""MobileNet v1 and MobileNet v2 (width multiplier 1.0).
+"""MobileNet v2 (registry names 'mobilenet', the original's, and 'mobilenet_v2') and MobileNet
+v1 ('mobilenet_v1', not in the original), width multiplier 1.0.
 
 Every convolution is followed by batch norm (no biases) and ReLU6, except MobileNet v2's linear
 projections. Depthwise kernels are named ``depthwise_weights`` and get no weight decay. Batch
@@ -25,17 +26,17 @@ _V2_SEQUENCES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6,
                  (6, 160, 3, 2), (6, 320, 1, 1))
 
 
-class MobilenetModel(model.CNNModel):
-    """MobileNet v1, registry name 'mobilenet'.
+class MobilenetV1Model(model.CNNModel):
+    """MobileNet v1, registry name 'mobilenet_v1' (not in the original).
 
     Paper: Howard, Zhu, Chen, Kalenichenko, Wang, Weyand, Andreetto & Adam 2017, "MobileNets:
     Efficient Convolutional Neural Networks for Mobile Vision Applications" (Table 1; Figure 3;
     Table 8 gives 4.2M parameters and 569M multiply-adds for 1.0 MobileNet-224). Follows Table 1:
     conv 3x3/2 32, then 13 depthwise separable layers (3x3 depthwise -> BN -> ReLU6, 1x1 pointwise
     -> BN -> ReLU6) to 7x7x1024, global average pool, classifier. ReLU6 (clipped ReLU) is what the
-    authors' released TensorFlow model uses; it has no parameters. (The original benchmark's
-    'mobilenet' builds MobileNet v2 through TF1-only contrib code; here 'mobilenet' is v1 and
-    'mobilenet_v2' is v2.)
+    authors' released TensorFlow model uses; it has no parameters. (This project's 'mobilenet'
+    was this network until it took the original's meaning, MobileNet v2: the results database
+    reads a run of the old 'mobilenet' as 'mobilenet_v1', metrics/configuration.py.)
 
     Input: [batch, 224, 224, 3] (NHWC) or [batch, 3, 224, 224] (NCHW) by default, any size >= 32;
     output logits [batch, num_classes]. NCHW depthwise convolution on CPU needs oneDNN.
@@ -45,7 +46,7 @@ class MobilenetModel(model.CNNModel):
     batch_norm_config = _BATCH_NORM
 
     def __init__(self):
-        super().__init__('mobilenet', image_size=224, batch_size=32, learning_rate=0.005,
+        super().__init__('mobilenet_v1', image_size=224, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=32)
 
     def add_inference(self, cnn):
@@ -56,8 +57,10 @@ class MobilenetModel(model.CNNModel):
         cnn.spatial_mean()                                                # 1024
 
 
-class Mobilenetv2Model(model.CNNModel):
-    """MobileNet v2, registry name 'mobilenet_v2'.
+class MobilenetModel(model.CNNModel):
+    """MobileNet v2, registry names 'mobilenet' (the original's name of this network: its
+    TF1-only MobileNet v2, the same defaults: 224x224 images, batch 32, learning rate 0.005)
+    and 'mobilenet_v2' (this project's earlier name of it; the same network).
 
     Paper: Sandler, Howard, Zhu, Zhmoginov & Chen 2018, "MobileNetV2: Inverted Residuals and
     Linear Bottlenecks" (Table 1: the bottleneck block; Table 2: the body; Table 3 gives 3.4M
@@ -74,8 +77,10 @@ class Mobilenetv2Model(model.CNNModel):
     uses_batch_norm = True
     batch_norm_config = _BATCH_NORM
 
-    def __init__(self):
-        super().__init__('mobilenet_v2', image_size=224, batch_size=32, learning_rate=0.005,
+    def __init__(self, name: str = 'mobilenet'):
+        """name: the registry name it is built as, 'mobilenet' or 'mobilenet_v2' (the `Model:`
+        line's)."""
+        super().__init__(name, image_size=224, batch_size=32, learning_rate=0.005,
                          fixed_image_size=False, min_image_size=32)
 
     def add_inference(self, cnn):

@@ -17,6 +17,8 @@ from __future__ import annotations
 import collections
 import difflib
 
+from ..params import original_flags
+
 DATASETS = ('imagenet', 'cifar10')
 
 ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
@@ -45,7 +47,8 @@ ROWS = (
     ('inception3', 'imagenet', 299, 23819401, 11426436288, 32, 0.005, 75, False),
     ('inception4', 'imagenet', 299, 42649769, 24507952320, 32, 0.005, 75, False),
     ('lenet', 'imagenet', 28, 2173353, 28069888, 32, 0.005, 28, True),
-    ('mobilenet', 'imagenet', 224, 4233001, 1137482752, 32, 0.005, 32, False),
+    ('mobilenet', 'imagenet', 224, 3506153, 601551104, 32, 0.005, 32, False),
+    ('mobilenet_v1', 'imagenet', 224, 4233001, 1137482752, 32, 0.005, 32, False),
     ('mobilenet_v2', 'imagenet', 224, 3506153, 601551104, 32, 0.005, 32, False),
     ('overfeat', 'imagenet', 231, 145924969, 5602816000, 32, 0.005, 231, True),
     ('resnet101', 'imagenet', 224, 44551209, 15140392960, 32, 0.016, 32, False),
@@ -85,6 +88,41 @@ ORIGINAL_ONLY = (
     'official_resnet18_v2', 'official_resnet34_v2', 'official_resnet50_v2',
     'official_resnet101_v2', 'official_resnet152_v2', 'official_resnet200_v2',
 )
+
+
+# How each model stands to the original's model of its name (the --list_models column
+# 'original'): not in the original, or built otherwise (docs/usage-and-flags.md, "Departures
+# from the original": trivial's linear 1-unit layer; the ImageNet ResNet v2 stems without batch
+# norm; the CIFAR-10 models' 10 outputs where the original's have 11, and the CIFAR ResNets'
+# stems and DenseNets' transitions). Every other model is the original's network.
+NOT_IN_ORIGINAL = frozenset({('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'),
+                             ('mobilenet_v2', 'imagenet'), ('resnet101_v1.5', 'imagenet'),
+                             ('resnet152_v1.5', 'imagenet')})
+DIFFERS_FROM_ORIGINAL = frozenset(
+    {('trivial', 'imagenet'), ('resnet50_v2', 'imagenet'), ('resnet101_v2', 'imagenet'),
+     ('resnet152_v2', 'imagenet')} | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'})
+#: The lines --list_models prints after the table: what its 'original' column says.
+TABLE_LEGEND = (
+    "original: same = the original's network of that name; new = not in the original; "
+    'differs = built otherwise (CIFAR-10 models: 10 outputs, the original\'s 11; trivial, '
+    'resnet*_v2: one layer; docs/usage-and-flags.md, "Departures from the original")')
+
+
+def origin(name: str, dataset: str) -> str:
+    """'new', 'differs' or 'same': how the model stands to the original's of its name (a
+    model registered at run time: 'new')."""
+    if (name, dataset) in NOT_IN_ORIGINAL or (name, dataset) not in {(r[0], r[1]) for r in ROWS}:
+        return 'new'
+    return 'differs' if (name, dataset) in DIFFERS_FROM_ORIGINAL else 'same'
+
+
+def count_text() -> str:
+    """'38 models (36 names: alexnet and trivial for ImageNet and CIFAR-10)': what the
+    --list_models table counts."""
+    names = [row[0] for row in ROWS]
+    both = sorted({n for n in names if names.count(n) > 1})
+    return '%d models (%d names: %s for ImageNet and CIFAR-10)' % (
+        len(ROWS), len(set(names)), ' and '.join(both))
 
 
 # Models registered at run time in this process (model_config.register_model): (name,
@@ -148,9 +186,8 @@ def check_model(name: str, dataset: str) -> None:
         return
     if name in ORIGINAL_ONLY:
         raise UnknownModelError(
-            '--model=%s is a model of the original tf_cnn_benchmarks that this project does not '
-            'build; --list_models names the %d it builds' % (
-                name, len({row[0] for row in ROWS})))
+            '--model=%s is a model %s; --list_models lists the %s it builds'
+            % (name, original_flags.NOT_BUILT, count_text()))
     others = [d for d in DATASETS if name in names(d)]
     if others:
         fix = ''
@@ -207,6 +244,7 @@ _COLUMNS = (  # (header, attribute, format, left-aligned)
     ('GFLOPs', 'gflops', '{:.3f}', False),
     ('batch', 'batch_size', '{:d}', False),
     ('learning_rate', 'learning_rate', '{:g}', False),
+    ('original', None, '{}', True),  # origin(): same, new, differs
 )
 
 
@@ -214,11 +252,12 @@ def format_model_table(table_rows: list[ModelRow]) -> str:
     """Formats rows as a fixed-width text table: a header line, a dashed line, one line per row.
 
     Columns (two spaces apart): model, dataset, image, parameters (with thousands separators),
-    GFLOPs (forward, per image, 3 decimals), batch, learning_rate. Text columns are left-aligned,
-    numbers right-aligned. No trailing newline.
+    GFLOPs (forward, per image, 3 decimals), batch, learning_rate, original (`origin`: same,
+    new, differs; TABLE_LEGEND says them). Text columns are left-aligned, numbers
+    right-aligned. No trailing newline.
     """
-    cells = [[fmt.format(getattr(row, attr)) for _, attr, fmt, _ in _COLUMNS]
-             for row in table_rows]
+    cells = [[fmt.format(getattr(row, attr) if attr else origin(row.name, row.dataset))
+              for _, attr, fmt, _ in _COLUMNS] for row in table_rows]
     widths = [max([len(header)] + [len(line[i]) for line in cells])
               for i, (header, _, _, _) in enumerate(_COLUMNS)]
 

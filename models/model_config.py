@@ -64,8 +64,11 @@ _IMAGENET_MODELS = _table([
     ('resnet152', _p(resnet_model.ResnetModel, 'resnet152', (3, 8, 36, 3), 'v1')),
     ('resnet152_v1.5', _p(resnet_model.ResnetModel, 'resnet152_v1.5', (3, 8, 36, 3), 'v1.5')),
     ('resnet152_v2', _p(resnet_model.ResnetModel, 'resnet152_v2', (3, 8, 36, 3), 'v2')),
-    ('mobilenet', mobilenet_model.MobilenetModel),
-    ('mobilenet_v2', mobilenet_model.Mobilenetv2Model),
+    # 'mobilenet' is the original's network, MobileNet v2; 'mobilenet_v2' the same network
+    # (this project's earlier name of it); 'mobilenet_v1' is not in the original.
+    ('mobilenet', _p(mobilenet_model.MobilenetModel, 'mobilenet')),
+    ('mobilenet_v1', mobilenet_model.MobilenetV1Model),
+    ('mobilenet_v2', _p(mobilenet_model.MobilenetModel, 'mobilenet_v2')),
     ('densenet121', densenet_model.Densenet121Model),
 ])
 

@@ -434,8 +434,9 @@ def check_ranges(p: Params) -> None:
             raise ParamsError('--%s takes %s %s. Received: %s=%r' % (
                 spec.name, 'an' if spec.kind[0] in 'aeiou' else 'a', spec.kind, spec.name, value))
         if spec.choices is not None and value not in spec.choices:
-            raise ParamsError('--%s must be one of %s. Received: %s=%r' % (
-                spec.name, ', '.join(repr(c) for c in spec.choices), spec.name, value))
+            raise ParamsError(original_flags.not_built_value(spec.name, value, spec.choices)
+                              or '--%s must be one of %s. Received: %s=%r' % (spec.name, ', '.join(
+                                  repr(c) for c in spec.choices), spec.name, value))
         if isinstance(value, float) and not math.isfinite(value):
             raise ParamsError('--%s must be a finite number. Received: %s=%r' % (
                 spec.name, spec.name, value))

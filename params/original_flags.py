@@ -228,6 +228,27 @@ GPU_ONLY_DEFAULTS = {name: True if name == 'tf32' else DEFAULTS[name]
                      for name in GPU_ONLY_FLAGS}
 
 
+#: What a name of the original tf_cnn_benchmarks that is not built here is: the words of the
+#: --model check (models/model_catalog.py check_model) and of the datasets below.
+NOT_BUILT = 'of the original tf_cnn_benchmarks that this project does not build'
+#: The original's datasets of models not built here (models/model_catalog.py ORIGINAL_ONLY):
+#: --data_name -> those models.
+ORIGINAL_ONLY_DATASETS = {'coco': ('ssd300',), 'librispeech': ('deepspeech2',)}
+
+
+def not_built_value(name: str, value, choices) -> str | None:
+    """The line for a value of flag `name` outside its `choices` that the original took for
+    something not built here (--data_name=coco: ssd300's dataset), None for any other value.
+    """
+    if name != 'data_name' or value not in ORIGINAL_ONLY_DATASETS:
+        return None
+    models = ORIGINAL_ONLY_DATASETS[value]
+    return ('--data_name=%s is the dataset of %s, %s %s; --data_name takes %s, the datasets of '
+            'the models --list_models lists' % (
+                value, ' and '.join(models), 'a model' if len(models) == 1 else 'models',
+                NOT_BUILT, ', '.join(choices[:-1]) + ' or ' + choices[-1]))
+
+
 def problem(p) -> str | None:
     """The first usage problem of this module's flags (and --variable_update=horovod, and more
     than one of EVAL_DURING_TRAINING_FLAGS, whose defaults are all empty), or None.

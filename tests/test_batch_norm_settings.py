@@ -75,7 +75,8 @@ EXPECTED = {
     ('densenet100_k12', 'cifar10'): {DENSENET: 99},
     ('densenet100_k24', 'cifar10'): {DENSENET: 99},
     ('densenet121', 'imagenet'): {DENSENET: 121},
-    ('mobilenet', 'imagenet'): {MOBILENET: 27},
+    ('mobilenet', 'imagenet'): {MOBILENET: 52},  # MobileNet v2, the original's 'mobilenet'
+    ('mobilenet_v1', 'imagenet'): {MOBILENET: 27},
     ('mobilenet_v2', 'imagenet'): {MOBILENET: 52},
 }
 # No batch norm, here or in the original (its googlenet, overfeat, vgg, alexnet, lenet and

@@ -52,7 +52,17 @@ def run_main(*args):
     (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet50_v2 "
      'or resnet152? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
     (['--model=nasnet'], 'error: --model=nasnet is a model of the original tf_cnn_benchmarks '
-     'that this project does not build; --list_models names the 35 it builds\n'),
+     'that this project does not build; --list_models lists the 38 models (36 names: alexnet '
+     'and trivial for ImageNet and CIFAR-10) it builds\n'),
+    (['--data_name=coco'], 'error: --data_name=coco is the dataset of ssd300, a model of the '
+     'original tf_cnn_benchmarks that this project does not build; --data_name takes imagenet, '
+     'cifar10 or synthetic, the datasets of the models --list_models lists\n'),
+    (['--model=resnet50', '--data_name=librispeech'], 'error: --data_name=librispeech is the '
+     'dataset of deepspeech2, a model of the original tf_cnn_benchmarks that this project does '
+     'not build; --data_name takes imagenet, cifar10 or synthetic, the datasets of the models '
+     '--list_models lists\n'),
+    (['--data_name=mnist'], "error: --data_name must be one of 'imagenet', 'cifar10', "
+     "'synthetic'. Received: data_name='mnist'\n"),
     (['--model=densenet40_k12'], 'error: --model=densenet40_k12 is a cifar10 model and does not '
      'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10)'),
     (['--job_name=worker', '--ps_hosts=localhost:2222', '--worker_hosts=localhost:2222'],
@@ -102,14 +112,23 @@ def test_unknown_model_lists_both_datasets():
 
 def test_models_of_the_original_not_built_here_are_named_as_such():
     built = {name for name, _ in model_catalog.list_models()}
-    assert len(built) == 35 and not built & set(model_catalog.ORIGINAL_ONLY)
+    assert len(built) == 36 and len(model_catalog.ROWS) == 38
+    assert not built & set(model_catalog.ORIGINAL_ONLY)
     for name in model_catalog.ORIGINAL_ONLY:
         for dataset in ('imagenet', 'cifar10', 'synthetic'):
             with pytest.raises(model_catalog.UnknownModelError) as info:
                 model_catalog.check_model(name, dataset)
             assert str(info.value) == (
                 '--model=%s is a model of the original tf_cnn_benchmarks that this project '
-                'does not build; --list_models names the 35 it builds' % name)
+                'does not build; --list_models lists the 38 models (36 names: alexnet and '
+                'trivial for ImageNet and CIFAR-10) it builds' % name)
+
+
+def test_the_originals_datasets_not_read_here_are_those_of_its_models_not_built_here():
+    from tf_cnn_benchmarks.params import original_flags
+    for models in original_flags.ORIGINAL_ONLY_DATASETS.values():
+        assert set(models) <= set(model_catalog.ORIGINAL_ONLY)
+    assert not set(original_flags.ORIGINAL_ONLY_DATASETS) & set(model_catalog.DATASETS)
 
 
 def test_version_and_list_models_need_no_tensorflow():
@@ -120,11 +139,23 @@ def test_version_and_list_models_need_no_tensorflow():
     status, out, err, loaded = run_main('--list_models')
     assert (status, loaded, err) == (0, False, '')
     lines = out.rstrip('\n').split('\n')
-    assert len(lines) == 2 + len(model_catalog.ROWS)
+    assert len(lines) == 2 + len(model_catalog.ROWS) + 1
     assert lines[0].split() == ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch',
-                                'learning_rate']
+                                'learning_rate', 'original']
     resnet50 = [line.split() for line in lines if line.startswith('resnet50 ')]
-    assert resnet50 == [['resnet50', 'imagenet', '224', '25,559,081', '7.716', '64', '0.032']]
+    assert resnet50 == [['resnet50', 'imagenet', '224', '25,559,081', '7.716', '64', '0.032',
+                         'same']]
+    # The count says what it counts; the rows not in the original, or built otherwise, say so.
+    assert lines[-1].startswith('38 models (36 names: alexnet and trivial for ImageNet and '
+                                'CIFAR-10); original: same = ')
+    marks = {tuple(line.split()[:2]): line.split()[-1] for line in lines[2:-1]}
+    assert len(marks) == 38
+    assert {m for m, mark in marks.items() if mark == 'new'} == {
+        ('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'), ('mobilenet_v2', 'imagenet'),
+        ('resnet101_v1.5', 'imagenet'), ('resnet152_v1.5', 'imagenet')}
+    assert marks[('mobilenet', 'imagenet')] == 'same'  # the original's MobileNet v2
+    assert marks[('resnet50_v2', 'imagenet')] == marks[('resnet20', 'cifar10')] == 'differs'
+    assert marks[('trivial', 'imagenet')] == 'differs'
 
 
 @pytest.mark.cli

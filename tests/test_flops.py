@@ -57,8 +57,10 @@ PUBLISHED_MACS = {
     'resnet50_v1.5': (4.1e9, 0.02),
     # He et al. 2016 section 3.3: VGG-19 has 19.6 billion multiply-adds.
     'vgg19': (19.6e9, 0.01),
-    # Howard et al. 2017 Table 8: 569M; Sandler et al. 2018 Table 3: 300M.
-    'mobilenet': (569e6, 0.01),
+    # Howard et al. 2017 Table 8: 569M; Sandler et al. 2018 Table 3: 300M ('mobilenet' is the
+    # original's name of MobileNet v2).
+    'mobilenet_v1': (569e6, 0.01),
+    'mobilenet': (300e6, 0.01),
     'mobilenet_v2': (300e6, 0.01),
     # Szegedy et al. 2015 section 5: 1.5 billion multiply-adds.
     'googlenet': (1.5e9, 0.07),

@@ -207,8 +207,10 @@ EXPECTED_PARAMS = {
     ('resnet101_v2', 'imagenet'): 44_510_953,
     ('resnet152_v2', 'imagenet'): 60_139_241,
     # MobileNet v1 (Howard et al. 2017 Table 8: 4.2M): Keras MobileNet 4,231,976 + 1,025.
-    ('mobilenet', 'imagenet'): 4_233_001,
+    ('mobilenet_v1', 'imagenet'): 4_233_001,
     # MobileNet v2 (Sandler et al. 2018 Table 3: 3.4M): Keras MobileNetV2 3,504,872 + 1,281.
+    # 'mobilenet' is the original's name of it (its TF1-only MobileNet v2); 'mobilenet_v2' too.
+    ('mobilenet', 'imagenet'): 3_506_153,
     ('mobilenet_v2', 'imagenet'): 3_506_153,
     # DenseNet-121 (Huang et al. 2017 Table 1; 8.0M): Keras DenseNet121 7,978,856 + 1,025.
     ('densenet121', 'imagenet'): 7_979_881,
@@ -242,7 +244,8 @@ FORMULAS = {
     ('vgg11', 'imagenet'): lambda: vgg((1, 1, 2, 2, 2)),
     ('vgg16', 'imagenet'): lambda: vgg((2, 2, 3, 3, 3)),
     ('vgg19', 'imagenet'): lambda: vgg((2, 2, 4, 4, 4)),
-    ('mobilenet', 'imagenet'): mobilenet_v1,
+    ('mobilenet', 'imagenet'): mobilenet_v2,
+    ('mobilenet_v1', 'imagenet'): mobilenet_v1,
     ('mobilenet_v2', 'imagenet'): mobilenet_v2,
     ('densenet121', 'imagenet'): densenet121,
 }

@@ -145,8 +145,31 @@ def test_synthetic_uses_the_imagenet_models():
     assert model_config.get_model('resnet50', 'synthetic').default_num_classes() == 1001
 
 
+def _variable_shapes(name):
+    recorder = flops.VariableRecorder()
+    flops.build_graph(model_config.get_model(name, 'imagenet'), image_size=32, batch_size=1,
+                      recorder=recorder)
+    return [shape for shape, _ in recorder.shapes.values()]
+
+
+def test_mobilenet_is_the_originals_mobilenet_v2_and_v1_has_a_name_of_its_own():
+    # The original registers 'mobilenet' as its MobileNet v2 (model_config.py:166).
+    mobilenet, v2, v1 = (model_config.get_model(n) for n in (
+        'mobilenet', 'mobilenet_v2', 'mobilenet_v1'))
+    assert (mobilenet.name, v2.name, v1.name) == ('mobilenet', 'mobilenet_v2', 'mobilenet_v1')
+    assert type(mobilenet) is type(v2) and type(v1) is not type(v2)
+    # The original's defaults (its mobilenet_v2.MobilenetModel: 224, batch 32, rate 0.005).
+    assert (mobilenet.image_size, mobilenet.default_batch_size,
+            mobilenet.default_learning_rate) == (224, 32, 0.005)
+    assert _variable_shapes('mobilenet') == _variable_shapes('mobilenet_v2')
+    assert _variable_shapes('mobilenet') != _variable_shapes('mobilenet_v1')
+    assert [1280, 1001] in _variable_shapes('mobilenet')  # v2's last 1x1 convolution's width
+    assert [1024, 1001] in _variable_shapes('mobilenet_v1')
+
+
 NCHW_MODELS = [('alexnet', 'imagenet'), ('alexnet', 'cifar10'), ('lenet', 'imagenet'),
-               ('inception3', 'imagenet'), ('mobilenet', 'imagenet'), ('resnet50_v2', 'imagenet'),
+               ('inception3', 'imagenet'), ('mobilenet_v1', 'imagenet'),
+               ('resnet50_v2', 'imagenet'),
                ('resnet20', 'cifar10'), ('densenet121', 'imagenet')]
 
 

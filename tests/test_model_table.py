@@ -12,7 +12,8 @@ try:  # The sibling module holds the expected parameter counts.
 except ImportError:  # pytest --import-mode=importlib
     from tests import test_model_params as params_test
 
-HEADER = ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch', 'learning_rate']
+HEADER = ['model', 'dataset', 'image', 'parameters', 'GFLOPs', 'batch', 'learning_rate',
+          'original']
 
 
 @pytest.fixture(scope='module')
@@ -70,7 +71,7 @@ def test_formatted_values(all_rows):
     resnet50 = table[('resnet50', 'imagenet')]
     assert resnet50 == {'model': 'resnet50', 'dataset': 'imagenet', 'image': '224',
                         'parameters': '25,559,081', 'GFLOPs': '7.716', 'batch': '64',
-                        'learning_rate': '0.032'}
+                        'learning_rate': '0.032', 'original': 'same'}
     alexnet = table[('alexnet', 'imagenet')]
     assert (alexnet['image'], alexnet['parameters'], alexnet['batch']) == ('227', '61,842,345',
                                                                          '512')
@@ -89,7 +90,7 @@ def test_columns_are_aligned(all_rows):
     ends = [i + 1 for i, ch in enumerate(dashes) if ch == '-' and (i + 1 == len(dashes)
                                                                     or dashes[i + 1] == ' ')]
     for line in lines[2:]:
-        for end in ends[2:]:
+        for end in ends[2:-1]:
             assert line[end - 1] != ' ', line
 
 

@@ -46,12 +46,12 @@ worker / the chief / ps0, MiB:
 
     resnet50    (97.5 MiB variables, 137.9 MiB forward outputs an image)
                 N=2 B=2: 960 / 1032 / 788;  N=2 B=8: 1460 / 1554 / 766;  N=3 B=2: 879 / 1019 / 860
-    mobilenet   (16.1 MiB, 57.7 MiB)     N=2 B=2: 506 / 554 / 366;   N=2 B=8: 745 / 791 / 386
+    mobilenet_v1 (16.1 MiB, 57.7 MiB)    N=2 B=2: 506 / 554 / 366;   N=2 B=8: 745 / 791 / 386
     inception3  (90.9 MiB, 122.4 MiB)    N=2 B=1: 962 / 1081 / 788;  N=2 B=4: 1276 / 1361 / 705
 
-Per image, a worker grows by 0.60 (resnet50), 0.69 (mobilenet), 0.86 (inception3) of the
+Per image, a worker grows by 0.60 (resnet50), 0.69 (mobilenet_v1), 0.86 (inception3) of the
 forward outputs: ACTIVATION_FACTOR 0.9. At batch 0 the other worker is TASK_BYTES + 5.7 to 6.1
-copies of the variables (WORKER_COPIES 6) + up to 93 MiB (mobilenet; inception3 75, resnet50
+copies of the variables (WORKER_COPIES 6) + up to 93 MiB (mobilenet_v1; inception3 75, resnet50
 and trivial none: WORKER_EXTRA_BYTES 100 MiB); the chief is 48 to 120 MiB above the other worker
 (CHIEF_EXTRA_BYTES 120 MiB). ps0 grows by 56 MiB a worker for the trivial model (3.4 copies)
 and 72 MiB for resnet50 (0.74 copies): PS_BYTES_PER_WORKER 60 MiB + PS_COPIES_PER_WORKER 1;
@@ -99,7 +99,8 @@ ACTIVATION_KIB = {
     ('inception3', 'imagenet'): 125354,
     ('inception4', 'imagenet'): 223458,
     ('lenet', 'imagenet'): 492,
-    ('mobilenet', 'imagenet'): 59106,
+    ('mobilenet', 'imagenet'): 76882,
+    ('mobilenet_v1', 'imagenet'): 59106,
     ('mobilenet_v2', 'imagenet'): 76882,
     ('overfeat', 'imagenet'): 10250,
     ('resnet101', 'imagenet'): 214472,

@@ -3,6 +3,12 @@
 `<output_dir>/results.jsonl` holds one JSON object per line, one per finished run, appended
 (flushed and fsync'ed) as soon as the run ends. Fields of a record:
 
+    format         the results format, 2 (metrics/configuration.py RESULTS_FORMAT); a record
+                   without it is format 1, written before 'mobilenet' meant MobileNet v2: it
+                   is read (`load_records`) with its config's model and key as the network it
+                   ran, 'mobilenet' -> 'mobilenet_v1' (argv and params stay as run), so that
+                   compare never matches it with a run of today's 'mobilenet', and a resumed
+                   sweep runs today's again
     key            'model=trivial|batch_size=16|num_gpus=2|precision=fp32|
                     variable_update=parameter_server|repeat=0' (configuration + repeat index)
     config         {model, batch_size (per device), num_gpus (devices), precision (fp32, fp16
@@ -58,6 +64,7 @@ import os
 import statistics
 
 from tf_cnn_benchmarks import cnn_util  # absolute: `python -m tools.sweep`
+from tf_cnn_benchmarks.metrics import configuration
 
 AXES = ('model', 'batch_size', 'num_gpus', 'precision', 'variable_update')
 FINAL_STATUSES = ('ok', 'failed', 'stopped')
@@ -72,6 +79,20 @@ def config_key(config: dict) -> str:
 def config_of(record: dict) -> tuple:
     """The configuration of a record without its repeat: a tuple in AXES order."""
     return tuple(record['config'][name] for name in AXES)
+
+
+def read_as_today(record: dict) -> dict:
+    """`record` by today's model names: a format-1 record (no 'format') of a renamed model
+    (metrics/configuration.py stored_model) with its old network's name in its config and key
+    ('model=mobilenet_v1|...'); any other record as it is."""
+    config = record.get('config') if isinstance(record, dict) else None
+    if not isinstance(config, dict) or not all(n in config for n in AXES + ('repeat',)):
+        return record
+    model = configuration.stored_model(config['model'], configuration.format_of(record))
+    if model == config['model']:
+        return record
+    config = dict(config, model=model)
+    return dict(record, config=config, key=config_key(config))
 
 
 def describe(config: tuple) -> str:
@@ -103,7 +124,8 @@ def append_record(path: str, record: dict) -> None:
 
 
 def load_records(path: str) -> tuple[list[dict], int]:
-    """Reads a results file; returns (the last record of each key in file order, bad lines).
+    """Reads a results file; returns (the last record of each key in file order, bad lines),
+    each by today's model names (`read_as_today`).
 
     A missing file gives ([], 0).
     """
@@ -116,7 +138,7 @@ def load_records(path: str) -> tuple[list[dict], int]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = read_as_today(json.loads(line))
                 key = record['key']
             except (ValueError, KeyError, TypeError):
                 bad += 1

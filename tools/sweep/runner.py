@@ -28,7 +28,7 @@ import time
 from tf_cnn_benchmarks.history import records  # absolute: `python -m tools.sweep`
 from tf_cnn_benchmarks.lifecycle import results_log
 from tf_cnn_benchmarks.lifecycle import signals as run_signals
-from tf_cnn_benchmarks.metrics import clean_runs
+from tf_cnn_benchmarks.metrics import clean_runs, configuration
 
 from . import disk, figures, host_load, results
 
@@ -278,6 +278,7 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
     if result:
         env.update({k: v for k, v in result.get('environment', {}).items() if k in env})
     return {
+        configuration.FORMAT_KEY: configuration.RESULTS_FORMAT,
         'key': results.config_key(config), 'config': dict(config),
         'extra_flags': list(extra_flags), 'argv': list(args), 'status': outcome['status'],
         'exit_status': outcome['exit_status'], 'error': outcome['error'],
