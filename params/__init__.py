@@ -16,8 +16,8 @@ them (flagfile_lines.py), the learning-rate schedule's language (schedule_spec.p
 optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's device
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
 the original's 0 for "unset" (zero_values.py), a numeric flag's range as its error says it
-(bounds.py), gate tolerance (gate_tolerance.py), the flag an unknown name meant
-(flag_names.py), the step-time model's flags (plan_rules.py), errors.py.
+(bounds.py), gate tolerance (gate_tolerance.py), the flag an unknown name meant (flag_names.py),
+the step-time model's flags (plan_rules.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
@@ -393,8 +393,7 @@ def make_params(**kwargs) -> Params:
     """Returns Params with the table's defaults, overridden by `kwargs`.
 
     Raises:
-      ParamsError: a keyword is not a parameter name (with the command's "did you mean" for an
-        unknown flag: flag_names.py).
+      ParamsError: a keyword is not a parameter name (said with flag_names' "did you mean").
     """
     unknown = sorted(set(kwargs) - set(SPEC_BY_NAME))
     if unknown:
