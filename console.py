@@ -69,8 +69,10 @@ def version_line() -> str:
     TensorFlow's, read from its package metadata (TensorFlow is not imported); the line of
     every command's `--version`."""
     from importlib import metadata
-
-    from . import __version__
+    try:
+        from . import __version__
+    except ImportError:  # a folder named like the package ahead of the install: its metadata
+        __version__ = metadata.version('tf_cnn_benchmarks')
     tf_version = 'not installed'
     for dist in ('tensorflow', 'tensorflow-cpu', 'tf-nightly'):
         try:

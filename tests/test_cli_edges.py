@@ -460,12 +460,13 @@ _EDITABLE_M = textwrap.dedent('''
 
     sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder) + 1, Editable)
     sys.argv = ['tf_cnn_benchmarks'] + {args!r}
-    runpy._run_module_as_main('tf_cnn_benchmarks')
+    runpy._run_module_as_main({module!r})
 ''')
 
 
 @pytest.mark.cli
-def test_python_m_version_beside_a_folder_named_like_the_package(tmp_path):
+@pytest.mark.parametrize('module', ['tf_cnn_benchmarks', 'tf_cnn_benchmarks.tf_cnn_benchmarks'])
+def test_python_m_version_beside_a_folder_named_like_the_package(tmp_path, module):
     """A user's trial: `python -m tf_cnn_benchmarks --version` in a folder holding a folder
     named tf_cnn_benchmarks (a --train_dir of that name) ended in `ImportError: cannot import
     name '__version__' from 'tf_cnn_benchmarks' (unknown location)`, exit 1, while runs worked:
@@ -473,7 +474,7 @@ def test_python_m_version_beside_a_folder_named_like_the_package(tmp_path):
     (tmp_path / 'tf_cnn_benchmarks' / 'eval').mkdir(parents=True)
 
     def run(*args):
-        script = _EDITABLE_M.format(repo=REPO, args=list(args))
+        script = _EDITABLE_M.format(repo=REPO, args=list(args), module=module)
         return subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                               timeout=120, cwd=tmp_path)
 
