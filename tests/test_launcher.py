@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -481,6 +482,7 @@ def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
     class FakeLauncher:
         def __init__(self, opts, tasks):
             self.tasks = tasks
+            self.reader_gone = threading.Event()
 
         def start(self):
             pass
@@ -598,3 +600,29 @@ def test_a_task_killed_by_sigkill_is_named_and_the_others_stop_quietly(tmp_path)
     assert (logs / 'worker1.log').read_text().splitlines()[1:3] == [
         'warning: could not tell the serving tasks about the failure (worker1)',
         'error: the ps task is unreachable from worker1']
+
+
+@pytest.mark.cli
+def test_a_launcher_whose_reader_goes_away_stops_the_tasks_saving_and_exits_141(tmp_path):
+    """`tf_cnn_cluster ... | grep -m1 Img/sec` said 'error: cannot start the tasks: [Errno 32]
+    Broken pipe' (exit 1): the tasks now stop as on Ctrl-C (the chief saves), quietly, 141."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+    train_dir = tmp_path / 'train'
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'tools.launch_cluster', '--num_workers=2', '--',
+         '--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=100000',
+         '--num_warmup_batches=0', '--noresults_db', '--train_dir=%s' % train_dir],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        for line in proc.stdout:
+            if 'Img/sec' in line:
+                break
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        assert proc.wait(timeout=TIMEOUT_SECS) == 141, stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert stderr == ''
+    assert any(name.endswith('.index') for name in os.listdir(train_dir))

@@ -5,6 +5,7 @@ tf_cnn_benchmarks.tools.<name>`).
 TFRecord shards; its input, the class folders, their synsets and the image files left out, in
 class_folders.py; each image's JPEG bytes and what its conversion changed, or why it cannot be
 read, in image_encoding.py); `tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
+launch_plan.py: the tasks it starts and their command lines;
 cluster_memory.py: whether its tasks fit the host's memory; cluster_checks.py: its checks
 before any task starts);
 `tf_cnn_results` (results_cli.py, with its text in results_format.py: the results database over

@@ -193,7 +193,7 @@ def check_task_flags(tasks: list[dict]) -> dict:
     of the launcher instead of one per task after they all started.
 
     Args:
-      tasks: tools/launch_cluster.plan_tasks entries (their 'job' and 'args').
+      tasks: tools/launch_plan.plan_tasks entries (their 'job' and 'args').
 
     Returns:
       {job: the Params of its first task}.

@@ -20,27 +20,25 @@ tasks' and the launcher's own) go to stderr, the rest to stdout. The same error 
 several tasks (a bad flag makes every task fail alike) is printed once, naming them all:
 '[ps0,worker0,worker1] error: ...' (task error lines wait up to COLLAPSE_SECS for this). At the
 end the launcher prints each worker's own images/sec (its `this worker's images/sec` line) and
-the cluster total. When a task exits with a non-zero status, or on Ctrl-C / SIGTERM / SIGHUP,
-or after --timeout_secs, every other task
-is stopped (workers and controller first, so a chief can save while the ps still serves, then
-the ps tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher exits non-zero
-naming the task: the task's status, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (as a run and
-the sweep do), 124 on timeout; after Ctrl-C, SIGTERM or the timeout it still prints the
-workers' images/sec and the cluster total the tasks printed as they stopped (or why there is
-none: a worker stopped in its start-up or warm-up). A task stopped by a signal of its own (130
-after SIGINT, 143 after SIGTERM, 129 after SIGHUP: it saved first) is named as interrupted, not
-failed: 'worker0 was interrupted (SIGINT, exit status 130)', and the launcher exits with its
-status.
-A task killed by SIGKILL is named as killed (the out-of-memory killer, or a kill -9: give
-fewer --num_workers). After a task failed,
-the warning and error lines of the tasks being stopped follow from it: they go to their logs
-only, and one `[launcher]` line counts them. The chief's MLPerf lines (`:::MLLOG ...`,
---ml_perf) are relayed without the prefix, so `grep '^:::MLLOG'` finds them as in a run on one
-host. Checked once, before any task starts (tools/cluster_checks.py: one `error:` line): exit
-status 2 for bad launcher flags (a --host that is not this machine's, a --log_dir that cannot
-be made), task flags the command would refuse before TensorFlow loads, or tasks that cannot fit
-this host's available memory together (tools/cluster_memory.py); 1 for a --data_dir without a
-dataset, as the command.
+the cluster total. When a task exits with a non-zero status, or on Ctrl-C / SIGTERM / SIGHUP, or
+after --timeout_secs, or when the reader of its stdout goes away (`| head`: exit 141, quietly),
+every other task is stopped (workers and controller first, so a chief can save while the ps
+still serves, then the ps tasks: SIGTERM, then SIGKILL after --kill_grace_secs) and the launcher
+exits non-zero naming the task: the task's status, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP
+(as a run and the sweep do), 124 on timeout; after Ctrl-C, SIGTERM or the timeout it still
+prints the workers' images/sec and the cluster total the tasks printed as they stopped (or why
+there is none: a worker stopped in its start-up or warm-up). A task stopped by a signal of its
+own (130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP: it saved first) is named as
+interrupted, not failed: 'worker0 was interrupted (SIGINT, exit status 130)', and the launcher
+exits with its status. A task killed by SIGKILL is named as killed (the out-of-memory killer, or
+a kill -9: give fewer --num_workers). After a task failed, the warning and error lines of the
+tasks being stopped follow from it: they go to their logs only, and one `[launcher]` line counts
+them. The chief's MLPerf lines (`:::MLLOG ...`, --ml_perf) are relayed without the prefix, so
+`grep '^:::MLLOG'` finds them as in a run on one host. Checked once, before any task starts
+(tools/cluster_checks.py: one `error:` line): exit status 2 for bad launcher flags (a --host
+that is not this machine's, a --log_dir that cannot be made), task flags the command would
+refuse before TensorFlow loads, or tasks that cannot fit this host's available memory together
+(tools/cluster_memory.py); 1 for a --data_dir without a dataset, as the command.
 """
 
 from __future__ import annotations
@@ -57,17 +55,12 @@ import time
 from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.hardware import user_dirs
 from tf_cnn_benchmarks.metrics import cluster_tasks
+from tf_cnn_benchmarks.runtime import output_streams
 from tf_cnn_benchmarks.tools import cluster_checks, command_parser
+from tf_cnn_benchmarks.tools.launch_plan import plan_tasks
 
 LaunchError = cluster_checks.LaunchError  # the checks' refusal, as callers of the launcher name it
 
-PS_MODES = ('parameter_server', 'distributed_replicated')
-# Cluster modes without a ps task (one-host modes get the command's own rule first).
-NO_PS_MODES = ('collective_all_reduce', 'distributed_all_reduce')
-# --num_ps after `--` would be the command's (a Slurm step's ps count): the launcher's own
-# --num_ps is the one meant.
-RESERVED_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts', 'controller_host',
-                  'num_ps')
 _TOTAL = re.compile(r'^total images/sec: ([0-9.]+)')
 # A worker of several: its own figure, after its `total images/sec` (the cluster's rate as it
 # sees it: cluster/figures.py).
@@ -108,71 +101,6 @@ def _roles_text(roles: list[str]) -> str:
     """'worker0, worker1' or, past 4 roles, 'worker0, worker1, worker2 and 61 more'."""
     return ', '.join(roles) if len(roles) <= 4 else '%s and %d more' % (
         ', '.join(roles[:3]), len(roles) - 3)
-
-
-def _format_host(host: str, port: int) -> str:
-    return '[%s]:%d' % (host, port) if ':' in host else '%s:%d' % (host, port)
-
-
-def passthrough_value(args: list[str], name: str) -> str | None:
-    """The value of --name in a tf_cnn_benchmarks argument list (last one wins), or None."""
-    value = None
-    for i, arg in enumerate(args):
-        if arg.startswith('--%s=' % name):
-            value = arg.split('=', 1)[1]
-        elif arg == '--%s' % name and i + 1 < len(args):
-            value = args[i + 1]
-    return value
-
-
-def _split_hosts(text: str | None) -> list[str]:
-    return [h.strip() for h in text.split(',')] if text else []
-
-
-def plan_tasks(opts, passthrough: list[str]) -> list[dict]:
-    """The tasks to start: [{'role': 'ps0', 'job': 'ps', 'index': 0, 'args': [...]}, ...].
-
-    Raises:
-      LaunchError: a reserved flag among the passed-through ones, inconsistent counts, or a
-        --host that is not this machine's when ports are picked on it (cluster_checks).
-    """
-    for name in RESERVED_FLAGS:
-        if passthrough_value(passthrough, name) is not None:
-            raise LaunchError('--%s is set by the launcher; give --num_ps/--num_workers or the '
-                              'launcher\'s own --ps_hosts/--worker_hosts instead' % name)
-    mode = passthrough_value(passthrough, 'variable_update') or 'parameter_server'
-    ps_hosts = _split_hosts(opts.ps_hosts)
-    worker_hosts = _split_hosts(opts.worker_hosts)
-    num_ps = len(ps_hosts) if ps_hosts else opts.num_ps
-    if num_ps is None:
-        num_ps = 1 if mode in PS_MODES else 0
-    num_workers = len(worker_hosts) if worker_hosts else opts.num_workers
-    if num_workers < 1:
-        raise LaunchError('--num_workers must be >= 1. Received: %d' % num_workers)
-    if mode in PS_MODES and num_ps < 1:
-        raise LaunchError('--variable_update=%s needs at least one ps (--num_ps >= 1)' % mode)
-    if mode in NO_PS_MODES and num_ps > 0:  # the command's own rule would name --job_name=ps
-        raise LaunchError('--variable_update=%s has no ps task (no task would use it and the '
-                          'workers would wait for it): give --num_ps=0 or leave it out' % mode)
-    free_port = cluster_checks.free_port  # a --host no port binds on: LaunchError
-    ps_hosts = ps_hosts or [_format_host(opts.host, free_port(opts.host)) for _ in range(num_ps)]
-    worker_hosts = worker_hosts or [_format_host(opts.host, free_port(opts.host))
-                                    for _ in range(num_workers)]
-    cluster = ['--worker_hosts=' + ','.join(worker_hosts)]
-    if ps_hosts:
-        cluster.append('--ps_hosts=' + ','.join(ps_hosts))
-    jobs = [('ps', i) for i in range(len(ps_hosts))] + [
-        ('worker', i) for i in range(len(worker_hosts))]
-    if mode == 'distributed_all_reduce':
-        controller = opts.controller_host or _format_host(opts.host, free_port(opts.host))
-        cluster.append('--controller_host=' + controller)
-        jobs.append(('controller', 0))
-    tasks = []
-    for job, index in jobs:
-        role = 'controller' if job == 'controller' else '%s%d' % (job, index)
-        args = ['--job_name=%s' % job, '--task_index=%d' % index] + cluster + list(passthrough)
-        tasks.append({'role': role, 'job': job, 'index': index, 'args': args})
-    return tasks
 
 
 class Task:
@@ -258,11 +186,13 @@ class Task:
 class Launcher:
     """Starts the tasks, relays their output, waits, and tears everything down on failure."""
 
-    def __init__(self, opts, tasks: list[dict], out=sys.stdout, err=sys.stderr):
+    def __init__(self, opts, tasks: list[dict], out=None, err=None):
         self.opts = opts
         self.specs = tasks
-        self.out, self.err = out, err
+        self.out, self.err = out or sys.stdout, err or sys.stderr  # console's guarded streams
         self.lock = threading.Lock()
+        # Set when the reader of stdout went away (`| head`): the tasks stop as on SIGINT.
+        self.reader_gone = threading.Event()
         self.tasks: list[Task] = []
         # Task error lines not printed yet: line -> [first arrival (monotonic s), roles].
         self._pending_errors: dict[str, list] = {}
@@ -395,6 +325,9 @@ class Launcher:
                 self.flush_errors()
                 self.summary()
                 return 0
+            if self.reader_gone.is_set():  # saving their work, quietly: exit 141
+                self.stop_all()
+                return 128 + signal.SIGPIPE
             if deadline is not None and time.monotonic() > deadline:
                 running = [t.role for t in self.tasks if t.proc.poll() is None]
                 self.say('error: timeout after %g s (--timeout_secs); still running: %s; '
@@ -542,6 +475,7 @@ def main(argv: list[str]) -> int:
         print('error: %s' % e, file=sys.stderr, flush=True)
         return e.status
     launcher = Launcher(opts, tasks)
+    output_streams.watch_reader(launcher.reader_gone.set)  # a write that meets it: no raise
     # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
     # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
     # SIGHUP ignored from the start (`nohup tf_cnn_cluster ... &`) stays ignored.
@@ -573,6 +507,7 @@ def main(argv: list[str]) -> int:
         launcher.summary(stopped=True)  # the figures the tasks printed as they stopped
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, as a run
     finally:
+        output_streams.unwatch_reader(launcher.reader_gone.set)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
