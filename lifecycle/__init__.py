@@ -7,10 +7,10 @@ checkpoints (checkpoints.py; where a run restores from: checkpoint_source.py, th
 checkpoints and the advice about damaged or gone ones: checkpoint_lookup.py; the temporaries
 of a killed or failed save: checkpoint_temporaries.py; whether a checkpoint fits the run, and
 the values restored by hand: checkpoint_fit.py; the original tf_cnn_benchmarks' checkpoints
-by their names there: original_checkpoints.py), evaluation during training and the --eval
-runner (eval_runner.py; what a signal stops in an --eval run: eval_stop.py), summaries
-(summaries.py), profiles and traces (profiling.py), the figures'
-hooks (figure_hooks.py), signals (signals.py), results JSON and plot (results_log.py), every
+by their names there: original_checkpoints.py), the evaluator and the --eval runner
+(eval_runner.py; what a signal stops in an --eval run: eval_stop.py), evaluation during
+training (eval_during_training.py), summaries (summaries.py), profiles and traces
+(profiling.py), the figures' hooks (figure_hooks.py), signals (signals.py), results JSON and plot (results_log.py), every
 finished run into the results database (results_db.py), the records --skip_corrupt_records
 skipped (skip_report.py), the run's precision facts and the steps automatic loss scaling
 skipped (precision_report.py), the schedule's changes a run never reaches (schedule_warnings.py),
