@@ -139,7 +139,7 @@ class Evaluator:
         is said before the first batch, as a training run says it before its timed part
         (figure_hooks.warmup_lines: the host load over the set-up, kept in
         r['host_load']['warmup']). `should_stop`: None, or () -> bool, asked after each batch
-        but the last: True stops the evaluation there (a signal: eval_stop.py), with the
+        but the last: True stops the evaluation there (a signal: eval_stop.py, eval_during_training.py), with the
         accuracy of the batches run, `partial` True.
 
         Returns:
@@ -221,7 +221,7 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
       log: where the line goes (None: no line: an evaluation during training).
       clock: seconds (time.perf_counter; a test's).
       should_stop: None, or () -> bool, asked after each batch but the last: True ends the
-        batches there (a signal: eval_stop.py).
+        batches there (a signal: eval_stop.py, eval_during_training.py).
 
     Returns:
       (the counts summed: int64 [3], each batch's seconds (one per batch run), seconds of all

@@ -19,6 +19,11 @@ figures, a CPU peak measured for them, the final checkpoint or the reports) stop
 run is complete, so it finishes as if no signal had come (result['stopped_by_signal'] None,
 exit status 0), saying so (after the last step: in one `warning:` line).
 
+During an evaluation inside a training run (eval_during_training.py) the first signal stops
+the evaluation after its current batch (its accuracy then partial, and said so), then the run
+as above; a final evaluation stopped so makes the run stopped, not complete
+(SignalCatcher.cut_short), though the signal came after the last step began.
+
 On a cluster's worker (the chief or another) the hooks after the loop also tell the other
 workers to stop after their current step (cluster/coordination.py, ClusterStopHook); they exit
 0, the ps tasks too.
