@@ -139,8 +139,8 @@ class Evaluator:
         is said before the first batch, as a training run says it before its timed part
         (figure_hooks.warmup_lines: the host load over the set-up, kept in
         r['host_load']['warmup']). `should_stop`: None, or () -> bool, asked after each batch
-        but the last: True stops the evaluation there (a signal: eval_stop.py, eval_during_training.py), with the
-        accuracy of the batches run, `partial` True.
+        but the last: True stops the evaluation there (a signal: eval_stop.py,
+        eval_during_training.py), with the accuracy of the batches run, `partial` True.
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
