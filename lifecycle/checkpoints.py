@@ -31,8 +31,8 @@ other's checkpoints): a run holds it (runtime/dir_hold.py).
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
 never after a non-finite loss, which ends the run before the hooks' `end`). The global step
 counts the warm-up steps, and a checkpoint due during the warm-up is saved at its end, before
-the first timed step, as an evaluation due there runs (lifecycle/eval_runner.py): several due
-there become that one, and a warning line says so before the run starts. It keeps
+the first timed step, as an evaluation due there runs (lifecycle/eval_during_training.py):
+several due there become that one, and a warning line says so before the run starts. It keeps
 --max_ckpts_to_keep checkpoints, counting those of earlier runs in the same directory.
 """
 

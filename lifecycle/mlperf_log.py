@@ -23,6 +23,10 @@ evaluations during training logs, in this order:
     evaluation scores), init_stop, run_start, block_start;
   each evaluation during training (EvalDuringTrainingHook's listener): block_stop,
     eval_start, eval_stop, eval_accuracy (top-1), then block_start when timed steps remain;
+    an evaluation a signal stopped after some of its batches (eval_during_training.py: its
+    accuracy is partial) logs eval_stop without eval_accuracy (the checker's rules take
+    every eval_accuracy as the quality of the weights at that epoch), and the run's run_stop
+    is aborted, as for any signal;
     with --ml_perf the last timed step is always evaluated, so every block ends with its
     evaluation, and --num_epochs counts the warm-up steps (they train too: run_plan), so
     --num_epochs=2 --eval_during_training_every_n_epochs=1 logs two blocks, each ending with
@@ -142,8 +146,8 @@ def make_hook(plan, evaluations=None, base_rate=None, synthetic=False):
 
     Args:
       plan: the run plan.
-      evaluations: the run's eval_runner.EvalDuringTrainingHook, or None; the hook listens to
-        its evaluations.
+      evaluations: the run's eval_during_training.EvalDuringTrainingHook, or None; the hook
+        listens to its evaluations.
       base_rate: opt_base_learning_rate: the schedule's rate before any change or warm-up
         (graph/learning_rate.initial_rate; resnet50's default ramps from 0 over 5 epochs);
         None: the rate at the first step.
@@ -365,10 +369,13 @@ class MlPerfHook(run_hooks.RunHook):
 
     def eval_finished(self, global_step: int, r: dict, more_steps: bool) -> None:
         """EvalDuringTrainingHook: the evaluation ended with result `r`; `more_steps`: timed
-        steps follow (a new block starts)."""
+        steps follow (a new block starts). A partial evaluation (r['partial']: a signal
+        stopped it) logs eval_stop but no eval_accuracy: its top-1 is of some batches only."""
         progress = self._progress(global_step, self.c.EPOCH_NUM)
         self.logger.end(key=self.c.EVAL_STOP, metadata=progress)
-        self.logger.event(key=self.c.EVAL_ACCURACY, value=float(r['top_1']), metadata=progress)
+        if not r.get('partial'):
+            self.logger.event(key=self.c.EVAL_ACCURACY, value=float(r['top_1']),
+                              metadata=progress)
         if more_steps:
             self._start_block()
 
@@ -400,7 +407,8 @@ class MlPerfHook(run_hooks.RunHook):
     def report(self, result):
         evals = result.get('evals') or []
         target = self._target()
-        reached = target is not None and any(r['top_1'] >= target for r in evals)
+        reached = target is not None and any(r['top_1'] >= target for r in evals
+                                             if not r.get('partial'))
         self._stop(self.c.SUCCESS if reached and not result.get('stopped_by_signal')
                    else self.c.ABORTED)
 

@@ -2,8 +2,8 @@
 no update uses (a boundary at global step 0), warned about once the variables are restored
 (phase `begin`: the restored global step and images seen decide); and the evaluations
 --eval_during_training_at_specified_steps (or _epochs) lists outside the run's global steps
-(`unreached_evaluations`: eval_runner.EvalDuringTrainingHook warns in its `begin`, where the
-evaluation schedule is resolved)."""
+(`unreached_evaluations`: eval_during_training.EvalDuringTrainingHook warns in its `begin`,
+where the evaluation schedule is resolved)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,11 @@ figures, a CPU peak measured for them, the final checkpoint or the reports) stop
 run is complete, so it finishes as if no signal had come (result['stopped_by_signal'] None,
 exit status 0), saying so (after the last step: in one `warning:` line).
 
+During an evaluation inside a training run (eval_during_training.py) the first signal stops
+the evaluation after its current batch (its accuracy then partial, and said so), then the run
+as above; a final evaluation stopped so makes the run stopped, not complete
+(SignalCatcher.cut_short), though the signal came after the last step began.
+
 On a cluster's worker (the chief or another) the hooks after the loop also tell the other
 workers to stop after their current step (cluster/coordination.py, ClusterStopHook); they exit
 0, the ps tasks too.
@@ -189,8 +194,13 @@ class SignalCatcher:
         called by a second signal's abort before the process exits (SignalHook.salvage), or
         None.
       first_line: None, or (signal name) -> the text of the first signal's warning (without
-        'warning: '), for a caller whose stop depends on what it is doing when the signal
-        comes (an --eval loop: mid-evaluation, or waiting: eval_stop.EvalStop.first_line).
+        'warning: '), or None for the default text, for a caller whose stop depends on what
+        it is doing when the signal comes (an --eval loop: mid-evaluation, or waiting:
+        eval_stop.EvalStop.first_line; an evaluation during training:
+        eval_during_training.EvalDuringTrainingHook.first_line).
+      cut_short: True when the first signal stopped work after the last timed step had
+        begun (a partial final evaluation during training): the run is then not complete,
+        though the signal came in its last step (SignalHook.after_timed).
     """
 
     def __init__(self, what: str = 'the current step', is_stale=None, saves: bool = True):
@@ -202,6 +212,7 @@ class SignalCatcher:
         self.late = False
         self.salvage = None
         self.first_line = None
+        self.cut_short = False
         # What the run writes after a salvage and after its final checkpoint (SignalHook's
         # `later`: {'salvage': [...], 'saved': [...]}), for the abort's line; None: unknown.
         self.later: dict | None = None
@@ -301,8 +312,9 @@ class SignalCatcher:
                           'as if none had come (send it again to stop at once, its results '
                           'written first)' % name)
             return
-        if self.first_line is not None:
-            cnn_util.warn(self.first_line(name))
+        line = self.first_line(name) if self.first_line is not None else None
+        if line is not None:
+            cnn_util.warn(line)
             return
         then = 'then summarising and saving' if self.saves else 'then summarising'
         cnn_util.warn('received %s: stopping after %s, %s (send it again to abort at once)'
@@ -505,7 +517,8 @@ class SignalHook(run_hooks.RunHook):
         # lines after it, which `after_loop` hands over (salvage waits for them).
         self.catcher.salvage = self.salvage
         if (self.catcher.received is not None and self._planned
-                and self._step >= self._planned):  # came during the last step: stopped nothing
+                and self._step >= self._planned and not self.catcher.cut_short):
+            # came during the last step: stopped nothing (not even its final evaluation)
             self.catcher.late = True
 
     def after_loop(self, result):

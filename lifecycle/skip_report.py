@@ -21,7 +21,7 @@ class SkipReportHook(run_hooks.RunHook):
     those the evaluations during training skipped.
 
     Args:
-      evaluations: the run's eval_runner.EvalDuringTrainingHook, or None: its evaluations'
+      evaluations: the run's eval_during_training.EvalDuringTrainingHook, or None: its evaluations'
         skipped records get a line of their own (their own pipeline reads the validation
         records; the training line counted only the training pipeline's).
     """

@@ -13,7 +13,7 @@ from ..history import store
 from ..params import original_flags
 from . import (
     checkpoints,
-    eval_runner,
+    eval_during_training,
     figure_hooks,
     mlperf_log,
     precision_report,
@@ -53,7 +53,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         hooks.append(summaries.SummaryHook(plan, model, dataset))
     if plan.training and any(params_lib.is_set(p, n)
                              for n in params_lib.EVAL_DURING_TRAINING_FLAGS):
-        hooks.append(eval_runner.EvalDuringTrainingHook(plan, model, dataset, session_config))
+        hooks.append(eval_during_training.EvalDuringTrainingHook(plan, model, dataset,
+                                                                 session_config))
     if p.graph_file or p.trace_file or p.tfprof_file or p.partitioned_graph_file_prefix:
         hooks.append(profiling.ProfilingHook(p))
     if plan.training and p.train_dir and plan.is_chief:
@@ -67,9 +68,9 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
         hooks.append(results_db.RecordHook(store.run_path(p.results_db)))
+    evaluations = next((h for h in hooks
+                        if isinstance(h, eval_during_training.EvalDuringTrainingHook)), None)
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
-        evaluations = next((h for h in hooks
-                            if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)
         # MLPerf's base rate is the schedule's rate before its changes (after any warm-up).
         base_rate = learning_rate.initial_rate(p, model, plan.images_per_global_step)[0]
         hooks.extend(h for h in [mlperf_log.make_hook(plan, evaluations, base_rate,
@@ -79,15 +80,17 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if plan.training and p.use_fp16 and p.fp16_enable_auto_loss_scale:
         hooks.append(precision_report.LossScaleReportHook(precision.initial_loss_scale(p)))
     if p.skip_corrupt_records and not dataset.synthetic:
-        hooks.append(skip_report.SkipReportHook(next(
-            (h for h in hooks if isinstance(h, eval_runner.EvalDuringTrainingHook)), None)))
+        hooks.append(skip_report.SkipReportHook(evaluations))
     # Last: its `end` sees the final checkpoint; a second signal after the timed loop has the
     # results JSON and the database's record written first (SignalHook.salvage).
     # A second signal's abort closes the MLPerf log (run_stop aborted) before it exits.
-    hooks.append(signals.SignalHook(reporters=[
+    stopper = signals.SignalHook(reporters=[
         h for h in hooks if isinstance(h, (results_log.ResultsLogHook, results_db.RecordHook))],
         closers=[h.close_on_abort for h in hooks if isinstance(h, mlperf_log.MlPerfHook)],
-        later=_later_outputs(hooks)))
+        later=_later_outputs(hooks))
+    if evaluations is not None:  # a signal stops an evaluation after its current batch
+        evaluations.watch(stopper.catcher)
+    hooks.append(stopper)
     return hooks
 
 

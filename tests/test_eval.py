@@ -10,7 +10,12 @@ import pytest
 import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, run_plan
-from tf_cnn_benchmarks.lifecycle import checkpoints, eval_runner, training_loop
+from tf_cnn_benchmarks.lifecycle import (
+    checkpoints,
+    eval_during_training,
+    eval_runner,
+    training_loop,
+)
 from tf_cnn_benchmarks.params import make_params
 
 import checkout
@@ -343,7 +348,7 @@ def test_every_n_epochs_uses_the_images_per_global_step():
     plan = types.SimpleNamespace(
         params=make_params(eval_during_training_every_n_epochs=0.5, num_warmup_batches=0),
         steps_per_epoch=100 / 8, examples_per_epoch=100, images_per_global_step=8)
-    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    hook = eval_during_training.EvalDuringTrainingHook(plan, model=None, dataset=None)
     # Half an epoch = 50 images = 6.25 global steps of 8: evaluate at steps 7, 13, 19, 25.
     assert [s for s in range(1, 26) if hook.due(s)] == [7, 13, 19, 25]
     # After a step that passed several due points at once (warm-up): once.

@@ -1,7 +1,7 @@
-"""lifecycle/mlperf_log.py's blocks and lifecycle/eval_runner.py's warning of evaluations the
-warm-up passes over: a new user's --ml_perf trials (a Ctrl-C in the warm-up logged a block of
-0 samples; block_stop's first_epoch_num was the block's end; evaluations due in a long warm-up
-were skipped without a word)."""
+"""lifecycle/mlperf_log.py's blocks and lifecycle/eval_during_training.py's warning of
+evaluations the warm-up passes over: a new user's --ml_perf trials (a Ctrl-C in the warm-up
+logged a block of 0 samples; block_stop's first_epoch_num was the block's end; evaluations
+due in a long warm-up were skipped without a word)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log, run_hooks
+from tf_cnn_benchmarks.lifecycle import eval_during_training, mlperf_log, run_hooks
 
 import helpers
 
@@ -102,7 +102,8 @@ def test_a_block_that_trained_nothing_logs_no_lines_and_block_stop_repeats_its_f
 
 
 def _eval_hook(warmup, **flags):
-    hook = eval_runner.EvalDuringTrainingHook.__new__(eval_runner.EvalDuringTrainingHook)
+    hook = eval_during_training.EvalDuringTrainingHook.__new__(
+        eval_during_training.EvalDuringTrainingHook)
     p = dict(eval_during_training_every_n_steps=None, eval_during_training_every_n_epochs=None,
              eval_during_training_at_specified_steps=[],
              eval_during_training_at_specified_epochs=[], ml_perf=False,
@@ -222,7 +223,7 @@ def test_the_originals_flag_gives_the_plan_epochs_and_evaluations_of_ml_perf(ste
         bench = helpers.tiny_bench(num_epochs=2, num_batches=None, batch_size=64,
                                    num_warmup_batches=5, **steps_flags, **flag)
         plan = bench.plan
-        hook = eval_runner.EvalDuringTrainingHook(plan, None, None)
+        hook = eval_during_training.EvalDuringTrainingHook(plan, None, None)
         due = [g for g in range(1, plan.num_batches + plan.num_warmup_batches + 1)
                if hook.due(g)]
         header = [line for line in run_header.batch_lines(plan, bench.dataset)

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import benchmark_cnn, cnn_util, params
 from tf_cnn_benchmarks.graph import learning_rate
-from tf_cnn_benchmarks.lifecycle import eval_runner, mlperf_log
+from tf_cnn_benchmarks.lifecycle import eval_during_training, mlperf_log
 from tf_cnn_benchmarks.models import model_config
 from tf_cnn_benchmarks.params import original_flags
 from tf_cnn_benchmarks.preflight.ineffective_flags import ignored_flags
@@ -224,7 +224,7 @@ def test_specified_epochs_become_global_steps():
     plan = types.SimpleNamespace(params=tiny_params(
         eval_during_training_at_specified_epochs=['0.5', '1', '0.01']), steps_per_epoch=100 / 8,
         examples_per_epoch=100, images_per_global_step=8)
-    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    hook = eval_during_training.EvalDuringTrainingHook(plan, model=None, dataset=None)
     # ceil(epoch x 12.5), as the original's (epoch x 100 + 7) // 8: 7, 13 (before: int(),
     # 6 and 12, before the epoch's last images were trained); a tiny epoch still evaluates
     # after the first step.
@@ -243,7 +243,7 @@ def test_both_epoch_flags_evaluate_an_epoch_once_it_is_trained(flag, value):
     plan = types.SimpleNamespace(params=tiny_params(num_warmup_batches=0, **{flag: value}),
                                  steps_per_epoch=17 / 4, examples_per_epoch=17,
                                  images_per_global_step=4)
-    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    hook = eval_during_training.EvalDuringTrainingHook(plan, model=None, dataset=None)
     assert [s for s in range(1, 11) if hook.due(s)] == [5, 9]
 
 
@@ -261,7 +261,7 @@ def test_epoch_steps_round_up_without_float_error():
     plan = types.SimpleNamespace(params=tiny_params(
         num_warmup_batches=0, eval_during_training_every_n_epochs=0.3), steps_per_epoch=10.0,
         examples_per_epoch=10, images_per_global_step=1)
-    hook = eval_runner.EvalDuringTrainingHook(plan, model=None, dataset=None)
+    hook = eval_during_training.EvalDuringTrainingHook(plan, model=None, dataset=None)
     assert [s for s in range(1, 10) if hook.due(s)] == [3, 6, 9]
 
 
