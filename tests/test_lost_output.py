@@ -274,3 +274,29 @@ def test_a_run_whose_reader_goes_away_saves_everything_and_exits_141(tmp_path, l
     assert (train_dir / ('model.ckpt-%d.index' % step)).exists()
     assert result['checkpoint_path'] == str(train_dir / ('model.ckpt-%d' % step))
     assert sqlite3.connect(db).execute('SELECT COUNT(*) FROM runs').fetchone() == (1,)
+
+
+@pytest.mark.cli
+def test_a_launcher_whose_reader_goes_away_stops_the_tasks_saving_and_exits_141(tmp_path):
+    """`tf_cnn_cluster ... | grep -m1 Img/sec` said 'error: cannot start the tasks: [Errno 32]
+    Broken pipe' (exit 1): the tasks now stop as on Ctrl-C (the chief saves), quietly, 141."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+    train_dir = tmp_path / 'train'
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'tools.launch_cluster', '--num_workers=2', '--',
+         '--model=trivial', '--batch_size=2', '--image_size=16', '--num_batches=100000',
+         '--num_warmup_batches=0', '--noresults_db', '--train_dir=%s' % train_dir],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        for line in proc.stdout:
+            if 'Img/sec' in line:
+                break
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        assert proc.wait(timeout=300) == 141, stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert stderr == ''
+    assert any(name.endswith('.index') for name in os.listdir(train_dir))
