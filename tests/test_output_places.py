@@ -185,24 +185,27 @@ def test_shard_scans_under_no_home_are_not_cached_in_one_line(no_home, tmp_path)
     assert not os.path.exists(no_home)
 
 
-def test_the_libraries_settings_go_to_a_temporary_folder_under_no_home(no_home, monkeypatch):
-    # TensorFlow's Keras writes ~/.keras/keras.json as TensorFlow loads, matplotlib
-    # ~/.config/matplotlib: both made HOME itself.
+def _spare_home(monkeypatch) -> str | None:
+    """runtime_env.spare_home() as a fresh process calls it: no HOME_WRITERS variable set, the
+    libraries' settings not spared yet."""
     for name in runtime_env.HOME_WRITERS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(runtime_env, '_SPARED', False)
-    folder = runtime_env.spare_home()
+    return runtime_env.spare_home()
+
+
+def test_the_libraries_settings_go_to_a_temporary_folder_under_no_home(no_home, monkeypatch):
+    # TensorFlow's Keras writes ~/.keras/keras.json as TensorFlow loads, matplotlib
+    # ~/.config/matplotlib: both made HOME itself.
+    folder = _spare_home(monkeypatch)
     try:
         assert folder and os.path.isdir(folder) and not folder.startswith(no_home)
         assert [os.environ[name] for name in runtime_env.HOME_WRITERS] == [folder, folder]
         assert runtime_env.spare_home() is None  # once a process
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    monkeypatch.setattr(runtime_env, '_SPARED', False)
     monkeypatch.setenv('HOME', os.path.dirname(no_home))  # a home that exists: nothing
-    for name in runtime_env.HOME_WRITERS:
-        monkeypatch.delenv(name, raising=False)
-    assert runtime_env.spare_home() is None
+    assert _spare_home(monkeypatch) is None
 
 
 def test_the_plots_spare_a_home_that_does_not_exist(no_home, monkeypatch):
@@ -337,10 +340,7 @@ def test_an_account_without_any_home_records_and_caches_nothing_in_the_working_f
 
 def test_the_libraries_settings_are_spared_under_an_empty_home(empty_home, monkeypatch):
     # Keras and matplotlib read an empty HOME as the root folder (os.path.expanduser): /.keras.
-    for name in runtime_env.HOME_WRITERS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(runtime_env, '_SPARED', False)
-    folder = runtime_env.spare_home()
+    folder = _spare_home(monkeypatch)
     try:
         assert folder and [os.environ[name] for name in runtime_env.HOME_WRITERS] == [folder] * 2
     finally:
