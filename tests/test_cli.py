@@ -142,8 +142,9 @@ def test_a_flagfile_that_is_not_utf8_is_one_error_line(tmp_path):
     flagfile.write_bytes('--model=trivial\n'.encode('utf-16'))  # a BOM, then UTF-16
     proc = run_cli('--flagfile=%s' % flagfile)
     assert proc.returncode == 2 and 'Traceback' not in proc.stderr
-    assert proc.stderr.strip() == ('error: --flagfile=%s is not UTF-8 text (byte 0xff at '
-                                   'position 0); save it as UTF-8' % flagfile)
+    assert proc.stderr.strip() == ('error: --flagfile=%s is UTF-16 text (it starts with a UTF-16 '
+                                   'byte-order mark: Notepad\'s "Unicode"); save it as UTF-8'
+                                   % flagfile)
 
 
 def test_flagfile(tmp_path):

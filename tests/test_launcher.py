@@ -479,7 +479,6 @@ def test_sigint_stops_the_launcher_even_when_inherited_ignored(monkeypatch):
     class FakeLauncher:
         def __init__(self, opts, tasks):
             self.tasks = tasks
-            self.reader_gone = launch_cluster.threading.Event()
 
         def start(self):
             pass

@@ -257,6 +257,9 @@ class Launcher:
             stream.flush()
 
     def start(self) -> None:
+        """Starts every task; from now until `wait` returns, a reader of stdout that goes away
+        (`| head`) sets `reader_gone` instead of raising where the launcher printed."""
+        output_streams.watch_reader(self.reader_gone.set)
         command = [self.opts.python, ENTRY_SCRIPT]
         if self.opts.log_dir:
             os.makedirs(self.opts.log_dir, exist_ok=True)
@@ -302,6 +305,12 @@ class Launcher:
 
     def wait(self) -> int:
         """Waits for every task; returns the launcher's exit status."""
+        try:
+            return self._wait()
+        finally:
+            output_streams.unwatch_reader(self.reader_gone.set)
+
+    def _wait(self) -> int:
         deadline = (time.monotonic() + self.opts.timeout_secs) if self.opts.timeout_secs else None
         while True:
             self.flush_errors(COLLAPSE_SECS)
@@ -475,7 +484,6 @@ def main(argv: list[str]) -> int:
         print('error: %s' % e, file=sys.stderr, flush=True)
         return e.status
     launcher = Launcher(opts, tasks)
-    output_streams.watch_reader(launcher.reader_gone.set)  # a write that meets it: no raise
     # SIGINT explicitly too: a launcher started from a background job (`cmd &` in a script, a CI
     # step) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
     # SIGHUP ignored from the start (`nohup tf_cnn_cluster ... &`) stays ignored.
@@ -488,6 +496,7 @@ def main(argv: list[str]) -> int:
     except OSError as e:  # a log file or a task that cannot be created
         launcher.say('error: cannot start the tasks: %s; stopping them' % e)
         launcher.stop_all()
+        output_streams.unwatch_reader(launcher.reader_gone.set)
         return 1
     except KeyboardInterrupt as e:
         signum = getattr(e, 'signum', signal.SIGINT)
@@ -507,7 +516,6 @@ def main(argv: list[str]) -> int:
         launcher.summary(stopped=True)  # the figures the tasks printed as they stopped
         return 128 + signum  # 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, as a run
     finally:
-        output_streams.unwatch_reader(launcher.reader_gone.set)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
