@@ -93,19 +93,23 @@ ORIGINAL_ONLY = (
 # How each model stands to the original's model of its name (the --list_models column
 # 'original'): not in the original, or built otherwise (docs/usage-and-flags.md, "Departures
 # from the original": trivial's linear 1-unit layer; the ImageNet ResNet v2 stems without batch
-# norm; the CIFAR-10 models' 10 outputs where the original's have 11, and the CIFAR ResNets'
-# stems and DenseNets' transitions). Every other model is the original's network.
+# norm; mobilenet without the second 1001 -> 1001 classifier the original's base class put
+# on top of its TF-slim MobileNet v2's logits; the CIFAR-10 models' 10 outputs where the
+# original's have 11, and the CIFAR ResNets' stems and DenseNets' transitions). Every other
+# model is the original's network.
 NOT_IN_ORIGINAL = frozenset({('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'),
                              ('mobilenet_v2', 'imagenet'), ('resnet101_v1.5', 'imagenet'),
                              ('resnet152_v1.5', 'imagenet')})
 DIFFERS_FROM_ORIGINAL = frozenset(
     {('trivial', 'imagenet'), ('resnet50_v2', 'imagenet'), ('resnet101_v2', 'imagenet'),
-     ('resnet152_v2', 'imagenet')} | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'})
+     ('resnet152_v2', 'imagenet'), ('mobilenet', 'imagenet')}
+    | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'})
 #: The lines --list_models prints after the table: what its 'original' column says.
 TABLE_LEGEND = (
     "original: same = the original's network of that name; new = not in the original; "
     'differs = built otherwise (CIFAR-10 models: 10 outputs, the original\'s 11; trivial, '
-    'resnet*_v2: one layer; docs/usage-and-flags.md, "Departures from the original")')
+    'resnet*_v2, mobilenet: one layer; docs/usage-and-flags.md, "Departures from the '
+    'original")')
 
 
 def origin(name: str, dataset: str) -> str:

@@ -243,10 +243,11 @@ def not_built_value(name: str, value, choices) -> str | None:
     if name != 'data_name' or value not in ORIGINAL_ONLY_DATASETS:
         return None
     models = ORIGINAL_ONLY_DATASETS[value]
-    return ('--data_name=%s is the dataset of %s, %s %s; --data_name takes %s, the datasets of '
-            'the models --list_models lists' % (
+    datasets = [c for c in choices if c != 'synthetic']
+    return ('--data_name=%s is the dataset of %s, %s %s; --data_name takes %s (the datasets of '
+            'the models --list_models lists) or synthetic' % (
                 value, ' and '.join(models), 'a model' if len(models) == 1 else 'models',
-                NOT_BUILT, ', '.join(choices[:-1]) + ' or ' + choices[-1]))
+                NOT_BUILT, ' or '.join(datasets)))
 
 
 def problem(p) -> str | None:
