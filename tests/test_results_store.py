@@ -246,9 +246,11 @@ def _pinned(rate: float, cpus: int | None, hours: int = 0) -> dict:
     return r
 
 
-def test_runs_of_other_allowed_cpu_counts_are_other_configurations(tmp_path, capsys):
+def test_runs_of_other_allowed_cpu_counts_are_other_configurations(tmp_path, capsys,
+                                                                    monkeypatch):
     # A new user's trial: `tf_cnn_results list` of a run pinned to 1 CPU and an unpinned one
     # of the same flags said '2 runs, 1 configuration'.
+    monkeypatch.chdir(tmp_path)  # history writes its plot into the working folder
     db = str(tmp_path / 'r.sqlite')
     rh.fill(db, [_pinned(361.0, 2), _pinned(245.5, 1, 1), _pinned(300.0, None, 2)])
     with store.opened(db) as conn:
