@@ -10,7 +10,8 @@
 --checkpoint_path is a checkpoint prefix ('dir/model.ckpt-300'; a file name of one,
 'model.ckpt-300.index', stands for it) or a directory (its latest).
 
-A training run's header reads its checkpoint's counts before any graph (`resume_point`); an
+A training run's header reads its checkpoint's counts before any graph (`resume_point`), an
+--eval run the checkpoint it evaluates first (`check_eval_checkpoint`); an
 --eval loop beside a training run evaluates the newest checkpoint, and one the run rotated
 away meanwhile is not damage (`evaluate_newest`).
 """
@@ -77,8 +78,39 @@ def resume_point(p) -> ResumePoint | None:
         the checkpoint's files are truncated or damaged (checkpoint_fit.damaged_error).
     """
     path = find_checkpoint(p)
+    return None if path is None else _read_point(path, training=True)
+
+
+def check_eval_checkpoint(p) -> None:
+    """--eval: reads the checkpoint it evaluates first (`find_checkpoint`) before the graph is
+    built, as a training run's resume does (`resume_point`), so that a truncated or damaged one
+    is said at once, with an evaluation's advice, not after the model's graph (minutes for a
+    large model). Nothing found: nothing to check (run_eval says so, or an
+    --eval_interval_secs loop waits for one; the loop reads the later ones as it restores them).
+    A checkpoint a training run beside rotated away meanwhile is not damage: left to
+    `evaluate_newest`.
+
+    Raises:
+      CheckpointError: --checkpoint_path is not a checkpoint, the state file is corrupt, or
+        the checkpoint's files are truncated or damaged (checkpoint_fit.damaged_error).
+    """
+    path = find_checkpoint(p)
     if path is None:
-        return None
+        return
+    try:
+        _read_point(path, training=False)
+    except CheckpointError:
+        if not checkpoint_lookup.gone(path):
+            raise
+
+
+def _read_point(path: str, training: bool) -> ResumePoint | None:
+    """`path`'s ResumePoint, read from its files (None: no global step in it, or a problem
+    the restore names). `training`: the damaged error's advice (checkpoint_fit.damaged_error).
+
+    Raises:
+      CheckpointError: the checkpoint's files are truncated or damaged.
+    """
     try:
         reader = checkpoint_fit.open_reader(path)
         names = reader.get_variable_to_shape_map()
@@ -92,7 +124,7 @@ def resume_point(p) -> ResumePoint | None:
         # IndexError: a truncated data file ('Read less bytes than requested'); OpError: a
         # truncated or damaged index ('file is too short to be an sstable'): said now, before
         # the graph is built, as the restore would say it after.
-        raise checkpoint_fit.damaged_error(path, e, training=True) from None
+        raise checkpoint_fit.damaged_error(path, e, training=training) from None
     except ValueError:
         return None  # the restore names what is wrong with it
 

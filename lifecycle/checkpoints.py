@@ -51,6 +51,7 @@ from . import checkpoint_fit, original_checkpoints, run_hooks
 from .checkpoint_fit import CheckpointError  # noqa: F401 (the error of every checkpoint problem)
 from .checkpoint_source import (  # noqa: F401 (where a run restores from: as before)
     ResumePoint,
+    check_eval_checkpoint,
     evaluate_newest,
     find_checkpoint,
     latest_checkpoint,

@@ -86,9 +86,16 @@ class FiguresHook(run_hooks.RunHook):
         lines.append(utilisation.format_memory(mem))
         lat = None
         if not plan.training:
-            lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step)
+            # Without warm-up steps the first timed step sets up the session: left out, as an
+            # evaluation's first batch is (the total line keeps it, as the original's does).
+            sets_up = not plan.num_warmup_batches
+            lat = latency_lib.latency_ms(loop.step_times, plan.images_per_step,
+                                         first_sets_up=sets_up)
             if lat:
                 lines.append(latency_lib.format_latency(lat))
+            elif sets_up and loop.step_times:
+                lines.append(latency_lib.set_up_only_line(
+                    plan.images_per_step, '--num_warmup_batches=1 or --num_batches=2'))
         inp['method'] = utilisation.INPUT_METHOD
         self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat,
                      'baseline': None}  # null without --baseline

@@ -55,9 +55,10 @@ and the figures of the total block (metrics/utilisation.py):
            sync_ms, overhead_ms, transfer_bytes}, method} (figures null when nothing was traced),
     memory {allocators {name: bytes} (traced step), gpu_peak_bytes {GPU:i: bytes},
             process_peak_rss_bytes},
-    latency_ms (null in training) {p50, p90, p99 (null with one timed batch: mean is its
-               time), mean, count, batch_size; an --eval's also set_up_left_out: its first
-               batch left out},
+    latency_ms (null in training, and when the only batch was the set-up one) {p50, p90,
+               p99 (null with one timed batch: mean is its time), mean, count, batch_size;
+               set_up_left_out: its first batch left out (an --eval's; a forward-only run's
+               without warm-up steps)},
     baseline (null without --baseline) {file, baseline_images_per_sec, images_per_sec, ratio,
              p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
              num_steps, left_out, changes} (metrics/baseline.py compare)

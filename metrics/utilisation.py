@@ -396,7 +396,8 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
                  log=cnn_util.log_fn) -> dict:
     """--eval: prints (to `log`) the compute images/sec, model FLOP/s, utilisation, peak
     memory and latency lines of an evaluation (after its `total images/sec`: the latency of
-    its batches after the first, which sets up: `latency_ms['set_up_left_out']`); returns the
+    its batches after the first, which sets up: `latency_ms['set_up_left_out']`; None, and a
+    line that says so, when that was the only one); returns the
     result's keys ('utilisation', 'input' (not measured: an evaluation has no warm-up step to
     trace), 'memory', 'latency_ms'). {} without an evaluation."""
     if not evaluation:
@@ -408,13 +409,15 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
     mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
     lines.append(format_memory(mem))
     # The first batch also sets up the session's kernels (eval_runner.rest_line): left out of
-    # the percentiles, as a training run's warm-up is, where another batch ran.
+    # the percentiles, as a training run's warm-up is; alone, no figure (its time was the
+    # set-up's, printed as the latency before).
     times = evaluation.get('batch_times') or []
-    lat = latency_lib.latency_ms(times[1:] if len(times) > 1 else times,
-                                 plan.eval.global_batch_size)
+    lat = latency_lib.latency_ms(times, plan.eval.global_batch_size, first_sets_up=True)
     if lat:
-        lat['set_up_left_out'] = len(times) > 1
         lines.append(latency_lib.format_latency(lat))
+    elif times:
+        lines.append(latency_lib.set_up_only_line(plan.eval.global_batch_size,
+                                                  '--num_eval_batches=2 or more'))
     for line in lines:
         log(line)
     return {'utilisation': util, 'memory': mem, 'latency_ms': lat,

@@ -256,3 +256,23 @@ def test_a_truncated_index_is_said_before_the_graph_is_built(tmp_path):
         'damaged file? the older %s there is intact: to resume from it, delete this one\'s '
         'files (%s.*) and give --checkpoint_path=%s)' % (second, first, second, first)]
     assert 'Generating training model' not in got.stdout
+
+
+@pytest.mark.parametrize('interval', [0, 60])
+def test_an_evals_truncated_index_is_said_before_the_graph_is_built(tmp_path, interval):
+    """--eval found a truncated .index only by the restore, after the header and 'Generating
+    evaluation model'; it is now read before, as a resume's is, with an evaluation's advice
+    (an --eval_interval_secs loop's first checkpoint too)."""
+    first, second = _two_checkpoints(tmp_path)
+    with open(second + '.index', 'r+b') as f:
+        f.truncate(30)
+    got = helpers.run_command('--model=trivial', '--batch_size=4', '--image_size=16',
+                              '--num_classes=10', '--num_batches=1', '--eval',
+                              '--eval_interval_secs=%d' % interval, '--noresults_db',
+                              '--train_dir=%s' % tmp_path)
+    assert got.returncode == 1, got.stderr
+    assert [x for x in got.stderr.splitlines() if x.startswith('error:')] == [
+        'error: cannot restore checkpoint %s: file is too short to be an sstable (a truncated or '
+        'damaged file? the older %s there is intact: to use it, give --checkpoint_path=%s)'
+        % (second, first, first)]
+    assert 'Generating evaluation model' not in got.stdout
