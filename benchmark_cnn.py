@@ -179,7 +179,7 @@ class BenchmarkCNN:
         p, resume = self.params, None
         if self.plan.training and self.plan.is_chief and (p.train_dir or p.checkpoint_path):
             resume = checkpoints.resume_point(p)  # reads the files: no graph yet
-        elif p.eval:
+        elif p.eval or (p.forward_only and (p.train_dir or p.checkpoint_path)):
             checkpoints.check_eval_checkpoint(p)  # a damaged one said before the graph too
         precision = self.precision_lines()
         return run_header.header_lines(self.plan, self.dataset, precision, resume, self.model)

@@ -258,17 +258,17 @@ def test_a_truncated_index_is_said_before_the_graph_is_built(tmp_path):
     assert 'Generating training model' not in got.stdout
 
 
-@pytest.mark.parametrize('interval', [0, 60])
-def test_an_evals_truncated_index_is_said_before_the_graph_is_built(tmp_path, interval):
-    """--eval found a truncated .index only by the restore, after the header and 'Generating
-    evaluation model'; it is now read before, as a resume's is, with an evaluation's advice
-    (an --eval_interval_secs loop's first checkpoint too)."""
+@pytest.mark.parametrize('mode', [['--eval', '--eval_interval_secs=0'],
+                                  ['--eval', '--eval_interval_secs=60'], ['--forward_only']])
+def test_an_evals_truncated_index_is_said_before_the_graph_is_built(tmp_path, mode):
+    """--eval (and --forward_only) found a truncated .index only by the restore, after the
+    header and 'Generating evaluation model'; it is now read before, as a resume's is, with an
+    evaluation's advice (an --eval_interval_secs loop's first checkpoint too)."""
     first, second = _two_checkpoints(tmp_path)
     with open(second + '.index', 'r+b') as f:
         f.truncate(30)
     got = helpers.run_command('--model=trivial', '--batch_size=4', '--image_size=16',
-                              '--num_classes=10', '--num_batches=1', '--eval',
-                              '--eval_interval_secs=%d' % interval, '--noresults_db',
+                              '--num_classes=10', '--num_batches=1', *mode, '--noresults_db',
                               '--train_dir=%s' % tmp_path)
     assert got.returncode == 1, got.stderr
     assert [x for x in got.stderr.splitlines() if x.startswith('error:')] == [
@@ -276,3 +276,4 @@ def test_an_evals_truncated_index_is_said_before_the_graph_is_built(tmp_path, in
         'damaged file? the older %s there is intact: to use it, give --checkpoint_path=%s)'
         % (second, first, first)]
     assert 'Generating evaluation model' not in got.stdout
+    assert 'Generating forward-only model' not in got.stdout
