@@ -82,11 +82,11 @@ def resume_point(p) -> ResumePoint | None:
 
 
 def check_eval_checkpoint(p) -> None:
-    """--eval (and --forward_only, whose weights come from a checkpoint too): reads the
-    checkpoint it evaluates first (`find_checkpoint`) before the graph is built, as a training
-    run's resume does (`resume_point`), so that a truncated or damaged one is said at once,
-    with an evaluation's advice, not after the model's graph (minutes for a large model).
-    Nothing found: nothing to check (run_eval says so, or an --eval_interval_secs loop waits for one; the loop
+    """--eval (and --forward_only, whose weights come from a checkpoint too): reads the checkpoint
+    it evaluates first (`find_checkpoint`) before the graph is built, as a training run's resume
+    does (`resume_point`), so that a truncated or damaged one is said at once, with an
+    evaluation's advice, not after the model's graph (minutes for a large model). Nothing found:
+    nothing to check (run_eval says so, or an --eval_interval_secs loop waits for one; the loop
     reads the later ones as it restores them). A checkpoint a training run beside rotated away
     meanwhile is not damage: left to `evaluate_newest`.
 
