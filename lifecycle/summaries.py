@@ -202,11 +202,15 @@ class SummaryHook(run_hooks.RunHook):
 #: An evaluation's TensorBoard tags: the original's accuracy tags, then this project's rate.
 EVAL_TAGS = {'top_1': 'eval/Accuracy@1', 'top_5': 'eval/Accuracy@5',
              'images_per_sec': 'eval/images_per_sec'}
+#: The tags' suffix for a partial evaluation (a signal stopped it after some of its batches):
+#: kept apart, so that a curve of the original's tags holds only whole evaluations.
+PARTIAL_SUFFIX = '_partial'
 
 
 class EvalSummaryWriter:
-    """Eval scalars for TensorBoard (EVAL_TAGS, at the evaluated global step): in --eval_dir
-    when given, else in <train_dir>/eval with --summary_verbosity >= 1.
+    """Eval scalars for TensorBoard (EVAL_TAGS, at the evaluated global step; a partial
+    evaluation's with PARTIAL_SUFFIX: 'eval/Accuracy@1_partial'): in --eval_dir when given,
+    else in <train_dir>/eval with --summary_verbosity >= 1.
 
     Attributes:
       folder: where they go, or None when nothing is written.
@@ -223,7 +227,8 @@ class EvalSummaryWriter:
     def write(self, r: dict) -> None:
         if self.writer is None:
             return
-        values = [tf1.Summary.Value(tag=tag, simple_value=r[key])
+        suffix = PARTIAL_SUFFIX if r.get('partial') else ''
+        values = [tf1.Summary.Value(tag=tag + suffix, simple_value=r[key])
                   for key, tag in EVAL_TAGS.items()]
         self.writer.add_summary(tf1.Summary(value=values), r['global_step'])
         self.written = True

@@ -370,3 +370,18 @@ def test_step_records_of_forward_only():
     assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0, 'loss': None},
                        {'step': 2, 'step_time_secs': 0.25, 'images_per_sec': 32.0,
                         'loss': None}]
+
+
+def test_a_partial_evaluations_scalars_are_kept_apart(tmp_path):
+    """An evaluation a signal stopped after some of its batches wrote its accuracy under the
+    original's tags, a point on the curve like a whole evaluation's."""
+    from tf_cnn_benchmarks.lifecycle import summaries
+    writer = summaries.EvalSummaryWriter(params.make_params(eval_dir=str(tmp_path)))
+    whole = {'top_1': 0.5, 'top_5': 0.9, 'images_per_sec': 100.0, 'global_step': 4}
+    writer.write(whole)
+    writer.write(dict(whole, top_1=0.25, global_step=8, partial=True))
+    writer.close()
+    tags, _ = read_events(str(tmp_path))
+    assert tags['eval/Accuracy@1'] == tags['eval/images_per_sec'] == [4]
+    assert tags['eval/Accuracy@1_partial'] == tags['eval/Accuracy@5_partial'] == [8]
+
