@@ -69,8 +69,9 @@ class LoopResult:
       stopped_early: True when `should_stop` ended the loop before its last step, or a step's
         cnn_util.StopRequested (a cluster's chief stopped; that step is not counted). A stop
         asked for after the last step (a signal during it) ends nothing early.
-      stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up: no step was
-        timed, and images_per_sec is no measurement (0.0).
+      stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up, or the work at
+        its end (`before_timed`: an evaluation due there): no step was timed, and
+        images_per_sec is no measurement (0.0).
 
     `nothing_timed` holds for those and for a loop stopped at its first timed step (a
     cluster's chief stopped): no images/sec either.
@@ -367,6 +368,10 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
     clock = time.perf_counter
     phases.before_timed()
+    if spec.num_warmup and phases.should_stop():  # a signal in the warm-up's end (its
+        result.stopped_early = result.stopped_in_warmup = True  # evaluation): no timed step
+        phases.after_timed()
+        return result
     loop_start = clock()
     loop_end = None
     hooks_start = hooks_secs = None  # the last timed step's hooks: when they began, how long

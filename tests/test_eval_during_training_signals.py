@@ -244,3 +244,19 @@ def test_ctrl_c_in_the_final_evaluation_stops_it_and_the_run_is_stopped(monkeypa
     assert signals.exit_status(result) == 130
     assert ('Stopped by SIGINT after 1 of 4 batches of the evaluation at global step 2: the '
             'accuracy below is partial, over the 2 examples scored') in capsys.readouterr().out
+
+
+def test_ctrl_c_in_the_evaluation_at_the_warm_ups_end_stops_before_the_timed_steps(
+        tmp_path, monkeypatch):
+    """A docs reader's trial: Ctrl-C in the evaluation at the warm-up's end stopped it, then the
+    run trained a timed step and cut the next evaluation after one batch (two partial ones)."""
+    SigintInEvalBatch(monkeypatch, at=1)
+    result = helpers.tiny_bench(
+        model='trivial', batch_size=2, image_size=16, num_batches=6, num_warmup_batches=2,
+        display_every=100, train_dir=str(tmp_path), eval_during_training_every_n_steps=2,
+        num_eval_batches=5).run()
+    assert result['stopped_by_signal'] == 'SIGINT' and result['stopped_in_warmup']
+    assert result['num_steps'] == 0 and result['images_per_sec'] is None
+    assert [(r['global_step'], r['num_batches'], r['partial']) for r in result['evals']] == [
+        (2, 2, True)]
+
