@@ -415,9 +415,12 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
     lat = latency_lib.latency_ms(times, plan.eval.global_batch_size, first_sets_up=True)
     if lat:
         lines.append(latency_lib.format_latency(lat))
-    elif times:
+    elif times:  # the flag that set the count: an --eval's --num_batches where no eval flag did
+        p = plan.params
+        flag = ('num_batches' if p.eval and not (p.num_eval_batches or p.num_eval_epochs)
+                else 'num_eval_batches')
         lines.append(latency_lib.set_up_only_line(plan.eval.global_batch_size,
-                                                  '--num_eval_batches=2 or more'))
+                                                  '--%s=2 or more' % flag))
     for line in lines:
         log(line)
     return {'utilisation': util, 'memory': mem, 'latency_ms': lat,

@@ -62,14 +62,20 @@ def test_a_one_step_forward_only_run_without_warmup_has_no_latency_figure():
     assert lat is None
 
 
-def test_a_one_batch_eval_has_no_latency_figure(capsys):
+@pytest.mark.parametrize('flags, hint', [
+    (dict(eval=True, num_eval_batches=1, num_eval_epochs=None), '--num_eval_batches'),
+    # --eval --num_batches=1: that flag set the count (a release tester followed the hint
+    # '--num_eval_batches=2' and got '--num_batches has no effect').
+    (dict(eval=True, num_eval_batches=None, num_eval_epochs=None), '--num_batches'),
+    (dict(eval=False, num_eval_batches=None, num_eval_epochs=None), '--num_eval_batches')])
+def test_a_one_batch_eval_has_no_latency_figure(capsys, flags, hint):
     # Before: 'latency per batch of 4 (ms): 40.00, 1 batch: too few for percentiles', the
     # set-up batch's time given as the latency.
-    plan = helpers.stub_plan(training=False)
+    plan = helpers.stub_plan(training=False, **flags)
     plan.eval = types.SimpleNamespace(global_batch_size=4)
     keys = utilisation.eval_figures(plan, {'images_per_sec': 100.0, 'batch_times': [0.04]},
                                     cpu_peak_fn=_peak)
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == ('latency per batch of 4 (ms): no figure: the only batch is the first '
-                       '(set-up) batch, left out; --num_eval_batches=2 or more gives one')
+                       '(set-up) batch, left out; %s=2 or more gives one' % hint)
     assert keys['latency_ms'] is None
