@@ -77,9 +77,10 @@ class StoreError(BenchmarkError):
 
 def missing_error(path: str) -> StoreError:
     """The error of a database that is not there: where runs record it and how to load runs
-    into it, or, under a home folder that does not exist (never made: runs there are not
-    recorded, and warn), that reason and the places to give instead."""
-    home = home_problem(path)
+    into it, or, under a home folder that does not exist (never made) or where it cannot be
+    made (read-only storage: runs there are not recorded, and warn), that reason and the
+    places to give instead."""
+    home = home_problem(path) or (write_problem(path) or (None,))[0]  # read-only too
     if home:
         return StoreError('no results database at %s: it %s, so runs do not record there; '
                           'give --results_db=PATH or set $%s' % (path, home, PATH_VARIABLE))

@@ -594,3 +594,17 @@ def test_a_database_to_be_made_on_a_read_only_mount_says_read_only(tmp_path):
         unused % (folder, '', folder), unused % (folder, '/.local/share', folder)]
     assert proc.stdout.count('total images/sec') == 2
     assert os.listdir(folder) == []
+
+
+def test_a_missing_database_where_it_cannot_be_made_says_runs_do_not_record_there(
+        tmp_path, monkeypatch):
+    """`tf_cnn_results list` under a read-only home said 'runs record there unless
+    --noresults_db', while a run there went on unrecorded, one warning saying so."""
+    path = str(tmp_path / 'r.sqlite')
+    assert '(runs record there unless --noresults_db' in str(store.missing_error(path))
+    monkeypatch.setattr(store, 'write_problem', lambda p: (
+        'cannot be made: %s is on a read-only file system' % tmp_path, 'fix'))
+    assert str(store.missing_error(path)) == (
+        'no results database at %s: it cannot be made: %s is on a read-only file system, so '
+        'runs do not record there; give --results_db=PATH or set $TF_CNN_RESULTS_DB'
+        % (path, tmp_path))
