@@ -423,7 +423,8 @@ def run_state(row: dict) -> clean_runs.RunState:
         except ValueError:
             params = {}
         run, planned = row.get('num_steps'), clean_runs.planned_from_params(params)
-    return clean_runs.state(figures.get('host_load'), run, planned)
+    return clean_runs.state(figures.get('host_load'), run, planned,
+                            'batches' if row.get('mode') == 'evaluation' else 'timed steps')
 
 
 def host_load_word(row: dict, clean: str = 'clean') -> str:

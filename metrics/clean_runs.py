@@ -86,6 +86,7 @@ class RunState:
         measured.
       steps_run: timed steps the run made; None when unknown.
       steps_planned: timed steps it planned; None when unknown.
+      unit: what those steps are, in `why`'s words: 'timed steps', an evaluation's 'batches'.
     """
 
     others_fraction: float | None = None
@@ -94,6 +95,7 @@ class RunState:
     steps_planned: int | None = None
     cluster_fraction: float | None = None
     unmeasured: str = ''
+    unit: str = 'timed steps'
 
     @property
     def outside_fraction(self) -> float | None:
@@ -157,8 +159,8 @@ class RunState:
                          '%.0f%%)' % (host_load.share_above(self.steal_fraction, STEAL_LIMIT, 1),
                                       100 * STEAL_LIMIT))
         if self.stopped:
-            parts.append('stopped at %d of %d timed steps' % (self.steps_run,
-                                                              self.steps_planned))
+            parts.append('stopped at %d of %d %s' % (self.steps_run, self.steps_planned,
+                                                     self.unit))
         if self.unmeasured:
             parts.append('host load not measured (%s): whether the host was quiet is not '
                          'known' % self.unmeasured)
@@ -187,9 +189,11 @@ class RunState:
             cluster)
 
 
-def state(load: dict | None, steps_run=None, steps_planned=None) -> RunState:
+def state(load: dict | None, steps_run=None, steps_planned=None,
+          unit: str = 'timed steps') -> RunState:
     """A RunState from a host_load dict (metrics/host_load.py measure's, or the sweep
-    record's subset; None: not measured) and the timed steps run and planned."""
+    record's subset; None: not measured) and the timed steps run and planned (`unit`: what
+    they are, an evaluation's 'batches')."""
     recorded = isinstance(load, dict)
     load = load if recorded else {}
     others, steal = _fraction(load.get('others_fraction')), _fraction(load.get('steal_fraction'))
@@ -198,7 +202,7 @@ def state(load: dict | None, steps_run=None, steps_planned=None) -> RunState:
         error = str(load.get('error') or '')
         unmeasured = 'run too short' if 'too short' in error else (error or 'unknown')
     return RunState(others, steal, _count(steps_run), _count(steps_planned),
-                    _fraction(load.get('cluster_fraction')), unmeasured)
+                    _fraction(load.get('cluster_fraction')), unmeasured, unit)
 
 
 def _fraction(value) -> float | None:

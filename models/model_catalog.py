@@ -108,8 +108,8 @@ DIFFERS_FROM_ORIGINAL = frozenset(
 TABLE_LEGEND = (
     "original: same = the original's network of that name; new = not in the original; "
     'differs = built otherwise (CIFAR-10 models: 10 outputs, the original\'s 11; trivial, '
-    'resnet*_v2, mobilenet: one layer; docs/usage-and-flags.md, "Departures from the '
-    'original")')
+    'mobilenet: one layer; resnet*_v2: one layer and where a unit strides; '
+    'docs/usage-and-flags.md, "Departures from the original")')
 
 
 def origin(name: str, dataset: str) -> str:

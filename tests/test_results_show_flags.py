@@ -172,3 +172,7 @@ def test_a_partial_eval_is_recorded_and_shown_as_partial(tmp_path, capsys):
               .splitlines() if x.startswith('  stopped:')] for run in (1, 2, 3)]
     assert shown == [['  stopped: by SIGINT after 3 of 10 batches: a partial evaluation, its '
                       'accuracy and figures of the batches scored'], [], []]
+    # Its clean: line counts the same batches (it said 'stopped at 3 of 10 timed steps').
+    clean = [x for x in rh.results_command(capsys, 'show', '1', '--results_db=%s' % path)[1]
+             .splitlines() if x.startswith('  clean:')]
+    assert len(clean) == 1 and 'stopped at 3 of 10 batches' in clean[0], clean
