@@ -52,6 +52,8 @@ class Summary:
       present: runs it had already (the same content_key).
       failed_runs: sweep records of runs that did not succeed (nothing to record).
       in_sweeps: run JSONs found again inside an ingested sweep's folder (counted once).
+      copies: run JSONs of a run another run JSON of this ingest holds already (a copy of
+        the file: the same content_key; counted once).
       problems: 'PATH: why' for each file or line that is no result.
       other_tasks: 'TASK (PATH)' for each JSON of a cluster task other than the chief.
     """
@@ -59,6 +61,7 @@ class Summary:
     present: int = 0
     failed_runs: int = 0
     in_sweeps: int = 0
+    copies: int = 0
     problems: list = dataclasses.field(default_factory=list)
     other_tasks: list = dataclasses.field(default_factory=list)
 
@@ -74,6 +77,8 @@ class Summary:
             head += ', %s not the chief\'s' % counted(len(self.other_tasks), 'cluster task JSON')
         if self.in_sweeps:
             head += ' (%s read as their sweep\'s runs)' % counted(self.in_sweeps, 'run JSON')
+        if self.copies:
+            head += ' (%s of a run read once)' % counted(self.copies, 'copy', 'copies')
         lines = [head] + ['skipped: %s' % p for p in self.problems]
         if self.other_tasks:
             lines.append(
@@ -237,16 +242,19 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
     rows = []
     for path in sweeps:
         rows += sweep_rows(path, summary, label)
-    seen = {row['content_key'] for row in rows}
+    in_sweeps = {row['content_key'] for row in rows}
+    seen = set(in_sweeps)
     for path in runs:
         row = json_row(path, summary, label)
-        if row is not None and row['content_key'] in seen:
+        if row is not None and row['content_key'] in in_sweeps:
             summary.in_sweeps += 1
+        elif row is not None and row['content_key'] in seen:  # another JSON of this run
+            summary.copies += 1
         elif row is not None:
             seen.add(row['content_key'])
             rows.append(row)
     if (not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps
-            and not summary.other_tasks):
+            and not summary.copies and not summary.other_tasks):
         raise NothingReadError(
             'none of the %s read holds a result (the first: %s); ingest reads a '
             'sweep\'s %s and run JSONs %s' % (cnn_util.counted(len(sweeps) + len(runs), 'file'),

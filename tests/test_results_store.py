@@ -9,6 +9,7 @@ import datetime
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -165,6 +166,18 @@ def test_ingest_twice_adds_each_run_once(tmp_path, capsys):
     path = results_log.write_json(dict(recorded), str(tmp_path / 'more'))
     assert (ingest.ingest(db, [path]).added, ingest.ingest(db, [path]).present) == (0, 1)
     capsys.readouterr()
+
+
+def test_a_copy_of_a_run_json_is_read_once_and_called_a_copy(tmp_path):
+    # A docs reader's trial: a run JSON and its copy said '(1 run JSON read as their sweep's
+    # runs)' where no sweep was ingested.
+    path = results_log.write_json(rh.result(777.0), str(tmp_path / 'a'))
+    os.makedirs(tmp_path / 'b')
+    shutil.copy(path, tmp_path / 'b' / os.path.basename(path))
+    summary = ingest.ingest(str(tmp_path / 'db.sqlite'), [str(tmp_path / 'a'),
+                                                          str(tmp_path / 'b')])
+    assert (summary.added, summary.in_sweeps, summary.copies) == (1, 0, 1)
+    assert summary.lines()[0].endswith('0 files or lines skipped (1 copy of a run read once)')
 
 
 def _cluster_task_results(total=173.66, own=(87.11, 86.55)):
