@@ -41,6 +41,17 @@ def test_a_plots_link_from_a_folder_with_a_space_is_percent_encoded(tmp_path, ca
     assert sweep_report.link('a (1)/<b>%.png') == 'a%20%281%29/%3Cb%3E%25.png'
 
 
+def test_a_flag_given_to_report_is_named_not_counted_as_a_folder(tmp_path, capsys,
+                                                                  monkeypatch):
+    # A docs reader's trial: 'report takes one sweep output directory. Received 2 argument(s)'.
+    monkeypatch.chdir(tmp_path)
+    rh.sweep_folder('swA', _records('trivial', 8, 1, [100.0, 101.0]))
+    assert sweep.main(['tf_cnn_sweep', 'report', 'swA', '--include_unclean_runs']) == 2
+    assert capsys.readouterr().err == (
+        "error: report takes no flags (--include_unclean_runs): give only the sweep's output "
+        'directory. usage: tf_cnn_sweep report OUTPUT_DIR\n')
+
+
 def _loaded(record: dict, load: dict | None) -> dict:
     return dict(record, host_load=load)
 

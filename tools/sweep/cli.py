@@ -494,6 +494,11 @@ def _report_main(argv: list[str]) -> int:
         print('%s\n\nRewrites OUTPUT_DIR/report.md and the plots from OUTPUT_DIR/results.jsonl '
               'and prints the report.' % usage)
         return 0
+    flag = next((a for a in argv if a.startswith('-')), None)
+    if flag is not None:  # it took a flag for a second folder
+        print('error: report takes no flags (%s): give only the sweep\'s output directory. %s'
+              % (flag, usage), file=sys.stderr)
+        return 2
     if len(argv) != 1:
         print('error: report takes one sweep output directory. Received %d argument(s). %s'
               % (len(argv), usage), file=sys.stderr)
