@@ -9,7 +9,6 @@ import datetime
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -166,18 +165,6 @@ def test_ingest_twice_adds_each_run_once(tmp_path, capsys):
     path = results_log.write_json(dict(recorded), str(tmp_path / 'more'))
     assert (ingest.ingest(db, [path]).added, ingest.ingest(db, [path]).present) == (0, 1)
     capsys.readouterr()
-
-
-def test_a_copy_of_a_run_json_is_read_once_and_called_a_copy(tmp_path):
-    # A docs reader's trial: a run JSON and its copy said '(1 run JSON read as their sweep's
-    # runs)' where no sweep was ingested.
-    path = results_log.write_json(rh.result(777.0), str(tmp_path / 'a'))
-    os.makedirs(tmp_path / 'b')
-    shutil.copy(path, tmp_path / 'b' / os.path.basename(path))
-    summary = ingest.ingest(str(tmp_path / 'db.sqlite'), [str(tmp_path / 'a'),
-                                                          str(tmp_path / 'b')])
-    assert (summary.added, summary.in_sweeps, summary.copies) == (1, 0, 1)
-    assert summary.lines()[0].endswith('0 files or lines skipped (1 copy of a run read once)')
 
 
 def _cluster_task_results(total=173.66, own=(87.11, 86.55)):
@@ -607,17 +594,3 @@ def test_a_database_to_be_made_on_a_read_only_mount_says_read_only(tmp_path):
         unused % (folder, '', folder), unused % (folder, '/.local/share', folder)]
     assert proc.stdout.count('total images/sec') == 2
     assert os.listdir(folder) == []
-
-
-def test_a_missing_database_where_it_cannot_be_made_says_runs_do_not_record_there(
-        tmp_path, monkeypatch):
-    """`tf_cnn_results list` under a read-only home said 'runs record there unless
-    --noresults_db', while a run there went on unrecorded, one warning saying so."""
-    path = str(tmp_path / 'r.sqlite')
-    assert '(runs record there unless --noresults_db' in str(store.missing_error(path))
-    monkeypatch.setattr(store, 'write_problem', lambda p: (
-        'cannot be made: %s is on a read-only file system' % tmp_path, 'fix'))
-    assert str(store.missing_error(path)) == (
-        'no results database at %s: it cannot be made: %s is on a read-only file system, so '
-        'runs do not record there; give --results_db=PATH or set $TF_CNN_RESULTS_DB'
-        % (path, tmp_path))
