@@ -16,7 +16,9 @@ within a phase the order of the hooks carries no meaning:
     traced(call, wall_secs, trace)  hands the trace (RunMetadata) to each hook that asked
     before_timed()          right before the first timed step (after the warm-up)
     after_step(step, loss)  after each timed step (step counts from 1 in this run)
-    should_stop()           after each timed step; any True ends the loop early
+    should_stop()           after each timed step; any True ends the loop early (also
+                            after each warm-up step, and after before_timed when there are
+                            warm-up steps: a True there ends the run before any timed step)
     after_timed()           right after the last timed step, before the total block
     total_figure(loop)      the figure the `total images/sec` line prints instead of the
                             loop's own, with the lines right after it (a cluster worker's:

@@ -13,10 +13,12 @@ from tf_cnn_benchmarks.lifecycle import phase_runner, run_hooks
 import helpers
 
 #: The phases a training run of 2 timed steps after 1 warm-up step calls, in order.
+# The warm-up step's should_stop, then once more after before_timed: a signal during the work
+# at the warm-up's end (an evaluation due there) stops the run before its first timed step.
 TWO_STEPS = ['after_initialize', 'begin', 'wants_trace 1', 'should_stop', 'before_timed',
-             'wants_trace 2', 'after_step 1', 'should_stop', 'wants_trace 3', 'after_step 2',
-             'should_stop', 'after_timed', 'total_figure', 'total_lines', 'after_loop', 'end',
-             'report', 'release']
+             'should_stop', 'wants_trace 2', 'after_step 1', 'should_stop', 'wants_trace 3',
+             'after_step 2', 'should_stop', 'after_timed', 'total_figure', 'total_lines',
+             'after_loop', 'end', 'report', 'release']
 
 
 class Recorder(run_hooks.RunHook):
