@@ -56,8 +56,10 @@ def test_a_signal_after_every_task_reported_done_is_said_without_error(monkeypat
     result = _end(monkeypatch, signum)
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and out[0].startswith('ps 0 (localhost:2222): every task is done after ')
-    assert out[0].endswith('s; %s came as they exited, with nothing left to serve; exiting'
-                           % signal.Signals(signum).name)
+    # The line names the signal when its handler ran before the ps's last look; on a loaded
+    # host (a full suite under -n 2) the look may come first: the plain end, no error either.
+    assert out[0].endswith(('s; %s came as they exited, with nothing left to serve; exiting'
+                            % signal.Signals(signum).name, ' s; exiting'))
     assert 'stopped_by_signal' not in result and result['role'] == 'ps'
     assert signals.exit_status(result) in (None, 0)  # the command's exit status: 0
 
