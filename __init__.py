@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .package_info import VERSION as __version__  # noqa: F401 (written once; setup.py reads it)
+
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): importing the package stays instant
     from .params import Params
 
@@ -49,7 +51,6 @@ __all__ = ['BenchmarkCNN', 'BenchmarkError', 'CheckpointError', 'ClusterError', 
            'NonFiniteLossError', 'Params', 'ParamsError', 'UnknownModelError', 'list_models',
            'make_params', 'run']
 
-__version__ = '0.2.0'
 
 
 def run(params: Params, *, hooks=(), print_header: bool = True) -> dict:

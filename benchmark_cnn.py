@@ -24,10 +24,12 @@ import functools
 import time
 
 if not __package__:  # `import benchmark_cnn` inside the checkout, as the original's scripts did
+    # package_info.install_hint's two forms, written out: the package cannot be imported here.
     raise ImportError(
         'benchmark_cnn is a module of the package tf_cnn_benchmarks (the checkout folder), whose '
         'modules import each other relatively: write `from tf_cnn_benchmarks import '
-        "benchmark_cnn` after `pip install -e .` in the checkout (docs/python-api.md)")
+        "benchmark_cnn` with the package installed: pip install tf_cnn_benchmarks (in a "
+        "checkout: pip install -e .); docs/python-api.md")
 
 from .runtime import runtime_env
 

@@ -4,11 +4,17 @@ All modules are installed inside the `tf_cnn_benchmarks` package (nothing generi
 `models`, `params` or `datasets` goes to the top of site-packages).
 """
 
+import re
+
 import setuptools
+
+# The version is written once, in package_info.py (the package's __version__).
+with open('package_info.py', encoding='utf-8') as _f:
+    VERSION = re.search(r"^VERSION = '([^']+)'$", _f.read(), re.M).group(1)
 
 setuptools.setup(
     name='tf_cnn_benchmarks',
-    version='0.2.0',
+    version=VERSION,
     description='Fast, trustworthy CNN training benchmarks for TensorFlow (TF1-style graphs)',
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',

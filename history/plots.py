@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import statistics
 
+from .. import package_info
 from ..runtime import runtime_env
 from . import records
 
@@ -33,7 +34,8 @@ def _pyplot():
         import matplotlib
     except ImportError:
         raise PlotError('the history plots need matplotlib, which is not installed: pip '
-                        'install matplotlib (or pip install "tf_cnn_benchmarks[plot]")') from None
+                        'install matplotlib, or %s' % package_info.install_hint('plot')
+                        ) from None
     matplotlib.use('Agg', force=True)
     from matplotlib import pyplot
     return pyplot

@@ -2,7 +2,8 @@
 MLCommons' compliance checker accepts.
 
 The lines come from the MLCommons logging package (`mlperf-logging`, module
-`mlperf_logging.mllog`; `pip install -e '.[mlperf]'`), which prints each event to stdout as
+`mlperf_logging.mllog`; `pip install 'tf_cnn_benchmarks[mlperf]'`), which prints each event to
+stdout as
 `:::MLLOG {"namespace": "", "time_ms": ..., "event_type": ..., "key": ..., "value": ...,
 "metadata": {...}}`. What a log must hold is the checker's (`python -m
 mlperf_logging.compliance_checker --usage training --ruleset 4.0.0 LOG`, the last ruleset with
@@ -75,12 +76,12 @@ import sys
 import threading
 import time
 
-from .. import cnn_util
+from .. import cnn_util, package_info
 from ..params import ParamsError
 from . import run_hooks
 
-INSTALL_HINT = ('pip install -e \'.[mlperf]\' (or pip install mlperf-logging) for the MLPerf '
-                'log lines')
+INSTALL_HINT = ('pip install mlperf-logging, or %s, for the MLPerf log lines'
+                % package_info.install_hint('mlperf'))
 #: Environment variable -> (submission key, default, allowed values or None). The defaults of
 #: the free-text fields say that nothing was set; division and status must be one of MLPerf's
 #: values (training_4.0.0/common.yaml): a run of this tool is an open-division research run

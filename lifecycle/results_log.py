@@ -83,7 +83,7 @@ import os
 
 import numpy as np
 
-from .. import cnn_util
+from .. import cnn_util, package_info
 from ..hardware import machine
 from ..metrics import configuration
 from ..runtime import file_systems
@@ -225,8 +225,8 @@ def check_plot_available() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise cnn_util.BenchmarkError(
-            '--plot_file needs matplotlib, which is not installed: pip install matplotlib (or '
-            'pip install "tf_cnn_benchmarks[plot]"), or drop --plot_file') from None
+            '--plot_file needs matplotlib, which is not installed: pip install matplotlib, or '
+            '%s; or drop --plot_file' % package_info.install_hint('plot')) from None
 
 
 def write_plot(result: dict, path: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 
+from .. import package_info
 from .schedule_spec import is_number
 
 GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
@@ -93,7 +94,7 @@ _ROWS = (
      'the traced step (after Grappler) to PREFIX with the device name inserted before the '
      'extension; text when it ends in txt.', None),
     ('boolean', 'ml_perf', False, 'Print MLPerf-format log lines (mlperf-logging package: '
-     'pip install -e \'.[mlperf]\').', None),
+     'pip install mlperf-logging, or %s).' % package_info.install_hint('mlperf'), None),
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
      'lines.', None),
     # --- Accepted, with one warning line when set (see NO_EFFECT).

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from .. import cnn_util
+from .. import cnn_util, package_info
 from ..hardware import gpu_plans
 from ..speed_model import from_flags, scaling_report
 from ..speed_model import traffic_patterns as patterns
@@ -171,9 +171,9 @@ def run_planned(make_bench, p, visible_gpus: int, named, given=frozenset()) -> i
             path = scaling_report.write_png(inputs, rows, p.plan_scaling_png,
                                             scaling_report.alternatives(inputs))
         except ImportError:
-            raise cnn_util.BenchmarkError('--plan_scaling_png needs matplotlib (pip install '
-                                          'matplotlib); the plan above is complete without it'
-                                          ) from None
+            raise cnn_util.BenchmarkError(
+                '--plan_scaling_png needs matplotlib (pip install matplotlib, or %s); the plan '
+                'above is complete without it' % package_info.install_hint('plot')) from None
         except OSError as e:
             raise cnn_util.BenchmarkError('cannot write --plan_scaling_png %s: %s' % (
                 p.plan_scaling_png, e.strerror or e)) from None

@@ -34,7 +34,7 @@ from __future__ import annotations
 import importlib.util
 from typing import NamedTuple
 
-from .. import cnn_util, params
+from .. import cnn_util, package_info, params
 from ..cluster import host_names, resolvers
 from ..hardware import gpu_plans, gpu_specs, links, machine
 from ..input_data import dataset_info
@@ -275,8 +275,8 @@ def check_extras(p: params.Params) -> dict | None:
     for name in ('plot_file', 'plan_scaling_png'):
         if getattr(p, name) and importlib.util.find_spec('matplotlib') is None:
             raise params.ParamsError(
-                '--%s needs matplotlib, which is not installed: pip install matplotlib (or '
-                'pip install "tf_cnn_benchmarks[plot]"), or drop --%s' % (name, name))
+                '--%s needs matplotlib, which is not installed: pip install matplotlib, or %s; '
+                'or drop --%s' % (name, package_info.install_hint('plot'), name))
     if p.baseline and not file_systems.is_remote(p.baseline):  # a remote one: BenchmarkCNN
         path_lengths.check_given_paths(p, ('baseline',))  # over PATH_MAX it reads as missing
         stored = baseline.load(p.baseline)
@@ -340,8 +340,9 @@ def check_gpu_model(p: params.Params) -> None:
         raise params.ParamsError('--gpu_model plans a GPU run; drop it or drop --device=cpu.')
 
 
-#: The install that brings TensorFlow's CUDA libraries (setup.py's `gpu` extra).
-GPU_INSTALL = "pip install -e '.[gpu]'"
+#: The install that brings TensorFlow's CUDA libraries (setup.py's `gpu` extra), an installed
+#: package's and a checkout's.
+GPU_INSTALL = package_info.install_hint('gpu')
 
 
 def check_gpu_driver(p: params.Params, find_driver=None) -> None:
@@ -369,9 +370,9 @@ def check_gpu_driver(p: params.Params, find_driver=None) -> None:
     flag = wants[0]
     raise params.ParamsError(
         '%s=gpu, but no GPU is visible; use %s=cpu, or on a GPU host install the NVIDIA '
-        'driver and %s (no NVIDIA driver found: no %s, no libcuda, no nvidia-smi; --dry_run '
-        'plans a GPU run without one)' % (flag, flag, GPU_INSTALL,
-                                          machine.NVIDIA_DRIVER_VERSION_FILE))
+        'driver, then %s; no NVIDIA driver found here: no %s, no libcuda, no nvidia-smi '
+        '(--dry_run plans a GPU run without one)' % (flag, flag, GPU_INSTALL,
+                                                     machine.NVIDIA_DRIVER_VERSION_FILE))
 
 
 def check_without_gpu(p: params.Params, find_driver=None, find_run=None) -> None:

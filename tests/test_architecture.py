@@ -131,7 +131,7 @@ LAYERS = [
     ('params', ['params', 'variable_managers.allreduce_spec']),
     # metrics/host_load.py reads /proc and imports nothing of the project: hardware's
     # calibration record (hardware/calibration.py) measures the load with it.
-    ('util', ['cnn_util', 'metrics.host_load', 'metrics.cluster_tasks']),
+    ('util', ['cnn_util', 'package_info', 'metrics.host_load', 'metrics.cluster_tasks']),
 ]
 
 
@@ -186,7 +186,7 @@ def test_the_layout_has_one_package_per_concern():
                         'tools', 'variable_managers']
     top = sorted(f[:-3] for f in os.listdir(REPO) if f.endswith('.py'))
     assert top == ['__init__', '__main__', 'benchmark_cnn',
-                   'cli', 'cnn_util', 'console', 'flag_parsing', 'preprocessing',
+                   'cli', 'cnn_util', 'console', 'flag_parsing', 'package_info', 'preprocessing',
                    'run_header', 'run_plan', 'setup', 'tf_cnn_benchmarks', 'variable_mgr']
     # The layout table lives in docs/CONTRIBUTING.md (the README links to it).
     layout = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()

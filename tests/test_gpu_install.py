@@ -33,11 +33,14 @@ def test_setup_has_a_gpu_extra_with_tensorflow_and_cuda():
 
 
 def test_readme_and_docs_give_the_gpu_install():
+    """The README's set-up is a checkout's; the GPU page gives both forms the refusal gives."""
+    assert usage.GPU_INSTALL == ("pip install 'tf_cnn_benchmarks[gpu]' (in a checkout: pip "
+                                 "install -e '.[gpu]')")
     readme = open(os.path.join(checkout.REPO, 'README.md'), encoding='utf-8').read()
-    assert usage.GPU_INSTALL in readme
+    assert "pip install -e '.[gpu]'" in readme
     guide = open(os.path.join(checkout.REPO, 'docs', 'planning-a-gpu-run.md'),
                  encoding='utf-8').read()
-    assert usage.GPU_INSTALL in guide
+    assert "pip install -e '.[gpu]'" in guide and "pip install 'tf_cnn_benchmarks[gpu]'" in guide
 
 
 @pytest.mark.parametrize('kwargs, refused', [
@@ -60,7 +63,7 @@ def test_gpu_run_without_a_driver_is_refused(kwargs, refused):
     assert '\n' not in text
     assert text.startswith('%s, but no GPU is visible; use %s=cpu' % (refused,
                                                                        refused.split('=')[0]))
-    assert "pip install -e '.[gpu]'" in text and '/proc/driver/nvidia/version' in text
+    assert usage.GPU_INSTALL in text and '/proc/driver/nvidia/version' in text
 
 
 def test_gpu_run_with_a_driver_passes_the_check():
@@ -93,8 +96,9 @@ def test_command_refuses_before_tensorflow_loads(tmp_path):
     for status, err, loaded in results:
         assert (status, loaded, err.count('\n')) == (2, False, 1)
         assert err.startswith('error: --device=gpu, but no GPU is visible; use --device=cpu, '
-                              "or on a GPU host install the NVIDIA driver and pip install -e "
-                              "'.[gpu]'")
+                              'or on a GPU host install the NVIDIA driver, then pip install '
+                              "'tf_cnn_benchmarks[gpu]' (in a checkout: pip install -e "
+                              "'.[gpu]'); no NVIDIA driver found here: ")
 
 
 def test_readme_gpu_command_asks_for_the_gpu():

@@ -528,7 +528,8 @@ def test_a_plan_scaling_png_without_matplotlib_is_refused_before_tensorflow_load
     assert out.strip() == ''
     assert proc.stderr == (
         'error: --plan_scaling_png needs matplotlib, which is not installed: pip install '
-        'matplotlib (or pip install "tf_cnn_benchmarks[plot]"), or drop --plan_scaling_png\n')
+        "matplotlib, or pip install 'tf_cnn_benchmarks[plot]' (in a checkout: pip install -e "
+        "'.[plot]'); or drop --plan_scaling_png\n")
 
 
 def test_gpu_hosts_planned_on_this_hosts_loopback_say_so(monkeypatch):

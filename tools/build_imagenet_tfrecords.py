@@ -48,7 +48,7 @@ import time
 
 from absl import flags
 
-from tf_cnn_benchmarks import cnn_util, console
+from tf_cnn_benchmarks import cnn_util, console, package_info
 from tf_cnn_benchmarks.hardware import user_dirs
 
 from . import image_encoding
@@ -61,7 +61,7 @@ _SHARD_PREFIXES = ('train-', 'validation-')
 #: The usage error of a Python without Pillow (setup.py installs it; a copy run from a checkout,
 #: or an environment that removed it, may lack it), printed before any folder is read.
 NO_PILLOW = ('tf_cnn_build_tfrecords needs Pillow to read the images, which is not installed: '
-             'pip install Pillow (or pip install -e . in the checkout)')
+             'pip install Pillow, or %s' % package_info.install_hint())
 
 
 def pillow_missing() -> bool:

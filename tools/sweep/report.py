@@ -20,7 +20,7 @@ import re
 import shlex
 import sys
 
-from tf_cnn_benchmarks import cnn_util
+from tf_cnn_benchmarks import cnn_util, package_info
 from tf_cnn_benchmarks.runtime import runtime_env
 
 from . import figures, host_load, results
@@ -35,8 +35,8 @@ class NotSaved(OSError):
         self.text = text
 
 
-MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib (or pip install '
-                   '"tf_cnn_benchmarks[plot]"), then run: tf_cnn_sweep report OUTPUT_DIR')
+MATPLOTLIB_HINT = ('matplotlib is not installed: pip install matplotlib, or %s; then run: '
+                   'tf_cnn_sweep report OUTPUT_DIR' % package_info.install_hint('plot'))
 
 
 def format_rate(stats: results.Stats | None, repeats: int = 0) -> str:
