@@ -60,6 +60,12 @@ def _load(path: str) -> dict:
     return result_files.load(path)
 
 
+def _commit(prov: dict) -> str:
+    """The commit a file's provenance names, 12 characters, or 'none' (not a checkout)."""
+    from tf_cnn_benchmarks.history import result_files
+    return result_files.commit_text(prov)
+
+
 def load_results(results_dir: str = RESULTS) -> list[tuple[str, dict]]:
     """[(file stem, document)] of every results/*.json, sorted by name (date first)."""
     return [(os.path.basename(p)[:-5], _load(p))
@@ -284,7 +290,7 @@ def gpu_model_block(results) -> str:
         return 'No results file yet: `python -m bench.bench_gpu_model`.'
     stem, doc = found[-1]
     return 'From `results/%s.json` (`%s` at commit `%s`):\n\n%s' % (
-        stem, doc['provenance']['command'], doc['provenance']['commit'][:12],
+        stem, doc['provenance']['command'], _commit(doc['provenance']),
         bench_gpu_model.markdown(doc['data']).replace('## ', '### '))
 
 
@@ -444,7 +450,8 @@ def files_section(results) -> list[str]:
     rows = [['`%s`' % stem, doc['provenance']['date'], _host(doc['provenance']),
              '%.1f-%.1f' % (doc['provenance']['load_average_before'],
                             doc['provenance']['load_average_after']),
-             '`%s`' % doc['provenance']['commit'][:12], '`%s`' % doc['provenance']['command']]
+             '`%s`' % _commit(doc['provenance']),
+             '`%s`' % doc['provenance']['command']]
             for stem, doc in results]
     return ['## The files', '', 'Every file this page read, with how it was made.', '',
             _table(['file', 'date (UTC)', 'host', 'load', 'commit', 'command'], rows, 'llllll')

@@ -16,6 +16,8 @@ import shutil
 import socket
 import sys
 
+from .. import package_info
+
 # The CPU flags that decide which kernels a figure ran on (the reduced-precision and vector
 # units), in this order in `cpu_flags()`.
 NOTABLE_CPU_FLAGS = ('avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16',
@@ -179,7 +181,8 @@ def environment(tensorflow: bool = True) -> dict:
         the version from the package metadata and leaves 'gpus' None (unknown).
 
     Returns:
-      {'tf_version', 'python_version', 'platform', 'hostname', 'cpu_model', 'cpu_flags' (list),
+      {'tf_version', 'tf_cnn_benchmarks_version' (this package's: package_info.VERSION),
+       'python_version', 'platform', 'hostname', 'cpu_model', 'cpu_flags' (list),
        'cpu_cores', 'gpus' (names, or None), 'onednn' ('on'/'off')}.
     """
     if tensorflow:
@@ -189,6 +192,7 @@ def environment(tensorflow: bool = True) -> dict:
         tf_version, gpus = tf_version_installed(), None
     return {
         'tf_version': tf_version,
+        'tf_cnn_benchmarks_version': package_info.VERSION,
         'python_version': sys.version.split()[0],
         'platform': platform.platform(),
         'hostname': socket.gethostname(),

@@ -7,9 +7,10 @@ by the performance page's generator (bench/make_performance_page.py). A file's J
 
 and its markdown the provenance as a list, then the writer's table(s). The provenance says how
 to make the file again and where it was measured: the command, the UTC date, the device kind,
-the TensorFlow version, the project's git commit (`-dirty` when tracked files had changes),
-the CPU model, its notable flags (hardware/machine.py: vector and reduced-precision units),
-its cores, the 1-minute load average before and after, and oneDNN on or off. The name says
+the TensorFlow version, tf_cnn_benchmarks' version, the project's git commit (`-dirty` when
+tracked files had changes; none for an installed package: `git_commit`), the CPU model, its
+notable flags (hardware/machine.py: vector and reduced-precision units), its cores, the
+1-minute load average before and after, and oneDNN on or off. The name says
 what was measured on what (timm's results/ does the same), so a figure quoted anywhere can name
 the file it came from; a second file of the same name on the same day replaces the first.
 No TensorFlow.
@@ -22,20 +23,27 @@ import json
 import os
 import subprocess
 
+from .. import package_info
 from ..hardware import machine
 
 
-def git_commit(repo: str) -> str:
+def git_commit(repo: str) -> str | None:
     """The commit checked out in `repo`: 40 hex digits, plus '-dirty' when tracked files have
-    uncommitted changes; 'unknown' outside a git checkout or without git."""
+    uncommitted changes; None unless `repo` is itself the top folder of a git work tree (an
+    installed package's folder in site-packages, a venv inside some other repository, whose
+    commit says nothing of this code), or without git."""
     try:
+        top = subprocess.run(['git', '-C', repo, 'rev-parse', '--show-toplevel'],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+        if os.path.realpath(top.strip()) != os.path.realpath(repo):
+            return None
         head = subprocess.run(['git', '-C', repo, 'rev-parse', 'HEAD'], capture_output=True,
                               text=True, timeout=30, check=True).stdout.strip()
         dirty = subprocess.run(['git', '-C', repo, 'status', '--porcelain',
                                 '--untracked-files=no'], capture_output=True, text=True,
                                timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        return 'unknown'
+        return None
     return head + ('-dirty' if dirty.strip() else '')
 
 
@@ -46,12 +54,13 @@ def provenance(command: str, device: str, repo: str, load_before: float,
     Args:
       command: the command line that makes the file again.
       device: 'cpu' or 'gpu' (what the figures ran on).
-      repo: the checkout whose commit is recorded.
+      repo: the checkout whose commit is recorded (the package's folder: none when installed).
       load_before: the 1-minute load average when the measurement started.
       tf_version: TensorFlow's version (default: the installed package's, read without import).
 
     Returns:
-      {'date' (UTC, 'YYYY-MM-DDTHH:MM:SSZ'), 'command', 'device', 'tensorflow', 'commit',
+      {'date' (UTC, 'YYYY-MM-DDTHH:MM:SSZ'), 'command', 'device', 'tensorflow',
+       'tf_cnn_benchmarks' (package_info.VERSION), 'commit' (None: not a checkout),
        'cpu_model', 'cpu_flags' (list), 'cpu_cores', 'load_average_before',
        'load_average_after', 'onednn' ('on'/'off')}.
     """
@@ -61,6 +70,7 @@ def provenance(command: str, device: str, repo: str, load_before: float,
         'command': command,
         'device': device,
         'tensorflow': tf_version or machine.tf_version_installed() or 'unknown',
+        'tf_cnn_benchmarks': package_info.VERSION,
         'commit': git_commit(repo),
         'cpu_model': machine.cpu_model(),
         'cpu_flags': machine.cpu_flags(),
@@ -79,11 +89,24 @@ def result_stem(what: str, prov: dict) -> str:
                               '-'.join(what.replace('_', '-').split()))
 
 
+def commit_text(prov: dict) -> str:
+    """A provenance's commit as the performance page's tables show it: its first 12
+    characters, or 'none' where none was recorded (not run from a git checkout)."""
+    commit = prov.get('commit')
+    return commit[:12] if commit else 'none'
+
+
 def provenance_lines(prov: dict) -> list[str]:
-    """The provenance as markdown list items (the head of every result's .md)."""
+    """The provenance as markdown list items (the head of every result's .md); a file
+    written before the tool's version was kept has no 'tf_cnn_benchmarks' and shows none."""
+    version = ('tf_cnn_benchmarks %s; ' % prov['tf_cnn_benchmarks']
+               if prov.get('tf_cnn_benchmarks') else '')
+    commit = prov.get('commit')
     return ['* command: `%s`' % prov['command'],
-            '* date: %s; TensorFlow %s; commit `%s`' % (prov['date'], prov['tensorflow'],
-                                                        prov['commit'][:12]),
+            '* date: %s; TensorFlow %s; %s%s' % (
+                prov['date'], prov['tensorflow'], version,
+                'commit `%s`' % commit[:12] if commit
+                else 'commit none (not run from a git checkout: an installed package)'),
             '* host: %s, %s cores, CPU flags %s; oneDNN %s' % (
                 prov['cpu_model'], prov['cpu_cores'], ' '.join(prov['cpu_flags']) or 'none',
                 prov['onednn']),

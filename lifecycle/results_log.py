@@ -14,8 +14,9 @@ host_load and utilisation):
     gave at another value than the default, as given: no cluster fields or values the run
     worked out filled in; null when not known), plan {the run plan's resolved values:
     devices, dtypes, threads, graph choices, ...: run_plan.RunPlan.summary},
-    environment {tf_version, python_version, platform, hostname, cpu_model, cpu_flags,
-                 cpu_cores, gpus [names], onednn} (hardware/machine.py),
+    environment {tf_version, tf_cnn_benchmarks_version (this tool's version; absent in a JSON
+                 written before it was kept), python_version, platform, hostname,
+                 cpu_model, cpu_flags, cpu_cores, gpus [names], onednn} (hardware/machine.py),
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
     graph_build_secs (building the step's graph, or the evaluation's),
     between_steps_secs, after_last_step_secs (the hooks' time between timed steps, and after

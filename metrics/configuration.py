@@ -42,8 +42,11 @@ from ..hardware import cpu_quota
 
 CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
                  'variable_update', 'device', 'data', 'image_size')
-ENVIRONMENT_FIELDS = ('tf_version', 'python_version', 'platform', 'cpu_model', 'cpu_flags',
-                      'cpu_cores', 'gpus', 'onednn', 'hostname')
+ENVIRONMENT_FIELDS = ('tf_version', 'tf_cnn_benchmarks_version', 'python_version', 'platform',
+                      'cpu_model', 'cpu_flags', 'cpu_cores', 'gpus', 'onednn', 'hostname')
+#: Environment fields a run of older code did not record: compared where both sides have them
+#: (a run of 0.2.0 after one that kept no version is no change).
+LATER_ENVIRONMENT_FIELDS = ('tf_cnn_benchmarks_version',)
 #: The allowed-CPU count's part: not a column of the results database (history/records.py puts
 #: it in the configuration key where a run recorded it), compared where both sides have it.
 CPUS_FIELD = 'cpus_allowed'
@@ -190,8 +193,12 @@ def changed_flags(before: dict, after: dict) -> list[str]:
 def changes(env_before: dict, env_after: dict, flags_before: dict, flags_after: dict
             ) -> list[str]:
     """What changed between two runs: their environments (ENVIRONMENT_FIELDS but the host
-    name: 'tf_version 2.20.0 -> 2.21.0'), then their flags (`changed_flags`)."""
+    name: 'tf_version 2.20.0 -> 2.21.0', 'tf_cnn_benchmarks_version 0.2.0 -> 0.3.0'; a field
+    of LATER_ENVIRONMENT_FIELDS only where both runs recorded it), then their flags
+    (`changed_flags`)."""
     env = ['%s %s -> %s' % (name, show(env_before.get(name)), show(env_after.get(name)))
            for name in ENVIRONMENT_FIELDS
-           if name != 'hostname' and env_before.get(name) != env_after.get(name)]
+           if name != 'hostname' and env_before.get(name) != env_after.get(name)
+           and not (name in LATER_ENVIRONMENT_FIELDS
+                    and None in (env_before.get(name), env_after.get(name)))]
     return env + changed_flags(flags_before, flags_after)

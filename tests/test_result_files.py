@@ -23,7 +23,8 @@ bench_quick_runs = checkout.load_bench('bench_quick_runs')
 
 def _prov(**changes):
     prov = {'date': '2026-12-02T15:40:00Z', 'command': 'python -m bench.bench_x --a=1',
-            'device': 'cpu', 'tensorflow': '2.21.0', 'commit': 'a' * 40,
+            'device': 'cpu', 'tensorflow': '2.21.0', 'tf_cnn_benchmarks': '0.2.0',
+            'commit': 'a' * 40,
             'cpu_model': 'AMD EPYC', 'cpu_flags': ['avx2', 'avx512_bf16'], 'cpu_cores': 2,
             'load_average_before': 1.5, 'load_average_after': 2.25, 'onednn': 'on'}
     prov.update(changes)
@@ -46,7 +47,8 @@ def test_a_written_file_holds_the_data_and_its_provenance(tmp_path):
     assert open(stem + '.md').read() == (
         '# precision\n\n'
         '* command: `python -m bench.bench_x --a=1`\n'
-        '* date: 2026-12-02T15:40:00Z; TensorFlow 2.21.0; commit `aaaaaaaaaaaa`\n'
+        '* date: 2026-12-02T15:40:00Z; TensorFlow 2.21.0; tf_cnn_benchmarks 0.2.0; commit '
+        '`aaaaaaaaaaaa`\n'
         '* host: AMD EPYC, 2 cores, CPU flags avx2 avx512_bf16; oneDNN on\n'
         '* load average (1 min): 1.50 before, 2.25 after\n\n'
         '| a |\n| --- |\n| 1 |\n')
@@ -81,7 +83,38 @@ def test_the_commit_is_marked_dirty_when_tracked_files_changed(tmp_path):
     assert result_files.git_commit(str(tmp_path)) == clean
     (tmp_path / 'f').write_text('2')
     assert result_files.git_commit(str(tmp_path)) == clean + '-dirty'
-    assert result_files.git_commit(str(tmp_path / 'nowhere')) == 'unknown'
+    assert result_files.git_commit(str(tmp_path / 'nowhere')) is None
+
+
+def test_a_commit_is_recorded_only_for_the_top_folder_of_a_work_tree(tmp_path):
+    """pkg56 finding 5: the package's folder of a venv inside some other repository
+    (`./venv/lib/python3.11/site-packages/tf_cnn_benchmarks`) recorded that repository's
+    commit; an installed package has none, whatever repository its venv is in."""
+    git = ['git', '-C', str(tmp_path), '-c', 'user.email=a@b', '-c', 'user.name=a']
+    subprocess.run(git[:3] + ['init', '-q'], check=True)
+    subprocess.run(git + ['commit', '-q', '--allow-empty', '-m', 'x'], check=True)
+    package = tmp_path / 'venv' / 'lib' / 'site-packages' / 'tf_cnn_benchmarks'
+    package.mkdir(parents=True)
+    assert result_files.git_commit(str(package)) is None
+    assert len(result_files.git_commit(str(tmp_path))) == 40  # a checkout's own top folder
+    assert result_files.git_commit(REPO)  # the checkout under test is one
+
+
+def test_provenance_without_a_commit_says_so_and_keeps_the_version(tmp_path, monkeypatch):
+    from tf_cnn_benchmarks import __version__
+    monkeypatch.chdir(tmp_path)
+    prov = result_files.provenance('cmd', 'cpu', str(tmp_path), 0.5)
+    assert prov['commit'] is None and prov['tf_cnn_benchmarks'] == __version__
+    lines = result_files.provenance_lines(prov)
+    assert lines[1].endswith('; TensorFlow %s; tf_cnn_benchmarks %s; commit none (not run from '
+                             'a git checkout: an installed package)' % (prov['tensorflow'],
+                                                                      __version__))
+    assert result_files.commit_text(prov) == 'none'
+    # A file written before the version was kept reads as it was written.
+    old = _prov()
+    del old['tf_cnn_benchmarks']
+    assert result_files.provenance_lines(old)[1] == (
+        '* date: 2026-12-02T15:40:00Z; TensorFlow 2.21.0; commit `aaaaaaaaaaaa`')
 
 
 def test_a_bench_script_records_the_command_that_runs_it_again():
@@ -139,3 +172,47 @@ def test_a_publish_name_that_cannot_be_a_file_name_is_a_usage_error(capsys, tmp_
         'error: --publish=a/b: takes a name of letters, digits, dots, dashes and underscores, '
         'e.g. --publish=precision-training\n')
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_published_sweep_publishes_its_plots_beside_the_md(tmp_path):
+    """pkg56 finding 6: the .md linked plots/<model>_images_per_sec.png beside itself, and the
+    PNG stayed in the sweep folder. It is copied beside the .md under the result's own stem;
+    a plot the sweep folder no longer holds is named, not linked."""
+    out = tmp_path / 'a'
+    _sweep_folder(str(out))
+    (out / 'plots').mkdir()
+    (out / 'plots' / 'trivial_images_per_sec.png').write_bytes(b'\x89PNG one')
+    (out / 'report.md').write_text('# report\n\n## Plots\n\n'
+                                   '![trivial_images_per_sec.png](plots/trivial_images_per_sec.png)\n'
+                                   '![trivial_scaling.png](plots/trivial_scaling.png)\n')
+    publish_dir = tmp_path / 'results'
+    stem = sweep_publish.publish(str(out), 'demo', str(publish_dir), ['tf_cnn_sweep'], 0.5)
+    name = os.path.basename(stem) + '-trivial_images_per_sec.png'
+    assert (publish_dir / name).read_bytes() == b'\x89PNG one'
+    md = open(stem + '.md').read()
+    assert md.endswith('\n![trivial_images_per_sec.png](%s)\n'
+                       'trivial_scaling.png: not published (the sweep folder no longer holds '
+                       'the plot).\n' % name)
+    assert _broken_links(str(publish_dir)) == []
+
+
+def _broken_links(folder: str) -> list[str]:
+    """'file.md: target' for each relative link or image of the folder's .md files whose
+    file is not there."""
+    import re
+    broken = []
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith('.md'):
+            continue
+        text = open(os.path.join(folder, name), encoding='utf-8').read()
+        for target in re.findall(r'\]\(([^)\s]+)\)', text):
+            path = target.split('#')[0]
+            if path and '://' not in path and not os.path.exists(os.path.join(folder, path)):
+                broken.append('%s: %s' % (name, target))
+    return broken
+
+
+def test_every_link_of_the_committed_result_files_resolves():
+    """results/2026-12-02-cpu-tf2.21-sweep-alexnet-precision.md linked a plot that was never
+    committed (the sweep's publish did not copy plots then)."""
+    assert _broken_links(os.path.join(REPO, 'results')) == []

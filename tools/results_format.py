@@ -191,6 +191,8 @@ def show_lines(row: dict) -> list[str]:
             env.get('cpu_model'), env.get('cpu_cores'), ' '.join(env.get('cpu_flags') or [])
             or 'no notable flags', 'unknown' if env.get('gpus') is None
             else ', '.join(env['gpus']) or 'none', env.get('onednn'), env.get('platform')),
+        '  tf_cnn_benchmarks: %s' % (env.get('tf_cnn_benchmarks_version')
+                                     or 'not recorded (a run recorded before runs kept it)'),
         '  flags: %s' % flags,
     ] + notes + ['  content key: %s' % row['content_key']]
 

@@ -43,8 +43,9 @@
                     what else used the run's CPUs during its timed part (the run's
                     result['host_load'], metrics/host_load.py; tools/sweep/host_load.py; None
                     when it failed or its tf_cnn_benchmarks did not measure it)
-    environment    {tf_version, python_version, cpu_model, cpu_cores, gpus [names] (None when
-                    unknown), onednn ('on'/'off'), hostname, platform}
+    environment    {tf_version, tf_cnn_benchmarks_version (absent in older files),
+                    python_version, cpu_model, cpu_cores, gpus [names] (None when unknown),
+                    onednn ('on'/'off'), hostname, platform}
     started_utc    ISO 8601 start time; wall_secs: the process's wall time in seconds
     run_dir        folder of the run's stdout.log, stderr.log and results JSON (relative to the
                    output directory)
