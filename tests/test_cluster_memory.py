@@ -82,3 +82,17 @@ def test_the_activation_table_is_the_models_forward_outputs(monkeypatch, tmp_pat
     helpers.serve_shared_op_profiles(monkeypatch, tmp_path_factory)
     assert set(cm.ACTIVATION_KIB) == {(row[0], row[1]) for row in model_catalog.ROWS}
     assert cm.activation_table() == cm.ACTIVATION_KIB
+
+
+def test_the_generator_answers_help_and_refuses_unknown_flags(capsys, monkeypatch):
+    """pkg56 finding 8: `python -m tf_cnn_benchmarks.tools.cluster_memory --help` ignored
+    --help and built every model to print the table."""
+    monkeypatch.setattr(cm, 'activation_table', lambda: pytest.fail('measured the models'))
+    with pytest.raises(SystemExit) as info:
+        cm.main(['--help'])
+    out, err = capsys.readouterr()
+    assert (info.value.code, err) == (0, '')
+    assert out.startswith('usage: python -m tf_cnn_benchmarks.tools.cluster_memory [-h]')
+    assert cm.main(['--bogus']) == 2
+    assert capsys.readouterr() == ('', 'error: unrecognized arguments: --bogus (see python -m '
+                                   'tf_cnn_benchmarks.tools.cluster_memory --help)\n')

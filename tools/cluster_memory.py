@@ -64,8 +64,12 @@ trivial ImageNet model at 64 workers and one ps: 32.7 GiB.
 
 from __future__ import annotations
 
+import sys
+
 from tf_cnn_benchmarks.hardware import host_memory
 from tf_cnn_benchmarks.models import model_catalog
+
+from . import command_parser
 
 #: A TensorFlow task's own memory (RssAnon) at its peak with almost no variables, bytes
 #: (module docstring).
@@ -213,5 +217,37 @@ def check_fits(job_counts: dict, worker_params, available: int | None = None) ->
         '%s' % (tasks, total / (1 << 30), worker >> 20, available / (1 << 30), fix))
 
 
-if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tools.cluster_memory
+class _UsageError(Exception):
+    """A bad argument of the generator's command line (message: argparse's, one line)."""
+
+
+class _Parser(command_parser.CommandParser):
+    usage_error = _UsageError
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tf_cnn_benchmarks.tools.cluster_memory`: prints ACTIVATION_KIB's rows as
+    measured now (loads TensorFlow and builds every model: minutes), for pasting into this
+    file. --help prints the usage (exit 0); any argument else is one error line (exit 2).
+
+    Args:
+      argv: the arguments without the program name.
+
+    Returns:
+      The exit status.
+    """
+    parser = _Parser(prog='python -m tf_cnn_benchmarks.tools.cluster_memory',
+                    description='Print the ACTIVATION_KIB table of tools/cluster_memory.py '
+                    'measured from the registered models (each model\'s forward outputs per '
+                    'image, KiB); loads TensorFlow and builds every model.')
+    try:
+        parser.parse_args(argv)
+    except _UsageError as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 2
     print('\n'.join('    %r: %d,' % item for item in sorted(activation_table().items())))
+    return 0
+
+
+if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tools.cluster_memory
+    sys.exit(main(sys.argv[1:]))
