@@ -193,6 +193,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'eval': None,
         'evals': [],
         'stopped_by_signal': None,
+        'stopped_by_error': None,
         'results_file': None,
     })
     return result
