@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import sqlite3
 
 import pytest
