@@ -237,8 +237,10 @@ def _from_entry(key: str, entry) -> Measurement | None:
 
 def _newest(samples) -> str:
     """The newest 'measured_utc' of an entry's samples ('' without samples)."""
+    if not isinstance(samples, list):
+        return ''
     return max((str(e.get('measured_utc', '')) for e in samples if isinstance(e, dict)),
-               default='') if isinstance(samples, list) else ''
+               default='')
 
 
 def _entry(m: Measurement) -> dict:
@@ -351,7 +353,7 @@ def note_busy(path: str | None, m: Measurement) -> bool:
         return False
 
 
-def _now() -> datetime.datetime:  # (tests replace it)
+def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
 
 
@@ -380,7 +382,7 @@ def announce(what: str, secs: float, out=None, upto: bool = False) -> None:
 
 
 def _utc_now() -> str:
-    return _now().strftime('%Y-%m-%dT%H:%M:%SZ')
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
 def is_quiet(load: dict) -> bool:
