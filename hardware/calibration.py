@@ -11,10 +11,9 @@ and graph/memory_probe.py) goes through `measure`:
      cores the measurement uses, from /proc); the measurement returns its value and its
      spread over repeats (a relative figure: 0.03 = the repeats lay within 3% of the value);
   3. it is kept as the host's figure only when quiet: other processes used at most
-     QUIET_LIMIT (a quarter) of its cores, the hypervisor stole at most
-     host_load.STEAL_LIMIT and its repeats spread at most SPREAD_LIMIT (a steady host). A
-     busy or unsteady measurement is not stored; the caller gets the last quiet one of the
-     same key (or none) and `busy_note` says why in one line.
+     QUIET_LIMIT (a quarter) of its cores and the hypervisor stole at most
+     host_load.STEAL_LIMIT. A busy measurement is not stored; the caller gets the last quiet
+     one of the same key (or none) and `busy_note` says why in one line.
 
 A busy measurement of a figure the record does not hold yet leaves a note in the record
 (`busy|<key>|cpus <the allowed CPUs>`: when, and the others' load): for BUSY_RETRY_SECS after
@@ -67,10 +66,6 @@ OFF = 'off'
 #: A measurement is the host's figure only when other processes used at most this share of
 #: its cores (metrics/host_load.py's threshold for a representative run).
 QUIET_LIMIT = host_load.OTHERS_LIMIT
-#: ... and its repeats spread at most this: the bench's target for the utilisation of repeated
-#: runs, within 10% (bench/bench_calibration.py), needs a peak known as well; quiet
-#: calibrations in docs/ and results/ spread 2-9%, busy ones 16-45%.
-SPREAD_LIMIT = 0.10
 #: Quiet measurements a sampled figure keeps (`figure`'s median_by); it is their median.
 SAMPLES = 5
 #: Seconds after a busy measurement of a figure not yet recorded during which a run does not
@@ -92,8 +87,8 @@ class Measurement(NamedTuple):
       others_cores: core-equivalents other processes used meanwhile (None: not measured).
       others_fraction: others_cores / cores (None: not measured).
       cores: the cores the measurement used.
-      quiet: whether it counts as the host's figure (QUIET_LIMIT, SPREAD_LIMIT; the load
-        counts as quiet when it could not be read: the record then says 'load not measured').
+      quiet: whether it counts as the host's figure (QUIET_LIMIT; True when the load could not
+        be read: the record then says 'load not measured').
       measured_now: True when this process measured it (False: read from the record).
       samples: the quiet measurements the figure is the median of (1 unless sampled).
       latest_utc: when the newest of those samples was measured ('' unless sampled).
@@ -420,7 +415,7 @@ def measure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: fl
     load = meter.stop() or {}
     got = Measurement(kind, key, value, float(spread), _utc_now(), seconds,
                       load.get('others_cores'), load.get('others_fraction'), meter.cores,
-                      is_quiet(load) and float(spread) <= SPREAD_LIMIT, True)
+                      is_quiet(load), True)
     JOURNAL.append(got)
     return got
 
@@ -432,7 +427,10 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
     of 2026-12-03 19:00 UTC' (or '; no quiet calibration: run tf_cnn_benchmarks --calibrate
     on a quiet host'). With `unwritable` (`unwritable_text`: the record cannot be written),
     that reason comes first: a quiet measurement would not have been kept either."""
-    load = not_quiet_text(fresh)
+    load = 'other processes used %.2f of %s (%.0f%%, more than %.0f%%)' % (
+        fresh.others_cores or 0.0, cnn_util.counted(fresh.cores, 'core'),
+        100 * (fresh.others_fraction or 0.0),
+        100 * QUIET_LIMIT)
     if unwritable:
         text = '%s measured now: not kept, %s; and %s' % (fresh.kind, unwritable, load)
     else:
@@ -442,23 +440,6 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
     if unwritable:
         return text + '; no quiet calibration'
     return text + '; no quiet calibration: ' + quiet_advice()
-
-
-def not_quiet_text(m: Measurement, inner: bool = False) -> str:
-    """Why `m` is not quiet: 'other processes used 1.92 of 2 cores (96%, more than 25%)',
-    'its repeats spread 90% (more than 10%: the host was not steady)', or both; `inner` (in
-    parentheses already): 'other processes used 1.92 of 2 cores, more than 25%', 'its repeats
-    spread 90%, more than 10%'."""
-    spread = '' if m.spread <= SPREAD_LIMIT else 'its repeats spread %.0f%%%s' % (
-        100 * m.spread, (', more than %.0f%%' if inner else
-                         ' (more than %.0f%%: the host was not steady)') % (100 * SPREAD_LIMIT))
-    if spread and (m.others_fraction or 0.0) <= QUIET_LIMIT:
-        return spread
-    load = 'other processes used %.2f of %s%s' % (
-        m.others_cores or 0.0, cnn_util.counted(m.cores, 'core'),
-        ', more than %.0f%%' % (100 * QUIET_LIMIT) if inner else ' (%.0f%%, more than %.0f%%)'
-        % (100 * (m.others_fraction or 0.0), 100 * QUIET_LIMIT))
-    return load + (' and ' + spread if spread else '')
 
 
 _CALIBRATING = [False]  # within `calibrating`: this process is `tf_cnn_benchmarks --calibrate`

@@ -51,7 +51,9 @@ def report_line(m: calibration.Measurement) -> str:
     GFLOP/s (matmul); spread 2%, others 0.05 of 2 cores, 3.1 s' or 'calibration: NOT stored
     (other processes used 1.90 of 2 cores, more than 25%): ...'."""
     what = '|'.join(m.key.split('|')[2:]) or m.kind
-    state = 'stored' if m.quiet else 'NOT stored (%s)' % calibration.not_quiet_text(m, inner=True)
+    state = ('stored' if m.quiet else 'NOT stored (other processes used %.2f of %s, '
+             'more than %.0f%%)' % (m.others_cores or 0.0, cnn_util.counted(m.cores, 'core'),
+                                    100 * calibration.QUIET_LIMIT))
     return 'calibration: %s %s: %s; spread %.0f%%, %s, %.1f s' % (
         state, what, _value_text(m), 100 * m.spread, m.load_text(), m.measure_secs)
 

@@ -6,7 +6,6 @@ meter, fake probes), so the test holds on any CPU and under any load."""
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 
@@ -240,30 +239,3 @@ def test_a_one_core_host_is_counted_in_the_singular():
         busy, None)
     assert calibrate.report_line(busy).startswith(
         'calibration: NOT stored (other processes used 0.90 of 1 core, more than 25%)')
-
-
-def test_a_peak_whose_repeats_spread_widely_is_not_kept_as_quiet(tmp_path, capsys):
-    # An operator's trial: a CPU peak whose repeats spread 90% (its median repeat at about half
-    # its best) on a host whose other processes stayed under the quarter was stored as
-    # `quiet: true` and used for every later utilisation line. Now it is not kept (a later
-    # measurement replaces it, as a busy one's), and the warning says why.
-    path = str(tmp_path / 'calibration.json')
-    spreads = iter([0.8986, 0.07])
-    kw = dict(cpu_model='c', tf_version='v', path=path, meter=helpers.FakeMeter(0.35),
-              measure_fn=lambda d, t: ({'flops_per_sec': 340.6e9, 'kernel': 'matmul'},
-                                       next(spreads)))
-    assert cpu_peak.cpu_peak('float32', 2, **kw) is None  # nothing quiet to use
-    said = capsys.readouterr().err
-    assert ('warning: CPU peak (float32) measured now: not kept, its repeats spread 90% (more '
-            'than 10%: the host was not steady); no quiet calibration') in said
-    entries = json.load(open(path))['entries']
-    assert not [k for k in entries if not k.startswith(calibration.BUSY_PREFIX)]
-    # A steady measurement later (--calibrate: a refresh) is kept.
-    kept = cpu_peak.cpu_peak('float32', 2, refresh=True, **kw)
-    assert kept.quiet and kept.spread == 0.07
-    assert json.load(open(path))['entries'][kept.key]['quiet'] is True
-    assert calibration.SPREAD_LIMIT == 0.10
-    # --calibrate's report line of such a measurement.
-    from tf_cnn_benchmarks.preflight import calibrate
-    assert calibrate.report_line(kept._replace(spread=0.9, quiet=False)).startswith(
-        'calibration: NOT stored (its repeats spread 90%, more than 10%) ')
