@@ -60,12 +60,12 @@ class StoppedByOutput(cnn_util.BenchmarkError):
 def _fix(hook, error: BaseException) -> str:
     """'free space there, or give another --train_dir' for a full disk; for a file over the
     process's file-size limit (EFBIG, 'File too large': another --train_dir would not help)
-    'raise the process's file-size limit (`ulimit -f`, now 20000 blocks of 512 bytes)'; else
+    'raise the process's file-size limit (`ulimit -f`; now 10240000 bytes)'; else
     'give another --train_dir' (or a general advice for a hook without a flag)."""
     text = str(error)
     code = getattr(error, 'errno', None)
     if code == errno.EFBIG or 'File too large' in text:
-        return 'raise the process\'s file-size limit (`ulimit -f`, now %s)' % file_size_limit()
+        return 'raise the process\'s file-size limit (`ulimit -f`; now %s)' % file_size_limit()
     full = (code in (errno.ENOSPC, errno.EDQUOT)
             or 'No space left' in text or 'quota exceeded' in text.lower())
     flag = hook.output_flag
@@ -74,8 +74,8 @@ def _fix(hook, error: BaseException) -> str:
 
 
 def file_size_limit() -> str:
-    """This process's file-size limit as `ulimit -f` counts it: '20000 blocks of 512 bytes'
-    (RLIMIT_FSIZE is in bytes), 'unlimited', or 'unknown'."""
+    """This process's file-size limit (RLIMIT_FSIZE) in bytes: '10240000 bytes' (in bytes, as
+    shells count `ulimit -f` in 512- or 1024-byte blocks), 'unlimited', or 'unknown'."""
     try:
         import resource
         soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
@@ -83,7 +83,7 @@ def file_size_limit() -> str:
         return 'unknown'
     if soft == resource.RLIM_INFINITY:
         return 'unlimited'
-    return '%d blocks of 512 bytes' % (soft // 512)
+    return '%d bytes' % soft
 
 
 def _reason(error: BaseException) -> str:

@@ -71,7 +71,7 @@ def test_a_checkpoint_that_cannot_be_saved_keeps_the_results_and_the_record(tmp_
     assert line == (
         NOT_ALL + 'Not written: the checkpoint (--train_dir): the checkpoint of global step 2 '
         'could not be saved in %s: File too large (writing %s); its temporary files were '
-        'removed; raise the process\'s file-size limit (`ulimit -f`, now 2048 blocks of 512 '
+        'removed; raise the process\'s file-size limit (`ulimit -f`; now 1048576 '
         'bytes). Written: the results JSON %s, the record in the results database %s (run 1).'
         % (train_dir, line.split('(writing ')[1].split(')')[0], results, db))
     assert json.loads(results.read_text())['checkpoint_path'] is None

@@ -99,7 +99,7 @@ def test_a_file_over_the_size_limit_names_ulimit_and_no_checkpoint_left(tmp_path
     [results] = list(log_dir.iterdir())
     assert line == (
         'error: the checkpoint of global step 2 could not be saved in %s: File too large; '
-        'raise the process\'s file-size limit (`ulimit -f`, now %s). The run stopped after 2 '
+        'raise the process\'s file-size limit (`ulimit -f`; now %s). The run stopped after 2 '
         'timed steps; no checkpoint is left in %s. The figures of its 2 timed steps were '
         'kept: the results JSON %s.' % (train_dir, phase_runner.file_size_limit(), train_dir,
                                         results))
