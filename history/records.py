@@ -37,7 +37,9 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       'stopped_by_signal' of a run a signal stopped, and an evaluation's
                       'partial' (stopped before its last batch: its accuracy is of the
                       batches scored), recorded since they were kept (no schema change:
-                      the column is JSON)
+                      the column is JSON); 'stopped_by_error' and 'partial' true of a
+                      training run a failed output stopped ('the failed checkpoint save at
+                      global step 20': lifecycle/checkpoints.py)
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
@@ -331,9 +333,14 @@ def _with_stop(figures: dict, result: dict) -> dict:
     """`figures` with 'stopped_by_signal' ('SIGINT', 'SIGTERM', 'SIGHUP'; 'SIGPIPE': the
     reader of stdout went away) where a signal stopped the run, and for an evaluation
     'partial' (result['eval']['partial']: True when a signal stopped it before its last
-    batch, its accuracy then of the batches scored)."""
+    batch, its accuracy then of the batches scored); 'stopped_by_error' and 'partial' True
+    where a failed output stopped the run (result['stopped_by_error']: 'the failed checkpoint
+    save at global step 20')."""
     if isinstance(result.get('stopped_by_signal'), str):
         figures['stopped_by_signal'] = result['stopped_by_signal']
+    if isinstance(result.get('stopped_by_error'), str):
+        figures['stopped_by_error'] = result['stopped_by_error']
+        figures['partial'] = True
     evaluation = result.get('eval')
     if result.get('mode') == 'evaluation' and isinstance(evaluation, dict):
         figures['partial'] = bool(evaluation.get('partial'))

@@ -352,7 +352,14 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
             raise  # refused as it is (damaged, another program's): nothing made beside it
         if peek or reason is not None:
             return conn
-        conn.close()  # checked as it is; read with locks (a writer may start meanwhile)
+        # Checked as it is; now read with locks. Not `immutable`: a run may record meanwhile
+        # (nothing stops it: the folder and the file can be written), and its commit and the
+        # checkpoint at its close rewrite pages of the file under a reader that takes no lock,
+        # which SQLite documents as wrong results or SQLITE_CORRUPT. With locks, a WAL
+        # database's reader needs the -shm file (the locks and the WAL's index) and SQLite
+        # makes it and an empty -wal beside the file; the next writer's close removes both
+        # (docs/results-database.md says so).
+        conn.close()
         return _connect_read_only(path, False, check_intact=False)
     return _connect_read_only(path, False)
 

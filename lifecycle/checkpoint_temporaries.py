@@ -25,7 +25,12 @@ _STALE = re.compile(r'^(%s-\d+(_temp|\.(index|data-\d+-of-\d+)\.tempstate\d+)'
 
 
 class CheckpointSaveError(cnn_util.BenchmarkError):
-    """A checkpoint save failed (a full disk, ...); its temporary files were removed."""
+    """A checkpoint save failed (a full disk, ...); its temporary files were removed.
+    `global_step`: the step of the checkpoint that was not saved."""
+
+    def __init__(self, message: str, global_step: int | None = None):
+        super().__init__(message)
+        self.global_step = global_step
 
 
 def clean_stale_temporaries(train_dir: str) -> list[str]:
@@ -112,4 +117,4 @@ def save_failure(error: BaseException, train_dir: str,
     return CheckpointSaveError(
         'the checkpoint of global step %d could not be saved in %s: %s%s%s'
         % (global_step, train_dir, text, writing,
-           '; its temporary files were removed' if removed else ''))
+           '; its temporary files were removed' if removed else ''), global_step)

@@ -34,6 +34,14 @@ counts the warm-up steps, and a checkpoint due during the warm-up is saved at it
 the first timed step, as an evaluation due there runs (lifecycle/eval_during_training.py):
 several due there become that one, and a warning line says so before the run starts. It keeps
 --max_ckpts_to_keep checkpoints, counting those of earlier runs in the same directory.
+
+A save during the run that fails (a full disk, the file-size limit of `ulimit -f`, the
+--train_dir removed) stops the run after that step, as a signal does: the total block of the
+steps run, the results JSON and the database record (result['stopped_by_error'], e.g. 'the
+failed checkpoint save at global step 20'), no final save, then one error line naming the
+failed save, its fix, the latest checkpoint left in --train_dir and what kept the figures
+(phase_runner.StoppedByOutput; exit status 1). A failed save at the last timed step is the
+final save's failure: the final save tries once more, and the line lists what was written.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ import tensorflow as tf
 from .. import cnn_util, variable_mgr
 from ..graph import images_seen
 from ..runtime import file_systems
-from . import checkpoint_fit, original_checkpoints, run_hooks
+from . import checkpoint_fit, checkpoint_lookup, original_checkpoints, phase_runner, run_hooks
 from .checkpoint_fit import CheckpointError  # noqa: F401 (the error of every checkpoint problem)
 from .checkpoint_source import (  # noqa: F401 (where a run restores from: as before)
     ResumePoint,
@@ -62,6 +70,7 @@ from .checkpoint_source import (  # noqa: F401 (where a run restores from: as be
 )
 from .checkpoint_temporaries import (  # noqa: F401 (clean_stale_temporaries: as before)
     CHECKPOINT_BASENAME,
+    CheckpointSaveError,
     clean_stale_temporaries,
     save_failure,
 )
@@ -318,6 +327,7 @@ class CheckpointHook(run_hooks.RunHook):
         self._surplus: list[str] = []
         self._last_time = 0.0
         self._prefix = os.path.join(p.train_dir, CHECKPOINT_BASENAME)
+        self.failed: CheckpointSaveError | None = None  # a save during the run that failed
 
     def begin(self, ctx):
         self._ctx = ctx
@@ -379,7 +389,7 @@ class CheckpointHook(run_hooks.RunHook):
             return
         start, end = self.counter.warmed_up()
         if run_hooks.crossed(start, end, self.p.save_model_steps) or self._secs_due():
-            self.save()
+            self._save_during_run()
 
     def _secs_due(self) -> bool:
         return bool(self.p.save_model_secs) and (
@@ -389,7 +399,18 @@ class CheckpointHook(run_hooks.RunHook):
         del loss
         before, global_step = self.counter.advance(step)
         if run_hooks.crossed(before, global_step, self.p.save_model_steps) or self._secs_due():
+            self._save_during_run()
+
+    def _save_during_run(self) -> None:
+        """A save due during the run; one that fails stops the run after this step
+        (`should_stop`; `end` says so)."""
+        try:
             self.save()
+        except CheckpointSaveError as e:
+            self.failed = e
+
+    def should_stop(self):
+        return self.failed is not None
 
     def save(self) -> str:
         """Saves now; returns the checkpoint prefix.
@@ -426,11 +447,35 @@ class CheckpointHook(run_hooks.RunHook):
         return path
 
     def end(self, result):
-        path = self.save()
+        if self.failed is not None and (result.get('stopped_early')
+                                        or result.get('stopped_in_warmup')):
+            self._stopped(result)
+        path = self.save()  # a save failed at the last step: the final save tries again
         cnn_util.log_fn('Saved checkpoint %s (global step %d)' % (path, self._saved_step))
         result['checkpoint_path'] = path
         result['checkpoints'] = list(self.paths)
         result['global_step'] = self._saved_step
+
+    def _stopped(self, result: dict) -> None:
+        """`end` of a run a failed save stopped: no final save; the result says why the run
+        stopped, then phase_runner.StoppedByOutput names the save, the latest checkpoint left
+        and the timed steps run."""
+        step = self.failed.global_step
+        result['checkpoint_path'] = None
+        result['checkpoints'] = list(self.paths)
+        result['stopped_by_error'] = 'the failed checkpoint save at global step %d' % step
+        steps = result.get('num_steps') or 0
+        try:
+            latest = checkpoint_lookup.latest_checkpoint(self.p.train_dir)
+        except checkpoint_lookup.StateFileError:
+            latest = None
+        left = ('the latest checkpoint in %s is %s' % (self.p.train_dir, os.path.basename(latest))
+                if latest else 'no checkpoint is left in %s' % self.p.train_dir)
+        cnn_util.log_fn('Stopped by %s after %s' % (result['stopped_by_error'],
+                                                    cnn_util.counted(steps, 'timed step')))
+        raise phase_runner.StoppedByOutput(
+            str(self.failed), 'the run stopped after %s; %s' % (
+                cnn_util.counted(steps, 'timed step'), left), steps)
 
     def written(self, result):
         path = result.get('checkpoint_path')

@@ -18,7 +18,10 @@ The outputs of a finished run are written independently: a hook with an `output`
 checkpoint, the results JSON, the trace, the plot) that fails in after_loop, end or report
 is noted and the other hooks go on (the database record and the results JSON are still
 written when the checkpoint cannot be); once every phase has run, `OutputsNotWritten` names
-what was not written, why and the fix, and what was.
+what was not written, why and the fix, and what was. A hook whose output fails during
+the timed steps (a periodic checkpoint save: lifecycle/checkpoints.py) stops the run after
+that step instead (its `should_stop`): the total block and the reports follow as after a
+signal, and its `StoppedByOutput` from `end` makes the line begin with what stopped the run.
 """
 
 from __future__ import annotations
@@ -35,15 +38,52 @@ class OutputsNotWritten(cnn_util.BenchmarkError):
     one line, `not_written_message` (exit status 1)."""
 
 
+class StoppedByOutput(cnn_util.BenchmarkError):
+    """An output that failed during the timed steps and so stopped the run after that step (a
+    periodic checkpoint save): raised by its hook's `end`, once the result says so. Its message
+    names the failure; `not_written_message` adds the fix (`_fix`), `after` and what holds the
+    timed steps' figures.
+
+    Args:
+      message: what failed ('the checkpoint of global step 20 could not be saved in /td: ...').
+      after: how the run ended ('the run stopped after 10 timed steps; the latest checkpoint
+        in /td is model.ckpt-10').
+      steps: the timed steps run (whose figures the reports hold).
+    """
+
+    def __init__(self, message: str, after: str, steps: int):
+        super().__init__(message)
+        self.after = after
+        self.steps = steps
+
+
 def _fix(hook, error: BaseException) -> str:
-    """'free space there, or give another --train_dir' for a full disk, else 'give another
-    --train_dir' (or a general advice for a hook without a flag)."""
+    """'free space there, or give another --train_dir' for a full disk; for a file over the
+    process's file-size limit (EFBIG, 'File too large': another --train_dir would not help)
+    'raise the process's file-size limit (`ulimit -f`; now 10240000 bytes)'; else
+    'give another --train_dir' (or a general advice for a hook without a flag)."""
     text = str(error)
-    full = (getattr(error, 'errno', None) in (errno.ENOSPC, errno.EDQUOT)
+    code = getattr(error, 'errno', None)
+    if code == errno.EFBIG or 'File too large' in text:
+        return 'raise the process\'s file-size limit (`ulimit -f`; now %s)' % file_size_limit()
+    full = (code in (errno.ENOSPC, errno.EDQUOT)
             or 'No space left' in text or 'quota exceeded' in text.lower())
     flag = hook.output_flag
     place = 'give another %s' % flag if flag else 'choose another path'
     return 'free space there, or %s' % place if full else place
+
+
+def file_size_limit() -> str:
+    """This process's file-size limit (RLIMIT_FSIZE) in bytes: '10240000 bytes' (in bytes, as
+    shells count `ulimit -f` in 512- or 1024-byte blocks), 'unlimited', or 'unknown'."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return 'unknown'
+    if soft == resource.RLIM_INFINITY:
+        return 'unlimited'
+    return '%d bytes' % soft
 
 
 def _reason(error: BaseException) -> str:
@@ -53,18 +93,51 @@ def _reason(error: BaseException) -> str:
     return str(error)
 
 
+def _part(hook, error: BaseException) -> str:
+    """'the checkpoint (--train_dir): <why>; <fix>' of one output not written."""
+    if hook.output_flag:
+        return '%s (%s): %s; %s' % (hook.output, hook.output_flag, _reason(error),
+                                    _fix(hook, error))
+    return '%s: %s; %s' % (hook.output, _reason(error), _fix(hook, error))
+
+
 def not_written_message(failed: list, written: list[str]) -> str:
     """The line of a finished run whose outputs `failed` ([(hook, error)]) could not be
     written: 'the run finished, but not all of its outputs were written. Not written: the
     checkpoint (--train_dir): <why>; free space there, or give another --train_dir. Written:
-    the results JSON /bl/x.json, the record in the results database /r.sqlite (run 3).'"""
-    parts = ['%s (%s): %s; %s' % (hook.output, hook.output_flag, _reason(error), _fix(hook, error))
-             if hook.output_flag else '%s: %s; %s' % (hook.output, _reason(error),
-                                                     _fix(hook, error))
-             for hook, error in failed]
+    the results JSON /bl/x.json, the record in the results database /r.sqlite (run 3).'
+
+    When one of them stopped the run (`StoppedByOutput`), the line is that failure's first:
+    'the checkpoint of global step 20 could not be saved in /td: No space left on device; free
+    space there, or give another --train_dir. The run stopped after 10 timed steps; the latest
+    checkpoint in /td is model.ckpt-10. The figures of its 10 timed steps were kept: the
+    results JSON /bl/x.json, the record in the results database /r.sqlite (run 3).' (another
+    output that failed too comes before the last sentence, as 'Not written: ...').
+    """
+    stops = [f for f in failed if isinstance(f[1], StoppedByOutput)]
+    if stops:
+        return _stopped_message(stops[0], [f for f in failed if f is not stops[0]], written)
+    parts = [_part(hook, error) for hook, error in failed]
     return ('the run finished, but not all of its outputs were written. %s. %s'
             % ('. '.join('Not written: %s' % part for part in parts),
                'Written: %s.' % ', '.join(written) if written else 'Nothing else was written.'))
+
+
+def _stopped_message(stop, others: list, written: list[str]) -> str:
+    """`not_written_message` of a run that an output's failure stopped (`StoppedByOutput`)."""
+    hook, error = stop
+    steps = cnn_util.counted(error.steps, 'timed step')
+    if not error.steps:
+        kept = 'Nothing was timed: no images/sec, results JSON or database record.'
+    elif written:
+        kept = 'The figures of its %s were kept: %s.' % (steps, ', '.join(written))
+    else:
+        kept = ('The figures of its %s are in the total block above (no results JSON or '
+                'database record was written).' % steps)
+    after = error.after[:1].upper() + error.after[1:]
+    return '%s; %s. %s. %s%s' % (error, _fix(hook, error), after,
+                                 ''.join('Not written: %s. ' % _part(h, e) for h, e in others),
+                                 kept)
 
 #: The phases, in the order run_hooks.py lists them.
 PHASES = ('after_initialize', 'begin', 'wants_trace', 'traced', 'before_timed', 'after_step',

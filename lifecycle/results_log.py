@@ -34,7 +34,9 @@ host_load and utilisation):
     skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
     skip_report.py), stopped_early, stopped_in_warmup (a signal stopped the run before its
     timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP':
-    what stopped the timed loop early; a signal after it stops nothing), results_file,
+    what stopped the timed loop early; a signal after it stops nothing), stopped_by_error
+    (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
+    at global step 20', lifecycle/checkpoints.py), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
     precision (a training or forward-only run: the header's precision facts,
     graph/precision_block.facts), aborted_by_signal (only in the results of a run a second

@@ -27,6 +27,12 @@ during the warm-up steps, or passed over by an asynchronous cluster, is written 
 step's values: the original wrote a summary during its warm-up from the warm-up step's own
 tensors, which a hook here cannot fetch; docs/usage-and-flags.md lists this departure).
 
+A full disk (or the file-size limit of `ulimit -f`) can cut the events file inside a record while
+TensorFlow's writer says nothing: after closing it, `SummaryHook.end` walks the file's TFRecord
+framing (each record's 12-byte header, its data skipped: input_data/shard_scan.py), and a file
+that ends inside a record lists the summaries as not written, 'partly written (from global
+step N on, the records are missing)', N the step of the first summary cut off.
+
 The timed step's own tensors cannot be fetched by a hook without consuming an extra batch from
 the staging areas, so the summaries of levels 2 and 3 come from a small input pipeline of their
 own (the same code and preprocessing, a separate reader) and a forward/backward pass of tower
@@ -42,7 +48,7 @@ import tensorflow as tf
 
 from .. import cnn_util, preprocessing, variable_mgr
 from ..graph import tower_loop
-from ..input_data import data_errors
+from ..input_data import data_errors, shard_scan
 from . import run_hooks
 
 tf1 = tf.compat.v1
@@ -118,13 +124,22 @@ class SummaryHook(run_hooks.RunHook):
         self._summary_step_ops: list = []
         self.counter = run_hooks.GlobalStepCounter(plan)
         self._last = (0, 0.0)  # (step, timed seconds) of the last summary.
+        self.events_file: str | None = None  # the writer's file, when it could be told
+        self._records_before = 0  # its records before the first summary (version, graph)
+        self._steps: list[int] = []  # the global step of each summary record added
 
     def begin(self, ctx):
         self._ctx = ctx
         p = self.p
         if p.summary_verbosity >= 3 or (p.summary_verbosity >= 2 and self.plan.training):
             self._build_graph_summaries(ctx)
+        before = set(_events_files(p.train_dir))
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
+        self.writer.flush()
+        made = sorted(set(_events_files(p.train_dir)) - before)
+        if len(made) == 1:
+            self.events_file = os.path.join(p.train_dir, made[0])
+            self._records_before = shard_scan.walk_tfrecord_headers(self.events_file)[0]
         self.counter.begin(ctx)
         self._last = (0, ctx.timed.secs)
 
@@ -179,24 +194,60 @@ class SummaryHook(run_hooks.RunHook):
         if not self.p.forward_only:
             values['learning_rate'] = sess.run(info.learning_rate)
         self.writer.add_summary(scalar_summary(values), global_step)
+        self._steps.append(global_step)
         if self._summary_op is not None:
             with data_errors.data_errors():
                 serialized = sess.run([self._summary_op] + self._summary_step_ops)[0]
             self.writer.add_summary(serialized, global_step)
+            self._steps.append(global_step)
         self._last = (step, self._ctx.timed.secs)
 
     def end(self, result):
         try:
             self.writer.close()
         except (OSError, tf.errors.OpError) as e:  # a full disk: the other outputs go on
-            raise cnn_util.BenchmarkError('cannot write the summaries in %s: %s' % (
-                self.p.train_dir, cnn_util.error_summary(e))) from None
+            cut = self.cut_short()
+            raise cnn_util.BenchmarkError('cannot write the summaries in %s: %s%s' % (
+                self.p.train_dir, cnn_util.error_summary(e), '; %s' % cut if cut else '')
+            ) from None
+        cut = self.cut_short()
+        if cut:
+            raise cnn_util.BenchmarkError(cut)
         result['summary_dir'] = self.p.train_dir
         cnn_util.log_fn('TensorBoard summaries in %s' % self.p.train_dir)
+
+    def cut_short(self) -> str | None:
+        """None when the events file's framing is whole (or the file is unknown); else
+        'partly written (from global step 6 on, the records are missing): the events file
+        /td/events.out.tfevents.1.host is truncated: record 9 at byte 1644222 needs 497185
+        bytes, the file ends at 2093056 (a full disk or the file-size limit cuts a file so)'.
+        Reads the 12-byte header of each record and seeks past its data."""
+        if self.events_file is None:
+            return None
+        try:
+            records, problem = shard_scan.walk_tfrecord_headers(self.events_file)
+        except OSError as e:
+            return 'the events file %s cannot be read back: %s' % (self.events_file, e)
+        if problem is None:
+            return None
+        done = records - self._records_before
+        start = ('from global step %d on' % self._steps[done]
+                 if 0 <= done < len(self._steps) else 'the last ones')
+        return ('partly written (%s, the records are missing): the events file %s is %s (a '
+                'full disk or the file-size limit cuts a file so)'
+                % (start, self.events_file, problem))
 
     def written(self, result):
         return (['the TensorBoard summaries in %s' % result['summary_dir']]
                 if result.get('summary_dir') else [])
+
+
+def _events_files(folder: str) -> list[str]:
+    """The names of TensorBoard events files in `folder` ([] when it cannot be listed)."""
+    try:
+        return [n for n in tf.io.gfile.listdir(folder) if n.startswith('events.out.tfevents.')]
+    except (OSError, tf.errors.OpError):
+        return []
 
 
 #: An evaluation's TensorBoard tags: the original's accuracy tags, then this project's rate.

@@ -114,6 +114,40 @@ def default_rate(plan) -> float:
     return row.learning_rate
 
 
+def _every(count, unit: str) -> str:
+    """'every step', 'every 50 steps', 'every 0.5 epochs'."""
+    return 'every %s' % unit if count == 1 else 'every %s %ss' % ('%g' % count, unit)
+
+
+def left_out_of_estimate(plan) -> str:
+    """The work scheduled between timed steps that the timed part's estimate (the warm-up's
+    step time x the steps) leaves out, the hooks of lifecycle/wiring.py that act every N steps:
+    'summaries every step, checkpoints every 50 steps and evaluations every 2 epochs'; ''
+    when none is scheduled. Summaries: --save_summaries_steps with --summary_verbosity >= 1
+    and --train_dir (the chief's); checkpoints: --save_model_steps or --save_model_secs of a
+    training run with --train_dir (the chief's); evaluations during training: their flags."""
+    p = plan.params
+    parts = []
+    if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief and p.save_summaries_steps:
+        parts.append('summaries ' + _every(p.save_summaries_steps, 'step'))
+    if plan.training and p.train_dir and plan.is_chief:
+        if p.save_model_steps:
+            parts.append('checkpoints ' + _every(p.save_model_steps, 'step'))
+        elif p.save_model_secs:
+            parts.append('checkpoints every %d s' % p.save_model_secs)
+    if plan.training:
+        if p.eval_during_training_every_n_steps:
+            parts.append('evaluations ' + _every(p.eval_during_training_every_n_steps, 'step'))
+        if p.eval_during_training_every_n_epochs:
+            parts.append('evaluations ' + _every(p.eval_during_training_every_n_epochs, 'epoch'))
+        at = (len(p.eval_during_training_at_specified_steps or [])
+              + len(p.eval_during_training_at_specified_epochs or []))
+        if at:
+            parts.append('evaluations at %d chosen points' % at if at > 1
+                         else 'an evaluation at a chosen point')
+    return ', '.join(parts[:-1]) + ' and ' + parts[-1] if len(parts) > 1 else ''.join(parts)
+
+
 def loop_spec(plan) -> training_loop.LoopSpec:
     """The timed loop's steps, columns and messages for the run `plan` describes.
 
@@ -136,7 +170,7 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
         rate_floor=p.minimum_learning_rate if plan.training else 0.0,
-        default_rate=default_rate(plan),
+        default_rate=default_rate(plan), left_out=left_out_of_estimate(plan),
         nan_hint=(', lower the loss scale (--fp16_loss_scale=%s now; float16 overflows above '
                   '65504) or use automatic loss scaling (--fp16_enable_auto_loss_scale)'
                   % precision.scale_text(precision.initial_loss_scale(p))
@@ -193,6 +227,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'eval': None,
         'evals': [],
         'stopped_by_signal': None,
+        'stopped_by_error': None,
         'results_file': None,
     })
     return result

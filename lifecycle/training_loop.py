@@ -121,6 +121,9 @@ class LoopSpec:
       default_rate: the model's default learning rate at this run's batch (its catalogue
         rate scaled linearly with the batch), the reference decay_advice measures the rate of
         the NaN step against; 0: unknown.
+      left_out: the work between steps the timed part's estimate leaves out, e.g. 'summaries
+        every step and checkpoints every 50 steps' (timed_run.left_out_of_estimate); the
+        estimate's line adds it (`left_out_text`); '': none scheduled.
     """
 
     num_warmup: int
@@ -136,6 +139,12 @@ class LoopSpec:
     weight_decay: float = 0.0
     rate_floor: float = 0.0
     default_rate: float = 0.0
+    left_out: str = ''
+
+    def left_out_text(self) -> str:
+        """', plus summaries every step and checkpoints every 50 steps (not in the
+        estimate)', the end of the timed part's estimate line; '' when nothing is left out."""
+        return ', plus %s (not in the estimate)' % self.left_out if self.left_out else ''
 
     def rate_lowering(self, learning_rate: float | None) -> str:
         """'Lower FLAG' for the flag the rate at `learning_rate` (None: unknown) came from:
@@ -358,8 +367,8 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         expected = _warmup(spec, step_fn, phases, lr_fn, log, result)
         if result.stopped_in_warmup:
             return result
-        log(timed_part_line(spec.num_steps, expected) if spec.num_warmup > 1
-            else set_up_bound_line(spec.num_steps, expected))
+        log((timed_part_line(spec.num_steps, expected) if spec.num_warmup > 1
+             else set_up_bound_line(spec.num_steps, expected)) + spec.left_out_text())
     else:  # the original prints both with no warm-up step too (scripts wait for the second)
         log('Running warm up')
         log('Done warm up')
@@ -400,13 +409,15 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
             log(cnn_util.format_step_line(step, stats, loss if spec.show_loss else None, extra))
         if spec.num_warmup == 1 and step == 1 and spec.num_steps > 1:
             # No warm-up step without set-up: the first timed step gives the estimate.
-            log(rest_line(spec.num_steps - 1, seconds, set_up=False))
+            log(rest_line(spec.num_steps - 1, seconds, set_up=False) + spec.left_out_text())
         elif not spec.num_warmup and spec.num_steps == 2 and step == 1:
-            log(rest_line(1, seconds))  # one step left: the first, set-up included, says it
+            # one step left: the first, set-up included, says it
+            log(rest_line(1, seconds) + spec.left_out_text())
         elif not spec.num_warmup and spec.num_steps > 2 and step == 2:
             # Without warm-up the first step carries the set-up (often many steps' time): the
             # second gives the estimate, as an evaluation's.
-            log(rest_line(spec.num_steps - 2, seconds, set_up_secs=stats.step_times[0]))
+            log(rest_line(spec.num_steps - 2, seconds, set_up_secs=stats.step_times[0])
+                + spec.left_out_text())
         hooks_start = clock()
         phases.after_step(step, loss, seconds)
         stop = phases.should_stop()

@@ -158,3 +158,19 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
         'Its results are in %s instead: `tf_cnn_results ingest %s --results_db=PATH` records '
         'them into a database that can be written' % (db, os.path.join(kept, name), kept)]
     assert not os.path.exists(tmp_path / 'xdg')  # the database's own folder could take them
+
+
+def test_a_writable_database_read_with_locks_leaves_it_unchanged(db, capsys):
+    # An operator's trial: `tf_cnn_results list` on a copied database left r.sqlite-shm and an
+    # empty r.sqlite-wal beside it while the docs said the read-only commands need none. They
+    # read with locks where a run may record meanwhile (history/store.py open_read_only); the
+    # docs now say so: the database is unchanged and the next write removes the two files.
+    before = open(db, 'rb').read()
+    status, out, _ = rh.results_command(capsys, 'list', '--results_db=%s' % db)
+    assert status == 0 and '20 runs' in out
+    assert open(db, 'rb').read() == before
+    assert os.path.getsize(db + '-wal') == 0 and os.path.exists(db + '-shm')  # as documented
+    rh.fill(db, [rh.result(100.0)])
+    assert not os.path.exists(db + '-wal') and not os.path.exists(db + '-shm')
+    doc = open(os.path.join(REPO, 'docs', 'results-database.md'), encoding='utf-8').read()
+    assert 'makes a `-shm`\nfile (32 KB) and an empty `-wal` file beside it' in doc

@@ -71,8 +71,8 @@ def test_a_checkpoint_that_cannot_be_saved_keeps_the_results_and_the_record(tmp_
     assert line == (
         NOT_ALL + 'Not written: the checkpoint (--train_dir): the checkpoint of global step 2 '
         'could not be saved in %s: File too large (writing %s); its temporary files were '
-        'removed; give another --train_dir. '
-        'Written: the results JSON %s, the record in the results database %s (run 1).'
+        'removed; raise the process\'s file-size limit (`ulimit -f`; now 1048576 '
+        'bytes). Written: the results JSON %s, the record in the results database %s (run 1).'
         % (train_dir, line.split('(writing ')[1].split(')')[0], results, db))
     assert json.loads(results.read_text())['checkpoint_path'] is None
     assert _runs(db) == 1

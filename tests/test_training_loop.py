@@ -520,3 +520,47 @@ def test_a_fraction_of_a_millisecond_between_steps_is_not_said(monkeypatch):
     result, lines = _three_steps_with_a_save(monkeypatch, at=1, secs=0.00016, step_secs=0.004)
     assert result.hook_secs == pytest.approx(0.00016)
     assert not [x for x in lines if 'between steps' in x]
+
+
+def test_the_estimate_says_what_it_leaves_out(monkeypatch):
+    # An operator's trial: 'Timed part: 1000 steps, about 10 s' for a run of summaries every
+    # step that took 8 minutes; the line now names the work between steps it does not count.
+    left_out = 'summaries every step and checkpoints every 50 steps'
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=3, num_steps=100, images_per_step=4,
+                                display_every=50, left_out=left_out),
+                           _Clocked(monkeypatch, [10.0, 2.5, 2.0] + [2.0] * 100),
+                           log=lines.append)
+    assert lines[2] == ('Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up), '
+                        'plus summaries every step and checkpoints every 50 steps (not in the '
+                        'estimate)')
+    lines = []
+    training_loop.run_loop(Spec(num_warmup=0, num_steps=11, images_per_step=4,
+                                display_every=100, left_out=left_out),
+                           _Clocked(monkeypatch, [3.5] + [0.25] * 10), log=lines.append)
+    assert lines[4].endswith('set-up included), plus %s (not in the estimate)' % left_out)
+
+
+def test_what_the_estimate_leaves_out_comes_from_the_flags():
+    import types
+
+    from tf_cnn_benchmarks.lifecycle import timed_run
+
+    import helpers
+
+    def left_out(training=True, chief=True, **flags):
+        plan = types.SimpleNamespace(params=helpers.tiny_params(**flags), training=training,
+                                     is_chief=chief)
+        return timed_run.left_out_of_estimate(plan)
+    assert left_out() == ''
+    assert left_out(train_dir='/td', summary_verbosity=3, save_summaries_steps=1,
+                    save_model_steps=50) == 'summaries every step and checkpoints every 50 steps'
+    assert left_out(train_dir='/td', save_model_secs=600,
+                    eval_during_training_every_n_epochs=2.0) == (
+        'checkpoints every 600 s and evaluations every 2 epochs')
+    # No --train_dir: neither summaries nor checkpoints are written; not the chief: neither.
+    assert left_out(summary_verbosity=1, save_summaries_steps=5, save_model_steps=5) == ''
+    assert left_out(chief=False, train_dir='/td', summary_verbosity=1,
+                    save_summaries_steps=5) == ''
+    assert left_out(train_dir='/td', summary_verbosity=0, save_summaries_steps=5) == ''
+    assert left_out(eval_during_training_every_n_steps=10) == 'evaluations every 10 steps'

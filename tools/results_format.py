@@ -115,6 +115,8 @@ def _stop_lines(row: dict) -> list[str]:
     recorded before they were kept (its `clean:` line still says where it stopped)."""
     figures = json.loads(row['figures_json'] or '{}')
     signal, partial = figures.get('stopped_by_signal'), figures.get('partial')
+    # A failed output (a periodic checkpoint save) that stopped a training run.
+    signal = signal or figures.get('stopped_by_error')
     if not signal and not partial:
         return []
     steps = figures.get('timed_steps') if isinstance(figures.get('timed_steps'), dict) else {}
@@ -122,8 +124,10 @@ def _stop_lines(row: dict) -> list[str]:
     where = (' after %s of %s %s' % (steps['run'], steps['planned'], unit)
              if steps.get('run') is not None and steps.get('planned') is not None else '')
     line = '  stopped: by %s%s' % (signal or 'a signal', where)
-    if partial:
+    if partial and row['mode'] == 'evaluation':
         line += ': a partial evaluation, its accuracy and figures of the batches scored'
+    elif partial:
+        line += ': partial, the figures of the timed steps run'
     return [line]
 
 
