@@ -131,7 +131,8 @@ _ROWS = (
 )
 
 # Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text;
-# preflight/ineffective_flags.original_flag_messages says it for a flag away from its default).
+# preflight/ineffective_flags.original_flag_messages says it for a flag away from its default;
+# for --use_tf_layers, whose default asks for the gone tf.layers, when it is typed true).
 NO_EFFECT = {
     'compute_lr_on_cpu': 'here: the learning rate is always computed on the CPU, beside the '
     'global step (also with GPU towers); nothing to use instead',
