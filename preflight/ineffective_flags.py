@@ -59,8 +59,10 @@ EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_di
 # The loss scale of float16 compute (graph/precision.LossScaler: --use_fp16 only).
 FLOAT16_LOSS_SCALE_FLAGS = ('fp16_loss_scale', 'fp16_enable_auto_loss_scale',
                             'fp16_inc_loss_scale_every_n')
-# The last three are the original's (params/original_flags.py): their own message names a
-# tf.data flag to use instead, which does nothing either where no tf.data pipeline reads.
+# The last three are the original's (params/original_flags.py): --datasets_use_prefetch's and
+# --datasets_parallel_interleave_prefetch's own messages name a tf.data flag to use instead,
+# which does nothing either where no tf.data pipeline reads; --datasets_sloppy_parallel_interleave
+# acts on a training run's tf.data input only (preprocessing._TfDataPipeline.sloppy).
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length',
@@ -375,6 +377,9 @@ def _real_data_input(p, dataset, rule) -> None:
     if p.eval or p.forward_only:
         rule(('distortions', 'distort_color'), 'with --%s (its images get the central crop of '
              'evaluation: no random crop, flip or colour change)'
+             % ('eval' if p.eval else 'forward_only'))
+        rule(('datasets_sloppy_parallel_interleave',), 'with --%s (only a training run\'s '
+             'input may reorder: this one reads in a fixed order)'
              % ('eval' if p.eval else 'forward_only'))
     if p.eval:
         rule(('use_datasets',), 'with --eval (an evaluation reads with tf.data whatever it '
