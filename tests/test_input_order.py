@@ -91,3 +91,12 @@ def test_each_device_takes_its_batch_in_order(shards):
     run = dict(data_dir=shards, data_name='imagenet', use_datasets=True, num_batches=4,
                num_classes=None, device='cpu', num_gpus=2, variable_update='independent')
     np.testing.assert_array_equal(helpers.tiny_losses(**run), helpers.tiny_losses(**run))
+
+
+def test_cifar10_files_repeat_too(tmp_path):
+    # Solid images padded by 4 zeros and cropped at random: each crop's offsets show.
+    folder = input_helpers.write_cifar(str(tmp_path / 'cifar'), counts=(8, 8, 8, 8, 8))
+    run = dict(data_dir=folder, data_name='cifar10', num_batches=5, num_classes=None,
+               image_size=None)
+    first, second = helpers.tiny_losses(**run), helpers.tiny_losses(**run)
+    np.testing.assert_array_equal(first, second)
