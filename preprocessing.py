@@ -288,6 +288,19 @@ class RecordInputPipeline(StagedPipeline):
             **self.process_kwargs) for device_records in records]
 
 
+def _one_batch_at_a_time() -> bool:
+    """Whether TensorFlow's op determinism is asked (TF_DETERMINISTIC_OPS=1, or
+    tf.config.experimental.enable_op_determinism() in a library caller): a training run's
+    tf.data preprocessing then takes one batch at a time, so its random draws repeat
+    (docs/real-data.md, What repeats: it costs up to 40% of the pipeline's images/sec with
+    --distort_color on 2 cores)."""
+    try:
+        from tensorflow.python.framework import config as tf_config
+        return bool(tf_config.is_op_determinism_enabled())
+    except (ImportError, AttributeError):  # a TensorFlow without it: its variable
+        return os.environ.get('TF_DETERMINISTIC_OPS', '').lower() in ('1', 'true')
+
+
 class _TfDataPipeline(StagedPipeline):
     """Shared tf.data plumbing: options, batching, one iterator for all devices."""
 
@@ -314,13 +327,13 @@ class _TfDataPipeline(StagedPipeline):
         with warnings.catch_warnings():
             # Random ops in the map functions take their seeds from the graph seed, as intended.
             warnings.filterwarnings('ignore', message='Seed .* from outer graph')
-            # By default the batches in the order they were read, one at a time: a training
+            # The batches in the order they were read (unless `sloppy`: a training run's
+            # --datasets_sloppy_parallel_interleave), several processed at once. A training
             # batch's random ops (crop, flip, colour) are one stateful kernel each, shared by
-            # parallel calls, whose draws would go to the batches in the order the calls reach
-            # them. So equal seeds give equal batches (each batch's images still decode in
-            # parallel). A training run's --datasets_sloppy_parallel_interleave (`sloppy`)
-            # processes several at once and hands them out as they are ready.
-            parallel = tf.data.AUTOTUNE if self.sloppy or not self.train else 1
+            # the calls in flight, so their draws go to the batches in the order the calls
+            # reach them: with TensorFlow's op determinism asked (`_one_batch_at_a_time`)
+            # one batch is processed at a time, and equal seeds give equal batches.
+            parallel = 1 if self.train and _one_batch_at_a_time() else tf.data.AUTOTUNE
             ds = ds.map(self._process_batch, num_parallel_calls=parallel,
                         deterministic=not self.sloppy)
         if p.datasets_repeat_cached_sample:
