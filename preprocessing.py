@@ -288,6 +288,19 @@ class RecordInputPipeline(StagedPipeline):
             **self.process_kwargs) for device_records in records]
 
 
+def _one_batch_at_a_time() -> bool:
+    """Whether TensorFlow's op determinism is asked (TF_DETERMINISTIC_OPS=1, or
+    tf.config.experimental.enable_op_determinism() in a library caller): a training run's
+    tf.data preprocessing then takes one batch at a time, so its random draws repeat
+    (docs/real-data.md, What repeats: it costs up to 40% of the pipeline's images/sec with
+    --distort_color on 2 cores)."""
+    try:
+        from tensorflow.python.framework import config as tf_config
+        return bool(tf_config.is_op_determinism_enabled())
+    except (ImportError, AttributeError):  # a TensorFlow without it: its variable
+        return os.environ.get('TF_DETERMINISTIC_OPS', '').lower() in ('1', 'true')
+
+
 class _TfDataPipeline(StagedPipeline):
     """Shared tf.data plumbing: options, batching, one iterator for all devices."""
 
@@ -314,8 +327,15 @@ class _TfDataPipeline(StagedPipeline):
         with warnings.catch_warnings():
             # Random ops in the map functions take their seeds from the graph seed, as intended.
             warnings.filterwarnings('ignore', message='Seed .* from outer graph')
-            ds = ds.map(self._process_batch, num_parallel_calls=tf.data.AUTOTUNE,
-                        deterministic=not self.train)
+            # The batches in the order they were read (unless `sloppy`: a training run's
+            # --datasets_sloppy_parallel_interleave), several processed at once. A training
+            # batch's random ops (crop, flip, colour) are one stateful kernel each, shared by
+            # the calls in flight, so their draws go to the batches in the order the calls
+            # reach them: with TensorFlow's op determinism asked (`_one_batch_at_a_time`)
+            # one batch is processed at a time, and equal seeds give equal batches.
+            parallel = 1 if self.train and _one_batch_at_a_time() else tf.data.AUTOTUNE
+            ds = ds.map(self._process_batch, num_parallel_calls=parallel,
+                        deterministic=not self.sloppy)
         if p.datasets_repeat_cached_sample:
             ds = ds.take(1).cache().repeat()
         return self._prefetched(ds)
@@ -342,6 +362,14 @@ class _TfDataPipeline(StagedPipeline):
                     num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         return self._prefetched(ds)
 
+    @property
+    def sloppy(self) -> bool:
+        """Whether the records and batches may come in the order they are ready rather than
+        the order they were read: a training run's --datasets_sloppy_parallel_interleave
+        (evaluations always read in order). False (the default): the same --tf_random_seed
+        gives the same batches, in the same order."""
+        return bool(self.train and self.params.datasets_sloppy_parallel_interleave)
+
     def _prefetched(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """`ds` with --datasets_prefetch_buffer_size batches prefetched, on a private thread
         pool of --datasets_num_private_threads threads when that is set."""
@@ -354,15 +382,28 @@ class _TfDataPipeline(StagedPipeline):
         return ds
 
     def _host_batches(self, num_devices, *, warmup):
+        """One get_next per device, each after the one made before it (a control input):
+        several devices' batches are taken in one session.run, and without the chain the
+        device that got the next batch would be whichever get_next ran first. Each depends
+        only on those made before it, so fetching the first wave's never runs a later one's."""
         del warmup  # Every get_next yields new batches.
         if not hasattr(self, '_iterator'):
             self._iterator = tf1.data.make_one_shot_iterator(self._make_dataset())
-        return [self._iterator.get_next() for _ in range(num_devices)]
+            self._last_get = None
+        batches = []
+        for _ in range(num_devices):
+            with tf.control_dependencies([self._last_get] if self._last_get is not None else []):
+                batch = self._iterator.get_next()
+            self._last_get = batch[0].op
+            batches.append(batch)
+        return batches
 
     def _tf_data_phrase(self) -> str:
         p = self.params
         extras = [x for x, on in (('cached', p.datasets_use_caching),
                                   ('one repeated batch', p.datasets_repeat_cached_sample)) if on]
+        if self.sloppy:
+            extras.append('sloppy order')
         return 'tf.data (%sprefetch %d%s)' % (
             'shuffle buffer %d, ' % p.shuffle_buffer_size if self.train else '',
             p.datasets_prefetch_buffer_size, ''.join(', ' + x for x in extras))
@@ -395,7 +436,8 @@ class DatasetPipeline(_TfDataPipeline):
     def _records(self):
         return shard_reader.interleaved_records(
             self.scan, cycle_length=self.cycle_length, skipped=self.skipped,
-            shuffle_seed=self.params.tf_random_seed if self.train else None)
+            shuffle_seed=self.params.tf_random_seed if self.train else None,
+            sloppy=self.sloppy)
 
     def _process_batch(self, records):
         return image_processing.preprocess_imagenet_batch(

@@ -370,7 +370,34 @@ def eval_lines(plan, dataset) -> list[str]:
 
 
 def resume_lines(plan, resume) -> list[str]:
-    """The header's 'Resume:' lines of a training run resuming from a checkpoint.
+    """The header's 'Resume:' lines of a training run resuming from a checkpoint: its counts
+    (`_resume_count_lines`), then, for automatic loss scaling (float16), the scale it continues
+    from (`loss_scale_resume_line`)."""
+    return _resume_count_lines(plan, resume) + loss_scale_resume_line(plan, resume)
+
+
+def loss_scale_resume_line(plan, resume) -> list[str]:
+    """The header's line of a float16 training run with automatic loss scaling that resumes
+    from a checkpoint holding a scale, e.g.
+
+                     auto loss scale from the checkpoint: 262144 (Precision: a new run's 65536)
+
+    The header is printed before the restore, so its precision block gives the flags' start,
+    which a run without a checkpoint's scale starts from. [] otherwise: a fixed scale is the
+    flag's, and a checkpoint without one (no automatic scaling there) leaves the flags' start.
+    """
+    if resume.loss_scale is None:
+        return []
+    p = plan.params
+    if not (p.use_fp16 and p.fp16_enable_auto_loss_scale):
+        return []
+    return ['             auto loss scale from the checkpoint: %s (Precision: a new run\'s %s)' % (
+                precision.scale_text(resume.loss_scale),
+                precision.scale_text(precision.initial_loss_scale(p)))]
+
+
+def _resume_count_lines(plan, resume) -> list[str]:
+    """The 'Resume:' line of the checkpoint's counts.
 
     Says the global step and the images seen (in epochs); when they are not the global step x
     this run's images per global step (the global batch changed: --batch_size, --num_gpus, the

@@ -10,13 +10,19 @@ post-init); the graph calls only the base class's methods.
   cluster task  parameter_server, distributed_replicated, collective_all_reduce,
                 distributed_all_reduce (variable_managers/distributed.py)
 
-Checkpoint names never depend on the mode or the tower count (`checkpoint_name`).
+Checkpoint names never depend on the mode or the tower count (`checkpoint_name`); where the
+towers train apart (independent), the other towers' own copies are saved besides, under
+'tower_<i>/' names (`copy_tower`).
 """
 
 from __future__ import annotations
 
 from .variable_managers import distributed, one_host
-from .variable_managers.base import VariableMgr, checkpoint_name  # noqa: F401  (re-exported)
+from .variable_managers.base import (  # noqa: F401  (re-exported)
+    VariableMgr,
+    checkpoint_name,
+    copy_tower,
+)
 
 # --variable_update -> manager class: on one host, and in a cluster task.
 ONE_HOST = one_host.MANAGERS

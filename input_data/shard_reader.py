@@ -16,15 +16,16 @@ import tensorflow as tf
 
 
 def interleaved_records(scan, *, cycle_length: int, shuffle_seed: int | None = None,
-                        skipped=None) -> tf.data.Dataset:
+                        skipped=None, sloppy: bool = False) -> tf.data.Dataset:
     """The serialized records of a subset's shards.
 
     Args:
       scan: the subset's dataset_info.SubsetScan (files, records per file, compression).
       cycle_length: shards read at once.
-      shuffle_seed: None to read the shards in their order, deterministically (evaluation);
-        else the seed of a shuffle of the shards, whose records then come in the order they
-        are ready.
+      shuffle_seed: None to read the shards in their order (evaluation); else the seed of a
+        shuffle of the shards (training).
+      sloppy: the records come in the order they are ready, not in the interleave's
+        (--datasets_sloppy_parallel_interleave); False: the same seed gives the same order.
       skipped: an input_data.skipped_records.SkippedRecords, to skip a shard's records from
         its first bad one; None: a bad record fails the step.
 
@@ -44,4 +45,4 @@ def interleaved_records(scan, *, cycle_length: int, shuffle_seed: int | None = N
         return tf.data.TFRecordDataset(path, compression_type=compression)
 
     return files.interleave(read, cycle_length=cycle_length, num_parallel_calls=tf.data.AUTOTUNE,
-                            deterministic=shuffle_seed is None)
+                            deterministic=not sloppy)

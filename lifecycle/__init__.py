@@ -7,7 +7,8 @@ checkpoints (checkpoints.py; where a run restores from: checkpoint_source.py, th
 checkpoints and the advice about damaged or gone ones: checkpoint_lookup.py; the temporaries of
 a killed or failed save: checkpoint_temporaries.py; whether a checkpoint fits the run, and the
 values restored by hand: checkpoint_fit.py; the original tf_cnn_benchmarks' checkpoints by
-their names there: original_checkpoints.py), the evaluator and the --eval runner
+their names there: original_checkpoints.py; an independent run's towers' own copies:
+tower_copies.py), the evaluator and the --eval runner
 (eval_runner.py; what a signal stops in an --eval run: eval_stop.py), evaluation during
 training (eval_during_training.py), summaries (summaries.py), profiles and traces
 (profiling.py), the figures' hooks (figure_hooks.py), signals (signals.py), results JSON and

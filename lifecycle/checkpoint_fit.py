@@ -45,7 +45,7 @@ def damaged_error(path: str, error: BaseException, training: bool) -> Checkpoint
 
 
 def check_fits(path: str, required: dict, optional: dict, model_name: str,
-               training: bool = False):
+               training: bool = False, copies: dict | None = None):
     """Checks names, shapes and dtypes; returns what to restore from `path`.
 
     Returns:
@@ -55,7 +55,10 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str,
       casting; and, for a checkpoint the original tf_cnn_benchmarks wrote, its names
       (original_checkpoints.Translation), else None.
 
-    `training`: for the advice of a damaged checkpoint's error (`damaged_error`).
+    `training`: for the advice of a damaged checkpoint's error (`damaged_error`). `copies`:
+    the towers' own copies (VariableMgr.tower_copies), restored where the checkpoint holds
+    them with the same shape, silently skipped where not (lifecycle/tower_copies.py says so);
+    an original checkpoint's are never read.
 
     Raises:
       CheckpointError: the checkpoint cannot be read (`damaged_error`); a model variable is
@@ -111,6 +114,9 @@ def check_fits(path: str, required: dict, optional: dict, model_name: str,
         cnn_util.warn('checkpoint %s has no optimizer state for %d variable(s) (e.g. %s; '
                       'written with another --optimizer?): they start from their initial values'
                       % (path, len(absent), absent[0]))
+    if copies and not original:
+        present.update({n: v for n, v in copies.items()
+                        if n in shapes and list(shapes[n]) == v.shape.as_list()})
     var_list = {**required, **present}
     cast = {}
     for name, var in sorted(var_list.items()):

@@ -52,6 +52,10 @@ def latest_checkpoint(directory: str | None, training: bool = True) -> str | Non
             from None
 
 
+#: The checkpoint name of the automatic loss scale (graph/precision.LossScaler's variable).
+LOSS_SCALE = 'loss_scale/scale'
+
+
 class ResumePoint(NamedTuple):
     """Where a training run resumes (read from the checkpoint's files, before any graph).
 
@@ -61,12 +65,15 @@ class ResumePoint(NamedTuple):
       images_seen: its count of training images (graph/images_seen.py), or None when it was
         written before the images were counted (or by the original tf_cnn_benchmarks).
       original: written by the original tf_cnn_benchmarks (lifecycle/original_checkpoints.py).
+      loss_scale: its automatic loss scale (float16 with --fp16_enable_auto_loss_scale), which
+        a run with automatic scaling continues from; None when it holds none.
     """
 
     path: str
     global_step: int
     images_seen: int | None
     original: bool = False
+    loss_scale: float | None = None
 
 
 def resume_point(p) -> ResumePoint | None:
@@ -118,8 +125,10 @@ def _read_point(path: str, training: bool) -> ResumePoint | None:
             return None
         seen = (int(reader.get_tensor(images_seen.CHECKPOINT_NAME))
                 if images_seen.CHECKPOINT_NAME in names else None)
-        return ResumePoint(path, int(reader.get_tensor('global_step')), seen,
-                           original_checkpoints.is_original(names))
+        original = original_checkpoints.is_original(names)
+        scale_name = original_checkpoints.LOSS_SCALE if original else LOSS_SCALE
+        scale = float(reader.get_tensor(scale_name)) if scale_name in names else None
+        return ResumePoint(path, int(reader.get_tensor('global_step')), seen, original, scale)
     except (IndexError, tf.errors.OpError) as e:
         # IndexError: a truncated data file ('Read less bytes than requested'); OpError: a
         # truncated or damaged index ('file is too short to be an sstable'): said now, before

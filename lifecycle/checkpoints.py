@@ -1,6 +1,6 @@
 """Checkpoints: what is saved, where a run restores from, and the hook that saves during training.
 
-What a checkpoint holds (names never depend on --variable_update or the number of towers):
+What a checkpoint holds (tower 0's names never depend on --variable_update or the towers):
   - the model's variables and the global step: `VariableMgr.savable_variables()`, tower 0's copy,
     named without the tower prefix ('cg/conv0/weights', 'global_step');
   - the training images the updates applied, 'images_seen' (graph/images_seen.py): epoch-based
@@ -9,7 +9,11 @@ What a checkpoint holds (names never depend on --variable_update or the number o
   - the rest of the training state: the optimizer's slots (momentum, RMSProp, Adam), Adam's
     beta powers, the automatic loss scale, named the same way ('cg/conv0/weights/Momentum').
     It is optional on restore: a checkpoint written with another --optimizer restores the model
-    and the step, and the missing state keeps its initial values (one warning line says so).
+    and the step, and the missing state keeps its initial values (one warning line says so);
+  - where the towers train apart (--variable_update=independent), every other tower's own copy
+    of the above, under 'tower_<i>/' names ('tower_1/cg/conv0/weights'): a resumed run continues
+    each tower's training. What a restore does where they are missing, or where the run has no
+    such towers, is lifecycle/tower_copies.py's.
 A checkpoint of the original tf_cnn_benchmarks ('v/cg/conv0/conv2d/kernel') restores by its names
 there (lifecycle/original_checkpoints.py), or fails with an error that says whose it is.
 
@@ -55,7 +59,14 @@ import tensorflow as tf
 from .. import cnn_util, variable_mgr
 from ..graph import images_seen
 from ..runtime import file_systems
-from . import checkpoint_fit, checkpoint_lookup, original_checkpoints, phase_runner, run_hooks
+from . import (
+    checkpoint_fit,
+    checkpoint_lookup,
+    original_checkpoints,
+    phase_runner,
+    run_hooks,
+    tower_copies,
+)
 from .checkpoint_fit import CheckpointError  # noqa: F401 (the error of every checkpoint problem)
 from .checkpoint_source import (  # noqa: F401 (where a run restores from: as before)
     ResumePoint,
@@ -111,15 +122,19 @@ def _is_first_copy(op_name: str) -> bool:
 
 
 def mirror_ops(saved: dict) -> list:
-    """Ops copying each saved variable into its other towers' copies (same checkpoint name).
+    """Ops copying each saved variable into its other towers' copies (same checkpoint name),
+    except into those restored from their own entries (an independent run's towers:
+    VariableMgr.tower_copies).
 
     Needed after a restore in modes where every tower owns its variables (replicated,
-    independent), for the optimizer's slots that `VariableMgr.post_init_ops` does not cover.
+    independent), for the optimizer's slots that `VariableMgr.post_init_ops` does not cover,
+    and for an independent run's towers the checkpoint has no copy of.
     """
     ops = []
+    restored = {id(v) for v in saved.values()}
     for var in tf1.global_variables():
         source = saved.get(variable_mgr.checkpoint_name(var.op.name))
-        if source is not None and source is not var:
+        if source is not None and source is not var and id(var) not in restored:
             with tf1.device(var.device):
                 ops.append(var.assign(source.read_value()))
     return ops
@@ -138,7 +153,8 @@ def get_saver(graph, mgr, max_to_keep: int = 5) -> tf1.train.Saver:
         if existing:
             return existing[0]
         required, optional = savable_state(mgr)
-        saver = tf1.train.Saver(var_list={**required, **optional}, max_to_keep=max_to_keep,
+        saver = tf1.train.Saver(var_list={**required, **optional, **mgr.tower_copies()},
+                                max_to_keep=max_to_keep,
                                 save_relative_paths=True, name='checkpoint_saver')
         tf1.add_to_collection(_SAVER_COLLECTION, saver)
         return saver
@@ -174,8 +190,8 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
     """
     with graph.as_default():
         required, optional = savable_state(mgr)
-        var_list, cast, original = checkpoint_fit.check_fits(path, required, optional, model_name,
-                                                             training=training)
+        var_list, cast, original = checkpoint_fit.check_fits(
+            path, required, optional, model_name, training=training, copies=mgr.tower_copies())
         stored = original.names if original else {}
         reorder = original_checkpoints.rows_to_reorder(graph, path, var_list) if original else {}
         fed = {n: var_list[n] for n in set(cast) | set(reorder)}
@@ -198,6 +214,10 @@ def restore(sess, graph, mgr, path: str, model_name: str = '',
             differs = original_checkpoints.difference(model_name)
             if differs:
                 cnn_util.warn('checkpoint %s: %s' % (path, differs))
+        for line in tower_copies.restore_warnings(
+                path, checkpoint_fit.open_reader(path).get_variable_to_shape_map(), mgr,
+                var_list, training):
+            cnn_util.warn(line)
         mirrors = mirror_ops(var_list)
         if mirrors:
             sess.run(mirrors)

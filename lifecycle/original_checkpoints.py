@@ -62,6 +62,8 @@ _OUR_TOWER = re.compile(r'^v0?/')  # tower 0 (the others' copies are the same va
 _ANY_TOWER = re.compile(r'^v\d*/')
 _KERNEL = re.compile(r'(^|/)conv2d/kernel(?=/|$)')
 _LAYER = re.compile(r'^(conv|affine|batchnorm|dwconv)\d+$')
+#: The original's name of its automatic loss scale (this project's 'loss_scale/scale').
+LOSS_SCALE = 'loss_scale'
 _RENAMED = {
     'append_apply_gradient_ops/beta1_power': 'beta1_power',
     'append_apply_gradient_ops/beta2_power': 'beta2_power',

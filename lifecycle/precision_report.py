@@ -10,7 +10,11 @@ the graph's count (precision.SKIPPED_STEPS) around the timed steps and says it: 
 line after `total images/sec`, e.g. 'loss scale: 8 of 12 timed steps skipped (non-finite
 gradients: their updates were not applied; images/sec counts them as steps), 16 now (started
 at 16777216)', and result['loss_scale'] = {'skipped_steps', 'timed_steps',
-'warmup_skipped_steps', 'initial', 'final'}.
+'warmup_skipped_steps', 'initial', 'final'}. 'started at' and 'initial' are the scale the run
+began with: the checkpoint's where it resumed (its restored `loss_scale/scale`), else the
+flags' (graph/precision.initial_loss_scale), which the header's precision block shows (it is
+printed before the restore; its `Resume:` lines then name the checkpoint's scale:
+run_header.resume_lines).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ class LossScaleReportHook(run_hooks.RunHook):
     --fp16_enable_auto_loss_scale); does nothing where the graph has no count.
 
     Args:
-      initial: the first step's loss scale (graph/precision.initial_loss_scale).
+      initial: the first step's loss scale of a run that restores none
+        (graph/precision.initial_loss_scale); the scale read at `begin`, after the restore,
+        replaces it.
     """
 
     def __init__(self, initial: float):
@@ -43,6 +49,8 @@ class LossScaleReportHook(run_hooks.RunHook):
             self._read = lambda: self._sess.run([self._count, self._scale])
             self._errors = (tf.errors.OpError,)
             self._at_begin = self._get()
+            if self._at_begin is not None:  # restored from a checkpoint, or the flags'
+                self.initial = self._at_begin[1]
 
     def _get(self):
         """(skipped steps so far, the scale now), or None where the session cannot say."""

@@ -148,7 +148,7 @@ SPECS: tuple[ParamSpec, ...] = (
        'SXM2), else the card\'s PCIe (peer-to-peer; through host memory for GeForce boards).'),
     _i('plan_num_ps', 0, 'ps tasks of the --plan_scaling rows: 0 puts one on each worker host '
        '(as the original\'s published EC2 runs); N plans N on hosts of their own.', lower=0),
-    _i('tf_random_seed', 1234, 'Graph-level random seed; equal seeds give equal losses.'),
+    _i('tf_random_seed', 1234, 'Graph-level random seed; what it repeats: docs/real-data.md.'),
     # --- Optimiser and learning rate.
     _s('optimizer', 'sgd', 'Optimizer to use.', OPTIMIZERS),
     _f('momentum', 0.9, 'Momentum of --optimizer=momentum, in [0, 1) (rmsprop: '

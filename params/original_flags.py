@@ -97,6 +97,10 @@ _ROWS = (
      'pip install mlperf-logging, or %s).' % package_info.install_hint('mlperf'), None),
     ('boolean', 'ml_perf_compliance_logging', False, 'Same as --ml_perf here: MLPerf-format log '
      'lines.', None),
+    ('boolean', 'datasets_sloppy_parallel_interleave', False, 'tf.data input of a training run '
+     '(--use_datasets, CIFAR-10 files): true lets the shard interleave and the parallel '
+     'preprocessing hand out records and batches as they are ready, so equal --tf_random_seed '
+     'no longer give equal batches; false keeps the order they were read in.', None),
     # --- Accepted, with one warning line when set (see NO_EFFECT).
     ('boolean', 'compute_lr_on_cpu', False, 'No effect here: the learning rate is always '
      'computed on the CPU.', None),
@@ -111,7 +115,6 @@ _ROWS = (
     ('boolean', 'use_python32_barrier', False, 'No effect here.', None),
     ('boolean', 'datasets_use_prefetch', True, 'No effect here: tf.data input always prefetches.',
      None),
-    ('boolean', 'datasets_sloppy_parallel_interleave', False, 'No effect here.', None),
     ('integer', 'datasets_parallel_interleave_prefetch', None, 'No effect here.', None),
     ('integer', 'multi_device_iterator_max_buffer_size', 1, 'No effect here (see '
      '--batch_group_size).', None),
@@ -131,7 +134,8 @@ _ROWS = (
 )
 
 # Why each accepted flag has no effect, and what to use instead ("--NAME has no effect " + text;
-# preflight/ineffective_flags.original_flag_messages says it for a flag away from its default).
+# preflight/ineffective_flags.original_flag_messages says it for a flag away from its default;
+# for --use_tf_layers, whose default asks for the gone tf.layers, when it is typed true).
 NO_EFFECT = {
     'compute_lr_on_cpu': 'here: the learning rate is always computed on the CPU, beside the '
     'global step (also with GPU towers); nothing to use instead',
@@ -151,9 +155,6 @@ NO_EFFECT = {
     'is the only barrier; nothing to use instead',
     'datasets_use_prefetch': 'here: the tf.data input always prefetches; use '
     '--datasets_prefetch_buffer_size to size it',
-    'datasets_sloppy_parallel_interleave': 'on TensorFlow 2.21: the contrib parallel_interleave '
-    'it configured is gone and the tf.data input reads in a fixed order; use '
-    '--datasets_parallel_interleave_cycle_length to tune the reads',
     'datasets_parallel_interleave_prefetch': 'on TensorFlow 2.21: the contrib parallel_interleave '
     'it configured is gone; use --datasets_prefetch_buffer_size',
     'multi_device_iterator_max_buffer_size': 'here: there is no MultiDeviceIterator; each '

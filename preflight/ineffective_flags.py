@@ -59,8 +59,10 @@ EVAL_FLAGS = ('num_eval_batches', 'num_eval_epochs', 'eval_batch_size', 'eval_di
 # The loss scale of float16 compute (graph/precision.LossScaler: --use_fp16 only).
 FLOAT16_LOSS_SCALE_FLAGS = ('fp16_loss_scale', 'fp16_enable_auto_loss_scale',
                             'fp16_inc_loss_scale_every_n')
-# The last three are the original's (params/original_flags.py): their own message names a
-# tf.data flag to use instead, which does nothing either where no tf.data pipeline reads.
+# The last three are the original's (params/original_flags.py): --datasets_use_prefetch's and
+# --datasets_parallel_interleave_prefetch's own messages name a tf.data flag to use instead,
+# which does nothing either where no tf.data pipeline reads; --datasets_sloppy_parallel_interleave
+# acts on a training run's tf.data input only (preprocessing._TfDataPipeline.sloppy).
 TF_DATA_FLAGS = (
     'datasets_num_private_threads', 'datasets_use_caching', 'datasets_repeat_cached_sample',
     'datasets_prefetch_buffer_size', 'datasets_parallel_interleave_cycle_length',
@@ -100,13 +102,17 @@ STEP_DEFAULTS = frozenset({
     'fuse_decode_and_crop',  # decode only the crop of each JPEG
     'fused_weight_decay',  # fold weight decay into the updates
     'compact_gradient_transfer',  # all-reduce float16 (variable_managers/grad_transfer.py)
+    'use_tf_layers',  # build the layers with tf.layers (gone: params/original_flags.py)
 })
-# The input steps of STEP_DEFAULTS, whose false switches the step off: in a mode without the
-# step, off asks for nothing (--nodistortions on synthetic data, or with --eval), so only true
-# warns there. --nodatasets_use_prefetch is not one: it is one of the original's flags that do
-# nothing here (the tf.data input always prefetches), and says so; --nofused_weight_decay
-# warns at either value where the decay cannot be folded (it cannot choose the update).
-OFF_SWITCHES = frozenset({'distortions', 'fuse_decode_and_crop'})
+# The steps of STEP_DEFAULTS whose false switches the step off (the input's, tf.layers): in a
+# mode without the step, off asks for nothing (--nodistortions on synthetic data, or with
+# --eval), so only true warns there. --nodatasets_use_prefetch is not one: it is one of the
+# original's flags that do nothing here (the tf.data input always prefetches), and says so;
+# --nofused_weight_decay warns at either value where the decay cannot be folded (it cannot
+# choose the update). --use_tf_layers asks for tf.layers, which no run here takes (every layer
+# is tf.nn ops): typed true it warns in every run; --nouse_tf_layers asks for what every run
+# does: silent.
+OFF_SWITCHES = frozenset({'distortions', 'fuse_decode_and_crop', 'use_tf_layers'})
 
 
 def _unfolded_decay(p) -> str:
@@ -225,7 +231,7 @@ def flags_without_effect(p, dataset: str | None, given, reasons: dict) -> list[s
         _optimizer_rules(p, rule, given)
         rule.out.extend(_below_the_floor(p))
     # The original's flags that do nothing here, where no mode's rule said so already.
-    rule.out.extend(m for m in original_flag_messages(p)
+    rule.out.extend(m for m in original_flag_messages(p, given)
                     if m.split(' ', 1)[0][2:] not in rule.covered)
     return list(dict.fromkeys(rule.out))
 
@@ -372,6 +378,9 @@ def _real_data_input(p, dataset, rule) -> None:
         rule(('distortions', 'distort_color'), 'with --%s (its images get the central crop of '
              'evaluation: no random crop, flip or colour change)'
              % ('eval' if p.eval else 'forward_only'))
+        rule(('datasets_sloppy_parallel_interleave',), 'with --%s (only a training run\'s '
+             'input may reorder: this one reads in a fixed order)'
+             % ('eval' if p.eval else 'forward_only'))
     if p.eval:
         rule(('use_datasets',), 'with --eval (an evaluation reads with tf.data whatever it '
              'says)')
@@ -413,18 +422,22 @@ def _below_the_floor(p) -> list[str]:
                                          max(rates), p.minimum_learning_rate)]
 
 
-def original_flag_messages(p) -> list[str]:
+def original_flag_messages(p, given=frozenset()) -> list[str]:
     """One message per flag of the original's that has no effect in the run `p` describes
     (params/original_flags.py holds them and says why): those of original_flags.NO_EFFECT set
-    to another value than their default, --ml_perf with --eval, the GPU-only flags with
-    --device=cpu (`gpu_only_on_cpu`) and --resnet_base_lr where it sets no model's rate.
+    to another value than their default (an OFF_SWITCHES flag instead when true and in
+    `given`, the flags the command line gave: --use_tf_layers asks for tf.layers, which no run
+    takes, and --nouse_tf_layers for what every run does), --ml_perf with --eval, the GPU-only
+    flags with --device=cpu (`gpu_only_on_cpu`) and --resnet_base_lr where it sets no model's
+    rate.
 
     Returns:
       Messages '--NAME has no effect ...: why; what to use instead', in original_flags' order
       (`ignored_flags` adds them to its own).
     """
     out = ['--%s has no effect %s' % (name, why) for name, why in original_flags.NO_EFFECT.items()
-           if getattr(p, name) != original_flags.DEFAULTS[name]]
+           if (getattr(p, name) and name in given if name in OFF_SWITCHES
+               else getattr(p, name) != original_flags.DEFAULTS[name])]
     if original_flags.ml_perf_wanted(p) and p.eval:
         out.append('--ml_perf has no effect with --eval: the MLPerf lines cover training and '
                    'forward-only runs; use --eval_during_training_* in a training run for '

@@ -83,7 +83,8 @@ def _fake_run(plan, tmp_path, global_step_value=0):
         lr = tf.constant(0.25)
         setter = tf1.placeholder(tf.int64, [])
         assign = global_step.assign(setter)
-        mgr = types.SimpleNamespace(savable_variables=lambda: {'global_step': global_step})
+        mgr = types.SimpleNamespace(savable_variables=lambda: {'global_step': global_step},
+                                    tower_copies=dict)
         sess = tf1.Session(graph=graph)
         sess.run(tf1.global_variables_initializer())
     info = types.SimpleNamespace(graph=graph, global_step=global_step, learning_rate=lr, mgr=mgr)

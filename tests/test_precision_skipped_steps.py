@@ -6,7 +6,7 @@ depend on this host."""
 
 from tf_cnn_benchmarks.lifecycle import precision_report
 
-from helpers import tiny_run
+from helpers import tiny_bench, tiny_run
 
 AUTO = dict(use_fp16=True, fp16_enable_auto_loss_scale=True, fp16_loss_scale=2.0 ** 24)
 
@@ -51,3 +51,30 @@ def test_the_result_records_the_precision_blocks_facts():
                           'kernel_factors', 'kernel_factors_measured', 'kernel_shapes'}
     assert facts['kernel_factors'] is None  # tests/conftest.py: the record is off
     assert tiny_run(num_batches=1, num_warmup_batches=0)['precision']['loss_scale'] is None
+
+
+def test_a_resumed_run_started_at_its_checkpoints_scale_and_its_header_says_so(tmp_path,
+                                                                               capsys):
+    """An auditor's finding: a resumed run said 'started at' the flag's scale (and its header
+    named only that) though it continued from the checkpoint's, 4x larger."""
+    # Doubles after every finite step: 128 -> 1024 after 3 (the trivial model's float16
+    # gradients at a scale of 128..4096 are finite).
+    growing = dict(use_fp16=True, fp16_enable_auto_loss_scale=True, fp16_loss_scale=128.0,
+                   fp16_inc_loss_scale_every_n=1, train_dir=str(tmp_path), num_warmup_batches=0)
+    first = tiny_run(num_batches=3, **growing)
+    assert first['loss_scale']['initial'] == 128.0 and first['loss_scale']['final'] == 1024.0
+    capsys.readouterr()
+    bench = tiny_bench(num_batches=2, **growing)
+    bench.print_info()  # the command's header, before the run restores anything
+    second = bench.run()
+    assert second['restored_step'] == 3
+    assert second['loss_scale'] == {'skipped_steps': 0, 'timed_steps': 2,
+                                    'warmup_skipped_steps': 0, 'initial': 1024.0,
+                                    'final': 4096.0}
+    lines = capsys.readouterr().out.splitlines()
+    assert next(x for x in lines if x.startswith('loss scale:')).endswith(
+        ', 4096 now (started at 1024)')
+    resume = lines.index(next(x for x in lines if x.startswith('Resume:')))
+    assert lines[resume + 1] == (
+        '             auto loss scale from the checkpoint: 1024 (Precision: a new run\'s 128)')
+    assert any('auto loss scale 128 (x2 per 1 finite steps)' in x for x in lines)

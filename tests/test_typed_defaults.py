@@ -115,6 +115,26 @@ def test_an_input_step_switched_off_where_the_run_lacks_it_is_silent(args):
     assert warnings_of(args) == []
 
 
+TF_LAYERS = ('--use_tf_layers has no effect on TensorFlow 2.21: tf.layers is gone with Keras 3; '
+             'every layer is built from tf.nn ops, which gives the same values; nothing to use '
+             'instead')
+
+
+@pytest.mark.parametrize('mode', [[], ['--data_dir=/d', '--data_name=imagenet'], ['--eval'],
+                                  ['--forward_only']])
+def test_use_tf_layers_warns_when_it_asks_for_tf_layers_not_when_it_turns_them_off(mode):
+    """An auditor's finding: --use_tf_layers (asking for the gone tf.layers) was silent and
+    --nouse_tf_layers (asking for the tf.nn ops every run builds) warned."""
+    assert TF_LAYERS in warnings_of(['--use_tf_layers'] + mode)
+    assert TF_LAYERS in warnings_of(['--use_tf_layers=true'] + mode)
+    assert not [m for m in warnings_of(['--nouse_tf_layers'] + mode) if 'tf_layers' in m]
+    assert not [m for m in warnings_of(['--use_tf_layers=false'] + mode) if 'tf_layers' in m]
+    assert not [m for m in warnings_of(mode) if 'tf_layers' in m]  # not typed
+    # A library run gives no command line: make_params(use_tf_layers=False) is silent too.
+    p = params.make_params(use_tf_layers=False)
+    assert not [m for m in ineffective_flags.ignored_flags(p, 'synthetic') if 'tf_layers' in m]
+
+
 def test_an_input_step_switched_on_where_the_run_lacks_it_still_warns():
     assert warnings_of(['--distortions', '--distort_color', '--forward_only', '--data_dir=/d',
                         '--data_name=imagenet']) == [

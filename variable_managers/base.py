@@ -14,19 +14,35 @@ the run loop):
   4. after variable initialisation, run `mgr.post_init_ops()` (e.g. broadcast tower 0's values).
   5. `mgr.savable_variables()` gives the {checkpoint name: variable} map. Checkpoint names never
      depend on the mode or the tower count: the tower prefix ('v/' or 'v<i>/') is dropped, and
-     only tower 0's copy is saved.
+     tower 0's copy is saved under them. Where the towers train apart (`independent`), the
+     other towers' copies are saved too, under 'tower_<i>/' names (`tower_copies`).
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import re
 
 import tensorflow as tf
 
 from ..models import convnet_builder
 
 tf1 = tf.compat.v1
+
+#: The checkpoint name of tower i's own copy where the towers train apart: 'tower_1/' + the
+#: plain name ('tower_1/cg/conv0/weights', 'tower_1/cg/conv0/weights/Momentum').
+TOWER_COPY_PREFIX = 'tower_%d/'
+_TOWER_COPY = re.compile(r'^tower_(\d+)/')
+_OWN_SCOPE = re.compile(r'^v(\d+)/')
+
+
+def copy_tower(name: str) -> int | None:
+    """The tower of a checkpoint name saved by `VariableMgr.tower_copies` ('tower_1/cg/...'
+    -> 1), else None (a plain name: tower 0's or the only copy)."""
+    match = _TOWER_COPY.match(name)
+    return int(match.group(1)) if match else None
+
 
 def checkpoint_name(variable_name: str) -> str:
     """'v0/cg/conv0/weights:0' -> 'cg/conv0/weights': the name used in checkpoints."""
@@ -46,6 +62,9 @@ class VariableMgr(abc.ABC):
     name = ''
     #: True when every tower owns a copy of every variable.
     each_tower_has_variables = False
+    #: True when the towers' copies hold different values (each tower trains its own model):
+    #: a checkpoint then keeps every tower's copy (`tower_copies`), not tower 0's alone.
+    towers_train_apart = False
 
     def __init__(self, *, devices, param_device, params):
         self.devices = list(devices)
@@ -133,6 +152,26 @@ class VariableMgr(abc.ABC):
         names = {checkpoint_name(v.name): v for v in self.tower_variables(0)}
         names['global_step'] = tf1.train.get_global_step()
         return names
+
+    def tower_copies(self) -> dict[str, tf.Variable]:
+        """{checkpoint name: variable} of towers 1..N-1's own copies where the towers train
+        apart (`towers_train_apart`), else {}.
+
+        Every global variable of tower i's scope 'v<i>/', i >= 1: model variables, batch-norm
+        statistics and optimizer slots, named TOWER_COPY_PREFIX % i + the plain name
+        ('tower_1/cg/conv0/weights/Momentum'). Tower 0's copy keeps the plain names
+        (`savable_variables` and the optimizer state), which every mode, --eval and a run of
+        one tower read. Call after the train op is built (the slots exist then).
+        """
+        if not self.towers_train_apart:
+            return {}
+        copies = {}
+        for var in tf1.global_variables():
+            match = _OWN_SCOPE.match(var.op.name)
+            if match and 0 < int(match.group(1)) < self.num_towers:
+                name = TOWER_COPY_PREFIX % int(match.group(1)) + checkpoint_name(var.op.name)
+                copies[name] = var
+        return copies
 
 
 def sum_towers(grads_and_vars_per_tower, device) -> list:

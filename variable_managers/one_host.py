@@ -94,11 +94,13 @@ class VariableMgrIndependent(VariableMgr):
     """`independent`: every tower owns its variables and updates them alone (no communication).
 
     The towers train separate models; the images/sec are the ceiling of multi-device scaling.
-    The reported loss is the mean of the towers' losses.
+    The reported loss is the mean of the towers' losses. A checkpoint keeps every tower's copy
+    (base.VariableMgr.tower_copies), so a resumed run continues each tower's own training.
     """
 
     name = 'independent'
     each_tower_has_variables = True
+    towers_train_apart = True
 
     def apply_gradients(self, tower_grads, optimizer, global_step):
         ops = []
