@@ -42,8 +42,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .package_info import VERSION as __version__  # noqa: F401 (written once; setup.py reads it)
-
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): importing the package stays instant
     from .params import Params
 
@@ -91,7 +89,11 @@ def list_models(dataset: str = 'imagenet') -> list[str]:
 def __getattr__(name: str):
     """The names that need TensorFlow, loaded on first use (TensorFlow's environment set and
     its start-up lines kept off stderr: runtime/runtime_env.py); the others too, so that
-    importing the package loads nothing (console.py's Ctrl-C handler comes first)."""
+    importing the package loads nothing (console.py's Ctrl-C handler comes first).
+    `__version__` is package_info.VERSION (written once; setup.py reads it too)."""
+    if name == '__version__':
+        from .package_info import VERSION
+        return VERSION
     if name in ('BenchmarkError', 'ClusterError', 'DataError'):
         from . import cnn_util
         return getattr(cnn_util, name)
