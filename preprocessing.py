@@ -61,7 +61,7 @@ from .input_data.pipeline_interface import (  # noqa: F401 (re-exported for call
     InputPipeline,
     ScoredBatch,
 )
-from .runtime import file_systems
+from .runtime import file_systems, runtime_env
 
 tf1 = tf.compat.v1
 
@@ -288,19 +288,6 @@ class RecordInputPipeline(StagedPipeline):
             **self.process_kwargs) for device_records in records]
 
 
-def _one_batch_at_a_time() -> bool:
-    """Whether TensorFlow's op determinism is asked (TF_DETERMINISTIC_OPS=1, or
-    tf.config.experimental.enable_op_determinism() in a library caller): a training run's
-    tf.data preprocessing then takes one batch at a time, so its random draws repeat
-    (docs/real-data.md, What repeats: it costs up to 40% of the pipeline's images/sec with
-    --distort_color on 2 cores)."""
-    try:
-        from tensorflow.python.framework import config as tf_config
-        return bool(tf_config.is_op_determinism_enabled())
-    except (ImportError, AttributeError):  # a TensorFlow without it: its variable
-        return os.environ.get('TF_DETERMINISTIC_OPS', '').lower() in ('1', 'true')
-
-
 class _TfDataPipeline(StagedPipeline):
     """Shared tf.data plumbing: options, batching, one iterator for all devices."""
 
@@ -331,9 +318,9 @@ class _TfDataPipeline(StagedPipeline):
             # --datasets_sloppy_parallel_interleave), several processed at once. A training
             # batch's random ops (crop, flip, colour) are one stateful kernel each, shared by
             # the calls in flight, so their draws go to the batches in the order the calls
-            # reach them: with TensorFlow's op determinism asked (`_one_batch_at_a_time`)
+            # reach them: with TensorFlow's op determinism asked (runtime_env.op_determinism)
             # one batch is processed at a time, and equal seeds give equal batches.
-            parallel = 1 if self.train and _one_batch_at_a_time() else tf.data.AUTOTUNE
+            parallel = 1 if self.train and runtime_env.op_determinism() else tf.data.AUTOTUNE
             ds = ds.map(self._process_batch, num_parallel_calls=parallel,
                         deterministic=not self.sloppy)
         if p.datasets_repeat_cached_sample:

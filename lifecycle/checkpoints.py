@@ -490,7 +490,8 @@ class CheckpointHook(run_hooks.RunHook):
         except checkpoint_lookup.StateFileError:
             latest = None
         left = ('the latest checkpoint in %s is %s' % (self.p.train_dir, os.path.basename(latest))
-                if latest else 'no checkpoint is left in %s' % self.p.train_dir)
+                if latest else 'no checkpoint is left in %s (a folder the run made and left '
+                'empty is removed at its end)' % self.p.train_dir)
         cnn_util.log_fn('Stopped by %s after %s' % (result['stopped_by_error'],
                                                     cnn_util.counted(steps, 'timed step')))
         raise phase_runner.StoppedByOutput(

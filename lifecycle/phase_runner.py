@@ -128,7 +128,8 @@ def _stopped_message(stop, others: list, written: list[str]) -> str:
     hook, error = stop
     steps = cnn_util.counted(error.steps, 'timed step')
     if not error.steps:
-        kept = 'Nothing was timed: no images/sec, results JSON or database record.'
+        kept = ('Nothing was timed: no images/sec; written: %s.' % ', '.join(written) if written
+                else 'Nothing was timed: no images/sec, results JSON or database record.')
     elif written:
         kept = 'The figures of its %s were kept: %s.' % (steps, ', '.join(written))
     else:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from .. import params as params_lib
 from ..hardware import gpu_plans, links
 from ..params import device_rules, optimizer_ranges, original_flags
-from ..runtime import cpu_tuning
+from ..runtime import cpu_tuning, runtime_env
 from ..variable_managers import transfer_rules
 from .gpu_only_flags import as_set, gpu_only_on_cpu, planned_gpu_flags  # noqa: F401
 
@@ -388,6 +388,9 @@ def _real_data_input(p, dataset, rule) -> None:
              'evaluation reads each record once, in a fixed order: tf.data without shuffling)')
         return
     if (dataset or p.data_name) != 'imagenet' or p.use_datasets or p.skip_corrupt_records:
+        if not p.forward_only and runtime_env.op_determinism():  # a training run's tf.data
+            rule(('datasets_sloppy_parallel_interleave',), 'with TF_DETERMINISTIC_OPS=1 '
+                 '(TensorFlow\'s op determinism keeps every tf.data order)')
         return
     if p.forward_only or not any(params_lib.is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
         rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')

@@ -224,3 +224,20 @@ def quiet_stderr():
         if rest:
             sys.stderr.write(rest)
             sys.stderr.flush()
+
+
+def op_determinism() -> bool:
+    """Whether TensorFlow's op determinism is asked (TF_DETERMINISTIC_OPS=1, or
+    tf.config.experimental.enable_op_determinism() in a library caller): a training run's
+    tf.data preprocessing then takes one batch at a time, so that its random draws repeat
+    (preprocessing.py; docs/real-data.md, What repeats: it costs up to 40% of the pipeline's
+    images/sec with --distort_color on 2 cores), and TensorFlow keeps every tf.data order,
+    --datasets_sloppy_parallel_interleave's too. Reads TensorFlow's state when it is loaded,
+    else the variable."""
+    if 'tensorflow' in sys.modules:
+        try:
+            from tensorflow.python.framework import config as tf_config
+            return bool(tf_config.is_op_determinism_enabled())
+        except (ImportError, AttributeError):  # a TensorFlow without it: its variable
+            pass
+    return os.environ.get('TF_DETERMINISTIC_OPS', '').lower() in ('1', 'true')

@@ -1,7 +1,7 @@
 """A training run's tf.data input keeps its read order with its seed, unless
 --datasets_sloppy_parallel_interleave asks otherwise (preprocessing._TfDataPipeline.sloppy),
 and its random draws repeat too where TensorFlow's op determinism is asked
-(preprocessing._one_batch_at_a_time)."""
+(runtime_env.op_determinism)."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from tensorflow.python.framework import tensor_util
 
 from tf_cnn_benchmarks import preprocessing
 from tf_cnn_benchmarks.input_data import dataset_info
+from tf_cnn_benchmarks.runtime import runtime_env
 
 import helpers
 import input_helpers
@@ -48,7 +49,7 @@ def _dataset_ops(p) -> dict:
 @pytest.fixture
 def op_determinism(monkeypatch):
     """TensorFlow's op determinism asked (TF_DETERMINISTIC_OPS=1), as the pipeline sees it."""
-    monkeypatch.setattr(preprocessing, '_one_batch_at_a_time', lambda: True)
+    monkeypatch.setattr(runtime_env, 'op_determinism', lambda: True)
 
 
 def test_the_training_input_keeps_its_order_unless_sloppy_is_asked(shards):
@@ -127,3 +128,18 @@ def test_cifar10_files_repeat_too(tmp_path, op_determinism):
                image_size=None)
     first, second = helpers.tiny_losses(**run), helpers.tiny_losses(**run)
     np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.parametrize('determinism', [False, True])
+def test_the_sloppy_flag_says_op_determinism_overrides_it(shards, monkeypatch, determinism):
+    # TensorFlow's op determinism keeps every tf.data order, the sloppy flag's too: it said
+    # nothing and the runs repeated.
+    from tf_cnn_benchmarks.preflight import ineffective_flags
+    monkeypatch.setattr(runtime_env, 'op_determinism', lambda: determinism)
+    p = input_helpers.make_params(data_dir=shards, data_name='imagenet', use_datasets=True,
+                                  datasets_sloppy_parallel_interleave=True)
+    warned = [m for m in ineffective_flags.ignored_flags(p, 'imagenet')
+              if 'sloppy' in m]
+    assert warned == (['--datasets_sloppy_parallel_interleave has no effect with '
+                       'TF_DETERMINISTIC_OPS=1 (TensorFlow\'s op determinism keeps every '
+                       'tf.data order)'] if determinism else [])

@@ -100,7 +100,8 @@ def test_a_file_over_the_size_limit_names_ulimit_and_no_checkpoint_left(tmp_path
     assert line == (
         'error: the checkpoint of global step 2 could not be saved in %s: File too large; '
         'raise the process\'s file-size limit (`ulimit -f`; now %s). The run stopped after 2 '
-        'timed steps; no checkpoint is left in %s. The figures of its 2 timed steps were '
+        'timed steps; no checkpoint is left in %s (a folder the run made and left empty is '
+        'removed at its end). The figures of its 2 timed steps were '
         'kept: the results JSON %s.' % (train_dir, phase_runner.file_size_limit(), train_dir,
                                         results))
     assert 'give another --train_dir' not in line
@@ -129,3 +130,16 @@ def test_the_fix_of_a_failed_output(error, fix):
     class Hook:
         output, output_flag = 'the trace', '--trace_file'
     assert phase_runner._fix(Hook(), error).startswith(fix)
+
+
+def test_a_failed_save_in_the_warm_up_names_the_json_it_wrote(tmp_path, monkeypatch):
+    # A save due in the warm-up fails: nothing was timed, but the results JSON was written
+    # (its figures empty); the line said "no images/sec, results JSON or database record".
+    _failing_saves(monkeypatch, 2, _full_disk)
+    proc, train_dir, log_dir, db = _run(tmp_path, '--num_warmup_batches=4', '--noresults_db')
+    assert proc.returncode == 1, proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith('error:')]
+    [results] = list(log_dir.iterdir())
+    assert json.loads(results.read_text())['num_steps'] == 0
+    assert line.endswith('Nothing was timed: no images/sec; written: the results JSON %s.'
+                         % results), line
