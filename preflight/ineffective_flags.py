@@ -389,8 +389,8 @@ def _real_data_input(p, dataset, rule) -> None:
         return
     if (dataset or p.data_name) != 'imagenet' or p.use_datasets or p.skip_corrupt_records:
         if not p.forward_only and runtime_env.op_determinism():  # a training run's tf.data
-            rule(('datasets_sloppy_parallel_interleave',), 'with TF_DETERMINISTIC_OPS=1 '
-                 '(TensorFlow\'s op determinism keeps every tf.data order)')
+            rule(('datasets_sloppy_parallel_interleave',), 'with TensorFlow\'s op determinism '
+                 'on (TF_DETERMINISTIC_OPS: it keeps every tf.data order)')
         return
     if p.forward_only or not any(params_lib.is_set(p, n) for n in EVAL_DURING_TRAINING_FLAGS):
         rule(TF_DATA_FLAGS, 'without --use_datasets (RecordInput reads the files)')

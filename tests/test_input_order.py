@@ -141,5 +141,5 @@ def test_the_sloppy_flag_says_op_determinism_overrides_it(shards, monkeypatch, d
     warned = [m for m in ineffective_flags.ignored_flags(p, 'imagenet')
               if 'sloppy' in m]
     assert warned == (['--datasets_sloppy_parallel_interleave has no effect with '
-                       'TF_DETERMINISTIC_OPS=1 (TensorFlow\'s op determinism keeps every '
+                       'TensorFlow\'s op determinism on (TF_DETERMINISTIC_OPS: it keeps every '
                        'tf.data order)'] if determinism else [])
