@@ -9,6 +9,8 @@ created (`flops.VariableRecorder`), which takes well under a minute for the whol
 
 from __future__ import annotations
 
+import argparse
+
 from . import flops, model_config
 from .model_catalog import ModelRow, format_model_table  # noqa: F401  (the table's format)
 
@@ -43,4 +45,8 @@ def catalog_source(rows: list[ModelRow]) -> str:
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.models.model_table
+    argparse.ArgumentParser(
+        prog='python -m tf_cnn_benchmarks.models.model_table',
+        description='Measures every registered model (about a minute) and prints '
+        'model_catalog.ROWS, the stored copy --list_models prints.').parse_args()
     print(catalog_source(model_rows()))

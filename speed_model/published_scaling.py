@@ -17,6 +17,7 @@ docs/scaling.md and the README from the committed file.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 from typing import NamedTuple
@@ -332,4 +333,7 @@ def markdown(data: dict | None = None) -> list[str]:
 
 
 if __name__ == '__main__':
+    argparse.ArgumentParser(
+        prog='python -m tf_cnn_benchmarks.speed_model.published_scaling',
+        description=__doc__.split('\n\n')[0].replace('\n', ' ')).parse_args()
     sys.stdout.write('\n'.join(markdown()) + '\n')
