@@ -42,7 +42,8 @@ USAGE = """usage: tf_cnn_benchmarks [--flag=value ...]   (or --flagfile=FILE)
 
 Trains a CNN on synthetic data (no --data_dir) or ImageNet/CIFAR-10 files and reports images/sec.
 Example: tf_cnn_benchmarks --model=resnet50 --batch_size=32 --num_batches=100
-"""
+Manual: the docs/*.md files that messages name are in %s
+""" % os.path.join(os.path.dirname(os.path.abspath(__file__)), 'docs')
 
 SIGPIPE_STATUS = console.SIGPIPE_STATUS  # 141: a tool whose reader went away
 

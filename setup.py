@@ -24,7 +24,10 @@ setuptools.setup(
         'cluster', 'graph', 'hardware', 'history', 'input_data', 'lifecycle', 'metrics', 'models',
         'params', 'preflight', 'runtime', 'speed_model', 'tools', 'tools.sweep',
         'variable_managers')],
-    package_data={'tf_cnn_benchmarks': ['configs/*.flags']},
+    # docs/: the manual that messages and --help name (docs/real-data.md ...), installed in the
+    # package's folder so that an installed package has it too (--help says where).
+    package_data={'tf_cnn_benchmarks': ['configs/*.flags', 'docs/*.md', 'docs/*.png',
+                                        'docs/img/*']},
     # Pillow: tf_cnn_build_tfrecords reads and converts the images with it.
     install_requires=['tensorflow>=2.16', 'absl-py', 'numpy', 'Pillow', 'PyYAML', 'scipy'],
     extras_require={

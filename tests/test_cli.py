@@ -135,6 +135,12 @@ def test_help_lists_every_flag_and_exits_0():
     for spec in params.SPECS:
         name = ('--[no]%s:' if spec.kind in ('boolean', 'path_or_off') else '--%s:') % spec.name
         assert name in proc.stdout
+    # Where the manual that messages name is: the package's own docs/ (a wheel ships it).
+    manual = [line for line in proc.stdout.splitlines() if line.startswith('Manual: ')]
+    assert len(manual) == 1 and manual[0].startswith(
+        'Manual: the docs/*.md files that messages name are in ')
+    folder = manual[0].rsplit(' ', 1)[1]
+    assert os.path.isfile(os.path.join(folder, 'real-data.md'))
 
 
 def test_a_flagfile_that_is_not_utf8_is_one_error_line(tmp_path):

@@ -104,3 +104,38 @@ def test_the_manifest_reader_leaves_out_what_no_rule_covers():
         'mkdocs.yml'}
     with pytest.raises(ValueError, match="line 1: unknown command 'grafts'"):
         manifest_files('grafts tests\n', files)
+
+
+def _package_data() -> list[str]:
+    """setup.py's package_data globs of the package (read from its source, not run)."""
+    import ast
+    with open(os.path.join(REPO, 'setup.py'), encoding='utf-8') as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == 'package_data':
+            return ast.literal_eval(node.value)['tf_cnn_benchmarks']
+    raise AssertionError('setup.py has no package_data')
+
+
+def test_the_installed_package_holds_every_manual_page_that_messages_name():
+    """Messages and --help name docs/*.md (e.g. docs/real-data.md); a wheel held only the
+    modules and configs/*.flags, so an installed package's user had no such file (stop 56's
+    left-alone note). package_data ships docs/ in the package's folder."""
+    globs = _package_data()
+    named = set()
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in ('tests', 'bench', 'build', '.git', 'docs')]
+        for name in files:
+            if name.endswith('.py'):
+                with open(os.path.join(folder, name), encoding='utf-8') as f:
+                    named |= set(re.findall(r'docs/[\w.-]+\.md', f.read()))
+    assert {'docs/real-data.md', 'docs/train-dir.md'} <= named
+    pages = set(os.listdir(os.path.join(REPO, 'docs')))
+    assert sorted(n for n in named if n[len('docs/'):] not in pages) == []
+    shipped = {n for n in named if any(fnmatch.fnmatchcase(n, g) for g in globs)}
+    assert sorted(named - shipped) == []
+    # What the pages show ships too: their pictures.
+    pictures = ['docs/img/' + n for n in os.listdir(os.path.join(REPO, 'docs', 'img'))] + [
+        'docs/' + n for n in pages if n.endswith('.png')]
+    assert pictures and [p for p in pictures
+                         if not any(fnmatch.fnmatchcase(p, g) for g in globs)] == []
