@@ -391,7 +391,8 @@ def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):
 
     sgd: plain gradient descent. momentum: heavy-ball momentum with Nesterov's correction
     (Sutskever et al. 2013). rmsprop: Tieleman & Hinton 2012. adam: Kingma & Ba 2015.
-    With `fold_weight_decay`, each kernel's update adds --weight_decay * w to its gradient
+    With `fold_weight_decay`, each decayed variable's update (every trainable one outside batch
+    norm) adds --weight_decay * w to its gradient
     (graph/fused_decay.py): for gradients taken of the loss without the weight-decay term.
 
     Raises:
