@@ -14,8 +14,14 @@ Precedence of the schedule flags:
      rate --resnet_base_lr is per 256 images, scaled linearly with the batch), its epochs the
      run's examples per epoch as every other epoch here (the training records found in real
      data: on the full ImageNet the original's 1,281,167).
-Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
-2017, section 2.2), and --minimum_learning_rate bounds the result from below.
+Then --num_learning_rate_warmup_epochs ramps linearly from 0 (Goyal et al. 2017, section 2.2):
+with a schedule of the flags (1 or 2) as the original's, the rate of the update from global step
+s < W (W = boundary_step(warm-up epochs)) is the schedule's FIRST rate (lr0, or
+--init_learning_rate) x s / W, whatever the schedule says at s, and the schedule itself only
+from W on (a piecewise boundary inside the warm-up changes nothing until it ends); with the
+model's own schedule (3; the original ignored the flag there) the model's rate at s x s / W.
+--minimum_learning_rate bounds the result from below, the ramp's too (the original's floor
+bounded the decayed rate only, not its warm-up).
 
 Epochs count from the images seen (graph/images_seen.py, checkpointed), not from the global
 step: with I images seen before an update of B images, the change due at epoch e is used once
@@ -102,7 +108,12 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
     if warmup_steps > 0:  # less than one step of warm-up is none
         ramp = tf.cast(tf.minimum(position / warmup_steps, 1.0), tf.float32)
         in_warmup = after <= p.num_learning_rate_warmup_epochs * examples_per_epoch
-        lr = tf1.where(in_warmup, lr * ramp, lr)
+        if p.piecewise_learning_rate_schedule or p.init_learning_rate is not None:
+            # The original's: the first rate ramped, the schedule ignored until the end.
+            ramped = tf.constant(initial_rate(p, model, images_per_step)[0], tf.float32) * ramp
+        else:  # the model's own schedule, itself perhaps in its warm-up
+            ramped = lr * ramp
+        lr = tf1.where(in_warmup, ramped, lr)
     if p.minimum_learning_rate > 0:
         lr = tf.maximum(lr, p.minimum_learning_rate)
     return tf.identity(lr, name='learning_rate')
