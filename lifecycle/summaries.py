@@ -209,7 +209,7 @@ class SummaryHook(run_hooks.RunHook):
         before, global_step = self.counter.advance(step)
         if not run_hooks.crossed(before, global_step, self.p.save_summaries_steps):
             return
-        sess, info = self._ctx.sess, self._ctx.info
+        sess = self._ctx.sess
         last_step, last_secs = self._last
         values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
                   / max(self._ctx.timed.secs - last_secs, 1e-9)}
