@@ -23,7 +23,7 @@ class GraphInfo(NamedTuple):
       loss_parts: [2] float32, the towers' mean cross entropy and mean weight-decay term of
         the total loss (for the NaN message: training_loop.decay_advice); None when not built.
       images_seen: the graph.images_seen.ImagesSeen of a training graph (the checkpointed
-        count of training images the updates applied), else None.
+        count of training images the steps trained on, skipped updates included), else None.
     """
 
     graph: tf.Graph

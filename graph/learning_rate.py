@@ -64,15 +64,15 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
 
     Args:
       p: Params.
-      global_step: int64 scalar tensor: updates applied so far (the rate is the one the next
+      global_step: int64 scalar tensor: training steps so far (the rate is the one the next
         update uses).
       model: the CNNModel (its schedule is the default).
       examples_per_epoch: examples in one epoch of the training subset.
       images_per_step: images one global step applies (RunPlan.images_per_global_step); the
         model's default rate scales with it.
-      images_seen: int64 scalar tensor, the training images the updates so far applied
-        (graph/images_seen.py); None counts global_step x images_per_step (a run that never
-        changed its global batch).
+      images_seen: int64 scalar tensor, the training images the steps so far trained on,
+        skipped ones (automatic loss scaling) included (graph/images_seen.py); None counts
+        global_step x images_per_step (a run that never changed its global batch).
 
     With I images seen before an update of B images and E examples per epoch, the update uses
     the change due at epoch e once I + B > e x E: the update during which epoch e is reached
