@@ -119,6 +119,23 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
     return tf.identity(lr, name='learning_rate')
 
 
+def applied_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_step,
+                          images_seen=None):
+    """The rate of the update that brought the global step to its value N (what the
+    `learning_rate` summary at N shows, as the original's, fetched with that update): the
+    schedule of `get_learning_rate` (same arguments) at global step N - 1 with one global
+    step's images taken off `images_seen`; at N = 0 the first update's. A float32 scalar
+    named 'applied_learning_rate', run on summary steps only (no fetch in every step's run).
+    """
+    with tf1.name_scope('applied_learning_rate'):
+        step = tf.maximum(tf.cast(global_step, tf.int64) - 1, 0)
+        seen = (None if images_seen is None
+                else tf.maximum(tf.cast(images_seen, tf.int64) - images_per_step, 0))
+        lr = get_learning_rate(p, step, model=model, examples_per_epoch=examples_per_epoch,
+                               images_per_step=images_per_step, images_seen=seen)
+    return tf.identity(lr, name='applied_learning_rate')
+
+
 def initial_rate(p, model, images_per_step: int) -> tuple[float, list[str]]:
     """The rate of the schedule before any change, warm-up or floor (get_learning_rate's
     precedence), and where it comes from, longest form first: (0.1, ['--init_learning_rate']),

@@ -3,8 +3,8 @@
 --summary_verbosity (with --train_dir), the levels of the original's flag:
   1: cheap scalars: the graph, and every --save_summaries_steps global steps `total_loss` (the
      step's loss), `learning_rate` (the rate the update that reached that global step used, as
-     the original's summary, fetched with its update; `applied_rate`) and `images_per_sec`
-     (over the timed steps since the last
+     the original's summary, fetched with its update: GraphInfo.applied_learning_rate) and
+     `images_per_sec` (over the timed steps since the last
      summary, or since the timed part began, by the step lines' clock: the time of the
      evaluations, checkpoints and summaries between steps and the warm-up steps, whose first
      one also sets up the executor, are left out);
@@ -49,7 +49,7 @@ import os
 import tensorflow as tf
 
 from .. import cnn_util, preprocessing, variable_mgr
-from ..graph import learning_rate, tower_loop
+from ..graph import tower_loop
 from ..input_data import data_errors, shard_scan
 from . import run_hooks
 
@@ -84,24 +84,6 @@ def log_gradients_histogram(grads) -> tf.Tensor:
     with tf1.name_scope(scope + '/'):  # absolute: the tag is the original's in any scope
         return tf1.summary.histogram(
             name, tf.math.log(tf.boolean_mask(magnitudes, magnitudes > 0)))
-
-
-def applied_rate(plan, model, info) -> tf.Tensor:
-    """The learning rate of the update that brought the global step to its current value N:
-    the schedule (graph/learning_rate.get_learning_rate, a function of the global step and the
-    images seen) at global step N - 1 with the images one global step applies taken off the
-    images seen; at N = 0 the first update's. A float32 scalar, built beside
-    `info.learning_rate` (the rate of the NEXT update), read on summary steps only: the
-    summary then gives the rate the update it follows used without fetching the rate in every
-    step's run."""
-    p = plan.params
-    seen = info.images_seen
-    with tf1.device(info.learning_rate.device), tf1.name_scope('summaries'):
-        step = tf.maximum(tf.cast(info.global_step, tf.int64) - 1, 0)
-        images = (tf.maximum(seen.variable - seen.per_step, 0) if seen is not None else None)
-        return learning_rate.get_learning_rate(
-            p, step, model=model, examples_per_epoch=plan.examples_per_epoch,
-            images_per_step=plan.images_per_global_step, images_seen=images)
 
 
 def _images_summary(images, data_format: str) -> tf.Tensor:
@@ -142,7 +124,6 @@ class SummaryHook(run_hooks.RunHook):
         self._ctx = None
         self._summary_op = None
         self._summary_step_ops: list = []
-        self._rate = None  # applied_rate's tensor (training only)
         self.counter = run_hooks.GlobalStepCounter(plan)
         self._last = (0, 0.0)  # (step, timed seconds) of the last summary.
         self.events_file: str | None = None  # the writer's file, when it could be told
@@ -154,9 +135,6 @@ class SummaryHook(run_hooks.RunHook):
         p = self.p
         if p.summary_verbosity >= 3 or (p.summary_verbosity >= 2 and self.plan.training):
             self._build_graph_summaries(ctx)
-        if not p.forward_only:
-            with ctx.info.graph.as_default():
-                self._rate = applied_rate(self.plan, self.model, ctx.info)
         before = set(_events_files(p.train_dir))
         self.writer = tf1.summary.FileWriter(p.train_dir, graph=ctx.info.graph)
         self.writer.flush()
@@ -215,8 +193,10 @@ class SummaryHook(run_hooks.RunHook):
                   / max(self._ctx.timed.secs - last_secs, 1e-9)}
         if loss is not None:
             values[self.p.loss_type_to_report] = loss  # total_loss or base_loss
-        if self._rate is not None:
-            values['learning_rate'] = sess.run(self._rate)
+        # The rate of the update that reached global_step (training graphs only).
+        rate = getattr(self._ctx.info, 'applied_learning_rate', None)
+        if rate is not None and not self.p.forward_only:
+            values['learning_rate'] = sess.run(rate)
         self.writer.add_summary(scalar_summary(values), global_step)
         self._steps.append(global_step)
         if self._summary_op is not None:
