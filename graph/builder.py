@@ -57,6 +57,10 @@ def build_graph(plan, model, dataset, *, cluster=None, pipeline_factory=None) ->
             lr = learning_rate.get_learning_rate(
                 p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
                 images_per_step=plan.images_per_global_step, images_seen=seen)
+            applied_lr = (learning_rate.applied_learning_rate(
+                p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
+                images_per_step=plan.images_per_global_step, images_seen=seen)
+                if plan.training else None)
         if plan.training:
             step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr,
                                               images_seen=seen)
@@ -69,4 +73,4 @@ def build_graph(plan, model, dataset, *, cluster=None, pipeline_factory=None) ->
     return GraphInfo(graph, step_op, loss, lr, global_step, top_1, top_5, pipeline, mgr,
                      init_ops, loss_parts,
                      images_seen.ImagesSeen(seen, plan.images_per_global_step)
-                     if seen is not None else None)
+                     if seen is not None else None, applied_lr)

@@ -1,12 +1,13 @@
 """Weight decay added inside the optimizer's update, fused with it by XLA (--fused_weight_decay).
 
 The loss a run reports is the original's, cross entropy + weight_decay * sum(0.5 * |w|^2) over
-the kernels, and so is the update: the gradient of that loss w.r.t. a kernel w is g + wd * w,
-with g the gradient of the cross entropy. Built through the loss, TensorFlow computes it as a Mul
+every trainable variable outside batch norm (kernels, depthwise kernels, biases: `is_decayed`),
+and so is the update: the gradient of that loss w.r.t. such a variable w is g + wd * w, with g
+the gradient of the cross entropy. Built through the loss, TensorFlow computes it as a Mul
 (wd * w) and an AddN (+ g) in the backward pass, then the optimizer's update op reads the sum:
 three kernels and five passes over w-sized tensors (8 reads and writes of w's size). Here the
-gradients are taken of the cross entropy alone, and each kernel's update adds wd * w itself;
-for the big kernels (FUSE_MIN_ELEMENTS), inside one XLA cluster with the optimizer's op
+gradients are taken of the cross entropy alone, and each decayed variable's update adds wd * w
+itself; for the big kernels (FUSE_MIN_ELEMENTS), inside one XLA cluster with the optimizer's op
 (ResourceApplyGradientDescent, -Momentum, ...), which XLA compiles into one loop that reads g
 and w and writes w. The values are the same (same
 formula: every manager aggregates g first and w is the value the step read); only the rounding
@@ -34,19 +35,20 @@ from ..variable_managers import transfer_rules
 
 tf1 = tf.compat.v1
 
-# The name of the variables weight decay applies to: the models' kernels (convnet_builder's
-# get_variable('weights', ...)); biases and batch-norm parameters are excluded, as in tower.py.
-DECAYED_NAME = 'weights'
+# The scope of the variables weight decay leaves out: batch norm's (gamma, beta), the original's
+# rule (its filter_l2_loss_vars drops every name containing it). Every other trainable variable
+# of a model (kernels, depthwise kernels, biases) is decayed, as in tower.py.
+UNDECAYED_SCOPE = 'batchnorm'
 # Optimizers whose update reads nothing but the variable, its slots and the gradient. Adam's also
 # reads the beta powers that its finishing op advances: inside a cluster that read moves to the
 # update's run time, where, with --variable_update=independent (one apply per tower sharing
 # them), it races with another tower's advance.
 FOLDABLE_OPTIMIZERS = params_lib.FOLDABLE_OPTIMIZERS
-# Kernels from this many elements (16 MB of float32) get the XLA-fused update; smaller ones add
-# the decay with TensorFlow's own ops. An XLA cluster costs a launch and runs its loop on one
-# thread: resnet50's updates (up to 2.4M elements) are no faster fused than the three
-# multi-threaded TensorFlow kernels, while the trivial model's 4.1M-element classifier is
-# (docs/performance-notes.md, "Measurements once in the code").
+# Kernels from this many elements (16 MB of float32) get the XLA-fused update; smaller variables
+# (biases among them) add the decay with TensorFlow's own ops. An XLA cluster costs a launch
+# and runs its loop on one thread: resnet50's updates (up to 2.4M elements) are no faster fused
+# than the three multi-threaded TensorFlow kernels, while the trivial model's 4.1M-element
+# classifier is (docs/performance-notes.md, "Measurements once in the code").
 FUSE_MIN_ELEMENTS = 4_000_000
 
 
@@ -63,18 +65,21 @@ def applies(p, devices) -> bool:
 
 
 def is_decayed(var) -> bool:
-    """Whether `var` (a resource variable) is a kernel that weight decay applies to."""
-    return var.op.name.rsplit('/', 1)[-1] == DECAYED_NAME
+    """Whether weight decay applies to `var`, a trainable resource variable of a model: every
+    one whose name has no 'batchnorm' in it (kernels, depthwise kernels, biases)."""
+    return UNDECAYED_SCOPE not in var.op.name
 
 
 def count_decayed(variables) -> int:
-    """How many of `variables` weight decay applies to (checked against a tower's kernels)."""
+    """How many of `variables` (a tower's trainable variables) weight decay applies to, checked
+    against the tensors the tower's decay term covers (tower.TowerOutput.num_decayed)."""
     return sum(1 for v in variables if is_decayed(v))
 
 
 class _FoldedDecay:
-    """Optimizer mixin: `_resource_apply_dense` adds weight_decay * w to a kernel's gradient,
-    in one XLA cluster with the update op. `_weight_decay` is set by `with_folded_decay`."""
+    """Optimizer mixin: `_resource_apply_dense` adds weight_decay * w to a decayed variable's
+    gradient (`is_decayed`), in one XLA cluster with the update op for FUSE_MIN_ELEMENTS and
+    more, with TensorFlow's own ops below. `_weight_decay` is set by `with_folded_decay`."""
 
     _weight_decay = 0.0
 
@@ -97,6 +102,6 @@ class _FoldedDecay:
 
 def with_folded_decay(optimizer_class, weight_decay: float):
     """A subclass of the tf.compat.v1 optimizer class `optimizer_class` whose updates add
-    `weight_decay` * w to each kernel's gradient (see the module docstring)."""
+    `weight_decay` * w to each decayed variable's gradient (see the module docstring)."""
     return type('FoldedDecay' + optimizer_class.__name__, (_FoldedDecay, optimizer_class),
                 {'_weight_decay': float(weight_decay)})

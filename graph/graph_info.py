@@ -22,8 +22,11 @@ class GraphInfo(NamedTuple):
       init_ops: the variable initialisers (in a frozen graph: its local variables' only).
       loss_parts: [2] float32, the towers' mean cross entropy and mean weight-decay term of
         the total loss (for the NaN message: training_loop.decay_advice); None when not built.
+      applied_learning_rate: scalar float32 of a training graph, the rate of the update that
+        brought the global step to its value (learning_rate.applied_learning_rate: the
+        summaries' `learning_rate`), else None.
       images_seen: the graph.images_seen.ImagesSeen of a training graph (the checkpointed
-        count of training images the updates applied), else None.
+        count of training images the steps trained on, skipped updates included), else None.
     """
 
     graph: tf.Graph
@@ -38,3 +41,4 @@ class GraphInfo(NamedTuple):
     init_ops: list
     loss_parts: Any = None
     images_seen: Any = None
+    applied_learning_rate: Any = None

@@ -1,4 +1,10 @@
-"""The count of training images the updates applied so far: the variable `images_seen`.
+"""The count of training images the steps so far trained on: the variable `images_seen`.
+
+Every training step counts, as it advances the global step, also one whose update automatic
+loss scaling skipped (non-finite gradients: no weight changed): the count is the images the
+steps read, as the original's epochs, which came from the global step, counted them. The
+images whose updates were applied are this count minus the skipped steps' (the `loss scale:`
+line and result['loss_scale'] say how many steps were skipped).
 
 Epoch-based schedules count epochs from it (graph/learning_rate.py), not from the global step
 times the batch: a run resumed with another --batch_size, --num_gpus or number of workers

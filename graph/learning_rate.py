@@ -14,8 +14,14 @@ Precedence of the schedule flags:
      rate --resnet_base_lr is per 256 images, scaled linearly with the batch), its epochs the
      run's examples per epoch as every other epoch here (the training records found in real
      data: on the full ImageNet the original's 1,281,167).
-Then --num_learning_rate_warmup_epochs ramps linearly from 0 to the scheduled rate (Goyal et al.
-2017, section 2.2), and --minimum_learning_rate bounds the result from below.
+Then --num_learning_rate_warmup_epochs ramps linearly from 0 (Goyal et al. 2017, section 2.2):
+with a schedule of the flags (1 or 2) as the original's, the rate of the update from global step
+s < W (W = boundary_step(warm-up epochs)) is the schedule's FIRST rate (lr0, or
+--init_learning_rate) x s / W, whatever the schedule says at s, and the schedule itself only
+from W on (a piecewise boundary inside the warm-up changes nothing until it ends); with the
+model's own schedule (3; the original ignored the flag there) the model's rate at s x s / W.
+--minimum_learning_rate bounds the result from below, the ramp's too (the original's floor
+bounded the decayed rate only, not its warm-up).
 
 Epochs count from the images seen (graph/images_seen.py, checkpointed), not from the global
 step: with I images seen before an update of B images, the change due at epoch e is used once
@@ -58,15 +64,15 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
 
     Args:
       p: Params.
-      global_step: int64 scalar tensor: updates applied so far (the rate is the one the next
+      global_step: int64 scalar tensor: training steps so far (the rate is the one the next
         update uses).
       model: the CNNModel (its schedule is the default).
       examples_per_epoch: examples in one epoch of the training subset.
       images_per_step: images one global step applies (RunPlan.images_per_global_step); the
         model's default rate scales with it.
-      images_seen: int64 scalar tensor, the training images the updates so far applied
-        (graph/images_seen.py); None counts global_step x images_per_step (a run that never
-        changed its global batch).
+      images_seen: int64 scalar tensor, the training images the steps so far trained on,
+        skipped ones (automatic loss scaling) included (graph/images_seen.py); None counts
+        global_step x images_per_step (a run that never changed its global batch).
 
     With I images seen before an update of B images and E examples per epoch, the update uses
     the change due at epoch e once I + B > e x E: the update during which epoch e is reached
@@ -102,10 +108,32 @@ def get_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_s
     if warmup_steps > 0:  # less than one step of warm-up is none
         ramp = tf.cast(tf.minimum(position / warmup_steps, 1.0), tf.float32)
         in_warmup = after <= p.num_learning_rate_warmup_epochs * examples_per_epoch
-        lr = tf1.where(in_warmup, lr * ramp, lr)
+        if p.piecewise_learning_rate_schedule or p.init_learning_rate is not None:
+            # The original's: the first rate ramped, the schedule ignored until the end.
+            ramped = tf.constant(initial_rate(p, model, images_per_step)[0], tf.float32) * ramp
+        else:  # the model's own schedule, itself perhaps in its warm-up
+            ramped = lr * ramp
+        lr = tf1.where(in_warmup, ramped, lr)
     if p.minimum_learning_rate > 0:
         lr = tf.maximum(lr, p.minimum_learning_rate)
     return tf.identity(lr, name='learning_rate')
+
+
+def applied_learning_rate(p, global_step, *, model, examples_per_epoch, images_per_step,
+                          images_seen=None):
+    """The rate of the update that brought the global step to its value N (what the
+    `learning_rate` summary at N shows, as the original's, fetched with that update): the
+    schedule of `get_learning_rate` (same arguments) at global step N - 1 with one global
+    step's images taken off `images_seen`; at N = 0 the first update's. A float32 scalar
+    named 'applied_learning_rate', run on summary steps only (no fetch in every step's run).
+    """
+    with tf1.name_scope('applied_learning_rate'):
+        step = tf.maximum(tf.cast(global_step, tf.int64) - 1, 0)
+        seen = (None if images_seen is None
+                else tf.maximum(tf.cast(images_seen, tf.int64) - images_per_step, 0))
+        lr = get_learning_rate(p, step, model=model, examples_per_epoch=examples_per_epoch,
+                               images_per_step=images_per_step, images_seen=seen)
+    return tf.identity(lr, name='applied_learning_rate')
 
 
 def initial_rate(p, model, images_per_step: int) -> tuple[float, list[str]]:
@@ -391,7 +419,8 @@ def make_optimizer(p, learning_rate, fold_weight_decay: bool = False):
 
     sgd: plain gradient descent. momentum: heavy-ball momentum with Nesterov's correction
     (Sutskever et al. 2013). rmsprop: Tieleman & Hinton 2012. adam: Kingma & Ba 2015.
-    With `fold_weight_decay`, each kernel's update adds --weight_decay * w to its gradient
+    With `fold_weight_decay`, each decayed variable's update (every trainable one outside batch
+    norm) adds --weight_decay * w to its gradient
     (graph/fused_decay.py): for gradients taken of the loss without the weight-decay term.
 
     Raises:

@@ -19,8 +19,8 @@ TowerOutput.__doc__ = """What one tower's forward pass produced.
 logits: [batch, num_classes] float32. base_loss: scalar float32 cross entropy. total_loss: base_loss
 plus the weight-decay term. update_ops: batch-norm moving-average updates. top_1, top_5: scalar
 float32 fraction of the batch whose label is in the top 1 / top 5 logits. num_decayed: how many
-kernels the weight-decay term of total_loss covers. decay_loss: scalar float32, that term
-(total_loss - base_loss; 0 without decay)."""
+variables the weight-decay term of total_loss covers (every trainable one outside batch norm).
+decay_loss: scalar float32, that term (total_loss - base_loss; 0 without decay)."""
 
 
 def build_forward(plan, model, images, labels, *, phase_train: bool) -> TowerOutput:
@@ -29,10 +29,11 @@ def build_forward(plan, model, images, labels, *, phase_train: bool) -> TowerOut
 
     Args:
       plan: the run's run_plan.RunPlan. Its params' weight_decay is the factor of the L2
-        penalty 0.5 * sum(w^2) over the variables named 'weights' (kernels; biases and batch
-        norm are excluded); with single_l2_loss_op (--single_l2_loss_op) that penalty is one
-        L2 loss over all kernels concatenated instead of one per kernel (the same value up to
-        rounding).
+        penalty 0.5 * sum(w^2) over every trainable variable of the model outside batch norm
+        (kernels, depthwise kernels and biases; batch norm's gamma and beta are excluded), the
+        original's rule (its filter_l2_loss_vars); with single_l2_loss_op
+        (--single_l2_loss_op) that penalty is one L2 loss over all of them concatenated instead
+        of one per variable (the same value up to rounding).
       model: the run's CNNModel.
       images: [batch, h, w, 3] (NHWC) or [batch, 3, h, w] (NCHW) in the plan's compute dtype,
         values in [-1, 1].
@@ -51,7 +52,7 @@ def build_forward(plan, model, images, labels, *, phase_train: bool) -> TowerOut
     total_loss, decay_loss = base_loss, tf.constant(0.0)
     if p.weight_decay and phase_train and net.decay_tensors:
         decayed = [tf.cast(t, tf.float32) for t in net.decay_tensors]
-        if p.single_l2_loss_op:  # one L2 loss over every kernel, concatenated
+        if p.single_l2_loss_op:  # one L2 loss over every decayed variable, concatenated
             l2 = tf.nn.l2_loss(tf.concat([tf.reshape(t, [-1]) for t in decayed], 0))
         else:
             l2 = tf.add_n([tf.nn.l2_loss(t) for t in decayed])

@@ -44,8 +44,10 @@ def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.
     """
     p, devices = plan.params, plan.devices
     scaler = precision.LossScaler.from_params(p, device=mgr.param_device)
-    # With the fold, the towers differentiate the cross entropy and each kernel's update
-    # adds weight_decay * w (graph/fused_decay.py); the reported loss keeps the decay term.
+    # With the fold, the towers differentiate the cross entropy and each decayed variable's
+    # update (every trainable one outside batch norm) adds weight_decay * w
+    # (graph/fused_decay.py); the reported loss keeps the decay term. The fold needs the
+    # updates to decay exactly the variables the towers' decay terms cover.
     fold = fused_decay.applies(p, devices) and all(
         fused_decay.count_decayed(mgr.trainable_variables(i)) == out.num_decayed
         for i, out in enumerate(outputs))
@@ -66,8 +68,8 @@ def build_train_op(plan, mgr, outputs, global_step, lr, images_seen=None) -> tf.
     if mgr.each_tower_has_variables:
         update_ops = [op for out in outputs for op in out.update_ops]
     if fold:
-        # The decay term of the reported loss reads the kernels outside the gradients; the
-        # updates must wait for it or the loss could see updated kernels.
+        # The decay term of the reported loss reads the variables outside the gradients; the
+        # updates must wait for it or the loss could see updated variables.
         update_ops = list(update_ops) + [out.total_loss for out in outputs]
     # 4. Aggregation by the manager, then its apply inside the loss scaler's check, after the
     # batch-norm updates. Through one group op: every op made in the block gets one control

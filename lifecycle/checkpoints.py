@@ -3,9 +3,10 @@
 What a checkpoint holds (tower 0's names never depend on --variable_update or the towers):
   - the model's variables and the global step: `VariableMgr.savable_variables()`, tower 0's copy,
     named without the tower prefix ('cg/conv0/weights', 'global_step');
-  - the training images the updates applied, 'images_seen' (graph/images_seen.py): epoch-based
-    schedules count from it, so a resume with another global batch keeps its epoch; a
-    checkpoint without it (an earlier version's) restores with global step x batch (one line);
+  - the training images the steps read (skipped updates included), 'images_seen'
+    (graph/images_seen.py): epoch-based schedules count from it, so a resume with another
+    global batch keeps its epoch; a checkpoint without it (an earlier version's) restores
+    with global step x batch (one line);
   - the rest of the training state: the optimizer's slots (momentum, RMSProp, Adam), Adam's
     beta powers, the automatic loss scale, named the same way ('cg/conv0/weights/Momentum').
     It is optional on restore: a checkpoint written with another --optimizer restores the model

@@ -2,7 +2,9 @@
 
 --summary_verbosity (with --train_dir), the levels of the original's flag:
   1: cheap scalars: the graph, and every --save_summaries_steps global steps `total_loss` (the
-     step's loss), `learning_rate` and `images_per_sec` (over the timed steps since the last
+     step's loss), `learning_rate` (the rate the update that reached that global step used, as
+     the original's summary, fetched with its update: GraphInfo.applied_learning_rate) and
+     `images_per_sec` (over the timed steps since the last
      summary, or since the timed part began, by the step lines' clock: the time of the
      evaluations, checkpoints and summaries between steps and the warm-up steps, whose first
      one also sets up the executor, are left out);
@@ -185,14 +187,16 @@ class SummaryHook(run_hooks.RunHook):
         before, global_step = self.counter.advance(step)
         if not run_hooks.crossed(before, global_step, self.p.save_summaries_steps):
             return
-        sess, info = self._ctx.sess, self._ctx.info
+        sess = self._ctx.sess
         last_step, last_secs = self._last
         values = {'images_per_sec': self.plan.global_batch_size * (step - last_step)
                   / max(self._ctx.timed.secs - last_secs, 1e-9)}
         if loss is not None:
             values[self.p.loss_type_to_report] = loss  # total_loss or base_loss
-        if not self.p.forward_only:
-            values['learning_rate'] = sess.run(info.learning_rate)
+        # The rate of the update that reached global_step (training graphs only).
+        rate = getattr(self._ctx.info, 'applied_learning_rate', None)
+        if rate is not None and not self.p.forward_only:
+            values['learning_rate'] = sess.run(rate)
         self.writer.add_summary(scalar_summary(values), global_step)
         self._steps.append(global_step)
         if self._summary_op is not None:

@@ -164,9 +164,10 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
                  rate_lowering: str = 'Lower --init_learning_rate') -> str | None:
     """The NaN message's advice when the weight-decay term dominates the loss, else None.
 
-    The decay term is weight_decay * 0.5 * sum(w^2) over the kernels (graph/tower.py); plain
-    SGD's update multiplies each kernel by (1 - learning_rate * weight_decay) besides the
-    gradient's step, so past learning_rate * weight_decay = 2 the kernels grow every step
+    The decay term is weight_decay * 0.5 * sum(w^2) over the kernels and biases (every trainable
+    variable outside batch norm, graph/tower.py); plain SGD's update multiplies each of them by
+    (1 - learning_rate * weight_decay) besides the gradient's step, so past learning_rate *
+    weight_decay = 2 they grow every step
     whatever the data, and the loss with them. Either factor can be what blew up: the advice
     names first the one further above its reference, the learning rate against the model's
     default at this batch (`default_rate`), --weight_decay against its default
@@ -205,13 +206,13 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
             and learning_rate / default_rate > weight_decay / DEFAULT_WEIGHT_DECAY):
         return ('The weight-decay term dominates the loss (%s) because the learning rate is too '
                 'high (%g, %.3g x the model\'s default at this batch, %g): %s%s; an SGD update '
-                'takes the learning rate x --weight_decay (%g) of each kernel off it, and past 2 '
-                'the kernels grow every step%s.' % (
+                'takes the learning rate x --weight_decay (%g) of each kernel and bias off it, and '
+                'past 2 they grow every step%s.' % (
                     where, learning_rate, learning_rate / default_rate, default_rate,
                     rate_lowering[:1].lower(), rate_lowering[1:], weight_decay, product))
     return ('The weight-decay term dominates the loss (%s): lower --weight_decay (%g now; an SGD '
-            'update takes --weight_decay x the learning rate of each kernel off it, and past 2 '
-            'the kernels grow every step%s).' % (where, weight_decay, product))
+            'update takes --weight_decay x the learning rate of each kernel and bias off it, and '
+            'past 2 they grow every step%s).' % (where, weight_decay, product))
 
 
 def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):

@@ -5,10 +5,11 @@ Models describe their layers through one `ConvNetBuilder` (`cnn.conv(64, 3, 3)`,
 variables, creates them through `tf.compat.v1.get_variable` (so the variable manager's scopes and
 custom getters decide where they live), and casts them to the compute dtype.
 
-Variable naming rule: a layer's kernel is named ``weights`` and is the only kind of variable that
-gets weight decay; biases are ``biases``; batch norm uses ``gamma``, ``beta``, ``moving_mean`` and
-``moving_variance`` under a ``batchnorm`` scope. Depthwise kernels are ``depthwise_weights`` (no
-weight decay, as MobileNet recommends).
+Variable naming rule: a layer's kernel is named ``weights``, a depthwise kernel
+``depthwise_weights``, biases ``biases``; batch norm uses ``gamma``, ``beta``, ``moving_mean`` and
+``moving_variance`` under a ``batchnorm`` scope. Weight decay, as in the original (its
+``filter_l2_loss_vars``), covers every trainable variable outside batch norm: kernels, depthwise
+kernels and biases, the variables this builder's `get_variable` creates.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from . import fast_paths, memory_forms
 
 tf1 = tf.compat.v1
 
-WEIGHT_DECAY_SUFFIX = '/weights'
 # Collection of (checkpoint name, (height, width, channels)) of each dense kernel after a flatten.
 FLATTENED_ROWS = 'tf_cnn_benchmarks_flattened_rows'
 
@@ -85,7 +85,8 @@ class ConvNetBuilder:
         `options`.
       float32_norm_and_pool: batch norm (and the activation after it) and pooling run in
         float32, cast from and back to `dtype`; from `options` when `dtype` is not float32.
-      decay_tensors: the kernels ('weights') read so far, in variable_dtype: what weight decay
+      decay_tensors: the trainable variables read so far through `get_variable` (kernels,
+        depthwise kernels, biases; never batch norm's), in variable_dtype: what weight decay
         penalises.
       choose: training only: fast_paths.Conv1x1 -> how to build that 1x1 convolution ('matmul',
         'filter_matmul' or None), memory_forms.Site -> how to build that ReLU ('xla',
@@ -124,7 +125,15 @@ class ConvNetBuilder:
         return '%s%d' % (kind, index)
 
     def get_variable(self, name, shape, initializer, trainable=True):
-        """Creates (or reuses) a variable in `variable_dtype` and returns it cast to `dtype`."""
+        """Creates (or reuses) a variable in `variable_dtype` and returns it cast to `dtype`;
+        a trainable one is added to `decay_tensors` (`read_variable`)."""
+        return self.read_variable(name, shape, initializer, trainable)[1]
+
+    def read_variable(self, name, shape, initializer, trainable=True):
+        """Creates (or reuses) a variable in `variable_dtype`; returns (what the tower read,
+        in `variable_dtype`; that read cast to `dtype`). A trainable variable's read is added
+        to `decay_tensors`: weight decay covers every variable made here (batch norm's are
+        made by `_batch_norm_variables`, outside it)."""
         initializer = _seeded(initializer, tf1.get_variable_scope().name + '/' + name)
         var = tf1.get_variable(name, shape, dtype=self.variable_dtype, initializer=initializer,
                                trainable=trainable)
@@ -132,12 +141,12 @@ class ConvNetBuilder:
             # One read per step, shared by the layer and the weight-decay term: each read of
             # a variable on another device (parameter_server) is a copy.
             var = var.value()
-        if name == 'weights':
+        if trainable:
             # What the tower reads: the variable, or its staged copy (--staged_vars).
             self.decay_tensors.append(var)
         if self.variable_dtype != self.dtype:
-            return tf.cast(var, self.dtype)
-        return var
+            return var, tf.cast(var, self.dtype)
+        return var, var
 
     def _strides(self, d_height, d_width):
         if self.data_format == 'NHWC':
@@ -208,8 +217,8 @@ class ConvNetBuilder:
                                   tf1.truncated_normal_initializer(stddev=stddev))
         name = self._name('conv')
         with tf1.variable_scope(name):
-            kernel = self.get_variable('weights', [k_height, k_width, c_in, num_out_channels],
-                                       kernel_initializer)
+            stored, kernel = self.read_variable(
+                'weights', [k_height, k_width, c_in, num_out_channels], kernel_initializer)
             strides = self._strides(d_height, d_width)
             if mode == 'SAME_RESNET':
                 if d_height == 1 and d_width == 1:
@@ -222,8 +231,7 @@ class ConvNetBuilder:
                 padding = mode
             if use_batch_norm and self.fold_batch_norm:
                 # The stored kernel (not its cast): the folded one is rounded only once.
-                y = self._conv_folded(x, self.decay_tensors[-1], strides, padding,
-                                      num_out_channels)
+                y = self._conv_folded(x, stored, strides, padding, num_out_channels)
             else:
                 y = self._conv2d(x, kernel, (k_height, k_width, d_height, d_width), padding)
             if use_batch_norm and not self.fold_batch_norm:
@@ -472,8 +480,8 @@ class ConvNetBuilder:
         or a bias, then the activation (Howard et al. 2017, section 3.1).
 
         The kernel, [k_height, k_width, channels_in, depth_multiplier], is named
-        ``depthwise_weights``: it does not end in ``/weights`` and so gets no weight decay, as
-        Howard et al. 2017 (section 4) recommend for these few, small filters.
+        ``depthwise_weights``; weight decay covers it as every kernel (the original's rule:
+        every trainable variable outside batch norm).
 
         Args:
           k_height, k_width: kernel size; d_height, d_width: strides.

@@ -2,7 +2,8 @@
 v1 ('mobilenet_v1', not in the original), width multiplier 1.0.
 
 Every convolution is followed by batch norm (no biases) and ReLU6, except MobileNet v2's linear
-projections. Depthwise kernels are named ``depthwise_weights`` and get no weight decay. Batch
+projections. Depthwise kernels are named ``depthwise_weights``; weight decay covers them, as
+every trainable variable outside batch norm (models/convnet_builder.py). Batch
 norm is the original benchmark's MobileNet's (its TF1-only MobileNet v2 in TF-slim's training
 scope): moving averages with decay 0.997, epsilon 0.001 (TF-slim's default), a trainable scale;
 the papers give no values, and the original has no MobileNet v1, which takes the same.

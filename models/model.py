@@ -21,7 +21,8 @@ BuildNetworkResult.__doc__ = """Output of `CNNModel.build_network`.
 
 logits: [batch, num_classes] float32. aux_logits: [batch, num_classes] float32 or None (Inception's
 auxiliary head). update_ops: batch-norm moving-average updates of this tower (training only).
-decay_tensors: the kernels the network read (weight decay applies to these only)."""
+decay_tensors: the trainable variables the network read outside batch norm (kernels, depthwise
+kernels, biases): what weight decay applies to, the original's rule (its filter_l2_loss_vars)."""
 
 
 class DefaultSchedule(collections.namedtuple(

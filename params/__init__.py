@@ -169,9 +169,9 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('num_learning_rate_warmup_epochs', 0, 'Epochs of linear learning-rate warm-up from 0.',
        lower=0),
     _f('minimum_learning_rate', 0, 'Lower bound of the decayed learning rate.', lower=0),
-    _f('weight_decay', 4e-5, 'L2 weight decay factor (not applied to biases and batch norm).',
-       lower=0),
-    _b('fused_weight_decay', True, 'CPU: weight decay inside each kernel\'s update (XLA for 4M+ '
+    _f('weight_decay', 4e-5, 'L2 weight decay factor, over every trainable variable except '
+       'batch norm\'s (kernels and biases), as in the original.', lower=0),
+    _b('fused_weight_decay', True, 'CPU: weight decay inside each variable\'s update (XLA for 4M+ '
        'elements); same values. Off with clipping, staged/fp16 vars, adam, clusters.'),
     _f('gradient_clip', None, 'Clip each gradient element to [-value, value]; must be > 0 (0 '
        'would zero every gradient and freeze training: it is refused). Default: no clipping.'),

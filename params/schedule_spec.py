@@ -106,3 +106,26 @@ def decay_warnings(p) -> list[str]:
             'instead of decaying' % (p.learning_rate_decay_factor, p.learning_rate_decay_factor,
                                      p.num_epochs_per_decay,
                                      '' if p.num_epochs_per_decay == 1 else 's')]
+
+
+def zero_rate_warnings(p) -> list[str]:
+    """One line when every update of a training run has a learning rate of 0, so that no update
+    changes the trainable weights (accepted: the original runs it too): --init_learning_rate=0
+    (its decay and warm-up keep 0) or a --piecewise_learning_rate_schedule whose rates are all
+    0, without a --minimum_learning_rate above 0 (which would be the rate). Example:
+    '--init_learning_rate=0: every update's learning rate is 0, so no update changes the
+    weights (the loss changes only with the batches)'."""
+    if p.forward_only or p.eval or p.minimum_learning_rate > 0:
+        return []
+    if p.piecewise_learning_rate_schedule:
+        rates = [float(r) for r in p.piecewise_learning_rate_schedule.split(';')[::2]]
+        if any(rates):
+            return []
+        flag = '--piecewise_learning_rate_schedule=%s: every rate is 0' % (
+            p.piecewise_learning_rate_schedule)
+    elif p.init_learning_rate == 0:
+        flag = '--init_learning_rate=0: every update\'s learning rate is 0'
+    else:
+        return []
+    return ['%s, so no update changes the weights (the loss changes only with the batches)'
+            % flag]

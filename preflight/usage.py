@@ -231,7 +231,8 @@ def check_with_tensorflow(p: params.Params, visible_gpus: int, given=frozenset()
     if p.rewriter_config:
         gpu_settings.parse_rewriter_config(p.rewriter_config)
     layout_kernels.check_cpu_layout(p, device)
-    for message in warnings + params.schedule_spec.decay_warnings(p):
+    for message in (warnings + params.schedule_spec.decay_warnings(p)
+                    + params.schedule_spec.zero_rate_warnings(p)):
         cnn_util.warn(message)
     return named
 

@@ -163,6 +163,36 @@ def test_warmup_hands_over_to_the_schedule_without_a_step_back():
     assert rates == pytest.approx([0.0, 0.0002, 0.00036, 0.0001, 0.0001, 0.0001])
 
 
+def _original_warmup(step, first, warmup_steps, scheduled):
+    """The original's get_learning_rate with --num_learning_rate_warmup_epochs and
+    --init_learning_rate or a piecewise schedule, written out: the schedule's first rate x
+    step / warm-up steps while step < warm-up steps, the schedule's rate `scheduled` after."""
+    return first * step / warmup_steps if step < warmup_steps else scheduled
+
+
+def test_warmup_ramps_the_first_rate_over_a_change_inside_it():
+    """A user's finding (nu_optim57 2): with a piecewise boundary inside the warm-up the ramp
+    multiplied the current rate and dipped (steps 4-5: 0.00133, 0.00167); the original ramps
+    the schedule's first rate and applies the schedule from the warm-up's end."""
+    # 512 examples at 8 a step: 64 steps an epoch; the warm-up is 6 steps, the boundaries
+    # come at steps 4 and 8.
+    schedule = dict(piecewise_learning_rate_schedule='0.004;0.0625;0.002;0.125;0.0005',
+                    num_learning_rate_warmup_epochs=0.09375)
+    steps = list(range(12))
+    piecewise = [0.004 if s < 4 else 0.002 if s < 8 else 0.0005 for s in steps]
+    expected = [_original_warmup(s, 0.004, 6, piecewise[s]) for s in steps]
+    assert _rates(steps, examples_per_epoch=512, images_per_step=8, **schedule) == pytest.approx(
+        expected, rel=1e-6)
+    assert expected[4:6] == pytest.approx([0.004 * 4 / 6, 0.004 * 5 / 6])
+    # --init_learning_rate with a decay inside the warm-up (every 2 of its 10 steps): the
+    # ramp is of --init_learning_rate, the decayed rates come after.
+    steps = list(range(14))
+    decayed = [0.2 * 0.5 ** (s // 2) for s in steps]
+    assert _rates(steps, init_learning_rate=0.2, num_epochs_per_decay=0.2,
+                  learning_rate_decay_factor=0.5, num_learning_rate_warmup_epochs=1) == \
+        pytest.approx([_original_warmup(s, 0.2, 10, decayed[s]) for s in steps], rel=1e-6)
+
+
 def test_less_than_one_step_of_warmup_is_none():
     assert _rates([0, 1], init_learning_rate=0.2,
                   num_learning_rate_warmup_epochs=0.05) == pytest.approx([0.2, 0.2])

@@ -101,6 +101,38 @@ def test_a_growing_decay_factor_is_accepted_with_one_warning(kwargs, expected):
     assert schedule_spec.decay_warnings(p) == expected
 
 
+@pytest.mark.parametrize('kwargs, expected', [
+    (dict(init_learning_rate=0.0),
+     ["--init_learning_rate=0: every update's learning rate is 0, so no update changes the "
+      'weights (the loss changes only with the batches)']),
+    (dict(piecewise_learning_rate_schedule='0;1;0.0'),
+     ['--piecewise_learning_rate_schedule=0;1;0.0: every rate is 0, so no update changes the '
+      'weights (the loss changes only with the batches)']),
+    (dict(init_learning_rate=0.0, num_epochs_per_decay=1, learning_rate_decay_factor=0.5,
+          num_learning_rate_warmup_epochs=1), None),  # the same line: decay keeps 0
+    (dict(piecewise_learning_rate_schedule='0;1;0.001'), []),
+    (dict(init_learning_rate=0.0, minimum_learning_rate=0.001), []),  # the floor is the rate
+    (dict(init_learning_rate=0.0, forward_only=True), []),  # nothing trained
+    (dict(init_learning_rate=1e-30), []),
+])
+def test_a_zero_rate_is_accepted_with_one_warning(kwargs, expected):
+    """A user's finding (nu_optim57 6): --init_learning_rate=0 was accepted silently, and
+    every update was a no-op."""
+    p = make_params(**kwargs)
+    validate_params(p)
+    if expected is None:
+        expected = schedule_spec.zero_rate_warnings(make_params(init_learning_rate=0.0))
+    assert schedule_spec.zero_rate_warnings(p) == expected
+
+
+def test_the_command_warns_once_for_a_zero_rate_and_runs():
+    done = helpers.run_command(*TINY, '--init_learning_rate=0')
+    assert done.returncode == 0, done.stderr
+    lines = [x for x in (done.stdout + done.stderr).splitlines() if 'init_learning_rate=0' in x]
+    assert lines == ["warning: --init_learning_rate=0: every update's learning rate is 0, so "
+                     'no update changes the weights (the loss changes only with the batches)']
+
+
 def warnings_of(*args: str) -> list[str]:
     """The 'no effect' lines the command prints for `args`."""
     fv = flags.FlagValues()

@@ -83,7 +83,8 @@ def test_the_first_summarys_images_per_sec_counts_timed_steps_only(tmp_path):
     values = {'global_step': 0, 'learning_rate': 0.25}
     sess = types.SimpleNamespace(run=lambda fetch: values[fetch])
     hook.begin(types.SimpleNamespace(sess=sess, timed=timed, info=types.SimpleNamespace(
-        graph=None, global_step='global_step', learning_rate='learning_rate')))
+        graph=None, global_step='global_step', learning_rate='next_learning_rate',
+        applied_learning_rate='learning_rate')))
     written = []
     hook.writer.close()
     hook.writer = types.SimpleNamespace(add_summary=lambda s, step: written.append((step, {

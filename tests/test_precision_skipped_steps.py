@@ -25,6 +25,23 @@ def test_skipped_steps_are_counted_in_the_result_and_the_total_block(capsys):
     assert len(set(result['losses'])) == 1  # nothing was applied
 
 
+def test_skipped_steps_count_in_the_images_seen_as_the_docstring_says(tmp_path):
+    """A user's finding (nu_optim57 5): images_seen's description said it counted the images
+    the updates applied, but skipped steps count (as the global step, the original's epoch
+    count, does): every step here is skipped, and the checkpoint's count is every step's."""
+    import tensorflow as tf
+
+    from tf_cnn_benchmarks.graph import images_seen
+
+    result = tiny_run(num_batches=3, num_warmup_batches=1, train_dir=str(tmp_path), **AUTO)
+    assert result['loss_scale']['skipped_steps'] == 3  # and the warm-up step: nothing applied
+    path = tf.train.latest_checkpoint(str(tmp_path))
+    assert tf.train.load_variable(path, 'global_step') == 4
+    assert tf.train.load_variable(path, 'images_seen') == 4 * 4  # 4 steps of batch 4
+    assert 'one whose update automatic loss scaling skipped' in ' '.join(
+        images_seen.__doc__.split())
+
+
 def test_no_count_without_automatic_scaling():
     result = tiny_run(num_batches=1, num_warmup_batches=0, use_fp16=True)
     assert 'loss_scale' not in result

@@ -99,6 +99,26 @@ def test_scalar_values_are_the_run_s(tmp_path):
     assert values['learning_rate'][1] == pytest.approx(0.002)
 
 
+def test_the_rate_at_a_global_step_is_the_one_its_update_used(tmp_path):
+    """A user's finding (nu_optim57 4): the summary at global step N gave the rate of the
+    update from N to N + 1, not of the one that reached N (the original fetched it with its
+    update). 10 examples an epoch-period of decay at 4 images a step: the updates from global
+    steps 0-5 use 0.004, 0.004, 0.002, 0.002, 0.002, 0.001 (a decay once an update's images
+    pass 10, then 20)."""
+    _run(train_dir=str(tmp_path), summary_verbosity=1, save_summaries_steps=1,
+         num_warmup_batches=0, num_batches=6, data_name='cifar10', image_size=8,
+         init_learning_rate=0.004, num_epochs_per_decay=10 / 50000,
+         learning_rate_decay_factor=0.5)
+    rates = {}
+    for path in glob.glob(str(tmp_path / 'events.out.tfevents.*')):
+        for event in tf1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == 'learning_rate':
+                    rates[event.step] = value.simple_value
+    assert [rates[n] for n in range(1, 7)] == pytest.approx(
+        [0.004, 0.004, 0.002, 0.002, 0.002, 0.001])
+
+
 def test_eval_accuracy_goes_to_the_eval_folder(tmp_path, capsys):
     _run(train_dir=str(tmp_path), summary_verbosity=1, eval_during_training_every_n_steps=5,
          num_eval_batches=1)

@@ -96,8 +96,8 @@ def test_a_dominating_weight_decay_is_named_instead_of_the_learning_rate():
         'the loss became nan at step 2 (learning rate 6.25e-06); the run is invalid and no '
         'images/sec are reported. The weight-decay term dominates the loss (1e+28 against a '
         'cross entropy of 6.9 the step before): lower --weight_decay (1e+08 now; an SGD update '
-        'takes --weight_decay x the learning rate of each kernel off it, and past 2 the kernels '
-        'grow every step; here 625).')
+        'takes --weight_decay x the learning rate of each kernel and bias off it, and past 2 '
+        'they grow every step; here 625).')
     # An infinite term beside a finite cross entropy, at the failing step itself.
     assert training_loop.decay_advice([(7.0, math.inf)], 1.0).startswith(
         'The weight-decay term dominates the loss (inf against a cross entropy of 7): ')
@@ -117,8 +117,8 @@ def test_an_absurd_learning_rate_is_named_before_the_weight_decay():
         'The weight-decay term dominates the loss (inf against a cross entropy of 4.478e+26) '
         'because the learning rate is too high (1e+30, 2e+32 x the model\'s default at this '
         'batch, 0.005): lower --init_learning_rate; an SGD update takes the learning rate x '
-        '--weight_decay (4e-05) of each kernel off it, and past 2 the kernels grow every step; '
-        'here 4e+25.')
+        '--weight_decay (4e-05) of each kernel and bias off it, and past 2 they grow every '
+        'step; here 4e+25.')
     # Through the loop: the rate's flag as the spec says it (here the floor's).
     floor = Spec(num_warmup=0, num_steps=1, images_per_step=1, display_every=1,
                  weight_decay=4e-5, rate_floor=1e30, default_rate=lenet)

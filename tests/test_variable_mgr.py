@@ -93,6 +93,22 @@ def test_replicated_equals_one_big_tower(reference, extra):
     _assert_matches(reference, run)
 
 
+def test_the_docs_say_every_mode_averages_as_the_tests_above_measure():
+    """A user's finding (nu_optim57 3): the devices page's table said replicated's gradients
+    were 'summed by an all-reduce' while the usage page says every mode averages; the two
+    tests above show the average (two towers of B equal one tower of 2B)."""
+    def read(name):
+        with open(os.path.join(checkout.REPO, 'docs', name), encoding='utf-8') as f:
+            return f.read()
+
+    rows = {line.split('|')[1].strip(): line.split('|')[3].strip()
+            for line in read('devices-and-variable-managers.md').splitlines()
+            if line.startswith('| `')}
+    for mode in ('`parameter_server` (default)', '`replicated`'):
+        assert rows[mode].startswith('averaged'), (mode, rows[mode])
+    assert 'here every mode averages them' in read('usage-and-flags.md')
+
+
 def test_replicated_copies_stay_identical():
     _, _, towers = _train(steps=5, num_gpus=2, variable_update='replicated',
                           all_reduce_spec='xring')
