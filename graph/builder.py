@@ -57,10 +57,12 @@ def build_graph(plan, model, dataset, *, cluster=None, pipeline_factory=None) ->
             lr = learning_rate.get_learning_rate(
                 p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
                 images_per_step=plan.images_per_global_step, images_seen=seen)
+            # Only the summaries read it (lifecycle/wiring.py adds their hook on these terms).
+            summarised = p.train_dir and p.summary_verbosity >= 1 and plan.is_chief
             applied_lr = (learning_rate.applied_learning_rate(
                 p, global_step, model=model, examples_per_epoch=plan.examples_per_epoch,
                 images_per_step=plan.images_per_global_step, images_seen=seen)
-                if plan.training else None)
+                if plan.training and summarised else None)
         if plan.training:
             step_op = train_op.build_train_op(plan, mgr, outputs, global_step, lr,
                                               images_seen=seen)

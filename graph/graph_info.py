@@ -22,7 +22,8 @@ class GraphInfo(NamedTuple):
       init_ops: the variable initialisers (in a frozen graph: its local variables' only).
       loss_parts: [2] float32, the towers' mean cross entropy and mean weight-decay term of
         the total loss (for the NaN message: training_loop.decay_advice); None when not built.
-      applied_learning_rate: scalar float32 of a training graph, the rate of the update that
+      applied_learning_rate: scalar float32 of a training graph that writes summaries (the
+        chief's, with --train_dir and --summary_verbosity >= 1), the rate of the update that
         brought the global step to its value (learning_rate.applied_learning_rate: the
         summaries' `learning_rate`), else None.
       images_seen: the graph.images_seen.ImagesSeen of a training graph (the checkpointed
