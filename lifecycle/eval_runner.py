@@ -393,6 +393,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     stop.log_stop(waited_for)
     late = bool(evals) and stop.late(evals[-1])
     result = _eval_result(plan, evaluator, evals, None if late else catcher.name)
+    result['summary_dir'] = summaries.folder if summaries.written else None
     result.update(figures)  # the last evaluation's (none: no utilisation keys)
     if p.graph_file:
         result['graph_file'] = p.graph_file
@@ -419,6 +420,7 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
     result.update({
         'eval': last, 'evals': evals,
         'restored_step': last['global_step'] if last else None,
+        'global_step': last['global_step'] if last else None,
         'checkpoint_path': last['checkpoint_path'] if last else None,
         'images_per_sec': last['images_per_sec'] if last else 0.0,
         'num_steps': last['num_batches'] if last else 0,
@@ -432,4 +434,4 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
         'skipped_records': last['skipped_records'] if last else None,
         'host_load': last['host_load'] if last else None,
     })
-    return result
+    return results_log.complete_keys(result)  # the training keys an evaluation has not: None

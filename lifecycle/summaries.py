@@ -16,8 +16,9 @@
      `v/cg/conv0/conv2d/kernel/gradients`: docs/usage-and-flags.md's departures).
 Evaluations' accuracy goes to --eval_dir, else <train_dir>/eval (`EvalSummaryWriter`: the
 original's tags `eval/Accuracy@1` and `eval/Accuracy@5`, and `eval/images_per_sec`).
-Forward-only runs count summary steps in timed steps (their global step does not move) and have
-no loss or gradients.
+Forward-only runs count summary steps in timed steps (their global step does not move); their
+`total_loss` (or `base_loss`) is the forward pass's, as their step lines print it, and they have
+no learning rate or gradients.
 
 Summaries are labelled with the global step after the timed step that wrote them
 (run_hooks.GlobalStepCounter: in an asynchronous cluster the shared global step read from the

@@ -365,11 +365,15 @@ def test_plot_without_matplotlib_fails_before_training(monkeypatch, capsys):
     assert 'Generating training model' not in capsys.readouterr().out
 
 
-def test_step_records_of_forward_only():
+def test_step_records_without_losses():
     records = results_log.step_records([0.5, 0.25], [None, None], 8)
-    assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0, 'loss': None},
+    # mean_images_per_sec: the step line's mean so far, 8 x 2 / 0.75 after step 2.
+    assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0,
+                        'mean_images_per_sec': 16.0, 'loss': None, 'top_1_accuracy': None,
+                        'top_5_accuracy': None},
                        {'step': 2, 'step_time_secs': 0.25, 'images_per_sec': 32.0,
-                        'loss': None}]
+                        'mean_images_per_sec': pytest.approx(16 / 0.75), 'loss': None,
+                        'top_1_accuracy': None, 'top_5_accuracy': None}]
 
 
 def test_a_partial_evaluations_scalars_are_kept_apart(tmp_path):
