@@ -35,7 +35,6 @@ from . import run_hooks, schedule_warnings
 from . import summaries as summaries_lib
 from .eval_runner import DURING_TRAINING_FIGURE, Evaluator, log_eval, running_line
 
-
 #: The original's lines around the evaluations of a training run: after one that training
 #: resumes from, and once the training steps are over (before the final evaluation).
 RESUMING = 'Resuming training'

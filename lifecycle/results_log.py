@@ -49,9 +49,9 @@ named here, and the keys of eval, host_load and utilisation):
           it), skipped_left_out (those of them in shards left out at start-up), passes
           (planned passes over the subset)}: lifecycle/eval_runner.py), evals [same],
     skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
-    skip_report.py; else null), stopped_early, stopped_in_warmup (a signal stopped the run before its
-    timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP':
-    what stopped the timed loop early; a signal after it stops nothing), stopped_by_error
+    skip_report.py; else null), stopped_early, stopped_in_warmup (a signal stopped the run
+    before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
+    or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing), stopped_by_error
     (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
     at global step 20', lifecycle/checkpoints.py), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
@@ -113,7 +113,6 @@ from ..history import records
 from ..metrics import configuration
 from ..runtime import file_systems
 from . import run_hooks
-
 
 #: The keys of every result a training, forward-only or --eval run returns and writes as JSON,
 #: whatever its flags and mode: a key that does not apply holds null (None). (Only some results
@@ -179,12 +178,12 @@ def step_records(step_times, losses, images_per_step: int, accuracies=None,
     """Per timed step: {'step' (1-based), 'step_time_secs', 'images_per_sec' (this step
     alone: images_per_step / its seconds; None for a step of no measurable time),
     'mean_images_per_sec' (the step line's figure, the mean over timed steps 1..step, as the
-    line printed after that step shows it, or would: cnn_util.running_means, --display_perf_ewma
-    `ewma_alpha` included; of `line_images` a step, the images the step line counts, this
-    task's in a cluster; default `images_per_step`), 'loss' (the step line's loss column; a forward-only step's is its
-    forward pass's), 'top_1_accuracy', 'top_5_accuracy' (the step line's accuracy columns,
-    fractions of the step's batch: with --print_training_accuracy and in a forward-only run;
-    None otherwise)}. `accuracies`: per timed step, (top-1, top-5), or None."""
+    line printed after that step shows it, or would: cnn_util.running_means,
+    --display_perf_ewma `ewma_alpha` included; of `line_images` a step, the images the step
+    line counts, this task's in a cluster; default `images_per_step`), 'loss' (the step
+    line's loss column; a forward-only step's is its forward pass's), 'top_1_accuracy',
+    'top_5_accuracy' (the step line's accuracy columns, fractions of the step's batch: with
+    --print_training_accuracy and in a forward-only run; None otherwise)}. `accuracies`: per timed step, (top-1, top-5), or None."""
     records = []
     means = cnn_util.running_means(step_times, line_images or images_per_step, ewma_alpha)
     for i, seconds in enumerate(step_times):

@@ -54,8 +54,8 @@ def test_evaluations_during_training_print_the_originals_lines(capsys):
     assert [e['global_step'] for e in result['evals']] == [2, 4, 5]
     lines = capsys.readouterr().out.splitlines()
     kept = [line for line in lines if line.startswith((
-        'Running evaluation', 'Running final', 'Accuracy @ 1', 'eval images/sec', 'Resuming', 'Done with', '----'))
-        or PROGRESS.match(line) or re.match(r'^\d+\timages/sec', line)]
+        'Running evaluation', 'Running final', 'Accuracy @ 1', 'eval images/sec', 'Resuming',
+        'Done with', '----')) or PROGRESS.match(line) or re.match(r'^\d+\timages/sec', line)]
     shape = [re.sub(r'[\d.]+', '#', re.split(r' = | \+/-', line)[0]) for line in kept]
     assert shape == [
         '#\timages/sec: #',  # timed step 1
