@@ -51,7 +51,8 @@ named here, and the keys of eval, host_load and utilisation):
     skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
     skip_report.py; else null), stopped_early, stopped_in_warmup (a signal stopped the run
     before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
-    or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing), stopped_by_error
+    or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing),
+    stopped_by_error
     (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
     at global step 20', lifecycle/checkpoints.py), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
@@ -183,7 +184,8 @@ def step_records(step_times, losses, images_per_step: int, accuracies=None,
     line counts, this task's in a cluster; default `images_per_step`), 'loss' (the step
     line's loss column; a forward-only step's is its forward pass's), 'top_1_accuracy',
     'top_5_accuracy' (the step line's accuracy columns, fractions of the step's batch: with
-    --print_training_accuracy and in a forward-only run; None otherwise)}. `accuracies`: per timed step, (top-1, top-5), or None."""
+    --print_training_accuracy and in a forward-only run; None otherwise)}. `accuracies`: per
+    timed step, (top-1, top-5), or None."""
     records = []
     means = cnn_util.running_means(step_times, line_images or images_per_step, ewma_alpha)
     for i, seconds in enumerate(step_times):
