@@ -204,6 +204,30 @@ class ImageRateStats:
         return mean, uncertainty, jitter
 
 
+def running_means(step_times, images_per_step: int,
+                  ewma_alpha: float | None = None) -> list[float]:
+    """The mean images/sec a step line prints after each timed step: element i is
+    ImageRateStats(images_per_step, ewma_alpha) after steps 1..i+1 have been added, its
+    summary()'s mean (images/sec, global), for every step, displayed or not. O(n): the
+    weighted sums of --display_perf_ewma are kept from step to step.
+
+    Args:
+      step_times: seconds of each timed step, in order.
+      images_per_step: images one step processes over all devices and workers.
+      ewma_alpha: --display_perf_ewma (None or 0: the plain mean).
+    """
+    means, total, weighted, weights = [], 0.0, 0.0, 0.0
+    decay = 1.0 - ewma_alpha if ewma_alpha else None
+    for count, seconds in enumerate(step_times, 1):
+        if decay is None:
+            total += seconds
+            means.append(images_per_step * count / max(total, 1e-12))
+        else:
+            weighted, weights = decay * weighted + seconds, decay * weights + 1.0
+            means.append(images_per_step / max(weighted / weights, 1e-12))
+    return means
+
+
 def format_rate(stats: ImageRateStats) -> str:
     """The original's rate column: `images/sec: X +/- Y (jitter = Z)`, one decimal each."""
     return 'images/sec: %.1f +/- %.1f (jitter = %.1f)' % stats.summary()
@@ -213,8 +237,7 @@ def format_step_line(step: int, stats: ImageRateStats, loss: float | None,
                      extra: str = '') -> str:
     """The original's step line: `N\\timages/sec: X +/- Y (jitter = Z)[\\tLOSS][\\textra]`.
 
-    A loss of None leaves out the loss column (a forward-only run's loss, not a training
-    loss, comes in `extra`: lifecycle/timed_run.loop_spec).
+    A loss of None leaves out the loss column (a step function that gives no loss).
     """
     line = '%i\t%s' % (step, format_rate(stats))
     if loss is not None:

@@ -5,8 +5,9 @@ crosses a multiple of --eval_during_training_every_n_epochs (epochs of the globa
 per-device batch x devices x workers), or is listed in --eval_during_training_at_specified_steps
 (or --eval_during_training_at_specified_epochs; an epoch's step is rounded up, as the
 original's: original_flags.epoch_step), and after the last timed step (the original's final
-evaluation: `Running final evaluation at global_step N`; the others' line is `Running
-evaluation at global_step N`), the hook evaluates the current weights with eval_runner's
+evaluation: `Running final evaluation at global_step N`, after the original's `Done with
+training`; the others' line is `Running evaluation at global_step N`, and `Resuming training`
+follows those training goes on after), the hook evaluates the current weights with eval_runner's
 Evaluator; those due in the warm-up steps become one at the warm-up's end, before the first
 timed step (on schedule when the last warm-up step is the one due; a warning before the run
 when that drops any, or with --ml_perf moves one: `warmup_warning`). The current weights are
@@ -33,6 +34,11 @@ from ..params import EVAL_DURING_TRAINING_FLAGS, original_flags
 from . import run_hooks, schedule_warnings
 from . import summaries as summaries_lib
 from .eval_runner import DURING_TRAINING_FIGURE, Evaluator, log_eval, running_line
+
+#: The original's lines around the evaluations of a training run: after one that training
+#: resumes from, and once the training steps are over (before the final evaluation).
+RESUMING = 'Resuming training'
+DONE = 'Done with training'
 
 
 def _flag_value(value) -> str:
@@ -74,6 +80,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         self.catcher = None  # the run's signals.SignalCatcher (`watch`), or None
         self._evaluating = None  # (global step, final) of the evaluation running, or None
         self._whole = False  # the evaluation running ignores the signal (`_should_stop`)
+        self._done_said = False  # `Done with training` printed
 
     def watch(self, catcher) -> None:
         """Stops each evaluation after its current batch once `catcher` (the run's
@@ -208,6 +215,8 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
         `running_line` says so)."""
         for listener in self.listeners:
             listener.eval_started(global_step)
+        if final:
+            self._say_done()
         cnn_util.log_fn(running_line(global_step, final))
         values = self._ctx.sess.run(self._savable)
         self._whole = final and self.catcher is not None and self.catcher.received is not None
@@ -226,9 +235,21 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             self.reached = True
             cnn_util.log_fn('Stopping: eval top-1 accuracy %.4f reached --stop_at_top_1_accuracy='
                             '%g at global step %d' % (r['top_1'], target, global_step))
+        resumes = more_steps and not self.reached and not r.get('partial')
+        if resumes and (self.catcher is None or self.catcher.received is None):
+            cnn_util.log_fn(RESUMING)  # not when a signal stops the run after this step
         for listener in self.listeners:
-            listener.eval_finished(global_step, r,
-                                   more_steps and not self.reached and not r.get('partial'))
+            listener.eval_finished(global_step, r, resumes)
+
+    def _say_done(self) -> None:
+        if not self._done_said:
+            self._done_said = True
+            cnn_util.log_fn(DONE)
+
+    def after_timed(self):
+        """`Done with training` after the timed steps when no final evaluation said it (a
+        stop by --stop_at_top_1_accuracy or a signal), as the original's after its loop."""
+        self._say_done()
 
     def should_stop(self):
         return self.reached

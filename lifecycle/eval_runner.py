@@ -4,16 +4,18 @@ Two ways in, one evaluator:
 
   - `run_eval(plan, model, dataset)` (--eval): restores the checkpoint (--checkpoint_path,
     else the latest in --train_dir; none is a CheckpointError) and evaluates it once, printing
-    the original's lines (`Successfully loaded model from ...`, `Accuracy @ 1 = ... [N
-    examples]`, the dashed `total images/sec` block, here with the figures that explain it:
-    `eval_block`) and, between them, the global step it evaluates; with
+    the original's lines (`Successfully loaded model from ...`, every --display_every batches
+    `N<TAB>X examples/sec` (`progress_line`), `Accuracy @ 1 = ... [N examples]`, the dashed
+    `total images/sec` block, here with the figures that explain it: `eval_block`) and,
+    between them, the global step it evaluates; with
     --eval_interval_secs it then waits and evaluates every new checkpoint until SIGINT (exit 130)
     or SIGTERM (exit 143), waiting for a first checkpoint if there is none yet. A signal stops
     an evaluation after its current batch (its accuracy then partial, and said so) and a wait
     at once (eval_stop.py). --graph_file
     gets the eval graph, written once it is built (before the first checkpoint is restored).
   - evaluations inside a training run (--eval_during_training_*): eval_during_training.py's
-    EvalDuringTrainingHook, with this module's Evaluator, `running_line` and `log_eval`.
+    EvalDuringTrainingHook, with this module's Evaluator (its progress lines too),
+    `running_line` and `log_eval`.
 
 The evaluator has its own graph (graph/eval_graph.py): the input pipeline's full-pass mode
 (preprocessing.eval_pipeline_for: real data in a fixed order, no shuffling, eval
@@ -189,7 +191,8 @@ class Evaluator:
                     return (run_with_puts() if puts else run_last())[0]
                 totals, batch_times, elapsed = timed_batches(
                     run_batch, self.num_batches, log=cnn_util.log_fn if announce else None,
-                    should_stop=should_stop)
+                    should_stop=should_stop, display_every=self.p.display_every,
+                    progress=cnn_util.log_fn)
                 load = self.host_meter.stop()
                 if load is not None and announce:
                     load['warmup'] = figure_hooks.warmup_subset(warm)
@@ -211,9 +214,10 @@ class Evaluator:
 
 
 def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_counter,
-                  should_stop=None) -> tuple:
+                  should_stop=None, display_every: int = 0, progress=None) -> tuple:
     """Runs and times an evaluation's batches; with `log`, the line after its second batch
-    says how long the others will take (`rest_line`).
+    says how long the others will take (`rest_line`); with `progress`, the original's line
+    every `display_every` batches (`progress_line`: `10\t512.3 examples/sec`).
 
     Args:
       run_batch: index -> that batch's counts (int64 [3]: top-1 hits, top-5 hits, examples).
@@ -222,6 +226,9 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
       clock: seconds (time.perf_counter; a test's).
       should_stop: None, or () -> bool, asked after each batch but the last: True ends the
         batches there (a signal: eval_stop.py, eval_during_training.py).
+      display_every: --display_every: a progress line after every this many batches (0:
+        none).
+      progress: where the progress lines go (None: none).
 
     Returns:
       (the counts summed: int64 [3], each batch's seconds (one per batch run), seconds of all
@@ -230,15 +237,31 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
     totals = np.zeros(3, np.int64)
     batch_times = []
     start = clock()
+    window_start, window_examples = start, 0  # since the last progress line
     for index in range(num_batches):
         batch_start = clock()
-        totals += np.asarray(run_batch(index), dtype=np.int64)
-        batch_times.append(clock() - batch_start)
+        counts = np.asarray(run_batch(index), dtype=np.int64)
+        totals += counts
+        batch_end = clock()
+        batch_times.append(batch_end - batch_start)
+        window_examples += int(counts[2])
+        if progress is not None and display_every and (index + 1) % display_every == 0:
+            progress(progress_line(index + 1, window_examples, batch_end - window_start))
+            window_start, window_examples = clock(), 0  # the line's own time left out
         if should_stop is not None and index + 1 < num_batches and should_stop():
             break
         if log is not None and index == 1 and num_batches > 2:
             log(rest_line(num_batches - 2, batch_times[1], batch_times[0]))
     return totals, batch_times, clock() - start
+
+
+def progress_line(batches: int, examples: int, seconds: float) -> str:
+    """The original's progress line of an evaluation, every --display_every batches:
+    '20\t512.3 examples/sec', the batches run so far, then the examples scored in the batches
+    since the previous such line (padding slots not counted; the original counted whole
+    batches) per second of those batches (the first line's seconds include the first batch's
+    set-up, as the original's did)."""
+    return '%i\t%.1f examples/sec' % (batches, examples / seconds if seconds > 0 else 0.0)
 
 
 def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
@@ -370,6 +393,7 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
     stop.log_stop(waited_for)
     late = bool(evals) and stop.late(evals[-1])
     result = _eval_result(plan, evaluator, evals, None if late else catcher.name)
+    result['summary_dir'] = summaries.folder if summaries.written else None
     result.update(figures)  # the last evaluation's (none: no utilisation keys)
     if p.graph_file:
         result['graph_file'] = p.graph_file
@@ -396,6 +420,7 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
     result.update({
         'eval': last, 'evals': evals,
         'restored_step': last['global_step'] if last else None,
+        'global_step': last['global_step'] if last else None,
         'checkpoint_path': last['checkpoint_path'] if last else None,
         'images_per_sec': last['images_per_sec'] if last else 0.0,
         'num_steps': last['num_batches'] if last else 0,
@@ -409,4 +434,4 @@ def _eval_result(plan, evaluator, evals, signal_name) -> dict:
         'skipped_records': last['skipped_records'] if last else None,
         'host_load': last['host_load'] if last else None,
     })
-    return result
+    return results_log.complete_keys(result)  # the training keys an evaluation has not: None

@@ -1,9 +1,11 @@
 """Results for machines and people: the JSON record (--benchmark_log_dir), the plot (--plot_file).
 
 `run()` returns a dict and --benchmark_log_dir writes that same dict as JSON, so a script gets
-the same structure either way. Keys (all runs; tests/test_library_api.py checks that every
-top-level key a training and an --eval run write is named here, and the keys of eval,
-host_load and utilisation):
+the same structure either way. Keys: a training, forward-only and --eval run's result has
+every one of them (RESULT_KEYS; null where one does not apply to the mode or the flags;
+tests/test_results_keys.py checks the three modes' key sets against RESULT_KEYS, and
+tests/test_library_api.py that every top-level key a training and an --eval run write is
+named here, and the keys of eval, host_load and utilisation):
 
     format (the results format, 2: metrics/configuration.py RESULTS_FORMAT; a JSON without
     it is format 1, written before 'mobilenet' meant MobileNet v2: its 'mobilenet' ran
@@ -20,11 +22,26 @@ host_load and utilisation):
     images_per_sec (global, timed steps), num_steps, elapsed_secs, step_times [s],
     graph_build_secs (building the step's graph, or the evaluation's),
     between_steps_secs, after_last_step_secs (the hooks' time between timed steps, and after
-    the last one: neither in elapsed_secs),
-    losses, warmup_losses, steps [{step, images_per_sec, loss, step_time_secs}],
+    the last one: neither in elapsed_secs; null in an evaluation),
+    losses (each timed step's loss, the step lines' loss column: a forward-only step's is its
+    forward pass's cross entropy; [] in an evaluation), warmup_losses,
+    steps [{step, step_time_secs, images_per_sec (that step alone), mean_images_per_sec (the
+    step line's figure: the mean over timed steps 1..step), loss, top_1_accuracy,
+    top_5_accuracy (the step line's accuracy columns, null where not printed)}]
+    (step_records),
     global_batch_size, per_device_batch_size, num_devices, num_workers, image_size,
     restored_step (int or null), checkpoint_path (null without --train_dir), checkpoints
-    [the paths this run saved] (only with --train_dir), global_step,
+    [the paths this run saved] (null when it saves none: without --train_dir, forward-only,
+    --eval), global_step (an evaluation's: the global step evaluated last),
+    stopped_at_top_1_accuracy (with evaluations during training: whether one reached
+    --stop_at_top_1_accuracy; else null), frozen (forward-only: whether
+    --freeze_when_forward_only froze the weights; else null), summary_dir (where this run's
+    TensorBoard summaries went: --train_dir's, or an --eval run's evaluations' folder; null
+    when none were written), graph_file, trace_file, tfprof_file, partition_graph_files,
+    plot_file (the files --graph_file, --trace_file, --tfprof_file,
+    --partitioned_graph_file_prefix and --plot_file wrote, null without them),
+    step_breakdown (--print_step_breakdown's traced steps, else null:
+    figure_hooks.StepBreakdownHook),
     eval (null, or {top_1, top_5 (fractions in [0, 1]), images_per_sec, num_examples,
           num_batches (run), planned_batches, partial (an --eval stopped by a signal:
           eval_stop.py), global_step, checkpoint_path, subset, elapsed_secs, batch_times,
@@ -32,16 +49,15 @@ host_load and utilisation):
           it), skipped_left_out (those of them in shards left out at start-up), passes
           (planned passes over the subset)}: lifecycle/eval_runner.py), evals [same],
     skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
-    skip_report.py), stopped_early, stopped_in_warmup (a signal stopped the run before its
-    timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM' or 'SIGHUP':
-    what stopped the timed loop early; a signal after it stops nothing), stopped_by_error
+    skip_report.py; else null), stopped_early, stopped_in_warmup (a signal stopped the run
+    before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
+    or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing),
+    stopped_by_error
     (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
     at global step 20', lifecycle/checkpoints.py), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
     precision (a training or forward-only run: the header's precision facts,
-    graph/precision_block.facts), aborted_by_signal (only in the results of a run a second
-    signal aborted after its timed loop: written before the process exited, without the final
-    checkpoint; lifecycle/signals.py),
+    graph/precision_block.facts; null in an evaluation),
     the original tf_cnn_benchmarks' keys (`original_stats`): average_wall_time (seconds per
     step), last_average_loss, top_1_accuracy, top_5_accuracy (null without an evaluation)
 
@@ -75,6 +91,12 @@ and the figures of the total block (metrics/utilisation.py):
              others_fraction, cluster_fraction, outside_fraction, error: the set-up before
              the first batch}} (metrics/host_load.py)
 
+(Keys only some results add, outside RESULT_KEYS: aborted_by_signal, only in the results of
+a run a second signal aborted after its timed loop: written before the process exited,
+without the final checkpoint, lifecycle/signals.py; loss_scale, automatic loss scaling's,
+lifecycle/precision_report.py; a cluster task's task, total_line_images_per_sec and, the
+chief's, cluster_images_per_sec and the figures beside it, cluster/coordination.py.)
+
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """
 
@@ -88,9 +110,37 @@ import numpy as np
 
 from .. import cnn_util, package_info
 from ..hardware import machine
+from ..history import records
 from ..metrics import configuration
 from ..runtime import file_systems
 from . import run_hooks
+
+#: The keys of every result a training, forward-only or --eval run returns and writes as JSON,
+#: whatever its flags and mode: a key that does not apply holds null (None). (Only some results
+#: add others: a salvaged one's aborted_by_signal, automatic loss scaling's loss_scale, a
+#: cluster task's keys: task, cluster_images_per_sec, ...; docs/training-lifecycle.md.)
+RESULT_KEYS = (
+    'format', 'model', 'mode', 'benchmark_test_id', 'params', 'given_flags', 'plan',
+    'environment', 'images_per_sec', 'num_steps', 'elapsed_secs', 'step_times',
+    'graph_build_secs', 'between_steps_secs', 'after_last_step_secs', 'losses',
+    'warmup_losses', 'steps', 'global_batch_size', 'per_device_batch_size', 'num_devices',
+    'num_workers', 'image_size', 'restored_step', 'checkpoint_path', 'checkpoints',
+    'global_step', 'eval', 'evals', 'stopped_at_top_1_accuracy', 'skipped_records',
+    'stopped_early', 'stopped_in_warmup', 'stopped_by_signal', 'stopped_by_error',
+    'results_file', 'finished_utc', 'precision', 'frozen', 'summary_dir', 'graph_file',
+    'trace_file', 'tfprof_file', 'partition_graph_files', 'plot_file', 'step_breakdown',
+    'average_wall_time', 'last_average_loss', 'top_1_accuracy', 'top_5_accuracy',
+    'utilisation', 'input', 'memory', 'latency_ms', 'baseline', 'host_load')
+
+
+def complete_keys(result: dict) -> dict:
+    """Adds each of RESULT_KEYS that `result` lacks, as None (`finished_utc` excepted: the
+    results database's hook stamps it, results_db.py), so that every mode's result has the
+    same keys; returns `result`."""
+    for key in RESULT_KEYS:
+        if key != 'finished_utc':
+            result.setdefault(key, None)
+    return result
 
 
 def common_fields(plan) -> dict:
@@ -124,14 +174,28 @@ def timed_nothing(result: dict) -> bool:
     return bool(result.get('stopped_in_warmup')) or result.get('images_per_sec') is None
 
 
-def step_records(step_times, losses, images_per_step: int) -> list[dict]:
-    """Per timed step: {'step' (1-based), 'images_per_sec', 'loss', 'step_time_secs'}."""
+def step_records(step_times, losses, images_per_step: int, accuracies=None,
+                 ewma_alpha: float | None = None, line_images: int | None = None) -> list[dict]:
+    """Per timed step: {'step' (1-based), 'step_time_secs', 'images_per_sec' (this step
+    alone: images_per_step / its seconds; None for a step of no measurable time),
+    'mean_images_per_sec' (the step line's figure, the mean over timed steps 1..step, as the
+    line printed after that step shows it, or would: cnn_util.running_means,
+    --display_perf_ewma `ewma_alpha` included; of `line_images` a step, the images the step
+    line counts, this task's in a cluster; default `images_per_step`), 'loss' (the step
+    line's loss column; a forward-only step's is its forward pass's), 'top_1_accuracy',
+    'top_5_accuracy' (the step line's accuracy columns, fractions of the step's batch: with
+    --print_training_accuracy and in a forward-only run; None otherwise)}. `accuracies`: per
+    timed step, (top-1, top-5), or None."""
     records = []
+    means = cnn_util.running_means(step_times, line_images or images_per_step, ewma_alpha)
     for i, seconds in enumerate(step_times):
         loss = losses[i] if i < len(losses) else None
+        top = (tuple(float(v) for v in accuracies[i][:2])
+               if accuracies is not None and i < len(accuracies) else (None, None))
         records.append({'step': i + 1, 'step_time_secs': seconds,
                         'images_per_sec': images_per_step / seconds if seconds > 0 else None,
-                        'loss': loss})
+                        'mean_images_per_sec': means[i],
+                        'loss': loss, 'top_1_accuracy': top[0], 'top_5_accuracy': top[1]})
     return records
 
 
@@ -297,8 +361,8 @@ def original_stats(result: dict) -> dict:
       average_wall_time: seconds per timed step (elapsed_secs / num_steps; per batch in an
         evaluation), None when nothing was timed (the original: 0);
       last_average_loss: the last timed step's total loss (the step lines' figure: averaged
-        over the towers, weight decay included), None without one (forward-only: the
-        original's 0.0; nothing timed: absent there);
+        over the towers, weight decay included; a forward-only step's is its forward pass's,
+        where the original gave 0.0), None without one (nothing timed: absent there);
       top_1_accuracy, top_5_accuracy: fractions in [0, 1] of the last evaluation (--eval, or
         the last evaluation during training; the original averaged the batches' accuracies),
         None without an evaluation.
@@ -321,10 +385,11 @@ def original_stats(result: dict) -> dict:
 class OriginalStatsHook(run_hooks.RunHook):
     """Adds the original's keys (`original_stats`) to the result in phase `end`: after the
     evaluations during training set 'eval' (their hook comes first), before `report` writes
-    the JSON."""
+    the JSON; and every key of RESULT_KEYS the run did not set, as None (`complete_keys`)."""
 
     def end(self, result):
         result.update(original_stats(result))
+        complete_keys(result)
 
 
 class ResultsLogHook(run_hooks.RunHook):
@@ -339,6 +404,8 @@ class ResultsLogHook(run_hooks.RunHook):
         self.path = None
 
     def report(self, result):
+        complete_keys(result)  # also a salvaged result's (signals.py), before `end`
+        result.setdefault('finished_utc', records.utc_text())
         self.path = write_json(result, self.directory)
 
     def written(self, result):

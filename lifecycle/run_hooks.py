@@ -122,7 +122,8 @@ class RunHook:
         """Called right before the first timed step."""
 
     def after_step(self, step: int, loss: float | None) -> None:
-        """Called after timed step `step` (1-based) with its loss (None when forward-only)."""
+        """Called after timed step `step` (1-based) with its loss (a forward-only step's too:
+        its forward pass's; None only from a step function that gives none)."""
 
     def should_stop(self) -> bool:
         """Return True to end the timed loop after the current step."""

@@ -18,8 +18,9 @@
      `v/cg/conv0/conv2d/kernel/gradients`: docs/usage-and-flags.md's departures).
 Evaluations' accuracy goes to --eval_dir, else <train_dir>/eval (`EvalSummaryWriter`: the
 original's tags `eval/Accuracy@1` and `eval/Accuracy@5`, and `eval/images_per_sec`).
-Forward-only runs count summary steps in timed steps (their global step does not move) and have
-no loss or gradients.
+Forward-only runs count summary steps in timed steps (their global step does not move); their
+`total_loss` (or `base_loss`) is the forward pass's, as their step lines print it, and they have
+no learning rate or gradients.
 
 Summaries are labelled with the global step after the timed step that wrote them
 (run_hooks.GlobalStepCounter: in an asynchronous cluster the shared global step read from the
@@ -142,7 +143,9 @@ class SummaryHook(run_hooks.RunHook):
         if len(made) == 1:
             self.events_file = os.path.join(p.train_dir, made[0])
             self._records_before = shard_scan.walk_tfrecord_headers(self.events_file)[0]
-        self.counter.begin(ctx)
+        line = no_summary_warning(self.plan, self.counter.begin(ctx))
+        if line:
+            cnn_util.warn(line)
         self._last = (0, ctx.timed.secs)
 
     def _build_graph_summaries(self, ctx):
@@ -244,6 +247,29 @@ class SummaryHook(run_hooks.RunHook):
     def written(self, result):
         return (['the TensorBoard summaries in %s' % result['summary_dir']]
                 if result.get('summary_dir') else [])
+
+
+def no_summary_warning(plan, start: int) -> str | None:
+    """The warning before a run whose steps reach no multiple of --save_summaries_steps (its
+    scalars would never be written, while its end says `TensorBoard summaries in DIR`), or
+    None. `start`: the global step before the warm-up steps (a training run's global steps
+    end at start + warm-up + timed steps; a forward-only run counts its timed steps). None
+    where the steps are not this task's to count (an asynchronous cluster) or without
+    --save_summaries_steps (its own warning: preflight/ineffective_flags.py)."""
+    p, every = plan.params, plan.params.save_summaries_steps
+    if not every or plan.asynchronous:
+        return None
+    if plan.training:
+        first, last, kind = start, start + plan.num_warmup_batches + plan.num_batches, 'global'
+    else:
+        first, last, kind = 0, plan.num_batches, 'timed'
+    if run_hooks.crossed(first, last, every):
+        return None
+    return ('--save_summaries_steps=%d writes no summary in this run: its last %s step is %d, '
+            'before the next multiple of %d (%d), so %s gets the graph only; give '
+            '--save_summaries_steps=%d or less, or more steps (--num_batches)'
+            % (every, kind, last, every, (first // every + 1) * every, p.train_dir,
+               max(last - first, 1)))
 
 
 def _events_files(folder: str) -> list[str]:

@@ -18,9 +18,9 @@ from . import results_log, training_loop
 
 
 class Step:
-    """One step of a built graph: `step()` -> (loss or None, *extra values: top-1 and top-5
-    with --print_training_accuracy; a forward-only step's None, then its loss, top-1 and
-    top-5); `traced()` -> (the same, its RunMetadata) with a full trace; `learning_rate()` and
+    """One step of a built graph: `step()` -> (loss, *extra values: top-1 and top-5 with
+    --print_training_accuracy, and always in a forward-only step, whose loss is its forward
+    pass's); `traced()` -> (the same, its RunMetadata) with a full trace; `learning_rate()` and
     `loss_parts()` for the NaN message.
 
     Every step also stages the next input batch (the pipeline's puts): all steps, the last
@@ -34,8 +34,7 @@ class Step:
       sess: a session of `info.graph`, initialised.
       info: the graph.graph_info.GraphInfo.
       plan: the run's run_plan.RunPlan (--print_training_accuracy adds top-1, top-5; a
-        forward-only step always has them, as the original's, and gives its loss among the
-        extra values: `loop_spec`'s columns).
+        forward-only step always has them, as the original's: `loop_spec`'s columns).
     """
 
     def __init__(self, sess, info, plan):
@@ -51,7 +50,6 @@ class Step:
             fetches + ([info.loss_parts] if self._parts else []) + list(info.pipeline.step_ops),
             accept_options=True)
         self._sess, self._info = sess, info
-        self._show_loss = plan.training
         self._recent_parts = []
 
     def _values(self, out) -> tuple:
@@ -59,8 +57,6 @@ class Step:
             self._recent_parts = (self._recent_parts + [tuple(float(v) for v in
                                                               out[self._count])])[-2:]
         out = out[:self._count]
-        if not self._show_loss:  # forward-only: no loss to check; its value is a column
-            return (None, float(out[1])) + tuple(out[2:])
         return (float(out[1]),) + tuple(out[2:])
 
     def loss_parts(self) -> list[tuple[float, float]]:
@@ -154,18 +150,16 @@ def loop_spec(plan) -> training_loop.LoopSpec:
     The step lines' columns are the original's: `Step Img/sec total_loss` (the
     --loss_type_to_report), then `top_1_accuracy top_5_accuracy` with
     --print_training_accuracy and always in a forward-only run. A forward-only step's loss
-    (its cross entropy: no weight decay without updates) is an extra value there, not a
-    training loss: the results' losses stay None and no NaN check applies to it."""
+    (its cross entropy: no weight decay without updates) is kept as a training step's is (the
+    results' losses, the summaries' loss), but no NaN check applies to it: nothing is
+    trained, so nothing is made invalid by it."""
     p = plan.params
     accuracy = ('top_1_accuracy', 'top_5_accuracy')
-    if plan.training:
-        columns = accuracy if p.print_training_accuracy else ()
-    else:
-        columns = (p.loss_type_to_report,) + accuracy
+    columns = accuracy if p.print_training_accuracy or not plan.training else ()
     return training_loop.LoopSpec(
         num_warmup=plan.num_warmup_batches, num_steps=plan.num_batches,
         images_per_step=plan.images_per_step, display_every=p.display_every,
-        show_loss=plan.training, loss_name=p.loss_type_to_report,
+        check_loss=plan.training, loss_name=p.loss_type_to_report,
         extra_columns=columns,
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
@@ -220,7 +214,10 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     }
     result.update(results_log.common_fields(plan))
     result.update({
-        'steps': results_log.step_records(loop.step_times, loop.losses, plan.global_batch_size),
+        'steps': results_log.step_records(
+            loop.step_times, loop.losses, plan.global_batch_size,
+            accuracies=loop.extras if loop_spec(plan).extra_columns else None,
+            ewma_alpha=plan.params.display_perf_ewma, line_images=plan.images_per_step),
         'restored_step': restored_step,
         'global_step': global_step,
         'checkpoint_path': None,
@@ -229,5 +226,6 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'stopped_by_signal': None,
         'stopped_by_error': None,
         'results_file': None,
+        'frozen': None if plan.training else False,  # --freeze_when_forward_only: True
     })
-    return result
+    return results_log.complete_keys(result)

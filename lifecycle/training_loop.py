@@ -54,7 +54,8 @@ class LoopResult:
     Attributes:
       images_per_sec: images of the timed steps / wall seconds of the timed loop.
       step_times: wall seconds of each timed step.
-      losses: loss of each timed step (None entries in forward-only runs).
+      losses: loss of each timed step, as its line prints it (None where the step function
+        gives none).
       warmup_losses: loss of each warm-up step.
       extras: per timed step, the extra values the step function returned (e.g. accuracy).
       num_steps: timed steps run (fewer than asked when stopped early).
@@ -104,7 +105,9 @@ class LoopSpec:
       num_steps: timed steps.
       images_per_step: images one step processes over all devices and workers.
       display_every: a step line every this many timed steps (and after step 1).
-      show_loss: False prints step lines without the loss column (forward-only).
+      show_loss: False prints step lines without the loss column (a step function that
+        gives no loss).
+      check_loss: False: a non-finite loss stops nothing (forward-only: nothing is trained).
       loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
       extra_columns: header names of the columns of a step's extra values, e.g.
         ('top_1_accuracy', 'top_5_accuracy'); each printed as %.3f.
@@ -131,6 +134,7 @@ class LoopSpec:
     images_per_step: int
     display_every: int
     show_loss: bool = True
+    check_loss: bool = True
     loss_name: str = 'total_loss'
     extra_columns: tuple[str, ...] = ()
     ewma_alpha: float | None = None
@@ -216,7 +220,7 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
 
 
 def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):
-    if loss is not None and not math.isfinite(loss):
+    if spec.check_loss and loss is not None and not math.isfinite(loss):
         lr = lr_fn() if lr_fn else None
         advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr,
                               default_rate=spec.default_rate,

@@ -283,7 +283,7 @@ def test_forward_only_restores_when_a_checkpoint_exists(tmp_path, capsys):
                     print_training_accuracy=True)
     assert restored['restored_step'] == 2 and restored['global_step'] == 2
     assert 'Restored from step 2: weights for forward-only' in capsys.readouterr().out
-    assert restored['losses'] == [None, None]
+    assert len(restored['losses']) == 2 and None not in restored['losses']  # forward passes'
 
 
 def test_freeze_when_forward_only(tmp_path, capsys):

@@ -66,7 +66,7 @@ def _hook(evaluator_for, target=None):
         eval_during_training.EvalDuringTrainingHook)
     hook.p = types.SimpleNamespace(stop_at_top_1_accuracy=target)
     hook.evals, hook.reached, hook.listeners = [], False, [Listener()]
-    hook.catcher, hook._evaluating, hook._whole = None, None, False
+    hook.catcher, hook._evaluating, hook._whole, hook._done_said = None, None, False, False
     catcher = signals.SignalCatcher()
     hook.watch(catcher)
     hook.evaluator = evaluator_for(catcher)
@@ -102,7 +102,24 @@ def test_a_complete_evaluation_still_reaches_the_target(capsys):
     hook.step = 6
     hook._evaluate(6, more_steps=True)
     assert hook.reached and hook.evals[-1]['partial'] is False
-    assert 'Stopped by' not in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert 'Stopped by' not in ' '.join(out)
+    # Training stops: no `Resuming training`; the original's `Done with training` comes once
+    # the timed steps are over (no final evaluation to come before).
+    assert out[-1].startswith('Stopping: eval top-1 accuracy 0.5000 reached')
+    hook.after_timed()
+    hook.after_timed()
+    assert capsys.readouterr().out.splitlines() == ['Done with training']
+
+
+def test_a_partial_evaluation_or_a_signal_resumes_nothing(capsys):
+    hook, catcher = _hook(lambda c: FakeEvaluator(c, batches=3))
+    hook.step = 2
+    hook._evaluate(2, more_steps=True)
+    assert capsys.readouterr().out.splitlines()[-1] == 'Resuming training'
+    catcher._first(signal.SIGINT)  # the run stops after this step: training does not resume
+    hook._evaluate(2, more_steps=True)
+    assert 'Resuming training' not in capsys.readouterr().out
 
 
 def test_the_warning_names_the_evaluation_while_one_runs_else_the_default(capsys):

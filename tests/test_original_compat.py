@@ -77,7 +77,7 @@ def test_the_first_summarys_images_per_sec_counts_timed_steps_only(tmp_path):
     plan = helpers.stub_plan(
         summary_verbosity=1, save_summaries_steps=2, forward_only=False,
         loss_type_to_report='total_loss', train_dir=str(tmp_path))
-    plan.asynchronous = False
+    plan.asynchronous, plan.num_batches = False, 2  # (summaries.no_summary_warning reads it)
     plan.global_step_after = lambda start, step: start + 2 + step  # 2 warm-up steps
     hook = summaries.SummaryHook(plan, None, None)
     values = {'global_step': 0, 'learning_rate': 0.25}

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -385,11 +386,15 @@ def test_plot_without_matplotlib_fails_before_training(monkeypatch, capsys):
     assert 'Generating training model' not in capsys.readouterr().out
 
 
-def test_step_records_of_forward_only():
+def test_step_records_without_losses():
     records = results_log.step_records([0.5, 0.25], [None, None], 8)
-    assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0, 'loss': None},
+    # mean_images_per_sec: the step line's mean so far, 8 x 2 / 0.75 after step 2.
+    assert records == [{'step': 1, 'step_time_secs': 0.5, 'images_per_sec': 16.0,
+                        'mean_images_per_sec': 16.0, 'loss': None, 'top_1_accuracy': None,
+                        'top_5_accuracy': None},
                        {'step': 2, 'step_time_secs': 0.25, 'images_per_sec': 32.0,
-                        'loss': None}]
+                        'mean_images_per_sec': pytest.approx(16 / 0.75), 'loss': None,
+                        'top_1_accuracy': None, 'top_5_accuracy': None}]
 
 
 def test_a_partial_evaluations_scalars_are_kept_apart(tmp_path):
@@ -405,3 +410,39 @@ def test_a_partial_evaluations_scalars_are_kept_apart(tmp_path):
     assert tags['eval/Accuracy@1'] == tags['eval/images_per_sec'] == [4]
     assert tags['eval/Accuracy@1_partial'] == tags['eval/Accuracy@5_partial'] == [8]
 
+
+
+def test_a_summary_interval_past_the_runs_last_step_warns_once_before_the_run(tmp_path, capsys):
+    # Before: --save_summaries_steps=50 in a 4-step run wrote no scalar, warned of nothing,
+    # and still ended `TensorBoard summaries in DIR`.
+    train_dir = str(tmp_path / 'train')
+    _run(train_dir=train_dir, summary_verbosity=1, save_summaries_steps=50)
+    warnings = [line for line in capsys.readouterr().err.splitlines()
+                if '--save_summaries_steps' in line]
+    assert warnings == [
+        'warning: --save_summaries_steps=50 writes no summary in this run: its last global '
+        'step is 5, before the next multiple of 50 (50), so %s gets the graph only; give '
+        '--save_summaries_steps=5 or less, or more steps (--num_batches)' % train_dir]
+    tags, graph = read_events(train_dir)
+    assert graph and 'images_per_sec' not in tags
+    # An interval the run reaches: summaries, no warning.
+    _run(train_dir=str(tmp_path / 'other'), summary_verbosity=1, save_summaries_steps=5)
+    assert '--save_summaries_steps' not in capsys.readouterr().err
+    assert read_events(str(tmp_path / 'other'))[0]['images_per_sec'] == [5]
+
+
+def test_the_summary_interval_warning_counts_a_resumed_or_forward_only_runs_steps():
+    from tf_cnn_benchmarks.lifecycle import summaries
+
+    def plan(**kw):
+        base = dict(training=True, asynchronous=False, num_warmup_batches=1, num_batches=4,
+                    params=params.make_params(save_summaries_steps=10, train_dir='/t'))
+        base.update(kw)
+        return types.SimpleNamespace(**base)
+    assert summaries.no_summary_warning(plan(), 5) is None  # global steps 6..10 reach 10
+    assert 'its last global step is 19, before the next multiple of 10 (20)' in (
+        summaries.no_summary_warning(plan(), 14))
+    forward = summaries.no_summary_warning(plan(training=False), 14)  # counts timed steps
+    assert 'its last timed step is 4, before the next multiple of 10 (10)' in forward
+    assert '--save_summaries_steps=4 or less' in forward
+    assert summaries.no_summary_warning(plan(asynchronous=True), 14) is None
