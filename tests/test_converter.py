@@ -330,6 +330,11 @@ def test_unreadable_image_leaves_no_partial_shard_and_a_rerun_works(tmp_path):
     assert str(info.value) == (
         '1 of 5 images cannot be read, so --output_dir holds no shards: %s (not an image format '
         'Pillow knows); remove or convert it, then run again' % (src / 'cls' / 'broken.jpg'))
+    assert not out.exists()  # the folder it created, left empty, is removed
+    out.mkdir()  # a folder the user made stays, even empty
+    with pytest.raises(convert_tool.ConvertError):
+        convert_tool.convert(str(src), str(out), num_train_shards=5, num_validation_shards=1,
+                             validation_fraction=0.0, seed=seed, progress=False)
     assert os.listdir(out) == []
     (out / 'train-00000-of-00001.tmp').write_bytes(b'partial shard of a killed run')
     (src / 'cls' / 'broken.jpg').unlink()
@@ -498,7 +503,7 @@ def test_stray_files_are_skipped_with_one_warning_naming_them_all(tmp_path):
                                   num_validation_shards=1, validation_fraction=0.0, seed=0,
                                   progress=False, warn=warnings.append)
     assert result['num_train'] == 5
-    assert warnings[0] == 'skipped 2 files that are not images: %s, %s' % (
+    assert warnings[0] == 'skipped 2 files that are not images Pillow can read: %s, %s' % (
         src / 'a' / 'notes.txt', src / 'b' / 'Thumbs.db')
     assert not any('notes.txt' in w for w in warnings[1:])  # one warning
     os.remove(src / 'b' / 'Thumbs.db')  # one such file: it said 'that is not images'
@@ -506,7 +511,8 @@ def test_stray_files_are_skipped_with_one_warning_naming_them_all(tmp_path):
     convert_tool.convert(str(src), str(tmp_path / 'out1'), num_train_shards=1,
                          num_validation_shards=1, validation_fraction=0.0, seed=0,
                          progress=False, warn=warnings.append)
-    assert warnings[0] == 'skipped 1 file that is not an image: %s' % (src / 'a' / 'notes.txt')
+    assert warnings[0] == 'skipped 1 file that is not an image Pillow can read: %s' % (
+        src / 'a' / 'notes.txt')
 
 
 def test_broken_symbolic_links_are_skipped_with_one_warning_naming_them(tmp_path):

@@ -4,7 +4,8 @@ tf_cnn_benchmarks.tools.<name>`).
 `tf_cnn_build_tfrecords` (build_imagenet_tfrecords.py: an image folder as ImageNet-format
 TFRecord shards; its input, the class folders, their synsets and the image files left out, in
 class_folders.py; each image's JPEG bytes and what its conversion changed, or why it cannot be
-read, in image_encoding.py); `tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
+read, in image_encoding.py; its count table, warnings and error lines in convert_report.py);
+`tf_cnn_cluster` (launch_cluster.py: a local ps/worker cluster;
 launch_plan.py: the tasks it starts and their command lines;
 cluster_memory.py: whether its tasks fit the host's memory; cluster_checks.py: its checks
 before any task starts);

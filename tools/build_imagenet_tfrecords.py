@@ -28,7 +28,11 @@ truncated shard under a final name, and a run that fails removes the shards it w
 image is read once, while the shards are written; images Pillow cannot read (a truncated JPEG,
 a text file named x.jpg) are all collected, none skipped: from the first one on no shard is
 written, the rest are still read, and the run ends with one error naming how many and the
-first five, each with its reason, and no shards in --output_dir. Errors print one line
+first five, each with its reason, and no shards in --output_dir. An image over Pillow's
+limit against decompression bombs (178956970 pixels, width x height) is one of those, named
+with its size and the fix (resize it, leave it out, or raise the limit with
+--max_image_pixels); one over Pillow's warning size (89478485) is converted and named in a
+warning. A failed run removes an --output_dir it created. Errors print one line
 `error: ...` and exit with status 1 (2 for what a flag or another folder fixes: --input_dir not
 a folder of class folders, an --output_dir that cannot be created or written (read-only),
 already holds shards (--overwrite) or lies inside --input_dir, more shards than images, a bad
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import importlib.util
 import os
 import random
@@ -52,9 +57,17 @@ from tf_cnn_benchmarks import cnn_util, console, package_info
 from tf_cnn_benchmarks.hardware import user_dirs
 
 from . import image_encoding
-from .class_folders import ConvertError, FlagValueError, list_classes
+from .class_folders import ConvertError, FlagValueError, list_classes, load_image_plugins
 from .class_folders import print_warning as _warn
 from .class_folders import some_names as _some
+from .convert_report import (
+    class_counts,
+    format_class_counts,
+    large_images_warning,
+    skipped_line,
+    unreadable_message,
+    warn_empty_splits,
+)
 
 _SHARD_PREFIXES = ('train-', 'validation-')
 
@@ -92,6 +105,12 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_boolean('overwrite', False, 'Replace existing train-*/validation-* shards in '
                          '--output_dir.', flag_values=fv)
     flags.DEFINE_boolean('progress', True, 'Show a progress bar on stderr.', flag_values=fv)
+    flags.DEFINE_integer('max_image_pixels', None, 'Largest image to read, in pixels (width x '
+                         'height); a larger one is an error, a guard against decompression '
+                         "bombs (small files that decode to gigabytes). Not given: Pillow's "
+                         'limit, 2 x PIL.Image.MAX_IMAGE_PIXELS = 178956970, with a warning '
+                         'naming each image over 89478485; 0: no limit.', lower_bound=0,
+                         flag_values=fv)
 
 
 def read_class_texts(path: str | None) -> dict[str, str | None]:
@@ -162,50 +181,6 @@ def check_class_texts(texts: dict[str, str | None], synsets: list[str], path: st
     return {s: texts.get(s) or (default_texts or {}).get(s, s) for s in synsets}
 
 
-def warn_empty_splits(classes, train, validation, fraction: float, warn=_warn) -> None:
-    """Warns about an empty split, or else about the classes a split has no images of.
-
-    Args:
-      classes: list_classes' result.
-      train, validation: split_examples' result.
-      fraction: --validation_fraction.
-      warn: called with each warning line.
-    """
-    total = len(train) + len(validation)
-    for name, examples, fix in (('train', train, 'lower'), ('validation', validation, 'raise')):
-        if not examples:
-            warn('the %s split is empty (--validation_fraction=%g of %d images): no %s shards '
-                 'are written%s; %s --validation_fraction' % (
-                     name, fraction, total, name,
-                     ' (--eval needs them)' if name == 'validation' else '', fix))
-            continue
-        present = {synset for _, _, synset in examples}
-        absent = [c.synset for c in classes if c.synset not in present]
-        if absent:
-            warn('%d of %d classes have no %s images (%s); %s --validation_fraction or add '
-                 'images' % (len(absent), len(classes), name, _some(absent), fix))
-
-
-def class_counts(classes, train, validation) -> list[tuple[int, str, int, int]]:
-    """[(label, synset, train images, validation images)] per class, labels 1..K."""
-    counts = {c.synset: [0, 0] for c in classes}
-    for column, examples in enumerate((train, validation)):
-        for _, _, synset in examples:
-            counts[synset][column] += 1
-    return [(label, synset, *counts[synset])
-            for label, synset in enumerate((c.synset for c in classes), start=1)]
-
-
-def format_class_counts(counts) -> list[str]:
-    """The per-class count table printed at the end: a header, one row per class, the total."""
-    width = max([len('synset')] + [len(synset) for _, synset, _, _ in counts])
-    row = '%5s  %-' + str(width) + 's  %7s  %10s'
-    lines = [row % ('label', 'synset', 'train', 'validation')]
-    lines += [row % (label, synset, n_train, n_val) for label, synset, n_train, n_val in counts]
-    lines.append(row % ('total', '', sum(c[2] for c in counts), sum(c[3] for c in counts)))
-    return lines
-
-
 def split_examples(classes, fraction: float, seed: int):
     """Splits each class with a seeded shuffle, then shuffles each split.
 
@@ -223,22 +198,6 @@ def split_examples(classes, fraction: float, seed: int):
     rng.shuffle(train)
     rng.shuffle(validation)
     return train, validation
-
-
-def unreadable_message(unreadable: list[image_encoding.Unreadable], total: int,
-                       limit: int = 5) -> str:
-    """The one error line of a conversion that met images it cannot read (sorted by path).
-
-    Example: '2 of 40 images cannot be read, so --output_dir holds no shards: in/a/x.jpg (not an
-    image format Pillow knows), in/b/cut.jpg (image file is truncated (3 bytes not
-    processed)); remove or convert them, then run again'.
-    """
-    bad = sorted(unreadable)
-    named = ', '.join('%s (%s)' % (u.path, u.reason) for u in bad[:limit])
-    more = ' and %d more' % (len(bad) - limit) if len(bad) > limit else ''
-    return ('%d of %d images cannot be read, so --output_dir holds no shards: %s%s; remove or '
-            'convert %s, then run again' % (len(bad), total, named, more,
-                                            'them' if len(bad) > 1 else 'it'))
 
 
 def _utf8(name: str) -> bytes:
@@ -303,8 +262,27 @@ class Progress:
             sys.stderr.flush()
 
 
+class Tally:
+    """What a conversion counts while it writes.
+
+    Attributes:
+      limits: image_encoding.PixelLimits of the images read.
+      conversions: Counter({conversion: images}) of the images whose pixel values changed.
+      large: [(path, width, height)] of the images over limits.warn.
+    """
+
+    def __init__(self, limits: image_encoding.PixelLimits):
+        self.limits, self.conversions, self.large = limits, collections.Counter(), []
+
+    def count(self, path: str, image: image_encoding.Encoded) -> None:
+        if image.conversion:
+            self.conversions[image.conversion] += 1
+        if self.limits.warn and image.width * image.height > self.limits.warn:
+            self.large.append((path, image.width, image.height))
+
+
 def _write_shard(path: str, part, images, texts, progress: Progress,
-                 conversions: collections.Counter) -> image_encoding.Unreadable | None:
+                 tally: Tally) -> image_encoding.Unreadable | None:
     """Writes `part`'s records from `images` (read_image's answers, in part's order) to
     `path`; at the first unreadable image it stops, removes the partial shard and returns that
     image (the rest of `images` is left to the caller), else renames the shard into place."""
@@ -320,8 +298,7 @@ def _write_shard(path: str, part, images, texts, progress: Progress,
                 writer.write(make_example(image.data, image.height, image.width, label,
                                           synset, texts.get(synset, synset),
                                           os.path.basename(src)))
-                if image.conversion:
-                    conversions[image.conversion] += 1
+                tally.count(src, image)
     except BaseException:
         if os.path.exists(path + '.tmp'):  # else the writer's own error is the one to say
             os.remove(path + '.tmp')  # no partial shard left behind
@@ -334,10 +311,10 @@ def _write_shard(path: str, part, images, texts, progress: Progress,
 
 
 def write_split(name: str, examples, num_shards: int, output_dir: str, texts, pool,
-                progress: Progress, conversions: collections.Counter,
+                progress: Progress, tally: Tally,
                 unreadable: list[image_encoding.Unreadable]) -> list[str]:
     """Writes one split as num_shards shards, examples dealt round-robin. Returns the paths;
-    counts each image whose pixel values were changed into `conversions` (by conversion).
+    counts each image written into `tally` (its conversion, whether it is large).
 
     Records are written in the examples' order whatever order the threads finish in. Every
     image is read once. Images Pillow cannot read are appended to `unreadable`: from the first
@@ -348,9 +325,10 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
     for shard in range(num_shards):
         path = os.path.join(output_dir, '%s-%05d-of-%05d' % (name, shard, num_shards))
         part = examples[shard::num_shards]
-        images = pool.map(image_encoding.read_image, [p for p, _, _ in part])
+        images = pool.map(functools.partial(image_encoding.read_image, limits=tally.limits),
+                          [p for p, _, _ in part])
         if not unreadable:
-            bad = _write_shard(path, part, images, texts, progress, conversions)
+            bad = _write_shard(path, part, images, texts, progress, tally)
             if bad is None:
                 paths.append(path)
                 continue
@@ -362,16 +340,33 @@ def write_split(name: str, examples, num_shards: int, output_dir: str, texts, po
     return paths
 
 
-def _prepare_output(output_dir: str, overwrite: bool) -> None:
+def _remove_if_empty(created: list[str]) -> None:
+    """Removes the folders _prepare_output created (innermost first) that are still empty."""
+    for folder in created:
+        try:
+            os.rmdir(folder)
+        except OSError:  # not empty (or gone): the folders around it stay too
+            return
+
+
+def _prepare_output(output_dir: str, overwrite: bool) -> list[str]:
+    """Creates --output_dir (and missing parents) and removes shards a run left; returns the
+    folders it created, innermost first (_remove_if_empty's argument when the run fails)."""
+    created, folder = [], os.path.abspath(output_dir)
+    while not os.path.exists(folder) and folder != os.path.dirname(folder):
+        created.append(folder)
+        folder = os.path.dirname(folder)
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as e:
+        _remove_if_empty(created)
         raise FlagValueError('--output_dir=%s cannot be created: %s; choose another folder'
                              % (output_dir, e.strerror)) from None
     try:  # an existing folder this user cannot write (read-only): before any image is read
         with tempfile.TemporaryFile(dir=output_dir, prefix='.write-check-'):
             pass
     except OSError as e:
+        _remove_if_empty(created)
         raise FlagValueError('--output_dir=%s cannot be written: %s; choose another folder'
                              % (output_dir, e.strerror)) from None
     for name in os.listdir(output_dir):  # partial shards of a killed run: never data
@@ -383,6 +378,7 @@ def _prepare_output(output_dir: str, overwrite: bool) -> None:
                              'replace them, or choose another folder' % (output_dir, old[0]))
     for name in old:
         os.remove(os.path.join(output_dir, name))
+    return created
 
 
 def _import_tensorflow_quietly() -> None:
@@ -401,22 +397,26 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
             num_validation_shards: int | None,
             validation_fraction: float, seed: int, class_text_file: str | None = None,
             num_threads: int = 1, overwrite: bool = False, progress: bool = True,
-            warn=_warn) -> dict:
+            max_image_pixels: int | None = None, warn=_warn) -> dict:
     """Runs the conversion (see the module docstring).
 
     Args:
       num_train_shards, num_validation_shards: shards per split; None (the flag not given):
         the flag's default (8, 2), at most one per image of the split; a count given that
         exceeds the split's images raises ConvertError.
-      warn: called with each warning line (classes without text, empty splits) before any
-        shard is written; the default prints `warning: <line>` to stderr.
+      max_image_pixels: --max_image_pixels: None for Pillow's limits (image_encoding
+        .pixel_limits), 0 for none.
+      warn: called with each warning line (classes without text, empty splits, skipped files)
+        before any shard is written, and with the one naming large images after; the default
+        prints `warning: <line>` to stderr.
 
     Returns:
       {'train': [paths], 'validation': [paths], 'classes': [(label, synset, text)],
        'class_counts': [(label, synset, train images, validation images)],
        'num_train': int, 'num_validation': int, 'conversions': Counter({conversion: images})
-       of the images whose pixel values changed (image_encoding.py)}. A split with no images
-       writes no shards.
+       of the images whose pixel values changed (image_encoding.py), 'skipped':
+       Counter({reason: files}) of the files left out (class_folders.SKIPPED_*)}. A split
+       with no images writes no shards.
 
     Raises:
       FlagValueError: --input_dir missing or without class sub-folders, --output_dir that is
@@ -424,7 +424,8 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
         shards than images, a bad --class_text_file (unreadable, a synset twice, no folder
         named).
       ConvertError: a class folder without images, images
-        Pillow cannot read (all of them counted, the first five named: unreadable_message).
+        Pillow cannot read or over the pixel limit (all of them counted, the first five
+        named: unreadable_message). An --output_dir this call created is removed then.
     """
     out, into = os.path.realpath(output_dir), os.path.realpath(input_dir)
     if out == into:
@@ -433,7 +434,20 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
     if out.startswith(into + os.sep):
         raise FlagValueError('--output_dir=%s is inside --input_dir; its shards would become a '
                              'class next time: choose a folder outside it' % output_dir)
-    classes = list_classes(input_dir, warn)
+    load_image_plugins()
+    limits = image_encoding.pixel_limits(max_image_pixels)
+    with image_encoding.pixel_check():  # checked by read_image, each image named
+        return _convert(input_dir, output_dir, num_train_shards, num_validation_shards,
+                        validation_fraction, seed, class_text_file, num_threads, overwrite,
+                        progress, limits, warn)
+
+
+def _convert(input_dir, output_dir, num_train_shards, num_validation_shards,
+             validation_fraction, seed, class_text_file, num_threads, overwrite, progress,
+             limits, warn) -> dict:
+    """convert's work, with Pillow's own pixel check off."""
+    skipped = collections.Counter()
+    classes = list_classes(input_dir, warn, skipped)
     texts = check_class_texts(read_class_texts(class_text_file), [c.synset for c in classes],
                               class_text_file, warn, {c.synset: c.text for c in classes})
     train, validation = split_examples(classes, validation_fraction, seed)
@@ -446,23 +460,24 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
             raise FlagValueError('--num_%s_shards=%d is more than the %d %s images; use fewer '
                                  'shards' % (name, shards, len(examples), name))
     warn_empty_splits(classes, train, validation, validation_fraction, warn)
-    _prepare_output(output_dir, overwrite)
-    _import_tensorflow_quietly()
+    created = _prepare_output(output_dir, overwrite)
     bar = Progress(len(train) + len(validation), progress)
+    tally = Tally(limits)
     result = {'train': [], 'validation': [], 'num_train': len(train),
               'num_validation': len(validation),
               'classes': [(i, c.synset, texts[c.synset])
                           for i, c in enumerate(classes, start=1)],
               'class_counts': class_counts(classes, train, validation),
-              'conversions': collections.Counter()}
+              'conversions': tally.conversions, 'skipped': skipped}
     unreadable = []
     try:
+        _import_tensorflow_quietly()
         with concurrent.futures.ThreadPoolExecutor(num_threads) as pool:
             for name, examples, shards in (('train', train, num_train_shards),
                                            ('validation', validation, num_validation_shards)):
                 if examples:
                     result[name] = write_split(name, examples, shards, output_dir, texts, pool,
-                                               bar, result['conversions'], unreadable)
+                                               bar, tally, unreadable)
         if unreadable:
             raise ConvertError(unreadable_message(unreadable, len(train) + len(validation)))
     except BaseException:
@@ -471,7 +486,10 @@ def convert(input_dir: str, output_dir: str, *, num_train_shards: int | None,
         for stale in os.listdir(output_dir):
             if stale.startswith(_SHARD_PREFIXES):
                 os.remove(os.path.join(output_dir, stale))
+        _remove_if_empty(created)
         raise
+    if tally.large:
+        warn(large_images_warning(tally.large, limits.warn))
     with open(os.path.join(output_dir, 'labels.txt'), 'w', encoding='utf-8',
               errors='surrogateescape') as f:
         for label, synset, text in result['classes']:
@@ -529,7 +547,8 @@ def main(argv: list[str] | None = None) -> int:
                          num_validation_shards=given('num_validation_shards'),
                          validation_fraction=fv.validation_fraction, seed=fv.seed,
                          class_text_file=fv.class_text_file, num_threads=fv.num_threads,
-                         overwrite=fv.overwrite, progress=fv.progress)
+                         overwrite=fv.overwrite, progress=fv.progress,
+                         max_image_pixels=fv.max_image_pixels)
     except BrokenPipeError:  # the reader of stdout went away: console.finish, exit 141
         raise
     except (ConvertError, OSError) as e:
@@ -541,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
               for k in ('train', 'validation')]
     print('wrote %s and %s of %s (labels 1..%d) to %s (per-class counts in class_counts.txt)'
           % (*splits, n(classes, 'class', 'classes'), classes, fv.output_dir))
+    print(skipped_line(result['skipped']))
     print(image_encoding.summary_line(result['conversions'],
                                       result['num_train'] + result['num_validation']))
     return 0

@@ -17,10 +17,17 @@ A class's synset is its folder name with each whitespace character written as '_
 -> `big_cats`), its text the folder name (whitespace other than a space written as a space):
 labels.txt's `<label> <synset> <text>` and class_counts.txt's lines are split at whitespace, so
 a synset is one word (input_data/class_labels.py reads them so).
+
+Files Pillow cannot read are skipped with one warning; for photo formats Pillow reads only with a
+plugin (HEIC/HEIF: pillow-heif; AVIF: a Pillow built with it or pillow-avif-plugin) the warning
+names the plugin or the conversion to do, and load_image_plugins loads those plugins when they
+are installed.
 """
 
 from __future__ import annotations
 
+import collections
+import importlib
 import os
 import sys
 from typing import NamedTuple
@@ -75,6 +82,52 @@ def text_of(folder_name: str) -> str:
     """A class folder's default text: its name with every whitespace character written as a
     space, so that it stays on its line of labels.txt (str.splitlines splits at some)."""
     return ''.join(' ' if c.isspace() else c for c in folder_name)
+
+
+# Photo formats Pillow reads only with a plugin: (extensions, name, what to do).
+_PLUGIN_FORMATS = (
+    (('.heic', '.heif', '.hif'), 'HEIC/HEIF',
+     'install the pillow-heif plugin (pip install pillow-heif; the converter loads it) or '
+     'convert them to JPEG'),
+    (('.avif',), 'AVIF',
+     'install a Pillow that reads AVIF (pip install -U Pillow) or the pillow-avif-plugin '
+     'plugin (the converter loads it), or convert them to JPEG'),
+)
+# Why files are skipped, as the converter's summary counts them.
+SKIPPED_NOT_IMAGE = 'not an image Pillow can read'
+SKIPPED_LINK = 'symbolic link whose target is missing or loops'
+SKIPPED_LEFT_OUT = 'image file not directly in a class folder'
+
+
+def load_image_plugins() -> list[str]:
+    """Registers the Pillow plugins of _PLUGIN_FORMATS that are installed (pillow_heif,
+    pillow_avif); returns the names of those loaded."""
+    loaded = []
+    for module, register in (('pillow_heif', 'register_heif_opener'), ('pillow_avif', None)):
+        try:
+            plugin = importlib.import_module(module)
+            if register:
+                getattr(plugin, register)()
+        except Exception:  # not installed, or broken: its files stay unreadable, with the hint
+            continue
+        loaded.append(module)
+    return loaded
+
+
+def plugin_hint(paths: list[str]) -> str:
+    """What to do about the files among `paths` in a photo format Pillow reads only with a
+    plugin that is not loaded, e.g. '; HEIC/HEIF (x.heic): install the pillow-heif plugin ...',
+    or ''."""
+    from PIL import Image
+    known = Image.registered_extensions()
+    hints = []
+    for extensions, name, fix in _PLUGIN_FORMATS:
+        hits = [p for p in paths if os.path.splitext(p)[1].lower() in extensions
+                and os.path.splitext(p)[1].lower() not in known]
+        if hits:
+            hints.append('%s (%s): %s' % (name, some_names([os.path.basename(p) for p in hits],
+                                                           3), fix))
+    return ''.join('; ' + h for h in hints)
 
 
 def _has_image_extension(name: str) -> bool:
@@ -144,10 +197,11 @@ def _no_images_message(folder: str, files: list[str], nested: list[str],
     """The error of a class folder without an image of its own: where its image files are (in
     sub-folders, hidden), or the files that are not images, and the fix."""
     if not nested and not hidden:
-        return 'class folder %s has no images%s' % (folder, ' (only files that are not images: '
-                                                    '%s)' % some_names([os.path.basename(f)
-                                                                        for f in files])
-                                                    if files else '')
+        return ('class folder %s has no images%s%s; add images to it, or leave it out of '
+                '--input_dir (move or delete it)' % (
+                    folder, ' (only files that are not images Pillow can read: %s)' % some_names(
+                        [os.path.basename(f) for f in files]) if files else '',
+                    plugin_hint(files)))
     said, fixes = [], []
     if nested:
         subs = sorted({os.path.relpath(p, folder).split(os.sep)[0] for p in nested})
@@ -189,14 +243,17 @@ def _class_folder(folder: str, left_out: dict[str, list[str]]) -> tuple[list[str
     return images, [f for f in files if f not in set(images)]
 
 
-def list_classes(input_dir: str, warn=print_warning) -> list[ClassFolder]:
+def list_classes(input_dir: str, warn=print_warning,
+                 skipped: collections.Counter | None = None) -> list[ClassFolder]:
     """The class folders of input_dir, sorted by name.
 
-    Files that are not images (`notes.txt`, `Thumbs.db`: neither an image extension nor bytes
-    Pillow recognises) are skipped, with one warning naming them all; so are symbolic links
+    Files that are not images Pillow can read (`notes.txt`, `Thumbs.db`, `x.heic` without its
+    plugin: neither an image extension Pillow knows nor bytes it recognises) are skipped, with
+    one warning naming them all (plugin_hint's advice for some photo formats); so are symbolic
+    links
     whose target is missing or loops (one warning naming them). Image files outside
     `input_dir/<class>/<image>` are left out with one warning per reason (the module
-    docstring).
+    docstring). `skipped`, when given, counts every file skipped, by reason (SKIPPED_*).
 
     Raises:
       FlagValueError: the folder is missing (or a file), or has no class sub-folders.
@@ -235,8 +292,9 @@ def list_classes(input_dir: str, warn=print_warning) -> list[ClassFolder]:
                                  input_dir, ' (only image files: %s)' % some_names(
                                      left_out['loose'], 3) if left_out['loose'] else ''))
     if stray:
-        warn('skipped %s: %s' % ('%d files that are not images' % len(stray) if len(stray) > 1
-                                 else '1 file that is not an image', ', '.join(stray)))
+        warn('skipped %s Pillow can read: %s%s' % (
+            '%d files that are not images' % len(stray) if len(stray) > 1
+            else '1 file that is not an image', ', '.join(stray), plugin_hint(stray)))
     if broken:
         warn('skipped %s whose target is missing or loops: %s' % (
             '%d symbolic links' % len(broken) if len(broken) > 1 else '1 symbolic link',
@@ -244,4 +302,9 @@ def list_classes(input_dir: str, warn=print_warning) -> list[ClassFolder]:
     for reason, paths in left_out.items():
         if paths:
             warn(left_out_line(reason, sorted(paths)))
+    if skipped is not None:
+        for reason, count in ((SKIPPED_NOT_IMAGE, len(stray)), (SKIPPED_LINK, len(broken)),
+                              (SKIPPED_LEFT_OUT, sum(map(len, left_out.values())))):
+            if count:
+                skipped[reason] += count
     return classes

@@ -24,6 +24,7 @@ https://pillow.readthedocs.io/en/stable/handbook/concepts.html#modes
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import NamedTuple
 
@@ -41,12 +42,67 @@ class Unreadable(NamedTuple):
 
     Attributes:
       path: the file.
-      reason: Pillow's words ('image file is truncated (3 bytes not processed)'), or 'not an
-        image format Pillow knows'.
+      reason: Pillow's words ('image file is truncated (3 bytes not processed)'), 'not an
+        image format Pillow knows', or for an image over the pixel limit its size and the limit.
+      pixels: width x height of an image over PixelLimits.error (0 for any other reason).
     """
 
     path: str
     reason: str
+    pixels: int = 0
+
+
+class PixelLimits(NamedTuple):
+    """How many pixels (width x height) an image may have.
+
+    Pillow guards against decompression bombs (a small file that decodes to gigabytes): it
+    warns above Image.MAX_IMAGE_PIXELS (89478485 unless changed) with an anonymous
+    DecompressionBombWarning and refuses above twice that (178956970) with a
+    DecompressionBombError. The converter makes the same checks itself (pixel_check turns
+    Pillow's off), so that each one names the file.
+
+    Attributes:
+      error: images over this are not read (Unreadable with its pixels); None: no limit.
+      warn: images over this are converted and named in a warning; None: no warning.
+      flag: whether `error` is --max_image_pixels (not Pillow's limit).
+    """
+
+    error: int | None
+    warn: int | None
+    flag: bool = False
+
+
+def pixel_limits(max_image_pixels: int | None = None) -> PixelLimits:
+    """The limits of a conversion: Pillow's (as set now in PIL.Image.MAX_IMAGE_PIXELS) when
+    --max_image_pixels is not given (None); else that flag's, with no warning (0: no limit)."""
+    from PIL import Image
+    if max_image_pixels is not None:
+        return PixelLimits(max_image_pixels or None, None, True)
+    pillow = Image.MAX_IMAGE_PIXELS
+    return PixelLimits(2 * pillow, pillow) if pillow else PixelLimits(None, None)
+
+
+@contextlib.contextmanager
+def pixel_check():
+    """Turns Pillow's own decompression-bomb check off (PIL.Image.MAX_IMAGE_PIXELS = None)
+    inside the block, and back to what it was after: read_image checks PixelLimits instead."""
+    from PIL import Image
+    saved = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = saved
+
+
+def too_large(width: int, height: int, limits: PixelLimits) -> Unreadable | None:
+    """Unreadable('', reason, pixels) for an image over limits.error, else None."""
+    pixels = width * height
+    if limits.error is None or pixels <= limits.error:
+        return None
+    whose = '--max_image_pixels' if limits.flag else "Pillow's limit against decompression bombs"
+    return Unreadable('', '%dx%d = %d pixels, over %s of %d pixels' % (
+        width, height, pixels, whose, limits.error), pixels)
 
 
 class Encoded(NamedTuple):
@@ -137,8 +193,12 @@ def to_rgb(image, data: bytes) -> tuple[object, str]:
     return image.convert('RGB'), '; '.join(notes)
 
 
-def encode_image(path: str) -> Encoded:
+def encode_image(path: str, limits: PixelLimits | None = None) -> Encoded | Unreadable:
     """Reads one image file: the file itself for an 8-bit RGB JPEG, else a conversion.
+
+    Args:
+      limits: an image over limits.error is not decoded: Unreadable with its pixels (its
+        size is in the file's header); None: no limit here (Pillow's own check applies).
 
     Raises:
       PIL.UnidentifiedImageError: not an image format Pillow knows.
@@ -148,8 +208,11 @@ def encode_image(path: str) -> Encoded:
     with open(path, 'rb') as f:
         data = f.read()
     with Image.open(io.BytesIO(data)) as image:
-        image.load()
         width, height = image.size
+        over = too_large(width, height, limits) if limits else None
+        if over:
+            return over._replace(path=path)
+        image.load()
         if image.format == 'JPEG' and image.mode == 'RGB':
             return Encoded(data, height, width, '')
         rgb, conversion = to_rgb(image, data)
@@ -158,15 +221,17 @@ def encode_image(path: str) -> Encoded:
         return Encoded(out.getvalue(), height, width, conversion)
 
 
-def read_image(path: str) -> Encoded | Unreadable:
+def read_image(path: str, limits: PixelLimits | None = None) -> Encoded | Unreadable:
     """encode_image's answer, or Unreadable with the reason when the file cannot be read: the
     converter reads every image once, while it writes, and names all the unreadable ones at
     the end instead of stopping at the first."""
-    from PIL import UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError
     try:
-        return encode_image(path)
+        return encode_image(path, limits)
     except UnidentifiedImageError:
         return Unreadable(path, 'not an image format Pillow knows')
+    except Image.DecompressionBombError as e:  # Pillow's own check (not inside pixel_check)
+        return Unreadable(path, str(e))
     except (OSError, ValueError, SyntaxError) as e:
         # An OSError of the file itself names it: its strerror alone ('Permission denied').
         named = isinstance(e, OSError) and e.filename and e.strerror
