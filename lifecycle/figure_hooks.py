@@ -75,9 +75,8 @@ class FiguresHook(run_hooks.RunHook):
         inp = utilisation.input_figures(parts, rate)
         real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
             plan.cluster_role)
-        lines.append(utilisation.format_input(
-            inp, rate, real_or_cluster, 'traced warm-up step' if parts else
-            'no warm-up step to trace: needs --num_warmup_batches >= 1'))
+        how = 'traced warm-up step' if parts else utilisation.NO_WARMUP_TRACE
+        lines.append(utilisation.format_input(inp, rate, real_or_cluster, how))
         util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
                                                gpu_names=self.gpu_names,
                                                cpu_peak_fn=self.cpu_peak_fn)
@@ -96,7 +95,9 @@ class FiguresHook(run_hooks.RunHook):
             elif sets_up and loop.step_times:
                 lines.append(latency_lib.set_up_only_line(
                     plan.images_per_step, '--num_warmup_batches=1 or --num_batches=2'))
-        inp['method'] = utilisation.INPUT_METHOD
+        # Without a traced warm-up step every input figure is null: the method says why.
+        inp['method'] = (utilisation.INPUT_METHOD if parts else
+                         'not measured: %s' % utilisation.NO_WARMUP_TRACE)
         self.keys = {'utilisation': util, 'input': inp, 'memory': mem, 'latency_ms': lat,
                      'baseline': None}  # null without --baseline
         if self.stored_baseline is not None:

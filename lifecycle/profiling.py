@@ -1,7 +1,10 @@
 """Profiling outputs: --graph_file, --trace_file (Chrome trace) and --tfprof_file.
 
---graph_file: the run's graph as a GraphDef, text when the name ends in .pbtxt, else binary;
-  written once the session is set up (so it includes the checkpoint and summary ops).
+--graph_file: the run's graph as a GraphDef with each op's output shapes (`_output_shapes`, as
+  the original wrote it), in protobuf text format when the file name ends in 'txt' (`g.pbtxt`,
+  `g.txt`; case as given, the original's rule), else binary (`graph_as_text`, the rule of
+  --partitioned_graph_file_prefix too); written once the session is set up (so it includes the
+  checkpoint and summary ops).
 --trace_file: a Chrome trace (JSON with "traceEvents"; open in chrome://tracing or Perfetto) of
   one of the run's own steps, run with RunOptions(trace_level=FULL_TRACE) and converted by
   tensorflow.python.client.timeline: the last warm-up step (the one the total block's figures
@@ -17,24 +20,31 @@
   and memory, slowest first); `.pbtxt` the ProfileProto in protobuf text format; any other
   name the binary ProfileProto (`serialize_to_string`, for the tfprof tools). The five op
   types that took the most time are printed with their own times, as the text report gives
-  them, and their share of the step's op time (`slowest_op_types`). tfprof names each node by
+  them, and their share of the step's op time, read from the ProfileProto (`op_type_times`,
+  `slowest_op_types`). tfprof names each node by
   its op type in the graph as built, so a node Grappler fused counts under the op it ends in
-  (a convolution with its bias and ReLU under Relu); the line names the kernels those ran as,
-  from the step's StepStats (`kernels_run_as`: 'Relu 1.00 ms (80.8%; ran as 2 _FusedConv2D,
-  1 _FusedMatMul)').
+  (a convolution with its bias and ReLU under Relu); when some nodes of a type ran as another
+  kernel, the line names the kernel each of its nodes ran as, with their counts, from the
+  step's StepStats (`kernels_run_as`: 'Relu 1.00 ms (80.8%; ran as 2 _FusedConv2D,
+  1 _FusedMatMul)', 'FusedBatchNormV3 2.72 ms (10.1%; ran as 10 _MklNativeFusedBatchNormEx,
+  9 _MklNativeFusedBatchNormV3)').
 --nouse_chrome_trace_format: --trace_file holds the same step's StepStats protobuf in text
   format (`step_stats_text`) instead of a Chrome trace.
 --partitioned_graph_file_prefix=DIR/name.pbtxt: the graphs TensorFlow actually ran in that step,
   one per device after partitioning and Grappler's rewrites, each written to
   `DIR/name_job_localhost_replica_0_task_0_device_CPU_0.pbtxt` (the device of the partition's
   first node, with '/' and ':' turned into '_', inserted before the extension); text format
-  when the prefix ends in 'txt', else binary GraphDef (`partition_graph_files`).
+  when the prefix's file name ends in 'txt', else binary GraphDef (`graph_as_text`,
+  `partition_graph_files`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import sys
 
 import tensorflow as tf
 from google.protobuf import text_format
@@ -49,14 +59,24 @@ from . import run_hooks
 tf1 = tf.compat.v1
 
 
+def graph_as_text(path: str) -> bool:
+    """Whether a graph file (--graph_file, or a --partitioned_graph_file_prefix) is written in
+    protobuf text format: its file name ends in 'txt' ('g.pbtxt', 'g.txt'; not 'g.PBTXT'), the
+    original's rule for both; binary GraphDef otherwise."""
+    return os.path.basename(path).endswith('txt')
+
+
 def write_graph(graph, path: str) -> str:
-    """Writes `graph` to `path`: text format for '.pbtxt', binary otherwise (local or remote:
-    TensorFlow writes it). Returns the path."""
+    """Writes `graph` to `path` as a GraphDef with its ops' output shapes (`_output_shapes`
+    attrs), text or binary by `graph_as_text` (local or remote: TensorFlow writes it). Returns
+    the path."""
     directory, name = os.path.split(path if file_systems.is_remote(path) else
                                     os.path.abspath(path))
     file_systems.makedirs(directory)
-    tf.io.write_graph(graph.as_graph_def(), directory, name, as_text=path.endswith('.pbtxt'))
-    cnn_util.log_fn('Graph written to %s' % path)
+    as_text = graph_as_text(path)
+    tf.io.write_graph(graph.as_graph_def(add_shapes=True), directory, name, as_text=as_text)
+    cnn_util.log_fn('Graph written to %s (%s GraphDef with shapes)' % (
+        path, 'text' if as_text else 'binary'))
     return path
 
 
@@ -97,32 +117,75 @@ def tfprof_format(path: str) -> str:
 def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5,
                  note: str = '') -> str:
     """Writes a tfprof profile of one traced step in the format of `path` (`tfprof_format`)
-    and prints the `top` slowest ops, then `note` (`set_up_note`) on the same line."""
-    profiler = tf1.profiler.Profiler(graph)
+    and prints the `top` slowest op types (`op_type_times`, `slowest_op_types`), then `note`
+    (`set_up_note`) on the same line.
+
+    Args:
+      graph: the tf.Graph the step ran.
+      metadata: the step's RunMetadata (a FULL_TRACE run's).
+      path: the --tfprof_file.
+      step: the step id the profile files the trace under.
+      top: how many op types the line names.
+      note: the end of the line.
+
+    Raises:
+      cnn_util.BenchmarkError: the file cannot be written (`_write`).
+    """
+    with _without_tfprof_noise():  # its FLOPs line: the run prints no FLOPs from tfprof
+        profiler = tf1.profiler.Profiler(graph)
     profiler.add_step(step, metadata)
     kind = tfprof_format(path)
-    builder = tf1.profiler.ProfileOptionBuilder
-    options = builder(builder.time_and_memory()).with_max_depth(100).order_by('micros')
+    serialized = profiler.serialize_to_string()
+    proto = tfprof_log_pb2.ProfileProto.FromString(serialized)
     if kind == 'text':
+        builder = tf1.profiler.ProfileOptionBuilder
+        # Every op type that ran, as the line counts them: the op view shows at most
+        # max_depth rows, and time_and_memory() leaves out the types that requested no memory
+        # (ops that ran in place, such as an AddV2 that reused its input).
+        options = (builder(builder.time_and_memory()).with_max_depth(1 << 30)
+                   .with_min_memory(min_bytes=0).order_by('micros'))
         if not file_systems.is_remote(path):
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        profiler.profile_operations(options.with_file_output(path + '.tmp').build())
+        with _without_tfprof_noise():  # the report is the file; its returned proto is unused
+            profiler.profile_operations(options.with_file_output(path + '.tmp').build())
         file_systems.replace(path + '.tmp', path)
     elif kind == 'pbtxt':
-        proto = tfprof_log_pb2.ProfileProto.FromString(profiler.serialize_to_string())
         _write(path, text_format.MessageToString(proto).encode('utf-8'))
     else:
-        _write(path, profiler.serialize_to_string())
-    profile = profiler.profile_operations(options.with_empty_output().build())
-    total = max(profile.total_exec_micros, 1)
+        _write(path, serialized)
+    times = op_type_times(proto, step)
+    total = max(sum(times.values()), 1)
     ran = kernels_run_as(graph, metadata.step_stats)
     cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s%s' % (
         kind, path, ', '.join(
             '%s %.2f ms (%.1f%%%s)' % (name, micros / 1000.0, 100.0 * micros / total,
                                        ran_as_text(ran.get(name, {})))
-            for name, micros in slowest_op_types(profile, top)),
+            for name, micros in slowest_op_types(times, top)),
         (FUSED_NOTE if ran else '') + note))
     return path
+
+
+# What TensorFlow's profiler writes to sys.stderr that is no news to a user of this run:
+# Profiler() counts the ops whose FLOPs it cannot compute (the run prints no FLOPs from
+# tfprof); profile_operations() cannot parse the op view it returns once its rows, nested one
+# per op type, are deeper than the protobuf parser's limit (the report file is whole).
+_TFPROF_NOISE = re.compile(r'\d+ ops no flops stats due to incomplete shapes\.$'
+                           r'|Cannot parse returned proto: ')
+
+
+@contextlib.contextmanager
+def _without_tfprof_noise():
+    """Holds back TensorFlow's profiler lines of `_TFPROF_NOISE` written to sys.stderr inside
+    the block; every other line written there is passed on, in order, at its end."""
+    caught = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(caught):
+            yield
+    finally:
+        kept = [line for line in caught.getvalue().splitlines(keepends=True)
+                if not _TFPROF_NOISE.match(line)]
+        if kept:
+            sys.stderr.write(''.join(kept))
 
 
 #: After the slowest ops when some ran as other kernels (`kernels_run_as`).
@@ -134,11 +197,14 @@ _LABEL = re.compile(r'^(?:\[[^\]]*\] )?(?P<name>\S+) = (?P<kernel>[\w.]+)\(')
 
 
 def kernels_run_as(graph, step_stats) -> dict[str, dict[str, int]]:
-    """The nodes of one traced step that ran as another kernel than their op type in `graph`
-    (the type tfprof counts them under), per op type: {'Relu': {'_FusedConv2D': 2,
-    '_FusedMatMul': 1}}. Grappler's remapper gives a fused node the name of the op it ends in
-    (`conv0/Relu` runs as `_FusedConv2D`, the convolution, bias and ReLU in one); a kernel
-    that is the same op under oneDNN's name (`_MklNativeMaxPool` for MaxPool) is not counted.
+    """The kernels the nodes of an op type ran as in one traced step, for each op type (as
+    built in `graph`, the type tfprof counts them under) some of whose nodes ran as another
+    kernel: {'Relu': {'_FusedConv2D': 2, '_FusedMatMul': 1}}, {'FusedBatchNormV3':
+    {'_MklNativeFusedBatchNormEx': 10, '_MklNativeFusedBatchNormV3': 9}} (every node of the
+    type counted once, under the kernel it ran as). Grappler's remapper gives a fused node the
+    name of the op it ends in (`conv0/Relu` runs as `_FusedConv2D`, the convolution, bias and
+    ReLU in one); a kernel that is the same op under oneDNN's name (`_MklNativeMaxPool` for
+    MaxPool) is not another kernel.
 
     Args:
       graph: the tf.Graph the step ran.
@@ -146,47 +212,62 @@ def kernels_run_as(graph, step_stats) -> dict[str, dict[str, int]]:
         timeline labels name the kernel each node ran as.
     """
     ops = {op.name: op.type for op in graph.get_operations()}
-    out: dict[str, dict[str, int]] = {}
+    kernels: dict[str, str] = {}  # node name -> its kernel, each node once
     for device in step_stats.dev_stats:
         for node in device.node_stats:
             match = _LABEL.match(node.timeline_label)
-            built = ops.get(match['name']) if match else None
-            kernel = match['kernel'] if match else ''
-            if built and re.sub('^_Mkl(Native)?', '', kernel) != built:
-                counts = out.setdefault(built, {})
-                counts[kernel] = counts.get(kernel, 0) + 1
-    return out
+            if match and match['name'] in ops:
+                kernels.setdefault(match['name'], match['kernel'])
+    out: dict[str, dict[str, int]] = {}
+    for name, kernel in kernels.items():
+        counts = out.setdefault(ops[name], {})
+        counts[kernel] = counts.get(kernel, 0) + 1
+    return {built: counts for built, counts in out.items()
+            if any(re.sub('^_Mkl(Native)?', '', k) != built for k in counts)}
 
 
 def ran_as_text(kernels: dict[str, int]) -> str:
-    """'; ran as 2 _FusedConv2D, 1 _FusedMatMul' for an op type's `kernels_run_as` entry, ''
-    for none."""
-    return ('; ran as ' + ', '.join('%d %s' % (n, k) for k, n in sorted(kernels.items()))
-            if kernels else '')
+    """'; ran as 2 _FusedConv2D, 1 _FusedMatMul' for an op type's `kernels_run_as` entry
+    (the most nodes first, then by name), '' for none."""
+    return ('; ran as ' + ', '.join('%d %s' % (n, k) for k, n in sorted(
+        kernels.items(), key=lambda item: (-item[1], item[0]))) if kernels else '')
 
 
-def slowest_op_types(profile, top: int = 5) -> list[tuple[str, int]]:
-    """The `top` op types of a tfprof op view that took the most time, slowest first.
+def op_type_times(profile, step: int = 0) -> dict[str, int]:
+    """The execution time of each op type in `step` of a tfprof ProfileProto, in
+    microseconds: its nodes' CPU and accelerator times summed, as tfprof's op view counts an
+    op type's own time (the text report's "total execution time"; a node tfprof made for a
+    StepStats name the graph lacks, such as `_retval_loss_0_0`, is its own op type there too).
 
-    tfprof's op view (`Profiler.profile_operations`) returns its rows as a chain, not as the
-    root's children: the root has one child, the slowest op type, whose one child is the next
-    one, and so on; each row's `total_exec_micros` adds up its own and every row below it, so
-    an op type's own time is its `exec_micros` (the text report's "total execution time").
+    Read from the profile itself rather than from the op view (`Profiler.profile_operations`),
+    whose rows come back nested one level per op type, a chain deeper than the protobuf
+    parser's limit once a run has about 100 op types (two resnet20 towers: 122): the parser
+    then gave up part-way and said so on stderr.
 
     Args:
-      profile: the MultiGraphNodeProto `profile_operations` returned (its root row).
-      top: how many op types to return.
+      profile: a tfprof_log_pb2.ProfileProto (Profiler.serialize_to_string, parsed).
+      step: the step id the trace was added under (Profiler.add_step).
 
     Returns:
-      [(op type, its own execution time in microseconds)], at most `top`, slowest first (ties
-      in the report's order).
+      {op type: microseconds}, op types with no time in `step` left out.
     """
-    rows, pending = [], list(profile.children)
-    while pending:
-        node = pending.pop(0)
-        rows.append((node.name, int(node.exec_micros)))
-        pending.extend(node.children)
-    return sorted(rows, key=lambda row: -row[1])[:top]
+    times: dict[str, int] = {}
+    for node in profile.nodes.values():
+        if step not in node.execs:
+            continue
+        run = node.execs[step]
+        micros = sum(int(pair.int64_values[1]) for execs in (run.accelerator_execs,
+                                                             run.cpu_execs)
+                     for exec_time in execs.values() for pair in exec_time.times)
+        if micros:
+            times[node.op] = times.get(node.op, 0) + micros
+    return times
+
+
+def slowest_op_types(times: dict[str, int], top: int = 5) -> list[tuple[str, int]]:
+    """The `top` op types of `op_type_times` that took the most time: [(op type,
+    microseconds)], slowest first, ties by name (the text report's order)."""
+    return sorted(times.items(), key=lambda item: (-item[1], item[0]))[:top]
 
 
 def _write(path: str, data: bytes) -> None:
@@ -383,7 +464,7 @@ def partition_graph_files(metadata, prefix: str) -> list[tuple[str, bytes]]:
     prefix says (module docstring)."""
     graphs = list(metadata.partition_graphs)
     devices = [g.node[0].device if g.node else 'empty%d' % i for i, g in enumerate(graphs)]
-    as_text = prefix.endswith('txt')
+    as_text = graph_as_text(prefix)
     return [(path, text_format.MessageToString(graph).encode('utf-8') if as_text
              else graph.SerializeToString())
             for graph, path in zip(graphs, partition_graph_paths(prefix, devices))]

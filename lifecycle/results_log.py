@@ -71,7 +71,8 @@ and the figures of the total block (metrics/utilisation.py):
                  calibration record: hardware/calibration.py)},
     input {input_share, sync_share (fractions of the traced step's wall time),
            compute_images_per_sec, input_bound, breakdown {wall_ms, input_ms, compute_ms,
-           sync_ms, overhead_ms, transfer_bytes}, method} (figures null when nothing was traced),
+           sync_ms, overhead_ms, transfer_bytes}, method (how they were measured, or why
+           not)} (figures null when nothing was traced),
     memory {allocators {name: bytes} (traced step), gpu_peak_bytes {GPU:i: bytes},
             process_peak_rss_bytes},
     latency_ms (null in training, and when the only batch was the set-up one) {p50, p90,

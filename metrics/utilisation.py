@@ -390,6 +390,9 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
 
 INPUT_METHOD = ('FULL_TRACE of the last warm-up step; input share = input / wall '
                 '(step_breakdown.py); compute images/sec = images/sec / (1 - share)')
+#: Why a training or forward-only run has no input figures (`compute images/sec: not
+#: measured (...)` and the results' input.method).
+NO_WARMUP_TRACE = 'no warm-up step to trace: needs --num_warmup_batches >= 1'
 
 
 def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=None,

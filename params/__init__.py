@@ -274,8 +274,7 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('eval_interval_secs', 0, 'With --eval, re-evaluate new checkpoints every this many '
        'seconds (0: once).', lower=0),
     _i('eval_during_training_every_n_steps', None, 'Evaluate every n training steps.', lower=1),
-    _f('eval_during_training_every_n_epochs', None, 'Evaluate every n training epochs.',
-       lower=0),
+    _f('eval_during_training_every_n_epochs', None, 'Evaluate every n training epochs.', lower=0),
     _l('eval_during_training_at_specified_steps', [], 'Evaluate at these training steps.'),
     _f('stop_at_top_1_accuracy', None, 'Stop training once eval top-1 reaches this.', lower=0),
     _i('summary_verbosity', 0, 'TensorBoard summaries, the original\'s levels: 0 none; 1 cheap '
@@ -285,10 +284,11 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('save_summaries_steps', 0, 'Write summaries every this many steps (0: off).', lower=0),
     _s('trace_file', None, 'Write a Chrome trace (JSON) of one of the run\'s steps here: the '
        'last warm-up step (timed step 1 without warm-up); no extra step.'),
-    _s('graph_file', None, 'Write the graph here (.pbtxt text, otherwise binary); with --eval the '
-       'eval graph.'),
-    _s('tfprof_file', None, 'Write a tfprof profile of the traced step (see --trace_file) here: '
-       '.txt a text report, .pbtxt protobuf text, any other name binary ProfileProto.'),
+    _s('graph_file', None, 'Write the GraphDef, with shapes, here: text when the name ends in txt '
+       '(g.pbtxt, g.txt), otherwise binary; with --eval the eval graph.'),
+    _s('tfprof_file', None, 'A tfprof profile of the traced step (see --trace_file): a name ending '
+       'in .txt writes tfprof\'s text report (every op type\'s time and memory; no tfprof tool '
+       'loads it), .pbtxt the ProfileProto as protobuf text, any other name it in binary.'),
     _s('benchmark_log_dir', None, 'Write the run\'s results as JSON into this directory.'),
     _s('plot_file', None, 'Write a PNG of images/sec and loss per step (needs matplotlib).'),
     _p('results_db', None, 'Record the run in the results database (tf_cnn_results reads it): '
