@@ -131,6 +131,24 @@ def wait_for(predicate, timeout_secs: float, proc, poll_secs: float = 0.05) -> b
     return False
 
 
+def traced_step(build, size: int = 256):
+    """(graph, RunMetadata) of one FULL_TRACE run of `build(x)`, x a [size, size] float32
+    placeholder fed 1/size, without Grappler (its fusions would vary the op types): the
+    profiles of the tfprof tests."""
+    graph = tf.Graph()
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with graph.as_default(), tf.compat.v1.Session(config=config) as sess:
+        x = tf.compat.v1.placeholder(tf.float32, [size, size])
+        out = build(x)
+        metadata = tf.compat.v1.RunMetadata()
+        sess.run(out, {x: np.ones([size, size], np.float32) / size},
+                 options=tf.compat.v1.RunOptions(
+                     trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    return graph, metadata
+
+
 def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
     """{checkpoint name: value} of every tensor in the checkpoint at `path`."""
     reader = tf.compat.v1.train.NewCheckpointReader(path)

@@ -88,17 +88,10 @@ def test_op_type_times_sum_each_types_nodes_from_the_profile():
 
 def test_one_real_step_prints_what_the_op_view_gives(tmp_path, capsys):
     """Few op types: the line's op types and times are those of tfprof's op view, as before."""
-    graph = tf.Graph()
-    config = tf1.ConfigProto()  # no Grappler: its fusions would vary the op types
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    with graph.as_default(), tf1.Session(config=config) as sess:
-        x = tf1.placeholder(tf.float32, [256, 256])
+    def build(x):
         y = tf.nn.relu(tf.matmul(x, x))
-        out = tf.reduce_sum(tf.sigmoid(y) + tf.tanh(y) * tf.exp(-y))
-        metadata = tf1.RunMetadata()
-        sess.run(out, {x: np.ones([256, 256], np.float32) / 256},
-                 options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
-                 run_metadata=metadata)
+        return tf.reduce_sum(tf.sigmoid(y) + tf.tanh(y) * tf.exp(-y))
+    graph, metadata = helpers.traced_step(build)
     capsys.readouterr()
     profiling.write_tfprof(graph, metadata, str(tmp_path / 'p'))
     printed = capsys.readouterr().out.strip().split('slowest ops: ')[1].split(', ')

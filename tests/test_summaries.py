@@ -299,18 +299,11 @@ def test_tfprof_prints_the_five_slowest_op_types_with_the_file_s_times(tmp_path,
     report gives it (the op view's rows form a chain whose total_exec_micros add up the rows
     below: the line named one op, the slowest, with the time of all of them)."""
     from tf_cnn_benchmarks.lifecycle import profiling
-    graph = tf.Graph()
-    config = tf1.ConfigProto()  # no Grappler: its fusions would vary the op types
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    with graph.as_default(), tf1.Session(config=config) as sess:
-        x = tf1.placeholder(tf.float32, [256, 256])
+    def build(x):
         y = tf.nn.relu(tf.matmul(x, x))
         z = tf.sigmoid(y) + tf.tanh(y) + tf.exp(-y) + tf.sqrt(tf.square(y) + 1.0)
-        out = tf.reduce_sum(tf.transpose(z)) + tf.reduce_max(z)
-        metadata = tf1.RunMetadata()
-        sess.run(out, {x: np.ones([256, 256], np.float32) / 256},
-                 options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
-                 run_metadata=metadata)
+        return tf.reduce_sum(tf.transpose(z)) + tf.reduce_max(z)
+    graph, metadata = helpers.traced_step(build)
     capsys.readouterr()
     profiling.write_tfprof(graph, metadata, str(tmp_path / 'p.txt'))
     line = capsys.readouterr().out.strip()
