@@ -216,7 +216,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     result.update({
         'steps': results_log.step_records(
             loop.step_times, loop.losses, plan.global_batch_size,
-            accuracies=loop.extras if loop_spec(plan).extra_columns else None,
+            accuracies=loop.extras if loop.extras and loop_spec(plan).extra_columns else None,
             ewma_alpha=plan.params.display_perf_ewma, line_images=plan.images_per_step),
         'restored_step': restored_step,
         'global_step': global_step,

@@ -15,6 +15,7 @@ import re
 import signal
 import sys
 import time
+import types
 
 import pytest
 from test_distributed import Proc, cluster_args, hosts
@@ -130,7 +131,8 @@ def test_a_worker_stopped_at_its_first_timed_step_has_no_rate_record_or_plot(tmp
     worker 0 finished its warm-up and was stopped at its first timed step)."""
     assert coordination.NOTHING_TIMED == training_loop.NOTHING_TIMED  # the same words
     monkeypatch.setattr(results_log, 'common_fields', lambda plan: {})
-    plan = type('Plan', (), {'training': True, 'global_batch_size': 4})()
+    plan = type('Plan', (), {'training': True, 'global_batch_size': 4, 'images_per_step': 4,
+                             'params': types.SimpleNamespace(display_perf_ewma=None)})()
     loop = training_loop.LoopResult(warmup_losses=[1.0], stopped_early=True, elapsed_secs=0.1)
     result = timed_run.loop_result(plan, loop, 1.0, None)
     assert result['images_per_sec'] is None and result['num_steps'] == 0
