@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from . import flops, model_config
+# flops and model_config load TensorFlow: imported where the models are measured, so that
+# --help and a usage error answer at once.
 from .model_catalog import ModelRow, format_model_table  # noqa: F401  (the table's format)
 
 
@@ -27,6 +28,7 @@ def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
     Raises:
       model_config.UnknownModelError: a pair is not registered.
     """
+    from . import flops, model_config
     rows = []
     for name, dataset in model_config.list_models() if models is None else models:
         model = model_config.get_model(name, dataset)
