@@ -188,6 +188,16 @@ def model_schedule_forms(spec) -> list[list[str]]:
     return forms
 
 
+def _after_warmup(rates: list, epochs: list, warmup_epochs: float) -> tuple[list, list]:
+    """A piecewise schedule's changes (rates[i] from epochs[i]) as its updates use them after
+    a warm-up of `warmup_epochs`, which ramps the first rate and ignores the schedule until it
+    ends: a change inside the warm-up comes at its end, where only the last such one holds.
+    E.g. ([0.01, 0.001, 1e-4], [1, 1.5, 3]) with 2 warm-up epochs -> ([0.001, 1e-4], [2, 3])."""
+    moved = [(r, max(e, warmup_epochs)) for r, e in zip(rates, epochs)]
+    kept = [(r, e) for i, (r, e) in enumerate(moved) if i + 1 == len(moved) or moved[i + 1][1] != e]
+    return [r for r, _ in kept], [e for _, e in kept]
+
+
 def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
                       width: int = 86) -> str:
     """The learning-rate schedule of a training run as resolved, in at most `width` characters
@@ -213,6 +223,8 @@ def describe_schedule(p, model, images_per_step: int, examples_per_epoch: int,
     forms = [['%g (%s)' % (rate, source) for source in sources]]
     if p.piecewise_learning_rate_schedule:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+        later, epochs = _after_warmup(rates[1:], epochs, p.num_learning_rate_warmup_epochs)
+        rates = [rates[0]] + later
         changes = '%d change%s' % (len(epochs), 's' if len(epochs) > 1 else '')
         forms.append([', '.join('%g from epoch %g' % (r, e) for r, e in zip(rates[1:], epochs)),
                       '%s to %g at epoch %g' % (changes, rates[-1], epochs[-1]), changes])
@@ -360,6 +372,8 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
       One message per piecewise boundary, first exponential decay or warm-up end at a global
       step beyond `last_step`, e.g. '--piecewise_learning_rate_schedule: epoch 30 (global step
       300) is beyond this run (its last update is at global step 104); the rate stays 0.1'.
+      A run whose every update is in the warm-up of a flags' schedule gets the warm-up's line
+      only: the ramp uses the schedule's first rate whatever the schedule says.
     """
     def at(epoch):
         if start is None:
@@ -368,7 +382,13 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
 
     out = []
     reach = 'is beyond this run (its last update is at global step %d)' % last_step
-    if p.piecewise_learning_rate_schedule:
+    warmup_end = (at(p.num_learning_rate_warmup_epochs) if p.num_learning_rate_warmup_epochs > 0
+                  else None)
+    # Every update in the warm-up of a flags' schedule ramps its first rate whatever the
+    # schedule says: the warm-up's line below says it all.
+    ramped_only = (warmup_end is not None and warmup_end > last_step
+                   and (p.piecewise_learning_rate_schedule or p.init_learning_rate is not None))
+    if p.piecewise_learning_rate_schedule and not ramped_only:
         rates, epochs = params_lib.parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
         for i, epoch in enumerate(epochs):
             step = at(epoch)
@@ -378,14 +398,14 @@ def unreached_changes(p, steps_per_epoch: float, last_step: int, *,
                            'the rate stays %g' % (epoch, step, reach, kept))
                 break  # the later boundaries are further away still
     elif (p.init_learning_rate is not None and p.num_epochs_per_decay > 0
-          and p.learning_rate_decay_factor > 0):
+          and p.learning_rate_decay_factor > 0 and not ramped_only):
         step = at(p.num_epochs_per_decay)
         if step is not None and step > last_step:
             out.append('--num_epochs_per_decay=%g: the first decay (global step %d) %s; the rate '
                        'stays %g' % (p.num_epochs_per_decay, step, reach, p.init_learning_rate))
-    if p.num_learning_rate_warmup_epochs > 0:
-        step = at(p.num_learning_rate_warmup_epochs)
-        if step is not None and step > last_step:
+    if warmup_end is not None:
+        step = warmup_end
+        if step > last_step:
             out.append('--num_learning_rate_warmup_epochs=%g: the warm-up ends at global step %d, '
                        'which %s; the rate never reaches its scheduled value'
                        % (p.num_learning_rate_warmup_epochs, step, reach))

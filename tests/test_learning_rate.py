@@ -201,13 +201,17 @@ def test_less_than_one_step_of_warmup_is_none():
 def test_changes_beyond_the_run_are_named():
     p = make_params(piecewise_learning_rate_schedule='0.1;1;0.01;30;0.001',
                     num_learning_rate_warmup_epochs=2)
-    # 10 steps per epoch; the last update of the run starts from global step 14.
+    # 10 steps per epoch; the last update of the run starts from global step 14: every update
+    # is in the warm-up, which ramps the first rate (0.1) whatever the schedule says, so the
+    # warm-up's line is the only one (a user's trial: 'the rate stays 0.01' was untrue).
     assert learning_rate.unreached_changes(p, 10.0, 14) == [
-        '--piecewise_learning_rate_schedule: epoch 30 (global step 300) is beyond this run (its '
-        'last update is at global step 14); the rate stays 0.01',
         '--num_learning_rate_warmup_epochs=2: the warm-up ends at global step 20, which is '
         'beyond this run (its last update is at global step 14); the rate never reaches its '
         'scheduled value']
+    # Past the warm-up the schedule's own rate holds until its next change.
+    assert learning_rate.unreached_changes(p, 10.0, 25) == [
+        '--piecewise_learning_rate_schedule: epoch 30 (global step 300) is beyond this run (its '
+        'last update is at global step 25); the rate stays 0.01']
     assert learning_rate.unreached_changes(p, 10.0, 300) == []
     decay = make_params(init_learning_rate=0.4, num_epochs_per_decay=2,
                         learning_rate_decay_factor=0.5)
@@ -291,3 +295,21 @@ def test_an_epoch_is_the_records_found_for_the_models_schedule_too(imagenet_dir)
             rates = [sess.run(lr, {step: s}) for s in (640, 1280, 7680, 7681)]
     peak = 0.128 * 2 / 256
     assert rates == pytest.approx([peak / 2, peak, peak, peak / 10])  # epoch 30: step 7680
+
+
+def test_the_header_puts_a_change_inside_the_warm_up_at_its_end():
+    """A user's trial: '0.1 (piecewise schedule), 0.01 from epoch 1, warm-up 2 epochs' while
+    the warm-up ramps the first rate until epoch 2 and the schedule applies only after it."""
+    def line(**flags):
+        return learning_rate.describe_schedule(make_params(**flags), model_config.get_model(
+            'trivial', 'imagenet'), 4, 40, width=200)
+    assert line(piecewise_learning_rate_schedule='0.1;1;0.01;3;0.001',
+                num_learning_rate_warmup_epochs=2) == (
+        '0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 2, 0.001 from epoch 3, '
+        'warm-up from 0 over 2 epochs (20 steps)')
+    # Two changes inside it: only the later one is ever used, from the warm-up's end.
+    assert line(piecewise_learning_rate_schedule='0.1;0.5;0.05;1;0.01;3;0.001',
+                num_learning_rate_warmup_epochs=2).startswith(
+        '0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 2, 0.001 from epoch 3, ')
+    assert line(piecewise_learning_rate_schedule='0.1;1;0.01;3;0.001').startswith(
+        '0.1 (--piecewise_learning_rate_schedule), 0.01 from epoch 1, 0.001 from epoch 3')
