@@ -153,7 +153,10 @@ def write_tfprof(graph, metadata, path: str, step: int = 0, top: int = 5,
         _write(path, text_format.MessageToString(proto).encode('utf-8'))
     else:
         _write(path, serialized)
-    times = op_type_times(proto, step)
+    in_graph = {op.name for op in graph.get_operations()}
+    made = {name: op for name, op in trace_op_types(metadata.step_stats).items()
+            if name not in in_graph}  # the runtime's nodes: their tfprof type is their name
+    times = op_type_times(proto, step, made)
     total = max(sum(times.values()), 1)
     ran = kernels_run_as(graph, metadata.step_stats)
     cnn_util.log_fn('tfprof profile (%s) written to %s; slowest ops: %s%s' % (
@@ -233,7 +236,22 @@ def ran_as_text(kernels: dict[str, int]) -> str:
         kernels.items(), key=lambda item: (-item[1], item[0]))) if kernels else '')
 
 
-def op_type_times(profile, step: int = 0) -> dict[str, int]:
+def trace_op_types(step_stats) -> dict[str, str]:
+    """{node name: kernel type} of the nodes a StepStats traced, from their timeline labels
+    ('cluster_0_1/xla_run = _XlaRun(...)', '[mklcpu 0.2MB 0.2MB] MatMul = _MklMatMul(...)': the
+    kernel's name, as the runtime ran it): the types of nodes the runtime made that the graph
+    lacks (XLA's launch ops, _retval_*), which tfprof names after the node."""
+    types = {}
+    for device in step_stats.dev_stats:
+        for node in device.node_stats:
+            match = _LABEL.match(node.timeline_label)
+            if match and match['name'] == node.node_name:
+                types[node.node_name] = match['kernel']
+    return types
+
+
+
+def op_type_times(profile, step: int = 0, trace_types: dict | None = None) -> dict[str, int]:
     """The execution time of each op type in `step` of a tfprof ProfileProto, in
     microseconds: its nodes' CPU and accelerator times summed, as tfprof's op view counts an
     op type's own time (the text report's "total execution time"; a node tfprof made for a
@@ -247,6 +265,10 @@ def op_type_times(profile, step: int = 0) -> dict[str, int]:
     Args:
       profile: a tfprof_log_pb2.ProfileProto (Profiler.serialize_to_string, parsed).
       step: the step id the trace was added under (Profiler.add_step).
+      trace_types: {node name: type} of the nodes the runtime made, which the graph lacks
+        (`trace_op_types` of the step's StepStats less the graph's names): such a node, which
+        tfprof names after itself, counts as its traced type ('_XlaRun', not
+        'cluster_0_1/xla_run'); None: as tfprof names it.
 
     Returns:
       {op type: microseconds}, op types with no time in `step` left out.
@@ -260,7 +282,10 @@ def op_type_times(profile, step: int = 0) -> dict[str, int]:
                                                              run.cpu_execs)
                      for exec_time in execs.values() for pair in exec_time.times)
         if micros:
-            times[node.op] = times.get(node.op, 0) + micros
+            op = node.op
+            if trace_types and op == node.name:
+                op = trace_types.get(op, op)
+            times[op] = times.get(op, 0) + micros
     return times
 
 

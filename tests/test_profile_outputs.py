@@ -39,7 +39,8 @@ def _many_op_types():
         node = device.node_stats.add(
             node_name='kernel_%03d' % i, all_start_micros=1000 + 2000 * i,
             op_start_rel_micros=0, op_end_rel_micros=10 * (i + 1),
-            all_end_rel_micros=10 * (i + 1), timeline_label='kernel_%03d = K(c)' % i)
+            all_end_rel_micros=10 * (i + 1), timeline_label='kernel_%03d = kernel_%03d(c)' % (
+                i, i))  # each its own kernel type too, as tfprof counts them
         node.memory.add(allocator_name='cpu', total_bytes=64, peak_bytes=64)
     return graph, metadata
 
@@ -229,3 +230,27 @@ def test_input_method_says_why_there_is_no_figure_without_warmup():
     assert inp['input_share'] is None and inp['compute_images_per_sec'] is None
     line, inp = _input_keys(2, traced=True)
     assert inp['method'] == utilisation.INPUT_METHOD and inp['input_share'] is not None
+
+
+def test_a_node_the_runtime_made_counts_as_its_traced_type():
+    """final57 F3: the slowest ops named 'cluster_0_1/xla_run', a node of XLA's launch (not in
+    the graph: tfprof names it after itself), among the op types; its type is _XlaRun."""
+    from tensorflow.core.framework import step_stats_pb2
+    from tensorflow.core.profiler import tfprof_log_pb2
+    stats = step_stats_pb2.StepStats()
+    device = stats.dev_stats.add(device='/job:localhost/replica:0/task:0/device:CPU:0')
+    for name, label in [('cluster_0_1/xla_run', 'cluster_0_1/xla_run = _XlaRun(a, b)'),
+                        ('MatMul', '[mklcpu 0.2MB 0.2MB] MatMul = _MklMatMul(x, x)'),
+                        ('odd', 'not a label')]:
+        device.node_stats.add(node_name=name, timeline_label=label)
+    assert profiling.trace_op_types(stats) == {'cluster_0_1/xla_run': '_XlaRun',
+                                               'MatMul': '_MklMatMul'}
+    profile = tfprof_log_pb2.ProfileProto()
+    for i, (name, op, micros) in enumerate([('cluster_0_1/xla_run', 'cluster_0_1/xla_run', 40),
+                                            ('MatMul', 'MatMul', 30)]):
+        profile.nodes[i].name, profile.nodes[i].op = name, op
+        profile.nodes[i].execs[0].cpu_execs[CPU].times.add(int64_values=[1, micros])
+    # Only the runtime's nodes (not in the graph) are renamed: a graph node keeps its op type.
+    made = {'cluster_0_1/xla_run': '_XlaRun'}
+    assert profiling.op_type_times(profile, 0, made) == {'_XlaRun': 40, 'MatMul': 30}
+    assert profiling.op_type_times(profile, 0) == {'cluster_0_1/xla_run': 40, 'MatMul': 30}
