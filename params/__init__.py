@@ -197,8 +197,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _b('datasets_repeat_cached_sample', False, 'Repeat one cached batch forever (tf.data input '
        'benchmark of the rest of the pipeline).'),
     _i('datasets_prefetch_buffer_size', 1, 'Batches prefetched per device by tf.data.', lower=1),
-    _i('datasets_parallel_interleave_cycle_length', None, 'Files tf.data reads at once (0: all, '
-       'up to 64).', lower=1),
+    _i('datasets_parallel_interleave_cycle_length', None, 'Files tf.data reads at once (0: '
+       'all, up to 64; a value above the shards found reads them all).', lower=1),
     _b('skip_corrupt_records', False, 'Skip corrupt or truncated TFRecord shards instead of '
        'failing (found at start-up), a record whose CRC fails as it is read (the records '
        'after it are read), and records the pipeline cannot use (another schema, a label outside '

@@ -22,6 +22,9 @@ from .schedule_spec import is_number
 GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
 LOSS_TYPES = ('base_loss', 'total_loss')
 NETWORK_TOPOLOGIES = ('dgx1', 'gcp_v100')
+# The original's preprocessor registry's names (its datasets.py: 'official_models_imagenet' for
+# ImageNet only); another name was an error there, and is one here.
+INPUT_PREPROCESSORS = ('default', 'official_models_imagenet')
 TRT_MODES = ('', 'FP32', 'FP16', 'INT8')
 
 HOROVOD_MESSAGE = (
@@ -107,7 +110,7 @@ _ROWS = (
     ('boolean', 'collect_eval_results_async', False, 'SSD only in the original; no effect here.',
      None),
     ('string', 'input_preprocessor', 'default', 'The original\'s preprocessor registry; here the '
-     'dataset chooses the pipeline.', None),
+     'dataset chooses the pipeline.', INPUT_PREPROCESSORS),
     ('string', 'network_topology', 'dgx1', 'The original\'s topology for --hierarchical_copy; no '
      'effect here.', NETWORK_TOPOLOGIES),
     ('boolean', 'use_tf_layers', True, 'No effect here: layers are tf.nn ops.', None),

@@ -159,6 +159,10 @@ def test_a_schedule_at_or_below_the_rate_floor_warns_that_it_has_no_effect():
     (['--loss_type_to_report=l2'], '--loss_type_to_report must be one of'),
     (['--eval_during_training_at_specified_epochs=1,two'], 'takes epoch numbers >= 0'),
     (['--trt_mode=FP64'], '--trt_mode must be one of'),
+    # A misspelt name was accepted with the no-effect warning (nu_pipe57); the original's
+    # registry refused it.
+    (['--input_preprocessor=bogus'], "--input_preprocessor must be one of 'default', "
+     "'official_models_imagenet'. Received: input_preprocessor='bogus'"),
 ])
 def test_bad_values_of_the_originals_flags_are_usage_errors(args, text):
     p = flag_parsing.parse_flags(['prog'] + args)
