@@ -10,14 +10,17 @@ Rows (all on one CPU device, --batch_size images per step, --image_size pixels):
   and on synthetic data for reference.
 * ceiling: a bare tf.data loop over the same shards with the same parallelism (interleave over
   the files, map with AUTOTUNE parallel calls, batch, prefetch) that only parses, decodes the
-  whole JPEG and resizes it: the least work any pipeline must do per image.
+  whole JPEG and resizes it: a plain reference, not a bound (a pipeline that decodes only its
+  crop, as --fuse_decode_and_crop does, does less work per image and can beat it).
 * with --resnet50: resnet50 on real data (distortions on) and on synthetic data.
 
-Per row: images/sec from the median step time and from the fastest step (the least disturbed
-by other processes on a shared machine), images/sec per core (median / os.cpu_count()), and
-images per CPU-second of this process during the timed steps, which other processes on a shared
-machine disturb much less than wall time (for the model rows it includes graph building and
-warm-up, so it is a lower bound). "vs ceiling" compares with the mean of the two ceiling rows.
+Per row: images/sec from the median step time and from the fastest step (the least disturbed by
+other processes on a shared machine; for a tf.data row a step may only take a batch prefetched
+meanwhile, so its fastest step says little there: read the median), images/sec per core (median
+/ os.cpu_count()), and images per CPU-second of this process during the timed steps, which other
+processes on a shared machine disturb much less than wall time (for the model rows it includes
+graph building and warm-up, so it is a lower bound). "vs ceiling" compares with the mean of the
+two ceiling rows.
 
 Usage:
     python -m bench.bench_input [--data_dir ../shared/data/imagenet_tfrecords] [--steps 40]
