@@ -53,7 +53,7 @@ import tensorflow as tf
 from tensorflow.python.ops import data_flow_ops
 
 from . import cnn_util
-from .input_data import image_processing, shard_reader
+from .input_data import image_processing, input_phrases, shard_reader
 from .input_data.data_errors import LABEL_ERROR_MARKER
 from .input_data.pipeline_interface import (  # noqa: F401 (re-exported for callers)
     Batch,
@@ -154,15 +154,6 @@ class StagedPipeline(InputPipeline):
           [batch] as stored in the records.
         """
 
-    def _processing_phrase(self) -> str:
-        if not self.train:
-            return _eval_processing(self.params)
-        if self.params.distortions:
-            what = 'distortions' + (' + colour' if self.params.distort_color else '')
-        else:
-            what = 'central crop + flip'
-        return '%s, %s resize' % (what, self.params.resize_method)
-
     def _finish(self, images, labels, *extra):
         """Label check, dtype cast and data-format transpose, on the host; `extra` per-example
         tensors (the full pass's validity mask) pass through."""
@@ -196,9 +187,9 @@ class StagedPipeline(InputPipeline):
     def _describe(self, reading: str) -> str:
         """The header phrase of the pipeline: the subset, how it is read, how processed."""
         if self.full_pass is not None:
-            reading = full_pass_reading(self.full_pass)
+            reading = input_phrases.full_pass_reading(self.full_pass, self.params)
         return '%s; %s, %s' % (self.dataset.describe(self.subset), reading,
-                               self._processing_phrase())
+                               input_phrases.processing_phrase(self.params, self.train))
 
     def build(self, devices):
         if self.warmup_ops:
@@ -243,8 +234,8 @@ class RecordInputPipeline(StagedPipeline):
         self._pattern = self._record_pattern()
         self._readers = 0
         self.parallelism = min(64, len(self.scan.files))
-        self.description = self._describe('RecordInput (%s in parallel, shuffle buffer %d)' % (
-            cnn_util.counted(self.parallelism, 'file'), self.params.shuffle_buffer_size))
+        self.description = self._describe(
+            input_phrases.record_input_reading(self.params, self.scan))
 
     @staticmethod
     def exact_pattern(dataset, subset: str) -> str | None:
@@ -385,16 +376,6 @@ class _TfDataPipeline(StagedPipeline):
             batches.append(batch)
         return batches
 
-    def _tf_data_phrase(self) -> str:
-        p = self.params
-        extras = [x for x, on in (('cached', p.datasets_use_caching),
-                                  ('one repeated batch', p.datasets_repeat_cached_sample)) if on]
-        if self.sloppy:
-            extras.append('sloppy order')
-        return 'tf.data (%sprefetch %d%s)' % (
-            'shuffle buffer %d, ' % p.shuffle_buffer_size if self.train else '',
-            p.datasets_prefetch_buffer_size, ''.join(', ' + x for x in extras))
-
 
 class DatasetPipeline(_TfDataPipeline):
     """ImageNet TFRecords read by tf.data (--use_datasets).
@@ -407,18 +388,12 @@ class DatasetPipeline(_TfDataPipeline):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.cycle_length = (self.params.datasets_parallel_interleave_cycle_length
-                             or min(64, len(self.scan.files)))
-        why = ''
+        self.cycle_length = input_phrases.cycle_length(self.params, self.scan)
         if self.params.skip_corrupt_records:
             from .input_data import skipped_records
             self.skipped = skipped_records.SkippedRecords(self.num_classes, self.scan.skipped)
-        if not self.params.use_datasets and self.full_pass is None:
-            why = (' (--skip_corrupt_records: RecordInput cannot read past a bad record)'
-                   if self.skipped is not None else
-                   ' (shards of mixed compression: RecordInput takes one)')
-        self.description = self._describe('%s, %s interleaved%s' % (
-            self._tf_data_phrase(), cnn_util.counted(self.cycle_length, 'file'), why))
+        self.description = self._describe(input_phrases.dataset_reading(
+            self.params, self.scan, self.train, self.full_pass is not None))
 
     def _records(self):
         return shard_reader.interleaved_records(
@@ -446,7 +421,7 @@ class Cifar10Pipeline(_TfDataPipeline):
         if self.num_classes < cifar10_data.NUM_CLASSES:
             raise cnn_util.DataError('CIFAR-10 labels lie in [0, 10) but the model has %d classes'
                                      % self.num_classes)
-        self.description = self._describe(self._tf_data_phrase())
+        self.description = self._describe(input_phrases.tf_data_phrase(self.params, self.train))
 
     def _records(self):
         return tf.data.FixedLengthRecordDataset(self._record_file, self._record_bytes)
@@ -505,12 +480,36 @@ def make_input_pipeline(params, dataset, *, batch_size: int, image_size: int, nu
     real = dict(params=params, dataset=dataset, subset=subset, train=train, **common)
     if dataset.spec.file_format == 'cifar10_pickle':
         return Cifar10Pipeline(**real)
-    kinds = set(dataset.scan(subset).compression)
-    if params.use_datasets or full_pass is not None or params.skip_corrupt_records or \
-            len(kinds) > 1 or (file_systems.is_remote(dataset.data_dir) and
-                               RecordInputPipeline.exact_pattern(dataset, subset) is None):
+    if reads_with_tf_data(params, dataset, subset, full_pass is not None):
         return DatasetPipeline(**real)
     return RecordInputPipeline(**real)
+
+
+def reads_with_tf_data(params, dataset, subset: str, full_pass: bool = False) -> bool:
+    """Whether ImageNet-format shards of `subset` are read by tf.data (DatasetPipeline) rather
+    than RecordInput: --use_datasets, a full pass, --skip_corrupt_records, shards of mixed
+    compression, or a remote folder whose glob matches other files too."""
+    kinds = set(dataset.scan(subset).compression)
+    return bool(params.use_datasets or full_pass or params.skip_corrupt_records or
+                len(kinds) > 1 or (file_systems.is_remote(dataset.data_dir) and
+                                   RecordInputPipeline.exact_pattern(dataset, subset) is None))
+
+
+def describe_train_input(plan, dataset) -> str | None:
+    """The reading and processing of the run's training or forward-only input, without making
+    the pipeline: the header's `Input:` value (the pipeline's `description` after the dataset's
+    phrase), e.g. 'RecordInput (8 files in parallel, shuffle buffer 10000), distortions,
+    bilinear resize'; None for synthetic data (nothing is read)."""
+    if dataset.synthetic:
+        return None
+    p, subset = plan.params, plan.subset
+    if dataset.spec.file_format == 'cifar10_pickle':
+        reading = input_phrases.tf_data_phrase(p, plan.training)
+    elif reads_with_tf_data(p, dataset, subset):
+        reading = input_phrases.dataset_reading(p, dataset.scan(subset), plan.training)
+    else:
+        reading = input_phrases.record_input_reading(p, dataset.scan(subset))
+    return '%s, %s' % (reading, input_phrases.processing_phrase(p, plan.training))
 
 
 def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
@@ -535,14 +534,6 @@ def pipeline_for(plan, dataset, *, train: bool, subset: str | None = None,
         dtype=plan.compute_dtype, train=train, subset=subset or plan.subset, full_pass=full_pass)
 
 
-def full_pass_reading(eval_plan) -> str:
-    """How the full-pass mode reads the records of an evaluation (run_plan.EvalPlan): one
-    phrase of the pipeline's description."""
-    return 'tf.data without shuffling, %s' % (
-        'each record once' if eval_plan.num_examples <= eval_plan.examples_per_epoch
-        else 'records in a fixed order, round again')
-
-
 def describe_eval_input(plan, dataset) -> str:
     """The description of the input of one evaluation of the run (`eval_pipeline_for`'s
     `description`), without making the pipeline: for the header's 'Eval:' line, printed before
@@ -552,13 +543,9 @@ def describe_eval_input(plan, dataset) -> str:
     if dataset.synthetic:
         return SyntheticInput.description
     ev = plan.eval
-    return '%s; %s, %s' % (dataset.describe(ev.subset), full_pass_reading(ev),
-                           _eval_processing(plan.params))
-
-
-def _eval_processing(params) -> str:
-    """The description's phrase of eval preprocessing (no randomness)."""
-    return 'central crop, %s resize' % params.resize_method
+    return '%s; %s, %s' % (dataset.describe(ev.subset),
+                           input_phrases.full_pass_reading(ev, plan.params),
+                           input_phrases.eval_processing(plan.params))
 
 
 def eval_pipeline_for(plan, dataset) -> InputPipeline:

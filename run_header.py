@@ -91,6 +91,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
         'Model:       %s' % (getattr(model, 'original_name', None) or p.model),
         *dataset_lines(dataset, plan.subset, epochs=plan.training),
+        *input_lines(plan, dataset),
         'Classes:     %s' % dataset.describe_classes(),
         'Mode:        %s' % header_mode(plan),
         # One session over every worker: distributed_all_reduce's controller.
@@ -296,6 +297,21 @@ def dataset_lines(dataset, subset: str, width: int = HEADER_VALUE_WIDTH,
             values.append(phrase)
     first, *rest = values
     return ['Dataset:     %s' % first] + ['             %s' % line for line in rest]
+
+
+def input_lines(plan, dataset, width: int = HEADER_VALUE_WIDTH) -> list[str]:
+    """The `Input:` line of a training or forward-only run on real data: which pipeline reads
+    the records and how each image is processed (preprocessing.describe_train_input), e.g.
+    'Input:       RecordInput (8 files in parallel, shuffle buffer 10000), distortions,
+    bilinear resize'. A value longer than `width` continues on the next lines, split between
+    words. Nothing for synthetic data or --eval (its `Eval:` line says how it reads)."""
+    if plan.mode == 'evaluation':
+        return []
+    value = preprocessing.describe_train_input(plan, dataset)
+    if value is None:
+        return []
+    first, *rest = textwrap.wrap(value, width, break_long_words=False, break_on_hyphens=False)
+    return ['Input:       %s' % first] + ['             %s' % line for line in rest]
 
 
 def fit_path(path: str, room: int) -> str:

@@ -76,7 +76,8 @@ class FiguresHook(run_hooks.RunHook):
         real_or_cluster = bool(plan.params.data_dir) or plan.num_workers > 1 or bool(
             plan.cluster_role)
         how = 'traced warm-up step' if parts else utilisation.NO_WARMUP_TRACE
-        lines.append(utilisation.format_input(inp, rate, real_or_cluster, how))
+        lines.append(utilisation.format_input(inp, rate, real_or_cluster, how,
+                                              utilisation.input_shares_cpu(plan.params)))
         util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
                                                gpu_names=self.gpu_names,
                                                cpu_peak_fn=self.cpu_peak_fn)

@@ -26,7 +26,10 @@ Method.
     one), run with RunOptions.FULL_TRACE; metrics/step_breakdown.py splits its wall time into
     input, compute, sync and overhead. Input share = input / wall; compute images/sec = total
     images/sec / (1 - input share): what the step would do if the input were free. A run is
-    called input-bound when the input share exceeds INPUT_BOUND_SHARE (a tenth). The sync share
+    called input-bound when the input share exceeds INPUT_BOUND_SHARE (a tenth). Both count only
+    the time the step waits: where the pipeline runs on the step's own CPU cores (a CPU run on
+    real data, `input_shares_cpu`) its threads also slow the step without a wait, and the line
+    says so (SHARED_CPU_NOTE: compare a run without --data_dir). The sync share
     is printed on real data and in clusters (always in the result). Without warm-up steps
     nothing is traced, and these figures are reported as not measured.
   * Peak memory: per allocator, the largest `allocator_bytes_in_use` the traced step's ops
@@ -310,9 +313,29 @@ def format_memory(mem: dict) -> str:
     return 'peak memory: ' + ', '.join(parts)
 
 
-def format_input(inp: dict, images_per_sec: float, show_sync: bool, how: str) -> str:
+#: The note a measured line ends with when the input pipeline runs on the step's own CPU
+#: cores (`input_shares_cpu`): the trace sees the step wait for input, not the cores the
+#: pipeline's threads take from it, which slow the step without a wait.
+SHARED_CPU_NOTE = ('; waits only, not the CPU the input threads take from the step '
+                   '(free input: no --data_dir)')
+
+
+def input_shares_cpu(params) -> bool:
+    """Whether the run's input pipeline takes CPU time from its step: a CPU run (--device=cpu)
+    on real data (--data_dir), unless tf.data repeats one cached batch
+    (--datasets_repeat_cached_sample with --use_datasets or --skip_corrupt_records, which read
+    once). Synthetic data is made once; a GPU's step does not run on the host's cores."""
+    if getattr(params, 'device', None) != 'cpu' or not getattr(params, 'data_dir', None):
+        return False
+    return not (getattr(params, 'datasets_repeat_cached_sample', False) and (
+        getattr(params, 'use_datasets', False) or getattr(params, 'skip_corrupt_records', False)))
+
+
+def format_input(inp: dict, images_per_sec: float, show_sync: bool, how: str,
+                 shares_cpu: bool = False) -> str:
     """'compute images/sec: 4.21 (input wait 0.7% of the step, sync 2.1%; <how>)', with
-    ': input-bound' when the share exceeds a tenth."""
+    ': input-bound' when the share exceeds a tenth, then SHARED_CPU_NOTE when `shares_cpu`
+    (`input_shares_cpu`: the figure and the verdict then miss the pipeline's CPU time)."""
     if inp['input_share'] is None:
         return 'compute images/sec: not measured (%s)' % how
     text = 'compute images/sec: %.2f (input wait %.1f%% of the step' % (
@@ -322,6 +345,8 @@ def format_input(inp: dict, images_per_sec: float, show_sync: bool, how: str) ->
     text += '; %s)' % how
     if inp['input_bound']:
         text += ': input-bound'
+    if shares_cpu:
+        text += SHARED_CPU_NOTE
     return text
 
 

@@ -214,9 +214,70 @@ def test_the_dataset_line_of_real_data_is_the_originals_and_every_line_fits_100(
     # The one epoch of --num_epochs and the learning-rate schedules (the models' own too).
     assert lines[at + 4] == ('             an epoch is these 12 examples (--num_epochs, LR '
                              'schedule; published: 1281167)')
-    assert lines[at + 5] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
+    # Which pipeline reads the records, and how (nu_pipe57 finding 2).
+    assert lines[at + 5] == ('Input:       RecordInput (2 files in parallel, shuffle buffer '
+                             '10000), distortions, bilinear resize')
+    assert lines[at + 6] == ('Classes:     4 (labels.txt in --data_dir: 3 classes, labels 1..3, '
                              '+ background 0)')
     assert max(len(line) for line in lines) <= 100
+
+
+def _input_lines(lines: list[str]) -> list[str]:
+    """The `Input:` line and its continuation lines."""
+    if not any(line.startswith('Input:') for line in lines):
+        return []
+    at = [line.split(':', 1)[0] for line in lines].index('Input')
+    end = at + 1
+    while lines[end].startswith(' '):
+        end += 1
+    return lines[at:end]
+
+
+@pytest.mark.parametrize('kwargs, reader', [
+    ({}, 'RecordInput (2 files in parallel, shuffle buffer 10000)'),
+    (dict(use_datasets=True), 'tf.data (shuffle buffer 10000, prefetch 1), 2 files interleaved'),
+    (dict(use_datasets=True, datasets_use_caching=True, distort_color=True,
+          resize_method='area'),
+     'tf.data (shuffle buffer 10000, prefetch 1, cached), 2 files interleaved'),
+    (dict(forward_only=True), 'RecordInput (2 files in parallel, shuffle buffer 10000)')])
+def test_a_real_data_runs_header_says_which_pipeline_reads_it(tmp_path, kwargs, reader):
+    # Before: the headers of a RecordInput run and a tf.data run were byte-identical, and
+    # --datasets_use_caching was said nowhere (nu_pipe57 finding 2).
+    from tf_cnn_benchmarks import preprocessing
+
+    import input_helpers
+    input_helpers.solid_shards(str(tmp_path), 'train')
+    bench = helpers.tiny_bench(data_dir=str(tmp_path), num_batches=1, **kwargs)
+    lines = bench.info_lines()
+    shown = _input_lines(lines)
+    assert all(len(line) <= 100 for line in shown)
+    value = ' '.join(line[13:] for line in shown)
+    assert value.startswith(reader + ', ')
+    # The header says what the pipeline the run builds says of itself.
+    pipeline = preprocessing.pipeline_for(bench.plan, bench.dataset, train=bench.plan.training)
+    assert pipeline.description.endswith('; ' + value)
+    names = [line.split(':', 1)[0] for line in lines if not line.startswith(' ')]
+    assert names.index('Input') == names.index('Dataset') + 1
+
+
+@pytest.mark.parametrize('kwargs', [{}, dict(forward_only=True),
+                                    dict(eval=True, train_dir='/nonexistent')])
+def test_synthetic_and_eval_runs_have_no_input_line(kwargs):
+    assert _input_lines(helpers.tiny_bench(**kwargs).info_lines()) == []
+
+
+def test_an_evaluations_line_says_its_records_are_cached(tmp_path):
+    # Before: the `Eval:` line left out --datasets_use_caching, which evaluations honour.
+    import input_helpers
+    input_helpers.solid_shards(str(tmp_path), 'validation')
+    lines = {}
+    for caching in (False, True):
+        bench = helpers.tiny_bench(data_dir=str(tmp_path), eval=True, train_dir='/nonexistent',
+                                   use_datasets=True, datasets_use_caching=caching)
+        lines[caching] = ' '.join(bench.info_lines())
+        assert _input_lines(bench.info_lines()) == []
+    assert 'tf.data without shuffling, cached, each record once' in lines[True]
+    assert 'cached' not in lines[False]
 
 
 @pytest.mark.parametrize('path, room, shown', [

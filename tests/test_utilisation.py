@@ -420,6 +420,55 @@ def test_a_tenth_or_less_is_not_input_bound_and_no_trace_is_not_measured():
         'compute images/sec: not measured (no warm-up step)')
 
 
+def test_a_cpu_run_on_real_data_says_its_figure_misses_the_pipelines_cpu_time():
+    # finding 1 of nu_pipe57: a RecordInput run on 2 cores waited 0.3% of its step while its
+    # pipeline's threads halved the step's rate; the line must not read as "free input".
+    parts = {'wall_ms': 100.0, 'input_ms': 0.3, 'sync_ms': 0.3}
+    figures = utilisation.input_figures(parts, 1001.48)
+    line = utilisation.format_input(figures, 1001.48, True, 'traced warm-up step', True)
+    plain = ('compute images/sec: 1004.49 (input wait 0.3% of the step, sync 0.3%; traced '
+             'warm-up step)')
+    assert line == plain + utilisation.SHARED_CPU_NOTE
+    assert 'no --data_dir' in line and len(line) - len(plain) <= 100
+    assert utilisation.format_input(figures, 1001.48, True, 'x', False).endswith('; x)')
+    bound = utilisation.input_figures({'wall_ms': 100.0, 'input_ms': 40.0, 'sync_ms': 0}, 60.0)
+    assert utilisation.format_input(bound, 60.0, False, 'x', True).endswith(
+        ': input-bound' + utilisation.SHARED_CPU_NOTE)
+    # Not measured: no figure, no note.
+    none = utilisation.input_figures(None, 9.0)
+    assert utilisation.format_input(none, 9.0, False, 'y', True) == (
+        'compute images/sec: not measured (y)')
+
+
+@pytest.mark.parametrize('flags, shares', [
+    (dict(device='cpu', data_dir='/data'), True),
+    (dict(device='cpu', data_dir='/data', use_datasets=True), True),
+    (dict(device='cpu', data_dir=None), False),  # synthetic: made once
+    (dict(device='gpu', data_dir='/data'), False),  # the step runs on the GPU
+    (dict(device='cpu', data_dir='/data', use_datasets=True,
+          datasets_repeat_cached_sample=True), False),  # one batch, read once
+    (dict(device='cpu', data_dir='/data', datasets_repeat_cached_sample=True), True),
+])
+def test_which_runs_share_the_steps_cpu_with_their_input(flags, shares):
+    assert utilisation.input_shares_cpu(types.SimpleNamespace(**flags)) is shares
+
+
+def test_the_total_blocks_line_of_a_cpu_run_on_real_data_ends_with_the_note():
+    loop = types.SimpleNamespace(images_per_sec=100.0, step_times=[0.04] * 3, num_steps=3)
+    lines = {}
+    for device, data_dir in (('cpu', '/data'), ('cpu', None), ('gpu', '/data')):
+        plan = _plan(device=device, devices=('/%s:0' % device,), training=False)
+        plan.params.data_dir = data_dir
+        hook = figure_hooks.FiguresHook(plan, gpu_names=['Tesla V100-SXM2-16GB'],
+                                        cpu_peak_fn=lambda *a, **k: _peak(1e15))
+        hook.traced(2, 0.02, tf.compat.v1.RunMetadata(step_stats=_step_stats()))
+        lines[device, data_dir] = hook.total_lines(loop)[0]
+    assert lines['cpu', '/data'].endswith(utilisation.SHARED_CPU_NOTE)
+    assert utilisation.SHARED_CPU_NOTE not in lines['cpu', None]
+    assert utilisation.SHARED_CPU_NOTE not in lines['gpu', '/data']
+    assert lines['cpu', '/data'].startswith(lines['gpu', '/data'])
+
+
 # --- Peak memory.
 
 def test_allocator_peaks_take_the_largest_bytes_in_use_per_allocator():
