@@ -23,7 +23,7 @@ GPU_THREAD_MODES = ('global', 'gpu_private', 'gpu_shared')
 LOSS_TYPES = ('base_loss', 'total_loss')
 NETWORK_TOPOLOGIES = ('dgx1', 'gcp_v100')
 # The original's preprocessor registry's names ('official_models_imagenet' for ImageNet only);
-# ImageNet only); another name was an error there, and is one here.
+# another name was an error there, and is one here.
 INPUT_PREPROCESSORS = ('default', 'official_models_imagenet')
 TRT_MODES = ('', 'FP32', 'FP16', 'INT8')
 
