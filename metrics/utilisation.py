@@ -317,7 +317,7 @@ def format_memory(mem: dict) -> str:
 #: cores (`input_shares_cpu`): the trace sees the step wait for input, not the cores the
 #: pipeline's threads take from it, which slow the step without a wait.
 SHARED_CPU_NOTE = ('; waits only, not the CPU the input threads take from the step '
-                   '(free input: no --data_dir)')
+                   '(free input: run without --data_dir)')
 
 
 def input_shares_cpu(params) -> bool:

@@ -277,7 +277,7 @@ def test_a_cpu_run_on_real_data_says_its_figure_misses_the_pipelines_cpu_time():
     plain = ('compute images/sec: 1004.49 (input wait 0.3% of the step, sync 0.3%; traced '
              'warm-up step)')
     assert line == plain + utilisation.SHARED_CPU_NOTE
-    assert 'no --data_dir' in line and len(line) - len(plain) <= 100
+    assert 'run without --data_dir' in line and len(line) - len(plain) <= 100
     assert utilisation.format_input(figures, 1001.48, True, 'x', False).endswith('; x)')
     bound = utilisation.input_figures({'wall_ms': 100.0, 'input_ms': 40.0, 'sync_ms': 0}, 60.0)
     assert utilisation.format_input(bound, 60.0, False, 'x', True).endswith(
