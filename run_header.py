@@ -373,12 +373,17 @@ def eval_lines(plan, dataset) -> list[str]:
     """The header's 'Eval:' line, the one place a run says what each evaluation scores and
     reads (an --eval run's, or those during training: 'per evaluation during training'), e.g.
     'Eval:        12 synthetic examples in 3 batches of 4 (4 per device x 1 device)' (real
-    data: '...; from imagenet (in /data), validation: ...'); then, with 5 classes or fewer, a
-    line saying Accuracy @ 5 is 1 by definition (every class is in the top 5)."""
+    data: '...; from imagenet (in /data), validation: ...'; a value longer than
+    HEADER_VALUE_WIDTH continues on the next lines, split between words); then, with 5
+    classes or fewer, a line saying Accuracy @ 5 is 1 by definition (every class is in the
+    top 5)."""
     during = '' if plan.mode == 'evaluation' else ', per evaluation during training'
     source = '' if dataset.synthetic else '; from %s' % preprocessing.describe_eval_input(
         plan, dataset)
-    lines = ['Eval:        %s%s%s' % (plan.eval.describe(), during, source)]
+    first, *rest = textwrap.wrap('%s%s%s' % (plan.eval.describe(), during, source),
+                                 HEADER_VALUE_WIDTH, break_long_words=False,
+                                 break_on_hyphens=False)
+    lines = ['Eval:        %s' % first] + ['             %s' % line for line in rest]
     if plan.num_classes <= 5:
         lines.append('             Accuracy @ 5 is 1 by definition here: the model has %d '
                      'classes, all of them in its top 5' % plan.num_classes)

@@ -149,6 +149,22 @@ def traced_step(build, size: int = 256):
     return graph, metadata
 
 
+def header_value(lines: list[str], label: str) -> str:
+    """The value of the header's `label` line ('Eval', 'Input', ...) in a run's `lines`, its
+    continuation lines (indented, before the next label) joined by single spaces; a note line
+    such as 'Accuracy @ 5 is 1 by definition ...' is not part of it.
+
+    Raises:
+      StopIteration: no such line."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(label + ':'))
+    words = lines[start][len(label) + 1:].split()
+    for line in lines[start + 1:]:
+        if not line.startswith(' ' * 13) or line.strip().startswith('Accuracy @ 5 is 1'):
+            break
+        words += line.split()
+    return ' '.join(words)
+
+
 def read_checkpoint_values(path: str) -> dict[str, np.ndarray]:
     """{checkpoint name: value} of every tensor in the checkpoint at `path`."""
     reader = tf.compat.v1.train.NewCheckpointReader(path)

@@ -24,6 +24,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks import preprocessing, run_plan
 from tf_cnn_benchmarks.lifecycle import eval_runner, skip_report
 
+import helpers
 import input_helpers as h
 from helpers import TINY, run_command, tiny_bench, tiny_params
 
@@ -162,17 +163,23 @@ def test_header_and_eval_line_describe_the_evaluation(crafted):
     start = lines.index('Mode:        evaluation')
     described = ('5 examples (every validation record once) in 3 batches of 2 (2 per device x 1 '
                  'device); the last batch holds 1 example and 1 padding slot, not scored')
-    eval_line = ('Eval:        %s; from imagenet (inferred from the files in %s), validation: 5 '
-                 'examples counted in 2 TFRecord shards, headers checked (record CRCs as read); '
-                 'tf.data without shuffling, each record once, central crop, bilinear resize'
-                 % (described, crafted['five']))
-    assert lines[start + 1:start + 8] == [
+    eval_value = ('%s; from imagenet (inferred from the files in %s), validation: 5 '
+                  'examples counted in 2 TFRecord shards, headers checked (record CRCs as read); '
+                  'tf.data without shuffling, each record once, central crop, bilinear resize'
+                  % (described, crafted['five']))
+    assert lines[start + 1:start + 7] == [
         'SingleSess:  False', 'Batch size:  2 global', '             2 per device',
-        'Image size:  28x28', 'Num batches: 3', 'Num epochs:  1.00', eval_line]
+        'Image size:  28x28', 'Num batches: 3', 'Num epochs:  1.00']
+    assert lines[start + 7].startswith('Eval:        5 examples (every validation record')
+    assert helpers.header_value(lines, 'Eval') == ' '.join(eval_value.split())
+    # A final user: one 392-character line; the value wraps as the other header values do.
+    eval_block = [line for line in lines[start + 7:] if line.startswith(('Eval:', ' ' * 13))]
+    assert len(eval_block) > 1 and max(len(line) for line in eval_block) <= 100
     assert 'Accuracy @ 5 is 1' not in '\n'.join(lines)  # 10 classes
     out = run_command(*('--%s=%s' % item for item in {**TINY, **flags}.items()
                         if item[1] is not None)).stdout
-    assert [line for line in out.splitlines() if line.startswith('Eval:')] == [eval_line]
+    assert helpers.header_value(out.splitlines(), 'Eval') == ' '.join(eval_value.split())
+    assert sum(line.startswith('Eval:') for line in out.splitlines()) == 1
 
 
 def test_the_eval_input_described_is_the_pipelines(crafted):
@@ -191,15 +198,18 @@ def test_accuracy_at_5_by_definition_is_said_once_in_the_header(classes, said, t
                  num_batches=2, train_dir=str(tmp_path / 'train'))
     out = run_command(*('--%s=%s' % item for item in flags.items())).stdout
     lines = out.splitlines()
-    eval_line = next(i for i, line in enumerate(lines) if line.startswith('Eval:'))
+    value = helpers.header_value(lines, 'Eval')
     # Before: '16 synthetic examples ...; from synthetic'.
-    assert lines[eval_line].endswith(' synthetic examples in 2 batches of 4 (4 per device x 1 '
-                                     'device), per evaluation during training'), lines[eval_line]
+    assert value.endswith(' synthetic examples in 2 batches of 4 (4 per device x 1 '
+                          'device), per evaluation during training'), value
     definition = ('             Accuracy @ 5 is 1 by definition here: the model has %d classes, '
                   'all of them in its top 5' % classes)
     assert [line for line in lines if 'by definition' in line] == ([definition] if said else [])
     if said:
-        assert lines[eval_line + 1] == definition
+        # Right after the Eval value (its first line and any continuation lines).
+        start = next(i for i, line in enumerate(lines) if line.startswith('Eval:'))
+        after = lines.index(definition)
+        assert after > start and all(line.startswith(' ' * 13) for line in lines[start + 1:after])
         assert out.count('Accuracy @ 5 = 1.0000') == 2  # both evaluations
     eval_out = run_command(*('--%s=%s' % item for item in dict(
         TINY, num_classes=classes, eval=True, train_dir=str(tmp_path / 'train')).items())).stdout
@@ -319,7 +329,7 @@ def test_a_skipped_record_leaves_its_slot_unscored(crafted, tmp_path, capsys, fl
     bench = tiny_bench(data_dir=folder, train_dir=crafted['train_dir'], eval=True,
                        image_size=CROP, num_classes=10, num_batches=None,
                        skip_corrupt_records=True, eval_batch_size=2, **flags)
-    [header] = [x for x in bench.info_lines() if x.startswith('Eval:')]
+    header = 'Eval:        ' + helpers.header_value(bench.info_lines(), 'Eval')
     r = bench.run()['eval']
     assert (r['num_examples'], r['top_1'], r['top_5']) == (scored, 0.5, 0.75)
     out = capsys.readouterr().out.splitlines()

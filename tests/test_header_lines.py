@@ -274,7 +274,7 @@ def test_an_evaluations_line_says_its_records_are_cached(tmp_path):
     for caching in (False, True):
         bench = helpers.tiny_bench(data_dir=str(tmp_path), eval=True, train_dir='/nonexistent',
                                    use_datasets=True, datasets_use_caching=caching)
-        lines[caching] = ' '.join(bench.info_lines())
+        lines[caching] = ' '.join(' '.join(bench.info_lines()).split())
         assert _input_lines(bench.info_lines()) == []
     assert 'tf.data without shuffling, cached, each record once' in lines[True]
     assert 'cached' not in lines[False]
