@@ -81,13 +81,34 @@ def shown_name(path: str) -> str:
         return os.fsencode(path).decode('utf-8', 'backslashreplace')
 
 
+#: Tries of `_creatable_dir_problem` when the folder vanished between its making and the test
+#: file: the cluster's tasks, started together, probe the same missing folder, and each removes
+#: what it made.
+PROBE_TRIES = 5
+
+
 def _creatable_dir_problem(path: str) -> str | None:
     """Why directory `path` cannot exist or be made by this process, or None if it can.
 
     Tried for real: the missing directories are made and a file is created in `path`, then
     everything made is removed again (permissions, read-only or special file systems such as
     /proc, over-long names: what would stop the run is met here, not after the graph is built).
+    A folder another task of the cluster made and removed again meanwhile (its own probe) is
+    tried again, up to PROBE_TRIES times.
     """
+    for _ in range(PROBE_TRIES):
+        problem = _probe(path)
+        if problem is not _VANISHED:
+            return problem
+    return ('cannot create a file in %s: it was removed as soon as it was made, %d times '
+            '(another process removes it)' % (os.path.abspath(path), PROBE_TRIES))
+
+
+_VANISHED = object()  # `_probe`: the folder was there, then gone before the test file
+
+
+def _probe(path: str):
+    """One try of `_creatable_dir_problem`: its problem, None, or _VANISHED."""
     if os.path.islink(path) and not os.path.exists(path):
         return '%s is a symbolic link to %s, which does not exist' % (path, os.readlink(path))
     missing = [os.path.abspath(path)]
@@ -109,6 +130,10 @@ def _creatable_dir_problem(path: str) -> str | None:
             made.append(folder)
         step = 'cannot create a file in %s' % os.path.abspath(path)
         tempfile.TemporaryFile(dir=path).close()
+    except FileNotFoundError as e:
+        if step.startswith('cannot create a file'):
+            return _VANISHED  # removed by another task's probe meanwhile
+        return '%s: %s' % (step, e.strerror or e)
     except OSError as e:
         return '%s: %s' % (step, e.strerror or e)
     finally:

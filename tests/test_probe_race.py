@@ -1,0 +1,47 @@
+"""A train folder probed by several cluster tasks at once: one task's probe made the missing
+folder and removed it again while another's was about to create its test file there, and that
+task refused --train_dir ('cannot create a file in .../train: No such file or directory', exit
+2; a launcher test failed so under load). The probe tries again when the folder vanished."""
+
+import tempfile
+
+from tf_cnn_benchmarks.preflight import output_paths
+
+
+def test_a_folder_removed_by_another_probe_meanwhile_is_tried_again(tmp_path, monkeypatch):
+    real, calls = tempfile.TemporaryFile, []
+
+    def vanishing_once(*args, **kwargs):
+        calls.append(kwargs.get('dir'))
+        if len(calls) == 1:
+            raise FileNotFoundError(2, 'No such file or directory')
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, 'TemporaryFile', vanishing_once)
+    train = tmp_path / 'train'
+    assert output_paths._creatable_dir_problem(str(train)) is None
+    assert calls == [str(train), str(train)] and not train.exists()  # what it made, removed
+
+
+def test_a_folder_that_always_vanishes_is_one_clear_problem(tmp_path, monkeypatch):
+    def vanishing(*args, **kwargs):
+        raise FileNotFoundError(2, 'No such file or directory')
+
+    monkeypatch.setattr(tempfile, 'TemporaryFile', vanishing)
+    train = tmp_path / 'train'
+    assert output_paths._creatable_dir_problem(str(train)) == (
+        'cannot create a file in %s: it was removed as soon as it was made, %d times (another '
+        'process removes it)' % (train, output_paths.PROBE_TRIES))
+
+
+def test_other_problems_are_not_tried_again(tmp_path, monkeypatch):
+    calls = []
+
+    def denied(*args, **kwargs):
+        calls.append(1)
+        raise PermissionError(13, 'Permission denied')
+
+    monkeypatch.setattr(tempfile, 'TemporaryFile', denied)
+    assert output_paths._creatable_dir_problem(str(tmp_path)) == (
+        'cannot create a file in %s: Permission denied' % tmp_path)
+    assert calls == [1]
