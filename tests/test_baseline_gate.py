@@ -272,11 +272,13 @@ def test_a_baseline_refused_by_its_json_and_the_flags_is_refused_before_tensorfl
              '101.00 images/sec), so its figures contradict each other'),
     # A last user's trial: 1e-300 against steps of about 100 passed with
     # --include_unclean_runs and printed a 300-digit percentage; 1e300 a 300-digit figure.
-    (1e-300, 'its images_per_sec (1e-300) is below what its steps allow (74.25: 0.75 of its '
-             'slowest step\'s 99.00 images/sec), so its figures contradict each other'),
+    (1e-300, 'its images_per_sec (1e-300) is below what its steps allow (70.96: 0.75 of its '
+             'slowest step\'s 99.00 images/sec, 5 ms a step for the loop), so its figures '
+             'contradict each other'),
     # A last user's: half its slowest step's rate passed, '+194.9% ... slower, within 5%'.
-    (49.5, 'its images_per_sec (49.50) is below what its steps allow (74.25: 0.75 of its '
-           'slowest step\'s 99.00 images/sec), so its figures contradict each other'),
+    (49.5, 'its images_per_sec (49.50) is below what its steps allow (70.96: 0.75 of its '
+           'slowest step\'s 99.00 images/sec, 5 ms a step for the loop), so its figures '
+           'contradict each other'),
     (1e300, 'its images_per_sec (1e+300) is above what its steps allow (its fastest step: '
             '101.00 images/sec), so its figures contradict each other'),
 ])
@@ -342,3 +344,22 @@ def test_the_configuration_known_before_tensorflow_has_only_what_the_flags_settl
     assert set(task) == {'model', 'mode', 'precision', 'variable_update', 'cpus_allowed'}
 
 
+
+
+def test_steps_of_a_millisecond_leave_room_for_the_loop_between_them():
+    # A flag auditor's 2-step trivial run (batch 4) printed 4931.15 images/sec over steps of
+    # about 0.6 ms and was not recorded: 'below what its steps allow'. The loop's Python
+    # between two steps is as long as such a step; 5 ms a step is allowed for it.
+    from tf_cnn_benchmarks.metrics import result_rates
+    run = {'images_per_sec': 4931.15, 'global_batch_size': 4,
+           'steps': [{'images_per_sec': 7100.0}, {'images_per_sec': 6900.0}]}
+    assert result_rates.problem(run) is None
+    # An edited total far below even that (4 images / (0.58 ms / 0.75 + 5 ms) = 702.9) is not.
+    assert result_rates.problem(dict(run, images_per_sec=600.0)) == (
+        "its images_per_sec (600.00) is below what its steps allow (702.86: 0.75 of its slowest "
+        "step's 6900.00 images/sec, 5 ms a step for the loop), so its figures contradict each "
+        "other")
+    # A file without its global batch keeps the share alone.
+    del run['global_batch_size']
+    assert 'below what its steps allow (5175.00: 0.75 of its slowest step' in (
+        result_rates.problem(run))
