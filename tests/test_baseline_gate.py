@@ -354,9 +354,9 @@ def test_steps_of_a_millisecond_leave_room_for_the_loop_between_them():
     run = {'images_per_sec': 4931.15, 'global_batch_size': 4,
            'steps': [{'images_per_sec': 7100.0}, {'images_per_sec': 6900.0}]}
     assert result_rates.problem(run) is None
-    # An edited total far below even that (4 images / (0.58 ms / 0.75 + 5 ms) = 702.9) is not.
+    # An edited total far below even that (4 images / (0.58 ms / 0.75 + 5 ms) = 692.9) is not.
     assert result_rates.problem(dict(run, images_per_sec=600.0)) == (
-        "its images_per_sec (600.00) is below what its steps allow (702.86: 0.75 of its slowest "
+        "its images_per_sec (600.00) is below what its steps allow (692.89: 0.75 of its slowest "
         "step's 6900.00 images/sec, 5 ms a step for the loop), so its figures contradict each "
         "other")
     # A file without its global batch keeps the share alone.
