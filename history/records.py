@@ -82,6 +82,33 @@ class RecordError(ValueError):
     """A result or sweep record lacks what a row needs; the message says what."""
 
 
+class NothingTimedError(RecordError):
+    """A result of a run that timed nothing (`timed_nothing`: stopped in the warm-up, no
+    images/sec): a run's own result, which the run does not record either
+    (lifecycle/results_db.py), so ingest leaves it out; the message says why."""
+
+
+def timed_nothing(result: dict) -> bool:
+    """True for a run's result that has no images/sec: stopped in the warm-up
+    ('stopped_in_warmup'), or a cluster's worker stopped at its first timed step
+    ('images_per_sec' None: lifecycle/timed_run.py loop_result). The one rule of the run's
+    record (lifecycle/results_db.py) and of ingest (`from_result`)."""
+    return bool(result.get('stopped_in_warmup')) or result.get('images_per_sec') is None
+
+
+def nothing_timed_reason(result: dict) -> str:
+    """Why a result that `timed_nothing` has no images/sec, for ingest's 'left out:' line:
+    'stopped by SIGINT in the warm-up, before its first timed step (no images/sec; a run does
+    not record such a run either)'."""
+    stop = result.get('stopped_by_signal') or result.get('stopped_by_error')
+    if result.get('stopped_in_warmup'):
+        what = 'stopped%s in the warm-up, before its first timed step' % (
+            ' by %s' % stop if isinstance(stop, str) else '')
+    else:
+        what = 'timed no step'
+    return '%s (no images/sec; a run does not record such a run either)' % what
+
+
 def utc_text(moment: datetime.datetime | None = None) -> str:
     """`moment` (default: now) as 'YYYY-MM-DDTHH:MM:SS.ffffffZ' in UTC (sorts as text)."""
     moment = moment or datetime.datetime.now(datetime.timezone.utc)
@@ -216,11 +243,16 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         results file's name, else now.
 
     Raises:
+      NothingTimedError: a result of a run that timed nothing (`timed_nothing`: stopped in
+        the warm-up; its 'images_per_sec' null), which a run does not record either.
       RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks),
         or images/sec figures that are no positive finite numbers ("fast", Infinity, 0) or
         contradict each other (metrics/result_rates.py: the rule --baseline applies).
     """
     params, environment = result.get('params'), result.get('environment')
+    if (isinstance(params, dict) and isinstance(environment, dict)
+            and 'images_per_sec' in result and timed_nothing(result)):
+        raise NothingTimedError(nothing_timed_reason(result))
     rate = _number(result.get('images_per_sec'))
     missing = [name for name, value in (('params', params), ('environment', environment),
                                         ('images_per_sec', result.get('images_per_sec')))

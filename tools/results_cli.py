@@ -57,7 +57,8 @@ line at all); 1 when --fail_on_regression finds a regression still slower (or, f
 history, show and html, when there is nothing to show (no run matches the filters: one
 `error:` line naming them) or an output fails after its checks;
 for ingest, when a file or line could not be read as a result: the rest is ingested, or
-nothing when no file read holds one);
+nothing when no file read holds one; the JSON of a run stopped in its warm-up, which the run
+does not record either, is left out on a `left out:` line, not an error);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night) or a
