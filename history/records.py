@@ -23,6 +23,10 @@ A row's fields (the columns of the `runs` table, history/store.py):
     step_time_median, step_time_min, step_time_max, step_time_mean, step_time_stdev (seconds)
     model_flops_per_sec, fraction_of_peak, input_share, peak_rss_bytes, latency_p50_ms,
     latency_p99_ms: the total block's headline figures (None: not measured)
+    top_1_accuracy, top_5_accuracy  fractions in [0, 1] of the run's last evaluation (an
+                      --eval run's, or a training run's last evaluation during training:
+                      result['eval'] top_1, top_5, lifecycle/eval_runner.py); None without
+                      one, for a sweep record's, and for a run recorded before schema 6
     params_json       every resolved flag, {name: value}
     given_flags_json  the flags the user gave at another value than the default, {name:
                       value} (a result's 'given_flags'); None for a run recorded before they
@@ -40,6 +44,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       the column is JSON); 'stopped_by_error' and 'partial' true of a
                       training run a failed output stopped ('the failed checkpoint save at
                       global step 20': lifecycle/checkpoints.py)
+                      and beside the accuracy 'evaluation' {'num_examples', 'global_step',
+                      'subset'}: what the last evaluation scored
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
@@ -72,7 +78,7 @@ ROW_FIELDS = (
     'images_per_sec', 'global_batch_size', 'num_steps',
     'step_time_median', 'step_time_min', 'step_time_max', 'step_time_mean', 'step_time_stdev',
     'model_flops_per_sec', 'fraction_of_peak', 'input_share', 'peak_rss_bytes',
-    'latency_p50_ms', 'latency_p99_ms',
+    'latency_p50_ms', 'latency_p99_ms', 'top_1_accuracy', 'top_5_accuracy',
     'params_json', 'environment_json', 'figures_json', 'given_flags_json')
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ'
 _JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
@@ -295,7 +301,23 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
                input_share=_number(inp.get('input_share')),
                peak_rss_bytes=_number(mem.get('process_peak_rss_bytes')),
                latency_p50_ms=_number(lat.get('p50')), latency_p99_ms=_number(lat.get('p99')))
-    return _with_steps(row, summary)
+    return _with_steps(_with_accuracy(row, result), summary)
+
+
+def _with_accuracy(row: dict, result: dict) -> dict:
+    """`row` with top_1_accuracy and top_5_accuracy (fractions) of the result's last
+    evaluation (result['eval'], else the original's top-level keys), and figures_json's
+    'evaluation' {'num_examples', 'global_step', 'subset'} beside them; None without one."""
+    evaluation = result.get('eval') if isinstance(result.get('eval'), dict) else {}
+    for k in (1, 5):
+        row['top_%d_accuracy' % k] = _number(evaluation.get('top_%d' % k, result.get(
+            'top_%d_accuracy' % k)))
+    if evaluation and row['top_1_accuracy'] is not None:
+        figures = json.loads(row['figures_json'])
+        figures['evaluation'] = {k: evaluation.get(k)
+                                 for k in ('num_examples', 'global_step', 'subset')}
+        row['figures_json'] = _json(figures)
+    return row
 
 
 def _result_time(result: dict) -> str:

@@ -17,9 +17,10 @@ mode, `store.open_read_only`): a database on a read-only mount, or one whose fil
 this user cannot write, reads as well.
 
 Commands:
-  list         the runs matching the filters, oldest first
-  show         runs in full (environment, figures, every set flag, as arguments to paste
-               back): by id, or by the filters
+  list         the runs matching the filters, oldest first (with a top-1 / top-5 column
+               when an evaluation is listed)
+  show         runs in full (environment, figures, an evaluation's top-1 and top-5, every
+               set flag, as arguments to paste back): by id, or by the filters
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
                per host and the spread of each batch of repeats (the default name, in a
                current folder that cannot be written: a warning, no plot)
