@@ -281,6 +281,46 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
     return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
 
 
+def _history_run(row: dict, state) -> dict:
+    """One run of `history --json`: its row's figures and the clean-run rule's verdict."""
+    why = state.why()
+    return {'id': row['id'], 'run_utc': row['run_utc'], 'host': row['hostname'],
+            'label': row['label'], 'images_per_sec': row['images_per_sec'],
+            'images_per_sec_of': records.rate_of(row),
+            'step_time_median_secs': row['step_time_median'],
+            'clean': not why, 'unclean_reason': why or None}
+
+
+def history_json(first: dict, chosen, found: list[regressions.Regression],
+                 min_change_pct: float, png: str | None) -> dict:
+    """`history --json`: the series `history` plots, one object, units in the key names.
+
+    Args:
+      first: a row of the configuration (its key and description).
+      chosen: the metrics/clean_runs.py Selection of the configuration's runs: its kept
+        ones are the series (every run with --include_unclean_runs).
+      found: the steps down found in the series (history/regressions.py).
+      min_change_pct: --min_change.
+      png: the plot written (--png), or None.
+
+    Returns:
+      {'config_key', 'configuration', 'runs': [{'id', 'run_utc' ('YYYY-MM-DDTHH:MM:SS.ffffffZ'),
+       'host', 'label', 'images_per_sec', 'images_per_sec_of' (history/records.py rate_of),
+       'step_time_median_secs', 'clean', 'unclean_reason' (metrics/clean_runs.py RunState.why:
+       'busy: ...; stopped at 28 of 100 timed steps', None when clean)}] oldest first,
+       'left_out_runs' (the unclean runs left out of the series, the same fields),
+       'left_out' (the lines saying why, as `regressions --json`), 'steps_down' (as
+       `regressions_json`'s), 'min_change_pct', 'png'}.
+    """
+    states = {id(row): state for row, state in chosen.left_out + chosen.kept_unclean}
+    clean = clean_runs.RunState()
+    return {'config_key': first['config_key'], 'configuration': records.describe_config(first),
+            'runs': [_history_run(r, states.get(id(r), clean)) for r in chosen.kept],
+            'left_out_runs': [_history_run(r, s) for r, s in chosen.left_out],
+            'left_out': chosen.lines(), 'steps_down': [_step_json(r) for r in found],
+            'min_change_pct': min_change_pct, 'png': png}
+
+
 def _steps_down(found: list) -> str:
     return cnn_util.counted(len(found), 'step down', 'steps down')
 
